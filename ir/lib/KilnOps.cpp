@@ -1,0 +1,412 @@
+//===- KilnOps.cpp - kiln dialect operations ------------------------------===//
+//
+// Shape inference and verification. Every message names the operand or
+// attribute at fault and what it should have been, because these are the
+// errors a user sees when a traced program has a shape bug.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+static RankedTensorType tensorOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, dim] : llvm::enumerate(shape))
+    s += (i ? "," : "") + std::to_string(dim);
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp, IotaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  auto type = dyn_cast_or_null<RankedTensorType>(
+      adaptor.getValue() ? adaptor.getValue().getType() : Type());
+  if (!type)
+    return emitOptionalError(location, "value must be a ranked tensor literal");
+  inferred.push_back(type);
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  if (getValue().getType() != getType())
+    return emitOpError("value type ")
+           << getValue().getType() << " does not match result type "
+           << getType();
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  RankedTensorType type = getType();
+  if (type.getRank() == 0)
+    return emitOpError("result must have rank >= 1");
+  int64_t dim = getDimension();
+  if (dim < 0 || dim >= type.getRank())
+    return emitOpError("dimension ")
+           << getDimension() << " is out of range for result of rank "
+           << type.getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(RankedTensorType::get(tensorOf(adaptor.getLhs()).getShape(),
+                                           IntegerType::get(context, 1)));
+  return success();
+}
+
+LogicalResult SelectOp::verify() {
+  RankedTensorType predType = getPred().getType();
+  if (predType.getRank() != 0 &&
+      predType.getShape() != getType().getShape())
+    return emitOpError("predicate shape ")
+           << shapeString(predType.getShape())
+           << " must be rank 0 or match the value shape "
+           << shapeString(getType().getShape());
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  if (getOperand().getType().getShape() != getType().getShape())
+    return emitOpError("operand shape ")
+           << shapeString(getOperand().getType().getShape())
+           << " differs from result shape " << shapeString(getType().getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastInDimOp::verify() {
+  RankedTensorType operandType = getOperand().getType();
+  RankedTensorType resultType = getType();
+  ArrayRef<int64_t> dims = getDims();
+  if (operandType.getElementType() != resultType.getElementType())
+    return emitOpError("result element type ")
+           << resultType.getElementType() << " differs from operand's "
+           << operandType.getElementType();
+  if (static_cast<int64_t>(dims.size()) != operandType.getRank())
+    return emitOpError("dims has ")
+           << dims.size() << " entries but the operand has rank "
+           << operandType.getRank();
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    if (dim < 0 || dim >= resultType.getRank())
+      return emitOpError("dims[") << i << "] = " << dim
+                                  << " is out of range for result rank "
+                                  << resultType.getRank();
+    if (i > 0 && dim <= dims[i - 1])
+      return emitOpError("dims must be strictly increasing, but dims[")
+             << i << "] = " << dim << " follows " << dims[i - 1];
+    int64_t from = operandType.getDimSize(i);
+    int64_t to = resultType.getDimSize(dim);
+    if (from != 1 && from != to)
+      return emitOpError("operand dimension ")
+             << i << " has size " << from << ", which cannot broadcast to "
+             << "result dimension " << dim << " of size " << to;
+  }
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType operandType = getOperand().getType();
+  RankedTensorType resultType = getType();
+  if (operandType.getElementType() != resultType.getElementType())
+    return emitOpError("result element type ")
+           << resultType.getElementType() << " differs from operand's "
+           << operandType.getElementType();
+  if (operandType.getNumElements() != resultType.getNumElements())
+    return emitOpError("cannot reshape ")
+           << shapeString(operandType.getShape()) << " ("
+           << operandType.getNumElements() << " elements) into "
+           << shapeString(resultType.getShape()) << " ("
+           << resultType.getNumElements() << " elements)";
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorOf(adaptor.getOperand());
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  if (static_cast<int64_t>(perm.size()) != type.getRank())
+    return emitOptionalError(location, "permutation has ", perm.size(),
+                             " entries but the operand has rank ",
+                             type.getRank());
+  SmallVector<bool> seen(perm.size(), false);
+  SmallVector<int64_t> shape;
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= type.getRank() || seen[p])
+      return emitOptionalError(location, "permutation ", shapeString(perm),
+                               " is not a permutation of 0..",
+                               type.getRank() - 1);
+    seen[p] = true;
+    shape.push_back(type.getDimSize(p));
+  }
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorOf(adaptor.getOperand());
+  ArrayRef<int64_t> start = adaptor.getStart(), limit = adaptor.getLimit(),
+                    stride = adaptor.getStride();
+  size_t rank = type.getRank();
+  if (start.size() != rank || limit.size() != rank || stride.size() != rank)
+    return emitOptionalError(location, "start, limit and stride need ", rank,
+                             " entries each (the operand rank), got ",
+                             start.size(), ", ", limit.size(), " and ",
+                             stride.size());
+  SmallVector<int64_t> shape;
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t dim = type.getDimSize(i);
+    if (stride[i] < 1)
+      return emitOptionalError(location, "stride[", i, "] = ", stride[i],
+                               " must be >= 1");
+    if (start[i] < 0 || start[i] > limit[i] || limit[i] > dim)
+      return emitOptionalError(location, "dimension ", i, ": need 0 <= start (",
+                               start[i], ") <= limit (", limit[i],
+                               ") <= size (", dim, ")");
+    shape.push_back((limit[i] - start[i] + stride[i] - 1) / stride[i]);
+  }
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitOptionalError(location, "needs at least one input");
+  RankedTensorType first = tensorOf(inputs[0]);
+  int64_t dimension = static_cast<int64_t>(adaptor.getDimension());
+  if (dimension < 0 || dimension >= first.getRank())
+    return emitOptionalError(location, "dimension ", dimension,
+                             " is out of range for inputs of rank ",
+                             first.getRank());
+  SmallVector<int64_t> shape(first.getShape());
+  for (auto [i, input] : llvm::enumerate(inputs.drop_front())) {
+    RankedTensorType type = tensorOf(input);
+    if (type.getElementType() != first.getElementType() ||
+        type.getRank() != first.getRank())
+      return emitOptionalError(location, "input #", i + 1, " has type ", type,
+                               ", incompatible with input #0 of type ", first);
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (d == dimension)
+        continue;
+      if (type.getDimSize(d) != first.getDimSize(d))
+        return emitOptionalError(location, "input #", i + 1, " has size ",
+                                 type.getDimSize(d), " in dimension ", d,
+                                 " but input #0 has ", first.getDimSize(d));
+    }
+    shape[dimension] += type.getDimSize(dimension);
+  }
+  inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, contractions, gathers
+//===----------------------------------------------------------------------===//
+
+/// The shape left after removing `dims`, which must be unique and in range.
+static LogicalResult inferReducedType(std::optional<Location> location,
+                                      Value operand, ArrayRef<int64_t> dims,
+                                      SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorOf(operand);
+  SmallVector<bool> reduced(type.getRank(), false);
+  for (int64_t dim : dims) {
+    if (dim < 0 || dim >= type.getRank())
+      return emitOptionalError(location, "reduction dimension ", dim,
+                               " is out of range for operand of rank ",
+                               type.getRank());
+    if (reduced[dim])
+      return emitOptionalError(location, "reduction dimension ", dim,
+                               " is listed twice");
+    reduced[dim] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!reduced[d])
+      shape.push_back(type.getDimSize(d));
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+#define KILN_REDUCE_INFER(OP)                                                  \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> location,         \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &inferred) {        \
+    return inferReducedType(location, adaptor.getOperand(), adaptor.getDims(), \
+                            inferred);                                         \
+  }
+KILN_REDUCE_INFER(ReduceSumOp)
+KILN_REDUCE_INFER(ReduceMaxOp)
+KILN_REDUCE_INFER(ReduceMeanOp)
+#undef KILN_REDUCE_INFER
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  RankedTensorType lhs = tensorOf(adaptor.getLhs());
+  RankedTensorType rhs = tensorOf(adaptor.getRhs());
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOptionalError(location, "lhs element type ",
+                             lhs.getElementType(), " differs from rhs's ",
+                             rhs.getElementType());
+  if (lhs.getRank() != rhs.getRank() || lhs.getRank() < 2 || lhs.getRank() > 3)
+    return emitOptionalError(location,
+                             "operands must both be rank 2 or both rank 3, got "
+                             "lhs ",
+                             shapeString(lhs.getShape()), " and rhs ",
+                             shapeString(rhs.getShape()));
+  int64_t r = lhs.getRank();
+  if (lhs.getDimSize(r - 1) != rhs.getDimSize(r - 2))
+    return emitOptionalError(location, "contracting dimensions differ: lhs ",
+                             shapeString(lhs.getShape()), " has K = ",
+                             lhs.getDimSize(r - 1), " but rhs ",
+                             shapeString(rhs.getShape()), " has K = ",
+                             rhs.getDimSize(r - 2));
+  SmallVector<int64_t> shape;
+  if (r == 3) {
+    if (lhs.getDimSize(0) != rhs.getDimSize(0))
+      return emitOptionalError(location, "batch sizes differ: lhs has ",
+                               lhs.getDimSize(0), ", rhs has ",
+                               rhs.getDimSize(0));
+    shape.push_back(lhs.getDimSize(0));
+  }
+  shape.push_back(lhs.getDimSize(r - 2));
+  shape.push_back(rhs.getDimSize(r - 1));
+  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  RankedTensorType table = tensorOf(adaptor.getTable());
+  RankedTensorType indices = tensorOf(adaptor.getIndices());
+  if (table.getRank() < 1 || table.getDimSize(0) < 1)
+    return emitOptionalError(location,
+                             "table must have rank >= 1 and at least one row");
+  SmallVector<int64_t> shape(indices.getShape());
+  llvm::append_range(shape, table.getShape().drop_front());
+  inferred.push_back(RankedTensorType::get(shape, table.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Structured control flow
+//===----------------------------------------------------------------------===//
+
+/// Checks that `region`'s block arguments have `expected` types and that its
+/// terminator yields `yielded` types.
+static LogicalResult verifyRegion(Operation *op, Region &region,
+                                  StringRef regionName, TypeRange expectedArgs,
+                                  TypeRange expectedYield) {
+  Block &block = region.front();
+  if (block.getNumArguments() != expectedArgs.size())
+    return op->emitOpError() << regionName << " region takes "
+                             << block.getNumArguments()
+                             << " arguments but needs " << expectedArgs.size();
+  for (auto [i, arg, type] :
+       llvm::enumerate(block.getArgumentTypes(), expectedArgs))
+    if (arg != type)
+      return op->emitOpError() << regionName << " region argument #" << i
+                               << " has type " << arg << " but needs " << type;
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError() << regionName
+                             << " region must end with kiln.yield";
+  if (yield.getValues().size() != expectedYield.size())
+    return yield.emitOpError()
+           << "in the " << regionName << " region yields "
+           << yield.getValues().size() << " values but needs "
+           << expectedYield.size();
+  for (auto [i, got, type] :
+       llvm::enumerate(yield.getValues().getTypes(), expectedYield))
+    if (got != type)
+      return yield.emitOpError() << "in the " << regionName
+                                 << " region: value #" << i << " has type "
+                                 << got << " but needs " << type;
+  return success();
+}
+
+LogicalResult CondOp::verifyRegions() {
+  TypeRange inputs = getInputs().getTypes();
+  if (failed(verifyRegion(*this, getThenRegion(), "then", inputs,
+                          getResultTypes())))
+    return failure();
+  return verifyRegion(*this, getElseRegion(), "else", inputs,
+                      getResultTypes());
+}
+
+LogicalResult WhileOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  llvm::append_range(inferred, adaptor.getInits().getTypes());
+  return success();
+}
+
+LogicalResult WhileOp::verifyRegions() {
+  TypeRange inits = getInits().getTypes();
+  Type predicate = RankedTensorType::get({}, IntegerType::get(getContext(), 1));
+  if (failed(verifyRegion(*this, getCondRegion(), "cond", inits, predicate)))
+    return failure();
+  return verifyRegion(*this, getBodyRegion(), "body", inits, inits);
+}
+
+LogicalResult ForOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  llvm::append_range(inferred, adaptor.getInits().getTypes());
+  return success();
+}
+
+LogicalResult ForOp::verify() {
+  if (static_cast<int64_t>(getTripCount()) < 0)
+    return emitOpError("trip_count must be >= 0, got ")
+           << static_cast<int64_t>(getTripCount());
+  return success();
+}
+
+LogicalResult ForOp::verifyRegions() {
+  SmallVector<Type> args{
+      RankedTensorType::get({}, IntegerType::get(getContext(), 64))};
+  llvm::append_range(args, getInits().getTypes());
+  return verifyRegion(*this, getBodyRegion(), "body", args,
+                      getInits().getTypes());
+}
+
+#define GET_OP_CLASSES
+#include "kiln/IR/KilnOps.cpp.inc"

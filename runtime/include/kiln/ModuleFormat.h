@@ -1,0 +1,108 @@
+//===- ModuleFormat.h - Reading and writing .kmod modules -------*- C++ -*-===//
+//
+// The .kmod file is the contract between kiln-compile and the runtime. This
+// header describes a module as plain C++ values and converts them to and from
+// bytes. It deliberately exposes no FlatBuffers types, so that the compiler
+// can produce modules without seeing the serialization library, and so that
+// the schema's generated code stays an implementation detail.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_MODULEFORMAT_H
+#define KILN_MODULEFORMAT_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace format {
+
+/// The only format version this library writes and reads. A reader refuses
+/// every other version instead of guessing at a layout it does not know.
+constexpr uint32_t kFormatVersion = 1;
+
+/// Element types. The numeric values are stored in modules and are shared
+/// with the C API's kiln_dtype_t, so they must never be renumbered.
+enum class DType : uint8_t {
+  F32 = 0,
+  F64 = 1,
+  I1 = 2,
+  I32 = 3,
+  I64 = 4,
+  F16 = 5,
+  BF16 = 6,
+};
+
+/// Number of DType enumerators; values at or above it are not element types.
+constexpr unsigned kNumDTypes = 7;
+
+/// Returns true if \p dtype is one of the enumerators above. Values read from
+/// a file may be anything, so every consumer must ask before using one.
+bool isValidDType(DType dtype);
+
+/// Returns the short lowercase name ("f32", "i1", ...) of \p dtype, or
+/// "invalid" for a value that is not an element type.
+const char *dtypeName(DType dtype);
+
+/// Returns the storage size in bytes of one element (i1 occupies one byte),
+/// or 0 for a value that is not an element type.
+size_t dtypeSize(DType dtype);
+
+/// One input or output of a function: a dense, row-major tensor with a fully
+/// static shape. An empty shape is a rank-0 tensor holding one element. The
+/// name is optional (it may be empty) and only serves diagnostics and tools.
+struct TensorSignature {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+/// A callable entry point of a module. `entrySymbol` names the native
+/// function `void entry(void **args)` in the module's code object.
+struct FunctionSignature {
+  std::string name;
+  std::string entrySymbol;
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> outputs;
+};
+
+/// Everything a module holds: the target triple the code was built for, the
+/// functions it exposes and the bytes of an ELF shared object defining them.
+struct ModuleContents {
+  std::string target;
+  std::vector<FunctionSignature> functions;
+  std::vector<uint8_t> code;
+};
+
+/// Checks the rules every module must satisfy beyond being well-formed bytes:
+/// at least one function; function names and entry symbols non-empty and free
+/// of NUL characters; function names unique; tensor names free of NUL
+/// characters; known element types; non-negative dimensions whose element
+/// and byte counts fit in 63 bits; code that starts with the ELF magic.
+/// Returns false and describes the first violation, with its location, in
+/// \p error. Writers should call this before writeModule; readModule always
+/// does.
+bool validateModule(const ModuleContents &contents, std::string &error);
+
+/// Serializes \p contents in the current format version. The result is
+/// deterministic: equal contents give identical bytes. No validation is
+/// performed, so that tests can produce invalid modules on purpose.
+std::vector<uint8_t> writeModule(const ModuleContents &contents);
+
+/// Parses the module in [data, data + size). Every structural and semantic
+/// property is verified before anything is copied, so on failure \p out is
+/// left untouched, and \p error says what is wrong and where. The buffer
+/// needs no particular alignment.
+bool readModule(const void *data, size_t size, ModuleContents &out,
+                std::string &error);
+
+/// The 64-bit FNV-1a hash of [data, data + size); the checksum stored in a
+/// module is this hash of its body bytes.
+uint64_t fnv1a64(const void *data, size_t size);
+
+} // namespace format
+} // namespace kiln
+
+#endif // KILN_MODULEFORMAT_H

@@ -1,0 +1,167 @@
+/*===- runtime.h - The kiln runtime C API ------------------------*- C -*-===*\
+|*                                                                            *|
+|* Loads .kmod modules produced by kiln-compile and calls their functions.    *|
+|*                                                                            *|
+|* Conventions:                                                               *|
+|*  - Every call that can fail returns a kiln_status_t. NULL means success;   *|
+|*    anything else is an error object the caller must free with             *|
+|*    kiln_status_free. No call aborts the process on bad input.             *|
+|*  - Objects are created by kiln_<noun>_create/load and destroyed by         *|
+|*    kiln_<noun>_release. Release functions accept NULL.                     *|
+|*  - Accessors given NULL or an out-of-range index return 0 or NULL.         *|
+|*  - A loaded module is immutable: its functions may be called from several *|
+|*    threads at once, provided each call uses its own output tensors.        *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===-- Status ------------------------------------------------------------===*/
+
+/* Broad classes of failure, so that callers can react without parsing
+ * messages. The message always carries the specifics. */
+typedef enum kiln_status_code_t {
+  KILN_STATUS_OK = 0,
+  /* The caller passed something unusable: a NULL pointer, an unknown dtype,
+   * a tensor whose dtype or shape does not match a signature. */
+  KILN_STATUS_INVALID_ARGUMENT = 1,
+  /* A file, function or entry symbol does not exist. */
+  KILN_STATUS_NOT_FOUND = 2,
+  /* Reading a file or staging code for loading failed. */
+  KILN_STATUS_IO_ERROR = 3,
+  /* The bytes are not a module this runtime accepts: malformed, corrupted,
+   * an unsupported format version, or code for another machine. */
+  KILN_STATUS_INVALID_MODULE = 4,
+  /* The dynamic loader rejected the module's code (dlopen failed). */
+  KILN_STATUS_LOAD_FAILED = 5,
+  /* Memory allocation failed. */
+  KILN_STATUS_OUT_OF_MEMORY = 6,
+} kiln_status_code_t;
+
+typedef struct kiln_status *kiln_status_t;
+
+/* The class of failure; KILN_STATUS_OK for NULL. */
+kiln_status_code_t kiln_status_code(kiln_status_t status);
+
+/* The human-readable description; "OK" for NULL. Valid until the status is
+ * freed. */
+const char *kiln_status_message(kiln_status_t status);
+
+/* Frees a status. Accepts NULL. */
+void kiln_status_free(kiln_status_t status);
+
+/*===-- Element types -----------------------------------------------------===*/
+
+/* The numeric values match those stored in .kmod modules. */
+typedef enum kiln_dtype_t {
+  KILN_DTYPE_F32 = 0,
+  KILN_DTYPE_F64 = 1,
+  KILN_DTYPE_I1 = 2, /* one byte per element, 0 or 1 */
+  KILN_DTYPE_I32 = 3,
+  KILN_DTYPE_I64 = 4,
+  KILN_DTYPE_F16 = 5,
+  KILN_DTYPE_BF16 = 6,
+} kiln_dtype_t;
+
+/* Bytes per element, or 0 for a value that is not a dtype. */
+size_t kiln_dtype_size(kiln_dtype_t dtype);
+
+/* Short name ("f32", "i1", ...), or "invalid" for a value that is not a
+ * dtype. */
+const char *kiln_dtype_name(kiln_dtype_t dtype);
+
+/*===-- Tensors -----------------------------------------------------------===*/
+
+/* A dense, row-major tensor owning a 64-byte aligned buffer. A rank-0 tensor
+ * holds one element. */
+typedef struct kiln_tensor kiln_tensor_t;
+
+/* Creates a tensor of the given dtype and shape (rank entries; may be NULL
+ * when rank is 0). When data is not NULL, kiln_tensor_byte_size bytes are
+ * copied from it; otherwise the tensor is zero-filled. */
+kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
+                                 const int64_t *shape, const void *data,
+                                 kiln_tensor_t **out_tensor);
+
+void kiln_tensor_release(kiln_tensor_t *tensor);
+
+kiln_dtype_t kiln_tensor_dtype(const kiln_tensor_t *tensor);
+size_t kiln_tensor_rank(const kiln_tensor_t *tensor);
+/* rank entries; NULL when the rank is 0. */
+const int64_t *kiln_tensor_shape(const kiln_tensor_t *tensor);
+size_t kiln_tensor_element_count(const kiln_tensor_t *tensor);
+size_t kiln_tensor_byte_size(const kiln_tensor_t *tensor);
+/* The 64-byte aligned element buffer; never NULL for a valid tensor, even
+ * when it holds no elements. */
+void *kiln_tensor_data(kiln_tensor_t *tensor);
+
+/*===-- Modules and functions ---------------------------------------------===*/
+
+typedef struct kiln_module kiln_module_t;
+
+/* A function of a loaded module. Owned by the module; valid until the module
+ * is released. */
+typedef struct kiln_function kiln_function_t;
+
+/* The expected dtype and exact shape of one input or output. Owned by the
+ * module. */
+typedef struct kiln_tensor_signature_t {
+  const char *name;     /* never NULL; "" when the tensor is unnamed */
+  kiln_dtype_t dtype;
+  size_t rank;
+  const int64_t *shape; /* rank entries; NULL when the rank is 0 */
+} kiln_tensor_signature_t;
+
+/* Verifies the module in [data, data + size) and loads its code. The bytes
+ * are not referenced after the call returns. */
+kiln_status_t kiln_module_load_memory(const void *data, size_t size,
+                                      kiln_module_t **out_module);
+
+/* Reads the file at path and loads it as kiln_module_load_memory does. */
+kiln_status_t kiln_module_load_file(const char *path,
+                                    kiln_module_t **out_module);
+
+/* Unloads the module's code. Its functions must not be in use. Accepts
+ * NULL. */
+void kiln_module_release(kiln_module_t *module);
+
+/* The target triple the module's code was compiled for. */
+const char *kiln_module_target(const kiln_module_t *module);
+
+size_t kiln_module_function_count(const kiln_module_t *module);
+const kiln_function_t *kiln_module_function_at(const kiln_module_t *module,
+                                               size_t index);
+/* Finds a function by name; KILN_STATUS_NOT_FOUND if there is none. */
+kiln_status_t kiln_module_function_lookup(const kiln_module_t *module,
+                                          const char *name,
+                                          const kiln_function_t **out_function);
+
+const char *kiln_function_name(const kiln_function_t *function);
+size_t kiln_function_input_count(const kiln_function_t *function);
+size_t kiln_function_output_count(const kiln_function_t *function);
+const kiln_tensor_signature_t *
+kiln_function_input(const kiln_function_t *function, size_t index);
+const kiln_tensor_signature_t *
+kiln_function_output(const kiln_function_t *function, size_t index);
+
+/* Calls a function. Each input must match its signature's dtype and shape
+ * exactly. On success, outputs[i] receives a new tensor (owned by the caller)
+ * for every output; on failure every outputs[i] is set to NULL. */
+kiln_status_t kiln_function_call(const kiln_function_t *function,
+                                 kiln_tensor_t *const *inputs,
+                                 size_t input_count, kiln_tensor_t **outputs,
+                                 size_t output_count);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_H */

@@ -1,0 +1,73 @@
+//===- ModuleWriter.cpp - Serializing modules ------------------------------===//
+//
+// Builds the body FlatBuffer first, then wraps its bytes in the envelope
+// together with the format version and the body's checksum.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/ModuleFormat.h"
+
+#include "kmod_generated.h"
+
+namespace kiln {
+namespace format {
+
+namespace {
+
+/// The body is read in place from inside the envelope, so it must start at
+/// an address suitable for its widest scalar (the int64 dimensions).
+constexpr size_t kBodyAlignment = 8;
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<kmod::TensorSig>>>
+writeTensors(flatbuffers::FlatBufferBuilder &builder,
+             const std::vector<TensorSignature> &tensors) {
+  std::vector<flatbuffers::Offset<kmod::TensorSig>> offsets;
+  offsets.reserve(tensors.size());
+  for (const TensorSignature &tensor : tensors) {
+    auto name = builder.CreateString(tensor.name);
+    auto shape = builder.CreateVector(tensor.shape);
+    offsets.push_back(kmod::CreateTensorSig(
+        builder, name, static_cast<kmod::DType>(tensor.dtype), shape));
+  }
+  return builder.CreateVector(offsets);
+}
+
+std::vector<uint8_t> writeBody(const ModuleContents &contents,
+                               flatbuffers::FlatBufferBuilder &builder) {
+  std::vector<flatbuffers::Offset<kmod::Function>> functions;
+  functions.reserve(contents.functions.size());
+  for (const FunctionSignature &function : contents.functions) {
+    auto inputs = writeTensors(builder, function.inputs);
+    auto outputs = writeTensors(builder, function.outputs);
+    auto name = builder.CreateString(function.name);
+    auto entrySymbol = builder.CreateString(function.entrySymbol);
+    functions.push_back(
+        kmod::CreateFunction(builder, name, entrySymbol, inputs, outputs));
+  }
+  auto functionVector = builder.CreateVector(functions);
+  auto target = builder.CreateString(contents.target);
+  auto code = builder.CreateVector(contents.code);
+  builder.Finish(kmod::CreateBody(builder, target, functionVector, code));
+  return std::vector<uint8_t>(builder.GetBufferPointer(),
+                              builder.GetBufferPointer() + builder.GetSize());
+}
+
+} // namespace
+
+std::vector<uint8_t> writeModule(const ModuleContents &contents) {
+  flatbuffers::FlatBufferBuilder bodyBuilder;
+  std::vector<uint8_t> body = writeBody(contents, bodyBuilder);
+
+  flatbuffers::FlatBufferBuilder builder(body.size() + 64);
+  builder.ForceVectorAlignment(body.size(), sizeof(uint8_t), kBodyAlignment);
+  auto bodyVector = builder.CreateVector(body);
+  auto module = kmod::CreateModule(builder, kFormatVersion,
+                                   fnv1a64(body.data(), body.size()),
+                                   bodyVector);
+  kmod::FinishModuleBuffer(builder, module);
+  return std::vector<uint8_t>(builder.GetBufferPointer(),
+                              builder.GetBufferPointer() + builder.GetSize());
+}
+
+} // namespace format
+} // namespace kiln

@@ -1,0 +1,30 @@
+# -*- Python -*-
+# lit configuration for kiln: every .mlir under test/ is a test; the built
+# tools (kiln-opt, kiln-compile, kiln-run) and FileCheck are on PATH.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "kiln"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%kiln_src", config.kiln_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
+tools = ["kiln-opt", "kiln-compile", "kiln-run"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
