@@ -1,16 +1,28 @@
 //===- kiln-opt.cpp - mlir-opt for the kiln dialect -----------------------===//
+//
+// Parses kiln (and upstream) IR, runs the passes named on the command line
+// and prints the result; the driver of the lit tests.
+//
+//===----------------------------------------------------------------------===//
 
+#include "kiln/Backends/Cpu.h"
+#include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnDialect.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
-  mlir::registerTransformsPasses();
+  mlir::registerAllPasses();
+  mlir::kiln::registerKilnBackendsPasses();
+  mlir::kiln::registerCpuPipelines();
   mlir::DialectRegistry registry;
-  registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::kiln::KilnDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "kiln optimizer driver\n", registry));
 }

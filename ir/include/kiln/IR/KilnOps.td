@@ -26,6 +26,7 @@ def Kiln_ConstantOp : Kiln_Op<"constant",
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "attr-dict $value";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Kiln_IotaOp : Kiln_Op<"iota", [Pure]> {
@@ -46,6 +47,7 @@ class Kiln_UnaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
   let arguments = (ins operandType:$operand);
   let results = (outs operandType:$result);
   let assemblyFormat = "$operand attr-dict `:` type($result)";
+  let hasFolder = 1;
 }
 
 class Kiln_BinaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
@@ -54,6 +56,7 @@ class Kiln_BinaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
   let arguments = (ins operandType:$lhs, operandType:$rhs);
   let results = (outs operandType:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let hasFolder = 1;
 }
 
 def Kiln_AddOp : Kiln_BinaryOp<"add", Kiln_NumericTensor, [Commutative]> {
@@ -119,6 +122,7 @@ def Kiln_CompareOp : Kiln_Op<"compare",
                        Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
   let results = (outs Kiln_BoolTensor:$result);
   let assemblyFormat = "$direction `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
+  let hasFolder = 1;
 }
 
 def Kiln_SelectOp : Kiln_Op<"select",
@@ -136,6 +140,7 @@ def Kiln_SelectOp : Kiln_Op<"select",
     $pred `,` $on_true `,` $on_false attr-dict `:` type($pred) `,` type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Kiln_CastOp : Kiln_Op<"cast", [Pure, Elementwise]> {
@@ -148,6 +153,7 @@ def Kiln_CastOp : Kiln_Op<"cast", [Pure, Elementwise]> {
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `to` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -166,6 +172,7 @@ def Kiln_BroadcastInDimOp : Kiln_Op<"broadcast_in_dim", [Pure]> {
     $operand `,` `dims` `=` $dims attr-dict `:` functional-type($operand, $result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
@@ -174,6 +181,7 @@ def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$operand attr-dict `:` functional-type($operand, $result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
@@ -183,6 +191,7 @@ def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $operand `,` `permutation` `=` $permutation attr-dict `:` type($operand)
   }];
+  let hasFolder = 1;
 }
 
 def Kiln_SliceOp : Kiln_Op<"slice", [Pure, InferTypeOpAdaptor]> {
@@ -194,6 +203,7 @@ def Kiln_SliceOp : Kiln_Op<"slice", [Pure, InferTypeOpAdaptor]> {
     $operand `,` `start` `=` $start `,` `limit` `=` $limit `,` `stride` `=` $stride
     attr-dict `:` type($operand)
   }];
+  let hasFolder = 1;
 }
 
 def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, InferTypeOpAdaptor]> {
@@ -203,6 +213,7 @@ def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $inputs `dim` `=` $dimension attr-dict `:` type($inputs)
   }];
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -214,6 +225,7 @@ class Kiln_ReduceOp<string mnemonic, Type operandType>
   let arguments = (ins operandType:$operand, DenseI64ArrayAttr:$dims);
   let results = (outs operandType:$result);
   let assemblyFormat = "$operand `,` `dims` `=` $dims attr-dict `:` type($operand)";
+  let hasFolder = 1;
 }
 
 def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", Kiln_NumericTensor> {

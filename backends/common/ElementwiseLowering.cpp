@@ -1,0 +1,287 @@
+//===- ElementwiseLowering.cpp - kiln elementwise ops to linalg -----------===//
+//
+// Every elementwise kiln op becomes one `linalg.generic` with identity maps
+// whose body is the scalar arith/math computation. Keeping one generic per
+// op (instead of hand-written loops) lets upstream elementwise fusion,
+// tiling and vectorization work on the result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+Value kiln::scalarConstant(OpBuilder &builder, Location loc, Type type,
+                           double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return builder.create<arith::ConstantOp>(
+        loc, builder.getFloatAttr(floatType, value));
+  return builder.create<arith::ConstantOp>(
+      loc, builder.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+Value kiln::buildElementwise(
+    OpBuilder &builder, Location loc, RankedTensorType resultType,
+    ValueRange inputs,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  int64_t rank = resultType.getRank();
+  Value init = builder.create<tensor::EmptyOp>(loc, resultType.getShape(),
+                                               resultType.getElementType());
+  AffineMap identity = builder.getMultiDimIdentityMap(rank);
+  SmallVector<AffineMap> maps(inputs.size() + 1, identity);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = builder.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value result = body(b, l, args.drop_back());
+        b.create<linalg::YieldOp>(l, result);
+      });
+  return generic.getResult(0);
+}
+
+namespace {
+
+using ScalarFn = llvm::function_ref<Value(OpBuilder &, Location, Type,
+                                          ValueRange)>;
+
+/// Lowers an elementwise op whose scalar form is given by `Derived::scalar`.
+template <typename Op, typename Derived>
+struct ElementwisePattern : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    Type operandElement =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+    if (operandElement.isF16() || operandElement.isBF16())
+      return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), resultType, op->getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          return Derived::scalar(b, loc, operandElement, args, op);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+template <typename Op, typename FloatOp, typename IntOp>
+struct ArithPattern
+    : ElementwisePattern<Op, ArithPattern<Op, FloatOp, IntOp>> {
+  using ElementwisePattern<Op,
+                           ArithPattern<Op, FloatOp, IntOp>>::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      Op) {
+    if (isa<FloatType>(type))
+      return b.create<FloatOp>(loc, args);
+    return b.create<IntOp>(loc, args);
+  }
+};
+
+template <typename Op, typename MathOp>
+struct FloatMathPattern : ElementwisePattern<Op, FloatMathPattern<Op, MathOp>> {
+  using ElementwisePattern<Op, FloatMathPattern<Op, MathOp>>::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type, ValueRange args, Op) {
+    return b.create<MathOp>(loc, args);
+  }
+};
+
+struct NegPattern : ElementwisePattern<NegOp, NegPattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      NegOp) {
+    if (isa<FloatType>(type))
+      return b.create<arith::NegFOp>(loc, args[0]);
+    return b.create<arith::SubIOp>(loc, scalarConstant(b, loc, type, 0),
+                                   args[0]);
+  }
+};
+
+struct AbsPattern : ElementwisePattern<AbsOp, AbsPattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      AbsOp) {
+    if (isa<FloatType>(type))
+      return b.create<math::AbsFOp>(loc, args[0]);
+    return b.create<math::AbsIOp>(loc, args[0]);
+  }
+};
+
+struct ReluPattern : ElementwisePattern<ReluOp, ReluPattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      ReluOp) {
+    Value zero = scalarConstant(b, loc, type, 0);
+    if (isa<FloatType>(type))
+      return b.create<arith::MaximumFOp>(loc, args[0], zero);
+    return b.create<arith::MaxSIOp>(loc, args[0], zero);
+  }
+};
+
+struct RsqrtPattern : ElementwisePattern<RsqrtOp, RsqrtPattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      RsqrtOp) {
+    Value root = b.create<math::SqrtOp>(loc, args[0]);
+    return b.create<arith::DivFOp>(loc, scalarConstant(b, loc, type, 1), root);
+  }
+};
+
+struct SigmoidPattern : ElementwisePattern<SigmoidOp, SigmoidPattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      SigmoidOp) {
+    Value one = scalarConstant(b, loc, type, 1);
+    Value negated = b.create<arith::NegFOp>(loc, args[0]);
+    Value denominator =
+        b.create<arith::AddFOp>(loc, one, b.create<math::ExpOp>(loc, negated));
+    return b.create<arith::DivFOp>(loc, one, denominator);
+  }
+};
+
+struct ComparePattern : ElementwisePattern<CompareOp, ComparePattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      CompareOp op) {
+    CompareDirection direction = op.getDirection();
+    if (isa<FloatType>(type)) {
+      // Ordered predicates except `ne`, which is true when either is NaN,
+      // matching IEEE and numpy.
+      arith::CmpFPredicate predicate;
+      switch (direction) {
+      case CompareDirection::eq: predicate = arith::CmpFPredicate::OEQ; break;
+      case CompareDirection::ne: predicate = arith::CmpFPredicate::UNE; break;
+      case CompareDirection::lt: predicate = arith::CmpFPredicate::OLT; break;
+      case CompareDirection::le: predicate = arith::CmpFPredicate::OLE; break;
+      case CompareDirection::gt: predicate = arith::CmpFPredicate::OGT; break;
+      case CompareDirection::ge: predicate = arith::CmpFPredicate::OGE; break;
+      }
+      return b.create<arith::CmpFOp>(loc, predicate, args[0], args[1]);
+    }
+    // i1 compares as unsigned (false < true); wider integers are signed.
+    bool isBool = type.isInteger(1);
+    arith::CmpIPredicate predicate;
+    switch (direction) {
+    case CompareDirection::eq: predicate = arith::CmpIPredicate::eq; break;
+    case CompareDirection::ne: predicate = arith::CmpIPredicate::ne; break;
+    case CompareDirection::lt:
+      predicate = isBool ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+      break;
+    case CompareDirection::le:
+      predicate = isBool ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+      break;
+    case CompareDirection::gt:
+      predicate = isBool ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+      break;
+    case CompareDirection::ge:
+      predicate = isBool ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+      break;
+    }
+    return b.create<arith::CmpIOp>(loc, predicate, args[0], args[1]);
+  }
+};
+
+/// Converts one scalar between any two of f32, f64, i1, i32, i64.
+static Value castScalar(OpBuilder &b, Location loc, Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  if (to.isInteger(1)) {
+    Value zero = scalarConstant(b, loc, from, 0);
+    if (isa<FloatType>(from))
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, value,
+                                     zero);
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, value, zero);
+  }
+  bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
+  if (fromFloat && toFloat) {
+    if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+      return b.create<arith::ExtFOp>(loc, to, value);
+    return b.create<arith::TruncFOp>(loc, to, value);
+  }
+  if (fromFloat)
+    return b.create<arith::FPToSIOp>(loc, to, value);
+  if (toFloat) {
+    if (from.isInteger(1))
+      return b.create<arith::UIToFPOp>(loc, to, value);
+    return b.create<arith::SIToFPOp>(loc, to, value);
+  }
+  if (from.isInteger(1))
+    return b.create<arith::ExtUIOp>(loc, to, value);
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return b.create<arith::ExtSIOp>(loc, to, value);
+  return b.create<arith::TruncIOp>(loc, to, value);
+}
+
+struct CastPattern : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp op,
+                                PatternRewriter &rewriter) const override {
+    Type from = op.getOperand().getType().getElementType();
+    Type to = op.getType().getElementType();
+    for (Type t : {from, to})
+      if (t.isF16() || t.isBF16())
+        return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, op.getLoc(), op.getType(),
+                             op.getOperand(),
+                             [&](OpBuilder &b, Location loc, ValueRange args) {
+                               return castScalar(b, loc, args[0], to);
+                             }));
+    return success();
+  }
+};
+
+struct SelectPattern : OpRewritePattern<SelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SelectOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Value pred = op.getPred();
+    // A rank-0 predicate picks a whole tensor: read it once.
+    if (op.getPred().getType().getRank() == 0 && type.getRank() != 0) {
+      Value scalar = rewriter.create<tensor::ExtractOp>(loc, pred);
+      rewriter.replaceOpWithNewOp<arith::SelectOp>(op, scalar, op.getOnTrue(),
+                                                   op.getOnFalse());
+      return success();
+    }
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, loc, type,
+                             {pred, op.getOnTrue(), op.getOnFalse()},
+                             [](OpBuilder &b, Location l, ValueRange args) {
+                               return b.create<arith::SelectOp>(
+                                   l, args[0], args[1], args[2]);
+                             }));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateElementwiseLowerings(RewritePatternSet &patterns) {
+  patterns.add<ArithPattern<AddOp, arith::AddFOp, arith::AddIOp>,
+               ArithPattern<SubOp, arith::SubFOp, arith::SubIOp>,
+               ArithPattern<MulOp, arith::MulFOp, arith::MulIOp>,
+               ArithPattern<DivOp, arith::DivFOp, arith::DivSIOp>,
+               ArithPattern<MaxOp, arith::MaximumFOp, arith::MaxSIOp>,
+               ArithPattern<MinOp, arith::MinimumFOp, arith::MinSIOp>,
+               FloatMathPattern<PowOp, math::PowFOp>,
+               FloatMathPattern<ExpOp, math::ExpOp>,
+               FloatMathPattern<LogOp, math::LogOp>,
+               FloatMathPattern<SqrtOp, math::SqrtOp>,
+               FloatMathPattern<TanhOp, math::TanhOp>,
+               FloatMathPattern<SinOp, math::SinOp>,
+               FloatMathPattern<CosOp, math::CosOp>, NegPattern, AbsPattern,
+               ReluPattern, RsqrtPattern, SigmoidPattern, ComparePattern,
+               CastPattern, SelectPattern>(patterns.getContext());
+}

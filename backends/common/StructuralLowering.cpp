@@ -1,0 +1,347 @@
+//===- StructuralLowering.cpp - kiln shape, reduction, matmul, gather -----===//
+//
+// Shape ops lower to tensor views where one exists (reshape, slice) and to
+// `linalg` otherwise; reductions and contractions to `linalg` with a filled
+// init; gather to a `linalg.generic` that reads the table with
+// `tensor.extract` at a clamped row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+static LogicalResult rejectHalfPrecision(Operation *op, Type element,
+                                         PatternRewriter &rewriter) {
+  if (element.isF16() || element.isBF16())
+    return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
+  return success();
+}
+
+struct ConstantPattern : OpRewritePattern<ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, op.getType(),
+                                                   op.getValue());
+    return success();
+  }
+};
+
+struct IotaPattern : OpRewritePattern<IotaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(IotaOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    if (failed(rejectHalfPrecision(op, type.getElementType(), rewriter)))
+      return failure();
+    Location loc = op.getLoc();
+    int64_t dim = op.getDimension();
+    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                  type.getElementType());
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(type.getRank())},
+        iterators, [&](OpBuilder &b, Location l, ValueRange) {
+          Value index = b.create<linalg::IndexOp>(l, dim);
+          Value asInt =
+              b.create<arith::IndexCastOp>(l, b.getI64Type(), index);
+          Type element = type.getElementType();
+          Value result;
+          if (isa<FloatType>(element))
+            result = b.create<arith::SIToFPOp>(l, element, asInt);
+          else if (element.isInteger(64))
+            result = asInt;
+          else
+            result = b.create<arith::TruncIOp>(l, element, asInt);
+          b.create<linalg::YieldOp>(l, result);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+struct BroadcastInDimPattern : OpRewritePattern<BroadcastInDimOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastInDimOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType operandType = op.getOperand().getType();
+    RankedTensorType type = op.getType();
+    Location loc = op.getLoc();
+    // Operand dim i reads result dim dims[i], or index 0 where it broadcasts.
+    SmallVector<AffineExpr> exprs;
+    for (auto [i, dim] : llvm::enumerate(op.getDims())) {
+      bool broadcasts =
+          operandType.getDimSize(i) == 1 && type.getDimSize(dim) != 1;
+      exprs.push_back(broadcasts ? rewriter.getAffineConstantExpr(0)
+                                 : rewriter.getAffineDimExpr(dim));
+    }
+    AffineMap inputMap = AffineMap::get(type.getRank(), 0, exprs,
+                                        rewriter.getContext());
+    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                  type.getElementType());
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{op.getOperand()}, ValueRange{init},
+        SmallVector<AffineMap>{inputMap,
+                               rewriter.getMultiDimIdentityMap(type.getRank())},
+        iterators, [](OpBuilder &b, Location l, ValueRange args) {
+          b.create<linalg::YieldOp>(l, args[0]);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Reshape goes through rank 1 (or rank 0): collapse everything, then
+/// expand to the target. Both steps are views, so no data moves.
+struct ReshapePattern : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value value = op.getOperand();
+    RankedTensorType from = op.getOperand().getType();
+    RankedTensorType to = op.getType();
+    auto allDims = [](int64_t rank) {
+      ReassociationIndices group;
+      for (int64_t i = 0; i < rank; ++i)
+        group.push_back(i);
+      return SmallVector<ReassociationIndices>{group};
+    };
+    if (from.getRank() > 1) {
+      auto flat = RankedTensorType::get({from.getNumElements()},
+                                        from.getElementType());
+      value = rewriter.create<tensor::CollapseShapeOp>(loc, flat, value,
+                                                       allDims(from.getRank()));
+    }
+    int64_t midRank = cast<RankedTensorType>(value.getType()).getRank();
+    if (to.getRank() == 0 && midRank == 1)
+      value = rewriter.create<tensor::CollapseShapeOp>(
+          loc, to, value, SmallVector<ReassociationIndices>{});
+    else if (to.getRank() >= 1 && (to.getRank() > 1 || midRank == 0))
+      value = rewriter.create<tensor::ExpandShapeOp>(
+          loc, to, value,
+          midRank == 0 ? SmallVector<ReassociationIndices>{}
+                       : allDims(to.getRank()));
+    rewriter.replaceOp(op, value);
+    return success();
+  }
+};
+
+struct TransposePattern : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    Value init = rewriter.create<tensor::EmptyOp>(
+        op.getLoc(), type.getShape(), type.getElementType());
+    rewriter.replaceOpWithNewOp<linalg::TransposeOp>(
+        op, op.getOperand(), init, op.getPermutation());
+    return success();
+  }
+};
+
+struct SlicePattern : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, op.getType(), op.getOperand(), ValueRange{}, ValueRange{},
+        ValueRange{}, op.getStart(), op.getType().getShape(), op.getStride());
+    return success();
+  }
+};
+
+struct ConcatPattern : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t dim = op.getDimension();
+    Value result = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                    type.getElementType());
+    SmallVector<int64_t> offsets(type.getRank(), 0);
+    SmallVector<int64_t> strides(type.getRank(), 1);
+    for (Value input : op.getInputs()) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      result = rewriter.create<tensor::InsertSliceOp>(
+          loc, input, result, ValueRange{}, ValueRange{}, ValueRange{}, offsets,
+          inputType.getShape(), strides);
+      offsets[dim] += inputType.getDimSize(dim);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// reduce_sum / reduce_max / reduce_mean: a generic over the operand's dims
+/// (reduced dims iterate as reductions) accumulating into a filled init,
+/// in row-major order of the reduced elements.
+template <typename Op>
+struct ReducePattern : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto operandType = cast<RankedTensorType>(op.getOperand().getType());
+    auto type = cast<RankedTensorType>(op.getType());
+    Type element = type.getElementType();
+    if (failed(rejectHalfPrecision(op, element, rewriter)))
+      return failure();
+    bool isMax = std::is_same_v<Op, ReduceMaxOp>;
+    bool isFloat = isa<FloatType>(element);
+
+    TypedAttr identity;
+    if (!isMax)
+      identity = rewriter.getZeroAttr(element);
+    else if (isFloat)
+      identity = rewriter.getFloatAttr(
+          element, -std::numeric_limits<double>::infinity());
+    else
+      identity = rewriter.getIntegerAttr(
+          element, APInt::getSignedMinValue(element.getIntOrFloatBitWidth()));
+    Value fillValue = rewriter.create<arith::ConstantOp>(loc, identity);
+    Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                   element);
+    Value init =
+        rewriter.create<linalg::FillOp>(loc, fillValue, empty).getResult(0);
+
+    SmallVector<bool> reduced(operandType.getRank(), false);
+    for (int64_t dim : op.getDims())
+      reduced[dim] = true;
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < operandType.getRank(); ++d) {
+      iterators.push_back(reduced[d] ? utils::IteratorType::reduction
+                                     : utils::IteratorType::parallel);
+      if (!reduced[d])
+        outExprs.push_back(rewriter.getAffineDimExpr(d));
+    }
+    AffineMap inMap = rewriter.getMultiDimIdentityMap(operandType.getRank());
+    AffineMap outMap = AffineMap::get(operandType.getRank(), 0, outExprs,
+                                      rewriter.getContext());
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{op.getOperand()}, ValueRange{init},
+        SmallVector<AffineMap>{inMap, outMap}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value next;
+          if (isMax)
+            next = isFloat ? b.create<arith::MaximumFOp>(l, args[1], args[0])
+                                 .getResult()
+                           : b.create<arith::MaxSIOp>(l, args[1], args[0])
+                                 .getResult();
+          else
+            next = isFloat
+                       ? b.create<arith::AddFOp>(l, args[1], args[0]).getResult()
+                       : b.create<arith::AddIOp>(l, args[1], args[0]).getResult();
+          b.create<linalg::YieldOp>(l, next);
+        });
+    Value result = generic.getResult(0);
+    if (std::is_same_v<Op, ReduceMeanOp>) {
+      int64_t count = 1;
+      for (int64_t dim : op.getDims())
+        count *= operandType.getDimSize(dim);
+      result = buildElementwise(
+          rewriter, loc, type, result,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            return b.create<arith::DivFOp>(
+                l, args[0], scalarConstant(b, l, element, double(count)));
+          });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct MatmulPattern : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    if (failed(rejectHalfPrecision(op, type.getElementType(), rewriter)))
+      return failure();
+    Value zero = rewriter.create<arith::ConstantOp>(
+        loc, rewriter.getZeroAttr(type.getElementType()));
+    Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                   type.getElementType());
+    Value init = rewriter.create<linalg::FillOp>(loc, zero, empty).getResult(0);
+    SmallVector<Value> inputs{op.getLhs(), op.getRhs()};
+    if (type.getRank() == 2)
+      rewriter.replaceOpWithNewOp<linalg::MatmulOp>(op, TypeRange{type}, inputs,
+                                                    ValueRange{init});
+    else
+      rewriter.replaceOpWithNewOp<linalg::BatchMatmulOp>(
+          op, TypeRange{type}, inputs, ValueRange{init});
+    return success();
+  }
+};
+
+struct GatherPattern : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Value table = op.getTable();
+    Value indices = op.getIndices();
+    RankedTensorType tableType = op.getTable().getType();
+    int64_t indexRank = op.getIndices().getType().getRank();
+    int64_t rank = type.getRank();
+    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                  type.getElementType());
+    // Indices are read through their own map, so each is loaded once per
+    // output element without an explicit extract.
+    SmallVector<AffineExpr> indexExprs;
+    for (int64_t d = 0; d < indexRank; ++d)
+      indexExprs.push_back(rewriter.getAffineDimExpr(d));
+    AffineMap indexMap =
+        AffineMap::get(rank, 0, indexExprs, rewriter.getContext());
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{indices}, ValueRange{init},
+        SmallVector<AffineMap>{indexMap, rewriter.getMultiDimIdentityMap(rank)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value row = b.create<arith::IndexCastOp>(l, b.getIndexType(), args[0]);
+          Value lo = b.create<arith::ConstantIndexOp>(l, 0);
+          Value hi = b.create<arith::ConstantIndexOp>(
+              l, tableType.getDimSize(0) - 1);
+          row = b.create<arith::MinSIOp>(l, b.create<arith::MaxSIOp>(l, row, lo),
+                                         hi);
+          SmallVector<Value> position{row};
+          for (int64_t d = indexRank; d < rank; ++d)
+            position.push_back(b.create<linalg::IndexOp>(l, d));
+          Value element = b.create<tensor::ExtractOp>(l, table, position);
+          b.create<linalg::YieldOp>(l, element);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateStructuralLowerings(RewritePatternSet &patterns) {
+  patterns.add<ConstantPattern, IotaPattern, BroadcastInDimPattern,
+               ReshapePattern, TransposePattern, SlicePattern, ConcatPattern,
+               ReducePattern<ReduceSumOp>, ReducePattern<ReduceMaxOp>,
+               ReducePattern<ReduceMeanOp>, MatmulPattern, GatherPattern>(
+      patterns.getContext());
+}

@@ -1,0 +1,102 @@
+//===- ObjectEmitter.cpp - LLVM dialect to host object code ---------------===//
+//
+// Translates the lowered module to LLVM IR, configures it for the target
+// CPU (the compiling host by default, so AVX-512 is used where present),
+// runs LLVM's optimization pipeline and emits position-independent object
+// code, ready to be linked into a shared object.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Cpu.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace {
+/// Creates the TargetMachine for `cpu` ("host" = this machine), PIC.
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const kiln::CpuOptions &options, std::string &error) {
+  static const bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  std::string cpu = options.cpu;
+  std::string features;
+  if (cpu == "host") {
+    cpu = llvm::sys::getHostCPUName().str();
+    for (auto &feature : llvm::sys::getHostCPUFeatures())
+      features += (feature.second ? "+" : "-") + feature.first().str() + ",";
+  }
+  static const llvm::CodeGenOptLevel levels[] = {
+      llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
+      llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, levels[std::min(options.optLevel, 3u)]));
+  if (!machine)
+    error = "cannot create a target machine for " + triple + " (cpu " + cpu +
+            ")";
+  return machine;
+}
+} // namespace
+
+std::unique_ptr<llvm::Module>
+kiln::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
+                           const CpuOptions &options, std::string &error) {
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options, error);
+  if (!machine)
+    return nullptr;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context, "kiln");
+  if (!llvmModule) {
+    error = "translation of the lowered module to LLVM IR failed";
+    return nullptr;
+  }
+  llvmModule->setTargetTriple(machine->getTargetTriple().str());
+  llvmModule->setDataLayout(machine->createDataLayout());
+  auto optimize = makeOptimizingTransformer(std::min(options.optLevel, 3u),
+                                            /*sizeLevel=*/0, machine.get());
+  if (llvm::Error err = optimize(llvmModule.get())) {
+    error = "LLVM optimization failed: " + llvm::toString(std::move(err));
+    return nullptr;
+  }
+  return llvmModule;
+}
+
+bool kiln::emitObject(llvm::Module &module, const CpuOptions &options,
+                      llvm::SmallVectorImpl<char> &object, std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options, error);
+  if (!machine)
+    return false;
+  llvm::raw_svector_ostream stream(object);
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, stream, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return false;
+  }
+  passes.run(module);
+  return true;
+}

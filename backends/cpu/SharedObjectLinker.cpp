@@ -1,0 +1,91 @@
+//===- SharedObjectLinker.cpp - object code to a loadable shared object ---===//
+//
+// The runtime loads native code with dlopen, so each module's object code is
+// linked into a shared object. The host C compiler driver does the linking
+// (it knows where libm and the C runtime live); KILN_CC overrides it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Cpu.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+#ifndef KILN_HOST_CC
+#define KILN_HOST_CC "cc"
+#endif
+
+using namespace mlir;
+
+namespace {
+/// Removes a temporary file when it goes out of scope.
+struct TempFile {
+  llvm::SmallString<128> path;
+  ~TempFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+std::string findLinkerDriver(std::string &error) {
+  if (const char *fromEnv = std::getenv("KILN_CC"); fromEnv && *fromEnv)
+    return fromEnv;
+  for (const char *candidate : {KILN_HOST_CC, "cc", "gcc", "clang"}) {
+    if (llvm::sys::fs::can_execute(candidate))
+      return candidate;
+    if (auto found = llvm::sys::findProgramByName(candidate))
+      return *found;
+  }
+  error = "no C compiler driver found to link the shared object (set KILN_CC)";
+  return "";
+}
+} // namespace
+
+bool kiln::linkSharedObject(llvm::ArrayRef<char> object,
+                            std::vector<uint8_t> &sharedObject,
+                            std::string &error) {
+  std::string driver = findLinkerDriver(error);
+  if (driver.empty())
+    return false;
+  TempFile objectFile, sharedFile, logFile;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("kiln", "o", fd, objectFile.path) ||
+      llvm::sys::fs::createTemporaryFile("kiln", "so", sharedFile.path) ||
+      llvm::sys::fs::createTemporaryFile("kiln", "log", logFile.path)) {
+    error = "cannot create temporary files for linking";
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out.write(object.data(), object.size());
+  }
+  llvm::SmallVector<llvm::StringRef> args{
+      driver, "-shared", "-nostartfiles", "-o", sharedFile.path,
+      objectFile.path, "-lm"};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logFile.path,
+                                                logFile.path};
+  std::string execError;
+  int status = llvm::sys::ExecuteAndWait(driver, args, std::nullopt, redirects,
+                                         /*SecondsToWait=*/120, 0, &execError);
+  if (status != 0) {
+    std::string log;
+    if (auto buffer = llvm::MemoryBuffer::getFile(logFile.path))
+      log = (*buffer)->getBuffer().str();
+    error = "linking the shared object with '" + driver + "' failed" +
+            (execError.empty() ? "" : ": " + execError) +
+            (log.empty() ? "" : "\n" + log);
+    return false;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(sharedFile.path);
+  if (!buffer) {
+    error = "cannot read the linked shared object";
+    return false;
+  }
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  sharedObject.assign(bytes.begin(), bytes.end());
+  return true;
+}

@@ -1,0 +1,62 @@
+//===- Cpu.h - The CPU backend ----------------------------------*- C++ -*-===//
+//
+// kiln -> LLVM dialect (a pass pipeline), LLVM dialect -> optimized LLVM IR
+// and host object code (LLVM's TargetMachine), object -> shared object that
+// the runtime can load.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_CPU_H
+#define KILN_BACKENDS_CPU_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace mlir {
+namespace kiln {
+
+struct CpuOptions {
+  /// LLVM optimization level, 0 to 3.
+  unsigned optLevel = 2;
+  /// CPU to generate code for; "host" means the machine compiling.
+  std::string cpu = "host";
+};
+
+/// Adds the passes that take a module of kiln functions to the LLVM dialect,
+/// each public function gaining a `kiln_entry_<name>(void **args)` wrapper.
+void buildCpuLoweringPipeline(OpPassManager &pm);
+
+/// Registers `--kiln-cpu-lowering` (the pipeline above) for kiln-opt.
+void registerCpuPipelines();
+
+/// Translates an LLVM-dialect module to LLVM IR for the target and runs
+/// LLVM's optimization pipeline at `options.optLevel`.
+std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
+                                                   llvm::LLVMContext &context,
+                                                   const CpuOptions &options,
+                                                   std::string &error);
+
+/// Emits the relocatable object code of an optimized LLVM module.
+bool emitObject(llvm::Module &module, const CpuOptions &options,
+                llvm::SmallVectorImpl<char> &object, std::string &error);
+
+/// Links a relocatable object into a shared object with the host C
+/// compiler driver, resolving libm; returns the shared object's bytes.
+bool linkSharedObject(llvm::ArrayRef<char> object,
+                      std::vector<uint8_t> &sharedObject, std::string &error);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_BACKENDS_CPU_H

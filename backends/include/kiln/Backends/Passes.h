@@ -1,0 +1,29 @@
+//===- Passes.h - kiln backend passes ---------------------------*- C++ -*-===//
+#ifndef KILN_BACKENDS_PASSES_H
+#define KILN_BACKENDS_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+class TypeConverter;
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Backends/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kiln/Backends/Passes.h.inc"
+
+/// Patterns lowering kiln ops to linalg/tensor/arith/math/scf on tensors.
+void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
+
+/// The prefix of the exported wrapper of each compiled function.
+inline constexpr const char *kEntryPrefix = "kiln_entry_";
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_BACKENDS_PASSES_H

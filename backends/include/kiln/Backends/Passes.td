@@ -1,0 +1,37 @@
+//===- Passes.td - kiln backend passes ---------------------*- tablegen -*-===//
+
+#ifndef KILN_BACKENDS_PASSES_TD
+#define KILN_BACKENDS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertKilnToLinalg : Pass<"kiln-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "Lower kiln ops to linalg, tensor, arith, math and scf";
+  let description = [{
+    Elementwise ops become `linalg.generic` over identity maps, reductions
+    `linalg.generic` with reduction iterators over a filled init, matmul
+    `linalg.matmul`/`linalg.batch_matmul`, shape ops `tensor`/`linalg`
+    views and copies, and `kiln.cond`/`kiln.while`/`kiln.for` become
+    `scf.if`/`scf.while`/`scf.for` on tensors. Tensors stay in value form so
+    that bufferization and later fusion decide the memory.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
+def KilnCpuEntryPoints : Pass<"kiln-cpu-entry-points", "mlir::ModuleOp"> {
+  let summary = "Add a `void kiln_entry_<f>(void **args)` wrapper per function";
+  let description = [{
+    Runs after bufferization and `buffer-results-to-out-params`, when every
+    public function takes statically shaped identity-layout memrefs (inputs,
+    then outputs). The wrapper loads one data pointer per memref from `args`,
+    builds the memref descriptors and calls the function. This is the one
+    native calling convention the runtime knows, whatever the signature.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect"];
+}
+
+#endif // KILN_BACKENDS_PASSES_TD

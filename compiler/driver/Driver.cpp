@@ -1,0 +1,179 @@
+//===- Driver.cpp - From kiln IR to a loadable module ---------------------===//
+
+#include "kiln/Compiler/Driver.h"
+
+#include "kiln/Backends/Passes.h"
+#include "kiln/IR/KilnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+using mlir::DialectRegistry;
+using mlir::LogicalResult;
+using mlir::ModuleOp;
+using mlir::RankedTensorType;
+using mlir::StringAttr;
+using mlir::Type;
+namespace arith = mlir::arith;
+namespace bufferization = mlir::bufferization;
+namespace func = mlir::func;
+namespace linalg = mlir::linalg;
+namespace scf = mlir::scf;
+namespace tensor = mlir::tensor;
+namespace format = kiln::format;
+
+void kiln::registerCompilerDialects(DialectRegistry &registry) {
+  registry.insert<mlir::kiln::KilnDialect, func::FuncDialect,
+                  arith::ArithDialect, mlir::math::MathDialect,
+                  tensor::TensorDialect, linalg::LinalgDialect,
+                  scf::SCFDialect, mlir::memref::MemRefDialect,
+                  bufferization::BufferizationDialect,
+                  mlir::cf::ControlFlowDialect, mlir::affine::AffineDialect,
+                  mlir::index::IndexDialect, mlir::LLVM::LLVMDialect>();
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+/// Maps a tensor element type to the runtime's dtype.
+static bool toDType(Type element, format::DType &dtype) {
+  if (element.isF32())
+    dtype = format::DType::F32;
+  else if (element.isF64())
+    dtype = format::DType::F64;
+  else if (element.isInteger(1))
+    dtype = format::DType::I1;
+  else if (element.isInteger(32))
+    dtype = format::DType::I32;
+  else if (element.isInteger(64))
+    dtype = format::DType::I64;
+  else
+    return false;
+  return true;
+}
+
+static bool describe(Type type, StringAttr nameAttr, std::string defaultName,
+                     format::TensorSignature &signature, std::string &what) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape()) {
+    llvm::raw_string_ostream os(what);
+    os << "has type " << type
+       << "; compiled functions take and return statically shaped tensors";
+    return false;
+  }
+  if (!toDType(tensor.getElementType(), signature.dtype)) {
+    llvm::raw_string_ostream os(what);
+    os << "has element type " << tensor.getElementType()
+       << ", which the CPU backend does not support yet (f32, f64, i1, i32, "
+          "i64)";
+    return false;
+  }
+  signature.name = nameAttr ? nameAttr.getValue().str() : defaultName;
+  signature.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  return true;
+}
+
+bool kiln::collectSignatures(ModuleOp module,
+                             std::vector<format::FunctionSignature> &signatures,
+                             std::string &error) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isDeclaration())
+      continue;
+    format::FunctionSignature signature;
+    signature.name = func.getName().str();
+    signature.entrySymbol = (mlir::kiln::kEntryPrefix + func.getName()).str();
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      format::TensorSignature tensor;
+      std::string what;
+      if (!describe(func.getArgumentTypes()[i],
+                    func.getArgAttrOfType<StringAttr>(i, "kiln.name"),
+                    "arg" + std::to_string(i), tensor, what)) {
+        error = "function '" + signature.name + "' argument #" +
+                std::to_string(i) + " " + what;
+        return false;
+      }
+      signature.inputs.push_back(std::move(tensor));
+    }
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      format::TensorSignature tensor;
+      std::string what;
+      if (!describe(func.getResultTypes()[i],
+                    func.getResultAttrOfType<StringAttr>(i, "kiln.name"),
+                    "out" + std::to_string(i), tensor, what)) {
+        error = "function '" + signature.name + "' result #" +
+                std::to_string(i) + " " + what;
+        return false;
+      }
+      signature.outputs.push_back(std::move(tensor));
+    }
+    signatures.push_back(std::move(signature));
+  }
+  if (signatures.empty()) {
+    error = "the module has no public function to compile";
+    return false;
+  }
+  return true;
+}
+
+LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
+                                       const CompileOptions &options) {
+  mlir::PassManager pm(module.getContext());
+  if (options.configurePassManager)
+    options.configurePassManager(pm);
+  mlir::kiln::buildCpuLoweringPipeline(pm);
+  return pm.run(module);
+}
+
+bool kiln::compileToKmod(ModuleOp module, const CompileOptions &options,
+                         std::vector<uint8_t> &kmod, std::string &error) {
+  format::ModuleContents contents;
+  contents.target = "cpu-x86_64";
+  if (!collectSignatures(module, contents.functions, error))
+    return false;
+  if (mlir::failed(lowerToLLVMDialect(module, options))) {
+    error = "lowering to the LLVM dialect failed";
+    return false;
+  }
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::kiln::translateAndOptimize(module, context, options.cpu, error);
+  if (!llvmModule)
+    return false;
+  llvm::SmallVector<char, 0> object;
+  if (!mlir::kiln::emitObject(*llvmModule, options.cpu, object, error))
+    return false;
+  if (!mlir::kiln::linkSharedObject(object, contents.code, error))
+    return false;
+  if (!format::validateModule(contents, error))
+    return false;
+  kmod = format::writeModule(contents);
+  return true;
+}

@@ -1,0 +1,700 @@
+//===- KilnFolds.cpp - Folders for kiln dialect operations ----------------===//
+//
+// Constant folding and algebraic simplification, run by the canonicalizer.
+//
+// Three rules hold for every fold here:
+//  * It keeps the result type exactly, so no user ever sees a type change.
+//  * It never changes what the program computes. Float identities are only
+//    the ones that are exact under IEEE 754 (x * 1, x / 1, x + -0.0, x - +0.0;
+//    not x + +0.0, which turns -0.0 into +0.0, and not x * 0, which is wrong
+//    for NaN and infinity). Elements whose runtime result is undefined
+//    (integer division by zero or INT_MIN / -1, float-to-integer casts out of
+//    range) stop the fold and leave the op to the runtime.
+//  * It never bloats the IR. A folded constant is a splat, or has at most
+//    kMaxFoldedElements elements.
+//
+// Float arithmetic runs in APFloat with the element type's own semantics, so
+// a folded f16/bf16/f32/f64 result is bit-identical to what code in that type
+// computes. Transcendental functions are evaluated in double and rounded to
+// the element type, which can differ from a vendor math library by an ulp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/CommonFolders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/APSInt.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+/// The largest non-splat constant a fold may create. Folding bigger results
+/// would copy weights-sized data into the IR for no runtime gain.
+static constexpr int64_t kMaxFoldedElements = 1024;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// `attr` as a splat DenseElementsAttr, or null.
+static DenseElementsAttr getSplat(Attribute attr) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  return dense && dense.isSplat() ? dense : DenseElementsAttr();
+}
+
+/// Whether constant operands `operands` may be folded into a constant of
+/// `type`: all must be dense literals, and either all are splats (so the
+/// result is a splat, cheap at any size) or the result is small.
+static bool canFoldConstants(ArrayRef<Attribute> operands, ShapedType type) {
+  bool allSplat = true;
+  for (Attribute attr : operands) {
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+    if (!dense)
+      return false;
+    allSplat &= dense.isSplat();
+  }
+  return allSplat || type.getNumElements() <= kMaxFoldedElements;
+}
+
+/// Whether `attr` is an integer splat equal to `value`.
+static bool isIntSplat(Attribute attr, int64_t value) {
+  DenseElementsAttr splat = getSplat(attr);
+  if (!splat || !isa<IntegerType>(splat.getElementType()))
+    return false;
+  APInt got = splat.getSplatValue<APInt>();
+  return got == APInt(got.getBitWidth(), value, /*isSigned=*/true);
+}
+
+/// Whether `attr` is a float splat bitwise equal to `value`; the sign of zero
+/// matters, because x + -0.0 is an identity and x + +0.0 is not.
+static bool isFloatSplat(Attribute attr, double value) {
+  DenseElementsAttr splat = getSplat(attr);
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return false;
+  APFloat got = splat.getSplatValue<APFloat>();
+  APFloat want(value);
+  bool losesInfo;
+  want.convert(got.getSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return got.bitwiseIsEqual(want);
+}
+
+/// Whether `attr` is a splat equal to `value` in any numeric element type.
+/// Only for values where integers and floats agree on being an identity.
+static bool isNumericSplat(Attribute attr, int64_t value) {
+  return isIntSplat(attr, value) || isFloatSplat(attr, value);
+}
+
+static bool isIdentityPermutation(ArrayRef<int64_t> perm) {
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (p != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+using IntFn = function_ref<std::optional<APInt>(const APInt &, const APInt &)>;
+using FloatFn =
+    function_ref<std::optional<APFloat>(const APFloat &, const APFloat &)>;
+using IntUnaryFn = function_ref<std::optional<APInt>(const APInt &)>;
+using FloatUnaryFn = function_ref<std::optional<APFloat>(const APFloat &)>;
+
+/// Elementwise folding of a binary op with same-typed operands and result.
+/// A callback returns std::nullopt for an element that must not fold, and a
+/// null callback means the op has no folding for that element kind.
+static Attribute foldBinary(ArrayRef<Attribute> operands, ShapedType type,
+                            IntFn intFn, FloatFn floatFn) {
+  if (!canFoldConstants(operands, type))
+    return {};
+  if (isa<FloatType>(type.getElementType()))
+    return floatFn ? constFoldBinaryOpConditional<FloatAttr, APFloat, void>(
+                         operands, type, floatFn)
+                   : Attribute();
+  return intFn ? constFoldBinaryOpConditional<IntegerAttr, APInt, void>(
+                     operands, type, intFn)
+               : Attribute();
+}
+
+/// Elementwise folding of a unary op whose result type is its operand's.
+static Attribute foldUnary(ArrayRef<Attribute> operands, ShapedType type,
+                           IntUnaryFn intFn, FloatUnaryFn floatFn) {
+  if (!canFoldConstants(operands, type))
+    return {};
+  if (isa<FloatType>(type.getElementType()))
+    return floatFn ? constFoldUnaryOpConditional<FloatAttr, APFloat, void>(
+                         operands, floatFn)
+                   : Attribute();
+  return intFn ? constFoldUnaryOpConditional<IntegerAttr, APInt, void>(
+                     operands, intFn)
+               : Attribute();
+}
+
+/// Evaluates `fn` in double precision and rounds the result to the semantics
+/// of `x`. Used for functions APFloat does not provide.
+static APFloat evalInDouble(const APFloat &x, function_ref<double(double)> fn) {
+  bool losesInfo;
+  APFloat wide = x;
+  wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+  APFloat result(fn(wide.convertToDouble()));
+  result.convert(x.getSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return result;
+}
+
+/// Folds a float-only unary op by evaluating `fn` in double.
+static Attribute foldFloatUnary(ArrayRef<Attribute> operands, ShapedType type,
+                                double (*fn)(double)) {
+  return foldUnary(operands, type, nullptr,
+                   [&](const APFloat &x) -> std::optional<APFloat> {
+                     return evalInDouble(x, fn);
+                   });
+}
+
+/// Builds a constant of `resultType` whose element at each position is the
+/// element of `source` at `sourceIndex(position)`, where positions are
+/// multi-indices into the result. Used by the data-movement ops.
+static DenseElementsAttr
+gatherElements(DenseElementsAttr source, ShapedType resultType,
+               function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<int64_t> &)>
+                   sourceIndex) {
+  ArrayRef<int64_t> sourceShape = source.getType().getShape();
+  SmallVector<int64_t> sourceStrides(sourceShape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(sourceShape.size()) - 2; d >= 0; --d)
+    sourceStrides[d] = sourceStrides[d + 1] * sourceShape[d + 1];
+
+  auto values = source.getValues<Attribute>();
+  ArrayRef<int64_t> shape = resultType.getShape();
+  SmallVector<Attribute> result;
+  result.reserve(resultType.getNumElements());
+  SmallVector<int64_t> position(shape.size(), 0), from;
+  for (int64_t n = 0, e = resultType.getNumElements(); n < e; ++n) {
+    from.clear();
+    sourceIndex(position, from);
+    int64_t linear = 0;
+    for (auto [index, stride] : llvm::zip_equal(from, sourceStrides))
+      linear += index * stride;
+    result.push_back(*std::next(values.begin(), linear));
+    // Row-major increment of `position`.
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++position[d] < shape[d])
+        break;
+      position[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(resultType, result);
+}
+
+/// Folds a data-movement op on a constant: splats just change shape (any
+/// size), other literals are rearranged by `sourceIndex` when small.
+static Attribute
+foldDataMovement(Attribute operand, ShapedType resultType,
+                 function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<int64_t> &)>
+                     sourceIndex) {
+  if (!canFoldConstants(operand, resultType))
+    return {};
+  auto dense = cast<DenseElementsAttr>(operand);
+  if (dense.isSplat())
+    return dense.resizeSplat(resultType);
+  return gatherElements(dense, resultType, sourceIndex);
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+/// Constants fold to their value; this is what lets other folders see them.
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Binary elementwise ops
+//===----------------------------------------------------------------------===//
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  // x + 0 and 0 + x; for floats only -0.0 is an identity (-0.0 + +0.0 is
+  // +0.0). The canonicalizer moves constants of commutative ops to the right,
+  // but folding both sides keeps the fold independent of that.
+  if (isIntSplat(adaptor.getRhs(), 0) || isFloatSplat(adaptor.getRhs(), -0.0))
+    return getLhs();
+  if (isIntSplat(adaptor.getLhs(), 0) || isFloatSplat(adaptor.getLhs(), -0.0))
+    return getRhs();
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a + b;
+      },
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return a + b;
+      });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  // x - 0; for floats x - +0.0 is exact for every x, including -0.0.
+  if (isIntSplat(adaptor.getRhs(), 0) || isFloatSplat(adaptor.getRhs(), 0.0))
+    return getLhs();
+  // x - x is 0 only for integers (inf - inf and NaN - NaN are NaN).
+  if (getLhs() == getRhs() && isa<IntegerType>(getType().getElementType()))
+    return DenseElementsAttr::get(
+        getType(), APInt::getZero(getType().getElementTypeBitWidth()));
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a - b;
+      },
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return a - b;
+      });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (isNumericSplat(adaptor.getRhs(), 1))
+    return getLhs();
+  if (isNumericSplat(adaptor.getLhs(), 1))
+    return getRhs();
+  // x * 0 is 0 only for integers; for floats NaN * 0 and inf * 0 are NaN.
+  if (isIntSplat(adaptor.getRhs(), 0))
+    return adaptor.getRhs();
+  if (isIntSplat(adaptor.getLhs(), 0))
+    return adaptor.getLhs();
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a * b;
+      },
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return a * b;
+      });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (isNumericSplat(adaptor.getRhs(), 1))
+    return getLhs();
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        // Division by zero and INT_MIN / -1 have no defined result; leave
+        // them to the runtime rather than invent one.
+        if (b.isZero())
+          return std::nullopt;
+        bool overflow;
+        APInt quotient = a.sdiv_ov(b, overflow);
+        if (overflow)
+          return std::nullopt;
+        return quotient;
+      },
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return a / b;
+      });
+}
+
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return llvm::APIntOps::smax(a, b);
+      },
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return llvm::maximum(a, b);
+      });
+}
+
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return llvm::APIntOps::smin(a, b);
+      },
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return llvm::minimum(a, b);
+      });
+}
+
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  if (isFloatSplat(adaptor.getRhs(), 1.0))
+    return getLhs();
+  return foldBinary(adaptor.getOperands(), getType(), nullptr,
+                    [](const APFloat &a,
+                       const APFloat &b) -> std::optional<APFloat> {
+                      bool losesInfo;
+                      APFloat exponent = b;
+                      exponent.convert(APFloat::IEEEdouble(),
+                                       APFloat::rmNearestTiesToEven,
+                                       &losesInfo);
+                      double e = exponent.convertToDouble();
+                      return evalInDouble(
+                          a, [e](double x) { return std::pow(x, e); });
+                    });
+}
+
+//===----------------------------------------------------------------------===//
+// Unary elementwise ops
+//===----------------------------------------------------------------------===//
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  // neg(neg x) is x for floats and, with wrap-around, for integers.
+  if (auto inner = getOperand().getDefiningOp<NegOp>())
+    return inner.getOperand();
+  return foldUnary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a) -> std::optional<APInt> { return -a; },
+      [](const APFloat &a) -> std::optional<APFloat> { return llvm::neg(a); });
+}
+
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getOperand().getDefiningOp<AbsOp>())
+    return inner.getResult();
+  // abs(neg x) is abs x; also exact for INT_MIN, which both leave unchanged.
+  if (auto inner = getOperand().getDefiningOp<NegOp>()) {
+    getOperandMutable().assign(inner.getOperand());
+    return getResult();
+  }
+  return foldUnary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a) -> std::optional<APInt> { return a.abs(); },
+      [](const APFloat &a) -> std::optional<APFloat> { return llvm::abs(a); });
+}
+
+OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getOperand().getDefiningOp<ReluOp>())
+    return inner.getResult();
+  return foldUnary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a) -> std::optional<APInt> {
+        return a.isNegative() ? APInt::getZero(a.getBitWidth()) : a;
+      },
+      // max(x, 0) with the NaN-propagating max of kiln.max.
+      [](const APFloat &a) -> std::optional<APFloat> {
+        return llvm::maximum(a, APFloat::getZero(a.getSemantics()));
+      });
+}
+
+OpFoldResult ExpOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::exp(x); });
+}
+
+OpFoldResult LogOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::log(x); });
+}
+
+OpFoldResult SqrtOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::sqrt(x); });
+}
+
+OpFoldResult RsqrtOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return 1.0 / std::sqrt(x); });
+}
+
+OpFoldResult TanhOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::tanh(x); });
+}
+
+OpFoldResult SigmoidOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+}
+
+OpFoldResult SinOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::sin(x); });
+}
+
+OpFoldResult CosOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::cos(x); });
+}
+
+//===----------------------------------------------------------------------===//
+// CompareOp, SelectOp, CastOp
+//===----------------------------------------------------------------------===//
+
+/// Compares two integers. i32 and i64 are signed. For i1 only equality is
+/// folded, because whether true orders above or below false is up to the
+/// lowering.
+static std::optional<bool> compareInts(CompareDirection direction,
+                                       const APInt &a, const APInt &b) {
+  switch (direction) {
+  case CompareDirection::eq:
+    return a == b;
+  case CompareDirection::ne:
+    return a != b;
+  default:
+    break;
+  }
+  if (a.getBitWidth() == 1)
+    return std::nullopt;
+  switch (direction) {
+  case CompareDirection::lt:
+    return a.slt(b);
+  case CompareDirection::le:
+    return a.sle(b);
+  case CompareDirection::gt:
+    return a.sgt(b);
+  case CompareDirection::ge:
+    return a.sge(b);
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Compares two floats as C does: every comparison with NaN is false except
+/// `ne`, which is true; -0.0 equals +0.0.
+static bool compareFloats(CompareDirection direction, const APFloat &a,
+                          const APFloat &b) {
+  APFloat::cmpResult result = a.compare(b);
+  switch (direction) {
+  case CompareDirection::eq:
+    return result == APFloat::cmpEqual;
+  case CompareDirection::ne:
+    return result != APFloat::cmpEqual;
+  case CompareDirection::lt:
+    return result == APFloat::cmpLessThan;
+  case CompareDirection::le:
+    return result == APFloat::cmpLessThan || result == APFloat::cmpEqual;
+  case CompareDirection::gt:
+    return result == APFloat::cmpGreaterThan;
+  case CompareDirection::ge:
+    return result == APFloat::cmpGreaterThan || result == APFloat::cmpEqual;
+  }
+  llvm_unreachable("unknown compare direction");
+}
+
+OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
+  RankedTensorType type = getType();
+  bool isFloat = isa<FloatType>(getLhs().getType().getElementType());
+
+  // x cmp x is known for integers; for floats NaN makes it data-dependent.
+  if (getLhs() == getRhs() && !isFloat) {
+    APInt zero = APInt::getZero(getLhs().getType().getElementTypeBitWidth());
+    if (std::optional<bool> known = compareInts(getDirection(), zero, zero))
+      return DenseElementsAttr::get(type, *known);
+  }
+
+  if (!canFoldConstants(adaptor.getOperands(), type))
+    return {};
+  auto lhs = cast<DenseElementsAttr>(adaptor.getLhs());
+  auto rhs = cast<DenseElementsAttr>(adaptor.getRhs());
+  auto compareAt = [&](int64_t i) -> std::optional<bool> {
+    if (isFloat)
+      return compareFloats(getDirection(),
+                           *std::next(lhs.value_begin<APFloat>(), i),
+                           *std::next(rhs.value_begin<APFloat>(), i));
+    return compareInts(getDirection(), *std::next(lhs.value_begin<APInt>(), i),
+                       *std::next(rhs.value_begin<APInt>(), i));
+  };
+  // Splat element access ignores the index, so one comparison suffices.
+  if (lhs.isSplat() && rhs.isSplat()) {
+    std::optional<bool> value = compareAt(0);
+    return value ? DenseElementsAttr::get(type, *value) : Attribute();
+  }
+  SmallVector<bool> values;
+  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+    std::optional<bool> value = compareAt(i);
+    if (!value)
+      return {};
+    values.push_back(*value);
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  if (getOnTrue() == getOnFalse())
+    return getOnTrue();
+  // A splat predicate, rank-0 or not, picks a whole operand.
+  if (DenseElementsAttr pred = getSplat(adaptor.getPred()))
+    return pred.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
+
+  if (!canFoldConstants(adaptor.getOperands(), getType()))
+    return {};
+  auto pred = cast<DenseElementsAttr>(adaptor.getPred());
+  auto onTrue = cast<DenseElementsAttr>(adaptor.getOnTrue());
+  auto onFalse = cast<DenseElementsAttr>(adaptor.getOnFalse());
+  SmallVector<Attribute> values;
+  for (auto [p, t, f] :
+       llvm::zip_equal(pred.getValues<bool>(), onTrue.getValues<Attribute>(),
+                       onFalse.getValues<Attribute>()))
+    values.push_back(p ? t : f);
+  return DenseElementsAttr::get(getType(), values);
+}
+
+/// Converts one integer element; i1 is unsigned (0 or 1), i32 and i64 are
+/// signed, and conversion to i1 means `x != 0`.
+static APInt castInt(const APInt &value, unsigned toWidth) {
+  if (toWidth == 1)
+    return APInt(1, !value.isZero());
+  if (value.getBitWidth() == 1)
+    return value.zext(toWidth);
+  return value.sextOrTrunc(toWidth);
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  RankedTensorType type = getType();
+  if (getOperand().getType() == type)
+    return getOperand();
+  if (!canFoldConstants(adaptor.getOperands(), type))
+    return {};
+
+  Type from = getOperand().getType().getElementType();
+  Type to = type.getElementType();
+  ArrayRef<Attribute> operands = adaptor.getOperands();
+  auto toFloat = dyn_cast<FloatType>(to);
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+
+  if (isa<FloatType>(from) && toFloat)
+    return constFoldCastOp<FloatAttr, FloatAttr, APFloat, APFloat, void>(
+        operands, type, [&](const APFloat &value, bool &) {
+          APFloat result = value;
+          bool losesInfo;
+          result.convert(toFloat.getFloatSemantics(),
+                         APFloat::rmNearestTiesToEven, &losesInfo);
+          return result;
+        });
+  if (isa<FloatType>(from))
+    return constFoldCastOp<FloatAttr, IntegerAttr, APFloat, APInt, void>(
+        operands, type, [&](const APFloat &value, bool &ok) {
+          if (toWidth == 1)
+            return APInt(1, !value.isZero());
+          // Truncation toward zero; NaN and out-of-range values have no
+          // defined result and stop the fold.
+          APSInt result(toWidth, /*isUnsigned=*/false);
+          bool isExact;
+          APFloat::opStatus status = value.convertToInteger(
+              result, APFloat::rmTowardZero, &isExact);
+          ok = !(status & APFloat::opInvalidOp);
+          return APInt(result);
+        });
+  if (toFloat)
+    return constFoldCastOp<IntegerAttr, FloatAttr, APInt, APFloat, void>(
+        operands, type, [&](const APInt &value, bool &) {
+          APFloat result(toFloat.getFloatSemantics());
+          result.convertFromAPInt(value, /*IsSigned=*/value.getBitWidth() != 1,
+                                  APFloat::rmNearestTiesToEven);
+          return result;
+        });
+  return constFoldCastOp<IntegerAttr, IntegerAttr, APInt, APInt, void>(
+      operands, type,
+      [&](const APInt &value, bool &) { return castInt(value, toWidth); });
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
+  RankedTensorType operandType = getOperand().getType();
+  RankedTensorType type = getType();
+  // Same type means dims is [0, rank) (the verifier demands strictly
+  // increasing dims), so nothing moves.
+  if (operandType == type)
+    return getOperand();
+
+  // broadcast(broadcast(x)) is one broadcast with the dims composed: x's
+  // dimension i lands in result dimension outer[inner[i]].
+  if (auto inner = getOperand().getDefiningOp<BroadcastInDimOp>()) {
+    SmallVector<int64_t> dims;
+    for (int64_t d : inner.getDims())
+      dims.push_back(getDims()[d]);
+    getOperandMutable().assign(inner.getOperand());
+    setDims(dims);
+    return getResult();
+  }
+
+  ArrayRef<int64_t> dims = getDims();
+  return foldDataMovement(
+      adaptor.getOperand(), type,
+      [&](ArrayRef<int64_t> position, SmallVectorImpl<int64_t> &from) {
+        for (auto [i, dim] : llvm::enumerate(dims))
+          from.push_back(operandType.getDimSize(i) == 1 ? 0 : position[dim]);
+      });
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  // reshape(reshape(x)) only depends on x: row-major order is unchanged.
+  if (auto inner = getOperand().getDefiningOp<ReshapeOp>()) {
+    if (inner.getOperand().getType() == getType())
+      return inner.getOperand();
+    getOperandMutable().assign(inner.getOperand());
+    return getResult();
+  }
+  if (!canFoldConstants(adaptor.getOperands(), getType()))
+    return {};
+  return cast<DenseElementsAttr>(adaptor.getOperand()).reshape(getType());
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> perm = getPermutation();
+  if (isIdentityPermutation(perm))
+    return getOperand();
+
+  // Result dimension i of the outer transpose is dimension perm[i] of the
+  // inner result, which is x's dimension innerPerm[perm[i]].
+  if (auto inner = getOperand().getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm)
+      composed.push_back(inner.getPermutation()[p]);
+    if (isIdentityPermutation(composed))
+      return inner.getOperand();
+    getOperandMutable().assign(inner.getOperand());
+    setPermutation(composed);
+    return getResult();
+  }
+
+  return foldDataMovement(
+      adaptor.getOperand(), getType(),
+      [&](ArrayRef<int64_t> position, SmallVectorImpl<int64_t> &from) {
+        from.resize(perm.size());
+        for (auto [i, p] : llvm::enumerate(perm))
+          from[p] = position[i];
+      });
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  // With the same shape and all starts 0, each dimension either has
+  // limit == size and stride 1, or size <= 1: the slice is the whole tensor.
+  if (getOperand().getType() == getType() &&
+      llvm::all_of(getStart(), [](int64_t s) { return s == 0; }))
+    return getOperand();
+
+  ArrayRef<int64_t> start = getStart(), stride = getStride();
+  return foldDataMovement(
+      adaptor.getOperand(), getType(),
+      [&](ArrayRef<int64_t> position, SmallVectorImpl<int64_t> &from) {
+        for (auto [p, s, st] : llvm::zip_equal(position, start, stride))
+          from.push_back(s + p * st);
+      });
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Reducing over no dimensions leaves every element as it was.
+#define KILN_REDUCE_FOLD(OP)                                                   \
+  OpFoldResult OP::fold(FoldAdaptor) {                                         \
+    if (getDims().empty())                                                     \
+      return getOperand();                                                     \
+    return {};                                                                 \
+  }
+KILN_REDUCE_FOLD(ReduceSumOp)
+KILN_REDUCE_FOLD(ReduceMaxOp)
+KILN_REDUCE_FOLD(ReduceMeanOp)
+#undef KILN_REDUCE_FOLD

@@ -1,0 +1,158 @@
+//===- kiln-compile.cpp - Ahead-of-time compiler driver -------------------===//
+//
+// kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod] [-O0..3]
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Compiler/Driver.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "mlir/Support/FileUtilities.h"
+
+using namespace llvm;
+
+namespace {
+enum class Emit { Mlir, Llvm, Obj, Kmod };
+
+cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.mlir>"),
+                                   cl::Required);
+cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' for stdout)"),
+                                    cl::value_desc("file"));
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to produce"), cl::init(Emit::Kmod),
+    cl::values(clEnumValN(Emit::Mlir, "mlir",
+                          "MLIR in the LLVM dialect, after the whole lowering"),
+               clEnumValN(Emit::Llvm, "llvm", "optimized LLVM IR"),
+               clEnumValN(Emit::Obj, "obj", "a relocatable object file"),
+               clEnumValN(Emit::Kmod, "kmod",
+                          "a module for the runtime (default)")));
+cl::opt<std::string> target("target", cl::desc("Target (only 'cpu' today)"),
+                            cl::init("cpu"));
+cl::opt<std::string> targetCpu("target-cpu",
+                               cl::desc("CPU to tune for; 'host' = this one"),
+                               cl::init("host"));
+cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3 (default 2)"),
+                           cl::Prefix, cl::init(2));
+
+bool writeBytes(StringRef path, ArrayRef<char> bytes) {
+  std::string error;
+  auto output = mlir::openOutputFile(path, &error);
+  if (!output) {
+    errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  output->os().write(bytes.data(), bytes.size());
+  output->keep();
+  return true;
+}
+
+std::string defaultOutput() {
+  if (emit == Emit::Mlir || emit == Emit::Llvm)
+    return "-";
+  StringRef stem = sys::path::stem(inputFilename);
+  return (stem + (emit == Emit::Obj ? ".o" : ".kmod")).str();
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "kiln ahead-of-time compiler: compiles the public functions of a kiln "
+      "module (.mlir) to native code for the host CPU and writes a module "
+      "for the runtime (.kmod), or an intermediate form with --emit.\n");
+  if (target != "cpu") {
+    errs() << "kiln-compile: unknown target '" << target
+           << "' (supported: cpu)\n";
+    return 1;
+  }
+  if (optLevel > 3) {
+    errs() << "kiln-compile: -O" << optLevel << " is not a level (0-3)\n";
+    return 1;
+  }
+
+  mlir::DialectRegistry registry;
+  kiln::registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string error;
+  auto file = mlir::openInputFile(inputFilename, &error);
+  if (!file) {
+    errs() << "kiln-compile: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  kiln::CompileOptions options;
+  options.cpu.optLevel = optLevel;
+  options.cpu.cpu = targetCpu;
+  options.configurePassManager = [](mlir::PassManager &pm) {
+    (void)mlir::applyPassManagerCLOptions(pm);
+  };
+  std::string output =
+      outputFilename.empty() ? defaultOutput() : outputFilename.getValue();
+
+  if (emit == Emit::Kmod) {
+    std::vector<uint8_t> kmod;
+    if (!kiln::compileToKmod(*module, options, kmod, error)) {
+      errs() << "kiln-compile: " << error << "\n";
+      return 1;
+    }
+    return writeBytes(output, ArrayRef<char>(
+                                  reinterpret_cast<const char *>(kmod.data()),
+                                  kmod.size()))
+               ? 0
+               : 1;
+  }
+
+  std::vector<kiln::format::FunctionSignature> signatures;
+  if (!kiln::collectSignatures(*module, signatures, error)) {
+    errs() << "kiln-compile: " << error << "\n";
+    return 1;
+  }
+  if (failed(kiln::lowerToLLVMDialect(*module, options)))
+    return 1;
+  if (emit == Emit::Mlir) {
+    std::string text;
+    raw_string_ostream os(text);
+    module->print(os);
+    return writeBytes(output, ArrayRef<char>(text.data(), text.size())) ? 0 : 1;
+  }
+  LLVMContext llvmContext;
+  std::unique_ptr<Module> llvmModule =
+      mlir::kiln::translateAndOptimize(*module, llvmContext, options.cpu, error);
+  if (!llvmModule) {
+    errs() << "kiln-compile: " << error << "\n";
+    return 1;
+  }
+  if (emit == Emit::Llvm) {
+    std::string text;
+    raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    return writeBytes(output, ArrayRef<char>(text.data(), text.size())) ? 0 : 1;
+  }
+  SmallVector<char, 0> object;
+  if (!mlir::kiln::emitObject(*llvmModule, options.cpu, object, error)) {
+    errs() << "kiln-compile: " << error << "\n";
+    return 1;
+  }
+  return writeBytes(output, object) ? 0 : 1;
+}
