@@ -129,8 +129,8 @@ static Attribute foldUnary(ArrayRef<Attribute> operands, ShapedType type,
     return floatFn ? constFoldUnaryOpConditional<FloatAttr, APFloat, void>(
                          operands, floatFn)
                    : Attribute();
-  return intFn ? constFoldUnaryOpConditional<IntegerAttr, APInt, void>(
-                     operands, intFn)
+  return intFn ? constFoldUnaryOpConditional<IntegerAttr, APInt, void>(operands,
+                                                                       intFn)
                : Attribute();
 }
 
@@ -190,10 +190,10 @@ gatherElements(DenseElementsAttr source, ShapedType resultType,
 
 /// Folds a data-movement op on a constant: splats just change shape (any
 /// size), other literals are rearranged by `sourceIndex` when small.
-static Attribute
-foldDataMovement(Attribute operand, ShapedType resultType,
-                 function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<int64_t> &)>
-                     sourceIndex) {
+static Attribute foldDataMovement(
+    Attribute operand, ShapedType resultType,
+    function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<int64_t> &)>
+        sourceIndex) {
   if (!canFoldConstants(operand, resultType))
     return {};
   auto dense = cast<DenseElementsAttr>(operand);
@@ -319,18 +319,16 @@ OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
 OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
   if (isFloatSplat(adaptor.getRhs(), 1.0))
     return getLhs();
-  return foldBinary(adaptor.getOperands(), getType(), nullptr,
-                    [](const APFloat &a,
-                       const APFloat &b) -> std::optional<APFloat> {
-                      bool losesInfo;
-                      APFloat exponent = b;
-                      exponent.convert(APFloat::IEEEdouble(),
-                                       APFloat::rmNearestTiesToEven,
-                                       &losesInfo);
-                      double e = exponent.convertToDouble();
-                      return evalInDouble(
-                          a, [e](double x) { return std::pow(x, e); });
-                    });
+  return foldBinary(
+      adaptor.getOperands(), getType(), nullptr,
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        bool losesInfo;
+        APFloat exponent = b;
+        exponent.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                         &losesInfo);
+        double e = exponent.convertToDouble();
+        return evalInDouble(a, [e](double x) { return std::pow(x, e); });
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -569,8 +567,8 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
           // defined result and stop the fold.
           APSInt result(toWidth, /*isUnsigned=*/false);
           bool isExact;
-          APFloat::opStatus status = value.convertToInteger(
-              result, APFloat::rmTowardZero, &isExact);
+          APFloat::opStatus status =
+              value.convertToInteger(result, APFloat::rmTowardZero, &isExact);
           ok = !(status & APFloat::opInvalidOp);
           return APInt(result);
         });

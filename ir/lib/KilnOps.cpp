@@ -38,7 +38,7 @@ LogicalResult ConstantOp::inferReturnTypes(
   auto type = dyn_cast_or_null<RankedTensorType>(
       adaptor.getValue() ? adaptor.getValue().getType() : Type());
   if (!type)
-    return emitOptionalError(location, "value must be a ranked tensor literal");
+    return emitOptionalError(location, "'kiln.constant' op ", "value must be a ranked tensor literal");
   inferred.push_back(type);
   return success();
 }
@@ -152,14 +152,14 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
   RankedTensorType type = tensorOf(adaptor.getOperand());
   ArrayRef<int64_t> perm = adaptor.getPermutation();
   if (static_cast<int64_t>(perm.size()) != type.getRank())
-    return emitOptionalError(location, "permutation has ", perm.size(),
+    return emitOptionalError(location, "'kiln.transpose' op ", "permutation has ", perm.size(),
                              " entries but the operand has rank ",
                              type.getRank());
   SmallVector<bool> seen(perm.size(), false);
   SmallVector<int64_t> shape;
   for (auto [i, p] : llvm::enumerate(perm)) {
     if (p < 0 || p >= type.getRank() || seen[p])
-      return emitOptionalError(location, "permutation ", shapeString(perm),
+      return emitOptionalError(location, "'kiln.transpose' op ", "permutation ", shapeString(perm),
                                " is not a permutation of 0..",
                                type.getRank() - 1);
     seen[p] = true;
@@ -178,7 +178,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                     stride = adaptor.getStride();
   size_t rank = type.getRank();
   if (start.size() != rank || limit.size() != rank || stride.size() != rank)
-    return emitOptionalError(location, "start, limit and stride need ", rank,
+    return emitOptionalError(location, "'kiln.slice' op ", "start, limit and stride need ", rank,
                              " entries each (the operand rank), got ",
                              start.size(), ", ", limit.size(), " and ",
                              stride.size());
@@ -186,10 +186,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   for (size_t i = 0; i < rank; ++i) {
     int64_t dim = type.getDimSize(i);
     if (stride[i] < 1)
-      return emitOptionalError(location, "stride[", i, "] = ", stride[i],
+      return emitOptionalError(location, "'kiln.slice' op ", "stride[", i, "] = ", stride[i],
                                " must be >= 1");
     if (start[i] < 0 || start[i] > limit[i] || limit[i] > dim)
-      return emitOptionalError(location, "dimension ", i, ": need 0 <= start (",
+      return emitOptionalError(location, "'kiln.slice' op ", "dimension ", i, ": need 0 <= start (",
                                start[i], ") <= limit (", limit[i],
                                ") <= size (", dim, ")");
     shape.push_back((limit[i] - start[i] + stride[i] - 1) / stride[i]);
@@ -204,11 +204,11 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                          SmallVectorImpl<Type> &inferred) {
   ValueRange inputs = adaptor.getInputs();
   if (inputs.empty())
-    return emitOptionalError(location, "needs at least one input");
+    return emitOptionalError(location, "'kiln.concat' op ", "needs at least one input");
   RankedTensorType first = tensorOf(inputs[0]);
   int64_t dimension = static_cast<int64_t>(adaptor.getDimension());
   if (dimension < 0 || dimension >= first.getRank())
-    return emitOptionalError(location, "dimension ", dimension,
+    return emitOptionalError(location, "'kiln.concat' op ", "dimension ", dimension,
                              " is out of range for inputs of rank ",
                              first.getRank());
   SmallVector<int64_t> shape(first.getShape());
@@ -216,13 +216,13 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     RankedTensorType type = tensorOf(input);
     if (type.getElementType() != first.getElementType() ||
         type.getRank() != first.getRank())
-      return emitOptionalError(location, "input #", i + 1, " has type ", type,
+      return emitOptionalError(location, "'kiln.concat' op ", "input #", i + 1, " has type ", type,
                                ", incompatible with input #0 of type ", first);
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (d == dimension)
         continue;
       if (type.getDimSize(d) != first.getDimSize(d))
-        return emitOptionalError(location, "input #", i + 1, " has size ",
+        return emitOptionalError(location, "'kiln.concat' op ", "input #", i + 1, " has size ",
                                  type.getDimSize(d), " in dimension ", d,
                                  " but input #0 has ", first.getDimSize(d));
     }
@@ -238,17 +238,17 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
 
 /// The shape left after removing `dims`, which must be unique and in range.
 static LogicalResult inferReducedType(std::optional<Location> location,
-                                      Value operand, ArrayRef<int64_t> dims,
+                                      StringRef opName, Value operand, ArrayRef<int64_t> dims,
                                       SmallVectorImpl<Type> &inferred) {
   RankedTensorType type = tensorOf(operand);
   SmallVector<bool> reduced(type.getRank(), false);
   for (int64_t dim : dims) {
     if (dim < 0 || dim >= type.getRank())
-      return emitOptionalError(location, "reduction dimension ", dim,
+      return emitOptionalError(location, "'kiln.", opName, "' op ", "reduction dimension ", dim,
                                " is out of range for operand of rank ",
                                type.getRank());
     if (reduced[dim])
-      return emitOptionalError(location, "reduction dimension ", dim,
+      return emitOptionalError(location, "'kiln.", opName, "' op ", "reduction dimension ", dim,
                                " is listed twice");
     reduced[dim] = true;
   }
@@ -260,17 +260,18 @@ static LogicalResult inferReducedType(std::optional<Location> location,
   return success();
 }
 
-#define KILN_REDUCE_INFER(OP)                                                  \
+#define KILN_REDUCE_INFER(OP, NAME)                                                \
   LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
                                      std::optional<Location> location,         \
                                      Adaptor adaptor,                          \
                                      SmallVectorImpl<Type> &inferred) {        \
-    return inferReducedType(location, adaptor.getOperand(), adaptor.getDims(), \
+    return inferReducedType(location, NAME, adaptor.getOperand(),              \
+                            adaptor.getDims(),                                 \
                             inferred);                                         \
   }
-KILN_REDUCE_INFER(ReduceSumOp)
-KILN_REDUCE_INFER(ReduceMaxOp)
-KILN_REDUCE_INFER(ReduceMeanOp)
+KILN_REDUCE_INFER(ReduceSumOp, "reduce_sum")
+KILN_REDUCE_INFER(ReduceMaxOp, "reduce_max")
+KILN_REDUCE_INFER(ReduceMeanOp, "reduce_mean")
 #undef KILN_REDUCE_INFER
 
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
@@ -280,7 +281,7 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   RankedTensorType lhs = tensorOf(adaptor.getLhs());
   RankedTensorType rhs = tensorOf(adaptor.getRhs());
   if (lhs.getElementType() != rhs.getElementType())
-    return emitOptionalError(location, "lhs element type ",
+    return emitOptionalError(location, "'kiln.matmul' op ", "lhs element type ",
                              lhs.getElementType(), " differs from rhs's ",
                              rhs.getElementType());
   if (lhs.getRank() != rhs.getRank() || lhs.getRank() < 2 || lhs.getRank() > 3)
@@ -291,7 +292,7 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                              shapeString(rhs.getShape()));
   int64_t r = lhs.getRank();
   if (lhs.getDimSize(r - 1) != rhs.getDimSize(r - 2))
-    return emitOptionalError(location, "contracting dimensions differ: lhs ",
+    return emitOptionalError(location, "'kiln.matmul' op ", "contracting dimensions differ: lhs ",
                              shapeString(lhs.getShape()), " has K = ",
                              lhs.getDimSize(r - 1), " but rhs ",
                              shapeString(rhs.getShape()), " has K = ",
@@ -299,7 +300,7 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> shape;
   if (r == 3) {
     if (lhs.getDimSize(0) != rhs.getDimSize(0))
-      return emitOptionalError(location, "batch sizes differ: lhs has ",
+      return emitOptionalError(location, "'kiln.matmul' op ", "batch sizes differ: lhs has ",
                                lhs.getDimSize(0), ", rhs has ",
                                rhs.getDimSize(0));
     shape.push_back(lhs.getDimSize(0));
@@ -378,6 +379,13 @@ LogicalResult WhileOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
   return success();
 }
 
+LogicalResult WhileOp::verify() {
+  // A loop without carried values computes nothing (kiln ops are pure).
+  if (getInits().empty())
+    return emitOpError("needs at least one loop-carried value");
+  return success();
+}
+
 LogicalResult WhileOp::verifyRegions() {
   TypeRange inits = getInits().getTypes();
   Type predicate = RankedTensorType::get({}, IntegerType::get(getContext(), 1));
@@ -394,6 +402,8 @@ LogicalResult ForOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
 }
 
 LogicalResult ForOp::verify() {
+  if (getInits().empty())
+    return emitOpError("needs at least one loop-carried value");
   if (static_cast<int64_t>(getTripCount()) < 0)
     return emitOpError("trip_count must be >= 0, got ")
            << static_cast<int64_t>(getTripCount());
@@ -401,6 +411,7 @@ LogicalResult ForOp::verify() {
 }
 
 LogicalResult ForOp::verifyRegions() {
+  // The first block argument is the iteration index.
   SmallVector<Type> args{
       RankedTensorType::get({}, IntegerType::get(getContext(), 64))};
   llvm::append_range(args, getInits().getTypes());

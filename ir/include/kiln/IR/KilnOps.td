@@ -126,7 +126,7 @@ def Kiln_CompareOp : Kiln_Op<"compare",
 }
 
 def Kiln_SelectOp : Kiln_Op<"select",
-    [Pure, Elementwise, AllTypesMatch<["on_true", "on_false", "result"]>,
+    [Pure, AllTypesMatch<["on_true", "on_false", "result"]>,
      DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Elementwise pred ? on_true : on_false";
   let description = [{
@@ -143,7 +143,7 @@ def Kiln_SelectOp : Kiln_Op<"select",
   let hasFolder = 1;
 }
 
-def Kiln_CastOp : Kiln_Op<"cast", [Pure, Elementwise]> {
+def Kiln_CastOp : Kiln_Op<"cast", [Pure]> {
   let summary = "Elementwise dtype conversion";
   let description = [{
     Float to integer truncates toward zero; to i1 means `x != 0`; from i1
@@ -315,6 +315,7 @@ def Kiln_WhileOp : Kiln_Op<"while", [IsolatedFromAbove, RecursiveMemoryEffects,
     `(` $inits `)` `:` `(` type($inits) `)` `cond` $cond_region `do` $body_region
     attr-dict
   }];
+  let hasVerifier = 1;
   let hasRegionVerifier = 1;
 }
 

@@ -1,0 +1,968 @@
+// Folds and canonicalizations of the kiln ops, and the rewrites that must not
+// happen (float identities that are wrong for NaN, inf or -0.0; integer
+// results the runtime leaves undefined; constants too big to fold).
+// RUN: kiln-opt %s --split-input-file --canonicalize | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --canonicalize --cse | FileCheck %s --check-prefix=CSE
+
+// Constants fold to their value, so the canonicalizer shares equal constants
+// and keeps constants of the same type with different values apart.
+// CHECK-LABEL: func.func @constants_distinct
+// CHECK-DAG: %[[ONE:.+]] = kiln.constant dense<1> : tensor<2xi32>
+// CHECK-DAG: %[[TWO:.+]] = kiln.constant dense<[2, 3]> : tensor<2xi32>
+// CHECK: return %[[ONE]], %[[TWO]], %[[ONE]]
+func.func @constants_distinct() -> (tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) {
+  %0 = kiln.constant dense<1> : tensor<2xi32>
+  %1 = kiln.constant dense<[2, 3]> : tensor<2xi32>
+  %2 = kiln.constant dense<1> : tensor<2xi32>
+  return %0, %1, %2 : tensor<2xi32>, tensor<2xi32>, tensor<2xi32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Constant folding of elementwise ops
+//===----------------------------------------------------------------------===//
+
+// Float arithmetic is rounded as f32 code rounds it (0.1 + 0.2 is the f32
+// 0.3, 0.1 * 0.2 is 0.0200000014) and IEEE division by zero gives inf.
+// CHECK-LABEL: func.func @fold_binary_f32
+// CHECK-DAG: %[[ADD:.+]] = kiln.constant dense<[1.500000e+00, 2.000000e+00, 3.000000e-01, 3.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[SUB:.+]] = kiln.constant dense<[5.000000e-01, -6.000000e+00, -1.000000e-01, 3.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[MUL:.+]] = kiln.constant dense<[5.000000e-01, -8.000000e+00, 0.0200000014, 0.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[DIV:.+]] = kiln.constant dense<[2.000000e+00, -5.000000e-01, 5.000000e-01, 0x7F800000]> : tensor<4xf32>
+// CHECK-DAG: %[[MAX:.+]] = kiln.constant dense<[1.000000e+00, 4.000000e+00, 2.000000e-01, 3.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[MIN:.+]] = kiln.constant dense<[5.000000e-01, -2.000000e+00, 1.000000e-01, 0.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[POW:.+]] = kiln.constant dense<[1.000000e+00, 1.600000e+01, 0.630957365, 1.000000e+00]> : tensor<4xf32>
+// CHECK-NOT: kiln.add
+// CHECK-NOT: kiln.pow
+// CHECK: return %[[ADD]], %[[SUB]], %[[MUL]], %[[DIV]], %[[MAX]], %[[MIN]], %[[POW]]
+func.func @fold_binary_f32() -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = kiln.constant dense<[1.0, -2.0, 0.1, 3.0]> : tensor<4xf32>
+  %b = kiln.constant dense<[0.5, 4.0, 0.2, 0.0]> : tensor<4xf32>
+  %0 = kiln.add %a, %b : tensor<4xf32>
+  %1 = kiln.sub %a, %b : tensor<4xf32>
+  %2 = kiln.mul %a, %b : tensor<4xf32>
+  %3 = kiln.div %a, %b : tensor<4xf32>
+  %4 = kiln.max %a, %b : tensor<4xf32>
+  %5 = kiln.min %a, %b : tensor<4xf32>
+  %6 = kiln.pow %a, %b : tensor<4xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// kiln.max/min propagate NaN and order -0.0 below +0.0.
+// CHECK-LABEL: func.func @fold_max_min_nan_and_signed_zero
+// CHECK-DAG: %[[MAX:.+]] = kiln.constant dense<[0x7FC00000, 0.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[MIN:.+]] = kiln.constant dense<[0x7FC00000, -0.000000e+00]> : tensor<2xf32>
+// CHECK: return %[[MAX]], %[[MIN]]
+func.func @fold_max_min_nan_and_signed_zero() -> (tensor<2xf32>, tensor<2xf32>) {
+  %a = kiln.constant dense<[0x7FC00000, -0.0]> : tensor<2xf32>
+  %b = kiln.constant dense<[1.0, 0.0]> : tensor<2xf32>
+  %0 = kiln.max %a, %b : tensor<2xf32>
+  %1 = kiln.min %a, %b : tensor<2xf32>
+  return %0, %1 : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Integer arithmetic wraps; division rounds toward zero; max/min are signed.
+// CHECK-LABEL: func.func @fold_binary_i32
+// CHECK-DAG: %[[ADD:.+]] = kiln.constant dense<[2147483646, 4, -10]> : tensor<3xi32>
+// CHECK-DAG: %[[SUB:.+]] = kiln.constant dense<[-2147483648, 10, -4]> : tensor<3xi32>
+// CHECK-DAG: %[[MUL:.+]] = kiln.constant dense<[-2147483647, -21, 21]> : tensor<3xi32>
+// CHECK-DAG: %[[DIV:.+]] = kiln.constant dense<[-2147483647, -2, 2]> : tensor<3xi32>
+// CHECK-DAG: %[[MAX:.+]] = kiln.constant dense<[2147483647, 7, -3]> : tensor<3xi32>
+// CHECK-DAG: %[[MIN:.+]] = kiln.constant dense<[-1, -3, -7]> : tensor<3xi32>
+// CHECK: return %[[ADD]], %[[SUB]], %[[MUL]], %[[DIV]], %[[MAX]], %[[MIN]]
+func.func @fold_binary_i32() -> (tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) {
+  %a = kiln.constant dense<[2147483647, 7, -7]> : tensor<3xi32>
+  %b = kiln.constant dense<[-1, -3, -3]> : tensor<3xi32>
+  %0 = kiln.add %a, %b : tensor<3xi32>
+  %1 = kiln.sub %a, %b : tensor<3xi32>
+  %2 = kiln.mul %a, %b : tensor<3xi32>
+  %3 = kiln.div %a, %b : tensor<3xi32>
+  %4 = kiln.max %a, %b : tensor<3xi32>
+  %5 = kiln.min %a, %b : tensor<3xi32>
+  return %0, %1, %2, %3, %4, %5 : tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>
+}
+
+// -----
+
+// Splat operands fold to a splat, whatever the size.
+// CHECK-LABEL: func.func @fold_splat_stays_splat
+// CHECK: %[[C:.+]] = kiln.constant dense<5.000000e+00> : tensor<64x1024xf32>
+// CHECK-NOT: kiln.add
+// CHECK: return %[[C]]
+func.func @fold_splat_stays_splat() -> tensor<64x1024xf32> {
+  %a = kiln.constant dense<2.0> : tensor<64x1024xf32>
+  %b = kiln.constant dense<3.0> : tensor<64x1024xf32>
+  %0 = kiln.add %a, %b : tensor<64x1024xf32>
+  return %0 : tensor<64x1024xf32>
+}
+
+// -----
+
+// Rank-0 and i64 operands.
+// CHECK-LABEL: func.func @fold_rank0_i64
+// CHECK: %[[C:.+]] = kiln.constant dense<-9223372036854775808> : tensor<i64>
+// CHECK: return %[[C]]
+func.func @fold_rank0_i64() -> tensor<i64> {
+  %a = kiln.constant dense<9223372036854775807> : tensor<i64>
+  %b = kiln.constant dense<1> : tensor<i64>
+  %0 = kiln.add %a, %b : tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+// Integer division by zero and INT_MIN / -1 have no defined result: the ops
+// stay, even when the other elements could fold.
+// CHECK-LABEL: func.func @no_fold_int_div_undefined
+// CHECK-SAME: (%[[X:.+]]: tensor<2xi32>)
+// CHECK-DAG: %[[NUM:.+]] = kiln.constant dense<[6, 1]> : tensor<2xi32>
+// CHECK-DAG: %[[DEN:.+]] = kiln.constant dense<[3, 0]> : tensor<2xi32>
+// CHECK-DAG: %[[ZERO:.+]] = kiln.constant dense<0> : tensor<2xi32>
+// CHECK-DAG: %[[MIN:.+]] = kiln.constant dense<-2147483648> : tensor<2xi32>
+// CHECK-DAG: %[[NEG1:.+]] = kiln.constant dense<-1> : tensor<2xi32>
+// CHECK: %[[D0:.+]] = kiln.div %[[NUM]], %[[DEN]] : tensor<2xi32>
+// CHECK: %[[D1:.+]] = kiln.div %[[X]], %[[ZERO]] : tensor<2xi32>
+// CHECK: %[[D2:.+]] = kiln.div %[[MIN]], %[[NEG1]] : tensor<2xi32>
+// CHECK: return %[[D0]], %[[D1]], %[[D2]]
+func.func @no_fold_int_div_undefined(%x: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) {
+  %num = kiln.constant dense<[6, 1]> : tensor<2xi32>
+  %den = kiln.constant dense<[3, 0]> : tensor<2xi32>
+  %zero = kiln.constant dense<0> : tensor<2xi32>
+  %min = kiln.constant dense<-2147483648> : tensor<2xi32>
+  %neg1 = kiln.constant dense<-1> : tensor<2xi32>
+  %0 = kiln.div %num, %den : tensor<2xi32>
+  %1 = kiln.div %x, %zero : tensor<2xi32>
+  %2 = kiln.div %min, %neg1 : tensor<2xi32>
+  return %0, %1, %2 : tensor<2xi32>, tensor<2xi32>, tensor<2xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fold_unary_int
+// CHECK-DAG: %[[NEG:.+]] = kiln.constant dense<[-2147483648, 3, -5, 0]> : tensor<4xi32>
+// CHECK-DAG: %[[ABS:.+]] = kiln.constant dense<[-2147483648, 3, 5, 0]> : tensor<4xi32>
+// CHECK-DAG: %[[RELU:.+]] = kiln.constant dense<[0, 0, 5, 0]> : tensor<4xi32>
+// CHECK: return %[[NEG]], %[[ABS]], %[[RELU]]
+func.func @fold_unary_int() -> (tensor<4xi32>, tensor<4xi32>, tensor<4xi32>) {
+  %a = kiln.constant dense<[-2147483648, -3, 5, 0]> : tensor<4xi32>
+  %0 = kiln.neg %a : tensor<4xi32>
+  %1 = kiln.abs %a : tensor<4xi32>
+  %2 = kiln.relu %a : tensor<4xi32>
+  return %0, %1, %2 : tensor<4xi32>, tensor<4xi32>, tensor<4xi32>
+}
+
+// -----
+
+// neg flips the sign bit, of NaN too; relu is max(x, 0) with kiln.max's NaN
+// propagation, so relu(-0.0) is +0.0 and relu(NaN) is NaN.
+// CHECK-LABEL: func.func @fold_unary_f64
+// CHECK-DAG: %[[NEG:.+]] = kiln.constant dense<[2.500000e+00, -0.000000e+00, 0xFFF8000000000000]> : tensor<3xf64>
+// CHECK-DAG: %[[ABS:.+]] = kiln.constant dense<[2.500000e+00, 0.000000e+00, 0x7FF8000000000000]> : tensor<3xf64>
+// CHECK-DAG: %[[RELU:.+]] = kiln.constant dense<[0.000000e+00, 0.000000e+00, 0x7FF8000000000000]> : tensor<3xf64>
+// CHECK: return %[[NEG]], %[[ABS]], %[[RELU]]
+func.func @fold_unary_f64() -> (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) {
+  %a = kiln.constant dense<[-2.5, 0.0, 0x7FF8000000000000]> : tensor<3xf64>
+  %0 = kiln.neg %a : tensor<3xf64>
+  %1 = kiln.abs %a : tensor<3xf64>
+  %b = kiln.constant dense<[-2.5, -0.0, 0x7FF8000000000000]> : tensor<3xf64>
+  %2 = kiln.relu %b : tensor<3xf64>
+  return %0, %1, %2 : tensor<3xf64>, tensor<3xf64>, tensor<3xf64>
+}
+
+// -----
+
+// Transcendental functions, evaluated in double and rounded to f32: exact
+// cases first, then f32 roundings of e, log 2, sqrt 2, ...
+// CHECK-LABEL: func.func @fold_transcendental_f32
+// CHECK-DAG: %[[EXP:.+]] = kiln.constant dense<[1.000000e+00, 2.71828175]> : tensor<2xf32>
+// CHECK-DAG: %[[LOG:.+]] = kiln.constant dense<[0.000000e+00, 0.693147182]> : tensor<2xf32>
+// CHECK-DAG: %[[SQRT:.+]] = kiln.constant dense<[2.000000e+00, 1.41421354]> : tensor<2xf32>
+// CHECK-DAG: %[[RSQRT:.+]] = kiln.constant dense<[5.000000e-01, 0.707106769]> : tensor<2xf32>
+// CHECK-DAG: %[[TANH:.+]] = kiln.constant dense<[0.000000e+00, 0.761594176]> : tensor<2xf32>
+// CHECK-DAG: %[[SIGMOID:.+]] = kiln.constant dense<[5.000000e-01, 0.731058597]> : tensor<2xf32>
+// CHECK-DAG: %[[SIN:.+]] = kiln.constant dense<[0.000000e+00, 0.841470957]> : tensor<2xf32>
+// CHECK-DAG: %[[COS:.+]] = kiln.constant dense<[1.000000e+00, 0.540302277]> : tensor<2xf32>
+// CHECK-NOT: kiln.exp
+// CHECK: return %[[EXP]], %[[LOG]], %[[SQRT]], %[[RSQRT]], %[[TANH]], %[[SIGMOID]], %[[SIN]], %[[COS]]
+func.func @fold_transcendental_f32() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %zero_one = kiln.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %one_two = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %four_two = kiln.constant dense<[4.0, 2.0]> : tensor<2xf32>
+  %0 = kiln.exp %zero_one : tensor<2xf32>
+  %1 = kiln.log %one_two : tensor<2xf32>
+  %2 = kiln.sqrt %four_two : tensor<2xf32>
+  %3 = kiln.rsqrt %four_two : tensor<2xf32>
+  %4 = kiln.tanh %zero_one : tensor<2xf32>
+  %5 = kiln.sigmoid %zero_one : tensor<2xf32>
+  %6 = kiln.sin %zero_one : tensor<2xf32>
+  %7 = kiln.cos %zero_one : tensor<2xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Results are rounded to the element type: e^2 is 7.390625 in f16 but 7.375
+// in bf16, and keeps full precision in f64.
+// CHECK-LABEL: func.func @fold_transcendental_rounding
+// CHECK-DAG: %[[F16:.+]] = kiln.constant dense<7.390630e+00> : tensor<2xf16>
+// CHECK-DAG: %[[BF16:.+]] = kiln.constant dense<7.375000e+00> : tensor<2xbf16>
+// CHECK-DAG: %[[F64:.+]] = kiln.constant dense<7.3890560989306504> : tensor<f64>
+// CHECK: return %[[F16]], %[[BF16]], %[[F64]]
+func.func @fold_transcendental_rounding() -> (tensor<2xf16>, tensor<2xbf16>, tensor<f64>) {
+  %h = kiln.constant dense<2.0> : tensor<2xf16>
+  %b = kiln.constant dense<2.0> : tensor<2xbf16>
+  %d = kiln.constant dense<2.0> : tensor<f64>
+  %0 = kiln.exp %h : tensor<2xf16>
+  %1 = kiln.exp %b : tensor<2xbf16>
+  %2 = kiln.exp %d : tensor<f64>
+  return %0, %1, %2 : tensor<2xf16>, tensor<2xbf16>, tensor<f64>
+}
+
+// -----
+
+// Comparisons of floats follow C: NaN compares false except with ne, and
+// -0.0 == +0.0. (eq and ge give equal constants, which the folder shares.)
+// CHECK-LABEL: func.func @fold_compare_f32
+// CHECK-DAG: %[[EQ:.+]] = kiln.constant dense<[false, false, true]> : tensor<3xi1>
+// CHECK-DAG: %[[NE:.+]] = kiln.constant dense<[true, true, false]> : tensor<3xi1>
+// CHECK-DAG: %[[LT:.+]] = kiln.constant dense<[true, false, false]> : tensor<3xi1>
+// CHECK-DAG: %[[LE:.+]] = kiln.constant dense<[true, false, true]> : tensor<3xi1>
+// CHECK-DAG: %[[GT:.+]] = kiln.constant dense<false> : tensor<3xi1>
+// CHECK: return %[[EQ]], %[[NE]], %[[LT]], %[[LE]], %[[GT]], %[[EQ]]
+func.func @fold_compare_f32() -> (tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>) {
+  %a = kiln.constant dense<[1.0, 0x7FC00000, -0.0]> : tensor<3xf32>
+  %b = kiln.constant dense<[2.0, 1.0, 0.0]> : tensor<3xf32>
+  %0 = kiln.compare eq, %a, %b : tensor<3xf32>
+  %1 = kiln.compare ne, %a, %b : tensor<3xf32>
+  %2 = kiln.compare lt, %a, %b : tensor<3xf32>
+  %3 = kiln.compare le, %a, %b : tensor<3xf32>
+  %4 = kiln.compare gt, %a, %b : tensor<3xf32>
+  %5 = kiln.compare ge, %a, %b : tensor<3xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>
+}
+
+// -----
+
+// Integer comparisons are signed. On i1 only eq and ne fold: whether true
+// orders above false is the lowering's choice.
+// CHECK-LABEL: func.func @fold_compare_int
+// CHECK-DAG: %[[LT:.+]] = kiln.constant dense<[true, false, false]> : tensor<3xi1>
+// CHECK-DAG: %[[EQ:.+]] = kiln.constant dense<[false, true]> : tensor<2xi1>
+// CHECK-DAG: %[[P:.+]] = kiln.constant dense<[true, false]> : tensor<2xi1>
+// CHECK-DAG: %[[Q:.+]] = kiln.constant dense<false> : tensor<2xi1>
+// CHECK: %[[BLT:.+]] = kiln.compare lt, %[[P]], %[[Q]] : tensor<2xi1>
+// CHECK: return %[[LT]], %[[EQ]], %[[BLT]]
+func.func @fold_compare_int() -> (tensor<3xi1>, tensor<2xi1>, tensor<2xi1>) {
+  %a = kiln.constant dense<[-1, 5, 2]> : tensor<3xi64>
+  %b = kiln.constant dense<[1, 5, -3]> : tensor<3xi64>
+  %0 = kiln.compare lt, %a, %b : tensor<3xi64>
+  %p = kiln.constant dense<[true, false]> : tensor<2xi1>
+  %q = kiln.constant dense<false> : tensor<2xi1>
+  %1 = kiln.compare eq, %p, %q : tensor<2xi1>
+  %2 = kiln.compare lt, %p, %q : tensor<2xi1>
+  return %0, %1, %2 : tensor<3xi1>, tensor<2xi1>, tensor<2xi1>
+}
+
+// -----
+
+// x cmp x is known for integers but not for floats (x may be NaN).
+// CHECK-LABEL: func.func @compare_same_operand
+// CHECK-SAME: (%[[I:.+]]: tensor<4xi32>, %[[F:.+]]: tensor<4xf32>)
+// CHECK-DAG: %[[TRUE:.+]] = kiln.constant dense<true> : tensor<4xi1>
+// CHECK-DAG: %[[FALSE:.+]] = kiln.constant dense<false> : tensor<4xi1>
+// CHECK: %[[FEQ:.+]] = kiln.compare eq, %[[F]], %[[F]] : tensor<4xf32>
+// CHECK: return %[[TRUE]], %[[FALSE]], %[[FEQ]]
+func.func @compare_same_operand(%i: tensor<4xi32>, %f: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+  %0 = kiln.compare le, %i, %i : tensor<4xi32>
+  %1 = kiln.compare ne, %i, %i : tensor<4xi32>
+  %2 = kiln.compare eq, %f, %f : tensor<4xf32>
+  return %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fold_select_constants
+// CHECK: %[[C:.+]] = kiln.constant dense<[1.000000e+00, 2.000000e+01, 3.000000e+00]> : tensor<3xf32>
+// CHECK-NOT: kiln.select
+// CHECK: return %[[C]]
+func.func @fold_select_constants() -> tensor<3xf32> {
+  %p = kiln.constant dense<[true, false, true]> : tensor<3xi1>
+  %a = kiln.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %b = kiln.constant dense<[10.0, 20.0, 30.0]> : tensor<3xf32>
+  %0 = kiln.select %p, %a, %b : tensor<3xi1>, tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// A splat predicate picks a whole operand, even when the values are not
+// constants; so does a select whose two values are the same.
+// CHECK-LABEL: func.func @select_splat_predicate
+// CHECK-SAME: (%[[A:.+]]: tensor<3xf32>, %[[B:.+]]: tensor<3xf32>, %[[P:.+]]: tensor<3xi1>, %[[C:.+]]: tensor<i64>, %[[D:.+]]: tensor<i64>)
+// CHECK-NOT: kiln.select
+// CHECK: return %[[A]], %[[B]], %[[A]], %[[D]]
+func.func @select_splat_predicate(%a: tensor<3xf32>, %b: tensor<3xf32>, %p: tensor<3xi1>, %c: tensor<i64>, %d: tensor<i64>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<i64>) {
+  %t = kiln.constant dense<true> : tensor<3xi1>
+  %f = kiln.constant dense<false> : tensor<3xi1>
+  %0 = kiln.select %t, %a, %b : tensor<3xi1>, tensor<3xf32>
+  %1 = kiln.select %f, %a, %b : tensor<3xi1>, tensor<3xf32>
+  %2 = kiln.select %p, %a, %a : tensor<3xi1>, tensor<3xf32>
+  %f0 = kiln.constant dense<false> : tensor<i1>
+  %3 = kiln.select %f0, %c, %d : tensor<i1>, tensor<i64>
+  return %0, %1, %2, %3 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<i64>
+}
+
+// -----
+
+// A non-constant predicate keeps the select.
+// CHECK-LABEL: func.func @no_fold_select
+// CHECK-SAME: (%[[P:.+]]: tensor<3xi1>, %[[A:.+]]: tensor<3xf32>, %[[B:.+]]: tensor<3xf32>)
+// CHECK: %[[S:.+]] = kiln.select %[[P]], %[[A]], %[[B]] : tensor<3xi1>, tensor<3xf32>
+// CHECK: return %[[S]]
+func.func @no_fold_select(%p: tensor<3xi1>, %a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = kiln.select %p, %a, %b : tensor<3xi1>, tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Float to integer truncates toward zero; to i1 means x != 0 (true for NaN);
+// from i1 gives 0 or 1; i64 to i32 wraps; f64 to f32 rounds to nearest.
+// CHECK-LABEL: func.func @fold_cast
+// CHECK-DAG: %[[TOI:.+]] = kiln.constant dense<[1, -2, 0]> : tensor<3xi32>
+// CHECK-DAG: %[[TOB:.+]] = kiln.constant dense<[true, true, false]> : tensor<3xi1>
+// CHECK-DAG: %[[NANB:.+]] = kiln.constant dense<true> : tensor<i1>
+// CHECK-DAG: %[[FROMB:.+]] = kiln.constant dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[FROMBI:.+]] = kiln.constant dense<[1, 0]> : tensor<2xi64>
+// CHECK-DAG: %[[TRUNC:.+]] = kiln.constant dense<[-1, 5]> : tensor<2xi32>
+// CHECK-DAG: %[[WIDEN:.+]] = kiln.constant dense<[-1, 5]> : tensor<2xi64>
+// CHECK-DAG: %[[TOF:.+]] = kiln.constant dense<[-1.000000e+00, 5.000000e+00]> : tensor<2xf16>
+// CHECK-DAG: %[[NARROW:.+]] = kiln.constant dense<[1.000000e-01, 0x7F800000]> : tensor<2xf32>
+// CHECK-DAG: %[[BF:.+]] = kiln.constant dense<1.000980e-01> : tensor<bf16>
+// CHECK-NOT: kiln.cast
+// CHECK: return %[[TOI]], %[[TOB]], %[[NANB]], %[[FROMB]], %[[FROMBI]], %[[TRUNC]], %[[WIDEN]], %[[TOF]], %[[NARROW]], %[[BF]]
+func.func @fold_cast() -> (tensor<3xi32>, tensor<3xi1>, tensor<i1>, tensor<2xf32>, tensor<2xi64>, tensor<2xi32>, tensor<2xi64>, tensor<2xf16>, tensor<2xf32>, tensor<bf16>) {
+  %f = kiln.constant dense<[1.9, -2.7, -0.0]> : tensor<3xf32>
+  %0 = kiln.cast %f : tensor<3xf32> to tensor<3xi32>
+  %1 = kiln.cast %f : tensor<3xf32> to tensor<3xi1>
+  %nan = kiln.constant dense<0x7FC00000> : tensor<f32>
+  %2 = kiln.cast %nan : tensor<f32> to tensor<i1>
+  %b = kiln.constant dense<[true, false]> : tensor<2xi1>
+  %3 = kiln.cast %b : tensor<2xi1> to tensor<2xf32>
+  %4 = kiln.cast %b : tensor<2xi1> to tensor<2xi64>
+  %big = kiln.constant dense<[4294967295, 5]> : tensor<2xi64>
+  %5 = kiln.cast %big : tensor<2xi64> to tensor<2xi32>
+  %6 = kiln.cast %5 : tensor<2xi32> to tensor<2xi64>
+  %7 = kiln.cast %5 : tensor<2xi32> to tensor<2xf16>
+  %d = kiln.constant dense<[0.1, 1.0e300]> : tensor<2xf64>
+  %8 = kiln.cast %d : tensor<2xf64> to tensor<2xf32>
+  %s = kiln.constant dense<0.1> : tensor<f32>
+  %9 = kiln.cast %s : tensor<f32> to tensor<bf16>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<3xi32>, tensor<3xi1>, tensor<i1>, tensor<2xf32>, tensor<2xi64>, tensor<2xi32>, tensor<2xi64>, tensor<2xf16>, tensor<2xf32>, tensor<bf16>
+}
+
+// -----
+
+// NaN and out-of-range floats have no integer value: the casts stay.
+// CHECK-LABEL: func.func @no_fold_cast_out_of_range
+// CHECK-DAG: %[[NAN:.+]] = kiln.constant dense<0x7FC00000> : tensor<f32>
+// CHECK-DAG: %[[BIG:.+]] = kiln.constant dense<[1.000000e+00, 3.000000e+09]> : tensor<2xf32>
+// CHECK: %[[C0:.+]] = kiln.cast %[[NAN]] : tensor<f32> to tensor<i32>
+// CHECK: %[[C1:.+]] = kiln.cast %[[BIG]] : tensor<2xf32> to tensor<2xi32>
+// CHECK: return %[[C0]], %[[C1]]
+func.func @no_fold_cast_out_of_range() -> (tensor<i32>, tensor<2xi32>) {
+  %nan = kiln.constant dense<0x7FC00000> : tensor<f32>
+  %0 = kiln.cast %nan : tensor<f32> to tensor<i32>
+  %big = kiln.constant dense<[1.0, 3.0e9]> : tensor<2xf32>
+  %1 = kiln.cast %big : tensor<2xf32> to tensor<2xi32>
+  return %0, %1 : tensor<i32>, tensor<2xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @cast_same_type
+// CHECK-SAME: (%[[X:.+]]: tensor<4xbf16>)
+// CHECK-NOT: kiln.cast
+// CHECK: return %[[X]]
+func.func @cast_same_type(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  %0 = kiln.cast %x : tensor<4xbf16> to tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Folding is limited to small results
+//===----------------------------------------------------------------------===//
+
+// A non-splat result with more than 1024 elements is not folded.
+// CHECK-LABEL: func.func @no_fold_large_result
+// CHECK: %[[P:.+]] = kiln.constant dense<"0x{{.+}}"> : tensor<1040xi1>
+// CHECK: %[[C:.+]] = kiln.cast %[[P]] : tensor<1040xi1> to tensor<1040xi32>
+// CHECK: return %[[C]]
+func.func @no_fold_large_result() -> tensor<1040xi32> {
+  %p = kiln.constant dense<"0x55555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555"> : tensor<1040xi1>
+  %0 = kiln.cast %p : tensor<1040xi1> to tensor<1040xi32>
+  return %0 : tensor<1040xi32>
+}
+
+// -----
+
+// A 1024-element non-splat result still folds (to 1, 0, 1, 0, ...).
+// CHECK-LABEL: func.func @fold_at_size_limit
+// CHECK: %[[C:.+]] = kiln.constant dense<"0x{{(0100000000000000)+}}"> : tensor<1024xi32>
+// CHECK-NOT: kiln.cast
+// CHECK: return %[[C]]
+func.func @fold_at_size_limit() -> tensor<1024xi32> {
+  %p = kiln.constant dense<"0x5555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555555"> : tensor<1024xi1>
+  %0 = kiln.cast %p : tensor<1024xi1> to tensor<1024xi32>
+  return %0 : tensor<1024xi32>
+}
+
+// -----
+
+// Broadcasting a small non-splat constant to 2x600 elements is not folded;
+// broadcasting a splat is, at any size.
+// CHECK-LABEL: func.func @broadcast_constant_limit
+// CHECK-DAG: %[[ROW:.+]] = kiln.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[SPLAT:.+]] = kiln.constant dense<7.000000e+00> : tensor<600x2xf32>
+// CHECK: %[[B:.+]] = kiln.broadcast_in_dim %[[ROW]], dims = [1] : (tensor<2xf32>) -> tensor<600x2xf32>
+// CHECK: return %[[B]], %[[SPLAT]]
+func.func @broadcast_constant_limit() -> (tensor<600x2xf32>, tensor<600x2xf32>) {
+  %row = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = kiln.broadcast_in_dim %row, dims = [1] : (tensor<2xf32>) -> tensor<600x2xf32>
+  %s = kiln.constant dense<7.0> : tensor<2xf32>
+  %1 = kiln.broadcast_in_dim %s, dims = [1] : (tensor<2xf32>) -> tensor<600x2xf32>
+  return %0, %1 : tensor<600x2xf32>, tensor<600x2xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Algebraic identities
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @add_zero_int
+// CHECK-SAME: (%[[X:.+]]: tensor<4xi32>)
+// CHECK-NOT: kiln.add
+// CHECK: return %[[X]], %[[X]]
+func.func @add_zero_int(%x: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>) {
+  %zero = kiln.constant dense<0> : tensor<4xi32>
+  %0 = kiln.add %x, %zero : tensor<4xi32>
+  %1 = kiln.add %zero, %x : tensor<4xi32>
+  return %0, %1 : tensor<4xi32>, tensor<4xi32>
+}
+
+// -----
+
+// x + -0.0 is x for every float x; x + +0.0 is not (-0.0 + +0.0 is +0.0), so
+// it stays.
+// CHECK-LABEL: func.func @add_zero_float
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK: %[[PZ:.+]] = kiln.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK: %[[ADD:.+]] = kiln.add %[[X]], %[[PZ]] : tensor<4xf32>
+// CHECK: return %[[X]], %[[X]], %[[ADD]]
+func.func @add_zero_float(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %nz = kiln.constant dense<-0.0> : tensor<4xf32>
+  %pz = kiln.constant dense<0.0> : tensor<4xf32>
+  %0 = kiln.add %x, %nz : tensor<4xf32>
+  %1 = kiln.add %nz, %x : tensor<4xf32>
+  %2 = kiln.add %x, %pz : tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// x - 0 is x (for floats with +0.0, exact for -0.0 too). x - x is 0 for
+// integers only: inf - inf is NaN.
+// CHECK-LABEL: func.func @sub_identities
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf16>, %[[I:.+]]: tensor<4xi64>)
+// CHECK-DAG: %[[ZERO:.+]] = kiln.constant dense<0> : tensor<4xi64>
+// CHECK-DAG: %[[FSUB:.+]] = kiln.sub %[[X]], %[[X]] : tensor<4xf16>
+// CHECK: return %[[X]], %[[I]], %[[ZERO]], %[[FSUB]]
+func.func @sub_identities(%x: tensor<4xf16>, %i: tensor<4xi64>) -> (tensor<4xf16>, tensor<4xi64>, tensor<4xi64>, tensor<4xf16>) {
+  %fz = kiln.constant dense<0.0> : tensor<4xf16>
+  %iz = kiln.constant dense<0> : tensor<4xi64>
+  %0 = kiln.sub %x, %fz : tensor<4xf16>
+  %1 = kiln.sub %i, %iz : tensor<4xi64>
+  %2 = kiln.sub %i, %i : tensor<4xi64>
+  %3 = kiln.sub %x, %x : tensor<4xf16>
+  return %0, %1, %2, %3 : tensor<4xf16>, tensor<4xi64>, tensor<4xi64>, tensor<4xf16>
+}
+
+// -----
+
+// 0 - x is not x.
+// CHECK-LABEL: func.func @no_fold_zero_minus_x
+// CHECK-SAME: (%[[X:.+]]: tensor<4xi32>)
+// CHECK: %[[Z:.+]] = kiln.constant dense<0> : tensor<4xi32>
+// CHECK: %[[S:.+]] = kiln.sub %[[Z]], %[[X]] : tensor<4xi32>
+// CHECK: return %[[S]]
+func.func @no_fold_zero_minus_x(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %zero = kiln.constant dense<0> : tensor<4xi32>
+  %0 = kiln.sub %zero, %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mul_one
+// CHECK-SAME: (%[[X:.+]]: tensor<2x2xbf16>, %[[I:.+]]: tensor<3xi32>)
+// CHECK-NOT: kiln.mul
+// CHECK: return %[[X]], %[[X]], %[[I]]
+func.func @mul_one(%x: tensor<2x2xbf16>, %i: tensor<3xi32>) -> (tensor<2x2xbf16>, tensor<2x2xbf16>, tensor<3xi32>) {
+  %one = kiln.constant dense<1.0> : tensor<2x2xbf16>
+  %ione = kiln.constant dense<1> : tensor<3xi32>
+  %0 = kiln.mul %x, %one : tensor<2x2xbf16>
+  %1 = kiln.mul %one, %x : tensor<2x2xbf16>
+  %2 = kiln.mul %ione, %i : tensor<3xi32>
+  return %0, %1, %2 : tensor<2x2xbf16>, tensor<2x2xbf16>, tensor<3xi32>
+}
+
+// -----
+
+// x * 0 is 0 for integers, but not for floats (NaN * 0 and inf * 0 are NaN).
+// CHECK-LABEL: func.func @mul_zero
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[I:.+]]: tensor<4xi32>)
+// CHECK-DAG: %[[IZ:.+]] = kiln.constant dense<0> : tensor<4xi32>
+// CHECK-DAG: %[[FZ:.+]] = kiln.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK: %[[M:.+]] = kiln.mul %[[X]], %[[FZ]] : tensor<4xf32>
+// CHECK: return %[[M]], %[[IZ]], %[[IZ]]
+func.func @mul_zero(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4xi32>) {
+  %fz = kiln.constant dense<0.0> : tensor<4xf32>
+  %iz = kiln.constant dense<0> : tensor<4xi32>
+  %0 = kiln.mul %x, %fz : tensor<4xf32>
+  %1 = kiln.mul %i, %iz : tensor<4xi32>
+  %2 = kiln.mul %iz, %i : tensor<4xi32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xi32>, tensor<4xi32>
+}
+
+// -----
+
+// x / 1 is x; 1 / x is not.
+// CHECK-LABEL: func.func @div_one
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf64>, %[[I:.+]]: tensor<4xi64>)
+// CHECK: %[[ONE:.+]] = kiln.constant dense<1.000000e+00> : tensor<4xf64>
+// CHECK: %[[RECIP:.+]] = kiln.div %[[ONE]], %[[X]] : tensor<4xf64>
+// CHECK: return %[[X]], %[[I]], %[[RECIP]]
+func.func @div_one(%x: tensor<4xf64>, %i: tensor<4xi64>) -> (tensor<4xf64>, tensor<4xi64>, tensor<4xf64>) {
+  %one = kiln.constant dense<1.0> : tensor<4xf64>
+  %ione = kiln.constant dense<1> : tensor<4xi64>
+  %0 = kiln.div %x, %one : tensor<4xf64>
+  %1 = kiln.div %i, %ione : tensor<4xi64>
+  %2 = kiln.div %one, %x : tensor<4xf64>
+  return %0, %1, %2 : tensor<4xf64>, tensor<4xi64>, tensor<4xf64>
+}
+
+// -----
+
+// Identities need a splat of exactly the identity value.
+// CHECK-LABEL: func.func @no_fold_non_identity
+// CHECK-SAME: (%[[X:.+]]: tensor<2xf32>)
+// CHECK-DAG: %[[ALMOST:.+]] = kiln.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[NEAR:.+]] = kiln.constant dense<1.00000012> : tensor<2xf32>
+// CHECK: %[[M0:.+]] = kiln.mul %[[X]], %[[ALMOST]] : tensor<2xf32>
+// CHECK: %[[M1:.+]] = kiln.mul %[[X]], %[[NEAR]] : tensor<2xf32>
+// CHECK: return %[[M0]], %[[M1]]
+func.func @no_fold_non_identity(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %almost = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %near = kiln.constant dense<1.00000012> : tensor<2xf32>
+  %0 = kiln.mul %x, %almost : tensor<2xf32>
+  %1 = kiln.mul %x, %near : tensor<2xf32>
+  return %0, %1 : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @max_min_same_operand
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK-NOT: kiln.max
+// CHECK-NOT: kiln.min
+// CHECK: return %[[X]], %[[X]]
+func.func @max_min_same_operand(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = kiln.max %x, %x : tensor<4xf32>
+  %1 = kiln.min %x, %x : tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pow_one
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK-NOT: kiln.pow
+// CHECK: return %[[X]]
+func.func @pow_one(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %one = kiln.constant dense<1.0> : tensor<4xf32>
+  %0 = kiln.pow %x, %one : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @neg_neg
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[I:.+]]: tensor<4xi32>)
+// CHECK-NOT: kiln.neg
+// CHECK: return %[[X]], %[[I]]
+func.func @neg_neg(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi32>) {
+  %0 = kiln.neg %x : tensor<4xf32>
+  %1 = kiln.neg %0 : tensor<4xf32>
+  %2 = kiln.neg %i : tensor<4xi32>
+  %3 = kiln.neg %2 : tensor<4xi32>
+  return %1, %3 : tensor<4xf32>, tensor<4xi32>
+}
+
+// -----
+
+// Three negations leave one.
+// CHECK-LABEL: func.func @neg_neg_neg
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK: %[[N:.+]] = kiln.neg %[[X]] : tensor<4xf32>
+// CHECK-NOT: kiln.neg
+// CHECK: return %[[N]]
+func.func @neg_neg_neg(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.neg %x : tensor<4xf32>
+  %1 = kiln.neg %0 : tensor<4xf32>
+  %2 = kiln.neg %1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
+// abs and relu are idempotent; abs(neg x) is abs x.
+// CHECK-LABEL: func.func @idempotent
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[I:.+]]: tensor<4xi64>)
+// CHECK: %[[ABS:.+]] = kiln.abs %[[X]] : tensor<4xf32>
+// CHECK: %[[RELU:.+]] = kiln.relu %[[I]] : tensor<4xi64>
+// CHECK: %[[ABSI:.+]] = kiln.abs %[[I]] : tensor<4xi64>
+// CHECK-NOT: kiln.neg
+// CHECK: return %[[ABS]], %[[RELU]], %[[ABSI]]
+func.func @idempotent(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xi64>, tensor<4xi64>) {
+  %0 = kiln.abs %x : tensor<4xf32>
+  %1 = kiln.abs %0 : tensor<4xf32>
+  %2 = kiln.relu %i : tensor<4xi64>
+  %3 = kiln.relu %2 : tensor<4xi64>
+  %4 = kiln.neg %i : tensor<4xi64>
+  %5 = kiln.abs %4 : tensor<4xi64>
+  return %1, %3, %5 : tensor<4xf32>, tensor<4xi64>, tensor<4xi64>
+}
+
+// -----
+
+// relu(neg x) and neg(abs x) are not simplified.
+// CHECK-LABEL: func.func @no_fold_mixed_unary
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK: %[[N:.+]] = kiln.neg %[[X]] : tensor<4xf32>
+// CHECK: %[[R:.+]] = kiln.relu %[[N]] : tensor<4xf32>
+// CHECK: %[[A:.+]] = kiln.abs %[[X]] : tensor<4xf32>
+// CHECK: %[[NA:.+]] = kiln.neg %[[A]] : tensor<4xf32>
+// CHECK: return %[[R]], %[[NA]]
+func.func @no_fold_mixed_unary(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = kiln.neg %x : tensor<4xf32>
+  %1 = kiln.relu %0 : tensor<4xf32>
+  %2 = kiln.abs %x : tensor<4xf32>
+  %3 = kiln.neg %2 : tensor<4xf32>
+  return %1, %3 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @reshape_same_type
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+// CHECK-NOT: kiln.reshape
+// CHECK: return %[[X]]
+func.func @reshape_same_type(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.reshape %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_reshape
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)
+// CHECK: %[[R:.+]] = kiln.reshape %[[X]] : (tensor<2x3x4xf32>) -> tensor<4x6xf32>
+// CHECK-NOT: kiln.reshape
+// CHECK: return %[[R]], %[[X]]
+func.func @reshape_reshape(%x: tensor<2x3x4xf32>) -> (tensor<4x6xf32>, tensor<2x3x4xf32>) {
+  %0 = kiln.reshape %x : (tensor<2x3x4xf32>) -> tensor<24xf32>
+  %1 = kiln.reshape %0 : (tensor<24xf32>) -> tensor<4x6xf32>
+  %2 = kiln.reshape %1 : (tensor<4x6xf32>) -> tensor<2x3x4xf32>
+  return %1, %2 : tensor<4x6xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_constant
+// CHECK-DAG: %[[R:.+]] = kiln.constant dense<{{\[}}[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi32>
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<1.500000e+00> : tensor<1x1xf32>
+// CHECK-NOT: kiln.reshape
+// CHECK: return %[[R]], %[[S]]
+func.func @reshape_constant() -> (tensor<3x2xi32>, tensor<1x1xf32>) {
+  %c = kiln.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %0 = kiln.reshape %c : (tensor<2x3xi32>) -> tensor<3x2xi32>
+  %s = kiln.constant dense<1.5> : tensor<f32>
+  %1 = kiln.reshape %s : (tensor<f32>) -> tensor<1x1xf32>
+  return %0, %1 : tensor<3x2xi32>, tensor<1x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_identity
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+// CHECK-NOT: kiln.transpose
+// CHECK: return %[[X]]
+func.func @transpose_identity(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.transpose %x, permutation = [0, 1] : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Two transposes compose into one: result dim i is x's dim inner[outer[i]].
+// CHECK-LABEL: func.func @transpose_transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)
+// CHECK: %[[T:.+]] = kiln.transpose %[[X]], permutation = [2, 0, 1] : tensor<2x3x4xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: return %[[T]]
+func.func @transpose_transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %0 = kiln.transpose %x, permutation = [1, 2, 0] : tensor<2x3x4xf32>
+  %1 = kiln.transpose %0, permutation = [1, 2, 0] : tensor<3x4x2xf32>
+  return %1 : tensor<4x2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_inverse
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)
+// CHECK-NOT: kiln.transpose
+// CHECK: return %[[X]]
+func.func @transpose_inverse(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = kiln.transpose %x, permutation = [1, 2, 0] : tensor<2x3x4xf32>
+  %1 = kiln.transpose %0, permutation = [2, 0, 1] : tensor<3x4x2xf32>
+  return %1 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_constant
+// CHECK-DAG: %[[T:.+]] = kiln.constant dense<{{\[}}[1, 4], [2, 5], [3, 6]]> : tensor<3x2xi64>
+// CHECK-DAG: %[[B:.+]] = kiln.constant dense<{{\[}}[true, false], [false, false], [true, true]]> : tensor<3x2xi1>
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<2.000000e+00> : tensor<4x3xf16>
+// CHECK-NOT: kiln.transpose
+// CHECK: return %[[T]], %[[B]], %[[S]]
+func.func @transpose_constant() -> (tensor<3x2xi64>, tensor<3x2xi1>, tensor<4x3xf16>) {
+  %c = kiln.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %0 = kiln.transpose %c, permutation = [1, 0] : tensor<2x3xi64>
+  %b = kiln.constant dense<[[true, false, true], [false, false, true]]> : tensor<2x3xi1>
+  %1 = kiln.transpose %b, permutation = [1, 0] : tensor<2x3xi1>
+  %s = kiln.constant dense<2.0> : tensor<3x4xf16>
+  %2 = kiln.transpose %s, permutation = [1, 0] : tensor<3x4xf16>
+  return %0, %1, %2 : tensor<3x2xi64>, tensor<3x2xi1>, tensor<4x3xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @broadcast_same_type
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xi1>)
+// CHECK-NOT: kiln.broadcast_in_dim
+// CHECK: return %[[X]]
+func.func @broadcast_same_type(%x: tensor<2x3xi1>) -> tensor<2x3xi1> {
+  %0 = kiln.broadcast_in_dim %x, dims = [0, 1] : (tensor<2x3xi1>) -> tensor<2x3xi1>
+  return %0 : tensor<2x3xi1>
+}
+
+// -----
+
+// A size-1 dimension broadcast to itself is still a real broadcast elsewhere.
+// CHECK-LABEL: func.func @no_fold_broadcast
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3xf32>)
+// CHECK: %[[B:.+]] = kiln.broadcast_in_dim %[[X]], dims = [0, 1] : (tensor<1x3xf32>) -> tensor<2x3xf32>
+// CHECK: return %[[B]]
+func.func @no_fold_broadcast(%x: tensor<1x3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.broadcast_in_dim %x, dims = [0, 1] : (tensor<1x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// broadcast(broadcast x) composes the dims: x's dim i lands in outer[inner[i]].
+// CHECK-LABEL: func.func @broadcast_broadcast
+// CHECK-SAME: (%[[X:.+]]: tensor<3xf32>)
+// CHECK: %[[B:.+]] = kiln.broadcast_in_dim %[[X]], dims = [2] : (tensor<3xf32>) -> tensor<5x2x3xf32>
+// CHECK-NOT: kiln.broadcast_in_dim
+// CHECK: return %[[B]]
+func.func @broadcast_broadcast(%x: tensor<3xf32>) -> tensor<5x2x3xf32> {
+  %0 = kiln.broadcast_in_dim %x, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = kiln.broadcast_in_dim %0, dims = [1, 2] : (tensor<2x3xf32>) -> tensor<5x2x3xf32>
+  return %1 : tensor<5x2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @broadcast_constant
+// CHECK-DAG: %[[B:.+]] = kiln.constant dense<{{\[}}[1, 1, 1], [2, 2, 2]]> : tensor<2x3xi32>
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<-1.000000e+00> : tensor<4x4xbf16>
+// CHECK-NOT: kiln.broadcast_in_dim
+// CHECK: return %[[B]], %[[S]]
+func.func @broadcast_constant() -> (tensor<2x3xi32>, tensor<4x4xbf16>) {
+  %c = kiln.constant dense<[[1], [2]]> : tensor<2x1xi32>
+  %0 = kiln.broadcast_in_dim %c, dims = [0, 1] : (tensor<2x1xi32>) -> tensor<2x3xi32>
+  %s = kiln.constant dense<-1.0> : tensor<bf16>
+  %1 = kiln.broadcast_in_dim %s, dims = [] : (tensor<bf16>) -> tensor<4x4xbf16>
+  return %0, %1 : tensor<2x3xi32>, tensor<4x4xbf16>
+}
+
+// -----
+
+// A slice from 0 to the end with stride 1 is the whole tensor; so is a slice
+// of a size-1 dimension with any stride.
+// CHECK-LABEL: func.func @slice_whole
+// CHECK-SAME: (%[[X:.+]]: tensor<4x1xf32>)
+// CHECK-NOT: kiln.slice
+// CHECK: return %[[X]], %[[X]]
+func.func @slice_whole(%x: tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>) {
+  %0 = kiln.slice %x, start = [0, 0], limit = [4, 1], stride = [1, 1] : tensor<4x1xf32>
+  %1 = kiln.slice %x, start = [0, 0], limit = [4, 1], stride = [1, 3] : tensor<4x1xf32>
+  return %0, %1 : tensor<4x1xf32>, tensor<4x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fold_slice
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK: %[[S0:.+]] = kiln.slice %[[X]], start = [1], limit = [4], stride = [1] : tensor<4xf32>
+// CHECK: %[[S1:.+]] = kiln.slice %[[X]], start = [0], limit = [4], stride = [2] : tensor<4xf32>
+// CHECK: return %[[S0]], %[[S1]]
+func.func @no_fold_slice(%x: tensor<4xf32>) -> (tensor<3xf32>, tensor<2xf32>) {
+  %0 = kiln.slice %x, start = [1], limit = [4], stride = [1] : tensor<4xf32>
+  %1 = kiln.slice %x, start = [0], limit = [4], stride = [2] : tensor<4xf32>
+  return %0, %1 : tensor<3xf32>, tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slice_constant
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<{{\[}}[2, 4], [10, 12]]> : tensor<2x2xi32>
+// CHECK-DAG: %[[SPLAT:.+]] = kiln.constant dense<3.000000e+00> : tensor<2xf64>
+// CHECK-DAG: %[[EMPTY:.+]] = kiln.constant dense<> : tensor<0xi32>
+// CHECK-NOT: kiln.slice
+// CHECK: return %[[S]], %[[SPLAT]], %[[EMPTY]]
+func.func @slice_constant() -> (tensor<2x2xi32>, tensor<2xf64>, tensor<0xi32>) {
+  %c = kiln.constant dense<[[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]> : tensor<3x4xi32>
+  %0 = kiln.slice %c, start = [0, 1], limit = [3, 4], stride = [2, 2] : tensor<3x4xi32>
+  %s = kiln.constant dense<3.0> : tensor<8xf64>
+  %1 = kiln.slice %s, start = [2], limit = [6], stride = [3] : tensor<8xf64>
+  %e = kiln.constant dense<[1, 2]> : tensor<2xi32>
+  %2 = kiln.slice %e, start = [1], limit = [1], stride = [1] : tensor<2xi32>
+  return %0, %1, %2 : tensor<2x2xi32>, tensor<2xf64>, tensor<0xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @concat_single_input
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+// CHECK-NOT: kiln.concat
+// CHECK: return %[[X]]
+func.func @concat_single_input(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.concat %x dim = 1 : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fold_concat
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+// CHECK: %[[C:.+]] = kiln.concat %[[X]], %[[X]] dim = 1 : tensor<2x3xf32>, tensor<2x3xf32>
+// CHECK: return %[[C]]
+func.func @no_fold_concat(%x: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  %0 = kiln.concat %x, %x dim = 1 : tensor<2x3xf32>, tensor<2x3xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @reduce_no_dims
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>, %[[I:.+]]: tensor<4xi32>)
+// CHECK-NOT: kiln.reduce
+// CHECK: return %[[X]], %[[I]], %[[X]]
+func.func @reduce_no_dims(%x: tensor<2x3xf32>, %i: tensor<4xi32>) -> (tensor<2x3xf32>, tensor<4xi32>, tensor<2x3xf32>) {
+  %0 = kiln.reduce_sum %x, dims = [] : tensor<2x3xf32>
+  %1 = kiln.reduce_max %i, dims = [] : tensor<4xi32>
+  %2 = kiln.reduce_mean %x, dims = [] : tensor<2x3xf32>
+  return %0, %1, %2 : tensor<2x3xf32>, tensor<4xi32>, tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fold_reduce
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+// CHECK: %[[R:.+]] = kiln.reduce_sum %[[X]], dims = [1] : tensor<2x3xf32>
+// CHECK: return %[[R]]
+func.func @no_fold_reduce(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  %0 = kiln.reduce_sum %x, dims = [1] : tensor<2x3xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Interplay with control flow and CSE
+//===----------------------------------------------------------------------===//
+
+// Folds apply inside kiln.cond/while/for regions, and constants are
+// materialized as kiln.constant inside the (isolated) region.
+// CHECK-LABEL: func.func @fold_in_region
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK: kiln.for 3 iterations(%[[X]]) : (tensor<4xf32>) {
+// CHECK-NEXT: ^bb0(%{{.+}}: tensor<i64>, %[[ACC:.+]]: tensor<4xf32>):
+// CHECK-NEXT:   %[[C:.+]] = kiln.constant dense<6.000000e+00> : tensor<4xf32>
+// CHECK-NEXT:   %[[SUM:.+]] = kiln.add %[[ACC]], %[[C]] : tensor<4xf32>
+// CHECK-NEXT:   kiln.yield %[[SUM]] : tensor<4xf32>
+// CHECK-NEXT: }
+func.func @fold_in_region(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.for 3 iterations(%x) : (tensor<4xf32>) {
+  ^bb0(%iv: tensor<i64>, %acc: tensor<4xf32>):
+    %a = kiln.constant dense<2.0> : tensor<4xf32>
+    %b = kiln.constant dense<3.0> : tensor<4xf32>
+    %one = kiln.constant dense<1.0> : tensor<4xf32>
+    %p = kiln.mul %a, %b : tensor<4xf32>
+    %q = kiln.mul %p, %one : tensor<4xf32>
+    %s = kiln.add %acc, %q : tensor<4xf32>
+    kiln.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Once x * 1 folds, the two exps compute the same value; --cse keeps one.
+// CHECK-LABEL: func.func @cse_after_fold
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK: %[[E0:.+]] = kiln.exp %[[X]] : tensor<4xf32>
+// CHECK: %[[E1:.+]] = kiln.exp %[[X]] : tensor<4xf32>
+// CHECK: kiln.add %[[E0]], %[[E1]] : tensor<4xf32>
+// CSE-LABEL: func.func @cse_after_fold
+// CSE-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CSE: %[[E:.+]] = kiln.exp %[[X]] : tensor<4xf32>
+// CSE-NOT: kiln.exp
+// CSE: kiln.add %[[E]], %[[E]] : tensor<4xf32>
+func.func @cse_after_fold(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %one = kiln.constant dense<1.0> : tensor<4xf32>
+  %m = kiln.mul %x, %one : tensor<4xf32>
+  %0 = kiln.exp %m : tensor<4xf32>
+  %1 = kiln.exp %x : tensor<4xf32>
+  %2 = kiln.add %0, %1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
