@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what kiln needs from Debian's packages (only what is missing),
+# then configures and builds kiln into build/ (tools in build/bin/).
+# Usage: tools/setup.sh [extra cmake arguments]
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${KILN_BUILD_DIR:-$root/build}"
+
+packages=(
+  cmake ninja-build g++ ccache python3
+  llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
+  libflatbuffers-dev flatbuffers-compiler libgtest-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+jobs="${KILN_JOBS:-2}"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@"
+elif (($#)); then
+  cmake "$build" "$@"
+fi
+cmake --build "$build" -j "$jobs"
