@@ -1,0 +1,1022 @@
+//===- ReferenceEvaluator.cpp - Interpreter for kiln IR -------------------===//
+//
+// Walks a kiln function op by op, keeping one HostTensor per SSA value. Each
+// op is dispatched to a small helper that computes its result from its
+// operands; region ops (cond, while, for) and func.call recurse into blocks.
+// The numerics are spelled out in ReferenceEvaluator.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Compiler/ReferenceEvaluator.h"
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+using ::kiln::ElementKind;
+using ::kiln::EvaluatorOptions;
+using ::kiln::HostTensor;
+using ::kiln::roundToFloat;
+using ::kiln::wrapToInt;
+
+namespace {
+using Results = std::vector<HostTensor>;
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Error reporting
+//===----------------------------------------------------------------------===//
+
+/// `file:line:col` for file locations, MLIR's printed form otherwise.
+static std::string describeLocation(Location loc) {
+  if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
+    return (fileLoc.getFilename().getValue() + ":" + Twine(fileLoc.getLine()) +
+            ":" + Twine(fileLoc.getColumn()))
+        .str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << loc;
+  return text;
+}
+
+/// The op's name, its symbol if it has one, and where it is.
+static std::string describeOp(Operation *op) {
+  std::string text = op->getName().getStringRef().str();
+  if (auto symbol =
+          op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+    text += " @" + symbol.getValue().str();
+  return text + " at " + describeLocation(op->getLoc());
+}
+
+static llvm::Error makeError(const Twine &message) {
+  return llvm::make_error<llvm::StringError>(message,
+                                             llvm::inconvertibleErrorCode());
+}
+
+/// The error for a failure at `op`: "<reason> in <op> at <location>".
+static llvm::Error opError(Operation *op, const Twine &reason) {
+  return makeError(reason + " in " + describeOp(op));
+}
+
+/// Appends a line saying which enclosing region op the failure happened in,
+/// so an error deep inside nested loops can be traced to its iteration.
+static llvm::Error addContext(llvm::Error error, Operation *op,
+                              const Twine &where) {
+  std::string message = llvm::toString(std::move(error));
+  return makeError(message + "\n  " + where + " " + describeOp(op));
+}
+
+static std::string typeString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// A description of an input that may be malformed (no or an unsupported
+/// element type), for the error that rejects it.
+static std::string describeInput(const HostTensor &input) {
+  if (!input.elementType) {
+    std::string text = "a tensor of shape [";
+    for (auto [index, dim] : llvm::enumerate(input.shape))
+      text += (index ? "," : "") + std::to_string(dim);
+    return text + "] without an element type";
+  }
+  return typeString(input.getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar semantics
+//===----------------------------------------------------------------------===//
+
+// Integer arithmetic goes through uint64_t, where overflow is defined to
+// wrap; wrapToInt then narrows the result to the element width.
+static int64_t wrappingAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
+}
+static int64_t wrappingSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) -
+                              static_cast<uint64_t>(b));
+}
+static int64_t wrappingMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                              static_cast<uint64_t>(b));
+}
+
+/// Truncating division; the one overflowing case (most negative / -1) wraps.
+/// The caller has ruled out a zero divisor.
+static int64_t truncatingDiv(int64_t a, int64_t b) {
+  if (b == -1)
+    return wrappingSub(0, a);
+  return a / b;
+}
+
+/// NaN-propagating maximum that orders -0 below +0 (IEEE 754 `maximum`).
+static double floatMax(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (a == b)
+    return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+/// NaN-propagating minimum that orders -0 below +0 (IEEE 754 `minimum`).
+static double floatMin(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (a == b)
+    return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+static int64_t intLowest(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::I1:
+    return 0;
+  case ElementKind::I32:
+    return std::numeric_limits<int32_t>::min();
+  default:
+    return std::numeric_limits<int64_t>::min();
+  }
+}
+
+static int64_t intHighest(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::I1:
+    return 1;
+  case ElementKind::I32:
+    return std::numeric_limits<int32_t>::max();
+  default:
+    return std::numeric_limits<int64_t>::max();
+  }
+}
+
+/// Float to integer: truncate toward zero, saturate at the type's limits,
+/// NaN to 0 (the semantics of llvm.fptosi.sat).
+static int64_t floatToInt(ElementKind to, double value) {
+  if (std::isnan(value))
+    return 0;
+  double truncated = std::trunc(value);
+  // Both bounds are powers of two and thus exact in double.
+  double lowest = static_cast<double>(intLowest(to));
+  double pastHighest = -lowest;
+  if (truncated <= lowest)
+    return intLowest(to);
+  if (truncated >= pastHighest)
+    return intHighest(to);
+  return static_cast<int64_t>(truncated);
+}
+
+/// Integer to float with a single rounding. Going through double first would
+/// round twice for i64 values above 2^53, so each format converts directly.
+static double intToFloat(ElementKind to, int64_t value) {
+  switch (to) {
+  case ElementKind::F64:
+    return static_cast<double>(value);
+  case ElementKind::F32:
+    return static_cast<double>(static_cast<float>(value));
+  default: {
+    llvm::APFloat converted(to == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
+                                                   : llvm::APFloat::BFloat());
+    converted.convertFromAPInt(llvm::APInt(64, static_cast<uint64_t>(value),
+                                           /*isSigned=*/true),
+                               /*IsSigned=*/true,
+                               llvm::APFloat::rmNearestTiesToEven);
+    return converted.convertToDouble();
+  }
+  }
+}
+
+template <typename T>
+static bool compareValues(CompareDirection direction, T a, T b) {
+  switch (direction) {
+  case CompareDirection::eq:
+    return a == b;
+  case CompareDirection::ne:
+    return a != b;
+  case CompareDirection::lt:
+    return a < b;
+  case CompareDirection::le:
+    return a <= b;
+  case CompareDirection::gt:
+    return a > b;
+  case CompareDirection::ge:
+    return a >= b;
+  }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Index arithmetic
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Visits the elements of a strided view in row-major order of `shape` and
+/// tracks each one's offset into the underlying storage. Broadcasting
+/// (stride 0), transposition (permuted strides) and slicing (scaled strides
+/// plus a start offset) are all such views.
+class StridedCursor {
+public:
+  StridedCursor(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides,
+                int64_t offset)
+      : shape(shape), strides(strides), index(shape.size(), 0),
+        currentOffset(offset) {}
+
+  int64_t offset() const { return currentOffset; }
+
+  /// Moves to the next element, like an odometer with the last dimension
+  /// turning fastest.
+  void advance() {
+    for (size_t d = shape.size(); d-- > 0;) {
+      currentOffset += strides[d];
+      if (++index[d] < shape[d])
+        return;
+      currentOffset -= strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+
+private:
+  SmallVector<int64_t, 4> shape;
+  SmallVector<int64_t, 4> strides;
+  SmallVector<int64_t, 4> index;
+  int64_t currentOffset;
+};
+} // namespace
+
+/// Calls `fn(from, to)` with the element storage of `source` and the
+/// matching storage of `result`, so data movement is written once for
+/// float and integer tensors alike.
+template <typename Fn>
+static void withStorage(const HostTensor &source, HostTensor &result, Fn fn) {
+  if (source.isFloat())
+    fn(source.f, result.f);
+  else
+    fn(source.i, result.i);
+}
+
+/// A tensor of `shape` whose elements are read from `source` through the
+/// strided view (`offset`, `strides`).
+static HostTensor copyStrided(const HostTensor &source, ArrayRef<int64_t> shape,
+                              int64_t offset, ArrayRef<int64_t> strides) {
+  HostTensor result(source.elementType, shape);
+  withStorage(source, result, [&](const auto &from, auto &to) {
+    StridedCursor cursor(shape, strides, offset);
+    for (auto &element : to) {
+      element = from[cursor.offset()];
+      cursor.advance();
+    }
+  });
+  return result;
+}
+
+static ArrayRef<int64_t> resultShape(Operation *op, unsigned index = 0) {
+  return cast<RankedTensorType>(op->getResult(index).getType()).getShape();
+}
+
+static Type resultElementType(Operation *op) {
+  return cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and elementwise ops
+//===----------------------------------------------------------------------===//
+
+static llvm::Expected<HostTensor> evaluateConstant(ConstantOp op) {
+  HostTensor result(resultElementType(op), resultShape(op));
+  ElementKind kind = result.kind();
+  Attribute value = op.getValue();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    // Iterating a splat yields its value once per element.
+    if (result.isFloat()) {
+      for (auto [index, element] : llvm::enumerate(dense.getValues<APFloat>()))
+        result.f[index] = roundToFloat(kind, element.convertToDouble());
+    } else {
+      for (auto [index, element] : llvm::enumerate(dense.getValues<APInt>()))
+        result.i[index] = wrapToInt(kind, kind == ElementKind::I1
+                                              ? element.getZExtValue()
+                                              : element.getSExtValue());
+    }
+    return result;
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return opError(op, "dense resource '" + resource.getRawHandle().getKey() +
+                             "' has no data");
+    ArrayRef<char> data = blob->getData();
+    if (static_cast<int64_t>(data.size()) != result.byteSize())
+      return opError(op, "dense resource '" +
+                             resource.getRawHandle().getKey() + "' holds " +
+                             Twine(data.size()) + " bytes but the type needs " +
+                             Twine(result.byteSize()));
+    return HostTensor::fromBytes(result.elementType, result.shape, data.data());
+  }
+  return opError(op, "unsupported constant attribute kind");
+}
+
+static HostTensor evaluateIota(IotaOp op) {
+  HostTensor result(resultElementType(op), resultShape(op));
+  ElementKind kind = result.kind();
+  bool isFloat = result.isFloat();
+  int64_t dim = op.getDimension();
+  int64_t stride = ::kiln::computeStrides(result.shape)[dim];
+  int64_t size = result.shape[dim];
+  for (int64_t n = 0, e = result.numElements(); n < e; ++n) {
+    int64_t position = (n / stride) % size;
+    if (isFloat)
+      result.f[n] = intToFloat(kind, position);
+    else
+      result.i[n] = wrapToInt(kind, position);
+  }
+  return result;
+}
+
+/// Applies `floatFn` (computed in double, then rounded) or `intFn` (computed
+/// wrapping, then narrowed) to each element.
+template <typename FloatFn, typename IntFn>
+static HostTensor mapUnary(const HostTensor &x, FloatFn floatFn, IntFn intFn) {
+  HostTensor result(x.elementType, x.shape);
+  ElementKind kind = x.kind();
+  if (x.isFloat()) {
+    for (size_t n = 0; n < x.f.size(); ++n)
+      result.f[n] = roundToFloat(kind, floatFn(x.f[n]));
+  } else {
+    for (size_t n = 0; n < x.i.size(); ++n)
+      result.i[n] = wrapToInt(kind, intFn(x.i[n]));
+  }
+  return result;
+}
+
+/// mapUnary for ops the verifier restricts to float tensors.
+template <typename FloatFn>
+static HostTensor mapFloat(const HostTensor &x, FloatFn floatFn) {
+  return mapUnary(x, floatFn, [](int64_t value) { return value; });
+}
+
+/// The binary analogue of mapUnary, for operands of identical type.
+template <typename FloatFn, typename IntFn>
+static HostTensor mapBinary(const HostTensor &lhs, const HostTensor &rhs,
+                            FloatFn floatFn, IntFn intFn) {
+  HostTensor result(lhs.elementType, lhs.shape);
+  ElementKind kind = lhs.kind();
+  if (lhs.isFloat()) {
+    for (size_t n = 0; n < lhs.f.size(); ++n)
+      result.f[n] = roundToFloat(kind, floatFn(lhs.f[n], rhs.f[n]));
+  } else {
+    for (size_t n = 0; n < lhs.i.size(); ++n)
+      result.i[n] = wrapToInt(kind, intFn(lhs.i[n], rhs.i[n]));
+  }
+  return result;
+}
+
+static llvm::Expected<HostTensor>
+evaluateDiv(DivOp op, const HostTensor &lhs, const HostTensor &rhs) {
+  if (!lhs.isFloat() && llvm::is_contained(rhs.i, 0))
+    return opError(op, "division by zero");
+  return mapBinary(
+      lhs, rhs, [](double a, double b) { return a / b; }, truncatingDiv);
+}
+
+static HostTensor evaluateCompare(CompareOp op, const HostTensor &lhs,
+                                  const HostTensor &rhs) {
+  HostTensor result(resultElementType(op), lhs.shape);
+  CompareDirection direction = op.getDirection();
+  bool isFloat = lhs.isFloat();
+  for (int64_t n = 0, e = result.numElements(); n < e; ++n)
+    result.i[n] = isFloat
+                      ? compareValues(direction, lhs.f[n], rhs.f[n])
+                      : compareValues(direction, lhs.i[n], rhs.i[n]);
+  return result;
+}
+
+static HostTensor evaluateSelect(const HostTensor &pred,
+                                 const HostTensor &onTrue,
+                                 const HostTensor &onFalse) {
+  HostTensor result(onTrue.elementType, onTrue.shape);
+  bool wholeTensor = pred.shape.empty();
+  auto choose = [&](const auto &whenTrue, const auto &whenFalse, auto &to) {
+    for (size_t n = 0; n < to.size(); ++n)
+      to[n] = pred.i[wholeTensor ? 0 : n] ? whenTrue[n] : whenFalse[n];
+  };
+  if (onTrue.isFloat())
+    choose(onTrue.f, onFalse.f, result.f);
+  else
+    choose(onTrue.i, onFalse.i, result.i);
+  return result;
+}
+
+static HostTensor evaluateCast(CastOp op, const HostTensor &operand) {
+  HostTensor result(resultElementType(op), operand.shape);
+  ElementKind from = operand.kind(), to = result.kind();
+  for (int64_t n = 0, e = result.numElements(); n < e; ++n) {
+    if (to == ElementKind::I1)
+      result.i[n] = isFloatKind(from) ? operand.f[n] != 0.0 : operand.i[n] != 0;
+    else if (isFloatKind(from) && isFloatKind(to))
+      result.f[n] = roundToFloat(to, operand.f[n]);
+    else if (isFloatKind(from))
+      result.i[n] = floatToInt(to, operand.f[n]);
+    else if (isFloatKind(to))
+      result.f[n] = intToFloat(to, operand.i[n]);
+    else
+      result.i[n] = wrapToInt(to, operand.i[n]);
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+static HostTensor evaluateBroadcastInDim(BroadcastInDimOp op,
+                                         const HostTensor &operand) {
+  ArrayRef<int64_t> shape = resultShape(op);
+  std::vector<int64_t> operandStrides = ::kiln::computeStrides(operand.shape);
+  // Result dimensions with no operand dimension, and size-1 operand
+  // dimensions, repeat the same elements: stride 0.
+  SmallVector<int64_t> strides(shape.size(), 0);
+  for (auto [operandDim, resultDim] : llvm::enumerate(op.getDims()))
+    if (operand.shape[operandDim] != 1)
+      strides[resultDim] = operandStrides[operandDim];
+  return copyStrided(operand, shape, 0, strides);
+}
+
+static HostTensor evaluateReshape(ReshapeOp op, const HostTensor &operand) {
+  HostTensor result = operand;
+  ArrayRef<int64_t> shape = resultShape(op);
+  result.shape.assign(shape.begin(), shape.end());
+  return result;
+}
+
+static HostTensor evaluateTranspose(TransposeOp op, const HostTensor &operand) {
+  std::vector<int64_t> operandStrides = ::kiln::computeStrides(operand.shape);
+  SmallVector<int64_t> strides;
+  for (int64_t source : op.getPermutation())
+    strides.push_back(operandStrides[source]);
+  return copyStrided(operand, resultShape(op), 0, strides);
+}
+
+static HostTensor evaluateSlice(SliceOp op, const HostTensor &operand) {
+  std::vector<int64_t> operandStrides = ::kiln::computeStrides(operand.shape);
+  int64_t offset = 0;
+  SmallVector<int64_t> strides;
+  for (auto [start, step, stride] :
+       llvm::zip(op.getStart(), op.getStride(), operandStrides)) {
+    offset += start * stride;
+    strides.push_back(step * stride);
+  }
+  return copyStrided(operand, resultShape(op), offset, strides);
+}
+
+static HostTensor evaluateConcat(ConcatOp op,
+                                 ArrayRef<const HostTensor *> inputs) {
+  HostTensor result(resultElementType(op), resultShape(op));
+  int64_t dim = op.getDimension();
+  // Viewed as [outer, dim * inner], each input contributes one contiguous
+  // run per outer index.
+  int64_t outer = ::kiln::computeNumElements(ArrayRef(result.shape).take_front(dim));
+  int64_t inner =
+      ::kiln::computeNumElements(ArrayRef(result.shape).drop_front(dim + 1));
+  int64_t written = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const HostTensor *input : inputs) {
+      int64_t run = input->shape[dim] * inner;
+      withStorage(*input, result, [&](const auto &from, auto &to) {
+        std::copy_n(from.begin() + o * run, run, to.begin() + written);
+      });
+      written += run;
+    }
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, matmul, gather
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// How a reduction splits the operand's dimensions: the kept ones index the
+/// result, the reduced ones are walked (row-major) for each result element.
+struct ReductionLayout {
+  SmallVector<int64_t> keptShape, keptStrides;
+  SmallVector<int64_t> reducedShape, reducedStrides;
+  int64_t reducedCount = 1;
+
+  ReductionLayout(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
+    std::vector<int64_t> strides = ::kiln::computeStrides(shape);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      bool reduced = llvm::is_contained(dims, static_cast<int64_t>(d));
+      (reduced ? reducedShape : keptShape).push_back(shape[d]);
+      (reduced ? reducedStrides : keptStrides).push_back(strides[d]);
+      if (reduced)
+        reducedCount *= shape[d];
+    }
+  }
+};
+} // namespace
+
+/// Folds each group of reduced elements into one result element, starting
+/// from `init` and combining in row-major order.
+template <typename T, typename Combine>
+static void reduceStorage(const std::vector<T> &from, std::vector<T> &to,
+                          const ReductionLayout &layout, T init,
+                          Combine combine) {
+  StridedCursor outer(layout.keptShape, layout.keptStrides, 0);
+  for (T &out : to) {
+    T accumulator = init;
+    StridedCursor inner(layout.reducedShape, layout.reducedStrides,
+                        outer.offset());
+    for (int64_t r = 0; r < layout.reducedCount; ++r) {
+      accumulator = combine(accumulator, from[inner.offset()]);
+      inner.advance();
+    }
+    out = accumulator;
+    outer.advance();
+  }
+}
+
+static HostTensor evaluateReduceSum(Operation *op, const HostTensor &operand,
+                                    ArrayRef<int64_t> dims) {
+  HostTensor result(operand.elementType, resultShape(op));
+  ReductionLayout layout(operand.shape, dims);
+  ElementKind kind = operand.kind();
+  if (operand.isFloat())
+    reduceStorage(operand.f, result.f, layout, 0.0, [&](double acc, double x) {
+      return roundToFloat(kind, acc + x);
+    });
+  else
+    reduceStorage(operand.i, result.i, layout, int64_t(0),
+                  [&](int64_t acc, int64_t x) {
+                    return wrapToInt(kind, wrappingAdd(acc, x));
+                  });
+  return result;
+}
+
+static HostTensor evaluateReduceMax(ReduceMaxOp op, const HostTensor &operand) {
+  HostTensor result(operand.elementType, resultShape(op));
+  ReductionLayout layout(operand.shape, op.getDims());
+  if (operand.isFloat())
+    reduceStorage(operand.f, result.f, layout,
+                  -std::numeric_limits<double>::infinity(), floatMax);
+  else
+    reduceStorage(operand.i, result.i, layout, intLowest(operand.kind()),
+                  [](int64_t acc, int64_t x) { return std::max(acc, x); });
+  return result;
+}
+
+static HostTensor evaluateReduceMean(ReduceMeanOp op,
+                                     const HostTensor &operand) {
+  HostTensor result = evaluateReduceSum(op, operand, op.getDims());
+  double count = static_cast<double>(
+      ReductionLayout(operand.shape, op.getDims()).reducedCount);
+  ElementKind kind = result.kind();
+  for (double &value : result.f)
+    value = roundToFloat(kind, value / count);
+  return result;
+}
+
+/// Each output element accumulates k = 0..K-1 in order, rounding the
+/// product and then the sum, as a scalar multiply-add loop in the element
+/// type does.
+static HostTensor evaluateMatmul(MatmulOp op, const HostTensor &lhs,
+                                 const HostTensor &rhs) {
+  HostTensor result(lhs.elementType, resultShape(op));
+  ElementKind kind = lhs.kind();
+  bool isFloat = lhs.isFloat();
+  size_t rank = lhs.shape.size();
+  int64_t batch = rank == 3 ? lhs.shape[0] : 1;
+  int64_t m = lhs.shape[rank - 2], k = lhs.shape[rank - 1],
+          n = rhs.shape[rank - 1];
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t lhsBase = b * m * k, rhsBase = b * k * n, outBase = b * m * n;
+    for (int64_t row = 0; row < m; ++row) {
+      for (int64_t col = 0; col < n; ++col) {
+        int64_t out = outBase + row * n + col;
+        for (int64_t p = 0; p < k; ++p) {
+          int64_t a = lhsBase + row * k + p, c = rhsBase + p * n + col;
+          if (isFloat) {
+            double product = roundToFloat(kind, lhs.f[a] * rhs.f[c]);
+            result.f[out] = roundToFloat(kind, result.f[out] + product);
+          } else {
+            int64_t product = wrapToInt(kind, wrappingMul(lhs.i[a], rhs.i[c]));
+            result.i[out] = wrapToInt(kind, wrappingAdd(result.i[out], product));
+          }
+        }
+      }
+    }
+  }
+  return result;
+}
+
+static HostTensor evaluateGather(GatherOp op, const HostTensor &table,
+                                 const HostTensor &indices) {
+  HostTensor result(table.elementType, resultShape(op));
+  int64_t rows = table.shape[0];
+  int64_t rowSize = ::kiln::computeNumElements(ArrayRef(table.shape).drop_front());
+  for (size_t n = 0; n < indices.i.size(); ++n) {
+    int64_t row = std::clamp<int64_t>(indices.i[n], 0, rows - 1);
+    withStorage(table, result, [&](const auto &from, auto &to) {
+      std::copy_n(from.begin() + row * rowSize, rowSize,
+                  to.begin() + n * rowSize);
+    });
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluator
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Holds what outlives a single block: the options, the call depth, and
+/// which callees have been verified.
+class Evaluator {
+public:
+  explicit Evaluator(const EvaluatorOptions &options) : options(options) {}
+
+  /// Checks `inputs` against the signature of `func` and runs its body.
+  llvm::Expected<Results> callFunction(func::FuncOp func,
+                                       ArrayRef<HostTensor> inputs);
+
+private:
+  /// Runs the ops of `block` with its arguments bound to `args` and returns
+  /// the operands of its terminator (kiln.yield or func.return). Regions of
+  /// kiln ops are isolated from above, so the block's arguments and its own
+  /// ops are the only values it can see.
+  llvm::Expected<Results> runBlock(Block &block, Results args);
+
+  llvm::Expected<Results> evaluateOp(Operation *op,
+                                     ArrayRef<const HostTensor *> operands);
+
+  llvm::Expected<Results> evaluateCondOp(CondOp op,
+                                         ArrayRef<const HostTensor *> operands);
+  llvm::Expected<Results>
+  evaluateWhileOp(WhileOp op, ArrayRef<const HostTensor *> operands);
+  llvm::Expected<Results> evaluateForOp(ForOp op,
+                                        ArrayRef<const HostTensor *> operands);
+  llvm::Expected<Results> evaluateCallOp(func::CallOp op,
+                                         ArrayRef<const HostTensor *> operands);
+
+  llvm::Error verifyOnce(func::FuncOp func);
+  static llvm::Error checkInputs(func::FuncOp func,
+                                 ArrayRef<HostTensor> inputs);
+
+  const EvaluatorOptions &options;
+  unsigned callDepth = 0;
+  llvm::DenseSet<Operation *> verifiedFunctions;
+};
+} // namespace
+
+static Results copyAll(ArrayRef<const HostTensor *> tensors) {
+  Results copies;
+  for (const HostTensor *tensor : tensors)
+    copies.push_back(*tensor);
+  return copies;
+}
+
+llvm::Error Evaluator::verifyOnce(func::FuncOp func) {
+  if (verifiedFunctions.contains(func))
+    return llvm::Error::success();
+  std::string diagnostics;
+  {
+    ScopedDiagnosticHandler handler(func.getContext(), [&](Diagnostic &diag) {
+      diagnostics += "\n  " + describeLocation(diag.getLocation()) + ": " +
+                     diag.str();
+      return success();
+    });
+    if (failed(verify(func)))
+      return makeError("the IR fails verification in " + describeOp(func) +
+                       diagnostics);
+  }
+  verifiedFunctions.insert(func);
+  return llvm::Error::success();
+}
+
+llvm::Error Evaluator::checkInputs(func::FuncOp func,
+                                   ArrayRef<HostTensor> inputs) {
+  TypeRange argumentTypes = func.getArgumentTypes();
+  if (inputs.size() != argumentTypes.size())
+    return opError(func, "expected " + Twine(argumentTypes.size()) +
+                             " inputs but got " + Twine(inputs.size()));
+  for (auto [index, input, type] : llvm::enumerate(inputs, argumentTypes)) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType || !tensorType.hasStaticShape() ||
+        !::kiln::classifyElementType(tensorType.getElementType()))
+      return opError(func, "argument #" + Twine(index) + " has type " +
+                               typeString(type) +
+                               ", which the evaluator cannot represent");
+    if (input.elementType != tensorType.getElementType() ||
+        ArrayRef(input.shape) != tensorType.getShape())
+      return opError(func, "input #" + Twine(index) + " is " +
+                               describeInput(input) + " but the argument is " +
+                               typeString(type));
+    size_t stored = input.isFloat() ? input.f.size() : input.i.size();
+    if (static_cast<int64_t>(stored) != tensorType.getNumElements())
+      return opError(func, "input #" + Twine(index) + " stores " +
+                               Twine(stored) + " elements but its shape has " +
+                               Twine(tensorType.getNumElements()));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<Results> Evaluator::callFunction(func::FuncOp func,
+                                                ArrayRef<HostTensor> inputs) {
+  if (func.isExternal())
+    return opError(func, "cannot evaluate a function without a body");
+  if (callDepth >= options.maxCallDepth)
+    return opError(func, "call depth exceeds the limit of " +
+                             Twine(options.maxCallDepth));
+  if (llvm::Error error = verifyOnce(func))
+    return std::move(error);
+  if (llvm::Error error = checkInputs(func, inputs))
+    return std::move(error);
+  if (!func.getBody().hasOneBlock())
+    return opError(func, "only single-block function bodies are supported");
+  ++callDepth;
+  llvm::Expected<Results> results =
+      runBlock(func.getBody().front(), Results(inputs.begin(), inputs.end()));
+  --callDepth;
+  return results;
+}
+
+llvm::Expected<Results> Evaluator::runBlock(Block &block, Results args) {
+  if (block.getNumArguments() != args.size())
+    return makeError("internal error: a block with " +
+                     Twine(block.getNumArguments()) + " arguments received " +
+                     Twine(args.size()) + " values");
+  llvm::DenseMap<Value, HostTensor> values;
+  for (auto [argument, tensor] : llvm::zip(block.getArguments(), args))
+    values[argument] = std::move(tensor);
+
+  SmallVector<const HostTensor *> operands;
+  for (Operation &op : block) {
+    operands.clear();
+    for (Value operand : op.getOperands()) {
+      auto it = values.find(operand);
+      if (it == values.end())
+        return opError(&op, "operand defined outside the enclosing block");
+      operands.push_back(&it->second);
+    }
+    if (isa<YieldOp, func::ReturnOp>(op))
+      return copyAll(operands);
+
+    llvm::Expected<Results> results = evaluateOp(&op, operands);
+    if (!results)
+      return results.takeError();
+    if (results->size() != op.getNumResults())
+      return opError(&op, "internal error: produced " +
+                              Twine(results->size()) + " values for " +
+                              Twine(op.getNumResults()) + " results");
+    for (auto [result, tensor] : llvm::zip(op.getResults(), *results))
+      values[result] = std::move(tensor);
+  }
+  return makeError("block does not end in kiln.yield or func.return");
+}
+
+static llvm::Expected<Results> single(HostTensor tensor) {
+  Results results;
+  results.push_back(std::move(tensor));
+  return results;
+}
+
+static llvm::Expected<Results> single(llvm::Expected<HostTensor> tensor) {
+  if (!tensor)
+    return tensor.takeError();
+  return single(std::move(*tensor));
+}
+
+llvm::Expected<Results>
+Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
+  auto arg = [&](unsigned index) -> const HostTensor & {
+    return *operands[index];
+  };
+  using Result = llvm::Expected<Results>;
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      // Constants.
+      .Case([&](ConstantOp op) { return single(evaluateConstant(op)); })
+      .Case([&](IotaOp op) { return single(evaluateIota(op)); })
+      // Elementwise binary.
+      .Case([&](AddOp) {
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double b) { return a + b; },
+            wrappingAdd));
+      })
+      .Case([&](SubOp) {
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double b) { return a - b; },
+            wrappingSub));
+      })
+      .Case([&](MulOp) {
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double b) { return a * b; },
+            wrappingMul));
+      })
+      .Case([&](DivOp op) { return single(evaluateDiv(op, arg(0), arg(1))); })
+      .Case([&](MaxOp) {
+        return single(mapBinary(arg(0), arg(1), floatMax,
+                                [](int64_t a, int64_t b) {
+                                  return std::max(a, b);
+                                }));
+      })
+      .Case([&](MinOp) {
+        return single(mapBinary(arg(0), arg(1), floatMin,
+                                [](int64_t a, int64_t b) {
+                                  return std::min(a, b);
+                                }));
+      })
+      .Case([&](PowOp) {
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double b) { return std::pow(a, b); },
+            [](int64_t a, int64_t) { return a; }));
+      })
+      // Elementwise unary.
+      .Case([&](NegOp) {
+        return single(mapUnary(
+            arg(0), [](double x) { return -x; },
+            [](int64_t x) { return wrappingSub(0, x); }));
+      })
+      .Case([&](AbsOp) {
+        return single(mapUnary(
+            arg(0), [](double x) { return std::fabs(x); },
+            [](int64_t x) { return x < 0 ? wrappingSub(0, x) : x; }));
+      })
+      .Case([&](ReluOp) {
+        return single(mapUnary(
+            arg(0), [](double x) { return floatMax(x, 0.0); },
+            [](int64_t x) { return std::max<int64_t>(x, 0); }));
+      })
+      .Case([&](ExpOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::exp(x); }));
+      })
+      .Case([&](LogOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::log(x); }));
+      })
+      .Case([&](SqrtOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::sqrt(x); }));
+      })
+      .Case([&](RsqrtOp) {
+        return single(
+            mapFloat(arg(0), [](double x) { return 1.0 / std::sqrt(x); }));
+      })
+      .Case([&](TanhOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::tanh(x); }));
+      })
+      .Case([&](SigmoidOp) {
+        return single(mapFloat(
+            arg(0), [](double x) { return 1.0 / (1.0 + std::exp(-x)); }));
+      })
+      .Case([&](SinOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::sin(x); }));
+      })
+      .Case([&](CosOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::cos(x); }));
+      })
+      // Comparison, selection, conversion.
+      .Case([&](CompareOp op) {
+        return single(evaluateCompare(op, arg(0), arg(1)));
+      })
+      .Case([&](SelectOp) {
+        return single(evaluateSelect(arg(0), arg(1), arg(2)));
+      })
+      .Case([&](CastOp op) { return single(evaluateCast(op, arg(0))); })
+      // Shape manipulation.
+      .Case([&](BroadcastInDimOp op) {
+        return single(evaluateBroadcastInDim(op, arg(0)));
+      })
+      .Case([&](ReshapeOp op) { return single(evaluateReshape(op, arg(0))); })
+      .Case([&](TransposeOp op) {
+        return single(evaluateTranspose(op, arg(0)));
+      })
+      .Case([&](SliceOp op) { return single(evaluateSlice(op, arg(0))); })
+      .Case([&](ConcatOp op) { return single(evaluateConcat(op, operands)); })
+      // Reductions, contractions, gathers.
+      .Case([&](ReduceSumOp op) {
+        return single(evaluateReduceSum(op, arg(0), op.getDims()));
+      })
+      .Case([&](ReduceMaxOp op) {
+        return single(evaluateReduceMax(op, arg(0)));
+      })
+      .Case([&](ReduceMeanOp op) {
+        return single(evaluateReduceMean(op, arg(0)));
+      })
+      .Case([&](MatmulOp op) {
+        return single(evaluateMatmul(op, arg(0), arg(1)));
+      })
+      .Case([&](GatherOp op) {
+        return single(evaluateGather(op, arg(0), arg(1)));
+      })
+      // Control flow and calls.
+      .Case([&](CondOp op) { return evaluateCondOp(op, operands); })
+      .Case([&](WhileOp op) { return evaluateWhileOp(op, operands); })
+      .Case([&](ForOp op) { return evaluateForOp(op, operands); })
+      .Case([&](func::CallOp op) { return evaluateCallOp(op, operands); })
+      .Default([&](Operation *op) -> Result {
+        return opError(op, "unsupported op");
+      });
+}
+
+/// Reads a rank-0 i1 predicate.
+static bool isTrue(const HostTensor &predicate) { return predicate.i[0] != 0; }
+
+llvm::Expected<Results>
+Evaluator::evaluateCondOp(CondOp op, ArrayRef<const HostTensor *> operands) {
+  bool taken = isTrue(*operands[0]);
+  Region &region = taken ? op.getThenRegion() : op.getElseRegion();
+  llvm::Expected<Results> results =
+      runBlock(region.front(), copyAll(operands.drop_front()));
+  if (!results)
+    return addContext(results.takeError(), op,
+                      taken ? "in the then region of" : "in the else region of");
+  return results;
+}
+
+llvm::Expected<Results>
+Evaluator::evaluateWhileOp(WhileOp op, ArrayRef<const HostTensor *> operands) {
+  Results carried = copyAll(operands);
+  for (uint64_t iteration = 0;; ++iteration) {
+    llvm::Expected<Results> condition =
+        runBlock(op.getCondRegion().front(), carried);
+    if (!condition)
+      return addContext(condition.takeError(), op,
+                        "in iteration " + Twine(iteration) +
+                            " of the cond region of");
+    if (!isTrue(condition->front()))
+      return carried;
+    if (iteration >= options.maxLoopIterations)
+      return opError(op, "loop did not finish within the limit of " +
+                             Twine(options.maxLoopIterations) + " iterations");
+    llvm::Expected<Results> next =
+        runBlock(op.getBodyRegion().front(), std::move(carried));
+    if (!next)
+      return addContext(next.takeError(), op,
+                        "in iteration " + Twine(iteration) +
+                            " of the body region of");
+    carried = std::move(*next);
+  }
+}
+
+llvm::Expected<Results>
+Evaluator::evaluateForOp(ForOp op, ArrayRef<const HostTensor *> operands) {
+  uint64_t tripCount = op.getTripCount();
+  if (tripCount > options.maxLoopIterations)
+    return opError(op, "trip count " + Twine(tripCount) +
+                           " exceeds the limit of " +
+                           Twine(options.maxLoopIterations) + " iterations");
+  Type indexType = IntegerType::get(op.getContext(), 64);
+  Results carried = copyAll(operands);
+  for (uint64_t iteration = 0; iteration < tripCount; ++iteration) {
+    Results args;
+    args.push_back(HostTensor::fromInts(indexType, {},
+                                        {static_cast<int64_t>(iteration)}));
+    std::move(carried.begin(), carried.end(), std::back_inserter(args));
+    llvm::Expected<Results> next =
+        runBlock(op.getBodyRegion().front(), std::move(args));
+    if (!next)
+      return addContext(next.takeError(), op,
+                        "in iteration " + Twine(iteration) + " of the body of");
+    carried = std::move(*next);
+  }
+  return carried;
+}
+
+llvm::Expected<Results>
+Evaluator::evaluateCallOp(func::CallOp op,
+                          ArrayRef<const HostTensor *> operands) {
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      op, op.getCalleeAttr());
+  if (!callee)
+    return opError(op, "callee @" + op.getCallee() + " is not a func.func");
+  llvm::Expected<Results> results = callFunction(callee, copyAll(operands));
+  if (!results)
+    return addContext(results.takeError(), op, "called from");
+  return results;
+}
+
+namespace kiln {
+llvm::Expected<std::vector<HostTensor>>
+evaluate(func::FuncOp func, ArrayRef<HostTensor> inputs,
+         const EvaluatorOptions &options) {
+  if (!func)
+    return makeError("evaluate() needs a function");
+  return Evaluator(options).callFunction(func, inputs);
+}
+} // namespace kiln

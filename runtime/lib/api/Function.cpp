@@ -1,0 +1,173 @@
+//===- Function.cpp - Inspecting and calling functions ---------------------===//
+//
+// kiln_function_call is the only place where caller data meets compiled
+// code. Compiled code trusts its arguments completely, so everything the
+// signature promises - count, dtype and exact shape of every input - is
+// checked here first, and outputs are allocated here to the signature.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Module.h"
+#include "Status.h"
+#include "Tensor.h"
+
+#include <new>
+
+using kiln::runtime::makeStatus;
+
+namespace {
+
+std::string formatShape(const int64_t *shape, size_t rank) {
+  std::string text = "[";
+  for (size_t i = 0; i < rank; ++i) {
+    if (i)
+      text += ",";
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+/// Names an argument for diagnostics, e.g. "input 1 ('x')".
+std::string describe(const char *role, size_t index,
+                     const kiln_tensor_signature_t &signature) {
+  std::string text = std::string(role) + " " + std::to_string(index);
+  if (*signature.name)
+    text += std::string(" ('") + signature.name + "')";
+  return text;
+}
+
+std::string plural(size_t count, const char *noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+kiln_status_t checkInput(const kiln_function_t &function, size_t index,
+                         const kiln_tensor_t *tensor) {
+  const kiln_tensor_signature_t &expected = function.inputs[index];
+  std::string prefix = "function '" + function.signature.name + "': " +
+                       describe("input", index, expected);
+  if (!tensor)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, prefix + " is NULL");
+  if (tensor->dtype != expected.dtype)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      prefix + " has dtype " + kiln_dtype_name(tensor->dtype) +
+                          " but the signature expects " +
+                          kiln_dtype_name(expected.dtype));
+  bool sameShape = tensor->shape.size() == expected.rank;
+  for (size_t axis = 0; sameShape && axis < expected.rank; ++axis)
+    sameShape = tensor->shape[axis] == expected.shape[axis];
+  if (!sameShape)
+    return makeStatus(
+        KILN_STATUS_INVALID_ARGUMENT,
+        prefix + " has shape " +
+            formatShape(tensor->shape.data(), tensor->shape.size()) +
+            " but the signature expects " +
+            formatShape(expected.shape, expected.rank));
+  return nullptr;
+}
+
+/// Owns the outputs of a call until they are handed to the caller.
+struct OutputTensors {
+  std::vector<kiln_tensor_t *> tensors;
+  ~OutputTensors() {
+    for (kiln_tensor_t *tensor : tensors)
+      kiln_tensor_release(tensor);
+  }
+};
+
+kiln_status_t callFunction(const kiln_function_t &function,
+                           kiln_tensor_t *const *inputs, size_t inputCount,
+                           kiln_tensor_t **outputs, size_t outputCount) {
+  const std::string &name = function.signature.name;
+  if (inputCount != function.inputs.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "function '" + name + "' expects " +
+                          plural(function.inputs.size(), "input") +
+                          " but got " + std::to_string(inputCount));
+  if (outputCount != function.outputs.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "function '" + name + "' produces " +
+                          plural(function.outputs.size(), "output") +
+                          " but the outputs array holds " +
+                          std::to_string(outputCount));
+  if (inputCount != 0 && !inputs)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "function '" + name + "': the inputs array is NULL");
+  if (outputCount != 0 && !outputs)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "function '" + name + "': the outputs array is NULL");
+  for (size_t i = 0; i < inputCount; ++i)
+    if (kiln_status_t status = checkInput(function, i, inputs[i]))
+      return status;
+
+  std::vector<void *> args;
+  args.reserve(inputCount + outputCount);
+  for (size_t i = 0; i < inputCount; ++i)
+    args.push_back(inputs[i]->data);
+  OutputTensors results;
+  results.tensors.reserve(outputCount);
+  for (const kiln_tensor_signature_t &signature : function.outputs) {
+    kiln_tensor_t *tensor = nullptr;
+    if (kiln_status_t status =
+            kiln_tensor_create(signature.dtype, signature.rank,
+                               signature.shape, nullptr, &tensor))
+      return status;
+    results.tensors.push_back(tensor);
+    args.push_back(tensor->data);
+  }
+
+  function.entry(args.data());
+
+  for (size_t i = 0; i < outputCount; ++i)
+    outputs[i] = results.tensors[i];
+  results.tensors.clear();
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *kiln_function_name(const kiln_function_t *function) {
+  return function ? function->signature.name.c_str() : nullptr;
+}
+
+size_t kiln_function_input_count(const kiln_function_t *function) {
+  return function ? function->inputs.size() : 0;
+}
+
+size_t kiln_function_output_count(const kiln_function_t *function) {
+  return function ? function->outputs.size() : 0;
+}
+
+const kiln_tensor_signature_t *
+kiln_function_input(const kiln_function_t *function, size_t index) {
+  if (!function || index >= function->inputs.size())
+    return nullptr;
+  return &function->inputs[index];
+}
+
+const kiln_tensor_signature_t *
+kiln_function_output(const kiln_function_t *function, size_t index) {
+  if (!function || index >= function->outputs.size())
+    return nullptr;
+  return &function->outputs[index];
+}
+
+kiln_status_t kiln_function_call(const kiln_function_t *function,
+                                 kiln_tensor_t *const *inputs,
+                                 size_t inputCount, kiln_tensor_t **outputs,
+                                 size_t outputCount) {
+  if (outputs)
+    for (size_t i = 0; i < outputCount; ++i)
+      outputs[i] = nullptr;
+  if (!function)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_function_call: function is NULL");
+  try {
+    return callFunction(*function, inputs, inputCount, outputs, outputCount);
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+} // extern "C"

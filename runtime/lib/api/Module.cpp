@@ -1,0 +1,190 @@
+//===- Module.cpp - Loading modules ----------------------------------------===//
+//
+// Loading verifies the module completely (see ModuleReader.cpp), loads its
+// code and resolves every entry point up front, so that a module that loads
+// successfully cannot fail later for reasons of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Module.h"
+#include "Status.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <new>
+#include <unistd.h>
+
+using kiln::runtime::makeStatus;
+
+namespace {
+
+/// Files beyond this size cannot be modules (FlatBuffers addresses them with
+/// 32-bit offsets), so reading stops there instead of exhausting memory.
+constexpr size_t kMaxModuleFileSize = size_t(1) << 31;
+
+std::vector<kiln_tensor_signature_t>
+toCSignatures(const std::vector<kiln::format::TensorSignature> &tensors) {
+  std::vector<kiln_tensor_signature_t> result;
+  result.reserve(tensors.size());
+  for (const kiln::format::TensorSignature &tensor : tensors) {
+    kiln_tensor_signature_t signature;
+    signature.name = tensor.name.c_str();
+    signature.dtype = static_cast<kiln_dtype_t>(tensor.dtype);
+    signature.rank = tensor.shape.size();
+    signature.shape = tensor.shape.empty() ? nullptr : tensor.shape.data();
+    result.push_back(signature);
+  }
+  return result;
+}
+
+kiln_status_t loadModule(const void *data, size_t size,
+                         kiln_module_t **outModule) {
+  kiln::format::ModuleContents contents;
+  std::string error;
+  if (!kiln::format::readModule(data, size, contents, error))
+    return makeStatus(KILN_STATUS_INVALID_MODULE, error);
+
+  auto module = std::make_unique<kiln_module>();
+  if (kiln_status_t status = kiln::runtime::NativeLibrary::load(
+          contents.code.data(), contents.code.size(), module->library))
+    return status;
+  module->target = std::move(contents.target);
+
+  for (kiln::format::FunctionSignature &signature : contents.functions) {
+    auto function = std::make_unique<kiln_function>();
+    void *address =
+        module->library->lookupFunction(signature.entrySymbol, error);
+    if (!address)
+      return makeStatus(KILN_STATUS_NOT_FOUND,
+                        "function '" + signature.name + "': entry symbol '" +
+                            signature.entrySymbol +
+                            "' cannot be resolved: " + error);
+    function->entry = reinterpret_cast<void (*)(void **)>(address);
+    function->signature = std::move(signature);
+    function->inputs = toCSignatures(function->signature.inputs);
+    function->outputs = toCSignatures(function->signature.outputs);
+    module->functions.push_back(std::move(function));
+  }
+  *outModule = module.release();
+  return nullptr;
+}
+
+/// Reads all of \p fd; pipes and other streams work as well as files.
+kiln_status_t readAll(int fd, const char *path, std::vector<uint8_t> &bytes) {
+  uint8_t chunk[1 << 16];
+  for (;;) {
+    ssize_t count = ::read(fd, chunk, sizeof(chunk));
+    if (count < 0) {
+      if (errno == EINTR)
+        continue;
+      return makeStatus(KILN_STATUS_IO_ERROR, "cannot read '" +
+                                                  std::string(path) + "': " +
+                                                  std::strerror(errno));
+    }
+    if (count == 0)
+      return nullptr;
+    if (bytes.size() + static_cast<size_t>(count) > kMaxModuleFileSize)
+      return makeStatus(KILN_STATUS_INVALID_MODULE,
+                        "'" + std::string(path) +
+                            "' is too large to be a .kmod module");
+    bytes.insert(bytes.end(), chunk, chunk + count);
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+kiln_status_t kiln_module_load_memory(const void *data, size_t size,
+                                      kiln_module_t **outModule) {
+  if (!outModule)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_load_memory: out_module is NULL");
+  *outModule = nullptr;
+  try {
+    return loadModule(data, size, outModule);
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+kiln_status_t kiln_module_load_file(const char *path,
+                                    kiln_module_t **outModule) {
+  if (!outModule)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_load_file: out_module is NULL");
+  *outModule = nullptr;
+  if (!path)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_load_file: path is NULL");
+  try {
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      int error = errno;
+      return makeStatus(error == ENOENT ? KILN_STATUS_NOT_FOUND
+                                        : KILN_STATUS_IO_ERROR,
+                        "cannot open '" + std::string(path) +
+                            "': " + std::strerror(error));
+    }
+    std::vector<uint8_t> bytes;
+    kiln_status_t status = readAll(fd, path, bytes);
+    ::close(fd);
+    if (status)
+      return status;
+    status = loadModule(bytes.data(), bytes.size(), outModule);
+    if (status && status->code != KILN_STATUS_OUT_OF_MEMORY)
+      status->message = "'" + std::string(path) + "': " + status->message;
+    return status;
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+void kiln_module_release(kiln_module_t *module) { delete module; }
+
+const char *kiln_module_target(const kiln_module_t *module) {
+  return module ? module->target.c_str() : nullptr;
+}
+
+size_t kiln_module_function_count(const kiln_module_t *module) {
+  return module ? module->functions.size() : 0;
+}
+
+const kiln_function_t *kiln_module_function_at(const kiln_module_t *module,
+                                               size_t index) {
+  if (!module || index >= module->functions.size())
+    return nullptr;
+  return module->functions[index].get();
+}
+
+kiln_status_t kiln_module_function_lookup(const kiln_module_t *module,
+                                          const char *name,
+                                          const kiln_function_t **outFunction) {
+  if (!outFunction)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_function_lookup: out_function is NULL");
+  *outFunction = nullptr;
+  if (!module || !name)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_function_lookup: module or name is NULL");
+  try {
+    for (const auto &function : module->functions) {
+      if (function->signature.name == name) {
+        *outFunction = function.get();
+        return nullptr;
+      }
+    }
+    std::string known;
+    for (const auto &function : module->functions)
+      known += (known.empty() ? "" : ", ") + function->signature.name;
+    return makeStatus(KILN_STATUS_NOT_FOUND,
+                      "the module has no function named '" +
+                          std::string(name) + "' (it has: " + known + ")");
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+} // extern "C"
+

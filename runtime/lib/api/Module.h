@@ -1,0 +1,34 @@
+//===- Module.h - The kiln_module_t and kiln_function_t objects -*- C++ -*-===//
+
+#ifndef KILN_RUNTIME_LIB_API_MODULE_H
+#define KILN_RUNTIME_LIB_API_MODULE_H
+
+#include "NativeLibrary.h"
+
+#include "kiln/ModuleFormat.h"
+#include "kiln/runtime.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+/// A function of a loaded module. The C signature records point into
+/// `signature`, which is never modified after loading.
+struct kiln_function {
+  kiln::format::FunctionSignature signature;
+  std::vector<kiln_tensor_signature_t> inputs;
+  std::vector<kiln_tensor_signature_t> outputs;
+  void (*entry)(void **args) = nullptr;
+};
+
+struct kiln_module {
+  std::string target;
+  /// Held by pointer so that the kiln_function_t addresses handed out stay
+  /// valid however the vector is built.
+  std::vector<std::unique_ptr<kiln_function>> functions;
+  /// Declared last so that it is destroyed first: nothing may run the code
+  /// once it is unloaded.
+  std::unique_ptr<kiln::runtime::NativeLibrary> library;
+};
+
+#endif // KILN_RUNTIME_LIB_API_MODULE_H

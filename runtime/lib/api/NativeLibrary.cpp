@@ -1,0 +1,229 @@
+//===- NativeLibrary.cpp - Loading code objects from memory ----------------===//
+//
+// The preferred route is an anonymous memfd opened through /proc/self/fd;
+// when memfds or /proc are unavailable (or mapping a memfd executable is
+// forbidden), the bytes go to an unlinked temporary file instead.
+//
+// glibc recognizes an already loaded library by its path before it looks at
+// the file itself. Two memfds can share a /proc/self/fd path only if the
+// first descriptor was closed, so each memfd stays open for as long as its
+// library is loaded, and forever if dlclose leaves the library resident.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NativeLibrary.h"
+#include "Status.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <mutex>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace kiln {
+namespace runtime {
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+constexpr const char *kHostMachineName = "x86-64";
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+constexpr const char *kHostMachineName = "AArch64";
+#else
+#error "the kiln runtime supports x86-64 and AArch64 hosts"
+#endif
+
+/// Rejects code the loader could only fail on obscurely: anything but a
+/// 64-bit little-endian shared object for this machine.
+bool checkElfHeader(const uint8_t *image, size_t size, std::string &error) {
+  Elf64_Ehdr header;
+  if (size < sizeof(header)) {
+    error = "module code is too small (" + std::to_string(size) +
+            " bytes) to be an ELF shared object";
+    return false;
+  }
+  std::memcpy(&header, image, sizeof(header));
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {
+    error = "module code is not an ELF object (bad magic)";
+    return false;
+  }
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != ELFDATA2LSB) {
+    error = "module code is not a 64-bit little-endian ELF object";
+    return false;
+  }
+  if (header.e_type != ET_DYN) {
+    error = "module code is not an ELF shared object (e_type " +
+            std::to_string(header.e_type) + ")";
+    return false;
+  }
+  if (header.e_machine != kHostMachine) {
+    error = "module code is for ELF machine " +
+            std::to_string(header.e_machine) + " but this host is " +
+            kHostMachineName + " (" + std::to_string(kHostMachine) + ")";
+    return false;
+  }
+  return true;
+}
+
+/// Compiled code may call libm, but nothing guarantees that the host
+/// executable links it (linkers drop unused libraries). Loading it into the
+/// global scope once makes those references resolvable everywhere. A failure
+/// is not reported here: dlopen then names the unresolved symbol.
+void makeLibmGlobal() {
+  static std::once_flag once;
+  std::call_once(once, [] { dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL); });
+}
+
+bool writeAll(int fd, const uint8_t *data, size_t size) {
+  while (size != 0) {
+    ssize_t written = ::write(fd, data, size);
+    if (written < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    data += written;
+    size -= static_cast<size_t>(written);
+  }
+  return true;
+}
+
+std::string lastDlError() {
+  const char *message = dlerror();
+  return message ? message : "unknown dynamic loader error";
+}
+
+/// Stages the image in a memfd and loads it. Returns the handle or NULL with
+/// the reason in \p error; on success \p fd and \p path describe the file.
+void *loadFromMemfd(const uint8_t *image, size_t size, int &fd,
+                    std::string &path, std::string &error) {
+  fd = memfd_create("kiln-module", MFD_CLOEXEC);
+  if (fd < 0) {
+    error = std::string("memfd_create failed: ") + std::strerror(errno);
+    return nullptr;
+  }
+  path = "/proc/self/fd/" + std::to_string(fd);
+  void *handle = nullptr;
+  if (!writeAll(fd, image, size))
+    error = std::string("cannot write to a memfd: ") + std::strerror(errno);
+  else if (!(handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)))
+    error = lastDlError();
+  if (!handle) {
+    ::close(fd);
+    fd = -1;
+  }
+  return handle;
+}
+
+/// Stages the image in a temporary file, loads it and unlinks the file.
+void *loadFromTemporaryFile(const uint8_t *image, size_t size,
+                            kiln_status_code_t &code, std::string &error) {
+  const char *directory = std::getenv("TMPDIR");
+  if (!directory || !*directory)
+    directory = "/tmp";
+  std::string path = std::string(directory) + "/kiln-module-XXXXXX";
+  int fd = mkostemp(&path[0], O_CLOEXEC);
+  if (fd < 0) {
+    code = KILN_STATUS_IO_ERROR;
+    error = "cannot create a temporary file in '" + std::string(directory) +
+            "' to load the module's code: " + std::strerror(errno);
+    return nullptr;
+  }
+  void *handle = nullptr;
+  if (!writeAll(fd, image, size)) {
+    code = KILN_STATUS_IO_ERROR;
+    error = "cannot write the module's code to '" + path +
+            "': " + std::strerror(errno);
+  } else if (!(handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) {
+    code = KILN_STATUS_LOAD_FAILED;
+    error = lastDlError();
+  }
+  ::unlink(path.c_str());
+  ::close(fd);
+  return handle;
+}
+
+} // namespace
+
+kiln_status_t NativeLibrary::load(const uint8_t *image, size_t size,
+                                  std::unique_ptr<NativeLibrary> &out) {
+  std::string error;
+  if (!checkElfHeader(image, size, error))
+    return makeStatus(KILN_STATUS_INVALID_MODULE, error);
+  makeLibmGlobal();
+
+  int fd = -1;
+  std::string path;
+  void *handle = loadFromMemfd(image, size, fd, path, error);
+  if (!handle) {
+    kiln_status_code_t code = KILN_STATUS_LOAD_FAILED;
+    handle = loadFromTemporaryFile(image, size, code, error);
+    if (!handle)
+      return makeStatus(code, "cannot load the module's code: " + error);
+    path.clear();
+  }
+
+  std::unique_ptr<NativeLibrary> library(
+      new NativeLibrary(handle, nullptr, fd, path));
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &library->linkMap) != 0 ||
+      !library->linkMap)
+    return makeStatus(KILN_STATUS_LOAD_FAILED,
+                      "cannot inspect the module's loaded code: " +
+                          lastDlError());
+  out = std::move(library);
+  return nullptr;
+}
+
+NativeLibrary::~NativeLibrary() {
+  dlclose(handle);
+  if (fd < 0)
+    return;
+  if (void *resident = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+    // Still loaded: keep the descriptor, and thereby its path, reserved.
+    dlclose(resident);
+    return;
+  }
+  ::close(fd);
+}
+
+void *NativeLibrary::lookupFunction(const std::string &symbol,
+                                    std::string &error) const {
+  dlerror();
+  void *address = dlsym(handle, symbol.c_str());
+  if (!address) {
+    error = lastDlError();
+    return nullptr;
+  }
+  Dl_info info;
+  struct link_map *owner = nullptr;
+  ElfW(Sym) *entry = nullptr;
+  if (!dladdr1(address, &info, reinterpret_cast<void **>(&owner),
+               RTLD_DL_LINKMAP) ||
+      owner != linkMap) {
+    error = "the symbol is not defined by the module's code";
+    if (owner && owner->l_name && *owner->l_name)
+      error += std::string(" (it resolves into ") + owner->l_name + ")";
+    return nullptr;
+  }
+  if (!dladdr1(address, &info, reinterpret_cast<void **>(&entry),
+               RTLD_DL_SYMENT) ||
+      !entry || (ELF64_ST_TYPE(entry->st_info) != STT_FUNC &&
+                 ELF64_ST_TYPE(entry->st_info) != STT_GNU_IFUNC)) {
+    error = "the symbol is not a function";
+    return nullptr;
+  }
+  return address;
+}
+
+} // namespace runtime
+} // namespace kiln

@@ -1,0 +1,110 @@
+//===- Tensor.cpp - Creating and inspecting tensors ------------------------===//
+
+#include "Tensor.h"
+#include "Status.h"
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+
+using kiln::runtime::makeStatus;
+
+namespace {
+
+constexpr size_t kTensorAlignment = 64;
+
+} // namespace
+
+extern "C" {
+
+kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
+                                 const int64_t *shape, const void *data,
+                                 kiln_tensor_t **outTensor) {
+  if (!outTensor)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_tensor_create: out_tensor is NULL");
+  *outTensor = nullptr;
+  try {
+    size_t elementSize = kiln_dtype_size(dtype);
+    if (elementSize == 0)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_tensor_create: unknown dtype " +
+                            std::to_string(static_cast<int>(dtype)));
+    if (rank != 0 && !shape)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_tensor_create: shape is NULL but rank is " +
+                            std::to_string(rank));
+    // Sizes stay below PTRDIFF_MAX so that pointer arithmetic over the
+    // buffer is always defined.
+    const size_t limit = PTRDIFF_MAX - kTensorAlignment;
+    size_t elementCount = 1;
+    for (size_t axis = 0; axis < rank; ++axis) {
+      if (shape[axis] < 0)
+        return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_tensor_create: negative dimension " +
+                              std::to_string(shape[axis]) + " (axis " +
+                              std::to_string(axis) + ")");
+      size_t dim = static_cast<size_t>(shape[axis]);
+      if (dim != 0 && elementCount > limit / elementSize / dim)
+        return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_tensor_create: the tensor size overflows "
+                          "(axis " + std::to_string(axis) + " has dimension " +
+                              std::to_string(dim) + ")");
+      elementCount *= dim;
+    }
+    size_t byteSize = elementCount * elementSize;
+    size_t capacity = (byteSize + kTensorAlignment - 1) / kTensorAlignment *
+                      kTensorAlignment;
+    if (capacity == 0)
+      capacity = kTensorAlignment;
+
+    auto tensor = std::make_unique<kiln_tensor>();
+    tensor->dtype = dtype;
+    tensor->shape.assign(shape, shape + rank);
+    tensor->elementCount = elementCount;
+    tensor->byteSize = byteSize;
+    tensor->data = std::aligned_alloc(kTensorAlignment, capacity);
+    if (!tensor->data)
+      return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
+                        "kiln_tensor_create: cannot allocate " +
+                            std::to_string(capacity) + " bytes");
+    size_t copied = data ? byteSize : 0;
+    if (copied)
+      std::memcpy(tensor->data, data, copied);
+    std::memset(static_cast<char *>(tensor->data) + copied, 0,
+                capacity - copied);
+    *outTensor = tensor.release();
+    return nullptr;
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+void kiln_tensor_release(kiln_tensor_t *tensor) { delete tensor; }
+
+kiln_dtype_t kiln_tensor_dtype(const kiln_tensor_t *tensor) {
+  return tensor ? tensor->dtype : KILN_DTYPE_F32;
+}
+
+size_t kiln_tensor_rank(const kiln_tensor_t *tensor) {
+  return tensor ? tensor->shape.size() : 0;
+}
+
+const int64_t *kiln_tensor_shape(const kiln_tensor_t *tensor) {
+  return tensor && !tensor->shape.empty() ? tensor->shape.data() : nullptr;
+}
+
+size_t kiln_tensor_element_count(const kiln_tensor_t *tensor) {
+  return tensor ? tensor->elementCount : 0;
+}
+
+size_t kiln_tensor_byte_size(const kiln_tensor_t *tensor) {
+  return tensor ? tensor->byteSize : 0;
+}
+
+void *kiln_tensor_data(kiln_tensor_t *tensor) {
+  return tensor ? tensor->data : nullptr;
+}
+
+} // extern "C"

@@ -1,0 +1,155 @@
+//===- KilnRunSupportTest.cpp - Tests of kiln-run's conversions ------------===//
+
+#include "TestSupport.h"
+
+#include "HalfFloat.h"
+#include "Options.h"
+#include "TensorText.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace kiln;
+using namespace kiln::run;
+using namespace kiln::test;
+
+namespace {
+
+TEST(HalfFloatTest, EveryHalfRoundTripsThroughFloat) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    float value = halfToFloat(static_cast<uint16_t>(bits));
+    if (std::isnan(value)) {
+      EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(value)))) << bits;
+      continue;
+    }
+    EXPECT_EQ(floatToHalf(value), bits) << bits;
+  }
+}
+
+TEST(HalfFloatTest, HalfValues) {
+  EXPECT_EQ(halfToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(halfToFloat(0xc000), -2.0f);
+  EXPECT_EQ(halfToFloat(0x7bff), 65504.0f);
+  EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(halfToFloat(0x0400), std::ldexp(1.0f, -14));
+  EXPECT_TRUE(std::signbit(halfToFloat(0x8000)));
+  EXPECT_EQ(halfToFloat(0x7c00), std::numeric_limits<float>::infinity());
+}
+
+TEST(HalfFloatTest, FloatToHalfRoundsToNearestEven) {
+  // Halfway between 1 and the next half rounds to the even 1.
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);
+  // Halfway between 1+2^-10 and 1+2^-9 rounds up to the even one.
+  EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
+  EXPECT_EQ(floatToHalf(65519.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);
+  EXPECT_EQ(floatToHalf(-1e10f), 0xfc00);
+  // Subnormals: ties go to even, and the largest rounds up to a normal.
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);
+  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -25)), 0x0002);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -14) - std::ldexp(1.0f, -26)),
+            0x0400);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -140)), 0x0000);
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(std::nanf("")))));
+}
+
+TEST(HalfFloatTest, EveryBfloat16RoundTripsThroughFloat) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    float value = bfloat16ToFloat(static_cast<uint16_t>(bits));
+    if (std::isnan(value)) {
+      EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(value))));
+      continue;
+    }
+    EXPECT_EQ(floatToBfloat16(value), bits) << bits;
+  }
+}
+
+TEST(HalfFloatTest, FloatToBfloat16RoundsToNearestEven) {
+  EXPECT_EQ(floatToBfloat16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBfloat16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);
+  EXPECT_EQ(floatToBfloat16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+  EXPECT_EQ(floatToBfloat16(std::numeric_limits<float>::max()), 0x7f80);
+  // A NaN whose payload sits in the discarded bits stays a NaN.
+  uint32_t nanBits = 0x7f800001;
+  float nan;
+  std::memcpy(&nan, &nanBits, sizeof(nan));
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(nan))));
+}
+
+TEST(TensorTextTest, FormatsTypesAndNesting) {
+  int64_t shape[] = {2, 3};
+  EXPECT_EQ(formatShape(0, nullptr), "[]");
+  EXPECT_EQ(formatType(KILN_DTYPE_BF16, 2, shape), "bf16[2,3]");
+
+  TensorPtr matrix =
+      makeTensor(KILN_DTYPE_I32, {2, 3}, std::vector<int32_t>{1, 2, 3, 4, 5, -6});
+  EXPECT_EQ(formatValues(matrix.get()), "[[1, 2, 3], [4, 5, -6]]");
+  TensorPtr cube = makeTensor(KILN_DTYPE_I64, {2, 1, 2},
+                              std::vector<int64_t>{1, 2, 3, 4});
+  EXPECT_EQ(formatValues(cube.get()), "[[[1, 2]], [[3, 4]]]");
+  TensorPtr empty = makeTensor(KILN_DTYPE_F32, {2, 0}, std::vector<float>{});
+  EXPECT_EQ(formatValues(empty.get()), "[[], []]");
+  TensorPtr scalar = makeTensor(KILN_DTYPE_F64, {}, std::vector<double>{0.1});
+  EXPECT_EQ(formatValues(scalar.get()), "0.10000000000000001");
+  TensorPtr flags =
+      makeTensor(KILN_DTYPE_I1, {3}, std::vector<uint8_t>{1, 0, 1});
+  EXPECT_EQ(formatValues(flags.get()), "[true, false, true]");
+}
+
+TEST(TensorTextTest, FloatsPrintWithRoundTripPrecision) {
+  TensorPtr f32 = makeTensor(KILN_DTYPE_F32, {3},
+                             std::vector<float>{0.1f, 1.0f / 3, -INFINITY});
+  EXPECT_EQ(formatValues(f32.get()), "[0.100000001, 0.333333343, -inf]");
+  TensorPtr f16 = makeTensor(KILN_DTYPE_F16, {2},
+                             std::vector<uint16_t>{0x3555, 0x7e00});
+  EXPECT_EQ(formatValues(f16.get()), "[0.33325, nan]");
+  TensorPtr bf16 = makeTensor(KILN_DTYPE_BF16, {2},
+                              std::vector<uint16_t>{0x3eab, 0xc2f7});
+  EXPECT_EQ(formatValues(bf16.get()), "[0.334, -123.5]");
+}
+
+TEST(OptionsTest, ParsesEveryOption) {
+  const char *argv[] = {"kiln-run", "--input", "a.npy", "m.kmod",
+                        "--function=f", "--input=-3", "--repeat", "5",
+                        "--output-dir", "out", "--list"};
+  Options options;
+  std::string error;
+  ASSERT_TRUE(parseOptions(11, const_cast<char **>(argv), options, error))
+      << error;
+  EXPECT_EQ(options.modulePath, "m.kmod");
+  EXPECT_EQ(options.functionName, "f");
+  EXPECT_EQ(options.inputs, (std::vector<std::string>{"a.npy", "-3"}));
+  EXPECT_EQ(options.repeat, 5u);
+  EXPECT_EQ(options.outputDir, "out");
+  EXPECT_TRUE(options.list);
+}
+
+TEST(OptionsTest, RejectsMalformedCommandLines) {
+  struct Case {
+    std::vector<const char *> arguments;
+    const char *error;
+  } cases[] = {
+      {{}, "no module given"},
+      {{"a.kmod", "b.kmod"}, "expected one module, got 2 arguments ('a.kmod', "
+                             "'b.kmod', ...)"},
+      {{"m.kmod", "--repeat", "x"}, "--repeat needs a positive integer, not 'x'"},
+      {{"m.kmod", "--repeat=-1"}, "--repeat needs a positive integer, not '-1'"},
+      {{"m.kmod", "--function"}, "option '--function' needs a value"},
+      {{"m.kmod", "--function="}, "--function needs a non-empty name"},
+      {{"m.kmod", "--frobnicate"}, "unknown option '--frobnicate'"},
+  };
+  for (const Case &c : cases) {
+    std::vector<char *> argv = {const_cast<char *>("kiln-run")};
+    for (const char *argument : c.arguments)
+      argv.push_back(const_cast<char *>(argument));
+    Options options;
+    std::string error;
+    EXPECT_FALSE(parseOptions(static_cast<int>(argv.size()), argv.data(),
+                              options, error));
+    EXPECT_EQ(error, c.error);
+  }
+}
+
+} // namespace

@@ -1,0 +1,315 @@
+//===- ModuleFormatTest.cpp - Tests of the .kmod reader and writer ---------===//
+
+#include "TestSupport.h"
+
+#include "kmod_generated.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace kiln;
+using namespace kiln::format;
+using kiln::test::addModuleContents;
+using kiln::test::makeEnvelope;
+using kiln::test::mixedModuleContents;
+
+namespace {
+
+/// The body bytes of a module written by writeModule.
+std::vector<uint8_t> bodyOf(const std::vector<uint8_t> &module) {
+  const auto *body = kmod::GetModule(module.data())->body();
+  return std::vector<uint8_t>(body->begin(), body->end());
+}
+
+std::string readError(const std::vector<uint8_t> &bytes) {
+  ModuleContents contents;
+  std::string error;
+  EXPECT_FALSE(readModule(bytes.data(), bytes.size(), contents, error));
+  return error;
+}
+
+std::string readError(const ModuleContents &contents) {
+  return readError(writeModule(contents));
+}
+
+void expectEqual(const TensorSignature &a, const TensorSignature &b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.dtype, b.dtype);
+  EXPECT_EQ(a.shape, b.shape);
+}
+
+void expectEqual(const ModuleContents &a, const ModuleContents &b) {
+  EXPECT_EQ(a.target, b.target);
+  EXPECT_EQ(a.code, b.code);
+  ASSERT_EQ(a.functions.size(), b.functions.size());
+  for (size_t i = 0; i < a.functions.size(); ++i) {
+    const FunctionSignature &fa = a.functions[i], &fb = b.functions[i];
+    EXPECT_EQ(fa.name, fb.name);
+    EXPECT_EQ(fa.entrySymbol, fb.entrySymbol);
+    ASSERT_EQ(fa.inputs.size(), fb.inputs.size());
+    ASSERT_EQ(fa.outputs.size(), fb.outputs.size());
+    for (size_t j = 0; j < fa.inputs.size(); ++j)
+      expectEqual(fa.inputs[j], fb.inputs[j]);
+    for (size_t j = 0; j < fa.outputs.size(); ++j)
+      expectEqual(fa.outputs[j], fb.outputs[j]);
+  }
+}
+
+TEST(ModuleFormatTest, RoundTripsEveryField) {
+  for (const ModuleContents &original :
+       {addModuleContents(), mixedModuleContents()}) {
+    std::vector<uint8_t> bytes = writeModule(original);
+    ModuleContents read;
+    std::string error;
+    ASSERT_TRUE(readModule(bytes.data(), bytes.size(), read, error)) << error;
+    expectEqual(original, read);
+  }
+}
+
+TEST(ModuleFormatTest, RoundTripsEveryDType) {
+  ModuleContents contents = addModuleContents();
+  contents.functions[0].inputs.clear();
+  for (unsigned i = 0; i < kNumDTypes; ++i) {
+    TensorSignature tensor;
+    tensor.name = std::string("t") + dtypeName(static_cast<DType>(i));
+    tensor.dtype = static_cast<DType>(i);
+    tensor.shape = {static_cast<int64_t>(i), 2};
+    contents.functions[0].inputs.push_back(tensor);
+  }
+  std::vector<uint8_t> bytes = writeModule(contents);
+  ModuleContents read;
+  std::string error;
+  ASSERT_TRUE(readModule(bytes.data(), bytes.size(), read, error)) << error;
+  expectEqual(contents, read);
+}
+
+TEST(ModuleFormatTest, WritingIsDeterministic) {
+  EXPECT_EQ(writeModule(mixedModuleContents()),
+            writeModule(mixedModuleContents()));
+}
+
+TEST(ModuleFormatTest, EnvelopeCarriesIdentifierVersionAndChecksum) {
+  std::vector<uint8_t> bytes = writeModule(addModuleContents());
+  ASSERT_GE(bytes.size(), 8u);
+  EXPECT_EQ(std::string(bytes.begin() + 4, bytes.begin() + 8), "KMOD");
+  const kmod::Module *module = kmod::GetModule(bytes.data());
+  EXPECT_EQ(module->format_version(), kFormatVersion);
+  EXPECT_EQ(module->checksum(),
+            fnv1a64(module->body()->data(), module->body()->size()));
+  // The body is stored aligned so that it can be read in place.
+  EXPECT_EQ((module->body()->data() - bytes.data()) % 8, 0);
+}
+
+TEST(ModuleFormatTest, ReadsFromUnalignedBuffers) {
+  std::vector<uint8_t> bytes = writeModule(addModuleContents());
+  for (size_t offset = 1; offset < 8; ++offset) {
+    std::vector<uint8_t> shifted(offset, 0xaa);
+    shifted.insert(shifted.end(), bytes.begin(), bytes.end());
+    ModuleContents read;
+    std::string error;
+    ASSERT_TRUE(
+        readModule(shifted.data() + offset, bytes.size(), read, error))
+        << "offset " << offset << ": " << error;
+    expectEqual(addModuleContents(), read);
+  }
+}
+
+TEST(ModuleFormatTest, FailureLeavesOutputUntouched) {
+  ModuleContents out = mixedModuleContents();
+  std::vector<uint8_t> bytes = writeModule(addModuleContents());
+  bytes.back() ^= 1;
+  std::string error;
+  EXPECT_FALSE(readModule(bytes.data(), bytes.size(), out, error));
+  expectEqual(mixedModuleContents(), out);
+}
+
+TEST(ModuleFormatTest, Fnv1aMatchesReferenceValues) {
+  EXPECT_EQ(fnv1a64("", 0), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv1a64("a", 1), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(fnv1a64("foobar", 6), 0x85944171f73967e8ull);
+}
+
+TEST(ModuleFormatTest, DTypeProperties) {
+  EXPECT_STREQ(dtypeName(DType::F32), "f32");
+  EXPECT_STREQ(dtypeName(DType::BF16), "bf16");
+  EXPECT_STREQ(dtypeName(static_cast<DType>(7)), "invalid");
+  EXPECT_EQ(dtypeSize(DType::I1), 1u);
+  EXPECT_EQ(dtypeSize(DType::F16), 2u);
+  EXPECT_EQ(dtypeSize(DType::I64), 8u);
+  EXPECT_EQ(dtypeSize(static_cast<DType>(200)), 0u);
+  EXPECT_TRUE(isValidDType(DType::BF16));
+  EXPECT_FALSE(isValidDType(static_cast<DType>(7)));
+}
+
+//===-- Envelope errors ---------------------------------------------------===//
+
+TEST(ModuleFormatTest, RejectsTinyBuffers) {
+  EXPECT_EQ(readError(std::vector<uint8_t>()),
+            "not a .kmod module: 0 bytes is too small to hold one");
+  EXPECT_NE(readError(std::vector<uint8_t>(7, 0)).find("too small"),
+            std::string::npos);
+  ModuleContents contents;
+  std::string error;
+  EXPECT_FALSE(readModule(nullptr, 0, contents, error));
+}
+
+TEST(ModuleFormatTest, RejectsWrongIdentifier) {
+  std::vector<uint8_t> bytes = writeModule(addModuleContents());
+  bytes[4] = 'X';
+  EXPECT_EQ(readError(bytes),
+            "not a .kmod module (missing the 'KMOD' file identifier)");
+}
+
+TEST(ModuleFormatTest, RejectsGarbageWithIdentifier) {
+  std::mt19937 random(1234);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<uint8_t> bytes(8 + random() % 512);
+    for (uint8_t &byte : bytes)
+      byte = static_cast<uint8_t>(random());
+    std::memcpy(bytes.data() + 4, "KMOD", 4);
+    std::string error = readError(bytes);
+    EXPECT_FALSE(error.empty());
+  }
+}
+
+TEST(ModuleFormatTest, RejectsOtherVersions) {
+  std::vector<uint8_t> body = bodyOf(writeModule(addModuleContents()));
+  uint64_t checksum = fnv1a64(body.data(), body.size());
+  EXPECT_EQ(readError(makeEnvelope(2, checksum, &body)),
+            "unsupported .kmod format version 2 (this runtime reads version "
+            "1)");
+  EXPECT_EQ(readError(makeEnvelope(0, checksum, &body)),
+            "unsupported .kmod format version 0 (this runtime reads version "
+            "1)");
+  // A later version may change the body completely; the version is still
+  // what gets reported.
+  std::vector<uint8_t> alien = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  EXPECT_EQ(readError(makeEnvelope(7, 0, &alien)),
+            "unsupported .kmod format version 7 (this runtime reads version "
+            "1)");
+}
+
+TEST(ModuleFormatTest, AcceptsHandBuiltEnvelope) {
+  std::vector<uint8_t> body = bodyOf(writeModule(addModuleContents()));
+  std::vector<uint8_t> bytes =
+      makeEnvelope(kFormatVersion, fnv1a64(body.data(), body.size()), &body);
+  ModuleContents read;
+  std::string error;
+  EXPECT_TRUE(readModule(bytes.data(), bytes.size(), read, error)) << error;
+}
+
+TEST(ModuleFormatTest, RejectsMissingBody) {
+  EXPECT_EQ(readError(makeEnvelope(kFormatVersion, 0, nullptr)),
+            "malformed .kmod module: it has no body");
+  std::vector<uint8_t> empty;
+  EXPECT_EQ(readError(makeEnvelope(kFormatVersion, 0, &empty)),
+            "malformed .kmod module: it has no body");
+}
+
+TEST(ModuleFormatTest, RejectsChecksumMismatch) {
+  std::vector<uint8_t> body = bodyOf(writeModule(addModuleContents()));
+  uint64_t checksum = fnv1a64(body.data(), body.size());
+  std::string error = readError(makeEnvelope(kFormatVersion, checksum + 1, &body));
+  EXPECT_EQ(error.rfind("corrupted .kmod module: the body checksum is", 0), 0u)
+      << error;
+}
+
+TEST(ModuleFormatTest, RejectsMalformedBodyWithValidChecksum) {
+  std::vector<uint8_t> body = {0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0, 1, 2, 3, 4};
+  std::string error = readError(
+      makeEnvelope(kFormatVersion, fnv1a64(body.data(), body.size()), &body));
+  EXPECT_NE(error.find("the body fails structural verification"),
+            std::string::npos)
+      << error;
+}
+
+//===-- Semantic errors ---------------------------------------------------===//
+
+TEST(ModuleFormatTest, RejectsModuleWithoutFunctions) {
+  ModuleContents contents = addModuleContents();
+  contents.functions.clear();
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: module defines no functions");
+}
+
+TEST(ModuleFormatTest, RejectsBadFunctionNames) {
+  ModuleContents contents = mixedModuleContents();
+  contents.functions[1].name = "";
+  EXPECT_EQ(readError(contents), "invalid .kmod module: function #1: empty name");
+
+  contents = mixedModuleContents();
+  contents.functions[1].name = std::string("sc\0ale", 6);
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: function #1: name contains a NUL character");
+
+  contents = mixedModuleContents();
+  contents.functions[1].name = "stats";
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: function 'stats': duplicate function name");
+}
+
+TEST(ModuleFormatTest, RejectsBadEntrySymbols) {
+  ModuleContents contents = addModuleContents();
+  contents.functions[0].entrySymbol = "";
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: function 'add': empty entry symbol");
+  contents.functions[0].entrySymbol = std::string("kiln\0x", 6);
+  EXPECT_EQ(readError(contents), "invalid .kmod module: function 'add': entry "
+                                 "symbol contains a NUL character");
+}
+
+TEST(ModuleFormatTest, RejectsBadTensorSignatures) {
+  ModuleContents contents = addModuleContents();
+  contents.functions[0].inputs[1].dtype = static_cast<DType>(9);
+  EXPECT_EQ(readError(contents), "invalid .kmod module: function 'add' input 1 "
+                                 "('b'): unknown dtype 9");
+
+  contents = addModuleContents();
+  contents.functions[0].inputs[1].shape = {2, -3};
+  EXPECT_EQ(readError(contents), "invalid .kmod module: function 'add' input 1 "
+                                 "('b'): negative dimension -3 (axis 1)");
+
+  contents = addModuleContents();
+  contents.functions[0].outputs[0].name = "";
+  contents.functions[0].outputs[0].shape = {-1};
+  EXPECT_EQ(readError(contents), "invalid .kmod module: function 'add' output "
+                                 "0: negative dimension -1 (axis 0)");
+
+  contents = addModuleContents();
+  contents.functions[0].outputs[0].shape = {1 << 30, 1 << 30, 1 << 30};
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: function 'add' output 0 ('sum'): size of "
+            "the shape overflows (axis 2 has dimension 1073741824)");
+
+  contents = addModuleContents();
+  contents.functions[0].inputs[0].name = std::string("a\0b", 3);
+  EXPECT_EQ(readError(contents), "invalid .kmod module: function 'add' input 0: "
+                                 "name contains a NUL character");
+}
+
+TEST(ModuleFormatTest, AcceptsZeroSizedAndScalarTensors) {
+  ModuleContents contents = addModuleContents();
+  contents.functions[0].inputs[0].shape = {0, int64_t(1) << 62};
+  contents.functions[0].inputs[1].shape = {};
+  std::string error;
+  EXPECT_TRUE(validateModule(contents, error)) << error;
+}
+
+TEST(ModuleFormatTest, RejectsMissingOrForeignCode) {
+  ModuleContents contents = addModuleContents();
+  contents.code.clear();
+  EXPECT_EQ(readError(contents), "invalid .kmod module: module has no code");
+  contents.code = {'M', 'Z', 0x90, 0};
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: module code is not an ELF object (bad "
+            "magic)");
+}
+
+TEST(ModuleFormatTest, ValidateAcceptsFixtures) {
+  std::string error;
+  EXPECT_TRUE(validateModule(addModuleContents(), error)) << error;
+  EXPECT_TRUE(validateModule(mixedModuleContents(), error)) << error;
+}
+
+} // namespace

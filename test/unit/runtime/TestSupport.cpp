@@ -1,0 +1,136 @@
+//===- TestSupport.cpp - Shared helpers for the runtime tests --------------===//
+
+#include "TestSupport.h"
+
+#include "kmod_generated.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <ftw.h>
+#include <stdexcept>
+
+namespace kiln {
+namespace test {
+
+Outcome take(kiln_status_t status) {
+  Outcome outcome;
+  outcome.code = kiln_status_code(status);
+  outcome.message = kiln_status_message(status);
+  kiln_status_free(status);
+  return outcome;
+}
+
+std::vector<uint8_t> readFile(const std::string &path) {
+  FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    throw std::runtime_error("cannot open " + path);
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[4096];
+  size_t count;
+  while ((count = std::fread(chunk, 1, sizeof(chunk), file)) != 0)
+    bytes.insert(bytes.end(), chunk, chunk + count);
+  std::fclose(file);
+  return bytes;
+}
+
+void writeFile(const std::string &path, const std::vector<uint8_t> &bytes) {
+  FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file)
+    throw std::runtime_error("cannot create " + path);
+  bool ok = bytes.empty() ||
+            std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  ok = std::fclose(file) == 0 && ok;
+  if (!ok)
+    throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<uint8_t> addFixtureCode() { return readFile(KILN_FIXTURE_ADD); }
+std::vector<uint8_t> mixedFixtureCode() {
+  return readFile(KILN_FIXTURE_MIXED);
+}
+
+namespace {
+
+format::TensorSignature tensor(const std::string &name, format::DType dtype,
+                               std::vector<int64_t> shape) {
+  format::TensorSignature signature;
+  signature.name = name;
+  signature.dtype = dtype;
+  signature.shape = std::move(shape);
+  return signature;
+}
+
+} // namespace
+
+format::ModuleContents addModuleContents() {
+  using format::DType;
+  format::ModuleContents contents;
+  contents.target = "x86_64-unknown-linux-gnu";
+  format::FunctionSignature add;
+  add.name = "add";
+  add.entrySymbol = "kiln_entry_add";
+  add.inputs = {tensor("a", DType::F32, {4}), tensor("b", DType::F32, {4})};
+  add.outputs = {tensor("sum", DType::F32, {4})};
+  contents.functions.push_back(add);
+  contents.code = addFixtureCode();
+  return contents;
+}
+
+format::ModuleContents mixedModuleContents() {
+  using format::DType;
+  format::ModuleContents contents;
+  contents.target = "x86_64-unknown-linux-gnu";
+  format::FunctionSignature stats;
+  stats.name = "stats";
+  stats.entrySymbol = "kiln_entry_stats";
+  stats.inputs = {tensor("x", DType::F32, {2, 3}),
+                  tensor("threshold", DType::F32, {})};
+  stats.outputs = {tensor("mask", DType::I1, {2, 3}),
+                   tensor("count", DType::I64, {}),
+                   tensor("exp", DType::F32, {2, 3})};
+  format::FunctionSignature scale;
+  scale.name = "scale";
+  scale.entrySymbol = "kiln_entry_scale";
+  scale.inputs = {tensor("v", DType::F64, {3}), tensor("k", DType::I32, {})};
+  scale.outputs = {tensor("scaled", DType::F64, {3}),
+                   tensor("", DType::F64, {3})};
+  contents.functions = {stats, scale};
+  contents.code = mixedFixtureCode();
+  return contents;
+}
+
+std::vector<uint8_t> makeEnvelope(uint32_t version, uint64_t checksum,
+                                  const std::vector<uint8_t> *body) {
+  flatbuffers::FlatBufferBuilder builder;
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> bodyVector;
+  if (body) {
+    builder.ForceVectorAlignment(body->size(), 1, 8);
+    bodyVector = builder.CreateVector(*body);
+  }
+  kmod::FinishModuleBuffer(
+      builder, kmod::CreateModule(builder, version, checksum, bodyVector));
+  return std::vector<uint8_t>(builder.GetBufferPointer(),
+                              builder.GetBufferPointer() + builder.GetSize());
+}
+
+TemporaryDirectory::TemporaryDirectory() {
+  const char *base = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(base && *base ? base : "/tmp") + "/kiln-test-XXXXXX";
+  if (!mkdtemp(&pattern[0]))
+    throw std::runtime_error("mkdtemp failed");
+  directory = pattern;
+}
+
+TemporaryDirectory::~TemporaryDirectory() {
+  nftw(
+      directory.c_str(),
+      [](const char *path, const struct stat *, int, struct FTW *) {
+        return std::remove(path);
+      },
+      16, FTW_DEPTH | FTW_PHYS);
+}
+
+} // namespace test
+} // namespace kiln

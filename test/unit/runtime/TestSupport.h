@@ -1,0 +1,96 @@
+//===- TestSupport.h - Shared helpers for the runtime tests -----*- C++ -*-===//
+
+#ifndef KILN_TEST_UNIT_RUNTIME_TESTSUPPORT_H
+#define KILN_TEST_UNIT_RUNTIME_TESTSUPPORT_H
+
+#include "kiln/ModuleFormat.h"
+#include "kiln/runtime.h"
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace test {
+
+struct ModuleDeleter {
+  void operator()(kiln_module_t *module) const { kiln_module_release(module); }
+};
+struct TensorDeleter {
+  void operator()(kiln_tensor_t *tensor) const { kiln_tensor_release(tensor); }
+};
+using ModulePtr = std::unique_ptr<kiln_module_t, ModuleDeleter>;
+using TensorPtr = std::unique_ptr<kiln_tensor_t, TensorDeleter>;
+
+/// The outcome of a fallible call, with the status already freed.
+struct Outcome {
+  kiln_status_code_t code = KILN_STATUS_OK;
+  std::string message;
+  bool ok() const { return code == KILN_STATUS_OK; }
+};
+
+/// Records and frees \p status.
+Outcome take(kiln_status_t status);
+
+std::vector<uint8_t> readFile(const std::string &path);
+void writeFile(const std::string &path, const std::vector<uint8_t> &bytes);
+
+/// The bytes of the fixture shared objects built from fixtures/*.c.
+std::vector<uint8_t> addFixtureCode();
+std::vector<uint8_t> mixedFixtureCode();
+
+/// A module over add.c: add(a: f32[4], b: f32[4]) -> (sum: f32[4]).
+format::ModuleContents addModuleContents();
+/// A module over mixed.c with the functions "stats" and "scale".
+format::ModuleContents mixedModuleContents();
+
+/// A module envelope with any version, checksum and body (none if NULL), for
+/// tests that need modules writeModule would never produce.
+std::vector<uint8_t> makeEnvelope(uint32_t version, uint64_t checksum,
+                                  const std::vector<uint8_t> *body);
+
+/// A tensor built from \p values, whose type must match the dtype's size.
+template <typename T>
+TensorPtr makeTensor(kiln_dtype_t dtype, const std::vector<int64_t> &shape,
+                     const std::vector<T> &values) {
+  if (kiln_dtype_size(dtype) != sizeof(T))
+    throw std::logic_error("makeTensor: element size does not match dtype");
+  kiln_tensor_t *tensor = nullptr;
+  Outcome outcome = take(kiln_tensor_create(
+      dtype, shape.size(), shape.data(), values.data(), &tensor));
+  if (!outcome.ok())
+    throw std::runtime_error(outcome.message);
+  TensorPtr result(tensor);
+  if (kiln_tensor_element_count(tensor) != values.size())
+    throw std::logic_error("makeTensor: value count does not match shape");
+  return result;
+}
+
+/// The elements of \p tensor as T.
+template <typename T> std::vector<T> tensorValues(kiln_tensor_t *tensor) {
+  std::vector<T> values(kiln_tensor_element_count(tensor));
+  std::memcpy(values.data(), kiln_tensor_data(tensor),
+              values.size() * sizeof(T));
+  return values;
+}
+
+/// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
+class TemporaryDirectory {
+public:
+  TemporaryDirectory();
+  ~TemporaryDirectory();
+  const std::string &path() const { return directory; }
+  std::string file(const std::string &name) const {
+    return directory + "/" + name;
+  }
+
+private:
+  std::string directory;
+};
+
+} // namespace test
+} // namespace kiln
+
+#endif // KILN_TEST_UNIT_RUNTIME_TESTSUPPORT_H

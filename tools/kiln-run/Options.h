@@ -1,0 +1,37 @@
+//===- Options.h - kiln-run command line ------------------------*- C++ -*-===//
+
+#ifndef KILN_TOOLS_KILN_RUN_OPTIONS_H
+#define KILN_TOOLS_KILN_RUN_OPTIONS_H
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace run {
+
+struct Options {
+  std::string modulePath;
+  /// Empty when --function was not given.
+  std::string functionName;
+  /// One argument per input, in signature order.
+  std::vector<std::string> inputs;
+  /// Empty when outputs are printed rather than saved.
+  std::string outputDir;
+  /// Timed calls after the first one; 0 disables timing.
+  unsigned long repeat = 0;
+  bool list = false;
+  bool help = false;
+};
+
+/// Parses the command line. Returns false with a description in \p error
+/// when it is malformed; semantic checks (does the function exist, do the
+/// inputs fit) are left to the caller.
+bool parseOptions(int argc, char **argv, Options &options, std::string &error);
+
+/// The --help text.
+const char *helpText();
+
+} // namespace run
+} // namespace kiln
+
+#endif // KILN_TOOLS_KILN_RUN_OPTIONS_H
