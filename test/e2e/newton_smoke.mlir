@@ -1,3 +1,10 @@
+// Smoke test of the end-to-end harness: Newton's iteration for sqrt(|x| + 1).
+//
+// RUN: kiln-opt %s | kiln-opt -o /dev/null
+// RUN: kiln-compile %s -o %t.kmod
+// RUN: kiln-run %t.kmod --list | FileCheck %s
+// CHECK: newton(arg0: f32[4]) -> (out0: f32[4])
+
 func.func @newton(%x: tensor<4xf32>) -> tensor<4xf32> {
   %ax = kiln.abs %x : tensor<4xf32>
   %one = kiln.constant dense<1.0> : tensor<4xf32>

@@ -1,0 +1,184 @@
+// kiln-compile: every --emit kind, optimization levels, default output
+// names, and the errors for bad options and bad input.
+//
+// RUN: rm -rf %t && split-file %s %t && cd %t
+//
+// --emit=mlir: the whole module in the LLVM dialect, on stdout by default.
+// RUN: kiln-compile %t/ramp.mlir --emit=mlir | FileCheck %s --check-prefix=MLIR
+// MLIR: module {
+// MLIR-DAG: llvm.func @ramp(
+// MLIR-DAG: llvm.func @kiln_entry_ramp(%{{.+}}: !llvm.ptr)
+// MLIR-DAG: llvm.func @negate(
+// MLIR-NOT: kiln.
+// MLIR-NOT: linalg.
+// MLIR-NOT: @kiln_entry_negate
+//
+// --emit=llvm: optimized LLVM IR, here into a file.
+// RUN: kiln-compile %t/ramp.mlir --emit=llvm -o %t/ramp.ll
+// RUN: FileCheck %s --check-prefix=LLVM < %t/ramp.ll
+// LLVM: target triple = "x86_64
+// LLVM-DAG: define void @ramp(
+// LLVM-DAG: define void @kiln_entry_ramp(ptr {{.*}}%0)
+// LLVM-NOT: define void @kiln_entry_negate
+//
+// --emit=obj: a relocatable ELF object that defines the entry point.
+// RUN: kiln-compile %t/ramp.mlir --emit=obj -o %t/ramp.o
+// RUN: llvm-readelf -h %t/ramp.o | FileCheck %s --check-prefix=ELF
+// ELF: Class: ELF64
+// ELF: Type: REL (Relocatable file)
+// ELF: Machine: Advanced Micro Devices X86-64
+// RUN: llvm-nm %t/ramp.o | FileCheck %s --check-prefix=OBJ
+// OBJ-DAG: T kiln_entry_ramp
+// OBJ-DAG: T ramp
+// OBJ-NOT: kiln_entry_negate
+//
+// --emit=kmod (the default): a module kiln-run loads; only public functions
+// are listed.
+// RUN: kiln-compile %t/ramp.mlir -o %t/ramp.kmod
+// RUN: kiln-run %t/ramp.kmod --list | FileCheck %s --check-prefix=KMOD
+// KMOD: target: cpu-x86_64
+// KMOD-NEXT: ramp(arg0: f32[], arg1: f32[]) -> (out0: f32[3], out1: i64[])
+// KMOD-NOT: negate
+//
+// Default output names: <stem>.kmod and <stem>.o in the working directory.
+// RUN: kiln-compile %t/ramp.mlir
+// RUN: kiln-compile %t/ramp.mlir --emit=obj
+// RUN: ls %t | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT-DAG: ramp.kmod
+// DEFAULT-DAG: ramp.o
+//
+// -O0 and -O3 both give working code with the same results:
+// ramp(2, 0.5) = 2 * [0, 1, 2] + 0.5 and sum_{i<5} i = 10.
+// RUN: kiln-compile %t/ramp.mlir -O0 -o %t/o0.kmod
+// RUN: kiln-compile %t/ramp.mlir -O3 -o %t/o3.kmod
+// RUN: kiln-run %t/o0.kmod --input 2 --input 0.5 | FileCheck %s --check-prefix=VALUES
+// RUN: kiln-run %t/o3.kmod --input 2 --input 0.5 | FileCheck %s --check-prefix=VALUES
+// VALUES: out0: f32[3] = [0.5, 2.5, 4.5]
+// VALUES-NEXT: out1: i64[] = 10
+//
+// -O0 skips LLVM's optimizations; -O3 runs them (attributes are inferred).
+// RUN: kiln-compile %t/ramp.mlir --emit=llvm -O0 | FileCheck %s --check-prefix=O0
+// RUN: kiln-compile %t/ramp.mlir --emit=llvm -O3 | FileCheck %s --check-prefix=O3
+// O0: define void @kiln_entry_ramp(ptr %0) {
+// O3: define void @kiln_entry_ramp(ptr nocapture readonly %0) local_unnamed_addr
+// RUN: kiln-compile %t/ramp.mlir --target-cpu=x86-64 -o %t/generic.kmod
+// RUN: kiln-run %t/generic.kmod --input 2 --input 0.5 | FileCheck %s --check-prefix=VALUES
+//
+// Bad options.
+// RUN: not kiln-compile %t/ramp.mlir --target=cuda 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: kiln-compile: unknown target 'cuda' (supported: cpu)
+// RUN: not kiln-compile %t/ramp.mlir --emit=exe 2>&1 | FileCheck %s --check-prefix=EMIT
+// EMIT: for the --emit option: Cannot find option named 'exe'!
+// RUN: not kiln-compile %t/ramp.mlir -O4 2>&1 | FileCheck %s --check-prefix=OPT
+// OPT: kiln-compile: -O4 is not a level (0-3)
+// RUN: not kiln-compile 2>&1 | FileCheck %s --check-prefix=NOARGS
+// NOARGS: Not enough positional command line arguments specified!
+//
+// Bad files.
+// RUN: not kiln-compile %t/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: kiln-compile: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
+// RUN: not kiln-compile %t/ramp.mlir -o %t/no/such/dir/out.kmod 2>&1 | FileCheck %s --check-prefix=NOOUT
+// NOOUT: kiln-compile: cannot open output file '{{.*}}out.kmod': No such file or directory
+//
+// A parse error is reported at its line and column, and nothing is written.
+// RUN: not kiln-compile %t/parse_error.mlir -o %t/parse_error.kmod 2>&1 | FileCheck %s --check-prefix=PARSE
+// PARSE: parse_error.mlir:3:20: error: expected SSA operand
+// PARSE-NEXT: %1 = kiln.add %0, : tensor<3xf32>
+// RUN: not ls %t/parse_error.kmod
+//
+// A verifier error names the op and its location.
+// RUN: not kiln-compile %t/verify_error.mlir 2>&1 | FileCheck %s --check-prefix=VERIFY
+// VERIFY: verify_error.mlir:2:8: error: 'kiln.add' op
+//
+// Signatures must be statically shaped tensors of supported dtypes; the
+// message names the function and the argument or result.
+// RUN: not kiln-compile %t/scalar_arg.mlir 2>&1 | FileCheck %s --check-prefix=SCALAR
+// SCALAR: kiln-compile: function 'takes_scalar' argument #1 has type i32; compiled functions take and return statically shaped tensors
+// RUN: not kiln-compile %t/scalar_result.mlir --emit=llvm 2>&1 | FileCheck %s --check-prefix=RESULT
+// RESULT: kiln-compile: function 'gives_scalar' result #1 has type i1; compiled functions take and return statically shaped tensors
+// RUN: not kiln-compile %t/dynamic.mlir 2>&1 | FileCheck %s --check-prefix=DYN
+// DYN: kiln-compile: function 'dynamic' argument #0 has type tensor<?xf32>
+// RUN: not kiln-compile %t/f16_arg.mlir 2>&1 | FileCheck %s --check-prefix=F16
+// F16: kiln-compile: function 'half' argument #0 has element type f16, which the CPU backend does not support yet (f32, f64, i1, i32, i64)
+//
+// f16 arithmetic inside a function fails in the lowering, at the op.
+// RUN: not kiln-compile %t/f16_inside.mlir 2>&1 | FileCheck %s --check-prefix=F16-INSIDE
+// F16-INSIDE: f16_inside.mlir:2:8: error: failed to legalize operation 'kiln.cast'
+// F16-INSIDE: kiln-compile: lowering to the LLVM dialect failed
+//
+// A module without a public function has nothing to compile.
+// RUN: not kiln-compile %t/private_only.mlir 2>&1 | FileCheck %s --check-prefix=PRIVATE
+// PRIVATE: kiln-compile: the module has no public function to compile
+
+//--- ramp.mlir
+// a * [0, 1, 2] + b, and the sum of the loop index over 5 iterations.
+func.func @ramp(%a: tensor<f32>, %b: tensor<f32>) -> (tensor<3xf32>, tensor<i64>) {
+  %i = kiln.iota dim = 0 : tensor<3xf32>
+  %ab = kiln.broadcast_in_dim %a, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %ai = kiln.mul %ab, %i : tensor<3xf32>
+  %r = kiln.add %ai, %bb : tensor<3xf32>
+  %zero = kiln.constant dense<0> : tensor<i64>
+  %s = kiln.for 5 iterations (%zero) : (tensor<i64>) {
+  ^bb0(%k: tensor<i64>, %acc: tensor<i64>):
+    %next = kiln.add %acc, %k : tensor<i64>
+    kiln.yield %next : tensor<i64>
+  }
+  return %r, %s : tensor<3xf32>, tensor<i64>
+}
+
+func.func private @negate(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = kiln.neg %x : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+//--- parse_error.mlir
+func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = kiln.neg %x : tensor<3xf32>
+  %1 = kiln.add %0, : tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+
+//--- verify_error.mlir
+func.func @f(%x: tensor<3xf32>, %y: tensor<4xf32>) -> tensor<3xf32> {
+  %0 = "kiln.add"(%x, %y) : (tensor<3xf32>, tensor<4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+//--- scalar_arg.mlir
+func.func @takes_scalar(%x: tensor<3xf32>, %n: i32) -> tensor<3xf32> {
+  %0 = kiln.neg %x : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+//--- scalar_result.mlir
+func.func @gives_scalar(%x: tensor<3xf32>) -> (tensor<3xf32>, i1) {
+  %0 = kiln.neg %x : tensor<3xf32>
+  %t = arith.constant true
+  return %0, %t : tensor<3xf32>, i1
+}
+
+//--- dynamic.mlir
+func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
+  return %x : tensor<?xf32>
+}
+
+//--- f16_arg.mlir
+func.func @half(%x: tensor<3xf16>) -> tensor<3xf16> {
+  %0 = kiln.neg %x : tensor<3xf16>
+  return %0 : tensor<3xf16>
+}
+
+//--- f16_inside.mlir
+func.func @half_inside(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = kiln.cast %x : tensor<3xf32> to tensor<3xf16>
+  %1 = kiln.neg %0 : tensor<3xf16>
+  %2 = kiln.cast %1 : tensor<3xf16> to tensor<3xf32>
+  return %2 : tensor<3xf32>
+}
+
+//--- private_only.mlir
+func.func private @hidden(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = kiln.neg %x : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
