@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -208,8 +210,32 @@ static Value castScalar(OpBuilder &b, Location loc, Value value, Type to) {
       return b.create<arith::ExtFOp>(loc, to, value);
     return b.create<arith::TruncFOp>(loc, to, value);
   }
-  if (fromFloat)
-    return b.create<arith::FPToSIOp>(loc, to, value);
+  if (fromFloat) {
+    // Saturate like the reference evaluator (fptosi alone is poison out of
+    // range): NaN -> 0, >= 2^(w-1) -> max, < -2^(w-1) -> min. The bounds
+    // are powers of two, so comparing against them is exact.
+    unsigned width = to.getIntOrFloatBitWidth();
+    double bound = std::ldexp(1.0, width - 1);
+    Value converted = b.create<arith::FPToSIOp>(loc, to, value);
+    Value tooBig = b.create<arith::CmpFOp>(
+        loc, arith::CmpFPredicate::OGE, value,
+        scalarConstant(b, loc, from, bound));
+    Value tooSmall = b.create<arith::CmpFOp>(
+        loc, arith::CmpFPredicate::OLT, value,
+        scalarConstant(b, loc, from, -bound));
+    Value isNan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO,
+                                          value, value);
+    auto intConstant = [&](const APInt &v) -> Value {
+      return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(to, v));
+    };
+    converted = b.create<arith::SelectOp>(
+        loc, tooBig, intConstant(APInt::getSignedMaxValue(width)), converted);
+    converted = b.create<arith::SelectOp>(
+        loc, tooSmall, intConstant(APInt::getSignedMinValue(width)),
+        converted);
+    return b.create<arith::SelectOp>(loc, isNan, intConstant(APInt(width, 0)),
+                                     converted);
+  }
   if (toFloat) {
     if (from.isInteger(1))
       return b.create<arith::UIToFPOp>(loc, to, value);

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir {
@@ -40,6 +41,26 @@ struct ConvertKilnToLinalgPass
     : kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    // Reject half precision up front with a message that says so, rather
+    // than a generic "failed to legalize".
+    WalkResult halfPrecision = getOperation().walk([](Operation *op) {
+      if (!isa<KilnDialect>(op->getDialect()))
+        return WalkResult::advance();
+      SmallVector<Type> types(op->getOperandTypes());
+      llvm::append_range(types, op->getResultTypes());
+      for (Type type : types) {
+        Type element = getElementTypeOrSelf(type);
+        if (element.isF16() || element.isBF16()) {
+          op->emitOpError("uses ")
+              << element << ", which the CPU backend does not support yet "
+              << "(supported: f32, f64, i1, i32, i64)";
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    if (halfPrecision.wasInterrupted())
+      return signalPassFailure();
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,

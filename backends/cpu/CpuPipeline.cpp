@@ -5,8 +5,9 @@
 //   2. one-shot bufferization of the whole module, identity layouts at
 //      function boundaries, copies as linalg.copy (so they become loops and
 //      never call a runtime helper);
-//   3. results become out-params (static allocations hoisted to the caller,
-//      so outputs are written in place), then the native entry wrappers;
+//   3. results become out-params (each returned buffer made a distinct
+//      allocation first, then hoisted to the caller, so outputs are written
+//      in place), then the native entry wrappers;
 //   4. ownership-based deallocation;
 //   5. linalg -> loops, then everything -> the LLVM dialect.
 //
@@ -47,6 +48,7 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm) {
   bufferization.memCpyFn = copyWithLinalg;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
 
+  pm.addNestedPass<func::FuncOp>(createKilnFreshResults());
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
   outParams.memCpyFn = copyWithLinalg;

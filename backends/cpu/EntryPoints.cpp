@@ -36,17 +36,34 @@ struct KilnCpuEntryPointsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     LLVMTypeConverter typeConverter(&getContext());
-    SmallVector<func::FuncOp> functions;
+    // Rename every defined function out of the C namespace (a function
+    // named `tanh` must not meet libm's) and make it internal; remember the
+    // public ones, which get exported wrappers under their own names.
+    auto internal =
+        LLVM::LinkageAttr::get(&getContext(), LLVM::Linkage::Internal);
+    SmallVector<std::pair<func::FuncOp, std::string>> entries;
+    SmallVector<func::FuncOp> defined;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isDeclaration() &&
-          !func.getName().starts_with(kEntryPrefix))
-        functions.push_back(func);
-    for (func::FuncOp func : functions)
-      if (failed(addEntryPoint(func, typeConverter)))
+      if (!func.isDeclaration())
+        defined.push_back(func);
+    for (func::FuncOp func : defined) {
+      std::string name = func.getName().str();
+      auto renamed = StringAttr::get(&getContext(), "kiln_impl_" + name);
+      if (failed(SymbolTable::replaceAllSymbolUses(func, renamed, module))) {
+        func.emitOpError("cannot be renamed");
+        return signalPassFailure();
+      }
+      SymbolTable::setSymbolName(func, renamed);
+      if (func.isPublic())
+        entries.emplace_back(func, name);
+      func->setAttr("llvm.linkage", internal);
+    }
+    for (auto &[func, name] : entries)
+      if (failed(addEntryPoint(func, name, typeConverter)))
         return signalPassFailure();
   }
 
-  LogicalResult addEntryPoint(func::FuncOp func,
+  LogicalResult addEntryPoint(func::FuncOp func, StringRef name,
                               const LLVMTypeConverter &typeConverter) {
     if (func.getNumResults() != 0)
       return func.emitOpError("still returns values after bufferization; "
@@ -64,8 +81,7 @@ struct KilnCpuEntryPointsPass
     builder.setInsertionPointAfter(func);
     auto ptrType = LLVM::LLVMPointerType::get(func.getContext());
     auto entry = builder.create<func::FuncOp>(
-        loc, (kEntryPrefix + func.getName()).str(),
-        builder.getFunctionType({ptrType}, {}));
+        loc, (kEntryPrefix + name).str(), builder.getFunctionType({ptrType}, {}));
     Block *body = entry.addEntryBlock();
     builder.setInsertionPointToStart(body);
     Value args = body->getArgument(0);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Cpu.h"
+#include "kiln/Backends/Passes.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -15,6 +16,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -45,6 +47,12 @@ createTargetMachine(const kiln::CpuOptions &options, std::string &error) {
     for (auto &feature : llvm::sys::getHostCPUFeatures())
       features += (feature.second ? "+" : "-") + feature.first().str() + ",";
   }
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!subtarget || !subtarget->isCPUStringValid(cpu)) {
+    error = "unknown target CPU '" + cpu + "' for " + triple;
+    return nullptr;
+  }
   static const llvm::CodeGenOptLevel levels[] = {
       llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
       llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
@@ -73,6 +81,12 @@ kiln::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
     error = "translation of the lowered module to LLVM IR failed";
     return nullptr;
   }
+  // Export only the entry wrappers; helpers that passes added after the
+  // wrappers were made (e.g. the deallocation helper) become internal too.
+  for (llvm::Function &function : *llvmModule)
+    if (!function.isDeclaration() &&
+        !function.getName().starts_with(kEntryPrefix))
+      function.setLinkage(llvm::GlobalValue::InternalLinkage);
   llvmModule->setTargetTriple(machine->getTargetTriple().str());
   llvmModule->setDataLayout(machine->createDataLayout());
   auto optimize = makeOptimizingTransformer(std::min(options.optLevel, 3u),

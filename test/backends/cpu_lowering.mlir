@@ -16,19 +16,19 @@
 // Nothing above the LLVM dialect is left anywhere in the module (the
 // implicit-check-not patterns above apply to the whole output).
 // LLVM-ONLY: module {
-// LLVM-ONLY: llvm.func @scale(
+// LLVM-ONLY: llvm.func internal @kiln_impl_scale(
 // LLVM-ONLY: llvm.func @kiln_entry_scale(
-// LLVM-ONLY: llvm.func @helper(
-// LLVM-ONLY: llvm.func @uses_helper(
+// LLVM-ONLY: llvm.func internal @kiln_impl_helper(
+// LLVM-ONLY: llvm.func internal @kiln_impl_uses_helper(
 // LLVM-ONLY: llvm.func @kiln_entry_uses_helper(
-// LLVM-ONLY: llvm.func @loop(
+// LLVM-ONLY: llvm.func internal @kiln_impl_loop(
 // LLVM-ONLY: llvm.func @kiln_entry_loop(
 
 // x * broadcast(s): a rank-1 input, a rank-0 input and a rank-1 output.
 // The lowered function takes the three descriptors expanded:
 // (allocated, aligned, offset, size, stride), (allocated, aligned, offset),
 // and the output descriptor last.
-// CHECK-LABEL: llvm.func @scale(
+// CHECK-LABEL: llvm.func internal @kiln_impl_scale(
 // CHECK-SAME: %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64,
 // CHECK-SAME: %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: i64,
 // CHECK-SAME: %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64)
@@ -58,7 +58,7 @@
 // CHECK-NEXT: %[[OUT:.+]] = llvm.load %[[SLOT2]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NOT: llvm.getelementptr %[[ARGS]][3]
 // CHECK: %[[XA:.+]] = llvm.extractvalue %[[X4]][0]
-// CHECK: llvm.call @scale(%[[XA]], {{.+}}) : (!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+// CHECK: llvm.call @kiln_impl_scale(%[[XA]], {{.+}}) : (!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 func.func @scale(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
   %b = kiln.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<4xf32>
@@ -68,15 +68,15 @@ func.func @scale(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
 
 // A private callee is lowered but gets no entry point; its caller's
 // temporary buffer is allocated and freed.
-// CHECK-LABEL: llvm.func @helper(
+// CHECK-LABEL: llvm.func internal @kiln_impl_helper(
 // CHECK-SAME: sym_visibility = "private"
 // CHECK: llvm.intr.exp(%{{.+}}) : (f32) -> f32
-// CHECK-LABEL: llvm.func @uses_helper(
+// CHECK-LABEL: llvm.func internal @kiln_impl_uses_helper(
 // CHECK: llvm.call @malloc
-// CHECK: llvm.call @helper(
+// CHECK: llvm.call @kiln_impl_helper(
 // CHECK: llvm.call @free
 // CHECK-LABEL: llvm.func @kiln_entry_uses_helper(%{{.+}}: !llvm.ptr)
-// CHECK: llvm.call @uses_helper(
+// CHECK: llvm.call @kiln_impl_uses_helper(
 // CHECK-NOT: @kiln_entry_helper
 func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = kiln.exp %x : tensor<4xf32>
@@ -90,7 +90,7 @@ func.func @uses_helper(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Control flow becomes branches; f64 tanh becomes a libm call. Two results
 // give two out-params: args[2] and args[3].
-// CHECK-LABEL: llvm.func @loop(
+// CHECK-LABEL: llvm.func internal @kiln_impl_loop(
 // CHECK: llvm.cond_br
 // CHECK: llvm.call @tanh(%{{.+}}) : (f64) -> f64
 // CHECK-LABEL: llvm.func @kiln_entry_loop(
@@ -99,7 +99,7 @@ func.func @uses_helper(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK: llvm.getelementptr %[[LARGS]][2]
 // CHECK: llvm.getelementptr %[[LARGS]][3]
 // CHECK-NOT: llvm.getelementptr %[[LARGS]][4]
-// CHECK: llvm.call @loop(
+// CHECK: llvm.call @kiln_impl_loop(
 // CHECK-NOT: @kiln_entry_dealloc_helper
 func.func @loop(%n: tensor<i32>, %x: tensor<3xf64>) -> (tensor<i32>, tensor<3xf64>) {
   %r:2 = kiln.while (%n, %x) : (tensor<i32>, tensor<3xf64>) cond {

@@ -30,8 +30,26 @@ def KilnCpuEntryPoints : Pass<"kiln-cpu-entry-points", "mlir::ModuleOp"> {
     then outputs). The wrapper loads one data pointer per memref from `args`,
     builds the memref descriptors and calls the function. This is the one
     native calling convention the runtime knows, whatever the signature.
+
+    The function itself is renamed `kiln_impl_<name>` and, like every other
+    function of the module, gets internal linkage: only the wrappers are
+    exported, so a function named like a libm routine (`tanh`) cannot clash
+    with the libm calls of the generated code.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect"];
+}
+
+def KilnFreshResults : Pass<"kiln-fresh-results", "mlir::func::FuncOp"> {
+  let summary = "Give every returned buffer its own allocation";
+  let description = [{
+    Runs after bufferization, before results become out-params. A function
+    may return one of its arguments (directly, or through a loop that did
+    not change it) or the same buffer twice; each such result is copied
+    into a fresh allocation, so that every out-param is written exactly
+    once and allocations can be hoisted into the caller's output buffers.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 #endif // KILN_BACKENDS_PASSES_TD
