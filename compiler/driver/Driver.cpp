@@ -145,6 +145,12 @@ bool kiln::collectSignatures(ModuleOp module,
 
 LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
                                        const CompileOptions &options) {
+  // The module may come from a context that only knows the kiln dialect
+  // (e.g. a tracer's); the lowering needs the others and their
+  // bufferization models.
+  DialectRegistry registry;
+  registerCompilerDialects(registry);
+  module.getContext()->appendDialectRegistry(registry);
   mlir::PassManager pm(module.getContext());
   if (options.configurePassManager)
     options.configurePassManager(pm);

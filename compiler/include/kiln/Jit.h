@@ -1,0 +1,148 @@
+//===- Jit.h - Compiling traced functions inside a host program -*- C++ -*-===//
+//
+// kiln::jit compiles traced functions for the host CPU from inside the
+// program that traced them and returns callables on host arrays:
+//
+//   auto step = kiln::jit("step", [](kiln::Tensor x, kiln::Tensor y) {...});
+//   std::vector<kiln::Array> out = step({a, b});   // traces + compiles once
+//   out = step({c, d});                            // same shapes: cached
+//   step.compiled({a, b}).save("step.kmod");        // for the runtime alone
+//
+// A compiled function is a loaded .kmod, so what the JIT runs is exactly
+// what kiln-compile would write and the runtime would load.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_JIT_H
+#define KILN_JIT_H
+
+#include "kiln/kiln.h"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct kiln_tensor;
+struct kiln_module;
+struct kiln_function;
+
+namespace kiln {
+
+/// Raised when compiling or calling a jitted function fails; the message
+/// says what was wrong (e.g. which input has which wrong shape).
+class JitError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A dense, row-major, 64-byte aligned host array, shared by copies.
+class Array {
+public:
+  Array() = default;
+  /// A zero-filled array.
+  Array(DType dtype, std::vector<int64_t> shape);
+
+  template <typename T>
+  static Array from(DType dtype, std::vector<int64_t> shape,
+                    const std::vector<T> &values) {
+    Array array(dtype, std::move(shape));
+    array.assign(values.data(), values.size(), sizeof(T));
+    return array;
+  }
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t size() const;
+  size_t byteSize() const;
+  void *data();
+  const void *data() const;
+  template <typename T> T *data() { return static_cast<T *>(data()); }
+  template <typename T> const T *data() const {
+    return static_cast<const T *>(data());
+  }
+  /// Element `index` (row-major) converted to double.
+  double at(int64_t index) const;
+
+  /// Wraps a runtime tensor, taking ownership of it.
+  static Array adopt(kiln_tensor *tensor);
+  kiln_tensor *tensor() const { return tensor_.get(); }
+
+private:
+  void assign(const void *values, size_t count, size_t elementSize);
+
+  DType dtype_ = DType::F32;
+  std::vector<int64_t> shape_;
+  std::shared_ptr<kiln_tensor> tensor_;
+};
+
+struct JitOptions {
+  /// LLVM optimization level, 0 to 3.
+  unsigned optLevel = 2;
+};
+
+/// One function compiled for one signature, loaded through the runtime.
+class CompiledFunction {
+public:
+  /// Calls the function; shapes and dtypes must match the signature.
+  std::vector<Array> operator()(const std::vector<Array> &inputs) const;
+  /// Writes the module so a host linking only the runtime can load it.
+  void save(const std::string &path) const;
+  const std::vector<uint8_t> &moduleBytes() const { return kmod_; }
+  const std::string &name() const { return name_; }
+  /// Wall time of lowering, code generation, linking and loading.
+  double compileSeconds() const { return compileSeconds_; }
+
+private:
+  friend CompiledFunction compile(const TracedFunction &, const JitOptions &);
+  std::string name_;
+  std::vector<uint8_t> kmod_;
+  std::shared_ptr<kiln_module> module_;
+  const kiln_function *function_ = nullptr;
+  double compileSeconds_ = 0;
+};
+
+/// Compiles a traced function for the host CPU in this process.
+CompiledFunction compile(const TracedFunction &traced,
+                         const JitOptions &options = {});
+
+/// A function traced and compiled on first use for each distinct input
+/// signature (dtypes and shapes), then served from a cache.
+class JitFunction {
+public:
+  JitFunction(std::string name, detail::RegionFn body, JitOptions options);
+
+  std::vector<Array> operator()(const std::vector<Array> &inputs);
+  /// The compiled function for these inputs' signature (compiling it if
+  /// needed), e.g. to save it.
+  const CompiledFunction &compiled(const std::vector<Array> &inputs);
+
+  /// How many signatures have been traced and compiled so far.
+  size_t compileCount() const { return cache_.size(); }
+  /// Trace time and compile time of the most recent compilation.
+  double lastTraceSeconds() const { return lastTraceSeconds_; }
+  double lastCompileSeconds() const { return lastCompileSeconds_; }
+
+private:
+  std::string name_;
+  detail::RegionFn body_;
+  JitOptions options_;
+  std::map<std::string, CompiledFunction> cache_;
+  double lastTraceSeconds_ = 0, lastCompileSeconds_ = 0;
+};
+
+/// Wraps `fn` for jitting; `fn` is anything kiln::trace accepts (a
+/// callable taking `const kiln::Tensors &` or up to four Tensors).
+template <typename F>
+JitFunction jit(std::string name, F &&fn, JitOptions options = {},
+                SourceLoc loc = SourceLoc::current()) {
+  return JitFunction(std::move(name),
+                     detail::makeTracedFn(std::forward<F>(fn), loc), options);
+}
+
+} // namespace kiln
+
+#endif // KILN_JIT_H

@@ -1,0 +1,121 @@
+//===- Jit.cpp - Compiling traced functions inside a host program ---------===//
+//
+// compile(): clone the traced module, run the same driver as kiln-compile
+// (kiln -> LLVM -> object -> shared object -> .kmod) and load the bytes
+// with the runtime. JitFunction: key the cache on the inputs' dtypes and
+// shapes, trace and compile on a miss.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Jit.h"
+
+#include "kiln/Compiler/Driver.h"
+#include "kiln/runtime.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <fstream>
+
+using namespace kiln;
+
+namespace {
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+[[noreturn]] void throwStatus(const std::string &what, kiln_status_t status) {
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  throw JitError(what + ": " + message);
+}
+
+std::string signatureKey(const std::vector<Array> &inputs) {
+  std::string key;
+  for (const Array &input : inputs) {
+    key += std::to_string(static_cast<int>(input.dtype())) + "[";
+    for (int64_t dim : input.shape())
+      key += std::to_string(dim) + ",";
+    key += "]";
+  }
+  return key;
+}
+} // namespace
+
+CompiledFunction kiln::compile(const TracedFunction &traced,
+                               const JitOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  mlir::OwningOpRef<mlir::ModuleOp> module = traced.module().clone();
+  CompileOptions compileOptions;
+  compileOptions.cpu.optLevel = options.optLevel;
+  CompiledFunction compiled;
+  compiled.name_ = traced.name();
+  std::string error;
+  if (!compileToKmod(*module, compileOptions, compiled.kmod_, error))
+    throw JitError("compiling '" + traced.name() + "' failed: " + error);
+  kiln_module_t *loaded = nullptr;
+  if (kiln_status_t status = kiln_module_load_memory(
+          compiled.kmod_.data(), compiled.kmod_.size(), &loaded))
+    throwStatus("loading the compiled '" + traced.name() + "'", status);
+  compiled.module_ =
+      std::shared_ptr<kiln_module>(loaded, kiln_module_release);
+  if (kiln_status_t status = kiln_module_function_lookup(
+          loaded, traced.name().c_str(), &compiled.function_))
+    throwStatus("finding '" + traced.name() + "' in its module", status);
+  compiled.compileSeconds_ = secondsSince(start);
+  return compiled;
+}
+
+std::vector<Array>
+CompiledFunction::operator()(const std::vector<Array> &inputs) const {
+  std::vector<kiln_tensor_t *> in;
+  for (const Array &input : inputs) {
+    if (!input.tensor())
+      throw JitError("'" + name_ + "': input #" +
+                     std::to_string(in.size()) + " is an empty array");
+    in.push_back(input.tensor());
+  }
+  std::vector<kiln_tensor_t *> out(kiln_function_output_count(function_),
+                                   nullptr);
+  if (kiln_status_t status = kiln_function_call(function_, in.data(), in.size(),
+                                                out.data(), out.size()))
+    throwStatus("calling '" + name_ + "'", status);
+  std::vector<Array> results;
+  for (kiln_tensor_t *tensor : out)
+    results.push_back(Array::adopt(tensor));
+  return results;
+}
+
+void CompiledFunction::save(const std::string &path) const {
+  std::ofstream file(path, std::ios::binary);
+  file.write(reinterpret_cast<const char *>(kmod_.data()), kmod_.size());
+  file.close();
+  if (!file)
+    throw JitError("cannot write '" + path + "'");
+}
+
+JitFunction::JitFunction(std::string name, detail::RegionFn body,
+                         JitOptions options)
+    : name_(std::move(name)), body_(std::move(body)), options_(options) {}
+
+const CompiledFunction &
+JitFunction::compiled(const std::vector<Array> &inputs) {
+  std::string key = signatureKey(inputs);
+  auto found = cache_.find(key);
+  if (found != cache_.end())
+    return found->second;
+  std::vector<TensorSpec> specs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    specs.push_back(TensorSpec{inputs[i].dtype(), inputs[i].shape(),
+                               "arg" + std::to_string(i)});
+  auto start = std::chrono::steady_clock::now();
+  TracedFunction traced = trace(name_, specs, body_);
+  lastTraceSeconds_ = secondsSince(start);
+  CompiledFunction function = compile(traced, options_);
+  lastCompileSeconds_ = function.compileSeconds();
+  return cache_.emplace(key, std::move(function)).first->second;
+}
+
+std::vector<Array> JitFunction::operator()(const std::vector<Array> &inputs) {
+  return compiled(inputs)(inputs);
+}
