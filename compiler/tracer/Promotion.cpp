@@ -1,0 +1,88 @@
+//===- Promotion.cpp - Dtype promotion rules ------------------------------===//
+//
+// The one place that decides which dtype mixed operands compute in
+// (docs/tracer.md, "Promotion"):
+//
+//  - Tensors promote along the chain bool < i32 < i64 < f32 < f64: the
+//    result is the larger of the two. i64 with f32 gives f32, as in JAX:
+//    float32 is the working precision of most models and a silent switch to
+//    f64 would halve their speed.
+//  - C++ scalars are weakly typed (JAX's "weak types"): `x * 2` keeps x's
+//    dtype, so literals never widen a computation. Two exceptions keep the
+//    value meaningful: a floating-point scalar with a bool or integer tensor
+//    gives f32 (`i * 0.5` must not truncate 0.5 to 0), and an integer scalar
+//    with a bool tensor gives i32 (there is no bool arithmetic).
+//  - With scalars only, the result is f32, i32 or i1 by the strongest kind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emit.h"
+
+namespace kiln {
+namespace detail {
+
+/// Position of `dtype` in the promotion chain.
+static int promotionRank(DType dtype) {
+  switch (dtype) {
+  case DType::I1:
+    return 0;
+  case DType::I32:
+    return 1;
+  case DType::I64:
+    return 2;
+  case DType::F32:
+    return 3;
+  case DType::F64:
+    return 4;
+  }
+  return 0;
+}
+
+DType promoteTypes(DType a, DType b) {
+  return promotionRank(a) >= promotionRank(b) ? a : b;
+}
+
+DType promoteOperands(llvm::ArrayRef<const Operand *> operands) {
+  bool anyTensor = false, floatScalar = false, intScalar = false;
+  DType strongest = DType::I1;
+  for (const Operand *operand : operands) {
+    if (operand->isTensor()) {
+      strongest = anyTensor ? promoteTypes(strongest, operand->tensor().dtype())
+                            : operand->tensor().dtype();
+      anyTensor = true;
+      continue;
+    }
+    switch (operand->scalar().getKind()) {
+    case Scalar::Kind::Float:
+      floatScalar = true;
+      break;
+    case Scalar::Kind::Int:
+      intScalar = true;
+      break;
+    case Scalar::Kind::Bool:
+      break;
+    }
+  }
+  if (!anyTensor)
+    return floatScalar ? DType::F32 : intScalar ? DType::I32 : DType::I1;
+  if (floatScalar && !isFloat(strongest))
+    return DType::F32;
+  if (intScalar && strongest == DType::I1)
+    return DType::I32;
+  return strongest;
+}
+
+DType floatDType(DType dtype) { return isFloat(dtype) ? dtype : DType::F32; }
+
+mlir::Value castValue(TraceState &state, mlir::Value value, DType dtype,
+                      SourceLoc loc) {
+  mlir::RankedTensorType type = typeOf(value);
+  if (dtypeOf(type.getElementType()) == dtype)
+    return value;
+  mlir::RankedTensorType resultType =
+      tensorType(state.getContext(), type.getShape(), dtype);
+  return state.create<mlir::kiln::CastOp>(loc, resultType, value).getResult();
+}
+
+} // namespace detail
+} // namespace kiln
