@@ -144,10 +144,7 @@ Tensor constant(Scalar value, DType dtype, SourceLoc loc) {
 }
 
 Tensor constant(Scalar value, SourceLoc loc) {
-  DType dtype = value.getKind() == Scalar::Kind::Float ? DType::F32
-                : value.getKind() == Scalar::Kind::Int ? DType::I32
-                                                       : DType::I1;
-  return full(Shape(), value, dtype, loc);
+  return full(Shape(), value, value.getCppDType(), loc);
 }
 
 Tensor full(const Shape &shape, Scalar value, DType dtype, SourceLoc loc) {

@@ -288,17 +288,29 @@ TEST(Promotion, FloatOnlyOpsPromoteToF32) {
 
 TEST(Promotion, ScalarConstants) {
   auto f = kiln::trace("consts", {kiln::f32({1})}, [](const Tensor &x) {
-    return Tensors{kiln::constant(2.5), kiln::constant(3), kiln::constant(true),
-                   kiln::constant(7, DType::I64), kiln::constant(2.9, DType::I32),
-                   x};
+    // Standalone constants are typed by their C++ type; bare numbers in
+    // expressions are weak.
+    return Tensors{kiln::constant(2.5f),
+                   kiln::constant(2.5),
+                   kiln::constant(3),
+                   kiln::constant(int64_t(3)),
+                   kiln::constant(true),
+                   kiln::constant(7, DType::I64),
+                   kiln::constant(2.9, DType::I32),
+                   x * kiln::constant(0.5),
+                   x * 0.5};
   });
-  auto out = run(f, {f32Data({1}, {0})});
-  ASSERT_EQ(out.size(), 6u);
+  auto out = run(f, {f32Data({1}, {3})});
+  ASSERT_EQ(out.size(), 9u);
   expectTensor(out[0], DType::F32, {}, {2.5});
-  expectTensor(out[1], DType::I32, {}, {3});
-  expectTensor(out[2], DType::I1, {}, {1});
-  expectTensor(out[3], DType::I64, {}, {7});
-  expectTensor(out[4], DType::I32, {}, {2}); // truncates like kiln.cast
+  expectTensor(out[1], DType::F64, {}, {2.5});
+  expectTensor(out[2], DType::I32, {}, {3});
+  expectTensor(out[3], DType::I64, {}, {3});
+  expectTensor(out[4], DType::I1, {}, {1});
+  expectTensor(out[5], DType::I64, {}, {7});
+  expectTensor(out[6], DType::I32, {}, {2}); // truncates like kiln.cast
+  expectTensor(out[7], DType::F64, {1}, {1.5});
+  expectTensor(out[8], DType::F32, {1}, {1.5});
 }
 
 TEST(Comparisons, AllDirectionsAndMixedDtypes) {

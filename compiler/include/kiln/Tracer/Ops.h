@@ -54,8 +54,11 @@ Tensor constant(const std::vector<bool> &values,
 /// the dtype is an error.
 Tensor constant(Scalar value, DType dtype,
                 SourceLoc loc = SourceLoc::current());
-/// A rank-0 constant whose dtype is the default for the C++ type: f32 for
-/// floating point, i32 for integers, i1 for bool.
+/// A rank-0 constant whose dtype follows the C++ type, like the vector
+/// overloads: float -> f32, double -> f64, integers of up to 32 bits -> i32,
+/// 64-bit integers (int64_t, long) -> i64, bool -> i1. Unlike a bare C++
+/// number in an expression, a constant is a tensor and promotes strongly:
+/// `x_f32 * kiln::constant(0.5)` is f64, `x_f32 * 0.5` stays f32.
 Tensor constant(Scalar value, SourceLoc loc = SourceLoc::current());
 
 /// A tensor of `shape` filled with `value` (converted as by constant()).

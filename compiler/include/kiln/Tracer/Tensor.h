@@ -104,20 +104,28 @@ public:
   Scalar(T value) {
     if constexpr (std::is_same_v<T, bool>) {
       kind = Kind::Bool;
+      cppType = DType::I1;
       intValue = value ? 1 : 0;
       floatValue = intValue;
     } else if constexpr (std::is_integral_v<T>) {
       kind = Kind::Int;
+      cppType = sizeof(T) <= 4 ? DType::I32 : DType::I64;
       intValue = static_cast<int64_t>(value);
       floatValue = static_cast<double>(value);
     } else {
       kind = Kind::Float;
+      cppType = sizeof(T) <= 4 ? DType::F32 : DType::F64;
       floatValue = static_cast<double>(value);
       intValue = 0;
     }
   }
 
   Kind getKind() const { return kind; }
+  /// The dtype of the C++ type the scalar was written as: bool -> i1,
+  /// integers of up to 32 bits -> i32, 64-bit integers -> i64, float ->
+  /// f32, double -> f64. Used where a scalar stands alone (constant());
+  /// in expressions with tensors, only getKind() matters.
+  DType getCppDType() const { return cppType; }
   bool isFloat() const { return kind == Kind::Float; }
   double asDouble() const { return floatValue; }
   /// The integer value; only meaningful for Bool and Int scalars.
@@ -128,6 +136,7 @@ public:
 
 private:
   Kind kind;
+  DType cppType;
   double floatValue;
   int64_t intValue;
 };
