@@ -31,6 +31,14 @@ static YieldOp inlineKilnRegion(PatternRewriter &rewriter, Region &from,
   return yield;
 }
 
+/// Inlines a kiln region whose yielded values continue as an scf.yield.
+static void inlineWithScfYield(PatternRewriter &rewriter, Region &from,
+                               Block *into, ValueRange arguments) {
+  YieldOp yield = inlineKilnRegion(rewriter, from, into, arguments);
+  rewriter.setInsertionPoint(yield);
+  rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, yield.getValues());
+}
+
 static Value extractPredicate(PatternRewriter &rewriter, Location loc,
                               Value predicate) {
   return rewriter.create<tensor::ExtractOp>(loc, predicate, ValueRange{});
@@ -51,9 +59,7 @@ struct CondPattern : OpRewritePattern<CondOp> {
       // scf.if builds an empty terminator when there are no results.
       if (!block->empty())
         rewriter.eraseOp(&block->back());
-      YieldOp yield = inlineKilnRegion(rewriter, *from, block, op.getInputs());
-      rewriter.setInsertionPoint(yield);
-      rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, yield.getValues());
+      inlineWithScfYield(rewriter, *from, block, op.getInputs());
     }
     rewriter.replaceOp(op, ifOp.getResults());
     return success();
@@ -79,10 +85,8 @@ struct WhilePattern : OpRewritePattern<WhileOp> {
                                                   before->getArguments());
 
     Block *after = rewriter.createBlock(&whileOp.getAfter(), {}, types, locs);
-    YieldOp bodyYield = inlineKilnRegion(rewriter, op.getBodyRegion(), after,
-                                         after->getArguments());
-    rewriter.setInsertionPoint(bodyYield);
-    rewriter.replaceOpWithNewOp<scf::YieldOp>(bodyYield, bodyYield.getValues());
+    inlineWithScfYield(rewriter, op.getBodyRegion(), after,
+                       after->getArguments());
 
     rewriter.replaceOp(op, whileOp.getResults());
     return success();
@@ -112,10 +116,7 @@ struct ForPattern : OpRewritePattern<ForOp> {
         loc, RankedTensorType::get({}, rewriter.getI64Type()), index);
     SmallVector<Value> arguments{indexTensor};
     llvm::append_range(arguments, forOp.getRegionIterArgs());
-    YieldOp yield =
-        inlineKilnRegion(rewriter, op.getBodyRegion(), body, arguments);
-    rewriter.setInsertionPoint(yield);
-    rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, yield.getValues());
+    inlineWithScfYield(rewriter, op.getBodyRegion(), body, arguments);
 
     rewriter.replaceOp(op, forOp.getResults());
     return success();

@@ -30,15 +30,15 @@ Value kiln::scalarConstant(OpBuilder &builder, Location loc, Type type,
       loc, builder.getIntegerAttr(type, static_cast<int64_t>(value)));
 }
 
-Value kiln::buildElementwise(
+Value kiln::buildParallelGeneric(
     OpBuilder &builder, Location loc, RankedTensorType resultType,
-    ValueRange inputs,
+    ValueRange inputs, ArrayRef<AffineMap> inputMaps,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   int64_t rank = resultType.getRank();
   Value init = builder.create<tensor::EmptyOp>(loc, resultType.getShape(),
                                                resultType.getElementType());
-  AffineMap identity = builder.getMultiDimIdentityMap(rank);
-  SmallVector<AffineMap> maps(inputs.size() + 1, identity);
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(builder.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   auto generic = builder.create<linalg::GenericOp>(
@@ -48,6 +48,15 @@ Value kiln::buildElementwise(
         b.create<linalg::YieldOp>(l, result);
       });
   return generic.getResult(0);
+}
+
+Value kiln::buildElementwise(
+    OpBuilder &builder, Location loc, RankedTensorType resultType,
+    ValueRange inputs,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<AffineMap> maps(inputs.size(), builder.getMultiDimIdentityMap(
+                                                 resultType.getRank()));
+  return buildParallelGeneric(builder, loc, resultType, inputs, maps, body);
 }
 
 namespace {

@@ -9,7 +9,9 @@
 #ifndef KILN_BACKENDS_COMMON_LOWERINGS_H
 #define KILN_BACKENDS_COMMON_LOWERINGS_H
 
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -20,8 +22,16 @@ void populateElementwiseLowerings(RewritePatternSet &patterns);
 void populateStructuralLowerings(RewritePatternSet &patterns);
 void populateControlFlowLowerings(RewritePatternSet &patterns);
 
-/// Builds `linalg.generic` over `inputs` (all of `resultType`'s shape,
-/// identity maps, parallel iterators) whose scalar body is `body`.
+/// Builds a `linalg.generic` producing a new tensor of `resultType`: all
+/// iterators parallel over the result's dims, input `i` read through
+/// `inputMaps[i]`, and `body` computing the element from the inputs'
+/// elements (it may use linalg.index).
+Value buildParallelGeneric(
+    OpBuilder &builder, Location loc, RankedTensorType resultType,
+    ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+/// buildParallelGeneric over inputs of the result's shape (identity maps).
 Value buildElementwise(
     OpBuilder &builder, Location loc, RankedTensorType resultType,
     ValueRange inputs,

@@ -3,7 +3,8 @@
 // Shape ops lower to tensor views where one exists (reshape, slice) and to
 // `linalg` otherwise; reductions and contractions to `linalg` with a filled
 // init; gather to a `linalg.generic` that reads the table with
-// `tensor.extract` at a clamped row.
+// `tensor.extract` at a clamped row; dynamic_slice / dynamic_update_slice to
+// tensor.extract_slice / tensor.insert_slice at a clamped row offset.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,28 +49,19 @@ struct IotaPattern : OpRewritePattern<IotaOp> {
       return failure();
     Location loc = op.getLoc();
     int64_t dim = op.getDimension();
-    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
-                                                  type.getElementType());
-    SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                               utils::IteratorType::parallel);
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{}, ValueRange{init},
-        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(type.getRank())},
-        iterators, [&](OpBuilder &b, Location l, ValueRange) {
+    Value iota = buildParallelGeneric(
+        rewriter, loc, type, ValueRange{}, {},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
           Value index = b.create<linalg::IndexOp>(l, dim);
-          Value asInt =
-              b.create<arith::IndexCastOp>(l, b.getI64Type(), index);
+          Value asInt = b.create<arith::IndexCastOp>(l, b.getI64Type(), index);
           Type element = type.getElementType();
-          Value result;
           if (isa<FloatType>(element))
-            result = b.create<arith::SIToFPOp>(l, element, asInt);
-          else if (element.isInteger(64))
-            result = asInt;
-          else
-            result = b.create<arith::TruncIOp>(l, element, asInt);
-          b.create<linalg::YieldOp>(l, result);
+            return b.create<arith::SIToFPOp>(l, element, asInt);
+          if (element.isInteger(64))
+            return asInt;
+          return b.create<arith::TruncIOp>(l, element, asInt);
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, iota);
     return success();
   }
 };
@@ -91,18 +83,10 @@ struct BroadcastInDimPattern : OpRewritePattern<BroadcastInDimOp> {
     }
     AffineMap inputMap = AffineMap::get(type.getRank(), 0, exprs,
                                         rewriter.getContext());
-    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
-                                                  type.getElementType());
-    SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                               utils::IteratorType::parallel);
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{op.getOperand()}, ValueRange{init},
-        SmallVector<AffineMap>{inputMap,
-                               rewriter.getMultiDimIdentityMap(type.getRank())},
-        iterators, [](OpBuilder &b, Location l, ValueRange args) {
-          b.create<linalg::YieldOp>(l, args[0]);
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(
+        op, buildParallelGeneric(
+                rewriter, loc, type, op.getOperand(), inputMap,
+                [](OpBuilder &, Location, ValueRange args) { return args[0]; }));
     return success();
   }
 };
@@ -304,8 +288,6 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
     RankedTensorType tableType = op.getTable().getType();
     int64_t indexRank = op.getIndices().getType().getRank();
     int64_t rank = type.getRank();
-    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
-                                                  type.getElementType());
     // Indices are read through their own map, so each is loaded once per
     // output element without an explicit extract.
     SmallVector<AffineExpr> indexExprs;
@@ -313,12 +295,9 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
       indexExprs.push_back(rewriter.getAffineDimExpr(d));
     AffineMap indexMap =
         AffineMap::get(rank, 0, indexExprs, rewriter.getContext());
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{indices}, ValueRange{init},
-        SmallVector<AffineMap>{indexMap, rewriter.getMultiDimIdentityMap(rank)},
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+    Value gathered = buildParallelGeneric(
+        rewriter, loc, type, indices, indexMap,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           Value row = b.create<arith::IndexCastOp>(l, b.getIndexType(), args[0]);
           Value lo = b.create<arith::ConstantIndexOp>(l, 0);
           Value hi = b.create<arith::ConstantIndexOp>(
@@ -328,10 +307,70 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
           SmallVector<Value> position{row};
           for (int64_t d = indexRank; d < rank; ++d)
             position.push_back(b.create<linalg::IndexOp>(l, d));
-          Value element = b.create<tensor::ExtractOp>(l, table, position);
-          b.create<linalg::YieldOp>(l, element);
+          return b.create<tensor::ExtractOp>(l, table, position);
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, gathered);
+    return success();
+  }
+};
+
+/// The first row a dynamic slice of `rows` rows reads or writes:
+/// clamp(index, 0, maxStart), as an index.
+static Value clampedRowStart(PatternRewriter &rewriter, Location loc,
+                             Value index, int64_t maxStart) {
+  Value row = rewriter.create<tensor::ExtractOp>(loc, index, ValueRange{});
+  row = rewriter.create<arith::IndexCastOp>(loc, rewriter.getIndexType(), row);
+  Value lo = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+  Value hi = rewriter.create<arith::ConstantIndexOp>(loc, maxStart);
+  return rewriter.create<arith::MinSIOp>(
+      loc, rewriter.create<arith::MaxSIOp>(loc, row, lo), hi);
+}
+
+/// Offsets (clamped row, 0, ...), the sizes of `type` and unit strides.
+static void rowSliceParameters(OpBuilder &builder, Value start,
+                               RankedTensorType type,
+                               SmallVectorImpl<OpFoldResult> &offsets,
+                               SmallVectorImpl<OpFoldResult> &sizes,
+                               SmallVectorImpl<OpFoldResult> &strides) {
+  offsets.push_back(start);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (d > 0)
+      offsets.push_back(builder.getIndexAttr(0));
+    sizes.push_back(builder.getIndexAttr(type.getDimSize(d)));
+    strides.push_back(builder.getIndexAttr(1));
+  }
+}
+
+/// dynamic_slice / dynamic_update_slice: tensor.extract_slice /
+/// tensor.insert_slice at a clamped dynamic row offset.
+struct DynamicSlicePattern : OpRewritePattern<DynamicSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DynamicSliceOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    int64_t rows = op.getOperand().getType().getDimSize(0);
+    Value start = clampedRowStart(rewriter, op.getLoc(), op.getIndex(),
+                                  rows - type.getDimSize(0));
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    rowSliceParameters(rewriter, start, type, offsets, sizes, strides);
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, type, op.getOperand(), offsets, sizes, strides);
+    return success();
+  }
+};
+
+struct DynamicUpdateSlicePattern : OpRewritePattern<DynamicUpdateSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DynamicUpdateSliceOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType update = op.getUpdate().getType();
+    int64_t rows = op.getOperand().getType().getDimSize(0);
+    Value start = clampedRowStart(rewriter, op.getLoc(), op.getIndex(),
+                                  rows - update.getDimSize(0));
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    rowSliceParameters(rewriter, start, update, offsets, sizes, strides);
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+        op, op.getUpdate(), op.getOperand(), offsets, sizes, strides);
     return success();
   }
 };
@@ -342,6 +381,7 @@ void kiln::populateStructuralLowerings(RewritePatternSet &patterns) {
   patterns.add<ConstantPattern, IotaPattern, BroadcastInDimPattern,
                ReshapePattern, TransposePattern, SlicePattern, ConcatPattern,
                ReducePattern<ReduceSumOp>, ReducePattern<ReduceMaxOp>,
-               ReducePattern<ReduceMeanOp>, MatmulPattern, GatherPattern>(
+               ReducePattern<ReduceMeanOp>, MatmulPattern, GatherPattern,
+               DynamicSlicePattern, DynamicUpdateSlicePattern>(
       patterns.getContext());
 }
