@@ -1,6 +1,7 @@
 # -*- Python -*-
 # lit configuration for kiln: every .mlir under test/ is a test; the built
-# tools (kiln-opt, kiln-compile, kiln-run) and FileCheck are on PATH.
+# tools (kiln-opt, kiln-compile, kiln-run, kiln-translate) and FileCheck are on
+# PATH.
 
 import os
 
@@ -23,7 +24,7 @@ llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
-tools = ["kiln-opt", "kiln-compile", "kiln-run"]
+tools = ["kiln-opt", "kiln-compile", "kiln-run", "kiln-translate"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -11,6 +11,7 @@ packages=(
   cmake ninja-build g++ ccache python3
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

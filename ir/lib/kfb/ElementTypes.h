@@ -1,0 +1,44 @@
+//===- ElementTypes.h - .kfb element types and MLIR types -------*- C++ -*-===//
+//
+// The mapping between the format's DType enum and MLIR element types, shared
+// by the writer and the reader. Values read from a file may be any byte, so
+// every function here accepts invalid enumerators and says so.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_KFB_ELEMENTTYPES_H
+#define KILN_LIB_KFB_ELEMENTTYPES_H
+
+#include "kfb_generated.h"
+
+#include "mlir/IR/Types.h"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace kiln {
+namespace modelfile {
+
+/// Returns the DType of \p type if it is one of the element types the format
+/// stores (f16, bf16, f32, f64 and signless i1, i32, i64).
+std::optional<kfb::DType> toDType(mlir::Type type);
+
+/// Returns the MLIR type of \p dtype, or a null type if \p dtype is not one
+/// of the enumerators.
+mlir::Type toMlirType(kfb::DType dtype, mlir::MLIRContext *context);
+
+/// Returns the number of bytes one element of \p dtype occupies in a
+/// constant buffer (i1 takes a whole byte), or 0 for an invalid enumerator.
+size_t storageSize(kfb::DType dtype);
+
+/// Returns true for f16, bf16, f32 and f64.
+bool isFloat(kfb::DType dtype);
+
+/// Returns "f32", "i1", ... or, for an invalid enumerator, "<invalid N>".
+std::string dtypeName(kfb::DType dtype);
+
+} // namespace modelfile
+} // namespace kiln
+
+#endif // KILN_LIB_KFB_ELEMENTTYPES_H

@@ -1,0 +1,115 @@
+//===- kiln-translate.cpp - Converting between .mlir and .kfb -------------===//
+//
+// kiln-translate --mlir-to-kfb model.mlir -o model.kfb
+// kiln-translate --kfb-to-mlir model.kfb -o model.mlir
+//
+// A thin driver over kiln/IR/ModelFile.h. The MLIR it prints is what
+// kiln-opt would print for the same module, so the two can be compared.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/ModelFile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace llvm;
+
+namespace {
+enum class Direction { Unset, MlirToKfb, KfbToMlir };
+
+cl::opt<Direction>
+    direction(cl::desc("Conversion:"), cl::init(Direction::Unset),
+              cl::values(clEnumValN(Direction::MlirToKfb, "mlir-to-kfb",
+                                    "MLIR text to a .kfb model file"),
+                         clEnumValN(Direction::KfbToMlir, "kfb-to-mlir",
+                                    "a .kfb model file to MLIR text")));
+cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input>"),
+                                   cl::init("-"));
+cl::opt<std::string> outputFilename("o",
+                                    cl::desc("Output file ('-' for stdout)"),
+                                    cl::value_desc("file"), cl::init("-"));
+
+int fail(const Twine &message) {
+  errs() << "kiln-translate: " << message << "\n";
+  return 1;
+}
+
+int writeOutput(StringRef bytes) {
+  std::string error;
+  std::unique_ptr<ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
+  output->os() << bytes;
+  output->keep();
+  return 0;
+}
+
+int mlirToKfb(mlir::MLIRContext &context, std::unique_ptr<MemoryBuffer> input) {
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  std::vector<uint8_t> bytes;
+  std::string error;
+  if (!kiln::writeModelFile(*module, bytes, error))
+    return fail(error);
+  return writeOutput(toStringRef(bytes));
+}
+
+int kfbToMlir(mlir::MLIRContext &context, std::unique_ptr<MemoryBuffer> input) {
+  std::string error;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      kiln::readModelFile(arrayRefFromStringRef(input->getBuffer()), &context,
+                          error, input->getBufferIdentifier());
+  if (!module)
+    return fail(input->getBufferIdentifier() + ": " + error);
+  std::string text;
+  raw_string_ostream os(text);
+  module->print(os);
+  // kiln-opt ends its output with a newline too.
+  os << "\n";
+  return writeOutput(text);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "kiln-translate: converts kiln modules between MLIR text and the .kfb "
+      "model format\n");
+
+  if (direction == Direction::Unset)
+    return fail("give --mlir-to-kfb or --kfb-to-mlir");
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+  mlir::MLIRContext context(registry);
+
+  std::string error;
+  std::unique_ptr<MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &error);
+  if (!input)
+    return fail(error);
+  return direction == Direction::MlirToKfb
+             ? mlirToKfb(context, std::move(input))
+             : kfbToMlir(context, std::move(input));
+}
