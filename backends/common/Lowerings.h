@@ -21,6 +21,9 @@ namespace kiln {
 void populateElementwiseLowerings(RewritePatternSet &patterns);
 void populateStructuralLowerings(RewritePatternSet &patterns);
 void populateControlFlowLowerings(RewritePatternSet &patterns);
+/// kiln.fused: the region's ops are inlined into the parent block, their
+/// locations tagged with the region (see FusedLowering.cpp).
+void populateFusedLowerings(RewritePatternSet &patterns);
 
 /// Builds a `linalg.generic` producing a new tensor of `resultType`: all
 /// iterators parallel over the result's dims, input `i` read through

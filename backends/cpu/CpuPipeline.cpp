@@ -1,7 +1,11 @@
 //===- CpuPipeline.cpp - kiln to the LLVM dialect -------------------------===//
 //
 // The pipeline, in order:
-//   1. kiln -> linalg/tensor/scf on tensors, then canonicalize and CSE;
+//   0. with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
+//      kiln.fused regions;
+//   1. kiln -> linalg/tensor/scf on tensors (kiln.fused regions are inlined),
+//      then kiln-fuse-linalg-groups fuses the linalg ops of each region, then
+//      canonicalize and CSE;
 //   2. one-shot bufferization of the whole module, identity layouts at
 //      function boundaries, copies as linalg.copy (so they become loops and
 //      never call a runtime helper);
@@ -15,6 +19,7 @@
 
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
+#include "kiln/Fusion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -35,8 +40,13 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
   return success();
 }
 
-void kiln::buildCpuLoweringPipeline(OpPassManager &pm) {
+void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
+                                    const CpuOptions &options) {
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createFusion());
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -74,9 +84,24 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+namespace {
+struct CpuLoweringPipelineOptions
+    : PassPipelineOptions<CpuLoweringPipelineOptions> {
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse ops into kiln.fused regions and "
+                                   "each region into one loop nest where "
+                                   "upstream linalg fusion allows"),
+                    llvm::cl::init(true)};
+};
+} // namespace
+
 void kiln::registerCpuPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CpuLoweringPipelineOptions>(
       "kiln-cpu-lowering",
       "Lower kiln functions to the LLVM dialect with native entry wrappers",
-      [](OpPassManager &pm) { buildCpuLoweringPipeline(pm); });
+      [](OpPassManager &pm, const CpuLoweringPipelineOptions &pipeline) {
+        CpuOptions options;
+        options.fuse = pipeline.fuse;
+        buildCpuLoweringPipeline(pm, options);
+      });
 }

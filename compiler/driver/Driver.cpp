@@ -154,7 +154,7 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
   mlir::PassManager pm(module.getContext());
   if (options.configurePassManager)
     options.configurePassManager(pm);
-  mlir::kiln::buildCpuLoweringPipeline(pm);
+  mlir::kiln::buildCpuLoweringPipeline(pm, options.cpu);
   return pm.run(module);
 }
 

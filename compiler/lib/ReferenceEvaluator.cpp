@@ -2,13 +2,15 @@
 //
 // Walks a kiln function op by op, keeping one HostTensor per SSA value. Each
 // op is dispatched to a small helper that computes its result from its
-// operands; region ops (cond, while, for) and func.call recurse into blocks.
+// operands; region ops (cond, while, for, fused) and func.call recurse into
+// blocks.
 // The numerics are spelled out in ReferenceEvaluator.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Compiler/ReferenceEvaluator.h"
 
+#include "kiln/IR/KilnFusionOps.h"
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -510,7 +512,7 @@ static HostTensor evaluateConcat(ConcatOp op,
 }
 
 //===----------------------------------------------------------------------===//
-// Reductions, matmul, gather
+// Reductions, matmul, gather, dynamic slices
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -642,6 +644,41 @@ static HostTensor evaluateGather(GatherOp op, const HostTensor &table,
   return result;
 }
 
+/// The first of `count` rows of a `rows`-row tensor that a dynamic slice
+/// reads or writes: the index clamped so that all of them are in bounds.
+static int64_t clampedRowStart(const HostTensor &index, int64_t rows,
+                               int64_t count) {
+  return std::clamp<int64_t>(index.i[0], 0, rows - count);
+}
+
+static HostTensor evaluateDynamicSlice(DynamicSliceOp op,
+                                       const HostTensor &operand,
+                                       const HostTensor &index) {
+  HostTensor result(operand.elementType, resultShape(op));
+  int64_t count = result.shape[0];
+  int64_t rowSize =
+      ::kiln::computeNumElements(ArrayRef(operand.shape).drop_front());
+  int64_t start = clampedRowStart(index, operand.shape[0], count);
+  withStorage(operand, result, [&](const auto &from, auto &to) {
+    std::copy_n(from.begin() + start * rowSize, count * rowSize, to.begin());
+  });
+  return result;
+}
+
+static HostTensor evaluateDynamicUpdateSlice(const HostTensor &operand,
+                                             const HostTensor &update,
+                                             const HostTensor &index) {
+  HostTensor result = operand;
+  int64_t count = update.shape[0];
+  int64_t rowSize =
+      ::kiln::computeNumElements(ArrayRef(operand.shape).drop_front());
+  int64_t start = clampedRowStart(index, operand.shape[0], count);
+  withStorage(update, result, [&](const auto &from, auto &to) {
+    std::copy_n(from.begin(), count * rowSize, to.begin() + start * rowSize);
+  });
+  return result;
+}
+
 //===----------------------------------------------------------------------===//
 // Evaluator
 //===----------------------------------------------------------------------===//
@@ -673,6 +710,8 @@ private:
   evaluateWhileOp(WhileOp op, ArrayRef<const HostTensor *> operands);
   llvm::Expected<Results> evaluateForOp(ForOp op,
                                         ArrayRef<const HostTensor *> operands);
+  llvm::Expected<Results>
+  evaluateFusedOp(FusedOp op, ArrayRef<const HostTensor *> operands);
   llvm::Expected<Results> evaluateCallOp(func::CallOp op,
                                          ArrayRef<const HostTensor *> operands);
 
@@ -924,10 +963,17 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
       .Case([&](GatherOp op) {
         return single(evaluateGather(op, arg(0), arg(1)));
       })
+      .Case([&](DynamicSliceOp op) {
+        return single(evaluateDynamicSlice(op, arg(0), arg(1)));
+      })
+      .Case([&](DynamicUpdateSliceOp) {
+        return single(evaluateDynamicUpdateSlice(arg(0), arg(1), arg(2)));
+      })
       // Control flow and calls.
       .Case([&](CondOp op) { return evaluateCondOp(op, operands); })
       .Case([&](WhileOp op) { return evaluateWhileOp(op, operands); })
       .Case([&](ForOp op) { return evaluateForOp(op, operands); })
+      .Case([&](FusedOp op) { return evaluateFusedOp(op, operands); })
       .Case([&](func::CallOp op) { return evaluateCallOp(op, operands); })
       .Default([&](Operation *op) -> Result {
         return opError(op, "unsupported op");
@@ -996,6 +1042,17 @@ Evaluator::evaluateForOp(ForOp op, ArrayRef<const HostTensor *> operands) {
     carried = std::move(*next);
   }
   return carried;
+}
+
+/// A fused region computes what its ops compute one by one; running it as
+/// a block lets the end-to-end tests check that fusion changed nothing.
+llvm::Expected<Results>
+Evaluator::evaluateFusedOp(FusedOp op, ArrayRef<const HostTensor *> operands) {
+  llvm::Expected<Results> results =
+      runBlock(op.getBody().front(), copyAll(operands));
+  if (!results)
+    return addContext(results.takeError(), op, "in the body of");
+  return results;
 }
 
 llvm::Expected<Results>

@@ -1,6 +1,7 @@
 //===- KilnDialect.cpp - The kiln graph dialect ---------------------------===//
 
 #include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnFusionOps.h"
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -17,6 +18,10 @@ void KilnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "kiln/IR/KilnOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/IR/KilnFusionOps.cpp.inc"
       >();
 }
 

@@ -327,6 +327,45 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
 }
 
 //===----------------------------------------------------------------------===//
+// Slicing at a run-time row index
+//===----------------------------------------------------------------------===//
+
+LogicalResult DynamicSliceOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> location,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorOf(adaptor.getOperand());
+  if (type.getRank() < 1)
+    return emitOptionalError(location, "'kiln.dynamic_slice' op ",
+                             "operand must have rank >= 1");
+  int64_t size = static_cast<int64_t>(adaptor.getSize());
+  if (size < 0 || size > type.getDimSize(0))
+    return emitOptionalError(location, "'kiln.dynamic_slice' op ", "size ",
+                             size, " must be in [0, ", type.getDimSize(0),
+                             "] (the operand's rows)");
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = size;
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult DynamicUpdateSliceOp::verify() {
+  RankedTensorType type = getOperand().getType();
+  RankedTensorType update = getUpdate().getType();
+  if (type.getRank() < 1)
+    return emitOpError("operand must have rank >= 1");
+  if (update.getElementType() != type.getElementType() ||
+      update.getRank() != type.getRank() ||
+      update.getShape().drop_front() != type.getShape().drop_front() ||
+      update.getDimSize(0) > type.getDimSize(0))
+    return emitOpError("update of type ")
+           << update << " does not fit in operand of type " << type
+           << ": it needs the operand's element type and shape past "
+           << "dimension 0, and at most " << type.getDimSize(0) << " rows";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Structured control flow
 //===----------------------------------------------------------------------===//
 

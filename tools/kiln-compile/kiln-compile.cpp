@@ -1,15 +1,21 @@
 //===- kiln-compile.cpp - Ahead-of-time compiler driver -------------------===//
 //
-// kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod] [-O0..3]
+// kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod|kfb]
+//                                        [-O0..3] [--no-fusion]
+//
+// The input is MLIR text or a .kfb model file (recognized by its file
+// identifier, whatever its name).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Compiler/Driver.h"
+#include "kiln/IR/ModelFile.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
@@ -22,9 +28,10 @@
 using namespace llvm;
 
 namespace {
-enum class Emit { Mlir, Llvm, Obj, Kmod };
+enum class Emit { Mlir, Llvm, Obj, Kmod, Kfb };
 
-cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.mlir>"),
+cl::opt<std::string> inputFilename(cl::Positional,
+                                   cl::desc("<model.mlir or model.kfb>"),
                                    cl::Required);
 cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' for stdout)"),
                                     cl::value_desc("file"));
@@ -35,7 +42,9 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Llvm, "llvm", "optimized LLVM IR"),
                clEnumValN(Emit::Obj, "obj", "a relocatable object file"),
                clEnumValN(Emit::Kmod, "kmod",
-                          "a module for the runtime (default)")));
+                          "a module for the runtime (default)"),
+               clEnumValN(Emit::Kfb, "kfb",
+                          "the input model as a .kfb file, not compiled")));
 cl::opt<std::string> target("target", cl::desc("Target (only 'cpu' today)"),
                             cl::init("cpu"));
 cl::opt<std::string> targetCpu("target-cpu",
@@ -43,6 +52,11 @@ cl::opt<std::string> targetCpu("target-cpu",
                                cl::init("host"));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3 (default 2)"),
                            cl::Prefix, cl::init(2));
+cl::opt<bool> noFusion(
+    "no-fusion",
+    cl::desc("Do not fuse ops (kiln-fuse and the linalg fusion of its "
+             "regions): every op becomes its own loop nest"),
+    cl::init(false));
 
 bool writeBytes(StringRef path, ArrayRef<char> bytes) {
   std::string error;
@@ -60,7 +74,34 @@ std::string defaultOutput() {
   if (emit == Emit::Mlir || emit == Emit::Llvm)
     return "-";
   StringRef stem = sys::path::stem(inputFilename);
-  return (stem + (emit == Emit::Obj ? ".o" : ".kmod")).str();
+  StringRef extension = emit == Emit::Obj   ? ".o"
+                        : emit == Emit::Kfb ? ".kfb"
+                                            : ".kmod";
+  return (stem + extension).str();
+}
+
+/// Loads the input as a .kfb model file if it carries the .kfb identifier
+/// (or is named *.kfb, so that a damaged one gets the reader's diagnosis),
+/// and as MLIR text otherwise.
+mlir::OwningOpRef<mlir::ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
+                                            mlir::MLIRContext &context) {
+  std::string error;
+  auto file = mlir::openInputFile(inputFilename, &error);
+  if (!file) {
+    errs() << "kiln-compile: " << error << "\n";
+    return nullptr;
+  }
+  ArrayRef<uint8_t> bytes = arrayRefFromStringRef(file->getBuffer());
+  if (kiln::isModelFile(bytes) ||
+      sys::path::extension(inputFilename) == ".kfb") {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        kiln::readModelFile(bytes, &context, error, inputFilename);
+    if (!module)
+      errs() << "kiln-compile: " << inputFilename << ": " << error << "\n";
+    return module;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
 }
 } // namespace
 
@@ -72,8 +113,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "kiln ahead-of-time compiler: compiles the public functions of a kiln "
-      "module (.mlir) to native code for the host CPU and writes a module "
-      "for the runtime (.kmod), or an intermediate form with --emit.\n");
+      "module (.mlir or .kfb) to native code for the host CPU and writes a "
+      "module for the runtime (.kmod), or an intermediate form with "
+      "--emit.\n");
   if (target != "cpu") {
     errs() << "kiln-compile: unknown target '" << target
            << "' (supported: cpu)\n";
@@ -90,25 +132,32 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
-  auto file = mlir::openInputFile(inputFilename, &error);
-  if (!file) {
-    errs() << "kiln-compile: " << error << "\n";
-    return 1;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module = loadInput(sourceMgr, context);
   if (!module)
     return 1;
 
   kiln::CompileOptions options;
   options.cpu.optLevel = optLevel;
   options.cpu.cpu = targetCpu;
+  options.cpu.fuse = !noFusion;
   options.configurePassManager = [](mlir::PassManager &pm) {
     (void)mlir::applyPassManagerCLOptions(pm);
   };
   std::string output =
       outputFilename.empty() ? defaultOutput() : outputFilename.getValue();
+
+  if (emit == Emit::Kfb) {
+    std::vector<uint8_t> kfb;
+    if (!kiln::writeModelFile(*module, kfb, error)) {
+      errs() << "kiln-compile: " << error << "\n";
+      return 1;
+    }
+    return writeBytes(output, ArrayRef<char>(
+                                  reinterpret_cast<const char *>(kfb.data()),
+                                  kfb.size()))
+               ? 0
+               : 1;
+  }
 
   if (emit == Emit::Kmod) {
     std::vector<uint8_t> kmod;

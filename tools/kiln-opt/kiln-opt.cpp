@@ -7,7 +7,9 @@
 
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
+#include "kiln/Fusion/Passes.h"
 #include "kiln/IR/KilnDialect.h"
+#include "kiln/Passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -18,6 +20,8 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::kiln::registerKilnBackendsPasses();
+  mlir::kiln::registerKilnPasses();
+  mlir::kiln::registerKilnFusionPasses();
   mlir::kiln::registerCpuPipelines();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

@@ -673,7 +673,7 @@ TEST_F(ReferenceEvaluatorTest, Concat) {
 }
 
 //===----------------------------------------------------------------------===//
-// Reductions, matmul, gather
+// Reductions, matmul, gather, dynamic slices
 //===----------------------------------------------------------------------===//
 
 TEST_F(ReferenceEvaluatorTest, ReduceSumOverSeveralDims) {
@@ -822,6 +822,46 @@ TEST_F(ReferenceEvaluatorTest, GatherClampsIndices) {
                               ints(b.getI32Type(), {2, 2}, {1, 2, -1, 7})});
   ASSERT_EQ(results.size(), 1u);
   expectFloats(results[0], {2, 2, 2}, {3, 4, 5, 6, 1, 2, 5, 6});
+}
+
+TEST_F(ReferenceEvaluatorTest, DynamicSliceClampsTheRowIndex) {
+  const char *source = R"mlir(
+    func.func @main(%t: tensor<4x2xf32>, %i: tensor<i64>) -> tensor<2x2xf32> {
+      %s = kiln.dynamic_slice %t[%i], size = 2 : tensor<4x2xf32>
+      func.return %s : tensor<2x2xf32>
+    }
+  )mlir";
+  HostTensor table = floats(b.getF32Type(), {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  // Rows 1-2; rows 2-3 for any index past 2; rows 0-1 for a negative one.
+  for (auto [index, expected] :
+       {std::pair<int64_t, std::vector<double>>{1, {3, 4, 5, 6}},
+        {3, {5, 6, 7, 8}},
+        {-5, {1, 2, 3, 4}}}) {
+    auto results = run(source, {table, ints(b.getI64Type(), {}, {index})});
+    ASSERT_EQ(results.size(), 1u);
+    expectFloats(results[0], {2, 2}, expected);
+  }
+}
+
+TEST_F(ReferenceEvaluatorTest, DynamicUpdateSliceClampsTheRowIndex) {
+  const char *source = R"mlir(
+    func.func @main(%t: tensor<3xi32>, %u: tensor<2xi32>, %i: tensor<i64>) -> tensor<3xi32> {
+      %s = kiln.dynamic_update_slice %t[%i], %u : tensor<3xi32>, tensor<2xi32>
+      func.return %s : tensor<3xi32>
+    }
+  )mlir";
+  HostTensor target = ints(b.getI32Type(), {3}, {1, 2, 3});
+  HostTensor update = ints(b.getI32Type(), {2}, {8, 9});
+  for (auto [index, expected] :
+       {std::pair<int64_t, std::vector<int64_t>>{0, {8, 9, 3}},
+        {1, {1, 8, 9}},
+        {9, {1, 8, 9}},
+        {-1, {8, 9, 3}}}) {
+    auto results =
+        run(source, {target, update, ints(b.getI64Type(), {}, {index})});
+    ASSERT_EQ(results.size(), 1u);
+    expectInts(results[0], {3}, expected);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -31,13 +31,20 @@ struct CpuOptions {
   unsigned optLevel = 2;
   /// CPU to generate code for; "host" means the machine compiling.
   std::string cpu = "host";
+  /// Group ops into kiln.fused regions (kiln-fuse) and fuse each region's
+  /// linalg ops into as few loop nests as upstream fusion allows. Off, every
+  /// kiln op becomes its own loop nest (kiln-compile --no-fusion).
+  bool fuse = true;
 };
 
 /// Adds the passes that take a module of kiln functions to the LLVM dialect,
 /// each public function gaining a `kiln_entry_<name>(void **args)` wrapper.
-void buildCpuLoweringPipeline(OpPassManager &pm);
+/// Of `options`, only `fuse` matters here.
+void buildCpuLoweringPipeline(OpPassManager &pm,
+                              const CpuOptions &options = CpuOptions());
 
-/// Registers `--kiln-cpu-lowering` (the pipeline above) for kiln-opt.
+/// Registers `--kiln-cpu-lowering` (the pipeline above) for kiln-opt;
+/// `--kiln-cpu-lowering=fuse=false` turns fusion off.
 void registerCpuPipelines();
 
 /// Translates an LLVM-dialect module to LLVM IR for the target and runs

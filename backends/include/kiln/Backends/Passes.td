@@ -52,4 +52,23 @@ def KilnFreshResults : Pass<"kiln-fresh-results", "mlir::func::FuncOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
+  let summary = "Fuse the linalg ops lowered from each kiln.fused region";
+  let description = [{
+    Runs after `kiln-to-linalg`, which inlines every `kiln.fused` region and
+    tags the locations of its ops with the region. Upstream elementwise
+    fusion (`linalg::populateElementwiseOpsFusionPatterns`, with reshapes
+    folded by expansion) then fuses a producer into a consumer exactly when
+    both come from the same region, whatever their use counts: an
+    elementwise region becomes one `linalg.generic`, and nothing is fused
+    across regions, so the CPU realizes the grouping `kiln-fuse` decided.
+    Without `kiln.fused` regions (fusion turned off) the pass changes
+    nothing.
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // KILN_BACKENDS_PASSES_TD

@@ -12,6 +12,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "kiln/IR/KilnEnums.h.inc"
+// kiln.yield also ends kiln.fused regions, so its parent check needs FusedOp.
+#include "kiln/IR/KilnFusionOps.h"
 
 #define GET_OP_CLASSES
 #include "kiln/IR/KilnOps.h.inc"

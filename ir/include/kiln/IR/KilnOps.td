@@ -260,11 +260,66 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Slicing at a run-time row index
+//===----------------------------------------------------------------------===//
+
+/// A rank-0 i64 tensor; buildable, so assembly formats need not spell it.
+def Kiln_RowIndex : 0DTensorOf<[I64]> {
+  let builderCall =
+      "::mlir::RankedTensorType::get({}, $_builder.getIntegerType(64))";
+}
+
+def Kiln_DynamicSliceOp : Kiln_Op<"dynamic_slice",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "`size` rows of the operand starting at a run-time row index";
+  let description = [{
+    result[r, j...] = operand[s + r, j...] for r < size, where
+    s = clamp(index, 0, operand.dim(0) - size): like gather, a bad index is
+    clamped, never read out of bounds. Reverse-mode differentiation of
+    `kiln.for` reads what the forward loop stored per iteration with it.
+
+    ```mlir
+    %row = kiln.dynamic_slice %buffer[%i], size = 1 : tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand, Kiln_RowIndex:$index,
+                       I64Attr:$size);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `[` $index `]` `,` `size` `=` $size attr-dict `:` type($operand)
+  }];
+}
+
+def Kiln_DynamicUpdateSliceOp : Kiln_Op<"dynamic_update_slice",
+    [Pure, AllTypesMatch<["operand", "result"]>]> {
+  let summary = "The operand with rows from a run-time row index replaced";
+  let description = [{
+    The operand with rows s .. s + update.dim(0) - 1 replaced by `update`,
+    where s = clamp(index, 0, operand.dim(0) - update.dim(0)). `update`
+    has the operand's element type and, past dimension 0, its shape.
+    Reverse-mode differentiation of `kiln.for` stores per-iteration values
+    with it.
+
+    ```mlir
+    %next = kiln.dynamic_update_slice %buffer[%i], %row : tensor<8x4xf32>, tensor<1x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand, Kiln_Tensor:$update,
+                       Kiln_RowIndex:$index);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `[` $index `]` `,` $update attr-dict `:` type($operand) `,`
+    type($update)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Structured control flow
 //===----------------------------------------------------------------------===//
 
 def Kiln_YieldOp : Kiln_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["CondOp", "WhileOp", "ForOp"]>]> {
+    ParentOneOf<["CondOp", "WhileOp", "ForOp", "FusedOp"]>]> {
   let summary = "Values leaving a kiln control-flow region";
   let arguments = (ins Variadic<Kiln_Tensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";

@@ -1,0 +1,121 @@
+//===- Activity.cpp - Which values carry a derivative ---------------------===//
+//
+// Forward propagation of "varied" marks from the differentiated arguments:
+//
+//  1. The seeds (the `wrt` arguments) are marked.
+//  2. Ops are visited in order. An op with no varied operand is skipped:
+//     kiln regions are isolated from above, so nothing inside it can depend
+//     on a seed either. An op with a varied operand must have an entry in
+//     the rules table, else differentiation stops with an error at the op.
+//  3. A differentiable op marks its float results. Ops that carry no
+//     gradient by rule (comparisons) mark nothing; integer and i1 results
+//     are never marked.
+//  4. kiln.cond marks the branch arguments of its varied inputs, propagates
+//     through both branches, and marks result i if either branch yields a
+//     varied value there.
+//  5. kiln.for marks the body arguments of its varied inits and propagates
+//     through the body until the carried marks stop changing: a carried
+//     value that becomes varied in the body is varied from the start of
+//     the next iteration, so it is varied throughout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Differentiator.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::autodiff;
+
+bool Activity::mark(Value value) {
+  if (!isDifferentiableType(value.getType()))
+    return false;
+  return varied.insert(value).second;
+}
+
+void Activity::transferResults(Operation *from, Operation *to) {
+  for (auto [old, replacement] :
+       llvm::zip(from->getResults(), to->getResults())) {
+    if (varied.erase(old))
+      varied.insert(replacement);
+  }
+}
+
+LogicalResult Activity::propagate(Block &block, ArrayRef<Value> seeds) {
+  // 1. Seeds.
+  for (Value seed : seeds)
+    mark(seed);
+  return propagateBlock(block);
+}
+
+LogicalResult Activity::propagateBlock(Block &block) {
+  for (Operation &op : block.without_terminator())
+    if (failed(propagateOp(&op)))
+      return failure();
+  return success();
+}
+
+LogicalResult Activity::propagateOp(Operation *op) {
+  // 2. Only ops that see a varied operand matter.
+  if (llvm::none_of(op->getOperands(),
+                    [&](Value operand) { return isVaried(operand); }))
+    return success();
+  const VjpRule *rule = lookupVjpRule(op);
+  if (!rule)
+    return op->emitOpError()
+           << "cannot be differentiated: there is no VJP rule for it";
+
+  // 4./5. Control flow.
+  if (auto cond = dyn_cast<CondOp>(op))
+    return propagateCond(cond);
+  if (auto forOp = dyn_cast<ForOp>(op))
+    return propagateFor(forOp);
+
+  // 3. Everything else.
+  if (rule->differentiable)
+    for (Value result : op->getResults())
+      mark(result);
+  return success();
+}
+
+LogicalResult Activity::propagateCond(CondOp op) {
+  for (Region *region : {&op.getThenRegion(), &op.getElseRegion()}) {
+    Block &block = region->front();
+    for (auto [input, arg] : llvm::zip(op.getInputs(), block.getArguments()))
+      if (isVaried(input))
+        mark(arg);
+    if (failed(propagateBlock(block)))
+      return failure();
+  }
+  auto thenYield = cast<YieldOp>(op.getThenRegion().front().getTerminator());
+  auto elseYield = cast<YieldOp>(op.getElseRegion().front().getTerminator());
+  for (auto [result, fromThen, fromElse] :
+       llvm::zip(op.getResults(), thenYield.getValues(), elseYield.getValues()))
+    if (isVaried(fromThen) || isVaried(fromElse))
+      mark(result);
+  return success();
+}
+
+LogicalResult Activity::propagateFor(ForOp op) {
+  Block &body = op.getBodyRegion().front();
+  // Argument 0 is the iteration index; carried value k is argument k + 1.
+  for (auto [init, arg] :
+       llvm::zip(op.getInits(), body.getArguments().drop_front()))
+    if (isVaried(init))
+      mark(arg);
+  auto yield = cast<YieldOp>(body.getTerminator());
+  bool changed = true;
+  while (changed) {
+    if (failed(propagateBlock(body)))
+      return failure();
+    changed = false;
+    for (auto [yielded, arg] :
+         llvm::zip(yield.getValues(), body.getArguments().drop_front()))
+      if (isVaried(yielded))
+        changed |= mark(arg);
+  }
+  for (auto [result, arg] :
+       llvm::zip(op.getResults(), body.getArguments().drop_front()))
+    if (isVaried(arg))
+      mark(result);
+  return success();
+}

@@ -1,0 +1,669 @@
+//===- VjpRules.cpp - The vector-Jacobian product of every kiln op --------===//
+//
+// One rule per op, and the table that maps op types to rules. A rule reads
+// the adjoints of its op's results (`g` below; `y` is the forward result),
+// and emits kiln ops computing the gradient of each operand that needs one.
+// The forward values it refers to are the op's own operands and results,
+// so the rule does not care whether it runs in the function body or inside
+// a control-flow region (the control-flow rules turn such references into
+// region inputs afterwards).
+//
+// Conventions where the derivative is not unique:
+//  - max/min and reduce_max split the gradient evenly between tied
+//    operands (elements): each of k tied maxima gets g / k. NaN inputs get
+//    no gradient from max/min, and make reduce_max's gradient NaN.
+//  - abs and relu have derivative 0 at 0.
+//  - pow(a, b): d/da = b a^(b-1), taken as 0 where b == 0 (so that 0 * inf
+//    never appears at a == 0); d/db = a^b log(a), taken as 0 where a == 0
+//    and NaN where a < 0 (log of a negative number).
+//  - dynamic_slice / dynamic_update_slice: the gradient goes to the rows the
+//    forward op read or wrote, after the same clamping of the index.
+//  - cast: float-to-float casts pass the gradient through (cast back to the
+//    operand's type); casts to or from integers and i1 carry no gradient.
+//  - constant, iota and compare carry no gradient by definition; the table
+//    says so explicitly, so that they are never mistaken for unsupported
+//    ops.
+//  - kiln.while has no rule: its backward pass needs what each iteration
+//    computed, for a number of iterations known only at run time (see
+//    README.md for the design).
+//
+// gather's gradient is a scatter-add of the cotangent rows into a zero
+// table, built without a scatter op as onehot(indices)^T x cotangent: it
+// costs O(rows * indices * row_size) multiply-adds and a rows x indices
+// one-hot matrix, which is fine for the embedding tables of tests and small
+// models, but grows with the table's rows where a scatter would not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Differentiator.h"
+#include "Rules.h"
+
+#include "kiln/Passes/Autodiff.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::autodiff;
+
+namespace {
+
+/// Shorthands for the kiln ops the rules are written in, all at the
+/// forward op's location.
+class RuleBuilder {
+public:
+  explicit RuleBuilder(VjpContext &context)
+      : b(context.getBuilder()), loc(context.getLoc()) {}
+
+  Value add(Value x, Value y) { return b.create<AddOp>(loc, x, y); }
+  Value sub(Value x, Value y) { return b.create<SubOp>(loc, x, y); }
+  Value mul(Value x, Value y) { return b.create<MulOp>(loc, x, y); }
+  Value div(Value x, Value y) { return b.create<DivOp>(loc, x, y); }
+  Value neg(Value x) { return b.create<NegOp>(loc, x); }
+  Value cmp(CompareDirection direction, Value x, Value y) {
+    return b.create<CompareOp>(loc, direction, x, y);
+  }
+  Value select(Value pred, Value x, Value y) {
+    return b.create<SelectOp>(loc, pred, x, y);
+  }
+  Value cast(Type type, Value x) { return b.create<CastOp>(loc, type, x); }
+  Value reshape(Type type, Value x) {
+    return x.getType() == type ? x : b.create<ReshapeOp>(loc, type, x);
+  }
+  Value broadcast(Type type, Value x, ArrayRef<int64_t> dims) {
+    return b.create<BroadcastInDimOp>(loc, type, x, dims);
+  }
+  Value reduceSum(Value x, ArrayRef<int64_t> dims) {
+    return dims.empty() ? x : b.create<ReduceSumOp>(loc, x, dims);
+  }
+  Value transpose(Value x, ArrayRef<int64_t> permutation) {
+    return b.create<TransposeOp>(loc, x, permutation);
+  }
+  Value slice(Value x, ArrayRef<int64_t> start, ArrayRef<int64_t> limit,
+              ArrayRef<int64_t> stride) {
+    return b.create<SliceOp>(loc, x, start, limit, stride);
+  }
+  Value concat(ValueRange inputs, int64_t dim) {
+    return inputs.size() == 1 ? inputs.front()
+                              : b.create<ConcatOp>(loc, inputs, dim);
+  }
+  Value matmul(Value x, Value y) { return b.create<MatmulOp>(loc, x, y); }
+
+  Value zeros(Type type) { return buildZeros(b, loc, type); }
+  /// A splat of `value` with the type of `like`.
+  Value splatLike(Value like, double value) {
+    return buildSplat(b, loc, like.getType(), value);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+RankedTensorType withShape(RankedTensorType type, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult vjpAdd(AddOp op, VjpContext &context) {
+  Value g = context.getResultAdjoint(0);
+  context.addGradient(0, g);
+  context.addGradient(1, g);
+  return success();
+}
+
+static LogicalResult vjpSub(SubOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  context.addGradient(0, g);
+  if (context.needsGradient(1))
+    context.addGradient(1, r.neg(g));
+  return success();
+}
+
+static LogicalResult vjpMul(MulOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  if (context.needsGradient(0))
+    context.addGradient(0, r.mul(g, op.getRhs()));
+  if (context.needsGradient(1))
+    context.addGradient(1, r.mul(g, op.getLhs()));
+  return success();
+}
+
+/// d(a/b) = g/b, -g*(a/b)/b: the second form reuses the quotient.
+static LogicalResult vjpDiv(DivOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  if (context.needsGradient(0))
+    context.addGradient(0, r.div(g, op.getRhs()));
+  if (context.needsGradient(1))
+    context.addGradient(1,
+                        r.neg(r.div(r.mul(g, op.getResult()), op.getRhs())));
+  return success();
+}
+
+/// The share of the gradient that goes to the operand that `wins` (1 where
+/// it wins, 1/2 where both tie, 0 where it loses or a NaN is involved).
+static Value winnerShare(RuleBuilder &r, Value wins, Value ties, Value g) {
+  Value zero = r.zeros(g.getType());
+  Value half = r.mul(g, r.splatLike(g, 0.5));
+  return r.select(wins, g, r.select(ties, half, zero));
+}
+
+/// max and min: the gradient goes to the operand that was chosen.
+template <typename OpTy>
+static LogicalResult vjpMaxMin(OpTy op, VjpContext &context) {
+  constexpr bool isMax = std::is_same_v<OpTy, MaxOp>;
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  CompareDirection wins = isMax ? CompareDirection::gt : CompareDirection::lt;
+  Value ties = r.cmp(CompareDirection::eq, lhs, rhs);
+  if (context.needsGradient(0))
+    context.addGradient(0, winnerShare(r, r.cmp(wins, lhs, rhs), ties, g));
+  if (context.needsGradient(1))
+    context.addGradient(1, winnerShare(r, r.cmp(wins, rhs, lhs), ties, g));
+  return success();
+}
+
+/// y = a^b: dy/da = b * a^(b-1) (0 where b == 0, so that 0 * inf never
+/// appears at a == 0), dy/db = y * log(a) (0 where a == 0).
+static LogicalResult vjpPow(PowOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  Value a = op.getLhs(), b = op.getRhs();
+  if (context.needsGradient(0)) {
+    Value one = r.splatLike(b, 1.0);
+    Value slope = r.mul(b, r.b.create<PowOp>(r.loc, a, r.sub(b, one)));
+    Value bIsZero = r.cmp(CompareDirection::eq, b, r.zeros(b.getType()));
+    slope = r.select(bIsZero, r.zeros(b.getType()), slope);
+    context.addGradient(0, r.mul(g, slope));
+  }
+  if (context.needsGradient(1)) {
+    Value aIsZero = r.cmp(CompareDirection::eq, a, r.zeros(a.getType()));
+    Value safeA = r.select(aIsZero, r.splatLike(a, 1.0), a);
+    Value logA = r.b.create<LogOp>(r.loc, safeA);
+    context.addGradient(1, r.mul(g, r.mul(op.getResult(), logA)));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult vjpNeg(NegOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  context.addGradient(0, r.neg(context.getResultAdjoint(0)));
+  return success();
+}
+
+/// sign(x) * g, with sign(0) = 0.
+static LogicalResult vjpAbs(AbsOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0), x = op.getOperand();
+  Value zero = r.zeros(x.getType());
+  Value positive = r.cmp(CompareDirection::gt, x, zero);
+  Value negative = r.cmp(CompareDirection::lt, x, zero);
+  context.addGradient(
+      0, r.select(positive, g, r.select(negative, r.neg(g), zero)));
+  return success();
+}
+
+static LogicalResult vjpRelu(ReluOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0), x = op.getOperand();
+  Value zero = r.zeros(x.getType());
+  context.addGradient(0, r.select(r.cmp(CompareDirection::gt, x, zero), g, zero));
+  return success();
+}
+
+static LogicalResult vjpExp(ExpOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  context.addGradient(0, r.mul(context.getResultAdjoint(0), op.getResult()));
+  return success();
+}
+
+static LogicalResult vjpLog(LogOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  context.addGradient(0, r.div(context.getResultAdjoint(0), op.getOperand()));
+  return success();
+}
+
+/// d sqrt(x) = 1 / (2 sqrt(x)).
+static LogicalResult vjpSqrt(SqrtOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value y = op.getResult();
+  context.addGradient(0, r.div(context.getResultAdjoint(0), r.add(y, y)));
+  return success();
+}
+
+/// d x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3.
+static LogicalResult vjpRsqrt(RsqrtOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value y = op.getResult();
+  Value cube = r.mul(r.mul(y, y), y);
+  Value slope = r.mul(cube, r.splatLike(y, -0.5));
+  context.addGradient(0, r.mul(context.getResultAdjoint(0), slope));
+  return success();
+}
+
+/// d tanh(x) = 1 - tanh(x)^2.
+static LogicalResult vjpTanh(TanhOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value y = op.getResult();
+  Value slope = r.sub(r.splatLike(y, 1.0), r.mul(y, y));
+  context.addGradient(0, r.mul(context.getResultAdjoint(0), slope));
+  return success();
+}
+
+/// d sigmoid(x) = sigmoid(x) (1 - sigmoid(x)).
+static LogicalResult vjpSigmoid(SigmoidOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value y = op.getResult();
+  Value slope = r.mul(y, r.sub(r.splatLike(y, 1.0), y));
+  context.addGradient(0, r.mul(context.getResultAdjoint(0), slope));
+  return success();
+}
+
+static LogicalResult vjpSin(SinOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value cos = r.b.create<CosOp>(r.loc, op.getOperand());
+  context.addGradient(0, r.mul(context.getResultAdjoint(0), cos));
+  return success();
+}
+
+static LogicalResult vjpCos(CosOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value sin = r.b.create<SinOp>(r.loc, op.getOperand());
+  context.addGradient(0, r.neg(r.mul(context.getResultAdjoint(0), sin)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Selection and conversion
+//===----------------------------------------------------------------------===//
+
+/// The predicate is i1 and takes no gradient; each value gets g where it
+/// was selected and 0 elsewhere (works for rank-0 predicates too).
+static LogicalResult vjpSelect(SelectOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  Value pred = op.getPred();
+  if (context.needsGradient(1))
+    context.addGradient(1, r.select(pred, g, r.zeros(g.getType())));
+  if (context.needsGradient(2))
+    context.addGradient(2, r.select(pred, r.zeros(g.getType()), g));
+  return success();
+}
+
+/// Float-to-float casts pass the gradient back in the operand's precision.
+/// A cast from an integer or i1 has no varied operand, and a cast to one
+/// has no varied result, so neither ever reaches the float case.
+static LogicalResult vjpCast(CastOp op, VjpContext &context) {
+  if (!isDifferentiableType(op.getOperand().getType()) ||
+      !isDifferentiableType(op.getType()))
+    return success();
+  RuleBuilder r(context);
+  context.addGradient(
+      0, r.cast(op.getOperand().getType(), context.getResultAdjoint(0)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+/// Sums g over the result dimensions the operand was repeated along (the
+/// new ones and those where a size-1 operand dimension was stretched), then
+/// reshapes to restore the operand's size-1 dimensions.
+static LogicalResult vjpBroadcastInDim(BroadcastInDimOp op,
+                                       VjpContext &context) {
+  RuleBuilder r(context);
+  RankedTensorType operandType = op.getOperand().getType();
+  RankedTensorType resultType = op.getType();
+  ArrayRef<int64_t> dims = op.getDims();
+  SmallVector<bool> summed(resultType.getRank(), true);
+  for (auto [i, dim] : llvm::enumerate(dims))
+    summed[dim] = operandType.getDimSize(i) == 1 && resultType.getDimSize(dim) != 1;
+  SmallVector<int64_t> sumDims;
+  for (int64_t d = 0; d < resultType.getRank(); ++d)
+    if (summed[d])
+      sumDims.push_back(d);
+  Value sum = r.reduceSum(context.getResultAdjoint(0), sumDims);
+  context.addGradient(0, r.reshape(operandType, sum));
+  return success();
+}
+
+static LogicalResult vjpReshape(ReshapeOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  context.addGradient(
+      0, r.reshape(op.getOperand().getType(), context.getResultAdjoint(0)));
+  return success();
+}
+
+/// Transposes back with the inverse permutation.
+static LogicalResult vjpTranspose(TransposeOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  ArrayRef<int64_t> permutation = op.getPermutation();
+  SmallVector<int64_t> inverse(permutation.size());
+  for (auto [i, p] : llvm::enumerate(permutation))
+    inverse[p] = i;
+  context.addGradient(0, r.transpose(context.getResultAdjoint(0), inverse));
+  return success();
+}
+
+/// Places g where the slice read, zeros elsewhere. Dimension by dimension:
+/// a stride k > 1 is undone by pairing each element with k-1 zeros
+/// (reshape to [.., n, 1, ..], concat zeros to [.., n, k, ..], reshape to
+/// [.., n*k, ..] and drop the trailing k-1), then zeros are concatenated
+/// before `start` and after the last element read.
+static LogicalResult vjpSlice(SliceOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  RankedTensorType operandType = op.getOperand().getType();
+  Value g = context.getResultAdjoint(0);
+  if (tensorType(g).getNumElements() == 0) {
+    context.addGradient(0, r.zeros(operandType));
+    return success();
+  }
+  ArrayRef<int64_t> start = op.getStart(), stride = op.getStride();
+  Value current = g;
+  for (int64_t d = 0; d < operandType.getRank(); ++d) {
+    RankedTensorType type = tensorType(current);
+    int64_t n = type.getDimSize(d), k = stride[d];
+    if (k > 1 && n > 1) {
+      SmallVector<int64_t> split(type.getShape());
+      split.insert(split.begin() + d + 1, 1);
+      Value column = r.reshape(withShape(type, split), current);
+      split[d + 1] = k - 1;
+      Value spread = r.concat({column, r.zeros(withShape(type, split))}, d + 1);
+      SmallVector<int64_t> merged(type.getShape());
+      merged[d] = n * k;
+      Value flat = r.reshape(withShape(type, merged), spread);
+      SmallVector<int64_t> lo(type.getRank(), 0), hi(merged),
+          ones(type.getRank(), 1);
+      hi[d] = (n - 1) * k + 1;
+      current = r.slice(flat, lo, hi, ones);
+      type = tensorType(current);
+    }
+    int64_t covered = type.getDimSize(d);
+    int64_t before = start[d];
+    int64_t after = operandType.getDimSize(d) - before - covered;
+    SmallVector<Value> pieces;
+    SmallVector<int64_t> padShape(type.getShape());
+    if (before > 0) {
+      padShape[d] = before;
+      pieces.push_back(r.zeros(withShape(type, padShape)));
+    }
+    pieces.push_back(current);
+    if (after > 0) {
+      padShape[d] = after;
+      pieces.push_back(r.zeros(withShape(type, padShape)));
+    }
+    current = r.concat(pieces, d);
+  }
+  context.addGradient(0, current);
+  return success();
+}
+
+/// Each input gets the slice of g it was copied to.
+static LogicalResult vjpConcat(ConcatOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  RankedTensorType type = op.getType();
+  int64_t dim = op.getDimension();
+  int64_t offset = 0;
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    int64_t size = tensorType(input).getDimSize(dim);
+    if (context.needsGradient(i)) {
+      SmallVector<int64_t> lo(type.getRank(), 0), hi(type.getShape()),
+          ones(type.getRank(), 1);
+      lo[dim] = offset;
+      hi[dim] = offset + size;
+      context.addGradient(i, r.slice(g, lo, hi, ones));
+    }
+    offset += size;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, contractions, gathers, dynamic slices
+//===----------------------------------------------------------------------===//
+
+/// The dimensions a reduction over `dims` keeps, in order: the broadcast
+/// that undoes the reduction maps result dimension i to kept[i].
+static SmallVector<int64_t> keptDims(int64_t rank, ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(dims, d))
+      kept.push_back(d);
+  return kept;
+}
+
+/// Broadcasts a reduction's result-shaped `value` back to the operand type.
+static Value unreduce(RuleBuilder &r, Value value, RankedTensorType operandType,
+                      ArrayRef<int64_t> dims) {
+  if (dims.empty())
+    return value;
+  return r.broadcast(operandType, value, keptDims(operandType.getRank(), dims));
+}
+
+static LogicalResult vjpReduceSum(ReduceSumOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  auto operandType = cast<RankedTensorType>(op.getOperand().getType());
+  context.addGradient(0, unreduce(r, context.getResultAdjoint(0), operandType,
+                                  op.getDims()));
+  return success();
+}
+
+static LogicalResult vjpReduceMean(ReduceMeanOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  auto operandType = cast<RankedTensorType>(op.getOperand().getType());
+  int64_t count = 1;
+  for (int64_t dim : op.getDims())
+    count *= operandType.getDimSize(dim);
+  if (count == 0) {
+    context.addGradient(0, r.zeros(operandType));
+    return success();
+  }
+  Value g = context.getResultAdjoint(0);
+  Value share = r.div(g, r.splatLike(g, static_cast<double>(count)));
+  context.addGradient(0, unreduce(r, share, operandType, op.getDims()));
+  return success();
+}
+
+/// The gradient goes to the elements equal to the maximum, split evenly
+/// between ties: mask = (x == broadcast(y)), g_x = mask * broadcast(g /
+/// sum(mask)).
+static LogicalResult vjpReduceMax(ReduceMaxOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value x = op.getOperand();
+  auto operandType = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> dims = op.getDims();
+  Value g = context.getResultAdjoint(0);
+  Value maxima = unreduce(r, op.getResult(), operandType, dims);
+  Value mask = r.cast(operandType, r.cmp(CompareDirection::eq, x, maxima));
+  Value count = r.reduceSum(mask, dims);
+  Value share = unreduce(r, r.div(g, count), operandType, dims);
+  context.addGradient(0, r.mul(mask, share));
+  return success();
+}
+
+/// C = A B: dA = dC B^T, dB = A^T dC (batched: transpose the last two dims).
+static LogicalResult vjpMatmul(MatmulOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  SmallVector<int64_t> swap =
+      op.getType().getRank() == 2 ? SmallVector<int64_t>{1, 0}
+                                  : SmallVector<int64_t>{0, 2, 1};
+  if (context.needsGradient(0))
+    context.addGradient(0, r.matmul(g, r.transpose(op.getRhs(), swap)));
+  if (context.needsGradient(1))
+    context.addGradient(1, r.matmul(r.transpose(op.getLhs(), swap), g));
+  return success();
+}
+
+/// Scatter-adds the cotangent rows into a zero table, as
+/// onehot^T x rows: with n indices (clamped as the forward gather clamps
+/// them) and rows of m elements, onehot[r, j] = (index[j] == r) is
+/// [table rows, n] and the cotangent is viewed as [n, m].
+static LogicalResult vjpGather(GatherOp op, VjpContext &context) {
+  if (!context.needsGradient(0))
+    return success();
+  RuleBuilder r(context);
+  RankedTensorType tableType = op.getTable().getType();
+  RankedTensorType indexType = op.getIndices().getType();
+  int64_t rows = tableType.getDimSize(0);
+  int64_t n = indexType.getNumElements();
+  int64_t m = tableType.getNumElements() / rows;
+  if (n == 0 || m == 0) {
+    context.addGradient(0, r.zeros(tableType));
+    return success();
+  }
+  Value flat = r.reshape(withShape(indexType, {n}), op.getIndices());
+  Value low = r.zeros(flat.getType());
+  Value high = r.b.create<ConstantOp>(
+      r.loc, DenseElementsAttr::get(
+                 cast<RankedTensorType>(flat.getType()),
+                 r.b.getIntegerAttr(indexType.getElementType(), rows - 1)));
+  Value clamped = r.b.create<MinOp>(r.loc, r.b.create<MaxOp>(r.loc, flat, low),
+                                    high);
+  auto grid = withShape(indexType, {rows, n});
+  Value rowIds = r.b.create<IotaOp>(r.loc, grid, 0);
+  Value columns = r.broadcast(grid, clamped, {1});
+  Value onehot = r.cast(withShape(tableType, {rows, n}),
+                        r.cmp(CompareDirection::eq, rowIds, columns));
+  Value cotangent = r.reshape(withShape(tableType, {n, m}),
+                              context.getResultAdjoint(0));
+  context.addGradient(0, r.reshape(tableType, r.matmul(onehot, cotangent)));
+  return success();
+}
+
+/// The rows read get g; the others nothing.
+static LogicalResult vjpDynamicSlice(DynamicSliceOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value zeros = r.zeros(op.getOperand().getType());
+  context.addGradient(0, r.b.create<DynamicUpdateSliceOp>(
+                             r.loc, zeros, context.getResultAdjoint(0),
+                             op.getIndex()));
+  return success();
+}
+
+/// The operand gets g except in the overwritten rows; the update gets g's
+/// overwritten rows. Both use the forward op's clamped start.
+static LogicalResult vjpDynamicUpdateSlice(DynamicUpdateSliceOp op,
+                                           VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  RankedTensorType update = op.getUpdate().getType();
+  if (context.needsGradient(0))
+    context.addGradient(0, r.b.create<DynamicUpdateSliceOp>(
+                               r.loc, g, r.zeros(update), op.getIndex()));
+  if (context.needsGradient(1))
+    context.addGradient(1, r.b.create<DynamicSliceOp>(r.loc, g, op.getIndex(),
+                                                      update.getDimSize(0)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The table
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Adapts a rule written against the op class to the table's signature.
+template <typename OpTy, LogicalResult (*Fn)(OpTy, VjpContext &)>
+LogicalResult applyTyped(Operation *op, VjpContext &context) {
+  return Fn(cast<OpTy>(op), context);
+}
+
+class RuleTable {
+public:
+  RuleTable() {
+    // Ops without a derivative, by definition.
+    noGradient<ConstantOp>();
+    noGradient<IotaOp>();
+    noGradient<CompareOp>();
+    // Elementwise.
+    rule<AddOp, vjpAdd>();
+    rule<SubOp, vjpSub>();
+    rule<MulOp, vjpMul>();
+    rule<DivOp, vjpDiv>();
+    rule<MaxOp, vjpMaxMin<MaxOp>>();
+    rule<MinOp, vjpMaxMin<MinOp>>();
+    rule<PowOp, vjpPow>();
+    rule<NegOp, vjpNeg>();
+    rule<AbsOp, vjpAbs>();
+    rule<ReluOp, vjpRelu>();
+    rule<ExpOp, vjpExp>();
+    rule<LogOp, vjpLog>();
+    rule<SqrtOp, vjpSqrt>();
+    rule<RsqrtOp, vjpRsqrt>();
+    rule<TanhOp, vjpTanh>();
+    rule<SigmoidOp, vjpSigmoid>();
+    rule<SinOp, vjpSin>();
+    rule<CosOp, vjpCos>();
+    rule<SelectOp, vjpSelect>();
+    rule<CastOp, vjpCast>();
+    // Shapes.
+    rule<BroadcastInDimOp, vjpBroadcastInDim>();
+    rule<ReshapeOp, vjpReshape>();
+    rule<TransposeOp, vjpTranspose>();
+    rule<SliceOp, vjpSlice>();
+    rule<ConcatOp, vjpConcat>();
+    // Reductions, contractions, gathers.
+    rule<ReduceSumOp, vjpReduceSum>();
+    rule<ReduceMeanOp, vjpReduceMean>();
+    rule<ReduceMaxOp, vjpReduceMax>();
+    rule<MatmulOp, vjpMatmul>();
+    rule<GatherOp, vjpGather>();
+    rule<DynamicSliceOp, vjpDynamicSlice>();
+    rule<DynamicUpdateSliceOp, vjpDynamicUpdateSlice>();
+    // Control flow (ControlFlowRules.cpp).
+    rule<CondOp, differentiateCond>();
+    rule<ForOp, differentiateFor>();
+  }
+
+  const VjpRule *lookup(TypeID id) const {
+    auto it = rules.find(id);
+    return it == rules.end() ? nullptr : &it->second;
+  }
+
+private:
+  template <typename OpTy, LogicalResult (*Fn)(OpTy, VjpContext &)>
+  void rule() {
+    rules[TypeID::get<OpTy>()] = VjpRule{true, &applyTyped<OpTy, Fn>};
+  }
+  template <typename OpTy>
+  void noGradient() {
+    rules[TypeID::get<OpTy>()] = VjpRule{false, nullptr};
+  }
+
+  llvm::DenseMap<TypeID, VjpRule> rules;
+};
+} // namespace
+
+const VjpRule *autodiff::lookupVjpRule(TypeID typeID) {
+  static const RuleTable table;
+  return table.lookup(typeID);
+}
+
+const VjpRule *autodiff::lookupVjpRule(Operation *op) {
+  if (!op->getName().isRegistered())
+    return nullptr;
+  return lookupVjpRule(op->getName().getTypeID());
+}
+
+bool mlir::kiln::hasVjpRule(OperationName name) {
+  return name.isRegistered() && lookupVjpRule(name.getTypeID()) != nullptr;
+}

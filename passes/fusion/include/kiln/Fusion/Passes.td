@@ -1,0 +1,46 @@
+//===- Passes.td - kiln operator fusion --------------------*- tablegen -*-===//
+//
+// The fusion pass groups kiln ops into kiln.fused regions. The grouping is
+// decided here, on the kiln dialect, and shared by every backend; the CPU
+// realization of a region (inlining plus linalg elementwise fusion) lives in
+// backends/common/FusedLowering.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_FUSION_PASSES_TD
+#define KILN_FUSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Fusion : Pass<"kiln-fuse", "mlir::func::FuncOp"> {
+  let summary = "Group kiln ops into kiln.fused regions";
+  let description = [{
+    Forms one `kiln.fused` region per group of ops that a backend should
+    compile as one kernel:
+
+    1. chains of elementwise, broadcast_in_dim and reshape ops
+       (`gelu(x * a + b) * c` is one region);
+    2. reductions with their elementwise prologue and epilogue (softmax,
+       layer norm and log-sum-exp are one region each);
+    3. groups that read the same input (multi-output fusion);
+    4. a matmul with the elementwise ops on its result (bias, activation,
+       residual add).
+
+    No op is ever duplicated (an op with users outside its region becomes an
+    extra result), no region both feeds and consumes an outside op, and the
+    bodies of kiln.cond / kiln.while / kiln.for are fused too. Splat
+    constants are copied into the regions that use them. The algorithm is
+    described step by step in passes/fusion/Fusion.cpp.
+
+    ```
+    kiln-opt --kiln-fuse model.mlir
+    ```
+  }];
+  let dependentDialects = ["mlir::kiln::KilnDialect"];
+  let statistics = [
+    Statistic<"numRegions", "regions", "kiln.fused regions formed">,
+    Statistic<"numFusedOps", "fused-ops", "Ops moved into kiln.fused regions">,
+  ];
+}
+
+#endif // KILN_FUSION_PASSES_TD

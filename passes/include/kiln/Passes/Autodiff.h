@@ -1,0 +1,56 @@
+//===- Autodiff.h - Reverse-mode differentiation of kiln IR -----*- C++ -*-===//
+//
+// Gradients are derived ahead of time, as new kiln functions placed next to
+// the function they differentiate: there is no tape at run time, and the
+// derived function compiles with the ordinary backend. The kiln-grad pass
+// is a thin wrapper around these entry points.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_AUTODIFF_H
+#define KILN_PASSES_AUTODIFF_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir {
+namespace kiln {
+
+/// Derives the vector-Jacobian product of `f(x...) -> (y...)` and inserts it
+/// into f's module right after f:
+///
+///   `name(x..., dy...) -> (y..., dx_wrt...)`
+///
+/// with one cotangent `dy` per float result of `f` (integer and i1 results
+/// take none) and one `dx` per index in `wrt`, in that order, each of the
+/// type of its argument. An empty `wrt` means every float argument. `name`
+/// defaults to `<f>_grad`. The derived function first runs the forward
+/// computation, then the backward one, so its `y` results are f's.
+///
+/// Errors are emitted as diagnostics at the function or op at fault (a
+/// `wrt` argument that is out of range or not a float tensor, a name that
+/// is taken, an op on a differentiated path without a VJP rule), and the
+/// module is then left unchanged.
+FailureOr<func::FuncOp> buildGradient(func::FuncOp f,
+                                      ArrayRef<unsigned> wrt = {},
+                                      StringRef name = {});
+
+/// Like buildGradient for an `f` with exactly one result, a rank-0 float
+/// (a loss): derives `name(x...) -> (y, dx_wrt...)` with the cotangent of
+/// `y` fixed to 1.0. `name` defaults to `<f>_value_and_grad`.
+FailureOr<func::FuncOp> buildValueAndGradient(func::FuncOp f,
+                                              ArrayRef<unsigned> wrt = {},
+                                              StringRef name = {});
+
+/// Whether ops named `name` have an entry in the VJP rules table, either a
+/// derivative or an explicit statement that they carry no gradient
+/// (constants, iota, comparisons).
+bool hasVjpRule(OperationName name);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_PASSES_AUTODIFF_H

@@ -1,0 +1,80 @@
+// Requests kiln-grad rejects, each reported at the function or op at fault.
+// Every split asks for the gradient of @f with respect to argument #1.
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-grad="function=f wrt=1"
+
+// Only float tensors have gradients.
+// expected-error@+1 {{cannot differentiate @f with respect to argument #1 of type 'tensor<4xi32>': only float tensors have gradients}}
+func.func @f(%x: tensor<4xf32>, %n: tensor<4xi32>) -> tensor<4xf32> {
+  %0 = kiln.cast %n : tensor<4xi32> to tensor<4xf32>
+  %1 = kiln.mul %x, %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// The function must exist.
+// expected-error@+1 {{kiln-grad: there is no function named @f}}
+module {
+  func.func @g(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = kiln.mul %x, %y : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+// The argument must exist.
+// expected-error@+1 {{cannot differentiate @f with respect to argument #1: it has 1 arguments}}
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.exp %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// An op on a differentiated path without a VJP rule. The call is fine as
+// long as it does not see the differentiated argument (%y here).
+func.func private @helper(tensor<4xf32>) -> tensor<4xf32>
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error@+1 {{'func.call' op cannot be differentiated: there is no VJP rule for it}}
+  %1 = func.call @helper(%y) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = kiln.add %0, %1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
+// kiln.while has no VJP rule (see passes/autodiff/README.md).
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'kiln.while' op cannot be differentiated: there is no VJP rule for it}}
+  %0 = kiln.while (%y) : (tensor<4xf32>) cond {
+  ^bb0(%a: tensor<4xf32>):
+    %s = kiln.reduce_sum %a, dims = [0] : tensor<4xf32>
+    %c = kiln.constant dense<1.0> : tensor<f32>
+    %p = kiln.compare gt, %s, %c : tensor<f32>
+    kiln.yield %p : tensor<i1>
+  } do {
+  ^bb0(%a: tensor<4xf32>):
+    %h = kiln.constant dense<0.5> : tensor<4xf32>
+    %m = kiln.mul %a, %h : tensor<4xf32>
+    kiln.yield %m : tensor<4xf32>
+  }
+  %1 = kiln.add %x, %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// The derived function's name must be free.
+// expected-error@+1 {{cannot derive @f_grad from @f: the name is taken}}
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.mul %x, %y : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+func.func @f_grad() {
+  return
+}

@@ -1,0 +1,168 @@
+// The kiln-grad pass: the derived functions for a few small programs. Each
+// RUN line differentiates one function; the derived function follows it in
+// the module and starts with a copy of the forward computation.
+//
+// RUN: kiln-opt %s --kiln-grad="function=square_plus_sin" | FileCheck %s --check-prefix=FANOUT
+// RUN: kiln-opt %s --kiln-grad="function=dense wrt=1,2" | FileCheck %s --check-prefix=DENSE
+// RUN: kiln-opt %s --kiln-grad="function=loss value-and-grad=true" | FileCheck %s --check-prefix=VALUE
+// RUN: kiln-opt %s --kiln-grad="function=loss name=dloss" | FileCheck %s --check-prefix=NAMED
+// RUN: kiln-opt %s --kiln-grad="function=branch" | FileCheck %s --check-prefix=COND
+// RUN: kiln-opt %s --kiln-grad="function=counted" | FileCheck %s --check-prefix=INT
+// RUN: kiln-opt %s --kiln-grad="function=scan wrt=0" | FileCheck %s --check-prefix=LOOP
+// The derived functions compile like any other.
+// RUN: kiln-opt %s --kiln-grad="function=branch" --kiln-grad="function=dense" \
+// RUN:   --kiln-grad="function=loss value-and-grad=true" --kiln-grad="function=scan" \
+// RUN:   | kiln-compile - -o %t.kmod
+// RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST
+
+// x is used three times: the three contributions are summed with kiln.add.
+// FANOUT-LABEL: func.func @square_plus_sin_grad(
+// FANOUT-SAME:      %[[X:.*]]: tensor<4xf32>, %[[DY:.*]]: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// FANOUT:         %[[SQ:.*]] = kiln.mul %[[X]], %[[X]]
+// FANOUT:         %[[SIN:.*]] = kiln.sin %[[X]]
+// FANOUT:         %[[Y:.*]] = kiln.add %[[SQ]], %[[SIN]]
+// FANOUT:         %[[COS:.*]] = kiln.cos %[[X]]
+// FANOUT:         %[[G1:.*]] = kiln.mul %[[DY]], %[[COS]]
+// FANOUT:         %[[G2:.*]] = kiln.mul %[[DY]], %[[X]]
+// FANOUT:         %[[S1:.*]] = kiln.add %[[G1]], %[[G2]]
+// FANOUT:         %[[G3:.*]] = kiln.mul %[[DY]], %[[X]]
+// FANOUT:         %[[DX:.*]] = kiln.add %[[S1]], %[[G3]]
+// FANOUT:         return %[[Y]], %[[DX]]
+func.func @square_plus_sin(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.mul %x, %x : tensor<4xf32>
+  %1 = kiln.sin %x : tensor<4xf32>
+  %2 = kiln.add %0, %1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// Only w and b are differentiated: no gradient is computed for x. The bias
+// gradient sums the cotangent over the broadcast dimension.
+// DENSE-LABEL: func.func @dense_grad(
+// DENSE-SAME:      %[[X:.*]]: tensor<2x3xf32>, %[[W:.*]]: tensor<3x4xf32>, %[[B:.*]]: tensor<4xf32>, %[[DY:.*]]: tensor<2x4xf32>)
+// DENSE-SAME:      -> (tensor<2x4xf32>, tensor<3x4xf32>, tensor<4xf32>)
+// DENSE:         %[[Y:.*]] = kiln.add
+// DENSE-NEXT:    %[[DB:.*]] = kiln.reduce_sum %[[DY]], dims = [0] : tensor<2x4xf32>
+// DENSE-NEXT:    %[[XT:.*]] = kiln.transpose %[[X]], permutation = [1, 0]
+// DENSE-NEXT:    %[[DW:.*]] = kiln.matmul %[[XT]], %[[DY]] : tensor<3x2xf32>, tensor<2x4xf32>
+// DENSE-NEXT:    return %[[Y]], %[[DW]], %[[DB]]
+func.func @dense(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+  %0 = kiln.matmul %x, %w : tensor<2x3xf32>, tensor<3x4xf32>
+  %1 = kiln.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %2 = kiln.add %0, %1 : tensor<2x4xf32>
+  return %2 : tensor<2x4xf32>
+}
+
+// value-and-grad seeds the backward pass with 1.0 instead of taking a
+// cotangent argument.
+// VALUE-LABEL: func.func @loss_value_and_grad(
+// VALUE-SAME:      %[[X:.*]]: tensor<3xf64> {kiln.name = "x"}) -> (tensor<f64> {kiln.name = "loss"}, tensor<3xf64> {kiln.name = "d_x"})
+// VALUE:         %[[E:.*]] = kiln.exp %[[X]]
+// VALUE:         %[[L:.*]] = kiln.reduce_mean %[[E]], dims = [0]
+// VALUE:         %[[ONE:.*]] = kiln.constant dense<1.000000e+00> : tensor<f64>
+// VALUE:         %[[N:.*]] = kiln.constant dense<3.000000e+00> : tensor<f64>
+// VALUE:         %[[SHARE:.*]] = kiln.div %[[ONE]], %[[N]]
+// VALUE:         %[[B:.*]] = kiln.broadcast_in_dim %[[SHARE]], dims = [] : (tensor<f64>) -> tensor<3xf64>
+// VALUE:         %[[DX:.*]] = kiln.mul %[[B]], %[[E]]
+// VALUE:         return %[[L]], %[[DX]]
+
+// NAMED-LABEL: func.func @dloss(
+// NAMED-SAME:      {kiln.name = "x"}, %{{.*}}: tensor<f64> {kiln.name = "d_loss"})
+func.func @loss(%x: tensor<3xf64> {kiln.name = "x"}) -> (tensor<f64> {kiln.name = "loss"}) {
+  %0 = kiln.exp %x : tensor<3xf64>
+  %1 = kiln.reduce_mean %0, dims = [0] : tensor<3xf64>
+  return %1 : tensor<f64>
+}
+
+// The backward pass of a cond is a cond on the same predicate. The forward
+// cond exports sin(a) from the else branch as an extra result (the then
+// branch yields zeros there); tanh(a) is already its result #0.
+// COND-LABEL: func.func @branch_grad(
+// COND-SAME:      %[[P:.*]]: tensor<i1>, %[[X:.*]]: tensor<4xf32>, %[[DY:.*]]: tensor<4xf32>)
+// COND:         %[[F:.*]]:2 = kiln.cond %[[P]], (%[[X]]) : tensor<i1>, (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+// COND:           %[[T:.*]] = kiln.tanh
+// COND-NEXT:      %[[Z:.*]] = kiln.constant dense<0.000000e+00> : tensor<4xf32>
+// COND-NEXT:      kiln.yield %[[T]], %[[Z]]
+// COND:         } else {
+// COND:           %[[S:.*]] = kiln.sin
+// COND-NEXT:      %[[M:.*]] = kiln.mul %[[S]]
+// COND-NEXT:      kiln.yield %[[M]], %[[S]]
+// COND:         %[[DX:.*]] = kiln.cond %[[P]], (%[[DY]], %[[F]]#0, %[[X]], %[[F]]#1)
+// COND-NEXT:    ^bb0(%[[G:.*]]: tensor<4xf32>, %[[TANH:.*]]: tensor<4xf32>, %{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32>):
+// COND-NEXT:      %[[SQ:.*]] = kiln.mul %[[TANH]], %[[TANH]]
+// COND-NEXT:      %[[ONE:.*]] = kiln.constant dense<1.000000e+00>
+// COND-NEXT:      %[[SLOPE:.*]] = kiln.sub %[[ONE]], %[[SQ]]
+// COND-NEXT:      %[[R:.*]] = kiln.mul %[[G]], %[[SLOPE]]
+// COND-NEXT:      kiln.yield %[[R]]
+// COND:         } else {
+// COND-NEXT:    ^bb0(%[[G2:.*]]: tensor<4xf32>, %{{.*}}: tensor<4xf32>, %[[A:.*]]: tensor<4xf32>, %[[SIN:.*]]: tensor<4xf32>):
+// COND-DAG:       kiln.mul %[[G2]], %[[A]]
+// COND-DAG:       kiln.mul %[[G2]], %[[SIN]]
+// COND-DAG:       kiln.cos %[[A]]
+// COND:         return %[[F]]#0, %[[DX]]
+func.func @branch(%p: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = kiln.cond %p, (%x) : tensor<i1>, (tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %t = kiln.tanh %a : tensor<4xf32>
+    kiln.yield %t : tensor<4xf32>
+  } else {
+  ^bb0(%a: tensor<4xf32>):
+    %s = kiln.sin %a : tensor<4xf32>
+    %m = kiln.mul %s, %a : tensor<4xf32>
+    kiln.yield %m : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// Integer arguments and results take part in the forward computation only:
+// no cotangent for the i32 result, no gradient for the i32 argument, and
+// the integer path (cast to f32) contributes nothing.
+// INT-LABEL: func.func @counted_grad(
+// INT-SAME:      %[[X:.*]]: tensor<3xf32>, %[[N:.*]]: tensor<3xi32>, %[[DY:.*]]: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>)
+// INT:           %[[NF:.*]] = kiln.cast %[[N]] : tensor<3xi32> to tensor<3xf32>
+// INT:           %[[DX:.*]] = kiln.mul %[[DY]], %[[NF]]
+// INT-NEXT:      return %{{.*}}, %{{.*}}, %[[DX]]
+func.func @counted(%x: tensor<3xf32>, %n: tensor<3xi32>) -> (tensor<3xf32>, tensor<3xi32>) {
+  %f = kiln.cast %n : tensor<3xi32> to tensor<3xf32>
+  %y = kiln.mul %x, %f : tensor<3xf32>
+  %m = kiln.add %n, %n : tensor<3xi32>
+  return %y, %m : tensor<3xf32>, tensor<3xi32>
+}
+
+// The backward pass of a kiln.for is a kiln.for over the iterations in
+// reverse (i = 3 - j). The forward loop stores tanh(h w), which changes
+// every iteration, in a [4, 3] buffer; w, carried unchanged, is passed to
+// the backward loop once instead of being stored.
+// LOOP-LABEL: func.func @scan_grad(
+// LOOP-SAME:      %[[X:.*]]: tensor<3xf32>, %[[W:.*]]: tensor<3xf32>, %[[DY:.*]]: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+// LOOP:         %[[ZEROS:.*]] = kiln.constant dense<0.000000e+00> : tensor<4x3xf32>
+// LOOP:         %[[F:.*]]:3 = kiln.for 4 iterations(%[[X]], %[[W]], %[[ZEROS]])
+// LOOP-NEXT:    ^bb0(%[[I:.*]]: tensor<i64>, %[[H:.*]]: tensor<3xf32>, %[[V:.*]]: tensor<3xf32>, %[[BUF:.*]]: tensor<4x3xf32>):
+// LOOP-NEXT:      %[[M:.*]] = kiln.mul %[[H]], %[[V]]
+// LOOP-NEXT:      %[[T:.*]] = kiln.tanh %[[M]]
+// LOOP-NEXT:      %[[ROW:.*]] = kiln.reshape %[[T]] : (tensor<3xf32>) -> tensor<1x3xf32>
+// LOOP-NEXT:      %[[NEXT:.*]] = kiln.dynamic_update_slice %[[BUF]][%[[I]]], %[[ROW]] : tensor<4x3xf32>, tensor<1x3xf32>
+// LOOP-NEXT:      kiln.yield %[[T]], %[[V]], %[[NEXT]]
+// LOOP:         %[[B:.*]]:3 = kiln.for 4 iterations(%[[DY]], %[[F]]#2, %[[W]])
+// LOOP-NEXT:    ^bb0(%[[J:.*]]: tensor<i64>, %[[G:.*]]: tensor<3xf32>, %[[STORED:.*]]: tensor<4x3xf32>, %[[WB:.*]]: tensor<3xf32>):
+// LOOP-NEXT:      %[[LAST:.*]] = kiln.constant dense<3> : tensor<i64>
+// LOOP-NEXT:      %[[REV:.*]] = kiln.sub %[[LAST]], %[[J]]
+// LOOP-NEXT:      %[[READ:.*]] = kiln.dynamic_slice %[[STORED]][%[[REV]]], size = 1 : tensor<4x3xf32>
+// LOOP-NEXT:      %[[TANH:.*]] = kiln.reshape %[[READ]] : (tensor<1x3xf32>) -> tensor<3xf32>
+// LOOP:           %[[DM:.*]] = kiln.mul %[[G]], %{{.*}}
+// LOOP-NEXT:      %[[DH:.*]] = kiln.mul %[[DM]], %[[WB]]
+// LOOP-NEXT:      kiln.yield %[[DH]], %[[STORED]], %[[WB]]
+// LOOP:         return %[[F]]#0, %[[B]]#0
+func.func @scan(%x: tensor<3xf32>, %w: tensor<3xf32>) -> tensor<3xf32> {
+  %r:2 = kiln.for 4 iterations (%x, %w) : (tensor<3xf32>, tensor<3xf32>) {
+  ^bb0(%i: tensor<i64>, %h: tensor<3xf32>, %v: tensor<3xf32>):
+    %m = kiln.mul %h, %v : tensor<3xf32>
+    %t = kiln.tanh %m : tensor<3xf32>
+    kiln.yield %t, %v : tensor<3xf32>, tensor<3xf32>
+  }
+  return %r#0 : tensor<3xf32>
+}
+
+// LIST-DAG: branch_grad(arg0: i1[], arg1: f32[4], arg2: f32[4]) -> (out0: f32[4], out1: f32[4])
+// LIST-DAG: dense_grad(arg0: f32[2,3], arg1: f32[3,4], arg2: f32[4], arg3: f32[2,4]) -> (out0: f32[2,4], out1: f32[2,3], out2: f32[3,4], out3: f32[4])
+// LIST-DAG: loss_value_and_grad(x: f64[3]) -> (loss: f64[], d_x: f64[3])
+// LIST-DAG: scan_grad(arg0: f32[3], arg1: f32[3], arg2: f32[3]) -> (out0: f32[3], out1: f32[3], out2: f32[3])

@@ -1,0 +1,374 @@
+//===- GradientCheck.cpp - Finite-difference checks of derived gradients --===//
+
+#include "GradientCheck.h"
+
+#include "kiln/Compiler/Driver.h"
+#include "kiln/Compiler/ReferenceEvaluator.h"
+#include "kiln/Passes/Autodiff.h"
+#include "kiln/runtime.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+using namespace kiln::autodiff_test;
+using kiln::HostTensor;
+
+namespace {
+
+struct StatusDeleter {
+  void operator()(kiln_status *status) const { kiln_status_free(status); }
+};
+using Status = std::unique_ptr<kiln_status, StatusDeleter>;
+
+struct TensorDeleter {
+  void operator()(kiln_tensor_t *tensor) const { kiln_tensor_release(tensor); }
+};
+using RuntimeTensor = std::unique_ptr<kiln_tensor_t, TensorDeleter>;
+
+kiln_dtype_t runtimeDType(const HostTensor &tensor) {
+  switch (tensor.kind()) {
+  case kiln::ElementKind::F32:
+    return KILN_DTYPE_F32;
+  case kiln::ElementKind::F64:
+    return KILN_DTYPE_F64;
+  case kiln::ElementKind::I1:
+    return KILN_DTYPE_I1;
+  case kiln::ElementKind::I32:
+    return KILN_DTYPE_I32;
+  case kiln::ElementKind::I64:
+    return KILN_DTYPE_I64;
+  case kiln::ElementKind::F16:
+    return KILN_DTYPE_F16;
+  case kiln::ElementKind::BF16:
+    return KILN_DTYPE_BF16;
+  }
+  return KILN_DTYPE_F64;
+}
+
+/// |a - b| / max(1, |b|).
+double mixedError(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) && std::isnan(b) ? 0.0
+                                          : std::numeric_limits<double>::infinity();
+  return std::fabs(a - b) / std::max(1.0, std::fabs(b));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// GradientSuite
+//===----------------------------------------------------------------------===//
+
+GradientSuite::GradientSuite(const std::string &source,
+                             const std::vector<Derivation> &derivations) {
+  mlir::DialectRegistry registry;
+  kiln::registerCompilerDialects(registry);
+  context = std::make_unique<mlir::MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(
+      context.get(), [&](mlir::Diagnostic &diagnostic) {
+        diagnostics += diagnostic.str() + "\n";
+        return mlir::success();
+      });
+  module = mlir::parseSourceString<mlir::ModuleOp>(source, context.get());
+  if (!module) {
+    failure = "cannot parse the test module:\n" + diagnostics;
+    return;
+  }
+  for (const Derivation &derivation : derivations) {
+    mlir::func::FuncOp f = lookup(derivation.function);
+    if (!f) {
+      failure = "no function @" + derivation.function;
+      return;
+    }
+    mlir::FailureOr<mlir::func::FuncOp> derived =
+        derivation.valueAndGrad
+            ? mlir::kiln::buildValueAndGradient(f, derivation.wrt,
+                                                derivation.derived)
+            : mlir::kiln::buildGradient(f, derivation.wrt, derivation.derived);
+    if (mlir::failed(derived)) {
+      failure = "cannot derive @" + derivation.derived + ":\n" + diagnostics;
+      return;
+    }
+    if (mlir::failed(mlir::verify(*derived))) {
+      failure = "@" + derivation.derived + " does not verify:\n" + diagnostics;
+      return;
+    }
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> lowered = module->clone();
+  std::vector<uint8_t> kmod;
+  std::string error;
+  if (!kiln::compileToKmod(*lowered, kiln::CompileOptions(), kmod, error)) {
+    failure = "cannot compile the module: " + error + "\n" + diagnostics;
+    return;
+  }
+  Status status(kiln_module_load_memory(kmod.data(), kmod.size(), &native));
+  if (status)
+    failure = std::string("cannot load the module: ") +
+              kiln_status_message(status.get());
+}
+
+GradientSuite::~GradientSuite() { kiln_module_release(native); }
+
+mlir::func::FuncOp GradientSuite::lookup(const std::string &name) {
+  return module ? module->lookupSymbol<mlir::func::FuncOp>(name)
+                : mlir::func::FuncOp();
+}
+
+std::vector<HostTensor>
+GradientSuite::evaluate(const std::string &name,
+                        const std::vector<HostTensor> &inputs) {
+  mlir::func::FuncOp func = lookup(name);
+  if (!func) {
+    ADD_FAILURE() << "no function @" << name;
+    return {};
+  }
+  auto results = kiln::evaluate(func, inputs);
+  if (!results) {
+    ADD_FAILURE() << llvm::toString(results.takeError());
+    return {};
+  }
+  return std::move(*results);
+}
+
+std::vector<HostTensor>
+GradientSuite::runNative(const std::string &name,
+                         const std::vector<HostTensor> &inputs) {
+  mlir::func::FuncOp func = lookup(name);
+  const kiln_function_t *function = nullptr;
+  Status lookupStatus(
+      kiln_module_function_lookup(native, name.c_str(), &function));
+  if (!func || lookupStatus) {
+    ADD_FAILURE() << "no native function " << name;
+    return {};
+  }
+  std::vector<RuntimeTensor> owned;
+  std::vector<kiln_tensor_t *> pointers;
+  for (const HostTensor &input : inputs) {
+    std::vector<uint8_t> bytes(input.byteSize());
+    input.toBytes(bytes.data());
+    kiln_tensor_t *tensor = nullptr;
+    Status create(kiln_tensor_create(runtimeDType(input), input.shape.size(),
+                                     input.shape.data(), bytes.data(),
+                                     &tensor));
+    if (create) {
+      ADD_FAILURE() << kiln_status_message(create.get());
+      return {};
+    }
+    owned.emplace_back(tensor);
+    pointers.push_back(tensor);
+  }
+  std::vector<kiln_tensor_t *> outputs(func.getNumResults(), nullptr);
+  Status call(kiln_function_call(function, pointers.data(), pointers.size(),
+                                 outputs.data(), outputs.size()));
+  if (call) {
+    ADD_FAILURE() << kiln_status_message(call.get());
+    return {};
+  }
+  std::vector<HostTensor> results;
+  for (auto [output, type] : llvm::zip(outputs, func.getResultTypes())) {
+    RuntimeTensor holder(output);
+    auto tensorType = mlir::cast<mlir::RankedTensorType>(type);
+    results.push_back(HostTensor::fromBytes(tensorType.getElementType(),
+                                            tensorType.getShape(),
+                                            kiln_tensor_data(output)));
+  }
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// Checks
+//===----------------------------------------------------------------------===//
+
+HostTensor kiln::autodiff_test::randomTensor(mlir::RankedTensorType type,
+                                             const Domain &domain,
+                                             unsigned seed, unsigned salt) {
+  std::mt19937 rng(seed * 7919u + salt * 104729u + 17u);
+  HostTensor tensor(type.getElementType(), type.getShape());
+  int64_t n = tensor.numElements();
+  if (tensor.isFloat()) {
+    std::uniform_real_distribution<double> dist(domain.low, domain.high);
+    for (int64_t k = 0; k < n; ++k)
+      tensor.f[k] = kiln::roundToFloat(tensor.kind(), dist(rng));
+  } else if (type.getElementType().isInteger(1)) {
+    std::uniform_int_distribution<int64_t> dist(0, 1);
+    for (int64_t k = 0; k < n; ++k)
+      tensor.i[k] = type.getRank() == 0 ? seed % 2 : dist(rng);
+  } else {
+    std::uniform_int_distribution<int64_t> dist(
+        static_cast<int64_t>(domain.low), static_cast<int64_t>(domain.high));
+    for (int64_t k = 0; k < n; ++k)
+      tensor.i[k] = dist(rng);
+  }
+  return tensor;
+}
+
+/// <f(x), dy> over the float results, accumulated in double.
+static double pairing(const std::vector<HostTensor> &results,
+                      const std::vector<HostTensor> &cotangents) {
+  double sum = 0.0;
+  size_t next = 0;
+  for (const HostTensor &result : results) {
+    if (!result.isFloat())
+      continue;
+    const HostTensor &dy = cotangents[next++];
+    for (int64_t k = 0; k < result.numElements(); ++k)
+      sum += result.f[k] * dy.f[k];
+  }
+  return sum;
+}
+
+GradientErrors kiln::autodiff_test::checkGradient(GradientSuite &suite,
+                                                  const GradientCheck &check) {
+  GradientErrors errors;
+  mlir::func::FuncOp f = suite.lookup(check.function);
+  mlir::func::FuncOp g = suite.lookup(check.gradient);
+  if (!f || !g) {
+    ADD_FAILURE() << "missing @" << check.function << " or @" << check.gradient;
+    return errors;
+  }
+  unsigned numResults = f.getNumResults();
+  for (unsigned seed = 0; seed < check.seeds; ++seed) {
+    SCOPED_TRACE("@" + check.gradient + ", seed " + std::to_string(seed));
+    std::vector<HostTensor> inputs;
+    for (auto [index, type] : llvm::enumerate(f.getArgumentTypes())) {
+      auto domain = check.domains.find(index);
+      inputs.push_back(randomTensor(
+          mlir::cast<mlir::RankedTensorType>(type),
+          domain == check.domains.end() ? Domain() : domain->second, seed,
+          index));
+    }
+    std::vector<HostTensor> cotangents;
+    for (auto [index, type] : llvm::enumerate(f.getResultTypes())) {
+      auto tensorType = mlir::cast<mlir::RankedTensorType>(type);
+      if (mlir::isa<mlir::FloatType>(tensorType.getElementType()))
+        cotangents.push_back(randomTensor(tensorType, Domain{-1.0, 1.0}, seed,
+                                          1000 + index));
+    }
+    std::vector<HostTensor> gradInputs = inputs;
+    gradInputs.insert(gradInputs.end(), cotangents.begin(), cotangents.end());
+
+    std::vector<HostTensor> reference = suite.evaluate(check.gradient, gradInputs);
+    std::vector<HostTensor> native = suite.runNative(check.gradient, gradInputs);
+    if (reference.size() != numResults + check.wrt.size() ||
+        native.size() != reference.size()) {
+      ADD_FAILURE() << "@" << check.gradient << " returned "
+                    << reference.size() << " (reference) and " << native.size()
+                    << " (native) values";
+      return errors;
+    }
+    // Native against the evaluator, every result.
+    for (size_t r = 0; r < reference.size(); ++r) {
+      if (!reference[r].isFloat())
+        continue;
+      bool isF32 = reference[r].kind() == kiln::ElementKind::F32;
+      double limit = isF32 ? 1e-4 : 1e-9;
+      for (int64_t k = 0; k < reference[r].numElements(); ++k) {
+        double error = mixedError(native[r].f[k], reference[r].f[k]);
+        errors.nativeVsReference = std::max(errors.nativeVsReference, error);
+        EXPECT_LE(error, limit)
+            << "result #" << r << " element " << k << ": native "
+            << native[r].f[k] << ", reference " << reference[r].f[k];
+      }
+    }
+    // The forward results are f's.
+    std::vector<HostTensor> forward = suite.evaluate(check.function, inputs);
+    for (unsigned r = 0; r < numResults && r < forward.size(); ++r)
+      for (int64_t k = 0; k < forward[r].numElements(); ++k)
+        EXPECT_EQ(forward[r].getAsDouble(k), reference[r].getAsDouble(k))
+            << "forward result #" << r << " element " << k;
+
+    // Each derivative against its central difference.
+    for (auto [position, argument] : llvm::enumerate(check.wrt)) {
+      const HostTensor &dxReference = reference[numResults + position];
+      const HostTensor &dxNative = native[numResults + position];
+      for (int64_t k = 0; k < inputs[argument].numElements(); ++k) {
+        std::vector<HostTensor> plus = inputs, minus = inputs;
+        double x = inputs[argument].f[k];
+        kiln::ElementKind kind = inputs[argument].kind();
+        double up = kiln::roundToFloat(kind, x + check.step);
+        double down = kiln::roundToFloat(kind, x - check.step);
+        plus[argument].f[k] = up;
+        minus[argument].f[k] = down;
+        double fd = (pairing(suite.evaluate(check.function, plus), cotangents) -
+                     pairing(suite.evaluate(check.function, minus), cotangents)) /
+                    (up - down);
+        double referenceError = mixedError(dxReference.f[k], fd);
+        double nativeError = mixedError(dxNative.f[k], fd);
+        errors.reference = std::max(errors.reference, referenceError);
+        errors.native = std::max(errors.native, nativeError);
+        EXPECT_LE(referenceError, check.tolerance)
+            << "d/d(arg " << argument << ")[" << k << "]: derived "
+            << dxReference.f[k] << ", finite difference " << fd;
+        EXPECT_LE(nativeError, check.tolerance)
+            << "d/d(arg " << argument << ")[" << k << "] (native): derived "
+            << dxNative.f[k] << ", finite difference " << fd;
+      }
+    }
+  }
+  return errors;
+}
+
+void kiln::autodiff_test::reportErrors(const std::string &what,
+                                       const GradientErrors &errors) {
+  std::printf("[ FD-ERR   ] %-28s reference %.3e  native %.3e  "
+              "native-vs-reference %.3e\n",
+              what.c_str(), errors.reference, errors.native,
+              errors.nativeVsReference);
+  std::ostringstream os;
+  os.precision(3);
+  os << std::scientific << errors.reference;
+  ::testing::Test::RecordProperty("fd_error_reference", os.str());
+  os.str("");
+  os << errors.native;
+  ::testing::Test::RecordProperty("fd_error_native", os.str());
+}
+
+std::vector<unsigned>
+kiln::autodiff_test::floatArguments(mlir::func::FuncOp f) {
+  std::vector<unsigned> indices;
+  for (auto [index, type] : llvm::enumerate(f.getArgumentTypes()))
+    if (mlir::isa<mlir::FloatType>(
+            mlir::cast<mlir::RankedTensorType>(type).getElementType()))
+      indices.push_back(index);
+  return indices;
+}
+
+void kiln::autodiff_test::PrintTo(const FunctionCase &c, std::ostream *os) {
+  *os << c.name;
+}
+
+std::unique_ptr<GradientSuite>
+kiln::autodiff_test::buildCaseSuite(const std::vector<FunctionCase> &cases) {
+  std::string source;
+  std::vector<Derivation> derivations;
+  for (const FunctionCase &c : cases) {
+    source += c.source;
+    derivations.push_back({c.name, c.name + "_grad", {}, false});
+  }
+  return std::make_unique<GradientSuite>(source, derivations);
+}
+
+void kiln::autodiff_test::checkCase(GradientSuite &suite,
+                                    const FunctionCase &c) {
+  ASSERT_EQ(suite.error(), "");
+  GradientCheck check;
+  check.function = c.name;
+  check.gradient = c.name + "_grad";
+  check.wrt = floatArguments(suite.lookup(c.name));
+  check.domains = c.domains;
+  check.step = c.step;
+  check.tolerance = c.tolerance;
+  check.seeds = c.seeds;
+  reportErrors(c.name, checkGradient(suite, check));
+}

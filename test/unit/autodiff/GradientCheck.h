@@ -1,0 +1,145 @@
+//===- GradientCheck.h - Finite-difference checks of derived gradients ----===//
+//
+// A GradientSuite holds one module of test functions: it parses the source,
+// derives the requested gradient functions (possibly of each other, for
+// higher-order checks), compiles the whole module to native code once and
+// loads it with the runtime. checkGradient then compares, on random inputs,
+// the derived vector-Jacobian product, evaluated both by the reference
+// evaluator and by the native code, with central finite differences of the
+// original function evaluated by the reference evaluator.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_UNIT_AUTODIFF_GRADIENTCHECK_H
+#define KILN_TEST_UNIT_AUTODIFF_GRADIENTCHECK_H
+
+#include "kiln/Compiler/HostTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct kiln_module;
+
+namespace kiln {
+namespace autodiff_test {
+
+/// One gradient function to derive: `derived` from `function` with respect
+/// to `wrt` (empty: every float argument).
+struct Derivation {
+  std::string function;
+  std::string derived;
+  std::vector<unsigned> wrt;
+  bool valueAndGrad = false;
+};
+
+/// The range random values of one argument are drawn from (integers:
+/// uniformly in [low, high]; i1: alternating with the seed, so that both
+/// branches of a cond on an i1 argument are taken).
+struct Domain {
+  double low = -2.0;
+  double high = 2.0;
+};
+
+class GradientSuite {
+public:
+  GradientSuite(const std::string &source,
+                const std::vector<Derivation> &derivations);
+  ~GradientSuite();
+
+  /// Empty when parsing, deriving, compiling and loading all succeeded.
+  const std::string &error() const { return failure; }
+
+  mlir::func::FuncOp lookup(const std::string &name);
+
+  /// Runs `name` with the reference evaluator; failures are test failures
+  /// and give an empty vector.
+  std::vector<HostTensor> evaluate(const std::string &name,
+                                   const std::vector<HostTensor> &inputs);
+
+  /// Runs `name`'s native code; failures are test failures and give an
+  /// empty vector.
+  std::vector<HostTensor> runNative(const std::string &name,
+                                    const std::vector<HostTensor> &inputs);
+
+  /// The module after derivation (before lowering), for printing.
+  mlir::ModuleOp getModule() { return *module; }
+
+private:
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  kiln_module *native = nullptr;
+  std::string failure;
+};
+
+/// What checkGradient compares and how.
+struct GradientCheck {
+  /// The function differentiated and the gradient function derived from
+  /// it (gradient form: inputs (x..., dy...), results (y..., dx...)).
+  std::string function;
+  std::string gradient;
+  /// The argument indices the gradient was derived for, in order.
+  std::vector<unsigned> wrt;
+  /// Ranges of the random arguments (default [-2, 2]).
+  std::map<unsigned, Domain> domains;
+  /// Central-difference step and the largest accepted error, where the
+  /// error of a derivative d against its finite difference fd is
+  /// |d - fd| / max(1, |fd|) (relative, absolute below 1).
+  double step = 1e-6;
+  double tolerance = 1e-6;
+  unsigned seeds = 4;
+};
+
+/// The largest errors seen by one checkGradient call.
+struct GradientErrors {
+  double reference = 0.0; ///< evaluator-computed gradient vs. FD
+  double native = 0.0;    ///< native gradient vs. FD
+  double nativeVsReference = 0.0;
+};
+
+/// Runs the check; mismatches are reported as gtest failures.
+GradientErrors checkGradient(GradientSuite &suite, const GradientCheck &check);
+
+/// Random tensor of `type` with values in `domain`.
+HostTensor randomTensor(mlir::RankedTensorType type, const Domain &domain,
+                        unsigned seed, unsigned salt);
+
+/// Prints one line with the errors and records them as test properties.
+void reportErrors(const std::string &what, const GradientErrors &errors);
+
+/// The indices of `f`'s float arguments.
+std::vector<unsigned> floatArguments(mlir::func::FuncOp f);
+
+/// A test function, differentiated with respect to all its float arguments
+/// into `<name>_grad`.
+struct FunctionCase {
+  std::string name;
+  /// One func.func named @<name> (and possibly helpers it does not call).
+  std::string source;
+  std::map<unsigned, Domain> domains = {};
+  double step = 1e-6;
+  double tolerance = 1e-6;
+  unsigned seeds = 4;
+};
+
+/// gtest prints parameters on failure; the name is what identifies a case.
+void PrintTo(const FunctionCase &c, std::ostream *os);
+
+/// A suite of all `cases` in one module, with `<name>_grad` derived for
+/// each.
+std::unique_ptr<GradientSuite>
+buildCaseSuite(const std::vector<FunctionCase> &cases);
+
+/// checkGradient for one case of `suite`, with its errors reported.
+void checkCase(GradientSuite &suite, const FunctionCase &c);
+
+} // namespace autodiff_test
+} // namespace kiln
+
+#endif // KILN_TEST_UNIT_AUTODIFF_GRADIENTCHECK_H
