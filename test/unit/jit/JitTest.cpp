@@ -1,0 +1,105 @@
+//===- JitTest.cpp - kiln::jit: compile, cache, call, save ----------------===//
+
+#include "kiln/Jit.h"
+#include "kiln/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+/// y = tanh(x) * 2 + 1, elementwise, with values checked against libm.
+Tensor affineTanh(const Tensor &x) { return tanh(x) * 2.0 + 1.0; }
+
+Array ramp(int64_t n) {
+  std::vector<float> values(n);
+  for (int64_t i = 0; i < n; ++i)
+    values[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  return Array::from(DType::F32, {n}, values);
+}
+
+void expectAffineTanh(const Array &input, const Array &output) {
+  ASSERT_EQ(output.shape(), input.shape());
+  for (int64_t i = 0; i < input.size(); ++i)
+    EXPECT_NEAR(output.at(i), std::tanh(input.at(i)) * 2.0 + 1.0, 1e-6) << i;
+}
+
+TEST(Jit, CompilesOncePerSignature) {
+  JitFunction fn = jit("affine_tanh", affineTanh);
+  Array a = ramp(3), b = ramp(3), c = ramp(17);
+  expectAffineTanh(a, fn({a})[0]);
+  EXPECT_EQ(fn.compileCount(), 1u);
+  EXPECT_GT(fn.lastCompileSeconds(), 0.0);
+  expectAffineTanh(b, fn({b})[0]);
+  EXPECT_EQ(fn.compileCount(), 1u) << "same shape and dtype must not recompile";
+  expectAffineTanh(c, fn({c})[0]);
+  EXPECT_EQ(fn.compileCount(), 2u) << "a new shape needs its own compilation";
+}
+
+TEST(Jit, DTypeIsPartOfTheSignature) {
+  JitFunction fn = jit("twice", [](const Tensor &x) { return x + x; });
+  Array f = Array::from(DType::F32, {2}, std::vector<float>{1.5f, -2.0f});
+  Array i = Array::from(DType::I32, {2}, std::vector<int32_t>{7, -3});
+  Array doubledF = fn({f})[0], doubledI = fn({i})[0];
+  EXPECT_EQ(fn.compileCount(), 2u);
+  EXPECT_EQ(doubledF.dtype(), DType::F32);
+  EXPECT_EQ(doubledI.dtype(), DType::I32);
+  EXPECT_EQ(doubledF.at(0), 3.0);
+  EXPECT_EQ(doubledI.at(1), -6.0);
+}
+
+TEST(Jit, CompiledFunctionChecksItsSignature) {
+  JitFunction fn = jit("affine_tanh", affineTanh);
+  const CompiledFunction &compiled = fn.compiled({ramp(4)});
+  try {
+    compiled({ramp(5)});
+    FAIL() << "a wrong shape must be rejected";
+  } catch (const JitError &error) {
+    EXPECT_NE(std::string(error.what()).find("shape"), std::string::npos)
+        << error.what();
+  }
+  try {
+    compiled({Array::from(DType::F64, {4}, std::vector<double>(4, 0.0))});
+    FAIL() << "a wrong dtype must be rejected";
+  } catch (const JitError &error) {
+    EXPECT_NE(std::string(error.what()).find("f64"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(compiled({}), JitError);
+}
+
+TEST(Jit, TraceErrorsReachTheCaller) {
+  JitFunction fn = jit("bad", [](const Tensor &x) {
+    return matmul(x, x); // [2,3] x [2,3]: the contracting sizes differ
+  });
+  EXPECT_THROW(fn({Array::from(DType::F32, {2, 3}, std::vector<float>(6))}),
+               TraceError);
+  EXPECT_EQ(fn.compileCount(), 0u);
+}
+
+TEST(Jit, SavedModuleLoadsThroughTheRuntimeAlone) {
+  JitFunction fn = jit("affine_tanh", affineTanh);
+  Array input = ramp(8);
+  std::string path = ::testing::TempDir() + "/affine_tanh.kmod";
+  fn.compiled({input}).save(path);
+
+  kiln_module_t *module = nullptr;
+  const kiln_function_t *function = nullptr;
+  ASSERT_EQ(kiln_module_load_file(path.c_str(), &module), nullptr);
+  ASSERT_EQ(kiln_module_function_lookup(module, "affine_tanh", &function),
+            nullptr);
+  kiln_tensor_t *in = input.tensor();
+  kiln_tensor_t *out = nullptr;
+  ASSERT_EQ(kiln_function_call(function, &in, 1, &out, 1), nullptr);
+  expectAffineTanh(input, Array::adopt(out));
+  kiln_module_release(module);
+  std::remove(path.c_str());
+}
+
+} // namespace
