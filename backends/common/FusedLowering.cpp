@@ -21,7 +21,11 @@
 //     fused across regions. An elementwise region thus becomes one
 //     linalg.generic: one loop nest.
 //
-// What upstream fusion does not do for the other kinds: only generics with
+// What upstream fusion does not do: a value of a region that is also read
+// outside it (an extra result of the kiln.fused) stays a loop nest of its
+// own, recomputed inside the fused generic rather than written by it, since
+// upstream's fusion does not make multi-result generics; sibling results of
+// a multi-output region likewise stay separate generics. Only generics with
 // all-parallel loops fuse as producers, so a reduction is never fused into
 // its consumers. Softmax becomes three loop nests (the max; the sum of
 // exp(x - max); exp(x - max) / sum, the exponential recomputed rather than
@@ -134,8 +138,8 @@ struct FuseLinalgGroupsPass
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
     context->getLoadedDialect<linalg::LinalgDialect>()
         ->getCanonicalizationPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -34,11 +34,10 @@ LogicalResult FusedOp::verifyRegions() {
        llvm::enumerate(block.getArgumentTypes(), getInputs().getTypes()))
     if (arg != input)
       return emitOpError("body argument #")
-             << i << " has type " << arg << " but input #" << i
-             << " has type " << input;
+             << i << " has type " << arg << " but input #" << i << " has type "
+             << input;
 
-  auto yield =
-      block.empty() ? YieldOp() : dyn_cast<YieldOp>(&block.back());
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(&block.back());
   if (!yield)
     return emitOpError("body must end with kiln.yield");
   if (yield.getValues().size() != getNumResults())
@@ -49,8 +48,8 @@ LogicalResult FusedOp::verifyRegions() {
        llvm::enumerate(yield.getValues().getTypes(), getResultTypes()))
     if (got != want)
       return yield.emitOpError("value #")
-             << i << " has type " << got << " but result #" << i
-             << " has type " << want;
+             << i << " has type " << got << " but result #" << i << " has type "
+             << want;
 
   unsigned reductions = 0, matmuls = 0;
   for (Operation &op : block.without_terminator()) {

@@ -92,15 +92,15 @@ namespace kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-namespace {
-
 //===----------------------------------------------------------------------===//
 // Step 1: classification
 //===----------------------------------------------------------------------===//
 
+namespace {
 enum class OpClass { Elementwise, Reduction, Matmul, Opaque };
+} // namespace
 
-OpClass classify(Operation *op) {
+static OpClass classify(Operation *op) {
   if (!isa_and_nonnull<KilnDialect>(op->getDialect()) ||
       op->getNumRegions() != 0)
     return OpClass::Opaque;
@@ -114,17 +114,17 @@ OpClass classify(Operation *op) {
   return OpClass::Opaque;
 }
 
-bool isSplatConstant(Operation *op) {
+static bool isSplatConstant(Operation *op) {
   auto constant = dyn_cast_or_null<ConstantOp>(op);
   return constant && constant.getValue().isSplat();
 }
 
-ArrayRef<int64_t> shapeOf(Value value) {
+static ArrayRef<int64_t> shapeOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape();
 }
 
 /// The reduced dims of a reduce op, sorted.
-SmallVector<int64_t> reducedDims(Operation *op) {
+static SmallVector<int64_t> reducedDims(Operation *op) {
   SmallVector<int64_t> dims =
       TypeSwitch<Operation *, SmallVector<int64_t>>(op)
           .Case<ReduceSumOp, ReduceMaxOp, ReduceMeanOp>([](auto reduce) {
@@ -135,7 +135,7 @@ SmallVector<int64_t> reducedDims(Operation *op) {
 }
 
 /// Whether two reductions are one pass over the same data (rule 3b).
-bool sameReduction(Operation *a, Operation *b) {
+static bool sameReduction(Operation *a, Operation *b) {
   return shapeOf(a->getOperand(0)) == shapeOf(b->getOperand(0)) &&
          reducedDims(a) == reducedDims(b);
 }
@@ -144,6 +144,7 @@ bool sameReduction(Operation *a, Operation *b) {
 // BlockFuser: steps 2 to 7 for one block
 //===----------------------------------------------------------------------===//
 
+namespace {
 class BlockFuser {
 public:
   explicit BlockFuser(Block &block) : block(block) {}
@@ -178,7 +179,8 @@ private:
   void merge(unsigned into, unsigned from);
   SmallVector<int64_t> iterationShape(const Group &group) const;
   void fuseSiblings(Value value);
-  void materialize(Group &group, FusionStats &stats);
+  /// Replaces `group` by a kiln.fused (step 6); false if nobody reads it.
+  bool materialize(Group &group, FusionStats &stats);
 
   Block &block;
   DenseMap<Operation *, unsigned> position;
@@ -338,7 +340,7 @@ void BlockFuser::fuseSiblings(Value value) {
   }
 }
 
-void BlockFuser::materialize(Group &group, FusionStats &stats) {
+bool BlockFuser::materialize(Group &group, FusionStats &stats) {
   llvm::sort(group.ops, [&](Operation *x, Operation *y) {
     return position.lookup(x) < position.lookup(y);
   });
@@ -364,7 +366,7 @@ void BlockFuser::materialize(Group &group, FusionStats &stats) {
   // Nobody reads the group: its (pure) ops are dead code, left to the
   // canonicalizer.
   if (outputs.empty())
-    return;
+    return false;
 
   FusionKind kind = group.matmul      ? FusionKind::matmul_epilogue
                     : group.reduction ? FusionKind::reduction
@@ -402,6 +404,7 @@ void BlockFuser::materialize(Group &group, FusionStats &stats) {
     op->erase();
   ++stats.regions;
   stats.fusedOps += group.ops.size();
+  return true;
 }
 
 LogicalResult BlockFuser::run(FusionStats &stats) {
@@ -444,13 +447,9 @@ LogicalResult BlockFuser::run(FusionStats &stats) {
 
   // Steps 5 and 6.
   bool changed = false;
-  for (Group &group : groups) {
-    if (!group.alive || group.ops.size() < 2)
-      continue;
-    unsigned before = stats.regions;
-    materialize(group, stats);
-    changed |= stats.regions != before;
-  }
+  for (Group &group : groups)
+    if (group.alive && group.ops.size() >= 2)
+      changed |= materialize(group, stats);
   for (Operation *constant : clonedConstants)
     if (constant->use_empty())
       constant->erase();

@@ -136,11 +136,11 @@ using RuntimeModule = std::unique_ptr<kiln_module_t, ModuleDeleter>;
 
 /// Calls function `name` of `module` on `inputs`; `outputs` receives one
 /// tensor per element of `like`, with its type.
-::testing::AssertionResult callNative(kiln_module_t *module,
-                                      const std::string &name,
-                                      const std::vector<kiln::HostTensor> &inputs,
-                                      const std::vector<kiln::HostTensor> &like,
-                                      std::vector<kiln::HostTensor> &outputs) {
+::testing::AssertionResult
+callNative(kiln_module_t *module, const std::string &name,
+           const std::vector<kiln::HostTensor> &inputs,
+           const std::vector<kiln::HostTensor> &like,
+           std::vector<kiln::HostTensor> &outputs) {
   const kiln_function_t *function = nullptr;
   Status lookup(kiln_module_function_lookup(module, name.c_str(), &function));
   if (lookup)
@@ -247,7 +247,8 @@ TEST_P(EndToEnd, NativeMatchesReferenceEvaluator) {
         ASSERT_TRUE(
             callNative(build.module.get(), name, inputs, *expected, outputs));
         for (size_t r = 0; r < expected->size(); ++r) {
-          std::string mismatch = compare((*expected)[r], outputs[r], build.name);
+          std::string mismatch =
+              compare((*expected)[r], outputs[r], build.name);
           EXPECT_TRUE(mismatch.empty()) << "output #" << r << ": " << mismatch;
         }
       }
