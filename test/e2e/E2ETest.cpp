@@ -13,7 +13,7 @@
 #include "kiln/Compiler/Driver.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
 #include "kiln/Fusion/Passes.h"
-#include "kiln/runtime.h"
+#include "NativeModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -62,31 +62,6 @@ kiln::HostTensor randomTensor(mlir::RankedTensorType type, std::mt19937 &rng) {
   return tensor;
 }
 
-struct StatusDeleter {
-  void operator()(kiln_status *s) const { kiln_status_free(s); }
-};
-using Status = std::unique_ptr<kiln_status, StatusDeleter>;
-struct ModuleDeleter {
-  void operator()(kiln_module_t *m) const { kiln_module_release(m); }
-};
-struct TensorDeleter {
-  void operator()(kiln_tensor_t *t) const { kiln_tensor_release(t); }
-};
-using RuntimeTensor = std::unique_ptr<kiln_tensor_t, TensorDeleter>;
-
-kiln_dtype_t runtimeDType(const kiln::HostTensor &tensor) {
-  switch (tensor.kind()) {
-  case kiln::ElementKind::F32: return KILN_DTYPE_F32;
-  case kiln::ElementKind::F64: return KILN_DTYPE_F64;
-  case kiln::ElementKind::I1: return KILN_DTYPE_I1;
-  case kiln::ElementKind::I32: return KILN_DTYPE_I32;
-  case kiln::ElementKind::I64: return KILN_DTYPE_I64;
-  case kiln::ElementKind::F16: return KILN_DTYPE_F16;
-  case kiln::ElementKind::BF16: return KILN_DTYPE_BF16;
-  }
-  return KILN_DTYPE_F32;
-}
-
 /// Compares one output; returns a description of the first mismatch.
 /// `exact` asks for identical values (NaN equal to NaN).
 std::string compare(const kiln::HostTensor &expected,
@@ -113,66 +88,6 @@ std::string compare(const kiln::HostTensor &expected,
     }
   }
   return "";
-}
-
-using RuntimeModule = std::unique_ptr<kiln_module_t, ModuleDeleter>;
-
-/// Compiles a clone of `module` (compilation lowers in place) and loads it.
-::testing::AssertionResult compileAndLoad(mlir::ModuleOp module,
-                                          const kiln::CompileOptions &options,
-                                          RuntimeModule &loaded) {
-  mlir::OwningOpRef<mlir::ModuleOp> lowered = module.clone();
-  std::vector<uint8_t> kmod;
-  std::string error;
-  if (!kiln::compileToKmod(*lowered, options, kmod, error))
-    return ::testing::AssertionFailure() << error;
-  kiln_module_t *rawModule = nullptr;
-  Status status(kiln_module_load_memory(kmod.data(), kmod.size(), &rawModule));
-  if (status)
-    return ::testing::AssertionFailure() << kiln_status_message(status.get());
-  loaded.reset(rawModule);
-  return ::testing::AssertionSuccess();
-}
-
-/// Calls function `name` of `module` on `inputs`; `outputs` receives one
-/// tensor per element of `like`, with its type.
-::testing::AssertionResult
-callNative(kiln_module_t *module, const std::string &name,
-           const std::vector<kiln::HostTensor> &inputs,
-           const std::vector<kiln::HostTensor> &like,
-           std::vector<kiln::HostTensor> &outputs) {
-  const kiln_function_t *function = nullptr;
-  Status lookup(kiln_module_function_lookup(module, name.c_str(), &function));
-  if (lookup)
-    return ::testing::AssertionFailure() << kiln_status_message(lookup.get());
-  std::vector<RuntimeTensor> runtimeInputs;
-  std::vector<kiln_tensor_t *> inputPointers;
-  for (const kiln::HostTensor &input : inputs) {
-    std::vector<uint8_t> bytes(input.byteSize());
-    input.toBytes(bytes.data());
-    kiln_tensor_t *tensor = nullptr;
-    Status create(kiln_tensor_create(runtimeDType(input), input.shape.size(),
-                                     input.shape.data(), bytes.data(),
-                                     &tensor));
-    if (create)
-      return ::testing::AssertionFailure() << kiln_status_message(create.get());
-    runtimeInputs.emplace_back(tensor);
-    inputPointers.push_back(tensor);
-  }
-  std::vector<kiln_tensor_t *> rawOutputs(like.size(), nullptr);
-  Status call(kiln_function_call(function, inputPointers.data(),
-                                 inputPointers.size(), rawOutputs.data(),
-                                 rawOutputs.size()));
-  if (call)
-    return ::testing::AssertionFailure() << kiln_status_message(call.get());
-  std::vector<RuntimeTensor> ownedOutputs;
-  for (kiln_tensor_t *output : rawOutputs)
-    ownedOutputs.emplace_back(output);
-  outputs.clear();
-  for (size_t r = 0; r < like.size(); ++r)
-    outputs.push_back(kiln::HostTensor::fromBytes(
-        like[r].elementType, like[r].shape, kiln_tensor_data(rawOutputs[r])));
-  return ::testing::AssertionSuccess();
 }
 
 /// Programs named fusion_* are also compiled with fusion turned off.
@@ -202,18 +117,21 @@ TEST_P(EndToEnd, NativeMatchesReferenceEvaluator) {
   // programs, with fusion off.
   struct Build {
     const char *name;
-    RuntimeModule module;
+    std::unique_ptr<kiln::test::NativeModule> module;
   };
   std::vector<Build> builds;
-  builds.push_back({"native code", nullptr});
-  ASSERT_TRUE(
-      compileAndLoad(*module, kiln::CompileOptions(), builds.back().module));
+  builds.push_back(
+      {"native code", std::make_unique<kiln::test::NativeModule>(*module)});
   if (isFusionProgram(path)) {
     kiln::CompileOptions unfused;
     unfused.cpu.fuse = false;
-    builds.push_back({"native code without fusion", nullptr});
-    ASSERT_TRUE(compileAndLoad(*module, unfused, builds.back().module));
+    builds.push_back({"native code without fusion",
+                      std::make_unique<kiln::test::NativeModule>(*module,
+                                                                 unfused)});
   }
+  for (const Build &build : builds)
+    ASSERT_TRUE(build.module->ok()) << build.name << ": "
+                                    << build.module->error();
 
   unsigned checkedFunctions = 0;
   for (auto func : module->getOps<mlir::func::FuncOp>()) {
@@ -244,8 +162,9 @@ TEST_P(EndToEnd, NativeMatchesReferenceEvaluator) {
 
       for (const Build &build : builds) {
         std::vector<kiln::HostTensor> outputs;
-        ASSERT_TRUE(
-            callNative(build.module.get(), name, inputs, *expected, outputs));
+        std::string error;
+        ASSERT_TRUE(build.module->call(name, func, inputs, outputs, error))
+            << build.name << ": " << error;
         for (size_t r = 0; r < expected->size(); ++r) {
           std::string mismatch =
               compare((*expected)[r], outputs[r], build.name);

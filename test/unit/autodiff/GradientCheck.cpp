@@ -5,7 +5,6 @@
 #include "kiln/Compiler/Driver.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
 #include "kiln/Passes/Autodiff.h"
-#include "kiln/runtime.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -24,35 +23,6 @@ using kiln::HostTensor;
 
 namespace {
 
-struct StatusDeleter {
-  void operator()(kiln_status *status) const { kiln_status_free(status); }
-};
-using Status = std::unique_ptr<kiln_status, StatusDeleter>;
-
-struct TensorDeleter {
-  void operator()(kiln_tensor_t *tensor) const { kiln_tensor_release(tensor); }
-};
-using RuntimeTensor = std::unique_ptr<kiln_tensor_t, TensorDeleter>;
-
-kiln_dtype_t runtimeDType(const HostTensor &tensor) {
-  switch (tensor.kind()) {
-  case kiln::ElementKind::F32:
-    return KILN_DTYPE_F32;
-  case kiln::ElementKind::F64:
-    return KILN_DTYPE_F64;
-  case kiln::ElementKind::I1:
-    return KILN_DTYPE_I1;
-  case kiln::ElementKind::I32:
-    return KILN_DTYPE_I32;
-  case kiln::ElementKind::I64:
-    return KILN_DTYPE_I64;
-  case kiln::ElementKind::F16:
-    return KILN_DTYPE_F16;
-  case kiln::ElementKind::BF16:
-    return KILN_DTYPE_BF16;
-  }
-  return KILN_DTYPE_F64;
-}
 
 /// |a - b| / max(1, |b|).
 double mixedError(double a, double b) {
@@ -105,20 +75,13 @@ GradientSuite::GradientSuite(const std::string &source,
       return;
     }
   }
-  mlir::OwningOpRef<mlir::ModuleOp> lowered = module->clone();
-  std::vector<uint8_t> kmod;
-  std::string error;
-  if (!kiln::compileToKmod(*lowered, kiln::CompileOptions(), kmod, error)) {
-    failure = "cannot compile the module: " + error + "\n" + diagnostics;
-    return;
-  }
-  Status status(kiln_module_load_memory(kmod.data(), kmod.size(), &native));
-  if (status)
-    failure = std::string("cannot load the module: ") +
-              kiln_status_message(status.get());
+  native = std::make_unique<kiln::test::NativeModule>(*module);
+  if (!native->ok())
+    failure = "cannot compile the module: " + native->error() + "\n" +
+              diagnostics;
 }
 
-GradientSuite::~GradientSuite() { kiln_module_release(native); }
+GradientSuite::~GradientSuite() = default;
 
 mlir::func::FuncOp GradientSuite::lookup(const std::string &name) {
   return module ? module->lookupSymbol<mlir::func::FuncOp>(name)
@@ -145,43 +108,15 @@ std::vector<HostTensor>
 GradientSuite::runNative(const std::string &name,
                          const std::vector<HostTensor> &inputs) {
   mlir::func::FuncOp func = lookup(name);
-  const kiln_function_t *function = nullptr;
-  Status lookupStatus(
-      kiln_module_function_lookup(native, name.c_str(), &function));
-  if (!func || lookupStatus) {
-    ADD_FAILURE() << "no native function " << name;
-    return {};
-  }
-  std::vector<RuntimeTensor> owned;
-  std::vector<kiln_tensor_t *> pointers;
-  for (const HostTensor &input : inputs) {
-    std::vector<uint8_t> bytes(input.byteSize());
-    input.toBytes(bytes.data());
-    kiln_tensor_t *tensor = nullptr;
-    Status create(kiln_tensor_create(runtimeDType(input), input.shape.size(),
-                                     input.shape.data(), bytes.data(),
-                                     &tensor));
-    if (create) {
-      ADD_FAILURE() << kiln_status_message(create.get());
-      return {};
-    }
-    owned.emplace_back(tensor);
-    pointers.push_back(tensor);
-  }
-  std::vector<kiln_tensor_t *> outputs(func.getNumResults(), nullptr);
-  Status call(kiln_function_call(function, pointers.data(), pointers.size(),
-                                 outputs.data(), outputs.size()));
-  if (call) {
-    ADD_FAILURE() << kiln_status_message(call.get());
-    return {};
-  }
   std::vector<HostTensor> results;
-  for (auto [output, type] : llvm::zip(outputs, func.getResultTypes())) {
-    RuntimeTensor holder(output);
-    auto tensorType = mlir::cast<mlir::RankedTensorType>(type);
-    results.push_back(HostTensor::fromBytes(tensorType.getElementType(),
-                                            tensorType.getShape(),
-                                            kiln_tensor_data(output)));
+  std::string error;
+  if (!func) {
+    ADD_FAILURE() << "no function @" << name;
+    return {};
+  }
+  if (!native || !native->call(name, func, inputs, results, error)) {
+    ADD_FAILURE() << "native @" << name << ": " << error;
+    return {};
   }
   return results;
 }

@@ -14,6 +14,7 @@
 #define KILN_TEST_UNIT_AUTODIFF_GRADIENTCHECK_H
 
 #include "kiln/Compiler/HostTensor.h"
+#include "NativeModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -25,7 +26,6 @@
 #include <string>
 #include <vector>
 
-struct kiln_module;
 
 namespace kiln {
 namespace autodiff_test {
@@ -74,7 +74,7 @@ public:
 private:
   std::unique_ptr<mlir::MLIRContext> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  kiln_module *native = nullptr;
+  std::unique_ptr<kiln::test::NativeModule> native;
   std::string failure;
 };
 

@@ -1,0 +1,97 @@
+//===- NativeModule.cpp - Tests: compile a module, call it natively -------===//
+
+#include "NativeModule.h"
+
+#include "kiln/runtime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace kiln;
+
+namespace {
+kiln_dtype_t runtimeDType(const HostTensor &tensor) {
+  switch (tensor.kind()) {
+  case ElementKind::F32: return KILN_DTYPE_F32;
+  case ElementKind::F64: return KILN_DTYPE_F64;
+  case ElementKind::I1: return KILN_DTYPE_I1;
+  case ElementKind::I32: return KILN_DTYPE_I32;
+  case ElementKind::I64: return KILN_DTYPE_I64;
+  case ElementKind::F16: return KILN_DTYPE_F16;
+  case ElementKind::BF16: return KILN_DTYPE_BF16;
+  }
+  return KILN_DTYPE_F32;
+}
+
+/// Takes the message out of a failed status.
+std::string consume(kiln_status_t status) {
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  return message;
+}
+} // namespace
+
+test::NativeModule::NativeModule(mlir::ModuleOp module,
+                                 const CompileOptions &options) {
+  mlir::OwningOpRef<mlir::ModuleOp> lowered = module.clone();
+  std::vector<uint8_t> kmod;
+  if (!compileToKmod(*lowered, options, kmod, error_))
+    return;
+  if (kiln_status_t status =
+          kiln_module_load_memory(kmod.data(), kmod.size(), &module_)) {
+    error_ = consume(status);
+    module_ = nullptr;
+  }
+}
+
+test::NativeModule::~NativeModule() { kiln_module_release(module_); }
+
+bool test::NativeModule::call(const std::string &name,
+                              mlir::func::FuncOp signature,
+                              const std::vector<HostTensor> &inputs,
+                              std::vector<HostTensor> &outputs,
+                              std::string &error) const {
+  if (!module_) {
+    error = "the module did not compile: " + error_;
+    return false;
+  }
+  const kiln_function_t *function = nullptr;
+  if (kiln_status_t status =
+          kiln_module_function_lookup(module_, name.c_str(), &function)) {
+    error = consume(status);
+    return false;
+  }
+  std::vector<kiln_tensor_t *> in, out(signature.getNumResults(), nullptr);
+  auto releaseAll = [&] {
+    for (kiln_tensor_t *tensor : llvm::concat<kiln_tensor_t *>(in, out))
+      kiln_tensor_release(tensor);
+  };
+  for (const HostTensor &input : inputs) {
+    std::vector<uint8_t> bytes(input.byteSize());
+    input.toBytes(bytes.data());
+    kiln_tensor_t *tensor = nullptr;
+    if (kiln_status_t status =
+            kiln_tensor_create(runtimeDType(input), input.shape.size(),
+                               input.shape.data(), bytes.data(), &tensor)) {
+      error = consume(status);
+      releaseAll();
+      return false;
+    }
+    in.push_back(tensor);
+  }
+  if (kiln_status_t status = kiln_function_call(function, in.data(), in.size(),
+                                                out.data(), out.size())) {
+    error = consume(status);
+    releaseAll();
+    return false;
+  }
+  outputs.clear();
+  for (auto [tensor, type] : llvm::zip(out, signature.getResultTypes())) {
+    auto tensorType = mlir::cast<mlir::RankedTensorType>(type);
+    outputs.push_back(HostTensor::fromBytes(tensorType.getElementType(),
+                                            tensorType.getShape(),
+                                            kiln_tensor_data(tensor)));
+  }
+  releaseAll();
+  return true;
+}
