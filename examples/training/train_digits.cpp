@@ -199,8 +199,7 @@ int main(int argc, char **argv) {
   });
 
   std::vector<double> losses;
-  double stepSeconds = 0;
-  int timedSteps = 0;
+  std::vector<double> stepSeconds;
   std::vector<int64_t> batchRows(o.batch);
   for (int k = 0; k < o.steps; ++k) {
     for (int64_t j = 0; j < o.batch; ++j)
@@ -213,19 +212,25 @@ int main(int argc, char **argv) {
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();
-    if (k > 0) { // the first call traces and compiles
-      stepSeconds += seconds;
-      ++timedSteps;
-    }
+    if (k > 0) // the first call traces and compiles
+      stepSeconds.push_back(seconds);
     losses.push_back(out[0].at(0));
     params.assign(out.begin() + 1, out.end());
     if (k % 100 == 0 || k + 1 == o.steps)
       std::printf("step %4d  loss %.6f\n", k, losses.back());
   }
-  if (o.steps > 0)
-    std::printf("compile: %.3f s (trace %.3f s); train step: %.1f us\n",
+  if (!stepSeconds.empty()) {
+    // The median is robust to other load on the machine; the mean is not.
+    double total = 0;
+    for (double s : stepSeconds)
+      total += s;
+    std::sort(stepSeconds.begin(), stepSeconds.end());
+    std::printf("compile: %.3f s (trace %.3f s); train step (call of the "
+                "compiled function): median %.1f us, mean %.1f us\n",
                 step.lastCompileSeconds(), step.lastTraceSeconds(),
-                timedSteps ? 1e6 * stepSeconds / timedSteps : 0.0);
+                1e6 * stepSeconds[stepSeconds.size() / 2],
+                1e6 * total / stepSeconds.size());
+  }
 
   auto accuracy = [&](int64_t first, int64_t last) {
     std::vector<int64_t> ids;

@@ -193,6 +193,28 @@ TEST(Grad, VjpWithCotangentMatchesFiniteDifferences) {
   expectClose(out[3], finiteDifference(primal, inputs, 1, dys), "dx");
 }
 
+TEST(Grad, VjpIntegerOutputsTakeNoCotangent) {
+  // f(x) = (count of positives: i32, 3 * x): one cotangent, for 3 * x.
+  auto f = [](const Tensor &x) {
+    return Tensors{sum(cast(x > 0.0, DType::I32)), x * 3.0};
+  };
+  JitFunction pullback = jit("vjp_int", [&](const Tensor &x, const Tensor &dy) {
+    return vjp(f)({x}, {dy});
+  });
+  Array x = randomF64({5}, 81), dy = randomF64({5}, 82);
+  std::vector<Array> out = pullback({x, dy});
+  ASSERT_EQ(out.size(), 3u);
+  int positives = 0;
+  for (int i = 0; i < 5; ++i)
+    positives += x.at(i) > 0;
+  EXPECT_EQ(out[0].dtype(), DType::I32);
+  EXPECT_EQ(out[0].at(0), positives);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(out[1].at(i), 3 * x.at(i));
+    EXPECT_NEAR(out[2].at(i), 3 * dy.at(i), 1e-15);
+  }
+}
+
 TEST(Grad, TransformsOfATracedFunction) {
   TracedFunction f = trace("loss", {f64({5, 7}, "w1"), f64({7, 3}, "w2"),
                                     f64({4, 5}, "x"), f64({4, 3}, "y")},
