@@ -12,7 +12,9 @@
 //
 // Control flow on tensor values goes through kiln::cond, kiln::while_loop,
 // kiln::fori_loop and kiln::scan. docs/tracer.md describes the API, the
-// broadcasting and promotion rules and the errors.
+// broadcasting and promotion rules and the errors. kiln::grad,
+// kiln::value_and_grad and kiln::vjp (kiln/Grad.h, library KilnGrad) derive
+// gradients of such functions.
 //
 // Note: under `using namespace mlir`, `kiln` also names the dialect
 // namespace mlir::kiln; spell this API `::kiln::` there.
@@ -22,6 +24,7 @@
 #ifndef KILN_KILN_H
 #define KILN_KILN_H
 
+#include "kiln/Grad.h"
 #include "kiln/Tracer/ControlFlow.h"
 #include "kiln/Tracer/DType.h"
 #include "kiln/Tracer/Ops.h"

@@ -1,0 +1,120 @@
+//===- GradFunction.cpp - kiln::grad, value_and_grad and vjp --------------===//
+//
+// The user-facing transforms. A GradFunction traces the wrapped function on
+// inputs shaped like the ones it is called with, then hands the traced
+// primal to applyGradKind (InlineDerived.cpp). The overloads on a
+// TracedFunction trace a new function whose body is that same step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceState.h"
+
+#include "kiln/Grad.h"
+
+namespace kiln {
+
+GradFunction::GradFunction(GradKind kind, detail::RegionFn fn,
+                           std::vector<int> argnums, SourceLoc loc)
+    : gradKind(kind), fn(std::move(fn)), wrt(std::move(argnums)), loc(loc) {}
+
+namespace {
+const char *transformName(GradKind kind) {
+  return kind == GradKind::Grad           ? "kiln::grad"
+         : kind == GradKind::ValueAndGrad ? "kiln::value_and_grad"
+                                          : "kiln::vjp";
+}
+
+std::vector<TensorSpec> specsOf(const Tensors &tensors, const char *what,
+                                SourceLoc loc) {
+  std::vector<TensorSpec> specs;
+  for (const Tensor &tensor : tensors) {
+    if (!tensor.defined())
+      detail::fail(loc, std::string(what) + " was given an empty Tensor");
+    TensorSpec spec;
+    spec.dtype = tensor.dtype();
+    spec.shape = tensor.shape();
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+} // namespace
+
+Tensors GradFunction::operator()(const Tensors &args) const {
+  const char *what = transformName(gradKind);
+  detail::TraceState::requireActive(loc, what);
+  if (gradKind == GradKind::Vjp)
+    detail::fail(loc, "a kiln::vjp function is called with two lists, "
+                      "(primals, cotangents)");
+  TracedFunction primal =
+      detail::traceImpl("primal", specsOf(args, what, loc), fn, loc);
+  return detail::applyGradKind(primal, gradKind, wrt, args, loc);
+}
+
+Tensors GradFunction::operator()(const Tensors &primals,
+                                 const Tensors &cotangents) const {
+  const char *what = transformName(gradKind);
+  detail::TraceState::requireActive(loc, what);
+  if (gradKind != GradKind::Vjp)
+    detail::fail(loc, std::string(what) +
+                          " takes one list of arguments; only kiln::vjp "
+                          "takes cotangents");
+  TracedFunction primal =
+      detail::traceImpl("primal", specsOf(primals, what, loc), fn, loc);
+  specsOf(cotangents, what, loc);
+  Tensors args = primals;
+  args.insert(args.end(), cotangents.begin(), cotangents.end());
+  return detail::applyGradKind(primal, gradKind, wrt, args, loc);
+}
+
+namespace {
+
+TracedFunction transformTraced(const TracedFunction &f, GradKind kind,
+                               const char *suffix, std::vector<int> argnums,
+                               SourceLoc loc) {
+  if (!f.module())
+    detail::fail(loc, "kiln::grad: the traced function is empty (moved from)");
+  std::vector<TensorSpec> inputs = f.inputSpecs();
+  if (kind == GradKind::Vjp)
+    for (const TensorSpec &out : f.outputSpecs())
+      if (isFloat(out.dtype))
+        inputs.push_back({out.dtype, out.shape, "d" + out.name});
+  const std::vector<TensorSpec> &primalSpecs = f.inputSpecs();
+  const std::vector<TensorSpec> &outputSpecs = f.outputSpecs();
+  return detail::traceImpl(
+      f.name() + suffix, inputs,
+      [&](const Tensors &args) {
+        Tensors results = detail::applyGradKind(f, kind, argnums, args, loc);
+        size_t values = kind == GradKind::Grad           ? 0
+                        : kind == GradKind::ValueAndGrad ? 1
+                                                         : outputSpecs.size();
+        for (size_t i = 0; i < results.size(); ++i) {
+          if (i < values)
+            results[i] = results[i].named(outputSpecs[i].name);
+          else
+            results[i] = results[i].named(
+                "d" + primalSpecs[argnums[i - values]].name);
+        }
+        return results;
+      },
+      loc);
+}
+
+} // namespace
+
+TracedFunction grad(const TracedFunction &f, std::vector<int> argnums,
+                    SourceLoc loc) {
+  return transformTraced(f, GradKind::Grad, "_grad", std::move(argnums), loc);
+}
+
+TracedFunction value_and_grad(const TracedFunction &f,
+                              std::vector<int> argnums, SourceLoc loc) {
+  return transformTraced(f, GradKind::ValueAndGrad, "_value_and_grad",
+                         std::move(argnums), loc);
+}
+
+TracedFunction vjp(const TracedFunction &f, std::vector<int> argnums,
+                   SourceLoc loc) {
+  return transformTraced(f, GradKind::Vjp, "_vjp", std::move(argnums), loc);
+}
+
+} // namespace kiln

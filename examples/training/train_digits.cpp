@@ -1,0 +1,269 @@
+//===- train_digits.cpp - An MLP trained on 8x8 digits with kiln::jit -----===//
+//
+// Trains a 64-128-10 perceptron (ReLU, softmax cross-entropy) with plain
+// SGD on the scikit-learn digits (data/, see data/README.md). The whole
+// training step -- forward, loss, backward through kiln::value_and_grad and
+// the SGD update -- is one function compiled by kiln::jit.
+//
+// The split and the batch order are fixed: the first 1500 images train, the
+// last 297 are held out; step k uses training rows (k*B + j) mod 1500 for
+// j < B. Initial weights come from a fixed seed and can be written out
+// (--out), with the loss of every step, so that compare_torch.py can replay
+// the same run in PyTorch.
+//
+// Usage: train_digits [--data DIR] [--steps N] [--lr X] [--batch B]
+//                     [--dtype f32|f64] [--out DIR] [--min-accuracy A]
+// Exits 1 if the held-out accuracy is below --min-accuracy (default 0).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Jit.h"
+#include "kiln/Npy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+constexpr int64_t kInputs = 64, kHidden = 128, kClasses = 10;
+constexpr int64_t kTrainRows = 1500;
+
+struct Options {
+  std::string data = KILN_DIGITS_DIR;
+  int steps = 1000;
+  double lr = 0.3;
+  int64_t batch = 64;
+  DType dtype = DType::F32;
+  std::string out;
+  double minAccuracy = 0;
+};
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "train_digits: %s\n", message.c_str());
+  std::exit(2);
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        die(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--data")
+      o.data = value();
+    else if (arg == "--steps")
+      o.steps = std::stoi(value());
+    else if (arg == "--lr")
+      o.lr = std::stod(value());
+    else if (arg == "--batch")
+      o.batch = std::stoll(value());
+    else if (arg == "--out")
+      o.out = value();
+    else if (arg == "--min-accuracy")
+      o.minAccuracy = std::stod(value());
+    else if (arg == "--dtype") {
+      std::string d = value();
+      if (d != "f32" && d != "f64")
+        die("--dtype must be f32 or f64");
+      o.dtype = d == "f32" ? DType::F32 : DType::F64;
+    } else if (arg == "--help" || arg == "-h") {
+      std::printf("usage: train_digits [--data DIR] [--steps N] [--lr X] "
+                  "[--batch B] [--dtype f32|f64] [--out DIR] "
+                  "[--min-accuracy A]\n");
+      std::exit(0);
+    } else
+      die("unknown argument '" + arg + "' (see --help)");
+  }
+  if (o.steps < 0 || o.batch <= 0 || o.batch > kTrainRows)
+    die("--steps must be >= 0 and --batch in 1..1500");
+  return o;
+}
+
+npy::Array readNpy(const std::string &path) {
+  npy::Array a;
+  std::string error;
+  if (!npy::readNpyFile(path, a, error))
+    die(error);
+  return a;
+}
+
+void writeNpy(const std::string &path, const Array &array) {
+  npy::Array a;
+  a.type = array.dtype() == DType::F32 ? npy::ElementType::F32
+                                       : npy::ElementType::F64;
+  a.shape = array.shape();
+  const auto *bytes = static_cast<const uint8_t *>(array.data());
+  a.data.assign(bytes, bytes + array.byteSize());
+  std::string error;
+  if (!npy::writeNpyFile(path, a, error))
+    die(error);
+}
+
+/// An array of `dtype` holding `values`.
+Array makeArray(DType dtype, Shape shape, const std::vector<double> &values) {
+  if (dtype == DType::F64)
+    return Array::from(dtype, std::move(shape), values);
+  return Array::from(dtype, std::move(shape),
+                     std::vector<float>(values.begin(), values.end()));
+}
+
+/// The model: logits of a batch. Parameters w1 [64,128], b1 [128],
+/// w2 [128,10], b2 [10].
+Tensor logits(const Tensor &w1, const Tensor &b1, const Tensor &w2,
+              const Tensor &b2, const Tensor &x) {
+  return matmul(relu(matmul(x, w1) + b1), w2) + b2;
+}
+
+/// Mean softmax cross-entropy; `onehot` holds the labels as one-hot rows.
+Tensor loss(const Tensors &a) {
+  Tensor z = logits(a[0], a[1], a[2], a[3], a[4]);
+  return -mean(sum(a[5] * log_softmax(z, -1), 1));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o = parseOptions(argc, argv);
+  npy::Array images = readNpy(o.data + "/digits_images.npy");
+  npy::Array labels = readNpy(o.data + "/digits_labels.npy");
+  if (images.type != npy::ElementType::F32 || images.shape.size() != 2 ||
+      images.shape[1] != kInputs || labels.type != npy::ElementType::I64 ||
+      labels.shape != std::vector<int64_t>{images.shape[0]} ||
+      images.shape[0] <= kTrainRows)
+    die("expected digits_images.npy f32 [N, 64] and digits_labels.npy i64 "
+        "[N] with N > 1500");
+  const int64_t rows = images.shape[0];
+  const float *pixels = reinterpret_cast<const float *>(images.data.data());
+  const int64_t *label = reinterpret_cast<const int64_t *>(labels.data.data());
+
+  // Pixels are counts 0..16; scale them to [0, 1].
+  auto inputsOf = [&](const std::vector<int64_t> &rowIds) {
+    std::vector<double> x(rowIds.size() * kInputs);
+    for (size_t r = 0; r < rowIds.size(); ++r)
+      for (int64_t c = 0; c < kInputs; ++c)
+        x[r * kInputs + c] = pixels[rowIds[r] * kInputs + c] / 16.0;
+    return makeArray(o.dtype, {static_cast<int64_t>(rowIds.size()), kInputs},
+                     x);
+  };
+  auto onehotOf = [&](const std::vector<int64_t> &rowIds) {
+    std::vector<double> y(rowIds.size() * kClasses, 0.0);
+    for (size_t r = 0; r < rowIds.size(); ++r)
+      y[r * kClasses + label[rowIds[r]]] = 1.0;
+    return makeArray(o.dtype, {static_cast<int64_t>(rowIds.size()), kClasses},
+                     y);
+  };
+
+  // PyTorch's nn.Linear initialization: uniform in +-1/sqrt(fan_in).
+  std::mt19937 rng(2024);
+  auto uniform = [&](int64_t count, int64_t fanIn) {
+    std::uniform_real_distribution<double> dist(-1.0 / std::sqrt(fanIn),
+                                                1.0 / std::sqrt(fanIn));
+    std::vector<double> v(count);
+    for (double &x : v)
+      x = static_cast<float>(dist(rng)); // identical in f32 and f64 runs
+    return v;
+  };
+  std::vector<Array> params = {
+      makeArray(o.dtype, {kInputs, kHidden}, uniform(kInputs * kHidden, kInputs)),
+      makeArray(o.dtype, {kHidden}, uniform(kHidden, kInputs)),
+      makeArray(o.dtype, {kHidden, kClasses}, uniform(kHidden * kClasses, kHidden)),
+      makeArray(o.dtype, {kClasses}, uniform(kClasses, kHidden))};
+  if (!o.out.empty()) {
+    const char *names[] = {"w1", "b1", "w2", "b2"};
+    for (int k = 0; k < 4; ++k)
+      writeNpy(o.out + "/init_" + names[k] + ".npy", params[k]);
+  }
+
+  // One compiled function: (w1, b1, w2, b2, x, onehot) -> (loss, w1', ...).
+  double lr = o.lr;
+  JitFunction step = jit("train_step", [lr](const Tensors &a) {
+    Tensors vg = value_and_grad(loss, {0, 1, 2, 3})(a);
+    Tensors out = {vg[0].named("loss")};
+    for (int k = 0; k < 4; ++k)
+      out.push_back(a[k] - lr * vg[k + 1]);
+    return out;
+  });
+  JitFunction predict = jit("predict", [](const Tensors &a) {
+    return logits(a[0], a[1], a[2], a[3], a[4]);
+  });
+
+  std::vector<double> losses;
+  std::vector<double> stepSeconds;
+  std::vector<int64_t> batchRows(o.batch);
+  for (int k = 0; k < o.steps; ++k) {
+    for (int64_t j = 0; j < o.batch; ++j)
+      batchRows[j] = (static_cast<int64_t>(k) * o.batch + j) % kTrainRows;
+    std::vector<Array> args = params;
+    args.push_back(inputsOf(batchRows));
+    args.push_back(onehotOf(batchRows));
+    auto start = std::chrono::steady_clock::now();
+    std::vector<Array> out = step(args);
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    if (k > 0) // the first call traces and compiles
+      stepSeconds.push_back(seconds);
+    losses.push_back(out[0].at(0));
+    params.assign(out.begin() + 1, out.end());
+    if (k % 100 == 0 || k + 1 == o.steps)
+      std::printf("step %4d  loss %.6f\n", k, losses.back());
+  }
+  if (!stepSeconds.empty()) {
+    // The median is robust to other load on the machine; the mean is not.
+    double total = 0;
+    for (double s : stepSeconds)
+      total += s;
+    std::sort(stepSeconds.begin(), stepSeconds.end());
+    std::printf("compile: %.3f s (trace %.3f s); train step (call of the "
+                "compiled function): median %.1f us, mean %.1f us\n",
+                step.lastCompileSeconds(), step.lastTraceSeconds(),
+                1e6 * stepSeconds[stepSeconds.size() / 2],
+                1e6 * total / stepSeconds.size());
+  }
+
+  auto accuracy = [&](int64_t first, int64_t last) {
+    std::vector<int64_t> ids;
+    for (int64_t r = first; r < last; ++r)
+      ids.push_back(r);
+    std::vector<Array> args = params;
+    args.push_back(inputsOf(ids));
+    Array z = predict(args)[0];
+    int64_t correct = 0;
+    for (size_t r = 0; r < ids.size(); ++r) {
+      int64_t best = 0;
+      for (int64_t c = 1; c < kClasses; ++c)
+        if (z.at(r * kClasses + c) > z.at(r * kClasses + best))
+          best = c;
+      correct += best == label[ids[r]];
+    }
+    return static_cast<double>(correct) / ids.size();
+  };
+  double trainAccuracy = accuracy(0, kTrainRows);
+  double heldOut = accuracy(kTrainRows, rows);
+  std::printf("train accuracy %.4f, held-out accuracy %.4f (%lld images)\n",
+              trainAccuracy, heldOut,
+              static_cast<long long>(rows - kTrainRows));
+
+  if (!o.out.empty())
+    writeNpy(o.out + "/losses.npy",
+             Array::from(DType::F64, {static_cast<int64_t>(losses.size())},
+                         losses));
+  if (heldOut < o.minAccuracy) {
+    std::fprintf(stderr,
+                 "train_digits: held-out accuracy %.4f is below %.4f\n",
+                 heldOut, o.minAccuracy);
+    return 1;
+  }
+  return 0;
+}
