@@ -71,4 +71,68 @@ def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
   ];
 }
 
+def KilnCudaGlobalsToBuffers
+    : Pass<"kiln-cuda-globals-to-buffers", "mlir::func::FuncOp"> {
+  let summary = "Copy constant globals into allocations a kernel can read";
+  let description = [{
+    Runs after bufferization, before deallocation is planned. A constant
+    (`memref.get_global`) lives in the host code's read-only data, which a
+    CUDA kernel cannot read; each use is replaced by a fresh `memref.alloc`
+    filled from the global with `memref.copy` on the host. The allocation
+    later becomes device-visible memory (`kiln-cuda-device-allocations`)
+    and the deallocation pipeline frees it like any other buffer.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def KilnCudaMapParallelLoops
+    : Pass<"kiln-cuda-map-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Turn each outermost scf.parallel into a grid-stride gpu.launch";
+  let description = [{
+    Every outermost `scf.parallel` without results (one per linalg op after
+    `convert-linalg-to-parallel-loops`; reduction dimensions are `scf.for`
+    loops inside it) becomes a `gpu.launch` of 1-D blocks of `block-size`
+    threads. The iteration space is linearized: thread `t` of the grid runs
+    iterations t, t + gridDim*blockDim, ... and delinearizes each into the
+    loop's induction variables, so any trip count works with a grid capped
+    at `max-blocks`. Loops nested in a launch, and loops outside any
+    parallel loop, stay where they are (the latter run on the host).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "65535",
+           "Largest grid; larger iteration spaces are strided over">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaDeviceAllocations
+    : Pass<"kiln-cuda-device-allocations", "mlir::func::FuncOp"> {
+  let summary = "Allocate host-code buffers as device-visible managed memory";
+  let description = [{
+    Host code of the CUDA backend reads and writes some buffers itself (a
+    loop predicate, a kiln.for counter) and hands all of them to kernels,
+    so every `memref.alloc` outside a kernel becomes `gpu.alloc host_shared`
+    (CUDA managed memory, through the runtime's `mgpuMemAlloc`) and every
+    `memref.dealloc` an asynchronous `gpu.dealloc` that is waited for at
+    once (the form `gpu-to-llvm` lowers to `mgpuMemFree`).
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaMergeGpuModules
+    : Pass<"kiln-cuda-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel. The runtime
+    loads one PTX module per compiled module, so all kernels are moved into
+    the first `gpu.module` (named `kiln_kernels`) and every
+    `gpu.launch_func` is redirected to it.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 #endif // KILN_BACKENDS_PASSES_TD
