@@ -34,3 +34,12 @@ llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
 if getattr(config, "kiln_ptxas", ""):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.kiln_ptxas))
+
+# A loadable CUDA driver (libcuda.so.1): tests of the no-driver errors are
+# unsupported where there is one.
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

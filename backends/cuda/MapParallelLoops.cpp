@@ -64,24 +64,25 @@ struct KilnCudaMapParallelLoopsPass
     };
     Value one = constant(1);
 
-    // 1. Trip counts and their product.
+    // 1. Trip counts and their product (folded when the bounds are
+    // constants, as they are for statically shaped tensors).
     SmallVector<Value> counts;
     Value total = one;
     for (auto [lower, upper, step] :
          llvm::zip(loop.getLowerBound(), loop.getUpperBound(),
                    loop.getStep())) {
-      Value extent = builder.create<arith::SubIOp>(loc, upper, lower);
-      Value count = builder.create<arith::CeilDivSIOp>(loc, extent, step);
-      count = builder.create<arith::MaxSIOp>(loc, count, constant(0));
+      Value extent = builder.createOrFold<arith::SubIOp>(loc, upper, lower);
+      Value count = builder.createOrFold<arith::CeilDivSIOp>(loc, extent, step);
+      count = builder.createOrFold<arith::MaxSIOp>(loc, count, constant(0));
       counts.push_back(count);
-      total = builder.create<arith::MulIOp>(loc, total, count);
+      total = builder.createOrFold<arith::MulIOp>(loc, total, count);
     }
 
     // 2. The grid.
     Value threads = constant(blockSize);
-    Value blocks = builder.create<arith::CeilDivSIOp>(loc, total, threads);
-    blocks = builder.create<arith::MinSIOp>(loc, blocks, constant(maxBlocks));
-    blocks = builder.create<arith::MaxSIOp>(loc, blocks, one);
+    Value blocks = builder.createOrFold<arith::CeilDivSIOp>(loc, total, threads);
+    blocks = builder.createOrFold<arith::MinSIOp>(loc, blocks, constant(maxBlocks));
+    blocks = builder.createOrFold<arith::MaxSIOp>(loc, blocks, one);
     auto launch = builder.create<gpu::LaunchOp>(loc, blocks, one, one,
                                                 threads, one, one);
 

@@ -6,15 +6,19 @@
 // CHECK-LABEL: func.func @elementwise
 // CHECK-DAG:     %[[C2048:.+]] = arith.constant 2048 : index
 // CHECK-DAG:     %[[C256:.+]] = arith.constant 256 : index
-// CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
-// CHECK:         gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%[[GX:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%[[SX:.+]] = %[[C256]]
+// CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
+// CHECK:         gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%[[GX:.+]] = %c8{{.*}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%[[SX:.+]] = %[[C256]]
 // CHECK:           %[[OFF:.+]] = arith.muli %[[BX]], %[[SX]]
 // CHECK:           %[[START:.+]] = arith.addi %[[OFF]], %[[TX]]
 // CHECK:           %[[STRIDE:.+]] = arith.muli %[[GX]], %[[SX]]
 // CHECK:           scf.for %[[L:.+]] = %[[START]] to %[[C2048]] step %[[STRIDE]]
-// CHECK:             %[[J:.+]] = arith.remsi %[[L]], %[[C32]]
-// CHECK:             %[[I:.+]] = arith.divsi %[[L]], %[[C32]]
-// CHECK:             memref.load %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x32xf32>
+// CHECK:             %[[J:.+]] = arith.remsi %[[L]], %c32
+// CHECK:             %[[I:.+]] = arith.divsi %[[L]], %c32
+// CHECK:             %[[JS:.+]] = arith.muli %[[J]], %c1
+// CHECK:             %[[JV:.+]] = arith.addi %c0, %[[JS]]
+// CHECK:             %[[IS:.+]] = arith.muli %[[I]], %c1
+// CHECK:             %[[IV:.+]] = arith.addi %c0, %[[IS]]
+// CHECK:             memref.load %{{.+}}[%[[IV]], %[[JV]]] : memref<64x32xf32>
 // CHECK:             math.tanh
 // CHECK:             memref.store
 // CHECK:           gpu.terminator
