@@ -6,7 +6,10 @@
 //      bufferization, results to out-params, the `kiln_entry_<name>`
 //      wrappers; then constants are copied out of read-only globals
 //      (kiln-cuda-globals-to-buffers) and ownership-based deallocation runs;
-//   4. every linalg op -> one scf.parallel (reductions as scf.for inside),
+//   4. f32 matmuls -> shared-memory tiled kernels (kiln-cuda-tiled-matmul);
+//      reductions -> one kernel each in which a block reduces an output
+//      element with gpu.all_reduce (kiln-cuda-block-reductions); every other
+//      linalg op -> one scf.parallel (an integer matmul's k loop inside),
 //      and each outermost scf.parallel -> a grid-stride gpu.launch
 //      (kiln-cuda-map-parallel-loops); host buffers become CUDA managed
 //      memory (kiln-cuda-device-allocations);
@@ -109,6 +112,10 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createBufferizationToMemRefPass());
 
   // 4: kernels and device-visible buffers.
+  pm.addNestedPass<func::FuncOp>(createKilnCudaTiledMatmul());
+  KilnCudaBlockReductionsOptions reductions;
+  reductions.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createKilnCudaBlockReductions(reductions));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

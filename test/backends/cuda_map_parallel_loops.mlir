@@ -7,7 +7,7 @@
 // CHECK-DAG:     %[[C2048:.+]] = arith.constant 2048 : index
 // CHECK-DAG:     %[[C256:.+]] = arith.constant 256 : index
 // CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
-// CHECK:         gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%[[GX:.+]] = %c8{{.*}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%[[SX:.+]] = %[[C256]]
+// CHECK:         gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%[[GX:.+]] = %c8{{[_0-9]*}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%[[SX:.+]] = %[[C256]]
 // CHECK:           %[[OFF:.+]] = arith.muli %[[BX]], %[[SX]]
 // CHECK:           %[[START:.+]] = arith.addi %[[OFF]], %[[TX]]
 // CHECK:           %[[STRIDE:.+]] = arith.muli %[[GX]], %[[SX]]

@@ -85,6 +85,63 @@ def KilnCudaGlobalsToBuffers
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def KilnCudaTiledMatmul
+    : Pass<"kiln-cuda-tiled-matmul", "mlir::func::FuncOp"> {
+  let summary = "Turn f32 linalg.matmul/batch_matmul into shared-memory tiled kernels";
+  let description = [{
+    Runs on bufferized linalg, before the other CUDA mappings. Each f32
+    `linalg.matmul` (C[M,N] += A[M,K] B[K,N]) or `linalg.batch_matmul` with
+    static shapes becomes one `gpu.launch` of tile x tile thread blocks, a
+    block per tile x tile piece of C (grid z = the batch):
+      1. for each tile-wide step along K, every thread loads one element of
+         A's and one of B's tile into workgroup (shared) memory - zero past
+         the edges - and the block synchronizes;
+      2. each thread accumulates its C element's dot product over the tiles
+         from shared memory, synchronizing before the next step;
+      3. threads inside C add their sum to it.
+  }];
+  let options = [
+    Option<"tile", "tile", "int64_t", "16",
+           "Tile edge: threads per block along x and y, elements per step">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaBlockReductions
+    : Pass<"kiln-cuda-block-reductions", "mlir::func::FuncOp"> {
+  let summary = "Turn linalg reductions into block-wide gpu.all_reduce kernels";
+  let description = [{
+    Runs on bufferized linalg, before `convert-linalg-to-parallel-loops`. A
+    linalg op with one output of f32 or i32, static loop ranges and at least
+    one reduction dimension, whose body yields `combine(x, out)` for a
+    combiner gpu.all_reduce knows (addf, mulf, maximumf, maxnumf, minimumf,
+    minnumf, addi, muli, maxsi, minsi, maxui, minui, andi, ori, xori) and
+    uses `out` nowhere else, becomes one `gpu.launch`:
+      1. each block takes output elements blockIdx, blockIdx + gridDim, ...;
+      2. its threads stride over the reduction space, folding the body's
+         `x` into a private partial result that starts at the combiner's
+         identity;
+      3. `gpu.all_reduce` combines the partials - `convert-gpu-to-nvvm`
+         lowers it to warp shuffles and a shared-memory tree across warps;
+      4. thread 0 stores `combine(total, out)`, then the block synchronizes.
+    Matmuls and other linalg ops are left to `kiln-cuda-map-parallel-loops`.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Most threads per block (fewer, in whole warps, for short reductions)">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "65535",
+           "Largest grid; further output elements are strided over">,
+  ];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCudaMapParallelLoops
     : Pass<"kiln-cuda-map-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Turn each outermost scf.parallel into a grid-stride gpu.launch";
