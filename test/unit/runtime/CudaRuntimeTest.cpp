@@ -19,6 +19,8 @@
 #include <map>
 #include <set>
 
+extern "C" int kilnCudaCApiCheck(void);
+
 using namespace kiln::runtime::cuda;
 using kiln::test::ModulePtr;
 using kiln::test::TensorPtr;
@@ -213,6 +215,8 @@ bool systemHasCudaDriver() {
 }
 
 } // namespace
+
+TEST(CudaCApiTest, DeviceApiWorksFromC) { EXPECT_EQ(kilnCudaCApiCheck(), 0); }
 
 TEST(CudaDriverTest, MissingLibraryIsNoCudaDriverFound) {
   std::string error;
