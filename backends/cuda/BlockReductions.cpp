@@ -117,7 +117,9 @@ std::optional<Reduction> match(linalg::LinalgOp op) {
   Block &body = op->getRegion(0).front();
   BlockArgument out = body.getArgument(op.getNumDpsInputs());
   Type type = out.getType();
-  if (!type.isF32() && !type.isInteger(32))
+  // 64-bit values are shuffled as two 32-bit halves; i1 is not shuffled.
+  if (!type.isF32() && !type.isF64() && !type.isInteger(32) &&
+      !type.isInteger(64))
     return std::nullopt;
   if (!out.hasOneUse())
     return std::nullopt;

@@ -6,7 +6,7 @@
 //      bufferization, results to out-params, the `kiln_entry_<name>`
 //      wrappers; then constants are copied out of read-only globals
 //      (kiln-cuda-globals-to-buffers) and ownership-based deallocation runs;
-//   4. f32 matmuls -> shared-memory tiled kernels (kiln-cuda-tiled-matmul);
+//   4. float matmuls -> shared-memory tiled kernels (kiln-cuda-tiled-matmul);
 //      reductions -> one kernel each in which a block reduces an output
 //      element with gpu.all_reduce (kiln-cuda-block-reductions); every other
 //      linalg op -> one scf.parallel (an integer matmul's k loop inside),

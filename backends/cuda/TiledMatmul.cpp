@@ -1,4 +1,4 @@
-//===- TiledMatmul.cpp - f32 matmuls as shared-memory tiled kernels -------===//
+//===- TiledMatmul.cpp - Float matmuls as shared-memory tiled kernels -----===//
 //
 // The generic mapping gives a matmul one thread per element of C, each
 // reading a row of A and a column of B from global memory. Here the block
@@ -28,9 +28,11 @@ using namespace mlir;
 
 namespace {
 
-bool isStaticF32(Value value) {
+/// A statically shaped f32 or f64 buffer.
+bool isStaticFloat(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.hasStaticShape() && type.getElementType().isF32();
+  return type && type.hasStaticShape() &&
+         (type.getElementType().isF32() || type.getElementType().isF64());
 }
 
 struct KilnCudaTiledMatmulPass
@@ -49,7 +51,13 @@ struct KilnCudaTiledMatmulPass
           !op.hasPureBufferSemantics() ||
           op->getParentOfType<gpu::LaunchOp>())
         return;
-      if (llvm::all_of(op->getOperands(), isStaticF32))
+      Type element = cast<MemRefType>(op->getOperand(0).getType())
+                         .getElementType();
+      if (llvm::all_of(op->getOperands(), isStaticFloat) &&
+          llvm::all_of(op->getOperands(), [&](Value operand) {
+            return cast<MemRefType>(operand.getType()).getElementType() ==
+                   element;
+          }))
         matmuls.push_back(op);
     });
     for (linalg::LinalgOp op : matmuls)
@@ -73,8 +81,9 @@ struct KilnCudaTiledMatmulPass
       return builder.create<arith::ConstantIndexOp>(loc, value);
     };
     auto ceilDiv = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
+    Type element = cast<MemRefType>(c.getType()).getElementType();
     auto shared = MemRefType::get(
-        {tile, tile}, builder.getF32Type(), AffineMap(),
+        {tile, tile}, element, AffineMap(),
         gpu::AddressSpaceAttr::get(builder.getContext(),
                                    gpu::AddressSpace::Workgroup));
     Value one = index(1);
@@ -101,7 +110,7 @@ struct KilnCudaTiledMatmulPass
         tx);
     Value batchIndex = launch.getBlockIds().z;
     Value zero = builder.create<arith::ConstantOp>(
-        loc, builder.getF32FloatAttr(0.0f));
+        loc, builder.getFloatAttr(element, 0.0));
     auto less = [&](Value lhs, int64_t bound) -> Value {
       return builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
                                            lhs, index(bound));
@@ -119,8 +128,8 @@ struct KilnCudaTiledMatmulPass
                           int64_t jBound) -> Value {
       Value inside = builder.create<arith::AndIOp>(loc, less(i, iBound),
                                                    less(j, jBound));
-      auto choose = builder.create<scf::IfOp>(loc, builder.getF32Type(),
-                                              inside, /*withElse=*/true);
+      auto choose = builder.create<scf::IfOp>(loc, element, inside,
+                                              /*withElse=*/true);
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointToStart(&choose.getThenRegion().front());
       Value loaded = builder.create<memref::LoadOp>(loc, source, at(i, j));

@@ -53,8 +53,8 @@ func.func @full_max(%a: memref<4x1000xf32>, %m: memref<f32>) {
 
 // -----
 
-// Left alone: matmuls, i1 and f64 outputs, and bodies that use the output
-// other than in the combiner.
+// Left alone: matmuls, i1 outputs, and bodies that use the output other
+// than in the combiner.
 // CHECK-LABEL: func.func @not_handled
 // CHECK-NOT:     gpu.launch
 // CHECK:         linalg.matmul
@@ -62,14 +62,14 @@ func.func @full_max(%a: memref<4x1000xf32>, %m: memref<f32>) {
 // CHECK:         linalg.generic
 // CHECK-NOT:     gpu.launch
 func.func @not_handled(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>,
-                       %d: memref<16xf64>, %e: memref<f64>, %f: memref<16xf32>, %g: memref<f32>) {
+                       %d: memref<16xi1>, %e: memref<i1>, %f: memref<16xf32>, %g: memref<f32>) {
   linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x2xf32>) outs(%c : memref<4x2xf32>)
   linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
                   iterator_types = ["reduction"]}
-      ins(%d : memref<16xf64>) outs(%e : memref<f64>) {
-  ^bb0(%x: f64, %acc: f64):
-    %r = arith.addf %x, %acc : f64
-    linalg.yield %r : f64
+      ins(%d : memref<16xi1>) outs(%e : memref<i1>) {
+  ^bb0(%x: i1, %acc: i1):
+    %r = arith.ori %x, %acc : i1
+    linalg.yield %r : i1
   }
   linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
                   iterator_types = ["reduction"]}
@@ -78,6 +78,25 @@ func.func @not_handled(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2x
     %m = arith.mulf %x, %acc : f32
     %r = arith.addf %m, %acc : f32
     linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// 64-bit values reduce the same way (the shuffles split them in halves).
+// CHECK-LABEL: func.func @sum_i64
+// CHECK:         gpu.launch
+// CHECK:           arith.constant 0 : i64
+// CHECK:           gpu.all_reduce  add %{{.+}} uniform
+// CHECK:           arith.addi
+func.func @sum_i64(%a: memref<3x50xi64>, %s: memref<3xi64>) {
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<3x50xi64>) outs(%s : memref<3xi64>) {
+  ^bb0(%x: i64, %acc: i64):
+    %r = arith.addi %x, %acc : i64
+    linalg.yield %r : i64
   }
   return
 }

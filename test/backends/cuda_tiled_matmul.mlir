@@ -46,6 +46,17 @@ func.func @bmm(%a: memref<3x4x5xf32>, %b: memref<3x5x2xf32>, %c: memref<3x4x2xf3
 
 // -----
 
+// f64 stages f64 tiles.
+// CHECK-LABEL: func.func @mm_f64
+// CHECK:         workgroup(%{{.+}} : memref<16x16xf64, #gpu.address_space<workgroup>>, %{{.+}} : memref<16x16xf64, #gpu.address_space<workgroup>>)
+// CHECK:           arith.constant 0.000000e+00 : f64
+func.func @mm_f64(%a: memref<4x5xf64>, %b: memref<5x2xf64>, %c: memref<4x2xf64>) {
+  linalg.matmul ins(%a, %b : memref<4x5xf64>, memref<5x2xf64>) outs(%c : memref<4x2xf64>)
+  return
+}
+
+// -----
+
 // Integer matmuls are left to the generic mapping.
 // CHECK-LABEL: func.func @int_mm
 // CHECK-NOT:     gpu.launch

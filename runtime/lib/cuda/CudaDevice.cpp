@@ -186,14 +186,17 @@ CUmodule CudaDevice::loadModule(const void *image, int optLevel) {
 }
 
 CUfunction CudaDevice::getFunction(CUmodule module, const char *name) {
-  if (!failure.empty() || !module)
+  if (!failure.empty() || !module || !name)
     return nullptr;
+  auto key = std::make_pair(module, std::string(name));
+  auto cached = functions.find(key);
+  if (cached != functions.end())
+    return cached->second;
   CUfunction function = nullptr;
   if (!check(driver->moduleGetFunction(&function, module, name),
-             (std::string("cuModuleGetFunction('") + (name ? name : "") +
-              "')")
-                 .c_str()))
+             (std::string("cuModuleGetFunction('") + name + "')").c_str()))
     return nullptr;
+  functions.emplace(std::move(key), function);
   return function;
 }
 

@@ -7,7 +7,8 @@
 //   - the device's primary context is made current for the call;
 //   - all kernels run in order on one stream;
 //   - a PTX image is JIT-loaded once (cuModuleLoadDataEx, keeping the JIT
-//     error log) and cached by address for the module's lifetime;
+//     error log) and cached by address for the module's lifetime, and so is
+//     each kernel looked up in it;
 //   - buffers are CUDA managed memory, so the host code may read a loop
 //     predicate a kernel wrote (after the launch, which synchronizes);
 //   - inputs and outputs are copied to and from device buffers once per
@@ -97,6 +98,8 @@ private:
   std::mutex callMutex;
   /// JIT-loaded images by address; unloaded with the device.
   std::map<const void *, CUmodule> modules;
+  /// Kernels already looked up: the host code asks before every launch.
+  std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
   /// Buffers allocated during the current call and not yet freed.
   std::set<CUdeviceptr> liveBuffers;
   /// The first failure of the current call; empty while it goes well.

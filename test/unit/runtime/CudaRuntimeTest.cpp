@@ -36,7 +36,7 @@ struct FakeState {
   int devices = 1;
   std::string rejectPtxWithLog;
   bool failLaunch = false;
-  int moduleLoads = 0, launches = 0, htod = 0, dtoh = 0;
+  int moduleLoads = 0, functionLookups = 0, launches = 0, htod = 0, dtoh = 0;
   bool sawErrorLogOption = false;
   std::set<CUdeviceptr> live;
   std::vector<std::string> launched;
@@ -83,6 +83,7 @@ public:
   CUresult moduleUnload(CUmodule) override { return CUDA_SUCCESS; }
   CUresult moduleGetFunction(CUfunction *function, CUmodule,
                              const char *name) override {
+    ++s.functionLookups;
     static const char *const kernels[] = {"scale2", "copy"};
     for (const char *kernel : kernels)
       if (!std::strcmp(kernel, name)) {
@@ -324,8 +325,10 @@ TEST_F(FakeCudaTest, CallCopiesInLaunchesAndCopiesOut) {
     EXPECT_EQ(state.launches, 2 * round);
     EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
   }
-  // The PTX is JIT-loaded once and cached, with the error log requested.
+  // The PTX is JIT-loaded once and cached, with the error log requested,
+  // and each kernel is looked up once.
   EXPECT_EQ(state.moduleLoads, 1);
+  EXPECT_EQ(state.functionLookups, 2);
   EXPECT_TRUE(state.sawErrorLogOption);
   EXPECT_EQ(state.launched,
             (std::vector<std::string>{"scale2", "copy", "scale2", "copy"}));

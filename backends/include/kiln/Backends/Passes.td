@@ -87,10 +87,10 @@ def KilnCudaGlobalsToBuffers
 
 def KilnCudaTiledMatmul
     : Pass<"kiln-cuda-tiled-matmul", "mlir::func::FuncOp"> {
-  let summary = "Turn f32 linalg.matmul/batch_matmul into shared-memory tiled kernels";
+  let summary = "Turn float linalg.matmul/batch_matmul into shared-memory tiled kernels";
   let description = [{
-    Runs on bufferized linalg, before the other CUDA mappings. Each f32
-    `linalg.matmul` (C[M,N] += A[M,K] B[K,N]) or `linalg.batch_matmul` with
+    Runs on bufferized linalg, before the other CUDA mappings. Each f32 or
+    f64 `linalg.matmul` (C[M,N] += A[M,K] B[K,N]) or `linalg.batch_matmul` with
     static shapes becomes one `gpu.launch` of tile x tile thread blocks, a
     block per tile x tile piece of C (grid z = the batch):
       1. for each tile-wide step along K, every thread loads one element of
@@ -115,7 +115,8 @@ def KilnCudaBlockReductions
   let summary = "Turn linalg reductions into block-wide gpu.all_reduce kernels";
   let description = [{
     Runs on bufferized linalg, before `convert-linalg-to-parallel-loops`. A
-    linalg op with one output of f32 or i32, static loop ranges and at least
+    linalg op with one output of f32, f64, i32 or i64, static loop ranges
+    and at least
     one reduction dimension, whose body yields `combine(x, out)` for a
     combiner gpu.all_reduce knows (addf, mulf, maximumf, maxnumf, minimumf,
     minnumf, addi, muli, maxsi, minsi, maxui, minui, andi, ori, xori) and
