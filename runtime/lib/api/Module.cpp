@@ -48,8 +48,10 @@ kiln_device_t deviceOfTarget(const std::string &target) {
 }
 
 /// Stores the runtime's GPU runtime functions in the slots the module's
-/// host code calls through (see GpuRuntimeShim.h).
-kiln_status_t bindGpuRuntime(const kiln::runtime::NativeLibrary &library) {
+/// host code calls through (see GpuRuntimeShim.h). A module exports slots
+/// only for the functions it calls; the compiler refuses host code that
+/// calls one the runtime lacks.
+void bindGpuRuntime(const kiln::runtime::NativeLibrary &library) {
   for (const auto &function : kiln::runtime::cuda::gpuRuntimeFunctions()) {
     std::string error;
     void *slot = library.lookupObject(
@@ -59,7 +61,6 @@ kiln_status_t bindGpuRuntime(const kiln::runtime::NativeLibrary &library) {
     if (slot)
       *static_cast<void **>(slot) = function.address;
   }
-  return nullptr;
 }
 
 /// `required` is a kiln_device_t, or -1 to take the module's own.
@@ -93,8 +94,7 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
           contents.code.data(), contents.code.size(), module->library))
     return status;
   if (module->cuda)
-    if (kiln_status_t status = bindGpuRuntime(*module->library))
-      return status;
+    bindGpuRuntime(*module->library);
   module->target = std::move(contents.target);
 
   for (kiln::format::FunctionSignature &signature : contents.functions) {
