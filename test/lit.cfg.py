@@ -29,3 +29,17 @@ llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
+
+# ptxas (CUDA toolkit), for tests that assemble the CUDA backend's PTX.
+if getattr(config, "kiln_ptxas", ""):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.kiln_ptxas))
+
+# A loadable CUDA driver (libcuda.so.1): tests of the no-driver errors are
+# unsupported where there is one.
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

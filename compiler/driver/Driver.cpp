@@ -2,6 +2,7 @@
 
 #include "kiln/Compiler/Driver.h"
 
+#include "kiln/Backends/Cuda.h"
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnDialect.h"
 
@@ -61,6 +62,7 @@ void kiln::registerCompilerDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::kiln::registerCudaDialects(registry);
 }
 
 /// Maps a tensor element type to the runtime's dtype.
@@ -154,23 +156,51 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
   mlir::PassManager pm(module.getContext());
   if (options.configurePassManager)
     options.configurePassManager(pm);
-  mlir::kiln::buildCpuLoweringPipeline(pm, options.cpu);
+  if (options.target == Target::Cuda) {
+    std::string ptxFeature;
+    if (!mlir::kiln::isSupportedCudaArch(options.cuda.arch, ptxFeature))
+      return module.emitError("unsupported CUDA architecture '")
+             << options.cuda.arch
+             << "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90)";
+    mlir::kiln::buildCudaLoweringPipeline(pm, options.cuda);
+  } else {
+    mlir::kiln::buildCpuLoweringPipeline(pm, options.cpu);
+  }
   return pm.run(module);
+}
+
+std::unique_ptr<llvm::Module>
+kiln::translateHostCode(ModuleOp module, llvm::LLVMContext &context,
+                        const CompileOptions &options, std::string &error) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::kiln::translateAndOptimize(module, context, options.cpu, error);
+  if (llvmModule && options.target == Target::Cuda &&
+      !mlir::kiln::bindGpuRuntimeCalls(*llvmModule, error))
+    return nullptr;
+  return llvmModule;
 }
 
 bool kiln::compileToKmod(ModuleOp module, const CompileOptions &options,
                          std::vector<uint8_t> &kmod, std::string &error) {
   format::ModuleContents contents;
-  contents.target = "cpu-x86_64";
+  contents.target = options.target == Target::Cuda
+                        ? "cuda-" + options.cuda.arch
+                        : std::string("cpu-x86_64");
   if (!collectSignatures(module, contents.functions, error))
     return false;
   if (mlir::failed(lowerToLLVMDialect(module, options))) {
     error = "lowering to the LLVM dialect failed";
     return false;
   }
+  if (options.target == Target::Cuda) {
+    std::string ptx;
+    if (!mlir::kiln::extractPtx(module, ptx, error))
+      return false;
+    contents.deviceCode.assign(ptx.begin(), ptx.end());
+  }
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =
-      mlir::kiln::translateAndOptimize(module, context, options.cpu, error);
+      translateHostCode(module, context, options, error);
   if (!llvmModule)
     return false;
   llvm::SmallVector<char, 0> object;

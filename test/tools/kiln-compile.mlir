@@ -66,8 +66,8 @@
 // RUN: kiln-run %t/generic.kmod --input 2 --input 0.5 | FileCheck %s --check-prefix=VALUES
 //
 // Bad options.
-// RUN: not kiln-compile %t/ramp.mlir --target=cuda 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: kiln-compile: unknown target 'cuda' (supported: cpu)
+// RUN: not kiln-compile %t/ramp.mlir --target=tpu 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: kiln-compile: unknown target 'tpu' (supported: cpu, cuda)
 // RUN: not kiln-compile %t/ramp.mlir --emit=exe 2>&1 | FileCheck %s --check-prefix=EMIT
 // EMIT: for the --emit option: Cannot find option named 'exe'!
 // RUN: not kiln-compile %t/ramp.mlir -O4 2>&1 | FileCheck %s --check-prefix=OPT

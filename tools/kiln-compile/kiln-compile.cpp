@@ -1,7 +1,8 @@
 //===- kiln-compile.cpp - Ahead-of-time compiler driver -------------------===//
 //
-// kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod|kfb]
+// kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod|kfb|ptx]
 //                                        [-O0..3] [--no-fusion]
+//                                        [--target=cpu|cuda] [--cuda-arch=sm_XX]
 //
 // The input is MLIR text or a .kfb model file (recognized by its file
 // identifier, whatever its name).
@@ -28,7 +29,7 @@
 using namespace llvm;
 
 namespace {
-enum class Emit { Mlir, Llvm, Obj, Kmod, Kfb };
+enum class Emit { Mlir, Llvm, Obj, Kmod, Kfb, Ptx };
 
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<model.mlir or model.kfb>"),
@@ -44,9 +45,19 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Kmod, "kmod",
                           "a module for the runtime (default)"),
                clEnumValN(Emit::Kfb, "kfb",
-                          "the input model as a .kfb file, not compiled")));
-cl::opt<std::string> target("target", cl::desc("Target (only 'cpu' today)"),
-                            cl::init("cpu"));
+                          "the input model as a .kfb file, not compiled"),
+               clEnumValN(Emit::Ptx, "ptx",
+                          "the PTX of the kernels (--target=cuda)")));
+cl::opt<std::string>
+    target("target",
+           cl::desc("Target: 'cpu' (the host CPU, default) or 'cuda' (host "
+                    "code for the host CPU that launches PTX kernels)"),
+           cl::init("cpu"));
+cl::opt<std::string>
+    cudaArch("cuda-arch",
+             cl::desc("GPU architecture for --target=cuda: sm_70, sm_75, "
+                      "sm_80 (default), sm_86, sm_89 or sm_90"),
+             cl::init("sm_80"));
 cl::opt<std::string> targetCpu("target-cpu",
                                cl::desc("CPU to tune for; 'host' = this one"),
                                cl::init("host"));
@@ -71,7 +82,7 @@ bool writeBytes(StringRef path, ArrayRef<char> bytes) {
 }
 
 std::string defaultOutput() {
-  if (emit == Emit::Mlir || emit == Emit::Llvm)
+  if (emit == Emit::Mlir || emit == Emit::Llvm || emit == Emit::Ptx)
     return "-";
   StringRef stem = sys::path::stem(inputFilename);
   StringRef extension = emit == Emit::Obj   ? ".o"
@@ -113,12 +124,24 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "kiln ahead-of-time compiler: compiles the public functions of a kiln "
-      "module (.mlir or .kfb) to native code for the host CPU and writes a "
+      "module (.mlir or .kfb) to native code for the host CPU (or, with "
+      "--target=cuda, host code plus PTX kernels) and writes a "
       "module for the runtime (.kmod), or an intermediate form with "
       "--emit.\n");
-  if (target != "cpu") {
+  if (target != "cpu" && target != "cuda") {
     errs() << "kiln-compile: unknown target '" << target
-           << "' (supported: cpu)\n";
+           << "' (supported: cpu, cuda)\n";
+    return 1;
+  }
+  std::string ptxFeature;
+  if (target == "cuda" &&
+      !mlir::kiln::isSupportedCudaArch(cudaArch, ptxFeature)) {
+    errs() << "kiln-compile: unsupported CUDA architecture '" << cudaArch
+           << "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90)\n";
+    return 1;
+  }
+  if (emit == Emit::Ptx && target != "cuda") {
+    errs() << "kiln-compile: --emit=ptx needs --target=cuda\n";
     return 1;
   }
   if (optLevel > 3) {
@@ -140,6 +163,10 @@ int main(int argc, char **argv) {
   options.cpu.optLevel = optLevel;
   options.cpu.cpu = targetCpu;
   options.cpu.fuse = !noFusion;
+  options.target =
+      target == "cuda" ? kiln::Target::Cuda : kiln::Target::Cpu;
+  options.cuda.arch = cudaArch;
+  options.cuda.fuse = !noFusion;
   options.configurePassManager = [](mlir::PassManager &pm) {
     (void)mlir::applyPassManagerCLOptions(pm);
   };
@@ -179,6 +206,14 @@ int main(int argc, char **argv) {
   }
   if (failed(kiln::lowerToLLVMDialect(*module, options)))
     return 1;
+  if (emit == Emit::Ptx) {
+    std::string ptx;
+    if (!mlir::kiln::extractPtx(*module, ptx, error)) {
+      errs() << "kiln-compile: " << error << "\n";
+      return 1;
+    }
+    return writeBytes(output, ArrayRef<char>(ptx.data(), ptx.size())) ? 0 : 1;
+  }
   if (emit == Emit::Mlir) {
     std::string text;
     raw_string_ostream os(text);
@@ -187,7 +222,7 @@ int main(int argc, char **argv) {
   }
   LLVMContext llvmContext;
   std::unique_ptr<Module> llvmModule =
-      mlir::kiln::translateAndOptimize(*module, llvmContext, options.cpu, error);
+      kiln::translateHostCode(*module, llvmContext, options, error);
   if (!llvmModule) {
     errs() << "kiln-compile: " << error << "\n";
     return 1;

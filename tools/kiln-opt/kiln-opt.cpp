@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Cpu.h"
+#include "kiln/Backends/Cuda.h"
 #include "kiln/Backends/Passes.h"
 #include "kiln/Fusion/Passes.h"
 #include "kiln/IR/KilnDialect.h"
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
   mlir::kiln::registerKilnPasses();
   mlir::kiln::registerKilnFusionPasses();
   mlir::kiln::registerCpuPipelines();
+  mlir::kiln::registerCudaPipelines();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

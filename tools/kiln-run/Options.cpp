@@ -57,7 +57,7 @@ bool parseOptions(int argc, char **argv, Options &options,
       value = argument.substr(equals + 1);
     }
     if (name != "--function" && name != "--input" && name != "--output-dir" &&
-        name != "--repeat") {
+        name != "--repeat" && name != "--device") {
       error = "unknown option '" + argument + "'";
       return false;
     }
@@ -82,6 +82,12 @@ bool parseOptions(int argc, char **argv, Options &options,
         return false;
       }
       options.outputDir = value;
+    } else if (name == "--device") {
+      if (value != "cpu" && value != "cuda") {
+        error = "--device must be 'cpu' or 'cuda', not '" + value + "'";
+        return false;
+      }
+      options.device = value;
     } else if (!parseCount(value, options.repeat)) {
       error = "--repeat needs a positive integer, not '" + value + "'";
       return false;
@@ -131,6 +137,11 @@ OPTIONS:
                     print "time per call: median X us (min Y us, N runs)". The
                     time of a call includes allocating its outputs. The outputs
                     shown are those of the first call.
+  --device DEVICE   cpu or cuda: require the module to be compiled for that
+                    device (kiln-compile --target) and, for cuda, a working
+                    CUDA driver and device before anything runs. Without it
+                    the module runs where it was compiled for; a CUDA module
+                    then needs the driver (libcuda.so.1) at its first call.
   --list            Print the module's target and the signature of each
                     function, then exit without calling anything.
   --help, -h        Print this help and exit.

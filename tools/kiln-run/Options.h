@@ -19,6 +19,8 @@ struct Options {
   std::string outputDir;
   /// Timed calls after the first one; 0 disables timing.
   unsigned long repeat = 0;
+  /// "cpu" or "cuda" from --device; empty runs on the module's own device.
+  std::string device;
   bool list = false;
   bool help = false;
 };

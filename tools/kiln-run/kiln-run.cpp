@@ -169,9 +169,16 @@ int main(int argc, char **argv) {
   }
 
   ModuleHolder holder;
-  if (kiln_status_t status =
-          kiln_module_load_file(options.modulePath.c_str(), &holder.module))
-    return fail(status);
+  kiln_status_t loaded =
+      options.device.empty()
+          ? kiln_module_load_file(options.modulePath.c_str(), &holder.module)
+          : kiln_module_load_file_on(options.device == "cuda"
+                                         ? KILN_DEVICE_CUDA
+                                         : KILN_DEVICE_CPU,
+                                     options.modulePath.c_str(),
+                                     &holder.module);
+  if (loaded)
+    return fail(loaded);
   if (options.list) {
     listModule(holder.module);
     return 0;

@@ -74,6 +74,9 @@ struct ModuleContents {
   std::string target;
   std::vector<FunctionSignature> functions;
   std::vector<uint8_t> code;
+  /// For a CUDA target ("cuda-sm_XX"): the PTX of the kernels, which the
+  /// code embeds as well. Empty for CPU modules; not written when empty.
+  std::vector<uint8_t> deviceCode;
 };
 
 /// Checks the rules every module must satisfy beyond being well-formed bytes:

@@ -44,6 +44,14 @@ typedef enum kiln_status_code_t {
   KILN_STATUS_LOAD_FAILED = 5,
   /* Memory allocation failed. */
   KILN_STATUS_OUT_OF_MEMORY = 6,
+  /* The module needs a device this machine cannot provide: no CUDA driver
+   * (libcuda.so.1), no CUDA device, or a module for another device than the
+   * one asked for. */
+  KILN_STATUS_DEVICE_UNAVAILABLE = 7,
+  /* The device failed while running a call: a kernel could not be loaded
+   * (the message carries the PTX JIT's error log) or launched, a device
+   * allocation or copy failed. */
+  KILN_STATUS_DEVICE_ERROR = 8,
 } kiln_status_code_t;
 
 typedef struct kiln_status *kiln_status_t;
@@ -151,6 +159,40 @@ const kiln_tensor_signature_t *
 kiln_function_input(const kiln_function_t *function, size_t index);
 const kiln_tensor_signature_t *
 kiln_function_output(const kiln_function_t *function, size_t index);
+
+/*===-- Devices -----------------------------------------------------------===*/
+
+/* Where a module's functions run. A module is compiled for one device
+ * (kiln-compile --target=cpu|cuda); its target string says which. Inputs
+ * and outputs are host tensors on every device: for CUDA, a call copies
+ * the inputs to the device and the outputs back. */
+typedef enum kiln_device_t {
+  KILN_DEVICE_CPU = 0,
+  KILN_DEVICE_CUDA = 1,
+} kiln_device_t;
+
+/* Short name: "cpu", "cuda", or "invalid". */
+const char *kiln_device_name(kiln_device_t device);
+
+/* NULL if `device` can run modules on this machine. For CUDA, an error
+ * (KILN_STATUS_DEVICE_UNAVAILABLE) when no driver can be loaded - "no CUDA
+ * driver found ..." - or it reports no device. */
+kiln_status_t kiln_device_check(kiln_device_t device);
+
+/* The device the module's functions run on. */
+kiln_device_t kiln_module_device(const kiln_module_t *module);
+
+/* Load as kiln_module_load_memory / kiln_module_load_file do, but fail with
+ * KILN_STATUS_DEVICE_UNAVAILABLE unless the module was compiled for
+ * `device` and, for CUDA, the device can be opened now. (The plain loaders
+ * take the device from the module and open a CUDA device at the first
+ * call, so that a CUDA module can be loaded and listed without CUDA; the
+ * call then fails with KILN_STATUS_DEVICE_UNAVAILABLE.) */
+kiln_status_t kiln_module_load_memory_on(kiln_device_t device,
+                                         const void *data, size_t size,
+                                         kiln_module_t **out_module);
+kiln_status_t kiln_module_load_file_on(kiln_device_t device, const char *path,
+                                       kiln_module_t **out_module);
 
 /* Calls a function. Each input must match its signature's dtype and shape
  * exactly. On success, outputs[i] receives a new tensor (owned by the caller)

@@ -115,7 +115,20 @@ kiln_status_t callFunction(const kiln_function_t &function,
     args.push_back(tensor->data);
   }
 
-  function.entry(args.data());
+  if (function.cuda) {
+    std::vector<kiln::runtime::cuda::HostBuffer> in, out;
+    for (size_t i = 0; i < inputCount; ++i)
+      in.push_back({inputs[i]->data, kiln_tensor_byte_size(inputs[i])});
+    for (kiln_tensor_t *tensor : results.tensors)
+      out.push_back({tensor->data, kiln_tensor_byte_size(tensor)});
+    if (kiln_status_t status = function.cuda->call(function.entry, in, out)) {
+      if (status->code != KILN_STATUS_OUT_OF_MEMORY)
+        status->message = "function '" + name + "': " + status->message;
+      return status;
+    }
+  } else {
+    function.entry(args.data());
+  }
 
   for (size_t i = 0; i < outputCount; ++i)
     outputs[i] = results.tensors[i];

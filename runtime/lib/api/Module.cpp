@@ -9,6 +9,9 @@
 #include "Module.h"
 #include "Status.h"
 
+#include "../cuda/CudaDevice.h"
+#include "../cuda/GpuRuntimeShim.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -38,7 +41,30 @@ toCSignatures(const std::vector<kiln::format::TensorSignature> &tensors) {
   return result;
 }
 
-kiln_status_t loadModule(const void *data, size_t size,
+/// The device a target string names: "cuda-..." is CUDA, anything else
+/// the host CPU.
+kiln_device_t deviceOfTarget(const std::string &target) {
+  return target.rfind("cuda-", 0) == 0 ? KILN_DEVICE_CUDA : KILN_DEVICE_CPU;
+}
+
+/// Stores the runtime's GPU runtime functions in the slots the module's
+/// host code calls through (see GpuRuntimeShim.h). A module exports slots
+/// only for the functions it calls; the compiler refuses host code that
+/// calls one the runtime lacks.
+void bindGpuRuntime(const kiln::runtime::NativeLibrary &library) {
+  for (const auto &function : kiln::runtime::cuda::gpuRuntimeFunctions()) {
+    std::string error;
+    void *slot = library.lookupObject(
+        std::string(kiln::runtime::cuda::kGpuRuntimeSlotPrefix) +
+            function.name,
+        error);
+    if (slot)
+      *static_cast<void **>(slot) = function.address;
+  }
+}
+
+/// `required` is a kiln_device_t, or -1 to take the module's own.
+kiln_status_t loadModule(const void *data, size_t size, int required,
                          kiln_module_t **outModule) {
   kiln::format::ModuleContents contents;
   std::string error;
@@ -46,9 +72,29 @@ kiln_status_t loadModule(const void *data, size_t size,
     return makeStatus(KILN_STATUS_INVALID_MODULE, error);
 
   auto module = std::make_unique<kiln_module>();
+  module->device = deviceOfTarget(contents.target);
+  if (required >= 0 && required != module->device)
+    return makeStatus(
+        KILN_STATUS_DEVICE_UNAVAILABLE,
+        std::string("the module was compiled for ") +
+            kiln_device_name(module->device) + " (target '" +
+            contents.target + "'), not for " +
+            kiln_device_name(static_cast<kiln_device_t>(required)) +
+            "; recompile it with kiln-compile --target=" +
+            kiln_device_name(static_cast<kiln_device_t>(required)));
+  // A CUDA module loads anywhere (to be listed, say); its device opens at
+  // the first call, or here when the caller asked for CUDA explicitly.
+  if (module->device == KILN_DEVICE_CUDA) {
+    module->cuda = std::make_unique<kiln::runtime::cuda::CudaDevice>();
+    if (required == KILN_DEVICE_CUDA)
+      if (kiln_status_t status = module->cuda->open())
+        return status;
+  }
   if (kiln_status_t status = kiln::runtime::NativeLibrary::load(
           contents.code.data(), contents.code.size(), module->library))
     return status;
+  if (module->cuda)
+    bindGpuRuntime(*module->library);
   module->target = std::move(contents.target);
 
   for (kiln::format::FunctionSignature &signature : contents.functions) {
@@ -61,6 +107,7 @@ kiln_status_t loadModule(const void *data, size_t size,
                             signature.entrySymbol +
                             "' cannot be resolved: " + error);
     function->entry = reinterpret_cast<void (*)(void **)>(address);
+    function->cuda = module->cuda.get();
     function->signature = std::move(signature);
     function->inputs = toCSignatures(function->signature.inputs);
     function->outputs = toCSignatures(function->signature.outputs);
@@ -92,25 +139,22 @@ kiln_status_t readAll(int fd, const char *path, std::vector<uint8_t> &bytes) {
   }
 }
 
-} // namespace
 
-extern "C" {
-
-kiln_status_t kiln_module_load_memory(const void *data, size_t size,
-                                      kiln_module_t **outModule) {
+kiln_status_t loadMemory(const void *data, size_t size, int required,
+                         kiln_module_t **outModule) {
   if (!outModule)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_module_load_memory: out_module is NULL");
   *outModule = nullptr;
   try {
-    return loadModule(data, size, outModule);
+    return loadModule(data, size, required, outModule);
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();
   }
 }
 
-kiln_status_t kiln_module_load_file(const char *path,
-                                    kiln_module_t **outModule) {
+kiln_status_t loadFile(const char *path, int required,
+                       kiln_module_t **outModule) {
   if (!outModule)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_module_load_file: out_module is NULL");
@@ -132,13 +176,85 @@ kiln_status_t kiln_module_load_file(const char *path,
     ::close(fd);
     if (status)
       return status;
-    status = loadModule(bytes.data(), bytes.size(), outModule);
+    status = loadModule(bytes.data(), bytes.size(), required, outModule);
     if (status && status->code != KILN_STATUS_OUT_OF_MEMORY)
       status->message = "'" + std::string(path) + "': " + status->message;
     return status;
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();
   }
+}
+
+bool isDevice(kiln_device_t device) {
+  return device == KILN_DEVICE_CPU || device == KILN_DEVICE_CUDA;
+}
+
+} // namespace
+
+extern "C" {
+
+kiln_status_t kiln_module_load_memory(const void *data, size_t size,
+                                      kiln_module_t **outModule) {
+  return loadMemory(data, size, -1, outModule);
+}
+
+kiln_status_t kiln_module_load_file(const char *path,
+                                    kiln_module_t **outModule) {
+  return loadFile(path, -1, outModule);
+}
+
+kiln_status_t kiln_module_load_memory_on(kiln_device_t device,
+                                         const void *data, size_t size,
+                                         kiln_module_t **outModule) {
+  if (!isDevice(device)) {
+    if (outModule)
+      *outModule = nullptr;
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_load_memory_on: unknown device " +
+                          std::to_string(int(device)));
+  }
+  return loadMemory(data, size, device, outModule);
+}
+
+kiln_status_t kiln_module_load_file_on(kiln_device_t device, const char *path,
+                                       kiln_module_t **outModule) {
+  if (!isDevice(device)) {
+    if (outModule)
+      *outModule = nullptr;
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_load_file_on: unknown device " +
+                          std::to_string(int(device)));
+  }
+  return loadFile(path, device, outModule);
+}
+
+const char *kiln_device_name(kiln_device_t device) {
+  switch (device) {
+  case KILN_DEVICE_CPU:
+    return "cpu";
+  case KILN_DEVICE_CUDA:
+    return "cuda";
+  }
+  return "invalid";
+}
+
+kiln_status_t kiln_device_check(kiln_device_t device) {
+  if (device == KILN_DEVICE_CPU)
+    return nullptr;
+  if (device != KILN_DEVICE_CUDA)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_device_check: unknown device " +
+                          std::to_string(int(device)));
+  try {
+    kiln::runtime::cuda::CudaDevice cuda;
+    return cuda.open();
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+kiln_device_t kiln_module_device(const kiln_module_t *module) {
+  return module ? module->device : KILN_DEVICE_CPU;
 }
 
 void kiln_module_release(kiln_module_t *module) { delete module; }

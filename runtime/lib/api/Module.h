@@ -5,6 +5,8 @@
 
 #include "NativeLibrary.h"
 
+#include "../cuda/CudaDevice.h"
+
 #include "kiln/ModuleFormat.h"
 #include "kiln/runtime.h"
 
@@ -19,10 +21,16 @@ struct kiln_function {
   std::vector<kiln_tensor_signature_t> inputs;
   std::vector<kiln_tensor_signature_t> outputs;
   void (*entry)(void **args) = nullptr;
+  /// The module's CUDA device when it was compiled for CUDA: calls then go
+  /// through CudaDevice::call. NULL for CPU modules.
+  kiln::runtime::cuda::CudaDevice *cuda = nullptr;
 };
 
 struct kiln_module {
   std::string target;
+  kiln_device_t device = KILN_DEVICE_CPU;
+  /// The CUDA device of a CUDA module; outlives the code, which calls it.
+  std::unique_ptr<kiln::runtime::cuda::CudaDevice> cuda;
   /// Held by pointer so that the kiln_function_t addresses handed out stay
   /// valid however the vector is built.
   std::vector<std::unique_ptr<kiln_function>> functions;

@@ -198,6 +198,16 @@ NativeLibrary::~NativeLibrary() {
 
 void *NativeLibrary::lookupFunction(const std::string &symbol,
                                     std::string &error) const {
+  return lookup(symbol, STT_FUNC, error);
+}
+
+void *NativeLibrary::lookupObject(const std::string &symbol,
+                                  std::string &error) const {
+  return lookup(symbol, STT_OBJECT, error);
+}
+
+void *NativeLibrary::lookup(const std::string &symbol, unsigned char type,
+                            std::string &error) const {
   dlerror();
   void *address = dlsym(handle, symbol.c_str());
   if (!address) {
@@ -217,9 +227,12 @@ void *NativeLibrary::lookupFunction(const std::string &symbol,
   }
   if (!dladdr1(address, &info, reinterpret_cast<void **>(&entry),
                RTLD_DL_SYMENT) ||
-      !entry || (ELF64_ST_TYPE(entry->st_info) != STT_FUNC &&
-                 ELF64_ST_TYPE(entry->st_info) != STT_GNU_IFUNC)) {
-    error = "the symbol is not a function";
+      !entry ||
+      (ELF64_ST_TYPE(entry->st_info) != type &&
+       !(type == STT_FUNC &&
+         ELF64_ST_TYPE(entry->st_info) == STT_GNU_IFUNC))) {
+    error = type == STT_FUNC ? "the symbol is not a function"
+                             : "the symbol is not a data object";
     return nullptr;
   }
   return address;

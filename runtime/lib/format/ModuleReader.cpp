@@ -78,6 +78,8 @@ ModuleContents toContents(const kmod::Body &body) {
   }
   if (const auto *code = body.code())
     contents.code.assign(code->begin(), code->end());
+  if (const auto *deviceCode = body.device_code())
+    contents.deviceCode.assign(deviceCode->begin(), deviceCode->end());
   return contents;
 }
 

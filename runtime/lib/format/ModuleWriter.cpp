@@ -47,7 +47,11 @@ std::vector<uint8_t> writeBody(const ModuleContents &contents,
   auto functionVector = builder.CreateVector(functions);
   auto target = builder.CreateString(contents.target);
   auto code = builder.CreateVector(contents.code);
-  builder.Finish(kmod::CreateBody(builder, target, functionVector, code));
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> deviceCode;
+  if (!contents.deviceCode.empty())
+    deviceCode = builder.CreateVector(contents.deviceCode);
+  builder.Finish(
+      kmod::CreateBody(builder, target, functionVector, code, deviceCode));
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());
 }

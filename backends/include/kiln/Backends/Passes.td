@@ -71,4 +71,126 @@ def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
   ];
 }
 
+def KilnCudaGlobalsToBuffers
+    : Pass<"kiln-cuda-globals-to-buffers", "mlir::func::FuncOp"> {
+  let summary = "Copy constant globals into allocations a kernel can read";
+  let description = [{
+    Runs after bufferization, before deallocation is planned. A constant
+    (`memref.get_global`) lives in the host code's read-only data, which a
+    CUDA kernel cannot read; each use is replaced by a fresh `memref.alloc`
+    filled from the global with `memref.copy` on the host. The allocation
+    later becomes device-visible memory (`kiln-cuda-device-allocations`)
+    and the deallocation pipeline frees it like any other buffer.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def KilnCudaTiledMatmul
+    : Pass<"kiln-cuda-tiled-matmul", "mlir::func::FuncOp"> {
+  let summary = "Turn float linalg.matmul/batch_matmul into shared-memory tiled kernels";
+  let description = [{
+    Runs on bufferized linalg, before the other CUDA mappings. Each f32 or
+    f64 `linalg.matmul` (C[M,N] += A[M,K] B[K,N]) or `linalg.batch_matmul` with
+    static shapes becomes one `gpu.launch` of tile x tile thread blocks, a
+    block per tile x tile piece of C (grid z = the batch):
+      1. for each tile-wide step along K, every thread loads one element of
+         A's and one of B's tile into workgroup (shared) memory - zero past
+         the edges - and the block synchronizes;
+      2. each thread accumulates its C element's dot product over the tiles
+         from shared memory, synchronizing before the next step;
+      3. threads inside C add their sum to it.
+  }];
+  let options = [
+    Option<"tile", "tile", "int64_t", "16",
+           "Tile edge: threads per block along x and y, elements per step">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaBlockReductions
+    : Pass<"kiln-cuda-block-reductions", "mlir::func::FuncOp"> {
+  let summary = "Turn linalg reductions into block-wide gpu.all_reduce kernels";
+  let description = [{
+    Runs on bufferized linalg, before `convert-linalg-to-parallel-loops`. A
+    linalg op with one output of f32, f64, i32 or i64, static loop ranges
+    and at least
+    one reduction dimension, whose body yields `combine(x, out)` for a
+    combiner gpu.all_reduce knows (addf, mulf, maximumf, maxnumf, minimumf,
+    minnumf, addi, muli, maxsi, minsi, maxui, minui, andi, ori, xori) and
+    uses `out` nowhere else, becomes one `gpu.launch`:
+      1. each block takes output elements blockIdx, blockIdx + gridDim, ...;
+      2. its threads stride over the reduction space, folding the body's
+         `x` into a private partial result that starts at the combiner's
+         identity;
+      3. `gpu.all_reduce` combines the partials - `convert-gpu-to-nvvm`
+         lowers it to warp shuffles and a shared-memory tree across warps;
+      4. thread 0 stores `combine(total, out)`, then the block synchronizes.
+    Matmuls and other linalg ops are left to `kiln-cuda-map-parallel-loops`.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Most threads per block (fewer, in whole warps, for short reductions)">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "65535",
+           "Largest grid; further output elements are strided over">,
+  ];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaMapParallelLoops
+    : Pass<"kiln-cuda-map-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Turn each outermost scf.parallel into a grid-stride gpu.launch";
+  let description = [{
+    Every outermost `scf.parallel` without results (one per linalg op after
+    `convert-linalg-to-parallel-loops`; reduction dimensions are `scf.for`
+    loops inside it) becomes a `gpu.launch` of 1-D blocks of `block-size`
+    threads. The iteration space is linearized: thread `t` of the grid runs
+    iterations t, t + gridDim*blockDim, ... and delinearizes each into the
+    loop's induction variables, so any trip count works with a grid capped
+    at `max-blocks`. Loops nested in a launch, and loops outside any
+    parallel loop, stay where they are (the latter run on the host).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "65535",
+           "Largest grid; larger iteration spaces are strided over">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaDeviceAllocations
+    : Pass<"kiln-cuda-device-allocations", "mlir::func::FuncOp"> {
+  let summary = "Allocate host-code buffers as device-visible managed memory";
+  let description = [{
+    Host code of the CUDA backend reads and writes some buffers itself (a
+    loop predicate, a kiln.for counter) and hands all of them to kernels,
+    so every `memref.alloc` outside a kernel becomes `gpu.alloc host_shared`
+    (CUDA managed memory, through the runtime's `mgpuMemAlloc`) and every
+    `memref.dealloc` an asynchronous `gpu.dealloc` that is waited for at
+    once (the form `gpu-to-llvm` lowers to `mgpuMemFree`).
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaMergeGpuModules
+    : Pass<"kiln-cuda-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel. The runtime
+    loads one PTX module per compiled module, so all kernels are moved into
+    the first `gpu.module` (named `kiln_kernels`) and every
+    `gpu.launch_func` is redirected to it.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 #endif // KILN_BACKENDS_PASSES_TD

@@ -10,6 +10,7 @@
 #define KILN_COMPILER_DRIVER_H
 
 #include "kiln/Backends/Cpu.h"
+#include "kiln/Backends/Cuda.h"
 #include "kiln/ModuleFormat.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -21,8 +22,21 @@
 
 namespace kiln {
 
+/// What the compiled module runs on.
+enum class Target {
+  /// Native code for the host CPU.
+  Cpu,
+  /// Host code that launches PTX kernels on a CUDA device (`cuda`).
+  Cuda,
+};
+
 struct CompileOptions {
+  Target target = Target::Cpu;
+  /// For both targets: the host code's optimization level and CPU; `fuse`
+  /// applies to the CPU target.
   mlir::kiln::CpuOptions cpu;
+  /// For the CUDA target: the architecture, fusion and device code options.
+  mlir::kiln::CudaOptions cuda;
   /// Called on the pass manager before it runs, e.g. to apply the
   /// --mlir-print-ir-* command-line options.
   std::function<void(mlir::PassManager &)> configurePassManager;
@@ -44,9 +58,18 @@ mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
                                        const CompileOptions &options);
 
 /// The whole path: signatures, lowering, LLVM, object, shared object and
-/// the .kmod bytes. `module` is lowered in place.
+/// the .kmod bytes (for CUDA, the host code's shared object and the PTX,
+/// target "cuda-sm_XX"). `module` is lowered in place.
 bool compileToKmod(mlir::ModuleOp module, const CompileOptions &options,
                    std::vector<uint8_t> &kmod, std::string &error);
+
+/// Translates a module lowered by lowerToLLVMDialect to optimized LLVM IR
+/// for the host; for the CUDA target the GPU runtime calls are bound to the
+/// slots the runtime fills (mlir::kiln::bindGpuRuntimeCalls).
+std::unique_ptr<llvm::Module> translateHostCode(mlir::ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                const CompileOptions &options,
+                                                std::string &error);
 
 } // namespace kiln
 

@@ -1,0 +1,208 @@
+//===- CudaPipeline.cpp - kiln to host code and PTX -----------------------===//
+//
+// The pipeline, in order:
+//   0-3. as on the CPU (CpuPipeline.cpp): kiln-fuse, kiln -> linalg on
+//      tensors with each fused region fused into one linalg op, one-shot
+//      bufferization, results to out-params, the `kiln_entry_<name>`
+//      wrappers; then constants are copied out of read-only globals
+//      (kiln-cuda-globals-to-buffers) and ownership-based deallocation runs;
+//   4. float matmuls -> shared-memory tiled kernels (kiln-cuda-tiled-matmul);
+//      reductions -> one kernel each in which a block reduces an output
+//      element with gpu.all_reduce (kiln-cuda-block-reductions); every other
+//      linalg op -> one scf.parallel (an integer matmul's k loop inside),
+//      and each outermost scf.parallel -> a grid-stride gpu.launch
+//      (kiln-cuda-map-parallel-loops); host buffers become CUDA managed
+//      memory (kiln-cuda-device-allocations);
+//   5. gpu-kernel-outlining, all kernels in one gpu.module, nvvm-attach-target
+//      for the chosen sm_XX, convert-gpu-to-nvvm (math through libdevice),
+//      gpu-module-to-binary format=isa: PTX, no ptxas needed;
+//   6. the host code (control flow, scalar reads, launches) -> the LLVM
+//      dialect with gpu-to-llvm and the CPU's conversions.
+// Control flow (kiln.cond/while/for) stays in the host code; a loop
+// predicate computed by a kernel is read from managed memory after the
+// launch, which the lowered launch synchronizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Cuda.h"
+#include "kiln/Backends/Passes.h"
+#include "kiln/Fusion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
+                                    Value from, Value to) {
+  builder.create<linalg::CopyOp>(loc, from, to);
+  return success();
+}
+
+bool kiln::isSupportedCudaArch(StringRef arch, std::string &ptxFeature) {
+  ptxFeature = llvm::StringSwitch<std::string>(arch)
+                   .Case("sm_70", "+ptx60")
+                   .Case("sm_75", "+ptx63")
+                   .Case("sm_80", "+ptx70")
+                   .Case("sm_86", "+ptx71")
+                   .Case("sm_89", "+ptx78")
+                   .Case("sm_90", "+ptx78")
+                   .Default("");
+  return !ptxFeature.empty();
+}
+
+void kiln::registerCudaDialects(DialectRegistry &registry) {
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  // gpu-module-to-binary translates the kernels' LLVM dialect to LLVM IR.
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+}
+
+void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
+                                     const CudaOptions &options) {
+  // 0-3: the CPU backend's tensor-level steps.
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createFusion());
+  pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizationOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  bufferization.allowReturnAllocsFromLoops = true;
+  bufferization.memCpyFn = copyWithLinalg;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+
+  pm.addNestedPass<func::FuncOp>(createKilnFreshResults());
+  bufferization::BufferResultsToOutParamsOpts outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.memCpyFn = copyWithLinalg;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createKilnCpuEntryPoints());
+  pm.addNestedPass<func::FuncOp>(createKilnCudaGlobalsToBuffers());
+
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createBufferizationToMemRefPass());
+
+  // 4: kernels and device-visible buffers.
+  pm.addNestedPass<func::FuncOp>(createKilnCudaTiledMatmul());
+  KilnCudaBlockReductionsOptions reductions;
+  reductions.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createKilnCudaBlockReductions(reductions));
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  KilnCudaMapParallelLoopsOptions mapping;
+  mapping.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createKilnCudaMapParallelLoops(mapping));
+  pm.addNestedPass<func::FuncOp>(createKilnCudaDeviceAllocations());
+  pm.addPass(createCanonicalizerPass());
+
+  // 5: kernels to PTX.
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createKilnCudaMergeGpuModules());
+  pm.addPass(createConvertSCFToCFPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.arch;
+  std::string ptxFeature;
+  if (isSupportedCudaArch(options.arch, ptxFeature))
+    target.features = ptxFeature;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  // What libdevice does not cover (math.absi, ...) becomes LLVM intrinsics.
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToLLVMPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath =
+      options.toolkitPath.empty() ? KILN_CUDA_TOOLKIT : options.toolkitPath;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+
+  // 6: the host code.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+bool kiln::extractPtx(ModuleOp module, std::string &ptx, std::string &error) {
+  ptx.clear();
+  unsigned binaries = 0;
+  WalkResult result = module.walk([&](gpu::BinaryOp binary) {
+    ++binaries;
+    ArrayAttr objects = binary.getObjects();
+    if (binaries > 1 || objects.size() != 1) {
+      error = "expected one gpu.binary with one object, the PTX of all "
+              "kernels";
+      return WalkResult::interrupt();
+    }
+    auto object = cast<gpu::ObjectAttr>(objects[0]);
+    if (object.getFormat() != gpu::CompilationTarget::Assembly) {
+      error = "the gpu.binary holds no PTX (format is not 'isa')";
+      return WalkResult::interrupt();
+    }
+    StringRef text = object.getObject().getValue();
+    // The PTX carries a terminating NUL for the driver; the text does not.
+    ptx = text.rtrim('\0').str();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+namespace {
+struct CudaLoweringPipelineOptions
+    : PassPipelineOptions<CudaLoweringPipelineOptions> {
+  Option<std::string> arch{*this, "arch",
+                           llvm::cl::desc("GPU architecture (sm_80, sm_90, ...)"),
+                           llvm::cl::init("sm_80")};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse ops into kiln.fused regions, each "
+                                   "one kernel where linalg fusion allows"),
+                    llvm::cl::init(true)};
+};
+} // namespace
+
+void kiln::registerCudaPipelines() {
+  PassPipelineRegistration<CudaLoweringPipelineOptions>(
+      "kiln-cuda-lowering",
+      "Lower kiln functions to host code in the LLVM dialect and PTX kernels",
+      [](OpPassManager &pm, const CudaLoweringPipelineOptions &pipeline) {
+        CudaOptions options;
+        options.arch = pipeline.arch;
+        options.fuse = pipeline.fuse;
+        buildCudaLoweringPipeline(pm, options);
+      });
+}

@@ -1,0 +1,68 @@
+//===- DeviceAllocations.cpp - Host-code buffers in managed memory --------===//
+//
+// Every buffer of the host code may be read by a kernel and by the host code
+// itself (a loop predicate, a scalar index), so it is allocated as CUDA
+// managed memory: `memref.alloc` -> `gpu.alloc host_shared`, and
+// `memref.dealloc` -> `gpu.dealloc` on a fresh stream that is waited for at
+// once, which is the form `gpu-to-llvm` lowers (to mgpuMemFree). Kernels
+// allocate nothing, and ops inside a `gpu.launch` are left alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDADEVICEALLOCATIONS
+#include "kiln/Backends/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+struct KilnCudaDeviceAllocationsPass
+    : kiln::impl::KilnCudaDeviceAllocationsBase<
+          KilnCudaDeviceAllocationsPass> {
+  void runOnOperation() override {
+    SmallVector<memref::AllocOp> allocs;
+    SmallVector<memref::DeallocOp> deallocs;
+    getOperation().walk([&](Operation *op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (auto alloc = dyn_cast<memref::AllocOp>(op))
+        allocs.push_back(alloc);
+      else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+        deallocs.push_back(dealloc);
+    });
+    for (memref::AllocOp alloc : allocs) {
+      OpBuilder builder(alloc);
+      auto device = builder.create<gpu::AllocOp>(
+          alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
+          alloc.getSymbolOperands(), /*hostShared=*/true);
+      alloc.replaceAllUsesWith(device.getMemref());
+      alloc.erase();
+    }
+    auto tokenType = gpu::AsyncTokenType::get(&getContext());
+    for (memref::DeallocOp dealloc : deallocs) {
+      OpBuilder builder(dealloc);
+      Location loc = dealloc.getLoc();
+      Value stream =
+          builder.create<gpu::WaitOp>(loc, tokenType, ValueRange())
+              .getAsyncToken();
+      Value done = builder
+                       .create<gpu::DeallocOp>(loc, tokenType,
+                                               ValueRange{stream},
+                                               dealloc.getMemref())
+                       .getAsyncToken();
+      builder.create<gpu::WaitOp>(loc, Type(), ValueRange{done});
+      dealloc.erase();
+    }
+  }
+};
+} // namespace

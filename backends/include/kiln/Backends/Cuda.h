@@ -1,0 +1,81 @@
+//===- Cuda.h - The CUDA backend --------------------------------*- C++ -*-===//
+//
+// kiln -> host code in the LLVM dialect that launches kernels, plus the
+// kernels as PTX (NVVM through LLVM's NVPTX target). The host code is
+// emitted with the CPU backend's object emitter and linker; its calls to
+// the upstream GPU runtime ABI (mgpuLaunchKernel, mgpuMemAlloc, ...) go
+// through function-pointer slots that the kiln runtime fills when it loads
+// the module.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_CUDA_H
+#define KILN_BACKENDS_CUDA_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <cstdint>
+#include <string>
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace mlir {
+namespace kiln {
+
+struct CudaOptions {
+  /// The GPU architecture, "sm_XX" (see isSupportedCudaArch).
+  std::string arch = "sm_80";
+  /// Fuse as the CPU backend does; each fused region becomes one kernel.
+  bool fuse = true;
+  /// Optimization level of the device code (NVPTX), 0 to 3.
+  unsigned optLevel = 3;
+  /// Threads per block of the generated kernels.
+  int64_t blockSize = 256;
+  /// The CUDA toolkit whose libdevice provides the math functions; empty
+  /// means the directory found when kiln was configured.
+  std::string toolkitPath;
+};
+
+/// Whether `arch` is an architecture the backend generates PTX for
+/// (sm_70, sm_75, sm_80, sm_86, sm_89, sm_90); sets `ptxFeature` to the
+/// PTX ISA version it needs (e.g. "+ptx70").
+bool isSupportedCudaArch(llvm::StringRef arch, std::string &ptxFeature);
+
+/// Registers the gpu and nvvm dialects, the NVVM target and the LLVM IR
+/// translations the CUDA pipeline and the host-code translation need.
+void registerCudaDialects(DialectRegistry &registry);
+
+/// Adds the passes that take a module of kiln functions to host code in the
+/// LLVM dialect (with `kiln_entry_<name>` wrappers, as on the CPU) and one
+/// `gpu.binary` holding the PTX of every kernel.
+void buildCudaLoweringPipeline(OpPassManager &pm,
+                               const CudaOptions &options = CudaOptions());
+
+/// Registers `--kiln-cuda-lowering` (options: arch, fuse) for kiln-opt.
+void registerCudaPipelines();
+
+/// Reads the PTX out of the lowered module's `gpu.binary` (empty when the
+/// module has no kernel). Returns false with a message when a binary holds
+/// something other than one PTX object.
+bool extractPtx(ModuleOp module, std::string &ptx, std::string &error);
+
+/// The prefix of the exported pointer slot through which the host code
+/// calls GPU runtime function `mgpuX`: the runtime stores its
+/// implementation in `kiln_gpu_fn_mgpuX` after loading the module.
+inline constexpr const char *kGpuRuntimeSlotPrefix = "kiln_gpu_fn_";
+
+/// Defines every declared `mgpu*` function of `module` as an internal
+/// function that calls through the exported slot kGpuRuntimeSlotPrefix +
+/// name, so that the shared object needs no GPU library at link or load
+/// time. Fails, naming it, on an mgpu function the kiln runtime does not
+/// implement (its list is in runtime/lib/cuda/GpuRuntimeShim.cpp).
+bool bindGpuRuntimeCalls(llvm::Module &module, std::string &error);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_BACKENDS_CUDA_H

@@ -1,0 +1,271 @@
+//===- CudaDevice.cpp - One module's CUDA device, stream and kernels ------===//
+
+#include "CudaDevice.h"
+
+#include "../api/Status.h"
+
+#include <cstring>
+
+namespace kiln {
+namespace runtime {
+namespace cuda {
+namespace {
+thread_local CudaDevice *currentDevice = nullptr;
+
+/// Makes a device current for the extent of a call.
+struct CurrentDevice {
+  explicit CurrentDevice(CudaDevice *device) { currentDevice = device; }
+  ~CurrentDevice() { currentDevice = nullptr; }
+};
+
+CUdeviceptr toDevice(const void *pointer) {
+  return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer));
+}
+void *toHost(CUdeviceptr pointer) {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(pointer));
+}
+} // namespace
+
+CudaDevice *CudaDevice::current() { return currentDevice; }
+
+kiln_status_t CudaDevice::open() {
+  std::lock_guard<std::mutex> lock(callMutex);
+  return openLocked();
+}
+
+kiln_status_t CudaDevice::openLocked() {
+  if (streamHandle)
+    return nullptr;
+  std::string error;
+  std::unique_ptr<CudaDriver> loaded = loadDefaultCudaDriver(error);
+  if (!loaded)
+    return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE, error);
+  // A failed attempt leaves nothing behind, so a later one starts afresh.
+  std::unique_ptr<CudaDevice> cuda(new CudaDevice());
+  cuda->driver = std::move(loaded);
+  CudaDriver &d = *cuda->driver;
+  auto unavailable = [&](const std::string &what, CUresult result) {
+    return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE,
+                      "CUDA: " + what + " failed: " + d.describe(result));
+  };
+  if (CUresult result = d.init(0))
+    return unavailable("cuInit", result);
+  int count = 0;
+  if (CUresult result = d.deviceGetCount(&count))
+    return unavailable("cuDeviceGetCount", result);
+  if (count <= 0)
+    return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE,
+                      "CUDA: the driver reports no CUDA device");
+  if (CUresult result = d.deviceGet(&cuda->device, 0))
+    return unavailable("cuDeviceGet", result);
+  if (CUresult result = d.devicePrimaryCtxRetain(&cuda->context, cuda->device))
+    return unavailable("cuDevicePrimaryCtxRetain", result);
+  cuda->contextRetained = true;
+  if (CUresult result = d.ctxPushCurrent(cuda->context))
+    return unavailable("cuCtxPushCurrent", result);
+  CUresult created = d.streamCreate(&cuda->streamHandle, 0);
+  CUcontext popped = nullptr;
+  d.ctxPopCurrent(&popped);
+  if (created)
+    return unavailable("cuStreamCreate", created);
+  driver = std::move(cuda->driver);
+  device = cuda->device;
+  context = cuda->context;
+  contextRetained = true;
+  streamHandle = cuda->streamHandle;
+  cuda->contextRetained = false;
+  return nullptr;
+}
+
+CudaDevice::~CudaDevice() {
+  if (!contextRetained)
+    return;
+  if (driver->ctxPushCurrent(context) == CUDA_SUCCESS) {
+    for (auto &[image, module] : modules)
+      driver->moduleUnload(module);
+    if (streamHandle)
+      driver->streamDestroy(streamHandle);
+    CUcontext popped = nullptr;
+    driver->ctxPopCurrent(&popped);
+  }
+  driver->devicePrimaryCtxRelease(device);
+}
+
+bool CudaDevice::check(CUresult result, const char *what) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  fail(std::string(what) + " failed: " + driver->describe(result));
+  return false;
+}
+
+void CudaDevice::fail(const std::string &message) {
+  if (failure.empty())
+    failure = message;
+}
+
+kiln_status_t CudaDevice::call(void (*entry)(void **),
+                               const std::vector<HostBuffer> &inputs,
+                               const std::vector<HostBuffer> &outputs) {
+  std::lock_guard<std::mutex> lock(callMutex);
+  if (kiln_status_t status = openLocked())
+    return status;
+  if (CUresult result = driver->ctxPushCurrent(context))
+    return makeStatus(KILN_STATUS_DEVICE_ERROR,
+                      "CUDA: cuCtxPushCurrent failed: " +
+                          driver->describe(result));
+  failure.clear();
+  CurrentDevice scope(this);
+
+  // Inputs in, output buffers allocated; each at least one byte so that
+  // every argument is a distinct valid pointer.
+  std::vector<void *> args;
+  for (const HostBuffer &input : inputs) {
+    void *buffer = allocate(input.bytes ? input.bytes : 1);
+    if (buffer && input.bytes)
+      check(driver->memcpyHtoD(toDevice(buffer), input.data, input.bytes),
+            "cuMemcpyHtoD of an input");
+    args.push_back(buffer);
+  }
+  for (const HostBuffer &output : outputs)
+    args.push_back(allocate(output.bytes ? output.bytes : 1));
+
+  if (failure.empty())
+    entry(args.data());
+  synchronize();
+  for (size_t i = 0; i < outputs.size() && failure.empty(); ++i)
+    if (outputs[i].bytes)
+      check(driver->memcpyDtoH(outputs[i].data,
+                               toDevice(args[inputs.size() + i]),
+                               outputs[i].bytes),
+            "cuMemcpyDtoH of an output");
+
+  // Free the arguments and whatever the host code left allocated.
+  for (CUdeviceptr buffer : liveBuffers)
+    driver->memFree(buffer);
+  liveBuffers.clear();
+  CUcontext popped = nullptr;
+  driver->ctxPopCurrent(&popped);
+  if (!failure.empty())
+    return makeStatus(KILN_STATUS_DEVICE_ERROR, "CUDA: " + failure);
+  return nullptr;
+}
+
+CUmodule CudaDevice::loadModule(const void *image, int optLevel) {
+  if (!failure.empty())
+    return nullptr;
+  auto cached = modules.find(image);
+  if (cached != modules.end())
+    return cached->second;
+  // The JIT's logs: the error log explains a rejected image.
+  char errorLog[8192] = {0};
+  char infoLog[8192] = {0};
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                   CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                   CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[] = {errorLog,
+                    reinterpret_cast<void *>(uintptr_t(sizeof(errorLog))),
+                    infoLog,
+                    reinterpret_cast<void *>(uintptr_t(sizeof(infoLog))),
+                    reinterpret_cast<void *>(uintptr_t(
+                        optLevel < 0 ? 0 : optLevel > 4 ? 4 : optLevel))};
+  CUmodule module = nullptr;
+  CUresult result = driver->moduleLoadDataEx(&module, image, 5, options,
+                                             values);
+  if (result != CUDA_SUCCESS) {
+    errorLog[sizeof(errorLog) - 1] = '\0';
+    std::string message =
+        "loading the kernels' PTX (cuModuleLoadDataEx) failed: " +
+        driver->describe(result);
+    if (errorLog[0])
+      message += "\nJIT error log:\n" + std::string(errorLog);
+    fail(message);
+    return nullptr;
+  }
+  modules.emplace(image, module);
+  return module;
+}
+
+CUfunction CudaDevice::getFunction(CUmodule module, const char *name) {
+  if (!failure.empty() || !module || !name)
+    return nullptr;
+  auto key = std::make_pair(module, std::string(name));
+  auto cached = functions.find(key);
+  if (cached != functions.end())
+    return cached->second;
+  CUfunction function = nullptr;
+  if (!check(driver->moduleGetFunction(&function, module, name),
+             (std::string("cuModuleGetFunction('") + name + "')").c_str()))
+    return nullptr;
+  functions.emplace(std::move(key), function);
+  return function;
+}
+
+void CudaDevice::launch(CUfunction function, int64_t gridX, int64_t gridY,
+                        int64_t gridZ, int64_t blockX, int64_t blockY,
+                        int64_t blockZ, int32_t sharedMemBytes,
+                        void **params, void **extra) {
+  if (!failure.empty())
+    return;
+  if (!function) {
+    fail("a kernel launch has no kernel");
+    return;
+  }
+  for (int64_t extent : {gridX, gridY, gridZ, blockX, blockY, blockZ})
+    if (extent <= 0 || extent > int64_t(UINT32_MAX)) {
+      fail("a kernel launch has a grid or block extent of " +
+           std::to_string(extent));
+      return;
+    }
+  check(driver->launchKernel(function, unsigned(gridX), unsigned(gridY),
+                             unsigned(gridZ), unsigned(blockX),
+                             unsigned(blockY), unsigned(blockZ),
+                             unsigned(sharedMemBytes < 0 ? 0 : sharedMemBytes),
+                             streamHandle, params, extra),
+        "cuLaunchKernel");
+}
+
+void CudaDevice::synchronize() {
+  if (failure.empty())
+    check(driver->streamSynchronize(streamHandle), "cuStreamSynchronize");
+}
+
+void *CudaDevice::allocate(uint64_t bytes) {
+  CUdeviceptr pointer = 0;
+  if (!check(driver->memAllocManaged(&pointer, bytes ? bytes : 1,
+                                     CU_MEM_ATTACH_GLOBAL),
+             ("cuMemAllocManaged of " + std::to_string(bytes) + " bytes")
+                 .c_str()))
+    return nullptr;
+  liveBuffers.insert(pointer);
+  return toHost(pointer);
+}
+
+void CudaDevice::release(void *pointer) {
+  if (!pointer)
+    return;
+  // Kernels may still read the buffer: the stream drains first.
+  synchronize();
+  auto live = liveBuffers.find(toDevice(pointer));
+  if (live == liveBuffers.end()) {
+    fail("the host code freed a buffer it did not allocate");
+    return;
+  }
+  liveBuffers.erase(live);
+  check(driver->memFree(toDevice(pointer)), "cuMemFree");
+}
+
+void CudaDevice::copy(void *destination, const void *source, size_t bytes) {
+  if (failure.empty() && bytes)
+    check(driver->memcpy(toDevice(destination), toDevice(source), bytes),
+          "cuMemcpy");
+}
+
+void CudaDevice::fill32(void *destination, unsigned value, size_t count) {
+  if (failure.empty() && count)
+    check(driver->memsetD32(toDevice(destination), value, count),
+          "cuMemsetD32");
+}
+
+} // namespace cuda
+} // namespace runtime
+} // namespace kiln

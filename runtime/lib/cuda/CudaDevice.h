@@ -1,0 +1,113 @@
+//===- CudaDevice.h - One module's CUDA device, stream and kernels -*- C++ -*-===//
+//
+// A CUDA module's host code (a shared object) launches its kernels through
+// the upstream GPU runtime ABI (mgpuModuleLoadJIT, mgpuLaunchKernel,
+// mgpuMemAlloc, ...; see GpuRuntimeShim.h). Those calls land here, on the
+// CudaDevice of the module whose function is being called:
+//   - the device's primary context is made current for the call;
+//   - all kernels run in order on one stream;
+//   - a PTX image is JIT-loaded once (cuModuleLoadDataEx, keeping the JIT
+//     error log) and cached by address for the module's lifetime, and so is
+//     each kernel looked up in it;
+//   - buffers are CUDA managed memory, so the host code may read a loop
+//     predicate a kernel wrote (after the launch, which synchronizes);
+//   - inputs and outputs are copied to and from device buffers once per
+//     call; buffers the host code leaves allocated are freed after it.
+// The mgpu ABI returns no errors, so the first failure of a call is
+// recorded, later device work of that call is skipped, and the call
+// returns the failure as a status.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_LIB_CUDA_CUDADEVICE_H
+#define KILN_RUNTIME_LIB_CUDA_CUDADEVICE_H
+
+#include "CudaDriver.h"
+
+#include "kiln/runtime.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace runtime {
+namespace cuda {
+
+/// A host buffer of a call: its address and size in bytes.
+struct HostBuffer {
+  void *data;
+  size_t bytes;
+};
+
+class CudaDevice {
+public:
+  /// A device that opens itself on first use, so that a CUDA module can be
+  /// loaded and inspected on a machine without CUDA.
+  CudaDevice() = default;
+  CudaDevice(const CudaDevice &) = delete;
+  CudaDevice &operator=(const CudaDevice &) = delete;
+  ~CudaDevice();
+
+  /// Loads the driver (loadDefaultCudaDriver), initializes it, takes device
+  /// 0's primary context and creates the stream; does nothing once open.
+  /// Errors are KILN_STATUS_DEVICE_UNAVAILABLE ("no CUDA driver found ...").
+  kiln_status_t open();
+
+  /// Opens the device if needed, then runs `entry` (the host code's `void entry(void **args)`) on device
+  /// copies of `inputs` and of `outputs`, then copies the outputs back.
+  /// Calls on one device are serialized.
+  kiln_status_t call(void (*entry)(void **),
+                     const std::vector<HostBuffer> &inputs,
+                     const std::vector<HostBuffer> &outputs);
+
+  /// The device whose call is running on this thread; NULL outside calls.
+  static CudaDevice *current();
+
+  // The GPU runtime ABI, for the shim. They do nothing after a failure.
+  CUmodule loadModule(const void *image, int optLevel);
+  CUfunction getFunction(CUmodule module, const char *name);
+  void launch(CUfunction function, int64_t gridX, int64_t gridY,
+              int64_t gridZ, int64_t blockX, int64_t blockY, int64_t blockZ,
+              int32_t sharedMemBytes, void **params, void **extra);
+  CUstream stream() const { return streamHandle; }
+  void synchronize();
+  void *allocate(uint64_t bytes);
+  void release(void *pointer);
+  void copy(void *destination, const void *source, size_t bytes);
+  void fill32(void *destination, unsigned value, size_t count);
+
+  /// Records the first failure of the current call.
+  void fail(const std::string &message);
+
+private:
+  kiln_status_t openLocked();
+  /// Records `what` with the driver's description of `result` when it is
+  /// not success; returns whether it was.
+  bool check(CUresult result, const char *what);
+
+  std::unique_ptr<CudaDriver> driver;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  bool contextRetained = false;
+  CUstream streamHandle = nullptr;
+  std::mutex callMutex;
+  /// JIT-loaded images by address; unloaded with the device.
+  std::map<const void *, CUmodule> modules;
+  /// Kernels already looked up: the host code asks before every launch.
+  std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+  /// Buffers allocated during the current call and not yet freed.
+  std::set<CUdeviceptr> liveBuffers;
+  /// The first failure of the current call; empty while it goes well.
+  std::string failure;
+};
+
+} // namespace cuda
+} // namespace runtime
+} // namespace kiln
+
+#endif // KILN_RUNTIME_LIB_CUDA_CUDADEVICE_H

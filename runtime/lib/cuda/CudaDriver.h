@@ -1,0 +1,106 @@
+//===- CudaDriver.h - The CUDA driver API, behind an interface --*- C++ -*-===//
+//
+// The runtime reaches CUDA only through the driver API, loaded with
+// dlopen("libcuda.so.1") when a CUDA module is loaded, so that it builds and
+// runs on machines without CUDA. The entry points it uses are methods of
+// CudaDriver; the real implementation forwards to the dlsym'ed functions,
+// and tests substitute a fake that records calls and simulates a device.
+// The CUDA types are declared here as the ABI defines them (no cuda.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_LIB_CUDA_CUDADRIVER_H
+#define KILN_RUNTIME_LIB_CUDA_CUDADRIVER_H
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace kiln {
+namespace runtime {
+namespace cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+/// CUjit_option values used to collect the PTX JIT's logs.
+constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
+constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
+/// CU_MEM_ATTACH_GLOBAL, for cuMemAllocManaged.
+constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
+
+/// The driver entry points the runtime uses, named after them.
+class CudaDriver {
+public:
+  virtual ~CudaDriver() = default;
+  virtual CUresult init(unsigned flags) = 0;
+  virtual CUresult deviceGetCount(int *count) = 0;
+  virtual CUresult deviceGet(CUdevice *device, int ordinal) = 0;
+  virtual CUresult devicePrimaryCtxRetain(CUcontext *context,
+                                          CUdevice device) = 0;
+  virtual CUresult devicePrimaryCtxRelease(CUdevice device) = 0;
+  virtual CUresult ctxPushCurrent(CUcontext context) = 0;
+  virtual CUresult ctxPopCurrent(CUcontext *context) = 0;
+  virtual CUresult moduleLoadDataEx(CUmodule *module, const void *image,
+                                    unsigned numOptions, int *options,
+                                    void **optionValues) = 0;
+  virtual CUresult moduleUnload(CUmodule module) = 0;
+  virtual CUresult moduleGetFunction(CUfunction *function, CUmodule module,
+                                     const char *name) = 0;
+  virtual CUresult launchKernel(CUfunction function, unsigned gridX,
+                                unsigned gridY, unsigned gridZ,
+                                unsigned blockX, unsigned blockY,
+                                unsigned blockZ, unsigned sharedMemBytes,
+                                CUstream stream, void **params,
+                                void **extra) = 0;
+  virtual CUresult memAllocManaged(CUdeviceptr *pointer, size_t bytes,
+                                   unsigned flags) = 0;
+  virtual CUresult memFree(CUdeviceptr pointer) = 0;
+  virtual CUresult memcpyHtoD(CUdeviceptr destination, const void *source,
+                              size_t bytes) = 0;
+  virtual CUresult memcpyDtoH(void *destination, CUdeviceptr source,
+                              size_t bytes) = 0;
+  /// cuMemcpy: either side may be host or device (unified addressing).
+  virtual CUresult memcpy(CUdeviceptr destination, CUdeviceptr source,
+                          size_t bytes) = 0;
+  virtual CUresult memsetD32(CUdeviceptr destination, unsigned value,
+                             size_t count) = 0;
+  virtual CUresult streamCreate(CUstream *stream, unsigned flags) = 0;
+  virtual CUresult streamSynchronize(CUstream stream) = 0;
+  virtual CUresult streamDestroy(CUstream stream) = 0;
+  /// The driver's name for `result` (cuGetErrorName/cuGetErrorString).
+  virtual std::string describe(CUresult result) = 0;
+};
+
+/// Loads the driver library `library` (normally "libcuda.so.1") and
+/// resolves every entry point. Returns NULL and an error starting with
+/// "no CUDA driver found" when the library is absent, or naming the missing
+/// entry point.
+std::unique_ptr<CudaDriver> loadCudaDriver(const std::string &library,
+                                           std::string &error);
+
+/// How the C API obtains a driver: loadCudaDriver("libcuda.so.1") unless a
+/// test installed another loader. Returns NULL with a message on failure.
+using CudaDriverLoader =
+    std::function<std::unique_ptr<CudaDriver>(std::string &error)>;
+std::unique_ptr<CudaDriver> loadDefaultCudaDriver(std::string &error);
+
+/// Replaces the loader used by loadDefaultCudaDriver (NULL restores the
+/// system one), for tests that run the CUDA path against a fake driver.
+void setCudaDriverLoaderForTesting(CudaDriverLoader loader);
+
+} // namespace cuda
+} // namespace runtime
+} // namespace kiln
+
+#endif // KILN_RUNTIME_LIB_CUDA_CUDADRIVER_H

@@ -1,0 +1,82 @@
+//===- GpuRuntimeShim.cpp - The mgpu* ABI over CudaDevice -----------------===//
+//
+// The signatures are those of MLIR 19's CudaRuntimeWrappers.cpp, which the
+// lowered host code calls. Streams and modules are the device's own: there
+// is one in-order stream per device (so "creating" one returns it and
+// "destroying" it does nothing), and a module stays loaded, cached by the
+// address of its PTX, until the kiln module is released.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuRuntimeShim.h"
+
+#include "CudaDevice.h"
+
+#include <cstdint>
+
+namespace kiln {
+namespace runtime {
+namespace cuda {
+namespace {
+
+/// The device of the call in progress; host code runs only inside calls.
+CudaDevice &device() { return *CudaDevice::current(); }
+
+void *mgpuModuleLoad(void *data, size_t) {
+  return device().loadModule(data, 4);
+}
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  return device().loadModule(data, optLevel);
+}
+void mgpuModuleUnload(void *) {}
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  return device().getFunction(static_cast<CUmodule>(module), name);
+}
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedMemBytes, void *,
+                      void **params, void **extra, size_t) {
+  device().launch(static_cast<CUfunction>(function), gridX, gridY, gridZ,
+                  blockX, blockY, blockZ, sharedMemBytes, params, extra);
+}
+void *mgpuStreamCreate() { return device().stream(); }
+void mgpuStreamDestroy(void *) {}
+void mgpuStreamSynchronize(void *) { device().synchronize(); }
+void *mgpuMemAlloc(uint64_t bytes, void *, bool) {
+  return device().allocate(bytes);
+}
+void mgpuMemFree(void *pointer, void *) { device().release(pointer); }
+void mgpuMemcpy(void *destination, void *source, size_t bytes, void *) {
+  device().copy(destination, source, bytes);
+}
+void mgpuMemset32(void *destination, unsigned value, size_t count, void *) {
+  device().fill32(destination, value, count);
+}
+
+template <typename F> void *address(F *function) {
+  return reinterpret_cast<void *>(function);
+}
+
+} // namespace
+
+const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
+  static const std::vector<GpuRuntimeFunction> functions = {
+      {"mgpuModuleLoad", address(mgpuModuleLoad)},
+      {"mgpuModuleLoadJIT", address(mgpuModuleLoadJIT)},
+      {"mgpuModuleUnload", address(mgpuModuleUnload)},
+      {"mgpuModuleGetFunction", address(mgpuModuleGetFunction)},
+      {"mgpuLaunchKernel", address(mgpuLaunchKernel)},
+      {"mgpuStreamCreate", address(mgpuStreamCreate)},
+      {"mgpuStreamDestroy", address(mgpuStreamDestroy)},
+      {"mgpuStreamSynchronize", address(mgpuStreamSynchronize)},
+      {"mgpuMemAlloc", address(mgpuMemAlloc)},
+      {"mgpuMemFree", address(mgpuMemFree)},
+      {"mgpuMemcpy", address(mgpuMemcpy)},
+      {"mgpuMemset32", address(mgpuMemset32)},
+  };
+  return functions;
+}
+
+} // namespace cuda
+} // namespace runtime
+} // namespace kiln

@@ -1,0 +1,34 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-device-allocations | FileCheck %s
+
+// Host-code buffers become managed memory; a dealloc is an asynchronous
+// gpu.dealloc that is waited for at once.
+// CHECK-LABEL: func.func @buffers
+// CHECK:         %[[A:.+]] = gpu.alloc  host_shared () : memref<16xf32>
+// CHECK:         %[[D:.+]] = gpu.alloc  host_shared (%{{.+}}) : memref<?xi64>
+// CHECK:         %[[T:.+]] = gpu.wait async
+// CHECK:         %[[F:.+]] = gpu.dealloc async [%[[T]]] %[[A]] : memref<16xf32>
+// CHECK:         gpu.wait [%[[F]]]
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     memref.dealloc
+func.func @buffers(%n: index) -> memref<?xi64> {
+  %a = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+  %d = memref.alloc(%n) : memref<?xi64>
+  memref.dealloc %a : memref<16xf32>
+  return %d : memref<?xi64>
+}
+
+// -----
+
+// Inside a kernel nothing changes.
+// CHECK-LABEL: func.func @in_kernel
+// CHECK:         gpu.launch
+// CHECK:           memref.alloca
+func.func @in_kernel() {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %t = memref.alloca() : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -1,0 +1,67 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-tiled-matmul | FileCheck %s
+
+// A 40x24 = 40x30 * 30x24 matmul: 2x3 blocks of 16x16 threads, two tiles
+// of shared memory, ceil(30/16) = 2 steps along K with zero padding past
+// the edges, barriers around the dot product, a guarded update of C.
+// CHECK-LABEL: func.func @mm
+// CHECK:         gpu.launch blocks(%[[BX:.+]], %[[BY:.+]], %{{.+}}) in (%{{.+}} = %c2{{[_0-9]*}}, %{{.+}} = %c3{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}) threads(%[[TX:.+]], %[[TY:.+]], %{{.+}}) in (%{{.+}} = %c16{{[_0-9]*}}, %{{.+}} = %c16{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}})
+// CHECK-SAME:    workgroup(%[[AS:.+]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[BS:.+]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[ACC:.+]] = scf.for %[[STEP:.+]] = %c0{{[_0-9]*}} to %c2{{[_0-9]*}} step
+// CHECK:             scf.if
+// CHECK:               memref.load %{{.+}} : memref<40x30xf32>
+// CHECK:             } else {
+// CHECK:               scf.yield %cst
+// CHECK:             memref.store %{{.+}}, %[[AS]][%[[TY]], %[[TX]]]
+// CHECK:             memref.load %{{.+}} : memref<30x24xf32>
+// CHECK:             memref.store %{{.+}}, %[[BS]][%[[TY]], %[[TX]]]
+// CHECK:             gpu.barrier
+// CHECK:             scf.for
+// CHECK:               memref.load %[[AS]][%[[TY]], %{{.+}}]
+// CHECK:               memref.load %[[BS]][%{{.+}}, %[[TX]]]
+// CHECK:               arith.mulf
+// CHECK:               arith.addf
+// CHECK:             gpu.barrier
+// CHECK:           scf.if
+// CHECK:             %[[OLD:.+]] = memref.load %{{.+}} : memref<40x24xf32>
+// CHECK:             %[[NEW:.+]] = arith.addf %[[OLD]], %[[ACC]]
+// CHECK:             memref.store %[[NEW]]
+// CHECK-NOT:     linalg.matmul
+func.func @mm(%a: memref<40x30xf32>, %b: memref<30x24xf32>, %c: memref<40x24xf32>) {
+  linalg.matmul ins(%a, %b : memref<40x30xf32>, memref<30x24xf32>) outs(%c : memref<40x24xf32>)
+  return
+}
+
+// -----
+
+// Batched: grid z is the batch, and every access is indexed by it.
+// CHECK-LABEL: func.func @bmm
+// CHECK:         gpu.launch blocks(%{{.+}}, %{{.+}}, %[[BZ:.+]]) in (%{{.+}} = %c1{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}, %{{.+}} = %c3{{[_0-9]*}})
+// CHECK:           memref.load %{{.+}}[%[[BZ]], %{{.+}}, %{{.+}}] : memref<3x4x5xf32>
+// CHECK:           memref.load %{{.+}}[%[[BZ]], %{{.+}}, %{{.+}}] : memref<3x5x2xf32>
+// CHECK:           memref.store %{{.+}}, %{{.+}}[%[[BZ]], %{{.+}}, %{{.+}}] : memref<3x4x2xf32>
+func.func @bmm(%a: memref<3x4x5xf32>, %b: memref<3x5x2xf32>, %c: memref<3x4x2xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x4x5xf32>, memref<3x5x2xf32>) outs(%c : memref<3x4x2xf32>)
+  return
+}
+
+// -----
+
+// f64 stages f64 tiles.
+// CHECK-LABEL: func.func @mm_f64
+// CHECK:         workgroup(%{{.+}} : memref<16x16xf64, #gpu.address_space<workgroup>>, %{{.+}} : memref<16x16xf64, #gpu.address_space<workgroup>>)
+// CHECK:           arith.constant 0.000000e+00 : f64
+func.func @mm_f64(%a: memref<4x5xf64>, %b: memref<5x2xf64>, %c: memref<4x2xf64>) {
+  linalg.matmul ins(%a, %b : memref<4x5xf64>, memref<5x2xf64>) outs(%c : memref<4x2xf64>)
+  return
+}
+
+// -----
+
+// Integer matmuls are left to the generic mapping.
+// CHECK-LABEL: func.func @int_mm
+// CHECK-NOT:     gpu.launch
+// CHECK:         linalg.matmul
+func.func @int_mm(%a: memref<4x5xi32>, %b: memref<5x2xi32>, %c: memref<4x2xi32>) {
+  linalg.matmul ins(%a, %b : memref<4x5xi32>, memref<5x2xi32>) outs(%c : memref<4x2xi32>)
+  return
+}

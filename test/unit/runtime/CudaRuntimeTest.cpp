@@ -1,0 +1,378 @@
+//===- CudaRuntimeTest.cpp - The runtime's CUDA path without a GPU --------===//
+//
+// The driver is reached through the CudaDriver interface, so these tests
+// run everywhere: the system loader's "no CUDA driver" error, and the whole
+// call path (slot binding, device copies, PTX loading with its JIT log,
+// launches, buffer cleanup) against a fake driver that simulates a device
+// in host memory and runs the fixture's two kernels on the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+
+#include "../../../runtime/lib/cuda/CudaDriver.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+extern "C" int kilnCudaCApiCheck(void);
+
+using namespace kiln::runtime::cuda;
+using kiln::test::ModulePtr;
+using kiln::test::TensorPtr;
+using kiln::test::take;
+
+namespace {
+
+constexpr CUresult kInvalidPtx = 218;
+constexpr CUresult kLaunchFailed = 719;
+
+/// What the fake driver saw, and how it should misbehave.
+struct FakeState {
+  int devices = 1;
+  std::string rejectPtxWithLog;
+  bool failLaunch = false;
+  int moduleLoads = 0, functionLookups = 0, launches = 0, htod = 0, dtoh = 0;
+  bool sawErrorLogOption = false;
+  std::set<CUdeviceptr> live;
+  std::vector<std::string> launched;
+};
+
+class FakeDriver final : public CudaDriver {
+public:
+  explicit FakeDriver(FakeState &state) : s(state) {}
+  CUresult init(unsigned) override { return CUDA_SUCCESS; }
+  CUresult deviceGetCount(int *count) override {
+    *count = s.devices;
+    return CUDA_SUCCESS;
+  }
+  CUresult deviceGet(CUdevice *device, int) override {
+    *device = 0;
+    return CUDA_SUCCESS;
+  }
+  CUresult devicePrimaryCtxRetain(CUcontext *context, CUdevice) override {
+    *context = reinterpret_cast<CUcontext>(&s);
+    return CUDA_SUCCESS;
+  }
+  CUresult devicePrimaryCtxRelease(CUdevice) override { return CUDA_SUCCESS; }
+  CUresult ctxPushCurrent(CUcontext) override { return CUDA_SUCCESS; }
+  CUresult ctxPopCurrent(CUcontext *) override { return CUDA_SUCCESS; }
+  CUresult moduleLoadDataEx(CUmodule *module, const void *image,
+                            unsigned count, int *options,
+                            void **values) override {
+    ++s.moduleLoads;
+    for (unsigned i = 0; i < count; ++i) {
+      if (options[i] != CU_JIT_ERROR_LOG_BUFFER)
+        continue;
+      s.sawErrorLogOption = true;
+      if (!s.rejectPtxWithLog.empty()) {
+        std::strcpy(static_cast<char *>(values[i]),
+                    s.rejectPtxWithLog.c_str());
+        return kInvalidPtx;
+      }
+    }
+    if (std::strncmp(static_cast<const char *>(image), "// kernels:", 11))
+      return kInvalidPtx;
+    *module = reinterpret_cast<CUmodule>(const_cast<void *>(image));
+    return CUDA_SUCCESS;
+  }
+  CUresult moduleUnload(CUmodule) override { return CUDA_SUCCESS; }
+  CUresult moduleGetFunction(CUfunction *function, CUmodule,
+                             const char *name) override {
+    ++s.functionLookups;
+    static const char *const kernels[] = {"scale2", "copy"};
+    for (const char *kernel : kernels)
+      if (!std::strcmp(kernel, name)) {
+        *function = reinterpret_cast<CUfunction>(const_cast<char *>(kernel));
+        return CUDA_SUCCESS;
+      }
+    return 500; // CUDA_ERROR_NOT_FOUND
+  }
+  CUresult launchKernel(CUfunction function, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, unsigned, CUstream,
+                        void **params, void **) override {
+    if (s.failLaunch)
+      return kLaunchFailed;
+    ++s.launches;
+    std::string name = reinterpret_cast<const char *>(function);
+    s.launched.push_back(name);
+    const float *in = *static_cast<float **>(params[0]);
+    float *out = *static_cast<float **>(params[1]);
+    int64_t n = *static_cast<int64_t *>(params[2]);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = name == "scale2" ? 2 * in[i] : in[i];
+    return CUDA_SUCCESS;
+  }
+  CUresult memAllocManaged(CUdeviceptr *pointer, size_t bytes,
+                           unsigned) override {
+    *pointer = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes));
+    s.live.insert(*pointer);
+    return CUDA_SUCCESS;
+  }
+  CUresult memFree(CUdeviceptr pointer) override {
+    if (!s.live.erase(pointer))
+      return 1;
+    std::free(reinterpret_cast<void *>(pointer));
+    return CUDA_SUCCESS;
+  }
+  CUresult memcpyHtoD(CUdeviceptr to, const void *from,
+                      size_t bytes) override {
+    ++s.htod;
+    std::memcpy(reinterpret_cast<void *>(to), from, bytes);
+    return CUDA_SUCCESS;
+  }
+  CUresult memcpyDtoH(void *to, CUdeviceptr from, size_t bytes) override {
+    ++s.dtoh;
+    std::memcpy(to, reinterpret_cast<void *>(from), bytes);
+    return CUDA_SUCCESS;
+  }
+  CUresult memcpy(CUdeviceptr to, CUdeviceptr from, size_t bytes) override {
+    std::memcpy(reinterpret_cast<void *>(to),
+                reinterpret_cast<void *>(from), bytes);
+    return CUDA_SUCCESS;
+  }
+  CUresult memsetD32(CUdeviceptr to, unsigned value, size_t count) override {
+    auto *words = reinterpret_cast<uint32_t *>(to);
+    for (size_t i = 0; i < count; ++i)
+      words[i] = value;
+    return CUDA_SUCCESS;
+  }
+  CUresult streamCreate(CUstream *stream, unsigned) override {
+    *stream = reinterpret_cast<CUstream>(&s);
+    return CUDA_SUCCESS;
+  }
+  CUresult streamSynchronize(CUstream) override { return CUDA_SUCCESS; }
+  CUresult streamDestroy(CUstream) override { return CUDA_SUCCESS; }
+  std::string describe(CUresult result) override {
+    return "fake CUDA error " + std::to_string(result);
+  }
+
+private:
+  FakeState &s;
+};
+
+kiln::format::ModuleContents cudaModuleContents() {
+  kiln::format::ModuleContents contents;
+  contents.target = "cuda-sm_80";
+  kiln::format::FunctionSignature scale2;
+  scale2.name = "scale2";
+  scale2.entrySymbol = "kiln_entry_scale2";
+  scale2.inputs = {{"x", kiln::format::DType::F32, {4}}};
+  scale2.outputs = {{"y", kiln::format::DType::F32, {4}}};
+  contents.functions.push_back(scale2);
+  contents.code = kiln::test::readFile(KILN_FIXTURE_CUDA_HOST);
+  const char ptx[] = "// kernels: scale2, copy\n";
+  contents.deviceCode.assign(ptx, ptx + sizeof(ptx) - 1);
+  return contents;
+}
+
+ModulePtr loadCudaModule(kiln_status_code_t *code = nullptr,
+                         std::string *message = nullptr) {
+  std::vector<uint8_t> bytes =
+      kiln::format::writeModule(cudaModuleContents());
+  kiln_module_t *module = nullptr;
+  kiln::test::Outcome outcome =
+      take(kiln_module_load_memory(bytes.data(), bytes.size(), &module));
+  if (code)
+    *code = outcome.code;
+  if (message)
+    *message = outcome.message;
+  return ModulePtr(module);
+}
+
+/// Calls scale2 on [1, 2, 3, 4].
+kiln::test::Outcome callScale2(kiln_module_t *module, TensorPtr &y) {
+  const kiln_function_t *function = nullptr;
+  take(kiln_module_function_lookup(module, "scale2", &function));
+  TensorPtr x = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4},
+                                              {1, 2, 3, 4});
+  kiln_tensor_t *input = x.get();
+  kiln_tensor_t *output = nullptr;
+  kiln::test::Outcome outcome =
+      take(kiln_function_call(function, &input, 1, &output, 1));
+  y.reset(output);
+  return outcome;
+}
+
+/// Installs a fake driver for one test.
+class FakeCudaTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    setCudaDriverLoaderForTesting([this](std::string &) {
+      return std::unique_ptr<CudaDriver>(new FakeDriver(state));
+    });
+  }
+  void TearDown() override { setCudaDriverLoaderForTesting(nullptr); }
+  FakeState state;
+};
+
+bool systemHasCudaDriver() {
+  std::string error;
+  return loadCudaDriver("libcuda.so.1", error) != nullptr;
+}
+
+} // namespace
+
+TEST(CudaCApiTest, DeviceApiWorksFromC) { EXPECT_EQ(kilnCudaCApiCheck(), 0); }
+
+TEST(CudaDriverTest, MissingLibraryIsNoCudaDriverFound) {
+  std::string error;
+  EXPECT_EQ(loadCudaDriver("libkiln-test-no-such-driver.so.1", error),
+            nullptr);
+  EXPECT_EQ(error.rfind("no CUDA driver found", 0), 0u) << error;
+  EXPECT_NE(error.find("libkiln-test-no-such-driver.so.1"), std::string::npos);
+}
+
+TEST(CudaDriverTest, LibraryWithoutTheDriverApiIsRejected) {
+  std::string error;
+  EXPECT_EQ(loadCudaDriver("libm.so.6", error), nullptr);
+  EXPECT_NE(error.find("lacks 'cuInit'"), std::string::npos) << error;
+}
+
+TEST(CudaWithoutDriverTest, DeviceCheckAndCallsSayNoCudaDriverFound) {
+  if (systemHasCudaDriver())
+    GTEST_SKIP() << "this machine has a CUDA driver";
+  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
+  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(check.message.find("no CUDA driver found"), std::string::npos)
+      << check.message;
+  EXPECT_TRUE(take(kiln_device_check(KILN_DEVICE_CPU)).ok());
+
+  // The module loads and lists; the first call reports the missing driver.
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  EXPECT_EQ(kiln_module_device(module.get()), KILN_DEVICE_CUDA);
+  TensorPtr y;
+  kiln::test::Outcome call = callScale2(module.get(), y);
+  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(call.message.find("no CUDA driver found"), std::string::npos)
+      << call.message;
+  EXPECT_FALSE(y);
+
+  // Asking for CUDA explicitly fails at load time.
+  std::vector<uint8_t> bytes = kiln::format::writeModule(cudaModuleContents());
+  kiln_module_t *raw = nullptr;
+  kiln::test::Outcome onCuda = take(kiln_module_load_memory_on(
+      KILN_DEVICE_CUDA, bytes.data(), bytes.size(), &raw));
+  EXPECT_EQ(onCuda.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_EQ(raw, nullptr);
+}
+
+TEST(CudaDeviceSelectionTest, ModuleForAnotherDeviceIsRefused) {
+  std::vector<uint8_t> bytes = kiln::format::writeModule(cudaModuleContents());
+  kiln_module_t *raw = nullptr;
+  kiln::test::Outcome onCpu = take(kiln_module_load_memory_on(
+      KILN_DEVICE_CPU, bytes.data(), bytes.size(), &raw));
+  EXPECT_EQ(onCpu.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(onCpu.message.find("compiled for cuda"), std::string::npos)
+      << onCpu.message;
+  EXPECT_EQ(raw, nullptr);
+
+  std::vector<uint8_t> cpu =
+      kiln::format::writeModule(kiln::test::addModuleContents());
+  kiln::test::Outcome cpuOnCuda = take(kiln_module_load_memory_on(
+      KILN_DEVICE_CUDA, cpu.data(), cpu.size(), &raw));
+  EXPECT_EQ(cpuOnCuda.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(cpuOnCuda.message.find("compiled for cpu"), std::string::npos);
+  EXPECT_TRUE(take(kiln_module_load_memory_on(KILN_DEVICE_CPU, cpu.data(),
+                                              cpu.size(), &raw))
+                  .ok());
+  EXPECT_EQ(kiln_module_device(raw), KILN_DEVICE_CPU);
+  kiln_module_release(raw);
+
+  EXPECT_EQ(take(kiln_module_load_memory_on(static_cast<kiln_device_t>(7),
+                                            cpu.data(), cpu.size(), &raw))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_device_name(KILN_DEVICE_CUDA), "cuda");
+  EXPECT_STREQ(kiln_device_name(static_cast<kiln_device_t>(7)), "invalid");
+}
+
+TEST(CudaModuleFormatTest, DeviceCodeRoundTripsAndCpuModulesOmitIt) {
+  kiln::format::ModuleContents contents = cudaModuleContents();
+  std::vector<uint8_t> bytes = kiln::format::writeModule(contents);
+  kiln::format::ModuleContents read;
+  std::string error;
+  ASSERT_TRUE(kiln::format::readModule(bytes.data(), bytes.size(), read,
+                                       error))
+      << error;
+  EXPECT_EQ(read.deviceCode, contents.deviceCode);
+  EXPECT_EQ(read.target, "cuda-sm_80");
+
+  kiln::format::ModuleContents cpu = kiln::test::addModuleContents();
+  ASSERT_TRUE(kiln::format::readModule(
+      kiln::format::writeModule(cpu).data(),
+      kiln::format::writeModule(cpu).size(), read, error));
+  EXPECT_TRUE(read.deviceCode.empty());
+}
+
+TEST_F(FakeCudaTest, CallCopiesInLaunchesAndCopiesOut) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (int round = 1; round <= 2; ++round) {
+    TensorPtr y;
+    kiln::test::Outcome call = callScale2(module.get(), y);
+    ASSERT_TRUE(call.ok()) << call.message;
+    const float *values = static_cast<const float *>(kiln_tensor_data(y.get()));
+    EXPECT_EQ(std::vector<float>(values, values + 4),
+              (std::vector<float>{2, 4, 6, 8}));
+    EXPECT_EQ(state.htod, round);
+    EXPECT_EQ(state.dtoh, round);
+    EXPECT_EQ(state.launches, 2 * round);
+    EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+  }
+  // The PTX is JIT-loaded once and cached, with the error log requested,
+  // and each kernel is looked up once.
+  EXPECT_EQ(state.moduleLoads, 1);
+  EXPECT_EQ(state.functionLookups, 2);
+  EXPECT_TRUE(state.sawErrorLogOption);
+  EXPECT_EQ(state.launched,
+            (std::vector<std::string>{"scale2", "copy", "scale2", "copy"}));
+}
+
+TEST_F(FakeCudaTest, RejectedPtxSurfacesTheJitErrorLog) {
+  state.rejectPtxWithLog = "ptxas application ptx input, line 3; fatal";
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr y;
+  kiln::test::Outcome call = callScale2(module.get(), y);
+  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(call.message.find("cuModuleLoadDataEx"), std::string::npos)
+      << call.message;
+  EXPECT_NE(call.message.find("line 3; fatal"), std::string::npos)
+      << call.message;
+  EXPECT_NE(call.message.find("function 'scale2'"), std::string::npos);
+  EXPECT_FALSE(y);
+  EXPECT_EQ(state.launches, 0);
+  EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+TEST_F(FakeCudaTest, LaunchFailureIsAnErrorAndLaterWorkIsSkipped) {
+  state.failLaunch = true;
+  ModulePtr module = loadCudaModule();
+  TensorPtr y;
+  kiln::test::Outcome call = callScale2(module.get(), y);
+  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(call.message.find("cuLaunchKernel failed: fake CUDA error 719"),
+            std::string::npos)
+      << call.message;
+  EXPECT_EQ(state.dtoh, 0);
+  EXPECT_TRUE(state.live.empty());
+
+  // The device recovers for the next call.
+  state.failLaunch = false;
+  kiln::test::Outcome again = callScale2(module.get(), y);
+  EXPECT_TRUE(again.ok()) << again.message;
+}
+
+TEST_F(FakeCudaTest, NoDeviceIsUnavailable) {
+  state.devices = 0;
+  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
+  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(check.message.find("no CUDA device"), std::string::npos)
+      << check.message;
+}
