@@ -2,6 +2,7 @@
 //
 // kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod|kfb]
 //                                        [-O0..3] [--no-fusion]
+//                                        [--no-dnnl] [--no-parallel]
 //
 // The input is MLIR text or a .kfb model file (recognized by its file
 // identifier, whatever its name).
@@ -56,6 +57,16 @@ cl::opt<bool> noFusion(
     "no-fusion",
     cl::desc("Do not fuse ops (kiln-fuse and the linalg fusion of its "
              "regions): every op becomes its own loop nest"),
+    cl::init(false));
+cl::opt<bool> noDnnl(
+    "no-dnnl",
+    cl::desc("Generate loops for f32 matmuls instead of calling oneDNN's "
+             "sgemm"),
+    cl::init(false));
+cl::opt<bool> noParallel(
+    "no-parallel",
+    cl::desc("Run every loop on the calling thread (no OpenMP parallel "
+             "loops)"),
     cl::init(false));
 
 bool writeBytes(StringRef path, ArrayRef<char> bytes) {
@@ -140,6 +151,8 @@ int main(int argc, char **argv) {
   options.cpu.optLevel = optLevel;
   options.cpu.cpu = targetCpu;
   options.cpu.fuse = !noFusion;
+  options.cpu.dnnl = !noDnnl;
+  options.cpu.parallel = !noParallel;
   options.configurePassManager = [](mlir::PassManager &pm) {
     (void)mlir::applyPassManagerCLOptions(pm);
   };
