@@ -12,7 +12,8 @@
 //   3. results become out-params (each returned buffer made a distinct
 //      allocation first, then hoisted to the caller, so outputs are written
 //      in place), then the native entry wrappers;
-//   4. ownership-based deallocation;
+//   4. the intermediates of each block planned into one arena, buffers with
+//      disjoint lifetimes sharing bytes; ownership-based deallocation;
 //   5. f32 matmuls -> oneDNN sgemm calls (where kiln was built with oneDNN);
 //   6. linalg -> loops, the outermost parallel loop of each large loop nest
 //      an OpenMP parallel loop (where kiln was built with libomp); f32 transcendentals -> polynomials that LLVM's loop
@@ -84,6 +85,11 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.memCpyFn = copyWithLinalg;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  if (options.planMemory) {
+    KilnCpuPlanMemoryOptions plan;
+    plan.report = options.memoryReport;
+    pm.addNestedPass<func::FuncOp>(createKilnCpuPlanMemory(plan));
+  }
   pm.addPass(createKilnCpuEntryPoints());
 
   bufferization::BufferDeallocationPipelineOptions deallocation;

@@ -8,8 +8,10 @@
 //
 //   dnnl_sgemm('N', 'N', M, N, K, 1.0, A, lda, B, ldb, 1.0, C, ldc)
 //
-// (row-major; beta 1 keeps linalg's C += A * B, C being the zero fill that
-// the lowering wrote), one call per batch for batch_matmul. Leading
+// (row-major; beta 1 keeps linalg's C += A * B), one call per batch for
+// batch_matmul. When the op right before is a linalg.fill of C with zero
+// (what the lowering writes), the fill is dropped and beta is 0: sgemm then
+// writes C without reading it. Leading
 // dimensions come from the memrefs' strides, so views of larger buffers work
 // without a copy. Products smaller than `min-macs` multiply-adds stay loops:
 // the library call costs more than they do.
@@ -25,6 +27,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir {
 namespace kiln {
@@ -49,6 +52,18 @@ static bool isRowMajorF32(Value value) {
   if (failed(getStridesAndOffset(type, strides, offset)))
     return false;
   return !strides.empty() && strides.back() == 1;
+}
+
+/// The linalg.fill of `init` with +0.0 right before `op`, if there is one.
+static linalg::FillOp zeroFillBefore(Operation *op, Value init) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || !fill.hasPureBufferSemantics() ||
+      fill.getDpsInitOperand(0)->get() != init)
+    return nullptr;
+  FloatAttr value;
+  if (!matchPattern(fill.getDpsInputOperand(0)->get(), m_Constant(&value)))
+    return nullptr;
+  return value.getValue().isPosZero() ? fill : nullptr;
 }
 
 namespace {
@@ -128,6 +143,7 @@ struct KilnCpuMatmulToDnnlPass
       Value a = op.getDpsInputOperand(0)->get();
       Value b = op.getDpsInputOperand(1)->get();
       Value c = op.getDpsInitOperand(0)->get();
+      linalg::FillOp zeroFill = zeroFillBefore(op, c);
       MatrixView views[] = {viewOf(builder, loc, a), viewOf(builder, loc, b),
                             viewOf(builder, loc, c)};
       auto constI64 = [&](int64_t value) -> Value {
@@ -139,6 +155,11 @@ struct KilnCpuMatmulToDnnlPass
       Value transpose = builder.create<arith::ConstantIntOp>(loc, 'N', 32);
       Value one = builder.create<arith::ConstantFloatOp>(
           loc, APFloat(1.0f), cast<FloatType>(f32));
+      Value beta = one;
+      if (zeroFill) {
+        beta = zeroFill.getDpsInputOperand(0)->get();
+        zeroFill->erase();
+      }
       unsigned rowDim = batched ? 1 : 0;
       Value leading[3];
       for (int i = 0; i < 3; ++i)
@@ -160,7 +181,8 @@ struct KilnCpuMatmulToDnnlPass
             loc, sgemm,
             ValueRange{transpose, transpose, constI64(mnk[0]), constI64(mnk[1]),
                        constI64(mnk[2]), one, pointers[0], leading[0],
-                       pointers[1], leading[1], one, pointers[2], leading[2]});
+                       pointers[1], leading[1], beta, pointers[2],
+                       leading[2]});
       };
       if (batched) {
         Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);

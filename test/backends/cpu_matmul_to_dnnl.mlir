@@ -20,6 +20,35 @@ func.func @matmul(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48
 
 // -----
 
+// A zero fill right before the product is dropped: beta 0.
+// CHECK-LABEL: func.func @zero_init(
+// CHECK-NOT:     linalg.fill
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         call @dnnl_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}})
+// CHECK-NOT:     linalg.fill
+func.func @zero_init(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x48xf32>)
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x48xf32>) outs(%c : memref<64x48xf32>)
+  return
+}
+
+// -----
+
+// A fill with another value stays; beta stays 1.
+// CHECK-LABEL: func.func @nonzero_init(
+// CHECK:         linalg.fill
+// CHECK:         call @dnnl_sgemm
+func.func @nonzero_init(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48xf32>) {
+  %two = arith.constant 2.0 : f32
+  linalg.fill ins(%two : f32) outs(%c : memref<64x48xf32>)
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x48xf32>) outs(%c : memref<64x48xf32>)
+  return
+}
+
+// -----
+
 // One call per batch, pointers advanced by the batch stride.
 // CHECK-LABEL: func.func @batch(
 // CHECK:         scf.for

@@ -3,6 +3,7 @@
 // kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod|kfb]
 //                                        [-O0..3] [--no-fusion]
 //                                        [--no-dnnl] [--no-parallel]
+//                                        [--memory-report]
 //
 // The input is MLIR text or a .kfb model file (recognized by its file
 // identifier, whatever its name).
@@ -67,6 +68,12 @@ cl::opt<bool> noParallel(
     "no-parallel",
     cl::desc("Run every loop on the calling thread (no OpenMP parallel "
              "loops)"),
+    cl::init(false));
+
+cl::opt<bool> memoryReport(
+    "memory-report",
+    cl::desc("Print, per function, the bytes of its intermediate buffers "
+             "summed and the bytes of the arenas they were planned into"),
     cl::init(false));
 
 bool writeBytes(StringRef path, ArrayRef<char> bytes) {
@@ -153,6 +160,7 @@ int main(int argc, char **argv) {
   options.cpu.fuse = !noFusion;
   options.cpu.dnnl = !noDnnl;
   options.cpu.parallel = !noParallel;
+  options.cpu.memoryReport = memoryReport;
   options.configurePassManager = [](mlir::PassManager &pm) {
     (void)mlir::applyPassManagerCLOptions(pm);
   };

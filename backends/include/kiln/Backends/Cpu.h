@@ -47,6 +47,13 @@ struct CpuOptions {
   /// libomp (see cpuHasOpenMP()); otherwise all loops are sequential.
   bool parallel = true;
   int64_t parallelMinIterations = 65536;
+  /// Plan the intermediate buffers of each block into one arena, sharing
+  /// bytes between buffers whose lifetimes do not overlap
+  /// (kiln-cpu-plan-memory); `memoryReport` adds a remark per function with
+  /// the intermediate bytes before and after planning (kiln-compile
+  /// --memory-report).
+  bool planMemory = true;
+  bool memoryReport = false;
 };
 
 /// Whether this build of kiln can link generated code against libomp.

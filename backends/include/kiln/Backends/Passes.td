@@ -97,8 +97,9 @@ def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
     multiply-adds, becomes a call to oneDNN's row-major
     `dnnl_sgemm('N', 'N', M, N, K, 1, A, lda, B, ldb, 1, C, ldc)` (one per
     batch, in an `scf.for`), leading dimensions taken from the strides.
-    Beta is 1, as linalg accumulates into its init. The module must then be
-    linked against libdnnl.
+    Beta is 1, as linalg accumulates into its init, unless the op right
+    before is a `linalg.fill` of the init with zero: that fill is dropped and
+    beta is 0. The module must then be linked against libdnnl.
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
@@ -126,6 +127,28 @@ def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp">
            "Loop nests with fewer innermost iterations run sequentially">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
+def KilnCpuPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Let intermediate buffers with disjoint lifetimes share memory";
+  let description = [{
+    Runs on memrefs, before the deallocation pipeline. In every block, the
+    statically shaped `memref.alloc`s whose uses (through views, in any
+    nested region) stay plain accesses within the block are planned into
+    one 64-byte aligned arena: a buffer lives from its allocation to the
+    last op of the block using it, and buffers whose lifetimes do not
+    overlap share bytes (first fit). Each such allocation becomes a
+    `memref.view` of the arena (unless padding would make the arena no
+    smaller). With `report`, a remark per function gives the bytes of its
+    statically shaped intermediates, summed, against the bytes after
+    planning.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the intermediate bytes before and after planning">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 #endif // KILN_BACKENDS_PASSES_TD
