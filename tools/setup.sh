@@ -12,6 +12,7 @@ packages=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
   clang libclang-rt-14-dev
+  libomp-19-dev libdnnl-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -12,8 +12,12 @@
 //   3. results become out-params (each returned buffer made a distinct
 //      allocation first, then hoisted to the caller, so outputs are written
 //      in place), then the native entry wrappers;
-//   4. ownership-based deallocation;
-//   5. linalg -> loops, then everything -> the LLVM dialect.
+//   4. the intermediates of each block planned into one arena, buffers with
+//      disjoint lifetimes sharing bytes; ownership-based deallocation;
+//   5. f32 matmuls -> oneDNN sgemm calls (where kiln was built with oneDNN);
+//   6. linalg -> loops, the outermost parallel loop of each large loop nest
+//      an OpenMP parallel loop (where kiln was built with libomp); f32 transcendentals -> polynomials that LLVM's loop
+//      vectorizer vectorizes; then everything -> the LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +26,8 @@
 #include "kiln/Fusion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
@@ -38,6 +44,22 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
                                     Value from, Value to) {
   builder.create<linalg::CopyOp>(loc, from, to);
   return success();
+}
+
+bool kiln::cpuHasDnnl() {
+#ifdef KILN_HAVE_DNNL
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool kiln::cpuHasOpenMP() {
+#ifdef KILN_HAVE_OPENMP
+  return true;
+#else
+  return false;
+#endif
 }
 
 void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
@@ -63,16 +85,42 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.memCpyFn = copyWithLinalg;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  if (options.planMemory) {
+    KilnCpuPlanMemoryOptions plan;
+    plan.report = options.memoryReport;
+    pm.addNestedPass<func::FuncOp>(createKilnCpuPlanMemory(plan));
+  }
   pm.addPass(createKilnCpuEntryPoints());
 
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createCanonicalizerPass());
 
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.dnnl && cpuHasDnnl()) {
+    KilnCpuMatmulToDnnlOptions dnnl;
+    dnnl.minMacs = options.dnnlMinMacs;
+    pm.addPass(createKilnCpuMatmulToDnnl(dnnl));
+  }
+  bool parallel = options.parallel && cpuHasOpenMP();
+  if (parallel) {
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+    KilnCpuParallelLoopsOptions loops;
+    loops.minIterations = options.parallelMinIterations;
+    pm.addNestedPass<func::FuncOp>(createKilnCpuParallelLoops(loops));
+  } else {
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  }
+  pm.addNestedPass<func::FuncOp>(createKilnCpuMathApproximation());
   pm.addPass(createBufferizationToMemRefPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  if (parallel) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    // convert-scf-to-openmp wraps each loop body in memref.alloca_scope,
+    // which must stay a single block; the canonicalizer inlines the scopes
+    // without allocas before scf-to-cf splits the bodies into blocks.
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -81,6 +129,8 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
@@ -92,6 +142,15 @@ struct CpuLoweringPipelineOptions
                                    "each region into one loop nest where "
                                    "upstream linalg fusion allows"),
                     llvm::cl::init(true)};
+  Option<bool> dnnl{*this, "dnnl",
+                    llvm::cl::desc("Call oneDNN's sgemm for f32 matmuls "
+                                   "(where kiln was built with oneDNN)"),
+                    llvm::cl::init(true)};
+  Option<bool> parallel{*this, "parallel",
+                        llvm::cl::desc("Run large loop nests on OpenMP "
+                                       "threads (where kiln was built with "
+                                       "libomp)"),
+                        llvm::cl::init(true)};
 };
 } // namespace
 
@@ -102,6 +161,8 @@ void kiln::registerCpuPipelines() {
       [](OpPassManager &pm, const CpuLoweringPipelineOptions &pipeline) {
         CpuOptions options;
         options.fuse = pipeline.fuse;
+        options.dnnl = pipeline.dnnl;
+        options.parallel = pipeline.parallel;
         buildCpuLoweringPipeline(pm, options);
       });
 }

@@ -3,11 +3,16 @@
 // The runtime loads native code with dlopen, so each module's object code is
 // linked into a shared object. The host C compiler driver does the linking
 // (it knows where libm and the C runtime live); KILN_CC overrides it.
+// Libraries beyond libm are linked only when the object refers to them:
+// libdnnl for `dnnl_*` (matmuls, see MatmulToDnnl.cpp) and LLVM's libomp
+// for `__kmpc_*` (parallel loops), the latter with an rpath since it lives
+// in LLVM's library directory.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Cpu.h"
 
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
@@ -30,6 +35,44 @@ struct TempFile {
       llvm::sys::fs::remove(path);
   }
 };
+
+/// The libraries (as linker arguments) that the undefined symbols of
+/// `object` call for.
+std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
+  bool dnnl = false, openmp = false;
+  auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+      llvm::StringRef(object.data(), object.size()), "kiln"));
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return {};
+  }
+  for (const llvm::object::SymbolRef &symbol : (*file)->symbols()) {
+    llvm::Expected<uint32_t> flags = symbol.getFlags();
+    llvm::Expected<llvm::StringRef> name = symbol.getName();
+    if (!flags || !name) {
+      if (!flags)
+        llvm::consumeError(flags.takeError());
+      if (!name)
+        llvm::consumeError(name.takeError());
+      continue;
+    }
+    if (!(*flags & llvm::object::SymbolRef::SF_Undefined))
+      continue;
+    dnnl |= name->starts_with("dnnl_");
+    openmp |= name->starts_with("__kmpc_") || name->starts_with("omp_");
+  }
+  std::vector<std::string> libraries;
+  if (dnnl)
+    libraries.push_back("-ldnnl");
+  if (openmp) {
+#ifdef KILN_OMP_LIBRARY_DIR
+    libraries.push_back("-L" KILN_OMP_LIBRARY_DIR);
+    libraries.push_back("-Wl,-rpath," KILN_OMP_LIBRARY_DIR);
+#endif
+    libraries.push_back("-lomp");
+  }
+  return libraries;
+}
 
 std::string findLinkerDriver(std::string &error) {
   if (const char *fromEnv = std::getenv("KILN_CC"); fromEnv && *fromEnv)
@@ -65,7 +108,11 @@ bool kiln::linkSharedObject(llvm::ArrayRef<char> object,
   }
   llvm::SmallVector<llvm::StringRef> args{
       driver, "-shared", "-nostartfiles", "-o", sharedFile.path,
-      objectFile.path, "-lm"};
+      objectFile.path};
+  std::vector<std::string> libraries = librariesFor(object);
+  for (const std::string &library : libraries)
+    args.push_back(library);
+  args.push_back("-lm");
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logFile.path,
                                                 logFile.path};
   std::string execError;

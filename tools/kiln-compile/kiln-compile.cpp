@@ -3,6 +3,8 @@
 // kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod|kfb|ptx]
 //                                        [-O0..3] [--no-fusion]
 //                                        [--target=cpu|cuda] [--cuda-arch=sm_XX]
+//                                        [--no-dnnl] [--no-parallel]
+//                                        [--memory-report]
 //
 // The input is MLIR text or a .kfb model file (recognized by its file
 // identifier, whatever its name).
@@ -67,6 +69,22 @@ cl::opt<bool> noFusion(
     "no-fusion",
     cl::desc("Do not fuse ops (kiln-fuse and the linalg fusion of its "
              "regions): every op becomes its own loop nest"),
+    cl::init(false));
+cl::opt<bool> noDnnl(
+    "no-dnnl",
+    cl::desc("Generate loops for f32 matmuls instead of calling oneDNN's "
+             "sgemm"),
+    cl::init(false));
+cl::opt<bool> noParallel(
+    "no-parallel",
+    cl::desc("Run every loop on the calling thread (no OpenMP parallel "
+             "loops)"),
+    cl::init(false));
+
+cl::opt<bool> memoryReport(
+    "memory-report",
+    cl::desc("Print, per function, the bytes of its intermediate buffers "
+             "summed and the bytes of the arenas they were planned into"),
     cl::init(false));
 
 bool writeBytes(StringRef path, ArrayRef<char> bytes) {
@@ -167,6 +185,9 @@ int main(int argc, char **argv) {
       target == "cuda" ? kiln::Target::Cuda : kiln::Target::Cpu;
   options.cuda.arch = cudaArch;
   options.cuda.fuse = !noFusion;
+  options.cpu.dnnl = !noDnnl;
+  options.cpu.parallel = !noParallel;
+  options.cpu.memoryReport = memoryReport;
   options.configurePassManager = [](mlir::PassManager &pm) {
     (void)mlir::applyPassManagerCLOptions(pm);
   };

@@ -35,7 +35,32 @@ struct CpuOptions {
   /// linalg ops into as few loop nests as upstream fusion allows. Off, every
   /// kiln op becomes its own loop nest (kiln-compile --no-fusion).
   bool fuse = true;
+  /// Call oneDNN's sgemm for f32 matmuls of at least `dnnlMinMacs`
+  /// multiply-adds (kiln-cpu-matmul-to-dnnl), where kiln was built with
+  /// oneDNN (see cpuHasDnnl()); otherwise matmuls are loops.
+  bool dnnl = true;
+  int64_t dnnlMinMacs = 16384;
+  /// Run the outermost parallel loop of each loop nest that does at least
+  /// `parallelMinIterations` innermost iterations on OpenMP threads
+  /// (kiln-cpu-parallel-loops, convert-scf-to-openmp; LLVM's libomp, so
+  /// OMP_NUM_THREADS sets the thread count), where kiln was built with
+  /// libomp (see cpuHasOpenMP()); otherwise all loops are sequential.
+  bool parallel = true;
+  int64_t parallelMinIterations = 65536;
+  /// Plan the intermediate buffers of each block into one arena, sharing
+  /// bytes between buffers whose lifetimes do not overlap
+  /// (kiln-cpu-plan-memory); `memoryReport` adds a remark per function with
+  /// the intermediate bytes before and after planning (kiln-compile
+  /// --memory-report).
+  bool planMemory = true;
+  bool memoryReport = false;
 };
+
+/// Whether this build of kiln can link generated code against libomp.
+bool cpuHasOpenMP();
+
+/// Whether this build of kiln can link generated code against oneDNN.
+bool cpuHasDnnl();
 
 /// Adds the passes that take a module of kiln functions to the LLVM dialect,
 /// each public function gaining a `kiln_entry_<name>(void **args)` wrapper.

@@ -193,4 +193,84 @@ def KilnCudaMergeGpuModules
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def KilnCpuMathApproximation
+    : Pass<"kiln-cpu-math-approximation", "mlir::func::FuncOp"> {
+  let summary = "Replace f32 transcendentals by vectorizable polynomials";
+  let description = [{
+    Upstream's polynomial approximations
+    (`populateMathPolynomialApproximationPatterns`) rewrite f32 `math.tanh`,
+    `exp`, `expm1`, `log`, `log1p`, `log2`, `erf`, `atan`, `atan2`, `asin`,
+    `acos` and `cbrt` into arith ops, so that loops containing them
+    vectorize instead of calling libm once per element. f64 math, and f32
+    `sin`/`cos` (upstream's range reduction is weak for large arguments),
+    stay libm calls.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
+  let summary = "Call oneDNN's sgemm for f32 matmul and batch_matmul";
+  let description = [{
+    Runs on memrefs, after bufferization. Every f32 `linalg.matmul` and
+    `linalg.batch_matmul` whose operands are statically shaped with
+    contiguous rows (last stride 1), and that does at least `min-macs`
+    multiply-adds, becomes a call to oneDNN's row-major
+    `dnnl_sgemm('N', 'N', M, N, K, 1, A, lda, B, ldb, 1, C, ldc)` (one per
+    batch, in an `scf.for`), leading dimensions taken from the strides.
+    Beta is 1, as linalg accumulates into its init, unless the op right
+    before is a `linalg.fill` of the init with zero: that fill is dropped and
+    beta is 0. The module must then be linked against libdnnl.
+  }];
+  let options = [
+    Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
+           "Products with fewer multiply-adds than this stay loops">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Keep scf.parallel only where a parallel region pays off";
+  let description = [{
+    Runs between `convert-linalg-to-parallel-loops` and
+    `convert-scf-to-openmp`. An `scf.parallel` nested in another one, and an
+    outermost one whose loop nest runs fewer than `min-iterations`
+    innermost iterations (static trip counts multiplied through the nest),
+    becomes a nest of `scf.for` loops; the remaining ones become OpenMP
+    parallel loops. Loops with reductions are left alone.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"65536",
+           "Loop nests with fewer innermost iterations run sequentially">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
+def KilnCpuPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Let intermediate buffers with disjoint lifetimes share memory";
+  let description = [{
+    Runs on memrefs, before the deallocation pipeline. In every block, the
+    statically shaped `memref.alloc`s whose uses (through views, in any
+    nested region) stay plain accesses within the block are planned into
+    one 64-byte aligned arena: a buffer lives from its allocation to the
+    last op of the block using it, and buffers whose lifetimes do not
+    overlap share bytes (first fit). Each such allocation becomes a
+    `memref.view` of the arena (unless padding would make the arena no
+    smaller). With `report`, a remark per function gives the bytes of its
+    statically shaped intermediates, summed, against the bytes after
+    planning.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the intermediate bytes before and after planning">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 #endif // KILN_BACKENDS_PASSES_TD

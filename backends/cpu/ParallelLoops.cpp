@@ -1,0 +1,125 @@
+//===- ParallelLoops.cpp - Which parallel loops run on several threads ----===//
+//
+// linalg lowers to scf.parallel over its parallel dims (reductions stay
+// scf.for inside), and convert-scf-to-openmp turns every scf.parallel into
+// an OpenMP parallel region. That is right for the outermost loop of a big
+// loop nest only: a nested scf.parallel would fork a team inside a team,
+// and a small loop nest would pay the fork/join (microseconds) for
+// nanoseconds of work. This pass decides before that conversion:
+//
+//  - an scf.parallel nested in another scf.parallel becomes scf.for loops;
+//  - an outermost scf.parallel whose loop nest runs fewer than
+//    `min-iterations` innermost iterations (static trip counts multiplied
+//    through the nest; a loop with unknown trip count, e.g. scf.while,
+//    counts as one iteration of its body) becomes scf.for loops too.
+//
+// What stays an scf.parallel is worth a parallel region.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUPARALLELLOOPS
+#include "kiln/Backends/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+/// The static trip count of a loop dim, or 1 when it is not static.
+static int64_t tripCount(Value lower, Value upper, Value step) {
+  std::optional<int64_t> lo = getConstantIntValue(lower);
+  std::optional<int64_t> hi = getConstantIntValue(upper);
+  std::optional<int64_t> st = getConstantIntValue(step);
+  if (!lo || !hi || !st || *st <= 0)
+    return 1;
+  return std::max<int64_t>(0, (*hi - *lo + *st - 1) / *st);
+}
+
+/// Innermost iterations of the loops in `region` (saturating), at least 1.
+static int64_t regionWork(Region &region);
+
+static int64_t saturatingMul(int64_t a, int64_t b) {
+  constexpr int64_t kMax = int64_t(1) << 40;
+  if (a == 0 || b == 0)
+    return 0;
+  return a > kMax / b ? kMax : a * b;
+}
+
+static int64_t operationWork(Operation *op) {
+  int64_t inner = 1;
+  for (Region &region : op->getRegions())
+    inner = std::max(inner, regionWork(region));
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return saturatingMul(tripCount(loop.getLowerBound(), loop.getUpperBound(),
+                                   loop.getStep()),
+                         inner);
+  if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+    int64_t trips = 1;
+    for (auto [lower, upper, step] :
+         llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+      trips = saturatingMul(trips, tripCount(lower, upper, step));
+    return saturatingMul(trips, inner);
+  }
+  return inner;
+}
+
+static int64_t regionWork(Region &region) {
+  int64_t work = 1;
+  for (Block &block : region)
+    for (Operation &op : block)
+      if (op.getNumRegions())
+        work = std::max<int64_t>(work, std::min<int64_t>(
+                                           int64_t(1) << 40,
+                                           work + operationWork(&op)));
+  return work;
+}
+
+/// Replaces a reduction-free scf.parallel by a nest of scf.for loops.
+static void makeSequential(scf::ParallelOp loop) {
+  OpBuilder builder(loop);
+  Location loc = loop.getLoc();
+  IRMapping mapping;
+  Block *body = nullptr;
+  for (auto [iv, lower, upper, step] :
+       llvm::zip(loop.getInductionVars(), loop.getLowerBound(),
+                 loop.getUpperBound(), loop.getStep())) {
+    auto inner = builder.create<scf::ForOp>(loc, lower, upper, step);
+    mapping.map(iv, inner.getInductionVar());
+    body = inner.getBody();
+    builder.setInsertionPoint(body->getTerminator());
+  }
+  for (Operation &op : loop.getBody()->without_terminator())
+    builder.clone(op, mapping);
+  loop.erase();
+}
+
+namespace {
+struct KilnCpuParallelLoopsPass
+    : kiln::impl::KilnCpuParallelLoopsBase<KilnCpuParallelLoopsPass> {
+  using KilnCpuParallelLoopsBase::KilnCpuParallelLoopsBase;
+
+  void runOnOperation() override {
+    SmallVector<scf::ParallelOp> sequential;
+    getOperation()->walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
+      if (loop.getNumReductions() != 0)
+        return;
+      if (loop->getParentOfType<scf::ParallelOp>() ||
+          operationWork(loop) < static_cast<int64_t>(minIterations))
+        sequential.push_back(loop);
+    });
+    // Innermost first, so that an outer loop is cloned with sequential
+    // loops inside.
+    for (scf::ParallelOp loop : llvm::reverse(sequential))
+      makeSequential(loop);
+  }
+};
+} // namespace

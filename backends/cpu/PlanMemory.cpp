@@ -1,0 +1,202 @@
+//===- PlanMemory.cpp - Intermediate buffers share one arena --------------===//
+//
+// After bufferization every intermediate tensor is its own allocation, and
+// ownership-based deallocation frees them at the end of their block, so all
+// of a function's intermediates are live at once. This pass plans the
+// statically shaped allocations of each block into one arena: a buffer's
+// lifetime runs from its allocation to the last op of the block that uses
+// it (or any view of it, in any nested region); buffers whose lifetimes do
+// not overlap get overlapping byte ranges (first fit, 64-byte aligned), and
+// each allocation becomes a memref.view into the arena. The arena is one
+// allocation of the block, which the deallocation pipeline frees like any
+// other. Buffers that escape the block (yielded, returned, passed to a call
+// or any op this pass does not know to only use them) keep their own
+// allocation.
+//
+// With `report`, each function gets a remark with the bytes of its
+// statically shaped intermediates, summed, and the bytes they take after
+// planning (arenas plus the allocations left alone). An allocation inside a
+// loop body counts once. A block is left alone when alignment padding would
+// make its arena no smaller than its buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUPLANMEMORY
+#include "kiln/Backends/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+static constexpr int64_t kAlignment = 64;
+
+namespace {
+/// One allocation planned into its block's arena.
+struct Buffer {
+  memref::AllocOp alloc;
+  int64_t bytes;
+  unsigned start, end; // positions in the block, inclusive
+  int64_t offset = 0;
+};
+} // namespace
+
+/// The size in bytes of a statically shaped, identity-layout memref with
+/// int or float elements, or nullopt.
+static std::optional<int64_t> staticBytes(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      type.getMemorySpace())
+    return std::nullopt;
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat())
+    return std::nullopt;
+  int64_t bits = element.getIntOrFloatBitWidth();
+  int64_t bytes = bits == 1 ? 1 : (bits + 7) / 8;
+  return type.getNumElements() * bytes;
+}
+
+/// Whether `user` only reads or writes through a use of the buffer, without
+/// keeping or passing it anywhere: memory accesses, linalg ops on buffers,
+/// copies. View-like ops are followed separately.
+static bool isPlainAccess(Operation *user) {
+  return isa<memref::LoadOp, memref::StoreOp, memref::CopyOp,
+             memref::ExtractStridedMetadataOp,
+             memref::ExtractAlignedPointerAsIndexOp, memref::DimOp>(user) ||
+         (isa<linalg::LinalgOp>(user) &&
+          cast<linalg::LinalgOp>(user).hasPureBufferSemantics());
+}
+
+/// Position in `block` of the last op that uses `value` or a view of it;
+/// nullopt when a use lets the buffer escape.
+static std::optional<unsigned>
+lastUse(Value value, Block &block,
+        const llvm::DenseMap<Operation *, unsigned> &positions) {
+  unsigned last = 0;
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    for (Operation *user : current.getUsers()) {
+      Operation *ancestor = block.findAncestorOpInBlock(*user);
+      if (!ancestor)
+        return std::nullopt;
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (view.getViewSource() != current)
+          return std::nullopt;
+        worklist.push_back(user->getResult(0));
+      } else if (isa<memref::CastOp>(user)) {
+        worklist.push_back(user->getResult(0));
+      } else if (!isPlainAccess(user)) {
+        return std::nullopt;
+      }
+      last = std::max(last, positions.lookup(ancestor));
+    }
+  }
+  return last;
+}
+
+/// Plans the allocations of `block`; returns the bytes of its statically
+/// shaped allocations, summed, and the bytes they take after planning (the
+/// arena plus the allocations left alone).
+static std::pair<int64_t, int64_t> planBlock(Block &block) {
+  int64_t allBytes = 0;
+  for (Operation &op : block)
+    if (auto alloc = dyn_cast<memref::AllocOp>(op))
+      if (std::optional<int64_t> bytes = staticBytes(alloc.getType()))
+        allBytes += *bytes;
+  llvm::DenseMap<Operation *, unsigned> positions;
+  unsigned position = 0;
+  for (Operation &op : block)
+    positions[&op] = position++;
+
+  SmallVector<Buffer> buffers;
+  for (Operation &op : block) {
+    auto alloc = dyn_cast<memref::AllocOp>(op);
+    if (!alloc || !alloc.getDynamicSizes().empty() ||
+        !alloc.getSymbolOperands().empty())
+      continue;
+    std::optional<int64_t> bytes = staticBytes(alloc.getType());
+    if (!bytes || *bytes == 0)
+      continue;
+    std::optional<unsigned> end = lastUse(alloc, block, positions);
+    if (!end)
+      continue;
+    unsigned start = positions[alloc];
+    buffers.push_back({alloc, *bytes, start, std::max(start, *end)});
+  }
+  if (buffers.size() < 2)
+    return {allBytes, allBytes};
+
+  // First fit in allocation order among the buffers still live.
+  int64_t arenaBytes = 0, totalBytes = 0;
+  SmallVector<Buffer *> live;
+  for (Buffer &buffer : buffers) {
+    totalBytes += buffer.bytes;
+    llvm::erase_if(live, [&](Buffer *other) { return other->end < buffer.start; });
+    llvm::sort(live, [](Buffer *a, Buffer *b) { return a->offset < b->offset; });
+    int64_t offset = 0;
+    for (Buffer *other : live) {
+      if (offset + buffer.bytes <= other->offset)
+        break;
+      offset = std::max<int64_t>(offset, llvm::alignTo(other->offset + other->bytes,
+                                              kAlignment));
+    }
+    buffer.offset = offset;
+    arenaBytes = std::max(arenaBytes, offset + buffer.bytes);
+    live.push_back(&buffer);
+  }
+  // Alignment padding can cost more than sharing saves (tiny buffers).
+  if (arenaBytes >= totalBytes)
+    return {allBytes, allBytes};
+
+  OpBuilder builder(buffers.front().alloc);
+  Location loc = buffers.front().alloc.getLoc();
+  auto arena = builder.create<memref::AllocOp>(
+      loc, MemRefType::get({arenaBytes}, builder.getI8Type()),
+      builder.getI64IntegerAttr(kAlignment));
+  for (Buffer &buffer : buffers) {
+    builder.setInsertionPoint(buffer.alloc);
+    Value shift =
+        builder.create<arith::ConstantIndexOp>(buffer.alloc.getLoc(),
+                                               buffer.offset);
+    Value view = builder.create<memref::ViewOp>(
+        buffer.alloc.getLoc(), buffer.alloc.getType(), arena, shift,
+        ValueRange());
+    buffer.alloc.replaceAllUsesWith(view);
+    buffer.alloc.erase();
+  }
+  return {allBytes, allBytes - totalBytes + arenaBytes};
+}
+
+namespace {
+struct KilnCpuPlanMemoryPass
+    : kiln::impl::KilnCpuPlanMemoryBase<KilnCpuPlanMemoryPass> {
+  using KilnCpuPlanMemoryBase::KilnCpuPlanMemoryBase;
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    SmallVector<Block *> blocks;
+    function.walk([&](Block *block) { blocks.push_back(block); });
+    int64_t total = 0, planned = 0;
+    for (Block *block : blocks) {
+      auto [blockTotal, blockPlanned] = planBlock(*block);
+      total += blockTotal;
+      planned += blockPlanned;
+    }
+    if (report)
+      function.emitRemark() << "memory plan for @" << function.getName()
+                            << ": intermediates " << total
+                            << " bytes in total, " << planned
+                            << " bytes after planning";
+  }
+};
+} // namespace

@@ -1,0 +1,80 @@
+// kiln-cpu-parallel-loops keeps an scf.parallel only where it is the
+// outermost parallel loop of a loop nest doing enough work.
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-parallel-loops | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-parallel-loops=min-iterations=1 \
+// RUN:   | FileCheck %s --check-prefix=ALL
+
+// 1000 x 1000 iterations: the outer loop stays parallel, the nested
+// parallel loop becomes sequential.
+// CHECK-LABEL: func.func @nested(
+// CHECK:         scf.parallel (%[[I:.*]]) =
+// CHECK-NEXT:      scf.for %[[J:.*]] =
+// CHECK-NEXT:        memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NOT:     scf.parallel
+func.func @nested(%m: memref<1000x1000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1000 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+      %v = memref.load %m[%i, %j] : memref<1000x1000xf32>
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %m[%i, %j] : memref<1000x1000xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// 16 x 32 x 8 = 4096 innermost iterations (the reduction loop counts): too
+// few for the default threshold, so every loop is sequential.
+// CHECK-LABEL: func.func @small(
+// CHECK-NOT:     scf.parallel
+// CHECK:         scf.for
+// CHECK-NEXT:      scf.for
+// CHECK-NEXT:        scf.for
+// ALL-LABEL: func.func @small(
+// ALL:         scf.parallel (%{{.*}}, %{{.*}}) =
+// ALL-NEXT:      scf.for
+func.func @small(%a: memref<16x32x8xf32>, %out: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c16, %c32) step (%c1, %c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      %v = memref.load %a[%i, %j, %k] : memref<16x32x8xf32>
+      %s = memref.load %out[%i, %j] : memref<16x32xf32>
+      %w = arith.addf %v, %s : f32
+      memref.store %w, %out[%i, %j] : memref<16x32xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A loop with a reduction is left to convert-scf-to-openmp.
+// CHECK-LABEL: func.func @reduction(
+// CHECK:         scf.parallel
+// CHECK:         scf.reduce(
+func.func @reduction(%a: memref<8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.parallel (%i) = (%c0) to (%c8) step (%c1) init (%zero) -> f32 {
+    %v = memref.load %a[%i] : memref<8xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%x: f32, %y: f32):
+      %r = arith.addf %x, %y : f32
+      scf.reduce.return %r : f32
+    }
+  }
+  return %sum : f32
+}

@@ -1,0 +1,53 @@
+// kiln-cpu-plan-memory puts the intermediates of a block into one arena;
+// buffers whose lifetimes do not overlap share bytes.
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-plan-memory=report=true \
+// RUN:   -verify-diagnostics | FileCheck %s
+
+// %a dies at the copy into %b; %c (same size as %a) reuses its bytes, %b
+// sits after them.
+// CHECK-LABEL: func.func @chain(
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xi8>
+// CHECK:         %[[A:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<8192xi8> to memref<1024xf32>
+// CHECK:         %[[B:.*]] = memref.view %[[ARENA]][%c4096{{.*}}][] : memref<8192xi8> to memref<1024xf32>
+// CHECK:         memref.copy %[[A]], %[[B]]
+// CHECK:         %[[C:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<8192xi8> to memref<512xf64>
+// CHECK-NOT:     memref.alloc()
+// expected-remark @below {{memory plan for @chain: intermediates 12288 bytes in total, 8192 bytes after planning}}
+func.func @chain(%x: memref<1024xf32>, %out: memref<512xf64>) {
+  %a = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  memref.copy %x, %a : memref<1024xf32> to memref<1024xf32>
+  %b = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  memref.copy %a, %b : memref<1024xf32> to memref<1024xf32>
+  %c = memref.alloc() {alignment = 64 : i64} : memref<512xf64>
+  memref.copy %out, %c : memref<512xf64> to memref<512xf64>
+  %i = arith.constant 3 : index
+  %v = memref.load %b[%i] : memref<1024xf32>
+  %w = arith.extf %v : f32 to f64
+  memref.store %w, %c[%i] : memref<512xf64>
+  memref.copy %c, %out : memref<512xf64> to memref<512xf64>
+  return
+}
+
+// -----
+
+// A returned buffer escapes and keeps its allocation, which leaves one
+// buffer (read inside a loop): nothing to share, nothing changes.
+// CHECK-LABEL: func.func @loop_and_escape(
+// CHECK:         memref.alloc() {alignment = 64 : i64} : memref<256xf32>
+// CHECK:         memref.alloc() {alignment = 64 : i64} : memref<256xf32>
+// CHECK-NOT:     memref.view
+// expected-remark @below {{memory plan for @loop_and_escape: intermediates 2048 bytes in total, 2048 bytes after planning}}
+func.func @loop_and_escape(%x: memref<256xf32>) -> memref<256xf32> {
+  %a = memref.alloc() {alignment = 64 : i64} : memref<256xf32>
+  memref.copy %x, %a : memref<256xf32> to memref<256xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %a[%i] : memref<256xf32>
+    memref.store %v, %x[%i] : memref<256xf32>
+  }
+  %r = memref.alloc() {alignment = 64 : i64} : memref<256xf32>
+  memref.copy %x, %r : memref<256xf32> to memref<256xf32>
+  return %r : memref<256xf32>
+}

@@ -1,0 +1,150 @@
+// Shapes large enough for the CPU backend's fast paths: loop nests of at
+// least 65536 iterations run on OpenMP threads, f32 transcendentals become
+// vectorized polynomials, and f32 matmuls of at least 16384 multiply-adds
+// call oneDNN (with and without an epilogue, batched, from a transposed
+// operand). Odd sizes leave remainders for the vector loops, the thread
+// split and the GEMM blocking. oneDNN sums in another order than the
+// evaluator, so the matmul functions widen the absolute f32 tolerance.
+//
+// RUN: kiln-opt %s | kiln-opt -o /dev/null
+// RUN: kiln-compile %s -o %t.kmod
+// RUN: kiln-run %t.kmod --list | FileCheck %s
+// RUN: kiln-compile %s --emit=llvm | FileCheck %s --check-prefix=LLVM
+// RUN: kiln-compile %s --memory-report -o %t.kmod 2>&1 | FileCheck %s --check-prefix=MEMORY
+
+// LLVM-DAG: call {{.*}}@__kmpc_fork_call
+// LLVM-DAG: call {{.*}}@dnnl_sgemm
+// LLVM-DAG: <8 x float>
+
+// CHECK: relu_chain(arg0: f32[100003], arg1: f32[100003], arg2: f32[100003], arg3: f32[100003]) -> (out0: f32[100003])
+func.func @relu_chain(%x: tensor<100003xf32>, %a: tensor<100003xf32>, %b: tensor<100003xf32>,
+                      %c: tensor<100003xf32>) -> tensor<100003xf32> {
+  %xa = kiln.mul %x, %a : tensor<100003xf32>
+  %u = kiln.add %xa, %b : tensor<100003xf32>
+  %r = kiln.relu %u : tensor<100003xf32>
+  %y = kiln.add %r, %c : tensor<100003xf32>
+  return %y : tensor<100003xf32>
+}
+
+// gelu(x * a + b) * c with the tanh approximation, over a matrix.
+// CHECK: gelu_chain(arg0: f32[263,311], arg1: f32[263,311], arg2: f32[263,311]) -> (out0: f32[263,311])
+func.func @gelu_chain(%x: tensor<263x311xf32>, %b: tensor<263x311xf32>,
+                      %c: tensor<263x311xf32>) -> tensor<263x311xf32> {
+  %half = kiln.constant dense<0.5> : tensor<263x311xf32>
+  %one = kiln.constant dense<1.0> : tensor<263x311xf32>
+  %k0 = kiln.constant dense<0.797884583> : tensor<263x311xf32>
+  %k1 = kiln.constant dense<0.044715> : tensor<263x311xf32>
+  %u = kiln.add %x, %b : tensor<263x311xf32>
+  %u2 = kiln.mul %u, %u : tensor<263x311xf32>
+  %u3 = kiln.mul %u2, %u : tensor<263x311xf32>
+  %t0 = kiln.mul %u3, %k1 : tensor<263x311xf32>
+  %t1 = kiln.add %u, %t0 : tensor<263x311xf32>
+  %t2 = kiln.mul %t1, %k0 : tensor<263x311xf32>
+  %t3 = kiln.tanh %t2 : tensor<263x311xf32>
+  %t4 = kiln.add %t3, %one : tensor<263x311xf32>
+  %t5 = kiln.mul %u, %half : tensor<263x311xf32>
+  %g = kiln.mul %t5, %t4 : tensor<263x311xf32>
+  %y = kiln.mul %g, %c : tensor<263x311xf32>
+  return %y : tensor<263x311xf32>
+}
+
+// The transcendentals (sin and cos stay libm calls), each its own output so that no error
+// hides behind another.
+// CHECK: transcendentals(arg0: f32[65537]) -> (out0: f32[65537], out1: f32[65537], out2: f32[65537], out3: f32[65537], out4: f32[65537], out5: f32[65537])
+func.func @transcendentals(%x: tensor<65537xf32>)
+    -> (tensor<65537xf32>, tensor<65537xf32>, tensor<65537xf32>, tensor<65537xf32>,
+        tensor<65537xf32>, tensor<65537xf32>) {
+  %one = kiln.constant dense<1.0> : tensor<65537xf32>
+  %e = kiln.exp %x : tensor<65537xf32>
+  %ax = kiln.abs %x : tensor<65537xf32>
+  %ax1 = kiln.add %ax, %one : tensor<65537xf32>
+  %l = kiln.log %ax1 : tensor<65537xf32>
+  %t = kiln.tanh %x : tensor<65537xf32>
+  %s = kiln.sigmoid %x : tensor<65537xf32>
+  %sn = kiln.sin %x : tensor<65537xf32>
+  %cs = kiln.cos %x : tensor<65537xf32>
+  return %e, %l, %t, %s, %sn, %cs : tensor<65537xf32>, tensor<65537xf32>, tensor<65537xf32>,
+      tensor<65537xf32>, tensor<65537xf32>, tensor<65537xf32>
+}
+
+// Softmax over the rows of a 257 x 263 matrix: the row loops run on threads,
+// each row's reductions inside.
+// CHECK: softmax_rows(arg0: f32[257,263]) -> (out0: f32[257,263])
+func.func @softmax_rows(%x: tensor<257x263xf32>) -> tensor<257x263xf32> {
+  %m = kiln.reduce_max %x, dims = [1] : tensor<257x263xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0] : (tensor<257xf32>) -> tensor<257x263xf32>
+  %s = kiln.sub %x, %mb : tensor<257x263xf32>
+  %e = kiln.exp %s : tensor<257x263xf32>
+  %z = kiln.reduce_sum %e, dims = [1] : tensor<257x263xf32>
+  %zb = kiln.broadcast_in_dim %z, dims = [0] : (tensor<257xf32>) -> tensor<257x263xf32>
+  %p = kiln.div %e, %zb : tensor<257x263xf32>
+  return %p : tensor<257x263xf32>
+}
+
+// CHECK: matmul_odd(arg0: f32[67,129], arg1: f32[129,33]) -> (out0: f32[67,33])
+func.func @matmul_odd(%a: tensor<67x129xf32>, %b: tensor<129x33xf32>) -> tensor<67x33xf32>
+    attributes {kiln.e2e_atol = 2.0e-4 : f64} {
+  %p = kiln.matmul %a, %b : tensor<67x129xf32>, tensor<129x33xf32>
+  return %p : tensor<67x33xf32>
+}
+
+// relu(x @ w + b) + r: the product from oneDNN, the epilogue one loop nest.
+// CHECK: matmul_epilogue(arg0: f32[96,80], arg1: f32[80,112], arg2: f32[112], arg3: f32[96,112]) -> (out0: f32[96,112])
+func.func @matmul_epilogue(%x: tensor<96x80xf32>, %w: tensor<80x112xf32>, %b: tensor<112xf32>,
+                           %r: tensor<96x112xf32>) -> tensor<96x112xf32>
+    attributes {kiln.e2e_atol = 2.0e-4 : f64} {
+  %m = kiln.matmul %x, %w : tensor<96x80xf32>, tensor<80x112xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<112xf32>) -> tensor<96x112xf32>
+  %a = kiln.add %m, %bb : tensor<96x112xf32>
+  %h = kiln.relu %a : tensor<96x112xf32>
+  %y = kiln.add %h, %r : tensor<96x112xf32>
+  return %y : tensor<96x112xf32>
+}
+
+// Batched, odd sizes, and a product whose left operand is a transpose.
+// CHECK: batch_and_transpose(arg0: f32[3,33,65], arg1: f32[3,65,17], arg2: f32[129,40], arg3: f32[129,50]) -> (out0: f32[3,33,17], out1: f32[40,50])
+func.func @batch_and_transpose(%a: tensor<3x33x65xf32>, %b: tensor<3x65x17xf32>,
+                               %c: tensor<129x40xf32>, %d: tensor<129x50xf32>)
+    -> (tensor<3x33x17xf32>, tensor<40x50xf32>)
+    attributes {kiln.e2e_atol = 2.0e-4 : f64} {
+  %ab = kiln.matmul %a, %b : tensor<3x33x65xf32>, tensor<3x65x17xf32>
+  %ct = kiln.transpose %c, permutation = [1, 0] : tensor<129x40xf32>
+  %ctd = kiln.matmul %ct, %d : tensor<40x129xf32>, tensor<129x50xf32>
+  return %ab, %ctd : tensor<3x33x17xf32>, tensor<40x50xf32>
+}
+
+// Transposes cut the chain into loop nests with intermediates between them;
+// the intermediates whose lifetimes do not overlap share an arena
+// where bufferization does not already write them in place.
+// CHECK: transpose_chain(arg0: f32[300,257]) -> (out0: f32[257,300])
+func.func @transpose_chain(%x: tensor<300x257xf32>) -> tensor<257x300xf32> {
+  %a = kiln.tanh %x : tensor<300x257xf32>
+  %at = kiln.transpose %a, permutation = [1, 0] : tensor<300x257xf32>
+  %b = kiln.mul %at, %at : tensor<257x300xf32>
+  %bt = kiln.transpose %b, permutation = [1, 0] : tensor<257x300xf32>
+  %c = kiln.add %bt, %x : tensor<300x257xf32>
+  %ct = kiln.transpose %c, permutation = [1, 0] : tensor<300x257xf32>
+  %d = kiln.sub %ct, %ct : tensor<257x300xf32>
+  %e = kiln.exp %d : tensor<257x300xf32>
+  %et = kiln.transpose %e, permutation = [1, 0] : tensor<257x300xf32>
+  %f = kiln.add %et, %x : tensor<300x257xf32>
+  %ft = kiln.transpose %f, permutation = [1, 0] : tensor<300x257xf32>
+  %g = kiln.mul %ft, %at : tensor<257x300xf32>
+  return %g : tensor<257x300xf32>
+}
+
+// Intermediates of different types and shapes: the f32 buffers share the
+// arena with the f64 buffers whose lifetimes ended (kiln-cpu-plan-memory).
+// MEMORY: remark: memory plan for @cast_chain: intermediates 1542000 bytes in total, 1233632 bytes after planning
+// CHECK: cast_chain(arg0: f32[300,257]) -> (out0: f32[257,300])
+func.func @cast_chain(%x: tensor<300x257xf32>) -> tensor<257x300xf32> {
+  %a = kiln.cast %x : tensor<300x257xf32> to tensor<300x257xf64>
+  %at = kiln.transpose %a, permutation = [1, 0] : tensor<300x257xf64>
+  %b = kiln.tanh %at : tensor<257x300xf64>
+  %bc = kiln.cast %b : tensor<257x300xf64> to tensor<257x300xf32>
+  %bt = kiln.transpose %bc, permutation = [1, 0] : tensor<257x300xf32>
+  %c = kiln.add %bt, %x : tensor<300x257xf32>
+  %ct = kiln.transpose %c, permutation = [1, 0] : tensor<300x257xf32>
+  %d = kiln.exp %ct : tensor<257x300xf32>
+  return %d : tensor<257x300xf32>
+}
