@@ -3,7 +3,7 @@
 # runs kiln and every installed comparison system on the same inputs with
 # the same thread count, and writes a markdown table (also printed).
 #
-#   bench/run.sh [--threads N[,M...]] [--quick] [--kiln-only] [--no-build]
+#   bench/run.sh [--threads N[,M...]] [--quick] [--kiln-only] [--fused-only] [--no-build]
 #                [--build-dir DIR] [--output FILE] [--only NAMES]
 #
 # --threads 1,2 runs the whole set once per thread count, one section each.
