@@ -136,7 +136,8 @@ def machine_info(threads, systems, kiln_bin):
     lines = [f"- CPU: {cpu} ({flags}); {os.cpu_count()} logical CPUs on the host, "
              f"{affinity} usable by this run",
              f"- threads used by every system: {threads} (OMP_NUM_THREADS, "
-             f"torch.set_num_threads, XLA intra-op flags, ORT intra_op_num_threads)",
+             f"torch.set_num_threads, XLA_FLAGS, ORT intra_op_num_threads, and "
+             f"taskset to that many CPUs)",
              f"- kiln: git {rev or 'unknown'}, tools from {kiln_bin}",
              f"- python {platform.python_version()}, numpy {np.__version__}"]
     for s in systems:

@@ -82,7 +82,8 @@ for n in "${thread_list[@]}"; do
   if [ "$n" = 1 ]; then
     export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
   else
-    export XLA_FLAGS="intra_op_parallelism_threads=$n"
+    # XLA's CPU thread pool takes the CPUs the process may use (taskset).
+    export XLA_FLAGS="--xla_cpu_multi_thread_eigen=true"
   fi
   pin=()
   if command -v taskset >/dev/null 2>&1 && [ "$n" -le "$ncpu" ]; then
