@@ -438,7 +438,7 @@ class WhileSolver:
     def __init__(self, quick):
         self.n = 64 if quick else 256
         self.desc = (f"x <- x + {self.step}*(c*cos(x) - x) on {self.n} f32 until "
-                     f"max|c*cos(x) - x| < {self.tol_residual}")
+                     f"max abs(c*cos(x) - x) < {self.tol_residual}")
 
     def mlir(self):
         n = self.n
