@@ -73,10 +73,35 @@ struct MatrixView {
   SmallVector<Value> strides; // index
 };
 
+/// Whether a `memref.view` lies strictly above `memref` in its chain of
+/// views. Such a memref is not handled: `expand-strided-metadata` folds the
+/// metadata of a view-like op into that of its source, which drops the byte
+/// shift of a `memref.view` (the planned arenas of kiln-cpu-plan-memory).
+bool hasShiftedAncestor(Value memref) {
+  Operation *def = memref.getDefiningOp();
+  if (isa_and_nonnull<memref::ViewOp>(def))
+    def = cast<memref::ViewOp>(def).getSource().getDefiningOp();
+  while (auto viewLike = dyn_cast_or_null<ViewLikeOpInterface>(def)) {
+    if (isa<memref::ViewOp>(def))
+      return true;
+    def = viewLike.getViewSource().getDefiningOp();
+  }
+  return false;
+}
+
 MatrixView viewOf(OpBuilder &builder, Location loc, Value memref) {
   auto metadata = builder.create<memref::ExtractStridedMetadataOp>(loc, memref);
-  Value base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(
-      loc, metadata.getBaseBuffer());
+  Value base;
+  if (auto view = memref.getDefiningOp<memref::ViewOp>()) {
+    // The view's own pointer is its source's plus the byte shift; take both
+    // from the source explicitly (see hasShiftedAncestor).
+    base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(
+        loc, view.getSource());
+    base = builder.create<arith::AddIOp>(loc, base, view.getByteShift());
+  } else {
+    base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(
+        loc, metadata.getBaseBuffer());
+  }
   Value four = builder.create<arith::ConstantIndexOp>(loc, 4);
   Value offset =
       builder.create<arith::MulIOp>(loc, metadata.getOffset(), four);
@@ -100,7 +125,8 @@ struct KilnCpuMatmulToDnnlPass
       if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
           !op.hasPureBufferSemantics())
         return;
-      if (!llvm::all_of(op->getOperands(), isRowMajorF32))
+      if (!llvm::all_of(op->getOperands(), isRowMajorF32) ||
+          llvm::any_of(op->getOperands(), hasShiftedAncestor))
         return;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       int64_t macs = 1;

@@ -90,3 +90,33 @@ func.func @stays(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
   linalg.matmul ins(%t, %u : memref<64x64xf32, strided<[1, 64]>>, memref<64x64xf32>) outs(%u : memref<64x64xf32>)
   return
 }
+
+// -----
+
+// Operands in a planned arena (memref.view): the address is the arena's
+// pointer plus the byte shift, taken from the arena itself, because
+// expand-strided-metadata would fold the view's metadata into the arena's
+// and drop the shift. A view reached through another view-like op stays a
+// loop.
+// CHECK-LABEL: func.func @arena_operand(
+// CHECK-SAME:    %[[ARENA:[^:]*]]: memref<65536xi8>
+// CHECK:         %[[SHIFT:.*]] = arith.constant 16384 : index
+// CHECK:         %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
+// CHECK:         arith.addi %[[PTR]], %[[SHIFT]] : index
+// CHECK:         call @dnnl_sgemm
+// CHECK-LABEL: func.func @arena_subview_operand(
+// CHECK-NOT:     call @dnnl_sgemm
+// CHECK:         linalg.matmul
+func.func @arena_operand(%arena: memref<65536xi8>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %shift = arith.constant 16384 : index
+  %a = memref.view %arena[%shift][] : memref<65536xi8> to memref<64x64xf32>
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+func.func @arena_subview_operand(%arena: memref<65536xi8>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %shift = arith.constant 16384 : index
+  %v = memref.view %arena[%shift][] : memref<65536xi8> to memref<128x64xf32>
+  %a = memref.subview %v[64, 0] [64, 64] [1, 1] : memref<128x64xf32> to memref<64x64xf32, strided<[64, 1], offset: 4096>>
+  linalg.matmul ins(%a, %b : memref<64x64xf32, strided<[64, 1], offset: 4096>>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}

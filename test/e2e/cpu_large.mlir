@@ -148,3 +148,27 @@ func.func @cast_chain(%x: tensor<300x257xf32>) -> tensor<257x300xf32> {
   %d = kiln.exp %ct : tensor<257x300xf32>
   return %d : tensor<257x300xf32>
 }
+
+// Products whose operands and results live in a planned arena
+// (kiln-cpu-plan-memory): the oneDNN call must add each memref.view's byte
+// shift (a dropped shift gave wrong MLP losses).
+// CHECK: mlp_logsumexp(arg0: f32[32,64], arg1: f32[64,128], arg2: f32[128], arg3: f32[128,128], arg4: f32[128,10]) -> (out0: f32[32])
+func.func @mlp_logsumexp(%x: tensor<32x64xf32>, %w1: tensor<64x128xf32>, %b1: tensor<128xf32>,
+                         %w2: tensor<128x128xf32>, %w3: tensor<128x10xf32>) -> tensor<32xf32>
+    attributes {kiln.e2e_atol = 2.0e-4 : f64} {
+  %m1 = kiln.matmul %x, %w1 : tensor<32x64xf32>, tensor<64x128xf32>
+  %bb = kiln.broadcast_in_dim %b1, dims = [1] : (tensor<128xf32>) -> tensor<32x128xf32>
+  %a1 = kiln.add %m1, %bb : tensor<32x128xf32>
+  %h1 = kiln.relu %a1 : tensor<32x128xf32>
+  %m2 = kiln.matmul %h1, %w2 : tensor<32x128xf32>, tensor<128x128xf32>
+  %h2 = kiln.relu %m2 : tensor<32x128xf32>
+  %m3 = kiln.matmul %h2, %w3 : tensor<32x128xf32>, tensor<128x10xf32>
+  %mx = kiln.reduce_max %m3, dims = [1] : tensor<32x10xf32>
+  %mb = kiln.broadcast_in_dim %mx, dims = [0] : (tensor<32xf32>) -> tensor<32x10xf32>
+  %d = kiln.sub %m3, %mb : tensor<32x10xf32>
+  %e = kiln.exp %d : tensor<32x10xf32>
+  %s = kiln.reduce_sum %e, dims = [1] : tensor<32x10xf32>
+  %l = kiln.log %s : tensor<32xf32>
+  %y = kiln.add %l, %mx : tensor<32xf32>
+  return %y : tensor<32xf32>
+}
