@@ -1,0 +1,124 @@
+//===- StackLowering.cpp - kiln stacks to tensor ops -----------------------===//
+//
+// A kiln stack is already a builtin tensor<?x...>, so it lowers to tensor
+// ops on that same type and one-shot bufferization turns it into a memref
+// whose allocation the deallocation pipeline frees:
+//
+//   stack_empty        tensor.empty(0)
+//   stack_push s[i], v if i >= dim(s, 0): grow to max(2 * dim, i + 1, 4)
+//                      rows (tensor.empty + tensor.insert_slice of the old
+//                      rows, in an scf.if), then tensor.insert_slice of v
+//                      at row i
+//   stack_read s[i]    tensor.extract_slice of row i
+//
+// Growing by doubling makes n pushes cost O(n) copies in total, and the
+// in-place insert_slice writes the row into the carried buffer without a
+// copy when the stack is carried by a loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+/// The row index held by a rank-0 i64 tensor, as an index.
+static Value extractRow(OpBuilder &builder, Location loc, Value index) {
+  Value row = builder.create<tensor::ExtractOp>(loc, index, ValueRange{});
+  return builder.create<arith::IndexCastOp>(loc, builder.getIndexType(), row);
+}
+
+/// Offsets, sizes and strides of `rows` rows of `stack` starting at `row`.
+static void rowSlice(OpBuilder &builder, RankedTensorType stack, OpFoldResult row,
+                     OpFoldResult rows, SmallVectorImpl<OpFoldResult> &offsets,
+                     SmallVectorImpl<OpFoldResult> &sizes,
+                     SmallVectorImpl<OpFoldResult> &strides) {
+  offsets.push_back(row);
+  sizes.push_back(rows);
+  strides.push_back(builder.getIndexAttr(1));
+  for (int64_t dim : stack.getShape().drop_front()) {
+    offsets.push_back(builder.getIndexAttr(0));
+    sizes.push_back(builder.getIndexAttr(dim));
+    strides.push_back(builder.getIndexAttr(1));
+  }
+}
+
+struct StackEmptyPattern : OpRewritePattern<StackEmptyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StackEmptyOp op,
+                                PatternRewriter &rewriter) const override {
+    Value zero = rewriter.create<arith::ConstantIndexOp>(op.getLoc(), 0);
+    rewriter.replaceOpWithNewOp<tensor::EmptyOp>(op, op.getType(),
+                                                 ValueRange{zero});
+    return success();
+  }
+};
+
+struct StackPushPattern : OpRewritePattern<StackPushOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StackPushOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getStack().getType();
+    Value stack = op.getStack();
+    Value row = extractRow(rewriter, loc, op.getIndex());
+    Value capacity = rewriter.create<tensor::DimOp>(loc, stack, 0);
+    Value full = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
+                                                row, capacity);
+    auto grow = rewriter.create<scf::IfOp>(
+        loc, full,
+        [&](OpBuilder &b, Location l) {
+          Value one = b.create<arith::ConstantIndexOp>(l, 1);
+          Value two = b.create<arith::ConstantIndexOp>(l, 2);
+          Value minimum = b.create<arith::ConstantIndexOp>(l, 4);
+          Value doubled = b.create<arith::MulIOp>(l, capacity, two);
+          Value needed = b.create<arith::AddIOp>(l, row, one);
+          Value size = b.create<arith::MaxUIOp>(
+              l, b.create<arith::MaxUIOp>(l, doubled, needed), minimum);
+          Value grown = b.create<tensor::EmptyOp>(l, type, ValueRange{size});
+          SmallVector<OpFoldResult> offsets, sizes, strides;
+          rowSlice(b, type, b.getIndexAttr(0), capacity, offsets, sizes,
+                   strides);
+          Value copied = b.create<tensor::InsertSliceOp>(l, stack, grown,
+                                                         offsets, sizes, strides);
+          b.create<scf::YieldOp>(l, copied);
+        },
+        [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, stack); });
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    rowSlice(rewriter, type, row, rewriter.getIndexAttr(1), offsets, sizes,
+             strides);
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+        op, op.getValue(), grow.getResult(0), offsets, sizes, strides);
+    return success();
+  }
+};
+
+struct StackReadPattern : OpRewritePattern<StackReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StackReadOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value row = extractRow(rewriter, loc, op.getIndex());
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    rowSlice(rewriter, op.getStack().getType(), row, rewriter.getIndexAttr(1),
+             offsets, sizes, strides);
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, op.getType(), op.getStack(), offsets, sizes, strides);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateStackLowerings(RewritePatternSet &patterns) {
+  patterns.add<StackEmptyPattern, StackPushPattern, StackReadPattern>(
+      patterns.getContext());
+}
