@@ -4,16 +4,18 @@
 // ops on that same type and one-shot bufferization turns it into a memref
 // whose allocation the deallocation pipeline frees:
 //
-//   stack_empty        tensor.empty(0)
-//   stack_push s[i], v if i >= dim(s, 0): grow to max(2 * dim, i + 1, 4)
-//                      rows (tensor.empty + tensor.insert_slice of the old
-//                      rows, in an scf.if), then tensor.insert_slice of v
-//                      at row i
-//   stack_read s[i]    tensor.extract_slice of row i
+//   stack_empty          tensor.empty(0)
+//   stack_reserve s, n   if n > dim(s, 0): tensor.empty(n) and
+//                        tensor.insert_slice of the old rows (an scf.if)
+//   stack_push s[i], v   tensor.insert_slice of v at row i
+//   stack_read s[i]      tensor.extract_slice of row i
 //
-// Growing by doubling makes n pushes cost O(n) copies in total, and the
-// in-place insert_slice writes the row into the carried buffer without a
-// copy when the stack is carried by a loop.
+// Growth is kept out of stack_push on purpose: a loop whose body only
+// pushes yields a buffer equivalent to the one it received, so
+// bufferization writes in place. A loop that also grows the stack yields a
+// possibly new buffer, which one-shot bufferization copies once per
+// iteration; reverse mode therefore grows stacks in an outer loop, once
+// per doubling of the capacity (see passes/autodiff/ControlFlowRules.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,28 +64,21 @@ struct StackEmptyPattern : OpRewritePattern<StackEmptyOp> {
   }
 };
 
-struct StackPushPattern : OpRewritePattern<StackPushOp> {
+struct StackReservePattern : OpRewritePattern<StackReserveOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(StackPushOp op,
+  LogicalResult matchAndRewrite(StackReserveOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getStack().getType();
     Value stack = op.getStack();
-    Value row = extractRow(rewriter, loc, op.getIndex());
+    Value rows = extractRow(rewriter, loc, op.getRows());
     Value capacity = rewriter.create<tensor::DimOp>(loc, stack, 0);
-    Value full = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
-                                                row, capacity);
-    auto grow = rewriter.create<scf::IfOp>(
-        loc, full,
+    Value grow = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
+                                                rows, capacity);
+    auto ifOp = rewriter.create<scf::IfOp>(
+        loc, grow,
         [&](OpBuilder &b, Location l) {
-          Value one = b.create<arith::ConstantIndexOp>(l, 1);
-          Value two = b.create<arith::ConstantIndexOp>(l, 2);
-          Value minimum = b.create<arith::ConstantIndexOp>(l, 4);
-          Value doubled = b.create<arith::MulIOp>(l, capacity, two);
-          Value needed = b.create<arith::AddIOp>(l, row, one);
-          Value size = b.create<arith::MaxUIOp>(
-              l, b.create<arith::MaxUIOp>(l, doubled, needed), minimum);
-          Value grown = b.create<tensor::EmptyOp>(l, type, ValueRange{size});
+          Value grown = b.create<tensor::EmptyOp>(l, type, ValueRange{rows});
           SmallVector<OpFoldResult> offsets, sizes, strides;
           rowSlice(b, type, b.getIndexAttr(0), capacity, offsets, sizes,
                    strides);
@@ -92,11 +87,21 @@ struct StackPushPattern : OpRewritePattern<StackPushOp> {
           b.create<scf::YieldOp>(l, copied);
         },
         [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, stack); });
+    rewriter.replaceOp(op, ifOp.getResults());
+    return success();
+  }
+};
+
+struct StackPushPattern : OpRewritePattern<StackPushOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StackPushOp op,
+                                PatternRewriter &rewriter) const override {
+    Value row = extractRow(rewriter, op.getLoc(), op.getIndex());
     SmallVector<OpFoldResult> offsets, sizes, strides;
-    rowSlice(rewriter, type, row, rewriter.getIndexAttr(1), offsets, sizes,
-             strides);
+    rowSlice(rewriter, op.getStack().getType(), row, rewriter.getIndexAttr(1),
+             offsets, sizes, strides);
     rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
-        op, op.getValue(), grow.getResult(0), offsets, sizes, strides);
+        op, op.getValue(), op.getStack(), offsets, sizes, strides);
     return success();
   }
 };
@@ -119,6 +124,7 @@ struct StackReadPattern : OpRewritePattern<StackReadOp> {
 } // namespace
 
 void kiln::populateStackLowerings(RewritePatternSet &patterns) {
-  patterns.add<StackEmptyPattern, StackPushPattern, StackReadPattern>(
+  patterns.add<StackEmptyPattern, StackReservePattern, StackPushPattern,
+               StackReadPattern>(
       patterns.getContext());
 }

@@ -70,7 +70,8 @@
 //  W4. Rebuild the forward loop with a carried i64 counter (0 at entry,
 //      +1 per iteration: the trip count once the loop ends) and one stack
 //      per stored value, onto which each iteration pushes its value at row
-//      counter.
+//      counter. The stacks grow (doubling) in an outer loop around the
+//      loop that pushes, which runs until the capacity is reached.
 //  W5. Create the backward loop carrying t, the adjoints, the invariant
 //      values and the filled stacks, and accumulate its results into the
 //      inits.
@@ -311,9 +312,11 @@ private:
 
 /// Whether a loop's backward body recomputes the results of `op` rather
 /// than reading them from storage: ops whose results include a stack,
-/// which cannot be stored per iteration.
+/// which cannot be stored per iteration, and the inner loops of
+/// checkpointing (Checkpointing.cpp).
 static bool mustRecompute(Operation *op) {
-  return llvm::any_of(op->getResultTypes(),
+  return op->hasAttr(kRecomputeAttrName) ||
+         llvm::any_of(op->getResultTypes(),
                       [](Type type) { return isStackType(type); });
 }
 
@@ -439,6 +442,7 @@ LogicalResult autodiff::differentiateFor(ForOp op, VjpContext &context) {
       inits.push_back(
           buildZeros(at, loc, withRows(value.getType(), tripCount)));
     forward = at.create<ForOp>(loc, inits, tripCount);
+    forward->setDiscardableAttrs(op->getDiscardableAttrDictionary());
     forward.getBodyRegion().takeBody(op.getBodyRegion());
     Operation *yield = forwardBody->getTerminator();
     OpBuilder before(yield);
@@ -487,6 +491,114 @@ static Value indexConstant(OpBuilder &builder, Location loc, int64_t value) {
   return builder.create<ConstantOp>(
       loc, DenseElementsAttr::get(indexScalarType(builder.getContext()),
                                   builder.getI64IntegerAttr(value)));
+}
+
+/// Clones the ops of the cond region `from` into `into`, its arguments
+/// bound to the first arguments of `into`, and returns the predicate.
+static Value cloneCondition(Region &from, Block *into) {
+  Block &source = from.front();
+  IRMapping mapping;
+  for (auto [arg, value] : llvm::zip(source.getArguments(),
+                                     into->getArguments()))
+    mapping.map(arg, value);
+  OpBuilder builder = OpBuilder::atBlockEnd(into);
+  for (Operation &inner : source.without_terminator())
+    builder.clone(inner, mapping);
+  return mapping.lookupOrDefault(source.getTerminator()->getOperand(0));
+}
+
+/// W4: replaces the forward loop `op` by one that also carries a trip
+/// counter and a stack per value of `stored`, starting from `inits` (op's
+/// inits, then 0, then the empty stacks), and pushes each stored value at
+/// row counter in every iteration. Without stacks this is one loop. With
+/// stacks it is two nested loops, so that the stacks grow outside the loop
+/// that pushes (see StackLowering.cpp): the outer loop doubles their
+/// capacity (at least 4 rows) and runs an inner loop of op's iterations
+/// while op's condition holds and the counter is below the capacity. op's
+/// body block becomes the innermost body, so the backward code keeps
+/// referring to its values.
+static WhileOp buildCountingLoop(OpBuilder &at, WhileOp op,
+                                 ArrayRef<Value> inits,
+                                 ArrayRef<Value> stored) {
+  Location loc = op.getLoc();
+  unsigned numCarried = op.getNumResults();
+  Block *forwardBody = &op.getBodyRegion().front();
+  SmallVector<Type> types;
+  for (Value init : inits)
+    types.push_back(init.getType());
+  SmallVector<Location> locs(types.size(), loc);
+
+  // The pushing loop: op's body with the counter, the stacks and (nested
+  // form) the capacity as extra carried values.
+  auto fillBody = [&](ArrayRef<Type> extra) {
+    Value counter = forwardBody->addArgument(types[numCarried], loc);
+    SmallVector<Value> stacks;
+    for (Type type : ArrayRef(types).drop_front(numCarried + 1))
+      stacks.push_back(forwardBody->addArgument(type, loc));
+    for (Type type : extra)
+      forwardBody->addArgument(type, loc);
+    Operation *yield = forwardBody->getTerminator();
+    OpBuilder before(yield);
+    SmallVector<Value> yielded(yield->getOperands());
+    yielded.push_back(
+        before.create<AddOp>(loc, counter, indexConstant(before, loc, 1)));
+    for (auto [stack, value] : llvm::zip(stacks, stored))
+      yielded.push_back(before.create<StackPushOp>(loc, stack, counter, value));
+    llvm::append_range(
+        yielded, forwardBody->getArguments().take_back(extra.size()));
+    yield->setOperands(yielded);
+  };
+
+  if (stored.empty()) {
+    auto forward = at.create<WhileOp>(loc, inits);
+    forward.getCondRegion().takeBody(op.getCondRegion());
+    forward.getBodyRegion().takeBody(op.getBodyRegion());
+    forward.getCondRegion().front().addArgument(types[numCarried], loc);
+    fillBody({});
+    return forward;
+  }
+
+  // Outer loop: op's condition, a body that grows the stacks and runs the
+  // inner loop.
+  auto outer = at.create<WhileOp>(loc, inits);
+  OpBuilder blocks(op.getContext());
+  Block *outerCond =
+      blocks.createBlock(&outer.getCondRegion(), {}, types, locs);
+  OpBuilder condBuilder = OpBuilder::atBlockEnd(outerCond);
+  condBuilder.create<YieldOp>(loc,
+                              cloneCondition(op.getCondRegion(), outerCond));
+  Block *outerBody =
+      blocks.createBlock(&outer.getBodyRegion(), {}, types, locs);
+  OpBuilder b = OpBuilder::atBlockEnd(outerBody);
+  Value counter = outerBody->getArgument(numCarried);
+  Value capacity = b.create<MaxOp>(
+      loc, b.create<MulOp>(loc, counter, indexConstant(b, loc, 2)),
+      indexConstant(b, loc, 4));
+  SmallVector<Value> innerInits(outerBody->getArguments().take_front(
+      numCarried + 1));
+  for (Value stack : outerBody->getArguments().drop_front(numCarried + 1))
+    innerInits.push_back(b.create<StackReserveOp>(loc, stack, capacity));
+  innerInits.push_back(capacity);
+  auto inner = b.create<WhileOp>(loc, innerInits);
+  b.create<YieldOp>(loc, inner.getResults().drop_back());
+
+  SmallVector<Type> innerTypes(types);
+  innerTypes.push_back(capacity.getType());
+  SmallVector<Location> innerLocs(innerTypes.size(), loc);
+  Block *innerCond =
+      blocks.createBlock(&inner.getCondRegion(), {}, innerTypes, innerLocs);
+  Value holds = cloneCondition(op.getCondRegion(), innerCond);
+  OpBuilder ib = OpBuilder::atBlockEnd(innerCond);
+  Value room = ib.create<CompareOp>(loc, CompareDirection::lt,
+                                    innerCond->getArgument(numCarried),
+                                    innerCond->getArguments().back());
+  Value no = ib.create<ConstantOp>(
+      loc, DenseElementsAttr::get(
+               RankedTensorType::get({}, ib.getI1Type()), false));
+  ib.create<YieldOp>(loc, ValueRange{ib.create<SelectOp>(loc, holds, room, no)});
+  inner.getBodyRegion().takeBody(op.getBodyRegion());
+  fillBody({capacity.getType()});
+  return outer;
 }
 
 LogicalResult autodiff::differentiateWhile(WhileOp op, VjpContext &context) {
@@ -585,27 +697,8 @@ LogicalResult autodiff::differentiateWhile(WhileOp op, VjpContext &context) {
   for (Value value : stored)
     inits.push_back(at.create<StackEmptyOp>(
         loc, getStackType(cast<RankedTensorType>(value.getType()))));
-  auto forward = at.create<WhileOp>(loc, inits);
-  forward.getCondRegion().takeBody(op.getCondRegion());
-  forward.getBodyRegion().takeBody(op.getBodyRegion());
-  Block *forwardCond = &forward.getCondRegion().front();
-  for (Value init : ValueRange(inits).drop_front(numCarried))
-    forwardCond->addArgument(init.getType(), loc);
-  {
-    Value counter = forwardBody->addArgument(counterType, loc);
-    Operation *yield = forwardBody->getTerminator();
-    OpBuilder before(yield);
-    SmallVector<Value> yielded(yield->getOperands());
-    yielded.push_back(
-        before.create<AddOp>(loc, counter, indexConstant(before, loc, 1)));
-    for (Value value : stored) {
-      Value stack = forwardBody->addArgument(
-          getStackType(cast<RankedTensorType>(value.getType())), loc);
-      yielded.push_back(
-          before.create<StackPushOp>(loc, stack, counter, value));
-    }
-    yield->setOperands(yielded);
-  }
+  WhileOp forward = buildCountingLoop(at, op, inits, stored);
+  forward->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   Value tripCount = forward.getResult(numCarried);
   for (auto [slot, position] : llvm::enumerate(storedSlot))
     extraInits[position] = forward.getResult(numCarried + 1 + slot);

@@ -36,6 +36,16 @@ bool isDifferentiableType(Type type);
 /// stack if `type` is a stack type.
 Value buildZeros(OpBuilder &builder, Location loc, Type type);
 
+/// The attribute marking a loop whose enclosing loop's backward pass
+/// recomputes it rather than storing what it exports (Checkpointing.cpp).
+inline constexpr llvm::StringLiteral kRecomputeAttrName = "kiln.recompute";
+
+/// Splits the kiln.for and kiln.while loops of `block`, at any depth, into
+/// segments of `every` iterations whose enclosing loop stores only their
+/// carried values and recomputes them in its backward pass. Does nothing
+/// when `every` is 0.
+void splitLoopsForCheckpointing(Block &block, unsigned every);
+
 /// A float tensor of `type` filled with `value`.
 Value buildSplat(OpBuilder &builder, Location loc, Type type, double value);
 

@@ -1,15 +1,18 @@
-// kiln.stack_empty, kiln.stack_push and kiln.stack_read: the custom form
+// kiln.stack_empty, kiln.stack_reserve, kiln.stack_push and
+// kiln.stack_read: the custom form
 // round-trips, kiln.while and kiln.cond carry stacks, and the verifier
 // rejects rows that do not match the stack.
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @push_read
 // CHECK:         %[[S:.*]] = kiln.stack_empty : tensor<?x2x3xf32>
-// CHECK:         %[[T:.*]] = kiln.stack_push %[[S]][%{{.*}}], %{{.*}} : tensor<?x2x3xf32>, tensor<2x3xf32>
+// CHECK:         %[[R:.*]] = kiln.stack_reserve %[[S]], %{{.*}} : tensor<?x2x3xf32>
+// CHECK:         %[[T:.*]] = kiln.stack_push %[[R]][%{{.*}}], %{{.*}} : tensor<?x2x3xf32>, tensor<2x3xf32>
 // CHECK:         kiln.stack_read %[[T]][%{{.*}}] : tensor<?x2x3xf32> -> tensor<2x3xf32>
-func.func @push_read(%v: tensor<2x3xf32>, %i: tensor<i64>) -> tensor<2x3xf32> {
+func.func @push_read(%v: tensor<2x3xf32>, %i: tensor<i64>, %n: tensor<i64>) -> tensor<2x3xf32> {
   %s = kiln.stack_empty : tensor<?x2x3xf32>
-  %t = kiln.stack_push %s[%i], %v : tensor<?x2x3xf32>, tensor<2x3xf32>
+  %r = kiln.stack_reserve %s, %n : tensor<?x2x3xf32>
+  %t = kiln.stack_push %r[%i], %v : tensor<?x2x3xf32>, tensor<2x3xf32>
   %r = kiln.stack_read %t[%i] : tensor<?x2x3xf32> -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
@@ -28,7 +31,8 @@ func.func @carried(%v: tensor<f64>, %n: tensor<i64>, %p: tensor<i1>) -> tensor<f
     kiln.yield %c : tensor<i1>
   } do {
   ^bb0(%k: tensor<i64>, %m: tensor<i64>, %x: tensor<f64>, %t: tensor<?xf64>):
-    %t2 = kiln.stack_push %t[%k], %x : tensor<?xf64>, tensor<f64>
+    %t1 = kiln.stack_reserve %t, %m : tensor<?xf64>
+    %t2 = kiln.stack_push %t1[%k], %x : tensor<?xf64>, tensor<f64>
     %one = kiln.constant dense<1> : tensor<i64>
     %k1 = kiln.add %k, %one : tensor<i64>
     kiln.yield %k1, %m, %x, %t2 : tensor<i64>, tensor<i64>, tensor<f64>, tensor<?xf64>
@@ -76,5 +80,14 @@ func.func @static_stack() {
 func.func @two_dynamic_dims() {
   // expected-error @+1 {{'kiln.stack_empty' op result #0 must be kiln stack (tensor<?x...> with a static row shape)}}
   %s = kiln.stack_empty : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @reserve_index_type(%n: tensor<i32>) {
+  %s = kiln.stack_empty : tensor<?x4xf32>
+  // expected-error @+1 {{'kiln.stack_reserve' op operand #1 must be 0D tensor of 64-bit signless integer values}}
+  %t = "kiln.stack_reserve"(%s, %n) : (tensor<?x4xf32>, tensor<i32>) -> tensor<?x4xf32>
   return
 }

@@ -265,8 +265,8 @@ Offset<kfb::Operation> ModelWriter::writeOperation(mlir::Operation &op) {
          "ops, func.return and func.call)");
     return {};
   }
-  if (llvm::isa<mlir::kiln::StackEmptyOp, mlir::kiln::StackPushOp,
-                mlir::kiln::StackReadOp>(op)) {
+  if (llvm::isa<mlir::kiln::StackEmptyOp, mlir::kiln::StackReserveOp,
+                mlir::kiln::StackPushOp, mlir::kiln::StackReadOp>(op)) {
     fail("the operation cannot be stored (stacks are made by reverse-mode "
          "differentiation of kiln.while, which runs after a model is loaded)");
     return {};

@@ -49,8 +49,9 @@ def Kiln_I64Scalar : 0DTensorOf<[I64]> {
   let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getI64Type())";
 }
 
-// A stack: a buffer of rows whose number grows at run time, written by
-// kiln.stack_push and read by kiln.stack_read. Its type is a tensor whose
+// A stack: a buffer of rows whose number grows at run time
+// (kiln.stack_reserve), written by kiln.stack_push and read by
+// kiln.stack_read. Its type is a tensor whose
 // leading dimension is dynamic (the capacity) and whose other dimensions
 // are the static shape of one row. Only reverse-mode differentiation of
 // kiln.while creates stacks; they live inside a function (never arguments

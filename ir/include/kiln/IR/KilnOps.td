@@ -401,8 +401,8 @@ def Kiln_ForOp : Kiln_Op<"for", [IsolatedFromAbove, RecursiveMemoryEffects,
 def Kiln_StackEmptyOp : Kiln_Op<"stack_empty", [Pure]> {
   let summary = "A stack with no rows";
   let description = [{
-    The start of a stack whose rows are written by `kiln.stack_push`. Its
-    capacity (the leading dimension) is 0; pushes grow it at run time.
+    A stack of capacity 0 (its leading dimension). `kiln.stack_reserve`
+    grows the capacity at run time; `kiln.stack_push` writes rows below it.
 
     ```mlir
     %s = kiln.stack_empty : tensor<?x4xf32>
@@ -412,15 +412,32 @@ def Kiln_StackEmptyOp : Kiln_Op<"stack_empty", [Pure]> {
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
+def Kiln_StackReserveOp : Kiln_Op<"stack_reserve", [Pure,
+    AllTypesMatch<["stack", "result"]>]> {
+  let summary = "Grow a stack's capacity, keeping its rows";
+  let description = [{
+    Returns `stack` with a capacity of at least `rows` (unchanged if it
+    already has that many); the rows below the old capacity are kept, the
+    new ones are undefined. Growing reallocates and copies, so callers grow
+    geometrically (reverse mode doubles the capacity) to keep the total
+    copying linear in the number of rows.
+
+    ```mlir
+    %t = kiln.stack_reserve %s, %n : tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Stack:$stack, Kiln_I64Scalar:$rows);
+  let results = (outs Kiln_Stack:$result);
+  let assemblyFormat = "$stack `,` $rows attr-dict `:` type($stack)";
+}
+
 def Kiln_StackPushOp : Kiln_Op<"stack_push", [Pure,
     AllTypesMatch<["stack", "result"]>]> {
-  let summary = "Write one row of a stack, growing it when it is full";
+  let summary = "Write one row of a stack";
   let description = [{
-    Returns `stack` with row `index` set to `value`. When `index` is at or
-    past the capacity, the result has a larger capacity (at least twice the
-    old one and more than `index`) and keeps the old rows; rows never
-    written are undefined. Pushes write the rows 0, 1, 2, ... in order, so
-    the memory is at most twice what the written rows need.
+    Returns `stack` with row `index` set to `value`; `index` must be below
+    the capacity (`kiln.stack_reserve`). Writing in place keeps a stack
+    carried by a loop in one buffer.
 
     ```mlir
     %t = kiln.stack_push %s[%i], %v : tensor<?x4xf32>, tensor<4xf32>
@@ -438,7 +455,8 @@ def Kiln_StackPushOp : Kiln_Op<"stack_push", [Pure,
 def Kiln_StackReadOp : Kiln_Op<"stack_read", [Pure]> {
   let summary = "Read one row of a stack";
   let description = [{
-    Row `index` of `stack`, which a `kiln.stack_push` must have written.
+    Row `index` of `stack` (below its capacity), which a `kiln.stack_push`
+    must have written.
 
     ```mlir
     %v = kiln.stack_read %s[%i] : tensor<?x4xf32> -> tensor<4xf32>
