@@ -5,12 +5,15 @@
 // whose allocation the deallocation pipeline frees:
 //
 //   stack_empty          tensor.empty(0)
-//   stack_reserve s, n   if n > dim(s, 0): tensor.empty(n) and
-//                        tensor.insert_slice of the old rows (an scf.if)
+//   stack_reserve s, n   tensor.empty(max(n, dim(s, 0))) and
+//                        tensor.insert_slice of the old rows
 //   stack_push s[i], v   tensor.insert_slice of v at row i
 //   stack_read s[i]      tensor.extract_slice of row i
 //
-// Growth is kept out of stack_push on purpose: a loop whose body only
+// stack_reserve always makes a new buffer: choosing at run time between
+// the old and a new one (an scf.if) left one buffer unfreed after
+// ownership-based deallocation (seen with valgrind), and reverse mode only
+// reserves to grow. Growth is kept out of stack_push on purpose: a loop whose body only
 // pushes yields a buffer equivalent to the one it received, so
 // bufferization writes in place. A loop that also grows the stack yields a
 // possibly new buffer, which one-shot bufferization copies once per
@@ -73,21 +76,13 @@ struct StackReservePattern : OpRewritePattern<StackReserveOp> {
     Value stack = op.getStack();
     Value rows = extractRow(rewriter, loc, op.getRows());
     Value capacity = rewriter.create<tensor::DimOp>(loc, stack, 0);
-    Value grow = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
-                                                rows, capacity);
-    auto ifOp = rewriter.create<scf::IfOp>(
-        loc, grow,
-        [&](OpBuilder &b, Location l) {
-          Value grown = b.create<tensor::EmptyOp>(l, type, ValueRange{rows});
-          SmallVector<OpFoldResult> offsets, sizes, strides;
-          rowSlice(b, type, b.getIndexAttr(0), capacity, offsets, sizes,
-                   strides);
-          Value copied = b.create<tensor::InsertSliceOp>(l, stack, grown,
-                                                         offsets, sizes, strides);
-          b.create<scf::YieldOp>(l, copied);
-        },
-        [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, stack); });
-    rewriter.replaceOp(op, ifOp.getResults());
+    Value size = rewriter.create<arith::MaxSIOp>(loc, rows, capacity);
+    Value grown = rewriter.create<tensor::EmptyOp>(loc, type, ValueRange{size});
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    rowSlice(rewriter, type, rewriter.getIndexAttr(0), capacity, offsets,
+             sizes, strides);
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(op, stack, grown,
+                                                       offsets, sizes, strides);
     return success();
   }
 };

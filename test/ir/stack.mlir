@@ -13,8 +13,8 @@ func.func @push_read(%v: tensor<2x3xf32>, %i: tensor<i64>, %n: tensor<i64>) -> t
   %s = kiln.stack_empty : tensor<?x2x3xf32>
   %r = kiln.stack_reserve %s, %n : tensor<?x2x3xf32>
   %t = kiln.stack_push %r[%i], %v : tensor<?x2x3xf32>, tensor<2x3xf32>
-  %r = kiln.stack_read %t[%i] : tensor<?x2x3xf32> -> tensor<2x3xf32>
-  return %r : tensor<2x3xf32>
+  %x = kiln.stack_read %t[%i] : tensor<?x2x3xf32> -> tensor<2x3xf32>
+  return %x : tensor<2x3xf32>
 }
 
 // -----

@@ -166,18 +166,36 @@ func.func @scan(%x: tensor<3xf32>, %w: tensor<3xf32>) -> tensor<3xf32> {
 // The backward pass of a kiln.while is a kiln.while that starts at the
 // trip count the forward loop counted and reads row t - 1 of the stack the
 // forward loop pushed h onto (the rule of sin reads it); the constant 0.5
-// is neither pushed nor carried.
+// is neither pushed nor carried. The forward loop is two loops: the outer
+// one doubles the stack's capacity (at least 4 rows), the inner one runs
+// the iterations while the condition holds and the capacity is not reached.
 // WHILE-LABEL: func.func @halve_grad(
 // WHILE-SAME:      %[[X:.*]]: tensor<3xf32>, %[[DY:.*]]: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
 // WHILE:         %[[ZERO:.*]] = kiln.constant dense<0> : tensor<i64>
 // WHILE:         %[[EMPTY:.*]] = kiln.stack_empty : tensor<?x3xf32>
 // WHILE:         %[[F:.*]]:3 = kiln.while(%[[X]], %[[ZERO]], %[[EMPTY]]) : (tensor<3xf32>, tensor<i64>, tensor<?x3xf32>) cond {
+// WHILE:           kiln.compare gt
 // WHILE:         } do {
-// WHILE-NEXT:    ^bb0(%[[H:.*]]: tensor<3xf32>, %[[C:.*]]: tensor<i64>, %[[S:.*]]: tensor<?x3xf32>):
-// WHILE:           %[[ONE:.*]] = kiln.constant dense<1> : tensor<i64>
-// WHILE-NEXT:      %[[C1:.*]] = kiln.add %[[C]], %[[ONE]] : tensor<i64>
-// WHILE-NEXT:      %[[PUSHED:.*]] = kiln.stack_push %[[S]][%[[C]]], %[[H]] : tensor<?x3xf32>, tensor<3xf32>
-// WHILE-NEXT:      kiln.yield %{{.*}}, %[[C1]], %[[PUSHED]]
+// WHILE-NEXT:    ^bb0(%[[H0:.*]]: tensor<3xf32>, %[[C0:.*]]: tensor<i64>, %[[S0:.*]]: tensor<?x3xf32>):
+// WHILE-DAG:       %[[FOUR:.*]] = kiln.constant dense<4> : tensor<i64>
+// WHILE-DAG:       %[[TWO:.*]] = kiln.constant dense<2> : tensor<i64>
+// WHILE:           %[[DOUBLE:.*]] = kiln.mul %[[C0]], %[[TWO]] : tensor<i64>
+// WHILE-NEXT:      %[[CAP:.*]] = kiln.max %[[DOUBLE]], %[[FOUR]] : tensor<i64>
+// WHILE-NEXT:      %[[GROWN:.*]] = kiln.stack_reserve %[[S0]], %[[CAP]] : tensor<?x3xf32>
+// WHILE-NEXT:      %[[IN:.*]]:4 = kiln.while(%[[H0]], %[[C0]], %[[GROWN]], %[[CAP]])
+// WHILE-NEXT:      ^bb0(%{{.*}}: tensor<3xf32>, %[[CC:.*]]: tensor<i64>, %{{.*}}: tensor<?x3xf32>, %[[CCAP:.*]]: tensor<i64>):
+// WHILE:             %[[HOLDS:.*]] = kiln.compare gt
+// WHILE-NEXT:        %[[ROOM:.*]] = kiln.compare lt, %[[CC]], %[[CCAP]] : tensor<i64>
+// WHILE-NEXT:        %[[NO:.*]] = kiln.constant dense<false> : tensor<i1>
+// WHILE-NEXT:        %[[BOTH:.*]] = kiln.select %[[HOLDS]], %[[ROOM]], %[[NO]]
+// WHILE-NEXT:        kiln.yield %[[BOTH]] : tensor<i1>
+// WHILE:           } do {
+// WHILE-NEXT:      ^bb0(%[[H:.*]]: tensor<3xf32>, %[[C:.*]]: tensor<i64>, %[[S:.*]]: tensor<?x3xf32>, %[[K:.*]]: tensor<i64>):
+// WHILE:             %[[ONE:.*]] = kiln.constant dense<1> : tensor<i64>
+// WHILE-NEXT:        %[[C1:.*]] = kiln.add %[[C]], %[[ONE]] : tensor<i64>
+// WHILE-NEXT:        %[[PUSHED:.*]] = kiln.stack_push %[[S]][%[[C]]], %[[H]] : tensor<?x3xf32>, tensor<3xf32>
+// WHILE-NEXT:        kiln.yield %{{.*}}, %[[C1]], %[[PUSHED]], %[[K]]
+// WHILE:           kiln.yield %[[IN]]#0, %[[IN]]#1, %[[IN]]#2
 // WHILE:         %[[B:.*]]:3 = kiln.while(%[[F]]#1, %[[DY]], %[[F]]#2) : (tensor<i64>, tensor<3xf32>, tensor<?x3xf32>) cond {
 // WHILE-NEXT:    ^bb0(%[[T:.*]]: tensor<i64>, %{{.*}}: tensor<3xf32>, %{{.*}}: tensor<?x3xf32>):
 // WHILE-NEXT:      %[[Z:.*]] = kiln.constant dense<0> : tensor<i64>

@@ -416,11 +416,11 @@ def Kiln_StackReserveOp : Kiln_Op<"stack_reserve", [Pure,
     AllTypesMatch<["stack", "result"]>]> {
   let summary = "Grow a stack's capacity, keeping its rows";
   let description = [{
-    Returns `stack` with a capacity of at least `rows` (unchanged if it
-    already has that many); the rows below the old capacity are kept, the
-    new ones are undefined. Growing reallocates and copies, so callers grow
-    geometrically (reverse mode doubles the capacity) to keep the total
-    copying linear in the number of rows.
+    Returns `stack` with a capacity of max(`rows`, its capacity); the rows
+    below the old capacity are kept, the new ones are undefined. Compiled
+    code copies the rows into a new buffer, so callers grow geometrically
+    (reverse mode doubles the capacity) to keep the total copying linear in
+    the number of rows.
 
     ```mlir
     %t = kiln.stack_reserve %s, %n : tensor<?x4xf32>
