@@ -10,6 +10,7 @@
 // RUN: kiln-opt %s --kiln-grad="function=counted" | FileCheck %s --check-prefix=INT
 // RUN: kiln-opt %s --kiln-grad="function=scan wrt=0" | FileCheck %s --check-prefix=LOOP
 // RUN: kiln-opt %s --kiln-grad="function=halve wrt=0" | FileCheck %s --check-prefix=WHILE
+// RUN: kiln-opt %s --kiln-grad="function=scan wrt=0 checkpoint-every=2" | FileCheck %s --check-prefix=CKPT
 // The derived functions compile like any other.
 // RUN: kiln-opt %s --kiln-grad="function=branch" --kiln-grad="function=dense" \
 // RUN:   --kiln-grad="function=loss value-and-grad=true" --kiln-grad="function=scan" \
@@ -153,6 +154,21 @@ func.func @counted(%x: tensor<3xf32>, %n: tensor<3xi32>) -> (tensor<3xf32>, tens
 // LOOP-NEXT:      %[[DH:.*]] = kiln.mul %[[DM]], %[[WB]]
 // LOOP-NEXT:      kiln.yield %[[DH]], %[[STORED]], %[[WB]]
 // LOOP:         return %[[F]]#0, %[[B]]#0
+// With checkpoint-every=2 the 4 iterations are 2 segments of 2: the outer
+// forward loop stores h once per segment ([2, 3]); the inner loop, marked
+// kiln.recompute, stores tanh(h w) for its 2 iterations only, and the
+// backward loop runs it again (from the stored h) before its own backward
+// loop over the segment.
+// CKPT-LABEL: func.func @scan_grad(
+// CKPT-SAME:      %[[X:.*]]: tensor<3xf32>, %[[W:.*]]: tensor<3xf32>, %[[DY:.*]]: tensor<3xf32>)
+// CKPT:         %[[F:.*]]:3 = kiln.for 2 iterations(%[[X]], %[[W]], %{{.*}}) : (tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>)
+// CKPT:           kiln.for 2 iterations({{.*}}) : (tensor<3xf32>, tensor<3xf32>, tensor<i64>, tensor<2x3xf32>)
+// CKPT:           } {kiln.recompute}
+// CKPT:         %[[B:.*]]:3 = kiln.for 2 iterations(%[[DY]], %[[F]]#2, %[[W]])
+// CKPT:           %[[AGAIN:.*]]:4 = kiln.for 2 iterations({{.*}}) : (tensor<3xf32>, tensor<3xf32>, tensor<i64>, tensor<2x3xf32>)
+// CKPT:           } {kiln.recompute}
+// CKPT:           kiln.for 2 iterations(%{{.*}}, %[[AGAIN]]#3, %{{.*}})
+// CKPT:         return %[[F]]#0, %[[B]]#0
 func.func @scan(%x: tensor<3xf32>, %w: tensor<3xf32>) -> tensor<3xf32> {
   %r:2 = kiln.for 4 iterations (%x, %w) : (tensor<3xf32>, tensor<3xf32>) {
   ^bb0(%i: tensor<i64>, %h: tensor<3xf32>, %v: tensor<3xf32>):
