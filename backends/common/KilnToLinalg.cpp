@@ -34,6 +34,7 @@ void kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
   populateElementwiseLowerings(patterns);
   populateStructuralLowerings(patterns);
   populateControlFlowLowerings(patterns);
+  populateStackLowerings(patterns);
   populateFusedLowerings(patterns);
 }
 

@@ -21,6 +21,9 @@ namespace kiln {
 void populateElementwiseLowerings(RewritePatternSet &patterns);
 void populateStructuralLowerings(RewritePatternSet &patterns);
 void populateControlFlowLowerings(RewritePatternSet &patterns);
+/// kiln.stack_empty/push/read: tensor ops on the stack's tensor<?x...>
+/// (see StackLowering.cpp).
+void populateStackLowerings(RewritePatternSet &patterns);
 /// kiln.fused: the region's ops are inlined into the parent block, their
 /// locations tagged with the region (see FusedLowering.cpp).
 void populateFusedLowerings(RewritePatternSet &patterns);

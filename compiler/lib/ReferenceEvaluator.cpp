@@ -679,6 +679,55 @@ static HostTensor evaluateDynamicUpdateSlice(const HostTensor &operand,
   return result;
 }
 
+/// A stack is a tensor whose leading dimension is its capacity, as in
+/// compiled code; rows reserved but never pushed read as zeros here.
+static HostTensor evaluateStackReserve(const HostTensor &stack,
+                                       const HostTensor &rows) {
+  int64_t capacity = stack.shape[0];
+  if (rows.i[0] <= capacity)
+    return stack;
+  SmallVector<int64_t> shape(stack.shape.begin(), stack.shape.end());
+  shape[0] = rows.i[0];
+  HostTensor result(stack.elementType, shape);
+  withStorage(stack, result, [&](const auto &from, auto &to) {
+    std::copy(from.begin(), from.end(), to.begin());
+  });
+  return result;
+}
+
+static llvm::Expected<HostTensor> evaluateStackPush(StackPushOp op,
+                                                    const HostTensor &stack,
+                                                    const HostTensor &index,
+                                                    const HostTensor &value) {
+  int64_t capacity = stack.shape[0];
+  int64_t row = index.i[0];
+  if (row < 0 || row >= capacity)
+    return opError(op, "pushes row " + Twine(row) +
+                           " onto a stack with capacity " + Twine(capacity));
+  HostTensor result = stack;
+  int64_t rowSize = value.numElements();
+  withStorage(value, result, [&](const auto &from, auto &to) {
+    std::copy_n(from.begin(), rowSize, to.begin() + row * rowSize);
+  });
+  return result;
+}
+
+static llvm::Expected<HostTensor> evaluateStackRead(StackReadOp op,
+                                                    const HostTensor &stack,
+                                                    const HostTensor &index) {
+  int64_t rows = stack.shape[0];
+  int64_t row = index.i[0];
+  if (row < 0 || row >= rows)
+    return opError(op, "reads row " + Twine(row) +
+                           " of a stack with capacity " + Twine(rows));
+  HostTensor result(stack.elementType, ArrayRef(stack.shape).drop_front());
+  int64_t rowSize = result.numElements();
+  withStorage(stack, result, [&](const auto &from, auto &to) {
+    std::copy_n(from.begin() + row * rowSize, rowSize, to.begin());
+  });
+  return result;
+}
+
 //===----------------------------------------------------------------------===//
 // Evaluator
 //===----------------------------------------------------------------------===//
@@ -968,6 +1017,21 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
       })
       .Case([&](DynamicUpdateSliceOp) {
         return single(evaluateDynamicUpdateSlice(arg(0), arg(1), arg(2)));
+      })
+      // Stacks.
+      .Case([&](StackEmptyOp op) {
+        SmallVector<int64_t> shape(op.getType().getShape());
+        shape[0] = 0;
+        return single(HostTensor(op.getType().getElementType(), shape));
+      })
+      .Case([&](StackReserveOp) {
+        return single(evaluateStackReserve(arg(0), arg(1)));
+      })
+      .Case([&](StackPushOp op) {
+        return single(evaluateStackPush(op, arg(0), arg(1), arg(2)));
+      })
+      .Case([&](StackReadOp op) {
+        return single(evaluateStackRead(op, arg(0), arg(1)));
       })
       // Control flow and calls.
       .Case([&](CondOp op) { return evaluateCondOp(op, operands); })

@@ -458,5 +458,45 @@ LogicalResult ForOp::verifyRegions() {
                       getInits().getTypes());
 }
 
+bool kiln::isStackType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() < 1 || !tensor.isDynamicDim(0))
+    return false;
+  Type element = tensor.getElementType();
+  if (!(element.isF16() || element.isBF16() || element.isF32() ||
+        element.isF64() || element.isInteger(1) || element.isInteger(32) ||
+        element.isInteger(64)))
+    return false;
+  return llvm::all_of(tensor.getShape().drop_front(),
+                      [](int64_t dim) { return !ShapedType::isDynamic(dim); });
+}
+
+RankedTensorType kiln::getStackRowType(RankedTensorType stack) {
+  return RankedTensorType::get(stack.getShape().drop_front(),
+                               stack.getElementType());
+}
+
+RankedTensorType kiln::getStackType(RankedTensorType row) {
+  SmallVector<int64_t> shape{ShapedType::kDynamic};
+  llvm::append_range(shape, row.getShape());
+  return RankedTensorType::get(shape, row.getElementType());
+}
+
+LogicalResult StackPushOp::verify() {
+  RankedTensorType row = getStackRowType(getStack().getType());
+  if (getValue().getType() != row)
+    return emitOpError("pushes a ")
+           << getValue().getType() << " onto a stack of " << row;
+  return success();
+}
+
+LogicalResult StackReadOp::verify() {
+  RankedTensorType row = getStackRowType(getStack().getType());
+  if (getResult().getType() != row)
+    return emitOpError("reads a ")
+           << getResult().getType() << " from a stack of " << row;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "kiln/IR/KilnOps.cpp.inc"

@@ -17,6 +17,8 @@
 //     through the body until the carried marks stop changing: a carried
 //     value that becomes varied in the body is varied from the start of
 //     the next iteration, so it is varied throughout.
+//  6. kiln.while does the same through its body. Its cond region only
+//     computes the predicate, which carries no gradient, so it is skipped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +71,8 @@ LogicalResult Activity::propagateOp(Operation *op) {
     return propagateCond(cond);
   if (auto forOp = dyn_cast<ForOp>(op))
     return propagateFor(forOp);
+  if (auto whileOp = dyn_cast<WhileOp>(op))
+    return propagateWhile(whileOp);
 
   // 3. Everything else.
   if (rule->differentiable)
@@ -102,6 +106,29 @@ LogicalResult Activity::propagateFor(ForOp op) {
        llvm::zip(op.getInits(), body.getArguments().drop_front()))
     if (isVaried(init))
       mark(arg);
+  if (failed(propagateLoopBody(body, /*firstCarried=*/1)))
+    return failure();
+  for (auto [result, arg] :
+       llvm::zip(op.getResults(), body.getArguments().drop_front()))
+    if (isVaried(arg))
+      mark(result);
+  return success();
+}
+
+LogicalResult Activity::propagateWhile(WhileOp op) {
+  Block &body = op.getBodyRegion().front();
+  for (auto [init, arg] : llvm::zip(op.getInits(), body.getArguments()))
+    if (isVaried(init))
+      mark(arg);
+  if (failed(propagateLoopBody(body, /*firstCarried=*/0)))
+    return failure();
+  for (auto [result, arg] : llvm::zip(op.getResults(), body.getArguments()))
+    if (isVaried(arg))
+      mark(result);
+  return success();
+}
+
+LogicalResult Activity::propagateLoopBody(Block &body, unsigned firstCarried) {
   auto yield = cast<YieldOp>(body.getTerminator());
   bool changed = true;
   while (changed) {
@@ -109,13 +136,9 @@ LogicalResult Activity::propagateFor(ForOp op) {
       return failure();
     changed = false;
     for (auto [yielded, arg] :
-         llvm::zip(yield.getValues(), body.getArguments().drop_front()))
+         llvm::zip(yield.getValues(), body.getArguments().drop_front(firstCarried)))
       if (isVaried(yielded))
         changed |= mark(arg);
   }
-  for (auto [result, arg] :
-       llvm::zip(op.getResults(), body.getArguments().drop_front()))
-    if (isVaried(arg))
-      mark(result);
   return success();
 }

@@ -27,11 +27,14 @@ using namespace mlir::kiln::autodiff;
 
 bool autodiff::isDifferentiableType(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && isa<FloatType>(tensor.getElementType());
+  return tensor && tensor.hasStaticShape() &&
+         isa<FloatType>(tensor.getElementType());
 }
 
 Value autodiff::buildZeros(OpBuilder &builder, Location loc, Type type) {
   auto tensor = cast<RankedTensorType>(type);
+  if (isStackType(tensor))
+    return builder.create<StackEmptyOp>(loc, tensor);
   Type element = tensor.getElementType();
   Attribute zero;
   if (isa<FloatType>(element))

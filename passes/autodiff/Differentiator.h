@@ -28,11 +28,23 @@ namespace mlir {
 namespace kiln {
 namespace autodiff {
 
-/// Whether values of `type` can carry a derivative: tensors of floats.
+/// Whether values of `type` can carry a derivative: statically shaped
+/// tensors of floats (stacks never do).
 bool isDifferentiableType(Type type);
 
-/// A tensor of `type` (any kiln element type) filled with zeros.
+/// A tensor of `type` (any kiln element type) filled with zeros; an empty
+/// stack if `type` is a stack type.
 Value buildZeros(OpBuilder &builder, Location loc, Type type);
+
+/// The attribute marking a loop whose enclosing loop's backward pass
+/// recomputes it rather than storing what it exports (Checkpointing.cpp).
+inline constexpr llvm::StringLiteral kRecomputeAttrName = "kiln.recompute";
+
+/// Splits the kiln.for and kiln.while loops of `block`, at any depth, into
+/// segments of `every` iterations whose enclosing loop stores only their
+/// carried values and recomputes them in its backward pass. Does nothing
+/// when `every` is 0.
+void splitLoopsForCheckpointing(Block &block, unsigned every);
 
 /// A float tensor of `type` filled with `value`.
 Value buildSplat(OpBuilder &builder, Location loc, Type type, double value);
@@ -65,6 +77,11 @@ private:
   LogicalResult propagateOp(Operation *op);
   LogicalResult propagateCond(CondOp op);
   LogicalResult propagateFor(ForOp op);
+  LogicalResult propagateWhile(WhileOp op);
+  /// The fixed point of propagateFor/propagateWhile: propagates through
+  /// `body`, whose carried value k is argument k + `firstCarried`, until
+  /// the marks of the carried arguments stop changing.
+  LogicalResult propagateLoopBody(Block &body, unsigned firstCarried);
 
   /// Marks `value` if its type is differentiable; returns whether that
   /// added a mark.

@@ -39,8 +39,9 @@ struct GradPass : kiln::impl::GradBase<GradPass> {
     }
     SmallVector<unsigned> indices(wrt.begin(), wrt.end());
     FailureOr<func::FuncOp> derived =
-        valueAndGrad ? buildValueAndGradient(f, indices, gradName)
-                     : buildGradient(f, indices, gradName);
+        valueAndGrad
+            ? buildValueAndGradient(f, indices, gradName, checkpointEvery)
+            : buildGradient(f, indices, gradName, checkpointEvery);
     if (failed(derived))
       signalPassFailure();
   }

@@ -11,6 +11,8 @@
 //  2. Clone f under the new name, right after f. The clone's body is the
 //     forward computation; backward code is added to it in place, before
 //     its func.return, so the rules can read every forward value directly.
+//     With checkpointing, its loops are split into segments first
+//     (Checkpointing.cpp).
 //  3. Add one cotangent argument `dy` per float result (gradient mode), or
 //     build the constant 1.0 as the only cotangent (value-and-grad mode).
 //  4. Run the activity analysis from the `wrt` arguments. This is where an
@@ -114,7 +116,8 @@ static LogicalResult checkRequest(func::FuncOp f, ArrayRef<unsigned> wrt,
 }
 
 static FailureOr<func::FuncOp> derive(func::FuncOp f, ArrayRef<unsigned> wrt,
-                                      StringRef requestedName, Mode mode) {
+                                      StringRef requestedName, Mode mode,
+                                      unsigned checkpointEvery) {
   std::string name = requestedName.str();
   if (name.empty())
     name = (f.getName() + (mode == Mode::Gradient ? "_grad" : "_value_and_grad"))
@@ -135,6 +138,7 @@ static FailureOr<func::FuncOp> derive(func::FuncOp f, ArrayRef<unsigned> wrt,
     return failure();
   };
   Block &body = g.getBody().front();
+  splitLoopsForCheckpointing(body, checkpointEvery);
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   Location loc = returnOp.getLoc();
   OpBuilder builder(returnOp);
@@ -189,12 +193,13 @@ static FailureOr<func::FuncOp> derive(func::FuncOp f, ArrayRef<unsigned> wrt,
 
 FailureOr<func::FuncOp> mlir::kiln::buildGradient(func::FuncOp f,
                                                   ArrayRef<unsigned> wrt,
-                                                  StringRef name) {
-  return derive(f, wrt, name, Mode::Gradient);
+                                                  StringRef name,
+                                                  unsigned checkpointEvery) {
+  return derive(f, wrt, name, Mode::Gradient, checkpointEvery);
 }
 
 FailureOr<func::FuncOp>
 mlir::kiln::buildValueAndGradient(func::FuncOp f, ArrayRef<unsigned> wrt,
-                                  StringRef name) {
-  return derive(f, wrt, name, Mode::ValueAndGradient);
+                                  StringRef name, unsigned checkpointEvery) {
+  return derive(f, wrt, name, Mode::ValueAndGradient, checkpointEvery);
 }

@@ -20,6 +20,10 @@ LogicalResult differentiateCond(CondOp op, VjpContext &context);
 /// kiln.for: a backward kiln.for running the iterations in reverse, reading
 /// what the forward loop stored per iteration.
 LogicalResult differentiateFor(ForOp op, VjpContext &context);
+/// kiln.while: the forward loop counts its trips and pushes what the
+/// backward loop needs onto stacks; a backward kiln.while pops them in
+/// reverse.
+LogicalResult differentiateWhile(WhileOp op, VjpContext &context);
 
 } // namespace autodiff
 } // namespace kiln

@@ -23,9 +23,9 @@
 //  - constant, iota and compare carry no gradient by definition; the table
 //    says so explicitly, so that they are never mistaken for unsupported
 //    ops.
-//  - kiln.while has no rule: its backward pass needs what each iteration
-//    computed, for a number of iterations known only at run time (see
-//    README.md for the design).
+//  - the stack ops (stack_empty/push/read) have no rule: only derived
+//    gradients of kiln.while contain them, and second derivatives through
+//    a while are not supported.
 //
 // gather's gradient is a scatter-add of the cotangent rows into a zero
 // table, built without a scatter op as onehot(indices)^T x cotangent: it
@@ -632,6 +632,7 @@ public:
     // Control flow (ControlFlowRules.cpp).
     rule<CondOp, differentiateCond>();
     rule<ForOp, differentiateFor>();
+    rule<WhileOp, differentiateWhile>();
   }
 
   const VjpRule *lookup(TypeID id) const {

@@ -9,10 +9,12 @@
 // RUN: kiln-opt %s --kiln-grad="function=branch" | FileCheck %s --check-prefix=COND
 // RUN: kiln-opt %s --kiln-grad="function=counted" | FileCheck %s --check-prefix=INT
 // RUN: kiln-opt %s --kiln-grad="function=scan wrt=0" | FileCheck %s --check-prefix=LOOP
+// RUN: kiln-opt %s --kiln-grad="function=halve wrt=0" | FileCheck %s --check-prefix=WHILE
+// RUN: kiln-opt %s --kiln-grad="function=scan wrt=0 checkpoint-every=2" | FileCheck %s --check-prefix=CKPT
 // The derived functions compile like any other.
 // RUN: kiln-opt %s --kiln-grad="function=branch" --kiln-grad="function=dense" \
 // RUN:   --kiln-grad="function=loss value-and-grad=true" --kiln-grad="function=scan" \
-// RUN:   | kiln-compile - -o %t.kmod
+// RUN:   --kiln-grad="function=halve" | kiln-compile - -o %t.kmod
 // RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST
 
 // x is used three times: the three contributions are summed with kiln.add.
@@ -152,6 +154,21 @@ func.func @counted(%x: tensor<3xf32>, %n: tensor<3xi32>) -> (tensor<3xf32>, tens
 // LOOP-NEXT:      %[[DH:.*]] = kiln.mul %[[DM]], %[[WB]]
 // LOOP-NEXT:      kiln.yield %[[DH]], %[[STORED]], %[[WB]]
 // LOOP:         return %[[F]]#0, %[[B]]#0
+// With checkpoint-every=2 the 4 iterations are 2 segments of 2: the outer
+// forward loop stores h once per segment ([2, 3]); the inner loop, marked
+// kiln.recompute, stores tanh(h w) for its 2 iterations only, and the
+// backward loop runs it again (from the stored h) before its own backward
+// loop over the segment.
+// CKPT-LABEL: func.func @scan_grad(
+// CKPT-SAME:      %[[X:.*]]: tensor<3xf32>, %[[W:.*]]: tensor<3xf32>, %[[DY:.*]]: tensor<3xf32>)
+// CKPT:         %[[F:.*]]:3 = kiln.for 2 iterations(%[[X]], %[[W]], %{{.*}}) : (tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>)
+// CKPT:           kiln.for 2 iterations({{.*}}) : (tensor<3xf32>, tensor<3xf32>, tensor<i64>, tensor<2x3xf32>)
+// CKPT:           } {kiln.recompute}
+// CKPT:         %[[B:.*]]:3 = kiln.for 2 iterations(%[[DY]], %[[F]]#2, %[[W]])
+// CKPT:           %[[AGAIN:.*]]:4 = kiln.for 2 iterations({{.*}}) : (tensor<3xf32>, tensor<3xf32>, tensor<i64>, tensor<2x3xf32>)
+// CKPT:           } {kiln.recompute}
+// CKPT:           kiln.for 2 iterations(%{{.*}}, %[[AGAIN]]#3, %{{.*}})
+// CKPT:         return %[[F]]#0, %[[B]]#0
 func.func @scan(%x: tensor<3xf32>, %w: tensor<3xf32>) -> tensor<3xf32> {
   %r:2 = kiln.for 4 iterations (%x, %w) : (tensor<3xf32>, tensor<3xf32>) {
   ^bb0(%i: tensor<i64>, %h: tensor<3xf32>, %v: tensor<3xf32>):
@@ -162,7 +179,71 @@ func.func @scan(%x: tensor<3xf32>, %w: tensor<3xf32>) -> tensor<3xf32> {
   return %r#0 : tensor<3xf32>
 }
 
+// The backward pass of a kiln.while is a kiln.while that starts at the
+// trip count the forward loop counted and reads row t - 1 of the stack the
+// forward loop pushed h onto (the rule of sin reads it); the constant 0.5
+// is neither pushed nor carried. The forward loop is two loops: the outer
+// one doubles the stack's capacity (at least 4 rows), the inner one runs
+// the iterations while the condition holds and the capacity is not reached.
+// WHILE-LABEL: func.func @halve_grad(
+// WHILE-SAME:      %[[X:.*]]: tensor<3xf32>, %[[DY:.*]]: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+// WHILE:         %[[ZERO:.*]] = kiln.constant dense<0> : tensor<i64>
+// WHILE:         %[[EMPTY:.*]] = kiln.stack_empty : tensor<?x3xf32>
+// WHILE:         %[[F:.*]]:3 = kiln.while(%[[X]], %[[ZERO]], %[[EMPTY]]) : (tensor<3xf32>, tensor<i64>, tensor<?x3xf32>) cond {
+// WHILE:           kiln.compare gt
+// WHILE:         } do {
+// WHILE-NEXT:    ^bb0(%[[H0:.*]]: tensor<3xf32>, %[[C0:.*]]: tensor<i64>, %[[S0:.*]]: tensor<?x3xf32>):
+// WHILE-DAG:       %[[FOUR:.*]] = kiln.constant dense<4> : tensor<i64>
+// WHILE-DAG:       %[[TWO:.*]] = kiln.constant dense<2> : tensor<i64>
+// WHILE:           %[[DOUBLE:.*]] = kiln.mul %[[C0]], %[[TWO]] : tensor<i64>
+// WHILE-NEXT:      %[[CAP:.*]] = kiln.max %[[DOUBLE]], %[[FOUR]] : tensor<i64>
+// WHILE-NEXT:      %[[GROWN:.*]] = kiln.stack_reserve %[[S0]], %[[CAP]] : tensor<?x3xf32>
+// WHILE-NEXT:      %[[IN:.*]]:4 = kiln.while(%[[H0]], %[[C0]], %[[GROWN]], %[[CAP]])
+// WHILE-NEXT:      ^bb0(%{{.*}}: tensor<3xf32>, %[[CC:.*]]: tensor<i64>, %{{.*}}: tensor<?x3xf32>, %[[CCAP:.*]]: tensor<i64>):
+// WHILE:             %[[HOLDS:.*]] = kiln.compare gt
+// WHILE-NEXT:        %[[ROOM:.*]] = kiln.compare lt, %[[CC]], %[[CCAP]] : tensor<i64>
+// WHILE-NEXT:        %[[NO:.*]] = kiln.constant dense<false> : tensor<i1>
+// WHILE-NEXT:        %[[BOTH:.*]] = kiln.select %[[HOLDS]], %[[ROOM]], %[[NO]]
+// WHILE-NEXT:        kiln.yield %[[BOTH]] : tensor<i1>
+// WHILE:           } do {
+// WHILE-NEXT:      ^bb0(%[[H:.*]]: tensor<3xf32>, %[[C:.*]]: tensor<i64>, %[[S:.*]]: tensor<?x3xf32>, %[[K:.*]]: tensor<i64>):
+// WHILE:             %[[ONE:.*]] = kiln.constant dense<1> : tensor<i64>
+// WHILE-NEXT:        %[[C1:.*]] = kiln.add %[[C]], %[[ONE]] : tensor<i64>
+// WHILE-NEXT:        %[[PUSHED:.*]] = kiln.stack_push %[[S]][%[[C]]], %[[H]] : tensor<?x3xf32>, tensor<3xf32>
+// WHILE-NEXT:        kiln.yield %{{.*}}, %[[C1]], %[[PUSHED]], %[[K]]
+// WHILE:           kiln.yield %[[IN]]#0, %[[IN]]#1, %[[IN]]#2
+// WHILE:         %[[B:.*]]:3 = kiln.while(%[[F]]#1, %[[DY]], %[[F]]#2) : (tensor<i64>, tensor<3xf32>, tensor<?x3xf32>) cond {
+// WHILE-NEXT:    ^bb0(%[[T:.*]]: tensor<i64>, %{{.*}}: tensor<3xf32>, %{{.*}}: tensor<?x3xf32>):
+// WHILE-NEXT:      %[[Z:.*]] = kiln.constant dense<0> : tensor<i64>
+// WHILE-NEXT:      %[[MORE:.*]] = kiln.compare gt, %[[T]], %[[Z]] : tensor<i64>
+// WHILE-NEXT:      kiln.yield %[[MORE]] : tensor<i1>
+// WHILE-NEXT:    } do {
+// WHILE-NEXT:    ^bb0(%[[T2:.*]]: tensor<i64>, %[[G:.*]]: tensor<3xf32>, %[[ST:.*]]: tensor<?x3xf32>):
+// WHILE-NEXT:      %[[ONE2:.*]] = kiln.constant dense<1> : tensor<i64>
+// WHILE-NEXT:      %[[I:.*]] = kiln.sub %[[T2]], %[[ONE2]] : tensor<i64>
+// WHILE:           %[[HI:.*]] = kiln.stack_read %[[ST]][%[[I]]] : tensor<?x3xf32> -> tensor<3xf32>
+// WHILE:           kiln.cos %[[HI]]
+// WHILE:           kiln.yield %[[I]], %{{.*}}, %[[ST]]
+// WHILE:         return %[[F]]#0, %[[B]]#1
+func.func @halve(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %r = kiln.while (%x) : (tensor<3xf32>) cond {
+  ^bb0(%h: tensor<3xf32>):
+    %s = kiln.reduce_sum %h, dims = [0] : tensor<3xf32>
+    %c = kiln.constant dense<0.1> : tensor<f32>
+    %p = kiln.compare gt, %s, %c : tensor<f32>
+    kiln.yield %p : tensor<i1>
+  } do {
+  ^bb0(%h: tensor<3xf32>):
+    %half = kiln.constant dense<0.5> : tensor<3xf32>
+    %s = kiln.sin %h : tensor<3xf32>
+    %m = kiln.mul %s, %half : tensor<3xf32>
+    kiln.yield %m : tensor<3xf32>
+  }
+  return %r : tensor<3xf32>
+}
+
 // LIST-DAG: branch_grad(arg0: i1[], arg1: f32[4], arg2: f32[4]) -> (out0: f32[4], out1: f32[4])
 // LIST-DAG: dense_grad(arg0: f32[2,3], arg1: f32[3,4], arg2: f32[4], arg3: f32[2,4]) -> (out0: f32[2,4], out1: f32[2,3], out2: f32[3,4], out3: f32[4])
 // LIST-DAG: loss_value_and_grad(x: f64[3]) -> (loss: f64[], d_x: f64[3])
+// LIST-DAG: halve_grad(arg0: f32[3], arg1: f32[3]) -> (out0: f32[3], out1: f32[3])
 // LIST-DAG: scan_grad(arg0: f32[3], arg1: f32[3], arg2: f32[3]) -> (out0: f32[3], out1: f32[3], out2: f32[3])

@@ -12,6 +12,7 @@
 
 #include "kiln/IR/ModelFile.h"
 
+#include "kiln/IR/KilnOps.h"
 #include "ElementTypes.h"
 #include "FileStructure.h"
 #include "Locations.h"
@@ -262,6 +263,12 @@ Offset<kfb::Operation> ModelWriter::writeOperation(mlir::Operation &op) {
   if (!modelfile::isStorableOp(op.getName())) {
     fail("the operation cannot be stored (a .kfb file may hold only kiln "
          "ops, func.return and func.call)");
+    return {};
+  }
+  if (llvm::isa<mlir::kiln::StackEmptyOp, mlir::kiln::StackReserveOp,
+                mlir::kiln::StackPushOp, mlir::kiln::StackReadOp>(op)) {
+    fail("the operation cannot be stored (stacks are made by reverse-mode "
+         "differentiation of kiln.while, which runs after a model is loaded)");
     return {};
   }
   if (op.getNumSuccessors() != 0) {

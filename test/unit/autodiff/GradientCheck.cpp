@@ -64,8 +64,10 @@ GradientSuite::GradientSuite(const std::string &source,
     mlir::FailureOr<mlir::func::FuncOp> derived =
         derivation.valueAndGrad
             ? mlir::kiln::buildValueAndGradient(f, derivation.wrt,
-                                                derivation.derived)
-            : mlir::kiln::buildGradient(f, derivation.wrt, derivation.derived);
+                                                derivation.derived,
+                                                derivation.checkpointEvery)
+            : mlir::kiln::buildGradient(f, derivation.wrt, derivation.derived,
+                                        derivation.checkpointEvery);
     if (mlir::failed(derived)) {
       failure = "cannot derive @" + derivation.derived + ":\n" + diagnostics;
       return;

@@ -37,6 +37,8 @@ struct Derivation {
   std::string derived;
   std::vector<unsigned> wrt;
   bool valueAndGrad = false;
+  /// buildGradient's checkpointEvery (0: store every loop iteration).
+  unsigned checkpointEvery = 0;
 };
 
 /// The range random values of one argument are drawn from (integers:

@@ -45,6 +45,25 @@ def Kiln_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
 def Kiln_BoolTensor : StaticShapeTensorOf<[I1]>;
 def Kiln_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def Kiln_Predicate : 0DTensorOf<[I1]>;
+def Kiln_I64Scalar : 0DTensorOf<[I64]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getI64Type())";
+}
+
+// A stack: a buffer of rows whose number grows at run time
+// (kiln.stack_reserve), written by kiln.stack_push and read by
+// kiln.stack_read. Its type is a tensor whose
+// leading dimension is dynamic (the capacity) and whose other dimensions
+// are the static shape of one row. Only reverse-mode differentiation of
+// kiln.while creates stacks; they live inside a function (never arguments
+// or results) and may be carried by kiln.while and returned by kiln.cond.
+def Kiln_Stack : Type<
+    And<[CPred<"::llvm::isa<::mlir::RankedTensorType>($_self)">,
+         CPred<"::mlir::kiln::isStackType($_self)">]>,
+    "kiln stack (tensor<?x...> with a static row shape)",
+    "::mlir::RankedTensorType">;
+
+// What kiln's region ops pass around: tensors, and stacks.
+def Kiln_Value : AnyTypeOf<[Kiln_Tensor, Kiln_Stack]>;
 
 //===----------------------------------------------------------------------===//
 // Attributes

@@ -11,6 +11,18 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir {
+namespace kiln {
+/// Whether `type` is a kiln stack: a ranked tensor of a kiln element type
+/// whose leading dimension is dynamic and whose other dimensions are static.
+bool isStackType(Type type);
+/// The static shape of one row of the stack type `stack`.
+RankedTensorType getStackRowType(RankedTensorType stack);
+/// The stack type whose rows have the static type `row`.
+RankedTensorType getStackType(RankedTensorType row);
+} // namespace kiln
+} // namespace mlir
+
 #include "kiln/IR/KilnEnums.h.inc"
 // kiln.yield also ends kiln.fused regions, so its parent check needs FusedOp.
 #include "kiln/IR/KilnFusionOps.h"

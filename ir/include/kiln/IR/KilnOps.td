@@ -321,7 +321,7 @@ def Kiln_DynamicUpdateSliceOp : Kiln_Op<"dynamic_update_slice",
 def Kiln_YieldOp : Kiln_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["CondOp", "WhileOp", "ForOp", "FusedOp"]>]> {
   let summary = "Values leaving a kiln control-flow region";
-  let arguments = (ins Variadic<Kiln_Tensor>:$values);
+  let arguments = (ins Variadic<Kiln_Value>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ValueRange()); }]>];
 }
@@ -344,8 +344,8 @@ def Kiln_CondOp : Kiln_Op<"cond", [IsolatedFromAbove, RecursiveMemoryEffects,
     }
     ```
   }];
-  let arguments = (ins Kiln_Predicate:$pred, Variadic<Kiln_Tensor>:$inputs);
-  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let arguments = (ins Kiln_Predicate:$pred, Variadic<Kiln_Value>:$inputs);
+  let results = (outs Variadic<Kiln_Value>:$results);
   let regions = (region SizedRegion<1>:$then_region, SizedRegion<1>:$else_region);
   let assemblyFormat = [{
     $pred `,` `(` $inputs `)` `:` type($pred) `,` functional-type($inputs, $results)
@@ -363,8 +363,8 @@ def Kiln_WhileOp : Kiln_Op<"while", [IsolatedFromAbove, RecursiveMemoryEffects,
     receives them and yields the next ones. The results are the carried
     values when `cond` yields false.
   }];
-  let arguments = (ins Variadic<Kiln_Tensor>:$inits);
-  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let arguments = (ins Variadic<Kiln_Value>:$inits);
+  let results = (outs Variadic<Kiln_Value>:$results);
   let regions = (region SizedRegion<1>:$cond_region, SizedRegion<1>:$body_region);
   let assemblyFormat = [{
     `(` $inits `)` `:` `(` type($inits) `)` `cond` $cond_region `do` $body_region
@@ -392,6 +392,82 @@ def Kiln_ForOp : Kiln_Op<"for", [IsolatedFromAbove, RecursiveMemoryEffects,
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Stacks (what reverse mode stores across the iterations of a kiln.while)
+//===----------------------------------------------------------------------===//
+
+def Kiln_StackEmptyOp : Kiln_Op<"stack_empty", [Pure]> {
+  let summary = "A stack with no rows";
+  let description = [{
+    A stack of capacity 0 (its leading dimension). `kiln.stack_reserve`
+    grows the capacity at run time; `kiln.stack_push` writes rows below it.
+
+    ```mlir
+    %s = kiln.stack_empty : tensor<?x4xf32>
+    ```
+  }];
+  let results = (outs Kiln_Stack:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Kiln_StackReserveOp : Kiln_Op<"stack_reserve", [Pure,
+    AllTypesMatch<["stack", "result"]>]> {
+  let summary = "Grow a stack's capacity, keeping its rows";
+  let description = [{
+    Returns `stack` with a capacity of max(`rows`, its capacity); the rows
+    below the old capacity are kept, the new ones are undefined. Compiled
+    code copies the rows into a new buffer, so callers grow geometrically
+    (reverse mode doubles the capacity) to keep the total copying linear in
+    the number of rows.
+
+    ```mlir
+    %t = kiln.stack_reserve %s, %n : tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Stack:$stack, Kiln_I64Scalar:$rows);
+  let results = (outs Kiln_Stack:$result);
+  let assemblyFormat = "$stack `,` $rows attr-dict `:` type($stack)";
+}
+
+def Kiln_StackPushOp : Kiln_Op<"stack_push", [Pure,
+    AllTypesMatch<["stack", "result"]>]> {
+  let summary = "Write one row of a stack";
+  let description = [{
+    Returns `stack` with row `index` set to `value`; `index` must be below
+    the capacity (`kiln.stack_reserve`). Writing in place keeps a stack
+    carried by a loop in one buffer.
+
+    ```mlir
+    %t = kiln.stack_push %s[%i], %v : tensor<?x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Stack:$stack, Kiln_I64Scalar:$index,
+                       Kiln_Tensor:$value);
+  let results = (outs Kiln_Stack:$result);
+  let assemblyFormat = [{
+    $stack `[` $index `]` `,` $value attr-dict `:` type($stack) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_StackReadOp : Kiln_Op<"stack_read", [Pure]> {
+  let summary = "Read one row of a stack";
+  let description = [{
+    Row `index` of `stack` (below its capacity), which a `kiln.stack_push`
+    must have written.
+
+    ```mlir
+    %v = kiln.stack_read %s[%i] : tensor<?x4xf32> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Stack:$stack, Kiln_I64Scalar:$index);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $stack `[` $index `]` attr-dict `:` type($stack) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // KILN_OPS_TD

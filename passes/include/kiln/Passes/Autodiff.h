@@ -34,16 +34,24 @@ namespace kiln {
 /// `wrt` argument that is out of range or not a float tensor, a name that
 /// is taken, an op on a differentiated path without a VJP rule), and the
 /// module is then left unchanged.
+///
+/// `checkpointEvery` > 0 bounds the memory of loops: instead of storing
+/// what every iteration of a kiln.for/kiln.while needs, the forward pass
+/// stores the carried values every `checkpointEvery` iterations and the
+/// backward pass recomputes each segment (one more forward run of the
+/// loop). 0 stores every iteration.
 FailureOr<func::FuncOp> buildGradient(func::FuncOp f,
                                       ArrayRef<unsigned> wrt = {},
-                                      StringRef name = {});
+                                      StringRef name = {},
+                                      unsigned checkpointEvery = 0);
 
 /// Like buildGradient for an `f` with exactly one result, a rank-0 float
 /// (a loss): derives `name(x...) -> (y, dx_wrt...)` with the cotangent of
 /// `y` fixed to 1.0. `name` defaults to `<f>_value_and_grad`.
 FailureOr<func::FuncOp> buildValueAndGradient(func::FuncOp f,
                                               ArrayRef<unsigned> wrt = {},
-                                              StringRef name = {});
+                                              StringRef name = {},
+                                              unsigned checkpointEvery = 0);
 
 /// Whether ops named `name` have an entry in the VJP rules table, either a
 /// derivative or an explicit statement that they carry no gradient

@@ -49,6 +49,10 @@ def Grad : Pass<"kiln-grad", "mlir::ModuleOp"> {
     Option<"gradName", "name", "std::string", /*default=*/"\"\"",
            "Name of the derived function (default: <function>_grad or "
            "<function>_value_and_grad)">,
+    Option<"checkpointEvery", "checkpoint-every", "unsigned", /*default=*/"0",
+           "Store the carried values of kiln.for/kiln.while loops every N "
+           "iterations and recompute the segments in the backward pass "
+           "instead of storing every iteration (0: store every iteration)">,
   ];
   let dependentDialects = ["mlir::kiln::KilnDialect",
                            "mlir::func::FuncDialect"];
