@@ -26,6 +26,7 @@
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <vector>
 
 namespace kiln {
 namespace runtime {
@@ -82,6 +83,71 @@ bool checkElfHeader(const uint8_t *image, size_t size, std::string &error) {
 void makeLibmGlobal() {
   static std::once_flag once;
   std::call_once(once, [] { dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL); });
+}
+
+/// The DT_NEEDED entries of a shared object image whose header passed
+/// checkElfHeader. Malformed tables give fewer names, never a read outside
+/// the image.
+std::vector<std::string> neededLibraries(const uint8_t *image, size_t size) {
+  std::vector<std::string> names;
+  Elf64_Ehdr header;
+  std::memcpy(&header, image, sizeof(header));
+  auto inImage = [&](uint64_t offset, uint64_t length) {
+    return offset <= size && length <= size - offset;
+  };
+  if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+      !inImage(header.e_phoff, uint64_t(header.e_phnum) * sizeof(Elf64_Phdr)))
+    return names;
+  std::vector<Elf64_Phdr> segments(header.e_phnum);
+  std::memcpy(segments.data(), image + header.e_phoff,
+              segments.size() * sizeof(Elf64_Phdr));
+  // The string table is named by its address; find its bytes in the file.
+  auto fileOffset = [&](uint64_t address, uint64_t &offset) {
+    for (const Elf64_Phdr &segment : segments)
+      if (segment.p_type == PT_LOAD && address >= segment.p_vaddr &&
+          address - segment.p_vaddr < segment.p_filesz) {
+        offset = segment.p_offset + (address - segment.p_vaddr);
+        return true;
+      }
+    return false;
+  };
+  for (const Elf64_Phdr &segment : segments) {
+    if (segment.p_type != PT_DYNAMIC ||
+        !inImage(segment.p_offset, segment.p_filesz))
+      continue;
+    std::vector<Elf64_Dyn> entries(segment.p_filesz / sizeof(Elf64_Dyn));
+    std::memcpy(entries.data(), image + segment.p_offset,
+                entries.size() * sizeof(Elf64_Dyn));
+    uint64_t strtab = 0, strsz = 0;
+    for (const Elf64_Dyn &entry : entries) {
+      if (entry.d_tag == DT_STRTAB)
+        strtab = entry.d_un.d_ptr;
+      else if (entry.d_tag == DT_STRSZ)
+        strsz = entry.d_un.d_val;
+    }
+    uint64_t tableOffset = 0;
+    if (!fileOffset(strtab, tableOffset) || !inImage(tableOffset, strsz))
+      return names;
+    const char *table = reinterpret_cast<const char *>(image + tableOffset);
+    for (const Elf64_Dyn &entry : entries)
+      if (entry.d_tag == DT_NEEDED && entry.d_un.d_val < strsz)
+        names.emplace_back(table + entry.d_un.d_val,
+                           strnlen(table + entry.d_un.d_val,
+                                   strsz - entry.d_un.d_val));
+  }
+  return names;
+}
+
+/// Libraries a module depends on, such as the OpenMP runtime or oneDNN,
+/// keep worker threads alive after a call returns. Unloading them together
+/// with the module would leave those threads running unmapped code (a crash
+/// at the next wake-up or at exit), so they stay resident for the life of
+/// the process; the module itself can still be unloaded.
+void pinDependencies(const uint8_t *image, size_t size) {
+  for (const std::string &name : neededLibraries(image, size))
+    if (void *handle = dlopen(name.c_str(),
+                              RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE))
+      dlclose(handle);
 }
 
 bool writeAll(int fd, const uint8_t *data, size_t size) {
@@ -172,6 +238,8 @@ kiln_status_t NativeLibrary::load(const uint8_t *image, size_t size,
       return makeStatus(code, "cannot load the module's code: " + error);
     path.clear();
   }
+
+  pinDependencies(image, size);
 
   std::unique_ptr<NativeLibrary> library(
       new NativeLibrary(handle, nullptr, fd, path));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <dlfcn.h>
 #include <elf.h>
 #include <thread>
 
@@ -91,6 +92,26 @@ TEST(RuntimeApiTest, LoadsFromFile) {
   ModulePtr module(raw);
   EXPECT_EQ(callAdd(lookup(module.get(), "add"), {1, 1, 1, 1}, {2, 3, 4, 5}),
             (std::vector<float>{3, 4, 5, 6}));
+}
+
+// A module's thread-pool dependency (here libgomp, in compiled modules
+// libomp or oneDNN) keeps worker threads after the call; unloading it with
+// the module crashed the process when those threads next ran.
+TEST(RuntimeApiTest, KeepsThreadPoolDependenciesLoaded) {
+  ASSERT_EQ(dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD), nullptr)
+      << "the test binary must not load libgomp itself";
+  ModuleContents contents = addModuleContents();
+  contents.code = readFile(KILN_FIXTURE_THREADED);
+  for (int round = 0; round < 2; ++round) {
+    ModulePtr module = loadContents(contents);
+    ASSERT_TRUE(module);
+    EXPECT_EQ(callAdd(lookup(module.get(), "add"), {1, 2, 3, 4}, {4, 3, 2, 1}),
+              (std::vector<float>{5, 5, 5, 5}));
+  }
+  void *pinned = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  EXPECT_NE(pinned, nullptr) << "libgomp was unloaded with the module";
+  if (pinned)
+    dlclose(pinned);
 }
 
 TEST(RuntimeApiTest, ListsSignatures) {
