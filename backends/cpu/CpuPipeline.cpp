@@ -40,12 +40,6 @@
 
 using namespace mlir;
 
-static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
-                                    Value from, Value to) {
-  builder.create<linalg::CopyOp>(loc, from, to);
-  return success();
-}
-
 bool kiln::cpuHasDnnl() {
 #ifdef KILN_HAVE_DNNL
   return true;
@@ -64,27 +58,8 @@ bool kiln::cpuHasOpenMP() {
 
 void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const CpuOptions &options) {
-  if (options.fuse)
-    pm.addNestedPass<func::FuncOp>(createFusion());
-  pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
-  if (options.fuse)
-    pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-
-  bufferization::OneShotBufferizationOptions bufferization;
-  bufferization.bufferizeFunctionBoundaries = true;
-  bufferization.setFunctionBoundaryTypeConversion(
-      bufferization::LayoutMapOption::IdentityLayoutMap);
-  bufferization.allowReturnAllocsFromLoops = true;
-  bufferization.memCpyFn = copyWithLinalg;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
-
-  pm.addNestedPass<func::FuncOp>(createKilnFreshResults());
-  bufferization::BufferResultsToOutParamsOpts outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.memCpyFn = copyWithLinalg;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // 0-3 (BufferizationPipeline.cpp).
+  buildBufferizationPipeline(pm, options.fuse);
   if (options.planMemory) {
     KilnCpuPlanMemoryOptions plan;
     plan.report = options.memoryReport;

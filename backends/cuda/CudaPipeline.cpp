@@ -1,7 +1,7 @@
 //===- CudaPipeline.cpp - kiln to host code and PTX -----------------------===//
 //
 // The pipeline, in order:
-//   0-3. as on the CPU (CpuPipeline.cpp): kiln-fuse, kiln -> linalg on
+//   0-3. as on the CPU (BufferizationPipeline.cpp): kiln-fuse, kiln -> linalg on
 //      tensors with each fused region fused into one linalg op, one-shot
 //      bufferization, results to out-params, the `kiln_entry_<name>`
 //      wrappers; then constants are copied out of read-only globals
@@ -50,12 +50,6 @@
 
 using namespace mlir;
 
-static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
-                                    Value from, Value to) {
-  builder.create<linalg::CopyOp>(loc, from, to);
-  return success();
-}
-
 bool kiln::isSupportedCudaArch(StringRef arch, std::string &ptxFeature) {
   ptxFeature = llvm::StringSwitch<std::string>(arch)
                    .Case("sm_70", "+ptx60")
@@ -81,28 +75,8 @@ void kiln::registerCudaDialects(DialectRegistry &registry) {
 
 void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
                                      const CudaOptions &options) {
-  // 0-3: the CPU backend's tensor-level steps.
-  if (options.fuse)
-    pm.addNestedPass<func::FuncOp>(createFusion());
-  pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
-  if (options.fuse)
-    pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-
-  bufferization::OneShotBufferizationOptions bufferization;
-  bufferization.bufferizeFunctionBoundaries = true;
-  bufferization.setFunctionBoundaryTypeConversion(
-      bufferization::LayoutMapOption::IdentityLayoutMap);
-  bufferization.allowReturnAllocsFromLoops = true;
-  bufferization.memCpyFn = copyWithLinalg;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
-
-  pm.addNestedPass<func::FuncOp>(createKilnFreshResults());
-  bufferization::BufferResultsToOutParamsOpts outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.memCpyFn = copyWithLinalg;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // 0-3 (BufferizationPipeline.cpp), as on the CPU.
+  buildBufferizationPipeline(pm, options.fuse);
   pm.addPass(createKilnCpuEntryPoints());
   pm.addNestedPass<func::FuncOp>(createKilnCudaGlobalsToBuffers());
 

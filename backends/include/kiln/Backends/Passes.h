@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir {
 class RewritePatternSet;
@@ -19,6 +20,10 @@ namespace kiln {
 
 /// Patterns lowering kiln ops to linalg/tensor/arith/math/scf on tensors.
 void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
+
+/// Kiln on tensors to linalg on buffers, with results as out-params: the
+/// steps the CPU and CUDA pipelines share (BufferizationPipeline.cpp).
+void buildBufferizationPipeline(OpPassManager &pm, bool fuse);
 
 /// The prefix of the exported wrapper of each compiled function.
 inline constexpr const char *kEntryPrefix = "kiln_entry_";

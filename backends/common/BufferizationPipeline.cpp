@@ -1,0 +1,57 @@
+//===- BufferizationPipeline.cpp - kiln on tensors to linalg on buffers ---===//
+//
+// The steps every backend shares before it maps loops to its hardware:
+//   0. with `fuse`, kiln-fuse groups kiln ops into kiln.fused regions;
+//   1. kiln -> linalg/tensor/scf on tensors (kiln.fused regions are inlined),
+//      then kiln-fuse-linalg-groups fuses the linalg ops of each region, then
+//      canonicalize and CSE;
+//   2. one-shot bufferization of the whole module, identity layouts at
+//      function boundaries, copies as linalg.copy (so they become loops or
+//      kernels and never call a runtime helper);
+//   3. results become out-params: each returned buffer is made a distinct
+//      allocation first, then hoisted to the caller, so outputs are written
+//      in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+#include "kiln/Fusion/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
+                                    Value from, Value to) {
+  builder.create<linalg::CopyOp>(loc, from, to);
+  return success();
+}
+
+void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm, bool fuse) {
+  if (fuse)
+    pm.addNestedPass<func::FuncOp>(createFusion());
+  pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
+  if (fuse)
+    pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizationOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  bufferization.allowReturnAllocsFromLoops = true;
+  bufferization.memCpyFn = copyWithLinalg;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+
+  pm.addNestedPass<func::FuncOp>(createKilnFreshResults());
+  bufferization::BufferResultsToOutParamsOpts outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.memCpyFn = copyWithLinalg;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+}
