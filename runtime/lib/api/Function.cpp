@@ -108,8 +108,9 @@ kiln_status_t callFunction(const kiln_function_t &function,
   for (const kiln_tensor_signature_t &signature : function.outputs) {
     kiln_tensor_t *tensor = nullptr;
     if (kiln_status_t status =
-            kiln_tensor_create(signature.dtype, signature.rank,
-                               signature.shape, nullptr, &tensor))
+            kiln::runtime::createTensor(signature.dtype, signature.rank,
+                                        signature.shape, nullptr,
+                                        /*zeroFill=*/false, &tensor))
       return status;
     results.tensors.push_back(tensor);
     args.push_back(tensor->data);

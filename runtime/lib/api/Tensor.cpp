@@ -16,11 +16,10 @@ constexpr size_t kTensorAlignment = 64;
 
 } // namespace
 
-extern "C" {
-
-kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
-                                 const int64_t *shape, const void *data,
-                                 kiln_tensor_t **outTensor) {
+kiln_status_t kiln::runtime::createTensor(kiln_dtype_t dtype, size_t rank,
+                                          const int64_t *shape,
+                                          const void *data, bool zeroFill,
+                                          kiln_tensor_t **outTensor) {
   if (!outTensor)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_tensor_create: out_tensor is NULL");
@@ -64,21 +63,31 @@ kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
     tensor->shape.assign(shape, shape + rank);
     tensor->elementCount = elementCount;
     tensor->byteSize = byteSize;
-    tensor->data = std::aligned_alloc(kTensorAlignment, capacity);
+    tensor->data = kiln::runtime::acquireBuffer(capacity);
+    tensor->capacity = capacity;
     if (!tensor->data)
       return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
                         "kiln_tensor_create: cannot allocate " +
                             std::to_string(capacity) + " bytes");
-    size_t copied = data ? byteSize : 0;
-    if (copied)
-      std::memcpy(tensor->data, data, copied);
-    std::memset(static_cast<char *>(tensor->data) + copied, 0,
-                capacity - copied);
+    size_t written = data ? byteSize : zeroFill ? 0 : byteSize;
+    if (data)
+      std::memcpy(tensor->data, data, byteSize);
+    std::memset(static_cast<char *>(tensor->data) + written, 0,
+                capacity - written);
     *outTensor = tensor.release();
     return nullptr;
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();
   }
+}
+
+extern "C" {
+
+kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
+                                 const int64_t *shape, const void *data,
+                                 kiln_tensor_t **outTensor) {
+  return kiln::runtime::createTensor(dtype, rank, shape, data,
+                                     /*zeroFill=*/true, outTensor);
 }
 
 void kiln_tensor_release(kiln_tensor_t *tensor) { delete tensor; }

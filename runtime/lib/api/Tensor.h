@@ -3,6 +3,7 @@
 #ifndef KILN_RUNTIME_LIB_API_TENSOR_H
 #define KILN_RUNTIME_LIB_API_TENSOR_H
 
+#include "BufferCache.h"
 #include "kiln/runtime.h"
 
 #include <cstdlib>
@@ -17,11 +18,26 @@ struct kiln_tensor {
   size_t elementCount = 0;
   size_t byteSize = 0;
   void *data = nullptr;
+  /// Bytes allocated for data: byteSize rounded up to the alignment.
+  size_t capacity = 0;
 
   kiln_tensor() = default;
   kiln_tensor(const kiln_tensor &) = delete;
   kiln_tensor &operator=(const kiln_tensor &) = delete;
-  ~kiln_tensor() { std::free(data); }
+  ~kiln_tensor() { kiln::runtime::releaseBuffer(data, capacity); }
 };
+
+namespace kiln {
+namespace runtime {
+
+/// kiln_tensor_create, except that without `zeroFill` the elements are left
+/// unspecified (the padding is still zeroed): for outputs, which the
+/// compiled code writes in full.
+kiln_status_t createTensor(kiln_dtype_t dtype, size_t rank,
+                           const int64_t *shape, const void *data,
+                           bool zeroFill, kiln_tensor_t **outTensor);
+
+} // namespace runtime
+} // namespace kiln
 
 #endif // KILN_RUNTIME_LIB_API_TENSOR_H
