@@ -73,28 +73,27 @@ struct MatrixView {
   SmallVector<Value> strides; // index
 };
 
-/// Whether a `memref.view` lies strictly above `memref` in its chain of
-/// views. Such a memref is not handled: `expand-strided-metadata` folds the
-/// metadata of a view-like op into that of its source, which drops the byte
-/// shift of a `memref.view` (the planned arenas of kiln-cpu-plan-memory).
-bool hasShiftedAncestor(Value memref) {
+/// The `memref.view` a memref is derived from through view-like ops, if
+/// any (the arenas of kiln-cpu-plan-memory). Its byte shift must be added
+/// explicitly: `expand-strided-metadata` folds the metadata of view-like ops
+/// into that of their source and drops the shift of a `memref.view`, while
+/// the offset it leaves is relative to the view.
+memref::ViewOp arenaViewOf(Value memref) {
   Operation *def = memref.getDefiningOp();
-  if (isa_and_nonnull<memref::ViewOp>(def))
-    def = cast<memref::ViewOp>(def).getSource().getDefiningOp();
   while (auto viewLike = dyn_cast_or_null<ViewLikeOpInterface>(def)) {
-    if (isa<memref::ViewOp>(def))
-      return true;
+    if (auto view = dyn_cast<memref::ViewOp>(def))
+      return view;
     def = viewLike.getViewSource().getDefiningOp();
   }
-  return false;
+  return nullptr;
 }
 
 MatrixView viewOf(OpBuilder &builder, Location loc, Value memref) {
   auto metadata = builder.create<memref::ExtractStridedMetadataOp>(loc, memref);
   Value base;
-  if (auto view = memref.getDefiningOp<memref::ViewOp>()) {
-    // The view's own pointer is its source's plus the byte shift; take both
-    // from the source explicitly (see hasShiftedAncestor).
+  if (memref::ViewOp view = arenaViewOf(memref)) {
+    // The arena's pointer plus the byte shift, then the offset from the
+    // view (see arenaViewOf).
     base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(
         loc, view.getSource());
     base = builder.create<arith::AddIOp>(loc, base, view.getByteShift());
@@ -125,8 +124,7 @@ struct KilnCpuMatmulToDnnlPass
       if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
           !op.hasPureBufferSemantics())
         return;
-      if (!llvm::all_of(op->getOperands(), isRowMajorF32) ||
-          llvm::any_of(op->getOperands(), hasShiftedAncestor))
+      if (!llvm::all_of(op->getOperands(), isRowMajorF32))
         return;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       int64_t macs = 1;

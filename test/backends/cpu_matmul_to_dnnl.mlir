@@ -93,11 +93,11 @@ func.func @stays(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
 
 // -----
 
-// Operands in a planned arena (memref.view): the address is the arena's
-// pointer plus the byte shift, taken from the arena itself, because
-// expand-strided-metadata would fold the view's metadata into the arena's
-// and drop the shift. A view reached through another view-like op stays a
-// loop.
+// Operands in a planned arena (memref.view), directly or through other
+// view-like ops: the address is the arena's pointer plus the byte shift,
+// taken from the arena itself (expand-strided-metadata would fold the
+// view's metadata into the arena's and drop the shift), plus the offset
+// within the view.
 // CHECK-LABEL: func.func @arena_operand(
 // CHECK-SAME:    %[[ARENA:[^:]*]]: memref<65536xi8>
 // CHECK:         %[[SHIFT:.*]] = arith.constant 16384 : index
@@ -105,8 +105,16 @@ func.func @stays(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
 // CHECK:         arith.addi %[[PTR]], %[[SHIFT]] : index
 // CHECK:         call @dnnl_sgemm
 // CHECK-LABEL: func.func @arena_subview_operand(
-// CHECK-NOT:     call @dnnl_sgemm
-// CHECK:         linalg.matmul
+// CHECK-SAME:    %[[ARENA2:[^:]*]]: memref<65536xi8>
+// CHECK:         %[[SHIFT2:.*]] = arith.constant 16384 : index
+// CHECK:         %[[SUB:.*]] = memref.subview
+// CHECK:         %{{.*}}, %[[OFF:.*]], %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %[[SUB]]
+// CHECK:         %[[PTR2:.*]] = memref.extract_aligned_pointer_as_index %[[ARENA2]]
+// CHECK:         %[[BASE2:.*]] = arith.addi %[[PTR2]], %[[SHIFT2]] : index
+// CHECK:         %[[BYTES:.*]] = arith.muli %[[OFF]], %{{.*}} : index
+// CHECK:         arith.addi %[[BASE2]], %[[BYTES]] : index
+// CHECK:         call @dnnl_sgemm
+// CHECK-NOT:     linalg.matmul
 func.func @arena_operand(%arena: memref<65536xi8>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
   %shift = arith.constant 16384 : index
   %a = memref.view %arena[%shift][] : memref<65536xi8> to memref<64x64xf32>

@@ -172,3 +172,18 @@ func.func @mlp_logsumexp(%x: tensor<32x64xf32>, %w1: tensor<64x128xf32>, %b1: te
   %y = kiln.add %l, %mx : tensor<32xf32>
   return %y : tensor<32xf32>
 }
+
+// A batched product whose left operand is a reshape (expand_shape) of a
+// product planned into an arena: the oneDNN call adds the view's byte shift
+// under the reshape too.
+// CHECK: reshaped_arena_product(arg0: f32[64,64], arg1: f32[64,64], arg2: f32[4,64,16]) -> (out0: f32[4,16,16])
+func.func @reshaped_arena_product(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>,
+                                  %v: tensor<4x64x16xf32>) -> tensor<4x16x16xf32>
+    attributes {kiln.e2e_atol = 2.0e-4 : f64} {
+  %p = kiln.matmul %x, %w : tensor<64x64xf32>, tensor<64x64xf32>
+  %e = kiln.tanh %p : tensor<64x64xf32>
+  %r = kiln.reshape %e : (tensor<64x64xf32>) -> tensor<4x16x64xf32>
+  %q = kiln.matmul %r, %v : tensor<4x16x64xf32>, tensor<4x64x16xf32>
+  %y = kiln.tanh %q : tensor<4x16x16xf32>
+  return %y : tensor<4x16x16xf32>
+}
