@@ -10,6 +10,7 @@
 
 #include "kiln/Compiler/Driver.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
+#include "E2EInputs.h"
 #include "NativeModule.h"
 #include "kiln/runtime.h"
 
@@ -27,36 +28,6 @@
 namespace {
 
 constexpr unsigned kSeeds = 3;
-
-std::vector<std::string> programFiles() {
-  std::vector<std::string> files;
-  for (const auto &entry : std::filesystem::directory_iterator(KILN_E2E_DIR))
-    if (entry.path().extension() == ".mlir")
-      files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-/// The same distribution as E2ETest.cpp: floats in [-2, 2], integers in
-/// [-8, 8], booleans fair.
-kiln::HostTensor randomTensor(mlir::RankedTensorType type, std::mt19937 &rng) {
-  kiln::HostTensor tensor(type.getElementType(), type.getShape());
-  int64_t n = tensor.numElements();
-  if (tensor.isFloat()) {
-    std::uniform_real_distribution<double> dist(-2.0, 2.0);
-    for (int64_t k = 0; k < n; ++k)
-      tensor.f[k] = kiln::roundToFloat(tensor.kind(), dist(rng));
-  } else if (type.getElementType().isInteger(1)) {
-    std::uniform_int_distribution<int64_t> dist(0, 1);
-    for (int64_t k = 0; k < n; ++k)
-      tensor.i[k] = dist(rng);
-  } else {
-    std::uniform_int_distribution<int64_t> dist(-8, 8);
-    for (int64_t k = 0; k < n; ++k)
-      tensor.i[k] = dist(rng);
-  }
-  return tensor;
-}
 
 /// GPU math (libdevice, fused multiply-add) differs from the host's in the
 /// last bits, so f32 gets a slightly wider tolerance than on the CPU.
@@ -113,7 +84,8 @@ TEST_P(CudaEndToEnd, GpuMatchesReferenceEvaluator) {
       std::vector<kiln::HostTensor> inputs;
       for (mlir::Type type : func.getArgumentTypes())
         inputs.push_back(
-            randomTensor(mlir::cast<mlir::RankedTensorType>(type), rng));
+            kiln::test::randomE2EInput(
+                mlir::cast<mlir::RankedTensorType>(type), rng));
       auto expected = kiln::evaluate(func, inputs);
       ASSERT_TRUE(static_cast<bool>(expected))
           << llvm::toString(expected.takeError());
@@ -137,6 +109,8 @@ std::string testName(const ::testing::TestParamInfo<std::string> &info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, CudaEndToEnd,
-                         ::testing::ValuesIn(programFiles()), testName);
+                         ::testing::ValuesIn(
+                             kiln::test::e2eProgramFiles(KILN_E2E_DIR)),
+                         testName);
 
 } // namespace

@@ -13,6 +13,7 @@
 #include "kiln/Compiler/Driver.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
 #include "kiln/Fusion/Passes.h"
+#include "E2EInputs.h"
 #include "NativeModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,36 +32,6 @@
 namespace {
 
 constexpr unsigned kSeeds = 3;
-
-std::vector<std::string> programFiles() {
-  std::vector<std::string> files;
-  for (const auto &entry : std::filesystem::directory_iterator(KILN_E2E_DIR))
-    if (entry.path().extension() == ".mlir")
-      files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-/// Random values of the tensor's dtype: floats in [-2, 2], integers in
-/// [-8, 8], booleans fair.
-kiln::HostTensor randomTensor(mlir::RankedTensorType type, std::mt19937 &rng) {
-  kiln::HostTensor tensor(type.getElementType(), type.getShape());
-  int64_t n = tensor.numElements();
-  if (tensor.isFloat()) {
-    std::uniform_real_distribution<double> dist(-2.0, 2.0);
-    for (int64_t k = 0; k < n; ++k)
-      tensor.f[k] = kiln::roundToFloat(tensor.kind(), dist(rng));
-  } else if (type.getElementType().isInteger(1)) {
-    std::uniform_int_distribution<int64_t> dist(0, 1);
-    for (int64_t k = 0; k < n; ++k)
-      tensor.i[k] = dist(rng);
-  } else {
-    std::uniform_int_distribution<int64_t> dist(-8, 8);
-    for (int64_t k = 0; k < n; ++k)
-      tensor.i[k] = dist(rng);
-  }
-  return tensor;
-}
 
 /// Compares one output; returns a description of the first mismatch.
 /// `exact` asks for identical values (NaN equal to NaN); `f32Atol`, when
@@ -154,7 +125,8 @@ TEST_P(EndToEnd, NativeMatchesReferenceEvaluator) {
       std::vector<kiln::HostTensor> inputs;
       for (mlir::Type type : func.getArgumentTypes())
         inputs.push_back(
-            randomTensor(mlir::cast<mlir::RankedTensorType>(type), rng));
+            kiln::test::randomE2EInput(
+                mlir::cast<mlir::RankedTensorType>(type), rng));
       auto expected = kiln::evaluate(func, inputs);
       ASSERT_TRUE(static_cast<bool>(expected))
           << llvm::toString(expected.takeError());
@@ -195,6 +167,8 @@ std::string testName(const ::testing::TestParamInfo<std::string> &info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, EndToEnd,
-                         ::testing::ValuesIn(programFiles()), testName);
+                         ::testing::ValuesIn(
+                             kiln::test::e2eProgramFiles(KILN_E2E_DIR)),
+                         testName);
 
 } // namespace

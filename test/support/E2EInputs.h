@@ -1,0 +1,31 @@
+//===- E2EInputs.h - Tests: the end-to-end programs and their inputs -*- C++ -*-===//
+//
+// The end-to-end harnesses (native CPU code and CUDA) run the same programs
+// on the same random inputs, so that a program failing on one target and not
+// on the other points at the target.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_SUPPORT_E2EINPUTS_H
+#define KILN_TEST_SUPPORT_E2EINPUTS_H
+
+#include "kiln/Compiler/HostTensor.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace kiln::test {
+
+/// The `*.mlir` files of `directory`, sorted.
+std::vector<std::string> e2eProgramFiles(const std::string &directory);
+
+/// Random values of the tensor's dtype: floats in [-2, 2], integers in
+/// [-8, 8], booleans fair.
+HostTensor randomE2EInput(mlir::RankedTensorType type, std::mt19937 &rng);
+
+} // namespace kiln::test
+
+#endif // KILN_TEST_SUPPORT_E2EINPUTS_H
