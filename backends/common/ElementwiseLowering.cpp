@@ -159,45 +159,48 @@ struct SigmoidPattern : ElementwisePattern<SigmoidOp, SigmoidPattern> {
   }
 };
 
+/// Ordered predicates except `ne`, which is true when either is NaN,
+/// matching IEEE and numpy.
+static arith::CmpFPredicate floatPredicate(CompareDirection direction) {
+  switch (direction) {
+  case CompareDirection::eq: return arith::CmpFPredicate::OEQ;
+  case CompareDirection::ne: return arith::CmpFPredicate::UNE;
+  case CompareDirection::lt: return arith::CmpFPredicate::OLT;
+  case CompareDirection::le: return arith::CmpFPredicate::OLE;
+  case CompareDirection::gt: return arith::CmpFPredicate::OGT;
+  case CompareDirection::ge: return arith::CmpFPredicate::OGE;
+  }
+  llvm_unreachable("unknown compare direction");
+}
+
+/// i1 compares as unsigned (false < true); wider integers are signed.
+static arith::CmpIPredicate integerPredicate(CompareDirection direction,
+                                            bool isBool) {
+  switch (direction) {
+  case CompareDirection::eq: return arith::CmpIPredicate::eq;
+  case CompareDirection::ne: return arith::CmpIPredicate::ne;
+  case CompareDirection::lt:
+    return isBool ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+  case CompareDirection::le:
+    return isBool ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+  case CompareDirection::gt:
+    return isBool ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+  case CompareDirection::ge:
+    return isBool ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+  }
+  llvm_unreachable("unknown compare direction");
+}
+
 struct ComparePattern : ElementwisePattern<CompareOp, ComparePattern> {
   using ElementwisePattern::ElementwisePattern;
   static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
                       CompareOp op) {
     CompareDirection direction = op.getDirection();
-    if (isa<FloatType>(type)) {
-      // Ordered predicates except `ne`, which is true when either is NaN,
-      // matching IEEE and numpy.
-      arith::CmpFPredicate predicate;
-      switch (direction) {
-      case CompareDirection::eq: predicate = arith::CmpFPredicate::OEQ; break;
-      case CompareDirection::ne: predicate = arith::CmpFPredicate::UNE; break;
-      case CompareDirection::lt: predicate = arith::CmpFPredicate::OLT; break;
-      case CompareDirection::le: predicate = arith::CmpFPredicate::OLE; break;
-      case CompareDirection::gt: predicate = arith::CmpFPredicate::OGT; break;
-      case CompareDirection::ge: predicate = arith::CmpFPredicate::OGE; break;
-      }
-      return b.create<arith::CmpFOp>(loc, predicate, args[0], args[1]);
-    }
-    // i1 compares as unsigned (false < true); wider integers are signed.
-    bool isBool = type.isInteger(1);
-    arith::CmpIPredicate predicate;
-    switch (direction) {
-    case CompareDirection::eq: predicate = arith::CmpIPredicate::eq; break;
-    case CompareDirection::ne: predicate = arith::CmpIPredicate::ne; break;
-    case CompareDirection::lt:
-      predicate = isBool ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
-      break;
-    case CompareDirection::le:
-      predicate = isBool ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
-      break;
-    case CompareDirection::gt:
-      predicate = isBool ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
-      break;
-    case CompareDirection::ge:
-      predicate = isBool ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
-      break;
-    }
-    return b.create<arith::CmpIOp>(loc, predicate, args[0], args[1]);
+    if (isa<FloatType>(type))
+      return b.create<arith::CmpFOp>(loc, floatPredicate(direction), args[0],
+                                     args[1]);
+    return b.create<arith::CmpIOp>(
+        loc, integerPredicate(direction, type.isInteger(1)), args[0], args[1]);
   }
 };
 
