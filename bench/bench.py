@@ -61,13 +61,13 @@ class Kiln:
                 sys.exit(f"bench: {tool} not found in {self.bin}; build it first "
                          f"(ninja -C {build_dir} kiln-opt kiln-compile kiln-run)")
 
-    def tool(self, name, *args, capture=True):
+    def tool(self, name, *args, stderr=False):
         cmd = [os.path.join(self.bin, name)] + [str(a) for a in args]
         r = subprocess.run(cmd, capture_output=True, text=True, env=self.env)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n"
                                f"{r.stdout[-2000:]}{r.stderr[-4000:]}")
-        return r.stdout
+        return (r.stdout, r.stderr) if stderr else r.stdout
 
     def source(self, wl):
         """The module text for a workload (with its derived gradient)."""
@@ -93,6 +93,15 @@ class Kiln:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         return out, (time.perf_counter() - start, cpu)
+
+    def memory_plan(self, source):
+        """[(function, intermediate bytes summed, bytes after planning)] from
+        kiln-compile --memory-report (a separate, untimed compile)."""
+        _, err = self.tool("kiln-compile", source, "--memory-report",
+                           "--emit=obj", "-o", os.devnull, stderr=True)
+        return [(f, int(total), int(planned)) for f, total, planned in re.findall(
+            r"memory plan for @(\S+): intermediates (\d+) bytes in total, "
+            r"(\d+) bytes after planning", err)]
 
     def run(self, module, wl, input_paths, out_dir, repeat):
         if os.path.isdir(out_dir):
@@ -254,6 +263,7 @@ def main():
     dnnl = os.path.join(args.build_dir, "bin", "kiln-bench-dnnl-gemm")
     native_env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     compile_times = {}
+    memory = []
 
     for wl in wls:
         print(f"== {wl.title}: {wl.desc}", flush=True)
@@ -279,6 +289,8 @@ def main():
                 module, ctime = kiln.compile(source, fusion)
                 if fusion:
                     compile_times[wl.name] = ctime
+                    memory += [(wl.title, *plan) for plan in kiln.memory_plan(source)
+                               if plan[0] == wl.function]
                 out_dir = os.path.join(work, f"{wl.name}.out{'' if fusion else '.nf'}")
                 # The first call's outputs are checked; its 3 timed repeats
                 # are used only if they agree, and only if a longer run would
@@ -359,7 +371,7 @@ def main():
             if row[0] == title:
                 row.append(compile_times[name][0])
 
-    text = render(report, args, versions, absent, kiln.bin, wls)
+    text = render(report, args, versions, absent, kiln.bin, wls, memory)
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)
@@ -373,7 +385,7 @@ def main():
     return 0
 
 
-def render(report, args, versions, absent, kiln_bin, wls):
+def render(report, args, versions, absent, kiln_bin, wls, memory):
     out = [f"# kiln benchmarks ({'quick' if args.quick else 'full'}, "
            f"{args.threads} thread{'s' if args.threads > 1 else ''})", ""]
     out += machine_info(args.threads, versions, kiln_bin)
@@ -400,6 +412,17 @@ def render(report, args, versions, absent, kiln_bin, wls):
         if seconds and kiln_t and not system.startswith(("kiln", "STREAM")):
             ratio = f"{kiln_t / seconds:.2f}"
         out.append(f"| {title} | {system} | {fmt_time(seconds)} | {thr} | {ratio} | {note} |")
+    if memory:
+        out += ["", "## Memory planning", "",
+                "Intermediate buffers of the benchmarked function (fusion on), from "
+                "`kiln-compile --memory-report`: their bytes summed, against the bytes "
+                "of the arenas they were planned into (buffers with disjoint lifetimes "
+                "share bytes; outputs and inputs are not intermediates).", "",
+                "| workload | function | intermediates summed | after planning | planned/summed |",
+                "|---|---|---|---|---|"]
+        for title, fn, total, planned in memory:
+            share = f"{planned / total:.2f}" if total else "-"
+            out.append(f"| {title} | @{fn} | {total:,} B | {planned:,} B | {share} |")
     out += ["", "## Goals", "", "| goal | measured | status |", "|---|---|---|"]
     out += goals(report, wls)
     out.append("")

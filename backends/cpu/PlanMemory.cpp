@@ -192,8 +192,10 @@ struct KilnCpuPlanMemoryPass
       total += blockTotal;
       planned += blockPlanned;
     }
+    // Emitted on the location rather than the op, so that the report is
+    // one line and does not print the whole function after it.
     if (report)
-      function.emitRemark() << "memory plan for @" << function.getName()
+      mlir::emitRemark(function.getLoc()) << "memory plan for @" << function.getName()
                             << ": intermediates " << total
                             << " bytes in total, " << planned
                             << " bytes after planning";
