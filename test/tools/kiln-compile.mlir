@@ -3,6 +3,18 @@
 //
 // RUN: rm -rf %t && split-file %s %t && cd %t
 //
+// --help lists kiln-compile's own options, not those of the LLVM targets
+// and passes linked into it; those options are still accepted.
+// RUN: kiln-compile --help | FileCheck %s --check-prefix=HELP
+// HELP: kiln-compile options:
+// HELP: --emit=<value>
+// HELP: --target-cpu=<string>
+// HELP-NOT: aarch64
+// HELP-NOT: --x86-
+// RUN: kiln-compile %t/ramp.mlir --emit=mlir --mlir-print-debuginfo \
+// RUN:   | FileCheck %s --check-prefix=HIDDEN
+// HIDDEN: loc(
+//
 // --emit=mlir: the whole module in the LLVM dialect, on stdout by default.
 // RUN: kiln-compile %t/ramp.mlir --emit=mlir | FileCheck %s --check-prefix=MLIR
 // MLIR: module {

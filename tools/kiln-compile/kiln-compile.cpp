@@ -31,13 +31,19 @@
 using namespace llvm;
 
 namespace {
+/// kiln-compile's own options; --help lists only these (the LLVM and MLIR
+/// options linked in are hidden but still accepted).
+cl::OptionCategory compileCategory("kiln-compile options");
+
 enum class Emit { Mlir, Llvm, Obj, Kmod, Kfb, Ptx };
 
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<model.mlir or model.kfb>"),
-                                   cl::Required);
+                                   cl::Required,
+    cl::cat(compileCategory));
 cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' for stdout)"),
-                                    cl::value_desc("file"));
+                                    cl::value_desc("file"),
+    cl::cat(compileCategory));
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce"), cl::init(Emit::Kmod),
     cl::values(clEnumValN(Emit::Mlir, "mlir",
@@ -49,43 +55,54 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Kfb, "kfb",
                           "the input model as a .kfb file, not compiled"),
                clEnumValN(Emit::Ptx, "ptx",
-                          "the PTX of the kernels (--target=cuda)")));
+                          "the PTX of the kernels (--target=cuda)")),
+    cl::cat(compileCategory));
 cl::opt<std::string>
     target("target",
            cl::desc("Target: 'cpu' (the host CPU, default) or 'cuda' (host "
                     "code for the host CPU that launches PTX kernels)"),
-           cl::init("cpu"));
+           cl::init("cpu"),
+    cl::cat(compileCategory));
 cl::opt<std::string>
     cudaArch("cuda-arch",
              cl::desc("GPU architecture for --target=cuda: sm_70, sm_75, "
                       "sm_80 (default), sm_86, sm_89 or sm_90"),
-             cl::init("sm_80"));
+             cl::init("sm_80"),
+    cl::cat(compileCategory));
 cl::opt<std::string> targetCpu("target-cpu",
-                               cl::desc("CPU to tune for; 'host' = this one"),
-                               cl::init("host"));
+                               cl::desc("CPU to generate code for: 'host' (this machine, the "
+                                        "default) or an LLVM CPU name such as "
+                                        "x86-64-v3 or skylake-avx512"),
+                               cl::init("host"),
+    cl::cat(compileCategory));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3 (default 2)"),
-                           cl::Prefix, cl::init(2));
+                           cl::Prefix, cl::init(2),
+    cl::cat(compileCategory));
 cl::opt<bool> noFusion(
     "no-fusion",
     cl::desc("Do not fuse ops (kiln-fuse and the linalg fusion of its "
              "regions): every op becomes its own loop nest"),
-    cl::init(false));
+    cl::init(false),
+    cl::cat(compileCategory));
 cl::opt<bool> noDnnl(
     "no-dnnl",
     cl::desc("Generate loops for f32 matmuls instead of calling oneDNN's "
              "sgemm"),
-    cl::init(false));
+    cl::init(false),
+    cl::cat(compileCategory));
 cl::opt<bool> noParallel(
     "no-parallel",
     cl::desc("Run every loop on the calling thread (no OpenMP parallel "
              "loops)"),
-    cl::init(false));
+    cl::init(false),
+    cl::cat(compileCategory));
 
 cl::opt<bool> memoryReport(
     "memory-report",
     cl::desc("Print, per function, the bytes of its intermediate buffers "
              "summed and the bytes of the arenas they were planned into"),
-    cl::init(false));
+    cl::init(false),
+    cl::cat(compileCategory));
 
 bool writeBytes(StringRef path, ArrayRef<char> bytes) {
   std::string error;
@@ -139,6 +156,7 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
+  cl::HideUnrelatedOptions(compileCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "kiln ahead-of-time compiler: compiles the public functions of a kiln "

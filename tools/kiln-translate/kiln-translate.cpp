@@ -27,6 +27,9 @@
 using namespace llvm;
 
 namespace {
+/// kiln-translate's own options; --help lists only these.
+cl::OptionCategory translateCategory("kiln-translate options");
+
 enum class Direction { Unset, MlirToKfb, KfbToMlir };
 
 cl::opt<Direction>
@@ -34,12 +37,15 @@ cl::opt<Direction>
               cl::values(clEnumValN(Direction::MlirToKfb, "mlir-to-kfb",
                                     "MLIR text to a .kfb model file"),
                          clEnumValN(Direction::KfbToMlir, "kfb-to-mlir",
-                                    "a .kfb model file to MLIR text")));
+                                    "a .kfb model file to MLIR text")),
+    cl::cat(translateCategory));
 cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input>"),
-                                   cl::init("-"));
+                                   cl::init("-"),
+    cl::cat(translateCategory));
 cl::opt<std::string> outputFilename("o",
                                     cl::desc("Output file ('-' for stdout)"),
-                                    cl::value_desc("file"), cl::init("-"));
+                                    cl::value_desc("file"), cl::init("-"),
+    cl::cat(translateCategory));
 
 int fail(const Twine &message) {
   errs() << "kiln-translate: " << message << "\n";
@@ -92,6 +98,7 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  cl::HideUnrelatedOptions(translateCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "kiln-translate: converts kiln modules between MLIR text and the .kfb "
