@@ -1,11 +1,13 @@
 //===- DeviceAllocations.cpp - Host-code buffers in managed memory --------===//
 //
-// Every buffer of the host code may be read by a kernel and by the host code
-// itself (a loop predicate, a scalar index), so it is allocated as CUDA
-// managed memory: `memref.alloc` -> `gpu.alloc host_shared`, and
-// `memref.dealloc` -> `gpu.dealloc` on a fresh stream that is waited for at
-// once, which is the form `gpu-to-llvm` lowers (to mgpuMemFree). Kernels
-// allocate nothing, and ops inside a `gpu.launch` are left alone.
+// The buffers kiln-cuda-plan-arena left alone (results, loop-carried values,
+// dynamically shaped ones) may be read by the host code as well as by
+// kernels, so each is allocated as CUDA managed memory: `memref.alloc` ->
+// `gpu.alloc host_shared`, and `memref.dealloc` -> `gpu.dealloc async` on
+// the stream (`gpu.wait async`), not waited for: the runtime returns the
+// buffer to its pool, and work queued on the one stream that still uses it
+// runs before any later use of the bytes. Kernels allocate nothing, and ops
+// inside a `gpu.launch` are left alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,12 +57,8 @@ struct KilnCudaDeviceAllocationsPass
       Value stream =
           builder.create<gpu::WaitOp>(loc, tokenType, ValueRange())
               .getAsyncToken();
-      Value done = builder
-                       .create<gpu::DeallocOp>(loc, tokenType,
-                                               ValueRange{stream},
-                                               dealloc.getMemref())
-                       .getAsyncToken();
-      builder.create<gpu::WaitOp>(loc, Type(), ValueRange{done});
+      builder.create<gpu::DeallocOp>(loc, tokenType, ValueRange{stream},
+                                     dealloc.getMemref());
       dealloc.erase();
     }
   }

@@ -25,8 +25,48 @@ static const char *const kImplementedByRuntime[] = {
     "mgpuStreamDestroy",   "mgpuStreamSynchronize", "mgpuMemAlloc",
     "mgpuMemFree",         "mgpuMemcpy",            "mgpuMemset32"};
 
+/// Replaces the embedded PTX constant by loads from the exported image
+/// slot, so that the shared object does not carry a second copy of it.
+static bool externalizeKernelImage(llvm::Module &module, std::string &error) {
+  llvm::GlobalVariable *image = nullptr;
+  for (llvm::GlobalVariable &global : module.globals()) {
+    if (!global.getName().ends_with("_bin_cst"))
+      continue;
+    if (image) {
+      error = "the host code embeds more than one kernel binary ('" +
+              image->getName().str() + "', '" + global.getName().str() + "')";
+      return false;
+    }
+    image = &global;
+  }
+  if (!image)
+    return true;
+  auto *pointer = llvm::PointerType::getUnqual(module.getContext());
+  auto *slot = new llvm::GlobalVariable(
+      module, pointer, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantPointerNull::get(pointer), mlir::kiln::kKernelImageSlot);
+  slot->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  llvm::SmallVector<llvm::Use *> uses;
+  for (llvm::Use &use : image->uses())
+    uses.push_back(&use);
+  for (llvm::Use *use : uses) {
+    auto *user = llvm::dyn_cast<llvm::Instruction>(use->getUser());
+    if (!user || llvm::isa<llvm::PHINode>(user)) {
+      error = "the kernel binary '" + image->getName().str() +
+              "' is used other than by an instruction";
+      return false;
+    }
+    llvm::IRBuilder<> builder(user);
+    use->set(builder.CreateLoad(pointer, slot, "kernel_image"));
+  }
+  image->eraseFromParent();
+  return true;
+}
+
 bool mlir::kiln::bindGpuRuntimeCalls(llvm::Module &module,
                                      std::string &error) {
+  if (!externalizeKernelImage(module, error))
+    return false;
   llvm::SmallVector<llvm::Function *> declarations;
   for (llvm::Function &function : module) {
     if (!function.isDeclaration() || !function.getName().starts_with("mgpu"))
