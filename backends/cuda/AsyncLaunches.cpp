@@ -15,14 +15,17 @@
 //      pending = (pending before it, or the op holds device work and may
 //      loop back); afterwards pending also when it holds device work;
 //   4. a call: afterwards pending (the callee may have queued work);
-//   5. any other op reading or writing a memref (a load of a copied-back
-//      predicate, a strided copy on the host) gets a `gpu.wait [%chain]`
-//      before it when pending; then nothing is pending.
+//   5. any other op reading or writing a memref a kernel may use (a load
+//      of a copied-back predicate, a strided copy on the host; not the
+//      deallocation's bookkeeping, HostBuffers.h) gets a `gpu.wait
+//      [%chain]` before it when pending; then nothing is pending.
 // The function's entry starts pending, as its caller's work may be queued.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
+
+#include "HostBuffers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -56,8 +59,11 @@ static bool holdsDeviceWork(Operation *op) {
 static bool accessesMemoryOnHost(Operation *op) {
   if (op->getNumRegions() || isa<gpu::GPUDialect>(op->getDialect()))
     return false;
-  if (llvm::none_of(op->getOperandTypes(),
-                    [](Type type) { return isa<MemRefType>(type); }))
+  // Buffers only the host touches (HostBuffers.h) need no wait.
+  if (llvm::none_of(op->getOperands(), [](Value operand) {
+        return isa<MemRefType>(operand.getType()) &&
+               !kiln::isHostOnlyBuffer(operand);
+      }))
     return false;
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)

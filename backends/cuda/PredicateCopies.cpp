@@ -14,6 +14,8 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "HostBuffers.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -39,6 +41,7 @@ struct KilnCudaPredicateCopiesPass
       if (type.getRank() == 0 && type.getLayout().isIdentity() &&
           !type.getMemorySpace() &&
           !load.getMemRef().getDefiningOp<memref::AllocaOp>() &&
+          !kiln::isHostOnlyBuffer(load.getMemRef()) &&
           !load->getParentOfType<gpu::LaunchOp>())
         loads.push_back(load);
     });

@@ -1,17 +1,21 @@
 //===- ScalarKernels.cpp - Rank-0 work in one-thread kernels --------------===//
 //
 // After the other kernel mappings, what would still run in the host code on
-// device buffers is scalar work: linalg ops without loops (rank-0 copies,
-// a counter's increment, a predicate's comparison) and stores of host
-// values (a kiln.for counter). Each becomes a `gpu.launch` of one block of
+// device buffers is scalar work: linalg ops without parallel loops (rank-0
+// copies, a counter's increment, a predicate's comparison, a reduction to
+// a scalar the block reductions do not take, which one thread then runs
+// sequentially) and stores of host values (a kiln.for counter). Each becomes a `gpu.launch` of one block of
 // one thread holding the op; `convert-linalg-to-parallel-loops` later
 // expands a linalg op in place inside it. Host values the op uses are
 // captured as kernel arguments by outlining. The host code then only
-// launches, copies and branches.
+// launches, copies and branches (and keeps the deallocation's bookkeeping,
+// HostBuffers.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
+
+#include "HostBuffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -33,10 +37,13 @@ static bool isHostScalarWork(Operation *op) {
   if (op->getParentOfType<gpu::LaunchOp>())
     return false;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    return linalgOp.hasPureBufferSemantics() && linalgOp.getNumLoops() == 0;
+    return linalgOp.hasPureBufferSemantics() &&
+           linalgOp.getNumParallelLoops() == 0;
   if (auto store = dyn_cast<memref::StoreOp>(op))
-    // A host stack slot stays on the host.
-    return !store.getMemRef().getDefiningOp<memref::AllocaOp>();
+    // A host stack slot and the deallocation's bookkeeping stay on the
+    // host.
+    return !store.getMemRef().getDefiningOp<memref::AllocaOp>() &&
+           !kiln::isHostOnlyBuffer(store.getMemRef());
   return false;
 }
 

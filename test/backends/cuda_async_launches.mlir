@@ -81,3 +81,27 @@ func.func @strided(%a: memref<4x4xf32>, %b: memref<4xf32, strided<[4]>>, %i: ind
   memref.copy %s, %b : memref<4xf32, strided<[4]>> to memref<4xf32, strided<[4]>>
   return %j : index
 }
+
+// -----
+
+// A load from the deallocation's bookkeeping, which no kernel uses, does
+// not wait for the stream.
+// CHECK-LABEL: func.func @bookkeeping
+// CHECK:         gpu.launch async
+// CHECK-NOT:     gpu.wait [
+// CHECK:         memref.load
+func.func @bookkeeping(%a: memref<4xf32>, %p: index) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %flags = memref.alloc() : memref<1xindex>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%c0] : memref<4xf32>
+    memref.store %v, %a[%c1] : memref<4xf32>
+    gpu.terminator
+  }
+  memref.store %p, %flags[%c0] : memref<1xindex>
+  %v = memref.load %flags[%c0] : memref<1xindex>
+  memref.dealloc %flags : memref<1xindex>
+  return %v : index
+}

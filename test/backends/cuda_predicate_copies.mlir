@@ -33,15 +33,19 @@ func.func @loop_predicate(%x: memref<f32>) {
 
 // -----
 
-// Loads inside kernels, from host stack slots and from buffers of higher
-// rank are left alone.
+// Loads inside kernels, from host stack slots, from buffers only the host
+// uses and from buffers of higher rank are left alone.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     memref.copy
 // CHECK:         return
-func.func @left_alone(%x: memref<4xi64>, %s: memref<f32>) -> (i64, f32) {
+func.func @left_alone(%x: memref<4xi64>, %s: memref<f32>) -> (i64, f32, i64) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %i = memref.load %x[%c0] : memref<4xi64>
+  %h = memref.alloc() : memref<i64>
+  memref.store %i, %h[] : memref<i64>
+  %j = memref.load %h[] : memref<i64>
+  memref.dealloc %h : memref<i64>
   %slot = memref.alloca() : memref<f32>
   %f = memref.load %slot[] : memref<f32>
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
@@ -50,5 +54,5 @@ func.func @left_alone(%x: memref<4xi64>, %s: memref<f32>) -> (i64, f32) {
     memref.store %v, %s[] : memref<f32>
     gpu.terminator
   }
-  return %i, %f : i64, f32
+  return %i, %f, %j : i64, f32, i64
 }

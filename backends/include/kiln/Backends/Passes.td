@@ -187,10 +187,12 @@ def KilnCudaScalarKernels
   let summary = "Run rank-0 linalg ops and host stores in one-thread kernels";
   let description = [{
     Runs on bufferized linalg, after the matmul and reduction mappings and
-    before `convert-linalg-to-parallel-loops`. A linalg op without loops
-    (all operands rank 0: a loop counter's increment, a predicate's
-    comparison, a scalar copy) and a `memref.store` outside any kernel each
-    become a `gpu.launch` of one thread, so that the host code never
+    before `convert-linalg-to-parallel-loops`. A linalg op without parallel
+    loops (a loop counter's increment, a predicate's comparison, a scalar
+    copy, a reduction to a scalar `kiln-cuda-block-reductions` did not
+    take, run sequentially by the one thread) and a `memref.store` outside any kernel
+    (except into the deallocation's bookkeeping, which only the host code
+    uses) each become a `gpu.launch` of one thread, so that the host code never
     computes on device buffers: kernels, not the host, write every buffer,
     and launches need no synchronization before them. Rank-0 values the
     host code needs (a loop predicate, an index) are copied back
