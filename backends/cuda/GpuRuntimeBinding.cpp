@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 
 /// The mgpu functions kiln's runtime implements; it must stay in step with
@@ -63,10 +64,34 @@ static bool externalizeKernelImage(llvm::Module &module, std::string &error) {
   return true;
 }
 
+/// The gpu.launch_func translation allocates each launch's parameter block
+/// with an alloca where the launch is; inside a loop that alloca would grow
+/// the stack every iteration. A kernel launch copies its parameters, so
+/// every fixed-size alloca outside the entry block moves to it.
+static void hoistStaticAllocas(llvm::Module &module) {
+  for (llvm::Function &function : module) {
+    if (function.isDeclaration())
+      continue;
+    llvm::BasicBlock &entry = function.getEntryBlock();
+    llvm::SmallVector<llvm::AllocaInst *> allocas;
+    for (llvm::BasicBlock &block : function) {
+      if (&block == &entry)
+        continue;
+      for (llvm::Instruction &instruction : block)
+        if (auto *alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction))
+          if (llvm::isa<llvm::ConstantInt>(alloca->getArraySize()))
+            allocas.push_back(alloca);
+    }
+    for (llvm::AllocaInst *alloca : allocas)
+      alloca->moveBefore(&*entry.getFirstInsertionPt());
+  }
+}
+
 bool mlir::kiln::bindGpuRuntimeCalls(llvm::Module &module,
                                      std::string &error) {
   if (!externalizeKernelImage(module, error))
     return false;
+  hoistStaticAllocas(module);
   llvm::SmallVector<llvm::Function *> declarations;
   for (llvm::Function &function : module) {
     if (!function.isDeclaration() || !function.getName().starts_with("mgpu"))

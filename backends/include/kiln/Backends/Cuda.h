@@ -83,7 +83,9 @@ inline constexpr const char *kKernelImageSlot = "kiln_gpu_kernel_image";
 /// implement (its list is in runtime/lib/cuda/GpuRuntimeShim.cpp).
 /// The kernels' PTX, which the gpu.binary translation embeds as a constant
 /// (`<name>_bin_cst`), is replaced by loads from kKernelImageSlot; the
-/// driver stores the PTX in the `.kmod`'s device_code instead.
+/// driver stores the PTX in the `.kmod`'s device_code instead. Fixed-size
+/// allocas (kernel parameter blocks) move to their function's entry block
+/// so that a launch inside a loop does not grow the stack each iteration.
 bool bindGpuRuntimeCalls(llvm::Module &module, std::string &error);
 
 } // namespace kiln
