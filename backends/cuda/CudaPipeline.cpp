@@ -11,16 +11,23 @@
 //      element with gpu.all_reduce (kiln-cuda-block-reductions); every other
 //      linalg op -> one scf.parallel (an integer matmul's k loop inside),
 //      and each outermost scf.parallel -> a grid-stride gpu.launch
-//      (kiln-cuda-map-parallel-loops); host buffers become CUDA managed
-//      memory (kiln-cuda-device-allocations);
+//      (kiln-cuda-map-parallel-loops); rank-0 linalg ops and host stores
+//      become one-thread kernels (kiln-cuda-scalar-kernels), rank-0 values
+//      the host reads are copied back explicitly
+//      (kiln-cuda-predicate-copies); launches and copies are queued on the
+//      stream, waited for only before the host reads memory
+//      (kiln-cuda-async-launches); intermediates only device work touches
+//      share one device arena per call (kiln-cuda-plan-arena); the other
+//      host buffers become CUDA managed memory
+//      (kiln-cuda-device-allocations);
 //   5. gpu-kernel-outlining, all kernels in one gpu.module, nvvm-attach-target
 //      for the chosen sm_XX, convert-gpu-to-nvvm (math through libdevice),
 //      gpu-module-to-binary format=isa: PTX, no ptxas needed;
 //   6. the host code (control flow, scalar reads, launches) -> the LLVM
 //      dialect with gpu-to-llvm and the CPU's conversions.
 // Control flow (kiln.cond/while/for) stays in the host code; a loop
-// predicate computed by a kernel is read from managed memory after the
-// launch, which the lowered launch synchronizes.
+// predicate computed by a kernel is copied to the host once per iteration,
+// after which the host waits for the stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,14 +97,22 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   KilnCudaBlockReductionsOptions reductions;
   reductions.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createKilnCudaBlockReductions(reductions));
+  pm.addNestedPass<func::FuncOp>(createKilnCudaScalarKernels());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   KilnCudaMapParallelLoopsOptions mapping;
   mapping.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createKilnCudaMapParallelLoops(mapping));
-  pm.addNestedPass<func::FuncOp>(createKilnCudaDeviceAllocations());
+  pm.addNestedPass<func::FuncOp>(createKilnCudaPredicateCopies());
   pm.addPass(createCanonicalizerPass());
+  // No canonicalization after this point: it would fold a wait on a fresh
+  // `gpu.wait async`, which in kiln's runtime waits for the module's stream.
+  pm.addNestedPass<func::FuncOp>(createKilnCudaAsyncLaunches());
+  KilnCudaPlanArenaOptions arena;
+  arena.report = options.memoryReport;
+  pm.addNestedPass<func::FuncOp>(createKilnCudaPlanArena(arena));
+  pm.addNestedPass<func::FuncOp>(createKilnCudaDeviceAllocations());
 
   // 5: kernels to PTX.
   pm.addPass(createGpuKernelOutliningPass());

@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 
 /// The mgpu functions kiln's runtime implements; it must stay in step with
@@ -25,8 +26,72 @@ static const char *const kImplementedByRuntime[] = {
     "mgpuStreamDestroy",   "mgpuStreamSynchronize", "mgpuMemAlloc",
     "mgpuMemFree",         "mgpuMemcpy",            "mgpuMemset32"};
 
+/// Replaces the embedded PTX constant by loads from the exported image
+/// slot, so that the shared object does not carry a second copy of it.
+static bool externalizeKernelImage(llvm::Module &module, std::string &error) {
+  llvm::GlobalVariable *image = nullptr;
+  for (llvm::GlobalVariable &global : module.globals()) {
+    if (!global.getName().ends_with("_bin_cst"))
+      continue;
+    if (image) {
+      error = "the host code embeds more than one kernel binary ('" +
+              image->getName().str() + "', '" + global.getName().str() + "')";
+      return false;
+    }
+    image = &global;
+  }
+  if (!image)
+    return true;
+  auto *pointer = llvm::PointerType::getUnqual(module.getContext());
+  auto *slot = new llvm::GlobalVariable(
+      module, pointer, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantPointerNull::get(pointer), mlir::kiln::kKernelImageSlot);
+  slot->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  llvm::SmallVector<llvm::Use *> uses;
+  for (llvm::Use &use : image->uses())
+    uses.push_back(&use);
+  for (llvm::Use *use : uses) {
+    auto *user = llvm::dyn_cast<llvm::Instruction>(use->getUser());
+    if (!user || llvm::isa<llvm::PHINode>(user)) {
+      error = "the kernel binary '" + image->getName().str() +
+              "' is used other than by an instruction";
+      return false;
+    }
+    llvm::IRBuilder<> builder(user);
+    use->set(builder.CreateLoad(pointer, slot, "kernel_image"));
+  }
+  image->eraseFromParent();
+  return true;
+}
+
+/// The gpu.launch_func translation allocates each launch's parameter block
+/// with an alloca where the launch is; inside a loop that alloca would grow
+/// the stack every iteration. A kernel launch copies its parameters, so
+/// every fixed-size alloca outside the entry block moves to it.
+static void hoistStaticAllocas(llvm::Module &module) {
+  for (llvm::Function &function : module) {
+    if (function.isDeclaration())
+      continue;
+    llvm::BasicBlock &entry = function.getEntryBlock();
+    llvm::SmallVector<llvm::AllocaInst *> allocas;
+    for (llvm::BasicBlock &block : function) {
+      if (&block == &entry)
+        continue;
+      for (llvm::Instruction &instruction : block)
+        if (auto *alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction))
+          if (llvm::isa<llvm::ConstantInt>(alloca->getArraySize()))
+            allocas.push_back(alloca);
+    }
+    for (llvm::AllocaInst *alloca : allocas)
+      alloca->moveBefore(&*entry.getFirstInsertionPt());
+  }
+}
+
 bool mlir::kiln::bindGpuRuntimeCalls(llvm::Module &module,
                                      std::string &error) {
+  if (!externalizeKernelImage(module, error))
+    return false;
+  hoistStaticAllocas(module);
   llvm::SmallVector<llvm::Function *> declarations;
   for (llvm::Function &function : module) {
     if (!function.isDeclaration() || !function.getName().starts_with("mgpu"))

@@ -11,8 +11,8 @@
 // A linalg op lowered by `convert-linalg-to-parallel-loops` is one such
 // loop (reduction dimensions are sequential `scf.for` inside it), so every
 // elementwise op, reduction over inner dimensions and matmul becomes one
-// kernel. Loops outside any `scf.parallel` (a reduction to a scalar) stay in
-// the host code, which can read the managed buffers.
+// kernel. Loops outside any `scf.parallel` are left alone (a reduction to a
+// scalar is already a one-thread kernel, kiln-cuda-scalar-kernels).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,18 +1,24 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-device-allocations | FileCheck %s
 
-// Host-code buffers become managed memory; a dealloc is an asynchronous
-// gpu.dealloc that is waited for at once.
+// Host-code buffers become managed memory; a dealloc is a gpu.dealloc
+// queued on the stream that nothing waits for.
 // CHECK-LABEL: func.func @buffers
 // CHECK:         %[[A:.+]] = gpu.alloc  host_shared () : memref<16xf32>
 // CHECK:         %[[D:.+]] = gpu.alloc  host_shared (%{{.+}}) : memref<?xi64>
 // CHECK:         %[[T:.+]] = gpu.wait async
-// CHECK:         %[[F:.+]] = gpu.dealloc async [%[[T]]] %[[A]] : memref<16xf32>
-// CHECK:         gpu.wait [%[[F]]]
+// CHECK-NEXT:    %{{.+}} = gpu.dealloc async [%[[T]]] %[[A]] : memref<16xf32>
+// CHECK-NOT:     gpu.wait
 // CHECK-NOT:     memref.alloc
 // CHECK-NOT:     memref.dealloc
-func.func @buffers(%n: index) -> memref<?xi64> {
+func.func @buffers(%n: index, %f: f32) -> memref<?xi64> {
   %a = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
   %d = memref.alloc(%n) : memref<?xi64>
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %f, %a[%tx] : memref<16xf32>
+    gpu.terminator
+  }
   memref.dealloc %a : memref<16xf32>
   return %d : memref<?xi64>
 }
@@ -31,4 +37,21 @@ func.func @in_kernel() {
     gpu.terminator
   }
   return
+}
+
+// -----
+
+// The deallocation's bookkeeping stays host memory, freed on the host.
+// CHECK-LABEL: func.func @bookkeeping
+// CHECK:         %[[F:.+]] = memref.alloc() : memref<1xindex>
+// CHECK:         memref.dealloc %[[F]] : memref<1xindex>
+// CHECK-NOT:     gpu.alloc
+// CHECK-NOT:     gpu.dealloc
+func.func @bookkeeping(%p: index) -> index {
+  %c0 = arith.constant 0 : index
+  %flags = memref.alloc() : memref<1xindex>
+  memref.store %p, %flags[%c0] : memref<1xindex>
+  %v = memref.load %flags[%c0] : memref<1xindex>
+  memref.dealloc %flags : memref<1xindex>
+  return %v : index
 }

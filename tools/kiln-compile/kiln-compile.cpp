@@ -100,7 +100,8 @@ cl::opt<bool> noParallel(
 cl::opt<bool> memoryReport(
     "memory-report",
     cl::desc("Print, per function, the bytes of its intermediate buffers "
-             "summed and the bytes of the arenas they were planned into"),
+             "summed and the bytes of the arenas they were planned into "
+             "(--target=cuda: the device arena of each function)"),
     cl::init(false),
     cl::cat(compileCategory));
 
@@ -206,6 +207,7 @@ int main(int argc, char **argv) {
   options.cpu.dnnl = !noDnnl;
   options.cpu.parallel = !noParallel;
   options.cpu.memoryReport = memoryReport;
+  options.cuda.memoryReport = memoryReport;
   options.configurePassManager = [](mlir::PassManager &pm) {
     (void)mlir::applyPassManagerCLOptions(pm);
   };

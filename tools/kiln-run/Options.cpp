@@ -47,6 +47,10 @@ bool parseOptions(int argc, char **argv, Options &options,
       options.list = true;
       continue;
     }
+    if (argument == "--stats") {
+      options.stats = true;
+      continue;
+    }
 
     // The remaining options take a value, as "--opt VALUE" or "--opt=VALUE".
     std::string name = argument, value;
@@ -142,6 +146,12 @@ OPTIONS:
                     CUDA driver and device before anything runs. Without it
                     the module runs where it was compiled for; a CUDA module
                     then needs the driver (libcuda.so.1) at its first call.
+  --stats           For a CUDA module, after the calls print the device's
+                    counters over all of them: calls, kernel launches,
+                    stream waits, device-to-host copies made by the
+                    compiled code (loop predicates) and their bytes, driver
+                    allocations, memory held and the largest device buffer
+                    (a function's arena). Ignored for CPU modules.
   --list            Print the module's target and the signature of each
                     function, then exit without calling anything.
   --help, -h        Print this help and exit.

@@ -22,6 +22,8 @@ struct Options {
   /// "cpu" or "cuda" from --device; empty runs on the module's own device.
   std::string device;
   bool list = false;
+  /// Print the CUDA device's counters after the calls (--stats).
+  bool stats = false;
   bool help = false;
 };
 

@@ -124,6 +124,26 @@ int emitOutputs(const kiln_function_t *function, const TensorList &outputs,
   return 0;
 }
 
+/// Prints what the module's CUDA device did over all calls (--stats).
+int printCudaStats(const kiln_module_t *module) {
+  kiln_cuda_stats_t stats;
+  if (kiln_status_t status = kiln_module_cuda_stats(module, &stats))
+    return fail(status);
+  std::printf("cuda: %llu calls, %llu kernel launches, %llu stream waits, "
+              "%llu device-to-host copies (%llu bytes), %llu driver "
+              "allocations, %llu bytes held, largest device buffer %llu "
+              "bytes\n",
+              (unsigned long long)stats.calls,
+              (unsigned long long)stats.kernel_launches,
+              (unsigned long long)stats.stream_syncs,
+              (unsigned long long)stats.device_to_host_copies,
+              (unsigned long long)stats.device_to_host_bytes,
+              (unsigned long long)stats.driver_allocations,
+              (unsigned long long)stats.held_bytes,
+              (unsigned long long)stats.largest_device_allocation);
+  return 0;
+}
+
 /// Calls the function `repeat` more times and prints timing statistics.
 int timeCalls(const kiln_function_t *function, const TensorList &inputs,
               unsigned long repeat) {
@@ -208,6 +228,9 @@ int main(int argc, char **argv) {
   if (int result = emitOutputs(function, outputs, options.outputDir))
     return result;
   if (options.repeat)
-    return timeCalls(function, inputs, options.repeat);
+    if (int result = timeCalls(function, inputs, options.repeat))
+      return result;
+  if (options.stats && kiln_module_device(holder.module) == KILN_DEVICE_CUDA)
+    return printCudaStats(holder.module);
   return 0;
 }

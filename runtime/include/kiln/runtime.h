@@ -182,6 +182,33 @@ kiln_status_t kiln_device_check(kiln_device_t device);
 /* The device the module's functions run on. */
 kiln_device_t kiln_module_device(const kiln_module_t *module);
 
+/* What a CUDA module's device did since it was loaded, over all calls. */
+typedef struct kiln_cuda_stats_t {
+  uint64_t calls;
+  uint64_t kernel_launches;
+  /* Waits for the stream: the host code's (before it reads a copied-back
+   * loop predicate, ...) and the runtime's one per call before the outputs
+   * are copied back. */
+  uint64_t stream_syncs;
+  /* Copies the compiled code made from device buffers to host memory (loop
+   * predicates, indices), and their bytes; the runtime's output copies are
+   * not counted. */
+  uint64_t device_to_host_copies;
+  uint64_t device_to_host_bytes;
+  /* Buffers obtained from the driver (cuMemAlloc, cuMemAllocManaged);
+   * buffers reused from the device's pool do not count. */
+  uint64_t driver_allocations;
+  /* Bytes of device and managed memory the module holds (in use or pooled). */
+  uint64_t held_bytes;
+  /* The largest device-memory (non-managed) buffer: a function's arena. */
+  uint64_t largest_device_allocation;
+} kiln_cuda_stats_t;
+
+/* Fills `stats` for a CUDA module; KILN_STATUS_INVALID_ARGUMENT for a
+ * module compiled for another device. */
+kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
+                                     kiln_cuda_stats_t *stats);
+
 /* Load as kiln_module_load_memory / kiln_module_load_file do, but fail with
  * KILN_STATUS_DEVICE_UNAVAILABLE unless the module was compiled for
  * `device` and, for CUDA, the device can be opened now. (The plain loaders

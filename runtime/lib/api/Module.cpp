@@ -93,8 +93,23 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
   if (kiln_status_t status = kiln::runtime::NativeLibrary::load(
           contents.code.data(), contents.code.size(), module->library))
     return status;
-  if (module->cuda)
+  if (module->cuda) {
     bindGpuRuntime(*module->library);
+    // The PTX is stored once, in device_code; host code that launches
+    // kernels finds it through the image slot.
+    void *imageSlot = module->library->lookupObject(
+        kiln::runtime::cuda::kKernelImageSlot, error);
+    if (imageSlot) {
+      if (contents.deviceCode.empty())
+        return makeStatus(KILN_STATUS_INVALID_MODULE,
+                          "the host code loads its kernels from the "
+                          "module's device_code, which is empty");
+      module->kernelImage.assign(contents.deviceCode.begin(),
+                                 contents.deviceCode.end());
+      module->kernelImage.push_back('\0');
+      *static_cast<void **>(imageSlot) = module->kernelImage.data();
+    }
+  }
   module->target = std::move(contents.target);
 
   for (kiln::format::FunctionSignature &signature : contents.functions) {
@@ -251,6 +266,29 @@ kiln_status_t kiln_device_check(kiln_device_t device) {
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();
   }
+}
+
+kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
+                                     kiln_cuda_stats_t *stats) {
+  if (!module || !stats)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_cuda_stats: module and stats must not "
+                      "be NULL");
+  if (!module->cuda)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_cuda_stats: the module was compiled for " +
+                          std::string(kiln_device_name(module->device)) +
+                          ", not for cuda");
+  kiln::runtime::cuda::CudaStats counters = module->cuda->stats();
+  stats->calls = counters.calls;
+  stats->kernel_launches = counters.kernelLaunches;
+  stats->stream_syncs = counters.streamSyncs;
+  stats->device_to_host_copies = counters.deviceToHostCopies;
+  stats->device_to_host_bytes = counters.deviceToHostBytes;
+  stats->driver_allocations = counters.driverAllocations;
+  stats->held_bytes = counters.heldBytes;
+  stats->largest_device_allocation = counters.largestDeviceAllocation;
+  return nullptr;
 }
 
 kiln_device_t kiln_module_device(const kiln_module_t *module) {

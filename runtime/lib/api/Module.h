@@ -29,6 +29,9 @@ struct kiln_function {
 struct kiln_module {
   std::string target;
   kiln_device_t device = KILN_DEVICE_CPU;
+  /// The kernels' PTX (the body's device_code) with a terminating NUL, for
+  /// host code that takes it from the kiln_gpu_kernel_image slot.
+  std::vector<char> kernelImage;
   /// The CUDA device of a CUDA module; outlives the code, which calls it.
   std::unique_ptr<kiln::runtime::cuda::CudaDevice> cuda;
   /// Held by pointer so that the kiln_function_t addresses handed out stay

@@ -4,6 +4,7 @@
 
 #include "../api/Status.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kiln {
@@ -81,6 +82,10 @@ CudaDevice::~CudaDevice() {
   if (!contextRetained)
     return;
   if (driver->ctxPushCurrent(context) == CUDA_SUCCESS) {
+    if (streamHandle)
+      driver->streamSynchronize(streamHandle);
+    for (auto &[pointer, allocation] : allocations)
+      driver->memFree(pointer);
     for (auto &[image, module] : modules)
       driver->moduleUnload(module);
     if (streamHandle)
@@ -114,6 +119,7 @@ kiln_status_t CudaDevice::call(void (*entry)(void **),
                       "CUDA: cuCtxPushCurrent failed: " +
                           driver->describe(result));
   failure.clear();
+  ++counters.calls;
   CurrentDevice scope(this);
 
   // Inputs in, output buffers allocated; each at least one byte so that
@@ -139,9 +145,13 @@ kiln_status_t CudaDevice::call(void (*entry)(void **),
                                outputs[i].bytes),
             "cuMemcpyDtoH of an output");
 
-  // Free the arguments and whatever the host code left allocated.
+  // The arguments and whatever the host code left allocated go back to the
+  // pool (after a failure the stream may still hold work using them).
+  if (!failure.empty())
+    driver->streamSynchronize(streamHandle);
   for (CUdeviceptr buffer : liveBuffers)
-    driver->memFree(buffer);
+    pool[allocations[buffer].hostShared].emplace(allocations[buffer].bytes,
+                                                 buffer);
   liveBuffers.clear();
   CUcontext popped = nullptr;
   driver->ctxPopCurrent(&popped);
@@ -216,6 +226,7 @@ void CudaDevice::launch(CUfunction function, int64_t gridX, int64_t gridY,
            std::to_string(extent));
       return;
     }
+  ++counters.kernelLaunches;
   check(driver->launchKernel(function, unsigned(gridX), unsigned(gridY),
                              unsigned(gridZ), unsigned(blockX),
                              unsigned(blockY), unsigned(blockZ),
@@ -225,17 +236,38 @@ void CudaDevice::launch(CUfunction function, int64_t gridX, int64_t gridY,
 }
 
 void CudaDevice::synchronize() {
-  if (failure.empty())
-    check(driver->streamSynchronize(streamHandle), "cuStreamSynchronize");
+  if (!failure.empty())
+    return;
+  ++counters.streamSyncs;
+  check(driver->streamSynchronize(streamHandle), "cuStreamSynchronize");
 }
 
-void *CudaDevice::allocate(uint64_t bytes) {
+void *CudaDevice::allocate(uint64_t bytes, bool hostShared) {
+  // Sizes are kept in 256-byte steps; a pooled buffer serves a request of
+  // at least half its size.
+  size_t size = (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256;
+  std::multimap<size_t, CUdeviceptr> &free = pool[hostShared];
+  auto pooled = free.lower_bound(size);
+  if (pooled != free.end() && pooled->first / 2 <= size) {
+    CUdeviceptr pointer = pooled->second;
+    free.erase(pooled);
+    liveBuffers.insert(pointer);
+    return toHost(pointer);
+  }
   CUdeviceptr pointer = 0;
-  if (!check(driver->memAllocManaged(&pointer, bytes ? bytes : 1,
-                                     CU_MEM_ATTACH_GLOBAL),
-             ("cuMemAllocManaged of " + std::to_string(bytes) + " bytes")
-                 .c_str()))
+  CUresult result = hostShared ? driver->memAllocManaged(&pointer, size,
+                                                        CU_MEM_ATTACH_GLOBAL)
+                               : driver->memAlloc(&pointer, size);
+  if (!check(result, ((hostShared ? "cuMemAllocManaged of " : "cuMemAlloc of ") +
+                      std::to_string(bytes) + " bytes")
+                         .c_str()))
     return nullptr;
+  ++counters.driverAllocations;
+  counters.heldBytes += size;
+  if (!hostShared)
+    counters.largestDeviceAllocation =
+        std::max<uint64_t>(counters.largestDeviceAllocation, size);
+  allocations[pointer] = {size, hostShared};
   liveBuffers.insert(pointer);
   return toHost(pointer);
 }
@@ -243,21 +275,40 @@ void *CudaDevice::allocate(uint64_t bytes) {
 void CudaDevice::release(void *pointer) {
   if (!pointer)
     return;
-  // Kernels may still read the buffer: the stream drains first.
-  synchronize();
   auto live = liveBuffers.find(toDevice(pointer));
   if (live == liveBuffers.end()) {
     fail("the host code freed a buffer it did not allocate");
     return;
   }
   liveBuffers.erase(live);
-  check(driver->memFree(toDevice(pointer)), "cuMemFree");
+  const Allocation &allocation = allocations[toDevice(pointer)];
+  pool[allocation.hostShared].emplace(allocation.bytes, toDevice(pointer));
+}
+
+bool CudaDevice::isDevicePointer(const void *pointer) const {
+  CUdeviceptr address = toDevice(pointer);
+  auto next = allocations.upper_bound(address);
+  if (next == allocations.begin())
+    return false;
+  --next;
+  return address < next->first + next->second.bytes;
 }
 
 void CudaDevice::copy(void *destination, const void *source, size_t bytes) {
-  if (failure.empty() && bytes)
-    check(driver->memcpy(toDevice(destination), toDevice(source), bytes),
-          "cuMemcpy");
+  if (!failure.empty() || !bytes)
+    return;
+  if (isDevicePointer(source) && !isDevicePointer(destination)) {
+    ++counters.deviceToHostCopies;
+    counters.deviceToHostBytes += bytes;
+  }
+  check(driver->memcpyAsync(toDevice(destination), toDevice(source), bytes,
+                            streamHandle),
+        "cuMemcpyAsync");
+}
+
+CudaStats CudaDevice::stats() {
+  std::lock_guard<std::mutex> lock(callMutex);
+  return counters;
 }
 
 void CudaDevice::fill32(void *destination, unsigned value, size_t count) {

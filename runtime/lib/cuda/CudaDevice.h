@@ -9,10 +9,20 @@
 //   - a PTX image is JIT-loaded once (cuModuleLoadDataEx, keeping the JIT
 //     error log) and cached by address for the module's lifetime, and so is
 //     each kernel looked up in it;
-//   - buffers are CUDA managed memory, so the host code may read a loop
-//     predicate a kernel wrote (after the launch, which synchronizes);
+//   - kernels and copies the host code asks for are queued on the stream
+//     without waiting; the host code waits (mgpuStreamSynchronize) only
+//     before it reads memory, e.g. a loop predicate it copied back;
+//   - buffers are device memory (a function's arena of intermediates) or
+//     CUDA managed memory (what the host code may read). Freed buffers go
+//     to a pool and are handed out again for requests of a similar size,
+//     so an arena is allocated from the driver once per module, not once
+//     per call; everything is freed with the device. Reusing bytes is safe
+//     without waiting because all device work runs in order on the stream
+//     and the host waits before touching memory;
 //   - inputs and outputs are copied to and from device buffers once per
-//     call; buffers the host code leaves allocated are freed after it.
+//     call; buffers the host code leaves allocated return to the pool.
+//   - counters (CudaStats) record launches, waits, copies to the host and
+//     driver allocations, for kiln_module_cuda_stats.
 // The mgpu ABI returns no errors, so the first failure of a call is
 // recorded, later device work of that call is skipped, and the call
 // returns the failure as a status.
@@ -42,6 +52,18 @@ namespace cuda {
 struct HostBuffer {
   void *data;
   size_t bytes;
+};
+
+/// What a device did since it was created (kiln_cuda_stats_t).
+struct CudaStats {
+  uint64_t calls = 0;
+  uint64_t kernelLaunches = 0;
+  uint64_t streamSyncs = 0;
+  uint64_t deviceToHostCopies = 0;
+  uint64_t deviceToHostBytes = 0;
+  uint64_t driverAllocations = 0;
+  uint64_t heldBytes = 0;
+  uint64_t largestDeviceAllocation = 0;
 };
 
 class CudaDevice {
@@ -76,13 +98,19 @@ public:
               int32_t sharedMemBytes, void **params, void **extra);
   CUstream stream() const { return streamHandle; }
   void synchronize();
-  void *allocate(uint64_t bytes);
+  /// A buffer of at least `bytes`: managed memory when `hostShared`, else
+  /// device memory; from the pool when it holds one of a similar size.
+  void *allocate(uint64_t bytes, bool hostShared = true);
+  /// Returns a buffer of this device to the pool.
   void release(void *pointer);
   void copy(void *destination, const void *source, size_t bytes);
   void fill32(void *destination, unsigned value, size_t count);
 
   /// Records the first failure of the current call.
   void fail(const std::string &message);
+
+  /// The counters so far.
+  CudaStats stats();
 
 private:
   kiln_status_t openLocked();
@@ -100,8 +128,20 @@ private:
   std::map<const void *, CUmodule> modules;
   /// Kernels already looked up: the host code asks before every launch.
   std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
-  /// Buffers allocated during the current call and not yet freed.
+  /// Every buffer the driver gave this device, by address.
+  struct Allocation {
+    size_t bytes;
+    bool hostShared;
+  };
+  std::map<CUdeviceptr, Allocation> allocations;
+  /// Buffers handed out during the current call and not yet released.
   std::set<CUdeviceptr> liveBuffers;
+  /// Released buffers by size, separately for managed and device memory.
+  std::multimap<size_t, CUdeviceptr> pool[2];
+  /// Whether `pointer` lies in a buffer of this device.
+  bool isDevicePointer(const void *pointer) const;
+  /// Updated under callMutex.
+  CudaStats counters;
   /// The first failure of the current call; empty while it goes well.
   std::string failure;
 };

@@ -28,10 +28,12 @@ struct DriverFunctions {
                              unsigned, unsigned, unsigned, unsigned, CUstream,
                              void **, void **);
   CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*cuMemcpy)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t);
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamSynchronize)(CUstream);
@@ -91,6 +93,9 @@ public:
                            unsigned flags) override {
     return f.cuMemAllocManaged(pointer, bytes, flags);
   }
+  CUresult memAlloc(CUdeviceptr *pointer, size_t bytes) override {
+    return f.cuMemAlloc(pointer, bytes);
+  }
   CUresult memFree(CUdeviceptr pointer) override {
     return f.cuMemFree(pointer);
   }
@@ -105,6 +110,10 @@ public:
   CUresult memcpy(CUdeviceptr destination, CUdeviceptr source,
                   size_t bytes) override {
     return f.cuMemcpy(destination, source, bytes);
+  }
+  CUresult memcpyAsync(CUdeviceptr destination, CUdeviceptr source,
+                       size_t bytes, CUstream stream) override {
+    return f.cuMemcpyAsync(destination, source, bytes, stream);
   }
   CUresult memsetD32(CUdeviceptr destination, unsigned value,
                      size_t count) override {
@@ -177,10 +186,12 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const std::string &library,
             resolve(handle, "cuLaunchKernel", f.cuLaunchKernel, error) &&
             resolve(handle, "cuMemAllocManaged", f.cuMemAllocManaged,
                     error) &&
+            resolve(handle, "cuMemAlloc_v2", f.cuMemAlloc, error) &&
             resolve(handle, "cuMemFree_v2", f.cuMemFree, error) &&
             resolve(handle, "cuMemcpyHtoD_v2", f.cuMemcpyHtoD, error) &&
             resolve(handle, "cuMemcpyDtoH_v2", f.cuMemcpyDtoH, error) &&
             resolve(handle, "cuMemcpy", f.cuMemcpy, error) &&
+            resolve(handle, "cuMemcpyAsync", f.cuMemcpyAsync, error) &&
             resolve(handle, "cuMemsetD32_v2", f.cuMemsetD32, error) &&
             resolve(handle, "cuStreamCreate", f.cuStreamCreate, error) &&
             resolve(handle, "cuStreamSynchronize", f.cuStreamSynchronize,

@@ -65,6 +65,8 @@ public:
                                 void **extra) = 0;
   virtual CUresult memAllocManaged(CUdeviceptr *pointer, size_t bytes,
                                    unsigned flags) = 0;
+  /// cuMemAlloc: device memory the host cannot touch.
+  virtual CUresult memAlloc(CUdeviceptr *pointer, size_t bytes) = 0;
   virtual CUresult memFree(CUdeviceptr pointer) = 0;
   virtual CUresult memcpyHtoD(CUdeviceptr destination, const void *source,
                               size_t bytes) = 0;
@@ -73,6 +75,9 @@ public:
   /// cuMemcpy: either side may be host or device (unified addressing).
   virtual CUresult memcpy(CUdeviceptr destination, CUdeviceptr source,
                           size_t bytes) = 0;
+  /// cuMemcpyAsync: ordered on `stream` (unified addressing).
+  virtual CUresult memcpyAsync(CUdeviceptr destination, CUdeviceptr source,
+                               size_t bytes, CUstream stream) = 0;
   virtual CUresult memsetD32(CUdeviceptr destination, unsigned value,
                              size_t count) = 0;
   virtual CUresult streamCreate(CUstream *stream, unsigned flags) = 0;

@@ -2,9 +2,11 @@
 //
 // The signatures are those of MLIR 19's CudaRuntimeWrappers.cpp, which the
 // lowered host code calls. Streams and modules are the device's own: there
-// is one in-order stream per device (so "creating" one returns it and
-// "destroying" it does nothing), and a module stays loaded, cached by the
-// address of its PTX, until the kiln module is released.
+// is one in-order stream per device (so "creating" one returns it,
+// "destroying" it does nothing, and synchronizing it waits for all work the
+// call queued), and a module stays loaded, cached by the address of its
+// PTX, until the kiln module is released. Launches and copies are queued
+// on the stream without waiting.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,8 +44,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 void *mgpuStreamCreate() { return device().stream(); }
 void mgpuStreamDestroy(void *) {}
 void mgpuStreamSynchronize(void *) { device().synchronize(); }
-void *mgpuMemAlloc(uint64_t bytes, void *, bool) {
-  return device().allocate(bytes);
+void *mgpuMemAlloc(uint64_t bytes, void *, bool isHostShared) {
+  return device().allocate(bytes, isHostShared);
 }
 void mgpuMemFree(void *pointer, void *) { device().release(pointer); }
 void mgpuMemcpy(void *destination, void *source, size_t bytes, void *) {

@@ -22,6 +22,11 @@ namespace cuda {
 /// The slot prefix; must equal mlir::kiln::kGpuRuntimeSlotPrefix.
 constexpr const char *kGpuRuntimeSlotPrefix = "kiln_gpu_fn_";
 
+/// The exported pointer through which the host code finds its kernels' PTX
+/// (must equal mlir::kiln::kKernelImageSlot): the runtime stores the
+/// address of the module's `device_code`, NUL-terminated, in it.
+constexpr const char *kKernelImageSlot = "kiln_gpu_kernel_image";
+
 struct GpuRuntimeFunction {
   const char *name;
   void *address;

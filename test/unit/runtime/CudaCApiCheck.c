@@ -29,5 +29,10 @@ int kilnCudaCApiCheck(void) {
   if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT)
     result = 5;
   kiln_status_free(status);
+  kiln_cuda_stats_t stats;
+  status = kiln_module_cuda_stats(NULL, &stats);
+  if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT)
+    result = 6;
+  kiln_status_free(status);
   return result;
 }

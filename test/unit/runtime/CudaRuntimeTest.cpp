@@ -16,6 +16,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -37,9 +38,25 @@ struct FakeState {
   std::string rejectPtxWithLog;
   bool failLaunch = false;
   int moduleLoads = 0, functionLookups = 0, launches = 0, htod = 0, dtoh = 0;
+  int managedAllocations = 0, deviceAllocations = 0, syncs = 0;
+  int asyncCopies = 0;
   bool sawErrorLogOption = false;
+  std::string loadedImage;
   std::set<CUdeviceptr> live;
+  /// Device-memory buffers (cuMemAlloc): the host must not touch them.
+  std::set<CUdeviceptr> deviceOnly;
   std::vector<std::string> launched;
+  /// The stream created, and every stream work was queued on.
+  CUstream stream = nullptr;
+  std::set<CUstream> queuedOn;
+  /// Work queued on the stream, run at synchronization (as a GPU would run
+  /// it some time after the launch).
+  std::vector<std::function<void()>> queue;
+  void drain() {
+    for (auto &work : queue)
+      work();
+    queue.clear();
+  }
 };
 
 class FakeDriver final : public CudaDriver {
@@ -75,8 +92,10 @@ public:
         return kInvalidPtx;
       }
     }
-    if (std::strncmp(static_cast<const char *>(image), "// kernels:", 11))
+    if (!image || std::strncmp(static_cast<const char *>(image),
+                               "// kernels:", 11))
       return kInvalidPtx;
+    s.loadedImage = static_cast<const char *>(image);
     *module = reinterpret_cast<CUmodule>(const_cast<void *>(image));
     return CUDA_SUCCESS;
   }
@@ -84,7 +103,7 @@ public:
   CUresult moduleGetFunction(CUfunction *function, CUmodule,
                              const char *name) override {
     ++s.functionLookups;
-    static const char *const kernels[] = {"scale2", "copy"};
+    static const char *const kernels[] = {"scale2", "copy", "less100"};
     for (const char *kernel : kernels)
       if (!std::strcmp(kernel, name)) {
         *function = reinterpret_cast<CUfunction>(const_cast<char *>(kernel));
@@ -93,59 +112,96 @@ public:
     return 500; // CUDA_ERROR_NOT_FOUND
   }
   CUresult launchKernel(CUfunction function, unsigned, unsigned, unsigned,
-                        unsigned, unsigned, unsigned, unsigned, CUstream,
-                        void **params, void **) override {
+                        unsigned, unsigned, unsigned, unsigned,
+                        CUstream stream, void **params, void **) override {
     if (s.failLaunch)
       return kLaunchFailed;
     ++s.launches;
+    s.queuedOn.insert(stream);
     std::string name = reinterpret_cast<const char *>(function);
     s.launched.push_back(name);
+    // The parameters are read at launch time, the kernel runs later.
     const float *in = *static_cast<float **>(params[0]);
-    float *out = *static_cast<float **>(params[1]);
+    void *out = *static_cast<void **>(params[1]);
     int64_t n = *static_cast<int64_t *>(params[2]);
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = name == "scale2" ? 2 * in[i] : in[i];
+    s.queue.push_back([name, in, out, n] {
+      if (name == "less100") {
+        *static_cast<uint8_t *>(out) = in[0] < 100;
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i)
+        static_cast<float *>(out)[i] = name == "scale2" ? 2 * in[i] : in[i];
+    });
     return CUDA_SUCCESS;
   }
   CUresult memAllocManaged(CUdeviceptr *pointer, size_t bytes,
                            unsigned) override {
+    ++s.managedAllocations;
     *pointer = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes));
     s.live.insert(*pointer);
     return CUDA_SUCCESS;
   }
+  CUresult memAlloc(CUdeviceptr *pointer, size_t bytes) override {
+    ++s.deviceAllocations;
+    *pointer = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes));
+    s.live.insert(*pointer);
+    s.deviceOnly.insert(*pointer);
+    return CUDA_SUCCESS;
+  }
   CUresult memFree(CUdeviceptr pointer) override {
+    s.drain();
     if (!s.live.erase(pointer))
       return 1;
+    s.deviceOnly.erase(pointer);
     std::free(reinterpret_cast<void *>(pointer));
     return CUDA_SUCCESS;
   }
   CUresult memcpyHtoD(CUdeviceptr to, const void *from,
                       size_t bytes) override {
+    s.drain();
     ++s.htod;
     std::memcpy(reinterpret_cast<void *>(to), from, bytes);
     return CUDA_SUCCESS;
   }
   CUresult memcpyDtoH(void *to, CUdeviceptr from, size_t bytes) override {
+    s.drain();
     ++s.dtoh;
     std::memcpy(to, reinterpret_cast<void *>(from), bytes);
     return CUDA_SUCCESS;
   }
   CUresult memcpy(CUdeviceptr to, CUdeviceptr from, size_t bytes) override {
+    s.drain();
     std::memcpy(reinterpret_cast<void *>(to),
                 reinterpret_cast<void *>(from), bytes);
     return CUDA_SUCCESS;
   }
+  CUresult memcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
+                       CUstream stream) override {
+    ++s.asyncCopies;
+    s.queuedOn.insert(stream);
+    s.queue.push_back([to, from, bytes] {
+      std::memcpy(reinterpret_cast<void *>(to),
+                  reinterpret_cast<void *>(from), bytes);
+    });
+    return CUDA_SUCCESS;
+  }
   CUresult memsetD32(CUdeviceptr to, unsigned value, size_t count) override {
+    s.drain();
     auto *words = reinterpret_cast<uint32_t *>(to);
     for (size_t i = 0; i < count; ++i)
       words[i] = value;
     return CUDA_SUCCESS;
   }
   CUresult streamCreate(CUstream *stream, unsigned) override {
-    *stream = reinterpret_cast<CUstream>(&s);
+    *stream = reinterpret_cast<CUstream>(&s.queue);
+    s.stream = *stream;
     return CUDA_SUCCESS;
   }
-  CUresult streamSynchronize(CUstream) override { return CUDA_SUCCESS; }
+  CUresult streamSynchronize(CUstream) override {
+    ++s.syncs;
+    s.drain();
+    return CUDA_SUCCESS;
+  }
   CUresult streamDestroy(CUstream) override { return CUDA_SUCCESS; }
   std::string describe(CUresult result) override {
     return "fake CUDA error " + std::to_string(result);
@@ -164,16 +220,23 @@ kiln::format::ModuleContents cudaModuleContents() {
   scale2.inputs = {{"x", kiln::format::DType::F32, {4}}};
   scale2.outputs = {{"y", kiln::format::DType::F32, {4}}};
   contents.functions.push_back(scale2);
+  kiln::format::FunctionSignature doubleUntil = scale2;
+  doubleUntil.name = "double_until";
+  doubleUntil.entrySymbol = "kiln_entry_double_until";
+  contents.functions.push_back(doubleUntil);
   contents.code = kiln::test::readFile(KILN_FIXTURE_CUDA_HOST);
-  const char ptx[] = "// kernels: scale2, copy\n";
+  const char ptx[] = "// kernels: scale2, copy, less100\n";
   contents.deviceCode.assign(ptx, ptx + sizeof(ptx) - 1);
   return contents;
 }
 
 ModulePtr loadCudaModule(kiln_status_code_t *code = nullptr,
-                         std::string *message = nullptr) {
-  std::vector<uint8_t> bytes =
-      kiln::format::writeModule(cudaModuleContents());
+                         std::string *message = nullptr,
+                         bool withDeviceCode = true) {
+  kiln::format::ModuleContents contents = cudaModuleContents();
+  if (!withDeviceCode)
+    contents.deviceCode.clear();
+  std::vector<uint8_t> bytes = kiln::format::writeModule(contents);
   kiln_module_t *module = nullptr;
   kiln::test::Outcome outcome =
       take(kiln_module_load_memory(bytes.data(), bytes.size(), &module));
@@ -184,10 +247,11 @@ ModulePtr loadCudaModule(kiln_status_code_t *code = nullptr,
   return ModulePtr(module);
 }
 
-/// Calls scale2 on [1, 2, 3, 4].
-kiln::test::Outcome callScale2(kiln_module_t *module, TensorPtr &y) {
+/// Calls `name` (scale2 by default) on [1, 2, 3, 4].
+kiln::test::Outcome callScale2(kiln_module_t *module, TensorPtr &y,
+                               const char *name = "scale2") {
   const kiln_function_t *function = nullptr;
-  take(kiln_module_function_lookup(module, "scale2", &function));
+  take(kiln_module_function_lookup(module, name, &function));
   TensorPtr x = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4},
                                               {1, 2, 3, 4});
   kiln_tensor_t *input = x.get();
@@ -323,15 +387,87 @@ TEST_F(FakeCudaTest, CallCopiesInLaunchesAndCopiesOut) {
     EXPECT_EQ(state.htod, round);
     EXPECT_EQ(state.dtoh, round);
     EXPECT_EQ(state.launches, 2 * round);
-    EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+    // The launches are not waited for one by one: the runtime waits once,
+    // before it copies the output back.
+    EXPECT_EQ(state.syncs, round);
+    EXPECT_TRUE(state.queue.empty());
   }
-  // The PTX is JIT-loaded once and cached, with the error log requested,
-  // and each kernel is looked up once.
+  // Every launch went to the device's one stream.
+  EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
+  // The PTX came from the module's device_code (through the image slot),
+  // is JIT-loaded once and cached, with the error log requested, and each
+  // kernel is looked up once.
+  EXPECT_EQ(state.loadedImage, "// kernels: scale2, copy, less100\n");
   EXPECT_EQ(state.moduleLoads, 1);
   EXPECT_EQ(state.functionLookups, 2);
   EXPECT_TRUE(state.sawErrorLogOption);
   EXPECT_EQ(state.launched,
             (std::vector<std::string>{"scale2", "copy", "scale2", "copy"}));
+  // Input, output (managed) and the arena (device memory) come from the
+  // driver once; the second call reuses them from the pool.
+  EXPECT_EQ(state.managedAllocations, 2);
+  EXPECT_EQ(state.deviceAllocations, 1);
+  EXPECT_EQ(state.live.size(), 3u);
+  module.reset();
+  EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+TEST_F(FakeCudaTest, LoopPredicateIsCopiedBackOncePerIteration) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (int round = 1; round <= 2; ++round) {
+    TensorPtr y;
+    kiln::test::Outcome call = callScale2(module.get(), y, "double_until");
+    ASSERT_TRUE(call.ok()) << call.message;
+    const float *values = static_cast<const float *>(kiln_tensor_data(y.get()));
+    // y[0] = 1 doubles 7 times to 128; the predicate is read 8 times.
+    EXPECT_EQ(std::vector<float>(values, values + 4),
+              (std::vector<float>{128, 256, 384, 512}));
+    EXPECT_EQ(state.asyncCopies, 8 * round);
+    EXPECT_EQ(state.syncs, 9 * round);
+    EXPECT_EQ(state.launches, 23 * round);
+
+    kiln_cuda_stats_t stats;
+    ASSERT_TRUE(take(kiln_module_cuda_stats(module.get(), &stats)).ok());
+    EXPECT_EQ(stats.calls, uint64_t(round));
+    EXPECT_EQ(stats.device_to_host_copies, uint64_t(8 * round));
+    EXPECT_EQ(stats.device_to_host_bytes, uint64_t(8 * round));
+    EXPECT_EQ(stats.stream_syncs, uint64_t(9 * round));
+    EXPECT_EQ(stats.kernel_launches, uint64_t(23 * round));
+    // Input, output and one arena of 65 bytes (kept in 256-byte steps).
+    EXPECT_EQ(stats.driver_allocations, 3u);
+    EXPECT_EQ(stats.largest_device_allocation, 256u);
+    EXPECT_EQ(stats.held_bytes, 3 * 256u);
+  }
+  EXPECT_EQ(state.deviceAllocations, 1);
+  EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
+}
+
+TEST_F(FakeCudaTest, StatsOfACpuModuleAreRefused) {
+  std::vector<uint8_t> cpu =
+      kiln::format::writeModule(kiln::test::addModuleContents());
+  kiln_module_t *raw = nullptr;
+  ASSERT_TRUE(
+      take(kiln_module_load_memory(cpu.data(), cpu.size(), &raw)).ok());
+  ModulePtr module(raw);
+  kiln_cuda_stats_t stats;
+  kiln::test::Outcome outcome =
+      take(kiln_module_cuda_stats(module.get(), &stats));
+  EXPECT_EQ(outcome.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(outcome.message.find("not for cuda"), std::string::npos)
+      << outcome.message;
+  EXPECT_EQ(take(kiln_module_cuda_stats(nullptr, &stats)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(FakeCudaTest, HostCodeTakingItsPtxFromAnEmptyDeviceCodeIsRejected) {
+  kiln_status_code_t code;
+  std::string message;
+  ModulePtr module = loadCudaModule(&code, &message, /*withDeviceCode=*/false);
+  EXPECT_FALSE(module);
+  EXPECT_EQ(code, KILN_STATUS_INVALID_MODULE);
+  EXPECT_NE(message.find("device_code, which is empty"), std::string::npos)
+      << message;
 }
 
 TEST_F(FakeCudaTest, RejectedPtxSurfacesTheJitErrorLog) {
@@ -348,6 +484,7 @@ TEST_F(FakeCudaTest, RejectedPtxSurfacesTheJitErrorLog) {
   EXPECT_NE(call.message.find("function 'scale2'"), std::string::npos);
   EXPECT_FALSE(y);
   EXPECT_EQ(state.launches, 0);
+  module.reset();
   EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
 }
 
@@ -361,12 +498,13 @@ TEST_F(FakeCudaTest, LaunchFailureIsAnErrorAndLaterWorkIsSkipped) {
             std::string::npos)
       << call.message;
   EXPECT_EQ(state.dtoh, 0);
-  EXPECT_TRUE(state.live.empty());
 
   // The device recovers for the next call.
   state.failLaunch = false;
   kiln::test::Outcome again = callScale2(module.get(), y);
   EXPECT_TRUE(again.ok()) << again.message;
+  module.reset();
+  EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
 }
 
 TEST_F(FakeCudaTest, NoDeviceIsUnavailable) {

@@ -124,6 +124,16 @@ TEST(OptionsTest, ParsesEveryOption) {
   EXPECT_EQ(options.repeat, 5u);
   EXPECT_EQ(options.outputDir, "out");
   EXPECT_TRUE(options.list);
+  EXPECT_FALSE(options.stats);
+}
+
+TEST(OptionsTest, ParsesStats) {
+  const char *argv[] = {"kiln-run", "m.kmod", "--stats"};
+  Options options;
+  std::string error;
+  ASSERT_TRUE(parseOptions(3, const_cast<char **>(argv), options, error))
+      << error;
+  EXPECT_TRUE(options.stats);
 }
 
 TEST(OptionsTest, RejectsMalformedCommandLines) {

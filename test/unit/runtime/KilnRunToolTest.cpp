@@ -71,7 +71,7 @@ TEST_F(KilnRunToolTest, Help) {
   ToolResult result = runTool("--help");
   EXPECT_EQ(result.exitCode, 0);
   for (const char *option : {"--function", "--input", "--output-dir",
-                             "--repeat", "--list", "EXIT STATUS"})
+                             "--repeat", "--stats", "--list", "EXIT STATUS"})
     EXPECT_NE(result.output.find(option), std::string::npos) << option;
 }
 

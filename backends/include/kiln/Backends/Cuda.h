@@ -38,6 +38,9 @@ struct CudaOptions {
   /// The CUDA toolkit whose libdevice provides the math functions; empty
   /// means the directory found when kiln was configured.
   std::string toolkitPath;
+  /// Emit a remark per function with the bytes of its device intermediates
+  /// and the size of the arena they were planned into.
+  bool memoryReport = false;
 };
 
 /// Whether `arch` is an architecture the backend generates PTX for
@@ -68,11 +71,21 @@ bool extractPtx(ModuleOp module, std::string &ptx, std::string &error);
 /// implementation in `kiln_gpu_fn_mgpuX` after loading the module.
 inline constexpr const char *kGpuRuntimeSlotPrefix = "kiln_gpu_fn_";
 
+/// The exported pointer slot from which the host code takes its kernels'
+/// PTX: the runtime stores the address of the module's `device_code` in it,
+/// so that the PTX is stored once in a `.kmod`.
+inline constexpr const char *kKernelImageSlot = "kiln_gpu_kernel_image";
+
 /// Defines every declared `mgpu*` function of `module` as an internal
 /// function that calls through the exported slot kGpuRuntimeSlotPrefix +
 /// name, so that the shared object needs no GPU library at link or load
 /// time. Fails, naming it, on an mgpu function the kiln runtime does not
 /// implement (its list is in runtime/lib/cuda/GpuRuntimeShim.cpp).
+/// The kernels' PTX, which the gpu.binary translation embeds as a constant
+/// (`<name>_bin_cst`), is replaced by loads from kKernelImageSlot; the
+/// driver stores the PTX in the `.kmod`'s device_code instead. Fixed-size
+/// allocas (kernel parameter blocks) move to their function's entry block
+/// so that a launch inside a loop does not grow the stack each iteration.
 bool bindGpuRuntimeCalls(llvm::Module &module, std::string &error);
 
 } // namespace kiln

@@ -171,14 +171,100 @@ def KilnCudaDeviceAllocations
     : Pass<"kiln-cuda-device-allocations", "mlir::func::FuncOp"> {
   let summary = "Allocate host-code buffers as device-visible managed memory";
   let description = [{
-    Host code of the CUDA backend reads and writes some buffers itself (a
-    loop predicate, a kiln.for counter) and hands all of them to kernels,
-    so every `memref.alloc` outside a kernel becomes `gpu.alloc host_shared`
-    (CUDA managed memory, through the runtime's `mgpuMemAlloc`) and every
-    `memref.dealloc` an asynchronous `gpu.dealloc` that is waited for at
-    once (the form `gpu-to-llvm` lowers to `mgpuMemFree`).
+    The buffers `kiln-cuda-plan-arena` did not place in the arena
+    (results, loop-carried values) may be read by the host code as well as
+    by kernels, so every remaining `memref.alloc` outside a kernel becomes
+    `gpu.alloc host_shared` (CUDA managed memory, through the runtime's
+    `mgpuMemAlloc`) and every `memref.dealloc` a `gpu.dealloc async` on the
+    stream that is not waited for (the runtime pools freed buffers; work
+    on the one stream runs in order).
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaScalarKernels
+    : Pass<"kiln-cuda-scalar-kernels", "mlir::func::FuncOp"> {
+  let summary = "Run rank-0 linalg ops and host stores in one-thread kernels";
+  let description = [{
+    Runs on bufferized linalg, after the matmul and reduction mappings and
+    before `convert-linalg-to-parallel-loops`. A linalg op without parallel
+    loops (a loop counter's increment, a predicate's comparison, a scalar
+    copy, a reduction to a scalar `kiln-cuda-block-reductions` did not
+    take, run sequentially by the one thread) and a `memref.store` outside any kernel
+    (except into the deallocation's bookkeeping, which only the host code
+    uses) each become a `gpu.launch` of one thread, so that the host code never
+    computes on device buffers: kernels, not the host, write every buffer,
+    and launches need no synchronization before them. Rank-0 values the
+    host code needs (a loop predicate, an index) are copied back
+    explicitly (`kiln-cuda-predicate-copies`).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaPredicateCopies
+    : Pass<"kiln-cuda-predicate-copies", "mlir::func::FuncOp"> {
+  let summary = "Read rank-0 device values through explicit copies";
+  let description = [{
+    Runs after the kernels are formed. Every `memref.load` in the host code
+    from a rank-0 buffer a kernel may write (a `kiln.while` or `kiln.cond`
+    predicate, a dynamic index) becomes a copy of the value into a
+    host stack slot (`memref.alloca`) followed by a load from the slot.
+    `kiln-cuda-async-launches` turns the copy into a stream-ordered
+    `gpu.memcpy` and waits for it just before the load, so the host reads
+    the value once, explicitly, instead of touching managed memory.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def KilnCudaAsyncLaunches
+    : Pass<"kiln-cuda-async-launches", "mlir::func::FuncOp"> {
+  let summary = "Launch kernels and copy buffers asynchronously on the stream";
+  let description = [{
+    The kiln runtime runs a module's device work in order on one stream;
+    `gpu.wait async` without dependencies stands for that stream and
+    `gpu.wait [%t]` waits for everything queued on it. In every block of
+    the host code:
+      1. each synchronous `gpu.launch` becomes `gpu.launch async` chained
+         on the block's token (a `gpu.wait async` before the first one);
+      2. each `memref.copy` between contiguous (identity-layout) buffers
+         becomes a `gpu.memcpy async` on the same chain;
+      3. before an op that reads or writes memory on the host (a load from
+         a copied-back predicate, ...) a `gpu.wait` on the chain is
+         inserted when device work may be pending: work queued earlier in
+         the block, or, at a block's start, anything before it.
+    Nothing else waits: the runtime synchronizes once before it copies the
+    outputs back.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaPlanArena
+    : Pass<"kiln-cuda-plan-arena", "mlir::func::FuncOp"> {
+  let summary = "Plan a function's device intermediates into one arena";
+  let description = [{
+    Runs on the host code after `kiln-cuda-async-launches`, before
+    `kiln-cuda-device-allocations`. Ops of the function are numbered in
+    program order (nested regions inside their op's span). A statically
+    shaped `memref.alloc` whose uses, through views, are all device work
+    (inside a `gpu.launch`, a `gpu.memcpy`) or its deallocation lives from
+    its allocation to the end of the last op of its block using it; the
+    buffers are given offsets in one arena by first fit (64-byte aligned,
+    `backends/common/ArenaPlanner.h`), so buffers with disjoint lifetimes,
+    also in different loop bodies or branches, share bytes. The arena is
+    one device allocation (`gpu.alloc`, not managed memory) at the
+    function's start, freed at its end, and each planned allocation
+    becomes a `memref.view` of it; a loop body's intermediates are no
+    longer allocated per iteration. With `report`, a remark gives the
+    bytes of the planned intermediates summed and the arena's size.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the device intermediates' bytes and the arena size">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def KilnCudaMergeGpuModules

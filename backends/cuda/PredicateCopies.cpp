@@ -1,0 +1,64 @@
+//===- PredicateCopies.cpp - Rank-0 device values read through copies -----===//
+//
+// After kiln-cuda-scalar-kernels, the host code still loads rank-0 values
+// that kernels wrote: the predicate of every scf.while/scf.if (a kiln.while
+// or kiln.cond), indices of dynamic slices. Each such `memref.load` becomes
+//   %slot = memref.alloca() : memref<T>      (on the host stack)
+//   memref.copy %buffer, %slot               (device -> host, one value)
+//   %v = memref.load %slot[]
+// kiln-cuda-async-launches makes the copy a stream-ordered gpu.memcpy and
+// waits for the stream right before the load: one small explicit copy and
+// one synchronization per read, instead of managed-memory page migration.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "HostBuffers.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDAPREDICATECOPIES
+#include "kiln/Backends/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+struct KilnCudaPredicateCopiesPass
+    : kiln::impl::KilnCudaPredicateCopiesBase<KilnCudaPredicateCopiesPass> {
+  void runOnOperation() override {
+    if (getOperation().isDeclaration())
+      return;
+    SmallVector<memref::LoadOp> loads;
+    getOperation().walk([&](memref::LoadOp load) {
+      MemRefType type = load.getMemRefType();
+      if (type.getRank() == 0 && type.getLayout().isIdentity() &&
+          !type.getMemorySpace() &&
+          !load.getMemRef().getDefiningOp<memref::AllocaOp>() &&
+          !kiln::isHostOnlyBuffer(load.getMemRef()) &&
+          !load->getParentOfType<gpu::LaunchOp>())
+        loads.push_back(load);
+    });
+    Block &entry = getOperation().getBody().front();
+    for (memref::LoadOp load : loads) {
+      Location loc = load.getLoc();
+      MemRefType type = load.getMemRefType();
+      // The slot is made once, in the entry block: an alloca in a loop
+      // body would grow the stack every iteration.
+      OpBuilder atEntry = OpBuilder::atBlockBegin(&entry);
+      Value slot = atEntry.create<memref::AllocaOp>(loc, type);
+      OpBuilder builder(load);
+      builder.create<memref::CopyOp>(loc, load.getMemRef(), slot);
+      Value value = builder.create<memref::LoadOp>(loc, slot, ValueRange());
+      load.replaceAllUsesWith(value);
+      load.erase();
+    }
+  }
+};
+} // namespace

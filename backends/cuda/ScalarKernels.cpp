@@ -1,0 +1,72 @@
+//===- ScalarKernels.cpp - Rank-0 work in one-thread kernels --------------===//
+//
+// After the other kernel mappings, what would still run in the host code on
+// device buffers is scalar work: linalg ops without parallel loops (rank-0
+// copies, a counter's increment, a predicate's comparison, a reduction to
+// a scalar the block reductions do not take, which one thread then runs
+// sequentially) and stores of host values (a kiln.for counter). Each becomes a `gpu.launch` of one block of
+// one thread holding the op; `convert-linalg-to-parallel-loops` later
+// expands a linalg op in place inside it. Host values the op uses are
+// captured as kernel arguments by outlining. The host code then only
+// launches, copies and branches (and keeps the deallocation's bookkeeping,
+// HostBuffers.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "HostBuffers.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDASCALARKERNELS
+#include "kiln/Backends/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+/// Whether `op` is scalar work of the host code that belongs on the device.
+static bool isHostScalarWork(Operation *op) {
+  if (op->getParentOfType<gpu::LaunchOp>())
+    return false;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return linalgOp.hasPureBufferSemantics() &&
+           linalgOp.getNumParallelLoops() == 0;
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    // A host stack slot and the deallocation's bookkeeping stay on the
+    // host.
+    return !store.getMemRef().getDefiningOp<memref::AllocaOp>() &&
+           !kiln::isHostOnlyBuffer(store.getMemRef());
+  return false;
+}
+
+namespace {
+struct KilnCudaScalarKernelsPass
+    : kiln::impl::KilnCudaScalarKernelsBase<KilnCudaScalarKernelsPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> work;
+    getOperation().walk([&](Operation *op) {
+      if (isHostScalarWork(op))
+        work.push_back(op);
+    });
+    for (Operation *op : work) {
+      OpBuilder builder(op);
+      Location loc = op->getLoc();
+      Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
+      auto launch =
+          builder.create<gpu::LaunchOp>(loc, one, one, one, one, one, one);
+      Block &body = launch.getBody().front();
+      builder.setInsertionPointToStart(&body);
+      builder.create<gpu::TerminatorOp>(loc);
+      op->moveBefore(body.getTerminator());
+    }
+  }
+};
+} // namespace

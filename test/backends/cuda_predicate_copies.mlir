@@ -1,0 +1,58 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-predicate-copies | FileCheck %s
+
+// The predicate of a loop, written by a kernel, is copied into a host
+// stack slot made once in the entry block, then loaded from the slot.
+// CHECK-LABEL: func.func @loop_predicate
+// CHECK-NEXT:    %[[SLOT:.+]] = memref.alloca() : memref<i1>
+// CHECK:         scf.while
+// CHECK:           %[[P:.+]] = memref.alloc() : memref<i1>
+// CHECK:           gpu.launch
+// CHECK:           memref.copy %[[P]], %[[SLOT]] : memref<i1> to memref<i1>
+// CHECK-NEXT:      %[[V:.+]] = memref.load %[[SLOT]][] : memref<i1>
+// CHECK:           scf.condition(%[[V]])
+func.func @loop_predicate(%x: memref<f32>) {
+  %c1 = arith.constant 1 : index
+  scf.while : () -> () {
+    %p = memref.alloc() : memref<i1>
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[] : memref<f32>
+      %zero = arith.constant 0.0 : f32
+      %lt = arith.cmpf olt, %v, %zero : f32
+      memref.store %lt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %c = memref.load %p[] : memref<i1>
+    memref.dealloc %p : memref<i1>
+    scf.condition(%c)
+  } do {
+    scf.yield
+  }
+  return
+}
+
+// -----
+
+// Loads inside kernels, from host stack slots, from buffers only the host
+// uses and from buffers of higher rank are left alone.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     memref.copy
+// CHECK:         return
+func.func @left_alone(%x: memref<4xi64>, %s: memref<f32>) -> (i64, f32, i64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %i = memref.load %x[%c0] : memref<4xi64>
+  %h = memref.alloc() : memref<i64>
+  memref.store %i, %h[] : memref<i64>
+  %j = memref.load %h[] : memref<i64>
+  memref.dealloc %h : memref<i64>
+  %slot = memref.alloca() : memref<f32>
+  %f = memref.load %slot[] : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %s[] : memref<f32>
+    memref.store %v, %s[] : memref<f32>
+    gpu.terminator
+  }
+  return %i, %f, %j : i64, f32, i64
+}
