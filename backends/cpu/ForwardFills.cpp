@@ -13,7 +13,9 @@
 // walks back through the block to the last op that may write the source;
 // if that op is a `linalg.fill` of the whole source, and the source is
 // therefore known to hold the fill value everywhere, the copy becomes a
-// `linalg.fill` of its destination with that value.
+// `linalg.fill` of its destination with that value. A copy of a constant
+// global with a splat initializer (a zero tensor constant copied into a
+// loop's accumulator) becomes a fill too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,7 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
@@ -35,9 +38,33 @@ namespace kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-/// The value `source` holds everywhere just before `op`, if the last op
-/// before it in the block that may write `source` fills it whole.
-static Value fillValueBefore(Operation *op, Value source) {
+/// The value of every element of `global`, if it is a constant with a
+/// splat initializer (bufferization makes one for each zero tensor
+/// constant, e.g. a gradient accumulator's start).
+static TypedAttr splatValueOf(memref::GetGlobalOp getGlobal) {
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      getGlobal, getGlobal.getNameAttr());
+  if (!global || !global.getConstant())
+    return nullptr;
+  auto initial =
+      dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr());
+  if (!initial || !initial.isSplat())
+    return nullptr;
+  return initial.getSplatValue<TypedAttr>();
+}
+
+/// The value `source` holds everywhere just before `op`: a splat constant
+/// global, or a buffer whose last writer before `op` in the block fills it
+/// whole. Creates the constant for a global before `op`.
+static Value fillValueBefore(Operation *op, Value source,
+                             RewriterBase &rewriter) {
+  if (auto getGlobal = source.getDefiningOp<memref::GetGlobalOp>()) {
+    TypedAttr value = splatValueOf(getGlobal);
+    if (!value)
+      return nullptr;
+    rewriter.setInsertionPoint(op);
+    return rewriter.create<arith::ConstantOp>(op->getLoc(), value);
+  }
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev);
         fill && fill.hasPureBufferSemantics() &&
@@ -63,7 +90,7 @@ struct KilnCpuForwardFillsPass
       Value source = copy.getDpsInputOperand(0)->get();
       if (rootOf(source) != source)
         continue;
-      Value value = fillValueBefore(copy, source);
+      Value value = fillValueBefore(copy, source, rewriter);
       if (!value)
         continue;
       rewriter.setInsertionPoint(copy);

@@ -71,3 +71,26 @@ func.func @not_known(%b: memref<8x8xf32>, %c: memref<8x8xf32>) {
   linalg.copy ins(%y : memref<8x8xf32>) outs(%c : memref<8x8xf32>)
   return
 }
+
+// -----
+
+// A copy of a constant global with a splat initializer is a fill; a
+// global with other values, or one that is not constant, stays a copy.
+// CHECK-LABEL: func.func @globals(
+// CHECK-SAME:    %[[A:[^:]*]]: memref<4x8xf32>,
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         linalg.fill ins(%[[ZERO]] : f32) outs(%[[A]] :
+// CHECK:         linalg.copy
+// CHECK:         linalg.copy
+memref.global "private" constant @zeros : memref<4x8xf32> = dense<0.0>
+memref.global "private" constant @ramp : memref<2xf32> = dense<[1.0, 2.0]>
+memref.global "private" @mutable : memref<2xf32> = dense<0.0>
+func.func @globals(%a: memref<4x8xf32>, %b: memref<2xf32>, %c: memref<2xf32>) {
+  %z = memref.get_global @zeros : memref<4x8xf32>
+  linalg.copy ins(%z : memref<4x8xf32>) outs(%a : memref<4x8xf32>)
+  %r = memref.get_global @ramp : memref<2xf32>
+  linalg.copy ins(%r : memref<2xf32>) outs(%b : memref<2xf32>)
+  %m = memref.get_global @mutable : memref<2xf32>
+  linalg.copy ins(%m : memref<2xf32>) outs(%c : memref<2xf32>)
+  return
+}

@@ -217,12 +217,14 @@ def KilnCpuForwardFills
     Runs on memrefs, after bufferization and before memory planning. A
     `linalg.copy` from a whole buffer whose last writer in the block is a
     `linalg.fill` of that buffer (bufferization copies one zero-filled
-    buffer into every fresh accumulator) becomes a `linalg.fill` of the
-    destination with the same value: one write instead of a read and a
+    buffer into every fresh accumulator), or from a constant global with a
+    splat initializer, becomes a `linalg.fill` of the destination with the
+    same value: one write instead of a read and a
     write, and a zero fill right before a product lets
     `kiln-cpu-matmul-to-dnnl` use beta 0.
   }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 def KilnCpuFoldTransposesIntoMatmuls
