@@ -12,7 +12,9 @@
 //   3. results become out-params (each returned buffer made a distinct
 //      allocation first, then hoisted to the caller, so outputs are written
 //      in place), then the native entry wrappers;
-//   4. the intermediates of each block planned into one arena, buffers with
+//   4. copies of zero-filled buffers become fills; products of transposed
+//      copies read the copies' sources in place (the copies dropped); the
+//      intermediates of each block planned into one arena, buffers with
 //      disjoint lifetimes sharing bytes; ownership-based deallocation;
 //   5. f32 matmuls -> oneDNN sgemm calls (where kiln was built with oneDNN);
 //   6. linalg -> loops, the outermost parallel loop of each large loop nest
@@ -60,6 +62,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const CpuOptions &options) {
   // 0-3 (BufferizationPipeline.cpp).
   buildBufferizationPipeline(pm, options.fuse);
+  // Before planning, so that an erased transposed copy takes no arena space
+  // and aliasing is still a question of distinct allocations.
+  pm.addNestedPass<func::FuncOp>(createKilnCpuForwardFills());
+  pm.addNestedPass<func::FuncOp>(createKilnCpuFoldTransposesIntoMatmuls());
   if (options.planMemory) {
     KilnCpuPlanMemoryOptions plan;
     plan.report = options.memoryReport;

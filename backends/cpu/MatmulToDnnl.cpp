@@ -3,13 +3,15 @@
 // Loops generated from linalg.matmul reach a small fraction of the FMA peak;
 // oneDNN's sgemm reaches about 90% of it (blocking for the caches, packed
 // AVX-512 micro-kernels, its own OpenMP threads). After bufferization, every
-// f32 linalg.matmul and linalg.batch_matmul on memrefs whose rows are
-// contiguous becomes a call to
+// f32 matmul-like contraction on memrefs whose rows are contiguous
+// (linalg.matmul, batch_matmul, their _transpose_a/_b variants, and the
+// generics that kiln-cpu-fold-transposes-into-matmuls makes, whose maps read
+// A as [m, k] or [k, m] and B as [k, n] or [n, k]) becomes a call to
 //
-//   dnnl_sgemm('N', 'N', M, N, K, 1.0, A, lda, B, ldb, 1.0, C, ldc)
+//   dnnl_sgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, 1.0, C, ldc)
 //
-// (row-major; beta 1 keeps linalg's C += A * B), one call per batch for
-// batch_matmul. When the op right before is a linalg.fill of C with zero
+// (row-major; 'T' for an operand read transposed, which sgemm does in place;
+// beta 1 keeps linalg's C += A * B), one call per batch for batched ones. When the op right before is a linalg.fill of C with zero
 // (what the lowering writes), the fill is dropped and beta is 0: sgemm then
 // writes C without reading it. Leading
 // dimensions come from the memrefs' strides, so views of larger buffers work
@@ -24,6 +26,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -40,18 +43,31 @@ using namespace mlir;
 
 static constexpr llvm::StringLiteral kSgemm = "dnnl_sgemm";
 
-/// A statically shaped f32 memref whose last dim is contiguous (stride 1),
-/// so that it is a row-major matrix (or a batch of them) with some leading
-/// dimension.
-static bool isRowMajorF32(Value value) {
+/// For a statically shaped f32 memref of rank 2 or more whose last two dims
+/// form a matrix that sgemm can read, the dim whose stride is its leading
+/// dimension: rank-2 for row-major storage (last stride 1), rank-1 for
+/// column-major storage (stride 1 in dim rank-2: a transposed view, which
+/// sgemm reads with the 'T' flag). The leading dimension must cover a
+/// contiguous row where it is known statically.
+static std::optional<unsigned> leadingDimOf(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
-    return false;
+  if (!type || type.getRank() < 2 || !type.hasStaticShape() ||
+      !type.getElementType().isF32())
+    return std::nullopt;
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(getStridesAndOffset(type, strides, offset)))
-    return false;
-  return !strides.empty() && strides.back() == 1;
+    return std::nullopt;
+  unsigned rank = type.getRank();
+  auto covers = [&](unsigned leading, unsigned contiguous) {
+    return ShapedType::isDynamic(strides[leading]) ||
+           strides[leading] >= std::max<int64_t>(1, type.getDimSize(contiguous));
+  };
+  if (strides[rank - 1] == 1 && covers(rank - 2, rank - 1))
+    return rank - 2;
+  if (strides[rank - 2] == 1 && covers(rank - 1, rank - 2))
+    return rank - 1;
+  return std::nullopt;
 }
 
 /// The linalg.fill of `init` with +0.0 right before `op`, if there is one.
@@ -64,6 +80,89 @@ static linalg::FillOp zeroFillBefore(Operation *op, Value init) {
   if (!matchPattern(fill.getDpsInputOperand(0)->get(), m_Constant(&value)))
     return nullptr;
   return value.getValue().isPosZero() ? fill : nullptr;
+}
+
+namespace {
+/// How a contraction maps onto sgemm: its loop ranges and whether each
+/// operand is read transposed.
+struct GemmForm {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool batched = false;
+  bool transposeA = false, transposeB = false;
+  /// Per operand (A, B, C), the dim whose stride is the leading dimension.
+  unsigned leadingDims[3] = {0, 0, 0};
+};
+} // namespace
+
+/// Whether `map` yields exactly `dims` (loop dims), in order.
+static bool yieldsDims(AffineMap map, ArrayRef<unsigned> dims) {
+  if (map.getNumResults() != dims.size())
+    return false;
+  for (auto [result, dim] : llvm::zip(map.getResults(), dims)) {
+    auto expr = dyn_cast<AffineDimExpr>(result);
+    if (!expr || expr.getPosition() != dim)
+      return false;
+  }
+  return true;
+}
+
+/// The sgemm form of `op`: an f32 contraction C[b, m, n] += A * B with
+/// A indexed [b, m, k] or [b, k, m] and B [b, k, n] or [b, n, k] (the batch
+/// dim b optional, always first), every operand statically shaped with
+/// contiguous rows or columns (a column-major operand is read with the
+/// opposite transpose flag). That covers linalg.matmul, batch_matmul, their
+/// _transpose_a/_b variants and the generics of
+/// kiln-cpu-fold-transposes-into-matmuls.
+static std::optional<GemmForm> gemmFormOf(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->batch.size() > 1 || dims->m.size() != 1 ||
+      dims->n.size() != 1 || dims->k.size() != 1)
+    return std::nullopt;
+  SmallVector<unsigned> prefix(dims->batch.begin(), dims->batch.end());
+  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+  auto with = [&](unsigned first, unsigned second) {
+    SmallVector<unsigned> result = prefix;
+    result.push_back(first);
+    result.push_back(second);
+    return result;
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  GemmForm form;
+  if (!yieldsDims(maps[2], with(m, n)))
+    return std::nullopt;
+  if (yieldsDims(maps[0], with(k, m)))
+    form.transposeA = true;
+  else if (!yieldsDims(maps[0], with(m, k)))
+    return std::nullopt;
+  if (yieldsDims(maps[1], with(n, k)))
+    form.transposeB = true;
+  else if (!yieldsDims(maps[1], with(k, n)))
+    return std::nullopt;
+  // A column-major operand is the row-major storage of its transpose; C
+  // must be row-major.
+  for (unsigned i = 0; i < 3; ++i) {
+    std::optional<unsigned> leading = leadingDimOf(op->getOperand(i));
+    if (!leading)
+      return std::nullopt;
+    form.leadingDims[i] = *leading;
+    bool columnMajor = *leading == prefix.size() + 1;
+    if (columnMajor && i == 2)
+      return std::nullopt;
+    if (columnMajor)
+      (i == 0 ? form.transposeA : form.transposeB) ^= true;
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  form.batched = !prefix.empty();
+  if (form.batched)
+    form.batch = ranges[prefix[0]];
+  form.m = ranges[m];
+  form.n = ranges[n];
+  form.k = ranges[k];
+  return form;
 }
 
 namespace {
@@ -119,19 +218,12 @@ struct KilnCpuMatmulToDnnlPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<linalg::LinalgOp> products;
+    SmallVector<std::pair<linalg::LinalgOp, GemmForm>> products;
     module.walk([&](linalg::LinalgOp op) {
-      if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
-          !op.hasPureBufferSemantics())
-        return;
-      if (!llvm::all_of(op->getOperands(), isRowMajorF32))
-        return;
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      int64_t macs = 1;
-      for (int64_t range : ranges)
-        macs *= range;
-      if (macs >= static_cast<int64_t>(minMacs))
-        products.push_back(op);
+      std::optional<GemmForm> form = gemmFormOf(op);
+      if (form && form->batch * form->m * form->n * form->k >=
+                      static_cast<int64_t>(minMacs))
+        products.emplace_back(op, *form);
     });
     if (products.empty())
       return;
@@ -156,14 +248,14 @@ struct KilnCpuMatmulToDnnlPass
       return signalPassFailure();
     }
 
-    for (linalg::LinalgOp op : products) {
+    for (auto &[product, gemmForm] : products) {
+      linalg::LinalgOp op = product;
+      const GemmForm form = gemmForm;
       Location loc = op.getLoc();
       builder.setInsertionPoint(op);
-      bool batched = isa<linalg::BatchMatmulOp>(op);
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      // Loop ranges: [batch,] m, n, k.
-      int64_t batch = batched ? ranges[0] : 1;
-      ArrayRef<int64_t> mnk = ArrayRef<int64_t>(ranges).take_back(3);
+      bool batched = form.batched;
+      int64_t batch = form.batch;
+      int64_t mnk[] = {form.m, form.n, form.k};
       Value a = op.getDpsInputOperand(0)->get();
       Value b = op.getDpsInputOperand(1)->get();
       Value c = op.getDpsInitOperand(0)->get();
@@ -176,7 +268,13 @@ struct KilnCpuMatmulToDnnlPass
       auto toI64 = [&](Value index) -> Value {
         return builder.create<arith::IndexCastOp>(loc, i64, index);
       };
-      Value transpose = builder.create<arith::ConstantIntOp>(loc, 'N', 32);
+      Value transposeA = builder.create<arith::ConstantIntOp>(
+          loc, form.transposeA ? 'T' : 'N', 32);
+      Value transposeB =
+          form.transposeA == form.transposeB
+              ? transposeA
+              : builder.create<arith::ConstantIntOp>(
+                    loc, form.transposeB ? 'T' : 'N', 32);
       Value one = builder.create<arith::ConstantFloatOp>(
           loc, APFloat(1.0f), cast<FloatType>(f32));
       Value beta = one;
@@ -184,10 +282,9 @@ struct KilnCpuMatmulToDnnlPass
         beta = zeroFill.getDpsInputOperand(0)->get();
         zeroFill->erase();
       }
-      unsigned rowDim = batched ? 1 : 0;
       Value leading[3];
       for (int i = 0; i < 3; ++i)
-        leading[i] = toI64(views[i].strides[rowDim]);
+        leading[i] = toI64(views[i].strides[form.leadingDims[i]]);
 
       auto emitCall = [&](OpBuilder &b, Value batchIndex) {
         Value pointers[3];
@@ -203,7 +300,7 @@ struct KilnCpuMatmulToDnnlPass
         }
         b.create<func::CallOp>(
             loc, sgemm,
-            ValueRange{transpose, transpose, constI64(mnk[0]), constI64(mnk[1]),
+            ValueRange{transposeA, transposeB, constI64(mnk[0]), constI64(mnk[1]),
                        constI64(mnk[2]), one, pointers[0], leading[0],
                        pointers[1], leading[1], beta, pointers[2],
                        leading[2]});

@@ -1,5 +1,6 @@
 // kiln-cpu-matmul-to-dnnl turns f32 matmuls on memrefs into oneDNN sgemm
-// calls (row-major, beta 1); small, f64 and column-strided ones stay.
+// calls (row-major, beta 1, transposed operands in place); small, f64 and
+// column-strided ones stay.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-matmul-to-dnnl | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-matmul-to-dnnl=min-macs=1 \
 // RUN:   | FileCheck %s --check-prefix=ALL
@@ -73,8 +74,8 @@ func.func @view(%a: memref<64x32xf32, strided<[100, 1], offset: 7>>, %b: memref<
 
 // -----
 
-// Too small for the default threshold, f64, or columns not contiguous:
-// loops stay.
+// Too small for the default threshold, f64, or neither rows nor columns
+// contiguous: loops stay.
 // CHECK-LABEL: func.func @stays(
 // CHECK-NOT:     dnnl_sgemm
 // CHECK-COUNT-3: linalg.matmul
@@ -84,10 +85,30 @@ func.func @view(%a: memref<64x32xf32, strided<[100, 1], offset: 7>>, %b: memref<
 // ALL-COUNT-2: linalg.matmul
 func.func @stays(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
                  %d: memref<64x64xf64>, %e: memref<64x64xf64>,
-                 %t: memref<64x64xf32, strided<[1, 64]>>, %u: memref<64x64xf32>) {
+                 %t: memref<64x64xf32, strided<[128, 2]>>, %u: memref<64x64xf32>) {
   linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
   linalg.matmul ins(%d, %d : memref<64x64xf64>, memref<64x64xf64>) outs(%e : memref<64x64xf64>)
-  linalg.matmul ins(%t, %u : memref<64x64xf32, strided<[1, 64]>>, memref<64x64xf32>) outs(%u : memref<64x64xf32>)
+  linalg.matmul ins(%t, %u : memref<64x64xf32, strided<[128, 2]>>, memref<64x64xf32>) outs(%u : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// A column-major view (a transposed strided view of a row-major buffer) is
+// read with the 'T' flag, its column stride the leading dimension; a
+// column-major result is not an sgemm.
+// CHECK-LABEL: func.func @column_major(
+// CHECK-SAME:    %[[A:[^:]*]]: memref<64x32xf32, strided<[1, 70]>>
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[A]]
+// CHECK-DAG:     %[[T:.*]] = arith.constant 84 : i32
+// CHECK-DAG:     %[[N:.*]] = arith.constant 78 : i32
+// CHECK-DAG:     %[[LDA:.*]] = arith.index_cast %[[STRIDES]]#1 : index to i64
+// CHECK:         call @dnnl_sgemm(%[[T]], %[[N]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LDA]],
+// CHECK:         linalg.matmul
+func.func @column_major(%a: memref<64x32xf32, strided<[1, 70]>>, %b: memref<32x48xf32>, %c: memref<64x48xf32>,
+                        %ct: memref<64x48xf32, strided<[1, 64]>>) {
+  linalg.matmul ins(%a, %b : memref<64x32xf32, strided<[1, 70]>>, memref<32x48xf32>) outs(%c : memref<64x48xf32>)
+  linalg.matmul ins(%a, %b : memref<64x32xf32, strided<[1, 70]>>, memref<32x48xf32>) outs(%ct : memref<64x48xf32, strided<[1, 64]>>)
   return
 }
 
@@ -126,5 +147,94 @@ func.func @arena_subview_operand(%arena: memref<65536xi8>, %b: memref<64x64xf32>
   %v = memref.view %arena[%shift][] : memref<65536xi8> to memref<128x64xf32>
   %a = memref.subview %v[64, 0] [64, 64] [1, 1] : memref<128x64xf32> to memref<64x64xf32, strided<[64, 1], offset: 4096>>
   linalg.matmul ins(%a, %b : memref<64x64xf32, strided<[64, 1], offset: 4096>>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// Transposed operands are read in place with sgemm's 'T' flag ('T' = 84,
+// 'N' = 78): the named _transpose_a/_b ops, a contraction generic with both
+// operands transposed, and a batched one reading K as [b, n, k]. The
+// leading dimension is the row stride of the stored (untransposed) matrix.
+// CHECK-LABEL: func.func @transposed_a(
+// CHECK-DAG:     %[[T:.*]] = arith.constant 84 : i32
+// CHECK-DAG:     %[[N:.*]] = arith.constant 78 : i32
+// CHECK-DAG:     %[[M:.*]] = arith.constant 64 : i64
+// CHECK-DAG:     %[[NN:.*]] = arith.constant 48 : i64
+// CHECK-DAG:     %[[K:.*]] = arith.constant 32 : i64
+// CHECK:         call @dnnl_sgemm(%[[T]], %[[N]], %[[M]], %[[NN]], %[[K]],
+// CHECK-NOT:     linalg.matmul_transpose_a
+func.func @transposed_a(%a: memref<32x64xf32>, %b: memref<32x48xf32>, %c: memref<64x48xf32>) {
+  linalg.matmul_transpose_a ins(%a, %b : memref<32x64xf32>, memref<32x48xf32>) outs(%c : memref<64x48xf32>)
+  return
+}
+// CHECK-LABEL: func.func @transposed_b(
+// CHECK-DAG:     %[[T:.*]] = arith.constant 84 : i32
+// CHECK-DAG:     %[[N:.*]] = arith.constant 78 : i32
+// CHECK:         call @dnnl_sgemm(%[[N]], %[[T]],
+func.func @transposed_b(%a: memref<64x32xf32>, %b: memref<48x32xf32>, %c: memref<64x48xf32>) {
+  linalg.matmul_transpose_b ins(%a, %b : memref<64x32xf32>, memref<48x32xf32>) outs(%c : memref<64x48xf32>)
+  return
+}
+// CHECK-LABEL: func.func @transposed_both(
+// CHECK-SAME:    %[[A:[^:]*]]: memref<32x64xf32, strided<[80, 1]>>
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[A]]
+// CHECK-DAG:     %[[T:.*]] = arith.constant 84 : i32
+// CHECK-DAG:     %[[M:.*]] = arith.constant 64 : i64
+// CHECK-DAG:     %[[NN:.*]] = arith.constant 48 : i64
+// CHECK-DAG:     %[[K:.*]] = arith.constant 32 : i64
+// CHECK-DAG:     %[[LDA:.*]] = arith.index_cast %[[STRIDES]]#0 : index to i64
+// CHECK:         call @dnnl_sgemm(%[[T]], %[[T]], %[[M]], %[[NN]], %[[K]], %{{.*}}, %{{.*}}, %[[LDA]],
+// CHECK-NOT:     linalg.generic
+#at = affine_map<(d0, d1, d2) -> (d2, d0)>
+#bt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @transposed_both(%a: memref<32x64xf32, strided<[80, 1]>>, %b: memref<48x32xf32>, %c: memref<64x48xf32>) {
+  linalg.generic {indexing_maps = [#at, #bt, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<32x64xf32, strided<[80, 1]>>, memref<48x32xf32>) outs(%c : memref<64x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+// CHECK-LABEL: func.func @batched_transposed_b(
+// CHECK-DAG:     %[[T:.*]] = arith.constant 84 : i32
+// CHECK-DAG:     %[[N:.*]] = arith.constant 78 : i32
+// CHECK:         scf.for
+// CHECK:           call @dnnl_sgemm(%[[N]], %[[T]],
+// CHECK-NOT:     linalg.batch_matmul_transpose_b
+func.func @batched_transposed_b(%q: memref<4x64x32xf32>, %k: memref<4x64x32xf32>, %s: memref<4x64x64xf32>) {
+  linalg.batch_matmul_transpose_b ins(%q, %k : memref<4x64x32xf32>, memref<4x64x32xf32>) outs(%s : memref<4x64x64xf32>)
+  return
+}
+
+// -----
+
+// Contractions that are no sgemm stay: the result transposed (C read as
+// [n, m]), and a product that is not a multiply-add.
+// CHECK-LABEL: func.func @no_gemm(
+// CHECK-NOT:     dnnl_sgemm
+// CHECK-COUNT-2: linalg.generic
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#ct = affine_map<(d0, d1, d2) -> (d1, d0)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @no_gemm(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %ct: memref<48x64xf32>, %c: memref<64x48xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #ct], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x32xf32>, memref<32x48xf32>) outs(%ct : memref<48x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x32xf32>, memref<32x48xf32>) outs(%c : memref<64x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.maximumf %acc, %p : f32
+    linalg.yield %s : f32
+  }
   return
 }

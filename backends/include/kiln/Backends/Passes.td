@@ -296,15 +296,53 @@ def KilnCpuMathApproximation
                            "mlir::vector::VectorDialect"];
 }
 
-def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
-  let summary = "Call oneDNN's sgemm for f32 matmul and batch_matmul";
+def KilnCpuForwardFills
+    : Pass<"kiln-cpu-forward-fills", "mlir::func::FuncOp"> {
+  let summary = "Turn copies of filled buffers into fills";
   let description = [{
-    Runs on memrefs, after bufferization. Every f32 `linalg.matmul` and
-    `linalg.batch_matmul` whose operands are statically shaped with
-    contiguous rows (last stride 1), and that does at least `min-macs`
-    multiply-adds, becomes a call to oneDNN's row-major
-    `dnnl_sgemm('N', 'N', M, N, K, 1, A, lda, B, ldb, 1, C, ldc)` (one per
-    batch, in an `scf.for`), leading dimensions taken from the strides.
+    Runs on memrefs, after bufferization and before memory planning. A
+    `linalg.copy` from a whole buffer whose last writer in the block is a
+    `linalg.fill` of that buffer (bufferization copies one zero-filled
+    buffer into every fresh accumulator), or from a constant global with a
+    splat initializer, becomes a `linalg.fill` of the destination with the
+    same value: one write instead of a read and a
+    write, and a zero fill right before a product lets
+    `kiln-cpu-matmul-to-dnnl` use beta 0.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect"];
+}
+
+def KilnCpuFoldTransposesIntoMatmuls
+    : Pass<"kiln-cpu-fold-transposes-into-matmuls", "mlir::func::FuncOp"> {
+  let summary = "Let matmuls read transposed operands in place";
+  let description = [{
+    Runs on memrefs, after bufferization and before memory planning. A
+    contraction (`linalg.matmul`, `batch_matmul`, their `_transpose_a/_b`
+    variants, a contraction `linalg.generic`) whose input was written by a
+    permuting copy (`linalg.transpose`, `linalg.copy`, a `linalg.generic`
+    that only permutes) becomes a `linalg.generic` that reads the copy's
+    source with the composed indexing map, and the copy is erased, when
+    nothing else reads what the copy wrote (after the product the buffer is
+    overwritten whole before any other use, or it is an allocation of the
+    block that is not used again) and nothing between the copy and the
+    product may write the source.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
+  let summary = "Call oneDNN's sgemm for f32 matmuls, transposed or not";
+  let description = [{
+    Runs on memrefs, after bufferization. Every f32 contraction of the form
+    C[b, m, n] += A[b, m, k] * B[b, k, n], A possibly indexed [b, k, m] and
+    B [b, n, k], the batch dim optional (`linalg.matmul`, `batch_matmul`,
+    their `_transpose_a/_b` variants, contraction generics), whose operands
+    are statically shaped with contiguous rows (last stride 1), and that
+    does at least `min-macs` multiply-adds, becomes a call to oneDNN's
+    row-major `dnnl_sgemm(ta, tb, M, N, K, 1, A, lda, B, ldb, 1, C, ldc)`
+    ('T' for a transposed operand; one call per batch, in an `scf.for`),
+    leading dimensions taken from the strides.
     Beta is 1, as linalg accumulates into its init, unless the op right
     before is a `linalg.fill` of the init with zero: that fill is dropped and
     beta is 0. The module must then be linked against libdnnl.

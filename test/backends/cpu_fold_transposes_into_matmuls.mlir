@@ -1,0 +1,237 @@
+// kiln-cpu-fold-transposes-into-matmuls: a product reads the source of a
+// transposed copy in place; the copy and its buffer go.
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-fold-transposes-into-matmuls | FileCheck %s
+
+// dY * W^T: B read as [n, k].
+// CHECK-DAG:   #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG:   #[[BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG:   #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @transposed_b(
+// CHECK-SAME:    %[[DY:.*]]: memref<64x32xf32>, %[[W:.*]]: memref<48x32xf32>, %[[OUT:.*]]: memref<64x48xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[A]], #[[BT]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[DY]], %[[W]] : memref<64x32xf32>, memref<48x32xf32>) outs(%[[OUT]] : memref<64x48xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+func.func @transposed_b(%dy: memref<64x32xf32>, %w: memref<48x32xf32>, %out: memref<64x48xf32>) {
+  %wt = memref.alloc() : memref<32x48xf32>
+  linalg.transpose ins(%w : memref<48x32xf32>) outs(%wt : memref<32x48xf32>) permutation = [1, 0]
+  linalg.matmul ins(%dy, %wt : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  return
+}
+
+// -----
+
+// X^T * dY: A read as [k, m]; ops in between that write other buffers do
+// not matter.
+// CHECK-DAG:   #[[AT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-LABEL: func.func @transposed_a(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<32x64xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.fill
+// CHECK:         linalg.generic {indexing_maps = [#[[AT]],
+// CHECK-SAME:      ins(%[[X]], %{{.*}} : memref<32x64xf32>, memref<32x48xf32>)
+func.func @transposed_a(%x: memref<32x64xf32>, %dy: memref<32x48xf32>, %out: memref<64x48xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<64x32xf32>
+  linalg.transpose ins(%x : memref<32x64xf32>) outs(%xt : memref<64x32xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%out : memref<64x48xf32>)
+  linalg.matmul ins(%xt, %dy : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  return
+}
+
+// -----
+
+// Both operands transposed, one of them by a transposing generic.
+// CHECK-DAG:   #[[AT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG:   #[[BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @both(
+// CHECK-SAME:    %[[A:[^:]*]]: memref<32x64xf32>, %[[B:[^:]*]]: memref<48x32xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.generic {indexing_maps = [#[[AT]], #[[BT]],
+// CHECK-SAME:      ins(%[[A]], %[[B]] :
+// CHECK-NOT:     linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#swap = affine_map<(d0, d1) -> (d1, d0)>
+func.func @both(%a: memref<32x64xf32>, %b: memref<48x32xf32>, %out: memref<64x48xf32>) {
+  %at = memref.alloc() : memref<64x32xf32>
+  linalg.transpose ins(%a : memref<32x64xf32>) outs(%at : memref<64x32xf32>) permutation = [1, 0]
+  %bt = memref.alloc() : memref<32x48xf32>
+  linalg.generic {indexing_maps = [#swap, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<48x32xf32>) outs(%bt : memref<32x48xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  linalg.matmul ins(%at, %bt : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  return
+}
+
+// -----
+
+// Attention's Q * K^T: a batched product with the last two dims of K
+// swapped.
+// CHECK-DAG:   #[[KT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-LABEL: func.func @batched(
+// CHECK-SAME:    %[[Q:[^:]*]]: memref<4x16x8xf32>, %[[K:[^:]*]]: memref<4x16x8xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[KT]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[Q]], %[[K]] :
+func.func @batched(%q: memref<4x16x8xf32>, %k: memref<4x16x8xf32>, %out: memref<4x16x16xf32>) {
+  %kt = memref.alloc() : memref<4x8x16xf32>
+  linalg.transpose ins(%k : memref<4x16x8xf32>) outs(%kt : memref<4x8x16xf32>) permutation = [0, 2, 1]
+  linalg.batch_matmul ins(%q, %kt : memref<4x16x8xf32>, memref<4x8x16xf32>) outs(%out : memref<4x16x16xf32>)
+  return
+}
+
+// -----
+
+// The transposed copy is read by something else too: it stays.
+// CHECK-LABEL: func.func @copy_used_twice(
+// CHECK:         linalg.transpose
+// CHECK:         linalg.matmul
+func.func @copy_used_twice(%w: memref<48x32xf32>, %dy: memref<64x32xf32>, %out: memref<64x48xf32>, %keep: memref<32x48xf32>) {
+  %wt = memref.alloc() : memref<32x48xf32>
+  linalg.transpose ins(%w : memref<48x32xf32>) outs(%wt : memref<32x48xf32>) permutation = [1, 0]
+  linalg.matmul ins(%dy, %wt : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  memref.copy %wt, %keep : memref<32x48xf32> to memref<32x48xf32>
+  return
+}
+
+// -----
+
+// The source is overwritten between the copy and the product: reading it
+// in place would see the new values, so the copy stays.
+// CHECK-LABEL: func.func @source_overwritten(
+// CHECK:         linalg.transpose
+// CHECK:         linalg.fill
+// CHECK:         linalg.matmul
+func.func @source_overwritten(%dy: memref<64x32xf32>, %out: memref<64x48xf32>) {
+  %one = arith.constant 1.0 : f32
+  %w = memref.alloc() : memref<48x32xf32>
+  linalg.fill ins(%one : f32) outs(%w : memref<48x32xf32>)
+  %wt = memref.alloc() : memref<32x48xf32>
+  linalg.transpose ins(%w : memref<48x32xf32>) outs(%wt : memref<32x48xf32>) permutation = [1, 0]
+  %view = memref.subview %w[0, 0] [16, 32] [1, 1] : memref<48x32xf32> to memref<16x32xf32, strided<[32, 1]>>
+  linalg.fill ins(%one : f32) outs(%view : memref<16x32xf32, strided<[32, 1]>>)
+  linalg.matmul ins(%dy, %wt : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  return
+}
+
+// -----
+
+// A call in between may write anything: the copy stays.
+// CHECK-LABEL: func.func @unknown_write(
+// CHECK:         linalg.transpose
+// CHECK:         call @opaque
+// CHECK:         linalg.matmul
+func.func private @opaque(memref<48x32xf32>)
+func.func @unknown_write(%w: memref<48x32xf32>, %dy: memref<64x32xf32>, %out: memref<64x48xf32>) {
+  %wt = memref.alloc() : memref<32x48xf32>
+  linalg.transpose ins(%w : memref<48x32xf32>) outs(%wt : memref<32x48xf32>) permutation = [1, 0]
+  func.call @opaque(%w) : (memref<48x32xf32>) -> ()
+  linalg.matmul ins(%dy, %wt : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  return
+}
+
+// -----
+
+// A copy that computes (relu of the transposed source) is no permutation:
+// it stays.
+// CHECK-LABEL: func.func @computing_copy(
+// CHECK:         linalg.generic
+// CHECK:           arith.maximumf
+// CHECK:         linalg.matmul
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#swap = affine_map<(d0, d1) -> (d1, d0)>
+func.func @computing_copy(%w: memref<48x32xf32>, %dy: memref<64x32xf32>, %out: memref<64x48xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wt = memref.alloc() : memref<32x48xf32>
+  linalg.generic {indexing_maps = [#swap, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w : memref<48x32xf32>) outs(%wt : memref<32x48xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  }
+  linalg.matmul ins(%dy, %wt : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  return
+}
+
+// -----
+
+// Bufferization may transpose into an out-param that is written later:
+// overwritten whole after the product, so the copy is only the product's.
+// CHECK-LABEL: func.func @into_out_param(
+// CHECK-SAME:    %[[W:[^:]*]]: memref<48x32xf32>, %{{.*}}: memref<64x32xf32>, %{{.*}}: memref<64x48xf32>, %[[G:[^:]*]]: memref<32x48xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %[[W]] :
+// CHECK:         linalg.fill {{.*}} outs(%[[G]]
+func.func @into_out_param(%w: memref<48x32xf32>, %dy: memref<64x32xf32>, %out: memref<64x48xf32>, %grad: memref<32x48xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.transpose ins(%w : memref<48x32xf32>) outs(%grad : memref<32x48xf32>) permutation = [1, 0]
+  linalg.matmul ins(%dy, %grad : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  linalg.fill ins(%zero : f32) outs(%grad : memref<32x48xf32>)
+  return
+}
+
+// -----
+
+// The out-param keeps the transposed values as the function's result: the
+// copy stays.
+// CHECK-LABEL: func.func @out_param_result(
+// CHECK:         linalg.transpose
+// CHECK:         linalg.matmul
+func.func @out_param_result(%w: memref<48x32xf32>, %dy: memref<64x32xf32>, %out: memref<64x48xf32>, %wt: memref<32x48xf32>) {
+  linalg.transpose ins(%w : memref<48x32xf32>) outs(%wt : memref<32x48xf32>) permutation = [1, 0]
+  linalg.matmul ins(%dy, %wt : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  return
+}
+
+// -----
+
+// Read again after the product (an accumulation into it): the copy stays.
+// CHECK-LABEL: func.func @read_after(
+// CHECK:         linalg.transpose
+// CHECK:         linalg.matmul
+func.func @read_after(%w: memref<48x32xf32>, %dy: memref<64x32xf32>, %out: memref<64x48xf32>, %acc: memref<32x48xf32>) {
+  %wt = memref.alloc() : memref<32x48xf32>
+  linalg.transpose ins(%w : memref<48x32xf32>) outs(%wt : memref<32x48xf32>) permutation = [1, 0]
+  linalg.matmul ins(%dy, %wt : memref<64x32xf32>, memref<32x48xf32>) outs(%out : memref<64x48xf32>)
+  linalg.add ins(%acc, %wt : memref<32x48xf32>, memref<32x48xf32>) outs(%acc : memref<32x48xf32>)
+  return
+}
+
+// -----
+
+// In a loop body (an RNN's backward step): the source is a view of a loop
+// argument, and the ops in between write only buffers allocated after it,
+// which cannot be it. The buffer is transposed into again after the first
+// product (overwritten whole), so both copies go. (A product into %out
+// would keep its copy: a function argument may be the loop argument.)
+// CHECK-LABEL: func.func @in_loop(
+// CHECK:         scf.for
+// CHECK-NOT:       linalg.transpose
+// CHECK:           linalg.fill
+// CHECK:           linalg.generic
+// CHECK:           linalg.generic
+// CHECK-NOT:       linalg.transpose
+func.func @in_loop(%hs: memref<4x32x64xf32>, %g: memref<32x48xf32>, %out: memref<64x48xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%h = %hs) -> (memref<4x32x64xf32>) {
+    %s = memref.subview %h[%i, 0, 0] [1, 32, 64] [1, 1, 1] : memref<4x32x64xf32> to memref<32x64xf32, strided<[64, 1], offset: ?>>
+    %ht = memref.alloc() : memref<64x32xf32>
+    linalg.transpose ins(%s : memref<32x64xf32, strided<[64, 1], offset: ?>>) outs(%ht : memref<64x32xf32>) permutation = [1, 0]
+    %acc = memref.alloc() : memref<64x48xf32>
+    linalg.fill ins(%zero : f32) outs(%acc : memref<64x48xf32>)
+    linalg.matmul ins(%ht, %g : memref<64x32xf32>, memref<32x48xf32>) outs(%acc : memref<64x48xf32>)
+    linalg.transpose ins(%s : memref<32x64xf32, strided<[64, 1], offset: ?>>) outs(%ht : memref<64x32xf32>) permutation = [1, 0]
+    linalg.matmul ins(%ht, %g : memref<64x32xf32>, memref<32x48xf32>) outs(%acc : memref<64x48xf32>)
+    memref.copy %acc, %out : memref<64x48xf32> to memref<64x48xf32>
+    scf.yield %h : memref<4x32x64xf32>
+  }
+  return
+}
