@@ -27,12 +27,13 @@
 // upstream's fusion does not make multi-result generics; sibling results of
 // a multi-output region likewise stay separate generics. Only generics with
 // all-parallel loops fuse as producers, so a reduction is never fused into
-// its consumers. Softmax becomes three loop nests (the max; the sum of
+// its consumers. Softmax becomes three generics (the max; the sum of
 // exp(x - max); exp(x - max) / sum, the exponential recomputed rather than
-// stored), layer norm three (the two sums and the normalization). Each
-// reads the input again; making a row of them one loop nest needs tiling of
-// the parallel dims with the reductions fused into the tile loop, which is
-// left to a later tiling stage. linalg.matmul is a named op and fuses with
+// stored), layer norm three (the two sums and the normalization). On the
+// CPU, kiln-cpu-tile-fused-reductions (backends/cpu/TileFusedReductions.cpp)
+// then makes them one loop nest over the rows, each row's reductions
+// computed in the same iteration as its normalization. linalg.matmul is a
+// named op and fuses with
 // nothing; its epilogue (bias, activation, residual) becomes one generic
 // after it.
 //
@@ -79,8 +80,7 @@ static size_t bodySize(Operation *op) {
   return size;
 }
 
-/// The region tag of `op`'s location, or null if it has none.
-static DistinctAttr regionTag(Operation *op) {
+DistinctAttr kiln::fusedRegionTag(Operation *op) {
   auto fused = dyn_cast<FusedLoc>(op->getLoc());
   if (!fused)
     return {};
@@ -122,8 +122,8 @@ struct FuseLinalgGroupsPass
     linalg::ControlFusionFn sameRegion = [](OpOperand *fusedOperand) {
       Operation *producer = fusedOperand->get().getDefiningOp();
       Operation *consumer = fusedOperand->getOwner();
-      DistinctAttr tag = regionTag(consumer);
-      if (!producer || !tag || regionTag(producer) != tag)
+      DistinctAttr tag = fusedRegionTag(consumer);
+      if (!producer || !tag || fusedRegionTag(producer) != tag)
         return false;
       return fusedOperand->get().hasOneUse() ||
              bodySize(producer) + bodySize(consumer) <= kMaxRecomputingBodyOps;
