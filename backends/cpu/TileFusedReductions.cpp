@@ -35,6 +35,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -55,9 +56,17 @@ namespace kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-/// Whether `op` has a reduction loop.
+/// Whether `op` is a reduction this pass computes per row: a generic with a
+/// reduction loop. Contractions (linalg.matmul of a matmul epilogue region)
+/// are not: they stay whole, for oneDNN.
 static bool hasReduction(linalg::LinalgOp op) {
-  return op.getNumReductionLoops() > 0;
+  return isa<linalg::GenericOp>(op.getOperation()) &&
+         op.getNumReductionLoops() > 0;
+}
+
+/// Whether the tile loop may compute `op` per tile: generics and fills.
+static bool isFusible(Operation *op) {
+  return isa<linalg::GenericOp, linalg::FillOp>(op);
 }
 
 /// Whether `value` is computed, within the region `tag`, from the result of
@@ -65,7 +74,7 @@ static bool hasReduction(linalg::LinalgOp op) {
 static bool dependsOnReduction(Value value, DistinctAttr tag,
                                llvm::DenseMap<Operation *, bool> &memo) {
   auto producer = value.getDefiningOp<linalg::LinalgOp>();
-  if (!producer || fusedRegionTag(producer) != tag)
+  if (!producer || !isFusible(producer) || fusedRegionTag(producer) != tag)
     return false;
   auto [it, inserted] = memo.try_emplace(producer, false);
   if (!inserted)
@@ -223,8 +232,8 @@ static LogicalResult tileRegion(RewriterBase &rewriter,
   options.setTilingOptions(tiling);
   options.setFusionControlFn([tag](tensor::ExtractSliceOp, OpResult producer,
                                    bool) -> std::tuple<bool, bool> {
-    auto op = dyn_cast<linalg::LinalgOp>(producer.getOwner());
-    bool fuse = op && fusedRegionTag(op) == tag;
+    Operation *op = producer.getOwner();
+    bool fuse = isFusible(op) && fusedRegionTag(op) == tag;
     return {fuse, false};
   });
 
@@ -248,6 +257,43 @@ static LogicalResult tileRegion(RewriterBase &rewriter,
   return success();
 }
 
+/// Bytes of one vector register the row loops are meant to fill (AVX-512).
+static constexpr int64_t kVectorBytes = 64;
+
+/// Splits the reduction `op` of one row into `lanes` partial results, one
+/// per lane of a vector: x[n] is read as x[n / lanes][n % lanes], the outer
+/// index reduced and the inner one parallel, so the innermost loop
+/// accumulates consecutive elements into consecutive partials, which LLVM
+/// vectorizes without reassociating anything; a second, short reduction
+/// combines the lanes. (A reduction loop over the row itself stays scalar:
+/// LLVM may not reorder a floating-point sum, and the accumulator lives in
+/// memory.) Reductions whose length is no multiple of the lanes are left
+/// alone.
+static void splitIntoLanes(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (op.getNumReductionLoops() != 1 || op->getNumResults() != 1 ||
+      !op.hasPureTensorSemantics())
+    return;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.getElementType().isIntOrFloat())
+    return;
+  int64_t lanes = kVectorBytes * 8 / type.getElementTypeBitWidth();
+  SmallVector<unsigned> dims;
+  op.getReductionDims(dims);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t length = ranges[dims.front()];
+  if (ShapedType::isDynamic(length) || length % lanes != 0 ||
+      length < 2 * lanes)
+    return;
+  unsigned outputRank = type.getRank();
+  rewriter.setInsertionPoint(op);
+  (void)linalg::splitReduction(
+      rewriter, cast<linalg::LinalgOp>(op.getOperation()),
+      [&](linalg::LinalgOp) {
+        return linalg::SplitReductionOptions{lanes, outputRank,
+                                             /*innerParallel=*/true};
+      });
+}
+
 namespace {
 struct KilnCpuTileFusedReductionsPass
     : kiln::impl::KilnCpuTileFusedReductionsBase<
@@ -260,12 +306,20 @@ struct KilnCpuTileFusedReductionsPass
   }
 
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::GenericOp> reductions;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (fusedRegionTag(op) && hasReduction(op))
+        reductions.push_back(op);
+    });
+    for (linalg::GenericOp op : reductions)
+      splitIntoLanes(rewriter, op);
+
     llvm::MapVector<DistinctAttr, SmallVector<linalg::LinalgOp>> regions;
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (DistinctAttr tag = fusedRegionTag(op))
         regions[tag].push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     for (auto &[tag, ops] : regions) {
       SmallVector<bool> rows;
       linalg::GenericOp consumer = findConsumer(ops, tag, rows);
