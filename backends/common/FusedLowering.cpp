@@ -80,15 +80,35 @@ static size_t bodySize(Operation *op) {
   return size;
 }
 
-DistinctAttr kiln::fusedRegionTag(Operation *op) {
-  auto fused = dyn_cast<FusedLoc>(op->getLoc());
-  if (!fused)
-    return {};
+/// The region tag of `loc` itself, or null.
+static DistinctAttr ownTag(FusedLoc fused) {
   auto tag = dyn_cast_or_null<DistinctAttr>(fused.getMetadata());
   if (!tag)
     return {};
   auto name = dyn_cast<StringAttr>(tag.getReferencedAttr());
   return name && name.getValue() == kRegionTagName ? tag : DistinctAttr();
+}
+
+DistinctAttr kiln::fusedRegionTag(Operation *op) {
+  // The tag is the metadata of a FusedLoc; rewrites that merge ops (linalg
+  // fusion, folding) may wrap the tagged locations of the merged ops into
+  // a FusedLoc of their own, so all tags nested in the location count, as
+  // long as they name one region.
+  DistinctAttr found;
+  bool ambiguous = false;
+  op->getLoc()->walk([&](Location loc) {
+    auto fused = dyn_cast<FusedLoc>(loc);
+    if (!fused)
+      return WalkResult::advance();
+    if (DistinctAttr tag = ownTag(fused)) {
+      if (found && found != tag)
+        ambiguous = true;
+      found = tag;
+      return WalkResult::skip();
+    }
+    return WalkResult::advance();
+  });
+  return ambiguous ? DistinctAttr() : found;
 }
 
 namespace {

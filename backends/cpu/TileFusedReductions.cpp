@@ -163,6 +163,25 @@ static Value lastWrite(OpOperand &init) {
 /// tensor do not share a buffer.
 static scf::ForallOp giveTilesSharedOutputs(RewriterBase &rewriter,
                                             scf::ForallOp loop) {
+  // A fill that initializes several accumulators (CSE merges the equal
+  // fills of layer norm's two sums) is cloned for each, so that every
+  // accumulator has a destination of its own.
+  for (Operation &op : llvm::make_early_inc_range(
+           loop.getBody()->without_terminator())) {
+    auto fill = dyn_cast<linalg::FillOp>(&op);
+    if (!fill)
+      continue;
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : fill->getResult(0).getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      rewriter.setInsertionPoint(use->getOwner());
+      Operation *copy = rewriter.clone(*fill);
+      rewriter.modifyOpInPlace(use->getOwner(),
+                               [&] { use->set(copy->getResult(0)); });
+    }
+  }
+
   SmallVector<OpOperand *> inits;
   for (Operation &op : loop.getBody()->without_terminator()) {
     auto dps = dyn_cast<DestinationStyleOpInterface>(&op);
