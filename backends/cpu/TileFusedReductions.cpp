@@ -21,11 +21,19 @@
 // gives to OpenMP when it is large enough. The generics inside become
 // sequential loops over one row.
 //
-// A value of the region that is also read outside it (an extra result of
-// the kiln.fused) is yielded from the loop as well, so it is computed once.
-// Producers outside the region (matmuls, other regions, function arguments)
-// are read through slices and never fused. Only regions with a reduction
-// are tiled: an elementwise region is already one loop nest.
+// The tiles the fused producers write (the max and the sum of a row) go
+// into shared outputs of the loop, so that bufferization writes them in
+// place into buffers allocated once, not per iteration. A value of the
+// region that is also read outside it (an extra result of the kiln.fused,
+// e.g. log-sum-exp's max) is still computed by its untiled op for those
+// readers, so it is computed twice. Producers outside the region (matmuls,
+// other regions, function arguments) are read through slices and never
+// fused, and neither is a contraction. Only regions with a reduction are
+// tiled: an elementwise region is already one loop nest.
+//
+// Before tiling, a reduction whose length is a multiple of a vector's lanes
+// is split into per-lane partial results (upstream splitReduction), so that
+// its innermost loop is parallel and vectorizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +52,8 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Transforms/CSE.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/SetVector.h"
+
+#include <optional>
 
 namespace mlir {
 namespace kiln {
@@ -89,27 +98,28 @@ static bool dependsOnReduction(Value value, DistinctAttr tag,
 /// The dims of `consumer` to tile by one, or an empty vector when the
 /// consumer reads no reduction result of its region: the dims through which
 /// it reads values computed from reductions (the rows of softmax or layer
-/// norm). A value read through a map that is not a projected permutation
-/// (e.g. a shifted index) would need more than one row per tile, so such a
-/// consumer is not tiled.
+/// norm), which must be the same for all of them. A value read through a
+/// map that is not a projected permutation (e.g. a shifted index) would need
+/// more than one row per tile, so such a consumer is not tiled.
 static SmallVector<bool> rowDims(linalg::GenericOp consumer, DistinctAttr tag) {
   llvm::DenseMap<Operation *, bool> memo;
-  SmallVector<bool> rows(consumer.getNumLoops(), false);
-  bool any = false;
+  std::optional<SmallVector<bool>> rows;
   for (OpOperand *input : consumer.getDpsInputOperands()) {
     if (!dependsOnReduction(input->get(), tag, memo))
       continue;
     AffineMap map = consumer.getMatchingIndexingMap(input);
-    if (!map.isProjectedPermutation())
+    if (!map.isProjectedPermutation() || map.getNumResults() == 0)
       return {};
-    for (AffineExpr result : map.getResults()) {
-      rows[cast<AffineDimExpr>(result).getPosition()] = true;
-      any = true;
-    }
+    SmallVector<bool> dims(consumer.getNumLoops(), false);
+    for (AffineExpr result : map.getResults())
+      dims[cast<AffineDimExpr>(result).getPosition()] = true;
+    // Reduction results read along different dims (r1[i] * r2[j]) would
+    // recompute each reduction once per tile of the other's dims.
+    if (rows && *rows != dims)
+      return {};
+    rows = dims;
   }
-  if (!any)
-    return {};
-  return rows;
+  return rows ? *rows : SmallVector<bool>();
 }
 
 /// The consumer to tile for region `tag`, whose ops are `ops` in block
@@ -293,7 +303,8 @@ static void splitIntoLanes(RewriterBase &rewriter, linalg::GenericOp op) {
       !op.hasPureTensorSemantics())
     return;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.getElementType().isIntOrFloat())
+  if (!type || !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() < 8)
     return;
   int64_t lanes = kVectorBytes * 8 / type.getElementTypeBitWidth();
   SmallVector<unsigned> dims;

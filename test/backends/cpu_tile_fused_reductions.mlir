@@ -140,3 +140,20 @@ func.func @matmul_bias(%a: tensor<16x32xf32>, %w: tensor<32x8xf32>, %b: tensor<8
   %y = kiln.add %p, %bb : tensor<16x8xf32>
   return %y : tensor<16x8xf32>
 }
+
+// -----
+
+// Two reductions of the rows, read along different dims of the epilogue
+// (r1[i] * r2[j]): tiling would recompute each once per element, so the
+// region is left as it is.
+// CHECK-LABEL: func.func @outer_product_of_reductions(
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+func.func @outer_product_of_reductions(%x: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %s = kiln.reduce_sum %x, dims = [1] : tensor<32x32xf32>
+  %m = kiln.reduce_max %x, dims = [1] : tensor<32x32xf32>
+  %sb = kiln.broadcast_in_dim %s, dims = [0] : (tensor<32xf32>) -> tensor<32x32xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [1] : (tensor<32xf32>) -> tensor<32x32xf32>
+  %y = kiln.mul %sb, %mb : tensor<32x32xf32>
+  return %y : tensor<32x32xf32>
+}
