@@ -286,11 +286,15 @@ static LogicalResult tileRegion(RewriterBase &rewriter,
   return success();
 }
 
-/// Bytes of one vector register the row loops are meant to fill (AVX-512).
-static constexpr int64_t kVectorBytes = 64;
+/// Bytes of the partial results of one split reduction: four 64-byte
+/// (AVX-512) vectors. A loop over fewer lanes is fully unrolled by LLVM
+/// before its loop vectorizer runs, and the SLP vectorizer then leaves a
+/// max (llvm.maximum) scalar; four vectors also give four independent
+/// accumulator chains.
+static constexpr int64_t kLaneBytes = 256;
 
-/// Splits the reduction `op` of one row into `lanes` partial results, one
-/// per lane of a vector: x[n] is read as x[n / lanes][n % lanes], the outer
+/// Splits the reduction `op` of one row into `lanes` partial results, a few
+/// vectors' worth: x[n] is read as x[n / lanes][n % lanes], the outer
 /// index reduced and the inner one parallel, so the innermost loop
 /// accumulates consecutive elements into consecutive partials, which LLVM
 /// vectorizes without reassociating anything; a second, short reduction
@@ -306,7 +310,7 @@ static void splitIntoLanes(RewriterBase &rewriter, linalg::GenericOp op) {
   if (!type || !type.getElementType().isIntOrFloat() ||
       type.getElementTypeBitWidth() < 8)
     return;
-  int64_t lanes = kVectorBytes * 8 / type.getElementTypeBitWidth();
+  int64_t lanes = kLaneBytes * 8 / type.getElementTypeBitWidth();
   SmallVector<unsigned> dims;
   op.getReductionDims(dims);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();

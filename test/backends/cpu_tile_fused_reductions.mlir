@@ -12,14 +12,14 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-lowering=fuse=false \
 // RUN:   | FileCheck %s --check-prefix=UNFUSED
 
-// Softmax over rows of 144 (a multiple of 16 lanes): both reductions are
-// split into 16 partial results per row (the lane loop is parallel, so it
+// Softmax over rows of 192 (a multiple of 64 f32 lanes): both reductions
+// are split into 64 partial results per row (the lane loop is parallel, so it
 // vectorizes) and combined, all inside the row loop; every tile is written
 // into a shared output of the loop, never a buffer of its own.
 // CHECK-LABEL: func.func @softmax(
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.forall (%[[ROW:.+]]) in (512) shared_outs(
-// CHECK:           %[[IN:.+]] = tensor.extract_slice %{{.+}}[%[[ROW]], 0, 0] [1, 9, 16]
+// CHECK:           %[[IN:.+]] = tensor.extract_slice %{{.+}}[%[[ROW]], 0, 0] [1, 3, 64]
 // CHECK:           linalg.fill
 // CHECK:           %[[MAXL:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]{{.*}} ins(%[[IN]] :
 // CHECK:             arith.maximumf
@@ -46,15 +46,15 @@
 // UNFUSED:         omp.parallel
 // UNFUSED:         omp.parallel
 // UNFUSED:       llvm.func @kiln_entry_softmax(
-func.func @softmax(%x: tensor<512x144xf32>) -> tensor<512x144xf32> {
-  %m = kiln.reduce_max %x, dims = [1] : tensor<512x144xf32>
-  %mb = kiln.broadcast_in_dim %m, dims = [0] : (tensor<512xf32>) -> tensor<512x144xf32>
-  %s = kiln.sub %x, %mb : tensor<512x144xf32>
-  %e = kiln.exp %s : tensor<512x144xf32>
-  %z = kiln.reduce_sum %e, dims = [1] : tensor<512x144xf32>
-  %zb = kiln.broadcast_in_dim %z, dims = [0] : (tensor<512xf32>) -> tensor<512x144xf32>
-  %y = kiln.div %e, %zb : tensor<512x144xf32>
-  return %y : tensor<512x144xf32>
+func.func @softmax(%x: tensor<512x192xf32>) -> tensor<512x192xf32> {
+  %m = kiln.reduce_max %x, dims = [1] : tensor<512x192xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0] : (tensor<512xf32>) -> tensor<512x192xf32>
+  %s = kiln.sub %x, %mb : tensor<512x192xf32>
+  %e = kiln.exp %s : tensor<512x192xf32>
+  %z = kiln.reduce_sum %e, dims = [1] : tensor<512x192xf32>
+  %zb = kiln.broadcast_in_dim %z, dims = [0] : (tensor<512xf32>) -> tensor<512x192xf32>
+  %y = kiln.div %e, %zb : tensor<512x192xf32>
+  return %y : tensor<512x192xf32>
 }
 
 // -----
