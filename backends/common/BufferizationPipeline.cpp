@@ -4,7 +4,9 @@
 //   0. with `fuse`, kiln-fuse groups kiln ops into kiln.fused regions;
 //   1. kiln -> linalg/tensor/scf on tensors (kiln.fused regions are inlined),
 //      then kiln-fuse-linalg-groups fuses the linalg ops of each region, then
-//      canonicalize and CSE;
+//      canonicalize and CSE (and, where the backend asks for it,
+//      kiln-cpu-tile-fused-reductions makes each reduction region one loop
+//      over its rows);
 //   2. one-shot bufferization of the whole module, identity layouts at
 //      function boundaries, copies as linalg.copy (so they become loops or
 //      kernels and never call a runtime helper);
@@ -32,7 +34,8 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
   return success();
 }
 
-void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm, bool fuse) {
+void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm, bool fuse,
+                                             bool tileReductions) {
   if (fuse)
     pm.addNestedPass<func::FuncOp>(createFusion());
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
@@ -40,6 +43,11 @@ void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm, bool fuse) {
     pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Right before bufferization: the canonicalizer would fold the loop's
+  // shared outputs that nothing reads after the loop back into the
+  // tensors they start from (see TileFusedReductions.cpp).
+  if (fuse && tileReductions)
+    pm.addNestedPass<func::FuncOp>(createKilnCpuTileFusedReductions());
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;

@@ -27,12 +27,13 @@
 // upstream's fusion does not make multi-result generics; sibling results of
 // a multi-output region likewise stay separate generics. Only generics with
 // all-parallel loops fuse as producers, so a reduction is never fused into
-// its consumers. Softmax becomes three loop nests (the max; the sum of
+// its consumers. Softmax becomes three generics (the max; the sum of
 // exp(x - max); exp(x - max) / sum, the exponential recomputed rather than
-// stored), layer norm three (the two sums and the normalization). Each
-// reads the input again; making a row of them one loop nest needs tiling of
-// the parallel dims with the reductions fused into the tile loop, which is
-// left to a later tiling stage. linalg.matmul is a named op and fuses with
+// stored), layer norm three (the two sums and the normalization). On the
+// CPU, kiln-cpu-tile-fused-reductions (backends/cpu/TileFusedReductions.cpp)
+// then makes them one loop nest over the rows, each row's reductions
+// computed in the same iteration as its normalization. linalg.matmul is a
+// named op and fuses with
 // nothing; its epilogue (bias, activation, residual) becomes one generic
 // after it.
 //
@@ -79,16 +80,35 @@ static size_t bodySize(Operation *op) {
   return size;
 }
 
-/// The region tag of `op`'s location, or null if it has none.
-static DistinctAttr regionTag(Operation *op) {
-  auto fused = dyn_cast<FusedLoc>(op->getLoc());
-  if (!fused)
-    return {};
+/// The region tag of `loc` itself, or null.
+static DistinctAttr ownTag(FusedLoc fused) {
   auto tag = dyn_cast_or_null<DistinctAttr>(fused.getMetadata());
   if (!tag)
     return {};
   auto name = dyn_cast<StringAttr>(tag.getReferencedAttr());
   return name && name.getValue() == kRegionTagName ? tag : DistinctAttr();
+}
+
+DistinctAttr kiln::fusedRegionTag(Operation *op) {
+  // The tag is the metadata of a FusedLoc; rewrites that merge ops (linalg
+  // fusion, folding) may wrap the tagged locations of the merged ops into
+  // a FusedLoc of their own, so all tags nested in the location count, as
+  // long as they name one region.
+  DistinctAttr found;
+  bool ambiguous = false;
+  op->getLoc()->walk([&](Location loc) {
+    auto fused = dyn_cast<FusedLoc>(loc);
+    if (!fused)
+      return WalkResult::advance();
+    if (DistinctAttr tag = ownTag(fused)) {
+      if (found && found != tag)
+        ambiguous = true;
+      found = tag;
+      return WalkResult::skip();
+    }
+    return WalkResult::advance();
+  });
+  return ambiguous ? DistinctAttr() : found;
 }
 
 namespace {
@@ -122,8 +142,8 @@ struct FuseLinalgGroupsPass
     linalg::ControlFusionFn sameRegion = [](OpOperand *fusedOperand) {
       Operation *producer = fusedOperand->get().getDefiningOp();
       Operation *consumer = fusedOperand->getOwner();
-      DistinctAttr tag = regionTag(consumer);
-      if (!producer || !tag || regionTag(producer) != tag)
+      DistinctAttr tag = fusedRegionTag(consumer);
+      if (!producer || !tag || fusedRegionTag(producer) != tag)
         return false;
       return fusedOperand->get().hasOneUse() ||
              bodySize(producer) + bodySize(consumer) <= kMaxRecomputingBodyOps;

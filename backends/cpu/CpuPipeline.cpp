@@ -4,7 +4,9 @@
 //   0. with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
 //      kiln.fused regions;
 //   1. kiln -> linalg/tensor/scf on tensors (kiln.fused regions are inlined),
-//      then kiln-fuse-linalg-groups fuses the linalg ops of each region, then
+//      then kiln-fuse-linalg-groups fuses the linalg ops of each region,
+//      kiln-cpu-tile-fused-reductions makes each region with reductions one
+//      scf.forall over its rows (an scf.parallel after bufferization), then
 //      canonicalize and CSE;
 //   2. one-shot bufferization of the whole module, identity layouts at
 //      function boundaries, copies as linalg.copy (so they become loops and
@@ -37,6 +39,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -60,8 +63,14 @@ bool kiln::cpuHasOpenMP() {
 
 void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const CpuOptions &options) {
-  // 0-3 (BufferizationPipeline.cpp).
-  buildBufferizationPipeline(pm, options.fuse);
+  // 0-3 (BufferizationPipeline.cpp), reduction regions tiled into row loops.
+  buildBufferizationPipeline(pm, options.fuse, /*tileReductions=*/true);
+  // The row loops of kiln-cpu-tile-fused-reductions, as parallel loops.
+  // Their tiles are written in place; CSE and the canonicalizer drop the
+  // copies of each tile onto itself that bufferization leaves.
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   // Before planning, so that an erased transposed copy takes no arena space
   // and aliasing is still a question of distinct allocations.
   pm.addNestedPass<func::FuncOp>(createKilnCpuForwardFills());

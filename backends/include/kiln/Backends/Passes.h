@@ -23,7 +23,15 @@ void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
 
 /// Kiln on tensors to linalg on buffers, with results as out-params: the
 /// steps the CPU and CUDA pipelines share (BufferizationPipeline.cpp).
-void buildBufferizationPipeline(OpPassManager &pm, bool fuse);
+/// With `tileReductions` (and `fuse`), kiln-cpu-tile-fused-reductions runs
+/// after the linalg fusion of each region.
+void buildBufferizationPipeline(OpPassManager &pm, bool fuse,
+                                bool tileReductions = false);
+
+/// The region tag that kiln-to-linalg gives the location of every op
+/// inlined from a kiln.fused region (and that the linalg ops lowered from
+/// it inherit), or null when `op` comes from no region.
+DistinctAttr fusedRegionTag(Operation *op);
 
 /// The prefix of the exported wrapper of each compiled function.
 inline constexpr const char *kEntryPrefix = "kiln_entry_";

@@ -71,6 +71,33 @@ def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
   ];
 }
 
+def KilnCpuTileFusedReductions
+    : Pass<"kiln-cpu-tile-fused-reductions", "mlir::func::FuncOp"> {
+  let summary = "Make each reduction region of kiln-fuse one loop nest over its rows";
+  let description = [{
+    Runs on tensors after `kiln-fuse-linalg-groups`. In a region that
+    `kiln-fuse` made around reductions (softmax, layer norm, log-sum-exp),
+    the last all-parallel `linalg.generic` is tiled with `scf.forall`, one
+    row per iteration along the dims it reads reduction results by, and the
+    region's linalg producers (the reductions, their fills and elementwise
+    prologues) are fused into the loop with
+    `scf::tileConsumerAndFuseProducersUsingSCF`. Each row's reductions are
+    then computed right before the row is normalized, while it is in cache,
+    and the rows are independent iterations of one parallel loop. Ops of
+    other regions, and contractions, are never fused in. Before tiling, a
+    reduction whose length is a multiple of 64 f32 (32 f64) elements is split
+    (upstream `splitReduction`) into that many per-lane partial results, so
+    that its innermost loop is parallel and vectorizes. Each tile the loop
+    writes is a shared output of the `scf.forall`, so that bufferization
+    writes it in place rather than into a buffer per iteration.
+  }];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def KilnCudaGlobalsToBuffers
     : Pass<"kiln-cuda-globals-to-buffers", "mlir::func::FuncOp"> {
   let summary = "Copy constant globals into allocations a kernel can read";

@@ -1,0 +1,373 @@
+//===- TileFusedReductions.cpp - A reduction region as one row loop -------===//
+//
+// After kiln-fuse-linalg-groups, a region around reductions is still several
+// loop nests over the whole tensor: softmax is the max, the sum of
+// exp(x - max), and the normalization; layer norm the two sums and the
+// normalization. Each nest reads the input from memory again, and the
+// reduction nests with the exponential inside do not vectorize.
+//
+// This pass makes each such region one loop nest. Its last all-parallel
+// linalg.generic (the epilogue that reads the reduction results) is tiled
+// with scf.forall, tile size 1 along the dims that index the reduction
+// results (the rows; the other dims stay whole), and the linalg producers
+// of the same region are fused into the loop, slice by slice, by upstream's
+// scf::tileConsumerAndFuseProducersUsingSCF: a reduction fuses as the tile
+// of its parallel dims with its reduced dims whole, its fill fuses through
+// its init, elementwise prologues fuse as the slice the tile reads. One
+// iteration thus computes a row's max and sum and then the normalized row,
+// while the row is in cache, and the iterations are independent: after
+// bufferization, scf-forall-to-parallel makes the forall an scf.parallel,
+// the outermost parallel loop of the nest, which kiln-cpu-parallel-loops
+// gives to OpenMP when it is large enough. The generics inside become
+// sequential loops over one row.
+//
+// The tiles the fused producers write (the max and the sum of a row) go
+// into shared outputs of the loop, so that bufferization writes them in
+// place into buffers allocated once, not per iteration. A value of the
+// region that is also read outside it (an extra result of the kiln.fused,
+// e.g. log-sum-exp's max) is still computed by its untiled op for those
+// readers, so it is computed twice. Producers outside the region (matmuls,
+// other regions, function arguments) are read through slices and never
+// fused, and neither is a contraction. Only regions with a reduction are
+// tiled: an elementwise region is already one loop nest.
+//
+// Before tiling, a reduction whose length is a multiple of a vector's lanes
+// is split into per-lane partial results (upstream splitReduction), so that
+// its innermost loop is parallel and vectorizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <optional>
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUTILEFUSEDREDUCTIONS
+#include "kiln/Backends/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+/// Whether `op` is a reduction this pass computes per row: a generic with a
+/// reduction loop. Contractions (linalg.matmul of a matmul epilogue region)
+/// are not: they stay whole, for oneDNN.
+static bool hasReduction(linalg::LinalgOp op) {
+  return isa<linalg::GenericOp>(op.getOperation()) &&
+         op.getNumReductionLoops() > 0;
+}
+
+/// Whether the tile loop may compute `op` per tile: generics and fills.
+static bool isFusible(Operation *op) {
+  return isa<linalg::GenericOp, linalg::FillOp>(op);
+}
+
+/// Whether `value` is computed, within the region `tag`, from the result of
+/// a reduction of that region (or is one).
+static bool dependsOnReduction(Value value, DistinctAttr tag,
+                               llvm::DenseMap<Operation *, bool> &memo) {
+  auto producer = value.getDefiningOp<linalg::LinalgOp>();
+  if (!producer || !isFusible(producer) || fusedRegionTag(producer) != tag)
+    return false;
+  auto [it, inserted] = memo.try_emplace(producer, false);
+  if (!inserted)
+    return it->second;
+  bool result = hasReduction(producer);
+  for (OpOperand *input : producer.getDpsInputOperands())
+    result = result || dependsOnReduction(input->get(), tag, memo);
+  memo[producer] = result;
+  return result;
+}
+
+/// The dims of `consumer` to tile by one, or an empty vector when the
+/// consumer reads no reduction result of its region: the dims through which
+/// it reads values computed from reductions (the rows of softmax or layer
+/// norm), which must be the same for all of them. A value read through a
+/// map that is not a projected permutation (e.g. a shifted index) would need
+/// more than one row per tile, so such a consumer is not tiled.
+static SmallVector<bool> rowDims(linalg::GenericOp consumer, DistinctAttr tag) {
+  llvm::DenseMap<Operation *, bool> memo;
+  std::optional<SmallVector<bool>> rows;
+  for (OpOperand *input : consumer.getDpsInputOperands()) {
+    if (!dependsOnReduction(input->get(), tag, memo))
+      continue;
+    AffineMap map = consumer.getMatchingIndexingMap(input);
+    if (!map.isProjectedPermutation() || map.getNumResults() == 0)
+      return {};
+    SmallVector<bool> dims(consumer.getNumLoops(), false);
+    for (AffineExpr result : map.getResults())
+      dims[cast<AffineDimExpr>(result).getPosition()] = true;
+    // Reduction results read along different dims (r1[i] * r2[j]) would
+    // recompute each reduction once per tile of the other's dims.
+    if (rows && *rows != dims)
+      return {};
+    rows = dims;
+  }
+  return rows ? *rows : SmallVector<bool>();
+}
+
+/// The consumer to tile for region `tag`, whose ops are `ops` in block
+/// order: its last all-parallel generic on tensors that reads a reduction
+/// result, or null.
+static linalg::GenericOp findConsumer(ArrayRef<linalg::LinalgOp> ops,
+                                      DistinctAttr tag,
+                                      SmallVector<bool> &rows) {
+  if (llvm::none_of(ops, hasReduction))
+    return nullptr;
+  for (linalg::LinalgOp op : llvm::reverse(ops)) {
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic || !generic.hasPureTensorSemantics() ||
+        generic.getNumReductionLoops() != 0 || generic->getNumResults() != 1)
+      continue;
+    rows = rowDims(generic, tag);
+    if (!rows.empty())
+      return generic;
+  }
+  return nullptr;
+}
+
+/// The value a chain of destination-style ops starting at `init` leaves in
+/// that destination: follow the op's tied result while the next op also
+/// writes it in place (a fill, then the reduction accumulating into it).
+static Value lastWrite(OpOperand &init) {
+  auto op = cast<DestinationStyleOpInterface>(init.getOwner());
+  Value value = op.getTiedOpResult(&init);
+  while (true) {
+    OpOperand *next = nullptr;
+    for (OpOperand &use : value.getUses())
+      if (auto user = dyn_cast<DestinationStyleOpInterface>(use.getOwner()))
+        if (user.isDpsInit(&use))
+          next = &use;
+    if (!next)
+      return value;
+    value = cast<DestinationStyleOpInterface>(next->getOwner())
+                .getTiedOpResult(next);
+  }
+}
+
+/// Inside `loop`, the fused producers write tiles of tensors defined outside
+/// it (slices of a tensor.empty). One-shot bufferization must then assume
+/// that the parallel iterations race on those buffers and would allocate a
+/// private copy per iteration. Each such destination instead becomes a
+/// shared output of the loop, its tile taken from the loop's block argument
+/// and inserted back in the in_parallel terminator, which the iterations
+/// provably write disjointly: the tiles then bufferize in place, into one
+/// buffer allocated before the loop. Every destination operand gets a
+/// shared output of its own, so a max and a sum tiled from the same empty
+/// tensor do not share a buffer.
+static scf::ForallOp giveTilesSharedOutputs(RewriterBase &rewriter,
+                                            scf::ForallOp loop) {
+  // A fill that initializes several accumulators (CSE merges the equal
+  // fills of layer norm's two sums) is cloned for each, so that every
+  // accumulator has a destination of its own.
+  for (Operation &op : llvm::make_early_inc_range(
+           loop.getBody()->without_terminator())) {
+    auto fill = dyn_cast<linalg::FillOp>(&op);
+    if (!fill)
+      continue;
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : fill->getResult(0).getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      rewriter.setInsertionPoint(use->getOwner());
+      Operation *copy = rewriter.clone(*fill);
+      rewriter.modifyOpInPlace(use->getOwner(),
+                               [&] { use->set(copy->getResult(0)); });
+    }
+  }
+
+  SmallVector<OpOperand *> inits;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(&op);
+    if (!dps)
+      continue;
+    for (OpOperand &init : dps.getDpsInitsMutable()) {
+      auto slice = init.get().getDefiningOp<tensor::ExtractSliceOp>();
+      if (slice && slice.getSource().getDefiningOp<tensor::EmptyOp>())
+        inits.push_back(&init);
+    }
+  }
+  if (inits.empty())
+    return loop;
+
+  // A fresh tensor.empty per shared output: two outputs starting from one
+  // (CSE merges equal empties) would be bufferized into one buffer.
+  SmallVector<Value> outputs(loop.getOutputs());
+  rewriter.setInsertionPoint(loop);
+  for (OpOperand *init : inits) {
+    auto source = cast<RankedTensorType>(
+        init->get().getDefiningOp<tensor::ExtractSliceOp>().getSourceType());
+    outputs.push_back(rewriter.create<tensor::EmptyOp>(
+        loop.getLoc(), source.getShape(), source.getElementType()));
+  }
+  auto newLoop = rewriter.create<scf::ForallOp>(
+      loop.getLoc(), loop.getMixedLowerBound(), loop.getMixedUpperBound(),
+      loop.getMixedStep(), outputs, loop.getMapping());
+  Block *newBody = newLoop.getBody();
+  rewriter.eraseOp(newBody->getTerminator());
+  unsigned oldArgs = loop.getBody()->getNumArguments();
+  rewriter.mergeBlocks(loop.getBody(), newBody,
+                       newBody->getArguments().take_front(oldArgs));
+
+  auto terminator = cast<scf::InParallelOp>(newBody->getTerminator());
+  for (auto [index, init] : llvm::enumerate(inits)) {
+    auto slice = init->get().getDefiningOp<tensor::ExtractSliceOp>();
+    Value output = newBody->getArgument(oldArgs + index);
+    rewriter.setInsertionPoint(init->getOwner());
+    auto tile = rewriter.create<tensor::ExtractSliceOp>(
+        slice.getLoc(), cast<RankedTensorType>(slice.getType()), output,
+        slice.getMixedOffsets(), slice.getMixedSizes(),
+        slice.getMixedStrides());
+    rewriter.modifyOpInPlace(init->getOwner(), [&] { init->set(tile); });
+    Value written = lastWrite(*init);
+    rewriter.setInsertionPointToEnd(terminator.getBody());
+    rewriter.create<tensor::ParallelInsertSliceOp>(
+        slice.getLoc(), written, output, slice.getMixedOffsets(),
+        slice.getMixedSizes(), slice.getMixedStrides());
+  }
+  rewriter.replaceOp(loop,
+                     newLoop.getResults().take_front(loop.getNumResults()));
+  return newLoop;
+}
+
+static LogicalResult tileRegion(RewriterBase &rewriter,
+                                linalg::GenericOp consumer, DistinctAttr tag,
+                                ArrayRef<bool> rows) {
+  MLIRContext *context = consumer.getContext();
+  SmallVector<OpFoldResult> tileSizes;
+  for (bool row : rows)
+    tileSizes.push_back(IntegerAttr::get(IndexType::get(context), row ? 1 : 0));
+
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(tileSizes);
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn([tag](tensor::ExtractSliceOp, OpResult producer,
+                                   bool) -> std::tuple<bool, bool> {
+    Operation *op = producer.getOwner();
+    bool fuse = isFusible(op) && fusedRegionTag(op) == tag;
+    return {fuse, false};
+  });
+
+  rewriter.setInsertionPoint(consumer);
+  FailureOr<scf::SCFTileAndFuseResult> result =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(consumer.getOperation()), options);
+  if (failed(result))
+    return failure();
+  for (OpResult value : consumer->getResults())
+    if (Value replacement = result->replacements.lookup(value))
+      rewriter.replaceAllUsesWith(value, replacement);
+
+  // A producer read through several slices (softmax's max, read by the sum
+  // and by the normalization) is fused once per slice; the copies are
+  // identical and merge.
+  auto loop = cast<scf::ForallOp>(result->loops.front().getOperation());
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, loop);
+  giveTilesSharedOutputs(rewriter, loop);
+  return success();
+}
+
+/// Bytes of the partial results of one split reduction: four 64-byte
+/// (AVX-512) vectors. A loop over fewer lanes is fully unrolled by LLVM
+/// before its loop vectorizer runs, and the SLP vectorizer then leaves a
+/// max (llvm.maximum) scalar; four vectors also give four independent
+/// accumulator chains.
+static constexpr int64_t kLaneBytes = 256;
+
+/// Splits the reduction `op` of one row into `lanes` partial results, a few
+/// vectors' worth: x[n] is read as x[n / lanes][n % lanes], the outer
+/// index reduced and the inner one parallel, so the innermost loop
+/// accumulates consecutive elements into consecutive partials, which LLVM
+/// vectorizes without reassociating anything; a second, short reduction
+/// combines the lanes. (A reduction loop over the row itself stays scalar:
+/// LLVM may not reorder a floating-point sum, and the accumulator lives in
+/// memory.) Reductions whose length is no multiple of the lanes are left
+/// alone.
+static void splitIntoLanes(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (op.getNumReductionLoops() != 1 || op->getNumResults() != 1 ||
+      !op.hasPureTensorSemantics())
+    return;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() < 8)
+    return;
+  int64_t lanes = kLaneBytes * 8 / type.getElementTypeBitWidth();
+  SmallVector<unsigned> dims;
+  op.getReductionDims(dims);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t length = ranges[dims.front()];
+  if (ShapedType::isDynamic(length) || length % lanes != 0 ||
+      length < 2 * lanes)
+    return;
+  unsigned outputRank = type.getRank();
+  rewriter.setInsertionPoint(op);
+  (void)linalg::splitReduction(
+      rewriter, cast<linalg::LinalgOp>(op.getOperation()),
+      [&](linalg::LinalgOp) {
+        return linalg::SplitReductionOptions{lanes, outputRank,
+                                             /*innerParallel=*/true};
+      });
+}
+
+namespace {
+struct KilnCpuTileFusedReductionsPass
+    : kiln::impl::KilnCpuTileFusedReductionsBase<
+          KilnCpuTileFusedReductionsPass> {
+  /// Tiling needs linalg's TilingInterface models, which a tool registering
+  /// only the dialects would lack.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    KilnCpuTileFusedReductionsBase::getDependentDialects(registry);
+    linalg::registerTilingInterfaceExternalModels(registry);
+  }
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::GenericOp> reductions;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (fusedRegionTag(op) && hasReduction(op))
+        reductions.push_back(op);
+    });
+    for (linalg::GenericOp op : reductions)
+      splitIntoLanes(rewriter, op);
+
+    llvm::MapVector<DistinctAttr, SmallVector<linalg::LinalgOp>> regions;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (DistinctAttr tag = fusedRegionTag(op))
+        regions[tag].push_back(op);
+    });
+    for (auto &[tag, ops] : regions) {
+      SmallVector<bool> rows;
+      linalg::GenericOp consumer = findConsumer(ops, tag, rows);
+      if (!consumer)
+        continue;
+      if (failed(tileRegion(rewriter, consumer, tag, rows))) {
+        consumer.emitError("could not tile the reduction region");
+        return signalPassFailure();
+      }
+    }
+    // The untiled ops are dead now; bufferization would still compute them.
+    // The pass runs right before bufferization, with no canonicalizer in
+    // between, so it removes them itself.
+    (void)runRegionDCE(rewriter, getOperation()->getRegions());
+  }
+};
+} // namespace

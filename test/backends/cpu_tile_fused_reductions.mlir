@@ -1,0 +1,159 @@
+// kiln-cpu-tile-fused-reductions: each kiln.fused region with reductions
+// (softmax, layer norm, log-sum-exp) becomes one scf.forall over its rows,
+// the reductions computed per row inside it; regions without a generic
+// reduction (a matmul epilogue) are left alone.
+// RUN: kiln-opt %s --split-input-file --kiln-fuse --kiln-to-linalg \
+// RUN:   --kiln-fuse-linalg-groups --canonicalize --cse \
+// RUN:   --kiln-cpu-tile-fused-reductions | FileCheck %s
+// The whole CPU pipeline: a softmax large enough for threads is one OpenMP
+// parallel loop; without fusion it is one per kiln op that survives.
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-lowering \
+// RUN:   | FileCheck %s --check-prefix=LOWERED
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-lowering=fuse=false \
+// RUN:   | FileCheck %s --check-prefix=UNFUSED
+
+// Softmax over rows of 192 (a multiple of 64 f32 lanes): both reductions
+// are split into 64 partial results per row (the lane loop is parallel, so it
+// vectorizes) and combined, all inside the row loop; every tile is written
+// into a shared output of the loop, never a buffer of its own.
+// CHECK-LABEL: func.func @softmax(
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall (%[[ROW:.+]]) in (512) shared_outs(
+// CHECK:           %[[IN:.+]] = tensor.extract_slice %{{.+}}[%[[ROW]], 0, 0] [1, 3, 64]
+// CHECK:           linalg.fill
+// CHECK:           %[[MAXL:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]{{.*}} ins(%[[IN]] :
+// CHECK:             arith.maximumf
+// CHECK:           %[[MAX:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[MAXL]] :
+// CHECK:             arith.maximumf
+// CHECK:           %[[SUML:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]{{.*}} ins(%{{.+}}, %[[MAX]] :
+// CHECK:             math.exp
+// CHECK:             arith.addf
+// CHECK:           %[[SUM:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[SUML]] :
+// CHECK:           %[[Y:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%{{.+}}, %[[MAX]], %[[SUM]] :
+// CHECK:             math.exp
+// CHECK:             arith.divf
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice %[[Y]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// LOWERED-LABEL: llvm.func internal @kiln_impl_softmax(
+// LOWERED:         omp.parallel
+// LOWERED-NOT:     @malloc
+// LOWERED:         omp.terminator
+// LOWERED-NOT:     omp.parallel
+// LOWERED:       llvm.func @kiln_entry_softmax(
+// UNFUSED-LABEL: llvm.func internal @kiln_impl_softmax(
+// UNFUSED:         omp.parallel
+// UNFUSED:         omp.parallel
+// UNFUSED:       llvm.func @kiln_entry_softmax(
+func.func @softmax(%x: tensor<512x192xf32>) -> tensor<512x192xf32> {
+  %m = kiln.reduce_max %x, dims = [1] : tensor<512x192xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0] : (tensor<512xf32>) -> tensor<512x192xf32>
+  %s = kiln.sub %x, %mb : tensor<512x192xf32>
+  %e = kiln.exp %s : tensor<512x192xf32>
+  %z = kiln.reduce_sum %e, dims = [1] : tensor<512x192xf32>
+  %zb = kiln.broadcast_in_dim %z, dims = [0] : (tensor<512xf32>) -> tensor<512x192xf32>
+  %y = kiln.div %e, %zb : tensor<512x192xf32>
+  return %y : tensor<512x192xf32>
+}
+
+// -----
+
+// Layer norm over the last dim of a rank-3 tensor, rows of 37 (not split):
+// the loop runs over both leading dims; the mean and the variance
+// accumulate into destinations of their own.
+// CHECK-LABEL: func.func @layer_norm(
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall (%[[I:.+]], %[[J:.+]]) in (8, 4) shared_outs(%[[OUT:[a-z0-9]+]] = %{{[^,]+}}, %[[A:[a-z0-9]+]] = %{{[^,]+}}, %[[B:[a-z0-9]+]] = %{{[^)]+}})
+// CHECK:           %[[X:.+]] = tensor.extract_slice %{{.+}}[%[[I]], %[[J]], 0] [1, 1, 37] [1, 1, 1]
+// CHECK-DAG:       %[[SA:.+]] = tensor.extract_slice %[[A]][%[[I]], %[[J]]] [1, 1]
+// CHECK-DAG:       %[[SB:.+]] = tensor.extract_slice %[[B]][%[[I]], %[[J]]] [1, 1]
+// CHECK-DAG:       %[[FA:.+]] = linalg.fill {{.*}} outs(%[[SA]] :
+// CHECK-DAG:       %[[FB:.+]] = linalg.fill {{.*}} outs(%[[SB]] :
+// CHECK:           %[[MEAN:.+]] = linalg.generic {{.*}}"reduction"]{{.*}} ins(%[[X]] : {{.*}} outs(%[[FB]] :
+// CHECK:           %[[VAR:.+]] = linalg.generic {{.*}}"reduction"]{{.*}} ins(%[[X]], %[[MEAN]] : {{.*}} outs(%[[FA]] :
+// CHECK:           %[[Y:.+]] = linalg.generic {{.*}}["parallel", "parallel", "parallel"]{{.*}} ins(%[[X]], %[[MEAN]], %[[VAR]],
+// CHECK:             math.sqrt
+// CHECK:           scf.forall.in_parallel
+// CHECK-NEXT:        tensor.parallel_insert_slice %[[Y]] into %[[OUT]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @layer_norm(%x: tensor<8x4x37xf32>, %g: tensor<37xf32>, %b: tensor<37xf32>) -> tensor<8x4x37xf32> {
+  %mean = kiln.reduce_mean %x, dims = [2] : tensor<8x4x37xf32>
+  %mb = kiln.broadcast_in_dim %mean, dims = [0, 1] : (tensor<8x4xf32>) -> tensor<8x4x37xf32>
+  %xc = kiln.sub %x, %mb : tensor<8x4x37xf32>
+  %sq = kiln.mul %xc, %xc : tensor<8x4x37xf32>
+  %var = kiln.reduce_mean %sq, dims = [2] : tensor<8x4x37xf32>
+  %eps = kiln.constant dense<1.0e-5> : tensor<8x4xf32>
+  %ve = kiln.add %var, %eps : tensor<8x4xf32>
+  %r = kiln.rsqrt %ve : tensor<8x4xf32>
+  %rb = kiln.broadcast_in_dim %r, dims = [0, 1] : (tensor<8x4xf32>) -> tensor<8x4x37xf32>
+  %n = kiln.mul %xc, %rb : tensor<8x4x37xf32>
+  %gb = kiln.broadcast_in_dim %g, dims = [2] : (tensor<37xf32>) -> tensor<8x4x37xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [2] : (tensor<37xf32>) -> tensor<8x4x37xf32>
+  %ng = kiln.mul %n, %gb : tensor<8x4x37xf32>
+  %y = kiln.add %ng, %bb : tensor<8x4x37xf32>
+  return %y : tensor<8x4x37xf32>
+}
+
+// -----
+
+// Log-sum-exp: the epilogue is over the rows themselves, one element per
+// iteration, with the max and the sum of that row computed before it.
+// CHECK-LABEL: func.func @log_sum_exp(
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall (%[[ROW:.+]]) in (5)
+// CHECK:           %[[MAX:.+]] = linalg.generic {{.*}}["parallel", "reduction"]
+// CHECK:             arith.maximumf
+// CHECK:           %[[SUM:.+]] = linalg.generic {{.*}}["parallel", "reduction"]{{.*}} ins(%{{.+}}, %[[MAX]] :
+// CHECK:             math.exp
+// CHECK:           %[[Y:.+]] = linalg.generic {{.*}}["parallel"]{{.*}} ins(%[[SUM]], %[[MAX]] :
+// CHECK:             math.log
+// CHECK:           scf.forall.in_parallel
+// CHECK-NEXT:        tensor.parallel_insert_slice %[[Y]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @log_sum_exp(%x: tensor<5x12xf32>) -> tensor<5xf32> {
+  %m = kiln.reduce_max %x, dims = [1] : tensor<5x12xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0] : (tensor<5xf32>) -> tensor<5x12xf32>
+  %s = kiln.sub %x, %mb : tensor<5x12xf32>
+  %e = kiln.exp %s : tensor<5x12xf32>
+  %z = kiln.reduce_sum %e, dims = [1] : tensor<5x12xf32>
+  %l = kiln.log %z : tensor<5xf32>
+  %y = kiln.add %l, %m : tensor<5xf32>
+  return %y : tensor<5xf32>
+}
+
+// -----
+
+// A matmul epilogue region has a contraction but no generic reduction: it
+// is not tiled, so the matmul stays whole (for oneDNN).
+// CHECK-LABEL: func.func @matmul_bias(
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<16x32xf32>, tensor<32x8xf32>)
+// CHECK:         linalg.generic
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+func.func @matmul_bias(%a: tensor<16x32xf32>, %w: tensor<32x8xf32>, %b: tensor<8xf32>) -> tensor<16x8xf32> {
+  %p = kiln.matmul %a, %w : tensor<16x32xf32>, tensor<32x8xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<16x8xf32>
+  %y = kiln.add %p, %bb : tensor<16x8xf32>
+  return %y : tensor<16x8xf32>
+}
+
+// -----
+
+// Two reductions of the rows, read along different dims of the epilogue
+// (r1[i] * r2[j]): tiling would recompute each once per element, so the
+// region is left as it is.
+// CHECK-LABEL: func.func @outer_product_of_reductions(
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+func.func @outer_product_of_reductions(%x: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %s = kiln.reduce_sum %x, dims = [1] : tensor<32x32xf32>
+  %m = kiln.reduce_max %x, dims = [1] : tensor<32x32xf32>
+  %sb = kiln.broadcast_in_dim %s, dims = [0] : (tensor<32xf32>) -> tensor<32x32xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [1] : (tensor<32xf32>) -> tensor<32x32xf32>
+  %y = kiln.mul %sb, %mb : tensor<32x32xf32>
+  return %y : tensor<32x32xf32>
+}
