@@ -7,6 +7,11 @@
 // and a small loop nest would pay the fork/join (microseconds) for
 // nanoseconds of work. This pass decides before that conversion:
 //
+//  - perfectly nested scf.parallel loops (the inner loop is all of the
+//    outer body, its bounds independent of the outer loop) are first merged
+//    into one multi-dim scf.parallel (upstream's scf.parallel
+//    canonicalization), which OpenMP runs as one collapsed loop, so a short
+//    outer loop does not leave threads idle;
 //  - an scf.parallel nested in another scf.parallel becomes scf.for loops;
 //  - an outermost scf.parallel whose loop nest runs fewer than
 //    `min-iterations` innermost iterations (static trip counts multiplied
@@ -24,6 +29,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
 namespace kiln {
@@ -108,6 +114,10 @@ struct KilnCpuParallelLoopsPass
   using KilnCpuParallelLoopsBase::KilnCpuParallelLoopsBase;
 
   void runOnOperation() override {
+    RewritePatternSet merge(&getContext());
+    scf::ParallelOp::getCanonicalizationPatterns(merge, &getContext());
+    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(merge));
+
     SmallVector<scf::ParallelOp> sequential;
     getOperation()->walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
       if (loop.getNumReductions() != 0)

@@ -238,7 +238,10 @@ def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp">
   let summary = "Keep scf.parallel only where a parallel region pays off";
   let description = [{
     Runs between `convert-linalg-to-parallel-loops` and
-    `convert-scf-to-openmp`. An `scf.parallel` nested in another one, and an
+    `convert-scf-to-openmp`. Perfectly nested `scf.parallel` loops are
+    first merged into one multi-dim loop (upstream's `scf.parallel`
+    canonicalization; OpenMP collapses its dims into one iteration space).
+    Then an `scf.parallel` nested in another one, and an
     outermost one whose loop nest runs fewer than `min-iterations`
     innermost iterations (static trip counts multiplied through the nest),
     becomes a nest of `scf.for` loops; the remaining ones become OpenMP
