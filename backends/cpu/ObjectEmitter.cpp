@@ -10,7 +10,8 @@
 // cores), so the loop vectorizer would use half the register width. The
 // generated code spends its time in long vectorizable loops, where 512-bit
 // vectors halve the instruction count, so every function gets
-// "prefer-vector-width"="512" there. Other CPUs keep LLVM's default.
+// "prefer-vector-width"="512" there (at -O1 and above: -O0 does not
+// vectorize). Other CPUs keep LLVM's default.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,7 +105,7 @@ kiln::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
     if (!function.isDeclaration() &&
         !function.getName().starts_with(kEntryPrefix))
       function.setLinkage(llvm::GlobalValue::InternalLinkage);
-  if (hasAvx512(*machine))
+  if (options.optLevel > 0 && hasAvx512(*machine))
     for (llvm::Function &function : *llvmModule)
       if (!function.isDeclaration())
         function.addFnAttr("prefer-vector-width", "512");

@@ -109,3 +109,33 @@ func.func @reduction(%a: memref<8xf32>) -> f32 {
   }
   return %sum : f32
 }
+
+// -----
+
+// 64 chunks of min(lower + 2048, 100000) iterations (a reduction split by
+// kiln-cpu-parallel-reductions) count as 64 x 2048: the chunk loop stays
+// parallel.
+// CHECK-LABEL: func.func @chunks(
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+func.func @chunks(%x: memref<100000xf32>, %partials: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %chunk = arith.constant 2048 : index
+  %n = arith.constant 100000 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%c) = (%c0) to (%c64) step (%c1) {
+    %lo = arith.muli %c, %chunk : index
+    %end = arith.addi %lo, %chunk : index
+    %hi = arith.minsi %end, %n : index
+    %sum = scf.for %i = %lo to %hi step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%i] : memref<100000xf32>
+      %s = arith.addf %v, %acc : f32
+      scf.yield %s : f32
+    }
+    memref.store %sum, %partials[%c] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}
