@@ -19,8 +19,9 @@
 //      intermediates of each block planned into one arena, buffers with
 //      disjoint lifetimes sharing bytes; ownership-based deallocation;
 //   5. f32 matmuls -> oneDNN sgemm calls (where kiln was built with oneDNN);
-//   6. linalg -> loops, the outermost parallel loop of each large loop nest
-//      an OpenMP parallel loop (where kiln was built with libomp); f32 transcendentals -> polynomials that LLVM's loop
+//   6. large reductions with few outputs split into per-chunk partials
+//      (kiln-cpu-parallel-reductions), linalg -> loops, the outermost
+//      parallel loop of each large loop nest an OpenMP parallel loop (where kiln was built with libomp); f32 transcendentals -> polynomials that LLVM's loop
 //      vectorizer vectorizes; then everything -> the LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
@@ -92,6 +93,11 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     pm.addPass(createKilnCpuMatmulToDnnl(dnnl));
   }
   bool parallel = options.parallel && cpuHasOpenMP();
+  // Large reductions with few outputs: per-chunk partials in an
+  // scf.parallel (threads where OpenMP is on, vectorized chunks either way).
+  KilnCpuParallelReductionsOptions reductions;
+  reductions.minIterations = options.parallelMinIterations;
+  pm.addNestedPass<func::FuncOp>(createKilnCpuParallelReductions(reductions));
   if (parallel) {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
     KilnCpuParallelLoopsOptions loops;

@@ -7,11 +7,17 @@
 // and a small loop nest would pay the fork/join (microseconds) for
 // nanoseconds of work. This pass decides before that conversion:
 //
+//  - perfectly nested scf.parallel loops (the inner loop is all of the
+//    outer body, its bounds independent of the outer loop) are first merged
+//    into one multi-dim scf.parallel (upstream's scf.parallel
+//    canonicalization), which OpenMP runs as one collapsed loop, so a short
+//    outer loop does not leave threads idle;
 //  - an scf.parallel nested in another scf.parallel becomes scf.for loops;
 //  - an outermost scf.parallel whose loop nest runs fewer than
 //    `min-iterations` innermost iterations (static trip counts multiplied
-//    through the nest; a loop with unknown trip count, e.g. scf.while,
-//    counts as one iteration of its body) becomes scf.for loops too.
+//    through the nest, a loop over a chunk min(lower + c, x) counting c; a
+//    loop with unknown trip count, e.g. scf.while, counts as one iteration
+//    of its body) becomes scf.for loops too.
 //
 // What stays an scf.parallel is worth a parallel region.
 //
@@ -24,6 +30,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
 namespace kiln {
@@ -34,14 +41,35 @@ namespace kiln {
 
 using namespace mlir;
 
-/// The static trip count of a loop dim, or 1 when it is not static.
+/// `c` where `upper` is min(lower + c, x) for a constant c (a chunk of a
+/// split loop, as kiln-cpu-parallel-reductions makes them).
+static std::optional<int64_t> chunkLength(Value lower, Value upper) {
+  auto min = upper.getDefiningOp<arith::MinSIOp>();
+  if (!min)
+    return std::nullopt;
+  for (Value operand : min->getOperands())
+    if (auto add = operand.getDefiningOp<arith::AddIOp>())
+      for (auto [a, b] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())})
+        if (a == lower)
+          if (std::optional<int64_t> c = getConstantIntValue(b))
+            return *c;
+  return std::nullopt;
+}
+
+/// The static trip count of a loop dim (at most that of a chunk of a split
+/// loop), or 1 when it is not static.
 static int64_t tripCount(Value lower, Value upper, Value step) {
+  std::optional<int64_t> st = getConstantIntValue(step);
+  if (!st || *st <= 0)
+    return 1;
   std::optional<int64_t> lo = getConstantIntValue(lower);
   std::optional<int64_t> hi = getConstantIntValue(upper);
-  std::optional<int64_t> st = getConstantIntValue(step);
-  if (!lo || !hi || !st || *st <= 0)
-    return 1;
-  return std::max<int64_t>(0, (*hi - *lo + *st - 1) / *st);
+  if (lo && hi)
+    return std::max<int64_t>(0, (*hi - *lo + *st - 1) / *st);
+  if (std::optional<int64_t> length = chunkLength(lower, upper))
+    return std::max<int64_t>(0, (*length + *st - 1) / *st);
+  return 1;
 }
 
 /// Innermost iterations of the loops in `region` (saturating), at least 1.
@@ -108,6 +136,10 @@ struct KilnCpuParallelLoopsPass
   using KilnCpuParallelLoopsBase::KilnCpuParallelLoopsBase;
 
   void runOnOperation() override {
+    RewritePatternSet merge(&getContext());
+    scf::ParallelOp::getCanonicalizationPatterns(merge, &getContext());
+    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(merge));
+
     SmallVector<scf::ParallelOp> sequential;
     getOperation()->walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
       if (loop.getNumReductions() != 0)

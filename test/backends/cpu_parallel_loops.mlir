@@ -4,23 +4,54 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-parallel-loops=min-iterations=1 \
 // RUN:   | FileCheck %s --check-prefix=ALL
 
-// 1000 x 1000 iterations: the outer loop stays parallel, the nested
-// parallel loop becomes sequential.
+// 2 x 100000 iterations in perfectly nested parallel loops: merged into
+// one two-dim parallel loop (one collapsed OpenMP loop), so the two outer
+// iterations do not limit the threads to two.
+// CHECK-LABEL: func.func @perfectly_nested(
+// CHECK:         scf.parallel (%[[I:.*]], %[[J:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}})
+// CHECK-NEXT:      memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NOT:     scf.parallel
+// CHECK-NOT:     scf.for
+func.func @perfectly_nested(%m: memref<2x100000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = arith.constant 100000 : index
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+      %v = memref.load %m[%i, %j] : memref<2x100000xf32>
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %m[%i, %j] : memref<2x100000xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// 1000 x 1000 x 2 iterations with a sequential loop between the parallel
+// loops: the outer loop stays parallel, the nested one becomes sequential.
 // CHECK-LABEL: func.func @nested(
 // CHECK:         scf.parallel (%[[I:.*]]) =
-// CHECK-NEXT:      scf.for %[[J:.*]] =
-// CHECK-NEXT:        memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NEXT:      scf.for %[[K:.*]] =
+// CHECK-NEXT:        scf.for %[[J:.*]] =
+// CHECK-NEXT:          memref.load %{{.*}}[%[[I]], %[[J]]]
 // CHECK-NOT:     scf.parallel
 func.func @nested(%m: memref<1000x1000xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
   %n = arith.constant 1000 : index
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
-    scf.parallel (%j) = (%c0) to (%n) step (%c1) {
-      %v = memref.load %m[%i, %j] : memref<1000x1000xf32>
-      %w = arith.addf %v, %v : f32
-      memref.store %w, %m[%i, %j] : memref<1000x1000xf32>
-      scf.reduce
+    scf.for %k = %c0 to %c2 step %c1 {
+      scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+        %v = memref.load %m[%i, %j] : memref<1000x1000xf32>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %m[%i, %j] : memref<1000x1000xf32>
+        scf.reduce
+      }
     }
     scf.reduce
   }
@@ -77,4 +108,34 @@ func.func @reduction(%a: memref<8xf32>) -> f32 {
     }
   }
   return %sum : f32
+}
+
+// -----
+
+// 64 chunks of min(lower + 2048, 100000) iterations (a reduction split by
+// kiln-cpu-parallel-reductions) count as 64 x 2048: the chunk loop stays
+// parallel.
+// CHECK-LABEL: func.func @chunks(
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+func.func @chunks(%x: memref<100000xf32>, %partials: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %chunk = arith.constant 2048 : index
+  %n = arith.constant 100000 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%c) = (%c0) to (%c64) step (%c1) {
+    %lo = arith.muli %c, %chunk : index
+    %end = arith.addi %lo, %chunk : index
+    %hi = arith.minsi %end, %n : index
+    %sum = scf.for %i = %lo to %hi step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%i] : memref<100000xf32>
+      %s = arith.addf %v, %acc : f32
+      scf.yield %s : f32
+    }
+    memref.store %sum, %partials[%c] : memref<64xf32>
+    scf.reduce
+  }
+  return
 }

@@ -389,7 +389,10 @@ def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp">
   let summary = "Keep scf.parallel only where a parallel region pays off";
   let description = [{
     Runs between `convert-linalg-to-parallel-loops` and
-    `convert-scf-to-openmp`. An `scf.parallel` nested in another one, and an
+    `convert-scf-to-openmp`. Perfectly nested `scf.parallel` loops are
+    first merged into one multi-dim loop (upstream's `scf.parallel`
+    canonicalization; OpenMP collapses its dims into one iteration space).
+    Then an `scf.parallel` nested in another one, and an
     outermost one whose loop nest runs fewer than `min-iterations`
     innermost iterations (static trip counts multiplied through the nest),
     becomes a nest of `scf.for` loops; the remaining ones become OpenMP
@@ -400,6 +403,41 @@ def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp">
            "Loop nests with fewer innermost iterations run sequentially">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
+def KilnCpuParallelReductions
+    : Pass<"kiln-cpu-parallel-reductions", "mlir::func::FuncOp"> {
+  let summary = "Split large reductions with few outputs into per-chunk partials";
+  let description = [{
+    Runs on bufferized linalg, before `convert-linalg-to-parallel-loops`. A
+    linalg op with one output, static loop ranges, at least
+    `min-iterations` iterations in all, fewer than `chunks` parallel
+    iterations (a full reduction has one), and a body yielding
+    `combine(x, out)` for a combiner with an identity (addf, mulf,
+    maximumf, minimumf, maxnumf, minnumf, addi, muli, maxsi, minsi, maxui,
+    minui, andi, ori) that uses `out` nowhere else, becomes:
+      1. an `scf.parallel` over up to `chunks` chunks of its largest
+         reduction dim; each chunk folds its share of every output element
+         into an accumulator (`scf.for` iter_args from the combiner's
+         identity, the combiner marked `reassoc` so that LLVM vectorizes
+         it) and stores it into a partials buffer;
+      2. a sequential loop folding the partials, in chunk order, into the
+         output's initial value.
+    The parallel loop becomes an OpenMP loop like any other; float results
+    differ from the sequential order only by the rounding of the
+    reassociated sum.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"65536",
+           "Reductions with fewer iterations in all stay as they are">,
+    Option<"maxChunks", "chunks", "int64_t", /*default=*/"64",
+           "Most chunks (partial results per output element); reductions "
+           "with at least this many outputs stay as they are">
+  ];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def KilnCpuPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
