@@ -6,7 +6,9 @@
 // statically shaped allocations of each block into one arena: a buffer's
 // lifetime runs from its allocation to the last op of the block that uses
 // it (or any view of it, in any nested region); buffers whose lifetimes do
-// not overlap get overlapping byte ranges (first fit, 64-byte aligned), and
+// not overlap get overlapping byte ranges (first fit, 64-byte aligned, by
+// planArena in backends/common/ArenaPlanner.h, which the CUDA arena uses
+// too), and
 // each allocation becomes a memref.view into the arena. The arena is one
 // allocation of the block, which the deallocation pipeline frees like any
 // other. Buffers that escape the block (yielded, returned, passed to a call
@@ -21,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../common/ArenaPlanner.h"
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,6 +41,7 @@ namespace kiln {
 } // namespace mlir
 
 using namespace mlir;
+using namespace mlir::kiln;
 
 static constexpr int64_t kAlignment = 64;
 
@@ -45,25 +49,9 @@ namespace {
 /// One allocation planned into its block's arena.
 struct Buffer {
   memref::AllocOp alloc;
-  int64_t bytes;
-  unsigned start, end; // positions in the block, inclusive
-  int64_t offset = 0;
+  ArenaSlot slot; // positions in the block, inclusive
 };
 } // namespace
-
-/// The size in bytes of a statically shaped, identity-layout memref with
-/// int or float elements, or nullopt.
-static std::optional<int64_t> staticBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      type.getMemorySpace())
-    return std::nullopt;
-  Type element = type.getElementType();
-  if (!element.isIntOrFloat())
-    return std::nullopt;
-  int64_t bits = element.getIntOrFloatBitWidth();
-  int64_t bytes = bits == 1 ? 1 : (bits + 7) / 8;
-  return type.getNumElements() * bytes;
-}
 
 /// Whether `user` only reads or writes through a use of the buffer, without
 /// keeping or passing it anywhere: memory accesses, linalg ops on buffers,
@@ -111,7 +99,7 @@ static std::pair<int64_t, int64_t> planBlock(Block &block) {
   int64_t allBytes = 0;
   for (Operation &op : block)
     if (auto alloc = dyn_cast<memref::AllocOp>(op))
-      if (std::optional<int64_t> bytes = staticBytes(alloc.getType()))
+      if (std::optional<int64_t> bytes = staticBufferBytes(alloc.getType()))
         allBytes += *bytes;
   llvm::DenseMap<Operation *, unsigned> positions;
   unsigned position = 0;
@@ -124,36 +112,28 @@ static std::pair<int64_t, int64_t> planBlock(Block &block) {
     if (!alloc || !alloc.getDynamicSizes().empty() ||
         !alloc.getSymbolOperands().empty())
       continue;
-    std::optional<int64_t> bytes = staticBytes(alloc.getType());
+    std::optional<int64_t> bytes = staticBufferBytes(alloc.getType());
     if (!bytes || *bytes == 0)
       continue;
     std::optional<unsigned> end = lastUse(alloc, block, positions);
     if (!end)
       continue;
-    unsigned start = positions[alloc];
-    buffers.push_back({alloc, *bytes, start, std::max(start, *end)});
+    int64_t start = positions[alloc];
+    buffers.push_back({alloc, {*bytes, start, std::max<int64_t>(start, *end)}});
   }
   if (buffers.size() < 2)
     return {allBytes, allBytes};
 
   // First fit in allocation order among the buffers still live.
-  int64_t arenaBytes = 0, totalBytes = 0;
-  SmallVector<Buffer *> live;
+  SmallVector<ArenaSlot> slots;
+  int64_t totalBytes = 0;
   for (Buffer &buffer : buffers) {
-    totalBytes += buffer.bytes;
-    llvm::erase_if(live, [&](Buffer *other) { return other->end < buffer.start; });
-    llvm::sort(live, [](Buffer *a, Buffer *b) { return a->offset < b->offset; });
-    int64_t offset = 0;
-    for (Buffer *other : live) {
-      if (offset + buffer.bytes <= other->offset)
-        break;
-      offset = std::max<int64_t>(offset, llvm::alignTo(other->offset + other->bytes,
-                                              kAlignment));
-    }
-    buffer.offset = offset;
-    arenaBytes = std::max(arenaBytes, offset + buffer.bytes);
-    live.push_back(&buffer);
+    slots.push_back(buffer.slot);
+    totalBytes += buffer.slot.bytes;
   }
+  int64_t arenaBytes = planArena(slots, kAlignment);
+  for (auto [buffer, slot] : llvm::zip(buffers, slots))
+    buffer.slot.offset = slot.offset;
   // Alignment padding can cost more than sharing saves (tiny buffers).
   if (arenaBytes >= totalBytes)
     return {allBytes, allBytes};
@@ -167,7 +147,7 @@ static std::pair<int64_t, int64_t> planBlock(Block &block) {
     builder.setInsertionPoint(buffer.alloc);
     Value shift =
         builder.create<arith::ConstantIndexOp>(buffer.alloc.getLoc(),
-                                               buffer.offset);
+                                               buffer.slot.offset);
     Value view = builder.create<memref::ViewOp>(
         buffer.alloc.getLoc(), buffer.alloc.getType(), arena, shift,
         ValueRange());
