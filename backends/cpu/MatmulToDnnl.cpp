@@ -11,7 +11,10 @@
 //   dnnl_sgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, 1.0, C, ldc)
 //
 // (row-major; 'T' for an operand read transposed, which sgemm does in place;
-// beta 1 keeps linalg's C += A * B), one call per batch for batched ones. When the op right before is a linalg.fill of C with zero
+// beta 1 keeps linalg's C += A * B), one call per batch for batched ones:
+// an scf.parallel over the batch when there are at least 4 products of
+// fewer than 2^22 multiply-adds each (so each thread runs whole products),
+// an scf.for otherwise. When the op right before is a linalg.fill of C with zero
 // (what the lowering writes), the fill is dropped and beta is 0: sgemm then
 // writes C without reading it. Leading
 // dimensions come from the memrefs' strides, so views of larger buffers work
@@ -40,6 +43,17 @@ namespace kiln {
 } // namespace mlir
 
 using namespace mlir;
+
+/// A batched product of at least this many products, each smaller than
+/// kMaxParallelBatchMacs multiply-adds, runs its products on different
+/// threads (one sgemm per thread) rather than one after the other, each
+/// split across the threads: oneDNN splits a small product poorly.
+static constexpr int64_t kMinParallelBatch = 4;
+static constexpr int64_t kMaxParallelBatchMacs = int64_t(1) << 22;
+
+/// Tells kiln-cpu-parallel-loops how many innermost iterations one
+/// iteration of the loop is worth (its body is a library call).
+static constexpr llvm::StringLiteral kBodyWorkAttr = "kiln.body_work";
 
 static constexpr llvm::StringLiteral kSgemm = "dnnl_sgemm";
 
@@ -305,7 +319,24 @@ struct KilnCpuMatmulToDnnlPass
                        pointers[1], leading[1], beta, pointers[2],
                        leading[2]});
       };
-      if (batched) {
+      int64_t macs = mnk[0] * mnk[1] * mnk[2];
+      if (batched && batch >= kMinParallelBatch &&
+          macs < kMaxParallelBatchMacs) {
+        // Many small products: one sgemm per thread at a time. Inside the
+        // parallel loop oneDNN runs each call on the calling thread (OpenMP
+        // does not nest), and the loop's work is what the products cost, so
+        // kiln-cpu-parallel-loops keeps it parallel.
+        Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
+        Value step = builder.create<arith::ConstantIndexOp>(loc, 1);
+        Value count = builder.create<arith::ConstantIndexOp>(loc, batch);
+        auto loop = builder.create<scf::ParallelOp>(loc, ValueRange{zero},
+                                                    ValueRange{count},
+                                                    ValueRange{step});
+        loop->setAttr(kBodyWorkAttr, builder.getI64IntegerAttr(macs));
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPoint(loop.getBody()->getTerminator());
+        emitCall(builder, loop.getInductionVars()[0]);
+      } else if (batched) {
         Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
         Value step = builder.create<arith::ConstantIndexOp>(loc, 1);
         Value count = builder.create<arith::ConstantIndexOp>(loc, batch);

@@ -17,7 +17,9 @@
 //    `min-iterations` innermost iterations (static trip counts multiplied
 //    through the nest, a loop over a chunk min(lower + c, x) counting c; a
 //    loop with unknown trip count, e.g. scf.while, counts as one iteration
-//    of its body) becomes scf.for loops too.
+//    of its body; an scf.parallel with a `kiln.body_work` attribute, such
+//    as kiln-cpu-matmul-to-dnnl's loop over the products of a batch, counts
+//    that many per iteration) becomes scf.for loops too.
 //
 // What stays an scf.parallel is worth a parallel region.
 //
@@ -91,6 +93,9 @@ static int64_t operationWork(Operation *op) {
                                    loop.getStep()),
                          inner);
   if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+    // A loop whose body is a library call says what an iteration is worth.
+    if (auto work = loop->getAttrOfType<IntegerAttr>("kiln.body_work"))
+      inner = std::max<int64_t>(inner, work.getInt());
     int64_t trips = 1;
     for (auto [lower, upper, step] :
          llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))

@@ -199,11 +199,14 @@ func.func @transposed_both(%a: memref<32x64xf32, strided<[80, 1]>>, %b: memref<4
   }
   return
 }
+// Four products of 64x64x32: a parallel loop over the batch, worth the
+// multiply-adds of one product per iteration.
 // CHECK-LABEL: func.func @batched_transposed_b(
 // CHECK-DAG:     %[[T:.*]] = arith.constant 84 : i32
 // CHECK-DAG:     %[[N:.*]] = arith.constant 78 : i32
-// CHECK:         scf.for
+// CHECK:         scf.parallel
 // CHECK:           call @dnnl_sgemm(%[[N]], %[[T]],
+// CHECK:         } {kiln.body_work = 131072 : i64}
 // CHECK-NOT:     linalg.batch_matmul_transpose_b
 func.func @batched_transposed_b(%q: memref<4x64x32xf32>, %k: memref<4x64x32xf32>, %s: memref<4x64x64xf32>) {
   linalg.batch_matmul_transpose_b ins(%q, %k : memref<4x64x32xf32>, memref<4x64x32xf32>) outs(%s : memref<4x64x64xf32>)

@@ -139,3 +139,28 @@ func.func @chunks(%x: memref<100000xf32>, %partials: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop whose body is a library call carries what one iteration is worth
+// (kiln-cpu-matmul-to-dnnl's loop over a batch of products): 8 iterations
+// of 131072 stay parallel, 8 iterations of 100 do not.
+func.func private @work(index)
+// CHECK-LABEL: func.func @body_work(
+// CHECK:         scf.parallel
+// CHECK:           call @work
+// CHECK:         } {kiln.body_work = 131072 : i64}
+// CHECK:         scf.for
+// CHECK:           call @work
+func.func @body_work() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    func.call @work(%i) : (index) -> ()
+  } {kiln.body_work = 131072 : i64}
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    func.call @work(%i) : (index) -> ()
+  } {kiln.body_work = 100 : i64}
+  return
+}
