@@ -132,22 +132,7 @@ bool parseLiteral(const std::string &text, kiln_dtype_t dtype,
 
 /// The .npy element type that carries a kiln dtype; bf16 travels as f32.
 npy::ElementType npyTypeFor(kiln_dtype_t dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_F16:
-    return npy::ElementType::F16;
-  case KILN_DTYPE_F64:
-    return npy::ElementType::F64;
-  case KILN_DTYPE_I1:
-    return npy::ElementType::Bool;
-  case KILN_DTYPE_I32:
-    return npy::ElementType::I32;
-  case KILN_DTYPE_I64:
-    return npy::ElementType::I64;
-  case KILN_DTYPE_F32:
-  case KILN_DTYPE_BF16:
-    break;
-  }
-  return npy::ElementType::F32;
+  return getElementTypeInfo(static_cast<ElementType>(dtype)).npyCarrier;
 }
 
 bool tensorFromNpy(const kiln_tensor_signature_t &signature,

@@ -69,27 +69,10 @@ bool saveTensor(const std::string &path, kiln_tensor_t *tensor,
   size_t count = kiln_tensor_element_count(tensor);
   array.shape.assign(kiln_tensor_shape(tensor),
                      kiln_tensor_shape(tensor) + kiln_tensor_rank(tensor));
-  switch (kiln_tensor_dtype(tensor)) {
-  case KILN_DTYPE_F32:
-    array.type = npy::ElementType::F32;
-    break;
-  case KILN_DTYPE_F64:
-    array.type = npy::ElementType::F64;
-    break;
-  case KILN_DTYPE_I1:
-    array.type = npy::ElementType::Bool;
-    break;
-  case KILN_DTYPE_I32:
-    array.type = npy::ElementType::I32;
-    break;
-  case KILN_DTYPE_I64:
-    array.type = npy::ElementType::I64;
-    break;
-  case KILN_DTYPE_F16:
-    array.type = npy::ElementType::F16;
-    break;
-  case KILN_DTYPE_BF16:
-    array.type = npy::ElementType::F32;
+  kiln_dtype_t dtype = kiln_tensor_dtype(tensor);
+  // The .npy type that carries the dtype: itself, or f32 for bf16.
+  array.type = getElementTypeInfo(static_cast<ElementType>(dtype)).npyCarrier;
+  if (dtype == KILN_DTYPE_BF16) {
     array.data.resize(count * sizeof(float));
     for (size_t i = 0; i < count; ++i) {
       uint16_t bits;

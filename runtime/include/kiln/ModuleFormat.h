@@ -11,6 +11,8 @@
 #ifndef KILN_MODULEFORMAT_H
 #define KILN_MODULEFORMAT_H
 
+#include "kiln/ElementType.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,32 +25,25 @@ namespace format {
 /// every other version instead of guessing at a layout it does not know.
 constexpr uint32_t kFormatVersion = 1;
 
-/// Element types. The numeric values are stored in modules and are shared
-/// with the C API's kiln_dtype_t, so they must never be renumbered.
-enum class DType : uint8_t {
-  F32 = 0,
-  F64 = 1,
-  I1 = 2,
-  I32 = 3,
-  I64 = 4,
-  F16 = 5,
-  BF16 = 6,
-};
+/// Element types, stored in modules by their code (see kiln/ElementType.h).
+/// The schema's DType enum is checked against the list when this library
+/// compiles.
+using DType = ElementType;
 
 /// Number of DType enumerators; values at or above it are not element types.
-constexpr unsigned kNumDTypes = 7;
+constexpr unsigned kNumDTypes = kNumElementTypes;
 
-/// Returns true if \p dtype is one of the enumerators above. Values read from
-/// a file may be anything, so every consumer must ask before using one.
-bool isValidDType(DType dtype);
+/// Returns true if \p dtype is one of the element types. Values read from a
+/// file may be anything, so every consumer must ask before using one.
+inline bool isValidDType(DType dtype) { return isValidElementType(dtype); }
 
 /// Returns the short lowercase name ("f32", "i1", ...) of \p dtype, or
 /// "invalid" for a value that is not an element type.
-const char *dtypeName(DType dtype);
+inline const char *dtypeName(DType dtype) { return elementTypeName(dtype); }
 
 /// Returns the storage size in bytes of one element (i1 occupies one byte),
 /// or 0 for a value that is not an element type.
-size_t dtypeSize(DType dtype);
+inline size_t dtypeSize(DType dtype) { return elementTypeSize(dtype); }
 
 /// One input or output of a function: a dense, row-major tensor with a fully
 /// static shape. An empty shape is a rank-0 tensor holding one element. The

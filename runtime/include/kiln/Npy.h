@@ -11,6 +11,8 @@
 #ifndef KILN_NPY_H
 #define KILN_NPY_H
 
+#include "kiln/ElementType.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,21 +21,20 @@
 namespace kiln {
 namespace npy {
 
-/// The supported element types, with their numpy descriptors.
-enum class ElementType : uint8_t {
-  F16,  ///< '<f2'
-  F32,  ///< '<f4'
-  F64,  ///< '<f8'
-  Bool, ///< '|b1', one byte holding 0 or 1
-  I32,  ///< '<i4'
-  I64,  ///< '<i8'
-};
+/// The element types of .npy data: kiln's element types, of which those
+/// with a numpy descriptor (ElementTypeInfo::npyDescriptor) can be read and
+/// written. I1 is numpy's bool, one byte holding 0 or 1.
+using ElementType = kiln::ElementType;
 
 /// Bytes per element.
-size_t elementSize(ElementType type);
+inline size_t elementSize(ElementType type) { return elementTypeSize(type); }
 
-/// The numpy type descriptor written for \p type, e.g. "<f4".
-const char *descriptor(ElementType type);
+/// The numpy type descriptor written for \p type, e.g. "<f4"; "" for a type
+/// numpy does not have (bf16).
+inline const char *descriptor(ElementType type) {
+  const ElementTypeInfo *info = findElementType(type);
+  return info ? info->npyDescriptor : "";
+}
 
 /// A dense C-order array. `data` holds exactly elementCount() elements in
 /// little-endian byte order.
@@ -55,7 +56,7 @@ bool readNpyFile(const std::string &path, Array &out, std::string &error);
 
 /// Serializes \p array as numpy would: version 1.0 unless the header needs
 /// 2.0, with the data starting at a 64-byte boundary. Fails if the data size
-/// does not match the shape.
+/// does not match the shape or numpy has no such element type.
 bool writeNpy(const Array &array, std::vector<uint8_t> &out,
               std::string &error);
 

@@ -68,15 +68,12 @@ void kiln_status_free(kiln_status_t status);
 
 /*===-- Element types -----------------------------------------------------===*/
 
-/* The numeric values match those stored in .kmod modules. */
+/* KILN_DTYPE_F32, KILN_DTYPE_I1 (one byte per element, 0 or 1), ...: one
+ * enumerator per row of kiln/ElementTypes.def, valued by the row's code,
+ * which is also the number stored in .kmod modules. */
 typedef enum kiln_dtype_t {
-  KILN_DTYPE_F32 = 0,
-  KILN_DTYPE_F64 = 1,
-  KILN_DTYPE_I1 = 2, /* one byte per element, 0 or 1 */
-  KILN_DTYPE_I32 = 3,
-  KILN_DTYPE_I64 = 4,
-  KILN_DTYPE_F16 = 5,
-  KILN_DTYPE_BF16 = 6,
+#define KILN_DTYPE(NAME, CODE, ...) KILN_DTYPE_##NAME = CODE,
+#include "kiln/ElementTypes.def"
 } kiln_dtype_t;
 
 /* Bytes per element, or 0 for a value that is not a dtype. */

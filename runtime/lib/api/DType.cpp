@@ -1,45 +1,39 @@
 //===- DType.cpp - Element types in the C API ------------------------------===//
 //
-// kiln_dtype_t is numerically identical to kiln::format::DType, so values
-// read from a module can be handed out without translation.
+// kiln_dtype_t is expanded from kiln/ElementTypes.def like kiln::ElementType,
+// so values read from a module can be handed out without translation. The
+// checks below keep the two expansions equal.
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/ModuleFormat.h"
+#include "kiln/ElementType.h"
 #include "kiln/runtime.h"
 
-using kiln::format::DType;
+using kiln::ElementType;
 
-static_assert(KILN_DTYPE_F32 == static_cast<int>(DType::F32), "");
-static_assert(KILN_DTYPE_F64 == static_cast<int>(DType::F64), "");
-static_assert(KILN_DTYPE_I1 == static_cast<int>(DType::I1), "");
-static_assert(KILN_DTYPE_I32 == static_cast<int>(DType::I32), "");
-static_assert(KILN_DTYPE_I64 == static_cast<int>(DType::I64), "");
-static_assert(KILN_DTYPE_F16 == static_cast<int>(DType::F16), "");
-static_assert(KILN_DTYPE_BF16 == static_cast<int>(DType::BF16), "");
-static_assert(KILN_DTYPE_BF16 + 1 == kiln::format::kNumDTypes, "");
+#define KILN_DTYPE(NAME, CODE, ...)                                            \
+  static_assert(KILN_DTYPE_##NAME == static_cast<int>(ElementType::NAME) &&    \
+                    KILN_DTYPE_##NAME == (CODE),                               \
+                "kiln_dtype_t differs from ElementTypes.def");
+#include "kiln/ElementTypes.def"
 
-namespace {
-
-/// Maps an arbitrary caller-supplied value onto DType, sending everything
-/// out of range to a value isValidDType rejects.
-DType toFormat(kiln_dtype_t dtype) {
-  unsigned value = static_cast<unsigned>(dtype);
-  return static_cast<DType>(value < kiln::format::kNumDTypes
-                                ? value
-                                : kiln::format::kNumDTypes);
+/// The row of a caller-supplied value, or nullptr. The range check comes
+/// before any cast: a cast to ElementType would truncate to 8 bits.
+static const kiln::ElementTypeInfo *findRow(kiln_dtype_t dtype) {
+  unsigned code = static_cast<unsigned>(dtype);
+  return code < kiln::kNumElementTypes ? &kiln::kElementTypes[code] : nullptr;
 }
-
-} // namespace
 
 extern "C" {
 
 size_t kiln_dtype_size(kiln_dtype_t dtype) {
-  return kiln::format::dtypeSize(toFormat(dtype));
+  const kiln::ElementTypeInfo *row = findRow(dtype);
+  return row ? row->byteSize : 0;
 }
 
 const char *kiln_dtype_name(kiln_dtype_t dtype) {
-  return kiln::format::dtypeName(toFormat(dtype));
+  const kiln::ElementTypeInfo *row = findRow(dtype);
+  return row ? row->name : "invalid";
 }
 
 } // extern "C"

@@ -1,54 +1,22 @@
-//===- DType.cpp - Element type properties ---------------------------------===//
+//===- DType.cpp - The schema's element types match the list -------------===//
 //
-// Names and sizes of the element types a module can describe.
+// runtime/schema/kmod.fbs cannot include kiln/ElementTypes.def, so its DType
+// enum repeats the codes. These checks make the build fail as soon as the two
+// disagree, in either direction: a row missing from the schema, a schema
+// value missing from the list, or a renumbering.
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/ModuleFormat.h"
+#include "kmod_generated.h"
 
-namespace kiln {
-namespace format {
+#include "kiln/ElementType.h"
 
-bool isValidDType(DType dtype) {
-  return static_cast<unsigned>(dtype) < kNumDTypes;
-}
+#define KILN_DTYPE(NAME, CODE, ...)                                            \
+  static_assert(static_cast<int>(kiln::kmod::DType::NAME) == (CODE),           \
+                "kmod.fbs: DType " #NAME " differs from ElementTypes.def");
+#include "kiln/ElementTypes.def"
 
-const char *dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "f32";
-  case DType::F64:
-    return "f64";
-  case DType::I1:
-    return "i1";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  }
-  return "invalid";
-}
-
-size_t dtypeSize(DType dtype) {
-  switch (dtype) {
-  case DType::I1:
-    return 1;
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F64:
-  case DType::I64:
-    return 8;
-  }
-  return 0;
-}
-
-} // namespace format
-} // namespace kiln
+static_assert(static_cast<int>(kiln::kmod::DType::MIN) == 0 &&
+                  static_cast<unsigned>(kiln::kmod::DType::MAX) + 1 ==
+                      kiln::kNumElementTypes,
+              "kmod.fbs: DType has values that ElementTypes.def lacks");

@@ -32,35 +32,27 @@ constexpr size_t kMagicSize = 6;
 /// accepted for multi-byte types, any mark for one-byte types.
 bool decodeDescriptor(const std::string &descr, ElementType &type,
                       std::string &error) {
-  if (descr.size() >= 2) {
+  std::string supported;
+  for (const ElementTypeInfo &info : kElementTypes) {
+    std::string rowDescr = info.npyDescriptor;
+    if (rowDescr.empty())
+      continue;
+    supported += (supported.empty() ? "" : ", ") + rowDescr;
+    if (descr.size() != rowDescr.size() ||
+        descr.compare(1, std::string::npos, rowDescr, 1) != 0)
+      continue;
     char order = descr[0];
-    std::string code = descr.substr(1);
-    if (code == "b1" && (order == '|' || order == '<' || order == '>' ||
-                         order == '=')) {
-      type = ElementType::Bool;
+    if (order == '<' || order == '=' ||
+        (info.byteSize == 1 && (order == '|' || order == '>'))) {
+      type = info.type;
       return true;
     }
-    static const struct {
-      const char *code;
-      ElementType type;
-    } kMultiByte[] = {{"f2", ElementType::F16}, {"f4", ElementType::F32},
-                      {"f8", ElementType::F64}, {"i4", ElementType::I32},
-                      {"i8", ElementType::I64}};
-    for (const auto &entry : kMultiByte) {
-      if (code != entry.code)
-        continue;
-      if (order == '<' || order == '=') {
-        type = entry.type;
-        return true;
-      }
-      if (order == '>') {
-        error = "big-endian data ('" + descr + "') is not supported";
-        return false;
-      }
+    if (order == '>') {
+      error = "big-endian data ('" + descr + "') is not supported";
+      return false;
     }
   }
-  error = "unsupported dtype '" + descr +
-          "' (supported: <f2, <f4, <f8, <i4, <i8, |b1)";
+  error = "unsupported dtype '" + descr + "' (supported: " + supported + ")";
   return false;
 }
 
@@ -143,7 +135,7 @@ bool parseNpy(const void *data, size_t size, Array &out, std::string &error) {
   array.shape = std::move(header.shape);
   const uint8_t *payload = bytes + headerStart + headerLength;
   array.data.assign(payload, payload + expected);
-  if (array.type == ElementType::Bool)
+  if (array.type == ElementType::I1)
     for (uint8_t &value : array.data)
       value = value != 0;
   out = std::move(array);

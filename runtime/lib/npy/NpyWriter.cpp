@@ -27,6 +27,11 @@ void appendLittleEndian(std::vector<uint8_t> &out, uint32_t value,
 
 bool writeNpy(const Array &array, std::vector<uint8_t> &out,
               std::string &error) {
+  if (*descriptor(array.type) == '\0') {
+    error = std::string("cannot write .npy: numpy has no element type ") +
+            elementTypeName(array.type);
+    return false;
+  }
   for (size_t axis = 0; axis < array.shape.size(); ++axis) {
     if (array.shape[axis] < 0) {
       error = "cannot write .npy: negative dimension " +

@@ -206,7 +206,7 @@ TEST_F(KilnRunToolTest, SavesOutputs) {
   npy::Array mask, count;
   std::string error;
   ASSERT_TRUE(npy::readNpyFile(outputDir + "/mask.npy", mask, error)) << error;
-  EXPECT_EQ(mask.type, npy::ElementType::Bool);
+  EXPECT_EQ(mask.type, npy::ElementType::I1);
   EXPECT_EQ(mask.shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(mask.data, (std::vector<uint8_t>{0, 0, 1, 1, 0, 0}));
   ASSERT_TRUE(npy::readNpyFile(outputDir + "/count.npy", count, error))
