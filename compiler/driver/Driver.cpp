@@ -4,6 +4,7 @@
 
 #include "kiln/Backends/Cuda.h"
 #include "kiln/Backends/Passes.h"
+#include "kiln/IR/ElementTypes.h"
 #include "kiln/IR/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -65,21 +66,23 @@ void kiln::registerCompilerDialects(DialectRegistry &registry) {
   mlir::kiln::registerCudaDialects(registry);
 }
 
-/// Maps a tensor element type to the runtime's dtype.
+/// Maps a tensor element type to the runtime's dtype, if the backends
+/// compile it.
 static bool toDType(Type element, format::DType &dtype) {
-  if (element.isF32())
-    dtype = format::DType::F32;
-  else if (element.isF64())
-    dtype = format::DType::F64;
-  else if (element.isInteger(1))
-    dtype = format::DType::I1;
-  else if (element.isInteger(32))
-    dtype = format::DType::I32;
-  else if (element.isInteger(64))
-    dtype = format::DType::I64;
-  else
+  std::optional<kiln::ElementType> type = kiln::classifyElementType(element);
+  if (!type || !kiln::getElementTypeInfo(*type).compiled)
     return false;
+  dtype = *type;
   return true;
+}
+
+/// The compiled element types for messages: "f32, f64, i1, i32, i64".
+static std::string compiledDTypeNames() {
+  std::string names;
+  for (const kiln::ElementTypeInfo &info : kiln::kElementTypes)
+    if (info.compiled)
+      names += (names.empty() ? "" : ", ") + std::string(info.name);
+  return names;
 }
 
 static bool describe(Type type, StringAttr nameAttr, std::string defaultName,
@@ -94,8 +97,8 @@ static bool describe(Type type, StringAttr nameAttr, std::string defaultName,
   if (!toDType(tensor.getElementType(), signature.dtype)) {
     llvm::raw_string_ostream os(what);
     os << "has element type " << tensor.getElementType()
-       << ", which the CPU backend does not support yet (f32, f64, i1, i32, "
-          "i64)";
+       << ", which the CPU backend does not support yet ("
+       << compiledDTypeNames() << ")";
     return false;
   }
   signature.name = nameAttr ? nameAttr.getValue().str() : defaultName;

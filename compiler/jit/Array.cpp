@@ -14,25 +14,19 @@
 using namespace kiln;
 
 namespace {
+/// DType values are the element type codes, which kiln_dtype_t shares.
 kiln_dtype_t runtimeDType(DType dtype) {
-  switch (dtype) {
-  case DType::F32: return KILN_DTYPE_F32;
-  case DType::F64: return KILN_DTYPE_F64;
-  case DType::I1: return KILN_DTYPE_I1;
-  case DType::I32: return KILN_DTYPE_I32;
-  case DType::I64: return KILN_DTYPE_I64;
-  }
-  return KILN_DTYPE_F32;
+  return static_cast<kiln_dtype_t>(toElementType(dtype));
 }
 
 DType fromRuntime(kiln_dtype_t dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_F64: return DType::F64;
-  case KILN_DTYPE_I1: return DType::I1;
-  case KILN_DTYPE_I32: return DType::I32;
-  case KILN_DTYPE_I64: return DType::I64;
-  default: return DType::F32;
-  }
+  std::optional<DType> traced;
+  if (static_cast<unsigned>(dtype) < kNumElementTypes)
+    traced = tracedDType(static_cast<ElementType>(dtype));
+  if (!traced)
+    throw JitError(std::string("the runtime returned a tensor of ") +
+                   kiln_dtype_name(dtype) + ", which arrays cannot hold");
+  return *traced;
 }
 
 std::shared_ptr<kiln_tensor> own(kiln_tensor *tensor) {

@@ -1,7 +1,8 @@
 //===- HostTensor.cpp - Dense tensors in host memory ----------------------===//
 //
-// Element-type classification, rounding to the narrow float formats, and
-// conversion between HostTensor and the native byte layout.
+// Rounding to the narrow float formats, and conversion between HostTensor
+// and the native byte layout. The element types themselves and their MLIR
+// types come from kiln/IR/ElementTypes.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,58 +18,6 @@
 #include <cstring>
 
 using namespace kiln;
-
-std::optional<ElementKind> kiln::classifyElementType(mlir::Type type) {
-  if (!type)
-    return std::nullopt;
-  if (type.isF16())
-    return ElementKind::F16;
-  if (type.isBF16())
-    return ElementKind::BF16;
-  if (type.isF32())
-    return ElementKind::F32;
-  if (type.isF64())
-    return ElementKind::F64;
-  if (type.isSignlessInteger(1))
-    return ElementKind::I1;
-  if (type.isSignlessInteger(32))
-    return ElementKind::I32;
-  if (type.isSignlessInteger(64))
-    return ElementKind::I64;
-  return std::nullopt;
-}
-
-bool kiln::isFloatKind(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::F16:
-  case ElementKind::BF16:
-  case ElementKind::F32:
-  case ElementKind::F64:
-    return true;
-  case ElementKind::I1:
-  case ElementKind::I32:
-  case ElementKind::I64:
-    return false;
-  }
-  return false;
-}
-
-int64_t kiln::elementByteSize(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::I1:
-    return 1;
-  case ElementKind::F16:
-  case ElementKind::BF16:
-    return 2;
-  case ElementKind::F32:
-  case ElementKind::I32:
-    return 4;
-  case ElementKind::F64:
-  case ElementKind::I64:
-    return 8;
-  }
-  return 0;
-}
 
 /// 2^exponent, for exponents in the normal double range.
 static double powerOfTwo(int exponent) {

@@ -2,32 +2,12 @@
 
 #include "TraceState.h"
 
+#include "kiln/IR/ElementTypes.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln {
-
-const char *dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "f32";
-  case DType::F64:
-    return "f64";
-  case DType::I1:
-    return "i1";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  }
-  return "invalid";
-}
-
-bool isFloat(DType dtype) { return dtype == DType::F32 || dtype == DType::F64; }
-
-bool isInteger(DType dtype) {
-  return dtype == DType::I32 || dtype == DType::I64;
-}
 
 std::string shapeString(const Shape &shape) {
   std::string s = "[";
@@ -68,31 +48,14 @@ TensorSpec i64(Shape shape, std::string name) {
 namespace detail {
 
 mlir::Type elementTypeOf(mlir::MLIRContext *context, DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return mlir::Float32Type::get(context);
-  case DType::F64:
-    return mlir::Float64Type::get(context);
-  case DType::I1:
-    return mlir::IntegerType::get(context, 1);
-  case DType::I32:
-    return mlir::IntegerType::get(context, 32);
-  case DType::I64:
-    return mlir::IntegerType::get(context, 64);
-  }
-  return {};
+  return getMlirElementType(toElementType(dtype), context);
 }
 
 DType dtypeOf(mlir::Type elementType) {
-  if (elementType.isF64())
-    return DType::F64;
-  if (elementType.isInteger(1))
-    return DType::I1;
-  if (elementType.isInteger(32))
-    return DType::I32;
-  if (elementType.isInteger(64))
-    return DType::I64;
-  // The tracer only creates the five DTypes; f32 is the remaining one.
+  if (std::optional<ElementType> type = classifyElementType(elementType))
+    if (std::optional<DType> dtype = tracedDType(*type))
+      return *dtype;
+  // The tracer only creates types it offers; f32 is the fallback.
   return DType::F32;
 }
 

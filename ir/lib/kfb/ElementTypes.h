@@ -1,8 +1,11 @@
 //===- ElementTypes.h - .kfb element types and MLIR types -------*- C++ -*-===//
 //
-// The mapping between the format's DType enum and MLIR element types, shared
-// by the writer and the reader. Values read from a file may be any byte, so
-// every function here accepts invalid enumerators and says so.
+// The format's DType enum seen through kiln/ElementTypes.def, shared by the
+// writer and the reader. The schema's values are the list's codes (checked
+// when this library compiles), so conversions are casts; the facts come from
+// the list and the MLIR types from kiln/IR/ElementTypes.h. Values read from a
+// file may be any byte, so every function here accepts invalid enumerators
+// and says so.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +13,8 @@
 #define KILN_LIB_KFB_ELEMENTTYPES_H
 
 #include "kfb_generated.h"
+
+#include "kiln/ElementType.h"
 
 #include "mlir/IR/Types.h"
 
@@ -19,6 +24,9 @@
 
 namespace kiln {
 namespace modelfile {
+
+/// The row of \p dtype, or nullptr for an invalid enumerator.
+const ElementTypeInfo *findDType(kfb::DType dtype);
 
 /// Returns the DType of \p type if it is one of the element types the format
 /// stores (f16, bf16, f32, f64 and signless i1, i32, i64).
@@ -32,11 +40,14 @@ mlir::Type toMlirType(kfb::DType dtype, mlir::MLIRContext *context);
 /// constant buffer (i1 takes a whole byte), or 0 for an invalid enumerator.
 size_t storageSize(kfb::DType dtype);
 
-/// Returns true for f16, bf16, f32 and f64.
+/// Returns true for the float types (f16, bf16, f32 and f64).
 bool isFloat(kfb::DType dtype);
 
 /// Returns "f32", "i1", ... or, for an invalid enumerator, "<invalid N>".
 std::string dtypeName(kfb::DType dtype);
+
+/// The valid enumerators for messages: "0-6: f32, f64, i1, ...".
+std::string describeDTypes();
 
 } // namespace modelfile
 } // namespace kiln

@@ -572,7 +572,7 @@ ModelChecker::checkTensorType(const kfb::TensorType *type, mlir::Location loc,
   if (!elementType) {
     fail(loc, detail,
          "unknown dtype " + llvm::Twine(static_cast<unsigned>(type->dtype())) +
-             " (expected 0-6: f32, f64, i1, i32, i64, f16, bf16)");
+             " (expected " + describeDTypes() + ")");
     return {};
   }
   llvm::SmallVector<int64_t> shape = readScalars(type->shape());

@@ -8,6 +8,7 @@
 
 #include "TracerTestSupport.h"
 
+#include "kiln/IR/ElementTypes.h"
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -160,6 +161,34 @@ TEST(Trace, OpsCarryTheUsersSourceLocation) {
   EXPECT_NE(text.find(file + "\":" + std::to_string(mulLine)),
             std::string::npos)
       << text;
+}
+
+/// DType is the compiled rows of kiln/ElementTypes.def: each converts both
+/// ways, keeps the row's name and class, and traces to the row's MLIR type.
+TEST(Trace, DTypesFollowTheElementTypeList) {
+  int traced = 0;
+  for (const kiln::ElementTypeInfo &info : kiln::kElementTypes) {
+    SCOPED_TRACE(info.name);
+    std::optional<DType> dtype = kiln::tracedDType(info.type);
+    EXPECT_EQ(dtype.has_value(), info.compiled);
+    if (!dtype)
+      continue;
+    ++traced;
+    EXPECT_EQ(kiln::toElementType(*dtype), info.type);
+    EXPECT_STREQ(kiln::dtypeName(*dtype), info.name);
+    EXPECT_EQ(kiln::isFloat(*dtype),
+              info.elementClass == kiln::ElementClass::Float);
+    EXPECT_EQ(kiln::isInteger(*dtype),
+              info.elementClass == kiln::ElementClass::Integer);
+    auto f = kiln::trace("identity", {kiln::TensorSpec{*dtype, {2}, "x"}},
+                         [](const Tensors &in) { return in[0]; });
+    EXPECT_EQ(f.outputSpecs().at(0).dtype, *dtype);
+    EXPECT_EQ(f.function().getArgumentTypes()[0],
+              mlir::RankedTensorType::get(
+                  {2}, kiln::getMlirElementType(info.type, f.context())));
+  }
+  // f32, f64, i1, i32 and i64 at least.
+  EXPECT_GE(traced, 5);
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "TracerTestSupport.h"
 
 #include "kiln/Compiler/ReferenceEvaluator.h"
+#include "kiln/IR/ElementTypes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
@@ -11,22 +12,6 @@
 #include <cmath>
 
 namespace tracertest {
-
-static mlir::Type elementType(mlir::MLIRContext *context, kiln::DType dtype) {
-  switch (dtype) {
-  case kiln::DType::F32:
-    return mlir::Float32Type::get(context);
-  case kiln::DType::F64:
-    return mlir::Float64Type::get(context);
-  case kiln::DType::I1:
-    return mlir::IntegerType::get(context, 1);
-  case kiln::DType::I32:
-    return mlir::IntegerType::get(context, 32);
-  case kiln::DType::I64:
-    return mlir::IntegerType::get(context, 64);
-  }
-  return {};
-}
 
 void expectVerifies(const kiln::TracedFunction &f) {
   ASSERT_TRUE(f.module());
@@ -45,7 +30,8 @@ std::vector<kiln::HostTensor> run(const kiln::TracedFunction &f,
     const Data &data = inputs[i];
     EXPECT_EQ(specs[i].dtype, data.dtype) << "input " << i;
     EXPECT_EQ(specs[i].shape, data.shape) << "input " << i;
-    mlir::Type type = elementType(f.context(), data.dtype);
+    mlir::Type type =
+        kiln::getMlirElementType(kiln::toElementType(data.dtype), f.context());
     if (kiln::isFloat(data.dtype)) {
       hostInputs.push_back(
           kiln::HostTensor::fromFloats(type, data.shape, data.values));
@@ -74,24 +60,14 @@ std::vector<double> values(const kiln::HostTensor &t) {
 }
 
 kiln::DType dtypeOf(const kiln::HostTensor &t) {
-  switch (t.kind()) {
-  case kiln::ElementKind::F64:
-    return kiln::DType::F64;
-  case kiln::ElementKind::I1:
-    return kiln::DType::I1;
-  case kiln::ElementKind::I32:
-    return kiln::DType::I32;
-  case kiln::ElementKind::I64:
-    return kiln::DType::I64;
-  default:
-    return kiln::DType::F32;
-  }
+  return kiln::tracedDType(t.kind()).value_or(kiln::DType::F32);
 }
 
 void expectTensor(const kiln::HostTensor &t, kiln::DType dtype,
                   const kiln::Shape &shape,
                   const std::vector<double> &expected, double rtol) {
-  EXPECT_EQ(kiln::dtypeName(dtypeOf(t)), std::string(kiln::dtypeName(dtype)))
+  EXPECT_EQ(kiln::elementTypeName(t.kind()),
+            std::string(kiln::dtypeName(dtype)))
       << t.toString();
   EXPECT_EQ(t.shape, shape) << t.toString();
   std::vector<double> got = values(t);

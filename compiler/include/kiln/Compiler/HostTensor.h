@@ -11,6 +11,8 @@
 #ifndef KILN_COMPILER_HOSTTENSOR_H
 #define KILN_COMPILER_HOSTTENSOR_H
 
+#include "kiln/IR/ElementTypes.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/ArrayRef.h"
 
@@ -21,18 +23,19 @@
 
 namespace kiln {
 
-/// The element types a kiln tensor can have. Switching over this is cheaper
-/// and easier to read than repeated isa<> checks on mlir::Type in inner loops.
-enum class ElementKind { F16, BF16, F32, F64, I1, I32, I64 };
+/// The element types a kiln tensor can have (kiln/ElementTypes.def).
+/// Switching over this is cheaper and easier to read than repeated isa<>
+/// checks on mlir::Type in inner loops; kiln::classifyElementType
+/// (kiln/IR/ElementTypes.h) gives the kind of an mlir::Type.
+using ElementKind = ElementType;
 
-/// The kind of `type`, or std::nullopt if kiln tensors cannot hold it.
-std::optional<ElementKind> classifyElementType(mlir::Type type);
-
-/// True for f16, bf16, f32 and f64.
-bool isFloatKind(ElementKind kind);
+/// True for the float kinds (f16, bf16, f32 and f64).
+inline bool isFloatKind(ElementKind kind) { return isFloatElementType(kind); }
 
 /// Size of one element in the native byte layout (see HostTensor::toBytes).
-int64_t elementByteSize(ElementKind kind);
+inline int64_t elementByteSize(ElementKind kind) {
+  return static_cast<int64_t>(elementTypeSize(kind));
+}
 
 /// Rounds `value` to the nearest value of the float type `kind` (ties to
 /// even), overflowing to infinity and keeping NaN, infinities and the sign of

@@ -2,32 +2,66 @@
 //
 // The element types a traced program can use and the description of one
 // input (TensorSpec). Kept free of MLIR types so that model code can declare
-// its signature without touching MLIR.
+// its signature without touching MLIR. DType is expanded from
+// kiln/ElementTypes.def: its values are the element type codes, so it
+// converts to kiln::ElementType and the C API's kiln_dtype_t by a cast.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_TRACER_DTYPE_H
 #define KILN_TRACER_DTYPE_H
 
+#include "kiln/ElementType.h"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kiln {
 
-/// Element types of traced tensors: the ones the CPU backend compiles.
-enum class DType { F32, F64, I1, I32, I64 };
+/// Element types of traced tensors: the rows of kiln/ElementTypes.def that
+/// the backends compile (COMPILED is 1), valued by their codes.
+enum class DType : uint8_t {
+#define KILN_DTYPE_IF_COMPILED_1(NAME, CODE) NAME = CODE,
+#define KILN_DTYPE_IF_COMPILED_0(NAME, CODE)
+#define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
+                   MLIR, COMPILED)                                             \
+  KILN_DTYPE_IF_COMPILED_##COMPILED(NAME, CODE)
+#include "kiln/ElementTypes.def"
+#undef KILN_DTYPE_IF_COMPILED_1
+#undef KILN_DTYPE_IF_COMPILED_0
+};
+
+/// The element type \p dtype stands for.
+constexpr ElementType toElementType(DType dtype) {
+  return static_cast<ElementType>(dtype);
+}
+
+/// The DType of \p type, or std::nullopt if the tracer does not offer it.
+constexpr std::optional<DType> tracedDType(ElementType type) {
+  const ElementTypeInfo *info = findElementType(type);
+  if (!info || !info->compiled)
+    return std::nullopt;
+  return static_cast<DType>(type);
+}
 
 /// A static shape; an empty shape is a rank-0 (scalar) tensor.
 using Shape = std::vector<int64_t>;
 
 /// "f32", "f64", "i1", "i32" or "i64".
-const char *dtypeName(DType dtype);
+inline const char *dtypeName(DType dtype) {
+  return elementTypeName(toElementType(dtype));
+}
 
 /// True for F32 and F64.
-bool isFloat(DType dtype);
+inline bool isFloat(DType dtype) {
+  return isFloatElementType(toElementType(dtype));
+}
 /// True for I32 and I64 (not I1, which is the bool type).
-bool isInteger(DType dtype);
+inline bool isInteger(DType dtype) {
+  return isIntegerElementType(toElementType(dtype));
+}
 
 /// One input or output of a traced function.
 struct TensorSpec {

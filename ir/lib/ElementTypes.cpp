@@ -1,0 +1,56 @@
+//===- ElementTypes.cpp - kiln element types as MLIR types ----------------===//
+//
+// Both directions are expanded from the MLIR column of kiln/ElementTypes.def:
+// a float row names its builtin type class, an integer or bool row names
+// IntegerType, whose width is the row's BITS.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/ElementTypes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace kiln;
+
+namespace {
+
+template <typename MlirType>
+mlir::Type build(mlir::MLIRContext *context, unsigned) {
+  return MlirType::get(context);
+}
+template <>
+mlir::Type build<mlir::IntegerType>(mlir::MLIRContext *context, unsigned bits) {
+  return mlir::IntegerType::get(context, bits);
+}
+
+template <typename MlirType> bool matches(mlir::Type type, unsigned) {
+  return llvm::isa<MlirType>(type);
+}
+template <> bool matches<mlir::IntegerType>(mlir::Type type, unsigned bits) {
+  return type.isSignlessInteger(bits);
+}
+
+} // namespace
+
+std::optional<ElementType> kiln::classifyElementType(mlir::Type type) {
+  if (!type)
+    return std::nullopt;
+#define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
+                   MLIR, COMPILED)                                             \
+  if (matches<mlir::MLIR>(type, BITS))                                         \
+    return ElementType::NAME;
+#include "kiln/ElementTypes.def"
+  return std::nullopt;
+}
+
+mlir::Type kiln::getMlirElementType(ElementType type,
+                                    mlir::MLIRContext *context) {
+  switch (type) {
+#define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
+                   MLIR, COMPILED)                                             \
+  case ElementType::NAME:                                                      \
+    return build<mlir::MLIR>(context, BITS);
+#include "kiln/ElementTypes.def"
+  }
+  return mlir::Type();
+}
