@@ -53,10 +53,10 @@ struct ElementTypeInfo {
 
 /// The rows of ElementTypes.def, indexed by code.
 inline constexpr ElementTypeInfo kElementTypes[] = {
-#define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,     \
+#define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
                    MLIR, COMPILED)                                             \
-  {ElementType::NAME, SPELLING,  BYTES,                BITS,                   \
-   ElementClass::CLASS, NPY,     ElementType::NPY_AS,  (COMPILED) != 0},
+  {ElementType::NAME,   SPELLING, BYTES, BITS, ElementClass::CLASS,            \
+   NPY,                 ElementType::NPY_AS, (COMPILED) != 0},
 #include "kiln/ElementTypes.def"
 };
 

@@ -1,4 +1,4 @@
-//===- DType.cpp - Element types in the C API ------------------------------===//
+//===- DType.cpp - Element types in the C API -----------------------------===//
 //
 // kiln_dtype_t is expanded from kiln/ElementTypes.def like kiln::ElementType,
 // so values read from a module can be handed out without translation. The

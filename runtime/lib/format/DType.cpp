@@ -1,4 +1,4 @@
-//===- DType.cpp - The schema's element types match the list -------------===//
+//===- DType.cpp - The schema's element types match the list --------------===//
 //
 // runtime/schema/kmod.fbs cannot include kiln/ElementTypes.def, so its DType
 // enum repeats the codes. These checks make the build fail as soon as the two

@@ -1,4 +1,4 @@
-//===- NpyElementType.cpp - Arrays of .npy elements -------------------------===//
+//===- NpyElementType.cpp - Arrays of .npy elements -----------------------===//
 //
 // The element types themselves come from kiln/ElementType.h; this file holds
 // what depends on an array's shape.
