@@ -2,7 +2,7 @@
 
 #include "CudaDevice.h"
 
-#include "../api/Status.h"
+#include "api/Status.h"
 
 #include <algorithm>
 #include <cstring>

@@ -10,7 +10,7 @@
 
 #include "TestSupport.h"
 
-#include "../../../runtime/lib/cuda/CudaDriver.h"
+#include "cuda/CudaDriver.h"
 
 #include <gtest/gtest.h>
 
