@@ -150,7 +150,7 @@ def Kiln_PowOp : Kiln_BinaryOp<"pow", Kiln_FloatTensor> {
   let description = [{
     `lhs` raised to `rhs`, floats only, with C's `pow` special cases: a
     negative base with a non-integer exponent gives NaN, x^0 is 1 for every
-    x (NaN included), 0^y is +inf for y < 0. The folder and the reference
+    x (NaN included), (+0)^y is +inf for y < 0. The folder and the reference
     evaluator compute `pow` in double and round; compiled code calls libm's
     and may differ by an ulp.
   }];
