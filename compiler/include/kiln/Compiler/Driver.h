@@ -39,10 +39,10 @@ enum class EmitKind {
   Kfb,
   /// MLIR text of the module in the LLVM dialect, after the whole lowering.
   Mlir,
-  /// Optimized LLVM IR of the host code, as text.
-  Llvm,
   /// The PTX of the kernels, as text (Target::Cuda only).
   Ptx,
+  /// Optimized LLVM IR of the host code, as text.
+  Llvm,
   /// A relocatable object file of the host code.
   Obj,
   /// A module for the runtime.
@@ -81,7 +81,7 @@ mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
 
 /// Compiles `module` as far as `emit` asks and puts the result in `output`:
 /// checks the signatures (every kind but Kfb), lowers to the LLVM dialect
-/// (Mlir and on), extracts the PTX (Ptx; Kmod for CUDA), translates the
+/// (Mlir and on), extracts the PTX (Ptx, and Kmod for CUDA), translates the
 /// host code to LLVM IR (Llvm and on), emits its object code (Obj, Kmod)
 /// and links and packs the .kmod (Kmod; for CUDA the host code's shared
 /// object and the PTX, target "cuda-sm_XX"). `module` is lowered in place.
