@@ -49,7 +49,7 @@ Tensors GradFunction::operator()(const Tensors &args) const {
   activeTraceContext(what, loc);
   if (gradKind == GradKind::Vjp)
     fail(loc, "a kiln::vjp function is called with two lists, "
-                      "(primals, cotangents)");
+              "(primals, cotangents)");
   TracedFunction primal =
       detail::traceImpl("primal", specsOf(args, what, loc), fn, loc);
   return detail::applyGradKind(primal, gradKind, wrt, args, loc);
@@ -61,8 +61,8 @@ Tensors GradFunction::operator()(const Tensors &primals,
   activeTraceContext(what, loc);
   if (gradKind != GradKind::Vjp)
     fail(loc, std::string(what) +
-                          " takes one list of arguments; only kiln::vjp "
-                          "takes cotangents");
+                  " takes one list of arguments; only kiln::vjp "
+                  "takes cotangents");
   TracedFunction primal =
       detail::traceImpl("primal", specsOf(primals, what, loc), fn, loc);
   specsOf(cotangents, what, loc);

@@ -134,8 +134,8 @@ mlir::func::FuncOp derive(const TracedFunction &primal, GradKind kind,
   std::string what = transformName(kind);
   std::string messages;
   mlir::ScopedDiagnosticHandler handler(
-      primal.context(), [&, thread = std::this_thread::get_id()](
-                            mlir::Diagnostic &diag) {
+      primal.context(),
+      [&, thread = std::this_thread::get_id()](mlir::Diagnostic &diag) {
         if (std::this_thread::get_id() != thread)
           return mlir::failure();
         if (!messages.empty())

@@ -27,8 +27,8 @@ Tensors inlineIntoTrace(mlir::func::FuncOp function, const Tensors &args,
       detail::TraceState::requireActive(loc, "kiln::inlineIntoTrace");
   if (!function || function.isDeclaration())
     fail(loc, "kiln::inlineIntoTrace: no function body to inline");
-  std::string name = "kiln::inlineIntoTrace: function '" +
-                     function.getName().str() + "' ";
+  std::string name =
+      "kiln::inlineIntoTrace: function '" + function.getName().str() + "' ";
   if (function->getContext() != state.getContext())
     fail(loc, name + "belongs to another MLIRContext than the trace being "
                      "recorded; build it in kiln::activeTraceContext()");

@@ -21,8 +21,7 @@ namespace kiln {
 
 TracedFunction::TracedFunction(std::shared_ptr<mlir::MLIRContext> context,
                                mlir::OwningOpRef<mlir::ModuleOp> module,
-                               std::string name,
-                               std::vector<TensorSpec> inputs,
+                               std::string name, std::vector<TensorSpec> inputs,
                                std::vector<TensorSpec> outputs)
     : ownedContext(std::move(context)), ownedModule(std::move(module)),
       functionName(std::move(name)), inputs(std::move(inputs)),
@@ -143,8 +142,7 @@ TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
   function.setType(builder.getFunctionType(function.getArgumentTypes(),
                                            resultTypes));
   for (size_t i = 0; i < inputs.size(); ++i)
-    function.setArgAttr(i, "kiln.name",
-                        builder.getStringAttr(inputs[i].name));
+    function.setArgAttr(i, "kiln.name", builder.getStringAttr(inputs[i].name));
   for (size_t i = 0; i < outputs.size(); ++i)
     function.setResultAttr(i, "kiln.name",
                            builder.getStringAttr(outputs[i].name));

@@ -48,17 +48,18 @@ TraceState::TraceState(const std::string &name,
   // it is removed when its trace ends. A context shared with a trace on
   // another thread (through a TracedFunction) may see that thread's
   // diagnostics too; those are left to its handlers.
-  diagnosticHandler.emplace(context, [this, thread = std::this_thread::get_id()](
-                                         mlir::Diagnostic &diag) {
-    if (std::this_thread::get_id() != thread)
-      return mlir::failure();
-    if (!diagnostics.empty())
-      diagnostics += "\n";
-    diagnostics += diag.str();
-    for (const mlir::Diagnostic &note : diag.getNotes())
-      diagnostics += "\nnote: " + note.str();
-    return mlir::success();
-  });
+  diagnosticHandler.emplace(
+      context,
+      [this, thread = std::this_thread::get_id()](mlir::Diagnostic &diag) {
+        if (std::this_thread::get_id() != thread)
+          return mlir::failure();
+        if (!diagnostics.empty())
+          diagnostics += "\n";
+        diagnostics += diag.str();
+        for (const mlir::Diagnostic &note : diag.getNotes())
+          diagnostics += "\nnote: " + note.str();
+        return mlir::success();
+      });
   builder.emplace(context);
 
   llvm::SmallVector<mlir::Type> argTypes;
@@ -235,8 +236,7 @@ std::string TraceState::takeDiagnostics() {
   return taken;
 }
 
-std::pair<std::shared_ptr<mlir::MLIRContext>,
-          mlir::OwningOpRef<mlir::ModuleOp>>
+std::pair<std::shared_ptr<mlir::MLIRContext>, mlir::OwningOpRef<mlir::ModuleOp>>
 TraceState::release() {
   finished = true;
   scopes.clear();

@@ -156,8 +156,7 @@ std::string outputPath() {
 /// exit status for a bad one, 0 if all are good.
 int checkOptions() {
   if (target != "cpu" && target != "cuda")
-    return usageError("unknown target '" + target +
-                      "' (supported: cpu, cuda)");
+    return usageError("unknown target '" + target + "' (supported: cpu, cuda)");
   std::string ptxFeature;
   if (target == "cuda" &&
       !mlir::kiln::isSupportedCudaArch(cudaArch, ptxFeature))

@@ -38,8 +38,7 @@ namespace {
 cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input file>"),
                                    cl::init("-"));
 cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
-                                    cl::value_desc("filename"),
-                                    cl::init("-"));
+                                    cl::value_desc("filename"), cl::init("-"));
 
 cl::extrahelp exitStatusHelp(R"(
 EXIT STATUS:

@@ -41,8 +41,7 @@ TEST(GradContext, TransformsOfATracedFunctionShareItsContext) {
   // trace has a context of its own.
   TracedFunction h = trace("sum_grad", {f64({3}), f64({3})},
                            [](const Tensor &w, const Tensor &x) {
-                             auto inner = [](const Tensor &v,
-                                             const Tensor &y) {
+                             auto inner = [](const Tensor &v, const Tensor &y) {
                                return sum(v * v * y);
                              };
                              return sum(grad(inner, {0})({w, x})[0]);
@@ -82,12 +81,11 @@ TEST(GradContext, DerivedOpsKeepTheUsersLocations) {
     Tensor t = tanh(w * x);
     return sum(t);
   };
-  TracedFunction step =
-      trace("step", {f64({3}), f64({3})}, [&](const Tensor &w,
-                                                const Tensor &x) {
-        Tensors vg = value_and_grad(loss, {0})({w, x});
-        return Tensors{vg[0], w - 0.5 * vg[1]};
-      });
+  TracedFunction step = trace("step", {f64({3}), f64({3})},
+                              [&](const Tensor &w, const Tensor &x) {
+                                Tensors vg = value_and_grad(loss, {0})({w, x});
+                                return Tensors{vg[0], w - 0.5 * vg[1]};
+                              });
   // The forward tanh and the ops of its derivative all point at the line
   // of the tanh in this file.
   int tanhs = 0, atTanhLine = 0;

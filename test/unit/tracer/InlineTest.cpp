@@ -49,8 +49,8 @@ TEST(Inline, NestedTracesShareOneContext) {
 }
 
 TEST(Inline, TraceIntoAGivenContext) {
-  auto f = kiln::trace("f", {kiln::f32({2})},
-                       [](const Tensor &x) { return x * 2; });
+  auto f =
+      kiln::trace("f", {kiln::f32({2})}, [](const Tensor &x) { return x * 2; });
   kiln::TracedFunction g = kiln::detail::traceImpl(
       "g", {kiln::f32({2})},
       [](const Tensors &args) { return Tensors{args[0] + 1}; },
@@ -99,10 +99,10 @@ TEST(Inline, ClonesTheBodyWithCapturesAndLocations) {
 }
 
 TEST(Inline, OutsideATrace) {
-  auto f = kiln::trace("f", {kiln::f32({2})},
-                       [](const Tensor &x) { return x; });
-  std::string m = expectTraceError(
-      [&] { kiln::inlineIntoTrace(f.function(), {}); });
+  auto f =
+      kiln::trace("f", {kiln::f32({2})}, [](const Tensor &x) { return x; });
+  std::string m =
+      expectTraceError([&] { kiln::inlineIntoTrace(f.function(), {}); });
   EXPECT_NE(m.find("kiln::inlineIntoTrace was called outside kiln::trace"),
             std::string::npos)
       << m;
@@ -134,8 +134,7 @@ TEST(Inline, ArgumentsMustMatch) {
                   return kiln::inlineIntoTrace(id.function(), {x, y});
                 });
   });
-  EXPECT_NE(m.find("function 'id' takes 1 arguments, got 2"),
-            std::string::npos)
+  EXPECT_NE(m.find("function 'id' takes 1 arguments, got 2"), std::string::npos)
       << m;
   m = expectTraceError([] {
     kiln::trace("host", {kiln::f32({3})}, [](const Tensor &x) {
@@ -168,8 +167,8 @@ TEST(Inline, NoSymbolReferences) {
       auto caller = b.create<mlir::func::FuncOp>(
           loc, "caller", b.getFunctionType({type}, {type}));
       b.setInsertionPointToEnd(caller.addEntryBlock());
-      auto call = b.create<mlir::func::CallOp>(loc, callee,
-                                               caller.getArguments());
+      auto call =
+          b.create<mlir::func::CallOp>(loc, callee, caller.getArguments());
       b.create<mlir::func::ReturnOp>(loc, call.getResults());
       return kiln::inlineIntoTrace(caller, {x});
     });
