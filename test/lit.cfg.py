@@ -35,6 +35,15 @@ if getattr(config, "kiln_ptxas", ""):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.kiln_ptxas))
 
+# The optional libraries the CPU backend calls where they were found at
+# configure time: oneDNN (f32 matmuls become dnnl_sgemm calls) and LLVM's
+# OpenMP runtime (parallel loops become omp.parallel / __kmpc_fork_call).
+# Tests of the code that calls them are unsupported without them.
+if getattr(config, "kiln_has_dnnl", False):
+    config.available_features.add("dnnl")
+if getattr(config, "kiln_has_openmp", False):
+    config.available_features.add("openmp")
+
 # A loadable CUDA driver (libcuda.so.1): tests of the no-driver errors are
 # unsupported where there is one.
 try:

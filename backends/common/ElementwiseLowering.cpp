@@ -106,6 +106,28 @@ struct FloatMathPattern : ElementwisePattern<Op, FloatMathPattern<Op, MathOp>> {
   }
 };
 
+/// Integer division wraps the one overflowing quotient, INT_MIN / -1, to
+/// INT_MIN as kiln.div defines; arith.divsi leaves it undefined, and x86's
+/// idiv traps on it. A divisor of -1 is replaced by 1 and the quotient by
+/// `0 - lhs`, so divsi never sees -1.
+struct DivPattern : ElementwisePattern<DivOp, DivPattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      DivOp) {
+    if (isa<FloatType>(type))
+      return b.create<arith::DivFOp>(loc, args);
+    Value lhs = args[0], rhs = args[1];
+    Value isMinusOne = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, rhs, scalarConstant(b, loc, type, -1));
+    Value divisor = b.create<arith::SelectOp>(
+        loc, isMinusOne, scalarConstant(b, loc, type, 1), rhs);
+    Value quotient = b.create<arith::DivSIOp>(loc, lhs, divisor);
+    Value negated =
+        b.create<arith::SubIOp>(loc, scalarConstant(b, loc, type, 0), lhs);
+    return b.create<arith::SelectOp>(loc, isMinusOne, negated, quotient);
+  }
+};
+
 struct NegPattern : ElementwisePattern<NegOp, NegPattern> {
   using ElementwisePattern::ElementwisePattern;
   static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
@@ -223,9 +245,9 @@ static Value castScalar(OpBuilder &b, Location loc, Value value, Type to) {
     return b.create<arith::TruncFOp>(loc, to, value);
   }
   if (fromFloat) {
-    // Saturate like the reference evaluator (fptosi alone is poison out of
-    // range): NaN -> 0, >= 2^(w-1) -> max, < -2^(w-1) -> min. The bounds
-    // are powers of two, so comparing against them is exact.
+    // Saturate as kiln.cast defines (fptosi alone is poison out of range):
+    // NaN -> 0, >= 2^(w-1) -> max, < -2^(w-1) -> min. The bounds are powers
+    // of two, so comparing against them is exact.
     unsigned width = to.getIntOrFloatBitWidth();
     double bound = std::ldexp(1.0, width - 1);
     Value converted = b.create<arith::FPToSIOp>(loc, to, value);
@@ -310,7 +332,7 @@ void kiln::populateElementwiseLowerings(RewritePatternSet &patterns) {
   patterns.add<ArithPattern<AddOp, arith::AddFOp, arith::AddIOp>,
                ArithPattern<SubOp, arith::SubFOp, arith::SubIOp>,
                ArithPattern<MulOp, arith::MulFOp, arith::MulIOp>,
-               ArithPattern<DivOp, arith::DivFOp, arith::DivSIOp>,
+               DivPattern,
                ArithPattern<MaxOp, arith::MaximumFOp, arith::MaxSIOp>,
                ArithPattern<MinOp, arith::MinimumFOp, arith::MinSIOp>,
                FloatMathPattern<PowOp, math::PowFOp>,

@@ -10,6 +10,16 @@
 // upstream's versions reduce large arguments poorly, and they are rarely
 // what an ML loop spends its time in.
 //
+// Upstream's log approximation clamps its input to the smallest normal f32
+// (it reads the exponent field, which subnormals do not use), so every
+// subnormal x would give log(FLT_MIN) = -87.34. Before approximating, each
+// f32 log is therefore rewritten as
+//     s = x < FLT_MIN ? x * 2^24 : x;   r = log(s);
+//     log(x) = x < FLT_MIN ? r - 24 ln 2 : r
+// which scales subnormals into the normal range; zero, negative values and
+// -inf take the same branch and keep their results (-inf, NaN, NaN), and NaN
+// compares false and passes through.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
@@ -19,6 +29,8 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
 
 namespace mlir {
 namespace kiln {
@@ -30,6 +42,41 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
+/// A constant of `type` (f32, or a shaped type of f32) holding `value`.
+Value f32Constant(OpBuilder &builder, Location loc, Type type, float value) {
+  auto attr = builder.getF32FloatAttr(value);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return builder.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(shaped, attr.getValue()));
+  return builder.create<arith::ConstantOp>(loc, attr);
+}
+
+/// Rewrites an f32 log so that subnormal inputs are scaled into the normal
+/// range first (see the file header); returns the new log op, which the
+/// polynomial approximation then replaces.
+math::LogOp scaleSubnormalLogInput(math::LogOp log) {
+  OpBuilder builder(log);
+  Location loc = log.getLoc();
+  Value x = log.getOperand();
+  Type type = x.getType();
+  Value minNormal =
+      f32Constant(builder, loc, type, std::numeric_limits<float>::min());
+  Value subnormal = builder.create<arith::CmpFOp>(
+      loc, arith::CmpFPredicate::OLT, x, minNormal);
+  Value scaled = builder.create<arith::MulFOp>(
+      loc, x, f32Constant(builder, loc, type, 0x1p24f));
+  Value input = builder.create<arith::SelectOp>(loc, subnormal, scaled, x);
+  auto scaledLog = builder.create<math::LogOp>(loc, input, log.getFastmath());
+  Value corrected = builder.create<arith::SubFOp>(
+      loc, scaledLog,
+      f32Constant(builder, loc, type, 24.0f * 0.693147180559945309f));
+  Value result =
+      builder.create<arith::SelectOp>(loc, subnormal, corrected, scaledLog);
+  log.replaceAllUsesWith(result);
+  log.erase();
+  return scaledLog;
+}
+
 struct KilnCpuMathApproximationPass
     : kiln::impl::KilnCpuMathApproximationBase<KilnCpuMathApproximationPass> {
   void runOnOperation() override {
@@ -39,6 +86,10 @@ struct KilnCpuMathApproximationPass
           !isa<math::SinOp, math::CosOp>(op))
         ops.push_back(op);
     });
+    for (Operation *&op : ops)
+      if (auto log = dyn_cast<math::LogOp>(op))
+        if (getElementTypeOrSelf(log.getType()).isF32())
+          op = scaleSubnormalLogInput(log);
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
     // Only the ops collected above, and what their rewrites create (log1p

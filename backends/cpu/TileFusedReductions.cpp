@@ -73,6 +73,17 @@ static bool hasReduction(linalg::LinalgOp op) {
          op.getNumReductionLoops() > 0;
 }
 
+/// Whether one of the region's ops has a loop of no iterations (a
+/// reduction over a dim of size zero, or an empty output). Such a region
+/// computes nothing worth a row loop (an empty reduction is its init), and
+/// upstream's tile-and-fuse does not handle empty iteration spaces, so it
+/// stays as it is.
+static bool hasEmptyLoop(ArrayRef<linalg::LinalgOp> ops) {
+  return llvm::any_of(ops, [](linalg::LinalgOp op) {
+    return llvm::is_contained(op.getStaticLoopRanges(), 0);
+  });
+}
+
 /// Whether the tile loop may compute `op` per tile: generics and fills.
 static bool isFusible(Operation *op) {
   return isa<linalg::GenericOp, linalg::FillOp>(op);
@@ -355,6 +366,8 @@ struct KilnCpuTileFusedReductionsPass
         regions[tag].push_back(op);
     });
     for (auto &[tag, ops] : regions) {
+      if (hasEmptyLoop(ops))
+        continue;
       SmallVector<bool> rows;
       linalg::GenericOp consumer = findConsumer(ops, tag, rows);
       if (!consumer)

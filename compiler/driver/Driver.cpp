@@ -1,4 +1,10 @@
 //===- Driver.cpp - From kiln IR to a loadable module ---------------------===//
+//
+// The dialects a compilation needs, the signatures read off the public
+// functions, the lowering pipelines, and compileModule: the one sequence
+// from a kiln module to each EmitKind.
+//
+//===----------------------------------------------------------------------===//
 
 #include "kiln/Compiler/Driver.h"
 
@@ -6,6 +12,7 @@
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/ElementTypes.h"
 #include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/ModelFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -34,6 +41,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 
 using mlir::DialectRegistry;
 using mlir::LogicalResult;
@@ -183,8 +191,26 @@ kiln::translateHostCode(ModuleOp module, llvm::LLVMContext &context,
   return llvmModule;
 }
 
-bool kiln::compileToKmod(ModuleOp module, const CompileOptions &options,
-                         std::vector<uint8_t> &kmod, std::string &error) {
+bool kiln::isTextEmitKind(EmitKind kind) {
+  return kind == EmitKind::Mlir || kind == EmitKind::Llvm ||
+         kind == EmitKind::Ptx;
+}
+
+/// Copies text or bytes into `output`.
+static void assign(llvm::StringRef bytes, std::vector<uint8_t> &output) {
+  output.assign(bytes.bytes_begin(), bytes.bytes_end());
+}
+
+bool kiln::compileModule(ModuleOp module, const CompileOptions &options,
+                         EmitKind emit, std::vector<uint8_t> &output,
+                         std::string &error) {
+  if (emit == EmitKind::Kfb)
+    return writeModelFile(module, output, error);
+  if (emit == EmitKind::Ptx && options.target != Target::Cuda) {
+    error = "PTX is only produced for the CUDA target";
+    return false;
+  }
+
   format::ModuleContents contents;
   contents.target = options.target == Target::Cuda
                         ? "cuda-" + options.cuda.arch
@@ -195,24 +221,53 @@ bool kiln::compileToKmod(ModuleOp module, const CompileOptions &options,
     error = "lowering to the LLVM dialect failed";
     return false;
   }
-  if (options.target == Target::Cuda) {
+  if (emit == EmitKind::Mlir) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.print(os);
+    assign(text, output);
+    return true;
+  }
+  if (options.target == Target::Cuda &&
+      (emit == EmitKind::Ptx || emit == EmitKind::Kmod)) {
     std::string ptx;
     if (!mlir::kiln::extractPtx(module, ptx, error))
       return false;
+    if (emit == EmitKind::Ptx) {
+      assign(ptx, output);
+      return true;
+    }
     contents.deviceCode.assign(ptx.begin(), ptx.end());
   }
+
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =
       translateHostCode(module, context, options, error);
   if (!llvmModule)
     return false;
+  if (emit == EmitKind::Llvm) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    assign(text, output);
+    return true;
+  }
   llvm::SmallVector<char, 0> object;
   if (!mlir::kiln::emitObject(*llvmModule, options.cpu, object, error))
     return false;
+  if (emit == EmitKind::Obj) {
+    output.assign(object.begin(), object.end());
+    return true;
+  }
   if (!mlir::kiln::linkSharedObject(object, contents.code, error))
     return false;
   if (!format::validateModule(contents, error))
     return false;
-  kmod = format::writeModule(contents);
+  output = format::writeModule(contents);
   return true;
+}
+
+bool kiln::compileToKmod(ModuleOp module, const CompileOptions &options,
+                         std::vector<uint8_t> &kmod, std::string &error) {
+  return compileModule(module, options, EmitKind::Kmod, kmod, error);
 }

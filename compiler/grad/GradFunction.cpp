@@ -1,15 +1,16 @@
 //===- GradFunction.cpp - kiln::grad, value_and_grad and vjp --------------===//
 //
 // The user-facing transforms. A GradFunction traces the wrapped function on
-// inputs shaped like the ones it is called with, then hands the traced
-// primal to applyGradKind (InlineDerived.cpp). The overloads on a
-// TracedFunction trace a new function whose body is that same step.
+// inputs shaped like the ones it is called with (inside the active trace, so
+// in its context), then hands the traced primal to applyGradKind
+// (InlineDerived.cpp). The overloads on a TracedFunction trace a new
+// function, in that function's context, whose body is that same step.
 //
 //===----------------------------------------------------------------------===//
 
-#include "TraceState.h"
-
 #include "kiln/Grad.h"
+#include "kiln/Tracer/Inline.h"
+#include "kiln/Tracer/TraceError.h"
 
 namespace kiln {
 
@@ -18,6 +19,10 @@ GradFunction::GradFunction(GradKind kind, detail::RegionFn fn,
     : gradKind(kind), fn(std::move(fn)), wrt(std::move(argnums)), loc(loc) {}
 
 namespace {
+[[noreturn]] void fail(SourceLoc loc, const std::string &message) {
+  throw TraceError(loc, message);
+}
+
 const char *transformName(GradKind kind) {
   return kind == GradKind::Grad           ? "kiln::grad"
          : kind == GradKind::ValueAndGrad ? "kiln::value_and_grad"
@@ -29,7 +34,7 @@ std::vector<TensorSpec> specsOf(const Tensors &tensors, const char *what,
   std::vector<TensorSpec> specs;
   for (const Tensor &tensor : tensors) {
     if (!tensor.defined())
-      detail::fail(loc, std::string(what) + " was given an empty Tensor");
+      fail(loc, std::string(what) + " was given an empty Tensor");
     TensorSpec spec;
     spec.dtype = tensor.dtype();
     spec.shape = tensor.shape();
@@ -41,10 +46,10 @@ std::vector<TensorSpec> specsOf(const Tensors &tensors, const char *what,
 
 Tensors GradFunction::operator()(const Tensors &args) const {
   const char *what = transformName(gradKind);
-  detail::TraceState::requireActive(loc, what);
+  activeTraceContext(what, loc);
   if (gradKind == GradKind::Vjp)
-    detail::fail(loc, "a kiln::vjp function is called with two lists, "
-                      "(primals, cotangents)");
+    fail(loc, "a kiln::vjp function is called with two lists, "
+              "(primals, cotangents)");
   TracedFunction primal =
       detail::traceImpl("primal", specsOf(args, what, loc), fn, loc);
   return detail::applyGradKind(primal, gradKind, wrt, args, loc);
@@ -53,11 +58,11 @@ Tensors GradFunction::operator()(const Tensors &args) const {
 Tensors GradFunction::operator()(const Tensors &primals,
                                  const Tensors &cotangents) const {
   const char *what = transformName(gradKind);
-  detail::TraceState::requireActive(loc, what);
+  activeTraceContext(what, loc);
   if (gradKind != GradKind::Vjp)
-    detail::fail(loc, std::string(what) +
-                          " takes one list of arguments; only kiln::vjp "
-                          "takes cotangents");
+    fail(loc, std::string(what) +
+                  " takes one list of arguments; only kiln::vjp "
+                  "takes cotangents");
   TracedFunction primal =
       detail::traceImpl("primal", specsOf(primals, what, loc), fn, loc);
   specsOf(cotangents, what, loc);
@@ -72,7 +77,7 @@ TracedFunction transformTraced(const TracedFunction &f, GradKind kind,
                                const char *suffix, std::vector<int> argnums,
                                SourceLoc loc) {
   if (!f.module())
-    detail::fail(loc, "kiln::grad: the traced function is empty (moved from)");
+    fail(loc, "kiln::grad: the traced function is empty (moved from)");
   std::vector<TensorSpec> inputs = f.inputSpecs();
   if (kind == GradKind::Vjp)
     for (const TensorSpec &out : f.outputSpecs())
@@ -96,7 +101,7 @@ TracedFunction transformTraced(const TracedFunction &f, GradKind kind,
         }
         return results;
       },
-      loc);
+      loc, f.sharedContext());
 }
 
 } // namespace

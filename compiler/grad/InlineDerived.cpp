@@ -6,39 +6,39 @@
 //      distinct and on float inputs; a rank-0 float loss for grad and
 //      value_and_grad; cotangent types for vjp) so mistakes get a message
 //      in the user's terms rather than the pass's.
-//   2. Copy the primal's module into the active trace's context. A
-//      TracedFunction owns its own MLIRContext, and IR cannot be cloned
-//      across contexts, so the copy goes through MLIR's generic text form
-//      (with locations, which point at the user's source lines).
-//   3. Derive the gradient function there with mlir::kiln::buildGradient or
-//      buildValueAndGradient, collecting its diagnostics.
-//   4. Clone the derived function's body into the block being traced, with
-//      its arguments mapped to the caller's tensors (captured into enclosing
-//      regions as needed), and wrap the returned values as Tensors.
-//
-// The derived function's body is a single block of kiln ops whose regions
-// are isolated from above, so step 4 is a plain clone.
+//   2. Clone the primal's module. The primal was traced in the active
+//      trace's context (a trace started inside another shares its context;
+//      the transforms of a TracedFunction trace into that function's
+//      context), so this is a plain clone that keeps every op, attribute
+//      and location (the user's source lines) as they are.
+//   3. Derive the gradient function in the copy with
+//      mlir::kiln::buildGradient or buildValueAndGradient, collecting its
+//      diagnostics.
+//   4. Inline the derived function into the block being traced
+//      (kiln::inlineIntoTrace), its arguments bound to the caller's tensors.
 //
 //===----------------------------------------------------------------------===//
 
-#include "TraceState.h"
-
 #include "kiln/Grad.h"
 #include "kiln/Passes/Autodiff.h"
+#include "kiln/Tracer/Inline.h"
+#include "kiln/Tracer/TraceError.h"
 
-#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <set>
+#include <thread>
 
 namespace kiln {
 namespace detail {
 
 namespace {
+
+[[noreturn]] void fail(SourceLoc loc, const std::string &message) {
+  throw TraceError(loc, message);
+}
 
 const char *transformName(GradKind kind) {
   switch (kind) {
@@ -125,39 +125,29 @@ void checkRequest(const TracedFunction &primal, GradKind kind,
   }
 }
 
-/// Steps 2 and 3: the derived function, in a module of `context`.
+/// Steps 2 and 3: the derived function, in a copy of the primal's module
+/// held by `holder`.
 mlir::func::FuncOp derive(const TracedFunction &primal, GradKind kind,
                           const std::vector<int> &argnums,
-                          mlir::MLIRContext *context,
                           mlir::OwningOpRef<mlir::ModuleOp> &holder,
                           SourceLoc loc) {
   std::string what = transformName(kind);
-  std::string text;
-  {
-    llvm::raw_string_ostream os(text);
-    mlir::OpPrintingFlags flags;
-    flags.printGenericOpForm();
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-    primal.module().print(os, flags);
-  }
-
   std::string messages;
-  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {
-    if (!messages.empty())
-      messages += "\n";
-    llvm::raw_string_ostream os(messages);
-    os << diag.getLocation() << ": " << diag.str();
-    for (const mlir::Diagnostic &note : diag.getNotes())
-      os << "\nnote: " << note.str();
-    return mlir::success();
-  });
+  mlir::ScopedDiagnosticHandler handler(
+      primal.context(),
+      [&, thread = std::this_thread::get_id()](mlir::Diagnostic &diag) {
+        if (std::this_thread::get_id() != thread)
+          return mlir::failure();
+        if (!messages.empty())
+          messages += "\n";
+        llvm::raw_string_ostream os(messages);
+        os << diag.getLocation() << ": " << diag.str();
+        for (const mlir::Diagnostic &note : diag.getNotes())
+          os << "\nnote: " << note.str();
+        return mlir::success();
+      });
 
-  holder = mlir::parseSourceString<mlir::ModuleOp>(
-      text, mlir::ParserConfig(context));
-  if (!holder)
-    fail(loc, what + ": could not copy the traced function (a bug in the "
-                     "tracer): " +
-                  messages);
+  holder = primal.module().clone();
   auto function = holder->lookupSymbol<mlir::func::FuncOp>(primal.name());
   llvm::SmallVector<unsigned> wrt(argnums.begin(), argnums.end());
   mlir::FailureOr<mlir::func::FuncOp> derived =
@@ -174,34 +164,21 @@ mlir::func::FuncOp derive(const TracedFunction &primal, GradKind kind,
 Tensors applyGradKind(const TracedFunction &primal, GradKind kind,
                       const std::vector<int> &argnums, const Tensors &args,
                       SourceLoc loc) {
-  TraceState &state = TraceState::requireActive(loc, transformName(kind));
+  const char *what = transformName(kind);
+  mlir::MLIRContext *context = activeTraceContext(what, loc);
   checkRequest(primal, kind, argnums, args, loc);
-
-  // Map the arguments first: this also checks that each belongs to the
-  // active trace and captures it into the region being traced.
-  llvm::SmallVector<mlir::Value> operands;
-  for (const Tensor &arg : args)
-    operands.push_back(state.use(arg, loc));
+  if (primal.context() != context)
+    fail(loc, std::string(what) + ": the traced function lives in another "
+                                  "MLIRContext than the trace being recorded");
 
   mlir::OwningOpRef<mlir::ModuleOp> holder;
-  mlir::func::FuncOp derived =
-      derive(primal, kind, argnums, state.getContext(), holder, loc);
+  mlir::func::FuncOp derived = derive(primal, kind, argnums, holder, loc);
 
   // Step 4.
-  mlir::Block &body = derived.getBody().front();
-  mlir::IRMapping mapping;
-  for (auto [arg, operand] : llvm::zip_equal(body.getArguments(), operands))
-    mapping.map(arg, operand);
-  mlir::OpBuilder &builder = state.getBuilder();
-  for (mlir::Operation &op : body.without_terminator())
-    builder.clone(op, mapping);
-
-  Tensors results;
-  mlir::Operation *terminator = body.getTerminator();
+  Tensors results = inlineIntoTrace(derived, args, loc);
   // Grad drops the loss that buildValueAndGradient returns first.
-  unsigned first = kind == GradKind::Grad ? 1 : 0;
-  for (mlir::Value value : terminator->getOperands().drop_front(first))
-    results.push_back(state.wrap(mapping.lookupOrDefault(value)));
+  if (kind == GradKind::Grad)
+    results.erase(results.begin());
   return results;
 }
 

@@ -2,8 +2,9 @@
 //
 // kiln::trace creates the function, runs the user's callable on its
 // arguments with the trace active on this thread, and returns what it built.
-// A trace that throws is discarded completely: the module and context are
-// destroyed and every Tensor of it reports the trace as finished.
+// A trace that throws is discarded completely: the module is destroyed (and
+// the context, unless shared) and every Tensor of it reports the trace as
+// finished.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,10 +19,9 @@
 
 namespace kiln {
 
-TracedFunction::TracedFunction(std::unique_ptr<mlir::MLIRContext> context,
+TracedFunction::TracedFunction(std::shared_ptr<mlir::MLIRContext> context,
                                mlir::OwningOpRef<mlir::ModuleOp> module,
-                               std::string name,
-                               std::vector<TensorSpec> inputs,
+                               std::string name, std::vector<TensorSpec> inputs,
                                std::vector<TensorSpec> outputs)
     : ownedContext(std::move(context)), ownedModule(std::move(module)),
       functionName(std::move(name)), inputs(std::move(inputs)),
@@ -98,7 +98,8 @@ static void nameSpecs(std::vector<TensorSpec> &specs, const char *prefix,
 }
 
 TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
-                         const RegionFn &fn, SourceLoc loc) {
+                         const RegionFn &fn, SourceLoc loc,
+                         std::shared_ptr<mlir::MLIRContext> context) {
   if (name.empty())
     fail(loc, "kiln::trace needs a non-empty function name");
   for (const TensorSpec &spec : inputs)
@@ -108,10 +109,10 @@ TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
                       " has a negative dimension; shapes are static");
   nameSpecs(inputs, "arg", "inputs", loc);
 
-  auto state = std::make_shared<TraceState>(name, inputs, loc);
+  auto state =
+      std::make_shared<TraceState>(name, inputs, loc, std::move(context));
   ActiveTrace active(*state);
   mlir::func::FuncOp function = state->getFunction();
-  mlir::MLIRContext *context = state->getContext();
 
   Tensors args;
   for (mlir::BlockArgument arg : function.getArguments())
@@ -141,20 +142,19 @@ TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
   function.setType(builder.getFunctionType(function.getArgumentTypes(),
                                            resultTypes));
   for (size_t i = 0; i < inputs.size(); ++i)
-    function.setArgAttr(i, "kiln.name",
-                        mlir::StringAttr::get(context, inputs[i].name));
+    function.setArgAttr(i, "kiln.name", builder.getStringAttr(inputs[i].name));
   for (size_t i = 0; i < outputs.size(); ++i)
     function.setResultAttr(i, "kiln.name",
-                           mlir::StringAttr::get(context, outputs[i].name));
+                           builder.getStringAttr(outputs[i].name));
 
   if (mlir::failed(mlir::verify(state->getFunction())))
     fail(loc, "kiln::trace: the traced function does not verify (a bug in "
               "the tracer): " +
                   state->takeDiagnostics());
 
-  auto [ownedContext, module] = state->release();
+  auto [sharedContext, module] = state->release();
   active.completed = true;
-  return TracedFunction(std::move(ownedContext), std::move(module),
+  return TracedFunction(std::move(sharedContext), std::move(module),
                         std::move(name), std::move(inputs), std::move(outputs));
 }
 

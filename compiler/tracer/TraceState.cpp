@@ -14,6 +14,8 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <thread>
+
 namespace kiln {
 namespace detail {
 
@@ -29,20 +31,35 @@ void fail(SourceLoc loc, const std::string &message) {
 }
 
 TraceState::TraceState(const std::string &name,
-                       llvm::ArrayRef<TensorSpec> inputs, SourceLoc loc)
-    : ownedContext(std::make_unique<mlir::MLIRContext>()),
-      context(ownedContext.get()) {
+                       llvm::ArrayRef<TensorSpec> inputs, SourceLoc loc,
+                       std::shared_ptr<mlir::MLIRContext> shared)
+    : sharedContext(std::move(shared)) {
+  if (!sharedContext) {
+    TraceState *outer = active();
+    sharedContext = outer && !outer->finished
+                        ? outer->sharedContext
+                        : std::make_shared<mlir::MLIRContext>();
+  }
+  context = sharedContext.get();
   context->loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
   // Collect diagnostics instead of printing them: they become part of the
-  // TraceError message of whatever op produced them.
-  diagnosticHandler.emplace(context, [this](mlir::Diagnostic &diag) {
-    if (!diagnostics.empty())
-      diagnostics += "\n";
-    diagnostics += diag.str();
-    for (const mlir::Diagnostic &note : diag.getNotes())
-      diagnostics += "\nnote: " + note.str();
-    return mlir::success();
-  });
+  // TraceError message of whatever op produced them. On a shared context
+  // the handler of the trace started last (the innermost) sees them first;
+  // it is removed when its trace ends. A context shared with a trace on
+  // another thread (through a TracedFunction) may see that thread's
+  // diagnostics too; those are left to its handlers.
+  diagnosticHandler.emplace(
+      context,
+      [this, thread = std::this_thread::get_id()](mlir::Diagnostic &diag) {
+        if (std::this_thread::get_id() != thread)
+          return mlir::failure();
+        if (!diagnostics.empty())
+          diagnostics += "\n";
+        diagnostics += diag.str();
+        for (const mlir::Diagnostic &note : diag.getNotes())
+          diagnostics += "\nnote: " + note.str();
+        return mlir::success();
+      });
   builder.emplace(context);
 
   llvm::SmallVector<mlir::Type> argTypes;
@@ -219,15 +236,14 @@ std::string TraceState::takeDiagnostics() {
   return taken;
 }
 
-std::pair<std::unique_ptr<mlir::MLIRContext>,
-          mlir::OwningOpRef<mlir::ModuleOp>>
+std::pair<std::shared_ptr<mlir::MLIRContext>, mlir::OwningOpRef<mlir::ModuleOp>>
 TraceState::release() {
   finished = true;
   scopes.clear();
   builder.reset();
   diagnosticHandler.reset();
   context = nullptr;
-  return {std::move(ownedContext), std::move(module)};
+  return {std::move(sharedContext), std::move(module)};
 }
 
 void TraceState::discard() {
@@ -237,7 +253,7 @@ void TraceState::discard() {
   diagnosticHandler.reset();
   // The module before the context it lives in.
   module = nullptr;
-  ownedContext.reset();
+  sharedContext.reset();
   context = nullptr;
 }
 

@@ -1,8 +1,11 @@
 //===- TraceState.h - The state of one trace being recorded -----*- C++ -*-===//
 //
-// Private to the tracer. A TraceState owns the MLIRContext and module while
-// a function is being traced, the builder, and the stack of scopes (the
-// function body and the control-flow regions currently open). Tensors keep
+// Private to the tracer. A TraceState owns the module while a function is
+// being traced, shares the MLIRContext it lives in, and holds the builder
+// and the stack of scopes (the function body and the control-flow regions
+// currently open). A trace started while another is recording on the same
+// thread shares that trace's context, so IR derived from the inner one can
+// be cloned into the outer one (kiln/Tracer/Inline.h). Tensors keep
 // their TraceState alive through a shared_ptr, so a Tensor that outlives its
 // trace can still tell that the trace is finished instead of touching freed
 // IR.
@@ -76,10 +79,13 @@ std::string typeString(mlir::Type type);
 
 class TraceState : public std::enable_shared_from_this<TraceState> {
 public:
-  /// Creates the context, the module and a function `name` taking tensors
-  /// described by `inputs` (its result types are set when it returns).
+  /// Creates the module and a function `name` taking tensors described by
+  /// `inputs` (its result types are set when it returns), in `context`; if
+  /// that is null, in the context of the trace recording on this thread, or
+  /// else in a new one.
   TraceState(const std::string &name, llvm::ArrayRef<TensorSpec> inputs,
-             SourceLoc loc);
+             SourceLoc loc,
+             std::shared_ptr<mlir::MLIRContext> context = nullptr);
   ~TraceState();
   TraceState(const TraceState &) = delete;
   TraceState &operator=(const TraceState &) = delete;
@@ -142,15 +148,16 @@ public:
 
   /// Ends a successful trace: hands over the context and the module. The
   /// state stays behind, finished, for Tensors that still refer to it.
-  std::pair<std::unique_ptr<mlir::MLIRContext>,
+  std::pair<std::shared_ptr<mlir::MLIRContext>,
             mlir::OwningOpRef<mlir::ModuleOp>>
   release();
-  /// Ends a failed trace: destroys the module and the context.
+  /// Ends a failed trace: destroys the module and lets go of the context
+  /// (destroyed unless another trace or TracedFunction shares it).
   void discard();
 
 private:
-  std::unique_ptr<mlir::MLIRContext> ownedContext;
-  mlir::MLIRContext *context;
+  std::shared_ptr<mlir::MLIRContext> sharedContext;
+  mlir::MLIRContext *context = nullptr;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::func::FuncOp function;
   std::optional<mlir::OpBuilder> builder;

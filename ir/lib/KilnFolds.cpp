@@ -4,12 +4,14 @@
 //
 // Three rules hold for every fold here:
 //  * It keeps the result type exactly, so no user ever sees a type change.
-//  * It never changes what the program computes. Float identities are only
-//    the ones that are exact under IEEE 754 (x * 1, x / 1, x + -0.0, x - +0.0;
-//    not x + +0.0, which turns -0.0 into +0.0, and not x * 0, which is wrong
-//    for NaN and infinity). Elements whose runtime result is undefined
-//    (integer division by zero or INT_MIN / -1, float-to-integer casts out of
-//    range) stop the fold and leave the op to the runtime.
+//  * It never changes what the program computes: each op's description in
+//    KilnOps.td defines what that is, edge cases included (integer division
+//    wraps INT_MIN / -1 to INT_MIN; float-to-integer casts saturate and map
+//    NaN to 0). Float identities are only the ones that are exact under
+//    IEEE 754 (x * 1, x / 1, x + -0.0, x - +0.0; not x + +0.0, which turns
+//    -0.0 into +0.0, and not x * 0, which is wrong for NaN and infinity).
+//    Elements whose result is undefined (integer division by zero) stop the
+//    fold and leave the op to the runtime.
 //  * It never bloats the IR. A folded constant is a splat, or has at most
 //    kMaxFoldedElements elements.
 //
@@ -275,15 +277,12 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   return foldBinary(
       adaptor.getOperands(), getType(),
       [](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        // Division by zero and INT_MIN / -1 have no defined result; leave
-        // them to the runtime rather than invent one.
+        // Division by zero has no defined result; leave it to the runtime
+        // rather than invent one. INT_MIN / -1 wraps to INT_MIN, which is
+        // what APInt's sdiv gives.
         if (b.isZero())
           return std::nullopt;
-        bool overflow;
-        APInt quotient = a.sdiv_ov(b, overflow);
-        if (overflow)
-          return std::nullopt;
-        return quotient;
+        return a.sdiv(b);
       },
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
         return a / b;
@@ -536,6 +535,23 @@ static APInt castInt(const APInt &value, unsigned toWidth) {
   return value.sextOrTrunc(toWidth);
 }
 
+/// Converts one float element to an integer as kiln.cast defines it: to i1
+/// `x != 0` (NaN is nonzero); to i32/i64 rounding toward zero and
+/// saturating at the type's limits, NaN to 0 (llvm.fptosi.sat).
+static APInt castFloatToInt(const APFloat &value, unsigned toWidth) {
+  if (toWidth == 1)
+    return APInt(1, !value.isZero());
+  if (value.isNaN())
+    return APInt::getZero(toWidth);
+  APSInt result(toWidth, /*isUnsigned=*/false);
+  bool isExact;
+  if (value.convertToInteger(result, APFloat::rmTowardZero, &isExact) &
+      APFloat::opInvalidOp)
+    return value.isNegative() ? APInt::getSignedMinValue(toWidth)
+                              : APInt::getSignedMaxValue(toWidth);
+  return result;
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   RankedTensorType type = getType();
   if (getOperand().getType() == type)
@@ -560,17 +576,8 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
         });
   if (isa<FloatType>(from))
     return constFoldCastOp<FloatAttr, IntegerAttr, APFloat, APInt, void>(
-        operands, type, [&](const APFloat &value, bool &ok) {
-          if (toWidth == 1)
-            return APInt(1, !value.isZero());
-          // Truncation toward zero; NaN and out-of-range values have no
-          // defined result and stop the fold.
-          APSInt result(toWidth, /*isUnsigned=*/false);
-          bool isExact;
-          APFloat::opStatus status =
-              value.convertToInteger(result, APFloat::rmTowardZero, &isExact);
-          ok = !(status & APFloat::opInvalidOp);
-          return APInt(result);
+        operands, type, [&](const APFloat &value, bool &) {
+          return castFloatToInt(value, toWidth);
         });
   if (toFloat)
     return constFoldCastOp<IntegerAttr, FloatAttr, APInt, APFloat, void>(

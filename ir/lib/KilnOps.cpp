@@ -402,7 +402,7 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
   return success();
 }
 
-LogicalResult CondOp::verifyRegions() {
+LogicalResult CondOp::verifyRegionSignatures() {
   TypeRange inputs = getInputs().getTypes();
   if (failed(verifyRegion(*this, getThenRegion(), "then", inputs,
                           getResultTypes())))
@@ -425,7 +425,7 @@ LogicalResult WhileOp::verify() {
   return success();
 }
 
-LogicalResult WhileOp::verifyRegions() {
+LogicalResult WhileOp::verifyRegionSignatures() {
   TypeRange inits = getInits().getTypes();
   Type predicate = RankedTensorType::get({}, IntegerType::get(getContext(), 1));
   if (failed(verifyRegion(*this, getCondRegion(), "cond", inits, predicate)))
@@ -449,7 +449,7 @@ LogicalResult ForOp::verify() {
   return success();
 }
 
-LogicalResult ForOp::verifyRegions() {
+LogicalResult ForOp::verifyRegionSignatures() {
   // The first block argument is the iteration index.
   SmallVector<Type> args{
       RankedTensorType::get({}, IntegerType::get(getContext(), 64))};

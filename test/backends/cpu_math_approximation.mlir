@@ -41,3 +41,26 @@ func.func @f64_ops(%x: f64) -> (f64, f64) {
   %e = math.exp %x : f64
   return %t, %e : f64, f64
 }
+
+// -----
+
+// An f32 log first scales subnormal inputs by 2^24 into the normal range
+// (upstream's approximation clamps its input to FLT_MIN) and takes 24 ln 2
+// off their result; the polynomial then sees the selected input.
+// CHECK-LABEL: func.func @log_subnormal(
+// CHECK-SAME:    %[[X:.*]]: vector<16xf32>
+// CHECK:         %[[MIN:.*]] = arith.constant dense<1.17549435E-38> : vector<16xf32>
+// CHECK:         %[[SUB:.*]] = arith.cmpf olt, %[[X]], %[[MIN]] : vector<16xf32>
+// CHECK:         %[[TWO24:.*]] = arith.constant dense<0x4B800000> : vector<16xf32>
+// CHECK:         %[[SCALED:.*]] = arith.mulf %[[X]], %[[TWO24]] : vector<16xf32>
+// CHECK:         %[[IN:.*]] = arith.select %[[SUB]], %[[SCALED]], %[[X]]
+// CHECK-NOT:     math.log
+// CHECK:         arith.cmpf ugt, %[[IN]],
+// CHECK:         %[[LN:.*]] = arith.constant dense<16.6355324> : vector<16xf32>
+// CHECK:         %[[FIXED:.*]] = arith.subf %[[LOG:.*]], %[[LN]] : vector<16xf32>
+// CHECK:         %[[R:.*]] = arith.select %[[SUB]], %[[FIXED]], %[[LOG]]
+// CHECK:         return %[[R]]
+func.func @log_subnormal(%x: vector<16xf32>) -> vector<16xf32> {
+  %l = math.log %x : vector<16xf32>
+  return %l : vector<16xf32>
+}

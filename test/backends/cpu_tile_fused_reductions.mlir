@@ -1,3 +1,4 @@
+// REQUIRES: openmp
 // kiln-cpu-tile-fused-reductions: each kiln.fused region with reductions
 // (softmax, layer norm, log-sum-exp) becomes one scf.forall over its rows,
 // the reductions computed per row inside it; regions without a generic

@@ -1,3 +1,4 @@
+// REQUIRES: dnnl, openmp
 // Shapes large enough for the CPU backend's fast paths: loop nests of at
 // least 65536 iterations run on OpenMP threads, f32 transcendentals become
 // vectorized polynomials, and f32 matmuls of at least 16384 multiply-adds

@@ -1,3 +1,4 @@
+// REQUIRES: openmp
 // Reductions large enough for the CPU backend's split into per-chunk
 // partials (kiln-cpu-parallel-reductions: at least 65536 iterations and
 // fewer than 64 outputs): full reductions, a few rows, a few columns, an

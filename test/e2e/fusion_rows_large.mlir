@@ -1,3 +1,4 @@
+// REQUIRES: openmp
 // Reduction regions as one loop over their rows
 // (kiln-cpu-tile-fused-reductions), at sizes where that loop runs on OpenMP
 // threads: softmax, layer norm and log-sum-exp with row lengths that are a

@@ -1,3 +1,4 @@
+// REQUIRES: dnnl
 // Products of transposes, as backward passes write them (dY * W^T,
 // X^T * dY, attention's Q * K^T): on the CPU, kiln-cpu-fold-transposes-
 // into-matmuls drops the transposed copies and oneDNN's sgemm reads the

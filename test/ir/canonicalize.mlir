@@ -116,29 +116,42 @@ func.func @fold_rank0_i64() -> tensor<i64> {
 
 // -----
 
-// Integer division by zero and INT_MIN / -1 have no defined result: the ops
-// stay, even when the other elements could fold.
-// CHECK-LABEL: func.func @no_fold_int_div_undefined
+// Integer division by zero has no defined result: the ops stay, even when
+// the other elements could fold.
+// CHECK-LABEL: func.func @no_fold_int_div_by_zero
 // CHECK-SAME: (%[[X:.+]]: tensor<2xi32>)
 // CHECK-DAG: %[[NUM:.+]] = kiln.constant dense<[6, 1]> : tensor<2xi32>
 // CHECK-DAG: %[[DEN:.+]] = kiln.constant dense<[3, 0]> : tensor<2xi32>
 // CHECK-DAG: %[[ZERO:.+]] = kiln.constant dense<0> : tensor<2xi32>
-// CHECK-DAG: %[[MIN:.+]] = kiln.constant dense<-2147483648> : tensor<2xi32>
-// CHECK-DAG: %[[NEG1:.+]] = kiln.constant dense<-1> : tensor<2xi32>
 // CHECK: %[[D0:.+]] = kiln.div %[[NUM]], %[[DEN]] : tensor<2xi32>
 // CHECK: %[[D1:.+]] = kiln.div %[[X]], %[[ZERO]] : tensor<2xi32>
-// CHECK: %[[D2:.+]] = kiln.div %[[MIN]], %[[NEG1]] : tensor<2xi32>
-// CHECK: return %[[D0]], %[[D1]], %[[D2]]
-func.func @no_fold_int_div_undefined(%x: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) {
+// CHECK: return %[[D0]], %[[D1]]
+func.func @no_fold_int_div_by_zero(%x: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>) {
   %num = kiln.constant dense<[6, 1]> : tensor<2xi32>
   %den = kiln.constant dense<[3, 0]> : tensor<2xi32>
   %zero = kiln.constant dense<0> : tensor<2xi32>
-  %min = kiln.constant dense<-2147483648> : tensor<2xi32>
-  %neg1 = kiln.constant dense<-1> : tensor<2xi32>
   %0 = kiln.div %num, %den : tensor<2xi32>
   %1 = kiln.div %x, %zero : tensor<2xi32>
-  %2 = kiln.div %min, %neg1 : tensor<2xi32>
-  return %0, %1, %2 : tensor<2xi32>, tensor<2xi32>, tensor<2xi32>
+  return %0, %1 : tensor<2xi32>, tensor<2xi32>
+}
+
+// -----
+
+// The one overflowing quotient, INT_MIN / -1, wraps to INT_MIN (in i32 and
+// in i64), like the lowering and the reference evaluator.
+// CHECK-LABEL: func.func @fold_int_div_overflow_wraps
+// CHECK-DAG: %[[Q32:.+]] = kiln.constant dense<[-2147483648, 2147483647, 3]> : tensor<3xi32>
+// CHECK-DAG: %[[Q64:.+]] = kiln.constant dense<-9223372036854775808> : tensor<i64>
+// CHECK-NOT: kiln.div
+// CHECK: return %[[Q32]], %[[Q64]]
+func.func @fold_int_div_overflow_wraps() -> (tensor<3xi32>, tensor<i64>) {
+  %a = kiln.constant dense<[-2147483648, -2147483647, -7]> : tensor<3xi32>
+  %b = kiln.constant dense<[-1, -1, -2]> : tensor<3xi32>
+  %0 = kiln.div %a, %b : tensor<3xi32>
+  %c = kiln.constant dense<-9223372036854775808> : tensor<i64>
+  %d = kiln.constant dense<-1> : tensor<i64>
+  %1 = kiln.div %c, %d : tensor<i64>
+  return %0, %1 : tensor<3xi32>, tensor<i64>
 }
 
 // -----
@@ -368,19 +381,25 @@ func.func @fold_cast() -> (tensor<3xi32>, tensor<3xi1>, tensor<i1>, tensor<2xf32
 
 // -----
 
-// NaN and out-of-range floats have no integer value: the casts stay.
-// CHECK-LABEL: func.func @no_fold_cast_out_of_range
-// CHECK-DAG: %[[NAN:.+]] = kiln.constant dense<0x7FC00000> : tensor<f32>
-// CHECK-DAG: %[[BIG:.+]] = kiln.constant dense<[1.000000e+00, 3.000000e+09]> : tensor<2xf32>
-// CHECK: %[[C0:.+]] = kiln.cast %[[NAN]] : tensor<f32> to tensor<i32>
-// CHECK: %[[C1:.+]] = kiln.cast %[[BIG]] : tensor<2xf32> to tensor<2xi32>
-// CHECK: return %[[C0]], %[[C1]]
-func.func @no_fold_cast_out_of_range() -> (tensor<i32>, tensor<2xi32>) {
-  %nan = kiln.constant dense<0x7FC00000> : tensor<f32>
-  %0 = kiln.cast %nan : tensor<f32> to tensor<i32>
-  %big = kiln.constant dense<[1.0, 3.0e9]> : tensor<2xf32>
-  %1 = kiln.cast %big : tensor<2xf32> to tensor<2xi32>
-  return %0, %1 : tensor<i32>, tensor<2xi32>
+// Float to i32/i64 saturates: values at or above 2^(w-1) (and +inf) give
+// the largest integer, values below -2^(w-1) (and -inf) the smallest, NaN
+// gives 0; in range, the value is truncated toward zero. f32 2147483520 is
+// the largest f32 below 2^31; -2147483648 is exactly INT32_MIN; f64
+// 2147483647.9 and -2147483648.9 truncate into range.
+// CHECK-LABEL: func.func @fold_cast_saturates
+// CHECK-DAG: %[[I32:.+]] = kiln.constant dense<[0, 0, 2147483647, -2147483648, 2147483647, -2147483648, 2147483520, -2147483648, 2147483647, -2]> : tensor<10xi32>
+// CHECK-DAG: %[[F64:.+]] = kiln.constant dense<[2147483647, -2147483648, 2147483647, -2147483648]> : tensor<4xi32>
+// CHECK-DAG: %[[I64:.+]] = kiln.constant dense<[0, 9223372036854775807, -9223372036854775808, 9223372036854775807, -9223372036854775808, 9223371487098961920]> : tensor<6xi64>
+// CHECK-NOT: kiln.cast
+// CHECK: return %[[I32]], %[[F64]], %[[I64]]
+func.func @fold_cast_saturates() -> (tensor<10xi32>, tensor<4xi32>, tensor<6xi64>) {
+  %f = kiln.constant dense<[0x7FC00000, 0xFFC00000, 0x7F800000, 0xFF800000, 3.0e9, -3.0e9, 2147483520.0, -2147483648.0, 2147483648.0, -2.9]> : tensor<10xf32>
+  %0 = kiln.cast %f : tensor<10xf32> to tensor<10xi32>
+  %d = kiln.constant dense<[2147483647.9, -2147483648.9, 2147483648.0, -2147483649.0]> : tensor<4xf64>
+  %1 = kiln.cast %d : tensor<4xf64> to tensor<4xi32>
+  %g = kiln.constant dense<[0x7FC00000, 0x7F800000, 0xFF800000, 1.0e19, -1.0e19, 9223371487098961920.0]> : tensor<6xf32>
+  %2 = kiln.cast %g : tensor<6xf32> to tensor<6xi64>
+  return %0, %1, %2 : tensor<10xi32>, tensor<4xi32>, tensor<6xi64>
 }
 
 // -----

@@ -1,8 +1,8 @@
 //===- E2EInputs.h - Tests: the end-to-end programs and their inputs -*- C++ -*-===//
 //
-// The end-to-end harnesses (native CPU code and CUDA) run the same programs
-// on the same random inputs, so that a program failing on one target and not
-// on the other points at the target.
+// The end-to-end harness (E2EHarness.h) runs the same programs on the same
+// random inputs on every target, so that a program failing on one target
+// and not on the other points at the target.
 //
 //===----------------------------------------------------------------------===//
 

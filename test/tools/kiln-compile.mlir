@@ -1,5 +1,6 @@
 // kiln-compile: every --emit kind, optimization levels, default output
-// names, and the errors for bad options and bad input.
+// names, reading stdin, and the errors for bad options and bad input (their
+// exit statuses are checked in exit-status.test).
 //
 // RUN: rm -rf %t && split-file %s %t && cd %t
 //
@@ -59,6 +60,19 @@
 // RUN: ls %t | FileCheck %s --check-prefix=DEFAULT
 // DEFAULT-DAG: ramp.kmod
 // DEFAULT-DAG: ramp.o
+//
+// Reading stdin ('-'): text kinds go to stdout; a binary kind needs -o (no
+// file named after the '-' is written), and -o - writes it to stdout.
+// RUN: kiln-compile - --emit=llvm < %t/ramp.mlir | FileCheck %s --check-prefix=LLVM
+// RUN: not kiln-compile - < %t/ramp.mlir 2>&1 | FileCheck %s --check-prefix=STDIN
+// RUN: not kiln-compile - --emit=obj < %t/ramp.mlir 2>&1 | FileCheck %s --check-prefix=STDIN
+// STDIN: kiln-compile: the input is read from stdin, so the output file of a binary --emit kind needs -o (-o - for stdout)
+// RUN: ls %t | FileCheck %s --check-prefix=NO-DASH
+// NO-DASH-NOT: -.
+// RUN: kiln-compile - -o %t/stdin.kmod < %t/ramp.mlir
+// RUN: kiln-run %t/stdin.kmod --list | FileCheck %s --check-prefix=KMOD
+// RUN: kiln-compile - -o - < %t/ramp.mlir > %t/piped.kmod
+// RUN: kiln-run %t/piped.kmod --list | FileCheck %s --check-prefix=KMOD
 //
 // -O0 and -O3 both give working code with the same results:
 // ramp(2, 0.5) = 2 * [0, 1, 2] + 0.5 and sum_{i<5} i = 10.

@@ -6,8 +6,11 @@
 //                                        [--no-dnnl] [--no-parallel]
 //                                        [--memory-report]
 //
-// The input is MLIR text or a .kfb model file (recognized by its file
-// identifier, whatever its name).
+// Only options and files: the options are parsed, the input is read (MLIR
+// text or a .kfb model file, recognized by its file identifier whatever its
+// name), kiln::compileModule (kiln/Compiler/Driver.h) produces the --emit
+// kind and the bytes are written. Exit status 1 for errors in the input, the
+// compilation or the files, 2 for a malformed command line.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,12 +18,9 @@
 #include "kiln/IR/ModelFile.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -35,26 +35,35 @@ namespace {
 /// options linked in are hidden but still accepted).
 cl::OptionCategory compileCategory("kiln-compile options");
 
-enum class Emit { Mlir, Llvm, Obj, Kmod, Kfb, Ptx };
+using kiln::EmitKind;
+
+/// Exit statuses: errors in the input, the compilation or the files, and a
+/// malformed command line.
+constexpr int kFailure = 1;
+constexpr int kUsageError = 2;
 
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<model.mlir or model.kfb>"),
                                    cl::Required,
     cl::cat(compileCategory));
-cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' for stdout)"),
+cl::opt<std::string> outputFilename("o",
+                                    cl::desc("Output file ('-' for stdout; "
+                                             "default: stdout for mlir, llvm "
+                                             "and ptx, <input stem>.kmod, .o "
+                                             "or .kfb otherwise)"),
                                     cl::value_desc("file"),
     cl::cat(compileCategory));
-cl::opt<Emit> emit(
-    "emit", cl::desc("What to produce"), cl::init(Emit::Kmod),
-    cl::values(clEnumValN(Emit::Mlir, "mlir",
+cl::opt<EmitKind> emit(
+    "emit", cl::desc("What to produce"), cl::init(EmitKind::Kmod),
+    cl::values(clEnumValN(EmitKind::Mlir, "mlir",
                           "MLIR in the LLVM dialect, after the whole lowering"),
-               clEnumValN(Emit::Llvm, "llvm", "optimized LLVM IR"),
-               clEnumValN(Emit::Obj, "obj", "a relocatable object file"),
-               clEnumValN(Emit::Kmod, "kmod",
+               clEnumValN(EmitKind::Llvm, "llvm", "optimized LLVM IR"),
+               clEnumValN(EmitKind::Obj, "obj", "a relocatable object file"),
+               clEnumValN(EmitKind::Kmod, "kmod",
                           "a module for the runtime (default)"),
-               clEnumValN(Emit::Kfb, "kfb",
+               clEnumValN(EmitKind::Kfb, "kfb",
                           "the input model as a .kfb file, not compiled"),
-               clEnumValN(Emit::Ptx, "ptx",
+               clEnumValN(EmitKind::Ptx, "ptx",
                           "the PTX of the kernels (--target=cuda)")),
     cl::cat(compileCategory));
 cl::opt<std::string>
@@ -105,26 +114,81 @@ cl::opt<bool> memoryReport(
     cl::init(false),
     cl::cat(compileCategory));
 
-bool writeBytes(StringRef path, ArrayRef<char> bytes) {
-  std::string error;
-  auto output = mlir::openOutputFile(path, &error);
-  if (!output) {
-    errs() << "kiln-compile: " << error << "\n";
-    return false;
-  }
-  output->os().write(bytes.data(), bytes.size());
-  output->keep();
-  return true;
+cl::extrahelp inputAndExitStatusHelp(R"(
+INPUT:
+  MLIR text or a .kfb model file, recognized by its file identifier whatever
+  its name; '-' reads stdin. A binary --emit kind (kmod, obj, kfb) read from
+  stdin needs -o (-o - writes it to stdout).
+
+EXIT STATUS:
+  0 on success; 1 if the input cannot be read or is invalid, compiling it
+  fails or the output cannot be written; 2 for a malformed command line (an
+  unknown option, a missing input, a bad option value).
+)");
+
+int fail(const Twine &message) {
+  errs() << "kiln-compile: " << message << "\n";
+  return kFailure;
 }
 
-std::string defaultOutput() {
-  if (emit == Emit::Mlir || emit == Emit::Llvm || emit == Emit::Ptx)
+int usageError(const Twine &message) {
+  errs() << "kiln-compile: " << message << "\n";
+  return kUsageError;
+}
+
+/// -o, or by default stdout for text and <input stem>.<kind> in the working
+/// directory for binary kinds; empty for a binary kind read from stdin.
+std::string outputPath() {
+  if (!outputFilename.empty())
+    return outputFilename;
+  if (kiln::isTextEmitKind(emit))
     return "-";
+  if (inputFilename == "-")
+    return "";
   StringRef stem = sys::path::stem(inputFilename);
-  StringRef extension = emit == Emit::Obj   ? ".o"
-                        : emit == Emit::Kfb ? ".kfb"
-                                            : ".kmod";
+  StringRef extension = emit == EmitKind::Obj   ? ".o"
+                        : emit == EmitKind::Kfb ? ".kfb"
+                                                : ".kmod";
   return (stem + extension).str();
+}
+
+/// The checks of option values that the parser cannot make; returns the
+/// exit status for a bad one, 0 if all are good.
+int checkOptions() {
+  if (target != "cpu" && target != "cuda")
+    return usageError("unknown target '" + target + "' (supported: cpu, cuda)");
+  std::string ptxFeature;
+  if (target == "cuda" &&
+      !mlir::kiln::isSupportedCudaArch(cudaArch, ptxFeature))
+    return usageError("unsupported CUDA architecture '" + cudaArch +
+                      "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, "
+                      "sm_90)");
+  if (emit == EmitKind::Ptx && target != "cuda")
+    return usageError("--emit=ptx needs --target=cuda");
+  if (optLevel > 3)
+    return usageError("-O" + Twine(optLevel) + " is not a level (0-3)");
+  if (outputPath().empty())
+    return usageError("the input is read from stdin, so the output file of "
+                      "a binary --emit kind needs -o (-o - for stdout)");
+  return 0;
+}
+
+kiln::CompileOptions compileOptions() {
+  kiln::CompileOptions options;
+  options.target = target == "cuda" ? kiln::Target::Cuda : kiln::Target::Cpu;
+  options.cpu.optLevel = optLevel;
+  options.cpu.cpu = targetCpu;
+  options.cpu.fuse = !noFusion;
+  options.cpu.dnnl = !noDnnl;
+  options.cpu.parallel = !noParallel;
+  options.cpu.memoryReport = memoryReport;
+  options.cuda.arch = cudaArch;
+  options.cuda.fuse = !noFusion;
+  options.cuda.memoryReport = memoryReport;
+  options.configurePassManager = [](mlir::PassManager &pm) {
+    (void)mlir::applyPassManagerCLOptions(pm);
+  };
+  return options;
 }
 
 /// Loads the input as a .kfb model file if it carries the .kfb identifier
@@ -135,7 +199,7 @@ mlir::OwningOpRef<mlir::ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
   std::string error;
   auto file = mlir::openInputFile(inputFilename, &error);
   if (!file) {
-    errs() << "kiln-compile: " << error << "\n";
+    fail(error);
     return nullptr;
   }
   ArrayRef<uint8_t> bytes = arrayRefFromStringRef(file->getBuffer());
@@ -144,11 +208,21 @@ mlir::OwningOpRef<mlir::ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
     mlir::OwningOpRef<mlir::ModuleOp> module =
         kiln::readModelFile(bytes, &context, error, inputFilename);
     if (!module)
-      errs() << "kiln-compile: " << inputFilename << ": " << error << "\n";
+      fail(inputFilename + ": " + error);
     return module;
   }
   sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
   return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+}
+
+int writeOutput(StringRef path, ArrayRef<uint8_t> bytes) {
+  std::string error;
+  auto output = mlir::openOutputFile(path, &error);
+  if (!output)
+    return fail(error);
+  output->os() << toStringRef(bytes);
+  output->keep();
+  return 0;
 }
 } // namespace
 
@@ -158,126 +232,32 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   cl::HideUnrelatedOptions(compileCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "kiln ahead-of-time compiler: compiles the public functions of a kiln "
-      "module (.mlir or .kfb) to native code for the host CPU (or, with "
-      "--target=cuda, host code plus PTX kernels) and writes a "
-      "module for the runtime (.kmod), or an intermediate form with "
-      "--emit.\n");
-  if (target != "cpu" && target != "cuda") {
-    errs() << "kiln-compile: unknown target '" << target
-           << "' (supported: cpu, cuda)\n";
-    return 1;
-  }
-  std::string ptxFeature;
-  if (target == "cuda" &&
-      !mlir::kiln::isSupportedCudaArch(cudaArch, ptxFeature)) {
-    errs() << "kiln-compile: unsupported CUDA architecture '" << cudaArch
-           << "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90)\n";
-    return 1;
-  }
-  if (emit == Emit::Ptx && target != "cuda") {
-    errs() << "kiln-compile: --emit=ptx needs --target=cuda\n";
-    return 1;
-  }
-  if (optLevel > 3) {
-    errs() << "kiln-compile: -O" << optLevel << " is not a level (0-3)\n";
-    return 1;
-  }
+  // With an error stream the parser reports bad options and returns instead
+  // of exiting with status 1.
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "kiln ahead-of-time compiler: compiles the public functions of a "
+          "kiln module (.mlir or .kfb) to native code for the host CPU (or, "
+          "with --target=cuda, host code plus PTX kernels) and writes a "
+          "module for the runtime (.kmod), or an intermediate form with "
+          "--emit.\n",
+          &errs()))
+    return kUsageError;
+  if (int status = checkOptions())
+    return status;
 
   mlir::DialectRegistry registry;
   kiln::registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string error;
   mlir::OwningOpRef<mlir::ModuleOp> module = loadInput(sourceMgr, context);
   if (!module)
-    return 1;
+    return kFailure;
 
-  kiln::CompileOptions options;
-  options.cpu.optLevel = optLevel;
-  options.cpu.cpu = targetCpu;
-  options.cpu.fuse = !noFusion;
-  options.target =
-      target == "cuda" ? kiln::Target::Cuda : kiln::Target::Cpu;
-  options.cuda.arch = cudaArch;
-  options.cuda.fuse = !noFusion;
-  options.cpu.dnnl = !noDnnl;
-  options.cpu.parallel = !noParallel;
-  options.cpu.memoryReport = memoryReport;
-  options.cuda.memoryReport = memoryReport;
-  options.configurePassManager = [](mlir::PassManager &pm) {
-    (void)mlir::applyPassManagerCLOptions(pm);
-  };
-  std::string output =
-      outputFilename.empty() ? defaultOutput() : outputFilename.getValue();
-
-  if (emit == Emit::Kfb) {
-    std::vector<uint8_t> kfb;
-    if (!kiln::writeModelFile(*module, kfb, error)) {
-      errs() << "kiln-compile: " << error << "\n";
-      return 1;
-    }
-    return writeBytes(output, ArrayRef<char>(
-                                  reinterpret_cast<const char *>(kfb.data()),
-                                  kfb.size()))
-               ? 0
-               : 1;
-  }
-
-  if (emit == Emit::Kmod) {
-    std::vector<uint8_t> kmod;
-    if (!kiln::compileToKmod(*module, options, kmod, error)) {
-      errs() << "kiln-compile: " << error << "\n";
-      return 1;
-    }
-    return writeBytes(output, ArrayRef<char>(
-                                  reinterpret_cast<const char *>(kmod.data()),
-                                  kmod.size()))
-               ? 0
-               : 1;
-  }
-
-  std::vector<kiln::format::FunctionSignature> signatures;
-  if (!kiln::collectSignatures(*module, signatures, error)) {
-    errs() << "kiln-compile: " << error << "\n";
-    return 1;
-  }
-  if (failed(kiln::lowerToLLVMDialect(*module, options)))
-    return 1;
-  if (emit == Emit::Ptx) {
-    std::string ptx;
-    if (!mlir::kiln::extractPtx(*module, ptx, error)) {
-      errs() << "kiln-compile: " << error << "\n";
-      return 1;
-    }
-    return writeBytes(output, ArrayRef<char>(ptx.data(), ptx.size())) ? 0 : 1;
-  }
-  if (emit == Emit::Mlir) {
-    std::string text;
-    raw_string_ostream os(text);
-    module->print(os);
-    return writeBytes(output, ArrayRef<char>(text.data(), text.size())) ? 0 : 1;
-  }
-  LLVMContext llvmContext;
-  std::unique_ptr<Module> llvmModule =
-      kiln::translateHostCode(*module, llvmContext, options, error);
-  if (!llvmModule) {
-    errs() << "kiln-compile: " << error << "\n";
-    return 1;
-  }
-  if (emit == Emit::Llvm) {
-    std::string text;
-    raw_string_ostream os(text);
-    llvmModule->print(os, nullptr);
-    return writeBytes(output, ArrayRef<char>(text.data(), text.size())) ? 0 : 1;
-  }
-  SmallVector<char, 0> object;
-  if (!mlir::kiln::emitObject(*llvmModule, options.cpu, object, error)) {
-    errs() << "kiln-compile: " << error << "\n";
-    return 1;
-  }
-  return writeBytes(output, object) ? 0 : 1;
+  std::vector<uint8_t> bytes;
+  std::string error;
+  if (!kiln::compileModule(*module, compileOptions(), emit, bytes, error))
+    return fail(error);
+  return writeOutput(outputPath(), bytes);
 }

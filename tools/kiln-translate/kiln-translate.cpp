@@ -5,6 +5,8 @@
 //
 // A thin driver over kiln/IR/ModelFile.h. The MLIR it prints is what
 // kiln-opt would print for the same module, so the two can be compared.
+// Exit status 1 for a bad input or a file that cannot be read or written,
+// 2 for a malformed command line.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +49,21 @@ cl::opt<std::string> outputFilename("o",
                                     cl::value_desc("file"), cl::init("-"),
     cl::cat(translateCategory));
 
+cl::extrahelp exitStatusHelp(R"(
+EXIT STATUS:
+  0 on success; 1 if the input cannot be read or is not a valid module, or
+  the output cannot be written; 2 for a malformed command line (an unknown
+  option, no or two conversions, a bad option value).
+)");
+
+/// Exit statuses: errors in the input or the files, and a malformed command
+/// line.
+constexpr int kFailure = 1;
+constexpr int kUsageError = 2;
+
 int fail(const Twine &message) {
   errs() << "kiln-translate: " << message << "\n";
-  return 1;
+  return kFailure;
 }
 
 int writeOutput(StringRef bytes) {
@@ -70,7 +84,7 @@ int mlirToKfb(mlir::MLIRContext &context, std::unique_ptr<MemoryBuffer> input) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
-    return 1;
+    return kFailure;
   std::vector<uint8_t> bytes;
   std::string error;
   if (!kiln::writeModelFile(*module, bytes, error))
@@ -99,13 +113,19 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   cl::HideUnrelatedOptions(translateCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "kiln-translate: converts kiln modules between MLIR text and the .kfb "
-      "model format\n");
+  // With an error stream the parser reports bad options and returns instead
+  // of exiting with status 1.
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "kiln-translate: converts kiln modules between MLIR text and the "
+          ".kfb model format\n",
+          &errs()))
+    return kUsageError;
 
-  if (direction == Direction::Unset)
-    return fail("give --mlir-to-kfb or --kfb-to-mlir");
+  if (direction == Direction::Unset || direction.getNumOccurrences() > 1) {
+    errs() << "kiln-translate: give one of --mlir-to-kfb and --kfb-to-mlir\n";
+    return kUsageError;
+  }
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();

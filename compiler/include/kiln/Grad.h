@@ -12,8 +12,9 @@
 // A transformed function is an ordinary traceable callable: called while a
 // function is being traced (inside kiln::trace, kiln::jit or another
 // transform), it traces the wrapped function on fresh inputs of the same
-// types, derives its gradient ahead of time (mlir::kiln::buildGradient) and
-// inlines the derived computation into the enclosing trace. So forward,
+// types (in the enclosing trace's MLIRContext), derives its gradient ahead
+// of time (mlir::kiln::buildGradient) and inlines the derived computation
+// into the enclosing trace (kiln/Tracer/Inline.h). So forward,
 // backward and whatever uses the gradients compile into one function.
 //
 // The wrapped function must get every tensor it uses through its
@@ -123,7 +124,7 @@ GradFunction vjp(F &&fn, std::vector<int> argnums = {0},
 
 /// The same transforms applied to an already traced function; the result
 /// is a new traced function `<name>_grad`, `<name>_value_and_grad` or
-/// `<name>_vjp` in its own context. Gradient outputs are named `d<input>`;
+/// `<name>_vjp` in f's context. Gradient outputs are named `d<input>`;
 /// vjp cotangent inputs `d<output>`.
 TracedFunction grad(const TracedFunction &f, std::vector<int> argnums = {0},
                     SourceLoc loc = SourceLoc::current());

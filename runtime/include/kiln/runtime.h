@@ -48,9 +48,11 @@ typedef enum kiln_status_code_t {
    * (libcuda.so.1), no CUDA device, or a module for another device than the
    * one asked for. */
   KILN_STATUS_DEVICE_UNAVAILABLE = 7,
-  /* The device failed while running a call: a kernel could not be loaded
-   * (the message carries the PTX JIT's error log) or launched, a device
-   * allocation or copy failed. */
+  /* The device is there but failed: it could not be opened (a driver
+   * library without the driver API, cuInit failing for another reason than
+   * there being no device, no context or stream), a kernel could not be
+   * loaded (the message carries the PTX JIT's error log) or launched, a
+   * device allocation or copy failed. */
   KILN_STATUS_DEVICE_ERROR = 8,
 } kiln_status_code_t;
 
@@ -171,9 +173,10 @@ typedef enum kiln_device_t {
 /* Short name: "cpu", "cuda", or "invalid". */
 const char *kiln_device_name(kiln_device_t device);
 
-/* NULL if `device` can run modules on this machine. For CUDA, an error
- * (KILN_STATUS_DEVICE_UNAVAILABLE) when no driver can be loaded - "no CUDA
- * driver found ..." - or it reports no device. */
+/* NULL if `device` can run modules on this machine. For CUDA,
+ * KILN_STATUS_DEVICE_UNAVAILABLE when no driver can be loaded - "no CUDA
+ * driver found ..." - or it reports no device, KILN_STATUS_DEVICE_ERROR
+ * when the device is there but cannot be opened. */
 kiln_status_t kiln_device_check(kiln_device_t device);
 
 /* The device the module's functions run on. */
@@ -208,10 +211,12 @@ kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
 
 /* Load as kiln_module_load_memory / kiln_module_load_file do, but fail with
  * KILN_STATUS_DEVICE_UNAVAILABLE unless the module was compiled for
- * `device` and, for CUDA, the device can be opened now. (The plain loaders
- * take the device from the module and open a CUDA device at the first
- * call, so that a CUDA module can be loaded and listed without CUDA; the
- * call then fails with KILN_STATUS_DEVICE_UNAVAILABLE.) */
+ * `device` and, for CUDA, the device can be opened now (as
+ * kiln_device_check says, KILN_STATUS_DEVICE_ERROR for a device that is
+ * there but cannot be opened). (The plain loaders take the device from the
+ * module and open a CUDA device at the first call, so that a CUDA module can
+ * be loaded and listed without CUDA; the call then fails with
+ * KILN_STATUS_DEVICE_UNAVAILABLE.) */
 kiln_status_t kiln_module_load_memory_on(kiln_device_t device,
                                          const void *data, size_t size,
                                          kiln_module_t **out_module);

@@ -9,8 +9,8 @@
 #include "Module.h"
 #include "Status.h"
 
-#include "../cuda/CudaDevice.h"
-#include "../cuda/GpuRuntimeShim.h"
+#include "cuda/CudaDevice.h"
+#include "cuda/GpuRuntimeShim.h"
 
 #include <cerrno>
 #include <cstring>

@@ -5,7 +5,7 @@
 
 #include "NativeLibrary.h"
 
-#include "../cuda/CudaDevice.h"
+#include "cuda/CudaDevice.h"
 
 #include "kiln/ModuleFormat.h"
 #include "kiln/runtime.h"

@@ -2,7 +2,7 @@
 
 #include "CudaDevice.h"
 
-#include "../api/Status.h"
+#include "api/Status.h"
 
 #include <algorithm>
 #include <cstring>
@@ -37,38 +37,49 @@ kiln_status_t CudaDevice::open() {
 kiln_status_t CudaDevice::openLocked() {
   if (streamHandle)
     return nullptr;
+  // Only a missing driver or a machine without a device is "unavailable";
+  // any other failure to open a device that is there is a device error, so
+  // that callers (and tests) do not mistake a broken setup for an absent one.
   std::string error;
   std::unique_ptr<CudaDriver> loaded = loadDefaultCudaDriver(error);
   if (!loaded)
-    return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE, error);
+    return makeStatus(error.rfind("no CUDA driver found", 0) == 0
+                          ? KILN_STATUS_DEVICE_UNAVAILABLE
+                          : KILN_STATUS_DEVICE_ERROR,
+                      error);
   // A failed attempt leaves nothing behind, so a later one starts afresh.
   std::unique_ptr<CudaDevice> cuda(new CudaDevice());
   cuda->driver = std::move(loaded);
   CudaDriver &d = *cuda->driver;
-  auto unavailable = [&](const std::string &what, CUresult result) {
-    return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE,
+  auto failed = [&](const std::string &what, CUresult result) {
+    return makeStatus(KILN_STATUS_DEVICE_ERROR,
                       "CUDA: " + what + " failed: " + d.describe(result));
   };
-  if (CUresult result = d.init(0))
-    return unavailable("cuInit", result);
+  if (CUresult result = d.init(0)) {
+    if (result == CUDA_ERROR_NO_DEVICE)
+      return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE,
+                        "CUDA: no CUDA device (cuInit: " + d.describe(result) +
+                            ")");
+    return failed("cuInit", result);
+  }
   int count = 0;
   if (CUresult result = d.deviceGetCount(&count))
-    return unavailable("cuDeviceGetCount", result);
+    return failed("cuDeviceGetCount", result);
   if (count <= 0)
     return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE,
                       "CUDA: the driver reports no CUDA device");
   if (CUresult result = d.deviceGet(&cuda->device, 0))
-    return unavailable("cuDeviceGet", result);
+    return failed("cuDeviceGet", result);
   if (CUresult result = d.devicePrimaryCtxRetain(&cuda->context, cuda->device))
-    return unavailable("cuDevicePrimaryCtxRetain", result);
+    return failed("cuDevicePrimaryCtxRetain", result);
   cuda->contextRetained = true;
   if (CUresult result = d.ctxPushCurrent(cuda->context))
-    return unavailable("cuCtxPushCurrent", result);
+    return failed("cuCtxPushCurrent", result);
   CUresult created = d.streamCreate(&cuda->streamHandle, 0);
   CUcontext popped = nullptr;
   d.ctxPopCurrent(&popped);
   if (created)
-    return unavailable("cuStreamCreate", created);
+    return failed("cuStreamCreate", created);
   driver = std::move(cuda->driver);
   device = cuda->device;
   context = cuda->context;

@@ -77,7 +77,9 @@ public:
 
   /// Loads the driver (loadDefaultCudaDriver), initializes it, takes device
   /// 0's primary context and creates the stream; does nothing once open.
-  /// Errors are KILN_STATUS_DEVICE_UNAVAILABLE ("no CUDA driver found ...").
+  /// No driver or no device is KILN_STATUS_DEVICE_UNAVAILABLE ("no CUDA
+  /// driver found ...", "... no CUDA device"); any other failure is
+  /// KILN_STATUS_DEVICE_ERROR.
   kiln_status_t open();
 
   /// Opens the device if needed, then runs `entry` (the host code's `void entry(void **args)`) on device

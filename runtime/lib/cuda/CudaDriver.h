@@ -30,6 +30,8 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+/// What cuInit returns on a machine with a driver but no CUDA device.
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 /// CUjit_option values used to collect the PTX JIT's logs.
 constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
 constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;

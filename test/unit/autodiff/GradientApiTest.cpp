@@ -43,6 +43,15 @@ protected:
     return module;
   }
 
+  /// Parses a program that several tests share, from
+  /// test/unit/autodiff/Inputs.
+  mlir::OwningOpRef<mlir::ModuleOp> parseInput(llvm::StringRef name) {
+    std::string path = (llvm::Twine(KILN_TEST_INPUTS_DIR) + "/" + name).str();
+    auto module = mlir::parseSourceFile<mlir::ModuleOp>(path, context.get());
+    EXPECT_TRUE(module) << "cannot parse " << path << "\n" << diagnostics;
+    return module;
+  }
+
   static std::string print(mlir::Operation *op) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -62,22 +71,8 @@ protected:
   std::string diagnostics;
 };
 
-constexpr const char *kSignatureModule = R"(
-func.func @f(%x: tensor<4xf32> {kiln.name = "x"}, %n: tensor<i32>, %w: tensor<4xf32> {kiln.name = "w"})
-    -> (tensor<f32> {kiln.name = "loss"}, tensor<i32> {kiln.name = "count"}) {
-  %m = kiln.mul %x, %w : tensor<4xf32>
-  %s = kiln.reduce_sum %m, dims = [0] : tensor<4xf32>
-  %k = kiln.add %n, %n : tensor<i32>
-  return %s, %k : tensor<f32>, tensor<i32>
-}
-func.func @g(%x: tensor<3xf64>) -> tensor<3xf64> {
-  %e = kiln.exp %x : tensor<3xf64>
-  return %e : tensor<3xf64>
-}
-)";
-
 TEST_F(GradientApi, SignatureOfTheGradientFunction) {
-  auto module = parse(kSignatureModule);
+  auto module = parseInput("signature.mlir");
   ASSERT_TRUE(module);
   auto f = module->lookupSymbol<mlir::func::FuncOp>("f");
   mlir::FailureOr<mlir::func::FuncOp> grad = mlir::kiln::buildGradient(f);
@@ -99,7 +94,7 @@ TEST_F(GradientApi, SignatureOfTheGradientFunction) {
 }
 
 TEST_F(GradientApi, WrtOrderAndCustomName) {
-  auto module = parse(kSignatureModule);
+  auto module = parseInput("signature.mlir");
   ASSERT_TRUE(module);
   auto f = module->lookupSymbol<mlir::func::FuncOp>("f");
   auto grad = mlir::kiln::buildGradient(f, {2, 0}, "backward");

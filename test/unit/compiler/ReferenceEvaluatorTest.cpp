@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
 
@@ -75,6 +76,18 @@ protected:
     if (!module)
       return nullptr;
     return module->lookupSymbol<func::FuncOp>("main");
+  }
+
+  /// The text of a program that several tests share, from
+  /// test/unit/compiler/Inputs.
+  static std::string readInput(StringRef name) {
+    std::string path = (llvm::Twine(KILN_TEST_INPUTS_DIR) + "/" + name).str();
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer) {
+      ADD_FAILURE() << "cannot read " << path;
+      return "";
+    }
+    return (*buffer)->getBuffer().str();
   }
 
   /// Evaluates @main of `source`; an evaluation error fails the test.
@@ -1063,40 +1076,33 @@ TEST_F(ReferenceEvaluatorTest, RecursiveCall) {
 // Errors
 //===----------------------------------------------------------------------===//
 
-const char *addSource = R"mlir(
-  func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
-    %c = kiln.add %a, %b : tensor<2xf32>
-    func.return %c : tensor<2xf32>
-  }
-)mlir";
-
 TEST_F(ReferenceEvaluatorTest, WrongInputCountIsAnError) {
   std::string error =
-      runError(addSource, {floats(b.getF32Type(), {2}, {1, 2})});
+      runError(readInput("add.mlir"), {floats(b.getF32Type(), {2}, {1, 2})});
   EXPECT_EQ(error, "expected 2 inputs but got 1 in func.func @main at "
-                   "test.mlir:2:3");
+                   "test.mlir:2:1");
 }
 
 TEST_F(ReferenceEvaluatorTest, WrongInputShapeOrDtypeIsAnError) {
   HostTensor good = floats(b.getF32Type(), {2}, {1, 2});
-  std::string shape =
-      runError(addSource, {good, floats(b.getF32Type(), {3}, {1, 2, 3})});
+  std::string shape = runError(readInput("add.mlir"),
+                               {good, floats(b.getF32Type(), {3}, {1, 2, 3})});
   EXPECT_NE(shape.find("input #1 is tensor<3xf32> but the argument is "
                        "tensor<2xf32>"),
             std::string::npos)
       << shape;
-  std::string dtype =
-      runError(addSource, {floats(b.getF64Type(), {2}, {1, 2}), good});
+  std::string dtype = runError(readInput("add.mlir"),
+                               {floats(b.getF64Type(), {2}, {1, 2}), good});
   EXPECT_NE(dtype.find("input #0 is tensor<2xf64>"), std::string::npos)
       << dtype;
   HostTensor untyped;
   untyped.shape = {2};
-  std::string missing = runError(addSource, {good, untyped});
+  std::string missing = runError(readInput("add.mlir"), {good, untyped});
   EXPECT_NE(missing.find("without an element type"), std::string::npos)
       << missing;
   HostTensor truncated = good;
   truncated.f.pop_back();
-  std::string storage = runError(addSource, {good, truncated});
+  std::string storage = runError(readInput("add.mlir"), {good, truncated});
   EXPECT_NE(storage.find("stores 1 elements but its shape has 2"),
             std::string::npos)
       << storage;

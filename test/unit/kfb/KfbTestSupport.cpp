@@ -53,6 +53,10 @@ std::string readFile(const std::string &path) {
   return contents.str();
 }
 
+std::string readInput(const std::string &name) {
+  return readFile(std::string(KILN_TEST_INPUTS_DIR) + "/" + name);
+}
+
 KfbTest::KfbTest() : context(kilnRegistry()) {
   context.loadAllAvailableDialects();
 }

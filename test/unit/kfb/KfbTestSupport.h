@@ -23,6 +23,10 @@ std::vector<std::string> suitePrograms();
 /// The contents of \p path; fails the test if it cannot be read.
 std::string readFile(const std::string &path);
 
+/// The contents of the fixture \p name in test/unit/kfb/Inputs, the
+/// programs that several tests share.
+std::string readInput(const std::string &name);
+
 /// A context with the kiln and func dialects, and helpers around it.
 class KfbTest : public ::testing::Test {
 protected:

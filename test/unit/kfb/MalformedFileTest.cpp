@@ -96,21 +96,6 @@ protected:
   }
 };
 
-constexpr const char *kNeg = R"mlir(
-  func.func @f(%x: tensor<4xf32> {kiln.name = "x"}) -> tensor<4xf32> {
-    %y = kiln.neg %x : tensor<4xf32>
-    return %y : tensor<4xf32>
-  }
-)mlir";
-
-constexpr const char *kConstants = R"mlir(
-  func.func @f() -> (tensor<4xf32>, tensor<3xi1>) {
-    %a = kiln.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-    %b = kiln.constant dense<[true, false, true]> : tensor<3xi1>
-    return %a, %b : tensor<4xf32>, tensor<3xi1>
-  }
-)mlir";
-
 //===----------------------------------------------------------------------===//
 // Sharing
 //===----------------------------------------------------------------------===//
@@ -220,7 +205,7 @@ TEST_F(MalformedFileTest, OverlappingVectors) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(MalformedFileTest, BadBooleanByte) {
-  EXPECT_EQ(errorAfter(kConstants,
+  EXPECT_EQ(errorAfter(readInput("constants.mlir"),
                        [](kfb::ModelT &model) {
                          model.buffers.at(1)->data.at(1) = 2;
                        }),
@@ -231,7 +216,7 @@ TEST_F(MalformedFileTest, BadBooleanByte) {
 TEST_F(MalformedFileTest, SplatFlagOnFullBuffer) {
   EXPECT_EQ(
       errorAfter(
-          kConstants,
+          readInput("constants.mlir"),
           [](kfb::ModelT &model) {
             op(model, 0).attributes.at(0)->value.AsDenseElementsAttr()->splat =
                 true;
@@ -244,7 +229,7 @@ TEST_F(MalformedFileTest, SplatFlagOnFullBuffer) {
 TEST_F(MalformedFileTest, EmptySplat) {
   EXPECT_EQ(
       errorAfter(
-          kConstants,
+          readInput("constants.mlir"),
           [](kfb::ModelT &model) {
             auto *elements =
                 op(model, 0).attributes.at(0)->value.AsDenseElementsAttr();
@@ -259,7 +244,7 @@ TEST_F(MalformedFileTest, EmptySplat) {
 TEST_F(MalformedFileTest, BufferSharedAcrossTypes) {
   EXPECT_EQ(
       errorAfter(
-          kConstants,
+          readInput("constants.mlir"),
           [](kfb::ModelT &model) {
             op(model, 1).attributes.at(0)->value.AsDenseElementsAttr()->buffer =
                 0;
@@ -271,7 +256,7 @@ TEST_F(MalformedFileTest, BufferSharedAcrossTypes) {
 }
 
 TEST_F(MalformedFileTest, HugeShape) {
-  EXPECT_EQ(errorAfter(kConstants,
+  EXPECT_EQ(errorAfter(readInput("constants.mlir"),
                        [](kfb::ModelT &model) {
                          op(model, 0).result_types.at(0)->shape = {
                              int64_t(1) << 40, int64_t(1) << 40};
@@ -305,7 +290,7 @@ TEST_F(MalformedFileTest, HugeSplatIsCheap) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(MalformedFileTest, FloatBitsOutOfRange) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          kfb::FloatAttrT value;
                          value.type = kfb::DType::F16;
@@ -318,7 +303,7 @@ TEST_F(MalformedFileTest, FloatBitsOutOfRange) {
 }
 
 TEST_F(MalformedFileTest, FloatOfIntegerType) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          kfb::FloatAttrT value;
                          value.type = kfb::DType::I32;
@@ -331,7 +316,7 @@ TEST_F(MalformedFileTest, FloatOfIntegerType) {
 }
 
 TEST_F(MalformedFileTest, BooleanOutOfRange) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          op(model, 0).attributes.push_back(named(
                              "kiln.flag", attr(integer(kfb::DType::I1, 2))));
@@ -341,7 +326,7 @@ TEST_F(MalformedFileTest, BooleanOutOfRange) {
 }
 
 TEST_F(MalformedFileTest, IntegerOfFloatType) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          op(model, 0).attributes.push_back(named(
                              "kiln.n", attr(integer(kfb::DType::F32, 1))));
@@ -351,7 +336,7 @@ TEST_F(MalformedFileTest, IntegerOfFloatType) {
 }
 
 TEST_F(MalformedFileTest, AttributeWithoutValue) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          op(model, 0).attributes.push_back(
                              named("kiln.empty", kfb::AttributeValueUnion()));
@@ -361,7 +346,7 @@ TEST_F(MalformedFileTest, AttributeWithoutValue) {
 }
 
 TEST_F(MalformedFileTest, AttributeWithEmptyName) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          op(model, 0).attributes.push_back(
                              named("", attr(kfb::UnitAttrT())));
@@ -372,7 +357,7 @@ TEST_F(MalformedFileTest, AttributeWithEmptyName) {
 
 TEST_F(MalformedFileTest, NestedAttributeError) {
   EXPECT_EQ(
-      errorAfter(kNeg,
+      errorAfter(readInput("neg.mlir"),
                  [](kfb::ModelT &model) {
                    kfb::ArrayAttrT array;
                    auto element = std::make_unique<kfb::AttributeT>();
@@ -411,7 +396,7 @@ TEST_F(MalformedFileTest, UnknownAttributeKind) {
 }
 
 TEST_F(MalformedFileTest, SymbolRefEmpty) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          op(model, 0).attributes.push_back(named(
                              "kiln.ref", attr(kfb::FlatSymbolRefAttrT())));
@@ -426,20 +411,20 @@ TEST_F(MalformedFileTest, SymbolRefEmpty) {
 
 TEST_F(MalformedFileTest, NestedFunction) {
   EXPECT_EQ(
-      errorAfter(kNeg,
+      errorAfter(readInput("neg.mlir"),
                  [](kfb::ModelT &model) { op(model, 0).name = "func.func"; }),
       "function 'f', op #0 ('func.func'): functions cannot be nested "
       "(func.func may only appear as a function of the model)");
 }
 
 TEST_F(MalformedFileTest, EmptyFunctionName) {
-  EXPECT_EQ(
-      errorAfter(kNeg, [](kfb::ModelT &model) { function(model).name = ""; }),
-      "module, function #0: the function has an empty name");
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
+                       [](kfb::ModelT &model) { function(model).name = ""; }),
+            "module, function #0: the function has an empty name");
 }
 
 TEST_F(MalformedFileTest, BadVisibility) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          function(model).visibility = "protected";
                        }),
@@ -448,7 +433,7 @@ TEST_F(MalformedFileTest, BadVisibility) {
 }
 
 TEST_F(MalformedFileTest, ReservedFunctionAttribute) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          kfb::StringAttrT name;
                          name.value = "g";
@@ -461,7 +446,7 @@ TEST_F(MalformedFileTest, ReservedFunctionAttribute) {
 }
 
 TEST_F(MalformedFileTest, ModuleNameAttribute) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          kfb::StringAttrT name;
                          name.value = "m";
@@ -473,7 +458,7 @@ TEST_F(MalformedFileTest, ModuleNameAttribute) {
 }
 
 TEST_F(MalformedFileTest, ModuleVisibilityOfWrongKind) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          model.attributes.push_back(
                              named("sym_visibility",
@@ -484,7 +469,7 @@ TEST_F(MalformedFileTest, ModuleVisibilityOfWrongKind) {
 }
 
 TEST_F(MalformedFileTest, PortNameTwice) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          kfb::StringAttrT name;
                          name.value = "z";
@@ -500,7 +485,7 @@ TEST_F(MalformedFileTest, PortNameTwice) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(MalformedFileTest, EntryBlockDoesNotMatchSignature) {
-  EXPECT_EQ(errorAfter(kNeg,
+  EXPECT_EQ(errorAfter(readInput("neg.mlir"),
                        [](kfb::ModelT &model) {
                          entry(model).argument_types.clear();
                          // %0 is now the negation's own result.
@@ -516,7 +501,7 @@ TEST_F(MalformedFileTest, EntryBlockDoesNotMatchSignature) {
 
 TEST_F(MalformedFileTest, YieldOutsideControlFlow) {
   EXPECT_TRUE(startsWith(
-      errorAfter(kNeg,
+      errorAfter(readInput("neg.mlir"),
                  [](kfb::ModelT &model) { op(model, 1).name = "kiln.yield"; }),
       "function 'f', op #1 ('kiln.yield'): 'kiln.yield' "
       "op expects parent op to be one of"));
@@ -526,16 +511,7 @@ TEST_F(MalformedFileTest, ValueCapturedAcrossIsolation) {
   // The loop body uses the function's argument instead of its own: the
   // checks let it through (it is visible), the verifier does not (kiln
   // regions are isolated from above).
-  EXPECT_TRUE(startsWith(errorAfter(R"mlir(
-    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-      %y = kiln.for 2 iterations (%x) : (tensor<4xf32>) {
-      ^bb0(%i: tensor<i64>, %h: tensor<4xf32>):
-        %t = kiln.tanh %h : tensor<4xf32>
-        kiln.yield %t : tensor<4xf32>
-      }
-      return %y : tensor<4xf32>
-    }
-  )mlir",
+  EXPECT_TRUE(startsWith(errorAfter(readInput("tanh_loop.mlir"),
                                     [](kfb::ModelT &model) {
                                       // %0 = x, %1 = y, %2 = i, %3 = h.
                                       op(model, 0)

@@ -76,16 +76,7 @@ TEST_F(ModelFileTest, ReadsIntoAContextWithoutTheDialects) {
 /// An op read from a file is located by its place in the file, so that
 /// later diagnostics about it can say which op they mean.
 TEST_F(ModelFileTest, LocationsNameThePlaceInTheFile) {
-  std::vector<uint8_t> bytes = writeText(R"mlir(
-    func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
-      %y = kiln.for 2 iterations (%x) : (tensor<2xf32>) {
-      ^bb0(%i: tensor<i64>, %h: tensor<2xf32>):
-        %t = kiln.tanh %h : tensor<2xf32>
-        kiln.yield %t : tensor<2xf32>
-      }
-      return %y : tensor<2xf32>
-    }
-  )mlir");
+  std::vector<uint8_t> bytes = writeText(readInput("tanh_loop.mlir"));
   std::string error;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       readModelFile(bytes, &context, error, "model.kfb");

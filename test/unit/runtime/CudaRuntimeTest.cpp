@@ -10,7 +10,7 @@
 
 #include "TestSupport.h"
 
-#include "../../../runtime/lib/cuda/CudaDriver.h"
+#include "cuda/CudaDriver.h"
 
 #include <gtest/gtest.h>
 
@@ -35,6 +35,9 @@ constexpr CUresult kLaunchFailed = 719;
 /// What the fake driver saw, and how it should misbehave.
 struct FakeState {
   int devices = 1;
+  /// What cuInit and cuDevicePrimaryCtxRetain return.
+  CUresult initResult = CUDA_SUCCESS;
+  CUresult retainResult = CUDA_SUCCESS;
   std::string rejectPtxWithLog;
   bool failLaunch = false;
   int moduleLoads = 0, functionLookups = 0, launches = 0, htod = 0, dtoh = 0;
@@ -62,7 +65,7 @@ struct FakeState {
 class FakeDriver final : public CudaDriver {
 public:
   explicit FakeDriver(FakeState &state) : s(state) {}
-  CUresult init(unsigned) override { return CUDA_SUCCESS; }
+  CUresult init(unsigned) override { return s.initResult; }
   CUresult deviceGetCount(int *count) override {
     *count = s.devices;
     return CUDA_SUCCESS;
@@ -72,6 +75,8 @@ public:
     return CUDA_SUCCESS;
   }
   CUresult devicePrimaryCtxRetain(CUcontext *context, CUdevice) override {
+    if (s.retainResult != CUDA_SUCCESS)
+      return s.retainResult;
     *context = reinterpret_cast<CUcontext>(&s);
     return CUDA_SUCCESS;
   }
@@ -513,4 +518,49 @@ TEST_F(FakeCudaTest, NoDeviceIsUnavailable) {
   EXPECT_EQ(check.code, KILN_STATUS_DEVICE_UNAVAILABLE);
   EXPECT_NE(check.message.find("no CUDA device"), std::string::npos)
       << check.message;
+}
+
+// Only "no driver" and "no device" are unavailable; a device that is there
+// but cannot be opened is an error, so that test harnesses skip only the
+// former.
+
+TEST_F(FakeCudaTest, NoDeviceAtInitIsUnavailable) {
+  state.initResult = CUDA_ERROR_NO_DEVICE;
+  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
+  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(check.message.find("no CUDA device"), std::string::npos)
+      << check.message;
+}
+
+TEST_F(FakeCudaTest, OtherInitFailureIsADeviceError) {
+  state.initResult = 999; // CUDA_ERROR_UNKNOWN
+  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
+  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(check.message.find("cuInit failed"), std::string::npos)
+      << check.message;
+}
+
+TEST_F(FakeCudaTest, ContextFailureIsADeviceError) {
+  state.retainResult = 2; // CUDA_ERROR_OUT_OF_MEMORY
+  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
+  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(check.message.find("cuDevicePrimaryCtxRetain failed"),
+            std::string::npos)
+      << check.message;
+}
+
+TEST(CudaDriverLoaderTest, MissingDriverIsUnavailableABrokenOneAnError) {
+  std::string loaderError;
+  setCudaDriverLoaderForTesting([&](std::string &error) {
+    error = loaderError;
+    return std::unique_ptr<CudaDriver>();
+  });
+  loaderError = "no CUDA driver found (libcuda.so.1 cannot be loaded)";
+  kiln::test::Outcome missing = take(kiln_device_check(KILN_DEVICE_CUDA));
+  loaderError = "libcuda.so.1 lacks 'cuInit'";
+  kiln::test::Outcome broken = take(kiln_device_check(KILN_DEVICE_CUDA));
+  setCudaDriverLoaderForTesting(nullptr);
+  EXPECT_EQ(missing.code, KILN_STATUS_DEVICE_UNAVAILABLE) << missing.message;
+  EXPECT_EQ(broken.code, KILN_STATUS_DEVICE_ERROR) << broken.message;
+  EXPECT_NE(broken.message.find("lacks 'cuInit'"), std::string::npos);
 }

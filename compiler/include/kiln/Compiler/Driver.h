@@ -1,8 +1,10 @@
 //===- Driver.h - From kiln IR to a loadable module -------------*- C++ -*-===//
 //
-// The compilation steps shared by kiln-compile, the end-to-end tests and
-// embedding hosts: read the signatures off the kiln functions, lower to the
-// LLVM dialect, produce LLVM IR, object code, and finally a .kmod.
+// The compilation steps shared by kiln-compile, kiln::jit, the end-to-end
+// tests and embedding hosts: read the signatures off the kiln functions,
+// lower to the LLVM dialect, produce LLVM IR, object code, and finally a
+// .kmod. compileModule runs this sequence as far as an EmitKind asks, so a
+// tool only parses its options, reads its input and writes the bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +31,26 @@ enum class Target {
   /// Host code that launches PTX kernels on a CUDA device (`cuda`).
   Cuda,
 };
+
+/// What compileModule produces, in the order of the sequence (kiln-compile
+/// --emit).
+enum class EmitKind {
+  /// The input module as a .kfb model file; nothing is compiled.
+  Kfb,
+  /// MLIR text of the module in the LLVM dialect, after the whole lowering.
+  Mlir,
+  /// The PTX of the kernels, as text (Target::Cuda only).
+  Ptx,
+  /// Optimized LLVM IR of the host code, as text.
+  Llvm,
+  /// A relocatable object file of the host code.
+  Obj,
+  /// A module for the runtime.
+  Kmod,
+};
+
+/// Whether `kind` is text (Mlir, Llvm, Ptx) rather than binary.
+bool isTextEmitKind(EmitKind kind);
 
 struct CompileOptions {
   Target target = Target::Cpu;
@@ -57,9 +79,19 @@ bool collectSignatures(mlir::ModuleOp module,
 mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
                                        const CompileOptions &options);
 
-/// The whole path: signatures, lowering, LLVM, object, shared object and
-/// the .kmod bytes (for CUDA, the host code's shared object and the PTX,
-/// target "cuda-sm_XX"). `module` is lowered in place.
+/// Compiles `module` as far as `emit` asks and puts the result in `output`:
+/// checks the signatures (every kind but Kfb), lowers to the LLVM dialect
+/// (Mlir and on), extracts the PTX (Ptx, and Kmod for CUDA), translates the
+/// host code to LLVM IR (Llvm and on), emits its object code (Obj, Kmod)
+/// and links and packs the .kmod (Kmod; for CUDA the host code's shared
+/// object and the PTX, target "cuda-sm_XX"). `module` is lowered in place.
+/// On failure returns false with `error` set; lowering errors are also
+/// reported as diagnostics on the module's context.
+bool compileModule(mlir::ModuleOp module, const CompileOptions &options,
+                   EmitKind emit, std::vector<uint8_t> &output,
+                   std::string &error);
+
+/// compileModule with EmitKind::Kmod.
 bool compileToKmod(mlir::ModuleOp module, const CompileOptions &options,
                    std::vector<uint8_t> &kmod, std::string &error);
 

@@ -2,8 +2,11 @@
 //
 // kiln::trace runs a C++ callable once on symbolic input tensors and records
 // every tensor operation it performs into a public func.func of kiln ops.
-// The result, a TracedFunction, owns its MLIRContext and ModuleOp, so it can
-// be handed to the compiler (kiln::jit, kiln-compile's driver) or printed.
+// The result, a TracedFunction, owns its ModuleOp and shares the MLIRContext
+// it lives in, so it can be handed to the compiler (kiln::jit, kiln-compile's
+// driver) or printed. Functions traced while another trace is recording,
+// and the transforms of a TracedFunction (kiln/Grad.h), live in the same
+// context as the function they come from (kiln/Tracer/Inline.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +30,11 @@ namespace kiln {
 
 /// A traced function: a module holding one public func.func of kiln ops,
 /// whose arguments and results carry `kiln.name` attributes. Move-only; owns
-/// the MLIRContext the module lives in.
+/// the module and keeps the MLIRContext it lives in alive (other traced
+/// functions may share it).
 class TracedFunction {
 public:
-  TracedFunction(std::unique_ptr<mlir::MLIRContext> context,
+  TracedFunction(std::shared_ptr<mlir::MLIRContext> context,
                  mlir::OwningOpRef<mlir::ModuleOp> module, std::string name,
                  std::vector<TensorSpec> inputs,
                  std::vector<TensorSpec> outputs);
@@ -40,8 +44,12 @@ public:
   TracedFunction &operator=(const TracedFunction &) = delete;
   ~TracedFunction();
 
-  /// The context owning the module (null after a move).
+  /// The context of the module (null after a move).
   mlir::MLIRContext *context() const { return ownedContext.get(); }
+  /// The same, shared: a trace given it records into this context.
+  const std::shared_ptr<mlir::MLIRContext> &sharedContext() const {
+    return ownedContext;
+  }
   mlir::ModuleOp module() const { return ownedModule.get(); }
   /// The traced function, named name() in module().
   mlir::func::FuncOp function() const;
@@ -55,7 +63,7 @@ public:
 
 private:
   // Declared before the module so that the module is destroyed first.
-  std::unique_ptr<mlir::MLIRContext> ownedContext;
+  std::shared_ptr<mlir::MLIRContext> ownedContext;
   mlir::OwningOpRef<mlir::ModuleOp> ownedModule;
   std::string functionName;
   std::vector<TensorSpec> inputs;
@@ -64,8 +72,11 @@ private:
 
 namespace detail {
 
+/// kiln::trace. The function is recorded in `context` if given, else in
+/// the context of the trace recording on this thread, else in a new one.
 TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
-                         const RegionFn &fn, SourceLoc loc);
+                         const RegionFn &fn, SourceLoc loc,
+                         std::shared_ptr<mlir::MLIRContext> context = nullptr);
 
 template <typename Fn, size_t... I>
 auto callUnpacked(Fn &f, const Tensors &args, std::index_sequence<I...>) {

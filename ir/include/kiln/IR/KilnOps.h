@@ -20,6 +20,20 @@ bool isStackType(Type type);
 RankedTensorType getStackRowType(RankedTensorType stack);
 /// The stack type whose rows have the static type `row`.
 RankedTensorType getStackType(RankedTensorType row);
+
+/// Verifies the region signatures of kiln.cond, kiln.while and kiln.for
+/// (block arguments and kiln.yield operands against the op's operands and
+/// results) through the op's `verifyRegionSignatures`. Listed before
+/// RegionBranchOpInterface, whose generic check of the same control-flow
+/// edges would otherwise report a mismatch first and less precisely.
+template <typename ConcreteType>
+class RegionSignatures
+    : public OpTrait::TraitBase<ConcreteType, RegionSignatures> {
+public:
+  static LogicalResult verifyRegionTrait(Operation *op) {
+    return cast<ConcreteType>(op).verifyRegionSignatures();
+  }
+};
 } // namespace kiln
 } // namespace mlir
 

@@ -4,6 +4,12 @@
 // (InferTypeOpInterface) wherever the operands determine them, so the
 // verifier reports shape and dtype mismatches at the op that caused them.
 //
+// Each op's description states its exact semantics, edge cases included
+// (NaN, overflow, out-of-range indices). The folders (KilnFolds.cpp), the
+// lowering to linalg (backends/common) and the reference evaluator
+// (compiler/lib/ReferenceEvaluator.cpp) all implement these descriptions;
+// where a result is undefined, the description says so.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_OPS_TD
@@ -22,6 +28,14 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 def Kiln_ConstantOp : Kiln_Op<"constant",
     [ConstantLike, Pure, InferTypeOpAdaptor]> {
   let summary = "A tensor literal";
+  let description = [{
+    The tensor held by `value`: a `dense<...>` literal (splat or not) or a
+    `dense_resource<...>` blob. The result type is the literal's type.
+
+    ```mlir
+    %c = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
   let arguments = (ins ElementsAttr:$value);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "attr-dict $value";
@@ -31,6 +45,16 @@ def Kiln_ConstantOp : Kiln_Op<"constant",
 
 def Kiln_IotaOp : Kiln_Op<"iota", [Pure]> {
   let summary = "Indices along one dimension, broadcast to the result shape";
+  let description = [{
+    result[i0, ..., in] = i<dim>, converted to the result's element type
+    like `kiln.cast` from i64. The result has rank >= 1 and `dim` is one of
+    its dimensions.
+
+    ```mlir
+    // [[0, 1, 2], [0, 1, 2]]
+    %i = kiln.iota dim = 1 : tensor<2x3xi32>
+    ```
+  }];
   let arguments = (ins I64Attr:$dimension);
   let results = (outs Kiln_NumericTensor:$result);
   let assemblyFormat = "`dim` `=` $dimension attr-dict `:` type($result)";
@@ -61,63 +85,215 @@ class Kiln_BinaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
 
 def Kiln_AddOp : Kiln_BinaryOp<"add", Kiln_NumericTensor, [Commutative]> {
   let summary = "Elementwise addition";
+  let description = [{
+    `lhs`, `rhs` and the result have one type; there is no implicit
+    broadcasting (use `kiln.broadcast_in_dim`). Floats add as IEEE 754
+    does, rounded to nearest even; integers wrap around in two's complement.
+
+    ```mlir
+    %s = kiln.add %a, %b : tensor<4xf32>
+    ```
+  }];
 }
 def Kiln_SubOp : Kiln_BinaryOp<"sub", Kiln_NumericTensor> {
   let summary = "Elementwise subtraction";
+  let description = [{
+    `lhs - rhs`; operands and result have one type, no implicit
+    broadcasting. Floats follow IEEE 754 (inf - inf is NaN); integers wrap
+    around in two's complement.
+  }];
 }
 def Kiln_MulOp : Kiln_BinaryOp<"mul", Kiln_NumericTensor, [Commutative]> {
   let summary = "Elementwise multiplication";
+  let description = [{
+    Operands and result have one type, no implicit broadcasting. Floats
+    follow IEEE 754 (0 * inf and NaN * 0 are NaN); integers wrap around in
+    two's complement.
+  }];
 }
 def Kiln_DivOp : Kiln_BinaryOp<"div", Kiln_NumericTensor> {
   let summary = "Elementwise division (integers round toward zero)";
+  let description = [{
+    `lhs / rhs`; operands and result have one type, no implicit
+    broadcasting.
+
+    Floats follow IEEE 754: x / 0 is +-inf for x != 0 (the sign is the
+    product of the signs, -0.0 included), 0 / 0 and NaN / y are NaN.
+
+    Signed integers (i32, i64) divide rounding toward zero (-7 / 2 is -3),
+    like C. The one overflowing quotient, the most negative value divided
+    by -1, wraps around to the most negative value (it is `0 - lhs`).
+    Division by zero has no defined result: the reference evaluator
+    reports it as an error, the folder leaves the op alone, and compiled
+    code may trap (x86) or produce any value. Divide by `|d| + 1` or guard
+    the divisor with `kiln.select` where zero can occur.
+  }];
 }
 def Kiln_MaxOp : Kiln_BinaryOp<"max", Kiln_NumericTensor, [Commutative]> {
   let summary = "Elementwise maximum (NaN-propagating for floats)";
+  let description = [{
+    Operands and result have one type. For floats this is IEEE 754-2019
+    `maximum` (`arith.maximumf`): if either operand is NaN the result is
+    NaN, and +0.0 is greater than -0.0. Integers compare signed.
+  }];
 }
 def Kiln_MinOp : Kiln_BinaryOp<"min", Kiln_NumericTensor, [Commutative]> {
   let summary = "Elementwise minimum (NaN-propagating for floats)";
+  let description = [{
+    Operands and result have one type. For floats this is IEEE 754-2019
+    `minimum` (`arith.minimumf`): if either operand is NaN the result is
+    NaN, and -0.0 is less than +0.0. Integers compare signed.
+  }];
 }
 def Kiln_PowOp : Kiln_BinaryOp<"pow", Kiln_FloatTensor> {
   let summary = "Elementwise power";
+  let description = [{
+    `lhs` raised to `rhs`, floats only, with C's `pow` special cases: a
+    negative base with a non-integer exponent gives NaN, x^0 is 1 for every
+    x (NaN included), (+0)^y is +inf for y < 0. The folder and the reference
+    evaluator compute `pow` in double and round; compiled code calls libm's
+    and may differ by an ulp.
+  }];
 }
 
 def Kiln_NegOp : Kiln_UnaryOp<"neg", Kiln_NumericTensor> {
   let summary = "Elementwise negation";
+  let description = [{
+    The result has the operand's type.
+    Floats flip the sign bit (neg of NaN is NaN, neg of 0.0 is -0.0);
+    integers wrap around, so the most negative value is its own negation.
+  }];
 }
 def Kiln_AbsOp : Kiln_UnaryOp<"abs", Kiln_NumericTensor> {
   let summary = "Elementwise absolute value";
+  let description = [{
+    The result has the operand's type.
+    Floats clear the sign bit (abs of -0.0 is 0.0, of NaN is NaN);
+    integers wrap around, so the most negative value is its own absolute
+    value.
+  }];
 }
 def Kiln_ReluOp : Kiln_UnaryOp<"relu", Kiln_NumericTensor> {
   let summary = "Elementwise max(x, 0)";
+  let description = [{
+    The result has the operand's type.
+    `kiln.max` of x and zero: NaN stays NaN, -0.0 becomes 0.0; integers
+    below zero become 0.
+
+    ```mlir
+    %r = kiln.relu %x : tensor<8xf32>
+    ```
+  }];
 }
 def Kiln_ExpOp : Kiln_UnaryOp<"exp", Kiln_FloatTensor> {
   let summary = "Elementwise e^x";
+  let description = [{
+    The result has the operand's type.
+    Floats only. Overflows to +inf; exp(-inf) is 0, exp(NaN) is NaN.
+
+    The folder and the reference evaluator compute C's `<math.h>` function
+    in double and round to the element type. Compiled code calls libm or,
+    for f32 exp, log and tanh on the CPU, a polynomial approximation, and
+    may differ from that by a few ulps.
+  }];
 }
 def Kiln_LogOp : Kiln_UnaryOp<"log", Kiln_FloatTensor> {
   let summary = "Elementwise natural logarithm";
+  let description = [{
+    The result has the operand's type.
+    Floats only. log(0) is -inf, log of a negative number is NaN,
+    log(+inf) is +inf.
+
+    The folder and the reference evaluator compute C's `<math.h>` function
+    in double and round to the element type. Compiled code calls libm or,
+    for f32 exp, log and tanh on the CPU, a polynomial approximation, and
+    may differ from that by a few ulps.
+  }];
 }
 def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", Kiln_FloatTensor> {
   let summary = "Elementwise square root";
+  let description = [{
+    The result has the operand's type.
+    Floats only, correctly rounded (IEEE 754). sqrt(-0.0) is -0.0, the
+    square root of a negative number is NaN.
+  }];
 }
 def Kiln_RsqrtOp : Kiln_UnaryOp<"rsqrt", Kiln_FloatTensor> {
   let summary = "Elementwise 1/sqrt(x)";
+  let description = [{
+    The result has the operand's type.
+    Floats only, computed as 1 / sqrt(x) with two roundings (each
+    correctly rounded, so compiled code, folder and evaluator agree
+    exactly): rsqrt(0) is +inf, rsqrt(-0.0) is -inf, a negative x gives
+    NaN.
+  }];
 }
 def Kiln_TanhOp : Kiln_UnaryOp<"tanh", Kiln_FloatTensor> {
   let summary = "Elementwise hyperbolic tangent";
+  let description = [{
+    The result has the operand's type.
+    Floats only; tends to +-1 for large |x|, tanh(NaN) is NaN.
+
+    The folder and the reference evaluator compute C's `<math.h>` function
+    in double and round to the element type. Compiled code calls libm or,
+    for f32 exp, log and tanh on the CPU, a polynomial approximation, and
+    may differ from that by a few ulps.
+  }];
 }
 def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", Kiln_FloatTensor> {
   let summary = "Elementwise 1/(1+e^-x)";
+  let description = [{
+    The result has the operand's type.
+    Floats only, computed as 1 / (1 + exp(-x)): 0 for x = -inf (and once
+    exp(-x) overflows), 1 for x = +inf, NaN for NaN.
+
+    The folder and the reference evaluator compute C's `<math.h>` function
+    in double and round to the element type. Compiled code calls libm or,
+    for f32 exp, log and tanh on the CPU, a polynomial approximation, and
+    may differ from that by a few ulps.
+  }];
 }
 def Kiln_SinOp : Kiln_UnaryOp<"sin", Kiln_FloatTensor> {
   let summary = "Elementwise sine";
+  let description = [{
+    The result has the operand's type.
+    Floats only, x in radians; sin(+-inf) is NaN.
+
+    The folder and the reference evaluator compute C's `<math.h>` function
+    in double and round to the element type. Compiled code calls libm or,
+    for f32 exp, log and tanh on the CPU, a polynomial approximation, and
+    may differ from that by a few ulps.
+  }];
 }
 def Kiln_CosOp : Kiln_UnaryOp<"cos", Kiln_FloatTensor> {
   let summary = "Elementwise cosine";
+  let description = [{
+    The result has the operand's type.
+    Floats only, x in radians; cos(+-inf) is NaN.
+
+    The folder and the reference evaluator compute C's `<math.h>` function
+    in double and round to the element type. Compiled code calls libm or,
+    for f32 exp, log and tanh on the CPU, a polynomial approximation, and
+    may differ from that by a few ulps.
+  }];
 }
 
 def Kiln_CompareOp : Kiln_Op<"compare",
     [Pure, Elementwise, AllTypesMatch<["lhs", "rhs"]>, InferTypeOpAdaptor]> {
   let summary = "Elementwise comparison producing i1";
+  let description = [{
+    `lhs` and `rhs` have one type; the result is an i1 tensor of their
+    shape, true where `lhs <direction> rhs`. Directions: `eq`, `ne`, `lt`,
+    `le`, `gt`, `ge`.
+
+    Floats compare as IEEE 754 and C do: every comparison involving NaN is
+    false except `ne`, which is true; -0.0 equals +0.0. i32 and i64
+    compare signed; i1 compares unsigned (false < true).
+
+    ```mlir
+    %m = kiln.compare lt, %a, %b : tensor<4xf32>
+    ```
+  }];
   let arguments = (ins Kiln_CompareDirection:$direction,
                        Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
   let results = (outs Kiln_BoolTensor:$result);
@@ -130,8 +306,16 @@ def Kiln_SelectOp : Kiln_Op<"select",
      DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Elementwise pred ? on_true : on_false";
   let description = [{
-    `pred` has the shape of the values, or is a rank-0 tensor that selects
-    whole tensors.
+    result[i] = pred[i] ? on_true[i] : on_false[i]. `on_true`, `on_false`
+    and the result have one type. `pred` is an i1 tensor of the values'
+    shape, or a rank-0 i1 tensor that selects one of the two operands
+    whole. Only the chosen element is read: a NaN in the other operand
+    does not reach the result.
+
+    ```mlir
+    %r = kiln.select %p, %a, %b : tensor<4xi1>, tensor<4xf32>
+    %w = kiln.select %q, %a, %b : tensor<i1>, tensor<4xf32>
+    ```
   }];
   let arguments = (ins Kiln_BoolTensor:$pred, Kiln_Tensor:$on_true,
                        Kiln_Tensor:$on_false);
@@ -146,8 +330,27 @@ def Kiln_SelectOp : Kiln_Op<"select",
 def Kiln_CastOp : Kiln_Op<"cast", [Pure]> {
   let summary = "Elementwise dtype conversion";
   let description = [{
-    Float to integer truncates toward zero; to i1 means `x != 0`; from i1
-    gives 0 or 1.
+    Converts every element to the result's element type; the shapes are
+    equal. Between any two of f16, bf16, f32, f64, i1, i32, i64 (the CPU
+    and CUDA code generators handle f32, f64, i1, i32 and i64):
+
+    - float to float: rounds to nearest even; values beyond the target's
+      range become +-inf; NaN stays NaN; widening is exact.
+    - float to i32/i64: rounds toward zero and saturates: values at or
+      above 2^(w-1) (+inf included) give the largest integer, values below
+      -2^(w-1) (-inf included) the smallest, NaN gives 0. This is Rust's
+      `as` and LLVM's `llvm.fptosi.sat`; the result is defined for every
+      input.
+    - integer to float: rounds to nearest even, once (i64 above 2^24 to
+      f32 rounds); i1 is unsigned and gives 0.0 or 1.0.
+    - integer to integer: widening sign-extends i32; narrowing i64 to i32
+      keeps the low 32 bits (wraps around); i1 is unsigned and gives 0 or 1.
+    - anything to i1: `x != 0`, so NaN gives true and -0.0 false.
+
+    ```mlir
+    // [2147483647, -2147483648, 0, -2]
+    %i = kiln.cast %x : tensor<4xf32> to tensor<4xi32>  // %x = [3e9, -inf, nan, -2.7]
+    ```
   }];
   let arguments = (ins Kiln_Tensor:$operand);
   let results = (outs Kiln_Tensor:$result);
@@ -165,6 +368,15 @@ def Kiln_BroadcastInDimOp : Kiln_Op<"broadcast_in_dim", [Pure]> {
   let description = [{
     Operand dimension `i` maps to result dimension `dims[i]`; it must either
     equal that result dimension or be 1 (numpy broadcasting, made explicit).
+    `dims` is strictly increasing, has one entry per operand dimension,
+    and the element type is unchanged. Result dimensions not in `dims`
+    repeat the operand; a size-1 operand dimension repeats along its result
+    dimension.
+
+    ```mlir
+    // A bias of 4 added to each of 8 rows.
+    %b = kiln.broadcast_in_dim %bias, dims = [1] : (tensor<4xf32>) -> tensor<8x4xf32>
+    ```
   }];
   let arguments = (ins Kiln_Tensor:$operand, DenseI64ArrayAttr:$dims);
   let results = (outs Kiln_Tensor:$result);
@@ -177,6 +389,14 @@ def Kiln_BroadcastInDimOp : Kiln_Op<"broadcast_in_dim", [Pure]> {
 
 def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
   let summary = "Reinterpret the elements (row-major) in a new shape";
+  let description = [{
+    The elements in row-major order, unchanged, in the result's shape; the
+    element type and the number of elements are the operand's.
+
+    ```mlir
+    %r = kiln.reshape %x : (tensor<2x3xf32>) -> tensor<6xf32>
+    ```
+  }];
   let arguments = (ins Kiln_Tensor:$operand);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$operand attr-dict `:` functional-type($operand, $result)";
@@ -186,6 +406,15 @@ def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
 
 def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let summary = "Permute dimensions: result dim i is operand dim perm[i]";
+  let description = [{
+    result[i0, ..., in] = operand[j0, ..., jn] with j<perm[k]> = i<k>;
+    `permutation` is a permutation of 0 .. rank-1 and result dimension k
+    has the size of operand dimension perm[k].
+
+    ```mlir
+    %t = kiln.transpose %x, permutation = [1, 0] : tensor<2x3xf32>
+    ```
+  }];
   let arguments = (ins Kiln_Tensor:$operand, DenseI64ArrayAttr:$permutation);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = [{
@@ -196,6 +425,17 @@ def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
 
 def Kiln_SliceOp : Kiln_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let summary = "Strided static slice [start, limit) with step stride";
+  let description = [{
+    result[i...] = operand[start + i * stride ...], with one entry of
+    `start`, `limit` and `stride` per dimension, 0 <= start <= limit <= size
+    and stride >= 1. Each result dimension has
+    ceil((limit - start) / stride) elements (possibly 0).
+
+    ```mlir
+    // Every other element of the first row: tensor<1x2xf32>.
+    %s = kiln.slice %x, start = [0, 0], limit = [1, 4], stride = [1, 2] : tensor<2x4xf32>
+    ```
+  }];
   let arguments = (ins Kiln_Tensor:$operand, DenseI64ArrayAttr:$start,
                        DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$stride);
   let results = (outs Kiln_Tensor:$result);
@@ -208,6 +448,15 @@ def Kiln_SliceOp : Kiln_Op<"slice", [Pure, InferTypeOpAdaptor]> {
 
 def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let summary = "Concatenate tensors along one dimension";
+  let description = [{
+    The inputs, in order, joined along `dim`. There is at least one input;
+    all have the same element type and rank and the same sizes in every
+    other dimension. The result's size along `dim` is the sum of theirs.
+
+    ```mlir
+    %c = kiln.concat %a, %b dim = 0 : tensor<2x4xf32>, tensor<3x4xf32>
+    ```
+  }];
   let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$dimension);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = [{
@@ -230,16 +479,62 @@ class Kiln_ReduceOp<string mnemonic, Type operandType>
 
 def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", Kiln_NumericTensor> {
   let summary = "Sum over the listed dimensions, which are removed";
+  let description = [{
+    `dims` lists distinct operand dimensions, in any order; the result has
+    the remaining dimensions, in order, and the operand's element type.
+    Empty `dims` returns the operand. A sum over zero elements is 0.
+
+    Integers wrap around in two's complement, so their sum does not depend
+    on the order. Floats are summed in the element type, but the order is
+    not fixed: compiled code may split a long sum into partial sums (in
+    vector lanes or threads), so the result may differ from a sequential
+    sum by rounding.
+
+    ```mlir
+    // Row sums: tensor<8xf32>.
+    %s = kiln.reduce_sum %x, dims = [1] : tensor<8x16xf32>
+    ```
+  }];
 }
 def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", Kiln_NumericTensor> {
   let summary = "Maximum over the listed dimensions, which are removed";
+  let description = [{
+    Dimensions as for `kiln.reduce_sum`. Floats combine with `kiln.max`,
+    so a NaN anywhere in a reduced slice makes its result NaN, and +0.0
+    beats -0.0; integers compare signed. The maximum of zero elements is
+    -inf for floats and the smallest integer for integers.
+
+    ```mlir
+    %m = kiln.reduce_max %x, dims = [0, 1] : tensor<8x16xf32>
+    ```
+  }];
 }
 def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", Kiln_FloatTensor> {
   let summary = "Mean over the listed dimensions, which are removed";
+  let description = [{
+    Floats only (cast integers first): the `kiln.reduce_sum` over `dims`
+    divided by the number of elements reduced, in the element type. The
+    mean of zero elements is 0 / 0, NaN.
+
+    ```mlir
+    %m = kiln.reduce_mean %x, dims = [1] : tensor<8x16xf32>
+    ```
+  }];
 }
 
 def Kiln_MatmulOp : Kiln_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let summary = "Matrix product [M,K]x[K,N] or batched [B,M,K]x[B,K,N]";
+  let description = [{
+    result[b, m, n] = sum over k of lhs[b, m, k] * rhs[b, k, n]. Both
+    operands have rank 2, or both rank 3 with equal batch sizes, and one
+    element type, which the result keeps. Integers wrap around; floats
+    accumulate in the element type in an order that is not fixed (a GEMM
+    library may block the sum), so results may differ by rounding.
+
+    ```mlir
+    %y = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
+    ```
+  }];
   let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs);
   let results = (outs Kiln_NumericTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
@@ -250,7 +545,15 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let description = [{
     result[i..., j...] = table[clamp(indices[i...], 0, table.dim(0) - 1), j...].
     Out-of-range indices are clamped, so a bad index never reads outside the
-    table.
+    table: -1 reads row 0 and a too large index the last row. `indices`
+    is an i32 or i64 tensor of any shape; the table has rank >= 1 and at
+    least one row. The result's shape is the indices' shape followed by
+    the table's shape past dimension 0.
+
+    ```mlir
+    // Rows of a [100, 16] embedding table: tensor<4x16xf32>.
+    %e = kiln.gather %table, %ids : tensor<100x16xf32>, tensor<4xi32>
+    ```
   }];
   let arguments = (ins Kiln_Tensor:$table, Kiln_IndexTensor:$indices);
   let results = (outs Kiln_Tensor:$result);
@@ -275,7 +578,9 @@ def Kiln_DynamicSliceOp : Kiln_Op<"dynamic_slice",
   let description = [{
     result[r, j...] = operand[s + r, j...] for r < size, where
     s = clamp(index, 0, operand.dim(0) - size): like gather, a bad index is
-    clamped, never read out of bounds. Reverse-mode differentiation of
+    clamped, never read out of bounds, and every row of the result is a
+    row of the operand. The operand has rank >= 1, 0 <= size <=
+    operand.dim(0), and the result is the operand's type with `size` rows. Reverse-mode differentiation of
     `kiln.for` reads what the forward loop stored per iteration with it.
 
     ```mlir
@@ -295,8 +600,10 @@ def Kiln_DynamicUpdateSliceOp : Kiln_Op<"dynamic_update_slice",
   let summary = "The operand with rows from a run-time row index replaced";
   let description = [{
     The operand with rows s .. s + update.dim(0) - 1 replaced by `update`,
-    where s = clamp(index, 0, operand.dim(0) - update.dim(0)). `update`
-    has the operand's element type and, past dimension 0, its shape.
+    where s = clamp(index, 0, operand.dim(0) - update.dim(0)), so every
+    row of `update` is written and nothing outside the operand is. `update`
+    has the operand's element type, rank and, past dimension 0, shape, and
+    at most the operand's rows. The result has the operand's type.
     Reverse-mode differentiation of `kiln.for` stores per-iteration values
     with it.
 
@@ -318,20 +625,52 @@ def Kiln_DynamicUpdateSliceOp : Kiln_Op<"dynamic_update_slice",
 // Structured control flow
 //===----------------------------------------------------------------------===//
 
+// Checks each region's block arguments and kiln.yield operands against the
+// op's operands and results (the op's verifyRegionSignatures). A trait
+// rather than the op's region verifier, and listed before
+// RegionBranchOpInterface, so that it runs before the interface's generic
+// check of the same control-flow edges and reports a mismatch in terms of
+// the op's own regions and values.
+def Kiln_RegionSignatures : NativeOpTrait<"RegionSignatures", [],
+    [{ ::llvm::LogicalResult verifyRegionSignatures(); }]> {
+  let cppNamespace = "::mlir::kiln";
+}
+
 def Kiln_YieldOp : Kiln_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["CondOp", "WhileOp", "ForOp", "FusedOp"]>]> {
   let summary = "Values leaving a kiln control-flow region";
+  let description = [{
+    Ends every region of `kiln.cond`, `kiln.while`, `kiln.for` and
+    `kiln.fused`. Its operands become the parent's results or the next
+    iteration's carried values (see each op); in the `cond` region of
+    `kiln.while` it yields the rank-0 i1 predicate.
+
+    ```mlir
+    kiln.yield %a, %b : tensor<4xf32>, tensor<i64>
+    ```
+  }];
   let arguments = (ins Variadic<Kiln_Value>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ValueRange()); }]>];
 }
 
 def Kiln_CondOp : Kiln_Op<"cond", [IsolatedFromAbove, RecursiveMemoryEffects,
-    ]> {
+    Kiln_RegionSignatures,
+    DeclareOpInterfaceMethods<RegionBranchOpInterface, [
+        "getEntrySuccessorOperands", "getEntrySuccessorRegions",
+        "getRegionInvocationBounds"]>]> {
   let summary = "Run one of two regions on a rank-0 i1 predicate";
   let description = [{
-    Both regions receive `inputs` as block arguments and yield values of the
-    result types.
+    Runs `then_region` if `pred` is true, `else_region` otherwise; the
+    other region does not run. Both regions receive `inputs` (not `pred`)
+    as block arguments, of the same types, and end with `kiln.yield` of
+    values of the result types, which become the results. The regions are
+    isolated from above: every outer value they use is an input. Inputs and
+    results may be tensors or stacks.
+
+    For upstream analyses (RegionBranchOpInterface) the op branches to
+    both regions, or only to the one a constant `pred` selects, and each
+    region branches back to the results.
 
     ```mlir
     %r = kiln.cond %p, (%x) : tensor<i1>, (tensor<4xf32>) -> (tensor<4xf32>) {
@@ -351,17 +690,46 @@ def Kiln_CondOp : Kiln_Op<"cond", [IsolatedFromAbove, RecursiveMemoryEffects,
     $pred `,` `(` $inputs `)` `:` type($pred) `,` functional-type($inputs, $results)
     $then_region `else` $else_region attr-dict
   }];
-  let hasRegionVerifier = 1;
 }
 
 def Kiln_WhileOp : Kiln_Op<"while", [IsolatedFromAbove, RecursiveMemoryEffects,
-    InferTypeOpAdaptor]> {
+    InferTypeOpAdaptor, Kiln_RegionSignatures,
+    DeclareOpInterfaceMethods<RegionBranchOpInterface, [
+        "getEntrySuccessorOperands"]>]> {
   let summary = "Loop with a data-dependent trip count";
   let description = [{
-    The loop-carried values start as `inits`. The `cond` region receives the
-    carried values and yields a rank-0 i1; while it is true the `body` region
-    receives them and yields the next ones. The results are the carried
-    values when `cond` yields false.
+    The loop-carried values start as `inits` (at least one; tensors or
+    stacks). The `cond` region receives the carried values and yields a
+    rank-0 i1; while it is true the `body` region receives them and yields
+    the next ones. The results are the carried values when `cond` yields
+    false, so a loop whose `cond` is false at once returns `inits`. Both
+    regions take block arguments of the init types and are isolated from
+    above. The reference evaluator stops a loop that runs past its
+    iteration limit with an error.
+
+    ```mlir
+    %r:2 = kiln.while (%x, %n) : (tensor<f32>, tensor<i64>) cond {
+    ^bb0(%a: tensor<f32>, %i: tensor<i64>):
+      %ten = kiln.constant dense<10> : tensor<i64>
+      %p = kiln.compare lt, %i, %ten : tensor<i64>
+      kiln.yield %p : tensor<i1>
+    } do {
+    ^bb0(%a: tensor<f32>, %i: tensor<i64>):
+      %one = kiln.constant dense<1> : tensor<i64>
+      %j = kiln.add %i, %one : tensor<i64>
+      %b = kiln.mul %a, %a : tensor<f32>
+      kiln.yield %b, %j : tensor<f32>, tensor<i64>
+    }
+    ```
+
+    For upstream analyses (RegionBranchOpInterface): the `cond` region's
+    `kiln.yield` carries only the predicate, and the carried values reach
+    the body and the results unchanged from whatever entered `cond`. So the
+    interface lists those edges directly: the op and the body each branch
+    to `cond`, to the body and to the results (with `inits` or the body's
+    yielded values), and `cond` itself branches nowhere. Every block
+    argument and result receives exactly the values it receives at run
+    time; only the path through `cond` is not spelled out.
   }];
   let arguments = (ins Variadic<Kiln_Value>:$inits);
   let results = (outs Variadic<Kiln_Value>:$results);
@@ -371,17 +739,36 @@ def Kiln_WhileOp : Kiln_Op<"while", [IsolatedFromAbove, RecursiveMemoryEffects,
     attr-dict
   }];
   let hasVerifier = 1;
-  let hasRegionVerifier = 1;
 }
 
 def Kiln_ForOp : Kiln_Op<"for", [IsolatedFromAbove, RecursiveMemoryEffects,
-    InferTypeOpAdaptor]> {
+    InferTypeOpAdaptor, Kiln_RegionSignatures,
+    DeclareOpInterfaceMethods<RegionBranchOpInterface, [
+        "getEntrySuccessorOperands", "getRegionInvocationBounds"]>]> {
   let summary = "Loop with a static trip count";
   let description = [{
-    The body runs `trip_count` times. Its first block argument is the
-    iteration index as a rank-0 i64 tensor (0, 1, ...), the others are the
-    loop-carried values, which start as `inits`. A static count lets reverse
-    mode preallocate what the backward loop needs.
+    The body runs `trip_count` (>= 0) times. Its first block argument is
+    the iteration index as a rank-0 i64 tensor (0, 1, ...), the others are
+    the loop-carried values (at least one tensor), which start as `inits`;
+    the body yields the next carried values, and the results are the last
+    ones (`inits` when `trip_count` is 0). The body is isolated from above.
+    A static count lets reverse mode preallocate what the backward loop
+    needs.
+
+    ```mlir
+    %r = kiln.for 4 iterations (%x) : (tensor<f32>) {
+    ^bb0(%i: tensor<i64>, %a: tensor<f32>):
+      %fi = kiln.cast %i : tensor<i64> to tensor<f32>
+      %b = kiln.add %a, %fi : tensor<f32>
+      kiln.yield %b : tensor<f32>
+    }
+    ```
+
+    For upstream analyses (RegionBranchOpInterface) the op branches to the
+    body, or to the results when `trip_count` is 0, with `inits`; the body
+    branches to itself (when `trip_count` > 1) and to the results with its
+    yielded values. The iteration index is fed by no edge: analyses see it
+    as unknown.
   }];
   let arguments = (ins Variadic<Kiln_Tensor>:$inits, I64Attr:$trip_count);
   let results = (outs Variadic<Kiln_Tensor>:$results);
@@ -391,7 +778,6 @@ def Kiln_ForOp : Kiln_Op<"for", [IsolatedFromAbove, RecursiveMemoryEffects,
     attr-dict
   }];
   let hasVerifier = 1;
-  let hasRegionVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

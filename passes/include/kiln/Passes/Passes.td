@@ -29,13 +29,16 @@ def Grad : Pass<"kiln-grad", "mlir::ModuleOp"> {
     kiln-opt --kiln-grad="function=loss value-and-grad=true" model.mlir
     ```
 
-    Every kiln op but `kiln.while` has a rule (mlir::kiln::hasVjpRule).
-    `kiln.cond` is differentiated through the branch that ran; `kiln.for`
-    by a loop over the iterations in reverse that reads what the forward
-    loop stored per iteration. An op without a rule on a differentiated
-    path, a `wrt` argument that is not a float tensor, or an unknown
-    function is an error at that op or function. See
-    passes/autodiff/README.md.
+    Every kiln op has a rule (mlir::kiln::hasVjpRule) except the stack ops
+    that derived gradients of `kiln.while` use. `kiln.cond` is
+    differentiated through the branch that ran; `kiln.for` by a loop over
+    the iterations in reverse that reads what the forward loop stored per
+    iteration; `kiln.while` likewise, its forward loop pushing what the
+    backward loop reads onto stacks that grow at run time. An op without a
+    rule on a differentiated path (such as a stack op, when a derived
+    gradient of a while is differentiated again), a `wrt` argument that is
+    not a float tensor, or an unknown function is an error at that op or
+    function. See passes/autodiff/README.md.
   }];
   let options = [
     Option<"functionName", "function", "std::string", /*default=*/"\"\"",

@@ -1,0 +1,226 @@
+//===- E2EHarness.cpp - Tests: e2e programs against the evaluator ---------===//
+//
+// For one program and one target:
+//  1. (CUDA) decide whether the device is there; skip or fail without it;
+//  2. parse the program, fail it if it has no public function, and run
+//     kiln-fuse on a copy of it;
+//  3. compile it for the target (the fusion_* programs also with fusion
+//     off) and load it with the runtime;
+//  4. for every public function and every seed: draw random inputs,
+//     evaluate the function and its fused copy (which must agree exactly),
+//     call every build and compare each output with the evaluator's within
+//     the target's tolerance, widened by the function's kiln.e2e_atol.
+//
+//===----------------------------------------------------------------------===//
+
+#include "E2EHarness.h"
+
+#include "CudaAvailability.h"
+#include "E2EInputs.h"
+#include "NativeModule.h"
+
+#include "kiln/Compiler/Driver.h"
+#include "kiln/Compiler/ReferenceEvaluator.h"
+#include "kiln/Fusion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <sstream>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+constexpr unsigned kSeeds = 3;
+
+/// How close a target's results must be to the evaluator's: f32 within
+/// atol + rtol * |expected|, f64 within `f64Tol` (absolute and relative),
+/// integers and i1 exactly.
+struct Tolerance {
+  double f32Rtol, f32Atol, f64Tol;
+};
+
+/// What differs between the targets.
+struct TargetTraits {
+  /// Names the results in messages.
+  const char *name;
+  Tolerance tolerance;
+  /// Options for the default build, and for the build without fusion.
+  CompileOptions (*options)(bool fuse);
+};
+
+TargetTraits traitsOf(E2ETarget target) {
+  switch (target) {
+  case E2ETarget::Cpu:
+    return {"native code", {1e-5, 1e-6, 1e-12}, [](bool fuse) {
+              CompileOptions options;
+              options.cpu.fuse = fuse;
+              return options;
+            }};
+  case E2ETarget::Cuda:
+    // GPU math (libdevice, fused multiply-add) differs from the host's in
+    // the last bits, so f32 gets a wider tolerance than on the CPU.
+    return {"the GPU", {1e-4, 1e-5, 1e-11}, [](bool fuse) {
+              CompileOptions options;
+              options.target = Target::Cuda;
+              options.cuda.fuse = fuse;
+              return options;
+            }};
+  }
+  llvm_unreachable("unknown e2e target");
+}
+
+/// Compares one output; returns a description of the first mismatch. A null
+/// `tolerance` asks for identical values (NaN equal to NaN).
+std::string compare(const HostTensor &expected, const HostTensor &actual,
+                    const std::string &what, const Tolerance *tolerance) {
+  bool isF32 = expected.kind() == ElementKind::F32;
+  double rtol = 0, atol = 0;
+  if (tolerance) {
+    rtol = isF32 ? tolerance->f32Rtol : tolerance->f64Tol;
+    atol = isF32 ? tolerance->f32Atol : tolerance->f64Tol;
+  }
+  int64_t n = expected.numElements();
+  for (int64_t k = 0; k < n; ++k) {
+    double want = expected.getAsDouble(k), got = actual.getAsDouble(k);
+    bool same;
+    if (expected.isFloat())
+      same = (std::isnan(want) && std::isnan(got)) || want == got ||
+             std::fabs(want - got) <= atol + rtol * std::fabs(want);
+    else
+      same = want == got;
+    if (!same) {
+      std::ostringstream os;
+      os.precision(9);
+      os << "element " << k << " of " << n << ": expected " << want << ", "
+         << what << " gave " << got;
+      return os.str();
+    }
+  }
+  return "";
+}
+
+/// Programs named fusion_* are also compiled with fusion turned off.
+bool isFusionProgram(const std::string &path) {
+  return std::filesystem::path(path).stem().string().rfind("fusion_", 0) == 0;
+}
+
+struct Build {
+  std::string name;
+  std::unique_ptr<NativeModule> module;
+};
+
+} // namespace
+
+void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
+  TargetTraits traits = traitsOf(target);
+  if (target == E2ETarget::Cuda) {
+    CudaDecision cuda = checkCudaForTest();
+    if (cuda.verdict == CudaVerdict::Skip)
+      GTEST_SKIP() << cuda.reason;
+    if (cuda.verdict == CudaVerdict::Fail)
+      FAIL() << cuda.reason;
+  }
+
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+  ASSERT_TRUE(module) << "cannot parse " << path;
+
+  // Checked before compiling, so that such a program fails with this
+  // reason and never passes having checked nothing.
+  std::vector<mlir::func::FuncOp> functions;
+  for (auto func : module->getOps<mlir::func::FuncOp>())
+    if (func.isPublic() && !func.isDeclaration())
+      functions.push_back(func);
+  ASSERT_FALSE(functions.empty()) << path << " has no public function";
+
+  // The kiln-fuse result, for the evaluator: kiln.fused regions run op by
+  // op, so the fused IR must give exactly the original's values.
+  mlir::OwningOpRef<mlir::ModuleOp> fused = module->clone();
+  mlir::PassManager fusion(&context);
+  fusion.addNestedPass<mlir::func::FuncOp>(mlir::kiln::createFusion());
+  ASSERT_TRUE(mlir::succeeded(fusion.run(*fused))) << "kiln-fuse failed";
+
+  // The program as compiled by default (fusion on) and, for the fusion
+  // programs, with fusion off.
+  std::vector<Build> builds;
+  builds.push_back({traits.name, std::make_unique<NativeModule>(
+                                     *module, traits.options(true))});
+  if (isFusionProgram(path))
+    builds.push_back(
+        {std::string(traits.name) + " without fusion",
+         std::make_unique<NativeModule>(*module, traits.options(false))});
+  for (const Build &build : builds)
+    ASSERT_TRUE(build.module->ok())
+        << build.name << ": " << build.module->error();
+
+  for (mlir::func::FuncOp func : functions) {
+    std::string name = func.getName().str();
+    // A function may widen the absolute f32 tolerance of its compiled
+    // results (`attributes {kiln.e2e_atol = 1.0e-4 : f64}`): oneDNN sums a
+    // matmul's products in another order than the evaluator, and a sum that
+    // cancels to a small value keeps the absolute error of its large terms.
+    Tolerance tolerance = traits.tolerance;
+    if (auto atol = func->getAttrOfType<mlir::FloatAttr>("kiln.e2e_atol"))
+      tolerance.f32Atol = std::max(tolerance.f32Atol, atol.getValueAsDouble());
+    auto fusedFunc = fused->lookupSymbol<mlir::func::FuncOp>(name);
+    ASSERT_TRUE(fusedFunc) << "kiln-fuse lost @" << name;
+    for (unsigned seed = 0; seed < kSeeds; ++seed) {
+      SCOPED_TRACE("function @" + name + ", seed " + std::to_string(seed));
+      std::mt19937 rng(seed * 7919 + 17);
+      std::vector<HostTensor> inputs;
+      for (mlir::Type type : func.getArgumentTypes())
+        inputs.push_back(
+            randomE2EInput(mlir::cast<mlir::RankedTensorType>(type), rng));
+      auto expected = evaluate(func, inputs);
+      ASSERT_TRUE(static_cast<bool>(expected))
+          << llvm::toString(expected.takeError());
+
+      auto fusedResults = evaluate(fusedFunc, inputs);
+      ASSERT_TRUE(static_cast<bool>(fusedResults))
+          << llvm::toString(fusedResults.takeError());
+      for (size_t r = 0; r < expected->size(); ++r) {
+        std::string mismatch = compare((*expected)[r], (*fusedResults)[r],
+                                       "the fused IR", /*tolerance=*/nullptr);
+        EXPECT_TRUE(mismatch.empty()) << "output #" << r << ": " << mismatch;
+      }
+
+      for (const Build &build : builds) {
+        std::vector<HostTensor> outputs;
+        std::string error;
+        ASSERT_TRUE(build.module->call(name, func, inputs, outputs, error))
+            << build.name << ": " << error;
+        for (size_t r = 0; r < expected->size(); ++r) {
+          std::string mismatch =
+              compare((*expected)[r], outputs[r], build.name, &tolerance);
+          EXPECT_TRUE(mismatch.empty()) << "output #" << r << ": " << mismatch;
+        }
+      }
+    }
+  }
+  ::testing::Test::RecordProperty("functions",
+                                  static_cast<int>(functions.size()));
+}
+
+std::string
+kiln::test::e2eTestName(const ::testing::TestParamInfo<std::string> &info) {
+  std::string stem = std::filesystem::path(info.param).stem().string();
+  for (char &c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return stem;
+}

@@ -1,0 +1,1 @@
+#include "kiln/Backends/Passes.h"

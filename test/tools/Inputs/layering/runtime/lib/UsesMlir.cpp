@@ -1,0 +1,2 @@
+#include "mlir/IR/Builders.h"
+#include <stdio.h>
