@@ -62,12 +62,7 @@ std::vector<char> readFile(const std::string &path) {
 }
 
 size_t dtypeBytes(DType dtype) {
-  switch (dtype) {
-  case DType::F32: case DType::I32: return 4;
-  case DType::F64: case DType::I64: return 8;
-  case DType::I1: return 1;
-  }
-  return 1;
+  return kiln::elementTypeSize(kiln::toElementType(dtype));
 }
 
 /// Reads the element at `k` of raw bytes holding `dtype` values.

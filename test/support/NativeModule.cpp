@@ -10,17 +10,9 @@
 using namespace kiln;
 
 namespace {
+/// ElementKind and kiln_dtype_t are both valued by the element type codes.
 kiln_dtype_t runtimeDType(const HostTensor &tensor) {
-  switch (tensor.kind()) {
-  case ElementKind::F32: return KILN_DTYPE_F32;
-  case ElementKind::F64: return KILN_DTYPE_F64;
-  case ElementKind::I1: return KILN_DTYPE_I1;
-  case ElementKind::I32: return KILN_DTYPE_I32;
-  case ElementKind::I64: return KILN_DTYPE_I64;
-  case ElementKind::F16: return KILN_DTYPE_F16;
-  case ElementKind::BF16: return KILN_DTYPE_BF16;
-  }
-  return KILN_DTYPE_F32;
+  return static_cast<kiln_dtype_t>(tensor.kind());
 }
 
 /// Takes the message out of a failed status.
