@@ -21,12 +21,14 @@ namespace kiln {
 /// Patterns lowering kiln ops to linalg/tensor/arith/math/scf on tensors.
 void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
 
-/// Kiln on tensors to linalg on buffers, with results as out-params: the
-/// steps the CPU and CUDA pipelines share (BufferizationPipeline.cpp).
-/// With `tileReductions` (and `fuse`), kiln-cpu-tile-fused-reductions runs
-/// after the linalg fusion of each region.
-void buildBufferizationPipeline(OpPassManager &pm, bool fuse,
-                                bool tileReductions = false);
+/// Kiln to linalg on tensors, the steps the CPU and CUDA pipelines share
+/// first (BufferizationPipeline.cpp): with `fuse`, kiln-fuse and the linalg
+/// fusion of each kiln.fused region.
+void buildLinalgPipeline(OpPassManager &pm, bool fuse);
+
+/// Linalg on tensors to linalg on buffers with results as out-params, the
+/// steps the CPU and CUDA pipelines share next (BufferizationPipeline.cpp).
+void buildBufferizationPipeline(OpPassManager &pm);
 
 /// The region tag that kiln-to-linalg gives the location of every op
 /// inlined from a kiln.fused region (and that the linalg ops lowered from

@@ -22,14 +22,15 @@ def ConvertKilnToLinalg : Pass<"kiln-to-linalg", "mlir::func::FuncOp"> {
   ];
 }
 
-def KilnCpuEntryPoints : Pass<"kiln-cpu-entry-points", "mlir::ModuleOp"> {
+def KilnEntryPoints : Pass<"kiln-entry-points", "mlir::ModuleOp"> {
   let summary = "Add a `void kiln_entry_<f>(void **args)` wrapper per function";
   let description = [{
     Runs after bufferization and `buffer-results-to-out-params`, when every
     public function takes statically shaped identity-layout memrefs (inputs,
     then outputs). The wrapper loads one data pointer per memref from `args`,
     builds the memref descriptors and calls the function. This is the one
-    native calling convention the runtime knows, whatever the signature.
+    native calling convention the runtime knows, whatever the signature and
+    whatever the target: the CPU code and the CUDA host code both get it.
 
     The function itself is renamed `kiln_impl_<name>` and, like every other
     function of the module, gets internal linkage: only the wrappers are
