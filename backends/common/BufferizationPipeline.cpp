@@ -1,15 +1,17 @@
 //===- BufferizationPipeline.cpp - kiln on tensors to linalg on buffers ---===//
 //
 // The steps every backend shares, in two pieces around what each backend
-// does to the fused regions before bufferization:
+// does to its fused kernels before they are inlined:
 //
 // buildLinalgPipeline:
 //   0. with `fuse`, kiln-fuse groups kiln ops into kiln.fused regions;
-//   1. kiln -> linalg/tensor/scf on tensors (kiln.fused regions are
-//      inlined), then kiln-fuse-linalg-groups fuses the linalg ops of each
-//      region.
-// The backend then canonicalizes and runs CSE, and on the CPU
-// kiln-cpu-tile-fused-reductions makes each reduction region one loop.
+//   1. kiln -> linalg/tensor/scf on tensors, each kiln.fused region lowered
+//      into a kiln.fused_kernel; then kiln-fuse-linalg-groups fuses the
+//      linalg ops of each kernel.
+// The backend then canonicalizes and runs CSE, shapes the kernels (on the
+// CPU, kiln-cpu-tile-fused-reductions makes each reduction kernel one row
+// loop) and inlines them (kiln-inline-fused-kernels), in the order it
+// needs.
 //
 // buildBufferizationPipeline:
 //   2. one-shot bufferization of the whole module, identity layouts at

@@ -3,11 +3,12 @@
 // The pipeline, in order:
 //   0. with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
 //      kiln.fused regions;
-//   1. kiln -> linalg/tensor/scf on tensors (kiln.fused regions are inlined),
-//      then kiln-fuse-linalg-groups fuses the linalg ops of each region;
-//      canonicalize and CSE;
-//      kiln-cpu-tile-fused-reductions makes each region with reductions one
-//      scf.forall over its rows (an scf.parallel after bufferization);
+//   1. kiln -> linalg/tensor/scf on tensors (each kiln.fused region lowered
+//      into a kiln.fused_kernel), then kiln-fuse-linalg-groups fuses the
+//      linalg ops of each kernel; canonicalize and CSE;
+//      kiln-cpu-tile-fused-reductions makes each kernel with reductions one
+//      scf.forall over its rows (an scf.parallel after bufferization), and
+//      the kernels are inlined (kiln-inline-fused-kernels);
 //   2. one-shot bufferization of the whole module, identity layouts at
 //      function boundaries, copies as linalg.copy (so they become loops and
 //      never call a runtime helper);
@@ -71,8 +72,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // Right before bufferization: the canonicalizer would fold the loop's
   // shared outputs that nothing reads after the loop back into the
   // tensors they start from (see TileFusedReductions.cpp).
-  if (options.fuse)
+  if (options.fuse) {
     pm.addNestedPass<func::FuncOp>(createKilnCpuTileFusedReductions());
+    pm.addNestedPass<func::FuncOp>(createInlineFusedKernels());
+  }
   // 2-3 (BufferizationPipeline.cpp).
   buildBufferizationPipeline(pm);
   // The row loops of kiln-cpu-tile-fused-reductions, as parallel loops.

@@ -319,7 +319,8 @@ def Kiln_DynamicUpdateSliceOp : Kiln_Op<"dynamic_update_slice",
 //===----------------------------------------------------------------------===//
 
 def Kiln_YieldOp : Kiln_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["CondOp", "WhileOp", "ForOp", "FusedOp"]>]> {
+    ParentOneOf<["CondOp", "WhileOp", "ForOp", "FusedOp",
+                 "FusedKernelOp"]>]> {
   let summary = "Values leaving a kiln control-flow region";
   let arguments = (ins Variadic<Kiln_Value>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
