@@ -25,8 +25,11 @@
 // a discardable attribute is dropped by any rewrite that rebuilds an op
 // without copying it or with another op's location, and CSE merges equal
 // ops of different groups whatever their locations; the group then
-// silently compiles as several loop nests. Membership in an isolated body
-// cannot be dropped or merged that way. The kernels stay until the backend has made each of them one kernel
+// silently compiles as several loop nests. Membership in a body cannot be
+// dropped or merged that way. Only the tensor.empty destinations, which
+// compute nothing, leave the bodies at the end of step 2, so that CSE shares
+// them between kernels as before (bufferization and the buffer passes
+// after it depend on which destinations are shared). The kernels stay until the backend has made each of them one kernel
 // (on the CPU after canonicalize, CSE and kiln-cpu-tile-fused-reductions,
 // on CUDA right after step 2), then kiln-inline-fused-kernels
 // (FusedKernels.cpp) inlines them. The passes that read kernels check that
@@ -62,6 +65,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace mlir {
 namespace kiln {
@@ -87,6 +91,11 @@ static size_t bodySize(Operation *op) {
   return size;
 }
 
+/// The kernel whose body holds `op` directly, or null.
+static FusedKernelOp kernelOf(Operation *op) {
+  return dyn_cast_or_null<FusedKernelOp>(op->getParentOp());
+}
+
 namespace {
 
 /// Step 1: moves a kiln.fused region's body into a kiln.fused_kernel, where
@@ -103,11 +112,6 @@ struct FusedPattern : OpRewritePattern<FusedOp> {
     return success();
   }
 };
-
-/// The kernel whose body holds `op` directly, or null.
-static FusedKernelOp kernelOf(Operation *op) {
-  return dyn_cast_or_null<FusedKernelOp>(op->getParentOp());
-}
 
 /// Step 2.
 struct FuseLinalgGroupsPass
@@ -141,7 +145,15 @@ struct FuseLinalgGroupsPass
         ->getCanonicalizationPatterns(patterns);
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // Destinations compute nothing: before the kernel, CSE shares them
+    // across kernels and with the rest of the function.
+    getOperation().walk([](FusedKernelOp kernel) {
+      for (Operation &op :
+           llvm::make_early_inc_range(kernel.getBody().front()))
+        if (isa<tensor::EmptyOp>(op) && op.getNumOperands() == 0)
+          op.moveBefore(kernel);
+    });
   }
 };
 

@@ -8,8 +8,9 @@
 // reduction nests with the exponential inside do not vectorize.
 //
 // This pass makes each such kernel one loop nest. The kernel's body is the
-// group: its ops are the ones fused, and since it is isolated from above,
-// its producers outside it are block arguments that nothing can fuse. A
+// group: its ops are the ones fused, and producers outside it (inputs, or
+// the empty destinations kiln-fuse-linalg-groups moved out) are never
+// fused. A
 // kernel that reads its own group's reduction from outside is an error
 // (verifyFusedKernelKind, FusedKernels.cpp), not a kernel left untiled.
 // Its last all-parallel

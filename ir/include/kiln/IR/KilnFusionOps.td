@@ -51,8 +51,7 @@ def Kiln_FusedOp : Kiln_Op<"fused", [IsolatedFromAbove,
   let hasRegionVerifier = 1;
 }
 
-def Kiln_FusedKernelOp : Kiln_Op<"fused_kernel", [IsolatedFromAbove,
-    RecursiveMemoryEffects]> {
+def Kiln_FusedKernelOp : Kiln_Op<"fused_kernel", [RecursiveMemoryEffects]> {
   let summary = "The lowered ops of one kiln.fused region, kept together";
   let description = [{
     `kiln-to-linalg` lowers each `kiln.fused` into this op: the same
@@ -60,13 +59,15 @@ def Kiln_FusedKernelOp : Kiln_Op<"fused_kernel", [IsolatedFromAbove,
     linalg, tensor, arith and math on tensors). It carries the fusion
     decision in the IR while a backend turns the group into one kernel: an
     op computes in a kernel exactly when it is in the body. Nothing a pass
-    does to locations or attributes can drop an op from its group, and being
-    isolated from above, no rewrite can fuse the body with an op outside it.
-    The backends inline the body (`kiln-inline-fused-kernels`) before
+    does to locations or attributes can drop an op from its group. The
+    backends inline the body (`kiln-inline-fused-kernels`) before
     bufferization.
 
     Like `kiln.fused`, the body's block receives `inputs` as arguments and
-    ends in `kiln.yield` of the results. The passes that read a kernel check
+    ends in `kiln.yield` of the results. Unlike it, the body may use values
+    defined above it: the `tensor.empty` destinations, which compute
+    nothing, live outside the kernels, so that CSE shares them between
+    kernels as it does between any ops. The passes that read a kernel check
     that its body still holds what `kind` promises (a linalg reduction for
     `reduction`, one contraction for `matmul_epilogue`, neither for
     `elementwise`) and fail, naming the kernel, where it does not.
