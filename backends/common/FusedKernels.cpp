@@ -29,6 +29,8 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace kiln {
@@ -48,15 +50,19 @@ static bool isReduction(linalg::LinalgOp op) {
   return !isContraction(op) && op.getNumReductionLoops() > 0;
 }
 
-/// The first input of `kernel` computed by a linalg op outside it that
-/// `kind` accepts, or null.
-static Value inputComputedBy(FusedKernelOp kernel,
-                             bool (*kind)(linalg::LinalgOp)) {
-  for (Value input : kernel.getInputs())
-    if (auto producer = input.getDefiningOp<linalg::LinalgOp>())
+/// The first linalg op outside `kernel` that `kind` accepts and whose
+/// result the kernel reads (as an input, or directly from its body), or
+/// null.
+static Operation *readFromOutside(FusedKernelOp kernel,
+                                  bool (*kind)(linalg::LinalgOp)) {
+  llvm::SetVector<Value> read(kernel.getInputs().begin(),
+                              kernel.getInputs().end());
+  getUsedValuesDefinedAbove(kernel.getBody(), read);
+  for (Value value : read)
+    if (auto producer = value.getDefiningOp<linalg::LinalgOp>())
       if (kind(producer))
-        return input;
-  return {};
+        return producer;
+  return nullptr;
 }
 
 LogicalResult kiln::verifyFusedKernelKind(FusedKernelOp kernel) {
@@ -74,12 +80,13 @@ LogicalResult kiln::verifyFusedKernelKind(FusedKernelOp kernel) {
   // What the body lacks may have been dead and erased (a loop body's copy
   // of a group whose reduction only fed the loop's condition); it was lost
   // when the kernel now reads it from outside.
-  auto lost = [&](StringRef what, Value input) {
-    return kernel.emitOpError("of kind ")
-           << stringifyFusionKind(kernel.getKind()) << " holds no " << what
-           << " but reads one computed outside it (input #"
-           << llvm::find(kernel.getInputs(), input) - kernel.getInputs().begin()
-           << "): its group lost a member";
+  auto lost = [&](StringRef what, Operation *producer) {
+    InFlightDiagnostic diag =
+        kernel.emitOpError("of kind ")
+        << stringifyFusionKind(kernel.getKind()) << " holds no " << what
+        << " but reads one computed outside it: its group lost a member";
+    diag.attachNote(producer->getLoc()) << "computed here";
+    return diag;
   };
   switch (kernel.getKind()) {
   case FusionKind::elementwise:
@@ -92,8 +99,8 @@ LogicalResult kiln::verifyFusedKernelKind(FusedKernelOp kernel) {
     if (contractions)
       return foreign("a contraction");
     if (!reductions)
-      if (Value input = inputComputedBy(kernel, isReduction))
-        return lost("reduction", input);
+      if (Operation *producer = readFromOutside(kernel, isReduction))
+        return lost("reduction", producer);
     break;
   case FusionKind::matmul_epilogue:
     if (reductions)
@@ -101,8 +108,8 @@ LogicalResult kiln::verifyFusedKernelKind(FusedKernelOp kernel) {
     if (contractions > 1)
       return foreign("a second contraction");
     if (!contractions)
-      if (Value input = inputComputedBy(kernel, isContraction))
-        return lost("contraction", input);
+      if (Operation *producer = readFromOutside(kernel, isContraction))
+        return lost("contraction", producer);
     break;
   }
   return success();
