@@ -1,6 +1,6 @@
 //===- ArenaPlanner.cpp - Offsets for buffers with lifetimes --------------===//
 
-#include "ArenaPlanner.h"
+#include "common/ArenaPlanner.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"

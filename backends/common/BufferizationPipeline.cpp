@@ -1,18 +1,25 @@
 //===- BufferizationPipeline.cpp - kiln on tensors to linalg on buffers ---===//
 //
-// The steps every backend shares before it maps loops to its hardware:
+// The steps every backend shares, in two pieces around what each backend
+// does to its fused kernels before they are inlined:
+//
+// buildLinalgPipeline:
 //   0. with `fuse`, kiln-fuse groups kiln ops into kiln.fused regions;
-//   1. kiln -> linalg/tensor/scf on tensors (kiln.fused regions are inlined),
-//      then kiln-fuse-linalg-groups fuses the linalg ops of each region, then
-//      canonicalize and CSE (and, where the backend asks for it,
-//      kiln-cpu-tile-fused-reductions makes each reduction region one loop
-//      over its rows);
+//   1. kiln -> linalg/tensor/scf on tensors, each kiln.fused region lowered
+//      into a kiln.fused_kernel; then kiln-fuse-linalg-groups fuses the
+//      linalg ops of each kernel.
+// The backend then canonicalizes and runs CSE, shapes the kernels (on the
+// CPU, kiln-cpu-tile-fused-reductions makes each reduction kernel one row
+// loop) and inlines them (kiln-inline-fused-kernels), in the order it
+// needs.
+//
+// buildBufferizationPipeline:
 //   2. one-shot bufferization of the whole module, identity layouts at
 //      function boundaries, copies as linalg.copy (so they become loops or
 //      kernels and never call a runtime helper);
 //   3. results become out-params: each returned buffer is made a distinct
-//      allocation first, then hoisted to the caller, so outputs are written
-//      in place.
+//      allocation first (kiln-fresh-results), then hoisted to the caller,
+//      so outputs are written in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +31,6 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
@@ -34,21 +40,15 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
   return success();
 }
 
-void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm, bool fuse,
-                                             bool tileReductions) {
+void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse) {
   if (fuse)
     pm.addNestedPass<func::FuncOp>(createFusion());
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
   if (fuse)
     pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  // Right before bufferization: the canonicalizer would fold the loop's
-  // shared outputs that nothing reads after the loop back into the
-  // tensors they start from (see TileFusedReductions.cpp).
-  if (fuse && tileReductions)
-    pm.addNestedPass<func::FuncOp>(createKilnCpuTileFusedReductions());
+}
 
+void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm) {
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.setFunctionBoundaryTypeConversion(

@@ -3,23 +3,37 @@
 // A kiln.fused region (formed by kiln-fuse) becomes fused linalg in two
 // steps:
 //
-//  1. Inside kiln-to-linalg, FusedPattern inlines the region's ops into the
-//     parent block, its block arguments replaced by the op's inputs, and
-//     tags the location of every inlined op with the region: a FusedLoc
-//     whose metadata is a distinct attribute made once per region. The ops
-//     then lower like any other kiln op, and the linalg/tensor ops they
-//     become carry the tagged location.
+//  1. Inside kiln-to-linalg, FusedPattern turns the kiln.fused into a
+//     kiln.fused_kernel with the same inputs, results and kind, and moves
+//     the region's body into it; the body's ops then lower in place like any
+//     other kiln op, so every linalg/tensor op that computes the group is in
+//     the kernel's body and nothing else is.
 //
 //  2. kiln-fuse-linalg-groups runs upstream elementwise fusion
 //     (linalg::populateElementwiseOpsFusionPatterns, and reshapes folded by
 //     expansion) with a control function that fuses a producer into a
-//     consumer only when both carry the same region tag. Upstream's own pass
-//     fuses single-use producers only; here a producer read by several ops
-//     of the region is fused into each of them (upstream recomputes it in
-//     every consumer, which trades cheap arithmetic for a round trip through
-//     memory; CSE later merges the copies within one body), and nothing is
-//     fused across regions. An elementwise region thus becomes one
-//     linalg.generic: one loop nest.
+//     consumer only when both are ops of the same kernel's body. Upstream's
+//     own pass fuses single-use producers only; here a producer read by
+//     several ops of the kernel is fused into each of them (upstream
+//     recomputes it in every consumer, which trades cheap arithmetic for a
+//     round trip through memory; CSE later merges the copies within one
+//     body), and nothing is fused across kernels. An elementwise kernel
+//     thus becomes one linalg.generic: one loop nest.
+//
+// Why a region op and not a mark on each op: the grouping decides speed,
+// not results, so losing it would go unnoticed. A location (debug info) or
+// a discardable attribute is dropped by any rewrite that rebuilds an op
+// without copying it or with another op's location, and CSE merges equal
+// ops of different groups whatever their locations; the group then
+// silently compiles as several loop nests. Membership in a body cannot be
+// dropped or merged that way. Only the tensor.empty destinations, which
+// compute nothing, leave the bodies at the end of step 2, so that CSE shares
+// them between kernels as before (bufferization and the buffer passes
+// after it depend on which destinations are shared). The kernels stay until the backend has made each of them one kernel
+// (on the CPU after canonicalize, CSE and kiln-cpu-tile-fused-reductions,
+// on CUDA right after step 2), then kiln-inline-fused-kernels
+// (FusedKernels.cpp) inlines them. The passes that read kernels check that
+// each still holds what its kind promises.
 //
 // What upstream fusion does not do: a value of a region that is also read
 // outside it (an extra result of the kiln.fused) stays a loop nest of its
@@ -51,6 +65,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace mlir {
 namespace kiln {
@@ -61,10 +76,6 @@ namespace kiln {
 
 using namespace mlir;
 using namespace mlir::kiln;
-
-/// The string a region tag refers to; it tells kiln's tags apart from other
-/// distinct metadata a FusedLoc may carry.
-static constexpr llvm::StringLiteral kRegionTagName = "kiln.fused";
 
 /// A producer with several readers is recomputed in every consumer it is
 /// fused into, so fused bodies could grow exponentially on a chain like
@@ -80,56 +91,24 @@ static size_t bodySize(Operation *op) {
   return size;
 }
 
-/// The region tag of `loc` itself, or null.
-static DistinctAttr ownTag(FusedLoc fused) {
-  auto tag = dyn_cast_or_null<DistinctAttr>(fused.getMetadata());
-  if (!tag)
-    return {};
-  auto name = dyn_cast<StringAttr>(tag.getReferencedAttr());
-  return name && name.getValue() == kRegionTagName ? tag : DistinctAttr();
-}
-
-DistinctAttr kiln::fusedRegionTag(Operation *op) {
-  // The tag is the metadata of a FusedLoc; rewrites that merge ops (linalg
-  // fusion, folding) may wrap the tagged locations of the merged ops into
-  // a FusedLoc of their own, so all tags nested in the location count, as
-  // long as they name one region.
-  DistinctAttr found;
-  bool ambiguous = false;
-  op->getLoc()->walk([&](Location loc) {
-    auto fused = dyn_cast<FusedLoc>(loc);
-    if (!fused)
-      return WalkResult::advance();
-    if (DistinctAttr tag = ownTag(fused)) {
-      if (found && found != tag)
-        ambiguous = true;
-      found = tag;
-      return WalkResult::skip();
-    }
-    return WalkResult::advance();
-  });
-  return ambiguous ? DistinctAttr() : found;
+/// The kernel whose body holds `op` directly, or null.
+static FusedKernelOp kernelOf(Operation *op) {
+  return dyn_cast_or_null<FusedKernelOp>(op->getParentOp());
 }
 
 namespace {
 
-/// Step 1: inlines a kiln.fused region, tagging the locations of its ops.
+/// Step 1: moves a kiln.fused region's body into a kiln.fused_kernel, where
+/// kiln-to-linalg then lowers its ops.
 struct FusedPattern : OpRewritePattern<FusedOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedOp op,
                                 PatternRewriter &rewriter) const override {
-    MLIRContext *context = op.getContext();
-    auto tag = DistinctAttr::create(StringAttr::get(context, kRegionTagName));
-    Block *body = &op.getBody().front();
-    for (Operation &inner : body->without_terminator())
-      rewriter.modifyOpInPlace(&inner, [&] {
-        inner.setLoc(FusedLoc::get({inner.getLoc()}, tag, context));
-      });
-    auto yield = cast<YieldOp>(body->getTerminator());
-    SmallVector<Value> results(yield.getValues());
-    rewriter.inlineBlockBefore(body, op, op.getInputs());
-    rewriter.replaceOp(op, results);
-    rewriter.eraseOp(yield);
+    auto kernel = rewriter.create<FusedKernelOp>(
+        op.getLoc(), op.getResultTypes(), op.getKind(), op.getInputs());
+    rewriter.inlineRegionBefore(op.getBody(), kernel.getBody(),
+                                kernel.getBody().end());
+    rewriter.replaceOp(op, kernel.getResults());
     return success();
   }
 };
@@ -139,18 +118,24 @@ struct FuseLinalgGroupsPass
     : kiln::impl::FuseLinalgGroupsBase<FuseLinalgGroupsPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    linalg::ControlFusionFn sameRegion = [](OpOperand *fusedOperand) {
+    WalkResult kinds = getOperation().walk([](FusedKernelOp kernel) {
+      return failed(verifyFusedKernelKind(kernel)) ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
+    });
+    if (kinds.wasInterrupted())
+      return signalPassFailure();
+    linalg::ControlFusionFn sameKernel = [](OpOperand *fusedOperand) {
       Operation *producer = fusedOperand->get().getDefiningOp();
       Operation *consumer = fusedOperand->getOwner();
-      DistinctAttr tag = fusedRegionTag(consumer);
-      if (!producer || !tag || fusedRegionTag(producer) != tag)
+      FusedKernelOp kernel = kernelOf(consumer);
+      if (!producer || !kernel || kernelOf(producer) != kernel)
         return false;
       return fusedOperand->get().hasOneUse() ||
              bodySize(producer) + bodySize(consumer) <= kMaxRecomputingBodyOps;
     };
     RewritePatternSet patterns(context);
-    linalg::populateElementwiseOpsFusionPatterns(patterns, sameRegion);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, sameRegion);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, sameKernel);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, sameKernel);
     // The cleanups upstream's linalg-fuse-elementwise-ops applies with them.
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
@@ -160,7 +145,15 @@ struct FuseLinalgGroupsPass
         ->getCanonicalizationPatterns(patterns);
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // Destinations compute nothing: before the kernel, CSE shares them
+    // across kernels and with the rest of the function.
+    getOperation().walk([](FusedKernelOp kernel) {
+      for (Operation &op :
+           llvm::make_early_inc_range(kernel.getBody().front()))
+        if (isa<tensor::EmptyOp>(op) && op.getNumOperands() == 0)
+          op.moveBefore(kernel);
+    });
   }
 };
 

@@ -10,6 +10,8 @@
 
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnFusionOps.h"
+#include "kiln/IR/KilnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -68,6 +70,12 @@ struct ConvertKilnToLinalgPass
                            math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect, func::FuncDialect>();
     target.addIllegalDialect<KilnDialect>();
+    // A kiln.fused region becomes a kiln.fused_kernel whose body keeps its
+    // kiln.yield (FusedLowering.cpp).
+    target.addLegalOp<FusedKernelOp>();
+    target.addDynamicallyLegalOp<YieldOp>([](YieldOp yield) {
+      return isa<FusedKernelOp>(yield->getParentOp());
+    });
     RewritePatternSet patterns(context);
     populateKilnToLinalgPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,

@@ -3,17 +3,18 @@
 // The pipeline, in order:
 //   0. with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
 //      kiln.fused regions;
-//   1. kiln -> linalg/tensor/scf on tensors (kiln.fused regions are inlined),
-//      then kiln-fuse-linalg-groups fuses the linalg ops of each region,
-//      kiln-cpu-tile-fused-reductions makes each region with reductions one
-//      scf.forall over its rows (an scf.parallel after bufferization), then
-//      canonicalize and CSE;
+//   1. kiln -> linalg/tensor/scf on tensors (each kiln.fused region lowered
+//      into a kiln.fused_kernel), then kiln-fuse-linalg-groups fuses the
+//      linalg ops of each kernel; canonicalize and CSE;
+//      kiln-cpu-tile-fused-reductions makes each kernel with reductions one
+//      scf.forall over its rows (an scf.parallel after bufferization), and
+//      the kernels are inlined (kiln-inline-fused-kernels);
 //   2. one-shot bufferization of the whole module, identity layouts at
 //      function boundaries, copies as linalg.copy (so they become loops and
 //      never call a runtime helper);
 //   3. results become out-params (each returned buffer made a distinct
 //      allocation first, then hoisted to the caller, so outputs are written
-//      in place), then the native entry wrappers;
+//      in place), then the native entry wrappers (kiln-entry-points);
 //   4. copies of zero-filled buffers become fills; products of transposed
 //      copies read the copies' sources in place (the copies dropped); the
 //      intermediates of each block planned into one arena, buffers with
@@ -64,8 +65,19 @@ bool kiln::cpuHasOpenMP() {
 
 void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const CpuOptions &options) {
-  // 0-3 (BufferizationPipeline.cpp), reduction regions tiled into row loops.
-  buildBufferizationPipeline(pm, options.fuse, /*tileReductions=*/true);
+  // 0-1 (BufferizationPipeline.cpp).
+  buildLinalgPipeline(pm, options.fuse);
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Right before bufferization: the canonicalizer would fold the loop's
+  // shared outputs that nothing reads after the loop back into the
+  // tensors they start from (see TileFusedReductions.cpp).
+  if (options.fuse) {
+    pm.addNestedPass<func::FuncOp>(createKilnCpuTileFusedReductions());
+    pm.addNestedPass<func::FuncOp>(createInlineFusedKernels());
+  }
+  // 2-3 (BufferizationPipeline.cpp).
+  buildBufferizationPipeline(pm);
   // The row loops of kiln-cpu-tile-fused-reductions, as parallel loops.
   // Their tiles are written in place; CSE and the canonicalizer drop the
   // copies of each tile onto itself that bufferization leaves.
@@ -81,7 +93,7 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     plan.report = options.memoryReport;
     pm.addNestedPass<func::FuncOp>(createKilnCpuPlanMemory(plan));
   }
-  pm.addPass(createKilnCpuEntryPoints());
+  pm.addPass(createKilnEntryPoints());
 
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);

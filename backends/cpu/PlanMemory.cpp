@@ -23,7 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../common/ArenaPlanner.h"
+#include "common/ArenaPlanner.h"
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -1,12 +1,19 @@
 //===- TileFusedReductions.cpp - A reduction region as one row loop -------===//
 //
-// After kiln-fuse-linalg-groups, a region around reductions is still several
-// loop nests over the whole tensor: softmax is the max, the sum of
+// After kiln-fuse-linalg-groups, a kiln.fused_kernel around reductions (the
+// lowered kiln.fused region, FusedLowering.cpp) is still several loop nests
+// over the whole tensor: softmax is the max, the sum of
 // exp(x - max), and the normalization; layer norm the two sums and the
 // normalization. Each nest reads the input from memory again, and the
 // reduction nests with the exponential inside do not vectorize.
 //
-// This pass makes each such region one loop nest. Its last all-parallel
+// This pass makes each such kernel one loop nest. The kernel's body is the
+// group: its ops are the ones fused, and producers outside it (inputs, or
+// the empty destinations kiln-fuse-linalg-groups moved out) are never
+// fused. A
+// kernel that reads its own group's reduction from outside is an error
+// (verifyFusedKernelKind, FusedKernels.cpp), not a kernel left untiled.
+// Its last all-parallel
 // linalg.generic (the epilogue that reads the reduction results) is tiled
 // with scf.forall, tile size 1 along the dims that index the reduction
 // results (the rows; the other dims stay whole), and the linalg producers
@@ -38,6 +45,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
+#include "kiln/IR/KilnFusionOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,7 +59,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/MapVector.h"
 
 #include <optional>
 
@@ -73,8 +80,8 @@ static bool hasReduction(linalg::LinalgOp op) {
          op.getNumReductionLoops() > 0;
 }
 
-/// Whether one of the region's ops has a loop of no iterations (a
-/// reduction over a dim of size zero, or an empty output). Such a region
+/// Whether one of a kernel's ops has a loop of no iterations (a
+/// reduction over a dim of size zero, or an empty output). Such a kernel
 /// computes nothing worth a row loop (an empty reduction is its init), and
 /// upstream's tile-and-fuse does not handle empty iteration spaces, so it
 /// stays as it is.
@@ -89,34 +96,35 @@ static bool isFusible(Operation *op) {
   return isa<linalg::GenericOp, linalg::FillOp>(op);
 }
 
-/// Whether `value` is computed, within the region `tag`, from the result of
-/// a reduction of that region (or is one).
-static bool dependsOnReduction(Value value, DistinctAttr tag,
+/// Whether `value` is computed, within `kernel`, from the result of a
+/// reduction of that kernel (or is one).
+static bool dependsOnReduction(Value value, FusedKernelOp kernel,
                                llvm::DenseMap<Operation *, bool> &memo) {
   auto producer = value.getDefiningOp<linalg::LinalgOp>();
-  if (!producer || !isFusible(producer) || fusedRegionTag(producer) != tag)
+  if (!producer || !isFusible(producer) || producer->getParentOp() != kernel)
     return false;
   auto [it, inserted] = memo.try_emplace(producer, false);
   if (!inserted)
     return it->second;
   bool result = hasReduction(producer);
   for (OpOperand *input : producer.getDpsInputOperands())
-    result = result || dependsOnReduction(input->get(), tag, memo);
+    result = result || dependsOnReduction(input->get(), kernel, memo);
   memo[producer] = result;
   return result;
 }
 
 /// The dims of `consumer` to tile by one, or an empty vector when the
-/// consumer reads no reduction result of its region: the dims through which
+/// consumer reads no reduction result of its kernel: the dims through which
 /// it reads values computed from reductions (the rows of softmax or layer
 /// norm), which must be the same for all of them. A value read through a
 /// map that is not a projected permutation (e.g. a shifted index) would need
 /// more than one row per tile, so such a consumer is not tiled.
-static SmallVector<bool> rowDims(linalg::GenericOp consumer, DistinctAttr tag) {
+static SmallVector<bool> rowDims(linalg::GenericOp consumer,
+                                 FusedKernelOp kernel) {
   llvm::DenseMap<Operation *, bool> memo;
   std::optional<SmallVector<bool>> rows;
   for (OpOperand *input : consumer.getDpsInputOperands()) {
-    if (!dependsOnReduction(input->get(), tag, memo))
+    if (!dependsOnReduction(input->get(), kernel, memo))
       continue;
     AffineMap map = consumer.getMatchingIndexingMap(input);
     if (!map.isProjectedPermutation() || map.getNumResults() == 0)
@@ -133,11 +141,11 @@ static SmallVector<bool> rowDims(linalg::GenericOp consumer, DistinctAttr tag) {
   return rows ? *rows : SmallVector<bool>();
 }
 
-/// The consumer to tile for region `tag`, whose ops are `ops` in block
+/// The consumer to tile for `kernel`, whose linalg ops are `ops` in block
 /// order: its last all-parallel generic on tensors that reads a reduction
 /// result, or null.
 static linalg::GenericOp findConsumer(ArrayRef<linalg::LinalgOp> ops,
-                                      DistinctAttr tag,
+                                      FusedKernelOp kernel,
                                       SmallVector<bool> &rows) {
   if (llvm::none_of(ops, hasReduction))
     return nullptr;
@@ -146,7 +154,7 @@ static linalg::GenericOp findConsumer(ArrayRef<linalg::LinalgOp> ops,
     if (!generic || !generic.hasPureTensorSemantics() ||
         generic.getNumReductionLoops() != 0 || generic->getNumResults() != 1)
       continue;
-    rows = rowDims(generic, tag);
+    rows = rowDims(generic, kernel);
     if (!rows.empty())
       return generic;
   }
@@ -257,9 +265,9 @@ static scf::ForallOp giveTilesSharedOutputs(RewriterBase &rewriter,
   return newLoop;
 }
 
-static LogicalResult tileRegion(RewriterBase &rewriter,
-                                linalg::GenericOp consumer, DistinctAttr tag,
-                                ArrayRef<bool> rows) {
+static LogicalResult tileKernel(RewriterBase &rewriter,
+                                linalg::GenericOp consumer,
+                                FusedKernelOp kernel, ArrayRef<bool> rows) {
   MLIRContext *context = consumer.getContext();
   SmallVector<OpFoldResult> tileSizes;
   for (bool row : rows)
@@ -270,10 +278,11 @@ static LogicalResult tileRegion(RewriterBase &rewriter,
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
-  options.setFusionControlFn([tag](tensor::ExtractSliceOp, OpResult producer,
-                                   bool) -> std::tuple<bool, bool> {
+  options.setFusionControlFn([kernel](tensor::ExtractSliceOp,
+                                      OpResult producer,
+                                      bool) -> std::tuple<bool, bool> {
     Operation *op = producer.getOwner();
-    bool fuse = isFusible(op) && fusedRegionTag(op) == tag;
+    bool fuse = isFusible(op) && op->getParentOp() == kernel;
     return {fuse, false};
   });
 
@@ -352,28 +361,35 @@ struct KilnCpuTileFusedReductionsPass
 
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    SmallVector<linalg::GenericOp> reductions;
-    getOperation()->walk([&](linalg::GenericOp op) {
-      if (fusedRegionTag(op) && hasReduction(op))
-        reductions.push_back(op);
+    SmallVector<FusedKernelOp> kernels;
+    getOperation()->walk([&](FusedKernelOp kernel) {
+      kernels.push_back(kernel);
     });
-    for (linalg::GenericOp op : reductions)
-      splitIntoLanes(rewriter, op);
+    for (FusedKernelOp kernel : kernels)
+      if (failed(verifyFusedKernelKind(kernel)))
+        return signalPassFailure();
 
-    llvm::MapVector<DistinctAttr, SmallVector<linalg::LinalgOp>> regions;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      if (DistinctAttr tag = fusedRegionTag(op))
-        regions[tag].push_back(op);
-    });
-    for (auto &[tag, ops] : regions) {
-      if (hasEmptyLoop(ops))
+    auto opsOf = [](FusedKernelOp kernel) {
+      SmallVector<linalg::LinalgOp> ops;
+      for (Operation &op : kernel.getBody().front())
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op))
+          ops.push_back(linalgOp);
+      return ops;
+    };
+    for (FusedKernelOp kernel : kernels)
+      for (linalg::LinalgOp op : opsOf(kernel))
+        if (hasReduction(op))
+          splitIntoLanes(rewriter, cast<linalg::GenericOp>(op.getOperation()));
+
+    for (FusedKernelOp kernel : kernels) {
+      if (hasEmptyLoop(opsOf(kernel)))
         continue;
       SmallVector<bool> rows;
-      linalg::GenericOp consumer = findConsumer(ops, tag, rows);
+      linalg::GenericOp consumer = findConsumer(opsOf(kernel), kernel, rows);
       if (!consumer)
         continue;
-      if (failed(tileRegion(rewriter, consumer, tag, rows))) {
-        consumer.emitError("could not tile the reduction region");
+      if (failed(tileKernel(rewriter, consumer, kernel, rows))) {
+        consumer.emitError("could not tile the reduction kernel");
         return signalPassFailure();
       }
     }

@@ -2,9 +2,11 @@
 //
 // The pipeline, in order:
 //   0-3. as on the CPU (BufferizationPipeline.cpp): kiln-fuse, kiln -> linalg on
-//      tensors with each fused region fused into one linalg op, one-shot
-//      bufferization, results to out-params, the `kiln_entry_<name>`
-//      wrappers; then constants are copied out of read-only globals
+//      tensors with the linalg ops of each fused kernel fused, the kernels
+//      inlined (kiln-inline-fused-kernels), canonicalize and CSE, one-shot
+//      bufferization, results to
+//      out-params, the `kiln_entry_<name>` wrappers (kiln-entry-points);
+//      then constants are copied out of read-only globals
 //      (kiln-cuda-globals-to-buffers) and ownership-based deallocation runs;
 //   4. float matmuls -> shared-memory tiled kernels (kiln-cuda-tiled-matmul);
 //      reductions -> one kernel each in which a block reduces an output
@@ -82,9 +84,14 @@ void kiln::registerCudaDialects(DialectRegistry &registry) {
 
 void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
                                      const CudaOptions &options) {
-  // 0-3 (BufferizationPipeline.cpp), as on the CPU.
-  buildBufferizationPipeline(pm, options.fuse);
-  pm.addPass(createKilnCpuEntryPoints());
+  // 0-3 (BufferizationPipeline.cpp), as on the CPU but for the row loops.
+  buildLinalgPipeline(pm, options.fuse);
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createInlineFusedKernels());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  buildBufferizationPipeline(pm);
+  pm.addPass(createKilnEntryPoints());
   pm.addNestedPass<func::FuncOp>(createKilnCudaGlobalsToBuffers());
 
   bufferization::BufferDeallocationPipelineOptions deallocation;

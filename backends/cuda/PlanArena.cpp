@@ -25,7 +25,7 @@
 
 #include "kiln/Backends/Passes.h"
 
-#include "../common/ArenaPlanner.h"
+#include "common/ArenaPlanner.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -1,9 +1,12 @@
-//===- KilnFusionOps.cpp - The kiln.fused region op -----------------------===//
+//===- KilnFusionOps.cpp - The kiln.fused region ops ----------------------===//
 //
-// Verification of kiln.fused. Backends build one kernel per region from its
-// `kind`, so the verifier checks that the body holds what the kind promises
-// (a backend can then rely on it instead of rediscovering the shape of the
-// group) as well as the usual block-argument and yield types.
+// Verification of kiln.fused and kiln.fused_kernel. Backends build one
+// kernel per region from its `kind`, so the verifier of kiln.fused checks
+// that the body holds what the kind promises (a backend can then rely on it
+// instead of rediscovering the shape of the group) as well as the usual
+// block-argument and yield types. kiln.fused_kernel holds the same group
+// lowered out of the kiln dialect; its verifier checks the types only, and
+// the backends, which know the lowered ops, check its kind.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,34 +25,47 @@ static bool isReduction(Operation *op) {
   return isa<ReduceSumOp, ReduceMaxOp, ReduceMeanOp>(op);
 }
 
-LogicalResult FusedOp::verifyRegions() {
-  Block &block = getBody().front();
-  if (getNumResults() == 0)
-    return emitOpError("must produce at least one result");
-  if (block.getNumArguments() != getInputs().size())
-    return emitOpError("body takes ")
+/// The checks both region ops share: at least one result, block arguments
+/// of the inputs' types, a kiln.yield of the results' types.
+static LogicalResult verifySignature(Operation *op, Block &block,
+                                     ValueRange inputs) {
+  if (op->getNumResults() == 0)
+    return op->emitOpError("must produce at least one result");
+  if (block.getNumArguments() != inputs.size())
+    return op->emitOpError("body takes ")
            << block.getNumArguments() << " arguments but the op has "
-           << getInputs().size() << " inputs";
+           << inputs.size() << " inputs";
   for (auto [i, arg, input] :
-       llvm::enumerate(block.getArgumentTypes(), getInputs().getTypes()))
+       llvm::enumerate(block.getArgumentTypes(), inputs.getTypes()))
     if (arg != input)
-      return emitOpError("body argument #")
+      return op->emitOpError("body argument #")
              << i << " has type " << arg << " but input #" << i << " has type "
              << input;
 
   auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(&block.back());
   if (!yield)
-    return emitOpError("body must end with kiln.yield");
-  if (yield.getValues().size() != getNumResults())
+    return op->emitOpError("body must end with kiln.yield");
+  if (yield.getValues().size() != op->getNumResults())
     return yield.emitOpError("yields ")
-           << yield.getValues().size() << " values but the kiln.fused has "
-           << getNumResults() << " results";
+           << yield.getValues().size() << " values but the " << op->getName()
+           << " has " << op->getNumResults() << " results";
   for (auto [i, got, want] :
-       llvm::enumerate(yield.getValues().getTypes(), getResultTypes()))
+       llvm::enumerate(yield.getValues().getTypes(), op->getResultTypes()))
     if (got != want)
       return yield.emitOpError("value #")
              << i << " has type " << got << " but result #" << i << " has type "
              << want;
+  return success();
+}
+
+LogicalResult FusedKernelOp::verifyRegions() {
+  return verifySignature(*this, getBody().front(), getInputs());
+}
+
+LogicalResult FusedOp::verifyRegions() {
+  Block &block = getBody().front();
+  if (failed(verifySignature(*this, block, getInputs())))
+    return failure();
 
   unsigned reductions = 0, matmuls = 0;
   for (Operation &op : block.without_terminator()) {

@@ -1,11 +1,12 @@
 // REQUIRES: openmp
-// kiln-cpu-tile-fused-reductions: each kiln.fused region with reductions
+// kiln-cpu-tile-fused-reductions: each kiln.fused_kernel with reductions
 // (softmax, layer norm, log-sum-exp) becomes one scf.forall over its rows,
-// the reductions computed per row inside it; regions without a generic
+// the reductions computed per row inside it; kernels without a generic
 // reduction (a matmul epilogue) are left alone.
 // RUN: kiln-opt %s --split-input-file --kiln-fuse --kiln-to-linalg \
 // RUN:   --kiln-fuse-linalg-groups --canonicalize --cse \
-// RUN:   --kiln-cpu-tile-fused-reductions | FileCheck %s
+// RUN:   --kiln-cpu-tile-fused-reductions --kiln-inline-fused-kernels \
+// RUN:   | FileCheck %s
 // The whole CPU pipeline: a softmax large enough for threads is one OpenMP
 // parallel loop; without fusion it is one per kiln op that survives.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-lowering \

@@ -1,13 +1,14 @@
-// kiln.fused on the CPU: kiln-to-linalg inlines each region and tags its
-// ops with it; kiln-fuse-linalg-groups then fuses the linalg ops of one
-// region (upstream elementwise fusion) and never those of two regions.
+// kiln.fused in the backends: kiln-to-linalg lowers each region into a
+// kiln.fused_kernel holding the region's ops lowered to linalg;
+// kiln-fuse-linalg-groups then fuses the linalg ops of one kernel (upstream
+// elementwise fusion) and never those of two kernels.
 // RUN: kiln-opt %s --split-input-file --kiln-fuse --kiln-to-linalg \
-// RUN:   --kiln-fuse-linalg-groups --canonicalize --cse | FileCheck %s
-// Before the linalg fusion: one generic per kiln op, the location of each op
-// of a region tagged with the same distinct attribute.
+// RUN:   --kiln-fuse-linalg-groups --kiln-inline-fused-kernels \
+// RUN:   --canonicalize --cse | FileCheck %s
+// Before the linalg fusion: one generic per kiln op, each op of a region in
+// the body of the region's kernel.
 // RUN: kiln-opt %s --split-input-file --kiln-fuse --kiln-to-linalg \
-// RUN:   --mlir-print-debuginfo --mlir-print-local-scope \
-// RUN:   | FileCheck %s --check-prefix=TAGGED
+// RUN:   | FileCheck %s --check-prefix=KERNEL
 // The whole CPU pipeline, with fusion (the default) and without: the gelu
 // is one loop in native code, or one loop per kiln op.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-lowering \
@@ -41,10 +42,14 @@
 // LOOPS-UNFUSED-NOT:     llvm.cond_br
 // LOOPS-UNFUSED-LABEL: llvm.func @kiln_entry_gelu(
 
-// TAGGED-LABEL: func.func @gelu(
-// TAGGED-COUNT-12: } -> tensor<1024xf32> loc(fused<distinct[0]<"kiln.fused">>
-// TAGGED-NOT:    linalg.generic
-// TAGGED-NOT:    distinct[1]
+// KERNEL-LABEL: func.func @gelu(
+// KERNEL-NOT:      linalg.generic
+// KERNEL:          kiln.fused_kernel elementwise
+// KERNEL-COUNT-12:   } -> tensor<1024xf32>
+// KERNEL-NOT:        linalg.generic
+// KERNEL:            kiln.yield
+// KERNEL-NOT:      kiln.fused_kernel
+// KERNEL:          return
 func.func @gelu(%x: tensor<1024xf32>, %a: tensor<1024xf32>, %b: tensor<1024xf32>,
                 %c: tensor<1024xf32>) -> tensor<1024xf32> {
   %half = kiln.constant dense<0.5> : tensor<1024xf32>
@@ -95,10 +100,16 @@ func.func @gelu(%x: tensor<1024xf32>, %a: tensor<1024xf32>, %b: tensor<1024xf32>
 // CHECK-NEXT:        linalg.yield
 // CHECK:         return %[[D]]
 
-// TAGGED-LABEL: func.func @regions_stay_apart(
-// TAGGED-COUNT-2: } -> tensor<4x4xf32> loc(fused<distinct[0]<"kiln.fused">>
-// TAGGED:        linalg.transpose
-// TAGGED:        } -> tensor<4x4xf32> loc("within split
+// KERNEL-LABEL: func.func @regions_stay_apart(
+// KERNEL:          kiln.fused_kernel elementwise
+// KERNEL-COUNT-2:    } -> tensor<4x4xf32>
+// KERNEL-NEXT:       kiln.yield
+// KERNEL-NOT:      kiln.fused_kernel
+// KERNEL:          linalg.transpose
+// KERNEL-NOT:      kiln.fused_kernel
+// KERNEL:          } -> tensor<4x4xf32>
+// KERNEL-NOT:      kiln.fused_kernel
+// KERNEL:          return
 func.func @regions_stay_apart(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %a = kiln.exp %x : tensor<4x4xf32>
   %b = kiln.mul %a, %a : tensor<4x4xf32>
@@ -183,9 +194,11 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NOT:     linalg.generic
 // CHECK:         return %[[Y]]
 
-// TAGGED-LABEL: func.func @mlp_layer(
-// TAGGED:        linalg.matmul {{.*}} loc(fused<distinct[0]<"kiln.fused">>
-// TAGGED-COUNT-3: } -> tensor<4x16xf32> loc(fused<distinct[0]<"kiln.fused">>
+// KERNEL-LABEL: func.func @mlp_layer(
+// KERNEL:          kiln.fused_kernel matmul_epilogue
+// KERNEL:            linalg.matmul
+// KERNEL-COUNT-3:    } -> tensor<4x16xf32>
+// KERNEL-NEXT:       kiln.yield
 func.func @mlp_layer(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>,
                      %res: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<16xf32>) -> tensor<4x16xf32>

@@ -1,4 +1,5 @@
-// kiln.fused: the printed form round-trips, and one case per verifier error
+// kiln.fused and kiln.fused_kernel: the printed form round-trips, and one
+// case per verifier error
 // (KilnFusionOps.cpp).
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --allow-unregistered-dialect | FileCheck %s
@@ -256,6 +257,37 @@ func.func @unknown_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = kiln.fused convolution (%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%x0: tensor<4xf32>):
     kiln.yield %x0 : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// kiln.fused_kernel, the lowered group: its body may hold any ops; the
+// verifier checks its signature as for kiln.fused.
+// CHECK-LABEL: func.func @kernel(
+// CHECK:         %[[R:.+]] = kiln.fused_kernel reduction (%{{.+}}) : (tensor<4x8xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: tensor<4x8xf32>):
+// CHECK-NEXT:      %[[S:.+]] = "test.sum"(%[[X]])
+// CHECK-NEXT:      kiln.yield %[[S]] : tensor<4xf32>
+// CHECK-NEXT:    }
+func.func @kernel(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %r = kiln.fused_kernel reduction (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%x0: tensor<4x8xf32>):
+    %s = "test.sum"(%x0) : (tensor<4x8xf32>) -> tensor<4xf32>
+    kiln.yield %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_yield_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = kiln.fused_kernel elementwise (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x0: tensor<4xf32>):
+    %s = "test.op"(%x0) : (tensor<4xf32>) -> tensor<4xi32>
+    // expected-error @+1 {{'kiln.yield' op value #0 has type 'tensor<4xi32>' but result #0 has type 'tensor<4xf32>'}}
+    kiln.yield %s : tensor<4xi32>
   }
   return %r : tensor<4xf32>
 }

@@ -795,7 +795,7 @@ func.func @for_yield_count(%x: tensor<f32>) -> tensor<f32> {
 // -----
 
 func.func @yield_outside_control_flow(%x: tensor<f32>) -> tensor<f32> {
-  // expected-error @+1 {{'kiln.yield' op expects parent op to be one of 'kiln.cond, kiln.while, kiln.for, kiln.fused'}}
+  // expected-error @+1 {{'kiln.yield' op expects parent op to be one of 'kiln.cond, kiln.while, kiln.for, kiln.fused, kiln.fused_kernel'}}
   kiln.yield %x : tensor<f32>
 }
 

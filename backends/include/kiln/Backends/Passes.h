@@ -11,6 +11,7 @@ namespace mlir {
 class RewritePatternSet;
 class TypeConverter;
 namespace kiln {
+class FusedKernelOp;
 
 #define GEN_PASS_DECL
 #include "kiln/Backends/Passes.h.inc"
@@ -21,17 +22,21 @@ namespace kiln {
 /// Patterns lowering kiln ops to linalg/tensor/arith/math/scf on tensors.
 void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
 
-/// Kiln on tensors to linalg on buffers, with results as out-params: the
-/// steps the CPU and CUDA pipelines share (BufferizationPipeline.cpp).
-/// With `tileReductions` (and `fuse`), kiln-cpu-tile-fused-reductions runs
-/// after the linalg fusion of each region.
-void buildBufferizationPipeline(OpPassManager &pm, bool fuse,
-                                bool tileReductions = false);
+/// Kiln to linalg on tensors, the steps the CPU and CUDA pipelines share
+/// first (BufferizationPipeline.cpp): with `fuse`, kiln-fuse and the linalg
+/// fusion of each kiln.fused region in its kiln.fused_kernel.
+void buildLinalgPipeline(OpPassManager &pm, bool fuse);
 
-/// The region tag that kiln-to-linalg gives the location of every op
-/// inlined from a kiln.fused region (and that the linalg ops lowered from
-/// it inherit), or null when `op` comes from no region.
-DistinctAttr fusedRegionTag(Operation *op);
+/// Linalg on tensors to linalg on buffers with results as out-params, the
+/// steps the CPU and CUDA pipelines share next (BufferizationPipeline.cpp);
+/// the kiln.fused_kernels must be inlined by then.
+void buildBufferizationPipeline(OpPassManager &pm);
+
+/// Fails with an error naming `kernel` when its body no longer holds what
+/// its kind promises: when it reads a reduction (for kind `reduction`) or a
+/// contraction (`matmul_epilogue`) computed outside it instead of holding
+/// one, or holds one its kind does not allow (FusedKernels.cpp).
+LogicalResult verifyFusedKernelKind(FusedKernelOp kernel);
 
 /// The prefix of the exported wrapper of each compiled function.
 inline constexpr const char *kEntryPrefix = "kiln_entry_";

@@ -22,14 +22,15 @@ def ConvertKilnToLinalg : Pass<"kiln-to-linalg", "mlir::func::FuncOp"> {
   ];
 }
 
-def KilnCpuEntryPoints : Pass<"kiln-cpu-entry-points", "mlir::ModuleOp"> {
+def KilnEntryPoints : Pass<"kiln-entry-points", "mlir::ModuleOp"> {
   let summary = "Add a `void kiln_entry_<f>(void **args)` wrapper per function";
   let description = [{
     Runs after bufferization and `buffer-results-to-out-params`, when every
     public function takes statically shaped identity-layout memrefs (inputs,
     then outputs). The wrapper loads one data pointer per memref from `args`,
     builds the memref descriptors and calls the function. This is the one
-    native calling convention the runtime knows, whatever the signature.
+    native calling convention the runtime knows, whatever the signature and
+    whatever the target: the CPU code and the CUDA host code both get it.
 
     The function itself is renamed `kiln_impl_<name>` and, like every other
     function of the module, gets internal linkage: only the wrappers are
@@ -53,17 +54,18 @@ def KilnFreshResults : Pass<"kiln-fresh-results", "mlir::func::FuncOp"> {
 }
 
 def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
-  let summary = "Fuse the linalg ops lowered from each kiln.fused region";
+  let summary = "Fuse the linalg ops of each kiln.fused_kernel";
   let description = [{
-    Runs after `kiln-to-linalg`, which inlines every `kiln.fused` region and
-    tags the locations of its ops with the region. Upstream elementwise
-    fusion (`linalg::populateElementwiseOpsFusionPatterns`, with reshapes
-    folded by expansion) then fuses a producer into a consumer exactly when
-    both come from the same region, whatever their use counts: an
-    elementwise region becomes one `linalg.generic`, and nothing is fused
-    across regions, so the CPU realizes the grouping `kiln-fuse` decided.
-    Without `kiln.fused` regions (fusion turned off) the pass changes
-    nothing.
+    Runs after `kiln-to-linalg`, which lowers every `kiln.fused` region into
+    a `kiln.fused_kernel` holding the region's ops lowered to linalg.
+    Upstream elementwise fusion (`linalg::populateElementwiseOpsFusionPatterns`,
+    with reshapes folded by expansion) then fuses a producer into a consumer
+    exactly when both are ops of the same kernel's body, whatever their use
+    counts: an elementwise kernel becomes one `linalg.generic`, and nothing
+    is fused across kernels, so the backends realize the grouping
+    `kiln-fuse` decided. A kernel whose body no longer holds what its kind
+    promises (a reduction kernel without a reduction, ...) is an error.
+    Without kernels (fusion turned off) the pass changes nothing.
   }];
   let dependentDialects = [
     "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
@@ -75,16 +77,18 @@ def KilnCpuTileFusedReductions
     : Pass<"kiln-cpu-tile-fused-reductions", "mlir::func::FuncOp"> {
   let summary = "Make each reduction region of kiln-fuse one loop nest over its rows";
   let description = [{
-    Runs on tensors after `kiln-fuse-linalg-groups`. In a region that
-    `kiln-fuse` made around reductions (softmax, layer norm, log-sum-exp),
-    the last all-parallel `linalg.generic` is tiled with `scf.forall`, one
-    row per iteration along the dims it reads reduction results by, and the
-    region's linalg producers (the reductions, their fills and elementwise
+    Runs on tensors after `kiln-fuse-linalg-groups`, before
+    `kiln-inline-fused-kernels`. In a `kiln.fused_kernel` that `kiln-fuse`
+    made around reductions (softmax, layer norm, log-sum-exp), the last
+    all-parallel `linalg.generic` is tiled with `scf.forall`, one row per
+    iteration along the dims it reads reduction results by, and the
+    kernel's linalg producers (the reductions, their fills and elementwise
     prologues) are fused into the loop with
     `scf::tileConsumerAndFuseProducersUsingSCF`. Each row's reductions are
     then computed right before the row is normalized, while it is in cache,
     and the rows are independent iterations of one parallel loop. Ops of
-    other regions, and contractions, are never fused in. Before tiling, a
+    other kernels, and contractions, are never fused in. A kernel of kind
+    reduction without a reduction in its body is an error. Before tiling, a
     reduction whose length is a multiple of 64 f32 (32 f64) elements is split
     (upstream `splitReduction`) into that many per-lane partial results, so
     that its innermost loop is parallel and vectorizes. Each tile the loop
@@ -96,6 +100,20 @@ def KilnCpuTileFusedReductions
                            "mlir::linalg::LinalgDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect"];
+}
+
+def InlineFusedKernels
+    : Pass<"kiln-inline-fused-kernels", "mlir::func::FuncOp"> {
+  let summary = "Replace each kiln.fused_kernel by its body";
+  let description = [{
+    Runs once a backend is done with the grouping `kiln-fuse` decided (on
+    the CPU after `kiln-cpu-tile-fused-reductions`, on CUDA after
+    `kiln-fuse-linalg-groups`), before bufferization. The body's ops move
+    before the kernel, its block arguments replaced by the kernel's inputs,
+    and the kernel's results by the values its body yields. A kernel whose
+    body no longer holds what its kind promises is an error, as in the
+    passes that read kernels.
+  }];
 }
 
 def KilnCudaGlobalsToBuffers

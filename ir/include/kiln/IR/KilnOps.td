@@ -637,7 +637,8 @@ def Kiln_RegionSignatures : NativeOpTrait<"RegionSignatures", [],
 }
 
 def Kiln_YieldOp : Kiln_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["CondOp", "WhileOp", "ForOp", "FusedOp"]>]> {
+    ParentOneOf<["CondOp", "WhileOp", "ForOp", "FusedOp",
+                 "FusedKernelOp"]>]> {
   let summary = "Values leaving a kiln control-flow region";
   let description = [{
     Ends every region of `kiln.cond`, `kiln.while`, `kiln.for` and

@@ -22,7 +22,7 @@
 
 namespace mlir {
 namespace kiln {
-#define GEN_PASS_DEF_KILNCPUENTRYPOINTS
+#define GEN_PASS_DEF_KILNENTRYPOINTS
 #include "kiln/Backends/Passes.h.inc"
 } // namespace kiln
 } // namespace mlir
@@ -31,8 +31,8 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-struct KilnCpuEntryPointsPass
-    : kiln::impl::KilnCpuEntryPointsBase<KilnCpuEntryPointsPass> {
+struct KilnEntryPointsPass
+    : kiln::impl::KilnEntryPointsBase<KilnEntryPointsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     LLVMTypeConverter typeConverter(&getContext());

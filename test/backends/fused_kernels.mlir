@@ -1,0 +1,168 @@
+// kiln.fused_kernel in the backends (FusedKernels.cpp):
+// kiln-inline-fused-kernels replaces each kernel by its body. A kernel that
+// reads its own reduction or matmul from outside has lost a member of its
+// group, one that holds a reduction or matmul its kind does not allow has
+// taken in a member of another; every pass that reads kernels fails on it,
+// naming the kernel, instead of compiling the group as slower code.
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-inline-fused-kernels | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-fuse-linalg-groups -o /dev/null
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-cpu-tile-fused-reductions -o /dev/null
+
+// The body moves before the kernel, its argument replaced by the input and
+// the kernel's results by the values it yields.
+// CHECK-LABEL: func.func @inline(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<8xf32>, %[[B:[a-z0-9]+]]: tensor<8xf32>)
+// CHECK-NOT:     kiln.fused_kernel
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<8xf32>
+// CHECK:         %[[S:.+]] = linalg.generic {{.*}} ins(%[[X]], %[[B]] : {{.*}} outs(%[[E]] :
+// CHECK:         %[[R:.+]] = linalg.generic {{.*}} ins(%[[S]] : {{.*}} outs(%[[E]] :
+// CHECK-NOT:     kiln.yield
+// CHECK:         return %[[S]], %[[R]]
+#map = affine_map<(d0) -> (d0)>
+func.func @inline(%x: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %r:2 = kiln.fused_kernel elementwise (%x, %b) : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%x0: tensor<8xf32>, %b0: tensor<8xf32>):
+    %e = tensor.empty() : tensor<8xf32>
+    %s = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]}
+        ins(%x0, %b0 : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+    ^bb0(%a: f32, %c: f32, %out: f32):
+      %v = arith.addf %a, %c : f32
+      linalg.yield %v : f32
+    } -> tensor<8xf32>
+    %t = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]}
+        ins(%s : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+    ^bb0(%a: f32, %out: f32):
+      %v = math.exp %a : f32
+      linalg.yield %v : f32
+    } -> tensor<8xf32>
+    kiln.yield %s, %t : tensor<8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A body that yields its argument (canonicalization folded the op that
+// computed the result): the kernel's result becomes the input itself.
+// CHECK-LABEL: func.func @yields_argument(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<8xf32>)
+// CHECK-NEXT:    return %[[X]], %[[X]]
+func.func @yields_argument(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %r:2 = kiln.fused_kernel elementwise (%x) : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%x0: tensor<8xf32>):
+    kiln.yield %x0, %x0 : tensor<8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A softmax whose max was moved out of its kernel: the kernel of kind
+// reduction holds only elementwise ops and reads the max from outside.
+// Compiled as it is, the max would be a loop nest of its own instead of a
+// step of the row loop.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @lost_reduction(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e0 = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%ninf : f32) outs(%e0 : tensor<4xf32>) -> tensor<4xf32>
+  // expected-note @+1 {{computed here}}
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %v = arith.maximumf %a, %acc : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  // expected-error @+1 {{'kiln.fused_kernel' op of kind reduction holds no reduction but reads one computed outside it: its group lost a member}}
+  %y = kiln.fused_kernel reduction (%x, %m) : (tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32> {
+  ^bb0(%x0: tensor<4x8xf32>, %m0: tensor<4xf32>):
+    %e = tensor.empty() : tensor<4x8xf32>
+    %s = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x0, %m0 : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+    ^bb0(%a: f32, %b: f32, %out: f32):
+      %v = arith.subf %a, %b : f32
+      %w = math.exp %v : f32
+      linalg.yield %w : f32
+    } -> tensor<4x8xf32>
+    kiln.yield %s : tensor<4x8xf32>
+  }
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A matmul epilogue whose matmul was moved out of its kernel, its result
+// read directly from the body.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @lost_matmul(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-note @+1 {{computed here}}
+  %m = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-error @+1 {{'kiln.fused_kernel' op of kind matmul_epilogue holds no contraction but reads one computed outside it: its group lost a member}}
+  %y = kiln.fused_kernel matmul_epilogue () : () -> tensor<4x4xf32> {
+    %e = tensor.empty() : tensor<4x4xf32>
+    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%m : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb0(%v: f32, %out: f32):
+      %z = arith.constant 0.0 : f32
+      %w = arith.maximumf %v, %z : f32
+      linalg.yield %w : f32
+    } -> tensor<4x4xf32>
+    kiln.yield %r : tensor<4x4xf32>
+  }
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// An elementwise kernel that took in a reduction of another group.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @foreign_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.fused_kernel' op of kind elementwise holds a reduction: an op of another group was moved into it}}
+  %y = kiln.fused_kernel elementwise (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%x0: tensor<4x8xf32>):
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x0 : tensor<4x8xf32>) outs(%f : tensor<4xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %v = arith.addf %a, %acc : f32
+      linalg.yield %v : f32
+    } -> tensor<4xf32>
+    kiln.yield %s : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A reduction kernel whose reduction was dead and erased (a loop body's
+// copy of a group whose reduction only fed the loop's condition) reads no
+// reduction from outside: it is inlined like any other kernel.
+// CHECK-LABEL: func.func @dead_reduction(
+// CHECK-NOT:     kiln.fused_kernel
+// CHECK:         %[[R:.+]] = linalg.generic
+// CHECK:         return %[[R]]
+#map = affine_map<(d0) -> (d0)>
+func.func @dead_reduction(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %y = kiln.fused_kernel reduction (%x) : (tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%x0: tensor<8xf32>):
+    %e = tensor.empty() : tensor<8xf32>
+    %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]}
+        ins(%x0 : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+    ^bb0(%a: f32, %out: f32):
+      %v = math.cos %a : f32
+      linalg.yield %v : f32
+    } -> tensor<8xf32>
+    kiln.yield %r : tensor<8xf32>
+  }
+  return %y : tensor<8xf32>
+}
