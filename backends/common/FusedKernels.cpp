@@ -42,12 +42,25 @@ namespace kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
+/// A matmul as kiln.matmul lowers it: a named op (linalg.matmul,
+/// batch_matmul and their transposed forms).
+static bool isNamedMatmul(linalg::LinalgOp op) {
+  return isa<linalg::ContractionOpInterface>(op.getOperation());
+}
+
+/// A matmul of a matmul epilogue kernel: a named one, or the generic that
+/// linalg's fusion makes of it when it folds a reshape of an operand in
+/// (linalg's structural test, isaContractionOpInterface).
 static bool isContraction(linalg::LinalgOp op) {
   return linalg::isaContractionOpInterface(op);
 }
 
+/// A reduction of a reduction kernel: any op with a reduction loop but a
+/// named matmul. A generic reduction of a product (the sum over rows of
+/// dy * x that a broadcast's gradient computes) is one, although linalg's
+/// structural test calls it a contraction too.
 static bool isReduction(linalg::LinalgOp op) {
-  return !isContraction(op) && op.getNumReductionLoops() > 0;
+  return !isNamedMatmul(op) && op.getNumReductionLoops() > 0;
 }
 
 /// The first linalg op outside `kernel` that `kind` accepts and whose
@@ -66,11 +79,20 @@ static Operation *readFromOutside(FusedKernelOp kernel,
 }
 
 LogicalResult kiln::verifyFusedKernelKind(FusedKernelOp kernel) {
-  unsigned reductions = 0, contractions = 0;
-  kernel.getBody().walk([&](linalg::LinalgOp op) {
+  // Ops with a reduction loop, and among them the named matmuls and the
+  // contractions of either form.
+  // Only the body's own ops count: once kiln-cpu-tile-fused-reductions has
+  // made the kernel a row loop, the (split) reductions inside that loop are
+  // its tiles, not members.
+  unsigned reducing = 0, namedMatmuls = 0, contractions = 0;
+  for (Operation &member : kernel.getBody().front()) {
+    auto op = dyn_cast<linalg::LinalgOp>(&member);
+    if (!op)
+      continue;
+    reducing += op.getNumReductionLoops() > 0;
+    namedMatmuls += isNamedMatmul(op);
     contractions += isContraction(op);
-    reductions += isReduction(op);
-  });
+  }
   // What the body holds beyond its kind came from another group.
   auto foreign = [&](StringRef what) {
     return kernel.emitOpError("of kind ")
@@ -90,20 +112,20 @@ LogicalResult kiln::verifyFusedKernelKind(FusedKernelOp kernel) {
   };
   switch (kernel.getKind()) {
   case FusionKind::elementwise:
-    if (reductions)
-      return foreign("a reduction");
     if (contractions)
       return foreign("a contraction");
+    if (reducing)
+      return foreign("a reduction");
     break;
   case FusionKind::reduction:
-    if (contractions)
+    if (namedMatmuls)
       return foreign("a contraction");
-    if (!reductions)
+    if (!reducing)
       if (Operation *producer = readFromOutside(kernel, isReduction))
         return lost("reduction", producer);
     break;
   case FusionKind::matmul_epilogue:
-    if (reductions)
+    if (reducing > contractions)
       return foreign("a reduction");
     if (contractions > 1)
       return foreign("a second contraction");

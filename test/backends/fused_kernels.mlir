@@ -166,3 +166,67 @@ func.func @dead_reduction(%x: tensor<8xf32>) -> tensor<8xf32> {
   }
   return %y : tensor<8xf32>
 }
+
+// -----
+
+// A generic reduction of a product (the sum over rows of dy * x, as the
+// gradient of a broadcast computes it) is a reduction, not a matmul, even
+// though its body is a multiply-add.
+// CHECK-LABEL: func.func @reduction_of_a_product(
+// CHECK-NOT:     kiln.fused_kernel
+// CHECK:         linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+#map2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @reduction_of_a_product(%dy: tensor<3x4xf64>, %x: tensor<3x4xf64>) -> tensor<4xf64> {
+  %r = kiln.fused_kernel reduction (%dy, %x) : (tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<4xf64> {
+  ^bb0(%dy0: tensor<3x4xf64>, %x0: tensor<3x4xf64>):
+    %zero = arith.constant 0.0 : f64
+    %e = tensor.empty() : tensor<4xf64>
+    %f = linalg.fill ins(%zero : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+    %s = linalg.generic {indexing_maps = [#map2, #map2, #row], iterator_types = ["reduction", "parallel"]}
+        ins(%dy0, %x0 : tensor<3x4xf64>, tensor<3x4xf64>) outs(%f : tensor<4xf64>) {
+    ^bb0(%a: f64, %b: f64, %acc: f64):
+      %p = arith.mulf %a, %b : f64
+      %v = arith.addf %acc, %p : f64
+      linalg.yield %v : f64
+    } -> tensor<4xf64>
+    kiln.yield %s : tensor<4xf64>
+  }
+  return %r : tensor<4xf64>
+}
+
+// -----
+
+// linalg's fusion folds a reshape of a matmul operand into the product,
+// which then is a generic contraction rather than linalg.matmul: still the
+// one matmul of its epilogue kernel.
+// CHECK-LABEL: func.func @generic_matmul_epilogue(
+// CHECK-NOT:     kiln.fused_kernel
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @generic_matmul_epilogue(%x: tensor<8x64xf32>, %w: tensor<64x128xf32>) -> tensor<8x128xf32> {
+  %r = kiln.fused_kernel matmul_epilogue (%x, %w) : (tensor<8x64xf32>, tensor<64x128xf32>) -> tensor<8x128xf32> {
+  ^bb0(%x0: tensor<8x64xf32>, %w0: tensor<64x128xf32>):
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x128xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x128xf32>) -> tensor<8x128xf32>
+    %m = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x0, %w0 : tensor<8x64xf32>, tensor<64x128xf32>) outs(%f : tensor<8x128xf32>) {
+    ^bb0(%p: f32, %q: f32, %acc: f32):
+      %t = arith.mulf %p, %q : f32
+      %v = arith.addf %acc, %t : f32
+      linalg.yield %v : f32
+    } -> tensor<8x128xf32>
+    %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%m : tensor<8x128xf32>) outs(%e : tensor<8x128xf32>) {
+    ^bb0(%p: f32, %out: f32):
+      %v = arith.maximumf %p, %zero : f32
+      linalg.yield %v : f32
+    } -> tensor<8x128xf32>
+    kiln.yield %y : tensor<8x128xf32>
+  }
+  return %r : tensor<8x128xf32>
+}
