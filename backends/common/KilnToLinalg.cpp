@@ -9,6 +9,7 @@
 #include "Lowerings.h"
 
 #include "kiln/Backends/Passes.h"
+#include "kiln/IR/ElementTypes.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnFusionOps.h"
 #include "kiln/IR/KilnOps.h"
@@ -32,7 +33,7 @@ namespace kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-void kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
+void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
   populateElementwiseLowerings(patterns);
   populateStructuralLowerings(patterns);
   populateControlFlowLowerings(patterns);
@@ -42,28 +43,29 @@ void kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
 
 namespace {
 struct ConvertKilnToLinalgPass
-    : kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+    : mlir::kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    // Reject half precision up front with a message that says so, rather
-    // than a generic "failed to legalize".
-    WalkResult halfPrecision = getOperation().walk([](Operation *op) {
+    // Reject element types the backends do not compile (f16, bf16) up
+    // front with a message that says so, rather than a generic "failed to
+    // legalize".
+    WalkResult uncompiled = getOperation().walk([](Operation *op) {
       if (!isa<KilnDialect>(op->getDialect()))
         return WalkResult::advance();
       SmallVector<Type> types(op->getOperandTypes());
       llvm::append_range(types, op->getResultTypes());
       for (Type type : types) {
         Type element = getElementTypeOrSelf(type);
-        if (element.isF16() || element.isBF16()) {
+        if (!::kiln::isCompiledElementType(element)) {
           op->emitOpError("uses ")
               << element << ", which the CPU backend does not support yet "
-              << "(supported: f32, f64, i1, i32, i64)";
+              << "(supported: " << ::kiln::compiledElementTypeNames() << ")";
           return WalkResult::interrupt();
         }
       }
       return WalkResult::advance();
     });
-    if (halfPrecision.wasInterrupted())
+    if (uncompiled.wasInterrupted())
       return signalPassFailure();
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,

@@ -84,15 +84,6 @@ static bool toDType(Type element, format::DType &dtype) {
   return true;
 }
 
-/// The compiled element types for messages: "f32, f64, i1, i32, i64".
-static std::string compiledDTypeNames() {
-  std::string names;
-  for (const kiln::ElementTypeInfo &info : kiln::kElementTypes)
-    if (info.compiled)
-      names += (names.empty() ? "" : ", ") + std::string(info.name);
-  return names;
-}
-
 static bool describe(Type type, StringAttr nameAttr, std::string defaultName,
                      format::TensorSignature &signature, std::string &what) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
@@ -106,7 +97,7 @@ static bool describe(Type type, StringAttr nameAttr, std::string defaultName,
     llvm::raw_string_ostream os(what);
     os << "has element type " << tensor.getElementType()
        << ", which the CPU backend does not support yet ("
-       << compiledDTypeNames() << ")";
+       << kiln::compiledElementTypeNames() << ")";
     return false;
   }
   signature.name = nameAttr ? nameAttr.getValue().str() : defaultName;

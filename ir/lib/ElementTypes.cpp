@@ -54,3 +54,16 @@ mlir::Type kiln::getMlirElementType(ElementType type,
   }
   return mlir::Type();
 }
+
+bool kiln::isCompiledElementType(mlir::Type type) {
+  std::optional<ElementType> element = classifyElementType(type);
+  return element && getElementTypeInfo(*element).compiled;
+}
+
+std::string kiln::compiledElementTypeNames() {
+  std::string names;
+  for (const ElementTypeInfo &info : kElementTypes)
+    if (info.compiled)
+      names += (names.empty() ? "" : ", ") + std::string(info.name);
+  return names;
+}

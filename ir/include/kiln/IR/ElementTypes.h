@@ -14,6 +14,7 @@
 #include "mlir/IR/Types.h"
 
 #include <optional>
+#include <string>
 
 namespace kiln {
 
@@ -24,6 +25,13 @@ std::optional<ElementType> classifyElementType(mlir::Type type);
 /// The MLIR type of \p type, or a null type for a value that is not an
 /// element type.
 mlir::Type getMlirElementType(ElementType type, mlir::MLIRContext *context);
+
+/// Whether the backends compile tensors of \p type (its row's COMPILED
+/// column); false for types that are no element type at all.
+bool isCompiledElementType(mlir::Type type);
+
+/// The element types the backends compile, for messages: "f32, f64, ...".
+std::string compiledElementTypeNames();
 
 } // namespace kiln
 
