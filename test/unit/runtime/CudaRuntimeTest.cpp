@@ -284,6 +284,14 @@ bool systemHasCudaDriver() {
   return loadCudaDriver("libcuda.so.1", error) != nullptr;
 }
 
+/// Expects the CUDA device check to fail with `code` and a message that
+/// contains `fragment`.
+void expectCudaCheck(kiln_status_code_t code, const std::string &fragment) {
+  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
+  EXPECT_EQ(check.code, code);
+  EXPECT_NE(check.message.find(fragment), std::string::npos) << check.message;
+}
+
 } // namespace
 
 TEST(CudaCApiTest, DeviceApiWorksFromC) { EXPECT_EQ(kilnCudaCApiCheck(), 0); }
@@ -305,10 +313,7 @@ TEST(CudaDriverTest, LibraryWithoutTheDriverApiIsRejected) {
 TEST(CudaWithoutDriverTest, DeviceCheckAndCallsSayNoCudaDriverFound) {
   if (systemHasCudaDriver())
     GTEST_SKIP() << "this machine has a CUDA driver";
-  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
-  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_UNAVAILABLE);
-  EXPECT_NE(check.message.find("no CUDA driver found"), std::string::npos)
-      << check.message;
+  expectCudaCheck(KILN_STATUS_DEVICE_UNAVAILABLE, "no CUDA driver found");
   EXPECT_TRUE(take(kiln_device_check(KILN_DEVICE_CPU)).ok());
 
   // The module loads and lists; the first call reports the missing driver.
@@ -514,10 +519,7 @@ TEST_F(FakeCudaTest, LaunchFailureIsAnErrorAndLaterWorkIsSkipped) {
 
 TEST_F(FakeCudaTest, NoDeviceIsUnavailable) {
   state.devices = 0;
-  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
-  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_UNAVAILABLE);
-  EXPECT_NE(check.message.find("no CUDA device"), std::string::npos)
-      << check.message;
+  expectCudaCheck(KILN_STATUS_DEVICE_UNAVAILABLE, "no CUDA device");
 }
 
 // Only "no driver" and "no device" are unavailable; a device that is there
@@ -526,27 +528,17 @@ TEST_F(FakeCudaTest, NoDeviceIsUnavailable) {
 
 TEST_F(FakeCudaTest, NoDeviceAtInitIsUnavailable) {
   state.initResult = CUDA_ERROR_NO_DEVICE;
-  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
-  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_UNAVAILABLE);
-  EXPECT_NE(check.message.find("no CUDA device"), std::string::npos)
-      << check.message;
+  expectCudaCheck(KILN_STATUS_DEVICE_UNAVAILABLE, "no CUDA device");
 }
 
 TEST_F(FakeCudaTest, OtherInitFailureIsADeviceError) {
   state.initResult = 999; // CUDA_ERROR_UNKNOWN
-  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
-  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_ERROR);
-  EXPECT_NE(check.message.find("cuInit failed"), std::string::npos)
-      << check.message;
+  expectCudaCheck(KILN_STATUS_DEVICE_ERROR, "cuInit failed");
 }
 
 TEST_F(FakeCudaTest, ContextFailureIsADeviceError) {
   state.retainResult = 2; // CUDA_ERROR_OUT_OF_MEMORY
-  kiln::test::Outcome check = take(kiln_device_check(KILN_DEVICE_CUDA));
-  EXPECT_EQ(check.code, KILN_STATUS_DEVICE_ERROR);
-  EXPECT_NE(check.message.find("cuDevicePrimaryCtxRetain failed"),
-            std::string::npos)
-      << check.message;
+  expectCudaCheck(KILN_STATUS_DEVICE_ERROR, "cuDevicePrimaryCtxRetain failed");
 }
 
 TEST(CudaDriverLoaderTest, MissingDriverIsUnavailableABrokenOneAnError) {
