@@ -19,15 +19,7 @@ GradFunction::GradFunction(GradKind kind, detail::RegionFn fn,
     : gradKind(kind), fn(std::move(fn)), wrt(std::move(argnums)), loc(loc) {}
 
 namespace {
-[[noreturn]] void fail(SourceLoc loc, const std::string &message) {
-  throw TraceError(loc, message);
-}
-
-const char *transformName(GradKind kind) {
-  return kind == GradKind::Grad           ? "kiln::grad"
-         : kind == GradKind::ValueAndGrad ? "kiln::value_and_grad"
-                                          : "kiln::vjp";
-}
+using detail::fail;
 
 std::vector<TensorSpec> specsOf(const Tensors &tensors, const char *what,
                                 SourceLoc loc) {
@@ -45,7 +37,7 @@ std::vector<TensorSpec> specsOf(const Tensors &tensors, const char *what,
 } // namespace
 
 Tensors GradFunction::operator()(const Tensors &args) const {
-  const char *what = transformName(gradKind);
+  const char *what = detail::gradKindName(gradKind);
   activeTraceContext(what, loc);
   if (gradKind == GradKind::Vjp)
     fail(loc, "a kiln::vjp function is called with two lists, "
@@ -57,7 +49,7 @@ Tensors GradFunction::operator()(const Tensors &args) const {
 
 Tensors GradFunction::operator()(const Tensors &primals,
                                  const Tensors &cotangents) const {
-  const char *what = transformName(gradKind);
+  const char *what = detail::gradKindName(gradKind);
   activeTraceContext(what, loc);
   if (gradKind != GradKind::Vjp)
     fail(loc, std::string(what) +

@@ -34,13 +34,7 @@
 namespace kiln {
 namespace detail {
 
-namespace {
-
-[[noreturn]] void fail(SourceLoc loc, const std::string &message) {
-  throw TraceError(loc, message);
-}
-
-const char *transformName(GradKind kind) {
+const char *gradKindName(GradKind kind) {
   switch (kind) {
   case GradKind::Grad:
     return "kiln::grad";
@@ -51,6 +45,8 @@ const char *transformName(GradKind kind) {
   }
   return "kiln::grad";
 }
+
+namespace {
 
 std::string specString(DType dtype, const Shape &shape) {
   TensorSpec spec;
@@ -63,7 +59,7 @@ std::string specString(DType dtype, const Shape &shape) {
 void checkRequest(const TracedFunction &primal, GradKind kind,
                   const std::vector<int> &argnums, const Tensors &args,
                   SourceLoc loc) {
-  std::string what = transformName(kind);
+  std::string what = gradKindName(kind);
   const std::vector<TensorSpec> &inputs = primal.inputSpecs();
   const std::vector<TensorSpec> &outputs = primal.outputSpecs();
   if (argnums.empty())
@@ -131,7 +127,7 @@ mlir::func::FuncOp derive(const TracedFunction &primal, GradKind kind,
                           const std::vector<int> &argnums,
                           mlir::OwningOpRef<mlir::ModuleOp> &holder,
                           SourceLoc loc) {
-  std::string what = transformName(kind);
+  std::string what = gradKindName(kind);
   std::string messages;
   mlir::ScopedDiagnosticHandler handler(
       primal.context(),
@@ -164,7 +160,7 @@ mlir::func::FuncOp derive(const TracedFunction &primal, GradKind kind,
 Tensors applyGradKind(const TracedFunction &primal, GradKind kind,
                       const std::vector<int> &argnums, const Tensors &args,
                       SourceLoc loc) {
-  const char *what = transformName(kind);
+  const char *what = gradKindName(kind);
   mlir::MLIRContext *context = activeTraceContext(what, loc);
   checkRequest(primal, kind, argnums, args, loc);
   if (primal.context() != context)

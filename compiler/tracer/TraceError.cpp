@@ -24,4 +24,8 @@ static std::string formatError(SourceLoc loc, const std::string &message) {
 TraceError::TraceError(SourceLoc loc, const std::string &message)
     : std::runtime_error(formatError(loc, message)), loc(loc), msg(message) {}
 
+void detail::fail(SourceLoc loc, const std::string &message) {
+  throw TraceError(loc, message);
+}
+
 } // namespace kiln

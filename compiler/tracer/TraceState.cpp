@@ -26,10 +26,6 @@ namespace {
 thread_local std::vector<TraceState *> activeTraces;
 } // namespace
 
-void fail(SourceLoc loc, const std::string &message) {
-  throw TraceError(loc, message);
-}
-
 TraceState::TraceState(const std::string &name,
                        llvm::ArrayRef<TensorSpec> inputs, SourceLoc loc,
                        std::shared_ptr<mlir::MLIRContext> shared)

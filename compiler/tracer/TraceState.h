@@ -65,9 +65,6 @@ struct Scope {
   mlir::Block *block() const { return blocks[current]; }
 };
 
-/// Throws TraceError at `loc`.
-[[noreturn]] void fail(SourceLoc loc, const std::string &message);
-
 /// Maps between DType and MLIR element types.
 mlir::Type elementTypeOf(mlir::MLIRContext *context, DType dtype);
 DType dtypeOf(mlir::Type elementType);

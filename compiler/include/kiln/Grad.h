@@ -84,6 +84,10 @@ template <typename F>
 using NotTraced =
     std::enable_if_t<!std::is_same_v<std::decay_t<F>, TracedFunction>, int>;
 
+/// The transform's name in messages: "kiln::grad", "kiln::value_and_grad"
+/// or "kiln::vjp".
+const char *gradKindName(GradKind kind);
+
 /// Applies `kind` to the traced function `primal` and inlines the result,
 /// for `args` of the active trace (primal's inputs, then for Vjp the
 /// cotangents), into the active trace.

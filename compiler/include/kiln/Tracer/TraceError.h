@@ -35,6 +35,12 @@ private:
   std::string msg;
 };
 
+namespace detail {
+/// Throws TraceError at `loc`: how the tracer and the transforms built on it
+/// report a mistake in the traced program.
+[[noreturn]] void fail(SourceLoc loc, const std::string &message);
+} // namespace detail
+
 } // namespace kiln
 
 #endif // KILN_TRACER_TRACEERROR_H
