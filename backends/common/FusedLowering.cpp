@@ -29,11 +29,12 @@
 // dropped or merged that way. Only the tensor.empty destinations, which
 // compute nothing, leave the bodies at the end of step 2, so that CSE shares
 // them between kernels as before (bufferization and the buffer passes
-// after it depend on which destinations are shared). The kernels stay until the backend has made each of them one kernel
-// (on the CPU after canonicalize, CSE and kiln-cpu-tile-fused-reductions,
-// on CUDA right after step 2), then kiln-inline-fused-kernels
-// (FusedKernels.cpp) inlines them. The passes that read kernels check that
-// each still holds what its kind promises.
+// after it depend on which destinations are shared). The kernels stay until
+// the backend has made each of them one kernel (on the CPU after
+// canonicalize, CSE and kiln-cpu-tile-fused-reductions, on CUDA right after
+// step 2), then kiln-inline-fused-kernels (FusedKernels.cpp) inlines them.
+// The passes that read kernels check that each still holds what its kind
+// promises.
 //
 // What upstream fusion does not do: a value of a region that is also read
 // outside it (an extra result of the kiln.fused) stays a loop nest of its
