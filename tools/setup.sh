@@ -13,6 +13,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
   clang libclang-rt-14-dev
   libomp-19-dev libdnnl-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 //===- kiln-compile.cpp - Ahead-of-time compiler driver -------------------===//
 //
 // kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod|kfb|ptx]
+//              model.onnx               [--input-shape NAME=1x3x224x224]...
 //                                        [-O0..3] [--no-fusion]
 //                                        [--target=cpu|cuda] [--cuda-arch=sm_XX]
 //                                        [--no-dnnl] [--no-parallel]
@@ -8,7 +9,8 @@
 //
 // Only options and files: the options are parsed, the input is read (MLIR
 // text or a .kfb model file, recognized by its file identifier whatever its
-// name), kiln::compileModule (kiln/Compiler/Driver.h) produces the --emit
+// name, or an ONNX model, named *.onnx, through kiln/Onnx/Import.h),
+// kiln::compileModule (kiln/Compiler/Driver.h) produces the --emit
 // kind and the bytes are written. Exit status 1 for errors in the input, the
 // compilation or the files, 2 for a malformed command line.
 //
@@ -16,6 +18,7 @@
 
 #include "kiln/Compiler/Driver.h"
 #include "kiln/IR/ModelFile.h"
+#include "kiln/Onnx/Import.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -43,7 +46,7 @@ constexpr int kFailure = 1;
 constexpr int kUsageError = 2;
 
 cl::opt<std::string> inputFilename(cl::Positional,
-                                   cl::desc("<model.mlir or model.kfb>"),
+                                   cl::desc("<model.mlir, model.kfb or model.onnx>"),
                                    cl::Required,
     cl::cat(compileCategory));
 cl::opt<std::string> outputFilename("o",
@@ -114,10 +117,20 @@ cl::opt<bool> memoryReport(
     cl::init(false),
     cl::cat(compileCategory));
 
+cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("For an ONNX model: the shape of a graph input, e.g. "
+             "--input-shape input=1x3x224x224 (repeatable); gives values to "
+             "symbolic dims such as 'batch'"),
+    cl::value_desc("NAME=DIMS"),
+    cl::cat(compileCategory));
+
 cl::extrahelp inputAndExitStatusHelp(R"(
 INPUT:
   MLIR text or a .kfb model file, recognized by its file identifier whatever
-  its name; '-' reads stdin. A binary --emit kind (kmod, obj, kfb) read from
+  its name, or an ONNX model (a file named *.onnx; its main graph becomes
+  one function named after the graph, taking and returning the graph's
+  inputs and outputs by name); '-' reads stdin. A binary --emit kind (kmod, obj, kfb) read from
   stdin needs -o (-o - writes it to stdout).
 
 EXIT STATUS:
@@ -191,12 +204,33 @@ kiln::CompileOptions compileOptions() {
   return options;
 }
 
-/// Loads the input as a .kfb model file if it carries the .kfb identifier
-/// (or is named *.kfb, so that a damaged one gets the reader's diagnosis),
-/// and as MLIR text otherwise.
+/// Loads the input as an ONNX model if it is named *.onnx, as a .kfb model
+/// file if it carries the .kfb identifier (or is named *.kfb, so that a
+/// damaged one gets the reader's diagnosis), and as MLIR text otherwise.
 mlir::OwningOpRef<mlir::ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
                                             mlir::MLIRContext &context) {
   std::string error;
+  if (sys::path::extension(inputFilename) == ".onnx") {
+    kiln::OnnxImportOptions options;
+    for (const std::string &spec : inputShapes) {
+      std::string name;
+      std::vector<int64_t> shape;
+      if (!kiln::parseOnnxInputShape(spec, name, shape, error)) {
+        fail(error);
+        return nullptr;
+      }
+      options.inputShapes[name] = shape;
+    }
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        kiln::importOnnxFile(inputFilename, context, options, error);
+    if (!module)
+      fail(error);
+    return module;
+  }
+  if (!inputShapes.empty()) {
+    fail("--input-shape applies to ONNX models (*.onnx) only");
+    return nullptr;
+  }
   auto file = mlir::openInputFile(inputFilename, &error);
   if (!file) {
     fail(error);
@@ -237,7 +271,7 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "kiln ahead-of-time compiler: compiles the public functions of a "
-          "kiln module (.mlir or .kfb) to native code for the host CPU (or, "
+          "kiln module (.mlir or .kfb) or an ONNX model (.onnx) to native code for the host CPU (or, "
           "with --target=cuda, host code plus PTX kernels) and writes a "
           "module for the runtime (.kmod), or an intermediate form with "
           "--emit.\n",

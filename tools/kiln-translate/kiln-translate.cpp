@@ -2,8 +2,9 @@
 //
 // kiln-translate --mlir-to-kfb model.mlir -o model.kfb
 // kiln-translate --kfb-to-mlir model.kfb -o model.mlir
+// kiln-translate --onnx-to-mlir model.onnx [--input-shape NAME=DIMS]... -o model.mlir
 //
-// A thin driver over kiln/IR/ModelFile.h. The MLIR it prints is what
+// A thin driver over kiln/IR/ModelFile.h and kiln/Onnx/Import.h. The MLIR it prints is what
 // kiln-opt would print for the same module, so the two can be compared.
 // Exit status 1 for a bad input or a file that cannot be read or written,
 // 2 for a malformed command line.
@@ -12,6 +13,7 @@
 
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/ModelFile.h"
+#include "kiln/Onnx/Import.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -32,14 +34,16 @@ namespace {
 /// kiln-translate's own options; --help lists only these.
 cl::OptionCategory translateCategory("kiln-translate options");
 
-enum class Direction { Unset, MlirToKfb, KfbToMlir };
+enum class Direction { Unset, MlirToKfb, KfbToMlir, OnnxToMlir };
 
 cl::opt<Direction>
     direction(cl::desc("Conversion:"), cl::init(Direction::Unset),
               cl::values(clEnumValN(Direction::MlirToKfb, "mlir-to-kfb",
                                     "MLIR text to a .kfb model file"),
                          clEnumValN(Direction::KfbToMlir, "kfb-to-mlir",
-                                    "a .kfb model file to MLIR text")),
+                                    "a .kfb model file to MLIR text"),
+                         clEnumValN(Direction::OnnxToMlir, "onnx-to-mlir",
+                                    "an ONNX model to kiln IR as MLIR text")),
     cl::cat(translateCategory));
 cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input>"),
                                    cl::init("-"),
@@ -48,6 +52,12 @@ cl::opt<std::string> outputFilename("o",
                                     cl::desc("Output file ('-' for stdout)"),
                                     cl::value_desc("file"), cl::init("-"),
     cl::cat(translateCategory));
+
+cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("With --onnx-to-mlir: the shape of a graph input, e.g. "
+             "--input-shape input=1x3x224x224 (repeatable)"),
+    cl::value_desc("NAME=DIMS"), cl::cat(translateCategory));
 
 cl::extrahelp exitStatusHelp(R"(
 EXIT STATUS:
@@ -92,6 +102,15 @@ int mlirToKfb(mlir::MLIRContext &context, std::unique_ptr<MemoryBuffer> input) {
   return writeOutput(toStringRef(bytes));
 }
 
+int printModule(mlir::ModuleOp module) {
+  std::string text;
+  raw_string_ostream os(text);
+  module->print(os);
+  // kiln-opt ends its output with a newline too.
+  os << "\n";
+  return writeOutput(text);
+}
+
 int kfbToMlir(mlir::MLIRContext &context, std::unique_ptr<MemoryBuffer> input) {
   std::string error;
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -99,12 +118,34 @@ int kfbToMlir(mlir::MLIRContext &context, std::unique_ptr<MemoryBuffer> input) {
                           error, input->getBufferIdentifier());
   if (!module)
     return fail(input->getBufferIdentifier() + ": " + error);
-  std::string text;
-  raw_string_ostream os(text);
-  module->print(os);
-  // kiln-opt ends its output with a newline too.
-  os << "\n";
-  return writeOutput(text);
+  return printModule(*module);
+}
+
+int onnxToMlir(mlir::MLIRContext &context) {
+  kiln::OnnxImportOptions options;
+  std::string error;
+  for (const std::string &spec : inputShapes) {
+    std::string name;
+    std::vector<int64_t> shape;
+    if (!kiln::parseOnnxInputShape(spec, name, shape, error))
+      return fail(error);
+    options.inputShapes[name] = shape;
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      inputFilename == "-"
+          ? nullptr
+          : kiln::importOnnxFile(inputFilename, context, options, error);
+  if (inputFilename == "-") {
+    std::unique_ptr<MemoryBuffer> input =
+        mlir::openInputFile(inputFilename, &error);
+    if (!input)
+      return fail(error);
+    module = kiln::importOnnxBytes(input->getBuffer(), "", "<stdin>", context,
+                                   options, error);
+  }
+  if (!module)
+    return fail(error);
+  return printModule(*module);
 }
 } // namespace
 
@@ -118,18 +159,26 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "kiln-translate: converts kiln modules between MLIR text and the "
-          ".kfb model format\n",
+          ".kfb model format, and imports ONNX models as kiln IR\n",
           &errs()))
     return kUsageError;
 
   if (direction == Direction::Unset || direction.getNumOccurrences() > 1) {
-    errs() << "kiln-translate: give one of --mlir-to-kfb and --kfb-to-mlir\n";
+    errs() << "kiln-translate: give one of --mlir-to-kfb, --kfb-to-mlir and "
+              "--onnx-to-mlir\n";
     return kUsageError;
   }
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
   mlir::MLIRContext context(registry);
+
+  if (!inputShapes.empty() && direction != Direction::OnnxToMlir) {
+    errs() << "kiln-translate: --input-shape applies to --onnx-to-mlir only\n";
+    return kUsageError;
+  }
+  if (direction == Direction::OnnxToMlir)
+    return onnxToMlir(context);
 
   std::string error;
   std::unique_ptr<MemoryBuffer> input =

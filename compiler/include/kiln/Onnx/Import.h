@@ -1,0 +1,73 @@
+//===- Import.h - ONNX models to kiln IR ------------------------*- C++ -*-===//
+//
+// The ONNX front end: reads a model with ONNX's own protobuf classes, runs
+// ONNX's checker and shape inference on it, and turns its main graph into
+// one func.func of kiln ops. Control flow (If, Loop, Scan) becomes
+// kiln.cond, kiln.while and kiln.for; initializers become constants. kiln
+// is statically shaped, so every symbolic input dimension needs a value
+// (OnnxImportOptions::inputShapes).
+//
+// Errors never throw and never abort: a bad file, a graph the checker
+// rejects, an unsupported op or attribute each return a null module and a
+// message that says what is wrong and where (the node's name, its op and
+// opset).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_ONNX_IMPORT_H
+#define KILN_ONNX_IMPORT_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct OnnxImportOptions {
+  /// Full shapes for graph inputs, by input name. They replace the shape in
+  /// the model, so they give values to symbolic dims (`batch`, `seq`) and
+  /// must agree with every fixed dim.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// The name of the function that holds the main graph. Empty: the graph's
+  /// name, made a valid identifier, or `main` when it has none.
+  std::string functionName;
+};
+
+/// Parses an `--input-shape` value, `NAME=1x3x224x224` (`NAME=` for a
+/// rank-0 input). The name may itself contain '='; the shape follows the
+/// last one.
+bool parseOnnxInputShape(llvm::StringRef spec, std::string &name,
+                         std::vector<int64_t> &shape, std::string &error);
+
+/// Imports the model in file `path`. External-data tensors are read from
+/// files in the model's folder; a location that leaves it is rejected.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxFile(llvm::StringRef path, mlir::MLIRContext &context,
+               const OnnxImportOptions &options, std::string &error);
+
+/// Imports a serialized ModelProto. `modelDir` is the folder external data
+/// is read from; with an empty `modelDir` a model with external data is an
+/// error. `sourceName` names the model in locations and messages.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxBytes(llvm::StringRef bytes, llvm::StringRef modelDir,
+                llvm::StringRef sourceName, mlir::MLIRContext &context,
+                const OnnxImportOptions &options, std::string &error);
+
+/// Reads a serialized ONNX TensorProto (such as the input_N.pb and
+/// output_N.pb files of ONNX's test data) as a literal; `name` receives the
+/// tensor's name. Returns null with `error` set for bytes that are not a
+/// tensor or a tensor of a type kiln does not have.
+mlir::DenseElementsAttr readOnnxTensor(llvm::StringRef bytes,
+                                       mlir::MLIRContext &context,
+                                       std::string &name, std::string &error);
+
+} // namespace kiln
+
+#endif // KILN_ONNX_IMPORT_H

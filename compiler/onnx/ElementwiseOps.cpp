@@ -1,0 +1,507 @@
+//===- ElementwiseOps.cpp - ONNX elementwise ops --------------------------===//
+//
+// Arithmetic, comparisons, activations and casts. ONNX broadcasts like
+// numpy; the operands are broadcast explicitly (Emit.h). Activations that
+// kiln has no op for are built from the ops it has, the way ONNX's own
+// function bodies define them (e.g. Selu, HardSigmoid, Softplus).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emit.h"
+#include "Importer.h"
+
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace onnx_import {
+namespace {
+
+/// Checks that inputs 0 .. count-1 exist and broadcast together.
+LogicalResult checkBroadcast(NodeContext &ctx, unsigned count) {
+  if (failed(ctx.requireInputs(count)))
+    return failure();
+  SmallVector<int64_t> shape(shapeOf(ctx.input(0)));
+  for (unsigned i = 1; i < count; ++i) {
+    std::optional<SmallVector<int64_t>> next =
+        broadcastShapes(shape, shapeOf(ctx.input(i)));
+    if (!next)
+      return ctx.fail("the input shapes do not broadcast together");
+    shape = *next;
+  }
+  for (unsigned i = 1; i < count; ++i)
+    if (elementTypeOf(ctx.input(i)) != elementTypeOf(ctx.input(0)))
+      return ctx.fail("the inputs have different element types");
+  return success();
+}
+
+template <typename OpTy>
+LogicalResult binaryOp(NodeContext &ctx) {
+  if (failed(checkBroadcast(ctx, 2)))
+    return failure();
+  if (isBool(ctx.input(0)))
+    return ctx.fail("bool inputs are not supported by this op");
+  return ctx.setResults(
+      binary<OpTy>(ctx.b, ctx.loc, ctx.input(0), ctx.input(1)));
+}
+
+/// Max, Min, Sum, Mean: any number of inputs, folded left to right.
+template <typename OpTy>
+LogicalResult variadicOp(NodeContext &ctx) {
+  if (ctx.numInputs() == 0)
+    return ctx.fail("needs at least one input");
+  if (failed(checkBroadcast(ctx, ctx.numInputs())))
+    return failure();
+  Value acc = ctx.input(0);
+  for (unsigned i = 1; i < ctx.numInputs(); ++i)
+    acc = binary<OpTy>(ctx.b, ctx.loc, acc, ctx.input(i));
+  return ctx.setResults(acc);
+}
+
+LogicalResult meanOp(NodeContext &ctx) {
+  if (failed(variadicOp<AddOp>(ctx)))
+    return failure();
+  Value sum = ctx.results[0];
+  Value n = splat(ctx.b, ctx.loc, typeOf(sum), ctx.numInputs());
+  return ctx.setResults(ctx.b.create<DivOp>(ctx.loc, sum, n));
+}
+
+template <CompareDirection direction>
+LogicalResult compareOp(NodeContext &ctx) {
+  if (failed(checkBroadcast(ctx, 2)))
+    return failure();
+  return ctx.setResults(compare(ctx.b, ctx.loc, unsigned(direction),
+                                ctx.input(0), ctx.input(1)));
+}
+
+template <typename OpTy, bool floatOnly>
+LogicalResult unaryOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  if (floatOnly && failed(ctx.requireFloat(0)))
+    return failure();
+  if (isBool(ctx.input(0)))
+    return ctx.fail("bool inputs are not supported by this op");
+  return ctx.setResults(ctx.b.create<OpTy>(ctx.loc, ctx.input(0)));
+}
+
+LogicalResult identityOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  return ctx.setResults(ctx.input(0));
+}
+
+/// Dropout at inference: the input, and an all-true mask. Training mode
+/// (a true `training_mode` input, or is_test=0 before opset 7) draws random
+/// numbers, which kiln does not do.
+LogicalResult dropoutOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  if (ctx.hasInput(2)) {
+    FailureOr<SmallVector<int64_t>> training =
+        ctx.constantInts(2, "training_mode");
+    if (failed(training))
+      return failure();
+    if (!training->empty() && (*training)[0])
+      return ctx.fail("training mode draws random numbers, which kiln does "
+                      "not support");
+  }
+  Value x = ctx.input(0);
+  SmallVector<Value> results{x};
+  if (ctx.hasOutput(1))
+    results.push_back(splat(ctx.b, ctx.loc,
+                            RankedTensorType::get(shapeOf(x),
+                                                  ctx.b.getI1Type()),
+                            1));
+  return ctx.setResults(results);
+}
+
+Value constLike(NodeContext &ctx, Value v, double value) {
+  return splat(ctx.b, ctx.loc, typeOf(v), value);
+}
+
+LogicalResult reciprocalOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  return ctx.setResults(ctx.b.create<DivOp>(ctx.loc, constLike(ctx, x, 1), x));
+}
+
+LogicalResult leakyReluOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  double alpha = ctx.getFloat("alpha", 0.01f);
+  Value zero = constLike(ctx, x, 0);
+  Value positive = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::ge, x,
+                                           zero);
+  Value scaled = ctx.b.create<MulOp>(ctx.loc, x, constLike(ctx, x, alpha));
+  return ctx.setResults(ctx.b.create<SelectOp>(ctx.loc, positive, x, scaled));
+}
+
+LogicalResult preluOp(NodeContext &ctx) {
+  if (failed(checkBroadcast(ctx, 2)))
+    return failure();
+  Value x = ctx.input(0), slope = ctx.input(1);
+  SmallVector<int64_t> shape = *broadcastShapes(shapeOf(x), shapeOf(slope));
+  x = broadcastTo(ctx.b, ctx.loc, x, shape);
+  slope = broadcastTo(ctx.b, ctx.loc, slope, shape);
+  Value zero = constLike(ctx, x, 0);
+  Value negative = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt, x,
+                                           zero);
+  Value scaled = ctx.b.create<MulOp>(ctx.loc, x, slope);
+  return ctx.setResults(ctx.b.create<SelectOp>(ctx.loc, negative, scaled, x));
+}
+
+/// alpha * (exp(x) - 1) for x < 0, else x; Selu scales both by gamma.
+Value eluOf(NodeContext &ctx, Value x, double alpha) {
+  Value zero = constLike(ctx, x, 0);
+  Value negative = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt, x,
+                                           zero);
+  Value em1 = ctx.b.create<SubOp>(ctx.loc, ctx.b.create<ExpOp>(ctx.loc, x),
+                                  constLike(ctx, x, 1));
+  Value scaled = ctx.b.create<MulOp>(ctx.loc, em1, constLike(ctx, x, alpha));
+  return ctx.b.create<SelectOp>(ctx.loc, negative, scaled, x);
+}
+
+LogicalResult eluOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  return ctx.setResults(eluOf(ctx, ctx.input(0), ctx.getFloat("alpha", 1.0f)));
+}
+
+LogicalResult seluOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  double alpha = ctx.getFloat("alpha", 1.67326319217681884765625f);
+  double gamma = ctx.getFloat("gamma", 1.05070102214813232421875f);
+  Value elu = eluOf(ctx, x, alpha);
+  return ctx.setResults(
+      ctx.b.create<MulOp>(ctx.loc, elu, constLike(ctx, x, gamma)));
+}
+
+/// Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+LogicalResult celuOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  double alpha = ctx.getFloat("alpha", 1.0f);
+  Value a = constLike(ctx, x, alpha);
+  Value zero = constLike(ctx, x, 0);
+  Value e = ctx.b.create<ExpOp>(ctx.loc, ctx.b.create<DivOp>(ctx.loc, x, a));
+  Value em1 = ctx.b.create<MulOp>(
+      ctx.loc, a, ctx.b.create<SubOp>(ctx.loc, e, constLike(ctx, x, 1)));
+  Value pos = ctx.b.create<MaxOp>(ctx.loc, x, zero);
+  Value neg = ctx.b.create<MinOp>(ctx.loc, em1, zero);
+  return ctx.setResults(ctx.b.create<AddOp>(ctx.loc, pos, neg));
+}
+
+/// max(0, min(1, alpha * x + beta)).
+Value hardSigmoidOf(NodeContext &ctx, Value x, double alpha, double beta) {
+  Value y = ctx.b.create<AddOp>(
+      ctx.loc, ctx.b.create<MulOp>(ctx.loc, x, constLike(ctx, x, alpha)),
+      constLike(ctx, x, beta));
+  y = ctx.b.create<MinOp>(ctx.loc, y, constLike(ctx, x, 1));
+  return ctx.b.create<MaxOp>(ctx.loc, y, constLike(ctx, x, 0));
+}
+
+LogicalResult hardSigmoidOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  return ctx.setResults(hardSigmoidOf(ctx, ctx.input(0),
+                                      ctx.getFloat("alpha", 0.2f),
+                                      ctx.getFloat("beta", 0.5f)));
+}
+
+LogicalResult hardSwishOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  return ctx.setResults(ctx.b.create<MulOp>(
+      ctx.loc, x, hardSigmoidOf(ctx, x, 1.0 / 6.0, 0.5)));
+}
+
+/// log(1 + exp(x)), computed as max(x, 0) + log(1 + exp(-|x|)) so that it
+/// neither overflows for large x nor loses small values for negative x.
+LogicalResult softplusOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  Value negAbs = ctx.b.create<NegOp>(ctx.loc, ctx.b.create<AbsOp>(ctx.loc, x));
+  Value l = ctx.b.create<LogOp>(
+      ctx.loc, ctx.b.create<AddOp>(ctx.loc, constLike(ctx, x, 1),
+                                   ctx.b.create<ExpOp>(ctx.loc, negAbs)));
+  Value relu = ctx.b.create<MaxOp>(ctx.loc, x, constLike(ctx, x, 0));
+  return ctx.setResults(ctx.b.create<AddOp>(ctx.loc, relu, l));
+}
+
+LogicalResult softsignOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  Value d = ctx.b.create<AddOp>(ctx.loc, constLike(ctx, x, 1),
+                                ctx.b.create<AbsOp>(ctx.loc, x));
+  return ctx.setResults(ctx.b.create<DivOp>(ctx.loc, x, d));
+}
+
+LogicalResult thresholdedReluOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  Value above = ctx.b.create<CompareOp>(
+      ctx.loc, CompareDirection::gt, x,
+      constLike(ctx, x, ctx.getFloat("alpha", 1.0f)));
+  return ctx.setResults(
+      ctx.b.create<SelectOp>(ctx.loc, above, x, constLike(ctx, x, 0)));
+}
+
+/// Shrink: x - bias for x > lambd, x + bias for x < -lambd, else 0.
+LogicalResult shrinkOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (isBool(x))
+    return ctx.fail("bool inputs are not supported by this op");
+  double lambd = ctx.getFloat("lambd", 0.5f), bias = ctx.getFloat("bias", 0);
+  Value above = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::gt, x,
+                                        constLike(ctx, x, lambd));
+  Value below = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt, x,
+                                        constLike(ctx, x, -lambd));
+  Value sub = ctx.b.create<SubOp>(ctx.loc, x, constLike(ctx, x, bias));
+  Value add = ctx.b.create<AddOp>(ctx.loc, x, constLike(ctx, x, bias));
+  Value inner = ctx.b.create<SelectOp>(ctx.loc, below, add,
+                                       constLike(ctx, x, 0));
+  return ctx.setResults(ctx.b.create<SelectOp>(ctx.loc, above, sub, inner));
+}
+
+/// Sign from comparisons: 1 above zero, -1 below, and x itself otherwise
+/// (0, -0 and NaN map to themselves).
+LogicalResult signOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (isBool(x))
+    return ctx.fail("bool inputs are not supported by this op");
+  Value zero = constLike(ctx, x, 0);
+  Value pos = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::gt, x, zero);
+  Value neg = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt, x, zero);
+  Value inner =
+      ctx.b.create<SelectOp>(ctx.loc, neg, constLike(ctx, x, -1), x);
+  return ctx.setResults(
+      ctx.b.create<SelectOp>(ctx.loc, pos, constLike(ctx, x, 1), inner));
+}
+
+LogicalResult clipOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (isBool(x))
+    return ctx.fail("bool inputs are not supported by this op");
+  Value lo, hi;
+  if (ctx.version < 11) {
+    lo = constLike(ctx, x, ctx.getFloat("min", -3.4028234663852886e+38f));
+    hi = constLike(ctx, x, ctx.getFloat("max", 3.4028234663852886e+38f));
+  } else {
+    for (unsigned i : {1u, 2u}) {
+      if (!ctx.hasInput(i))
+        continue;
+      Value bound = ctx.input(i);
+      if (numElementsOf(shapeOf(bound)) != 1 ||
+          elementTypeOf(bound) != elementTypeOf(x))
+        return ctx.fail("min and max must be scalars of the input's type");
+      bound = broadcastTo(ctx.b, ctx.loc, reshape(ctx.b, ctx.loc, bound, {}),
+                          shapeOf(x));
+      (i == 1 ? lo : hi) = bound;
+    }
+  }
+  Value y = x;
+  if (lo)
+    y = ctx.b.create<MaxOp>(ctx.loc, y, lo);
+  if (hi)
+    y = ctx.b.create<MinOp>(ctx.loc, y, hi);
+  return ctx.setResults(y);
+}
+
+LogicalResult whereOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  Value pred = ctx.input(0), a = ctx.input(1), c = ctx.input(2);
+  if (!isBool(pred))
+    return ctx.fail("the condition is not bool");
+  if (elementTypeOf(a) != elementTypeOf(c))
+    return ctx.fail("X and Y have different element types");
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(shapeOf(a), shapeOf(c));
+  if (shape)
+    shape = broadcastShapes(*shape, shapeOf(pred));
+  if (!shape)
+    return ctx.fail("the input shapes do not broadcast together");
+  return ctx.setResults(select(ctx.b, ctx.loc, pred, a, c));
+}
+
+LogicalResult notOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (!isBool(x))
+    return ctx.fail("Not takes bool");
+  return ctx.setResults(ctx.b.create<CompareOp>(ctx.loc, CompareDirection::eq,
+                                                x, constLike(ctx, x, 0)));
+}
+
+/// And, Or and Xor on bool, as selects and comparisons.
+template <int kind>
+LogicalResult logicalOp(NodeContext &ctx) {
+  if (failed(checkBroadcast(ctx, 2)))
+    return failure();
+  if (!isBool(ctx.input(0)))
+    return ctx.fail("this op takes bool");
+  SmallVector<int64_t> shape =
+      *broadcastShapes(shapeOf(ctx.input(0)), shapeOf(ctx.input(1)));
+  Value a = broadcastTo(ctx.b, ctx.loc, ctx.input(0), shape);
+  Value c = broadcastTo(ctx.b, ctx.loc, ctx.input(1), shape);
+  if (kind == 2)
+    return ctx.setResults(
+        ctx.b.create<CompareOp>(ctx.loc, CompareDirection::ne, a, c));
+  Value constant = constLike(ctx, a, kind == 1);
+  return ctx.setResults(kind == 0
+                            ? ctx.b.create<SelectOp>(ctx.loc, a, c, constant)
+                            : ctx.b.create<SelectOp>(ctx.loc, a, constant, c));
+}
+
+LogicalResult isNaNOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  return ctx.setResults(
+      ctx.b.create<CompareOp>(ctx.loc, CompareDirection::ne, x, x));
+}
+
+LogicalResult isInfOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  double inf = std::numeric_limits<double>::infinity();
+  bool positive = ctx.getInt("detect_positive", 1);
+  bool negative = ctx.getInt("detect_negative", 1);
+  Value isPos = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::eq, x,
+                                        constLike(ctx, x, inf));
+  Value isNeg = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::eq, x,
+                                        constLike(ctx, x, -inf));
+  Value none = splat(ctx.b, ctx.loc, typeOf(isPos), 0);
+  if (positive && negative)
+    return ctx.setResults(ctx.b.create<SelectOp>(ctx.loc, isPos, isPos, isNeg));
+  return ctx.setResults(positive ? isPos : negative ? isNeg : none);
+}
+
+/// Pow: a float base; an integer exponent is converted to it. Integer
+/// bases are raised in double and converted back.
+LogicalResult powOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0), y = ctx.input(1);
+  if (!broadcastShapes(shapeOf(x), shapeOf(y)))
+    return ctx.fail("the input shapes do not broadcast together");
+  if (isBool(x) || isBool(y))
+    return ctx.fail("bool inputs are not supported by this op");
+  Type resultType = elementTypeOf(x);
+  Type computeType = isFloat(x) ? resultType : ctx.b.getF64Type();
+  Value base = cast(ctx.b, ctx.loc, x, computeType);
+  Value exponent = cast(ctx.b, ctx.loc, y, computeType);
+  Value result = binary<PowOp>(ctx.b, ctx.loc, base, exponent);
+  return ctx.setResults(cast(ctx.b, ctx.loc, result, resultType));
+}
+
+LogicalResult castTo(NodeContext &ctx, Type type) {
+  return ctx.setResults(cast(ctx.b, ctx.loc, ctx.input(0), type));
+}
+
+LogicalResult castOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  const onnx::AttributeProto *to = ctx.attr("to");
+  if (!to)
+    return ctx.fail("attribute 'to' is required");
+  int32_t dataType = to->i();
+  if (to->type() == onnx::AttributeProto::STRING)
+    return ctx.fail("a string 'to' is not supported");
+  FailureOr<Type> type =
+      ctx.importer.convertElementType(dataType, "the target of Cast");
+  if (failed(type)) {
+    // Restate the type error with the node it belongs to.
+    std::string message = ctx.importer.error;
+    ctx.importer.error.clear();
+    return ctx.fail(message);
+  }
+  return castTo(ctx, *type);
+}
+
+LogicalResult castLikeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  return castTo(ctx, elementTypeOf(ctx.input(1)));
+}
+
+} // namespace
+
+void registerElementwiseOps(OpTable &table) {
+  table.add("Add", binaryOp<AddOp>);
+  table.add("Sub", binaryOp<SubOp>);
+  table.add("Mul", binaryOp<MulOp>);
+  table.add("Div", binaryOp<DivOp>);
+  table.add("Pow", powOp);
+  table.add("Max", variadicOp<MaxOp>);
+  table.add("Min", variadicOp<MinOp>);
+  table.add("Sum", variadicOp<AddOp>);
+  table.add("Mean", meanOp);
+  table.add("Equal", compareOp<CompareDirection::eq>);
+  table.add("Less", compareOp<CompareDirection::lt>);
+  table.add("LessOrEqual", compareOp<CompareDirection::le>);
+  table.add("Greater", compareOp<CompareDirection::gt>);
+  table.add("GreaterOrEqual", compareOp<CompareDirection::ge>);
+  table.add("Not", notOp);
+  table.add("And", logicalOp<0>);
+  table.add("Or", logicalOp<1>);
+  table.add("Xor", logicalOp<2>);
+  table.add("Neg", unaryOp<NegOp, false>);
+  table.add("Abs", unaryOp<AbsOp, false>);
+  table.add("Relu", unaryOp<ReluOp, false>);
+  table.add("Exp", unaryOp<ExpOp, true>);
+  table.add("Log", unaryOp<LogOp, true>);
+  table.add("Sqrt", unaryOp<SqrtOp, true>);
+  table.add("Tanh", unaryOp<TanhOp, true>);
+  table.add("Sigmoid", unaryOp<SigmoidOp, true>);
+  table.add("Sin", unaryOp<SinOp, true>);
+  table.add("Cos", unaryOp<CosOp, true>);
+  table.add("Reciprocal", reciprocalOp);
+  table.add("Sign", signOp);
+  table.add("IsNaN", isNaNOp);
+  table.add("IsInf", isInfOp);
+  table.add("Identity", identityOp);
+  table.add("Dropout", dropoutOp);
+  table.add("LeakyRelu", leakyReluOp);
+  table.add("PRelu", preluOp);
+  table.add("Elu", eluOp);
+  table.add("Selu", seluOp);
+  table.add("Celu", celuOp);
+  table.add("HardSigmoid", hardSigmoidOp);
+  table.add("HardSwish", hardSwishOp);
+  table.add("Softplus", softplusOp);
+  table.add("Softsign", softsignOp);
+  table.add("ThresholdedRelu", thresholdedReluOp);
+  table.add("Shrink", shrinkOp);
+  table.add("Clip", clipOp);
+  table.add("Where", whereOp);
+  table.add("Cast", castOp);
+  table.add("CastLike", castLikeOp);
+}
+
+} // namespace onnx_import
+} // namespace kiln

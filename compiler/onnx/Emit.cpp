@@ -1,0 +1,260 @@
+//===- Emit.cpp - Building kiln ops with ONNX's conventions ---------------===//
+
+#include "Emit.h"
+
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace onnx_import {
+
+int64_t numElementsOf(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                    ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    shape[i] = da == 1 ? db : da;
+  }
+  return shape;
+}
+
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+static Attribute elementAttr(Type elementType, double value) {
+  if (auto f = dyn_cast<FloatType>(elementType))
+    return FloatAttr::get(f, value);
+  if (elementType.isInteger(1))
+    return IntegerAttr::get(elementType, value != 0 ? 1 : 0);
+  return IntegerAttr::get(elementType, static_cast<int64_t>(value));
+}
+
+Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value) {
+  auto attr = DenseElementsAttr::get(type,
+                                     elementAttr(type.getElementType(), value));
+  return b.create<ConstantOp>(loc, type, attr);
+}
+
+Value scalar(OpBuilder &b, Location loc, Type elementType, double value) {
+  return splat(b, loc, RankedTensorType::get({}, elementType), value);
+}
+
+Value constantInts(OpBuilder &b, Location loc, Type elementType,
+                   ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, elementType);
+  SmallVector<Attribute> attrs;
+  for (int64_t v : values)
+    attrs.push_back(elementAttr(elementType, static_cast<double>(v)));
+  if (!elementType.isInteger(1) && isa<IntegerType>(elementType)) {
+    attrs.clear();
+    for (int64_t v : values)
+      attrs.push_back(IntegerAttr::get(elementType, v));
+  }
+  return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, attrs));
+}
+
+Value constantFloats(OpBuilder &b, Location loc, Type elementType,
+                     ArrayRef<int64_t> shape, ArrayRef<double> values) {
+  auto type = RankedTensorType::get(shape, elementType);
+  SmallVector<Attribute> attrs;
+  for (double v : values)
+    attrs.push_back(elementAttr(elementType, v));
+  return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, attrs));
+}
+
+Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  if (shapeOf(v) == shape)
+    return v;
+  auto type = RankedTensorType::get(shape, elementTypeOf(v));
+  return b.create<ReshapeOp>(loc, type, v);
+}
+
+Value broadcastTo(OpBuilder &b, Location loc, Value v,
+                  ArrayRef<int64_t> shape) {
+  if (shapeOf(v) == shape)
+    return v;
+  int64_t rank = rankOf(v);
+  int64_t offset = static_cast<int64_t>(shape.size()) - rank;
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < rank; ++i)
+    dims.push_back(offset + i);
+  auto type = RankedTensorType::get(shape, elementTypeOf(v));
+  return b.create<BroadcastInDimOp>(loc, type, v, dims);
+}
+
+Value cast(OpBuilder &b, Location loc, Value v, Type elementType) {
+  if (elementTypeOf(v) == elementType)
+    return v;
+  auto type = RankedTensorType::get(shapeOf(v), elementType);
+  return b.create<CastOp>(loc, type, v);
+}
+
+Value transpose(OpBuilder &b, Location loc, Value v,
+                ArrayRef<int64_t> permutation) {
+  bool identity = true;
+  for (size_t i = 0; i < permutation.size(); ++i)
+    identity &= permutation[i] == static_cast<int64_t>(i);
+  if (identity)
+    return v;
+  return b.create<TransposeOp>(loc, v, permutation);
+}
+
+Value slice(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> start,
+            ArrayRef<int64_t> limit, ArrayRef<int64_t> stride) {
+  bool whole = true;
+  for (size_t i = 0; i < start.size(); ++i)
+    whole &= start[i] == 0 && limit[i] == shapeOf(v)[i] && stride[i] == 1;
+  if (whole)
+    return v;
+  return b.create<SliceOp>(loc, v, start, limit, stride);
+}
+
+Value sliceAxis(OpBuilder &b, Location loc, Value v, int64_t axis,
+                int64_t start, int64_t limit) {
+  SmallVector<int64_t> starts(rankOf(v), 0), limits(shapeOf(v)),
+      strides(rankOf(v), 1);
+  starts[axis] = start;
+  limits[axis] = limit;
+  return slice(b, loc, v, starts, limits, strides);
+}
+
+Value concat(OpBuilder &b, Location loc, ArrayRef<Value> values,
+             int64_t axis) {
+  if (values.size() == 1)
+    return values.front();
+  return b.create<ConcatOp>(loc, values, axis);
+}
+
+Value compare(OpBuilder &b, Location loc, unsigned direction, Value lhs,
+              Value rhs) {
+  SmallVector<int64_t> shape = *broadcastShapes(shapeOf(lhs), shapeOf(rhs));
+  lhs = broadcastTo(b, loc, lhs, shape);
+  rhs = broadcastTo(b, loc, rhs, shape);
+  return b.create<CompareOp>(loc, static_cast<CompareDirection>(direction),
+                             lhs, rhs);
+}
+
+Value select(OpBuilder &b, Location loc, Value pred, Value onTrue,
+             Value onFalse) {
+  SmallVector<int64_t> shape = *broadcastShapes(shapeOf(onTrue),
+                                                shapeOf(onFalse));
+  shape = *broadcastShapes(shape, shapeOf(pred));
+  return b.create<SelectOp>(loc, broadcastTo(b, loc, pred, shape),
+                            broadcastTo(b, loc, onTrue, shape),
+                            broadcastTo(b, loc, onFalse, shape));
+}
+
+std::optional<SmallVector<int64_t>> matmulShape(ArrayRef<int64_t> lhs,
+                                                ArrayRef<int64_t> rhs) {
+  if (lhs.empty() || rhs.empty())
+    return std::nullopt;
+  SmallVector<int64_t> a(lhs), c(rhs);
+  bool lhsVector = a.size() == 1, rhsVector = c.size() == 1;
+  if (lhsVector)
+    a.insert(a.begin(), 1);
+  if (rhsVector)
+    c.push_back(1);
+  if (a.back() != c[c.size() - 2])
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> batch = broadcastShapes(
+      ArrayRef<int64_t>(a).drop_back(2), ArrayRef<int64_t>(c).drop_back(2));
+  if (!batch)
+    return std::nullopt;
+  SmallVector<int64_t> shape(*batch);
+  if (!lhsVector)
+    shape.push_back(a[a.size() - 2]);
+  if (!rhsVector)
+    shape.push_back(c.back());
+  return shape;
+}
+
+Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  SmallVector<int64_t> resultShape = *matmulShape(shapeOf(lhs), shapeOf(rhs));
+  SmallVector<int64_t> a(shapeOf(lhs)), c(shapeOf(rhs));
+  if (a.size() == 1) {
+    a.insert(a.begin(), 1);
+    lhs = reshape(b, loc, lhs, a);
+  }
+  if (c.size() == 1) {
+    c.push_back(1);
+    rhs = reshape(b, loc, rhs, c);
+  }
+  int64_t m = a[a.size() - 2], k = a.back(), n = c.back();
+  SmallVector<int64_t> batch = *broadcastShapes(
+      ArrayRef<int64_t>(a).drop_back(2), ArrayRef<int64_t>(c).drop_back(2));
+  int64_t batchCount = numElementsOf(batch);
+  Value product;
+  if (batch.empty()) {
+    product = b.create<MatmulOp>(loc, lhs, rhs);
+  } else if (numElementsOf(ArrayRef<int64_t>(c).drop_back(2)) == 1) {
+    // [..., m, k] x [k, n]: fold the lhs batch into the rows, one GEMM.
+    SmallVector<int64_t> full(batch);
+    full.append({m, k});
+    lhs = broadcastTo(b, loc, lhs, full);
+    Value rows = reshape(b, loc, lhs, {batchCount * m, k});
+    Value rhs2 = reshape(b, loc, rhs, {k, n});
+    product = b.create<MatmulOp>(loc, rows, rhs2);
+  } else {
+    SmallVector<int64_t> fullA(batch), fullC(batch);
+    fullA.append({m, k});
+    fullC.append({k, n});
+    Value a3 = reshape(b, loc, broadcastTo(b, loc, lhs, fullA),
+                       {batchCount, m, k});
+    Value c3 = reshape(b, loc, broadcastTo(b, loc, rhs, fullC),
+                       {batchCount, k, n});
+    product = b.create<MatmulOp>(loc, a3, c3);
+  }
+  return reshape(b, loc, product, resultShape);
+}
+
+Value reduce(OpBuilder &b, Location loc, Reduction kind, Value v,
+             ArrayRef<int64_t> axes, bool keepDims) {
+  SmallVector<int64_t> sorted(axes);
+  llvm::sort(sorted);
+  Value result;
+  switch (kind) {
+  case Reduction::Sum:
+    result = b.create<ReduceSumOp>(loc, v, sorted);
+    break;
+  case Reduction::Max:
+    result = b.create<ReduceMaxOp>(loc, v, sorted);
+    break;
+  case Reduction::Min: {
+    // min(x) = -max(-x), exact for floats (NaN included) and for two's
+    // complement integers (the most negative value maps to itself).
+    Value neg = b.create<NegOp>(loc, v);
+    Value max = b.create<ReduceMaxOp>(loc, neg, sorted);
+    result = b.create<NegOp>(loc, max);
+    break;
+  }
+  case Reduction::Mean:
+    result = b.create<ReduceMeanOp>(loc, v, sorted);
+    break;
+  }
+  if (!keepDims)
+    return result;
+  SmallVector<int64_t> shape(shapeOf(v));
+  for (int64_t axis : sorted)
+    shape[axis] = 1;
+  return reshape(b, loc, result, shape);
+}
+
+} // namespace onnx_import
+} // namespace kiln

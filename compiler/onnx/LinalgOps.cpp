@@ -1,0 +1,355 @@
+//===- LinalgOps.cpp - ONNX products, softmax and normalizations ----------===//
+//
+// MatMul and Gemm map onto kiln.matmul (numpy's batching made explicit, see
+// Emit.h). Softmax and the normalizations are built from reductions and
+// elementwise ops, with the maximum subtracted before exp and the variance
+// computed as the mean of squared deviations, as numerically careful
+// implementations do; kiln's fusion pass merges them back into few loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emit.h"
+#include "Importer.h"
+
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace onnx_import {
+namespace {
+
+LogicalResult matmulOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value a = ctx.input(0), c = ctx.input(1);
+  if (elementTypeOf(a) != elementTypeOf(c) || isBool(a))
+    return ctx.fail("the operands must be numbers of one element type");
+  if (!matmulShape(shapeOf(a), shapeOf(c)))
+    return ctx.fail("the operand shapes do not agree for a matrix product");
+  return ctx.setResults(matmul(ctx.b, ctx.loc, a, c));
+}
+
+LogicalResult gemmOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value a = ctx.input(0), c = ctx.input(1);
+  if (rankOf(a) != 2 || rankOf(c) != 2)
+    return ctx.fail("A and B must have rank 2");
+  if (elementTypeOf(a) != elementTypeOf(c) || isBool(a))
+    return ctx.fail("the operands must be numbers of one element type");
+  if (ctx.getInt("transA", 0))
+    a = transpose(ctx.b, ctx.loc, a, {1, 0});
+  if (ctx.getInt("transB", 0))
+    c = transpose(ctx.b, ctx.loc, c, {1, 0});
+  if (shapeOf(a)[1] != shapeOf(c)[0])
+    return ctx.fail("the inner dims of A and B differ");
+  Value y = ctx.b.create<MatmulOp>(ctx.loc, a, c);
+  double alpha = ctx.getFloat("alpha", 1), beta = ctx.getFloat("beta", 1);
+  if (alpha != 1)
+    y = ctx.b.create<MulOp>(ctx.loc, y, splat(ctx.b, ctx.loc, typeOf(y), alpha));
+  if (ctx.hasInput(2) && beta != 0) {
+    Value bias = ctx.input(2);
+    std::optional<SmallVector<int64_t>> shape =
+        broadcastShapes(shapeOf(bias), shapeOf(y));
+    if (!shape || ArrayRef<int64_t>(*shape) != shapeOf(y))
+      return ctx.fail("C does not broadcast to the product's shape");
+    bias = broadcastTo(ctx.b, ctx.loc, bias, shapeOf(y));
+    if (beta != 1)
+      bias = ctx.b.create<MulOp>(ctx.loc, bias,
+                                 splat(ctx.b, ctx.loc, typeOf(y), beta));
+    y = ctx.b.create<AddOp>(ctx.loc, y, bias);
+  }
+  return ctx.setResults(y);
+}
+
+/// Softmax-family ops before opset 13 work on the input flattened to 2-D at
+/// `axis`; from 13 on along `axis` alone. Calls `body` on the value to
+/// normalize and the axis to use, and restores the input's shape.
+template <typename Body>
+LogicalResult softmaxLike(NodeContext &ctx, Body body) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  bool legacy = ctx.version < 13;
+  std::optional<int64_t> axis =
+      normalizeAxis(ctx.getInt("axis", legacy ? 1 : -1), rank);
+  if (!axis && !(legacy && ctx.getInt("axis", 1) == rank))
+    return ctx.fail("axis is out of range");
+  if (!legacy)
+    return ctx.setResults(body(x, *axis));
+  int64_t a = axis ? *axis : rank;
+  int64_t outer = numElementsOf(shapeOf(x).take_front(a));
+  int64_t inner = numElementsOf(shapeOf(x).drop_front(a));
+  Value flat = reshape(ctx.b, ctx.loc, x, {outer, inner});
+  return ctx.setResults(reshape(ctx.b, ctx.loc, body(flat, 1), shapeOf(x)));
+}
+
+/// x - max(x) along `axis`, broadcast back.
+Value shiftByMax(OpBuilder &b, Location loc, Value x, int64_t axis) {
+  Value max = reduce(b, loc, Reduction::Max, x, {axis}, /*keepDims=*/true);
+  return b.create<SubOp>(loc, x, broadcastTo(b, loc, max, shapeOf(x)));
+}
+
+LogicalResult softmaxOp(NodeContext &ctx) {
+  return softmaxLike(ctx, [&](Value x, int64_t axis) -> Value {
+    OpBuilder &b = ctx.b;
+    Value e = b.create<ExpOp>(ctx.loc, shiftByMax(b, ctx.loc, x, axis));
+    Value sum = reduce(b, ctx.loc, Reduction::Sum, e, {axis}, true);
+    return b.create<DivOp>(ctx.loc, e, broadcastTo(b, ctx.loc, sum, shapeOf(x)));
+  });
+}
+
+LogicalResult logSoftmaxOp(NodeContext &ctx) {
+  return softmaxLike(ctx, [&](Value x, int64_t axis) -> Value {
+    OpBuilder &b = ctx.b;
+    Value shifted = shiftByMax(b, ctx.loc, x, axis);
+    Value sum = reduce(b, ctx.loc, Reduction::Sum,
+                       b.create<ExpOp>(ctx.loc, shifted), {axis}, true);
+    Value logSum = b.create<LogOp>(ctx.loc, sum);
+    return b.create<SubOp>(ctx.loc, shifted,
+                           broadcastTo(b, ctx.loc, logSum, shapeOf(x)));
+  });
+}
+
+/// 1 at the first maximum along the axis, 0 elsewhere.
+LogicalResult hardmaxOp(NodeContext &ctx) {
+  return softmaxLike(ctx, [&](Value x, int64_t axis) -> Value {
+    OpBuilder &b = ctx.b;
+    Location loc = ctx.loc;
+    Value max = broadcastTo(
+        b, loc, reduce(b, loc, Reduction::Max, x, {axis}, true), shapeOf(x));
+    Value isMax = b.create<CompareOp>(loc, CompareDirection::eq, x, max);
+    auto indexType = RankedTensorType::get(shapeOf(x), b.getI64Type());
+    Value iota = b.create<IotaOp>(loc, indexType, axis);
+    Value big = splat(b, loc, indexType, shapeOf(x)[axis]);
+    Value candidates = b.create<SelectOp>(loc, isMax, iota, big);
+    Value first = broadcastTo(
+        b, loc, reduce(b, loc, Reduction::Min, candidates, {axis}, true),
+        shapeOf(x));
+    Value hit = b.create<CompareOp>(loc, CompareDirection::eq, iota, first);
+    return cast(b, loc, hit, elementTypeOf(x));
+  });
+}
+
+/// A per-channel parameter [C] broadcast along dim 1 of `shape`.
+Value perChannel(OpBuilder &b, Location loc, Value param,
+                 ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> unsqueezed(shape.size(), 1);
+  unsqueezed[1] = shape[1];
+  return broadcastTo(b, loc, reshape(b, loc, param, unsqueezed), shape);
+}
+
+LogicalResult batchNormOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(5)) || failed(ctx.requireFloat(0)))
+    return failure();
+  if (ctx.getInt("training_mode", 0) || ctx.numOutputs() > 1 &&
+                                            ctx.hasOutput(1))
+    return ctx.fail("training mode (batch statistics and running averages) "
+                    "is not supported; kiln imports inference graphs");
+  Value x = ctx.input(0);
+  if (rankOf(x) < 2)
+    return ctx.fail("X must have rank >= 2");
+  int64_t channels = shapeOf(x)[1];
+  for (unsigned i = 1; i < 5; ++i)
+    if (numElementsOf(shapeOf(ctx.input(i))) != channels)
+      return ctx.fail("input " + Twine(i) + " must have one entry per channel");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Type element = elementTypeOf(x);
+  auto vec = [&](unsigned i) {
+    return cast(b, loc, reshape(b, loc, ctx.input(i), {channels}), element);
+  };
+  // y = x * s + (bias - mean * s), s = scale / sqrt(var + epsilon): with
+  // constant parameters, s and the shift are folded into two vectors.
+  Value eps = splat(b, loc, RankedTensorType::get({channels}, element),
+                    ctx.getFloat("epsilon", 1e-5f));
+  Value s = b.create<DivOp>(
+      loc, vec(1), b.create<SqrtOp>(loc, b.create<AddOp>(loc, vec(4), eps)));
+  Value shift = b.create<SubOp>(loc, vec(2), b.create<MulOp>(loc, vec(3), s));
+  Value y = b.create<MulOp>(loc, x, perChannel(b, loc, s, shapeOf(x)));
+  return ctx.setResults(
+      b.create<AddOp>(loc, y, perChannel(b, loc, shift, shapeOf(x))));
+}
+
+/// (x - mean) / sqrt(var + epsilon) over `axes`, with mean and variance
+/// (the mean of squared deviations) kept as size-1 dims.
+struct Normalized {
+  Value y, mean, invStd;
+};
+Normalized normalize(OpBuilder &b, Location loc, Value x,
+                     ArrayRef<int64_t> axes, double epsilon) {
+  Value mean = reduce(b, loc, Reduction::Mean, x, axes, true);
+  Value centered = b.create<SubOp>(loc, x, broadcastTo(b, loc, mean, shapeOf(x)));
+  Value var = reduce(b, loc, Reduction::Mean,
+                     b.create<MulOp>(loc, centered, centered), axes, true);
+  Value invStd = b.create<RsqrtOp>(
+      loc, b.create<AddOp>(loc, var, splat(b, loc, typeOf(var), epsilon)));
+  Value y = b.create<MulOp>(loc, centered,
+                            broadcastTo(b, loc, invStd, shapeOf(x)));
+  return {y, mean, invStd};
+}
+
+LogicalResult instanceNormOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  if (rankOf(x) < 3)
+    return ctx.fail("the input must have rank >= 3");
+  int64_t channels = shapeOf(x)[1];
+  for (unsigned i = 1; i < 3; ++i)
+    if (numElementsOf(shapeOf(ctx.input(i))) != channels)
+      return ctx.fail("scale and B must have one entry per channel");
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < rankOf(x); ++i)
+    axes.push_back(i);
+  Normalized n = normalize(ctx.b, ctx.loc, x, axes,
+                           ctx.getFloat("epsilon", 1e-5f));
+  Value scale = reshape(ctx.b, ctx.loc, ctx.input(1), {channels});
+  Value bias = reshape(ctx.b, ctx.loc, ctx.input(2), {channels});
+  Value y = ctx.b.create<MulOp>(ctx.loc, n.y,
+                                perChannel(ctx.b, ctx.loc, scale, shapeOf(x)));
+  return ctx.setResults(ctx.b.create<AddOp>(
+      ctx.loc, y, perChannel(ctx.b, ctx.loc, bias, shapeOf(x))));
+}
+
+LogicalResult layerNormOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", -1), rank);
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  SmallVector<int64_t> axes;
+  for (int64_t i = *axis; i < rank; ++i)
+    axes.push_back(i);
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  // stash_type 1 computes the statistics in float32; for float32 and wider
+  // inputs that is the input's own type.
+  Normalized n = normalize(b, loc, x, axes, ctx.getFloat("epsilon", 1e-5f));
+  Value y = n.y;
+  for (unsigned i : {1u, 2u}) {
+    if (!ctx.hasInput(i))
+      continue;
+    Value p = ctx.input(i);
+    std::optional<SmallVector<int64_t>> shape =
+        broadcastShapes(shapeOf(p), shapeOf(x));
+    if (!shape || ArrayRef<int64_t>(*shape) != shapeOf(x))
+      return ctx.fail("Scale and B must broadcast to the input's shape");
+    p = broadcastTo(b, loc, p, shapeOf(x));
+    y = i == 1 ? Value(b.create<MulOp>(loc, y, p))
+               : Value(b.create<AddOp>(loc, y, p));
+  }
+  SmallVector<Value> results{y};
+  if (ctx.hasOutput(1) || ctx.hasOutput(2))
+    results.append({n.mean, n.invStd});
+  return ctx.setResults(results);
+}
+
+LogicalResult meanVarianceNormOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  SmallVector<int64_t> axes;
+  for (int64_t axis : ctx.getInts("axes").value_or(SmallVector<int64_t>{0, 2, 3})) {
+    std::optional<int64_t> a = normalizeAxis(axis, rankOf(x));
+    if (!a)
+      return ctx.fail("axis " + Twine(axis) + " is out of range");
+    axes.push_back(*a);
+  }
+  // ONNX's function: (x - mean) / (sqrt(var) + 1e-9).
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value mean = reduce(b, loc, Reduction::Mean, x, axes, true);
+  Value centered = b.create<SubOp>(loc, x, broadcastTo(b, loc, mean, shapeOf(x)));
+  Value meanSq = reduce(b, loc, Reduction::Mean, b.create<MulOp>(loc, x, x),
+                        axes, true);
+  Value var = b.create<SubOp>(loc, meanSq, b.create<MulOp>(loc, mean, mean));
+  Value std = b.create<AddOp>(loc, b.create<SqrtOp>(loc, var),
+                              splat(b, loc, typeOf(var), 1e-9));
+  return ctx.setResults(
+      b.create<DivOp>(loc, centered, broadcastTo(b, loc, std, shapeOf(x))));
+}
+
+template <Reduction kind>
+LogicalResult globalPoolOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (rankOf(x) < 3)
+    return ctx.fail("the input must have rank >= 3");
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < rankOf(x); ++i)
+    axes.push_back(i);
+  return ctx.setResults(reduce(ctx.b, ctx.loc, kind, x, axes, true));
+}
+
+/// LRN: x / (bias + alpha / size * sum of x^2 over a window of channels)^beta.
+LogicalResult lrnOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  if (rankOf(x) < 3)
+    return ctx.fail("the input must have rank >= 3");
+  int64_t size = ctx.getInt("size", 0);
+  if (size < 1)
+    return ctx.fail("size must be positive");
+  double alpha = ctx.getFloat("alpha", 1e-4f), beta = ctx.getFloat("beta", 0.75f),
+         bias = ctx.getFloat("bias", 1.0f);
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  int64_t lo = (size - 1) / 2, hi = size - 1 - lo, channels = shapeOf(x)[1];
+  Value sq = b.create<MulOp>(loc, x, x);
+  SmallVector<Value> parts;
+  for (int64_t pad : {lo, int64_t(-1), hi}) {
+    if (pad == -1) {
+      parts.push_back(sq);
+      continue;
+    }
+    if (!pad)
+      continue;
+    SmallVector<int64_t> shape(shapeOf(x));
+    shape[1] = pad;
+    parts.push_back(splat(b, loc, RankedTensorType::get(shape, elementTypeOf(x)),
+                          0));
+  }
+  Value padded = concat(b, loc, parts, 1);
+  Value sum;
+  for (int64_t k = 0; k < size; ++k) {
+    Value window = sliceAxis(b, loc, padded, 1, k, k + channels);
+    sum = sum ? Value(b.create<AddOp>(loc, sum, window)) : window;
+  }
+  Value scaled = b.create<AddOp>(
+      loc, splat(b, loc, typeOf(x), bias),
+      b.create<MulOp>(loc, sum, splat(b, loc, typeOf(x), alpha / size)));
+  Value denom = b.create<PowOp>(loc, scaled, splat(b, loc, typeOf(x), beta));
+  return ctx.setResults(b.create<DivOp>(loc, x, denom));
+}
+
+} // namespace
+
+void registerLinalgOps(OpTable &table) {
+  table.add("MatMul", matmulOp);
+  table.add("Gemm", gemmOp);
+  table.add("Softmax", softmaxOp);
+  table.add("LogSoftmax", logSoftmaxOp);
+  table.add("Hardmax", hardmaxOp);
+  table.add("BatchNormalization", batchNormOp);
+  table.add("InstanceNormalization", instanceNormOp);
+  table.add("LayerNormalization", layerNormOp);
+  table.add("MeanVarianceNormalization", meanVarianceNormOp);
+  table.add("GlobalAveragePool", globalPoolOp<Reduction::Mean>);
+  table.add("GlobalMaxPool", globalPoolOp<Reduction::Max>);
+  table.add("LRN", lrnOp);
+}
+
+} // namespace onnx_import
+} // namespace kiln

@@ -1,0 +1,304 @@
+//===- OnnxModel.cpp - Reading, checking and shape-inferring a model ------===//
+//
+// The steps, in order:
+//  1. parse the protobuf bytes (a truncated or corrupted file fails here);
+//  2. inline external data: each tensor whose data lives in another file
+//     has its bytes read into raw_data, from a file that must stay inside
+//     the model's folder;
+//  3. apply the user's input shapes, then require a value for every input
+//     dim, since kiln compiles static shapes only;
+//  4. run ONNX's checker and its shape inference in strict mode, so that a
+//     malformed graph is reported by ONNX's own rules before any kiln op is
+//     built.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxModel.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <exception>
+#include <set>
+
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+namespace {
+
+/// Protobuf refuses messages past 2 GiB; so do we, before parsing.
+constexpr size_t kMaxModelBytes = size_t(1) << 31;
+
+/// Reads the external data of `tensor` into its raw_data.
+bool inlineExternalData(onnx::TensorProto &tensor, llvm::StringRef modelDir,
+                        std::string &error) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    const std::string &key = entry.key();
+    if (key == "location") {
+      location = entry.value();
+    } else if (key == "offset" || key == "length") {
+      int64_t value;
+      if (llvm::StringRef(entry.value()).getAsInteger(10, value) || value < 0) {
+        error = "tensor '" + tensor.name() + "': external data " + key +
+                " '" + entry.value() + "' is not a non-negative integer";
+        return false;
+      }
+      (key == "offset" ? offset : length) = value;
+    }
+  }
+  std::string what = "tensor '" + tensor.name() + "': external data";
+  if (location.empty()) {
+    error = what + " has no location";
+    return false;
+  }
+  if (modelDir.empty()) {
+    error = what + " in '" + location +
+            "', but the model was not read from a file";
+    return false;
+  }
+  // The location is relative to the model's folder and may not leave it:
+  // no absolute path, no '..', and no symbolic link that points outside.
+  llvm::StringRef rel(location);
+  if (llvm::sys::path::is_absolute(rel) || rel.starts_with("/") ||
+      rel.starts_with("\\")) {
+    error = what + " location '" + location +
+            "' is an absolute path; it must be inside the model's folder";
+    return false;
+  }
+  for (auto it = llvm::sys::path::begin(rel), e = llvm::sys::path::end(rel);
+       it != e; ++it) {
+    if (*it == "..") {
+      error = what + " location '" + location +
+              "' leaves the model's folder";
+      return false;
+    }
+  }
+  llvm::SmallString<256> path(modelDir);
+  llvm::sys::path::append(path, rel);
+  llvm::SmallString<256> realDir, realPath;
+  if (llvm::sys::fs::real_path(modelDir, realDir) ||
+      llvm::sys::fs::real_path(path, realPath)) {
+    error = what + " file '" + std::string(path) + "' cannot be opened";
+    return false;
+  }
+  if (!llvm::StringRef(realPath).starts_with(std::string(realDir) + "/")) {
+    error = what + " location '" + location +
+            "' resolves outside the model's folder";
+    return false;
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(realPath, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file) {
+    error = what + " file '" + std::string(path) +
+            "' cannot be read: " + file.getError().message();
+    return false;
+  }
+  size_t size = (*file)->getBufferSize();
+  if (static_cast<uint64_t>(offset) > size ||
+      (length >= 0 && static_cast<uint64_t>(offset + length) > size)) {
+    error = what + " range [" + std::to_string(offset) + ", " +
+            (length >= 0 ? std::to_string(offset + length) : "end") +
+            ") is outside file '" + location + "' of " +
+            std::to_string(size) + " bytes";
+    return false;
+  }
+  size_t count = length >= 0 ? static_cast<size_t>(length) : size - offset;
+  tensor.set_raw_data((*file)->getBufferStart() + offset, count);
+  tensor.clear_external_data();
+  tensor.set_data_location(onnx::TensorProto::DEFAULT);
+  return true;
+}
+
+bool inlineGraphData(onnx::GraphProto &graph, llvm::StringRef modelDir,
+                     std::string &error);
+
+bool inlineTensorData(onnx::TensorProto &tensor, llvm::StringRef modelDir,
+                      std::string &error) {
+  if (tensor.data_location() != onnx::TensorProto::EXTERNAL)
+    return true;
+  return inlineExternalData(tensor, modelDir, error);
+}
+
+bool inlineAttributeData(onnx::AttributeProto &attr, llvm::StringRef modelDir,
+                         std::string &error) {
+  if (attr.has_t() && !inlineTensorData(*attr.mutable_t(), modelDir, error))
+    return false;
+  for (onnx::TensorProto &t : *attr.mutable_tensors())
+    if (!inlineTensorData(t, modelDir, error))
+      return false;
+  if (attr.has_g() && !inlineGraphData(*attr.mutable_g(), modelDir, error))
+    return false;
+  for (onnx::GraphProto &g : *attr.mutable_graphs())
+    if (!inlineGraphData(g, modelDir, error))
+      return false;
+  return true;
+}
+
+bool inlineGraphData(onnx::GraphProto &graph, llvm::StringRef modelDir,
+                     std::string &error) {
+  for (onnx::TensorProto &t : *graph.mutable_initializer())
+    if (!inlineTensorData(t, modelDir, error))
+      return false;
+  for (onnx::NodeProto &node : *graph.mutable_node())
+    for (onnx::AttributeProto &attr : *node.mutable_attribute())
+      if (!inlineAttributeData(attr, modelDir, error))
+        return false;
+  return true;
+}
+
+std::string formatShape(llvm::ArrayRef<int64_t> shape) {
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text;
+}
+
+/// Applies the user's shapes to the graph inputs and checks that every
+/// input dim then has a value.
+bool applyInputShapes(onnx::GraphProto &graph,
+                      const OnnxImportOptions &options, std::string &error) {
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto &t : graph.initializer())
+    initializers.insert(t.name());
+  std::set<std::string> seen;
+  for (onnx::ValueInfoProto &input : *graph.mutable_input()) {
+    if (initializers.count(input.name()))
+      continue;
+    const std::string &name = input.name();
+    if (!input.type().has_tensor_type()) {
+      error = "graph input '" + name +
+              "' is not a tensor (sequences, maps and optionals are not "
+              "supported)";
+      return false;
+    }
+    onnx::TypeProto_Tensor *type = input.mutable_type()->mutable_tensor_type();
+    auto given = options.inputShapes.find(name);
+    if (given != options.inputShapes.end()) {
+      seen.insert(name);
+      const std::vector<int64_t> &shape = given->second;
+      if (type->has_shape() &&
+          type->shape().dim_size() != static_cast<int>(shape.size())) {
+        error = "--input-shape " + name + "=" + formatShape(shape) +
+                " has rank " + std::to_string(shape.size()) +
+                ", but the model's input '" + name + "' has rank " +
+                std::to_string(type->shape().dim_size());
+        return false;
+      }
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] < 0) {
+          error = "--input-shape " + name + ": dim " + std::to_string(d) +
+                  " is negative";
+          return false;
+        }
+        if (type->has_shape() && type->shape().dim(d).has_dim_value() &&
+            type->shape().dim(d).dim_value() != shape[d]) {
+          error = "--input-shape " + name + "=" + formatShape(shape) +
+                  " gives dim " + std::to_string(d) + " the value " +
+                  std::to_string(shape[d]) + ", but the model fixes it to " +
+                  std::to_string(type->shape().dim(d).dim_value());
+          return false;
+        }
+      }
+      onnx::TensorShapeProto *proto = type->mutable_shape();
+      proto->clear_dim();
+      for (int64_t dim : shape)
+        proto->add_dim()->set_dim_value(dim);
+      continue;
+    }
+    if (!type->has_shape()) {
+      error = "graph input '" + name +
+              "' has no shape; give it with --input-shape " + name +
+              "=<dims, e.g. 1x3x224x224>";
+      return false;
+    }
+    for (int d = 0; d < type->shape().dim_size(); ++d) {
+      const onnx::TensorShapeProto_Dimension &dim = type->shape().dim(d);
+      if (dim.has_dim_value() && dim.dim_value() >= 0)
+        continue;
+      std::string symbol =
+          dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
+      error = "graph input '" + name + "' dim " + std::to_string(d) + symbol +
+              " has no value; kiln compiles static shapes: give the whole "
+              "shape with --input-shape " +
+              name + "=<dims, e.g. 1x3x224x224>";
+      return false;
+    }
+  }
+  for (const auto &[name, shape] : options.inputShapes) {
+    if (!seen.count(name)) {
+      error = "--input-shape names '" + name +
+              "', which is not an input of the graph";
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool onnx_import::loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
+                            const OnnxImportOptions &options,
+                            onnx::ModelProto &model, std::string &error) {
+  if (bytes.size() >= kMaxModelBytes) {
+    error = "the model is " + std::to_string(bytes.size()) +
+            " bytes; ONNX files over 2 GiB must keep their weights as "
+            "external data";
+    return false;
+  }
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    error = "not a valid ONNX model: the protobuf data is truncated or "
+            "corrupted";
+    return false;
+  }
+  if (!model.has_graph()) {
+    error = "not a valid ONNX model: it has no graph";
+    return false;
+  }
+  if (!inlineGraphData(*model.mutable_graph(), modelDir, error))
+    return false;
+  for (onnx::FunctionProto &function : *model.mutable_functions())
+    for (onnx::NodeProto &node : *function.mutable_node())
+      for (onnx::AttributeProto &attr : *node.mutable_attribute())
+        if (!inlineAttributeData(attr, modelDir, error))
+          return false;
+  if (!applyInputShapes(*model.mutable_graph(), options, error))
+    return false;
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    error = std::string("ONNX checker: ") + e.what();
+    return false;
+  }
+  try {
+    onnx::ShapeInferenceOptions inference(/*check_type=*/true,
+                                          /*strict_mode=*/1,
+                                          /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), inference);
+  } catch (const std::exception &e) {
+    error = std::string("ONNX shape inference: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
+int onnx_import::schemaSinceVersion(const std::string &opType,
+                                    const std::string &domain,
+                                    int opsetVersion) {
+  try {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(opType, opsetVersion, domain);
+    return schema ? schema->SinceVersion() : 0;
+  } catch (const std::exception &) {
+    return 0;
+  }
+}

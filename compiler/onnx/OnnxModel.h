@@ -1,0 +1,39 @@
+//===- OnnxModel.h - Reading, checking and shape-inferring a model -*- C++ -*-===//
+//
+// Everything that calls into ONNX's library proper (checker, shape
+// inference, operator schemas). That library reports errors by throwing,
+// so OnnxModel.cpp is the one translation unit of the importer built with
+// exceptions; these functions catch everything and return messages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_ONNX_ONNXMODEL_H
+#define KILN_COMPILER_ONNX_ONNXMODEL_H
+
+#include "kiln/Onnx/Import.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <string>
+
+namespace kiln {
+namespace onnx_import {
+
+/// Parses `bytes` into `model`, reads external data (from `modelDir`),
+/// replaces input shapes by `options.inputShapes`, checks that every input
+/// dim has a value, runs ONNX's checker and strict shape inference (with
+/// data propagation). On failure returns false with `error` set.
+bool loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
+               const OnnxImportOptions &options, onnx::ModelProto &model,
+               std::string &error);
+
+/// The version in which the operator `opType` of `domain` last changed at
+/// or before opset `opsetVersion` (the schema whose semantics apply), or 0
+/// where ONNX knows no such operator.
+int schemaSinceVersion(const std::string &opType, const std::string &domain,
+                       int opsetVersion);
+
+} // namespace onnx_import
+} // namespace kiln
+
+#endif // KILN_COMPILER_ONNX_ONNXMODEL_H

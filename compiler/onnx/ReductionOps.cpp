@@ -1,0 +1,134 @@
+//===- ReductionOps.cpp - ONNX Reduce* ops --------------------------------===//
+//
+// The axes are an attribute before opset 13 (18 for all but ReduceSum) and
+// an optional input since; no axes means all of them unless
+// noop_with_empty_axes is set. ReduceL1, L2, LogSum, LogSumExp and
+// SumSquare are built from sums, as ONNX's function bodies define them;
+// ReduceLogSumExp subtracts the maximum first so that exp cannot overflow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emit.h"
+#include "Importer.h"
+
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace onnx_import {
+namespace {
+
+enum class Kind { Sum, Mean, Max, Min, L1, L2, LogSum, LogSumExp, SumSquare };
+
+/// The opset from which the op takes its axes as an input.
+int axesInputSince(Kind kind) { return kind == Kind::Sum ? 13 : 18; }
+
+template <Kind kind>
+LogicalResult reduceOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (isBool(x))
+    return ctx.fail("bool inputs are not supported by this op");
+  int64_t rank = rankOf(x);
+  bool keepDims = ctx.getInt("keepdims", 1);
+  std::optional<SmallVector<int64_t>> axes;
+  if (ctx.version >= axesInputSince(kind)) {
+    if (ctx.hasInput(1)) {
+      FailureOr<SmallVector<int64_t>> a = ctx.constantInts(1, "axes");
+      if (failed(a))
+        return failure();
+      axes = *a;
+    }
+  } else {
+    axes = ctx.getInts("axes");
+  }
+  if (axes && axes->empty())
+    axes.reset();
+  if (!axes && ctx.getInt("noop_with_empty_axes", 0))
+    return ctx.setResults(x);
+  SmallVector<int64_t> dims;
+  if (axes) {
+    for (int64_t axis : *axes) {
+      std::optional<int64_t> a = normalizeAxis(axis, rank);
+      if (!a)
+        return ctx.fail("axis " + Twine(axis) + " is out of range");
+      if (!llvm::is_contained(dims, *a))
+        dims.push_back(*a);
+    }
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      dims.push_back(i);
+  }
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  switch (kind) {
+  case Kind::Sum:
+    return ctx.setResults(reduce(b, loc, Reduction::Sum, x, dims, keepDims));
+  case Kind::Mean:
+    return ctx.setResults(reduce(b, loc, Reduction::Mean, x, dims, keepDims));
+  case Kind::Max:
+    return ctx.setResults(reduce(b, loc, Reduction::Max, x, dims, keepDims));
+  case Kind::Min:
+    return ctx.setResults(reduce(b, loc, Reduction::Min, x, dims, keepDims));
+  case Kind::L1:
+    return ctx.setResults(reduce(b, loc, Reduction::Sum,
+                                 b.create<AbsOp>(loc, x), dims, keepDims));
+  case Kind::SumSquare:
+    return ctx.setResults(reduce(b, loc, Reduction::Sum,
+                                 b.create<MulOp>(loc, x, x), dims, keepDims));
+  case Kind::L2: {
+    Value sq = b.create<MulOp>(loc, x, x);
+    Value sum = reduce(b, loc, Reduction::Sum, sq, dims, keepDims);
+    if (!isFloat(x)) {
+      Value root = b.create<SqrtOp>(loc, cast(b, loc, sum, b.getF64Type()));
+      return ctx.setResults(cast(b, loc, root, elementTypeOf(x)));
+    }
+    return ctx.setResults(b.create<SqrtOp>(loc, sum));
+  }
+  case Kind::LogSum:
+    if (failed(ctx.requireFloat(0)))
+      return failure();
+    return ctx.setResults(b.create<LogOp>(
+        loc, reduce(b, loc, Reduction::Sum, x, dims, keepDims)));
+  case Kind::LogSumExp: {
+    if (failed(ctx.requireFloat(0)))
+      return failure();
+    // max + log(sum(exp(x - max))); a max of -inf (all -inf, or no
+    // elements) is replaced by 0 so that the result is -inf, not NaN.
+    Value max = reduce(b, loc, Reduction::Max, x, dims, /*keepDims=*/true);
+    Value isInf = b.create<CompareOp>(
+        loc, CompareDirection::eq, max,
+        splat(b, loc, typeOf(max), -std::numeric_limits<double>::infinity()));
+    max = b.create<SelectOp>(loc, isInf, splat(b, loc, typeOf(max), 0), max);
+    Value shifted = b.create<SubOp>(loc, x, broadcastTo(b, loc, max,
+                                                        shapeOf(x)));
+    Value sum = reduce(b, loc, Reduction::Sum, b.create<ExpOp>(loc, shifted),
+                       dims, keepDims);
+    Value maxOut = reshape(b, loc, max, shapeOf(sum));
+    return ctx.setResults(
+        b.create<AddOp>(loc, b.create<LogOp>(loc, sum), maxOut));
+  }
+  }
+  return failure();
+}
+
+} // namespace
+
+void registerReductionOps(OpTable &table) {
+  table.add("ReduceSum", reduceOp<Kind::Sum>);
+  table.add("ReduceMean", reduceOp<Kind::Mean>);
+  table.add("ReduceMax", reduceOp<Kind::Max>);
+  table.add("ReduceMin", reduceOp<Kind::Min>);
+  table.add("ReduceL1", reduceOp<Kind::L1>);
+  table.add("ReduceL2", reduceOp<Kind::L2>);
+  table.add("ReduceLogSum", reduceOp<Kind::LogSum>);
+  table.add("ReduceLogSumExp", reduceOp<Kind::LogSumExp>);
+  table.add("ReduceSumSquare", reduceOp<Kind::SumSquare>);
+}
+
+} // namespace onnx_import
+} // namespace kiln

@@ -1,0 +1,814 @@
+//===- ShapeOps.cpp - ONNX ops that move data or compute shapes -----------===//
+//
+// Reshape, Transpose, Slice, Gather, Concat, Pad... and the ops models use to
+// compute shapes (Shape, Size, ConstantOfShape, Range). kiln is statically
+// shaped, so shape arguments (Reshape's shape, Slice's starts...) must be
+// constants by the time a node is imported: initializers, Constant nodes,
+// or computations on Shape that the importer folded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emit.h"
+#include "Importer.h"
+
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace onnx_import {
+namespace {
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Normalizes a list of axes for `rank`; reports out-of-range or repeated
+/// axes.
+FailureOr<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx,
+                                              ArrayRef<int64_t> axes,
+                                              int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t axis : axes) {
+    std::optional<int64_t> a = normalizeAxis(axis, rank);
+    if (!a) {
+      (void)ctx.fail("axis " + Twine(axis) + " is out of range for rank " +
+               Twine(rank));
+      return failure();
+    }
+    if (llvm::is_contained(out, *a)) {
+      (void)ctx.fail("axis " + Twine(axis) + " is repeated");
+      return failure();
+    }
+    out.push_back(*a);
+  }
+  return out;
+}
+
+/// data gathered along `axis` at i64 `indices` (already in range).
+Value gatherAxis(OpBuilder &b, Location loc, Value data, Value indices,
+                 int64_t axis) {
+  int64_t rank = rankOf(data), q = rankOf(indices);
+  SmallVector<int64_t> perm{axis};
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != axis)
+      perm.push_back(i);
+  Value moved = transpose(b, loc, data, perm);
+  Value gathered = b.create<GatherOp>(loc, moved, indices);
+  // gathered: [indices..., data dims before axis..., data dims after axis...]
+  SmallVector<int64_t> back;
+  for (int64_t i = 0; i < axis; ++i)
+    back.push_back(q + i);
+  for (int64_t i = 0; i < q; ++i)
+    back.push_back(i);
+  for (int64_t i = axis + 1; i < rank; ++i)
+    back.push_back(q + i - 1);
+  return transpose(b, loc, gathered, back);
+}
+
+Value gatherAxisConstant(OpBuilder &b, Location loc, Value data,
+                         ArrayRef<int64_t> indices, int64_t axis) {
+  Value idx = constantInts(b, loc, b.getI64Type(),
+                           {static_cast<int64_t>(indices.size())}, indices);
+  return gatherAxis(b, loc, data, idx, axis);
+}
+
+LogicalResult reshapeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(ctx.version < 5 ? 1 : 2)))
+    return failure();
+  Value x = ctx.input(0);
+  SmallVector<int64_t> target;
+  if (ctx.version < 5) {
+    target = ctx.getInts("shape").value_or(SmallVector<int64_t>{});
+  } else {
+    FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(1, "shape");
+    if (failed(shape))
+      return failure();
+    target = *shape;
+  }
+  bool allowZero = ctx.getInt("allowzero", 0);
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !allowZero) {
+      if (static_cast<int64_t>(i) >= rankOf(x))
+        return ctx.fail("shape entry " + Twine(i) +
+                        " is 0 (copy), but the input has rank " +
+                        Twine(rankOf(x)));
+      target[i] = shapeOf(x)[i];
+    }
+    if (target[i] == -1) {
+      if (inferred >= 0)
+        return ctx.fail("the shape has more than one -1");
+      inferred = i;
+      continue;
+    }
+    if (target[i] < 0)
+      return ctx.fail("the shape has a negative entry");
+    known *= target[i];
+  }
+  int64_t total = numElementsOf(shapeOf(x));
+  if (inferred >= 0) {
+    if (known == 0 || total % known)
+      return ctx.fail("cannot reshape " + shapeString(shapeOf(x)) + " to " +
+                      shapeString(target));
+    target[inferred] = total / known;
+  } else if (known != total) {
+    return ctx.fail("cannot reshape " + shapeString(shapeOf(x)) + " (" +
+                    Twine(total) + " elements) to " + shapeString(target));
+  }
+  return ctx.setResults(reshape(ctx.b, ctx.loc, x, target));
+}
+
+LogicalResult flattenOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  int64_t axis = ctx.getInt("axis", 1);
+  if (axis < -rank || axis > rank)
+    return ctx.fail("axis " + Twine(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t outer = numElementsOf(shape.take_front(axis));
+  int64_t inner = numElementsOf(shape.drop_front(axis));
+  return ctx.setResults(reshape(ctx.b, ctx.loc, x, {outer, inner}));
+}
+
+LogicalResult transposeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  SmallVector<int64_t> perm;
+  if (std::optional<SmallVector<int64_t>> given = ctx.getInts("perm")) {
+    perm = *given;
+  } else {
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  }
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  for (int64_t i = 0; i < rank; ++i)
+    if (static_cast<int64_t>(sorted.size()) != rank || sorted[i] != i)
+      return ctx.fail("perm is not a permutation of the input's dims");
+  return ctx.setResults(transpose(ctx.b, ctx.loc, x, perm));
+}
+
+/// Squeeze/Unsqueeze axes: an attribute before opset 13, an input since.
+FailureOr<std::optional<SmallVector<int64_t>>> axesOf(NodeContext &ctx,
+                                                      unsigned input) {
+  if (ctx.version < 13)
+    return ctx.getInts("axes");
+  if (!ctx.hasInput(input))
+    return std::optional<SmallVector<int64_t>>();
+  FailureOr<SmallVector<int64_t>> axes = ctx.constantInts(input, "axes");
+  if (failed(axes))
+    return failure();
+  return std::optional<SmallVector<int64_t>>(*axes);
+}
+
+LogicalResult squeezeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  FailureOr<std::optional<SmallVector<int64_t>>> axes = axesOf(ctx, 1);
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> drop;
+  if (*axes) {
+    FailureOr<SmallVector<int64_t>> norm =
+        normalizeAxes(ctx, **axes, rankOf(x));
+    if (failed(norm))
+      return failure();
+    for (int64_t a : *norm)
+      if (shapeOf(x)[a] != 1)
+        return ctx.fail("cannot squeeze axis " + Twine(a) + " of size " +
+                        Twine(shapeOf(x)[a]));
+    drop = *norm;
+  } else {
+    for (int64_t i = 0; i < rankOf(x); ++i)
+      if (shapeOf(x)[i] == 1)
+        drop.push_back(i);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rankOf(x); ++i)
+    if (!llvm::is_contained(drop, i))
+      shape.push_back(shapeOf(x)[i]);
+  return ctx.setResults(reshape(ctx.b, ctx.loc, x, shape));
+}
+
+LogicalResult unsqueezeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  FailureOr<std::optional<SmallVector<int64_t>>> axes = axesOf(ctx, 1);
+  if (failed(axes))
+    return failure();
+  if (!*axes)
+    return ctx.fail("axes are required");
+  int64_t rank = rankOf(x) + (*axes)->size();
+  FailureOr<SmallVector<int64_t>> norm = normalizeAxes(ctx, **axes, rank);
+  if (failed(norm))
+    return failure();
+  SmallVector<int64_t> shape;
+  unsigned next = 0;
+  for (int64_t i = 0; i < rank; ++i)
+    shape.push_back(llvm::is_contained(*norm, i) ? 1 : shapeOf(x)[next++]);
+  return ctx.setResults(reshape(ctx.b, ctx.loc, x, shape));
+}
+
+LogicalResult concatOp(NodeContext &ctx) {
+  if (ctx.numInputs() == 0 || failed(ctx.requireInputs(ctx.numInputs())))
+    return ctx.fail("needs at least one input");
+  Value first = ctx.input(0);
+  std::optional<int64_t> axis =
+      normalizeAxis(ctx.getInt("axis", ctx.version < 4 ? 1 : 0),
+                    rankOf(first));
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  SmallVector<Value> parts;
+  for (Value v : ctx.getInputs()) {
+    if (rankOf(v) != rankOf(first) || elementTypeOf(v) != elementTypeOf(first))
+      return ctx.fail("the inputs differ in rank or element type");
+    for (int64_t d = 0; d < rankOf(v); ++d)
+      if (d != *axis && shapeOf(v)[d] != shapeOf(first)[d])
+        return ctx.fail("the inputs differ in a dim other than the axis");
+    if (shapeOf(v)[*axis] != 0)
+      parts.push_back(v);
+  }
+  if (parts.empty())
+    return ctx.setResults(first);
+  return ctx.setResults(concat(ctx.b, ctx.loc, parts, *axis));
+}
+
+/// Slice along one axis with ONNX's clamping; a negative step reads the
+/// axis backwards (a gather of the selected indices).
+LogicalResult sliceOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(ctx.version < 10 ? 1 : 3)))
+    return failure();
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (ctx.version < 10) {
+    starts = ctx.getInts("starts").value_or(SmallVector<int64_t>{});
+    ends = ctx.getInts("ends").value_or(SmallVector<int64_t>{});
+    if (std::optional<SmallVector<int64_t>> a = ctx.getInts("axes"))
+      axes = *a;
+  } else {
+    FailureOr<SmallVector<int64_t>> s = ctx.constantInts(1, "starts");
+    if (failed(s))
+      return failure();
+    FailureOr<SmallVector<int64_t>> e = ctx.constantInts(2, "ends");
+    if (failed(e))
+      return failure();
+    starts = *s;
+    ends = *e;
+    if (ctx.hasInput(3)) {
+      FailureOr<SmallVector<int64_t>> a = ctx.constantInts(3, "axes");
+      if (failed(a))
+        return failure();
+      axes = *a;
+    }
+    if (ctx.hasInput(4)) {
+      FailureOr<SmallVector<int64_t>> st = ctx.constantInts(4, "steps");
+      if (failed(st))
+        return failure();
+      steps = *st;
+    }
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return ctx.fail("starts, ends, axes and steps differ in length");
+  FailureOr<SmallVector<int64_t>> norm = normalizeAxes(ctx, axes, rank);
+  if (failed(norm))
+    return failure();
+  SmallVector<int64_t> lo(rank, 0), hi(shapeOf(x)), st(rank, 1);
+  SmallVector<std::pair<int64_t, SmallVector<int64_t>>> reversed;
+  for (size_t i = 0; i < norm->size(); ++i) {
+    int64_t axis = (*norm)[i], dim = shapeOf(x)[axis];
+    int64_t start = starts[i], end = ends[i], step = steps[i];
+    if (step == 0)
+      return ctx.fail("a step is 0");
+    if (start < 0)
+      start += dim;
+    if (end < 0)
+      end += dim;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      lo[axis] = start;
+      hi[axis] = std::max(start, end);
+      st[axis] = step;
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      SmallVector<int64_t> indices;
+      for (int64_t j = start; j > end; j += step)
+        indices.push_back(j);
+      reversed.emplace_back(axis, indices);
+    }
+  }
+  Value y = slice(ctx.b, ctx.loc, x, lo, hi, st);
+  for (auto &[axis, indices] : reversed) {
+    if (indices.empty()) {
+      SmallVector<int64_t> shape(shapeOf(y));
+      shape[axis] = 0;
+      y = splat(ctx.b, ctx.loc, RankedTensorType::get(shape, elementTypeOf(y)),
+                0);
+      continue;
+    }
+    y = gatherAxisConstant(ctx.b, ctx.loc, y, indices, axis);
+  }
+  return ctx.setResults(y);
+}
+
+LogicalResult splitOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 0),
+                                              rankOf(x));
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  int64_t dim = shapeOf(x)[*axis];
+  SmallVector<int64_t> sizes;
+  if (ctx.version < 13) {
+    if (std::optional<SmallVector<int64_t>> s = ctx.getInts("split"))
+      sizes = *s;
+    else if (ctx.version < 11 && ctx.hasInput(1)) {
+      FailureOr<SmallVector<int64_t>> s = ctx.constantInts(1, "split");
+      if (failed(s))
+        return failure();
+      sizes = *s;
+    }
+  } else if (ctx.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> s = ctx.constantInts(1, "split");
+    if (failed(s))
+      return failure();
+    sizes = *s;
+  }
+  int64_t outputs = ctx.numOutputs();
+  if (sizes.empty()) {
+    if (outputs == 0 || dim % outputs)
+      return ctx.fail("cannot split a dim of " + Twine(dim) + " into " +
+                      Twine(outputs) + " equal parts");
+    sizes.assign(outputs, dim / outputs);
+  }
+  if (static_cast<int64_t>(sizes.size()) != outputs ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim)
+    return ctx.fail("the split sizes do not add up to the dim or do not "
+                    "match the outputs");
+  SmallVector<Value> parts;
+  int64_t offset = 0;
+  for (int64_t size : sizes) {
+    if (size < 0)
+      return ctx.fail("a split size is negative");
+    parts.push_back(sliceAxis(ctx.b, ctx.loc, x, *axis, offset, offset + size));
+    offset += size;
+  }
+  return ctx.setResults(parts);
+}
+
+LogicalResult shapeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(ctx.input(0));
+  int64_t rank = shape.size();
+  int64_t start = ctx.getInt("start", 0), end = ctx.getInt("end", rank);
+  if (start < 0)
+    start += rank;
+  if (end < 0)
+    end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  SmallVector<int64_t> dims(shape.begin() + start, shape.begin() + end);
+  return ctx.setResults(constantInts(ctx.b, ctx.loc, ctx.b.getI64Type(),
+                                     {end - start}, dims));
+}
+
+LogicalResult sizeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  return ctx.setResults(constantInts(ctx.b, ctx.loc, ctx.b.getI64Type(), {},
+                                     {numElementsOf(shapeOf(ctx.input(0)))}));
+}
+
+LogicalResult expandOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(1, "shape");
+  if (failed(shape))
+    return failure();
+  std::optional<SmallVector<int64_t>> result =
+      broadcastShapes(shapeOf(ctx.input(0)), *shape);
+  if (!result)
+    return ctx.fail("cannot expand " + shapeString(shapeOf(ctx.input(0))) +
+                    " to " + shapeString(*shape));
+  return ctx.setResults(broadcastTo(ctx.b, ctx.loc, ctx.input(0), *result));
+}
+
+LogicalResult tileOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> repeats = ctx.constantInts(1, "repeats");
+  if (failed(repeats))
+    return failure();
+  if (static_cast<int64_t>(repeats->size()) != rankOf(x))
+    return ctx.fail("repeats has " + Twine(repeats->size()) +
+                    " entries for an input of rank " + Twine(rankOf(x)));
+  // [d0, d1] -> [1, d0, 1, d1] -> [r0, d0, r1, d1] -> [r0*d0, r1*d1].
+  SmallVector<int64_t> interleaved, broadcast, result;
+  for (int64_t i = 0; i < rankOf(x); ++i) {
+    int64_t r = (*repeats)[i], d = shapeOf(x)[i];
+    if (r < 0)
+      return ctx.fail("a repeat count is negative");
+    interleaved.append({1, d});
+    broadcast.append({r, d});
+    result.push_back(r * d);
+  }
+  Value y = reshape(ctx.b, ctx.loc, x, interleaved);
+  auto type = RankedTensorType::get(broadcast, elementTypeOf(x));
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < 2 * rankOf(x); ++i)
+    dims.push_back(i);
+  y = ctx.b.create<BroadcastInDimOp>(ctx.loc, type, y, dims);
+  return ctx.setResults(reshape(ctx.b, ctx.loc, y, result));
+}
+
+LogicalResult gatherOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value data = ctx.input(0), indices = ctx.input(1);
+  if (rankOf(data) == 0)
+    return ctx.fail("data has rank 0");
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 0),
+                                              rankOf(data));
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  if (!isa<IntegerType>(elementTypeOf(indices)) || isBool(indices))
+    return ctx.fail("indices must be int32 or int64");
+  int64_t dim = shapeOf(data)[*axis];
+  // Negative indices count from the end: i + dim where i < 0.
+  indices = cast(ctx.b, ctx.loc, indices, ctx.b.getI64Type());
+  Value zero = splat(ctx.b, ctx.loc, typeOf(indices), 0);
+  Value negative = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt,
+                                           indices, zero);
+  Value wrapped = ctx.b.create<AddOp>(ctx.loc, indices,
+                                      splat(ctx.b, ctx.loc, typeOf(indices),
+                                            dim));
+  indices = ctx.b.create<SelectOp>(ctx.loc, negative, wrapped, indices);
+  return ctx.setResults(gatherAxis(ctx.b, ctx.loc, data, indices, *axis));
+}
+
+LogicalResult constantOfShapeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(0, "shape");
+  if (failed(shape))
+    return failure();
+  for (int64_t d : *shape)
+    if (d < 0)
+      return ctx.fail("the shape has a negative dim");
+  Type element = ctx.b.getF32Type();
+  double value = 0;
+  if (const onnx::AttributeProto *a = ctx.attr("value")) {
+    FailureOr<DenseElementsAttr> v =
+        ctx.importer.convertTensor(a->t(), "attribute 'value'");
+    if (failed(v))
+      return failure();
+    if (v->getNumElements() != 1)
+      return ctx.fail("attribute 'value' must hold one element");
+    element = v->getElementType();
+    auto type = RankedTensorType::get(*shape, element);
+    return ctx.setResults(ctx.b.create<ConstantOp>(
+        ctx.loc, type, DenseElementsAttr::get(type, *v->value_begin<Attribute>())));
+  }
+  return ctx.setResults(
+      splat(ctx.b, ctx.loc, RankedTensorType::get(*shape, element), value));
+}
+
+LogicalResult constantOp(NodeContext &ctx) {
+  Type f32 = ctx.b.getF32Type(), i64 = ctx.b.getI64Type();
+  if (const onnx::AttributeProto *a = ctx.attr("value")) {
+    FailureOr<DenseElementsAttr> v =
+        ctx.importer.convertTensor(a->t(), "attribute 'value'");
+    if (failed(v))
+      return failure();
+    return ctx.setResults(ctx.b.create<ConstantOp>(ctx.loc, v->getType(), *v));
+  }
+  if (const onnx::AttributeProto *a = ctx.attr("value_float"))
+    return ctx.setResults(constantFloats(ctx.b, ctx.loc, f32, {}, {a->f()}));
+  if (const onnx::AttributeProto *a = ctx.attr("value_int"))
+    return ctx.setResults(constantInts(ctx.b, ctx.loc, i64, {}, {a->i()}));
+  if (const onnx::AttributeProto *a = ctx.attr("value_floats")) {
+    SmallVector<double> values(a->floats().begin(), a->floats().end());
+    return ctx.setResults(constantFloats(
+        ctx.b, ctx.loc, f32, {static_cast<int64_t>(values.size())}, values));
+  }
+  if (const onnx::AttributeProto *a = ctx.attr("value_ints")) {
+    SmallVector<int64_t> values(a->ints().begin(), a->ints().end());
+    return ctx.setResults(constantInts(
+        ctx.b, ctx.loc, i64, {static_cast<int64_t>(values.size())}, values));
+  }
+  return ctx.fail("only tensor, float(s) and int(s) values are supported "
+                  "(not sparse tensors or strings)");
+}
+
+LogicalResult rangeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  Type element = elementTypeOf(ctx.input(0));
+  SmallVector<double> args;
+  const char *names[] = {"start", "limit", "delta"};
+  for (unsigned i = 0; i < 3; ++i) {
+    FailureOr<SmallVector<double>> v = ctx.constantFloats(i, names[i]);
+    if (failed(v))
+      return failure();
+    if (v->size() != 1)
+      return ctx.fail(Twine("'") + names[i] + "' is not a scalar");
+    args.push_back((*v)[0]);
+  }
+  double start = args[0], limit = args[1], delta = args[2];
+  if (delta == 0)
+    return ctx.fail("delta is 0");
+  int64_t n = std::max<int64_t>(
+      static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
+  SmallVector<double> values;
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(start + i * delta);
+  if (isa<IntegerType>(element)) {
+    SmallVector<int64_t> ints(values.begin(), values.end());
+    return ctx.setResults(constantInts(ctx.b, ctx.loc, element, {n}, ints));
+  }
+  return ctx.setResults(constantFloats(ctx.b, ctx.loc, element, {n}, values));
+}
+
+LogicalResult eyeLikeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (rankOf(x) != 2)
+    return ctx.fail("the input must have rank 2");
+  Type element = elementTypeOf(x);
+  if (const onnx::AttributeProto *d = ctx.attr("dtype")) {
+    FailureOr<Type> t = ctx.importer.convertElementType(d->i(), "dtype");
+    if (failed(t))
+      return failure();
+    element = *t;
+  }
+  int64_t rows = shapeOf(x)[0], cols = shapeOf(x)[1], k = ctx.getInt("k", 0);
+  SmallVector<double> values(rows * cols, 0);
+  for (int64_t r = 0; r < rows; ++r)
+    if (r + k >= 0 && r + k < cols)
+      values[r * cols + r + k] = 1;
+  return ctx.setResults(
+      constantFloats(ctx.b, ctx.loc, element, {rows, cols}, values));
+}
+
+LogicalResult triluOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  if (rank < 2)
+    return ctx.fail("the input must have rank >= 2");
+  int64_t k = 0;
+  if (ctx.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> kv = ctx.constantInts(1, "k");
+    if (failed(kv))
+      return failure();
+    k = kv->empty() ? 0 : (*kv)[0];
+  }
+  bool upper = ctx.getInt("upper", 1);
+  int64_t rows = shapeOf(x)[rank - 2], cols = shapeOf(x)[rank - 1];
+  SmallVector<int64_t> keep(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      keep[r * cols + c] = upper ? c - r >= k : c - r <= k;
+  Value mask =
+      constantInts(ctx.b, ctx.loc, ctx.b.getI1Type(), {rows, cols}, keep);
+  Value zero = splat(ctx.b, ctx.loc, typeOf(x), 0);
+  return ctx.setResults(select(ctx.b, ctx.loc, mask, x, zero));
+}
+
+/// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape.
+LogicalResult depthToSpaceOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (rankOf(x) != 4)
+    return ctx.fail("the input must have rank 4");
+  int64_t bs = ctx.getInt("blocksize", 0);
+  int64_t n = shapeOf(x)[0], c = shapeOf(x)[1], h = shapeOf(x)[2],
+          w = shapeOf(x)[3];
+  if (bs <= 0 || c % (bs * bs))
+    return ctx.fail("blocksize does not divide the channels");
+  bool crd = ctx.getString("mode", "DCR") == "CRD";
+  int64_t oc = c / (bs * bs);
+  Value y = crd ? reshape(ctx.b, ctx.loc, x, {n, oc, bs, bs, h, w})
+                : reshape(ctx.b, ctx.loc, x, {n, bs, bs, oc, h, w});
+  y = crd ? transpose(ctx.b, ctx.loc, y, {0, 1, 4, 2, 5, 3})
+          : transpose(ctx.b, ctx.loc, y, {0, 3, 4, 1, 5, 2});
+  return ctx.setResults(reshape(ctx.b, ctx.loc, y, {n, oc, h * bs, w * bs}));
+}
+
+LogicalResult spaceToDepthOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (rankOf(x) != 4)
+    return ctx.fail("the input must have rank 4");
+  int64_t bs = ctx.getInt("blocksize", 0);
+  int64_t n = shapeOf(x)[0], c = shapeOf(x)[1], h = shapeOf(x)[2],
+          w = shapeOf(x)[3];
+  if (bs <= 0 || h % bs || w % bs)
+    return ctx.fail("blocksize does not divide the spatial dims");
+  Value y = reshape(ctx.b, ctx.loc, x, {n, c, h / bs, bs, w / bs, bs});
+  y = transpose(ctx.b, ctx.loc, y, {0, 3, 5, 1, 2, 4});
+  return ctx.setResults(
+      reshape(ctx.b, ctx.loc, y, {n, c * bs * bs, h / bs, w / bs}));
+}
+
+LogicalResult oneHotOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  Value indices = ctx.input(0), values = ctx.input(2);
+  FailureOr<SmallVector<double>> depthValue = ctx.constantFloats(1, "depth");
+  if (failed(depthValue))
+    return failure();
+  if (depthValue->size() != 1 || (*depthValue)[0] < 1)
+    return ctx.fail("depth must be a positive scalar");
+  int64_t depth = static_cast<int64_t>((*depthValue)[0]);
+  if (numElementsOf(shapeOf(values)) != 2)
+    return ctx.fail("values must hold two elements [off, on]");
+  int64_t rank = rankOf(indices) + 1;
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", -1), rank);
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  // Indices as i64 (floats are truncated), negative ones from the end.
+  Value idx = cast(ctx.b, ctx.loc, indices, ctx.b.getI64Type());
+  Value neg = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt, idx,
+                                      splat(ctx.b, ctx.loc, typeOf(idx), 0));
+  idx = ctx.b.create<SelectOp>(
+      ctx.loc, neg,
+      ctx.b.create<AddOp>(ctx.loc, idx,
+                          splat(ctx.b, ctx.loc, typeOf(idx), depth)),
+      idx);
+  SmallVector<int64_t> shape(shapeOf(indices));
+  shape.insert(shape.begin() + *axis, depth);
+  SmallVector<int64_t> unsqueezed(shapeOf(indices));
+  unsqueezed.insert(unsqueezed.begin() + *axis, 1);
+  idx = broadcastTo(ctx.b, ctx.loc, reshape(ctx.b, ctx.loc, idx, unsqueezed),
+                    shape);
+  auto iotaType = RankedTensorType::get(shape, ctx.b.getI64Type());
+  Value iota = ctx.b.create<IotaOp>(ctx.loc, iotaType, *axis);
+  Value hit = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::eq, iota, idx);
+  Value flat = reshape(ctx.b, ctx.loc, values, {2});
+  Value off = reshape(ctx.b, ctx.loc, sliceAxis(ctx.b, ctx.loc, flat, 0, 0, 1),
+                      {});
+  Value on = reshape(ctx.b, ctx.loc, sliceAxis(ctx.b, ctx.loc, flat, 0, 1, 2),
+                     {});
+  return ctx.setResults(select(ctx.b, ctx.loc, hit, on, off));
+}
+
+/// Pad: constant padding as concatenated blocks; edge and reflect as a
+/// gather of the source index of every output position. Negative pads crop.
+LogicalResult padOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  SmallVector<int64_t> pads;
+  double value = 0;
+  Value padValue;
+  if (ctx.version < 11) {
+    pads = ctx.getInts("pads").value_or(SmallVector<int64_t>{});
+    value = ctx.getFloat("value", 0);
+  } else {
+    FailureOr<SmallVector<int64_t>> p = ctx.constantInts(1, "pads");
+    if (failed(p))
+      return failure();
+    pads = *p;
+    if (ctx.hasInput(2)) {
+      if (numElementsOf(shapeOf(ctx.input(2))) != 1)
+        return ctx.fail("constant_value must be a scalar");
+      padValue = reshape(ctx.b, ctx.loc, ctx.input(2), {});
+    }
+  }
+  SmallVector<int64_t> axes;
+  if (ctx.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> a = ctx.constantInts(3, "axes");
+    if (failed(a))
+      return failure();
+    FailureOr<SmallVector<int64_t>> norm = normalizeAxes(ctx, *a, rank);
+    if (failed(norm))
+      return failure();
+    axes = *norm;
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  int64_t n = axes.size();
+  if (static_cast<int64_t>(pads.size()) != 2 * n)
+    return ctx.fail("pads has " + Twine(pads.size()) + " entries, expected " +
+                    Twine(2 * n));
+  std::string mode = ctx.getString("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    return ctx.fail("mode '" + mode + "' is not supported");
+  if (!padValue)
+    padValue = scalar(ctx.b, ctx.loc, elementTypeOf(x), value);
+  Value y = x;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t axis = axes[i], before = pads[i], after = pads[i + n];
+    int64_t dim = shapeOf(y)[axis];
+    // Crop first (negative pads), then pad.
+    int64_t cropLo = std::max<int64_t>(-before, 0);
+    int64_t cropHi = std::max<int64_t>(-after, 0);
+    if (cropLo + cropHi > dim)
+      return ctx.fail("negative pads remove more than the whole dim");
+    y = sliceAxis(ctx.b, ctx.loc, y, axis, cropLo, dim - cropHi);
+    before = std::max<int64_t>(before, 0);
+    after = std::max<int64_t>(after, 0);
+    dim = shapeOf(y)[axis];
+    if (!before && !after)
+      continue;
+    if (mode == "constant") {
+      SmallVector<Value> parts;
+      for (int64_t size : {before, int64_t(-1), after}) {
+        if (size == -1) {
+          parts.push_back(y);
+          continue;
+        }
+        if (!size)
+          continue;
+        SmallVector<int64_t> shape(shapeOf(y));
+        shape[axis] = size;
+        parts.push_back(broadcastTo(ctx.b, ctx.loc, padValue, shape));
+      }
+      y = concat(ctx.b, ctx.loc, parts, axis);
+      continue;
+    }
+    if (dim == 0 || (mode == "reflect" && dim < 2 && (before || after)))
+      return ctx.fail("cannot " + mode + "-pad a dim of size " + Twine(dim));
+    SmallVector<int64_t> indices;
+    for (int64_t j = -before; j < dim + after; ++j) {
+      int64_t src = j;
+      if (mode == "edge") {
+        src = std::clamp<int64_t>(j, 0, dim - 1);
+      } else {
+        int64_t period = 2 * (dim - 1);
+        src = ((j % period) + period) % period;
+        if (src >= dim)
+          src = period - src;
+      }
+      indices.push_back(src);
+    }
+    y = gatherAxisConstant(ctx.b, ctx.loc, y, indices, axis);
+  }
+  return ctx.setResults(y);
+}
+
+} // namespace
+
+void registerShapeOps(OpTable &table) {
+  table.add("Reshape", reshapeOp);
+  table.add("Flatten", flattenOp);
+  table.add("Transpose", transposeOp);
+  table.add("Squeeze", squeezeOp);
+  table.add("Unsqueeze", unsqueezeOp);
+  table.add("Concat", concatOp);
+  table.add("Slice", sliceOp);
+  table.add("Split", splitOp);
+  table.add("Shape", shapeOp);
+  table.add("Size", sizeOp);
+  table.add("Expand", expandOp);
+  table.add("Tile", tileOp);
+  table.add("Gather", gatherOp);
+  table.add("ConstantOfShape", constantOfShapeOp);
+  table.add("Constant", constantOp);
+  table.add("Range", rangeOp);
+  table.add("EyeLike", eyeLikeOp);
+  table.add("Trilu", triluOp);
+  table.add("DepthToSpace", depthToSpaceOp);
+  table.add("SpaceToDepth", spaceToDepthOp);
+  table.add("OneHot", oneHotOp);
+  table.add("Pad", padOp);
+}
+
+} // namespace onnx_import
+} // namespace kiln
