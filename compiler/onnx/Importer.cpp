@@ -159,6 +159,7 @@ const OpTable &OpTable::get() {
     ::kiln::onnx_import::registerReductionOps(t);
     ::kiln::onnx_import::registerLinalgOps(t);
     ::kiln::onnx_import::registerControlFlowOps(t);
+    ::kiln::onnx_import::registerLossOps(t);
     return t;
   }();
   return table;

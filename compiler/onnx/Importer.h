@@ -81,6 +81,7 @@ void registerShapeOps(OpTable &table);
 void registerReductionOps(OpTable &table);
 void registerLinalgOps(OpTable &table);
 void registerControlFlowOps(OpTable &table);
+void registerLossOps(OpTable &table);
 
 class Importer {
 public:

@@ -24,6 +24,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <exception>
 #include <set>
 
@@ -243,6 +244,50 @@ bool applyInputShapes(onnx::GraphProto &graph,
   return true;
 }
 
+/// Turns the bound graph inputs into initializers. Before IR version 4
+/// every initializer must also be listed as an input, so there the input
+/// stays (the importer skips inputs that have an initializer).
+bool bindInputs(onnx::GraphProto &graph, int64_t irVersion,
+                const OnnxImportOptions &options, std::string &error) {
+  for (const auto &[name, bytes] : options.boundInputs) {
+    auto *inputs = graph.mutable_input();
+    auto it = std::find_if(inputs->begin(), inputs->end(),
+                           [&](const onnx::ValueInfoProto &v) {
+                             return v.name() == name;
+                           });
+    if (it == inputs->end()) {
+      error = "a value is bound to '" + name +
+              "', which is not an input of the graph";
+      return false;
+    }
+    onnx::TensorProto tensor;
+    if (bytes.size() >= kMaxModelBytes ||
+        !tensor.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      error = "the value bound to input '" + name +
+              "' is not a valid ONNX tensor";
+      return false;
+    }
+    if (it->type().has_tensor_type() &&
+        it->type().tensor_type().elem_type() != tensor.data_type()) {
+      error = "the value bound to input '" + name +
+              "' has another element type than the input";
+      return false;
+    }
+    tensor.set_name(name);
+    bool replaced = false;
+    for (onnx::TensorProto &existing : *graph.mutable_initializer())
+      if (existing.name() == name) {
+        existing = tensor;
+        replaced = true;
+      }
+    if (!replaced)
+      *graph.add_initializer() = tensor;
+    if (irVersion >= 4)
+      inputs->erase(it);
+  }
+  return true;
+}
+
 } // namespace
 
 bool onnx_import::loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
@@ -270,7 +315,9 @@ bool onnx_import::loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
       for (onnx::AttributeProto &attr : *node.mutable_attribute())
         if (!inlineAttributeData(attr, modelDir, error))
           return false;
-  if (!applyInputShapes(*model.mutable_graph(), options, error))
+  if (!bindInputs(*model.mutable_graph(), model.ir_version(), options,
+                  error) ||
+      !applyInputShapes(*model.mutable_graph(), options, error))
     return false;
   try {
     onnx::checker::check_model(model);

@@ -250,6 +250,94 @@ LogicalResult concatOp(NodeContext &ctx) {
   return ctx.setResults(concat(ctx.b, ctx.loc, parts, *axis));
 }
 
+/// `v` as base + constant, looking through reshapes and additions of
+/// constant scalars.
+std::pair<Value, int64_t> splitOffset(Value v) {
+  int64_t offset = 0;
+  while (true) {
+    if (auto r = v.getDefiningOp<ReshapeOp>()) {
+      v = r.getOperand();
+      continue;
+    }
+    if (auto add = v.getDefiningOp<AddOp>()) {
+      auto constantOf = [](Value x) -> std::optional<int64_t> {
+        auto c = x.getDefiningOp<ConstantOp>();
+        auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+        if (!dense || !dense.isSplat() ||
+            !isa<IntegerType>(dense.getElementType()))
+          return std::nullopt;
+        return dense.getSplatValue<APInt>().getSExtValue();
+      };
+      if (std::optional<int64_t> c = constantOf(add.getRhs())) {
+        offset += *c;
+        v = add.getLhs();
+        continue;
+      }
+      if (std::optional<int64_t> c = constantOf(add.getLhs())) {
+        offset += *c;
+        v = add.getRhs();
+        continue;
+      }
+    }
+    return {v, offset};
+  }
+}
+
+/// A Slice of one axis whose start is computed at run time and whose end is
+/// that start plus a constant (a loop reading element i, or rows i to i+k):
+/// kiln.dynamic_slice of that many elements. A negative start counts from
+/// the end; a window that would run past the end is moved back inside
+/// (dynamic_slice's clamping) rather than shortened.
+LogicalResult dynamicSlice(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (numElementsOf(shapeOf(ctx.input(1))) != 1 ||
+      numElementsOf(shapeOf(ctx.input(2))) != 1)
+    return ctx.fail("starts and ends are computed at run time; kiln supports "
+                    "that for one axis whose end is the start plus a constant");
+  int64_t axis = 0;
+  if (ctx.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> axes = ctx.constantInts(3, "axes");
+    if (failed(axes))
+      return failure();
+    std::optional<int64_t> a = normalizeAxis((*axes)[0], rankOf(x));
+    if (!a)
+      return ctx.fail("axis is out of range");
+    axis = *a;
+  }
+  if (ctx.hasInput(4)) {
+    FailureOr<SmallVector<int64_t>> steps = ctx.constantInts(4, "steps");
+    if (failed(steps) || (*steps)[0] != 1)
+      return ctx.fail("a slice with a run-time start needs step 1");
+  }
+  auto [startBase, startOffset] = splitOffset(ctx.input(1));
+  auto [endBase, endOffset] = splitOffset(ctx.input(2));
+  if (startBase != endBase)
+    return ctx.fail("input 'starts' ('" + ctx.node.input(1) +
+                    "') is computed at run time and 'ends' is not 'starts' "
+                    "plus a constant; kiln compiles static shapes");
+  int64_t dim = shapeOf(x)[axis];
+  int64_t size = std::clamp<int64_t>(endOffset - startOffset, 0, dim);
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value start = reshape(b, loc, cast(b, loc, ctx.input(1), b.getI64Type()), {});
+  Value zero = constantInts(b, loc, b.getI64Type(), {}, {0});
+  Value negative = b.create<CompareOp>(loc, CompareDirection::lt, start, zero);
+  Value wrapped = b.create<AddOp>(
+      loc, start, constantInts(b, loc, b.getI64Type(), {}, {dim}));
+  start = b.create<SelectOp>(loc, negative, wrapped, start);
+  SmallVector<int64_t> perm{axis};
+  for (int64_t i = 0; i < rankOf(x); ++i)
+    if (i != axis)
+      perm.push_back(i);
+  SmallVector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[perm[i]] = i;
+  Value moved = transpose(b, loc, x, perm);
+  Value rows = b.create<DynamicSliceOp>(loc, moved, start,
+                                        static_cast<uint64_t>(size));
+  return ctx.setResults(transpose(b, loc, rows, inverse));
+}
+
 /// Slice along one axis with ONNX's clamping; a negative step reads the
 /// axis backwards (a gather of the selected indices).
 LogicalResult sliceOp(NodeContext &ctx) {
@@ -264,6 +352,9 @@ LogicalResult sliceOp(NodeContext &ctx) {
     if (std::optional<SmallVector<int64_t>> a = ctx.getInts("axes"))
       axes = *a;
   } else {
+    if (!ctx.input(1).getDefiningOp<ConstantOp>() ||
+        !ctx.input(2).getDefiningOp<ConstantOp>())
+      return dynamicSlice(ctx);
     FailureOr<SmallVector<int64_t>> s = ctx.constantInts(1, "starts");
     if (failed(s))
       return failure();
@@ -473,6 +564,89 @@ LogicalResult gatherOp(NodeContext &ctx) {
                                             dim));
   indices = ctx.b.create<SelectOp>(ctx.loc, negative, wrapped, indices);
   return ctx.setResults(gatherAxis(ctx.b, ctx.loc, data, indices, *axis));
+}
+
+/// i64 indices with negative entries counted from the end of a dim of
+/// `dim` elements.
+Value wrapIndices(OpBuilder &b, Location loc, Value indices, int64_t dim) {
+  indices = cast(b, loc, indices, b.getI64Type());
+  Value negative = b.create<CompareOp>(loc, CompareDirection::lt, indices,
+                                       splat(b, loc, typeOf(indices), 0));
+  Value wrapped = b.create<AddOp>(loc, indices,
+                                  splat(b, loc, typeOf(indices), dim));
+  return b.create<SelectOp>(loc, negative, wrapped, indices);
+}
+
+/// GatherElements: out[i, j, k] = data[i, idx[i, j, k], k] (axis 1), as one
+/// kiln.gather from the flattened data at the linear index of each element.
+LogicalResult gatherElementsOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value data = ctx.input(0), indices = ctx.input(1);
+  int64_t rank = rankOf(data);
+  if (rankOf(indices) != rank || rank == 0)
+    return ctx.fail("data and indices must have the same rank (>= 1)");
+  if (!isa<IntegerType>(elementTypeOf(indices)) || isBool(indices))
+    return ctx.fail("indices must be int32 or int64");
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 0), rank);
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && shapeOf(indices)[d] > shapeOf(data)[d])
+      return ctx.fail("indices are larger than data outside the axis");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  ArrayRef<int64_t> shape = shapeOf(indices);
+  auto indexType = RankedTensorType::get(shape, b.getI64Type());
+  Value idx = wrapIndices(b, loc, indices, shapeOf(data)[*axis]);
+  Value linear;
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    Value coord = d == *axis ? idx : Value(b.create<IotaOp>(loc, indexType, d));
+    Value term = b.create<MulOp>(loc, coord, splat(b, loc, indexType, stride));
+    linear = linear ? Value(b.create<AddOp>(loc, linear, term)) : term;
+    stride *= shapeOf(data)[d];
+  }
+  Value flat = reshape(b, loc, data, {numElementsOf(shapeOf(data))});
+  return ctx.setResults(b.create<GatherOp>(loc, flat, linear));
+}
+
+/// GatherND (batch_dims 0): the last dim of `indices` indexes the leading
+/// dims of `data`; a kiln.gather of the rows of data with those dims
+/// flattened.
+LogicalResult gatherNDOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  if (ctx.getInt("batch_dims", 0) != 0)
+    return ctx.fail("batch_dims other than 0 is not supported");
+  Value data = ctx.input(0), indices = ctx.input(1);
+  if (rankOf(indices) < 1)
+    return ctx.fail("indices must have rank >= 1");
+  int64_t k = shapeOf(indices).back();
+  if (k < 1 || k > rankOf(data))
+    return ctx.fail("the last dim of indices must be in [1, rank(data)]");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  SmallVector<int64_t> outer(shapeOf(indices).drop_back());
+  Value idx = cast(b, loc, indices, b.getI64Type());
+  auto outerType = RankedTensorType::get(outer, b.getI64Type());
+  Value linear;
+  int64_t stride = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    SmallVector<int64_t> start(rankOf(idx), 0), limit(shapeOf(idx)),
+        step(rankOf(idx), 1);
+    start.back() = j;
+    limit.back() = j + 1;
+    Value coord = reshape(b, loc, slice(b, loc, idx, start, limit, step), outer);
+    coord = wrapIndices(b, loc, coord, shapeOf(data)[j]);
+    Value term = b.create<MulOp>(loc, coord, splat(b, loc, outerType, stride));
+    linear = linear ? Value(b.create<AddOp>(loc, linear, term)) : term;
+    stride *= shapeOf(data)[j];
+  }
+  SmallVector<int64_t> rows{stride};
+  rows.append(shapeOf(data).begin() + k, shapeOf(data).end());
+  return ctx.setResults(
+      b.create<GatherOp>(loc, reshape(b, loc, data, rows), linear));
 }
 
 LogicalResult constantOfShapeOp(NodeContext &ctx) {
@@ -799,6 +973,8 @@ void registerShapeOps(OpTable &table) {
   table.add("Expand", expandOp);
   table.add("Tile", tileOp);
   table.add("Gather", gatherOp);
+  table.add("GatherElements", gatherElementsOp);
+  table.add("GatherND", gatherNDOp);
   table.add("ConstantOfShape", constantOfShapeOp);
   table.add("Constant", constantOp);
   table.add("Range", rangeOp);
