@@ -13,7 +13,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
   clang libclang-rt-14-dev
   libomp-19-dev libdnnl-dev
-  libonnx-dev libprotobuf-dev libonnx-testdata
+  libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -339,8 +339,14 @@ struct Child {
   std::chrono::steady_clock::time_point start;
 };
 
-/// One line: newlines become spaces, long messages are cut.
+/// One line: newlines become spaces, the test data's path goes, long
+/// messages are cut.
 std::string oneLine(std::string s) {
+  for (size_t at; (at = s.find("/model.onnx: ")) != std::string::npos;) {
+    size_t begin = s.rfind(' ', at);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    s.erase(begin, at + std::strlen("/model.onnx: ") - begin);
+  }
   std::replace(s.begin(), s.end(), '\n', ' ');
   std::replace(s.begin(), s.end(), '\t', ' ');
   if (s.size() > 300)

@@ -1,0 +1,72 @@
+"""Writes the malformed ONNX models that test/tools/onnx-import.test feeds to
+the importer, one per way a model can be wrong, into the directory given.
+
+    make_bad_models.py OUT_DIR        (Debian's python3 with python3-onnx)
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = Path(sys.argv[1])
+out.mkdir(parents=True, exist_ok=True)
+F = TensorProto.FLOAT
+
+
+def save(name, nodes, inputs, outputs, initializer=(), opset=13, check=True):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializer))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    if check:
+        onnx.checker.check_model(model)
+    # Written without the checker's help: most of these are meant to fail it.
+    (out / f"{name}.onnx").write_bytes(model.SerializeToString())
+
+
+x = helper.make_tensor_value_info("x", F, [2, 3])
+y = helper.make_tensor_value_info("y", F, [2, 3])
+
+# Two nodes that feed each other.
+save("cycle", [helper.make_node("Relu", ["b"], ["a"], name="first"),
+               helper.make_node("Relu", ["a"], ["b"], name="second"),
+               helper.make_node("Add", ["x", "b"], ["y"], name="sum")],
+     [x], [y], check=False)
+
+# A node input that nothing defines (an initializer left out).
+save("missing_initializer", [helper.make_node("Add", ["x", "bias"], ["y"], name="add_bias")],
+     [x], [y], check=False)
+
+# Shapes that do not agree: ONNX's shape inference rejects the MatMul.
+save("shape_mismatch",
+     [helper.make_node("MatMul", ["x", "w"], ["y"], name="project")],
+     [x], [helper.make_tensor_value_info("y", F, [2, 5])],
+     [numpy_helper.from_array(np.ones((4, 5), np.float32), "w")], check=False)
+
+# An initializer whose raw bytes do not fill its shape.
+bad = numpy_helper.from_array(np.ones((2, 3), np.float32), "bias")
+bad.raw_data = bad.raw_data[:-4]
+save("short_initializer", [helper.make_node("Add", ["x", "bias"], ["y"], name="add_bias")],
+     [x], [y], [bad], check=False)
+
+# External data whose location leaves the model's folder.
+ext = numpy_helper.from_array(np.ones((2, 3), np.float32), "bias")
+ext.ClearField("raw_data")
+ext.data_location = TensorProto.EXTERNAL
+for key, value in (("location", "../outside.bin"), ("offset", "0"), ("length", "24")):
+    entry = ext.external_data.add()
+    entry.key, entry.value = key, value
+save("external_outside", [helper.make_node("Add", ["x", "bias"], ["y"], name="add_bias")],
+     [x], [y], [ext], check=False)
+
+# An operator kiln does not support.
+save("unsupported_op",
+     [helper.make_node("Det", ["m"], ["d"], name="determinant")],
+     [helper.make_tensor_value_info("m", F, [3, 3])],
+     [helper.make_tensor_value_info("d", F, [])])
+
+# A symbolic batch dim.
+save("symbolic_batch", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+     [helper.make_tensor_value_info("x", F, ["batch", 3])],
+     [helper.make_tensor_value_info("y", F, ["batch", 3])])
