@@ -35,6 +35,12 @@ struct OnnxImportOptions {
   /// the model, so they give values to symbolic dims (`batch`, `seq`) and
   /// must agree with every fixed dim.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs fixed to values, by name: each a serialized ONNX
+  /// TensorProto (the format of ONNX's input_N.pb test data). A bound input
+  /// becomes a constant and leaves the function's arguments, so the inputs
+  /// that decide shapes (a Reshape's shape, a Loop's trip count) can be
+  /// given at compile time: the model is specialized to those values.
+  std::map<std::string, std::string> boundInputs;
   /// The name of the function that holds the main graph. Empty: the graph's
   /// name, made a valid identifier, or `main` when it has none.
   std::string functionName;
