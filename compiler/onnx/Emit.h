@@ -105,6 +105,16 @@ mlir::Value matmul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs,
 std::optional<llvm::SmallVector<int64_t>>
 matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 
+/// `data` gathered along `axis` at the i64 `indices` (in range; kiln.gather
+/// clamps): the result has data's dims before the axis, the indices' dims,
+/// then data's dims after the axis.
+mlir::Value gatherAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value data,
+                       mlir::Value indices, int64_t axis);
+/// gatherAxis at constant indices (a 1-d list).
+mlir::Value gatherAxisConstant(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value data, llvm::ArrayRef<int64_t> indices,
+                               int64_t axis);
+
 /// Sum, max or mean over `axes`, keeping them as size-1 dims when
 /// `keepDims`.
 enum class Reduction { Sum, Max, Min, Mean };

@@ -160,6 +160,7 @@ const OpTable &OpTable::get() {
     ::kiln::onnx_import::registerLinalgOps(t);
     ::kiln::onnx_import::registerControlFlowOps(t);
     ::kiln::onnx_import::registerLossOps(t);
+    ::kiln::onnx_import::registerResizeOps(t);
     return t;
   }();
   return table;

@@ -82,6 +82,7 @@ void registerReductionOps(OpTable &table);
 void registerLinalgOps(OpTable &table);
 void registerControlFlowOps(OpTable &table);
 void registerLossOps(OpTable &table);
+void registerResizeOps(OpTable &table);
 
 class Importer {
 public:

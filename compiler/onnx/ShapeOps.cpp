@@ -53,34 +53,6 @@ FailureOr<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx,
   return out;
 }
 
-/// data gathered along `axis` at i64 `indices` (already in range).
-Value gatherAxis(OpBuilder &b, Location loc, Value data, Value indices,
-                 int64_t axis) {
-  int64_t rank = rankOf(data), q = rankOf(indices);
-  SmallVector<int64_t> perm{axis};
-  for (int64_t i = 0; i < rank; ++i)
-    if (i != axis)
-      perm.push_back(i);
-  Value moved = transpose(b, loc, data, perm);
-  Value gathered = b.create<GatherOp>(loc, moved, indices);
-  // gathered: [indices..., data dims before axis..., data dims after axis...]
-  SmallVector<int64_t> back;
-  for (int64_t i = 0; i < axis; ++i)
-    back.push_back(q + i);
-  for (int64_t i = 0; i < q; ++i)
-    back.push_back(i);
-  for (int64_t i = axis + 1; i < rank; ++i)
-    back.push_back(q + i - 1);
-  return transpose(b, loc, gathered, back);
-}
-
-Value gatherAxisConstant(OpBuilder &b, Location loc, Value data,
-                         ArrayRef<int64_t> indices, int64_t axis) {
-  Value idx = constantInts(b, loc, b.getI64Type(),
-                           {static_cast<int64_t>(indices.size())}, indices);
-  return gatherAxis(b, loc, data, idx, axis);
-}
-
 LogicalResult reshapeOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(ctx.version < 5 ? 1 : 2)))
     return failure();

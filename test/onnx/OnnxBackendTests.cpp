@@ -212,9 +212,9 @@ bool readDataSets(mlir::MLIRContext &context, const std::string &dir,
 }
 
 /// Runs one test; returns an empty string on success, else the reason.
-/// When the model does not import as it is (it computes shapes or trip
-/// counts from integer or bool inputs), those inputs are bound to the values
-/// of the first data set (kiln::OnnxImportOptions::
+/// When the model does not import as it is (it computes shapes, scales or
+/// trip counts from its inputs), the inputs the importer names, or else all
+/// integer and bool inputs, are bound to the values of the first data set (kiln::OnnxImportOptions::
 /// boundInputs), provided every data set gives them the same values; a
 /// pass then reports `bound: NAMES` on `note`.
 std::string runTest(const std::string &dir, std::string &note) {
@@ -235,20 +235,37 @@ std::string runTest(const std::string &dir, std::string &note) {
   kiln::OnnxImportOptions options;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       kiln::importOnnxFile(dir + "/model.onnx", context, options, error);
-  if (!module && !sets.empty()) {
-    for (const DataInput &input : sets.front().second) {
-      if (mlir::isa<mlir::FloatType>(input.value.getElementType()))
-        continue;
+  // Bind what the importer asks for: the input a "computed at run time"
+  // error names, or, for other errors, every integer and bool input.
+  bool boundIntegers = false;
+  for (int attempt = 0; !module && !sets.empty() && attempt < 8; ++attempt) {
+    std::vector<const DataInput *> chosen;
+    size_t at = error.find("') is computed at run time");
+    if (at != std::string::npos) {
+      size_t open = error.rfind("('", at);
+      std::string name = error.substr(open + 2, at - open - 2);
+      for (const DataInput &input : sets.front().second)
+        if (input.name == name && !options.boundInputs.count(name))
+          chosen.push_back(&input);
+    }
+    if (chosen.empty() && !boundIntegers) {
+      boundIntegers = true;
+      for (const DataInput &input : sets.front().second)
+        if (!mlir::isa<mlir::FloatType>(input.value.getElementType()) &&
+            !options.boundInputs.count(input.name))
+          chosen.push_back(&input);
+    }
+    if (chosen.empty())
+      break;
+    for (const DataInput *input : chosen) {
       for (const auto &set : sets)
         for (const DataInput &other : set.second)
-          if (other.name == input.name && other.bytes != input.bytes)
+          if (other.name == input->name && other.bytes != input->bytes)
             return "import: " + error +
                    " (and the data sets give it different values)";
-      options.boundInputs[input.name] = input.bytes;
-      note += (note.empty() ? "bound: " : ", ") + input.name;
+      options.boundInputs[input->name] = input->bytes;
+      note += (note.empty() ? "bound: " : ", ") + input->name;
     }
-    if (options.boundInputs.empty())
-      return "import: " + error;
     error.clear();
     module = kiln::importOnnxFile(dir + "/model.onnx", context, options, error);
   }

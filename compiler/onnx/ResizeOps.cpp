@@ -1,0 +1,238 @@
+//===- ResizeOps.cpp - ONNX Resize and Upsample ---------------------------===//
+//
+// Resizing is separable: each axis whose size changes is resampled on its
+// own. For an axis, every output position o maps to a source coordinate x
+// (coordinate_transformation_mode), and the output is a weighted sum of a
+// fixed number of source positions ("taps") around x:
+//  - nearest: 1 tap, x rounded by nearest_mode;
+//  - linear: 2 taps, floor(x) and floor(x) + 1, weights 1 - r and r
+//    (r = x - floor(x));
+//  - cubic: 4 taps, floor(x) - 1 .. floor(x) + 2, Keys' cubic weights with
+//    coefficient cubic_coeff_a.
+// Taps outside the input read the edge (or, with exclude_outside, get
+// weight 0 and the others are renormalized). The positions and weights
+// depend only on the shapes, so they are constants computed here: each tap
+// is a gather along the axis and a multiply by a constant weight vector.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emit.h"
+#include "Importer.h"
+
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace onnx_import {
+namespace {
+
+struct ResizeMode {
+  std::string mode = "nearest";
+  std::string transform = "half_pixel";
+  std::string nearest = "round_prefer_floor";
+  double cubicA = -0.75;
+  bool excludeOutside = false;
+};
+
+double sourceCoordinate(const ResizeMode &m, int64_t o, int64_t in,
+                        int64_t out, double scale) {
+  if (m.transform == "half_pixel")
+    return (o + 0.5) / scale - 0.5;
+  if (m.transform == "pytorch_half_pixel")
+    return out > 1 ? (o + 0.5) / scale - 0.5 : 0;
+  if (m.transform == "align_corners") {
+    // ONNX scales the unrounded output length, in * scale.
+    double length = in * scale;
+    return length == 1 ? 0 : o * double(in - 1) / (length - 1);
+  }
+  if (m.transform == "tf_half_pixel_for_nearest" ||
+      m.transform == "tf_half_pixel_for_nn")
+    return (o + 0.5) / scale;
+  return o / scale; // asymmetric
+}
+
+int64_t roundNearest(const ResizeMode &m, double x) {
+  double f = std::floor(x);
+  if (m.nearest == "floor")
+    return static_cast<int64_t>(f);
+  if (m.nearest == "ceil")
+    return static_cast<int64_t>(std::ceil(x));
+  if (x - f == 0.5)
+    return static_cast<int64_t>(m.nearest == "round_prefer_ceil" ? f + 1 : f);
+  return static_cast<int64_t>(std::round(x));
+}
+
+/// Resamples dim `axis` of `x` from its size to `out`.
+Value resizeAxis(OpBuilder &b, Location loc, Value x, int64_t axis,
+                 int64_t out, double scale, const ResizeMode &m) {
+  int64_t in = shapeOf(x)[axis];
+  int taps = m.mode == "nearest" ? 1 : m.mode == "linear" ? 2 : 4;
+  SmallVector<SmallVector<int64_t>> index(taps);
+  SmallVector<SmallVector<double>> weight(taps);
+  for (int64_t o = 0; o < out; ++o) {
+    double xs = sourceCoordinate(m, o, in, out, scale);
+    SmallVector<int64_t> pos(taps);
+    SmallVector<double> w(taps);
+    if (m.mode == "nearest") {
+      pos[0] = roundNearest(m, xs);
+      w[0] = 1;
+    } else {
+      double f = std::floor(xs), r = xs - f;
+      if (m.mode == "linear") {
+        pos = {int64_t(f), int64_t(f) + 1};
+        w = {1 - r, r};
+      } else {
+        double a = m.cubicA;
+        auto far = [&](double t) { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a; };
+        auto near = [&](double t) { return ((a + 2) * t - (a + 3)) * t * t + 1; };
+        pos = {int64_t(f) - 1, int64_t(f), int64_t(f) + 1, int64_t(f) + 2};
+        w = {far(r + 1), near(r), near(1 - r), far(2 - r)};
+      }
+    }
+    double total = 0;
+    for (int t = 0; t < taps; ++t) {
+      bool outside = pos[t] < 0 || pos[t] >= in;
+      if (outside && m.excludeOutside && m.mode != "nearest")
+        w[t] = 0;
+      total += w[t];
+      pos[t] = std::clamp<int64_t>(pos[t], 0, in - 1);
+    }
+    for (int t = 0; t < taps; ++t) {
+      index[t].push_back(pos[t]);
+      weight[t].push_back(m.excludeOutside && total != 0 ? w[t] / total : w[t]);
+    }
+  }
+  Value sum;
+  for (int t = 0; t < taps; ++t) {
+    Value gathered = gatherAxisConstant(b, loc, x, index[t], axis);
+    if (m.mode != "nearest") {
+      SmallVector<int64_t> shape(rankOf(gathered), 1);
+      shape[axis] = out;
+      Value w = constantFloats(b, loc, elementTypeOf(x), shape, weight[t]);
+      gathered = b.create<MulOp>(loc, gathered,
+                                 broadcastTo(b, loc, w, shapeOf(gathered)));
+    }
+    sum = sum ? Value(b.create<AddOp>(loc, sum, gathered)) : gathered;
+  }
+  return sum;
+}
+
+LogicalResult resizeWith(NodeContext &ctx, Value x, SmallVector<double> scales,
+                         SmallVector<int64_t> sizes, const ResizeMode &m) {
+  int64_t rank = rankOf(x);
+  if (m.mode != "nearest" && m.mode != "linear" && m.mode != "cubic")
+    return ctx.fail("mode '" + m.mode + "' is not supported");
+  static const char *const transforms[] = {
+      "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+      "tf_half_pixel_for_nearest", "tf_half_pixel_for_nn"};
+  if (!llvm::is_contained(transforms, m.transform))
+    return ctx.fail("coordinate_transformation_mode '" + m.transform +
+                    "' is not supported");
+  static const char *const roundings[] = {"round_prefer_floor",
+                                          "round_prefer_ceil", "floor", "ceil"};
+  if (!llvm::is_contained(roundings, m.nearest))
+    return ctx.fail("nearest_mode '" + m.nearest + "' is not supported");
+  if (m.mode != "nearest" && !isFloat(x))
+    return ctx.fail("linear and cubic modes need a float input");
+  if (!sizes.empty()) {
+    if (static_cast<int64_t>(sizes.size()) != rank)
+      return ctx.fail("sizes must have one entry per dim");
+    scales.clear();
+    for (int64_t i = 0; i < rank; ++i)
+      scales.push_back(double(sizes[i]) / double(shapeOf(x)[i]));
+  } else {
+    if (static_cast<int64_t>(scales.size()) != rank)
+      return ctx.fail("scales must have one entry per dim");
+    for (int64_t i = 0; i < rank; ++i) {
+      if (scales[i] <= 0)
+        return ctx.fail("scales must be positive");
+      sizes.push_back(
+          static_cast<int64_t>(std::floor(shapeOf(x)[i] * scales[i])));
+    }
+  }
+  Value y = x;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (sizes[i] == shapeOf(x)[i] && scales[i] == 1)
+      continue;
+    if (shapeOf(x)[i] == 0 || sizes[i] <= 0)
+      return ctx.fail("cannot resize an empty dim or to an empty dim");
+    y = resizeAxis(ctx.b, ctx.loc, y, i, sizes[i], scales[i], m);
+  }
+  return ctx.setResults(y);
+}
+
+LogicalResult resizeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  ResizeMode m;
+  m.mode = ctx.getString("mode", "nearest");
+  m.cubicA = ctx.getFloat("cubic_coeff_a", -0.75f);
+  m.excludeOutside = ctx.getInt("exclude_outside", 0);
+  SmallVector<double> scales;
+  SmallVector<int64_t> sizes;
+  if (ctx.version < 11) {
+    // Resize-10: (X, scales), asymmetric coordinates, nearest rounds down.
+    m.transform = "asymmetric";
+    m.nearest = "floor";
+    FailureOr<SmallVector<double>> s = ctx.constantFloats(1, "scales");
+    if (failed(s))
+      return failure();
+    scales = *s;
+  } else {
+    m.transform = ctx.getString("coordinate_transformation_mode", "half_pixel");
+    m.nearest = ctx.getString("nearest_mode", "round_prefer_floor");
+    if (ctx.hasInput(3) && numElementsOf(shapeOf(ctx.input(3)))) {
+      FailureOr<SmallVector<int64_t>> s = ctx.constantInts(3, "sizes");
+      if (failed(s))
+        return failure();
+      sizes = *s;
+    } else if (ctx.hasInput(2)) {
+      FailureOr<SmallVector<double>> s = ctx.constantFloats(2, "scales");
+      if (failed(s))
+        return failure();
+      scales = *s;
+    } else {
+      return ctx.fail("one of scales and sizes is required");
+    }
+  }
+  return resizeWith(ctx, ctx.input(0), scales, sizes, m);
+}
+
+/// Upsample (before opset 10): scales as an attribute (7) or input (9),
+/// asymmetric coordinates, nearest rounding down.
+LogicalResult upsampleOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  ResizeMode m;
+  m.mode = ctx.getString("mode", "nearest");
+  m.transform = "asymmetric";
+  m.nearest = "floor";
+  SmallVector<double> scales;
+  if (ctx.version < 9) {
+    const onnx::AttributeProto *a = ctx.attr("scales");
+    if (!a)
+      return ctx.fail("attribute 'scales' is required");
+    scales.assign(a->floats().begin(), a->floats().end());
+  } else {
+    FailureOr<SmallVector<double>> s = ctx.constantFloats(1, "scales");
+    if (failed(s))
+      return failure();
+    scales = *s;
+  }
+  return resizeWith(ctx, ctx.input(0), scales, {}, m);
+}
+
+} // namespace
+
+void registerResizeOps(OpTable &table) {
+  table.add("Resize", resizeOp);
+  table.add("Upsample", upsampleOp);
+}
+
+} // namespace onnx_import
+} // namespace kiln
