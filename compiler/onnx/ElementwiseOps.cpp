@@ -146,9 +146,19 @@ LogicalResult leakyReluOp(NodeContext &ctx) {
 }
 
 LogicalResult preluOp(NodeContext &ctx) {
-  if (failed(checkBroadcast(ctx, 2)))
+  if (failed(ctx.requireInputs(2)))
     return failure();
   Value x = ctx.input(0), slope = ctx.input(1);
+  // Before opset 7 a 1-d slope of one entry per channel applies along dim
+  // 1 (the legacy broadcast of ONNX 1.1).
+  if (ctx.version < 7 && rankOf(x) > 2 && rankOf(slope) == 1 &&
+      shapeOf(slope)[0] == shapeOf(x)[1] && shapeOf(x)[1] != 1) {
+    SmallVector<int64_t> shape(rankOf(x) - 1, 1);
+    shape[0] = shapeOf(x)[1];
+    slope = reshape(ctx.b, ctx.loc, slope, shape);
+  }
+  if (!broadcastShapes(shapeOf(x), shapeOf(slope)))
+    return ctx.fail("the input shapes do not broadcast together");
   SmallVector<int64_t> shape = *broadcastShapes(shapeOf(x), shapeOf(slope));
   x = broadcastTo(ctx.b, ctx.loc, x, shape);
   slope = broadcastTo(ctx.b, ctx.loc, slope, shape);

@@ -2,7 +2,8 @@
 //
 // The axes are an attribute before opset 13 (18 for all but ReduceSum) and
 // an optional input since; no axes means all of them unless
-// noop_with_empty_axes is set. ReduceL1, L2, LogSum, LogSumExp and
+// noop_with_empty_axes is set. ReduceProd is a loop of multiplications
+// (kiln has no product reduction). ReduceL1, L2, LogSum, LogSumExp and
 // SumSquare are built from sums, as ONNX's function bodies define them;
 // ReduceLogSumExp subtracts the maximum first so that exp cannot overflow.
 //
@@ -21,7 +22,54 @@ namespace kiln {
 namespace onnx_import {
 namespace {
 
-enum class Kind { Sum, Mean, Max, Min, L1, L2, LogSum, LogSumExp, SumSquare };
+enum class Kind {
+  Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare
+};
+
+/// The product over `dims`: kiln has no product reduction, so the reduced
+/// dims are moved to the front and flattened, and a kiln.for multiplies the
+/// rows one after the other (a sequential product, exact in order).
+Value reduceProduct(OpBuilder &b, Location loc, Value x,
+                    ArrayRef<int64_t> dims, bool keepDims) {
+  SmallVector<int64_t> perm(dims), kept, keptShape;
+  llvm::sort(perm);
+  for (int64_t i = 0; i < rankOf(x); ++i)
+    if (!llvm::is_contained(dims, i)) {
+      perm.push_back(i);
+      keptShape.push_back(shapeOf(x)[i]);
+    }
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= shapeOf(x)[d];
+  Value rows = reshape(b, loc, transpose(b, loc, x, perm),
+                       {count, numElementsOf(keptShape)});
+  auto rowType = RankedTensorType::get({numElementsOf(keptShape)},
+                                       elementTypeOf(x));
+  Value one = splat(b, loc, rowType, 1);
+  auto loop = b.create<ForOp>(loc, ValueRange{one, rows},
+                              static_cast<uint64_t>(count));
+  Block *body = new Block();
+  loop.getBodyRegion().push_back(body);
+  Value index = body->addArgument(RankedTensorType::get({}, b.getI64Type()),
+                                  loc);
+  Value acc = body->addArgument(rowType, loc);
+  Value all = body->addArgument(rows.getType(), loc);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    Value row = reshape(b, loc,
+                        b.create<DynamicSliceOp>(loc, all, index, uint64_t(1)),
+                        rowType.getShape());
+    b.create<YieldOp>(loc, ValueRange{b.create<MulOp>(loc, acc, row), all});
+  }
+  Value product = reshape(b, loc, loop.getResult(0), keptShape);
+  if (!keepDims)
+    return product;
+  SmallVector<int64_t> shape(shapeOf(x));
+  for (int64_t d : dims)
+    shape[d] = 1;
+  return reshape(b, loc, product, shape);
+}
 
 /// The opset from which the op takes its axes as an input.
 int axesInputSince(Kind kind) { return kind == Kind::Sum ? 13 : 18; }
@@ -74,6 +122,8 @@ LogicalResult reduceOp(NodeContext &ctx) {
     return ctx.setResults(reduce(b, loc, Reduction::Max, x, dims, keepDims));
   case Kind::Min:
     return ctx.setResults(reduce(b, loc, Reduction::Min, x, dims, keepDims));
+  case Kind::Prod:
+    return ctx.setResults(reduceProduct(b, loc, x, dims, keepDims));
   case Kind::L1:
     return ctx.setResults(reduce(b, loc, Reduction::Sum,
                                  b.create<AbsOp>(loc, x), dims, keepDims));
@@ -123,6 +173,7 @@ void registerReductionOps(OpTable &table) {
   table.add("ReduceMean", reduceOp<Kind::Mean>);
   table.add("ReduceMax", reduceOp<Kind::Max>);
   table.add("ReduceMin", reduceOp<Kind::Min>);
+  table.add("ReduceProd", reduceOp<Kind::Prod>);
   table.add("ReduceL1", reduceOp<Kind::L1>);
   table.add("ReduceL2", reduceOp<Kind::L2>);
   table.add("ReduceLogSum", reduceOp<Kind::LogSum>);

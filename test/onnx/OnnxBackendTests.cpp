@@ -230,11 +230,15 @@ std::string runTest(const std::string &dir, std::string &note) {
   });
   std::string error;
   std::vector<std::pair<std::string, std::vector<DataInput>>> sets;
-  if (!readDataSets(context, dir, sets, error))
-    return "data: " + error;
+  std::string dataError;
+  bool dataOk = readDataSets(context, dir, sets, dataError);
   kiln::OnnxImportOptions options;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       kiln::importOnnxFile(dir + "/model.onnx", context, options, error);
+  // Data that is not tensors (sequences, optionals) goes with models the
+  // importer rejects; their error says more.
+  if (!dataOk)
+    return module ? "data: " + dataError : "import: " + error;
   // Bind what the importer asks for: the input a "computed at run time"
   // error names, or, for other errors, every integer and bool input.
   bool boundIntegers = false;
