@@ -249,7 +249,8 @@ bool applyInputShapes(onnx::GraphProto &graph,
 /// stays (the importer skips inputs that have an initializer).
 bool bindInputs(onnx::GraphProto &graph, int64_t irVersion,
                 const OnnxImportOptions &options, std::string &error) {
-  for (const auto &[name, bytes] : options.boundInputs) {
+  for (const auto &binding : options.boundInputs) {
+    const std::string &name = binding.first, &bytes = binding.second;
     auto *inputs = graph.mutable_input();
     auto it = std::find_if(inputs->begin(), inputs->end(),
                            [&](const onnx::ValueInfoProto &v) {
