@@ -281,7 +281,7 @@ def Kiln_CosOp : Kiln_UnaryOp<"cos", Kiln_FloatTensor> {
 // The float functions below are all evaluated the same way: the folder and
 // the reference evaluator compute C's `<math.h>` function in double and
 // round to the element type; compiled code calls libm (libdevice on CUDA)
-// or, for f32 erf, atan, asin and acos on the CPU, upstream's polynomial
+// or, for f32 erf and atan on the CPU, upstream's polynomial
 // approximations, and may differ from that by a few ulps. floor, ceil and
 // round are exact everywhere.
 
