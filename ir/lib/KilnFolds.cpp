@@ -512,7 +512,11 @@ OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
       [](const APFloat &a) -> std::optional<APFloat> {
         if (a.isZero() || a.isNaN())
           return a;
-        APFloat one = APFloat::getOne(a.getSemantics(), a.isNegative());
+        // Not APFloat::getOne(semantics, true): in LLVM 19 it converts -1
+        // through an unsigned integer and gives 2^64.
+        APFloat one(a.getSemantics(), 1);
+        if (a.isNegative())
+          one.changeSign();
         return one;
       });
 }
