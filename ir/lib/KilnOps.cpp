@@ -293,11 +293,17 @@ static LogicalResult inferArgReduceType(MLIRContext *context,
 }
 
 /// There is no index of an empty slice, so the reduced dimension must have
-/// elements. (Inference only needs the dimension to exist.)
+/// elements. The verifier may run before the inferred result type is
+/// checked, so it checks the dimension's range itself too.
 template <typename Op>
 static LogicalResult verifyArgReduce(Op op) {
   int64_t dim = static_cast<int64_t>(op.getDim());
-  if (op.getOperand().getType().getDimSize(dim) == 0)
+  RankedTensorType type = op.getOperand().getType();
+  if (dim < 0 || dim >= type.getRank())
+    return op.emitOpError("dimension ")
+           << dim << " is out of range for operand of rank "
+           << type.getRank();
+  if (type.getDimSize(dim) == 0)
     return op.emitOpError("dimension ")
            << dim << " has size 0: there is no index to return";
   return success();
