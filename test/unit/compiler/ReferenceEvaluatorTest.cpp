@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -921,6 +922,56 @@ TEST_F(ReferenceEvaluatorTest, CumsumInEveryDirection) {
   expectInts(results[4], {2, 3}, {1, 2, 3, 5, 7, 9});
   // Each partial sum is rounded to f32: 1e8 + 1 is 1e8 again.
   expectFloats(results[5], {3}, {1e8, 1e8, 0});
+}
+
+/// The builders that C++ clients (an ONNX importer, the tracer, the
+/// autodiff rules) call: a dim and flags as plain C++ values, with the
+/// result type inferred.
+TEST_F(ReferenceEvaluatorTest, ArgReduceAndCumsumBuildersTakePlainValues) {
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  auto f32 = RankedTensorType::get({2, 3}, builder.getF32Type());
+  module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = builder.create<func::FuncOp>(
+      loc, "main",
+      builder.getFunctionType({f32}, {RankedTensorType::get({2}, builder.getI64Type()),
+                                      RankedTensorType::get({3}, builder.getI64Type()),
+                                      f32, f32}));
+  builder.setInsertionPointToStart(func.addEntryBlock());
+  Value x = func.getArgument(0);
+  int64_t last = 1, first = 0;
+  auto argmax = builder.create<mlir::kiln::ArgMaxOp>(loc, x, last, false);
+  auto argmin = builder.create<mlir::kiln::ArgMinOp>(loc, x, first, true);
+  auto inclusive = builder.create<mlir::kiln::CumsumOp>(loc, x, last, false,
+                                                        false);
+  auto both = builder.create<mlir::kiln::CumsumOp>(loc, x, first, true, true);
+  // Literals and defaulted flags resolve to the same builders.
+  auto literal = builder.create<mlir::kiln::ArgMaxOp>(loc, x, 0);
+  auto defaulted = builder.create<mlir::kiln::CumsumOp>(loc, x, 1);
+  EXPECT_EQ(literal.getType(), RankedTensorType::get({3}, builder.getI64Type()));
+  EXPECT_FALSE(literal.getSelectLastIndex());
+  EXPECT_EQ(defaulted.getDim(), 1u);
+  EXPECT_FALSE(defaulted.getExclusive() || defaulted.getReverse());
+  literal.erase();
+  defaulted.erase();
+  builder.create<func::ReturnOp>(
+      loc, ValueRange{argmax, argmin, inclusive, both});
+  ASSERT_TRUE(succeeded(mlir::verify(*module)));
+  EXPECT_EQ(argmax.getType(), RankedTensorType::get({2}, builder.getI64Type()));
+  EXPECT_FALSE(argmax.getSelectLastIndex());
+  EXPECT_TRUE(argmin.getSelectLastIndex());
+  EXPECT_TRUE(both.getExclusive() && both.getReverse());
+  EXPECT_FALSE(inclusive.getExclusive() || inclusive.getReverse());
+
+  auto results = ::kiln::evaluate(
+      func, {floats(b.getF32Type(), {2, 3}, {3, 1, 3, 2, 2, 0})}, options);
+  ASSERT_TRUE(static_cast<bool>(results)) << llvm::toString(results.takeError());
+  ASSERT_EQ(results->size(), 4u);
+  expectInts((*results)[0], {2}, {0, 0});
+  expectInts((*results)[1], {3}, {1, 0, 1});
+  expectFloats((*results)[2], {2, 3}, {3, 4, 7, 2, 4, 4});
+  expectFloats((*results)[3], {2, 3}, {2, 2, 0, 0, 0, 0});
 }
 
 TEST_F(ReferenceEvaluatorTest, ReductionsOverNoElements) {

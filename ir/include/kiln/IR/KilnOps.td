@@ -712,13 +712,10 @@ class Kiln_ArgReduceOp<string mnemonic>
     $operand `,` `dim` `=` $dim (`select_last_index` $select_last_index^)?
     attr-dict `:` type($operand)
   }];
-  let builders = [
-    OpBuilder<(ins "::mlir::Value":$operand, "int64_t":$dim,
-                   CArg<"bool", "false">:$selectLastIndex), [{
-      build($_builder, $_state, operand,
-            $_builder.getI64IntegerAttr(dim),
-            selectLastIndex ? $_builder.getUnitAttr() : ::mlir::UnitAttr());
-    }]>];
+  // ODS's builders include (operand, uint64_t dim, bool select_last_index =
+  // false) with the result type inferred, so
+  // `create<ArgMaxOp>(loc, x, dim, selectLastIndex)` takes plain values
+  // (a negative dim arrives as itself and fails verification).
   let hasVerifier = 1;
 }
 
@@ -788,15 +785,8 @@ def Kiln_CumsumOp : Kiln_Op<"cumsum", [Pure, SameOperandsAndResultType,
     $operand `,` `dim` `=` $dim (`exclusive` $exclusive^)? (`reverse` $reverse^)?
     attr-dict `:` type($result)
   }];
-  let builders = [
-    OpBuilder<(ins "::mlir::Value":$operand, "int64_t":$dim,
-                   CArg<"bool", "false">:$exclusive,
-                   CArg<"bool", "false">:$reverse), [{
-      build($_builder, $_state, operand.getType(), operand,
-            $_builder.getI64IntegerAttr(dim),
-            exclusive ? $_builder.getUnitAttr() : ::mlir::UnitAttr(),
-            reverse ? $_builder.getUnitAttr() : ::mlir::UnitAttr());
-    }]>];
+  // As for argmax: ODS's (operand, uint64_t dim, bool exclusive = false,
+  // bool reverse = false) builder infers the result type.
   let hasVerifier = 1;
 }
 
