@@ -128,6 +128,77 @@ struct DivPattern : ElementwisePattern<DivOp, DivPattern> {
   }
 };
 
+/// Integer remainder is C's `%` except where `%` is undefined or traps:
+/// a zero divisor gives the dividend and -1 gives 0 (KilnOps.td). Both
+/// divisors are replaced by 1 before arith.remsi, which then gives 0, and
+/// the zero case selects the dividend afterwards. Floats are fmod
+/// (arith.remf, LLVM's frem).
+struct RemPattern : ElementwisePattern<RemOp, RemPattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      RemOp) {
+    if (isa<FloatType>(type))
+      return b.create<arith::RemFOp>(loc, args);
+    Value lhs = args[0], rhs = args[1];
+    Value isZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rhs,
+                                           scalarConstant(b, loc, type, 0));
+    Value isMinusOne = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, rhs, scalarConstant(b, loc, type, -1));
+    Value unsafe = b.create<arith::OrIOp>(loc, isZero, isMinusOne);
+    Value divisor = b.create<arith::SelectOp>(
+        loc, unsafe, scalarConstant(b, loc, type, 1), rhs);
+    Value remainder = b.create<arith::RemSIOp>(loc, lhs, divisor);
+    return b.create<arith::SelectOp>(loc, isZero, lhs, remainder);
+  }
+};
+
+/// x > 0 ? 1 : (x < 0 ? -1 : x): zeros and NaN (both comparisons false)
+/// are their own sign.
+struct SignPattern : ElementwisePattern<SignOp, SignPattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      SignOp) {
+    Value x = args[0], zero = scalarConstant(b, loc, type, 0);
+    Value positive, negative;
+    if (isa<FloatType>(type)) {
+      positive =
+          b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, zero);
+      negative =
+          b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, zero);
+    } else {
+      positive =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, x, zero);
+      negative =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, zero);
+    }
+    Value inner = b.create<arith::SelectOp>(
+        loc, negative, scalarConstant(b, loc, type, -1), x);
+    return b.create<arith::SelectOp>(loc, positive,
+                                     scalarConstant(b, loc, type, 1), inner);
+  }
+};
+
+/// Bitwise complement: x xor all-ones (on i1, logical not).
+struct NotPattern : ElementwisePattern<NotOp, NotPattern> {
+  using ElementwisePattern::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      NotOp) {
+    Value ones = b.create<arith::ConstantOp>(
+        loc, b.getIntegerAttr(type,
+                              APInt::getAllOnes(type.getIntOrFloatBitWidth())));
+    return b.create<arith::XOrIOp>(loc, args[0], ones);
+  }
+};
+
+/// An integer-only binary op (and, or, xor) as one arith op.
+template <typename Op, typename IntOp>
+struct BitwisePattern : ElementwisePattern<Op, BitwisePattern<Op, IntOp>> {
+  using ElementwisePattern<Op, BitwisePattern<Op, IntOp>>::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type, ValueRange args, Op) {
+    return b.create<IntOp>(loc, args);
+  }
+};
+
 struct NegPattern : ElementwisePattern<NegOp, NegPattern> {
   using ElementwisePattern::ElementwisePattern;
   static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
@@ -341,7 +412,23 @@ void kiln::populateElementwiseLowerings(RewritePatternSet &patterns) {
                FloatMathPattern<SqrtOp, math::SqrtOp>,
                FloatMathPattern<TanhOp, math::TanhOp>,
                FloatMathPattern<SinOp, math::SinOp>,
-               FloatMathPattern<CosOp, math::CosOp>, NegPattern, AbsPattern,
+               FloatMathPattern<CosOp, math::CosOp>,
+               FloatMathPattern<ErfOp, math::ErfOp>,
+               FloatMathPattern<FloorOp, math::FloorOp>,
+               FloatMathPattern<CeilOp, math::CeilOp>,
+               FloatMathPattern<RoundOp, math::RoundEvenOp>,
+               FloatMathPattern<TanOp, math::TanOp>,
+               FloatMathPattern<AsinOp, math::AsinOp>,
+               FloatMathPattern<AcosOp, math::AcosOp>,
+               FloatMathPattern<AtanOp, math::AtanOp>,
+               FloatMathPattern<SinhOp, math::SinhOp>,
+               FloatMathPattern<CoshOp, math::CoshOp>,
+               FloatMathPattern<AsinhOp, math::AsinhOp>,
+               FloatMathPattern<AcoshOp, math::AcoshOp>,
+               FloatMathPattern<AtanhOp, math::AtanhOp>, SignPattern,
+               RemPattern, NotPattern, BitwisePattern<AndOp, arith::AndIOp>,
+               BitwisePattern<OrOp, arith::OrIOp>,
+               BitwisePattern<XorOp, arith::XOrIOp>, NegPattern, AbsPattern,
                ReluPattern, RsqrtPattern, SigmoidPattern, ComparePattern,
                CastPattern, SelectPattern>(patterns.getContext());
 }

@@ -36,6 +36,8 @@ using namespace mlir::kiln;
 void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
   populateElementwiseLowerings(patterns);
   populateStructuralLowerings(patterns);
+  populateArgReduceLowerings(patterns);
+  populateCumsumLowerings(patterns);
   populateControlFlowLowerings(patterns);
   populateStackLowerings(patterns);
   populateFusedLowerings(patterns);

@@ -21,6 +21,11 @@ namespace kiln {
 void populateElementwiseLowerings(RewritePatternSet &patterns);
 void populateStructuralLowerings(RewritePatternSet &patterns);
 void populateControlFlowLowerings(RewritePatternSet &patterns);
+/// kiln.argmax/argmin: a parallel generic scanning each slice
+/// (ArgReduceLowering.cpp).
+void populateArgReduceLowerings(RewritePatternSet &patterns);
+/// kiln.cumsum: an scf.for of in-place slice updates (CumsumLowering.cpp).
+void populateCumsumLowerings(RewritePatternSet &patterns);
 /// kiln.stack_empty/push/read: tensor ops on the stack's tensor<?x...>
 /// (see StackLowering.cpp).
 void populateStackLowerings(RewritePatternSet &patterns);

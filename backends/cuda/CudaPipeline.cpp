@@ -23,7 +23,9 @@
 //      host buffers become CUDA managed memory
 //      (kiln-cuda-device-allocations);
 //   5. gpu-kernel-outlining, all kernels in one gpu.module, nvvm-attach-target
-//      for the chosen sm_XX, convert-gpu-to-nvvm (math through libdevice),
+//      for the chosen sm_XX, libdevice calls for the math ops that
+//      convert-gpu-to-nvvm skips (kiln-cuda-libdevice-calls), then
+//      convert-gpu-to-nvvm (math through libdevice),
 //      gpu-module-to-binary format=isa: PTX, no ptxas needed;
 //   6. the host code (control flow, scalar reads, launches) -> the LLVM
 //      dialect with gpu-to-llvm and the CPU's conversions.
@@ -132,6 +134,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
     target.features = ptxFeature;
   target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addNestedPass<gpu::GPUModuleOp>(createKilnCudaLibdeviceCalls());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   // What libdevice does not cover (math.absi, ...) becomes LLVM intrinsics.
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToLLVMPass());

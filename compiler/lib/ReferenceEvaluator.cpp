@@ -132,6 +132,29 @@ static int64_t truncatingDiv(int64_t a, int64_t b) {
   return a / b;
 }
 
+/// kiln.rem on integers: C's `%`, except that a zero divisor gives the
+/// dividend and -1 gives 0 (where `%` would overflow), as KilnOps.td defines.
+static int64_t truncatingRem(int64_t a, int64_t b) {
+  if (b == 0)
+    return a;
+  if (b == -1)
+    return 0;
+  return a % b;
+}
+
+/// kiln.sign: +-1 off zero; zeros (of either sign) and NaN are their own sign.
+static double floatSign(double x) {
+  if (x > 0)
+    return 1.0;
+  if (x < 0)
+    return -1.0;
+  return x;
+}
+
+/// kiln.round: to nearest, ties to even. nearbyint rounds in the current
+/// rounding mode, which is the default one (to nearest even) here.
+static double roundHalfToEven(double x) { return std::nearbyint(x); }
+
 /// NaN-propagating maximum that orders -0 below +0 (IEEE 754 `maximum`).
 static double floatMax(double a, double b) {
   if (std::isnan(a) || std::isnan(b))
@@ -596,6 +619,101 @@ static HostTensor evaluateReduceMean(ReduceMeanOp op,
   return result;
 }
 
+/// Whether `candidate` replaces `best` in an argmax (`isMax`) or argmin
+/// scan: a strictly better value does, and so does a tie when the last
+/// index is wanted. NaN is the extreme value both ways: the first NaN wins
+/// over every number, and later NaNs count as ties.
+static bool replacesBest(double candidate, double best, bool isMax,
+                         bool selectLast) {
+  if (std::isnan(best))
+    return selectLast && std::isnan(candidate);
+  if (std::isnan(candidate))
+    return true;
+  if (candidate == best)
+    return selectLast;
+  return isMax ? candidate > best : candidate < best;
+}
+
+static bool replacesBest(int64_t candidate, int64_t best, bool isMax,
+                         bool selectLast) {
+  if (candidate == best)
+    return selectLast;
+  return isMax ? candidate > best : candidate < best;
+}
+
+/// argmax/argmin along one dimension: each result element scans its slice
+/// from index 0 and keeps the index of the best element so far.
+template <typename Op>
+static HostTensor evaluateArgReduce(Op op, const HostTensor &operand) {
+  constexpr bool isMax = std::is_same_v<Op, ArgMaxOp>;
+  HostTensor result(resultElementType(op), resultShape(op));
+  int64_t dim = static_cast<int64_t>(op.getDim());
+  bool selectLast = op.getSelectLastIndex();
+  ReductionLayout layout(operand.shape, {dim});
+  auto scan = [&](const auto &from) {
+    StridedCursor outer(layout.keptShape, layout.keptStrides, 0);
+    int64_t stride = layout.reducedStrides[0];
+    for (int64_t &out : result.i) {
+      int64_t bestIndex = 0;
+      auto best = from[outer.offset()];
+      for (int64_t k = 1; k < layout.reducedCount; ++k) {
+        auto candidate = from[outer.offset() + k * stride];
+        if (replacesBest(candidate, best, isMax, selectLast)) {
+          best = candidate;
+          bestIndex = k;
+        }
+      }
+      out = bestIndex;
+      outer.advance();
+    }
+  };
+  if (operand.isFloat())
+    scan(operand.f);
+  else
+    scan(operand.i);
+  return result;
+}
+
+/// Running sums along `dim`, in the order the op defines (from the first
+/// element, or from the last with `reverse`), rounded or wrapped after
+/// every addition as sequential code in the element type does.
+static HostTensor evaluateCumsum(CumsumOp op, const HostTensor &operand) {
+  HostTensor result(operand.elementType, operand.shape);
+  int64_t dim = static_cast<int64_t>(op.getDim());
+  bool exclusive = op.getExclusive(), reverse = op.getReverse();
+  ElementKind kind = operand.kind();
+  ReductionLayout layout(operand.shape, {dim});
+  int64_t stride = layout.reducedStrides[0];
+  int64_t n = layout.reducedCount;
+  auto scan = [&](const auto &from, auto &to, auto zero, auto addFn) {
+    StridedCursor outer(layout.keptShape, layout.keptStrides, 0);
+    int64_t lines = ::kiln::computeNumElements(layout.keptShape);
+    for (int64_t line = 0; line < lines; ++line) {
+      auto sum = zero;
+      for (int64_t step = 0; step < n; ++step) {
+        int64_t k = reverse ? n - 1 - step : step;
+        int64_t offset = outer.offset() + k * stride;
+        if (exclusive) {
+          to[offset] = sum;
+          sum = addFn(sum, from[offset]);
+        } else {
+          sum = addFn(sum, from[offset]);
+          to[offset] = sum;
+        }
+      }
+      outer.advance();
+    }
+  };
+  if (operand.isFloat())
+    scan(operand.f, result.f, 0.0,
+         [&](double a, double b) { return roundToFloat(kind, a + b); });
+  else
+    scan(operand.i, result.i, int64_t(0), [&](int64_t a, int64_t b) {
+      return wrapToInt(kind, wrappingAdd(a, b));
+    });
+  return result;
+}
+
 /// Each output element accumulates k = 0..K-1 in order, rounding the
 /// product and then the sum, as a scalar multiply-add loop in the element
 /// type does.
@@ -978,6 +1096,76 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
       .Case([&](CosOp) {
         return single(mapFloat(arg(0), [](double x) { return std::cos(x); }));
       })
+      .Case([&](ErfOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::erf(x); }));
+      })
+      .Case([&](FloorOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::floor(x); }));
+      })
+      .Case([&](CeilOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::ceil(x); }));
+      })
+      .Case([&](RoundOp) {
+        return single(mapFloat(arg(0), [](double x) { return roundHalfToEven(x); }));
+      })
+      .Case([&](TanOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::tan(x); }));
+      })
+      .Case([&](AsinOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::asin(x); }));
+      })
+      .Case([&](AcosOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::acos(x); }));
+      })
+      .Case([&](AtanOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::atan(x); }));
+      })
+      .Case([&](SinhOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::sinh(x); }));
+      })
+      .Case([&](CoshOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::cosh(x); }));
+      })
+      .Case([&](AsinhOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::asinh(x); }));
+      })
+      .Case([&](AcoshOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::acosh(x); }));
+      })
+      .Case([&](AtanhOp) {
+        return single(mapFloat(arg(0), [](double x) { return std::atanh(x); }));
+      })
+      .Case([&](SignOp) {
+        return single(mapUnary(arg(0), floatSign, [](int64_t x) -> int64_t {
+          return x > 0 ? 1 : x < 0 ? -1 : 0;
+        }));
+      })
+      .Case([&](RemOp) {
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double b) { return std::fmod(a, b); },
+            truncatingRem));
+      })
+      // Bitwise (i1, i32, i64; wrapToInt keeps i1 to 0 or 1).
+      .Case([&](NotOp) {
+        return single(mapUnary(
+            arg(0), [](double x) { return x; },
+            [&](int64_t x) { return arg(0).kind() == ElementKind::I1 ? !x : ~x; }));
+      })
+      .Case([&](AndOp) {
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double) { return a; },
+            [](int64_t a, int64_t b) { return a & b; }));
+      })
+      .Case([&](OrOp) {
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double) { return a; },
+            [](int64_t a, int64_t b) { return a | b; }));
+      })
+      .Case([&](XorOp) {
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double) { return a; },
+            [](int64_t a, int64_t b) { return a ^ b; }));
+      })
       // Comparison, selection, conversion.
       .Case([&](CompareOp op) {
         return single(evaluateCompare(op, arg(0), arg(1)));
@@ -1006,6 +1194,13 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
       .Case([&](ReduceMeanOp op) {
         return single(evaluateReduceMean(op, arg(0)));
       })
+      .Case([&](ArgMaxOp op) {
+        return single(evaluateArgReduce(op, arg(0)));
+      })
+      .Case([&](ArgMinOp op) {
+        return single(evaluateArgReduce(op, arg(0)));
+      })
+      .Case([&](CumsumOp op) { return single(evaluateCumsum(op, arg(0))); })
       .Case([&](MatmulOp op) {
         return single(evaluateMatmul(op, arg(0), arg(1)));
       })

@@ -232,6 +232,49 @@ Tensor cos(const Tensor &x, SourceLoc loc) {
   return detail::unaryFloat<mlir::kiln::CosOp>(x, loc);
 }
 
+Tensor erf(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::ErfOp>(x, loc);
+}
+Tensor floor(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::FloorOp>(x, loc);
+}
+Tensor ceil(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::CeilOp>(x, loc);
+}
+Tensor round(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::RoundOp>(x, loc);
+}
+Tensor tan(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::TanOp>(x, loc);
+}
+Tensor asin(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::AsinOp>(x, loc);
+}
+Tensor acos(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::AcosOp>(x, loc);
+}
+Tensor atan(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::AtanOp>(x, loc);
+}
+Tensor sinh(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::SinhOp>(x, loc);
+}
+Tensor cosh(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::CoshOp>(x, loc);
+}
+Tensor asinh(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::AsinhOp>(x, loc);
+}
+Tensor acosh(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::AcoshOp>(x, loc);
+}
+Tensor atanh(const Tensor &x, SourceLoc loc) {
+  return detail::unaryFloat<mlir::kiln::AtanhOp>(x, loc);
+}
+Tensor sign(const Tensor &x, SourceLoc loc) {
+  return detail::unaryNumeric<mlir::kiln::SignOp>(x, "kiln::sign", loc);
+}
+
 Tensor cast(const Tensor &x, DType dtype, SourceLoc loc) {
   detail::TraceState &state = detail::TraceState::of(x, loc);
   return state.wrap(detail::castValue(state, state.use(x, loc), dtype, loc));

@@ -1,4 +1,4 @@
-//===- Reductions.cpp - sum, max and mean over axes -----------------------===//
+//===- Reductions.cpp - sum, max, mean; argmax, argmin, cumsum along axes -===//
 //
 // kiln's reduce ops remove the reduced dimensions; keepdims is a reshape
 // afterwards that puts them back as size 1, which is what broadcasting the
@@ -75,9 +75,55 @@ static Tensor reduce(ReduceKind kind, const char *what, const Tensor &x,
   return state.wrap(result);
 }
 
+/// x as a numeric value, and `axis` made non-negative, for the ops along
+/// one axis.
+static mlir::Value alongAxis(TraceState &state, const Tensor &x, int64_t &axis,
+                             const char *what, SourceLoc loc) {
+  if (x.dtype() == DType::I1)
+    fail(loc, std::string(what) +
+                  " is not defined for bool (i1) tensors; cast to a numeric "
+                  "dtype first, e.g. kiln::cast(x, kiln::DType::I32)");
+  axis = normalizeAxis(axis, x.rank(), what, loc);
+  return state.use(x, loc);
+}
+
+template <typename OpTy>
+static Tensor argReduce(const char *what, const Tensor &x, int64_t axis,
+                        bool selectLastIndex, SourceLoc loc) {
+  TraceState &state = TraceState::of(x, loc);
+  mlir::Value value = alongAxis(state, x, axis, what, loc);
+  if (x.shape()[axis] == 0)
+    fail(loc, std::string(what) + ": axis " + std::to_string(axis) +
+                  " has size 0, so there is no index to return");
+  return state.wrap(
+      state.create<OpTy>(loc, value, axis, selectLastIndex).getResult());
+}
+
 } // namespace detail
 
 using detail::ReduceKind;
+
+Tensor argmax(const Tensor &x, int64_t axis, bool selectLastIndex,
+              SourceLoc loc) {
+  return detail::argReduce<mlir::kiln::ArgMaxOp>("kiln::argmax", x, axis,
+                                                 selectLastIndex, loc);
+}
+
+Tensor argmin(const Tensor &x, int64_t axis, bool selectLastIndex,
+              SourceLoc loc) {
+  return detail::argReduce<mlir::kiln::ArgMinOp>("kiln::argmin", x, axis,
+                                                 selectLastIndex, loc);
+}
+
+Tensor cumsum(const Tensor &x, int64_t axis, bool exclusive, bool reverse,
+              SourceLoc loc) {
+  detail::TraceState &state = detail::TraceState::of(x, loc);
+  mlir::Value value =
+      detail::alongAxis(state, x, axis, "kiln::cumsum", loc);
+  return state.wrap(
+      state.create<mlir::kiln::CumsumOp>(loc, value, axis, exclusive, reverse)
+          .getResult());
+}
 
 Tensor sum(const Tensor &x, Axes axes, bool keepdims, SourceLoc loc) {
   return detail::reduce(ReduceKind::Sum, "kiln::sum", x, axes, keepdims, loc);

@@ -412,6 +412,180 @@ OpFoldResult CosOp::fold(FoldAdaptor adaptor) {
                         [](double x) { return std::cos(x); });
 }
 
+OpFoldResult ErfOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::erf(x); });
+}
+
+/// Rounds to an integral value in the element type's own semantics, which
+/// is exact (and keeps the sign of zeros, infinities and NaN).
+static Attribute foldRoundToIntegral(ArrayRef<Attribute> operands,
+                                     ShapedType type,
+                                     APFloat::roundingMode mode) {
+  return foldUnary(operands, type, nullptr,
+                   [&](const APFloat &x) -> std::optional<APFloat> {
+                     APFloat result = x;
+                     result.roundToIntegral(mode);
+                     return result;
+                   });
+}
+
+OpFoldResult FloorOp::fold(FoldAdaptor adaptor) {
+  // floor(floor x) is floor x; likewise ceil and round.
+  if (getOperand().getDefiningOp<FloorOp>())
+    return getOperand();
+  return foldRoundToIntegral(adaptor.getOperands(), getType(),
+                             APFloat::rmTowardNegative);
+}
+
+OpFoldResult CeilOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getDefiningOp<CeilOp>())
+    return getOperand();
+  return foldRoundToIntegral(adaptor.getOperands(), getType(),
+                             APFloat::rmTowardPositive);
+}
+
+OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getDefiningOp<RoundOp>())
+    return getOperand();
+  return foldRoundToIntegral(adaptor.getOperands(), getType(),
+                             APFloat::rmNearestTiesToEven);
+}
+
+OpFoldResult TanOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::tan(x); });
+}
+
+OpFoldResult AsinOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::asin(x); });
+}
+
+OpFoldResult AcosOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::acos(x); });
+}
+
+OpFoldResult AtanOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::atan(x); });
+}
+
+OpFoldResult SinhOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::sinh(x); });
+}
+
+OpFoldResult CoshOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::cosh(x); });
+}
+
+OpFoldResult AsinhOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::asinh(x); });
+}
+
+OpFoldResult AcoshOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::acosh(x); });
+}
+
+OpFoldResult AtanhOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getOperands(), getType(),
+                        [](double x) { return std::atanh(x); });
+}
+
+OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getDefiningOp<SignOp>())
+    return getOperand();
+  return foldUnary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a) -> std::optional<APInt> {
+        if (a.isZero())
+          return a;
+        return APInt(a.getBitWidth(), a.isNegative() ? -1 : 1,
+                     /*isSigned=*/true);
+      },
+      // Zeros (of either sign) and NaN are their own sign.
+      [](const APFloat &a) -> std::optional<APFloat> {
+        if (a.isZero() || a.isNaN())
+          return a;
+        // Not APFloat::getOne(semantics, true): in LLVM 19 it converts -1
+        // through an unsigned integer and gives 2^64.
+        APFloat one(a.getSemantics(), 1);
+        if (a.isNegative())
+          one.changeSign();
+        return one;
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// RemOp and the bitwise ops
+//===----------------------------------------------------------------------===//
+
+OpFoldResult RemOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        // rem(x, 0) is x and rem(x, -1) is 0 by definition (KilnOps.td).
+        if (b.isZero())
+          return a;
+        if (b.isAllOnes())
+          return APInt::getZero(a.getBitWidth());
+        return a.srem(b);
+      },
+      // APFloat::mod is C's fmod: exact, with the dividend's sign.
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        APFloat result = a;
+        result.mod(b);
+        return result;
+      });
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getOperand().getDefiningOp<NotOp>())
+    return inner.getOperand();
+  return foldUnary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a) -> std::optional<APInt> { return ~a; }, nullptr);
+}
+
+OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a & b;
+      },
+      nullptr);
+}
+
+OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a | b;
+      },
+      nullptr);
+}
+
+OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return DenseElementsAttr::get(
+        getType(), APInt::getZero(getType().getElementTypeBitWidth()));
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a ^ b;
+      },
+      nullptr);
+}
+
 //===----------------------------------------------------------------------===//
 // CompareOp, SelectOp, CastOp
 //===----------------------------------------------------------------------===//

@@ -274,6 +274,64 @@ KILN_REDUCE_INFER(ReduceMaxOp, "reduce_max")
 KILN_REDUCE_INFER(ReduceMeanOp, "reduce_mean")
 #undef KILN_REDUCE_INFER
 
+/// argmax/argmin: the operand's shape without `dim`, as i64 indices.
+static LogicalResult inferArgReduceType(MLIRContext *context,
+                                        std::optional<Location> location,
+                                        StringRef opName, Value operand,
+                                        int64_t dim,
+                                        SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorOf(operand);
+  if (dim < 0 || dim >= type.getRank())
+    return emitOptionalError(location, "'kiln.", opName, "' op ", "dimension ",
+                             dim, " is out of range for operand of rank ",
+                             type.getRank());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.erase(shape.begin() + dim);
+  inferred.push_back(
+      RankedTensorType::get(shape, IntegerType::get(context, 64)));
+  return success();
+}
+
+/// There is no index of an empty slice, so the reduced dimension must have
+/// elements. The verifier may run before the inferred result type is
+/// checked, so it checks the dimension's range itself too.
+template <typename Op>
+static LogicalResult verifyArgReduce(Op op) {
+  int64_t dim = static_cast<int64_t>(op.getDim());
+  RankedTensorType type = op.getOperand().getType();
+  if (dim < 0 || dim >= type.getRank())
+    return op.emitOpError("dimension ")
+           << dim << " is out of range for operand of rank "
+           << type.getRank();
+  if (type.getDimSize(dim) == 0)
+    return op.emitOpError("dimension ")
+           << dim << " has size 0: there is no index to return";
+  return success();
+}
+
+#define KILN_ARG_REDUCE(OP, NAME)                                              \
+  LogicalResult OP::inferReturnTypes(MLIRContext *context,                     \
+                                     std::optional<Location> location,         \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &inferred) {        \
+    return inferArgReduceType(context, location, NAME, adaptor.getOperand(),   \
+                              static_cast<int64_t>(adaptor.getDim()),          \
+                              inferred);                                       \
+  }                                                                            \
+  LogicalResult OP::verify() { return verifyArgReduce(*this); }
+KILN_ARG_REDUCE(ArgMaxOp, "argmax")
+KILN_ARG_REDUCE(ArgMinOp, "argmin")
+#undef KILN_ARG_REDUCE
+
+LogicalResult CumsumOp::verify() {
+  int64_t dim = static_cast<int64_t>(getDim());
+  int64_t rank = getOperand().getType().getRank();
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dimension ")
+           << dim << " is out of range for operand of rank " << rank;
+  return success();
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,

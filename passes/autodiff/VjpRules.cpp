@@ -22,7 +22,12 @@
 //    operand's type); casts to or from integers and i1 carry no gradient.
 //  - constant, iota and compare carry no gradient by definition; the table
 //    says so explicitly, so that they are never mistaken for unsupported
-//    ops.
+//    ops. floor, ceil, round and sign are piecewise constant: derivative 0
+//    (also taken at their jumps), so they too carry no gradient. argmax
+//    and argmin have integer results, and the bitwise ops integer
+//    operands; they are listed the same way.
+//  - rem(x, y) on floats: d/dx = 1, d/dy = -trunc(x / y) (also at the
+//    jumps of trunc).
 //  - the stack ops (stack_empty/push/read) have no rule: only derived
 //    gradients of kiln.while contain them, and second derivatives through
 //    a while are not supported.
@@ -290,6 +295,116 @@ static LogicalResult vjpCos(CosOp op, VjpContext &context) {
   return success();
 }
 
+/// d erf(x) = 2/sqrt(pi) exp(-x^2).
+static LogicalResult vjpErf(ErfOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value x = op.getOperand();
+  Value gauss = r.b.create<ExpOp>(r.loc, r.neg(r.mul(x, x)));
+  Value slope = r.mul(gauss, r.splatLike(x, 1.1283791670955126));
+  context.addGradient(0, r.mul(context.getResultAdjoint(0), slope));
+  return success();
+}
+
+/// d tan(x) = 1 + tan(x)^2.
+static LogicalResult vjpTan(TanOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value y = op.getResult();
+  Value slope = r.add(r.splatLike(y, 1.0), r.mul(y, y));
+  context.addGradient(0, r.mul(context.getResultAdjoint(0), slope));
+  return success();
+}
+
+/// 1 - x^2 as (1 - x)(1 + x), which keeps its accuracy near |x| = 1.
+static Value oneMinusSquare(RuleBuilder &r, Value x) {
+  Value one = r.splatLike(x, 1.0);
+  return r.mul(r.sub(one, x), r.add(one, x));
+}
+
+/// d asin(x) = 1 / sqrt(1 - x^2); acos is its negation.
+static LogicalResult vjpAsin(AsinOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value root = r.b.create<SqrtOp>(r.loc, oneMinusSquare(r, op.getOperand()));
+  context.addGradient(0, r.div(context.getResultAdjoint(0), root));
+  return success();
+}
+
+static LogicalResult vjpAcos(AcosOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value root = r.b.create<SqrtOp>(r.loc, oneMinusSquare(r, op.getOperand()));
+  context.addGradient(0, r.neg(r.div(context.getResultAdjoint(0), root)));
+  return success();
+}
+
+/// d atan(x) = 1 / (1 + x^2).
+static LogicalResult vjpAtan(AtanOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value x = op.getOperand();
+  Value denominator = r.add(r.splatLike(x, 1.0), r.mul(x, x));
+  context.addGradient(0, r.div(context.getResultAdjoint(0), denominator));
+  return success();
+}
+
+static LogicalResult vjpSinh(SinhOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value cosh = r.b.create<CoshOp>(r.loc, op.getOperand());
+  context.addGradient(0, r.mul(context.getResultAdjoint(0), cosh));
+  return success();
+}
+
+static LogicalResult vjpCosh(CoshOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value sinh = r.b.create<SinhOp>(r.loc, op.getOperand());
+  context.addGradient(0, r.mul(context.getResultAdjoint(0), sinh));
+  return success();
+}
+
+/// d asinh(x) = 1 / sqrt(x^2 + 1).
+static LogicalResult vjpAsinh(AsinhOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value x = op.getOperand();
+  Value root =
+      r.b.create<SqrtOp>(r.loc, r.add(r.mul(x, x), r.splatLike(x, 1.0)));
+  context.addGradient(0, r.div(context.getResultAdjoint(0), root));
+  return success();
+}
+
+/// d acosh(x) = 1 / sqrt(x^2 - 1), with x^2 - 1 as (x - 1)(x + 1).
+static LogicalResult vjpAcosh(AcoshOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value x = op.getOperand();
+  Value one = r.splatLike(x, 1.0);
+  Value root =
+      r.b.create<SqrtOp>(r.loc, r.mul(r.sub(x, one), r.add(x, one)));
+  context.addGradient(0, r.div(context.getResultAdjoint(0), root));
+  return success();
+}
+
+/// d atanh(x) = 1 / (1 - x^2).
+static LogicalResult vjpAtanh(AtanhOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  context.addGradient(
+      0, r.div(context.getResultAdjoint(0), oneMinusSquare(r, op.getOperand())));
+  return success();
+}
+
+/// Float rem(x, y) = x - trunc(x / y) * y: d/dx = 1, d/dy = -trunc(x / y),
+/// with trunc(q) as q < 0 ? ceil(q) : floor(q). Integer rem has no varied
+/// operands (integers carry no gradient), so only floats get here.
+static LogicalResult vjpRem(RemOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  if (context.needsGradient(0))
+    context.addGradient(0, g);
+  if (context.needsGradient(1)) {
+    Value q = r.div(op.getLhs(), op.getRhs());
+    Value negative = r.cmp(CompareDirection::lt, q, r.zeros(q.getType()));
+    Value truncated = r.select(negative, r.b.create<CeilOp>(r.loc, q),
+                               r.b.create<FloorOp>(r.loc, q));
+    context.addGradient(1, r.neg(r.mul(g, truncated)));
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Selection and conversion
 //===----------------------------------------------------------------------===//
@@ -500,6 +615,18 @@ static LogicalResult vjpReduceMax(ReduceMaxOp op, VjpContext &context) {
   return success();
 }
 
+/// The cotangent summed the other way: result[k] collects x[j] for the j
+/// on one side of k (strictly with `exclusive`), so x[j] collects the
+/// cotangents of the k on the other side, with the same strictness.
+static LogicalResult vjpCumsum(CumsumOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  context.addGradient(0, r.b.create<CumsumOp>(
+                             r.loc, context.getResultAdjoint(0),
+                             static_cast<int64_t>(op.getDim()),
+                             op.getExclusive(), !op.getReverse()));
+  return success();
+}
+
 /// C = A B: dA = dC B^T, dB = A^T dC (batched: transpose the last two dims).
 static LogicalResult vjpMatmul(MatmulOp op, VjpContext &context) {
   RuleBuilder r(context);
@@ -594,6 +721,21 @@ public:
     noGradient<ConstantOp>();
     noGradient<IotaOp>();
     noGradient<CompareOp>();
+    // Piecewise constant: the derivative is 0 wherever it exists, so their
+    // results are not varied and contribute nothing.
+    noGradient<FloorOp>();
+    noGradient<CeilOp>();
+    noGradient<RoundOp>();
+    noGradient<SignOp>();
+    // Integer results (indices).
+    noGradient<ArgMaxOp>();
+    noGradient<ArgMinOp>();
+    // Integer and i1 operands only, so never varied; listed so that they
+    // are known.
+    noGradient<NotOp>();
+    noGradient<AndOp>();
+    noGradient<OrOp>();
+    noGradient<XorOp>();
     // Elementwise.
     rule<AddOp, vjpAdd>();
     rule<SubOp, vjpSub>();
@@ -613,6 +755,17 @@ public:
     rule<SigmoidOp, vjpSigmoid>();
     rule<SinOp, vjpSin>();
     rule<CosOp, vjpCos>();
+    rule<ErfOp, vjpErf>();
+    rule<TanOp, vjpTan>();
+    rule<AsinOp, vjpAsin>();
+    rule<AcosOp, vjpAcos>();
+    rule<AtanOp, vjpAtan>();
+    rule<SinhOp, vjpSinh>();
+    rule<CoshOp, vjpCosh>();
+    rule<AsinhOp, vjpAsinh>();
+    rule<AcoshOp, vjpAcosh>();
+    rule<AtanhOp, vjpAtanh>();
+    rule<RemOp, vjpRem>();
     rule<SelectOp, vjpSelect>();
     rule<CastOp, vjpCast>();
     // Shapes.
@@ -625,6 +778,7 @@ public:
     rule<ReduceSumOp, vjpReduceSum>();
     rule<ReduceMeanOp, vjpReduceMean>();
     rule<ReduceMaxOp, vjpReduceMax>();
+    rule<CumsumOp, vjpCumsum>();
     rule<MatmulOp, vjpMatmul>();
     rule<GatherOp, vjpGather>();
     rule<DynamicSliceOp, vjpDynamicSlice>();

@@ -64,3 +64,35 @@ func.func @log_subnormal(%x: vector<16xf32>) -> vector<16xf32> {
   %l = math.log %x : vector<16xf32>
   return %l : vector<16xf32>
 }
+
+// -----
+
+// f32 erf and atan become polynomials; asin and acos stay libm calls
+// (upstream's asin polynomial is off by up to 1e-2), and so do the math ops
+// without an approximation (tan, the hyperbolic functions) and the
+// rounding ops, which become LLVM intrinsics later.
+// CHECK-LABEL: func.func @new_f32_ops(
+// CHECK-NOT:     math.erf
+// CHECK-NOT:     math.atan
+// CHECK-DAG:     math.asin %{{.*}} : f32
+// CHECK-DAG:     math.acos %{{.*}} : f32
+// CHECK-DAG:     math.tan %{{.*}} : f32
+// CHECK-DAG:     math.sinh %{{.*}} : f32
+// CHECK-DAG:     math.acosh %{{.*}} : f32
+// CHECK-DAG:     math.roundeven %{{.*}} : f32
+// CHECK-DAG:     math.floor %{{.*}} : f32
+// CHECK-NOT:     math.erf
+// CHECK-NOT:     math.atan
+// CHECK:         return
+func.func @new_f32_ops(%x: f32) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+  %e = math.erf %x : f32
+  %a = math.atan %x : f32
+  %s = math.asin %x : f32
+  %c = math.acos %x : f32
+  %t = math.tan %x : f32
+  %h = math.sinh %x : f32
+  %k = math.acosh %x : f32
+  %r = math.roundeven %x : f32
+  %f = math.floor %x : f32
+  return %e, %a, %s, %c, %t, %h, %k, %r, %f : f32, f32, f32, f32, f32, f32, f32, f32, f32
+}

@@ -614,3 +614,186 @@ func.func @nested(%x: tensor<i32>) -> tensor<i32> {
   }
   return %r : tensor<i32>
 }
+
+// -----
+
+// The float functions become their math ops; round is roundeven.
+// CHECK-LABEL: func.func @math_functions
+// CHECK: math.erf
+// CHECK: math.floor
+// CHECK: math.ceil
+// CHECK: math.roundeven
+// CHECK: math.tan
+// CHECK: math.asin
+// CHECK: math.acos
+// CHECK: math.atan
+// CHECK: math.sinh
+// CHECK: math.cosh
+// CHECK: math.asinh
+// CHECK: math.acosh
+// CHECK: math.atanh
+// CHECK-NOT: kiln.
+func.func @math_functions(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.erf %x : tensor<4xf32>
+  %1 = kiln.floor %0 : tensor<4xf32>
+  %2 = kiln.ceil %1 : tensor<4xf32>
+  %3 = kiln.round %2 : tensor<4xf32>
+  %4 = kiln.tan %3 : tensor<4xf32>
+  %5 = kiln.asin %4 : tensor<4xf32>
+  %6 = kiln.acos %5 : tensor<4xf32>
+  %7 = kiln.atan %6 : tensor<4xf32>
+  %8 = kiln.sinh %7 : tensor<4xf32>
+  %9 = kiln.cosh %8 : tensor<4xf32>
+  %10 = kiln.asinh %9 : tensor<4xf32>
+  %11 = kiln.acosh %10 : tensor<4xf32>
+  %12 = kiln.atanh %11 : tensor<4xf32>
+  return %12 : tensor<4xf32>
+}
+
+// -----
+
+// sign: x > 0 ? 1 : (x < 0 ? -1 : x), so zeros and NaN pass through.
+// CHECK-LABEL: func.func @sign_f64
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[X:.+]]: f64, %{{.+}}: f64):
+// CHECK-DAG: %[[POS:.+]] = arith.cmpf ogt, %[[X]], %{{.+}} : f64
+// CHECK-DAG: %[[NEG:.+]] = arith.cmpf olt, %[[X]], %{{.+}} : f64
+// CHECK: %[[INNER:.+]] = arith.select %[[NEG]], %{{.+}}, %[[X]] : f64
+// CHECK: %[[OUT:.+]] = arith.select %[[POS]], %{{.+}}, %[[INNER]] : f64
+// CHECK: linalg.yield %[[OUT]]
+func.func @sign_f64(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = kiln.sign %x : tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+// Integer rem never divides by 0 or -1: both become 1 (remainder 0), and a
+// zero divisor selects the dividend. Float rem is arith.remf (fmod).
+// CHECK-LABEL: func.func @rem
+// CHECK: ^bb0(%[[A:.+]]: i32, %[[B:.+]]: i32, %{{.+}}: i32):
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK-DAG: %[[M1:.+]] = arith.constant -1 : i32
+// CHECK-DAG: %[[ISZERO:.+]] = arith.cmpi eq, %[[B]], %[[ZERO]] : i32
+// CHECK-DAG: %[[ISM1:.+]] = arith.cmpi eq, %[[B]], %[[M1]] : i32
+// CHECK: %[[UNSAFE:.+]] = arith.ori %[[ISZERO]], %[[ISM1]] : i1
+// CHECK: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK: %[[DIV:.+]] = arith.select %[[UNSAFE]], %[[ONE]], %[[B]] : i32
+// CHECK: %[[REM:.+]] = arith.remsi %[[A]], %[[DIV]] : i32
+// CHECK: %[[OUT:.+]] = arith.select %[[ISZERO]], %[[A]], %[[REM]] : i32
+// CHECK: linalg.yield %[[OUT]]
+// CHECK: arith.remf %{{.+}}, %{{.+}} : f32
+func.func @rem(%a: tensor<4xi32>, %b: tensor<4xi32>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xf32>) {
+  %0 = kiln.rem %a, %b : tensor<4xi32>
+  %1 = kiln.rem %x, %y : tensor<4xf32>
+  return %0, %1 : tensor<4xi32>, tensor<4xf32>
+}
+
+// -----
+
+// not is xor with all ones; and/or/xor are the arith ops.
+// CHECK-LABEL: func.func @bitwise
+// CHECK: %[[TRUE:.+]] = arith.constant true
+// CHECK: arith.xori %{{.+}}, %[[TRUE]] : i1
+// CHECK: %[[ONES:.+]] = arith.constant -1 : i64
+// CHECK: arith.xori %{{.+}}, %[[ONES]] : i64
+// CHECK: arith.andi %{{.+}}, %{{.+}} : i64
+// CHECK: arith.ori %{{.+}}, %{{.+}} : i64
+// CHECK: arith.xori %{{.+}}, %{{.+}} : i1
+func.func @bitwise(%p: tensor<4xi1>, %q: tensor<4xi1>, %i: tensor<4xi64>, %j: tensor<4xi64>) -> (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>, tensor<4xi1>) {
+  %0 = kiln.not %p : tensor<4xi1>
+  %1 = kiln.not %i : tensor<4xi64>
+  %2 = kiln.and %i, %j : tensor<4xi64>
+  %3 = kiln.or %i, %j : tensor<4xi64>
+  %4 = kiln.xor %p, %q : tensor<4xi1>
+  return %0, %1, %2, %3, %4 : tensor<4xi1>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>, tensor<4xi1>
+}
+
+// -----
+
+// argmax: a parallel generic over the result whose body scans the slice
+// from index 1, starting from element 0. Floats replace the best on a NaN
+// or a larger value, unless the best is already NaN.
+// CHECK-LABEL: func.func @argmax_f32
+// CHECK-SAME: (%[[X:.+]]: tensor<3x5xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}], iterator_types = ["parallel"]} outs(%{{.+}} : tensor<3xi64>)
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: %[[FIRST:.+]] = tensor.extract %[[X]][%[[ROW]], %[[C0:.+]]] : tensor<3x5xf32>
+// CHECK: %[[LOOP:.+]]:2 = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[BEST:.+]] = %[[FIRST]], %[[IDX:.+]] = %[[C0]]) -> (f32, index)
+// CHECK: %[[CAND:.+]] = tensor.extract %[[X]][%[[ROW]], %[[K]]]
+// CHECK-DAG: %[[BESTNAN:.+]] = arith.cmpf uno, %[[BEST]], %[[BEST]]
+// CHECK-DAG: %[[CANDNAN:.+]] = arith.cmpf uno, %[[CAND]], %[[CAND]]
+// CHECK-DAG: %[[BETTER:.+]] = arith.cmpf ogt, %[[CAND]], %[[BEST]]
+// CHECK: %[[EITHER:.+]] = arith.ori %[[CANDNAN]], %[[BETTER]]
+// CHECK: %[[REPLACE:.+]] = arith.select %[[BESTNAN]], %{{.+}}, %[[EITHER]] : i1
+// CHECK: arith.select %[[REPLACE]], %[[CAND]], %[[BEST]] : f32
+// CHECK: arith.select %[[REPLACE]], %[[K]], %[[IDX]] : index
+// CHECK: arith.index_cast %[[LOOP]]#1 : index to i64
+func.func @argmax_f32(%x: tensor<3x5xf32>) -> tensor<3xi64> {
+  %0 = kiln.argmax %x, dim = 1 : tensor<3x5xf32>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+// argmin with select_last_index on integers: smaller, or equal.
+// CHECK-LABEL: func.func @argmin_last_i32
+// CHECK: scf.for
+// CHECK-DAG: %[[LESS:.+]] = arith.cmpi slt
+// CHECK-DAG: %[[TIE:.+]] = arith.cmpi eq
+// CHECK: arith.ori %[[LESS]], %[[TIE]] : i1
+func.func @argmin_last_i32(%x: tensor<4x3xi32>) -> tensor<3xi64> {
+  %0 = kiln.argmin %x, dim = 0 select_last_index : tensor<4x3xi32>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+// cumsum: an scf.for over the summed dim carrying the running sum of one
+// slice and the result; the addition writes into the running sum. Reverse
+// visits k = n-1-i; exclusive inserts before adding.
+// CHECK-LABEL: func.func @cumsum_exclusive_reverse
+// CHECK-SAME: (%[[X:.+]]: tensor<4x3xf32>)
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<4x1xf32>)
+// CHECK: %[[OUT:.+]] = tensor.empty() : tensor<4x3xf32>
+// CHECK-DAG: %[[N:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[LAST:.+]] = arith.constant 2 : index
+// CHECK: %[[LOOP:.+]]:2 = scf.for %[[I:.+]] = %{{.+}} to %[[N]] step %{{.+}} iter_args(%[[SUM:.+]] = %[[INIT]], %[[RES:.+]] = %[[OUT]])
+// CHECK: %[[K:.+]] = arith.subi %[[LAST]], %[[I]] : index
+// CHECK: %[[ROW:.+]] = tensor.extract_slice %[[X]][0, %[[K]]] [4, 1] [1, 1] : tensor<4x3xf32> to tensor<4x1xf32>
+// CHECK: %[[INS:.+]] = tensor.insert_slice %[[SUM]] into %[[RES]][0, %[[K]]] [4, 1] [1, 1]
+// CHECK: %[[NEXT:.+]] = linalg.generic {{.+}} ins(%[[ROW]] : tensor<4x1xf32>) outs(%[[SUM]] : tensor<4x1xf32>)
+// CHECK: arith.addf
+// CHECK: scf.yield %[[NEXT]], %[[INS]]
+// CHECK: return %[[LOOP]]#1
+func.func @cumsum_exclusive_reverse(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = kiln.cumsum %x, dim = 1 exclusive reverse : tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Inclusive and forward on integers: add, then insert, at k = i.
+// CHECK-LABEL: func.func @cumsum_i64
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[SUM:.+]] = %{{.+}}, %[[RES:.+]] = %{{.+}})
+// CHECK: %[[ROW:.+]] = tensor.extract_slice %{{.+}}[%[[I]], 0] [1, 2] [1, 1]
+// CHECK: %[[NEXT:.+]] = linalg.generic {{.+}} ins(%[[ROW]] : tensor<1x2xi64>) outs(%[[SUM]] : tensor<1x2xi64>)
+// CHECK: arith.addi
+// CHECK: %[[INS:.+]] = tensor.insert_slice %[[NEXT]] into %[[RES]][%[[I]], 0] [1, 2] [1, 1]
+// CHECK: scf.yield %[[NEXT]], %[[INS]]
+func.func @cumsum_i64(%x: tensor<5x2xi64>) -> tensor<5x2xi64> {
+  %0 = kiln.cumsum %x, dim = 0 : tensor<5x2xi64>
+  return %0 : tensor<5x2xi64>
+}
+
+// -----
+
+// An empty cumsum is its operand.
+// CHECK-LABEL: func.func @cumsum_empty
+// CHECK-SAME: (%[[X:.+]]: tensor<0x3xf32>)
+// CHECK-NOT: scf.for
+// CHECK: return %[[X]]
+func.func @cumsum_empty(%x: tensor<0x3xf32>) -> tensor<0x3xf32> {
+  %0 = kiln.cumsum %x, dim = 1 : tensor<0x3xf32>
+  return %0 : tensor<0x3xf32>
+}

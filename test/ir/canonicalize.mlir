@@ -985,3 +985,134 @@ func.func @cse_after_fold(%x: tensor<4xf32>) -> tensor<4xf32> {
   %2 = kiln.add %0, %1 : tensor<4xf32>
   return %2 : tensor<4xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Rounding, sign, math functions, rem and the bitwise ops
+//===----------------------------------------------------------------------===//
+
+// floor/ceil/round fold exactly, keeping the sign of zero; round goes to
+// the even neighbour. sign keeps zeros and NaN and gives -1 for -inf.
+// CHECK-LABEL: func.func @fold_rounding_f32
+// CHECK-DAG: %[[F:.+]] = kiln.constant dense<[-3.000000e+00, -1.000000e+00, 0.000000e+00, 1.000000e+00, 2.000000e+00, -1.000000e+00]> : tensor<6xf32>
+// CHECK-DAG: %[[C:.+]] = kiln.constant dense<[-2.000000e+00, -0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, -0.000000e+00]> : tensor<6xf32>
+// CHECK-DAG: %[[R:.+]] = kiln.constant dense<[-2.000000e+00, -0.000000e+00, 0.000000e+00, 2.000000e+00, 2.000000e+00, -0.000000e+00]> : tensor<6xf32>
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<[-1.000000e+00, -0.000000e+00, 0.000000e+00, 1.000000e+00, 0x7FC00000, -1.000000e+00]> : tensor<6xf32>
+// CHECK: return %[[F]], %[[C]], %[[R]], %[[S]]
+func.func @fold_rounding_f32() -> (tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) {
+  %x = kiln.constant dense<[-2.5, -0.5, 0.5, 1.5, 2.5, -0.4]> : tensor<6xf32>
+  %s = kiln.constant dense<[-3.0, -0.0, 0.0, 2.0, 0x7FC00000, 0xFF800000]> : tensor<6xf32>
+  %f = kiln.floor %x : tensor<6xf32>
+  %c = kiln.ceil %x : tensor<6xf32>
+  %r = kiln.round %x : tensor<6xf32>
+  %g = kiln.sign %s : tensor<6xf32>
+  return %f, %c, %r, %g : tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>
+}
+
+// -----
+
+// The transcendentals fold through C's functions in double (values as
+// Python's math module gives them); atanh(1) is +inf.
+// CHECK-LABEL: func.func @fold_functions_f64
+// CHECK-DAG: %[[ERF:.+]] = kiln.constant dense<[0.52049987781304652, -0.2763263901682369, 0.000000e+00, 0.84270079294971489]>
+// CHECK-DAG: %[[TAN:.+]] = kiln.constant dense<[0.54630248984379048, -0.25534192122103627, 0.000000e+00, 1.5574077246549023]>
+// CHECK-DAG: %[[ASIN:.+]] = kiln.constant dense<[0.52359877559829893, -0.25268025514207865, 0.000000e+00, 1.5707963267948966]>
+// CHECK-DAG: %[[ACOS:.+]] = kiln.constant dense<[1.0471975511965979, 1.8234765819369754, 1.5707963267948966, 0.000000e+00]>
+// CHECK-DAG: %[[ATAN:.+]] = kiln.constant dense<[0.46364760900080609, -0.24497866312686414, 0.000000e+00, 0.78539816339744828]>
+// CHECK-DAG: %[[SINH:.+]] = kiln.constant dense<[0.52109530549374738, -0.25261231680816831, 0.000000e+00, 1.1752011936438014]>
+// CHECK-DAG: %[[COSH:.+]] = kiln.constant dense<[1.1276259652063807, 1.0314130998795732, 1.000000e+00, 1.5430806348152437]>
+// CHECK-DAG: %[[ASINH:.+]] = kiln.constant dense<[0.48121182505960347, -0.24746646154726346, 0.000000e+00, 0.88137358701954305]>
+// CHECK-DAG: %[[ACOSH:.+]] = kiln.constant dense<[0.96242365011920694, 1.3169578969248166, 0.000000e+00, 2.0634370688955608]>
+// CHECK-DAG: %[[ATANH:.+]] = kiln.constant dense<[0.54930614433405478, -0.25541281188299536, 0.000000e+00, 0x7FF0000000000000]>
+// CHECK: return %[[ERF]], %[[TAN]], %[[ASIN]], %[[ACOS]], %[[ATAN]], %[[SINH]], %[[COSH]], %[[ASINH]], %[[ACOSH]], %[[ATANH]]
+func.func @fold_functions_f64() -> (tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) {
+  %x = kiln.constant dense<[0.5, -0.25, 0.0, 1.0]> : tensor<4xf64>
+  %y = kiln.constant dense<[1.5, 2.0, 1.0, 4.0]> : tensor<4xf64>
+  %0 = kiln.erf %x : tensor<4xf64>
+  %1 = kiln.tan %x : tensor<4xf64>
+  %2 = kiln.asin %x : tensor<4xf64>
+  %3 = kiln.acos %x : tensor<4xf64>
+  %4 = kiln.atan %x : tensor<4xf64>
+  %5 = kiln.sinh %x : tensor<4xf64>
+  %6 = kiln.cosh %x : tensor<4xf64>
+  %7 = kiln.asinh %x : tensor<4xf64>
+  %8 = kiln.acosh %y : tensor<4xf64>
+  %9 = kiln.atanh %x : tensor<4xf64>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>
+}
+
+// -----
+
+// rem: the dividend's sign; rem(x, 0) is x and INT_MIN rem -1 is 0 for
+// integers, fmod for floats (rem(x, 0) is NaN, rem(x, inf) is x).
+// CHECK-LABEL: func.func @fold_rem_and_bitwise
+// CHECK-DAG: %[[R:.+]] = kiln.constant dense<[1, -1, 1, -1, 5, 0]> : tensor<6xi32>
+// CHECK-DAG: %[[FR:.+]] = kiln.constant dense<[1.500000e+00, -1.500000e+00, 0x7FC00000, 3.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[SI:.+]] = kiln.constant dense<[-1, 0, 1]> : tensor<3xi32>
+// CHECK-DAG: %[[NP:.+]] = kiln.constant dense<[false, false, true, true]> : tensor<4xi1>
+// CHECK-DAG: %[[AND:.+]] = kiln.constant dense<[true, false, false, false]> : tensor<4xi1>
+// CHECK-DAG: %[[OR:.+]] = kiln.constant dense<[true, true, true, false]> : tensor<4xi1>
+// CHECK-DAG: %[[XOR:.+]] = kiln.constant dense<[false, true, true, false]> : tensor<4xi1>
+// CHECK-DAG: %[[NU:.+]] = kiln.constant dense<[-13, 0, -1]> : tensor<3xi64>
+// CHECK-DAG: %[[ANDI:.+]] = kiln.constant dense<[8, 5, 0]> : tensor<3xi64>
+// CHECK-DAG: %[[ORI:.+]] = kiln.constant dense<[14, -1, -1]> : tensor<3xi64>
+// CHECK-DAG: %[[XORI:.+]] = kiln.constant dense<[6, -6, -1]> : tensor<3xi64>
+// CHECK: return %[[R]], %[[FR]], %[[SI]], %[[NP]], %[[AND]], %[[OR]], %[[XOR]], %[[NU]], %[[ANDI]], %[[ORI]], %[[XORI]]
+func.func @fold_rem_and_bitwise() -> (tensor<6xi32>, tensor<4xf32>, tensor<3xi32>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>) {
+  %a = kiln.constant dense<[7, -7, 7, -7, 5, -2147483648]> : tensor<6xi32>
+  %b = kiln.constant dense<[3, 3, -3, -3, 0, -1]> : tensor<6xi32>
+  %r = kiln.rem %a, %b : tensor<6xi32>
+  %fa = kiln.constant dense<[5.5, -5.5, 1.0, 3.0]> : tensor<4xf32>
+  %fb = kiln.constant dense<[2.0, 2.0, 0.0, 0x7F800000]> : tensor<4xf32>
+  %fr = kiln.rem %fa, %fb : tensor<4xf32>
+  %i = kiln.constant dense<[-5, 0, 7]> : tensor<3xi32>
+  %si = kiln.sign %i : tensor<3xi32>
+  %p = kiln.constant dense<[true, true, false, false]> : tensor<4xi1>
+  %q = kiln.constant dense<[true, false, true, false]> : tensor<4xi1>
+  %np = kiln.not %p : tensor<4xi1>
+  %and = kiln.and %p, %q : tensor<4xi1>
+  %or = kiln.or %p, %q : tensor<4xi1>
+  %xor = kiln.xor %p, %q : tensor<4xi1>
+  %u = kiln.constant dense<[12, -1, 0]> : tensor<3xi64>
+  %v = kiln.constant dense<[10, 5, -1]> : tensor<3xi64>
+  %nu = kiln.not %u : tensor<3xi64>
+  %andi = kiln.and %u, %v : tensor<3xi64>
+  %ori = kiln.or %u, %v : tensor<3xi64>
+  %xori = kiln.xor %u, %v : tensor<3xi64>
+  return %r, %fr, %si, %np, %and, %or, %xor, %nu, %andi, %ori, %xori : tensor<6xi32>, tensor<4xf32>, tensor<3xi32>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>
+}
+
+// -----
+
+// Idempotent ops fold when applied twice; x and x, x or x are x; x xor x is
+// zero; not(not x) is x.
+// CHECK-LABEL: func.func @fold_idempotent
+// CHECK-SAME: (%[[X:.+]]: tensor<3xf32>, %[[I:.+]]: tensor<3xi32>)
+// CHECK-DAG: %[[ZERO:.+]] = kiln.constant dense<0> : tensor<3xi32>
+// CHECK-DAG: %[[FL:.+]] = kiln.floor %[[X]]
+// CHECK-DAG: %[[CE:.+]] = kiln.ceil %[[X]]
+// CHECK-DAG: %[[RO:.+]] = kiln.round %[[X]]
+// CHECK-DAG: %[[SG:.+]] = kiln.sign %[[X]]
+// CHECK-NOT: kiln.floor
+// CHECK-NOT: kiln.not
+// CHECK-NOT: kiln.and
+// CHECK-NOT: kiln.or
+// CHECK-NOT: kiln.xor
+// CHECK: return %[[FL]], %[[CE]], %[[RO]], %[[SG]], %[[I]], %[[I]], %[[I]], %[[ZERO]]
+func.func @fold_idempotent(%x: tensor<3xf32>, %i: tensor<3xi32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) {
+  %f = kiln.floor %x : tensor<3xf32>
+  %ff = kiln.floor %f : tensor<3xf32>
+  %c = kiln.ceil %x : tensor<3xf32>
+  %cc = kiln.ceil %c : tensor<3xf32>
+  %r = kiln.round %x : tensor<3xf32>
+  %rr = kiln.round %r : tensor<3xf32>
+  %s = kiln.sign %x : tensor<3xf32>
+  %ss = kiln.sign %s : tensor<3xf32>
+  %n = kiln.not %i : tensor<3xi32>
+  %nn = kiln.not %n : tensor<3xi32>
+  %a = kiln.and %i, %i : tensor<3xi32>
+  %o = kiln.or %i, %i : tensor<3xi32>
+  %e = kiln.xor %i, %i : tensor<3xi32>
+  return %ff, %cc, %rr, %ss, %nn, %a, %o, %e : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>
+}

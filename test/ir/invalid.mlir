@@ -823,3 +823,116 @@ func.func @while_without_carried_values() {
   }) : () -> ()
   return
 }
+
+// -----
+
+func.func @erf_of_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'kiln.erf' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  %0 = kiln.erf %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @sign_of_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{'kiln.sign' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
+  %0 = kiln.sign %x : tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @and_of_floats(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.and' op operand #0 must be statically shaped tensor of 1-bit signless integer or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  %0 = kiln.and %x, %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @xor_mixed_widths(%a: tensor<4xi32>, %b: tensor<4xi64>) -> tensor<4xi32> {
+  // expected-error @+1 {{'kiln.xor' op requires the same type for all operands and results}}
+  %0 = "kiln.xor"(%a, %b) : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @rem_shapes_differ(%a: tensor<4xf32>, %b: tensor<2x2xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.rem' op all non-scalar operands/results must have the same shape and base type}}
+  %0 = "kiln.rem"(%a, %b) : (tensor<4xf32>, tensor<2x2xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @not_of_floats(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.not' op operand #0 must be statically shaped tensor of 1-bit signless integer or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  %0 = kiln.not %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @argmax_dim_out_of_range(%x: tensor<2x3xf32>) -> tensor<2xi64> {
+  // expected-error @+1 {{'kiln.argmax' op dimension 2 is out of range for operand of rank 2}}
+  %0 = kiln.argmax %x, dim = 2 : tensor<2x3xf32>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @argmin_of_rank0(%x: tensor<f32>) -> tensor<i64> {
+  // expected-error @+1 {{'kiln.argmin' op dimension 0 is out of range for operand of rank 0}}
+  %0 = kiln.argmin %x, dim = 0 : tensor<f32>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+// There is no index of an empty slice.
+func.func @argmax_empty_dim(%x: tensor<3x0xf32>) -> tensor<3xi64> {
+  // expected-error @+1 {{'kiln.argmax' op dimension 1 has size 0: there is no index to return}}
+  %0 = kiln.argmax %x, dim = 1 : tensor<3x0xf32>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+// An empty slice elsewhere is fine: the result is empty too.
+func.func @argmin_empty_other_dim(%x: tensor<0x4xi32>) -> tensor<0xi64> {
+  %0 = kiln.argmin %x, dim = 1 : tensor<0x4xi32>
+  return %0 : tensor<0xi64>
+}
+
+// -----
+
+func.func @argmax_wrong_result(%x: tensor<2x3xf32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'kiln.argmax' op result #0 must be statically shaped tensor of 64-bit signless integer values, but got 'tensor<2xi32>'}}
+  %0 = "kiln.argmax"(%x) <{dim = 1 : i64}> : (tensor<2x3xf32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @argmax_of_bool(%x: tensor<2x3xi1>) -> tensor<2xi64> {
+  // expected-error @+1 {{'kiln.argmax' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2x3xi1>'}}
+  %0 = kiln.argmax %x, dim = 1 : tensor<2x3xi1>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @cumsum_dim_out_of_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.cumsum' op dimension -1 is out of range for operand of rank 2}}
+  %0 = kiln.cumsum %x, dim = -1 : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @cumsum_result_type(%x: tensor<2x3xf32>) -> tensor<2x3xf64> {
+  // expected-error @+1 {{'kiln.cumsum' op requires the same type for all operands and results}}
+  %0 = "kiln.cumsum"(%x) <{dim = 0 : i64}> : (tensor<2x3xf32>) -> tensor<2x3xf64>
+  return %0 : tensor<2x3xf64>
+}

@@ -467,3 +467,96 @@ func.func @nested(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
   }
   return %0#0 : tensor<4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @math_functions
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>, %[[D:.+]]: tensor<4xf64>)
+// CHECK: kiln.erf %[[X]] : tensor<2x3xf32>
+// CHECK: kiln.floor %[[X]] : tensor<2x3xf32>
+// CHECK: kiln.ceil %[[X]] : tensor<2x3xf32>
+// CHECK: kiln.round %[[X]] : tensor<2x3xf32>
+// CHECK: kiln.tan %[[X]] : tensor<2x3xf32>
+// CHECK: kiln.asin %[[X]] : tensor<2x3xf32>
+// CHECK: kiln.acos %[[X]] : tensor<2x3xf32>
+// CHECK: kiln.atan %[[X]] : tensor<2x3xf32>
+// CHECK: kiln.sinh %[[D]] : tensor<4xf64>
+// CHECK: kiln.cosh %[[D]] : tensor<4xf64>
+// CHECK: kiln.asinh %[[D]] : tensor<4xf64>
+// CHECK: kiln.acosh %[[D]] : tensor<4xf64>
+// CHECK: kiln.atanh %[[D]] : tensor<4xf64>
+// CHECK: kiln.sign %[[D]] : tensor<4xf64>
+// GENERIC-LABEL: sym_name = "math_functions"
+// GENERIC: "kiln.erf"(%{{.+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// GENERIC: "kiln.round"(%{{.+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+func.func @math_functions(%x: tensor<2x3xf32>, %d: tensor<4xf64>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) {
+  %0 = kiln.erf %x : tensor<2x3xf32>
+  %1 = kiln.floor %x : tensor<2x3xf32>
+  %2 = kiln.ceil %x : tensor<2x3xf32>
+  %3 = kiln.round %x : tensor<2x3xf32>
+  %4 = kiln.tan %x : tensor<2x3xf32>
+  %5 = kiln.asin %x : tensor<2x3xf32>
+  %6 = kiln.acos %x : tensor<2x3xf32>
+  %7 = kiln.atan %x : tensor<2x3xf32>
+  %8 = kiln.sinh %d : tensor<4xf64>
+  %9 = kiln.cosh %d : tensor<4xf64>
+  %10 = kiln.asinh %d : tensor<4xf64>
+  %11 = kiln.acosh %d : tensor<4xf64>
+  %12 = kiln.atanh %d : tensor<4xf64>
+  %13 = kiln.sign %d : tensor<4xf64>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @logic_and_rem
+// CHECK-SAME: (%[[P:.+]]: tensor<3xi1>, %[[Q:.+]]: tensor<3xi1>, %[[I:.+]]: tensor<3xi32>, %[[J:.+]]: tensor<3xi32>, %[[F:.+]]: tensor<3xf32>)
+// CHECK: kiln.not %[[P]] : tensor<3xi1>
+// CHECK: kiln.and %[[P]], %[[Q]] : tensor<3xi1>
+// CHECK: kiln.or %[[I]], %[[J]] : tensor<3xi32>
+// CHECK: kiln.xor %[[I]], %[[J]] : tensor<3xi32>
+// CHECK: kiln.not %[[I]] : tensor<3xi32>
+// CHECK: kiln.rem %[[I]], %[[J]] : tensor<3xi32>
+// CHECK: kiln.rem %[[F]], %[[F]] : tensor<3xf32>
+// CHECK: kiln.sign %[[I]] : tensor<3xi32>
+func.func @logic_and_rem(%p: tensor<3xi1>, %q: tensor<3xi1>, %i: tensor<3xi32>, %j: tensor<3xi32>, %f: tensor<3xf32>) -> (tensor<3xi1>, tensor<3xi1>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xf32>, tensor<3xi32>) {
+  %0 = kiln.not %p : tensor<3xi1>
+  %1 = kiln.and %p, %q : tensor<3xi1>
+  %2 = kiln.or %i, %j : tensor<3xi32>
+  %3 = kiln.xor %i, %j : tensor<3xi32>
+  %4 = kiln.not %i : tensor<3xi32>
+  %5 = kiln.rem %i, %j : tensor<3xi32>
+  %6 = kiln.rem %f, %f : tensor<3xf32>
+  %7 = kiln.sign %i : tensor<3xi32>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<3xi1>, tensor<3xi1>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xf32>, tensor<3xi32>
+}
+
+// -----
+
+// The result type of argmax/argmin is inferred: i64 with `dim` removed.
+// CHECK-LABEL: func.func @arg_reduce_and_cumsum
+// CHECK: kiln.argmax %{{.+}}, dim = 1 : tensor<2x3x4xf32>
+// CHECK: kiln.argmin %{{.+}}, dim = 0 select_last_index : tensor<2x3x4xf32>
+// CHECK: kiln.argmax %{{.+}}, dim = 0 select_last_index : tensor<5xi32>
+// CHECK: kiln.cumsum %{{.+}}, dim = 2 : tensor<2x3x4xf32>
+// CHECK: kiln.cumsum %{{.+}}, dim = 0 exclusive : tensor<2x3x4xf32>
+// CHECK: kiln.cumsum %{{.+}}, dim = 1 reverse : tensor<2x3x4xf32>
+// CHECK: kiln.cumsum %{{.+}}, dim = 0 exclusive reverse : tensor<5xi32>
+// GENERIC-LABEL: sym_name = "arg_reduce_and_cumsum"
+// GENERIC: "kiln.argmax"(%{{.+}}) <{dim = 1 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x4xi64>
+// GENERIC: "kiln.argmin"(%{{.+}}) <{dim = 0 : i64, select_last_index}> : (tensor<2x3x4xf32>) -> tensor<3x4xi64>
+// GENERIC: "kiln.argmax"(%{{.+}}) <{dim = 0 : i64, select_last_index}> : (tensor<5xi32>) -> tensor<i64>
+// GENERIC: "kiln.cumsum"(%{{.+}}) <{dim = 2 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// GENERIC: "kiln.cumsum"(%{{.+}}) <{dim = 0 : i64, exclusive}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// GENERIC: "kiln.cumsum"(%{{.+}}) <{dim = 1 : i64, reverse}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// GENERIC: "kiln.cumsum"(%{{.+}}) <{dim = 0 : i64, exclusive, reverse}> : (tensor<5xi32>) -> tensor<5xi32>
+func.func @arg_reduce_and_cumsum(%x: tensor<2x3x4xf32>, %v: tensor<5xi32>) -> (tensor<2x4xi64>, tensor<3x4xi64>, tensor<i64>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<5xi32>) {
+  %0 = kiln.argmax %x, dim = 1 : tensor<2x3x4xf32>
+  %1 = kiln.argmin %x, dim = 0 select_last_index : tensor<2x3x4xf32>
+  %2 = kiln.argmax %v, dim = 0 select_last_index : tensor<5xi32>
+  %3 = kiln.cumsum %x, dim = 2 : tensor<2x3x4xf32>
+  %4 = kiln.cumsum %x, dim = 0 exclusive : tensor<2x3x4xf32>
+  %5 = kiln.cumsum %x, dim = 1 reverse : tensor<2x3x4xf32>
+  %6 = kiln.cumsum %v, dim = 0 exclusive reverse : tensor<5xi32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<2x4xi64>, tensor<3x4xi64>, tensor<i64>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<5xi32>
+}

@@ -124,6 +124,48 @@ func.func @shapes(%a: tensor<2x3xf32>, %idx: tensor<2xi32>) -> (tensor<3x2xf32>,
   return %t, %s, %c, %i, %r, %b, %m, %eq, %sel, %cast, %g, %mm : tensor<3x2xf32>, tensor<2x1xf32>, tensor<4x3xf32>, tensor<2x3xi64>, tensor<6xf32>, tensor<4x2x3xf32>, tensor<3xf32>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<2x2xf32>
 }
 
+// The math functions, sign, rem, the bitwise ops, and argmax/argmin/cumsum
+// with and without their unit attributes.
+// CHECK-LABEL: func.func @math_logic_scans
+// CHECK: kiln.erf
+// CHECK: kiln.round
+// CHECK: kiln.atanh
+// CHECK: kiln.sign %{{.*}} : tensor<2x3xi32>
+// CHECK: kiln.rem %{{.*}}, %{{.*}} : tensor<2x3xi32>
+// CHECK: kiln.xor %{{.*}}, %{{.*}} : tensor<2x3xi1>
+// CHECK: kiln.argmax %{{.*}}, dim = 1 : tensor<2x3xf32>
+// CHECK: kiln.argmin %{{.*}}, dim = 0 select_last_index : tensor<2x3xi32>
+// CHECK: kiln.cumsum %{{.*}}, dim = 1 : tensor<2x3xf32>
+// CHECK: kiln.cumsum %{{.*}}, dim = 0 exclusive reverse : tensor<2x3xi32>
+func.func @math_logic_scans(%a: tensor<2x3xf32>, %i: tensor<2x3xi32>, %p: tensor<2x3xi1>) -> (tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xi1>, tensor<2xi64>, tensor<3xi64>, tensor<2x3xf32>, tensor<2x3xi32>) {
+  %0 = kiln.erf %a : tensor<2x3xf32>
+  %1 = kiln.floor %0 : tensor<2x3xf32>
+  %2 = kiln.ceil %1 : tensor<2x3xf32>
+  %3 = kiln.round %2 : tensor<2x3xf32>
+  %4 = kiln.tan %3 : tensor<2x3xf32>
+  %5 = kiln.asin %4 : tensor<2x3xf32>
+  %6 = kiln.acos %5 : tensor<2x3xf32>
+  %7 = kiln.atan %6 : tensor<2x3xf32>
+  %8 = kiln.sinh %7 : tensor<2x3xf32>
+  %9 = kiln.cosh %8 : tensor<2x3xf32>
+  %10 = kiln.asinh %9 : tensor<2x3xf32>
+  %11 = kiln.acosh %10 : tensor<2x3xf32>
+  %12 = kiln.atanh %11 : tensor<2x3xf32>
+  %13 = kiln.rem %12, %a : tensor<2x3xf32>
+  %s = kiln.sign %i : tensor<2x3xi32>
+  %r = kiln.rem %s, %i : tensor<2x3xi32>
+  %n = kiln.not %r : tensor<2x3xi32>
+  %and = kiln.and %n, %i : tensor<2x3xi32>
+  %or = kiln.or %and, %i : tensor<2x3xi32>
+  %q = kiln.not %p : tensor<2x3xi1>
+  %x = kiln.xor %q, %p : tensor<2x3xi1>
+  %am = kiln.argmax %13, dim = 1 : tensor<2x3xf32>
+  %an = kiln.argmin %or, dim = 0 select_last_index : tensor<2x3xi32>
+  %c = kiln.cumsum %13, dim = 1 : tensor<2x3xf32>
+  %d = kiln.cumsum %or, dim = 0 exclusive reverse : tensor<2x3xi32>
+  return %13, %or, %x, %am, %an, %c, %d : tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xi1>, tensor<2xi64>, tensor<3xi64>, tensor<2x3xf32>, tensor<2x3xi32>
+}
+
 // Calls, a private function, a declaration, and function attributes.
 // CHECK-LABEL: func.func @caller
 // CHECK-SAME: attributes {kiln.entry, kiln.priority = 2 : i64}

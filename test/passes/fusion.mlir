@@ -465,3 +465,44 @@ func.func @loop_bodies(%h: tensor<2x8xf32>, %w: tensor<2x8xf32>, %n: tensor<i64>
   }
   return %r#1, %f : tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// The new elementwise ops fuse like the others: exact gelu with erf, and a
+// mask built with compare/and/not feeding a select, are one region. argmax
+// and cumsum are not elementwise and stay outside, cutting the chain.
+// CHECK-LABEL: func.func @erf_gelu_and_masks(
+// CHECK:         %[[G:.+]] = kiln.fused elementwise
+// CHECK:           kiln.erf
+// CHECK:           kiln.and
+// CHECK:           kiln.not
+// CHECK:           kiln.select
+// CHECK:           kiln.yield
+// CHECK:         %[[C:.+]] = kiln.cumsum %[[G]], dim = 0 : tensor<64xf32>
+// CHECK:         %[[S:.+]] = kiln.fused elementwise (%[[C]])
+// CHECK:           kiln.sign
+// CHECK:           kiln.rem
+// CHECK:           kiln.yield
+// CHECK:         %[[I:.+]] = kiln.argmax %[[S]], dim = 0 : tensor<64xf32>
+// CHECK:         return %[[S]], %[[I]]
+func.func @erf_gelu_and_masks(%x: tensor<64xf32>, %y: tensor<64xf32>) -> (tensor<64xf32>, tensor<i64>) {
+  %half = kiln.constant dense<0.5> : tensor<64xf32>
+  %one = kiln.constant dense<1.0> : tensor<64xf32>
+  %rsqrt2 = kiln.constant dense<0.707106769> : tensor<64xf32>
+  %zero = kiln.constant dense<0.0> : tensor<64xf32>
+  %s = kiln.mul %x, %rsqrt2 : tensor<64xf32>
+  %e = kiln.erf %s : tensor<64xf32>
+  %e1 = kiln.add %e, %one : tensor<64xf32>
+  %hx = kiln.mul %x, %half : tensor<64xf32>
+  %gelu = kiln.mul %hx, %e1 : tensor<64xf32>
+  %p = kiln.compare gt, %x, %zero : tensor<64xf32>
+  %q = kiln.compare lt, %y, %zero : tensor<64xf32>
+  %pq = kiln.and %p, %q : tensor<64xi1>
+  %m = kiln.not %pq : tensor<64xi1>
+  %g = kiln.select %m, %gelu, %y : tensor<64xi1>, tensor<64xf32>
+  %c = kiln.cumsum %g, dim = 0 : tensor<64xf32>
+  %sg = kiln.sign %c : tensor<64xf32>
+  %r = kiln.rem %c, %sg : tensor<64xf32>
+  %i = kiln.argmax %r, dim = 0 : tensor<64xf32>
+  return %r, %i : tensor<64xf32>, tensor<i64>
+}

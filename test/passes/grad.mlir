@@ -11,6 +11,7 @@
 // RUN: kiln-opt %s --kiln-grad="function=scan wrt=0" | FileCheck %s --check-prefix=LOOP
 // RUN: kiln-opt %s --kiln-grad="function=halve wrt=0" | FileCheck %s --check-prefix=WHILE
 // RUN: kiln-opt %s --kiln-grad="function=scan wrt=0 checkpoint-every=2" | FileCheck %s --check-prefix=CKPT
+// RUN: kiln-opt %s --kiln-grad="function=running_total" | FileCheck %s --check-prefix=SCAN
 // The derived functions compile like any other.
 // RUN: kiln-opt %s --kiln-grad="function=branch" --kiln-grad="function=dense" \
 // RUN:   --kiln-grad="function=loss value-and-grad=true" --kiln-grad="function=scan" \
@@ -247,3 +248,22 @@ func.func @halve(%x: tensor<3xf32>) -> tensor<3xf32> {
 // LIST-DAG: loss_value_and_grad(x: f64[3]) -> (loss: f64[], d_x: f64[3])
 // LIST-DAG: halve_grad(arg0: f32[3], arg1: f32[3]) -> (out0: f32[3], out1: f32[3])
 // LIST-DAG: scan_grad(arg0: f32[3], arg1: f32[3], arg2: f32[3]) -> (out0: f32[3], out1: f32[3], out2: f32[3])
+
+// cumsum's gradient is a cumsum of the cotangent in the other direction with
+// the same exclusiveness; floor and argmax carry no gradient, so nothing is
+// derived through them (and the integer result takes no cotangent).
+// SCAN-LABEL: func.func @running_total_grad(
+// SCAN-SAME:      %[[X:.*]]: tensor<2x3xf32>, %[[DY:.*]]: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2xi64>, tensor<2x3xf32>)
+// SCAN:           kiln.floor %[[X]]
+// SCAN-NEXT:      kiln.cumsum %[[X]], dim = 1 exclusive : tensor<2x3xf32>
+// SCAN-NEXT:      %[[Y:.*]] = kiln.add
+// SCAN-NEXT:      %[[I:.*]] = kiln.argmax %[[Y]], dim = 1
+// SCAN-NEXT:      %[[DX:.*]] = kiln.cumsum %[[DY]], dim = 1 exclusive reverse : tensor<2x3xf32>
+// SCAN-NEXT:      return %[[Y]], %[[I]], %[[DX]]
+func.func @running_total(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2xi64>) {
+  %f = kiln.floor %x : tensor<2x3xf32>
+  %c = kiln.cumsum %x, dim = 1 exclusive : tensor<2x3xf32>
+  %y = kiln.add %c, %f : tensor<2x3xf32>
+  %i = kiln.argmax %y, dim = 1 : tensor<2x3xf32>
+  return %y, %i : tensor<2x3xf32>, tensor<2xi64>
+}

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 using namespace kiln::autodiff_test;
 
 namespace {
@@ -44,8 +46,85 @@ std::vector<FunctionCase> opCases() {
       unary("neg"), unary("abs"), unary("relu"), unary("exp"),
       unary("log", positive), unary("sqrt", positive),
       unary("rsqrt", positive), unary("tanh"), unary("sigmoid"),
-      unary("sin"), unary("cos"),
+      unary("sin"), unary("cos"), unary("erf"),
+      unary("tan", Domain{-1.2, 1.2}), unary("asin", Domain{-0.9, 0.9}),
+      unary("acos", Domain{-0.9, 0.9}), unary("atan"), unary("sinh"),
+      unary("cosh"), unary("asinh"), unary("acosh", Domain{1.1, 3.0}),
+      unary("atanh", Domain{-0.9, 0.9}),
+      // Random points are almost surely away from the jumps of trunc(a/b).
+      binary("rem", Domain{-3.0, 3.0}, Domain{0.7, 2.0}),
   };
+  cases.push_back({"rem_negative_divisor", R"(
+func.func @rem_negative_divisor(%a: tensor<3x4xf64>, %b: tensor<3x4xf64>) -> tensor<3x4xf64> {
+  %r = kiln.rem %a, %b : tensor<3x4xf64>
+  return %r : tensor<3x4xf64>
+}
+)",
+                   {{0, Domain{-3.0, 3.0}}, {1, Domain{-2.0, -0.7}}}});
+  // floor, ceil, round and sign carry no gradient: d/dx of
+  // x * (floor(x) + ceil(x) + round(x) + sign(x)) is the sum in parentheses.
+  cases.push_back({"piecewise_constant", R"(
+func.func @piecewise_constant(%x: tensor<3x4xf64>) -> tensor<3x4xf64> {
+  %f = kiln.floor %x : tensor<3x4xf64>
+  %c = kiln.ceil %x : tensor<3x4xf64>
+  %r = kiln.round %x : tensor<3x4xf64>
+  %s = kiln.sign %x : tensor<3x4xf64>
+  %fc = kiln.add %f, %c : tensor<3x4xf64>
+  %rs = kiln.add %r, %s : tensor<3x4xf64>
+  %sum = kiln.add %fc, %rs : tensor<3x4xf64>
+  %y = kiln.mul %x, %sum : tensor<3x4xf64>
+  return %y : tensor<3x4xf64>
+}
+)",
+                   {{0, Domain{-3.0, 3.0}}}});
+  // argmax/argmin have integer results: the indices scale x but carry no
+  // gradient themselves.
+  cases.push_back({"arg_reduce_scales", R"(
+func.func @arg_reduce_scales(%x: tensor<3x4xf64>) -> tensor<3x4xf64> {
+  %i = kiln.argmax %x, dim = 1 : tensor<3x4xf64>
+  %j = kiln.argmin %x, dim = 0 select_last_index : tensor<3x4xf64>
+  %fi = kiln.cast %i : tensor<3xi64> to tensor<3xf64>
+  %fj = kiln.cast %j : tensor<4xi64> to tensor<4xf64>
+  %bi = kiln.broadcast_in_dim %fi, dims = [0] : (tensor<3xf64>) -> tensor<3x4xf64>
+  %bj = kiln.broadcast_in_dim %fj, dims = [1] : (tensor<4xf64>) -> tensor<3x4xf64>
+  %s = kiln.add %bi, %bj : tensor<3x4xf64>
+  %y = kiln.mul %x, %s : tensor<3x4xf64>
+  return %y : tensor<3x4xf64>
+}
+)"});
+  // Masks combined with the bitwise ops select between varied values.
+  cases.push_back({"bitwise_masks", R"(
+func.func @bitwise_masks(%x: tensor<3x4xf64>, %y: tensor<3x4xf64>) -> tensor<3x4xf64> {
+  %zero = kiln.constant dense<0.0> : tensor<3x4xf64>
+  %p = kiln.compare gt, %x, %zero : tensor<3x4xf64>
+  %q = kiln.compare lt, %y, %zero : tensor<3x4xf64>
+  %a = kiln.and %p, %q : tensor<3x4xi1>
+  %o = kiln.or %p, %q : tensor<3x4xi1>
+  %e = kiln.xor %a, %o : tensor<3x4xi1>
+  %n = kiln.not %e : tensor<3x4xi1>
+  %xy = kiln.mul %x, %y : tensor<3x4xf64>
+  %s = kiln.sin %x : tensor<3x4xf64>
+  %r = kiln.select %n, %xy, %s : tensor<3x4xi1>, tensor<3x4xf64>
+  return %r : tensor<3x4xf64>
+}
+)"});
+  // cumsum in its four directions, along each dimension, after a
+  // nonlinearity so that every element's gradient differs.
+  for (auto [name, flags, dim] :
+       std::vector<std::tuple<std::string, std::string, int>>{
+           {"cumsum", "", 1},
+           {"cumsum_exclusive", "exclusive", 1},
+           {"cumsum_reverse", "reverse", 0},
+           {"cumsum_exclusive_reverse", "exclusive reverse", 0}}) {
+    cases.push_back(
+        {name, "func.func @" + name +
+                   "(%x: tensor<3x4xf64>) -> tensor<3x4xf64> {\n"
+                   "  %s = kiln.sin %x : tensor<3x4xf64>\n"
+                   "  %c = kiln.cumsum %s, dim = " + std::to_string(dim) + " " +
+                   flags + " : tensor<3x4xf64>\n"
+                   "  %y = kiln.mul %c, %x : tensor<3x4xf64>\n"
+                   "  return %y : tensor<3x4xf64>\n}\n"});
+  }
   cases.push_back({"select_elementwise", R"(
 func.func @select_elementwise(%x: tensor<3x4xf64>, %y: tensor<3x4xf64>) -> tensor<3x4xf64> {
   %p = kiln.compare gt, %x, %y : tensor<3x4xf64>

@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -757,6 +758,220 @@ TEST_F(ReferenceEvaluatorTest, ReduceMaxAndMean) {
   expectInts(results[2], {2}, {-2, 3});
   expectFloats(results[3], {}, {single(5.0f / 3.0f)});
   expectFloats(results[4], {2}, {4, 3.5});
+}
+
+TEST_F(ReferenceEvaluatorTest, RoundingOpsAndSign) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<8xf32>, %i: tensor<4xi32>)
+        -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+            tensor<4xi32>) {
+      %f = kiln.floor %x : tensor<8xf32>
+      %c = kiln.ceil %x : tensor<8xf32>
+      %r = kiln.round %x : tensor<8xf32>
+      %s = kiln.sign %x : tensor<8xf32>
+      %t = kiln.sign %i : tensor<4xi32>
+      func.return %f, %c, %r, %s, %t : tensor<8xf32>, tensor<8xf32>,
+          tensor<8xf32>, tensor<8xf32>, tensor<4xi32>
+    }
+  )mlir";
+  auto results =
+      run(source, {floats(b.getF32Type(), {8},
+                          {-2.5, -0.5, 0.5, 1.5, 2.5, -0.0, nan, -inf}),
+                   ints(b.getI32Type(), {4}, {-7, 0, 3, -2147483648LL})});
+  ASSERT_EQ(results.size(), 5u);
+  expectFloats(results[0], {8}, {-3, -1, 0, 1, 2, -0.0, nan, -inf});
+  expectFloats(results[1], {8}, {-2, -0.0, 1, 2, 3, -0.0, nan, -inf});
+  // Halfway cases go to the even neighbour.
+  expectFloats(results[2], {8}, {-2, -0.0, 0, 2, 2, -0.0, nan, -inf});
+  expectFloats(results[3], {8}, {-1, -1, 1, 1, 1, -0.0, nan, -1});
+  expectInts(results[4], {4}, {-1, 0, 1, -1});
+}
+
+TEST_F(ReferenceEvaluatorTest, MathFunctionsAtExactPoints) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<3xf64>)
+        -> (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>,
+            tensor<3xf64>, tensor<3xf64>) {
+      %e = kiln.erf %x : tensor<3xf64>
+      %a = kiln.asin %x : tensor<3xf64>
+      %c = kiln.acos %x : tensor<3xf64>
+      %t = kiln.atanh %x : tensor<3xf64>
+      %h = kiln.cosh %x : tensor<3xf64>
+      %k = kiln.acosh %x : tensor<3xf64>
+      func.return %e, %a, %c, %t, %h, %k : tensor<3xf64>, tensor<3xf64>,
+          tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>
+    }
+  )mlir";
+  auto results = run(source, {floats(b.getF64Type(), {3}, {-0.0, 1, 2})});
+  ASSERT_EQ(results.size(), 6u);
+  const double halfPi = 1.5707963267948966;
+  expectFloats(results[0], {3}, {-0.0, 0.84270079294971489, 0.99532226501895271});
+  expectFloats(results[1], {3}, {-0.0, halfPi, nan});
+  expectFloats(results[2], {3}, {halfPi, 0, nan});
+  expectFloats(results[3], {3}, {-0.0, inf, nan});
+  expectFloats(results[4], {3}, {1, 1.5430806348152437, 3.7621956910836314});
+  expectFloats(results[5], {3}, {nan, 0, 1.3169578969248166});
+}
+
+TEST_F(ReferenceEvaluatorTest, RemKeepsTheDividendsSign) {
+  const char *source = R"mlir(
+    func.func @main(%a: tensor<7xi32>, %b: tensor<7xi32>, %x: tensor<5xf32>,
+                    %y: tensor<5xf32>) -> (tensor<7xi32>, tensor<5xf32>) {
+      %r = kiln.rem %a, %b : tensor<7xi32>
+      %s = kiln.rem %x, %y : tensor<5xf32>
+      func.return %r, %s : tensor<7xi32>, tensor<5xf32>
+    }
+  )mlir";
+  auto results = run(
+      source, {ints(b.getI32Type(), {7}, {7, -7, 7, -7, 5, -2147483648LL, -2147483648LL}),
+               ints(b.getI32Type(), {7}, {3, 3, -3, -3, 0, -1, 0}),
+               floats(b.getF32Type(), {5}, {5.5, -5.5, -4, 1, inf}),
+               floats(b.getF32Type(), {5}, {2, 2, 2, 0, 1})});
+  ASSERT_EQ(results.size(), 2u);
+  // By zero: the dividend; by -1: 0, even for the most negative value.
+  expectInts(results[0], {7}, {1, -1, 1, -1, 5, 0, -2147483648LL});
+  expectFloats(results[1], {5}, {1.5, -1.5, -0.0, nan, nan});
+}
+
+TEST_F(ReferenceEvaluatorTest, BitwiseOps) {
+  const char *source = R"mlir(
+    func.func @main(%p: tensor<4xi1>, %q: tensor<4xi1>, %i: tensor<3xi64>,
+                    %j: tensor<3xi64>)
+        -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>,
+            tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>) {
+      %np = kiln.not %p : tensor<4xi1>
+      %a = kiln.and %p, %q : tensor<4xi1>
+      %o = kiln.or %p, %q : tensor<4xi1>
+      %x = kiln.xor %p, %q : tensor<4xi1>
+      %ni = kiln.not %i : tensor<3xi64>
+      %ai = kiln.and %i, %j : tensor<3xi64>
+      %oi = kiln.or %i, %j : tensor<3xi64>
+      %xi = kiln.xor %i, %j : tensor<3xi64>
+      func.return %np, %a, %o, %x, %ni, %ai, %oi, %xi
+          : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>,
+            tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>
+    }
+  )mlir";
+  auto results = run(source, {ints(b.getI1Type(), {4}, {1, 1, 0, 0}),
+                              ints(b.getI1Type(), {4}, {1, 0, 1, 0}),
+                              ints(b.getI64Type(), {3}, {12, -1, 0}),
+                              ints(b.getI64Type(), {3}, {10, 5, -1})});
+  ASSERT_EQ(results.size(), 8u);
+  expectInts(results[0], {4}, {0, 0, 1, 1});
+  expectInts(results[1], {4}, {1, 0, 0, 0});
+  expectInts(results[2], {4}, {1, 1, 1, 0});
+  expectInts(results[3], {4}, {0, 1, 1, 0});
+  expectInts(results[4], {3}, {-13, 0, -1});
+  expectInts(results[5], {3}, {8, 5, 0});
+  expectInts(results[6], {3}, {14, -1, -1});
+  expectInts(results[7], {3}, {6, -6, -1});
+}
+
+TEST_F(ReferenceEvaluatorTest, ArgMaxArgMinTiesAndNaN) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x3xi32>)
+        -> (tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>,
+            tensor<3xi64>, tensor<2xi64>) {
+      %a = kiln.argmax %x, dim = 1 : tensor<3x4xf32>
+      %b = kiln.argmax %x, dim = 1 select_last_index : tensor<3x4xf32>
+      %c = kiln.argmin %x, dim = 1 : tensor<3x4xf32>
+      %d = kiln.argmin %x, dim = 1 select_last_index : tensor<3x4xf32>
+      %e = kiln.argmax %i, dim = 0 select_last_index : tensor<2x3xi32>
+      %f = kiln.argmin %i, dim = 1 : tensor<2x3xi32>
+      func.return %a, %b, %c, %d, %e, %f : tensor<3xi64>, tensor<3xi64>,
+          tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<2xi64>
+    }
+  )mlir";
+  // Row 0: ties of the maximum 2 at 1 and 3, of the minimum -0.0/+0.0 at
+  // 0 and 2. Row 1: NaN at 1 and 2. Row 2: NaN at 0 only.
+  auto results =
+      run(source, {floats(b.getF32Type(), {3, 4},
+                          {-0.0, 2, 0, 2, 1, nan, nan, 5, nan, 3, -4, 3}),
+                   ints(b.getI32Type(), {2, 3}, {4, -1, 2, 4, 7, -1})});
+  ASSERT_EQ(results.size(), 6u);
+  expectInts(results[0], {3}, {1, 1, 0});
+  expectInts(results[1], {3}, {3, 2, 0});
+  expectInts(results[2], {3}, {0, 1, 0});
+  expectInts(results[3], {3}, {2, 2, 0});
+  expectInts(results[4], {3}, {1, 1, 0});
+  expectInts(results[5], {2}, {1, 2});
+}
+
+TEST_F(ReferenceEvaluatorTest, CumsumInEveryDirection) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<2x3xi32>, %y: tensor<3xf32>)
+        -> (tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>,
+            tensor<2x3xi32>, tensor<2x3xi32>, tensor<3xf32>) {
+      %a = kiln.cumsum %x, dim = 1 : tensor<2x3xi32>
+      %b = kiln.cumsum %x, dim = 1 exclusive : tensor<2x3xi32>
+      %c = kiln.cumsum %x, dim = 1 reverse : tensor<2x3xi32>
+      %d = kiln.cumsum %x, dim = 1 exclusive reverse : tensor<2x3xi32>
+      %e = kiln.cumsum %x, dim = 0 : tensor<2x3xi32>
+      %f = kiln.cumsum %y, dim = 0 : tensor<3xf32>
+      func.return %a, %b, %c, %d, %e, %f : tensor<2x3xi32>, tensor<2x3xi32>,
+          tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<3xf32>
+    }
+  )mlir";
+  auto results = run(source, {ints(b.getI32Type(), {2, 3}, {1, 2, 3, 4, 5, 6}),
+                              floats(b.getF32Type(), {3}, {1e8, 1, -1e8})});
+  ASSERT_EQ(results.size(), 6u);
+  expectInts(results[0], {2, 3}, {1, 3, 6, 4, 9, 15});
+  expectInts(results[1], {2, 3}, {0, 1, 3, 0, 4, 9});
+  expectInts(results[2], {2, 3}, {6, 5, 3, 15, 11, 6});
+  expectInts(results[3], {2, 3}, {5, 3, 0, 11, 6, 0});
+  expectInts(results[4], {2, 3}, {1, 2, 3, 5, 7, 9});
+  // Each partial sum is rounded to f32: 1e8 + 1 is 1e8 again.
+  expectFloats(results[5], {3}, {1e8, 1e8, 0});
+}
+
+/// The builders that C++ clients (an ONNX importer, the tracer, the
+/// autodiff rules) call: a dim and flags as plain C++ values, with the
+/// result type inferred.
+TEST_F(ReferenceEvaluatorTest, ArgReduceAndCumsumBuildersTakePlainValues) {
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  auto f32 = RankedTensorType::get({2, 3}, builder.getF32Type());
+  module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = builder.create<func::FuncOp>(
+      loc, "main",
+      builder.getFunctionType({f32}, {RankedTensorType::get({2}, builder.getI64Type()),
+                                      RankedTensorType::get({3}, builder.getI64Type()),
+                                      f32, f32}));
+  builder.setInsertionPointToStart(func.addEntryBlock());
+  Value x = func.getArgument(0);
+  int64_t last = 1, first = 0;
+  auto argmax = builder.create<mlir::kiln::ArgMaxOp>(loc, x, last, false);
+  auto argmin = builder.create<mlir::kiln::ArgMinOp>(loc, x, first, true);
+  auto inclusive = builder.create<mlir::kiln::CumsumOp>(loc, x, last, false,
+                                                        false);
+  auto both = builder.create<mlir::kiln::CumsumOp>(loc, x, first, true, true);
+  // Literals and defaulted flags resolve to the same builders.
+  auto literal = builder.create<mlir::kiln::ArgMaxOp>(loc, x, 0);
+  auto defaulted = builder.create<mlir::kiln::CumsumOp>(loc, x, 1);
+  EXPECT_EQ(literal.getType(), RankedTensorType::get({3}, builder.getI64Type()));
+  EXPECT_FALSE(literal.getSelectLastIndex());
+  EXPECT_EQ(defaulted.getDim(), 1u);
+  EXPECT_FALSE(defaulted.getExclusive() || defaulted.getReverse());
+  literal.erase();
+  defaulted.erase();
+  builder.create<func::ReturnOp>(
+      loc, ValueRange{argmax, argmin, inclusive, both});
+  ASSERT_TRUE(succeeded(mlir::verify(*module)));
+  EXPECT_EQ(argmax.getType(), RankedTensorType::get({2}, builder.getI64Type()));
+  EXPECT_FALSE(argmax.getSelectLastIndex());
+  EXPECT_TRUE(argmin.getSelectLastIndex());
+  EXPECT_TRUE(both.getExclusive() && both.getReverse());
+  EXPECT_FALSE(inclusive.getExclusive() || inclusive.getReverse());
+
+  auto results = ::kiln::evaluate(
+      func, {floats(b.getF32Type(), {2, 3}, {3, 1, 3, 2, 2, 0})}, options);
+  ASSERT_TRUE(static_cast<bool>(results)) << llvm::toString(results.takeError());
+  ASSERT_EQ(results->size(), 4u);
+  expectInts((*results)[0], {2}, {0, 0});
+  expectInts((*results)[1], {3}, {1, 0, 1});
+  expectFloats((*results)[2], {2, 3}, {3, 4, 7, 2, 4, 4});
+  expectFloats((*results)[3], {2, 3}, {2, 2, 0, 0, 0, 0});
 }
 
 TEST_F(ReferenceEvaluatorTest, ReductionsOverNoElements) {

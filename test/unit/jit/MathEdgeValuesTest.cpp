@@ -10,6 +10,12 @@
 // The values are repeated to fill 16-lane vectors and a remainder, so both
 // the vectorized loop and its scalar epilogue see each of them.
 //
+// The ops past cos: f32 erf and atan also run as upstream's polynomials;
+// asin and acos do not (upstream's f32 asin is off by up to 1e-2), and
+// the others are libm calls or, for floor, ceil and round, LLVM's rounding
+// intrinsics. sign is checked exactly like the rest (its results are
+// exact, so any error shows).
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Jit.h"
@@ -51,6 +57,34 @@ std::vector<MathOp> mathOps() {
        [](double x) { return std::sin(x); }},
       {"cos", [](const Tensor &x) { return cos(x); },
        [](double x) { return std::cos(x); }},
+      {"erf", [](const Tensor &x) { return erf(x); },
+       [](double x) { return std::erf(x); }},
+      {"floor", [](const Tensor &x) { return floor(x); },
+       [](double x) { return std::floor(x); }},
+      {"ceil", [](const Tensor &x) { return ceil(x); },
+       [](double x) { return std::ceil(x); }},
+      {"round", [](const Tensor &x) { return round(x); },
+       [](double x) { return std::nearbyint(x); }},
+      {"tan", [](const Tensor &x) { return tan(x); },
+       [](double x) { return std::tan(x); }},
+      {"asin", [](const Tensor &x) { return asin(x); },
+       [](double x) { return std::asin(x); }},
+      {"acos", [](const Tensor &x) { return acos(x); },
+       [](double x) { return std::acos(x); }},
+      {"atan", [](const Tensor &x) { return atan(x); },
+       [](double x) { return std::atan(x); }},
+      {"sinh", [](const Tensor &x) { return sinh(x); },
+       [](double x) { return std::sinh(x); }},
+      {"cosh", [](const Tensor &x) { return cosh(x); },
+       [](double x) { return std::cosh(x); }},
+      {"asinh", [](const Tensor &x) { return asinh(x); },
+       [](double x) { return std::asinh(x); }},
+      {"acosh", [](const Tensor &x) { return acosh(x); },
+       [](double x) { return std::acosh(x); }},
+      {"atanh", [](const Tensor &x) { return atanh(x); },
+       [](double x) { return std::atanh(x); }},
+      {"sign", [](const Tensor &x) { return sign(x); },
+       [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }},
   };
 }
 
@@ -62,6 +96,16 @@ template <typename T> std::vector<T> edgeValues() {
       L::min() / T(1000), -L::min() / T(1000), L::max(), -L::max(),
       L::max() / T(3), T(1), T(-1), T(0.5), T(2), T(10), T(-10), T(20),
       T(-20), T(1e-30), T(1e10), T(-1e10)};
+  // The domain edges of asin, acos, atanh (|x| = 1) and acosh (x = 1),
+  // just inside and outside; rounding ties (round to even); the largest
+  // values below 2^p that still have a fraction.
+  T belowOne = std::nextafter(T(1), T(0)), aboveOne = std::nextafter(T(1), T(2));
+  T lastFraction = std::ldexp(T(1), L::digits - 1) - T(0.5);
+  for (T v : {belowOne, aboveOne, T(0.999), T(1.001), T(0.5), T(1.5), T(2.5),
+              T(0.75), T(1e-4), lastFraction, lastFraction + T(1)}) {
+    values.push_back(v);
+    values.push_back(-v);
+  }
   // Where exp overflows and underflows, for this type.
   T logMax = std::log(L::max()), logMin = std::log(L::min());
   T logTrueMin = std::log(L::denorm_min());

@@ -171,6 +171,44 @@ TEST(Reductions, IntegerSumAndMax) {
   expectTensor(out[1], DType::I64, {2}, {7, 9});
 }
 
+TEST(Reductions, ArgMaxArgMinAndCumsumAlongAnAxis) {
+  auto f = kiln::trace("scans", {kiln::f32({2, 3}), kiln::i32({2, 3})},
+                       [](const Tensor &x, const Tensor &i) {
+                         return Tensors{kiln::argmax(x, -1),
+                                        kiln::argmin(i, 0, true),
+                                        kiln::cumsum(x, 1),
+                                        kiln::cumsum(i, -2, true, true)};
+                       });
+  auto out = run(f, {f32Data({2, 3}, {1, 5, 5, -2, -3, 0.5}),
+                     i32Data({2, 3}, {4, -1, 2, 4, 7, -1})});
+  ASSERT_EQ(out.size(), 4u);
+  expectTensor(out[0], DType::I64, {2}, {1, 2});
+  expectTensor(out[1], DType::I64, {3}, {1, 0, 1});
+  expectTensor(out[2], DType::F32, {2, 3}, {1, 6, 11, -2, -5, -4.5});
+  expectTensor(out[3], DType::I32, {2, 3}, {4, 7, -1, 0, 0, 0});
+}
+
+TEST(Reductions, ArgMaxRejectsBoolAndEmptyAxes) {
+  std::string boolError = expectTraceError([] {
+    kiln::trace("bool_argmax", {kiln::i1({3})},
+                [](const Tensor &x) { return kiln::argmax(x, 0); });
+  });
+  EXPECT_NE(boolError.find("kiln::argmax is not defined for bool"),
+            std::string::npos)
+      << boolError;
+  std::string emptyError = expectTraceError([] {
+    kiln::trace("empty_argmin", {kiln::f32({2, 0})},
+                [](const Tensor &x) { return kiln::argmin(x, 1); });
+  });
+  EXPECT_NE(emptyError.find("axis 1 has size 0"), std::string::npos)
+      << emptyError;
+  std::string axisError = expectTraceError([] {
+    kiln::trace("bad_axis", {kiln::f32({2, 3})},
+                [](const Tensor &x) { return kiln::cumsum(x, 2); });
+  });
+  EXPECT_NE(axisError.find("kiln::cumsum"), std::string::npos) << axisError;
+}
+
 /// Reference matrix product of row-major [m,k] and [k,n].
 std::vector<double> matmulRef(const std::vector<double> &a,
                               const std::vector<double> &b, int m, int k,

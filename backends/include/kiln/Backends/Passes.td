@@ -324,17 +324,33 @@ def KilnCudaMergeGpuModules
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def KilnCudaLibdeviceCalls
+    : Pass<"kiln-cuda-libdevice-calls", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Call libdevice for the math ops convert-gpu-to-nvvm skips";
+  let description = [{
+    Upstream's `convert-gpu-to-nvvm` (LLVM 19) maps most f32/f64 math ops
+    to libdevice's `__nv_*` functions, but not `math.asin`, `acos`, `sinh`,
+    `cosh`, `asinh`, `acosh` and `atanh`, which NVPTX cannot select either.
+    This pass, run on the kernels' module before it, replaces each of them
+    by an `llvm.call` of the libdevice function of that name (`__nv_asinf`
+    for f32, `__nv_asin` for f64), declared in the module; libdevice is
+    linked when the module becomes PTX.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def KilnCpuMathApproximation
     : Pass<"kiln-cpu-math-approximation", "mlir::func::FuncOp"> {
   let summary = "Replace f32 transcendentals by vectorizable polynomials";
   let description = [{
     Upstream's polynomial approximations
     (`populateMathPolynomialApproximationPatterns`) rewrite f32 `math.tanh`,
-    `exp`, `expm1`, `log`, `log1p`, `log2`, `erf`, `atan`, `atan2`, `asin`,
-    `acos` and `cbrt` into arith ops, so that loops containing them
-    vectorize instead of calling libm once per element. f64 math, and f32
-    `sin`/`cos` (upstream's range reduction is weak for large arguments),
-    stay libm calls.
+    `exp`, `expm1`, `log`, `log1p`, `log2`, `erf`, `atan`, `atan2` and
+    `cbrt` into arith ops, so that loops containing them vectorize instead
+    of calling libm once per element. f64 math, f32 `sin`/`cos`
+    (upstream's range reduction is weak for large arguments) and f32
+    `asin`/`acos` (upstream's polynomial is off by up to 1e-2) stay libm
+    calls.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",

@@ -59,6 +59,12 @@ struct EvaluatorOptions {
 ///    negative value;
 ///  - reduce_max over zero elements gives -inf (floats) or the most negative
 ///    integer, reduce_mean over zero elements gives NaN;
+///  - integer rem by zero gives the dividend and rem by -1 gives 0 (as
+///    KilnOps.td defines; unlike division, there is no error);
+///  - argmax/argmin scan from index 0, so ties and NaN (the extreme value)
+///    give the first index, or the last with select_last_index; cumsum
+///    rounds (or wraps) after each addition, in the op's order;
+///  - round is C's nearbyint in the default rounding mode (ties to even);
 ///  - func.call is evaluated by running the callee, up to maxCallDepth.
 llvm::Expected<std::vector<HostTensor>>
 evaluate(mlir::func::FuncOp func, llvm::ArrayRef<HostTensor> inputs,

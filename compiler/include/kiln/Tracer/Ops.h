@@ -120,6 +120,23 @@ Tensor tanh(const Tensor &x, SourceLoc loc = SourceLoc::current());
 Tensor sigmoid(const Tensor &x, SourceLoc loc = SourceLoc::current());
 Tensor sin(const Tensor &x, SourceLoc loc = SourceLoc::current());
 Tensor cos(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor erf(const Tensor &x, SourceLoc loc = SourceLoc::current());
+/// Rounding to integral values (in the float dtype); round goes to the
+/// nearest value with ties to even, as numpy.round does.
+Tensor floor(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor ceil(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor round(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor tan(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor asin(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor acos(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor atan(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor sinh(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor cosh(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor asinh(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor acosh(const Tensor &x, SourceLoc loc = SourceLoc::current());
+Tensor atanh(const Tensor &x, SourceLoc loc = SourceLoc::current());
+/// -1, 0 or 1 in x's dtype (numeric only; zeros and NaN are their own sign).
+Tensor sign(const Tensor &x, SourceLoc loc = SourceLoc::current());
 
 /// Converts elementwise: float to integer truncates toward zero, anything
 /// to i1 means `!= 0`, i1 to numbers gives 0 or 1.
@@ -212,6 +229,18 @@ Tensor max(const Tensor &x, Axes axes = Axes::all(), bool keepdims = false,
 /// Mean over `axes`; integer and bool inputs are promoted to f32.
 Tensor mean(const Tensor &x, Axes axes = Axes::all(), bool keepdims = false,
             SourceLoc loc = SourceLoc::current());
+
+/// The i64 index of the largest (smallest) element along `axis`; ties give
+/// the first index, or the last with `selectLastIndex`, and NaN counts as
+/// the extreme value. The axis is removed; bool tensors are rejected.
+Tensor argmax(const Tensor &x, int64_t axis, bool selectLastIndex = false,
+              SourceLoc loc = SourceLoc::current());
+Tensor argmin(const Tensor &x, int64_t axis, bool selectLastIndex = false,
+              SourceLoc loc = SourceLoc::current());
+/// Running sum along `axis` (ONNX CumSum): `exclusive` leaves out the
+/// element itself, `reverse` sums from the end. Bool tensors are rejected.
+Tensor cumsum(const Tensor &x, int64_t axis, bool exclusive = false,
+              bool reverse = false, SourceLoc loc = SourceLoc::current());
 
 /// Matrix product. Supports [M,K]x[K,N], [B,M,K]x[B,K,N], a rank-2 operand
 /// with a rank-3 one (broadcast over the batch), and 1-D vectors on either

@@ -43,6 +43,9 @@ def Kiln_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
 def Kiln_NumericTensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I32, I64]>;
 def Kiln_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
 def Kiln_BoolTensor : StaticShapeTensorOf<[I1]>;
+// What the bitwise ops (not, and, or, xor) take: i1 and the integers.
+def Kiln_LogicTensor : StaticShapeTensorOf<[I1, I32, I64]>;
+def Kiln_I64Tensor : StaticShapeTensorOf<[I64]>;
 def Kiln_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def Kiln_Predicate : 0DTensorOf<[I1]>;
 def Kiln_I64Scalar : 0DTensorOf<[I64]> {

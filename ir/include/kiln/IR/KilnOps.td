@@ -278,6 +278,187 @@ def Kiln_CosOp : Kiln_UnaryOp<"cos", Kiln_FloatTensor> {
   }];
 }
 
+// The float functions below are all evaluated the same way: the folder and
+// the reference evaluator compute C's `<math.h>` function in double and
+// round to the element type; compiled code calls libm (libdevice on CUDA)
+// or, for f32 erf and atan on the CPU, upstream's polynomial
+// approximations, and may differ from that by a few ulps. floor, ceil and
+// round are exact everywhere.
+
+def Kiln_ErfOp : Kiln_UnaryOp<"erf", Kiln_FloatTensor> {
+  let summary = "Elementwise error function";
+  let description = [{
+    erf(x) = 2/sqrt(pi) * integral from 0 to x of exp(-t^2) dt. The result
+    has the operand's type. erf(+-0) is +-0, erf(+-inf) is +-1, erf(NaN)
+    is NaN. C's `erf` in double, rounded (see above).
+
+    ```mlir
+    %e = kiln.erf %x : tensor<4xf32>
+    ```
+  }];
+}
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", Kiln_FloatTensor> {
+  let summary = "Elementwise round toward -inf";
+  let description = [{
+    The largest integral value not above x, in the operand's type (exact).
+    Zeros, infinities and NaN are returned unchanged (floor(-0.0) is -0.0);
+    floor(-0.5) is -1.0.
+  }];
+}
+def Kiln_CeilOp : Kiln_UnaryOp<"ceil", Kiln_FloatTensor> {
+  let summary = "Elementwise round toward +inf";
+  let description = [{
+    The smallest integral value not below x, in the operand's type (exact).
+    Zeros, infinities and NaN are returned unchanged; ceil(-0.5) is -0.0.
+  }];
+}
+def Kiln_RoundOp : Kiln_UnaryOp<"round", Kiln_FloatTensor> {
+  let summary = "Elementwise round to nearest, ties to even";
+  let description = [{
+    The integral value nearest to x; halfway cases go to the even one
+    (round(0.5) is 0.0, round(1.5) and round(2.5) are 2.0, round(-2.5) is
+    -2.0), as ONNX Round, numpy.round and C's `nearbyint` in the default
+    rounding mode (`math.roundeven`). Exact; the sign of a zero result is
+    the sign of x (round(-0.4) is -0.0); infinities and NaN are unchanged.
+  }];
+}
+def Kiln_TanOp : Kiln_UnaryOp<"tan", Kiln_FloatTensor> {
+  let summary = "Elementwise tangent";
+  let description = [{
+    x in radians; tan(+-inf) and tan(NaN) are NaN, tan(+-0) is +-0. C's
+    `tan` in double, rounded (see above).
+  }];
+}
+def Kiln_AsinOp : Kiln_UnaryOp<"asin", Kiln_FloatTensor> {
+  let summary = "Elementwise arcsine";
+  let description = [{
+    In [-pi/2, pi/2]; NaN for |x| > 1 and for NaN; asin(+-0) is +-0. C's
+    `asin` in double, rounded (see above).
+  }];
+}
+def Kiln_AcosOp : Kiln_UnaryOp<"acos", Kiln_FloatTensor> {
+  let summary = "Elementwise arccosine";
+  let description = [{
+    In [0, pi]; NaN for |x| > 1 and for NaN; acos(1) is +0. C's `acos` in
+    double, rounded (see above).
+  }];
+}
+def Kiln_AtanOp : Kiln_UnaryOp<"atan", Kiln_FloatTensor> {
+  let summary = "Elementwise arctangent";
+  let description = [{
+    In [-pi/2, pi/2]; atan(+-inf) is +-pi/2, atan(+-0) is +-0, atan(NaN) is
+    NaN. C's `atan` in double, rounded (see above).
+  }];
+}
+def Kiln_SinhOp : Kiln_UnaryOp<"sinh", Kiln_FloatTensor> {
+  let summary = "Elementwise hyperbolic sine";
+  let description = [{
+    Overflows to +-inf for large |x|; sinh(+-0) is +-0, sinh(NaN) is NaN.
+    C's `sinh` in double, rounded (see above).
+  }];
+}
+def Kiln_CoshOp : Kiln_UnaryOp<"cosh", Kiln_FloatTensor> {
+  let summary = "Elementwise hyperbolic cosine";
+  let description = [{
+    At least 1; overflows to +inf for large |x|, cosh(NaN) is NaN. C's
+    `cosh` in double, rounded (see above).
+  }];
+}
+def Kiln_AsinhOp : Kiln_UnaryOp<"asinh", Kiln_FloatTensor> {
+  let summary = "Elementwise inverse hyperbolic sine";
+  let description = [{
+    Defined everywhere; asinh(+-inf) is +-inf, asinh(+-0) is +-0,
+    asinh(NaN) is NaN. C's `asinh` in double, rounded (see above).
+  }];
+}
+def Kiln_AcoshOp : Kiln_UnaryOp<"acosh", Kiln_FloatTensor> {
+  let summary = "Elementwise inverse hyperbolic cosine";
+  let description = [{
+    For x >= 1: acosh(1) is +0, acosh(+inf) is +inf; NaN for x < 1 and for
+    NaN. C's `acosh` in double, rounded (see above).
+  }];
+}
+def Kiln_AtanhOp : Kiln_UnaryOp<"atanh", Kiln_FloatTensor> {
+  let summary = "Elementwise inverse hyperbolic tangent";
+  let description = [{
+    For |x| <= 1: atanh(+-1) is +-inf, atanh(+-0) is +-0; NaN for |x| > 1
+    and for NaN. C's `atanh` in double, rounded (see above).
+  }];
+}
+def Kiln_SignOp : Kiln_UnaryOp<"sign", Kiln_NumericTensor> {
+  let summary = "Elementwise sign: -1, 0 or 1";
+  let description = [{
+    The result has the operand's type: 1 where x > 0, -1 where x < 0, and
+    x itself elsewhere. For integers that is 0 at 0. For floats, zeros keep
+    their sign (sign(-0.0) is -0.0, sign(+0.0) is +0.0, which compare
+    equal to 0) and NaN stays NaN; infinities give +-1.
+
+    ```mlir
+    %s = kiln.sign %x : tensor<4xi32>
+    ```
+  }];
+}
+
+def Kiln_RemOp : Kiln_BinaryOp<"rem", Kiln_NumericTensor> {
+  let summary = "Elementwise truncated remainder (sign of the dividend)";
+  let description = [{
+    `lhs - trunc(lhs / rhs) * rhs`, which has the sign of `lhs` (or is
+    zero); operands and result have one type, no implicit broadcasting.
+
+    Floats: C's `fmod`, exact: rem(x, 0), rem(+-inf, y) and anything with a
+    NaN are NaN; rem(x, +-inf) is x for finite x; a zero result has the
+    sign of `lhs`.
+
+    Signed integers (i32, i64): C's `%`, with every case defined and
+    never trapping. rem(x, -1) is 0, including for the most negative value
+    (its quotient wraps in `kiln.div`, and the remainder is 0 either way).
+    rem(x, 0) is x: whatever `kiln.div` leaves undefined for a zero divisor,
+    `x == div(x, 0) * 0 + rem(x, 0)` holds only for that value, so the
+    identity between the two ops is kept. The folder folds it, the
+    reference evaluator computes it, and compiled code selects it without
+    dividing.
+
+    ```mlir
+    // [1, -1, 1, -1, 5]
+    %r = kiln.rem %a, %b : tensor<5xi32>  // %a = [7, -7, 7, -7, 5], %b = [3, 3, -3, -3, 0]
+    ```
+  }];
+}
+
+def Kiln_NotOp : Kiln_UnaryOp<"not", Kiln_LogicTensor> {
+  let summary = "Elementwise bitwise complement (logical not on i1)";
+  let description = [{
+    Flips every bit: on i1 it is logical negation, on i32/i64 `~x`
+    (`-x - 1` in two's complement). The result has the operand's type.
+
+    ```mlir
+    %n = kiln.not %p : tensor<4xi1>
+    ```
+  }];
+}
+def Kiln_AndOp : Kiln_BinaryOp<"and", Kiln_LogicTensor, [Commutative]> {
+  let summary = "Elementwise bitwise and (logical and on i1)";
+  let description = [{
+    `lhs & rhs` bit by bit, on i1, i32 or i64; operands and result have one
+    type and there is no implicit broadcasting (use
+    `kiln.broadcast_in_dim`), as for `kiln.add`.
+  }];
+}
+def Kiln_OrOp : Kiln_BinaryOp<"or", Kiln_LogicTensor, [Commutative]> {
+  let summary = "Elementwise bitwise or (logical or on i1)";
+  let description = [{
+    `lhs | rhs` bit by bit, on i1, i32 or i64; operands and result have one
+    type, no implicit broadcasting.
+  }];
+}
+def Kiln_XorOp : Kiln_BinaryOp<"xor", Kiln_LogicTensor, [Commutative]> {
+  let summary = "Elementwise bitwise exclusive or (inequality on i1)";
+  let description = [{
+    `lhs ^ rhs` bit by bit, on i1, i32 or i64; operands and result have one
+    type, no implicit broadcasting.
+  }];
+}
+
 def Kiln_CompareOp : Kiln_Op<"compare",
     [Pure, Elementwise, AllTypesMatch<["lhs", "rhs"]>, InferTypeOpAdaptor]> {
   let summary = "Elementwise comparison producing i1";
@@ -520,6 +701,93 @@ def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", Kiln_FloatTensor> {
     %m = kiln.reduce_mean %x, dims = [1] : tensor<8x16xf32>
     ```
   }];
+}
+
+class Kiln_ArgReduceOp<string mnemonic>
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let arguments = (ins Kiln_NumericTensor:$operand, I64Attr:$dim,
+                       UnitAttr:$select_last_index);
+  let results = (outs Kiln_I64Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `dim` `=` $dim (`select_last_index` $select_last_index^)?
+    attr-dict `:` type($operand)
+  }];
+  // ODS's builders include (operand, uint64_t dim, bool select_last_index =
+  // false) with the result type inferred, so
+  // `create<ArgMaxOp>(loc, x, dim, selectLastIndex)` takes plain values
+  // (a negative dim arrives as itself and fails verification).
+  let hasVerifier = 1;
+}
+
+def Kiln_ArgMaxOp : Kiln_ArgReduceOp<"argmax"> {
+  let summary = "Index of the largest element along one dimension";
+  let description = [{
+    result[i...] = the index k along `dim` of the largest operand element
+    of the slice at i..., as i64; the result has the operand's shape with
+    `dim` removed. `dim` is an operand dimension and its size is not 0
+    (there is no index of an empty slice; the verifier rejects it).
+
+    Ties give the first index, or the last one with `select_last_index`
+    (ONNX ArgMax). Integers compare signed. For floats NaN counts as the
+    largest value: a slice holding NaN gives the index of its first NaN
+    (the last with `select_last_index`), as numpy.argmax does; -0.0 and
+    +0.0 tie.
+
+    ```mlir
+    // tensor<8xi64>: the column of each row's maximum.
+    %i = kiln.argmax %x, dim = 1 : tensor<8x16xf32>
+    %j = kiln.argmax %x, dim = 1 select_last_index : tensor<8x16xf32>
+    ```
+  }];
+}
+def Kiln_ArgMinOp : Kiln_ArgReduceOp<"argmin"> {
+  let summary = "Index of the smallest element along one dimension";
+  let description = [{
+    As `kiln.argmax` with the smallest element: ties give the first index
+    (the last with `select_last_index`), integers compare signed, and NaN
+    counts as the smallest value, so a slice holding NaN gives the index of
+    its first (last) NaN, as numpy.argmin does; -0.0 and +0.0 tie.
+
+    ```mlir
+    %i = kiln.argmin %x, dim = 0 : tensor<8x16xi32>
+    ```
+  }];
+}
+
+def Kiln_CumsumOp : Kiln_Op<"cumsum", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Running sum along one dimension";
+  let description = [{
+    ONNX CumSum along `dim`, an operand dimension; the result has the
+    operand's type. With n = size of `dim`, for each position k along it:
+
+    - default: result[k] = x[0] + ... + x[k];
+    - `exclusive`: result[k] = x[0] + ... + x[k-1] (0 at k = 0);
+    - `reverse`: result[k] = x[k] + ... + x[n-1];
+    - both: result[k] = x[k+1] + ... + x[n-1] (0 at k = n-1).
+
+    Sums are accumulated in the element type in that order (from the
+    first element, or from the last with `reverse`), so floats round as a
+    sequential loop does; integers wrap around. A dimension of size 0 gives
+    an empty result.
+
+    ```mlir
+    // [1, 3, 6, 10] for %x = [1, 2, 3, 4]; exclusive: [0, 1, 3, 6];
+    // reverse: [10, 9, 7, 4]
+    %c = kiln.cumsum %x, dim = 0 : tensor<4xf32>
+    %e = kiln.cumsum %x, dim = 0 exclusive reverse : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$operand, I64Attr:$dim,
+                       UnitAttr:$exclusive, UnitAttr:$reverse);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `dim` `=` $dim (`exclusive` $exclusive^)? (`reverse` $reverse^)?
+    attr-dict `:` type($result)
+  }];
+  // As for argmax: ODS's (operand, uint64_t dim, bool exclusive = false,
+  // bool reverse = false) builder infers the result type.
+  let hasVerifier = 1;
 }
 
 def Kiln_MatmulOp : Kiln_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
