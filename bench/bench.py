@@ -261,6 +261,7 @@ def main():
 
     stream = os.path.join(args.build_dir, "bin", "kiln-bench-stream")
     dnnl = os.path.join(args.build_dir, "bin", "kiln-bench-dnnl-gemm")
+    dnnl_conv = os.path.join(args.build_dir, "bin", "kiln-bench-dnnl-conv")
     native_env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     compile_times = {}
     memory = []
@@ -279,6 +280,13 @@ def main():
                 try:
                     natives[("dnnl", wl.name)] = run_native(
                         dnnl, wl.n, 5 if args.quick else 50, env=native_env)
+                except RuntimeError as exc:
+                    natives[("dnnl", wl.name)] = exc
+            if isinstance(wl, W.Conv) and os.access(dnnl_conv, os.X_OK):
+                try:
+                    natives[("dnnl", wl.name)] = run_native(
+                        dnnl_conv, wl.batch, wl.c, wl.h, wl.o, wl.k, wl.stride,
+                        wl.pad, 5 if args.quick else 30, env=native_env)
                 except RuntimeError as exc:
                     natives[("dnnl", wl.name)] = exc
 
@@ -358,7 +366,21 @@ def main():
             else:
                 report.add(title, "oneDNN sgemm", None,
                            note="absent (libdnnl-dev not found at configure time)")
-        for anchor in anchors:
+        if isinstance(wl, W.Conv) and not args.kiln_only:
+            r = natives.get(("dnnl", wl.name))
+            if r is None:
+                report.add(title, "oneDNN conv primitive", None,
+                           note="absent (libdnnl-dev not found at configure time)")
+            elif isinstance(r, RuntimeError):
+                report.add(title, "oneDNN conv primitive", None, note=str(r))
+            else:
+                report.add(title, "oneDNN conv primitive", float(r["median_s"]),
+                           note=f"checked in the driver; min {fmt_time(float(r['min_s']))}; "
+                                f"{r.get('impl', '?')}")
+                print(f"   oneDNN conv primitive: {fmt_time(float(r['median_s']))}",
+                      flush=True)
+        # The framework anchors have no convolution workloads.
+        for anchor in ([] if isinstance(wl, W.Conv) else anchors):
             seconds, note = measure_anchor(anchor, wl, ins, expected, budget, args.quick)
             report.add(title, anchor.name, seconds, note=note)
             print(f"   {anchor.name}: {fmt_time(seconds)} ({note})", flush=True)
@@ -415,6 +437,7 @@ def render(report, args, versions, absent, kiln_bin, wls, memory):
             "|---|---|---|---|---|---|"]
     by_name = {w.name: w for w in wls}
     gemm_flops = {f"GEMM {w.n}^3": w.flops() for w in wls if isinstance(w, W.Gemm)}
+    gemm_flops.update({w.title: w.flops() for w in wls if isinstance(w, W.Conv)})
     for title, system, seconds, _metric, note, *rest in report.rows:
         kiln_t = rest[0] if rest else None
         thr = ""
@@ -478,6 +501,15 @@ def goals(report, wls):
                              f"{status(d / k >= 0.9)} |")
             else:
                 lines.append(f"| (2) GEMM {w.n}^3 >= 90% of oneDNN | no measurement | n/a |")
+    for w in wls:
+        if isinstance(w, W.Conv):
+            k, d = t(w.title + " ", "kiln"), t(w.title + " ", "oneDNN conv primitive")
+            if k and d:
+                lines.append(f"| (8) {w.title} >= 90% of oneDNN | {100 * d / k:.3g}% of oneDNN "
+                             f"({w.flops() / k / 1e9:.3g} vs {w.flops() / d / 1e9:.3g} "
+                             f"GFLOP/s) | {status(d / k >= 0.9)} |")
+            else:
+                lines.append(f"| (8) {w.title} >= 90% of oneDNN | no measurement | n/a |")
     number = {"mlp_train": 3, "transformer": 4, "rnn_grad": 5, "while_solver": 6}
     for w in wls:
         if w.name not in number:

@@ -36,6 +36,7 @@ using namespace mlir::kiln;
 void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
   populateElementwiseLowerings(patterns);
   populateStructuralLowerings(patterns);
+  populateConvLowerings(patterns);
   populateControlFlowLowerings(patterns);
   populateStackLowerings(patterns);
   populateFusedLowerings(patterns);

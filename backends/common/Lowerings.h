@@ -21,6 +21,9 @@ namespace kiln {
 void populateElementwiseLowerings(RewritePatternSet &patterns);
 void populateStructuralLowerings(RewritePatternSet &patterns);
 void populateControlFlowLowerings(RewritePatternSet &patterns);
+/// kiln.conv: a padded copy of the input and one linalg.generic (see
+/// ConvLowering.cpp).
+void populateConvLowerings(RewritePatternSet &patterns);
 /// kiln.stack_empty/push/read: tensor ops on the stack's tensor<?x...>
 /// (see StackLowering.cpp).
 void populateStackLowerings(RewritePatternSet &patterns);
