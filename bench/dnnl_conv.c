@@ -11,7 +11,12 @@
  * timing, outputs on a grid are checked against a double-precision sum.
  * Prints the median of REPEAT calls after one warm-up.
  *
- *   kiln-bench-dnnl-conv N C H O K S P REPEAT
+ * With a ninth argument `blocked`, the primitive instead chooses its own
+ * layouts (format `any`, typically channel-blocked), and each timed call
+ * also reorders src and weights into them and dst back, the work a caller
+ * with plain tensors then does per call.
+ *
+ *   kiln-bench-dnnl-conv N C H O K S P REPEAT [blocked]
  *
 \*===----------------------------------------------------------------------===*/
 #include <dnnl.h>
@@ -19,6 +24,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now(void) {
@@ -43,10 +49,11 @@ static int compareDoubles(const void *x, const void *y) {
   } while (0)
 
 int main(int argc, char **argv) {
-  if (argc != 9) {
-    fprintf(stderr, "usage: kiln-bench-dnnl-conv N C H O K S P REPEAT\n");
+  if (argc != 9 && !(argc == 10 && strcmp(argv[9], "blocked") == 0)) {
+    fprintf(stderr, "usage: kiln-bench-dnnl-conv N C H O K S P REPEAT [blocked]\n");
     return 2;
   }
+  int blocked = argc == 10;
   long n = atol(argv[1]), c = atol(argv[2]), h = atol(argv[3]),
        o = atol(argv[4]), k = atol(argv[5]), s = atol(argv[6]),
        p = atol(argv[7]);
@@ -84,12 +91,41 @@ int main(int argc, char **argv) {
   CHECK(dnnl_memory_desc_init_by_tag(&srcMd, 4, srcDims, dnnl_f32, dnnl_nchw));
   CHECK(dnnl_memory_desc_init_by_tag(&weiMd, 4, weiDims, dnnl_f32, dnnl_oihw));
   CHECK(dnnl_memory_desc_init_by_tag(&dstMd, 4, dstDims, dnnl_f32, dnnl_nchw));
+  dnnl_memory_desc_t convMd[3] = {srcMd, weiMd, dstMd};
+  if (blocked) {
+    CHECK(dnnl_memory_desc_init_by_tag(&convMd[0], 4, srcDims, dnnl_f32,
+                                       dnnl_format_tag_any));
+    CHECK(dnnl_memory_desc_init_by_tag(&convMd[1], 4, weiDims, dnnl_f32,
+                                       dnnl_format_tag_any));
+    CHECK(dnnl_memory_desc_init_by_tag(&convMd[2], 4, dstDims, dnnl_f32,
+                                       dnnl_format_tag_any));
+  }
   dnnl_convolution_desc_t cd;
   CHECK(dnnl_dilated_convolution_forward_desc_init(
-      &cd, dnnl_forward_inference, dnnl_convolution_direct, &srcMd, &weiMd,
-      NULL, &dstMd, strides, dilates, pads, pads));
+      &cd, dnnl_forward_inference, dnnl_convolution_direct, &convMd[0],
+      &convMd[1], NULL, &convMd[2], strides, dilates, pads, pads));
   dnnl_primitive_desc_t pd;
   CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, engine, NULL));
+  /* In blocked mode: the primitive's layouts, buffers in them, and the
+   * reorders user src -> conv src, user weights -> conv weights, conv dst
+   * -> user dst. */
+  dnnl_memory_desc_t userMd[3] = {srcMd, weiMd, dstMd};
+  dnnl_primitive_t reorders[3] = {NULL, NULL, NULL};
+  void *staged[3] = {NULL, NULL, NULL};
+  if (blocked) {
+    dnnl_query_t queries[3] = {dnnl_query_src_md, dnnl_query_weights_md,
+                               dnnl_query_dst_md};
+    for (int i = 0; i < 3; ++i) {
+      convMd[i] = *dnnl_primitive_desc_query_md(pd, queries[i], 0);
+      staged[i] = aligned_alloc(64, (dnnl_memory_desc_get_size(&convMd[i]) + 63) / 64 * 64);
+      dnnl_primitive_desc_t rpd;
+      const dnnl_memory_desc_t *from = i < 2 ? &userMd[i] : &convMd[i];
+      const dnnl_memory_desc_t *to = i < 2 ? &convMd[i] : &userMd[i];
+      CHECK(dnnl_reorder_primitive_desc_create(&rpd, from, engine, to, engine, NULL));
+      CHECK(dnnl_primitive_create(&reorders[i], rpd));
+      dnnl_primitive_desc_destroy(rpd);
+    }
+  }
   const char *impl = "?";
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
   dnnl_primitive_t conv;
@@ -97,20 +133,37 @@ int main(int argc, char **argv) {
 
   for (int r = -1; r < repeat; ++r) {
     double start = now();
-    dnnl_memory_t mems[3];
-    CHECK(dnnl_memory_create(&mems[0], &srcMd, engine, src));
-    CHECK(dnnl_memory_create(&mems[1], &weiMd, engine, wei));
-    CHECK(dnnl_memory_create(&mems[2], &dstMd, engine, dst));
+    dnnl_memory_t mems[3], stagedMems[3];
+    void *user[3] = {src, wei, dst};
+    for (int i = 0; i < 3; ++i) {
+      CHECK(dnnl_memory_create(&mems[i], &userMd[i], engine, user[i]));
+      if (blocked)
+        CHECK(dnnl_memory_create(&stagedMems[i], &convMd[i], engine, staged[i]));
+    }
     dnnl_stream_t stream;
     CHECK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, mems[0]},
-                               {DNNL_ARG_WEIGHTS, mems[1]},
-                               {DNNL_ARG_DST, mems[2]}};
+    dnnl_memory_t *convMems = blocked ? stagedMems : mems;
+    for (int i = 0; blocked && i < 2; ++i) {
+      dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, mems[i]},
+                              {DNNL_ARG_TO, stagedMems[i]}};
+      CHECK(dnnl_primitive_execute(reorders[i], stream, 2, r));
+    }
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, convMems[0]},
+                               {DNNL_ARG_WEIGHTS, convMems[1]},
+                               {DNNL_ARG_DST, convMems[2]}};
     CHECK(dnnl_primitive_execute(conv, stream, 3, args));
+    if (blocked) {
+      dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, stagedMems[2]},
+                              {DNNL_ARG_TO, mems[2]}};
+      CHECK(dnnl_primitive_execute(reorders[2], stream, 2, r));
+    }
     CHECK(dnnl_stream_wait(stream));
     dnnl_stream_destroy(stream);
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 3; ++i) {
       dnnl_memory_destroy(mems[i]);
+      if (blocked)
+        dnnl_memory_destroy(stagedMems[i]);
+    }
     double stop = now();
     if (r >= 0)
       times[r] = stop - start;
@@ -142,6 +195,11 @@ int main(int argc, char **argv) {
   printf("median_s %.9f\n", times[repeat / 2]);
   printf("min_s %.9f\n", times[0]);
   printf("impl %s\n", impl);
+  for (int i = 0; i < 3; ++i) {
+    if (reorders[i])
+      dnnl_primitive_destroy(reorders[i]);
+    free(staged[i]);
+  }
   dnnl_primitive_destroy(conv);
   dnnl_primitive_desc_destroy(pd);
   dnnl_engine_destroy(engine);

@@ -159,6 +159,8 @@ struct KilnCpuConvToDnnlPass
 
     SymbolTable symbols(module);
     SetVector<Operation *> callees;
+    // One descriptor per function, one cache slot per call site.
+    llvm::DenseMap<Operation *, memref::GlobalOp> descriptors;
     for (auto [call, callee] : calls) {
       if (call.getNumOperands() != 3 || call.getNumResults() != 0 ||
           !llvm::all_of(call.getOperandTypes(),
@@ -171,17 +173,20 @@ struct KilnCpuConvToDnnlPass
       auto descriptor = callee->getAttrOfType<DenseI64ArrayAttr>(kDnnlConvAttr);
       // The descriptor and the cache slot, as module globals.
       builder.setInsertionPoint(callee);
-      auto descriptorType = MemRefType::get(
-          {static_cast<int64_t>(descriptor.size())}, builder.getI64Type());
-      auto descriptorGlobal = builder.create<memref::GlobalOp>(
-          loc, "kiln_dnnl_conv_descriptor", builder.getStringAttr("private"),
-          descriptorType,
-          DenseElementsAttr::get(
-              RankedTensorType::get(descriptorType.getShape(),
-                                    builder.getI64Type()),
-              descriptor.asArrayRef()),
-          /*constant=*/true, /*alignment=*/nullptr);
-      symbols.insert(descriptorGlobal);
+      memref::GlobalOp &descriptorGlobal = descriptors[callee];
+      if (!descriptorGlobal) {
+        auto descriptorType = MemRefType::get(
+            {static_cast<int64_t>(descriptor.size())}, builder.getI64Type());
+        descriptorGlobal = builder.create<memref::GlobalOp>(
+            loc, "kiln_dnnl_conv_descriptor", builder.getStringAttr("private"),
+            descriptorType,
+            DenseElementsAttr::get(
+                RankedTensorType::get(descriptorType.getShape(),
+                                      builder.getI64Type()),
+                descriptor.asArrayRef()),
+            /*constant=*/true, /*alignment=*/nullptr);
+        symbols.insert(descriptorGlobal);
+      }
       auto slotType = MemRefType::get({1}, builder.getI64Type());
       auto slotGlobal = builder.create<memref::GlobalOp>(
           loc, "kiln_dnnl_conv_slot", builder.getStringAttr("private"),

@@ -2,7 +2,8 @@
 // kiln.dnnl_conv (after bufferization: input, weight, result buffers) by a
 // call of kiln_dnnl_conv_f32 with the buffers' addresses, a constant
 // global holding the descriptor and a zero-initialized cache slot of its
-// own; the functions, no longer called, are erased.
+// own (the calls of one function share its descriptor); the functions, no
+// longer called, are erased.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-conv-to-dnnl | FileCheck %s
 
 // CHECK:       func.func private @kiln_dnnl_conv_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
@@ -15,6 +16,7 @@
 // CHECK:         memref.extract_strided_metadata %[[Y]]
 // CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK:         memref.get_global @[[SLOT1:kiln_dnnl_conv_slot[_0-9]*]]
+// CHECK:         memref.get_global @[[DESC0]]
 // CHECK:         memref.extract_strided_metadata %[[Z]]
 // CHECK:         call @kiln_dnnl_conv_f32(
 // CHECK-NOT:     call @kiln_dnnl_conv(

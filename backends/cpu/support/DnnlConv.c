@@ -18,8 +18,10 @@
  *
  * The operands are in kiln's (ONNX's) plain row-major layouts: src [N, C,
  * D...], weights [O, C/G, K...] (described to oneDNN as [G, O/G, C/G,
- * K...] when G > 1, the same bytes), dst [N, O, E...]. The primitive works
- * on them directly, with no reorder.
+ * K...] when G > 1, the same bytes), dst [N, O, E...]. A convolution with
+ * a spatial window (a kernel dim > 1) runs in layouts of oneDNN's choice,
+ * with src and weights reordered into them and dst back on each call (the
+ * weights may change between calls); a 1x1 one runs on the plain layouts.
  *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
@@ -43,7 +45,16 @@ enum { kHeader = 5 };
 
 typedef struct CachedConv {
   dnnl_primitive_t primitive;
-  dnnl_memory_desc_t src, weights, dst;
+  /* src, weights, dst: in the caller's plain layouts, and in the ones the
+   * primitive runs on (the same where no reorder is needed). */
+  dnnl_memory_desc_t plain[3], inner[3];
+  /* user -> inner for src and weights, inner -> user for dst; null where
+   * the layouts agree. */
+  dnnl_primitive_t reorders[3];
+  /* Buffers in the inner layouts, for one call at a time (`busy`); a call
+   * that finds them taken allocates its own. */
+  void *staged[3];
+  int busy;
   struct CachedConv *next; /* the module's published primitives */
 } CachedConv;
 
@@ -52,18 +63,40 @@ typedef struct CachedConv {
 static CachedConv *published;
 static dnnl_engine_t sharedEngine;
 
+static void destroyEntry(CachedConv *entry) {
+  dnnl_primitive_destroy(entry->primitive);
+  for (int i = 0; i < 3; ++i) {
+    if (entry->reorders[i])
+      dnnl_primitive_destroy(entry->reorders[i]);
+    free(entry->staged[i]);
+  }
+  free(entry);
+}
+
 __attribute__((destructor)) static void destroyPublished(void) {
   CachedConv *entry = __atomic_exchange_n(&published, NULL, __ATOMIC_ACQ_REL);
   while (entry) {
     CachedConv *next = entry->next;
-    dnnl_primitive_destroy(entry->primitive);
-    free(entry);
+    destroyEntry(entry);
     entry = next;
   }
   dnnl_engine_t cpu = __atomic_exchange_n(&sharedEngine, NULL,
                                           __ATOMIC_ACQ_REL);
   if (cpu)
     dnnl_engine_destroy(cpu);
+}
+
+static void outOfMemory(void) {
+  fprintf(stderr, "kiln: oneDNN convolution: out of memory\n");
+  abort();
+}
+
+/* A 64-byte aligned buffer of at least `bytes` bytes. */
+static void *allocateStaged(size_t bytes) {
+  void *buffer = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!buffer)
+    outOfMemory();
+  return buffer;
 }
 
 static void fail(const char *what, dnnl_status_t status) {
@@ -125,38 +158,80 @@ static CachedConv *create(const int64_t *desc) {
     padHigh[d] = high[d];
   }
   CachedConv *entry = calloc(1, sizeof(CachedConv));
-  if (!entry) {
-    fprintf(stderr, "kiln: oneDNN convolution: out of memory\n");
-    abort();
-  }
+  if (!entry)
+    outOfMemory();
   dnnl_status_t status;
   rowMajor(k + 2, srcDims, layout);
-  if ((status = dnnl_memory_desc_init_by_strides(&entry->src, k + 2, srcDims,
-                                                 dnnl_f32, layout)))
+  if ((status = dnnl_memory_desc_init_by_strides(&entry->plain[0], k + 2,
+                                                 srcDims, dnnl_f32, layout)))
     fail("describing the input", status);
   rowMajor(weightRank, weightDims, layout);
   if ((status = dnnl_memory_desc_init_by_strides(
-           &entry->weights, weightRank, weightDims, dnnl_f32, layout)))
+           &entry->plain[1], weightRank, weightDims, dnnl_f32, layout)))
     fail("describing the weight", status);
   rowMajor(k + 2, dstDims, layout);
-  if ((status = dnnl_memory_desc_init_by_strides(&entry->dst, k + 2, dstDims,
-                                                 dnnl_f32, layout)))
+  if ((status = dnnl_memory_desc_init_by_strides(&entry->plain[2], k + 2,
+                                                 dstDims, dnnl_f32, layout)))
     fail("describing the result", status);
+  /* Layouts: on plain layouts oneDNN runs im2col and its GEMM; with layouts
+   * of its choice (channels blocked by the vector width) its direct
+   * kernels, which pay off once there is a spatial window to reuse data
+   * over, after the reorders in and out. A 1x1 convolution is a GEMM
+   * already, and the reorders would cost it more than they gain. */
+  int window = 0;
+  for (int d = 0; d < k; ++d)
+    window |= kernel[d] > 1;
+  for (int i = 0; i < 3; ++i) {
+    entry->inner[i] = entry->plain[i];
+    if (window &&
+        (status = dnnl_memory_desc_init_by_tag(
+             &entry->inner[i], entry->plain[i].ndims, entry->plain[i].dims,
+             dnnl_f32, dnnl_format_tag_any)))
+      fail("describing a layout of oneDNN's choice", status);
+  }
   dnnl_convolution_desc_t convolution;
   if ((status = dnnl_dilated_convolution_forward_desc_init(
            &convolution, dnnl_forward_inference, dnnl_convolution_direct,
-           &entry->src, &entry->weights, NULL, &entry->dst, strides, dilates,
-           padLow, padHigh)))
+           &entry->inner[0], &entry->inner[1], NULL, &entry->inner[2],
+           strides, dilates, padLow, padHigh)))
     fail("dnnl_dilated_convolution_forward_desc_init", status);
   dnnl_primitive_desc_t pd;
   if ((status = dnnl_primitive_desc_create(&pd, &convolution, NULL, engine(),
                                            NULL)))
     fail("dnnl_primitive_desc_create", status);
+  if (window) {
+    dnnl_query_t queries[3] = {dnnl_query_src_md, dnnl_query_weights_md,
+                               dnnl_query_dst_md};
+    for (int i = 0; i < 3; ++i) {
+      entry->inner[i] = *dnnl_primitive_desc_query_md(pd, queries[i], 0);
+      if (dnnl_memory_desc_equal(&entry->inner[i], &entry->plain[i]))
+        continue;
+      const dnnl_memory_desc_t *from = i < 2 ? &entry->plain[i] : &entry->inner[i];
+      const dnnl_memory_desc_t *to = i < 2 ? &entry->inner[i] : &entry->plain[i];
+      dnnl_primitive_desc_t reorder;
+      if ((status = dnnl_reorder_primitive_desc_create(&reorder, from, engine(),
+                                                       to, engine(), NULL)))
+        fail("dnnl_reorder_primitive_desc_create", status);
+      status = dnnl_primitive_create(&entry->reorders[i], reorder);
+      dnnl_primitive_desc_destroy(reorder);
+      if (status)
+        fail("creating a reorder", status);
+      entry->staged[i] =
+          allocateStaged(dnnl_memory_desc_get_size(&entry->inner[i]));
+    }
+  }
   status = dnnl_primitive_create(&entry->primitive, pd);
   dnnl_primitive_desc_destroy(pd);
   if (status)
     fail("dnnl_primitive_create", status);
   return entry;
+}
+
+static void execute(dnnl_primitive_t primitive, dnnl_stream_t stream,
+                    int count, const dnnl_exec_arg_t *args) {
+  dnnl_status_t status = dnnl_primitive_execute(primitive, stream, count, args);
+  if (status)
+    fail("dnnl_primitive_execute", status);
 }
 
 KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
@@ -175,31 +250,55 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
       while (!__atomic_compare_exchange_n(&published, &head, created, 1,
                                           __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
     } else {
-      dnnl_primitive_destroy(created->primitive);
-      free(created);
+      destroyEntry(created);
       entry = expected;
     }
   }
   dnnl_engine_t cpu = engine();
-  dnnl_memory_t memories[3];
-  const dnnl_memory_desc_t *descs[3] = {&entry->src, &entry->weights,
-                                        &entry->dst};
-  void *handles[3] = {(void *)src, (void *)weights, dst};
+  int staging = entry->reorders[0] || entry->reorders[1] || entry->reorders[2];
+  int own = staging && __atomic_exchange_n(&entry->busy, 1, __ATOMIC_ACQUIRE);
+  void *user[3] = {(void *)src, (void *)weights, dst};
+  void *inner[3];
+  dnnl_memory_t userMemory[3], innerMemory[3];
   dnnl_status_t status;
-  for (int i = 0; i < 3; ++i)
-    if ((status = dnnl_memory_create(&memories[i], descs[i], cpu, handles[i])))
+  for (int i = 0; i < 3; ++i) {
+    inner[i] = user[i];
+    if (entry->reorders[i])
+      inner[i] = own ? allocateStaged(dnnl_memory_desc_get_size(&entry->inner[i]))
+                     : entry->staged[i];
+    if ((status = dnnl_memory_create(&userMemory[i], &entry->plain[i], cpu,
+                                     user[i])) ||
+        (status = dnnl_memory_create(&innerMemory[i], &entry->inner[i], cpu,
+                                     inner[i])))
       fail("dnnl_memory_create", status);
+  }
   dnnl_stream_t stream;
   if ((status = dnnl_stream_create(&stream, cpu, dnnl_stream_default_flags)))
     fail("dnnl_stream_create", status);
-  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, memories[0]},
-                             {DNNL_ARG_WEIGHTS, memories[1]},
-                             {DNNL_ARG_DST, memories[2]}};
-  if ((status = dnnl_primitive_execute(entry->primitive, stream, 3, args)))
-    fail("dnnl_primitive_execute", status);
+  for (int i = 0; i < 2; ++i)
+    if (entry->reorders[i]) {
+      dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, userMemory[i]},
+                                 {DNNL_ARG_TO, innerMemory[i]}};
+      execute(entry->reorders[i], stream, 2, args);
+    }
+  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, innerMemory[0]},
+                             {DNNL_ARG_WEIGHTS, innerMemory[1]},
+                             {DNNL_ARG_DST, innerMemory[2]}};
+  execute(entry->primitive, stream, 3, args);
+  if (entry->reorders[2]) {
+    dnnl_exec_arg_t back[2] = {{DNNL_ARG_FROM, innerMemory[2]},
+                               {DNNL_ARG_TO, userMemory[2]}};
+    execute(entry->reorders[2], stream, 2, back);
+  }
   if ((status = dnnl_stream_wait(stream)))
     fail("dnnl_stream_wait", status);
   dnnl_stream_destroy(stream);
-  for (int i = 0; i < 3; ++i)
-    dnnl_memory_destroy(memories[i]);
+  for (int i = 0; i < 3; ++i) {
+    dnnl_memory_destroy(userMemory[i]);
+    dnnl_memory_destroy(innerMemory[i]);
+    if (own && entry->reorders[i])
+      free(inner[i]);
+  }
+  if (staging && !own)
+    __atomic_store_n(&entry->busy, 0, __ATOMIC_RELEASE);
 }
