@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferAccess.h"
 #include "BufferAddress.h"
 
 #include "kiln/Backends/Passes.h"
@@ -34,6 +35,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -80,6 +82,40 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
   llvm::append_range(descriptor, op.getPaddingHigh());
   llvm::append_range(descriptor, op.getRhsDilation());
   return descriptor;
+}
+
+/// The buffer the call of an outlined convolution should write. After
+/// results became out-params, a convolution whose value a function returns
+/// writes a fresh allocation that is then copied into the out-param and
+/// freed; the call can write the out-param directly when that copy follows
+/// it, the allocation has no other use, and the out-param is neither
+/// input. `dead` receives the ops that then go.
+static Value forwardedResult(func::CallOp call,
+                             SmallVectorImpl<Operation *> &dead) {
+  Value result = call.getOperand(2);
+  auto alloc = result.getDefiningOp<memref::AllocOp>();
+  auto copy = dyn_cast_or_null<linalg::CopyOp>(call->getNextNode());
+  if (!alloc || !copy || copy.getDpsInputOperand(0)->get() != result)
+    return result;
+  Value target = copy.getDpsInitOperand(0)->get();
+  if (target.getType() != result.getType() ||
+      !mlir::kiln::definedBefore(target, call))
+    return result;
+  SmallVector<Operation *> deallocs;
+  for (Operation *user : result.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      deallocs.push_back(user);
+    else if (user != call && user != copy)
+      return result;
+  }
+  for (Value input : call.getOperands().take_front(2))
+    if (mlir::kiln::mayAlias(mlir::kiln::rootOf(input),
+                             mlir::kiln::rootOf(target)))
+      return result;
+  dead.push_back(copy);
+  llvm::append_range(dead, deallocs);
+  dead.push_back(alloc);
+  return target;
 }
 
 namespace {
@@ -212,12 +248,17 @@ struct KilnCpuConvToDnnlPass
             loc, builder.getI64Type(), index);
         return builder.create<LLVM::IntToPtrOp>(loc, pointer, address);
       };
+      SmallVector<Operation *> dead;
+      Value result = forwardedResult(call, dead);
       SmallVector<Value> operands{globalPointer(slotGlobal),
-                                  globalPointer(descriptorGlobal)};
-      for (Value buffer : call.getOperands())
-        operands.push_back(pointerTo(buffer));
+                                  globalPointer(descriptorGlobal),
+                                  pointerTo(call.getOperand(0)),
+                                  pointerTo(call.getOperand(1)),
+                                  pointerTo(result)};
       builder.create<func::CallOp>(loc, convFunction, operands);
       call->erase();
+      for (Operation *op : dead)
+        op->erase();
       callees.insert(callee);
     }
     for (Operation *callee : callees)

@@ -57,3 +57,43 @@ func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>
   return
 }
 func.func private @other(memref<2x8x98xf32>, memref<2x8x98xf32>)
+
+// -----
+
+// A fresh result that is only copied into the out-param and freed: the
+// call writes the out-param, the allocation and the copy go; not when the
+// allocation is read later.
+// CHECK-LABEL: func.func @forwarded(
+// CHECK-SAME:    %[[X:.*]]: memref<2x8x100xf32>, %[[W:.*]]: memref<8x8x3xf32>, %[[OUT:.*]]: memref<2x8x98xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         memref.extract_strided_metadata %[[OUT]]
+// CHECK:         call @kiln_dnnl_conv_f32(
+// CHECK-NOT:     linalg.copy
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+func.func @forwarded(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %out: memref<2x8x98xf32>) {
+  %y = memref.alloc() : memref<2x8x98xf32>
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  linalg.copy ins(%y : memref<2x8x98xf32>) outs(%out : memref<2x8x98xf32>)
+  memref.dealloc %y : memref<2x8x98xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @kept(
+// CHECK:         %[[Y:.*]] = memref.alloc()
+// CHECK:         memref.extract_strided_metadata %[[Y]]
+// CHECK:         call @kiln_dnnl_conv_f32(
+// CHECK:         linalg.copy ins(%[[Y]]
+// CHECK:         call @other(%[[Y]]
+func.func @kept(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %out: memref<2x8x98xf32>) {
+  %y = memref.alloc() : memref<2x8x98xf32>
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  linalg.copy ins(%y : memref<2x8x98xf32>) outs(%out : memref<2x8x98xf32>)
+  call @other(%y, %out) : (memref<2x8x98xf32>, memref<2x8x98xf32>) -> ()
+  memref.dealloc %y : memref<2x8x98xf32>
+  return
+}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+func.func private @other(memref<2x8x98xf32>, memref<2x8x98xf32>)

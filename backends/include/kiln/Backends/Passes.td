@@ -439,8 +439,12 @@ def KilnCpuConvToDnnl : Pass<"kiln-cpu-conv-to-dnnl", "mlir::ModuleOp"> {
     holding the descriptor and to a zero-initialized pointer-sized global,
     one per call site, where the support library
     (backends/cpu/support/DnnlConv.c) caches the primitive it creates on the
-    first call. The functions are erased once nothing calls them. The module
-    must then be linked against that library and libdnnl.
+    first call. Where the result buffer is a fresh allocation only copied
+    into another buffer right after the call (a returned value, once
+    results are out-params) and freed, the call writes that buffer instead
+    and the allocation and copy go. The functions are erased once nothing
+    calls them. The module must then be linked against that library and
+    libdnnl.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
