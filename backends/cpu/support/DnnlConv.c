@@ -19,7 +19,7 @@
  * The operands are in kiln's (ONNX's) plain row-major layouts: src [N, C,
  * D...], weights [O, C/G, K...] (described to oneDNN as [G, O/G, C/G,
  * K...] when G > 1, the same bytes), dst [N, O, E...]. A convolution with
- * a spatial window (a kernel dim > 1) and at least 256 output positions
+ * a spatial window (a kernel dim > 1) and at least 128 output positions
  * (batch times output pixels) runs in layouts of oneDNN's choice, with src
  * and weights reordered into them and dst back on each call (the weights
  * may change between calls); the others run on the plain layouts.
@@ -178,9 +178,9 @@ static CachedConv *create(const int64_t *desc) {
    * of its choice (channels blocked by the vector width) its direct
    * kernels, which pay off where there is a spatial window to reuse data
    * over and enough output positions per weight to amortize reordering
-   * the weights on every call (measured on ResNet-50's convolutions: at 49
-   * positions a 3x3 convolution is faster on the plain layouts, at 196
-   * about even, from 392 on faster blocked). A 1x1 convolution is a GEMM
+   * the weights on every call (measured on ResNet-50's convolutions with
+   * one thread: at 49 positions a 3x3 convolution is faster on the plain
+   * layouts, from 196 on faster blocked). A 1x1 convolution is a GEMM
    * already: the reorders would cost it more than they gain. */
   int window = 0;
   int64_t positions = n;
@@ -188,7 +188,7 @@ static CachedConv *create(const int64_t *desc) {
     window |= kernel[d] > 1;
     positions *= out[d];
   }
-  window &= positions >= 256;
+  window &= positions >= 128;
   for (int i = 0; i < 3; ++i) {
     entry->inner[i] = entry->plain[i];
     if (window &&
