@@ -177,6 +177,7 @@ class Report:
         self.rows = []  # (workload title, system, median s, metric, ratio, note)
         self.goals = []  # (goal, value, met)
         self.notes = []
+        self.fastest = {}  # (title, system) -> fastest call, where known
 
     def add(self, title, system, seconds, metric="", note=""):
         self.rows.append([title, system, seconds, metric, note])
@@ -346,6 +347,7 @@ def main():
                 report.add(title, label, None, note="failed: " + str(exc).splitlines()[0][:150])
                 continue
             report.add(title, label, seconds, note=f"err {err:.1e}; min {fmt_time(fastest)}")
+            report.fastest[(title, label)] = fastest
             if fusion:
                 kiln_time = seconds
             print(f"   {label}: {fmt_time(seconds)} (err {err:.1e})", flush=True)
@@ -390,6 +392,7 @@ def main():
                     report.add(title, system, float(r["median_s"]),
                                note=f"checked in the driver; min "
                                     f"{fmt_time(float(r['min_s']))}; {r.get('impl', '?')}")
+                    report.fastest[(title, system)] = float(r["min_s"])
                     print(f"   {system}: {fmt_time(float(r['median_s']))}", flush=True)
         # The framework anchors have no convolution workloads.
         for anchor in ([] if isinstance(wl, W.Conv) else anchors):
@@ -519,11 +522,20 @@ def goals(report, wls):
             times = [x for x in (t(w.title + " ", system) for system, _ in
                                  CONV_ANCHORS.values()) if x]
             d = min(times) if times else None
+            # The fastest calls too: on a shared host a median can catch
+            # another process's time slice, a minimum rarely does.
+            title = next((row[0] for row in report.rows
+                          if row[0].startswith(w.title + " ")), None)
+            kmin = report.fastest.get((title, "kiln"))
+            dmins = [report.fastest[(title, system)] for system, _ in CONV_ANCHORS.values()
+                     if (title, system) in report.fastest]
+            fastest = (f"; fastest calls {100 * min(dmins) / kmin:.3g}%"
+                       if kmin and dmins else "")
             if k and d:
                 lines.append(f"| (8) {w.title} >= 90% of oneDNN (faster anchor) | "
                              f"{100 * d / k:.3g}% of oneDNN "
                              f"({w.flops() / k / 1e9:.3g} vs {w.flops() / d / 1e9:.3g} "
-                             f"GFLOP/s) | {status(d / k >= 0.9)} |")
+                             f"GFLOP/s){fastest} | {status(d / k >= 0.9)} |")
             else:
                 lines.append(f"| (8) {w.title} >= 90% of oneDNN | no measurement | n/a |")
     number = {"mlp_train": 3, "transformer": 4, "rnn_grad": 5, "while_solver": 6}
