@@ -589,7 +589,10 @@ def Kiln_ConvOp : Kiln_Op<"conv", [Pure, InferTypeOpAdaptor]> {
     with P_i = (Di - 1) * lhs_dilation[i] + 1 + padding_low[i] +
     padding_high[i] the padded, dilated input size; Ei is 0 when the
     dilated kernel does not fit (or Di or Ki is 0). A result element with
-    an empty sum (Cg = 0) is 0.
+    an empty sum (Cg = 0) is 0. The inserted and padding zeros of x^ may
+    be skipped rather than multiplied (the reference evaluator and oneDNN
+    skip them), so whether such a zero against an infinite or NaN weight
+    gives NaN is not fixed.
 
     `rhs_dilation` dilates the kernel (ONNX `dilations`); `lhs_dilation`
     dilates the input, which expresses a transposed convolution (ONNX
