@@ -55,7 +55,7 @@ if [ "$build_tools" = 1 ]; then
   ninja -C "$build" -j"${KILN_JOBS:-2}" kiln-opt kiln-compile kiln-run kiln-bench-stream >/dev/null
   # Configured only where oneDNN was found (bench/CMakeLists.txt).
   if grep -q '^build kiln-bench-dnnl-gemm:' "$build/build.ninja"; then
-    ninja -C "$build" -j"${KILN_JOBS:-2}" kiln-bench-dnnl-gemm >/dev/null
+    ninja -C "$build" -j"${KILN_JOBS:-2}" kiln-bench-dnnl-gemm kiln-bench-dnnl-conv >/dev/null
   fi
 fi
 

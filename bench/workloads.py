@@ -489,7 +489,95 @@ class WhileSolver:
         return err, ok
 
 
+# --------------------------------------------------------------------------
+# 8. Convolutions: the distinct 2-d convolutions of ResNet-50
+# --------------------------------------------------------------------------
+# (label, C, H, O, K, stride, padding): torchvision's ResNet-50 (stride in
+# the 3x3 convolution of each stage's first block) on 224x224 images.
+RESNET50_CONVS = [
+    ("conv1 7x7/2 3->64 @224", 3, 224, 64, 7, 2, 3),
+    ("1x1 64->64 @56", 64, 56, 64, 1, 1, 0),
+    ("3x3 64->64 @56", 64, 56, 64, 3, 1, 1),
+    ("1x1 64->256 @56", 64, 56, 256, 1, 1, 0),
+    ("1x1 256->64 @56", 256, 56, 64, 1, 1, 0),
+    ("1x1 256->128 @56", 256, 56, 128, 1, 1, 0),
+    ("3x3/2 128->128 @56", 128, 56, 128, 3, 2, 1),
+    ("1x1/2 256->512 @56 (down)", 256, 56, 512, 1, 2, 0),
+    ("1x1 128->512 @28", 128, 28, 512, 1, 1, 0),
+    ("1x1 512->128 @28", 512, 28, 128, 1, 1, 0),
+    ("3x3 128->128 @28", 128, 28, 128, 3, 1, 1),
+    ("1x1 512->256 @28", 512, 28, 256, 1, 1, 0),
+    ("3x3/2 256->256 @28", 256, 28, 256, 3, 2, 1),
+    ("1x1/2 512->1024 @28 (down)", 512, 28, 1024, 1, 2, 0),
+    ("1x1 256->1024 @14", 256, 14, 1024, 1, 1, 0),
+    ("1x1 1024->256 @14", 1024, 14, 256, 1, 1, 0),
+    ("3x3 256->256 @14", 256, 14, 256, 3, 1, 1),
+    ("1x1 1024->512 @14", 1024, 14, 512, 1, 1, 0),
+    ("3x3/2 512->512 @14", 512, 14, 512, 3, 2, 1),
+    ("1x1/2 1024->2048 @14 (down)", 1024, 14, 2048, 1, 2, 0),
+    ("1x1 512->2048 @7", 512, 7, 2048, 1, 1, 0),
+    ("1x1 2048->512 @7", 2048, 7, 512, 1, 1, 0),
+    ("3x3 512->512 @7", 512, 7, 512, 3, 1, 1),
+]
+
+
+class Conv:
+    """One f32 kiln.conv, NCHW/OIHW, square images and kernels."""
+    function = "conv"
+    grad = None
+    tol = 1e-4
+
+    def __init__(self, index, batch, label, c, h, o, k, stride, pad):
+        self.batch, self.c, self.h, self.o, self.k = batch, c, h, o, k
+        self.stride, self.pad = stride, pad
+        self.e = (h + 2 * pad - k) // stride + 1
+        # `--only conv` picks them all (bench.py strips trailing digits).
+        self.name = f"conv{index}"
+        self.title = f"conv {label}, batch {batch}"
+        self.desc = (f"[{batch},{c},{h},{h}] x [{o},{c},{k},{k}], stride {stride}, "
+                     f"padding {pad}, f32")
+
+    def mlir(self):
+        n, c, h, o, k, e = self.batch, self.c, self.h, self.o, self.k, self.e
+        x, w, y = (f"tensor<{n}x{c}x{h}x{h}xf32>", f"tensor<{o}x{c}x{k}x{k}xf32>",
+                   f"tensor<{n}x{o}x{e}x{e}xf32>")
+        s, p = self.stride, self.pad
+        return (f"func.func @{self.function}(%x: {x}, %w: {w}) -> {y} {{\n"
+                f"  %y = kiln.conv %x, %w, strides = [{s}, {s}], "
+                f"padding_low = [{p}, {p}], padding_high = [{p}, {p}], "
+                f"lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : {x}, {w}\n"
+                f"  return %y : {y}\n}}\n")
+
+    def inputs(self, rng):
+        x = rng.standard_normal((self.batch, self.c, self.h, self.h), dtype=np.float32)
+        w = rng.standard_normal((self.o, self.c, self.k, self.k), dtype=np.float32)
+        return [x, (w / math.sqrt(self.c * self.k * self.k)).astype(np.float32)]
+
+    def reference(self, ins):
+        x, w = (a.astype(np.float64) for a in ins)
+        p, s, k, e = self.pad, self.stride, self.k, self.e
+        xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+        out = np.zeros((self.batch, self.o, e, e))
+        # One matrix product per kernel offset: no im2col buffer.
+        for i in range(k):
+            for j in range(k):
+                patch = xp[:, :, i:i + s * (e - 1) + 1:s, j:j + s * (e - 1) + 1:s]
+                out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j], optimize=True)
+        return [out]
+
+    def flops(self):
+        return 2.0 * self.batch * self.o * self.e * self.e * self.c * self.k * self.k
+
+
+def conv_workloads(quick):
+    shapes = RESNET50_CONVS[1:3] if quick else RESNET50_CONVS
+    batches = (1,) if quick else (1, 8)
+    return [Conv(i, b, *shape) for i, (b, shape) in
+            enumerate((b, shape) for b in batches for shape in shapes)]
+
+
 def all_workloads(quick):
     gemm_sizes = (64, 256) if quick else (256, 1024)
     return ([Elementwise(quick)] + [Gemm(n) for n in gemm_sizes] +
-            [MlpTrain(quick), Transformer(quick), Rnn(quick), WhileSolver(quick)])
+            [MlpTrain(quick), Transformer(quick), Rnn(quick), WhileSolver(quick)] +
+            conv_workloads(quick))

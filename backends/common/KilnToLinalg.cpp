@@ -38,6 +38,7 @@ void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
   populateStructuralLowerings(patterns);
   populateArgReduceLowerings(patterns);
   populateCumsumLowerings(patterns);
+  populateConvLowerings(patterns);
   populateControlFlowLowerings(patterns);
   populateStackLowerings(patterns);
   populateFusedLowerings(patterns);

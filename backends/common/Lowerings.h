@@ -26,6 +26,9 @@ void populateControlFlowLowerings(RewritePatternSet &patterns);
 void populateArgReduceLowerings(RewritePatternSet &patterns);
 /// kiln.cumsum: an scf.for of in-place slice updates (CumsumLowering.cpp).
 void populateCumsumLowerings(RewritePatternSet &patterns);
+/// kiln.conv: a padded copy of the input and one linalg.generic (see
+/// ConvLowering.cpp).
+void populateConvLowerings(RewritePatternSet &patterns);
 /// kiln.stack_empty/push/read: tensor ops on the stack's tensor<?x...>
 /// (see StackLowering.cpp).
 void populateStackLowerings(RewritePatternSet &patterns);

@@ -140,6 +140,29 @@ struct TransposePattern : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// A generic reading operand dim d at size(d) - 1 - i for reversed dims.
+struct ReversePattern : OpRewritePattern<ReverseOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReverseOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      AffineExpr index = rewriter.getAffineDimExpr(d);
+      exprs.push_back(llvm::is_contained(op.getDims(), d)
+                          ? type.getDimSize(d) - 1 - index
+                          : index);
+    }
+    AffineMap map =
+        AffineMap::get(type.getRank(), 0, exprs, rewriter.getContext());
+    Value reversed = buildParallelGeneric(
+        rewriter, op.getLoc(), type, op.getOperand(), map,
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    rewriter.replaceOp(op, reversed);
+    return success();
+  }
+};
+
 struct SlicePattern : OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SliceOp op,
@@ -379,7 +402,8 @@ struct DynamicUpdateSlicePattern : OpRewritePattern<DynamicUpdateSliceOp> {
 
 void kiln::populateStructuralLowerings(RewritePatternSet &patterns) {
   patterns.add<ConstantPattern, IotaPattern, BroadcastInDimPattern,
-               ReshapePattern, TransposePattern, SlicePattern, ConcatPattern,
+               ReshapePattern, TransposePattern, ReversePattern, SlicePattern,
+               ConcatPattern,
                ReducePattern<ReduceSumOp>, ReducePattern<ReduceMaxOp>,
                ReducePattern<ReduceMeanOp>, MatmulPattern, GatherPattern,
                DynamicSlicePattern, DynamicUpdateSlicePattern>(

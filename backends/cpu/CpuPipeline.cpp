@@ -1,7 +1,9 @@
 //===- CpuPipeline.cpp - kiln to the LLVM dialect -------------------------===//
 //
 // The pipeline, in order:
-//   0. with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
+//   0. f32 convolutions for oneDNN move into functions of their own
+//      (kiln-cpu-outline-dnnl-convs, where kiln was built with oneDNN);
+//      with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
 //      kiln.fused regions;
 //   1. kiln -> linalg/tensor/scf on tensors (each kiln.fused region lowered
 //      into a kiln.fused_kernel), then kiln-fuse-linalg-groups fuses the
@@ -19,7 +21,9 @@
 //      copies read the copies' sources in place (the copies dropped); the
 //      intermediates of each block planned into one arena, buffers with
 //      disjoint lifetimes sharing bytes; ownership-based deallocation;
-//   5. f32 matmuls -> oneDNN sgemm calls (where kiln was built with oneDNN);
+//   5. f32 matmuls -> oneDNN sgemm calls, calls of the outlined
+//      convolutions -> oneDNN convolution primitives (where kiln was built
+//      with oneDNN);
 //   6. large reductions with few outputs split into per-chunk partials
 //      (kiln-cpu-parallel-reductions), linalg -> loops, the outermost
 //      parallel loop of each large loop nest an OpenMP parallel loop (where kiln was built with libomp); f32 transcendentals -> polynomials that LLVM's loop
@@ -65,6 +69,14 @@ bool kiln::cpuHasOpenMP() {
 
 void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const CpuOptions &options) {
+  bool dnnl = options.dnnl && cpuHasDnnl();
+  // f32 convolutions that oneDNN takes wait in functions of their own for
+  // kiln-cpu-conv-to-dnnl (ConvToDnnl.cpp).
+  if (dnnl) {
+    KilnCpuOutlineDnnlConvsOptions convs;
+    convs.minMacs = options.dnnlMinMacs;
+    pm.addPass(createKilnCpuOutlineDnnlConvs(convs));
+  }
   // 0-1 (BufferizationPipeline.cpp).
   buildLinalgPipeline(pm, options.fuse);
   pm.addPass(createCanonicalizerPass());
@@ -99,10 +111,11 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createCanonicalizerPass());
 
-  if (options.dnnl && cpuHasDnnl()) {
-    KilnCpuMatmulToDnnlOptions dnnl;
-    dnnl.minMacs = options.dnnlMinMacs;
-    pm.addPass(createKilnCpuMatmulToDnnl(dnnl));
+  if (dnnl) {
+    KilnCpuMatmulToDnnlOptions matmuls;
+    matmuls.minMacs = options.dnnlMinMacs;
+    pm.addPass(createKilnCpuMatmulToDnnl(matmuls));
+    pm.addPass(createKilnCpuConvToDnnl());
   }
   bool parallel = options.parallel && cpuHasOpenMP();
   // Large reductions with few outputs: per-chunk partials in an
@@ -152,7 +165,9 @@ struct CpuLoweringPipelineOptions
                     llvm::cl::init(true)};
   Option<bool> dnnl{*this, "dnnl",
                     llvm::cl::desc("Call oneDNN's sgemm for f32 matmuls "
-                                   "(where kiln was built with oneDNN)"),
+                                   "and its convolution primitive for f32 "
+                                   "convolutions (where kiln was built "
+                                   "with oneDNN)"),
                     llvm::cl::init(true)};
   Option<bool> parallel{*this, "parallel",
                         llvm::cl::desc("Run large loop nests on OpenMP "

@@ -23,6 +23,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferAddress.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -180,52 +182,6 @@ static std::optional<GemmForm> gemmFormOf(linalg::LinalgOp op) {
 }
 
 namespace {
-/// The address of a memref's first element, its strides, as values.
-struct MatrixView {
-  Value address; // i64
-  SmallVector<Value> strides; // index
-};
-
-/// The `memref.view` a memref is derived from through view-like ops, if
-/// any (the arenas of kiln-cpu-plan-memory). Its byte shift must be added
-/// explicitly: `expand-strided-metadata` folds the metadata of view-like ops
-/// into that of their source and drops the shift of a `memref.view`, while
-/// the offset it leaves is relative to the view.
-memref::ViewOp arenaViewOf(Value memref) {
-  Operation *def = memref.getDefiningOp();
-  while (auto viewLike = dyn_cast_or_null<ViewLikeOpInterface>(def)) {
-    if (auto view = dyn_cast<memref::ViewOp>(def))
-      return view;
-    def = viewLike.getViewSource().getDefiningOp();
-  }
-  return nullptr;
-}
-
-MatrixView viewOf(OpBuilder &builder, Location loc, Value memref) {
-  auto metadata = builder.create<memref::ExtractStridedMetadataOp>(loc, memref);
-  Value base;
-  if (memref::ViewOp view = arenaViewOf(memref)) {
-    // The arena's pointer plus the byte shift, then the offset from the
-    // view (see arenaViewOf).
-    base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(
-        loc, view.getSource());
-    base = builder.create<arith::AddIOp>(loc, base, view.getByteShift());
-  } else {
-    base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(
-        loc, metadata.getBaseBuffer());
-  }
-  Value four = builder.create<arith::ConstantIndexOp>(loc, 4);
-  Value offset =
-      builder.create<arith::MulIOp>(loc, metadata.getOffset(), four);
-  Value address = builder.create<arith::AddIOp>(loc, base, offset);
-  MatrixView view;
-  view.address = builder.create<arith::IndexCastOp>(loc, builder.getI64Type(),
-                                                    address);
-  view.strides.assign(metadata.getStrides().begin(),
-                      metadata.getStrides().end());
-  return view;
-}
-
 struct KilnCpuMatmulToDnnlPass
     : kiln::impl::KilnCpuMatmulToDnnlBase<KilnCpuMatmulToDnnlPass> {
   using KilnCpuMatmulToDnnlBase::KilnCpuMatmulToDnnlBase;
@@ -274,8 +230,10 @@ struct KilnCpuMatmulToDnnlPass
       Value b = op.getDpsInputOperand(1)->get();
       Value c = op.getDpsInitOperand(0)->get();
       linalg::FillOp zeroFill = zeroFillBefore(op, c);
-      MatrixView views[] = {viewOf(builder, loc, a), viewOf(builder, loc, b),
-                            viewOf(builder, loc, c)};
+      mlir::kiln::BufferAddress views[] = {
+          mlir::kiln::bufferAddressOf(builder, loc, a, 4),
+          mlir::kiln::bufferAddressOf(builder, loc, b, 4),
+          mlir::kiln::bufferAddressOf(builder, loc, c, 4)};
       auto constI64 = [&](int64_t value) -> Value {
         return builder.create<arith::ConstantIntOp>(loc, value, 64);
       };

@@ -4,7 +4,9 @@
 // linked into a shared object. The host C compiler driver does the linking
 // (it knows where libm and the C runtime live); KILN_CC overrides it.
 // Libraries beyond libm are linked only when the object refers to them:
-// libdnnl for `dnnl_*` (matmuls, see MatmulToDnnl.cpp) and LLVM's libomp
+// libdnnl for `dnnl_*` (matmuls, see MatmulToDnnl.cpp), kiln's
+// kiln_dnnl_conv archive and libdnnl for `kiln_dnnl_conv*` (convolutions,
+// see ConvToDnnl.cpp) and LLVM's libomp
 // for `__kmpc_*` (parallel loops), the latter with an rpath since it lives
 // in LLVM's library directory.
 //
@@ -39,7 +41,7 @@ struct TempFile {
 /// The libraries (as linker arguments) that the undefined symbols of
 /// `object` call for.
 std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
-  bool dnnl = false, openmp = false;
+  bool dnnl = false, dnnlConv = false, openmp = false;
   auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
       llvm::StringRef(object.data(), object.size()), "kiln"));
   if (!file) {
@@ -59,10 +61,16 @@ std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
     if (!(*flags & llvm::object::SymbolRef::SF_Undefined))
       continue;
     dnnl |= name->starts_with("dnnl_");
+    dnnlConv |= name->starts_with("kiln_dnnl_conv");
     openmp |= name->starts_with("__kmpc_") || name->starts_with("omp_");
   }
   std::vector<std::string> libraries;
-  if (dnnl)
+#ifdef KILN_DNNL_CONV_LIBRARY
+  // The archive goes before -ldnnl, whose symbols it calls.
+  if (dnnlConv)
+    libraries.push_back(KILN_DNNL_CONV_LIBRARY);
+#endif
+  if (dnnl || dnnlConv)
     libraries.push_back("-ldnnl");
   if (openmp) {
 #ifdef KILN_OMP_LIBRARY_DIR

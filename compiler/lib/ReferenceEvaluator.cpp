@@ -512,6 +512,20 @@ static HostTensor evaluateSlice(SliceOp op, const HostTensor &operand) {
   return copyStrided(operand, resultShape(op), offset, strides);
 }
 
+/// A strided copy walking the reversed dims backwards from their last
+/// element.
+static HostTensor evaluateReverse(ReverseOp op, const HostTensor &operand) {
+  std::vector<int64_t> strides = ::kiln::computeStrides(operand.shape);
+  int64_t offset = 0;
+  for (int64_t dim : op.getDims()) {
+    if (operand.shape[dim] == 0)
+      return HostTensor(operand.elementType, operand.shape);
+    offset += (operand.shape[dim] - 1) * strides[dim];
+    strides[dim] = -strides[dim];
+  }
+  return copyStrided(operand, operand.shape, offset, strides);
+}
+
 static HostTensor evaluateConcat(ConcatOp op,
                                  ArrayRef<const HostTensor *> inputs) {
   HostTensor result(resultElementType(op), resultShape(op));
@@ -741,6 +755,76 @@ static HostTensor evaluateMatmul(MatmulOp op, const HostTensor &lhs,
             result.i[out] = wrapToInt(kind, wrappingAdd(result.i[out], product));
           }
         }
+      }
+    }
+  }
+  return result;
+}
+
+/// Each output element accumulates over c < C / groups and the kernel
+/// offsets in row-major order, rounding the product and then the sum as
+/// matmul does. Elements of the dilated, padded input that are holes or
+/// padding are zeros; their terms are skipped (they add nothing to a
+/// finite sum).
+static HostTensor evaluateConv(ConvOp op, const HostTensor &input,
+                               const HostTensor &weight) {
+  HostTensor result(input.elementType, resultShape(op));
+  ElementKind kind = input.kind();
+  size_t spatial = input.shape.size() - 2;
+  ArrayRef<int64_t> strides = op.getStrides(), low = op.getPaddingLow(),
+                    lhsDilation = op.getLhsDilation(),
+                    rhsDilation = op.getRhsDilation();
+  int64_t groups = op.getGroups();
+  int64_t batch = input.shape[0], channels = input.shape[1];
+  int64_t outChannels = weight.shape[0];
+  int64_t groupChannels = channels / groups;
+  int64_t groupOutChannels = outChannels / groups;
+  ArrayRef<int64_t> inSizes = ArrayRef(input.shape).drop_front(2);
+  ArrayRef<int64_t> kernelSizes = ArrayRef(weight.shape).drop_front(2);
+  ArrayRef<int64_t> outSizes = ArrayRef(result.shape).drop_front(2);
+  int64_t inSpatial = ::kiln::computeNumElements(inSizes);
+  int64_t kernelSpatial = ::kiln::computeNumElements(kernelSizes);
+  int64_t outSpatial = ::kiln::computeNumElements(outSizes);
+  std::vector<int64_t> inStrides = ::kiln::computeStrides(inSizes);
+  SmallVector<int64_t> outIndex(spatial), kernelIndex(spatial);
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t o = 0; o < outChannels; ++o) {
+      int64_t firstChannel = (o / groupOutChannels) * groupChannels;
+      for (int64_t e = 0; e < outSpatial; ++e) {
+        // The spatial index of output element e, row-major.
+        for (int64_t d = spatial - 1, rest = e; d >= 0; --d) {
+          outIndex[d] = rest % outSizes[d];
+          rest /= outSizes[d];
+        }
+        double sum = 0.0;
+        for (int64_t c = 0; c < groupChannels; ++c) {
+          int64_t inBase = (n * channels + firstChannel + c) * inSpatial;
+          int64_t weightBase = (o * groupChannels + c) * kernelSpatial;
+          for (int64_t k = 0; k < kernelSpatial; ++k) {
+            for (int64_t d = spatial - 1, rest = k; d >= 0; --d) {
+              kernelIndex[d] = rest % kernelSizes[d];
+              rest /= kernelSizes[d];
+            }
+            // Position in the dilated, padded input, then in the input.
+            int64_t offset = inBase;
+            bool inside = true;
+            for (size_t d = 0; d < spatial && inside; ++d) {
+              int64_t position = outIndex[d] * strides[d] +
+                                 kernelIndex[d] * rhsDilation[d] - low[d];
+              if (position < 0 || position % lhsDilation[d] != 0 ||
+                  position / lhsDilation[d] >= inSizes[d])
+                inside = false;
+              else
+                offset += (position / lhsDilation[d]) * inStrides[d];
+            }
+            if (!inside)
+              continue;
+            double product =
+                roundToFloat(kind, input.f[offset] * weight.f[weightBase + k]);
+            sum = roundToFloat(kind, sum + product);
+          }
+        }
+        result.f[(n * outChannels + o) * outSpatial + e] = sum;
       }
     }
   }
@@ -1184,6 +1268,7 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
       })
       .Case([&](SliceOp op) { return single(evaluateSlice(op, arg(0))); })
       .Case([&](ConcatOp op) { return single(evaluateConcat(op, operands)); })
+      .Case([&](ReverseOp op) { return single(evaluateReverse(op, arg(0))); })
       // Reductions, contractions, gathers.
       .Case([&](ReduceSumOp op) {
         return single(evaluateReduceSum(op, arg(0), op.getDims()));
@@ -1203,6 +1288,9 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
       .Case([&](CumsumOp op) { return single(evaluateCumsum(op, arg(0))); })
       .Case([&](MatmulOp op) {
         return single(evaluateMatmul(op, arg(0), arg(1)));
+      })
+      .Case([&](ConvOp op) {
+        return single(evaluateConv(op, arg(0), arg(1)));
       })
       .Case([&](GatherOp op) {
         return single(evaluateGather(op, arg(0), arg(1)));

@@ -856,6 +856,21 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+OpFoldResult ReverseOp::fold(FoldAdaptor adaptor) {
+  // Reversing only dimensions of size <= 1 moves nothing.
+  RankedTensorType type = getType();
+  ArrayRef<int64_t> dims = getDims();
+  if (llvm::all_of(dims, [&](int64_t d) { return type.getDimSize(d) <= 1; }))
+    return getOperand();
+  return foldDataMovement(
+      adaptor.getOperand(), type,
+      [&](ArrayRef<int64_t> position, SmallVectorImpl<int64_t> &from) {
+        from.assign(position.begin(), position.end());
+        for (int64_t d : dims)
+          from[d] = type.getDimSize(d) - 1 - position[d];
+      });
+}
+
 OpFoldResult ConcatOp::fold(FoldAdaptor) {
   if (getInputs().size() == 1)
     return getInputs().front();

@@ -232,6 +232,26 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult ReverseOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorOf(adaptor.getOperand());
+  SmallVector<bool> seen(type.getRank(), false);
+  for (int64_t dim : adaptor.getDims()) {
+    if (dim < 0 || dim >= type.getRank())
+      return emitOptionalError(location, "'kiln.reverse' op ", "dimension ",
+                               dim, " is out of range for operand of rank ",
+                               type.getRank());
+    if (seen[dim])
+      return emitOptionalError(location, "'kiln.reverse' op ", "dimension ",
+                               dim, " is listed twice");
+    seen[dim] = true;
+  }
+  inferred.push_back(type);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions, contractions, gathers
 //===----------------------------------------------------------------------===//
@@ -366,6 +386,85 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   shape.push_back(lhs.getDimSize(r - 2));
   shape.push_back(rhs.getDimSize(r - 1));
   inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+int64_t kiln::convOutputSize(int64_t inputSize, int64_t kernelSize,
+                             int64_t stride, int64_t paddingLow,
+                             int64_t paddingHigh, int64_t lhsDilation,
+                             int64_t rhsDilation) {
+  if (inputSize == 0 || kernelSize == 0)
+    return 0;
+  int64_t padded =
+      (inputSize - 1) * lhsDilation + 1 + paddingLow + paddingHigh;
+  int64_t window = (kernelSize - 1) * rhsDilation + 1;
+  if (padded < window)
+    return 0;
+  return (padded - window) / stride + 1;
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  auto fail = [&](auto &&...message) {
+    return emitOptionalError(location, "'kiln.conv' op ", message...);
+  };
+  RankedTensorType input = tensorOf(adaptor.getInput());
+  RankedTensorType weight = tensorOf(adaptor.getWeight());
+  if (input.getElementType() != weight.getElementType())
+    return fail("input element type ", input.getElementType(),
+                " differs from weight's ", weight.getElementType());
+  if (input.getRank() < 3)
+    return fail("input ", shapeString(input.getShape()),
+                " must have rank >= 3 ([N, C, spatial...])");
+  if (weight.getRank() != input.getRank())
+    return fail("weight ", shapeString(weight.getShape()), " has rank ",
+                weight.getRank(), " but the input ",
+                shapeString(input.getShape()), " has rank ", input.getRank());
+  size_t spatial = input.getRank() - 2;
+  struct Named {
+    StringRef name;
+    ArrayRef<int64_t> values;
+    int64_t minimum;
+  } attributes[] = {{"strides", adaptor.getStrides(), 1},
+                    {"padding_low", adaptor.getPaddingLow(), 0},
+                    {"padding_high", adaptor.getPaddingHigh(), 0},
+                    {"lhs_dilation", adaptor.getLhsDilation(), 1},
+                    {"rhs_dilation", adaptor.getRhsDilation(), 1}};
+  for (const Named &attribute : attributes) {
+    if (attribute.values.size() != spatial)
+      return fail(attribute.name, " has ", attribute.values.size(),
+                  " entries but there are ", spatial,
+                  " spatial dimensions");
+    for (auto [i, value] : llvm::enumerate(attribute.values))
+      if (value < attribute.minimum)
+        return fail(attribute.name, "[", i, "] = ", value, " must be >= ",
+                    attribute.minimum);
+  }
+  int64_t groups = static_cast<int64_t>(adaptor.getGroups());
+  int64_t channels = input.getDimSize(1), outChannels = weight.getDimSize(0);
+  if (groups < 1)
+    return fail("groups = ", groups, " must be >= 1");
+  if (channels % groups != 0)
+    return fail("groups = ", groups, " does not divide the ", channels,
+                " input channels");
+  if (outChannels % groups != 0)
+    return fail("groups = ", groups, " does not divide the ", outChannels,
+                " output channels (weight dimension 0)");
+  if (weight.getDimSize(1) != channels / groups)
+    return fail("weight ", shapeString(weight.getShape()),
+                " must have C / groups = ", channels / groups,
+                " in dimension 1 (input channels ", channels, ", groups ",
+                groups, ")");
+  SmallVector<int64_t> shape{input.getDimSize(0), outChannels};
+  for (size_t i = 0; i < spatial; ++i)
+    shape.push_back(convOutputSize(
+        input.getDimSize(i + 2), weight.getDimSize(i + 2),
+        adaptor.getStrides()[i], adaptor.getPaddingLow()[i],
+        adaptor.getPaddingHigh()[i], adaptor.getLhsDilation()[i],
+        adaptor.getRhsDilation()[i]));
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
 }
 

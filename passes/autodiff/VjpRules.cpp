@@ -94,6 +94,16 @@ public:
                               : b.create<ConcatOp>(loc, inputs, dim);
   }
   Value matmul(Value x, Value y) { return b.create<MatmulOp>(loc, x, y); }
+  Value reverse(Value x, ArrayRef<int64_t> dims) {
+    return dims.empty() ? x : b.create<ReverseOp>(loc, x, dims);
+  }
+  Value conv(Value input, Value weight, ArrayRef<int64_t> strides,
+             ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+             ArrayRef<int64_t> lhsDilation, ArrayRef<int64_t> rhsDilation,
+             int64_t groups) {
+    return b.create<ConvOp>(loc, input, weight, strides, low, high,
+                            lhsDilation, rhsDilation, groups);
+  }
 
   Value zeros(Type type) { return buildZeros(b, loc, type); }
   /// A splat of `value` with the type of `like`.
@@ -641,6 +651,170 @@ static LogicalResult vjpMatmul(MatmulOp op, VjpContext &context) {
   return success();
 }
 
+/// The gradients of y = conv(x, w) (see kiln.conv; P is the padded,
+/// input-dilated size of a spatial dim, W = (K - 1) * rhs_dilation + 1 the
+/// dilated kernel, G^ = (E - 1) * stride + 1 the stride-dilated cotangent).
+///
+/// Input: each x^[p] received g[e] * w[k] for e * stride + k * rhs_dilation
+/// = p, so dx^ is g dilated by the stride (lhs_dilation = stride), padded
+/// by W - 1 below, convolved with the kernel reversed in space and its
+/// channel dims swapped within each group ([G, Og, Cg] -> [G, Cg, Og]),
+/// with rhs_dilation as before; dx is every lhs_dilation-th element of dx^
+/// from padding_low on. Where padding_low <= W - 1 and the high side
+/// allows it, that selection is the convolution's own stride and padding;
+/// otherwise the full dx^ is computed and sliced.
+///
+/// Weight: dw[o, c, k] = sum over n, e of g[n, o, e] * x^[n, c, e * stride
+/// + k * rhs_dilation]: a convolution of x (channels as batch, batch as
+/// channels; lhs_dilation and padding kept) with g (batch as channels) as
+/// the kernel, with strides = rhs_dilation and rhs_dilation = strides,
+/// groups kept.
+/// It may produce more than K offsets (the high padding is trimmed only to
+/// zero); the first K are the gradient.
+static LogicalResult vjpConv(ConvOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value x = op.getInput(), w = op.getWeight();
+  Value g = context.getResultAdjoint(0);
+  RankedTensorType xType = op.getInput().getType();
+  RankedTensorType wType = op.getWeight().getType();
+  RankedTensorType yType = op.getType();
+  int64_t rank = xType.getRank(), spatial = rank - 2;
+  int64_t groups = op.getGroups();
+  int64_t batch = xType.getDimSize(0), channels = xType.getDimSize(1);
+  int64_t outChannels = wType.getDimSize(0);
+  int64_t groupChannels = channels / groups,
+          groupOutChannels = outChannels / groups;
+  ArrayRef<int64_t> strides = op.getStrides(), low = op.getPaddingLow(),
+                    high = op.getPaddingHigh(),
+                    lhsDilation = op.getLhsDilation(),
+                    rhsDilation = op.getRhsDilation();
+  // Nothing reaches the output, or the output is empty: zero gradients.
+  if (xType.getNumElements() == 0 || wType.getNumElements() == 0 ||
+      yType.getNumElements() == 0) {
+    if (context.needsGradient(0))
+      context.addGradient(0, r.zeros(xType));
+    if (context.needsGradient(1))
+      context.addGradient(1, r.zeros(wType));
+    return success();
+  }
+  auto shapeWith = [](ArrayRef<int64_t> front, ArrayRef<int64_t> rest) {
+    SmallVector<int64_t> shape(front);
+    llvm::append_range(shape, rest);
+    return shape;
+  };
+  /// [0, 1, 2] permuted to `front`, then the spatial dims in order.
+  auto permutation = [&](ArrayRef<int64_t> front) {
+    SmallVector<int64_t> perm(front);
+    for (int64_t d = 0; d < spatial; ++d)
+      perm.push_back(static_cast<int64_t>(front.size()) + d);
+    return perm;
+  };
+  ArrayRef<int64_t> inSizes = xType.getShape().drop_front(2);
+  ArrayRef<int64_t> kernelSizes = wType.getShape().drop_front(2);
+  ArrayRef<int64_t> outSizes = yType.getShape().drop_front(2);
+  SmallVector<int64_t> spatialDims;
+  for (int64_t d = 2; d < rank; ++d)
+    spatialDims.push_back(d);
+
+  if (context.needsGradient(0)) {
+    // [O, Cg, K] -> [G, Og, Cg, K] -> [G, Cg, Og, K] -> [C, Og, K], reversed.
+    Value kernel = r.reshape(
+        withShape(wType, shapeWith({groups, groupOutChannels, groupChannels},
+                                   kernelSizes)),
+        w);
+    kernel = r.transpose(kernel, permutation({0, 2, 1}));
+    kernel = r.reshape(
+        withShape(wType, shapeWith({channels, groupOutChannels}, kernelSizes)),
+        kernel);
+    kernel = r.reverse(kernel, spatialDims);
+    SmallVector<int64_t> convStrides, convLow, convHigh, sliceStart,
+        sliceLimit, sliceStride;
+    bool sliced = false;
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t window = (kernelSizes[d] - 1) * rhsDilation[d] + 1;
+      int64_t spread = (outSizes[d] - 1) * strides[d] + 1;
+      int64_t padded =
+          (inSizes[d] - 1) * lhsDilation[d] + 1 + low[d] + high[d];
+      int64_t directLow = window - 1 - low[d];
+      int64_t directHigh =
+          (inSizes[d] - 1) * lhsDilation[d] + window - spread - directLow;
+      if (directLow >= 0 && directHigh >= 0) {
+        convStrides.push_back(lhsDilation[d]);
+        convLow.push_back(directLow);
+        convHigh.push_back(directHigh);
+        sliceStart.push_back(0);
+        sliceLimit.push_back(inSizes[d]);
+        sliceStride.push_back(1);
+      } else {
+        sliced = true;
+        convStrides.push_back(1);
+        convLow.push_back(window - 1);
+        convHigh.push_back(padded - spread);
+        sliceStart.push_back(low[d]);
+        sliceLimit.push_back(low[d] + (inSizes[d] - 1) * lhsDilation[d] + 1);
+        sliceStride.push_back(lhsDilation[d]);
+      }
+    }
+    Value dx = r.conv(g, kernel, convStrides, convLow, convHigh, strides,
+                      rhsDilation, groups);
+    if (sliced) {
+      SmallVector<int64_t> start{0, 0}, limit{batch, channels},
+          stride{1, 1};
+      llvm::append_range(start, sliceStart);
+      llvm::append_range(limit, sliceLimit);
+      llvm::append_range(stride, sliceStride);
+      dx = r.slice(dx, start, limit, stride);
+    }
+    context.addGradient(0, dx);
+  }
+
+  if (context.needsGradient(1)) {
+    // x: [N, C, D] -> [N, G, Cg, D] -> [Cg, G, N, D] -> [Cg, G * N, D].
+    Value input = r.reshape(
+        withShape(xType, shapeWith({batch, groups, groupChannels}, inSizes)),
+        x);
+    input = r.transpose(input, permutation({2, 1, 0}));
+    input = r.reshape(
+        withShape(xType, shapeWith({groupChannels, groups * batch}, inSizes)),
+        input);
+    // g: [N, O, E] -> [N, G, Og, E] -> [G, Og, N, E] -> [O, N, E].
+    Value kernel = r.reshape(
+        withShape(yType,
+                  shapeWith({batch, groups, groupOutChannels}, outSizes)),
+        g);
+    kernel = r.transpose(kernel, permutation({1, 2, 0}));
+    kernel = r.reshape(
+        withShape(yType, shapeWith({outChannels, batch}, outSizes)), kernel);
+    SmallVector<int64_t> convHigh;
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t spread = (outSizes[d] - 1) * strides[d] + 1;
+      int64_t needed = (kernelSizes[d] - 1) * rhsDilation[d] + spread;
+      int64_t have = (inSizes[d] - 1) * lhsDilation[d] + 1 + low[d];
+      convHigh.push_back(std::max<int64_t>(0, needed - have));
+    }
+    Value dw = r.conv(input, kernel, rhsDilation, low, convHigh, lhsDilation,
+                      strides, groups);
+    // [Cg, O, K'] with K' >= K: keep the first K offsets, then [O, Cg, K].
+    RankedTensorType dwType = cast<RankedTensorType>(dw.getType());
+    if (dwType.getShape().drop_front(2) != kernelSizes) {
+      SmallVector<int64_t> start(rank, 0), limit{groupChannels, outChannels},
+          stride(rank, 1);
+      llvm::append_range(limit, kernelSizes);
+      dw = r.slice(dw, start, limit, stride);
+    }
+    context.addGradient(1, r.transpose(dw, permutation({1, 0})));
+  }
+  return success();
+}
+
+/// Reversing is its own inverse.
+static LogicalResult vjpReverse(ReverseOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  context.addGradient(0,
+                      r.reverse(context.getResultAdjoint(0), op.getDims()));
+  return success();
+}
+
 /// Scatter-adds the cotangent rows into a zero table, as
 /// onehot^T x rows: with n indices (clamped as the forward gather clamps
 /// them) and rows of m elements, onehot[r, j] = (index[j] == r) is
@@ -774,12 +948,14 @@ public:
     rule<TransposeOp, vjpTranspose>();
     rule<SliceOp, vjpSlice>();
     rule<ConcatOp, vjpConcat>();
+    rule<ReverseOp, vjpReverse>();
     // Reductions, contractions, gathers.
     rule<ReduceSumOp, vjpReduceSum>();
     rule<ReduceMeanOp, vjpReduceMean>();
     rule<ReduceMaxOp, vjpReduceMax>();
     rule<CumsumOp, vjpCumsum>();
     rule<MatmulOp, vjpMatmul>();
+    rule<ConvOp, vjpConv>();
     rule<GatherOp, vjpGather>();
     rule<DynamicSliceOp, vjpDynamicSlice>();
     rule<DynamicUpdateSliceOp, vjpDynamicUpdateSlice>();

@@ -648,6 +648,36 @@ func.func @math_functions(%x: tensor<4xf32>) -> tensor<4xf32> {
   %11 = kiln.acosh %10 : tensor<4xf32>
   %12 = kiln.atanh %11 : tensor<4xf32>
   return %12 : tensor<4xf32>
+
+// -----
+
+// kiln.conv: the input with its padding (and input dilation, as the stride
+// of the insertion) in a zero-filled tensor, viewed as [N, G, C/G, ...];
+// the weight as [G, O/G, C/G, ...]; one generic over (n, g, o, e0, e1, c,
+// k0, k1) reading x^ at e * stride + k * rhs_dilation, accumulating into a
+// zero fill; the result viewed as [N, O, ...].
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6, d4 + d7 * 3)>
+// CHECK-DAG: #[[$W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @conv(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x4x5x6xf32>, %[[W:.*]]: tensor<6x2x3x2xf32>
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x4x11x7xf32>
+// CHECK:         %[[PAD:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<2x4x11x7xf32>)
+// CHECK:         %[[XHAT:.*]] = tensor.insert_slice %[[X]] into %[[PAD]][0, 0, 1, 1] [2, 4, 5, 6] [1, 1, 2, 1]
+// CHECK:         %[[XG:.*]] = tensor.expand_shape %[[XHAT]] {{\[\[}}0], [1, 2], [3], [4]] output_shape [2, 2, 2, 11, 7]
+// CHECK:         %[[WG:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 2]
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x2x3x5x4xf32>)
+// CHECK:         %[[G:.*]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$W]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK-SAME:      ins(%[[XG]], %[[WG]] : tensor<2x2x2x11x7xf32>, tensor<2x3x2x3x2xf32>) outs(%[[INIT]] : tensor<2x2x3x5x4xf32>)
+// CHECK:           %[[P:.*]] = arith.mulf
+// CHECK:           %[[S:.*]] = arith.addf %{{.*}}, %[[P]]
+// CHECK:           linalg.yield %[[S]]
+// CHECK:         %[[R:.*]] = tensor.collapse_shape %[[G]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<2x2x3x5x4xf32> into tensor<2x6x5x4xf32>
+// CHECK:         return %[[R]]
+func.func @conv(%x: tensor<2x4x5x6xf32>, %w: tensor<6x2x3x2xf32>) -> tensor<2x6x5x4xf32> {
+  %y = kiln.conv %x, %w, strides = [2, 1], padding_low = [1, 1], padding_high = [1, 0], lhs_dilation = [2, 1], rhs_dilation = [1, 3], groups = 2 : tensor<2x4x5x6xf32>, tensor<6x2x3x2xf32>
+  return %y : tensor<2x6x5x4xf32>
 }
 
 // -----
@@ -664,6 +694,23 @@ func.func @math_functions(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @sign_f64(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = kiln.sign %x : tensor<4xf64>
   return %0 : tensor<4xf64>
+
+// -----
+
+// Without padding or input dilation the input is read as it is; an empty
+// result is a fill.
+// CHECK-LABEL: func.func @conv_plain(
+// CHECK-SAME:    %[[X:.*]]: tensor<1x2x5xf64>
+// CHECK-NOT:     tensor.insert_slice
+// CHECK:         tensor.expand_shape %[[X]] {{\[\[}}0], [1, 2], [3]] output_shape [1, 1, 2, 5]
+// CHECK:         linalg.generic
+// CHECK:         %[[EMPTY:.*]] = tensor.empty() : tensor<1x3x0xf64>
+// CHECK:         %[[FILLED:.*]] = linalg.fill ins(%{{.*}} : f64) outs(%[[EMPTY]] : tensor<1x3x0xf64>)
+// CHECK:         return %{{.*}}, %[[FILLED]]
+func.func @conv_plain(%x: tensor<1x2x5xf64>, %w: tensor<3x2x2xf64>, %v: tensor<3x2x7xf64>) -> (tensor<1x3x4xf64>, tensor<1x3x0xf64>) {
+  %y = kiln.conv %x, %w, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<1x2x5xf64>, tensor<3x2x2xf64>
+  %z = kiln.conv %x, %v, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<1x2x5xf64>, tensor<3x2x7xf64>
+  return %y, %z : tensor<1x3x4xf64>, tensor<1x3x0xf64>
 }
 
 // -----
@@ -796,4 +843,16 @@ func.func @cumsum_i64(%x: tensor<5x2xi64>) -> tensor<5x2xi64> {
 func.func @cumsum_empty(%x: tensor<0x3xf32>) -> tensor<0x3xf32> {
   %0 = kiln.cumsum %x, dim = 1 : tensor<0x3xf32>
   return %0 : tensor<0x3xf32>
+
+// -----
+
+// kiln.reverse: a generic reading the reversed dims from the end.
+// CHECK-DAG: #[[$REV:.+]] = affine_map<(d0, d1, d2) -> (-d0 + 2, d1, -d2 + 3)>
+// CHECK-LABEL: func.func @reverse(
+// CHECK:         linalg.generic {indexing_maps = [#[[$REV]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT:      linalg.yield %[[IN]] : i32
+func.func @reverse(%x: tensor<3x2x4xi32>) -> tensor<3x2x4xi32> {
+  %r = kiln.reverse %x, dims = [0, 2] : tensor<3x2x4xi32>
+  return %r : tensor<3x2x4xi32>
 }

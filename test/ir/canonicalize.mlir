@@ -1115,4 +1115,20 @@ func.func @fold_idempotent(%x: tensor<3xf32>, %i: tensor<3xi32>) -> (tensor<3xf3
   %o = kiln.or %i, %i : tensor<3xi32>
   %e = kiln.xor %i, %i : tensor<3xi32>
   return %ff, %cc, %rr, %ss, %nn, %a, %o, %e : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>
+
+// -----
+
+// kiln.reverse of a constant folds; reversing only dims of size 1 is the
+// operand itself.
+// CHECK-LABEL: func.func @fold_reverse
+// CHECK-DAG: %[[R:.+]] = kiln.constant dense<{{\[}}[3, 2, 1], [6, 5, 4]]> : tensor<2x3xi32>
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<{{\[}}[4.000000e+00, 5.000000e+00, 6.000000e+00], [1.000000e+00, 2.000000e+00, 3.000000e+00]]> : tensor<2x3xf32>
+// CHECK: return %[[R]], %[[S]], %arg0
+func.func @fold_reverse(%x: tensor<1x4xf32>) -> (tensor<2x3xi32>, tensor<2x3xf32>, tensor<1x4xf32>) {
+  %c = kiln.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %r = kiln.reverse %c, dims = [1] : tensor<2x3xi32>
+  %f = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %s = kiln.reverse %f, dims = [0] : tensor<2x3xf32>
+  %t = kiln.reverse %x, dims = [0] : tensor<1x4xf32>
+  return %r, %s, %t : tensor<2x3xi32>, tensor<2x3xf32>, tensor<1x4xf32>
 }

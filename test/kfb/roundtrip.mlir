@@ -164,6 +164,20 @@ func.func @math_logic_scans(%a: tensor<2x3xf32>, %i: tensor<2x3xi32>, %p: tensor
   %c = kiln.cumsum %13, dim = 1 : tensor<2x3xf32>
   %d = kiln.cumsum %or, dim = 0 exclusive reverse : tensor<2x3xi32>
   return %13, %or, %x, %am, %an, %c, %d : tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xi1>, tensor<2xi64>, tensor<3xi64>, tensor<2x3xf32>, tensor<2x3xi32>
+
+// -----
+
+// Convolutions (1-d with dilations and groups, 2-d strided) and reverse:
+// their dense-array and i64 attributes in order.
+// CHECK-LABEL: func.func @convolutions
+// CHECK: kiln.conv %{{.*}}, %{{.*}}, strides = [1], padding_low = [1], padding_high = [0], lhs_dilation = [2], rhs_dilation = [2], groups = 2 : tensor<2x4x7xf32>, tensor<6x2x3xf32>
+// CHECK: kiln.conv %{{.*}}, %{{.*}}, strides = [2, 2], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x3x8x8xf64>, tensor<4x3x3x3xf64>
+// CHECK: kiln.reverse %{{.*}}, dims = [0, 2] : tensor<6x2x3xf32>
+func.func @convolutions(%a: tensor<2x4x7xf32>, %b: tensor<6x2x3xf32>, %c: tensor<1x3x8x8xf64>, %d: tensor<4x3x3x3xf64>) -> (tensor<2x6x10xf32>, tensor<1x4x4x4xf64>, tensor<6x2x3xf32>) {
+  %y = kiln.conv %a, %b, strides = [1], padding_low = [1], padding_high = [0], lhs_dilation = [2], rhs_dilation = [2], groups = 2 : tensor<2x4x7xf32>, tensor<6x2x3xf32>
+  %z = kiln.conv %c, %d, strides = [2, 2], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x3x8x8xf64>, tensor<4x3x3x3xf64>
+  %r = kiln.reverse %b, dims = [0, 2] : tensor<6x2x3xf32>
+  return %y, %z, %r : tensor<2x6x10xf32>, tensor<1x4x4x4xf64>, tensor<6x2x3xf32>
 }
 
 // Calls, a private function, a declaration, and function attributes.

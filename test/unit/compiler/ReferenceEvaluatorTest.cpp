@@ -995,6 +995,55 @@ TEST_F(ReferenceEvaluatorTest, ReductionsOverNoElements) {
   expectInts(results[3], {}, {INT32_MIN});
 }
 
+TEST_F(ReferenceEvaluatorTest, ConvWithInputDilationAndGroups) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<1x2x3xf32>, %w: tensor<2x1x2xf32>) -> tensor<1x2x5xf32> {
+      %y = kiln.conv %x, %w, strides = [1], padding_low = [1], padding_high = [0], lhs_dilation = [2], rhs_dilation = [1], groups = 2 : tensor<1x2x3xf32>, tensor<2x1x2xf32>
+      func.return %y : tensor<1x2x5xf32>
+    }
+  )mlir";
+  // Channel 0 dilated and padded is [0, 1, 0, 2, 0, 3], convolved with
+  // [1, 10]; channel 1, [0, 4, 0, 5, 0, 6], with [100, 1000].
+  auto results = run(source, {floats(b.getF32Type(), {1, 2, 3}, {1, 2, 3, 4, 5, 6}),
+                              floats(b.getF32Type(), {2, 1, 2}, {1, 10, 100, 1000})});
+  ASSERT_EQ(results.size(), 1u);
+  expectFloats(results[0], {1, 2, 5},
+               {10, 1, 20, 2, 30, 4000, 400, 5000, 500, 6000});
+}
+
+TEST_F(ReferenceEvaluatorTest, ConvWithStrideKernelDilationAndPadding) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<1x1x3x3xf64>, %w: tensor<1x1x2x2xf64>) -> tensor<1x1x2x2xf64> {
+      %y = kiln.conv %x, %w, strides = [2, 2], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [2, 2], groups = 1 : tensor<1x1x3x3xf64>, tensor<1x1x2x2xf64>
+      func.return %y : tensor<1x1x2x2xf64>
+    }
+  )mlir";
+  // out[i, j] = sum of x[2i + 2a - 1, 2j + 2b - 1] * w[a, b]: only x[1, 1]
+  // = 5 is ever inside, against w[1, 1], w[1, 0], w[0, 1], w[0, 0].
+  auto results = run(source, {floats(b.getF64Type(), {1, 1, 3, 3},
+                                     {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                              floats(b.getF64Type(), {1, 1, 2, 2}, {1, 2, 3, 4})});
+  ASSERT_EQ(results.size(), 1u);
+  expectFloats(results[0], {1, 1, 2, 2}, {20, 15, 10, 5});
+}
+
+TEST_F(ReferenceEvaluatorTest, Reverse) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<2x3xf32>, %i: tensor<4xi32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xi32>) {
+      %a = kiln.reverse %x, dims = [1] : tensor<2x3xf32>
+      %b = kiln.reverse %x, dims = [1, 0] : tensor<2x3xf32>
+      %c = kiln.reverse %i, dims = [0] : tensor<4xi32>
+      func.return %a, %b, %c : tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xi32>
+    }
+  )mlir";
+  auto results = run(source, {floats(b.getF32Type(), {2, 3}, {1, 2, 3, 4, 5, 6}),
+                              ints(b.getI32Type(), {4}, {7, 8, 9, 10})});
+  ASSERT_EQ(results.size(), 3u);
+  expectFloats(results[0], {2, 3}, {3, 2, 1, 6, 5, 4});
+  expectFloats(results[1], {2, 3}, {6, 5, 4, 3, 2, 1});
+  expectInts(results[2], {4}, {10, 9, 8, 7});
+}
+
 TEST_F(ReferenceEvaluatorTest, Matmul) {
   const char *source = R"mlir(
     func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32> {

@@ -35,9 +35,10 @@ struct CpuOptions {
   /// linalg ops into as few loop nests as upstream fusion allows. Off, every
   /// kiln op becomes its own loop nest (kiln-compile --no-fusion).
   bool fuse = true;
-  /// Call oneDNN's sgemm for f32 matmuls of at least `dnnlMinMacs`
-  /// multiply-adds (kiln-cpu-matmul-to-dnnl), where kiln was built with
-  /// oneDNN (see cpuHasDnnl()); otherwise matmuls are loops.
+  /// Call oneDNN's sgemm for f32 matmuls (kiln-cpu-matmul-to-dnnl) and its
+  /// convolution primitive for f32 convolutions (kiln-cpu-conv-to-dnnl) of
+  /// at least `dnnlMinMacs` multiply-adds, where kiln was built with oneDNN
+  /// (see cpuHasDnnl()); otherwise they are loops.
   bool dnnl = true;
   int64_t dnnlMinMacs = 16384;
   /// Run the outermost parallel loop of each loop nest that does at least

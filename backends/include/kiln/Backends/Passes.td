@@ -419,6 +419,55 @@ def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def KilnCpuOutlineDnnlConvs
+    : Pass<"kiln-cpu-outline-dnnl-convs", "mlir::ModuleOp"> {
+  let summary = "Move each f32 kiln.conv that oneDNN takes into a function";
+  let description = [{
+    Runs on kiln IR, before fusion. Every f32 `kiln.conv` with 1 to 3
+    spatial dims, no input dilation (`lhs_dilation` all 1), no empty
+    dimension and at least `min-macs` multiply-adds is moved into a new
+    private function `@kiln_dnnl_conv_<n>(input, weight) -> result`, which
+    the op's call site calls. The function carries the convolution's
+    oneDNN descriptor as `kiln.dnnl_conv` (an i64 array: spatial rank,
+    groups, N, C, O, then per spatial dim the input, kernel and output
+    sizes, strides, paddings and rhs dilations). Its body is the op itself:
+    it bufferizes like any function, and `kiln-cpu-conv-to-dnnl` replaces
+    its calls after bufferization by calls into oneDNN.
+  }];
+  let options = [
+    Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
+           "Convolutions with fewer multiply-adds than this stay loops">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def KilnCpuConvToDnnl : Pass<"kiln-cpu-conv-to-dnnl", "mlir::ModuleOp"> {
+  let summary = "Call oneDNN's convolution primitive for outlined f32 convs";
+  let description = [{
+    Runs on memrefs, after bufferization and memory planning. Each call of
+    a function marked `kiln.dnnl_conv` (see `kiln-cpu-outline-dnnl-convs`;
+    after bufferization it takes the input, the weight and the result
+    buffer) becomes
+
+      kiln_dnnl_conv_f32(slot, descriptor, input, weight, result)
+
+    with pointers to the buffers' first elements, to a constant global
+    holding the descriptor and to a zero-initialized pointer-sized global,
+    one per call site, where the support library
+    (backends/cpu/support/DnnlConv.c) caches the primitive it creates on the
+    first call. Where the result buffer is a fresh allocation only copied
+    into another buffer right after the call (a returned value, once
+    results are out-params) and freed, the call writes that buffer instead
+    and the allocation and copy go. The functions are erased once nothing
+    calls them. The module must then be linked against that library and
+    libdnnl.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Keep scf.parallel only where a parallel region pays off";
   let description = [{

@@ -21,6 +21,14 @@ RankedTensorType getStackRowType(RankedTensorType stack);
 /// The stack type whose rows have the static type `row`.
 RankedTensorType getStackType(RankedTensorType row);
 
+/// The size of one spatial dimension of a kiln.conv result (see the op's
+/// description): floor((P - W) / stride) + 1 for the padded, input-dilated
+/// size P and the dilated kernel size W, and 0 when the kernel does not fit
+/// or either size is 0.
+int64_t convOutputSize(int64_t inputSize, int64_t kernelSize, int64_t stride,
+                       int64_t paddingLow, int64_t paddingHigh,
+                       int64_t lhsDilation, int64_t rhsDilation);
+
 /// Verifies the region signatures of kiln.cond, kiln.while and kiln.for
 /// (block arguments and kiln.yield operands against the op's operands and
 /// results) through the op's `verifyRegionSignatures`. Listed before

@@ -646,6 +646,29 @@ def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
+def Kiln_ReverseOp : Kiln_Op<"reverse", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Reverse the order of elements along the listed dimensions";
+  let description = [{
+    result[i0, ..., in] = operand[j0, ..., jn] with jd = size(d) - 1 - id
+    for every d in `dims` and jd = id otherwise. `dims` lists distinct
+    operand dimensions in any order (empty: the operand unchanged); the
+    result has the operand's type. The gradient of `kiln.conv` with
+    respect to its input convolves with the kernel reversed in its spatial
+    dimensions.
+
+    ```mlir
+    // [[3, 2, 1], [6, 5, 4]] for %x = [[1, 2, 3], [4, 5, 6]]
+    %r = kiln.reverse %x, dims = [1] : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand, DenseI64ArrayAttr:$dims);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `dims` `=` $dims attr-dict `:` type($operand)
+  }];
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions, contractions, gathers
 //===----------------------------------------------------------------------===//
@@ -806,6 +829,70 @@ def Kiln_MatmulOp : Kiln_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs);
   let results = (outs Kiln_NumericTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
+
+def Kiln_ConvOp : Kiln_Op<"conv", [Pure, InferTypeOpAdaptor]> {
+  let summary = "N-d convolution (cross-correlation), ONNX layouts";
+  let description = [{
+    `input` is [N, C, D1, ..., Dk], `weight` is [O, C / groups, K1, ...,
+    Kk] (k >= 1 spatial dimensions, so both have rank k + 2), and the
+    result is [N, O, E1, ..., Ek] with the operands' element type (f32 or
+    f64 in compiled code). Every attribute has one entry per spatial
+    dimension, except `groups`.
+
+    Let x^ be the input with `lhs_dilation[i] - 1` zeros inserted between
+    neighbouring elements of spatial dimension i (so it has
+    (Di - 1) * lhs_dilation[i] + 1 elements there, 0 where Di is 0), then
+    `padding_low[i]` zeros before and `padding_high[i]` zeros after it.
+    With G = groups, Cg = C / G and Og = O / G:
+
+      result[n, o, e1..ek] = sum over c < Cg and 0 <= ji < Ki of
+          x^[n, (o / Og) * Cg + c, e1 * strides[1] + j1 * rhs_dilation[1], ...]
+          * weight[o, c, j1, ..., jk]
+
+    and each output size is
+
+      Ei = floor((P_i - ((Ki - 1) * rhs_dilation[i] + 1)) / strides[i]) + 1
+
+    with P_i = (Di - 1) * lhs_dilation[i] + 1 + padding_low[i] +
+    padding_high[i] the padded, dilated input size; Ei is 0 when the
+    dilated kernel does not fit (or Di or Ki is 0). A result element with
+    an empty sum (Cg = 0) is 0. The inserted and padding zeros of x^ may
+    be skipped rather than multiplied (the reference evaluator and oneDNN
+    skip them), so whether such a zero against an infinite or NaN weight
+    gives NaN is not fixed.
+
+    `rhs_dilation` dilates the kernel (ONNX `dilations`); `lhs_dilation`
+    dilates the input, which expresses a transposed convolution (ONNX
+    ConvTranspose) and the gradient with respect to the input. Constraints:
+    `strides`, `lhs_dilation`, `rhs_dilation` >= 1, paddings >= 0,
+    `groups` >= 1 dividing C and O, `weight` dim 1 equal to C / groups.
+    Floats accumulate in the element type in an order that is not fixed
+    (a convolution library may block the sum), so results may differ by
+    rounding.
+
+    ```mlir
+    // A 3x3 convolution with stride 2 and padding 1, 3 -> 8 channels:
+    // [1, 3, 32, 32] -> [1, 8, 16, 16].
+    %y = kiln.conv %x, %w, strides = [2, 2], padding_low = [1, 1],
+           padding_high = [1, 1], lhs_dilation = [1, 1],
+           rhs_dilation = [1, 1], groups = 1
+           : tensor<1x3x32x32xf32>, tensor<8x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$weight,
+                       DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$padding_low,
+                       DenseI64ArrayAttr:$padding_high,
+                       DenseI64ArrayAttr:$lhs_dilation,
+                       DenseI64ArrayAttr:$rhs_dilation, I64Attr:$groups);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` `strides` `=` $strides `,` `padding_low` `=`
+    $padding_low `,` `padding_high` `=` $padding_high `,` `lhs_dilation` `=`
+    $lhs_dilation `,` `rhs_dilation` `=` $rhs_dilation `,` `groups` `=`
+    $groups attr-dict `:` type($input) `,` type($weight)
+  }];
 }
 
 def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {

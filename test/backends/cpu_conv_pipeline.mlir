@@ -1,0 +1,31 @@
+// The CPU pipeline on f32 convolutions that oneDNN takes: each becomes a
+// call of kiln_dnnl_conv_f32 (the outlined functions are gone), a
+// returned result is written straight into the output (no allocation, no
+// copy loop), also after another convolution and an elementwise op.
+// REQUIRES: dnnl
+// RUN: kiln-opt %s --kiln-cpu-lowering | FileCheck %s
+
+// CHECK-NOT:   @kiln_dnnl_conv(
+// CHECK-LABEL: llvm.func internal @kiln_impl_returned(
+// CHECK-NOT:     llvm.call @malloc
+// CHECK:         llvm.call @kiln_dnnl_conv_f32(
+// CHECK-NOT:     llvm.br
+// CHECK-NOT:     llvm.call @free
+// CHECK:         llvm.return
+func.func @returned(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x10x10xf32> {
+  %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x10x10xf32>, tensor<16x8x3x3xf32>
+  return %y : tensor<1x16x10x10xf32>
+}
+
+// CHECK-LABEL: llvm.func internal @kiln_impl_chained(
+// CHECK:         llvm.call @kiln_dnnl_conv_f32(
+// CHECK:         llvm.call @kiln_dnnl_conv_f32(
+// CHECK-NOT:     llvm.br
+// CHECK:         llvm.return
+// CHECK-NOT:   @kiln_dnnl_conv(
+func.func @chained(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>, %v: tensor<16x16x1x1xf32>) -> tensor<1x16x10x10xf32> {
+  %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x10x10xf32>, tensor<16x8x3x3xf32>
+  %r = kiln.relu %y : tensor<1x16x10x10xf32>
+  %z = kiln.conv %r, %v, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x16x10x10xf32>, tensor<16x16x1x1xf32>
+  return %z : tensor<1x16x10x10xf32>
+}

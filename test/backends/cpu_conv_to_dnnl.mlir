@@ -1,0 +1,99 @@
+// kiln-cpu-conv-to-dnnl replaces each call of a function marked
+// kiln.dnnl_conv (after bufferization: input, weight, result buffers) by a
+// call of kiln_dnnl_conv_f32 with the buffers' addresses, a constant
+// global holding the descriptor and a zero-initialized cache slot of its
+// own (the calls of one function share its descriptor); the functions, no
+// longer called, are erased.
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-conv-to-dnnl | FileCheck %s
+
+// CHECK:       func.func private @kiln_dnnl_conv_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CHECK-LABEL: func.func @f(
+// CHECK-SAME:    %[[X:.*]]: memref<2x8x100xf32>, %[[W:.*]]: memref<8x8x3xf32>, %[[Y:.*]]: memref<2x8x98xf32>, %[[Z:.*]]: memref<2x8x98xf32>
+// CHECK:         memref.get_global @[[SLOT0:kiln_dnnl_conv_slot[_0-9]*]]
+// CHECK:         memref.get_global @[[DESC0:kiln_dnnl_conv_descriptor[_0-9]*]]
+// CHECK:         memref.extract_strided_metadata %[[X]]
+// CHECK:         memref.extract_strided_metadata %[[W]]
+// CHECK:         memref.extract_strided_metadata %[[Y]]
+// CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK:         memref.get_global @[[SLOT1:kiln_dnnl_conv_slot[_0-9]*]]
+// CHECK:         memref.get_global @[[DESC0]]
+// CHECK:         memref.extract_strided_metadata %[[Z]]
+// CHECK:         call @kiln_dnnl_conv_f32(
+// CHECK-NOT:     call @kiln_dnnl_conv(
+// CHECK:         return
+// CHECK-DAG:   memref.global "private" constant @[[DESC0]] : memref<12xi64> = dense<[1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1]>
+// CHECK-DAG:   memref.global "private" @[[SLOT0]] : memref<1xi64> = dense<0> {alignment = 8 : i64}
+// CHECK-DAG:   memref.global "private" @[[SLOT1]] : memref<1xi64> = dense<0> {alignment = 8 : i64}
+// CHECK-NOT:   func.func private @kiln_dnnl_conv(
+func.func @f(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>, %z: memref<2x8x98xf32>) {
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  call @kiln_dnnl_conv(%x, %w, %z) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  return
+}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+
+// -----
+
+// A result in an arena (kiln-cpu-plan-memory's memref.view): its address is
+// the arena's plus the view's byte shift. Calls of unmarked functions stay.
+// CHECK-LABEL: func.func @arena(
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12544xi8>
+// CHECK:         %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
+// CHECK:         arith.addi %[[BASE]], %{{.*}} : index
+// CHECK:         call @kiln_dnnl_conv_f32(
+// CHECK:         call @other(
+func.func @arena(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %out: memref<2x8x98xf32>) {
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<12544xi8>
+  %c0 = arith.constant 0 : index
+  %y = memref.view %arena[%c0][] : memref<12544xi8> to memref<2x8x98xf32>
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  call @other(%y, %out) : (memref<2x8x98xf32>, memref<2x8x98xf32>) -> ()
+  memref.dealloc %arena : memref<12544xi8>
+  return
+}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+func.func private @other(memref<2x8x98xf32>, memref<2x8x98xf32>)
+
+// -----
+
+// A fresh result that is only copied into the out-param and freed: the
+// call writes the out-param, the allocation and the copy go; not when the
+// allocation is read later.
+// CHECK-LABEL: func.func @forwarded(
+// CHECK-SAME:    %[[X:.*]]: memref<2x8x100xf32>, %[[W:.*]]: memref<8x8x3xf32>, %[[OUT:.*]]: memref<2x8x98xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         memref.extract_strided_metadata %[[OUT]]
+// CHECK:         call @kiln_dnnl_conv_f32(
+// CHECK-NOT:     linalg.copy
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+func.func @forwarded(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %out: memref<2x8x98xf32>) {
+  %y = memref.alloc() : memref<2x8x98xf32>
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  linalg.copy ins(%y : memref<2x8x98xf32>) outs(%out : memref<2x8x98xf32>)
+  memref.dealloc %y : memref<2x8x98xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @kept(
+// CHECK:         %[[Y:.*]] = memref.alloc()
+// CHECK:         memref.extract_strided_metadata %[[Y]]
+// CHECK:         call @kiln_dnnl_conv_f32(
+// CHECK:         linalg.copy ins(%[[Y]]
+// CHECK:         call @other(%[[Y]]
+func.func @kept(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %out: memref<2x8x98xf32>) {
+  %y = memref.alloc() : memref<2x8x98xf32>
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  linalg.copy ins(%y : memref<2x8x98xf32>) outs(%out : memref<2x8x98xf32>)
+  call @other(%y, %out) : (memref<2x8x98xf32>, memref<2x8x98xf32>) -> ()
+  memref.dealloc %y : memref<2x8x98xf32>
+  return
+}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+func.func private @other(memref<2x8x98xf32>, memref<2x8x98xf32>)

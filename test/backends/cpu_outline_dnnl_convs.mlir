@@ -1,0 +1,69 @@
+// kiln-cpu-outline-dnnl-convs moves each f32 kiln.conv that oneDNN's
+// forward primitive takes into a private function carrying the descriptor;
+// f64, input-dilated, empty and small convolutions stay.
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-outline-dnnl-convs | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-outline-dnnl-convs=min-macs=1 \
+// RUN:   | FileCheck %s --check-prefix=ALL
+
+// 16 * 5 * 7 outputs of 4 * 3 * 3 = 36 multiply-adds: 20160. The
+// descriptor: k = 2, groups 1, N 1, C 4, O 16, then per dim D 10 10, K 3 3,
+// E 5 7, strides 2 1, padding low 0 1, high 1 0, rhs dilation 1 2.
+// CHECK-LABEL: func.func @conv(
+// CHECK-SAME:    %[[X:.*]]: tensor<1x4x10x10xf32>, %[[W:.*]]: tensor<16x4x3x3xf32>
+// CHECK:         %[[Y:.*]] = call @kiln_dnnl_conv(%[[X]], %[[W]]) : (tensor<1x4x10x10xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x5x7xf32>
+// CHECK:         %[[R:.*]] = kiln.relu %[[Y]]
+// CHECK:         return %[[R]]
+// CHECK:       func.func private @kiln_dnnl_conv(%[[A:.*]]: tensor<1x4x10x10xf32>, %[[B:.*]]: tensor<16x4x3x3xf32>) -> tensor<1x16x5x7xf32>
+// CHECK-SAME:    attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 16, 10, 10, 3, 3, 5, 7, 2, 1, 0, 1, 1, 0, 1, 2>}
+// CHECK:         %[[C:.*]] = kiln.conv %[[A]], %[[B]], strides = [2, 1], padding_low = [0, 1], padding_high = [1, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 2], groups = 1
+// CHECK:         return %[[C]]
+func.func @conv(%x: tensor<1x4x10x10xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1x16x5x7xf32> {
+  %y = kiln.conv %x, %w, strides = [2, 1], padding_low = [0, 1], padding_high = [1, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 2], groups = 1 : tensor<1x4x10x10xf32>, tensor<16x4x3x3xf32>
+  %r = kiln.relu %y : tensor<1x16x5x7xf32>
+  return %r : tensor<1x16x5x7xf32>
+}
+
+// -----
+
+// Two convolutions get two functions with distinct names, also inside a
+// region; groups go into the descriptor.
+// CHECK-LABEL: func.func @two(
+// CHECK:         call @[[F0:kiln_dnnl_conv[_0-9]*]](
+// CHECK:         kiln.cond
+// CHECK:           call @[[F1:kiln_dnnl_conv[_0-9]*]](
+// CHECK-DAG:   func.func private @[[F0]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>}
+// CHECK-DAG:   func.func private @[[F1]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 4, 2, 8, 16, 100, 3, 98, 1, 0, 0, 1>}
+func.func @two(%p: tensor<i1>, %x: tensor<2x8x100xf32>, %w: tensor<8x8x3xf32>, %d: tensor<16x2x3xf32>) -> (tensor<2x8x98xf32>, tensor<2x16x98xf32>) {
+  %y = kiln.conv %x, %w, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<2x8x100xf32>, tensor<8x8x3xf32>
+  %z = kiln.cond %p, (%x, %d) : tensor<i1>, (tensor<2x8x100xf32>, tensor<16x2x3xf32>) -> (tensor<2x16x98xf32>) {
+  ^bb0(%a: tensor<2x8x100xf32>, %b: tensor<16x2x3xf32>):
+    %c = kiln.conv %a, %b, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 4 : tensor<2x8x100xf32>, tensor<16x2x3xf32>
+    kiln.yield %c : tensor<2x16x98xf32>
+  } else {
+  ^bb0(%a: tensor<2x8x100xf32>, %b: tensor<16x2x3xf32>):
+    %e = kiln.constant dense<0.0> : tensor<2x16x98xf32>
+    kiln.yield %e : tensor<2x16x98xf32>
+  }
+  return %y, %z : tensor<2x8x98xf32>, tensor<2x16x98xf32>
+}
+
+// -----
+
+// What oneDNN's forward primitive does not take stays a kiln.conv: f64,
+// input dilation, an empty result, and (below min-macs) a small one; ALL
+// still keeps the first three.
+// CHECK-LABEL: func.func @stays(
+// CHECK-NOT:     call
+// CHECK-COUNT-4: kiln.conv
+// CHECK-NOT:     func.func private
+// ALL-LABEL:   func.func @stays(
+// ALL-COUNT-3:   kiln.conv
+// ALL:           call @kiln_dnnl_conv
+// ALL:         func.func private @kiln_dnnl_conv
+func.func @stays(%a: tensor<1x8x40xf64>, %b: tensor<8x8x5xf64>, %c: tensor<1x8x40xf32>, %d: tensor<8x8x5xf32>, %e: tensor<1x8x2xf32>, %f: tensor<2x8x3xf32>) -> (tensor<1x8x36xf64>, tensor<1x8x75xf32>, tensor<1x8x0xf32>, tensor<1x2x1xf32>) {
+  %y = kiln.conv %a, %b, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<1x8x40xf64>, tensor<8x8x5xf64>
+  %z = kiln.conv %c, %d, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [2], rhs_dilation = [1], groups = 1 : tensor<1x8x40xf32>, tensor<8x8x5xf32>
+  %u = kiln.conv %e, %d, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<1x8x2xf32>, tensor<8x8x5xf32>
+  %v = kiln.conv %e, %f, strides = [1], padding_low = [1], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<1x8x2xf32>, tensor<2x8x3xf32>
+  return %y, %z, %u, %v : tensor<1x8x36xf64>, tensor<1x8x75xf32>, tensor<1x8x0xf32>, tensor<1x2x1xf32>
+}
