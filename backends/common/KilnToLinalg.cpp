@@ -38,6 +38,7 @@ void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
   populateStructuralLowerings(patterns);
   populateControlFlowLowerings(patterns);
   populateStackLowerings(patterns);
+  populateWindowLowerings(patterns);
   populateFusedLowerings(patterns);
 }
 

@@ -77,4 +77,12 @@ def Kiln_CompareDirection : I32EnumAttr<"CompareDirection",
   let cppNamespace = "::mlir::kiln";
 }
 
+// What kiln.reduce_window combines each window with. The C++ names are
+// capitalized (ReduceWindowKind::Max); the assembly spells them `max`, `sum`.
+def Kiln_ReduceWindowKind : I32EnumAttr<"ReduceWindowKind",
+    "how kiln.reduce_window combines a window", [
+      I32EnumAttrCase<"Max", 0, "max">, I32EnumAttrCase<"Sum", 1, "sum">]> {
+  let cppNamespace = "::mlir::kiln";
+}
+
 #endif // KILN_DIALECT_TD
