@@ -95,3 +95,15 @@ func.func @conv_free_net(%x: tensor<2x4x8x8xf32>) -> tensor<2x4x4xf32> {
   %m = kiln.reduce_mean %p, dims = [1] : tensor<2x4x4x4xf32>
   return %m : tensor<2x4x4xf32>
 }
+
+// NaN propagates: about one input in eight becomes NaN, and every window
+// holding one gives NaN.
+// CHECK: max_pool_nan(arg0: f32[2,12]) -> (out0: f32[2,5])
+func.func @max_pool_nan(%x: tensor<2x12xf32>) -> tensor<2x5xf32> {
+  %limit = kiln.constant dense<1.5> : tensor<2x12xf32>
+  %high = kiln.compare gt, %x, %limit : tensor<2x12xf32>
+  %nan = kiln.constant dense<0x7FC00000> : tensor<2x12xf32>
+  %n = kiln.select %high, %nan, %x : tensor<2x12xi1>, tensor<2x12xf32>
+  %y = kiln.reduce_window %n, kind = max, window = [1, 3], strides = [1, 2], padding_low = [0, 0], padding_high = [0, 0], dilations = [1, 1] : tensor<2x12xf32>
+  return %y : tensor<2x5xf32>
+}

@@ -39,3 +39,14 @@ func.func @max_grad_windows_in_padding(%x: tensor<3xf32>, %dy: tensor<5xf32>) ->
   %dx = kiln.reduce_window_max_grad %x, %dy, window = [2], strides = [2], padding_low = [4], padding_high = [3], dilations = [1] : tensor<3xf32>, tensor<5xf32>
   return %dx : tensor<3xf32>
 }
+
+// The first NaN of a window gets its cotangent.
+// CHECK: max_grad_nan(arg0: f32[2,12], arg1: f32[2,5]) -> (out0: f32[2,12])
+func.func @max_grad_nan(%x: tensor<2x12xf32>, %dy: tensor<2x5xf32>) -> tensor<2x12xf32> {
+  %limit = kiln.constant dense<1.0> : tensor<2x12xf32>
+  %high = kiln.compare gt, %x, %limit : tensor<2x12xf32>
+  %nan = kiln.constant dense<0x7FC00000> : tensor<2x12xf32>
+  %n = kiln.select %high, %nan, %x : tensor<2x12xi1>, tensor<2x12xf32>
+  %dx = kiln.reduce_window_max_grad %n, %dy, window = [1, 3], strides = [1, 2], padding_low = [0, 0], padding_high = [0, 0], dilations = [1, 1] : tensor<2x12xf32>, tensor<2x5xf32>
+  return %dx : tensor<2x12xf32>
+}
