@@ -25,9 +25,10 @@ void populateControlFlowLowerings(RewritePatternSet &patterns);
 /// (see StackLowering.cpp).
 void populateStackLowerings(RewritePatternSet &patterns);
 /// kiln.pad, kiln.reduce_window and kiln.reduce_window_max_grad: parallel
-/// linalg.generics that walk each window with scf.for (see
+/// linalg.generics that walk each window with scf.for; with `rowLoops`,
+/// reduce_window walks its last result dim in inner loops (see
 /// WindowLowering.cpp).
-void populateWindowLowerings(RewritePatternSet &patterns);
+void populateWindowLowerings(RewritePatternSet &patterns, bool rowLoops);
 /// kiln.fused: the region's ops are inlined into the parent block, their
 /// locations tagged with the region (see FusedLowering.cpp).
 void populateFusedLowerings(RewritePatternSet &patterns);

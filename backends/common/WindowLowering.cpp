@@ -10,9 +10,15 @@
 // operand with tensor.extract. A padded position is never read: its index
 // is clamped into the operand and the value replaced by the identity, so
 // no padded copy of the operand is materialized and the loops have no
-// branches. There are no reduction iterators, so the backends' reduction
-// passes leave it alone and every output element is independent: one
-// OpenMP iteration on the CPU, one thread on the GPU.
+// branches. Every output element is independent, and the body never
+// reads the output, so the backends' reduction passes (which match a
+// combiner of the output) leave it alone: on the GPU each element is one
+// thread. On the CPU (kiln-to-linalg's row-loops) the last result dim is a
+// sequential inner loop of each parallel iteration instead, which LLVM
+// vectorizes (strided window reads become interleaved vector loads), and
+// that dim is split into up to three generics so that the placements whose
+// windows lie inside the operand along it read without clamps, whose
+// non-affine indices would defeat the vectorizer.
 //
 // kiln.reduce_window_max_grad (select-and-scatter) is two parallel
 // generics, so that no two threads write one element:
@@ -138,11 +144,14 @@ struct WindowRead {
   Value inBounds;
 };
 
+/// With `checkLast` false, the caller knows that the windows of these
+/// placements lie inside the operand along the last dimension.
 WindowRead locate(OpBuilder &b, Location loc, const WindowAttrs &attrs,
                   ArrayRef<int64_t> shape, ArrayRef<Value> placement,
-                  ArrayRef<Value> w) {
+                  ArrayRef<Value> w, bool checkLast = true) {
   WindowRead read;
   for (size_t d = 0; d < shape.size(); ++d) {
+    bool checked = checkLast || d + 1 < shape.size();
     // position = placement * stride - low + w * dilation
     Value position = b.create<arith::MulIOp>(
         loc, placement[d], indexConstant(b, loc, attrs.strides[d]));
@@ -159,13 +168,13 @@ WindowRead locate(OpBuilder &b, Location loc, const WindowAttrs &attrs,
                                           loc, read.inBounds, condition)
                                     : condition;
     };
-    if (attrs.low[d] > 0) {
+    if (checked && attrs.low[d] > 0) {
       Value zero = indexConstant(b, loc, 0);
       require(b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, position,
                                       zero));
       position = b.create<arith::MaxSIOp>(loc, position, zero);
     }
-    if (attrs.high[d] > 0) {
+    if (checked && attrs.high[d] > 0) {
       Value last = indexConstant(b, loc, shape[d] - 1);
       require(b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, position,
                                       last));
@@ -223,8 +232,39 @@ struct PadPattern : OpRewritePattern<PadOp> {
   }
 };
 
+/// The placements along the last result dimension, [begin, end), that one
+/// generic computes, and whether their windows need bounds checks there.
+struct Columns {
+  int64_t begin, end;
+  bool checked;
+};
+
+/// The last result dimension in up to three runs: placements whose windows
+/// start in the low padding, those whose windows lie inside the operand, and
+/// those that reach into the high padding.
+SmallVector<Columns> splitColumns(const WindowAttrs &attrs, int64_t size,
+                                  int64_t placements) {
+  size_t d = attrs.window.size() - 1;
+  int64_t span = (attrs.window[d] - 1) * attrs.dilations[d] + 1;
+  int64_t stride = attrs.strides[d];
+  // Inside: placement * stride >= low and
+  // placement * stride - low + span <= size.
+  int64_t begin = std::min((attrs.low[d] + stride - 1) / stride, placements);
+  int64_t last = size + attrs.low[d] - span;
+  int64_t end = last < 0 ? 0 : std::min(last / stride + 1, placements);
+  end = std::max(end, begin);
+  SmallVector<Columns> runs;
+  for (Columns run : {Columns{0, begin, true}, Columns{begin, end, false},
+                      Columns{end, placements, true}})
+    if (run.end > run.begin)
+      runs.push_back(run);
+  return runs;
+}
+
 struct ReduceWindowPattern : OpRewritePattern<ReduceWindowOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ReduceWindowPattern(MLIRContext *context, bool rowLoops)
+      : OpRewritePattern(context), rowLoops(rowLoops) {}
+
   LogicalResult matchAndRewrite(ReduceWindowOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -234,7 +274,6 @@ struct ReduceWindowPattern : OpRewritePattern<ReduceWindowOp> {
     if (failed(rejectHalfPrecision(op, element, rewriter)))
       return failure();
     bool isMax = op.getKind() == ReduceWindowKind::Max;
-    bool isFloat = isa<FloatType>(element);
     // An empty operand leaves every window in the padding.
     if (operandType.getNumElements() == 0 || type.getNumElements() == 0) {
       rewriter.replaceOp(op, filled(rewriter, loc, type,
@@ -242,18 +281,80 @@ struct ReduceWindowPattern : OpRewritePattern<ReduceWindowOp> {
       return success();
     }
     WindowAttrs attrs(op);
+    int64_t rank = type.getRank();
+    bool rows = rowLoops && rank > 0 && type.getDimSize(rank - 1) > 1;
+    SmallVector<Columns> runs;
+    if (rows && (attrs.low.back() > 0 || attrs.high.back() > 0))
+      runs = splitColumns(attrs, operandType.getDimSize(rank - 1),
+                          type.getDimSize(rank - 1));
+    if (runs.size() <= 1) {
+      Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                    element);
+      rewriter.replaceOp(op, buildColumns(rewriter, op, init,
+                                          /*offset=*/0, /*checkLast=*/true,
+                                          rows));
+      return success();
+    }
+    // Each run is computed into its slice of the result, which
+    // bufferization writes in place.
+    Value result = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                    element);
+    SmallVector<int64_t> offsets(rank, 0), sizes(type.getShape()),
+        strides(rank, 1);
+    for (Columns run : runs) {
+      offsets.back() = run.begin;
+      sizes.back() = run.end - run.begin;
+      Value slice = rewriter.create<tensor::ExtractSliceOp>(
+          loc, RankedTensorType::get(sizes, element), result, ValueRange{},
+          ValueRange{}, ValueRange{}, offsets, sizes, strides);
+      Value part = buildColumns(rewriter, op, slice, run.begin, run.checked,
+                                rows);
+      result = rewriter.create<tensor::InsertSliceOp>(
+          loc, part, result, ValueRange{}, ValueRange{}, ValueRange{},
+          offsets, sizes, strides);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+private:
+  /// A generic writing `init`, the placements whose last index starts at
+  /// `offset`. With `rows`, the last dim is a sequential inner loop: it is
+  /// declared a reduction iterator, not because anything is reduced along
+  /// it (each iteration writes its own element and the output is never
+  /// read) but so that the parallel-loop lowering keeps it out of the
+  /// collapsed OpenMP loop, whose index arithmetic would make the window
+  /// reads non-affine and keep LLVM from vectorizing them.
+  Value buildColumns(PatternRewriter &rewriter, ReduceWindowOp op, Value init,
+                     int64_t offset, bool checkLast, bool rows) const {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(init.getType());
+    Type element = type.getElementType();
+    bool isMax = op.getKind() == ReduceWindowKind::Max;
+    bool isFloat = isa<FloatType>(element);
+    WindowAttrs attrs(op);
     Value operand = op.getOperand();
-    ArrayRef<int64_t> shape = operandType.getShape();
-    Value result = buildParallelGeneric(
-        rewriter, loc, type, ValueRange{}, {},
-        [&](OpBuilder &b, Location l, ValueRange) -> Value {
-          SmallVector<Value> placement = resultIndices(b, l, type.getRank());
+    ArrayRef<int64_t> shape = op.getOperand().getType().getShape();
+    int64_t rank = type.getRank();
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    if (rows)
+      iterators.back() = utils::IteratorType::reduction;
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> placement = resultIndices(b, l, rank);
+          if (offset != 0)
+            placement.back() = b.create<arith::AddIOp>(
+                l, placement.back(), indexConstant(b, l, offset));
           Value identity = identityOf(b, l, element, isMax);
           SmallVector<Value> acc = buildWindowLoops(
               b, l, attrs.window, /*reversed=*/false, identity,
               [&](OpBuilder &ib, Location il, ArrayRef<Value> w,
                   ValueRange carried) -> SmallVector<Value> {
-                WindowRead read = locate(ib, il, attrs, shape, placement, w);
+                WindowRead read =
+                    locate(ib, il, attrs, shape, placement, w, checkLast);
                 Value x = ib.create<tensor::ExtractOp>(il, operand,
                                                        read.indices);
                 if (read.inBounds)
@@ -274,11 +375,12 @@ struct ReduceWindowPattern : OpRewritePattern<ReduceWindowOp> {
                                    .getResult();
                 return {next};
               });
-          return acc[0];
+          b.create<linalg::YieldOp>(l, acc[0]);
         });
-    rewriter.replaceOp(op, result);
-    return success();
+    return generic.getResult(0);
   }
+
+  bool rowLoops;
 };
 
 struct ReduceWindowMaxGradPattern : OpRewritePattern<ReduceWindowMaxGradOp> {
@@ -418,7 +520,8 @@ struct ReduceWindowMaxGradPattern : OpRewritePattern<ReduceWindowMaxGradOp> {
 
 } // namespace
 
-void kiln::populateWindowLowerings(RewritePatternSet &patterns) {
-  patterns.add<PadPattern, ReduceWindowPattern, ReduceWindowMaxGradPattern>(
-      patterns.getContext());
+void kiln::populateWindowLowerings(RewritePatternSet &patterns,
+                                   bool rowLoops) {
+  patterns.add<PadPattern, ReduceWindowMaxGradPattern>(patterns.getContext());
+  patterns.add<ReduceWindowPattern>(patterns.getContext(), rowLoops);
 }

@@ -4,6 +4,7 @@
 // with scf.for and read the operand with tensor.extract at clamped
 // positions; max_grad is two parallel generics.
 // RUN: kiln-opt %s --split-input-file --kiln-to-linalg --canonicalize | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-to-linalg=row-loops=true --canonicalize | FileCheck %s --check-prefix=ROWS
 
 // CHECK-DAG: #[[$SCALAR:.+]] = affine_map<(d0, d1) -> ()>
 // CHECK-LABEL: func.func @pad
@@ -110,4 +111,36 @@ func.func @empty_operand(%x: tensor<0xi32>) -> tensor<3xi32> {
 func.func @max_grad(%x: tensor<5xf32>, %dy: tensor<3xf32>) -> tensor<5xf32> {
   %dx = kiln.reduce_window_max_grad %x, %dy, window = [2], strides = [2], padding_low = [1], padding_high = [0], dilations = [1] : tensor<5xf32>, tensor<3xf32>
   return %dx : tensor<5xf32>
+}
+
+// -----
+
+// With row-loops (the CPU's choice) the last result dim is a sequential
+// inner loop (declared a reduction) and is split where the windows stop
+// reaching into the padding: column 0 (window at -2 and 0, dilation 2) and
+// column 4 (at 6 and 8) are checked, columns 1 to 3 are not. Without
+// padding in the last dim there is one generic.
+// ROWS-LABEL: func.func @rows
+// ROWS-SAME: (%[[X:.+]]: tensor<3x8xf32>)
+// ROWS: %[[E:.+]] = tensor.empty() : tensor<3x5xf32>
+// ROWS: %[[S0:.+]] = tensor.extract_slice %[[E]][0, 0] [3, 1] [1, 1]
+// ROWS: %[[G0:.+]] = linalg.generic {{.+}}iterator_types = ["parallel", "reduction"]} outs(%[[S0]] : tensor<3x1xf32>)
+// ROWS: arith.cmpi sge
+// ROWS: %[[I0:.+]] = tensor.insert_slice %[[G0]] into %[[E]][0, 0] [3, 1] [1, 1]
+// ROWS: %[[S1:.+]] = tensor.extract_slice %[[I0]][0, 1] [3, 3] [1, 1]
+// ROWS: %[[G1:.+]] = linalg.generic {{.+}}iterator_types = ["parallel", "reduction"]} outs(%[[S1]] : tensor<3x3xf32>)
+// ROWS-NOT: arith.cmpi
+// ROWS-NOT: arith.select
+// ROWS: %[[I1:.+]] = tensor.insert_slice %[[G1]] into %[[I0]][0, 1] [3, 3] [1, 1]
+// ROWS: %[[S2:.+]] = tensor.extract_slice %[[I1]][0, 4] [3, 1] [1, 1]
+// ROWS: %[[G2:.+]] = linalg.generic {{.+}} outs(%[[S2]] : tensor<3x1xf32>)
+// ROWS: arith.cmpi sle
+// ROWS: %[[I2:.+]] = tensor.insert_slice %[[G2]] into %[[I1]][0, 4] [3, 1] [1, 1]
+// ROWS: linalg.generic {{.+}}iterator_types = ["parallel", "reduction"]} outs(%{{.+}} : tensor<4x4xf32>)
+// ROWS-NOT: tensor.insert_slice
+// ROWS: return %[[I2]]
+func.func @rows(%x: tensor<3x8xf32>) -> (tensor<3x5xf32>, tensor<4x4xf32>) {
+  %y = kiln.reduce_window %x, kind = sum, window = [1, 2], strides = [1, 2], padding_low = [0, 2], padding_high = [0, 1], dilations = [1, 2] : tensor<3x8xf32>
+  %z = kiln.reduce_window %x, kind = max, window = [1, 2], strides = [1, 2], padding_low = [1, 0], padding_high = [0, 0], dilations = [1, 1] : tensor<3x8xf32>
+  return %y, %z : tensor<3x5xf32>, tensor<4x4xf32>
 }

@@ -1,8 +1,8 @@
 //===- KilnDialect.td - The kiln graph dialect -------------*- tablegen -*-===//
 //
 // The kiln dialect holds graph-level ops on value-semantics tensors:
-// elementwise math, shape manipulation, reductions, matmul, gather, and
-// structured control flow (cond, while, for). Everything below it is upstream.
+// elementwise math, shape manipulation, padding, reductions, pooling,
+// matmul, gather, and structured control flow (cond, while, for). Everything below it is upstream.
 //
 //===----------------------------------------------------------------------===//
 
