@@ -282,7 +282,9 @@ struct ReduceWindowPattern : OpRewritePattern<ReduceWindowOp> {
     }
     WindowAttrs attrs(op);
     int64_t rank = type.getRank();
-    bool rows = rowLoops && rank > 0 && type.getDimSize(rank - 1) > 1;
+    // A rank-1 pool keeps its one dim parallel: as an inner loop it would
+    // leave no loop for the threads.
+    bool rows = rowLoops && rank > 1 && type.getDimSize(rank - 1) > 1;
     SmallVector<Columns> runs;
     if (rows && (attrs.low.back() > 0 || attrs.high.back() > 0))
       runs = splitColumns(attrs, operandType.getDimSize(rank - 1),
