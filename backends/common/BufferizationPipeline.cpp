@@ -40,10 +40,13 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
   return success();
 }
 
-void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse) {
+void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
+                                     bool rowLoops) {
   if (fuse)
     pm.addNestedPass<func::FuncOp>(createFusion());
-  pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
+  ConvertKilnToLinalgOptions lowering;
+  lowering.rowLoops = rowLoops;
+  pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg(lowering));
   if (fuse)
     pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());
 }

@@ -1,8 +1,9 @@
 //===- KilnToLinalg.cpp - The kiln-to-linalg conversion pass --------------===//
 //
-// Applies the elementwise, structural and control-flow lowerings with the
-// dialect conversion driver so that any kiln op left behind is an error
-// that names the op, instead of a silently half-lowered function.
+// Applies the elementwise, structural, window, control-flow, stack and
+// fused-region lowerings with the dialect conversion driver so that any kiln
+// op left behind is an error that names the op, instead of a silently
+// half-lowered function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +34,8 @@ namespace kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
+void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns,
+                                              bool rowLoops) {
   populateElementwiseLowerings(patterns);
   populateStructuralLowerings(patterns);
   populateArgReduceLowerings(patterns);
@@ -41,12 +43,14 @@ void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
   populateConvLowerings(patterns);
   populateControlFlowLowerings(patterns);
   populateStackLowerings(patterns);
+  populateWindowLowerings(patterns, rowLoops);
   populateFusedLowerings(patterns);
 }
 
 namespace {
 struct ConvertKilnToLinalgPass
     : mlir::kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+  using ConvertKilnToLinalgBase::ConvertKilnToLinalgBase;
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     // Reject element types the backends do not compile (f16, bf16) up
@@ -82,7 +86,7 @@ struct ConvertKilnToLinalgPass
       return isa<FusedKernelOp>(yield->getParentOp());
     });
     RewritePatternSet patterns(context);
-    populateKilnToLinalgPatterns(patterns);
+    populateKilnToLinalgPatterns(patterns, rowLoops);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

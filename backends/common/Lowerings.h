@@ -32,6 +32,11 @@ void populateConvLowerings(RewritePatternSet &patterns);
 /// kiln.stack_empty/push/read: tensor ops on the stack's tensor<?x...>
 /// (see StackLowering.cpp).
 void populateStackLowerings(RewritePatternSet &patterns);
+/// kiln.pad, kiln.reduce_window and kiln.reduce_window_max_grad: parallel
+/// linalg.generics that walk each window with scf.for; with `rowLoops`,
+/// reduce_window walks its last result dim in inner loops (see
+/// WindowLowering.cpp).
+void populateWindowLowerings(RewritePatternSet &patterns, bool rowLoops);
 /// kiln.fused: the region's ops are inlined into the parent block, their
 /// locations tagged with the region (see FusedLowering.cpp).
 void populateFusedLowerings(RewritePatternSet &patterns);

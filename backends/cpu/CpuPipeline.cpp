@@ -77,8 +77,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     convs.minMacs = options.dnnlMinMacs;
     pm.addPass(createKilnCpuOutlineDnnlConvs(convs));
   }
-  // 0-1 (BufferizationPipeline.cpp).
-  buildLinalgPipeline(pm, options.fuse);
+  // 0-1 (BufferizationPipeline.cpp). Pools walk their rows in loops that
+  // LLVM vectorizes (kiln-to-linalg's row-loops); a GPU runs one thread per
+  // result element instead.
+  buildLinalgPipeline(pm, options.fuse, /*rowLoops=*/true);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Right before bufferization: the canonicalizer would fold the loop's

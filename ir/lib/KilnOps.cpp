@@ -252,6 +252,39 @@ LogicalResult ReverseOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorOf(adaptor.getOperand());
+  RankedTensorType value = tensorOf(adaptor.getPaddingValue());
+  if (value.getRank() != 0 || value.getElementType() != type.getElementType())
+    return emitOptionalError(location, "'kiln.pad' op ", "padding value of type ",
+                             value, " must be a rank-0 tensor of the operand's "
+                             "element type ", type.getElementType());
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh(),
+                    interior = adaptor.getInterior();
+  size_t rank = type.getRank();
+  if (low.size() != rank || high.size() != rank || interior.size() != rank)
+    return emitOptionalError(location, "'kiln.pad' op ", "low, high and interior need ", rank,
+                             " entries each (the operand rank), got ",
+                             low.size(), ", ", high.size(), " and ",
+                             interior.size());
+  SmallVector<int64_t> shape;
+  for (size_t i = 0; i < rank; ++i) {
+    if (low[i] < 0 || high[i] < 0 || interior[i] < 0)
+      return emitOptionalError(location, "'kiln.pad' op ", "dimension ", i,
+                               ": low (", low[i], "), high (", high[i],
+                               ") and interior (", interior[i],
+                               ") must be >= 0");
+    int64_t dim = type.getDimSize(i);
+    shape.push_back(dim + low[i] + high[i] +
+                    std::max<int64_t>(dim - 1, 0) * interior[i]);
+  }
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions, contractions, gathers
 //===----------------------------------------------------------------------===//
@@ -480,6 +513,84 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> shape(indices.getShape());
   llvm::append_range(shape, table.getShape().drop_front());
   inferred.push_back(RankedTensorType::get(shape, table.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Windowed reductions
+//===----------------------------------------------------------------------===//
+
+/// The result shape of a kiln.reduce_window of `shape` with these window
+/// attributes, or an error naming `opName` and the attribute at fault.
+static FailureOr<SmallVector<int64_t>> inferWindowedShape(
+    std::optional<Location> location, StringRef opName, ArrayRef<int64_t> shape,
+    ArrayRef<int64_t> window, ArrayRef<int64_t> strides,
+    ArrayRef<int64_t> paddingLow, ArrayRef<int64_t> paddingHigh,
+    ArrayRef<int64_t> dilations) {
+  auto fail = [&](auto &&...message) -> FailureOr<SmallVector<int64_t>> {
+    (void)emitOptionalError(location, "'kiln.", opName, "' op ", message...);
+    return failure();
+  };
+  size_t rank = shape.size();
+  if (window.size() != rank || strides.size() != rank ||
+      paddingLow.size() != rank || paddingHigh.size() != rank ||
+      dilations.size() != rank)
+    return fail("window, strides, padding_low, padding_high and dilations "
+                "need ", rank, " entries each (the operand rank), got ",
+                window.size(), ", ", strides.size(), ", ", paddingLow.size(),
+                ", ", paddingHigh.size(), " and ", dilations.size());
+  SmallVector<int64_t> result;
+  for (size_t d = 0; d < rank; ++d) {
+    if (window[d] < 1)
+      return fail("window[", d, "] = ", window[d], " must be >= 1");
+    if (strides[d] < 1)
+      return fail("strides[", d, "] = ", strides[d], " must be >= 1");
+    if (dilations[d] < 1)
+      return fail("dilations[", d, "] = ", dilations[d], " must be >= 1");
+    if (paddingLow[d] < 0 || paddingHigh[d] < 0)
+      return fail("dimension ", d, ": padding_low (", paddingLow[d],
+                  ") and padding_high (", paddingHigh[d], ") must be >= 0");
+    int64_t padded = shape[d] + paddingLow[d] + paddingHigh[d];
+    int64_t span = (window[d] - 1) * dilations[d] + 1;
+    if (padded == 0) {
+      result.push_back(0);
+      continue;
+    }
+    if (span > padded)
+      return fail("dimension ", d, ": the window spans ", span,
+                  " elements (window ", window[d], ", dilation ", dilations[d],
+                  ") but the padded operand has only ", padded);
+    result.push_back((padded - span) / strides[d] + 1);
+  }
+  return result;
+}
+
+LogicalResult ReduceWindowOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorOf(adaptor.getOperand());
+  FailureOr<SmallVector<int64_t>> shape = inferWindowedShape(
+      location, "reduce_window", type.getShape(), adaptor.getWindow(),
+      adaptor.getStrides(), adaptor.getPaddingLow(), adaptor.getPaddingHigh(),
+      adaptor.getDilations());
+  if (failed(shape))
+    return failure();
+  inferred.push_back(RankedTensorType::get(*shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult ReduceWindowMaxGradOp::verify() {
+  RankedTensorType type = getOperand().getType();
+  FailureOr<SmallVector<int64_t>> shape = inferWindowedShape(
+      getLoc(), "reduce_window_max_grad", type.getShape(), getWindow(),
+      getStrides(), getPaddingLow(), getPaddingHigh(), getDilations());
+  if (failed(shape))
+    return failure();
+  auto expected = RankedTensorType::get(*shape, type.getElementType());
+  if (getCotangent().getType() != expected)
+    return emitOpError("cotangent has type ")
+           << getCotangent().getType() << " but the max pooling's result has "
+           << "type " << expected;
   return success();
 }
 

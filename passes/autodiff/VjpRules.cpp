@@ -31,6 +31,10 @@
 //  - the stack ops (stack_empty/push/read) have no rule: only derived
 //    gradients of kiln.while contain them, and second derivatives through
 //    a while are not supported.
+//  - reduce_window with kind = max routes each window's gradient to the
+//    first of its tied maxima (kiln.reduce_window_max_grad), unlike
+//    reduce_max, which splits it; that op has no rule itself, so second
+//    derivatives of max pooling are reported as unsupported.
 //
 // gather's gradient is a scatter-add of the cotangent rows into a zero
 // table, built without a scatter op as onehot(indices)^T x cotangent: it
@@ -878,6 +882,103 @@ static LogicalResult vjpDynamicUpdateSlice(DynamicUpdateSliceOp op,
 }
 
 //===----------------------------------------------------------------------===//
+// Padding and windowed reductions
+//===----------------------------------------------------------------------===//
+
+/// The operand gets the strided slice of g it was copied to. The padding
+/// value gets the sum of g over the padded positions, read through a mask
+/// that is the op itself applied to zeros with a padding value of one (so
+/// the sum never subtracts the operand's part from the total).
+static LogicalResult vjpPad(PadOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  RankedTensorType operandType = op.getOperand().getType();
+  int64_t rank = operandType.getRank();
+  if (context.needsGradient(0)) {
+    SmallVector<int64_t> limit, stride;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t size = operandType.getDimSize(d), step = op.getInterior()[d] + 1;
+      limit.push_back(op.getLow()[d] + (size > 0 ? (size - 1) * step + 1 : 0));
+      stride.push_back(step);
+    }
+    context.addGradient(0, rank == 0 ? g
+                                     : r.slice(g, op.getLow(), limit, stride));
+  }
+  if (context.needsGradient(1)) {
+    Value one = r.splatLike(op.getPaddingValue(), 1.0);
+    Value mask = r.b.create<PadOp>(r.loc, r.zeros(operandType), one,
+                                   op.getLow(), op.getHigh(), op.getInterior());
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < rank; ++d)
+      all.push_back(d);
+    context.addGradient(1, r.reduceSum(r.mul(g, mask), all));
+  }
+  return success();
+}
+
+/// max: kiln.reduce_window_max_grad routes each window's g to the element
+/// it selected. sum: dx[i] is the sum of g over the placements o with
+/// o * s - lo + w * d = i for some window offset w. Spreading g out by the
+/// strides (kiln.pad with interior s - 1) makes that
+/// sum over v of spread[i - E + v * d], E = (W - 1) * d - lo: a
+/// reduce_window sum with the same window and dilation, stride 1, padded
+/// by E below and so that it has the operand's size above (a negative
+/// padding is a slice of the spread cotangent).
+static LogicalResult vjpReduceWindow(ReduceWindowOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  RankedTensorType operandType = op.getOperand().getType();
+  ArrayRef<int64_t> window = op.getWindow(), strides = op.getStrides(),
+                    dilations = op.getDilations();
+  if (op.getKind() == ReduceWindowKind::Max) {
+    context.addGradient(
+        0, r.b.create<ReduceWindowMaxGradOp>(
+               r.loc, op.getOperand(), g, window, strides, op.getPaddingLow(),
+               op.getPaddingHigh(), dilations));
+    return success();
+  }
+  int64_t rank = operandType.getRank();
+  if (operandType.getNumElements() == 0 || op.getType().getNumElements() == 0) {
+    context.addGradient(0, r.zeros(operandType));
+    return success();
+  }
+  SmallVector<int64_t> interior, zeros(rank, 0), ones(rank, 1);
+  SmallVector<int64_t> start, limit, low, high;
+  bool needsSlice = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t placements = op.getType().getDimSize(d);
+    int64_t spread = (placements - 1) * strides[d] + 1;
+    int64_t span = (window[d] - 1) * dilations[d] + 1;
+    int64_t below = (window[d] - 1) * dilations[d] - op.getPaddingLow()[d];
+    int64_t above = operandType.getDimSize(d) - 1 + span - spread - below;
+    int64_t cutBelow = std::max<int64_t>(-below, 0);
+    int64_t cutAbove = std::max<int64_t>(-above, 0);
+    // Every window lies in the padding: nothing reaches the operand.
+    if (cutBelow + cutAbove > spread) {
+      context.addGradient(0, r.zeros(operandType));
+      return success();
+    }
+    needsSlice |= cutBelow + cutAbove > 0;
+    interior.push_back(strides[d] - 1);
+    start.push_back(cutBelow);
+    limit.push_back(spread - cutAbove);
+    low.push_back(std::max<int64_t>(below, 0));
+    high.push_back(std::max<int64_t>(above, 0));
+  }
+  Value spread = g;
+  if (llvm::any_of(interior, [](int64_t i) { return i > 0; }))
+    spread = r.b.create<PadOp>(r.loc, g, r.zeros(RankedTensorType::get(
+                                             {}, operandType.getElementType())),
+                               zeros, zeros, interior);
+  if (needsSlice)
+    spread = r.slice(spread, start, limit, ones);
+  context.addGradient(
+      0, r.b.create<ReduceWindowOp>(r.loc, spread, ReduceWindowKind::Sum,
+                                    window, ones, low, high, dilations));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
 
@@ -949,11 +1050,13 @@ public:
     rule<SliceOp, vjpSlice>();
     rule<ConcatOp, vjpConcat>();
     rule<ReverseOp, vjpReverse>();
+    rule<PadOp, vjpPad>();
     // Reductions, contractions, gathers.
     rule<ReduceSumOp, vjpReduceSum>();
     rule<ReduceMeanOp, vjpReduceMean>();
     rule<ReduceMaxOp, vjpReduceMax>();
     rule<CumsumOp, vjpCumsum>();
+    rule<ReduceWindowOp, vjpReduceWindow>();
     rule<MatmulOp, vjpMatmul>();
     rule<ConvOp, vjpConv>();
     rule<GatherOp, vjpGather>();

@@ -9,8 +9,11 @@
 //  1. Classify each op. *Elementwise*: ops with the Elementwise trait,
 //     select, cast, broadcast_in_dim, reshape and iota. *Reduction*:
 //     reduce_sum, reduce_max, reduce_mean. *Matmul*. *Opaque*: everything
-//     else (gather, transpose, slice, concat, dynamic slices, region ops,
-//     calls, non-kiln ops), which never joins a group. Splat constants are
+//     else (gather, transpose, slice, concat, pad, reduce_window and its
+//     gradient, dynamic slices, region ops, calls, non-kiln ops), which
+//     never joins a group. A window op reads each operand element for
+//     several outputs, so a producer fused into it would be recomputed per
+//     window, and its lowering is a loop nest of its own. Splat constants are
 //     not grouped either: step 6 copies them into the regions that read
 //     them, so a region does not read a broadcast scalar from memory.
 //

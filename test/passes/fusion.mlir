@@ -397,6 +397,30 @@ func.func @boundaries(%x: tensor<4x2xf32>, %i: tensor<3xi32>) -> tensor<6x2xf32>
 
 // -----
 
+// Pad and pooling are opaque too: the elementwise ops around them form
+// regions of their own.
+// CHECK-LABEL: func.func @pooling_boundaries(
+// CHECK:         %[[F1:.+]] = kiln.fused elementwise
+// CHECK:           kiln.relu
+// CHECK:           kiln.exp
+// CHECK:         %[[P:.+]] = kiln.pad %[[F1]]
+// CHECK:         %[[R:.+]] = kiln.reduce_window %[[P]]
+// CHECK:         %[[F2:.+]] = kiln.fused elementwise (%[[R]])
+// CHECK:           kiln.neg
+// CHECK:           kiln.tanh
+// CHECK:         return %[[F2]]
+func.func @pooling_boundaries(%x: tensor<2x6xf32>, %v: tensor<f32>) -> tensor<2x4xf32> {
+  %a = kiln.relu %x : tensor<2x6xf32>
+  %b = kiln.exp %a : tensor<2x6xf32>
+  %p = kiln.pad %b, %v, low = [0, 1], high = [0, 1], interior = [0, 0] : tensor<2x6xf32>, tensor<f32>
+  %r = kiln.reduce_window %p, kind = max, window = [1, 3], strides = [1, 2], padding_low = [0, 0], padding_high = [0, 1], dilations = [1, 1] : tensor<2x8xf32>
+  %n = kiln.neg %r : tensor<2x4xf32>
+  %t = kiln.tanh %n : tensor<2x4xf32>
+  return %t : tensor<2x4xf32>
+}
+
+// -----
+
 // Inside control flow: each body is fused on its own, recursively (a cond
 // inside a while), and nothing crosses a region boundary.
 // CHECK-LABEL: func.func @loop_bodies(

@@ -47,6 +47,16 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Max pooling's gradient op has no rule: a second derivative of max
+// pooling is not supported.
+func.func @f(%x: tensor<4xf32>, %y: tensor<3xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'kiln.reduce_window_max_grad' op cannot be differentiated: there is no VJP rule for it}}
+  %0 = kiln.reduce_window_max_grad %x, %y, window = [2], strides = [1], padding_low = [0], padding_high = [0], dilations = [1] : tensor<4xf32>, tensor<3xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Stacks exist only in derived gradients of kiln.while; differentiating
 // such a gradient again (a second derivative through a while) is not
 // supported.

@@ -12,6 +12,10 @@
 // RUN: kiln-opt %s --kiln-grad="function=halve wrt=0" | FileCheck %s --check-prefix=WHILE
 // RUN: kiln-opt %s --kiln-grad="function=scan wrt=0 checkpoint-every=2" | FileCheck %s --check-prefix=CKPT
 // RUN: kiln-opt %s --kiln-grad="function=running_total" | FileCheck %s --check-prefix=SCAN
+// RUN: kiln-opt %s --kiln-grad="function=pool_max" | FileCheck %s --check-prefix=POOLMAX
+// RUN: kiln-opt %s --kiln-grad="function=pool_sum" | FileCheck %s --check-prefix=POOLSUM
+// RUN: kiln-opt %s --kiln-grad="function=pool_sum_in_padding" | FileCheck %s --check-prefix=POOLCUT
+// RUN: kiln-opt %s --kiln-grad="function=padded" | FileCheck %s --check-prefix=PAD
 // The derived functions compile like any other.
 // RUN: kiln-opt %s --kiln-grad="function=branch" --kiln-grad="function=dense" \
 // RUN:   --kiln-grad="function=loss value-and-grad=true" --kiln-grad="function=scan" \
@@ -266,4 +270,60 @@ func.func @running_total(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2xi64>
   %y = kiln.add %c, %f : tensor<2x3xf32>
   %i = kiln.argmax %y, dim = 1 : tensor<2x3xf32>
   return %y, %i : tensor<2x3xf32>, tensor<2xi64>
+}
+
+// Pooling and padding.
+
+// Max pooling: the cotangent goes through reduce_window_max_grad with the
+// forward op's window.
+// POOLMAX-LABEL: func.func @pool_max_grad(
+// POOLMAX-SAME:      %[[X:.*]]: tensor<1x6x6xf32>, %[[DY:.*]]: tensor<1x3x3xf32>)
+// POOLMAX:           %[[DX:.*]] = kiln.reduce_window_max_grad %[[X]], %[[DY]], window = [1, 3, 3], strides = [1, 2, 2], padding_low = [0, 1, 1], padding_high = [0, 1, 1], dilations = [1, 1, 1] : tensor<1x6x6xf32>, tensor<1x3x3xf32>
+// POOLMAX-NEXT:      return %{{.*}}, %[[DX]]
+func.func @pool_max(%x: tensor<1x6x6xf32>) -> tensor<1x3x3xf32> {
+  %y = kiln.reduce_window %x, kind = max, window = [1, 3, 3], strides = [1, 2, 2], padding_low = [0, 1, 1], padding_high = [0, 1, 1], dilations = [1, 1, 1] : tensor<1x6x6xf32>
+  return %y : tensor<1x3x3xf32>
+}
+
+// Sum pooling with stride 2: the cotangent spread out by an interior pad,
+// then a stride-1 sum pool padded by (W - 1) * d - lo = 1 below and so
+// that the result has the operand's 5 elements.
+// POOLSUM-LABEL: func.func @pool_sum_grad(
+// POOLSUM-SAME:      %[[X:.*]]: tensor<5xf32>, %[[DY:.*]]: tensor<3xf32>)
+// POOLSUM:           %[[Z:.*]] = kiln.constant dense<0.000000e+00> : tensor<f32>
+// POOLSUM:           %[[S:.*]] = kiln.pad %[[DY]], %[[Z]], low = [0], high = [0], interior = [1] : tensor<3xf32>, tensor<f32>
+// POOLSUM:           %[[DX:.*]] = kiln.reduce_window %[[S]], kind = sum, window = [3], strides = [1], padding_low = [1], padding_high = [1], dilations = [1] : tensor<5xf32>
+// POOLSUM-NEXT:      return %{{.*}}, %[[DX]]
+func.func @pool_sum(%x: tensor<5xf32>) -> tensor<3xf32> {
+  %y = kiln.reduce_window %x, kind = sum, window = [3], strides = [2], padding_low = [1], padding_high = [1], dilations = [1] : tensor<5xf32>
+  return %y : tensor<3xf32>
+}
+
+// Padding wider than the window: the spread cotangent's ends that only
+// windows in the padding reach are sliced off.
+// POOLCUT-LABEL: func.func @pool_sum_in_padding_grad(
+// POOLCUT-SAME:      %[[X:.*]]: tensor<3xf32>, %[[DY:.*]]: tensor<5xf32>)
+// POOLCUT:           %[[S:.*]] = kiln.pad %[[DY]], %{{.*}}, low = [0], high = [0], interior = [1] : tensor<5xf32>, tensor<f32>
+// POOLCUT:           %[[C:.*]] = kiln.slice %[[S]], start = [3], limit = [7], stride = [1] : tensor<9xf32>
+// POOLCUT:           %[[DX:.*]] = kiln.reduce_window %[[C]], kind = sum, window = [2], strides = [1], padding_low = [0], padding_high = [0], dilations = [1] : tensor<4xf32>
+// POOLCUT-NEXT:      return %{{.*}}, %[[DX]]
+func.func @pool_sum_in_padding(%x: tensor<3xf32>) -> tensor<5xf32> {
+  %y = kiln.reduce_window %x, kind = sum, window = [2], strides = [2], padding_low = [4], padding_high = [3], dilations = [1] : tensor<3xf32>
+  return %y : tensor<5xf32>
+}
+
+// Pad: the operand's cotangent is a strided slice; the value's is the sum
+// over a mask that pads zeros with one.
+// PAD-LABEL: func.func @padded_grad(
+// PAD-SAME:      %[[X:.*]]: tensor<2x3xf32>, %[[V:.*]]: tensor<f32>, %[[DY:.*]]: tensor<4x9xf32>)
+// PAD-DAG:       %[[DX:.*]] = kiln.slice %[[DY]], start = [1, 0], limit = [4, 7], stride = [2, 3] : tensor<4x9xf32>
+// PAD-DAG:       %[[ONE:.*]] = kiln.constant dense<1.000000e+00> : tensor<f32>
+// PAD-DAG:       %[[ZEROS:.*]] = kiln.constant dense<0.000000e+00> : tensor<2x3xf32>
+// PAD:           %[[MASK:.*]] = kiln.pad %[[ZEROS]], %[[ONE]], low = [1, 0], high = [0, 2], interior = [1, 2] : tensor<2x3xf32>, tensor<f32>
+// PAD:           %[[M:.*]] = kiln.mul %[[DY]], %[[MASK]] : tensor<4x9xf32>
+// PAD:           %[[DV:.*]] = kiln.reduce_sum %[[M]], dims = [0, 1] : tensor<4x9xf32>
+// PAD:           return %{{.*}}, %[[DX]], %[[DV]]
+func.func @padded(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<4x9xf32> {
+  %p = kiln.pad %x, %v, low = [1, 0], high = [0, 2], interior = [1, 2] : tensor<2x3xf32>, tensor<f32>
+  return %p : tensor<4x9xf32>
 }

@@ -686,6 +686,131 @@ TEST_F(ReferenceEvaluatorTest, Concat) {
   expectFloats(results[1], {4, 1}, {1, 2, 7, 8});
 }
 
+TEST_F(ReferenceEvaluatorTest, PadLowHighAndInterior) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<2x3xf32>, %v: tensor<f32>, %m: tensor<1xi1>,
+                    %f: tensor<i1>, %e: tensor<0xi32>, %s: tensor<i32>)
+        -> (tensor<3x6xf32>, tensor<4xi1>, tensor<2xi32>) {
+      %a = kiln.pad %x, %v, low = [1, 0], high = [0, 1], interior = [0, 1]
+          : tensor<2x3xf32>, tensor<f32>
+      %b = kiln.pad %m, %f, low = [1], high = [2], interior = [3]
+          : tensor<1xi1>, tensor<i1>
+      %c = kiln.pad %e, %s, low = [1], high = [1], interior = [2]
+          : tensor<0xi32>, tensor<i32>
+      func.return %a, %b, %c : tensor<3x6xf32>, tensor<4xi1>, tensor<2xi32>
+    }
+  )mlir";
+  auto results =
+      run(source, {floats(b.getF32Type(), {2, 3}, {1, 2, 3, 4, 5, 6}),
+                   floats(b.getF32Type(), {}, {-1}),
+                   ints(b.getI1Type(), {1}, {1}), ints(b.getI1Type(), {}, {0}),
+                   ints(b.getI32Type(), {0}, {}), ints(b.getI32Type(), {}, {7})});
+  ASSERT_EQ(results.size(), 3u);
+  expectFloats(results[0], {3, 6},
+               {-1, -1, -1, -1, -1, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6,
+                -1});
+  expectInts(results[1], {4}, {0, 1, 0, 0});
+  expectInts(results[2], {2}, {7, 7});
+}
+
+TEST_F(ReferenceEvaluatorTest, ReduceWindowStridesPaddingAndDilation) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<5xf32>, %y: tensor<2x3xi32>, %n: tensor<3xf64>,
+                    %w: tensor<2xi64>, %p: tensor<2xi32>)
+        -> (tensor<3xf32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2xf64>,
+            tensor<1xi64>, tensor<3xi32>, tensor<3xf32>) {
+      %a = kiln.reduce_window %x, kind = max, window = [2], strides = [2],
+          padding_low = [1], padding_high = [1], dilations = [1] : tensor<5xf32>
+      %b = kiln.reduce_window %x, kind = sum, window = [3], strides = [1],
+          padding_low = [2], padding_high = [0], dilations = [2] : tensor<5xf32>
+      %c = kiln.reduce_window %y, kind = sum, window = [2, 2], strides = [1, 1],
+          padding_low = [0, 0], padding_high = [0, 0], dilations = [1, 1]
+          : tensor<2x3xi32>
+      %d = kiln.reduce_window %n, kind = max, window = [2], strides = [1],
+          padding_low = [0], padding_high = [0], dilations = [1] : tensor<3xf64>
+      %e = kiln.reduce_window %w, kind = sum, window = [2], strides = [1],
+          padding_low = [0], padding_high = [0], dilations = [1] : tensor<2xi64>
+      %f = kiln.reduce_window %p, kind = max, window = [1], strides = [1],
+          padding_low = [1], padding_high = [0], dilations = [1] : tensor<2xi32>
+      %g = kiln.reduce_window %x, kind = max, window = [1], strides = [3],
+          padding_low = [3], padding_high = [0], dilations = [1] : tensor<5xf32>
+      func.return %a, %b, %c, %d, %e, %f, %g
+          : tensor<3xf32>, tensor<3xf32>, tensor<1x2xi32>, tensor<2xf64>,
+            tensor<1xi64>, tensor<3xi32>, tensor<3xf32>
+    }
+  )mlir";
+  int64_t big = std::numeric_limits<int64_t>::max();
+  auto results = run(
+      source, {floats(b.getF32Type(), {5}, {1, 5, 2, 8, 3}),
+               ints(b.getI32Type(), {2, 3}, {1, 2, 3, 4, 5, 6}),
+               floats(b.getF64Type(), {3}, {1, nan, 2}),
+               ints(b.getI64Type(), {2}, {big, 1}),
+               ints(b.getI32Type(), {2}, {-3, 4})});
+  ASSERT_EQ(results.size(), 7u);
+  // Windows {-1, 0}, {1, 2}, {3, 4}; position -1 is padding.
+  expectFloats(results[0], {3}, {1, 5, 8});
+  // Positions o - 2 + {0, 2, 4}: {-2, 0, 2}, {-1, 1, 3}, {0, 2, 4}.
+  expectFloats(results[1], {3}, {3, 13, 6});
+  expectInts(results[2], {1, 2}, {12, 16});
+  expectFloats(results[3], {2}, {nan, nan});
+  expectInts(results[4], {1}, {std::numeric_limits<int64_t>::min()});
+  // The first window lies entirely in the padding.
+  expectInts(results[5], {3}, {std::numeric_limits<int32_t>::min(), -3, 4});
+  expectFloats(results[6], {3}, {-inf, 1, 8});
+}
+
+TEST_F(ReferenceEvaluatorTest, ReduceWindowMaxGradRoutesToTheFirstMaximum) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<5xi32>, %dx: tensor<3xi32>, %y: tensor<4xf32>,
+                    %dy: tensor<3xf32>, %n: tensor<4xf32>, %dn: tensor<1xf32>,
+                    %o: tensor<3xf32>, %do: tensor<2xf32>, %q: tensor<1xf32>,
+                    %dq: tensor<2xf32>)
+        -> (tensor<5xi32>, tensor<4xf32>, tensor<4xf32>, tensor<3xf32>,
+            tensor<1xf32>) {
+      %a = kiln.reduce_window_max_grad %x, %dx, window = [3], strides = [1],
+          padding_low = [0], padding_high = [0], dilations = [1]
+          : tensor<5xi32>, tensor<3xi32>
+      %b = kiln.reduce_window_max_grad %y, %dy, window = [2], strides = [2],
+          padding_low = [1], padding_high = [1], dilations = [1]
+          : tensor<4xf32>, tensor<3xf32>
+      %c = kiln.reduce_window_max_grad %n, %dn, window = [4], strides = [1],
+          padding_low = [0], padding_high = [0], dilations = [1]
+          : tensor<4xf32>, tensor<1xf32>
+      %d = kiln.reduce_window_max_grad %o, %do, window = [2], strides = [1],
+          padding_low = [0], padding_high = [0], dilations = [1]
+          : tensor<3xf32>, tensor<2xf32>
+      %e = kiln.reduce_window_max_grad %q, %dq, window = [1], strides = [1],
+          padding_low = [1], padding_high = [0], dilations = [1]
+          : tensor<1xf32>, tensor<2xf32>
+      func.return %a, %b, %c, %d, %e
+          : tensor<5xi32>, tensor<4xf32>, tensor<4xf32>, tensor<3xf32>,
+            tensor<1xf32>
+    }
+  )mlir";
+  auto results = run(
+      source, {ints(b.getI32Type(), {5}, {3, 1, 3, 2, 5}),
+               ints(b.getI32Type(), {3}, {10, 20, 30}),
+               floats(b.getF32Type(), {4}, {3, 7, 7, 1}),
+               floats(b.getF32Type(), {3}, {1, 2, 4}),
+               floats(b.getF32Type(), {4}, {1, nan, 5, nan}),
+               floats(b.getF32Type(), {1}, {8}),
+               floats(b.getF32Type(), {3}, {1, 9, 2}),
+               floats(b.getF32Type(), {2}, {0.5, 0.25}),
+               floats(b.getF32Type(), {1}, {4}),
+               floats(b.getF32Type(), {2}, {100, 1})});
+  ASSERT_EQ(results.size(), 5u);
+  // Windows [3, 1, 3], [1, 3, 2], [3, 2, 5]: the first 3 wins the tie.
+  expectInts(results[0], {5}, {10, 0, 20, 0, 30});
+  // Windows {pad, 3}, {7, 7}, {1, pad}: padding is never selected.
+  expectFloats(results[1], {4}, {1, 2, 0, 4});
+  // The first NaN is the maximum.
+  expectFloats(results[2], {4}, {0, 8, 0, 0});
+  // Both windows select the 9.
+  expectFloats(results[3], {3}, {0, 0.75, 0});
+  // The first window is all padding: its cotangent is dropped.
+  expectFloats(results[4], {1}, {1});
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions, matmul, gather, dynamic slices
 //===----------------------------------------------------------------------===//

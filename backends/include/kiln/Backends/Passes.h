@@ -19,13 +19,16 @@ class FusedKernelOp;
 #define GEN_PASS_REGISTRATION
 #include "kiln/Backends/Passes.h.inc"
 
-/// Patterns lowering kiln ops to linalg/tensor/arith/math/scf on tensors.
-void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
+/// Patterns lowering kiln ops to linalg/tensor/arith/math/scf on tensors;
+/// `rowLoops` as kiln-to-linalg's row-loops option.
+void populateKilnToLinalgPatterns(RewritePatternSet &patterns,
+                                  bool rowLoops = false);
 
 /// Kiln to linalg on tensors, the steps the CPU and CUDA pipelines share
 /// first (BufferizationPipeline.cpp): with `fuse`, kiln-fuse and the linalg
-/// fusion of each kiln.fused region in its kiln.fused_kernel.
-void buildLinalgPipeline(OpPassManager &pm, bool fuse);
+/// fusion of each kiln.fused region in its kiln.fused_kernel; `rowLoops` is
+/// kiln-to-linalg's option of that name.
+void buildLinalgPipeline(OpPassManager &pm, bool fuse, bool rowLoops = false);
 
 /// Linalg on tensors to linalg on buffers with results as out-params, the
 /// steps the CPU and CUDA pipelines share next (BufferizationPipeline.cpp);

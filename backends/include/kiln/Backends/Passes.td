@@ -14,7 +14,17 @@ def ConvertKilnToLinalg : Pass<"kiln-to-linalg", "mlir::func::FuncOp"> {
     views and copies, and `kiln.cond`/`kiln.while`/`kiln.for` become
     `scf.if`/`scf.while`/`scf.for` on tensors. Tensors stay in value form so
     that bufferization and later fusion decide the memory.
+
+    With `row-loops` (the CPU pipeline's choice), `kiln.reduce_window`
+    walks the last result dimension as a sequential loop inside each
+    parallel iteration, which LLVM vectorizes, and splits that dimension
+    so that the placements whose windows lie inside the operand read it
+    without bounds checks (see WindowLowering.cpp).
   }];
+  let options = [
+    Option<"rowLoops", "row-loops", "bool", "false",
+           "Pool along the last result dim in vectorizable inner loops">
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect", "mlir::scf::SCFDialect",

@@ -1,8 +1,8 @@
 //===- KilnDialect.td - The kiln graph dialect -------------*- tablegen -*-===//
 //
 // The kiln dialect holds graph-level ops on value-semantics tensors:
-// elementwise math, shape manipulation, reductions, matmul, gather, and
-// structured control flow (cond, while, for). Everything below it is upstream.
+// elementwise math, shape manipulation, padding, reductions, pooling,
+// matmul, gather, and structured control flow (cond, while, for). Everything below it is upstream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +77,14 @@ def Kiln_CompareDirection : I32EnumAttr<"CompareDirection",
       I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
       I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
       I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::mlir::kiln";
+}
+
+// What kiln.reduce_window combines each window with. The C++ names are
+// capitalized (ReduceWindowKind::Max); the assembly spells them `max`, `sum`.
+def Kiln_ReduceWindowKind : I32EnumAttr<"ReduceWindowKind",
+    "how kiln.reduce_window combines a window", [
+      I32EnumAttrCase<"Max", 0, "max">, I32EnumAttrCase<"Sum", 1, "sum">]> {
   let cppNamespace = "::mlir::kiln";
 }
 

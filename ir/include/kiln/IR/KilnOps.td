@@ -669,6 +669,44 @@ def Kiln_ReverseOp : Kiln_Op<"reverse", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
+def Kiln_PadOp : Kiln_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Pad with a value before, after and between the elements";
+  let description = [{
+    Places the operand's elements in a larger tensor filled with
+    `padding_value`: element `i...` of the operand lands at
+    `low[d] + i[d] * (interior[d] + 1)` in each dimension `d`, so `low[d]`
+    copies of the value come before the first element, `high[d]` after the
+    last, and `interior[d]` between each two neighbours. `padding_value` is
+    a rank-0 tensor of the operand's element type (any kiln element type,
+    i1 included). `low`, `high` and `interior` have one entry per operand
+    dimension, all >= 0. Result dimension d has
+
+        size[d] + low[d] + high[d] + max(size[d] - 1, 0) * interior[d]
+
+    elements, so an empty dimension gets `low + high` copies of the value
+    and no interior ones. Padding a rank-0 tensor returns it.
+
+    ```mlir
+    // [[0, 0, 0, 0, 0], [1, 0, 2, 0, 3], [4, 0, 5, 0, 6]]: tensor<3x5xf32>
+    %p = kiln.pad %x, %zero, low = [1, 0], high = [0, 0], interior = [0, 1]
+        : tensor<2x3xf32>, tensor<f32>
+    ```
+
+    Gradient (`kiln-grad`): the operand gets the strided slice of the
+    cotangent it was copied to; `padding_value` gets the sum of the
+    cotangent over all padded positions.
+  }];
+  let arguments = (ins Kiln_Tensor:$operand, Kiln_Tensor:$padding_value,
+                       DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high,
+                       DenseI64ArrayAttr:$interior);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` $padding_value `,` `low` `=` $low `,` `high` `=` $high `,`
+    `interior` `=` $interior attr-dict `:` type($operand) `,`
+    type($padding_value)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions, contractions, gathers
 //===----------------------------------------------------------------------===//
@@ -915,6 +953,127 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $table `,` $indices attr-dict `:` type($table) `,` type($indices)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Windowed reductions (pooling)
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReduceWindowOp : Kiln_Op<"reduce_window", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Max or sum over sliding windows (pooling)";
+  let description = [{
+    Slides a window over the operand and reduces each placement to one
+    result element: max pooling (`kind = max`) and sum pooling
+    (`kind = sum`; average pooling is a sum divided by the count).
+    `window`, `strides`, `padding_low`, `padding_high` and `dilations` have
+    one entry per operand dimension (an NCHW 2-D pool has window and stride
+    1 on N and C). In dimension d the operand is first padded with
+    `padding_low[d]` and `padding_high[d]` (>= 0) elements that hold the
+    kind's identity (-inf for a float max, the smallest integer for an
+    integer max, 0 for sum). The window has `window[d]` (>= 1) elements
+    `dilations[d]` (>= 1) apart, so it spans
+    S = (window[d] - 1) * dilations[d] + 1 elements, and moves by
+    `strides[d]` (>= 1). With P = size[d] + padding_low[d] +
+    padding_high[d], result dimension d has floor((P - S) / strides[d]) + 1
+    elements; a window that spans more than a non-empty padded dimension
+    (S > P > 0) is an error, and an empty one (P = 0) gives an empty
+    result dimension.
+
+        result[o...] = combine over w... (row-major) of
+                       operand[o[d] * strides[d] - padding_low[d] + w[d] * dilations[d] ...]
+
+    where a position outside the operand reads the identity, so a window
+    entirely in padding gives the identity. `max` combines like
+    `kiln.reduce_max`: a NaN anywhere in a window makes its result NaN,
+    +0.0 beats -0.0, integers compare signed. `sum` adds like
+    `kiln.reduce_sum`: integers wrap around; floats are added in the
+    element type in row-major window order. The result has the operand's
+    element type.
+
+    ```mlir
+    // 3x3 max pooling with stride 2 and padding 1 on NCHW: tensor<1x8x4x4xf32>.
+    %y = kiln.reduce_window %x, kind = max, window = [1, 1, 3, 3],
+        strides = [1, 1, 2, 2], padding_low = [0, 0, 1, 1],
+        padding_high = [0, 0, 1, 1], dilations = [1, 1, 1, 1]
+        : tensor<1x8x8x8xf32>
+    ```
+
+    Gradient (`kiln-grad`): for `sum`, each operand element gets the sum
+    of the cotangent over every window that covers it, computed as a
+    `kiln.reduce_window` sum over the cotangent spread out by the strides
+    (`kiln.pad` with interior = stride - 1); for `max`, see
+    `kiln.reduce_window_max_grad`.
+  }];
+  let arguments = (ins Kiln_NumericTensor:$operand,
+                       Kiln_ReduceWindowKind:$kind,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$padding_low,
+                       DenseI64ArrayAttr:$padding_high,
+                       DenseI64ArrayAttr:$dilations);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `kind` `=` $kind `,` `window` `=` $window `,`
+    `strides` `=` $strides `,` `padding_low` `=` $padding_low `,`
+    `padding_high` `=` $padding_high `,` `dilations` `=` $dilations
+    attr-dict `:` type($operand)
+  }];
+}
+
+def Kiln_ReduceWindowMaxGradOp : Kiln_Op<"reduce_window_max_grad",
+    [Pure, AllTypesMatch<["operand", "result"]>]> {
+  let summary = "Route each window's cotangent to its maximum (max pooling's gradient)";
+  let description = [{
+    The gradient of `kiln.reduce_window` with `kind = max` and the same
+    window attributes (XLA's select-and-scatter): `cotangent` has the type
+    of that reduce_window's result, and the result has the operand's type.
+    For each window placement o, the selected element is the first
+    (row-major within the window) in-bounds element that is a NaN or, if
+    the window holds no NaN, the first in-bounds element that none of the
+    window's in-bounds elements exceeds (IEEE `>`, so -0.0 and +0.0 tie
+    and the first wins). Then
+
+        result[i...] = sum over the placements o whose selected element is i
+                       of cotangent[o...]
+
+    summed in row-major order of o, in the element type (integers wrap
+    around), and 0 where no window selects the element. Padding is never
+    selected: the cotangent of a window entirely in padding is dropped.
+    This is the operand's gradient when the maximum of each window is
+    unique; where several elements tie, the first gets all of it.
+
+    ```mlir
+    %dx = kiln.reduce_window_max_grad %x, %dy, window = [2, 2],
+        strides = [2, 2], padding_low = [0, 0], padding_high = [0, 0],
+        dilations = [1, 1] : tensor<4x4xf32>, tensor<2x2xf32>
+    ```
+
+    `kiln-grad` cannot differentiate this op itself (there is no rule for
+    it, so second derivatives of max pooling are reported as unsupported).
+  }];
+  let arguments = (ins Kiln_NumericTensor:$operand,
+                       Kiln_NumericTensor:$cotangent,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$padding_low,
+                       DenseI64ArrayAttr:$padding_high,
+                       DenseI64ArrayAttr:$dilations);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` $cotangent `,` `window` `=` $window `,`
+    `strides` `=` $strides `,` `padding_low` `=` $padding_low `,`
+    `padding_high` `=` $padding_high `,` `dilations` `=` $dilations
+    attr-dict `:` type($operand) `,` type($cotangent)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$operand, "::mlir::Value":$cotangent,
+                   "::llvm::ArrayRef<int64_t>":$window,
+                   "::llvm::ArrayRef<int64_t>":$strides,
+                   "::llvm::ArrayRef<int64_t>":$padding_low,
+                   "::llvm::ArrayRef<int64_t>":$padding_high,
+                   "::llvm::ArrayRef<int64_t>":$dilations), [{
+      build($_builder, $_state, operand.getType(), operand, cotangent,
+            window, strides, padding_low, padding_high, dilations);
+    }]>];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
