@@ -291,23 +291,6 @@ LogicalResult shrinkOp(NodeContext &ctx) {
   return ctx.setResults(ctx.b.create<SelectOp>(ctx.loc, above, sub, inner));
 }
 
-/// Sign from comparisons: 1 above zero, -1 below, and x itself otherwise
-/// (0, -0 and NaN map to themselves).
-LogicalResult signOp(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
-  Value x = ctx.input(0);
-  if (isBool(x))
-    return ctx.fail("bool inputs are not supported by this op");
-  Value zero = constLike(ctx, x, 0);
-  Value pos = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::gt, x, zero);
-  Value neg = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt, x, zero);
-  Value inner =
-      ctx.b.create<SelectOp>(ctx.loc, neg, constLike(ctx, x, -1), x);
-  return ctx.setResults(
-      ctx.b.create<SelectOp>(ctx.loc, pos, constLike(ctx, x, 1), inner));
-}
-
 LogicalResult clipOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
@@ -429,6 +412,35 @@ LogicalResult powOp(NodeContext &ctx) {
   return ctx.setResults(cast(ctx.b, ctx.loc, result, resultType));
 }
 
+/// Mod: fmod=1 is C's fmod (kiln.rem); fmod=0 (integers) is Python's %,
+/// whose result has the divisor's sign: the truncated remainder plus the
+/// divisor where the two signs differ.
+LogicalResult modOp(NodeContext &ctx) {
+  if (failed(checkBroadcast(ctx, 2)))
+    return failure();
+  Value a = ctx.input(0), d = ctx.input(1);
+  if (isBool(a))
+    return ctx.fail("bool inputs are not supported by this op");
+  bool fmod = ctx.getInt("fmod", 0);
+  if (!fmod && isFloat(a))
+    return ctx.fail("float inputs need fmod=1");
+  Value r = binary<RemOp>(ctx.b, ctx.loc, a, d);
+  if (fmod)
+    return ctx.setResults(r);
+  d = broadcastTo(ctx.b, ctx.loc, d, shapeOf(r));
+  Value zero = constLike(ctx, r, 0);
+  Value nonzero = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::ne, r,
+                                          zero);
+  Value rNeg = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt, r, zero);
+  Value dNeg = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt, d, zero);
+  Value differ = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::ne, rNeg,
+                                         dNeg);
+  Value fix = ctx.b.create<SelectOp>(ctx.loc, nonzero, differ,
+                                     splat(ctx.b, ctx.loc, typeOf(differ), 0));
+  Value adjusted = ctx.b.create<AddOp>(ctx.loc, r, d);
+  return ctx.setResults(ctx.b.create<SelectOp>(ctx.loc, fix, adjusted, r));
+}
+
 LogicalResult castTo(NodeContext &ctx, Type type) {
   return ctx.setResults(cast(ctx.b, ctx.loc, ctx.input(0), type));
 }
@@ -491,7 +503,21 @@ void registerElementwiseOps(OpTable &table) {
   table.add("Sin", unaryOp<SinOp, true>);
   table.add("Cos", unaryOp<CosOp, true>);
   table.add("Reciprocal", reciprocalOp);
-  table.add("Sign", signOp);
+  table.add("Sign", unaryOp<SignOp, false>);
+  table.add("Erf", unaryOp<ErfOp, true>);
+  table.add("Floor", unaryOp<FloorOp, true>);
+  table.add("Ceil", unaryOp<CeilOp, true>);
+  table.add("Round", unaryOp<RoundOp, true>);
+  table.add("Tan", unaryOp<TanOp, true>);
+  table.add("Asin", unaryOp<AsinOp, true>);
+  table.add("Acos", unaryOp<AcosOp, true>);
+  table.add("Atan", unaryOp<AtanOp, true>);
+  table.add("Sinh", unaryOp<SinhOp, true>);
+  table.add("Cosh", unaryOp<CoshOp, true>);
+  table.add("Asinh", unaryOp<AsinhOp, true>);
+  table.add("Acosh", unaryOp<AcoshOp, true>);
+  table.add("Atanh", unaryOp<AtanhOp, true>);
+  table.add("Mod", modOp);
   table.add("IsNaN", isNaNOp);
   table.add("IsInf", isInfOp);
   table.add("Identity", identityOp);

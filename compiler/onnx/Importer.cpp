@@ -161,6 +161,7 @@ const OpTable &OpTable::get() {
     ::kiln::onnx_import::registerControlFlowOps(t);
     ::kiln::onnx_import::registerLossOps(t);
     ::kiln::onnx_import::registerResizeOps(t);
+    ::kiln::onnx_import::registerNNOps(t);
     return t;
   }();
   return table;

@@ -83,6 +83,7 @@ void registerLinalgOps(OpTable &table);
 void registerControlFlowOps(OpTable &table);
 void registerLossOps(OpTable &table);
 void registerResizeOps(OpTable &table);
+void registerNNOps(OpTable &table);
 
 class Importer {
 public:

@@ -166,9 +166,54 @@ LogicalResult reduceOp(NodeContext &ctx) {
   return failure();
 }
 
+/// ArgMax / ArgMin: kiln.argmax / kiln.argmin, with the axis kept as a
+/// size-1 dim when keepdims.
+template <typename OpTy>
+LogicalResult argReduceOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (isBool(x) || rankOf(x) == 0)
+    return ctx.fail("the input must be a numeric tensor of rank >= 1");
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 0), rankOf(x));
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  if (shapeOf(x)[*axis] == 0)
+    return ctx.fail("the axis has no elements");
+  Value r = ctx.b.create<OpTy>(ctx.loc, x, *axis,
+                               ctx.getInt("select_last_index", 0) != 0);
+  if (!ctx.getInt("keepdims", 1))
+    return ctx.setResults(r);
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape[*axis] = 1;
+  return ctx.setResults(reshape(ctx.b, ctx.loc, r, shape));
+}
+
+LogicalResult cumSumOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0);
+  if (isBool(x) || rankOf(x) == 0)
+    return ctx.fail("the input must be a numeric tensor of rank >= 1");
+  FailureOr<SmallVector<int64_t>> axisValue = ctx.constantInts(1, "axis");
+  if (failed(axisValue))
+    return failure();
+  if (axisValue->size() != 1)
+    return ctx.fail("axis must be a scalar");
+  std::optional<int64_t> axis = normalizeAxis((*axisValue)[0], rankOf(x));
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  return ctx.setResults(ctx.b.create<CumsumOp>(ctx.loc, x, *axis,
+                                               ctx.getInt("exclusive", 0) != 0,
+                                               ctx.getInt("reverse", 0) != 0));
+}
+
 } // namespace
 
 void registerReductionOps(OpTable &table) {
+  table.add("ArgMax", argReduceOp<ArgMaxOp>);
+  table.add("ArgMin", argReduceOp<ArgMinOp>);
+  table.add("CumSum", cumSumOp);
   table.add("ReduceSum", reduceOp<Kind::Sum>);
   table.add("ReduceMean", reduceOp<Kind::Mean>);
   table.add("ReduceMax", reduceOp<Kind::Max>);

@@ -1,0 +1,317 @@
+//===- NNOps.cpp - ONNX convolution and pooling ---------------------------===//
+//
+// Conv and ConvTranspose become kiln.conv (ONNX's NCHW layouts are kiln's);
+// MaxPool and AveragePool become kiln.reduce_window over the spatial dims.
+// The padding rules are resolved here, at import time, into explicit low
+// and high paddings:
+//  - auto_pad SAME_UPPER / SAME_LOWER pad so that out = ceil(in / stride),
+//    the odd element going high or low; VALID pads nothing;
+//  - ceil_mode adds high padding for a last, partial window, unless that
+//    window would start in the padding;
+//  - ConvTranspose is a convolution of the input dilated by the strides
+//    with the kernel flipped and its channel dims swapped (per group),
+//    padded by (k - 1) * dilation - pad; a negative padding crops.
+// AveragePool divides the window sums by a constant tensor of per-position
+// counts (with or without the padding, count_include_pad), computed here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emit.h"
+#include "Importer.h"
+
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace onnx_import {
+namespace {
+
+/// The window parameters of a Conv or pooling node, per spatial dim.
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, lo, hi;
+};
+
+int64_t extent(int64_t k, int64_t d) { return (k - 1) * d + 1; }
+
+/// Reads kernel_shape (or takes `kernel`), strides, dilations, pads and
+/// auto_pad for `spatial` input dims of sizes `in`.
+FailureOr<Window> readWindow(NodeContext &ctx, ArrayRef<int64_t> in,
+                             ArrayRef<int64_t> kernel, bool ceilMode) {
+  size_t n = in.size();
+  Window w;
+  w.kernel = ctx.getInts("kernel_shape").value_or(SmallVector<int64_t>(kernel));
+  w.strides = ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
+  w.dilations = ctx.getInts("dilations").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> pads =
+      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (w.kernel.size() != n || w.strides.size() != n ||
+      w.dilations.size() != n || pads.size() != 2 * n) {
+    (void)ctx.fail("kernel_shape, strides, dilations and pads must have one "
+                   "entry (two for pads) per spatial dim");
+    return failure();
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 ||
+        pads[i] < 0 || pads[i + n] < 0) {
+      (void)ctx.fail("kernel sizes, strides and dilations must be positive "
+                     "and pads non-negative");
+      return failure();
+    }
+  w.lo.assign(pads.begin(), pads.begin() + n);
+  w.hi.assign(pads.begin() + n, pads.end());
+  std::string autoPad = ctx.getString("auto_pad", "NOTSET");
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < n; ++i) {
+      int64_t out = (in[i] + w.strides[i] - 1) / w.strides[i];
+      int64_t total = std::max<int64_t>(
+          (out - 1) * w.strides[i] + extent(w.kernel[i], w.dilations[i]) -
+              in[i],
+          0);
+      int64_t small = total / 2;
+      w.lo[i] = autoPad == "SAME_UPPER" ? small : total - small;
+      w.hi[i] = total - w.lo[i];
+    }
+  } else if (autoPad == "VALID") {
+    std::fill(w.lo.begin(), w.lo.end(), 0);
+    std::fill(w.hi.begin(), w.hi.end(), 0);
+  } else if (autoPad != "NOTSET") {
+    (void)ctx.fail("auto_pad '" + autoPad + "' is not supported");
+    return failure();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    int64_t span = in[i] + w.lo[i] + w.hi[i];
+    int64_t e = extent(w.kernel[i], w.dilations[i]);
+    if (span < e) {
+      (void)ctx.fail("the window is larger than the padded input");
+      return failure();
+    }
+    if (!ceilMode)
+      continue;
+    int64_t out = (span - e + w.strides[i] - 1) / w.strides[i] + 1;
+    // A last window that would start in the high padding is dropped.
+    if ((out - 1) * w.strides[i] >= in[i] + w.lo[i])
+      --out;
+    w.hi[i] += std::max<int64_t>((out - 1) * w.strides[i] + e - span, 0);
+  }
+  return w;
+}
+
+/// Prepends the batch and channel dims (window 1, stride 1, no padding).
+SmallVector<int64_t> full(ArrayRef<int64_t> spatial, int64_t fill) {
+  SmallVector<int64_t> out{fill, fill};
+  out.append(spatial.begin(), spatial.end());
+  return out;
+}
+
+Value addBias(OpBuilder &b, Location loc, Value y, Value bias) {
+  SmallVector<int64_t> shape(rankOf(y), 1);
+  shape[1] = shapeOf(y)[1];
+  return b.create<AddOp>(
+      loc, y, broadcastTo(b, loc, reshape(b, loc, bias, shape), shapeOf(y)));
+}
+
+LogicalResult convOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0), w = ctx.input(1);
+  int64_t rank = rankOf(x);
+  if (rank < 3 || rankOf(w) != rank)
+    return ctx.fail("X and W must have the same rank, at least 3");
+  int64_t groups = ctx.getInt("group", 1);
+  if (groups < 1 || shapeOf(x)[1] % groups ||
+      shapeOf(x)[1] / groups != shapeOf(w)[1] || shapeOf(w)[0] % groups)
+    return ctx.fail("the channels of X and W do not match group " +
+                    Twine(groups));
+  FailureOr<Window> win = readWindow(ctx, shapeOf(x).drop_front(2),
+                                     shapeOf(w).drop_front(2), false);
+  if (failed(win))
+    return failure();
+  if (ArrayRef<int64_t>(win->kernel) != shapeOf(w).drop_front(2))
+    return ctx.fail("kernel_shape disagrees with W");
+  SmallVector<int64_t> ones(rank - 2, 1);
+  Value y = ctx.b.create<ConvOp>(ctx.loc, x, w, win->strides, win->lo,
+                                 win->hi, ones, win->dilations, groups);
+  if (ctx.hasInput(2))
+    y = addBias(ctx.b, ctx.loc, y, ctx.input(2));
+  return ctx.setResults(y);
+}
+
+LogicalResult convTransposeOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0), w = ctx.input(1);
+  int64_t rank = rankOf(x), n = rank - 2;
+  if (rank < 3 || rankOf(w) != rank)
+    return ctx.fail("X and W must have the same rank, at least 3");
+  int64_t groups = ctx.getInt("group", 1);
+  int64_t c = shapeOf(x)[1];
+  if (groups < 1 || c % groups || shapeOf(w)[0] != c)
+    return ctx.fail("W's first dim must be X's channels, divisible by group");
+  int64_t perGroupOut = shapeOf(w)[1], m = perGroupOut * groups;
+  SmallVector<int64_t> kernel(shapeOf(w).drop_front(2));
+  SmallVector<int64_t> strides =
+      ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> dilations =
+      ctx.getInts("dilations").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> pads =
+      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  SmallVector<int64_t> outputPadding =
+      ctx.getInts("output_padding").value_or(SmallVector<int64_t>(n, 0));
+  if (strides.size() != size_t(n) || dilations.size() != size_t(n) ||
+      pads.size() != size_t(2 * n) || outputPadding.size() != size_t(n))
+    return ctx.fail("strides, dilations, pads and output_padding must have "
+                    "one entry (two for pads) per spatial dim");
+  std::string autoPad = ctx.getString("auto_pad", "NOTSET");
+  std::optional<SmallVector<int64_t>> outputShape = ctx.getInts("output_shape");
+  if (outputShape && outputShape->size() == size_t(rank))
+    outputShape = SmallVector<int64_t>(outputShape->begin() + 2,
+                                       outputShape->end());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t in = shapeOf(x)[2 + i];
+    int64_t natural = strides[i] * (in - 1) + outputPadding[i] +
+                      extent(kernel[i], dilations[i]);
+    if (outputShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t target = outputShape ? (*outputShape)[i] : in * strides[i];
+      int64_t total = natural - target;
+      bool upper = autoPad != "SAME_LOWER";
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[i + n] = total - pads[i];
+    } else if (autoPad == "VALID") {
+      pads[i] = pads[i + n] = 0;
+    }
+  }
+  // The kernel for a forward convolution: per group [M/g, C/g, k...], with
+  // every spatial dim reversed.
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  SmallVector<int64_t> grouped{groups, c / groups, perGroupOut};
+  grouped.append(kernel.begin(), kernel.end());
+  SmallVector<int64_t> perm{0, 2, 1};
+  for (int64_t i = 0; i < n; ++i)
+    perm.push_back(3 + i);
+  SmallVector<int64_t> forwardShape{m, c / groups};
+  forwardShape.append(kernel.begin(), kernel.end());
+  Value kernelT = reshape(
+      b, loc, transpose(b, loc, reshape(b, loc, w, grouped), perm),
+      forwardShape);
+  SmallVector<int64_t> spatialDims;
+  for (int64_t i = 0; i < n; ++i)
+    spatialDims.push_back(2 + i);
+  kernelT = b.create<ReverseOp>(loc, kernelT, spatialDims);
+  SmallVector<int64_t> lo(n), hi(n), ones(n, 1);
+  SmallVector<int64_t> cropLo(n, 0), cropHi(n, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t e = extent(kernel[i], dilations[i]);
+    lo[i] = e - 1 - pads[i];
+    hi[i] = e - 1 - pads[i + n] + outputPadding[i];
+    cropLo[i] = std::max<int64_t>(-lo[i], 0);
+    cropHi[i] = std::max<int64_t>(-hi[i], 0);
+    lo[i] = std::max<int64_t>(lo[i], 0);
+    hi[i] = std::max<int64_t>(hi[i], 0);
+  }
+  Value y = b.create<ConvOp>(loc, x, kernelT, ones, lo, hi, strides,
+                             dilations, groups);
+  SmallVector<int64_t> start(rank, 0), limit(shapeOf(y)), step(rank, 1);
+  for (int64_t i = 0; i < n; ++i) {
+    start[2 + i] = cropLo[i];
+    limit[2 + i] -= cropHi[i];
+    if (limit[2 + i] < start[2 + i])
+      return ctx.fail("the pads remove more than the whole output");
+  }
+  y = slice(b, loc, y, start, limit, step);
+  if (ctx.hasInput(2))
+    y = addBias(b, loc, y, ctx.input(2));
+  return ctx.setResults(y);
+}
+
+LogicalResult maxPoolOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  if (ctx.hasOutput(1))
+    return ctx.fail("the Indices output is not supported");
+  Value x = ctx.input(0);
+  if (rankOf(x) < 3 || isBool(x))
+    return ctx.fail("X must be a numeric tensor of rank >= 3");
+  if (ctx.getInt("storage_order", 0) != 0)
+    return ctx.fail("storage_order 1 is not supported");
+  FailureOr<Window> win = readWindow(ctx, shapeOf(x).drop_front(2), {},
+                                     ctx.getInt("ceil_mode", 0));
+  if (failed(win))
+    return failure();
+  return ctx.setResults(ctx.b.create<ReduceWindowOp>(
+      ctx.loc, x, ReduceWindowKind::Max, full(win->kernel, 1),
+      full(win->strides, 1), full(win->lo, 0), full(win->hi, 0),
+      full(win->dilations, 1)));
+}
+
+LogicalResult averagePoolOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  if (rankOf(x) < 3)
+    return ctx.fail("X must have rank >= 3");
+  SmallVector<int64_t> explicitPads =
+      ctx.getInts("pads").value_or(SmallVector<int64_t>{});
+  FailureOr<Window> win = readWindow(ctx, shapeOf(x).drop_front(2), {},
+                                     ctx.getInt("ceil_mode", 0));
+  if (failed(win))
+    return failure();
+  Value sum = ctx.b.create<ReduceWindowOp>(
+      ctx.loc, x, ReduceWindowKind::Sum, full(win->kernel, 1),
+      full(win->strides, 1), full(win->lo, 0), full(win->hi, 0),
+      full(win->dilations, 1));
+  // Divisor per output position: the window taps inside the input, plus,
+  // with count_include_pad, those in the pads (not the ceil_mode extra).
+  bool includePad = ctx.getInt("count_include_pad", 0);
+  int64_t n = win->kernel.size();
+  ArrayRef<int64_t> outShape = shapeOf(sum).drop_front(2);
+  SmallVector<SmallVector<double>> perDim(n);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t in = shapeOf(x)[2 + i];
+    int64_t padHi = win->hi[i];
+    if (includePad) {
+      // The pads the model states (or auto_pad's), not ceil_mode's extra.
+      std::string autoPad = ctx.getString("auto_pad", "NOTSET");
+      if (autoPad == "NOTSET")
+        padHi = explicitPads.empty() ? 0 : explicitPads[i + n];
+    }
+    for (int64_t o = 0; o < outShape[i]; ++o) {
+      int64_t count = 0;
+      for (int64_t k = 0; k < win->kernel[i]; ++k) {
+        int64_t p = o * win->strides[i] + k * win->dilations[i] - win->lo[i];
+        count += includePad ? (p >= -win->lo[i] && p < in + padHi)
+                            : (p >= 0 && p < in);
+      }
+      perDim[i].push_back(std::max<int64_t>(count, 1));
+    }
+  }
+  SmallVector<double> counts(numElementsOf(outShape), 1);
+  for (int64_t flat = 0; flat < static_cast<int64_t>(counts.size()); ++flat) {
+    int64_t rest = flat;
+    for (int64_t i = n - 1; i >= 0; --i) {
+      counts[flat] *= perDim[i][rest % outShape[i]];
+      rest /= outShape[i];
+    }
+  }
+  Value divisor = constantFloats(ctx.b, ctx.loc, elementTypeOf(x),
+                                 full(outShape, 1), counts);
+  return ctx.setResults(ctx.b.create<DivOp>(
+      ctx.loc, sum, broadcastTo(ctx.b, ctx.loc, divisor, shapeOf(sum))));
+}
+
+} // namespace
+
+void registerNNOps(OpTable &table) {
+  table.add("Conv", convOp);
+  table.add("ConvTranspose", convTransposeOp);
+  table.add("MaxPool", maxPoolOp);
+  table.add("AveragePool", averagePoolOp);
+}
+
+} // namespace onnx_import
+} // namespace kiln
