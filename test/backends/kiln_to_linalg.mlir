@@ -648,6 +648,7 @@ func.func @math_functions(%x: tensor<4xf32>) -> tensor<4xf32> {
   %11 = kiln.acosh %10 : tensor<4xf32>
   %12 = kiln.atanh %11 : tensor<4xf32>
   return %12 : tensor<4xf32>
+}
 
 // -----
 
@@ -694,6 +695,7 @@ func.func @conv(%x: tensor<2x4x5x6xf32>, %w: tensor<6x2x3x2xf32>) -> tensor<2x6x
 func.func @sign_f64(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = kiln.sign %x : tensor<4xf64>
   return %0 : tensor<4xf64>
+}
 
 // -----
 
@@ -843,6 +845,7 @@ func.func @cumsum_i64(%x: tensor<5x2xi64>) -> tensor<5x2xi64> {
 func.func @cumsum_empty(%x: tensor<0x3xf32>) -> tensor<0x3xf32> {
   %0 = kiln.cumsum %x, dim = 1 : tensor<0x3xf32>
   return %0 : tensor<0x3xf32>
+}
 
 // -----
 

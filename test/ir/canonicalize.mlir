@@ -1115,6 +1115,7 @@ func.func @fold_idempotent(%x: tensor<3xf32>, %i: tensor<3xi32>) -> (tensor<3xf3
   %o = kiln.or %i, %i : tensor<3xi32>
   %e = kiln.xor %i, %i : tensor<3xi32>
   return %ff, %cc, %rr, %ss, %nn, %a, %o, %e : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>
+}
 
 // -----
 

@@ -164,8 +164,7 @@ func.func @math_logic_scans(%a: tensor<2x3xf32>, %i: tensor<2x3xi32>, %p: tensor
   %c = kiln.cumsum %13, dim = 1 : tensor<2x3xf32>
   %d = kiln.cumsum %or, dim = 0 exclusive reverse : tensor<2x3xi32>
   return %13, %or, %x, %am, %an, %c, %d : tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xi1>, tensor<2xi64>, tensor<3xi64>, tensor<2x3xf32>, tensor<2x3xi32>
-
-// -----
+}
 
 // Convolutions (1-d with dilations and groups, 2-d strided) and reverse:
 // their dense-array and i64 attributes in order.
