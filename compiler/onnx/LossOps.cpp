@@ -41,6 +41,10 @@ FailureOr<Value> negativeLogLikelihood(NodeContext &ctx, Value logProb,
     return failure();
   }
   int64_t classes = shape[1];
+  if (classes == 0) {
+    (void)ctx.fail("the input has no classes (dim 1 is 0)");
+    return failure();
+  }
   if (weight && (rankOf(weight) != 1 || shapeOf(weight)[0] != classes)) {
     (void)ctx.fail("the weights must have one entry per class");
     return failure();

@@ -513,6 +513,20 @@ LogicalResult tileOp(NodeContext &ctx) {
   return ctx.setResults(reshape(ctx.b, ctx.loc, y, result));
 }
 
+/// A gather from a dim of size 0: only an empty set of indices is valid,
+/// and gives an empty result (kiln.gather needs a row to clamp to).
+LogicalResult emptyGather(NodeContext &ctx, Value data, Value indices,
+                          int64_t axis) {
+  if (numElementsOf(shapeOf(indices)) != 0)
+    return ctx.fail("gathers from a dim of size 0");
+  SmallVector<int64_t> shape(shapeOf(data).take_front(axis));
+  shape.append(shapeOf(indices).begin(), shapeOf(indices).end());
+  shape.append(shapeOf(data).begin() + axis + 1, shapeOf(data).end());
+  return ctx.setResults(splat(ctx.b, ctx.loc,
+                              RankedTensorType::get(shape, elementTypeOf(data)),
+                              0));
+}
+
 LogicalResult gatherOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
@@ -526,6 +540,8 @@ LogicalResult gatherOp(NodeContext &ctx) {
   if (!isa<IntegerType>(elementTypeOf(indices)) || isBool(indices))
     return ctx.fail("indices must be int32 or int64");
   int64_t dim = shapeOf(data)[*axis];
+  if (dim == 0)
+    return emptyGather(ctx, data, indices, *axis);
   // Negative indices count from the end: i + dim where i < 0.
   indices = cast(ctx.b, ctx.loc, indices, ctx.b.getI64Type());
   Value zero = splat(ctx.b, ctx.loc, typeOf(indices), 0);
@@ -566,6 +582,13 @@ LogicalResult gatherElementsOp(NodeContext &ctx) {
   for (int64_t d = 0; d < rank; ++d)
     if (d != *axis && shapeOf(indices)[d] > shapeOf(data)[d])
       return ctx.fail("indices are larger than data outside the axis");
+  if (numElementsOf(shapeOf(data)) == 0 || numElementsOf(shapeOf(indices)) == 0) {
+    if (numElementsOf(shapeOf(indices)) != 0)
+      return ctx.fail("gathers from an empty tensor");
+    return ctx.setResults(splat(
+        ctx.b, ctx.loc,
+        RankedTensorType::get(shapeOf(indices), elementTypeOf(data)), 0));
+  }
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   ArrayRef<int64_t> shape = shapeOf(indices);
@@ -597,9 +620,18 @@ LogicalResult gatherNDOp(NodeContext &ctx) {
   int64_t k = shapeOf(indices).back();
   if (k < 1 || k > rankOf(data))
     return ctx.fail("the last dim of indices must be in [1, rank(data)]");
+  SmallVector<int64_t> outer(shapeOf(indices).drop_back());
+  if (numElementsOf(shapeOf(data).take_front(k)) == 0 ||
+      numElementsOf(outer) == 0) {
+    if (numElementsOf(outer) != 0)
+      return ctx.fail("gathers from an empty tensor");
+    SmallVector<int64_t> shape(outer);
+    shape.append(shapeOf(data).begin() + k, shapeOf(data).end());
+    return ctx.setResults(splat(
+        ctx.b, ctx.loc, RankedTensorType::get(shape, elementTypeOf(data)), 0));
+  }
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
-  SmallVector<int64_t> outer(shapeOf(indices).drop_back());
   Value idx = cast(b, loc, indices, b.getI64Type());
   auto outerType = RankedTensorType::get(outer, b.getI64Type());
   Value linear;

@@ -70,3 +70,11 @@ save("unsupported_op",
 save("symbolic_batch", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
      [helper.make_tensor_value_info("x", F, ["batch", 3])],
      [helper.make_tensor_value_info("y", F, ["batch", 3])])
+
+# Indices into an empty tensor (found by the importer fuzzer: the gather used
+# to be built, and its shape inference to abort).
+save("gather_from_empty",
+     [helper.make_node("GatherND", ["data", "indices"], ["out"], name="pick")],
+     [helper.make_tensor_value_info("data", TensorProto.INT32, [0, 2]),
+      helper.make_tensor_value_info("indices", TensorProto.INT64, [2, 2])],
+     [helper.make_tensor_value_info("out", TensorProto.INT32, [2])], check=False)
