@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
 #include <set>
 
 using namespace kiln;
@@ -289,6 +290,83 @@ bool bindInputs(onnx::GraphProto &graph, int64_t irVersion,
   return true;
 }
 
+/// ONNX 1.12's shape inference of the windowed ops (Conv, ConvTranspose,
+/// the pools) trusts the ranks and attribute lengths it is given and reads
+/// out of bounds when they disagree (a rank-2 input to ConvTranspose
+/// dereferences null). This registry hands out those schemas with an
+/// inference function that checks the ranks and attribute lengths first
+/// and reports a shape inference error, then runs ONNX's own.
+class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
+public:
+  const onnx::OpSchema *GetSchema(const std::string &key,
+                                  const int maxInclusiveVersion,
+                                  const std::string &domain) const override {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(key, maxInclusiveVersion, domain);
+    if (!schema || !isWindowed(key) ||
+        (domain != onnx::ONNX_DOMAIN && domain != "ai.onnx"))
+      return schema;
+    std::string id = key + "/" + std::to_string(schema->SinceVersion());
+    auto it = guarded.find(id);
+    if (it != guarded.end())
+      return &it->second;
+    onnx::OpSchema copy = *schema;
+    onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
+    copy.TypeAndShapeInferenceFunction(
+        [original](onnx::InferenceContext &ctx) {
+          checkWindowedRanks(ctx);
+          if (original)
+            original(ctx);
+        });
+    return &guarded.emplace(id, std::move(copy)).first->second;
+  }
+
+private:
+  static bool isWindowed(const std::string &op) {
+    return op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" ||
+           op == "QLinearConv" || op == "MaxPool" || op == "AveragePool" ||
+           op == "LpPool" || op == "MaxUnpool" || op == "MaxRoiPool";
+  }
+
+  static void checkWindowedRanks(onnx::InferenceContext &ctx) {
+    auto rankOf = [&](size_t i) -> int {
+      if (ctx.getNumInputs() <= i || !ctx.getInputType(i) ||
+          !ctx.getInputType(i)->has_tensor_type() ||
+          !ctx.getInputType(i)->tensor_type().has_shape())
+        return -1;
+      return ctx.getInputType(i)->tensor_type().shape().dim_size();
+    };
+    int x = rankOf(0);
+    if (x < 0)
+      return;
+    if (x < 3)
+      fail_shape_inference("input X has rank ", x,
+                           "; it needs a batch, a channel and at least one "
+                           "spatial dim");
+    size_t spatial = static_cast<size_t>(x - 2);
+    for (const char *name : {"kernel_shape", "strides", "dilations",
+                             "output_padding", "output_shape"}) {
+      const onnx::AttributeProto *a = ctx.getAttribute(name);
+      if (a && static_cast<size_t>(a->ints_size()) != spatial &&
+          !(std::string(name) == "output_shape" &&
+            static_cast<size_t>(a->ints_size()) == spatial + 2))
+        fail_shape_inference("attribute ", name, " has ", a->ints_size(),
+                             " entries for ", spatial, " spatial dims");
+    }
+    if (const onnx::AttributeProto *pads = ctx.getAttribute("pads"))
+      if (static_cast<size_t>(pads->ints_size()) != 2 * spatial)
+        fail_shape_inference("attribute pads has ", pads->ints_size(),
+                             " entries for ", spatial, " spatial dims");
+    int w = rankOf(1);
+    if (w >= 0 && ctx.getNumInputs() > 1 &&
+        ctx.getInputType(1)->tensor_type().elem_type() != 0 && w != x &&
+        ctx.getAttribute("kernel_shape") == nullptr)
+      fail_shape_inference("input W has rank ", w, " but X has rank ", x);
+  }
+
+  mutable std::map<std::string, onnx::OpSchema> guarded;
+};
+
 } // namespace
 
 bool onnx_import::loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
@@ -330,8 +408,8 @@ bool onnx_import::loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
     onnx::ShapeInferenceOptions inference(/*check_type=*/true,
                                           /*strict_mode=*/1,
                                           /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(
-        model, onnx::OpSchemaRegistry::Instance(), inference);
+    GuardedSchemaRegistry registry;
+    onnx::shape_inference::InferShapes(model, &registry, inference);
   } catch (const std::exception &e) {
     error = std::string("ONNX shape inference: ") + e.what();
     return false;

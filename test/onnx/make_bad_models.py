@@ -78,3 +78,11 @@ save("gather_from_empty",
      [helper.make_tensor_value_info("data", TensorProto.INT32, [0, 2]),
       helper.make_tensor_value_info("indices", TensorProto.INT64, [2, 2])],
      [helper.make_tensor_value_info("out", TensorProto.INT32, [2])], check=False)
+
+# A ConvTranspose input without spatial dims (found by the importer fuzzer:
+# ONNX 1.12's own shape inference dereferenced null on it).
+save("conv_transpose_rank2",
+     [helper.make_node("ConvTranspose", ["X", "W"], ["Y"], name="upsample")],
+     [helper.make_tensor_value_info("X", F, [1, 3]),
+      helper.make_tensor_value_info("W", F, [1, 2, 3])],
+     [helper.make_tensor_value_info("Y", F, [1, 2])], check=False)
