@@ -784,17 +784,35 @@ LogicalResult triluOp(NodeContext &ctx) {
   return ctx.setResults(select(ctx.b, ctx.loc, mask, x, zero));
 }
 
-/// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape.
-LogicalResult depthToSpaceOp(NodeContext &ctx) {
+/// The NCHW input and block size of DepthToSpace and SpaceToDepth.
+struct BlockMove {
+  Value x;
+  int64_t n, c, h, w, bs;
+};
+FailureOr<BlockMove> readBlockMove(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
   Value x = ctx.input(0);
-  if (rankOf(x) != 4)
-    return ctx.fail("the input must have rank 4");
+  if (rankOf(x) != 4) {
+    (void)ctx.fail("the input must have rank 4");
+    return failure();
+  }
   int64_t bs = ctx.getInt("blocksize", 0);
-  int64_t n = shapeOf(x)[0], c = shapeOf(x)[1], h = shapeOf(x)[2],
-          w = shapeOf(x)[3];
-  if (bs <= 0 || c % (bs * bs))
+  if (bs <= 0) {
+    (void)ctx.fail("blocksize must be positive");
+    return failure();
+  }
+  ArrayRef<int64_t> s = shapeOf(x);
+  return BlockMove{x, s[0], s[1], s[2], s[3], bs};
+}
+
+/// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape.
+LogicalResult depthToSpaceOp(NodeContext &ctx) {
+  FailureOr<BlockMove> m = readBlockMove(ctx);
+  if (failed(m))
+    return failure();
+  auto [x, n, c, h, w, bs] = *m;
+  if (c % (bs * bs))
     return ctx.fail("blocksize does not divide the channels");
   bool crd = ctx.getString("mode", "DCR") == "CRD";
   int64_t oc = c / (bs * bs);
@@ -806,15 +824,11 @@ LogicalResult depthToSpaceOp(NodeContext &ctx) {
 }
 
 LogicalResult spaceToDepthOp(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
+  FailureOr<BlockMove> m = readBlockMove(ctx);
+  if (failed(m))
     return failure();
-  Value x = ctx.input(0);
-  if (rankOf(x) != 4)
-    return ctx.fail("the input must have rank 4");
-  int64_t bs = ctx.getInt("blocksize", 0);
-  int64_t n = shapeOf(x)[0], c = shapeOf(x)[1], h = shapeOf(x)[2],
-          w = shapeOf(x)[3];
-  if (bs <= 0 || h % bs || w % bs)
+  auto [x, n, c, h, w, bs] = *m;
+  if (h % bs || w % bs)
     return ctx.fail("blocksize does not divide the spatial dims");
   Value y = reshape(ctx.b, ctx.loc, x, {n, c, h / bs, bs, w / bs, bs});
   y = transpose(ctx.b, ctx.loc, y, {0, 3, 5, 1, 2, 4});
