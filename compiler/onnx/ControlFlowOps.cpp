@@ -473,7 +473,11 @@ LogicalResult emitScan(NodeContext &ctx, const onnx::GraphProto &body,
   Scope inner(&ctx.scope);
   for (unsigned i = 0; i < numStates; ++i)
     bindInput(ctx, inner, body.input(i), stateArgs[i]);
-  Value reversed = reversedIndex(b, loc, index, trip);
+  // trip - 1 - index, built once and only when a direction is reversed.
+  Value reversed;
+  if (llvm::is_contained(inputReversed, 1) ||
+      llvm::is_contained(outputReversed, 1))
+    reversed = reversedIndex(b, loc, index, trip);
   for (unsigned j = 0; j < numInputs; ++j)
     bindInput(ctx, inner, body.input(numStates + j),
               readRow(b, loc, inputArgs[j], inputReversed[j] ? reversed : index));
