@@ -291,10 +291,10 @@ bool bindInputs(onnx::GraphProto &graph, int64_t irVersion,
 }
 
 /// ONNX 1.12's shape inference of the windowed ops (Conv, ConvTranspose,
-/// the pools) trusts the ranks and attribute lengths it is given and reads
-/// out of bounds when they disagree (a rank-2 input to ConvTranspose
-/// dereferences null). This registry hands out those schemas with an
-/// inference function that checks the ranks and attribute lengths first
+/// the pools) trusts the ranks and attributes it is given: it reads out of
+/// bounds when they disagree (a rank-2 input to ConvTranspose dereferences
+/// null) and divides by a stride of 0. This registry hands out those schemas with an
+/// inference function that checks the ranks and attributes first
 /// and reports a shape inference error, then runs ONNX's own.
 class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
 public:
@@ -352,7 +352,20 @@ private:
             static_cast<size_t>(a->ints_size()) == spatial + 2))
         fail_shape_inference("attribute ", name, " has ", a->ints_size(),
                              " entries for ", spatial, " spatial dims");
+      // ONNX divides by strides and dilations without checking them.
+      bool positive = std::string(name) == "kernel_shape" ||
+                      std::string(name) == "strides" ||
+                      std::string(name) == "dilations";
+      if (a && positive)
+        for (int64_t v : a->ints())
+          if (v < 1)
+            fail_shape_inference("attribute ", name, " has the entry ", v,
+                                 "; it must be positive");
     }
+    if (const onnx::AttributeProto *group = ctx.getAttribute("group"))
+      if (group->i() < 1)
+        fail_shape_inference("attribute group is ", group->i(),
+                             "; it must be positive");
     if (const onnx::AttributeProto *pads = ctx.getAttribute("pads"))
       if (static_cast<size_t>(pads->ints_size()) != 2 * spatial)
         fail_shape_inference("attribute pads has ", pads->ints_size(),

@@ -86,3 +86,11 @@ save("conv_transpose_rank2",
      [helper.make_tensor_value_info("X", F, [1, 3]),
       helper.make_tensor_value_info("W", F, [1, 2, 3])],
      [helper.make_tensor_value_info("Y", F, [1, 2])], check=False)
+
+# A pool with a stride of 0 (found by the importer fuzzer: ONNX 1.12's shape
+# inference divided by it).
+save("pool_stride_zero",
+     [helper.make_node("AveragePool", ["X"], ["Y"], name="pool",
+                       kernel_shape=[2, 1], strides=[2, 0])],
+     [helper.make_tensor_value_info("X", F, [1, 2, 4, 4])],
+     [helper.make_tensor_value_info("Y", F, [1, 2, 2, 4])], check=False)
