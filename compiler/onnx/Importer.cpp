@@ -167,6 +167,10 @@ const OpTable &OpTable::get() {
   return table;
 }
 
+bool ::kiln::onnx_import::isImportedOperator(const std::string &opType) {
+  return OpTable::get().lookup(opType) != nullptr;
+}
+
 //===----------------------------------------------------------------------===//
 // Importer
 //===----------------------------------------------------------------------===//

@@ -27,6 +27,10 @@ bool loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
                const OnnxImportOptions &options, onnx::ModelProto &model,
                std::string &error);
 
+/// Whether the importer has a translation for `opType` (default domain).
+/// Defined with the OpTable (Importer.cpp).
+bool isImportedOperator(const std::string &opType);
+
 /// The version in which the operator `opType` of `domain` last changed at
 /// or before opset `opsetVersion` (the schema whose semantics apply), or 0
 /// where ONNX knows no such operator.

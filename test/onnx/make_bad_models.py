@@ -94,3 +94,14 @@ save("pool_stride_zero",
                        kernel_shape=[2, 1], strides=[2, 0])],
      [helper.make_tensor_value_info("X", F, [1, 2, 4, 4])],
      [helper.make_tensor_value_info("Y", F, [1, 2, 2, 4])], check=False)
+
+# An operator kiln does not import, with inputs its ONNX 1.12 shape
+# inference dereferences null on (found by the importer fuzzer): shape
+# inference is skipped for such ops and the import names the op.
+save("max_unpool_scalar_indices",
+     [helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool",
+                       kernel_shape=[2, 2], strides=[2, 2])],
+     [helper.make_tensor_value_info("x", F, [1, 1, 2, 2]),
+      helper.make_tensor_value_info("i", TensorProto.INT64, [])],
+     [helper.make_tensor_value_info("y", F, [1, 1, 4, 4])], check=False,
+     opset=11)
