@@ -291,7 +291,7 @@ bool bindInputs(onnx::GraphProto &graph, int64_t irVersion,
 }
 
 /// ONNX 1.12's shape inference of the windowed ops (Conv, ConvTranspose,
-/// the pools) trusts the ranks and attributes it is given: it reads out of
+/// the pools) and of Gemm trusts the ranks and attributes it is given: it reads out of
 /// bounds when they disagree (a rank-2 input to ConvTranspose dereferences
 /// null) and divides by a stride of 0. This registry hands out those schemas with an
 /// inference function that checks the ranks and attributes first
@@ -308,7 +308,7 @@ public:
         onnx::OpSchemaRegistry::Schema(key, maxInclusiveVersion, domain);
     bool defaultDomain = domain == onnx::ONNX_DOMAIN || domain == "ai.onnx";
     bool imported = defaultDomain && isImportedOperator(key);
-    if (!schema || (imported && !isWindowed(key)))
+    if (!schema || (imported && !isWindowed(key) && key != "Gemm"))
       return schema;
     std::string id = domain + "." + key + "/" +
                      std::to_string(schema->SinceVersion());
@@ -323,8 +323,11 @@ public:
       copy.TypeAndShapeInferenceFunction([](onnx::InferenceContext &) {});
     } else {
       copy.TypeAndShapeInferenceFunction(
-          [original](onnx::InferenceContext &ctx) {
-            checkWindowedRanks(ctx);
+          [original, key](onnx::InferenceContext &ctx) {
+            if (key == "Gemm")
+              checkGemmRanks(ctx);
+            else
+              checkWindowedRanks(ctx);
             if (original)
               original(ctx);
           });
@@ -337,6 +340,19 @@ private:
     return op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" ||
            op == "QLinearConv" || op == "MaxPool" || op == "AveragePool" ||
            op == "LpPool" || op == "MaxUnpool" || op == "MaxRoiPool";
+  }
+
+  /// Gemm's inference reads dim 1 of A and B whatever their ranks.
+  static void checkGemmRanks(onnx::InferenceContext &ctx) {
+    for (size_t i = 0; i < 2 && i < ctx.getNumInputs(); ++i) {
+      const onnx::TypeProto *type = ctx.getInputType(i);
+      if (type && type->has_tensor_type() &&
+          type->tensor_type().has_shape() &&
+          type->tensor_type().shape().dim_size() != 2)
+        fail_shape_inference("input ", i == 0 ? "A" : "B", " has rank ",
+                             type->tensor_type().shape().dim_size(),
+                             "; Gemm multiplies matrices (rank 2)");
+    }
   }
 
   static void checkWindowedRanks(onnx::InferenceContext &ctx) {

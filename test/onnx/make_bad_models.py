@@ -105,3 +105,11 @@ save("max_unpool_scalar_indices",
       helper.make_tensor_value_info("i", TensorProto.INT64, [])],
      [helper.make_tensor_value_info("y", F, [1, 1, 4, 4])], check=False,
      opset=11)
+
+# Gemm with a rank-1 B (found by the importer fuzzer: ONNX 1.12's shape
+# inference read a dim B does not have).
+save("gemm_vector_b",
+     [helper.make_node("Gemm", ["a", "b"], ["c"], name="project")],
+     [helper.make_tensor_value_info("a", F, [2, 3]),
+      helper.make_tensor_value_info("b", F, [3])],
+     [helper.make_tensor_value_info("c", F, [2, 3])], check=False)
