@@ -291,7 +291,7 @@ bool bindInputs(onnx::GraphProto &graph, int64_t irVersion,
 }
 
 /// ONNX 1.12's shape inference of the windowed ops (Conv, ConvTranspose,
-/// the pools) and of Gemm trusts the ranks and attributes it is given: it reads out of
+/// the pools), Gemm and LayerNormalization trusts the ranks and attributes it is given: it reads out of
 /// bounds when they disagree (a rank-2 input to ConvTranspose dereferences
 /// null) and divides by a stride of 0. This registry hands out those schemas with an
 /// inference function that checks the ranks and attributes first
@@ -308,7 +308,8 @@ public:
         onnx::OpSchemaRegistry::Schema(key, maxInclusiveVersion, domain);
     bool defaultDomain = domain == onnx::ONNX_DOMAIN || domain == "ai.onnx";
     bool imported = defaultDomain && isImportedOperator(key);
-    if (!schema || (imported && !isWindowed(key) && key != "Gemm"))
+    if (!schema || (imported && !isWindowed(key) && key != "Gemm" &&
+                    key != "LayerNormalization"))
       return schema;
     std::string id = domain + "." + key + "/" +
                      std::to_string(schema->SinceVersion());
@@ -326,6 +327,8 @@ public:
           [original, key](onnx::InferenceContext &ctx) {
             if (key == "Gemm")
               checkGemmRanks(ctx);
+            else if (key == "LayerNormalization")
+              checkLayerNormRank(ctx);
             else
               checkWindowedRanks(ctx);
             if (original)
@@ -353,6 +356,18 @@ private:
                              type->tensor_type().shape().dim_size(),
                              "; Gemm multiplies matrices (rank 2)");
     }
+  }
+
+  /// LayerNormalization's inference indexes X's dims by `axis` unchecked.
+  static void checkLayerNormRank(onnx::InferenceContext &ctx) {
+    const onnx::TypeProto *type = ctx.getInputType(0);
+    if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
+      return;
+    int64_t rank = type->tensor_type().shape().dim_size();
+    const onnx::AttributeProto *axis = ctx.getAttribute("axis");
+    int64_t a = axis ? axis->i() : -1;
+    if (rank < 1 || a < -rank || a >= rank)
+      fail_shape_inference("axis ", a, " is out of range for X of rank ", rank);
   }
 
   static void checkWindowedRanks(onnx::InferenceContext &ctx) {

@@ -113,3 +113,11 @@ save("gemm_vector_b",
      [helper.make_tensor_value_info("a", F, [2, 3]),
       helper.make_tensor_value_info("b", F, [3])],
      [helper.make_tensor_value_info("c", F, [2, 3])], check=False)
+
+# LayerNormalization of a rank-0 input (found by the importer fuzzer: ONNX
+# 1.12's shape inference indexed a dim the input does not have).
+save("layer_norm_scalar",
+     [helper.make_node("LayerNormalization", ["X", "W"], ["Y"], name="norm")],
+     [helper.make_tensor_value_info("X", F, []),
+      helper.make_tensor_value_info("W", F, [1])],
+     [helper.make_tensor_value_info("Y", F, [])], check=False, opset=17)
