@@ -413,9 +413,9 @@ private:
         fail_shape_inference("attribute pads has ", pads->ints_size(),
                              " entries for ", spatial, " spatial dims");
     int w = rankOf(1);
-    if (w >= 0 && ctx.getNumInputs() > 1 &&
-        ctx.getInputType(1)->tensor_type().elem_type() != 0 && w != x &&
-        ctx.getAttribute("kernel_shape") == nullptr)
+    // Input 1 is the weight of Conv and ConvTranspose (of the pools only
+    // MaxUnpool has one, and it is not imported).
+    if (w >= 0 && w != x)
       fail_shape_inference("input W has rank ", w, " but X has rank ", x);
   }
 

@@ -121,3 +121,12 @@ save("layer_norm_scalar",
      [helper.make_tensor_value_info("X", F, []),
       helper.make_tensor_value_info("W", F, [1])],
      [helper.make_tensor_value_info("Y", F, [])], check=False, opset=17)
+
+# A ConvTranspose weight of lower rank than the input, with kernel_shape
+# given (found by the importer fuzzer).
+save("conv_transpose_weight_rank",
+     [helper.make_node("ConvTranspose", ["X", "W"], ["Y"], name="upsample",
+                       kernel_shape=[2])],
+     [helper.make_tensor_value_info("X", F, [1, 1, 4]),
+      helper.make_tensor_value_info("W", F, [1, 1])],
+     [helper.make_tensor_value_info("Y", F, [1, 1, 5])], check=False, opset=1)
