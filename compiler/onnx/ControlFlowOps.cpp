@@ -116,12 +116,6 @@ bool isConstantTrue(Value v) {
          llvm::all_of(dense.getValues<bool>(), [](bool b) { return b; });
 }
 
-std::string typeString(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return s;
-}
 
 LogicalResult ifOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))

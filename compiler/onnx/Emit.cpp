@@ -5,6 +5,8 @@
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -257,6 +259,22 @@ Value reduce(OpBuilder &b, Location loc, Reduction kind, Value v,
 }
 
 /// data gathered along `axis` at i64 `indices` (already in range).
+Value wrapIndices(OpBuilder &b, Location loc, Value indices, int64_t dim) {
+  indices = cast(b, loc, indices, b.getI64Type());
+  Value negative = b.create<CompareOp>(loc, CompareDirection::lt, indices,
+                                       splat(b, loc, typeOf(indices), 0));
+  Value wrapped = b.create<AddOp>(loc, indices,
+                                  splat(b, loc, typeOf(indices), dim));
+  return b.create<SelectOp>(loc, negative, wrapped, indices);
+}
+
+std::string typeString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
 Value gatherAxis(OpBuilder &b, Location loc, Value data, Value indices,
                  int64_t axis) {
   int64_t rank = rankOf(data), q = rankOf(indices);

@@ -16,6 +16,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <string>
 
 namespace kiln {
 namespace onnx_import {
@@ -104,6 +105,14 @@ mlir::Value matmul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs,
 /// The shape numpy.matmul gives, or nullopt where the operands disagree.
 std::optional<llvm::SmallVector<int64_t>>
 matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// `indices` as i64 (floats truncated toward zero), with negative entries
+/// counted from the end of a dim of `dim` elements (i + dim where i < 0).
+mlir::Value wrapIndices(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value indices, int64_t dim);
+
+/// The type as MLIR prints it, for error messages.
+std::string typeString(mlir::Type type);
 
 /// `data` gathered along `axis` at the i64 `indices` (in range; kiln.gather
 /// clamps): the result has data's dims before the axis, the indices' dims,

@@ -43,6 +43,7 @@ using ::kiln::onnx_import::Importer;
 using ::kiln::onnx_import::NodeContext;
 using ::kiln::onnx_import::OpTable;
 using ::kiln::onnx_import::Scope;
+using ::kiln::onnx_import::typeString;
 
 namespace {
 /// Nodes whose values are folded at import time produce at most this many
@@ -139,12 +140,6 @@ std::string describeNode(const onnx::NodeProto &node, int opset) {
          ")";
 }
 
-std::string typeString(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  type.print(os);
-  return text;
-}
 } // namespace
 
 //===----------------------------------------------------------------------===//

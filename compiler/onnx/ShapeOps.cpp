@@ -291,12 +291,7 @@ LogicalResult dynamicSlice(NodeContext &ctx) {
   int64_t size = std::clamp<int64_t>(endOffset - startOffset, 0, dim);
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
-  Value start = reshape(b, loc, cast(b, loc, ctx.input(1), b.getI64Type()), {});
-  Value zero = constantInts(b, loc, b.getI64Type(), {}, {0});
-  Value negative = b.create<CompareOp>(loc, CompareDirection::lt, start, zero);
-  Value wrapped = b.create<AddOp>(
-      loc, start, constantInts(b, loc, b.getI64Type(), {}, {dim}));
-  start = b.create<SelectOp>(loc, negative, wrapped, start);
+  Value start = wrapIndices(b, loc, reshape(b, loc, ctx.input(1), {}), dim);
   SmallVector<int64_t> perm{axis};
   for (int64_t i = 0; i < rankOf(x); ++i)
     if (i != axis)
@@ -542,27 +537,8 @@ LogicalResult gatherOp(NodeContext &ctx) {
   int64_t dim = shapeOf(data)[*axis];
   if (dim == 0)
     return emptyGather(ctx, data, indices, *axis);
-  // Negative indices count from the end: i + dim where i < 0.
-  indices = cast(ctx.b, ctx.loc, indices, ctx.b.getI64Type());
-  Value zero = splat(ctx.b, ctx.loc, typeOf(indices), 0);
-  Value negative = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt,
-                                           indices, zero);
-  Value wrapped = ctx.b.create<AddOp>(ctx.loc, indices,
-                                      splat(ctx.b, ctx.loc, typeOf(indices),
-                                            dim));
-  indices = ctx.b.create<SelectOp>(ctx.loc, negative, wrapped, indices);
+  indices = wrapIndices(ctx.b, ctx.loc, indices, dim);
   return ctx.setResults(gatherAxis(ctx.b, ctx.loc, data, indices, *axis));
-}
-
-/// i64 indices with negative entries counted from the end of a dim of
-/// `dim` elements.
-Value wrapIndices(OpBuilder &b, Location loc, Value indices, int64_t dim) {
-  indices = cast(b, loc, indices, b.getI64Type());
-  Value negative = b.create<CompareOp>(loc, CompareDirection::lt, indices,
-                                       splat(b, loc, typeOf(indices), 0));
-  Value wrapped = b.create<AddOp>(loc, indices,
-                                  splat(b, loc, typeOf(indices), dim));
-  return b.create<SelectOp>(loc, negative, wrapped, indices);
 }
 
 /// GatherElements: out[i, j, k] = data[i, idx[i, j, k], k] (axis 1), as one
@@ -853,14 +829,7 @@ LogicalResult oneHotOp(NodeContext &ctx) {
   if (!axis)
     return ctx.fail("axis is out of range");
   // Indices as i64 (floats are truncated), negative ones from the end.
-  Value idx = cast(ctx.b, ctx.loc, indices, ctx.b.getI64Type());
-  Value neg = ctx.b.create<CompareOp>(ctx.loc, CompareDirection::lt, idx,
-                                      splat(ctx.b, ctx.loc, typeOf(idx), 0));
-  idx = ctx.b.create<SelectOp>(
-      ctx.loc, neg,
-      ctx.b.create<AddOp>(ctx.loc, idx,
-                          splat(ctx.b, ctx.loc, typeOf(idx), depth)),
-      idx);
+  Value idx = wrapIndices(ctx.b, ctx.loc, indices, depth);
   SmallVector<int64_t> shape(shapeOf(indices));
   shape.insert(shape.begin() + *axis, depth);
   SmallVector<int64_t> unsqueezed(shapeOf(indices));
