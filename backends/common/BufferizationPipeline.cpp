@@ -15,8 +15,9 @@
 //
 // buildBufferizationPipeline:
 //   2. one-shot bufferization of the whole module, identity layouts at
-//      function boundaries, copies as linalg.copy (so they become loops or
-//      kernels and never call a runtime helper);
+//      function boundaries (call operands that are slices copied first,
+//      kiln-copy-sliced-call-operands), copies as linalg.copy (so they
+//      become loops or kernels and never call a runtime helper);
 //   3. results become out-params: each returned buffer is made a distinct
 //      allocation first (kiln-fresh-results), then hoisted to the caller,
 //      so outputs are written in place.
@@ -52,6 +53,7 @@ void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
 }
 
 void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createKilnCopySlicedCallOperands());
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.setFunctionBoundaryTypeConversion(

@@ -29,3 +29,16 @@ func.func @chained(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>, %v: tens
   %z = kiln.conv %r, %v, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x16x10x10xf32>, tensor<16x16x1x1xf32>
   return %z : tensor<1x16x10x10xf32>
 }
+
+// A convolution of a channel slice (a split, as in ShuffleNet): the slice is
+// copied before the call of the outlined convolution
+// (kiln-copy-sliced-call-operands); bufferization emitted an invalid
+// memref.cast of the strided view to the callee's identity layout before.
+// CHECK-LABEL: llvm.func internal @kiln_impl_sliced(
+// CHECK:         llvm.call @kiln_dnnl_conv_f32(
+// CHECK:         llvm.return
+func.func @sliced(%x: tensor<2x16x10x10xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<2x8x10x10xf32> {
+  %s = kiln.slice %x, start = [0, 8, 0, 0], limit = [2, 16, 10, 10], stride = [1, 1, 1, 1] : tensor<2x16x10x10xf32>
+  %y = kiln.conv %s, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x8x10x10xf32>, tensor<8x8x3x3xf32>
+  return %y : tensor<2x8x10x10xf32>
+}

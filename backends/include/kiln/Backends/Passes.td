@@ -63,6 +63,22 @@ def KilnFreshResults : Pass<"kiln-fresh-results", "mlir::func::FuncOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def KilnCopySlicedCallOperands
+    : Pass<"kiln-copy-sliced-call-operands", "mlir::func::FuncOp"> {
+  let summary = "Copy a call's operands that are slices into fresh tensors";
+  let description = [{
+    Runs on tensors, right before one-shot bufferization, which gives every
+    function identity-layout memrefs at its boundary. A call operand that
+    is a `tensor.extract_slice` smaller than its source (possibly reshaped
+    since) bufferizes to a strided view with an offset, which no
+    `memref.cast` can turn into the callee's identity-layout argument. Such
+    an operand is copied (`linalg.copy` into a `tensor.empty`) so that
+    bufferization gives the call a buffer of its own.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
   let summary = "Fuse the linalg ops of each kiln.fused_kernel";
   let description = [{

@@ -1,0 +1,56 @@
+// A call operand that is a proper slice (a view with an offset after
+// bufferization) is copied into a fresh tensor; a whole tensor, a
+// whole-tensor slice and a non-call use of the slice are left alone. The
+// last case runs the whole CPU pipeline on a oneDNN convolution of a
+// channel slice (before the copy, bufferization emitted an invalid
+// memref.cast to the callee's identity layout).
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-copy-sliced-call-operands))' | FileCheck %s
+
+func.func private @callee(tensor<2x8xf32>) -> tensor<2x8xf32>
+
+// CHECK-LABEL: func.func @sliced(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x16xf32>
+// CHECK:         %[[S:.*]] = tensor.extract_slice %[[X]][0, 8] [2, 8] [1, 1]
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x8xf32>
+// CHECK:         %[[C:.*]] = linalg.copy ins(%[[S]] : tensor<2x8xf32>) outs(%[[E]] : tensor<2x8xf32>)
+// CHECK:         call @callee(%[[C]])
+// CHECK:         %[[N:.*]] = arith.addf %[[S]], %[[S]]
+func.func @sliced(%x: tensor<2x16xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %s = tensor.extract_slice %x[0, 8] [2, 8] [1, 1] : tensor<2x16xf32> to tensor<2x8xf32>
+  %r = call @callee(%s) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n = arith.addf %s, %s : tensor<2x8xf32>
+  return %r, %n : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+func.func private @callee(tensor<2x8xf32>) -> tensor<2x8xf32>
+
+// A slice seen through a reshape is copied too.
+// CHECK-LABEL: func.func @reshaped(
+// CHECK:         %[[S:.*]] = tensor.extract_slice
+// CHECK:         %[[R:.*]] = tensor.collapse_shape %[[S]]
+// CHECK:         %[[C:.*]] = linalg.copy ins(%[[R]] : tensor<2x8xf32>)
+// CHECK:         call @callee(%[[C]])
+func.func @reshaped(%x: tensor<2x2x8xf32>) -> tensor<2x8xf32> {
+  %s = tensor.extract_slice %x[0, 0, 0] [1, 2, 8] [1, 1, 1] : tensor<2x2x8xf32> to tensor<1x2x8xf32>
+  %r = tensor.collapse_shape %s [[0, 1], [2]] : tensor<1x2x8xf32> into tensor<2x8xf32>
+  %c = call @callee(%r) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %c : tensor<2x8xf32>
+}
+
+// -----
+
+func.func private @callee(tensor<2x8xf32>) -> tensor<2x8xf32>
+
+// CHECK-LABEL: func.func @whole(
+// CHECK-NOT:     linalg.copy
+// CHECK:         call @callee(%arg0)
+// CHECK-NOT:     linalg.copy
+// CHECK:         call @callee(%
+func.func @whole(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %a = call @callee(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %s = tensor.extract_slice %x[0, 0] [2, 8] [1, 1] : tensor<2x8xf32> to tensor<2x8xf32>
+  %b = call @callee(%s) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %a, %b : tensor<2x8xf32>, tensor<2x8xf32>
+}
