@@ -27,7 +27,9 @@
 //   6. large reductions with few outputs split into per-chunk partials
 //      (kiln-cpu-parallel-reductions), linalg -> loops, the outermost
 //      parallel loop of each large loop nest an OpenMP parallel loop (where kiln was built with libomp); f32 transcendentals -> polynomials that LLVM's loop
-//      vectorizer vectorizes; then everything -> the LLVM dialect.
+//      vectorizer vectorizes; multi-dimensional constant globals made
+//      one-dimensional (kiln-flatten-globals); then everything -> the LLVM
+//      dialect.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,6 +137,8 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   }
   pm.addNestedPass<func::FuncOp>(createKilnCpuMathApproximation());
   pm.addPass(createBufferizationToMemRefPass());
+  // Weights as flat arrays: one raw LLVM constant each (FlattenGlobals.cpp).
+  pm.addPass(createKilnFlattenGlobals());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   if (parallel) {

@@ -79,6 +79,22 @@ def KilnCopySlicedCallOperands
                            "mlir::tensor::TensorDialect"];
 }
 
+def KilnFlattenGlobals : Pass<"kiln-flatten-globals", "mlir::ModuleOp"> {
+  let summary = "Make every multi-dimensional memref.global one-dimensional";
+  let description = [{
+    Runs on memrefs, before `expand-strided-metadata` and the conversion to
+    the LLVM dialect. A global of type `memref<2048x512x1x1xf32>` becomes an
+    LLVM array of arrays whose innermost arrays hold one element each;
+    translating and optimizing a model's weights in that form (a uniqued
+    LLVM constant per innermost row) dominates the compile time of a CNN.
+    Each global with an initial value and rank above one is replaced by a
+    one-dimensional global of the same elements (the same bytes) and each
+    `memref.get_global` of it by a `memref.expand_shape` of the flat
+    global back to the original shape, so its users see the same type.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
   let summary = "Fuse the linalg ops of each kiln.fused_kernel";
   let description = [{
