@@ -1,27 +1,29 @@
 // kiln-cpu-conv-to-dnnl replaces each call of a function marked
-// kiln.dnnl_conv (after bufferization: input, weight, result buffers) by a
-// call of kiln_dnnl_conv_f32 with the buffers' addresses, a constant
+// kiln.dnnl_conv (after bufferization: input, weight, bias and addend where
+// the flags say so, result buffers) by a call of kiln_dnnl_conv_f32 with
+// the buffers' addresses (null for no bias or addend), a constant
 // global holding the descriptor and a zero-initialized cache slot of its
 // own (the calls of one function share its descriptor); the functions, no
 // longer called, are erased.
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-conv-to-dnnl | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics --kiln-cpu-conv-to-dnnl | FileCheck %s
 
-// CHECK:       func.func private @kiln_dnnl_conv_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CHECK:       func.func private @kiln_dnnl_conv_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 // CHECK-LABEL: func.func @f(
 // CHECK-SAME:    %[[X:.*]]: memref<2x8x100xf32>, %[[W:.*]]: memref<8x8x3xf32>, %[[Y:.*]]: memref<2x8x98xf32>, %[[Z:.*]]: memref<2x8x98xf32>
+// CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK:         memref.get_global @[[SLOT0:kiln_dnnl_conv_slot[_0-9]*]]
 // CHECK:         memref.get_global @[[DESC0:kiln_dnnl_conv_descriptor[_0-9]*]]
 // CHECK:         memref.extract_strided_metadata %[[X]]
 // CHECK:         memref.extract_strided_metadata %[[W]]
 // CHECK:         memref.extract_strided_metadata %[[Y]]
-// CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]], %[[NULL]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK:         memref.get_global @[[SLOT1:kiln_dnnl_conv_slot[_0-9]*]]
 // CHECK:         memref.get_global @[[DESC0]]
 // CHECK:         memref.extract_strided_metadata %[[Z]]
 // CHECK:         call @kiln_dnnl_conv_f32(
 // CHECK-NOT:     call @kiln_dnnl_conv(
 // CHECK:         return
-// CHECK-DAG:   memref.global "private" constant @[[DESC0]] : memref<12xi64> = dense<[1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1]>
+// CHECK-DAG:   memref.global "private" constant @[[DESC0]] : memref<13xi64> = dense<[1, 1, 2, 8, 8, 0, 100, 3, 98, 1, 0, 0, 1]>
 // CHECK-DAG:   memref.global "private" @[[SLOT0]] : memref<1xi64> = dense<0> {alignment = 8 : i64}
 // CHECK-DAG:   memref.global "private" @[[SLOT1]] : memref<1xi64> = dense<0> {alignment = 8 : i64}
 // CHECK-NOT:   func.func private @kiln_dnnl_conv(
@@ -30,7 +32,7 @@ func.func @f(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf
   call @kiln_dnnl_conv(%x, %w, %z) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
   return
 }
-func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 0, 100, 3, 98, 1, 0, 0, 1>} {
   return
 }
 
@@ -53,7 +55,7 @@ func.func @arena(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %out: memref<2x
   memref.dealloc %arena : memref<12544xi8>
   return
 }
-func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 0, 100, 3, 98, 1, 0, 0, 1>} {
   return
 }
 func.func private @other(memref<2x8x98xf32>, memref<2x8x98xf32>)
@@ -93,7 +95,57 @@ func.func @kept(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %out: memref<2x8
   memref.dealloc %y : memref<2x8x98xf32>
   return
 }
-func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 0, 100, 3, 98, 1, 0, 0, 1>} {
   return
 }
 func.func private @other(memref<2x8x98xf32>, memref<2x8x98xf32>)
+
+// -----
+
+// With a bias (flag 1) and an addend (2), their addresses come between the
+// weight's and the result's.
+// CHECK-LABEL: func.func @epilogue(
+// CHECK-SAME:    %[[X:.*]]: memref<2x8x100xf32>, %[[W:.*]]: memref<8x8x3xf32>, %[[B:.*]]: memref<1x8x1xf32>, %[[R:.*]]: memref<2x8x98xf32>, %[[Y:.*]]: memref<2x8x98xf32>
+// CHECK-NOT:     llvm.mlir.zero
+// CHECK:         memref.extract_strided_metadata %[[B]]
+// CHECK:         %[[PB:.*]] = llvm.inttoptr
+// CHECK:         memref.extract_strided_metadata %[[R]]
+// CHECK:         %[[PR:.*]] = llvm.inttoptr
+// CHECK:         memref.extract_strided_metadata %[[X]]
+// CHECK:         %[[PX:.*]] = llvm.inttoptr
+// CHECK:         memref.extract_strided_metadata %[[W]]
+// CHECK:         %[[PW:.*]] = llvm.inttoptr
+// CHECK:         memref.extract_strided_metadata %[[Y]]
+// CHECK:         %[[PY:.*]] = llvm.inttoptr
+// CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %[[PX]], %[[PW]], %[[PB]], %[[PR]], %[[PY]])
+func.func @epilogue(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %b: memref<1x8x1xf32>, %r: memref<2x8x98xf32>, %y: memref<2x8x98xf32>) {
+  call @kiln_dnnl_conv(%x, %w, %b, %r, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<1x8x1xf32>, memref<2x8x98xf32>, memref<2x8x98xf32>) -> ()
+  return
+}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %b: memref<1x8x1xf32>, %r: memref<2x8x98xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 3, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+
+// -----
+
+// A call whose operands disagree with the descriptor's flags, and a
+// descriptor of the wrong length, are errors.
+func.func @wrong(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) {
+  // expected-error @+1 {{expected a call of 'kiln_dnnl_conv' on the input, weight, bias and addend (as the descriptor's flags say) and result buffers}}
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  return
+}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 1, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+
+// -----
+
+func.func @short(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) {
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  return
+}
+// expected-error @+1 {{'kiln.dnnl_conv' must hold k (1 to 3), groups, N, C, O, flags and 7 entries per spatial dim}}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}

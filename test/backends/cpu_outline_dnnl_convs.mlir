@@ -6,15 +6,16 @@
 // RUN:   | FileCheck %s --check-prefix=ALL
 
 // 16 * 5 * 7 outputs of 4 * 3 * 3 = 36 multiply-adds: 20160. The
-// descriptor: k = 2, groups 1, N 1, C 4, O 16, then per dim D 10 10, K 3 3,
-// E 5 7, strides 2 1, padding low 0 1, high 1 0, rhs dilation 1 2.
+// descriptor: k = 2, groups 1, N 1, C 4, O 16, flags 0 (35 output
+// positions: plain layouts, so the ReLU stays out), then per dim D 10 10,
+// K 3 3, E 5 7, strides 2 1, padding low 0 1, high 1 0, rhs dilation 1 2.
 // CHECK-LABEL: func.func @conv(
 // CHECK-SAME:    %[[X:.*]]: tensor<1x4x10x10xf32>, %[[W:.*]]: tensor<16x4x3x3xf32>
 // CHECK:         %[[Y:.*]] = call @kiln_dnnl_conv(%[[X]], %[[W]]) : (tensor<1x4x10x10xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x5x7xf32>
 // CHECK:         %[[R:.*]] = kiln.relu %[[Y]]
 // CHECK:         return %[[R]]
 // CHECK:       func.func private @kiln_dnnl_conv(%[[A:.*]]: tensor<1x4x10x10xf32>, %[[B:.*]]: tensor<16x4x3x3xf32>) -> tensor<1x16x5x7xf32>
-// CHECK-SAME:    attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 16, 10, 10, 3, 3, 5, 7, 2, 1, 0, 1, 1, 0, 1, 2>}
+// CHECK-SAME:    attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 16, 0, 10, 10, 3, 3, 5, 7, 2, 1, 0, 1, 1, 0, 1, 2>}
 // CHECK:         %[[C:.*]] = kiln.conv %[[A]], %[[B]], strides = [2, 1], padding_low = [0, 1], padding_high = [1, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 2], groups = 1
 // CHECK:         return %[[C]]
 func.func @conv(%x: tensor<1x4x10x10xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1x16x5x7xf32> {
@@ -26,13 +27,14 @@ func.func @conv(%x: tensor<1x4x10x10xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1
 // -----
 
 // Two convolutions get two functions with distinct names, also inside a
-// region; groups go into the descriptor.
+// region; groups go into the descriptor. 196 output positions and a
+// window: blocked layouts (flag 16).
 // CHECK-LABEL: func.func @two(
 // CHECK:         call @[[F0:kiln_dnnl_conv[_0-9]*]](
 // CHECK:         kiln.cond
 // CHECK:           call @[[F1:kiln_dnnl_conv[_0-9]*]](
-// CHECK-DAG:   func.func private @[[F0]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>}
-// CHECK-DAG:   func.func private @[[F1]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 4, 2, 8, 16, 100, 3, 98, 1, 0, 0, 1>}
+// CHECK-DAG:   func.func private @[[F0]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 16, 100, 3, 98, 1, 0, 0, 1>}
+// CHECK-DAG:   func.func private @[[F1]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 4, 2, 8, 16, 16, 100, 3, 98, 1, 0, 0, 1>}
 func.func @two(%p: tensor<i1>, %x: tensor<2x8x100xf32>, %w: tensor<8x8x3xf32>, %d: tensor<16x2x3xf32>) -> (tensor<2x8x98xf32>, tensor<2x16x98xf32>) {
   %y = kiln.conv %x, %w, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<2x8x100xf32>, tensor<8x8x3xf32>
   %z = kiln.cond %p, (%x, %d) : tensor<i1>, (tensor<2x8x100xf32>, tensor<16x2x3xf32>) -> (tensor<2x16x98xf32>) {
@@ -66,4 +68,66 @@ func.func @stays(%a: tensor<1x8x40xf64>, %b: tensor<8x8x5xf64>, %c: tensor<1x8x4
   %u = kiln.conv %e, %d, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<1x8x2xf32>, tensor<8x8x5xf32>
   %v = kiln.conv %e, %f, strides = [1], padding_low = [1], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<1x8x2xf32>, tensor<2x8x3xf32>
   return %y, %z, %u, %v : tensor<1x8x36xf64>, tensor<1x8x75xf32>, tensor<1x8x0xf32>, tensor<1x2x1xf32>
+}
+
+// -----
+
+// A blocked convolution (flag 16) of constant weights (8) takes its
+// epilogue along: the per-channel bias (1), the residual addition (2) and
+// the ReLU (4). The call replaces the ReLU; the body recomputes the chain.
+// CHECK-LABEL: func.func @epilogue(
+// CHECK-SAME:    %[[X:.*]]: tensor<1x8x16x16xf32>, %[[B:.*]]: tensor<1x8x1x1xf32>, %[[R:.*]]: tensor<1x8x16x16xf32>
+// CHECK:         %[[W:.*]] = kiln.constant
+// CHECK-NOT:     kiln.add
+// CHECK-NOT:     kiln.relu
+// CHECK:         %[[Y:.*]] = call @kiln_dnnl_conv(%[[X]], %[[W]], %[[B]], %[[R]]) : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, tensor<1x8x1x1xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+// CHECK:         return %[[Y]]
+// CHECK:       func.func private @kiln_dnnl_conv(%[[A0:.*]]: tensor<1x8x16x16xf32>, %[[A1:.*]]: tensor<8x8x3x3xf32>, %[[A2:.*]]: tensor<1x8x1x1xf32>, %[[A3:.*]]: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+// CHECK-SAME:    kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 31, 16, 16,
+// CHECK:         %[[C:.*]] = kiln.conv %[[A0]], %[[A1]]
+// CHECK:         %[[BB:.*]] = kiln.broadcast_in_dim %[[A2]]
+// CHECK:         %[[S:.*]] = kiln.add %[[C]], %[[BB]]
+// CHECK:         %[[T:.*]] = kiln.add %[[A3]], %[[S]]
+// CHECK:         %[[U:.*]] = kiln.relu %[[T]]
+// CHECK:         return %[[U]]
+func.func @epilogue(%x: tensor<1x8x16x16xf32>, %b: tensor<1x8x1x1xf32>, %r: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
+  %w = kiln.constant dense<0.5> : tensor<8x8x3x3xf32>
+  %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [0, 1, 2, 3] : (tensor<1x8x1x1xf32>) -> tensor<1x8x16x16xf32>
+  %s = kiln.add %y, %bb : tensor<1x8x16x16xf32>
+  %t = kiln.add %r, %s : tensor<1x8x16x16xf32>
+  %u = kiln.relu %t : tensor<1x8x16x16xf32>
+  return %u : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// A 1x1 convolution (plain layouts, GEMM-based) takes only the bias
+// (flags 1); the residual addition and the ReLU stay. A bias that is not
+// per channel, and a value used twice, end the chain.
+// CHECK-LABEL: func.func @plain(
+// CHECK:         %[[Y:.*]] = call @[[F0:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1, %arg2)
+// CHECK:         %[[T:.*]] = kiln.add %arg3, %[[Y]]
+// CHECK:         kiln.relu %[[T]]
+// CHECK:         %[[Z:.*]] = call @[[F1:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1)
+// CHECK:         kiln.add %[[Z]], %{{.*}}
+// CHECK:         %[[V:.*]] = call @[[F2:kiln_dnnl_conv[_0-9]*]](%arg5, %arg6)
+// CHECK:         kiln.relu %[[V]]
+// CHECK:         kiln.add %[[V]]
+// CHECK-DAG:   func.func private @[[F0]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 32, 1, 16, 16,
+// CHECK-DAG:   func.func private @[[F1]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 32, 0, 16, 16,
+// CHECK-DAG:   func.func private @[[F2]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 16, 16, 16,
+func.func @plain(%x: tensor<1x8x16x16xf32>, %w: tensor<32x8x1x1xf32>, %b: tensor<1x32x1x1xf32>, %r: tensor<1x32x16x16xf32>, %c: tensor<1x32x16x1xf32>, %x2: tensor<1x8x16x16xf32>, %w2: tensor<8x8x3x3xf32>) -> (tensor<1x32x16x16xf32>, tensor<1x32x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) {
+  %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<32x8x1x1xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [0, 1, 2, 3] : (tensor<1x32x1x1xf32>) -> tensor<1x32x16x16xf32>
+  %s = kiln.add %y, %bb : tensor<1x32x16x16xf32>
+  %t = kiln.add %r, %s : tensor<1x32x16x16xf32>
+  %u = kiln.relu %t : tensor<1x32x16x16xf32>
+  %z = kiln.conv %x, %w, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<32x8x1x1xf32>
+  %cb = kiln.broadcast_in_dim %c, dims = [0, 1, 2, 3] : (tensor<1x32x16x1xf32>) -> tensor<1x32x16x16xf32>
+  %zc = kiln.add %z, %cb : tensor<1x32x16x16xf32>
+  %v = kiln.conv %x2, %w2, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %vr = kiln.relu %v : tensor<1x8x16x16xf32>
+  %vs = kiln.add %v, %vr : tensor<1x8x16x16xf32>
+  return %u, %zc, %vr, %vs : tensor<1x32x16x16xf32>, tensor<1x32x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>
 }

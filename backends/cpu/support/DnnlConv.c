@@ -19,10 +19,18 @@
  * The operands are in kiln's (ONNX's) plain row-major layouts: src [N, C,
  * D...], weights [O, C/G, K...] (described to oneDNN as [G, O/G, C/G,
  * K...] when G > 1, the same bytes), dst [N, O, E...]. A convolution with
- * a spatial window (a kernel dim > 1) and at least 128 output positions
- * (batch times output pixels) runs in layouts of oneDNN's choice, with src
- * and weights reordered into them and dst back on each call (the weights
- * may change between calls); the others run on the plain layouts.
+ * the descriptor's `blocked` flag (the compiler's choice: ConvToDnnl.cpp)
+ * runs in layouts of oneDNN's choice, with src and weights reordered into
+ * them and dst back on each call; the others run on the plain layouts. Weights the descriptor marks constant (a
+ * kiln.constant: a model's trained weights) are reordered once, when the
+ * primitive is created, and kept in the cache entry.
+ *
+ * The descriptor's flags add an epilogue that oneDNN applies as it writes
+ * dst (each otherwise a separate pass of the generated code over memory):
+ * a per-channel bias [O] (the convolution's own bias argument), a tensor of
+ * dst's shape added to the result (a `sum` post-op: the addend is copied
+ * or reordered into dst's buffer first), and a ReLU (an `eltwise_relu`
+ * post-op, which keeps a NaN but, unlike kiln.relu, leaves -0.0 as -0.0).
  *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
@@ -39,10 +47,13 @@
 #define KILN_HIDDEN __attribute__((visibility("hidden")))
 
 /* The layout of the descriptor array that kiln-cpu-conv-to-dnnl emits
- * (int64 entries): k (spatial rank, 1 to 3), groups, N, C, O, then k
- * entries each of input size D, kernel size K, output size E, stride,
+ * (int64 entries): k (spatial rank, 1 to 3), groups, N, C, O, flags, then
+ * k entries each of input size D, kernel size K, output size E, stride,
  * padding low, padding high and rhs dilation. */
-enum { kHeader = 5 };
+enum { kHeader = 6 };
+
+/* The flags (ConvToDnnl.cpp's DnnlConvFlags). */
+enum { kBias = 1, kAddend = 2, kRelu = 4, kConstantWeight = 8, kBlocked = 16 };
 
 typedef struct CachedConv {
   dnnl_primitive_t primitive;
@@ -52,6 +63,12 @@ typedef struct CachedConv {
   /* user -> inner for src and weights, inner -> user for dst; null where
    * the layouts agree. */
   dnnl_primitive_t reorders[3];
+  /* The addend (user layout) -> dst's inner layout, where they differ. */
+  dnnl_primitive_t addendReorder;
+  dnnl_memory_desc_t bias;
+  int64_t flags;
+  /* Whether staged[1] holds the constant weights, reordered once. */
+  int constantWeights;
   /* Buffers in the inner layouts, for one call at a time (`busy`); a call
    * that finds them taken allocates its own. */
   void *staged[3];
@@ -66,6 +83,8 @@ static dnnl_engine_t sharedEngine;
 
 static void destroyEntry(CachedConv *entry) {
   dnnl_primitive_destroy(entry->primitive);
+  if (entry->addendReorder)
+    dnnl_primitive_destroy(entry->addendReorder);
   for (int i = 0; i < 3; ++i) {
     if (entry->reorders[i])
       dnnl_primitive_destroy(entry->reorders[i]);
@@ -132,9 +151,53 @@ static void rowMajor(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides) {
   }
 }
 
-static CachedConv *create(const int64_t *desc) {
+static void execute(dnnl_primitive_t primitive, dnnl_stream_t stream,
+                    int count, const dnnl_exec_arg_t *args);
+
+/* A reorder primitive from `from` to `to`. */
+static dnnl_primitive_t reorderPrimitive(const dnnl_memory_desc_t *from,
+                                         const dnnl_memory_desc_t *to) {
+  dnnl_primitive_desc_t pd;
+  dnnl_primitive_t reorder;
+  dnnl_status_t status;
+  if ((status = dnnl_reorder_primitive_desc_create(&pd, from, engine(), to,
+                                                   engine(), NULL)))
+    fail("dnnl_reorder_primitive_desc_create", status);
+  status = dnnl_primitive_create(&reorder, pd);
+  dnnl_primitive_desc_destroy(pd);
+  if (status)
+    fail("creating a reorder", status);
+  return reorder;
+}
+
+/* Runs `reorder` from `from` (layout fromMd) to `to` (layout toMd) now. */
+static void reorderNow(dnnl_primitive_t reorder,
+                       const dnnl_memory_desc_t *fromMd, const void *from,
+                       const dnnl_memory_desc_t *toMd, void *to) {
+  dnnl_memory_t source, target;
+  dnnl_stream_t stream;
+  dnnl_status_t status;
+  if ((status = dnnl_memory_create(&source, fromMd, engine(), (void *)from)) ||
+      (status = dnnl_memory_create(&target, toMd, engine(), to)))
+    fail("dnnl_memory_create", status);
+  if ((status = dnnl_stream_create(&stream, engine(),
+                                   dnnl_stream_default_flags)))
+    fail("dnnl_stream_create", status);
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, target}};
+  execute(reorder, stream, 2, args);
+  if ((status = dnnl_stream_wait(stream)))
+    fail("dnnl_stream_wait", status);
+  dnnl_stream_destroy(stream);
+  dnnl_memory_destroy(source);
+  dnnl_memory_destroy(target);
+}
+
+/* The primitive for `desc`; `weights` are the first call's weights, kept
+ * (reordered) when the descriptor marks them constant. */
+static CachedConv *create(const int64_t *desc, const float *weights) {
   int k = (int)desc[0];
-  int64_t groups = desc[1], n = desc[2], c = desc[3], o = desc[4];
+  int64_t groups = desc[1], n = desc[2], c = desc[3], o = desc[4],
+          flags = desc[5];
   const int64_t *in = desc + kHeader, *kernel = in + k, *out = kernel + k,
                 *stride = out + k, *low = stride + k, *high = low + k,
                 *dilation = high + k;
@@ -161,7 +224,14 @@ static CachedConv *create(const int64_t *desc) {
   CachedConv *entry = calloc(1, sizeof(CachedConv));
   if (!entry)
     outOfMemory();
+  entry->flags = flags;
   dnnl_status_t status;
+  if (flags & kBias) {
+    dnnl_dims_t biasDims = {o};
+    if ((status = dnnl_memory_desc_init_by_tag(&entry->bias, 1, biasDims,
+                                               dnnl_f32, dnnl_a)))
+      fail("describing the bias", status);
+  }
   rowMajor(k + 2, srcDims, layout);
   if ((status = dnnl_memory_desc_init_by_strides(&entry->plain[0], k + 2,
                                                  srcDims, dnnl_f32, layout)))
@@ -174,21 +244,7 @@ static CachedConv *create(const int64_t *desc) {
   if ((status = dnnl_memory_desc_init_by_strides(&entry->plain[2], k + 2,
                                                  dstDims, dnnl_f32, layout)))
     fail("describing the result", status);
-  /* Layouts: on plain layouts oneDNN runs im2col and its GEMM; in layouts
-   * of its choice (channels blocked by the vector width) its direct
-   * kernels, which pay off where there is a spatial window to reuse data
-   * over and enough output positions per weight to amortize reordering
-   * the weights on every call (measured on ResNet-50's convolutions with
-   * one thread: at 49 positions a 3x3 convolution is faster on the plain
-   * layouts, from 196 on faster blocked). A 1x1 convolution is a GEMM
-   * already: the reorders would cost it more than they gain. */
-  int window = 0;
-  int64_t positions = n;
-  for (int d = 0; d < k; ++d) {
-    window |= kernel[d] > 1;
-    positions *= out[d];
-  }
-  window &= positions >= 128;
+  int window = (flags & kBlocked) != 0;
   for (int i = 0; i < 3; ++i) {
     entry->inner[i] = entry->plain[i];
     if (window &&
@@ -200,12 +256,30 @@ static CachedConv *create(const int64_t *desc) {
   dnnl_convolution_desc_t convolution;
   if ((status = dnnl_dilated_convolution_forward_desc_init(
            &convolution, dnnl_forward_inference, dnnl_convolution_direct,
-           &entry->inner[0], &entry->inner[1], NULL, &entry->inner[2],
-           strides, dilates, padLow, padHigh)))
+           &entry->inner[0], &entry->inner[1],
+           (flags & kBias) ? &entry->bias : NULL, &entry->inner[2], strides,
+           dilates, padLow, padHigh)))
     fail("dnnl_dilated_convolution_forward_desc_init", status);
+  /* The epilogue: dst = relu(conv + bias + addend), the addend being what
+   * dst holds before the primitive runs (a sum post-op). */
+  dnnl_primitive_attr_t attr = NULL;
+  if (flags & (kAddend | kRelu)) {
+    dnnl_post_ops_t ops;
+    if ((status = dnnl_post_ops_create(&ops)) ||
+        ((flags & kAddend) && (status = dnnl_post_ops_append_sum(ops, 1.0f))) ||
+        ((flags & kRelu) &&
+         (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
+                                                0.0f, 0.0f))) ||
+        (status = dnnl_primitive_attr_create(&attr)) ||
+        (status = dnnl_primitive_attr_set_post_ops(attr, ops)))
+      fail("describing the post-ops", status);
+    dnnl_post_ops_destroy(ops);
+  }
   dnnl_primitive_desc_t pd;
-  if ((status = dnnl_primitive_desc_create(&pd, &convolution, NULL, engine(),
-                                           NULL)))
+  status = dnnl_primitive_desc_create(&pd, &convolution, attr, engine(), NULL);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  if (status)
     fail("dnnl_primitive_desc_create", status);
   if (window) {
     dnnl_query_t queries[3] = {dnnl_query_src_md, dnnl_query_weights_md,
@@ -216,16 +290,17 @@ static CachedConv *create(const int64_t *desc) {
         continue;
       const dnnl_memory_desc_t *from = i < 2 ? &entry->plain[i] : &entry->inner[i];
       const dnnl_memory_desc_t *to = i < 2 ? &entry->inner[i] : &entry->plain[i];
-      dnnl_primitive_desc_t reorder;
-      if ((status = dnnl_reorder_primitive_desc_create(&reorder, from, engine(),
-                                                       to, engine(), NULL)))
-        fail("dnnl_reorder_primitive_desc_create", status);
-      status = dnnl_primitive_create(&entry->reorders[i], reorder);
-      dnnl_primitive_desc_destroy(reorder);
-      if (status)
-        fail("creating a reorder", status);
+      entry->reorders[i] = reorderPrimitive(from, to);
       entry->staged[i] =
           allocateStaged(dnnl_memory_desc_get_size(&entry->inner[i]));
+    }
+    if ((flags & kAddend) && entry->reorders[2])
+      entry->addendReorder =
+          reorderPrimitive(&entry->plain[2], &entry->inner[2]);
+    if ((flags & kConstantWeight) && entry->reorders[1]) {
+      reorderNow(entry->reorders[1], &entry->plain[1], weights,
+                 &entry->inner[1], entry->staged[1]);
+      entry->constantWeights = 1;
     }
   }
   status = dnnl_primitive_create(&entry->primitive, pd);
@@ -244,10 +319,11 @@ static void execute(dnnl_primitive_t primitive, dnnl_stream_t stream,
 
 KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
                                     const float *src, const float *weights,
+                                    const float *bias, const float *addend,
                                     float *dst) {
   CachedConv *entry = __atomic_load_n((CachedConv **)slot, __ATOMIC_ACQUIRE);
   if (!entry) {
-    CachedConv *created = create(desc);
+    CachedConv *created = create(desc, weights);
     CachedConv *expected = NULL;
     if (__atomic_compare_exchange_n((CachedConv **)slot, &expected, created,
                                     0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -263,7 +339,11 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
     }
   }
   dnnl_engine_t cpu = engine();
-  int staging = entry->reorders[0] || entry->reorders[1] || entry->reorders[2];
+  /* The buffers a call reorders into: the constant weights are not. */
+  int reordered[3] = {entry->reorders[0] != NULL,
+                      entry->reorders[1] && !entry->constantWeights,
+                      entry->reorders[2] != NULL};
+  int staging = reordered[0] || reordered[1] || reordered[2];
   int own = staging && __atomic_exchange_n(&entry->busy, 1, __ATOMIC_ACQUIRE);
   void *user[3] = {(void *)src, (void *)weights, dst};
   void *inner[3];
@@ -272,7 +352,8 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
   for (int i = 0; i < 3; ++i) {
     inner[i] = user[i];
     if (entry->reorders[i])
-      inner[i] = own ? allocateStaged(dnnl_memory_desc_get_size(&entry->inner[i]))
+      inner[i] = own && reordered[i]
+                     ? allocateStaged(dnnl_memory_desc_get_size(&entry->inner[i]))
                      : entry->staged[i];
     if ((status = dnnl_memory_create(&userMemory[i], &entry->plain[i], cpu,
                                      user[i])) ||
@@ -284,15 +365,38 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
   if ((status = dnnl_stream_create(&stream, cpu, dnnl_stream_default_flags)))
     fail("dnnl_stream_create", status);
   for (int i = 0; i < 2; ++i)
-    if (entry->reorders[i]) {
+    if (reordered[i]) {
       dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, userMemory[i]},
                                  {DNNL_ARG_TO, innerMemory[i]}};
       execute(entry->reorders[i], stream, 2, args);
     }
-  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, innerMemory[0]},
+  /* The sum post-op adds what dst's buffer holds: the addend. */
+  if (entry->flags & kAddend) {
+    if (entry->addendReorder) {
+      dnnl_memory_t addendMemory;
+      if ((status = dnnl_memory_create(&addendMemory, &entry->plain[2], cpu,
+                                       (void *)addend)))
+        fail("dnnl_memory_create", status);
+      dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, addendMemory},
+                                 {DNNL_ARG_TO, innerMemory[2]}};
+      execute(entry->addendReorder, stream, 2, args);
+      if ((status = dnnl_stream_wait(stream)))
+        fail("dnnl_stream_wait", status);
+      dnnl_memory_destroy(addendMemory);
+    } else if (addend != dst) {
+      memmove(dst, addend, dnnl_memory_desc_get_size(&entry->plain[2]));
+    }
+  }
+  dnnl_memory_t biasMemory = NULL;
+  if ((entry->flags & kBias) &&
+      (status = dnnl_memory_create(&biasMemory, &entry->bias, cpu,
+                                   (void *)bias)))
+    fail("dnnl_memory_create", status);
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, innerMemory[0]},
                              {DNNL_ARG_WEIGHTS, innerMemory[1]},
-                             {DNNL_ARG_DST, innerMemory[2]}};
-  execute(entry->primitive, stream, 3, args);
+                             {DNNL_ARG_DST, innerMemory[2]},
+                             {DNNL_ARG_BIAS, biasMemory}};
+  execute(entry->primitive, stream, biasMemory ? 4 : 3, args);
   if (entry->reorders[2]) {
     dnnl_exec_arg_t back[2] = {{DNNL_ARG_FROM, innerMemory[2]},
                                {DNNL_ARG_TO, userMemory[2]}};
@@ -301,10 +405,12 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
   if ((status = dnnl_stream_wait(stream)))
     fail("dnnl_stream_wait", status);
   dnnl_stream_destroy(stream);
+  if (biasMemory)
+    dnnl_memory_destroy(biasMemory);
   for (int i = 0; i < 3; ++i) {
     dnnl_memory_destroy(userMemory[i]);
     dnnl_memory_destroy(innerMemory[i]);
-    if (own && entry->reorders[i])
+    if (own && reordered[i])
       free(inner[i]);
   }
   if (staging && !own)

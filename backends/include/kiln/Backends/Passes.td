@@ -468,13 +468,20 @@ def KilnCpuOutlineDnnlConvs
     Runs on kiln IR, before fusion. Every f32 `kiln.conv` with 1 to 3
     spatial dims, no input dilation (`lhs_dilation` all 1), no empty
     dimension and at least `min-macs` multiply-adds is moved into a new
-    private function `@kiln_dnnl_conv_<n>(input, weight) -> result`, which
-    the op's call site calls. The function carries the convolution's
-    oneDNN descriptor as `kiln.dnnl_conv` (an i64 array: spatial rank,
-    groups, N, C, O, then per spatial dim the input, kernel and output
-    sizes, strides, paddings and rhs dilations). Its body is the op itself:
-    it bufferizes like any function, and `kiln-cpu-conv-to-dnnl` replaces
-    its calls after bufferization by calls into oneDNN.
+    private function `@kiln_dnnl_conv_<n>(input, weight[, bias][, addend])
+    -> result`, which the op's call site calls. The epilogue oneDNN applies
+    as it writes the result moves along, each step only where the value
+    before it has no other use: a per-channel bias (`kiln.add` of a
+    `kiln.broadcast_in_dim` of a tensor whose dims are all 1 but the
+    channel dim; the bias argument is that tensor), then the addition of a
+    tensor of the result's type (a residual connection), then `kiln.relu`.
+    The function carries the convolution's oneDNN descriptor as
+    `kiln.dnnl_conv` (an i64 array: spatial rank, groups, N, C, O, flags
+    (1 bias, 2 addend, 4 relu, 8 the weight is a `kiln.constant`), then per
+    spatial dim the input, kernel and output sizes, strides, paddings and
+    rhs dilations). Its body is the ops themselves: it bufferizes like any
+    function, and `kiln-cpu-conv-to-dnnl` replaces its calls after
+    bufferization by calls into oneDNN.
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
@@ -488,12 +495,15 @@ def KilnCpuConvToDnnl : Pass<"kiln-cpu-conv-to-dnnl", "mlir::ModuleOp"> {
   let description = [{
     Runs on memrefs, after bufferization and memory planning. Each call of
     a function marked `kiln.dnnl_conv` (see `kiln-cpu-outline-dnnl-convs`;
-    after bufferization it takes the input, the weight and the result
-    buffer) becomes
+    after bufferization it takes the input, the weight, the bias and the
+    addend where the descriptor's flags say so, and the result buffer)
+    becomes
 
-      kiln_dnnl_conv_f32(slot, descriptor, input, weight, result)
+      kiln_dnnl_conv_f32(slot, descriptor, input, weight, bias, addend,
+                         result)
 
-    with pointers to the buffers' first elements, to a constant global
+    with pointers to the buffers' first elements (null for an absent bias
+    or addend), to a constant global
     holding the descriptor and to a zero-initialized pointer-sized global,
     one per call site, where the support library
     (backends/cpu/support/DnnlConv.c) caches the primitive it creates on the
