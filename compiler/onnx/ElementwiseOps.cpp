@@ -441,6 +441,104 @@ LogicalResult modOp(NodeContext &ctx) {
   return ctx.setResults(ctx.b.create<SelectOp>(ctx.loc, fix, adjusted, r));
 }
 
+/// BitShift: kiln.shift_left or kiln.shift_right, which on ONNX's unsigned
+/// types is a logical shift. Amounts of at least the bit width give 0.
+LogicalResult bitShiftOp(NodeContext &ctx) {
+  if (failed(checkBroadcast(ctx, 2)))
+    return failure();
+  Value x = ctx.input(0), amount = ctx.input(1);
+  if (!elementTypeOf(x).isUnsignedInteger())
+    return ctx.fail("input 0 has element type " +
+                    typeString(elementTypeOf(x)) +
+                    "; BitShift takes uint8, uint16, uint32 or uint64");
+  std::string direction = ctx.getString("direction", "");
+  if (direction == "LEFT")
+    return ctx.setResults(binary<ShiftLeftOp>(ctx.b, ctx.loc, x, amount));
+  if (direction == "RIGHT")
+    return ctx.setResults(binary<ShiftRightOp>(ctx.b, ctx.loc, x, amount));
+  return ctx.fail("direction must be \"LEFT\" or \"RIGHT\"");
+}
+
+/// The scale or zero point `v` of a (De)QuantizeLinear, shaped to
+/// broadcast against an input of rank `rank`: a scalar (or one-element
+/// tensor) applies to every element, a 1-d tensor along `axis`.
+FailureOr<Value> perAxis(NodeContext &ctx, Value v, int64_t rank,
+                         llvm::StringRef what) {
+  if (numElementsOf(shapeOf(v)) == 1 && rankOf(v) <= 1)
+    return reshape(ctx.b, ctx.loc, v, {});
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 1), rank);
+  if (rankOf(v) != 1 || !axis)
+    return ctx.fail(what + " must be a scalar, or 1-d along a valid axis");
+  SmallVector<int64_t> shape(rank, 1);
+  shape[*axis] = shapeOf(v)[0];
+  return reshape(ctx.b, ctx.loc, v, shape);
+}
+
+/// QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half to
+/// even, into the zero point's type (uint8 when it is absent). The sum is
+/// formed in x's float type, where it is exact, and kiln.cast saturates to
+/// the integer type's range.
+LogicalResult quantizeLinearOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0);
+  if (!isFloat(x) && !elementTypeOf(x).isInteger(32))
+    return ctx.fail("x must be a float or int32 tensor");
+  Type compute = isFloat(x) ? elementTypeOf(x) : ctx.b.getF32Type();
+  x = cast(ctx.b, ctx.loc, x, compute);
+  FailureOr<Value> scale = perAxis(ctx, ctx.input(1), rankOf(x), "y_scale");
+  if (failed(scale))
+    return failure();
+  if (elementTypeOf(*scale) != compute)
+    return ctx.fail("y_scale must have x's float type");
+  Type resultType = ctx.b.getIntegerType(8, /*isSigned=*/false);
+  Value zeroPoint;
+  if (ctx.hasInput(2)) {
+    resultType = elementTypeOf(ctx.input(2));
+    if (resultType != ctx.b.getIntegerType(8, false) &&
+        resultType != ctx.b.getIntegerType(8))
+      return ctx.fail("y_zero_point must be uint8 or int8");
+    FailureOr<Value> zp =
+        perAxis(ctx, ctx.input(2), rankOf(x), "y_zero_point");
+    if (failed(zp))
+      return failure();
+    zeroPoint = cast(ctx.b, ctx.loc, *zp, compute);
+  }
+  Value y = ctx.b.create<RoundOp>(ctx.loc, binary<DivOp>(ctx.b, ctx.loc, x,
+                                                         *scale));
+  if (zeroPoint)
+    y = binary<AddOp>(ctx.b, ctx.loc, y, zeroPoint);
+  return ctx.setResults(cast(ctx.b, ctx.loc, y, resultType));
+}
+
+/// DequantizeLinear: (x - zero_point) * scale in the scale's float type;
+/// the difference of two 8- or 32-bit integers converted to float is
+/// exact for 8-bit x, as ONNX's reference computes it.
+LogicalResult dequantizeLinearOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0);
+  if (isFloat(x) || isBool(x))
+    return ctx.fail("x must be an integer tensor");
+  FailureOr<Value> scale = perAxis(ctx, ctx.input(1), rankOf(x), "x_scale");
+  if (failed(scale))
+    return failure();
+  if (!isFloat(*scale))
+    return ctx.fail("x_scale must be a float tensor");
+  Type compute = elementTypeOf(*scale);
+  Value y = cast(ctx.b, ctx.loc, x, compute);
+  if (ctx.hasInput(2)) {
+    if (elementTypeOf(ctx.input(2)) != elementTypeOf(x))
+      return ctx.fail("x_zero_point must have x's element type");
+    FailureOr<Value> zp =
+        perAxis(ctx, ctx.input(2), rankOf(x), "x_zero_point");
+    if (failed(zp))
+      return failure();
+    y = binary<SubOp>(ctx.b, ctx.loc, y, cast(ctx.b, ctx.loc, *zp, compute));
+  }
+  return ctx.setResults(binary<MulOp>(ctx.b, ctx.loc, y, *scale));
+}
+
 LogicalResult castTo(NodeContext &ctx, Type type) {
   return ctx.setResults(cast(ctx.b, ctx.loc, ctx.input(0), type));
 }
@@ -518,6 +616,9 @@ void registerElementwiseOps(OpTable &table) {
   table.add("Acosh", unaryOp<AcoshOp, true>);
   table.add("Atanh", unaryOp<AtanhOp, true>);
   table.add("Mod", modOp);
+  table.add("BitShift", bitShiftOp);
+  table.add("QuantizeLinear", quantizeLinearOp);
+  table.add("DequantizeLinear", dequantizeLinearOp);
   table.add("IsNaN", isNaNOp);
   table.add("IsInf", isInfOp);
   table.add("Identity", identityOp);
