@@ -539,6 +539,45 @@ LogicalResult dequantizeLinearOp(NodeContext &ctx) {
   return ctx.setResults(binary<MulOp>(ctx.b, ctx.loc, y, *scale));
 }
 
+/// DynamicQuantizeLinear, as ONNX's function body defines it: the range
+/// [min(0, min x), max(0, max x)] mapped onto uint8's [0, 255], so
+/// scale = (max - min) / 255, zero_point = saturate(round(-min / scale)),
+/// y = saturate(round(x / scale) + zero_point), rounding half to even.
+LogicalResult dynamicQuantizeLinearOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (!elementTypeOf(x).isF32())
+    return ctx.fail("x must be a float tensor");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < rankOf(x); ++d)
+    axes.push_back(d);
+  Value zero = scalar(b, loc, b.getF32Type(), 0);
+  Value low = b.create<MinOp>(loc, reduce(b, loc, Reduction::Min, x, axes,
+                                           /*keepDims=*/false),
+                              zero);
+  Value high = b.create<MaxOp>(loc, reduce(b, loc, Reduction::Max, x, axes,
+                                            /*keepDims=*/false),
+                               zero);
+  Value scale = b.create<DivOp>(loc, b.create<SubOp>(loc, high, low),
+                                scalar(b, loc, b.getF32Type(), 255));
+  Type u8 = b.getIntegerType(8, /*isSigned=*/false);
+  // Saturating before rounding, as the function body does; the cast
+  // saturates again, which changes nothing.
+  Value intermediate = b.create<SubOp>(loc, zero, b.create<DivOp>(loc, low,
+                                                                  scale));
+  intermediate = b.create<MinOp>(
+      loc, b.create<MaxOp>(loc, intermediate, zero),
+      scalar(b, loc, b.getF32Type(), 255));
+  Value zeroPointFloat = b.create<RoundOp>(loc, intermediate);
+  Value y = b.create<RoundOp>(loc, binary<DivOp>(b, loc, x, scale));
+  y = binary<AddOp>(b, loc, y, zeroPointFloat);
+  return ctx.setResults({cast(b, loc, y, u8), scale,
+                         cast(b, loc, zeroPointFloat, u8)});
+}
+
 LogicalResult castTo(NodeContext &ctx, Type type) {
   return ctx.setResults(cast(ctx.b, ctx.loc, ctx.input(0), type));
 }
@@ -619,6 +658,7 @@ void registerElementwiseOps(OpTable &table) {
   table.add("BitShift", bitShiftOp);
   table.add("QuantizeLinear", quantizeLinearOp);
   table.add("DequantizeLinear", dequantizeLinearOp);
+  table.add("DynamicQuantizeLinear", dynamicQuantizeLinearOp);
   table.add("IsNaN", isNaNOp);
   table.add("IsInf", isInfOp);
   table.add("Identity", identityOp);
