@@ -114,8 +114,7 @@ struct ElementwisePattern : OpRewritePattern<Op> {
             return Derived::scalar(b, loc, operandElement, args, op);
           SmallVector<Value> wide;
           for (Value arg : args)
-            wide.push_back(
-                b.create<arith::ExtFOp>(loc, computeElement, arg));
+            wide.push_back(b.create<arith::ExtFOp>(loc, computeElement, arg));
           Value value = Derived::scalar(b, loc, computeElement, wide, op);
           if (value.getType() == computeElement &&
               resultElement != computeElement)
@@ -268,8 +267,8 @@ struct ShiftPattern : ElementwisePattern<Op, ShiftPattern<Op>> {
       filled = scalarConstant(b, loc, type, 0);
     } else {
       shifted = b.create<arith::ShRSIOp>(loc, x, safeAmount);
-      filled = b.create<arith::ShRSIOp>(loc, x,
-                                        scalarConstant(b, loc, type, width - 1));
+      filled = b.create<arith::ShRSIOp>(
+          loc, x, scalarConstant(b, loc, type, width - 1));
     }
     return b.create<arith::SelectOp>(loc, tooFar, filled, shifted);
   }

@@ -117,8 +117,7 @@ struct ConvertKilnToLinalgPass
               << "(supported: " << ::kiln::compiledElementTypeNames() << ")";
           return WalkResult::interrupt();
         }
-        if ((element.isF16() || element.isBF16()) &&
-            !lowersHalfPrecision(op)) {
+        if ((element.isF16() || element.isBF16()) && !lowersHalfPrecision(op)) {
           op->emitOpError("uses ")
               << element
               << ", which the backends compile only in elementwise ops, "

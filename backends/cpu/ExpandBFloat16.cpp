@@ -27,8 +27,8 @@ struct KilnCpuExpandBFloat16Pass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -448,8 +448,7 @@ LogicalResult bitShiftOp(NodeContext &ctx) {
     return failure();
   Value x = ctx.input(0), amount = ctx.input(1);
   if (!elementTypeOf(x).isUnsignedInteger())
-    return ctx.fail("input 0 has element type " +
-                    typeString(elementTypeOf(x)) +
+    return ctx.fail("input 0 has element type " + typeString(elementTypeOf(x)) +
                     "; BitShift takes uint8, uint16, uint32 or uint64");
   std::string direction = ctx.getString("direction", "");
   if (direction == "LEFT")
@@ -498,14 +497,13 @@ LogicalResult quantizeLinearOp(NodeContext &ctx) {
     if (resultType != ctx.b.getIntegerType(8, false) &&
         resultType != ctx.b.getIntegerType(8))
       return ctx.fail("y_zero_point must be uint8 or int8");
-    FailureOr<Value> zp =
-        perAxis(ctx, ctx.input(2), rankOf(x), "y_zero_point");
+    FailureOr<Value> zp = perAxis(ctx, ctx.input(2), rankOf(x), "y_zero_point");
     if (failed(zp))
       return failure();
     zeroPoint = cast(ctx.b, ctx.loc, *zp, compute);
   }
-  Value y = ctx.b.create<RoundOp>(ctx.loc, binary<DivOp>(ctx.b, ctx.loc, x,
-                                                         *scale));
+  Value y =
+      ctx.b.create<RoundOp>(ctx.loc, binary<DivOp>(ctx.b, ctx.loc, x, *scale));
   if (zeroPoint)
     y = binary<AddOp>(ctx.b, ctx.loc, y, zeroPoint);
   return ctx.setResults(cast(ctx.b, ctx.loc, y, resultType));
@@ -530,8 +528,7 @@ LogicalResult dequantizeLinearOp(NodeContext &ctx) {
   if (ctx.hasInput(2)) {
     if (elementTypeOf(ctx.input(2)) != elementTypeOf(x))
       return ctx.fail("x_zero_point must have x's element type");
-    FailureOr<Value> zp =
-        perAxis(ctx, ctx.input(2), rankOf(x), "x_zero_point");
+    FailureOr<Value> zp = perAxis(ctx, ctx.input(2), rankOf(x), "x_zero_point");
     if (failed(zp))
       return failure();
     y = binary<SubOp>(ctx.b, ctx.loc, y, cast(ctx.b, ctx.loc, *zp, compute));
@@ -555,27 +552,28 @@ LogicalResult dynamicQuantizeLinearOp(NodeContext &ctx) {
   for (int64_t d = 0; d < rankOf(x); ++d)
     axes.push_back(d);
   Value zero = scalar(b, loc, b.getF32Type(), 0);
-  Value low = b.create<MinOp>(loc, reduce(b, loc, Reduction::Min, x, axes,
-                                           /*keepDims=*/false),
+  Value low = b.create<MinOp>(loc,
+                              reduce(b, loc, Reduction::Min, x, axes,
+                                     /*keepDims=*/false),
                               zero);
-  Value high = b.create<MaxOp>(loc, reduce(b, loc, Reduction::Max, x, axes,
-                                            /*keepDims=*/false),
+  Value high = b.create<MaxOp>(loc,
+                               reduce(b, loc, Reduction::Max, x, axes,
+                                      /*keepDims=*/false),
                                zero);
   Value scale = b.create<DivOp>(loc, b.create<SubOp>(loc, high, low),
                                 scalar(b, loc, b.getF32Type(), 255));
   Type u8 = b.getIntegerType(8, /*isSigned=*/false);
   // Saturating before rounding, as the function body does; the cast
   // saturates again, which changes nothing.
-  Value intermediate = b.create<SubOp>(loc, zero, b.create<DivOp>(loc, low,
-                                                                  scale));
-  intermediate = b.create<MinOp>(
-      loc, b.create<MaxOp>(loc, intermediate, zero),
-      scalar(b, loc, b.getF32Type(), 255));
+  Value intermediate =
+      b.create<SubOp>(loc, zero, b.create<DivOp>(loc, low, scale));
+  intermediate = b.create<MinOp>(loc, b.create<MaxOp>(loc, intermediate, zero),
+                                 scalar(b, loc, b.getF32Type(), 255));
   Value zeroPointFloat = b.create<RoundOp>(loc, intermediate);
   Value y = b.create<RoundOp>(loc, binary<DivOp>(b, loc, x, scale));
   y = binary<AddOp>(b, loc, y, zeroPointFloat);
-  return ctx.setResults({cast(b, loc, y, u8), scale,
-                         cast(b, loc, zeroPointFloat, u8)});
+  return ctx.setResults(
+      {cast(b, loc, y, u8), scale, cast(b, loc, zeroPointFloat, u8)});
 }
 
 LogicalResult castTo(NodeContext &ctx, Type type) {

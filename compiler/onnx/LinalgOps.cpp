@@ -41,7 +41,8 @@ LogicalResult matmulOp(NodeContext &ctx) {
 FailureOr<Value> shiftedInt32(NodeContext &ctx, Value v, unsigned zeroPoint,
                               bool perRow) {
   Type elementType = elementTypeOf(v);
-  if (!isa<IntegerType>(elementType) || elementType.getIntOrFloatBitWidth() != 8)
+  if (!isa<IntegerType>(elementType) ||
+      elementType.getIntOrFloatBitWidth() != 8)
     return ctx.fail("the matrices must be int8 or uint8");
   Value wide = cast(ctx.b, ctx.loc, v, ctx.b.getI32Type());
   if (!ctx.hasInput(zeroPoint))
@@ -109,16 +110,17 @@ LogicalResult qLinearMatMulOp(NodeContext &ctx) {
     return failure();
   Value yZeroPoint = ctx.input(7);
   Type resultType = elementTypeOf(yZeroPoint);
-  if (!isa<IntegerType>(resultType) || resultType.getIntOrFloatBitWidth() != 8 ||
+  if (!isa<IntegerType>(resultType) ||
+      resultType.getIntOrFloatBitWidth() != 8 ||
       numElementsOf(shapeOf(yZeroPoint)) != 1)
     return ctx.fail("y_zero_point must be an int8 or uint8 scalar");
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   Value product = matmul(b, loc, *a, *c);
-  Value multiplier = b.create<DivOp>(
-      loc, b.create<MulOp>(loc, *aScale, *bScale), *yScale);
-  Value scaled = binary<MulOp>(b, loc, cast(b, loc, product, b.getF32Type()),
-                               multiplier);
+  Value multiplier =
+      b.create<DivOp>(loc, b.create<MulOp>(loc, *aScale, *bScale), *yScale);
+  Value scaled =
+      binary<MulOp>(b, loc, cast(b, loc, product, b.getF32Type()), multiplier);
   Value rounded = b.create<RoundOp>(loc, scaled);
   Value shifted = binary<AddOp>(
       b, loc, rounded,

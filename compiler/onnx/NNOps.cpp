@@ -158,7 +158,8 @@ LogicalResult convOp(NodeContext &ctx) {
 FailureOr<Value> shiftedExact(NodeContext &ctx, Value v, unsigned zeroPoint,
                               bool perChannel) {
   Type elementType = elementTypeOf(v);
-  if (!isa<IntegerType>(elementType) || elementType.getIntOrFloatBitWidth() != 8)
+  if (!isa<IntegerType>(elementType) ||
+      elementType.getIntOrFloatBitWidth() != 8)
     return ctx.fail("the input and weights must be int8 or uint8");
   Value wide = cast(ctx.b, ctx.loc, v, ctx.b.getF64Type());
   if (!ctx.hasInput(zeroPoint))
@@ -168,8 +169,7 @@ FailureOr<Value> shiftedExact(NodeContext &ctx, Value v, unsigned zeroPoint,
     return ctx.fail("a zero point must have its tensor's element type");
   if (numElementsOf(shapeOf(zp)) == 1 && rankOf(zp) <= 1) {
     zp = reshape(ctx.b, ctx.loc, zp, {});
-  } else if (perChannel && rankOf(zp) == 1 &&
-             shapeOf(zp)[0] == shapeOf(v)[0]) {
+  } else if (perChannel && rankOf(zp) == 1 && shapeOf(zp)[0] == shapeOf(v)[0]) {
     SmallVector<int64_t> shape(rankOf(v), 1);
     shape[0] = shapeOf(zp)[0];
     zp = reshape(ctx.b, ctx.loc, zp, shape);
@@ -217,8 +217,8 @@ LogicalResult qLinearConvOp(NodeContext &ctx) {
   if (failed(y))
     return failure();
   if (ctx.hasInput(8)) {
-    if (!elementTypeOf(ctx.input(8)).isInteger(32) || rankOf(ctx.input(8)) != 1 ||
-        shapeOf(ctx.input(8))[0] != shapeOf(*y)[1])
+    if (!elementTypeOf(ctx.input(8)).isInteger(32) ||
+        rankOf(ctx.input(8)) != 1 || shapeOf(ctx.input(8))[0] != shapeOf(*y)[1])
       return ctx.fail("B must be an int32 vector with one entry per output "
                       "channel");
     *y = addBias(b, loc, *y, cast(b, loc, ctx.input(8), b.getF64Type()));
@@ -247,10 +247,10 @@ LogicalResult qLinearConvOp(NodeContext &ctx) {
   if (resultType != elementTypeOf(ctx.input(0)) ||
       numElementsOf(shapeOf(yZeroPoint)) != 1)
     return ctx.fail("y_zero_point must be a scalar of x's element type");
-  Value multiplier = binary<DivOp>(b, loc, binary<MulOp>(b, loc, xScale, wScale),
-                                   yScale);
-  Value scaled = binary<MulOp>(b, loc, cast(b, loc, *y, b.getF32Type()),
-                               multiplier);
+  Value multiplier =
+      binary<DivOp>(b, loc, binary<MulOp>(b, loc, xScale, wScale), yScale);
+  Value scaled =
+      binary<MulOp>(b, loc, cast(b, loc, *y, b.getF32Type()), multiplier);
   Value shifted = binary<AddOp>(
       b, loc, b.create<RoundOp>(loc, scaled),
       cast(b, loc, reshape(b, loc, yZeroPoint, {}), b.getF32Type()));

@@ -36,9 +36,8 @@ bool matches(mlir::Type type, unsigned, ElementClass) {
 template <>
 bool matches<mlir::IntegerType>(mlir::Type type, unsigned bits,
                                 ElementClass elementClass) {
-  return elementClass == ElementClass::Unsigned
-             ? type.isUnsignedInteger(bits)
-             : type.isSignlessInteger(bits);
+  return elementClass == ElementClass::Unsigned ? type.isUnsignedInteger(bits)
+                                                : type.isSignlessInteger(bits);
 }
 
 } // namespace
@@ -48,7 +47,7 @@ std::optional<ElementType> kiln::classifyElementType(mlir::Type type) {
     return std::nullopt;
 #define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
                    MLIR, COMPILED, TRACED)                                     \
-  if (matches<mlir::MLIR>(type, BITS, ElementClass::CLASS))                                         \
+  if (matches<mlir::MLIR>(type, BITS, ElementClass::CLASS))                    \
     return ElementType::NAME;
 #include "kiln/ElementTypes.def"
   return std::nullopt;

@@ -808,7 +808,8 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   ArrayRef<Attribute> operands = adaptor.getOperands();
   auto toFloat = dyn_cast<FloatType>(to);
   unsigned toWidth = to.getIntOrFloatBitWidth();
-  bool fromUnsigned = from.isUnsignedInteger(), toUnsigned = to.isUnsignedInteger();
+  bool fromUnsigned = from.isUnsignedInteger(),
+       toUnsigned = to.isUnsignedInteger();
 
   if (isa<FloatType>(from) && toFloat)
     return constFoldCastOp<FloatAttr, FloatAttr, APFloat, APFloat, void>(
@@ -834,8 +835,7 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
           return result;
         });
   return constFoldCastOp<IntegerAttr, IntegerAttr, APInt, APInt, void>(
-      operands, type,
-      [&](const APInt &value, bool &) {
+      operands, type, [&](const APInt &value, bool &) {
         return castInt(value, toWidth, fromUnsigned);
       });
 }

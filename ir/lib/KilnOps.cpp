@@ -734,8 +734,8 @@ bool kiln::isStackType(Type type) {
   auto integer = dyn_cast<IntegerType>(element);
   bool isElement =
       isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(element) ||
-      (integer && llvm::is_contained({1u, 8u, 16u, 32u, 64u},
-                                     integer.getWidth()) &&
+      (integer &&
+       llvm::is_contained({1u, 8u, 16u, 32u, 64u}, integer.getWidth()) &&
        (integer.isSignless() ||
         (integer.isUnsigned() && integer.getWidth() != 1)));
   if (!isElement)

@@ -96,8 +96,7 @@ kiln_dtype_t dtypeOf(mlir::Type type) {
 /// model declares bfloat16 where the data has uint16.
 mlir::DenseElementsAttr asDeclared(mlir::DenseElementsAttr data,
                                    mlir::Type declaredElement) {
-  if (!declaredElement.isBF16() ||
-      !data.getElementType().isUnsignedInteger(16))
+  if (!declaredElement.isBF16() || !data.getElementType().isUnsignedInteger(16))
     return data;
   return data.bitcast(declaredElement);
 }
@@ -305,9 +304,8 @@ std::string runTest(const std::string &dir, std::string &note) {
         break;
       }
       mlir::DenseElementsAttr value = asDeclared(
-          input->value,
-          mlir::cast<mlir::RankedTensorType>(fnType.getInput(i))
-              .getElementType());
+          input->value, mlir::cast<mlir::RankedTensorType>(fnType.getInput(i))
+                            .getElementType());
       auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
       if (type != fnType.getInput(i)) {
         failure = "input '" + argNames[i] +
@@ -340,9 +338,9 @@ std::string runTest(const std::string &dir, std::string &note) {
       else
         failure = compareOutput(
             outputs[i],
-            asDeclared(attr, mlir::cast<mlir::RankedTensorType>(
-                                 fnType.getResult(i))
-                                 .getElementType()),
+            asDeclared(attr,
+                       mlir::cast<mlir::RankedTensorType>(fnType.getResult(i))
+                           .getElementType()),
             name);
     }
     for (kiln_tensor_t *t : inputs)

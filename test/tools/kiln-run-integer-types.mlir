@@ -9,6 +9,7 @@
 // RUN: kiln-run %t/prog.kmod --list | FileCheck %s --check-prefix=LIST
 // LIST: scalars(arg0: ui8[], arg1: i8[], arg2: ui16[], arg3: i16[], arg4: ui32[], arg5: ui64[]) -> (out0: ui8[], out1: i8[], out2: ui16[], out3: i16[], out4: ui32[], out5: ui64[])
 // LIST-NEXT: halves(x: f16[3], y: bf16[3]) -> (out0: f16[3], out1: bf16[3], out2: f32[3])
+// LIST-NEXT: bytes(x: ui8[4], y: i16[2,2]) -> (out0: ui8[4], out1: i16[2,2], out2: ui64[4])
 //
 // Each scalar plus one, wrapping at the top of its range: 255 + 1 is 0 in
 // ui8, 127 + 1 is -128 in i8, 2^64 - 1 + 1 is 0 in ui64.
@@ -51,6 +52,25 @@
 // DUMP-NEXT: <f4 (3,) [1.0, -4.0, 0.66796875]
 // DUMP-NEXT: <f4 (3,) [0.5, -2.0, 0.333251953125]
 
+//
+// Integer .npy files of numpy's descriptors: '|u1' in, x / 2 + 1 out (as
+// '|u1'), '<i2' in and its negation out (-32768 is its own), and a '<u8'
+// out whose values reach 2^63.
+// RUN: %python %t/npy.py write %t/b.npy '|u1' 4 0 1 200 255
+// RUN: %python %t/npy.py write %t/s.npy '<i2' 2,2 -32768 -1 0 32767
+// RUN: kiln-run %t/prog.kmod --function bytes --input %t/b.npy --input %t/s.npy \
+// RUN:   | FileCheck %s --check-prefix=BYTES
+// BYTES: out0: ui8[4] = [1, 1, 101, 128]
+// BYTES-NEXT: out1: i16[2,2] = {{\[}}[-32768, 1], [0, -32767]]
+// BYTES-NEXT: out2: ui64[4] = [0, 9223372036854775808, 0, 9223372036854775808]
+// RUN: kiln-run %t/prog.kmod --function bytes --input %t/b.npy --input %t/s.npy \
+// RUN:   --output-dir %t/bout > /dev/null
+// RUN: %python %t/npy.py dump %t/bout/out0.npy %t/bout/out1.npy %t/bout/out2.npy \
+// RUN:   | FileCheck %s --check-prefix=BDUMP
+// BDUMP: |u1 (4,) [1, 1, 101, 128]
+// BDUMP-NEXT: <i2 (2, 2) [-32768, 1, 0, -32767]
+// BDUMP-NEXT: <u8 (4,) [0, 9223372036854775808, 0, 9223372036854775808]
+
 //--- prog.mlir
 func.func @scalars(%a: tensor<ui8>, %b: tensor<i8>, %c: tensor<ui16>, %d: tensor<i16>, %e: tensor<ui32>, %f: tensor<ui64>) -> (tensor<ui8>, tensor<i8>, tensor<ui16>, tensor<i16>, tensor<ui32>, tensor<ui64>) {
   %a1 = kiln.constant dense<1> : tensor<ui8>
@@ -73,6 +93,17 @@ func.func @halves(%x: tensor<3xf16> {kiln.name = "x"}, %y: tensor<3xbf16> {kiln.
   %1 = kiln.add %y, %y : tensor<3xbf16>
   %2 = kiln.cast %x : tensor<3xf16> to tensor<3xf32>
   return %0, %1, %2 : tensor<3xf16>, tensor<3xbf16>, tensor<3xf32>
+}
+
+func.func @bytes(%x: tensor<4xui8> {kiln.name = "x"}, %y: tensor<2x2xi16> {kiln.name = "y"}) -> (tensor<4xui8>, tensor<2x2xi16>, tensor<4xui64>) {
+  %one = kiln.constant dense<1> : tensor<4xui8>
+  %half = kiln.shift_right %x, %one : tensor<4xui8>
+  %0 = kiln.add %half, %one : tensor<4xui8>
+  %1 = kiln.neg %y : tensor<2x2xi16>
+  %wide = kiln.cast %x : tensor<4xui8> to tensor<4xui64>
+  %k = kiln.constant dense<63> : tensor<4xui64>
+  %4 = kiln.shift_left %wide, %k : tensor<4xui64>
+  return %0, %1, %4 : tensor<4xui8>, tensor<2x2xi16>, tensor<4xui64>
 }
 
 //--- npy.py

@@ -59,7 +59,8 @@ inline constexpr ElementTypeInfo kElementTypes[] = {
 #define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
                    MLIR, COMPILED, TRACED)                                     \
   {ElementType::NAME,   SPELLING, BYTES, BITS, ElementClass::CLASS,            \
-   NPY,                 ElementType::NPY_AS, (COMPILED) != 0, (TRACED) != 0},
+   NPY,                 ElementType::NPY_AS, (COMPILED) != 0,                  \
+   (TRACED) != 0},
 #include "kiln/ElementTypes.def"
 };
 
