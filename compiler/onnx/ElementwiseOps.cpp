@@ -468,6 +468,11 @@ FailureOr<Value> perAxis(NodeContext &ctx, Value v, int64_t rank,
   std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 1), rank);
   if (rankOf(v) != 1 || !axis)
     return ctx.fail(what + " must be a scalar, or 1-d along a valid axis");
+  if (shapeOf(v)[0] != shapeOf(ctx.input(0))[*axis])
+    return ctx.fail(what + " has " + Twine(shapeOf(v)[0]) +
+                    " entries but the input has " +
+                    Twine(shapeOf(ctx.input(0))[*axis]) + " along axis " +
+                    Twine(*axis));
   SmallVector<int64_t> shape(rank, 1);
   shape[*axis] = shapeOf(v)[0];
   return reshape(ctx.b, ctx.loc, v, shape);
