@@ -1529,7 +1529,8 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
             arg(0), arg(1), [](double a, double b) { return std::fmod(a, b); },
             [kind](int64_t a, int64_t b) { return intRem(kind, a, b); }));
       })
-      // Bitwise (i1, i32, i64; wrapToInt keeps i1 to 0 or 1).
+      // Bitwise (i1 and the integers; wrapToInt keeps i1 to 0 or 1 and
+      // unsigned values zero-extended).
       .Case([&](NotOp) {
         return single(mapUnary(
             arg(0), [](double x) { return x; },
