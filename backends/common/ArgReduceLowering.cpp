@@ -51,7 +51,9 @@ Value replacesBest(OpBuilder &b, Location loc, Value candidate, Value best,
     return b.create<arith::SelectOp>(loc, bestIsNan, afterNan, replace);
   }
   Value better = b.create<arith::CmpIOp>(
-      loc, isMax ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
+      loc,
+      orderPredicate(candidate.getType(), isMax ? arith::CmpIPredicate::sgt
+                                                : arith::CmpIPredicate::slt),
       candidate, best);
   if (!selectLast)
     return better;

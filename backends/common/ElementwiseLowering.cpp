@@ -30,6 +30,31 @@ Value kiln::scalarConstant(OpBuilder &builder, Location loc, Type type,
       loc, builder.getIntegerAttr(type, static_cast<int64_t>(value)));
 }
 
+APInt kiln::lowestIntValue(IntegerType type) {
+  return type.isUnsigned() ? APInt::getZero(type.getWidth())
+                           : APInt::getSignedMinValue(type.getWidth());
+}
+
+Value kiln::createIntMax(OpBuilder &builder, Location loc, Value lhs,
+                         Value rhs) {
+  if (lhs.getType().isUnsignedInteger())
+    return builder.create<arith::MaxUIOp>(loc, lhs, rhs);
+  return builder.create<arith::MaxSIOp>(loc, lhs, rhs);
+}
+
+arith::CmpIPredicate
+kiln::orderPredicate(Type type, arith::CmpIPredicate signedPredicate) {
+  if (!type.isUnsignedInteger())
+    return signedPredicate;
+  switch (signedPredicate) {
+  case arith::CmpIPredicate::slt: return arith::CmpIPredicate::ult;
+  case arith::CmpIPredicate::sle: return arith::CmpIPredicate::ule;
+  case arith::CmpIPredicate::sgt: return arith::CmpIPredicate::ugt;
+  case arith::CmpIPredicate::sge: return arith::CmpIPredicate::uge;
+  default: return signedPredicate;
+  }
+}
+
 Value kiln::buildParallelGeneric(
     OpBuilder &builder, Location loc, RankedTensorType resultType,
     ValueRange inputs, ArrayRef<AffineMap> inputMaps,
@@ -65,6 +90,12 @@ using ScalarFn = llvm::function_ref<Value(OpBuilder &, Location, Type,
                                           ValueRange)>;
 
 /// Lowers an elementwise op whose scalar form is given by `Derived::scalar`.
+/// f16 and bf16 elements are computed in f32 and the result rounded back
+/// once: f32 carries more than twice their precision plus two bits, so for
+/// + - * / and sqrt that single rounding gives what native f16/bf16
+/// arithmetic gives, and the other functions round once as the reference
+/// evaluator does. It also keeps bf16 arithmetic, which x86 lacks, out of
+/// the generated code.
 template <typename Op, typename Derived>
 struct ElementwisePattern : OpRewritePattern<Op> {
   using OpRewritePattern<Op>::OpRewritePattern;
@@ -73,27 +104,42 @@ struct ElementwisePattern : OpRewritePattern<Op> {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     Type operandElement =
         cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
-    if (operandElement.isF16() || operandElement.isBF16())
-      return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
+    bool isHalf = operandElement.isF16() || operandElement.isBF16();
+    Type computeElement = isHalf ? rewriter.getF32Type() : operandElement;
+    Type resultElement = resultType.getElementType();
     Value result = buildElementwise(
         rewriter, op.getLoc(), resultType, op->getOperands(),
-        [&](OpBuilder &b, Location loc, ValueRange args) {
-          return Derived::scalar(b, loc, operandElement, args, op);
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          if (!isHalf)
+            return Derived::scalar(b, loc, operandElement, args, op);
+          SmallVector<Value> wide;
+          for (Value arg : args)
+            wide.push_back(b.create<arith::ExtFOp>(loc, computeElement, arg));
+          Value value = Derived::scalar(b, loc, computeElement, wide, op);
+          if (value.getType() == computeElement &&
+              resultElement != computeElement)
+            value = b.create<arith::TruncFOp>(loc, resultElement, value);
+          return value;
         });
     rewriter.replaceOp(op, result);
     return success();
   }
 };
 
-template <typename Op, typename FloatOp, typename IntOp>
+/// One arith op per element: `FloatOp` on floats, `IntOp` on signed
+/// integers and `UnsignedOp` on ui8 ... ui64.
+template <typename Op, typename FloatOp, typename IntOp,
+          typename UnsignedOp = IntOp>
 struct ArithPattern
-    : ElementwisePattern<Op, ArithPattern<Op, FloatOp, IntOp>> {
-  using ElementwisePattern<Op,
-                           ArithPattern<Op, FloatOp, IntOp>>::ElementwisePattern;
+    : ElementwisePattern<Op, ArithPattern<Op, FloatOp, IntOp, UnsignedOp>> {
+  using ElementwisePattern<
+      Op, ArithPattern<Op, FloatOp, IntOp, UnsignedOp>>::ElementwisePattern;
   static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
                       Op) {
     if (isa<FloatType>(type))
       return b.create<FloatOp>(loc, args);
+    if (type.isUnsignedInteger())
+      return b.create<UnsignedOp>(loc, args);
     return b.create<IntOp>(loc, args);
   }
 };
@@ -116,6 +162,9 @@ struct DivPattern : ElementwisePattern<DivOp, DivPattern> {
                       DivOp) {
     if (isa<FloatType>(type))
       return b.create<arith::DivFOp>(loc, args);
+    // Unsigned division has no overflowing quotient.
+    if (type.isUnsignedInteger())
+      return b.create<arith::DivUIOp>(loc, args);
     Value lhs = args[0], rhs = args[1];
     Value isMinusOne = b.create<arith::CmpIOp>(
         loc, arith::CmpIPredicate::eq, rhs, scalarConstant(b, loc, type, -1));
@@ -142,6 +191,13 @@ struct RemPattern : ElementwisePattern<RemOp, RemPattern> {
     Value lhs = args[0], rhs = args[1];
     Value isZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rhs,
                                            scalarConstant(b, loc, type, 0));
+    // Unsigned: only the zero divisor needs care (all ones is no -1 here).
+    if (type.isUnsignedInteger()) {
+      Value divisor = b.create<arith::SelectOp>(
+          loc, isZero, scalarConstant(b, loc, type, 1), rhs);
+      Value remainder = b.create<arith::RemUIOp>(loc, lhs, divisor);
+      return b.create<arith::SelectOp>(loc, isZero, lhs, remainder);
+    }
     Value isMinusOne = b.create<arith::CmpIOp>(
         loc, arith::CmpIPredicate::eq, rhs, scalarConstant(b, loc, type, -1));
     Value unsafe = b.create<arith::OrIOp>(loc, isZero, isMinusOne);
@@ -159,6 +215,13 @@ struct SignPattern : ElementwisePattern<SignOp, SignPattern> {
   static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
                       SignOp) {
     Value x = args[0], zero = scalarConstant(b, loc, type, 0);
+    // Unsigned: 1 off zero, and zero is its own sign.
+    if (type.isUnsignedInteger()) {
+      Value nonzero =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, zero);
+      return b.create<arith::SelectOp>(loc, nonzero,
+                                       scalarConstant(b, loc, type, 1), x);
+    }
     Value positive, negative;
     if (isa<FloatType>(type)) {
       positive =
@@ -175,6 +238,39 @@ struct SignPattern : ElementwisePattern<SignOp, SignPattern> {
         loc, negative, scalarConstant(b, loc, type, -1), x);
     return b.create<arith::SelectOp>(loc, positive,
                                      scalarConstant(b, loc, type, 1), inner);
+  }
+};
+
+/// kiln.shift_left and kiln.shift_right: arith's shifts are poison for
+/// amounts of at least the width, so such amounts (compared unsigned, which
+/// also catches negative signed ones) select the value every bit shifted out
+/// gives: 0, or for an arithmetic shift the sign fill `x >> (width - 1)`.
+template <typename Op>
+struct ShiftPattern : ElementwisePattern<Op, ShiftPattern<Op>> {
+  using ElementwisePattern<Op, ShiftPattern<Op>>::ElementwisePattern;
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      Op) {
+    constexpr bool isLeft = std::is_same_v<Op, ShiftLeftOp>;
+    Value x = args[0], amount = args[1];
+    unsigned width = type.getIntOrFloatBitWidth();
+    Value widthValue = scalarConstant(b, loc, type, width);
+    Value tooFar = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
+                                           amount, widthValue);
+    Value safeAmount = b.create<arith::SelectOp>(
+        loc, tooFar, scalarConstant(b, loc, type, 0), amount);
+    Value shifted, filled;
+    if (isLeft) {
+      shifted = b.create<arith::ShLIOp>(loc, x, safeAmount);
+      filled = scalarConstant(b, loc, type, 0);
+    } else if (type.isUnsignedInteger()) {
+      shifted = b.create<arith::ShRUIOp>(loc, x, safeAmount);
+      filled = scalarConstant(b, loc, type, 0);
+    } else {
+      shifted = b.create<arith::ShRSIOp>(loc, x, safeAmount);
+      filled = b.create<arith::ShRSIOp>(
+          loc, x, scalarConstant(b, loc, type, width - 1));
+    }
+    return b.create<arith::SelectOp>(loc, tooFar, filled, shifted);
   }
 };
 
@@ -216,6 +312,9 @@ struct AbsPattern : ElementwisePattern<AbsOp, AbsPattern> {
                       AbsOp) {
     if (isa<FloatType>(type))
       return b.create<math::AbsFOp>(loc, args[0]);
+    // Unsigned values are their own absolute value.
+    if (type.isUnsignedInteger())
+      return args[0];
     return b.create<math::AbsIOp>(loc, args[0]);
   }
 };
@@ -227,7 +326,7 @@ struct ReluPattern : ElementwisePattern<ReluOp, ReluPattern> {
     Value zero = scalarConstant(b, loc, type, 0);
     if (isa<FloatType>(type))
       return b.create<arith::MaximumFOp>(loc, args[0], zero);
-    return b.create<arith::MaxSIOp>(loc, args[0], zero);
+    return createIntMax(b, loc, args[0], zero);
   }
 };
 
@@ -266,7 +365,8 @@ static arith::CmpFPredicate floatPredicate(CompareDirection direction) {
   llvm_unreachable("unknown compare direction");
 }
 
-/// i1 compares as unsigned (false < true); wider integers are signed.
+/// i1 and ui8 ... ui64 compare as unsigned (false < true); the signless
+/// integers are signed.
 static arith::CmpIPredicate integerPredicate(CompareDirection direction,
                                             bool isBool) {
   switch (direction) {
@@ -293,15 +393,65 @@ struct ComparePattern : ElementwisePattern<CompareOp, ComparePattern> {
       return b.create<arith::CmpFOp>(loc, floatPredicate(direction), args[0],
                                      args[1]);
     return b.create<arith::CmpIOp>(
-        loc, integerPredicate(direction, type.isInteger(1)), args[0], args[1]);
+        loc,
+        integerPredicate(direction,
+                         type.isInteger(1) || type.isUnsignedInteger()),
+        args[0], args[1]);
   }
 };
 
-/// Converts one scalar between any two of f32, f64, i1, i32, i64.
+/// `value` (f64) narrowed to f32 rounding to odd: truncated toward zero,
+/// with the last bit set when that was inexact. Rounding that to f16 or
+/// bf16 (to nearest even) then gives the correctly rounded f64 value, which
+/// rounding to nearest twice would not in halfway cases: f32 keeps more
+/// than two bits beyond either format's precision.
+static Value roundToOddF32(OpBuilder &b, Location loc, Value value) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Value nearest = b.create<arith::TruncFOp>(loc, f32, value);
+  Value back = b.create<arith::ExtFOp>(loc, value.getType(), nearest);
+  // Unordered: NaN keeps `nearest`, whose bits stay a NaN either way.
+  Value inexact =
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, back, value);
+  // `nearest` went away from zero when its magnitude exceeds the value's;
+  // the truncated value is then the next f32 toward zero (one less in the
+  // magnitude bits, which also turns an overflowed infinity into FLT_MAX).
+  Value awayFromZero = b.create<arith::CmpFOp>(
+      loc, arith::CmpFPredicate::OGT, b.create<math::AbsFOp>(loc, back),
+      b.create<math::AbsFOp>(loc, value));
+  Value bits = b.create<arith::BitcastOp>(loc, i32, nearest);
+  Value one = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(1));
+  Value truncated = b.create<arith::SelectOp>(
+      loc, awayFromZero, b.create<arith::SubIOp>(loc, bits, one), bits);
+  Value odd = b.create<arith::OrIOp>(loc, truncated, one);
+  Value result = b.create<arith::SelectOp>(loc, inexact, odd, bits);
+  return b.create<arith::BitcastOp>(loc, f32, result);
+}
+
+/// Converts one scalar between any two element types.
+/// The sign of ui8 ... ui64 picks the unsigned conversions: zero extension,
+/// uitofp, and saturation at [0, 2^w - 1]; a conversion between two integers
+/// of one width is a reinterpretation (arith.bitcast, an identity once the
+/// sign is erased).
 static Value castScalar(OpBuilder &b, Location loc, Value value, Type to) {
   Type from = value.getType();
   if (from == to)
     return value;
+  // f16 and bf16 go through f32, which holds every value of both exactly:
+  // extending first is exact, and narrowing last rounds once (see
+  // narrowToHalf).
+  if (from.isF16() || from.isBF16()) {
+    Value wide = b.create<arith::ExtFOp>(loc, b.getF32Type(), value);
+    return castScalar(b, loc, wide, to);
+  }
+  if (to.isF16() || to.isBF16()) {
+    if (from.isF32())
+      return b.create<arith::TruncFOp>(loc, to, value);
+    // Integers of up to 32 bits convert to f64 exactly. A 64-bit one may
+    // round there first; for f16 that cannot matter (from 2^24 on, both
+    // roundings give infinity), for bf16 a halfway case can round twice.
+    Value wide = castScalar(b, loc, value, b.getF64Type());
+    return b.create<arith::TruncFOp>(loc, to, roundToOddF32(b, loc, wide));
+  }
   if (to.isInteger(1)) {
     Value zero = scalarConstant(b, loc, from, 0);
     if (isa<FloatType>(from))
@@ -316,40 +466,54 @@ static Value castScalar(OpBuilder &b, Location loc, Value value, Type to) {
     return b.create<arith::TruncFOp>(loc, to, value);
   }
   if (fromFloat) {
-    // Saturate as kiln.cast defines (fptosi alone is poison out of range):
-    // NaN -> 0, >= 2^(w-1) -> max, < -2^(w-1) -> min. The bounds are powers
-    // of two, so comparing against them is exact.
+    // Saturate as kiln.cast defines (fptosi/fptoui alone are poison out of
+    // range): NaN -> 0, >= the upper bound -> max, < the lower bound -> min.
+    // The bounds are 2^(w-1) and -2^(w-1) for signed types, 2^w and 0 for
+    // unsigned ones (where (-1, 0) would truncate to 0 anyway): powers of
+    // two or zero, so comparing against them is exact.
     unsigned width = to.getIntOrFloatBitWidth();
-    double bound = std::ldexp(1.0, width - 1);
-    Value converted = b.create<arith::FPToSIOp>(loc, to, value);
+    bool toUnsigned = to.isUnsignedInteger();
+    double upper = std::ldexp(1.0, toUnsigned ? width : width - 1);
+    double lower = toUnsigned ? 0.0 : -upper;
+    Value converted =
+        toUnsigned ? b.create<arith::FPToUIOp>(loc, to, value).getResult()
+                   : b.create<arith::FPToSIOp>(loc, to, value).getResult();
     Value tooBig = b.create<arith::CmpFOp>(
         loc, arith::CmpFPredicate::OGE, value,
-        scalarConstant(b, loc, from, bound));
+        scalarConstant(b, loc, from, upper));
     Value tooSmall = b.create<arith::CmpFOp>(
         loc, arith::CmpFPredicate::OLT, value,
-        scalarConstant(b, loc, from, -bound));
+        scalarConstant(b, loc, from, lower));
     Value isNan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO,
                                           value, value);
     auto intConstant = [&](const APInt &v) -> Value {
       return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(to, v));
     };
+    APInt highest = toUnsigned ? APInt::getMaxValue(width)
+                               : APInt::getSignedMaxValue(width);
+    converted = b.create<arith::SelectOp>(loc, tooBig, intConstant(highest),
+                                          converted);
     converted = b.create<arith::SelectOp>(
-        loc, tooBig, intConstant(APInt::getSignedMaxValue(width)), converted);
-    converted = b.create<arith::SelectOp>(
-        loc, tooSmall, intConstant(APInt::getSignedMinValue(width)),
+        loc, tooSmall, intConstant(lowestIntValue(cast<IntegerType>(to))),
         converted);
     return b.create<arith::SelectOp>(loc, isNan, intConstant(APInt(width, 0)),
                                      converted);
   }
+  bool fromUnsigned = from.isInteger(1) || from.isUnsignedInteger();
   if (toFloat) {
-    if (from.isInteger(1))
+    if (fromUnsigned)
       return b.create<arith::UIToFPOp>(loc, to, value);
     return b.create<arith::SIToFPOp>(loc, to, value);
   }
-  if (from.isInteger(1))
-    return b.create<arith::ExtUIOp>(loc, to, value);
-  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth == toWidth)
+    return b.create<arith::BitcastOp>(loc, to, value);
+  if (fromWidth < toWidth) {
+    if (fromUnsigned)
+      return b.create<arith::ExtUIOp>(loc, to, value);
     return b.create<arith::ExtSIOp>(loc, to, value);
+  }
   return b.create<arith::TruncIOp>(loc, to, value);
 }
 
@@ -357,11 +521,7 @@ struct CastPattern : OpRewritePattern<CastOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CastOp op,
                                 PatternRewriter &rewriter) const override {
-    Type from = op.getOperand().getType().getElementType();
     Type to = op.getType().getElementType();
-    for (Type t : {from, to})
-      if (t.isF16() || t.isBF16())
-        return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
     rewriter.replaceOp(
         op, buildElementwise(rewriter, op.getLoc(), op.getType(),
                              op.getOperand(),
@@ -404,8 +564,10 @@ void kiln::populateElementwiseLowerings(RewritePatternSet &patterns) {
                ArithPattern<SubOp, arith::SubFOp, arith::SubIOp>,
                ArithPattern<MulOp, arith::MulFOp, arith::MulIOp>,
                DivPattern,
-               ArithPattern<MaxOp, arith::MaximumFOp, arith::MaxSIOp>,
-               ArithPattern<MinOp, arith::MinimumFOp, arith::MinSIOp>,
+               ArithPattern<MaxOp, arith::MaximumFOp, arith::MaxSIOp,
+                            arith::MaxUIOp>,
+               ArithPattern<MinOp, arith::MinimumFOp, arith::MinSIOp,
+                            arith::MinUIOp>,
                FloatMathPattern<PowOp, math::PowFOp>,
                FloatMathPattern<ExpOp, math::ExpOp>,
                FloatMathPattern<LogOp, math::LogOp>,
@@ -428,7 +590,9 @@ void kiln::populateElementwiseLowerings(RewritePatternSet &patterns) {
                FloatMathPattern<AtanhOp, math::AtanhOp>, SignPattern,
                RemPattern, NotPattern, BitwisePattern<AndOp, arith::AndIOp>,
                BitwisePattern<OrOp, arith::OrIOp>,
-               BitwisePattern<XorOp, arith::XOrIOp>, NegPattern, AbsPattern,
+               BitwisePattern<XorOp, arith::XOrIOp>,
+               ShiftPattern<ShiftLeftOp>, ShiftPattern<ShiftRightOp>,
+               NegPattern, AbsPattern,
                ReluPattern, RsqrtPattern, SigmoidPattern, ComparePattern,
                CastPattern, SelectPattern>(patterns.getContext());
 }

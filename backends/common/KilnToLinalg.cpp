@@ -21,6 +21,9 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -47,15 +50,60 @@ void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns,
   populateFusedLowerings(patterns);
 }
 
+void mlir::kiln::eraseIntegerSignedness(Operation *root) {
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([](IntegerType type) -> std::optional<Type> {
+    if (!type.isUnsigned())
+      return std::nullopt;
+    return IntegerType::get(type.getContext(), type.getWidth());
+  });
+  // Dense literals keep their bits and get the signless type (their type is
+  // no replaceable sub-element); a blob of a dense resource is the same.
+  replacer.addReplacement(
+      [](DenseIntOrFPElementsAttr attr) -> std::optional<Attribute> {
+        auto integer = dyn_cast<IntegerType>(attr.getElementType());
+        if (!integer || !integer.isUnsigned())
+          return std::nullopt;
+        return attr.bitcast(
+            IntegerType::get(attr.getContext(), integer.getWidth()));
+      });
+  replacer.addReplacement(
+      [](DenseResourceElementsAttr attr) -> std::optional<Attribute> {
+        auto integer = dyn_cast<IntegerType>(attr.getElementType());
+        if (!integer || !integer.isUnsigned())
+          return std::nullopt;
+        return DenseResourceElementsAttr::get(
+            attr.getType().clone(
+                IntegerType::get(attr.getContext(), integer.getWidth())),
+            attr.getRawHandle());
+      });
+  // Function types live in an attribute of the function op, and IntegerAttr
+  // values carry their type; replacing in attributes as well as result and
+  // block argument types covers them all.
+  replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/true);
+}
+
+/// Whether the lowering of `op` computes f16 and bf16 elements in f32
+/// (ElementwiseLowering.cpp) or only moves them. The ops below do arithmetic
+/// in their element type, which for bf16 x86 code cannot do without
+/// library calls the runtime lacks.
+static bool lowersHalfPrecision(Operation *op) {
+  return !isa<IotaOp, ReduceSumOp, ReduceMaxOp, ReduceMeanOp, ArgMaxOp,
+              ArgMinOp, CumsumOp, MatmulOp, ConvOp, ReduceWindowOp,
+              ReduceWindowMaxGradOp>(op);
+}
+
 namespace {
 struct ConvertKilnToLinalgPass
     : mlir::kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
   using ConvertKilnToLinalgBase::ConvertKilnToLinalgBase;
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    // Reject element types the backends do not compile (f16, bf16) up
-    // front with a message that says so, rather than a generic "failed to
-    // legalize".
+    // Reject element types the backends do not compile, and f16/bf16 in
+    // ops whose lowering has no f32 compute path for them, up front with a
+    // message that says so, rather than a generic "failed to legalize".
     WalkResult uncompiled = getOperation().walk([](Operation *op) {
       if (!isa<KilnDialect>(op->getDialect()))
         return WalkResult::advance();
@@ -67,6 +115,13 @@ struct ConvertKilnToLinalgPass
           op->emitOpError("uses ")
               << element << ", which the CPU backend does not support yet "
               << "(supported: " << ::kiln::compiledElementTypeNames() << ")";
+          return WalkResult::interrupt();
+        }
+        if ((element.isF16() || element.isBF16()) && !lowersHalfPrecision(op)) {
+          op->emitOpError("uses ")
+              << element
+              << ", which the backends compile only in elementwise ops, "
+                 "casts, selects and data movement so far";
           return WalkResult::interrupt();
         }
       }
@@ -89,7 +144,11 @@ struct ConvertKilnToLinalgPass
     populateKilnToLinalgPatterns(patterns, rowLoops);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // The patterns read the sign of ui8 ... ui64 from the kiln ops' types
+    // and picked the unsigned arith ops; linalg, tensor and arith below this
+    // point want signless integers.
+    eraseIntegerSignedness(getOperation());
   }
 };
 } // namespace

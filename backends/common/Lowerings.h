@@ -9,6 +9,7 @@
 #ifndef KILN_BACKENDS_COMMON_LOWERINGS_H
 #define KILN_BACKENDS_COMMON_LOWERINGS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -58,6 +59,26 @@ Value buildElementwise(
 
 /// A scalar constant of `type` (float or integer) with value `value`.
 Value scalarConstant(OpBuilder &builder, Location loc, Type type, double value);
+
+/// The smallest value of the integer type `type`: 0 for ui8 ... ui64, the
+/// most negative value for the signless (signed) integers.
+APInt lowestIntValue(IntegerType type);
+
+/// arith.maxui or arith.maxsi of two integers, by the sign of their type.
+/// The lowering keeps kiln's unsigned types (ui8 ... ui64) on scalars until
+/// ConvertKilnToLinalg erases the sign at its end, so the sign is read here.
+Value createIntMax(OpBuilder &builder, Location loc, Value lhs, Value rhs);
+
+/// The predicate that orders integers of `type` like `signedPredicate` (slt,
+/// sle, sgt, sge) does signed ones: the unsigned one for ui8 ... ui64.
+arith::CmpIPredicate orderPredicate(Type type,
+                                    arith::CmpIPredicate signedPredicate);
+
+/// Replaces the unsigned integer types (ui8 ... ui64) in `root` and every
+/// op nested in it (result and block argument types, function types,
+/// attributes and constants) by the signless integers of their width. Run
+/// once the kiln ops that read the sign are lowered.
+void eraseIntegerSignedness(Operation *root);
 
 } // namespace kiln
 } // namespace mlir

@@ -57,8 +57,11 @@ struct IotaPattern : OpRewritePattern<IotaOp> {
           Type element = type.getElementType();
           if (isa<FloatType>(element))
             return b.create<arith::SIToFPOp>(l, element, asInt);
-          if (element.isInteger(64))
-            return asInt;
+          if (element.getIntOrFloatBitWidth() == 64)
+            return element.isInteger(64)
+                       ? asInt
+                       : b.create<arith::BitcastOp>(l, element, asInt)
+                             .getResult();
           return b.create<arith::TruncIOp>(l, element, asInt);
         });
     rewriter.replaceOp(op, iota);
@@ -222,7 +225,7 @@ struct ReducePattern : OpRewritePattern<Op> {
           element, -std::numeric_limits<double>::infinity());
     else
       identity = rewriter.getIntegerAttr(
-          element, APInt::getSignedMinValue(element.getIntOrFloatBitWidth()));
+          element, lowestIntValue(cast<IntegerType>(element)));
     Value fillValue = rewriter.create<arith::ConstantOp>(loc, identity);
     Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
                                                    element);
@@ -251,8 +254,7 @@ struct ReducePattern : OpRewritePattern<Op> {
           if (isMax)
             next = isFloat ? b.create<arith::MaximumFOp>(l, args[1], args[0])
                                  .getResult()
-                           : b.create<arith::MaxSIOp>(l, args[1], args[0])
-                                 .getResult();
+                           : createIntMax(b, l, args[1], args[0]);
           else
             next = isFloat
                        ? b.create<arith::AddFOp>(l, args[1], args[0]).getResult()

@@ -63,8 +63,8 @@ Value identityOf(OpBuilder &b, Location loc, Type element, bool isMax) {
   else if (isa<FloatType>(element))
     attr = b.getFloatAttr(element, -std::numeric_limits<double>::infinity());
   else
-    attr = b.getIntegerAttr(
-        element, APInt::getSignedMinValue(element.getIntOrFloatBitWidth()));
+    attr =
+        b.getIntegerAttr(element, lowestIntValue(cast<IntegerType>(element)));
   return b.create<arith::ConstantOp>(loc, attr);
 }
 
@@ -364,11 +364,10 @@ private:
                                                  identity);
                 Value next;
                 if (isMax)
-                  next = isFloat ? ib.create<arith::MaximumFOp>(il, carried[0],
-                                                                x)
-                                       .getResult()
-                                 : ib.create<arith::MaxSIOp>(il, carried[0], x)
-                                       .getResult();
+                  next = isFloat
+                             ? ib.create<arith::MaximumFOp>(il, carried[0], x)
+                                   .getResult()
+                             : createIntMax(ib, il, carried[0], x);
                 else
                   next = isFloat
                              ? ib.create<arith::AddFOp>(il, carried[0], x)
@@ -441,7 +440,9 @@ struct ReduceWindowMaxGradPattern : OpRewritePattern<ReduceWindowMaxGradOp> {
                       ib.create<arith::AndIOp>(il, xIsNaN, valueIsNumber));
                 } else {
                   better = ib.create<arith::CmpIOp>(
-                      il, arith::CmpIPredicate::sgt, x, value);
+                      il,
+                      orderPredicate(x.getType(), arith::CmpIPredicate::sgt), x,
+                      value);
                 }
                 Value take = ib.create<arith::OrIOp>(il, first, better);
                 if (read.inBounds)

@@ -136,6 +136,7 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
   pm.addNestedPass<func::FuncOp>(createKilnCpuMathApproximation());
+  pm.addNestedPass<func::FuncOp>(createKilnCpuExpandBFloat16());
   pm.addPass(createBufferizationToMemRefPass());
   // Weights as flat arrays: one raw LLVM constant each (FlattenGlobals.cpp).
   pm.addPass(createKilnFlattenGlobals());

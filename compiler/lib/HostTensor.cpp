@@ -67,9 +67,19 @@ int64_t kiln::wrapToInt(ElementKind kind, int64_t value) {
   switch (kind) {
   case ElementKind::I1:
     return value != 0;
+  case ElementKind::I8:
+    return static_cast<int8_t>(static_cast<uint64_t>(value));
+  case ElementKind::I16:
+    return static_cast<int16_t>(static_cast<uint64_t>(value));
   case ElementKind::I32:
     return static_cast<int32_t>(
         static_cast<uint32_t>(static_cast<uint64_t>(value)));
+  case ElementKind::UI8:
+    return static_cast<uint8_t>(static_cast<uint64_t>(value));
+  case ElementKind::UI16:
+    return static_cast<uint16_t>(static_cast<uint64_t>(value));
+  case ElementKind::UI32:
+    return static_cast<uint32_t>(static_cast<uint64_t>(value));
   default:
     return value;
   }
@@ -187,7 +197,23 @@ HostTensor HostTensor::fromBytes(mlir::Type elementType,
       tensor.i[n] = loadUnaligned<int32_t>(element);
       break;
     case ElementKind::I64:
+    case ElementKind::UI64:
       tensor.i[n] = loadUnaligned<int64_t>(element);
+      break;
+    case ElementKind::I8:
+      tensor.i[n] = loadUnaligned<int8_t>(element);
+      break;
+    case ElementKind::I16:
+      tensor.i[n] = loadUnaligned<int16_t>(element);
+      break;
+    case ElementKind::UI8:
+      tensor.i[n] = loadUnaligned<uint8_t>(element);
+      break;
+    case ElementKind::UI16:
+      tensor.i[n] = loadUnaligned<uint16_t>(element);
+      break;
+    case ElementKind::UI32:
+      tensor.i[n] = loadUnaligned<uint32_t>(element);
       break;
     }
   }
@@ -220,7 +246,19 @@ void HostTensor::toBytes(void *data) const {
       storeUnaligned(element, static_cast<int32_t>(i[n]));
       break;
     case ElementKind::I64:
+    case ElementKind::UI64:
       storeUnaligned(element, i[n]);
+      break;
+    case ElementKind::I8:
+    case ElementKind::UI8:
+      storeUnaligned(element, static_cast<uint8_t>(i[n]));
+      break;
+    case ElementKind::I16:
+    case ElementKind::UI16:
+      storeUnaligned(element, static_cast<uint16_t>(i[n]));
+      break;
+    case ElementKind::UI32:
+      storeUnaligned(element, static_cast<uint32_t>(i[n]));
       break;
     }
   }
@@ -245,7 +283,11 @@ mlir::RankedTensorType HostTensor::getType() const {
 }
 
 double HostTensor::getAsDouble(int64_t index) const {
-  return isFloat() ? f[index] : static_cast<double>(i[index]);
+  if (isFloat())
+    return f[index];
+  if (kind() == ElementKind::UI64)
+    return static_cast<double>(static_cast<uint64_t>(i[index]));
+  return static_cast<double>(i[index]);
 }
 
 std::string HostTensor::toString() const {
@@ -263,6 +305,8 @@ std::string HostTensor::toString() const {
     // Enough digits to read the value back exactly.
     if (isFloat())
       os << llvm::format(kind() == ElementKind::F64 ? "%.17g" : "%.9g", f[n]);
+    else if (kind() == ElementKind::UI64)
+      os << static_cast<uint64_t>(i[n]);
     else
       os << i[n];
   }

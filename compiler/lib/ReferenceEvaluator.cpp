@@ -37,6 +37,7 @@ using ::kiln::ElementKind;
 using ::kiln::EvaluatorOptions;
 using ::kiln::HostTensor;
 using ::kiln::roundToFloat;
+using ::kiln::getElementTypeInfo;
 using ::kiln::wrapToInt;
 
 namespace {
@@ -173,34 +174,135 @@ static double floatMin(double a, double b) {
   return a < b ? a : b;
 }
 
+/// Unsigned types below 64 bits are stored zero-extended (wrapToInt), so
+/// int64_t's order and division are theirs; ui64 stores its bit pattern and
+/// is the one type that must be read as uint64_t.
+static bool isUnsignedKind(ElementKind kind) {
+  return ::kiln::isUnsignedElementType(kind);
+}
+
+/// An int64_t that orders like the element value: ui64 flips its top bit,
+/// which maps [0, 2^64) monotonically onto int64_t's range.
+static int64_t orderKey(ElementKind kind, int64_t value) {
+  if (kind != ElementKind::UI64)
+    return value;
+  return static_cast<int64_t>(static_cast<uint64_t>(value) ^ (1ull << 63));
+}
+
+static int64_t intMax(ElementKind kind, int64_t a, int64_t b) {
+  return orderKey(kind, a) < orderKey(kind, b) ? b : a;
+}
+
+static int64_t intMin(ElementKind kind, int64_t a, int64_t b) {
+  return orderKey(kind, b) < orderKey(kind, a) ? b : a;
+}
+
+/// kiln.div on integers of `kind`: unsigned types divide as unsigned, signed
+/// ones truncate (truncatingDiv). The caller has ruled out a zero divisor.
+static int64_t intDiv(ElementKind kind, int64_t a, int64_t b) {
+  if (isUnsignedKind(kind))
+    return static_cast<int64_t>(static_cast<uint64_t>(a) /
+                                static_cast<uint64_t>(b));
+  return truncatingDiv(a, b);
+}
+
+/// kiln.rem on integers of `kind`; a zero divisor gives the dividend for
+/// unsigned types too.
+static int64_t intRem(ElementKind kind, int64_t a, int64_t b) {
+  if (!isUnsignedKind(kind))
+    return truncatingRem(a, b);
+  if (b == 0)
+    return a;
+  return static_cast<int64_t>(static_cast<uint64_t>(a) %
+                              static_cast<uint64_t>(b));
+}
+
+/// The shift amount `amount` of an element of `kind` read as unsigned, as
+/// kiln.shift_left and kiln.shift_right do: negative signed amounts are huge.
+static uint64_t shiftAmount(ElementKind kind, int64_t amount) {
+  unsigned width = getElementTypeInfo(kind).bitWidth;
+  uint64_t bits = static_cast<uint64_t>(amount);
+  return width == 64 ? bits : bits & ((uint64_t(1) << width) - 1);
+}
+
+/// kiln.shift_left: amounts of at least the bit width give 0. The caller
+/// wraps the result to the element width.
+static int64_t shiftLeft(ElementKind kind, int64_t value, int64_t amount) {
+  uint64_t n = shiftAmount(kind, amount);
+  if (n >= getElementTypeInfo(kind).bitWidth)
+    return 0;
+  return static_cast<int64_t>(static_cast<uint64_t>(value) << n);
+}
+
+/// kiln.shift_right: logical for unsigned types (stored zero-extended, or as
+/// ui64's bit pattern), arithmetic for signed ones (stored sign-extended).
+static int64_t shiftRight(ElementKind kind, int64_t value, int64_t amount) {
+  uint64_t n = shiftAmount(kind, amount);
+  bool isUnsigned = ::kiln::isUnsignedElementType(kind);
+  if (n >= getElementTypeInfo(kind).bitWidth)
+    return isUnsigned || value >= 0 ? 0 : -1;
+  if (isUnsigned)
+    return static_cast<int64_t>(static_cast<uint64_t>(value) >> n);
+  return value >> n;
+}
+
 static int64_t intLowest(ElementKind kind) {
   switch (kind) {
   case ElementKind::I1:
     return 0;
+  case ElementKind::I8:
+    return std::numeric_limits<int8_t>::min();
+  case ElementKind::I16:
+    return std::numeric_limits<int16_t>::min();
   case ElementKind::I32:
     return std::numeric_limits<int32_t>::min();
   default:
+    if (isUnsignedKind(kind))
+      return 0;
     return std::numeric_limits<int64_t>::min();
   }
 }
 
+/// The largest value of `kind` as stored (ui64's is all ones, -1).
 static int64_t intHighest(ElementKind kind) {
   switch (kind) {
   case ElementKind::I1:
     return 1;
+  case ElementKind::I8:
+    return std::numeric_limits<int8_t>::max();
+  case ElementKind::I16:
+    return std::numeric_limits<int16_t>::max();
   case ElementKind::I32:
     return std::numeric_limits<int32_t>::max();
+  case ElementKind::UI8:
+    return std::numeric_limits<uint8_t>::max();
+  case ElementKind::UI16:
+    return std::numeric_limits<uint16_t>::max();
+  case ElementKind::UI32:
+    return std::numeric_limits<uint32_t>::max();
+  case ElementKind::UI64:
+    return -1;
   default:
     return std::numeric_limits<int64_t>::max();
   }
 }
 
 /// Float to integer: truncate toward zero, saturate at the type's limits,
-/// NaN to 0 (the semantics of llvm.fptosi.sat).
+/// NaN to 0 (the semantics of llvm.fptosi.sat, and of llvm.fptoui.sat for
+/// the unsigned types, whose lower limit is 0).
 static int64_t floatToInt(ElementKind to, double value) {
   if (std::isnan(value))
     return 0;
   double truncated = std::trunc(value);
+  if (isUnsignedKind(to)) {
+    // 2^width is a power of two and thus exact in double.
+    double past = std::ldexp(1.0, getElementTypeInfo(to).bitWidth);
+    if (truncated <= 0.0)
+      return 0;
+    if (truncated >= past)
+      return intHighest(to);
+    return static_cast<int64_t>(static_cast<uint64_t>(truncated));
+  }
   // Both bounds are powers of two and thus exact in double.
   double lowest = static_cast<double>(intLowest(to));
   double pastHighest = -lowest;
@@ -213,18 +315,25 @@ static int64_t floatToInt(ElementKind to, double value) {
 
 /// Integer to float with a single rounding. Going through double first would
 /// round twice for i64 values above 2^53, so each format converts directly.
-static double intToFloat(ElementKind to, int64_t value) {
+/// ui64 values are read as uint64_t (`fromUnsigned`); the narrower unsigned
+/// types are nonnegative int64_t values already.
+static double intToFloat(ElementKind to, int64_t value,
+                         bool fromUnsigned = false) {
   switch (to) {
   case ElementKind::F64:
-    return static_cast<double>(value);
+    return fromUnsigned ? static_cast<double>(static_cast<uint64_t>(value))
+                        : static_cast<double>(value);
   case ElementKind::F32:
-    return static_cast<double>(static_cast<float>(value));
+    return fromUnsigned
+               ? static_cast<double>(
+                     static_cast<float>(static_cast<uint64_t>(value)))
+               : static_cast<double>(static_cast<float>(value));
   default: {
     llvm::APFloat converted(to == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
                                                    : llvm::APFloat::BFloat());
     converted.convertFromAPInt(llvm::APInt(64, static_cast<uint64_t>(value),
-                                           /*isSigned=*/true),
-                               /*IsSigned=*/true,
+                                           /*isSigned=*/!fromUnsigned),
+                               /*IsSigned=*/!fromUnsigned,
                                llvm::APFloat::rmNearestTiesToEven);
     return converted.convertToDouble();
   }
@@ -418,8 +527,10 @@ static llvm::Expected<HostTensor>
 evaluateDiv(DivOp op, const HostTensor &lhs, const HostTensor &rhs) {
   if (!lhs.isFloat() && llvm::is_contained(rhs.i, 0))
     return opError(op, "division by zero");
+  ElementKind kind = lhs.kind();
   return mapBinary(
-      lhs, rhs, [](double a, double b) { return a / b; }, truncatingDiv);
+      lhs, rhs, [](double a, double b) { return a / b; },
+      [kind](int64_t a, int64_t b) { return intDiv(kind, a, b); });
 }
 
 static HostTensor evaluateCompare(CompareOp op, const HostTensor &lhs,
@@ -427,10 +538,11 @@ static HostTensor evaluateCompare(CompareOp op, const HostTensor &lhs,
   HostTensor result(resultElementType(op), lhs.shape);
   CompareDirection direction = op.getDirection();
   bool isFloat = lhs.isFloat();
+  ElementKind kind = lhs.kind();
   for (int64_t n = 0, e = result.numElements(); n < e; ++n)
-    result.i[n] = isFloat
-                      ? compareValues(direction, lhs.f[n], rhs.f[n])
-                      : compareValues(direction, lhs.i[n], rhs.i[n]);
+    result.i[n] = isFloat ? compareValues(direction, lhs.f[n], rhs.f[n])
+                          : compareValues(direction, orderKey(kind, lhs.i[n]),
+                                          orderKey(kind, rhs.i[n]));
   return result;
 }
 
@@ -461,7 +573,7 @@ static HostTensor evaluateCast(CastOp op, const HostTensor &operand) {
     else if (isFloatKind(from))
       result.i[n] = floatToInt(to, operand.f[n]);
     else if (isFloatKind(to))
-      result.f[n] = intToFloat(to, operand.i[n]);
+      result.f[n] = intToFloat(to, operand.i[n], from == ElementKind::UI64);
     else
       result.i[n] = wrapToInt(to, operand.i[n]);
   }
@@ -645,7 +757,9 @@ static HostTensor evaluateReduceMax(ReduceMaxOp op, const HostTensor &operand) {
                   -std::numeric_limits<double>::infinity(), floatMax);
   else
     reduceStorage(operand.i, result.i, layout, intLowest(operand.kind()),
-                  [](int64_t acc, int64_t x) { return std::max(acc, x); });
+                  [kind = operand.kind()](int64_t acc, int64_t x) {
+                    return intMax(kind, acc, x);
+                  });
   return result;
 }
 
@@ -708,10 +822,15 @@ static HostTensor evaluateArgReduce(Op op, const HostTensor &operand) {
       outer.advance();
     }
   };
-  if (operand.isFloat())
+  if (operand.isFloat()) {
     scan(operand.f);
-  else
-    scan(operand.i);
+  } else {
+    // Order keys compare like the values (ui64 included).
+    std::vector<int64_t> keys(operand.i);
+    for (int64_t &key : keys)
+      key = orderKey(operand.kind(), key);
+    scan(keys);
+  }
   return result;
 }
 
@@ -1049,7 +1168,8 @@ static HostTensor evaluateReduceWindow(ReduceWindowOp op,
         if (offset < 0)
           return;
         int64_t x = operand.i[offset];
-        acc = isMax ? std::max(acc, x) : wrapToInt(kind, wrappingAdd(acc, x));
+        acc = isMax ? intMax(kind, acc, x)
+                    : wrapToInt(kind, wrappingAdd(acc, x));
       });
       result.i[n] = acc;
     }
@@ -1289,15 +1409,17 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
       })
       .Case([&](DivOp op) { return single(evaluateDiv(op, arg(0), arg(1))); })
       .Case([&](MaxOp) {
+        ElementKind kind = arg(0).kind();
         return single(mapBinary(arg(0), arg(1), floatMax,
-                                [](int64_t a, int64_t b) {
-                                  return std::max(a, b);
+                                [kind](int64_t a, int64_t b) {
+                                  return intMax(kind, a, b);
                                 }));
       })
       .Case([&](MinOp) {
+        ElementKind kind = arg(0).kind();
         return single(mapBinary(arg(0), arg(1), floatMin,
-                                [](int64_t a, int64_t b) {
-                                  return std::min(a, b);
+                                [kind](int64_t a, int64_t b) {
+                                  return intMin(kind, a, b);
                                 }));
       })
       .Case([&](PowOp) {
@@ -1312,14 +1434,20 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
             [](int64_t x) { return wrappingSub(0, x); }));
       })
       .Case([&](AbsOp) {
+        bool isUnsigned = isUnsignedKind(arg(0).kind());
         return single(mapUnary(
             arg(0), [](double x) { return std::fabs(x); },
-            [](int64_t x) { return x < 0 ? wrappingSub(0, x) : x; }));
+            [isUnsigned](int64_t x) {
+              return !isUnsigned && x < 0 ? wrappingSub(0, x) : x;
+            }));
       })
       .Case([&](ReluOp) {
+        bool isUnsigned = isUnsignedKind(arg(0).kind());
         return single(mapUnary(
             arg(0), [](double x) { return floatMax(x, 0.0); },
-            [](int64_t x) { return std::max<int64_t>(x, 0); }));
+            [isUnsigned](int64_t x) {
+              return isUnsigned ? x : std::max<int64_t>(x, 0);
+            }));
       })
       .Case([&](ExpOp) {
         return single(mapFloat(arg(0), [](double x) { return std::exp(x); }));
@@ -1387,16 +1515,22 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
         return single(mapFloat(arg(0), [](double x) { return std::atanh(x); }));
       })
       .Case([&](SignOp) {
-        return single(mapUnary(arg(0), floatSign, [](int64_t x) -> int64_t {
-          return x > 0 ? 1 : x < 0 ? -1 : 0;
-        }));
+        bool isUnsigned = isUnsignedKind(arg(0).kind());
+        return single(
+            mapUnary(arg(0), floatSign, [isUnsigned](int64_t x) -> int64_t {
+              if (isUnsigned)
+                return x != 0;
+              return x > 0 ? 1 : x < 0 ? -1 : 0;
+            }));
       })
       .Case([&](RemOp) {
+        ElementKind kind = arg(0).kind();
         return single(mapBinary(
             arg(0), arg(1), [](double a, double b) { return std::fmod(a, b); },
-            truncatingRem));
+            [kind](int64_t a, int64_t b) { return intRem(kind, a, b); }));
       })
-      // Bitwise (i1, i32, i64; wrapToInt keeps i1 to 0 or 1).
+      // Bitwise (i1 and the integers; wrapToInt keeps i1 to 0 or 1 and
+      // unsigned values zero-extended).
       .Case([&](NotOp) {
         return single(mapUnary(
             arg(0), [](double x) { return x; },
@@ -1416,6 +1550,18 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
         return single(mapBinary(
             arg(0), arg(1), [](double a, double) { return a; },
             [](int64_t a, int64_t b) { return a ^ b; }));
+      })
+      .Case([&](ShiftLeftOp) {
+        ElementKind kind = arg(0).kind();
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double) { return a; },
+            [kind](int64_t a, int64_t b) { return shiftLeft(kind, a, b); }));
+      })
+      .Case([&](ShiftRightOp) {
+        ElementKind kind = arg(0).kind();
+        return single(mapBinary(
+            arg(0), arg(1), [](double a, double) { return a; },
+            [kind](int64_t a, int64_t b) { return shiftRight(kind, a, b); }));
       })
       // Comparison, selection, conversion.
       .Case([&](CompareOp op) {

@@ -441,6 +441,146 @@ LogicalResult modOp(NodeContext &ctx) {
   return ctx.setResults(ctx.b.create<SelectOp>(ctx.loc, fix, adjusted, r));
 }
 
+/// BitShift: kiln.shift_left or kiln.shift_right, which on ONNX's unsigned
+/// types is a logical shift. Amounts of at least the bit width give 0.
+LogicalResult bitShiftOp(NodeContext &ctx) {
+  if (failed(checkBroadcast(ctx, 2)))
+    return failure();
+  Value x = ctx.input(0), amount = ctx.input(1);
+  if (!elementTypeOf(x).isUnsignedInteger())
+    return ctx.fail("input 0 has element type " + typeString(elementTypeOf(x)) +
+                    "; BitShift takes uint8, uint16, uint32 or uint64");
+  std::string direction = ctx.getString("direction", "");
+  if (direction == "LEFT")
+    return ctx.setResults(binary<ShiftLeftOp>(ctx.b, ctx.loc, x, amount));
+  if (direction == "RIGHT")
+    return ctx.setResults(binary<ShiftRightOp>(ctx.b, ctx.loc, x, amount));
+  return ctx.fail("direction must be \"LEFT\" or \"RIGHT\"");
+}
+
+/// The scale or zero point `v` of a (De)QuantizeLinear, shaped to
+/// broadcast against an input of rank `rank`: a scalar (or one-element
+/// tensor) applies to every element, a 1-d tensor along `axis`.
+FailureOr<Value> perAxis(NodeContext &ctx, Value v, int64_t rank,
+                         llvm::StringRef what) {
+  if (numElementsOf(shapeOf(v)) == 1 && rankOf(v) <= 1)
+    return reshape(ctx.b, ctx.loc, v, {});
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 1), rank);
+  if (rankOf(v) != 1 || !axis)
+    return ctx.fail(what + " must be a scalar, or 1-d along a valid axis");
+  if (shapeOf(v)[0] != shapeOf(ctx.input(0))[*axis])
+    return ctx.fail(what + " has " + Twine(shapeOf(v)[0]) +
+                    " entries but the input has " +
+                    Twine(shapeOf(ctx.input(0))[*axis]) + " along axis " +
+                    Twine(*axis));
+  SmallVector<int64_t> shape(rank, 1);
+  shape[*axis] = shapeOf(v)[0];
+  return reshape(ctx.b, ctx.loc, v, shape);
+}
+
+/// QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half to
+/// even, into the zero point's type (uint8 when it is absent). The sum is
+/// formed in x's float type, where it is exact, and kiln.cast saturates to
+/// the integer type's range.
+LogicalResult quantizeLinearOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0);
+  if (!isFloat(x) && !elementTypeOf(x).isInteger(32))
+    return ctx.fail("x must be a float or int32 tensor");
+  Type compute = isFloat(x) ? elementTypeOf(x) : ctx.b.getF32Type();
+  x = cast(ctx.b, ctx.loc, x, compute);
+  FailureOr<Value> scale = perAxis(ctx, ctx.input(1), rankOf(x), "y_scale");
+  if (failed(scale))
+    return failure();
+  if (elementTypeOf(*scale) != compute)
+    return ctx.fail("y_scale must have x's float type");
+  Type resultType = ctx.b.getIntegerType(8, /*isSigned=*/false);
+  Value zeroPoint;
+  if (ctx.hasInput(2)) {
+    resultType = elementTypeOf(ctx.input(2));
+    if (resultType != ctx.b.getIntegerType(8, false) &&
+        resultType != ctx.b.getIntegerType(8))
+      return ctx.fail("y_zero_point must be uint8 or int8");
+    FailureOr<Value> zp = perAxis(ctx, ctx.input(2), rankOf(x), "y_zero_point");
+    if (failed(zp))
+      return failure();
+    zeroPoint = cast(ctx.b, ctx.loc, *zp, compute);
+  }
+  Value y =
+      ctx.b.create<RoundOp>(ctx.loc, binary<DivOp>(ctx.b, ctx.loc, x, *scale));
+  if (zeroPoint)
+    y = binary<AddOp>(ctx.b, ctx.loc, y, zeroPoint);
+  return ctx.setResults(cast(ctx.b, ctx.loc, y, resultType));
+}
+
+/// DequantizeLinear: (x - zero_point) * scale in the scale's float type;
+/// the difference of two 8- or 32-bit integers converted to float is
+/// exact for 8-bit x, as ONNX's reference computes it.
+LogicalResult dequantizeLinearOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0);
+  if (isFloat(x) || isBool(x))
+    return ctx.fail("x must be an integer tensor");
+  FailureOr<Value> scale = perAxis(ctx, ctx.input(1), rankOf(x), "x_scale");
+  if (failed(scale))
+    return failure();
+  if (!isFloat(*scale))
+    return ctx.fail("x_scale must be a float tensor");
+  Type compute = elementTypeOf(*scale);
+  Value y = cast(ctx.b, ctx.loc, x, compute);
+  if (ctx.hasInput(2)) {
+    if (elementTypeOf(ctx.input(2)) != elementTypeOf(x))
+      return ctx.fail("x_zero_point must have x's element type");
+    FailureOr<Value> zp = perAxis(ctx, ctx.input(2), rankOf(x), "x_zero_point");
+    if (failed(zp))
+      return failure();
+    y = binary<SubOp>(ctx.b, ctx.loc, y, cast(ctx.b, ctx.loc, *zp, compute));
+  }
+  return ctx.setResults(binary<MulOp>(ctx.b, ctx.loc, y, *scale));
+}
+
+/// DynamicQuantizeLinear, as ONNX's function body defines it: the range
+/// [min(0, min x), max(0, max x)] mapped onto uint8's [0, 255], so
+/// scale = (max - min) / 255, zero_point = saturate(round(-min / scale)),
+/// y = saturate(round(x / scale) + zero_point), rounding half to even.
+LogicalResult dynamicQuantizeLinearOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (!elementTypeOf(x).isF32())
+    return ctx.fail("x must be a float tensor");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < rankOf(x); ++d)
+    axes.push_back(d);
+  Value zero = scalar(b, loc, b.getF32Type(), 0);
+  Value low = b.create<MinOp>(loc,
+                              reduce(b, loc, Reduction::Min, x, axes,
+                                     /*keepDims=*/false),
+                              zero);
+  Value high = b.create<MaxOp>(loc,
+                               reduce(b, loc, Reduction::Max, x, axes,
+                                      /*keepDims=*/false),
+                               zero);
+  Value scale = b.create<DivOp>(loc, b.create<SubOp>(loc, high, low),
+                                scalar(b, loc, b.getF32Type(), 255));
+  Type u8 = b.getIntegerType(8, /*isSigned=*/false);
+  // Saturating before rounding, as the function body does; the cast
+  // saturates again, which changes nothing.
+  Value intermediate =
+      b.create<SubOp>(loc, zero, b.create<DivOp>(loc, low, scale));
+  intermediate = b.create<MinOp>(loc, b.create<MaxOp>(loc, intermediate, zero),
+                                 scalar(b, loc, b.getF32Type(), 255));
+  Value zeroPointFloat = b.create<RoundOp>(loc, intermediate);
+  Value y = b.create<RoundOp>(loc, binary<DivOp>(b, loc, x, scale));
+  y = binary<AddOp>(b, loc, y, zeroPointFloat);
+  return ctx.setResults(
+      {cast(b, loc, y, u8), scale, cast(b, loc, zeroPointFloat, u8)});
+}
+
 LogicalResult castTo(NodeContext &ctx, Type type) {
   return ctx.setResults(cast(ctx.b, ctx.loc, ctx.input(0), type));
 }
@@ -518,6 +658,10 @@ void registerElementwiseOps(OpTable &table) {
   table.add("Acosh", unaryOp<AcoshOp, true>);
   table.add("Atanh", unaryOp<AtanhOp, true>);
   table.add("Mod", modOp);
+  table.add("BitShift", bitShiftOp);
+  table.add("QuantizeLinear", quantizeLinearOp);
+  table.add("DequantizeLinear", dequantizeLinearOp);
+  table.add("DynamicQuantizeLinear", dynamicQuantizeLinearOp);
   table.add("IsNaN", isNaNOp);
   table.add("IsInf", isInfOp);
   table.add("Identity", identityOp);

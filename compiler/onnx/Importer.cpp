@@ -125,7 +125,14 @@ DenseElementsAttr hostTensorToAttr(const ::kiln::HostTensor &t) {
     std::vector<int32_t> values(t.i.begin(), t.i.end());
     return DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(values));
   }
-  return DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(t.i));
+  if (element.isInteger(64))
+    return DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(t.i));
+  // i8, i16 and ui8 ... ui64: the low bits of each stored value.
+  unsigned width = element.getIntOrFloatBitWidth();
+  SmallVector<APInt> values;
+  for (int64_t v : t.i)
+    values.push_back(APInt(64, static_cast<uint64_t>(v)).trunc(width));
+  return DenseElementsAttr::get(type, values);
 }
 
 std::string describeNode(const onnx::NodeProto &node, int opset) {
@@ -202,10 +209,23 @@ FailureOr<Type> Importer::convertElementType(int32_t dataType,
     return Type(IntegerType::get(&context, 64));
   case onnx::TensorProto::BOOL:
     return Type(IntegerType::get(&context, 1));
+  case onnx::TensorProto::INT8:
+    return Type(IntegerType::get(&context, 8));
+  case onnx::TensorProto::INT16:
+    return Type(IntegerType::get(&context, 16));
+  case onnx::TensorProto::UINT8:
+    return Type(IntegerType::get(&context, 8, IntegerType::Unsigned));
+  case onnx::TensorProto::UINT16:
+    return Type(IntegerType::get(&context, 16, IntegerType::Unsigned));
+  case onnx::TensorProto::UINT32:
+    return Type(IntegerType::get(&context, 32, IntegerType::Unsigned));
+  case onnx::TensorProto::UINT64:
+    return Type(IntegerType::get(&context, 64, IntegerType::Unsigned));
   default:
     return fail(what + " has element type " + dataTypeName(dataType) +
                 ", which kiln does not support (it has float, double, "
-                "float16, bfloat16, int32, int64 and bool)");
+                "float16, bfloat16, int8, int16, int32, int64, uint8, "
+                "uint16, uint32, uint64 and bool)");
   }
 }
 
@@ -231,13 +251,7 @@ Importer::convertTensor(const onnx::TensorProto &tensor,
   auto type = RankedTensorType::get(shape, *element);
   int32_t dataType = tensor.data_type();
   int64_t elementBytes =
-      dataType == onnx::TensorProto::DOUBLE || dataType == onnx::TensorProto::INT64
-          ? 8
-      : dataType == onnx::TensorProto::BOOL                   ? 1
-      : dataType == onnx::TensorProto::FLOAT16 ||
-              dataType == onnx::TensorProto::BFLOAT16
-          ? 2
-          : 4;
+      element->isInteger(1) ? 1 : element->getIntOrFloatBitWidth() / 8;
   bool raw = tensor.has_raw_data();
   if (raw && static_cast<int64_t>(tensor.raw_data().size()) !=
                  count * elementBytes)
@@ -305,6 +319,35 @@ Importer::convertTensor(const onnx::TensorProto &tensor,
       return failure();
     }
     return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(values));
+  }
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64: {
+    // Raw little-endian bytes, or one value per field: the 8- and 16-bit
+    // types in int32_data, uint32 and uint64 in uint64_data (onnx.proto).
+    unsigned width = element->getIntOrFloatBitWidth();
+    SmallVector<APInt> values;
+    if (raw) {
+      for (int64_t n = 0; n < count; ++n) {
+        uint64_t v = 0;
+        std::memcpy(&v, bytes.data() + n * elementBytes, elementBytes);
+        values.push_back(APInt(width, v));
+      }
+    } else if (width <= 16) {
+      if (failed(fieldSize(tensor.int32_data_size())))
+        return failure();
+      for (int32_t v : tensor.int32_data())
+        values.push_back(APInt(32, static_cast<uint32_t>(v)).trunc(width));
+    } else {
+      if (failed(fieldSize(tensor.uint64_data_size())))
+        return failure();
+      for (uint64_t v : tensor.uint64_data())
+        values.push_back(APInt(64, v).trunc(width));
+    }
+    return DenseElementsAttr::get(type, values);
   }
   default: {
     // float16 and bfloat16: 16-bit patterns, raw or one per int32 field.
@@ -726,9 +769,10 @@ FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
     return failure();
   SmallVector<int64_t> values;
   if (isa<IntegerType>(attr->getElementType())) {
+    bool zeroExtend = attr->getElementType().isInteger(1) ||
+                      attr->getElementType().isUnsignedInteger();
     for (const APInt &v : attr->getValues<APInt>())
-      values.push_back(attr->getElementType().isInteger(1) ? v.getZExtValue()
-                                                           : v.getSExtValue());
+      values.push_back(zeroExtend ? v.getZExtValue() : v.getSExtValue());
   } else {
     for (const APFloat &v : attr->getValues<APFloat>())
       values.push_back(static_cast<int64_t>(v.convertToDouble()));
@@ -743,8 +787,10 @@ FailureOr<SmallVector<double>> NodeContext::constantFloats(unsigned i,
     return failure();
   SmallVector<double> values;
   if (isa<IntegerType>(attr->getElementType())) {
+    bool isUnsigned = attr->getElementType().isUnsignedInteger();
     for (const APInt &v : attr->getValues<APInt>())
-      values.push_back(static_cast<double>(v.getSExtValue()));
+      values.push_back(isUnsigned ? static_cast<double>(v.getZExtValue())
+                                  : static_cast<double>(v.getSExtValue()));
   } else {
     for (const APFloat &v : attr->getValues<APFloat>()) {
       APFloat d = v;

@@ -35,6 +35,99 @@ LogicalResult matmulOp(NodeContext &ctx) {
   return ctx.setResults(matmul(ctx.b, ctx.loc, a, c));
 }
 
+/// An 8-bit operand of MatMulInteger or QLinearMatMul minus its zero point,
+/// as i32 (exact). The zero point is a scalar, or 1-d with one entry per
+/// row of A (`perRow`) or per column of B.
+FailureOr<Value> shiftedInt32(NodeContext &ctx, Value v, unsigned zeroPoint,
+                              bool perRow) {
+  Type elementType = elementTypeOf(v);
+  if (!isa<IntegerType>(elementType) ||
+      elementType.getIntOrFloatBitWidth() != 8)
+    return ctx.fail("the matrices must be int8 or uint8");
+  Value wide = cast(ctx.b, ctx.loc, v, ctx.b.getI32Type());
+  if (!ctx.hasInput(zeroPoint))
+    return wide;
+  Value zp = ctx.input(zeroPoint);
+  if (elementTypeOf(zp) != elementType)
+    return ctx.fail("a zero point must have its matrix's element type");
+  if (numElementsOf(shapeOf(zp)) == 1 && rankOf(zp) <= 1) {
+    zp = reshape(ctx.b, ctx.loc, zp, {});
+  } else if (rankOf(zp) == 1 && rankOf(v) >= 2 &&
+             shapeOf(zp)[0] == shapeOf(v)[rankOf(v) - (perRow ? 2 : 1)]) {
+    if (perRow)
+      zp = reshape(ctx.b, ctx.loc, zp, {shapeOf(zp)[0], 1});
+  } else {
+    return ctx.fail("a zero point must be a scalar or have one entry per " +
+                    Twine(perRow ? "row of A" : "column of B"));
+  }
+  return binary<SubOp>(ctx.b, ctx.loc, wide,
+                       cast(ctx.b, ctx.loc, zp, ctx.b.getI32Type()));
+}
+
+/// MatMulInteger: (A - a_zero_point) x (B - b_zero_point) in i32, which
+/// holds every product of two 9-bit differences and sums them exactly
+/// until the i32 range is left (ONNX leaves overflow unspecified; kiln
+/// wraps).
+LogicalResult matMulIntegerOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  if (!matmulShape(shapeOf(ctx.input(0)), shapeOf(ctx.input(1))))
+    return ctx.fail("the operand shapes do not agree for a matrix product");
+  FailureOr<Value> a = shiftedInt32(ctx, ctx.input(0), 2, /*perRow=*/true);
+  if (failed(a))
+    return failure();
+  FailureOr<Value> c = shiftedInt32(ctx, ctx.input(1), 3, /*perRow=*/false);
+  if (failed(c))
+    return failure();
+  return ctx.setResults(matmul(ctx.b, ctx.loc, *a, *c));
+}
+
+/// A scale input of a QLinear op: a float scalar (one element).
+FailureOr<Value> scalarScale(NodeContext &ctx, unsigned i) {
+  Value scale = ctx.input(i);
+  if (!elementTypeOf(scale).isF32() || numElementsOf(shapeOf(scale)) != 1)
+    return ctx.fail("input " + Twine(i) + " must be a float scalar scale");
+  return reshape(ctx.b, ctx.loc, scale, {});
+}
+
+/// QLinearMatMul: the i32 product of MatMulInteger, scaled by
+/// a_scale * b_scale / y_scale in f32, rounded half to even, shifted by
+/// y_zero_point and saturated to its type.
+LogicalResult qLinearMatMulOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(8)))
+    return failure();
+  if (!matmulShape(shapeOf(ctx.input(0)), shapeOf(ctx.input(3))))
+    return ctx.fail("the operand shapes do not agree for a matrix product");
+  FailureOr<Value> a = shiftedInt32(ctx, ctx.input(0), 2, /*perRow=*/true);
+  if (failed(a))
+    return failure();
+  FailureOr<Value> c = shiftedInt32(ctx, ctx.input(3), 5, /*perRow=*/false);
+  if (failed(c))
+    return failure();
+  FailureOr<Value> aScale = scalarScale(ctx, 1), bScale = scalarScale(ctx, 4),
+                   yScale = scalarScale(ctx, 6);
+  if (failed(aScale) || failed(bScale) || failed(yScale))
+    return failure();
+  Value yZeroPoint = ctx.input(7);
+  Type resultType = elementTypeOf(yZeroPoint);
+  if (!isa<IntegerType>(resultType) ||
+      resultType.getIntOrFloatBitWidth() != 8 ||
+      numElementsOf(shapeOf(yZeroPoint)) != 1)
+    return ctx.fail("y_zero_point must be an int8 or uint8 scalar");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value product = matmul(b, loc, *a, *c);
+  Value multiplier =
+      b.create<DivOp>(loc, b.create<MulOp>(loc, *aScale, *bScale), *yScale);
+  Value scaled =
+      binary<MulOp>(b, loc, cast(b, loc, product, b.getF32Type()), multiplier);
+  Value rounded = b.create<RoundOp>(loc, scaled);
+  Value shifted = binary<AddOp>(
+      b, loc, rounded,
+      cast(b, loc, reshape(b, loc, yZeroPoint, {}), b.getF32Type()));
+  return ctx.setResults(cast(b, loc, shifted, resultType));
+}
+
 LogicalResult gemmOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
@@ -338,6 +431,8 @@ LogicalResult lrnOp(NodeContext &ctx) {
 
 void registerLinalgOps(OpTable &table) {
   table.add("MatMul", matmulOp);
+  table.add("MatMulInteger", matMulIntegerOp);
+  table.add("QLinearMatMul", qLinearMatMulOp);
   table.add("Gemm", gemmOp);
   table.add("Softmax", softmaxOp);
   table.add("LogSoftmax", logSoftmaxOp);

@@ -115,10 +115,9 @@ Value addBias(OpBuilder &b, Location loc, Value y, Value bias) {
       loc, y, broadcastTo(b, loc, reshape(b, loc, bias, shape), shapeOf(y)));
 }
 
-LogicalResult convOp(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
-    return failure();
-  Value x = ctx.input(0), w = ctx.input(1);
+/// kiln.conv of `x` by `w` with the node's window attributes (strides,
+/// pads, dilations, group, auto_pad, kernel_shape).
+FailureOr<Value> convolve(NodeContext &ctx, Value x, Value w) {
   int64_t rank = rankOf(x);
   if (rank < 3 || rankOf(w) != rank)
     return ctx.fail("X and W must have the same rank, at least 3");
@@ -134,11 +133,128 @@ LogicalResult convOp(NodeContext &ctx) {
   if (ArrayRef<int64_t>(win->kernel) != shapeOf(w).drop_front(2))
     return ctx.fail("kernel_shape disagrees with W");
   SmallVector<int64_t> ones(rank - 2, 1);
-  Value y = ctx.b.create<ConvOp>(ctx.loc, x, w, win->strides, win->lo,
-                                 win->hi, ones, win->dilations, groups);
+  return ctx.b
+      .create<ConvOp>(ctx.loc, x, w, win->strides, win->lo, win->hi, ones,
+                      win->dilations, groups)
+      .getResult();
+}
+
+LogicalResult convOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
+    return failure();
+  FailureOr<Value> y = convolve(ctx, ctx.input(0), ctx.input(1));
+  if (failed(y))
+    return failure();
   if (ctx.hasInput(2))
-    y = addBias(ctx.b, ctx.loc, y, ctx.input(2));
-  return ctx.setResults(y);
+    *y = addBias(ctx.b, ctx.loc, *y, ctx.input(2));
+  return ctx.setResults(*y);
+}
+
+/// An 8-bit input of ConvInteger or QLinearConv minus its zero point, as
+/// f64: kiln.conv takes floats, and f64 holds the differences (at most 255
+/// in magnitude), their products and every sum below 2^53 exactly, so the
+/// convolution is the exact integer one. The zero point is a scalar, or
+/// for the weights 1-d with one entry per output channel.
+FailureOr<Value> shiftedExact(NodeContext &ctx, Value v, unsigned zeroPoint,
+                              bool perChannel) {
+  Type elementType = elementTypeOf(v);
+  if (!isa<IntegerType>(elementType) ||
+      elementType.getIntOrFloatBitWidth() != 8)
+    return ctx.fail("the input and weights must be int8 or uint8");
+  Value wide = cast(ctx.b, ctx.loc, v, ctx.b.getF64Type());
+  if (!ctx.hasInput(zeroPoint))
+    return wide;
+  Value zp = ctx.input(zeroPoint);
+  if (elementTypeOf(zp) != elementType)
+    return ctx.fail("a zero point must have its tensor's element type");
+  if (numElementsOf(shapeOf(zp)) == 1 && rankOf(zp) <= 1) {
+    zp = reshape(ctx.b, ctx.loc, zp, {});
+  } else if (perChannel && rankOf(zp) == 1 && shapeOf(zp)[0] == shapeOf(v)[0]) {
+    SmallVector<int64_t> shape(rankOf(v), 1);
+    shape[0] = shapeOf(zp)[0];
+    zp = reshape(ctx.b, ctx.loc, zp, shape);
+  } else {
+    return ctx.fail("a zero point must be a scalar, or for the weights have "
+                    "one entry per output channel");
+  }
+  return binary<SubOp>(ctx.b, ctx.loc, wide,
+                       cast(ctx.b, ctx.loc, zp, ctx.b.getF64Type()));
+}
+
+/// ConvInteger: (x - x_zero_point) * (w - w_zero_point) convolved exactly
+/// (see shiftedExact), as i32.
+LogicalResult convIntegerOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  FailureOr<Value> x = shiftedExact(ctx, ctx.input(0), 2, false);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> w = shiftedExact(ctx, ctx.input(1), 3, true);
+  if (failed(w))
+    return failure();
+  FailureOr<Value> y = convolve(ctx, *x, *w);
+  if (failed(y))
+    return failure();
+  return ctx.setResults(cast(ctx.b, ctx.loc, *y, ctx.b.getI32Type()));
+}
+
+/// QLinearConv: the exact integer convolution of ConvInteger plus the i32
+/// bias, scaled by x_scale * w_scale / y_scale in f32 (w_scale may have
+/// one entry per output channel), rounded half to even, shifted by
+/// y_zero_point and saturated to its type.
+LogicalResult qLinearConvOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(8)))
+    return failure();
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  FailureOr<Value> x = shiftedExact(ctx, ctx.input(0), 2, false);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> w = shiftedExact(ctx, ctx.input(3), 5, true);
+  if (failed(w))
+    return failure();
+  FailureOr<Value> y = convolve(ctx, *x, *w);
+  if (failed(y))
+    return failure();
+  if (ctx.hasInput(8)) {
+    if (!elementTypeOf(ctx.input(8)).isInteger(32) ||
+        rankOf(ctx.input(8)) != 1 || shapeOf(ctx.input(8))[0] != shapeOf(*y)[1])
+      return ctx.fail("B must be an int32 vector with one entry per output "
+                      "channel");
+    *y = addBias(b, loc, *y, cast(b, loc, ctx.input(8), b.getF64Type()));
+  }
+  Value xScale = ctx.input(1), wScale = ctx.input(4), yScale = ctx.input(6);
+  for (Value scale : {xScale, wScale, yScale})
+    if (!elementTypeOf(scale).isF32())
+      return ctx.fail("the scales must be float");
+  if (numElementsOf(shapeOf(xScale)) != 1 ||
+      numElementsOf(shapeOf(yScale)) != 1)
+    return ctx.fail("x_scale and y_scale must be scalars");
+  xScale = reshape(b, loc, xScale, {});
+  yScale = reshape(b, loc, yScale, {});
+  if (numElementsOf(shapeOf(wScale)) == 1) {
+    wScale = reshape(b, loc, wScale, {});
+  } else if (rankOf(wScale) == 1 && shapeOf(wScale)[0] == shapeOf(*y)[1]) {
+    SmallVector<int64_t> shape(rankOf(*y), 1);
+    shape[1] = shapeOf(wScale)[0];
+    wScale = reshape(b, loc, wScale, shape);
+  } else {
+    return ctx.fail("w_scale must be a scalar or have one entry per output "
+                    "channel");
+  }
+  Value yZeroPoint = ctx.input(7);
+  Type resultType = elementTypeOf(yZeroPoint);
+  if (resultType != elementTypeOf(ctx.input(0)) ||
+      numElementsOf(shapeOf(yZeroPoint)) != 1)
+    return ctx.fail("y_zero_point must be a scalar of x's element type");
+  Value multiplier =
+      binary<DivOp>(b, loc, binary<MulOp>(b, loc, xScale, wScale), yScale);
+  Value scaled =
+      binary<MulOp>(b, loc, cast(b, loc, *y, b.getF32Type()), multiplier);
+  Value shifted = binary<AddOp>(
+      b, loc, b.create<RoundOp>(loc, scaled),
+      cast(b, loc, reshape(b, loc, yZeroPoint, {}), b.getF32Type()));
+  return ctx.setResults(cast(b, loc, shifted, resultType));
 }
 
 LogicalResult convTransposeOp(NodeContext &ctx) {
@@ -308,6 +424,8 @@ LogicalResult averagePoolOp(NodeContext &ctx) {
 
 void registerNNOps(OpTable &table) {
   table.add("Conv", convOp);
+  table.add("ConvInteger", convIntegerOp);
+  table.add("QLinearConv", qLinearConvOp);
   table.add("ConvTranspose", convTransposeOp);
   table.add("MaxPool", maxPoolOp);
   table.add("AveragePool", averagePoolOp);

@@ -93,6 +93,13 @@ static bool isNumericSplat(Attribute attr, int64_t value) {
   return isIntSplat(attr, value) || isFloatSplat(attr, value);
 }
 
+/// Whether `type`'s elements are unsigned integers (ui8 ... ui64), whose
+/// division, remainder, order, abs, relu, sign and conversions differ from
+/// the signed ones of the same bits.
+static bool isUnsignedElement(Type type) {
+  return getElementTypeOrSelf(type).isUnsignedInteger();
+}
+
 static bool isIdentityPermutation(ArrayRef<int64_t> perm) {
   for (auto [i, p] : llvm::enumerate(perm))
     if (p != static_cast<int64_t>(i))
@@ -274,15 +281,16 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   if (isNumericSplat(adaptor.getRhs(), 1))
     return getLhs();
+  bool isUnsigned = isUnsignedElement(getType());
   return foldBinary(
       adaptor.getOperands(), getType(),
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+      [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
         // Division by zero has no defined result; leave it to the runtime
         // rather than invent one. INT_MIN / -1 wraps to INT_MIN, which is
         // what APInt's sdiv gives.
         if (b.isZero())
           return std::nullopt;
-        return a.sdiv(b);
+        return isUnsigned ? a.udiv(b) : a.sdiv(b);
       },
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
         return a / b;
@@ -294,8 +302,9 @@ OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
     return getLhs();
   return foldBinary(
       adaptor.getOperands(), getType(),
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        return llvm::APIntOps::smax(a, b);
+      [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return isUnsignedElement(getType()) ? llvm::APIntOps::umax(a, b)
+                                            : llvm::APIntOps::smax(a, b);
       },
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
         return llvm::maximum(a, b);
@@ -307,8 +316,9 @@ OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
     return getLhs();
   return foldBinary(
       adaptor.getOperands(), getType(),
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        return llvm::APIntOps::smin(a, b);
+      [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return isUnsignedElement(getType()) ? llvm::APIntOps::umin(a, b)
+                                            : llvm::APIntOps::smin(a, b);
       },
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
         return llvm::minimum(a, b);
@@ -345,6 +355,9 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  // Unsigned values are their own absolute value.
+  if (isUnsignedElement(getType()))
+    return getOperand();
   if (auto inner = getOperand().getDefiningOp<AbsOp>())
     return inner.getResult();
   // abs(neg x) is abs x; also exact for INT_MIN, which both leave unchanged.
@@ -359,6 +372,9 @@ OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
+  // No unsigned value is below zero.
+  if (isUnsignedElement(getType()))
+    return getOperand();
   if (auto inner = getOperand().getDefiningOp<ReluOp>())
     return inner.getResult();
   return foldUnary(
@@ -500,12 +516,13 @@ OpFoldResult AtanhOp::fold(FoldAdaptor adaptor) {
 OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
   if (getOperand().getDefiningOp<SignOp>())
     return getOperand();
+  bool isUnsigned = isUnsignedElement(getType());
   return foldUnary(
       adaptor.getOperands(), getType(),
-      [](const APInt &a) -> std::optional<APInt> {
+      [&](const APInt &a) -> std::optional<APInt> {
         if (a.isZero())
           return a;
-        return APInt(a.getBitWidth(), a.isNegative() ? -1 : 1,
+        return APInt(a.getBitWidth(), !isUnsigned && a.isNegative() ? -1 : 1,
                      /*isSigned=*/true);
       },
       // Zeros (of either sign) and NaN are their own sign.
@@ -526,12 +543,16 @@ OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 
 OpFoldResult RemOp::fold(FoldAdaptor adaptor) {
+  bool isUnsigned = isUnsignedElement(getType());
   return foldBinary(
       adaptor.getOperands(), getType(),
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        // rem(x, 0) is x and rem(x, -1) is 0 by definition (KilnOps.td).
+      [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        // rem(x, 0) is x and, for signed types, rem(x, -1) is 0 by
+        // definition (KilnOps.td).
         if (b.isZero())
           return a;
+        if (isUnsigned)
+          return a.urem(b);
         if (b.isAllOnes())
           return APInt::getZero(a.getBitWidth());
         return a.srem(b);
@@ -586,15 +607,55 @@ OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
       nullptr);
 }
 
+/// kiln.shift_left and kiln.shift_right on one element: the amount is read
+/// as unsigned, and amounts of at least the width shift every bit out.
+static APInt foldShift(const APInt &value, const APInt &amount, bool left,
+                       bool isUnsigned) {
+  unsigned width = value.getBitWidth();
+  if (amount.uge(width)) {
+    if (left || isUnsigned || !value.isNegative())
+      return APInt::getZero(width);
+    return APInt::getAllOnes(width);
+  }
+  unsigned n = static_cast<unsigned>(amount.getZExtValue());
+  if (left)
+    return value.shl(n);
+  return isUnsigned ? value.lshr(n) : value.ashr(n);
+}
+
+OpFoldResult ShiftLeftOp::fold(FoldAdaptor adaptor) {
+  if (isIntSplat(adaptor.getRhs(), 0))
+    return getLhs();
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return foldShift(a, b, /*left=*/true, /*isUnsigned=*/false);
+      },
+      nullptr);
+}
+
+OpFoldResult ShiftRightOp::fold(FoldAdaptor adaptor) {
+  if (isIntSplat(adaptor.getRhs(), 0))
+    return getLhs();
+  bool isUnsigned = isUnsignedElement(getType());
+  return foldBinary(
+      adaptor.getOperands(), getType(),
+      [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return foldShift(a, b, /*left=*/false, isUnsigned);
+      },
+      nullptr);
+}
+
 //===----------------------------------------------------------------------===//
 // CompareOp, SelectOp, CastOp
 //===----------------------------------------------------------------------===//
 
-/// Compares two integers. i32 and i64 are signed. For i1 only equality is
-/// folded, because whether true orders above or below false is up to the
-/// lowering.
+/// Compares two integers. Signless ones are signed, ui8 ... ui64 unsigned
+/// (`isUnsigned`). For i1 only equality is folded, because whether true
+/// orders above or below false is up to the lowering.
 static std::optional<bool> compareInts(CompareDirection direction,
-                                       const APInt &a, const APInt &b) {
+                                       const APInt &a, const APInt &b,
+                                       bool isUnsigned) {
   switch (direction) {
   case CompareDirection::eq:
     return a == b;
@@ -607,13 +668,13 @@ static std::optional<bool> compareInts(CompareDirection direction,
     return std::nullopt;
   switch (direction) {
   case CompareDirection::lt:
-    return a.slt(b);
+    return isUnsigned ? a.ult(b) : a.slt(b);
   case CompareDirection::le:
-    return a.sle(b);
+    return isUnsigned ? a.ule(b) : a.sle(b);
   case CompareDirection::gt:
-    return a.sgt(b);
+    return isUnsigned ? a.ugt(b) : a.sgt(b);
   case CompareDirection::ge:
-    return a.sge(b);
+    return isUnsigned ? a.uge(b) : a.sge(b);
   default:
     return std::nullopt;
   }
@@ -644,11 +705,13 @@ static bool compareFloats(CompareDirection direction, const APFloat &a,
 OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
   RankedTensorType type = getType();
   bool isFloat = isa<FloatType>(getLhs().getType().getElementType());
+  bool isUnsigned = isUnsignedElement(getLhs().getType());
 
   // x cmp x is known for integers; for floats NaN makes it data-dependent.
   if (getLhs() == getRhs() && !isFloat) {
     APInt zero = APInt::getZero(getLhs().getType().getElementTypeBitWidth());
-    if (std::optional<bool> known = compareInts(getDirection(), zero, zero))
+    if (std::optional<bool> known =
+            compareInts(getDirection(), zero, zero, isUnsigned))
       return DenseElementsAttr::get(type, *known);
   }
 
@@ -662,7 +725,7 @@ OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
                            *std::next(lhs.value_begin<APFloat>(), i),
                            *std::next(rhs.value_begin<APFloat>(), i));
     return compareInts(getDirection(), *std::next(lhs.value_begin<APInt>(), i),
-                       *std::next(rhs.value_begin<APInt>(), i));
+                       *std::next(rhs.value_begin<APInt>(), i), isUnsigned);
   };
   // Splat element access ignores the index, so one comparison suffices.
   if (lhs.isSplat() && rhs.isSplat()) {
@@ -699,30 +762,37 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
   return DenseElementsAttr::get(getType(), values);
 }
 
-/// Converts one integer element; i1 is unsigned (0 or 1), i32 and i64 are
-/// signed, and conversion to i1 means `x != 0`.
-static APInt castInt(const APInt &value, unsigned toWidth) {
+/// Converts one integer element; i1 and ui8 ... ui64 (`fromUnsigned`) are
+/// zero-extended, the signless integers sign-extended, and conversion to i1
+/// means `x != 0`.
+static APInt castInt(const APInt &value, unsigned toWidth, bool fromUnsigned) {
   if (toWidth == 1)
     return APInt(1, !value.isZero());
-  if (value.getBitWidth() == 1)
-    return value.zext(toWidth);
+  if (value.getBitWidth() == 1 || fromUnsigned)
+    return value.zextOrTrunc(toWidth);
   return value.sextOrTrunc(toWidth);
 }
 
 /// Converts one float element to an integer as kiln.cast defines it: to i1
-/// `x != 0` (NaN is nonzero); to i32/i64 rounding toward zero and
-/// saturating at the type's limits, NaN to 0 (llvm.fptosi.sat).
-static APInt castFloatToInt(const APFloat &value, unsigned toWidth) {
+/// `x != 0` (NaN is nonzero); to the other integers rounding toward zero and
+/// saturating at the type's limits, NaN to 0 (llvm.fptosi.sat, or
+/// llvm.fptoui.sat for the unsigned types, `toUnsigned`).
+static APInt castFloatToInt(const APFloat &value, unsigned toWidth,
+                            bool toUnsigned) {
   if (toWidth == 1)
     return APInt(1, !value.isZero());
   if (value.isNaN())
     return APInt::getZero(toWidth);
-  APSInt result(toWidth, /*isUnsigned=*/false);
+  APSInt result(toWidth, toUnsigned);
   bool isExact;
   if (value.convertToInteger(result, APFloat::rmTowardZero, &isExact) &
-      APFloat::opInvalidOp)
+      APFloat::opInvalidOp) {
+    if (toUnsigned)
+      return value.isNegative() ? APInt::getZero(toWidth)
+                                : APInt::getMaxValue(toWidth);
     return value.isNegative() ? APInt::getSignedMinValue(toWidth)
                               : APInt::getSignedMaxValue(toWidth);
+  }
   return result;
 }
 
@@ -738,6 +808,8 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   ArrayRef<Attribute> operands = adaptor.getOperands();
   auto toFloat = dyn_cast<FloatType>(to);
   unsigned toWidth = to.getIntOrFloatBitWidth();
+  bool fromUnsigned = from.isUnsignedInteger(),
+       toUnsigned = to.isUnsignedInteger();
 
   if (isa<FloatType>(from) && toFloat)
     return constFoldCastOp<FloatAttr, FloatAttr, APFloat, APFloat, void>(
@@ -751,19 +823,21 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (isa<FloatType>(from))
     return constFoldCastOp<FloatAttr, IntegerAttr, APFloat, APInt, void>(
         operands, type, [&](const APFloat &value, bool &) {
-          return castFloatToInt(value, toWidth);
+          return castFloatToInt(value, toWidth, toUnsigned);
         });
   if (toFloat)
     return constFoldCastOp<IntegerAttr, FloatAttr, APInt, APFloat, void>(
         operands, type, [&](const APInt &value, bool &) {
           APFloat result(toFloat.getFloatSemantics());
-          result.convertFromAPInt(value, /*IsSigned=*/value.getBitWidth() != 1,
-                                  APFloat::rmNearestTiesToEven);
+          result.convertFromAPInt(
+              value, /*IsSigned=*/value.getBitWidth() != 1 && !fromUnsigned,
+              APFloat::rmNearestTiesToEven);
           return result;
         });
   return constFoldCastOp<IntegerAttr, IntegerAttr, APInt, APInt, void>(
-      operands, type,
-      [&](const APInt &value, bool &) { return castInt(value, toWidth); });
+      operands, type, [&](const APInt &value, bool &) {
+        return castInt(value, toWidth, fromUnsigned);
+      });
 }
 
 //===----------------------------------------------------------------------===//

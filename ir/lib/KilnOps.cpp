@@ -731,9 +731,14 @@ bool kiln::isStackType(Type type) {
   if (!tensor || tensor.getRank() < 1 || !tensor.isDynamicDim(0))
     return false;
   Type element = tensor.getElementType();
-  if (!(element.isF16() || element.isBF16() || element.isF32() ||
-        element.isF64() || element.isInteger(1) || element.isInteger(32) ||
-        element.isInteger(64)))
+  auto integer = dyn_cast<IntegerType>(element);
+  bool isElement =
+      isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(element) ||
+      (integer &&
+       llvm::is_contained({1u, 8u, 16u, 32u, 64u}, integer.getWidth()) &&
+       (integer.isSignless() ||
+        (integer.isUnsigned() && integer.getWidth() != 1)));
+  if (!isElement)
     return false;
   return llvm::all_of(tensor.getShape().drop_front(),
                       [](int64_t dim) { return !ShapedType::isDynamic(dim); });

@@ -1011,6 +1011,8 @@ public:
     noGradient<AndOp>();
     noGradient<OrOp>();
     noGradient<XorOp>();
+    noGradient<ShiftLeftOp>();
+    noGradient<ShiftRightOp>();
     // Elementwise.
     rule<AddOp, vjpAdd>();
     rule<SubOp, vjpSub>();

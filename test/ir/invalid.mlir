@@ -20,10 +20,11 @@ func.func @constant_type_mismatch() {
 
 // -----
 
-// Element types outside f16/bf16/f32/f64/i1/i32/i64 are rejected.
-func.func @constant_i8() {
+// Element types outside f16/bf16/f32/f64/i1/i8 ... i64/ui8 ... ui64 are
+// rejected.
+func.func @constant_i4() {
   // expected-error @+1 {{'kiln.constant' op result #0 must be statically shaped tensor of}}
-  %0 = kiln.constant dense<1> : tensor<2xi8>
+  %0 = kiln.constant dense<1> : tensor<2xi4>
   return
 }
 
@@ -81,7 +82,7 @@ func.func @sub_result_mismatch(%a: tensor<2xi32>) {
 
 // Arithmetic is not defined on i1.
 func.func @add_bool(%a: tensor<2xi1>) {
-  // expected-error @+1 {{'kiln.add' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xi1>'}}
+  // expected-error @+1 {{'kiln.add' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 8-bit unsigned integer or 16-bit unsigned integer or 32-bit unsigned integer or 64-bit unsigned integer values, but got 'tensor<2xi1>'}}
   %0 = kiln.add %a, %a : tensor<2xi1>
   return
 }
@@ -139,9 +140,9 @@ func.func @unranked(%a: tensor<*xf32>) {
 
 // -----
 
-func.func @unsupported_element(%a: tensor<2xi8>) {
-  // expected-error @+1 {{'kiln.neg' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xi8>'}}
-  %0 = kiln.neg %a : tensor<2xi8>
+func.func @unsupported_element(%a: tensor<2xsi32>) {
+  // expected-error @+1 {{'kiln.neg' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 8-bit unsigned integer or 16-bit unsigned integer or 32-bit unsigned integer or 64-bit unsigned integer values, but got 'tensor<2xsi32>'}}
+  %0 = kiln.neg %a : tensor<2xsi32>
   return
 }
 
@@ -209,7 +210,7 @@ func.func @cast_shape(%a: tensor<4xf32>) {
 
 func.func @cast_unsupported(%a: tensor<4xf32>) {
   // expected-error @+1 {{'kiln.cast' op result #0 must be statically shaped tensor of}}
-  %0 = kiln.cast %a : tensor<4xf32> to tensor<4xi16>
+  %0 = kiln.cast %a : tensor<4xf32> to tensor<4xi4>
   return
 }
 
@@ -835,7 +836,7 @@ func.func @erf_of_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
 // -----
 
 func.func @sign_of_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
-  // expected-error @+1 {{'kiln.sign' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'kiln.sign' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 8-bit unsigned integer or 16-bit unsigned integer or 32-bit unsigned integer or 64-bit unsigned integer values, but got 'tensor<4xi1>'}}
   %0 = kiln.sign %x : tensor<4xi1>
   return %0 : tensor<4xi1>
 }
@@ -843,7 +844,7 @@ func.func @sign_of_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
 // -----
 
 func.func @and_of_floats(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kiln.and' op operand #0 must be statically shaped tensor of 1-bit signless integer or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'kiln.and' op operand #0 must be statically shaped tensor of 1-bit signless integer or 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 8-bit unsigned integer or 16-bit unsigned integer or 32-bit unsigned integer or 64-bit unsigned integer values, but got 'tensor<4xf32>'}}
   %0 = kiln.and %x, %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -867,7 +868,7 @@ func.func @rem_shapes_differ(%a: tensor<4xf32>, %b: tensor<2x2xf32>) -> tensor<4
 // -----
 
 func.func @not_of_floats(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kiln.not' op operand #0 must be statically shaped tensor of 1-bit signless integer or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'kiln.not' op operand #0 must be statically shaped tensor of 1-bit signless integer or 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 8-bit unsigned integer or 16-bit unsigned integer or 32-bit unsigned integer or 64-bit unsigned integer values, but got 'tensor<4xf32>'}}
   %0 = kiln.not %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -916,7 +917,7 @@ func.func @argmax_wrong_result(%x: tensor<2x3xf32>) -> tensor<2xi32> {
 // -----
 
 func.func @argmax_of_bool(%x: tensor<2x3xi1>) -> tensor<2xi64> {
-  // expected-error @+1 {{'kiln.argmax' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2x3xi1>'}}
+  // expected-error @+1 {{'kiln.argmax' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 8-bit unsigned integer or 16-bit unsigned integer or 32-bit unsigned integer or 64-bit unsigned integer values, but got 'tensor<2x3xi1>'}}
   %0 = kiln.argmax %x, dim = 1 : tensor<2x3xi1>
   return %0 : tensor<2xi64>
 }

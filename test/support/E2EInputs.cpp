@@ -28,9 +28,11 @@ kiln::HostTensor kiln::test::randomE2EInput(mlir::RankedTensorType type,
     for (int64_t k = 0; k < n; ++k)
       tensor.i[k] = dist(rng);
   } else {
+    // Wrapped to the type: an unsigned type sees [0, 8] and its eight
+    // largest values.
     std::uniform_int_distribution<int64_t> dist(-8, 8);
     for (int64_t k = 0; k < n; ++k)
-      tensor.i[k] = dist(rng);
+      tensor.i[k] = wrapToInt(tensor.kind(), dist(rng));
   }
   return tensor;
 }

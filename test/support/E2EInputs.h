@@ -22,8 +22,9 @@ namespace kiln::test {
 /// The `*.mlir` files of `directory`, sorted.
 std::vector<std::string> e2eProgramFiles(const std::string &directory);
 
-/// Random values of the tensor's dtype: floats in [-2, 2], integers in
-/// [-8, 8], booleans fair.
+/// Random values of the tensor's dtype: floats in [-2, 2] (rounded to the
+/// type), integers in [-8, 8] wrapped to the type (so unsigned ones are 0
+/// ... 8 or among their eight largest values), booleans fair.
 HostTensor randomE2EInput(mlir::RankedTensorType type, std::mt19937 &rng);
 
 } // namespace kiln::test

@@ -52,6 +52,42 @@ bool parseInteger(const std::string &text, int64_t min, int64_t max,
   return true;
 }
 
+/// Parses an unsigned decimal integer of at most \p max.
+bool parseUnsigned(const std::string &text, uint64_t max, uint64_t &out) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE || value > max)
+    return false;
+  out = value;
+  return true;
+}
+
+/// Parses a signed integer literal that fits \p T into \p element.
+template <typename T>
+bool parseSignedLiteral(const std::string &text, uint8_t *element) {
+  int64_t value;
+  if (!parseInteger(text, std::numeric_limits<T>::min(),
+                    std::numeric_limits<T>::max(), value))
+    return false;
+  T narrow = static_cast<T>(value);
+  std::memcpy(element, &narrow, sizeof(narrow));
+  return true;
+}
+
+/// Parses an unsigned integer literal that fits \p T into \p element.
+template <typename T>
+bool parseUnsignedLiteral(const std::string &text, uint8_t *element) {
+  uint64_t value;
+  if (!parseUnsigned(text, std::numeric_limits<T>::max(), value))
+    return false;
+  T narrow = static_cast<T>(value);
+  std::memcpy(element, &narrow, sizeof(narrow));
+  return true;
+}
+
 /// Parses a literal for a rank-0 input of type \p dtype into \p element
 /// (at least 8 bytes).
 bool parseLiteral(const std::string &text, kiln_dtype_t dtype,
@@ -70,23 +106,38 @@ bool parseLiteral(const std::string &text, kiln_dtype_t dtype,
     *element = value;
     return true;
   }
-  case KILN_DTYPE_I32: {
-    int64_t value;
-    if (!parseInteger(text, std::numeric_limits<int32_t>::min(),
-                      std::numeric_limits<int32_t>::max(), value))
+  case KILN_DTYPE_I8:
+    if (!parseSignedLiteral<int8_t>(text, element))
       break;
-    int32_t narrow = static_cast<int32_t>(value);
-    std::memcpy(element, &narrow, sizeof(narrow));
     return true;
-  }
-  case KILN_DTYPE_I64: {
-    int64_t value;
-    if (!parseInteger(text, std::numeric_limits<int64_t>::min(),
-                      std::numeric_limits<int64_t>::max(), value))
+  case KILN_DTYPE_I16:
+    if (!parseSignedLiteral<int16_t>(text, element))
       break;
-    std::memcpy(element, &value, sizeof(value));
     return true;
-  }
+  case KILN_DTYPE_I32:
+    if (!parseSignedLiteral<int32_t>(text, element))
+      break;
+    return true;
+  case KILN_DTYPE_I64:
+    if (!parseSignedLiteral<int64_t>(text, element))
+      break;
+    return true;
+  case KILN_DTYPE_UI8:
+    if (!parseUnsignedLiteral<uint8_t>(text, element))
+      break;
+    return true;
+  case KILN_DTYPE_UI16:
+    if (!parseUnsignedLiteral<uint16_t>(text, element))
+      break;
+    return true;
+  case KILN_DTYPE_UI32:
+    if (!parseUnsignedLiteral<uint32_t>(text, element))
+      break;
+    return true;
+  case KILN_DTYPE_UI64:
+    if (!parseUnsignedLiteral<uint64_t>(text, element))
+      break;
+    return true;
   case KILN_DTYPE_F64: {
     double value;
     if (!parsesAsDouble(text, value))

@@ -19,6 +19,14 @@ void appendFloat(std::string &out, double value, int digits) {
   out += text;
 }
 
+/// Appends the integer of C type \p T stored at \p element.
+template <typename T>
+void appendInteger(std::string &out, const uint8_t *element) {
+  T value;
+  std::memcpy(&value, element, sizeof(value));
+  out += std::to_string(value);
+}
+
 void appendElement(std::string &out, kiln_dtype_t dtype, const uint8_t *data,
                    size_t index) {
   const uint8_t *element = data + index * kiln_dtype_size(dtype);
@@ -48,18 +56,22 @@ void appendElement(std::string &out, kiln_dtype_t dtype, const uint8_t *data,
   case KILN_DTYPE_I1:
     out += *element ? "true" : "false";
     return;
-  case KILN_DTYPE_I32: {
-    int32_t value;
-    std::memcpy(&value, element, sizeof(value));
-    out += std::to_string(value);
-    return;
-  }
-  case KILN_DTYPE_I64: {
-    int64_t value;
-    std::memcpy(&value, element, sizeof(value));
-    out += std::to_string(value);
-    return;
-  }
+  case KILN_DTYPE_I8:
+    return appendInteger<int8_t>(out, element);
+  case KILN_DTYPE_I16:
+    return appendInteger<int16_t>(out, element);
+  case KILN_DTYPE_I32:
+    return appendInteger<int32_t>(out, element);
+  case KILN_DTYPE_I64:
+    return appendInteger<int64_t>(out, element);
+  case KILN_DTYPE_UI8:
+    return appendInteger<uint8_t>(out, element);
+  case KILN_DTYPE_UI16:
+    return appendInteger<uint16_t>(out, element);
+  case KILN_DTYPE_UI32:
+    return appendInteger<uint32_t>(out, element);
+  case KILN_DTYPE_UI64:
+    return appendInteger<uint64_t>(out, element);
   }
   out += "?";
 }

@@ -29,7 +29,8 @@ namespace modelfile {
 const ElementTypeInfo *findDType(kfb::DType dtype);
 
 /// Returns the DType of \p type if it is one of the element types the format
-/// stores (f16, bf16, f32, f64 and signless i1, i32, i64).
+/// stores (the rows of kiln/ElementTypes.def: f16, bf16, f32, f64, signless
+/// i1, i8 ... i64 and unsigned ui8 ... ui64).
 std::optional<kfb::DType> toDType(mlir::Type type);
 
 /// Returns the MLIR type of \p dtype, or a null type if \p dtype is not one

@@ -328,9 +328,11 @@ Offset<kfb::TensorType> ModelWriter::writeTensorType(mlir::Type type) {
   }
   std::optional<kfb::DType> dtype = modelfile::toDType(tensor.getElementType());
   if (!dtype) {
-    fail("type " + shortText(type) +
-         " cannot be stored (element types are f16, bf16, f32, f64, i1, "
-         "i32 and i64)");
+    std::string names;
+    for (const ::kiln::ElementTypeInfo &info : ::kiln::kElementTypes)
+      names += (names.empty() ? "" : ", ") + std::string(info.name);
+    fail("type " + shortText(type) + " cannot be stored (element types are " +
+         names + ")");
     return {};
   }
   Offset<Vector<int64_t>> shape;

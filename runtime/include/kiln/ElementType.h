@@ -27,9 +27,10 @@ enum class ElementType : uint8_t {
 
 /// How the bits of an element are read.
 enum class ElementClass : uint8_t {
-  Float,   ///< IEEE-style binary floating point
-  Integer, ///< two's complement, signless in the IR
-  Bool,    ///< i1, stored as one byte holding 0 or 1
+  Float,    ///< IEEE-style binary floating point
+  Integer,  ///< two's complement, signless in the IR
+  Unsigned, ///< unsigned binary, ui8 ... ui64 in the IR
+  Bool,     ///< i1, stored as one byte holding 0 or 1
 };
 
 /// The facts of one row of ElementTypes.def.
@@ -47,16 +48,19 @@ struct ElementTypeInfo {
   /// The type whose .npy data carries this one (itself when npyDescriptor is
   /// not empty).
   ElementType npyCarrier;
-  /// True if the backends compile it and the C++ tracer offers it.
+  /// True if the backends compile it.
   bool compiled;
+  /// True if the C++ tracer offers it (as a kiln::DType).
+  bool traced;
 };
 
 /// The rows of ElementTypes.def, indexed by code.
 inline constexpr ElementTypeInfo kElementTypes[] = {
 #define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
-                   MLIR, COMPILED)                                             \
+                   MLIR, COMPILED, TRACED)                                     \
   {ElementType::NAME,   SPELLING, BYTES, BITS, ElementClass::CLASS,            \
-   NPY,                 ElementType::NPY_AS, (COMPILED) != 0},
+   NPY,                 ElementType::NPY_AS, (COMPILED) != 0,                  \
+   (TRACED) != 0},
 #include "kiln/ElementTypes.def"
 };
 
@@ -112,10 +116,17 @@ constexpr bool isFloatElementType(ElementType type) {
   return info && info->elementClass == ElementClass::Float;
 }
 
-/// True for the integer types other than i1.
+/// True for the integer types other than i1, signed or unsigned.
 constexpr bool isIntegerElementType(ElementType type) {
   const ElementTypeInfo *info = findElementType(type);
-  return info && info->elementClass == ElementClass::Integer;
+  return info && (info->elementClass == ElementClass::Integer ||
+                  info->elementClass == ElementClass::Unsigned);
+}
+
+/// True for the unsigned integer types (ui8, ui16, ui32, ui64).
+constexpr bool isUnsignedElementType(ElementType type) {
+  const ElementTypeInfo *info = findElementType(type);
+  return info && info->elementClass == ElementClass::Unsigned;
 }
 
 /// The element type spelled \p name ("f32", ...), if any.

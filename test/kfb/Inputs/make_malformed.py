@@ -218,11 +218,11 @@ def json_cases():
 
     @case("bad-dtype-input")
     def _(m):
-        m["functions"][0]["inputs"][0]["type"] = tensor(9, 4)
+        m["functions"][0]["inputs"][0]["type"] = tensor(13, 4)
 
     @case("bad-dtype-result")
     def _(m):
-        ops(m)[0]["result_types"] = [tensor(12, 4)]
+        ops(m)[0]["result_types"] = [tensor(200, 4)]
 
     @case("negative-dimension")
     def _(m):

@@ -39,7 +39,9 @@ TEST(ElementTypesTest, EveryRowHasItsMlirType) {
     EXPECT_EQ(type.getIntOrFloatBitWidth(), info.bitWidth);
     EXPECT_EQ(llvm::isa<mlir::FloatType>(type),
               info.elementClass == ElementClass::Float);
-    if (info.elementClass != ElementClass::Float) {
+    if (info.elementClass == ElementClass::Unsigned) {
+      EXPECT_TRUE(type.isUnsignedInteger());
+    } else if (info.elementClass != ElementClass::Float) {
       EXPECT_TRUE(type.isSignlessInteger());
     }
   }
@@ -51,9 +53,11 @@ TEST(ElementTypesTest, OtherMlirTypesAreNotElementTypes) {
   mlir::MLIRContext context;
   mlir::Builder b(&context);
   EXPECT_FALSE(classifyElementType(mlir::Type()));
-  EXPECT_FALSE(classifyElementType(b.getIntegerType(8)));
+  EXPECT_FALSE(classifyElementType(b.getIntegerType(4)));
+  // Signed integers are signless in kiln; there is no ui1.
   EXPECT_FALSE(classifyElementType(b.getIntegerType(32, /*isSigned=*/true)));
-  EXPECT_FALSE(classifyElementType(b.getIntegerType(32, /*isSigned=*/false)));
+  EXPECT_FALSE(classifyElementType(b.getIntegerType(1, /*isSigned=*/false)));
+  EXPECT_FALSE(classifyElementType(b.getIntegerType(24, /*isSigned=*/false)));
   EXPECT_FALSE(classifyElementType(b.getIndexType()));
   EXPECT_FALSE(classifyElementType(b.getF80Type()));
   EXPECT_FALSE(

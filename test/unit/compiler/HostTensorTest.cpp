@@ -125,6 +125,14 @@ TEST(HostTensorWrapping, IntegersWrapToTheirWidth) {
   EXPECT_EQ(wrapToInt(ElementKind::I1, 0), 0);
   EXPECT_EQ(wrapToInt(ElementKind::I1, 2), 1);
   EXPECT_EQ(wrapToInt(ElementKind::I1, -1), 1);
+  EXPECT_EQ(wrapToInt(ElementKind::I8, 128), -128);
+  EXPECT_EQ(wrapToInt(ElementKind::I16, 65535), -1);
+  // Unsigned types below 64 bits are kept zero-extended; ui64 keeps its
+  // bit pattern.
+  EXPECT_EQ(wrapToInt(ElementKind::UI8, -1), 255);
+  EXPECT_EQ(wrapToInt(ElementKind::UI16, 65536 + 7), 7);
+  EXPECT_EQ(wrapToInt(ElementKind::UI32, -1), int64_t(UINT32_MAX));
+  EXPECT_EQ(wrapToInt(ElementKind::UI64, -1), -1);
 }
 
 class HostTensorBytes : public ::testing::Test {

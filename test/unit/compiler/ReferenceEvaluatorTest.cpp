@@ -263,6 +263,80 @@ TEST_F(ReferenceEvaluatorTest, IntegerDivisionTruncatesTowardZero) {
   expectInts(results[0], {5}, {3, -3, -3, 3, INT32_MIN});
 }
 
+TEST_F(ReferenceEvaluatorTest,
+       UnsignedIntegersDivideCompareAndConvertUnsigned) {
+  const char *source = R"mlir(
+    func.func @main(%a: tensor<4xui8>, %b: tensor<4xui8>)
+        -> (tensor<4xui8>, tensor<4xui8>, tensor<4xui8>, tensor<4xi1>,
+            tensor<4xf32>, tensor<4xi8>, tensor<4xui8>) {
+      %q = kiln.div %a, %b : tensor<4xui8>
+      %r = kiln.rem %a, %b : tensor<4xui8>
+      %m = kiln.max %a, %b : tensor<4xui8>
+      %lt = kiln.compare lt, %a, %b : tensor<4xui8>
+      %f = kiln.cast %a : tensor<4xui8> to tensor<4xf32>
+      %s = kiln.cast %a : tensor<4xui8> to tensor<4xi8>
+      %sh = kiln.shift_right %a, %b : tensor<4xui8>
+      func.return %q, %r, %m, %lt, %f, %s, %sh
+          : tensor<4xui8>, tensor<4xui8>, tensor<4xui8>, tensor<4xi1>,
+            tensor<4xf32>, tensor<4xi8>, tensor<4xui8>
+    }
+  )mlir";
+  Type ui8 = b.getIntegerType(8, /*isSigned=*/false);
+  auto results = run(source, {ints(ui8, {4}, {200, 255, 7, 128}),
+                              ints(ui8, {4}, {3, 16, 1, 9})});
+  ASSERT_EQ(results.size(), 7u);
+  // 200 and 255 are -56 and -1 as i8; read unsigned they divide, order and
+  // convert as the large values they are.
+  expectInts(results[0], {4}, {66, 15, 7, 14});
+  expectInts(results[1], {4}, {2, 15, 0, 2});
+  expectInts(results[2], {4}, {200, 255, 7, 128});
+  expectInts(results[3], {4}, {0, 0, 0, 0});
+  expectFloats(results[4], {4}, {200, 255, 7, 128});
+  expectInts(results[5], {4}, {-56, -1, 7, -128});
+  // Logical shifts; 9 is past the width.
+  expectInts(results[6], {4}, {25, 0, 3, 0});
+}
+
+TEST_F(ReferenceEvaluatorTest, WideUnsignedValuesKeepTheirOrder) {
+  const char *source = R"mlir(
+    func.func @main(%a: tensor<2xui64>, %b: tensor<2xui64>)
+        -> (tensor<2xi1>, tensor<2xui64>, tensor<2xf64>, tensor<2xui64>) {
+      %gt = kiln.compare gt, %a, %b : tensor<2xui64>
+      %m = kiln.min %a, %b : tensor<2xui64>
+      %f = kiln.cast %a : tensor<2xui64> to tensor<2xf64>
+      %q = kiln.div %a, %b : tensor<2xui64>
+      func.return %gt, %m, %f, %q
+          : tensor<2xi1>, tensor<2xui64>, tensor<2xf64>, tensor<2xui64>
+    }
+  )mlir";
+  Type ui64 = b.getIntegerType(64, /*isSigned=*/false);
+  // -1 is 2^64 - 1 and INT64_MIN is 2^63 as ui64.
+  auto results =
+      run(source, {ints(ui64, {2}, {-1, INT64_MIN}), ints(ui64, {2}, {1, 2})});
+  ASSERT_EQ(results.size(), 4u);
+  expectInts(results[0], {2}, {1, 1});
+  expectInts(results[1], {2}, {1, 2});
+  expectFloats(results[2], {2},
+               {18446744073709551616.0, 9223372036854775808.0});
+  expectInts(results[3], {2}, {-1, int64_t(1) << 62});
+}
+
+TEST_F(ReferenceEvaluatorTest, FloatToUnsignedSaturates) {
+  const char *source = R"mlir(
+    func.func @main(%x: tensor<5xf32>) -> (tensor<5xui8>, tensor<5xi8>) {
+      %u = kiln.cast %x : tensor<5xf32> to tensor<5xui8>
+      %s = kiln.cast %x : tensor<5xf32> to tensor<5xi8>
+      func.return %u, %s : tensor<5xui8>, tensor<5xi8>
+    }
+  )mlir";
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  auto results =
+      run(source, {floats(b.getF32Type(), {5}, {-3.5, 255.9, 300, nan, -0.5})});
+  ASSERT_EQ(results.size(), 2u);
+  expectInts(results[0], {5}, {0, 255, 255, 0, 0});
+  expectInts(results[1], {5}, {-3, 127, 127, 0, 0});
+}
+
 TEST_F(ReferenceEvaluatorTest, MaxMinPropagateNaNAndOrderSignedZeros) {
   const char *source = R"mlir(
     func.func @main(%a: tensor<5xf32>, %b: tensor<5xf32>,

@@ -220,10 +220,11 @@ TEST_F(WriterErrorTest, DynamicShape) {
 
 TEST_F(WriterErrorTest, ElementType) {
   EXPECT_EQ(writeError(R"mlir(
-    func.func private @f() -> tensor<2xi8>
+    func.func private @f() -> tensor<2xi4>
   )mlir"),
-            "function 'f', output #0: type tensor<2xi8> cannot be stored "
-            "(element types are f16, bf16, f32, f64, i1, i32 and i64)");
+            "function 'f', output #0: type tensor<2xi4> cannot be stored "
+            "(element types are f32, f64, i1, i32, i64, f16, bf16, i8, i16, "
+            "ui8, ui16, ui32, ui64)");
 }
 
 TEST_F(WriterErrorTest, AttributeKind) {

@@ -47,7 +47,12 @@ TEST(ElementTypeTest, RowsAreConsistent) {
     EXPECT_EQ(isFloatElementType(info.type),
               info.elementClass == ElementClass::Float);
     EXPECT_EQ(isIntegerElementType(info.type),
-              info.elementClass == ElementClass::Integer);
+              info.elementClass == ElementClass::Integer ||
+                  info.elementClass == ElementClass::Unsigned);
+    EXPECT_EQ(isUnsignedElementType(info.type),
+              info.elementClass == ElementClass::Unsigned);
+    // The tracer offers only types the backends compile.
+    EXPECT_TRUE(!info.traced || info.compiled);
     EXPECT_EQ(elementTypeNamed(info.name), info.type);
     // Every type reaches .npy, through itself or through a carrier that
     // numpy has.

@@ -133,13 +133,18 @@ TEST(ModuleFormatTest, Fnv1aMatchesReferenceValues) {
 TEST(ModuleFormatTest, DTypeProperties) {
   EXPECT_STREQ(dtypeName(DType::F32), "f32");
   EXPECT_STREQ(dtypeName(DType::BF16), "bf16");
-  EXPECT_STREQ(dtypeName(static_cast<DType>(7)), "invalid");
+  EXPECT_STREQ(dtypeName(DType::UI8), "ui8");
+  EXPECT_STREQ(dtypeName(static_cast<DType>(13)), "invalid");
   EXPECT_EQ(dtypeSize(DType::I1), 1u);
   EXPECT_EQ(dtypeSize(DType::F16), 2u);
   EXPECT_EQ(dtypeSize(DType::I64), 8u);
+  EXPECT_EQ(dtypeSize(DType::I8), 1u);
+  EXPECT_EQ(dtypeSize(DType::UI16), 2u);
+  EXPECT_EQ(dtypeSize(DType::UI64), 8u);
   EXPECT_EQ(dtypeSize(static_cast<DType>(200)), 0u);
   EXPECT_TRUE(isValidDType(DType::BF16));
-  EXPECT_FALSE(isValidDType(static_cast<DType>(7)));
+  EXPECT_TRUE(isValidDType(DType::UI64));
+  EXPECT_FALSE(isValidDType(static_cast<DType>(13)));
 }
 
 //===-- Envelope errors ---------------------------------------------------===//
@@ -261,9 +266,9 @@ TEST(ModuleFormatTest, RejectsBadEntrySymbols) {
 
 TEST(ModuleFormatTest, RejectsBadTensorSignatures) {
   ModuleContents contents = addModuleContents();
-  contents.functions[0].inputs[1].dtype = static_cast<DType>(9);
+  contents.functions[0].inputs[1].dtype = static_cast<DType>(13);
   EXPECT_EQ(readError(contents), "invalid .kmod module: function 'add' input 1 "
-                                 "('b'): unknown dtype 9");
+                                 "('b'): unknown dtype 13");
 
   contents = addModuleContents();
   contents.functions[0].inputs[1].shape = {2, -3};

@@ -55,7 +55,7 @@ TEST(NpyTest, RoundTripsEveryTypeAndRank) {
   for (const kiln::ElementTypeInfo &info : kiln::kElementTypes)
     if (*info.npyDescriptor != '\0')
       types.push_back(info.type);
-  ASSERT_EQ(types.size(), 6u);
+  ASSERT_EQ(types.size(), 12u);
   const std::vector<std::vector<int64_t>> shapes = {
       {}, {5}, {2, 3}, {2, 1, 4}, {0}, {3, 0, 2}};
   for (ElementType type : types) {
@@ -186,16 +186,16 @@ TEST(NpyTest, RejectsUnsupportedArrays) {
                         "(1,), }",
                         {0, 0, 0, 0}),
             "big-endian data ('>f4') is not supported");
-  EXPECT_EQ(headerError("{'descr': '<u4', 'fortran_order': False, 'shape': "
+  EXPECT_EQ(headerError("{'descr': '<c8', 'fortran_order': False, 'shape': "
                         "(1,), }",
-                        {0, 0, 0, 0}),
-            "unsupported dtype '<u4' (supported: <f4, <f8, |b1, <i4, <i8, "
-            "<f2)");
+                        {0, 0, 0, 0, 0, 0, 0, 0}),
+            "unsupported dtype '<c8' (supported: <f4, <f8, |b1, <i4, <i8, "
+            "<f2, |i1, <i2, |u1, <u2, <u4, <u8)");
   EXPECT_EQ(headerError("{'descr': '|f4', 'fortran_order': False, 'shape': "
                         "(1,), }",
                         {0, 0, 0, 0}),
             "unsupported dtype '|f4' (supported: <f4, <f8, |b1, <i4, <i8, "
-            "<f2)");
+            "<f2, |i1, <i2, |u1, <u2, <u4, <u8)");
   EXPECT_EQ(
       headerError("{'descr': [('a', '<f4')], 'fortran_order': False, "
                   "'shape': (1,), }"),

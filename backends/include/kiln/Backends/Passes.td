@@ -399,6 +399,22 @@ def KilnCpuMathApproximation
                            "mlir::vector::VectorDialect"];
 }
 
+def KilnCpuExpandBFloat16
+    : Pass<"kiln-cpu-expand-bf16", "mlir::func::FuncOp"> {
+  let summary = "Convert between bf16 and f32 with integer ops";
+  let description = [{
+    Upstream's `populateExpandBFloat16Patterns` rewrites `arith.extf` from
+    bf16 and `arith.truncf` to bf16 (rounding to nearest even, NaN kept)
+    into integer shifts and bit casts. x86 has no bf16 conversions below
+    AVX512-BF16, and LLVM calls `__truncsfbf2` for `fptrunc` to bfloat,
+    which the C runtime the shared objects are linked against (GCC 12's
+    libgcc) does not provide. The kiln lowering computes in f32 and only
+    converts at loads and stores (ElementwiseLowering.cpp), so these two
+    ops are all the bf16 the code holds.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KilnCpuForwardFills
     : Pass<"kiln-cpu-forward-fills", "mlir::func::FuncOp"> {
   let summary = "Turn copies of filled buffers into fills";

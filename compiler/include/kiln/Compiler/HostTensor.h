@@ -43,7 +43,10 @@ inline int64_t elementByteSize(ElementKind kind) {
 double roundToFloat(ElementKind kind, double value);
 
 /// Wraps `value` to the integer type `kind` in two's complement. i1 holds a
-/// truth value, so any nonzero value becomes 1.
+/// truth value, so any nonzero value becomes 1. Unsigned types below 64 bits
+/// are zero-extended, so their values are nonnegative and compare, divide
+/// and convert correctly as int64_t; ui64 keeps its bit pattern, and the
+/// evaluator reads it as uint64_t where the sign matters.
 int64_t wrapToInt(ElementKind kind, int64_t value);
 
 /// A dense row-major tensor in host memory.
@@ -79,7 +82,8 @@ public:
 
   /// Reads a tensor from the native byte layout that compiled code uses:
   /// f32 as float, f64 as double, f16 and bf16 as their 16-bit patterns,
-  /// i1 as one byte (nonzero reads as 1), i32 as int32_t, i64 as int64_t.
+  /// i1 as one byte (nonzero reads as 1), the other integers as their C
+  /// types (int8_t ... int64_t, uint8_t ... uint64_t).
   /// `data` need not be aligned.
   static HostTensor fromBytes(mlir::Type elementType,
                               llvm::ArrayRef<int64_t> shape, const void *data);

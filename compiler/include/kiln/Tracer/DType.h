@@ -21,16 +21,16 @@
 namespace kiln {
 
 /// Element types of traced tensors: the rows of kiln/ElementTypes.def that
-/// the backends compile (COMPILED is 1), valued by their codes.
+/// the tracer offers (TRACED is 1), valued by their codes.
 enum class DType : uint8_t {
-#define KILN_DTYPE_IF_COMPILED_1(NAME, CODE) NAME = CODE,
-#define KILN_DTYPE_IF_COMPILED_0(NAME, CODE)
+#define KILN_DTYPE_IF_TRACED_1(NAME, CODE) NAME = CODE,
+#define KILN_DTYPE_IF_TRACED_0(NAME, CODE)
 #define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
-                   MLIR, COMPILED)                                             \
-  KILN_DTYPE_IF_COMPILED_##COMPILED(NAME, CODE)
+                   MLIR, COMPILED, TRACED)                                     \
+  KILN_DTYPE_IF_TRACED_##TRACED(NAME, CODE)
 #include "kiln/ElementTypes.def"
-#undef KILN_DTYPE_IF_COMPILED_1
-#undef KILN_DTYPE_IF_COMPILED_0
+#undef KILN_DTYPE_IF_TRACED_1
+#undef KILN_DTYPE_IF_TRACED_0
 };
 
 /// The element type \p dtype stands for.
@@ -41,7 +41,7 @@ constexpr ElementType toElementType(DType dtype) {
 /// The DType of \p type, or std::nullopt if the tracer does not offer it.
 constexpr std::optional<DType> tracedDType(ElementType type) {
   const ElementTypeInfo *info = findElementType(type);
-  if (!info || !info->compiled)
+  if (!info || !info->traced)
     return std::nullopt;
   return static_cast<DType>(type);
 }

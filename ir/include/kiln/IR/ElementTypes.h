@@ -19,7 +19,8 @@
 namespace kiln {
 
 /// The element type of the MLIR type \p type, or std::nullopt if kiln tensors
-/// cannot hold it (integers must be signless).
+/// cannot hold it (signed integers must be signless, i8 ... i64; unsigned
+/// ones are ui8 ... ui64).
 std::optional<ElementType> classifyElementType(mlir::Type type);
 
 /// The MLIR type of \p type, or a null type for a value that is not an

@@ -34,17 +34,26 @@ class Kiln_Op<string mnemonic, list<Trait> traits = []>
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Kiln_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
-def Kiln_IntElement : AnyTypeOf<[I32, I64]>;
-def Kiln_NumericElement : AnyTypeOf<[F16, BF16, F32, F64, I32, I64]>;
-def Kiln_AnyElement : AnyTypeOf<[F16, BF16, F32, F64, I1, I32, I64]>;
+// The integer element types: signless i8 ... i64 are signed (two's
+// complement), ui8 ... ui64 unsigned. The sign lives in the type so that the
+// ops whose result depends on it (div, rem, max, min, compare, cast, the
+// shifts' fill) read it from their operands; the backends lower unsigned
+// tensors to signless ones and pick the unsigned arith ops.
+defvar Kiln_IntTypes = [I8, I16, I32, I64, UI8, UI16, UI32, UI64];
+defvar Kiln_FloatTypes = [F16, BF16, F32, F64];
 
-def Kiln_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
-def Kiln_NumericTensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I32, I64]>;
-def Kiln_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+def Kiln_FloatElement : AnyTypeOf<Kiln_FloatTypes>;
+def Kiln_IntElement : AnyTypeOf<Kiln_IntTypes>;
+def Kiln_NumericElement : AnyTypeOf<!listconcat(Kiln_FloatTypes, Kiln_IntTypes)>;
+def Kiln_AnyElement : AnyTypeOf<!listconcat(Kiln_FloatTypes, [I1], Kiln_IntTypes)>;
+
+def Kiln_Tensor : StaticShapeTensorOf<!listconcat(Kiln_FloatTypes, [I1], Kiln_IntTypes)>;
+def Kiln_NumericTensor : StaticShapeTensorOf<!listconcat(Kiln_FloatTypes, Kiln_IntTypes)>;
+def Kiln_FloatTensor : StaticShapeTensorOf<Kiln_FloatTypes>;
+def Kiln_IntTensor : StaticShapeTensorOf<Kiln_IntTypes>;
 def Kiln_BoolTensor : StaticShapeTensorOf<[I1]>;
 // What the bitwise ops (not, and, or, xor) take: i1 and the integers.
-def Kiln_LogicTensor : StaticShapeTensorOf<[I1, I32, I64]>;
+def Kiln_LogicTensor : StaticShapeTensorOf<!listconcat([I1], Kiln_IntTypes)>;
 def Kiln_I64Tensor : StaticShapeTensorOf<[I64]>;
 def Kiln_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def Kiln_Predicate : 0DTensorOf<[I1]>;

@@ -88,7 +88,8 @@ def Kiln_AddOp : Kiln_BinaryOp<"add", Kiln_NumericTensor, [Commutative]> {
   let description = [{
     `lhs`, `rhs` and the result have one type; there is no implicit
     broadcasting (use `kiln.broadcast_in_dim`). Floats add as IEEE 754
-    does, rounded to nearest even; integers wrap around in two's complement.
+    does, rounded to nearest even; integers (signed or unsigned) wrap around
+    modulo 2^width.
 
     ```mlir
     %s = kiln.add %a, %b : tensor<4xf32>
@@ -120,9 +121,11 @@ def Kiln_DivOp : Kiln_BinaryOp<"div", Kiln_NumericTensor> {
     Floats follow IEEE 754: x / 0 is +-inf for x != 0 (the sign is the
     product of the signs, -0.0 included), 0 / 0 and NaN / y are NaN.
 
-    Signed integers (i32, i64) divide rounding toward zero (-7 / 2 is -3),
-    like C. The one overflowing quotient, the most negative value divided
-    by -1, wraps around to the most negative value (it is `0 - lhs`).
+    Signed integers (i8 ... i64) divide rounding toward zero (-7 / 2 is
+    -3), like C. The one overflowing quotient, the most negative value
+    divided by -1, wraps around to the most negative value (it is
+    `0 - lhs`). Unsigned integers (ui8 ... ui64) divide as unsigned
+    (200 / 3 is 66 in ui8, where the same bits as i8 give -18).
     Division by zero has no defined result: the reference evaluator
     reports it as an error, the folder leaves the op alone, and compiled
     code may trap (x86) or produce any value. Divide by `|d| + 1` or guard
@@ -134,7 +137,8 @@ def Kiln_MaxOp : Kiln_BinaryOp<"max", Kiln_NumericTensor, [Commutative]> {
   let description = [{
     Operands and result have one type. For floats this is IEEE 754-2019
     `maximum` (`arith.maximumf`): if either operand is NaN the result is
-    NaN, and +0.0 is greater than -0.0. Integers compare signed.
+    NaN, and +0.0 is greater than -0.0. Signless integers compare signed,
+    ui8 ... ui64 unsigned.
   }];
 }
 def Kiln_MinOp : Kiln_BinaryOp<"min", Kiln_NumericTensor, [Commutative]> {
@@ -142,7 +146,8 @@ def Kiln_MinOp : Kiln_BinaryOp<"min", Kiln_NumericTensor, [Commutative]> {
   let description = [{
     Operands and result have one type. For floats this is IEEE 754-2019
     `minimum` (`arith.minimumf`): if either operand is NaN the result is
-    NaN, and -0.0 is less than +0.0. Integers compare signed.
+    NaN, and -0.0 is less than +0.0. Signless integers compare signed,
+    ui8 ... ui64 unsigned.
   }];
 }
 def Kiln_PowOp : Kiln_BinaryOp<"pow", Kiln_FloatTensor> {
@@ -409,7 +414,10 @@ def Kiln_RemOp : Kiln_BinaryOp<"rem", Kiln_NumericTensor> {
     NaN are NaN; rem(x, +-inf) is x for finite x; a zero result has the
     sign of `lhs`.
 
-    Signed integers (i32, i64): C's `%`, with every case defined and
+    Unsigned integers (ui8 ... ui64): the unsigned remainder, and rem(x, 0)
+    is x as below.
+
+    Signed integers (i8 ... i64): C's `%`, with every case defined and
     never trapping. rem(x, -1) is 0, including for the most negative value
     (its quotient wraps in `kiln.div`, and the remainder is 0 either way).
     rem(x, 0) is x: whatever `kiln.div` leaves undefined for a zero divisor,
@@ -428,8 +436,9 @@ def Kiln_RemOp : Kiln_BinaryOp<"rem", Kiln_NumericTensor> {
 def Kiln_NotOp : Kiln_UnaryOp<"not", Kiln_LogicTensor> {
   let summary = "Elementwise bitwise complement (logical not on i1)";
   let description = [{
-    Flips every bit: on i1 it is logical negation, on i32/i64 `~x`
-    (`-x - 1` in two's complement). The result has the operand's type.
+    Flips every bit: on i1 it is logical negation, on the other integers
+    `~x` (`-x - 1` in two's complement, `2^width - 1 - x` unsigned). The
+    result has the operand's type.
 
     ```mlir
     %n = kiln.not %p : tensor<4xi1>
@@ -439,7 +448,7 @@ def Kiln_NotOp : Kiln_UnaryOp<"not", Kiln_LogicTensor> {
 def Kiln_AndOp : Kiln_BinaryOp<"and", Kiln_LogicTensor, [Commutative]> {
   let summary = "Elementwise bitwise and (logical and on i1)";
   let description = [{
-    `lhs & rhs` bit by bit, on i1, i32 or i64; operands and result have one
+    `lhs & rhs` bit by bit, on i1 or any integer type; operands and result have one
     type and there is no implicit broadcasting (use
     `kiln.broadcast_in_dim`), as for `kiln.add`.
   }];
@@ -447,15 +456,48 @@ def Kiln_AndOp : Kiln_BinaryOp<"and", Kiln_LogicTensor, [Commutative]> {
 def Kiln_OrOp : Kiln_BinaryOp<"or", Kiln_LogicTensor, [Commutative]> {
   let summary = "Elementwise bitwise or (logical or on i1)";
   let description = [{
-    `lhs | rhs` bit by bit, on i1, i32 or i64; operands and result have one
+    `lhs | rhs` bit by bit, on i1 or any integer type; operands and result have one
     type, no implicit broadcasting.
   }];
 }
 def Kiln_XorOp : Kiln_BinaryOp<"xor", Kiln_LogicTensor, [Commutative]> {
   let summary = "Elementwise bitwise exclusive or (inequality on i1)";
   let description = [{
-    `lhs ^ rhs` bit by bit, on i1, i32 or i64; operands and result have one
+    `lhs ^ rhs` bit by bit, on i1 or any integer type; operands and result have one
     type, no implicit broadcasting.
+  }];
+}
+
+def Kiln_ShiftLeftOp : Kiln_BinaryOp<"shift_left", Kiln_IntTensor> {
+  let summary = "Elementwise left shift";
+  let description = [{
+    `lhs << rhs` on the integer types; operands and result have one type,
+    no implicit broadcasting. Bits shifted out are lost and zeros come in.
+    The shift amount `rhs` is read as unsigned: an amount of at least the
+    bit width (a negative amount of a signed type included) gives 0, where
+    C and LLVM leave the result undefined.
+
+    ```mlir
+    // [2, 64, 0]
+    %s = kiln.shift_left %x, %n : tensor<3xui8>  // %x = [1, 16, 1], %n = [1, 2, 8]
+    ```
+  }];
+}
+def Kiln_ShiftRightOp : Kiln_BinaryOp<"shift_right", Kiln_IntTensor> {
+  let summary = "Elementwise right shift (logical on unsigned, arithmetic on signed)";
+  let description = [{
+    `lhs >> rhs` on the integer types; operands and result have one type,
+    no implicit broadcasting. The sign of the type decides what comes in
+    from the left: zeros for ui8 ... ui64 (a logical shift), copies of the
+    sign bit for i8 ... i64 (an arithmetic shift, rounding toward -inf).
+    The shift amount `rhs` is read as unsigned: an amount of at least the
+    bit width (a negative amount of a signed type included) shifts every
+    bit out, giving 0, or -1 for a negative signed `lhs`.
+
+    ```mlir
+    // [8, 1, 0]
+    %s = kiln.shift_right %x, %n : tensor<3xui8>  // %x = [16, 255, 255], %n = [1, 7, 8]
+    ```
   }];
 }
 
@@ -468,8 +510,9 @@ def Kiln_CompareOp : Kiln_Op<"compare",
     `le`, `gt`, `ge`.
 
     Floats compare as IEEE 754 and C do: every comparison involving NaN is
-    false except `ne`, which is true; -0.0 equals +0.0. i32 and i64
-    compare signed; i1 compares unsigned (false < true).
+    false except `ne`, which is true; -0.0 equals +0.0. The signless
+    integers (i8 ... i64) compare signed, ui8 ... ui64 unsigned; i1
+    compares unsigned (false < true).
 
     ```mlir
     %m = kiln.compare lt, %a, %b : tensor<4xf32>
@@ -512,20 +555,25 @@ def Kiln_CastOp : Kiln_Op<"cast", [Pure]> {
   let summary = "Elementwise dtype conversion";
   let description = [{
     Converts every element to the result's element type; the shapes are
-    equal. Between any two of f16, bf16, f32, f64, i1, i32, i64 (the CPU
-    and CUDA code generators handle f32, f64, i1, i32 and i64):
+    equal. Between any two element types (f16, bf16, f32, f64, i1, i8 ...
+    i64, ui8 ... ui64):
 
     - float to float: rounds to nearest even; values beyond the target's
       range become +-inf; NaN stays NaN; widening is exact.
-    - float to i32/i64: rounds toward zero and saturates: values at or
-      above 2^(w-1) (+inf included) give the largest integer, values below
-      -2^(w-1) (-inf included) the smallest, NaN gives 0. This is Rust's
-      `as` and LLVM's `llvm.fptosi.sat`; the result is defined for every
-      input.
+    - float to a signed integer: rounds toward zero and saturates: values
+      at or above 2^(w-1) (+inf included) give the largest integer, values
+      below -2^(w-1) (-inf included) the smallest, NaN gives 0. This is
+      Rust's `as` and LLVM's `llvm.fptosi.sat`; the result is defined for
+      every input. To an unsigned integer likewise, with the range [0,
+      2^w): negative values give 0 (`llvm.fptoui.sat`).
     - integer to float: rounds to nearest even, once (i64 above 2^24 to
-      f32 rounds); i1 is unsigned and gives 0.0 or 1.0.
-    - integer to integer: widening sign-extends i32; narrowing i64 to i32
-      keeps the low 32 bits (wraps around); i1 is unsigned and gives 0 or 1.
+      f32 rounds); unsigned sources and i1 are read unsigned. The CPU code
+      converts a 64-bit integer to bf16 through f64, which can round twice
+      in halfway cases.
+    - integer to integer: widening sign-extends a signed source and
+      zero-extends an unsigned one; narrowing keeps the low bits (wraps
+      around); between the same width the bits are kept (-1 as i8 is 255
+      as ui8); i1 is unsigned and gives 0 or 1.
     - anything to i1: `x != 0`, so NaN gives true and -0.0 false.
 
     ```mlir
@@ -743,8 +791,9 @@ def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", Kiln_NumericTensor> {
   let description = [{
     Dimensions as for `kiln.reduce_sum`. Floats combine with `kiln.max`,
     so a NaN anywhere in a reduced slice makes its result NaN, and +0.0
-    beats -0.0; integers compare signed. The maximum of zero elements is
-    -inf for floats and the smallest integer for integers.
+    beats -0.0; signless integers compare signed, ui8 ... ui64 unsigned.
+    The maximum of zero elements is -inf for floats and the smallest value
+    of the type (0 for unsigned ones) for integers.
 
     ```mlir
     %m = kiln.reduce_max %x, dims = [0, 1] : tensor<8x16xf32>
@@ -789,8 +838,8 @@ def Kiln_ArgMaxOp : Kiln_ArgReduceOp<"argmax"> {
     (there is no index of an empty slice; the verifier rejects it).
 
     Ties give the first index, or the last one with `select_last_index`
-    (ONNX ArgMax). Integers compare signed. For floats NaN counts as the
-    largest value: a slice holding NaN gives the index of its first NaN
+    (ONNX ArgMax). Signless integers compare signed, ui8 ... ui64
+    unsigned. For floats NaN counts as the largest value: a slice holding NaN gives the index of its first NaN
     (the last with `select_last_index`), as numpy.argmax does; -0.0 and
     +0.0 tie.
 
@@ -969,8 +1018,8 @@ def Kiln_ReduceWindowOp : Kiln_Op<"reduce_window", [Pure, InferTypeOpAdaptor]> {
     one entry per operand dimension (an NCHW 2-D pool has window and stride
     1 on N and C). In dimension d the operand is first padded with
     `padding_low[d]` and `padding_high[d]` (>= 0) elements that hold the
-    kind's identity (-inf for a float max, the smallest integer for an
-    integer max, 0 for sum). The window has `window[d]` (>= 1) elements
+    kind's identity (-inf for a float max, the smallest value of the type
+    for an integer max, 0 for sum). The window has `window[d]` (>= 1) elements
     `dilations[d]` (>= 1) apart, so it spans
     S = (window[d] - 1) * dilations[d] + 1 elements, and moves by
     `strides[d]` (>= 1). With P = size[d] + padding_low[d] +

@@ -53,7 +53,7 @@ bool isModelFile(llvm::ArrayRef<uint8_t> bytes);
 
 /// Serializes \p module into \p bytes. The module must hold only func.func
 /// functions, whose bodies hold only kiln ops, func.return and func.call, on
-/// statically shaped tensors of f16, bf16, f32, f64, i1, i32 or i64, with
+/// statically shaped tensors of kiln's element types (ElementTypes.def), with
 /// attributes of the kinds the format stores (integers, floats, strings,
 /// units, i64 arrays, dense elements, function types, flat symbol
 /// references, arrays and dictionaries of these). Anything else fails, with
