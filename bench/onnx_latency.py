@@ -1,0 +1,237 @@
+"""ONNX models through kiln and ONNX Runtime: latency, same file, same inputs.
+
+Exports each model with random weights (nothing is downloaded), compiles it
+with kiln-compile (wall time reported), checks every output against ONNX
+Runtime on the same inputs (1e-4 of the largest reference value), then
+times both at every thread count and batch size:
+
+- kiln: `kiln-run --repeat N`, its printed median (each call allocates its
+  outputs), with OMP_NUM_THREADS set;
+- ONNX Runtime: `InferenceSession.run` with `intra_op_num_threads` set,
+  `inter_op_num_threads` 1, sequential execution, all graph optimizations
+  (its default), median of N calls after a warm-up.
+
+Both run under `taskset` on as many CPUs as threads. The two systems take
+turns for `--rounds` rounds and each reports the median of its rounds'
+medians, since the host may be shared. Needs the benchmark virtualenv
+(bench/setup-anchors.sh) with torchvision and transformers:
+
+    /work/bench-venv/bin/python bench/onnx_latency.py --build-dir build \\
+        [--models resnet50,bert,lstm] [--batches 1,8] [--threads 1,2] \\
+        [--rounds 3] [--work DIR] [--markdown FILE]
+
+Models: ResNet-50 (torchvision, 224x224), a BERT-base-sized encoder
+(transformers BertModel: 12 layers, hidden 768, 12 heads, FFN 3072, sequence
+128, the last 28 positions masked) and a 2-layer LSTM (input 256, hidden
+512, sequence 128, seq-first), exported with opset 17. Exit status 1 when a
+model fails to compile or run, or an output differs.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SEQ = 128
+
+
+def export_resnet50(path, batch):
+    import torch
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(weights=None).eval()
+    x = torch.randn(batch, 3, 224, 224)
+    torch.onnx.export(model, (x,), str(path), input_names=["input"],
+                      output_names=["logits"], opset_version=17, dynamo=False)
+    rng = np.random.default_rng(0)
+    return {"input": rng.standard_normal((batch, 3, 224, 224)).astype(np.float32)}
+
+
+def export_bert(path, batch):
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.BertConfig(hidden_size=768, num_hidden_layers=12,
+                                     num_attention_heads=12,
+                                     intermediate_size=3072)
+    bert = transformers.BertModel(config).eval()
+
+    class Outputs(torch.nn.Module):
+        """The model's two tensors as a tuple, for the exporter."""
+
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids, mask):
+            out = self.model(input_ids=ids, attention_mask=mask)
+            return out.last_hidden_state, out.pooler_output
+
+    ids = torch.zeros(batch, SEQ, dtype=torch.int64)
+    mask = torch.ones(batch, SEQ, dtype=torch.int64)
+    torch.onnx.export(Outputs(bert), (ids, mask), str(path),
+                      input_names=["input_ids", "attention_mask"],
+                      output_names=["last_hidden_state", "pooler_output"],
+                      opset_version=17, dynamo=False)
+    rng = np.random.default_rng(0)
+    mask = np.ones((batch, SEQ), np.int64)
+    mask[:, 100:] = 0
+    return {"input_ids": rng.integers(0, config.vocab_size, (batch, SEQ)).astype(np.int64),
+            "attention_mask": mask}
+
+
+def export_lstm(path, batch):
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.LSTM(input_size=256, hidden_size=512, num_layers=2).eval()
+    x = torch.randn(SEQ, batch, 256)
+    torch.onnx.export(model, (x,), str(path), input_names=["input"],
+                      output_names=["output", "h_n", "c_n"], opset_version=17,
+                      dynamo=False)
+    rng = np.random.default_rng(0)
+    return {"input": rng.standard_normal((SEQ, batch, 256)).astype(np.float32)}
+
+
+EXPORTS = {"resnet50": export_resnet50, "bert": export_bert, "lstm": export_lstm}
+
+
+def cpus(threads):
+    return ["taskset", "-c", f"0-{threads - 1}"]
+
+
+def time_kiln(bin_dir, kmod, input_paths, threads, repeat):
+    args = cpus(threads) + [str(bin_dir / "kiln-run"), str(kmod)]
+    for p in input_paths:
+        args += ["--input", str(p)]
+    args += ["--output-dir", str(kmod.with_suffix(".timing")), "--repeat", str(repeat)]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    text = subprocess.run(args, capture_output=True, text=True, env=env, check=True).stdout
+    match = re.search(r"time per call: median ([0-9.e+]+) us", text)
+    if not match:
+        raise RuntimeError(f"kiln-run printed no timing:\n{text}")
+    return float(match.group(1)) * 1e-6
+
+
+ORT_TIMER = r"""
+import sys, time, numpy as np, onnxruntime as ort
+model, threads, repeat = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+inputs = dict(np.load(sys.argv[4]))
+options = ort.SessionOptions()
+options.intra_op_num_threads = threads
+options.inter_op_num_threads = 1
+options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+session.run(None, inputs)
+times = []
+for _ in range(repeat):
+    start = time.perf_counter()
+    session.run(None, inputs)
+    times.append(time.perf_counter() - start)
+print(float(np.median(times)))
+"""
+
+
+def time_ort(model, inputs_npz, threads, repeat):
+    """ORT in its own process, pinned like kiln-run."""
+    args = cpus(threads) + [sys.executable, "-c", ORT_TIMER, str(model),
+                            str(threads), str(repeat), str(inputs_npz)]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="resnet50,bert,lstm")
+    parser.add_argument("--batches", default="1,8")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=0,
+                        help="calls per round (default: about 3 s of calls)")
+    parser.add_argument("--build-dir", default="build")
+    parser.add_argument("--work", default="/tmp/kiln-onnx-latency")
+    parser.add_argument("--markdown", help="also write the table to this file")
+    args = parser.parse_args()
+    import onnxruntime as ort
+    bin_dir = Path(args.build_dir).resolve() / "bin"
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    rows = []
+    failures = 0
+    for name in args.models.split(","):
+        for batch in [int(b) for b in args.batches.split(",")]:
+            tag = f"{name}_b{batch}"
+            model = work / f"{tag}.onnx"
+            inputs = EXPORTS[name](model, batch)
+            input_paths = []
+            for key, value in inputs.items():
+                input_paths.append(work / f"{tag}_{key}.npy")
+                np.save(input_paths[-1], value)
+            inputs_npz = work / f"{tag}_inputs.npz"
+            np.savez(inputs_npz, **inputs)
+            kmod = work / f"{tag}.kmod"
+            start = time.time()
+            compiled = subprocess.run([bin_dir / "kiln-compile", model, "-o", kmod],
+                                      capture_output=True, text=True)
+            compile_seconds = time.time() - start
+            if compiled.returncode:
+                print(f"{tag}: compile FAILED: {compiled.stderr.strip()[:400]}")
+                failures += 1
+                continue
+            out_dir = work / f"{tag}_out"
+            run_args = [bin_dir / "kiln-run", kmod, "--output-dir", out_dir]
+            for p in input_paths:
+                run_args += ["--input", p]
+            ran = subprocess.run(run_args, capture_output=True, text=True)
+            if ran.returncode:
+                print(f"{tag}: run FAILED: {ran.stderr.strip()[:400]}")
+                failures += 1
+                continue
+            session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+            wants = session.run(None, inputs)
+            error = 0.0
+            for output, want in zip(session.get_outputs(), wants):
+                got = np.load(out_dir / f"{output.name}.npy")
+                scale = max(float(np.max(np.abs(want))), 1e-30)
+                error = max(error, float(np.max(np.abs(got - want))) / scale)
+            if error > 1e-4:
+                print(f"{tag}: outputs DIFFER from ONNX Runtime ({error:.2e})")
+                failures += 1
+                continue
+            for threads in thread_counts:
+                repeat = args.repeat
+                if not repeat:
+                    first = time_ort(model, inputs_npz, threads, 1)
+                    repeat = max(3, min(50, int(3.0 / max(first, 1e-4))))
+                kiln_times, ort_times = [], []
+                for _ in range(args.rounds):
+                    kiln_times.append(time_kiln(bin_dir, kmod, input_paths, threads, repeat))
+                    ort_times.append(time_ort(model, inputs_npz, threads, repeat))
+                k, o = float(np.median(kiln_times)), float(np.median(ort_times))
+                rows.append((name, batch, threads, k, o, compile_seconds, error, repeat))
+                print(f"{tag} threads {threads}: kiln {k * 1e3:.2f} ms, "
+                      f"onnxruntime {o * 1e3:.2f} ms, kiln/ort {k / o:.2f} "
+                      f"(compile {compile_seconds:.1f} s, max rel. diff {error:.1e})",
+                      flush=True)
+    table = ["| model | batch | threads | kiln (ms) | ONNX Runtime (ms) | kiln / ORT "
+             "| kiln compile (s) | max rel. diff |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for name, batch, threads, k, o, c, e, _ in rows:
+        table.append(f"| {name} | {batch} | {threads} | {k * 1e3:.2f} | {o * 1e3:.2f} "
+                     f"| {k / o:.2f} | {c:.1f} | {e:.1e} |")
+    print("\n".join(table))
+    if args.markdown:
+        Path(args.markdown).write_text(
+            f"ONNX models, kiln against ONNX Runtime {ort.__version__} "
+            f"(`{' '.join(sys.argv)}`; median of {args.rounds} rounds)\n\n"
+            + "\n".join(table) + "\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
