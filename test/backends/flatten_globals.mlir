@@ -1,33 +1,47 @@
-// Multi-dimensional constant globals become one-dimensional, with the same
-// elements in the same order, and each get_global reads the flat global
-// reshaped back; 1-D and rank-0 globals and uninitialized ones stay.
+// Constant globals of whole-byte elements become 64-byte aligned i8 arrays
+// of the same bytes, read back through memref.view; splats and i1
+// constants of rank two or more become one-dimensional globals of their
+// type, read through memref.expand_shape; rank-0 and uninitialized globals
+// stay.
 // RUN: kiln-opt %s --kiln-flatten-globals | FileCheck %s
 
-// CHECK-DAG: memref.global "private" constant @w : memref<6xf32> = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00]>
+// 1.0, 2.0 (f32, little-endian) and 3, 4 (i16).
+// CHECK-DAG: memref.global "private" constant @w : memref<8xi8> = dense<[0, 0, -128, 63, 0, 0, 0, 64]> {alignment = 64 : i64}
+// CHECK-DAG: memref.global "private" constant @v : memref<4xi8> = dense<[3, 0, 4, 0]> {alignment = 64 : i64}
 // CHECK-DAG: memref.global "private" constant @s : memref<4xi32> = dense<7>
-// CHECK-DAG: memref.global "private" constant @v : memref<3xf32> = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]>
+// CHECK-DAG: memref.global "private" constant @b : memref<4xi1> = dense<[true, false, false, true]>
+// CHECK-DAG: memref.global "private" constant @one : memref<2xf32> = dense<1.000000e+00>
 // CHECK-DAG: memref.global "private" constant @r : memref<f32> = dense<1.000000e+00>
 // CHECK-DAG: memref.global "private" @u : memref<2x2xf32> = uninitialized
-memref.global "private" constant @w : memref<2x3x1xf32> = dense<[[[1.0], [2.0], [3.0]], [[4.0], [5.0], [6.0]]]>
+memref.global "private" constant @w : memref<1x2x1xf32> = dense<[[[1.0], [2.0]]]>
+memref.global "private" constant @v : memref<2xi16> = dense<[3, 4]>
 memref.global "private" constant @s : memref<2x2xi32> = dense<7>
-memref.global "private" constant @v : memref<3xf32> = dense<[1.0, 2.0, 3.0]>
+memref.global "private" constant @b : memref<2x2xi1> = dense<[[true, false], [false, true]]>
+memref.global "private" constant @one : memref<2xf32> = dense<1.0>
 memref.global "private" constant @r : memref<f32> = dense<1.0>
 memref.global "private" @u : memref<2x2xf32> = uninitialized
 
 // CHECK-LABEL: func.func @read(
-// CHECK:         %[[W:.*]] = memref.get_global @w : memref<6xf32>
-// CHECK:         %[[WS:.*]] = memref.expand_shape %[[W]] {{\[\[}}0, 1, 2]] output_shape [2, 3, 1] : memref<6xf32> into memref<2x3x1xf32>
+// CHECK:         %[[W:.*]] = memref.get_global @w : memref<8xi8>
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK:         %[[WV:.*]] = memref.view %[[W]][%[[C0]]][] : memref<8xi8> to memref<1x2x1xf32>
+// CHECK:         %[[V:.*]] = memref.get_global @v : memref<4xi8>
+// CHECK:         %[[VV:.*]] = memref.view %[[V]][%{{.*}}][] : memref<4xi8> to memref<2xi16>
 // CHECK:         %[[S:.*]] = memref.get_global @s : memref<4xi32>
 // CHECK:         %[[SS:.*]] = memref.expand_shape %[[S]] {{\[\[}}0, 1]] output_shape [2, 2] : memref<4xi32> into memref<2x2xi32>
-// CHECK:         memref.get_global @v : memref<3xf32>
+// CHECK:         %[[B:.*]] = memref.get_global @b : memref<4xi1>
+// CHECK:         %[[BS:.*]] = memref.expand_shape %[[B]] {{\[\[}}0, 1]] output_shape [2, 2] : memref<4xi1> into memref<2x2xi1>
+// CHECK:         memref.get_global @one : memref<2xf32>
 // CHECK:         memref.get_global @r : memref<f32>
 // CHECK:         memref.get_global @u : memref<2x2xf32>
-// CHECK:         return %[[WS]], %[[SS]]
-func.func @read() -> (memref<2x3x1xf32>, memref<2x2xi32>, memref<3xf32>, memref<f32>, memref<2x2xf32>) {
-  %w = memref.get_global @w : memref<2x3x1xf32>
+// CHECK:         return %[[WV]], %[[VV]], %[[SS]], %[[BS]]
+func.func @read() -> (memref<1x2x1xf32>, memref<2xi16>, memref<2x2xi32>, memref<2x2xi1>, memref<2xf32>, memref<f32>, memref<2x2xf32>) {
+  %w = memref.get_global @w : memref<1x2x1xf32>
+  %v = memref.get_global @v : memref<2xi16>
   %s = memref.get_global @s : memref<2x2xi32>
-  %v = memref.get_global @v : memref<3xf32>
+  %b = memref.get_global @b : memref<2x2xi1>
+  %one = memref.get_global @one : memref<2xf32>
   %r = memref.get_global @r : memref<f32>
   %u = memref.get_global @u : memref<2x2xf32>
-  return %w, %s, %v, %r, %u : memref<2x3x1xf32>, memref<2x2xi32>, memref<3xf32>, memref<f32>, memref<2x2xf32>
+  return %w, %v, %s, %b, %one, %r, %u : memref<1x2x1xf32>, memref<2xi16>, memref<2x2xi32>, memref<2x2xi1>, memref<2xf32>, memref<f32>, memref<2x2xf32>
 }

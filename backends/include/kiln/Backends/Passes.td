@@ -80,19 +80,21 @@ def KilnCopySlicedCallOperands
 }
 
 def KilnFlattenGlobals : Pass<"kiln-flatten-globals", "mlir::ModuleOp"> {
-  let summary = "Make every multi-dimensional memref.global one-dimensional";
+  let summary = "Store constant globals as flat byte arrays";
   let description = [{
     Runs on memrefs, before `expand-strided-metadata` and the conversion to
     the LLVM dialect. A global of type `memref<2048x512x1x1xf32>` becomes an
-    LLVM array of arrays whose innermost arrays hold one element each;
-    translating and optimizing a model's weights in that form (a uniqued
-    LLVM constant per innermost row) dominates the compile time of a CNN.
-    Each global with an initial value and rank above one is replaced by a
-    one-dimensional global of the same elements (the same bytes) and each
-    `memref.get_global` of it by a `memref.expand_shape` of the flat
-    global back to the original shape, so its users see the same type.
+    LLVM array of arrays whose innermost arrays hold one element each, and
+    LLVM writes a float array into the object element by element; both
+    made a model's weights dominate its compile time. Each global with a
+    non-splat initial value of whole-byte elements becomes a `memref<Nxi8>`
+    of the same bytes, aligned to 64, and each `memref.get_global` of it a
+    `memref.view` of that byte global with the original type. Splats and
+    i1 constants of rank two or more become one-dimensional globals of
+    their element type, read through `memref.expand_shape`.
   }];
-  let dependentDialects = ["mlir::memref::MemRefDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
