@@ -288,8 +288,12 @@ LogicalResult einsumOp(NodeContext &ctx) {
                   n = shapeOf(terms[k].value)[l];
           bool broadcastable = terms[i].labels[j] >= kEllipsisBase;
           if (m != n && !(broadcastable && (m == 1 || n == 1)))
-            return ctx.fail("a label has sizes " + Twine(m) + " and " +
-                            Twine(n));
+            return ctx.fail(
+                (terms[i].labels[j] >= kEllipsisBase
+                     ? Twine("an ellipsis dim")
+                     : "label '" + Twine(char(terms[i].labels[j])) + "'") +
+                " has sizes " + Twine(m) + " and " + Twine(n) +
+                " on inputs " + Twine(i) + " and " + Twine(k));
         }
 
   OpBuilder &b = ctx.b;
