@@ -143,7 +143,7 @@ struct FuseLinalgGroupsPass
         [sameKernel](OpOperand *fusedOperand) {
           auto isContraction = [](Operation *op) {
             auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
-            return linalgOp && linalgOp.getNumReductionLoops() > 0;
+            return linalgOp && linalg::isaContractionOpInterface(linalgOp);
           };
           return !isContraction(fusedOperand->get().getDefiningOp()) &&
                  !isContraction(fusedOperand->getOwner()) &&
