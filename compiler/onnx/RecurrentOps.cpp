@@ -112,7 +112,9 @@ Value applyActivation(OpBuilder &b, Location loc, const Activation &f,
 /// The `activations` attribute with alpha and beta, `perDirection` for
 /// each of `numDirections`, or the defaults. alpha and beta are taken in
 /// order by the functions that have them (as ONNX Runtime reads them);
-/// a function left without values gets its ONNX op's defaults.
+/// a function left without values gets its ONNX op's defaults, as ONNX's
+/// specification says (ONNX Runtime 1.32 uses 0 instead for Affine,
+/// ScaledTanh and ThresholdedRelu).
 FailureOr<SmallVector<Activation>>
 readActivations(NodeContext &ctx, ArrayRef<const char *> defaults,
                 int64_t numDirections) {
