@@ -134,9 +134,25 @@ struct FuseLinalgGroupsPass
       return fusedOperand->get().hasOneUse() ||
              bodySize(producer) + bodySize(consumer) <= kMaxRecomputingBodyOps;
     };
+    // A reshape is not propagated through a contraction: that would turn
+    // a linalg.matmul into a generic with unit dims (an epilogue that
+    // reads a reshaped value, as a recurrent cell's does, expands it to
+    // [1, m, n]), which kiln-cpu-matmul-to-dnnl and the GPU's tiled
+    // matmul no longer recognize.
+    linalg::ControlFusionFn reshapeOutsideContractions =
+        [sameKernel](OpOperand *fusedOperand) {
+          auto isContraction = [](Operation *op) {
+            auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+            return linalgOp && linalg::isaContractionOpInterface(linalgOp);
+          };
+          return !isContraction(fusedOperand->get().getDefiningOp()) &&
+                 !isContraction(fusedOperand->getOwner()) &&
+                 sameKernel(fusedOperand);
+        };
     RewritePatternSet patterns(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns, sameKernel);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, sameKernel);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(
+        patterns, reshapeOutsideContractions);
     // The cleanups upstream's linalg-fuse-elementwise-ops applies with them.
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);

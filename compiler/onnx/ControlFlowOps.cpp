@@ -27,6 +27,9 @@
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -105,6 +108,29 @@ FailureOr<SmallVector<Value>> graphOutputs(NodeContext &ctx,
     outputs.push_back(v);
   }
   return outputs;
+}
+
+/// The name of a graph input that `v` is computed from, if any. Where a
+/// value kiln needs as a constant comes from the model's inputs, the error
+/// names that input, which a caller can then bind to a value
+/// (OnnxImportOptions::boundInputs).
+std::optional<std::string> graphInputFeeding(Value v) {
+  SmallVector<Value> worklist{v};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    if (!seen.insert(current).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(current)) {
+      if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+        if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                          "kiln.name"))
+          return name.str();
+      continue;
+    }
+    llvm::append_range(worklist, current.getDefiningOp()->getOperands());
+  }
+  return std::nullopt;
 }
 
 bool isConstantTrue(Value v) {
@@ -315,10 +341,23 @@ LogicalResult loopAsWhile(NodeContext &ctx, const onnx::GraphProto &body) {
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   unsigned numCarried = ctx.numInputs() - 2;
-  if (body.output_size() != static_cast<int>(1 + numCarried))
+  if (body.output_size() != static_cast<int>(1 + numCarried)) {
+    // Scan outputs need a constant trip count: name a graph input that M
+    // or the condition is computed from.
+    for (unsigned i = 0; i < 2; ++i)
+      if (ctx.hasInput(i) && !ctx.input(i).getDefiningOp<ConstantOp>())
+        if (std::optional<std::string> name = graphInputFeeding(ctx.input(i)))
+          return ctx.fail("the loop has scan outputs, which need a constant "
+                          "trip count and condition, but " +
+                          Twine(i == 0 ? "M" : "cond") +
+                          " is computed from a graph input, and input '" +
+                          *name + "' ('" + *name +
+                          "') is computed at run time; kiln needs it as a "
+                          "constant");
     return ctx.fail("scan outputs of a loop with a data-dependent trip count "
                     "have no static shape; kiln supports them only when the "
                     "trip count is a constant and the loop has no condition");
+  }
   std::vector<std::string> names;
   FailureOr<std::vector<std::pair<std::string, Value>>> passed =
       collectCaptures(ctx, {&body}, names);

@@ -164,6 +164,8 @@ const OpTable &OpTable::get() {
     ::kiln::onnx_import::registerLossOps(t);
     ::kiln::onnx_import::registerResizeOps(t);
     ::kiln::onnx_import::registerNNOps(t);
+    ::kiln::onnx_import::registerRecurrentOps(t);
+    ::kiln::onnx_import::registerEinsumOps(t);
     return t;
   }();
   return table;

@@ -84,6 +84,8 @@ void registerControlFlowOps(OpTable &table);
 void registerLossOps(OpTable &table);
 void registerResizeOps(OpTable &table);
 void registerNNOps(OpTable &table);
+void registerRecurrentOps(OpTable &table);
+void registerEinsumOps(OpTable &table);
 
 class Importer {
 public:

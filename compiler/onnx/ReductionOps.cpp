@@ -46,6 +46,15 @@ Value reduceProduct(OpBuilder &b, Location loc, Value x,
   auto rowType = RankedTensorType::get({numElementsOf(keptShape)},
                                        elementTypeOf(x));
   Value one = splat(b, loc, rowType, 1);
+  // A product over no elements is 1 (and a loop over the rows of an empty
+  // [0, n] tensor could not read a row of it).
+  if (count == 0) {
+    SmallVector<int64_t> shape(shapeOf(x));
+    for (int64_t d : dims)
+      shape[d] = 1;
+    return reshape(b, loc, one, keepDims ? ArrayRef<int64_t>(shape)
+                                         : ArrayRef<int64_t>(keptShape));
+  }
   auto loop = b.create<ForOp>(loc, ValueRange{one, rows},
                               static_cast<uint64_t>(count));
   Block *body = new Block();

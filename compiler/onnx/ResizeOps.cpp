@@ -10,7 +10,9 @@
 //  - cubic: 4 taps, floor(x) - 1 .. floor(x) + 2, Keys' cubic weights with
 //    coefficient cubic_coeff_a.
 // Taps outside the input read the edge (or, with exclude_outside, get
-// weight 0 and the others are renormalized). The positions and weights
+// weight 0 and the others are renormalized). tf_crop_and_resize maps the
+// output onto the region of interest and gives positions whose source is
+// outside the input extrapolation_value. The positions and weights
 // depend only on the shapes, so they are constants computed here: each tap
 // is a gather along the axis and a multiply by a constant weight vector.
 //
@@ -37,10 +39,22 @@ struct ResizeMode {
   std::string nearest = "round_prefer_floor";
   double cubicA = -0.75;
   bool excludeOutside = false;
+  /// tf_crop_and_resize: the region of interest, starts then ends, in
+  /// coordinates normalized to [0, 1] per dim, and the value of output
+  /// positions whose source lies outside the input.
+  SmallVector<double> roi;
+  double extrapolation = 0;
 };
 
-double sourceCoordinate(const ResizeMode &m, int64_t o, int64_t in,
-                        int64_t out, double scale) {
+double sourceCoordinate(const ResizeMode &m, int64_t axis, int64_t o,
+                        int64_t in, int64_t out, double scale) {
+  if (m.transform == "tf_crop_and_resize") {
+    int64_t rank = m.roi.size() / 2;
+    double start = m.roi[axis], end = m.roi[rank + axis];
+    if (out == 1)
+      return 0.5 * (start + end) * (in - 1);
+    return start * (in - 1) + o * (end - start) * (in - 1) / double(out - 1);
+  }
   if (m.transform == "half_pixel")
     return (o + 0.5) / scale - 0.5;
   if (m.transform == "pytorch_half_pixel")
@@ -74,8 +88,17 @@ Value resizeAxis(OpBuilder &b, Location loc, Value x, int64_t axis,
   int taps = m.mode == "nearest" ? 1 : m.mode == "linear" ? 2 : 4;
   SmallVector<SmallVector<int64_t>> index(taps);
   SmallVector<SmallVector<double>> weight(taps);
+  // tf_crop_and_resize: 1 where the source is inside the input; elsewhere
+  // the output is the extrapolation value.
+  SmallVector<double> inside, outsideValue;
+  bool anyOutside = false;
   for (int64_t o = 0; o < out; ++o) {
-    double xs = sourceCoordinate(m, o, in, out, scale);
+    double xs = sourceCoordinate(m, axis, o, in, out, scale);
+    bool isOutside = m.transform == "tf_crop_and_resize" &&
+                     (xs < 0 || xs > double(in - 1));
+    anyOutside |= isOutside;
+    inside.push_back(isOutside ? 0 : 1);
+    outsideValue.push_back(isOutside ? m.extrapolation : 0);
     SmallVector<int64_t> pos(taps);
     SmallVector<double> w(taps);
     if (m.mode == "nearest") {
@@ -119,6 +142,19 @@ Value resizeAxis(OpBuilder &b, Location loc, Value x, int64_t axis,
     }
     sum = sum ? Value(b.create<AddOp>(loc, sum, gathered)) : gathered;
   }
+  if (anyOutside) {
+    // Later axes interpolate between extrapolation values only (their
+    // weights sum to 1), so a position outside on any axis keeps it.
+    SmallVector<int64_t> shape(rankOf(sum), 1);
+    shape[axis] = out;
+    auto along = [&](ArrayRef<double> values) {
+      return broadcastTo(
+          b, loc, constantFloats(b, loc, elementTypeOf(x), shape, values),
+          shapeOf(sum));
+    };
+    sum = b.create<AddOp>(loc, b.create<MulOp>(loc, sum, along(inside)),
+                          along(outsideValue));
+  }
   return sum;
 }
 
@@ -129,7 +165,8 @@ LogicalResult resizeWith(NodeContext &ctx, Value x, SmallVector<double> scales,
     return ctx.fail("mode '" + m.mode + "' is not supported");
   static const char *const transforms[] = {
       "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-      "tf_half_pixel_for_nearest", "tf_half_pixel_for_nn"};
+      "tf_half_pixel_for_nearest", "tf_half_pixel_for_nn",
+      "tf_crop_and_resize"};
   if (!llvm::is_contained(transforms, m.transform))
     return ctx.fail("coordinate_transformation_mode '" + m.transform +
                     "' is not supported");
@@ -155,9 +192,14 @@ LogicalResult resizeWith(NodeContext &ctx, Value x, SmallVector<double> scales,
           static_cast<int64_t>(std::floor(shapeOf(x)[i] * scales[i])));
     }
   }
+  bool crop = m.transform == "tf_crop_and_resize";
+  if (crop && static_cast<int64_t>(m.roi.size()) != 2 * rank)
+    return ctx.fail("tf_crop_and_resize needs an roi of 2 * rank(X) = " +
+                    Twine(2 * rank) + " values");
   Value y = x;
   for (int64_t i = 0; i < rank; ++i) {
-    if (sizes[i] == shapeOf(x)[i] && scales[i] == 1)
+    bool wholeAxis = !crop || (m.roi[i] == 0 && m.roi[rank + i] == 1);
+    if (sizes[i] == shapeOf(x)[i] && scales[i] == 1 && wholeAxis)
       continue;
     if (shapeOf(x)[i] == 0 || sizes[i] <= 0)
       return ctx.fail("cannot resize an empty dim or to an empty dim");
@@ -186,6 +228,15 @@ LogicalResult resizeOp(NodeContext &ctx) {
   } else {
     m.transform = ctx.getString("coordinate_transformation_mode", "half_pixel");
     m.nearest = ctx.getString("nearest_mode", "round_prefer_floor");
+    if (m.transform == "tf_crop_and_resize") {
+      if (!ctx.hasInput(1) || numElementsOf(shapeOf(ctx.input(1))) == 0)
+        return ctx.fail("tf_crop_and_resize needs the roi input");
+      FailureOr<SmallVector<double>> roi = ctx.constantFloats(1, "roi");
+      if (failed(roi))
+        return failure();
+      m.roi = *roi;
+      m.extrapolation = ctx.getFloat("extrapolation_value", 0.0f);
+    }
     if (ctx.hasInput(3) && numElementsOf(shapeOf(ctx.input(3)))) {
       FailureOr<SmallVector<int64_t>> s = ctx.constantInts(3, "sizes");
       if (failed(s))

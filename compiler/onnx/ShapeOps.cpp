@@ -582,27 +582,34 @@ LogicalResult gatherElementsOp(NodeContext &ctx) {
   return ctx.setResults(b.create<GatherOp>(loc, flat, linear));
 }
 
-/// GatherND (batch_dims 0): the last dim of `indices` indexes the leading
-/// dims of `data`; a kiln.gather of the rows of data with those dims
-/// flattened.
+/// GatherND: the last dim of `indices` indexes the dims of `data` after
+/// the `batch_dims` leading ones, which data and indices share; a
+/// kiln.gather of the rows of data with the batch and indexed dims
+/// flattened, the batch coordinates taken from an iota over indices' dims.
 LogicalResult gatherNDOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  if (ctx.getInt("batch_dims", 0) != 0)
-    return ctx.fail("batch_dims other than 0 is not supported");
   Value data = ctx.input(0), indices = ctx.input(1);
-  if (rankOf(indices) < 1)
-    return ctx.fail("indices must have rank >= 1");
+  int64_t batchDims = ctx.getInt("batch_dims", 0);
+  if (batchDims < 0 || batchDims >= rankOf(indices) ||
+      batchDims >= rankOf(data))
+    return ctx.fail("batch_dims must be in [0, min(rank(data), "
+                    "rank(indices)))");
+  if (shapeOf(data).take_front(batchDims) !=
+      shapeOf(indices).take_front(batchDims))
+    return ctx.fail("the first batch_dims dims of data and indices differ");
   int64_t k = shapeOf(indices).back();
-  if (k < 1 || k > rankOf(data))
-    return ctx.fail("the last dim of indices must be in [1, rank(data)]");
+  if (k < 1 || batchDims + k > rankOf(data))
+    return ctx.fail("the last dim of indices must be in [1, rank(data) - "
+                    "batch_dims]");
+  int64_t gathered = batchDims + k;
   SmallVector<int64_t> outer(shapeOf(indices).drop_back());
-  if (numElementsOf(shapeOf(data).take_front(k)) == 0 ||
+  if (numElementsOf(shapeOf(data).take_front(gathered)) == 0 ||
       numElementsOf(outer) == 0) {
     if (numElementsOf(outer) != 0)
       return ctx.fail("gathers from an empty tensor");
     SmallVector<int64_t> shape(outer);
-    shape.append(shapeOf(data).begin() + k, shapeOf(data).end());
+    shape.append(shapeOf(data).begin() + gathered, shapeOf(data).end());
     return ctx.setResults(splat(
         ctx.b, ctx.loc, RankedTensorType::get(shape, elementTypeOf(data)), 0));
   }
@@ -612,19 +619,24 @@ LogicalResult gatherNDOp(NodeContext &ctx) {
   auto outerType = RankedTensorType::get(outer, b.getI64Type());
   Value linear;
   int64_t stride = 1;
-  for (int64_t j = k - 1; j >= 0; --j) {
-    SmallVector<int64_t> start(rankOf(idx), 0), limit(shapeOf(idx)),
-        step(rankOf(idx), 1);
-    start.back() = j;
-    limit.back() = j + 1;
-    Value coord = reshape(b, loc, slice(b, loc, idx, start, limit, step), outer);
-    coord = wrapIndices(b, loc, coord, shapeOf(data)[j]);
+  for (int64_t j = gathered - 1; j >= 0; --j) {
+    Value coord;
+    if (j < batchDims) {
+      coord = b.create<IotaOp>(loc, outerType, j);
+    } else {
+      SmallVector<int64_t> start(rankOf(idx), 0), limit(shapeOf(idx)),
+          step(rankOf(idx), 1);
+      start.back() = j - batchDims;
+      limit.back() = j - batchDims + 1;
+      coord = reshape(b, loc, slice(b, loc, idx, start, limit, step), outer);
+      coord = wrapIndices(b, loc, coord, shapeOf(data)[j]);
+    }
     Value term = b.create<MulOp>(loc, coord, splat(b, loc, outerType, stride));
     linear = linear ? Value(b.create<AddOp>(loc, linear, term)) : term;
     stride *= shapeOf(data)[j];
   }
   SmallVector<int64_t> rows{stride};
-  rows.append(shapeOf(data).begin() + k, shapeOf(data).end());
+  rows.append(shapeOf(data).begin() + gathered, shapeOf(data).end());
   return ctx.setResults(
       b.create<GatherOp>(loc, reshape(b, loc, data, rows), linear));
 }

@@ -211,6 +211,27 @@ func.func @mlp_layer(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf3
 
 // -----
 
+// An epilogue that reads a reshaped value (a recurrent cell adding its
+// precomputed input projection, a row of [T, 4, 16]): the reshape is not
+// propagated through the matmul, which stays a named 2-d linalg.matmul
+// (the form oneDNN's sgemm takes), not a [1, 4, 16] generic.
+// CHECK-LABEL: func.func @reshaped_epilogue(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[W:[a-z0-9]+]]: tensor<8x16xf32>
+// CHECK:         %[[M:.+]] = linalg.matmul ins(%[[X]], %[[W]] : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK:         %[[ME:.+]] = tensor.expand_shape %[[M]] {{\[\[}}0, 1], [2]]
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.+}}, %[[ME]] :
+// CHECK:           arith.addf
+func.func @reshaped_epilogue(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>,
+                             %row: tensor<1x4x16xf32>) -> tensor<4x16xf32> {
+  %m = kiln.matmul %x, %w : tensor<4x8xf32>, tensor<8x16xf32>
+  %r = kiln.reshape %row : (tensor<1x4x16xf32>) -> tensor<4x16xf32>
+  %y = kiln.add %r, %m : tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
 // A region inside a loop body is inlined into the scf body and fused there.
 // CHECK-LABEL: func.func @in_loop(
 // CHECK:         scf.for

@@ -130,3 +130,23 @@ save("conv_transpose_weight_rank",
      [helper.make_tensor_value_info("X", F, [1, 1, 4]),
       helper.make_tensor_value_info("W", F, [1, 1])],
      [helper.make_tensor_value_info("Y", F, [1, 1, 5])], check=False, opset=1)
+
+# Recurrent ops with what kiln does not import: shorter sequences, an
+# unknown activation, and a W that does not match the direction.
+def lstm_model(name, attributes, seq_lens=None, w_dirs=1):
+    inputs = [helper.make_tensor_value_info("X", F, [3, 2, 4])]
+    initializer = [numpy_helper.from_array(np.zeros((w_dirs, 12, 4), np.float32), "W"),
+                   numpy_helper.from_array(np.zeros((1, 12, 3), np.float32), "R")]
+    names = ["X", "W", "R"]
+    if seq_lens is not None:
+        initializer.append(numpy_helper.from_array(np.array(seq_lens, np.int32), "lens"))
+        names += ["", "lens"]
+    save(name, [helper.make_node("LSTM", names, ["", "Y_h"], name="cell", hidden_size=3,
+                                 **attributes)],
+         inputs, [helper.make_tensor_value_info("Y_h", F, [1, 2, 3])], initializer,
+         opset=14, check=False)
+
+
+lstm_model("lstm_short_sequence", {}, seq_lens=[3, 2])
+lstm_model("lstm_bad_activation", {"activations": ["Sigmoid", "Tanh", "Swish"]})
+lstm_model("lstm_w_directions", {}, w_dirs=2)
