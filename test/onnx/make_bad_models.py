@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import model_files
 
 out = Path(sys.argv[1])
 out.mkdir(parents=True, exist_ok=True)
@@ -16,13 +17,7 @@ F = TensorProto.FLOAT
 
 
 def save(name, nodes, inputs, outputs, initializer=(), opset=13, check=True):
-    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializer))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    if check:
-        onnx.checker.check_model(model)
-    # Written without the checker's help: most of these are meant to fail it.
-    (out / f"{name}.onnx").write_bytes(model.SerializeToString())
+    model_files.save(out, name, nodes, inputs, outputs, initializer, opset, check)
 
 
 x = helper.make_tensor_value_info("x", F, [2, 3])

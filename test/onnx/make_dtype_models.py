@@ -7,20 +7,16 @@ QuantizeLinear whose per-axis scale does not fit its input.
 import sys
 from pathlib import Path
 
-import onnx
 from onnx import TensorProto, helper
+
+import model_files
 
 out = Path(sys.argv[1])
 out.mkdir(parents=True, exist_ok=True)
 
 
 def save(name, nodes, inputs, outputs, initializer=(), opset=13, check=True):
-    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializer))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    if check:
-        onnx.checker.check_model(model)
-    (out / f"{name}.onnx").write_bytes(model.SerializeToString())
+    model_files.save(out, name, nodes, inputs, outputs, initializer, opset, check)
 
 
 def field_tensor(name, data_type, dims, field, values):
