@@ -23,8 +23,10 @@ medians, since the host may be shared. Needs the benchmark virtualenv
 Models: ResNet-50 (torchvision, 224x224), a BERT-base-sized encoder
 (transformers BertModel: 12 layers, hidden 768, 12 heads, FFN 3072, sequence
 128, the last 28 positions masked) and a 2-layer LSTM (input 256, hidden
-512, sequence 128, seq-first), exported with opset 17. Exit status 1 when a
-model fails to compile or run, or an output differs.
+512, sequence 128, seq-first), exported with opset 17; `gpt2` (a GPT-2
+small decoder, sequence 128, the last 28 positions padded) is there to be
+named too. Exit status 1 when a model fails to compile or run, or an output
+differs.
 """
 import argparse
 import os
@@ -96,7 +98,44 @@ def export_lstm(path, batch):
     return {"input": rng.standard_normal((SEQ, batch, 256)).astype(np.float32)}
 
 
-EXPORTS = {"resnet50": export_resnet50, "bert": export_bert, "lstm": export_lstm}
+def export_gpt2(path, batch):
+    """A GPT-2-style decoder (transformers GPT2Model: 12 layers, hidden 768,
+    12 heads, causal attention, a padding mask), eager attention so that the
+    TorchScript exporter takes it."""
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.GPT2Config()
+    config._attn_implementation = "eager"
+    gpt2 = transformers.GPT2Model(config).eval()
+
+    class Hidden(torch.nn.Module):
+        """The last hidden state, for the exporter."""
+
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids, mask):
+            positions = torch.arange(ids.shape[1]).unsqueeze(0)
+            return self.model(input_ids=ids, attention_mask=mask,
+                              position_ids=positions, use_cache=False).last_hidden_state
+
+    ids = torch.zeros(batch, SEQ, dtype=torch.int64)
+    mask = torch.ones(batch, SEQ, dtype=torch.int64)
+    torch.onnx.export(Hidden(gpt2), (ids, mask), str(path),
+                      input_names=["input_ids", "attention_mask"],
+                      output_names=["last_hidden_state"], opset_version=17,
+                      dynamo=False)
+    rng = np.random.default_rng(0)
+    mask = np.ones((batch, SEQ), np.int64)
+    mask[:, 100:] = 0
+    return {"input_ids": rng.integers(0, config.vocab_size, (batch, SEQ)).astype(np.int64),
+            "attention_mask": mask}
+
+
+EXPORTS = {"resnet50": export_resnet50, "bert": export_bert, "lstm": export_lstm,
+           "gpt2": export_gpt2}
 
 
 def cpus(threads):
