@@ -539,7 +539,13 @@ void Importer::foldConstantNode(Block *block, Operation *before,
   }
   if (!anyComputed || elements > kMaxFoldedElements)
     return;
+  (void)evaluateOps(ops, constants, results);
+}
 
+LogicalResult
+Importer::evaluateOps(ArrayRef<Operation *> ops,
+                      const SetVector<Operation *> &constants,
+                      SmallVectorImpl<Value> &results) {
   // Evaluate a copy of them as a function of no arguments.
   OpBuilder tmp(&context);
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(builder.getUnknownLoc());
@@ -565,7 +571,7 @@ void Importer::foldConstantNode(Block *block, Operation *before,
     // Left to run time, where compiled code gives the op's defined result
     // (e.g. of an integer division by zero).
     llvm::consumeError(values.takeError());
-    return;
+    return failure();
   }
   for (size_t i = 0; i < results.size(); ++i) {
     DenseElementsAttr attr = hostTensorToAttr((*values)[i]);
@@ -575,6 +581,42 @@ void Importer::foldConstantNode(Block *block, Operation *before,
   for (Operation *op : llvm::reverse(ops))
     if (op->use_empty())
       op->erase();
+  return success();
+}
+
+FailureOr<SmallVector<Value>>
+Importer::evaluateConstants(ArrayRef<Value> values) {
+  Block *block = builder.getInsertionBlock();
+  Dialect *kiln = context.getLoadedDialect<KilnDialect>();
+  // The ops computing `values`, back to constants.
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  SetVector<Operation *> constants;
+  SmallVector<Operation *> ops;
+  SmallVector<Value> worklist(values.begin(), values.end());
+  int64_t elements = 0;
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != block || def->getNumRegions() ||
+        def->getDialect() != kiln)
+      return failure();
+    if (!seen.insert(def).second)
+      continue;
+    if (isa<ConstantOp>(def)) {
+      constants.insert(def);
+      continue;
+    }
+    ops.push_back(def);
+    for (Value result : def->getResults())
+      elements += llvm::cast<RankedTensorType>(result.getType()).getNumElements();
+    llvm::append_range(worklist, def->getOperands());
+  }
+  if (elements > kMaxFoldedElements)
+    return failure();
+  llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  SmallVector<Value> results(values.begin(), values.end());
+  if (!ops.empty() && failed(evaluateOps(ops, constants, results)))
+    return failure();
+  return results;
 }
 
 OwningOpRef<ModuleOp> Importer::importModel(llvm::StringRef functionName,

@@ -140,12 +140,27 @@ public:
   std::string sourceName;
   std::string error;
 
+  /// The values of `values`, computed by region-free kiln ops of the
+  /// current block from constants only, as constants built at the
+  /// builder's insertion point (the reference evaluator computes them);
+  /// failure where another value is reached or the evaluator fails. The
+  /// ops that computed them are erased where nothing else uses them.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  evaluateConstants(llvm::ArrayRef<mlir::Value> values);
+
 private:
   mlir::LogicalResult importNode(const onnx::NodeProto &node, Scope &scope);
   /// Replaces the outputs of a node whose inputs are all constants by their
   /// values, computed with the reference evaluator.
   void foldConstantNode(mlir::Block *block, mlir::Operation *before,
                         llvm::SmallVectorImpl<mlir::Value> &results);
+  /// `results` computed by `ops` (in order) from `constants`, with the
+  /// reference evaluator, as constants; failure where it fails. The ops
+  /// are erased where nothing else uses them.
+  mlir::LogicalResult
+  evaluateOps(llvm::ArrayRef<mlir::Operation *> ops,
+              const llvm::SetVector<mlir::Operation *> &constants,
+              llvm::SmallVectorImpl<mlir::Value> &results);
 
   const onnx::ModelProto &model;
 };

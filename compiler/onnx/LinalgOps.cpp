@@ -239,6 +239,61 @@ Value perChannel(OpBuilder &b, Location loc, Value param,
   return broadcastTo(b, loc, reshape(b, loc, param, unsqueezed), shape);
 }
 
+/// BatchNormalization's y = x * s + shift folded into the convolution
+/// that computes x, where its weight, its bias (if any) and s and shift
+/// are constants: the weight scaled by s per output channel, the bias
+/// b * s + shift, both evaluated now. torch's exporter folds this itself;
+/// other exporters leave the BN node. The convolution itself is not
+/// erased: a later node may still read it (if none does, it is dead code).
+Value foldIntoConv(NodeContext &ctx, Value x, Value s, Value shift) {
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value convolved = x, bias;
+  if (auto add = x.getDefiningOp<AddOp>()) {
+    // NNOps.cpp's addBias: y + broadcast(reshape(bias, [1, O, 1...])).
+    auto broadcast = add.getRhs().getDefiningOp<BroadcastInDimOp>();
+    if (!broadcast)
+      return nullptr;
+    bias = broadcast.getOperand();
+    convolved = add.getLhs();
+  }
+  auto conv = convolved.getDefiningOp<ConvOp>();
+  if (!conv || !conv.getWeight().getDefiningOp<ConstantOp>() ||
+      elementTypeOf(conv.getWeight()) != elementTypeOf(s))
+    return nullptr;
+  Block *block = b.getInsertionBlock();
+  Operation *last = block->empty() ? nullptr : &block->back();
+  ArrayRef<int64_t> weightShape = shapeOf(conv.getWeight());
+  int64_t channels = weightShape[0];
+  SmallVector<int64_t> perOutput(weightShape.size(), 1);
+  perOutput[0] = channels;
+  Value weight = b.create<MulOp>(
+      loc, conv.getWeight(),
+      broadcastTo(b, loc, reshape(b, loc, s, perOutput), weightShape));
+  Value newShift = shift;
+  if (bias)
+    newShift = b.create<AddOp>(
+        loc, shift, b.create<MulOp>(loc, reshape(b, loc, bias, {channels}), s));
+  FailureOr<SmallVector<Value>> folded =
+      ctx.importer.evaluateConstants({weight, newShift});
+  if (failed(folded)) {
+    // Not constants after all: the ops built here go again.
+    SmallVector<Operation *> built;
+    for (Operation &op : llvm::make_range(
+             last ? std::next(last->getIterator()) : block->begin(),
+             block->end()))
+      built.push_back(&op);
+    for (Operation *op : llvm::reverse(built))
+      if (op->use_empty())
+        op->erase();
+    return nullptr;
+  }
+  Operation *scaled = b.clone(*conv);
+  scaled->setOperand(1, (*folded)[0]);
+  Value y = scaled->getResult(0);
+  return b.create<AddOp>(loc, y, perChannel(b, loc, (*folded)[1], shapeOf(y)));
+}
+
 LogicalResult batchNormOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(5)) || failed(ctx.requireFloat(0)))
     return failure();
@@ -266,6 +321,8 @@ LogicalResult batchNormOp(NodeContext &ctx) {
   Value s = b.create<DivOp>(
       loc, vec(1), b.create<SqrtOp>(loc, b.create<AddOp>(loc, vec(4), eps)));
   Value shift = b.create<SubOp>(loc, vec(2), b.create<MulOp>(loc, vec(3), s));
+  if (Value folded = foldIntoConv(ctx, x, s, shift))
+    return ctx.setResults(folded);
   Value y = b.create<MulOp>(loc, x, perChannel(b, loc, s, shapeOf(x)));
   return ctx.setResults(
       b.create<AddOp>(loc, y, perChannel(b, loc, shift, shapeOf(x))));
