@@ -243,6 +243,31 @@ Value writeRow(OpBuilder &b, Location loc, Value buffer, Value value,
                                         reshape(b, loc, value, row), index);
 }
 
+/// Scan outputs of a kiln.for body: for each value of `scanned` (computed
+/// in `body`), a zero [trip, ...] buffer made at `outside` joins `inits`, a
+/// block argument of `body` carries it, and the value written at the row
+/// `rowOf(k)` joins `yields`. The builder is left at the end of `body`.
+void addScanOutputs(OpBuilder &b, Location loc, OpBuilder::InsertPoint outside,
+                    Block *body, int64_t trip, ValueRange scanned,
+                    llvm::function_ref<Value(unsigned)> rowOf,
+                    SmallVectorImpl<Value> &inits,
+                    SmallVectorImpl<Value> &yields) {
+  SmallVector<Value> buffers;
+  b.restoreInsertionPoint(outside);
+  for (Value out : scanned) {
+    SmallVector<int64_t> shape{trip};
+    shape.append(shapeOf(out).begin(), shapeOf(out).end());
+    buffers.push_back(
+        splat(b, loc, RankedTensorType::get(shape, elementTypeOf(out)), 0));
+  }
+  b.setInsertionPointToEnd(body);
+  for (auto [k, out] : llvm::enumerate(scanned)) {
+    Value buffer = body->addArgument(buffers[k].getType(), loc);
+    inits.push_back(buffers[k]);
+    yields.push_back(writeRow(b, loc, buffer, out, rowOf(k)));
+  }
+}
+
 /// Row `index` of a [trip, ...] tensor, without the leading dim.
 Value readRow(OpBuilder &b, Location loc, Value tensor, Value index) {
   Value row = b.create<DynamicSliceOp>(loc, tensor, index, uint64_t(1));
@@ -309,24 +334,9 @@ LogicalResult loopAsFor(NodeContext &ctx, const onnx::GraphProto &body,
   }
   // Scan outputs: [trip, ...] buffers.
   unsigned numScan = outs->size() - 1 - numCarried;
-  SmallVector<Value> bufferInits;
-  {
-    b.restoreInsertionPoint(saved);
-    for (unsigned k = 0; k < numScan; ++k) {
-      Value out = (*outs)[1 + numCarried + k];
-      SmallVector<int64_t> shape{trip};
-      shape.append(shapeOf(out).begin(), shapeOf(out).end());
-      bufferInits.push_back(
-          splat(b, loc, RankedTensorType::get(shape, elementTypeOf(out)), 0));
-    }
-  }
-  b.setInsertionPointToEnd(block.get());
-  for (unsigned k = 0; k < numScan; ++k) {
-    Value buffer = block->addArgument(bufferInits[k].getType(), loc);
-    inits.push_back(bufferInits[k]);
-    yields.push_back(writeRow(b, loc, buffer, (*outs)[1 + numCarried + k],
-                              index));
-  }
+  addScanOutputs(b, loc, saved, block.get(), trip,
+                 ValueRange(*outs).drop_front(1 + numCarried),
+                 [&](unsigned) { return index; }, inits, yields);
   b.create<YieldOp>(loc, yields);
   b.restoreInsertionPoint(saved);
   auto op = b.create<ForOp>(loc, inits, static_cast<uint64_t>(trip));
@@ -537,22 +547,10 @@ LogicalResult emitScan(NodeContext &ctx, const onnx::GraphProto &body,
   unsigned numScan = outs->size() - numStates;
   if (outputReversed.size() < numScan)
     return ctx.fail("scan_output_directions has too few entries");
-  SmallVector<Value> bufferInits;
-  b.restoreInsertionPoint(saved);
-  for (unsigned k = 0; k < numScan; ++k) {
-    Value out = (*outs)[numStates + k];
-    SmallVector<int64_t> shape{trip};
-    shape.append(shapeOf(out).begin(), shapeOf(out).end());
-    bufferInits.push_back(
-        splat(b, loc, RankedTensorType::get(shape, elementTypeOf(out)), 0));
-  }
-  b.setInsertionPointToEnd(block.get());
-  for (unsigned k = 0; k < numScan; ++k) {
-    Value buffer = block->addArgument(bufferInits[k].getType(), loc);
-    inits.push_back(bufferInits[k]);
-    yields.push_back(writeRow(b, loc, buffer, (*outs)[numStates + k],
-                              outputReversed[k] ? reversed : index));
-  }
+  addScanOutputs(b, loc, saved, block.get(), trip,
+                 ValueRange(*outs).drop_front(numStates),
+                 [&](unsigned k) { return outputReversed[k] ? reversed : index; },
+                 inits, yields);
   b.create<YieldOp>(loc, yields);
   b.restoreInsertionPoint(saved);
   auto op = b.create<ForOp>(loc, inits, static_cast<uint64_t>(trip));
