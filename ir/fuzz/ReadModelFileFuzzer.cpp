@@ -11,13 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzContext.h"
 #include "ModelMutator.h"
 
-#include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/ModelFile.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -25,24 +23,9 @@
 #include <cstring>
 #include <random>
 
-namespace {
+using kiln::fuzz::fuzzContext;
 
-/// One context for the whole run: creating one per input would dominate the
-/// time. Without threads, every input is handled the same way.
-mlir::MLIRContext &fuzzContext() {
-  static mlir::MLIRContext *context = [] {
-    mlir::DialectRegistry registry;
-    registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
-    auto *context =
-        new mlir::MLIRContext(registry, mlir::MLIRContext::Threading::DISABLED);
-    context->loadAllAvailableDialects();
-    // Diagnostics that escape the reader would be noise in the fuzzer's log.
-    context->getDiagEngine().registerHandler(
-        [](mlir::Diagnostic &) { return mlir::success(); });
-    return context;
-  }();
-  return *context;
-}
+namespace {
 
 std::string print(mlir::ModuleOp module) {
   std::string text;

@@ -7,34 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/IR/KilnDialect.h"
+#include "FuzzContext.h"
+
 #include "kiln/Onnx/Import.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 
 #include <cstdlib>
 
-namespace {
-
-/// One context for the whole run: creating one per input would dominate the
-/// time.
-mlir::MLIRContext &fuzzContext() {
-  static mlir::MLIRContext *context = [] {
-    mlir::DialectRegistry registry;
-    registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
-    auto *context =
-        new mlir::MLIRContext(registry, mlir::MLIRContext::Threading::DISABLED);
-    context->loadAllAvailableDialects();
-    context->getDiagEngine().registerHandler(
-        [](mlir::Diagnostic &) { return mlir::success(); });
-    return context;
-  }();
-  return *context;
-}
-
-} // namespace
+using kiln::fuzz::fuzzContext;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string error;
