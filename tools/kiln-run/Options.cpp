@@ -123,9 +123,10 @@ OPTIONS:
   --input VALUE     The next input of the function, in signature order; give
                     one per input. VALUE is either
                       - a .npy file (format 1.0 or 2.0, C order, dtype <f2,
-                        <f4, <f8, <i4, <i8 or |b1) whose dtype and shape match
-                        the input exactly; a bf16 input is read from a <f4
-                        file, rounding to nearest even; or
+                        <f4, <f8, |i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8 or
+                        |b1) whose dtype and shape match the input exactly;
+                        a bf16 input is read from a <f4 file, rounding to
+                        nearest even; or
                       - for a rank-0 input, a literal of its dtype: a
                         decimal integer, a number such as -2.5, 1e-3, inf or
                         nan for floats, or true, false, 1 or 0 for i1. An
