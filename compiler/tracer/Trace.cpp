@@ -64,6 +64,8 @@ std::string TracedFunction::str(bool withLocations) const {
   return text;
 }
 
+bool isTracing() { return detail::TraceState::active() != nullptr; }
+
 namespace detail {
 
 namespace {

@@ -95,6 +95,11 @@ public:
   const std::string &name() const { return name_; }
   /// Wall time of lowering, code generation, linking and loading.
   double compileSeconds() const { return compileSeconds_; }
+  /// The loaded function, for callers that drive the runtime's C API
+  /// themselves (the Python bindings). Valid while this object lives.
+  const kiln_function *function() const { return function_; }
+  /// The loaded module, shared: keeps function() valid.
+  const std::shared_ptr<kiln_module> &module() const { return module_; }
 
 private:
   friend CompiledFunction compile(const TracedFunction &, const JitOptions &);

@@ -98,6 +98,17 @@ kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
                                  const int64_t *shape, const void *data,
                                  kiln_tensor_t **out_tensor);
 
+/* Makes a tensor over memory the caller owns, without copying: `data` holds
+ * kiln_tensor_byte_size bytes in row-major order, aligned to the element
+ * size, and must stay valid and unchanged until the tensor is released.
+ * Such a tensor is meant as a function input (compiled code never writes
+ * its inputs); kiln_tensor_release leaves `data` alone. Fails with
+ * KILN_STATUS_INVALID_ARGUMENT for a NULL or misaligned `data`. */
+kiln_status_t kiln_tensor_wrap(kiln_dtype_t dtype, size_t rank,
+                               const int64_t *shape, void *data,
+                               kiln_tensor_t **out_tensor);
+
+/* Releases a tensor. Accepts NULL. */
 void kiln_tensor_release(kiln_tensor_t *tensor);
 
 kiln_dtype_t kiln_tensor_dtype(const kiln_tensor_t *tensor);
@@ -106,8 +117,8 @@ size_t kiln_tensor_rank(const kiln_tensor_t *tensor);
 const int64_t *kiln_tensor_shape(const kiln_tensor_t *tensor);
 size_t kiln_tensor_element_count(const kiln_tensor_t *tensor);
 size_t kiln_tensor_byte_size(const kiln_tensor_t *tensor);
-/* The 64-byte aligned element buffer; never NULL for a valid tensor, even
- * when it holds no elements. */
+/* The element buffer; never NULL for a valid tensor, even when it holds no
+ * elements. 64-byte aligned unless the tensor came from kiln_tensor_wrap. */
 void *kiln_tensor_data(kiln_tensor_t *tensor);
 
 /*===-- Modules and functions ---------------------------------------------===*/

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <memory>
 #include <new>
 
@@ -16,6 +17,44 @@ constexpr size_t kTensorAlignment = 64;
 
 } // namespace
 
+/// Checks the arguments shared by kiln_tensor_create and kiln_tensor_wrap
+/// and computes the element count and byte size; `api` names the entry
+/// point in messages.
+static kiln_status_t checkShape(const char *api, kiln_dtype_t dtype,
+                                size_t rank, const int64_t *shape,
+                                size_t &elementCount, size_t &byteSize) {
+  std::string prefix = std::string(api) + ": ";
+  size_t elementSize = kiln_dtype_size(dtype);
+  if (elementSize == 0)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      prefix + "unknown dtype " +
+                          std::to_string(static_cast<int>(dtype)));
+  if (rank != 0 && !shape)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      prefix + "shape is NULL but rank is " +
+                          std::to_string(rank));
+  // Sizes stay below PTRDIFF_MAX so that pointer arithmetic over the
+  // buffer is always defined.
+  const size_t limit = PTRDIFF_MAX - kTensorAlignment;
+  elementCount = 1;
+  for (size_t axis = 0; axis < rank; ++axis) {
+    if (shape[axis] < 0)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        prefix + "negative dimension " +
+                            std::to_string(shape[axis]) + " (axis " +
+                            std::to_string(axis) + ")");
+    size_t dim = static_cast<size_t>(shape[axis]);
+    if (dim != 0 && elementCount > limit / elementSize / dim)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        prefix + "the tensor size overflows (axis " +
+                            std::to_string(axis) + " has dimension " +
+                            std::to_string(dim) + ")");
+    elementCount *= dim;
+  }
+  byteSize = elementCount * elementSize;
+  return nullptr;
+}
+
 kiln_status_t kiln::runtime::createTensor(kiln_dtype_t dtype, size_t rank,
                                           const int64_t *shape,
                                           const void *data, bool zeroFill,
@@ -25,34 +64,10 @@ kiln_status_t kiln::runtime::createTensor(kiln_dtype_t dtype, size_t rank,
                       "kiln_tensor_create: out_tensor is NULL");
   *outTensor = nullptr;
   try {
-    size_t elementSize = kiln_dtype_size(dtype);
-    if (elementSize == 0)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "kiln_tensor_create: unknown dtype " +
-                            std::to_string(static_cast<int>(dtype)));
-    if (rank != 0 && !shape)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "kiln_tensor_create: shape is NULL but rank is " +
-                            std::to_string(rank));
-    // Sizes stay below PTRDIFF_MAX so that pointer arithmetic over the
-    // buffer is always defined.
-    const size_t limit = PTRDIFF_MAX - kTensorAlignment;
-    size_t elementCount = 1;
-    for (size_t axis = 0; axis < rank; ++axis) {
-      if (shape[axis] < 0)
-        return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                          "kiln_tensor_create: negative dimension " +
-                              std::to_string(shape[axis]) + " (axis " +
-                              std::to_string(axis) + ")");
-      size_t dim = static_cast<size_t>(shape[axis]);
-      if (dim != 0 && elementCount > limit / elementSize / dim)
-        return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                          "kiln_tensor_create: the tensor size overflows "
-                          "(axis " + std::to_string(axis) + " has dimension " +
-                              std::to_string(dim) + ")");
-      elementCount *= dim;
-    }
-    size_t byteSize = elementCount * elementSize;
+    size_t elementCount = 0, byteSize = 0;
+    if (kiln_status_t status = checkShape("kiln_tensor_create", dtype, rank,
+                                          shape, elementCount, byteSize))
+      return status;
     size_t capacity = (byteSize + kTensorAlignment - 1) / kTensorAlignment *
                       kTensorAlignment;
     if (capacity == 0)
@@ -88,6 +103,41 @@ kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
                                  kiln_tensor_t **outTensor) {
   return kiln::runtime::createTensor(dtype, rank, shape, data,
                                      /*zeroFill=*/true, outTensor);
+}
+
+kiln_status_t kiln_tensor_wrap(kiln_dtype_t dtype, size_t rank,
+                               const int64_t *shape, void *data,
+                               kiln_tensor_t **outTensor) {
+  if (!outTensor)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_tensor_wrap: out_tensor is NULL");
+  *outTensor = nullptr;
+  try {
+    size_t elementCount = 0, byteSize = 0;
+    if (kiln_status_t status = checkShape("kiln_tensor_wrap", dtype, rank,
+                                          shape, elementCount, byteSize))
+      return status;
+    if (!data)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_tensor_wrap: data is NULL");
+    size_t elementSize = kiln_dtype_size(dtype);
+    if (reinterpret_cast<uintptr_t>(data) % elementSize != 0)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_tensor_wrap: data is not aligned to the " +
+                            std::to_string(elementSize) + "-byte elements of " +
+                            kiln_dtype_name(dtype));
+    auto tensor = std::make_unique<kiln_tensor>();
+    tensor->dtype = dtype;
+    tensor->shape.assign(shape, shape + rank);
+    tensor->elementCount = elementCount;
+    tensor->byteSize = byteSize;
+    tensor->data = data;
+    tensor->borrowed = true;
+    *outTensor = tensor.release();
+    return nullptr;
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
 }
 
 void kiln_tensor_release(kiln_tensor_t *tensor) { delete tensor; }

@@ -9,9 +9,10 @@
 #include <cstdlib>
 #include <vector>
 
-/// A dense row-major tensor. The buffer is 64-byte aligned (the alignment
-/// the compiler may assume for vector loads) and its size is rounded up to a
-/// multiple of 64 bytes, with the padding zeroed, so that it is never empty.
+/// A dense row-major tensor. An owned buffer is 64-byte aligned and its
+/// size is rounded up to a multiple of 64 bytes, with the padding zeroed, so
+/// that it is never empty. A borrowed buffer (kiln_tensor_wrap) is only
+/// element-aligned: compiled code assumes no more of its inputs.
 struct kiln_tensor {
   kiln_dtype_t dtype = KILN_DTYPE_F32;
   std::vector<int64_t> shape;
@@ -20,11 +21,16 @@ struct kiln_tensor {
   void *data = nullptr;
   /// Bytes allocated for data: byteSize rounded up to the alignment.
   size_t capacity = 0;
+  /// True for kiln_tensor_wrap: data belongs to the caller.
+  bool borrowed = false;
 
   kiln_tensor() = default;
   kiln_tensor(const kiln_tensor &) = delete;
   kiln_tensor &operator=(const kiln_tensor &) = delete;
-  ~kiln_tensor() { kiln::runtime::releaseBuffer(data, capacity); }
+  ~kiln_tensor() {
+    if (!borrowed)
+      kiln::runtime::releaseBuffer(data, capacity);
+  }
 };
 
 namespace kiln {

@@ -617,6 +617,57 @@ TEST(TensorTest, RejectsBadArguments) {
   EXPECT_EQ(outcome.message, "kiln_tensor_create: out_tensor is NULL");
 }
 
+// A wrapped tensor reads the caller's memory in place, at any element
+// alignment, and releasing it leaves that memory alone; compiled code reads
+// a wrapped input without copying it or writing it.
+TEST(TensorTest, WrapsCallerMemoryWithoutCopying) {
+  ModulePtr module = loadContents(addModuleContents());
+  const kiln_function_t *add = lookup(module.get(), "add");
+  // Offset by one float so the buffers are 4- but not 8-byte aligned.
+  alignas(64) float storage[2][9] = {{0, 1, 2, 3, 4}, {0, 10, 20, 30, 40}};
+  const int64_t shape[] = {4};
+  kiln_tensor_t *a = nullptr, *b = nullptr;
+  ASSERT_TRUE(
+      take(kiln_tensor_wrap(KILN_DTYPE_F32, 1, shape, &storage[0][1], &a)).ok());
+  TensorPtr ownedA(a);
+  ASSERT_TRUE(
+      take(kiln_tensor_wrap(KILN_DTYPE_F32, 1, shape, &storage[1][1], &b)).ok());
+  TensorPtr ownedB(b);
+  EXPECT_EQ(kiln_tensor_data(a), &storage[0][1]);
+  EXPECT_EQ(kiln_tensor_byte_size(a), 16u);
+
+  kiln_tensor_t *inputs[] = {a, b};
+  kiln_tensor_t *output = nullptr;
+  ASSERT_TRUE(take(kiln_function_call(add, inputs, 2, &output, 1)).ok());
+  TensorPtr sum(output);
+  EXPECT_EQ(tensorValues<float>(sum.get()),
+            (std::vector<float>{11, 22, 33, 44}));
+  ownedA.reset();
+  ownedB.reset();
+  EXPECT_EQ(storage[0][1], 1.0f);
+  EXPECT_EQ(storage[1][4], 40.0f);
+}
+
+TEST(TensorTest, WrapRejectsBadArguments) {
+  kiln_tensor_t *raw = reinterpret_cast<kiln_tensor_t *>(0x1);
+  const int64_t shape[] = {2};
+  alignas(8) char bytes[16] = {};
+  Outcome outcome =
+      take(kiln_tensor_wrap(KILN_DTYPE_F32, 1, shape, bytes + 2, &raw));
+  EXPECT_EQ(outcome.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome.message, "kiln_tensor_wrap: data is not aligned to the "
+                             "4-byte elements of f32");
+  EXPECT_EQ(raw, nullptr);
+  outcome = take(kiln_tensor_wrap(KILN_DTYPE_F32, 1, shape, nullptr, &raw));
+  EXPECT_EQ(outcome.message, "kiln_tensor_wrap: data is NULL");
+  const int64_t negative[] = {-3};
+  outcome = take(kiln_tensor_wrap(KILN_DTYPE_F32, 1, negative, bytes, &raw));
+  EXPECT_EQ(outcome.message,
+            "kiln_tensor_wrap: negative dimension -3 (axis 0)");
+  outcome = take(kiln_tensor_wrap(KILN_DTYPE_F32, 1, shape, bytes, nullptr));
+  EXPECT_EQ(outcome.message, "kiln_tensor_wrap: out_tensor is NULL");
+}
+
 TEST(TensorTest, DTypeProperties) {
   EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_F32), 4u);
   EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_F64), 8u);

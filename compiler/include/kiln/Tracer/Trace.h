@@ -112,6 +112,10 @@ template <typename F> RegionFn makeTracedFn(F &&fn, SourceLoc loc) {
 
 } // namespace detail
 
+/// True while a function is being traced on this thread (inside kiln::trace,
+/// kiln::jit or a transform), i.e. while tensor operations can be recorded.
+bool isTracing();
+
 /// Traces `fn` on symbolic inputs described by `inputs` into a function
 /// called `name`. `fn` takes `const kiln::Tensors &` (one per input) or up
 /// to four Tensor arguments, and returns a Tensor, kiln::Tensors or a tuple

@@ -1,0 +1,48 @@
+# Python bindings: the interpreter, pybind11, and a helper that lays out a
+# package in build/python/ (PYTHONPATH=build/python makes it importable).
+#
+# The bindings use Debian's /usr/bin/python3 (with python3-numpy) unless
+# -DPython3_EXECUTABLE=... names another; an extension module only loads in
+# the interpreter version it was built for.
+if(NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+  set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH
+      "The Python interpreter kiln's bindings and tests use")
+endif()
+option(KILN_PYTHON "Build the Python bindings (needs pybind11-dev, python3-dev)" ON)
+if(KILN_PYTHON)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module)
+  find_package(pybind11 CONFIG)
+  if(NOT pybind11_FOUND)
+    message(FATAL_ERROR "kiln's Python bindings need pybind11 (Debian: "
+            "pybind11-dev, installed by tools/setup.sh); or configure with "
+            "-DKILN_PYTHON=OFF")
+  endif()
+endif()
+set(KILN_PYTHON_DIR ${CMAKE_BINARY_DIR}/python)
+
+# kiln_python_package(<target> <source dir> <package name>): copies the .py
+# files under <source dir>/<package name> into build/python/<package name>
+# whenever they change, as part of <target> (a custom target made here).
+function(kiln_python_package target source_dir package)
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS
+       RELATIVE ${source_dir} ${source_dir}/${package}/*.py)
+  set(outputs)
+  foreach(source ${sources})
+    set(output ${KILN_PYTHON_DIR}/${source})
+    add_custom_command(OUTPUT ${output}
+      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${source_dir}/${source}
+              ${output}
+      DEPENDS ${source_dir}/${source}
+      VERBATIM)
+    list(APPEND outputs ${output})
+  endforeach()
+  add_custom_target(${target} ALL DEPENDS ${outputs})
+endfunction()
+
+# kiln_python_extension(<name> <package> <sources...>): a pybind11 module
+# <package>.<name> built into build/python/<package>/.
+function(kiln_python_extension name package)
+  pybind11_add_module(${name} MODULE ${ARGN})
+  set_target_properties(${name} PROPERTIES
+    LIBRARY_OUTPUT_DIRECTORY ${KILN_PYTHON_DIR}/${package})
+endfunction()

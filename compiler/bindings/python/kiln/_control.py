@@ -1,0 +1,150 @@
+"""Structured control flow on traced values: kiln.cond, kiln.while_loop,
+kiln.fori_loop and kiln.scan, over pytrees of arrays.
+
+Each traces its Python callables into the regions of one kiln.cond,
+kiln.while or kiln.for op (the C++ tracer's closure conversion turns
+traced arrays a callable uses from outside into explicit operands). Outside
+a trace, they run compiled on concrete arrays, like kiln.numpy's functions.
+"""
+
+import functools
+
+import numpy as np
+
+from . import _kiln, _tree
+from ._core import Tensor, as_tensor, fail
+
+
+def _flat(tree, what):
+    leaves, treedef = _tree.flatten(tree)
+    return [as_tensor(leaf) for leaf in leaves], treedef
+
+
+def _check_same(expected, got, what):
+    if expected != got:
+        fail(f"{what} returned the structure {got!r} but {expected!r} was "
+             "expected (the carried state keeps its structure)", TypeError)
+
+
+def _region(fn, in_def, out_defs, what):
+    """fn on pytrees as a callable on flat lists, recording the output
+    structure in out_defs."""
+    def flat_fn(leaves):
+        result = fn(*in_def.unflatten(leaves)) if in_def is not None \
+            else fn()
+        flat, treedef = _flat(result, what)
+        out_defs.append(treedef)
+        return flat
+    return flat_fn
+
+
+def _eager(name):
+    """Outside a trace, the primitive is compiled and run on its operands."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args):
+            if _kiln.is_tracing():
+                return fn(*args)
+            from ._jit import jit
+            return jit(fn, static_argnums=_callables(args), name=name)(*args)
+        return wrapper
+    return decorate
+
+
+def _callables(args):
+    """Arguments baked into the eager compilation: the callables and
+    Python integers (loop bounds, lengths)."""
+    return tuple(i for i, a in enumerate(args)
+                 if callable(a) or a is None or
+                 isinstance(a, int) and not isinstance(a, bool))
+
+
+@_eager("cond")
+def cond(pred, true_fn, false_fn, *operands):
+    """true_fn(*operands) if pred else false_fn(*operands), with pred a
+    traced bool scalar; both branches must return the same structure of
+    arrays of the same shapes and dtypes."""
+    leaves, in_def = _tree.flatten(operands)
+    defs_true, defs_false = [], []
+    results = _kiln.cond(
+        pred,
+        lambda xs: _region(true_fn, in_def, defs_true, "kiln.cond's "
+                           "true_fn")(xs),
+        lambda xs: _region(false_fn, in_def, defs_false, "kiln.cond's "
+                           "false_fn")(xs),
+        [as_tensor(l) for l in leaves])
+    if defs_true[0] != defs_false[0]:
+        fail(f"kiln.cond's branches return different structures: "
+             f"{defs_true[0]!r} and {defs_false[0]!r}", TypeError)
+    return defs_true[0].unflatten(results)
+
+
+@_eager("while_loop")
+def while_loop(cond_fun, body_fun, init_val):
+    """Repeats `val = body_fun(val)` while `cond_fun(val)` (a traced bool
+    scalar) holds, starting from init_val; the trip count may depend on the
+    data. Gradients flow through it (the forward loop keeps what the
+    backward loop needs on a stack)."""
+    leaves, treedef = _flat(init_val, "init_val")
+
+    def predicate(xs):
+        return as_tensor(cond_fun(treedef.unflatten(xs)))
+
+    def body(xs):
+        out, out_def = _flat(body_fun(treedef.unflatten(xs)),
+                             "kiln.while_loop's body_fun")
+        _check_same(treedef, out_def, "kiln.while_loop's body_fun")
+        return out
+    return treedef.unflatten(_kiln.while_loop(predicate, body, leaves))
+
+
+@_eager("fori_loop")
+def fori_loop(lower, upper, body_fun, init_val):
+    """`val = body_fun(i, val)` for i in range(lower, upper). With Python
+    integer bounds this is a counted loop (kiln.for); with traced bounds, a
+    while loop."""
+    leaves, treedef = _flat(init_val, "init_val")
+    if isinstance(lower, Tensor) or isinstance(upper, Tensor):
+        def cond_fun(state):
+            return state[0] < state[1]
+
+        def step(state):
+            i, hi, val = state
+            return i + 1, hi, body_fun(i, val)
+        from . import numpy as knp
+        lo_t = knp.astype(lower, np.int64)
+        hi_t = knp.astype(upper, np.int64)
+        return while_loop(cond_fun, step, (lo_t, hi_t, init_val))[2]
+
+    def body(i, xs):
+        out, out_def = _flat(body_fun(i, treedef.unflatten(xs)),
+                             "kiln.fori_loop's body_fun")
+        _check_same(treedef, out_def, "kiln.fori_loop's body_fun")
+        return out
+    return treedef.unflatten(_kiln.fori_loop(int(lower), int(upper), body,
+                                             leaves))
+
+
+@_eager("scan")
+def scan(f, init, xs=None, length=None):
+    """JAX's scan: `carry, y = f(carry, x)` for each x along axis 0 of xs
+    (a pytree), returning the final carry and the ys stacked along a new
+    leading axis. With xs None, `length` gives the number of steps."""
+    carry_leaves, carry_def = _flat(init, "init")
+    x_leaves, x_def = _flat(xs, "xs")
+    y_defs = []
+
+    def step(carry, x):
+        result = f(carry_def.unflatten(carry), x_def.unflatten(x))
+        if not isinstance(result, tuple) or len(result) != 2:
+            fail("kiln.scan's f must return a pair (carry, y)", TypeError)
+        new_carry, new_carry_def = _flat(result[0], "kiln.scan's f")
+        _check_same(carry_def, new_carry_def, "kiln.scan's f (carry)")
+        ys, y_def = _flat(result[1], "kiln.scan's f")
+        y_defs.append(y_def)
+        return new_carry, ys
+    if length is None and not x_leaves:
+        fail("kiln.scan needs xs or a length", ValueError)
+    carry, ys = _kiln.scan(step, carry_leaves, x_leaves,
+                           -1 if length is None else int(length))
+    return carry_def.unflatten(carry), y_defs[0].unflatten(ys)

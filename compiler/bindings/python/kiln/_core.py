@@ -1,0 +1,87 @@
+"""What the rest of the package shares: the C++ module, dtypes, errors and
+the conversion of Python values to traced arrays."""
+
+import os
+
+import numpy as np
+
+from . import _kiln
+
+Tensor = _kiln.Tensor
+TraceError = _kiln.TraceError
+JitError = _kiln.JitError
+
+_kiln.set_package_directory(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+
+# The element types the tracer offers, by code and by numpy dtype.
+_DTYPE_OF_CODE = {code: np.dtype(dtype) for code, dtype in _kiln.traced_dtypes()}
+_CODE_OF_DTYPE = {dtype: code for code, dtype in _DTYPE_OF_CODE.items()}
+TRACED_DTYPES = tuple(_DTYPE_OF_CODE.values())
+
+
+class ConcretizationError(TraceError, TypeError):
+    """A traced array was used where Python needs a concrete value (`if`,
+    `while`, `float()`, `int()`, numpy)."""
+
+
+def location_prefix():
+    """'file:line: ' of the user's line that called into kiln, or ''."""
+    where = _kiln.caller_location()
+    return f"{where[0]}:{where[1]}: " if where else ""
+
+
+def fail(message, error=TraceError):
+    """Raises `error` with `message`, prefixed by the user's file:line."""
+    raise error(f"{location_prefix()}error: {message}")
+
+
+def dtype_code(dtype):
+    """The tracer's code for a numpy dtype (or anything np.dtype accepts)."""
+    dtype = np.dtype(dtype)
+    code = _CODE_OF_DTYPE.get(dtype)
+    if code is None:
+        names = ", ".join(str(d) for d in TRACED_DTYPES)
+        fail(f"kiln does not trace dtype {dtype} (it traces {names})",
+             TypeError)
+    return code
+
+
+def dtype_of(x):
+    """The numpy dtype of a Tensor."""
+    return _DTYPE_OF_CODE[x.dtype_code]
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def as_tensor(x):
+    """x as a Tensor: Tensors as they are, numbers and arrays as constants
+    (Python float -> float32, int -> int32, bool -> bool, numpy arrays keep
+    their dtype)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (list, tuple)) and any(isinstance(e, Tensor)
+                                             for e in _flat_items(x)):
+        return _stack_nested(x)
+    return _kiln.constant(x)
+
+
+def _flat_items(x):
+    for e in x:
+        if isinstance(e, (list, tuple)):
+            yield from _flat_items(e)
+        else:
+            yield e
+
+
+def _stack_nested(x):
+    """A nested list mixing tensors and numbers as one stacked tensor."""
+    from . import numpy as knp
+    return knp.stack([as_tensor(e) for e in x])
+
+
+def require_tracing(what):
+    if not _kiln.is_tracing():
+        fail(f"{what} needs a trace: call it inside a function traced by "
+             "kiln.jit (or transformed by kiln.grad)")

@@ -1,0 +1,184 @@
+"""kiln.grad, kiln.value_and_grad and kiln.vjp over pytrees.
+
+The C++ transforms (kiln/Grad.h) do the work: called inside a trace, they
+trace the function on fresh inputs, derive its reverse mode with the
+autodiff pass (through cond, fori_loop, scan and while_loop) and inline the
+result into the enclosing trace. This layer maps pytrees and `argnums` onto
+the flat inputs the C++ side takes. Outside a trace, a transformed function
+is compiled with kiln.jit and run on concrete arrays. Transforms compose
+with jit and with each other (second order where every op on the way has
+a derivative rule).
+"""
+
+import numpy as np
+
+from . import _core, _kiln, _tree
+from ._core import as_tensor, fail
+
+_GRAD, _VALUE_AND_GRAD, _VJP = 0, 1, 2
+
+
+def _argnum_list(argnums, count, what):
+    many = not isinstance(argnums, int)
+    nums = tuple(argnums) if many else (argnums,)
+    for n in nums:
+        if not -count <= n < count:
+            fail(f"{what}: argnums {n} is out of range for a function "
+                 f"called with {count} argument(s)", ValueError)
+    return [n % count for n in nums], many
+
+
+def _flat_function(fun, in_def, out_defs):
+    def flat(leaves):
+        result = fun(*in_def.unflatten(leaves))
+        out_leaves, out_def = _tree.flatten(result)
+        out_defs.append(out_def)
+        return [as_tensor(leaf) for leaf in out_leaves]
+    return flat
+
+
+def _leaf_ranges(args):
+    """[(first leaf, treedef)] of each argument in the flattened args."""
+    ranges, first = [], 0
+    for arg in args:
+        leaves, treedef = _tree.flatten(arg)
+        ranges.append((first, treedef))
+        first += len(leaves)
+    return ranges
+
+
+def _is_float(x):
+    return _core.dtype_of(x).kind == "f"
+
+
+class _Transform:
+    def __init__(self, fun, kind, argnums, has_aux):
+        self._fun, self._kind = fun, kind
+        self._argnums, self._has_aux = argnums, has_aux
+        self._jitted = None
+        self.__name__ = ("grad_" if kind == _GRAD else "value_and_grad_") + \
+            getattr(fun, "__name__", "fn")
+        self.__wrapped__ = fun
+
+    def __call__(self, *args):
+        if not _kiln.is_tracing():
+            if self._jitted is None:
+                from ._jit import jit
+                self._jitted = jit(self, name=self.__name__)
+            return self._jitted(*args)
+        what = "kiln.grad" if self._kind == _GRAD else "kiln.value_and_grad"
+        nums, many = _argnum_list(self._argnums, len(args), what)
+        leaves, in_def = _tree.flatten(args)
+        leaves = [as_tensor(leaf) for leaf in leaves]
+        ranges = _leaf_ranges(args)
+        flat_argnums = []
+        for n in nums:
+            first, treedef = ranges[n]
+            flat_argnums += range(first, first + treedef.num_leaves)
+        for i in flat_argnums:
+            if not _is_float(leaves[i]):
+                fail(f"{what}: argument leaf {i} has dtype "
+                     f"{_core.dtype_of(leaves[i])}; only float arrays can be "
+                     "differentiated", TypeError)
+        out_defs = []
+        flat = _flat_function(self._fun, in_def, out_defs)
+        if not self._has_aux:
+            results = _kiln.transform(self._kind, flat, flat_argnums, leaves,
+                                      [])
+            value, grads = (results[0], results[1:]) \
+                if self._kind == _VALUE_AND_GRAD else (None, results)
+        else:
+            value, grads = self._with_aux(flat, leaves, flat_argnums,
+                                          out_defs, what)
+        # Regroup the flat gradients into each argument's structure.
+        grouped, at = [], 0
+        for n in nums:
+            treedef = ranges[n][1]
+            grouped.append(treedef.unflatten(grads[at:at + treedef.num_leaves]))
+            at += treedef.num_leaves
+        grad_tree = tuple(grouped) if many else grouped[0]
+        if self._kind == _GRAD:
+            return (grad_tree, value) if self._has_aux else grad_tree
+        return value, grad_tree
+
+    def _with_aux(self, flat, leaves, flat_argnums, out_defs, what):
+        """Through the vjp transform: fun returns (loss, aux); the loss's
+        cotangent is one, the float aux leaves' are zero."""
+        from . import numpy as knp
+        probe = _kiln.trace("probe", [(l.dtype_code, list(l.shape), f"a{i}")
+                                      for i, l in enumerate(leaves)], flat)
+        out_def = out_defs[-1]
+        if out_def.kind != "tuple" or len(out_def.children) != 2 or \
+                out_def.children[0].kind != "leaf":
+            fail(f"{what} with has_aux=True needs the function to return a "
+                 "pair (loss, aux)", TypeError)
+        outputs = probe.outputs
+        cotangents = []
+        for i, (_, code, shape) in enumerate(outputs):
+            dtype = _core._DTYPE_OF_CODE[code]
+            if dtype.kind != "f":
+                continue
+            cotangents.append(knp.full(list(shape), 1 if i == 0 else 0,
+                                       dtype))
+        results = _kiln.transform(_VJP, flat, flat_argnums, leaves,
+                                  cotangents)
+        n_out = len(outputs)
+        primal = out_def.unflatten(results[:n_out])
+        loss, aux = primal
+        if self._kind == _GRAD:
+            return aux, results[n_out:]
+        return (loss, aux), results[n_out:]
+
+
+def grad(fun, argnums=0, has_aux=False):
+    """The gradient of `fun`, which returns a float scalar (or, with
+    has_aux, a pair (scalar, aux)), with respect to the arguments
+    `argnums` (an int, or a tuple for a tuple of gradients). Each gradient
+    has its argument's structure. With has_aux the result is (grad, aux)."""
+    return _Transform(fun, _GRAD, argnums, has_aux)
+
+
+def value_and_grad(fun, argnums=0, has_aux=False):
+    """Like grad, returning (value, grad); with has_aux,
+    ((value, aux), grad)."""
+    return _Transform(fun, _VALUE_AND_GRAD, argnums, has_aux)
+
+
+def vjp(fun, *primals):
+    """(fun(*primals), vjp_fn): vjp_fn(cotangent) returns one cotangent per
+    primal (the vector-Jacobian product). cotangent has the structure of
+    fun's output; non-float outputs take no cotangent."""
+    if not _kiln.is_tracing():
+        from ._jit import jit
+        out = jit(fun, name="vjp_forward")(*primals)
+
+        def eager_vjp(cotangent):
+            return jit(lambda p, c: vjp(fun, *p)[1](c),
+                       name="vjp_backward")(tuple(primals), cotangent)
+        return out, eager_vjp
+    out = fun(*primals)
+    leaves, in_def = _tree.flatten(primals)
+    leaves = [as_tensor(leaf) for leaf in leaves]
+    ranges = _leaf_ranges(primals)
+    float_leaves = [i for i, leaf in enumerate(leaves) if _is_float(leaf)]
+    out_leaves, out_def = _tree.flatten(out)
+
+    def vjp_fn(cotangent):
+        ct_leaves, ct_def = _tree.flatten(cotangent)
+        if ct_def != out_def:
+            fail(f"kiln.vjp: the cotangent has the structure {ct_def!r} but "
+                 f"the function's output has {out_def!r}", TypeError)
+        cts = [as_tensor(c) for c, o in zip(ct_leaves, out_leaves)
+               if _is_float(as_tensor(o))]
+        flat = _flat_function(fun, in_def, [])
+        results = _kiln.transform(_VJP, flat, float_leaves, leaves, cts)
+        grads = dict(zip(float_leaves, results[len(out_leaves):]))
+        from . import numpy as knp
+        flat_grads = [grads[i] if i in grads else knp.zeros_like(leaves[i])
+                      for i in range(len(leaves))]
+        grouped = []
+        for first, treedef in ranges:
+            grouped.append(treedef.unflatten(
+                flat_grads[first:first + treedef.num_leaves]))
+        return tuple(grouped)
+    return out, vjp_fn

@@ -1,0 +1,254 @@
+"""kiln.jit: trace on the first call per input signature, compile, cache.
+
+A signature is the structure of the arguments (pytrees), the value of each
+static argument, and the dtype and shape of every array leaf. On a miss the
+function is traced by the C++ tracer into one kiln function, compiled by
+the same driver as kiln-compile, and loaded through the runtime. Calls
+whose arguments are plain arrays and numbers then go through the C++
+Dispatcher: it matches the arguments against the compiled signatures and
+calls the code without returning to Python.
+
+Python numbers as arguments are traced as rank-0 arrays: float as float32,
+int as int32 (int64 when it does not fit), bool as bool. numpy arrays that
+are C-contiguous and aligned are read in place (no copy); results are numpy
+arrays over the buffers the compiled code wrote.
+"""
+
+import functools
+import re
+import time
+
+import numpy as np
+
+from . import _core, _kiln, _tree
+from ._core import Tensor, fail
+
+_MISS = object()
+
+
+def _leaf_spec(leaf, where):
+    """(dtype code, shape) of a jit argument leaf."""
+    if isinstance(leaf, bool):
+        return _core.dtype_code(np.bool_), ()
+    if isinstance(leaf, int):
+        fits = -2**31 <= leaf < 2**31
+        return _core.dtype_code(np.int32 if fits else np.int64), ()
+    if isinstance(leaf, float):
+        return _core.dtype_code(np.float32), ()
+    if isinstance(leaf, (np.ndarray, np.generic)):
+        dtype = leaf.dtype
+        if dtype not in _core.TRACED_DTYPES:
+            names = ", ".join(str(d) for d in _core.TRACED_DTYPES)
+            fail(f"kiln.jit: {where} has dtype {dtype}, which kiln does not "
+                 f"trace ({names}); convert it with .astype", TypeError)
+        return _core.dtype_code(dtype), tuple(int(d) for d in leaf.shape)
+    fail(f"kiln.jit: {where} is a {type(leaf).__name__}, not an array or a "
+         "number; pass it with static_argnums if it configures the "
+         "function", TypeError)
+
+
+def _symbol(name):
+    name = re.sub(r"\W", "_", name or "fn")
+    return name if name[0].isalpha() else "fn_" + name
+
+
+class _Entry:
+    __slots__ = ("compiled", "out_def", "trace_seconds")
+
+    def __init__(self, compiled, out_def, trace_seconds):
+        self.compiled, self.out_def = compiled, out_def
+        self.trace_seconds = trace_seconds
+
+
+class Lowered:
+    """A function traced for one signature: its kiln IR."""
+
+    def __init__(self, traced, out_def, jitted, key):
+        self._traced, self._out_def = traced, out_def
+        self._jitted, self._key = jitted, key
+
+    def as_text(self, with_locations=False):
+        """The kiln IR as MLIR text; with_locations adds each op's Python
+        file:line."""
+        return self._traced.text(with_locations)
+
+    def __str__(self):
+        return self.as_text()
+
+    def compile(self):
+        return self._jitted._compile_lowered(self._traced, self._out_def,
+                                             self._key)
+
+
+class Compiled:
+    """A function compiled for one signature. Call it with arguments of
+    that signature, or save it for the runtime alone (kiln_runtime)."""
+
+    def __init__(self, entry, in_def, statics):
+        self._entry, self._in_def, self._statics = entry, in_def, statics
+
+    def __call__(self, *args, **kwargs):
+        leaves, treedef = _tree.flatten((args, kwargs))
+        if treedef != self._in_def:
+            fail(f"the compiled function takes arguments structured as "
+                 f"{self._in_def!r}, not {treedef!r}", TypeError)
+        outputs = self._entry.compiled.call(leaves)
+        return self._entry.out_def.unflatten(outputs)
+
+    def save(self, path):
+        """Writes the .kmod; kiln_runtime.load(path)[name] calls it."""
+        self._entry.compiled.save(str(path))
+
+    @property
+    def name(self):
+        return self._entry.compiled.name
+
+    @property
+    def compile_seconds(self):
+        return self._entry.compiled.compile_seconds
+
+    @property
+    def trace_seconds(self):
+        return self._entry.trace_seconds
+
+
+class jit:
+    """Wraps `fun` for compilation: traced and compiled on the first call
+    for each signature, then served from a cache.
+
+    static_argnums: positions of arguments that are not arrays (sizes,
+    flags, callables); their values are part of the signature and must be
+    hashable. opt_level: LLVM's optimization level (0 to 3).
+    """
+
+    def __init__(self, fun, static_argnums=(), name=None, opt_level=2):
+        if not callable(fun):
+            raise TypeError(f"kiln.jit needs a callable, not "
+                            f"{type(fun).__name__}")
+        self._fun = fun
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        self._static = tuple(sorted(static_argnums))
+        self._name = _symbol(name or getattr(fun, "__name__", "fn"))
+        self._opt_level = opt_level
+        self._cache = {}
+        self._dispatch = _kiln.Dispatcher(_MISS)
+        self.last_trace_seconds = 0.0
+        self.last_compile_seconds = 0.0
+        functools.update_wrapper(self, fun, updated=())
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs:
+            result = self._dispatch(*args)
+            if result is not _MISS:
+                return result
+        return self._call(args, kwargs)
+
+    def __get__(self, instance, owner):
+        # As a decorator on a method: bind like a function.
+        return self if instance is None else functools.partial(self, instance)
+
+    @property
+    def cache_size(self):
+        """How many signatures have been compiled."""
+        return len(self._cache)
+
+    def lower(self, *args, **kwargs):
+        """Traces for these arguments' signature; the result shows the IR
+        (as_text()) and compiles."""
+        key, leaves, in_def, statics = self._signature(args, kwargs)
+        traced, out_def, _ = self._trace(key, in_def, statics, kwargs)
+        return Lowered(traced, out_def, self, key)
+
+    def compile(self, *args, **kwargs):
+        """The compiled function for these arguments' signature."""
+        key, leaves, in_def, statics = self._signature(args, kwargs)
+        entry = self._entry(key, in_def, statics, kwargs)
+        return Compiled(entry, in_def, statics)
+
+    # --- internals -----------------------------------------------------------
+
+    def _split(self, args):
+        for i in self._static:
+            if i >= len(args):
+                fail(f"kiln.jit: static_argnums names argument {i} but the "
+                     f"call passes {len(args)}", TypeError)
+        statics = tuple(args[i] for i in self._static)
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self._static)
+        return statics, dynamic
+
+    def _signature(self, args, kwargs):
+        statics, dynamic = self._split(args)
+        try:
+            hash(statics)
+        except TypeError:
+            fail("kiln.jit: static arguments must be hashable", TypeError)
+        leaves, in_def = _tree.flatten((dynamic, kwargs))
+        specs = tuple(_leaf_spec(leaf, f"argument leaf {i}")
+                      for i, leaf in enumerate(leaves))
+        return (in_def, statics, specs), leaves, in_def, statics
+
+    def _call(self, args, kwargs):
+        leaves, _ = _tree.flatten((args, kwargs))
+        if any(isinstance(leaf, Tensor) for leaf in leaves):
+            # Inside another trace: inline, as nested jit does in JAX.
+            return self._fun(*args, **kwargs)
+        key, leaves, in_def, statics = self._signature(args, kwargs)
+        entry = self._entry(key, in_def, statics, kwargs)
+        if not kwargs and not self._static and in_def.children[0].kind == \
+                "tuple" and all(c.kind == "leaf"
+                                for c in in_def.children[0].children):
+            out_def = entry.out_def
+            if out_def.kind == "leaf":
+                mode, unflatten = 0, None
+            elif out_def.kind == "tuple" and all(c.kind == "leaf"
+                                                 for c in out_def.children):
+                mode, unflatten = 1, None
+            else:
+                mode, unflatten = 2, out_def.unflatten
+            self._dispatch.add(tuple(args), entry.compiled, mode, unflatten)
+        return entry.out_def.unflatten(entry.compiled.call(leaves))
+
+    def _trace(self, key, in_def, statics, kwargs):
+        specs = key[2]
+        out_defs = []
+
+        def flat_fun(flat):
+            dynamic, kw = in_def.unflatten(flat)
+            args, dyn = [], iter(dynamic)
+            static = iter(statics)
+            for i in range(len(dynamic) + len(statics)):
+                args.append(next(static) if i in self._static else next(dyn))
+            result = self._fun(*args, **kw)
+            out_leaves, out_def = _tree.flatten(result)
+            if not out_leaves:
+                fail(f"kiln.jit: '{self._name}' must return at least one "
+                     "array", TypeError)
+            out_defs.append(out_def)
+            return [_core.as_tensor(leaf) for leaf in out_leaves]
+
+        start = time.perf_counter()
+        traced = _kiln.trace(self._name,
+                             [(code, list(shape), f"arg{i}")
+                              for i, (code, shape) in enumerate(specs)],
+                             flat_fun)
+        return traced, out_defs[0], time.perf_counter() - start
+
+    def _entry(self, key, in_def, statics, kwargs):
+        entry = self._cache.get(key)
+        if entry is None:
+            traced, out_def, seconds = self._trace(key, in_def, statics,
+                                                   kwargs)
+            compiled = _kiln.compile(traced, self._opt_level)
+            entry = self._cache[key] = _Entry(compiled, out_def, seconds)
+            self.last_trace_seconds = seconds
+            self.last_compile_seconds = compiled.compile_seconds
+        return entry
+
+    def _compile_lowered(self, traced, out_def, key):
+        entry = self._cache.get(key)
+        in_def, statics = key[0], key[1]
+        if entry is None:
+            compiled = _kiln.compile(traced, self._opt_level)
+            entry = self._cache[key] = _Entry(compiled, out_def, 0.0)
+        return Compiled(entry, in_def, statics)

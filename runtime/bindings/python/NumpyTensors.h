@@ -1,0 +1,215 @@
+//===- NumpyTensors.h - numpy arrays in, numpy arrays out -------*- C++ -*-===//
+//
+// The one place where Python values meet kiln_tensor_t, shared by the
+// runtime's Python module (kiln_runtime) and the compiler's (kiln._kiln):
+//
+//   - numpy dtypes map to kiln dtypes through the npy descriptors of
+//     kiln/ElementTypes.def, so the table has one definition;
+//   - an input array that is C-contiguous, element-aligned, in native byte
+//     order and of the expected dtype is wrapped without a copy
+//     (kiln_tensor_wrap); anything else is converted by numpy first;
+//   - an output tensor becomes a numpy array over the tensor's own buffer,
+//     released when the array is collected.
+//
+// Header-only and free of everything but pybind11, numpy's Python API and
+// the runtime's C API, so the runtime-only module needs nothing more.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BINDINGS_PYTHON_NUMPYTENSORS_H
+#define KILN_BINDINGS_PYTHON_NUMPYTENSORS_H
+
+#include "kiln/ElementType.h"
+#include "kiln/runtime.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace python {
+
+namespace py = pybind11;
+
+/// Owns a kiln_tensor_t.
+struct TensorDeleter {
+  void operator()(kiln_tensor_t *tensor) const { kiln_tensor_release(tensor); }
+};
+using TensorPtr = std::unique_ptr<kiln_tensor_t, TensorDeleter>;
+
+/// Turns a failed runtime status into a Python ValueError carrying its
+/// message (the runtime's messages name the function, input and shapes).
+inline void check(kiln_status_t status) {
+  if (!status)
+    return;
+  std::string message = kiln_status_message(status);
+  kiln_status_code_t code = kiln_status_code(status);
+  kiln_status_free(status);
+  if (code == KILN_STATUS_OUT_OF_MEMORY)
+    throw std::bad_alloc();
+  if (code == KILN_STATUS_INVALID_ARGUMENT)
+    throw py::value_error(message);
+  throw std::runtime_error(message);
+}
+
+/// numpy's dtypes for kiln's element types, looked up once.
+class DTypeTable {
+public:
+  static const DTypeTable &get() {
+    static const DTypeTable *table = new DTypeTable();
+    return *table;
+  }
+
+  /// The numpy dtype of `dtype`; throws for types numpy lacks (bf16).
+  const py::dtype &numpy(kiln_dtype_t dtype) const {
+    unsigned code = static_cast<unsigned>(dtype);
+    if (code >= kNumElementTypes || !hasNumpy[code])
+      throw py::type_error(std::string("kiln dtype ") +
+                           kiln_dtype_name(dtype) +
+                           " has no numpy equivalent");
+    return dtypes[code];
+  }
+
+  /// The kiln dtype of numpy type number `num`, if kiln has one.
+  std::optional<kiln_dtype_t> fromNumpy(int num) const {
+    for (unsigned code = 0; code < kNumElementTypes; ++code)
+      if (hasNumpy[code] && nums[code] == num)
+        return static_cast<kiln_dtype_t>(code);
+    return std::nullopt;
+  }
+
+private:
+  DTypeTable() {
+    for (unsigned code = 0; code < kNumElementTypes; ++code) {
+      const char *descriptor = kElementTypes[code].npyDescriptor;
+      hasNumpy[code] = *descriptor != 0;
+      if (!hasNumpy[code])
+        continue;
+      dtypes[code] = py::dtype(std::string(descriptor));
+      nums[code] = dtypes[code].num();
+    }
+  }
+  py::dtype dtypes[kNumElementTypes];
+  int nums[kNumElementTypes] = {};
+  bool hasNumpy[kNumElementTypes] = {};
+};
+
+/// True if `array` can be handed to compiled code as it is: C-contiguous,
+/// aligned to its elements and in native byte order.
+inline bool usableInPlace(const py::array &array) {
+  const int required = py::array::c_style | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  if ((array.flags() & required) != required)
+    return false;
+  char order = array.dtype().byteorder();
+  return order != '>';
+}
+
+/// The kiln tensor for one input: `object` wrapped in place when
+/// usableInPlace and of `dtype`, else converted to a fresh contiguous
+/// array of `dtype` by numpy (kept alive in `keepAlive` for the call).
+/// Arrays of another dtype are an error naming the input (`describe()`);
+/// Python numbers and lists are converted.
+template <typename Describe>
+TensorPtr inputTensor(py::handle object, kiln_dtype_t dtype,
+                      const Describe &describe,
+                      std::vector<py::object> &keepAlive) {
+  const DTypeTable &table = DTypeTable::get();
+  py::array array;
+  if (py::isinstance<py::array>(object)) {
+    array = py::reinterpret_borrow<py::array>(object);
+    std::optional<kiln_dtype_t> got = table.fromNumpy(array.dtype().num());
+    if (!got || *got != dtype)
+      throw py::value_error(describe() + " has dtype " +
+                            py::str(array.dtype()).cast<std::string>() +
+                            " but " + kiln_dtype_name(dtype) + " (" +
+                            py::str(py::handle(table.numpy(dtype))).cast<std::string>() +
+                            ") is expected");
+    if (!usableInPlace(array)) {
+      array = py::array::ensure(array, py::array::c_style |
+                                           py::array::forcecast);
+      keepAlive.push_back(array);
+    }
+  } else {
+    py::module_ numpy = py::module_::import("numpy");
+    array = numpy.attr("ascontiguousarray")(object, table.numpy(dtype));
+    keepAlive.push_back(array);
+  }
+  std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+  kiln_tensor_t *tensor = nullptr;
+  check(kiln_tensor_wrap(dtype, shape.size(), shape.data(),
+                         const_cast<void *>(array.data()), &tensor));
+  return TensorPtr(tensor);
+}
+
+/// A numpy array over `tensor`'s buffer, owning the tensor.
+inline py::array outputArray(TensorPtr tensor) {
+  kiln_tensor_t *raw = tensor.get();
+  const py::dtype &dtype = DTypeTable::get().numpy(kiln_tensor_dtype(raw));
+  size_t rank = kiln_tensor_rank(raw);
+  const int64_t *shape = kiln_tensor_shape(raw);
+  std::vector<py::ssize_t> dims(shape, shape + rank);
+  py::capsule owner(tensor.release(), [](void *pointer) {
+    kiln_tensor_release(static_cast<kiln_tensor_t *>(pointer));
+  });
+  return py::array(dtype, dims, {}, kiln_tensor_data(raw), owner);
+}
+
+/// Calls `function` on the Python values `args` (each converted for its
+/// input's signature dtype) and returns its outputs as numpy arrays.
+inline std::vector<py::array> callFunction(const kiln_function_t *function,
+                                           py::handle args) {
+  size_t inputCount = kiln_function_input_count(function);
+  size_t given = py::len(args);
+  if (given != inputCount)
+    throw py::type_error("function '" + std::string(kiln_function_name(
+                                            function)) +
+                         "' takes " +
+                         std::to_string(inputCount) + " input" +
+                         (inputCount == 1 ? "" : "s") + " but " +
+                         std::to_string(given) + " were given");
+  std::vector<py::object> keepAlive;
+  std::vector<TensorPtr> owned;
+  std::vector<kiln_tensor_t *> inputs;
+  owned.reserve(inputCount);
+  size_t index = 0;
+  for (py::handle arg : args) {
+    const kiln_tensor_signature_t *signature =
+        kiln_function_input(function, index);
+    auto describe = [&] {
+      std::string what = "function '" + std::string(kiln_function_name(
+                                            function)) +
+                         "': input " + std::to_string(index);
+      if (*signature->name)
+        what += std::string(" ('") + signature->name + "')";
+      return what;
+    };
+    owned.push_back(inputTensor(arg, signature->dtype, describe, keepAlive));
+    inputs.push_back(owned.back().get());
+    ++index;
+  }
+  size_t outputCount = kiln_function_output_count(function);
+  std::vector<kiln_tensor_t *> outputs(outputCount, nullptr);
+  kiln_status_t status;
+  {
+    // Compiled code touches no Python object: other threads may run.
+    py::gil_scoped_release release;
+    status = kiln_function_call(function, inputs.data(), inputs.size(),
+                                outputs.data(), outputs.size());
+  }
+  check(status);
+  std::vector<py::array> results;
+  results.reserve(outputCount);
+  for (kiln_tensor_t *output : outputs)
+    results.push_back(outputArray(TensorPtr(output)));
+  return results;
+}
+
+} // namespace python
+} // namespace kiln
+
+#endif // KILN_BINDINGS_PYTHON_NUMPYTENSORS_H

@@ -1,0 +1,27 @@
+"""kiln's runtime for Python: load compiled modules and call them on numpy arrays.
+
+    import kiln_runtime
+    module = kiln_runtime.load("mlp.kmod")
+    y = module["mlp"](x, w)      # numpy arrays in; one array, or a tuple
+
+Needs only the runtime (no compiler): modules come from `kiln-compile` or
+from `kiln.jit(f).compile(...).save(path)`. Inputs must match a function's
+signature exactly (dtype and shape; see `Function.inputs`); C-contiguous,
+aligned arrays of the right dtype are read in place, without a copy.
+"""
+
+from ._runtime import Function, Module
+
+
+def load(path, device=None):
+    """Loads the .kmod file at `path` (optionally insisting on `device`,
+    'cpu' or 'cuda')."""
+    return Module.load(str(path), device)
+
+
+def load_bytes(data, device=None):
+    """Loads a module from its bytes."""
+    return Module.from_bytes(bytes(data), device)
+
+
+__all__ = ["Function", "Module", "load", "load_bytes"]
