@@ -95,7 +95,8 @@ Tensor constantFromNumpy(py::handle value, SourceLoc loc) {
   py::array array = numpy.attr("asarray")(value);
   py::dtype dtype = array.dtype();
   char kind = dtype.kind();
-  size_t size = dtype.itemsize();
+  // Through Python: the struct field moved between numpy 1 and 2.
+  size_t size = dtype.attr("itemsize").cast<size_t>();
   // Types the tracer lacks widen to one it has.
   const char *target = nullptr;
   if (kind == 'b')

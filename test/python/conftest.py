@@ -1,0 +1,31 @@
+"""Shared fixtures of kiln's pytest suites.
+
+Run by ctest (PYTHONPATH=build/python), or by hand:
+    PYTHONPATH=build/python /usr/bin/python3 -m pytest test/python
+"""
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng(request):
+    """A generator seeded by the test's name: reproducible, and different
+    for every test."""
+    seed = sum(ord(c) * (i + 1) for i, c in enumerate(request.node.name))
+    return np.random.default_rng(seed)
+
+
+def finite_difference(f, args, argnum=0, eps=1e-6):
+    """d f(*args) / d args[argnum] by central differences in float64
+    (f returns a scalar)."""
+    args = [np.asarray(a, np.float64) for a in args]
+    x = args[argnum]
+    grad = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        plus = [a.copy() for a in args]
+        minus = [a.copy() for a in args]
+        plus[argnum][index] += eps
+        minus[argnum][index] -= eps
+        grad[index] = (float(f(*plus)) - float(f(*minus))) / (2 * eps)
+    return grad
