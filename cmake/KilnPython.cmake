@@ -42,7 +42,11 @@ endfunction()
 # kiln_python_extension(<name> <package> <sources...>): a pybind11 module
 # <package>.<name> built into build/python/<package>/.
 function(kiln_python_extension name package)
-  pybind11_add_module(${name} MODULE ${ARGN})
+  # NO_EXTRAS: no link-time optimization (a long link for nothing: the
+  # libraries it links are not LTO objects) and no stripping.
+  pybind11_add_module(${name} MODULE NO_EXTRAS ${ARGN})
   set_target_properties(${name} PROPERTIES
-    LIBRARY_OUTPUT_DIRECTORY ${KILN_PYTHON_DIR}/${package})
+    LIBRARY_OUTPUT_DIRECTORY ${KILN_PYTHON_DIR}/${package}
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
 endfunction()
