@@ -112,7 +112,8 @@ Tensor constantFromNumpy(py::handle value, SourceLoc loc) {
                          py::str(dtype).cast<std::string>() +
                          " (it traces bool, int32, int64, float32 and "
                          "float64)");
-  array = numpy.attr("ascontiguousarray")(array, py::str(target));
+  // asarray, not ascontiguousarray: the latter makes rank 0 into rank 1.
+  array = numpy.attr("asarray")(array, py::str(target), "C");
   Shape shape(array.shape(), array.shape() + array.ndim());
   std::string name = target;
   if (name == "bool") {

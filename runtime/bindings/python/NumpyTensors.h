@@ -130,13 +130,17 @@ TensorPtr inputTensor(py::handle object, kiln_dtype_t dtype,
                             py::str(py::handle(table.numpy(dtype))).cast<std::string>() +
                             ") is expected");
     if (!usableInPlace(array)) {
-      array = py::array::ensure(array, py::array::c_style |
-                                           py::array::forcecast);
+      // A contiguous, aligned copy in native byte order.
+      py::module_ numpy = py::module_::import("numpy");
+      array = numpy.attr("asarray")(array, table.numpy(dtype), "C");
+      if (!usableInPlace(array))
+        array = numpy.attr("array")(array, table.numpy(dtype), py::arg("copy") = true);
       keepAlive.push_back(array);
     }
   } else {
+    // asarray, not ascontiguousarray: the latter makes numbers 1-D.
     py::module_ numpy = py::module_::import("numpy");
-    array = numpy.attr("ascontiguousarray")(object, table.numpy(dtype));
+    array = numpy.attr("asarray")(object, table.numpy(dtype), "C");
     keepAlive.push_back(array);
   }
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());

@@ -37,6 +37,8 @@ def _leaf_spec(leaf, where):
         return _core.dtype_code(np.float32), ()
     if isinstance(leaf, (np.ndarray, np.generic)):
         dtype = leaf.dtype
+        if not dtype.isnative:
+            dtype = dtype.newbyteorder("=")
         if dtype not in _core.TRACED_DTYPES:
             names = ", ".join(str(d) for d in _core.TRACED_DTYPES)
             fail(f"kiln.jit: {where} has dtype {dtype}, which kiln does not "
@@ -48,7 +50,7 @@ def _leaf_spec(leaf, where):
 
 
 def _symbol(name):
-    name = re.sub(r"\W", "_", name or "fn")
+    name = re.sub(r"\W", "_", (name or "fn").strip("<>"))
     return name if name[0].isalpha() else "fn_" + name
 
 
