@@ -42,11 +42,13 @@ def _eager(name):
     """Outside a trace, the primitive is compiled and run on its operands."""
     def decorate(fn):
         @functools.wraps(fn)
-        def wrapper(*args):
+        def wrapper(*args, **kwargs):
             if _kiln.is_tracing():
-                return fn(*args)
+                return fn(*args, **kwargs)
             from ._jit import jit
-            return jit(fn, static_argnums=_callables(args), name=name)(*args)
+            bound = functools.partial(fn, **kwargs) if kwargs else fn
+            return jit(bound, static_argnums=_callables(args),
+                       name=name)(*args)
         return wrapper
     return decorate
 
@@ -100,9 +102,9 @@ def while_loop(cond_fun, body_fun, init_val):
 
 @_eager("fori_loop")
 def fori_loop(lower, upper, body_fun, init_val):
-    """`val = body_fun(i, val)` for i in range(lower, upper). With Python
-    integer bounds this is a counted loop (kiln.for); with traced bounds, a
-    while loop."""
+    """`val = body_fun(i, val)` for i in range(lower, upper), i an int32
+    scalar (int64 when a bound does not fit). With Python integer bounds
+    this is a counted loop (kiln.for); with traced bounds, a while loop."""
     leaves, treedef = _flat(init_val, "init_val")
     if isinstance(lower, Tensor) or isinstance(upper, Tensor):
         def cond_fun(state):
@@ -112,11 +114,19 @@ def fori_loop(lower, upper, body_fun, init_val):
             i, hi, val = state
             return i + 1, hi, body_fun(i, val)
         from . import numpy as knp
-        lo_t = knp.astype(lower, np.int64)
-        hi_t = knp.astype(upper, np.int64)
+        wide = any(isinstance(b, Tensor) and b.dtype == np.int64 or
+                   isinstance(b, int) and not -2**31 <= b < 2**31
+                   for b in (lower, upper))
+        lo_t = knp.astype(lower, np.int64 if wide else np.int32)
+        hi_t = knp.astype(upper, np.int64 if wide else np.int32)
         return while_loop(cond_fun, step, (lo_t, hi_t, init_val))[2]
 
+    narrow = -2**31 <= int(lower) and int(upper) < 2**31
+
     def body(i, xs):
+        if narrow:
+            from . import numpy as knp
+            i = knp.astype(i, np.int32)
         out, out_def = _flat(body_fun(i, treedef.unflatten(xs)),
                              "kiln.fori_loop's body_fun")
         _check_same(treedef, out_def, "kiln.fori_loop's body_fun")
