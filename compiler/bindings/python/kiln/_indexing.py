@@ -70,10 +70,12 @@ def _normalize(x, index):
     if consumed > x.ndim:
         fail(f"too many indices: the array has rank {x.ndim} but "
              f"{consumed} were given", IndexError)
-    if entries.count(Ellipsis) > 1:
+    # By identity: == on a traced or numpy index would compare elements.
+    ellipses = [i for i, e in enumerate(entries) if e is Ellipsis]
+    if len(ellipses) > 1:
         fail("an index can only have one ellipsis ('...')", IndexError)
-    if Ellipsis in entries:
-        at = entries.index(Ellipsis)
+    if ellipses:
+        at = ellipses[0]
         entries[at:at + 1] = [slice(None)] * (x.ndim - consumed)
     else:
         entries += [slice(None)] * (x.ndim - consumed)

@@ -43,8 +43,9 @@ def _eager(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if _kiln.is_tracing() or not any(isinstance(a, _np.ndarray)
-                                         for a in args):
+        # builtins.any: this module's own `any` is numpy's.
+        if _kiln.is_tracing() or not builtins.any(
+                isinstance(a, _np.ndarray) for a in args):
             return fn(*args, **kwargs)
         from .._jit import jit
         dynamic = tuple(i for i, a in enumerate(args)
@@ -99,9 +100,25 @@ def _axes(axis, ndim):
 # --- Creation ----------------------------------------------------------------
 
 def asarray(a, dtype=None):
-    """`a` as a traced array (numpy arrays and numbers become constants)."""
+    """`a` as a traced array (numpy arrays and numbers become constants).
+    Nested lists of Python numbers follow the rule for Python numbers
+    (float32, int32 where the values fit), as in JAX: numpy alone would
+    make them float64 and int64."""
+    if isinstance(a, (list, tuple)) and not builtins.any(
+            isinstance(e, Tensor) for e in _core._flat_items(a)):
+        a = _narrow_python_values(_np.asarray(a))
     x = as_tensor(a)
     return astype(x, dtype) if dtype is not None else x
+
+
+def _narrow_python_values(values):
+    """numpy's float64/int64 for Python numbers as float32/int32."""
+    if values.dtype == float64:
+        return values.astype(float32)
+    if values.dtype == int64 and (values.size == 0 or (
+            values.min() >= -2**31 and values.max() < 2**31)):
+        return values.astype(int32)
+    return values
 
 
 array = asarray
@@ -182,22 +199,55 @@ maximum = _binary("maximum", _kiln.maximum)
 minimum = _binary("minimum", _kiln.minimum)
 equal = _binary("equal", _kiln.equal)
 not_equal = _binary("not_equal", _kiln.not_equal)
-less = _binary("less", _kiln.less)
-less_equal = _binary("less_equal", _kiln.less_equal)
-greater = _binary("greater", _kiln.greater)
-greater_equal = _binary("greater_equal", _kiln.greater_equal)
-logical_and = _binary("logical_and", _kiln.logical_and)
-logical_or = _binary("logical_or", _kiln.logical_or)
+
+
+def _ordered(name, fn):
+    """An order comparison; bools compare as 0 and 1, as in numpy (the
+    tracer orders numbers only)."""
+    def compare(x1, x2):
+        if _is_bool_operand(x1) and _is_bool_operand(x2):
+            x1, x2 = astype(x1, int32), astype(x2, int32)
+        return fn(x1, x2)
+    return _binary(name, compare)
+
+
+def _is_bool_operand(x):
+    if isinstance(x, Tensor):
+        return dtype_of(x) == bool_
+    return isinstance(x, (bool, _np.bool_)) or (
+        isinstance(x, _np.ndarray) and x.dtype == bool_)
+
+
+less = _ordered("less", _kiln.less)
+less_equal = _ordered("less_equal", _kiln.less_equal)
+greater = _ordered("greater", _kiln.greater)
+greater_equal = _ordered("greater_equal", _kiln.greater_equal)
+
+
+def _truth(x):
+    """x's truth values (nonzero), as numpy's logical functions take them;
+    Python bools stay Python bools (weakly typed)."""
+    return x if isinstance(x, bool) else astype(x, bool_)
+
+
+@_eager
+def logical_and(x1, x2):
+    return _kiln.logical_and(_truth(x1), _truth(x2))
+
+
+@_eager
+def logical_or(x1, x2):
+    return _kiln.logical_or(_truth(x1), _truth(x2))
 
 
 @_eager
 def logical_xor(x1, x2):
-    return _kiln.not_equal(astype(x1, bool_), astype(x2, bool_))
+    return _kiln.not_equal(_truth(x1), _truth(x2))
 
 
 @_eager
 def logical_not(x):
-    return _kiln.logical_not(x)
+    return _kiln.logical_not(_truth(x))
 
 
 def _bool_only(name, fn):
@@ -264,14 +314,62 @@ mod = remainder
 
 @_eager
 def power(x1, x2):
+    """x1 ** x2. Integer operands give integers, as in numpy (the tracer's
+    pow is a float op): by repeated squaring, with a negative exponent
+    giving the integer part of 1 / x1**-x2 (0 unless |x1| is 1) where
+    numpy raises."""
     t1 = as_tensor(x1)
-    if isinstance(x2, int) and not isinstance(x2, bool) and 0 <= x2 <= 4:
-        # Small integer powers by multiplication: exact, also for integers.
-        result = ones_like(t1) if x2 == 0 else t1
-        for _ in range(x2 - 1):
-            result = _kiln.mul(result, t1)
-        return result
-    return _kiln.pow(x1, x2)
+    static_int = isinstance(x2, int) and not isinstance(x2, bool)
+    if static_int and (0 <= x2 <= 4 or x2 >= 0 and not _is_float(t1)):
+        return _static_power(t1, x2)
+    if isinstance(x2, float) or isinstance(x1, float):
+        return _kiln.pow(x1, x2)
+    t2 = as_tensor(x2)
+    if _is_float(t1) or _is_float(t2):
+        return _kiln.pow(x1, x2)
+    dtype = (dtype_of(t2) if isinstance(x1, int) else
+             dtype_of(t1) if isinstance(x2, int) else
+             _np.promote_types(dtype_of(t1), dtype_of(t2)))
+    if dtype == bool_:
+        dtype = int32
+    return _integer_power(astype(t1, dtype), astype(t2, dtype))
+
+
+def _static_power(x, n):
+    """x ** n for a Python integer n >= 0 by square-and-multiply: exact,
+    also for integers."""
+    result, square = None, x
+    while n:
+        if n & 1:
+            result = square if result is None else _kiln.mul(result, square)
+        n >>= 1
+        if n:
+            square = _kiln.mul(square, square)
+    return ones_like(x) if result is None else result
+
+
+def _integer_power(base, exponent):
+    """base ** exponent for integer arrays of one dtype: square-and-multiply
+    in a while loop over the exponents' bits (as many rounds as the largest
+    exponent has bits)."""
+    from .._control import while_loop
+    shape = list(_np.broadcast_shapes(base.shape, exponent.shape))
+    base, exponent = broadcast_to(base, shape), broadcast_to(exponent, shape)
+
+    def body(state):
+        result, square, rest = state
+        half = _kiln.div(rest, 2)            # rest >= 0: truncation floors
+        odd = _kiln.not_equal(_kiln.sub(rest, _kiln.mul(half, 2)), 0)
+        return (_kiln.where(odd, _kiln.mul(result, square), result),
+                _kiln.mul(square, square), half)
+
+    result = while_loop(lambda state: any(_kiln.greater(state[2], 0)), body,
+                        (ones_like(base), base, _kiln.abs(exponent)))[0]
+    # Negative exponents: 1 / base**|exponent| truncated toward zero.
+    unit = _kiln.equal(_kiln.abs(base), 1)
+    return _kiln.where(
+        _kiln.logical_or(_kiln.greater_equal(exponent, 0), unit), result,
+        zeros_like(result))
 
 
 def _unary(name, fn):
@@ -311,8 +409,35 @@ log2 = _unary("log2", lambda x: _kiln.div(_kiln.log(x),
                                           math.log(2.0)))
 log10 = _unary("log10", lambda x: _kiln.div(_kiln.log(x),
                                             math.log(10.0)))
-expm1 = _unary("expm1", lambda x: _kiln.sub(_kiln.exp(x), 1.0))
-log1p = _unary("log1p", lambda x: _kiln.log(_kiln.add(_float_of(x), 1.0)))
+
+
+@_eager
+def expm1(x):
+    """exp(x) - 1, accurate near 0 (where exp(x) - 1 cancels every digit):
+    (u - 1) * x / log(u) with u = exp(x) cancels the rounding error of u
+    (Kahan's trick); u == 1 means exp(x) rounds to 1, where expm1(x) = x."""
+    x = _float_of(x)
+    u = _kiln.exp(x)
+    d = _kiln.sub(u, 1.0)
+    ratio = _kiln.mul(d, _kiln.div(x, _kiln.log(u)))
+    exact = _kiln.logical_or(_kiln.equal(d, -1.0), _kiln.equal(u, math.inf))
+    return _kiln.where(_kiln.equal(u, 1.0), x,
+                       _kiln.where(exact, d, ratio))
+
+
+@_eager
+def log1p(x):
+    """log(1 + x), accurate near 0 (where 1 + x rounds x away):
+    log(u) * x / (u - 1) with u = 1 + x corrects the rounding of u
+    (Goldberg's trick); u == 1 means x is below the rounding of 1, where
+    log1p(x) = x."""
+    x = _float_of(x)
+    u = _kiln.add(x, 1.0)
+    d = _kiln.sub(u, 1.0)
+    ratio = _kiln.mul(_kiln.log(u), _kiln.div(x, d))
+    exact = _kiln.logical_or(_kiln.equal(u, 0.0), _kiln.equal(u, math.inf))
+    return _kiln.where(_kiln.equal(d, 0.0), x,
+                       _kiln.where(exact, _kiln.log(u), ratio))
 isnan = _unary("isnan", lambda x: _kiln.not_equal(x, x))
 
 
@@ -528,8 +653,12 @@ def _arg_reduce(name, op):
     @_eager
     def reduce(a, axis=None, keepdims=False):
         x = as_tensor(a)
+        if dtype_of(x) == bool_:
+            x = astype(x, int32)        # the tracer orders numbers only
         if axis is None:
-            x, axis = ravel(x), 0
+            # Over the flattened array; keepdims keeps every axis as 1.
+            result = op(ravel(x), 0, False)
+            return reshape(result, [1] * x.ndim) if keepdims else result
         axis = _normalize_axis(axis, x.ndim)
         result = op(x, axis, False)
         return expand_dims(result, axis) if keepdims else result
@@ -544,6 +673,8 @@ argmin = _arg_reduce("argmin", _kiln.argmin)
 @_eager
 def cumsum(a, axis=None):
     x = as_tensor(a)
+    if dtype_of(x) == bool_:
+        x = astype(x, int32)            # counts, as sum counts
     if axis is None:
         x, axis = ravel(x), 0
     return _kiln.cumsum(x, axis, False, False)
@@ -558,15 +689,29 @@ def matmul(x1, x2):
         fail("matmul: operands must have at least one dimension (use * for "
              "a scalar)", ValueError)
     if t1.ndim > 3 or t2.ndim > 3:
-        # Fold the leading batch dimensions into one.
-        batch = _np.broadcast_shapes(t1.shape[:-2], t2.shape[:-2])
-        t1 = broadcast_to(t1, batch + t1.shape[-2:]) if t1.ndim >= 2 else t1
-        t2 = broadcast_to(t2, batch + t2.shape[-2:]) if t2.ndim >= 2 else t2
-        n = int(_np.prod(batch))
-        out = _kiln.matmul(reshape(t1, (n,) + t1.shape[-2:]),
-                           reshape(t2, (n,) + t2.shape[-2:]))
-        return reshape(out, batch + out.shape[-2:])
+        return _batched_matmul(t1, t2)
     return _kiln.matmul(t1, t2)
+
+
+def _batched_matmul(t1, t2):
+    """matmul with more than one batch dimension: the batch dimensions
+    broadcast and fold into one (a vector operand first becomes a matrix,
+    as numpy treats it, and its axis is dropped from the result)."""
+    vector1, vector2 = t1.ndim == 1, t2.ndim == 1
+    if vector1:
+        t1 = reshape(t1, [1, t1.shape[0]])
+    if vector2:
+        t2 = reshape(t2, [t2.shape[0], 1])
+    batch = tuple(_np.broadcast_shapes(t1.shape[:-2], t2.shape[:-2]))
+    n = int(_np.prod(batch))
+    t1 = reshape(broadcast_to(t1, batch + t1.shape[-2:]),
+                 (n,) + t1.shape[-2:])
+    t2 = reshape(broadcast_to(t2, batch + t2.shape[-2:]),
+                 (n,) + t2.shape[-2:])
+    out = _kiln.matmul(t1, t2)
+    shape = batch + ((out.shape[1],) if not vector1 else ()) + \
+        ((out.shape[2],) if not vector2 else ())
+    return reshape(out, shape)
 
 
 @_eager
@@ -592,18 +737,31 @@ def outer(a, b):
 
 @_eager
 def inner(a, b):
-    return sum(multiply(a, b), axis=-1)
+    """Sums over the last axes: the result's shape is a.shape[:-1] +
+    b.shape[:-1] (a matrix product with b's rows)."""
+    t1, t2 = as_tensor(a), as_tensor(b)
+    if t1.ndim == 0 or t2.ndim == 0:
+        return multiply(t1, t2)
+    if t1.shape[-1] != t2.shape[-1]:
+        fail(f"inner: the last axes differ ({t1.shape} and {t2.shape})",
+             ValueError)
+    k = t1.shape[-1]
+    out = matmul(reshape(t1, [-1, k]), transpose(reshape(t2, [-1, k])))
+    return reshape(out, list(t1.shape[:-1]) + list(t2.shape[:-1]))
 
 
 # --- Indexing -----------------------------------------------------------------------
 
 @_eager
 def take(a, indices, axis=None):
+    """numpy's take: static indices (numbers, lists, numpy arrays) index as
+    numpy does (out of range is an IndexError); traced ones clamp."""
     x = as_tensor(a)
     if axis is None:
         x, axis = ravel(x), 0
     index = [slice(None)] * x.ndim
-    index[_normalize_axis(axis, x.ndim)] = as_tensor(indices)
+    index[_normalize_axis(axis, x.ndim)] = (
+        indices if isinstance(indices, Tensor) else _np.asarray(indices))
     return x[tuple(index)]
 
 

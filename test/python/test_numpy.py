@@ -1,0 +1,862 @@
+"""kiln.numpy against numpy on random inputs.
+
+Every function runs inside kiln.jit (traced, compiled, run) and its result
+is compared with numpy's on the same inputs: values, dtype and shape. Where
+kiln deliberately differs from numpy (the promotion rules of JAX, integer
+true division giving float32), the tests check kiln's documented behaviour.
+The eager path (kiln.numpy on numpy arrays outside a trace) has its own
+tests at the end.
+
+To keep the file fast, several checks share one jitted function where the
+failure message still names the failing case.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.numpy as knp
+
+F32, F64, I32, I64, BOOL = (np.dtype(np.float32), np.dtype(np.float64),
+                            np.dtype(np.int32), np.dtype(np.int64),
+                            np.dtype(np.bool_))
+FLOATS = [F32, F64]
+NUMBERS = [F32, F64, I32, I64]
+
+
+def tol(dtype, loose=False):
+    """rtol/atol for a result dtype (loose: transcendental functions)."""
+    if dtype == F64:
+        return dict(rtol=1e-12 if not loose else 1e-10, atol=1e-12)
+    return dict(rtol=1e-5 if not loose else 1e-4, atol=1e-6 if not loose
+                else 1e-5)
+
+
+def make(rng, shape, dtype, low=-3.0, high=3.0, nonzero=False):
+    """Random values of `dtype` and `shape` (integers in [low, high])."""
+    dtype = np.dtype(dtype)
+    if dtype == BOOL:
+        return rng.random(shape) < 0.5
+    if dtype.kind == "i":
+        x = rng.integers(int(low), int(high) + 1, size=shape).astype(dtype)
+        if nonzero:
+            x = np.where(x == 0, 1, x).astype(dtype)
+        return np.asarray(x, dtype)
+    x = rng.uniform(low, high, size=shape).astype(dtype)
+    if nonzero:
+        x = np.where(np.abs(x) < 0.1, 0.5, x).astype(dtype)
+    return np.asarray(x, dtype)
+
+
+def check(got, want, dtype=None, what="", **tolerance):
+    """got (kiln's) equals want (numpy's) in shape, dtype and values."""
+    got, want = np.asarray(got), np.asarray(want)
+    dtype = np.dtype(dtype) if dtype is not None else want.dtype
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    assert got.dtype == dtype, f"{what}: dtype {got.dtype} != {dtype}"
+    if dtype.kind in "biu":
+        np.testing.assert_array_equal(got, want.astype(dtype), err_msg=what)
+    else:
+        np.testing.assert_allclose(got, want.astype(dtype), err_msg=what,
+                                   **(tolerance or tol(dtype)))
+
+
+def jit(fn):
+    return kiln.jit(fn)
+
+
+# Shape pairs that broadcast: trailing axis, both ways, scalar with array.
+BROADCAST_SHAPES = [((3, 4), (4,)), ((2, 1, 3), (4, 1)), ((), (3,)),
+                    ((2, 3), (2, 3))]
+
+
+def broadcast_operands(rng, dtype, **kwargs):
+    """One pair of operands per BROADCAST_SHAPES entry (the second operands
+    nonzero when kwargs asks)."""
+    first = [make(rng, a, dtype) for a, _ in BROADCAST_SHAPES]
+    second = [make(rng, b, dtype, **kwargs) for _, b in BROADCAST_SHAPES]
+    return first, second
+
+
+def run_pairs(op, first, second):
+    """op over every pair in one jitted function."""
+    n = len(first)
+    fn = jit(lambda *xs: tuple(op(xs[i], xs[n + i]) for i in range(n)))
+    return fn(*first, *second)
+
+
+# --- Arithmetic ----------------------------------------------------------------
+
+ARITHMETIC = {
+    "add": (knp.add, np.add),
+    "subtract": (knp.subtract, np.subtract),
+    "multiply": (knp.multiply, np.multiply),
+    "maximum": (knp.maximum, np.maximum),
+    "minimum": (knp.minimum, np.minimum),
+}
+
+
+@pytest.mark.parametrize("dtype", NUMBERS, ids=str)
+@pytest.mark.parametrize("name", ARITHMETIC)
+def test_arithmetic(name, dtype, rng):
+    kfn, nfn = ARITHMETIC[name]
+    first, second = broadcast_operands(rng, dtype)
+    for a, b, got in zip(first, second, run_pairs(kfn, first, second)):
+        check(got, nfn(a, b), what=f"{name}{a.shape, b.shape}")
+
+
+@pytest.mark.parametrize("dtype", NUMBERS, ids=str)
+@pytest.mark.parametrize("name", ["divide", "true_divide"])
+def test_true_divide(name, dtype, rng):
+    """Integer operands divide as float32 (as in JAX), not float64."""
+    first, second = broadcast_operands(rng, dtype, nonzero=True)
+    results = run_pairs(getattr(knp, name), first, second)
+    want_dtype = dtype if dtype.kind == "f" else F32
+    for a, b, got in zip(first, second, results):
+        check(got, np.true_divide(a, b), dtype=want_dtype,
+              what=f"{a.shape, b.shape}")
+
+
+@pytest.mark.parametrize("dtype", NUMBERS, ids=str)
+@pytest.mark.parametrize("name", ["floor_divide", "remainder", "mod"])
+def test_floor_divide_remainder(name, dtype, rng):
+    """Rounding toward -inf and the sign of the divisor, as numpy does, for
+    every sign combination."""
+    first, second = broadcast_operands(rng, dtype, nonzero=True,
+                                       low=-7, high=7)
+    first = [(a * 3).astype(dtype) for a in first]
+    results = run_pairs(getattr(knp, name), first, second)
+    for a, b, got in zip(first, second, results):
+        check(got, getattr(np, name)(a, b), what=f"{a.shape, b.shape}",
+              rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_power_float(dtype, rng):
+    first = [make(rng, a, dtype, 0.1, 3.0) for a, _ in BROADCAST_SHAPES]
+    second = [make(rng, b, dtype, -2.0, 2.0) for _, b in BROADCAST_SHAPES]
+    for a, b, got in zip(first, second, run_pairs(knp.power, first, second)):
+        check(got, np.power(a, b), what=f"{a.shape, b.shape}",
+              **tol(dtype, loose=True))
+
+
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, 4, 5, 0.5, -1.0, 2.0])
+def test_power_scalar_exponent(exponent, rng):
+    x = make(rng, (3, 4), F32, 0.5, 2.0)
+    got = jit(lambda x: (knp.power(x, exponent), x ** exponent))(x)
+    for g in got:
+        check(g, np.power(x, np.float32(exponent)), **tol(F32, loose=True))
+
+
+@pytest.mark.parametrize("dtype", [I32, I64], ids=str)
+def test_power_integer(dtype, rng):
+    """Integer powers stay integers and exact, as in numpy."""
+    x = make(rng, (3, 4), dtype, -5, 5)
+    e = make(rng, (3, 4), dtype, 0, 6)
+    got = jit(lambda x, e: (x ** 2, x ** 3, knp.power(x, e)))(x, e)
+    check(got[0], x ** 2)
+    check(got[1], x ** 3)
+    check(got[2], np.power(x, e))
+
+
+UNARY_EXACT = {
+    "negative": (knp.negative, np.negative),
+    "abs": (knp.abs, np.abs),
+    "absolute": (knp.absolute, np.absolute),
+    "sign": (knp.sign, np.sign),
+    "square": (knp.square, np.square),
+    "positive": (knp.positive, np.positive),
+}
+
+
+@pytest.mark.parametrize("dtype", NUMBERS, ids=str)
+@pytest.mark.parametrize("name", UNARY_EXACT)
+def test_unary_exact(name, dtype, rng):
+    kfn, nfn = UNARY_EXACT[name]
+    x = make(rng, (3, 4), dtype)
+    x.flat[0] = 0
+    s = make(rng, (), dtype)
+    got = jit(lambda x, s: (kfn(x), kfn(s)))(x, s)
+    check(got[0], nfn(x), what="(3, 4)")
+    check(got[1], nfn(s), what="rank 0")
+
+
+# name: (kiln, numpy, low, high) -- the input range keeps each in its domain.
+TRANSCENDENTAL = {
+    "exp": (knp.exp, np.exp, -3, 3),
+    "log": (knp.log, np.log, 0.1, 5),
+    "sqrt": (knp.sqrt, np.sqrt, 0.0, 5),
+    "tanh": (knp.tanh, np.tanh, -4, 4),
+    "sin": (knp.sin, np.sin, -4, 4),
+    "cos": (knp.cos, np.cos, -4, 4),
+    "tan": (knp.tan, np.tan, -1.2, 1.2),
+    "arcsin": (knp.arcsin, np.arcsin, -0.95, 0.95),
+    "arccos": (knp.arccos, np.arccos, -0.95, 0.95),
+    "arctan": (knp.arctan, np.arctan, -4, 4),
+    "sinh": (knp.sinh, np.sinh, -3, 3),
+    "cosh": (knp.cosh, np.cosh, -3, 3),
+    "arcsinh": (knp.arcsinh, np.arcsinh, -4, 4),
+    "arccosh": (knp.arccosh, np.arccosh, 1.05, 5),
+    "arctanh": (knp.arctanh, np.arctanh, -0.9, 0.9),
+    "log1p": (knp.log1p, np.log1p, -0.9, 3),
+    "expm1": (knp.expm1, np.expm1, -3, 3),
+    "log2": (knp.log2, np.log2, 0.1, 5),
+    "log10": (knp.log10, np.log10, 0.1, 5),
+    "exp2": (knp.exp2, np.exp2, -3, 3),
+    "reciprocal": (knp.reciprocal, np.reciprocal, 0.2, 3),
+    "floor": (knp.floor, np.floor, -3, 3),
+    "ceil": (knp.ceil, np.ceil, -3, 3),
+    "round": (knp.round, np.round, -3, 3),
+    "rint": (knp.rint, np.rint, -3, 3),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", TRANSCENDENTAL)
+def test_unary_float(name, dtype, rng):
+    kfn, nfn, low, high = TRANSCENDENTAL[name]
+    x = make(rng, (3, 4), dtype, low, high)
+    s = make(rng, (), dtype, low, high)
+    got = jit(lambda x, s: (kfn(x), kfn(s)))(x, s)
+    check(got[0], nfn(x), what="(3, 4)", **tol(dtype, loose=True))
+    check(got[1], nfn(s), what="rank 0", **tol(dtype, loose=True))
+
+
+def test_small_argument_accuracy():
+    """log1p and expm1 exist for arguments near zero, where log(1 + x) and
+    exp(x) - 1 lose every digit."""
+    x = np.array([1e-7, -1e-7, 1e-10, 3e-5], np.float32)
+    got = jit(lambda x: (knp.log1p(x), knp.expm1(x)))(x)
+    check(got[0], np.log1p(x), rtol=1e-4, atol=0)
+    check(got[1], np.expm1(x), rtol=1e-4, atol=0)
+
+
+def test_round_half_to_even():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, -0.6], np.float32)
+    check(jit(knp.round)(x), np.round(x))
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "floor",
+                                  "reciprocal", "log1p", "log2"])
+def test_unary_float_of_integers(name):
+    """Float functions of integer arrays are float32 (JAX's rule)."""
+    kfn, nfn = TRANSCENDENTAL[name][:2]
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.int32)
+    check(jit(kfn)(x), nfn(x.astype(np.float32)), dtype=F32,
+          **tol(F32, loose=True))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [I32], ids=str)
+def test_isnan_isfinite_isinf(dtype):
+    if dtype.kind == "f":
+        x = np.array([0.0, -1.5, np.nan, np.inf, -np.inf, 3.0], dtype)
+    else:
+        x = np.array([0, -1, 7, 2**31 - 1], dtype)
+    got = jit(lambda x: (knp.isnan(x), knp.isfinite(x), knp.isinf(x)))(x)
+    check(got[0], np.isnan(x))
+    check(got[1], np.isfinite(x))
+    check(got[2], np.isinf(x))
+
+
+# --- Comparisons and logic ----------------------------------------------------
+
+COMPARISONS = ["equal", "not_equal", "less", "less_equal", "greater",
+               "greater_equal"]
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + [BOOL], ids=str)
+@pytest.mark.parametrize("name", COMPARISONS)
+def test_comparison(name, dtype, rng):
+    first, second = broadcast_operands(rng, dtype, low=-2, high=2)
+    results = run_pairs(getattr(knp, name), first, second)
+    for a, b, got in zip(first, second, results):
+        check(got, getattr(np, name)(a, b), what=f"{a.shape, b.shape}")
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor",
+                                  "bitwise_and", "bitwise_or",
+                                  "bitwise_xor"])
+def test_logical(name, rng):
+    first, second = broadcast_operands(rng, BOOL)
+    results = run_pairs(getattr(knp, name), first, second)
+    for a, b, got in zip(first, second, results):
+        check(got, getattr(np, name)(a, b), what=f"{a.shape, b.shape}")
+
+
+def test_logical_not_invert(rng):
+    x = make(rng, (3, 4), BOOL)
+    got = jit(lambda x: (knp.logical_not(x), knp.invert(x), ~x))(x)
+    for g in got:
+        check(g, np.logical_not(x))
+
+
+def test_logical_of_numbers(rng):
+    """logical_* take numbers as their truth values, as numpy does."""
+    a = make(rng, (3, 4), I32, -1, 1)
+    b = make(rng, (3, 4), F32, -1, 1).round()
+    got = jit(lambda a, b: (knp.logical_xor(a, b), knp.logical_not(a)))(a, b)
+    check(got[0], np.logical_xor(a, b))
+    check(got[1], np.logical_not(a))
+
+
+def test_bitwise_of_integers_is_an_error():
+    with pytest.raises(TypeError, match="bool arrays only"):
+        jit(lambda a, b: a & b)(np.ones(3, np.int32), np.ones(3, np.int32))
+    with pytest.raises(TypeError, match="bool arrays only"):
+        jit(lambda a: ~a)(np.ones(3, np.int32))
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + [BOOL], ids=str)
+def test_where(dtype, rng):
+    c = make(rng, (2, 1, 3), BOOL)
+    x = make(rng, (4, 1), dtype)
+    y = make(rng, (3,), dtype)
+    s = make(rng, (), dtype)
+    got = jit(lambda c, x, y, s: (knp.where(c, x, y), knp.where(c, s, y),
+                                  knp.where(c[0, 0, 0], x, s)))(c, x, y, s)
+    check(got[0], np.where(c, x, y))
+    check(got[1], np.where(c, s, y))
+    check(got[2], np.where(c[0, 0, 0], x, s))
+
+
+def test_where_numbers_and_condition_casts(rng):
+    c = make(rng, (3, 4), I32, 0, 1)
+    x = make(rng, (3, 4), F32)
+    got = jit(lambda c, x: (knp.where(c, x, 0.0), knp.where(c > 0, 1, -1)))(
+        c, x)
+    check(got[0], np.where(c, x, np.float32(0)))
+    check(got[1], np.where(c > 0, 1, -1).astype(np.int32))
+
+
+def test_where_one_argument_is_an_error():
+    with pytest.raises(TypeError, match="needs x and y"):
+        jit(lambda c: knp.where(c))(np.ones(3, bool))
+
+
+@pytest.mark.parametrize("dtype", NUMBERS, ids=str)
+def test_clip(dtype, rng):
+    x = make(rng, (3, 4), dtype, -5, 5)
+    lo = make(rng, (4,), dtype, -3, 0)
+    got = jit(lambda x, lo: (knp.clip(x, -2, 3), knp.clip(x, lo, 2),
+                             knp.clip(x, None, 1), knp.clip(x, 0, None),
+                             x.clip(-1, 1)))(x, lo)
+    check(got[0], np.clip(x, -2, 3))
+    check(got[1], np.clip(x, lo, 2))
+    check(got[2], np.clip(x, None, 1))
+    check(got[3], np.clip(x, 0, None))
+    check(got[4], np.clip(x, -1, 1))
+
+
+# --- Promotion (JAX's rules, documented in kiln.numpy) ------------------------
+
+PROMOTIONS = [(I32, F32, F32), (I64, F32, F32), (F32, F64, F64),
+              (I32, I64, I64), (BOOL, I32, I32), (I64, F64, F64),
+              (BOOL, F32, F32)]
+
+
+@pytest.mark.parametrize("a_dtype,b_dtype,want", PROMOTIONS,
+                         ids=lambda d: str(d))
+def test_promotion_of_arrays(a_dtype, b_dtype, want, rng):
+    a = make(rng, (3, 4), a_dtype, -3, 3)
+    b = make(rng, (4,), b_dtype, -3, 3)
+    got = jit(lambda a, b: (knp.add(a, b), b * a, knp.maximum(a, b)))(a, b)
+    check(got[0], a.astype(want) + b.astype(want), dtype=want)
+    check(got[1], b.astype(want) * a.astype(want), dtype=want)
+    check(got[2], np.maximum(a.astype(want), b.astype(want)), dtype=want)
+
+
+def test_python_scalars_adopt_the_array_dtype(rng):
+    """Python numbers are weakly typed: they never widen an array (but a
+    float with an integer array gives float32)."""
+    f32 = make(rng, (3,), F32)
+    f64 = make(rng, (3,), F64)
+    i32 = make(rng, (3,), I32)
+    i64 = make(rng, (3,), I64)
+    b = make(rng, (3,), BOOL)
+    got = jit(lambda f32, f64, i32, i64, b: (
+        f32 + 2.0, f32 * 3, f64 + 1, i32 * 2, i64 - 5, i32 * 0.5, i64 + 1.5,
+        b + 1, f64 * 0.1))(f32, f64, i32, i64, b)
+    check(got[0], f32 + np.float32(2.0), dtype=F32)
+    check(got[1], f32 * np.float32(3), dtype=F32)
+    check(got[2], f64 + 1, dtype=F64)
+    check(got[3], i32 * 2, dtype=I32)
+    check(got[4], i64 - 5, dtype=I64)
+    check(got[5], i32.astype(F32) * np.float32(0.5), dtype=F32)
+    check(got[6], i64.astype(F32) + np.float32(1.5), dtype=F32)
+    check(got[7], b.astype(I32) + 1, dtype=I32)
+    check(got[8], f64 * 0.1, dtype=F64)
+
+
+def test_python_integer_too_large_for_the_array():
+    with pytest.raises(kiln.TraceError, match="does not fit|fit"):
+        jit(lambda x: x + 2**40)(np.ones(3, np.int32))
+
+
+# --- Operators on Tensor -------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [F32, I32], ids=str)
+def test_operators(dtype, rng):
+    x = make(rng, (3, 4), dtype, 1, 5)
+    y = make(rng, (4,), dtype, 1, 5)
+    got = jit(lambda x, y: (x + y, x - y, x * y, x // y, x % y, -x, +x,
+                            abs(-x), x ** 2, x == y, x != y, x < y,
+                            x <= y, x > y, x >= y))(x, y)
+    want = (x + y, x - y, x * y, x // y, x % y, -x, +x, abs(-x), x ** 2,
+            x == y, x != y, x < y, x <= y, x > y, x >= y)
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"operator {i}")
+
+
+@pytest.mark.parametrize("dtype", [F32, I32], ids=str)
+def test_reflected_operators(dtype, rng):
+    x = make(rng, (3, 4), dtype, 1, 5)
+    got = jit(lambda x: (2 + x, 2 - x, 3 * x, 7 // x, 7 % x, 2 ** x,
+                         2.0 / x, 1 < x, 3 >= x))(x)
+    py = lambda v: dtype.type(v)  # noqa: E731 (weak scalars: x's dtype)
+    check(got[0], py(2) + x)
+    check(got[1], py(2) - x)
+    check(got[2], py(3) * x)
+    check(got[3], py(7) // x)
+    check(got[4], py(7) % x)
+    check(got[5], py(2) ** x, **tol(F32, loose=True))
+    check(got[6], np.float32(2.0) / x.astype(F32), dtype=F32)
+    check(got[7], 1 < x)
+    check(got[8], 3 >= x)
+
+
+def test_true_divide_operator(rng):
+    x = make(rng, (3, 4), F32, nonzero=True)
+    i = make(rng, (3, 4), I32, 1, 5)
+    got = jit(lambda x, i: (x / 2, 1 / x, i / 2, i / i, 3 / i, x / i))(x, i)
+    check(got[0], x / np.float32(2))
+    check(got[1], np.float32(1) / x)
+    check(got[2], i / 2, dtype=F32)
+    check(got[3], i / i, dtype=F32)
+    check(got[4], 3 / i, dtype=F32)
+    check(got[5], x / i.astype(F32))
+
+
+def test_matmul_operators(rng):
+    a = make(rng, (3, 4), F32)
+    b = make(rng, (4, 2), F32)
+    got = jit(lambda a, b: (a @ b, a.T.__rmatmul__(b.T)))(a, b)
+    check(got[0], a @ b)
+    check(got[1], b.T @ a.T)
+
+
+def test_operators_with_numpy_arrays(rng):
+    """A numpy array on either side of an operator is a constant."""
+    x = make(rng, (3, 4), F32)
+    c = make(rng, (4,), F32)
+    got = jit(lambda x: (x + c, x * c, x - c))(x)
+    check(got[0], x + c)
+    check(got[1], x * c)
+    check(got[2], x - c)
+
+
+def test_tensor_properties_and_conversions(rng):
+    x = make(rng, (3, 4), F32)
+    seen = {}
+
+    def f(x):
+        seen.update(shape=x.shape, ndim=x.ndim, size=x.size, dtype=x.dtype,
+                    len=len(x), repr=repr(x))
+        with pytest.raises(kiln.ConcretizationError, match="truth value"):
+            bool(x[0, 0] > 0)
+        with pytest.raises(kiln.ConcretizationError, match="float"):
+            float(x[0, 0])
+        with pytest.raises(kiln.ConcretizationError):
+            np.asarray(x)
+        return sum(row for row in x)     # iteration over axis 0
+
+    check(jit(f)(x), x.sum(axis=0))
+    assert seen == dict(shape=(3, 4), ndim=2, size=12, dtype=F32, len=3,
+                        repr="kiln.Tensor(shape=(3, 4), dtype=float32)")
+
+
+def test_tensor_methods(rng):
+    x = make(rng, (2, 3, 4), F32)
+    got = jit(lambda x: (x.T, x.reshape(6, 4), x.reshape((4, 6)),
+                         x.reshape(-1), x.astype(np.int32),
+                         x.transpose(), x.transpose(1, 0, 2),
+                         x.transpose((2, 0, 1)), x.swapaxes(0, 2),
+                         x.flatten(), x.ravel(), x.sum(), x.sum(axis=1),
+                         x.mean(axis=-1), x.max(axis=0), x.min(),
+                         x.argmax(axis=2), x.argmin(), x.var(axis=1),
+                         x.std(), x.cumsum(axis=1), x[:1].squeeze(0),
+                         (x > 0).any(axis=0), (x > 0).all(),
+                         x[0].dot(x[1].T)))(x)
+    want = (x.T, x.reshape(6, 4), x.reshape((4, 6)), x.reshape(-1),
+            x.astype(np.int32), x.transpose(), x.transpose(1, 0, 2),
+            x.transpose((2, 0, 1)), x.swapaxes(0, 2), x.flatten(),
+            x.ravel(), x.sum(), x.sum(axis=1), x.mean(axis=-1),
+            x.max(axis=0), x.min(), x.argmax(axis=2).astype(np.int64),
+            np.int64(x.argmin()), x.var(axis=1), x.std(), x.cumsum(axis=1),
+            x[:1].squeeze(0), (x > 0).any(axis=0), (x > 0).all(),
+            x[0].dot(x[1].T))
+    for i, (g, w) in enumerate(zip(got, want)):
+        if w.dtype.kind == "i":
+            # argmax/argmin: an integer type (kiln's index type).
+            assert np.asarray(g).dtype.kind == "i", f"method {i}"
+            np.testing.assert_array_equal(g, w, err_msg=f"method {i}")
+        else:
+            check(g, w, what=f"method {i}", rtol=1e-5, atol=1e-5)
+
+
+# --- Reductions ----------------------------------------------------------------
+
+# (axis, keepdims) variants, all run in one jitted function per case.
+AXES = [(None, False), (0, False), (1, True), (-1, False), ((0, 2), False),
+        ((-1, 0), True), (None, True)]
+
+REDUCTIONS = {
+    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min,
+    "amax": np.amax, "amin": np.amin, "any": np.any, "all": np.all,
+    "var": np.var, "std": np.std,
+}
+
+
+def reduction_cases():
+    for name in REDUCTIONS:
+        dtypes = [BOOL] if name in ("any", "all") else NUMBERS
+        if name in ("max", "min", "sum"):
+            dtypes = NUMBERS + [BOOL]
+        for dtype in dtypes:
+            yield name, dtype
+
+
+@pytest.mark.parametrize("name,dtype", list(reduction_cases()),
+                         ids=lambda v: str(v))
+def test_reduction(name, dtype, rng):
+    x = make(rng, (2, 3, 4), dtype, -9, 9)
+    kfn, nfn = getattr(knp, name), REDUCTIONS[name]
+    got = jit(lambda x: [kfn(x, axis=a, keepdims=k) for a, k in AXES])(x)
+    for (axis, keepdims), g in zip(AXES, got):
+        want = nfn(x, axis=axis, keepdims=keepdims)
+        want_dtype = None
+        if name in ("mean", "var", "std") and dtype.kind != "f":
+            want_dtype = F32       # float functions of integers: float32
+        if name == "sum" and dtype == BOOL:
+            want_dtype = I32       # counts, in kiln's default integer
+        if name == "sum" and dtype == I32:
+            want_dtype = I32       # numpy would widen to int64
+        check(g, want, dtype=want_dtype, what=f"axis={axis} "
+              f"keepdims={keepdims}", rtol=1e-5, atol=1e-5)
+
+
+def test_any_all_of_numbers(rng):
+    x = make(rng, (3, 4), I32, 0, 1)
+    got = jit(lambda x: (knp.any(x, axis=0), knp.all(x, axis=1),
+                         knp.any(x), knp.all(x > -1)))(x)
+    check(got[0], np.any(x, axis=0))
+    check(got[1], np.all(x, axis=1))
+    check(got[2], np.any(x))
+    check(got[3], np.all(x > -1))
+
+
+def test_var_std_ddof(rng):
+    x = make(rng, (3, 5), F32)
+    got = jit(lambda x: (knp.var(x, ddof=1), knp.std(x, axis=0, ddof=1),
+                         knp.var(x, axis=(0, 1), keepdims=True)))(x)
+    check(got[0], np.var(x, ddof=1), rtol=1e-5, atol=1e-6)
+    check(got[1], np.std(x, axis=0, ddof=1), rtol=1e-5, atol=1e-6)
+    check(got[2], np.var(x, axis=(0, 1), keepdims=True), rtol=1e-5,
+          atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + [BOOL], ids=str)
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_arg_reduction(name, dtype, rng):
+    x = make(rng, (2, 3, 4), dtype, -3, 3)      # ties: the first wins
+    variants = [(None, False), (0, False), (1, True), (-1, False),
+                (None, True)]
+    kfn = getattr(knp, name)
+    got = jit(lambda x: [kfn(x, axis=a, keepdims=k) for a, k in variants])(x)
+    for (axis, keepdims), g in zip(variants, got):
+        want = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+        g = np.asarray(g)
+        assert g.dtype.kind == "i"
+        assert g.shape == np.shape(want), f"axis={axis} keepdims={keepdims}"
+        np.testing.assert_array_equal(g, want)
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + [BOOL], ids=str)
+def test_cumsum(dtype, rng):
+    x = make(rng, (2, 3, 4), dtype, -5, 5)
+    got = jit(lambda x: (knp.cumsum(x), knp.cumsum(x, axis=0),
+                         knp.cumsum(x, axis=1), knp.cumsum(x, axis=-1)))(x)
+    want_dtype = I32 if dtype == BOOL else dtype
+    for g, axis in zip(got, [None, 0, 1, -1]):
+        check(g, np.cumsum(x, axis=axis).astype(want_dtype),
+              dtype=want_dtype, what=f"axis={axis}", rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "argmax",
+                                  "cumsum", "var", "any"])
+def test_reduction_bad_axis(name):
+    kfn = getattr(knp, name)
+    with pytest.raises((ValueError, kiln.TraceError),
+                       match="axis|out of range|rank"):
+        jit(lambda x: kfn(x, axis=3))(np.ones((2, 3), np.float32))
+
+
+# --- Shapes ----------------------------------------------------------------------
+
+def test_reshape_and_friends(rng):
+    x = make(rng, (2, 3, 4), F32)
+    got = jit(lambda x: (knp.reshape(x, (6, 4)), knp.reshape(x, [4, -1]),
+                         knp.reshape(x, 24), knp.ravel(x),
+                         knp.transpose(x), knp.transpose(x, (1, 2, 0)),
+                         knp.transpose(x, (-1, 0, 1)),
+                         knp.swapaxes(x, 0, -1), knp.moveaxis(x, 0, -1),
+                         knp.moveaxis(x, -1, 0),
+                         knp.moveaxis(x, (0, 1), (2, 0)),
+                         knp.expand_dims(x, 0), knp.expand_dims(x, -1),
+                         knp.expand_dims(x, (0, 2)),
+                         knp.expand_dims(x, (1, -1))))(x)
+    want = (np.reshape(x, (6, 4)), np.reshape(x, [4, -1]), np.reshape(x, 24),
+            np.ravel(x), np.transpose(x), np.transpose(x, (1, 2, 0)),
+            np.transpose(x, (-1, 0, 1)), np.swapaxes(x, 0, -1),
+            np.moveaxis(x, 0, -1), np.moveaxis(x, -1, 0),
+            np.moveaxis(x, (0, 1), (2, 0)), np.expand_dims(x, 0),
+            np.expand_dims(x, -1), np.expand_dims(x, (0, 2)),
+            np.expand_dims(x, (1, -1)))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"case {i}")
+
+
+def test_squeeze(rng):
+    x = make(rng, (1, 3, 1, 4, 1), I64)
+    got = jit(lambda x: (knp.squeeze(x), knp.squeeze(x, 0),
+                         knp.squeeze(x, -1), knp.squeeze(x, (0, 2)),
+                         knp.squeeze(x[:, :1, :, :1, :])))(x)
+    want = (np.squeeze(x), np.squeeze(x, 0), np.squeeze(x, -1),
+            np.squeeze(x, (0, 2)), np.squeeze(x[:, :1, :, :1, :]))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"case {i}")
+
+
+def test_shape_errors():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match="size is not 1"):
+        jit(lambda x: knp.squeeze(x, 0))(x)
+    with pytest.raises(ValueError, match="out of range"):
+        jit(lambda x: knp.swapaxes(x, 0, 2))(x)
+    with pytest.raises(ValueError, match="out of range"):
+        jit(lambda x: knp.transpose(x, (0, 5)))(x)
+    with pytest.raises(ValueError, match="out of range"):
+        jit(lambda x: knp.expand_dims(x, 4))(x)
+    with pytest.raises(ValueError, match="out of range"):
+        jit(lambda x: knp.moveaxis(x, 3, 0))(x)
+    with pytest.raises((ValueError, kiln.TraceError), match="reshape|size|"
+                       "element"):
+        jit(lambda x: knp.reshape(x, (4, 2)))(x)
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + [BOOL], ids=str)
+def test_concatenate_stack(dtype, rng):
+    a = make(rng, (2, 3), dtype)
+    b = make(rng, (2, 3), dtype)
+    c = make(rng, (1, 3), dtype)
+    got = jit(lambda a, b, c: (knp.concatenate([a, b, c]),
+                               knp.concatenate((a, b), axis=1),
+                               knp.concatenate([a, b], axis=-1),
+                               knp.concatenate([a, c], axis=None),
+                               knp.stack([a, b]), knp.stack([a, b], axis=1),
+                               knp.stack((a, b, a), axis=-1)))(a, b, c)
+    want = (np.concatenate([a, b, c]), np.concatenate((a, b), axis=1),
+            np.concatenate([a, b], axis=-1),
+            np.concatenate([a, c], axis=None), np.stack([a, b]),
+            np.stack([a, b], axis=1), np.stack((a, b, a), axis=-1))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"case {i}")
+
+
+def test_concatenate_promotes(rng):
+    a = make(rng, (2,), I32)
+    b = make(rng, (3,), F32)
+    check(jit(lambda a, b: knp.concatenate([a, b]))(a, b),
+          np.concatenate([a.astype(F32), b]))
+
+
+def test_broadcast_to_and_flip(rng):
+    x = make(rng, (3, 1), F32)
+    y = make(rng, (2, 3, 4), I32)
+    got = jit(lambda x, y: (knp.broadcast_to(x, (2, 3, 5)),
+                            knp.broadcast_to(x[0, 0], (4,)),
+                            knp.flip(y), knp.flip(y, 0), knp.flip(y, -1),
+                            knp.flip(y, (0, 2))))(x, y)
+    want = (np.broadcast_to(x, (2, 3, 5)), np.broadcast_to(x[0, 0], (4,)),
+            np.flip(y), np.flip(y, 0), np.flip(y, -1), np.flip(y, (0, 2)))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"case {i}")
+
+
+def test_broadcast_to_incompatible_is_an_error():
+    with pytest.raises(kiln.TraceError):
+        jit(lambda x: knp.broadcast_to(x, (3, 4)))(np.ones(3, np.float32))
+
+
+def test_incompatible_broadcast_is_an_error():
+    with pytest.raises(kiln.TraceError, match="broadcast"):
+        jit(lambda x, y: x + y)(np.ones(3, np.float32),
+                                np.ones(4, np.float32))
+
+
+# --- Products ----------------------------------------------------------------------
+
+MATMUL_SHAPES = [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 2)),
+                 ((3, 4), (4, 2)), ((2, 3, 4), (2, 4, 5)),
+                 ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)),
+                 ((2, 1, 3, 4), (3, 4, 2)), ((2, 3, 3, 4), (4,)),
+                 ((4,), (2, 2, 4, 3))]
+
+
+@pytest.mark.parametrize("dtype", [F32, F64, I32], ids=str)
+def test_matmul(dtype, rng):
+    a = [make(rng, sa, dtype) for sa, _ in MATMUL_SHAPES]
+    b = [make(rng, sb, dtype) for _, sb in MATMUL_SHAPES]
+    n = len(a)
+    got = jit(lambda *xs: [knp.matmul(xs[i], xs[n + i]) for i in range(n)])(
+        *a, *b)
+    for x, y, g in zip(a, b, got):
+        check(g, np.matmul(x, y), what=f"{x.shape} @ {y.shape}",
+              rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_errors():
+    with pytest.raises(ValueError, match="at least one dimension"):
+        jit(lambda x: knp.matmul(x, x[0]))(np.ones(3, np.float32))
+    with pytest.raises(kiln.TraceError):
+        jit(lambda x, y: x @ y)(np.ones((2, 3), np.float32),
+                                np.ones((4, 2), np.float32))
+
+
+def test_dot_outer_inner_vdot(rng):
+    a = make(rng, (3, 4), F32)
+    b = make(rng, (4, 2), F32)
+    v = make(rng, (4,), F32)
+    w = make(rng, (4,), F32)
+    s = make(rng, (), F32)
+    got = jit(lambda a, b, v, w, s: (
+        knp.dot(a, b), knp.dot(v, w), knp.dot(a, v), knp.dot(s, a),
+        knp.outer(v, w), knp.outer(a, v), knp.inner(v, w), knp.inner(a, v),
+        knp.vdot(v, w), knp.vdot(a, a), knp.inner(a, a)))(a, b, v, w, s)
+    want = (np.dot(a, b), np.dot(v, w), np.dot(a, v), np.dot(s, a),
+            np.outer(v, w), np.outer(a, v), np.inner(v, w), np.inner(a, v),
+            np.vdot(v, w), np.vdot(a, a), np.inner(a, a))
+    for i, (g, w_) in enumerate(zip(got, want)):
+        check(g, w_, what=f"case {i}", rtol=1e-5, atol=1e-5)
+
+
+# --- Creation ----------------------------------------------------------------------
+
+def test_creation():
+    got = jit(lambda x: (
+        knp.zeros((2, 3)), knp.ones(4, np.int32), knp.zeros((2,), bool),
+        knp.full((2, 2), 7), knp.full((3,), 2.5), knp.full((2,), True),
+        knp.full((2,), 3, np.float64), knp.full((2, 3), x[0]),
+        knp.arange(5), knp.arange(2, 8), knp.arange(1, 10, 3),
+        knp.arange(0.0, 1.0, 0.25), knp.arange(5, dtype=np.float32),
+        knp.arange(5, 0, -2), knp.eye(3), knp.eye(2, 3, dtype=np.int32)))(
+        np.float32([4.5, 0]))
+    want = (np.zeros((2, 3), np.float32), np.ones(4, np.int32),
+            np.zeros((2,), bool), np.full((2, 2), 7, np.int32),
+            np.full((3,), 2.5, np.float32), np.full((2,), True),
+            np.full((2,), 3, np.float64), np.full((2, 3), 4.5, np.float32),
+            np.arange(5, dtype=np.int32), np.arange(2, 8, dtype=np.int32),
+            np.arange(1, 10, 3, dtype=np.int32),
+            np.arange(0.0, 1.0, 0.25, dtype=np.float32),
+            np.arange(5, dtype=np.float32),
+            np.arange(5, 0, -2, dtype=np.int32), np.eye(3, dtype=np.float32),
+            np.eye(2, 3, dtype=np.int32))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"case {i}")
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + [BOOL], ids=str)
+def test_like(dtype, rng):
+    x = make(rng, (2, 3), dtype)
+    got = jit(lambda x: (knp.zeros_like(x), knp.ones_like(x),
+                         knp.full_like(x, 1), knp.zeros_like(x, np.float32),
+                         knp.full_like(x, 2, dtype=np.int64)))(x)
+    want = (np.zeros_like(x), np.ones_like(x), np.full_like(x, 1),
+            np.zeros_like(x, np.float32), np.full_like(x, 2, np.int64))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"case {i}")
+
+
+def test_asarray_astype(rng):
+    x = make(rng, (2, 3), F32, -3, 3)
+    got = jit(lambda x: (knp.asarray(x), knp.asarray(x, np.float64),
+                         knp.astype(x, np.int32), knp.astype(x > 0, np.int64),
+                         knp.astype(x, bool), knp.array([1.0, 2.0]),
+                         knp.asarray([x[0, 0], 3.0])))(x)
+    check(got[0], x)
+    check(got[1], x.astype(np.float64))
+    check(got[2], x.astype(np.int32))       # truncates toward zero
+    check(got[3], (x > 0).astype(np.int64))
+    check(got[4], x.astype(bool))
+    check(got[5], np.array([1.0, 2.0], np.float32))
+    check(got[6], np.array([x[0, 0], 3.0], np.float32))
+
+
+def test_untraced_dtype_is_an_error():
+    with pytest.raises(TypeError, match="does not trace"):
+        jit(lambda x: knp.astype(x, np.float16))(np.ones(2, np.float32))
+
+
+# --- take ----------------------------------------------------------------------
+
+def test_take(rng):
+    x = make(rng, (3, 4), F32)
+    i = np.array([2, 0, -1, 2], np.int32)
+    got = jit(lambda x, i: (knp.take(x, [1, 0, 5]), knp.take(x, [2, 0], 0),
+                            knp.take(x, np.array([[3], [1]]), axis=1),
+                            knp.take(x, i, axis=1), knp.take(x, i[:3]),
+                            knp.take(x, 2, axis=-1)))(x, i)
+    check(got[0], np.take(x, [1, 0, 5]))
+    check(got[1], np.take(x, [2, 0], 0))
+    check(got[2], np.take(x, np.array([[3], [1]]), axis=1))
+    check(got[3], np.take(x, i, axis=1))
+    check(got[4], np.take(x, i[:3]))
+    check(got[5], np.take(x, 2, axis=-1))
+
+
+# --- The eager path ----------------------------------------------------------------
+
+def test_eager_functions_return_numpy_arrays(rng):
+    """Outside a trace, kiln.numpy on numpy arrays compiles and runs."""
+    x = make(rng, (3, 4), F32, 0.1, 3)
+    y = make(rng, (4,), F32, 0.1, 3)
+    assert not kiln.is_tracing()
+    for name in ["exp", "log", "tanh", "sqrt", "negative", "abs", "square"]:
+        got = getattr(knp, name)(x)
+        assert isinstance(got, np.ndarray), name
+        check(got, getattr(np, name)(x), what=name, **tol(F32, loose=True))
+    check(knp.add(x, y), x + y)
+    check(knp.add(x, 2.0), x + np.float32(2))
+    check(knp.divide(x, y), x / y)
+    check(knp.sum(x, axis=0), x.sum(axis=0), rtol=1e-5, atol=1e-5)
+    check(knp.mean(x), np.mean(x), rtol=1e-5, atol=1e-6)
+    check(knp.max(x, 1, True), x.max(1, keepdims=True))
+    check(knp.where(x > 1, x, y), np.where(x > 1, x, y))
+    check(knp.reshape(x, (2, 6)), x.reshape(2, 6))
+    check(knp.transpose(x), x.T)
+    check(knp.matmul(x, x.T), x @ x.T, rtol=1e-5, atol=1e-5)
+    check(knp.clip(x, 0.5, 2.0), np.clip(x, 0.5, 2.0))
+    check(knp.any(x > 2), np.any(x > 2))
+    check(knp.argmax(x, axis=1), np.argmax(x, axis=1), dtype=np.int64
+          if np.asarray(knp.argmax(x, axis=1)).dtype == I64 else I32)
+
+
+def test_eager_caches_per_signature(rng):
+    x = make(rng, (3,), F32)
+    a = knp.exp(x)
+    b = knp.exp(x * 2)
+    check(a, np.exp(x), **tol(F32, loose=True))
+    check(b, np.exp(x * 2), **tol(F32, loose=True))
+    check(knp.exp(x.astype(np.float64)), np.exp(x.astype(np.float64)),
+          **tol(F64, loose=True))
