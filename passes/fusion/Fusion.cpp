@@ -62,6 +62,11 @@
 //     topological sort of the block, which exists because of 3d, moves it
 //     after.
 //
+// Before step 1, ops whose results nobody uses are erased (innermost and
+// last first, so a dead chain goes at once). Grouped, a dead reduction
+// would be dropped from its region afterwards and leave a reduction kernel
+// without its reduction.
+//
 // No op is ever duplicated: an op whose value is also used outside its group
 // becomes an extra result, so an expensive producer (matmul, reduction) is
 // computed once. The cycle search costs O(n) per merge attempt, so a block
@@ -77,6 +82,8 @@
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Iterators.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -464,6 +471,10 @@ LogicalResult BlockFuser::run(FusionStats &stats) {
 }
 
 FusionStats mlir::kiln::fuseOps(Operation *root) {
+  root->walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
+    if (isOpTriviallyDead(op))
+      op->erase();
+  });
   // Blocks of kiln.fused regions are already fused; every other block is
   // handled on its own.
   SmallVector<Block *> blocks;

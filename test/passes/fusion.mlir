@@ -530,3 +530,23 @@ func.func @erf_gelu_and_masks(%x: tensor<64xf32>, %y: tensor<64xf32>) -> (tensor
   %i = kiln.argmax %r, dim = 0 : tensor<64xf32>
   return %r, %i : tensor<64xf32>, tensor<i64>
 }
+
+// -----
+
+// Dead ops are erased before grouping: the unused loss (a reduction and an
+// add) shares %a with the live chain, and grouped with it the reduction
+// region would lose its reduction to DCE. Only the live chain is fused.
+// CHECK-LABEL: func.func @dead_reduction_is_not_fused
+// CHECK-NOT: kiln.reduce_sum
+// CHECK: kiln.fused elementwise
+// CHECK-NOT: kiln.reduce_sum
+// CHECK: return
+func.func @dead_reduction_is_not_fused(%a: tensor<5x3xf64>, %b: tensor<3xf64>) -> tensor<5x3xf64> {
+  %0 = kiln.mul %a, %a : tensor<5x3xf64>
+  %1 = kiln.reduce_sum %0, dims = [0, 1] : tensor<5x3xf64>
+  %2 = kiln.reduce_sum %b, dims = [0] : tensor<3xf64>
+  %3 = kiln.add %1, %2 : tensor<f64>
+  %4 = kiln.mul %a, %a : tensor<5x3xf64>
+  %5 = kiln.add %4, %a : tensor<5x3xf64>
+  return %5 : tensor<5x3xf64>
+}
