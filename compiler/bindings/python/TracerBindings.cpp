@@ -145,9 +145,11 @@ Operand kiln::python::toOperand(py::handle value, SourceLoc loc) {
     return Operand(value.cast<const Tensor &>(), loc);
   if (PyBool_Check(value.ptr()))
     return Operand(value.ptr() == Py_True, loc);
-  if (PyLong_Check(value.ptr()))
+  // Exact checks: numpy's float64 and int scalars subclass Python's, but
+  // carry a dtype of their own (strong, like arrays).
+  if (PyLong_CheckExact(value.ptr()))
     return Operand(pythonInt(value, loc), loc);
-  if (PyFloat_Check(value.ptr()))
+  if (PyFloat_CheckExact(value.ptr()))
     return Operand(PyFloat_AsDouble(value.ptr()), loc);
   return Operand(constantFromNumpy(value, loc), loc);
 }
@@ -157,12 +159,12 @@ Tensor kiln::python::toTensor(py::handle value, SourceLoc loc) {
     return value.cast<const Tensor &>();
   if (PyBool_Check(value.ptr()))
     return constant(Scalar(value.ptr() == Py_True), DType::I1, loc);
-  if (PyLong_Check(value.ptr())) {
+  if (PyLong_CheckExact(value.ptr())) {
     int64_t integer = pythonInt(value, loc);
     bool fits = integer >= INT32_MIN && integer <= INT32_MAX;
     return constant(Scalar(integer), fits ? DType::I32 : DType::I64, loc);
   }
-  if (PyFloat_Check(value.ptr()))
+  if (PyFloat_CheckExact(value.ptr()))
     return constant(Scalar(PyFloat_AsDouble(value.ptr())), DType::F32, loc);
   return constantFromNumpy(value, loc);
 }

@@ -28,13 +28,7 @@ _MISS = object()
 
 def _leaf_spec(leaf, where):
     """(dtype code, shape) of a jit argument leaf."""
-    if isinstance(leaf, bool):
-        return _core.dtype_code(np.bool_), ()
-    if isinstance(leaf, int):
-        fits = -2**31 <= leaf < 2**31
-        return _core.dtype_code(np.int32 if fits else np.int64), ()
-    if isinstance(leaf, float):
-        return _core.dtype_code(np.float32), ()
+    # numpy scalars first: np.float64 subclasses float but is strongly typed.
     if isinstance(leaf, (np.ndarray, np.generic)):
         dtype = leaf.dtype
         if not dtype.isnative:
@@ -44,6 +38,13 @@ def _leaf_spec(leaf, where):
             fail(f"kiln.jit: {where} has dtype {dtype}, which kiln does not "
                  f"trace ({names}); convert it with .astype", TypeError)
         return _core.dtype_code(dtype), tuple(int(d) for d in leaf.shape)
+    if isinstance(leaf, bool):
+        return _core.dtype_code(np.bool_), ()
+    if isinstance(leaf, int):
+        fits = -2**31 <= leaf < 2**31
+        return _core.dtype_code(np.int32 if fits else np.int64), ()
+    if isinstance(leaf, float):
+        return _core.dtype_code(np.float32), ()
     fail(f"kiln.jit: {where} is a {type(leaf).__name__}, not an array or a "
          "number; pass it with static_argnums if it configures the "
          "function", TypeError)

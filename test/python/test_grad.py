@@ -1,0 +1,181 @@
+"""kiln.grad, kiln.value_and_grad and kiln.vjp against float64 central
+finite differences: plain functions, pytrees, argnums, has_aux, through
+each control-flow form (the while loop's trip count depends on the data),
+composed with jit and with each other."""
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.numpy as knp
+from conftest import finite_difference
+
+
+def check_grad(fn, args, argnum=0, rtol=1e-5, atol=1e-7):
+    """kiln.grad(fn) in float64 against finite differences of the same
+    function run by kiln (compiled, float64)."""
+    args = [np.asarray(a, np.float64) for a in args]
+    got = kiln.jit(kiln.grad(fn, argnums=argnum))(*args)
+    value = kiln.jit(fn)
+    want = finite_difference(lambda *a: value(*a), args, argnum)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+def test_elementwise_and_reductions(rng):
+    x = rng.uniform(0.5, 2.0, size=(3, 4))
+    check_grad(lambda x: knp.sum(knp.exp(knp.sin(x)) * knp.log(x)), [x])
+    check_grad(lambda x: knp.mean(knp.tanh(x) ** 3 / (1 + x * x)), [x])
+    check_grad(lambda x: knp.max(x * knp.sqrt(x)), [x])
+    check_grad(lambda x: knp.sum(kiln.nn.softmax(x, axis=1)[:, 0]), [x])
+    check_grad(lambda x: kiln.nn.logsumexp(x), [x])
+
+
+def test_matmul_and_shapes(rng):
+    w = rng.standard_normal((4, 3))
+    x = rng.standard_normal((5, 4))
+    loss = lambda w, x: knp.sum(knp.tanh(x @ w) ** 2)
+    check_grad(loss, [w, x], argnum=0)
+    check_grad(loss, [w, x], argnum=1)
+    check_grad(lambda w: knp.sum(knp.transpose(w)[1:, ::2] *
+                                 knp.reshape(w, (2, 6))[:, :2]), [w])
+    check_grad(lambda w: knp.sum(knp.concatenate([w, w * 2], axis=1) ** 2),
+               [w])
+
+
+def test_gather_and_at_updates(rng):
+    table = rng.standard_normal((6, 3))
+    index = np.array([4, 0, 4, 2])
+    check_grad(lambda t: knp.sum(knp.sin(t[index])), [table])
+    check_grad(lambda t: knp.sum(t.at[1].set(0.0) ** 2), [table])
+
+
+def test_argnums_pytrees_and_value(rng):
+    params = {"w": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
+    x = rng.standard_normal((4, 3))
+
+    def loss(params, x):
+        return knp.sum((x @ params["w"] + params["b"]) ** 2)
+
+    value, grads = kiln.jit(kiln.value_and_grad(loss))(params, x)
+    w, b = params["w"], params["b"]
+    np.testing.assert_allclose(value, np.sum((x @ w + b) ** 2), rtol=1e-12)
+    residual = 2 * (x @ w + b)
+    np.testing.assert_allclose(grads["w"], x.T @ residual, rtol=1e-10)
+    np.testing.assert_allclose(grads["b"], residual.sum(0), rtol=1e-10)
+    dparams, dx = kiln.jit(kiln.grad(loss, argnums=(0, 1)))(params, x)
+    np.testing.assert_allclose(dx, residual @ w.T, rtol=1e-10)
+    np.testing.assert_allclose(dparams["b"], residual.sum(0), rtol=1e-10)
+
+
+def test_has_aux(rng):
+    x = rng.standard_normal(5)
+
+    def loss(x):
+        y = knp.tanh(x)
+        return knp.sum(y * y), {"mean": knp.mean(y), "count": knp.sum(x > 0)}
+
+    (value, aux), grad = kiln.jit(kiln.value_and_grad(loss, has_aux=True))(x)
+    y = np.tanh(x)
+    np.testing.assert_allclose(value, np.sum(y * y), rtol=1e-12)
+    np.testing.assert_allclose(aux["mean"], y.mean(), rtol=1e-12)
+    assert int(aux["count"]) == int((x > 0).sum())
+    np.testing.assert_allclose(grad, 2 * y * (1 - y * y), rtol=1e-10)
+    grad2, aux2 = kiln.jit(kiln.grad(loss, has_aux=True))(x)
+    np.testing.assert_allclose(grad2, grad, rtol=1e-12)
+
+
+def test_vjp(rng):
+    x = rng.standard_normal((2, 3))
+
+    def f(x):
+        return knp.sin(x) * 2.0, knp.sum(x)
+
+    @kiln.jit
+    def pullback(x, ct):
+        out, back = kiln.vjp(f, x)
+        return out, back(ct)
+
+    ct = (rng.standard_normal((2, 3)), np.float64(0.5))
+    (y, s), (dx,) = pullback(x, ct)
+    np.testing.assert_allclose(y, 2 * np.sin(x), rtol=1e-12)
+    np.testing.assert_allclose(dx, ct[0] * 2 * np.cos(x) + 0.5, rtol=1e-10)
+    out, back = kiln.vjp(f, x)          # outside a trace
+    np.testing.assert_allclose(back(ct)[0], dx, rtol=1e-12)
+
+
+def test_through_cond(rng):
+    x = rng.standard_normal(4)
+
+    def f(x):
+        return knp.sum(kiln.cond(knp.sum(x) > 0, lambda a: knp.sin(a) * a,
+                                 lambda a: knp.exp(a), x))
+    check_grad(f, [np.abs(x)])
+    check_grad(f, [-np.abs(x)])
+
+
+def test_through_fori_loop_and_scan(rng):
+    x = rng.standard_normal(3) * 0.5
+    w = rng.standard_normal((3, 3)) * 0.5
+
+    def fori(w, x):
+        return knp.sum(kiln.fori_loop(0, 4, lambda i, h: knp.tanh(h @ w), x))
+    check_grad(fori, [w, x], argnum=0)
+    check_grad(fori, [w, x], argnum=1)
+
+    xs = rng.standard_normal((5, 3))
+
+    def rnn(w, xs):
+        final, hs = kiln.scan(lambda h, x: (knp.tanh(h @ w + x),) * 2,
+                              knp.zeros(3, np.float64), xs)
+        return knp.sum(hs ** 2) + knp.sum(final)
+    check_grad(rnn, [w, xs], argnum=0)
+    check_grad(rnn, [w, xs], argnum=1)
+
+
+def test_through_a_while_loop_with_a_data_dependent_trip_count(rng):
+    """x is doubled until its norm passes 10: the number of doublings
+    depends on x; the gradient is 2^k (piecewise constant k)."""
+    def f(x, w):
+        y = kiln.while_loop(lambda v: knp.sum(v * v) < 100.0,
+                            lambda v: v * 2.0 + w * 0.01, x)
+        return knp.sum(knp.sin(y))
+    for scale in (0.1, 1.0, 4.0):
+        x = rng.standard_normal(3) * scale
+        w = rng.standard_normal(3)
+        check_grad(f, [x, w], argnum=0, rtol=1e-4)
+        check_grad(f, [x, w], argnum=1, rtol=1e-4)
+
+
+def test_second_order():
+    x = np.array([0.3, -1.2, 2.0])
+    f = lambda x: knp.sum(x ** 3 + knp.sin(x))
+    hess_diag = kiln.jit(kiln.grad(lambda x: knp.sum(kiln.grad(f)(x))))(x)
+    np.testing.assert_allclose(hess_diag, 6 * x - np.sin(x), rtol=1e-10)
+
+
+def test_grad_outside_jit_and_jit_inside_grad(rng):
+    x = rng.standard_normal(4)
+    inner = kiln.jit(lambda x: knp.sum(knp.tanh(x)))
+    g = kiln.grad(lambda x: inner(x) * 2.0)
+    np.testing.assert_allclose(g(x), 2 * (1 - np.tanh(x) ** 2), rtol=1e-12)
+
+
+def test_float32_gradients_match_float64_ones(rng):
+    x = rng.standard_normal((8, 8))
+    f = lambda x: knp.sum(knp.tanh(x @ x) * x)
+    g64 = kiln.grad(f)(x)
+    g32 = kiln.grad(f)(x.astype(np.float32))
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, g64, rtol=1e-4, atol=1e-5)
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(TypeError, match="only float arrays"):
+        kiln.grad(lambda n: knp.sum(n * 2.0))(np.arange(3))
+    with pytest.raises(kiln.TraceError, match="rank-0|scalar"):
+        kiln.grad(lambda x: x * 2.0)(np.ones(3))
+    with pytest.raises(ValueError, match="argnums 2 is out of range"):
+        kiln.grad(lambda x, y: knp.sum(x * y), argnums=2)(np.ones(2),
+                                                           np.ones(2))
+    with pytest.raises(TypeError, match="pair"):
+        kiln.grad(lambda x: knp.sum(x), has_aux=True)(np.ones(2))
