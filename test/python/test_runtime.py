@@ -1,0 +1,107 @@
+"""kiln_runtime, the runtime-only package: modules written by kiln-compile
+and by kiln.jit(...).compile(...).save(), signatures, calls on numpy
+arrays, and errors for calls that do not match a signature."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kiln_runtime
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BIN = os.environ.get("KILN_BIN_DIR", os.path.join(ROOT, "build", "bin"))
+
+
+@pytest.fixture(scope="module")
+def newton(tmp_path_factory):
+    """examples/models/newton_sqrt.mlir compiled by kiln-compile."""
+    path = tmp_path_factory.mktemp("kmod") / "newton.kmod"
+    subprocess.run([os.path.join(BIN, "kiln-compile"),
+                    os.path.join(ROOT, "examples/models/newton_sqrt.mlir"),
+                    "-o", str(path)], check=True)
+    return kiln_runtime.load(path)
+
+
+def test_lists_functions_and_signatures(newton):
+    assert newton.device == "cpu"
+    assert "x86_64" in newton.target
+    assert newton.function_names == ["newton_sqrt"]
+    function = newton["newton_sqrt"]
+    assert function.name == "newton_sqrt"
+    assert function.inputs == [("x", np.dtype(np.float32), (4,))]
+    assert function.outputs == [("root", np.dtype(np.float32), (4,)),
+                                ("iterations", np.dtype(np.int64), ())]
+
+
+def test_calls_on_numpy_arrays(newton):
+    x = np.load(os.path.join(ROOT, "examples/models/newton_sqrt_input.npy"))
+    root, iterations = newton["newton_sqrt"](x)
+    assert root.dtype == np.float32 and root.shape == (4,)
+    np.testing.assert_allclose(root, np.sqrt(x), rtol=2e-6)
+    assert iterations.shape == () and 1 < int(iterations) < 100
+    # The outputs own their memory: they outlive the module and other calls.
+    again, _ = newton["newton_sqrt"](x * 4)
+    np.testing.assert_allclose(root, np.sqrt(x), rtol=2e-6)
+    np.testing.assert_allclose(again, 2 * np.sqrt(x), rtol=2e-6)
+
+
+def test_inputs_may_be_lists_and_views(newton):
+    function = newton["newton_sqrt"]
+    root, _ = function([4.0, 9.0, 16.0, 25.0])
+    np.testing.assert_allclose(root, [2, 3, 4, 5], rtol=1e-6)
+    wide = np.array([[4.0, 0], [9.0, 0], [16.0, 0], [25.0, 0]], np.float32)
+    root, _ = function(wide[:, 0])                    # strided view
+    np.testing.assert_allclose(root, [2, 3, 4, 5], rtol=1e-6)
+
+
+def test_call_errors_name_the_input(newton):
+    function = newton["newton_sqrt"]
+    with pytest.raises(ValueError, match=r"function 'newton_sqrt': input 0 "
+                       r"\('x'\) has shape \[5\] but the signature expects "
+                       r"\[4\]"):
+        function(np.ones(5, np.float32))
+    with pytest.raises(ValueError, match=r"input 0 \('x'\) has dtype float64 "
+                       r"but f32 \(float32\) is expected"):
+        function(np.ones(4))
+    with pytest.raises(TypeError, match="takes 1 input but 2 were given"):
+        function(np.ones(4, np.float32), np.ones(4, np.float32))
+    with pytest.raises(KeyError, match="no function 'sqrt'"):
+        newton["sqrt"]
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(RuntimeError, match="missing.kmod"):
+        kiln_runtime.load(tmp_path / "missing.kmod")
+    bad = tmp_path / "bad.kmod"
+    bad.write_bytes(b"not a module at all" * 10)
+    with pytest.raises((ValueError, RuntimeError)):
+        kiln_runtime.load(bad)
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        kiln_runtime.load(bad, device="tpu")
+
+
+def test_loads_from_bytes(newton, tmp_path):
+    path = tmp_path / "copy.kmod"
+    subprocess.run([os.path.join(BIN, "kiln-compile"),
+                    os.path.join(ROOT, "examples/models/newton_sqrt.mlir"),
+                    "-o", str(path)], check=True)
+    module = kiln_runtime.load_bytes(path.read_bytes())
+    root, _ = module["newton_sqrt"](np.full(4, 49.0, np.float32))
+    np.testing.assert_allclose(root, 7.0, rtol=1e-6)
+
+
+def test_the_runtime_package_needs_no_compiler():
+    """kiln_runtime loads without the kiln package and links no LLVM."""
+    code = ("import sys, kiln_runtime; "
+            "assert 'kiln' not in sys.modules and 'kiln._kiln' not in "
+            "sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   env=dict(os.environ))
+    import kiln_runtime._runtime as extension
+    libraries = subprocess.run(["ldd", extension.__file__], check=True,
+                               capture_output=True, text=True).stdout
+    assert "libLLVM" not in libraries and "MLIR" not in libraries
