@@ -39,6 +39,11 @@ def _static_index_array(entry):
     return array
 
 
+class TracedMaskError(_core.TraceError, IndexError):
+    """A traced bool array used as an index: the result's shape would
+    depend on its values."""
+
+
 def _normalize(x, index):
     """The index as a tuple with Ellipsis expanded, bool masks converted to
     integer arrays, and lists as numpy arrays."""
@@ -51,22 +56,20 @@ def _normalize(x, index):
             if kind == "b":
                 fail("boolean masks that are traced arrays cannot index: the "
                      "result's shape would depend on their values; use "
-                     "kiln.numpy.where", IndexError)
+                     "kiln.numpy.where", TracedMaskError)
             if kind not in "iu":
                 fail(f"traced arrays used as indices must be integers, not "
                      f"{_core.dtype_of(entry)}", IndexError)
             entries.append(entry)
         elif isinstance(entry, (list, _np.ndarray)):
             array = _np.asarray(entry)
-            if array.dtype == bool:
-                entries.extend(_np.nonzero(array))
-            else:
-                entries.append(_static_index_array(array))
+            entries.append(array if array.dtype == bool else
+                           _static_index_array(array))
         elif isinstance(entry, (bool, _np.bool_)):
             fail("a bool scalar is not a supported index", IndexError)
         else:
             entries.append(entry)
-    consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    consumed = sum(_rank_consumed(e) for e in entries)
     if consumed > x.ndim:
         fail(f"too many indices: the array has rank {x.ndim} but "
              f"{consumed} were given", IndexError)
@@ -79,7 +82,36 @@ def _normalize(x, index):
         entries[at:at + 1] = [slice(None)] * (x.ndim - consumed)
     else:
         entries += [slice(None)] * (x.ndim - consumed)
-    return entries
+    return _masks_as_positions(x, entries)
+
+
+def _rank_consumed(entry):
+    """How many of the array's axes an index entry consumes (a bool mask:
+    as many as it has)."""
+    if entry is None or entry is Ellipsis:
+        return 0
+    if isinstance(entry, _np.ndarray) and entry.dtype == bool:
+        return entry.ndim
+    return 1
+
+
+def _masks_as_positions(x, entries):
+    """Bool masks as the integer arrays of their True positions, after
+    checking that each matches the axes it covers (as numpy does: a shorter
+    mask would otherwise select silently)."""
+    result, dim = [], 0
+    for entry in entries:
+        if isinstance(entry, _np.ndarray) and entry.dtype == bool:
+            covered = tuple(x.shape[dim:dim + entry.ndim])
+            if entry.shape != covered:
+                fail(f"boolean index did not match the indexed array: the "
+                     f"mask has shape {entry.shape} but the axes it indexes "
+                     f"({dim} on) have shape {covered}", IndexError)
+            result.extend(_np.nonzero(entry))
+        else:
+            result.append(entry)
+        dim += _rank_consumed(entry)
+    return result
 
 
 def _numpy_shape(x, entries):
@@ -151,7 +183,8 @@ def getitem(x, index):
            zip(start, limit, stride, x.shape)):
         y = _kiln.slice(y, start, limit, stride)
     for axis in reversed_axes:
-        y = _take(y, list(range(y.shape[axis] - 1, -1, -1)), axis)
+        if y.shape[axis] > 1:       # (nothing to reverse, or to gather from)
+            y = _take(y, list(range(y.shape[axis] - 1, -1, -1)), axis)
     if not advanced:
         return _kiln.reshape(y, list(final_shape)) \
             if tuple(y.shape) != tuple(final_shape) else y
@@ -255,9 +288,18 @@ def _update(x, index, values, how):
             (_is_index_tensor(e) and e.ndim == 0) or
             isinstance(e, (int, _np.integer)) for e in entries):
         return _slab_update(x, entries, values, how)
-    if how not in ("set", "add"):
+    if how == "multiply":
         fail(f".at[...].{how} with traced array indices is not supported "
-             "(set and add are)", NotImplementedError)
+             "(set, add, min and max are)", NotImplementedError)
+    return _compared_update(x, index, values, how)
+
+
+def _compared_update(x, index, values, how):
+    """An update through traced index arrays: every updated position is
+    compared with every element of x ([updates, x.size] of work).
+    Repeated positions: `add` sums, `min`/`max` reduce, `set` keeps the
+    last write (numpy's assignment)."""
+    from . import numpy as knp
     positions = getitem(knp.reshape(knp.arange(x.size, dtype=_np.int64),
                                     x.shape), index)
     count = positions.size
@@ -265,12 +307,31 @@ def _update(x, index, values, how):
     hits = knp.equal(knp.reshape(positions, [count, 1]),
                      knp.reshape(knp.arange(x.size, dtype=_np.int64),
                                  [1, x.size]))
-    contribution = knp.sum(knp.where(hits, v, knp.zeros_like(v)), axis=0)
     flat = knp.ravel(x)
-    if how == "add":
-        return knp.reshape(flat + contribution, x.shape)
     hit = knp.any(hits, axis=0)
-    return knp.reshape(knp.where(hit, contribution, flat), x.shape)
+    if how == "add":
+        contribution = knp.sum(knp.where(hits, v, knp.zeros_like(v)), axis=0)
+        return knp.reshape(flat + contribution, x.shape)
+    if how == "set":
+        order = knp.reshape(knp.arange(count, dtype=_np.int64), [count, 1])
+        last = knp.max(knp.where(hits, order, -1), axis=0)
+        new = _kiln.gather(knp.ravel(v), knp.maximum(last, 0))
+        return knp.reshape(knp.where(hit, new, flat), x.shape)
+    neutral = _extreme(_core.dtype_of(x), lowest=(how == "max"))
+    reduce = knp.max if how == "max" else knp.min
+    best = reduce(knp.where(hits, v, neutral), axis=0)
+    return knp.reshape(knp.where(hit, _COMBINE[how](flat, best), flat),
+                       x.shape)
+
+
+def _extreme(dtype, lowest):
+    """The smallest (or largest) value of dtype, as a numpy scalar."""
+    if dtype.kind == "f":
+        return dtype.type(-_np.inf if lowest else _np.inf)
+    if dtype.kind == "b":
+        return _np.bool_(not lowest)
+    info = _np.iinfo(dtype)
+    return dtype.type(info.min if lowest else info.max)
 
 
 def _static_update(x, entries, values, how):
