@@ -19,7 +19,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 pip=("$venv/bin/python" -m pip install --disable-pip-version-check -q)
 "${pip[@]}" --upgrade pip
-"${pip[@]}" numpy onnx onnxruntime "jax[cpu]"
+# pytest: test/python runs its JAX reference tests with this interpreter.
+"${pip[@]}" numpy onnx onnxruntime "jax[cpu]" pytest
 # The CPU wheel of torch is much smaller; where download.pytorch.org cannot
 # be reached, the plain PyPI wheel (which also pulls the CUDA libraries the
 # benchmark never uses, a few GB) is the fallback.

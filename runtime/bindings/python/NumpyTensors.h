@@ -157,10 +157,19 @@ inline py::array outputArray(TensorPtr tensor) {
   size_t rank = kiln_tensor_rank(raw);
   const int64_t *shape = kiln_tensor_shape(raw);
   std::vector<py::ssize_t> dims(shape, shape + rank);
+  // Explicit strides: pybind11 would derive them from the dtype's item
+  // size, read from a struct field that moved in numpy 2.
+  std::vector<py::ssize_t> strides(rank);
+  py::ssize_t stride = static_cast<py::ssize_t>(
+      kiln_dtype_size(kiln_tensor_dtype(raw)));
+  for (size_t axis = rank; axis-- > 0;) {
+    strides[axis] = stride;
+    stride *= dims[axis];
+  }
   py::capsule owner(tensor.release(), [](void *pointer) {
     kiln_tensor_release(static_cast<kiln_tensor_t *>(pointer));
   });
-  return py::array(dtype, dims, {}, kiln_tensor_data(raw), owner);
+  return py::array(dtype, dims, strides, kiln_tensor_data(raw), owner);
 }
 
 /// Calls `function` on the Python values `args` (each converted for its
