@@ -123,10 +123,10 @@ def main():
               f"{'implicit':>22} {'err impl':>8}")
         trips = []
         for p in ps:
-            # A rank-0 float64 array: a numpy float64 scalar would be traced
-            # as float32, like a Python float.
+            # p as a numpy float64 (a Python float would be traced as
+            # float32).
             start = time.perf_counter()
-            (x, steps), dxdp = solve(np.array(p, np.float64))
+            (x, steps), dxdp = solve(np.float64(p))
             seconds = time.perf_counter() - start
             x, steps, dxdp = float(x), int(steps), float(dxdp)
             residual = abs(f_np(x, p))
