@@ -36,20 +36,20 @@ ndarray = Tensor
 
 
 def _eager(fn):
-    """Makes `fn` callable on concrete values outside a trace: numpy array
-    arguments become inputs of a compiled function, everything else is
-    baked in (cached per function and static values)."""
+    """Makes `fn` callable outside a trace, where it is compiled and run
+    (the result is a numpy array): numpy arrays and scalars among the
+    arguments, also as the items of a list or tuple (concatenate's
+    arrays), become inputs of the compiled function; everything else is
+    baked in (cached per function and static values). Creation functions
+    (zeros, arange, ...) take no arrays and compile with no inputs."""
     cache = {}
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        # builtins.any: this module's own `any` is numpy's.
-        if _kiln.is_tracing() or not builtins.any(
-                isinstance(a, _np.ndarray) for a in args):
+        if _kiln.is_tracing():
             return fn(*args, **kwargs)
         from .._jit import jit
-        dynamic = tuple(i for i, a in enumerate(args)
-                        if isinstance(a, _np.ndarray))
+        dynamic = tuple(i for i, a in enumerate(args) if _is_concrete(a))
         statics = tuple((i, _freeze(a)) for i, a in enumerate(args)
                         if i not in dynamic)
         key = (dynamic, statics, _freeze(kwargs))
@@ -65,14 +65,24 @@ def _eager(fn):
     return wrapper
 
 
+def _is_concrete(value):
+    """A numpy array or scalar, or a non-empty list or tuple of them."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and builtins.all(
+            isinstance(v, (_np.ndarray, _np.generic)) for v in value)
+    return isinstance(value, (_np.ndarray, _np.generic))
+
+
 def _freeze(value):
+    """A hashable key for a static argument. Numbers keep their type: 2,
+    2.0 and True are equal in Python but trace differently."""
     if isinstance(value, dict):
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
+        return (type(value),) + tuple(_freeze(v) for v in value)
     if isinstance(value, _np.dtype) or isinstance(value, type):
         return str(value)
-    return value
+    return (type(value), value)
 
 
 def _is_float(x):
@@ -81,6 +91,13 @@ def _is_float(x):
 
 def _is_int(x):
     return dtype_of(x).kind == "i"
+
+
+def _is_bool_operand(x):
+    if isinstance(x, Tensor):
+        return dtype_of(x) == bool_
+    return isinstance(x, (bool, _np.bool_)) or (
+        isinstance(x, _np.ndarray) and x.dtype == bool_)
 
 
 def _float_of(x):
@@ -97,8 +114,18 @@ def _axes(axis, ndim):
     return list(axis)
 
 
+def _distinct_axes(axis, ndim, what="axis"):
+    """An int or a sequence of axes, normalized into range; repeats are a
+    ValueError, as in numpy."""
+    axes = [_normalize_axis(ax, ndim, what) for ax in _axes(axis, ndim)]
+    if len(set(axes)) != len(axes):
+        fail(f"repeated {what} in {axis}", ValueError)
+    return axes
+
+
 # --- Creation ----------------------------------------------------------------
 
+@_eager
 def asarray(a, dtype=None):
     """`a` as a traced array (numpy arrays and numbers become constants).
     Nested lists of Python numbers follow the rule for Python numbers
@@ -124,46 +151,55 @@ def _narrow_python_values(values):
 array = asarray
 
 
+@_eager
 def astype(x, dtype):
     x = as_tensor(x)
     code = _core.dtype_code(dtype)
     return x if code == x.dtype_code else _kiln.cast(x, code)
 
 
+@_eager
 def full(shape, fill_value, dtype=None):
     shape = _shape(shape)
     if isinstance(fill_value, Tensor):
-        return broadcast_to(astype(fill_value, dtype) if dtype else fill_value,
-                            shape)
+        return broadcast_to(astype(fill_value, dtype) if dtype is not None
+                            else fill_value, shape)
     if dtype is None:
         dtype = (bool_ if isinstance(fill_value, bool) else
                  int32 if isinstance(fill_value, int) else float32)
     return _kiln.full(shape, fill_value, _core.dtype_code(dtype))
 
 
+@_eager
 def zeros(shape, dtype=float32):
     return full(shape, 0, dtype)
 
 
+@_eager
 def ones(shape, dtype=float32):
     return full(shape, 1, dtype)
 
 
+@_eager
 def zeros_like(x, dtype=None):
     x = as_tensor(x)
-    return full(x.shape, 0, dtype or dtype_of(x))
+    return full(x.shape, 0, dtype if dtype is not None else dtype_of(x))
 
 
+@_eager
 def ones_like(x, dtype=None):
     x = as_tensor(x)
-    return full(x.shape, 1, dtype or dtype_of(x))
+    return full(x.shape, 1, dtype if dtype is not None else dtype_of(x))
 
 
+@_eager
 def full_like(x, fill_value, dtype=None):
     x = as_tensor(x)
-    return full(x.shape, fill_value, dtype or dtype_of(x))
+    return full(x.shape, fill_value,
+                dtype if dtype is not None else dtype_of(x))
 
 
+@_eager
 def arange(start, stop=None, step=1, dtype=None):
     """Static bounds only (the result's shape must be known)."""
     if stop is None:
@@ -174,8 +210,9 @@ def arange(start, stop=None, step=1, dtype=None):
     return asarray(values.astype(dtype))
 
 
-def eye(n, m=None, dtype=float32):
-    return asarray(_np.eye(n, m, dtype=dtype))
+@_eager
+def eye(n, m=None, k=0, dtype=float32):
+    return asarray(_np.eye(n, m, k, dtype=dtype))
 
 
 def _shape(shape):
@@ -192,11 +229,24 @@ def _binary(name, fn):
     return op
 
 
-add = _binary("add", _kiln.add)
+
+
+def _with_bools(name, fn, bool_fn):
+    """An arithmetic op that numpy also defines on two bools, where it is
+    a logical one (True + True is True); the tracer's arithmetic takes
+    numbers only."""
+    def op(x1, x2):
+        if _is_bool_operand(x1) and _is_bool_operand(x2):
+            return bool_fn(x1, x2)
+        return fn(x1, x2)
+    return _binary(name, op)
+
+
+add = _with_bools("add", _kiln.add, _kiln.logical_or)
 subtract = _binary("subtract", _kiln.sub)
-multiply = _binary("multiply", _kiln.mul)
-maximum = _binary("maximum", _kiln.maximum)
-minimum = _binary("minimum", _kiln.minimum)
+multiply = _with_bools("multiply", _kiln.mul, _kiln.logical_and)
+maximum = _with_bools("maximum", _kiln.maximum, _kiln.logical_or)
+minimum = _with_bools("minimum", _kiln.minimum, _kiln.logical_and)
 equal = _binary("equal", _kiln.equal)
 not_equal = _binary("not_equal", _kiln.not_equal)
 
@@ -209,13 +259,6 @@ def _ordered(name, fn):
             x1, x2 = astype(x1, int32), astype(x2, int32)
         return fn(x1, x2)
     return _binary(name, compare)
-
-
-def _is_bool_operand(x):
-    if isinstance(x, Tensor):
-        return dtype_of(x) == bool_
-    return isinstance(x, (bool, _np.bool_)) or (
-        isinstance(x, _np.ndarray) and x.dtype == bool_)
 
 
 less = _ordered("less", _kiln.less)
@@ -380,7 +423,7 @@ def _unary(name, fn):
 
 negative = _unary("negative", lambda x: _kiln.neg(x))
 positive = _unary("positive", lambda x: as_tensor(x))
-abs = _unary("abs", lambda x: _kiln.abs(x))
+abs = _unary("abs", lambda x: x if _is_bool_operand(x) else _kiln.abs(x))
 absolute = abs
 sign = _unary("sign", lambda x: _kiln.sign(x))
 exp = _unary("exp", lambda x: _kiln.exp(x))
@@ -400,9 +443,26 @@ arccosh = _unary("arccosh", lambda x: _kiln.acosh(x))
 arctanh = _unary("arctanh", lambda x: _kiln.atanh(x))
 floor = _unary("floor", lambda x: _kiln.floor(_float_of(x)))
 ceil = _unary("ceil", lambda x: _kiln.ceil(_float_of(x)))
-round = _unary("round", lambda x: _kiln.round(_float_of(x)))
-rint = round
-square = _unary("square", lambda x: _kiln.mul(x, x))
+
+
+@_eager
+def round(a, decimals=0):
+    """Halves round to even, as in numpy; with decimals, as numpy does it:
+    round(a * 10**decimals) / 10**decimals."""
+    x = _float_of(a)
+    if decimals == 0:
+        return _kiln.round(x)
+    scale = 10.0 ** decimals
+    return _kiln.div(_kiln.round(_kiln.mul(x, scale)), scale)
+
+
+around = round
+
+
+@_eager
+def rint(x):
+    return _kiln.round(_float_of(x))
+square = _unary("square", lambda x: multiply(x, x))
 reciprocal = _unary("reciprocal", lambda x: _kiln.div(1.0, _float_of(x)))
 exp2 = _unary("exp2", lambda x: _kiln.pow(2.0, _float_of(x)))
 log2 = _unary("log2", lambda x: _kiln.div(_kiln.log(x),
@@ -515,9 +575,11 @@ def swapaxes(a, axis1, axis2):
 @_eager
 def moveaxis(a, source, destination):
     x = as_tensor(a)
-    source = [_normalize_axis(s, x.ndim) for s in _axes(source, x.ndim)]
-    destination = [_normalize_axis(d, x.ndim)
-                   for d in _axes(destination, x.ndim)]
+    source = _distinct_axes(source, x.ndim, "source axis")
+    destination = _distinct_axes(destination, x.ndim, "destination axis")
+    if len(source) != len(destination):
+        fail(f"moveaxis: {len(source)} source axes but {len(destination)} "
+             "destinations", ValueError)
     order = [i for i in range(x.ndim) if i not in source]
     for d, s in sorted(zip(destination, source)):
         order.insert(d, s)
@@ -527,9 +589,8 @@ def moveaxis(a, source, destination):
 @_eager
 def expand_dims(a, axis):
     x = as_tensor(a)
-    axes = _axes(axis, x.ndim)
-    rank = x.ndim + len(axes)
-    axes = sorted(_normalize_axis(ax, rank) for ax in axes)
+    rank = x.ndim + len(_axes(axis, x.ndim))
+    axes = sorted(_distinct_axes(axis, rank))
     shape = list(x.shape)
     for ax in axes:
         shape.insert(ax, 1)
@@ -542,7 +603,7 @@ def squeeze(a, axis=None):
     if axis is None:
         axes = [i for i, d in enumerate(x.shape) if d == 1]
     else:
-        axes = [_normalize_axis(ax, x.ndim) for ax in _axes(axis, x.ndim)]
+        axes = _distinct_axes(axis, x.ndim)
         for ax in axes:
             if x.shape[ax] != 1:
                 fail(f"cannot squeeze axis {ax} of shape {x.shape}: its "
@@ -551,6 +612,7 @@ def squeeze(a, axis=None):
                              if i not in axes])
 
 
+@_eager
 def concatenate(arrays, axis=0):
     tensors = [as_tensor(a) for a in arrays]
     if axis is None:
@@ -558,6 +620,7 @@ def concatenate(arrays, axis=0):
     return _kiln.concat(tensors, axis)
 
 
+@_eager
 def stack(arrays, axis=0):
     tensors = [as_tensor(a) for a in arrays]
     if not tensors:
@@ -585,16 +648,19 @@ def flip(m, axis=None):
 # --- Reductions ----------------------------------------------------------------
 
 @_eager
-def sum(a, axis=None, keepdims=False):
-    x = as_tensor(a)
+def sum(a, axis=None, keepdims=False, dtype=None):
+    """dtype: the type to accumulate in (the input is cast first)."""
+    x = as_tensor(a) if dtype is None else astype(a, dtype)
     if dtype_of(x) == bool_:
         x = astype(x, int32)
     return _kiln.sum(x, _axes(axis, x.ndim), keepdims)
 
 
 @_eager
-def mean(a, axis=None, keepdims=False):
-    return _kiln.mean(as_tensor(a), _axes(axis, as_tensor(a).ndim), keepdims)
+def mean(a, axis=None, keepdims=False, dtype=None):
+    """dtype: the type to compute in (integers otherwise give float32)."""
+    x = as_tensor(a) if dtype is None else astype(a, dtype)
+    return _kiln.mean(x, _axes(axis, x.ndim), keepdims)
 
 
 @_eager
@@ -671,8 +737,8 @@ argmin = _arg_reduce("argmin", _kiln.argmin)
 
 
 @_eager
-def cumsum(a, axis=None):
-    x = as_tensor(a)
+def cumsum(a, axis=None, dtype=None):
+    x = as_tensor(a) if dtype is None else astype(a, dtype)
     if dtype_of(x) == bool_:
         x = astype(x, int32)            # counts, as sum counts
     if axis is None:
