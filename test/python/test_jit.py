@@ -200,3 +200,38 @@ def test_many_inputs_and_outputs():
         np.testing.assert_allclose(out, [2 * i, 2 * i])
     outs = f(*xs)      # the fast path, with more than eight of each
     np.testing.assert_allclose(outs[10], [20, 20])
+
+
+def test_cached_calls_with_pytrees_take_the_fast_path(rng):
+    import collections
+    Pair = collections.namedtuple("Pair", "a b")
+
+    @kiln.jit
+    def step(params, batch, extra):
+        loss = knp.sum((batch.a @ params["w"] + params["b"]) ** 2)
+        return {"loss": loss, "new": [params["w"] * 0.5, None],
+                "pair": Pair(batch.b + 1, extra[0])}
+
+    params = {"w": rng.standard_normal((3, 2)), "b": np.zeros(2)}
+    batch = Pair(rng.standard_normal((4, 3)), np.arange(3))
+    first = step(params, batch, (2.5, None))
+    assert len(step._dispatch) == 1
+    for scale in (1.0, 2.0, -3.0):
+        p = {"w": params["w"] * scale, "b": params["b"] + scale}
+        out = step(p, batch, (scale, None))
+        assert set(out) == {"loss", "new", "pair"}
+        want = np.sum((batch.a @ p["w"] + p["b"]) ** 2)
+        np.testing.assert_allclose(out["loss"], want, rtol=1e-12)
+        assert out["new"][1] is None and isinstance(out["pair"], Pair)
+        np.testing.assert_allclose(out["new"][0], p["w"] * 0.5)
+        np.testing.assert_array_equal(out["pair"].a, np.arange(3) + 1)
+        assert float(out["pair"].b) == scale
+    assert step.cache_size == 1
+    # Another structure (an extra key, a list for the tuple) is another
+    # signature.
+    step({**params, "unused": np.ones(1)}, batch, (1.0, None))
+    step(params, batch, [1.0, None])
+    assert step.cache_size == 3 and len(step._dispatch) == 3
+    np.testing.assert_allclose(first["loss"],
+                               np.sum((batch.a @ params["w"]) ** 2),
+                               rtol=1e-12)

@@ -5,11 +5,14 @@
 // the loaded code on numpy arrays.
 //
 // Dispatcher is the cached-call fast path. kiln.jit registers each compiled
-// signature whose arguments are plain arrays and numbers; a later call
-// whose arguments match one (same types, dtypes and shapes) goes from
-// Python straight to the compiled code here, without building a key or
-// touching Python-level caches. Anything else returns the `miss` sentinel
-// and kiln.jit takes its general path.
+// signature called without keywords or static arguments: the pytree
+// structure of the arguments (kiln/_tree.py's TreeDef, mirrored here as a
+// pre-order list of nodes) and the type, dtype and shape of every leaf. A
+// later call whose arguments match one goes from Python straight to the
+// compiled code here: the match flattens the arguments as it walks them,
+// and the outputs are rebuilt in their structure, without building a key
+// or running Python code. Anything else returns the `miss` sentinel and
+// kiln.jit takes its general path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,16 +38,44 @@ struct ArgumentSpec {
   std::vector<int64_t> shape;
 };
 
-/// How a cached signature's outputs are returned.
-enum class OutputMode { Single, Tuple, Unflatten };
-
-struct DispatchEntry {
-  std::vector<ArgumentSpec> arguments;
-  std::shared_ptr<CompiledFunction> compiled;
-  OutputMode mode;
-  /// For OutputMode::Unflatten: called with the list of output arrays.
-  py::object unflatten;
+/// One node of a pytree structure; a structure is its nodes in pre-order.
+struct TreeNode {
+  enum Kind : uint8_t { Leaf, None, Tuple, List, Dict, NamedTuple } kind;
+  /// Number of children (containers).
+  size_t size = 0;
+  /// Dict: the keys, in the sorted order of kiln/_tree.py.
+  std::vector<py::object> keys;
+  /// NamedTuple: its class.
+  py::object type;
 };
+using Tree = std::vector<TreeNode>;
+
+/// Appends the nodes of a kiln._tree.TreeDef to `tree`.
+void appendTree(py::handle treedef, Tree &tree) {
+  std::string kind = treedef.attr("kind").cast<std::string>();
+  TreeNode node;
+  py::tuple children = treedef.attr("children");
+  node.size = children.size();
+  if (kind == "leaf") {
+    node.kind = TreeNode::Leaf;
+  } else if (kind == "none") {
+    node.kind = TreeNode::None;
+  } else if (kind == "tuple") {
+    node.kind = TreeNode::Tuple;
+  } else if (kind == "list") {
+    node.kind = TreeNode::List;
+  } else if (kind == "dict") {
+    node.kind = TreeNode::Dict;
+    for (py::handle key : treedef.attr("meta"))
+      node.keys.push_back(py::reinterpret_borrow<py::object>(key));
+  } else {
+    node.kind = TreeNode::NamedTuple;
+    node.type = treedef.attr("meta");
+  }
+  tree.push_back(std::move(node));
+  for (py::handle child : children)
+    appendTree(child, tree);
+}
 
 /// The spec of a Python argument as kiln.jit traces it; false for values
 /// the fast path does not take (pytrees, tensors, other objects).
@@ -114,6 +145,106 @@ bool matches(py::handle arg, const ArgumentSpec &spec) {
   return false;
 }
 
+/// A compiled signature: the arguments' structure and leaves, the
+/// function, and the structure of its outputs.
+struct DispatchEntry {
+  Tree arguments;
+  std::vector<ArgumentSpec> leaves;
+  std::shared_ptr<CompiledFunction> compiled;
+  Tree outputs;
+};
+
+/// Walks `value` along the structure from `entry.arguments[node]`,
+/// checking every leaf against its spec and collecting it in `found`;
+/// false at the first difference.
+bool matchTree(py::handle value, const DispatchEntry &entry, size_t &node,
+               std::vector<py::handle> &found) {
+  const TreeNode &expected = entry.arguments[node++];
+  PyObject *object = value.ptr();
+  switch (expected.kind) {
+  case TreeNode::Leaf:
+    if (found.size() >= entry.leaves.size() ||
+        !matches(value, entry.leaves[found.size()]))
+      return false;
+    found.push_back(value);
+    return true;
+  case TreeNode::None:
+    return object == Py_None;
+  case TreeNode::Tuple:
+  case TreeNode::NamedTuple: {
+    bool sameType =
+        expected.kind == TreeNode::Tuple
+            ? PyTuple_CheckExact(object)
+            : Py_TYPE(object) ==
+                  reinterpret_cast<PyTypeObject *>(expected.type.ptr());
+    if (!sameType ||
+        static_cast<size_t>(PyTuple_GET_SIZE(object)) != expected.size)
+      return false;
+    for (size_t i = 0; i < expected.size; ++i)
+      if (!matchTree(PyTuple_GET_ITEM(object, i), entry, node, found))
+        return false;
+    return true;
+  }
+  case TreeNode::List:
+    if (!PyList_CheckExact(object) ||
+        static_cast<size_t>(PyList_GET_SIZE(object)) != expected.size)
+      return false;
+    for (size_t i = 0; i < expected.size; ++i)
+      if (!matchTree(PyList_GET_ITEM(object, i), entry, node, found))
+        return false;
+    return true;
+  case TreeNode::Dict:
+    if (!PyDict_CheckExact(object) ||
+        static_cast<size_t>(PyDict_Size(object)) != expected.size)
+      return false;
+    for (const py::object &key : expected.keys) {
+      PyObject *item = PyDict_GetItemWithError(object, key.ptr());
+      if (!item) {
+        PyErr_Clear();
+        return false;
+      }
+      if (!matchTree(item, entry, node, found))
+        return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+/// The outputs in their structure, from `tree[node]` on.
+py::object buildTree(const Tree &tree, size_t &node,
+                     std::vector<py::array> &leaves, size_t &leaf) {
+  const TreeNode &current = tree[node++];
+  switch (current.kind) {
+  case TreeNode::Leaf:
+    return std::move(leaves[leaf++]);
+  case TreeNode::None:
+    return py::none();
+  case TreeNode::List: {
+    py::list list(current.size);
+    for (size_t i = 0; i < current.size; ++i)
+      list[i] = buildTree(tree, node, leaves, leaf);
+    return std::move(list);
+  }
+  case TreeNode::Dict: {
+    py::dict dict;
+    for (const py::object &key : current.keys)
+      dict[key] = buildTree(tree, node, leaves, leaf);
+    return std::move(dict);
+  }
+  case TreeNode::Tuple:
+  case TreeNode::NamedTuple: {
+    py::tuple tuple(current.size);
+    for (size_t i = 0; i < current.size; ++i)
+      tuple[i] = buildTree(tree, node, leaves, leaf);
+    if (current.kind == TreeNode::NamedTuple)
+      return current.type(*tuple);
+    return std::move(tuple);
+  }
+  }
+  return py::none();
+}
+
 /// A rank-0 tensor holding the Python number `arg` as `dtype`.
 TensorPtr scalarTensor(py::handle arg, kiln_dtype_t dtype) {
   kiln_tensor_t *tensor = nullptr;
@@ -144,7 +275,7 @@ TensorPtr scalarTensor(py::handle arg, kiln_dtype_t dtype) {
 /// Calls `function` with `args` already known to match `arguments`.
 std::vector<py::array> callMatched(const kiln_function_t *function,
                                    const std::vector<ArgumentSpec> &arguments,
-                                   py::handle args) {
+                                   const std::vector<py::handle> &args) {
   std::vector<py::object> keepAlive;
   TensorPtr owned[8];
   std::vector<TensorPtr> more;
@@ -187,18 +318,6 @@ std::vector<py::array> callMatched(const kiln_function_t *function,
   return results;
 }
 
-py::object packOutputs(std::vector<py::array> results, OutputMode mode,
-                       const py::object &unflatten) {
-  if (mode == OutputMode::Single)
-    return std::move(results[0]);
-  py::tuple tuple(results.size());
-  for (size_t i = 0; i < results.size(); ++i)
-    tuple[i] = std::move(results[i]);
-  if (mode == OutputMode::Tuple)
-    return std::move(tuple);
-  return unflatten(tuple);
-}
-
 /// The fast path of one kiln.jit function.
 class Dispatcher {
 public:
@@ -207,37 +326,39 @@ public:
   /// Calls the compiled function whose signature `args` match, or returns
   /// the miss sentinel.
   py::object call(py::args args) {
-    size_t count = args.size();
+    std::vector<py::handle> leaves;
     for (size_t e = entries.size(); e-- > 0;) {
       const DispatchEntry &entry = entries[e];
-      if (entry.arguments.size() != count)
+      leaves.clear();
+      size_t node = 0;
+      if (!matchTree(args, entry, node, leaves) ||
+          leaves.size() != entry.leaves.size())
         continue;
-      bool all = true;
-      for (size_t i = 0; all && i < count; ++i)
-        all = matches(args[i], entry.arguments[i]);
-      if (!all)
-        continue;
-      return packOutputs(
-          callMatched(entry.compiled->function(), entry.arguments, args),
-          entry.mode, entry.unflatten);
+      std::vector<py::array> outputs =
+          callMatched(entry.compiled->function(), entry.leaves, leaves);
+      size_t outNode = 0, outLeaf = 0;
+      return buildTree(entry.outputs, outNode, outputs, outLeaf);
     }
     return miss;
   }
 
-  /// Registers `compiled` for calls with arguments like `args`; returns
-  /// false (and registers nothing) if the fast path cannot take them.
-  bool add(py::tuple args, std::shared_ptr<CompiledFunction> compiled,
-           int mode, py::object unflatten) {
+  /// Registers `compiled` for calls whose arguments have the structure
+  /// `arguments` (a TreeDef of the argument tuple) and leaves like
+  /// `leaves`, returning outputs structured as `outputs` (a TreeDef).
+  /// Returns false (and registers nothing) if a leaf is not an array or a
+  /// Python number.
+  bool add(py::handle arguments, py::handle leaves,
+           std::shared_ptr<CompiledFunction> compiled, py::handle outputs) {
     DispatchEntry entry;
-    for (py::handle arg : args) {
+    for (py::handle leaf : leaves) {
       ArgumentSpec spec;
-      if (!describeArgument(arg, spec))
+      if (!describeArgument(leaf, spec))
         return false;
-      entry.arguments.push_back(std::move(spec));
+      entry.leaves.push_back(std::move(spec));
     }
+    appendTree(arguments, entry.arguments);
+    appendTree(outputs, entry.outputs);
     entry.compiled = std::move(compiled);
-    entry.mode = static_cast<OutputMode>(mode);
-    entry.unflatten = std::move(unflatten);
     entries.push_back(std::move(entry));
     return true;
   }

@@ -4,9 +4,9 @@ A signature is the structure of the arguments (pytrees), the value of each
 static argument, and the dtype and shape of every array leaf. On a miss the
 function is traced by the C++ tracer into one kiln function, compiled by
 the same driver as kiln-compile, and loaded through the runtime. Calls
-whose arguments are plain arrays and numbers then go through the C++
-Dispatcher: it matches the arguments against the compiled signatures and
-calls the code without returning to Python.
+without keywords or static arguments then go through the C++ Dispatcher:
+it matches the arguments (pytrees included) against the compiled
+signatures and calls the code without returning to Python.
 
 Python numbers as arguments are traced as rank-0 arrays: float as float32,
 int as int32 (int64 when it does not fit), bool as bool. numpy arrays that
@@ -198,18 +198,9 @@ class jit:
             return self._fun(*args, **kwargs)
         key, leaves, in_def, statics = self._signature(args, kwargs)
         entry = self._entry(key, in_def, statics, kwargs)
-        if not kwargs and not self._static and in_def.children[0].kind == \
-                "tuple" and all(c.kind == "leaf"
-                                for c in in_def.children[0].children):
-            out_def = entry.out_def
-            if out_def.kind == "leaf":
-                mode, unflatten = 0, None
-            elif out_def.kind == "tuple" and all(c.kind == "leaf"
-                                                 for c in out_def.children):
-                mode, unflatten = 1, None
-            else:
-                mode, unflatten = 2, out_def.unflatten
-            self._dispatch.add(tuple(args), entry.compiled, mode, unflatten)
+        if not kwargs and not self._static:
+            self._dispatch.add(in_def.children[0], leaves, entry.compiled,
+                               entry.out_def)
         return entry.out_def.unflatten(entry.compiled.call(leaves))
 
     def _trace(self, key, in_def, statics, kwargs):
