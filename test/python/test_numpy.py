@@ -139,6 +139,23 @@ def test_floor_divide_remainder(name, dtype, rng):
               rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [I32, I64], ids=str)
+def test_integer_division_edge_cases(dtype):
+    """Division by 0 gives numpy's 0 (the machine's division would trap
+    and end the process); MIN // -1 wraps as in numpy."""
+    low = np.iinfo(dtype).min
+    a = np.array([7, -7, 0, low, low, 5, -5], dtype)
+    b = np.array([0, 0, 0, -1, 0, -1, 1], dtype)
+    got = jit(lambda a, b: (a // b, a % b, knp.floor_divide(a, 0),
+                            knp.remainder(a, 0), a // -1))(a, b)
+    with np.errstate(all="ignore"):
+        check(got[0], a // b)
+        check(got[1], a % b)
+        check(got[2], a // dtype.type(0))
+        check(got[3], a % dtype.type(0))
+        check(got[4], a // dtype.type(-1))
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_power_float(dtype, rng):
     first = [make(rng, a, dtype, 0.1, 3.0) for a, _ in BROADCAST_SHAPES]
@@ -453,6 +470,16 @@ def test_true_divide_operator(rng):
     check(got[5], x / i.astype(F32))
 
 
+def test_divmod(rng):
+    x = make(rng, (3, 4), I32, -9, 9)
+    y = make(rng, (4,), I32, -3, 3, nonzero=True)
+    got = jit(lambda x, y: (divmod(x, y), divmod(7, y)))(x, y)
+    check(got[0][0], x // y)
+    check(got[0][1], x % y)
+    check(got[1][0], 7 // y)
+    check(got[1][1], 7 % y)
+
+
 def test_matmul_operators(rng):
     a = make(rng, (3, 4), F32)
     b = make(rng, (4, 2), F32)
@@ -462,13 +489,25 @@ def test_matmul_operators(rng):
 
 
 def test_operators_with_numpy_arrays(rng):
-    """A numpy array on either side of an operator is a constant."""
+    """A numpy array on either side of an operator is a constant (on the
+    left, numpy defers to Tensor's reflected operator); numpy scalars keep
+    their dtype (they are not weakly typed like Python numbers)."""
     x = make(rng, (3, 4), F32)
     c = make(rng, (4,), F32)
-    got = jit(lambda x: (x + c, x * c, x - c))(x)
-    check(got[0], x + c)
-    check(got[1], x * c)
-    check(got[2], x - c)
+    m = make(rng, (2, 3), F32)
+    got = jit(lambda x: (x + c, x * c, x - c, c + x, c - x, c * x, c / x,
+                         c < x, c == x, m @ x, np.float32(2) * x,
+                         np.float64(2) - x, np.int32(3) + x))(x)
+    want = (x + c, x * c, x - c, c + x, c - x, c * x, c / x, c < x, c == x,
+            m @ x, np.float32(2) * x, np.float64(2) - x.astype(F64),
+            np.float32(3) + x)
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"case {i}")
+
+
+def test_numpy_functions_on_traced_arrays_are_an_error():
+    with pytest.raises(kiln.ConcretizationError, match="use kiln.numpy"):
+        jit(lambda x: np.exp(x))(np.ones(3, np.float32))
 
 
 def test_tensor_properties_and_conversions(rng):
@@ -502,7 +541,8 @@ def test_tensor_methods(rng):
                          x.argmax(axis=2), x.argmin(), x.var(axis=1),
                          x.std(), x.cumsum(axis=1), x[:1].squeeze(0),
                          (x > 0).any(axis=0), (x > 0).all(),
-                         x[0].dot(x[1].T)))(x)
+                         x[0].dot(x[1].T), x.round(1), round(x[0, 0]),
+                         x.take([3, 0], axis=2)))(x)
     want = (x.T, x.reshape(6, 4), x.reshape((4, 6)), x.reshape(-1),
             x.astype(np.int32), x.transpose(), x.transpose(1, 0, 2),
             x.transpose((2, 0, 1)), x.swapaxes(0, 2), x.flatten(),
@@ -510,7 +550,8 @@ def test_tensor_methods(rng):
             x.max(axis=0), x.min(), x.argmax(axis=2).astype(np.int64),
             np.int64(x.argmin()), x.var(axis=1), x.std(), x.cumsum(axis=1),
             x[:1].squeeze(0), (x > 0).any(axis=0), (x > 0).all(),
-            x[0].dot(x[1].T))
+            x[0].dot(x[1].T), x.round(1), np.round(x[0, 0]),
+            x.take([3, 0], axis=2))
     for i, (g, w) in enumerate(zip(got, want)):
         if w.dtype.kind == "i":
             # argmax/argmin: an integer type (kiln's index type).
@@ -778,10 +819,14 @@ def test_dot_outer_inner_vdot(rng):
     got = jit(lambda a, b, v, w, s: (
         knp.dot(a, b), knp.dot(v, w), knp.dot(a, v), knp.dot(s, a),
         knp.outer(v, w), knp.outer(a, v), knp.inner(v, w), knp.inner(a, v),
-        knp.vdot(v, w), knp.vdot(a, a), knp.inner(a, a)))(a, b, v, w, s)
+        knp.vdot(v, w), knp.vdot(a, a), knp.inner(a, a),
+        knp.dot(a[None], b[None]), knp.dot(a.reshape(1, 3, 4), v),
+        knp.dot(a, b.reshape(2, 4, 1))))(a, b, v, w, s)
     want = (np.dot(a, b), np.dot(v, w), np.dot(a, v), np.dot(s, a),
             np.outer(v, w), np.outer(a, v), np.inner(v, w), np.inner(a, v),
-            np.vdot(v, w), np.vdot(a, a), np.inner(a, a))
+            np.vdot(v, w), np.vdot(a, a), np.inner(a, a),
+            np.dot(a[None], b[None]), np.dot(a.reshape(1, 3, 4), v),
+            np.dot(a, b.reshape(2, 4, 1)))
     for i, (g, w_) in enumerate(zip(got, want)):
         check(g, w_, what=f"case {i}", rtol=1e-5, atol=1e-5)
 

@@ -65,6 +65,10 @@ Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = knp.abs
 Tensor.__invert__ = knp.invert
 Tensor.__hash__ = object.__hash__
+# A numpy array or scalar on the left of an operator (c + x) defers to
+# Tensor's reflected operator instead of converting x with __array__
+# (numpy's binop override: a higher priority and no __array_ufunc__).
+Tensor.__array_priority__ = 1000
 Tensor.__getitem__ = getitem
 Tensor.at = property(lambda self: AtIndexer(self))
 
@@ -112,3 +116,10 @@ Tensor.all = knp.all
 Tensor.cumsum = knp.cumsum
 Tensor.clip = knp.clip
 Tensor.dot = knp.dot
+Tensor.round = knp.round
+Tensor.__round__ = lambda self, ndigits=None: knp.round(self, ndigits or 0)
+Tensor.take = knp.take
+Tensor.__divmod__ = lambda self, other: (knp.floor_divide(self, other),
+                                         knp.remainder(self, other))
+Tensor.__rdivmod__ = lambda self, other: (knp.floor_divide(other, self),
+                                          knp.remainder(other, self))

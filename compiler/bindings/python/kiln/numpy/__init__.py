@@ -334,22 +334,52 @@ divide = true_divide
 
 @_eager
 def floor_divide(x1, x2):
+    """x1 // x2, rounding toward -inf as numpy does. For floats,
+    floor(x1 / x2)."""
     t1, t2 = as_tensor(x1), as_tensor(x2)
     if _is_float(t1) or _is_float(t2) or isinstance(x1, float) or \
             isinstance(x2, float):
         return _kiln.floor(_kiln.div(x1, x2))
-    quotient = _kiln.div(x1, x2)          # truncates toward zero
-    rest = _kiln.sub(x1, _kiln.mul(quotient, x2))
+    return _integer_floor_divide(*_weakly_promoted(x1, x2))
+
+
+def _weakly_promoted(x1, x2):
+    """Both operands as tensors of their common dtype (a Python number
+    takes the other operand's dtype)."""
+    t1, t2 = as_tensor(x1), as_tensor(x2)
+    if not isinstance(x1, Tensor) and isinstance(x2, Tensor):
+        return astype(t1, dtype_of(t2)), t2
+    if not isinstance(x2, Tensor) and isinstance(x1, Tensor):
+        return t1, astype(t2, dtype_of(t1))
+    dtype = _np.promote_types(dtype_of(t1), dtype_of(t2))
+    return astype(t1, dtype), astype(t2, dtype)
+
+
+def _integer_floor_divide(t1, t2):
+    """Integer t1 // t2 as numpy gives it, also where the machine's
+    division traps (a SIGFPE that would end the Python process): a zero
+    divisor gives 0, and -1 divides by negation (MIN // -1 wraps)."""
+    zero = _kiln.equal(t2, 0)
+    minus_one = _kiln.equal(t2, -1)
+    safe = _kiln.where(_kiln.logical_or(zero, minus_one), 1, t2)
+    quotient = _kiln.div(t1, safe)          # truncates toward zero
+    rest = _kiln.sub(t1, _kiln.mul(quotient, safe))
     adjust = _kiln.logical_and(
         _kiln.not_equal(rest, 0),
-        _kiln.not_equal(_kiln.less(rest, 0), _kiln.less(x2, 0)))
-    return _kiln.sub(quotient, _kiln.cast(adjust, quotient.dtype_code))
+        _kiln.not_equal(_kiln.less(rest, 0), _kiln.less(safe, 0)))
+    quotient = _kiln.sub(quotient, _kiln.cast(adjust, quotient.dtype_code))
+    quotient = _kiln.where(minus_one, _kiln.neg(t1), quotient)
+    return _kiln.where(zero, 0, quotient)
 
 
 @_eager
 def remainder(x1, x2):
-    """x1 - floor(x1 / x2) * x2: the sign follows x2, as in numpy."""
-    return _kiln.sub(x1, _kiln.mul(floor_divide(x1, x2), x2))
+    """x1 - floor(x1 / x2) * x2: the sign follows x2, as in numpy; an
+    integer remainder by 0 is 0 (numpy's value)."""
+    result = _kiln.sub(x1, _kiln.mul(floor_divide(x1, x2), x2))
+    if dtype_of(result).kind == "f":
+        return result
+    return _kiln.where(_kiln.equal(x2, 0), 0, result)
 
 
 mod = remainder
@@ -787,8 +817,14 @@ def dot(a, b):
         return multiply(t1, t2)
     if t1.ndim <= 2 and t2.ndim <= 2:
         return matmul(t1, t2)
-    fail("kiln.numpy.dot takes arrays of rank <= 2; use matmul or einsum "
-         "for batches", ValueError)
+    # numpy's N-D dot: a's last axis with b's second-to-last (b's other
+    # axes all pair with each of a's), one matrix product.
+    k = t1.shape[-1]
+    rows = reshape(t1, [-1, k])
+    columns = reshape(moveaxis(t2, -2, 0), [k, -1]) if t2.ndim >= 2 \
+        else reshape(t2, [k, 1])
+    rest = list(t2.shape[:-2]) + list(t2.shape[-1:]) if t2.ndim >= 2 else []
+    return reshape(matmul(rows, columns), list(t1.shape[:-1]) + rest)
 
 
 @_eager
