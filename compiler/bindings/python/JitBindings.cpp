@@ -171,28 +171,23 @@ bool matchTree(py::handle value, const DispatchEntry &entry, size_t &node,
   case TreeNode::None:
     return object == Py_None;
   case TreeNode::Tuple:
-  case TreeNode::NamedTuple: {
+  case TreeNode::NamedTuple:
+  case TreeNode::List: {
     bool sameType =
-        expected.kind == TreeNode::Tuple
-            ? PyTuple_CheckExact(object)
-            : Py_TYPE(object) ==
-                  reinterpret_cast<PyTypeObject *>(expected.type.ptr());
+        expected.kind == TreeNode::Tuple  ? PyTuple_CheckExact(object)
+        : expected.kind == TreeNode::List ? PyList_CheckExact(object)
+                                          : Py_TYPE(object) ==
+                                                reinterpret_cast<PyTypeObject *>(
+                                                    expected.type.ptr());
+    // Tuples (named ones too) and lists are both "fast sequences".
     if (!sameType ||
-        static_cast<size_t>(PyTuple_GET_SIZE(object)) != expected.size)
+        static_cast<size_t>(PySequence_Fast_GET_SIZE(object)) != expected.size)
       return false;
     for (size_t i = 0; i < expected.size; ++i)
-      if (!matchTree(PyTuple_GET_ITEM(object, i), entry, node, found))
+      if (!matchTree(PySequence_Fast_GET_ITEM(object, i), entry, node, found))
         return false;
     return true;
   }
-  case TreeNode::List:
-    if (!PyList_CheckExact(object) ||
-        static_cast<size_t>(PyList_GET_SIZE(object)) != expected.size)
-      return false;
-    for (size_t i = 0; i < expected.size; ++i)
-      if (!matchTree(PyList_GET_ITEM(object, i), entry, node, found))
-        return false;
-    return true;
   case TreeNode::Dict:
     if (!PyDict_CheckExact(object) ||
         static_cast<size_t>(PyDict_Size(object)) != expected.size)

@@ -55,45 +55,62 @@ static kiln_status_t checkShape(const char *api, kiln_dtype_t dtype,
   return nullptr;
 }
 
-kiln_status_t kiln::runtime::createTensor(kiln_dtype_t dtype, size_t rank,
-                                          const int64_t *shape,
-                                          const void *data, bool zeroFill,
-                                          kiln_tensor_t **outTensor) {
+/// Creates a tensor for kiln_tensor_create or kiln_tensor_wrap (`api`):
+/// checks the arguments, fills in dtype and shape, and lets `attach` give
+/// it its buffer (or fail).
+template <typename Attach>
+static kiln_status_t newTensor(const char *api, kiln_dtype_t dtype,
+                               size_t rank, const int64_t *shape,
+                               kiln_tensor_t **outTensor,
+                               const Attach &attach) {
   if (!outTensor)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      "kiln_tensor_create: out_tensor is NULL");
+                      std::string(api) + ": out_tensor is NULL");
   *outTensor = nullptr;
   try {
     size_t elementCount = 0, byteSize = 0;
-    if (kiln_status_t status = checkShape("kiln_tensor_create", dtype, rank,
-                                          shape, elementCount, byteSize))
+    if (kiln_status_t status =
+            checkShape(api, dtype, rank, shape, elementCount, byteSize))
       return status;
-    size_t capacity = (byteSize + kTensorAlignment - 1) / kTensorAlignment *
-                      kTensorAlignment;
-    if (capacity == 0)
-      capacity = kTensorAlignment;
-
     auto tensor = std::make_unique<kiln_tensor>();
     tensor->dtype = dtype;
     tensor->shape.assign(shape, shape + rank);
     tensor->elementCount = elementCount;
     tensor->byteSize = byteSize;
-    tensor->data = kiln::runtime::acquireBuffer(capacity);
-    tensor->capacity = capacity;
-    if (!tensor->data)
-      return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
-                        "kiln_tensor_create: cannot allocate " +
-                            std::to_string(capacity) + " bytes");
-    size_t written = data ? byteSize : zeroFill ? 0 : byteSize;
-    if (data)
-      std::memcpy(tensor->data, data, byteSize);
-    std::memset(static_cast<char *>(tensor->data) + written, 0,
-                capacity - written);
+    if (kiln_status_t status = attach(*tensor))
+      return status;
     *outTensor = tensor.release();
     return nullptr;
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();
   }
+}
+
+kiln_status_t kiln::runtime::createTensor(kiln_dtype_t dtype, size_t rank,
+                                          const int64_t *shape,
+                                          const void *data, bool zeroFill,
+                                          kiln_tensor_t **outTensor) {
+  return newTensor(
+      "kiln_tensor_create", dtype, rank, shape, outTensor,
+      [&](kiln_tensor &tensor) -> kiln_status_t {
+        size_t byteSize = tensor.byteSize;
+        size_t capacity = (byteSize + kTensorAlignment - 1) /
+                          kTensorAlignment * kTensorAlignment;
+        if (capacity == 0)
+          capacity = kTensorAlignment;
+        tensor.data = kiln::runtime::acquireBuffer(capacity);
+        tensor.capacity = capacity;
+        if (!tensor.data)
+          return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
+                            "kiln_tensor_create: cannot allocate " +
+                                std::to_string(capacity) + " bytes");
+        size_t written = data ? byteSize : zeroFill ? 0 : byteSize;
+        if (data)
+          std::memcpy(tensor.data, data, byteSize);
+        std::memset(static_cast<char *>(tensor.data) + written, 0,
+                    capacity - written);
+        return nullptr;
+      });
 }
 
 extern "C" {
@@ -108,36 +125,22 @@ kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
 kiln_status_t kiln_tensor_wrap(kiln_dtype_t dtype, size_t rank,
                                const int64_t *shape, void *data,
                                kiln_tensor_t **outTensor) {
-  if (!outTensor)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      "kiln_tensor_wrap: out_tensor is NULL");
-  *outTensor = nullptr;
-  try {
-    size_t elementCount = 0, byteSize = 0;
-    if (kiln_status_t status = checkShape("kiln_tensor_wrap", dtype, rank,
-                                          shape, elementCount, byteSize))
-      return status;
-    if (!data)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "kiln_tensor_wrap: data is NULL");
-    size_t elementSize = kiln_dtype_size(dtype);
-    if (reinterpret_cast<uintptr_t>(data) % elementSize != 0)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "kiln_tensor_wrap: data is not aligned to the " +
-                            std::to_string(elementSize) + "-byte elements of " +
-                            kiln_dtype_name(dtype));
-    auto tensor = std::make_unique<kiln_tensor>();
-    tensor->dtype = dtype;
-    tensor->shape.assign(shape, shape + rank);
-    tensor->elementCount = elementCount;
-    tensor->byteSize = byteSize;
-    tensor->data = data;
-    tensor->borrowed = true;
-    *outTensor = tensor.release();
-    return nullptr;
-  } catch (const std::bad_alloc &) {
-    return kiln::runtime::outOfMemoryStatus();
-  }
+  return newTensor(
+      "kiln_tensor_wrap", dtype, rank, shape, outTensor,
+      [&](kiln_tensor &tensor) -> kiln_status_t {
+        if (!data)
+          return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_tensor_wrap: data is NULL");
+        size_t elementSize = kiln_dtype_size(dtype);
+        if (reinterpret_cast<uintptr_t>(data) % elementSize != 0)
+          return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_tensor_wrap: data is not aligned to the " +
+                                std::to_string(elementSize) +
+                                "-byte elements of " + kiln_dtype_name(dtype));
+        tensor.data = data;
+        tensor.borrowed = true;
+        return nullptr;
+      });
 }
 
 void kiln_tensor_release(kiln_tensor_t *tensor) { delete tensor; }
