@@ -24,6 +24,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <regex>
 
 using namespace kiln;
 using namespace kiln::python;
@@ -444,6 +445,34 @@ void kiln::python::bindJit(py::module_ &m) {
       .def("__len__", &Dispatcher::size);
 }
 
+/// A tracer message with the C++ API's names as Python spells them:
+/// `kiln::cast(x, kiln::DType::I64)` becomes `x.astype(numpy.int64)`,
+/// other `kiln::f` become `kiln.f`.
+static std::string pythonSpelling(std::string text) {
+  static const std::regex castCall(R"(kiln::cast\((\w+), kiln::DType::(\w+)\))");
+  static const std::regex dtypeName(R"(kiln::DType::(\w+))");
+  auto numpyName = [](const std::string &name) -> std::string {
+    static const std::pair<const char *, const char *> names[] = {
+        {"F32", "float32"}, {"F64", "float64"}, {"I1", "bool_"},
+        {"I32", "int32"},   {"I64", "int64"}};
+    for (const auto &[cpp, numpy] : names)
+      if (name == cpp)
+        return std::string("numpy.") + numpy;
+    return name;
+  };
+  std::smatch match;
+  while (std::regex_search(text, match, castCall))
+    text.replace(match.position(0), match.length(0),
+                 match[1].str() + ".astype(" + numpyName(match[2].str()) +
+                     ")");
+  while (std::regex_search(text, match, dtypeName))
+    text.replace(match.position(0), match.length(0),
+                 numpyName(match[1].str()));
+  for (size_t at; (at = text.find("kiln::")) != std::string::npos;)
+    text.replace(at, 6, "kiln.");
+  return text;
+}
+
 PYBIND11_MODULE(_kiln, m) {
   m.doc() = "kiln's C++ tracer and JIT, bound for the kiln package";
   static py::exception<TraceError> traceError(m, "TraceError");
@@ -454,11 +483,7 @@ PYBIND11_MODULE(_kiln, m) {
       if (pointer)
         std::rethrow_exception(pointer);
     } catch (const TraceError &error) {
-      // The C++ API's names, as Python spells them.
-      std::string text = error.what();
-      for (size_t at; (at = text.find("kiln::")) != std::string::npos;)
-        text.replace(at, 6, "kiln.");
-      traceError(text.c_str());
+      traceError(pythonSpelling(error.what()).c_str());
     } catch (const JitError &error) {
       jitError(error.what());
     }
