@@ -259,6 +259,24 @@ def test_small_argument_accuracy():
     check(got[1], np.expm1(x), rtol=1e-4, atol=0)
 
 
+def test_log1p_expm1_special_values_and_gradients():
+    """The values where the accurate formulas step aside (0, -1, overflow,
+    underflow), and gradients there: finite, not nan."""
+    x = np.array([0.0, 1e-10, 1e-3, 3.0, -0.5, -1.0, 100.0, np.inf],
+                 np.float32)
+    y = np.array([-200.0, 0.0, 1e-10, 1e-3, 3.0, 100.0, -np.inf, np.inf],
+                 np.float32)
+    got = jit(lambda x, y: (
+        knp.log1p(x), knp.expm1(y),
+        kiln.grad(lambda x: knp.sum(knp.log1p(x)))(x),
+        kiln.grad(lambda y: knp.sum(knp.expm1(y)))(y)))(x, y)
+    with np.errstate(divide="ignore", over="ignore"):
+        check(got[0], np.log1p(x), rtol=1e-6, atol=0)
+        check(got[1], np.expm1(y), rtol=1e-6, atol=0)
+        check(got[2], 1 / (1 + x), rtol=1e-6, atol=0)
+        check(got[3], np.exp(y), rtol=1e-6, atol=0)
+
+
 def test_round_half_to_even_and_decimals(rng):
     x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, -0.6], np.float32)
     check(jit(knp.round)(x), np.round(x))
@@ -970,3 +988,70 @@ def test_eager_cache_keeps_scalar_types(rng):
     check(knp.add(x, 2.0), x + np.float32(2.0), dtype=F32)
     check(knp.add(x, np.int64(2)), x.astype(I64) + 2, dtype=I64)
     check(knp.add(x, True), x + 1, dtype=I32)
+
+
+# --- Gradients (kiln.grad) against central differences ---------------------------
+
+GRADIENT_CASES = [name for name in TRANSCENDENTAL
+                  if name not in ("floor", "ceil", "round", "rint")] + [
+    "square", "abs", "negative", "sign"]
+
+
+@pytest.mark.parametrize("name", GRADIENT_CASES)
+def test_unary_gradient(name, rng):
+    from conftest import finite_difference
+    if name in TRANSCENDENTAL:
+        kfn, nfn, low, high = TRANSCENDENTAL[name]
+    else:
+        kfn, nfn = UNARY_EXACT[name] if name in UNARY_EXACT else (
+            getattr(knp, name), getattr(np, name))
+        low, high = -3, 3
+    x = make(rng, (6,), F64, low + 0.05 * (high - low),
+             high - 0.05 * (high - low))
+    got = jit(kiln.grad(lambda x: knp.sum(kfn(x))))(x)
+    want = finite_difference(lambda x: np.sum(nfn(x)), [x])
+    check(got, want, rtol=1e-6, atol=1e-7)
+
+
+REDUCTION_GRADIENTS = {
+    "sum axis 0": (lambda x: knp.sum(x, axis=0) * np.arange(4.0),
+                   lambda x: np.sum(x, axis=0) * np.arange(4.0)),
+    "mean": (knp.mean, np.mean),
+    "var": (lambda x: knp.var(x, axis=1), lambda x: np.var(x, axis=1)),
+    "std": (knp.std, np.std),
+    "max": (lambda x: knp.max(x, axis=-1), lambda x: np.max(x, axis=-1)),
+    "min": (knp.min, np.min),
+    "cumsum": (lambda x: knp.cumsum(x, axis=1) ** 2,
+               lambda x: np.cumsum(x, axis=1) ** 2),
+    "matmul": (lambda x: x @ x.T, lambda x: x @ x.T),
+    "power": (lambda x: knp.power(knp.abs(x) + 1, x),
+              lambda x: np.power(np.abs(x) + 1, x)),
+    "divide": (lambda x: x / (x ** 2 + 1), lambda x: x / (x ** 2 + 1)),
+    "maximum": (lambda x: knp.maximum(x, 0.1), lambda x: np.maximum(x, 0.1)),
+    "clip": (lambda x: knp.clip(x, -0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5)),
+    "where": (lambda x: knp.where(x > 0, x ** 2, -x),
+              lambda x: np.where(x > 0, x ** 2, -x)),
+    "indexing": (lambda x: x[::-1, np.array([0, 0, 3])] * x[1, 2],
+                 lambda x: x[::-1, np.array([0, 0, 3])] * x[1, 2]),
+    "at add": (lambda x: x.at[np.array([0, 0])].add(x[2]) ** 2,
+               lambda x: _np_add_at(x, np.array([0, 0]), x[2]) ** 2),
+    "reshape transpose": (lambda x: knp.transpose(knp.reshape(x, (2, 6))) @
+                          knp.ones((2, 1), np.float64),
+                          lambda x: x.reshape(2, 6).T @ np.ones((2, 1))),
+}
+
+
+def _np_add_at(x, index, values):
+    out = x.copy()
+    np.add.at(out, index, values)
+    return out
+
+
+@pytest.mark.parametrize("name", REDUCTION_GRADIENTS)
+def test_composite_gradient(name, rng):
+    from conftest import finite_difference
+    kfn, nfn = REDUCTION_GRADIENTS[name]
+    x = make(rng, (3, 4), F64)
+    got = jit(kiln.grad(lambda x: knp.sum(kfn(x))))(x)
+    want = finite_difference(lambda x: np.sum(nfn(x)), [x])
+    check(got, want, rtol=1e-6, atol=1e-7)

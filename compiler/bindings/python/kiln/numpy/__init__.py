@@ -505,29 +505,42 @@ log10 = _unary("log10", lambda x: _kiln.div(_kiln.log(x),
 def expm1(x):
     """exp(x) - 1, accurate near 0 (where exp(x) - 1 cancels every digit):
     (u - 1) * x / log(u) with u = exp(x) cancels the rounding error of u
-    (Kahan's trick); u == 1 means exp(x) rounds to 1, where expm1(x) = x."""
+    (Kahan's trick). Where that formula fails, u - 1 is exact or x is:
+    u == 1 (expm1(x) = x), u == 0 (-1) and u == inf; there the formula
+    gets harmless operands, so that its gradient, masked by the select,
+    is 0 and not 0 * inf = nan."""
     x = _float_of(x)
     u = _kiln.exp(x)
     d = _kiln.sub(u, 1.0)
-    ratio = _kiln.mul(d, _kiln.div(x, _kiln.log(u)))
-    exact = _kiln.logical_or(_kiln.equal(d, -1.0), _kiln.equal(u, math.inf))
-    return _kiln.where(_kiln.equal(u, 1.0), x,
-                       _kiln.where(exact, d, ratio))
+    one = _kiln.equal(u, 1.0)
+    exact = _kiln.logical_or(_kiln.equal(u, 0.0), _kiln.equal(u, math.inf))
+    special = _kiln.logical_or(one, exact)
+    safe_u = _kiln.where(special, math.e, u)
+    ratio = _kiln.mul(_kiln.sub(safe_u, 1.0),
+                      _kiln.div(x, _kiln.log(safe_u)))
+    return _kiln.where(one, x, _kiln.where(exact, d, ratio))
 
 
 @_eager
 def log1p(x):
     """log(1 + x), accurate near 0 (where 1 + x rounds x away):
     log(u) * x / (u - 1) with u = 1 + x corrects the rounding of u
-    (Goldberg's trick); u == 1 means x is below the rounding of 1, where
-    log1p(x) = x."""
+    (Goldberg's trick). Where that formula fails: u == 1 (log1p(x) = x),
+    u == 0 and u == inf (log(u) is exact); there the formula gets harmless
+    operands, so that its gradient, masked by the select, is 0 and not
+    0 * inf = nan."""
     x = _float_of(x)
     u = _kiln.add(x, 1.0)
-    d = _kiln.sub(u, 1.0)
-    ratio = _kiln.mul(_kiln.log(u), _kiln.div(x, d))
+    one = _kiln.equal(u, 1.0)
     exact = _kiln.logical_or(_kiln.equal(u, 0.0), _kiln.equal(u, math.inf))
-    return _kiln.where(_kiln.equal(d, 0.0), x,
-                       _kiln.where(exact, _kiln.log(u), ratio))
+    special = _kiln.logical_or(one, exact)
+    safe_u = _kiln.where(special, 2.0, u)
+    ratio = _kiln.mul(_kiln.log(safe_u),
+                      _kiln.div(x, _kiln.sub(safe_u, 1.0)))
+    safe_log = _kiln.log(_kiln.where(exact, u, 1.0))
+    return _kiln.where(one, x, _kiln.where(exact, safe_log, ratio))
+
+
 isnan = _unary("isnan", lambda x: _kiln.not_equal(x, x))
 
 
