@@ -157,6 +157,14 @@ def test_logsumexp(dtype, rng):
         check(g, want, dtype)
 
 
+def test_logsumexp_infinities():
+    x = np.array([[-np.inf, -np.inf, -np.inf], [-np.inf, 0.0, 1.0],
+                  [np.inf, 0.0, 1.0]], np.float32)
+    got = kiln.jit(lambda x: nn.logsumexp(x, axis=1))(x)
+    want = np.array([-np.inf, np.logaddexp(0.0, 1.0), np.inf], np.float32)
+    check(got, want, F32)
+
+
 def test_logsumexp_of_integers():
     x = np.array([[1, 2, 3], [0, -1, 4]], np.int32)
     check(kiln.jit(lambda x: nn.logsumexp(x, axis=1))(x),
@@ -238,3 +246,25 @@ def test_eager_nn(rng):
     g, b = np.ones(4, np.float32), np.zeros(4, np.float32)
     check(nn.layer_norm(x, g, b), ref_layer_norm(x64, g, b), F32,
           rtol=1e-4, atol=1e-5)
+
+
+NORMALIZER_GRADIENTS = {
+    "softmax": (lambda x: nn.softmax(x) * np.arange(4.0),
+                lambda x: ref_softmax(x) * np.arange(4.0)),
+    "log_softmax axis 0": (lambda x: nn.log_softmax(x, axis=0) ** 2,
+                           lambda x: ref_log_softmax(x, 0) ** 2),
+    "logsumexp": (lambda x: nn.logsumexp(x, axis=1) * np.array([1.0, -2, 3]),
+                  lambda x: ref_logsumexp(x, 1) * np.array([1.0, -2, 3])),
+    "layer_norm": (lambda x: nn.layer_norm(x, np.arange(4.0), 0.5) ** 3,
+                   lambda x: ref_layer_norm(x, np.arange(4.0), 0.5) ** 3),
+}
+
+
+@pytest.mark.parametrize("name", NORMALIZER_GRADIENTS)
+def test_normalizer_gradient(name, rng):
+    from conftest import finite_difference
+    kfn, ref = NORMALIZER_GRADIENTS[name]
+    x = rng.standard_normal((3, 4))
+    got = kiln.jit(kiln.grad(lambda x: knp.sum(kfn(x))))(x)
+    want = finite_difference(lambda x: np.sum(ref(x)), [x])
+    check(got, want, F64, rtol=1e-6, atol=1e-7)

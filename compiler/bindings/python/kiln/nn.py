@@ -56,9 +56,12 @@ def log_softmax(x, axis=-1):
 
 @_eager
 def logsumexp(a, axis=None, keepdims=False):
-    """log(sum(exp(a))) over `axis`, stable for large values."""
+    """log(sum(exp(a))) over `axis`, stable for large values. An all
+    -inf slice gives -inf (its max is not subtracted: -inf - -inf would
+    be nan)."""
     x = _float_of(a)
     top = knp.max(x, axis=axis, keepdims=True)
+    top = knp.where(knp.isfinite(top), top, knp.zeros_like(top))
     total = knp.sum(knp.exp(x - top), axis=axis, keepdims=True)
     result = knp.log(total) + top
     return result if keepdims else knp.squeeze(
