@@ -528,6 +528,39 @@ def test_numpy_functions_on_traced_arrays_are_an_error():
         jit(lambda x: np.exp(x))(np.ones(3, np.float32))
 
 
+def test_special_values():
+    """nan propagates through max, min, maximum, minimum, argmax (the
+    first nan), clip and sign, as in numpy; overflow gives inf."""
+    x = np.array([1.0, np.nan, 3.0, -1.0], np.float32)
+    y = np.array([np.nan, 2.0, 1.0, -np.inf], np.float32)
+    got = jit(lambda x, y: (knp.max(x), knp.min(x), knp.maximum(x, y),
+                            knp.minimum(x, y), knp.argmax(x), knp.argmin(x),
+                            knp.clip(x, 0.0, 2.0), knp.sign(x),
+                            knp.exp(x * 50), knp.where(x > y, x, y),
+                            knp.isnan(x), knp.isinf(y)))(x, y)
+    with np.errstate(over="ignore"):
+        want = (np.max(x), np.min(x), np.maximum(x, y), np.minimum(x, y),
+                np.argmax(x), np.argmin(x), np.clip(x, 0.0, 2.0), np.sign(x),
+                np.exp(x * 50), np.where(x > y, x, y), np.isnan(x),
+                np.isinf(y))
+    for i, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, f"case {i}"
+        np.testing.assert_array_equal(g, w, err_msg=f"case {i}")
+
+
+def test_empty_arrays():
+    z = np.zeros((0, 3), np.float32)
+    got = jit(lambda z: (knp.sum(z, axis=0), z + 1, knp.mean(z, axis=1),
+                         z @ np.ones((3, 2), np.float32),
+                         knp.sum(z.T @ z)))(z)
+    check(got[0], np.zeros(3, np.float32))
+    check(got[1], z + 1)
+    check(got[2], np.zeros(0, np.float32))
+    check(got[3], np.zeros((0, 2), np.float32))
+    check(got[4], np.float32(0))
+
+
 def test_tensor_properties_and_conversions(rng):
     x = make(rng, (3, 4), F32)
     seen = {}
@@ -978,6 +1011,14 @@ def test_eager_creation_and_sequences(rng):
     check(knp.concatenate([a, b], axis=1), np.concatenate([a, b], axis=1))
     check(knp.stack((a, b, a)), np.stack((a, b, a)))
     check(knp.exp(1.0), np.exp(np.float32(1.0)), **tol(F32, loose=True))
+
+
+def test_eager_keyword_arrays(rng):
+    x = make(rng, (3, 4), F32)
+    lo = make(rng, (4,), F32, -1, 0)
+    check(knp.clip(x, a_min=lo, a_max=1.0), np.clip(x, lo, 1.0))
+    check(knp.where(x > 0, x=x, y=lo), np.where(x > 0, x, lo))
+    check(knp.clip(x, a_min=lo), np.clip(x, lo, None))
 
 
 def test_eager_cache_keeps_scalar_types(rng):

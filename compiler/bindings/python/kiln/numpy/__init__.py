@@ -38,8 +38,8 @@ ndarray = Tensor
 def _eager(fn):
     """Makes `fn` callable outside a trace, where it is compiled and run
     (the result is a numpy array): numpy arrays and scalars among the
-    arguments, also as the items of a list or tuple (concatenate's
-    arrays), become inputs of the compiled function; everything else is
+    arguments (positional or keyword), also as the items of a list or
+    tuple (concatenate's arrays), become inputs of the compiled function; everything else is
     baked in (cached per function and static values). Creation functions
     (zeros, arange, ...) take no arrays and compile with no inputs."""
     cache = {}
@@ -49,19 +49,24 @@ def _eager(fn):
         if _kiln.is_tracing():
             return fn(*args, **kwargs)
         from .._jit import jit
-        dynamic = tuple(i for i, a in enumerate(args) if _is_concrete(a))
-        statics = tuple((i, _freeze(a)) for i, a in enumerate(args)
-                        if i not in dynamic)
-        key = (dynamic, statics, _freeze(kwargs))
+        named = list(enumerate(args)) + sorted(kwargs.items())
+        dynamic = tuple(k for k, a in named if _is_concrete(a))
+        statics = tuple((k, _freeze(a)) for k, a in named
+                        if k not in dynamic)
+        key = (len(args), dynamic, statics)
         compiled = cache.get(key)
         if compiled is None:
             def apply(*arrays):
-                full = list(args)
-                for i, array in zip(dynamic, arrays):
-                    full[i] = array
-                return fn(*full, **kwargs)
+                full, kw = list(args), dict(kwargs)
+                for k, array in zip(dynamic, arrays):
+                    if isinstance(k, int):
+                        full[k] = array
+                    else:
+                        kw[k] = array
+                return fn(*full, **kw)
             compiled = cache[key] = jit(apply, name=fn.__name__)
-        return compiled(*(args[i] for i in dynamic))
+        values = dict(named)
+        return compiled(*(values[k] for k in dynamic))
     return wrapper
 
 
