@@ -304,6 +304,12 @@ def dispatch_part(report):
                   (strided, y), False))
     cases.append(("kiln", "f(x, 2.0): Python float argument", kf, (x, 2.0), False))
     cases.append(("kiln", "f(1.0, 2.0): two Python floats", kf, (1.0, 2.0), False))
+    # The cost per argument: the same kind of call with one and four arrays.
+    cases.append(("kiln", "g(x) = x * 2: one float32[4] array",
+                  kiln.jit(lambda a: a * 2.0, name="one_arg"), (x,), False))
+    cases.append(("kiln", "h(x, y, x, y) = sum of four float32[4] arrays",
+                  kiln.jit(lambda a, b, c, d: a + b + c + d, name="four_args"),
+                  (x, y, x, y), False))
     if jax:
         jf = jax.jit(add)
         jx, jy = jax.device_put(x), jax.device_put(y)
@@ -328,7 +334,8 @@ def dispatch_part(report):
             if block:
                 out.block_until_ready()
             got = host_array(out)
-            exp = np.add(*[np.asarray(a, np.float32) for a in args])
+            vals = [np.asarray(a, np.float32) for a in args]
+            exp = vals[0] * 2 if len(vals) == 1 else sum(vals[1:], vals[0])
             if not np.array_equal(got, exp):
                 NOTES.append(f"dispatch case `{label}` ({system}) returned {got}, "
                              f"expected {exp}")
@@ -554,10 +561,78 @@ def ir_difference(workload_text, python_text):
     return total, diffs
 
 
-def python_ir_module(text, name):
-    """The Python tracer's IR as a module kiln-compile takes (it is one
-    already; the function keeps its name)."""
-    return text
+FOLD = "kiln-run (Python IR, keepdims folded)"
+_ELEMENTWISE = {"add", "sub", "mul", "div", "max", "min", "neg", "exp", "log",
+                "rsqrt", "sqrt", "tanh", "abs"}
+
+
+def fold_unit_reshapes(text):
+    """A diagnostic rewrite of the Python tracer's IR: numpy's keepdims
+    reductions trace as reduce -> reshape [S] to [S, 1] -> (elementwise ops
+    on [S, 1]) -> broadcast_in_dim, where the workload IR broadcasts the
+    reduced [S] value directly. This rewrites each such chain into the
+    workload IR's form (the ops on [S] values, broadcast_in_dim without the
+    unit dimension) and returns (text, chains folded); (text, 0) when a
+    unit-dimension value has another kind of use."""
+    lines = text.split("\n")
+    reshape = re.compile(r"^\s*(%\w+) = kiln\.reshape (%\w+) : "
+                         r"\(tensor<([\dx]+)x(\w+)>\) -> tensor<\3x1x\4>$")
+    alias, folded, units = {}, set(), {}
+    for line in lines:
+        m = reshape.match(line)
+        if m:
+            alias[m.group(1)] = m.group(2)
+            folded.add(m.group(1))
+            units[f"tensor<{m.group(3)}x1x{m.group(4)}>"] = \
+                f"tensor<{m.group(3)}x{m.group(4)}>"
+    if not folded:
+        return text, 0
+    out, chains = [], 0
+    for line in lines:
+        if reshape.match(line):
+            out.append(line)
+            continue
+        m = re.match(r"^(\s*)(%\w+) = kiln\.(\w+) (.*) : (.*)$", line)
+        uses = set(re.findall(r"%\w+", line.split("=", 1)[1])) if m else set()
+        if m and m.group(3) == "constant" and m.group(5) in units and \
+                "[" not in m.group(4):
+            out.append(line.replace(m.group(5), units[m.group(5)]))
+            folded.add(m.group(2))
+            continue
+        if not uses & (folded | set(alias)):
+            out.append(line)
+            continue
+        if not m:
+            return text, 0
+        indent, result, op, operands, types = m.groups()
+        for old, new in alias.items():
+            operands = re.sub(re.escape(old) + r"\b", new, operands)
+        back = re.match(r"^\((tensor<[^>]+>)\) -> (tensor<[^>]+>)$", types)
+        if op == "reshape" and back and units.get(back.group(1)) == back.group(2) \
+                and uses <= folded:
+            alias[result] = operands.strip()  # [S, 1] back to [S]: the value itself
+            continue
+        if not uses & folded:
+            out.append(f"{indent}{result} = kiln.{op} {operands} : {types}")
+            continue
+        if op == "broadcast_in_dim":
+            d = re.match(r"^(%\w+), dims = \[([\d, ]*)\]$", operands)
+            t = re.match(r"^\((tensor<[^>]+>)\) -> (tensor<[^>]+>)$", types)
+            if not d or not t or t.group(1) not in units:
+                return text, 0
+            dims = [int(v) for v in d.group(2).split(",")]
+            if dims != list(range(len(dims))):
+                return text, 0
+            out.append(f"{indent}{result} = kiln.broadcast_in_dim {d.group(1)}, "
+                       f"dims = [{', '.join(map(str, dims[:-1]))}] : "
+                       f"({units[t.group(1)]}) -> {t.group(2)}")
+            chains += 1
+        elif op in _ELEMENTWISE and types in units and uses <= folded:
+            out.append(f"{indent}{result} = kiln.{op} {operands} : {units[types]}")
+            folded.add(result)
+        else:
+            return text, 0
+    return "\n".join(out), chains
 
 
 def time_calls(fn, args, n, block=False):
@@ -573,11 +648,27 @@ def time_calls(fn, args, n, block=False):
     return float(np.median(times)), float(np.min(times))
 
 
+class RetryingKiln(B.Kiln):
+    """bench.py's driver of the kiln tools, waiting out a rebuild: on a
+    shared checkout a tool can be missing or half-written for a while."""
+
+    def tool(self, name, *args, stderr=False):
+        for attempt in range(5):
+            try:
+                return super().tool(name, *args, stderr=stderr)
+            except (OSError, RuntimeError) as exc:
+                if attempt == 4:
+                    raise
+                print(f"   {name} failed ({str(exc).splitlines()[0][:100]}); "
+                      f"retrying in 30 s", flush=True)
+                time.sleep(30)
+
+
 def workloads_part(report):
     work = ARGS.work_dir or os.path.join(
         ARGS.build_dir, "bench-python-quick" if ARGS.quick else "bench-python")
     os.makedirs(work, exist_ok=True)
-    tools = B.Kiln(ARGS.build_dir, work, ARGS.threads)
+    tools = RetryingKiln(ARGS.build_dir, work, ARGS.threads)
     # Many short rounds rather than a few long ones: on a shared host the
     # other processes' load then falls on every system alike.
     rounds = ARGS.workload_rounds or (2 if ARGS.quick else 11)
@@ -633,8 +724,23 @@ def workloads_part(report):
         row["kiln-run (Python IR) check"] = (err, ok)
         with open(source) as f:
             wl_text = f.read()
+        # The diagnostic: the Python IR with its keepdims chains in the
+        # workload IR's form (fold_unit_reshapes), when it has any.
+        folded_text, chains = fold_unit_reshapes(py_text)
+        fold_module = None
+        if chains:
+            fold_path = os.path.join(work, f"{name}.python-folded.mlir")
+            with open(fold_path, "w") as f:
+                f.write(folded_text)
+            fold_module, _ = tools.compile(fold_path, True)
+            outs, _ = tools.run(fold_module, PyWl, paths,
+                                os.path.join(work, f"{wl.name}.foldout"), 1)
+            err, ok = B.check(wl, outs, expected, ins)
+            row[FOLD + " check"] = (err, ok)
+            if not ok:
+                fold_module = None
         irs.append((title, os.path.relpath(source, ROOT), os.path.relpath(py_path, ROOT),
-                    *ir_difference(wl_text, py_text)))
+                    *ir_difference(wl_text, py_text), chains))
 
         # JAX on the same Python function.
         jfn = jargs = None
@@ -654,6 +760,8 @@ def workloads_part(report):
         first = time.perf_counter() - start
         n = int(max(5, min(200, budget / max(first, 1e-6))))
         systems = ["kiln-run (workload IR)", "kiln-run (Python IR)", "kiln.jit"]
+        if fold_module:
+            systems.insert(2, FOLD)
         if jfn is not None:
             systems.append("jax.jit")
         samples = {s: [] for s in systems}
@@ -666,6 +774,9 @@ def workloads_part(report):
                 elif s == "kiln-run (Python IR)":
                     _, (med, low) = tools.run(py_module, PyWl, paths,
                                               os.path.join(work, f"{wl.name}.pyout"), n)
+                elif s == FOLD:
+                    _, (med, low) = tools.run(fold_module, PyWl, paths,
+                                              os.path.join(work, f"{wl.name}.foldout"), n)
                 elif s == "kiln.jit":
                     gc.collect()
                     med, low = time_calls(jitted, ins, n)
@@ -826,6 +937,12 @@ def render(report, command):
                 "`kiln-run --repeat N`'s printed median, as `bench.py` measures kiln;",
                 "- **kiln-run (Python IR)**: the IR `kiln.jit(f).lower(...).as_text()` "
                 "gives, through the same two tools (separates IR from call path);",
+                f"- **{FOLD}**: where the Python IR has numpy keepdims chains (reduce, "
+                "reshape [S] to [S, 1], elementwise ops on [S, 1], broadcast_in_dim), "
+                "the same IR with each chain rewritten into the workload IR's form "
+                "(ops on [S], broadcast_in_dim of the reduced value; "
+                "`fold_unit_reshapes`), checked and timed the same way: the cost of "
+                "that difference alone;",
                 "- **kiln.jit**: the cached call `f(*numpy_arrays)` from Python, median "
                 "of N single calls timed with `time.perf_counter()` (outputs are fresh "
                 "numpy arrays, as kiln-run allocates its outputs per call);",
@@ -841,10 +958,11 @@ def render(report, command):
             base = row["times"]["kiln-run (workload IR)"][0]
             checks = {"kiln-run (workload IR)": row["kiln-run check"],
                       "kiln-run (Python IR)": row["kiln-run (Python IR) check"],
+                      FOLD: row.get(FOLD + " check"),
                       "kiln.jit": row["kiln.jit check"],
                       "jax.jit": row.get("jax check")}
             for s, (med, low, _) in row["times"].items():
-                err, ok = checks[s]
+                err, ok = checks[s] or (float("nan"), False)
                 out.append(f"| {row['title']}; N={row['calls']}, {row['rounds']} rounds | "
                            f"{s} | {fmt(med)} ({fmt(low)}) | {med / base:.3f} | "
                            f"{'ok' if ok else 'WRONG'}, err {err:.1e} |")
@@ -855,8 +973,9 @@ def render(report, command):
                 "medians; in brackets the ratios of the fastest calls, which the "
                 "other processes on a shared host disturb least.", "",
                 "| workload | kiln.jit / kiln-run | kiln-run (Python IR) / kiln-run | "
+                "keepdims folded / kiln-run | "
                 "kiln.jit / kiln-run (Python IR) | jax.jit / kiln.jit | goal |",
-                "|---|---|---|---|---|---|"]
+                "|---|---|---|---|---|---|---|"]
         for row in wk["rows"]:
             t = {s: v[0] for s, v in row["times"].items()}
             m = {s: v[1] for s, v in row["times"].items()}
@@ -865,19 +984,21 @@ def render(report, command):
                                  m["kiln.jit"])
             jr = (f"{t['jax.jit'] / kj:.2f} ({m['jax.jit'] / mkj:.2f})"
                   if "jax.jit" in t else "-")
+            fr = (f"{t[FOLD] / base:.3f} ({m[FOLD] / mbase:.3f})" if FOLD in t else "-")
             out.append(f"| {row['short']} | {kj / base:.3f} ({mkj / mbase:.3f}) | "
-                       f"{pyir / base:.3f} ({mpyir / mbase:.3f}) | "
+                       f"{pyir / base:.3f} ({mpyir / mbase:.3f}) | {fr} | "
                        f"{kj / pyir:.3f} ({mkj / mpyir:.3f}) | {jr} | "
                        f"{'met' if kj <= 1.05 * base else '**missed**'} |")
         out += ["", "### The IR the Python tracer produces against the workload's", "",
                 "Op counts (kiln, arith, tensor, scf ops) of the workload's module "
                 "(after kiln-opt's gradient, for the MLP step and the RNN) and of "
                 "the Python tracer's; the ops whose counts differ.", "",
-                "| workload | workload IR | Python IR | ops total | differing op counts (workload->Python) |",
-                "|---|---|---|---|---|"]
-        for title, a, b, (na, nb), diffs in wk["irs"]:
+                "| workload | workload IR | Python IR | ops total | differing op counts "
+                "(workload->Python) | keepdims chains |",
+                "|---|---|---|---|---|---|"]
+        for title, a, b, (na, nb), diffs, chains in wk["irs"]:
             out.append(f"| {title} | `{a}` | `{b}` | {na} -> {nb} | "
-                       f"{', '.join(diffs) if diffs else 'none'} |")
+                       f"{', '.join(diffs) if diffs else 'none'} | {chains} |")
         out.append("")
     if "compile" in report:
         c = report["compile"]
