@@ -76,6 +76,7 @@ STATIC_INDICES = {
                                     np.array([[5], [2]])),
     "arrays separated": (np.array([0, 3]), slice(None), np.array([4, 1])),
     "arrays separated by int": (np.array([1, 2, 0]), 3, np.array([1])),
+    "int and array separated": (1, slice(None), np.array([0, 2, -1])),
     "array and int adjacent": (slice(1, 3), 2, np.array([0, 5, 1])),
     "three arrays": (np.array([3, 0]), np.array([-1, 1]), np.array([5, 0])),
     "array and slice step": (np.array([2, 1]), slice(None, None, -2)),
@@ -144,8 +145,8 @@ def test_traced_int_index(rng):
     x = data(rng)
     f = kiln.jit(lambda x, i: (x[i], x[:, i], x[i, 1:3], x[..., i],
                                x[i, -1, i]))
-    for i in [0, 3, -1, -4]:
-        got = f(x, np.int32(i))
+    for i in [0, 3, -1, -4, np.int32(2), np.int64(-2)]:
+        got = f(x, i)        # a Python int is traced as an int32 scalar
         check(got[0], x[i])
         check(got[1], x[:, i])
         check(got[2], x[i, 1:3])

@@ -909,6 +909,26 @@ def test_creation():
         check(g, w, what=f"case {i}")
 
 
+def test_full_fill_values(rng):
+    """numpy scalars and arrays as fill values keep their dtype; a Python
+    integer too large for int32 fills int64; numpy integers as shapes."""
+    x = make(rng, (2, 3), F32)
+    got = jit(lambda x: (
+        knp.full((2,), np.float32(1.5)), knp.full((2,), np.array(2.0)),
+        knp.full_like(x, np.int64(3)), knp.full((2, 2), [1.0, 2.0]),
+        knp.full((2,), 2**40), knp.full((2,), 1.5, np.int32),
+        knp.zeros(np.int64(3)), knp.ones([np.int32(2), 1], np.int64),
+        knp.full_like(x, x[0, 0], np.int32)))(x)
+    want = (np.full((2,), np.float32(1.5)), np.full((2,), np.array(2.0)),
+            np.full_like(x, np.int64(3)), np.full((2, 2), [1.0, 2.0],
+                                                  np.float32),
+            np.full((2,), 2**40), np.full((2,), 1.5, np.int32),
+            np.zeros(3, np.float32), np.ones((2, 1), np.int64),
+            np.full_like(x, x[0, 0], np.int32))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"case {i}")
+
+
 @pytest.mark.parametrize("dtype", NUMBERS + [BOOL], ids=str)
 def test_like(dtype, rng):
     x = make(rng, (2, 3), dtype)

@@ -165,13 +165,18 @@ def astype(x, dtype):
 
 @_eager
 def full(shape, fill_value, dtype=None):
+    """A Python number fills with dtype (default: bool, int32 -- int64
+    when it does not fit -- or float32); a traced or numpy array or a list
+    is broadcast to the shape, keeping its dtype unless one is given."""
     shape = _shape(shape)
-    if isinstance(fill_value, Tensor):
-        return broadcast_to(astype(fill_value, dtype) if dtype is not None
-                            else fill_value, shape)
+    if not isinstance(fill_value, (bool, int, float)):
+        fill = asarray(fill_value)
+        return broadcast_to(astype(fill, dtype) if dtype is not None
+                            else fill, shape)
     if dtype is None:
         dtype = (bool_ if isinstance(fill_value, bool) else
-                 int32 if isinstance(fill_value, int) else float32)
+                 float32 if isinstance(fill_value, float) else
+                 int32 if -2**31 <= fill_value < 2**31 else int64)
     return _kiln.full(shape, fill_value, _core.dtype_code(dtype))
 
 
@@ -221,8 +226,10 @@ def eye(n, m=None, k=0, dtype=float32):
 
 
 def _shape(shape):
-    if isinstance(shape, int):
-        return [shape]
+    """A shape (an integer, numpy's included, or a sequence of them) as a
+    list of ints."""
+    if _np.ndim(shape) == 0:
+        return [int(shape)]
     return [int(d) for d in shape]
 
 
