@@ -439,6 +439,42 @@ def test_python_scalars_adopt_the_array_dtype(rng):
     check(got[8], f64 * 0.1, dtype=F64)
 
 
+def test_lists_are_typed_as_python_numbers(rng):
+    """Lists of Python numbers are float32/int32 constants (as Python
+    numbers are): they do not widen a float32 operand to float64."""
+    x = make(rng, (2, 3), F32)
+    got = jit(lambda x: (knp.add(x, [1.0, 2.0, 3.0]), x * [1, 2, 3],
+                         x / [1, 2, 4], knp.clip(x, [0, 1, 2.5], 4.0),
+                         knp.where(x > 0, [1, 2, 3], x), knp.exp([1.0]),
+                         knp.power([2, 3, 4], 2), knp.sum([1.5, 2.5]),
+                         knp.asarray([[1, 2], [3, 4]]), knp.maximum([1, 5], 3)))(
+        x)
+    f = np.float32
+    want = (x + f([1, 2, 3]), x * f([1, 2, 3]), x / f([1, 2, 4]),
+            np.clip(x, f([0, 1, 2.5]), f(4)), np.where(x > 0, f([1, 2, 3]), x),
+            np.exp(f([1.0])), np.int32([4, 9, 16]), f(4.0),
+            np.int32([[1, 2], [3, 4]]), np.int32([3, 5]))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, what=f"case {i}", **tol(F32, loose=True))
+
+
+def test_numpy_integer_axes(rng):
+    x = make(rng, (2, 1, 3), F32)
+    got = jit(lambda x: (knp.sum(x, axis=np.int64(0)),
+                         knp.squeeze(x, np.int64(1)),
+                         knp.mean(x, axis=(np.int32(0), 2)),
+                         knp.flip(x, np.int64(-1)),
+                         knp.argmax(x, axis=np.int32(2)),
+                         knp.expand_dims(x, np.int64(0))))(x)
+    want = (np.sum(x, axis=0), np.squeeze(x, 1), np.mean(x, axis=(0, 2)),
+            np.flip(x, -1), np.argmax(x, axis=2), np.expand_dims(x, 0))
+    for i, (g, w) in enumerate(zip(got, want)):
+        if i == 4:
+            np.testing.assert_array_equal(g, w)
+        else:
+            check(g, w, what=f"case {i}")
+
+
 def test_python_integer_too_large_for_the_array():
     with pytest.raises(kiln.TraceError, match="does not fit|fit"):
         jit(lambda x: x + 2**40)(np.ones(3, np.int32))

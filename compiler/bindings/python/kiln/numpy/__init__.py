@@ -19,7 +19,7 @@ import math
 import numpy as _np
 
 from .. import _core
-from .._core import Tensor, as_tensor, fail, dtype_of
+from .._core import Tensor, fail, dtype_of
 from .. import _kiln
 
 float32 = _np.float32
@@ -105,6 +105,23 @@ def _is_bool_operand(x):
         isinstance(x, _np.ndarray) and x.dtype == bool_)
 
 
+def as_tensor(a):
+    """_core.as_tensor, with (nested) lists of Python numbers typed as
+    Python numbers are (float32, int32 where the values fit), as in JAX:
+    numpy alone would make them float64 and int64, which would then widen
+    the other operand."""
+    if isinstance(a, (list, tuple)) and not builtins.any(
+            isinstance(e, Tensor) for e in _core._flat_items(a)):
+        a = _narrow_python_values(_np.asarray(a))
+    return _core.as_tensor(a)
+
+
+def _operand(x):
+    """An operand for the tracer's ops: lists become arrays (as_tensor's
+    typing); numbers stay weakly typed Python numbers."""
+    return as_tensor(x) if isinstance(x, (list, tuple)) else x
+
+
 def _float_of(x):
     """x as a float tensor (integers and bools become float32)."""
     x = as_tensor(x)
@@ -112,11 +129,12 @@ def _float_of(x):
 
 
 def _axes(axis, ndim):
+    """None, or the axes as a list of ints (numpy integers included)."""
     if axis is None:
         return None
-    if isinstance(axis, int):
-        return [axis]
-    return list(axis)
+    if _np.ndim(axis) == 0:
+        return [int(axis)]
+    return [int(a) for a in axis]
 
 
 def _distinct_axes(axis, ndim, what="axis"):
@@ -132,13 +150,8 @@ def _distinct_axes(axis, ndim, what="axis"):
 
 @_eager
 def asarray(a, dtype=None):
-    """`a` as a traced array (numpy arrays and numbers become constants).
-    Nested lists of Python numbers follow the rule for Python numbers
-    (float32, int32 where the values fit), as in JAX: numpy alone would
-    make them float64 and int64."""
-    if isinstance(a, (list, tuple)) and not builtins.any(
-            isinstance(e, Tensor) for e in _core._flat_items(a)):
-        a = _narrow_python_values(_np.asarray(a))
+    """`a` as a traced array (numpy arrays and numbers become constants;
+    nested lists of Python numbers are float32 or int32, see as_tensor)."""
     x = as_tensor(a)
     return astype(x, dtype) if dtype is not None else x
 
@@ -236,7 +249,10 @@ def _shape(shape):
 # --- Elementwise ---------------------------------------------------------------
 
 def _binary(name, fn):
-    op = _eager(lambda x1, x2: fn(x1, x2))
+    def apply(x1, x2):
+        return fn(_operand(x1), _operand(x2))
+    apply.__name__ = apply.__qualname__ = name
+    op = _eager(apply)
     op.__name__ = op.__qualname__ = name
     return op
 
@@ -334,6 +350,7 @@ def invert(x):
 @_eager
 def true_divide(x1, x2):
     """Division; integer operands divide as float32 (as in JAX)."""
+    x1, x2 = _operand(x1), _operand(x2)
     t1, t2 = as_tensor(x1), as_tensor(x2)
     if not _is_float(t1) and not _is_float(t2):
         return _kiln.div(_float_of(t1), _float_of(t2))
@@ -348,6 +365,7 @@ divide = true_divide
 def floor_divide(x1, x2):
     """x1 // x2, rounding toward -inf as numpy does. For floats,
     floor(x1 / x2)."""
+    x1, x2 = _operand(x1), _operand(x2)
     t1, t2 = as_tensor(x1), as_tensor(x2)
     if _is_float(t1) or _is_float(t2) or isinstance(x1, float) or \
             isinstance(x2, float):
@@ -388,6 +406,7 @@ def _integer_floor_divide(t1, t2):
 def remainder(x1, x2):
     """x1 - floor(x1 / x2) * x2: the sign follows x2, as in numpy; an
     integer remainder by 0 is 0 (numpy's value)."""
+    x1, x2 = _operand(x1), _operand(x2)
     result = _kiln.sub(x1, _kiln.mul(floor_divide(x1, x2), x2))
     if dtype_of(result).kind == "f":
         return result
@@ -403,6 +422,7 @@ def power(x1, x2):
     pow is a float op): by repeated squaring, with a negative exponent
     giving the integer part of 1 / x1**-x2 (0 unless |x1| is 1) where
     numpy raises."""
+    x1, x2 = _operand(x1), _operand(x2)
     t1 = as_tensor(x1)
     static_int = isinstance(x2, int) and not isinstance(x2, bool)
     if static_int and (0 <= x2 <= 4 or x2 >= 0 and not _is_float(t1)):
@@ -458,7 +478,10 @@ def _integer_power(base, exponent):
 
 
 def _unary(name, fn):
-    op = _eager(fn)
+    def apply(x):
+        return fn(_operand(x))
+    apply.__name__ = apply.__qualname__ = name
+    op = _eager(apply)
     op.__name__ = op.__qualname__ = name
     return op
 
@@ -575,6 +598,7 @@ def isinf(x):
 @_eager
 def clip(a, a_min=None, a_max=None):
     x = as_tensor(a)
+    a_min, a_max = _operand(a_min), _operand(a_max)
     if a_min is not None:
         x = _kiln.maximum(x, a_min)
     if a_max is not None:
@@ -587,7 +611,7 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         fail("kiln.numpy.where needs x and y: the one-argument form has a "
              "data-dependent shape", TypeError)
-    return _kiln.where(astype(condition, bool_), x, y)
+    return _kiln.where(astype(condition, bool_), _operand(x), _operand(y))
 
 
 # --- Shapes ----------------------------------------------------------------------
