@@ -330,6 +330,25 @@ def test_update_dtypes_and_value_casts(rng):
     check(got[3], numpy_update(b, (slice(None), 1), False, "set"))
 
 
+@pytest.mark.parametrize("how", ["set", "add", "multiply", "min", "max"])
+def test_bool_updates(how, rng):
+    """Bools combine as numpy's ufuncs do (add and max: or; multiply and
+    min: and), with static, traced scalar and traced array indices."""
+    b = data(rng) > 0
+    v = data(rng, shape=(2, 6)) > 0
+    i = np.int32(2)
+    a = np.array([1, 3, 1], np.int32)
+    traced_array = how != "multiply"
+    got = kiln.jit(lambda b, v, i, a: (
+        getattr(b.at[np.array([0, 0]), 1], how)(v),
+        getattr(b.at[i, 2], how)(v[0]),
+        getattr(b.at[a, 0, 0], how)(True) if traced_array else b))(b, v, i, a)
+    check(got[0], numpy_update(b, (np.array([0, 0]), 1), v, how))
+    check(got[1], numpy_update(b, (2, 2), v[0], how))
+    if traced_array:
+        check(got[2], numpy_update(b, (a, 0, 0), True, how))
+
+
 def test_update_with_traced_values(rng):
     x = data(rng)
     v = data(rng, shape=(6,))

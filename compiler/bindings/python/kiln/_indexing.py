@@ -229,13 +229,15 @@ def getitem(x, index):
 
 # --- Functional updates ----------------------------------------------------
 
-_COMBINE = {
-    "set": lambda old, new: new,
-    "add": lambda old, new: _kiln.add(old, new),
-    "multiply": lambda old, new: _kiln.mul(old, new),
-    "min": lambda old, new: _kiln.minimum(old, new),
-    "max": lambda old, new: _kiln.maximum(old, new),
-}
+def _combine(how, old, new):
+    """The updated value of one position. kiln.numpy's ops, so that bools
+    combine as numpy's ufuncs do (add and max: or; multiply and min:
+    and)."""
+    from . import numpy as knp
+    if how == "set":
+        return new
+    return {"add": knp.add, "multiply": knp.multiply, "min": knp.minimum,
+            "max": knp.maximum}[how](old, new)
 
 
 class AtIndexer:
@@ -310,8 +312,10 @@ def _compared_update(x, index, values, how):
     flat = knp.ravel(x)
     hit = knp.any(hits, axis=0)
     if how == "add":
-        contribution = knp.sum(knp.where(hits, v, knp.zeros_like(v)), axis=0)
-        return knp.reshape(flat + contribution, x.shape)
+        # (bools: any, since a sum of bools counts)
+        total = knp.any if _core.dtype_of(x) == _np.bool_ else knp.sum
+        contribution = total(knp.where(hits, v, knp.zeros_like(v)), axis=0)
+        return knp.reshape(knp.add(flat, contribution), x.shape)
     if how == "set":
         order = knp.reshape(knp.arange(count, dtype=_np.int64), [count, 1])
         last = knp.max(knp.where(hits, order, -1), axis=0)
@@ -320,7 +324,7 @@ def _compared_update(x, index, values, how):
     neutral = _extreme(_core.dtype_of(x), lowest=(how == "max"))
     reduce = knp.max if how == "max" else knp.min
     best = reduce(knp.where(hits, v, neutral), axis=0)
-    return knp.reshape(knp.where(hit, _COMBINE[how](flat, best), flat),
+    return knp.reshape(knp.where(hit, _combine(how, flat, best), flat),
                        x.shape)
 
 
@@ -361,7 +365,7 @@ def _static_update(x, entries, values, how):
     for source in rounds:
         hit = source >= 0
         new = _kiln.gather(v, _np.maximum(source, 0))
-        flat = knp.where(hit, _COMBINE[how](flat, new), flat)
+        flat = knp.where(hit, _combine(how, flat, new), flat)
     return knp.reshape(flat, x.shape)
 
 
@@ -385,4 +389,4 @@ def _slab_update(x, entries, values, how):
         mask = hit if mask is None else knp.logical_and(mask, hit)
     kept = [d for e, d in zip(entries, x.shape) if isinstance(e, slice)]
     v = knp.reshape(_values(x, values, kept), slab_shape)
-    return knp.where(mask, _COMBINE[how](x, v), x)
+    return knp.where(mask, _combine(how, x, v), x)
