@@ -961,9 +961,11 @@ def render(report, command):
                       FOLD: row.get(FOLD + " check"),
                       "kiln.jit": row["kiln.jit check"],
                       "jax.jit": row.get("jax check")}
-            for s, (med, low, _) in row["times"].items():
+            for i, (s, (med, low, _)) in enumerate(row["times"].items()):
                 err, ok = checks[s] or (float("nan"), False)
-                out.append(f"| {row['title']}; N={row['calls']}, {row['rounds']} rounds | "
+                label = (f"{row['title']}; N={row['calls']}, {row['rounds']} rounds"
+                         if i == 0 else "")
+                out.append(f"| {label} | "
                            f"{s} | {fmt(med)} ({fmt(low)}) | {med / base:.3f} | "
                            f"{'ok' if ok else 'WRONG'}, err {err:.1e} |")
             jc = row.get("jax check")
@@ -989,6 +991,34 @@ def render(report, command):
                        f"{pyir / base:.3f} ({mpyir / mbase:.3f}) | {fr} | "
                        f"{kj / pyir:.3f} ({mkj / mpyir:.3f}) | {jr} | "
                        f"{'met' if kj <= 1.05 * base else '**missed**'} |")
+        chains_of = {ir[0]: ir[-1] for ir in wk["irs"]}
+        analysis = []
+        for row in wk["rows"]:
+            t = {s: v[0] for s, v in row["times"].items()}
+            base, pyir, kj = t["kiln-run (workload IR)"], t["kiln-run (Python IR)"], t["kiln.jit"]
+            if kj <= 1.05 * base:
+                continue
+            why = []
+            if pyir > 1.05 * base:
+                why.append(f"the Python IR is {100 * (pyir / base - 1):.0f}% slower than "
+                           f"the workload IR through the same kiln-compile and kiln-run")
+                if FOLD in t and t[FOLD] <= 1.05 * base:
+                    why.append(f"with its {chains_of.get(row['short'], '?')} keepdims "
+                               f"chains folded into the workload IR's form it is within "
+                               f"{100 * (t[FOLD] / base - 1):.1f}% of the workload IR, so the "
+                               f"tracer's keepdims lowering (reduce, reshape to [S, 1], "
+                               f"broadcast_in_dim) is what costs")
+            if kj > 1.05 * pyir:
+                why.append(f"the same IR is {100 * (kj / pyir - 1):.1f}% slower called "
+                           f"through kiln.jit than through kiln-run; a cached call's "
+                           f"dispatch costs microseconds (part 1), so the difference is "
+                           f"time spent inside the compiled call in this process")
+            elif pyir <= 1.05 * base:
+                why.append("neither the IR nor the call path alone is 5% slower")
+            analysis.append(f"- {row['short']}: kiln.jit {100 * (kj / base - 1):.1f}% "
+                            f"slower than kiln-run: " + "; ".join(why) + ".")
+        if analysis:
+            out += ["", "Where the goal is missed:", ""] + analysis
         out += ["", "### The IR the Python tracer produces against the workload's", "",
                 "Op counts (kiln, arith, tensor, scf ops) of the workload's module "
                 "(after kiln-opt's gradient, for the MLP step and the RNN) and of "
@@ -1036,7 +1066,9 @@ def render(report, command):
 
 
 def main():
-    command = " ".join(["python"] + [os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
+    pythonpath = os.environ.get("PYTHONPATH")
+    command = " ".join(([f"PYTHONPATH={os.path.relpath(pythonpath, ROOT)}"] if pythonpath else [])
+                       + [sys.executable, os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
     parts = ARGS.only.split(",")
     report = {}
     if "dispatch" in parts:
