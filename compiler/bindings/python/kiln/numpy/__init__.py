@@ -833,7 +833,9 @@ def matmul(x1, x2):
     if t1.ndim == 0 or t2.ndim == 0:
         fail("matmul: operands must have at least one dimension (use * for "
              "a scalar)", ValueError)
-    if t1.ndim > 3 or t2.ndim > 3:
+    if t1.ndim > 3 or t2.ndim > 3 or (
+            t1.ndim == 3 and t2.ndim == 3 and t1.shape[0] != t2.shape[0]):
+        # (the tracer's matmul takes one batch dimension, not broadcast)
         return _batched_matmul(t1, t2)
     return _kiln.matmul(t1, t2)
 
