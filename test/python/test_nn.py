@@ -175,10 +175,13 @@ UNIT_AXIS_SOFTMAX = """
 import numpy as np, kiln, kiln.nn as nn
 x = np.array([[0.5, -1.0, 2.0]], np.float32)
 got = kiln.jit(lambda x: (nn.softmax(x, axis=0), nn.log_softmax(x, axis=0),
-                          nn.softmax(x.T)))(x)
+                          nn.softmax(x.T), nn.logsumexp(x, axis=0),
+                          nn.layer_norm(x, 1.0, 0.0, axis=0)))(x)
 np.testing.assert_allclose(got[0], np.ones((1, 3)), rtol=1e-6)
 np.testing.assert_allclose(got[1], np.zeros((1, 3)), atol=1e-6)
 np.testing.assert_allclose(got[2], np.ones((3, 1)), rtol=1e-6)
+np.testing.assert_allclose(got[3], x[0], rtol=1e-6)
+np.testing.assert_allclose(got[4], np.zeros((1, 3)), atol=1e-6)
 """
 
 
@@ -187,9 +190,10 @@ np.testing.assert_allclose(got[2], np.ones((3, 1)), rtol=1e-6)
                    "(softmax's reduce_max and reduce_sum over dims [0] of "
                    "1x3) never finishes --kiln-fuse-linalg-groups; "
                    "kiln-compile --no-fusion compiles it")
-def test_softmax_over_a_unit_axis():
-    """Softmax over an axis of size 1 is 1 (log_softmax 0). Run in a
-    subprocess with a timeout, as the compilation hangs."""
+def test_normalizers_over_a_unit_axis():
+    """Softmax over an axis of size 1 is 1, log_softmax 0, logsumexp the
+    value, layer_norm 0. Run in a subprocess with a timeout, as the
+    compilation hangs (each of the five alone hangs too)."""
     import subprocess
     import sys
     try:
