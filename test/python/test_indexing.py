@@ -82,6 +82,11 @@ STATIC_INDICES = {
     "array and slice step": (np.array([2, 1]), slice(None, None, -2)),
     "array and None": (None, np.array([2, 1]), Ellipsis),
     "array after ellipsis": (Ellipsis, np.array([0, 5, -6])),
+    "empty ellipsis separates arrays": (slice(1, 3), np.array([2, 0]),
+                                        Ellipsis, 1),
+    "None separates arrays": (np.array([0, 1]), None, np.array([1, 2])),
+    "None separates int and array": (slice(None), 1, None,
+                                     np.array([[2], [0]])),
     "empty array": np.array([], np.int64),
     "bool mask axis 0": np.array([True, False, True, True]),
     "bool mask 2-D": (np.arange(20).reshape(4, 5) % 3 == 0),
@@ -161,7 +166,8 @@ def test_traced_index_array(dtype, rng):
     i = np.array([3, -1, 0, 2], dtype)
     j = np.array([[1], [3]], dtype)
     got = kiln.jit(lambda x, i, j: (x[i], x[:, j], x[i, j], x[j, :, i],
-                                    x[i, 2], x[1, j, i], x[None, i]))(x, i, j)
+                                    x[i, 2], x[1, j, i], x[None, i],
+                                    x[1:3, i[:2], ..., 0]))(x, i, j)
     check(got[0], x[i])
     check(got[1], x[:, j])
     check(got[2], x[i, j])
@@ -169,6 +175,7 @@ def test_traced_index_array(dtype, rng):
     check(got[4], x[i, 2])
     check(got[5], x[1, j, i])
     check(got[6], x[None, i])
+    check(got[7], x[1:3, i[:2], ..., 0])
 
 
 def test_traced_index_mixed_with_static_array(rng):
@@ -178,6 +185,29 @@ def test_traced_index_mixed_with_static_array(rng):
                                  x[np.array([2]), :, i]))(x, i)
     check(got[0], x[i, np.array([1, 4])])
     check(got[1], x[np.array([2]), :, i])
+
+
+def test_traced_index_with_an_empty_result(rng):
+    x = data(rng)
+    i = np.array([1, 2], np.int32)
+    got = kiln.jit(lambda x, i: (x[2:1, i], x[i, :, 3:3], x.at[2:1, i].set(
+        0.0), x.at[i, 5:].add(1.0)))(x, i)
+    check(got[0], x[2:1, i])
+    check(got[1], x[i, :, 3:3])
+    check(got[2], x)
+    check(got[3], x)
+
+
+def test_update_order_follows_numpy_placement(rng):
+    """An Ellipsis (even one for no axes) or None between advanced indices
+    puts their dimensions first: the values must line up the same way."""
+    x = data(rng)
+    for index in [(slice(1, 3), np.array([2, 0]), Ellipsis, 1),
+                  (np.array([0, 1]), None, np.array([1, 2]))]:
+        v = rng.standard_normal(x[index].shape).astype(np.float32)
+        got = kiln.jit(lambda x, v: (x.at[index].set(v), x[index]))(x, v)
+        check(got[0], numpy_update(x, index, v, "set"))
+        check(got[1], x[index])
 
 
 def test_traced_index_clamps(rng):
@@ -479,3 +509,99 @@ def test_numpy_integer_scalars_index(rng):
     check(got[0], x[np.int64(2)])
     check(got[1], x[np.int32(-1), np.uint8(3)])
     check(got[2], x[np.array(1)])
+
+
+# --- Random indices ------------------------------------------------------------
+
+def random_entry(rng, size, allow_array=True):
+    kind = rng.integers(0, 4 if allow_array else 3)
+    if kind == 0:
+        return int(rng.integers(-size, size))
+    if kind in (1, 2):
+        def bound():
+            return None if rng.random() < 0.3 else int(
+                rng.integers(-size - 2, size + 2))
+        step = int(rng.choice([-3, -2, -1, 1, 1, 2, 3]))
+        return slice(bound(), bound(), None if step == 1 and
+                     rng.random() < 0.5 else step)
+    return rng.integers(-size, size, size=int(rng.integers(1, 4)))
+
+
+def random_index(rng, shape):
+    """A random mix of ints, slices (any bounds and steps), None, one
+    Ellipsis and integer arrays (broadcastable: all 1-D of one length)."""
+    entries, length = [], None
+    dims = list(shape)
+    use_ellipsis = rng.random() < 0.3
+    cut = int(rng.integers(0, len(dims) + 1))
+    for i, size in enumerate(dims[:cut] if use_ellipsis else dims):
+        if rng.random() < 0.2:
+            entries.append(None)
+        entry = random_entry(rng, size)
+        if isinstance(entry, np.ndarray):
+            if length is None:
+                length = entry.size
+            entry = np.resize(entry, length)
+        entries.append(entry)
+    if use_ellipsis:
+        entries.append(Ellipsis)
+        entries += [random_entry(rng, s, allow_array=False)
+                    for s in dims[cut:][len(dims) - cut - 1:]
+                    if rng.random() < 0.5]
+    return tuple(entries)
+
+
+def test_random_static_indices(rng):
+    x = data(rng)
+    indices = [random_index(rng, SHAPE) for _ in range(60)]
+    got = kiln.jit(lambda x: [x[index] for index in indices])(x)
+    for index, g in zip(indices, got):
+        want = x[index]
+        assert np.shape(g) == want.shape, f"x[{index!r}]"
+        np.testing.assert_array_equal(g, want, err_msg=f"x[{index!r}]")
+
+
+def test_random_static_updates(rng):
+    x = data(rng)
+    indices = [random_index(rng, SHAPE) for _ in range(30)]
+    values = [rng.standard_normal(x[index].shape).astype(np.float32)
+              for index in indices]
+    got = kiln.jit(lambda x, vs: [x.at[index].add(v) for index, v in
+                                  zip(indices, vs)])(x, values)
+    for index, v, g in zip(indices, values, got):
+        check(g, numpy_update(x, index, v, "add"), exact=False)
+
+
+def test_random_traced_indices(rng):
+    """Random indices whose integer arrays (and some integers) are jit
+    arguments: reading, .at[].add and .at[].set (in range, so clamping
+    does not apply)."""
+    x = data(rng)
+    indices = [random_index(rng, SHAPE) for _ in range(12)]
+    templates, arguments = [], []
+    for index in indices:
+        template = []
+        for entry in index:
+            if isinstance(entry, np.ndarray) or (
+                    isinstance(entry, int) and rng.random() < 0.5):
+                template.append(len(arguments))
+                arguments.append(np.asarray(entry, np.int32))
+            else:
+                template.append(("static", entry))
+        templates.append(template)
+
+    def f(x, args):
+        out = []
+        for template in templates:
+            index = tuple(args[t] if isinstance(t, int) else t[1]
+                          for t in template)
+            out.append((x[index], x.at[index].add(1.0),
+                        x.at[index].set(-7.0)))
+        return out
+
+    got = kiln.jit(f)(x, arguments)
+    for index, (read, added, assigned) in zip(indices, got):
+        check(read, x[index])
+        check(added, numpy_update(x, index, np.float32(1), "add"),
+              exact=False)
+        check(assigned, numpy_update(x, index, np.float32(-7), "set"))

@@ -114,12 +114,16 @@ def _masks_as_positions(x, entries):
     return result
 
 
-def _numpy_shape(x, entries):
-    """The shape numpy gives x[entries] (traced indices stand in as zeros
-    of their shape); raises numpy's IndexError for a bad static index."""
+def _numpy_shape(x, index):
+    """The shape numpy gives x[index] (traced indices stand in as zeros
+    of their shape); raises numpy's IndexError for a bad static index.
+    The index as written, not normalized: an Ellipsis that stands for no
+    axes still decides where advanced indices' dimensions go."""
     stand_in = _np.broadcast_to(_np.zeros((), bool), x.shape)
+    if not isinstance(index, tuple):
+        index = (index,)
     index = tuple(_np.zeros(e.shape, _np.int64) if isinstance(e, Tensor)
-                  else e for e in entries)
+                  else e for e in index)
     try:
         return stand_in[index].shape
     except IndexError as error:
@@ -134,10 +138,26 @@ def _take(x, indices, axis):
     return knp.moveaxis(taken, 0, axis)
 
 
+def _advanced_adjacent(index):
+    """numpy's rule for where the advanced indices' dimensions go: in place
+    when the advanced entries (arrays, and integers among them) are
+    adjacent in the index as written -- a slice, None or an Ellipsis
+    between two of them separates them, even an Ellipsis that stands for
+    no axes -- and first otherwise."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    advanced = [isinstance(e, (Tensor, list, _np.ndarray)) or
+                isinstance(e, (int, _np.integer)) and
+                not isinstance(e, (bool, _np.bool_)) for e in index]
+    first = advanced.index(True)
+    last = len(advanced) - 1 - advanced[::-1].index(True)
+    return all(advanced[first:last + 1])
+
+
 def getitem(x, index):
     from . import numpy as knp
     entries = _normalize(x, index)
-    final_shape = _numpy_shape(x, entries)
+    final_shape = _numpy_shape(x, index)
     advanced_any = any(_is_index_tensor(e) or isinstance(e, _np.ndarray)
                        for e in entries)
 
@@ -190,6 +210,9 @@ def getitem(x, index):
             if tuple(y.shape) != tuple(final_shape) else y
 
     # 2. Advanced indices: fold the indexed axes into one and gather.
+    if 0 in final_shape:
+        # Nothing to read (the gather needs a non-empty table).
+        return _kiln.full(list(final_shape), 0, x.dtype_code)
     positions = [i for i, k in enumerate(kept) if k == "advanced"]
     rest = [i for i, k in enumerate(kept) if k != "advanced"]
     y = _kiln.transpose(y, positions + rest) if positions + rest != \
@@ -214,9 +237,7 @@ def getitem(x, index):
             linear = linear * size + t
     gathered = _kiln.gather(y, linear)
     batch = len(_np.shape(linear)) if static else linear.ndim
-    contiguous = positions == list(range(positions[0],
-                                         positions[0] + len(positions)))
-    if contiguous and positions[0] > 0:
+    if _advanced_adjacent(index) and positions[0] > 0:
         # numpy keeps adjacent advanced indices' dimensions in place.
         front = positions[0]
         order = list(range(batch, batch + front)) + list(range(batch)) + \
@@ -284,7 +305,7 @@ def _update(x, index, values, how):
     from . import numpy as knp
     entries = _normalize(x, index)
     if not any(_is_index_tensor(e) for e in entries):
-        return _static_update(x, entries, values, how)
+        return _static_update(x, index, values, how)
     if all(e is not None for e in entries) and all(
             isinstance(e, slice) and e == slice(None) or
             (_is_index_tensor(e) and e.ndim == 0) or
@@ -305,6 +326,8 @@ def _compared_update(x, index, values, how):
     positions = getitem(knp.reshape(knp.arange(x.size, dtype=_np.int64),
                                     x.shape), index)
     count = positions.size
+    if count == 0:
+        return x
     v = knp.reshape(_values(x, values, positions.shape), [count, 1])
     hits = knp.equal(knp.reshape(positions, [count, 1]),
                      knp.reshape(knp.arange(x.size, dtype=_np.int64),
@@ -338,15 +361,19 @@ def _extreme(dtype, lowest):
     return dtype.type(info.min if lowest else info.max)
 
 
-def _static_update(x, entries, values, how):
+def _static_update(x, index, values, how):
+    """numpy itself indexes the flat positions of x with the index as
+    written (an Ellipsis that stands for no axes still orders the
+    updated positions), so they line up with the values."""
     from . import numpy as knp
-    positions = _np.arange(x.size).reshape(x.shape)[
-        tuple(e for e in entries)]
-    positions = _np.asarray(positions).reshape(-1)
+    try:
+        updated = _np.asarray(_np.arange(x.size).reshape(x.shape)[index])
+    except IndexError as error:
+        fail(f"{error} (updating an array of shape {x.shape})", IndexError)
+    positions = updated.reshape(-1)
     if positions.size == 0:
         return x
-    v = knp.ravel(_values(x, values, _np.shape(
-        _np.arange(x.size).reshape(x.shape)[tuple(entries)])))
+    v = knp.ravel(_values(x, values, updated.shape))
     flat = knp.ravel(x)
     order = _np.arange(positions.size)
     if how == "set":
