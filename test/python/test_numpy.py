@@ -184,6 +184,18 @@ def test_power_integer(dtype, rng):
     check(got[2], np.power(x, e))
 
 
+def test_integer_negative_power():
+    """Documented: an integer to a negative integer power is the integer
+    part of its reciprocal (numpy raises): 0 unless the base is 1 or -1."""
+    x = np.array([1, -1, -1, 2, -3, 0], np.int32)
+    e = np.array([-3, -3, -2, -1, -2, 3], np.int32)
+    got = jit(lambda x, e: (x ** e, knp.power(x, -1), 2 ** e))(x, e)
+    check(got[0], np.array([1, -1, 1, 0, 0, 0], np.int32))
+    check(got[1][:3], np.array([1, -1, -1], np.int32))
+    check(got[1][3:5], np.zeros(2, np.int32))
+    check(got[2], np.array([0, 0, 0, 0, 0, 8], np.int32))
+
+
 UNARY_EXACT = {
     "negative": (knp.negative, np.negative),
     "abs": (knp.abs, np.abs),

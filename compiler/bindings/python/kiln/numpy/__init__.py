@@ -10,6 +10,15 @@ it is meant for trying things out, not for loops.
 
 Arrays of the dtypes kiln traces are bool, int32, int64, float32 and
 float64.
+
+Where results differ from numpy's (as in JAX): float functions of
+integers and integer true division give float32; sums and cumsums of
+bools count in int32; lists of Python numbers are float32/int32 like the
+numbers themselves, while numpy scalars keep their dtype; traced index
+arrays clamp out-of-range entries. Where numpy would raise or warn at run
+time, values decide nothing at trace time: an integer // or % by 0 gives
+0, and an integer to a negative integer power gives the integer part of
+its reciprocal.
 """
 
 import builtins
