@@ -298,6 +298,13 @@ def test_round_half_to_even_and_decimals(rng):
     check(got[0], np.round(y, 2))
     check(got[1], np.around(y, 1))
     check(got[2], np.round(y, -1))
+    i = np.array([15, 25, -35, 7, 123], np.int32)
+    got = jit(lambda i: (knp.round(i), knp.round(i, -1), knp.around(i, -2),
+                         knp.round(i.astype(np.int64), 1)))(i)
+    check(got[0], np.round(i))
+    check(got[1], np.round(i, -1))
+    check(got[2], np.around(i, -2))
+    check(got[3], np.round(i.astype(np.int64), 1))
 
 
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "floor",

@@ -522,8 +522,16 @@ ceil = _unary("ceil", lambda x: _kiln.ceil(_float_of(x)))
 @_eager
 def round(a, decimals=0):
     """Halves round to even, as in numpy; with decimals, as numpy does it:
-    round(a * 10**decimals) / 10**decimals."""
-    x = _float_of(a)
+    round(a * 10**decimals) / 10**decimals. Integers stay integers (as in
+    numpy and JAX): unchanged, or rounded to tens, hundreds, ... by a
+    negative `decimals` (computed in float64)."""
+    t = as_tensor(a)
+    if not _is_float(t):
+        if decimals >= 0:
+            return t
+        rounded = round(astype(t, float64), decimals)
+        return astype(rounded, dtype_of(t) if _is_int(t) else int32)
+    x = t
     if decimals == 0:
         return _kiln.round(x)
     scale = 10.0 ** decimals
