@@ -13,12 +13,13 @@ float64.
 
 Where results differ from numpy's (as in JAX): float functions of
 integers and integer true division give float32; sums and cumsums of
-bools count in int32; lists of Python numbers are float32/int32 like the
-numbers themselves, while numpy scalars keep their dtype; traced index
-arrays clamp out-of-range entries. Where numpy would raise or warn at run
-time, values decide nothing at trace time: an integer // or % by 0 gives
-0, and an integer to a negative integer power gives the integer part of
-its reciprocal.
+int32 stay int32 and those of bools count in int32 (numpy widens both to
+int64); lists of Python numbers are float32/int32 like the numbers
+themselves, while numpy scalars keep their dtype; traced index arrays
+clamp out-of-range entries. Where numpy would raise or warn at run time,
+values decide nothing at trace time: an integer // or % by 0 gives 0,
+and an integer to a negative integer power gives the integer part of its
+reciprocal.
 """
 
 import builtins
