@@ -605,3 +605,29 @@ def test_random_traced_indices(rng):
         check(added, numpy_update(x, index, np.float32(1), "add"),
               exact=False)
         check(assigned, numpy_update(x, index, np.float32(-7), "set"))
+
+
+def test_gradients_through_traced_indices(rng):
+    """kiln.grad through reads and updates at traced indices, with a
+    repeated position (1): a read sums its cotangents, `set` passes the
+    gradient to the last write only."""
+    x = data(rng, np.float64, shape=(4, 3))
+    v = data(rng, np.float64, shape=(3, 3))
+    w = data(rng, np.float64, shape=(4, 3))
+    i = np.array([1, 3, 1], np.int32)
+    # (traced values reach the differentiated functions as arguments:
+    # kiln.grad does not take tensors of the enclosing trace by closure)
+    got = kiln.jit(lambda x, v, i: (
+        kiln.grad(lambda v, x, i: knp.sum(x.at[i].set(v) * w))(v, x, i),
+        kiln.grad(lambda x, i: knp.sum(x[i] * w[:3]))(x, i),
+        kiln.grad(lambda x, v, i: knp.sum(x.at[i].add(v) ** 2))(x, v, i),
+        kiln.grad(lambda x, i: knp.sum(x.at[i[0]].set(0.0) * w))(x, i)))(
+        x, v, i)
+    check(got[0], np.stack([np.zeros(3), w[3], w[1]]))
+    want = np.zeros_like(x)
+    np.add.at(want, i, w[:3])
+    check(got[1], want)
+    check(got[2], 2 * numpy_update(x, i, v, "add"), exact=False)
+    want = w.copy()
+    want[1] = 0
+    check(got[3], want)
