@@ -37,7 +37,7 @@ def check(got, want, exact=True):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
-# --- Reading with static indices ------------------------------------------------
+# --- Reading with static indices ---------------------------------------------
 
 STATIC_INDICES = {
     "int": 2,
@@ -144,7 +144,7 @@ def test_chained_indexing_and_iteration(rng):
         check(g, row[0, 0])
 
 
-# --- Reading with traced indices ------------------------------------------------
+# --- Reading with traced indices ---------------------------------------------
 
 def test_traced_int_index(rng):
     x = data(rng)
@@ -232,7 +232,7 @@ def test_traced_index_computed_in_the_function(rng):
     check(got[1], x[:, :, np.argmin(v)])
 
 
-# --- Indexing errors -------------------------------------------------------------
+# --- Indexing errors ---------------------------------------------------------
 
 def test_too_many_indices():
     x = np.zeros((2, 3), np.float32)
@@ -281,7 +281,7 @@ def test_traced_bool_mask_is_a_trace_error():
         kiln.jit(lambda x: x.at[x > 0].set(0.0))(x)
 
 
-# --- Updates with static indices --------------------------------------------------
+# --- Updates with static indices ---------------------------------------------
 
 UFUNC_AT = {"add": np.add.at, "multiply": np.multiply.at,
             "min": np.minimum.at, "max": np.maximum.at}
@@ -415,7 +415,7 @@ def test_update_out_of_range_static_index():
         kiln.jit(lambda x: x.at[np.array([0, 3])].add(1.0))(x)
 
 
-# --- Updates with traced indices -------------------------------------------------
+# --- Updates with traced indices ---------------------------------------------
 
 @pytest.mark.parametrize("how", ["set", "add", "multiply", "min", "max"])
 def test_traced_int_update(how, rng):
@@ -511,7 +511,7 @@ def test_numpy_integer_scalars_index(rng):
     check(got[2], x[np.array(1)])
 
 
-# --- Random indices ------------------------------------------------------------
+# --- Random indices ----------------------------------------------------------
 
 def random_entry(rng, size, allow_array=True):
     kind = rng.integers(0, 4 if allow_array else 3)

@@ -21,13 +21,14 @@ def tol(dtype):
 
 def check(got, want, dtype, **tolerance):
     got = np.asarray(got)
-    assert got.shape == np.shape(want), f"shape {got.shape} != {np.shape(want)}"
+    assert got.shape == np.shape(want), \
+        f"shape {got.shape} != {np.shape(want)}"
     assert got.dtype == dtype, f"dtype {got.dtype} != {dtype}"
     np.testing.assert_allclose(got, np.asarray(want, np.float64).astype(dtype),
                                **(tolerance or tol(dtype)))
 
 
-# --- References, in float64 -------------------------------------------------------
+# --- References, in float64 --------------------------------------------------
 
 def ref_sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
@@ -114,7 +115,7 @@ def test_softplus_large_arguments():
           rtol=1e-5, atol=1e-37)
 
 
-# --- softmax, log_softmax, logsumexp --------------------------------------------
+# --- softmax, log_softmax, logsumexp -----------------------------------------
 
 @pytest.mark.parametrize("dtype", [F32, F64], ids=str)
 def test_softmax_log_softmax(dtype, rng):
@@ -209,7 +210,7 @@ def test_softmax_bad_axis():
         kiln.jit(lambda x: nn.softmax(x, axis=2))(np.ones((2, 3), np.float32))
 
 
-# --- one_hot and layer_norm -------------------------------------------------------
+# --- one_hot and layer_norm --------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64],
                          ids=lambda d: np.dtype(d).name)
@@ -250,7 +251,7 @@ def test_layer_norm(dtype, rng):
     check(got[3], ref_layer_norm(x64, 1.0, 0.0, axis=0), dtype, **loose)
 
 
-# --- Gradients of the activations (through kiln.grad) ------------------------------
+# --- Gradients of the activations (through kiln.grad) ------------------------
 
 @pytest.mark.parametrize("name", ["sigmoid", "softplus", "silu", "gelu tanh",
                                   "gelu erf"])
@@ -263,7 +264,7 @@ def test_activation_gradient(name, rng):
     check(got, want, F64, rtol=1e-6, atol=1e-8)
 
 
-# --- The eager path ---------------------------------------------------------------
+# --- The eager path ----------------------------------------------------------
 
 def test_eager_nn(rng):
     x = rng.standard_normal((3, 4)).astype(np.float32)

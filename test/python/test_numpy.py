@@ -11,8 +11,6 @@ To keep the file fast, several checks share one jitted function where the
 failure message still names the failing case.
 """
 
-import math
-
 import numpy as np
 import pytest
 
@@ -54,7 +52,8 @@ def check(got, want, dtype=None, what="", **tolerance):
     """got (kiln's) equals want (numpy's) in shape, dtype and values."""
     got, want = np.asarray(got), np.asarray(want)
     dtype = np.dtype(dtype) if dtype is not None else want.dtype
-    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    assert got.shape == want.shape, \
+        f"{what}: shape {got.shape} != {want.shape}"
     assert got.dtype == dtype, f"{what}: dtype {got.dtype} != {dtype}"
     if dtype.kind in "biu":
         np.testing.assert_array_equal(got, want.astype(dtype), err_msg=what)
@@ -87,7 +86,7 @@ def run_pairs(op, first, second):
     return fn(*first, *second)
 
 
-# --- Arithmetic ----------------------------------------------------------------
+# --- Arithmetic --------------------------------------------------------------
 
 ARITHMETIC = {
     "add": (knp.add, np.add),
@@ -329,7 +328,7 @@ def test_isnan_isfinite_isinf(dtype):
     check(got[2], np.isinf(x))
 
 
-# --- Comparisons and logic ----------------------------------------------------
+# --- Comparisons and logic ---------------------------------------------------
 
 COMPARISONS = ["equal", "not_equal", "less", "less_equal", "greater",
                "greater_equal"]
@@ -418,7 +417,7 @@ def test_clip(dtype, rng):
     check(got[4], np.clip(x, -1, 1))
 
 
-# --- Promotion (JAX's rules, documented in kiln.numpy) ------------------------
+# --- Promotion (JAX's rules, documented in kiln.numpy) -----------------------
 
 PROMOTIONS = [(I32, F32, F32), (I64, F32, F32), (F32, F64, F64),
               (I32, I64, I64), (BOOL, I32, I32), (I64, F64, F64),
@@ -466,8 +465,8 @@ def test_lists_are_typed_as_python_numbers(rng):
                          x / [1, 2, 4], knp.clip(x, [0, 1, 2.5], 4.0),
                          knp.where(x > 0, [1, 2, 3], x), knp.exp([1.0]),
                          knp.power([2, 3, 4], 2), knp.sum([1.5, 2.5]),
-                         knp.asarray([[1, 2], [3, 4]]), knp.maximum([1, 5], 3)))(
-        x)
+                         knp.asarray([[1, 2], [3, 4]]),
+                         knp.maximum([1, 5], 3)))(x)
     f = np.float32
     want = (x + f([1, 2, 3]), x * f([1, 2, 3]), x / f([1, 2, 4]),
             np.clip(x, f([0, 1, 2.5]), f(4)), np.where(x > 0, f([1, 2, 3]), x),
@@ -499,7 +498,7 @@ def test_python_integer_too_large_for_the_array():
         jit(lambda x: x + 2**40)(np.ones(3, np.int32))
 
 
-# --- Operators on Tensor -------------------------------------------------------
+# --- Operators on Tensor -----------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [F32, I32], ids=str)
 def test_operators(dtype, rng):
@@ -667,7 +666,7 @@ def test_tensor_methods(rng):
             check(g, w, what=f"method {i}", rtol=1e-5, atol=1e-5)
 
 
-# --- Reductions ----------------------------------------------------------------
+# --- Reductions --------------------------------------------------------------
 
 # (axis, keepdims) variants, all run in one jitted function per case.
 AXES = [(None, False), (0, False), (1, True), (-1, False), ((0, 2), False),
@@ -776,7 +775,7 @@ def test_reduction_bad_axis(name):
         jit(lambda x: kfn(x, axis=3))(np.ones((2, 3), np.float32))
 
 
-# --- Shapes ----------------------------------------------------------------------
+# --- Shapes ------------------------------------------------------------------
 
 def test_reshape_and_friends(rng):
     x = make(rng, (2, 3, 4), F32)
@@ -887,7 +886,7 @@ def test_incompatible_broadcast_is_an_error():
                                 np.ones(4, np.float32))
 
 
-# --- Products ----------------------------------------------------------------------
+# --- Products ----------------------------------------------------------------
 
 MATMUL_SHAPES = [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 2)),
                  ((3, 4), (4, 2)), ((2, 3, 4), (2, 4, 5)),
@@ -938,7 +937,7 @@ def test_dot_outer_inner_vdot(rng):
         check(g, w_, what=f"case {i}", rtol=1e-5, atol=1e-5)
 
 
-# --- Creation ----------------------------------------------------------------------
+# --- Creation ----------------------------------------------------------------
 
 def test_creation():
     got = jit(lambda x: (
@@ -1017,7 +1016,7 @@ def test_untraced_dtype_is_an_error():
         jit(lambda x: knp.astype(x, np.float16))(np.ones(2, np.float32))
 
 
-# --- take ----------------------------------------------------------------------
+# --- take --------------------------------------------------------------------
 
 def test_take(rng):
     x = make(rng, (3, 4), F32)
@@ -1034,7 +1033,7 @@ def test_take(rng):
     check(got[5], np.take(x, 2, axis=-1))
 
 
-# --- The eager path ----------------------------------------------------------------
+# --- The eager path ----------------------------------------------------------
 
 def test_eager_functions_return_numpy_arrays(rng):
     """Outside a trace, kiln.numpy on numpy arrays compiles and runs."""
@@ -1107,7 +1106,7 @@ def test_eager_cache_keeps_scalar_types(rng):
     check(knp.add(x, True), x + 1, dtype=I32)
 
 
-# --- Gradients (kiln.grad) against central differences ---------------------------
+# --- Gradients (kiln.grad) against central differences -----------------------
 
 GRADIENT_CASES = [name for name in TRANSCENDENTAL
                   if name not in ("floor", "ceil", "round", "rint")] + [
@@ -1145,7 +1144,8 @@ REDUCTION_GRADIENTS = {
               lambda x: np.power(np.abs(x) + 1, x)),
     "divide": (lambda x: x / (x ** 2 + 1), lambda x: x / (x ** 2 + 1)),
     "maximum": (lambda x: knp.maximum(x, 0.1), lambda x: np.maximum(x, 0.1)),
-    "clip": (lambda x: knp.clip(x, -0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5)),
+    "clip": (lambda x: knp.clip(x, -0.5, 0.5),
+             lambda x: np.clip(x, -0.5, 0.5)),
     "where": (lambda x: knp.where(x > 0, x ** 2, -x),
               lambda x: np.where(x > 0, x ** 2, -x)),
     "indexing": (lambda x: x[::-1, np.array([0, 0, 3])] * x[1, 2],

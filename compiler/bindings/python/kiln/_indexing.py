@@ -302,7 +302,6 @@ def _values(x, values, shape):
 
 
 def _update(x, index, values, how):
-    from . import numpy as knp
     entries = _normalize(x, index)
     if not any(_is_index_tensor(e) for e in entries):
         return _static_update(x, index, values, how)

@@ -49,9 +49,10 @@ def _eager(fn):
     """Makes `fn` callable outside a trace, where it is compiled and run
     (the result is a numpy array): numpy arrays and scalars among the
     arguments (positional or keyword), also as the items of a list or
-    tuple (concatenate's arrays), become inputs of the compiled function; everything else is
-    baked in (cached per function and static values). Creation functions
-    (zeros, arange, ...) take no arrays and compile with no inputs."""
+    tuple (concatenate's arrays), become inputs of the compiled function;
+    everything else is baked in (cached per function and static values).
+    Creation functions (zeros, arange, ...) take no arrays and compile
+    with no inputs."""
     cache = {}
 
     @functools.wraps(fn)
@@ -256,7 +257,7 @@ def _shape(shape):
     return [int(d) for d in shape]
 
 
-# --- Elementwise ---------------------------------------------------------------
+# --- Elementwise -------------------------------------------------------------
 
 def _binary(name, fn):
     def apply(x1, x2):
@@ -632,7 +633,7 @@ def where(condition, x=None, y=None):
     return _kiln.where(astype(condition, bool_), _operand(x), _operand(y))
 
 
-# --- Shapes ----------------------------------------------------------------------
+# --- Shapes ------------------------------------------------------------------
 
 def _normalize_axis(axis, ndim, what="axis"):
     if not -ndim <= axis < builtins.max(ndim, 1):
@@ -742,7 +743,7 @@ def flip(m, axis=None):
     return x[tuple(index)]
 
 
-# --- Reductions ----------------------------------------------------------------
+# --- Reductions --------------------------------------------------------------
 
 @_eager
 def sum(a, axis=None, keepdims=False, dtype=None):
@@ -843,7 +844,7 @@ def cumsum(a, axis=None, dtype=None):
     return _kiln.cumsum(x, axis, False, False)
 
 
-# --- Products ----------------------------------------------------------------------
+# --- Products ----------------------------------------------------------------
 
 @_eager
 def matmul(x1, x2):
@@ -921,7 +922,7 @@ def inner(a, b):
     return reshape(out, list(t1.shape[:-1]) + list(t2.shape[:-1]))
 
 
-# --- Indexing -----------------------------------------------------------------------
+# --- Indexing ----------------------------------------------------------------
 
 @_eager
 def take(a, indices, axis=None):
