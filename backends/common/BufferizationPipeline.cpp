@@ -4,7 +4,9 @@
 // does to its fused kernels before they are inlined:
 //
 // buildLinalgPipeline:
-//   0. with `fuse`, kiln-fuse groups kiln ops into kiln.fused regions;
+//   0. with `fuse`, the canonicalizer (kiln's folds and canonical forms,
+//      e.g. keepdims reshapes absorbed into broadcasts), then kiln-fuse
+//      groups kiln ops into kiln.fused regions;
 //   1. kiln -> linalg/tensor/scf on tensors, each kiln.fused region lowered
 //      into a kiln.fused_kernel; then kiln-fuse-linalg-groups fuses the
 //      linalg ops of each kernel.
@@ -32,6 +34,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
@@ -43,8 +46,13 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
 
 void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
                                      bool rowLoops) {
-  if (fuse)
+  if (fuse) {
+    // Folds and canonical forms first (e.g. numpy's keepdims reshapes
+    // absorbed into broadcasts), so that fusion groups what the program
+    // computes rather than how it was written down.
+    pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createFusion());
+  }
   ConvertKilnToLinalgOptions lowering;
   lowering.rowLoops = rowLoops;
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg(lowering));

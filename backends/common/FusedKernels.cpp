@@ -117,13 +117,21 @@ LogicalResult kiln::verifyFusedKernelKind(FusedKernelOp kernel) {
     if (reducing)
       return foreign("a reduction");
     break;
-  case FusionKind::reduction:
+  case FusionKind::reduction: {
     if (namedMatmuls)
       return foreign("a contraction");
-    if (!reducing)
+    // A tiled kernel's reductions are inside its row loop; it may read a
+    // reduction of another group like any kernel.
+    bool tiledReduction = false;
+    kernel.getBody().walk([&](linalg::LinalgOp op) {
+      tiledReduction |= op->getParentOp() != kernel.getOperation() &&
+                        op.getNumReductionLoops() > 0;
+    });
+    if (!reducing && !tiledReduction)
       if (Operation *producer = readFromOutside(kernel, isReduction))
         return lost("reduction", producer);
     break;
+  }
   case FusionKind::matmul_epilogue:
     if (reducing > contractions)
       return foreign("a reduction");

@@ -863,6 +863,33 @@ OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
     return getResult();
   }
 
+  // broadcast(reshape(x)) for a reshape that only inserts or removes
+  // size-1 dimensions (numpy's keepdims) broadcasts x itself: each of x's
+  // dimensions goes where its image in the reshape goes. A size-1
+  // dimension of x that the reshape drops has no image; then nothing
+  // changes.
+  if (auto reshape = getOperand().getDefiningOp<ReshapeOp>()) {
+    RankedTensorType sourceType = reshape.getOperand().getType();
+    ArrayRef<int64_t> source = sourceType.getShape();
+    ArrayRef<int64_t> reshaped = operandType.getShape();
+    if (isUnitReshape(sourceType, operandType)) {
+      SmallVector<int64_t> dims;
+      size_t j = 0;
+      for (int64_t size : source) {
+        while (j < reshaped.size() && reshaped[j] != size && reshaped[j] == 1)
+          ++j;
+        if (j == reshaped.size() || reshaped[j] != size)
+          break;
+        dims.push_back(getDims()[j++]);
+      }
+      if (dims.size() == source.size()) {
+        getOperandMutable().assign(reshape.getOperand());
+        setDims(dims);
+        return getResult();
+      }
+    }
+  }
+
   ArrayRef<int64_t> dims = getDims();
   return foldDataMovement(
       adaptor.getOperand(), type,

@@ -159,3 +159,25 @@ func.func @outer_product_of_reductions(%x: tensor<32x32xf32>) -> tensor<32x32xf3
   %y = kiln.mul %sb, %mb : tensor<32x32xf32>
   return %y : tensor<32x32xf32>
 }
+
+// -----
+
+// A reduction kernel that reads the reduction of another group (the max,
+// kept apart from the sum by the matmul between them): once tiled, its own
+// reduction is inside the row loop, and reading the max from outside is
+// not a lost member.
+// CHECK-LABEL: func.func @reads_reduction_of_another_group
+// CHECK: linalg.matmul
+// CHECK: scf.forall
+// CHECK: arith.divf
+// CHECK: return
+func.func @reads_reduction_of_another_group(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4xf32> {
+  %m = kiln.reduce_max %x, dims = [1] : tensor<4x8xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %d = kiln.sub %x, %mb : tensor<4x8xf32>
+  %e = kiln.exp %d : tensor<4x8xf32>
+  %p = kiln.matmul %e, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  %s = kiln.reduce_sum %p, dims = [1] : tensor<4x8xf32>
+  %q = kiln.div %s, %m : tensor<4xf32>
+  return %q : tensor<4xf32>
+}

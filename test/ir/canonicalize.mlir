@@ -1133,3 +1133,82 @@ func.func @fold_reverse(%x: tensor<1x4xf32>) -> (tensor<2x3xi32>, tensor<2x3xf32
   %t = kiln.reverse %x, dims = [0] : tensor<1x4xf32>
   return %r, %s, %t : tensor<2x3xi32>, tensor<2x3xf32>, tensor<1x4xf32>
 }
+
+// -----
+
+// numpy's keepdims: a reduced value reshaped to a unit dimension, computed
+// on, then broadcast. The reshape sinks below the elementwise ops (the splat
+// constant is rebuilt in the reduced shape) and the broadcast absorbs it.
+// CHECK-LABEL: func.func @keepdims_chain
+// CHECK-DAG: %[[EPS:.+]] = kiln.constant dense<9.99999974E-6> : tensor<8xf32>
+// CHECK-DAG: %[[MEAN:.+]] = kiln.reduce_mean %arg0, dims = [1] : tensor<8x16xf32>
+// CHECK: %[[ADD:.+]] = kiln.add %[[MEAN]], %[[EPS]] : tensor<8xf32>
+// CHECK: %[[SQRT:.+]] = kiln.sqrt %[[ADD]] : tensor<8xf32>
+// CHECK: %[[B:.+]] = kiln.broadcast_in_dim %[[SQRT]], dims = [0] : (tensor<8xf32>) -> tensor<8x16xf32>
+// CHECK-NOT: kiln.reshape
+// CHECK: kiln.div %arg0, %[[B]]
+func.func @keepdims_chain(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = kiln.reduce_mean %arg0, dims = [1] : tensor<8x16xf32>
+  %1 = kiln.reshape %0 : (tensor<8xf32>) -> tensor<8x1xf32>
+  %2 = kiln.constant dense<9.99999974E-6> : tensor<8x1xf32>
+  %3 = kiln.add %1, %2 : tensor<8x1xf32>
+  %4 = kiln.sqrt %3 : tensor<8x1xf32>
+  %5 = kiln.broadcast_in_dim %4, dims = [0, 1] : (tensor<8x1xf32>) -> tensor<8x16xf32>
+  %6 = kiln.div %arg0, %5 : tensor<8x16xf32>
+  return %6 : tensor<8x16xf32>
+}
+
+// -----
+
+// Two unit reshapes of the same shape meet in one op, which then runs on
+// the unreshaped values; a reshape with another user stays where it is.
+// CHECK-LABEL: func.func @two_reshapes_meet
+// CHECK: %[[MUL:.+]] = kiln.mul %arg0, %arg1 : tensor<4x3xf32>
+// CHECK: %[[R:.+]] = kiln.reshape %[[MUL]] : (tensor<4x3xf32>) -> tensor<4x1x3xf32>
+// CHECK: return %[[R]]
+func.func @two_reshapes_meet(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<4x1x3xf32> {
+  %0 = kiln.reshape %a : (tensor<4x3xf32>) -> tensor<4x1x3xf32>
+  %1 = kiln.reshape %b : (tensor<4x3xf32>) -> tensor<4x1x3xf32>
+  %2 = kiln.mul %0, %1 : tensor<4x1x3xf32>
+  return %2 : tensor<4x1x3xf32>
+}
+
+// CHECK-LABEL: func.func @shared_reshape_stays
+// CHECK: %[[R:.+]] = kiln.reshape %arg0 : (tensor<4xf32>) -> tensor<4x1xf32>
+// CHECK: %[[E:.+]] = kiln.exp %[[R]] : tensor<4x1xf32>
+// CHECK: return %[[R]], %[[E]]
+func.func @shared_reshape_stays(%a: tensor<4xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>) {
+  %0 = kiln.reshape %a : (tensor<4xf32>) -> tensor<4x1xf32>
+  %1 = kiln.exp %0 : tensor<4x1xf32>
+  return %0, %1 : tensor<4x1xf32>, tensor<4x1xf32>
+}
+
+// A reshape that moves elements across dimensions is not a unit reshape:
+// nothing sinks and the broadcast keeps its operand.
+// CHECK-LABEL: func.func @real_reshape_stays
+// CHECK: %[[R:.+]] = kiln.reshape %arg0 : (tensor<6xf32>) -> tensor<2x3xf32>
+// CHECK: %[[N:.+]] = kiln.neg %[[R]]
+// CHECK: kiln.broadcast_in_dim %[[N]], dims = [1, 2]
+func.func @real_reshape_stays(%a: tensor<6xf32>) -> tensor<4x2x3xf32> {
+  %0 = kiln.reshape %a : (tensor<6xf32>) -> tensor<2x3xf32>
+  %1 = kiln.neg %0 : tensor<2x3xf32>
+  %2 = kiln.broadcast_in_dim %1, dims = [1, 2] : (tensor<2x3xf32>) -> tensor<4x2x3xf32>
+  return %2 : tensor<4x2x3xf32>
+}
+
+// -----
+
+// broadcast(reshape(x)) for a unit reshape broadcasts x: its dimensions go
+// where their images went, also when x has unit dimensions of its own; a
+// unit dimension of x that the reshape drops keeps the reshape.
+// CHECK-LABEL: func.func @broadcast_of_unit_reshape
+// CHECK: kiln.broadcast_in_dim %arg0, dims = [0, 1] : (tensor<5x1xf32>) -> tensor<5x4x6xf32>
+// CHECK: %[[R:.+]] = kiln.reshape %arg1 : (tensor<1x5xf32>) -> tensor<5xf32>
+// CHECK: kiln.broadcast_in_dim %[[R]], dims = [0] : (tensor<5xf32>) -> tensor<5x3xf32>
+func.func @broadcast_of_unit_reshape(%x: tensor<5x1xf32>, %y: tensor<1x5xf32>) -> (tensor<5x4x6xf32>, tensor<5x3xf32>) {
+  %0 = kiln.reshape %x : (tensor<5x1xf32>) -> tensor<5x1x1xf32>
+  %1 = kiln.broadcast_in_dim %0, dims = [0, 1, 2] : (tensor<5x1x1xf32>) -> tensor<5x4x6xf32>
+  %2 = kiln.reshape %y : (tensor<1x5xf32>) -> tensor<5xf32>
+  %3 = kiln.broadcast_in_dim %2, dims = [0] : (tensor<5xf32>) -> tensor<5x3xf32>
+  return %1, %3 : tensor<5x4x6xf32>, tensor<5x3xf32>
+}

@@ -29,6 +29,10 @@ int64_t convOutputSize(int64_t inputSize, int64_t kernelSize, int64_t stride,
                        int64_t paddingLow, int64_t paddingHigh,
                        int64_t lhsDilation, int64_t rhsDilation);
 
+/// True if reshaping `from` to `to` only inserts or removes size-1
+/// dimensions (the reshapes of numpy's keepdims and of squeeze).
+bool isUnitReshape(RankedTensorType from, RankedTensorType to);
+
 /// Verifies the region signatures of kiln.cond, kiln.while and kiln.for
 /// (block arguments and kiln.yield operands against the op's operands and
 /// results) through the op's `verifyRegionSignatures`. Listed before

@@ -631,6 +631,7 @@ def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
   let assemblyFormat = "$operand attr-dict `:` functional-type($operand, $result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
