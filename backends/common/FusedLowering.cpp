@@ -139,14 +139,20 @@ struct FuseLinalgGroupsPass
     // reads a reshaped value, as a recurrent cell's does, expands it to
     // [1, m, n]), which kiln-cpu-matmul-to-dnnl and the GPU's tiled
     // matmul no longer recognize.
+    // Nor through a reduction: expanding a reduction over a size-1
+    // dimension to fold the reshape of its result gives a generic whose
+    // result is reshaped again, and the pattern expands it once more,
+    // without end (softmax over an axis of size 1). A reduction never fuses
+    // with its consumers anyway.
     linalg::ControlFusionFn reshapeOutsideContractions =
         [sameKernel](OpOperand *fusedOperand) {
-          auto isContraction = [](Operation *op) {
+          auto keepsItsShape = [](Operation *op) {
             auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
-            return linalgOp && linalg::isaContractionOpInterface(linalgOp);
+            return linalgOp && (linalg::isaContractionOpInterface(linalgOp) ||
+                                linalgOp.getNumReductionLoops() > 0);
           };
-          return !isContraction(fusedOperand->get().getDefiningOp()) &&
-                 !isContraction(fusedOperand->getOwner()) &&
+          return !keepsItsShape(fusedOperand->get().getDefiningOp()) &&
+                 !keepsItsShape(fusedOperand->getOwner()) &&
                  sameKernel(fusedOperand);
         };
     RewritePatternSet patterns(context);

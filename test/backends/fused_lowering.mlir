@@ -252,3 +252,23 @@ func.func @in_loop(%h: tensor<16xf32>, %w: tensor<16xf32>) -> tensor<16xf32> {
   }
   return %r#0 : tensor<16xf32>
 }
+
+// -----
+
+// Softmax over an axis of size 1: the reshapes of the two reductions' results
+// stay reshapes (folding them by expansion through a reduction re-expanded
+// its own result forever); the exponential still fuses into the division.
+// CHECK-LABEL: func.func @softmax_over_a_unit_axis
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @softmax_over_a_unit_axis(%x: tensor<1x3xf32>) -> tensor<1x3xf32> {
+  %1 = kiln.reduce_max %x, dims = [0] : tensor<1x3xf32>
+  %2 = kiln.reshape %1 : (tensor<3xf32>) -> tensor<1x3xf32>
+  %3 = kiln.sub %x, %2 : tensor<1x3xf32>
+  %4 = kiln.exp %3 : tensor<1x3xf32>
+  %5 = kiln.reduce_sum %4, dims = [0] : tensor<1x3xf32>
+  %6 = kiln.reshape %5 : (tensor<3xf32>) -> tensor<1x3xf32>
+  %7 = kiln.div %4, %6 : tensor<1x3xf32>
+  return %7 : tensor<1x3xf32>
+}

@@ -186,15 +186,11 @@ np.testing.assert_allclose(got[4], np.zeros((1, 3)), atol=1e-6)
 """
 
 
-@pytest.mark.xfail(strict=True, reason="compiler hang (C++): a kiln.fused "
-                   "reduction region with two reductions over a size-1 axis "
-                   "(softmax's reduce_max and reduce_sum over dims [0] of "
-                   "1x3) never finishes --kiln-fuse-linalg-groups; "
-                   "kiln-compile --no-fusion compiles it")
 def test_normalizers_over_a_unit_axis():
     """Softmax over an axis of size 1 is 1, log_softmax 0, logsumexp the
-    value, layer_norm 0. Run in a subprocess with a timeout, as the
-    compilation hangs (each of the five alone hangs too)."""
+    value, layer_norm 0. Run in a subprocess with a timeout: the
+    compilation used to hang (kiln-fuse-linalg-groups re-expanded a
+    reduction over the size-1 axis forever)."""
     import subprocess
     import sys
     try:
