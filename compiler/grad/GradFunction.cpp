@@ -42,9 +42,14 @@ Tensors GradFunction::operator()(const Tensors &args) const {
   if (gradKind == GradKind::Vjp)
     fail(loc, "a kiln::vjp function is called with two lists, "
               "(primals, cotangents)");
-  TracedFunction primal =
-      detail::traceImpl("primal", specsOf(args, what, loc), fn, loc);
-  return detail::applyGradKind(primal, gradKind, wrt, args, loc);
+  // Tensors of the enclosing trace that fn uses come back as extra inputs
+  // of the primal: passed in, never differentiated.
+  Tensors captured;
+  TracedFunction primal = detail::traceCapturing(
+      "primal", specsOf(args, what, loc), fn, loc, captured);
+  Tensors inputs = args;
+  inputs.insert(inputs.end(), captured.begin(), captured.end());
+  return detail::applyGradKind(primal, gradKind, wrt, inputs, loc);
 }
 
 Tensors GradFunction::operator()(const Tensors &primals,
@@ -55,10 +60,12 @@ Tensors GradFunction::operator()(const Tensors &primals,
     fail(loc, std::string(what) +
                   " takes one list of arguments; only kiln::vjp "
                   "takes cotangents");
-  TracedFunction primal =
-      detail::traceImpl("primal", specsOf(primals, what, loc), fn, loc);
+  Tensors captured;
+  TracedFunction primal = detail::traceCapturing(
+      "primal", specsOf(primals, what, loc), fn, loc, captured);
   specsOf(cotangents, what, loc);
   Tensors args = primals;
+  args.insert(args.end(), captured.begin(), captured.end());
   args.insert(args.end(), cotangents.begin(), cotangents.end());
   return detail::applyGradKind(primal, gradKind, wrt, args, loc);
 }

@@ -99,9 +99,13 @@ static void nameSpecs(std::vector<TensorSpec> &specs, const char *prefix,
   }
 }
 
-TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
-                         const RegionFn &fn, SourceLoc loc,
-                         std::shared_ptr<mlir::MLIRContext> context) {
+/// traceImpl and traceCapturing: with `captured`, the function may use
+/// the tensors of the active trace and they are listed there.
+static TracedFunction traceWith(std::string name,
+                                std::vector<TensorSpec> inputs,
+                                const RegionFn &fn, SourceLoc loc,
+                                std::shared_ptr<mlir::MLIRContext> context,
+                                Tensors *captured) {
   if (name.empty())
     fail(loc, "kiln::trace needs a non-empty function name");
   for (const TensorSpec &spec : inputs)
@@ -111,8 +115,11 @@ TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
                       " has a negative dimension; shapes are static");
   nameSpecs(inputs, "arg", "inputs", loc);
 
+  TraceState *enclosing = TraceState::active();
   auto state =
       std::make_shared<TraceState>(name, inputs, loc, std::move(context));
+  if (captured && enclosing)
+    state->captureFrom(enclosing);
   ActiveTrace active(*state);
   mlir::func::FuncOp function = state->getFunction();
 
@@ -134,6 +141,14 @@ TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
     outputs.push_back(std::move(spec));
   }
   nameSpecs(outputs, "out", "outputs", loc);
+
+  if (captured) {
+    for (const Tensor &tensor : state->captures()) {
+      inputs.push_back(TensorSpec{tensor.dtype(), tensor.shape(),
+                                  "capture" + std::to_string(captured->size())});
+      captured->push_back(tensor);
+    }
+  }
 
   mlir::OpBuilder &builder = state->getBuilder();
   builder.create<mlir::func::ReturnOp>(state->location(loc),
@@ -158,6 +173,21 @@ TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
   active.completed = true;
   return TracedFunction(std::move(sharedContext), std::move(module),
                         std::move(name), std::move(inputs), std::move(outputs));
+}
+
+TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
+                         const RegionFn &fn, SourceLoc loc,
+                         std::shared_ptr<mlir::MLIRContext> context) {
+  return traceWith(std::move(name), std::move(inputs), fn, loc,
+                   std::move(context), nullptr);
+}
+
+TracedFunction traceCapturing(std::string name,
+                              std::vector<TensorSpec> inputs,
+                              const RegionFn &fn, SourceLoc loc,
+                              Tensors &captured) {
+  return traceWith(std::move(name), std::move(inputs), fn, loc, nullptr,
+                   &captured);
 }
 
 } // namespace detail

@@ -103,11 +103,43 @@ TraceState &TraceState::of(const Tensor &tensor, SourceLoc loc) {
               "failed); a Tensor is only valid during the kiln::trace call "
               "that created it. Pass the value into the new trace as an "
               "input, or recreate it with kiln::constant");
-  if (state != active())
+  if (state != active()) {
+    TraceState *current = active();
+    if (current && current->capturesFrom(state))
+      return *current;
     fail(loc, "this tensor belongs to a different trace than the one being "
               "recorded on this thread; tensors cannot be shared between "
               "traces (pass the value in as an input instead)");
+  }
   return *state;
+}
+
+bool TraceState::capturesFrom(const TraceState *state) const {
+  for (const TraceState *outer = captureParent; outer;
+       outer = outer->captureParent)
+    if (outer == state)
+      return true;
+  return false;
+}
+
+mlir::Value TraceState::captureEnclosing(const Tensor &tensor,
+                                         SourceLoc loc) {
+  // A tensor from further out is first captured by the parent, whose
+  // argument this function then captures.
+  Tensor outer = tensor;
+  if (tensor.state.get() != captureParent) {
+    mlir::Value argument = captureParent->captureEnclosing(tensor, loc);
+    outer = captureParent->wrap(argument);
+    outer.frame = captureParent->root.frame;
+  }
+  auto [it, inserted] = functionCaptureIndex.try_emplace(
+      outer.handle, static_cast<unsigned>(functionCaptures.size()));
+  unsigned index = root.fixedArgs + it->second;
+  if (inserted) {
+    functionCaptures.push_back(outer);
+    function.insertArgument(index, outer.handle.getType(), {}, location(loc));
+  }
+  return function.getArgument(index);
 }
 
 TraceState &TraceState::of(llvm::ArrayRef<const Operand *> operands,
@@ -148,6 +180,14 @@ mlir::Value TraceState::use(const Tensor &tensor, SourceLoc loc) {
   TraceState &state = of(tensor, loc);
   if (&state != this)
     fail(loc, "internal error: tensor resolved against the wrong trace");
+  if (tensor.state.get() != this) {
+    // A closure over an enclosing trace: an extra input of this function,
+    // threaded into the regions open now.
+    mlir::Value value = captureEnclosing(tensor, loc);
+    for (size_t l = 1; l < scopes.size(); ++l)
+      value = capture(*scopes[l], value);
+    return value;
+  }
   size_t level = scopes.size();
   for (size_t i = scopes.size(); i-- > 0;) {
     if (scopes[i]->frame == tensor.frame) {

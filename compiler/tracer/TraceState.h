@@ -107,6 +107,16 @@ public:
   void pushActive();
   void popActive();
 
+  /// Lets the function traced here use the tensors of `enclosing` (the
+  /// trace that was active when this one started) and of the traces it
+  /// captures from in turn, as the function of a transform does (a closure
+  /// over the enclosing trace). Each tensor used becomes an extra input,
+  /// appended after the declared ones; captures() lists them.
+  void captureFrom(TraceState *enclosing) { captureParent = enclosing; }
+  /// The tensors of the enclosing trace that the extra inputs stand for,
+  /// in input order.
+  const std::vector<Tensor> &captures() const { return functionCaptures; }
+
   /// The value `tensor` stands for, usable in the block being traced now:
   /// captures it into every region between its definition and here.
   mlir::Value use(const Tensor &tensor, SourceLoc loc);
@@ -153,6 +163,13 @@ public:
   void discard();
 
 private:
+  /// True if tensors of `state` may be captured here (it encloses this
+  /// trace through captureFrom links).
+  bool capturesFrom(const TraceState *state) const;
+  /// The argument of this function standing for `tensor`, a tensor of an
+  /// enclosing trace; added on first use.
+  mlir::Value captureEnclosing(const Tensor &tensor, SourceLoc loc);
+
   std::shared_ptr<mlir::MLIRContext> sharedContext;
   mlir::MLIRContext *context = nullptr;
   mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -164,6 +181,10 @@ private:
   std::vector<Scope *> scopes;
   uint64_t nextFrame = 1;
   bool finished = false;
+  TraceState *captureParent = nullptr;
+  std::vector<Tensor> functionCaptures;
+  /// Index into functionCaptures by the captured value in the parent.
+  llvm::DenseMap<mlir::Value, unsigned> functionCaptureIndex;
 };
 
 } // namespace detail

@@ -179,3 +179,37 @@ def test_errors_name_the_problem():
                                                            np.ones(2))
     with pytest.raises(TypeError, match="pair"):
         kiln.grad(lambda x: knp.sum(x), has_aux=True)(np.ones(2))
+
+
+def test_closures_over_the_enclosing_trace(rng):
+    """The differentiated function may use traced values it does not take
+    as arguments (as in JAX); they are not differentiated."""
+    w = rng.standard_normal(3)
+    x = rng.standard_normal(3)
+
+    @kiln.jit
+    def f(w, x):
+        direct = kiln.grad(lambda w: knp.sum(knp.sin(w) * x))(w)
+        (value, aux), g = kiln.value_and_grad(
+            lambda w: (knp.sum(w * x), x * 2.0), has_aux=True)(w)
+        looped = kiln.fori_loop(0, 2, lambda i, c: c + kiln.grad(
+            lambda w: knp.sum(w * x))(w), knp.zeros(3, np.float64))
+        return direct, value, aux, g, looped
+
+    direct, value, aux, g, looped = f(w, x)
+    np.testing.assert_allclose(direct, np.cos(w) * x, rtol=1e-12)
+    np.testing.assert_allclose(value, np.sum(w * x), rtol=1e-12)
+    np.testing.assert_allclose(aux, 2 * x, rtol=1e-12)
+    np.testing.assert_allclose(g, x, rtol=1e-12)
+    np.testing.assert_allclose(looped, 2 * x, rtol=1e-12)
+
+
+def test_nested_closures_are_differentiated():
+    """d/dx grad_y(x * y)(1) = 1: the inner gradient depends on the
+    captured x, and the outer gradient flows through it."""
+    g = kiln.grad(lambda x: kiln.grad(lambda y: x * y)(1.0))
+    assert float(g(np.float64(2.0))) == 1.0
+    h = kiln.grad(lambda x: knp.sum(kiln.grad(
+        lambda y: knp.sum(x * y * y))(x)))
+    x = np.array([0.5, -2.0, 3.0])
+    np.testing.assert_allclose(h(x), 4 * x, rtol=1e-12)

@@ -390,7 +390,7 @@ void kiln::python::bindJit(py::module_ &m) {
 
   m.def(
       "trace",
-      [](std::string name, py::handle specs, py::function fn) {
+      [](std::string name, py::handle specs, py::function fn, bool capture) {
         SourceLoc loc = callerLocation();
         std::vector<TensorSpec> inputs;
         for (py::handle item : specs) {
@@ -399,11 +399,18 @@ void kiln::python::bindJit(py::module_ &m) {
                                       spec[1].cast<Shape>(),
                                       spec[2].cast<std::string>()});
         }
-        return detail::traceImpl(std::move(name), std::move(inputs),
-                                 regionFn(fn), loc);
+        if (!capture)
+          return detail::traceImpl(std::move(name), std::move(inputs),
+                                   regionFn(fn), loc);
+        Tensors captured;
+        return detail::traceCapturing(std::move(name), std::move(inputs),
+                                      regionFn(fn), loc, captured);
       },
+      py::arg("name"), py::arg("specs"), py::arg("fn"),
+      py::arg("capture") = false,
       "Traces fn(list of Tensors) -> list of Tensors on inputs given as "
-      "[(dtype code, shape, name)].");
+      "[(dtype code, shape, name)]. With capture, fn may use tensors of "
+      "the active trace (extra inputs of the result).");
 
   py::class_<CompiledFunction, std::shared_ptr<CompiledFunction>>(
       m, "CompiledFunction")

@@ -17,9 +17,11 @@
 // into the enclosing trace (kiln/Tracer/Inline.h). So forward,
 // backward and whatever uses the gradients compile into one function.
 //
-// The wrapped function must get every tensor it uses through its
-// arguments; tensors of the enclosing trace captured by reference are
-// rejected (they belong to another trace).
+// The wrapped function may use tensors of the enclosing trace (captured by
+// reference in a lambda): they become extra inputs of the traced function,
+// passed in from the enclosing trace and not differentiated, as JAX treats
+// closed-over values. Nested transforms capture through every level, so
+// grad(x -> grad(y -> x * y)(1)) differentiates through x.
 //
 //===----------------------------------------------------------------------===//
 

@@ -295,6 +295,42 @@ TEST(Grad, GradInsideControlFlow) {
     EXPECT_NEAR(out.at(i), t.at(i) + (w.at(i) - t.at(i)) * 0.125, 1e-12);
 }
 
+TEST(Grad, ClosuresOverTheEnclosingTrace) {
+  // The loss uses x and t of the enclosing trace without taking them as
+  // arguments: d/dw sum(w * x - t) = x, also from inside a loop body.
+  JitFunction f = jit("closure", [](const Tensor &w, const Tensor &x,
+                                    const Tensor &t) {
+    Tensors direct = grad([&](const Tensor &v) { return sum(v * x - t); })({w});
+    Tensors looped = fori_loop(
+        0, 2,
+        [&](const Tensor &, const Tensor &acc) {
+          return acc + grad([&](const Tensor &v) { return sum(v * x); })({w})[0];
+        },
+        {zeros({4}, DType::F64)});
+    return Tensors{direct[0], looped[0]};
+  });
+  Array w = randomF64({4}, 81), x = randomF64({4}, 82), t = randomF64({4}, 83);
+  std::vector<Array> out = f({w, x, t});
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(out[0].at(i), x.at(i), 1e-12);
+    EXPECT_NEAR(out[1].at(i), 2 * x.at(i), 1e-12);
+  }
+}
+
+TEST(Grad, NestedClosuresAreDifferentiated) {
+  // d/dx [d/dy sum(x * y^2) at y = x] = d/dx sum(2 x^2) = 4 x: the inner
+  // gradient captures x, and the outer one differentiates through it.
+  JitFunction f = jit("nested", grad([](const Tensor &x) {
+                        return sum(grad([&](const Tensor &y) {
+                          return sum(x * y * y);
+                        })({x})[0]);
+                      }));
+  Array x = randomF64({3}, 91);
+  Array out = f({x})[0];
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(out.at(i), 4 * x.at(i), 1e-12);
+}
+
 TEST(Grad, SecondDerivative) {
   // d/dx of (d/dx sum(x^3)) summed = 6 x.
   auto cube = [](const Tensor &x) { return sum(x * x * x); };

@@ -106,12 +106,14 @@ class _Transform:
         cotangent is one, the float aux leaves' are zero."""
         from . import numpy as knp
         probe = _kiln.trace("probe", [(l.dtype_code, list(l.shape), f"a{i}")
-                                      for i, l in enumerate(leaves)], flat)
+                                      for i, l in enumerate(leaves)], flat,
+                            capture=True)
         out_def = out_defs[-1]
         if out_def.kind != "tuple" or len(out_def.children) != 2 or \
                 out_def.children[0].kind != "leaf":
             fail(f"{what} with has_aux=True needs the function to return a "
                  "pair (loss, aux)", TypeError)
+        # The probe's outputs (its extra inputs are the closure's captures).
         outputs = probe.outputs
         cotangents = []
         for i, (_, code, shape) in enumerate(outputs):

@@ -78,6 +78,16 @@ TracedFunction traceImpl(std::string name, std::vector<TensorSpec> inputs,
                          const RegionFn &fn, SourceLoc loc,
                          std::shared_ptr<mlir::MLIRContext> context = nullptr);
 
+/// traceImpl for the function of a transform, inside the active trace:
+/// `fn` may also use tensors of the active trace (a closure). Each one used
+/// becomes an extra input of the traced function, after `inputs` (named
+/// capture0, capture1, ...), and is appended to `captured`, so that the
+/// caller passes it back in.
+TracedFunction traceCapturing(std::string name,
+                              std::vector<TensorSpec> inputs,
+                              const RegionFn &fn, SourceLoc loc,
+                              Tensors &captured);
+
 template <typename Fn, size_t... I>
 auto callUnpacked(Fn &f, const Tensors &args, std::index_sequence<I...>) {
   return f(args[I]...);
