@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up and builds kiln (tools/setup.sh), then runs the whole test suite:
-# lit (IR, passes, tools), the GoogleTest unit tests and the end-to-end
-# tests, all through ctest.
+# lit (IR, passes, tools), the GoogleTest unit tests, the end-to-end tests
+# and the pytest suites of the Python packages, all through ctest.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
