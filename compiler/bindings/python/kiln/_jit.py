@@ -89,13 +89,22 @@ class Compiled:
 
     def __init__(self, entry, in_def, statics):
         self._entry, self._in_def, self._statics = entry, in_def, statics
+        self._dispatch = _kiln.Dispatcher(_MISS)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs:
+            result = self._dispatch(*args)
+            if result is not _MISS:
+                return result
         leaves, treedef = _tree.flatten((args, kwargs))
         if treedef != self._in_def:
             fail(f"the compiled function takes arguments structured as "
                  f"{self._in_def!r}, not {treedef!r}", TypeError)
         outputs = self._entry.compiled.call(leaves)
+        if not kwargs and not len(self._dispatch):
+            # Later calls with arguments like these take the fast path.
+            self._dispatch.add(treedef.children[0], leaves,
+                               self._entry.compiled, self._entry.out_def)
         return self._entry.out_def.unflatten(outputs)
 
     def save(self, path):
