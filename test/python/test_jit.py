@@ -235,3 +235,33 @@ def test_cached_calls_with_pytrees_take_the_fast_path(rng):
     np.testing.assert_allclose(first["loss"],
                                np.sum((batch.a @ params["w"]) ** 2),
                                rtol=1e-12)
+
+
+def test_calls_release_the_gil(rng):
+    """While one thread runs compiled code, another keeps running Python:
+    the call holds no Python lock while the native code runs. (Holding
+    it, the main thread would not run at all during the call.)"""
+    import threading
+    import time
+
+    spin = kiln.jit(lambda x: kiln.fori_loop(
+        0, 8000000, lambda i, c: knp.tanh(c) * 0.5 + 0.1, x))
+    x = rng.standard_normal(64).astype(np.float32)
+    want = spin(x)
+    span, ticks, results = {}, [], []
+
+    def worker():
+        span["start"] = time.perf_counter()
+        results.append(spin(x))
+        span["end"] = time.perf_counter()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    while thread.is_alive():
+        ticks.append(time.perf_counter())
+    thread.join()
+    np.testing.assert_array_equal(results[0], want)
+    during = [t for t in ticks if span["start"] < t < span["end"]]
+    call = span["end"] - span["start"]
+    assert call > 0.02, "the loop is too short to tell"
+    assert during and during[-1] - during[0] > call / 2, (len(during), call)

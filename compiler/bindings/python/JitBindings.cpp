@@ -305,8 +305,14 @@ std::vector<py::array> callMatched(const kiln_function_t *function,
     moreOutputs.resize(outputCount);
     slots = moreOutputs.data();
   }
-  check(kiln_function_call(function, small ? inputs : moreInputs.data(), count,
-                           slots, outputCount));
+  kiln_status_t status;
+  {
+    // Compiled code touches no Python object: other threads run meanwhile.
+    py::gil_scoped_release release;
+    status = kiln_function_call(function, small ? inputs : moreInputs.data(),
+                                count, slots, outputCount);
+  }
+  check(status);
   std::vector<py::array> results;
   results.reserve(outputCount);
   for (size_t i = 0; i < outputCount; ++i)
