@@ -1172,3 +1172,64 @@ def test_composite_gradient(name, rng):
     got = jit(kiln.grad(lambda x: knp.sum(kfn(x))))(x)
     want = finite_difference(lambda x: np.sum(nfn(x)), [x])
     check(got, want, rtol=1e-6, atol=1e-7)
+
+
+# --- Building arrays from others ------------------------------------------------
+
+BUILDERS = {
+    "tile": (lambda m, a: m.tile(a, (2, 1, 3)), False),
+    "tile_short_reps": (lambda m, a: m.tile(a, 2), False),
+    "repeat": (lambda m, a: m.repeat(a, 3, axis=1), False),
+    "repeat_counts": (lambda m, a: m.repeat(a, [2, 0, 1, 3], axis=-1), False),
+    "repeat_flat": (lambda m, a: m.repeat(a, 2), False),
+    "tril": (lambda m, a: m.tril(a), False),
+    "tril_k": (lambda m, a: m.tril(a, -1), False),
+    "triu_k": (lambda m, a: m.triu(a, 2), False),
+    "diagonal": (lambda m, a: m.diagonal(a[0], 1), False),
+    "diag_of_vector": (lambda m, a: m.diag(a[0, 0], -2), False),
+    "trace": (lambda m, a: m.trace(a[1], -1), True),
+    "pad": (lambda m, a: m.pad(a, ((1, 0), (0, 2), (3, 1)),
+                               constant_values=7), False),
+    "pad_scalar_width": (lambda m, a: m.pad(a, 1), False),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64], ids=str)
+@pytest.mark.parametrize("name", BUILDERS)
+def test_builders(name, dtype, rng):
+    fn, reduces = BUILDERS[name]
+    a = (rng.standard_normal((2, 3, 4)) * 10).astype(dtype)
+    got = kiln.jit(lambda a: fn(knp, a))(a)
+    want = fn(np, a)
+    assert got.dtype == want.dtype or reduces, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_split_and_linspace(rng):
+    a = rng.standard_normal((6, 4)).astype(np.float32)
+    for sections, axis in ((3, 0), ([1, 3], 1), ([2], -1)):
+        got = kiln.jit(lambda a: knp.split(a, sections, axis=axis))(a)
+        want = np.split(a, sections, axis=axis)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    with pytest.raises(ValueError, match="equal parts"):
+        kiln.jit(lambda a: knp.split(a, 4))(a)
+    np.testing.assert_allclose(
+        kiln.jit(lambda: knp.linspace(-1.0, 2.0, 7))(),
+        np.linspace(-1.0, 2.0, 7, dtype=np.float32))
+    np.testing.assert_allclose(
+        kiln.jit(lambda: knp.linspace(0, 1, 4, endpoint=False))(),
+        [0, 0.25, 0.5, 0.75])
+
+
+def test_builders_are_differentiable(rng):
+    a = rng.standard_normal((3, 4))
+    w = rng.standard_normal((5, 8))
+    g = kiln.grad(lambda a: knp.sum(knp.pad(knp.tile(a, (1, 2)),
+                                            ((1, 1), (0, 0))) * w))(a)
+    # d/da of sum(pad(tile(a)) * w): each element of a appears twice per
+    # row, in the rows 1..3 of w.
+    np.testing.assert_allclose(g, w[1:4, :4] + w[1:4, 4:], rtol=1e-12)
+    g = kiln.grad(lambda a: knp.trace(knp.tril(a @ a.T)))(a)
+    np.testing.assert_allclose(g, 2 * a, rtol=1e-12)

@@ -937,6 +937,147 @@ def take(a, indices, axis=None):
     return x[tuple(index)]
 
 
+# --- Building arrays from others ------------------------------------------------
+# Shapes, counts and offsets are static (numpy values), as the result's shape
+# depends on them; the data may be traced.
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    """Static bounds: a constant (float32 unless dtype says otherwise)."""
+    return asarray(_np.linspace(start, stop, num, endpoint=endpoint,
+                                dtype=dtype or float32))
+
+
+@_eager
+def tile(A, reps):
+    x = as_tensor(A)
+    reps = [int(r) for r in ((reps,) if isinstance(reps, int) else reps)]
+    rank = builtins.max(x.ndim, len(reps))
+    dims = [1] * (rank - x.ndim) + list(x.shape)
+    reps = [1] * (rank - len(reps)) + reps
+    # [d0, d1] -> [1, d0, 1, d1] -> [r0, d0, r1, d1] -> [r0 d0, r1 d1]
+    spread = [v for d in dims for v in (1, d)]
+    target = [v for r, d in zip(reps, dims) for v in (r, d)]
+    x = broadcast_to(reshape(x, spread), target)
+    return reshape(x, [r * d for r, d in zip(reps, dims)])
+
+
+@_eager
+def repeat(a, repeats, axis=None):
+    x = as_tensor(a)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _normalize_axis(axis, x.ndim)
+    counts = _np.asarray(repeats)
+    if counts.ndim == 0:
+        # Each element repeated r times: a new axis after `axis`, widened.
+        r = int(counts)
+        inner = list(x.shape[:axis + 1]) + [1] + list(x.shape[axis + 1:])
+        wide = list(x.shape[:axis + 1]) + [r] + list(x.shape[axis + 1:])
+        shape = list(x.shape)
+        shape[axis] *= r
+        return reshape(broadcast_to(reshape(x, inner), wide), shape)
+    return take(x, _np.repeat(_np.arange(x.shape[axis]), counts), axis=axis)
+
+
+def split(ary, indices_or_sections, axis=0):
+    """A list of static slices along `axis`, as numpy.split."""
+    x = as_tensor(ary)
+    axis = _normalize_axis(axis, x.ndim)
+    size = x.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if size % indices_or_sections:
+            fail(f"array of size {size} along axis {axis} does not split "
+                 f"into {indices_or_sections} equal parts", ValueError)
+        step = size // indices_or_sections
+        bounds = list(range(step, size, step))
+    else:
+        bounds = [int(b) for b in indices_or_sections]
+    edges = [0] + bounds + [size]
+    parts = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        index = [slice(None)] * x.ndim
+        index[axis] = slice(lo, hi)
+        parts.append(x[tuple(index)])
+    return parts
+
+
+def _triangle(m, k, lower):
+    x = as_tensor(m)
+    if x.ndim < 2:
+        fail("tril/triu need an array of rank 2 or more", ValueError)
+    rows, cols = x.shape[-2:]
+    mask = _np.tri(rows, cols, k, dtype=bool)
+    if not lower:
+        mask = ~_np.tri(rows, cols, k - 1, dtype=bool)
+    return _kiln.where(mask, x, zeros_like(x))
+
+
+@_eager
+def tril(m, k=0):
+    return _triangle(m, k, lower=True)
+
+
+@_eager
+def triu(m, k=0):
+    return _triangle(m, k, lower=False)
+
+
+@_eager
+def diagonal(a, offset=0):
+    """The diagonal of a matrix (rank 2), shifted by `offset`."""
+    x = as_tensor(a)
+    if x.ndim != 2:
+        fail("kiln.numpy.diagonal takes a matrix (rank 2)", ValueError)
+    rows, cols = x.shape
+    positions = _np.arange(rows * cols).reshape(rows, cols).diagonal(offset)
+    return take(x, positions)
+
+
+@_eager
+def diag(v, k=0):
+    """The diagonal of a matrix, or a matrix with vector v on diagonal k."""
+    x = as_tensor(v)
+    if x.ndim == 2:
+        return diagonal(x, k)
+    if x.ndim != 1:
+        fail("kiln.numpy.diag takes a vector or a matrix", ValueError)
+    n = x.shape[0] + builtins.abs(int(k))
+    # Element j of v lands at flat position j * (n + 1) + the offset.
+    source = _np.full(n * n, -1)
+    target = _np.diag(_np.arange(x.shape[0]), k).reshape(-1)
+    mask = _np.diag(_np.ones(x.shape[0], bool), k).reshape(-1)
+    source[mask] = target[mask]
+    gathered = _kiln.gather(x, _np.maximum(source, 0))
+    return reshape(_kiln.where(mask, gathered, zeros(n * n, dtype_of(x))),
+                   [n, n])
+
+
+@_eager
+def trace(a, offset=0):
+    return sum(diagonal(a, offset))
+
+
+@_eager
+def pad(array, pad_width, mode="constant", constant_values=0):
+    """Constant padding only (numpy's default mode)."""
+    if mode != "constant":
+        fail(f"kiln.numpy.pad supports mode='constant', not {mode!r}",
+             NotImplementedError)
+    x = as_tensor(array)
+    widths = _np.broadcast_to(_np.asarray(pad_width, int), (x.ndim, 2))
+    for axis, (before, after) in enumerate(widths):
+        if before < 0 or after < 0:
+            fail("pad widths must not be negative", ValueError)
+        parts = []
+        for width in (before, after):
+            shape = list(x.shape)
+            shape[axis] = int(width)
+            parts.append(full(shape, constant_values, dtype_of(x)))
+        if before or after:
+            x = concatenate([parts[0], x, parts[1]], axis=axis)
+    return x
+
+
 def _ensure_indexing_loaded():
     from .. import _tensor  # noqa: F401  (installs Tensor's operators)
 
