@@ -1233,3 +1233,43 @@ def test_builders_are_differentiable(rng):
     np.testing.assert_allclose(g, w[1:4, :4] + w[1:4, 4:], rtol=1e-12)
     g = kiln.grad(lambda a: knp.trace(knp.tril(a @ a.T)))(a)
     np.testing.assert_allclose(g, 2 * a, rtol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2)], ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_prod(axis, keepdims, rng):
+    a = rng.uniform(0.5, 1.5, size=(3, 5, 6)).astype(np.float32)
+    got = kiln.jit(lambda a: knp.prod(a, axis=axis, keepdims=keepdims))(a)
+    want = np.prod(a, axis=axis, keepdims=keepdims)
+    assert got.shape == want.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1], ids=str)
+def test_cumprod(axis, rng):
+    a = rng.uniform(0.5, 1.5, size=(7, 5)).astype(np.float32)
+    np.testing.assert_allclose(
+        kiln.jit(lambda a: knp.cumprod(a, axis=axis))(a),
+        np.cumprod(a, axis=axis), rtol=1e-5)
+
+
+def test_integer_and_empty_products(rng):
+    i = rng.integers(-3, 4, size=(4, 7)).astype(np.int32)
+    got = kiln.jit(lambda i: (knp.prod(i, axis=1), knp.cumprod(i, axis=1),
+                              knp.prod(i[:, :0], axis=1)))(i)
+    np.testing.assert_array_equal(got[0], np.prod(i, axis=1))
+    np.testing.assert_array_equal(got[1], np.cumprod(i, axis=1))
+    np.testing.assert_array_equal(got[2], np.ones(4))
+
+
+def test_product_gradients(rng):
+    x = rng.uniform(0.5, 2.0, size=(3, 4))
+    g = kiln.grad(lambda x: knp.sum(knp.prod(x, axis=1)))(x)
+    np.testing.assert_allclose(g, np.prod(x, axis=1, keepdims=True) / x,
+                               rtol=1e-12)
+    g = kiln.grad(lambda x: knp.sum(knp.cumprod(x[0])))(x)
+    # d/dx_j sum_k prod_{i<=k} x_i = sum_{k>=j} prod_{i<=k} x_i / x_j
+    running = np.cumprod(x[0])
+    want = np.array([running[j:].sum() / x[0, j] for j in range(4)])
+    np.testing.assert_allclose(g[0], want, rtol=1e-12)
+    np.testing.assert_allclose(g[1:], 0)

@@ -844,6 +844,61 @@ def cumsum(a, axis=None, dtype=None):
     return _kiln.cumsum(x, axis, False, False)
 
 
+def _ones_along(x, axis, count):
+    shape = list(x.shape)
+    shape[axis] = count
+    return full(shape, 1, dtype_of(x))
+
+
+@_eager
+def prod(a, axis=None, keepdims=False, dtype=None):
+    """Products by halving: the axis is padded with ones to a power of two,
+    then its two halves are multiplied until one element is left (log2(n)
+    elementwise multiplications, differentiable like any of them). The
+    order of the multiplications differs from numpy's running product, so
+    float results can differ in the last bits."""
+    x = as_tensor(a) if dtype is None else astype(a, dtype)
+    if dtype_of(x) == bool_:
+        x = astype(x, int32)
+    if axis is None:
+        result = prod(ravel(x), 0)
+        return reshape(result, [1] * x.ndim) if keepdims else result
+    axes = sorted({_normalize_axis(ax, x.ndim) for ax in _axes(axis, x.ndim)})
+    for ax in reversed(axes):
+        size = x.shape[ax]
+        width = 1
+        while width < size:
+            width *= 2
+        if width != size:
+            x = concatenate([x, _ones_along(x, ax, width - size)], axis=ax)
+        while x.shape[ax] > 1:
+            low, high = split(x, 2, axis=ax)
+            x = _kiln.mul(low, high)
+        x = x if keepdims else squeeze(x, ax)
+    return x
+
+
+@_eager
+def cumprod(a, axis=None, dtype=None):
+    """Running products by doubling strides (Hillis-Steele): log2(n) steps,
+    each multiplying every element by the one `stride` before it."""
+    x = as_tensor(a) if dtype is None else astype(a, dtype)
+    if dtype_of(x) == bool_:
+        x = astype(x, int32)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _normalize_axis(axis, x.ndim)
+    size, stride = x.shape[axis], 1
+    while stride < size:
+        kept = [slice(None)] * x.ndim
+        kept[axis] = slice(0, size - stride)
+        shifted = concatenate([_ones_along(x, axis, stride), x[tuple(kept)]],
+                              axis=axis)
+        x = _kiln.mul(x, shifted)
+        stride *= 2
+    return x
+
+
 # --- Products ----------------------------------------------------------------
 
 @_eager
