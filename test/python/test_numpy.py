@@ -1273,3 +1273,43 @@ def test_product_gradients(rng):
     want = np.array([running[j:].sum() / x[0, j] for j in range(4)])
     np.testing.assert_allclose(g[0], want, rtol=1e-12)
     np.testing.assert_allclose(g[1:], 0)
+
+
+EINSUM = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+    ("ij->ji", [(3, 4)]),
+    ("ii->i", [(4, 4)]),
+    ("ii", [(4, 4)]),
+    ("iij->j", [(3, 3, 2)]),
+    ("ij,ij->", [(3, 4), (3, 4)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("ij,kj", [(3, 4), (5, 4)]),
+    ("ab,b", [(3, 4), (4,)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ijk,ikj->i", [(3, 4, 4), (3, 4, 4)]),
+    ("abc,cd->", [(2, 3, 4), (4, 5)]),
+    ("ab,cd->abcd", [(2, 3), (4, 1)]),
+]
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUM, ids=[e for e, _ in EINSUM])
+def test_einsum(equation, shapes, rng):
+    operands = [rng.standard_normal(s) for s in shapes]
+    got = kiln.jit(lambda *ops: knp.einsum(equation, *ops))(*operands)
+    want = np.einsum(equation, *operands)
+    assert got.shape == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_einsum_gradient_and_errors(rng):
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    g = kiln.grad(lambda a: knp.sum(knp.einsum("ij,jk->ik", a, b) ** 2))(a)
+    np.testing.assert_allclose(g, 2 * (a @ b) @ b.T, rtol=1e-10)
+    with pytest.raises(ValueError, match="names 2 operands"):
+        kiln.jit(lambda a: knp.einsum("ij,jk->ik", a))(a)
+    with pytest.raises(ValueError, match="rank 2"):
+        kiln.jit(lambda a: knp.einsum("ijk->i", a))(a)
+    with pytest.raises(NotImplementedError, match=r"\.\.\."):
+        kiln.jit(lambda a: knp.einsum("...j->...", a))(a)

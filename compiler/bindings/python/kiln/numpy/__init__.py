@@ -977,6 +977,95 @@ def inner(a, b):
     return reshape(out, list(t1.shape[:-1]) + list(t2.shape[:-1]))
 
 
+def _distinct_letters(x, letters):
+    """x with each repeated index letter reduced to its diagonal (a static
+    gather of the elements whose repeated indices agree); returns the array
+    and its letters, each once."""
+    if len(set(letters)) == len(letters):
+        return x, letters
+    unique = "".join(dict.fromkeys(letters))
+    sizes = {}
+    for letter, size in zip(letters, x.shape):
+        if sizes.setdefault(letter, size) != size:
+            fail(f"einsum: index '{letter}' has sizes {sizes[letter]} and "
+                 f"{size}", ValueError)
+    grid = _np.indices([sizes[u] for u in unique])
+    flat = _np.ravel_multi_index(
+        tuple(grid[unique.index(letter)] for letter in letters), x.shape)
+    return take(ravel(x), flat), unique
+
+
+def _sum_letters(x, letters, keep):
+    """x summed over its letters that are not in `keep`."""
+    drop = tuple(i for i, c in enumerate(letters) if c not in keep)
+    if not drop:
+        return x, letters
+    return sum(x, axis=drop), "".join(c for c in letters if c in keep)
+
+
+def _einsum_pair(x, xl, y, yl, keep):
+    """x (letters xl) times y (letters yl) as one batched matmul, summed
+    over the letters that are not in `keep`; result letters: batch, x's
+    free, y's free."""
+    # A letter only one operand has and nobody needs is summed out first.
+    x, xl = _sum_letters(x, xl, keep + yl)
+    y, yl = _sum_letters(y, yl, keep + xl)
+    batch = [c for c in xl if c in yl and c in keep]
+    contract = [c for c in xl if c in yl and c not in keep]
+    xfree = [c for c in xl if c not in yl]
+    yfree = [c for c in yl if c not in xl]
+    size = dict(zip(xl + yl, list(x.shape) + list(y.shape)))
+
+    def volume(letters):
+        return int(_np.prod([size[c] for c in letters])) if letters else 1
+    x = transpose(x, [xl.index(c) for c in batch + xfree + contract])
+    y = transpose(y, [yl.index(c) for c in batch + contract + yfree])
+    x = reshape(x, [volume(batch), volume(xfree), volume(contract)])
+    y = reshape(y, [volume(batch), volume(contract), volume(yfree)])
+    letters = batch + xfree + yfree
+    return (reshape(_kiln.matmul(x, y), [size[c] for c in letters]),
+            "".join(letters))
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation over one or more operands: pairs become one
+    batched matmul (transposes and reshapes around it), repeated indices of
+    an operand its diagonal, indices nobody keeps are summed. Explicit
+    ('ij,jk->ik') and implicit ('ij,jk') outputs; no ellipsis."""
+    if "..." in subscripts:
+        fail("kiln.numpy.einsum does not take '...' yet; name every "
+             "dimension", NotImplementedError)
+    subscripts = subscripts.replace(" ", "")
+    inputs, _, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        fail(f"einsum: '{subscripts}' names {len(terms)} operands but "
+             f"{len(operands)} were given", ValueError)
+    if "->" not in subscripts:
+        counts = {}
+        for c in inputs.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    arrays = []
+    for term, operand in zip(terms, operands):
+        x = as_tensor(operand)
+        if len(term) != x.ndim:
+            fail(f"einsum: '{term}' has {len(term)} indices for an operand "
+                 f"of rank {x.ndim}", ValueError)
+        arrays.append(_distinct_letters(x, term))
+    x, letters = arrays[0]
+    for k, (y, other) in enumerate(arrays[1:], 1):
+        later = "".join(t for _, t in arrays[k + 1:])
+        x, letters = _einsum_pair(x, letters, y, other, output + later)
+    # Sum what the output drops, then order the rest as the output asks.
+    x, letters = _sum_letters(x, letters, output)
+    if sorted(letters) != sorted(output):
+        fail(f"einsum: the output '{output}' names indices the operands "
+             "do not have", ValueError)
+    return transpose(x, [letters.index(c) for c in output]) \
+        if letters != output else x
+
+
 # --- Indexing ----------------------------------------------------------------
 
 @_eager
