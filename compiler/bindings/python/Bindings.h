@@ -15,6 +15,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <optional>
+
 namespace kiln {
 namespace python {
 
@@ -51,6 +53,10 @@ detail::RegionFn regionFn(py::function fn);
 /// The kiln DType for a dtype code from Python; rejects codes the tracer
 /// does not offer.
 DType dtypeFromCode(int code);
+
+/// The dtype a Python int (`object`, a PyLong) is traced as: i32, or i64
+/// when it does not fit; none when it does not fit in 64 bits either.
+std::optional<DType> pythonIntDType(PyObject *object);
 
 void bindTracer(py::module_ &m);
 void bindJit(py::module_ &m);

@@ -21,6 +21,9 @@
 
 #include "kiln/Jit.h"
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <pybind11/stl.h>
 
 #include <memory>
@@ -87,12 +90,11 @@ bool describeArgument(py::handle arg, ArgumentSpec &spec) {
     return true;
   }
   if (PyLong_CheckExact(object)) {
-    int overflow = 0;
-    long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
-    if (overflow)
+    std::optional<DType> dtype = pythonIntDType(object);
+    if (!dtype)
       return false;
-    bool fits = value >= INT32_MIN && value <= INT32_MAX;
-    spec = {ArgumentSpec::Int, fits ? KILN_DTYPE_I32 : KILN_DTYPE_I64, -1, {}};
+    spec = {ArgumentSpec::Int,
+            static_cast<kiln_dtype_t>(toElementType(*dtype)), -1, {}};
     return true;
   }
   if (PyFloat_CheckExact(object)) {
@@ -124,10 +126,9 @@ bool matches(py::handle arg, const ArgumentSpec &spec) {
   case ArgumentSpec::Int: {
     if (!PyLong_CheckExact(object))
       return false;
-    int overflow = 0;
-    long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
-    bool fits = !overflow && value >= INT32_MIN && value <= INT32_MAX;
-    return overflow ? false : (spec.dtype == KILN_DTYPE_I32) == fits;
+    std::optional<DType> dtype = pythonIntDType(object);
+    return dtype && static_cast<kiln_dtype_t>(toElementType(*dtype)) ==
+                        spec.dtype;
   }
   case ArgumentSpec::Array: {
     if (!py::isinstance<py::array>(arg))
@@ -273,51 +274,20 @@ std::vector<py::array> callMatched(const kiln_function_t *function,
                                    const std::vector<ArgumentSpec> &arguments,
                                    const std::vector<py::handle> &args) {
   std::vector<py::object> keepAlive;
-  TensorPtr owned[8];
-  std::vector<TensorPtr> more;
-  kiln_tensor_t *inputs[8];
-  std::vector<kiln_tensor_t *> moreInputs;
-  size_t count = arguments.size();
-  bool small = count <= 8;
-  if (!small) {
-    more.resize(count);
-    moreInputs.resize(count);
-  }
-  size_t index = 0;
-  for (py::handle arg : args) {
+  llvm::SmallVector<TensorPtr, 8> owned;
+  llvm::SmallVector<kiln_tensor_t *, 8> inputs;
+  for (size_t index = 0; index < args.size(); ++index) {
     const ArgumentSpec &spec = arguments[index];
-    TensorPtr tensor =
+    owned.push_back(
         spec.kind == ArgumentSpec::Array
             ? inputTensor(
-                  arg, spec.dtype,
+                  args[index], spec.dtype,
                   [&] { return "argument " + std::to_string(index); },
                   keepAlive)
-            : scalarTensor(arg, spec.dtype);
-    (small ? inputs[index] : moreInputs[index]) = tensor.get();
-    (small ? owned[index] : more[index]) = std::move(tensor);
-    ++index;
+            : scalarTensor(args[index], spec.dtype));
+    inputs.push_back(owned.back().get());
   }
-  size_t outputCount = kiln_function_output_count(function);
-  kiln_tensor_t *outputs[8] = {};
-  std::vector<kiln_tensor_t *> moreOutputs;
-  kiln_tensor_t **slots = outputs;
-  if (outputCount > 8) {
-    moreOutputs.resize(outputCount);
-    slots = moreOutputs.data();
-  }
-  kiln_status_t status;
-  {
-    // Compiled code touches no Python object: other threads run meanwhile.
-    py::gil_scoped_release release;
-    status = kiln_function_call(function, small ? inputs : moreInputs.data(),
-                                count, slots, outputCount);
-  }
-  check(status);
-  std::vector<py::array> results;
-  results.reserve(outputCount);
-  for (size_t i = 0; i < outputCount; ++i)
-    results.push_back(outputArray(TensorPtr(slots[i])));
-  return results;
+  return callOnTensors(function, inputs.data(), inputs.size());
 }
 
 /// The fast path of one kiln.jit function.
@@ -464,13 +434,18 @@ void kiln::python::bindJit(py::module_ &m) {
 static std::string pythonSpelling(std::string text) {
   static const std::regex castCall(R"(kiln::cast\((\w+), kiln::DType::(\w+)\))");
   static const std::regex dtypeName(R"(kiln::DType::(\w+))");
+  // DType::I64 -> the element type spelled "i64" -> numpy's int64.
   auto numpyName = [](const std::string &name) -> std::string {
-    static const std::pair<const char *, const char *> names[] = {
-        {"F32", "float32"}, {"F64", "float64"}, {"I1", "bool_"},
-        {"I32", "int32"},   {"I64", "int64"}};
-    for (const auto &[cpp, numpy] : names)
-      if (name == cpp)
-        return std::string("numpy.") + numpy;
+    std::string spelling = llvm::StringRef(name).lower();
+    for (const ElementTypeInfo &info : kElementTypes) {
+      if (spelling != info.name || !*info.npyDescriptor)
+        continue;
+      py::dtype dtype = DTypeTable::get().numpy(
+          static_cast<kiln_dtype_t>(info.type));
+      // numpy spells its bool scalar type bool_ (numpy.bool is Python's).
+      return "numpy." + dtype.attr("name").cast<std::string>() +
+             (info.elementClass == ElementClass::Bool ? "_" : "");
+    }
     return name;
   };
   std::smatch match;

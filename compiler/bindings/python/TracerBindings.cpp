@@ -81,6 +81,14 @@ DType kiln::python::dtypeFromCode(int code) {
   return *dtype;
 }
 
+std::optional<DType> kiln::python::pythonIntDType(PyObject *object) {
+  int overflow = 0;
+  long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
+  if (overflow)
+    return std::nullopt;
+  return value >= INT32_MIN && value <= INT32_MAX ? DType::I32 : DType::I64;
+}
+
 namespace {
 /// A constant tensor with the elements of a contiguous numpy array.
 template <typename T>
@@ -98,35 +106,40 @@ Tensor constantFromNumpy(py::handle value, SourceLoc loc) {
   // Through Python: the struct field moved between numpy 1 and 2.
   size_t size = dtype.attr("itemsize").cast<size_t>();
   // Types the tracer lacks widen to one it has.
-  const char *target = nullptr;
+  std::optional<DType> target;
   if (kind == 'b')
-    target = "bool";
+    target = DType::I1;
   else if (kind == 'f')
-    target = size <= 4 ? "float32" : "float64";
+    target = size <= 4 ? DType::F32 : DType::F64;
   else if (kind == 'i')
-    target = size <= 4 ? "int32" : "int64";
+    target = size <= 4 ? DType::I32 : DType::I64;
   else if (kind == 'u')
-    target = size <= 2 ? "int32" : "int64";
+    target = size <= 2 ? DType::I32 : DType::I64;
   if (!target)
     throw py::type_error("kiln cannot trace a value of numpy dtype " +
                          py::str(dtype).cast<std::string>() +
                          " (it traces bool, int32, int64, float32 and "
                          "float64)");
   // asarray, not ascontiguousarray: the latter makes rank 0 into rank 1.
-  array = numpy.attr("asarray")(array, py::str(target), "C");
+  array = numpy.attr("asarray")(
+      array,
+      DTypeTable::get().numpy(static_cast<kiln_dtype_t>(toElementType(*target))),
+      "C");
   Shape shape(array.shape(), array.shape() + array.ndim());
-  std::string name = target;
-  if (name == "bool") {
+  switch (*target) {
+  case DType::I1: {
     const bool *data = static_cast<const bool *>(array.data());
     return constant(std::vector<bool>(data, data + array.size()), shape, loc);
   }
-  if (name == "float32")
+  case DType::F32:
     return constantOf<float>(array, shape, loc);
-  if (name == "float64")
+  case DType::F64:
     return constantOf<double>(array, shape, loc);
-  if (name == "int32")
+  case DType::I32:
     return constantOf<int32_t>(array, shape, loc);
-  return constantOf<int64_t>(array, shape, loc);
+  default:
+    return constantOf<int64_t>(array, shape, loc);
+  }
 }
 
 /// A Python int as a C++ integer; out of int64 range is an error.
@@ -161,8 +174,7 @@ Tensor kiln::python::toTensor(py::handle value, SourceLoc loc) {
     return constant(Scalar(value.ptr() == Py_True), DType::I1, loc);
   if (PyLong_CheckExact(value.ptr())) {
     int64_t integer = pythonInt(value, loc);
-    bool fits = integer >= INT32_MIN && integer <= INT32_MAX;
-    return constant(Scalar(integer), fits ? DType::I32 : DType::I64, loc);
+    return constant(Scalar(integer), *pythonIntDType(value.ptr()), loc);
   }
   if (PyFloat_CheckExact(value.ptr()))
     return constant(Scalar(PyFloat_AsDouble(value.ptr())), DType::F32, loc);
@@ -195,7 +207,7 @@ detail::RegionFn kiln::python::regionFn(py::function fn) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-std::optional<Axes> axesFrom(py::handle axes) {
+Axes axesFrom(py::handle axes) {
   if (axes.is_none())
     return Axes::all();
   if (PyLong_Check(axes.ptr()))
@@ -356,15 +368,15 @@ void kiln::python::bindTracer(py::module_ &m) {
   // Reductions and contractions.
   m.def("sum", [](py::handle x, py::handle axes, bool keepdims) {
     SourceLoc loc = callerLocation();
-    return sum(toTensor(x, loc), *axesFrom(axes), keepdims, loc);
+    return sum(toTensor(x, loc), axesFrom(axes), keepdims, loc);
   });
   m.def("max", [](py::handle x, py::handle axes, bool keepdims) {
     SourceLoc loc = callerLocation();
-    return max(toTensor(x, loc), *axesFrom(axes), keepdims, loc);
+    return max(toTensor(x, loc), axesFrom(axes), keepdims, loc);
   });
   m.def("mean", [](py::handle x, py::handle axes, bool keepdims) {
     SourceLoc loc = callerLocation();
-    return mean(toTensor(x, loc), *axesFrom(axes), keepdims, loc);
+    return mean(toTensor(x, loc), axesFrom(axes), keepdims, loc);
   });
   m.def("argmax", [](py::handle x, int64_t axis, bool last) {
     SourceLoc loc = callerLocation();

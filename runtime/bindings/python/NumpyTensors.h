@@ -132,9 +132,8 @@ TensorPtr inputTensor(py::handle object, kiln_dtype_t dtype,
     if (!usableInPlace(array)) {
       // A contiguous, aligned copy in native byte order.
       py::module_ numpy = py::module_::import("numpy");
-      array = numpy.attr("asarray")(array, table.numpy(dtype), "C");
-      if (!usableInPlace(array))
-        array = numpy.attr("array")(array, table.numpy(dtype), py::arg("copy") = true);
+      array = numpy.attr("array")(array, table.numpy(dtype),
+                                  py::arg("order") = "C");
       keepAlive.push_back(array);
     }
   } else {
@@ -172,6 +171,28 @@ inline py::array outputArray(TensorPtr tensor) {
   return py::array(dtype, dims, strides, kiln_tensor_data(raw), owner);
 }
 
+/// Calls `function` on `inputs` without holding the GIL (compiled code
+/// touches no Python object, so other threads run meanwhile) and returns
+/// its outputs as numpy arrays.
+inline std::vector<py::array> callOnTensors(const kiln_function_t *function,
+                                            kiln_tensor_t *const *inputs,
+                                            size_t inputCount) {
+  size_t outputCount = kiln_function_output_count(function);
+  std::vector<kiln_tensor_t *> outputs(outputCount, nullptr);
+  kiln_status_t status;
+  {
+    py::gil_scoped_release release;
+    status = kiln_function_call(function, inputs, inputCount, outputs.data(),
+                                outputs.size());
+  }
+  check(status);
+  std::vector<py::array> results;
+  results.reserve(outputCount);
+  for (kiln_tensor_t *output : outputs)
+    results.push_back(outputArray(TensorPtr(output)));
+  return results;
+}
+
 /// Calls `function` on the Python values `args` (each converted for its
 /// input's signature dtype) and returns its outputs as numpy arrays.
 inline std::vector<py::array> callFunction(const kiln_function_t *function,
@@ -205,21 +226,7 @@ inline std::vector<py::array> callFunction(const kiln_function_t *function,
     inputs.push_back(owned.back().get());
     ++index;
   }
-  size_t outputCount = kiln_function_output_count(function);
-  std::vector<kiln_tensor_t *> outputs(outputCount, nullptr);
-  kiln_status_t status;
-  {
-    // Compiled code touches no Python object: other threads may run.
-    py::gil_scoped_release release;
-    status = kiln_function_call(function, inputs.data(), inputs.size(),
-                                outputs.data(), outputs.size());
-  }
-  check(status);
-  std::vector<py::array> results;
-  results.reserve(outputCount);
-  for (kiln_tensor_t *output : outputs)
-    results.push_back(outputArray(TensorPtr(output)));
-  return results;
+  return callOnTensors(function, inputs.data(), inputs.size());
 }
 
 } // namespace python
