@@ -11,31 +11,15 @@ import functools
 
 import numpy as np
 
-from . import _kiln, _tree
-from ._core import Tensor, as_tensor, fail
-
-
-def _flat(tree, what):
-    leaves, treedef = _tree.flatten(tree)
-    return [as_tensor(leaf) for leaf in leaves], treedef
+from . import _kiln
+from ._core import (Tensor, as_tensor, fail, flat_function, flat_tensors,
+                    int_dtype)
 
 
 def _check_same(expected, got, what):
     if expected != got:
         fail(f"{what} returned the structure {got!r} but {expected!r} was "
              "expected (the carried state keeps its structure)", TypeError)
-
-
-def _region(fn, in_def, out_defs, what):
-    """fn on pytrees as a callable on flat lists, recording the output
-    structure in out_defs."""
-    def flat_fn(leaves):
-        result = fn(*in_def.unflatten(leaves)) if in_def is not None \
-            else fn()
-        flat, treedef = _flat(result, what)
-        out_defs.append(treedef)
-        return flat
-    return flat_fn
 
 
 def _eager(name):
@@ -66,15 +50,10 @@ def cond(pred, true_fn, false_fn, *operands):
     """true_fn(*operands) if pred else false_fn(*operands), with pred a
     traced bool scalar; both branches must return the same structure of
     arrays of the same shapes and dtypes."""
-    leaves, in_def = _tree.flatten(operands)
+    leaves, in_def = flat_tensors(operands)
     defs_true, defs_false = [], []
-    results = _kiln.cond(
-        pred,
-        lambda xs: _region(true_fn, in_def, defs_true, "kiln.cond's "
-                           "true_fn")(xs),
-        lambda xs: _region(false_fn, in_def, defs_false, "kiln.cond's "
-                           "false_fn")(xs),
-        [as_tensor(l) for l in leaves])
+    results = _kiln.cond(pred, flat_function(true_fn, in_def, defs_true),
+                         flat_function(false_fn, in_def, defs_false), leaves)
     if defs_true[0] != defs_false[0]:
         fail(f"kiln.cond's branches return different structures: "
              f"{defs_true[0]!r} and {defs_false[0]!r}", TypeError)
@@ -87,14 +66,13 @@ def while_loop(cond_fun, body_fun, init_val):
     scalar) holds, starting from init_val; the trip count may depend on the
     data. Gradients flow through it (the forward loop keeps what the
     backward loop needs on a stack)."""
-    leaves, treedef = _flat(init_val, "init_val")
+    leaves, treedef = flat_tensors(init_val)
 
     def predicate(xs):
         return as_tensor(cond_fun(treedef.unflatten(xs)))
 
     def body(xs):
-        out, out_def = _flat(body_fun(treedef.unflatten(xs)),
-                             "kiln.while_loop's body_fun")
+        out, out_def = flat_tensors(body_fun(treedef.unflatten(xs)))
         _check_same(treedef, out_def, "kiln.while_loop's body_fun")
         return out
     return treedef.unflatten(_kiln.while_loop(predicate, body, leaves))
@@ -105,7 +83,7 @@ def fori_loop(lower, upper, body_fun, init_val):
     """`val = body_fun(i, val)` for i in range(lower, upper), i an int32
     scalar (int64 when a bound does not fit). With Python integer bounds
     this is a counted loop (kiln.for); with traced bounds, a while loop."""
-    leaves, treedef = _flat(init_val, "init_val")
+    leaves, treedef = flat_tensors(init_val)
     if isinstance(lower, Tensor) or isinstance(upper, Tensor):
         def cond_fun(state):
             return state[0] < state[1]
@@ -115,20 +93,19 @@ def fori_loop(lower, upper, body_fun, init_val):
             return i + 1, hi, body_fun(i, val)
         from . import numpy as knp
         wide = any(isinstance(b, Tensor) and b.dtype == np.int64 or
-                   isinstance(b, int) and not -2**31 <= b < 2**31
+                   isinstance(b, int) and int_dtype(b) == np.int64
                    for b in (lower, upper))
         lo_t = knp.astype(lower, np.int64 if wide else np.int32)
         hi_t = knp.astype(upper, np.int64 if wide else np.int32)
         return while_loop(cond_fun, step, (lo_t, hi_t, init_val))[2]
 
-    narrow = -2**31 <= int(lower) and int(upper) < 2**31
+    narrow = int_dtype(int(lower)) == int_dtype(int(upper)) == np.int32
 
     def body(i, xs):
         if narrow:
             from . import numpy as knp
             i = knp.astype(i, np.int32)
-        out, out_def = _flat(body_fun(i, treedef.unflatten(xs)),
-                             "kiln.fori_loop's body_fun")
+        out, out_def = flat_tensors(body_fun(i, treedef.unflatten(xs)))
         _check_same(treedef, out_def, "kiln.fori_loop's body_fun")
         return out
     return treedef.unflatten(_kiln.fori_loop(int(lower), int(upper), body,
@@ -140,17 +117,17 @@ def scan(f, init, xs=None, length=None):
     """JAX's scan: `carry, y = f(carry, x)` for each x along axis 0 of xs
     (a pytree), returning the final carry and the ys stacked along a new
     leading axis. With xs None, `length` gives the number of steps."""
-    carry_leaves, carry_def = _flat(init, "init")
-    x_leaves, x_def = _flat(xs, "xs")
+    carry_leaves, carry_def = flat_tensors(init)
+    x_leaves, x_def = flat_tensors(xs)
     y_defs = []
 
     def step(carry, x):
         result = f(carry_def.unflatten(carry), x_def.unflatten(x))
         if not isinstance(result, tuple) or len(result) != 2:
             fail("kiln.scan's f must return a pair (carry, y)", TypeError)
-        new_carry, new_carry_def = _flat(result[0], "kiln.scan's f")
+        new_carry, new_carry_def = flat_tensors(result[0])
         _check_same(carry_def, new_carry_def, "kiln.scan's f (carry)")
-        ys, y_def = _flat(result[1], "kiln.scan's f")
+        ys, y_def = flat_tensors(result[1])
         y_defs.append(y_def)
         return new_carry, ys
     if length is None and not x_leaves:

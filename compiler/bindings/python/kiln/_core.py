@@ -81,7 +81,25 @@ def _stack_nested(x):
     return knp.stack([as_tensor(e) for e in x])
 
 
-def require_tracing(what):
-    if not _kiln.is_tracing():
-        fail(f"{what} needs a trace: call it inside a function traced by "
-             "kiln.jit (or transformed by kiln.grad)")
+def int_dtype(value):
+    """The dtype a Python int is traced as (as the C++ binding does):
+    int32, or int64 when it does not fit."""
+    return np.int32 if -2**31 <= value < 2**31 else np.int64
+
+
+def flat_tensors(tree):
+    """(the leaves of `tree` as Tensors, its TreeDef)."""
+    from . import _tree
+    leaves, treedef = _tree.flatten(tree)
+    return [as_tensor(leaf) for leaf in leaves], treedef
+
+
+def flat_function(fn, in_def, out_defs):
+    """fn on pytrees as a callable on flat lists of tensors, as the C++
+    side calls it: its arguments are the leaves of `in_def`; the structure
+    of each result is appended to `out_defs`."""
+    def flat(leaves):
+        out, out_def = flat_tensors(fn(*in_def.unflatten(leaves)))
+        out_defs.append(out_def)
+        return out
+    return flat

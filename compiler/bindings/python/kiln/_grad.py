@@ -10,10 +10,8 @@ with jit and with each other (second order where every op on the way has
 a derivative rule).
 """
 
-import numpy as np
-
-from . import _core, _kiln, _tree
-from ._core import as_tensor, fail
+from . import _core, _kiln
+from ._core import fail, flat_function, flat_tensors
 
 _GRAD, _VALUE_AND_GRAD, _VJP = 0, 1, 2
 
@@ -28,23 +26,24 @@ def _argnum_list(argnums, count, what):
     return [n % count for n in nums], many
 
 
-def _flat_function(fun, in_def, out_defs):
-    def flat(leaves):
-        result = fun(*in_def.unflatten(leaves))
-        out_leaves, out_def = _tree.flatten(result)
-        out_defs.append(out_def)
-        return [as_tensor(leaf) for leaf in out_leaves]
-    return flat
-
-
-def _leaf_ranges(args):
-    """[(first leaf, treedef)] of each argument in the flattened args."""
+def _leaf_ranges(in_def):
+    """[(first leaf, treedef)] of each argument, from the TreeDef of the
+    argument tuple."""
     ranges, first = [], 0
-    for arg in args:
-        leaves, treedef = _tree.flatten(arg)
+    for treedef in in_def.children:
         ranges.append((first, treedef))
-        first += len(leaves)
+        first += treedef.num_leaves
     return ranges
+
+
+def _group(flat, ranges, nums):
+    """The flat values of the arguments `nums`, each in its structure."""
+    grouped, at = [], 0
+    for n in nums:
+        treedef = ranges[n][1]
+        grouped.append(treedef.unflatten(flat[at:at + treedef.num_leaves]))
+        at += treedef.num_leaves
+    return grouped
 
 
 def _is_float(x):
@@ -68,9 +67,8 @@ class _Transform:
             return self._jitted(*args)
         what = "kiln.grad" if self._kind == _GRAD else "kiln.value_and_grad"
         nums, many = _argnum_list(self._argnums, len(args), what)
-        leaves, in_def = _tree.flatten(args)
-        leaves = [as_tensor(leaf) for leaf in leaves]
-        ranges = _leaf_ranges(args)
+        leaves, in_def = flat_tensors(args)
+        ranges = _leaf_ranges(in_def)
         flat_argnums = []
         for n in nums:
             first, treedef = ranges[n]
@@ -81,7 +79,7 @@ class _Transform:
                      f"{_core.dtype_of(leaves[i])}; only float arrays can be "
                      "differentiated", TypeError)
         out_defs = []
-        flat = _flat_function(self._fun, in_def, out_defs)
+        flat = flat_function(self._fun, in_def, out_defs)
         if not self._has_aux:
             results = _kiln.transform(self._kind, flat, flat_argnums, leaves,
                                       [])
@@ -90,12 +88,7 @@ class _Transform:
         else:
             value, grads = self._with_aux(flat, leaves, flat_argnums,
                                           out_defs, what)
-        # Regroup the flat gradients into each argument's structure.
-        grouped, at = [], 0
-        for n in nums:
-            treedef = ranges[n][1]
-            grouped.append(treedef.unflatten(grads[at:at + treedef.num_leaves]))
-            at += treedef.num_leaves
+        grouped = _group(grads, ranges, nums)
         grad_tree = tuple(grouped) if many else grouped[0]
         if self._kind == _GRAD:
             return (grad_tree, value) if self._has_aux else grad_tree
@@ -159,28 +152,22 @@ def vjp(fun, *primals):
                        name="vjp_backward")(tuple(primals), cotangent)
         return out, eager_vjp
     out = fun(*primals)
-    leaves, in_def = _tree.flatten(primals)
-    leaves = [as_tensor(leaf) for leaf in leaves]
-    ranges = _leaf_ranges(primals)
+    leaves, in_def = flat_tensors(primals)
+    ranges = _leaf_ranges(in_def)
     float_leaves = [i for i, leaf in enumerate(leaves) if _is_float(leaf)]
-    out_leaves, out_def = _tree.flatten(out)
+    out_leaves, out_def = flat_tensors(out)
 
     def vjp_fn(cotangent):
-        ct_leaves, ct_def = _tree.flatten(cotangent)
+        ct_leaves, ct_def = flat_tensors(cotangent)
         if ct_def != out_def:
             fail(f"kiln.vjp: the cotangent has the structure {ct_def!r} but "
                  f"the function's output has {out_def!r}", TypeError)
-        cts = [as_tensor(c) for c, o in zip(ct_leaves, out_leaves)
-               if _is_float(as_tensor(o))]
-        flat = _flat_function(fun, in_def, [])
+        cts = [c for c, o in zip(ct_leaves, out_leaves) if _is_float(o)]
+        flat = flat_function(fun, in_def, [])
         results = _kiln.transform(_VJP, flat, float_leaves, leaves, cts)
         grads = dict(zip(float_leaves, results[len(out_leaves):]))
         from . import numpy as knp
         flat_grads = [grads[i] if i in grads else knp.zeros_like(leaves[i])
                       for i in range(len(leaves))]
-        grouped = []
-        for first, treedef in ranges:
-            grouped.append(treedef.unflatten(
-                flat_grads[first:first + treedef.num_leaves]))
-        return tuple(grouped)
+        return tuple(_group(flat_grads, ranges, range(len(ranges))))
     return out, vjp_fn

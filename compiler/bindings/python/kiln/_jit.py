@@ -41,8 +41,7 @@ def _leaf_spec(leaf, where):
     if isinstance(leaf, bool):
         return _core.dtype_code(np.bool_), ()
     if isinstance(leaf, int):
-        fits = -2**31 <= leaf < 2**31
-        return _core.dtype_code(np.int32 if fits else np.int64), ()
+        return _core.dtype_code(_core.int_dtype(leaf)), ()
     if isinstance(leaf, float):
         return _core.dtype_code(np.float32), ()
     fail(f"kiln.jit: {where} is a {type(leaf).__name__}, not an array or a "
@@ -56,39 +55,41 @@ def _symbol(name):
 
 
 class _Entry:
-    __slots__ = ("compiled", "out_def", "trace_seconds")
+    __slots__ = ("compiled", "out_def", "trace_seconds", "dispatched")
 
     def __init__(self, compiled, out_def, trace_seconds):
         self.compiled, self.out_def = compiled, out_def
         self.trace_seconds = trace_seconds
+        # Whether the jit's dispatcher serves this signature already.
+        self.dispatched = False
 
 
 class Lowered:
     """A function traced for one signature: its kiln IR."""
 
-    def __init__(self, traced, out_def, jitted, key):
-        self._traced, self._out_def = traced, out_def
+    def __init__(self, traced, out_def, seconds, jitted, key):
+        self._lowered = (traced, out_def, seconds)
         self._jitted, self._key = jitted, key
 
     def as_text(self, with_locations=False):
         """The kiln IR as MLIR text; with_locations adds each op's Python
         file:line."""
-        return self._traced.text(with_locations)
+        return self._lowered[0].text(with_locations)
 
     def __str__(self):
         return self.as_text()
 
     def compile(self):
-        return self._jitted._compile_lowered(self._traced, self._out_def,
-                                             self._key)
+        return Compiled(self._jitted._entry(self._key, self._lowered),
+                        self._key[0])
 
 
 class Compiled:
     """A function compiled for one signature. Call it with arguments of
     that signature, or save it for the runtime alone (kiln_runtime)."""
 
-    def __init__(self, entry, in_def, statics):
-        self._entry, self._in_def, self._statics = entry, in_def, statics
+    def __init__(self, entry, in_def):
+        self._entry, self._in_def = entry, in_def
         self._dispatch = _kiln.Dispatcher(_MISS)
 
     def __call__(self, *args, **kwargs):
@@ -168,52 +169,52 @@ class jit:
     def lower(self, *args, **kwargs):
         """Traces for these arguments' signature; the result shows the IR
         (as_text()) and compiles."""
-        key, leaves, in_def, statics = self._signature(args, kwargs)
-        traced, out_def, _ = self._trace(key, in_def, statics, kwargs)
-        return Lowered(traced, out_def, self, key)
+        key = self._key(*self._flatten(args, kwargs))
+        return Lowered(*self._trace(key), self, key)
 
     def compile(self, *args, **kwargs):
         """The compiled function for these arguments' signature."""
-        key, leaves, in_def, statics = self._signature(args, kwargs)
-        entry = self._entry(key, in_def, statics, kwargs)
-        return Compiled(entry, in_def, statics)
+        key = self._key(*self._flatten(args, kwargs))
+        return Compiled(self._entry(key), key[0])
 
     # --- internals -----------------------------------------------------------
 
-    def _split(self, args):
+    def _flatten(self, args, kwargs):
+        """(static argument values, dynamic leaves, their TreeDef): the
+        dynamic arguments and the keywords form one pytree."""
         for i in self._static:
             if i >= len(args):
                 fail(f"kiln.jit: static_argnums names argument {i} but the "
                      f"call passes {len(args)}", TypeError)
         statics = tuple(args[i] for i in self._static)
         dynamic = tuple(a for i, a in enumerate(args) if i not in self._static)
-        return statics, dynamic
+        leaves, in_def = _tree.flatten((dynamic, kwargs))
+        return statics, leaves, in_def
 
-    def _signature(self, args, kwargs):
-        statics, dynamic = self._split(args)
+    def _key(self, statics, leaves, in_def):
+        """The cache key of a call: (TreeDef, static values, leaf specs)."""
         try:
             hash(statics)
         except TypeError:
             fail("kiln.jit: static arguments must be hashable", TypeError)
-        leaves, in_def = _tree.flatten((dynamic, kwargs))
         specs = tuple(_leaf_spec(leaf, f"argument leaf {i}")
                       for i, leaf in enumerate(leaves))
-        return (in_def, statics, specs), leaves, in_def, statics
+        return in_def, statics, specs
 
     def _call(self, args, kwargs):
-        leaves, _ = _tree.flatten((args, kwargs))
+        statics, leaves, in_def = self._flatten(args, kwargs)
         if any(isinstance(leaf, Tensor) for leaf in leaves):
             # Inside another trace: inline, as nested jit does in JAX.
             return self._fun(*args, **kwargs)
-        key, leaves, in_def, statics = self._signature(args, kwargs)
-        entry = self._entry(key, in_def, statics, kwargs)
-        if not kwargs and not self._static:
-            self._dispatch.add(in_def.children[0], leaves, entry.compiled,
-                               entry.out_def)
+        entry = self._entry(self._key(statics, leaves, in_def))
+        if not kwargs and not self._static and not entry.dispatched:
+            entry.dispatched = self._dispatch.add(
+                in_def.children[0], leaves, entry.compiled, entry.out_def)
         return entry.out_def.unflatten(entry.compiled.call(leaves))
 
-    def _trace(self, key, in_def, statics, kwargs):
-        specs = key[2]
+    def _trace(self, key):
+        """(TracedFunction, output TreeDef, seconds) for the signature."""
+        in_def, statics, specs = key
         out_defs = []
 
         def flat_fun(flat):
@@ -237,21 +238,14 @@ class jit:
                              flat_fun)
         return traced, out_defs[0], time.perf_counter() - start
 
-    def _entry(self, key, in_def, statics, kwargs):
+    def _entry(self, key, lowered=None):
+        """The compiled function for `key`: from the cache, or traced
+        (unless `lowered` gives the trace) and compiled now."""
         entry = self._cache.get(key)
         if entry is None:
-            traced, out_def, seconds = self._trace(key, in_def, statics,
-                                                   kwargs)
+            traced, out_def, seconds = lowered or self._trace(key)
             compiled = _kiln.compile(traced, self._opt_level)
             entry = self._cache[key] = _Entry(compiled, out_def, seconds)
             self.last_trace_seconds = seconds
             self.last_compile_seconds = compiled.compile_seconds
         return entry
-
-    def _compile_lowered(self, traced, out_def, key):
-        entry = self._cache.get(key)
-        in_def, statics = key[0], key[1]
-        if entry is None:
-            compiled = _kiln.compile(traced, self._opt_level)
-            entry = self._cache[key] = _Entry(compiled, out_def, 0.0)
-        return Compiled(entry, in_def, statics)

@@ -172,7 +172,8 @@ def _narrow_python_values(values):
     if values.dtype == float64:
         return values.astype(float32)
     if values.dtype == int64 and (values.size == 0 or (
-            values.min() >= -2**31 and values.max() < 2**31)):
+            _core.int_dtype(int(values.min())) ==
+            _core.int_dtype(int(values.max())) == int32)):
         return values.astype(int32)
     return values
 
@@ -200,7 +201,7 @@ def full(shape, fill_value, dtype=None):
     if dtype is None:
         dtype = (bool_ if isinstance(fill_value, bool) else
                  float32 if isinstance(fill_value, float) else
-                 int32 if -2**31 <= fill_value < 2**31 else int64)
+                 _core.int_dtype(fill_value))
     return _kiln.full(shape, fill_value, _core.dtype_code(dtype))
 
 
