@@ -145,92 +145,6 @@ def pct(values, q):
     return float(np.percentile(values, q)) if values else None
 
 
-def c_strides(shape, itemsize):
-    strides, step = [], itemsize
-    for d in reversed(shape):
-        strides.append(step)
-        step *= d
-    return tuple(reversed(strides))
-
-
-def _probe_output_strides():
-    """kiln's output arrays must have C strides. With pybind11 older than
-    2.12 under numpy 2, py::array(dtype, shape, {} strides, ...) computes
-    strides from a stale offset of the dtype's item size and gets 0: every
-    element reads as the first. Checks then re-view the buffer with C
-    strides (timing is unaffected: the arrays are made the same way)."""
-    x = np.arange(4, dtype=np.float32)
-    out = kiln.jit(lambda a: a + 1.0, name="stride_probe")(x)
-    if out.strides != c_strides(out.shape, out.itemsize):
-        NOTES.append(
-            f"**kiln.jit outputs have wrong strides under numpy {np.__version__}**: "
-            f"`kiln.jit(lambda a: a + 1.0)(np.arange(4, dtype=np.float32))` returns "
-            f"`{np.array2string(out)}` with strides {out.strides} (expected "
-            f"[1. 2. 3. 4.], strides (4,)); under Debian's numpy 1.24 it is right. "
-            f"runtime/bindings/python/NumpyTensors.h outputArray passes empty strides "
-            f"to py::array, and pybind11 "
-            f"{'.'.join(map(str, _pybind_version()))} reads the dtype's item size at "
-            f"numpy 1's offset (numpy 2 support came in pybind11 2.12). This benchmark "
-            f"re-views each output with C strides before checking it "
-            f"(np.lib.stride_tricks.as_strided); the timed calls are unchanged.")
-        return True
-    return False
-
-
-def _pybind_version():
-    try:
-        text = open("/usr/include/pybind11/detail/common.h").read()
-        return tuple(int(re.search(rf"PYBIND11_VERSION_{k} (\d+)", text).group(1))
-                     for k in ("MAJOR", "MINOR"))
-    except (OSError, AttributeError):
-        return ("?",)
-
-
-FIX_STRIDES = _probe_output_strides()
-
-
-def _probe_api_gaps():
-    """Two gaps met while writing the workloads below, re-checked on every
-    run (a fixed one drops out of the report)."""
-    x = np.arange(3, dtype=np.float32)
-    try:
-        kiln.jit(lambda w, v: kiln.grad(lambda w: knp.sum(w * v))(w),
-                 name="grad_closure_probe")(x, x)
-    except Exception as exc:  # noqa: BLE001 - the failure is what is reported
-        NOTES.append(
-            "**kiln.grad cannot differentiate a function that closes over a value "
-            "of the enclosing trace** (JAX can): `kiln.jit(lambda w, v: "
-            "kiln.grad(lambda w: knp.sum(w * v))(w))(x, x)` raises "
-            f"`{type(exc).__name__}: {str(exc).splitlines()[0]}`. The RNN below "
-            "passes xs and h0 to the differentiated function as arguments instead.")
-    xs = np.arange(6, dtype=np.float32).reshape(3, 2)
-    try:
-        got = host_array(kiln.jit(lambda xs, i: xs[i], name="index_probe")(xs, 1))
-        if not np.array_equal(got, xs[1]):
-            raise ValueError(f"returned {got}, expected {xs[1]}")
-    except Exception as exc:  # noqa: BLE001
-        NOTES.append(
-            "**Indexing with a traced integer fails**: `kiln.jit(lambda xs, i: "
-            "xs[i])(np.arange(6, dtype=np.float32).reshape(3, 2), 1)` raises "
-            f"`{type(exc).__name__}: {str(exc).splitlines()[0]}` (kiln/_indexing.py "
-            "`_normalize`: `entries.count(Ellipsis)` compares the traced index with "
-            "`==`, which traces kiln.numpy.equal(index, Ellipsis)). So `xs[i]` inside "
-            "`kiln.fori_loop` does not trace; the RNN below steps with kiln.scan over "
-            "xs instead (the workload IR uses kiln.for with a dynamic_slice).")
-
-
-
-def host_array(a):
-    """An output as a correct numpy array (see _probe_output_strides)."""
-    a = np.asarray(a)
-    if FIX_STRIDES and a.ndim and a.strides != c_strides(a.shape, a.itemsize):
-        a = np.lib.stride_tricks.as_strided(a, a.shape, c_strides(a.shape, a.itemsize))
-    return np.array(a)
-
-
-_probe_api_gaps()
-
-
 def as_list(outs):
     return list(outs) if isinstance(outs, (tuple, list)) else [outs]
 
@@ -333,7 +247,7 @@ def dispatch_part(report):
         if system in ("kiln", "jax.jit"):
             if block:
                 out.block_until_ready()
-            got = host_array(out)
+            got = np.asarray(out)
             vals = [np.asarray(a, np.float32) for a in args]
             exp = vals[0] * 2 if len(vals) == 1 else sum(vals[1:], vals[0])
             if not np.array_equal(got, exp):
@@ -378,7 +292,7 @@ def dispatch_part(report):
         if system in ("kiln", "jax.jit"):
             if block:
                 out.block_until_ready()
-            got = host_array(out)
+            got = np.asarray(out)
             if not np.array_equal(got, np.asarray(args[0][0:1]) * 2):
                 NOTES.append(f"zero-copy case `{label}` ({system}) returned {got}")
     ztimers = [(f"{s}|{label}", loop_timer(fn, args, block))
@@ -469,11 +383,17 @@ def transformer_fn(ns, wl):
     return encoder_layer
 
 
+def _rnn_value_and_grads(ns, loss_fn):
+    """(wx, wh, b, xs, h0) -> (loss, dwx, dwh, db): the workload's
+    signature around value_and_grad of loss_fn((wx, wh, b), xs, h0)."""
+    def rnn_loss_value_and_grad(wx, wh, b, xs, h0):
+        loss, grads = ns.value_and_grad(loss_fn)((wx, wh, b), xs, h0)
+        return (loss,) + tuple(grads)
+    return rnn_loss_value_and_grad
+
+
 def rnn_fn(ns, wl):
-    """Loss and d(loss)/d(wx, wh, b) of the tanh RNN, the steps by scan.
-    xs and h0 are arguments of the differentiated function, not captured
-    (kiln.grad cannot close over a value of the enclosing trace; see the
-    notes)."""
+    """Loss and d(loss)/d(wx, wh, b) of the tanh RNN, the steps by scan."""
     np_ = ns.np
     scale = 1.0 / (wl.t * wl.batch * wl.hdim)
 
@@ -486,11 +406,7 @@ def rnn_fn(ns, wl):
             return (h, acc + np_.sum(h * h)), None
         (_, acc), _ = ns.scan(step, (h0, np_.zeros((), np_.float32)), xs)
         return acc * scale
-
-    def rnn_loss_value_and_grad(wx, wh, b, xs, h0):
-        loss, grads = ns.value_and_grad(loss_fn)((wx, wh, b), xs, h0)
-        return (loss,) + tuple(grads)
-    return rnn_loss_value_and_grad
+    return _rnn_value_and_grads(ns, loss_fn)
 
 
 def rnn_fori_fn(ns, wl):
@@ -508,11 +424,7 @@ def rnn_fori_fn(ns, wl):
             return h, acc + np_.sum(h * h)
         _, acc = ns.fori_loop(0, wl.t, body, (h0, np_.zeros((), np_.float32)))
         return acc * scale
-
-    def rnn_loss_value_and_grad(wx, wh, b, xs, h0):
-        loss, grads = ns.value_and_grad(loss_fn)((wx, wh, b), xs, h0)
-        return (loss,) + tuple(grads)
-    return rnn_loss_value_and_grad
+    return _rnn_value_and_grads(ns, loss_fn)
 
 
 def while_fn(ns, wl):
@@ -706,7 +618,7 @@ def workloads_part(report):
         outs = as_list(jitted(*ins))
         row["kiln.jit first call"] = time.perf_counter() - start
         row["trace"], row["compile"] = jitted.last_trace_seconds, jitted.last_compile_seconds
-        err, ok = B.check(wl, [host_array(o) for o in outs], expected, ins)
+        err, ok = B.check(wl, [np.asarray(o) for o in outs], expected, ins)
         row["kiln.jit check"] = (err, ok)
 
         # kiln-run on the Python tracer's IR (same compiler, same options as
