@@ -28,11 +28,9 @@ def _is_index_tensor(entry):
 
 
 def _static_index_array(entry):
-    """A list, tuple or numpy array used as an index, as a numpy array (bool
-    masks become the integer positions they select)."""
+    """A list, tuple or numpy array of integers used as an index, as a
+    numpy array."""
     array = _np.asarray(entry)
-    if array.dtype == bool:
-        return None
     if array.dtype.kind not in "iu":
         fail(f"arrays used as indices must be integers or bools, not "
              f"{array.dtype}", IndexError)
