@@ -46,6 +46,28 @@ public:
     return cast<ConcreteType>(op).verifyRegionSignatures();
   }
 };
+
+/// What the collectives (KilnCollectiveOps.td) read and write besides their
+/// operands: the channel between the ranks of an SPMD run.
+struct CommResource : public SideEffects::Resource::Base<CommResource> {
+  StringRef getName() final { return "kiln.comm"; }
+};
+
+/// The rows of a flattened replica-group table, `groupSize` ranks each.
+SmallVector<ArrayRef<int64_t>> groupRows(ArrayRef<int64_t> groups,
+                                         int64_t groupSize);
+
+/// `groups = [[0, 1], [2, 3]]` as the attributes `groups` (the ranks,
+/// flattened) and `group_size`.
+ParseResult parseReplicaGroups(OpAsmParser &parser, DenseI64ArrayAttr &groups,
+                               IntegerAttr &groupSize);
+void printReplicaGroups(OpAsmPrinter &printer, Operation *op,
+                        DenseI64ArrayAttr groups, IntegerAttr groupSize);
+
+/// Checks that `groups` (rows of `groupSize` ranks) partitions the ranks
+/// 0 .. N-1 of a run; on failure reports through `op`.
+LogicalResult verifyReplicaGroups(Operation *op, ArrayRef<int64_t> groups,
+                                  int64_t groupSize);
 } // namespace kiln
 } // namespace mlir
 

@@ -1421,4 +1421,6 @@ def Kiln_StackReadOp : Kiln_Op<"stack_read", [Pure]> {
   let hasVerifier = 1;
 }
 
+include "kiln/IR/KilnCollectiveOps.td"
+
 #endif // KILN_OPS_TD
