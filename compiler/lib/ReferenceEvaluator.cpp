@@ -10,6 +10,9 @@
 
 #include "kiln/Compiler/ReferenceEvaluator.h"
 
+#include "EvaluatorNumerics.h"
+#include "SimulatedRanks.h"
+
 #include "kiln/IR/KilnFusionOps.h"
 #include "kiln/IR/KilnOps.h"
 
@@ -30,6 +33,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -39,6 +43,7 @@ using ::kiln::HostTensor;
 using ::kiln::roundToFloat;
 using ::kiln::getElementTypeInfo;
 using ::kiln::wrapToInt;
+using namespace ::kiln::evaluator;
 
 namespace {
 using Results = std::vector<HostTensor>;
@@ -112,10 +117,6 @@ static std::string describeInput(const HostTensor &input) {
 
 // Integer arithmetic goes through uint64_t, where overflow is defined to
 // wrap; wrapToInt then narrows the result to the element width.
-static int64_t wrappingAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                              static_cast<uint64_t>(b));
-}
 static int64_t wrappingSub(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) -
                               static_cast<uint64_t>(b));
@@ -156,23 +157,7 @@ static double floatSign(double x) {
 /// rounding mode, which is the default one (to nearest even) here.
 static double roundHalfToEven(double x) { return std::nearbyint(x); }
 
-/// NaN-propagating maximum that orders -0 below +0 (IEEE 754 `maximum`).
-static double floatMax(double a, double b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::numeric_limits<double>::quiet_NaN();
-  if (a == b)
-    return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
 
-/// NaN-propagating minimum that orders -0 below +0 (IEEE 754 `minimum`).
-static double floatMin(double a, double b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::numeric_limits<double>::quiet_NaN();
-  if (a == b)
-    return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
 
 /// Unsigned types below 64 bits are stored zero-extended (wrapToInt), so
 /// int64_t's order and division are theirs; ui64 stores its bit pattern and
@@ -181,21 +166,8 @@ static bool isUnsignedKind(ElementKind kind) {
   return ::kiln::isUnsignedElementType(kind);
 }
 
-/// An int64_t that orders like the element value: ui64 flips its top bit,
-/// which maps [0, 2^64) monotonically onto int64_t's range.
-static int64_t orderKey(ElementKind kind, int64_t value) {
-  if (kind != ElementKind::UI64)
-    return value;
-  return static_cast<int64_t>(static_cast<uint64_t>(value) ^ (1ull << 63));
-}
 
-static int64_t intMax(ElementKind kind, int64_t a, int64_t b) {
-  return orderKey(kind, a) < orderKey(kind, b) ? b : a;
-}
 
-static int64_t intMin(ElementKind kind, int64_t a, int64_t b) {
-  return orderKey(kind, b) < orderKey(kind, a) ? b : a;
-}
 
 /// kiln.div on integers of `kind`: unsigned types divide as unsigned, signed
 /// ones truncate (truncatingDiv). The caller has ruled out a zero divisor.
@@ -1226,7 +1198,17 @@ namespace {
 /// which callees have been verified.
 class Evaluator {
 public:
-  explicit Evaluator(const EvaluatorOptions &options) : options(options) {}
+  /// An evaluator for rank `rank` of the run whose collectives meet in
+  /// `ranks`.
+  Evaluator(const EvaluatorOptions &options, ::kiln::SimulatedRanks &ranks,
+            unsigned rank)
+      : options(options), ranks(ranks), rank(rank) {}
+
+  /// Skips verification of the functions it calls: evaluateSpmd verifies
+  /// them once, before the ranks' threads start, because verification
+  /// reports through the MLIRContext's diagnostic handlers, which one
+  /// thread at a time may install.
+  void assumeVerified() { verified = true; }
 
   /// Checks `inputs` against the signature of `func` and runs its body.
   llvm::Expected<Results> callFunction(func::FuncOp func,
@@ -1252,12 +1234,17 @@ private:
   evaluateFusedOp(FusedOp op, ArrayRef<const HostTensor *> operands);
   llvm::Expected<Results> evaluateCallOp(func::CallOp op,
                                          ArrayRef<const HostTensor *> operands);
+  /// A collective or start op: this rank's part of the exchange.
+  llvm::Expected<Results> exchange(Operation *op, const HostTensor &operand);
 
   llvm::Error verifyOnce(func::FuncOp func);
   static llvm::Error checkInputs(func::FuncOp func,
                                  ArrayRef<HostTensor> inputs);
 
   const EvaluatorOptions &options;
+  ::kiln::SimulatedRanks &ranks;
+  unsigned rank;
+  bool verified = false;
   unsigned callDepth = 0;
   llvm::DenseSet<Operation *> verifiedFunctions;
 };
@@ -1271,7 +1258,7 @@ static Results copyAll(ArrayRef<const HostTensor *> tensors) {
 }
 
 llvm::Error Evaluator::verifyOnce(func::FuncOp func) {
-  if (verifiedFunctions.contains(func))
+  if (verified || verifiedFunctions.contains(func))
     return llvm::Error::success();
   std::string diagnostics;
   {
@@ -1642,6 +1629,17 @@ Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
       .Case([&](ForOp op) { return evaluateForOp(op, operands); })
       .Case([&](FusedOp op) { return evaluateFusedOp(op, operands); })
       .Case([&](func::CallOp op) { return evaluateCallOp(op, operands); })
+      // Collectives.
+      .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, CollectiveBroadcastOp,
+            AllToAllOp, CollectivePermuteOp, AllReduceStartOp,
+            AllGatherStartOp, ReduceScatterStartOp>(
+          [&](Operation *op) { return exchange(op, arg(0)); })
+      // The start op computed the value; the wait hands it on.
+      .Case([&](CollectiveWaitOp) { return single(arg(0)); })
+      .Case([&](RankOp op) {
+        return single(HostTensor::fromInts(op.getType().getElementType(), {},
+                                           {static_cast<int64_t>(rank)}));
+      })
       .Default([&](Operation *op) -> Result {
         return opError(op, "unsupported op");
       });
@@ -1735,12 +1733,96 @@ Evaluator::evaluateCallOp(func::CallOp op,
   return results;
 }
 
+llvm::Expected<Results> Evaluator::exchange(Operation *op,
+                                            const HostTensor &operand) {
+  llvm::Expected<HostTensor> result = ranks.exchange(rank, op, operand);
+  if (!result)
+    return opError(op, "on rank " + Twine(rank) + ": " +
+                           llvm::toString(result.takeError()));
+  return single(std::move(*result));
+}
+
+/// Verifies `func` and every function it calls, directly or not.
+static llvm::Error verifyCallGraph(func::FuncOp func) {
+  SmallVector<func::FuncOp> pending = {func};
+  llvm::DenseSet<Operation *> seen = {func};
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(func.getContext(), [&](Diagnostic &diag) {
+    diagnostics +=
+        "\n  " + describeLocation(diag.getLocation()) + ": " + diag.str();
+    return success();
+  });
+  while (!pending.empty()) {
+    func::FuncOp next = pending.pop_back_val();
+    if (failed(verify(next)))
+      return makeError("the IR fails verification in " + describeOp(next) +
+                       diagnostics);
+    next.walk([&](func::CallOp call) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (callee && seen.insert(callee).second)
+        pending.push_back(callee);
+    });
+  }
+  return llvm::Error::success();
+}
+
 namespace kiln {
 llvm::Expected<std::vector<HostTensor>>
 evaluate(func::FuncOp func, ArrayRef<HostTensor> inputs,
          const EvaluatorOptions &options) {
   if (!func)
     return makeError("evaluate() needs a function");
-  return Evaluator(options).callFunction(func, inputs);
+  SimulatedRanks alone(1);
+  return Evaluator(options, alone, 0).callFunction(func, inputs);
+}
+
+llvm::Expected<std::vector<std::vector<HostTensor>>>
+evaluateSpmd(func::FuncOp func, ArrayRef<std::vector<HostTensor>> perRankInputs,
+             const EvaluatorOptions &options) {
+  if (!func)
+    return makeError("evaluateSpmd() needs a function");
+  if (perRankInputs.empty())
+    return makeError("evaluateSpmd() needs the inputs of at least one rank");
+  if (llvm::Error error = verifyCallGraph(func))
+    return std::move(error);
+
+  unsigned numRanks = perRankInputs.size();
+  SimulatedRanks ranks(numRanks);
+  std::vector<std::vector<HostTensor>> results(numRanks);
+  std::vector<std::string> errors(numRanks);
+  std::vector<std::thread> threads;
+  for (unsigned rank = 0; rank < numRanks; ++rank)
+    threads.emplace_back([&, rank] {
+      Evaluator evaluator(options, ranks, rank);
+      evaluator.assumeVerified();
+      llvm::Expected<Results> own =
+          evaluator.callFunction(func, perRankInputs[rank]);
+      if (own)
+        results[rank] = std::move(*own);
+      else
+        errors[rank] = llvm::toString(own.takeError());
+      ranks.stop(rank, errors[rank]);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+
+  // A rank that failed on its own is the cause and comes first; the others'
+  // errors only say that they waited for it.
+  std::string causes, waits;
+  for (unsigned rank = 0; rank < numRanks; ++rank) {
+    if (errors[rank].empty())
+      continue;
+    bool waited = errors[rank].find("without reaching its collective") !=
+                  std::string::npos;
+    std::string &list = waited ? waits : causes;
+    list += (list.empty() ? "" : "\n") + ("rank " + Twine(rank) + ": ").str() +
+            errors[rank];
+  }
+  std::string report =
+      causes + (causes.empty() || waits.empty() ? "" : "\n") + waits;
+  if (!report.empty())
+    return makeError(report);
+  return results;
 }
 } // namespace kiln

@@ -70,6 +70,27 @@ llvm::Expected<std::vector<HostTensor>>
 evaluate(mlir::func::FuncOp func, llvm::ArrayRef<HostTensor> inputs,
          const EvaluatorOptions &options = {});
 
+/// Runs `func` as an SPMD program on `perRankInputs.size()` simulated ranks
+/// in this process, rank r on perRankInputs[r], and returns each rank's
+/// results (outer index: the rank). Every collective op (all_reduce,
+/// all_gather, ..., the start forms, kiln.rank) exchanges tensors between
+/// the simulated ranks with exactly the semantics of KilnOps.td: float sums
+/// add the group's operands in group order, each partial sum rounded. The
+/// number of ranks must be the one the collectives' replica groups span.
+///
+/// Each rank runs on a thread of its own. Ranks that disagree - one reaches
+/// a collective another does not, or their k-th collectives differ in kind,
+/// attributes or operand type - make every rank fail with an error naming
+/// both ranks and the op, as does an error on any one rank (the others
+/// report which rank failed); nothing hangs.
+///
+/// evaluate() runs a program with collectives as a run of one rank: groups
+/// must then be [[0]].
+llvm::Expected<std::vector<std::vector<HostTensor>>>
+evaluateSpmd(mlir::func::FuncOp func,
+             llvm::ArrayRef<std::vector<HostTensor>> perRankInputs,
+             const EvaluatorOptions &options = {});
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_REFERENCEEVALUATOR_H
