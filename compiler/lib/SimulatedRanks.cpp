@@ -243,6 +243,8 @@ void SimulatedRanks::stop(unsigned rank, const std::string &failure) {
 }
 
 void SimulatedRanks::complete(Round &round) {
+  // Every rank collects a result, empty where the round fails.
+  round.results.resize(numRanks);
   Operation *op = round.ops[0];
   for (unsigned r = 1; r < numRanks; ++r)
     if (!sameExchange(op, round.operands[0], round.ops[r],
@@ -258,7 +260,6 @@ void SimulatedRanks::complete(Round &round) {
     round.error = (message + ": " + describeCollective(op, round.operands[0]))
                       .str();
   };
-  round.results.resize(numRanks);
 
   if (auto permute = dyn_cast<CollectivePermuteOp>(op)) {
     ArrayRef<int64_t> pairs = permute.getPairs();
