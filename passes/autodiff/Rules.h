@@ -1,7 +1,8 @@
 //===- Rules.h - VJP rules defined outside VjpRules.cpp ---------*- C++ -*-===//
 //
-// The control-flow rules (ControlFlowRules.cpp) are long enough to get their
-// own file; the table in VjpRules.cpp registers them like every other rule.
+// The control-flow rules (ControlFlowRules.cpp) and the collectives' rules
+// (CollectiveRules.cpp) have files of their own; the table in VjpRules.cpp
+// registers them like every other rule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,18 @@ LogicalResult differentiateFor(ForOp op, VjpContext &context);
 /// backward loop needs onto stacks; a backward kiln.while pops them in
 /// reverse.
 LogicalResult differentiateWhile(WhileOp op, VjpContext &context);
+
+/// The collectives (CollectiveRules.cpp): each adjoint sends the
+/// cotangents back along the exchange.
+LogicalResult differentiateAllReduce(AllReduceOp op, VjpContext &context);
+LogicalResult differentiateAllGather(AllGatherOp op, VjpContext &context);
+LogicalResult differentiateReduceScatter(ReduceScatterOp op,
+                                         VjpContext &context);
+LogicalResult differentiateCollectiveBroadcast(CollectiveBroadcastOp op,
+                                               VjpContext &context);
+LogicalResult differentiateAllToAll(AllToAllOp op, VjpContext &context);
+LogicalResult differentiateCollectivePermute(CollectivePermuteOp op,
+                                             VjpContext &context);
 
 } // namespace autodiff
 } // namespace kiln

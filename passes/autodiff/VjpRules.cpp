@@ -28,6 +28,9 @@
 //    operands; they are listed the same way.
 //  - rem(x, y) on floats: d/dx = 1, d/dy = -trunc(x / y) (also at the
 //    jumps of trunc).
+//  - the collectives' rules are in CollectiveRules.cpp; kiln.rank is an
+//    integer and carries no gradient; the asynchronous start/wait forms
+//    have no rule (kiln-data-parallel makes them after differentiation).
 //  - the stack ops (stack_empty/push/read) have no rule: only derived
 //    gradients of kiln.while contain them, and second derivatives through
 //    a while are not supported.
@@ -1068,6 +1071,14 @@ public:
     rule<CondOp, differentiateCond>();
     rule<ForOp, differentiateFor>();
     rule<WhileOp, differentiateWhile>();
+    // Collectives (CollectiveRules.cpp).
+    rule<AllReduceOp, differentiateAllReduce>();
+    rule<AllGatherOp, differentiateAllGather>();
+    rule<ReduceScatterOp, differentiateReduceScatter>();
+    rule<CollectiveBroadcastOp, differentiateCollectiveBroadcast>();
+    rule<AllToAllOp, differentiateAllToAll>();
+    rule<CollectivePermuteOp, differentiateCollectivePermute>();
+    noGradient<RankOp>();
   }
 
   const VjpRule *lookup(TypeID id) const {
