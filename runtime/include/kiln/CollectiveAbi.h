@@ -33,7 +33,8 @@
 |*                       member j; output block i comes from member i         *|
 |*       PERMUTE         `pairs` holds pair_count (source, target) world-rank *|
 |*                       pairs; output[count] = input of the source whose     *|
-|*                       target this rank is, zeros where there is none       *|
+|*                       target this rank is, zeros where there is none;      *|
+|*                       groups is NULL and group_count, group_size are 0     *|
 |*     Multi-dimensional collectives (along a dimension other than the        *|
 |*     leading one) and mean reductions are rewritten by the compiler into    *|
 |*     these flat forms. `input` is not written and stays untouched until     *|
@@ -44,8 +45,11 @@
 |*     returns, and every rank has seen the same failure, so none waits for   *|
 |*     the others.                                                            *|
 |*                                                                            *|
-|*   void wait(int64_t handle);                                               *|
-|*     Completes the collective `handle` started (a no-op for -1).            *|
+|*   void wait(int64_t handle, const void *input, void *output);              *|
+|*     Completes the collective `handle` started (a no-op for -1). `input`    *|
+|*     and `output` are start's again: passing them keeps the compiler from   *|
+|*     reusing either buffer while the exchange is in flight, and lets the    *|
+|*     runtime check that they belong to `handle`.                            *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -84,6 +88,7 @@ typedef int64_t (*kiln_comm_start_fn)(int32_t kind, int32_t reduction,
                                       int64_t group_count, int64_t group_size,
                                       const int64_t *pairs,
                                       int64_t pair_count);
-typedef void (*kiln_comm_wait_fn)(int64_t handle);
+typedef void (*kiln_comm_wait_fn)(int64_t handle, const void *input,
+                                  void *output);
 
 #endif /* KILN_COLLECTIVEABI_H */
