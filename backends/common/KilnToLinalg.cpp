@@ -107,6 +107,14 @@ struct ConvertKilnToLinalgPass
     WalkResult uncompiled = getOperation().walk([](Operation *op) {
       if (!isa<KilnDialect>(op->getDialect()))
         return WalkResult::advance();
+      if (isa<RankOp, AllReduceOp, AllGatherOp, ReduceScatterOp,
+              CollectiveBroadcastOp, AllToAllOp, CollectivePermuteOp,
+              AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp,
+              CollectiveWaitOp>(op)) {
+        op->emitOpError("communicates between ranks; only the CPU backend "
+                        "compiles collectives so far");
+        return WalkResult::interrupt();
+      }
       SmallVector<Type> types(op->getOperandTypes());
       llvm::append_range(types, op->getResultTypes());
       for (Type type : types) {

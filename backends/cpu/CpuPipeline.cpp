@@ -1,7 +1,9 @@
 //===- CpuPipeline.cpp - kiln to the LLVM dialect -------------------------===//
 //
 // The pipeline, in order:
-//   0. f32 convolutions for oneDNN move into functions of their own
+//   0. collectives in the communicator's flat forms, then calls of it
+//      (kiln-decompose-collectives, kiln-cpu-collective-calls);
+//      f32 convolutions for oneDNN move into functions of their own
 //      (kiln-cpu-outline-dnnl-convs, where kiln was built with oneDNN);
 //      with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
 //      kiln.fused regions;
@@ -72,6 +74,10 @@ bool kiln::cpuHasOpenMP() {
 void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const CpuOptions &options) {
   bool dnnl = options.dnnl && cpuHasDnnl();
+  // Collectives become calls of the runtime's communicator first, so that
+  // nothing below sees them.
+  pm.addNestedPass<func::FuncOp>(createKilnDecomposeCollectives());
+  pm.addPass(createKilnCpuCollectiveCalls());
   // f32 convolutions that oneDNN takes wait in functions of their own for
   // kiln-cpu-conv-to-dnnl (ConvToDnnl.cpp).
   if (dnnl) {

@@ -32,6 +32,58 @@ def ConvertKilnToLinalg : Pass<"kiln-to-linalg", "mlir::func::FuncOp"> {
   ];
 }
 
+def KilnDecomposeCollectives
+    : Pass<"kiln-decompose-collectives", "mlir::func::FuncOp"> {
+  let summary = "Rewrite collectives into the flat forms the communicator runs";
+  let description = [{
+    The runtime's communicator (kiln/CollectiveAbi.h) gathers, scatters and
+    exchanges blocks along the leading dimension only and reduces by sum,
+    max or min. This pass makes every collective such a form with kiln ops
+    around it: all_reduce, all_gather and reduce_scatter become their start
+    form followed by `kiln.collective_wait`; `kind = mean` becomes a sum
+    divided by the group size; a gather or scatter along dim d > 0 runs
+    between transposes that move d to the front and back; an all_to_all
+    with split_dim s and concat_dim c transposes s to the front, exchanges
+    leading blocks and moves the received block index next to c.
+
+    ```mlir
+    %r = kiln.all_gather %x, dim = 1, groups = [[0, 1]] : (tensor<2x3xf32>) -> tensor<2x6xf32>
+    // becomes
+    %t = kiln.transpose %x, permutation = [1, 0] : tensor<2x3xf32>
+    %p = kiln.all_gather_start %t, dim = 0, groups = [[0, 1]] : (tensor<3x2xf32>) -> tensor<6x2xf32>
+    %w = kiln.collective_wait %p, %t : tensor<6x2xf32>, tensor<3x2xf32>
+    %r = kiln.transpose %w, permutation = [1, 0] : tensor<6x2xf32>
+    ```
+  }];
+}
+
+def KilnCpuCollectiveCalls
+    : Pass<"kiln-cpu-collective-calls", "mlir::ModuleOp"> {
+  let summary = "Turn collectives into calls of the runtime's communicator";
+  let description = [{
+    Runs on tensors after `kiln-decompose-collectives`, before the kiln ops
+    are lowered. Each start op becomes a `@kiln_comm_start` call on the
+    operand's buffer (`bufferization.to_memref ... read_only`) and a fresh
+    output buffer, its `kiln.collective_wait` a `@kiln_comm_wait` call that
+    names both buffers again (so bufferization keeps the operand's buffer
+    unchanged until then) followed by `bufferization.to_tensor` of the
+    output; `kiln.collective_broadcast`, `kiln.all_to_all` and
+    `kiln.collective_permute` start and wait at once; `kiln.rank` calls
+    `@kiln_comm_rank`. Replica groups and permute pairs become constant i64
+    tables. The `@kiln_comm_*` functions are defined in the module, each
+    calling through an exported pointer slot `kiln_comm_fn_<name>` that
+    the runtime fills when it loads the module (kiln/CollectiveAbi.h): the
+    code links no communication library, and a module without collectives
+    gets no slots.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::bufferization::BufferizationDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def KilnEntryPoints : Pass<"kiln-entry-points", "mlir::ModuleOp"> {
   let summary = "Add a `void kiln_entry_<f>(void **args)` wrapper per function";
   let description = [{
