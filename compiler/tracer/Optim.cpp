@@ -20,11 +20,19 @@
 #include "kiln/Tracer/Ops.h"
 
 #include <cmath>
+#include <sstream>
 
 namespace kiln {
 namespace optim {
 
 namespace {
+/// `value` as C++ streams print it: 0.9, 1e-08.
+std::string number(double value) {
+  std::ostringstream stream;
+  stream << value;
+  return stream.str();
+}
+
 /// `name` must be a finite number >= 0 (as PyTorch checks lr, momentum,
 /// eps and weight_decay).
 void checkNonNegative(double value, const char *name, const char *optimizer,
@@ -32,7 +40,7 @@ void checkNonNegative(double value, const char *name, const char *optimizer,
   if (!(value >= 0) || std::isinf(value))
     detail::fail(loc, std::string(optimizer) + ": " + name +
                           " must be a finite number >= 0, got " +
-                          std::to_string(value));
+                          number(value));
 }
 
 /// Negates `grad` for `maximize`.
@@ -62,8 +70,8 @@ Optimizer::stateSpecs(const std::vector<TensorSpec> &params,
         detail::fail(loc, "kiln::optim: parameter " + std::to_string(i) +
                               " is " + dtypeName(params[i].dtype) +
                               "; optimizers update f32 and f64 parameters");
-      specs.push_back({params[i].dtype, params[i].shape,
-                       slot + std::to_string(i)});
+      specs.push_back(
+          {params[i].dtype, params[i].shape, slot + std::to_string(i)});
     }
   return specs;
 }
@@ -85,15 +93,13 @@ Update Optimizer::step(const Tensors &params, const Tensors &grads,
   const size_t n = params.size();
   const size_t numSlots = slotNames().size();
   if (grads.size() != n)
-    detail::fail(loc, "kiln::optim: " + std::to_string(n) +
-                          " parameters but " + std::to_string(grads.size()) +
-                          " gradients");
+    detail::fail(loc, "kiln::optim: " + std::to_string(n) + " parameters but " +
+                          std::to_string(grads.size()) + " gradients");
   if (state.size() != stateSize(n))
     detail::fail(loc, "kiln::optim: the state of " + std::to_string(n) +
                           " parameters has " + std::to_string(stateSize(n)) +
                           " tensors (the count and " +
-                          std::to_string(numSlots) +
-                          " per parameter), got " +
+                          std::to_string(numSlots) + " per parameter), got " +
                           std::to_string(state.size()));
   if (state[0].dtype() != DType::I64 || state[0].rank() != 0)
     detail::fail(loc, "kiln::optim: state[0], the step count, must be a "
@@ -108,12 +114,12 @@ Update Optimizer::step(const Tensors &params, const Tensors &grads,
       return std::string(dtypeName(t.dtype())) + shapeString(t.shape());
     };
     if (!isFloat(p.dtype()))
-      detail::fail(loc, "kiln::optim: parameter " + std::to_string(i) +
-                            " is " + describe(p) +
+      detail::fail(loc, "kiln::optim: parameter " + std::to_string(i) + " is " +
+                            describe(p) +
                             "; optimizers update f32 and f64 parameters");
     if (grads[i].dtype() != p.dtype() || grads[i].shape() != p.shape())
-      detail::fail(loc, "kiln::optim: gradient " + std::to_string(i) +
-                            " is " + describe(grads[i]) + ", its parameter " +
+      detail::fail(loc, "kiln::optim: gradient " + std::to_string(i) + " is " +
+                            describe(grads[i]) + ", its parameter " +
                             describe(p));
     for (size_t k = 0; k < numSlots; ++k) {
       const Tensor &slot = state[1 + k * n + i];
@@ -203,10 +209,9 @@ void Adam::checkHyperParameters(SourceLoc loc) const {
   checkNonNegative(eps, "eps", name, loc);
   checkNonNegative(weightDecay, "weightDecay", name, loc);
   if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
-    detail::fail(loc, std::string(name) + ": beta1 and beta2 must be in "
-                                          "[0, 1), got " +
-                          std::to_string(beta1) + " and " +
-                          std::to_string(beta2));
+    detail::fail(loc, std::string(name) +
+                          ": beta1 and beta2 must be in [0, 1), got " +
+                          number(beta1) + " and " + number(beta2));
 }
 
 Tensor Adam::updateParameter(const Tensor &param, const Tensor &grad,
@@ -233,8 +238,8 @@ Tensor Adam::updateParameter(const Tensor &param, const Tensor &grad,
 
   // exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2).
   Tensor &expAvgSq = slots[1];
-  expAvgSq = add(mul(expAvgSq, beta2, loc),
-                 mul(mul(1 - beta2, g, loc), g, loc), loc);
+  expAvgSq =
+      add(mul(expAvgSq, beta2, loc), mul(mul(1 - beta2, g, loc), g, loc), loc);
   Tensor second = expAvgSq;
   if (amsgrad) {
     slots[2] = maximum(slots[2], expAvgSq, loc);
@@ -245,8 +250,8 @@ Tensor Adam::updateParameter(const Tensor &param, const Tensor &grad,
   Tensor t = cast(step.count, DType::F64, loc);
   Tensor correction1 = sub(1, pow(beta1, t, loc), loc);
   Tensor correction2 = sub(1, pow(beta2, t, loc), loc);
-  Tensor negStepSize = cast(neg(div(step.lr, correction1, loc), loc), dtype,
-                            loc);
+  Tensor negStepSize =
+      cast(neg(div(step.lr, correction1, loc), loc), dtype, loc);
   Tensor correction2Sqrt = cast(sqrt(correction2, loc), dtype, loc);
 
   // p.addcdiv_(exp_avg, denom, value=-step_size), with

@@ -103,8 +103,8 @@ public:
   /// computed in or passed into the program); otherwise the optimizer's
   /// `lr` is used. Throws TraceError for mismatched arguments or invalid
   /// hyper-parameters.
-  Update step(const Tensors &params, const Tensors &grads,
-              const Tensors &state, const Tensor &lr = Tensor(),
+  Update step(const Tensors &params, const Tensors &grads, const Tensors &state,
+              const Tensor &lr = Tensor(),
               SourceLoc loc = SourceLoc::current()) const;
 
 protected:
@@ -177,18 +177,16 @@ protected:
 class Adam : public Optimizer {
 public:
   explicit Adam(double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
-                double eps = 1e-8, double weightDecay = 0,
-                bool amsgrad = false, bool decoupled = false,
-                bool maximize = false)
+                double eps = 1e-8, double weightDecay = 0, bool amsgrad = false,
+                bool decoupled = false, bool maximize = false)
       : Optimizer(lr), beta1(beta1), beta2(beta2), eps(eps),
         weightDecay(weightDecay), amsgrad(amsgrad), decoupled(decoupled),
         maximize(maximize) {}
 
   /// AdamW: decoupled weight decay, PyTorch's defaults (weight decay 0.01).
-  static Adam adamW(double lr = 1e-3, double beta1 = 0.9,
-                    double beta2 = 0.999, double eps = 1e-8,
-                    double weightDecay = 1e-2, bool amsgrad = false,
-                    bool maximize = false) {
+  static Adam adamW(double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+                    double eps = 1e-8, double weightDecay = 1e-2,
+                    bool amsgrad = false, bool maximize = false) {
     return Adam(lr, beta1, beta2, eps, weightDecay, amsgrad,
                 /*decoupled=*/true, maximize);
   }

@@ -71,9 +71,8 @@ struct Expected {
   std::vector<double> params;
   std::vector<std::vector<double>> slots;
 };
-using ReferenceStep =
-    std::function<void(Expected &, const std::vector<double> &grad, int t,
-                       double lr)>;
+using ReferenceStep = std::function<void(
+    Expected &, const std::vector<double> &grad, int t, double lr)>;
 
 /// Runs `steps` steps of `opt` on the two parameters in `dtype` and checks
 /// each against `reference`, starting from the zero state. `lrs`, when not
@@ -96,8 +95,8 @@ void checkSteps(const optim::Optimizer &opt, DType dtype, int steps,
     inputs.push_back({DType::F64, {}, "lr"});
 
   auto f = kiln::trace("step", inputs, [&](const Tensors &a) {
-    Tensors params(a.begin(), a.begin() + 2), grads(a.begin() + 2,
-                                                    a.begin() + 4);
+    Tensors params(a.begin(), a.begin() + 2),
+        grads(a.begin() + 2, a.begin() + 4);
     Tensors state(a.begin() + 4, a.begin() + 4 + stateSpecs.size());
     optim::Update u =
         opt.step(params, grads, state, tracedLr ? a.back() : Tensor());
@@ -218,15 +217,13 @@ TEST(Optim, SgdDampeningStartsFromTheFirstGradient) {
   optim::Sgd sgd(0.05, 0.8, /*dampening=*/0.3);
   checkSteps(sgd, DType::F64, 5, sgdReference(0.8, 0.3, 0, false, false),
              1e-13);
-  checkSteps(sgd, DType::F32, 5, sgdReference(0.8, 0.3, 0, false, false),
-             1e-6);
+  checkSteps(sgd, DType::F32, 5, sgdReference(0.8, 0.3, 0, false, false), 1e-6);
 }
 
 TEST(Optim, SgdNesterovMaximize) {
   optim::Sgd sgd(0.02, 0.9, 0, /*weightDecay=*/0.1, /*nesterov=*/true,
                  /*maximize=*/true);
-  checkSteps(sgd, DType::F64, 5, sgdReference(0.9, 0, 0.1, true, true),
-             1e-13);
+  checkSteps(sgd, DType::F64, 5, sgdReference(0.9, 0, 0.1, true, true), 1e-13);
 }
 
 TEST(Optim, Adam) {
@@ -258,9 +255,8 @@ TEST(Optim, AdamWAmsgrad) {
                                          /*weightDecay=*/0.1,
                                          /*amsgrad=*/true);
   EXPECT_TRUE(adamw.decoupled);
-  EXPECT_EQ(adamw.slotNames(),
-            (std::vector<std::string>{"exp_avg", "exp_avg_sq",
-                                      "max_exp_avg_sq"}));
+  EXPECT_EQ(adamw.slotNames(), (std::vector<std::string>{
+                                   "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}));
   checkSteps(adamw, DType::F64, 8,
              adamReference(0.9, 0.99, 1e-8, 0.1, true, true), 1e-12);
   checkSteps(adamw, DType::F32, 8,
@@ -271,8 +267,8 @@ TEST(Optim, TracedLearningRate) {
   // A schedule passed in as an input: one compiled step serves every lr.
   std::vector<double> lrs = {0.1, 0.05, 0.025, 0.2};
   optim::Sgd sgd(/*lr=*/1.0, 0.9);
-  checkSteps(sgd, DType::F64, 4, sgdReference(0.9, 0, 0, false, false),
-             1e-13, lrs);
+  checkSteps(sgd, DType::F64, 4, sgdReference(0.9, 0, 0, false, false), 1e-13,
+             lrs);
   optim::Adam adamw = optim::Adam::adamW(/*lr=*/1.0);
   checkSteps(adamw, DType::F64, 4,
              adamReference(0.9, 0.999, 1e-8, 0.01, true, false), 1e-12, lrs);
@@ -296,8 +292,8 @@ TEST(Optim, StateSpecsAndInit) {
 
   auto f = kiln::trace("init", {kiln::f32({2, 3}), kiln::f64({4})},
                        [&](const Tensors &a) { return adam.init(a); });
-  std::vector<kiln::HostTensor> out = run(f, {f32Data({2, 3}, {1, 2, 3, 4, 5, 6}),
-                                              f64Data({4}, {1, 2, 3, 4})});
+  std::vector<kiln::HostTensor> out =
+      run(f, {f32Data({2, 3}, {1, 2, 3, 4, 5, 6}), f64Data({4}, {1, 2, 3, 4})});
   ASSERT_EQ(out.size(), 7u);
   expectTensor(out[0], DType::I64, {}, {0});
   for (size_t i = 1; i < 7; ++i) {
@@ -313,22 +309,21 @@ TEST(Optim, UpdatesAreElementwise) {
   // elementwise ops, and the only broadcasts are of rank-0 step scalars.
   // An allow-list, so that a new kind of op in an update fails here.
   const std::set<std::string> elementwise = {
-      "kiln.constant", "kiln.add",  "kiln.sub",     "kiln.mul",
-      "kiln.div",      "kiln.neg",  "kiln.pow",     "kiln.sqrt",
-      "kiln.max",      "kiln.cast", "kiln.compare", "kiln.select",
-      "func.func",     "func.return"};
+      "kiln.constant", "kiln.add",    "kiln.sub",  "kiln.mul",   "kiln.div",
+      "kiln.neg",      "kiln.pow",    "kiln.sqrt", "kiln.max",   "kiln.cast",
+      "kiln.compare",  "kiln.select", "func.func", "func.return"};
   std::vector<std::unique_ptr<optim::Optimizer>> optimizers;
   optimizers.push_back(std::make_unique<optim::Sgd>(0.1, 0.9, 0.1, 0.01));
   optimizers.push_back(
       std::make_unique<optim::Sgd>(0.1, 0.9, 0, 0.01, true, true));
   optimizers.push_back(std::make_unique<optim::Adam>(
       optim::Adam::adamW(1e-3, 0.9, 0.999, 1e-8, 0.01, true)));
-  optimizers.push_back(std::make_unique<optim::Adam>(
-      1e-3, 0.3, 0.999, 1e-8, 0.01, false, false, true));
+  optimizers.push_back(std::make_unique<optim::Adam>(1e-3, 0.3, 0.999, 1e-8,
+                                                     0.01, false, false, true));
   for (const auto &opt : optimizers) {
     size_t numSlots = opt->slotNames().size();
-    std::vector<kiln::TensorSpec> specs = {kiln::f32({2, 3}),
-                                           kiln::f32({2, 3}), kiln::i64({})};
+    std::vector<kiln::TensorSpec> specs = {kiln::f32({2, 3}), kiln::f32({2, 3}),
+                                           kiln::i64({})};
     for (size_t s = 0; s < numSlots; ++s)
       specs.push_back(kiln::f32({2, 3}));
     specs.push_back(kiln::f32({}));
@@ -345,8 +340,8 @@ TEST(Optim, UpdatesAreElementwise) {
       if (name == "builtin.module")
         return;
       if (name == "kiln.broadcast_in_dim") {
-        auto type = mlir::cast<mlir::RankedTensorType>(
-            op->getOperand(0).getType());
+        auto type =
+            mlir::cast<mlir::RankedTensorType>(op->getOperand(0).getType());
         EXPECT_EQ(type.getRank(), 0) << f.str();
         return;
       }
@@ -363,8 +358,7 @@ TEST(Optim, Errors) {
     return expectTraceError([&] {
       kiln::trace("step", specs, [&](const Tensors &a) {
         Tensors params(a.begin(), a.begin() + numParams);
-        Tensors grads(a.begin() + numParams,
-                      a.begin() + numParams + numGrads);
+        Tensors grads(a.begin() + numParams, a.begin() + numParams + numGrads);
         Tensors state(a.begin() + numParams + numGrads, a.end());
         return opt.step(params, grads, state).params;
       });
@@ -376,25 +370,28 @@ TEST(Optim, Errors) {
                       1, 2)
                 .find("1 parameters but 2 gradients"),
             std::string::npos);
-  EXPECT_NE(traceStep(sgd, {kiln::f32({3}), kiln::f32({2}), kiln::i64({}),
-                            kiln::f32({3})},
-                      1, 1)
-                .find("gradient 0 is f32[2], its parameter f32[3]"),
-            std::string::npos);
-  EXPECT_NE(traceStep(sgd, {kiln::f32({3}), kiln::f32({3}), kiln::i64({})},
-                      1, 1)
-                .find("has 2 tensors"),
-            std::string::npos);
-  EXPECT_NE(traceStep(sgd, {kiln::f32({3}), kiln::f32({3}), kiln::f32({}),
-                            kiln::f32({3})},
-                      1, 1)
-                .find("the step count"),
-            std::string::npos);
-  EXPECT_NE(traceStep(sgd, {kiln::i32({3}), kiln::i32({3}), kiln::i64({}),
-                            kiln::i32({3})},
-                      1, 1)
-                .find("optimizers update f32 and f64 parameters"),
-            std::string::npos);
+  EXPECT_NE(
+      traceStep(sgd,
+                {kiln::f32({3}), kiln::f32({2}), kiln::i64({}), kiln::f32({3})},
+                1, 1)
+          .find("gradient 0 is f32[2], its parameter f32[3]"),
+      std::string::npos);
+  EXPECT_NE(
+      traceStep(sgd, {kiln::f32({3}), kiln::f32({3}), kiln::i64({})}, 1, 1)
+          .find("has 2 tensors"),
+      std::string::npos);
+  EXPECT_NE(
+      traceStep(sgd,
+                {kiln::f32({3}), kiln::f32({3}), kiln::f32({}), kiln::f32({3})},
+                1, 1)
+          .find("the step count"),
+      std::string::npos);
+  EXPECT_NE(
+      traceStep(sgd,
+                {kiln::i32({3}), kiln::i32({3}), kiln::i64({}), kiln::i32({3})},
+                1, 1)
+          .find("optimizers update f32 and f64 parameters"),
+      std::string::npos);
   EXPECT_NE(traceStep(optim::Sgd(0.1, 0, 0, 0, /*nesterov=*/true),
                       {kiln::f32({3}), kiln::f32({3}), kiln::i64({})}, 1, 1)
                 .find("Nesterov momentum requires"),
