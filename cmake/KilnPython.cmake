@@ -20,6 +20,41 @@ if(KILN_PYTHON)
 endif()
 set(KILN_PYTHON_DIR ${CMAKE_BINARY_DIR}/python)
 
+# Interpreters with jax or torch, for the tests that compare with them
+# (test/python, examples/training/compare_torch.py).
+set(KILN_JAX_PYTHON "" CACHE FILEPATH
+    "A Python with jax (same version as Python3_EXECUTABLE) for the JAX reference tests")
+set(KILN_TORCH_PYTHON "" CACHE FILEPATH
+    "A Python with torch (same version as Python3_EXECUTABLE) for the torch reference tests")
+
+# kiln_reference_python(<out> <module> <configured>): <configured>, or else
+# the benchmark virtualenv's python, if it imports <module> and is of the
+# same Python version as the bindings; "" otherwise.
+function(kiln_reference_python out module configured)
+  set(python "${configured}")
+  if(NOT python)
+    set(venv "$ENV{KILN_BENCH_VENV}")
+    if(NOT venv)
+      set(venv /work/bench-venv)
+    endif()
+    if(EXISTS ${venv}/bin/python)
+      set(python ${venv}/bin/python)
+    endif()
+  endif()
+  if(python)
+    execute_process(
+      COMMAND ${python} -c
+        "import sys, ${module}; print('%d.%d' % sys.version_info[:2])"
+      OUTPUT_VARIABLE version OUTPUT_STRIP_TRAILING_WHITESPACE
+      RESULT_VARIABLE result ERROR_QUIET)
+    if(NOT result EQUAL 0 OR NOT version STREQUAL
+       "${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}")
+      set(python "")
+    endif()
+  endif()
+  set(${out} "${python}" PARENT_SCOPE)
+endfunction()
+
 # kiln_python_package(<target> <source dir> <package name>): copies the .py
 # files under <source dir>/<package name> into build/python/<package name>
 # whenever they change, as part of <target> (a custom target made here).

@@ -1,8 +1,9 @@
 //===- Bindings.h - Shared pieces of the kiln._kiln module ------*- C++ -*-===//
 //
-// kiln._kiln binds the C++ tracer (kiln/kiln.h) and JIT (kiln/Jit.h) for the
-// Python package `kiln`. Op semantics, broadcasting, promotion, control flow
-// and autodiff all stay in C++; this layer converts Python values to tracer
+// kiln._kiln binds the C++ tracer (kiln/kiln.h), JIT (kiln/Jit.h) and
+// optimizers (kiln/Optim.h) for the Python package `kiln`. Op semantics,
+// broadcasting, promotion, control flow, autodiff and optimizer updates all
+// stay in C++; this layer converts Python values to tracer
 // operands and Python callables to traced regions, and reports the user's
 // Python file and line as the source location of everything it records.
 //
@@ -60,6 +61,7 @@ std::optional<DType> pythonIntDType(PyObject *object);
 
 void bindTracer(py::module_ &m);
 void bindJit(py::module_ &m);
+void bindOptim(py::module_ &m);
 
 } // namespace python
 } // namespace kiln

@@ -478,4 +478,5 @@ PYBIND11_MODULE(_kiln, m) {
   });
   bindTracer(m);
   bindJit(m);
+  bindOptim(m);
 }

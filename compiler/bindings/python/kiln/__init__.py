@@ -28,6 +28,7 @@ from ._control import cond, while_loop, fori_loop, scan
 from ._grad import grad, value_and_grad, vjp
 from ._tree import flatten as tree_flatten, tree_map, leaves as tree_leaves
 from . import nn
+from . import optim
 
 
 def is_tracing():
@@ -38,7 +39,7 @@ def is_tracing():
 
 
 __all__ = ["jit", "grad", "value_and_grad", "vjp", "cond", "while_loop",
-           "fori_loop", "scan", "numpy", "nn", "Tensor", "TraceError",
+           "fori_loop", "scan", "numpy", "nn", "optim", "Tensor", "TraceError",
            "ConcretizationError", "JitError", "Lowered", "Compiled",
            "tree_flatten", "tree_map", "tree_leaves", "is_tracing",
            "TRACED_DTYPES"]

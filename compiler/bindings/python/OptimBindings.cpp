@@ -1,0 +1,82 @@
+//===- OptimBindings.cpp - kiln/Optim.h for kiln.optim --------------------===//
+//
+// Binds the optimizers of kiln/Optim.h (Sgd, Adam/AdamW) for the Python
+// package's kiln.optim, which adds pytrees on top. The update formulas and
+// the state layout stay in C++: Python asks for the state's specs and calls
+// step() on flat lists of tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+
+#include "kiln/Optim.h"
+
+#include <pybind11/stl.h>
+
+using namespace kiln;
+using namespace kiln::python;
+
+void kiln::python::bindOptim(py::module_ &m) {
+  using optim::Adam;
+  using optim::Optimizer;
+  using optim::Sgd;
+
+  py::class_<Optimizer>(m, "Optimizer",
+                        "An optimizer of kiln/Optim.h (abstract).")
+      .def_property_readonly("slot_names", &Optimizer::slotNames,
+                             "Names of the per-parameter state tensors.")
+      .def_readwrite("lr", &Optimizer::lr)
+      .def(
+          "state_specs",
+          [](const Optimizer &opt,
+             const std::vector<std::pair<Shape, int>> &params) {
+            std::vector<TensorSpec> specs;
+            for (const auto &[shape, code] : params)
+              specs.push_back({dtypeFromCode(code), shape, ""});
+            py::list result;
+            for (const TensorSpec &spec :
+                 opt.stateSpecs(specs, callerLocation()))
+              result.append(py::make_tuple(spec.name, spec.shape,
+                                           static_cast<int>(spec.dtype)));
+            return result;
+          },
+          "(name, shape, dtype code) of each state tensor for parameters "
+          "given as (shape, dtype code); all start at zero.")
+      .def(
+          "step",
+          [](const Optimizer &opt, py::handle params, py::handle grads,
+             py::handle state, py::handle lr) {
+            SourceLoc loc = callerLocation();
+            optim::Update update =
+                opt.step(toTensors(params, loc), toTensors(grads, loc),
+                         toTensors(state, loc),
+                         lr.is_none() ? Tensor() : toTensor(lr, loc), loc);
+            return py::make_tuple(toList(update.params), toList(update.state));
+          },
+          "(new params, new state) as lists; records the update in the "
+          "active trace.");
+
+  py::class_<Sgd, Optimizer>(m, "Sgd")
+      .def(py::init<double, double, double, double, bool, bool>(),
+           py::arg("lr"), py::arg("momentum") = 0.0, py::arg("dampening") = 0.0,
+           py::arg("weight_decay") = 0.0, py::arg("nesterov") = false,
+           py::arg("maximize") = false)
+      .def_readwrite("momentum", &Sgd::momentum)
+      .def_readwrite("dampening", &Sgd::dampening)
+      .def_readwrite("weight_decay", &Sgd::weightDecay)
+      .def_readwrite("nesterov", &Sgd::nesterov)
+      .def_readwrite("maximize", &Sgd::maximize);
+
+  py::class_<Adam, Optimizer>(m, "Adam")
+      .def(py::init<double, double, double, double, double, bool, bool, bool>(),
+           py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
+           py::arg("weight_decay"), py::arg("amsgrad"), py::arg("decoupled"),
+           py::arg("maximize"))
+      .def_readwrite("beta1", &Adam::beta1)
+      .def_readwrite("beta2", &Adam::beta2)
+      .def_readwrite("eps", &Adam::eps)
+      .def_readwrite("weight_decay", &Adam::weightDecay)
+      .def_readwrite("amsgrad", &Adam::amsgrad)
+      .def_readwrite("decoupled", &Adam::decoupled)
+      .def_readwrite("maximize", &Adam::maximize);
+}
