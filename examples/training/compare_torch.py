@@ -6,10 +6,12 @@
    gradients; torch autograd recomputes them from the same files. The
    relative error of a tensor is max|kiln - torch| / max|torch|; it must be
    below 1e-5 in f64 and 1e-4 in f32.
-2. Training: train_digits runs 100 SGD steps (f32, batch 64, lr 0.3) and
-   writes its initial weights and loss curve; the same model, batches and
-   updates in torch from those weights must give losses within 1e-4
-   relative at every step.
+2. Training: train_digits runs 100 steps (f32, batch 64) with each of its
+   optimizers -- plain SGD (lr 0.3), SGD with momentum 0.9 (lr 0.05) and
+   Adam (lr 1e-3), all from kiln/Optim.h -- and writes its initial weights
+   and loss curve; the same model, batches and torch.optim optimizer in
+   torch from those weights must give losses within 1e-4 relative at every
+   step.
 
 Usage: compare_torch.py BIN_DIR [DATA_DIR]
   BIN_DIR holds export_gradients and train_digits (build/examples).
@@ -33,7 +35,15 @@ except ImportError as e:
     sys.exit(SKIP)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STEPS, BATCH, LR, TRAIN_ROWS = 100, 64, 0.3, 1500
+STEPS, BATCH, TRAIN_ROWS = 100, 64, 1500
+
+# train_digits --optimizer NAME: its learning rate and torch's optimizer.
+OPTIMIZERS = {
+    "sgd": (0.3, lambda params: torch.optim.SGD(params, lr=0.3)),
+    "momentum": (0.05, lambda params: torch.optim.SGD(params, lr=0.05,
+                                                      momentum=0.9)),
+    "adam": (1e-3, lambda params: torch.optim.Adam(params, lr=1e-3)),
+}
 
 
 def relative_error(kiln, ref):
@@ -91,12 +101,14 @@ def check_gradients(bin_dir, dtype, tolerance):
     return ok
 
 
-def check_training(bin_dir, data_dir, tolerance=1e-4):
+def check_training(bin_dir, data_dir, optimizer, tolerance=1e-4):
+    lr, make_optimizer = OPTIMIZERS[optimizer]
     with tempfile.TemporaryDirectory() as out:
         subprocess.run([os.path.join(bin_dir, "train_digits"), "--data",
                         data_dir, "--steps", str(STEPS), "--batch",
-                        str(BATCH), "--lr", str(LR), "--dtype", "f32",
-                        "--out", out], check=True, stdout=subprocess.DEVNULL)
+                        str(BATCH), "--optimizer", optimizer, "--lr", str(lr),
+                        "--dtype", "f32", "--out", out],
+                       check=True, stdout=subprocess.DEVNULL)
         params = [torch.from_numpy(np.load(f"{out}/init_{n}.npy"))
                   .requires_grad_(True) for n in ("w1", "b1", "w2", "b2")]
         kiln_losses = np.load(f"{out}/losses.npy")
@@ -104,6 +116,7 @@ def check_training(bin_dir, data_dir, tolerance=1e-4):
     labels = np.load(f"{data_dir}/digits_labels.npy")
     onehot = np.eye(10, dtype=np.float32)[labels]
     w1, b1, w2, b2 = params
+    torch_optimizer = make_optimizer(params)
     torch_losses = []
     for k in range(STEPS):
         rows = (k * BATCH + np.arange(BATCH)) % TRAIN_ROWS
@@ -111,17 +124,15 @@ def check_training(bin_dir, data_dir, tolerance=1e-4):
         y = torch.from_numpy(onehot[rows])
         z = torch.relu(x @ w1 + b1) @ w2 + b2
         loss = -(y * torch.log_softmax(z, -1)).sum(1).mean()
-        for p in params:
-            p.grad = None
+        torch_optimizer.zero_grad()
         loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= LR * p.grad
+        torch_optimizer.step()
         torch_losses.append(loss.item())
     torch_losses = np.array(torch_losses)
     diff = np.abs(kiln_losses - torch_losses) / np.abs(torch_losses)
     good = len(kiln_losses) == STEPS and float(diff.max()) <= tolerance
-    print(f"{'ok  ' if good else 'FAIL'} digits loss curve, {STEPS} steps f32: "
+    print(f"{'ok  ' if good else 'FAIL'} digits loss curve, {optimizer}, "
+          f"{STEPS} steps f32: "
           f"max relative difference {diff.max():.2e} (step "
           f"{int(diff.argmax())}), tolerance {tolerance:.0e}; loss "
           f"{torch_losses[0]:.4f} -> {torch_losses[-1]:.4f}")
@@ -137,7 +148,8 @@ def main():
     torch.set_num_threads(1)
     ok = check_gradients(bin_dir, "f64", 1e-5)
     ok &= check_gradients(bin_dir, "f32", 1e-4)
-    ok &= check_training(bin_dir, data_dir)
+    for optimizer in OPTIMIZERS:
+        ok &= check_training(bin_dir, data_dir, optimizer)
     return 0 if ok else 1
 
 

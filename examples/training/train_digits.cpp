@@ -1,9 +1,12 @@
 //===- train_digits.cpp - An MLP trained on 8x8 digits with kiln::jit -----===//
 //
-// Trains a 64-128-10 perceptron (ReLU, softmax cross-entropy) with plain
-// SGD on the scikit-learn digits (data/, see data/README.md). The whole
+// Trains a 64-128-10 perceptron (ReLU, softmax cross-entropy) on the
+// scikit-learn digits (data/, see data/README.md) with plain SGD (the
+// default), SGD with momentum 0.9, or Adam, from kiln/Optim.h. The whole
 // training step -- forward, loss, backward through kiln::value_and_grad and
-// the SGD update -- is one function compiled by kiln::jit.
+// the optimizer's update -- is one function compiled by kiln::jit; the
+// optimizer's state (momentum buffers, moments, step count) goes in and out
+// of it as arrays.
 //
 // The split and the batch order are fixed: the first 1500 images train, the
 // last 297 are held out; step k uses training rows (k*B + j) mod 1500 for
@@ -12,19 +15,24 @@
 // the same run in PyTorch.
 //
 // Usage: train_digits [--data DIR] [--steps N] [--lr X] [--batch B]
-//                     [--dtype f32|f64] [--out DIR] [--min-accuracy A]
+//                     [--optimizer sgd|momentum|adam] [--dtype f32|f64]
+//                     [--out DIR] [--min-accuracy A]
+// The learning rate defaults to 0.3 for sgd, 0.05 for momentum and 0.001
+// for adam.
 // Exits 1 if the held-out accuracy is below --min-accuracy (default 0).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Jit.h"
 #include "kiln/Npy.h"
+#include "kiln/Optim.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -39,7 +47,8 @@ constexpr int64_t kTrainRows = 1500;
 struct Options {
   std::string data = KILN_DIGITS_DIR;
   int steps = 1000;
-  double lr = 0.3;
+  std::string optimizer = "sgd";
+  double lr = 0; // 0: the optimizer's default
   int64_t batch = 64;
   DType dtype = DType::F32;
   std::string out;
@@ -66,6 +75,8 @@ Options parseOptions(int argc, char **argv) {
       o.steps = std::stoi(value());
     else if (arg == "--lr")
       o.lr = std::stod(value());
+    else if (arg == "--optimizer")
+      o.optimizer = value();
     else if (arg == "--batch")
       o.batch = std::stoll(value());
     else if (arg == "--out")
@@ -79,14 +90,21 @@ Options parseOptions(int argc, char **argv) {
       o.dtype = d == "f32" ? DType::F32 : DType::F64;
     } else if (arg == "--help" || arg == "-h") {
       std::printf("usage: train_digits [--data DIR] [--steps N] [--lr X] "
-                  "[--batch B] [--dtype f32|f64] [--out DIR] "
-                  "[--min-accuracy A]\n");
+                  "[--batch B] [--optimizer sgd|momentum|adam] "
+                  "[--dtype f32|f64] [--out DIR] [--min-accuracy A]\n");
       std::exit(0);
     } else
       die("unknown argument '" + arg + "' (see --help)");
   }
   if (o.steps < 0 || o.batch <= 0 || o.batch > kTrainRows)
     die("--steps must be >= 0 and --batch in 1..1500");
+  if (o.optimizer != "sgd" && o.optimizer != "momentum" &&
+      o.optimizer != "adam")
+    die("--optimizer must be sgd, momentum or adam");
+  if (o.lr == 0)
+    o.lr = o.optimizer == "sgd"        ? 0.3
+           : o.optimizer == "momentum" ? 0.05
+                                       : 1e-3;
   return o;
 }
 
@@ -185,13 +203,30 @@ int main(int argc, char **argv) {
       writeNpy(o.out + "/init_" + names[k] + ".npy", params[k]);
   }
 
-  // One compiled function: (w1, b1, w2, b2, x, onehot) -> (loss, w1', ...).
-  double lr = o.lr;
-  JitFunction step = jit("train_step", [lr](const Tensors &a) {
+  // The optimizer and its initial state: one zero array per state spec.
+  std::unique_ptr<optim::Optimizer> optimizer;
+  if (o.optimizer == "adam")
+    optimizer = std::make_unique<optim::Adam>(o.lr);
+  else
+    optimizer = std::make_unique<optim::Sgd>(
+        o.lr, /*momentum=*/o.optimizer == "momentum" ? 0.9 : 0.0);
+  std::vector<TensorSpec> paramSpecs;
+  for (const Array &p : params)
+    paramSpecs.push_back({p.dtype(), p.shape(), ""});
+  std::vector<Array> state;
+  for (const TensorSpec &spec : optimizer->stateSpecs(paramSpecs))
+    state.emplace_back(spec.dtype, spec.shape);
+
+  // One compiled function: (w1, b1, w2, b2, x, onehot, state...) ->
+  // (loss, w1', b1', w2', b2', state'...).
+  JitFunction step = jit("train_step", [&optimizer](const Tensors &a) {
     Tensors vg = value_and_grad(loss, {0, 1, 2, 3})(a);
+    Tensors params(a.begin(), a.begin() + 4), grads(vg.begin() + 1, vg.end()),
+        state(a.begin() + 6, a.end());
+    optim::Update update = optimizer->step(params, grads, state);
     Tensors out = {vg[0].named("loss")};
-    for (int k = 0; k < 4; ++k)
-      out.push_back(a[k] - lr * vg[k + 1]);
+    out.insert(out.end(), update.params.begin(), update.params.end());
+    out.insert(out.end(), update.state.begin(), update.state.end());
     return out;
   });
   JitFunction predict = jit("predict", [](const Tensors &a) {
@@ -207,6 +242,7 @@ int main(int argc, char **argv) {
     std::vector<Array> args = params;
     args.push_back(inputsOf(batchRows));
     args.push_back(onehotOf(batchRows));
+    args.insert(args.end(), state.begin(), state.end());
     auto start = std::chrono::steady_clock::now();
     std::vector<Array> out = step(args);
     double seconds = std::chrono::duration<double>(
@@ -215,7 +251,8 @@ int main(int argc, char **argv) {
     if (k > 0) // the first call traces and compiles
       stepSeconds.push_back(seconds);
     losses.push_back(out[0].at(0));
-    params.assign(out.begin() + 1, out.end());
+    params.assign(out.begin() + 1, out.begin() + 5);
+    state.assign(out.begin() + 5, out.end());
     if (k % 100 == 0 || k + 1 == o.steps)
       std::printf("step %4d  loss %.6f\n", k, losses.back());
   }
