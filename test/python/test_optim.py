@@ -230,6 +230,10 @@ def test_eager_update_outside_jit(rng):
     g, w = grads["w"], params["w"]
     want = w * (1 - 0.01 * 0.01) - 0.01 * g / (np.abs(g) + 1e-8)
     np.testing.assert_allclose(new_params["w"], want, rtol=1e-12)
+    # A learning rate of 0 for one step (a Python float): no decay, no step.
+    same, state = opt.update(new_params, grads, state, lr=0.0)
+    np.testing.assert_array_equal(same["w"], new_params["w"])
+    assert int(state["count"]) == 2
 
 
 def test_learning_rate_schedule_is_an_input(rng):

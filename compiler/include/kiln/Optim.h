@@ -10,13 +10,14 @@
 // goes in and out of the compiled function as ordinary tensors:
 //
 //   kiln::optim::Adam adam(1e-3);
-//   std::vector<kiln::TensorSpec> specs = adam.stateSpecs(paramSpecs);
-//   // host: one zero array per spec is the initial state
+//   std::vector<kiln::Array> initial;              // zeros, one per spec
+//   for (const kiln::TensorSpec &spec : adam.stateSpecs({kiln::f32({4, 2})}))
+//     initial.emplace_back(spec.dtype, spec.shape);
 //   auto step = kiln::jit("step", [&](const kiln::Tensors &a) {
-//     Tensors params(a.begin(), a.begin() + n), state(...);
-//     Tensors grads = kiln::grad(loss, ...)(...);
-//     kiln::optim::Update u = adam.step(params, grads, state);
-//     ...  // return u.params and u.state
+//     kiln::Tensors vg = kiln::value_and_grad(loss, {0})(a);  // a: w, x, y,
+//     kiln::Tensors state(a.begin() + 3, a.end());            // state...
+//     kiln::optim::Update u = adam.step({a[0]}, {vg[1]}, state);
+//     ...                                 // return loss, u.params, u.state
 //   });
 //
 // The results follow PyTorch's torch.optim.SGD, Adam and AdamW (their
@@ -44,7 +45,8 @@
 // from them). No reduction and no data movement across elements happens.
 // The data-parallel and ZeRO rewrites rely on this to shard parameters,
 // gradients and slots alike and run the update on each shard, with the
-// step count and the learning rate replicated. Keep it so.
+// step count and the learning rate replicated. Keep it so (the unit test
+// Optim.UpdatesAreElementwise allows elementwise ops only).
 //
 //===----------------------------------------------------------------------===//
 
