@@ -61,4 +61,110 @@ def Grad : Pass<"kiln-grad", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def DataParallel : Pass<"kiln-data-parallel", "mlir::ModuleOp"> {
+  let summary = "Rewrite a single-device function into its data-parallel "
+                "SPMD form (DDP as a program transformation)";
+  let description = [{
+    Rewrites each selected function into the program that `ranks` ranks
+    run, each on its shard of the batch: the arguments listed in
+    `batch-args` are split along their leading dimension (rank r gets rows
+    [r * B / N, (r + 1) * B / N), so B must be divisible by N) and take
+    those local shapes; the other arguments are the same on every rank.
+    Every rank returns exactly what the original returns on the whole
+    batch, up to the order in which float sums are added.
+
+    The pass gives every value a state - Replicated, Sharded(d) (the
+    concatenation of the ranks' pieces along d) or PartialSum (the sum of
+    the ranks' values) - and walks the body in order, rewriting each op on
+    local shapes:
+
+    - elementwise ops, select, compare and cast follow their Sharded
+      operand; broadcast_in_dim, reshape (where the sharded dimension stays
+      aligned with one result dimension), transpose, slice and pad (not
+      along the sharded dimension), concat, reverse, cumsum, argmax/argmin,
+      gather, dynamic_slice/dynamic_update_slice (past the rows), pooling
+      (window 1 along it), matmul and conv track the sharded dimension;
+    - reduce_sum over it, and a matmul or conv that contracts it (the
+      weight gradient X^T dY), make a PartialSum; reduce_mean over it is the
+      local mean times 1 / N, a PartialSum; reduce_max over it an
+      all_reduce max;
+    - the linear ops keep PartialSums: add/sub of two, mul or div by a
+      Replicated value, neg, float casts, select with a zero splat, the
+      shape ops, sums, and matmul/conv/gather with a Replicated other
+      operand;
+    - an operand needed whole is gathered (kiln.all_gather) or summed
+      (kiln.all_reduce sum); one needed Sharded(d) is exchanged
+      (kiln.all_to_all, kiln.reduce_scatter) or, if Replicated, cut out
+      locally (splat constants, iota and broadcasts are re-made at the local
+      shape, anything else sliced at kiln.rank * B / N).
+
+    Every other op gets its operands whole and runs unchanged, so the pass
+    handles every program; only the amount of communication depends on the
+    rules. In this version no state enters a region: kiln.cond, kiln.while,
+    kiln.for, kiln.fused and func.call take that path. The results are made
+    whole on every rank.
+
+    The all_reduce sums (the gradients of a training step) are then grouped
+    in the order their operands are computed into buckets of at most
+    `bucket-mb` MiB of one element type (a larger tensor is a bucket of its
+    own). Each bucket is one `kiln.all_reduce_start` of the flattened,
+    concatenated operands, placed right after the last of them is computed
+    (with `overlap=false`, right before its results are needed), and one
+    `kiln.collective_wait` right before the first use, whose slices replace
+    the individual reductions. The ops between a finished partial gradient
+    and its reduction (the scaling by a learning rate) are first moved up to
+    where their operands are ready.
+
+    ```
+    kiln-opt --kiln-data-parallel="ranks=4 batch-args=4,5" step.mlir
+    ```
+
+    turns the SGD step of an MLP into (excerpt, 2 ranks, batch 8):
+
+    ```mlir
+    func.func @train_step(%w1: tensor<64x32xf32>, ..., %x: tensor<4x64xf32>,
+                          %onehot: tensor<4x10xf32>) -> (...) {
+      %h = kiln.matmul %x, %w1 : tensor<4x64xf32>, tensor<64x32xf32>
+      ...
+      %m = kiln.reduce_mean %r, dims = [0] : tensor<4xf32>
+      %half = kiln.constant dense<5.000000e-01> : tensor<f32>
+      %l = kiln.mul %m, %half : tensor<f32>
+      ...
+      %xt = kiln.transpose %x, permutation = [1, 0] : tensor<4x64xf32>
+      %g1 = kiln.matmul %xt, %dh : tensor<64x4xf32>, tensor<4x32xf32>
+      %s1 = kiln.mul %lr, %g1 : tensor<64x32xf32>
+      %f = kiln.reshape %s1 : (tensor<64x32xf32>) -> tensor<2048xf32>
+      %all = kiln.concat %..., %f dim = 0 : ...
+      %p = kiln.all_reduce_start %all, kind = sum, groups = [[0, 1]] : ...
+      %sum = kiln.collective_wait %p, %all : tensor<2411xf32>, tensor<2411xf32>
+      ...
+    }
+    ```
+
+    Errors, at the function: a batch-args index out of range, a batch
+    argument without a leading dimension or whose rows the ranks do not
+    divide, a function that already holds collectives; at the module: a
+    missing or bad `ranks`, no `batch-args`, a negative `bucket-mb`, an
+    unknown `function`.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"0",
+           "Number of ranks the program runs on (>= 1)">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "Function to rewrite (default: every public function)">,
+    ListOption<"batchArgs", "batch-args", "int64_t",
+               "Indices of the arguments split along their leading "
+               "dimension across the ranks">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "Most MiB of gradients one all-reduce bucket carries (PyTorch "
+           "DDP's bucket_cap_mb)">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Start each bucket's all-reduce as soon as its operands are "
+           "computed, overlapping the rest of the program (false: right "
+           "before its results are needed)">,
+  ];
+  let dependentDialects = ["mlir::kiln::KilnDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 #endif // KILN_PASSES_PASSES_TD
