@@ -1,0 +1,589 @@
+//===- DataParallelTest.cpp - kiln-data-parallel against the original -----===//
+//
+// Every test runs a function twice: the original with kiln::evaluate on the
+// whole batch, and its kiln-data-parallel rewrite with kiln::evaluateSpmd
+// on N simulated ranks, rank r on rows [r * B / N, (r + 1) * B / N) of each
+// batch argument and the other arguments whole. Every rank's results must
+// equal the original's up to the order of float sums. Inputs are drawn
+// from seeded generators; the programs are training steps traced with the
+// C++ tracer (MLPs with one and two hidden layers, a small attention
+// model), a convolutional net differentiated by kiln-grad, a function with
+// a while loop (the materialization path) and a tour of the op rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Compiler/ReferenceEvaluator.h"
+#include "kiln/Grad.h"
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+#include "kiln/Passes/Autodiff.h"
+#include "kiln/Passes/DataParallel.h"
+#include "kiln/kiln.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+
+using namespace mlir;
+using ::kiln::HostTensor;
+
+namespace {
+
+using Inputs = std::vector<HostTensor>;
+
+/// How far a rank's result may be from the original's: the sums the ranks
+/// split add the same terms in another order, so each element may differ
+/// by a few roundings of the largest terms involved.
+struct Tolerance {
+  double relative = 1e-5;
+  double absolute = 1e-6;
+};
+
+/// Where the first element of `actual` outside the tolerance of `expected`
+/// is, or an empty string if there is none.
+std::string mismatch(const HostTensor &actual, const HostTensor &expected,
+                     Tolerance tolerance) {
+  if (actual.getType() != expected.getType()) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    os << "type " << actual.getType() << ", expected " << expected.getType();
+    return message;
+  }
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    double a = actual.getAsDouble(i), e = expected.getAsDouble(i);
+    if (std::isnan(a) && std::isnan(e))
+      continue;
+    if (!(std::fabs(a - e) <=
+          tolerance.absolute + tolerance.relative * std::fabs(e)))
+      return "element " + std::to_string(i) + " is " + std::to_string(a) +
+             ", expected " + std::to_string(e);
+  }
+  return "";
+}
+
+/// The rows of `t` that rank `rank` of `ranks` holds.
+HostTensor rowsOf(const HostTensor &t, int64_t rank, int64_t ranks) {
+  std::vector<int64_t> shape = t.shape;
+  int64_t rows = shape[0] / ranks;
+  shape[0] = rows;
+  int64_t rowSize = t.numElements() / t.shape[0];
+  HostTensor piece(t.elementType, shape);
+  int64_t begin = rank * rows * rowSize, end = begin + rows * rowSize;
+  if (t.isFloat())
+    piece.f.assign(t.f.begin() + begin, t.f.begin() + end);
+  else
+    piece.i.assign(t.i.begin() + begin, t.i.begin() + end);
+  return piece;
+}
+
+int countOps(func::FuncOp f, llvm::StringRef name) {
+  int count = 0;
+  f.walk([&](Operation *op) { count += op->getName().getStringRef() == name; });
+  return count;
+}
+
+class DataParallelTest : public ::testing::Test {
+protected:
+  DataParallelTest() {
+    context.loadDialect<mlir::kiln::KilnDialect, func::FuncDialect>();
+  }
+
+  /// @main of `source`, parsed into the test's context.
+  func::FuncOp parse(const std::string &source) {
+    ParserConfig config(&context);
+    parsed = parseSourceString<ModuleOp>(source, config, "test.mlir");
+    if (!parsed) {
+      ADD_FAILURE() << "the test program does not parse";
+      return nullptr;
+    }
+    return parsed->lookupSymbol<func::FuncOp>("main");
+  }
+
+  /// A random tensor of `type`: floats uniform in [-1, 1], integers in
+  /// [0, intBound).
+  HostTensor random(Type type, int64_t intBound = 4) {
+    auto tensor = cast<RankedTensorType>(type);
+    std::vector<int64_t> shape(tensor.getShape());
+    int64_t count = tensor.getNumElements();
+    if (isa<FloatType>(tensor.getElementType())) {
+      std::uniform_real_distribution<double> dist(-1.0, 1.0);
+      std::vector<double> values(count);
+      for (double &v : values)
+        v = dist(rng);
+      return HostTensor::fromFloats(tensor.getElementType(), shape, values);
+    }
+    std::uniform_int_distribution<int64_t> dist(0, intBound - 1);
+    std::vector<int64_t> values(count);
+    for (int64_t &v : values)
+      v = dist(rng);
+    return HostTensor::fromInts(tensor.getElementType(), shape, values);
+  }
+
+  /// Random inputs for every argument of `f`.
+  Inputs randomInputs(func::FuncOp f) {
+    Inputs inputs;
+    for (Type type : f.getArgumentTypes())
+      inputs.push_back(random(type));
+    return inputs;
+  }
+
+  /// One-hot rows for random labels, of the float matrix type `type`.
+  HostTensor randomOneHot(Type type) {
+    auto matrix = cast<RankedTensorType>(type);
+    int64_t rows = matrix.getDimSize(0), classes = matrix.getDimSize(1);
+    std::uniform_int_distribution<int64_t> label(0, classes - 1);
+    std::vector<double> values(rows * classes, 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      values[r * classes + label(rng)] = 1.0;
+    return HostTensor::fromFloats(matrix.getElementType(), {rows, classes},
+                                  values);
+  }
+
+  /// Rewrites a copy of `f`'s module with `config`; returns the copy of
+  /// `f` (in `rewritten`), or null after a test failure.
+  func::FuncOp partition(func::FuncOp f,
+                         const mlir::kiln::DataParallelConfig &config) {
+    rewritten = cast<ModuleOp>(f->getParentOp()->clone());
+    auto copy = rewritten->lookupSymbol<func::FuncOp>(f.getSymName());
+    if (failed(mlir::kiln::partitionDataParallel(copy, config))) {
+      ADD_FAILURE() << "kiln-data-parallel failed";
+      return nullptr;
+    }
+    if (failed(verify(*rewritten))) {
+      ADD_FAILURE() << "the rewritten module does not verify";
+      return nullptr;
+    }
+    return copy;
+  }
+
+  /// Runs `spmd` on `ranks` ranks, each on its shard of `inputs`' batch
+  /// arguments, and returns every rank's results (empty after a failure).
+  std::vector<Inputs> runSpmd(func::FuncOp spmd, const Inputs &inputs,
+                              const mlir::kiln::DataParallelConfig &config) {
+    std::vector<Inputs> perRank(config.ranks, inputs);
+    for (int64_t index : config.batchArgs)
+      for (int64_t r = 0; r < config.ranks; ++r)
+        perRank[r][index] = rowsOf(inputs[index], r, config.ranks);
+    auto results = ::kiln::evaluateSpmd(spmd, perRank);
+    if (!results) {
+      ADD_FAILURE() << llvm::toString(results.takeError());
+      return {};
+    }
+    return std::move(*results);
+  }
+
+  /// Expects every rank of `results` to hold `expected`.
+  void expectEveryRank(const std::vector<Inputs> &results,
+                       const Inputs &expected, Tolerance tolerance) {
+    for (auto [rank, got] : llvm::enumerate(results)) {
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t k = 0; k < expected.size(); ++k) {
+        std::string problem = mismatch(got[k], expected[k], tolerance);
+        EXPECT_EQ(problem, "") << "result #" << k << " on rank " << rank;
+      }
+    }
+  }
+
+  /// The check every test makes: `f` on `inputs` against its rewrite with
+  /// `config` on `config.ranks` ranks. Returns the rewritten function for
+  /// further checks of its shape (null after a failure).
+  func::FuncOp expectSameResults(func::FuncOp f, const Inputs &inputs,
+                                 const mlir::kiln::DataParallelConfig &config,
+                                 Tolerance tolerance = {}) {
+    auto expected = ::kiln::evaluate(f, inputs);
+    if (!expected) {
+      ADD_FAILURE() << llvm::toString(expected.takeError());
+      return nullptr;
+    }
+    func::FuncOp spmd = partition(f, config);
+    if (!spmd)
+      return nullptr;
+    std::vector<Inputs> results = runSpmd(spmd, inputs, config);
+    if (results.empty())
+      return nullptr;
+    expectEveryRank(results, *expected, tolerance);
+    return spmd;
+  }
+
+  static mlir::kiln::DataParallelConfig ranks(int64_t n,
+                                              std::vector<int64_t> batch,
+                                              double bucketMb = 25.0) {
+    mlir::kiln::DataParallelConfig config;
+    config.ranks = n;
+    config.batchArgs.assign(batch.begin(), batch.end());
+    config.bucketMb = bucketMb;
+    return config;
+  }
+
+  /// Keeps a traced function (and its context) alive until the end of the
+  /// test, after the rewritten copy, which lives in that context.
+  func::FuncOp keep(::kiln::TracedFunction function) {
+    traced.push_back(std::move(function));
+    return traced.back().function();
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> parsed;
+  std::vector<::kiln::TracedFunction> traced;
+  OwningOpRef<ModuleOp> rewritten;
+  std::mt19937 rng{20261122};
+};
+
+//===----------------------------------------------------------------------===//
+// Traced training steps
+//===----------------------------------------------------------------------===//
+
+/// Mean softmax cross-entropy of `logits` against one-hot rows.
+::kiln::Tensor crossEntropy(const ::kiln::Tensor &logits,
+                            const ::kiln::Tensor &onehot) {
+  return -::kiln::mean(::kiln::sum(onehot * ::kiln::log_softmax(logits, -1), 1));
+}
+
+/// An SGD step (loss, updated parameters...) of a ReLU perceptron whose
+/// parameters are a[0 .. 2L-1] (w, b per layer), with the batch x = a[2L]
+/// and one-hot labels a[2L+1], as examples/training/train_digits.cpp
+/// traces it.
+::kiln::TracedFunction traceMlpStep(std::vector<int64_t> widths, int64_t batch,
+                                    double lr) {
+  using namespace ::kiln;
+  int layers = static_cast<int>(widths.size()) - 1;
+  std::vector<TensorSpec> specs;
+  for (int l = 0; l < layers; ++l) {
+    specs.push_back({DType::F32, {widths[l], widths[l + 1]}});
+    specs.push_back({DType::F32, {widths[l + 1]}});
+  }
+  specs.push_back({DType::F32, {batch, widths.front()}});
+  specs.push_back({DType::F32, {batch, widths.back()}});
+  auto loss = [layers](const Tensors &a) {
+    Tensor h = a[2 * layers];
+    for (int l = 0; l < layers; ++l) {
+      h = matmul(h, a[2 * l]) + a[2 * l + 1];
+      if (l + 1 < layers)
+        h = relu(h);
+    }
+    return crossEntropy(h, a[2 * layers + 1]);
+  };
+  std::vector<int> params;
+  for (int k = 0; k < 2 * layers; ++k)
+    params.push_back(k);
+  return trace("train_step", specs, [=](const Tensors &a) {
+    Tensors vg = value_and_grad(loss, params)(a);
+    Tensors out = {vg[0]};
+    for (int k = 0; k < 2 * layers; ++k)
+      out.push_back(a[k] - lr * vg[k + 1]);
+    return out;
+  });
+}
+
+TEST_F(DataParallelTest, MlpStepMatchesOnTwoAndFourRanks) {
+  func::FuncOp f = keep(traceMlpStep({16, 12, 4}, 8, 0.3));
+  for (int64_t n : {2, 4}) {
+    Inputs inputs = randomInputs(f);
+    inputs[5] = randomOneHot(f.getArgumentTypes()[5]);
+    func::FuncOp spmd = expectSameResults(f, inputs, ranks(n, {4, 5}));
+    ASSERT_TRUE(spmd);
+    // Only the gradients and the loss are exchanged, in one bucket: no
+    // value is gathered or cut out of a replicated one.
+    EXPECT_EQ(countOps(spmd, "kiln.all_gather"), 0);
+    EXPECT_EQ(countOps(spmd, "kiln.dynamic_slice"), 0);
+    EXPECT_EQ(countOps(spmd, "kiln.all_reduce"), 0);
+    EXPECT_EQ(countOps(spmd, "kiln.all_reduce_start"), 1);
+    EXPECT_EQ(countOps(spmd, "kiln.collective_wait"), 1);
+    EXPECT_EQ(spmd.getArgumentTypes()[4],
+              RankedTensorType::get({8 / n, 16}, Float32Type::get(f.getContext())));
+  }
+}
+
+TEST_F(DataParallelTest, MlpStepInSmallBucketsWithAndWithoutOverlap) {
+  func::FuncOp f = keep(traceMlpStep({16, 12, 4}, 8, 0.3));
+  Inputs inputs = randomInputs(f);
+  inputs[5] = randomOneHot(f.getArgumentTypes()[5]);
+  for (bool overlap : {true, false}) {
+    // 100 bytes: the 4-float and 12-float biases and the loss share
+    // buckets, each weight (192 and 48 floats) is a bucket of its own.
+    mlir::kiln::DataParallelConfig config = ranks(2, {4, 5}, 1e-4);
+    config.overlap = overlap;
+    func::FuncOp spmd = expectSameResults(f, inputs, config);
+    ASSERT_TRUE(spmd);
+    EXPECT_GE(countOps(spmd, "kiln.all_reduce_start"), 3);
+    EXPECT_LT(countOps(spmd, "kiln.all_reduce_start"), 5);
+    EXPECT_EQ(countOps(spmd, "kiln.all_reduce"), 0);
+    // Without overlap every wait directly follows its start.
+    if (!overlap)
+      spmd.walk([](mlir::kiln::AllReduceStartOp start) {
+        EXPECT_TRUE(isa<mlir::kiln::CollectiveWaitOp>(start->getNextNode()));
+      });
+  }
+}
+
+TEST_F(DataParallelTest, MlpStepWithTwoHiddenLayers) {
+  func::FuncOp f = keep(traceMlpStep({12, 10, 8, 3}, 12, 0.1));
+  for (int64_t n : {2, 4}) {
+    Inputs inputs = randomInputs(f);
+    inputs[7] = randomOneHot(f.getArgumentTypes()[7]);
+    func::FuncOp spmd = expectSameResults(f, inputs, ranks(n, {6, 7}, 1e-4));
+    ASSERT_TRUE(spmd);
+    EXPECT_EQ(countOps(spmd, "kiln.all_gather"), 0);
+    EXPECT_GE(countOps(spmd, "kiln.all_reduce_start"), 3);
+  }
+}
+
+/// One self-attention layer over token embeddings, mean-pooled and
+/// classified: gather, layer_norm, reshapes that merge and split the batch,
+/// batched matmuls and softmax over a non-batch dimension.
+TEST_F(DataParallelTest, AttentionStepMatches) {
+  using namespace ::kiln;
+  const int64_t batch = 8, tokens = 5, vocab = 11, width = 6, classes = 3;
+  auto loss = [=](const Tensors &a) {
+    // a: table, wq, wk, wv, wo, gamma, beta, ids, onehot
+    Tensor e = gather(a[0], a[7]);                      // [B, T, D]
+    Tensor n = layer_norm(e, a[5], a[6]);
+    Tensor flat = reshape(n, {batch * tokens, width});  // [B*T, D]
+    Tensor q = reshape(matmul(flat, a[1]), {batch, tokens, width});
+    Tensor k = reshape(matmul(flat, a[2]), {batch, tokens, width});
+    Tensor v = reshape(matmul(flat, a[3]), {batch, tokens, width});
+    Tensor scores = matmul(q, transpose(k, {0, 2, 1})) * (1.0 / std::sqrt(6.0));
+    Tensor attended = matmul(softmax(scores, -1), v);   // [B, T, D]
+    Tensor pooled = mean(attended, 1);                  // [B, D]
+    return crossEntropy(matmul(pooled, a[4]), a[8]);
+  };
+  func::FuncOp f = keep(trace(
+      "train_step",
+      {{DType::F32, {vocab, width}}, {DType::F32, {width, width}},
+       {DType::F32, {width, width}}, {DType::F32, {width, width}},
+       {DType::F32, {width, classes}}, {DType::F32, {width}},
+       {DType::F32, {width}}, {DType::I32, {batch, tokens}},
+       {DType::F32, {batch, classes}}},
+      [&](const Tensors &a) {
+        Tensors vg = value_and_grad(loss, {0, 1, 2, 3, 4, 5, 6})(a);
+        Tensors out = {vg[0]};
+        for (int p = 0; p < 7; ++p)
+          out.push_back(a[p] - 0.05 * vg[p + 1]);
+        return out;
+      }));
+  for (int64_t n : {2, 4}) {
+    Inputs inputs = randomInputs(f);
+    inputs[7] = random(f.getArgumentTypes()[7], vocab);
+    inputs[8] = randomOneHot(f.getArgumentTypes()[8]);
+    func::FuncOp spmd = expectSameResults(f, inputs, ranks(n, {7, 8}));
+    ASSERT_TRUE(spmd);
+    EXPECT_EQ(countOps(spmd, "kiln.all_gather"), 0);
+    EXPECT_EQ(countOps(spmd, "kiln.all_reduce"), 0);
+  }
+}
+
+/// A loop over a batch-dependent value cannot see the state (no
+/// propagation into regions): its operands are gathered, and the function
+/// still returns the original's results.
+TEST_F(DataParallelTest, WhileLoopTakesItsOperandsWhole) {
+  using namespace ::kiln;
+  func::FuncOp f = keep(trace(
+      "main", {{DType::F32, {8, 3}}, {DType::F32, {3}}},
+      [](const Tensors &a) {
+        Tensor y = a[0] * broadcast_to(a[1], {8, 3});
+        Tensors r = while_loop(
+            [](const Tensors &v) { return v[1] < 3; },
+            [](const Tensors &v) {
+              return Tensors{v[0] * 0.5 + sum(v[0], 0, true) * 0.25,
+                             v[1] + 1};
+            },
+            {y, constant(int64_t(0))});
+        return Tensors{r[0], sum(r[0] * r[0])};
+      }));
+  for (int64_t n : {2, 4}) {
+    Inputs inputs = randomInputs(f);
+    func::FuncOp spmd = expectSameResults(f, inputs, ranks(n, {0}));
+    ASSERT_TRUE(spmd);
+    EXPECT_EQ(countOps(spmd, "kiln.all_gather"), 1);
+    EXPECT_EQ(countOps(spmd, "kiln.while"), 1);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// A convolutional net, differentiated by kiln-grad
+//===----------------------------------------------------------------------===//
+
+/// conv 3x3 (2 -> 4 channels, padding 1) + relu + 2x2 max pooling +
+/// flatten + dense + cross-entropy, on an NCHW batch of 8 4x4 images; its
+/// value and gradient from buildValueAndGradient.
+constexpr const char *kConvNet = R"mlir(
+func.func @main(%w: tensor<4x2x3x3xf32>, %d: tensor<16x3xf32>,
+                %x: tensor<8x2x4x4xf32>, %onehot: tensor<8x3xf32>) -> tensor<f32> {
+  %c = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1],
+      padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1],
+      groups = 1 : tensor<8x2x4x4xf32>, tensor<4x2x3x3xf32>
+  %r = kiln.relu %c : tensor<8x4x4x4xf32>
+  %p = kiln.reduce_window %r, kind = max, window = [1, 1, 2, 2],
+      strides = [1, 1, 2, 2], padding_low = [0, 0, 0, 0],
+      padding_high = [0, 0, 0, 0], dilations = [1, 1, 1, 1] : tensor<8x4x4x4xf32>
+  %f = kiln.reshape %p : (tensor<8x4x2x2xf32>) -> tensor<8x16xf32>
+  %z = kiln.matmul %f, %d : tensor<8x16xf32>, tensor<16x3xf32>
+  %m = kiln.reduce_max %z, dims = [1] : tensor<8x3xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0] : (tensor<8xf32>) -> tensor<8x3xf32>
+  %s = kiln.sub %z, %mb : tensor<8x3xf32>
+  %e = kiln.exp %s : tensor<8x3xf32>
+  %se = kiln.reduce_sum %e, dims = [1] : tensor<8x3xf32>
+  %l = kiln.log %se : tensor<8xf32>
+  %lb = kiln.broadcast_in_dim %l, dims = [0] : (tensor<8xf32>) -> tensor<8x3xf32>
+  %ls = kiln.sub %s, %lb : tensor<8x3xf32>
+  %t = kiln.mul %onehot, %ls : tensor<8x3xf32>
+  %ts = kiln.reduce_sum %t, dims = [1] : tensor<8x3xf32>
+  %mean = kiln.reduce_mean %ts, dims = [0] : tensor<8xf32>
+  %loss = kiln.neg %mean : tensor<f32>
+  return %loss : tensor<f32>
+}
+)mlir";
+
+TEST_F(DataParallelTest, ConvNetValueAndGradientMatches) {
+  func::FuncOp loss = parse(kConvNet);
+  ASSERT_TRUE(loss);
+  FailureOr<func::FuncOp> vg =
+      mlir::kiln::buildValueAndGradient(loss, {0, 1}, "main_vg");
+  ASSERT_TRUE(succeeded(vg));
+  for (int64_t n : {2, 4}) {
+    Inputs inputs = randomInputs(*vg);
+    inputs[3] = randomOneHot(vg->getArgumentTypes()[3]);
+    func::FuncOp spmd = expectSameResults(*vg, inputs, ranks(n, {2, 3}));
+    ASSERT_TRUE(spmd);
+    // The weight gradient of the convolution contracts the batch as its
+    // channels: a partial sum, reduced with the dense layer's.
+    EXPECT_EQ(countOps(spmd, "kiln.all_gather"), 0);
+    EXPECT_EQ(countOps(spmd, "kiln.all_reduce_start"), 1);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The op rules one by one
+//===----------------------------------------------------------------------===//
+
+/// One result per rule: each is checked against the original. The ops
+/// without a rule for their case (a slice or reverse of the batch, a running
+/// sum along it) gather their operand; the replicated operands that are not
+/// splats (an iota along the batch, a constant column) are cut out of the
+/// whole value with kiln.dynamic_slice.
+constexpr const char *kOpTour = R"mlir(
+func.func @main(%x: tensor<8x6xf32>, %ids: tensor<8xi32>, %w: tensor<6x4xf32>,
+                %table: tensor<5x3xf32>, %k: tensor<i64>)
+    -> (tensor<8x10xf32>, tensor<8x2xf32>, tensor<3x6xf32>, tensor<8x6xf32>,
+        tensor<8x6xf32>, tensor<8x6xf32>, tensor<8xi64>, tensor<6xf32>,
+        tensor<6xf32>, tensor<8x3xf32>, tensor<6x4xf32>, tensor<i32>,
+        tensor<8x6xf32>, tensor<2x4x6xf32>, tensor<48xf32>, tensor<6x8xf32>,
+        tensor<8x6xf32>, tensor<8x2xf32>, tensor<8x6xf32>, tensor<f32>) {
+  // concat along a non-batch dimension, with a splat constant
+  %c1 = kiln.constant dense<2.0> : tensor<8x4xf32>
+  %cat = kiln.concat %x, %c1 dim = 1 : tensor<8x6xf32>, tensor<8x4xf32>
+  // a slice of columns (kept sharded) and of rows (gathered)
+  %cols = kiln.slice %x, start = [0, 1], limit = [8, 5], stride = [1, 2] : tensor<8x6xf32>
+  %rows = kiln.slice %x, start = [1, 0], limit = [7, 6], stride = [2, 1] : tensor<8x6xf32>
+  // reverse along columns (sharded) and rows (gathered)
+  %rc = kiln.reverse %x, dims = [1] : tensor<8x6xf32>
+  %rr = kiln.reverse %x, dims = [0] : tensor<8x6xf32>
+  // a running sum along the batch (gathered); argmax along columns
+  %cs = kiln.cumsum %x, dim = 0 : tensor<8x6xf32>
+  %am = kiln.argmax %x, dim = 1 : tensor<8x6xf32>
+  // reductions over the batch: max (all_reduce max), mean (partial sum)
+  %mx = kiln.reduce_max %x, dims = [0] : tensor<8x6xf32>
+  %mn = kiln.reduce_mean %x, dims = [0] : tensor<8x6xf32>
+  // an embedding lookup with sharded indices
+  %emb = kiln.gather %table, %ids : tensor<5x3xf32>, tensor<8xi32>
+  // X^T X W: a partial sum through a matmul by a replicated weight
+  %xt = kiln.transpose %x, permutation = [1, 0] : tensor<8x6xf32>
+  %gram = kiln.matmul %xt, %x : tensor<6x8xf32>, tensor<8x6xf32>
+  %gw = kiln.matmul %gram, %w : tensor<6x6xf32>, tensor<6x4xf32>
+  // an integer sum over the batch (wraps, so any order is exact)
+  %isum = kiln.reduce_sum %ids, dims = [0] : tensor<8xi32>
+  // an iota along the batch added to x
+  %io = kiln.iota dim = 0 : tensor<8x6xf32>
+  %xi = kiln.add %x, %io : tensor<8x6xf32>
+  // reshapes that split and merge the batch
+  %split = kiln.reshape %x : (tensor<8x6xf32>) -> tensor<2x4x6xf32>
+  %merged = kiln.reshape %x : (tensor<8x6xf32>) -> tensor<48xf32>
+  // a transpose that moves the batch to dimension 1
+  %moved = kiln.transpose %x, permutation = [1, 0] : tensor<8x6xf32>
+  // padded columns; rows of the transpose at a run-time index
+  %zero = kiln.constant dense<0.0> : tensor<f32>
+  %padded = kiln.pad %x, %zero, low = [0, 1], high = [0, 0], interior = [0, 1] : tensor<8x6xf32>, tensor<f32>
+  %ps = kiln.slice %padded, start = [0, 0], limit = [8, 12], stride = [1, 2] : tensor<8x12xf32>
+  %ds = kiln.dynamic_slice %moved[%k], size = 2 : tensor<6x8xf32>
+  %dst = kiln.transpose %ds, permutation = [1, 0] : tensor<2x8xf32>
+  // a constant column broadcast over x
+  %col = kiln.constant dense<[[1.0], [2.0], [3.0], [4.0], [5.0], [6.0], [7.0], [8.0]]> : tensor<8x1xf32>
+  %colb = kiln.broadcast_in_dim %col, dims = [0, 1] : (tensor<8x1xf32>) -> tensor<8x6xf32>
+  %xc = kiln.mul %x, %colb : tensor<8x6xf32>
+  // a select between a partial sum and zero
+  %total = kiln.reduce_sum %x, dims = [0, 1] : tensor<8x6xf32>
+  %zi = kiln.constant dense<0> : tensor<i64>
+  %pos = kiln.compare gt, %k, %zi : tensor<i64>
+  %sel = kiln.select %pos, %total, %zero : tensor<i1>, tensor<f32>
+  return %cat, %cols, %rows, %rc, %rr, %cs, %am, %mx, %mn, %emb, %gw, %isum,
+         %xi, %split, %merged, %moved, %ps, %dst, %xc, %sel
+      : tensor<8x10xf32>, tensor<8x2xf32>, tensor<3x6xf32>, tensor<8x6xf32>,
+        tensor<8x6xf32>, tensor<8x6xf32>, tensor<8xi64>, tensor<6xf32>,
+        tensor<6xf32>, tensor<8x3xf32>, tensor<6x4xf32>, tensor<i32>,
+        tensor<8x6xf32>, tensor<2x4x6xf32>, tensor<48xf32>, tensor<6x8xf32>,
+        tensor<8x6xf32>, tensor<8x2xf32>, tensor<8x6xf32>, tensor<f32>
+}
+)mlir";
+
+TEST_F(DataParallelTest, OpTourMatches) {
+  func::FuncOp f = parse(kOpTour);
+  ASSERT_TRUE(f);
+  for (int64_t n : {2, 4}) {
+    Inputs inputs = randomInputs(f);
+    inputs[1] = random(f.getArgumentTypes()[1], 5);
+    inputs[4] = HostTensor::fromInts(IntegerType::get(&context, 64), {},
+                                     {int64_t(3)});
+    func::FuncOp spmd = expectSameResults(f, inputs, ranks(n, {0, 1}));
+    ASSERT_TRUE(spmd);
+    // The op's own dynamic_slice and the two pieces cut locally.
+    EXPECT_EQ(countOps(spmd, "kiln.dynamic_slice"), 3);
+    // reduce_max over the batch.
+    EXPECT_EQ(countOps(spmd, "kiln.all_reduce"), 1);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The comparison itself
+//===----------------------------------------------------------------------===//
+
+/// The check must notice a rewrite that forgets to sum the gradients: with
+/// every all_reduce_start/collective_wait pair removed, each rank's update
+/// uses its own partial gradient, and the comparison reports it.
+TEST_F(DataParallelTest, ComparisonRejectsUnreducedGradients) {
+  func::FuncOp f = keep(traceMlpStep({16, 12, 4}, 8, 0.3));
+  Inputs inputs = randomInputs(f);
+  inputs[5] = randomOneHot(f.getArgumentTypes()[5]);
+  mlir::kiln::DataParallelConfig config = ranks(2, {4, 5});
+  auto expected = ::kiln::evaluate(f, inputs);
+  ASSERT_TRUE(static_cast<bool>(expected));
+  func::FuncOp spmd = partition(f, config);
+  ASSERT_TRUE(spmd);
+  SmallVector<mlir::kiln::CollectiveWaitOp> waits;
+  spmd.walk([&](mlir::kiln::CollectiveWaitOp w) { waits.push_back(w); });
+  ASSERT_FALSE(waits.empty());
+  for (mlir::kiln::CollectiveWaitOp wait : waits) {
+    Operation *start = wait.getPending().getDefiningOp();
+    wait.getResult().replaceAllUsesWith(wait.getSource());
+    wait.erase();
+    start->erase();
+  }
+  std::vector<Inputs> results = runSpmd(spmd, inputs, config);
+  ASSERT_EQ(results.size(), 2u);
+  int wrong = 0;
+  for (const Inputs &got : results)
+    for (size_t k = 0; k < expected->size(); ++k)
+      wrong += !mismatch(got[k], (*expected)[k], Tolerance{}).empty();
+  EXPECT_EQ(wrong, 2 * static_cast<int>(expected->size()));
+}
+
+} // namespace
