@@ -155,8 +155,6 @@ private:
   void define(Value original, Value local, Sharding state) {
     locals[original] = local;
     states[original] = state;
-    if (state.isPartialSum() && local.getDefiningOp())
-      partialOps.insert(local.getDefiningOp());
   }
 
   /// The type a rank holds of a value of type `global` in `state`.
@@ -249,9 +247,10 @@ private:
   Value rank;
 
   /// The all_reduce sums that make PartialSums whole, for bucketing, and the
-  /// ops that compute PartialSums (the chain bucketing may move up).
+  /// ops that compute a PartialSum from PartialSums (the linear ops between
+  /// a finished partial sum and its reduction, which bucketing may move up).
   SmallVector<AllReduceOp> partialSumReductions;
-  llvm::DenseSet<Operation *> partialOps;
+  llvm::DenseSet<Operation *> carriers;
 };
 
 //===----------------------------------------------------------------------===//
@@ -382,6 +381,11 @@ Operation *Partitioner::emit(Operation *op, ValueRange operands,
     local.setType(localType(original.getType(), state));
     define(original, local, state);
   }
+  // An op that carries a PartialSum from its operands to its results.
+  if (llvm::any_of(results, [](Sharding s) { return s.isPartialSum(); }) &&
+      llvm::any_of(op->getOperands(),
+                   [&](Value v) { return stateOf(v).isPartialSum(); }))
+    carriers.insert(copy);
   return copy;
 }
 
@@ -944,14 +948,14 @@ LogicalResult Partitioner::run() {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body))) {
     if (!isOpTriviallyDead(&op))
       continue;
-    partialOps.erase(&op);
+    carriers.erase(&op);
     op.erase();
   }
 
   // 5. Buckets.
   int64_t capBytes =
       static_cast<int64_t>(std::floor(options.bucketMb * 1024.0 * 1024.0));
-  bucketPartialSums(*body, partialSumReductions, partialOps, capBytes,
+  bucketPartialSums(*body, partialSumReductions, carriers, capBytes,
                     options.overlap);
   return success();
 }
