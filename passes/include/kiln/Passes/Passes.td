@@ -116,30 +116,42 @@ def DataParallel : Pass<"kiln-data-parallel", "mlir::ModuleOp"> {
     where their operands are ready.
 
     ```
-    kiln-opt --kiln-data-parallel="ranks=4 batch-args=4,5" step.mlir
+    kiln-opt --kiln-data-parallel="ranks=2 batch-args=0,1" step.mlir
     ```
 
-    turns the SGD step of an MLP into (excerpt, 2 ranks, batch 8):
+    turns the SGD step of a 16-12-4 perceptron on a batch of 8, as kiln::jit
+    traces it, into (excerpt; test/passes/data_parallel.mlir):
 
     ```mlir
-    func.func @train_step(%w1: tensor<64x32xf32>, ..., %x: tensor<4x64xf32>,
-                          %onehot: tensor<4x10xf32>) -> (...) {
-      %h = kiln.matmul %x, %w1 : tensor<4x64xf32>, tensor<64x32xf32>
+    func.func @train_step(%x: tensor<4x16xf32>, %onehot: tensor<4x4xf32>,
+                          %w1: tensor<16x12xf32>, ...) -> (...) {
+      %lr = kiln.constant dense<3.000000e-01> : tensor<16x12xf32>
+      %h = kiln.matmul %x, %w1 : tensor<4x16xf32>, tensor<16x12xf32>
       ...
       %m = kiln.reduce_mean %r, dims = [0] : tensor<4xf32>
       %half = kiln.constant dense<5.000000e-01> : tensor<f32>
-      %l = kiln.mul %m, %half : tensor<f32>
+      %part = kiln.mul %m, %half : tensor<f32>
+      %loss = kiln.neg %part : tensor<f32>
       ...
-      %xt = kiln.transpose %x, permutation = [1, 0] : tensor<4x64xf32>
-      %g1 = kiln.matmul %xt, %dh : tensor<64x4xf32>, tensor<4x32xf32>
-      %s1 = kiln.mul %lr, %g1 : tensor<64x32xf32>
-      %f = kiln.reshape %s1 : (tensor<64x32xf32>) -> tensor<2048xf32>
-      %all = kiln.concat %..., %f dim = 0 : ...
-      %p = kiln.all_reduce_start %all, kind = sum, groups = [[0, 1]] : ...
-      %sum = kiln.collective_wait %p, %all : tensor<2411xf32>, tensor<2411xf32>
+      %xt = kiln.transpose %x, permutation = [1, 0] : tensor<4x16xf32>
+      %g1 = kiln.matmul %xt, %dh : tensor<16x4xf32>, tensor<4x12xf32>
+      %s1 = kiln.mul %lr, %g1 : tensor<16x12xf32>
+      %l1 = kiln.reshape %loss : (tensor<f32>) -> tensor<1xf32>
+      ...
+      %f1 = kiln.reshape %s1 : (tensor<16x12xf32>) -> tensor<192xf32>
+      %all = kiln.concat %l1, %s4, %f2, %s3, %f1 dim = 0 : tensor<1xf32>, ...
+      %p = kiln.all_reduce_start %all, kind = sum, groups = [[0, 1]]
+          : (tensor<257xf32>) -> tensor<257xf32>
+      %sum = kiln.collective_wait %p, %all : tensor<257xf32>, tensor<257xf32>
+      ...
+      %d1 = kiln.slice %sum, start = [65], limit = [257], stride = [1] : tensor<257xf32>
+      %d1m = kiln.reshape %d1 : (tensor<192xf32>) -> tensor<16x12xf32>
+      %w1n = kiln.sub %w1, %d1m : tensor<16x12xf32>
       ...
     }
     ```
+
+    See passes/parallel/README.md.
 
     Errors, at the function: a batch-args index out of range, a batch
     argument without a leading dimension or whose rows the ranks do not
