@@ -67,6 +67,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
@@ -75,6 +76,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 
@@ -953,8 +955,9 @@ LogicalResult Partitioner::run() {
   }
 
   // 5. Buckets.
-  int64_t capBytes =
-      static_cast<int64_t>(std::floor(options.bucketMb * 1024.0 * 1024.0));
+  double cap = std::floor(options.bucketMb * 1024.0 * 1024.0);
+  int64_t capBytes = cap >= 9.0e18 ? std::numeric_limits<int64_t>::max()
+                                   : static_cast<int64_t>(cap);
   bucketPartialSums(*body, partialSumReductions, carriers, capBytes,
                     options.overlap);
   return success();
@@ -973,6 +976,13 @@ LogicalResult mlir::kiln::partitionDataParallel(
   if (!(options.bucketMb >= 0))
     return func.emitError("kiln-data-parallel: bucket-mb must be >= 0, not ")
            << options.bucketMb;
+  // A caller would still pass the whole batch.
+  if (auto module = func->getParentOfType<ModuleOp>();
+      module && !SymbolTable::symbolKnownUseEmpty(func, module))
+    return func.emitError("kiln-data-parallel: @")
+           << func.getSymName()
+           << " is called in this module, and its callers would pass the "
+              "whole batch; rewrite the caller instead (function=<name>)";
   return Partitioner(func, options).run();
 }
 

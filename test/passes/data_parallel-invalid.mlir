@@ -44,3 +44,16 @@ func.func @already_spmd(%w: tensor<3xf32>, %x: tensor<8x3xf32>) -> tensor<8x3xf3
   %s = kiln.all_reduce %x, kind = sum, groups = [[0]] : tensor<8x3xf32>
   return %s : tensor<8x3xf32>
 }
+
+// -----
+
+// A function that is called keeps its signature for its callers.
+// expected-error@+1 {{kiln-data-parallel: @callee is called in this module, and its callers would pass the whole batch; rewrite the caller instead (function=<name>)}}
+func.func @callee(%w: tensor<3xf32>, %x: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  return %x : tensor<8x3xf32>
+}
+
+func.func private @caller(%w: tensor<3xf32>, %x: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  %y = func.call @callee(%w, %x) : (tensor<3xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
+  return %y : tensor<8x3xf32>
+}
