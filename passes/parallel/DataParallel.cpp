@@ -453,7 +453,7 @@ void Partitioner::rewrite(Operation *op) {
           .Case<SelectOp, CastOp>(
               [&](Operation *o) { return rewriteElementwise(o); })
           .Default([&](Operation *o) {
-            return isa<KilnDialect>(o->getDialect()) &&
+            return isa_and_nonnull<KilnDialect>(o->getDialect()) &&
                    o->hasTrait<OpTrait::Elementwise>() &&
                    o->getNumRegions() == 0 && rewriteElementwise(o);
           });
