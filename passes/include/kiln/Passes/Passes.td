@@ -155,9 +155,10 @@ def DataParallel : Pass<"kiln-data-parallel", "mlir::ModuleOp"> {
 
     Errors, at the function: a batch-args index out of range, a batch
     argument without a leading dimension or whose rows the ranks do not
-    divide, a function that already holds collectives; at the module: a
-    missing or bad `ranks`, no `batch-args`, a negative `bucket-mb`, an
-    unknown `function`.
+    divide, a function that already communicates (a collective or
+    kiln.rank), a function called in its module (its callers would pass
+    the whole batch); at the module: a missing or bad `ranks`, no
+    `batch-args`, a negative `bucket-mb`, an unknown `function`.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"0",
