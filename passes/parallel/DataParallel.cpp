@@ -150,9 +150,7 @@ public:
 private:
   //===--- States and local values -------------------------------------===//
 
-  Sharding stateOf(Value original) const {
-    return states.lookup(original);
-  }
+  Sharding stateOf(Value original) const { return states.lookup(original); }
   Value localOf(Value original) const { return locals.lookup(original); }
   void define(Value original, Value local, Sharding state) {
     locals[original] = local;
@@ -193,8 +191,7 @@ private:
     return emit(op, operands, ArrayRef<Sharding>(result));
   }
   SmallVector<Value> localsOf(ValueRange originals) const {
-    return llvm::map_to_vector(originals,
-                               [&](Value v) { return localOf(v); });
+    return llvm::map_to_vector(originals, [&](Value v) { return localOf(v); });
   }
 
   bool rewriteElementwise(Operation *op);
@@ -212,9 +209,9 @@ private:
   bool rewriteConv(ConvOp op);
   bool rewriteGather(GatherOp op);
   bool rewriteReduceWindow(Operation *op, ArrayRef<int64_t> window,
-                           ArrayRef<int64_t> strides,
-                           ArrayRef<int64_t> low, ArrayRef<int64_t> high,
-                           ArrayRef<int64_t> dilations, bool linear);
+                           ArrayRef<int64_t> strides, ArrayRef<int64_t> low,
+                           ArrayRef<int64_t> high, ArrayRef<int64_t> dilations,
+                           bool linear);
   bool rewriteDynamicSlice(DynamicSliceOp op);
   bool rewriteDynamicUpdateSlice(DynamicUpdateSliceOp op);
 
@@ -271,9 +268,8 @@ Value Partitioner::replicate(Value original) {
   if (state.isSharded()) {
     whole = builder.create<AllGatherOp>(loc, local, state.dim, group, ranks);
   } else {
-    auto sum = builder.create<AllReduceOp>(loc, local,
-                                           CollectiveReduction::Sum, group,
-                                           ranks);
+    auto sum = builder.create<AllReduceOp>(loc, local, CollectiveReduction::Sum,
+                                           group, ranks);
     partialSumReductions.push_back(sum);
     whole = sum;
   }
@@ -295,12 +291,10 @@ Value Partitioner::shardAlong(Value original, int64_t d) {
     // Rank r sends block j of its piece (split along d) to rank j, which
     // joins the blocks along the old dimension: Sharded(d) from
     // Sharded(dim) in one exchange.
-    piece = builder.create<AllToAllOp>(loc, local, d, state.dim, group,
-                                       ranks);
+    piece = builder.create<AllToAllOp>(loc, local, d, state.dim, group, ranks);
   else if (state.isPartialSum())
-    piece = builder.create<ReduceScatterOp>(loc, local,
-                                            CollectiveReduction::Sum, d,
-                                            group, ranks);
+    piece = builder.create<ReduceScatterOp>(
+        loc, local, CollectiveReduction::Sum, d, group, ranks);
   else
     piece = localRows(original, d);
   shardedAlong[{original, d}] = piece;
@@ -346,9 +340,8 @@ Value Partitioner::localRows(Value original, int64_t d) {
   SmallVector<int64_t> perm = swapWithFront(global.getRank(), d);
   if (d != 0)
     whole = builder.create<TransposeOp>(loc, whole, perm);
-  Value piece = builder.create<DynamicSliceOp>(loc, whole,
-                                               rankOffset(rowsPerRank),
-                                               rowsPerRank);
+  Value piece = builder.create<DynamicSliceOp>(
+      loc, whole, rankOffset(rowsPerRank), rowsPerRank);
   if (d != 0)
     piece = builder.create<TransposeOp>(loc, piece, perm);
   return piece;
@@ -364,8 +357,8 @@ Value Partitioner::rankOffset(int64_t rowsPerRank) {
     rank = builder.create<RankOp>(loc, scalar);
   }
   Value rows = builder.create<ConstantOp>(
-      loc, DenseElementsAttr::get(scalar, builder.getI64IntegerAttr(
-                                              rowsPerRank)));
+      loc,
+      DenseElementsAttr::get(scalar, builder.getI64IntegerAttr(rowsPerRank)));
   return builder.create<MulOp>(loc, rank, rows);
 }
 
@@ -426,9 +419,8 @@ void Partitioner::rewrite(Operation *op) {
           .Case([&](ConcatOp o) { return rewriteConcat(o); })
           .Case([&](ReverseOp o) { return rewriteReverse(o); })
           .Case([&](PadOp o) { return rewritePad(o); })
-          .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto o) {
-            return rewriteReduction(o, o.getDims());
-          })
+          .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
+              [&](auto o) { return rewriteReduction(o, o.getDims()); })
           .Case<ArgMaxOp, ArgMinOp>(
               [&](auto o) { return rewriteArgReduce(o, o.getDim()); })
           .Case([&](CumsumOp o) { return rewriteCumsum(o); })
@@ -436,10 +428,10 @@ void Partitioner::rewrite(Operation *op) {
           .Case([&](ConvOp o) { return rewriteConv(o); })
           .Case([&](GatherOp o) { return rewriteGather(o); })
           .Case([&](ReduceWindowOp o) {
-            return rewriteReduceWindow(
-                o, o.getWindow(), o.getStrides(), o.getPaddingLow(),
-                o.getPaddingHigh(), o.getDilations(),
-                o.getKind() == ReduceWindowKind::Sum);
+            return rewriteReduceWindow(o, o.getWindow(), o.getStrides(),
+                                       o.getPaddingLow(), o.getPaddingHigh(),
+                                       o.getDilations(),
+                                       o.getKind() == ReduceWindowKind::Sum);
           })
           .Case([&](ReduceWindowMaxGradOp o) {
             return rewriteReduceWindow(o, o.getWindow(), o.getStrides(),
@@ -624,8 +616,7 @@ bool Partitioner::rewritePad(PadOp op) {
   Sharding state = stateOf(op.getOperand());
   if (state.isSharded()) {
     int64_t d = state.dim;
-    if (op.getLow()[d] != 0 || op.getHigh()[d] != 0 ||
-        op.getInterior()[d] != 0)
+    if (op.getLow()[d] != 0 || op.getHigh()[d] != 0 || op.getInterior()[d] != 0)
       return false;
     emit(op, {localOf(op.getOperand()), replicate(op.getPaddingValue())},
          state);
@@ -768,13 +759,11 @@ bool Partitioner::rewriteConv(ConvOp op) {
     return true;
   }
   if (oneGroup && in.isSharded() && in.dim == 1) {
-    emit(op, {localOf(input), shardAlong(weight, 1)},
-         Sharding::partialSum());
+    emit(op, {localOf(input), shardAlong(weight, 1)}, Sharding::partialSum());
     return true;
   }
   if (oneGroup && w.isSharded() && w.dim == 1) {
-    emit(op, {shardAlong(input, 1), localOf(weight)},
-         Sharding::partialSum());
+    emit(op, {shardAlong(input, 1), localOf(weight)}, Sharding::partialSum());
     return true;
   }
   if (oneGroup && w.isSharded() && w.dim == 0) {
@@ -904,8 +893,8 @@ LogicalResult Partitioner::run() {
       return func.emitError("kiln-data-parallel: batch-args index ")
              << index << " is out of range: @" << func.getSymName() << " has "
              << original.getNumArguments() << " arguments";
-    auto type = dyn_cast<RankedTensorType>(
-        original.getArgument(index).getType());
+    auto type =
+        dyn_cast<RankedTensorType>(original.getArgument(index).getType());
     if (!type || type.getRank() == 0 || type.isDynamicDim(0))
       return func.emitError("kiln-data-parallel: batch argument #")
              << index << " of @" << func.getSymName() << " has type "
@@ -925,7 +914,8 @@ LogicalResult Partitioner::run() {
     Sharding state = batch.contains(arg.getArgNumber())
                          ? Sharding::sharded(0)
                          : Sharding::replicated();
-    define(arg, body->addArgument(localType(arg.getType(), state), arg.getLoc()),
+    define(arg,
+           body->addArgument(localType(arg.getType(), state), arg.getLoc()),
            state);
   }
 
@@ -943,9 +933,9 @@ LogicalResult Partitioner::run() {
   original.dropAllReferences();
   original.erase();
   func.getBody().push_back(body);
-  func.setFunctionType(FunctionType::get(
-      func.getContext(), body->getArgumentTypes(),
-      func.getFunctionType().getResults()));
+  func.setFunctionType(FunctionType::get(func.getContext(),
+                                         body->getArgumentTypes(),
+                                         func.getFunctionType().getResults()));
 
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body))) {
     if (!isOpTriviallyDead(&op))
@@ -965,8 +955,9 @@ LogicalResult Partitioner::run() {
 
 } // namespace
 
-LogicalResult mlir::kiln::partitionDataParallel(
-    func::FuncOp func, const DataParallelConfig &options) {
+LogicalResult
+mlir::kiln::partitionDataParallel(func::FuncOp func,
+                                  const DataParallelConfig &options) {
   if (options.ranks < 1)
     return func.emitError("kiln-data-parallel needs ranks >= 1, not ")
            << options.ranks;
@@ -991,8 +982,7 @@ LogicalResult mlir::kiln::partitionDataParallel(
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct DataParallelPass
-    : kiln::impl::DataParallelBase<DataParallelPass> {
+struct DataParallelPass : kiln::impl::DataParallelBase<DataParallelPass> {
   using DataParallelBase::DataParallelBase;
 
   void runOnOperation() override {

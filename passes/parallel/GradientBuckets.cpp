@@ -119,17 +119,17 @@ void emitBucket(ArrayRef<Member> bucket, Block &block, bool overlap) {
     for (const Member &m : bucket) {
       Value operand = m.reduction.getOperand();
       auto type = cast<RankedTensorType>(operand.getType());
-      auto vector = RankedTensorType::get({type.getNumElements()},
-                                          type.getElementType());
-      flat.push_back(type == vector ? operand
-                                    : builder.create<ReshapeOp>(
-                                          loc, vector, operand));
+      auto vector =
+          RankedTensorType::get({type.getNumElements()}, type.getElementType());
+      flat.push_back(type == vector
+                         ? operand
+                         : builder.create<ReshapeOp>(loc, vector, operand));
     }
     source = builder.create<ConcatOp>(loc, flat, 0);
   }
-  Value pending = builder.create<AllReduceStartOp>(
-      loc, source, CollectiveReduction::Sum, first.getGroups(),
-      first.getGroupSize());
+  Value pending =
+      builder.create<AllReduceStartOp>(loc, source, CollectiveReduction::Sum,
+                                       first.getGroups(), first.getGroupSize());
 
   builder.setInsertionPoint(firstUse->firstUser);
   Value whole = builder.create<CollectiveWaitOp>(loc, pending, source);
@@ -139,10 +139,9 @@ void emitBucket(ArrayRef<Member> bucket, Block &block, bool overlap) {
     if (bucket.size() > 1) {
       auto type = cast<RankedTensorType>(m.reduction.getType());
       int64_t size = type.getNumElements();
-      part = builder.create<SliceOp>(m.reduction.getLoc(), whole,
-                                     ArrayRef<int64_t>{offset},
-                                     ArrayRef<int64_t>{offset + size},
-                                     ArrayRef<int64_t>{1});
+      part = builder.create<SliceOp>(
+          m.reduction.getLoc(), whole, ArrayRef<int64_t>{offset},
+          ArrayRef<int64_t>{offset + size}, ArrayRef<int64_t>{1});
       if (type.getRank() != 1)
         part = builder.create<ReshapeOp>(m.reduction.getLoc(), type, part);
       offset += size;

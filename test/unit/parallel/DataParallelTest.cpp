@@ -13,13 +13,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Passes/DataParallel.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
 #include "kiln/Grad.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
-#include "kiln/Passes/Autodiff.h"
-#include "kiln/Passes/DataParallel.h"
 #include "kiln/Optim.h"
+#include "kiln/Passes/Autodiff.h"
 #include "kiln/kiln.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -86,8 +86,8 @@ double relativeDifference(const HostTensor &actual,
                           const HostTensor &expected) {
   double difference = 0, scale = 0;
   for (int64_t i = 0; i < expected.numElements(); ++i) {
-    difference = std::max(difference, std::fabs(actual.getAsDouble(i) -
-                                                 expected.getAsDouble(i)));
+    difference = std::max(
+        difference, std::fabs(actual.getAsDouble(i) - expected.getAsDouble(i)));
     scale = std::max(scale, std::fabs(expected.getAsDouble(i)));
   }
   return difference / scale;
@@ -237,9 +237,8 @@ protected:
     return spmd;
   }
 
-  static mlir::kiln::DataParallelConfig ranks(int64_t n,
-                                              std::vector<int64_t> batch,
-                                              double bucketMb = 25.0) {
+  static mlir::kiln::DataParallelConfig
+  ranks(int64_t n, std::vector<int64_t> batch, double bucketMb = 25.0) {
     mlir::kiln::DataParallelConfig config;
     config.ranks = n;
     config.batchArgs.assign(batch.begin(), batch.end());
@@ -268,7 +267,8 @@ protected:
 /// Mean softmax cross-entropy of `logits` against one-hot rows.
 ::kiln::Tensor crossEntropy(const ::kiln::Tensor &logits,
                             const ::kiln::Tensor &onehot) {
-  return -::kiln::mean(::kiln::sum(onehot * ::kiln::log_softmax(logits, -1), 1));
+  return -::kiln::mean(
+      ::kiln::sum(onehot * ::kiln::log_softmax(logits, -1), 1));
 }
 
 /// An SGD step (loss, updated parameters...) of a ReLU perceptron whose
@@ -321,8 +321,9 @@ TEST_F(DataParallelTest, MlpStepMatchesOnTwoAndFourRanks) {
     EXPECT_EQ(countOps(spmd, "kiln.all_reduce"), 0);
     EXPECT_EQ(countOps(spmd, "kiln.all_reduce_start"), 1);
     EXPECT_EQ(countOps(spmd, "kiln.collective_wait"), 1);
-    EXPECT_EQ(spmd.getArgumentTypes()[4],
-              RankedTensorType::get({8 / n, 16}, Float32Type::get(f.getContext())));
+    EXPECT_EQ(
+        spmd.getArgumentTypes()[4],
+        RankedTensorType::get({8 / n, 16}, Float32Type::get(f.getContext())));
   }
 }
 
@@ -368,31 +369,35 @@ TEST_F(DataParallelTest, AttentionStepMatches) {
   const int64_t batch = 8, tokens = 5, vocab = 11, width = 6, classes = 3;
   auto loss = [=](const Tensors &a) {
     // a: table, wq, wk, wv, wo, gamma, beta, ids, onehot
-    Tensor e = gather(a[0], a[7]);                      // [B, T, D]
+    Tensor e = gather(a[0], a[7]); // [B, T, D]
     Tensor n = layer_norm(e, a[5], a[6]);
-    Tensor flat = reshape(n, {batch * tokens, width});  // [B*T, D]
+    Tensor flat = reshape(n, {batch * tokens, width}); // [B*T, D]
     Tensor q = reshape(matmul(flat, a[1]), {batch, tokens, width});
     Tensor k = reshape(matmul(flat, a[2]), {batch, tokens, width});
     Tensor v = reshape(matmul(flat, a[3]), {batch, tokens, width});
     Tensor scores = matmul(q, transpose(k, {0, 2, 1})) * (1.0 / std::sqrt(6.0));
-    Tensor attended = matmul(softmax(scores, -1), v);   // [B, T, D]
-    Tensor pooled = mean(attended, 1);                  // [B, D]
+    Tensor attended = matmul(softmax(scores, -1), v); // [B, T, D]
+    Tensor pooled = mean(attended, 1);                // [B, D]
     return crossEntropy(matmul(pooled, a[4]), a[8]);
   };
-  func::FuncOp f = keep(trace(
-      "train_step",
-      {{DType::F32, {vocab, width}}, {DType::F32, {width, width}},
-       {DType::F32, {width, width}}, {DType::F32, {width, width}},
-       {DType::F32, {width, classes}}, {DType::F32, {width}},
-       {DType::F32, {width}}, {DType::I32, {batch, tokens}},
-       {DType::F32, {batch, classes}}},
-      [&](const Tensors &a) {
-        Tensors vg = value_and_grad(loss, {0, 1, 2, 3, 4, 5, 6})(a);
-        Tensors out = {vg[0]};
-        for (int p = 0; p < 7; ++p)
-          out.push_back(a[p] - 0.05 * vg[p + 1]);
-        return out;
-      }));
+  func::FuncOp f =
+      keep(trace("train_step",
+                 {{DType::F32, {vocab, width}},
+                  {DType::F32, {width, width}},
+                  {DType::F32, {width, width}},
+                  {DType::F32, {width, width}},
+                  {DType::F32, {width, classes}},
+                  {DType::F32, {width}},
+                  {DType::F32, {width}},
+                  {DType::I32, {batch, tokens}},
+                  {DType::F32, {batch, classes}}},
+                 [&](const Tensors &a) {
+                   Tensors vg = value_and_grad(loss, {0, 1, 2, 3, 4, 5, 6})(a);
+                   Tensors out = {vg[0]};
+                   for (int p = 0; p < 7; ++p)
+                     out.push_back(a[p] - 0.05 * vg[p + 1]);
+                   return out;
+                 }));
   for (int64_t n : {2, 4}) {
     Inputs inputs = randomInputs(f);
     inputs[7] = random(f.getArgumentTypes()[7], vocab);
@@ -410,14 +415,12 @@ TEST_F(DataParallelTest, AttentionStepMatches) {
 TEST_F(DataParallelTest, WhileLoopTakesItsOperandsWhole) {
   using namespace ::kiln;
   func::FuncOp f = keep(trace(
-      "main", {{DType::F32, {8, 3}}, {DType::F32, {3}}},
-      [](const Tensors &a) {
+      "main", {{DType::F32, {8, 3}}, {DType::F32, {3}}}, [](const Tensors &a) {
         Tensor y = a[0] * broadcast_to(a[1], {8, 3});
         Tensors r = while_loop(
             [](const Tensors &v) { return v[1] < 3; },
             [](const Tensors &v) {
-              return Tensors{v[0] * 0.5 + sum(v[0], 0, true) * 0.25,
-                             v[1] + 1};
+              return Tensors{v[0] * 0.5 + sum(v[0], 0, true) * 0.25, v[1] + 1};
             },
             {y, constant(int64_t(0))});
         return Tensors{r[0], sum(r[0] * r[0])};
@@ -563,8 +566,8 @@ TEST_F(DataParallelTest, OpTourMatches) {
   for (int64_t n : {2, 4}) {
     Inputs inputs = randomInputs(f);
     inputs[1] = random(f.getArgumentTypes()[1], 5);
-    inputs[4] = HostTensor::fromInts(IntegerType::get(&context, 64), {},
-                                     {int64_t(3)});
+    inputs[4] =
+        HostTensor::fromInts(IntegerType::get(&context, 64), {}, {int64_t(3)});
     func::FuncOp spmd = expectSameResults(f, inputs, ranks(n, {0, 1}));
     ASSERT_TRUE(spmd);
     // The op's own dynamic_slice and the two pieces cut locally.
@@ -581,8 +584,10 @@ TEST_F(DataParallelTest, OpTourMatches) {
 TEST_F(DataParallelTest, AdamStepsMatch) {
   using namespace ::kiln;
   const int64_t batch = 8;
-  std::vector<TensorSpec> params = {{DType::F32, {16, 12}}, {DType::F32, {12}},
-                                    {DType::F32, {12, 4}}, {DType::F32, {4}}};
+  std::vector<TensorSpec> params = {{DType::F32, {16, 12}},
+                                    {DType::F32, {12}},
+                                    {DType::F32, {12, 4}},
+                                    {DType::F32, {4}}};
   optim::Adam adam(0.01);
   std::vector<TensorSpec> specs = params;
   specs.push_back({DType::F32, {batch, 16}});
@@ -605,9 +610,9 @@ TEST_F(DataParallelTest, AdamStepsMatch) {
   }));
   Inputs initial = randomInputs(f);
   for (size_t k = 6; k < initial.size(); ++k) // a fresh state: zeros
-    initial[k] = HostTensor(cast<RankedTensorType>(f.getArgumentTypes()[k])
-                                .getElementType(),
-                            initial[k].shape);
+    initial[k] = HostTensor(
+        cast<RankedTensorType>(f.getArgumentTypes()[k]).getElementType(),
+        initial[k].shape);
   for (int64_t n : {2, 4}) {
     mlir::kiln::DataParallelConfig config = ranks(n, {4, 5});
     func::FuncOp spmd = partition(f, config);
@@ -641,84 +646,121 @@ TEST_F(DataParallelTest, AdamStepsMatch) {
 /// for (and some it has not), over a batch x, y [8, 6] and replicated
 /// w [6, 6], v [6]: the values it computes are batch matrices [8, 6],
 /// vectors [6] and matrices [6, 6]; it returns the last of each and the
-/// sum of the three. tanh after the products keeps the values small.
-::kiln::TracedFunction traceRandomProgram(std::mt19937 &rng, int steps) {
+/// sum of the three. tanh after the products keeps the values small. With
+/// `differentiate`, the traced function is instead the value and gradient
+/// of that sum with respect to w and v, as a training step computes it.
+::kiln::TracedFunction traceRandomProgram(std::mt19937 &rng, int steps,
+                                          bool differentiate) {
   using namespace ::kiln;
   std::vector<uint32_t> draws(steps * 4);
   for (uint32_t &d : draws)
     d = rng();
-  return trace(
-      "main",
-      {{DType::F32, {8, 6}}, {DType::F32, {8, 6}}, {DType::F32, {6, 6}},
-       {DType::F32, {6}}},
-      [&](const Tensors &a) {
-        std::vector<Tensor> batch = {a[0], a[1]}, vectors = {a[3]},
-                            matrices = {a[2]};
-        size_t next = 0;
-        auto draw = [&](size_t n) { return draws[next++ % draws.size()] % n; };
-        auto pick = [&](std::vector<Tensor> &pool) -> Tensor & {
-          return pool[draw(pool.size())];
-        };
-        for (int step = 0; step < steps; ++step) {
-          Tensor b = pick(batch), c = pick(batch);
-          switch (draw(17)) {
-          case 0: batch.push_back(tanh(b) * c - b); break;
-          case 1: batch.push_back(b + broadcast_to(pick(vectors), {8, 6})); break;
-          case 2: batch.push_back(tanh(matmul(b, pick(matrices)))); break;
-          case 3: vectors.push_back(sum(b, 0)); break;
-          case 4: vectors.push_back(mean(b, 0) - max(c, 0)); break;
-          case 5: batch.push_back(b * sum(c, 1, true)); break;
-          case 6: matrices.push_back(tanh(matmul(transpose(b), c))); break;
-          case 7: batch.push_back(softmax(b, -1) + log_softmax(c, -1)); break;
-          case 8: batch.push_back(cumsum(b, 1) + cumsum(c, 0)); break;
-          case 9:
-            batch.push_back(slice(concat({b, c}, 1), {0, 3}, {8, 9}));
-            break;
-          case 10:
-            batch.push_back(reshape(relu(reshape(b, {2, 24})), {8, 6}));
-            break;
-          case 11:
-            vectors.push_back(sum(slice(b, {2, 0}, {6, 6}), 0));
-            break;
-          case 12: batch.push_back(where(b > c, b, c * 0.5)); break;
-          case 13: {
-            Tensor best = cast(argmax(b, 1), DType::F32);
-            batch.push_back(c * reshape(best, {8, 1}));
-            break;
-          }
-          case 14: {
-            Tensors r = while_loop(
-                [](const Tensors &v) { return v[1] < 2; },
-                [](const Tensors &v) {
-                  return Tensors{tanh(v[0] + sum(v[0], 0, true)), v[1] + 1};
-                },
-                {b, constant(int64_t(0))});
-            batch.push_back(r[0]);
-            break;
-          }
-          case 15: {
-            // [8, 8] plus its transpose: a piece along the other dimension.
-            Tensor square = tanh(matmul(b, transpose(c)));
-            batch.push_back(tanh(matmul(square + transpose(square), b)));
-            break;
-          }
-          default:
-            vectors.push_back(tanh(pick(vectors) * matmul(pick(vectors),
-                                                          pick(matrices))));
-            break;
-          }
-        }
-        Tensor total = sum(batch.back()) + sum(vectors.back()) +
-                       sum(matrices.back());
-        return Tensors{batch.back(), vectors.back(), matrices.back(),
-                       total};
-      });
+  std::vector<TensorSpec> specs = {{DType::F32, {8, 6}},
+                                   {DType::F32, {8, 6}},
+                                   {DType::F32, {6, 6}},
+                                   {DType::F32, {6}}};
+  auto program = [draws, steps](const Tensors &a) {
+    std::vector<Tensor> batch = {a[0], a[1]}, vectors = {a[3]},
+                        matrices = {a[2]};
+    size_t next = 0;
+    auto draw = [&](size_t n) { return draws[next++ % draws.size()] % n; };
+    auto pick = [&](std::vector<Tensor> &pool) -> Tensor & {
+      return pool[draw(pool.size())];
+    };
+    for (int step = 0; step < steps; ++step) {
+      Tensor b = pick(batch), c = pick(batch);
+      switch (draw(18)) {
+      case 0:
+        batch.push_back(tanh(b) * c - b);
+        break;
+      case 1:
+        batch.push_back(b + broadcast_to(pick(vectors), {8, 6}));
+        break;
+      case 2:
+        batch.push_back(tanh(matmul(b, pick(matrices))));
+        break;
+      case 3:
+        vectors.push_back(sum(b, 0));
+        break;
+      case 4:
+        vectors.push_back(mean(b, 0) - max(c, 0));
+        break;
+      case 5:
+        batch.push_back(b * sum(c, 1, true));
+        break;
+      case 6:
+        matrices.push_back(tanh(matmul(transpose(b), c)));
+        break;
+      case 7:
+        batch.push_back(softmax(b, -1) + log_softmax(c, -1));
+        break;
+      case 8:
+        batch.push_back(cumsum(b, 1) + cumsum(c, 0));
+        break;
+      case 9:
+        batch.push_back(slice(concat({b, c}, 1), {0, 3}, {8, 9}));
+        break;
+      case 10:
+        batch.push_back(reshape(relu(reshape(b, {2, 24})), {8, 6}));
+        break;
+      case 11:
+        vectors.push_back(sum(slice(b, {2, 0}, {6, 6}), 0));
+        break;
+      case 12:
+        batch.push_back(where(b > c, b, c * 0.5));
+        break;
+      case 13: {
+        Tensor best = cast(argmax(b, 1), DType::F32);
+        batch.push_back(c * reshape(best, {8, 1}));
+        break;
+      }
+      case 14: {
+        Tensors r = while_loop(
+            [](const Tensors &v) { return v[1] < 2; },
+            [](const Tensors &v) {
+              return Tensors{tanh(v[0] + sum(v[0], 0, true)), v[1] + 1};
+            },
+            {b, constant(int64_t(0))});
+        batch.push_back(r[0]);
+        break;
+      }
+      case 15: {
+        // [8, 8] plus its transpose: a piece along the other dimension.
+        Tensor square = tanh(matmul(b, transpose(c)));
+        batch.push_back(tanh(matmul(square + transpose(square), b)));
+        break;
+      }
+      case 16: {
+        // Rows of a matrix picked by sharded indices, and columns of
+        // a sharded matrix picked by constant ones.
+        Tensor rows = gather(pick(matrices), cast(argmax(b, 1), DType::I32));
+        Tensor cols =
+            gather(transpose(c), constant(std::vector<int32_t>{5, 0, 3}, {3}));
+        batch.push_back(rows + transpose(concat({cols, cols}, 0)));
+        break;
+      }
+      default:
+        vectors.push_back(
+            tanh(pick(vectors) * matmul(pick(vectors), pick(matrices))));
+        break;
+      }
+    }
+    Tensor total =
+        sum(batch.back()) + sum(vectors.back()) + sum(matrices.back());
+    return Tensors{batch.back(), vectors.back(), matrices.back(), total};
+  };
+  if (!differentiate)
+    return trace("main", specs, program);
+  return trace("main", specs, [program](const Tensors &a) {
+    auto total = [program](const Tensors &b) { return program(b)[3]; };
+    return value_and_grad(total, {2, 3})(a);
+  });
 }
 
 TEST_F(DataParallelTest, RandomProgramsMatch) {
   std::map<std::string, int> seen;
   for (int program = 0; program < 60; ++program) {
-    func::FuncOp f = keep(traceRandomProgram(rng, 12));
+    func::FuncOp f = keep(traceRandomProgram(rng, 12, false));
     for (int64_t n : {2, 4}) {
       Inputs inputs = randomInputs(f);
       SCOPED_TRACE("program " + std::to_string(program) + " on " +
@@ -726,14 +768,36 @@ TEST_F(DataParallelTest, RandomProgramsMatch) {
       func::FuncOp spmd =
           expectSameResults(f, inputs, ranks(n, {0, 1}, 1e-5), {1e-5, 1e-5});
       ASSERT_TRUE(spmd);
-      spmd.walk([&](Operation *op) { ++seen[op->getName().getStringRef().str()]; });
+      spmd.walk(
+          [&](Operation *op) { ++seen[op->getName().getStringRef().str()]; });
     }
   }
   // The programs exercise every conversion between states.
   for (const char *name :
        {"kiln.all_gather", "kiln.all_reduce", "kiln.all_reduce_start",
         "kiln.all_to_all", "kiln.reduce_scatter", "kiln.dynamic_slice",
-        "kiln.while"})
+        "kiln.gather", "kiln.while"})
+    EXPECT_GT(seen[name], 0) << name;
+}
+
+/// The gradients of random programs: their backward passes (the VJPs of
+/// every op above, the while loop's stacks included) on the ranks.
+TEST_F(DataParallelTest, RandomGradientsMatch) {
+  std::map<std::string, int> seen;
+  for (int program = 0; program < 30; ++program) {
+    func::FuncOp f = keep(traceRandomProgram(rng, 8, true));
+    for (int64_t n : {2, 4}) {
+      Inputs inputs = randomInputs(f);
+      SCOPED_TRACE("program " + std::to_string(program) + " on " +
+                   std::to_string(n) + " ranks");
+      func::FuncOp spmd =
+          expectSameResults(f, inputs, ranks(n, {0, 1}), {1e-5, 1e-5});
+      ASSERT_TRUE(spmd);
+      spmd.walk(
+          [&](Operation *op) { ++seen[op->getName().getStringRef().str()]; });
+    }
+  }
+  for (const char *name : {"kiln.all_reduce_start", "kiln.stack_push"})
     EXPECT_GT(seen[name], 0) << name;
 }
 
@@ -760,8 +824,8 @@ TEST_F(DataParallelTest, HundredSgdStepsMatchSingleProcess) {
       int64_t label = rng() % classes;
       y[r * classes + label] = 1.0;
       for (int64_t c = 0; c < pixels; ++c)
-        x[r * pixels + c] = std::clamp(
-            prototypes[label * pixels + c] + noise(rng), 0.0, 1.0);
+        x[r * pixels + c] =
+            std::clamp(prototypes[label * pixels + c] + noise(rng), 0.0, 1.0);
     }
     inputs[4] = HostTensor::fromFloats(f32, {batch, pixels}, x);
     inputs[5] = HostTensor::fromFloats(f32, {batch, classes}, y);
