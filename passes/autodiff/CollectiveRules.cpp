@@ -14,8 +14,8 @@
 //   collective_broadcast-> the summed cotangent on the root, zeros elsewhere
 //   all_to_all          -> all_to_all with split and concat swapped
 //   collective_permute  -> collective_permute along the reversed pairs
-// The start forms have no rule: kiln-data-parallel makes them from a
-// program that is already differentiated.
+// A start op has its synchronous op's rule (the backward exchange is
+// synchronous), and kiln.collective_wait passes the cotangent to it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,8 +61,8 @@ Value extremeShare(OpBuilder &b, Location loc, Value holds, Value total,
 }
 } // namespace
 
-LogicalResult autodiff::differentiateAllReduce(AllReduceOp op,
-                                               VjpContext &context) {
+template <typename OpTy>
+static LogicalResult allReduceRule(OpTy op, VjpContext &context) {
   if (!context.needsGradient(0))
     return success();
   OpBuilder &b = context.getBuilder();
@@ -86,8 +86,8 @@ LogicalResult autodiff::differentiateAllReduce(AllReduceOp op,
   return op.emitOpError("has no gradient rule for this kind");
 }
 
-LogicalResult autodiff::differentiateAllGather(AllGatherOp op,
-                                               VjpContext &context) {
+template <typename OpTy>
+static LogicalResult allGatherRule(OpTy op, VjpContext &context) {
   if (!context.needsGradient(0))
     return success();
   OpBuilder &b = context.getBuilder();
@@ -101,8 +101,8 @@ LogicalResult autodiff::differentiateAllGather(AllGatherOp op,
   return success();
 }
 
-LogicalResult autodiff::differentiateReduceScatter(ReduceScatterOp op,
-                                                   VjpContext &context) {
+template <typename OpTy>
+static LogicalResult reduceScatterRule(OpTy op, VjpContext &context) {
   if (!context.needsGradient(0))
     return success();
   OpBuilder &b = context.getBuilder();
@@ -132,6 +132,40 @@ LogicalResult autodiff::differentiateReduceScatter(ReduceScatterOp op,
   }
   }
   return op.emitOpError("has no gradient rule for this kind");
+}
+
+LogicalResult autodiff::differentiateAllReduce(AllReduceOp op,
+                                               VjpContext &context) {
+  return allReduceRule(op, context);
+}
+LogicalResult autodiff::differentiateAllReduce(AllReduceStartOp op,
+                                               VjpContext &context) {
+  return allReduceRule(op, context);
+}
+LogicalResult autodiff::differentiateAllGather(AllGatherOp op,
+                                               VjpContext &context) {
+  return allGatherRule(op, context);
+}
+LogicalResult autodiff::differentiateAllGather(AllGatherStartOp op,
+                                               VjpContext &context) {
+  return allGatherRule(op, context);
+}
+LogicalResult autodiff::differentiateReduceScatter(ReduceScatterOp op,
+                                                   VjpContext &context) {
+  return reduceScatterRule(op, context);
+}
+LogicalResult autodiff::differentiateReduceScatter(ReduceScatterStartOp op,
+                                                   VjpContext &context) {
+  return reduceScatterRule(op, context);
+}
+
+/// The wait hands on the pending value: its cotangent goes to the start op
+/// unchanged; `source` only keeps storage alive and gets none.
+LogicalResult autodiff::differentiateCollectiveWait(CollectiveWaitOp op,
+                                                    VjpContext &context) {
+  if (context.needsGradient(0))
+    context.addGradient(0, context.getResultAdjoint(0));
+  return success();
 }
 
 LogicalResult autodiff::differentiateCollectiveBroadcast(

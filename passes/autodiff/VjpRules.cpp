@@ -28,9 +28,9 @@
 //    operands; they are listed the same way.
 //  - rem(x, y) on floats: d/dx = 1, d/dy = -trunc(x / y) (also at the
 //    jumps of trunc).
-//  - the collectives' rules are in CollectiveRules.cpp; kiln.rank is an
-//    integer and carries no gradient; the asynchronous start/wait forms
-//    have no rule (kiln-data-parallel makes them after differentiation).
+//  - the collectives' rules are in CollectiveRules.cpp (the start forms
+//    differentiate as their synchronous ops); kiln.rank is an integer and
+//    carries no gradient.
 //  - the stack ops (stack_empty/push/read) have no rule: only derived
 //    gradients of kiln.while contain them, and second derivatives through
 //    a while are not supported.
@@ -1078,6 +1078,10 @@ public:
     rule<CollectiveBroadcastOp, differentiateCollectiveBroadcast>();
     rule<AllToAllOp, differentiateAllToAll>();
     rule<CollectivePermuteOp, differentiateCollectivePermute>();
+    rule<AllReduceStartOp, differentiateAllReduce>();
+    rule<AllGatherStartOp, differentiateAllGather>();
+    rule<ReduceScatterStartOp, differentiateReduceScatter>();
+    rule<CollectiveWaitOp, differentiateCollectiveWait>();
     noGradient<RankOp>();
   }
 

@@ -159,6 +159,22 @@ TEST_F(CollectiveGradientTest, ReduceScatterMax) {
         2);
 }
 
+TEST_F(CollectiveGradientTest, StartAndWaitForms) {
+  check(R"(
+    func.func @f(%x: tensor<4x3xf64>) -> (tensor<4x3xf64>, tensor<8x3xf64>, tensor<2x3xf64>) {
+      %p = kiln.all_reduce_start %x, kind = mean, groups = [[0, 1]] : (tensor<4x3xf64>) -> tensor<4x3xf64>
+      %q = kiln.all_gather_start %x, dim = 0, groups = [[1, 0]] : (tensor<4x3xf64>) -> tensor<8x3xf64>
+      %e = kiln.exp %x : tensor<4x3xf64>
+      %r = kiln.reduce_scatter_start %e, kind = sum, dim = 0, groups = [[0, 1]] : (tensor<4x3xf64>) -> tensor<2x3xf64>
+      %a = kiln.collective_wait %p, %x : tensor<4x3xf64>, tensor<4x3xf64>
+      %g = kiln.collective_wait %q, %x : tensor<8x3xf64>, tensor<4x3xf64>
+      %s = kiln.collective_wait %r, %e : tensor<2x3xf64>, tensor<4x3xf64>
+      %sq = kiln.mul %a, %a : tensor<4x3xf64>
+      return %sq, %g, %s : tensor<4x3xf64>, tensor<8x3xf64>, tensor<2x3xf64>
+    })",
+        2);
+}
+
 TEST_F(CollectiveGradientTest, BroadcastAllToAllPermute) {
   check(R"(
     func.func @f(%x: tensor<4x2xf64>) -> (tensor<4x2xf64>, tensor<2x4xf64>, tensor<4x2xf64>) {
