@@ -1,9 +1,9 @@
 //===- Inputs.cpp - Turning command-line arguments into tensors ------------===//
 
 #include "Inputs.h"
-#include "HalfFloat.h"
 #include "TensorText.h"
 
+#include "kiln/HalfFloat.h"
 #include "kiln/Npy.h"
 
 #include <cctype>
@@ -186,9 +186,47 @@ npy::ElementType npyTypeFor(kiln_dtype_t dtype) {
   return getElementTypeInfo(static_cast<ElementType>(dtype)).npyCarrier;
 }
 
+/// Replaces \p array by block shard.rank of shard.size along
+/// shard.dimension.
+bool keepShard(npy::Array &array, const InputShard &shard,
+               const std::string &where, const std::string &path,
+               std::string &error) {
+  size_t rank = array.shape.size();
+  if (shard.dimension >= rank) {
+    error = where + ": --shard-input dimension " +
+            std::to_string(shard.dimension) + " is out of range for '" +
+            path + "', of shape " + formatShape(rank, array.shape.data());
+    return false;
+  }
+  int64_t extent = array.shape[shard.dimension];
+  if (extent % shard.size != 0) {
+    error = where + ": dimension " + std::to_string(shard.dimension) +
+            " of '" + path + "' has extent " + std::to_string(extent) +
+            ", which does not split into " + std::to_string(shard.size) +
+            " equal blocks, one per rank";
+    return false;
+  }
+  int64_t block = extent / shard.size;
+  size_t outer = 1, inner = npy::elementSize(array.type);
+  for (size_t axis = 0; axis < shard.dimension; ++axis)
+    outer *= size_t(array.shape[axis]);
+  for (size_t axis = shard.dimension + 1; axis < rank; ++axis)
+    inner *= size_t(array.shape[axis]);
+  std::vector<uint8_t> kept(outer * size_t(block) * inner);
+  for (size_t o = 0; o < outer; ++o)
+    std::memcpy(kept.data() + o * size_t(block) * inner,
+                array.data.data() +
+                    (o * size_t(extent) + size_t(shard.rank * block)) * inner,
+                size_t(block) * inner);
+  array.data = std::move(kept);
+  array.shape[shard.dimension] = block;
+  return true;
+}
+
 bool tensorFromNpy(const kiln_tensor_signature_t &signature,
                    const std::string &where, const std::string &path,
-                   kiln_tensor_t **out, std::string &error) {
+                   const InputShard *shard, kiln_tensor_t **out,
+                   std::string &error) {
   npy::Array array;
   if (!npy::readNpyFile(path, array, error)) {
     error = where + ": " + error;
@@ -201,14 +239,21 @@ bool tensorFromNpy(const kiln_tensor_signature_t &signature,
             " (expected " + npy::descriptor(wanted) + ")";
     return false;
   }
+  std::string whole = formatShape(array.shape.size(), array.shape.data());
+  if (shard && !keepShard(array, *shard, where, path, error))
+    return false;
   bool sameShape = array.shape.size() == signature.rank;
   for (size_t i = 0; sameShape && i < signature.rank; ++i)
     sameShape = array.shape[i] == signature.shape[i];
   if (!sameShape) {
-    error = where + ": '" + path + "' has shape " +
-            formatShape(array.shape.size(), array.shape.data()) +
-            " but the input expects " +
-            formatShape(signature.rank, signature.shape);
+    error = where + ": '" + path + "' has shape " + whole;
+    if (shard)
+      error += ", whose blocks along dimension " +
+               std::to_string(shard->dimension) + " over " +
+               std::to_string(shard->size) + " ranks are " +
+               formatShape(array.shape.size(), array.shape.data()) + ",";
+    error += " but the input expects " +
+             formatShape(signature.rank, signature.shape);
     return false;
   }
   if (signature.dtype == KILN_DTYPE_BF16) {
@@ -236,13 +281,24 @@ bool tensorFromNpy(const kiln_tensor_signature_t &signature,
 
 bool makeInput(const kiln_function_t *function, size_t index,
                const std::string &argument, kiln_tensor_t **out,
-               std::string &error) {
+               std::string &error, const InputShard *shard) {
   const kiln_tensor_signature_t &signature =
       *kiln_function_input(function, index);
   std::string where = "input " + std::to_string(index);
   if (*signature.name)
     where += std::string(" ('") + signature.name + "')";
 
+  if (shard && looksLikeLiteral(argument)) {
+    FILE *probe = std::fopen(argument.c_str(), "rb");
+    if (!probe) {
+      error = where + " is split between ranks (--shard-input), so it needs "
+                      "a .npy file, not the literal '" +
+              argument + "'";
+      return false;
+    }
+    std::fclose(probe);
+    return tensorFromNpy(signature, where, argument, shard, out, error);
+  }
   if (signature.rank == 0 && looksLikeLiteral(argument)) {
     uint8_t element[8] = {};
     if (!parseLiteral(argument, signature.dtype, element, error)) {
@@ -268,7 +324,7 @@ bool makeInput(const kiln_function_t *function, size_t index,
     }
     std::fclose(probe);
   }
-  return tensorFromNpy(signature, where, argument, out, error);
+  return tensorFromNpy(signature, where, argument, shard, out, error);
 }
 
 } // namespace run

@@ -23,6 +23,34 @@ bool parseCount(const std::string &text, unsigned long &out) {
   return true;
 }
 
+/// Parses NAME_OR_INDEX:DIM; the name may itself contain ':' (the last one
+/// separates the dimension).
+bool parseShard(const std::string &text, ShardSpec &shard,
+                std::string &error) {
+  size_t colon = text.rfind(':');
+  unsigned long dimension = 0;
+  std::string what = colon == std::string::npos ? "" : text.substr(colon + 1);
+  bool dimensionOk = !what.empty() && what.find_first_not_of("0123456789") ==
+                                          std::string::npos;
+  if (dimensionOk) {
+    errno = 0;
+    dimension = std::strtoul(what.c_str(), nullptr, 10);
+    dimensionOk = errno == 0;
+  }
+  if (colon == std::string::npos || colon == 0 || !dimensionOk) {
+    error = "--shard-input needs NAME_OR_INDEX:DIM (e.g. x:0 or 1:0), not '" +
+            text + "'";
+    return false;
+  }
+  shard.name = text.substr(0, colon);
+  shard.byIndex =
+      shard.name.find_first_not_of("0123456789") == std::string::npos;
+  if (shard.byIndex)
+    shard.index = std::strtoul(shard.name.c_str(), nullptr, 10);
+  shard.dimension = dimension;
+  return true;
+}
+
 } // namespace
 
 bool parseOptions(int argc, char **argv, Options &options,
@@ -51,6 +79,10 @@ bool parseOptions(int argc, char **argv, Options &options,
       options.stats = true;
       continue;
     }
+    if (argument == "--all-ranks-write") {
+      options.allRanksWrite = true;
+      continue;
+    }
 
     // The remaining options take a value, as "--opt VALUE" or "--opt=VALUE".
     std::string name = argument, value;
@@ -61,7 +93,8 @@ bool parseOptions(int argc, char **argv, Options &options,
       value = argument.substr(equals + 1);
     }
     if (name != "--function" && name != "--input" && name != "--output-dir" &&
-        name != "--repeat" && name != "--device") {
+        name != "--repeat" && name != "--device" && name != "--comm" &&
+        name != "--shard-input") {
       error = "unknown option '" + argument + "'";
       return false;
     }
@@ -92,6 +125,17 @@ bool parseOptions(int argc, char **argv, Options &options,
         return false;
       }
       options.device = value;
+    } else if (name == "--comm") {
+      if (value != "auto" && value != "mpi" && value != "self") {
+        error = "--comm must be 'auto', 'mpi' or 'self', not '" + value + "'";
+        return false;
+      }
+      options.comm = value;
+    } else if (name == "--shard-input") {
+      ShardSpec shard;
+      if (!parseShard(value, shard, error))
+        return false;
+      options.shards.push_back(shard);
     } else if (!parseCount(value, options.repeat)) {
       error = "--repeat needs a positive integer, not '" + value + "'";
       return false;
@@ -153,6 +197,30 @@ OPTIONS:
                     compiled code (loop predicates) and their bytes, driver
                     allocations, memory held and the largest device buffer
                     (a function's arena). Ignored for CPU modules.
+  --comm MODE       How the ranks of a run reach each other, for modules
+                    that use collectives (kiln.all_reduce, ...):
+                      auto  (the default) MPI when started by mpirun (the
+                            environment has OMPI_COMM_WORLD_SIZE or
+                            PMIX_RANK) and the module uses collectives or
+                            --shard-input is given; otherwise none, and a
+                            module with collectives fails at its first one,
+                            saying how many ranks to start it on;
+                      mpi   always MPI (one rank outside mpirun);
+                      self  a run of one rank, without MPI: collectives
+                            over one rank are copies.
+                    MPI comes from the plug-in libkiln_comm_mpi.so, found
+                    in lib/kiln/ beside kiln-run's bin/, or where
+                    KILN_COMM_MPI_PLUGIN points.
+  --shard-input NAME_OR_INDEX:DIM
+                    Split an input between the ranks: every rank reads the
+                    whole file given with --input and keeps its contiguous
+                    block along dimension DIM, rank r the r-th of `size`
+                    equal blocks, which must have the input's shape in the
+                    signature. The input is named by its signature name or
+                    its index. Repeatable, one per input.
+  --all-ranks-write Every rank prints its outputs, each line prefixed
+                    "rank R: ", or saves them as DIR/NAME.rankR.npy. Without
+                    it only rank 0 prints or saves them, as usual.
   --list            Print the module's target and the signature of each
                     function, then exit without calling anything.
   --help, -h        Print this help and exit.
@@ -168,9 +236,20 @@ OUTPUT:
   With --output-dir, one line per saved file instead:
     NAME: DTYPE[SHAPE] saved to PATH
 
+RUNNING ON SEVERAL RANKS:
+  mpirun -n 4 kiln-run MODULE.kmod --input x.npy --shard-input x:0
+  starts four processes that call the function together, each with its own
+  inputs. Before calling, the ranks agree that every one of them loaded its
+  inputs, so one rank's bad input stops all of them with an error instead
+  of leaving the others waiting. Errors are prefixed "rank R: ". When the
+  ranks disagree on a collective (kind, dtype, count, groups), every rank
+  reports it. A rank that crashes cannot report anything; mpirun then ends
+  the others.
+
 EXIT STATUS:
   0 on success; 1 if the module cannot be loaded, the function or an input is
-  wrong, or an output cannot be saved; 2 for a malformed command line.
+  wrong, an output cannot be saved, or communication between ranks fails; 2
+  for a malformed command line.
 )HELP";
 }
 

@@ -9,6 +9,16 @@
 namespace kiln {
 namespace run {
 
+/// --shard-input NAME_OR_INDEX:DIM: every rank reads the whole input and
+/// keeps its block along `dimension`.
+struct ShardSpec {
+  /// The input's name, or its index when `byIndex`.
+  std::string name;
+  size_t index = 0;
+  bool byIndex = false;
+  size_t dimension = 0;
+};
+
 struct Options {
   std::string modulePath;
   /// Empty when --function was not given.
@@ -24,6 +34,11 @@ struct Options {
   bool list = false;
   /// Print the CUDA device's counters after the calls (--stats).
   bool stats = false;
+  /// "auto", "mpi" or "self" from --comm.
+  std::string comm = "auto";
+  std::vector<ShardSpec> shards;
+  /// Every rank prints or saves its outputs, not only rank 0.
+  bool allRanksWrite = false;
   bool help = false;
 };
 

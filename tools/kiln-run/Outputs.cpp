@@ -1,8 +1,8 @@
 //===- Outputs.cpp - Saving function outputs -------------------------------===//
 
 #include "Outputs.h"
-#include "HalfFloat.h"
 
+#include "kiln/HalfFloat.h"
 #include "kiln/Npy.h"
 
 #include <cerrno>

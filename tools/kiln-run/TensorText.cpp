@@ -1,7 +1,8 @@
 //===- TensorText.cpp - Printing tensors and their types -------------------===//
 
 #include "TensorText.h"
-#include "HalfFloat.h"
+
+#include "kiln/HalfFloat.h"
 
 #include <cstdio>
 #include <cstring>

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,15 @@ struct ModuleHolder {
   ~ModuleHolder() { kiln_module_release(module); }
 };
 
+/// "rank R: " in a run of several ranks, else empty: every error says
+/// which rank reports it.
+std::string rankPrefix;
+
 int fail(const std::string &message) {
-  std::fprintf(stderr, "kiln-run: error: %s\n", message.c_str());
+  // The runtime's communication errors name the rank already.
+  bool named = message.compare(0, rankPrefix.size(), rankPrefix) == 0;
+  std::fprintf(stderr, "kiln-run: error: %s%s\n",
+               named ? "" : rankPrefix.c_str(), message.c_str());
   return 1;
 }
 
@@ -96,8 +104,119 @@ bool selectFunction(const kiln_module_t *module, const std::string &name,
   return false;
 }
 
+/// True when mpirun started this process (OpenMPI's or PMIx's variables).
+bool startedByMpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK");
+}
+
+/// The rank mpirun gave this process; 0 outside mpirun.
+int64_t launcherRank() {
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    if (const char *value = std::getenv(name))
+      return std::strtoll(value, nullptr, 10);
+  return 0;
+}
+
+struct CommHolder {
+  kiln_comm_t *comm = nullptr;
+  ~CommHolder() { kiln_comm_release(comm); }
+};
+
+/// Creates the communicator --comm asks for, or none (NULL): auto means MPI
+/// under mpirun when the module uses collectives or an input is sharded.
+kiln_status_t makeComm(const Options &options, const kiln_module_t *module,
+                       kiln_comm_t **out) {
+  *out = nullptr;
+  if (options.comm == "self")
+    return kiln_comm_create_self(out);
+  bool wanted = options.comm == "mpi" ||
+                (startedByMpirun() && (kiln_module_uses_collectives(module) ||
+                                       !options.shards.empty()));
+  return wanted ? kiln_comm_create_mpi(out) : nullptr;
+}
+
+/// The --shard-input of each input (NULL where it has none), resolving
+/// names and indices against the function's inputs.
+bool resolveShards(const kiln_function_t *function, const Options &options,
+                   std::vector<const ShardSpec *> &byInput,
+                   std::string &error) {
+  size_t count = kiln_function_input_count(function);
+  byInput.assign(count, nullptr);
+  std::string name = kiln_function_name(function);
+  for (const ShardSpec &shard : options.shards) {
+    size_t index = shard.index;
+    if (!shard.byIndex) {
+      index = count;
+      for (size_t i = 0; i < count; ++i)
+        if (shard.name == kiln_function_input(function, i)->name)
+          index = i;
+    }
+    if (index >= count) {
+      std::string known;
+      for (size_t i = 0; i < count; ++i) {
+        const char *input = kiln_function_input(function, i)->name;
+        known += (i ? ", " : "") + (*input ? std::string(input)
+                                           : std::to_string(i));
+      }
+      error = "--shard-input " + shard.name + ":" +
+              std::to_string(shard.dimension) + ": function '" + name +
+              "' has no input " +
+              (shard.byIndex ? shard.name : "named '" + shard.name + "'") +
+              " (its inputs: " + known + ")";
+      return false;
+    }
+    if (byInput[index]) {
+      error = "--shard-input names input " + std::to_string(index) +
+              " of function '" + name + "' twice";
+      return false;
+    }
+    byInput[index] = &shard;
+  }
+  return true;
+}
+
+/// Selects the function and makes its inputs; this rank's part of the
+/// preparation that all ranks must agree succeeded.
+bool prepareCall(const kiln_module_t *module, const Options &options,
+                 int64_t rank, int64_t size,
+                 const kiln_function_t **function, TensorList &inputs,
+                 std::string &error) {
+  if (!selectFunction(module, options.functionName, function, error))
+    return false;
+  const std::string name = kiln_function_name(*function);
+  size_t inputCount = kiln_function_input_count(*function);
+  if (options.inputs.size() != inputCount) {
+    error = "function '" + name + "' takes " + std::to_string(inputCount) +
+            " input" + (inputCount == 1 ? "" : "s") + " but " +
+            std::to_string(options.inputs.size()) + " --input " +
+            (options.inputs.size() == 1 ? "was" : "were") + " given";
+    return false;
+  }
+  std::vector<const ShardSpec *> shards;
+  if (!resolveShards(*function, options, shards, error))
+    return false;
+  inputs.tensors.assign(inputCount, nullptr);
+  for (size_t i = 0; i < inputCount; ++i) {
+    InputShard shard;
+    if (shards[i]) {
+      shard.dimension = shards[i]->dimension;
+      shard.rank = rank;
+      shard.size = size;
+    }
+    if (!makeInput(*function, i, options.inputs[i], &inputs.tensors[i],
+                   error, shards[i] ? &shard : nullptr)) {
+      error = "function '" + name + "': " + error;
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Prints the outputs, or saves them under \p outputDir with \p fileSuffix
+/// before ".npy"; every printed line starts with \p linePrefix.
 int emitOutputs(const kiln_function_t *function, const TensorList &outputs,
-                const std::string &outputDir) {
+                const std::string &outputDir, const std::string &linePrefix,
+                const std::string &fileSuffix) {
   std::vector<std::string> stems;
   if (!outputDir.empty()) {
     std::string error;
@@ -112,14 +231,16 @@ int emitOutputs(const kiln_function_t *function, const TensorList &outputs,
         formatType(kiln_tensor_dtype(tensor), kiln_tensor_rank(tensor),
                    kiln_tensor_shape(tensor));
     if (outputDir.empty()) {
-      std::printf("%s = %s\n", heading.c_str(), formatValues(tensor).c_str());
+      std::printf("%s%s = %s\n", linePrefix.c_str(), heading.c_str(),
+                  formatValues(tensor).c_str());
       continue;
     }
-    std::string path = outputDir + "/" + stems[i] + ".npy";
+    std::string path = outputDir + "/" + stems[i] + fileSuffix + ".npy";
     std::string error;
     if (!saveTensor(path, tensor, error))
       return fail(error);
-    std::printf("%s saved to %s\n", heading.c_str(), path.c_str());
+    std::printf("%s%s saved to %s\n", linePrefix.c_str(), heading.c_str(),
+                path.c_str());
   }
   return 0;
 }
@@ -144,18 +265,29 @@ int printCudaStats(const kiln_module_t *module) {
   return 0;
 }
 
-/// Calls the function `repeat` more times and prints timing statistics.
-int timeCalls(const kiln_function_t *function, const TensorList &inputs,
-              unsigned long repeat) {
+/// Calls \p function, with \p comm when there is one.
+kiln_status_t call(const kiln_function_t *function, kiln_comm_t *comm,
+                   const TensorList &inputs, TensorList &outputs) {
+  if (comm)
+    return kiln_function_call_with_comm(
+        function, comm, inputs.tensors.data(), inputs.tensors.size(),
+        outputs.tensors.data(), outputs.tensors.size());
+  return kiln_function_call(function, inputs.tensors.data(),
+                            inputs.tensors.size(), outputs.tensors.data(),
+                            outputs.tensors.size());
+}
+
+/// Calls the function `repeat` more times and, when \p print, prints
+/// timing statistics.
+int timeCalls(const kiln_function_t *function, kiln_comm_t *comm,
+              const TensorList &inputs, unsigned long repeat, bool print,
+              const std::string &linePrefix) {
   TensorList outputs(kiln_function_output_count(function));
   std::vector<double> micros;
   micros.reserve(repeat);
   for (unsigned long i = 0; i < repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
-    kiln_status_t status =
-        kiln_function_call(function, inputs.tensors.data(),
-                           inputs.tensors.size(), outputs.tensors.data(),
-                           outputs.tensors.size());
+    kiln_status_t status = call(function, comm, inputs, outputs);
     auto stop = std::chrono::steady_clock::now();
     if (status)
       return fail(status);
@@ -167,8 +299,9 @@ int timeCalls(const kiln_function_t *function, const TensorList &inputs,
   size_t middle = micros.size() / 2;
   double median = micros.size() % 2 ? micros[middle]
                                     : (micros[middle - 1] + micros[middle]) / 2;
-  std::printf("time per call: median %.3f us (min %.3f us, %lu runs)\n",
-              median, micros.front(), repeat);
+  if (print)
+    std::printf("%stime per call: median %.3f us (min %.3f us, %lu runs)\n",
+                linePrefix.c_str(), median, micros.front(), repeat);
   return 0;
 }
 
@@ -188,6 +321,11 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  bool mpirun = startedByMpirun();
+  int64_t rank = launcherRank(), size = 1;
+  if (mpirun)
+    rankPrefix = "rank " + std::to_string(rank) + ": ";
+
   ModuleHolder holder;
   kiln_status_t loaded =
       options.device.empty()
@@ -200,37 +338,57 @@ int main(int argc, char **argv) {
   if (loaded)
     return fail(loaded);
   if (options.list) {
-    listModule(holder.module);
+    if (rank == 0)
+      listModule(holder.module);
     return 0;
   }
 
-  const kiln_function_t *function = nullptr;
-  if (!selectFunction(holder.module, options.functionName, &function, error))
-    return fail(error);
-  const std::string name = kiln_function_name(function);
-  size_t inputCount = kiln_function_input_count(function);
-  if (options.inputs.size() != inputCount)
-    return fail("function '" + name + "' takes " + std::to_string(inputCount) +
-                " input" + (inputCount == 1 ? "" : "s") + " but " +
-                std::to_string(options.inputs.size()) + " --input " +
-                (options.inputs.size() == 1 ? "was" : "were") + " given");
+  CommHolder comm;
+  if (kiln_status_t status = makeComm(options, holder.module, &comm.comm))
+    return fail(status);
+  if (comm.comm) {
+    rank = kiln_comm_rank(comm.comm);
+    size = kiln_comm_size(comm.comm);
+    if (mpirun || size > 1)
+      rankPrefix = "rank " + std::to_string(rank) + ": ";
+  }
 
-  TensorList inputs(inputCount);
-  for (size_t i = 0; i < inputCount; ++i)
-    if (!makeInput(function, i, options.inputs[i], &inputs.tensors[i], error))
-      return fail("function '" + name + "': " + error);
+  // Every rank prepares its call; then all of them agree that all
+  // succeeded, so that one rank's bad input stops every rank instead of
+  // leaving the others waiting in the first collective.
+  const kiln_function_t *function = nullptr;
+  TensorList inputs;
+  bool prepared = prepareCall(holder.module, options, rank, size, &function,
+                              inputs, error);
+  if (comm.comm) {
+    int allPrepared = 0;
+    if (kiln_status_t status =
+            kiln_comm_all_ok(comm.comm, prepared, &allPrepared))
+      return fail(status);
+    if (prepared && !allPrepared)
+      return fail("another rank could not prepare its call (its error says "
+                  "why)");
+  }
+  if (!prepared)
+    return fail(error);
 
   TensorList outputs(kiln_function_output_count(function));
-  if (kiln_status_t status = kiln_function_call(
-          function, inputs.tensors.data(), inputs.tensors.size(),
-          outputs.tensors.data(), outputs.tensors.size()))
+  if (kiln_status_t status = call(function, comm.comm, inputs, outputs))
     return fail(status);
-  if (int result = emitOutputs(function, outputs, options.outputDir))
-    return result;
-  if (options.repeat)
-    if (int result = timeCalls(function, inputs, options.repeat))
+  bool writes = rank == 0 || options.allRanksWrite;
+  std::string linePrefix = options.allRanksWrite ? rankPrefix : "";
+  std::string fileSuffix =
+      options.allRanksWrite ? ".rank" + std::to_string(rank) : "";
+  if (writes)
+    if (int result = emitOutputs(function, outputs, options.outputDir,
+                                 linePrefix, fileSuffix))
       return result;
-  if (options.stats && kiln_module_device(holder.module) == KILN_DEVICE_CUDA)
+  if (options.repeat)
+    if (int result = timeCalls(function, comm.comm, inputs, options.repeat,
+                               writes, linePrefix))
+      return result;
+  if (options.stats && writes &&
+      kiln_module_device(holder.module) == KILN_DEVICE_CUDA)
     return printCudaStats(holder.module);
   return 0;
 }

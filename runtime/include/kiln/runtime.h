@@ -54,6 +54,12 @@ typedef enum kiln_status_code_t {
    * loaded (the message carries the PTX JIT's error log) or launched, a
    * device allocation or copy failed. */
   KILN_STATUS_DEVICE_ERROR = 8,
+  /* Communication between ranks failed: the MPI plug-in or libmpi cannot be
+   * loaded, MPI cannot be initialized, the ranks disagree on a collective
+   * (its kind, dtype, count or groups), a collective spans another number
+   * of ranks than the run has, a module with collectives is called without
+   * a communicator, or MPI reported an error. */
+  KILN_STATUS_COMM_ERROR = 9,
 } kiln_status_code_t;
 
 typedef struct kiln_status *kiln_status_t;
@@ -236,11 +242,99 @@ kiln_status_t kiln_module_load_file_on(kiln_device_t device, const char *path,
 
 /* Calls a function. Each input must match its signature's dtype and shape
  * exactly. On success, outputs[i] receives a new tensor (owned by the caller)
- * for every output; on failure every outputs[i] is set to NULL. */
+ * for every output; on failure every outputs[i] is set to NULL.
+ * A function of a module that uses collectives (kiln_module_uses_collectives)
+ * has no communicator here: its first collective fails the call with
+ * KILN_STATUS_COMM_ERROR, "this module uses collectives over N ranks; run
+ * it with 'mpirun -n N kiln-run ...' or call kiln_function_call_with_comm"
+ * (N is known only once the code starts a collective, whose replica groups
+ * say how many ranks it spans). */
 kiln_status_t kiln_function_call(const kiln_function_t *function,
                                  kiln_tensor_t *const *inputs,
                                  size_t input_count, kiln_tensor_t **outputs,
                                  size_t output_count);
+
+/*===-- Communicators -----------------------------------------------------===*/
+
+/* The ranks of a run and the means to reach them. A module compiled from a
+ * program with collective ops (kiln.all_reduce, ...) is SPMD code: every
+ * rank of the run calls the same function, in the same order, with its own
+ * inputs, and the collectives exchange data between them. Communication is
+ * done by a plug-in (OpenMPI), loaded only when a communicator over it is
+ * created, so the runtime itself never links a communication library.
+ *
+ * A communicator serves one call, or one kiln_comm_all_ok or
+ * kiln_comm_barrier, at a time (others wait for it); calls with MPI
+ * communicators are moreover serialized process-wide, as MPI is initialized
+ * with MPI_THREAD_SERIALIZED. Every rank must make the same sequence of
+ * calls on its communicator. When ranks disagree on a collective, every rank
+ * gets KILN_STATUS_COMM_ERROR naming the collective and what differs,
+ * instead of waiting forever. */
+typedef struct kiln_comm kiln_comm_t;
+
+/* Creates a communicator over all processes of the MPI run
+ * (MPI_COMM_WORLD), e.g. those started by 'mpirun -n 4'. Loads the MPI
+ * plug-in libkiln_comm_mpi.so on first use, from $KILN_COMM_MPI_PLUGIN when
+ * that is set, else from lib/kiln/ beside the directory of the program or
+ * library that holds the runtime (<prefix>/bin/../lib/kiln/), else from the
+ * dynamic loader's search path. Initializes MPI (MPI_Init_thread,
+ * MPI_THREAD_SERIALIZED) unless the process has done so already. A process
+ * not started by mpirun is a run of one rank. Fails with
+ * KILN_STATUS_COMM_ERROR, saying where it looked and how to install
+ * OpenMPI, when the plug-in or libmpi cannot be loaded, and when MPI has
+ * been finalized already (MPI cannot be initialized twice). */
+kiln_status_t kiln_comm_create_mpi(kiln_comm_t **out_comm);
+
+/* Creates a communicator of one rank that needs no plug-in: every
+ * collective over a group of one is a copy. Runs modules compiled for one
+ * rank. */
+kiln_status_t kiln_comm_create_self(kiln_comm_t **out_comm);
+
+/* Releases a communicator. The last MPI communicator released finalizes
+ * MPI, but only if the runtime initialized it; the host program finalizes
+ * an MPI it initialized itself. Accepts NULL. */
+void kiln_comm_release(kiln_comm_t *comm);
+
+/* This process's rank, 0 to size - 1; 0 for NULL. */
+int64_t kiln_comm_rank(const kiln_comm_t *comm);
+
+/* The number of ranks; 0 for NULL. */
+int64_t kiln_comm_size(const kiln_comm_t *comm);
+
+/* Host-side agreement, for programs that must not go on when one rank
+ * cannot: every rank calls it with local_ok (nonzero when this rank is
+ * ready), and every rank receives in *all_ok 1 if all of them were, else 0.
+ * Collective over the communicator. */
+kiln_status_t kiln_comm_all_ok(kiln_comm_t *comm, int local_ok, int *all_ok);
+
+/* Returns once every rank has called it. Collective over the
+ * communicator. */
+kiln_status_t kiln_comm_barrier(kiln_comm_t *comm);
+
+/* Nonzero if the module's code performs collectives (it exports the
+ * communicator slots of kiln/CollectiveAbi.h), so that its functions must
+ * be called with kiln_function_call_with_comm on every rank of a run; 0 for
+ * NULL. */
+int kiln_module_uses_collectives(const kiln_module_t *module);
+
+/* Calls a function as kiln_function_call does, with `comm` as the
+ * communicator of its collectives. A function of a module that uses no
+ * collectives ignores it. Every rank of the run makes the same call with
+ * its own inputs; when a collective fails - the ranks disagree on it, its
+ * groups span another number of ranks than `comm` has, MPI reports an error
+ * - every rank's call returns KILN_STATUS_COMM_ERROR, with a message that
+ * begins "rank R: " (R = this rank) and names the function, the collective
+ * and what differs, e.g. "rank 1: function 'step', collective #1: this rank
+ * starts kiln.all_reduce (sum) of 512 x f32 ... but rank 0 starts
+ * kiln.all_reduce (sum) of 1024 x f32 ...". Collectives after a failure do
+ * not communicate. A rank that dies (crashes, exits) cannot report
+ * anything: under mpirun, mpirun then ends the other ranks. */
+kiln_status_t kiln_function_call_with_comm(const kiln_function_t *function,
+                                           kiln_comm_t *comm,
+                                           kiln_tensor_t *const *inputs,
+                                           size_t input_count,
+                                           kiln_tensor_t **outputs,
+                                           size_t output_count);
 
 #ifdef __cplusplus
 } /* extern "C" */

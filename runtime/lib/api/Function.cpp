@@ -11,6 +11,8 @@
 #include "Status.h"
 #include "Tensor.h"
 
+#include "comm/CollectiveCall.h"
+
 #include <new>
 
 using kiln::runtime::makeStatus;
@@ -74,7 +76,29 @@ struct OutputTensors {
   }
 };
 
-kiln_status_t callFunction(const kiln_function_t &function,
+/// Runs the code of a CPU or CUDA function on \p args.
+kiln_status_t runEntry(const kiln_function_t &function,
+                       kiln_tensor_t *const *inputs, size_t inputCount,
+                       const OutputTensors &results,
+                       std::vector<void *> &args) {
+  if (!function.cuda) {
+    function.entry(args.data());
+    return nullptr;
+  }
+  std::vector<kiln::runtime::cuda::HostBuffer> in, out;
+  for (size_t i = 0; i < inputCount; ++i)
+    in.push_back({inputs[i]->data, kiln_tensor_byte_size(inputs[i])});
+  for (kiln_tensor_t *tensor : results.tensors)
+    out.push_back({tensor->data, kiln_tensor_byte_size(tensor)});
+  kiln_status_t status = function.cuda->call(function.entry, in, out);
+  if (status && status->code != KILN_STATUS_OUT_OF_MEMORY)
+    status->message =
+        "function '" + function.signature.name + "': " + status->message;
+  return status;
+}
+
+/// \p comm is NULL for kiln_function_call.
+kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
                            kiln_tensor_t *const *inputs, size_t inputCount,
                            kiln_tensor_t **outputs, size_t outputCount) {
   const std::string &name = function.signature.name;
@@ -116,19 +140,31 @@ kiln_status_t callFunction(const kiln_function_t &function,
     args.push_back(tensor->data);
   }
 
-  if (function.cuda) {
-    std::vector<kiln::runtime::cuda::HostBuffer> in, out;
-    for (size_t i = 0; i < inputCount; ++i)
-      in.push_back({inputs[i]->data, kiln_tensor_byte_size(inputs[i])});
-    for (kiln_tensor_t *tensor : results.tensors)
-      out.push_back({tensor->data, kiln_tensor_byte_size(tensor)});
-    if (kiln_status_t status = function.cuda->call(function.entry, in, out)) {
-      if (status->code != KILN_STATUS_OUT_OF_MEMORY)
-        status->message = "function '" + name + "': " + status->message;
+  if (!function.collectives) {
+    if (kiln_status_t status =
+            runEntry(function, inputs, inputCount, results, args))
+      return status;
+  } else {
+    // The collectives' buffers are host memory; a CUDA module's would be
+    // device memory, which needs a device communicator (NCCL).
+    if (function.cuda && comm)
+      return makeStatus(KILN_STATUS_COMM_ERROR,
+                        "function '" + name +
+                            "': collectives of CUDA modules are not "
+                            "supported: the runtime has no CUDA "
+                            "communicator (NCCL) yet");
+    kiln::runtime::comm::CollectiveCall call(comm, name);
+    kiln_status_t status =
+        runEntry(function, inputs, inputCount, results, args);
+    // Even after a device failure the other ranks must learn that this
+    // one returned.
+    kiln_status_t communication = call.finish();
+    if (status) {
+      kiln_status_free(communication);
       return status;
     }
-  } else {
-    function.entry(args.data());
+    if (communication)
+      return communication;
   }
 
   for (size_t i = 0; i < outputCount; ++i)
@@ -178,7 +214,29 @@ kiln_status_t kiln_function_call(const kiln_function_t *function,
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_function_call: function is NULL");
   try {
-    return callFunction(*function, inputs, inputCount, outputs, outputCount);
+    return callFunction(*function, nullptr, inputs, inputCount, outputs,
+                        outputCount);
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+kiln_status_t kiln_function_call_with_comm(const kiln_function_t *function,
+                                           kiln_comm_t *comm,
+                                           kiln_tensor_t *const *inputs,
+                                           size_t inputCount,
+                                           kiln_tensor_t **outputs,
+                                           size_t outputCount) {
+  if (outputs)
+    for (size_t i = 0; i < outputCount; ++i)
+      outputs[i] = nullptr;
+  if (!function || !comm)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_function_call_with_comm: function and comm must "
+                      "not be NULL");
+  try {
+    return callFunction(*function, comm, inputs, inputCount, outputs,
+                        outputCount);
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();
   }

@@ -9,8 +9,11 @@
 #include "Module.h"
 #include "Status.h"
 
+#include "comm/CollectiveShim.h"
 #include "cuda/CudaDevice.h"
 #include "cuda/GpuRuntimeShim.h"
+
+#include "kiln/CollectiveAbi.h"
 
 #include <cerrno>
 #include <cstring>
@@ -63,6 +66,24 @@ void bindGpuRuntime(const kiln::runtime::NativeLibrary &library) {
   }
 }
 
+/// Stores the runtime's collective functions in the communicator slots the
+/// module's code calls through (see CollectiveShim.h) and returns whether
+/// it has any: a module that does is one that uses collectives. No plug-in
+/// is loaded here; a call's communicator brings its own.
+bool bindCollectives(const kiln::runtime::NativeLibrary &library) {
+  bool found = false;
+  for (const auto &function : kiln::runtime::comm::collectiveFunctions()) {
+    std::string error;
+    void *slot = library.lookupObject(
+        std::string(KILN_COMM_SLOT_PREFIX) + function.name, error);
+    if (slot) {
+      *static_cast<void **>(slot) = function.address;
+      found = true;
+    }
+  }
+  return found;
+}
+
 /// `required` is a kiln_device_t, or -1 to take the module's own.
 kiln_status_t loadModule(const void *data, size_t size, int required,
                          kiln_module_t **outModule) {
@@ -93,6 +114,7 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
   if (kiln_status_t status = kiln::runtime::NativeLibrary::load(
           contents.code.data(), contents.code.size(), module->library))
     return status;
+  module->collectives = bindCollectives(*module->library);
   if (module->cuda) {
     bindGpuRuntime(*module->library);
     // The PTX is stored once, in device_code; host code that launches
@@ -123,6 +145,7 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
                             "' cannot be resolved: " + error);
     function->entry = reinterpret_cast<void (*)(void **)>(address);
     function->cuda = module->cuda.get();
+    function->collectives = module->collectives;
     function->signature = std::move(signature);
     function->inputs = toCSignatures(function->signature.inputs);
     function->outputs = toCSignatures(function->signature.outputs);
@@ -289,6 +312,10 @@ kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
   stats->held_bytes = counters.heldBytes;
   stats->largest_device_allocation = counters.largestDeviceAllocation;
   return nullptr;
+}
+
+int kiln_module_uses_collectives(const kiln_module_t *module) {
+  return module && module->collectives ? 1 : 0;
 }
 
 kiln_device_t kiln_module_device(const kiln_module_t *module) {

@@ -24,6 +24,9 @@ struct kiln_function {
   /// The module's CUDA device when it was compiled for CUDA: calls then go
   /// through CudaDevice::call. NULL for CPU modules.
   kiln::runtime::cuda::CudaDevice *cuda = nullptr;
+  /// The module's code performs collectives (it exports the slots of
+  /// kiln/CollectiveAbi.h): calls run with a CollectiveCall current.
+  bool collectives = false;
 };
 
 struct kiln_module {
@@ -34,6 +37,8 @@ struct kiln_module {
   std::vector<char> kernelImage;
   /// The CUDA device of a CUDA module; outlives the code, which calls it.
   std::unique_ptr<kiln::runtime::cuda::CudaDevice> cuda;
+  /// The code exports communicator slots (kiln/CollectiveAbi.h).
+  bool collectives = false;
   /// Held by pointer so that the kiln_function_t addresses handed out stay
   /// valid however the vector is built.
   std::vector<std::unique_ptr<kiln_function>> functions;

@@ -2,9 +2,10 @@
 
 #include "TestSupport.h"
 
-#include "HalfFloat.h"
 #include "Options.h"
 #include "TensorText.h"
+
+#include "kiln/HalfFloat.h"
 
 #include <gtest/gtest.h>
 

@@ -21,6 +21,39 @@ Outcome take(kiln_status_t status) {
   return outcome;
 }
 
+ModulePtr loadModule(const format::ModuleContents &contents) {
+  std::vector<uint8_t> bytes = format::writeModule(contents);
+  kiln_module_t *module = nullptr;
+  Outcome outcome =
+      take(kiln_module_load_memory(bytes.data(), bytes.size(), &module));
+  if (!outcome.ok())
+    throw std::runtime_error("cannot load a test module: " + outcome.message);
+  return ModulePtr(module);
+}
+
+Outcome callFunction(const kiln_module_t *module, const std::string &name,
+                     kiln_comm_t *comm,
+                     const std::vector<kiln_tensor_t *> &inputs,
+                     std::vector<TensorPtr> &outputs) {
+  outputs.clear();
+  const kiln_function_t *function = nullptr;
+  Outcome outcome =
+      take(kiln_module_function_lookup(module, name.c_str(), &function));
+  if (!outcome.ok())
+    return outcome;
+  std::vector<kiln_tensor_t *> results(kiln_function_output_count(function));
+  kiln_status_t status =
+      comm ? kiln_function_call_with_comm(function, comm, inputs.data(),
+                                          inputs.size(), results.data(),
+                                          results.size())
+           : kiln_function_call(function, inputs.data(), inputs.size(),
+                                results.data(), results.size());
+  outcome = take(status);
+  for (kiln_tensor_t *result : results)
+    outputs.emplace_back(result);
+  return outcome;
+}
+
 std::vector<uint8_t> readFile(const std::string &path) {
   FILE *file = std::fopen(path.c_str(), "rb");
   if (!file)
@@ -97,6 +130,55 @@ format::ModuleContents mixedModuleContents() {
                    tensor("", DType::F64, {3})};
   contents.functions = {stats, scale};
   contents.code = mixedFixtureCode();
+  return contents;
+}
+
+format::ModuleContents collectivesModuleContents(int64_t ranks) {
+  using format::DType;
+  format::ModuleContents contents;
+  contents.target = "x86_64-unknown-linux-gnu";
+  auto add = [&](const std::string &name, const std::string &entry,
+                 std::vector<format::TensorSignature> inputs,
+                 std::vector<format::TensorSignature> outputs) {
+    format::FunctionSignature function;
+    function.name = name;
+    function.entrySymbol = "kiln_entry_" + entry;
+    function.inputs = std::move(inputs);
+    function.outputs = std::move(outputs);
+    contents.functions.push_back(std::move(function));
+  };
+  add("rank_size", "rank_size", {},
+      {tensor("rank", DType::I64, {}), tensor("size", DType::I64, {})});
+  for (const ElementTypeInfo &info : kElementTypes)
+    add(std::string("all_reduce_") + info.name,
+        std::string("all_reduce_") + info.name,
+        {tensor("x", info.type, {6})},
+        {tensor("sum", info.type, {6}), tensor("max", info.type, {6}),
+         tensor("min", info.type, {6})});
+  add("sum6", "sum6", {tensor("x", DType::F32, {6})},
+      {tensor("y", DType::F32, {6})});
+  add("sum6_2d", "sum6", {tensor("x", DType::F32, {2, 3})},
+      {tensor("y", DType::F32, {2, 3})});
+  add("all_reduce_strided", "all_reduce_strided",
+      {tensor("x", DType::F32, {4})}, {tensor("y", DType::F32, {4})});
+  add("all_gather", "all_gather", {tensor("x", DType::I32, {3})},
+      {tensor("y", DType::I32, {3 * ranks})});
+  add("reduce_scatter", "reduce_scatter",
+      {tensor("x", DType::F32, {2 * ranks})}, {tensor("y", DType::F32, {2})});
+  add("broadcast", "broadcast", {tensor("x", DType::I64, {5})},
+      {tensor("y", DType::I64, {5})});
+  add("all_to_all", "all_to_all", {tensor("x", DType::I32, {2 * ranks})},
+      {tensor("y", DType::I32, {2 * ranks})});
+  add("permute", "permute", {tensor("x", DType::F32, {3})},
+      {tensor("shifted", DType::F32, {3}),
+       tensor("rotated", DType::F32, {3})});
+  for (const char *name : {"for_two_ranks", "returns_early", "dies_on_rank_1"})
+    add(name, name, {tensor("x", DType::F32, {4})},
+        {tensor("y", DType::F32, {4})});
+  for (const char *name : {"mismatched_count", "mismatched_kind"})
+    add(name, name, {tensor("x", DType::F32, {8})},
+        {tensor("y", DType::F32, {8})});
+  contents.code = readFile(KILN_FIXTURE_COLLECTIVES);
   return contents;
 }
 

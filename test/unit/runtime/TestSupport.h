@@ -21,8 +21,12 @@ struct ModuleDeleter {
 struct TensorDeleter {
   void operator()(kiln_tensor_t *tensor) const { kiln_tensor_release(tensor); }
 };
+struct CommDeleter {
+  void operator()(kiln_comm_t *comm) const { kiln_comm_release(comm); }
+};
 using ModulePtr = std::unique_ptr<kiln_module_t, ModuleDeleter>;
 using TensorPtr = std::unique_ptr<kiln_tensor_t, TensorDeleter>;
+using CommPtr = std::unique_ptr<kiln_comm_t, CommDeleter>;
 
 /// The outcome of a fallible call, with the status already freed.
 struct Outcome {
@@ -33,6 +37,16 @@ struct Outcome {
 
 /// Records and frees \p status.
 Outcome take(kiln_status_t status);
+
+/// Loads a module from \p contents; throws if that fails.
+ModulePtr loadModule(const format::ModuleContents &contents);
+
+/// Calls function \p name of \p module with \p comm (kiln_function_call
+/// when NULL). On success \p outputs holds the outputs.
+Outcome callFunction(const kiln_module_t *module, const std::string &name,
+                     kiln_comm_t *comm,
+                     const std::vector<kiln_tensor_t *> &inputs,
+                     std::vector<TensorPtr> &outputs);
 
 std::vector<uint8_t> readFile(const std::string &path);
 void writeFile(const std::string &path, const std::vector<uint8_t> &bytes);
@@ -45,6 +59,14 @@ std::vector<uint8_t> mixedFixtureCode();
 format::ModuleContents addModuleContents();
 /// A module over mixed.c with the functions "stats" and "scale".
 format::ModuleContents mixedModuleContents();
+
+/// A module over collectives.c (SPMD code reaching the communicator through
+/// the slots of kiln/CollectiveAbi.h), with signatures for a run of
+/// \p ranks ranks: rank_size, all_reduce_<dtype> for every dtype, sum6,
+/// sum6_2d, all_reduce_strided, all_gather, reduce_scatter, broadcast,
+/// all_to_all, permute, for_two_ranks, mismatched_count, mismatched_kind,
+/// returns_early and dies_on_rank_1 (see the fixture for each).
+format::ModuleContents collectivesModuleContents(int64_t ranks);
 
 /// A module envelope with any version, checksum and body (none if NULL), for
 /// tests that need modules writeModule would never produce.

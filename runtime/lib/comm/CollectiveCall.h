@@ -1,0 +1,119 @@
+//===- CollectiveCall.h - The collectives of one function call --*- C++ -*-===//
+//
+// Compiled code starts and waits for collectives through the slots of
+// kiln/CollectiveAbi.h, which know nothing of the call they are part of. A
+// CollectiveCall is that call: made current on the calling thread for the
+// extent of a call of a module that uses collectives, it holds the
+// communicator (or none), counts the collectives, and keeps the call's
+// first error for the runtime to return.
+//
+// The protocol that keeps ranks from waiting on each other forever:
+//   1. Before each collective, every rank compares its Signature (where it
+//      is in the call, what it starts) with all others in one all-reduce of
+//      the fields and their negations (a minimum of both is a minimum and a
+//      maximum). A communicator of one rank skips it.
+//   2. If they differ, all ranks gather all signatures, and each records an
+//      error naming the first other rank that differs from it and how.
+//   3. If they agree, the collective is checked against the size of the run
+//      (its groups, root, pairs); the verdict is the same on every rank.
+//   4. Only then is it started. After any failure agreed on in 1-3 the call
+//      communicates no more: start returns -1 on every rank.
+//   5. A failure of this rank alone (MPI reports an error in start or wait)
+//      is carried in the Failed field of its next signature, so the others
+//      stop at the same point.
+//   6. When the function returns, whatever the code left in flight is
+//      completed and the ranks compare once more, so a rank that returned
+//      while another starts one more collective is reported, not waited for.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_LIB_COMM_COLLECTIVECALL_H
+#define KILN_RUNTIME_LIB_COMM_COLLECTIVECALL_H
+
+#include "CollectiveSignature.h"
+#include "Transport.h"
+
+#include "kiln/runtime.h"
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace runtime {
+namespace comm {
+
+class CollectiveCall {
+public:
+  /// Makes a call of \p function over \p comm (NULL for a call without a
+  /// communicator) current on this thread, holding the communicator's call
+  /// lock until destroyed.
+  CollectiveCall(kiln_comm *comm, const std::string &function);
+  ~CollectiveCall();
+  CollectiveCall(const CollectiveCall &) = delete;
+  CollectiveCall &operator=(const CollectiveCall &) = delete;
+
+  /// The call in progress on this thread; NULL outside calls.
+  static CollectiveCall *current();
+
+  /// This rank and the number of ranks; 0 and 1 without a communicator.
+  int64_t rank() const;
+  int64_t size() const;
+
+  /// The slots' start and wait (CollectiveAbi.h).
+  int64_t start(const kiln_comm_plugin_collective_t &collective);
+  void wait(int64_t handle);
+
+  /// Records that memory ran out in start or wait (which must not throw
+  /// into compiled code); the call fails with KILN_STATUS_OUT_OF_MEMORY.
+  void failOutOfMemory() noexcept;
+
+  /// Once the function has returned: completes what the code left in
+  /// flight, compares with the other ranks that they returned too, and
+  /// returns the call's first error (KILN_STATUS_COMM_ERROR) or NULL.
+  kiln_status_t finish();
+
+private:
+  enum class State {
+    Running,
+    /// This rank failed alone; it still takes part in the next comparison,
+    /// to tell the others.
+    FailedHere,
+    /// Every rank knows the call failed; nothing more is communicated.
+    Stopped
+  };
+
+  /// Steps 1 and 2 of the protocol; false when the call must stop.
+  bool agree(const Signature &mine);
+  /// What the first rank that differs from this one does differently.
+  std::string mismatch(const Signature &mine, const Signature &theirs,
+                       int64_t other) const;
+  /// Records \p message unless an error was recorded already.
+  void fail(const std::string &message, State next);
+  /// "rank R: function 'NAME'" ("function 'NAME'" without a communicator).
+  std::string where() const;
+  std::string whereCollective(int64_t index, int64_t kind) const;
+
+  Transport *transport;
+  std::unique_lock<std::mutex> lock;
+  std::string function;
+  int64_t functionHash;
+  /// Collectives started so far (the index of the next one).
+  int64_t started = 0;
+  State state = State::Running;
+  std::string error;
+  bool outOfMemory = false;
+  struct InFlight {
+    int64_t handle;
+    int64_t index;
+    int64_t kind;
+  };
+  std::vector<InFlight> inFlight;
+  CollectiveCall *previous;
+};
+
+} // namespace comm
+} // namespace runtime
+} // namespace kiln
+
+#endif // KILN_RUNTIME_LIB_COMM_COLLECTIVECALL_H

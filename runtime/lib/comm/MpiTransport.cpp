@@ -1,0 +1,85 @@
+//===- MpiTransport.cpp - Communication through the MPI plug-in ------------===//
+
+#include "PluginLoader.h"
+#include "Transport.h"
+
+#include "api/Status.h"
+
+namespace kiln {
+namespace runtime {
+namespace comm {
+namespace {
+
+class PluginTransport final : public Transport {
+public:
+  PluginTransport(const kiln_comm_plugin_t &table, void *comm)
+      : table(table), comm(comm), rankValue(table.rank(comm)),
+        sizeValue(table.size(comm)) {}
+  ~PluginTransport() override { table.destroy(comm); }
+
+  int64_t rank() const override { return rankValue; }
+  int64_t size() const override { return sizeValue; }
+
+  bool minAll(int64_t *values, int64_t count, std::string &error) override {
+    return check(table.min_all(comm, values, count, buffer, sizeof(buffer)),
+                 error);
+  }
+  bool gatherAll(const int64_t *values, int64_t count, int64_t *all,
+                 std::string &error) override {
+    return check(
+        table.gather_all(comm, values, count, all, buffer, sizeof(buffer)),
+        error);
+  }
+  bool start(const kiln_comm_plugin_collective_t &collective, int64_t &handle,
+             std::string &error) override {
+    return check(
+        table.start(comm, &collective, &handle, buffer, sizeof(buffer)),
+        error);
+  }
+  bool wait(int64_t handle, std::string &error) override {
+    return check(table.wait(comm, handle, buffer, sizeof(buffer)), error);
+  }
+
+  /// MPI is initialized MPI_THREAD_SERIALIZED: all communicators over it
+  /// share one lock.
+  std::mutex &callLock() override {
+    static std::mutex lock;
+    return lock;
+  }
+
+private:
+  bool check(int result, std::string &error) {
+    if (result == 0)
+      return true;
+    buffer[sizeof(buffer) - 1] = '\0';
+    error = std::string(table.name) + ": " + buffer;
+    return false;
+  }
+
+  const kiln_comm_plugin_t &table;
+  void *comm;
+  int64_t rankValue, sizeValue;
+  /// The plug-in's error text; a transport serves one call at a time.
+  char buffer[1024] = {};
+};
+
+} // namespace
+
+kiln_status_t makeMpiTransport(std::unique_ptr<Transport> &out) {
+  const kiln_comm_plugin_t *table = nullptr;
+  if (kiln_status_t status = loadMpiPlugin(table))
+    return status;
+  char error[1024] = {};
+  void *comm = nullptr;
+  if (table->create(&comm, error, sizeof(error)) != 0) {
+    error[sizeof(error) - 1] = '\0';
+    return makeStatus(KILN_STATUS_COMM_ERROR,
+                      std::string(table->name) + ": " + error);
+  }
+  out = std::make_unique<PluginTransport>(*table, comm);
+  return nullptr;
+}
+
+} // namespace comm
+} // namespace runtime
+} // namespace kiln

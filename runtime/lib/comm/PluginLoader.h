@@ -1,0 +1,41 @@
+//===- PluginLoader.h - Finding and loading communicator plug-ins -*- C++ -*-===//
+
+#ifndef KILN_RUNTIME_LIB_COMM_PLUGINLOADER_H
+#define KILN_RUNTIME_LIB_COMM_PLUGINLOADER_H
+
+#include "CommPlugin.h"
+
+#include "kiln/runtime.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace runtime {
+namespace comm {
+
+/// The file name of the MPI plug-in.
+constexpr const char *kMpiPluginFile = "libkiln_comm_mpi.so";
+/// The environment variable that names the MPI plug-in's path explicitly.
+constexpr const char *kMpiPluginVariable = "KILN_COMM_MPI_PLUGIN";
+
+/// The paths tried for the MPI plug-in when KILN_COMM_MPI_PLUGIN is not
+/// set, before the dynamic loader's own search path: lib/kiln/ beside the
+/// directory of the program or shared library that holds the runtime
+/// (build/bin/kiln-run finds build/lib/kiln/, <prefix>/bin/kiln-run finds
+/// <prefix>/lib/kiln/).
+std::vector<std::string> mpiPluginCandidates();
+
+/// Loads the MPI plug-in once per process, with RTLD_NOW | RTLD_GLOBAL
+/// (OpenMPI's own components, which it dlopens in turn, need libmpi's
+/// symbols global), and returns its table. It is never unloaded: MPI cannot
+/// be initialized again in a process that finalized it. A failure leaves
+/// nothing loaded, so that a later attempt (after setting
+/// KILN_COMM_MPI_PLUGIN, say) starts afresh.
+kiln_status_t loadMpiPlugin(const kiln_comm_plugin_t *&table);
+
+} // namespace comm
+} // namespace runtime
+} // namespace kiln
+
+#endif // KILN_RUNTIME_LIB_COMM_PLUGINLOADER_H

@@ -1,0 +1,395 @@
+//===- MpiRankTest.cpp - The collectives fixture on several ranks ----------===//
+//
+// Runs under mpirun (mpirun_test.sh, as runtime.mpi.ranks.n2 and .n4): every
+// rank runs every test, in the same order, calling the fixture's functions
+// with an MPI communicator and inputs of its own, and checks its outputs
+// against values computed here from what every rank's inputs are. The
+// fault tests check that each rank gets the error its part in the
+// disagreement deserves, and that the communicator works afterwards.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+
+#include "kiln/HalfFloat.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+kiln_comm_t *comm = nullptr;
+
+/// Creates the communicator before the tests and releases it (finalizing
+/// MPI) after them.
+class MpiEnvironment : public ::testing::Environment {
+public:
+  void SetUp() override {
+    Outcome outcome = take(kiln_comm_create_mpi(&comm));
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+  }
+  void TearDown() override {
+    kiln_comm_release(comm);
+    comm = nullptr;
+  }
+};
+
+class MpiRankTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_NE(comm, nullptr);
+    rank = kiln_comm_rank(comm);
+    size = kiln_comm_size(comm);
+    module = loadModule(collectivesModuleContents(size));
+  }
+
+  Outcome call(const std::string &name,
+               const std::vector<kiln_tensor_t *> &inputs) {
+    return callFunction(module.get(), name, comm, inputs, out);
+  }
+
+  /// f32 input element i of rank r in most tests.
+  static float input(int64_t r, int64_t i) { return float(100 * r + i); }
+
+  std::vector<float> inputs(int64_t r, int64_t count) const {
+    std::vector<float> values;
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(input(r, i));
+    return values;
+  }
+
+  int64_t rank = 0, size = 0;
+  ModulePtr module;
+  std::vector<TensorPtr> out;
+};
+
+TEST_F(MpiRankTest, RankAndSizeAreMpirun) {
+  if (const char *expected = std::getenv("OMPI_COMM_WORLD_SIZE"))
+    EXPECT_EQ(size, std::atoll(expected));
+  if (const char *expected = std::getenv("OMPI_COMM_WORLD_RANK"))
+    EXPECT_EQ(rank, std::atoll(expected));
+  EXPECT_GE(size, 2);
+  Outcome outcome = call("rank_size", {});
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  EXPECT_EQ(tensorValues<int64_t>(out[0].get()), std::vector<int64_t>{rank});
+  EXPECT_EQ(tensorValues<int64_t>(out[1].get()), std::vector<int64_t>{size});
+}
+
+/// Element i of rank r for the all-reduce of each dtype: signs alternate,
+/// so that the maximum comes from the last rank at even i and from rank 0
+/// at odd i; floats are off integers by a half, exact in bf16.
+double reduceInput(ElementClass kind, int64_t r, int64_t i) {
+  double magnitude = double((r + 1) * (i + 1));
+  double sign = i % 2 ? -1 : 1;
+  switch (kind) {
+  case ElementClass::Float:
+    return sign * magnitude + 0.5;
+  case ElementClass::Integer:
+    return sign * magnitude;
+  case ElementClass::Unsigned:
+    return magnitude;
+  case ElementClass::Bool:
+    return (r + i) % 3 == 0 ? 1 : 0;
+  }
+  return 0;
+}
+
+/// The bytes of \p value as an element of \p type.
+std::vector<uint8_t> encode(ElementType type, double value) {
+  std::vector<uint8_t> bytes(getElementTypeInfo(type).byteSize);
+  auto put = [&](auto element) {
+    std::memcpy(bytes.data(), &element, sizeof(element));
+  };
+  switch (type) {
+  case ElementType::F32:
+    put(float(value));
+    break;
+  case ElementType::F64:
+    put(value);
+    break;
+  case ElementType::F16:
+    put(floatToHalf(float(value)));
+    break;
+  case ElementType::BF16:
+    put(floatToBfloat16(float(value)));
+    break;
+  case ElementType::I1:
+  case ElementType::UI8:
+    put(uint8_t(value));
+    break;
+  case ElementType::I8:
+    put(int8_t(value));
+    break;
+  case ElementType::I16:
+    put(int16_t(value));
+    break;
+  case ElementType::I32:
+    put(int32_t(value));
+    break;
+  case ElementType::I64:
+    put(int64_t(value));
+    break;
+  case ElementType::UI16:
+    put(uint16_t(value));
+    break;
+  case ElementType::UI32:
+    put(uint32_t(value));
+    break;
+  case ElementType::UI64:
+    put(uint64_t(value));
+    break;
+  }
+  return bytes;
+}
+
+TEST_F(MpiRankTest, AllReduceOfEveryDtype) {
+  for (const ElementTypeInfo &info : kElementTypes) {
+    SCOPED_TRACE(info.name);
+    std::vector<uint8_t> mine;
+    std::vector<uint8_t> sum, max, min;
+    for (int64_t i = 0; i < 6; ++i) {
+      std::vector<uint8_t> element =
+          encode(info.type, reduceInput(info.elementClass, rank, i));
+      mine.insert(mine.end(), element.begin(), element.end());
+      double s = 0, hi = -1e300, lo = 1e300;
+      for (int64_t r = 0; r < size; ++r) {
+        double v = reduceInput(info.elementClass, r, i);
+        s += v;
+        hi = std::max(hi, v);
+        lo = std::min(lo, v);
+      }
+      // An i1 sum saturates: a logical or.
+      if (info.elementClass == ElementClass::Bool)
+        s = s > 0 ? 1 : 0;
+      for (auto [bytes, value] : {std::pair{&sum, s}, {&max, hi}, {&min, lo}}) {
+        std::vector<uint8_t> expected = encode(info.type, value);
+        bytes->insert(bytes->end(), expected.begin(), expected.end());
+      }
+    }
+    kiln_tensor_t *x = nullptr;
+    int64_t shape[] = {6};
+    ASSERT_TRUE(take(kiln_tensor_create(kiln_dtype_t(info.type), 1, shape,
+                                        mine.data(), &x))
+                    .ok());
+    TensorPtr input(x);
+    Outcome outcome = call(std::string("all_reduce_") + info.name, {x});
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    const std::vector<uint8_t> *expected[] = {&sum, &max, &min};
+    const char *names[] = {"sum", "max", "min"};
+    for (int k = 0; k < 3; ++k) {
+      auto *data = static_cast<const uint8_t *>(kiln_tensor_data(out[k].get()));
+      EXPECT_EQ(std::vector<uint8_t>(data, data + expected[k]->size()),
+                *expected[k])
+          << names[k];
+    }
+  }
+}
+
+TEST_F(MpiRankTest, AllReduceOverInterleavedGroups) {
+  if (size % 2)
+    GTEST_SKIP() << "needs an even number of ranks";
+  // Called twice: the second finds its group communicator cached.
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
+    Outcome outcome = call("all_reduce_strided", {x.get()});
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    int64_t partner = (rank + size / 2) % size;
+    std::vector<float> expected;
+    for (int64_t i = 0; i < 4; ++i)
+      expected.push_back(input(rank, i) + input(partner, i));
+    EXPECT_EQ(tensorValues<float>(out[0].get()), expected);
+  }
+}
+
+TEST_F(MpiRankTest, AllGather) {
+  std::vector<int32_t> mine = {int32_t(rank), int32_t(-rank), 7};
+  TensorPtr x = makeTensor(KILN_DTYPE_I32, {3}, mine);
+  Outcome outcome = call("all_gather", {x.get()});
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  std::vector<int32_t> expected;
+  for (int64_t r = 0; r < size; ++r)
+    expected.insert(expected.end(), {int32_t(r), int32_t(-r), 7});
+  EXPECT_EQ(tensorValues<int32_t>(out[0].get()), expected);
+}
+
+TEST_F(MpiRankTest, ReduceScatter) {
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {2 * size}, inputs(rank, 2 * size));
+  Outcome outcome = call("reduce_scatter", {x.get()});
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  std::vector<float> expected(2, 0);
+  for (int64_t r = 0; r < size; ++r)
+    for (int64_t j = 0; j < 2; ++j)
+      expected[j] += input(r, 2 * rank + j);
+  EXPECT_EQ(tensorValues<float>(out[0].get()), expected);
+}
+
+TEST_F(MpiRankTest, BroadcastFromTheLastRank) {
+  std::vector<int64_t> mine;
+  for (int64_t i = 0; i < 5; ++i)
+    mine.push_back(rank * 1000 + i);
+  TensorPtr x = makeTensor(KILN_DTYPE_I64, {5}, mine);
+  Outcome outcome = call("broadcast", {x.get()});
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  std::vector<int64_t> expected;
+  for (int64_t i = 0; i < 5; ++i)
+    expected.push_back((size - 1) * 1000 + i);
+  EXPECT_EQ(tensorValues<int64_t>(out[0].get()), expected);
+  // The input is left as it was.
+  EXPECT_EQ(tensorValues<int64_t>(x.get()), mine);
+}
+
+TEST_F(MpiRankTest, AllToAll) {
+  std::vector<int32_t> mine;
+  for (int64_t i = 0; i < 2 * size; ++i)
+    mine.push_back(int32_t(rank * 100 + i));
+  TensorPtr x = makeTensor(KILN_DTYPE_I32, {2 * size}, mine);
+  Outcome outcome = call("all_to_all", {x.get()});
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  // Block i of the output is block `rank` of rank i's input.
+  std::vector<int32_t> expected;
+  for (int64_t i = 0; i < size; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      expected.push_back(int32_t(i * 100 + 2 * rank + j));
+  EXPECT_EQ(tensorValues<int32_t>(out[0].get()), expected);
+}
+
+TEST_F(MpiRankTest, PermuteShiftsAndRotates) {
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {3}, inputs(rank, 3));
+  Outcome outcome = call("permute", {x.get()});
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  int64_t previous = (rank + size - 1) % size;
+  std::vector<float> shifted =
+      rank == 0 ? std::vector<float>(3, 0.0f) : inputs(previous, 3);
+  EXPECT_EQ(tensorValues<float>(out[0].get()), shifted);
+  EXPECT_EQ(tensorValues<float>(out[1].get()), inputs(previous, 3));
+}
+
+TEST_F(MpiRankTest, ManyCallsInARow) {
+  for (int64_t call = 0; call < 50; ++call) {
+    std::vector<float> mine;
+    for (int64_t i = 0; i < 6; ++i)
+      mine.push_back(float(call * 7 + rank * 3 + i));
+    TensorPtr x = makeTensor(KILN_DTYPE_F32, {6}, mine);
+    Outcome outcome = this->call("sum6", {x.get()});
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    std::vector<float> expected;
+    for (int64_t i = 0; i < 6; ++i) {
+      float sum = 0;
+      for (int64_t r = 0; r < size; ++r)
+        sum += float(call * 7 + r * 3 + i);
+      expected.push_back(sum);
+    }
+    ASSERT_EQ(tensorValues<float>(out[0].get()), expected) << "call " << call;
+  }
+}
+
+std::string group(int64_t size) {
+  return "over 1 group of " + std::to_string(size) + " ranks";
+}
+
+TEST_F(MpiRankTest, MismatchedCountFailsOnEveryRank) {
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
+  Outcome outcome = call("mismatched_count", {x.get()});
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  std::string prefix = "rank " + std::to_string(rank) +
+                       ": function 'mismatched_count', collective #1 "
+                       "(kiln.all_reduce): this rank starts kiln.all_reduce "
+                       "(sum) of ";
+  std::string expected =
+      rank == 1 ? prefix + "4 x f32 " + group(size) +
+                      " but rank 0 starts kiln.all_reduce (sum) of 8 x f32 " +
+                      group(size)
+                : prefix + "8 x f32 " + group(size) +
+                      " but rank 1 starts kiln.all_reduce (sum) of 4 x f32 " +
+                      group(size);
+  EXPECT_EQ(outcome.message, expected);
+  EXPECT_EQ(out[0], nullptr);
+}
+
+TEST_F(MpiRankTest, MismatchedKindFailsOnEveryRank) {
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
+  Outcome outcome = call("mismatched_kind", {x.get()});
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  std::string reduce = "kiln.all_reduce (sum) of 8 x f32 " + group(size);
+  std::string broadcast =
+      "kiln.broadcast of 8 x f32 from group member 0 " + group(size);
+  std::string head = "rank " + std::to_string(rank) +
+                     ": function 'mismatched_kind', collective #1 (";
+  EXPECT_EQ(outcome.message,
+            rank == 1 ? head + "kiln.broadcast): this rank starts " +
+                            broadcast + " but rank 0 starts " + reduce
+                      : head + "kiln.all_reduce): this rank starts " +
+                            reduce + " but rank 1 starts " + broadcast);
+}
+
+TEST_F(MpiRankTest, RankThatReturnsEarlyIsReported) {
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
+  Outcome outcome = call("returns_early", {x.get()});
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  std::string reduce = "kiln.all_reduce (sum) of 4 x f32 " + group(size);
+  std::string me = "rank " + std::to_string(rank) +
+                   ": function 'returns_early'";
+  EXPECT_EQ(outcome.message,
+            rank == 1
+                ? me + ": this rank returned from the function after 1 "
+                       "collective but rank 0 starts collective #2, " +
+                      reduce
+                : me + ", collective #2 (kiln.all_reduce): this rank starts " +
+                      reduce +
+                      " but rank 1 returned from the function after 1 "
+                      "collective");
+}
+
+TEST_F(MpiRankTest, GroupsForAnotherNumberOfRanks) {
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
+  Outcome outcome = call("for_two_ranks", {x.get()});
+  if (size == 2) {
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    std::vector<float> expected;
+    for (int64_t i = 0; i < 4; ++i)
+      expected.push_back(input(0, i) + input(1, i));
+    EXPECT_EQ(tensorValues<float>(out[0].get()), expected);
+    return;
+  }
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  EXPECT_EQ(outcome.message,
+            "rank " + std::to_string(rank) +
+                ": function 'for_two_ranks', collective #1 "
+                "(kiln.all_reduce): its replica groups span 2 ranks (1 group "
+                "of 2) but the run has " +
+                std::to_string(size) + "; start it with 'mpirun -n 2'");
+}
+
+TEST_F(MpiRankTest, WorksAgainAfterFailures) {
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
+  ASSERT_FALSE(call("mismatched_count", {x.get()}).ok());
+  TensorPtr y = makeTensor(KILN_DTYPE_F32, {6}, inputs(rank, 6));
+  Outcome outcome = call("sum6", {y.get()});
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  std::vector<float> expected(6, 0);
+  for (int64_t r = 0; r < size; ++r)
+    for (int64_t i = 0; i < 6; ++i)
+      expected[i] += input(r, i);
+  EXPECT_EQ(tensorValues<float>(out[0].get()), expected);
+}
+
+TEST_F(MpiRankTest, AllOkIsALogicalAnd) {
+  int all = -1;
+  ASSERT_TRUE(take(kiln_comm_all_ok(comm, rank != 1, &all)).ok());
+  EXPECT_EQ(all, 0);
+  ASSERT_TRUE(take(kiln_comm_all_ok(comm, 1, &all)).ok());
+  EXPECT_EQ(all, 1);
+  EXPECT_TRUE(take(kiln_comm_barrier(comm)).ok());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new MpiEnvironment);
+  return RUN_ALL_TESTS();
+}
