@@ -15,6 +15,7 @@ packages=(
   clang libclang-rt-14-dev
   libomp-19-dev libdnnl-dev
   libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
+  libopenmpi-dev openmpi-bin
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -96,8 +96,13 @@ bool ensureDirectory(const std::string &directory, std::string &error) {
     return false;
   }
   if (::mkdir(directory.c_str(), 0777) != 0) {
+    // Another process (a rank of the same run) may have made it meanwhile.
+    int reason = errno;
+    if (reason == EEXIST && ::stat(directory.c_str(), &info) == 0 &&
+        S_ISDIR(info.st_mode))
+      return true;
     error = "cannot create directory '" + directory +
-            "': " + std::strerror(errno);
+            "': " + std::strerror(reason);
     return false;
   }
   return true;

@@ -117,9 +117,20 @@ int64_t launcherRank() {
   return 0;
 }
 
+/// Owns the communicator. Ranks leave together: each one's output is out
+/// before any of them exits, since mpirun ends the others as soon as one
+/// exits with an error. Every rank gets here, whether its call succeeded
+/// or not, because errors of the call reach all ranks alike.
 struct CommHolder {
   kiln_comm_t *comm = nullptr;
-  ~CommHolder() { kiln_comm_release(comm); }
+  ~CommHolder() {
+    if (!comm)
+      return;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    kiln_status_free(kiln_comm_barrier(comm));
+    kiln_comm_release(comm);
+  }
 };
 
 /// Creates the communicator --comm asks for, or none (NULL): auto means MPI

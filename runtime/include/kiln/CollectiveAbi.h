@@ -20,7 +20,9 @@
 |*                 int64_t pair_count);                                       *|
 |*     Starts one collective over this rank's replica group and returns a     *|
 |*     handle for wait(). `groups` holds group_count rows of group_size world *|
-|*     ranks (row-major); every rank of the run is in exactly one row.        *|
+|*     ranks (row-major); every rank of the run is in exactly one row, so     *|
+|*     group_count x group_size is the number of ranks the code was compiled  *|
+|*     for (a PERMUTE may pass no groups: group_count = group_size = 0).      *|
 |*     `count` is the number of elements of `input`; `dtype` a kiln_dtype_t   *|
 |*     code (kiln/ElementTypes.def). By kind, with S = group_size and the     *|
 |*     position of this rank in its row as its group index:                   *|
@@ -38,7 +40,9 @@
 |*     Multi-dimensional collectives (along a dimension other than the        *|
 |*     leading one) and mean reductions are rewritten by the compiler into    *|
 |*     these flat forms. `input` is not written and stays untouched until     *|
-|*     wait() returns; `output` is undefined until then.                      *|
+|*     wait() returns; `output` is undefined until then. The two do not       *|
+|*     overlap. Every rank starts the same collectives in the same order;     *|
+|*     the runtime compares them across ranks before each one starts.         *|
 |*     When the call's communicator has failed (a mismatch between ranks, a   *|
 |*     lost peer), start records the error for the call, does nothing and    *|
 |*     returns -1: the runtime reports the error when the compiled function   *|
@@ -72,7 +76,9 @@ typedef enum kiln_collective_kind_t {
 } kiln_collective_kind_t;
 
 /* The reductions of ALL_REDUCE and REDUCE_SCATTER (0 for the other kinds).
- * Integers of the unsigned dtypes compare unsigned. */
+ * Integers of the unsigned dtypes compare unsigned. i1 elements are 0 or 1:
+ * their SUM saturates (a logical or), MAX is an or and MIN an and. f16 and
+ * bf16 are summed in f32 and rounded back to nearest even at each step. */
 typedef enum kiln_collective_reduction_t {
   KILN_REDUCTION_SUM = 0,
   KILN_REDUCTION_MAX = 1,

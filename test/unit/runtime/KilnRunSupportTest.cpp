@@ -137,6 +137,32 @@ TEST(OptionsTest, ParsesStats) {
   EXPECT_TRUE(options.stats);
 }
 
+TEST(OptionsTest, ParsesRunsOfSeveralRanks) {
+  const char *argv[] = {"kiln-run", "m.kmod", "--comm=self",
+                        "--shard-input", "x:0", "--shard-input=1:2",
+                        "--all-ranks-write"};
+  Options options;
+  std::string error;
+  ASSERT_TRUE(parseOptions(7, const_cast<char **>(argv), options, error))
+      << error;
+  EXPECT_EQ(options.comm, "self");
+  ASSERT_EQ(options.shards.size(), 2u);
+  EXPECT_EQ(options.shards[0].name, "x");
+  EXPECT_FALSE(options.shards[0].byIndex);
+  EXPECT_EQ(options.shards[0].dimension, 0u);
+  EXPECT_TRUE(options.shards[1].byIndex);
+  EXPECT_EQ(options.shards[1].index, 1u);
+  EXPECT_EQ(options.shards[1].dimension, 2u);
+  EXPECT_TRUE(options.allRanksWrite);
+
+  const char *plain[] = {"kiln-run", "m.kmod"};
+  Options defaults;
+  ASSERT_TRUE(parseOptions(2, const_cast<char **>(plain), defaults, error));
+  EXPECT_EQ(defaults.comm, "auto");
+  EXPECT_TRUE(defaults.shards.empty());
+  EXPECT_FALSE(defaults.allRanksWrite);
+}
+
 TEST(OptionsTest, RejectsMalformedCommandLines) {
   struct Case {
     std::vector<const char *> arguments;
@@ -150,6 +176,14 @@ TEST(OptionsTest, RejectsMalformedCommandLines) {
       {{"m.kmod", "--function"}, "option '--function' needs a value"},
       {{"m.kmod", "--function="}, "--function needs a non-empty name"},
       {{"m.kmod", "--frobnicate"}, "unknown option '--frobnicate'"},
+      {{"m.kmod", "--comm=tcp"}, "--comm must be 'auto', 'mpi' or 'self', "
+                                 "not 'tcp'"},
+      {{"m.kmod", "--shard-input", "x"},
+       "--shard-input needs NAME_OR_INDEX:DIM (e.g. x:0 or 1:0), not 'x'"},
+      {{"m.kmod", "--shard-input", ":0"},
+       "--shard-input needs NAME_OR_INDEX:DIM (e.g. x:0 or 1:0), not ':0'"},
+      {{"m.kmod", "--shard-input", "x:y"},
+       "--shard-input needs NAME_OR_INDEX:DIM (e.g. x:0 or 1:0), not 'x:y'"},
   };
   for (const Case &c : cases) {
     std::vector<char *> argv = {const_cast<char *>("kiln-run")};

@@ -70,8 +70,10 @@ protected:
 TEST_F(KilnRunToolTest, Help) {
   ToolResult result = runTool("--help");
   EXPECT_EQ(result.exitCode, 0);
-  for (const char *option : {"--function", "--input", "--output-dir",
-                             "--repeat", "--stats", "--list", "EXIT STATUS"})
+  for (const char *option :
+       {"--function", "--input", "--output-dir", "--repeat", "--stats",
+        "--list", "--comm", "--shard-input", "--all-ranks-write",
+        "RUNNING ON SEVERAL RANKS", "EXIT STATUS"})
     EXPECT_NE(result.output.find(option), std::string::npos) << option;
 }
 
@@ -226,6 +228,48 @@ TEST_F(KilnRunToolTest, TimesRepeatedCalls) {
       << result.output;
   EXPECT_NE(result.output.find(" us, 7 runs)\n"), std::string::npos)
       << result.output;
+}
+
+TEST_F(KilnRunToolTest, ModuleWithCollectivesOutsideMpirunNamesMpirun) {
+  std::string module = directory.file("collectives.kmod");
+  writeFile(module, format::writeModule(collectivesModuleContents(2)));
+  std::string x4 = directory.file("x4.npy");
+  writeNpy<float>(x4, npy::ElementType::F32, {4}, {1, 2, 3, 4});
+  ToolResult result = runTool(quoted(module) +
+                              " --function for_two_ranks --input " +
+                              quoted(x4));
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.output,
+            "kiln-run: error: function 'for_two_ranks': this module uses "
+            "collectives over 2 ranks; run it with 'mpirun -n 2 kiln-run "
+            "...' or call kiln_function_call_with_comm\n");
+}
+
+TEST_F(KilnRunToolTest, RunsCollectivesOnOneRankWithCommSelf) {
+  std::string module = directory.file("collectives1.kmod");
+  writeFile(module, format::writeModule(collectivesModuleContents(1)));
+  std::string x6 = directory.file("x6.npy");
+  writeNpy<float>(x6, npy::ElementType::F32, {6}, {1, 2, 3, 4, 5, 6.5f});
+  ToolResult result = runTool(quoted(module) +
+                              " --comm=self --function sum6 --input " +
+                              quoted(x6) + " --shard-input x:0");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_EQ(result.output, "y: f32[6] = [1, 2, 3, 4, 5, 6.5]\n");
+
+  result = runTool(quoted(module) + " --comm=self --function sum6 --input " +
+                   quoted(x6) + " --shard-input q:0");
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.output,
+            "kiln-run: error: --shard-input q:0: function 'sum6' has no "
+            "input named 'q' (its inputs: x)\n");
+
+  result = runTool(quoted(module) + " --comm=self --function sum6 --input " +
+                   quoted(x6) + " --shard-input 0:1");
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.output,
+            "kiln-run: error: function 'sum6': input 0 ('x'): --shard-input "
+            "dimension 1 is out of range for '" +
+                x6 + "', of shape [6]\n");
 }
 
 TEST_F(KilnRunToolTest, ReportsModuleErrors) {

@@ -189,19 +189,22 @@ TEST_F(MpiRankTest, AllReduceOfEveryDtype) {
   }
 }
 
-TEST_F(MpiRankTest, AllReduceOverInterleavedGroups) {
+TEST_F(MpiRankTest, CollectivesOverInterleavedGroups) {
   if (size % 2)
     GTEST_SKIP() << "needs an even number of ranks";
   // Called twice: the second finds its group communicator cached.
   for (int repeat = 0; repeat < 2; ++repeat) {
     TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
-    Outcome outcome = call("all_reduce_strided", {x.get()});
+    Outcome outcome = call("strided_groups", {x.get()});
     ASSERT_TRUE(outcome.ok()) << outcome.message;
-    int64_t partner = (rank + size / 2) % size;
-    std::vector<float> expected;
+    int64_t first = rank % (size / 2), second = first + size / 2;
+    std::vector<float> sum, gathered = inputs(first, 4);
     for (int64_t i = 0; i < 4; ++i)
-      expected.push_back(input(rank, i) + input(partner, i));
-    EXPECT_EQ(tensorValues<float>(out[0].get()), expected);
+      sum.push_back(input(first, i) + input(second, i));
+    for (float value : inputs(second, 4))
+      gathered.push_back(value);
+    EXPECT_EQ(tensorValues<float>(out[0].get()), sum);
+    EXPECT_EQ(tensorValues<float>(out[1].get()), gathered);
   }
 }
 

@@ -159,8 +159,8 @@ format::ModuleContents collectivesModuleContents(int64_t ranks) {
       {tensor("y", DType::F32, {6})});
   add("sum6_2d", "sum6", {tensor("x", DType::F32, {2, 3})},
       {tensor("y", DType::F32, {2, 3})});
-  add("all_reduce_strided", "all_reduce_strided",
-      {tensor("x", DType::F32, {4})}, {tensor("y", DType::F32, {4})});
+  add("strided_groups", "strided_groups", {tensor("x", DType::F32, {4})},
+      {tensor("sum", DType::F32, {4}), tensor("gathered", DType::F32, {8})});
   add("all_gather", "all_gather", {tensor("x", DType::I32, {3})},
       {tensor("y", DType::I32, {3 * ranks})});
   add("reduce_scatter", "reduce_scatter",

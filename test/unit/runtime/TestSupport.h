@@ -63,7 +63,7 @@ format::ModuleContents mixedModuleContents();
 /// A module over collectives.c (SPMD code reaching the communicator through
 /// the slots of kiln/CollectiveAbi.h), with signatures for a run of
 /// \p ranks ranks: rank_size, all_reduce_<dtype> for every dtype, sum6,
-/// sum6_2d, all_reduce_strided, all_gather, reduce_scatter, broadcast,
+/// sum6_2d, strided_groups, all_gather, reduce_scatter, broadcast,
 /// all_to_all, permute, for_two_ranks, mismatched_count, mismatched_kind,
 /// returns_early and dies_on_rank_1 (see the fixture for each).
 format::ModuleContents collectivesModuleContents(int64_t ranks);
