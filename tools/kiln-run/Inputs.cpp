@@ -194,14 +194,14 @@ bool keepShard(npy::Array &array, const InputShard &shard,
   size_t rank = array.shape.size();
   if (shard.dimension >= rank) {
     error = where + ": --shard-input dimension " +
-            std::to_string(shard.dimension) + " is out of range for '" +
-            path + "', of shape " + formatShape(rank, array.shape.data());
+            std::to_string(shard.dimension) + " is out of range for '" + path +
+            "', of shape " + formatShape(rank, array.shape.data());
     return false;
   }
   int64_t extent = array.shape[shard.dimension];
   if (extent % shard.size != 0) {
-    error = where + ": dimension " + std::to_string(shard.dimension) +
-            " of '" + path + "' has extent " + std::to_string(extent) +
+    error = where + ": dimension " + std::to_string(shard.dimension) + " of '" +
+            path + "' has extent " + std::to_string(extent) +
             ", which does not split into " + std::to_string(shard.size) +
             " equal blocks, one per rank";
     return false;
@@ -291,8 +291,9 @@ bool makeInput(const kiln_function_t *function, size_t index,
   if (shard && looksLikeLiteral(argument)) {
     FILE *probe = std::fopen(argument.c_str(), "rb");
     if (!probe) {
-      error = where + " is split between ranks (--shard-input), so it needs "
-                      "a .npy file, not the literal '" +
+      error = where +
+              " is split between ranks (--shard-input), so it needs "
+              "a .npy file, not the literal '" +
               argument + "'";
       return false;
     }

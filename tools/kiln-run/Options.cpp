@@ -25,13 +25,12 @@ bool parseCount(const std::string &text, unsigned long &out) {
 
 /// Parses NAME_OR_INDEX:DIM; the name may itself contain ':' (the last one
 /// separates the dimension).
-bool parseShard(const std::string &text, ShardSpec &shard,
-                std::string &error) {
+bool parseShard(const std::string &text, ShardSpec &shard, std::string &error) {
   size_t colon = text.rfind(':');
   unsigned long dimension = 0;
   std::string what = colon == std::string::npos ? "" : text.substr(colon + 1);
-  bool dimensionOk = !what.empty() && what.find_first_not_of("0123456789") ==
-                                          std::string::npos;
+  bool dimensionOk = !what.empty() &&
+                     what.find_first_not_of("0123456789") == std::string::npos;
   if (dimensionOk) {
     errno = 0;
     dimension = std::strtoul(what.c_str(), nullptr, 10);

@@ -101,8 +101,8 @@ bool ensureDirectory(const std::string &directory, std::string &error) {
     if (reason == EEXIST && ::stat(directory.c_str(), &info) == 0 &&
         S_ISDIR(info.st_mode))
       return true;
-    error = "cannot create directory '" + directory +
-            "': " + std::strerror(reason);
+    error =
+        "cannot create directory '" + directory + "': " + std::strerror(reason);
     return false;
   }
   return true;

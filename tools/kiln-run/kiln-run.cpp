@@ -166,8 +166,8 @@ bool resolveShards(const kiln_function_t *function, const Options &options,
       std::string known;
       for (size_t i = 0; i < count; ++i) {
         const char *input = kiln_function_input(function, i)->name;
-        known += (i ? ", " : "") + (*input ? std::string(input)
-                                           : std::to_string(i));
+        known +=
+            (i ? ", " : "") + (*input ? std::string(input) : std::to_string(i));
       }
       error = "--shard-input " + shard.name + ":" +
               std::to_string(shard.dimension) + ": function '" + name +
@@ -189,9 +189,8 @@ bool resolveShards(const kiln_function_t *function, const Options &options,
 /// Selects the function and makes its inputs; this rank's part of the
 /// preparation that all ranks must agree succeeded.
 bool prepareCall(const kiln_module_t *module, const Options &options,
-                 int64_t rank, int64_t size,
-                 const kiln_function_t **function, TensorList &inputs,
-                 std::string &error) {
+                 int64_t rank, int64_t size, const kiln_function_t **function,
+                 TensorList &inputs, std::string &error) {
   if (!selectFunction(module, options.functionName, function, error))
     return false;
   const std::string name = kiln_function_name(*function);
@@ -214,8 +213,8 @@ bool prepareCall(const kiln_module_t *module, const Options &options,
       shard.rank = rank;
       shard.size = size;
     }
-    if (!makeInput(*function, i, options.inputs[i], &inputs.tensors[i],
-                   error, shards[i] ? &shard : nullptr)) {
+    if (!makeInput(*function, i, options.inputs[i], &inputs.tensors[i], error,
+                   shards[i] ? &shard : nullptr)) {
       error = "function '" + name + "': " + error;
       return false;
     }
@@ -369,8 +368,8 @@ int main(int argc, char **argv) {
   // leaving the others waiting in the first collective.
   const kiln_function_t *function = nullptr;
   TensorList inputs;
-  bool prepared = prepareCall(holder.module, options, rank, size, &function,
-                              inputs, error);
+  bool prepared =
+      prepareCall(holder.module, options, rank, size, &function, inputs, error);
   if (comm.comm) {
     int allPrepared = 0;
     if (kiln_status_t status =

@@ -54,8 +54,8 @@ inline uint16_t floatToHalf(float value) {
   uint32_t magnitude = bits & 0x7fffffff;
   if (magnitude >= 0x7f800000) {
     // Infinity, or a NaN whose payload keeps its top bits and stays quiet.
-    uint32_t nan = magnitude > 0x7f800000 ? 0x200 | ((magnitude >> 13) & 0x3ff)
-                                          : 0;
+    uint32_t nan =
+        magnitude > 0x7f800000 ? 0x200 | ((magnitude >> 13) & 0x3ff) : 0;
     return static_cast<uint16_t>(sign | 0x7c00 | nan);
   }
   // 65520 is halfway between the largest half (65504) and the next step.

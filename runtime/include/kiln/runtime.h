@@ -329,12 +329,10 @@ int kiln_module_uses_collectives(const kiln_module_t *module);
  * kiln.all_reduce (sum) of 1024 x f32 ...". Collectives after a failure do
  * not communicate. A rank that dies (crashes, exits) cannot report
  * anything: under mpirun, mpirun then ends the other ranks. */
-kiln_status_t kiln_function_call_with_comm(const kiln_function_t *function,
-                                           kiln_comm_t *comm,
-                                           kiln_tensor_t *const *inputs,
-                                           size_t input_count,
-                                           kiln_tensor_t **outputs,
-                                           size_t output_count);
+kiln_status_t
+kiln_function_call_with_comm(const kiln_function_t *function, kiln_comm_t *comm,
+                             kiln_tensor_t *const *inputs, size_t input_count,
+                             kiln_tensor_t **outputs, size_t output_count);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,4 +1,4 @@
-//===- Comm.cpp - The kiln_comm_t object -----------------------------------===//
+//===- Comm.cpp - The kiln_comm_t object ----------------------------------===//
 
 #include "Status.h"
 
@@ -26,8 +26,8 @@ kiln_status_t minimum(kiln_comm_t *comm, const char *what, int64_t &value) {
   std::string error;
   if (transport.size() > 1 && !transport.minAll(&value, 1, error))
     return makeStatus(KILN_STATUS_COMM_ERROR,
-                      "rank " + std::to_string(transport.rank()) + ": " +
-                          what + ": " + error);
+                      "rank " + std::to_string(transport.rank()) + ": " + what +
+                          ": " + error);
   return nullptr;
 }
 
@@ -42,8 +42,7 @@ kiln_status_t kiln_comm_create_mpi(kiln_comm_t **outComm) {
   *outComm = nullptr;
   try {
     std::unique_ptr<Transport> transport;
-    if (kiln_status_t status =
-            kiln::runtime::comm::makeMpiTransport(transport))
+    if (kiln_status_t status = kiln::runtime::comm::makeMpiTransport(transport))
       return status;
     return create(std::move(transport), outComm);
   } catch (const std::bad_alloc &) {

@@ -221,12 +221,10 @@ kiln_status_t kiln_function_call(const kiln_function_t *function,
   }
 }
 
-kiln_status_t kiln_function_call_with_comm(const kiln_function_t *function,
-                                           kiln_comm_t *comm,
-                                           kiln_tensor_t *const *inputs,
-                                           size_t inputCount,
-                                           kiln_tensor_t **outputs,
-                                           size_t outputCount) {
+kiln_status_t
+kiln_function_call_with_comm(const kiln_function_t *function, kiln_comm_t *comm,
+                             kiln_tensor_t *const *inputs, size_t inputCount,
+                             kiln_tensor_t **outputs, size_t outputCount) {
   if (outputs)
     for (size_t i = 0; i < outputCount; ++i)
       outputs[i] = nullptr;

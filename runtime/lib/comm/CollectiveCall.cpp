@@ -1,4 +1,4 @@
-//===- CollectiveCall.cpp - The collectives of one function call -----------===//
+//===- CollectiveCall.cpp - The collectives of one function call ----------===//
 
 #include "CollectiveCall.h"
 
@@ -44,8 +44,7 @@ std::string CollectiveCall::where() const {
   return transport ? "rank " + std::to_string(rank()) + ": " + text : text;
 }
 
-std::string CollectiveCall::whereCollective(int64_t index,
-                                            int64_t kind) const {
+std::string CollectiveCall::whereCollective(int64_t index, int64_t kind) const {
   return where() + ", collective #" + std::to_string(index + 1) + " (" +
          collectiveName(kind) + ")";
 }
@@ -62,11 +61,12 @@ int64_t CollectiveCall::start(const kiln_comm_plugin_collective_t &collective) {
   if (!transport) {
     int64_t ranks = spannedRanks(collective);
     std::string count = ranks > 0 ? std::to_string(ranks) : "N";
-    fail("function '" + function + "': this module uses collectives over " +
-             (ranks > 0 ? plural(ranks, "rank") : std::string("several ranks")) +
-             "; run it with 'mpirun -n " + count +
-             " kiln-run ...' or call kiln_function_call_with_comm",
-         State::Stopped);
+    fail(
+        "function '" + function + "': this module uses collectives over " +
+            (ranks > 0 ? plural(ranks, "rank") : std::string("several ranks")) +
+            "; run it with 'mpirun -n " + count +
+            " kiln-run ...' or call kiln_function_call_with_comm",
+        State::Stopped);
     return -1;
   }
   if (state == State::Stopped)
@@ -105,8 +105,7 @@ void CollectiveCall::wait(int64_t handle) {
       [&](const InFlight &entry) { return entry.handle == handle; });
   if (found == inFlight.end()) {
     fail(where() + ": the code waits for collective handle " +
-             std::to_string(handle) +
-             ", which is not in flight in this call",
+             std::to_string(handle) + ", which is not in flight in this call",
          State::FailedHere);
     return;
   }
@@ -131,8 +130,7 @@ kiln_status_t CollectiveCall::finish() {
   while (!inFlight.empty())
     wait(inFlight.front().handle);
   if (transport && size() > 1 && state != State::Stopped)
-    agree(returnSignature(functionHash, started,
-                          state == State::FailedHere));
+    agree(returnSignature(functionHash, started, state == State::FailedHere));
   if (!error.empty())
     return makeStatus(KILN_STATUS_COMM_ERROR, error);
   return outOfMemory ? outOfMemoryStatus() : nullptr;
@@ -147,8 +145,9 @@ bool CollectiveCall::agree(const Signature &mine) {
   }
   std::string reason;
   if (!transport->minAll(values, 2 * kFields, reason)) {
-    fail(where() + ": comparing the next collective with the other ranks "
-                   "failed: " +
+    fail(where() +
+             ": comparing the next collective with the other ranks "
+             "failed: " +
              reason,
          State::Stopped);
     return false;
@@ -165,8 +164,8 @@ bool CollectiveCall::agree(const Signature &mine) {
     int64_t ranks = size();
     std::vector<int64_t> all(size_t(ranks) * kFields);
     if (!transport->gatherAll(mine.fields, kFields, all.data(), reason)) {
-      fail(where() + ": gathering the other ranks' collectives failed: " +
-               reason,
+      fail(where() +
+               ": gathering the other ranks' collectives failed: " + reason,
            State::Stopped);
       return false;
     }
@@ -195,9 +194,8 @@ std::string CollectiveCall::mismatch(const Signature &mine,
   bool iReturn = mine[Signature::Phase] == Signature::kPhaseReturn;
   bool theyReturn = theirs[Signature::Phase] == Signature::kPhaseReturn;
   int64_t index = mine[Signature::Index];
-  std::string here =
-      iReturn ? where() + ", on return"
-              : whereCollective(index, mine[Signature::Kind]);
+  std::string here = iReturn ? where() + ", on return"
+                             : whereCollective(index, mine[Signature::Kind]);
   if (theirs[Signature::Failed])
     return here + ": " + them +
            " failed earlier in this call (its own error says how)";

@@ -1,4 +1,4 @@
-//===- CollectiveShim.cpp - The CollectiveAbi.h slots' functions -----------===//
+//===- CollectiveShim.cpp - The CollectiveAbi.h slots' functions ----------===//
 //
 // Compiled code runs only inside calls, and every call of a module with
 // these slots has a current CollectiveCall; the checks for NULL keep a
@@ -35,8 +35,8 @@ int64_t commStart(int32_t kind, int32_t reduction, int32_t dtype,
   if (!call)
     return -1;
   kiln_comm_plugin_collective_t collective = {
-      kind,   reduction, dtype,      input,     output, count,
-      root,   groups,    groupCount, groupSize, pairs,  pairCount};
+      kind, reduction, dtype,      input,     output, count,
+      root, groups,    groupCount, groupSize, pairs,  pairCount};
   // Nothing may be thrown into the compiled code.
   try {
     return call->start(collective);

@@ -1,4 +1,4 @@
-//===- CollectiveSignature.cpp - What ranks compare first ------------------===//
+//===- CollectiveSignature.cpp - What ranks compare first -----------------===//
 
 #include "CollectiveSignature.h"
 
@@ -25,8 +25,8 @@ uint64_t fnv1a(const void *data, size_t bytes, uint64_t hash) {
 }
 
 int64_t hashValues(const int64_t *values, int64_t count) {
-  uint64_t hash = fnv1a(values, size_t(count) * sizeof(int64_t),
-                        14695981039346656037ull);
+  uint64_t hash =
+      fnv1a(values, size_t(count) * sizeof(int64_t), 14695981039346656037ull);
   return int64_t(hash & kHashMask);
 }
 
@@ -62,8 +62,7 @@ std::string checkGroups(const kiln_comm_plugin_collective_t &collective,
   if (rows < 1 || columns < 1)
     return "its replica groups are " + std::to_string(rows) + " x " +
            std::to_string(columns) + "; every rank must be in one group";
-  if (rows > worldSize || columns > worldSize ||
-      rows * columns != worldSize) {
+  if (rows > worldSize || columns > worldSize || rows * columns != worldSize) {
     // rows and columns are both at most worldSize here or the product is
     // not evaluated, so it cannot overflow.
     std::string spanned = rows <= INT32_MAX && columns <= INT32_MAX
@@ -87,9 +86,9 @@ std::string checkGroups(const kiln_comm_plugin_collective_t &collective,
       if (rowOf[size_t(rank)] >= 0)
         return "rank " + std::to_string(rank) + " is in replica group " +
                std::to_string(rowOf[size_t(rank)]) +
-               (rowOf[size_t(rank)] == row ? " twice"
-                                           : " and in group " +
-                                                 std::to_string(row));
+               (rowOf[size_t(rank)] == row
+                    ? " twice"
+                    : " and in group " + std::to_string(row));
       rowOf[size_t(rank)] = row;
     }
   }
@@ -176,8 +175,7 @@ Signature collectiveSignature(int64_t function, int64_t index,
   return signature;
 }
 
-Signature returnSignature(int64_t function, int64_t collectives,
-                          bool failed) {
+Signature returnSignature(int64_t function, int64_t collectives, bool failed) {
   Signature signature;
   signature.fields[Signature::Phase] = Signature::kPhaseReturn;
   signature.fields[Signature::Function] = function;
@@ -209,27 +207,25 @@ std::string describe(const Signature &signature) {
   std::string text = collectiveName(kind);
   if (isReduction(kind)) {
     const char *reduction = reductionName(signature[Signature::Reduction]);
-    text += reduction ? std::string(" (") + reduction + ")"
-                      : " (unknown reduction " +
-                            std::to_string(signature[Signature::Reduction]) +
-                            ")";
+    text += reduction
+                ? std::string(" (") + reduction + ")"
+                : " (unknown reduction " +
+                      std::to_string(signature[Signature::Reduction]) + ")";
   }
   int64_t dtype = signature[Signature::DType];
-  std::string dtypeName =
-      dtype >= INT32_MIN && dtype <= INT32_MAX
-          ? kiln_dtype_name(kiln_dtype_t(dtype))
-          : "invalid";
+  std::string dtypeName = dtype >= INT32_MIN && dtype <= INT32_MAX
+                              ? kiln_dtype_name(kiln_dtype_t(dtype))
+                              : "invalid";
   if (dtypeName == "invalid")
     dtypeName = "unknown dtype " + std::to_string(dtype);
-  text += " of " + std::to_string(signature[Signature::Count]) + " x " +
-          dtypeName;
+  text +=
+      " of " + std::to_string(signature[Signature::Count]) + " x " + dtypeName;
   if (kind == KILN_COLLECTIVE_BROADCAST)
     text += " from group member " + std::to_string(signature[Signature::Root]);
   int64_t rows = signature[Signature::GroupCount];
   int64_t columns = signature[Signature::GroupSize];
   if (rows != 0 || columns != 0)
-    text += " over " + plural(rows, "group") + " of " +
-            plural(columns, "rank");
+    text += " over " + plural(rows, "group") + " of " + plural(columns, "rank");
   if (kind == KILN_COLLECTIVE_PERMUTE)
     text += " with " +
             plural(signature[Signature::PairCount], "source-target pair");

@@ -1,4 +1,4 @@
-//===- CollectiveSignature.h - What ranks compare first ------*- C++ -*-===//
+//===- CollectiveSignature.h - What ranks compare first ---------*- C++ -*-===//
 //
 // Before each collective, and once more when a function returns, every rank
 // of the run compares a Signature with the others (CollectiveCall.cpp): a

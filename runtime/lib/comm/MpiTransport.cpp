@@ -1,4 +1,4 @@
-//===- MpiTransport.cpp - Communication through the MPI plug-in ------------===//
+//===- MpiTransport.cpp - Communication through the MPI plug-in -----------===//
 
 #include "PluginLoader.h"
 #include "Transport.h"
@@ -33,8 +33,7 @@ public:
   bool start(const kiln_comm_plugin_collective_t &collective, int64_t &handle,
              std::string &error) override {
     return check(
-        table.start(comm, &collective, &handle, buffer, sizeof(buffer)),
-        error);
+        table.start(comm, &collective, &handle, buffer, sizeof(buffer)), error);
   }
   bool wait(int64_t handle, std::string &error) override {
     return check(table.wait(comm, handle, buffer, sizeof(buffer)), error);

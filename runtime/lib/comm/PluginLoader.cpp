@@ -1,4 +1,4 @@
-//===- PluginLoader.cpp - Finding and loading communicator plug-ins --------===//
+//===- PluginLoader.cpp - Finding and loading communicator plug-ins -------===//
 
 #include "PluginLoader.h"
 
@@ -60,8 +60,7 @@ kiln_status_t takeTable(void *handle, const std::string &path,
                       "'" + path + "' is not a kiln communicator plug-in: " +
                           "it does not export " + KILN_COMM_PLUGIN_ENTRY);
   }
-  if (uint32_t version = found->version;
-      version != KILN_COMM_PLUGIN_VERSION) {
+  if (uint32_t version = found->version; version != KILN_COMM_PLUGIN_VERSION) {
     dlclose(handle);
     return makeStatus(
         KILN_STATUS_COMM_ERROR,
@@ -116,8 +115,8 @@ kiln_status_t load(const kiln_comm_plugin_t *&table) {
           " was not found: looked for " + looked +
           "then on the dynamic loader's search path; it is built with kiln "
           "where OpenMPI is installed (" +
-          kInstallHint + "), and " + kMpiPluginVariable +
-          "=/path/to/" + kMpiPluginFile + " names it explicitly");
+          kInstallHint + "), and " + kMpiPluginVariable + "=/path/to/" +
+          kMpiPluginFile + " names it explicitly");
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-//===- PluginLoader.h - Finding and loading communicator plug-ins -*- C++ -*-===//
+//===- PluginLoader.h - Finding communicator plug-ins -----------*- C++ -*-===//
 
 #ifndef KILN_RUNTIME_LIB_COMM_PLUGINLOADER_H
 #define KILN_RUNTIME_LIB_COMM_PLUGINLOADER_H

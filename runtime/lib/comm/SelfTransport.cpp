@@ -1,4 +1,4 @@
-//===- SelfTransport.cpp - A run of one rank -------------------------------===//
+//===- SelfTransport.cpp - A run of one rank ------------------------------===//
 //
 // With one rank every replica group is {0}: each collective hands this
 // rank's input back, and a permutation either pairs the rank with itself

@@ -1,4 +1,4 @@
-//===- CommTest.cpp - Communicators within one process ---------------------===//
+//===- CommTest.cpp - Communicators within one process --------------------===//
 //
 // What can be checked without starting several processes: a one-rank
 // communicator running the collectives fixture (every collective a copy),
@@ -70,7 +70,8 @@ TEST_F(SelfCommTest, IsOneRank) {
   EXPECT_EQ(kiln_comm_rank(comm.get()), 0);
   EXPECT_EQ(kiln_comm_size(comm.get()), 1);
   std::vector<TensorPtr> out;
-  Outcome outcome = callFunction(module.get(), "rank_size", comm.get(), {}, out);
+  Outcome outcome =
+      callFunction(module.get(), "rank_size", comm.get(), {}, out);
   ASSERT_TRUE(outcome.ok()) << outcome.message;
   EXPECT_EQ(tensorValues<int64_t>(out[0].get()), std::vector<int64_t>{0});
   EXPECT_EQ(tensorValues<int64_t>(out[1].get()), std::vector<int64_t>{1});
@@ -88,7 +89,8 @@ TEST_F(SelfCommTest, EveryCollectiveOverOneRankIsACopy) {
 
   TensorPtr i = makeTensor<int32_t>(KILN_DTYPE_I32, {3}, {7, -8, 9});
   ASSERT_TRUE(
-      callFunction(module.get(), "all_gather", comm.get(), {i.get()}, out).ok());
+      callFunction(module.get(), "all_gather", comm.get(), {i.get()}, out)
+          .ok());
   EXPECT_EQ(tensorValues<int32_t>(out[0].get()),
             (std::vector<int32_t>{7, -8, 9}));
 

@@ -235,9 +235,8 @@ TEST_F(KilnRunToolTest, ModuleWithCollectivesOutsideMpirunNamesMpirun) {
   writeFile(module, format::writeModule(collectivesModuleContents(2)));
   std::string x4 = directory.file("x4.npy");
   writeNpy<float>(x4, npy::ElementType::F32, {4}, {1, 2, 3, 4});
-  ToolResult result = runTool(quoted(module) +
-                              " --function for_two_ranks --input " +
-                              quoted(x4));
+  ToolResult result = runTool(
+      quoted(module) + " --function for_two_ranks --input " + quoted(x4));
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_EQ(result.output,
             "kiln-run: error: function 'for_two_ranks': this module uses "
@@ -250,9 +249,9 @@ TEST_F(KilnRunToolTest, RunsCollectivesOnOneRankWithCommSelf) {
   writeFile(module, format::writeModule(collectivesModuleContents(1)));
   std::string x6 = directory.file("x6.npy");
   writeNpy<float>(x6, npy::ElementType::F32, {6}, {1, 2, 3, 4, 5, 6.5f});
-  ToolResult result = runTool(quoted(module) +
-                              " --comm=self --function sum6 --input " +
-                              quoted(x6) + " --shard-input x:0");
+  ToolResult result =
+      runTool(quoted(module) + " --comm=self --function sum6 --input " +
+              quoted(x6) + " --shard-input x:0");
   EXPECT_EQ(result.exitCode, 0) << result.output;
   EXPECT_EQ(result.output, "y: f32[6] = [1, 2, 3, 4, 5, 6.5]\n");
 

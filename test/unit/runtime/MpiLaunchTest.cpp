@@ -1,4 +1,4 @@
-//===- MpiLaunchTest.cpp - kiln-run under mpirun ---------------------------===//
+//===- MpiLaunchTest.cpp - kiln-run under mpirun --------------------------===//
 //
 // Starts kiln-run on several ranks with mpirun, on the collectives fixture,
 // as a user would: split inputs, who prints, and the faults that must end
@@ -53,9 +53,9 @@ RunResult mpirun(const std::string &arguments) {
   while ((count = std::fread(chunk, 1, sizeof(chunk), pipe)) != 0)
     result.output.append(chunk, count);
   int status = pclose(pipe);
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }
@@ -151,10 +151,9 @@ TEST_F(MpiLaunchTest, AllRanksWrite) {
   std::string x = directory.file("x.npy");
   writeNpy(x, {12}, whole);
   std::string outputs = directory.file("out");
-  RunResult result =
-      mpirun(kilnRun(2) + " --function sum6 --input '" + x +
-             "' --shard-input x:0 --all-ranks-write --output-dir '" + outputs +
-             "'");
+  RunResult result = mpirun(
+      kilnRun(2) + " --function sum6 --input '" + x +
+      "' --shard-input x:0 --all-ranks-write --output-dir '" + outputs + "'");
   EXPECT_EQ(result.exitCode, 0) << result.output;
   std::vector<float> expected = {11, 22, 33, 44, 55, 66};
   for (int rank = 0; rank < 2; ++rank) {
@@ -212,9 +211,8 @@ TEST_F(MpiLaunchTest, MismatchFailsOnEveryRankWithoutHanging) {
     SCOPED_TRACE(ranks);
     std::string x = directory.file("x8.npy");
     writeNpy(x, {8}, {1, 2, 3, 4, 5, 6, 7, 8});
-    RunResult result = mpirun(kilnRun(ranks) +
-                              " --function mismatched_count --input '" + x +
-                              "'");
+    RunResult result = mpirun(
+        kilnRun(ranks) + " --function mismatched_count --input '" + x + "'");
     EXPECT_NE(result.exitCode, 0);
     EXPECT_LT(result.seconds, kBoundSeconds);
     std::printf("[ MEASURED ] %lld ranks: a mismatch ended the run in %.2f s\n",

@@ -1,4 +1,4 @@
-//===- MpiRankTest.cpp - The collectives fixture on several ranks ----------===//
+//===- MpiRankTest.cpp - The collectives fixture on several ranks ---------===//
 //
 // Runs under mpirun (mpirun_test.sh, as runtime.mpi.ranks.n2 and .n4): every
 // rank runs every test, in the same order, calling the fixture's functions
@@ -325,8 +325,8 @@ TEST_F(MpiRankTest, MismatchedKindFailsOnEveryRank) {
   EXPECT_EQ(outcome.message,
             rank == 1 ? head + "kiln.broadcast): this rank starts " +
                             broadcast + " but rank 0 starts " + reduce
-                      : head + "kiln.all_reduce): this rank starts " +
-                            reduce + " but rank 1 starts " + broadcast);
+                      : head + "kiln.all_reduce): this rank starts " + reduce +
+                            " but rank 1 starts " + broadcast);
 }
 
 TEST_F(MpiRankTest, RankThatReturnsEarlyIsReported) {
@@ -334,12 +334,13 @@ TEST_F(MpiRankTest, RankThatReturnsEarlyIsReported) {
   Outcome outcome = call("returns_early", {x.get()});
   EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
   std::string reduce = "kiln.all_reduce (sum) of 4 x f32 " + group(size);
-  std::string me = "rank " + std::to_string(rank) +
-                   ": function 'returns_early'";
+  std::string me =
+      "rank " + std::to_string(rank) + ": function 'returns_early'";
   EXPECT_EQ(outcome.message,
             rank == 1
-                ? me + ": this rank returned from the function after 1 "
-                       "collective but rank 0 starts collective #2, " +
+                ? me +
+                      ": this rank returned from the function after 1 "
+                      "collective but rank 0 starts collective #2, " +
                       reduce
                 : me + ", collective #2 (kiln.all_reduce): this rank starts " +
                       reduce +

@@ -151,8 +151,7 @@ format::ModuleContents collectivesModuleContents(int64_t ranks) {
       {tensor("rank", DType::I64, {}), tensor("size", DType::I64, {})});
   for (const ElementTypeInfo &info : kElementTypes)
     add(std::string("all_reduce_") + info.name,
-        std::string("all_reduce_") + info.name,
-        {tensor("x", info.type, {6})},
+        std::string("all_reduce_") + info.name, {tensor("x", info.type, {6})},
         {tensor("sum", info.type, {6}), tensor("max", info.type, {6}),
          tensor("min", info.type, {6})});
   add("sum6", "sum6", {tensor("x", DType::F32, {6})},
@@ -170,8 +169,7 @@ format::ModuleContents collectivesModuleContents(int64_t ranks) {
   add("all_to_all", "all_to_all", {tensor("x", DType::I32, {2 * ranks})},
       {tensor("y", DType::I32, {2 * ranks})});
   add("permute", "permute", {tensor("x", DType::F32, {3})},
-      {tensor("shifted", DType::F32, {3}),
-       tensor("rotated", DType::F32, {3})});
+      {tensor("shifted", DType::F32, {3}), tensor("rotated", DType::F32, {3})});
   for (const char *name : {"for_two_ranks", "returns_early", "dies_on_rank_1"})
     add(name, name, {tensor("x", DType::F32, {4})},
         {tensor("y", DType::F32, {4})});

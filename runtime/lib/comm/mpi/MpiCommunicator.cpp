@@ -1,4 +1,4 @@
-//===- MpiCommunicator.cpp - A kiln communicator over MPI ------------------===//
+//===- MpiCommunicator.cpp - A kiln communicator over MPI -----------------===//
 
 #include "MpiCommunicator.h"
 #include "MpiTypes.h"
@@ -256,8 +256,8 @@ bool MpiCommunicator::wait(int64_t handle, std::string &error) {
   slot.active = false;
   freeHandles.push_back(handle);
   std::vector<MPI_Status> statuses(requests.size());
-  int code = MPI_Waitall(int(requests.size()), requests.data(),
-                         statuses.data());
+  int code =
+      MPI_Waitall(int(requests.size()), requests.data(), statuses.data());
   if (code == MPI_ERR_IN_STATUS)
     for (const MPI_Status &status : statuses)
       if (status.MPI_ERROR != MPI_SUCCESS) {

@@ -38,8 +38,8 @@ public:
   bool minAll(int64_t *values, int64_t count, std::string &error);
   bool gatherAll(const int64_t *values, int64_t count, int64_t *all,
                  std::string &error);
-  bool start(const kiln_comm_plugin_collective_t &collective,
-             int64_t &handle, std::string &error);
+  bool start(const kiln_comm_plugin_collective_t &collective, int64_t &handle,
+             std::string &error);
   bool wait(int64_t handle, std::string &error);
 
 private:

@@ -1,4 +1,4 @@
-//===- MpiPlugin.cpp - The communicator plug-in over MPI -------------------===//
+//===- MpiPlugin.cpp - The communicator plug-in over MPI ------------------===//
 //
 // Exports kiln_comm_plugin, the table of CommPlugin.h. The first
 // communicator initializes MPI (MPI_THREAD_SERIALIZED: the runtime lets one
@@ -68,8 +68,8 @@ int create(void **out, char *error, size_t errorSize) {
   if (!initialized) {
     makeLibmpiGlobal();
     int provided = MPI_THREAD_SINGLE;
-    int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED,
-                               &provided);
+    int code =
+        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
     if (code != MPI_SUCCESS)
       return report(describeMpiError("MPI_Init_thread", code), error,
                     errorSize);
@@ -103,9 +103,13 @@ void destroy(void *comm) {
   }
 }
 
-int64_t rank(void *comm) { return static_cast<MpiCommunicator *>(comm)->rank(); }
+int64_t rank(void *comm) {
+  return static_cast<MpiCommunicator *>(comm)->rank();
+}
 
-int64_t size(void *comm) { return static_cast<MpiCommunicator *>(comm)->size(); }
+int64_t size(void *comm) {
+  return static_cast<MpiCommunicator *>(comm)->size();
+}
 
 int minAll(void *comm, int64_t *values, int64_t count, char *error,
            size_t errorSize) {

@@ -1,4 +1,4 @@
-//===- MpiTypes.cpp - kiln element types and reductions in MPI -------------===//
+//===- MpiTypes.cpp - kiln element types and reductions in MPI ------------===//
 
 #include "MpiTypes.h"
 
