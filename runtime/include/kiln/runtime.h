@@ -324,11 +324,14 @@ int kiln_module_uses_collectives(const kiln_module_t *module);
  * groups span another number of ranks than `comm` has, MPI reports an error
  * - every rank's call returns KILN_STATUS_COMM_ERROR, with a message that
  * begins "rank R: " (R = this rank) and names the function, the collective
- * and what differs, e.g. "rank 1: function 'step', collective #1: this rank
- * starts kiln.all_reduce (sum) of 512 x f32 ... but rank 0 starts
- * kiln.all_reduce (sum) of 1024 x f32 ...". Collectives after a failure do
- * not communicate. A rank that dies (crashes, exits) cannot report
- * anything: under mpirun, mpirun then ends the other ranks. */
+ * and what differs, e.g. "rank 1: function 'step', collective #1
+ * (kiln.all_reduce): this rank starts kiln.all_reduce (sum) of 512 x f32
+ * over 1 group of 2 ranks but rank 0 starts kiln.all_reduce (sum) of 1024 x
+ * f32 over 1 group of 2 ranks". Collectives after a failure do not
+ * communicate. A rank that dies (crashes, exits) cannot report anything:
+ * under mpirun, mpirun then ends the other ranks. A failure of MPI itself on
+ * one rank while the others go on can leave them waiting in that
+ * collective; OpenMPI usually ends the run then. */
 kiln_status_t
 kiln_function_call_with_comm(const kiln_function_t *function, kiln_comm_t *comm,
                              kiln_tensor_t *const *inputs, size_t input_count,

@@ -329,6 +329,33 @@ TEST_F(MpiRankTest, MismatchedKindFailsOnEveryRank) {
                             " but rank 1 starts " + broadcast);
 }
 
+TEST_F(MpiRankTest, MismatchedDtypeFailsOnEveryRank) {
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
+  Outcome outcome = call("mismatched_dtype", {x.get()});
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  std::string f32 = "kiln.all_reduce (sum) of 8 x f32 " + group(size);
+  std::string i32 = "kiln.all_reduce (sum) of 8 x i32 " + group(size);
+  std::string head = "rank " + std::to_string(rank) +
+                     ": function 'mismatched_dtype', collective #1 "
+                     "(kiln.all_reduce): this rank starts ";
+  EXPECT_EQ(outcome.message, rank == 1
+                                 ? head + i32 + " but rank 0 starts " + f32
+                                 : head + f32 + " but rank 1 starts " + i32);
+}
+
+TEST_F(MpiRankTest, MismatchedGroupsFailOnEveryRank) {
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
+  Outcome outcome = call("mismatched_groups", {x.get()});
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  std::string reduce = "kiln.all_reduce (sum) of 8 x f32 " + group(size);
+  EXPECT_EQ(outcome.message,
+            "rank " + std::to_string(rank) +
+                ": function 'mismatched_groups', collective #1 "
+                "(kiln.all_reduce): this rank starts " +
+                reduce + " but rank " + (rank == 1 ? "0" : "1") + " starts " +
+                reduce + " with other replica groups");
+}
+
 TEST_F(MpiRankTest, RankThatReturnsEarlyIsReported) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
   Outcome outcome = call("returns_early", {x.get()});

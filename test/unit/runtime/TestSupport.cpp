@@ -173,7 +173,8 @@ format::ModuleContents collectivesModuleContents(int64_t ranks) {
   for (const char *name : {"for_two_ranks", "returns_early", "dies_on_rank_1"})
     add(name, name, {tensor("x", DType::F32, {4})},
         {tensor("y", DType::F32, {4})});
-  for (const char *name : {"mismatched_count", "mismatched_kind"})
+  for (const char *name : {"mismatched_count", "mismatched_kind",
+                           "mismatched_dtype", "mismatched_groups"})
     add(name, name, {tensor("x", DType::F32, {8})},
         {tensor("y", DType::F32, {8})});
   contents.code = readFile(KILN_FIXTURE_COLLECTIVES);

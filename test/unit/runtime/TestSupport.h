@@ -65,6 +65,7 @@ format::ModuleContents mixedModuleContents();
 /// \p ranks ranks: rank_size, all_reduce_<dtype> for every dtype, sum6,
 /// sum6_2d, strided_groups, all_gather, reduce_scatter, broadcast,
 /// all_to_all, permute, for_two_ranks, mismatched_count, mismatched_kind,
+/// mismatched_dtype, mismatched_groups,
 /// returns_early and dies_on_rank_1 (see the fixture for each).
 format::ModuleContents collectivesModuleContents(int64_t ranks);
 
