@@ -240,10 +240,11 @@ RUNNING ON SEVERAL RANKS:
   starts four processes that call the function together, each with its own
   inputs. Before calling, the ranks agree that every one of them loaded its
   inputs, so one rank's bad input stops all of them with an error instead
-  of leaving the others waiting. Errors are prefixed "rank R: ". When the
-  ranks disagree on a collective (kind, dtype, count, groups), every rank
-  reports it. A rank that crashes cannot report anything; mpirun then ends
-  the others.
+  of leaving the others waiting. Only rank 0 prints (outputs, --repeat
+  timings, --list) unless --all-ranks-write is given; errors come from
+  every rank, prefixed "rank R: ". When the ranks disagree on a collective
+  (kind, dtype, count, groups), every rank reports it. A rank that crashes
+  cannot report anything; mpirun then ends the others.
 
 EXIT STATUS:
   0 on success; 1 if the module cannot be loaded, the function or an input is

@@ -386,7 +386,8 @@ int main(int argc, char **argv) {
   if (kiln_status_t status = call(function, comm.comm, inputs, outputs))
     return fail(status);
   bool writes = rank == 0 || options.allRanksWrite;
-  std::string linePrefix = options.allRanksWrite ? rankPrefix : "";
+  std::string linePrefix =
+      options.allRanksWrite ? "rank " + std::to_string(rank) + ": " : "";
   std::string fileSuffix =
       options.allRanksWrite ? ".rank" + std::to_string(rank) : "";
   if (writes)
