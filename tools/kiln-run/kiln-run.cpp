@@ -348,7 +348,7 @@ int main(int argc, char **argv) {
   if (loaded)
     return fail(loaded);
   if (options.list) {
-    if (rank == 0)
+    if (rank == 0 || options.allRanksWrite)
       listModule(holder.module);
     return 0;
   }
