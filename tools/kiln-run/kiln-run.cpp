@@ -287,11 +287,11 @@ kiln_status_t call(const kiln_function_t *function, kiln_comm_t *comm,
                             outputs.tensors.size());
 }
 
-/// Calls the function `repeat` more times and, when \p print, prints
-/// timing statistics.
+/// Calls the function `repeat` more times and sets \p summary to "time
+/// per call: ...".
 int timeCalls(const kiln_function_t *function, kiln_comm_t *comm,
-              const TensorList &inputs, unsigned long repeat, bool print,
-              const std::string &linePrefix) {
+              const TensorList &inputs, unsigned long repeat,
+              std::string &summary) {
   TensorList outputs(kiln_function_output_count(function));
   std::vector<double> micros;
   micros.reserve(repeat);
@@ -309,9 +309,11 @@ int timeCalls(const kiln_function_t *function, kiln_comm_t *comm,
   size_t middle = micros.size() / 2;
   double median = micros.size() % 2 ? micros[middle]
                                     : (micros[middle - 1] + micros[middle]) / 2;
-  if (print)
-    std::printf("%stime per call: median %.3f us (min %.3f us, %lu runs)\n",
-                linePrefix.c_str(), median, micros.front(), repeat);
+  char text[128];
+  std::snprintf(text, sizeof(text),
+                "time per call: median %.3f us (min %.3f us, %lu runs)",
+                median, micros.front(), repeat);
+  summary = text;
   return 0;
 }
 
@@ -385,20 +387,25 @@ int main(int argc, char **argv) {
   TensorList outputs(kiln_function_output_count(function));
   if (kiln_status_t status = call(function, comm.comm, inputs, outputs))
     return fail(status);
-  bool writes = rank == 0 || options.allRanksWrite;
+  // The timed calls come before anything is written, so that a rank that
+  // fails to save its outputs leaves no other rank calling without it.
+  std::string timing;
+  if (options.repeat)
+    if (int result =
+            timeCalls(function, comm.comm, inputs, options.repeat, timing))
+      return result;
+  if (rank != 0 && !options.allRanksWrite)
+    return 0;
   std::string linePrefix =
       options.allRanksWrite ? "rank " + std::to_string(rank) + ": " : "";
   std::string fileSuffix =
       options.allRanksWrite ? ".rank" + std::to_string(rank) : "";
-  if (writes)
-    if (int result = emitOutputs(function, outputs, options.outputDir,
-                                 linePrefix, fileSuffix))
-      return result;
-  if (options.repeat)
-    if (int result = timeCalls(function, comm.comm, inputs, options.repeat,
-                               writes, linePrefix))
-      return result;
-  if (options.stats && writes &&
+  if (int result = emitOutputs(function, outputs, options.outputDir,
+                               linePrefix, fileSuffix))
+    return result;
+  if (!timing.empty())
+    std::printf("%s%s\n", linePrefix.c_str(), timing.c_str());
+  if (options.stats &&
       kiln_module_device(holder.module) == KILN_DEVICE_CUDA)
     return printCudaStats(holder.module);
   return 0;
