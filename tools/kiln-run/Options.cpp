@@ -248,8 +248,8 @@ RUNNING ON SEVERAL RANKS:
 
 EXIT STATUS:
   0 on success; 1 if the module cannot be loaded, the function or an input is
-  wrong, an output cannot be saved, or communication between ranks fails; 2
-  for a malformed command line.
+  wrong, an output cannot be saved, or communication between ranks fails;
+  2 for a malformed command line.
 )HELP";
 }
 
