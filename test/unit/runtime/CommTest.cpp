@@ -176,6 +176,20 @@ TEST(CommTest, ModuleWithoutCollectivesIgnoresTheCommunicator) {
             (std::vector<float>{11, 22, 33, 44}));
 }
 
+TEST(CommTest, CollectivesWithoutMpiLoadNoMpi) {
+  // Loading a module with collectives and calling it over one rank or
+  // without a communicator must not bring in the plug-in or libmpi.
+  ModulePtr module = loadModule(collectivesModuleContents(1));
+  CommPtr comm = makeSelf();
+  TensorPtr x = makeTensor<float>(KILN_DTYPE_F32, {6}, {1, 2, 3, 4, 5, 6});
+  std::vector<TensorPtr> out;
+  ASSERT_TRUE(callFunction(module.get(), "sum6", comm.get(), {x.get()}, out)
+                  .ok());
+  callFunction(module.get(), "sum6", nullptr, {x.get()}, out);
+  EXPECT_FALSE(isLoaded("libkiln_comm_mpi"));
+  EXPECT_FALSE(isLoaded("libmpi"));
+}
+
 TEST(CommTest, AgreementOnOneRank) {
   CommPtr comm = makeSelf();
   int all = -1;

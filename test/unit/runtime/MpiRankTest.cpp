@@ -73,6 +73,10 @@ TEST_F(MpiRankTest, RankAndSizeAreMpirun) {
   if (const char *expected = std::getenv("OMPI_COMM_WORLD_RANK"))
     EXPECT_EQ(rank, std::atoll(expected));
   EXPECT_GE(size, 2);
+  // The communicator brought in the plug-in and libmpi (CommTest.cpp checks
+  // that nothing else does).
+  EXPECT_TRUE(isLoaded("libkiln_comm_mpi"));
+  EXPECT_TRUE(isLoaded("libmpi"));
   Outcome outcome = call("rank_size", {});
   ASSERT_TRUE(outcome.ok()) << outcome.message;
   EXPECT_EQ(tensorValues<int64_t>(out[0].get()), std::vector<int64_t>{rank});

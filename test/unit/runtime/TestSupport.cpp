@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ftw.h>
+#include <link.h>
 #include <stdexcept>
 
 namespace kiln {
@@ -52,6 +54,22 @@ Outcome callFunction(const kiln_module_t *module, const std::string &name,
   for (kiln_tensor_t *result : results)
     outputs.emplace_back(result);
   return outcome;
+}
+
+bool isLoaded(const char *part) {
+  struct Search {
+    const char *part;
+    bool found = false;
+  } search{part};
+  dl_iterate_phdr(
+      [](struct dl_phdr_info *info, size_t, void *data) {
+        auto *search = static_cast<Search *>(data);
+        if (info->dlpi_name && std::strstr(info->dlpi_name, search->part))
+          search->found = true;
+        return 0;
+      },
+      &search);
+  return search.found;
 }
 
 std::vector<uint8_t> readFile(const std::string &path) {

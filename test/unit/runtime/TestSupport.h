@@ -48,6 +48,9 @@ Outcome callFunction(const kiln_module_t *module, const std::string &name,
                      const std::vector<kiln_tensor_t *> &inputs,
                      std::vector<TensorPtr> &outputs);
 
+/// Whether a shared object whose path contains \p part is loaded.
+bool isLoaded(const char *part);
+
 std::vector<uint8_t> readFile(const std::string &path);
 void writeFile(const std::string &path, const std::vector<uint8_t> &bytes);
 
