@@ -1,4 +1,5 @@
-/*===- CollectiveAbi.h - How compiled code reaches the communicator -*- C -*-===*\
+/*===- CollectiveAbi.h - How compiled code reaches the communicator -*- C
+-*-===*\
 |*                                                                            *|
 |* Code compiled from kiln's collective ops (kiln.all_reduce, ...) never      *|
 |* links a communication library. It calls through pointer slots it exports,  *|
@@ -22,7 +23,7 @@
 |*     handle for wait(). `groups` holds group_count rows of group_size world *|
 |*     ranks (row-major); every rank of the run is in exactly one row, so     *|
 |*     group_count x group_size is the number of ranks the code was compiled  *|
-|*     for (a PERMUTE may pass no groups: group_count = group_size = 0).      *|
+|*     for.                                                                   *|
 |*     `count` is the number of elements of `input`; `dtype` a kiln_dtype_t   *|
 |*     code (kiln/ElementTypes.def). By kind, with S = group_size and the     *|
 |*     position of this rank in its row as its group index:                   *|
@@ -53,7 +54,8 @@
 |*     Completes the collective `handle` started (a no-op for -1). `input`    *|
 |*     and `output` are start's again: passing them keeps the compiler from   *|
 |*     reusing either buffer while the exchange is in flight, and lets the    *|
-|*     runtime check that they belong to `handle`.                            *|
+|*     runtime check that they belong to `handle` (other buffers fail the     *|
+|*     call, after the collective has completed).                             *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -75,10 +77,12 @@ typedef enum kiln_collective_kind_t {
   KILN_COLLECTIVE_PERMUTE = 5,
 } kiln_collective_kind_t;
 
-/* The reductions of ALL_REDUCE and REDUCE_SCATTER (0 for the other kinds).
- * Integers of the unsigned dtypes compare unsigned. i1 elements are 0 or 1:
- * their SUM saturates (a logical or), MAX is an or and MIN an and. f16 and
- * bf16 are summed in f32 and rounded back to nearest even at each step. */
+/* The reductions of ALL_REDUCE and REDUCE_SCATTER (0 for the other kinds),
+ * as the reference evaluator computes them. Integers of the unsigned dtypes
+ * compare unsigned; integer sums wrap. i1 elements are 0 or 1: their SUM
+ * saturates (a logical or), MAX is an or and MIN an and. Float MAX and MIN
+ * propagate NaN and order -0 below +0; f16 and bf16 are summed in f32 and
+ * rounded back to nearest even at each step. */
 typedef enum kiln_collective_reduction_t {
   KILN_REDUCTION_SUM = 0,
   KILN_REDUCTION_MAX = 1,

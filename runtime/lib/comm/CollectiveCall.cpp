@@ -93,11 +93,22 @@ int64_t CollectiveCall::start(const kiln_comm_plugin_collective_t &collective) {
          State::FailedHere);
     return -1;
   }
-  inFlight.push_back({handle, index, collective.kind});
+  inFlight.push_back(
+      {handle, index, collective.kind, collective.input, collective.output});
   return handle;
 }
 
-void CollectiveCall::wait(int64_t handle) {
+void CollectiveCall::complete(const InFlight &entry) {
+  // A collective every rank started is completed even after a failure:
+  // the others complete it too, and its buffers must be released.
+  std::string reason;
+  if (!transport->wait(entry.handle, reason))
+    fail(whereCollective(entry.index, entry.kind) + ": " + reason,
+         State::FailedHere);
+}
+
+void CollectiveCall::wait(int64_t handle, const void *input,
+                          const void *output) {
   if (handle < 0)
     return;
   auto found = std::find_if(
@@ -111,11 +122,11 @@ void CollectiveCall::wait(int64_t handle) {
   }
   InFlight entry = *found;
   inFlight.erase(found);
-  // A collective every rank started is completed even after a failure:
-  // the others complete it too, and its buffers must be released.
-  std::string reason;
-  if (!transport->wait(handle, reason))
-    fail(whereCollective(entry.index, entry.kind) + ": " + reason,
+  complete(entry);
+  if (input != entry.input || output != entry.output)
+    fail(whereCollective(entry.index, entry.kind) +
+             ": the code waits for it with other buffers than it started "
+             "it with",
          State::FailedHere);
 }
 
@@ -127,8 +138,11 @@ void CollectiveCall::failOutOfMemory() noexcept {
 
 kiln_status_t CollectiveCall::finish() {
   // The outputs are handed back, and the inputs may be freed, after this.
-  while (!inFlight.empty())
-    wait(inFlight.front().handle);
+  while (!inFlight.empty()) {
+    InFlight entry = inFlight.front();
+    inFlight.erase(inFlight.begin());
+    complete(entry);
+  }
   if (transport && size() > 1 && state != State::Stopped)
     agree(returnSignature(functionHash, started, state == State::FailedHere));
   if (!error.empty())

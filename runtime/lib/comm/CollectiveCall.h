@@ -60,9 +60,11 @@ public:
   int64_t rank() const;
   int64_t size() const;
 
-  /// The slots' start and wait (CollectiveAbi.h).
+  /// The slots' start and wait (CollectiveAbi.h). wait completes the
+  /// collective \p handle even when \p input and \p output are not the
+  /// buffers it was started with, and then fails the call.
   int64_t start(const kiln_comm_plugin_collective_t &collective);
-  void wait(int64_t handle);
+  void wait(int64_t handle, const void *input, const void *output);
 
   /// Records that memory ran out in start or wait (which must not throw
   /// into compiled code); the call fails with KILN_STATUS_OUT_OF_MEMORY.
@@ -107,7 +109,11 @@ private:
     int64_t handle;
     int64_t index;
     int64_t kind;
+    const void *input;
+    const void *output;
   };
+  /// Completes \p entry, which has left inFlight.
+  void complete(const InFlight &entry);
   std::vector<InFlight> inFlight;
   CollectiveCall *previous;
 };

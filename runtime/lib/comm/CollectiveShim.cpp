@@ -46,12 +46,12 @@ int64_t commStart(int32_t kind, int32_t reduction, int32_t dtype,
   }
 }
 
-void commWait(int64_t handle) {
+void commWait(int64_t handle, const void *input, void *output) {
   CollectiveCall *call = CollectiveCall::current();
   if (!call)
     return;
   try {
-    call->wait(handle);
+    call->wait(handle, input, output);
   } catch (...) {
     call->failOutOfMemory();
   }

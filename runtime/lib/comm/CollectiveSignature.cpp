@@ -193,7 +193,7 @@ std::string collectiveName(int64_t kind) {
   case KILN_COLLECTIVE_REDUCE_SCATTER:
     return "kiln.reduce_scatter";
   case KILN_COLLECTIVE_BROADCAST:
-    return "kiln.broadcast";
+    return "kiln.collective_broadcast";
   case KILN_COLLECTIVE_ALL_TO_ALL:
     return "kiln.all_to_all";
   case KILN_COLLECTIVE_PERMUTE:

@@ -44,7 +44,8 @@ public:
     } else {
       std::memset(collective.output, 0, bytes);
     }
-    handle = 0;
+    // Handles in flight must differ; the copy is done already.
+    handle = nextHandle++;
     return true;
   }
 
@@ -54,6 +55,7 @@ public:
 
 private:
   std::mutex lock;
+  int64_t nextHandle = 0;
 };
 
 } // namespace

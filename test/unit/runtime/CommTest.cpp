@@ -143,6 +143,18 @@ TEST_F(SelfCommTest, GroupsOfMoreRanksThanTheRunAreRefused) {
       callFunction(module.get(), "rank_size", comm.get(), {}, out).ok());
 }
 
+TEST_F(SelfCommTest, WaitingWithOtherBuffersFailsTheCall) {
+  TensorPtr x = makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+  std::vector<TensorPtr> out;
+  Outcome outcome = callFunction(module.get(), "wrong_wait_buffers", comm.get(),
+                                 {x.get()}, out);
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  EXPECT_EQ(outcome.message,
+            "rank 0: function 'wrong_wait_buffers', collective #1 "
+            "(kiln.all_reduce): the code waits for it with other buffers "
+            "than it started it with");
+}
+
 TEST(CommTest, CallWithoutCommunicatorNamesMpirun) {
   ModulePtr module = loadModule(collectivesModuleContents(2));
   EXPECT_EQ(kiln_module_uses_collectives(module.get()), 1);

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 using namespace kiln;
@@ -193,6 +194,67 @@ TEST_F(MpiRankTest, AllReduceOfEveryDtype) {
   }
 }
 
+/// Element \p i of a float tensor of \p type, as double.
+double floatAt(ElementType type, kiln_tensor_t *tensor, size_t i) {
+  const auto *data = static_cast<const uint8_t *>(kiln_tensor_data(tensor));
+  switch (type) {
+  case ElementType::F32: {
+    float value;
+    std::memcpy(&value, data + 4 * i, 4);
+    return value;
+  }
+  case ElementType::F64: {
+    double value;
+    std::memcpy(&value, data + 8 * i, 8);
+    return value;
+  }
+  default: {
+    uint16_t bits;
+    std::memcpy(&bits, data + 2 * i, 2);
+    return type == ElementType::F16 ? halfToFloat(bits) : bfloat16ToFloat(bits);
+  }
+  }
+}
+
+TEST_F(MpiRankTest, FloatMaximaPropagateNaNAndOrderZeros) {
+  // Element 0: NaN on rank 1 only. Element 1: -0 on rank 0, +0 elsewhere.
+  // Element 2: +0 on rank 0, -0 elsewhere. The rest: ordinary values.
+  for (ElementType type : {ElementType::F32, ElementType::F64, ElementType::F16,
+                           ElementType::BF16}) {
+    const ElementTypeInfo &info = getElementTypeInfo(type);
+    SCOPED_TRACE(info.name);
+    double values[6] = {rank == 1 ? std::nan("") : 1.0,
+                        rank == 0 ? -0.0 : 0.0,
+                        rank == 0 ? 0.0 : -0.0,
+                        double(rank),
+                        -double(rank),
+                        2.5};
+    std::vector<uint8_t> bytes;
+    for (double value : values) {
+      std::vector<uint8_t> element = encode(type, value);
+      bytes.insert(bytes.end(), element.begin(), element.end());
+    }
+    kiln_tensor_t *x = nullptr;
+    int64_t shape[] = {6};
+    ASSERT_TRUE(
+        take(kiln_tensor_create(kiln_dtype_t(type), 1, shape, bytes.data(), &x))
+            .ok());
+    TensorPtr input(x);
+    Outcome outcome = call(std::string("all_reduce_") + info.name, {x});
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    kiln_tensor_t *sum = out[0].get(), *max = out[1].get(), *min = out[2].get();
+    for (kiln_tensor_t *result : {sum, max, min})
+      EXPECT_TRUE(std::isnan(floatAt(type, result, 0)));
+    EXPECT_FALSE(std::signbit(floatAt(type, max, 1)));
+    EXPECT_TRUE(std::signbit(floatAt(type, min, 1)));
+    EXPECT_FALSE(std::signbit(floatAt(type, max, 2)));
+    EXPECT_TRUE(std::signbit(floatAt(type, min, 2)));
+    EXPECT_EQ(floatAt(type, max, 3), double(size - 1));
+    EXPECT_EQ(floatAt(type, min, 4), -double(size - 1));
+    EXPECT_EQ(floatAt(type, sum, 5), 2.5 * double(size));
+  }
+}
+
 TEST_F(MpiRankTest, CollectivesOverInterleavedGroups) {
   if (size % 2)
     GTEST_SKIP() << "needs an even number of ranks";
@@ -323,11 +385,11 @@ TEST_F(MpiRankTest, MismatchedKindFailsOnEveryRank) {
   EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
   std::string reduce = "kiln.all_reduce (sum) of 8 x f32 " + group(size);
   std::string broadcast =
-      "kiln.broadcast of 8 x f32 from group member 0 " + group(size);
+      "kiln.collective_broadcast of 8 x f32 from group member 0 " + group(size);
   std::string head = "rank " + std::to_string(rank) +
                      ": function 'mismatched_kind', collective #1 (";
   EXPECT_EQ(outcome.message,
-            rank == 1 ? head + "kiln.broadcast): this rank starts " +
+            rank == 1 ? head + "kiln.collective_broadcast): this rank starts " +
                             broadcast + " but rank 0 starts " + reduce
                       : head + "kiln.all_reduce): this rank starts " + reduce +
                             " but rank 1 starts " + broadcast);

@@ -69,7 +69,8 @@ format::ModuleContents mixedModuleContents();
 /// sum6_2d, strided_groups, all_gather, reduce_scatter, broadcast,
 /// all_to_all, permute, for_two_ranks, mismatched_count, mismatched_kind,
 /// mismatched_dtype, mismatched_groups,
-/// returns_early and dies_on_rank_1 (see the fixture for each).
+/// returns_early, dies_on_rank_1 and wrong_wait_buffers (see the fixture
+/// for each).
 format::ModuleContents collectivesModuleContents(int64_t ranks);
 
 /// A module envelope with any version, checksum and body (none if NULL), for

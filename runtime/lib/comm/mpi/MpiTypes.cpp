@@ -12,63 +12,104 @@ namespace kiln {
 namespace comm_mpi {
 namespace {
 
-enum class Half { F16, BF16 };
+/// How a float format is stored and widened; sums of 16-bit floats are
+/// computed in float (exact for two operands of either format, so the one
+/// rounding back is the only one) and rounded to nearest even.
+struct F16 {
+  using Storage = uint16_t;
+  static float widen(Storage bits) { return halfToFloat(bits); }
+  static Storage narrow(float value) { return floatToHalf(value); }
+};
+struct BF16 {
+  using Storage = uint16_t;
+  static float widen(Storage bits) { return bfloat16ToFloat(bits); }
+  static Storage narrow(float value) { return floatToBfloat16(value); }
+};
+struct F32 {
+  using Storage = float;
+  static float widen(Storage value) { return value; }
+  static Storage narrow(float value) { return value; }
+};
+struct F64 {
+  using Storage = double;
+  static double widen(Storage value) { return value; }
+  static Storage narrow(double value) { return value; }
+};
 
-float widen(Half type, uint16_t bits) {
-  return type == Half::F16 ? halfToFloat(bits) : bfloat16ToFloat(bits);
+/// Whether `a` is the IEEE 754 maximum (Max) or minimum (Min) of a and b:
+/// a NaN wins, and -0 orders below +0 - as the reference evaluator
+/// computes them, which MPI_MAX and MPI_MIN do not promise.
+template <int Reduction, typename T> bool picks(T a, T b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a);
+  if (a == b)
+    return std::signbit(a) == (Reduction == KILN_REDUCTION_MIN);
+  return Reduction == KILN_REDUCTION_MAX ? a > b : a < b;
 }
 
-uint16_t narrow(Half type, float value) {
-  return type == Half::F16 ? floatToHalf(value) : floatToBfloat16(value);
-}
-
-/// inout[i] = in[i] (reduction) inout[i], in float, for 16-bit floats.
-/// Maxima and minima keep the chosen operand's bits; a NaN wins, as it
-/// does in the compiled code's own reductions.
-template <Half Type, int Reduction>
-void reduceHalf(void *in, void *inout, int *length, MPI_Datatype *) {
-  const auto *a = static_cast<const uint16_t *>(in);
-  auto *b = static_cast<uint16_t *>(inout);
+/// inout[i] = in[i] (reduction) inout[i].
+template <typename Format, int Reduction>
+void reduceFloats(void *in, void *inout, int *length, MPI_Datatype *) {
+  using Storage = typename Format::Storage;
+  const auto *a = static_cast<const Storage *>(in);
+  auto *b = static_cast<Storage *>(inout);
   for (int i = 0; i < *length; ++i) {
-    float x = widen(Type, a[i]), y = widen(Type, b[i]);
-    switch (Reduction) {
-    case KILN_REDUCTION_SUM:
-      b[i] = narrow(Type, x + y);
-      break;
-    case KILN_REDUCTION_MAX:
-      if (std::isnan(x) || x > y)
-        b[i] = a[i];
-      break;
-    case KILN_REDUCTION_MIN:
-      if (std::isnan(x) || x < y)
-        b[i] = a[i];
-      break;
-    }
+    auto x = Format::widen(a[i]), y = Format::widen(b[i]);
+    if (Reduction == KILN_REDUCTION_SUM)
+      b[i] = Format::narrow(x + y);
+    else if (picks<Reduction>(x, y))
+      b[i] = a[i];
   }
 }
 
-/// The operations of reduceHalf, made at first use: [f16, bf16][reduction].
-MPI_Op halfOperations[2][3];
-bool halfOperationsMade = false;
+/// The operations made at first use, by float format (f16, bf16, f32,
+/// f64) and reduction; MPI_OP_NULL where MPI's own serves (f32 and f64
+/// sums).
+MPI_Op floatOperations[4][3];
+bool floatOperationsMade = false;
 
-bool makeHalfOperations(std::string &error) {
-  if (halfOperationsMade)
+int formatIndex(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return 0;
+  case ElementType::BF16:
+    return 1;
+  case ElementType::F32:
+    return 2;
+  case ElementType::F64:
+    return 3;
+  default:
+    return -1;
+  }
+}
+
+bool makeFloatOperations(std::string &error) {
+  if (floatOperationsMade)
     return true;
-  MPI_User_function *functions[2][3] = {
-      {reduceHalf<Half::F16, KILN_REDUCTION_SUM>,
-       reduceHalf<Half::F16, KILN_REDUCTION_MAX>,
-       reduceHalf<Half::F16, KILN_REDUCTION_MIN>},
-      {reduceHalf<Half::BF16, KILN_REDUCTION_SUM>,
-       reduceHalf<Half::BF16, KILN_REDUCTION_MAX>,
-       reduceHalf<Half::BF16, KILN_REDUCTION_MIN>}};
-  for (int type = 0; type < 2; ++type)
-    for (int reduction = 0; reduction < 3; ++reduction)
-      if (MPI_Op_create(functions[type][reduction], /*commute=*/1,
-                        &halfOperations[type][reduction]) != MPI_SUCCESS) {
-        error = "MPI_Op_create failed for a 16-bit float reduction";
+  MPI_User_function *functions[4][3] = {
+      {reduceFloats<F16, KILN_REDUCTION_SUM>,
+       reduceFloats<F16, KILN_REDUCTION_MAX>,
+       reduceFloats<F16, KILN_REDUCTION_MIN>},
+      {reduceFloats<BF16, KILN_REDUCTION_SUM>,
+       reduceFloats<BF16, KILN_REDUCTION_MAX>,
+       reduceFloats<BF16, KILN_REDUCTION_MIN>},
+      {nullptr, reduceFloats<F32, KILN_REDUCTION_MAX>,
+       reduceFloats<F32, KILN_REDUCTION_MIN>},
+      {nullptr, reduceFloats<F64, KILN_REDUCTION_MAX>,
+       reduceFloats<F64, KILN_REDUCTION_MIN>}};
+  for (int format = 0; format < 4; ++format) {
+    for (int reduction = 0; reduction < 3; ++reduction) {
+      MPI_Op &op = floatOperations[format][reduction];
+      op = MPI_OP_NULL;
+      if (functions[format][reduction] &&
+          MPI_Op_create(functions[format][reduction], /*commute=*/1, &op) !=
+              MPI_SUCCESS) {
+        error = "MPI_Op_create failed for a float reduction";
         return false;
       }
-  halfOperationsMade = true;
+    }
+  }
+  floatOperationsMade = true;
   return true;
 }
 
@@ -112,11 +153,12 @@ bool operationOf(int32_t dtype, int32_t reduction, MPI_Op &op,
     return false;
   }
   ElementType type = ElementType(dtype);
-  if (type == ElementType::F16 || type == ElementType::BF16) {
-    if (!makeHalfOperations(error))
+  if (int format = formatIndex(type); format >= 0) {
+    if (!makeFloatOperations(error))
       return false;
-    op = halfOperations[type == ElementType::F16 ? 0 : 1][reduction];
-    return true;
+    op = floatOperations[format][reduction];
+    if (op != MPI_OP_NULL)
+      return true;
   }
   if (type == ElementType::I1) {
     op = reduction == KILN_REDUCTION_MIN ? MPI_LAND : MPI_LOR;
@@ -129,12 +171,13 @@ bool operationOf(int32_t dtype, int32_t reduction, MPI_Op &op,
 }
 
 void freeOperations() {
-  if (!halfOperationsMade)
+  if (!floatOperationsMade)
     return;
-  for (auto &row : halfOperations)
+  for (auto &row : floatOperations)
     for (MPI_Op &op : row)
-      MPI_Op_free(&op);
-  halfOperationsMade = false;
+      if (op != MPI_OP_NULL)
+        MPI_Op_free(&op);
+  floatOperationsMade = false;
 }
 
 } // namespace comm_mpi

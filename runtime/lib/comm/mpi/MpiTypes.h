@@ -16,15 +16,18 @@ namespace comm_mpi {
 /// unsigned byte for i1. MPI_DATATYPE_NULL for a code that is no dtype.
 MPI_Datatype datatypeOf(int32_t dtype);
 
-/// The operation of \p reduction (kiln_collective_reduction_t) on \p dtype.
-/// f16 and bf16 get operations of their own that compute in float and round
-/// back to nearest even; i1 values are 0 or 1, and their sum and maximum
-/// are a logical or, their minimum a logical and. Returns false with a
-/// description in \p error for a reduction it does not know.
+/// The operation of \p reduction (kiln_collective_reduction_t) on \p dtype,
+/// with the reference evaluator's semantics. Floats get operations of their
+/// own for what MPI's do not promise or have: the maximum and minimum
+/// propagate NaN and order -0 below +0 (IEEE 754 maximum, minimum), and f16
+/// and bf16 sum in float, rounding back to nearest even. i1 values are 0 or
+/// 1: their sum and maximum are a logical or, their minimum a logical and.
+/// Integer sums wrap. Returns false with a description in \p error for a
+/// reduction it does not know.
 bool operationOf(int32_t dtype, int32_t reduction, MPI_Op &op,
                  std::string &error);
 
-/// Frees the operations made for f16 and bf16; before MPI_Finalize.
+/// Frees the operations made for floats; before MPI_Finalize.
 void freeOperations();
 
 } // namespace comm_mpi
