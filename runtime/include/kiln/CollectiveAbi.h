@@ -1,5 +1,4 @@
-/*===- CollectiveAbi.h - How compiled code reaches the communicator -*- C
--*-===*\
+/*===- CollectiveAbi.h - How compiled code reaches the communicator -*- C -*-===*\
 |*                                                                            *|
 |* Code compiled from kiln's collective ops (kiln.all_reduce, ...) never      *|
 |* links a communication library. It calls through pointer slots it exports,  *|
