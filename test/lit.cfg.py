@@ -44,6 +44,19 @@ if getattr(config, "kiln_has_dnnl", False):
 if getattr(config, "kiln_has_openmp", False):
     config.available_features.add("openmp")
 
+# mpirun and the MPI communicator plug-in (built where OpenMPI was found at
+# configure time): tests that run modules with collectives on several ranks
+# are unsupported without them. %mpirun starts N ranks as any user (OpenMPI
+# refuses root without --allow-run-as-root), more ranks than cores allowed,
+# and turns a hang into a failure.
+import shutil
+if shutil.which("mpirun") and os.path.exists(os.path.join(
+        config.kiln_tools_dir, os.pardir, "lib", "kiln", "libkiln_comm_mpi.so")):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun",
+         "timeout 120 mpirun --allow-run-as-root --oversubscribe"))
+
 # A loadable CUDA driver (libcuda.so.1): tests of the no-driver errors are
 # unsupported where there is one.
 try:

@@ -1,0 +1,74 @@
+// kiln-run on two ranks under mpirun: a compiled program whose collectives
+// (an asynchronous all-reduce, an all-gather, a permutation, kiln.rank) call
+// the runtime's communicator over the MPI plug-in, with the input split
+// between the ranks. Expected values are worked out by hand.
+//
+// REQUIRES: mpi
+// RUN: rm -rf %t && split-file %s %t
+// RUN: kiln-compile %t/prog.mlir -o %t/prog.kmod
+// RUN: kiln-run %t/prog.kmod --function whole --output-dir %t/in
+//
+// The whole input is x[i][j] = 3i + j (8 x 3); rank 0 keeps rows 0-3, rank 1
+// rows 4-7. Both get the sum of the halves, the gather of max(half, 10) in
+// rank order, and the other rank's half.
+// RUN: %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
+// RUN:   --shard-input 0:0 --all-ranks-write | sort | FileCheck %s --check-prefix=RUN2
+// RUN2: rank 0: out0: f32[4,3] = {{\[}}[12, 14, 16], [18, 20, 22], [24, 26, 28], [30, 32, 34]]
+// RUN2-NEXT: rank 0: out1: f32[8,3] = {{\[}}[10, 10, 10], [10, 10, 10], [10, 10, 10], [10, 10, 11], [12, 13, 14], [15, 16, 17], [18, 19, 20], [21, 22, 23]]
+// RUN2-NEXT: rank 0: out2: f32[4,3] = {{\[}}[12, 13, 14], [15, 16, 17], [18, 19, 20], [21, 22, 23]]
+// RUN2-NEXT: rank 0: out3: i64[] = 0
+// RUN2-NEXT: rank 1: out0: f32[4,3] = {{\[}}[12, 14, 16], [18, 20, 22], [24, 26, 28], [30, 32, 34]]
+// RUN2-NEXT: rank 1: out1: f32[8,3] = {{\[}}[10, 10, 10], [10, 10, 10], [10, 10, 10], [10, 10, 11], [12, 13, 14], [15, 16, 17], [18, 19, 20], [21, 22, 23]]
+// RUN2-NEXT: rank 1: out2: f32[4,3] = {{\[}}[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
+// RUN2-NEXT: rank 1: out3: i64[] = 1
+//
+// Without --all-ranks-write only rank 0 prints.
+// RUN: %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
+// RUN:   --shard-input 0:0 | FileCheck %s --check-prefix=QUIET
+// QUIET: out0: f32[4,3]
+// QUIET-NOT: rank
+// QUIET: out3: i64[] = 0
+// QUIET-NOT: out
+//
+// The program was compiled for two ranks: on four, every rank fails naming
+// the number to start it with; so does a run of one, with --comm=self, and
+// without a communicator the first collective says to use mpirun.
+// RUN: kiln-run %t/prog.kmod --function ones --output-dir %t/ones
+// RUN: not %mpirun -n 4 kiln-run %t/prog.kmod --function step \
+// RUN:   --input %t/ones/out0.npy 2>&1 | FileCheck %s --check-prefix=FOUR
+// FOUR-DAG: kiln-run: error: rank 0: function 'step', collective #1 (kiln.all_reduce): its replica groups span 2 ranks (1 group of 2) but the run has 4; start it with 'mpirun -n 2'
+// FOUR-DAG: kiln-run: error: rank 3: function 'step', collective #1 (kiln.all_reduce): its replica groups span 2 ranks (1 group of 2) but the run has 4; start it with 'mpirun -n 2'
+// RUN: not kiln-run %t/prog.kmod --function step --input %t/ones/out0.npy \
+// RUN:   --comm=self 2>&1 | FileCheck %s --check-prefix=SELF
+// SELF: kiln-run: error: rank 0: function 'step', collective #1 (kiln.all_reduce): its replica groups span 2 ranks (1 group of 2) but the run has 1; start it with 'mpirun -n 2'
+// RUN: not kiln-run %t/prog.kmod --function step --input %t/ones/out0.npy \
+// RUN:   2>&1 | FileCheck %s --check-prefix=PLAIN
+// PLAIN: kiln-run: error: function 'step': this module uses collectives over 2 ranks; run it with 'mpirun -n 2 kiln-run ...' or call kiln_function_call_with_comm
+
+//--- prog.mlir
+// x[i][j] = 3i + j.
+func.func @whole() -> tensor<8x3xf32> {
+  %i = kiln.iota dim = 0 : tensor<8x3xi64>
+  %j = kiln.iota dim = 1 : tensor<8x3xi64>
+  %three = kiln.constant dense<3> : tensor<8x3xi64>
+  %a = kiln.mul %i, %three : tensor<8x3xi64>
+  %b = kiln.add %a, %j : tensor<8x3xi64>
+  %x = kiln.cast %b : tensor<8x3xi64> to tensor<8x3xf32>
+  return %x : tensor<8x3xf32>
+}
+
+func.func @ones() -> tensor<4x3xf32> {
+  %x = kiln.constant dense<1.0> : tensor<4x3xf32>
+  return %x : tensor<4x3xf32>
+}
+
+func.func @step(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<8x3xf32>, tensor<4x3xf32>, tensor<i64>) {
+  %p = kiln.all_reduce_start %x, kind = sum, groups = [[0, 1]] : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %ten = kiln.constant dense<10.0> : tensor<4x3xf32>
+  %m = kiln.max %x, %ten : tensor<4x3xf32>
+  %s = kiln.collective_wait %p, %x : tensor<4x3xf32>, tensor<4x3xf32>
+  %g = kiln.all_gather %m, dim = 0, groups = [[0, 1]] : (tensor<4x3xf32>) -> tensor<8x3xf32>
+  %q = kiln.collective_permute %x, pairs = [0, 1, 1, 0] : tensor<4x3xf32>
+  %r = kiln.rank : tensor<i64>
+  return %s, %g, %q, %r : tensor<4x3xf32>, tensor<8x3xf32>, tensor<4x3xf32>, tensor<i64>
+}
