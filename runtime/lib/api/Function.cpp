@@ -97,10 +97,26 @@ kiln_status_t runEntry(const kiln_function_t &function,
   return status;
 }
 
-/// \p comm is NULL for kiln_function_call.
-kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
-                           kiln_tensor_t *const *inputs, size_t inputCount,
-                           kiln_tensor_t **outputs, size_t outputCount) {
+/// Returns \p status, a failure before the code ran. A function with
+/// collectives called with a communicator first tells the other ranks,
+/// which will meet this one at their first collective, that its call
+/// failed, so that they fail too instead of waiting for it.
+kiln_status_t refuse(const kiln_function_t &function, kiln_comm *comm,
+                     kiln_status_t status) {
+  if (!function.collectives || !comm)
+    return status;
+  try {
+    kiln::runtime::comm::CollectiveCall call(comm, function.signature.name);
+    call.failBeforeRunning(kiln_status_message(status));
+    kiln_status_free(call.finish());
+  } catch (const std::bad_alloc &) {
+  }
+  return status;
+}
+
+kiln_status_t checkArguments(const kiln_function_t &function,
+                             kiln_tensor_t *const *inputs, size_t inputCount,
+                             kiln_tensor_t **outputs, size_t outputCount) {
   const std::string &name = function.signature.name;
   if (inputCount != function.inputs.size())
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
@@ -122,6 +138,25 @@ kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
   for (size_t i = 0; i < inputCount; ++i)
     if (kiln_status_t status = checkInput(function, i, inputs[i]))
       return status;
+  // The collectives' buffers are host memory; a CUDA module's would be
+  // device memory, which needs a device communicator (NCCL).
+  if (function.collectives && function.cuda)
+    return makeStatus(KILN_STATUS_COMM_ERROR,
+                      "function '" + name +
+                          "': collectives of CUDA modules are not "
+                          "supported: the runtime has no CUDA "
+                          "communicator (NCCL) yet");
+  return nullptr;
+}
+
+/// \p comm is NULL for kiln_function_call.
+kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
+                           kiln_tensor_t *const *inputs, size_t inputCount,
+                           kiln_tensor_t **outputs, size_t outputCount) {
+  const std::string &name = function.signature.name;
+  if (kiln_status_t status =
+          checkArguments(function, inputs, inputCount, outputs, outputCount))
+    return refuse(function, comm, status);
 
   std::vector<void *> args;
   args.reserve(inputCount + outputCount);
@@ -135,7 +170,7 @@ kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
             kiln::runtime::createTensor(signature.dtype, signature.rank,
                                         signature.shape, nullptr,
                                         /*zeroFill=*/false, &tensor))
-      return status;
+      return refuse(function, comm, status);
     results.tensors.push_back(tensor);
     args.push_back(tensor->data);
   }
@@ -145,14 +180,6 @@ kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
             runEntry(function, inputs, inputCount, results, args))
       return status;
   } else {
-    // The collectives' buffers are host memory; a CUDA module's would be
-    // device memory, which needs a device communicator (NCCL).
-    if (function.cuda && comm)
-      return makeStatus(KILN_STATUS_COMM_ERROR,
-                        "function '" + name +
-                            "': collectives of CUDA modules are not "
-                            "supported: the runtime has no CUDA "
-                            "communicator (NCCL) yet");
     kiln::runtime::comm::CollectiveCall call(comm, name);
     kiln_status_t status =
         runEntry(function, inputs, inputCount, results, args);

@@ -130,6 +130,10 @@ void CollectiveCall::wait(int64_t handle, const void *input,
          State::FailedHere);
 }
 
+void CollectiveCall::failBeforeRunning(const std::string &message) {
+  fail(message, State::FailedHere);
+}
+
 void CollectiveCall::failOutOfMemory() noexcept {
   outOfMemory = true;
   if (state != State::Stopped)

@@ -66,6 +66,11 @@ public:
   int64_t start(const kiln_comm_plugin_collective_t &collective);
   void wait(int64_t handle, const void *input, const void *output);
 
+  /// Records \p message as the call's failure before its code ran (an
+  /// argument that does not fit the signature): finish then tells the
+  /// other ranks, which stop at their next collective.
+  void failBeforeRunning(const std::string &message);
+
   /// Records that memory ran out in start or wait (which must not throw
   /// into compiled code); the call fails with KILN_STATUS_OUT_OF_MEMORY.
   void failOutOfMemory() noexcept;

@@ -461,6 +461,26 @@ TEST_F(MpiRankTest, GroupsForAnotherNumberOfRanks) {
                 std::to_string(size) + "; start it with 'mpirun -n 2'");
 }
 
+TEST_F(MpiRankTest, BadArgumentOnOneRankFailsEveryRank) {
+  // Rank 1's input has the wrong shape: its call fails before the code
+  // runs, and the others, instead of waiting for it in the all-reduce,
+  // learn that it failed.
+  TensorPtr x = rank == 1 ? makeTensor(KILN_DTYPE_F32, {5}, inputs(rank, 5))
+                          : makeTensor(KILN_DTYPE_F32, {6}, inputs(rank, 6));
+  Outcome outcome = call("sum6", {x.get()});
+  if (rank == 1) {
+    EXPECT_EQ(outcome.code, KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(outcome.message, "function 'sum6': input 0 ('x') has shape [5] "
+                               "but the signature expects [6]");
+  } else {
+    EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+    EXPECT_EQ(outcome.message,
+              "rank " + std::to_string(rank) +
+                  ": function 'sum6', collective #1 (kiln.all_reduce): rank 1 "
+                  "failed earlier in this call (its own error says how)");
+  }
+}
+
 TEST_F(MpiRankTest, WorksAgainAfterFailures) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
   ASSERT_FALSE(call("mismatched_count", {x.get()}).ok());
