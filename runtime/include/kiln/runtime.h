@@ -330,11 +330,11 @@ int kiln_module_uses_collectives(const kiln_module_t *module);
  * f32 over 1 group of 2 ranks". Collectives after a failure do not
  * communicate. A call that fails on one rank before its code runs (an input
  * that does not fit the signature) still tells the others, whose calls
- * fail at their first collective ("rank 1 failed earlier in this call"). A rank
- * that dies (crashes, exits) cannot report anything: under mpirun, mpirun then
- * ends the other ranks. A failure of MPI itself on one rank while the others go
- * on can leave them waiting in that collective; OpenMPI usually ends the run
- * then. */
+ * fail at their first collective ("rank 1 failed earlier in this call").
+ * A rank that dies (crashes, exits) cannot report anything: under mpirun,
+ * mpirun then ends the other ranks. A failure of MPI itself on one rank
+ * while the others go on can leave them waiting in that collective;
+ * OpenMPI usually ends the run then. */
 kiln_status_t
 kiln_function_call_with_comm(const kiln_function_t *function, kiln_comm_t *comm,
                              kiln_tensor_t *const *inputs, size_t input_count,
