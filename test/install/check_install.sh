@@ -24,6 +24,14 @@ for f in bin/kiln-compile bin/kiln-run include/kiln/runtime.h \
   fi
 done
 
+# The MPI plug-in, where the build has one (OpenMPI was found), goes where
+# the installed kiln-run looks for it: bin/../lib/kiln/.
+plugin=lib/kiln/libkiln_comm_mpi.so
+if [ -e "$build/$plugin" ] && [ ! -e "$prefix/$plugin" ]; then
+  echo "check_install: the install has no $plugin" >&2
+  exit 1
+fi
+
 "$prefix/bin/kiln-compile" "$src/examples/models/newton_sqrt.mlir" \
   -o "$work/newton.kmod"
 
