@@ -7,7 +7,11 @@
 //   0. with `fuse`, the canonicalizer (kiln's folds and canonical forms,
 //      e.g. keepdims reshapes absorbed into broadcasts), then kiln-fuse
 //      groups kiln ops into kiln.fused regions;
-//   1. kiln -> linalg/tensor/scf on tensors, each kiln.fused region lowered
+//   1. with `collectives` (CPU), the collectives in the communicator's
+//      flat forms and kiln.rank a call (kiln-decompose-collectives,
+//      kiln-cpu-collective-calls); the remaining collectives bufferize into
+//      calls (CollectiveCalls.cpp);
+//      kiln -> linalg/tensor/scf on tensors, each kiln.fused region lowered
 //      into a kiln.fused_kernel; then kiln-fuse-linalg-groups fuses the
 //      linalg ops of each kernel.
 // The backend then canonicalizes and runs CSE, shapes the kernels (on the
@@ -45,7 +49,7 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
 }
 
 void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
-                                     bool rowLoops) {
+                                     bool rowLoops, bool collectives) {
   if (fuse) {
     // Folds and canonical forms first (e.g. numpy's keepdims reshapes
     // absorbed into broadcasts), so that fusion groups what the program
@@ -53,8 +57,15 @@ void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
     pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createFusion());
   }
+  if (collectives) {
+    // After fusion, which must see the exchanges as the kiln ops they are
+    // (ops on either side of one are never fused together).
+    pm.addNestedPass<func::FuncOp>(createKilnDecomposeCollectives());
+    pm.addPass(createKilnCpuCollectiveCalls());
+  }
   ConvertKilnToLinalgOptions lowering;
   lowering.rowLoops = rowLoops;
+  lowering.collectives = collectives;
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg(lowering));
   if (fuse)
     pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());

@@ -96,6 +96,14 @@ static bool lowersHalfPrecision(Operation *op) {
 }
 
 namespace {
+/// The ops that communicate between ranks.
+static bool isCollective(Operation *op) {
+  return isa<RankOp, AllReduceOp, AllGatherOp, ReduceScatterOp,
+             CollectiveBroadcastOp, AllToAllOp, CollectivePermuteOp,
+             AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp,
+             CollectiveWaitOp>(op);
+}
+
 struct ConvertKilnToLinalgPass
     : mlir::kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
   using ConvertKilnToLinalgBase::ConvertKilnToLinalgBase;
@@ -104,13 +112,13 @@ struct ConvertKilnToLinalgPass
     // Reject element types the backends do not compile, and f16/bf16 in
     // ops whose lowering has no f32 compute path for them, up front with a
     // message that says so, rather than a generic "failed to legalize".
-    WalkResult uncompiled = getOperation().walk([](Operation *op) {
+    bool collectives = this->collectives;
+    WalkResult uncompiled = getOperation().walk([&](Operation *op) {
       if (!isa<KilnDialect>(op->getDialect()))
         return WalkResult::advance();
-      if (isa<RankOp, AllReduceOp, AllGatherOp, ReduceScatterOp,
-              CollectiveBroadcastOp, AllToAllOp, CollectivePermuteOp,
-              AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp,
-              CollectiveWaitOp>(op)) {
+      if (isCollective(op)) {
+        if (collectives)
+          return WalkResult::advance();
         op->emitOpError("communicates between ranks; only the CPU backend "
                         "compiles collectives so far");
         return WalkResult::interrupt();
@@ -142,6 +150,13 @@ struct ConvertKilnToLinalgPass
                            math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect, func::FuncDialect>();
     target.addIllegalDialect<KilnDialect>();
+    // The flat collectives bufferize into calls of the communicator
+    // (CollectiveCalls.cpp).
+    if (collectives)
+      target.addLegalOp<AllReduceStartOp, AllGatherStartOp,
+                        ReduceScatterStartOp, CollectiveWaitOp,
+                        CollectiveBroadcastOp, AllToAllOp,
+                        CollectivePermuteOp>();
     // A kiln.fused region becomes a kiln.fused_kernel whose body keeps its
     // kiln.yield (FusedLowering.cpp).
     target.addLegalOp<FusedKernelOp>();

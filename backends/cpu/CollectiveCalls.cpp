@@ -1,28 +1,36 @@
 //===- CollectiveCalls.cpp - Collectives as calls into the communicator ---===//
 //
 // After kiln-decompose-collectives every collective is in a flat form
-// (kiln/CollectiveAbi.h). This pass turns each into calls of the runtime's
-// communicator, on the buffers of its operand and result:
+// (kiln/CollectiveAbi.h): a start op and its kiln.collective_wait, or a
+// synchronous collective_broadcast, all_to_all (leading blocks) or
+// collective_permute. These stay kiln ops until one-shot bufferization,
+// which knows them through the BufferizableOpInterface models below, so
+// that the analysis sees what they do to memory:
 //
-//   %p = kiln.all_reduce_start %x ...         %in = bufferization.to_memref %x read_only
-//   ...                                  ->   %out = memref.alloc()
-//   %r = kiln.collective_wait %p, %x          %h = call @kiln_comm_start(kind, ..., %in, %out, ...)
-//                                             ...
-//                                             call @kiln_comm_wait(%h, %in', %out)
-//                                             %r = bufferization.to_tensor %out restrict writable
+//   - a start op reads its operand and allocates its result; it bufferizes
+//     into `@kiln_comm_start(kind, ..., %operand_buffer, %result_buffer,
+//     ...) -> handle`;
+//   - kiln.collective_wait writes the pending buffer in place (its result
+//     is that buffer) and reads `source`, the start's operand, so the
+//     analysis keeps that buffer unchanged until here; it bufferizes into
+//     `@kiln_comm_wait(handle, %source_buffer, %pending_buffer)`, the
+//     handle being the result of the start call that fills that buffer;
+//   - the synchronous collectives read their operand and allocate their
+//     result, and call start and wait at once.
+// The buffers are passed to the calls as memrefs, so every later analysis
+// (memory planning, deallocation) sees them used by the calls; only the
+// @kiln_comm_* functions, defined here one per signature, take their
+// addresses and call through the exported pointer slots
+// `kiln_comm_fn_<name>` that the runtime fills when it loads the module.
+// The code links no communication library, and a module without
+// collectives gets no slots.
 //
-// The wait names the operand's buffer again (`%in'`, a second read-only
-// to_memref), so bufferization keeps it unchanged and alive until then.
-// Synchronous broadcasts, all-to-alls and permutes wait right away;
-// kiln.rank becomes a call of @kiln_comm_rank.
-//
-// The @kiln_comm_* functions are defined here, each a call through the
-// exported pointer slot `kiln_comm_fn_<name>` that the runtime fills when it
-// loads the module: the code never links a communication library, and a
-// module without collectives has no slots.
+// The kiln-cpu-collective-calls pass lowers kiln.rank (a call of
+// @kiln_comm_rank) before the kiln ops are lowered.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
 
 #include "kiln/CollectiveAbi.h"
@@ -30,8 +38,10 @@
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -47,172 +57,134 @@ namespace kiln {
 
 using namespace mlir;
 using namespace mlir::kiln;
+using namespace mlir::bufferization;
 
-namespace {
+//===----------------------------------------------------------------------===//
+// The @kiln_comm_* functions and their slots
+//===----------------------------------------------------------------------===//
 
-/// Builds the calls; owns the module-level pieces (slot globals, the
-/// @kiln_comm_* functions, the constant tables of groups and pairs).
-class CallBuilder {
-public:
-  explicit CallBuilder(ModuleOp module)
-      : module(module), symbols(module), context(module.getContext()),
-        ptr(LLVM::LLVMPointerType::get(context)),
-        i32(IntegerType::get(context, 32)), i64(IntegerType::get(context, 64)) {}
+/// The attribute that marks the functions this file defines, valued by the
+/// name of their slot.
+static constexpr const char *kCommFunctionAttr = "kiln.comm_function";
 
-  LogicalResult lower(Operation *op);
+static Type pointerType(MLIRContext *context) {
+  return LLVM::LLVMPointerType::get(context);
+}
 
-private:
-  /// @kiln_comm_<name>(inputs) -> results, calling through its slot.
-  func::FuncOp function(StringRef name, TypeRange inputs, TypeRange results);
-  /// A constant i64 table; equal tables share one global.
-  Value table(OpBuilder &b, Location loc, ArrayRef<int64_t> values);
-  Value pointerTo(OpBuilder &b, Location loc, Value memref);
-  Value constant(OpBuilder &b, Location loc, Type type, int64_t value) {
-    return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, value));
-  }
-  /// Calls start for `op` on `operand`; returns the handle and the output
-  /// buffer.
-  std::pair<Value, Value> start(OpBuilder &b, Operation *op, Value operand,
-                                RankedTensorType resultType, int32_t kind,
-                                int32_t reduction, int64_t root);
-  /// Calls wait, then returns the output buffer as the op's tensor.
-  Value wait(OpBuilder &b, Location loc, Value handle, Value operand,
-             Value output, RankedTensorType resultType);
-
-  ModuleOp module;
-  SymbolTable symbols;
-  MLIRContext *context;
-  Type ptr, i32, i64;
-  llvm::StringMap<func::FuncOp> functions;
-  std::map<std::vector<int64_t>, LLVM::GlobalOp> tables;
-};
-} // namespace
-
-func::FuncOp CallBuilder::function(StringRef name, TypeRange inputs,
-                                   TypeRange results) {
-  auto found = functions.find(name);
-  if (found != functions.end())
-    return found->second;
+/// The exported slot `kiln_comm_fn_<name>`, made on first use.
+static LLVM::GlobalOp slotFor(ModuleOp module, StringRef name) {
+  std::string symbol = (KILN_COMM_SLOT_PREFIX + name).str();
+  if (auto global = module.lookupSymbol<LLVM::GlobalOp>(symbol))
+    return global;
   Location loc = module.getLoc();
+  Type ptr = pointerType(module.getContext());
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  // The slot: an exported pointer the runtime overwrites at load time.
-  auto slot = b.create<LLVM::GlobalOp>(
-      loc, ptr, /*isConstant=*/false, LLVM::Linkage::External,
-      (KILN_COMM_SLOT_PREFIX + name).str(), Attribute());
-  {
-    Block *init = b.createBlock(&slot.getInitializerRegion());
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(init);
-    b.create<LLVM::ReturnOp>(loc, b.create<LLVM::ZeroOp>(loc, ptr).getResult());
-  }
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = b.create<func::FuncOp>(loc, ("kiln_comm_" + name).str(),
-                                     b.getFunctionType(inputs, results));
+  auto global = b.create<LLVM::GlobalOp>(loc, ptr, /*isConstant=*/false,
+                                         LLVM::Linkage::External, symbol,
+                                         Attribute());
+  Block *init = b.createBlock(&global.getInitializerRegion());
+  b.setInsertionPointToStart(init);
+  b.create<LLVM::ReturnOp>(loc, b.create<LLVM::ZeroOp>(loc, ptr).getResult());
+  return global;
+}
+
+/// The address of the first element of `memref` (an argument of a
+/// @kiln_comm_* function): its aligned pointer plus its offset.
+static Value addressOf(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+  Value offset =
+      b.create<memref::ExtractStridedMetadataOp>(loc, memref).getOffset();
+  Value bytes = b.create<arith::MulIOp>(
+      loc, offset, b.create<arith::ConstantIndexOp>(loc, elementBytes));
+  Value address = b.create<arith::IndexCastOp>(
+      loc, b.getI64Type(), b.create<arith::AddIOp>(loc, base, bytes));
+  return b.create<LLVM::IntToPtrOp>(loc, pointerType(b.getContext()),
+                                    address);
+}
+
+/// The function `@kiln_comm_<name>` of this signature: it passes its scalar
+/// arguments, and the addresses of its memref arguments, to the function in
+/// the slot `kiln_comm_fn_<name>`. One per signature, made on first use.
+static func::FuncOp commFunction(ModuleOp module, StringRef name,
+                                 FunctionType type) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto marker = func->getAttrOfType<StringAttr>(kCommFunctionAttr))
+      if (marker.getValue() == name && func.getFunctionType() == type)
+        return func;
+  LLVM::GlobalOp slot = slotFor(module, name);
+  Location loc = module.getLoc();
+  MLIRContext *context = module.getContext();
+  auto func = func::FuncOp::create(loc, ("kiln_comm_" + name).str(), type);
   func.setPrivate();
+  func->setAttr(kCommFunctionAttr, StringAttr::get(context, name));
+  // Inserting renames it if a function of another signature has the name.
+  SymbolTable(module).insert(func);
+  OpBuilder b(context);
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
-  Value address = b.create<LLVM::AddressOfOp>(loc, slot);
-  Value callee = b.create<LLVM::LoadOp>(loc, ptr, address);
-  SmallVector<Value> operands = {callee};
-  llvm::append_range(operands, body->getArguments());
-  Type resultType = results.empty() ? LLVM::LLVMVoidType::get(context)
-                                    : results.front();
+  Type ptr = pointerType(context);
+  SmallVector<Value> operands = {
+      b.create<LLVM::LoadOp>(loc, ptr, b.create<LLVM::AddressOfOp>(loc, slot))};
+  SmallVector<Type> slotInputs;
+  for (Value argument : body->getArguments()) {
+    if (isa<MemRefType>(argument.getType()))
+      argument = addressOf(b, loc, argument);
+    operands.push_back(argument);
+    slotInputs.push_back(argument.getType());
+  }
+  Type resultType = type.getNumResults() == 0 ? LLVM::LLVMVoidType::get(context)
+                                              : type.getResult(0);
   auto call = b.create<LLVM::CallOp>(
-      loc, LLVM::LLVMFunctionType::get(resultType, llvm::to_vector(inputs)),
-      operands);
+      loc, LLVM::LLVMFunctionType::get(resultType, slotInputs), operands);
   b.create<func::ReturnOp>(loc, call.getResults());
-  symbols.insert(func);
-  functions[name] = func;
   return func;
 }
 
-Value CallBuilder::table(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
-  std::vector<int64_t> key(values.begin(), values.end());
-  LLVM::GlobalOp &global = tables[key];
-  if (!global) {
-    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-    auto arrayType = LLVM::LLVMArrayType::get(i64, values.size());
-    global = top.create<LLVM::GlobalOp>(
-        loc, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
-        "kiln_comm_table", top.getI64TensorAttr(values));
-    symbols.insert(global);
-  }
+/// A constant i64 table (replica groups, permute pairs) as a global; equal
+/// tables share one.
+static Value tableOf(OpBuilder &b, Location loc, ModuleOp module,
+                     ArrayRef<int64_t> values) {
+  DenseIntElementsAttr contents = b.getI64TensorAttr(values);
+  for (auto global : module.getOps<LLVM::GlobalOp>())
+    if (global->hasAttr(kCommFunctionAttr) && global.getValueAttr() == contents)
+      return b.create<LLVM::AddressOfOp>(loc, global);
+  OpBuilder detached(b.getContext());
+  auto global = detached.create<LLVM::GlobalOp>(
+      loc, LLVM::LLVMArrayType::get(b.getI64Type(), values.size()),
+      /*isConstant=*/true, LLVM::Linkage::Internal, "kiln_comm_table",
+      contents);
+  global->setAttr(kCommFunctionAttr, b.getStringAttr("table"));
+  // Inserting (at the front) renames it if another table has the name.
+  SymbolTable(module).insert(global, module.getBody()->begin());
   return b.create<LLVM::AddressOfOp>(loc, global);
 }
 
-Value CallBuilder::pointerTo(OpBuilder &b, Location loc, Value memref) {
-  Value index = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
-  Value address = b.create<arith::IndexCastOp>(loc, i64, index);
-  return b.create<LLVM::IntToPtrOp>(loc, ptr, address);
+//===----------------------------------------------------------------------===//
+// Calls on buffers
+//===----------------------------------------------------------------------===//
+
+/// `buffer` itself where it is dense and row-major, else a copy that is:
+/// the communicator reads and writes flat elements.
+static Value denseBuffer(RewriterBase &rewriter, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getLayout().isIdentity())
+    return buffer;
+  Value copy = rewriter.create<memref::AllocOp>(
+      loc, MemRefType::get(type.getShape(), type.getElementType()));
+  rewriter.create<linalg::CopyOp>(loc, buffer, copy);
+  return copy;
 }
 
-static MemRefType bufferType(RankedTensorType type) {
-  return MemRefType::get(type.getShape(), type.getElementType());
-}
-
-std::pair<Value, Value> CallBuilder::start(OpBuilder &b, Operation *op,
-                                           Value operand,
-                                           RankedTensorType resultType,
-                                           int32_t kind, int32_t reduction,
-                                           int64_t root) {
-  Location loc = op->getLoc();
-  auto operandType = cast<RankedTensorType>(operand.getType());
-  Value input = b.create<bufferization::ToMemrefOp>(
-      loc, bufferType(operandType), operand, /*read_only=*/true);
-  Value output = b.create<memref::AllocOp>(loc, bufferType(resultType));
-
-  Value groups, groupCount, groupSize, pairs, pairCount;
-  if (auto permute = dyn_cast<CollectivePermuteOp>(op)) {
-    groups = b.create<LLVM::ZeroOp>(loc, ptr);
-    groupCount = groupSize = constant(b, loc, i64, 0);
-    ArrayRef<int64_t> flat = permute.getPairs();
-    pairs = flat.empty() ? b.create<LLVM::ZeroOp>(loc, ptr).getResult()
-                         : table(b, loc, flat);
-    pairCount = constant(b, loc, i64, flat.size() / 2);
-  } else {
-    ArrayRef<int64_t> ranks = op->getAttrOfType<DenseI64ArrayAttr>("groups");
-    int64_t size = op->getAttrOfType<IntegerAttr>("group_size").getInt();
-    groups = table(b, loc, ranks);
-    groupCount = constant(b, loc, i64, ranks.size() / size);
-    groupSize = constant(b, loc, i64, size);
-    pairs = b.create<LLVM::ZeroOp>(loc, ptr);
-    pairCount = constant(b, loc, i64, 0);
-  }
-  auto dtype = ::kiln::classifyElementType(operandType.getElementType());
-  SmallVector<Value> args = {
-      constant(b, loc, i32, kind),
-      constant(b, loc, i32, reduction),
-      constant(b, loc, i32, static_cast<int64_t>(*dtype)),
-      pointerTo(b, loc, input),
-      pointerTo(b, loc, output),
-      constant(b, loc, i64, operandType.getNumElements()),
-      constant(b, loc, i64, root),
-      groups,
-      groupCount,
-      groupSize,
-      pairs,
-      pairCount};
-  SmallVector<Type> types = {i32, i32, i32, ptr, ptr, i64,
-                             i64, ptr, i64, i64, ptr, i64};
-  func::FuncOp startFn = function("start", types, {i64});
-  Value handle = b.create<func::CallOp>(loc, startFn, args).getResult(0);
-  return {handle, output};
-}
-
-Value CallBuilder::wait(OpBuilder &b, Location loc, Value handle,
-                        Value operand, Value output,
-                        RankedTensorType resultType) {
-  auto operandType = cast<RankedTensorType>(operand.getType());
-  Value input = b.create<bufferization::ToMemrefOp>(
-      loc, bufferType(operandType), operand, /*read_only=*/true);
-  func::FuncOp waitFn = function("wait", {i64, ptr, ptr}, {});
-  b.create<func::CallOp>(
-      loc, waitFn,
-      ValueRange{handle, pointerTo(b, loc, input), pointerTo(b, loc, output)});
-  return b.create<bufferization::ToTensorOp>(loc, resultType, output,
-                                             /*restrict=*/true,
-                                             /*writable=*/true);
-}
+namespace {
+/// What one start call needs besides the buffers.
+struct Exchange {
+  int32_t kind = 0;
+  int32_t reduction = 0;
+  int64_t root = 0;
+};
+} // namespace
 
 static int32_t reductionCode(CollectiveReduction kind) {
   switch (kind) {
@@ -228,96 +200,235 @@ static int32_t reductionCode(CollectiveReduction kind) {
   return -1;
 }
 
-LogicalResult CallBuilder::lower(Operation *op) {
-  OpBuilder b(op);
-  Location loc = op->getLoc();
+/// What `op` exchanges, or failure (with a diagnostic) for a form the
+/// communicator does not run.
+static FailureOr<Exchange> exchangeOf(Operation *op) {
+  Exchange exchange;
   auto fail = [&](const Twine &what) {
     return op->emitOpError(what + " (kiln-decompose-collectives runs first)");
   };
-
-  if (auto rank = dyn_cast<RankOp>(op)) {
-    Value value =
-        b.create<func::CallOp>(loc, function("rank", {}, {i64}), ValueRange{})
-            .getResult(0);
-    rank.replaceAllUsesWith(
-        b.create<tensor::FromElementsOp>(loc, rank.getType(), value)
-            .getResult());
-    op->erase();
-    return success();
-  }
-
-  // The synchronous collectives the runtime has no start form for.
-  int32_t kind = -1;
-  int64_t root = 0;
   if (auto broadcast = dyn_cast<CollectiveBroadcastOp>(op)) {
-    kind = KILN_COLLECTIVE_BROADCAST;
-    root = broadcast.getRoot();
+    exchange.kind = KILN_COLLECTIVE_BROADCAST;
+    exchange.root = broadcast.getRoot();
   } else if (auto allToAll = dyn_cast<AllToAllOp>(op)) {
     if (allToAll.getSplitDim() != 0 || allToAll.getConcatDim() != 0)
       return fail("exchanges blocks along a dimension other than the first");
-    kind = KILN_COLLECTIVE_ALL_TO_ALL;
+    exchange.kind = KILN_COLLECTIVE_ALL_TO_ALL;
   } else if (isa<CollectivePermuteOp>(op)) {
-    kind = KILN_COLLECTIVE_PERMUTE;
-  }
-  if (kind >= 0) {
-    Value operand = op->getOperand(0);
-    auto type = cast<RankedTensorType>(op->getResult(0).getType());
-    auto [handle, output] = start(b, op, operand, type, kind, 0, root);
-    op->getResult(0).replaceAllUsesWith(
-        wait(b, loc, handle, operand, output, type));
-    op->erase();
-    return success();
-  }
-
-  int32_t reduction = 0;
-  if (auto allReduce = dyn_cast<AllReduceStartOp>(op)) {
-    kind = KILN_COLLECTIVE_ALL_REDUCE;
-    reduction = reductionCode(allReduce.getKind());
+    exchange.kind = KILN_COLLECTIVE_PERMUTE;
+  } else if (auto allReduce = dyn_cast<AllReduceStartOp>(op)) {
+    exchange.kind = KILN_COLLECTIVE_ALL_REDUCE;
+    exchange.reduction = reductionCode(allReduce.getKind());
   } else if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
     if (gather.getDimension() != 0)
       return fail("gathers along a dimension other than the first");
-    kind = KILN_COLLECTIVE_ALL_GATHER;
+    exchange.kind = KILN_COLLECTIVE_ALL_GATHER;
   } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
     if (scatter.getDimension() != 0)
       return fail("scatters along a dimension other than the first");
-    kind = KILN_COLLECTIVE_REDUCE_SCATTER;
-    reduction = reductionCode(scatter.getKind());
+    exchange.kind = KILN_COLLECTIVE_REDUCE_SCATTER;
+    exchange.reduction = reductionCode(scatter.getKind());
   } else {
     return fail("is not in a form the communicator runs");
   }
-  if (reduction < 0)
+  if (exchange.reduction < 0)
     return fail("still reduces by mean");
-  auto waitOp = cast<CollectiveWaitOp>(*op->getResult(0).user_begin());
-  auto type = cast<RankedTensorType>(waitOp.getType());
-  auto [handle, output] =
-      start(b, op, op->getOperand(0), type, kind, reduction, 0);
-  b.setInsertionPoint(waitOp);
-  Value result =
-      wait(b, waitOp.getLoc(), handle, waitOp.getSource(), output, type);
-  waitOp.replaceAllUsesWith(result);
-  waitOp->erase();
-  op->erase();
-  return success();
+  return exchange;
 }
+
+/// Calls @kiln_comm_start for `op` on `input` into a new `output` buffer.
+static func::CallOp startCall(RewriterBase &rewriter, Operation *op,
+                              const Exchange &exchange, Value input,
+                              Value output) {
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  MLIRContext *context = op->getContext();
+  Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+  Type ptr = pointerType(context);
+  auto constant = [&](Type type, int64_t value) -> Value {
+    return rewriter.create<arith::ConstantOp>(
+        loc, rewriter.getIntegerAttr(type, value));
+  };
+  Value groups, groupCount, groupSize, pairs, pairCount;
+  if (auto permute = dyn_cast<CollectivePermuteOp>(op)) {
+    groups = rewriter.create<LLVM::ZeroOp>(loc, ptr);
+    groupCount = groupSize = constant(i64, 0);
+    ArrayRef<int64_t> flat = permute.getPairs();
+    pairs = flat.empty() ? rewriter.create<LLVM::ZeroOp>(loc, ptr).getResult()
+                         : tableOf(rewriter, loc, module, flat);
+    pairCount = constant(i64, flat.size() / 2);
+  } else {
+    ArrayRef<int64_t> ranks = op->getAttrOfType<DenseI64ArrayAttr>("groups");
+    int64_t size = op->getAttrOfType<IntegerAttr>("group_size").getInt();
+    groups = tableOf(rewriter, loc, module, ranks);
+    groupCount = constant(i64, ranks.size() / size);
+    groupSize = constant(i64, size);
+    pairs = rewriter.create<LLVM::ZeroOp>(loc, ptr);
+    pairCount = constant(i64, 0);
+  }
+  auto inputType = cast<MemRefType>(input.getType());
+  auto dtype = ::kiln::classifyElementType(inputType.getElementType());
+  SmallVector<Value> args = {constant(i32, exchange.kind),
+                             constant(i32, exchange.reduction),
+                             constant(i32, static_cast<int64_t>(*dtype)),
+                             input,
+                             output,
+                             constant(i64, inputType.getNumElements()),
+                             constant(i64, exchange.root),
+                             groups,
+                             groupCount,
+                             groupSize,
+                             pairs,
+                             pairCount};
+  func::FuncOp start = commFunction(
+      module, "start",
+      FunctionType::get(context, ValueRange(args).getTypes(), {i64}));
+  return rewriter.create<func::CallOp>(loc, start, args);
+}
+
+static void waitCall(RewriterBase &rewriter, Location loc, Value handle,
+                     Value input, Value output) {
+  auto module =
+      rewriter.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  SmallVector<Value> args = {handle, input, output};
+  func::FuncOp wait = commFunction(
+      module, "wait",
+      FunctionType::get(rewriter.getContext(), ValueRange(args).getTypes(), {}));
+  rewriter.create<func::CallOp>(loc, wait, args);
+}
+
+//===----------------------------------------------------------------------===//
+// Bufferization models
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A collective that reads its operand into a fresh result: the start ops,
+/// and (waiting at once) the synchronous broadcast, all_to_all and permute.
+template <typename OpTy, bool waitsAtOnce>
+struct ExchangeModel
+    : BufferizableOpInterface::ExternalModel<ExchangeModel<OpTy, waitsAtOnce>,
+                                             OpTy> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options) const {
+    FailureOr<Exchange> exchange = exchangeOf(op);
+    if (failed(exchange))
+      return failure();
+    FailureOr<Value> operand = getBuffer(rewriter, op->getOperand(0), options);
+    if (failed(operand))
+      return failure();
+    Location loc = op->getLoc();
+    Value input = denseBuffer(rewriter, loc, *operand);
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    Value output = rewriter.create<memref::AllocOp>(
+        loc, MemRefType::get(resultType.getShape(),
+                             resultType.getElementType()));
+    func::CallOp start = startCall(rewriter, op, *exchange, input, output);
+    if (waitsAtOnce)
+      waitCall(rewriter, loc, start.getResult(0), input, output);
+    replaceOpWithBufferizedValues(rewriter, op, output);
+    return success();
+  }
+};
+
+/// kiln.collective_wait: completes the pending buffer in place.
+struct WaitModel
+    : BufferizableOpInterface::ExternalModel<WaitModel, CollectiveWaitOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &operand,
+                              const AnalysisState &) const {
+    // The exchange reads `source` until here.
+    return operand.getOperandNumber() == 1;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &operand,
+                               const AnalysisState &) const {
+    return operand.getOperandNumber() == 0;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &operand,
+                                      const AnalysisState &) const {
+    if (operand.getOperandNumber() != 0)
+      return {};
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options) const {
+    auto wait = cast<CollectiveWaitOp>(op);
+    FailureOr<Value> pending = getBuffer(rewriter, wait.getPending(), options);
+    FailureOr<Value> source = getBuffer(rewriter, wait.getSource(), options);
+    if (failed(pending) || failed(source))
+      return failure();
+    // The start call that fills the pending buffer holds the handle.
+    func::CallOp start;
+    for (Operation *user : pending->getUsers())
+      if (auto call = dyn_cast<func::CallOp>(user))
+        if (call.getNumOperands() > 4 && call.getOperand(4) == *pending &&
+            call.getNumResults() == 1)
+          start = call;
+    if (!start)
+      return op->emitOpError("finds no start call filling its buffer");
+    // The start read a dense copy of `source` if it had to make one.
+    waitCall(rewriter, op->getLoc(), start.getResult(0), start.getOperand(3),
+             *pending);
+    (void)source;
+    replaceOpWithBufferizedValues(rewriter, op, *pending);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::kiln::registerCollectiveBufferizationModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, KilnDialect *) {
+    AllReduceStartOp::attachInterface<ExchangeModel<AllReduceStartOp, false>>(
+        *context);
+    AllGatherStartOp::attachInterface<ExchangeModel<AllGatherStartOp, false>>(
+        *context);
+    ReduceScatterStartOp::attachInterface<
+        ExchangeModel<ReduceScatterStartOp, false>>(*context);
+    CollectiveBroadcastOp::attachInterface<
+        ExchangeModel<CollectiveBroadcastOp, true>>(*context);
+    AllToAllOp::attachInterface<ExchangeModel<AllToAllOp, true>>(*context);
+    CollectivePermuteOp::attachInterface<
+        ExchangeModel<CollectivePermuteOp, true>>(*context);
+    CollectiveWaitOp::attachInterface<WaitModel>(*context);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The pass: kiln.rank
+//===----------------------------------------------------------------------===//
 
 namespace {
 struct KilnCpuCollectiveCallsPass
     : mlir::kiln::impl::KilnCpuCollectiveCallsBase<KilnCpuCollectiveCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> collectives;
-    module.walk([&](Operation *op) {
-      if (isa<RankOp, AllReduceOp, AllGatherOp, ReduceScatterOp,
-              CollectiveBroadcastOp, AllToAllOp, CollectivePermuteOp,
-              AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp>(op))
-        collectives.push_back(op);
-    });
-    if (collectives.empty())
-      return;
-    CallBuilder builder(module);
-    for (Operation *op : collectives)
-      if (failed(builder.lower(op)))
-        return signalPassFailure();
+    SmallVector<RankOp> ranks;
+    module.walk([&](RankOp op) { ranks.push_back(op); });
+    for (RankOp op : ranks) {
+      OpBuilder b(op);
+      func::FuncOp rank = commFunction(
+          module, "rank", b.getFunctionType({}, {b.getI64Type()}));
+      Value value =
+          b.create<func::CallOp>(op.getLoc(), rank, ValueRange{}).getResult(0);
+      op.replaceAllUsesWith(
+          b.create<tensor::FromElementsOp>(op.getLoc(), op.getType(), value)
+              .getResult());
+      op.erase();
+    }
   }
 };
 } // namespace

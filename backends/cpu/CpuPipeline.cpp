@@ -1,13 +1,13 @@
 //===- CpuPipeline.cpp - kiln to the LLVM dialect -------------------------===//
 //
 // The pipeline, in order:
-//   0. collectives in the communicator's flat forms, then calls of it
-//      (kiln-decompose-collectives, kiln-cpu-collective-calls);
-//      f32 convolutions for oneDNN move into functions of their own
+//   0. f32 convolutions for oneDNN move into functions of their own
 //      (kiln-cpu-outline-dnnl-convs, where kiln was built with oneDNN);
 //      with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
 //      kiln.fused regions;
-//   1. kiln -> linalg/tensor/scf on tensors (each kiln.fused region lowered
+//   1. collectives in the communicator's flat forms (they bufferize into
+//      its calls, CollectiveCalls.cpp); kiln -> linalg/tensor/scf on
+//      tensors (each kiln.fused region lowered
 //      into a kiln.fused_kernel), then kiln-fuse-linalg-groups fuses the
 //      linalg ops of each kernel; canonicalize and CSE;
 //      kiln-cpu-tile-fused-reductions makes each kernel with reductions one
@@ -74,10 +74,6 @@ bool kiln::cpuHasOpenMP() {
 void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const CpuOptions &options) {
   bool dnnl = options.dnnl && cpuHasDnnl();
-  // Collectives become calls of the runtime's communicator first, so that
-  // nothing below sees them.
-  pm.addNestedPass<func::FuncOp>(createKilnDecomposeCollectives());
-  pm.addPass(createKilnCpuCollectiveCalls());
   // f32 convolutions that oneDNN takes wait in functions of their own for
   // kiln-cpu-conv-to-dnnl (ConvToDnnl.cpp).
   if (dnnl) {
@@ -88,7 +84,8 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // 0-1 (BufferizationPipeline.cpp). Pools walk their rows in loops that
   // LLVM vectorizes (kiln-to-linalg's row-loops); a GPU runs one thread per
   // result element instead.
-  buildLinalgPipeline(pm, options.fuse, /*rowLoops=*/true);
+  buildLinalgPipeline(pm, options.fuse, /*rowLoops=*/true,
+                      /*collectives=*/true);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Right before bufferization: the canonicalizer would fold the loop's

@@ -72,6 +72,7 @@ void kiln::registerCompilerDialects(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::kiln::registerCudaDialects(registry);
+  mlir::kiln::registerCollectiveBufferizationModels(registry);
 }
 
 /// Maps a tensor element type to the runtime's dtype, if the backends

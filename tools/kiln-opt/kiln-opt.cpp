@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::kiln::KilnDialect>();
+  mlir::kiln::registerCollectiveBufferizationModels(registry);
 
   // The options MlirOptMain registers, and its --help header.
   mlir::MlirOptMainConfig::registerCLOptions(registry);

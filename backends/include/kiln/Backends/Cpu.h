@@ -24,6 +24,7 @@ class Module;
 } // namespace llvm
 
 namespace mlir {
+class DialectRegistry;
 namespace kiln {
 
 struct CpuOptions {
@@ -72,6 +73,12 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
 /// Registers `--kiln-cpu-lowering` (the pipeline above) for kiln-opt;
 /// `--kiln-cpu-lowering=fuse=false` turns fusion off.
 void registerCpuPipelines();
+
+/// Attaches the BufferizableOpInterface models through which one-shot
+/// bufferization turns the flat collectives into calls of the runtime's
+/// communicator (CollectiveCalls.cpp). Every context that runs the CPU
+/// pipeline on a module with collectives needs them.
+void registerCollectiveBufferizationModels(DialectRegistry &registry);
 
 /// Translates an LLVM-dialect module to LLVM IR for the target and runs
 /// LLVM's optimization pipeline at `options.optLevel`.

@@ -28,7 +28,10 @@ void populateKilnToLinalgPatterns(RewritePatternSet &patterns,
 /// first (BufferizationPipeline.cpp): with `fuse`, kiln-fuse and the linalg
 /// fusion of each kiln.fused region in its kiln.fused_kernel; `rowLoops` is
 /// kiln-to-linalg's option of that name.
-void buildLinalgPipeline(OpPassManager &pm, bool fuse, bool rowLoops = false);
+/// With `collectives` (the CPU backend), collectives are rewritten into the
+/// communicator's flat forms after fusion and left to bufferization.
+void buildLinalgPipeline(OpPassManager &pm, bool fuse, bool rowLoops = false,
+                         bool collectives = false);
 
 /// Linalg on tensors to linalg on buffers with results as out-params, the
 /// steps the CPU and CUDA pipelines share next (BufferizationPipeline.cpp);

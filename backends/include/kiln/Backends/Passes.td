@@ -23,7 +23,11 @@ def ConvertKilnToLinalg : Pass<"kiln-to-linalg", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"rowLoops", "row-loops", "bool", "false",
-           "Pool along the last result dim in vectorizable inner loops">
+           "Pool along the last result dim in vectorizable inner loops">,
+    Option<"collectives", "collectives", "bool", "false",
+           "Leave the flat collectives (start/wait, broadcast, all_to_all, "
+           "permute) to bufferization, as the CPU backend does; without it "
+           "they are an error">
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
@@ -59,25 +63,24 @@ def KilnDecomposeCollectives
 
 def KilnCpuCollectiveCalls
     : Pass<"kiln-cpu-collective-calls", "mlir::ModuleOp"> {
-  let summary = "Turn collectives into calls of the runtime's communicator";
+  let summary = "Turn kiln.rank into a call of the runtime's communicator";
   let description = [{
     Runs on tensors after `kiln-decompose-collectives`, before the kiln ops
-    are lowered. Each start op becomes a `@kiln_comm_start` call on the
-    operand's buffer (`bufferization.to_memref ... read_only`) and a fresh
-    output buffer, its `kiln.collective_wait` a `@kiln_comm_wait` call that
-    names both buffers again (so bufferization keeps the operand's buffer
-    unchanged until then) followed by `bufferization.to_tensor` of the
-    output; `kiln.collective_broadcast`, `kiln.all_to_all` and
-    `kiln.collective_permute` start and wait at once; `kiln.rank` calls
-    `@kiln_comm_rank`. Replica groups and permute pairs become constant i64
-    tables. The `@kiln_comm_*` functions are defined in the module, each
-    calling through an exported pointer slot `kiln_comm_fn_<name>` that
-    the runtime fills when it loads the module (kiln/CollectiveAbi.h): the
-    code links no communication library, and a module without collectives
-    gets no slots.
+    are lowered: `kiln.rank` becomes a call of `@kiln_comm_rank`. The other
+    collectives stay kiln ops until one-shot bufferization, whose
+    BufferizableOpInterface models for them (registered with
+    `registerCollectiveBufferizationModels`, CollectiveCalls.cpp) turn each
+    into calls of `@kiln_comm_start` / `@kiln_comm_wait` on the buffers of
+    its operand and result: the wait reads the start's operand, so
+    bufferization keeps that buffer unchanged until the exchange completes,
+    and the buffers reach the calls as memrefs, so memory planning and
+    deallocation see them used there. The `@kiln_comm_*` functions are
+    defined in the module, one per signature, each calling through an
+    exported pointer slot `kiln_comm_fn_<name>` that the runtime fills when
+    it loads the module (kiln/CollectiveAbi.h): the code links no
+    communication library, and a module without collectives gets no slots.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
-                           "mlir::bufferization::BufferizationDialect",
                            "mlir::func::FuncDialect",
                            "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect",
