@@ -122,11 +122,21 @@ kiln_status_t load(const kiln_comm_plugin_t *&table) {
 } // namespace
 
 std::vector<std::string> mpiPluginCandidates() {
+  std::vector<std::string> candidates;
   std::string object = runtimeObjectPath();
   size_t slash = object.rfind('/');
-  if (slash == std::string::npos)
-    return {};
-  return {object.substr(0, slash) + "/../lib/kiln/" + kMpiPluginFile};
+  if (slash != std::string::npos)
+    candidates.push_back(object.substr(0, slash) + "/../lib/kiln/" +
+                         kMpiPluginFile);
+#ifdef KILN_COMM_PLUGIN_BUILD_DIR
+  // Programs of the build tree outside its bin/ (tests, examples) find the
+  // plug-in where this build put it.
+  std::string built = std::string(KILN_COMM_PLUGIN_BUILD_DIR) + "/" +
+                      kMpiPluginFile;
+  if (candidates.empty() || candidates.front() != built)
+    candidates.push_back(built);
+#endif
+  return candidates;
 }
 
 kiln_status_t loadMpiPlugin(const kiln_comm_plugin_t *&table) {

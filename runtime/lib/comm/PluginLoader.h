@@ -23,7 +23,8 @@ constexpr const char *kMpiPluginVariable = "KILN_COMM_MPI_PLUGIN";
 /// set, before the dynamic loader's own search path: lib/kiln/ beside the
 /// directory of the program or shared library that holds the runtime
 /// (build/bin/kiln-run finds build/lib/kiln/, <prefix>/bin/kiln-run finds
-/// <prefix>/lib/kiln/).
+/// <prefix>/lib/kiln/), then the lib/kiln/ of the build tree the runtime
+/// was built in (for the build tree's tests and examples).
 std::vector<std::string> mpiPluginCandidates();
 
 /// Loads the MPI plug-in once per process, with RTLD_NOW | RTLD_GLOBAL

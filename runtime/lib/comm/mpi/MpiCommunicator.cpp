@@ -91,7 +91,11 @@ bool MpiCommunicator::groupCommunicator(
     comm = data;
     return true;
   }
-  auto found = groups.find(table);
+  // The same ranks in groups of another size are another split, so the
+  // size is part of the key.
+  std::vector<int64_t> key = {collective.group_size};
+  key.insert(key.end(), table.begin(), table.end());
+  auto found = groups.find(key);
   if (found != groups.end()) {
     comm = found->second;
     return true;
@@ -112,7 +116,7 @@ bool MpiCommunicator::groupCommunicator(
     MPI_Comm_free(&split);
     return false;
   }
-  groups.emplace(std::move(table), split);
+  groups.emplace(std::move(key), split);
   comm = split;
   return true;
 }

@@ -57,7 +57,8 @@ private:
   MPI_Comm control = MPI_COMM_NULL;
   MPI_Comm data = MPI_COMM_NULL;
   int64_t rankValue = 0, sizeValue = 0;
-  /// Communicators by group table (row-major, group_size last).
+  /// Sub-communicators by group size followed by the group table
+  /// (row-major): the same table in groups of another size is another split.
   std::map<std::vector<int64_t>, MPI_Comm> groups;
   /// A collective in flight: its requests (none for a permutation in
   /// which this rank neither sends nor receives).
