@@ -42,7 +42,7 @@ bool test::NativeModule::call(const std::string &name,
                               mlir::func::FuncOp signature,
                               const std::vector<HostTensor> &inputs,
                               std::vector<HostTensor> &outputs,
-                              std::string &error) const {
+                              std::string &error, kiln_comm *comm) const {
   if (!module_) {
     error = "the module did not compile: " + error_;
     return false;
@@ -71,8 +71,12 @@ bool test::NativeModule::call(const std::string &name,
     }
     in.push_back(tensor);
   }
-  if (kiln_status_t status = kiln_function_call(function, in.data(), in.size(),
-                                                out.data(), out.size())) {
+  kiln_status_t status =
+      comm ? kiln_function_call_with_comm(function, comm, in.data(), in.size(),
+                                          out.data(), out.size())
+           : kiln_function_call(function, in.data(), in.size(), out.data(),
+                                out.size());
+  if (status) {
     error = consume(status);
     releaseAll();
     return false;

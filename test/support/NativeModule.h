@@ -20,6 +20,7 @@
 #include <vector>
 
 struct kiln_module;
+struct kiln_comm;
 
 namespace kiln::test {
 
@@ -37,10 +38,12 @@ public:
   const std::string &error() const { return error_; }
 
   /// Calls function `name` (result types from `signature`, the kiln-level
-  /// function); returns false with `error` set on any failure.
+  /// function); returns false with `error` set on any failure. A module
+  /// with collectives runs on `comm`.
   bool call(const std::string &name, mlir::func::FuncOp signature,
             const std::vector<HostTensor> &inputs,
-            std::vector<HostTensor> &outputs, std::string &error) const;
+            std::vector<HostTensor> &outputs, std::string &error,
+            kiln_comm *comm = nullptr) const;
 
 private:
   kiln_module *module_ = nullptr;

@@ -1,0 +1,291 @@
+//===- SpmdCheck.cpp - SPMD programs on MPI against simulated ranks -------===//
+//
+// Run as `mpirun -n N kiln-spmd-check PROGRAM.mlir` (or `--random K SEED`),
+// every rank:
+//   1. draws the inputs of every rank (the same seeds on every rank, so that
+//      each knows them all) and evaluates the program on N simulated ranks
+//      with the reference evaluator (kiln::evaluateSpmd);
+//   2. compiles the program for the CPU, loads it, and calls it on its own
+//      inputs through the MPI communicator;
+//   3. compares its outputs with the evaluator's for its rank: floats
+//      within 1e-5 relative + 1e-6 absolute (f64: 1e-12), integers exactly.
+// A rank that finds a mismatch exits with status 1; mpirun then fails.
+//
+// `--random K SEED` checks K programs it makes itself, each one collective
+// of a random kind, element type, shape, dimension and replica grouping
+// (the same on every rank: they share SEED), instead of a file.
+//
+// A program with a line `// EXPECT-ERROR: <text>` must instead fail
+// on every rank with a message containing <text> (a fault the runtime must
+// report rather than hang on).
+//
+//===----------------------------------------------------------------------===//
+
+#include "NativeModule.h"
+
+#include "kiln/Compiler/Driver.h"
+#include "kiln/Compiler/ReferenceEvaluator.h"
+#include "kiln/runtime.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+using namespace kiln;
+
+namespace {
+
+int rankOf = 0;
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "rank %d: %s\n", rankOf, message.c_str());
+  std::exit(1);
+}
+
+/// Floats in [-2, 2] in steps of 1/16 (so sums of a few are exact in f32),
+/// integers in [-8, 8].
+HostTensor randomInput(mlir::RankedTensorType type, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> dist(-32, 32);
+  int64_t n = type.getNumElements();
+  if (mlir::isa<mlir::FloatType>(type.getElementType())) {
+    std::vector<double> values(n);
+    for (double &v : values)
+      v = dist(rng) / 16.0;
+    return HostTensor::fromFloats(type.getElementType(), type.getShape(),
+                                  values);
+  }
+  std::vector<int64_t> values(n);
+  for (int64_t &v : values)
+    v = dist(rng) / 4;
+  return HostTensor::fromInts(type.getElementType(), type.getShape(), values);
+}
+
+std::string compare(const HostTensor &expected, const HostTensor &actual) {
+  bool f64 = expected.kind() == ElementKind::F64;
+  double rtol = f64 ? 1e-12 : 1e-5, atol = f64 ? 1e-12 : 1e-6;
+  if (expected.shape != actual.shape)
+    return "a different shape";
+  for (int64_t k = 0; k < expected.numElements(); ++k) {
+    double want = expected.getAsDouble(k), got = actual.getAsDouble(k);
+    bool same = expected.isFloat()
+                    ? (std::isnan(want) && std::isnan(got)) || want == got ||
+                          std::fabs(want - got) <= atol + rtol * std::fabs(want)
+                    : expected.i[k] == actual.i[k];
+    if (!same) {
+      std::ostringstream os;
+      os.precision(9);
+      os << "element " << k << ": expected " << want << ", got " << got;
+      return os.str();
+    }
+  }
+  return "";
+}
+
+/// Checks every public function of `source`; returns how many it checked.
+int checkProgram(const std::string &source, const std::string &name,
+                 kiln_comm_t *comm, int ranks, unsigned seed) {
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, &context, name);
+  if (!module)
+    die(name + " does not parse:\n" + source);
+
+  std::string expectError;
+  llvm::StringRef marker = "// EXPECT-ERROR: ";
+  if (size_t at = source.find(marker.str()); at != std::string::npos)
+    expectError = llvm::StringRef(source)
+                      .drop_front(at + marker.size())
+                      .split('\n')
+                      .first.str();
+
+  test::NativeModule native(*module);
+  if (!native.ok())
+    die(name + " does not compile: " + native.error());
+
+  int checked = 0;
+  for (auto func : module->getOps<mlir::func::FuncOp>()) {
+    if (!func.isPublic() || func.isDeclaration())
+      continue;
+    std::vector<std::vector<HostTensor>> inputs(ranks);
+    for (int r = 0; r < ranks; ++r) {
+      std::mt19937 rng(seed * 7919 + r);
+      for (mlir::Type type : func.getArgumentTypes())
+        inputs[r].push_back(
+            randomInput(mlir::cast<mlir::RankedTensorType>(type), rng));
+    }
+    std::vector<HostTensor> outputs;
+    std::string error;
+    bool called = native.call(func.getName().str(), func, inputs[rankOf],
+                              outputs, error, comm);
+    std::string where = name + " @" + func.getName().str();
+    if (!expectError.empty()) {
+      if (called)
+        die(where + " succeeded but should fail with '" + expectError + "'");
+      if (error.find(expectError) == std::string::npos)
+        die(where + " failed with '" + error + "', expected '" +
+            expectError + "'");
+      ++checked;
+      continue;
+    }
+    if (!called)
+      die(where + " failed: " + error);
+    auto expected = evaluateSpmd(func, inputs);
+    if (!expected)
+      die(where + ": the evaluator failed: " +
+          llvm::toString(expected.takeError()));
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      std::string mismatch = compare((*expected)[rankOf][k], outputs[k]);
+      if (!mismatch.empty())
+        die(where + " output #" + std::to_string(k) + ": " + mismatch +
+            "\n" + source);
+    }
+    ++checked;
+  }
+  return checked;
+}
+
+/// One random collective on `ranks` ranks, as kiln IR.
+std::string randomProgram(std::mt19937 &rng, int ranks) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  const char *elements[] = {"f32", "f64", "i32", "i64"};
+  std::string element = elements[pick(4)];
+  bool isFloat = element[0] == 'f';
+  // Groups: one of all ranks, or pairs, in a shuffled order.
+  std::vector<int> order(ranks);
+  for (int r = 0; r < ranks; ++r)
+    order[r] = r;
+  std::shuffle(order.begin(), order.end(), rng);
+  int groupSize = (ranks % 2 == 0 && pick(2)) ? 2 : ranks;
+  std::string groups = "[";
+  for (int g = 0; g < ranks / groupSize; ++g) {
+    groups += g ? ", [" : "[";
+    for (int k = 0; k < groupSize; ++k)
+      groups += (k ? ", " : "") + std::to_string(order[g * groupSize + k]);
+    groups += "]";
+  }
+  groups += "]";
+
+  int rank = 1 + pick(3);
+  int dim = pick(rank);
+  std::vector<int64_t> shape(rank);
+  for (int64_t &d : shape)
+    d = 1 + pick(4);
+  auto typeOf = [&](const std::vector<int64_t> &s) {
+    std::string text = "tensor<";
+    for (int64_t d : s)
+      text += std::to_string(d) + "x";
+    return text + element + ">";
+  };
+  std::vector<int64_t> in = shape, out = shape;
+  std::string op;
+  const char *kinds[] = {"sum", "max", "min", "mean"};
+  std::string kind = kinds[pick(isFloat ? 4 : 3)];
+  switch (pick(6)) {
+  case 0:
+    op = llvm::formatv("kiln.all_reduce %x, kind = {0}, groups = {1} : {2}",
+                       kind, groups, typeOf(in));
+    break;
+  case 1:
+    out[dim] *= groupSize;
+    op = llvm::formatv(
+        "kiln.all_gather %x, dim = {0}, groups = {1} : ({2}) -> {3}", dim,
+        groups, typeOf(in), typeOf(out));
+    break;
+  case 2:
+    in[dim] *= groupSize;
+    op = llvm::formatv("kiln.reduce_scatter %x, kind = {0}, dim = {1}, "
+                       "groups = {2} : ({3}) -> {4}",
+                       kind, dim, groups, typeOf(in), typeOf(out));
+    break;
+  case 3:
+    op = llvm::formatv(
+        "kiln.collective_broadcast %x, root = {0}, groups = {1} : {2}",
+        pick(groupSize), groups, typeOf(in));
+    break;
+  case 4: {
+    int concat = pick(rank);
+    in[dim] *= groupSize;
+    out = in;
+    out[dim] /= groupSize;
+    out[concat] *= groupSize;
+    op = llvm::formatv("kiln.all_to_all %x, split_dim = {0}, concat_dim = "
+                       "{1}, groups = {2} : ({3}) -> {4}",
+                       dim, concat, groups, typeOf(in), typeOf(out));
+    break;
+  }
+  default: {
+    // A random partial permutation.
+    std::string pairs;
+    for (int r = 0; r < ranks; ++r)
+      if (pick(3))
+        pairs += (pairs.empty() ? "" : ", ") + std::to_string(r) + ", " +
+                 std::to_string(order[r]);
+    op = llvm::formatv("kiln.collective_permute %x, pairs = [{0}] : {1}",
+                       pairs, typeOf(in));
+  }
+  }
+  return llvm::formatv("func.func @main(%x: {0}) -> {1} {{\n"
+                       "  %y = {2}\n"
+                       "  return %y : {1}\n"
+                       "}\n",
+                       typeOf(in), typeOf(out), op);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool random = argc >= 4 && argc <= 5 && std::string(argv[1]) == "--random";
+  if (argc != 2 && !random) {
+    std::fprintf(stderr,
+                 "usage: mpirun -n N kiln-spmd-check PROGRAM.mlir\n"
+                 "       mpirun -n N kiln-spmd-check --random K SEED [FIRST]\n"
+                 "(FIRST: check only programs FIRST.., e.g. to rerun a "
+                 "failure)\n");
+    return 2;
+  }
+  kiln_comm_t *comm = nullptr;
+  if (kiln_status_t status = kiln_comm_create_mpi(&comm)) {
+    std::fprintf(stderr, "cannot open the MPI communicator: %s\n",
+                 kiln_status_message(status));
+    kiln_status_free(status);
+    return 1;
+  }
+  rankOf = static_cast<int>(kiln_comm_rank(comm));
+  int ranks = static_cast<int>(kiln_comm_size(comm));
+
+  int checked = 0;
+  if (argc == 2) {
+    auto buffer = llvm::MemoryBuffer::getFile(argv[1]);
+    if (!buffer)
+      die(std::string("cannot read ") + argv[1]);
+    for (unsigned seed = 1; seed <= 2; ++seed)
+      checked += checkProgram((*buffer)->getBuffer().str(), argv[1], comm,
+                              ranks, seed);
+  } else {
+    int count = std::atoi(argv[2]);
+    int first = argc == 5 ? std::atoi(argv[4]) : 0;
+    std::mt19937 rng(std::strtoul(argv[3], nullptr, 10));
+    for (int k = 0; k < count; ++k) {
+      std::string program = randomProgram(rng, ranks);
+      if (k >= first && std::getenv("KILN_SPMD_PRINT") && rankOf == 0)
+        std::printf("random-%d.mlir:\n%s", k, program.c_str());
+      if (k >= first)
+        checked += checkProgram(
+            program, "random-" + std::to_string(k) + ".mlir", comm, ranks,
+            k + 1);
+    }
+  }
+  if (rankOf == 0)
+    std::printf("%d ranks: %d functions match the evaluator\n", ranks,
+                checked);
+  kiln_comm_release(comm);
+  return checked > 0 ? 0 : 1;
+}
