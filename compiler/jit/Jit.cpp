@@ -2,17 +2,21 @@
 //
 // compile(): clone the traced module, run the same driver as kiln-compile
 // (kiln -> LLVM -> object -> shared object -> .kmod) and load the bytes
-// with the runtime. JitFunction: key the cache on the inputs' dtypes and
-// shapes, trace and compile on a miss.
+// with the runtime; with JitOptions::batchArgs, kiln-data-parallel rewrites
+// the function for the communicator's ranks first. JitFunction: key the
+// cache on the inputs' dtypes and shapes, trace (batches at their whole
+// size) and compile on a miss.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Jit.h"
+#include "kiln/Passes/DataParallel.h"
 
 #include "kiln/Compiler/Driver.h"
 #include "kiln/runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 
 #include <fstream>
 
@@ -42,14 +46,45 @@ std::string signatureKey(const std::vector<Array> &inputs) {
 }
 } // namespace
 
+/// Rewrites the traced function in `module` for data parallelism over the
+/// ranks of options.comm.
+static void partitionForRanks(mlir::ModuleOp module, const std::string &name,
+                       const JitOptions &options) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(name);
+  if (!func)
+    throw JitError("'" + name + "' is not in its traced module");
+  mlir::kiln::DataParallelConfig config;
+  config.ranks = kiln_comm_size(options.comm);
+  config.batchArgs.assign(options.batchArgs.begin(), options.batchArgs.end());
+  config.bucketMb = options.bucketMb;
+  config.overlap = options.overlap;
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(
+      module.getContext(), [&](mlir::Diagnostic &diagnostic) {
+        diagnostics += "\n  " + diagnostic.str();
+        return mlir::success();
+      });
+  if (mlir::failed(mlir::kiln::partitionDataParallel(func, config)))
+    throw JitError("data parallelism over " + std::to_string(config.ranks) +
+                   " ranks cannot rewrite '" + name + "':" + diagnostics);
+}
+
 CompiledFunction kiln::compile(const TracedFunction &traced,
                                const JitOptions &options) {
   auto start = std::chrono::steady_clock::now();
   mlir::OwningOpRef<mlir::ModuleOp> module = traced.module().clone();
+  if (!options.batchArgs.empty()) {
+    if (!options.comm)
+      throw JitError("'" + traced.name() +
+                     "': data parallelism (JitOptions::batchArgs) needs a "
+                     "communicator (JitOptions::comm)");
+    partitionForRanks(*module, traced.name(), options);
+  }
   CompileOptions compileOptions;
   compileOptions.cpu.optLevel = options.optLevel;
   CompiledFunction compiled;
   compiled.name_ = traced.name();
+  compiled.comm_ = options.comm;
   std::string error;
   if (!compileToKmod(*module, compileOptions, compiled.kmod_, error))
     throw JitError("compiling '" + traced.name() + "' failed: " + error);
@@ -77,8 +112,12 @@ CompiledFunction::operator()(const std::vector<Array> &inputs) const {
   }
   std::vector<kiln_tensor_t *> out(kiln_function_output_count(function_),
                                    nullptr);
-  if (kiln_status_t status = kiln_function_call(function_, in.data(), in.size(),
-                                                out.data(), out.size()))
+  kiln_status_t status =
+      comm_ ? kiln_function_call_with_comm(function_, comm_, in.data(),
+                                           in.size(), out.data(), out.size())
+            : kiln_function_call(function_, in.data(), in.size(), out.data(),
+                                 out.size());
+  if (status)
     throwStatus("calling '" + name_ + "'", status);
   std::vector<Array> results;
   for (kiln_tensor_t *tensor : out)
@@ -108,6 +147,19 @@ JitFunction::compiled(const std::vector<Array> &inputs) {
   for (size_t i = 0; i < inputs.size(); ++i)
     specs.push_back(TensorSpec{inputs[i].dtype(), inputs[i].shape(),
                                "arg" + std::to_string(i)});
+  // With data parallelism the function is traced for the whole batch: the
+  // blocks of all ranks.
+  for (int index : options_.batchArgs) {
+    if (index < 0 || index >= static_cast<int>(specs.size()) ||
+        specs[index].shape.empty())
+      throw JitError("'" + name_ + "': batch argument #" +
+                     std::to_string(index) +
+                     " is not an argument with a leading dimension (the "
+                     "call has " + std::to_string(specs.size()) +
+                     " arguments)");
+    if (options_.comm)
+      specs[index].shape[0] *= kiln_comm_size(options_.comm);
+  }
   auto start = std::chrono::steady_clock::now();
   TracedFunction traced = trace(name_, specs, body_);
   lastTraceSeconds_ = secondsSince(start);

@@ -14,9 +14,18 @@
 // (--out), with the loss of every step, so that compare_torch.py can replay
 // the same run in PyTorch.
 //
+// With --comm mpi, run as `mpirun -n N train_digits --comm mpi ...`, the
+// ranks train together, data parallel as PyTorch's DDP does: each feeds its
+// block of every batch (B/N rows), the step is traced for the whole batch
+// and rewritten by kiln-data-parallel (JitOptions::batchArgs), whose
+// all-reduces average the gradients, so every rank computes the updates of
+// one process on the whole batch. Rank 0 prints and writes the files.
+//
 // Usage: train_digits [--data DIR] [--steps N] [--lr X] [--batch B]
 //                     [--optimizer sgd|momentum|adam] [--dtype f32|f64]
-//                     [--out DIR] [--min-accuracy A]
+//                     [--comm mpi] [--out DIR] [--min-accuracy A]
+// --out DIR receives init_*.npy, final_*.npy (the trained parameters) and
+// losses.npy.
 // The learning rate defaults to 0.3 for sgd, 0.05 for momentum and 0.001
 // for adam.
 // Exits 1 if the held-out accuracy is below --min-accuracy (default 0).
@@ -26,6 +35,7 @@
 #include "kiln/Jit.h"
 #include "kiln/Npy.h"
 #include "kiln/Optim.h"
+#include "kiln/runtime.h"
 
 #include <algorithm>
 #include <chrono>
@@ -53,6 +63,7 @@ struct Options {
   DType dtype = DType::F32;
   std::string out;
   double minAccuracy = 0;
+  bool mpi = false;
 };
 
 [[noreturn]] void die(const std::string &message) {
@@ -83,6 +94,12 @@ Options parseOptions(int argc, char **argv) {
       o.out = value();
     else if (arg == "--min-accuracy")
       o.minAccuracy = std::stod(value());
+    else if (arg == "--comm") {
+      std::string comm = value();
+      if (comm != "mpi" && comm != "none")
+        die("--comm must be mpi or none");
+      o.mpi = comm == "mpi";
+    }
     else if (arg == "--dtype") {
       std::string d = value();
       if (d != "f32" && d != "f64")
@@ -91,7 +108,8 @@ Options parseOptions(int argc, char **argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::printf("usage: train_digits [--data DIR] [--steps N] [--lr X] "
                   "[--batch B] [--optimizer sgd|momentum|adam] "
-                  "[--dtype f32|f64] [--out DIR] [--min-accuracy A]\n");
+                  "[--dtype f32|f64] [--comm mpi] [--out DIR] "
+                  "[--min-accuracy A]\n");
       std::exit(0);
     } else
       die("unknown argument '" + arg + "' (see --help)");
@@ -153,6 +171,22 @@ Tensor loss(const Tensors &a) {
 
 int main(int argc, char **argv) {
   Options o = parseOptions(argc, argv);
+  // Data parallelism: this process's rank among `ranks`.
+  kiln_comm_t *comm = nullptr;
+  int64_t rank = 0, ranks = 1;
+  if (o.mpi) {
+    if (kiln_status_t status = kiln_comm_create_mpi(&comm)) {
+      std::string message = kiln_status_message(status);
+      kiln_status_free(status);
+      die("cannot open the MPI communicator: " + message);
+    }
+    rank = kiln_comm_rank(comm);
+    ranks = kiln_comm_size(comm);
+    if (o.batch % ranks != 0)
+      die("--batch " + std::to_string(o.batch) +
+          " does not split evenly over " + std::to_string(ranks) + " ranks");
+  }
+  const bool leader = rank == 0;
   npy::Array images = readNpy(o.data + "/digits_images.npy");
   npy::Array labels = readNpy(o.data + "/digits_labels.npy");
   if (images.type != npy::ElementType::F32 || images.shape.size() != 2 ||
@@ -197,11 +231,10 @@ int main(int argc, char **argv) {
       makeArray(o.dtype, {kHidden}, uniform(kHidden, kInputs)),
       makeArray(o.dtype, {kHidden, kClasses}, uniform(kHidden * kClasses, kHidden)),
       makeArray(o.dtype, {kClasses}, uniform(kClasses, kHidden))};
-  if (!o.out.empty()) {
-    const char *names[] = {"w1", "b1", "w2", "b2"};
+  const char *paramNames[] = {"w1", "b1", "w2", "b2"};
+  if (!o.out.empty() && leader)
     for (int k = 0; k < 4; ++k)
-      writeNpy(o.out + "/init_" + names[k] + ".npy", params[k]);
-  }
+      writeNpy(o.out + "/init_" + paramNames[k] + ".npy", params[k]);
 
   // The optimizer and its initial state: one zero array per state spec.
   std::unique_ptr<optim::Optimizer> optimizer;
@@ -218,7 +251,13 @@ int main(int argc, char **argv) {
     state.emplace_back(spec.dtype, spec.shape);
 
   // One compiled function: (w1, b1, w2, b2, x, onehot, state...) ->
-  // (loss, w1', b1', w2', b2', state'...).
+  // (loss, w1', b1', w2', b2', state'...). With --comm mpi, x and onehot
+  // are this rank's block of the batch.
+  JitOptions stepOptions;
+  if (comm) {
+    stepOptions.comm = comm;
+    stepOptions.batchArgs = {4, 5};
+  }
   JitFunction step = jit("train_step", [&optimizer](const Tensors &a) {
     Tensors vg = value_and_grad(loss, {0, 1, 2, 3})(a);
     Tensors params(a.begin(), a.begin() + 4), grads(vg.begin() + 1, vg.end()),
@@ -228,17 +267,19 @@ int main(int argc, char **argv) {
     out.insert(out.end(), update.params.begin(), update.params.end());
     out.insert(out.end(), update.state.begin(), update.state.end());
     return out;
-  });
+  }, stepOptions);
   JitFunction predict = jit("predict", [](const Tensors &a) {
     return logits(a[0], a[1], a[2], a[3], a[4]);
   });
 
   std::vector<double> losses;
   std::vector<double> stepSeconds;
-  std::vector<int64_t> batchRows(o.batch);
+  const int64_t block = o.batch / ranks;
+  std::vector<int64_t> batchRows(block);
   for (int k = 0; k < o.steps; ++k) {
-    for (int64_t j = 0; j < o.batch; ++j)
-      batchRows[j] = (static_cast<int64_t>(k) * o.batch + j) % kTrainRows;
+    for (int64_t j = 0; j < block; ++j)
+      batchRows[j] =
+          (static_cast<int64_t>(k) * o.batch + rank * block + j) % kTrainRows;
     std::vector<Array> args = params;
     args.push_back(inputsOf(batchRows));
     args.push_back(onehotOf(batchRows));
@@ -253,10 +294,10 @@ int main(int argc, char **argv) {
     losses.push_back(out[0].at(0));
     params.assign(out.begin() + 1, out.begin() + 5);
     state.assign(out.begin() + 5, out.end());
-    if (k % 100 == 0 || k + 1 == o.steps)
+    if (leader && (k % 100 == 0 || k + 1 == o.steps))
       std::printf("step %4d  loss %.6f\n", k, losses.back());
   }
-  if (!stepSeconds.empty()) {
+  if (!stepSeconds.empty() && leader) {
     // The median is robust to other load on the machine; the mean is not.
     double total = 0;
     for (double s : stepSeconds)
@@ -288,14 +329,20 @@ int main(int argc, char **argv) {
   };
   double trainAccuracy = accuracy(0, kTrainRows);
   double heldOut = accuracy(kTrainRows, rows);
-  std::printf("train accuracy %.4f, held-out accuracy %.4f (%lld images)\n",
-              trainAccuracy, heldOut,
-              static_cast<long long>(rows - kTrainRows));
+  if (leader)
+    std::printf(
+        "train accuracy %.4f, held-out accuracy %.4f (%lld images)%s\n",
+        trainAccuracy, heldOut, static_cast<long long>(rows - kTrainRows),
+        ranks > 1 ? (" on " + std::to_string(ranks) + " ranks").c_str() : "");
 
-  if (!o.out.empty())
+  if (!o.out.empty() && leader) {
     writeNpy(o.out + "/losses.npy",
              Array::from(DType::F64, {static_cast<int64_t>(losses.size())},
                          losses));
+    for (int k = 0; k < 4; ++k)
+      writeNpy(o.out + "/final_" + paramNames[k] + ".npy", params[k]);
+  }
+  kiln_comm_release(comm);
   if (heldOut < o.minAccuracy) {
     std::fprintf(stderr,
                  "train_digits: held-out accuracy %.4f is below %.4f\n",

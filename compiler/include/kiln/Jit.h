@@ -29,6 +29,7 @@
 struct kiln_tensor;
 struct kiln_module;
 struct kiln_function;
+struct kiln_comm;
 
 namespace kiln {
 
@@ -82,6 +83,26 @@ private:
 struct JitOptions {
   /// LLVM optimization level, 0 to 3.
   unsigned optLevel = 2;
+
+  /// The communicator every call runs on (from kiln_comm_create_mpi; not
+  /// owned, and it must outlive the functions): needed by programs with
+  /// collectives and by data parallelism. NULL: a run of one process.
+  kiln_comm *comm = nullptr;
+
+  /// Data parallelism over `comm`'s ranks, as PyTorch's DDP does it: the
+  /// arguments at these positions are batches, split along their leading
+  /// dimension. Each call passes this rank's block of each batch; the
+  /// function is traced for the whole batch (the block's leading dimension
+  /// times the number of ranks), so it is written as for one process, and
+  /// kiln-data-parallel rewrites it into the program every rank runs: the
+  /// gradients are averaged with bucketed all-reduces that overlap the
+  /// backward pass, and every rank returns what the function returns on the
+  /// whole batch. Empty: no rewrite.
+  std::vector<int> batchArgs;
+  /// The most MiB one all-reduce bucket carries (DDP's bucket_cap_mb).
+  double bucketMb = 25.0;
+  /// Start each bucket's all-reduce as soon as its gradients are computed.
+  bool overlap = true;
 };
 
 /// One function compiled for one signature, loaded through the runtime.
@@ -100,6 +121,8 @@ public:
   const kiln_function *function() const { return function_; }
   /// The loaded module, shared: keeps function() valid.
   const std::shared_ptr<kiln_module> &module() const { return module_; }
+  /// The communicator calls run on (JitOptions::comm); NULL for one process.
+  kiln_comm *comm() const { return comm_; }
 
 private:
   friend CompiledFunction compile(const TracedFunction &, const JitOptions &);
@@ -107,6 +130,7 @@ private:
   std::vector<uint8_t> kmod_;
   std::shared_ptr<kiln_module> module_;
   const kiln_function *function_ = nullptr;
+  kiln_comm *comm_ = nullptr;
   double compileSeconds_ = 0;
 };
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Data-parallel training must match one process on the whole batch:
+# trains the digits MLP for 100 steps once in one process and once on
+# RANKS ranks under mpirun (each rank feeding its block of every batch),
+# then compares the trained parameters, which must agree within 1e-5
+# relative to each tensor's largest magnitude (f32 sums in another order
+# are the only difference); the elementwise relative difference is printed
+# too.
+# Usage: check_data_parallel.sh TRAIN_DIGITS MPIRUN RANKS OPTIMIZER WORKDIR
+# Exits 77 (SKIP) when MPIRUN is empty (OpenMPI is not installed).
+set -euo pipefail
+train="$1" mpirun="$2" ranks="$3" optimizer="$4" work="$5"
+if [ -z "$mpirun" ]; then
+  echo "SKIP: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work/one" "$work/ranks"
+common=(--steps 100 --batch 64 --optimizer "$optimizer")
+"$train" "${common[@]}" --out "$work/one" > "$work/one.log"
+"$mpirun" --allow-run-as-root --oversubscribe -n "$ranks" \
+  "$train" "${common[@]}" --comm mpi --out "$work/ranks" > "$work/ranks.log"
+tail -1 "$work/one.log"
+tail -1 "$work/ranks.log"
+/usr/bin/python3 - "$work" <<'PY'
+import sys
+import numpy as np
+work = sys.argv[1]
+worst = 0.0
+for name in ["w1", "b1", "w2", "b2"]:
+    one = np.load(f"{work}/one/final_{name}.npy").astype(np.float64)
+    ranks = np.load(f"{work}/ranks/final_{name}.npy").astype(np.float64)
+    start = np.load(f"{work}/one/init_{name}.npy").astype(np.float64)
+    # The parameters must have moved, or the comparison proves nothing.
+    assert np.abs(one - start).max() > 1e-3, f"{name} did not train"
+    diff = float(np.abs(one - ranks).max() / np.abs(one).max())
+    elementwise = float((np.abs(one - ranks) / np.maximum(np.abs(one), 1e-3)).max())
+    worst = max(worst, diff)
+    print(f"{name}: max difference {diff:.3g} of the largest magnitude, "
+          f"{elementwise:.3g} elementwise relative")
+one_loss = np.load(f"{work}/one/losses.npy")
+ranks_loss = np.load(f"{work}/ranks/losses.npy")
+print(f"loss after 100 steps: one process {one_loss[-1]:.6f}, ranks {ranks_loss[-1]:.6f}")
+if worst > 1e-5:
+    sys.exit(f"the data-parallel parameters differ by {worst:.3g} relative (limit 1e-5)")
+PY
