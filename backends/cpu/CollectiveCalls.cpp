@@ -63,9 +63,9 @@ using namespace mlir::bufferization;
 // The @kiln_comm_* functions and their slots
 //===----------------------------------------------------------------------===//
 
-/// The attribute that marks the functions this file defines, valued by the
-/// name of their slot.
-static constexpr const char *kCommFunctionAttr = "kiln.comm_function";
+/// The attribute that marks the functions this file defines (and its
+/// tables), valued by the name of their slot.
+static constexpr const char *kCommFunctionAttr = kCommFunctionAttrName;
 
 static Type pointerType(MLIRContext *context) {
   return LLVM::LLVMPointerType::get(context);

@@ -24,12 +24,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "common/ArenaPlanner.h"
+#include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -55,8 +58,15 @@ struct Buffer {
 
 /// Whether `user` only reads or writes through a use of the buffer, without
 /// keeping or passing it anywhere: memory accesses, linalg ops on buffers,
-/// copies. View-like ops are followed separately.
+/// copies, the communicator's calls. View-like ops are followed separately.
 static bool isPlainAccess(Operation *user) {
+  // The communicator's calls (CollectiveCalls.cpp) use a buffer from the
+  // start of an exchange to its wait, which names the buffer again.
+  if (auto call = dyn_cast<func::CallOp>(user)) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    return callee && callee->hasAttr(kCommFunctionAttrName);
+  }
   return isa<memref::LoadOp, memref::StoreOp, memref::CopyOp,
              memref::ExtractStridedMetadataOp,
              memref::ExtractAlignedPointerAsIndexOp, memref::DimOp>(user) ||

@@ -51,3 +51,37 @@ func.func @loop_and_escape(%x: memref<256xf32>) -> memref<256xf32> {
   memref.copy %x, %r : memref<256xf32> to memref<256xf32>
   return %r : memref<256xf32>
 }
+
+// -----
+
+// The communicator's calls use their buffers from the start of an exchange
+// to its wait: %in and %out live until the wait, so %later (allocated
+// between start and wait, same size) may not take their bytes, while %after
+// (allocated once the wait has returned and %in is dead) reuses %in's.
+// CHECK-LABEL: func.func @exchange(
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12288xi8>
+// CHECK:         %[[IN:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<12288xi8> to memref<1024xf32>
+// CHECK:         %[[OUT:.*]] = memref.view %[[ARENA]][%c4096{{.*}}][] : memref<12288xi8> to memref<1024xf32>
+// CHECK:         call @kiln_comm_start(%[[IN]], %[[OUT]])
+// CHECK:         %[[LATER:.*]] = memref.view %[[ARENA]][%c8192{{.*}}][] : memref<12288xi8> to memref<1024xf32>
+// CHECK:         call @kiln_comm_wait(%{{.*}}, %[[IN]], %[[OUT]])
+// CHECK:         %[[AFTER:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<12288xi8> to memref<1024xf32>
+// expected-remark @below {{memory plan for @exchange: intermediates 16384 bytes in total, 12288 bytes after planning}}
+func.func @exchange(%x: memref<1024xf32>, %y: memref<1024xf32>) {
+  %in = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  memref.copy %x, %in : memref<1024xf32> to memref<1024xf32>
+  %out = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  %h = call @kiln_comm_start(%in, %out) : (memref<1024xf32>, memref<1024xf32>) -> i64
+  %later = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  memref.copy %x, %later : memref<1024xf32> to memref<1024xf32>
+  memref.copy %later, %y : memref<1024xf32> to memref<1024xf32>
+  call @kiln_comm_wait(%h, %in, %out) : (i64, memref<1024xf32>, memref<1024xf32>) -> ()
+  %after = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  memref.copy %out, %after : memref<1024xf32> to memref<1024xf32>
+  memref.copy %after, %y : memref<1024xf32> to memref<1024xf32>
+  return
+}
+// expected-remark @below {{memory plan for @kiln_comm_start: intermediates 0 bytes in total, 0 bytes after planning}}
+func.func private @kiln_comm_start(memref<1024xf32>, memref<1024xf32>) -> i64 attributes {kiln.comm_function = "start"}
+// expected-remark @below {{memory plan for @kiln_comm_wait: intermediates 0 bytes in total, 0 bytes after planning}}
+func.func private @kiln_comm_wait(i64, memref<1024xf32>, memref<1024xf32>) attributes {kiln.comm_function = "wait"}

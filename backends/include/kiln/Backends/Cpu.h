@@ -74,6 +74,11 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
 /// `--kiln-cpu-lowering=fuse=false` turns fusion off.
 void registerCpuPipelines();
 
+/// The attribute marking the @kiln_comm_* functions (CollectiveCalls.cpp),
+/// whose calls use their buffer operands only until they return, or from an
+/// exchange's start until its wait, which names them again.
+constexpr const char kCommFunctionAttrName[] = "kiln.comm_function";
+
 /// Attaches the BufferizableOpInterface models through which one-shot
 /// bufferization turns the flat collectives into calls of the runtime's
 /// communicator (CollectiveCalls.cpp). Every context that runs the CPU
