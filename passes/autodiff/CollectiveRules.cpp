@@ -62,7 +62,7 @@ Value extremeShare(OpBuilder &b, Location loc, Value holds, Value total,
 } // namespace
 
 template <typename OpTy>
-static LogicalResult allReduceRule(OpTy op, VjpContext &context) {
+LogicalResult autodiff::differentiateAllReduce(OpTy op, VjpContext &context) {
   if (!context.needsGradient(0))
     return success();
   OpBuilder &b = context.getBuilder();
@@ -87,7 +87,7 @@ static LogicalResult allReduceRule(OpTy op, VjpContext &context) {
 }
 
 template <typename OpTy>
-static LogicalResult allGatherRule(OpTy op, VjpContext &context) {
+LogicalResult autodiff::differentiateAllGather(OpTy op, VjpContext &context) {
   if (!context.needsGradient(0))
     return success();
   OpBuilder &b = context.getBuilder();
@@ -102,7 +102,8 @@ static LogicalResult allGatherRule(OpTy op, VjpContext &context) {
 }
 
 template <typename OpTy>
-static LogicalResult reduceScatterRule(OpTy op, VjpContext &context) {
+LogicalResult autodiff::differentiateReduceScatter(OpTy op,
+                                                   VjpContext &context) {
   if (!context.needsGradient(0))
     return success();
   OpBuilder &b = context.getBuilder();
@@ -134,30 +135,19 @@ static LogicalResult reduceScatterRule(OpTy op, VjpContext &context) {
   return op.emitOpError("has no gradient rule for this kind");
 }
 
-LogicalResult autodiff::differentiateAllReduce(AllReduceOp op,
-                                               VjpContext &context) {
-  return allReduceRule(op, context);
-}
-LogicalResult autodiff::differentiateAllReduce(AllReduceStartOp op,
-                                               VjpContext &context) {
-  return allReduceRule(op, context);
-}
-LogicalResult autodiff::differentiateAllGather(AllGatherOp op,
-                                               VjpContext &context) {
-  return allGatherRule(op, context);
-}
-LogicalResult autodiff::differentiateAllGather(AllGatherStartOp op,
-                                               VjpContext &context) {
-  return allGatherRule(op, context);
-}
-LogicalResult autodiff::differentiateReduceScatter(ReduceScatterOp op,
-                                                   VjpContext &context) {
-  return reduceScatterRule(op, context);
-}
-LogicalResult autodiff::differentiateReduceScatter(ReduceScatterStartOp op,
-                                                   VjpContext &context) {
-  return reduceScatterRule(op, context);
-}
+// The synchronous ops and their start forms share the rules.
+template LogicalResult autodiff::differentiateAllReduce(AllReduceOp,
+                                                        VjpContext &);
+template LogicalResult autodiff::differentiateAllReduce(AllReduceStartOp,
+                                                        VjpContext &);
+template LogicalResult autodiff::differentiateAllGather(AllGatherOp,
+                                                        VjpContext &);
+template LogicalResult autodiff::differentiateAllGather(AllGatherStartOp,
+                                                        VjpContext &);
+template LogicalResult autodiff::differentiateReduceScatter(ReduceScatterOp,
+                                                            VjpContext &);
+template LogicalResult
+autodiff::differentiateReduceScatter(ReduceScatterStartOp, VjpContext &);
 
 /// The wait hands on the pending value: its cotangent goes to the start op
 /// unchanged; `source` only keeps storage alive and gets none.

@@ -28,16 +28,14 @@ LogicalResult differentiateWhile(WhileOp op, VjpContext &context);
 
 /// The collectives (CollectiveRules.cpp): each adjoint sends the
 /// cotangents back along the exchange.
-/// A start op differentiates as its synchronous op, and the wait passes
-/// its cotangent through.
-LogicalResult differentiateAllReduce(AllReduceOp op, VjpContext &context);
-LogicalResult differentiateAllReduce(AllReduceStartOp op, VjpContext &context);
-LogicalResult differentiateAllGather(AllGatherOp op, VjpContext &context);
-LogicalResult differentiateAllGather(AllGatherStartOp op, VjpContext &context);
-LogicalResult differentiateReduceScatter(ReduceScatterOp op,
-                                         VjpContext &context);
-LogicalResult differentiateReduceScatter(ReduceScatterStartOp op,
-                                         VjpContext &context);
+/// Each for the synchronous op and its start form (instantiated for both in
+/// CollectiveRules.cpp); the wait passes its cotangent through.
+template <typename OpTy>
+LogicalResult differentiateAllReduce(OpTy op, VjpContext &context);
+template <typename OpTy>
+LogicalResult differentiateAllGather(OpTy op, VjpContext &context);
+template <typename OpTy>
+LogicalResult differentiateReduceScatter(OpTy op, VjpContext &context);
 LogicalResult differentiateCollectiveWait(CollectiveWaitOp op,
                                           VjpContext &context);
 LogicalResult differentiateCollectiveBroadcast(CollectiveBroadcastOp op,

@@ -1072,15 +1072,16 @@ public:
     rule<ForOp, differentiateFor>();
     rule<WhileOp, differentiateWhile>();
     // Collectives (CollectiveRules.cpp).
-    rule<AllReduceOp, differentiateAllReduce>();
-    rule<AllGatherOp, differentiateAllGather>();
-    rule<ReduceScatterOp, differentiateReduceScatter>();
+    rule<AllReduceOp, differentiateAllReduce<AllReduceOp>>();
+    rule<AllGatherOp, differentiateAllGather<AllGatherOp>>();
+    rule<ReduceScatterOp, differentiateReduceScatter<ReduceScatterOp>>();
     rule<CollectiveBroadcastOp, differentiateCollectiveBroadcast>();
     rule<AllToAllOp, differentiateAllToAll>();
     rule<CollectivePermuteOp, differentiateCollectivePermute>();
-    rule<AllReduceStartOp, differentiateAllReduce>();
-    rule<AllGatherStartOp, differentiateAllGather>();
-    rule<ReduceScatterStartOp, differentiateReduceScatter>();
+    rule<AllReduceStartOp, differentiateAllReduce<AllReduceStartOp>>();
+    rule<AllGatherStartOp, differentiateAllGather<AllGatherStartOp>>();
+    rule<ReduceScatterStartOp,
+         differentiateReduceScatter<ReduceScatterStartOp>>();
     rule<CollectiveWaitOp, differentiateCollectiveWait>();
     noGradient<RankOp>();
   }
