@@ -180,4 +180,68 @@ def DataParallel : Pass<"kiln-data-parallel", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def Zero : Pass<"kiln-zero", "mlir::ModuleOp"> {
+  let summary = "Shard the optimizer state, gradients and parameters of a "
+                "data-parallel step across the ranks (ZeRO 1-3 / FSDP)";
+  let description = [{
+    Runs on the output of `kiln-data-parallel`. The arguments listed in
+    `sharded-args` and the results listed in `sharded-results` become
+    *blocks*: the tensor flattened, padded with zeros to a multiple of the
+    number of ranks N (read from the function's collectives) and cut into
+    N blocks of ceil(numel / N) elements, rank r holding block r as a 1-D
+    tensor. The optimizer update, which kiln/Optim.h keeps elementwise in
+    (parameter, gradient, state) plus rank-0 scalars, then runs on each
+    rank's block only.
+
+    - `stage=1`: list the optimizer state (not the step count). Gradients
+      are all-reduced as before; each rank cuts its block of every reduced
+      gradient and parameter, updates it, and the new parameters are
+      all-gathered (`kiln.all_gather_start` right after each block is
+      computed, the wait before the return).
+    - `stage=2`: as 1, but a gradient only the update reads is
+      reduce-scattered (`kiln.reduce_scatter_start`, bucketed with every
+      rank's block of each gradient contiguous), so no whole reduced
+      gradient exists.
+    - `stage=3` (FSDP): list the parameters and new parameters too. Each op
+      outside the update that reads a parameter reads its own gathered
+      copy, started after the previous such op and waited for right before
+      it (the forward and the backward pass gather separately); the new
+      parameters are returned as blocks.
+
+    ```
+    kiln-opt --kiln-data-parallel="ranks=2 batch-args=4,5" \
+             --kiln-zero="stage=2 sharded-args=7,8,9,10 sharded-results=6,7,8,9" step.mlir
+    ```
+
+    The update is found from the sharded results: the elementwise ops
+    (the Elementwise trait, select, cast) that compute them, and those that
+    read what these compute. Errors: a sharded result computed by another
+    op, an op outside the update that reads a sharded argument (stage 1
+    and 2) or a value computed from one, a rank-0 sharded argument or
+    result, an index out of range, a function without collectives (not the
+    output of kiln-data-parallel), a bad `stage` or `bucket-mb`, an unknown
+    `function`. See passes/parallel/README.md.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"0",
+           "ZeRO stage: 1 (state), 2 (and gradients), 3 (and parameters)">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "Function to rewrite (default: every public function)">,
+    ListOption<"shardedArgs", "sharded-args", "int64_t",
+               "Indices of the arguments held as blocks (optimizer state; "
+               "with stage 3 also the parameters)">,
+    ListOption<"shardedResults", "sharded-results", "int64_t",
+               "Indices of the results returned as blocks (new optimizer "
+               "state; with stage 3 also the new parameters)">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "Most MiB of whole gradients one reduce-scatter or all-reduce "
+           "bucket carries">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Start each exchange as soon as its operands are computed "
+           "(false: right before its results are needed)">,
+  ];
+  let dependentDialects = ["mlir::kiln::KilnDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 #endif // KILN_PASSES_PASSES_TD

@@ -1,0 +1,357 @@
+//===- ZeroTest.cpp - kiln-zero against single-device training ------------===//
+//
+// Every test trains a small ReLU perceptron for several steps twice: the
+// traced single-device step (kiln::evaluate) on the whole batch, and its
+// kiln-data-parallel + kiln-zero rewrite (kiln::evaluateSpmd) on 2 and 4
+// simulated ranks, each on its rows of the batch, with the optimizer state
+// (and, for ZeRO-3, the parameters) held as blocks: the test cuts the
+// initial state into each rank's block itself, every rank feeds its own
+// result blocks into its next step, and the blocks are gathered back only
+// to be compared. The shapes are chosen so that 4 ranks need padding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Compiler/ReferenceEvaluator.h"
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+#include "kiln/Optim.h"
+#include "kiln/Passes/DataParallel.h"
+#include "kiln/Passes/Zero.h"
+#include "kiln/kiln.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+
+using namespace mlir;
+using ::kiln::HostTensor;
+
+namespace {
+
+using Inputs = std::vector<HostTensor>;
+
+/// max |actual - expected| / max |expected| over the elements.
+double relativeDifference(const HostTensor &actual,
+                          const HostTensor &expected) {
+  double difference = 0, scale = 0;
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    difference = std::max(
+        difference, std::fabs(actual.getAsDouble(i) - expected.getAsDouble(i)));
+    scale = std::max(scale, std::fabs(expected.getAsDouble(i)));
+  }
+  return scale == 0 ? difference : difference / scale;
+}
+
+/// The rows of `t` that rank `rank` of `ranks` holds.
+HostTensor rowsOf(const HostTensor &t, int64_t rank, int64_t ranks) {
+  std::vector<int64_t> shape = t.shape;
+  int64_t rows = shape[0] / ranks;
+  shape[0] = rows;
+  int64_t rowSize = t.numElements() / t.shape[0];
+  HostTensor piece(t.elementType, shape);
+  piece.f.assign(t.f.begin() + rank * rows * rowSize,
+                 t.f.begin() + (rank + 1) * rows * rowSize);
+  return piece;
+}
+
+/// Block `rank` of `t`: its elements flattened, padded with zeros to a
+/// multiple of `ranks`, the rank's ceil(numel / ranks) of them.
+HostTensor blockOf(const HostTensor &t, int64_t rank, int64_t ranks) {
+  int64_t size = (t.numElements() + ranks - 1) / ranks;
+  HostTensor block(t.elementType, {size});
+  for (int64_t k = 0; k < size; ++k) {
+    int64_t j = rank * size + k;
+    block.f[k] = j < t.numElements() ? t.f[j] : 0.0;
+  }
+  return block;
+}
+
+/// The whole tensor of `shape` whose blocks the ranks hold in `results`
+/// (result #`index` of each).
+HostTensor gatherBlocks(const std::vector<Inputs> &results, size_t index,
+                        const HostTensor &like) {
+  HostTensor whole(like.elementType, like.shape);
+  int64_t j = 0;
+  for (const Inputs &rank : results)
+    for (double v : rank[index].f)
+      if (j < whole.numElements())
+        whole.f[j++] = v;
+  return whole;
+}
+
+int countOps(func::FuncOp f, llvm::StringRef name) {
+  int count = 0;
+  f.walk([&](Operation *op) { count += op->getName().getStringRef() == name; });
+  return count;
+}
+
+/// Mean softmax cross-entropy of `logits` against one-hot rows.
+::kiln::Tensor crossEntropy(const ::kiln::Tensor &logits,
+                            const ::kiln::Tensor &onehot) {
+  return -::kiln::mean(
+      ::kiln::sum(onehot * ::kiln::log_softmax(logits, -1), 1));
+}
+
+constexpr int64_t kBatch = 8, kIn = 6, kHidden = 5, kClasses = 3;
+constexpr int kParams = 4;
+
+/// The step of a 6-5-3 perceptron with `optimizer`: arguments w1, b1, w2,
+/// b2, x, onehot, state...; results loss, new w1, b1, w2, b2, new state...
+/// (kiln/Optim.h's layout: the step count, then the slots).
+::kiln::TracedFunction traceStep(const ::kiln::optim::Optimizer &optimizer) {
+  using namespace ::kiln;
+  std::vector<TensorSpec> params = {{DType::F32, {kIn, kHidden}},
+                                    {DType::F32, {kHidden}},
+                                    {DType::F32, {kHidden, kClasses}},
+                                    {DType::F32, {kClasses}}};
+  std::vector<TensorSpec> specs = params;
+  specs.push_back({DType::F32, {kBatch, kIn}});
+  specs.push_back({DType::F32, {kBatch, kClasses}});
+  llvm::append_range(specs, optimizer.stateSpecs(params));
+  auto loss = [](const Tensors &a) {
+    Tensor h = relu(matmul(a[4], a[0]) + a[1]);
+    return crossEntropy(matmul(h, a[2]) + a[3], a[5]);
+  };
+  return trace("train_step", specs, [&](const Tensors &a) {
+    Tensors vg = value_and_grad(loss, {0, 1, 2, 3})(a);
+    optim::Update u = optimizer.step({a.begin(), a.begin() + kParams},
+                                     {vg.begin() + 1, vg.end()},
+                                     {a.begin() + 6, a.end()});
+    Tensors out = {vg[0]};
+    llvm::append_range(out, u.params);
+    llvm::append_range(out, u.state);
+    return out;
+  });
+}
+
+class ZeroTest : public ::testing::Test {
+protected:
+  /// A random tensor of `type`, uniform in [-1, 1] (zeros for integers: the
+  /// step count).
+  HostTensor random(Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    if (!isa<FloatType>(tensor.getElementType()))
+      return HostTensor(tensor.getElementType(), tensor.getShape());
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    std::vector<double> values(tensor.getNumElements());
+    for (double &v : values)
+      v = dist(rng);
+    return HostTensor::fromFloats(tensor.getElementType(),
+                                  std::vector<int64_t>(tensor.getShape()),
+                                  values);
+  }
+
+  HostTensor randomOneHot(Type type) {
+    auto matrix = cast<RankedTensorType>(type);
+    int64_t rows = matrix.getDimSize(0), classes = matrix.getDimSize(1);
+    std::vector<double> values(rows * classes, 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      values[r * classes + rng() % classes] = 1.0;
+    return HostTensor::fromFloats(matrix.getElementType(), {rows, classes},
+                                  values);
+  }
+
+  /// `f`'s module copied, rewritten by kiln-data-parallel on `ranks` ranks
+  /// and kiln-zero with `config`; the copy of `f`, or null after a failure.
+  func::FuncOp rewrite(func::FuncOp f, int64_t ranks,
+                       const mlir::kiln::ZeroConfig &config) {
+    rewritten = cast<ModuleOp>(f->getParentOp()->clone());
+    auto copy = rewritten->lookupSymbol<func::FuncOp>(f.getSymName());
+    mlir::kiln::DataParallelConfig dp;
+    dp.ranks = ranks;
+    dp.batchArgs = {4, 5};
+    if (failed(mlir::kiln::partitionDataParallel(copy, dp))) {
+      ADD_FAILURE() << "kiln-data-parallel failed";
+      return nullptr;
+    }
+    if (failed(mlir::kiln::shardOptimizerUpdate(copy, config))) {
+      ADD_FAILURE() << "kiln-zero failed";
+      return nullptr;
+    }
+    if (failed(verify(*rewritten))) {
+      ADD_FAILURE() << "the rewritten module does not verify";
+      return nullptr;
+    }
+    return copy;
+  }
+
+  /// The arguments and results `stage` shards for a step with `slots`
+  /// state slots per parameter.
+  static mlir::kiln::ZeroConfig zero(int64_t stage, int slots) {
+    mlir::kiln::ZeroConfig config;
+    config.stage = stage;
+    for (int k = 0; k < slots * kParams; ++k) {
+      config.shardedArgs.push_back(7 + k);
+      config.shardedResults.push_back(6 + k);
+    }
+    if (stage == 3)
+      for (int k = 0; k < kParams; ++k) {
+        config.shardedArgs.push_back(k);
+        config.shardedResults.push_back(1 + k);
+      }
+    return config;
+  }
+
+  /// Trains `steps` steps single-device and with ZeRO `stage` on `ranks`
+  /// ranks from the same initial parameters and a fresh state, on the same
+  /// batches, and expects the parameters and the state to agree within
+  /// 1e-5 relative after every step. With `corrupt`, rank 0's blocks of
+  /// the state are swapped with rank 1's before the second step: the
+  /// comparison must then fail (it returns the largest difference seen).
+  double train(const ::kiln::optim::Optimizer &optimizer, int64_t stage,
+               int64_t ranks, int steps, bool corrupt = false) {
+    traced.push_back(
+        std::make_unique<::kiln::TracedFunction>(traceStep(optimizer)));
+    func::FuncOp f = traced.back()->function();
+    int slots = static_cast<int>(optimizer.slotNames().size());
+    mlir::kiln::ZeroConfig config = zero(stage, slots);
+    func::FuncOp spmd = rewrite(f, ranks, config);
+    if (!spmd)
+      return INFINITY;
+    checkShape(spmd, stage, ranks, slots);
+
+    Inputs single;
+    for (Type type : f.getArgumentTypes())
+      single.push_back(random(type));
+    for (size_t k = 6; k < single.size(); ++k) // a fresh state: zeros
+      single[k] = HostTensor(
+          cast<RankedTensorType>(f.getArgumentTypes()[k]).getElementType(),
+          single[k].shape);
+    llvm::SmallDenseSet<int64_t> shardedArgs(config.shardedArgs.begin(),
+                                             config.shardedArgs.end());
+    llvm::SmallDenseSet<int64_t> shardedResults(config.shardedResults.begin(),
+                                                config.shardedResults.end());
+    std::vector<Inputs> perRank(ranks, single);
+    for (int64_t r = 0; r < ranks; ++r)
+      for (int64_t k : shardedArgs)
+        perRank[r][k] = blockOf(single[k], r, ranks);
+
+    double worst = 0;
+    for (int step = 0; step < steps; ++step) {
+      single[4] = random(f.getArgumentTypes()[4]);
+      single[5] = randomOneHot(f.getArgumentTypes()[5]);
+      for (int64_t r = 0; r < ranks; ++r)
+        for (int64_t k : {4, 5})
+          perRank[r][k] = rowsOf(single[k], r, ranks);
+      if (corrupt && step == 1)
+        std::swap(perRank[0][7], perRank[1][7]);
+      auto expected = ::kiln::evaluate(f, single);
+      if (!expected) {
+        ADD_FAILURE() << llvm::toString(expected.takeError());
+        return INFINITY;
+      }
+      auto got = ::kiln::evaluateSpmd(spmd, perRank);
+      if (!got) {
+        ADD_FAILURE() << llvm::toString(got.takeError());
+        return INFINITY;
+      }
+      // Result k feeds argument k - 1 (parameters) or k + 1 (state).
+      for (size_t k = 1; k < expected->size(); ++k) {
+        size_t arg = k <= kParams ? k - 1 : k + 1;
+        HostTensor whole =
+            shardedResults.contains(k)
+                ? gatherBlocks(*got, k, (*expected)[k])
+                : (*got)[0][k];
+        if (!shardedResults.contains(k))
+          for (const Inputs &rank : *got)
+            EXPECT_EQ(relativeDifference(rank[k], whole), 0.0)
+                << "the ranks disagree on result #" << k;
+        double difference = relativeDifference(whole, (*expected)[k]);
+        worst = std::max(worst, difference);
+        if (!corrupt)
+          EXPECT_LE(difference, 1e-5)
+              << "result #" << k << " after step " << step << " of ZeRO-"
+              << stage << " on " << ranks << " ranks";
+        single[arg] = (*expected)[k];
+        for (int64_t r = 0; r < ranks; ++r)
+          perRank[r][arg] = (*got)[r][k];
+      }
+    }
+    return worst;
+  }
+
+  /// What each stage must have made of the step.
+  void checkShape(func::FuncOp spmd, int64_t stage, int64_t ranks,
+                  int slots) {
+    Type f32 = Float32Type::get(spmd.getContext());
+    // The first slot of w1 (6x5: 30 elements) is a block.
+    EXPECT_EQ(spmd.getArgumentTypes()[7],
+              RankedTensorType::get({(30 + ranks - 1) / ranks}, f32));
+    EXPECT_EQ(spmd.getResultTypes()[6],
+              RankedTensorType::get({(30 + ranks - 1) / ranks}, f32));
+    int scatters = countOps(spmd, "kiln.reduce_scatter_start");
+    int gathers = countOps(spmd, "kiln.all_gather_start");
+    EXPECT_EQ(countOps(spmd, "kiln.all_reduce"), 0);
+    EXPECT_EQ(countOps(spmd, "kiln.reduce_scatter"), 0);
+    EXPECT_EQ(countOps(spmd, "kiln.all_gather"), 0);
+    if (stage == 1) {
+      EXPECT_EQ(scatters, 0);
+      EXPECT_EQ(gathers, kParams); // the new parameters
+    } else {
+      // One bucket of the four gradients; the loss alone is all-reduced.
+      EXPECT_EQ(scatters, 1);
+      spmd.walk([](mlir::kiln::AllReduceStartOp start) {
+        EXPECT_EQ(start.getOperand().getType().getNumElements(), 1);
+      });
+    }
+    if (stage == 2)
+      EXPECT_EQ(gathers, kParams);
+    if (stage == 3) {
+      // Each parameter is gathered for its read in the forward pass, and w2
+      // again for the backward pass (dh = dlogits w2^T); the gradients of
+      // w1, b1 and b2 do not read their parameters.
+      EXPECT_EQ(gathers, 5);
+      EXPECT_EQ(spmd.getArgumentTypes()[0],
+                RankedTensorType::get({(30 + ranks - 1) / ranks}, f32));
+      EXPECT_EQ(spmd.getResultTypes()[1],
+                RankedTensorType::get({(30 + ranks - 1) / ranks}, f32));
+      // Only parameters are gathered: no new parameter is returned whole.
+      spmd.walk([](mlir::kiln::AllGatherStartOp start) {
+        EXPECT_TRUE(isa<BlockArgument>(start.getOperand()));
+      });
+    }
+  }
+
+  /// The traced steps (each with its context) outlive the rewritten copy,
+  /// which lives in the last one's context.
+  std::vector<std::unique_ptr<::kiln::TracedFunction>> traced;
+  OwningOpRef<ModuleOp> rewritten;
+  std::mt19937 rng{20261122};
+};
+
+TEST_F(ZeroTest, SgdMomentumAllStages) {
+  ::kiln::optim::Sgd sgd(0.1, /*momentum=*/0.9);
+  for (int64_t stage : {1, 2, 3})
+    for (int64_t ranks : {2, 4})
+      train(sgd, stage, ranks, 20);
+}
+
+TEST_F(ZeroTest, AdamAllStages) {
+  ::kiln::optim::Adam adam(0.01);
+  for (int64_t stage : {1, 2, 3})
+    for (int64_t ranks : {2, 4})
+      train(adam, stage, ranks, 12);
+}
+
+/// AdamW with AMSGrad: three slots, weight decay on the parameters.
+TEST_F(ZeroTest, AdamWAmsgradStageThree) {
+  ::kiln::optim::Adam adamw = ::kiln::optim::Adam::adamW(
+      0.01, 0.9, 0.999, 1e-8, 0.01, /*amsgrad=*/true);
+  train(adamw, 3, 4, 6);
+}
+
+/// The comparison notices ranks holding each other's blocks of the state.
+TEST_F(ZeroTest, ComparisonRejectsMisplacedBlocks) {
+  ::kiln::optim::Adam adam(0.01);
+  EXPECT_GT(train(adam, 2, 2, 3, /*corrupt=*/true), 1e-3);
+}
+
+} // namespace
