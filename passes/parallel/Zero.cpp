@@ -179,6 +179,8 @@ private:
   DenseMap<Value, Value> blocks;
   DenseMap<Value, Type> originalTypes;
   Value rank;
+  /// Block size c -> kiln.rank * c.
+  DenseMap<int64_t, Value> offsets;
 };
 
 //===----------------------------------------------------------------------===//
@@ -418,12 +420,18 @@ Value ZeroRewriter::flattenAndPad(Value whole) {
 Value ZeroRewriter::cutBlock(Value whole) {
   Location loc = whole.getLoc();
   Value flat = flattenAndPad(whole);
-  auto scalar = RankedTensorType::get({}, builder.getI64Type());
-  Value size = builder.create<ConstantOp>(
-      loc, DenseElementsAttr::get(scalar,
-                                  builder.getI64IntegerAttr(blockSize(whole))));
-  Value offset = builder.create<MulOp>(loc, rank, size);
-  return builder.create<DynamicSliceOp>(loc, flat, offset, blockSize(whole));
+  int64_t size = blockSize(whole);
+  Value &offset = offsets[size];
+  if (!offset) {
+    // kiln.rank * c, once per block size, at the top of the body.
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointAfter(rank.getDefiningOp());
+    auto scalar = RankedTensorType::get({}, builder.getI64Type());
+    Value c = builder.create<ConstantOp>(
+        loc, DenseElementsAttr::get(scalar, builder.getI64IntegerAttr(size)));
+    offset = builder.create<MulOp>(loc, rank, c);
+  }
+  return builder.create<DynamicSliceOp>(loc, flat, offset, size);
 }
 
 /// The block of `v` (step 4), made at the builder's insertion point if it
@@ -468,11 +476,14 @@ Value ZeroRewriter::blockOf(Value v) {
 
 /// `block`, gathered from the ranks into a whole value of `wholeType`:
 /// kiln.all_gather_start after `startAfter` (at the top of the body if
-/// null), kiln.collective_wait right before `waitBefore`.
+/// null; without overlap, right before the wait), kiln.collective_wait
+/// right before `waitBefore`.
 Value ZeroRewriter::gather(Value block, Type wholeType, Operation *startAfter,
                            Operation *waitBefore) {
   Location loc = block.getLoc();
-  if (startAfter)
+  if (!config.overlap)
+    builder.setInsertionPoint(waitBefore);
+  else if (startAfter)
     builder.setInsertionPointAfter(startAfter);
   else
     builder.setInsertionPointAfter(rank.getDefiningOp());
