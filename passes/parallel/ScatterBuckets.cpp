@@ -110,10 +110,9 @@ void emitBucket(ArrayRef<Member> bucket, Block &block, bool overlap) {
     if (bucket.size() > 1) {
       auto type = m.scatter.getType();
       int64_t size = type.getNumElements();
-      part = builder.create<SliceOp>(m.scatter.getLoc(), row,
-                                     ArrayRef<int64_t>{0, offset},
-                                     ArrayRef<int64_t>{1, offset + size},
-                                     ArrayRef<int64_t>{1, 1});
+      part = builder.create<SliceOp>(
+          m.scatter.getLoc(), row, ArrayRef<int64_t>{0, offset},
+          ArrayRef<int64_t>{1, offset + size}, ArrayRef<int64_t>{1, 1});
       part = builder.create<ReshapeOp>(m.scatter.getLoc(), type, part);
       offset += size;
     }

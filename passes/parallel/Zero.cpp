@@ -231,9 +231,8 @@ void ZeroRewriter::collectUpdate() {
       update.insert(&op);
   // Keep the block order, which step 4 follows.
   SmallVector<Operation *> ordered(update.begin(), update.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   update.clear();
   update.insert(ordered.begin(), ordered.end());
 
@@ -258,8 +257,7 @@ LogicalResult ZeroRewriter::check() {
     if (!def) {
       if (!shardedArgs.contains(cast<BlockArgument>(result).getArgNumber()))
         return func.emitError("kiln-zero: sharded result #")
-               << i << " of @" << func.getSymName()
-               << " returns argument #"
+               << i << " of @" << func.getSymName() << " returns argument #"
                << cast<BlockArgument>(result).getArgNumber()
                << ", which is not sharded";
       continue;
@@ -315,9 +313,8 @@ void ZeroRewriter::unbucket() {
       builder.setInsertionPointAfter(def);
     else
       builder.setInsertionPointAfter(rank.getDefiningOp());
-    auto sum = builder.create<AllReduceOp>(v.getLoc(), v,
-                                           CollectiveReduction::Sum, group,
-                                           ranks);
+    auto sum = builder.create<AllReduceOp>(
+        v.getLoc(), v, CollectiveReduction::Sum, group, ranks);
     reductions.push_back(sum);
     return sum;
   };
@@ -345,9 +342,8 @@ void ZeroRewriter::unbucket() {
       }
       for (Operation *user : wait->getUsers()) {
         auto slice = cast<SliceOp>(user);
-        const auto *member = llvm::find_if(members, [&](auto &m) {
-          return m.second == slice.getStart()[0];
-        });
+        const auto *member = llvm::find_if(
+            members, [&](auto &m) { return m.second == slice.getStart()[0]; });
         if (slice.getStride()[0] != 1 || member == members.end() ||
             numElements(member->first) != numElements(slice.getResult()))
           several = false;
@@ -369,8 +365,7 @@ void ZeroRewriter::unbucket() {
                                  }) -
                    members.begin();
         AllReduceOp sum = sums[k];
-        for (Operation *reader :
-             llvm::make_early_inc_range(slice->getUsers()))
+        for (Operation *reader : llvm::make_early_inc_range(slice->getUsers()))
           if (auto reshape = dyn_cast<ReshapeOp>(reader);
               reshape && reshape.getType() == sum.getType()) {
             reshape.getResult().replaceAllUsesWith(sum.getResult());
@@ -380,8 +375,8 @@ void ZeroRewriter::unbucket() {
           builder.setInsertionPointAfter(sum);
           Value flat = sum.getType() == slice.getType()
                            ? sum.getResult()
-                           : builder.create<ReshapeOp>(
-                                 slice.getLoc(), slice.getType(), sum);
+                           : builder.create<ReshapeOp>(slice.getLoc(),
+                                                       slice.getType(), sum);
           slice.getResult().replaceAllUsesWith(flat);
         }
         slice.erase();
@@ -409,8 +404,8 @@ Value ZeroRewriter::flattenAndPad(Value whole) {
     return flat;
   auto scalar = RankedTensorType::get({}, type.getElementType());
   Value zero = builder.create<ConstantOp>(
-      loc, DenseElementsAttr::get(
-               scalar, builder.getZeroAttr(type.getElementType())));
+      loc, DenseElementsAttr::get(scalar,
+                                  builder.getZeroAttr(type.getElementType())));
   return builder.create<PadOp>(loc, flat, zero, ArrayRef<int64_t>{0},
                                ArrayRef<int64_t>{padded - count},
                                ArrayRef<int64_t>{0});
@@ -449,14 +444,12 @@ Value ZeroRewriter::blockOf(Value v) {
       cast<DenseElementsAttr>(constant.getValue()).isSplat()) {
     auto dense = cast<DenseElementsAttr>(constant.getValue());
     block = builder.create<ConstantOp>(
-        loc, DenseElementsAttr::get(blockType(v),
-                                    dense.getSplatValue<Attribute>()));
+        loc,
+        DenseElementsAttr::get(blockType(v), dense.getSplatValue<Attribute>()));
   } else if (auto broadcast = dyn_cast_or_null<BroadcastInDimOp>(def);
-             broadcast &&
-             broadcast.getOperand().getType().getRank() == 0) {
-    block = builder.create<BroadcastInDimOp>(loc, blockType(v),
-                                             broadcast.getOperand(),
-                                             ArrayRef<int64_t>{});
+             broadcast && broadcast.getOperand().getType().getRank() == 0) {
+    block = builder.create<BroadcastInDimOp>(
+        loc, blockType(v), broadcast.getOperand(), ArrayRef<int64_t>{});
   } else if (toScatter.contains(v)) {
     // Reduce-scattered right where the all_reduce was.
     OpBuilder::InsertionGuard guard(builder);
@@ -487,16 +480,15 @@ Value ZeroRewriter::gather(Value block, Type wholeType, Operation *startAfter,
     builder.setInsertionPointAfter(startAfter);
   else
     builder.setInsertionPointAfter(rank.getDefiningOp());
-  Value pending =
-      builder.create<AllGatherStartOp>(loc, block, 0, group, ranks);
+  Value pending = builder.create<AllGatherStartOp>(loc, block, 0, group, ranks);
   builder.setInsertionPoint(waitBefore);
   Value whole = builder.create<CollectiveWaitOp>(loc, pending, block);
   auto type = cast<RankedTensorType>(wholeType);
   int64_t count = type.getNumElements();
   if (count != cast<RankedTensorType>(whole.getType()).getNumElements())
-    whole = builder.create<SliceOp>(loc, whole, ArrayRef<int64_t>{0},
-                                    ArrayRef<int64_t>{count},
-                                    ArrayRef<int64_t>{1});
+    whole =
+        builder.create<SliceOp>(loc, whole, ArrayRef<int64_t>{0},
+                                ArrayRef<int64_t>{count}, ArrayRef<int64_t>{1});
   if (type.getRank() != 1)
     whole = builder.create<ReshapeOp>(loc, type, whole);
   return whole;
@@ -547,8 +539,7 @@ LogicalResult ZeroRewriter::run() {
     return success();
   };
   for (int64_t i : config.shardedArgs)
-    if (failed(checkIndex(i, body->getNumArguments(), "argument",
-                          shardedArgs)))
+    if (failed(checkIndex(i, body->getNumArguments(), "argument", shardedArgs)))
       return failure();
   for (int64_t i : config.shardedResults)
     if (failed(checkIndex(i, func.getNumResults(), "result", shardedResults)))
@@ -578,9 +569,9 @@ LogicalResult ZeroRewriter::run() {
   if (config.stage >= 2) {
     unbucket();
     for (AllReduceOp sum : reductions)
-      if (!sum->use_empty() &&
-          llvm::all_of(sum->getUsers(),
-                       [&](Operation *u) { return update.contains(u); }))
+      if (!sum->use_empty() && llvm::all_of(sum->getUsers(), [&](Operation *u) {
+            return update.contains(u);
+          }))
         toScatter.insert(sum.getResult());
   }
 
@@ -618,8 +609,7 @@ LogicalResult ZeroRewriter::run() {
       Type type = v.getType();
       if (auto arg = dyn_cast<BlockArgument>(v))
         type = originalTypes[arg];
-      results.push_back(
-          gather(block, type, block.getDefiningOp(), terminator));
+      results.push_back(gather(block, type, block.getDefiningOp(), terminator));
     } else {
       results.push_back(v);
     }
@@ -627,8 +617,9 @@ LogicalResult ZeroRewriter::run() {
   terminator->setOperands(results);
   if (config.stage == 3)
     gatherParameterReads();
-  func.setFunctionType(FunctionType::get(
-      func.getContext(), body->getArgumentTypes(), terminator->getOperandTypes()));
+  func.setFunctionType(FunctionType::get(func.getContext(),
+                                         body->getArgumentTypes(),
+                                         terminator->getOperandTypes()));
 
   // 6.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))

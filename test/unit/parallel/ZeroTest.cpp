@@ -11,12 +11,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Passes/Zero.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/Optim.h"
 #include "kiln/Passes/DataParallel.h"
-#include "kiln/Passes/Zero.h"
 #include "kiln/kiln.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -173,9 +173,9 @@ constexpr int kParams = 4;
   };
   return trace("train_step", specs, [&](const Tensors &a) {
     Tensors vg = value_and_grad(loss, {0, 1, 2, 3})(a);
-    optim::Update u = optimizer.step({a.begin(), a.begin() + kParams},
-                                     {vg.begin() + 1, vg.end()},
-                                     {a.begin() + 6, a.end()});
+    optim::Update u =
+        optimizer.step({a.begin(), a.begin() + kParams},
+                       {vg.begin() + 1, vg.end()}, {a.begin() + 6, a.end()});
     Tensors out = {vg[0]};
     llvm::append_range(out, u.params);
     llvm::append_range(out, u.state);
@@ -307,10 +307,9 @@ protected:
       // Result k feeds argument k - 1 (parameters) or k + 1 (state).
       for (size_t k = 1; k < expected->size(); ++k) {
         size_t arg = k <= kParams ? k - 1 : k + 1;
-        HostTensor whole =
-            shardedResults.contains(k)
-                ? gatherBlocks(*got, k, (*expected)[k])
-                : (*got)[0][k];
+        HostTensor whole = shardedResults.contains(k)
+                               ? gatherBlocks(*got, k, (*expected)[k])
+                               : (*got)[0][k];
         if (!shardedResults.contains(k))
           for (const Inputs &rank : *got)
             EXPECT_EQ(relativeDifference(rank[k], whole), 0.0)
@@ -330,8 +329,7 @@ protected:
   }
 
   /// What each stage must have made of the step.
-  void checkShape(func::FuncOp spmd, int64_t stage, int64_t ranks,
-                  int slots) {
+  void checkShape(func::FuncOp spmd, int64_t stage, int64_t ranks, int slots) {
     Type f32 = Float32Type::get(spmd.getContext());
     // The first slot of w1 (6x5: 30 elements) is a block.
     EXPECT_EQ(spmd.getArgumentTypes()[7],
@@ -402,9 +400,9 @@ TEST_F(ZeroTest, AdamWAmsgradStageThree) {
 /// The step of a ReLU perceptron of `widths` with `optimizer`: arguments
 /// the parameters (w, b per layer), x, onehot, then the state; results the
 /// loss, the new parameters, the new state.
-::kiln::TracedFunction traceDeepStep(std::vector<int64_t> widths,
-                                     int64_t batch,
-                                     const ::kiln::optim::Optimizer &optimizer) {
+::kiln::TracedFunction
+traceDeepStep(std::vector<int64_t> widths, int64_t batch,
+              const ::kiln::optim::Optimizer &optimizer) {
   using namespace ::kiln;
   int layers = static_cast<int>(widths.size()) - 1;
   std::vector<TensorSpec> params;
@@ -431,9 +429,9 @@ TEST_F(ZeroTest, AdamWAmsgradStageThree) {
     wrt.push_back(k);
   return trace("train_step", specs, [&](const Tensors &a) {
     Tensors vg = value_and_grad(loss, wrt)(a);
-    optim::Update u = optimizer.step({a.begin(), a.begin() + n},
-                                     {vg.begin() + 1, vg.end()},
-                                     {a.begin() + n + 2, a.end()});
+    optim::Update u =
+        optimizer.step({a.begin(), a.begin() + n}, {vg.begin() + 1, vg.end()},
+                       {a.begin() + n + 2, a.end()});
     Tensors out = {vg[0]};
     llvm::append_range(out, u.params);
     llvm::append_range(out, u.state);
@@ -504,7 +502,8 @@ TEST_F(ZeroTest, EachStageHoldsLess) {
               << peaks.back() << " B\n";
     if (stage >= 3)
       copy.walk([](mlir::kiln::CollectiveWaitOp wait) {
-        if (!isa<mlir::kiln::AllGatherStartOp>(wait.getPending().getDefiningOp()))
+        if (!isa<mlir::kiln::AllGatherStartOp>(
+                wait.getPending().getDefiningOp()))
           return;
         Value whole = wait.getResult();
         while (whole.hasOneUse() &&
