@@ -102,9 +102,12 @@ namespace {
 /// Whether `op` computes element j of its result from element j of its
 /// operands only, at one shape of rank >= 1 (a select may take a rank-0
 /// predicate, which picks whole operands and is the same on every rank).
+/// An op without operands makes its values from nothing (by position, say)
+/// and is not one.
 bool isElementwiseAtItsShape(Operation *op) {
   if (!isa_and_nonnull<KilnDialect>(op->getDialect()) ||
-      op->getNumRegions() != 0 || op->getNumResults() != 1)
+      op->getNumRegions() != 0 || op->getNumResults() != 1 ||
+      op->getNumOperands() == 0)
     return false;
   if (!op->hasTrait<OpTrait::Elementwise>() && !isa<SelectOp, CastOp>(op))
     return false;
@@ -162,10 +165,11 @@ private:
   SmallVector<int64_t> group;
 
   llvm::SmallDenseSet<unsigned> shardedArgs, shardedResults;
-  /// The ops of the update, and those that compute from a sharded argument
-  /// (whose whole values no longer exist after the rewrite).
+  /// The ops of the update, in block order.
   llvm::SetVector<Operation *> update;
-  llvm::DenseSet<Value> blocksOnly;
+  /// The values that exist only as blocks after the rewrite: the sharded
+  /// arguments and what the update computes from them.
+  llvm::SetVector<Value> blocksOnly;
   /// With zero=3: the reads of sharded arguments outside the update.
   SmallVector<OpOperand *> parameterReads;
   /// The all_reduce sums step 3 made of the buckets, and those that become
@@ -236,7 +240,7 @@ void ZeroRewriter::collectUpdate() {
   update.clear();
   update.insert(ordered.begin(), ordered.end());
 
-  for (unsigned i : shardedArgs)
+  for (int64_t i : config.shardedArgs)
     blocksOnly.insert(body->getArgument(i));
   for (Operation *op : update)
     if (llvm::any_of(op->getOperands(),

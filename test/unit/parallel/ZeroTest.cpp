@@ -89,9 +89,10 @@ HostTensor gatherBlocks(const std::vector<Inputs> &results, size_t index,
   return whole;
 }
 
-int countOps(func::FuncOp f, llvm::StringRef name) {
+int countOps(Operation *f, llvm::StringRef name) {
   int count = 0;
-  f.walk([&](Operation *op) { count += op->getName().getStringRef() == name; });
+  f->walk(
+      [&](Operation *op) { count += op->getName().getStringRef() == name; });
   return count;
 }
 
@@ -156,8 +157,11 @@ constexpr int kParams = 4;
 
 /// The step of a 6-5-3 perceptron with `optimizer`: arguments w1, b1, w2,
 /// b2, x, onehot, state...; results loss, new w1, b1, w2, b2, new state...
-/// (kiln/Optim.h's layout: the step count, then the slots).
-::kiln::TracedFunction traceStep(const ::kiln::optim::Optimizer &optimizer) {
+/// (kiln/Optim.h's layout: the step count, then the slots). With `clip`,
+/// the gradients are first scaled to a global norm of at most 1, so that
+/// each is also read whole (by the norm), not only by the update.
+::kiln::TracedFunction traceStep(const ::kiln::optim::Optimizer &optimizer,
+                                 bool clip = false) {
   using namespace ::kiln;
   std::vector<TensorSpec> params = {{DType::F32, {kIn, kHidden}},
                                     {DType::F32, {kHidden}},
@@ -173,9 +177,17 @@ constexpr int kParams = 4;
   };
   return trace("train_step", specs, [&](const Tensors &a) {
     Tensors vg = value_and_grad(loss, {0, 1, 2, 3})(a);
-    optim::Update u =
-        optimizer.step({a.begin(), a.begin() + kParams},
-                       {vg.begin() + 1, vg.end()}, {a.begin() + 6, a.end()});
+    Tensors grads(vg.begin() + 1, vg.end());
+    if (clip) {
+      Tensor squares = sum(grads[0] * grads[0]);
+      for (int k = 1; k < kParams; ++k)
+        squares = squares + sum(grads[k] * grads[k]);
+      Tensor scale = minimum(1.0, 1.0 / (sqrt(squares) + 1e-6));
+      for (Tensor &g : grads)
+        g = g * scale;
+    }
+    optim::Update u = optimizer.step({a.begin(), a.begin() + kParams}, grads,
+                                     {a.begin() + 6, a.end()});
     Tensors out = {vg[0]};
     llvm::append_range(out, u.params);
     llvm::append_range(out, u.state);
@@ -213,12 +225,12 @@ protected:
   /// `f`'s module copied, rewritten by kiln-data-parallel on `ranks` ranks
   /// and kiln-zero with `config`; the copy of `f`, or null after a failure.
   func::FuncOp rewrite(func::FuncOp f, int64_t ranks,
-                       const mlir::kiln::ZeroConfig &config) {
+                       const mlir::kiln::ZeroConfig &config, int n = kParams) {
     rewritten = cast<ModuleOp>(f->getParentOp()->clone());
     auto copy = rewritten->lookupSymbol<func::FuncOp>(f.getSymName());
     mlir::kiln::DataParallelConfig dp;
     dp.ranks = ranks;
-    dp.batchArgs = {4, 5};
+    dp.batchArgs = {n, n + 1};
     if (failed(mlir::kiln::partitionDataParallel(copy, dp))) {
       ADD_FAILURE() << "kiln-data-parallel failed";
       return nullptr;
@@ -234,48 +246,73 @@ protected:
     return copy;
   }
 
-  /// The arguments and results `stage` shards for a step with `slots`
-  /// state slots per parameter.
-  static mlir::kiln::ZeroConfig zero(int64_t stage, int slots) {
+  /// The arguments and results `stage` shards for a step of `n`
+  /// parameters with `slots` state slots per parameter.
+  static mlir::kiln::ZeroConfig zero(int64_t stage, int slots,
+                                     int n = kParams) {
     mlir::kiln::ZeroConfig config;
     config.stage = stage;
-    for (int k = 0; k < slots * kParams; ++k) {
-      config.shardedArgs.push_back(7 + k);
-      config.shardedResults.push_back(6 + k);
+    for (int k = 0; k < slots * n; ++k) {
+      config.shardedArgs.push_back(n + 3 + k);
+      config.shardedResults.push_back(n + 2 + k);
     }
     if (stage == 3)
-      for (int k = 0; k < kParams; ++k) {
+      for (int k = 0; k < n; ++k) {
         config.shardedArgs.push_back(k);
         config.shardedResults.push_back(1 + k);
       }
     return config;
   }
 
-  /// Trains `steps` steps single-device and with ZeRO `stage` on `ranks`
-  /// ranks from the same initial parameters and a fresh state, on the same
-  /// batches, and expects the parameters and the state to agree within
-  /// 1e-5 relative after every step. With `corrupt`, rank 0's blocks of
-  /// the state are swapped with rank 1's before the second step: the
-  /// comparison must then fail (it returns the largest difference seen).
-  double train(const ::kiln::optim::Optimizer &optimizer, int64_t stage,
-               int64_t ranks, int steps, bool corrupt = false) {
+  /// One comparison: the stage, the ranks, the steps, the buckets.
+  struct Run {
+    int64_t stage;
+    int64_t ranks;
+    int steps;
+    double bucketMb = 25.0;
+    bool overlap = true;
+    /// Swap rank 0's and rank 1's blocks of the first slot before the
+    /// second step: the comparison must then fail.
+    bool corrupt = false;
+  };
+
+  /// `train` on the 6-5-3 step with `optimizer`, with the checks of its
+  /// shape (checkShape).
+  double train(const ::kiln::optim::Optimizer &optimizer, Run run) {
     traced.push_back(
         std::make_unique<::kiln::TracedFunction>(traceStep(optimizer)));
-    func::FuncOp f = traced.back()->function();
     int slots = static_cast<int>(optimizer.slotNames().size());
-    mlir::kiln::ZeroConfig config = zero(stage, slots);
-    func::FuncOp spmd = rewrite(f, ranks, config);
+    return train(traced.back()->function(), kParams, slots, run,
+                 /*checkShapes=*/true);
+  }
+
+  /// Trains `run.steps` steps of `f` (a step of `n` parameters, laid out as
+  /// traceStep's) single-device and with ZeRO on `run.ranks` ranks from the
+  /// same initial parameters and a fresh state, on the same batches, and
+  /// expects the parameters and the state to agree within 1e-5 relative
+  /// after every step. Returns the largest difference seen.
+  double train(func::FuncOp f, int n, int slots, Run run,
+               bool checkShapes = false) {
+    const int64_t ranks = run.ranks, x = n, onehot = n + 1;
+    mlir::kiln::ZeroConfig config = zero(run.stage, slots, n);
+    config.bucketMb = run.bucketMb;
+    config.overlap = run.overlap;
+    func::FuncOp spmd = rewrite(f, ranks, config, n);
     if (!spmd)
       return INFINITY;
-    checkShape(spmd, stage, ranks, slots);
+    if (checkShapes)
+      checkShape(spmd, run.stage, ranks);
 
     Inputs single;
     for (Type type : f.getArgumentTypes())
       single.push_back(random(type));
-    for (size_t k = 6; k < single.size(); ++k) // a fresh state: zeros
+    for (size_t k = n + 2; k < single.size(); ++k) // a fresh state: zeros
       single[k] = HostTensor(
           cast<RankedTensorType>(f.getArgumentTypes()[k]).getElementType(),
           single[k].shape);
+    for (int k = 0; k < n; ++k) // PyTorch's scale: +-1/sqrt(fan_in)
+      for (double &w : single[k].f)
+        w = static_cast<float>(w / std::sqrt(single[k].shape[0]));
     llvm::SmallDenseSet<int64_t> shardedArgs(config.shardedArgs.begin(),
                                              config.shardedArgs.end());
     llvm::SmallDenseSet<int64_t> shardedResults(config.shardedResults.begin(),
@@ -286,14 +323,14 @@ protected:
         perRank[r][k] = blockOf(single[k], r, ranks);
 
     double worst = 0;
-    for (int step = 0; step < steps; ++step) {
-      single[4] = random(f.getArgumentTypes()[4]);
-      single[5] = randomOneHot(f.getArgumentTypes()[5]);
+    for (int step = 0; step < run.steps; ++step) {
+      single[x] = random(f.getArgumentTypes()[x]);
+      single[onehot] = randomOneHot(f.getArgumentTypes()[onehot]);
       for (int64_t r = 0; r < ranks; ++r)
-        for (int64_t k : {4, 5})
+        for (int64_t k : {x, onehot})
           perRank[r][k] = rowsOf(single[k], r, ranks);
-      if (corrupt && step == 1)
-        std::swap(perRank[0][7], perRank[1][7]);
+      if (run.corrupt && step == 1)
+        std::swap(perRank[0][n + 3], perRank[1][n + 3]);
       auto expected = ::kiln::evaluate(f, single);
       if (!expected) {
         ADD_FAILURE() << llvm::toString(expected.takeError());
@@ -306,20 +343,22 @@ protected:
       }
       // Result k feeds argument k - 1 (parameters) or k + 1 (state).
       for (size_t k = 1; k < expected->size(); ++k) {
-        size_t arg = k <= kParams ? k - 1 : k + 1;
+        size_t arg = static_cast<int>(k) <= n ? k - 1 : k + 1;
         HostTensor whole = shardedResults.contains(k)
                                ? gatherBlocks(*got, k, (*expected)[k])
                                : (*got)[0][k];
-        if (!shardedResults.contains(k))
+        if (!shardedResults.contains(k)) {
           for (const Inputs &rank : *got)
             EXPECT_EQ(relativeDifference(rank[k], whole), 0.0)
                 << "the ranks disagree on result #" << k;
+        }
         double difference = relativeDifference(whole, (*expected)[k]);
         worst = std::max(worst, difference);
-        if (!corrupt)
+        if (!run.corrupt) {
           EXPECT_LE(difference, 1e-5)
               << "result #" << k << " after step " << step << " of ZeRO-"
-              << stage << " on " << ranks << " ranks";
+              << run.stage << " on " << ranks << " ranks";
+        }
         single[arg] = (*expected)[k];
         for (int64_t r = 0; r < ranks; ++r)
           perRank[r][arg] = (*got)[r][k];
@@ -329,7 +368,7 @@ protected:
   }
 
   /// What each stage must have made of the step.
-  void checkShape(func::FuncOp spmd, int64_t stage, int64_t ranks, int slots) {
+  void checkShape(func::FuncOp spmd, int64_t stage, int64_t ranks) {
     Type f32 = Float32Type::get(spmd.getContext());
     // The first slot of w1 (6x5: 30 elements) is a block.
     EXPECT_EQ(spmd.getArgumentTypes()[7],
@@ -351,8 +390,9 @@ protected:
         EXPECT_EQ(start.getOperand().getType().getNumElements(), 1);
       });
     }
-    if (stage == 2)
+    if (stage == 2) {
       EXPECT_EQ(gathers, kParams);
+    }
     if (stage == 3) {
       // Each parameter is gathered for its read in the forward pass, and w2
       // again for the backward pass (dh = dlogits w2^T); the gradients of
@@ -380,21 +420,21 @@ TEST_F(ZeroTest, SgdMomentumAllStages) {
   ::kiln::optim::Sgd sgd(0.1, /*momentum=*/0.9);
   for (int64_t stage : {1, 2, 3})
     for (int64_t ranks : {2, 4})
-      train(sgd, stage, ranks, 20);
+      train(sgd, {stage, ranks, 20});
 }
 
 TEST_F(ZeroTest, AdamAllStages) {
   ::kiln::optim::Adam adam(0.01);
   for (int64_t stage : {1, 2, 3})
     for (int64_t ranks : {2, 4})
-      train(adam, stage, ranks, 12);
+      train(adam, {stage, ranks, 12});
 }
 
 /// AdamW with AMSGrad: three slots, weight decay on the parameters.
 TEST_F(ZeroTest, AdamWAmsgradStageThree) {
   ::kiln::optim::Adam adamw = ::kiln::optim::Adam::adamW(
       0.01, 0.9, 0.999, 1e-8, 0.01, /*amsgrad=*/true);
-  train(adamw, 3, 4, 6);
+  train(adamw, {3, 4, 6});
 }
 
 /// The step of a ReLU perceptron of `widths` with `optimizer`: arguments
@@ -521,10 +561,64 @@ TEST_F(ZeroTest, EachStageHoldsLess) {
   EXPECT_LE(params[3], params[0] / ranks + n * 4);
 }
 
+/// Stages 2 and 3 with a bucket per gradient (several reduce-scatters,
+/// several all-gathers in flight) and without overlap, and a four-layer
+/// perceptron at stage 3, whose hidden weights are gathered again for the
+/// backward pass.
+TEST_F(ZeroTest, SmallBucketsNoOverlapAndDeeperNets) {
+  ::kiln::optim::Adam adam(0.01);
+  for (int64_t stage : {2, 3}) {
+    Run small{stage, 4, 8};
+    small.bucketMb = 1e-5;
+    traced.push_back(std::make_unique<::kiln::TracedFunction>(traceStep(adam)));
+    train(traced.back()->function(), kParams, 2, small);
+    // kiln-data-parallel sums each Adam gradient twice: g (for the second
+    // moment) and (1 - beta1) g (the first moment's lerp), which its
+    // linear rules carry as a partial sum of its own. Only the update reads
+    // either, so each is a reduce-scatter, here each in its own bucket.
+    EXPECT_EQ(countOps(*rewritten, "kiln.reduce_scatter_start"), 2 * kParams);
+    Run serial{stage, 2, 8};
+    serial.overlap = false;
+    train(traced.back()->function(), kParams, 2, serial);
+  }
+  ::kiln::optim::Sgd sgd(0.1, 0.9, 0, 1e-3, /*nesterov=*/true);
+  traced.push_back(std::make_unique<::kiln::TracedFunction>(
+      traceDeepStep({8, 6, 6, 6, 3}, 8, sgd)));
+  for (int64_t ranks : {2, 4}) {
+    train(traced.back()->function(), 8, 1, {3, ranks, 10});
+    // w1 once (forward); w2, w3, w4 twice (forward and backward); the
+    // biases once each.
+    EXPECT_EQ(countOps(*rewritten, "kiln.all_gather_start"), 1 + 3 * 2 + 4);
+  }
+}
+
+/// Gradients clipped to a global norm: the norm reads the summed gradients
+/// whole, so they stay all-reduced (with the loss: 1 + 53 floats); the
+/// clipped gradients, g times the replicated scale, are partial sums that
+/// kiln-data-parallel sums on their own, and only the update reads them,
+/// so stages 2 and 3 reduce-scatter them (one bucket).
+TEST_F(ZeroTest, ClippedGradientsStayWholeForTheNorm) {
+  ::kiln::optim::Sgd sgd(0.1, 0.9);
+  traced.push_back(
+      std::make_unique<::kiln::TracedFunction>(traceStep(sgd, /*clip=*/true)));
+  for (int64_t stage : {1, 2, 3}) {
+    train(traced.back()->function(), kParams, 1, {stage, 4, 10});
+    EXPECT_EQ(countOps(*rewritten, "kiln.reduce_scatter_start"),
+              stage == 1 ? 0 : 1);
+    int whole = 0;
+    rewritten->walk([&](mlir::kiln::AllReduceStartOp start) {
+      whole += start.getOperand().getType().getNumElements() == 1 + 53;
+    });
+    EXPECT_EQ(whole, 1) << "ZeRO-" << stage;
+  }
+}
+
 /// The comparison notices ranks holding each other's blocks of the state.
 TEST_F(ZeroTest, ComparisonRejectsMisplacedBlocks) {
   ::kiln::optim::Adam adam(0.01);
-  EXPECT_GT(train(adam, 2, 2, 3, /*corrupt=*/true), 1e-3);
+  Run run{2, 2, 3};
+  run.corrupt = true;
+  EXPECT_GT(train(adam, run), 1e-3);
 }
 
 } // namespace
