@@ -141,6 +141,8 @@ private:
   void collectUpdate();
   LogicalResult check();
   void unbucket();
+  void reuseScaledSums();
+  void sortUpdate();
   Value blockOf(Value v);
   Value cutBlock(Value whole);
   Value flattenAndPad(Value whole);
@@ -233,12 +235,7 @@ void ZeroRewriter::collectUpdate() {
         llvm::any_of(op.getOperands(),
                      [&](Value v) { return inUpdate(v.getDefiningOp()); }))
       update.insert(&op);
-  // Keep the block order, which step 4 follows.
-  SmallVector<Operation *> ordered(update.begin(), update.end());
-  llvm::sort(ordered,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  update.clear();
-  update.insert(ordered.begin(), ordered.end());
+  sortUpdate();
 
   for (int64_t i : config.shardedArgs)
     blocksOnly.insert(body->getArgument(i));
@@ -246,6 +243,15 @@ void ZeroRewriter::collectUpdate() {
     if (llvm::any_of(op->getOperands(),
                      [&](Value v) { return blocksOnly.contains(v); }))
       blocksOnly.insert(op->getResult(0));
+}
+
+/// Keeps `update` in block order, which step 4 follows.
+void ZeroRewriter::sortUpdate() {
+  SmallVector<Operation *> ordered(update.begin(), update.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  update.clear();
+  update.insert(ordered.begin(), ordered.end());
 }
 
 LogicalResult ZeroRewriter::check() {
@@ -389,6 +395,66 @@ void ZeroRewriter::unbucket() {
     wait.erase();
     start.erase();
   }
+  reuseScaledSums();
+}
+
+/// kiln-data-parallel's linear rules carry c * g, a splat constant times a
+/// partial gradient, as a partial sum of its own, so a step that also
+/// needs g (Adam's (1 - beta2) g * g) sums the gradient twice. The sum of
+/// c * g is c times the sum of g: one exchange fewer per gradient. The
+/// product, an elementwise op like those of the update, joins it when the
+/// update alone reads it.
+void ZeroRewriter::reuseScaledSums() {
+  DenseMap<Value, AllReduceOp> sumOf;
+  for (AllReduceOp sum : reductions)
+    sumOf[sum.getOperand()] = sum;
+  auto splat = [](Value v) {
+    auto constant = v.getDefiningOp<ConstantOp>();
+    auto dense =
+        constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+    return dense && dense.isSplat() ? constant : ConstantOp();
+  };
+  SmallVector<AllReduceOp> kept;
+  for (AllReduceOp sum : reductions) {
+    ConstantOp scale;
+    AllReduceOp other;
+    if (auto mul = sum.getOperand().getDefiningOp<MulOp>()) {
+      for (auto [c, g] : {std::pair(mul.getLhs(), mul.getRhs()),
+                          std::pair(mul.getRhs(), mul.getLhs())}) {
+        scale = splat(c);
+        other = sumOf.lookup(g);
+        if (scale && other)
+          break;
+      }
+    }
+    if (!scale || !other) {
+      kept.push_back(sum);
+      continue;
+    }
+    // Right before the first reader, so that the exchange of g still
+    // overlaps what comes before.
+    Operation *first = nullptr;
+    for (Operation *user : sum->getUsers()) {
+      Operation *inBlock = body->findAncestorOpInBlock(*user);
+      if (!first || inBlock->isBeforeInBlock(first))
+        first = inBlock;
+    }
+    if (!first) {
+      kept.push_back(sum);
+      continue;
+    }
+    builder.setInsertionPoint(first);
+    Operation *constant = builder.clone(*scale);
+    auto product = builder.create<MulOp>(sum.getLoc(), constant->getResult(0),
+                                         other.getResult());
+    sum.getResult().replaceAllUsesWith(product.getResult());
+    if (llvm::all_of(product->getUsers(),
+                     [&](Operation *u) { return update.contains(u); }))
+      update.insert(product);
+    sum.erase();
+  }
+  reductions = std::move(kept);
+  sortUpdate();
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,13 +4,14 @@
 // sharded in every stage, the parameters (arguments #2, #3, results #1,
 // #2) too with stage 3. Blocks: w's 9 elements padded to 10, 5 per rank;
 // b's 3 padded to 4, 2 per rank.
-// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="stage=1 sharded-args=4,5 sharded-results=3,4" | FileCheck %s --check-prefix=ZERO1
-// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="stage=2 sharded-args=4,5 sharded-results=3,4" | FileCheck %s --check-prefix=ZERO2
-// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="stage=3 sharded-args=2,3,4,5 sharded-results=1,2,3,4" | FileCheck %s --check-prefix=ZERO3
-// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="stage=2 sharded-args=4,5 sharded-results=3,4 bucket-mb=0.00001" | FileCheck %s --check-prefix=SMALL
-// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="stage=3 sharded-args=2,3,4,5 sharded-results=1,2,3,4 overlap=false" | FileCheck %s --check-prefix=SERIAL
+// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="function=step stage=1 sharded-args=4,5 sharded-results=3,4" | FileCheck %s --check-prefix=ZERO1
+// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="function=step stage=2 sharded-args=4,5 sharded-results=3,4" | FileCheck %s --check-prefix=ZERO2
+// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="function=step stage=3 sharded-args=2,3,4,5 sharded-results=1,2,3,4" | FileCheck %s --check-prefix=ZERO3
+// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="function=step stage=2 sharded-args=4,5 sharded-results=3,4 bucket-mb=0.00001" | FileCheck %s --check-prefix=SMALL
+// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="function=step stage=3 sharded-args=2,3,4,5 sharded-results=1,2,3,4 overlap=false" | FileCheck %s --check-prefix=SERIAL
+// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="function=second_moment stage=2 sharded-args=2 sharded-results=0" | FileCheck %s --check-prefix=SCALED
 // The rewritten IR verifies and round-trips.
-// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="stage=3 sharded-args=2,3,4,5 sharded-results=1,2,3,4" | kiln-opt --verify-roundtrip -o /dev/null
+// RUN: kiln-opt %s --kiln-data-parallel="ranks=2 batch-args=0,1" --kiln-zero="function=step stage=3 sharded-args=2,3,4,5 sharded-results=1,2,3,4" | kiln-opt --verify-roundtrip -o /dev/null
 
 // ZeRO-1: the gradients stay in kiln-data-parallel's all-reduce bucket
 // (loss, w's, b's); each rank cuts its block of the reduced gradients and
@@ -42,6 +43,7 @@
 // ZERO1: %[[WOUT:.+]] = kiln.reshape %[[CUT]] : (tensor<9xf32>) -> tensor<3x3xf32>
 // ZERO1: return %{{.+}}, %[[WOUT]], %{{.+}}, %[[NEWMW]], %{{.+}} : tensor<f32>, tensor<3x3xf32>, tensor<3xf32>, tensor<5xf32>, tensor<2xf32>
 // ZERO1-NOT: kiln.reduce_scatter
+// ZERO1-LABEL: func.func @second_moment
 
 // ZeRO-2: the loss alone is all-reduced; the two gradients, flattened and
 // padded, are laid out block-major ([2, 5] and [2, 2] joined along 1) and
@@ -70,6 +72,7 @@
 // ZERO2: %[[L:.+]] = kiln.collective_wait %[[LOSS]]
 // ZERO2: return %[[L]], %{{.+}}, %{{.+}}, %[[NEWMW]], %[[NEWMB]]
 // ZERO2-NOT: kiln.all_reduce
+// ZERO2-LABEL: func.func @second_moment
 
 // ZeRO-3: the parameters are blocks too. The forward pass gathers w right
 // before the matmul (started at the top) and b right before its broadcast
@@ -95,6 +98,7 @@
 // ZERO3: %[[NEWB:.+]] = kiln.sub %[[B]], %{{.+}} : tensor<2xf32>
 // ZERO3: return %{{.+}}, %[[NEWW]], %[[NEWB]], %[[NEWMW]], %[[NEWMB]] : tensor<f32>, tensor<5xf32>, tensor<2xf32>, tensor<5xf32>, tensor<2xf32>
 // ZERO3-NOT: kiln.all_gather
+// ZERO3-LABEL: func.func @second_moment
 
 // A bucket cap below the gradients' size: one reduce-scatter each, w's
 // started right after its gradient, before b's gradient is computed.
@@ -139,4 +143,33 @@ func.func @step(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %w: tensor<3x3xf32>, %
   %db = kiln.mul %lrb, %mb2 : tensor<3xf32>
   %b1 = kiln.sub %b, %db : tensor<3xf32>
   return %loss, %w1, %b1, %mw2, %mb2 : tensor<f32>, tensor<3x3xf32>, tensor<3xf32>, tensor<3x3xf32>, tensor<3xf32>
+}
+
+// Adam's second moment reads g twice, once scaled: kiln-data-parallel sums
+// both g and 0.001 g (a splat times a partial sum is one); kiln-zero
+// reduce-scatters g once and scales its block.
+// SCALED-LABEL: func.func @second_moment
+// SCALED-SAME: %[[V:[^:]+]]: tensor<2xf32>) -> tensor<2xf32>
+// SCALED: %[[G:.+]] = kiln.reduce_sum %{{.+}}, dims = [0] : tensor<2x3xf32>
+// SCALED: %[[GPAD:.+]] = kiln.pad %[[G]]
+// SCALED-NEXT: %[[P:.+]] = kiln.reduce_scatter_start %[[GPAD]], kind = sum, dim = 0, groups = {{\[\[}}0, 1]] : (tensor<4xf32>) -> tensor<2xf32>
+// SCALED-NEXT: %[[C:.+]] = kiln.constant dense<1.000000e-03> : tensor<2xf32>
+// SCALED-NEXT: %[[BLOCK:.+]] = kiln.collective_wait %[[P]], %[[GPAD]]
+// SCALED-NEXT: %[[CG:.+]] = kiln.mul %[[C]], %[[BLOCK]] : tensor<2xf32>
+// SCALED-NEXT: %[[CGG:.+]] = kiln.mul %[[CG]], %[[BLOCK]] : tensor<2xf32>
+// SCALED: %[[BV:.+]] = kiln.mul %{{.+}}, %[[V]] : tensor<2xf32>
+// SCALED-NEXT: %[[NEW:.+]] = kiln.add %[[BV]], %[[CGG]] : tensor<2xf32>
+// SCALED-NEXT: return %[[NEW]] : tensor<2xf32>
+// SCALED-NOT: kiln.reduce_scatter_start
+// SCALED-NOT: kiln.all_reduce
+func.func @second_moment(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %v: tensor<3xf32>) -> tensor<3xf32> {
+  %d = kiln.sub %x, %t : tensor<4x3xf32>
+  %g = kiln.reduce_sum %d, dims = [0] : tensor<4x3xf32>
+  %c = kiln.constant dense<1.000000e-03> : tensor<3xf32>
+  %cg = kiln.mul %c, %g : tensor<3xf32>
+  %cgg = kiln.mul %cg, %g : tensor<3xf32>
+  %beta = kiln.constant dense<9.990000e-01> : tensor<3xf32>
+  %bv = kiln.mul %beta, %v : tensor<3xf32>
+  %v1 = kiln.add %bv, %cgg : tensor<3xf32>
+  return %v1 : tensor<3xf32>
 }

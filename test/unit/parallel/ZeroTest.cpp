@@ -572,11 +572,11 @@ TEST_F(ZeroTest, SmallBucketsNoOverlapAndDeeperNets) {
     small.bucketMb = 1e-5;
     traced.push_back(std::make_unique<::kiln::TracedFunction>(traceStep(adam)));
     train(traced.back()->function(), kParams, 2, small);
-    // kiln-data-parallel sums each Adam gradient twice: g (for the second
-    // moment) and (1 - beta1) g (the first moment's lerp), which its
-    // linear rules carry as a partial sum of its own. Only the update reads
-    // either, so each is a reduce-scatter, here each in its own bucket.
-    EXPECT_EQ(countOps(*rewritten, "kiln.reduce_scatter_start"), 2 * kParams);
+    // One reduce-scatter per gradient, each its own bucket. (kiln-data-
+    // parallel sums each Adam gradient twice, g and (1 - beta2) g, which
+    // its linear rules carry as a partial sum of its own; kiln-zero sums g
+    // once and scales the block.)
+    EXPECT_EQ(countOps(*rewritten, "kiln.reduce_scatter_start"), kParams);
     Run serial{stage, 2, 8};
     serial.overlap = false;
     train(traced.back()->function(), kParams, 2, serial);
