@@ -40,7 +40,9 @@
 //
 //  3. (zero >= 2) Undo kiln-data-parallel's gradient buckets into one
 //     kiln.all_reduce per gradient, placed right after the gradient is
-//     computed; one that only U reads becomes a reduce-scatter (step 5).
+//     computed; a sum of c * g (c a splat) where g is summed too becomes c
+//     times the sum of g. A sum that only U reads becomes a reduce-scatter
+//     (step 4).
 //
 //  4. Sharded arguments take their block types. Each op of U is copied,
 //     right before the original, onto the blocks of its operands, at the
