@@ -213,6 +213,10 @@ def Zero : Pass<"kiln-zero", "mlir::ModuleOp"> {
              --kiln-zero="stage=2 sharded-args=7,8,9,10 sharded-results=6,7,8,9" step.mlir
     ```
 
+    With stages 2 and 3, a gradient summed twice (g and c * g, c a splat,
+    as Adam's second moment reads it) is exchanged once and its block
+    scaled.
+
     The update is found from the sharded results: the elementwise ops
     (the Elementwise trait, select, cast) that compute them, and those that
     read what these compute. Errors: a sharded result computed by another
