@@ -7,12 +7,12 @@
 // N, cut into N blocks of c = ceil(numel / N) elements; rank r holds block
 // r, a tensor<c x T>.
 //
-//   zero=1  the optimizer state arguments and results are blocks; the
+//   stage=1 the optimizer state arguments and results are blocks; the
 //           gradients are all-reduced as before; each rank updates its
 //           block of every parameter and the new blocks are all-gathered.
-//   zero=2  as 1, but a gradient that only the update reads is
+//   stage=2 as 1, but a gradient that only the update reads is
 //           reduce-scattered: each rank receives only its block of the sum.
-//   zero=3  as 2, and the parameters are blocks too: each read of a
+//   stage=3 as 2, and the parameters are blocks too: each read of a
 //           parameter outside the update (the forward and the backward
 //           pass) gathers it right before that read, and the new
 //           parameters are returned as blocks.
@@ -34,11 +34,11 @@
 //
 //  2. Check: a value that exists only as blocks (a sharded argument, and
 //     what U computes from one) must be read by U or returned, and nothing
-//     else; with zero=3 a sharded argument may be read elsewhere too (it is
+//     else; with stage=3 a sharded argument may be read elsewhere too (it is
 //     then gathered). Otherwise the op that reads it is reported. A sharded
 //     result must be a sharded argument or computed by U.
 //
-//  3. (zero >= 2) Undo kiln-data-parallel's gradient buckets into one
+//  3. (stage >= 2) Undo kiln-data-parallel's gradient buckets into one
 //     kiln.all_reduce per gradient, placed right after the gradient is
 //     computed; a sum of c * g (c a splat) where g is summed too becomes c
 //     times the sum of g. A sum that only U reads becomes a reduce-scatter
@@ -56,7 +56,7 @@
 //  5. The results: a sharded result returns its block; any other result
 //     that exists only as blocks (the new parameters of ZeRO-1 and 2) is
 //     gathered with kiln.all_gather_start right after its block is
-//     computed and waited for right before the return. With zero=3, each
+//     computed and waited for right before the return. With stage=3, each
 //     op that reads a sharded argument outside U reads it through its own
 //     gather: kiln.all_gather_start placed after the previous such op (so
 //     the next parameter arrives while the current one is used) and
@@ -174,7 +174,7 @@ private:
   /// The values that exist only as blocks after the rewrite: the sharded
   /// arguments and what the update computes from them.
   llvm::SetVector<Value> blocksOnly;
-  /// With zero=3: the reads of sharded arguments outside the update.
+  /// With stage=3: the reads of sharded arguments outside the update.
   SmallVector<OpOperand *> parameterReads;
   /// The all_reduce sums step 3 made of the buckets, and those that become
   /// reduce-scatters.
@@ -295,8 +295,8 @@ LogicalResult ZeroRewriter::check() {
         return use.getOwner()->emitError("kiln-zero: '")
                << use.getOwner()->getName() << "' reads sharded argument #"
                << arg.getArgNumber()
-               << " whole; with zero=1 or 2 only the elementwise optimizer "
-                  "update may read a sharded argument (zero=3 gathers "
+               << " whole; with stage=1 or 2 only the elementwise optimizer "
+                  "update may read a sharded argument (stage=3 gathers "
                   "parameters before such reads)";
       return use.getOwner()->emitError("kiln-zero: '")
              << use.getOwner()->getName()
@@ -566,7 +566,7 @@ Value ZeroRewriter::gather(Value block, Type wholeType, Operation *startAfter,
   return whole;
 }
 
-/// Step 5 for zero=3: every op outside the update that reads a sharded
+/// Step 5 for stage=3: every op outside the update that reads a sharded
 /// argument reads its own gathered copy, started after the previous such
 /// op.
 void ZeroRewriter::gatherParameterReads() {

@@ -23,7 +23,7 @@ func.func @norm_of_state(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %m: tensor<3x
   %g = kiln.reduce_sum %d, dims = [0] : tensor<4x3xf32>
   %m1 = kiln.add %m, %g : tensor<3xf32>
   %v1 = kiln.add %v, %g : tensor<3xf32>
-  // expected-error@+1 {{kiln-zero: 'kiln.reduce_sum' reads sharded argument #2 whole; with zero=1 or 2 only the elementwise optimizer update may read a sharded argument (zero=3 gathers parameters before such reads)}}
+  // expected-error@+1 {{kiln-zero: 'kiln.reduce_sum' reads sharded argument #2 whole; with stage=1 or 2 only the elementwise optimizer update may read a sharded argument (stage=3 gathers parameters before such reads)}}
   %n = kiln.reduce_sum %m, dims = [0] : tensor<3xf32>
   return %n, %m1, %v1 : tensor<f32>, tensor<3xf32>, tensor<3xf32>
 }
@@ -56,7 +56,7 @@ func.func @reversed_state(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %m: tensor<3
 
 // -----
 
-// With zero=1 or 2 the parameters stay whole: a parameter listed as sharded
+// With stage=1 or 2 the parameters stay whole: a parameter listed as sharded
 // is read by the forward pass.
 func.func @parameter_without_stage_three(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %w: tensor<3x3xf32>, %m: tensor<3x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) {
   // expected-error@+1 {{kiln-zero: 'kiln.matmul' reads sharded argument #2 whole}}
