@@ -11,6 +11,7 @@
 
 #include "kiln/Jit.h"
 #include "kiln/Passes/DataParallel.h"
+#include "kiln/Passes/Zero.h"
 
 #include "kiln/Compiler/Driver.h"
 #include "kiln/runtime.h"
@@ -18,6 +19,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 
 using namespace kiln;
@@ -67,12 +70,29 @@ static void partitionForRanks(mlir::ModuleOp module, const std::string &name,
   if (mlir::failed(mlir::kiln::partitionDataParallel(func, config)))
     throw JitError("data parallelism over " + std::to_string(config.ranks) +
                    " ranks cannot rewrite '" + name + "':" + diagnostics);
+  if (options.zeroStage == 0)
+    return;
+  mlir::kiln::ZeroConfig zero;
+  zero.stage = options.zeroStage;
+  for (const JitOptions::ShardedArg &arg : options.shardedArgs)
+    zero.shardedArgs.push_back(arg.position);
+  zero.shardedResults.assign(options.shardedResults.begin(),
+                             options.shardedResults.end());
+  zero.bucketMb = options.bucketMb;
+  zero.overlap = options.overlap;
+  if (mlir::failed(mlir::kiln::shardOptimizerUpdate(func, zero)))
+    throw JitError("ZeRO stage " + std::to_string(options.zeroStage) +
+                   " cannot shard '" + name + "':" + diagnostics);
 }
 
 CompiledFunction kiln::compile(const TracedFunction &traced,
                                const JitOptions &options) {
   auto start = std::chrono::steady_clock::now();
   mlir::OwningOpRef<mlir::ModuleOp> module = traced.module().clone();
+  if (options.zeroStage != 0 && options.batchArgs.empty())
+    throw JitError("'" + traced.name() +
+                   "': ZeRO (JitOptions::zeroStage) shards a data-parallel "
+                   "step; name its batches in JitOptions::batchArgs");
   if (!options.batchArgs.empty()) {
     if (!options.comm)
       throw JitError("'" + traced.name() +
@@ -160,6 +180,13 @@ JitFunction::compiled(const std::vector<Array> &inputs) {
     if (options_.comm)
       specs[index].shape[0] *= kiln_comm_size(options_.comm);
   }
+  // Arguments held as blocks are traced whole.
+  for (const JitOptions::ShardedArg &arg : options_.shardedArgs) {
+    if (arg.position < 0 || arg.position >= static_cast<int>(specs.size()))
+      throw JitError("'" + name_ + "': sharded argument #" +
+                     std::to_string(arg.position) + " is not an argument");
+    specs[arg.position].shape = arg.shape;
+  }
   auto start = std::chrono::steady_clock::now();
   TracedFunction traced = trace(name_, specs, body_);
   lastTraceSeconds_ = secondsSince(start);
@@ -170,4 +197,21 @@ JitFunction::compiled(const std::vector<Array> &inputs) {
 
 std::vector<Array> JitFunction::operator()(const std::vector<Array> &inputs) {
   return compiled(inputs)(inputs);
+}
+
+Array kiln::shardBlock(const Array &whole, int64_t rank, int64_t ranks) {
+  if (ranks <= 0 || rank < 0 || rank >= ranks)
+    throw JitError("shardBlock: rank " + std::to_string(rank) +
+                   " is not one of " + std::to_string(ranks) + " ranks");
+  int64_t size = whole.size();
+  int64_t block = (size + ranks - 1) / ranks;
+  Array result(whole.dtype(), {block});
+  size_t bytes = whole.byteSize() / std::max<int64_t>(size, 1);
+  int64_t first = std::min(size, rank * block);
+  int64_t count = std::min(size, first + block) - first;
+  if (count > 0)
+    std::memcpy(result.data(),
+                static_cast<const char *>(whole.data()) + first * bytes,
+                count * bytes);
+  return result;
 }

@@ -7,9 +7,12 @@
 # are the only difference); the elementwise relative difference is printed
 # too.
 # Usage: check_data_parallel.sh TRAIN_DIGITS MPIRUN RANKS OPTIMIZER WORKDIR
+#        [RANK_OPTION...]
+# RANK_OPTIONs go to the run on several ranks only (e.g. --zero 2).
 # Exits 77 (SKIP) when MPIRUN is empty (OpenMPI is not installed).
 set -euo pipefail
 train="$1" mpirun="$2" ranks="$3" optimizer="$4" work="$5"
+shift 5
 if [ -z "$mpirun" ]; then
   echo "SKIP: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)"
   exit 77
@@ -18,7 +21,7 @@ rm -rf "$work" && mkdir -p "$work/one" "$work/ranks"
 common=(--steps 100 --batch 64 --optimizer "$optimizer")
 "$train" "${common[@]}" --out "$work/one" > "$work/one.log"
 "$mpirun" --allow-run-as-root --oversubscribe -n "$ranks" \
-  "$train" "${common[@]}" --comm mpi --out "$work/ranks" > "$work/ranks.log"
+  "$train" "${common[@]}" --comm mpi "$@" --out "$work/ranks" > "$work/ranks.log"
 tail -1 "$work/one.log"
 tail -1 "$work/ranks.log"
 /usr/bin/python3 - "$work" <<'PY'

@@ -20,10 +20,14 @@
 // and rewritten by kiln-data-parallel (JitOptions::batchArgs), whose
 // all-reduces average the gradients, so every rank computes the updates of
 // one process on the whole batch. Rank 0 prints and writes the files.
+// --zero 1 also shards the optimizer state over the ranks (ZeRO stage 1:
+// each rank holds and updates one block of every state tensor, kiln-zero),
+// --zero 2 also reduce-scatters the gradients.
 //
 // Usage: train_digits [--data DIR] [--steps N] [--lr X] [--batch B]
 //                     [--optimizer sgd|momentum|adam] [--dtype f32|f64]
-//                     [--comm mpi] [--out DIR] [--min-accuracy A]
+//                     [--comm mpi [--zero 1|2]] [--out DIR]
+//                     [--min-accuracy A]
 // --out DIR receives init_*.npy, final_*.npy (the trained parameters) and
 // losses.npy.
 // The learning rate defaults to 0.3 for sgd, 0.05 for momentum and 0.001
@@ -64,6 +68,7 @@ struct Options {
   std::string out;
   double minAccuracy = 0;
   bool mpi = false;
+  int zero = 0;
 };
 
 [[noreturn]] void die(const std::string &message) {
@@ -94,6 +99,8 @@ Options parseOptions(int argc, char **argv) {
       o.out = value();
     else if (arg == "--min-accuracy")
       o.minAccuracy = std::stod(value());
+    else if (arg == "--zero")
+      o.zero = std::stoi(value());
     else if (arg == "--comm") {
       std::string comm = value();
       if (comm != "mpi" && comm != "none")
@@ -108,7 +115,7 @@ Options parseOptions(int argc, char **argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::printf("usage: train_digits [--data DIR] [--steps N] [--lr X] "
                   "[--batch B] [--optimizer sgd|momentum|adam] "
-                  "[--dtype f32|f64] [--comm mpi] [--out DIR] "
+                  "[--dtype f32|f64] [--comm mpi [--zero 1|2]] [--out DIR] "
                   "[--min-accuracy A]\n");
       std::exit(0);
     } else
@@ -119,6 +126,10 @@ Options parseOptions(int argc, char **argv) {
   if (o.optimizer != "sgd" && o.optimizer != "momentum" &&
       o.optimizer != "adam")
     die("--optimizer must be sgd, momentum or adam");
+  if (o.zero != 0 && (!o.mpi || (o.zero != 1 && o.zero != 2) ||
+                     o.optimizer == "sgd"))
+    die("--zero 1|2 shards the optimizer state of --optimizer momentum or "
+        "adam over the ranks of --comm mpi");
   if (o.lr == 0)
     o.lr = o.optimizer == "sgd"        ? 0.3
            : o.optimizer == "momentum" ? 0.05
@@ -247,7 +258,8 @@ int main(int argc, char **argv) {
   for (const Array &p : params)
     paramSpecs.push_back({p.dtype(), p.shape(), ""});
   std::vector<Array> state;
-  for (const TensorSpec &spec : optimizer->stateSpecs(paramSpecs))
+  std::vector<TensorSpec> stateSpecs = optimizer->stateSpecs(paramSpecs);
+  for (const TensorSpec &spec : stateSpecs)
     state.emplace_back(spec.dtype, spec.shape);
 
   // One compiled function: (w1, b1, w2, b2, x, onehot, state...) ->
@@ -257,6 +269,17 @@ int main(int argc, char **argv) {
   if (comm) {
     stepOptions.comm = comm;
     stepOptions.batchArgs = {4, 5};
+  }
+  if (o.zero) {
+    // state[0] is the step count; every slot after it is held as this
+    // rank's block (argument 6 + k, result 5 + k).
+    stepOptions.zeroStage = o.zero;
+    for (size_t k = 1; k < stateSpecs.size(); ++k) {
+      stepOptions.shardedArgs.push_back(
+          {static_cast<int>(6 + k), stateSpecs[k].shape});
+      stepOptions.shardedResults.push_back(static_cast<int>(5 + k));
+      state[k] = shardBlock(state[k], rank, ranks);
+    }
   }
   JitFunction step = jit("train_step", [&optimizer](const Tensors &a) {
     Tensors vg = value_and_grad(loss, {0, 1, 2, 3})(a);
@@ -333,7 +356,10 @@ int main(int argc, char **argv) {
     std::printf(
         "train accuracy %.4f, held-out accuracy %.4f (%lld images)%s\n",
         trainAccuracy, heldOut, static_cast<long long>(rows - kTrainRows),
-        ranks > 1 ? (" on " + std::to_string(ranks) + " ranks").c_str() : "");
+        ranks > 1 ? (" on " + std::to_string(ranks) + " ranks" +
+                     (o.zero ? ", ZeRO stage " + std::to_string(o.zero) : ""))
+                        .c_str()
+                  : "");
 
   if (!o.out.empty() && leader) {
     writeNpy(o.out + "/losses.npy",

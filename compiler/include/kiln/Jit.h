@@ -103,7 +103,29 @@ struct JitOptions {
   double bucketMb = 25.0;
   /// Start each bucket's all-reduce as soon as its gradients are computed.
   bool overlap = true;
+
+  /// ZeRO on top of data parallelism (kiln-zero, passes/parallel/README.md):
+  /// 1 shards the optimizer state, 2 also reduce-scatters the gradients,
+  /// 3 also shards the parameters (gathered before each use); 0: none.
+  int zeroStage = 0;
+  /// An argument held as a block: the whole tensor has `shape` (the
+  /// function is traced with it), and each call passes this rank's block,
+  /// a 1-D array of ceil(numel / N) elements (the flattened tensor padded
+  /// with zeros to N blocks; shardBlock makes it).
+  struct ShardedArg {
+    int position;
+    std::vector<int64_t> shape;
+  };
+  /// The optimizer state's arguments (and with stage 3 the parameters').
+  std::vector<ShardedArg> shardedArgs;
+  /// The results returned as blocks: the new state (and parameters).
+  std::vector<int> shardedResults;
 };
+
+/// This rank's block of `whole` for JitOptions::shardedArgs: elements
+/// [rank * c, (rank + 1) * c) of the flattened array padded with zeros to
+/// ranks * c, c = ceil(size / ranks).
+Array shardBlock(const Array &whole, int64_t rank, int64_t ranks);
 
 /// One function compiled for one signature, loaded through the runtime.
 class CompiledFunction {
