@@ -193,27 +193,11 @@ void mlir::kiln::bucketPartialSums(Block &block,
 
   // 3.
   SmallVector<SmallVector<Member>> buckets;
-  for (auto &[type, members] : byType) {
-    llvm::stable_sort(members, [](const Member &a, const Member &b) {
-      return a.def < b.def;
-    });
-    SmallVector<Member> current;
-    int64_t bytes = 0, use = std::numeric_limits<int64_t>::max();
-    for (const Member &m : members) {
-      int64_t size = byteSize(m.reduction.getOperand());
-      if (!current.empty() && (bytes + size > capBytes || m.def >= use)) {
-        buckets.push_back(std::move(current));
-        current.clear();
-        bytes = 0;
-        use = std::numeric_limits<int64_t>::max();
-      }
-      current.push_back(m);
-      bytes += size;
-      use = std::min(use, m.use);
-    }
-    if (!current.empty())
-      buckets.push_back(std::move(current));
-  }
+  for (auto &[type, members] : byType)
+    llvm::append_range(
+        buckets, formBuckets(std::move(members), capBytes, [](const Member &m) {
+          return byteSize(m.reduction.getOperand());
+        }));
 
   // 4.
   for (ArrayRef<Member> bucket : buckets)

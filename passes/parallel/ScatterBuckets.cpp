@@ -31,6 +31,8 @@
 
 #include "ScatterBuckets.h"
 
+#include "GradientBuckets.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -150,27 +152,11 @@ void mlir::kiln::bucketScatters(Block &block,
 
   // 2.
   SmallVector<SmallVector<Member>> buckets;
-  for (auto &[type, members] : byType) {
-    llvm::stable_sort(members, [](const Member &a, const Member &b) {
-      return a.def < b.def;
-    });
-    SmallVector<Member> current;
-    int64_t bytes = 0, use = std::numeric_limits<int64_t>::max();
-    for (const Member &m : members) {
-      int64_t size = byteSize(m.scatter.getOperand());
-      if (!current.empty() && (bytes + size > capBytes || m.def >= use)) {
-        buckets.push_back(std::move(current));
-        current.clear();
-        bytes = 0;
-        use = std::numeric_limits<int64_t>::max();
-      }
-      current.push_back(m);
-      bytes += size;
-      use = std::min(use, m.use);
-    }
-    if (!current.empty())
-      buckets.push_back(std::move(current));
-  }
+  for (auto &[type, members] : byType)
+    llvm::append_range(
+        buckets, formBuckets(std::move(members), capBytes, [](const Member &m) {
+          return byteSize(m.scatter.getOperand());
+        }));
 
   // 3.
   for (ArrayRef<Member> bucket : buckets)
