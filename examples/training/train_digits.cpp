@@ -22,11 +22,13 @@
 // one process on the whole batch. Rank 0 prints and writes the files.
 // --zero 1 also shards the optimizer state over the ranks (ZeRO stage 1:
 // each rank holds and updates one block of every state tensor, kiln-zero),
-// --zero 2 also reduce-scatters the gradients.
+// --zero 2 also reduce-scatters the gradients, --zero 3 also holds the
+// parameters as blocks, gathered before each use (they are put back
+// together with kiln_comm_all_gather for the accuracy and the files).
 //
 // Usage: train_digits [--data DIR] [--steps N] [--lr X] [--batch B]
 //                     [--optimizer sgd|momentum|adam] [--dtype f32|f64]
-//                     [--comm mpi [--zero 1|2]] [--out DIR]
+//                     [--comm mpi [--zero 1|2|3]] [--out DIR]
 //                     [--min-accuracy A]
 // --out DIR receives init_*.npy, final_*.npy (the trained parameters) and
 // losses.npy.
@@ -115,7 +117,7 @@ Options parseOptions(int argc, char **argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::printf("usage: train_digits [--data DIR] [--steps N] [--lr X] "
                   "[--batch B] [--optimizer sgd|momentum|adam] "
-                  "[--dtype f32|f64] [--comm mpi [--zero 1|2]] [--out DIR] "
+                  "[--dtype f32|f64] [--comm mpi [--zero 1|2|3]] [--out DIR] "
                   "[--min-accuracy A]\n");
       std::exit(0);
     } else
@@ -126,10 +128,12 @@ Options parseOptions(int argc, char **argv) {
   if (o.optimizer != "sgd" && o.optimizer != "momentum" &&
       o.optimizer != "adam")
     die("--optimizer must be sgd, momentum or adam");
-  if (o.zero != 0 && (!o.mpi || (o.zero != 1 && o.zero != 2) ||
-                     o.optimizer == "sgd"))
-    die("--zero 1|2 shards the optimizer state of --optimizer momentum or "
-        "adam over the ranks of --comm mpi");
+  if (o.zero != 0 &&
+      (!o.mpi || o.zero < 1 || o.zero > 3 ||
+       (o.zero < 3 && o.optimizer == "sgd")))
+    die("--zero 1|2|3 shards over the ranks of --comm mpi the optimizer "
+        "state of --optimizer momentum or adam (1, 2) and the parameters "
+        "(3)");
   if (o.lr == 0)
     o.lr = o.optimizer == "sgd"        ? 0.3
            : o.optimizer == "momentum" ? 0.05
@@ -280,7 +284,37 @@ int main(int argc, char **argv) {
       stepOptions.shardedResults.push_back(static_cast<int>(5 + k));
       state[k] = shardBlock(state[k], rank, ranks);
     }
+    if (o.zero == 3)
+      for (int k = 0; k < 4; ++k) {
+        stepOptions.shardedArgs.push_back({k, params[k].shape()});
+        stepOptions.shardedResults.push_back(1 + k);
+      }
   }
+  // With ZeRO-3 the parameters live as blocks; `whole` puts them back.
+  const std::vector<std::vector<int64_t>> paramShapes = {
+      params[0].shape(), params[1].shape(), params[2].shape(),
+      params[3].shape()};
+  auto whole = [&](const std::vector<Array> &blocks) {
+    if (o.zero != 3)
+      return blocks;
+    std::vector<Array> result;
+    for (int k = 0; k < 4; ++k) {
+      std::vector<uint8_t> all(blocks[k].byteSize() * ranks);
+      if (kiln_status_t status = kiln_comm_all_gather(
+              comm, blocks[k].data(), blocks[k].byteSize(), all.data())) {
+        std::string message = kiln_status_message(status);
+        kiln_status_free(status);
+        die(message);
+      }
+      Array full(o.dtype, paramShapes[k]);
+      std::memcpy(full.data(), all.data(), full.byteSize());
+      result.push_back(full);
+    }
+    return result;
+  };
+  if (o.zero == 3)
+    for (int k = 0; k < 4; ++k)
+      params[k] = shardBlock(params[k], rank, ranks);
   JitFunction step = jit("train_step", [&optimizer](const Tensors &a) {
     Tensors vg = value_and_grad(loss, {0, 1, 2, 3})(a);
     Tensors params(a.begin(), a.begin() + 4), grads(vg.begin() + 1, vg.end()),
@@ -333,6 +367,7 @@ int main(int argc, char **argv) {
                 1e6 * total / stepSeconds.size());
   }
 
+  params = whole(params);
   auto accuracy = [&](int64_t first, int64_t last) {
     std::vector<int64_t> ids;
     for (int64_t r = first; r < last; ++r)

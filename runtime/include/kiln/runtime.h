@@ -311,6 +311,14 @@ kiln_status_t kiln_comm_all_ok(kiln_comm_t *comm, int local_ok, int *all_ok);
  * communicator. */
 kiln_status_t kiln_comm_barrier(kiln_comm_t *comm);
 
+/* Host data from every rank: `out` (size x `bytes` bytes) receives each
+ * rank's `bytes` bytes of `data`, in rank order; e.g. the blocks of a
+ * sharded tensor put back together. Collective over the communicator; every
+ * rank must pass the same `bytes`, or every rank gets
+ * KILN_STATUS_COMM_ERROR saying which rank passed what. */
+kiln_status_t kiln_comm_all_gather(kiln_comm_t *comm, const void *data,
+                                   size_t bytes, void *out);
+
 /* Nonzero if the module's code performs collectives (it exports the
  * communicator slots of kiln/CollectiveAbi.h), so that its functions must
  * be called with kiln_function_call_with_comm on every rank of a run; 0 for

@@ -4,7 +4,10 @@
 
 #include "comm/Transport.h"
 
+#include <cstring>
 #include <new>
+#include <string>
+#include <vector>
 
 using kiln::runtime::makeStatus;
 using kiln::runtime::comm::Transport;
@@ -94,6 +97,49 @@ kiln_status_t kiln_comm_barrier(kiln_comm_t *comm) {
   try {
     int64_t value = 0;
     return minimum(comm, "kiln_comm_barrier", value);
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+kiln_status_t kiln_comm_all_gather(kiln_comm_t *comm, const void *data,
+                                   size_t bytes, void *out) {
+  if (!comm || (bytes && (!data || !out)))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_comm_all_gather: comm, data and out must not be "
+                      "NULL");
+  try {
+    Transport &transport = *comm->transport;
+    std::lock_guard<std::mutex> lock(transport.callLock());
+    int64_t ranks = transport.size(), rank = transport.rank();
+    auto fail = [&](const std::string &error) {
+      return makeStatus(KILN_STATUS_COMM_ERROR,
+                        "rank " + std::to_string(rank) +
+                            ": kiln_comm_all_gather: " + error);
+    };
+    // The sizes first, so that ranks passing different sizes fail together
+    // instead of exchanging mismatched messages.
+    std::string error;
+    int64_t mine = static_cast<int64_t>(bytes);
+    std::vector<int64_t> sizes(ranks);
+    if (!transport.gatherAll(&mine, 1, sizes.data(), error))
+      return fail(error);
+    for (int64_t r = 0; r < ranks; ++r)
+      if (sizes[r] != mine)
+        return fail("this rank passes " + std::to_string(mine) +
+                    " bytes but rank " + std::to_string(r) + " passes " +
+                    std::to_string(sizes[r]));
+    int64_t words = (mine + 7) / 8;
+    std::vector<int64_t> packed(words, 0), all(words * ranks);
+    if (bytes)
+      std::memcpy(packed.data(), data, bytes);
+    if (!transport.gatherAll(packed.data(), words, all.data(), error))
+      return fail(error);
+    for (int64_t r = 0; r < ranks; ++r)
+      if (bytes)
+        std::memcpy(static_cast<char *>(out) + r * bytes, &all[r * words],
+                    bytes);
+    return nullptr;
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();
   }

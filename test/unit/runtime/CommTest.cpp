@@ -211,6 +211,13 @@ TEST(CommTest, AgreementOnOneRank) {
   ASSERT_TRUE(take(kiln_comm_all_ok(comm.get(), 7, &all)).ok());
   EXPECT_EQ(all, 1);
   EXPECT_TRUE(take(kiln_comm_barrier(comm.get())).ok());
+  const char bytes[] = "block";
+  char out[sizeof(bytes)] = {};
+  ASSERT_TRUE(
+      take(kiln_comm_all_gather(comm.get(), bytes, sizeof(bytes), out)).ok());
+  EXPECT_STREQ(out, "block");
+  EXPECT_EQ(take(kiln_comm_all_gather(comm.get(), nullptr, 4, out)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
 }
 
 TEST(CommTest, NullArguments) {

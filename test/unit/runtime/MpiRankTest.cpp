@@ -503,6 +503,29 @@ TEST_F(MpiRankTest, AllOkIsALogicalAnd) {
   EXPECT_TRUE(take(kiln_comm_barrier(comm)).ok());
 }
 
+TEST_F(MpiRankTest, AllGatherPutsEveryRanksBytesInRankOrder) {
+  // 11 bytes: not a multiple of the 8-byte words they travel in.
+  std::vector<uint8_t> mine(11), all(11 * size, 0);
+  for (size_t i = 0; i < mine.size(); ++i)
+    mine[i] = static_cast<uint8_t>(rank * 16 + i);
+  ASSERT_TRUE(
+      take(kiln_comm_all_gather(comm, mine.data(), mine.size(), all.data()))
+          .ok());
+  for (int64_t r = 0; r < size; ++r)
+    for (size_t i = 0; i < mine.size(); ++i)
+      EXPECT_EQ(all[r * mine.size() + i], static_cast<uint8_t>(r * 16 + i))
+          << "rank " << r << ", byte " << i;
+  // Rank 1 passing another size fails on every rank, naming it.
+  std::vector<uint8_t> more(rank == 1 ? 12 : 11), room(12 * size);
+  Outcome outcome =
+      take(kiln_comm_all_gather(comm, more.data(), more.size(), room.data()));
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  EXPECT_NE(outcome.message.find(rank == 1 ? "rank 0 passes 11"
+                                           : "rank 1 passes 12"),
+            std::string::npos)
+      << outcome.message;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
