@@ -35,6 +35,8 @@
 
 #include "GradientBuckets.h"
 
+#include "Buckets.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -75,80 +77,39 @@ void moveUp(Operation *op, Block &block,
     op->moveBefore(&block.front());
 }
 
-int64_t byteSize(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return (type.getNumElements() * bits + 7) / 8;
+/// Step 4's layout: the operands flattened and concatenated.
+Value packFlat(OpBuilder &builder, Location loc, ArrayRef<BucketMember> bucket) {
+  SmallVector<Value> flat;
+  for (const BucketMember &m : bucket) {
+    Value operand = m.exchange->getOperand(0);
+    auto type = cast<RankedTensorType>(operand.getType());
+    auto vector =
+        RankedTensorType::get({type.getNumElements()}, type.getElementType());
+    flat.push_back(type == vector
+                       ? operand
+                       : builder.create<ReshapeOp>(loc, vector, operand));
+  }
+  return builder.create<ConcatOp>(loc, flat, 0);
 }
 
-struct Member {
-  mutable AllReduceOp reduction;
-  int64_t def;
-  int64_t use;
-  Operation *firstUser;
-};
+Value startAllReduce(OpBuilder &builder, Location loc, Operation *first,
+                     Value source) {
+  auto reduction = cast<AllReduceOp>(first);
+  return builder.create<AllReduceStartOp>(
+      loc, source, CollectiveReduction::Sum, reduction.getGroups(),
+      reduction.getGroupSize());
+}
 
-/// Step 4 for one bucket.
-void emitBucket(ArrayRef<Member> bucket, Block &block, bool overlap) {
-  AllReduceOp first = bucket.front().reduction;
-  MLIRContext *context = first.getContext();
-  SmallVector<Location> locs = llvm::map_to_vector(
-      bucket, [](const Member &m) { return m.reduction.getLoc(); });
-  Location loc = FusedLoc::get(context, locs);
-  const Member *lastDef = &bucket.front(), *firstUse = &bucket.front();
-  for (const Member &m : bucket) {
-    if (m.def > lastDef->def)
-      lastDef = &m;
-    if (m.use < firstUse->use)
-      firstUse = &m;
-  }
-
-  OpBuilder builder(context);
-  if (!overlap)
-    builder.setInsertionPoint(firstUse->firstUser);
-  else if (Operation *def = lastDef->reduction.getOperand().getDefiningOp())
-    builder.setInsertionPointAfter(def);
-  else
-    builder.setInsertionPointToStart(&block);
-
-  Value source;
-  if (bucket.size() == 1) {
-    source = first.getOperand();
-  } else {
-    SmallVector<Value> flat;
-    for (const Member &m : bucket) {
-      Value operand = m.reduction.getOperand();
-      auto type = cast<RankedTensorType>(operand.getType());
-      auto vector =
-          RankedTensorType::get({type.getNumElements()}, type.getElementType());
-      flat.push_back(type == vector
-                         ? operand
-                         : builder.create<ReshapeOp>(loc, vector, operand));
-    }
-    source = builder.create<ConcatOp>(loc, flat, 0);
-  }
-  Value pending =
-      builder.create<AllReduceStartOp>(loc, source, CollectiveReduction::Sum,
-                                       first.getGroups(), first.getGroupSize());
-
-  builder.setInsertionPoint(firstUse->firstUser);
-  Value whole = builder.create<CollectiveWaitOp>(loc, pending, source);
-  int64_t offset = 0;
-  for (const Member &m : bucket) {
-    Value part = whole;
-    if (bucket.size() > 1) {
-      auto type = cast<RankedTensorType>(m.reduction.getType());
-      int64_t size = type.getNumElements();
-      part = builder.create<SliceOp>(
-          m.reduction.getLoc(), whole, ArrayRef<int64_t>{offset},
-          ArrayRef<int64_t>{offset + size}, ArrayRef<int64_t>{1});
-      if (type.getRank() != 1)
-        part = builder.create<ReshapeOp>(m.reduction.getLoc(), type, part);
-      offset += size;
-    }
-    m.reduction.getResult().replaceAllUsesWith(part);
-    m.reduction.erase();
-  }
+Value unpackFlat(OpBuilder &builder, Operation *member, Value whole,
+                 int64_t offset) {
+  auto type = cast<RankedTensorType>(member->getResult(0).getType());
+  int64_t size = type.getNumElements();
+  Value part = builder.create<SliceOp>(
+      member->getLoc(), whole, ArrayRef<int64_t>{offset},
+      ArrayRef<int64_t>{offset + size}, ArrayRef<int64_t>{1});
+  if (type.getRank() != 1)
+    part = builder.create<ReshapeOp>(member->getLoc(), type, part);
+  return part;
 }
 
 } // namespace
@@ -171,35 +132,9 @@ void mlir::kiln::bucketPartialSums(Block &block,
   for (AllReduceOp reduction : live)
     moveUp(reduction.getOperand().getDefiningOp(), block, movable, visited);
 
-  // 2.
-  llvm::DenseMap<Operation *, int64_t> position;
-  for (auto [i, op] : llvm::enumerate(block))
-    position[&op] = static_cast<int64_t>(i);
-  llvm::MapVector<Type, SmallVector<Member>> byType;
-  for (AllReduceOp reduction : live) {
-    Member m{reduction, -1, std::numeric_limits<int64_t>::max(), nullptr};
-    if (Operation *def = reduction.getOperand().getDefiningOp())
-      m.def = position.lookup(def);
-    for (Operation *user : reduction->getUsers()) {
-      Operation *inBlock = block.findAncestorOpInBlock(*user);
-      int64_t at = position.lookup(inBlock);
-      if (at < m.use) {
-        m.use = at;
-        m.firstUser = inBlock;
-      }
-    }
-    byType[reduction.getType().getElementType()].push_back(m);
-  }
-
-  // 3.
-  SmallVector<SmallVector<Member>> buckets;
-  for (auto &[type, members] : byType)
-    llvm::append_range(
-        buckets, formBuckets(std::move(members), capBytes, [](const Member &m) {
-          return byteSize(m.reduction.getOperand());
-        }));
-
-  // 4.
-  for (ArrayRef<Member> bucket : buckets)
-    emitBucket(bucket, block, overlap);
+  // 2-4.
+  SmallVector<Operation *> exchanges(live.begin(), live.end());
+  BucketLayout layout{packFlat, startAllReduce, unpackFlat};
+  for (ArrayRef<BucketMember> bucket : formBuckets(block, exchanges, capBytes))
+    emitBucket(bucket, block, overlap, layout);
 }

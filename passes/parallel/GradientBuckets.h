@@ -13,49 +13,10 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseSet.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVector.h"
-
 #include <cstdint>
-#include <limits>
 
 namespace mlir {
 namespace kiln {
-
-/// Groups the exchanges `members` of one element type into buckets, the
-/// rule kiln-data-parallel's all-reduces and kiln-zero's reduce-scatters
-/// share. A member has `def`, the position of its operand's definition, and
-/// `use`, that of its result's first use. In `def` order, a bucket takes
-/// members while their bytes (`bytesOf`) stay within `capBytes`, and closes
-/// early when the next operand is defined at or after a use of the bucket's
-/// results, which could not wait for it. A member larger than the cap is a
-/// bucket of its own.
-template <typename Member, typename BytesFn>
-llvm::SmallVector<llvm::SmallVector<Member>>
-formBuckets(llvm::SmallVector<Member> members, int64_t capBytes,
-            BytesFn bytesOf) {
-  llvm::stable_sort(members, [](const Member &a, const Member &b) {
-    return a.def < b.def;
-  });
-  llvm::SmallVector<llvm::SmallVector<Member>> buckets;
-  llvm::SmallVector<Member> current;
-  int64_t bytes = 0, use = std::numeric_limits<int64_t>::max();
-  for (const Member &m : members) {
-    int64_t size = bytesOf(m);
-    if (!current.empty() && (bytes + size > capBytes || m.def >= use)) {
-      buckets.push_back(std::move(current));
-      current.clear();
-      bytes = 0;
-      use = std::numeric_limits<int64_t>::max();
-    }
-    current.push_back(m);
-    bytes += size;
-    use = std::min(use, m.use);
-  }
-  if (!current.empty())
-    buckets.push_back(std::move(current));
-  return buckets;
-}
 
 /// Replaces the kiln.all_reduce sums `reductions`, all in `block`, by
 /// buckets of at most `capBytes` bytes each: per bucket one

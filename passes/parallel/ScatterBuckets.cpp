@@ -31,7 +31,7 @@
 
 #include "ScatterBuckets.h"
 
-#include "GradientBuckets.h"
+#include "Buckets.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -47,80 +47,41 @@ using namespace mlir::kiln;
 
 namespace {
 
-struct Member {
-  mutable ReduceScatterOp scatter;
-  int64_t def;
-  int64_t use;
-  Operation *firstUser;
-};
-
-int64_t byteSize(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return (type.getNumElements() * bits + 7) / 8;
+/// Step 3's layout: each operand [N * c_i] as [N, c_i], joined along 1.
+Value packBlockMajor(OpBuilder &builder, Location loc,
+                     ArrayRef<BucketMember> bucket) {
+  auto first = cast<ReduceScatterOp>(bucket.front().exchange);
+  int64_t ranks = static_cast<int64_t>(first.getGroupSize());
+  SmallVector<Value> rows;
+  for (const BucketMember &m : bucket) {
+    Value operand = m.exchange->getOperand(0);
+    auto type = cast<RankedTensorType>(operand.getType());
+    rows.push_back(builder.create<ReshapeOp>(
+        loc,
+        RankedTensorType::get({ranks, type.getNumElements() / ranks},
+                              type.getElementType()),
+        operand));
+  }
+  return builder.create<ConcatOp>(loc, rows, 1);
 }
 
-/// Step 3 for one bucket.
-void emitBucket(ArrayRef<Member> bucket, Block &block, bool overlap) {
-  ReduceScatterOp first = bucket.front().scatter;
-  MLIRContext *context = first.getContext();
-  SmallVector<Location> locs = llvm::map_to_vector(
-      bucket, [](const Member &m) { return m.scatter.getLoc(); });
-  Location loc = FusedLoc::get(context, locs);
-  int64_t ranks = static_cast<int64_t>(first.getGroupSize());
-  const Member *lastDef = &bucket.front(), *firstUse = &bucket.front();
-  for (const Member &m : bucket) {
-    if (m.def > lastDef->def)
-      lastDef = &m;
-    if (m.use < firstUse->use)
-      firstUse = &m;
-  }
+Value startReduceScatter(OpBuilder &builder, Location loc, Operation *first,
+                         Value source) {
+  auto scatter = cast<ReduceScatterOp>(first);
+  return builder.create<ReduceScatterStartOp>(
+      loc, source, CollectiveReduction::Sum, 0, scatter.getGroups(),
+      scatter.getGroupSize());
+}
 
-  OpBuilder builder(context);
-  if (!overlap)
-    builder.setInsertionPoint(firstUse->firstUser);
-  else if (Operation *def = lastDef->scatter.getOperand().getDefiningOp())
-    builder.setInsertionPointAfter(def);
-  else
-    builder.setInsertionPointToStart(&block);
-
-  Value source;
-  if (bucket.size() == 1) {
-    source = first.getOperand();
-  } else {
-    SmallVector<Value> rows;
-    for (const Member &m : bucket) {
-      Value operand = m.scatter.getOperand();
-      auto type = cast<RankedTensorType>(operand.getType());
-      rows.push_back(builder.create<ReshapeOp>(
-          loc,
-          RankedTensorType::get({ranks, type.getNumElements() / ranks},
-                                type.getElementType()),
-          operand));
-    }
-    source = builder.create<ConcatOp>(loc, rows, 1);
-  }
-  Value pending = builder.create<ReduceScatterStartOp>(
-      loc, source, CollectiveReduction::Sum, 0, first.getGroups(),
-      first.getGroupSize());
-
-  builder.setInsertionPoint(firstUse->firstUser);
-  Value row = builder.create<CollectiveWaitOp>(loc, pending, source);
-  int64_t offset = 0;
-  for (const Member &m : bucket) {
-    Value part = row;
-    if (bucket.size() > 1) {
-      auto type = m.scatter.getType();
-      int64_t size = type.getNumElements();
-      part = builder.create<SliceOp>(
-          m.scatter.getLoc(), row, ArrayRef<int64_t>{0, offset},
-          ArrayRef<int64_t>{1, offset + size}, ArrayRef<int64_t>{1, 1});
-      part = builder.create<ReshapeOp>(m.scatter.getLoc(), type, part);
-      offset += size;
-    }
-    m.scatter.getResult().replaceAllUsesWith(part);
-    m.scatter.erase();
-  }
+/// Columns [offset, offset + c) of this rank's row.
+Value unpackRow(OpBuilder &builder, Operation *member, Value row,
+                int64_t offset) {
+  auto type = cast<RankedTensorType>(member->getResult(0).getType());
+  int64_t size = type.getNumElements();
+  Value part = builder.create<SliceOp>(
+      member->getLoc(), row, ArrayRef<int64_t>{0, offset},
+      ArrayRef<int64_t>{1, offset + size}, ArrayRef<int64_t>{1, 1});
+  return builder.create<ReshapeOp>(member->getLoc(), type, part);
 }
 
 } // namespace
@@ -128,37 +89,9 @@ void emitBucket(ArrayRef<Member> bucket, Block &block, bool overlap) {
 void mlir::kiln::bucketScatters(Block &block,
                                 ArrayRef<ReduceScatterOp> scatters,
                                 int64_t capBytes, bool overlap) {
-  // 1.
-  llvm::DenseMap<Operation *, int64_t> position;
-  for (auto [i, op] : llvm::enumerate(block))
-    position[&op] = static_cast<int64_t>(i);
-  llvm::MapVector<Type, SmallVector<Member>> byType;
-  for (ReduceScatterOp scatter : scatters) {
-    Member m{scatter, -1, std::numeric_limits<int64_t>::max(), nullptr};
-    if (Operation *def = scatter.getOperand().getDefiningOp())
-      m.def = position.lookup(def);
-    for (Operation *user : scatter->getUsers()) {
-      Operation *inBlock = block.findAncestorOpInBlock(*user);
-      int64_t at = position.lookup(inBlock);
-      if (at < m.use) {
-        m.use = at;
-        m.firstUser = inBlock;
-      }
-    }
-    if (!m.firstUser)
-      m.firstUser = block.getTerminator();
-    byType[scatter.getType().getElementType()].push_back(m);
-  }
-
-  // 2.
-  SmallVector<SmallVector<Member>> buckets;
-  for (auto &[type, members] : byType)
-    llvm::append_range(
-        buckets, formBuckets(std::move(members), capBytes, [](const Member &m) {
-          return byteSize(m.scatter.getOperand());
-        }));
-
-  // 3.
-  for (ArrayRef<Member> bucket : buckets)
-    emitBucket(bucket, block, overlap);
+  // 1-3.
+  SmallVector<Operation *> exchanges(scatters.begin(), scatters.end());
+  BucketLayout layout{packBlockMajor, startReduceScatter, unpackRow};
+  for (ArrayRef<BucketMember> bucket : formBuckets(block, exchanges, capBytes))
+    emitBucket(bucket, block, overlap, layout);
 }
