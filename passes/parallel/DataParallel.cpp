@@ -59,6 +59,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GradientBuckets.h"
+#include "TargetFunctions.h"
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/Passes/DataParallel.h"
@@ -1010,22 +1011,11 @@ struct DataParallelPass : kiln::impl::DataParallelBase<DataParallelPass> {
     options.bucketMb = bucketMb;
     options.overlap = overlap;
 
-    SmallVector<func::FuncOp> targets;
-    if (!functionName.empty()) {
-      auto f = module.lookupSymbol<func::FuncOp>(functionName);
-      if (!f || f.isDeclaration()) {
-        module.emitError() << "kiln-data-parallel: there is no function "
-                              "body named @"
-                           << functionName;
-        return signalPassFailure();
-      }
-      targets.push_back(f);
-    } else {
-      for (auto f : module.getOps<func::FuncOp>())
-        if (f.isPublic() && !f.isDeclaration())
-          targets.push_back(f);
-    }
-    for (func::FuncOp f : targets)
+    FailureOr<SmallVector<func::FuncOp>> targets =
+        targetFunctions(module, functionName, "kiln-data-parallel");
+    if (failed(targets))
+      return signalPassFailure();
+    for (func::FuncOp f : *targets)
       if (failed(partitionDataParallel(f, options)))
         return signalPassFailure();
   }

@@ -72,6 +72,7 @@
 
 #include "GradientBuckets.h"
 #include "ScatterBuckets.h"
+#include "TargetFunctions.h"
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/Passes/Passes.h"
@@ -751,21 +752,11 @@ struct ZeroPass : kiln::impl::ZeroBase<ZeroPass> {
     config.bucketMb = bucketMb;
     config.overlap = overlap;
 
-    SmallVector<func::FuncOp> targets;
-    if (!functionName.empty()) {
-      auto f = module.lookupSymbol<func::FuncOp>(functionName);
-      if (!f || f.isDeclaration()) {
-        module.emitError() << "kiln-zero: there is no function body named @"
-                           << functionName;
-        return signalPassFailure();
-      }
-      targets.push_back(f);
-    } else {
-      for (auto f : module.getOps<func::FuncOp>())
-        if (f.isPublic() && !f.isDeclaration())
-          targets.push_back(f);
-    }
-    for (func::FuncOp f : targets)
+    FailureOr<SmallVector<func::FuncOp>> targets =
+        targetFunctions(module, functionName, "kiln-zero");
+    if (failed(targets))
+      return signalPassFailure();
+    for (func::FuncOp f : *targets)
       if (failed(shardOptimizerUpdate(f, config)))
         return signalPassFailure();
   }
