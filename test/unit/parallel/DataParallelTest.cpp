@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/DataParallel.h"
+#include "ParallelTestSupport.h"
+
 #include "kiln/Compiler/ReferenceEvaluator.h"
 #include "kiln/Grad.h"
 #include "kiln/IR/KilnDialect.h"
@@ -40,6 +42,7 @@
 
 using namespace mlir;
 using ::kiln::HostTensor;
+using namespace ::kiln::parallel_test;
 
 namespace {
 
@@ -79,39 +82,6 @@ std::string mismatch(const HostTensor &actual, const HostTensor &expected,
              ", expected " + std::to_string(e);
   }
   return "";
-}
-
-/// max |actual - expected| / max |expected| over the elements.
-double relativeDifference(const HostTensor &actual,
-                          const HostTensor &expected) {
-  double difference = 0, scale = 0;
-  for (int64_t i = 0; i < expected.numElements(); ++i) {
-    difference = std::max(
-        difference, std::fabs(actual.getAsDouble(i) - expected.getAsDouble(i)));
-    scale = std::max(scale, std::fabs(expected.getAsDouble(i)));
-  }
-  return difference / scale;
-}
-
-/// The rows of `t` that rank `rank` of `ranks` holds.
-HostTensor rowsOf(const HostTensor &t, int64_t rank, int64_t ranks) {
-  std::vector<int64_t> shape = t.shape;
-  int64_t rows = shape[0] / ranks;
-  shape[0] = rows;
-  int64_t rowSize = t.numElements() / t.shape[0];
-  HostTensor piece(t.elementType, shape);
-  int64_t begin = rank * rows * rowSize, end = begin + rows * rowSize;
-  if (t.isFloat())
-    piece.f.assign(t.f.begin() + begin, t.f.begin() + end);
-  else
-    piece.i.assign(t.i.begin() + begin, t.i.begin() + end);
-  return piece;
-}
-
-int countOps(func::FuncOp f, llvm::StringRef name) {
-  int count = 0;
-  f.walk([&](Operation *op) { count += op->getName().getStringRef() == name; });
-  return count;
 }
 
 class DataParallelTest : public ::testing::Test {
@@ -263,13 +233,6 @@ protected:
 //===----------------------------------------------------------------------===//
 // Traced training steps
 //===----------------------------------------------------------------------===//
-
-/// Mean softmax cross-entropy of `logits` against one-hot rows.
-::kiln::Tensor crossEntropy(const ::kiln::Tensor &logits,
-                            const ::kiln::Tensor &onehot) {
-  return -::kiln::mean(
-      ::kiln::sum(onehot * ::kiln::log_softmax(logits, -1), 1));
-}
 
 /// An SGD step (loss, updated parameters...) of a ReLU perceptron whose
 /// parameters are a[0 .. 2L-1] (w, b per layer), with the batch x = a[2L]

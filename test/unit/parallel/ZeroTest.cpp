@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/Zero.h"
+#include "ParallelTestSupport.h"
+
 #include "kiln/Compiler/ReferenceEvaluator.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
@@ -35,37 +37,11 @@
 
 using namespace mlir;
 using ::kiln::HostTensor;
+using namespace ::kiln::parallel_test;
 
 namespace {
 
 using Inputs = std::vector<HostTensor>;
-
-/// max |actual - expected| / max |expected| over the elements.
-double relativeDifference(const HostTensor &actual,
-                          const HostTensor &expected) {
-  double difference = 0, scale = 0;
-  for (int64_t i = 0; i < expected.numElements(); ++i) {
-    difference = std::max(
-        difference, std::fabs(actual.getAsDouble(i) - expected.getAsDouble(i)));
-    scale = std::max(scale, std::fabs(expected.getAsDouble(i)));
-  }
-  return scale == 0 ? difference : difference / scale;
-}
-
-/// The rows of `t` that rank `rank` of `ranks` holds.
-HostTensor rowsOf(const HostTensor &t, int64_t rank, int64_t ranks) {
-  std::vector<int64_t> shape = t.shape;
-  int64_t rows = shape[0] / ranks;
-  shape[0] = rows;
-  int64_t rowSize = t.numElements() / t.shape[0];
-  HostTensor piece(t.elementType, shape);
-  int64_t begin = rank * rows * rowSize, end = begin + rows * rowSize;
-  if (t.isFloat())
-    piece.f.assign(t.f.begin() + begin, t.f.begin() + end);
-  else
-    piece.i.assign(t.i.begin() + begin, t.i.begin() + end);
-  return piece;
-}
 
 /// Block `rank` of `t`: its elements flattened, padded with zeros to a
 /// multiple of `ranks`, the rank's ceil(numel / ranks) of them.
@@ -90,13 +66,6 @@ HostTensor gatherBlocks(const std::vector<Inputs> &results, size_t index,
       if (j < whole.numElements())
         whole.f[j++] = v;
   return whole;
-}
-
-int countOps(Operation *f, llvm::StringRef name) {
-  int count = 0;
-  f->walk(
-      [&](Operation *op) { count += op->getName().getStringRef() == name; });
-  return count;
 }
 
 /// Bytes of the tensor values of `f`'s body live at once, at the worst
@@ -146,13 +115,6 @@ int64_t peakLiveBytes(func::FuncOp f) {
   for (int64_t d : delta)
     peak = std::max(peak, current += d);
   return peak;
-}
-
-/// Mean softmax cross-entropy of `logits` against one-hot rows.
-::kiln::Tensor crossEntropy(const ::kiln::Tensor &logits,
-                            const ::kiln::Tensor &onehot) {
-  return -::kiln::mean(
-      ::kiln::sum(onehot * ::kiln::log_softmax(logits, -1), 1));
 }
 
 constexpr int64_t kBatch = 8, kIn = 6, kHidden = 5, kClasses = 3;

@@ -1,0 +1,69 @@
+//===- ParallelTestSupport.h - What the parallel pass tests share -*- C++ -*-===//
+//
+// Helpers of DataParallelTest.cpp and ZeroTest.cpp: cutting a batch into
+// the ranks' rows, comparing a rank's results with the original's, counting
+// ops, and the loss the traced training steps minimize.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_UNIT_PARALLEL_PARALLELTESTSUPPORT_H
+#define KILN_TEST_UNIT_PARALLEL_PARALLELTESTSUPPORT_H
+
+#include "kiln/Compiler/HostTensor.h"
+#include "kiln/kiln.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace kiln::parallel_test {
+
+/// max |actual - expected| / max |expected| over the elements (the
+/// difference itself when `expected` is all zeros).
+inline double relativeDifference(const HostTensor &actual,
+                                 const HostTensor &expected) {
+  double difference = 0, scale = 0;
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    difference = std::max(
+        difference, std::fabs(actual.getAsDouble(i) - expected.getAsDouble(i)));
+    scale = std::max(scale, std::fabs(expected.getAsDouble(i)));
+  }
+  return scale == 0 ? difference : difference / scale;
+}
+
+/// The rows of `t` that rank `rank` of `ranks` holds.
+inline HostTensor rowsOf(const HostTensor &t, int64_t rank, int64_t ranks) {
+  std::vector<int64_t> shape = t.shape;
+  int64_t rows = shape[0] / ranks;
+  shape[0] = rows;
+  int64_t rowSize = t.numElements() / t.shape[0];
+  HostTensor piece(t.elementType, shape);
+  int64_t begin = rank * rows * rowSize, end = begin + rows * rowSize;
+  if (t.isFloat())
+    piece.f.assign(t.f.begin() + begin, t.f.begin() + end);
+  else
+    piece.i.assign(t.i.begin() + begin, t.i.begin() + end);
+  return piece;
+}
+
+/// How many ops named `name` `root` holds, itself included.
+inline int countOps(mlir::Operation *root, llvm::StringRef name) {
+  int count = 0;
+  root->walk([&](mlir::Operation *op) {
+    count += op->getName().getStringRef() == name;
+  });
+  return count;
+}
+
+/// Mean softmax cross-entropy of `logits` against one-hot rows.
+inline Tensor crossEntropy(const Tensor &logits, const Tensor &onehot) {
+  return -mean(sum(onehot * log_softmax(logits, -1), 1));
+}
+
+} // namespace kiln::parallel_test
+
+#endif // KILN_TEST_UNIT_PARALLEL_PARALLELTESTSUPPORT_H
