@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import anchors as A  # noqa: E402
+import machine  # noqa: E402
 import workloads as W  # noqa: E402
 
 
@@ -120,20 +121,8 @@ class Kiln:
 
 
 def machine_info(threads, systems, kiln_bin):
-    cpu = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        rev = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True).stdout.strip()
-    except OSError:
-        rev = "unknown"
+    cpu = machine.cpu_model()
+    rev = machine.git_revision(HERE)
     flags = ""
     try:
         with open("/proc/cpuinfo") as f:

@@ -46,6 +46,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import machine  # noqa: E402
 import workloads as W  # noqa: E402
 
 SEED = 20261122
@@ -420,17 +421,8 @@ def check_rejects_wrong(ref, p0, lr):
 # Report
 # --------------------------------------------------------------------------
 def machine_lines(args, torch_version, kiln_bin):
-    cpu = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    rev = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True).stdout.strip() or "unknown"
+    cpu = machine.cpu_model()
+    rev = machine.git_revision(HERE) or "unknown"
     mpi = "absent"
     if shutil.which("mpirun"):
         v = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout

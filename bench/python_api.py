@@ -98,6 +98,7 @@ DATE_START = datetime.datetime.now(datetime.timezone.utc)
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, HERE)
+import machine  # noqa: E402
 try:
     import kiln  # noqa: E402
 except ImportError:
@@ -766,14 +767,8 @@ def render(report, command):
     out = [f"# kiln's Python API against kiln-run and JAX "
            f"({'quick' if ARGS.quick else 'full'}, {ARGS.threads} thread"
            f"{'s' if ARGS.threads > 1 else ''})", ""]
-    cpu = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True).stdout.strip()
+    cpu = machine.cpu_model()
+    rev = machine.git_revision(ROOT)
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--",
                             "compiler", "runtime"], capture_output=True,
                            text=True).stdout.strip()
