@@ -731,8 +731,9 @@ def main():
 
     # memory
     out += ["", "## Memory per rank", "",
-            "ZeRO (sharded optimizer state or parameters) is not in kiln; every rank holds "
-            "all parameters, gradients and outputs. Measured for reference:", ""]
+            "This run measures data parallelism without sharding (kiln-zero's ZeRO "
+            "stages are not benchmarked here): every rank holds all parameters, "
+            "gradients and outputs. Measured for reference:", ""]
     for n, plan in sorted(plans.items()):
         if plan:
             out.append(f"- kiln-compile --memory-report, step for {n} rank{'s' if n > 1 else ''}: "
