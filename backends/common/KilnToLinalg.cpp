@@ -96,14 +96,6 @@ static bool lowersHalfPrecision(Operation *op) {
 }
 
 namespace {
-/// The ops that communicate between ranks.
-static bool isCollective(Operation *op) {
-  return isa<RankOp, AllReduceOp, AllGatherOp, ReduceScatterOp,
-             CollectiveBroadcastOp, AllToAllOp, CollectivePermuteOp,
-             AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp,
-             CollectiveWaitOp>(op);
-}
-
 struct ConvertKilnToLinalgPass
     : mlir::kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
   using ConvertKilnToLinalgBase::ConvertKilnToLinalgBase;

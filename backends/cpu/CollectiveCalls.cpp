@@ -367,8 +367,7 @@ struct WaitModel
                           const BufferizationOptions &options) const {
     auto wait = cast<CollectiveWaitOp>(op);
     FailureOr<Value> pending = getBuffer(rewriter, wait.getPending(), options);
-    FailureOr<Value> source = getBuffer(rewriter, wait.getSource(), options);
-    if (failed(pending) || failed(source))
+    if (failed(pending))
       return failure();
     // The start call that fills the pending buffer holds the handle.
     func::CallOp start;
@@ -379,10 +378,10 @@ struct WaitModel
           start = call;
     if (!start)
       return op->emitOpError("finds no start call filling its buffer");
-    // The start read a dense copy of `source` if it had to make one.
+    // The wait names the buffer the start read: `source`'s, or the dense
+    // copy the start made of it.
     waitCall(rewriter, op->getLoc(), start.getResult(0), start.getOperand(3),
              *pending);
-    (void)source;
     replaceOpWithBufferizedValues(rewriter, op, *pending);
     return success();
   }

@@ -18,6 +18,13 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
+bool mlir::kiln::isCollective(Operation *op) {
+  return isa<RankOp, AllReduceOp, AllGatherOp, ReduceScatterOp,
+             CollectiveBroadcastOp, AllToAllOp, CollectivePermuteOp,
+             AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp,
+             CollectiveWaitOp>(op);
+}
+
 //===----------------------------------------------------------------------===//
 // Replica groups
 //===----------------------------------------------------------------------===//

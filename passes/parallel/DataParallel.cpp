@@ -865,21 +865,13 @@ bool Partitioner::rewriteDynamicUpdateSlice(DynamicUpdateSliceOp op) {
 // The function
 //===----------------------------------------------------------------------===//
 
-/// The ops through which ranks communicate: a function holding one is
-/// already SPMD.
-bool communicates(Operation *op) {
-  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, CollectiveBroadcastOp,
-             AllToAllOp, CollectivePermuteOp, RankOp, AllReduceStartOp,
-             AllGatherStartOp, ReduceScatterStartOp, CollectiveWaitOp>(op);
-}
-
 LogicalResult Partitioner::run() {
   // Checks, before anything changes.
   if (!func.getBody().hasOneBlock())
     return func.emitError("kiln-data-parallel handles functions whose body "
                           "is one block (kiln control flow is structured)");
   WalkResult walk = func.walk([&](Operation *op) {
-    if (!communicates(op))
+    if (!isCollective(op))
       return WalkResult::advance();
     op->emitError("kiln-data-parallel rewrites single-device programs, but @")
         << func.getSymName() << " already communicates between ranks here";

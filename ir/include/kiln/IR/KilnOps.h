@@ -64,6 +64,10 @@ ParseResult parseReplicaGroups(OpAsmParser &parser, DenseI64ArrayAttr &groups,
 void printReplicaGroups(OpAsmPrinter &printer, Operation *op,
                         DenseI64ArrayAttr groups, IntegerAttr groupSize);
 
+/// Whether `op` is one of the ops of KilnCollectiveOps.td: a collective,
+/// its start form, kiln.collective_wait or kiln.rank.
+bool isCollective(Operation *op);
+
 /// Checks that `groups` (rows of `groupSize` ranks) partitions the ranks
 /// 0 .. N-1 of a run; on failure reports through `op`.
 LogicalResult verifyReplicaGroups(Operation *op, ArrayRef<int64_t> groups,
