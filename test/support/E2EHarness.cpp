@@ -18,6 +18,7 @@
 #include "CudaAvailability.h"
 #include "E2EInputs.h"
 #include "NativeModule.h"
+#include "TensorCompare.h"
 
 #include "kiln/Compiler/Driver.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
@@ -31,11 +32,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <random>
-#include <sstream>
 
 using namespace kiln;
 using namespace kiln::test;
@@ -43,13 +42,6 @@ using namespace kiln::test;
 namespace {
 
 constexpr unsigned kSeeds = 3;
-
-/// How close a target's results must be to the evaluator's: f32 within
-/// atol + rtol * |expected|, f64 within `f64Tol` (absolute and relative),
-/// integers and i1 exactly.
-struct Tolerance {
-  double f32Rtol, f32Atol, f64Tol;
-};
 
 /// What differs between the targets.
 struct TargetTraits {
@@ -63,7 +55,7 @@ struct TargetTraits {
 TargetTraits traitsOf(E2ETarget target) {
   switch (target) {
   case E2ETarget::Cpu:
-    return {"native code", {1e-5, 1e-6, 1e-12}, [](bool fuse) {
+    return {"native code", kCpuTolerance, [](bool fuse) {
               CompileOptions options;
               options.cpu.fuse = fuse;
               return options;
@@ -79,36 +71,6 @@ TargetTraits traitsOf(E2ETarget target) {
             }};
   }
   llvm_unreachable("unknown e2e target");
-}
-
-/// Compares one output; returns a description of the first mismatch. A null
-/// `tolerance` asks for identical values (NaN equal to NaN).
-std::string compare(const HostTensor &expected, const HostTensor &actual,
-                    const std::string &what, const Tolerance *tolerance) {
-  bool isF32 = expected.kind() == ElementKind::F32;
-  double rtol = 0, atol = 0;
-  if (tolerance) {
-    rtol = isF32 ? tolerance->f32Rtol : tolerance->f64Tol;
-    atol = isF32 ? tolerance->f32Atol : tolerance->f64Tol;
-  }
-  int64_t n = expected.numElements();
-  for (int64_t k = 0; k < n; ++k) {
-    double want = expected.getAsDouble(k), got = actual.getAsDouble(k);
-    bool same;
-    if (expected.isFloat())
-      same = (std::isnan(want) && std::isnan(got)) || want == got ||
-             std::fabs(want - got) <= atol + rtol * std::fabs(want);
-    else
-      same = expected.i[k] == actual.i[k];
-    if (!same) {
-      std::ostringstream os;
-      os.precision(9);
-      os << "element " << k << " of " << n << ": expected " << want << ", "
-         << what << " gave " << got;
-      return os.str();
-    }
-  }
-  return "";
 }
 
 /// Programs named fusion_* are also compiled with fusion turned off.
@@ -194,7 +156,7 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
       ASSERT_TRUE(static_cast<bool>(fusedResults))
           << llvm::toString(fusedResults.takeError());
       for (size_t r = 0; r < expected->size(); ++r) {
-        std::string mismatch = compare((*expected)[r], (*fusedResults)[r],
+        std::string mismatch = compareTensors((*expected)[r], (*fusedResults)[r],
                                        "the fused IR", /*tolerance=*/nullptr);
         EXPECT_TRUE(mismatch.empty()) << "output #" << r << ": " << mismatch;
       }
@@ -206,7 +168,7 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
             << build.name << ": " << error;
         for (size_t r = 0; r < expected->size(); ++r) {
           std::string mismatch =
-              compare((*expected)[r], outputs[r], build.name, &tolerance);
+              compareTensors((*expected)[r], outputs[r], build.name, &tolerance);
           EXPECT_TRUE(mismatch.empty()) << "output #" << r << ": " << mismatch;
         }
       }

@@ -7,8 +7,8 @@
 //      with the reference evaluator (kiln::evaluateSpmd);
 //   2. compiles the program for the CPU, loads it, and calls it on its own
 //      inputs through the MPI communicator;
-//   3. compares its outputs with the evaluator's for its rank: floats
-//      within 1e-5 relative + 1e-6 absolute (f64: 1e-12), integers exactly.
+//   3. compares its outputs with the evaluator's for its rank, within the
+//      tolerance the CPU end-to-end tests use (TensorCompare.h).
 // A rank that finds a mismatch exits with status 1; mpirun then fails.
 //
 // `--random K SEED` checks K programs it makes itself, each one collective
@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NativeModule.h"
+#include "TensorCompare.h"
 
 #include "kiln/Compiler/Driver.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
@@ -32,10 +33,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
-#include <cmath>
 #include <cstdio>
 #include <random>
-#include <sstream>
 
 using namespace kiln;
 
@@ -64,27 +63,6 @@ HostTensor randomInput(mlir::RankedTensorType type, std::mt19937 &rng) {
   for (int64_t &v : values)
     v = dist(rng) / 4;
   return HostTensor::fromInts(type.getElementType(), type.getShape(), values);
-}
-
-std::string compare(const HostTensor &expected, const HostTensor &actual) {
-  bool f64 = expected.kind() == ElementKind::F64;
-  double rtol = f64 ? 1e-12 : 1e-5, atol = f64 ? 1e-12 : 1e-6;
-  if (expected.shape != actual.shape)
-    return "a different shape";
-  for (int64_t k = 0; k < expected.numElements(); ++k) {
-    double want = expected.getAsDouble(k), got = actual.getAsDouble(k);
-    bool same = expected.isFloat()
-                    ? (std::isnan(want) && std::isnan(got)) || want == got ||
-                          std::fabs(want - got) <= atol + rtol * std::fabs(want)
-                    : expected.i[k] == actual.i[k];
-    if (!same) {
-      std::ostringstream os;
-      os.precision(9);
-      os << "element " << k << ": expected " << want << ", got " << got;
-      return os.str();
-    }
-  }
-  return "";
 }
 
 /// Checks every public function of `source`; returns how many it checked.
@@ -142,7 +120,8 @@ int checkProgram(const std::string &source, const std::string &name,
       die(where + ": the evaluator failed: " +
           llvm::toString(expected.takeError()));
     for (size_t k = 0; k < outputs.size(); ++k) {
-      std::string mismatch = compare((*expected)[rankOf][k], outputs[k]);
+      std::string mismatch = test::compareTensors(
+          (*expected)[rankOf][k], outputs[k], "this rank", &test::kCpuTolerance);
       if (!mismatch.empty())
         die(where + " output #" + std::to_string(k) + ": " + mismatch +
             "\n" + source);

@@ -1,0 +1,38 @@
+//===- TensorCompare.cpp - Tests: compiled results against the evaluator -===//
+
+#include "TensorCompare.h"
+
+#include <cmath>
+#include <sstream>
+
+using namespace kiln;
+
+std::string kiln::test::compareTensors(const HostTensor &expected,
+                                       const HostTensor &actual,
+                                       const std::string &what,
+                                       const Tolerance *tolerance) {
+  bool isF32 = expected.kind() == ElementKind::F32;
+  double rtol = 0, atol = 0;
+  if (tolerance) {
+    rtol = isF32 ? tolerance->f32Rtol : tolerance->f64Tol;
+    atol = isF32 ? tolerance->f32Atol : tolerance->f64Tol;
+  }
+  int64_t n = expected.numElements();
+  for (int64_t k = 0; k < n; ++k) {
+    double want = expected.getAsDouble(k), got = actual.getAsDouble(k);
+    bool same;
+    if (expected.isFloat())
+      same = (std::isnan(want) && std::isnan(got)) || want == got ||
+             std::fabs(want - got) <= atol + rtol * std::fabs(want);
+    else
+      same = expected.i[k] == actual.i[k];
+    if (!same) {
+      std::ostringstream os;
+      os.precision(9);
+      os << "element " << k << " of " << n << ": expected " << want << ", "
+         << what << " gave " << got;
+      return os.str();
+    }
+  }
+  return "";
+}

@@ -1,0 +1,37 @@
+//===- TensorCompare.h - Tests: compiled results against the evaluator -*- C++ -*-===//
+//
+// How the end-to-end checks (E2EHarness.cpp, the SPMD checker) compare an
+// output of compiled code with the reference evaluator's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_SUPPORT_TENSORCOMPARE_H
+#define KILN_TEST_SUPPORT_TENSORCOMPARE_H
+
+#include "kiln/Compiler/HostTensor.h"
+
+#include <string>
+
+namespace kiln::test {
+
+/// How close a target's results must be to the evaluator's: f32 within
+/// atol + rtol * |expected|, the other float types within `f64Tol`
+/// (absolute and relative), integers and i1 exactly.
+struct Tolerance {
+  double f32Rtol, f32Atol, f64Tol;
+};
+
+/// The CPU backend's: summation order and vectorized math differ from the
+/// evaluator's in the last bits of f32.
+constexpr Tolerance kCpuTolerance = {1e-5, 1e-6, 1e-12};
+
+/// Compares one output; returns a description of the first mismatch, or
+/// "" if there is none. A null `tolerance` asks for identical values (NaN
+/// equal to NaN). `what` names the results in the message.
+std::string compareTensors(const HostTensor &expected,
+                           const HostTensor &actual, const std::string &what,
+                           const Tolerance *tolerance);
+
+} // namespace kiln::test
+
+#endif // KILN_TEST_SUPPORT_TENSORCOMPARE_H
