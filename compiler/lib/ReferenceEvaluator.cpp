@@ -10,6 +10,7 @@
 
 #include "kiln/Compiler/ReferenceEvaluator.h"
 
+#include "EvaluatorMessages.h"
 #include "EvaluatorNumerics.h"
 #include "SimulatedRanks.h"
 
@@ -52,18 +53,6 @@ using Results = std::vector<HostTensor>;
 //===----------------------------------------------------------------------===//
 // Error reporting
 //===----------------------------------------------------------------------===//
-
-/// `file:line:col` for file locations, MLIR's printed form otherwise.
-static std::string describeLocation(Location loc) {
-  if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
-    return (fileLoc.getFilename().getValue() + ":" + Twine(fileLoc.getLine()) +
-            ":" + Twine(fileLoc.getColumn()))
-        .str();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << loc;
-  return text;
-}
 
 /// The op's name, its symbol if it has one, and where it is.
 static std::string describeOp(Operation *op) {
@@ -1257,20 +1246,25 @@ static Results copyAll(ArrayRef<const HostTensor *> tensors) {
   return copies;
 }
 
+/// Runs the verifier on `func`, its diagnostics collected into the error.
+static llvm::Error verifyFunction(func::FuncOp func) {
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(func.getContext(), [&](Diagnostic &diag) {
+    diagnostics +=
+        "\n  " + describeLocation(diag.getLocation()) + ": " + diag.str();
+    return success();
+  });
+  if (failed(verify(func)))
+    return makeError("the IR fails verification in " + describeOp(func) +
+                     diagnostics);
+  return llvm::Error::success();
+}
+
 llvm::Error Evaluator::verifyOnce(func::FuncOp func) {
   if (verified || verifiedFunctions.contains(func))
     return llvm::Error::success();
-  std::string diagnostics;
-  {
-    ScopedDiagnosticHandler handler(func.getContext(), [&](Diagnostic &diag) {
-      diagnostics += "\n  " + describeLocation(diag.getLocation()) + ": " +
-                     diag.str();
-      return success();
-    });
-    if (failed(verify(func)))
-      return makeError("the IR fails verification in " + describeOp(func) +
-                       diagnostics);
-  }
+  if (llvm::Error error = verifyFunction(func))
+    return error;
   verifiedFunctions.insert(func);
   return llvm::Error::success();
 }
@@ -1746,17 +1740,10 @@ llvm::Expected<Results> Evaluator::exchange(Operation *op,
 static llvm::Error verifyCallGraph(func::FuncOp func) {
   SmallVector<func::FuncOp> pending = {func};
   llvm::DenseSet<Operation *> seen = {func};
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(func.getContext(), [&](Diagnostic &diag) {
-    diagnostics +=
-        "\n  " + describeLocation(diag.getLocation()) + ": " + diag.str();
-    return success();
-  });
   while (!pending.empty()) {
     func::FuncOp next = pending.pop_back_val();
-    if (failed(verify(next)))
-      return makeError("the IR fails verification in " + describeOp(next) +
-                       diagnostics);
+    if (llvm::Error error = verifyFunction(next))
+      return error;
     next.walk([&](func::CallOp call) {
       auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());

@@ -8,6 +8,7 @@
 
 #include "SimulatedRanks.h"
 
+#include "EvaluatorMessages.h"
 #include "EvaluatorNumerics.h"
 
 #include "kiln/IR/KilnOps.h"
@@ -138,17 +139,6 @@ static HostTensor reduceAll(llvm::ArrayRef<const HostTensor *> operands,
 //===----------------------------------------------------------------------===//
 // Describing what a rank does
 //===----------------------------------------------------------------------===//
-
-static std::string describeLocation(Location loc) {
-  if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
-    return (fileLoc.getFilename().getValue() + ":" + Twine(fileLoc.getLine()) +
-            ":" + Twine(fileLoc.getColumn()))
-        .str();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << loc;
-  return text;
-}
 
 /// "kiln.all_reduce of tensor<4xf32> at model.mlir:3:8".
 static std::string describeCollective(Operation *op,
