@@ -50,33 +50,17 @@ kiln_device_t deviceOfTarget(const std::string &target) {
   return target.rfind("cuda-", 0) == 0 ? KILN_DEVICE_CUDA : KILN_DEVICE_CPU;
 }
 
-/// Stores the runtime's GPU runtime functions in the slots the module's
-/// host code calls through (see GpuRuntimeShim.h). A module exports slots
-/// only for the functions it calls; the compiler refuses host code that
-/// calls one the runtime lacks.
-void bindGpuRuntime(const kiln::runtime::NativeLibrary &library) {
-  for (const auto &function : kiln::runtime::cuda::gpuRuntimeFunctions()) {
-    std::string error;
-    void *slot = library.lookupObject(
-        std::string(kiln::runtime::cuda::kGpuRuntimeSlotPrefix) +
-            function.name,
-        error);
-    if (slot)
-      *static_cast<void **>(slot) = function.address;
-  }
-}
-
-/// Stores the runtime's collective functions in the communicator slots the
-/// module's code calls through (see CollectiveShim.h) and returns whether
-/// it has any: a module that does is one that uses collectives. No plug-in
-/// is loaded here; a call's communicator brings its own.
-bool bindCollectives(const kiln::runtime::NativeLibrary &library) {
+/// Stores each of `functions`' address (entries with a `name` and an
+/// `address`) in the slot `prefix` + name through which the module's code
+/// calls it, where the module exports that slot, and returns whether it
+/// exports any. A module exports slots only for the functions it calls.
+template <typename Functions>
+bool fillSlots(const kiln::runtime::NativeLibrary &library,
+               const std::string &prefix, const Functions &functions) {
   bool found = false;
-  for (const auto &function : kiln::runtime::comm::collectiveFunctions()) {
+  for (const auto &function : functions) {
     std::string error;
-    void *slot = library.lookupObject(
-        std::string(KILN_COMM_SLOT_PREFIX) + function.name, error);
-    if (slot) {
+    if (void *slot = library.lookupObject(prefix + function.name, error)) {
       *static_cast<void **>(slot) = function.address;
       found = true;
     }
@@ -114,9 +98,16 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
   if (kiln_status_t status = kiln::runtime::NativeLibrary::load(
           contents.code.data(), contents.code.size(), module->library))
     return status;
-  module->collectives = bindCollectives(*module->library);
+  // The GPU runtime functions (GpuRuntimeShim.h; the compiler refuses host
+  // code that calls one the runtime lacks) and the collective functions
+  // (CollectiveShim.h): a module with communicator slots uses collectives.
+  // No plug-in is loaded here; a call's communicator brings its own.
+  module->collectives =
+      fillSlots(*module->library, KILN_COMM_SLOT_PREFIX,
+                kiln::runtime::comm::collectiveFunctions());
   if (module->cuda) {
-    bindGpuRuntime(*module->library);
+    fillSlots(*module->library, kiln::runtime::cuda::kGpuRuntimeSlotPrefix,
+              kiln::runtime::cuda::gpuRuntimeFunctions());
     // The PTX is stored once, in device_code; host code that launches
     // kernels finds it through the image slot.
     void *imageSlot = module->library->lookupObject(
