@@ -6,33 +6,15 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <sys/wait.h>
 
 using namespace kiln;
 using namespace kiln::test;
 
 namespace {
 
-struct ToolResult {
-  int exitCode = -1;
-  std::string output; ///< stdout and stderr, interleaved
-};
-
-ToolResult runTool(const std::string &arguments) {
-  std::string command =
-      std::string("'") + KILN_RUN_PATH + "' " + arguments + " 2>&1";
-  ToolResult result;
-  FILE *pipe = popen(command.c_str(), "r");
-  if (!pipe)
-    return result;
-  char chunk[4096];
-  size_t count;
-  while ((count = std::fread(chunk, 1, sizeof(chunk), pipe)) != 0)
-    result.output.append(chunk, count);
-  int status = pclose(pipe);
-  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+/// Runs kiln-run with `arguments`.
+CommandResult runTool(const std::string &arguments) {
+  return runCommand(std::string("'") + KILN_RUN_PATH + "' " + arguments);
 }
 
 template <typename T>
@@ -68,7 +50,7 @@ protected:
 };
 
 TEST_F(KilnRunToolTest, Help) {
-  ToolResult result = runTool("--help");
+  CommandResult result = runTool("--help");
   EXPECT_EQ(result.exitCode, 0);
   for (const char *option :
        {"--function", "--input", "--output-dir", "--repeat", "--stats",
@@ -78,7 +60,7 @@ TEST_F(KilnRunToolTest, Help) {
 }
 
 TEST_F(KilnRunToolTest, CommandLineErrors) {
-  ToolResult result = runTool("");
+  CommandResult result = runTool("");
   EXPECT_EQ(result.exitCode, 2);
   EXPECT_NE(result.output.find("kiln-run: error: no module given"),
             std::string::npos)
@@ -95,14 +77,14 @@ TEST_F(KilnRunToolTest, CommandLineErrors) {
 }
 
 TEST_F(KilnRunToolTest, RunsWithNpyInputs) {
-  ToolResult result = runTool(quoted(addModule) + " --input " + quoted(a) +
+  CommandResult result = runTool(quoted(addModule) + " --input " + quoted(a) +
                               " --input=" + quoted(b));
   EXPECT_EQ(result.exitCode, 0) << result.output;
   EXPECT_EQ(result.output, "sum: f32[4] = [1.5, 0, 3.00099993, 44]\n");
 }
 
 TEST_F(KilnRunToolTest, ListsFunctions) {
-  ToolResult result = runTool("--list " + quoted(mixedModule));
+  CommandResult result = runTool("--list " + quoted(mixedModule));
   EXPECT_EQ(result.exitCode, 0) << result.output;
   EXPECT_EQ(result.output,
             "target: x86_64-unknown-linux-gnu\n"
@@ -112,7 +94,7 @@ TEST_F(KilnRunToolTest, ListsFunctions) {
 }
 
 TEST_F(KilnRunToolTest, ChoosesFunctionsAndParsesLiterals) {
-  ToolResult result = runTool(quoted(mixedModule));
+  CommandResult result = runTool(quoted(mixedModule));
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_NE(result.output.find("the module has 2 functions; choose one with "
                                "--function (stats, scale)"),
@@ -144,7 +126,7 @@ TEST_F(KilnRunToolTest, ChoosesFunctionsAndParsesLiterals) {
 }
 
 TEST_F(KilnRunToolTest, ReportsBadInputs) {
-  ToolResult result = runTool(quoted(addModule) + " --input " + quoted(a));
+  CommandResult result = runTool(quoted(addModule) + " --input " + quoted(a));
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_NE(result.output.find("function 'add' takes 2 inputs but 1 --input "
                                "was given"),
@@ -196,7 +178,7 @@ TEST_F(KilnRunToolTest, ReportsBadInputs) {
 
 TEST_F(KilnRunToolTest, SavesOutputs) {
   std::string outputDir = directory.file("out");
-  ToolResult result = runTool(quoted(mixedModule) +
+  CommandResult result = runTool(quoted(mixedModule) +
                               " --function stats --input " + quoted(x) +
                               " --input 1 --output-dir " + quoted(outputDir));
   EXPECT_EQ(result.exitCode, 0) << result.output;
@@ -220,7 +202,7 @@ TEST_F(KilnRunToolTest, SavesOutputs) {
 }
 
 TEST_F(KilnRunToolTest, TimesRepeatedCalls) {
-  ToolResult result = runTool(quoted(addModule) + " --input " + quoted(a) +
+  CommandResult result = runTool(quoted(addModule) + " --input " + quoted(a) +
                               " --input " + quoted(b) + " --repeat 7");
   EXPECT_EQ(result.exitCode, 0) << result.output;
   EXPECT_NE(result.output.find("sum: f32[4] = "), std::string::npos);
@@ -235,7 +217,7 @@ TEST_F(KilnRunToolTest, ModuleWithCollectivesOutsideMpirunNamesMpirun) {
   writeFile(module, format::writeModule(collectivesModuleContents(2)));
   std::string x4 = directory.file("x4.npy");
   writeNpy<float>(x4, npy::ElementType::F32, {4}, {1, 2, 3, 4});
-  ToolResult result = runTool(
+  CommandResult result = runTool(
       quoted(module) + " --function for_two_ranks --input " + quoted(x4));
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_EQ(result.output,
@@ -249,7 +231,7 @@ TEST_F(KilnRunToolTest, RunsCollectivesOnOneRankWithCommSelf) {
   writeFile(module, format::writeModule(collectivesModuleContents(1)));
   std::string x6 = directory.file("x6.npy");
   writeNpy<float>(x6, npy::ElementType::F32, {6}, {1, 2, 3, 4, 5, 6.5f});
-  ToolResult result =
+  CommandResult result =
       runTool(quoted(module) + " --comm=self --function sum6 --input " +
               quoted(x6) + " --shard-input x:0");
   EXPECT_EQ(result.exitCode, 0) << result.output;
@@ -272,7 +254,7 @@ TEST_F(KilnRunToolTest, RunsCollectivesOnOneRankWithCommSelf) {
 }
 
 TEST_F(KilnRunToolTest, ReportsModuleErrors) {
-  ToolResult result = runTool(quoted(directory.file("none.kmod")));
+  CommandResult result = runTool(quoted(directory.file("none.kmod")));
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_NE(result.output.find("No such file or directory"), std::string::npos);
 

@@ -14,11 +14,9 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 using namespace kiln;
 using namespace kiln::test;
@@ -28,36 +26,16 @@ namespace {
 /// Faults must end the run well within this; a hang is killed at twice it.
 constexpr int kBoundSeconds = 30;
 
-struct RunResult {
-  int exitCode = -1;
-  std::string output; ///< stdout and stderr of every rank, interleaved
-  double seconds = 0;
-};
-
 bool haveMpirun() {
   return std::system("command -v mpirun >/dev/null 2>&1") == 0;
 }
 
-/// Runs `mpirun ... ARGUMENTS` (which names the programs) under a timeout.
-RunResult mpirun(const std::string &arguments) {
-  std::string command = "timeout " + std::to_string(2 * kBoundSeconds) +
-                        " mpirun --allow-run-as-root --oversubscribe " +
-                        arguments + " 2>&1";
-  RunResult result;
-  auto start = std::chrono::steady_clock::now();
-  FILE *pipe = popen(command.c_str(), "r");
-  if (!pipe)
-    return result;
-  char chunk[4096];
-  size_t count;
-  while ((count = std::fread(chunk, 1, sizeof(chunk), pipe)) != 0)
-    result.output.append(chunk, count);
-  int status = pclose(pipe);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+/// Runs `mpirun ... ARGUMENTS` (which names the programs) under a timeout;
+/// the output is every rank's, interleaved.
+CommandResult mpirun(const std::string &arguments) {
+  return runCommand("timeout " + std::to_string(2 * kBoundSeconds) +
+                    " mpirun --allow-run-as-root --oversubscribe " +
+                    arguments);
 }
 
 void writeNpy(const std::string &path, std::vector<int64_t> shape,
@@ -120,7 +98,7 @@ TEST_F(MpiLaunchTest, ShardedInputIsSummedAndOnlyRankZeroPrints) {
       whole.push_back(float(i * i % 17));
     std::string x = directory.file("x.npy");
     writeNpy(x, {6 * ranks}, whole);
-    RunResult result = mpirun(kilnRun(ranks) + " --function sum6 --input '" +
+    CommandResult result = mpirun(kilnRun(ranks) + " --function sum6 --input '" +
                               x + "' --shard-input x:0");
     EXPECT_EQ(result.exitCode, 0) << result.output;
     std::string expected = "y: f32[6] = [";
@@ -140,7 +118,7 @@ TEST_F(MpiLaunchTest, ShardAlongAnInnerDimension) {
   std::vector<float> whole = {1, 2, 3, 10, 20, 30, 4, 5, 6, 40, 50, 60};
   std::string x = directory.file("x2.npy");
   writeNpy(x, {2, 6}, whole);
-  RunResult result = mpirun(kilnRun(2) + " --function sum6_2d --input '" + x +
+  CommandResult result = mpirun(kilnRun(2) + " --function sum6_2d --input '" + x +
                             "' --shard-input 0:1");
   EXPECT_EQ(result.exitCode, 0) << result.output;
   EXPECT_EQ(result.output, "y: f32[2,3] = [[11, 22, 33], [44, 55, 66]]\n");
@@ -151,7 +129,7 @@ TEST_F(MpiLaunchTest, AllRanksWrite) {
   std::string x = directory.file("x.npy");
   writeNpy(x, {12}, whole);
   std::string outputs = directory.file("out");
-  RunResult result = mpirun(
+  CommandResult result = mpirun(
       kilnRun(2) + " --function sum6 --input '" + x +
       "' --shard-input x:0 --all-ranks-write --output-dir '" + outputs + "'");
   EXPECT_EQ(result.exitCode, 0) << result.output;
@@ -168,7 +146,7 @@ TEST_F(MpiLaunchTest, AllRanksWrite) {
 TEST_F(MpiLaunchTest, IndivisibleShardFailsOnEveryRank) {
   std::string x = directory.file("x7.npy");
   writeNpy(x, {7}, {1, 2, 3, 4, 5, 6, 7});
-  RunResult result = mpirun(kilnRun(2) + " --function sum6 --input '" + x +
+  CommandResult result = mpirun(kilnRun(2) + " --function sum6 --input '" + x +
                             "' --shard-input x:0");
   EXPECT_NE(result.exitCode, 0);
   for (int rank = 0; rank < 2; ++rank)
@@ -191,7 +169,7 @@ TEST_F(MpiLaunchTest, OneRanksBadInputStopsEveryRank) {
   std::string program = std::string("'") + KILN_RUN_PATH + "' '" + module +
                         "' --function sum6 --input ";
   // Two programs in one run (MPMD): rank 1 names a file that is not there.
-  RunResult result = mpirun("-n 1 " + program + "'" + good + "' : -n 1 " +
+  CommandResult result = mpirun("-n 1 " + program + "'" + good + "' : -n 1 " +
                             program + "'" + missing + "'");
   EXPECT_NE(result.exitCode, 0);
   EXPECT_LT(result.seconds, kBoundSeconds);
@@ -211,7 +189,7 @@ TEST_F(MpiLaunchTest, MismatchFailsOnEveryRankWithoutHanging) {
     SCOPED_TRACE(ranks);
     std::string x = directory.file("x8.npy");
     writeNpy(x, {8}, {1, 2, 3, 4, 5, 6, 7, 8});
-    RunResult result = mpirun(
+    CommandResult result = mpirun(
         kilnRun(ranks) + " --function mismatched_count --input '" + x + "'");
     EXPECT_NE(result.exitCode, 0);
     EXPECT_LT(result.seconds, kBoundSeconds);
@@ -238,7 +216,7 @@ TEST_F(MpiLaunchTest, MismatchFailsOnEveryRankWithoutHanging) {
 TEST_F(MpiLaunchTest, DeadRankEndsTheRunWithinTheBound) {
   std::string x = directory.file("x4.npy");
   writeNpy(x, {4}, {1, 2, 3, 4});
-  RunResult result =
+  CommandResult result =
       mpirun(kilnRun(2) + " --function dies_on_rank_1 --input '" + x + "'");
   EXPECT_NE(result.exitCode, 0) << result.output;
   // 124 would be the timeout's, not mpirun's.
@@ -252,7 +230,7 @@ TEST_F(MpiLaunchTest, DeadRankEndsTheRunWithinTheBound) {
 TEST_F(MpiLaunchTest, GroupsOfAnotherWorldSizeFailOnEveryRank) {
   std::string x = directory.file("x4.npy");
   writeNpy(x, {4}, {1, 2, 3, 4});
-  RunResult result =
+  CommandResult result =
       mpirun(kilnRun(4) + " --function for_two_ranks --input '" + x + "'");
   EXPECT_NE(result.exitCode, 0);
   EXPECT_LT(result.seconds, kBoundSeconds);

@@ -5,12 +5,14 @@
 #include "kmod_generated.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ftw.h>
 #include <link.h>
 #include <stdexcept>
+#include <sys/wait.h>
 
 namespace kiln {
 namespace test {
@@ -230,6 +232,24 @@ TemporaryDirectory::~TemporaryDirectory() {
         return std::remove(path);
       },
       16, FTW_DEPTH | FTW_PHYS);
+}
+
+CommandResult runCommand(const std::string &command) {
+  CommandResult result;
+  auto start = std::chrono::steady_clock::now();
+  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe)
+    return result;
+  char chunk[4096];
+  size_t count;
+  while ((count = std::fread(chunk, 1, sizeof(chunk), pipe)) != 0)
+    result.output.append(chunk, count);
+  int status = pclose(pipe);
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
 }
 
 } // namespace test

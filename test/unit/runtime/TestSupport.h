@@ -51,6 +51,17 @@ Outcome callFunction(const kiln_module_t *module, const std::string &name,
 /// Whether a shared object whose path contains \p part is loaded.
 bool isLoaded(const char *part);
 
+/// What a shell command did: its exit status (-1 if it did not exit), its
+/// stdout and stderr interleaved, and how long it ran.
+struct CommandResult {
+  int exitCode = -1;
+  std::string output;
+  double seconds = 0;
+};
+
+/// Runs `command` through the shell, its stderr joined to its stdout.
+CommandResult runCommand(const std::string &command);
+
 std::vector<uint8_t> readFile(const std::string &path);
 void writeFile(const std::string &path, const std::vector<uint8_t> &bytes);
 
