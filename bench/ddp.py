@@ -46,6 +46,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bench as B  # noqa: E402
 import machine  # noqa: E402
 import workloads as W  # noqa: E402
 
@@ -94,25 +95,15 @@ def fmt_ms(seconds):
 # --------------------------------------------------------------------------
 # kiln
 # --------------------------------------------------------------------------
-class Kiln:
+class Kiln(B.Kiln):
+    """bench.py's driver of the kiln tools (one thread per process), with the
+    data-parallel rewrite and runs under mpirun."""
+
     def __init__(self, build_dir, work, compile_flags=()):
-        self.bin = os.path.join(build_dir, "bin")
+        super().__init__(build_dir, work, threads=1)
         self.compile_flags = list(compile_flags)
-        self.work = work
-        self.env = dict(os.environ, OMP_NUM_THREADS="1")
-        for tool in ("kiln-opt", "kiln-compile", "kiln-run"):
-            if not os.access(os.path.join(self.bin, tool), os.X_OK):
-                sys.exit(f"ddp: {tool} not found in {self.bin}; build it first")
         self.mpirun = shutil.which("mpirun")
         self.commands = {}  # what was run, for the report
-
-    def tool(self, name, *args, stderr=False):
-        cmd = [os.path.join(self.bin, name)] + [str(a) for a in args]
-        r = subprocess.run(cmd, capture_output=True, text=True, env=self.env)
-        if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n"
-                               f"{r.stdout[-2000:]}{r.stderr[-4000:]}")
-        return (r.stdout, r.stderr) if stderr else r.stdout
 
     def step_source(self, wl, stem="step"):
         """The single-device step, exactly as bench.py builds it."""
