@@ -30,7 +30,9 @@
 //  3. An operand a rule needs in another state is converted where it is
 //     used (and the conversion reused by later uses):
 //       - to Replicated: Sharded by kiln.all_gather, PartialSum by
-//         kiln.all_reduce sum;
+//         kiln.all_reduce sum (a linear op of one PartialSum no larger
+//         than its result, lr * g, is instead applied to the sum of its
+//         operand, so that all readers of g share one exchange);
 //       - to Sharded(d): Sharded(d') by kiln.all_to_all, PartialSum by
 //         kiln.reduce_scatter, Replicated by taking the rank's rows with no
 //         communication at all (a splat constant, an iota or a broadcast
@@ -176,6 +178,7 @@ private:
   }
 
   Value replicate(Value original);
+  Value replicateThroughLinearOp(Value original);
   Value shardAlong(Value original, int64_t d);
   Value localRows(Value original, int64_t d);
   Value rankOffset(int64_t rowsPerRank);
@@ -268,6 +271,8 @@ Value Partitioner::replicate(Value original) {
   Value whole;
   if (state.isSharded()) {
     whole = builder.create<AllGatherOp>(loc, local, state.dim, group, ranks);
+  } else if (Value recomputed = replicateThroughLinearOp(original)) {
+    whole = recomputed;
   } else {
     auto sum = builder.create<AllReduceOp>(loc, local, CollectiveReduction::Sum,
                                            group, ranks);
@@ -276,6 +281,47 @@ Value Partitioner::replicate(Value original) {
   }
   replicated[original] = whole;
   return whole;
+}
+
+/// The whole value of the PartialSum `original` computed again from the
+/// whole value of its source, when `original` is an elementwise or shape op
+/// linear in its one PartialSum operand (the others Replicated) and no
+/// smaller than it: lr * g, (1 - beta1) * g, -g, a reshape of g. Summing
+/// the source instead costs no more bytes, and every such use of one
+/// gradient then shares its single sum: Adam reads g in (1 - beta1) * g and
+/// in g * g, which would otherwise sum both. Returns null otherwise.
+Value Partitioner::replicateThroughLinearOp(Value original) {
+  Operation *def = original.getDefiningOp();
+  if (!def || def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+      !(def->hasTrait<OpTrait::Elementwise>() ||
+        isa<ReshapeOp, TransposeOp, BroadcastInDimOp>(def)))
+    return {};
+  Value source;
+  for (Value operand : def->getOperands()) {
+    Sharding state = stateOf(operand);
+    if (state.isPartialSum()) {
+      if (source)
+        return {};
+      source = operand;
+    } else if (!state.isReplicated()) {
+      return {};
+    }
+  }
+  auto sourceType = dyn_cast_or_null<RankedTensorType>(
+      source ? source.getType() : Type());
+  auto resultType = dyn_cast<RankedTensorType>(original.getType());
+  if (!sourceType || !resultType || !sourceType.hasStaticShape() ||
+      !resultType.hasStaticShape() ||
+      !sourceType.getElementType().isIntOrFloat() ||
+      !resultType.getElementType().isIntOrFloat() ||
+      sourceType.getNumElements() *
+              sourceType.getElementTypeBitWidth() >
+          resultType.getNumElements() * resultType.getElementTypeBitWidth())
+    return {};
+  IRMapping mapping;
+  for (Value operand : def->getOperands())
+    mapping.map(operand, replicate(operand));
+  return builder.clone(*def, mapping)->getResult(0);
 }
 
 Value Partitioner::shardAlong(Value original, int64_t d) {

@@ -40,9 +40,7 @@
 //
 //  3. (stage >= 2) Undo kiln-data-parallel's gradient buckets into one
 //     kiln.all_reduce per gradient, placed right after the gradient is
-//     computed; a sum of c * g (c a splat) where g is summed too becomes c
-//     times the sum of g. A sum that only U reads becomes a reduce-scatter
-//     (step 4).
+//     computed. A sum that only U reads becomes a reduce-scatter (step 4).
 //
 //  4. Sharded arguments take their block types. Each op of U is copied,
 //     right before the original, onto the blocks of its operands, at the
@@ -144,7 +142,6 @@ private:
   void collectUpdate();
   LogicalResult check();
   void unbucket();
-  void reuseScaledSums();
   void sortUpdate();
   Value blockOf(Value v);
   Value cutBlock(Value whole);
@@ -398,66 +395,6 @@ void ZeroRewriter::unbucket() {
     wait.erase();
     start.erase();
   }
-  reuseScaledSums();
-}
-
-/// kiln-data-parallel's linear rules carry c * g, a splat constant times a
-/// partial gradient, as a partial sum of its own, so a step that also
-/// needs g (Adam's (1 - beta2) g * g) sums the gradient twice. The sum of
-/// c * g is c times the sum of g: one exchange fewer per gradient. The
-/// product, an elementwise op like those of the update, joins it when the
-/// update alone reads it.
-void ZeroRewriter::reuseScaledSums() {
-  DenseMap<Value, AllReduceOp> sumOf;
-  for (AllReduceOp sum : reductions)
-    sumOf[sum.getOperand()] = sum;
-  auto splat = [](Value v) {
-    auto constant = v.getDefiningOp<ConstantOp>();
-    auto dense =
-        constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-    return dense && dense.isSplat() ? constant : ConstantOp();
-  };
-  SmallVector<AllReduceOp> kept;
-  for (AllReduceOp sum : reductions) {
-    ConstantOp scale;
-    AllReduceOp other;
-    if (auto mul = sum.getOperand().getDefiningOp<MulOp>()) {
-      for (auto [c, g] : {std::pair(mul.getLhs(), mul.getRhs()),
-                          std::pair(mul.getRhs(), mul.getLhs())}) {
-        scale = splat(c);
-        other = sumOf.lookup(g);
-        if (scale && other)
-          break;
-      }
-    }
-    if (!scale || !other) {
-      kept.push_back(sum);
-      continue;
-    }
-    // Right before the first reader, so that the exchange of g still
-    // overlaps what comes before.
-    Operation *first = nullptr;
-    for (Operation *user : sum->getUsers()) {
-      Operation *inBlock = body->findAncestorOpInBlock(*user);
-      if (!first || inBlock->isBeforeInBlock(first))
-        first = inBlock;
-    }
-    if (!first) {
-      kept.push_back(sum);
-      continue;
-    }
-    builder.setInsertionPoint(first);
-    Operation *constant = builder.clone(*scale);
-    auto product = builder.create<MulOp>(sum.getLoc(), constant->getResult(0),
-                                         other.getResult());
-    sum.getResult().replaceAllUsesWith(product.getResult());
-    if (llvm::all_of(product->getUsers(),
-                     [&](Operation *u) { return update.contains(u); }))
-      update.insert(product);
-    sum.erase();
-  }
-  reductions = std::move(kept);
-  sortUpdate();
 }
 
 //===----------------------------------------------------------------------===//

@@ -15,23 +15,22 @@
 // The batch (x, onehot) is split: 4 rows per rank. The forward pass runs on
 // the local rows; the loss's mean over the batch is the local mean times
 // 1/2, a partial sum; the backward pass's weight gradients contract the
-// batch (x^T dh), partial sums too. The scaling by the learning rate moves
-// up to each gradient, and one bucket (257 floats, far below 25 MiB)
-// carries the loss and the four gradients, started after the last
-// gradient; the updates read its slices.
+// batch (x^T dh), partial sums too. The gradients themselves are summed,
+// as DDP sums them: the learning rate and the loss's negation apply to the
+// sums. One bucket (257 floats, far below 25 MiB) carries the loss and the
+// four gradients, started after the last gradient; the updates read its
+// slices.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<4x16xf32>, %[[Y:[a-z0-9]+]]: tensor<4x4xf32>,
 // CHECK-SAME:      %[[W1:[a-z0-9]+]]: tensor<16x12xf32>, %[[B1:[a-z0-9]+]]: tensor<12xf32>,
 // CHECK-SAME:      %[[W2:[a-z0-9]+]]: tensor<12x4xf32>, %[[B2:[a-z0-9]+]]: tensor<4xf32>)
 // CHECK-SAME:      -> (tensor<f32>, tensor<16x12xf32>, tensor<12xf32>, tensor<12x4xf32>, tensor<4xf32>)
 // CHECK-NOT:     kiln.all_gather
-// CHECK:         %[[LR1:.+]] = kiln.constant dense<3.000000e-01> : tensor<16x12xf32>
 // CHECK:         %[[H:.+]] = kiln.matmul %[[X]], %[[W1]] : tensor<4x16xf32>, tensor<16x12xf32>
 // CHECK:         kiln.broadcast_in_dim %[[B1]], dims = [1] : (tensor<12xf32>) -> tensor<4x12xf32>
 // CHECK:         %[[MEAN:.+]] = kiln.reduce_mean %{{.+}}, dims = [0] : tensor<4xf32>
 // CHECK-NEXT:    %[[HALF:.+]] = kiln.constant dense<5.000000e-01> : tensor<f32>
 // CHECK-NEXT:    %[[PART:.+]] = kiln.mul %[[MEAN]], %[[HALF]] : tensor<f32>
-// CHECK-NEXT:    %[[LOSS:.+]] = kiln.neg %[[PART]] : tensor<f32>
 // The cotangent of the mean, -1/8 per row, broadcast at the local shape.
 // CHECK:         %[[EIGHT:.+]] = kiln.constant dense<8.000000e+00> : tensor<f32>
 // CHECK:         %[[DROW:.+]] = kiln.div %{{.+}}, %[[EIGHT]] : tensor<f32>
@@ -40,18 +39,19 @@
 // CHECK:         kiln.constant dense<0.000000e+00> : tensor<4x12xf32>
 // CHECK:         %[[XT:.+]] = kiln.transpose %[[X]], permutation = [1, 0] : tensor<4x16xf32>
 // CHECK-NEXT:    %[[G1:.+]] = kiln.matmul %[[XT]], %{{.+}} : tensor<16x4xf32>, tensor<4x12xf32>
-// CHECK-NEXT:    %[[S1:.+]] = kiln.mul %[[LR1]], %[[G1]] : tensor<16x12xf32>
-// CHECK-NEXT:    %[[F0:.+]] = kiln.reshape %[[LOSS]] : (tensor<f32>) -> tensor<1xf32>
-// CHECK:         %[[F4:.+]] = kiln.reshape %[[S1]] : (tensor<16x12xf32>) -> tensor<192xf32>
+// CHECK-NEXT:    %[[F0:.+]] = kiln.reshape %[[PART]] : (tensor<f32>) -> tensor<1xf32>
+// CHECK:         %[[F4:.+]] = kiln.reshape %[[G1]] : (tensor<16x12xf32>) -> tensor<192xf32>
 // CHECK-NEXT:    %[[ALL:.+]] = kiln.concat %[[F0]], %{{.+}}, %{{.+}}, %{{.+}}, %[[F4]] dim = 0 : tensor<1xf32>, tensor<4xf32>, tensor<48xf32>, tensor<12xf32>, tensor<192xf32>
 // CHECK-NEXT:    %[[P:.+]] = kiln.all_reduce_start %[[ALL]], kind = sum, groups = {{\[\[}}0, 1]] : (tensor<257xf32>) -> tensor<257xf32>
-// CHECK-NEXT:    %[[SUM:.+]] = kiln.collective_wait %[[P]], %[[ALL]] : tensor<257xf32>, tensor<257xf32>
+// CHECK:         %[[SUM:.+]] = kiln.collective_wait %[[P]], %[[ALL]] : tensor<257xf32>, tensor<257xf32>
 // CHECK-NEXT:    %[[L0:.+]] = kiln.slice %[[SUM]], start = [0], limit = [1], stride = [1] : tensor<257xf32>
 // CHECK-NEXT:    %[[L:.+]] = kiln.reshape %[[L0]] : (tensor<1xf32>) -> tensor<f32>
 // CHECK:         %[[D1:.+]] = kiln.slice %[[SUM]], start = [65], limit = [257], stride = [1] : tensor<257xf32>
 // CHECK-NEXT:    %[[D1R:.+]] = kiln.reshape %[[D1]] : (tensor<192xf32>) -> tensor<16x12xf32>
-// CHECK-NEXT:    %[[NW1:.+]] = kiln.sub %[[W1]], %[[D1R]] : tensor<16x12xf32>
-// CHECK:         return %[[L]], %[[NW1]],
+// CHECK-NEXT:    %[[S1:.+]] = kiln.mul %{{.+}}, %[[D1R]] : tensor<16x12xf32>
+// CHECK-NEXT:    %[[NW1:.+]] = kiln.sub %[[W1]], %[[S1]] : tensor<16x12xf32>
+// CHECK:         %[[NL:.+]] = kiln.neg %[[L]] : tensor<f32>
+// CHECK-NEXT:    return %[[NL]], %[[NW1]],
 // CHECK-NOT:     kiln.all_reduce
 // With 41-byte buckets: the loss and db2 (5 floats) and each larger
 // gradient on its own, each started right after its operand.
@@ -288,4 +288,34 @@ func.func @bucket_order(%x: tensor<8x4xf32>, %y: tensor<8x4xf32>)
   %sq = kiln.mul %a, %a : tensor<4xf32>
   %b = kiln.reduce_sum %y, dims = [0] : tensor<8x4xf32>
   return %sq, %b : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Adam's moments read the gradient g twice, once scaled by 1 - beta1 and
+// once squared: g itself is summed once (9 floats, not 18), and both
+// readers use the sum.
+// CHECK-LABEL: func.func @adam_moments(
+// CHECK:         %[[G:.+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<3x2xf32>, tensor<2x3xf32>
+// CHECK-NEXT:    %[[P:.+]] = kiln.all_reduce_start %[[G]], kind = sum, groups = {{\[\[}}0, 1]] : (tensor<3x3xf32>) -> tensor<3x3xf32>
+// CHECK:         %[[SUM:.+]] = kiln.collective_wait %[[P]], %[[G]] : tensor<3x3xf32>, tensor<3x3xf32>
+// CHECK-NEXT:    kiln.mul %{{.+}}, %[[SUM]] : tensor<3x3xf32>
+// CHECK:         kiln.mul %[[SUM]], %[[SUM]] : tensor<3x3xf32>
+// CHECK-NOT:     kiln.all_reduce
+// CHECK:         return
+func.func @adam_moments(%x: tensor<4x3xf32>, %d: tensor<4x3xf32>, %m: tensor<3x3xf32>, %v: tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3x3xf32>) {
+  %xt = kiln.transpose %x, permutation = [1, 0] : tensor<4x3xf32>
+  %g = kiln.matmul %xt, %d : tensor<3x4xf32>, tensor<4x3xf32>
+  %c1 = kiln.constant dense<1.000000e-01> : tensor<3x3xf32>
+  %b1 = kiln.constant dense<9.000000e-01> : tensor<3x3xf32>
+  %sg = kiln.mul %c1, %g : tensor<3x3xf32>
+  %bm = kiln.mul %b1, %m : tensor<3x3xf32>
+  %m1 = kiln.add %bm, %sg : tensor<3x3xf32>
+  %gg = kiln.mul %g, %g : tensor<3x3xf32>
+  %c2 = kiln.constant dense<1.000000e-03> : tensor<3x3xf32>
+  %sgg = kiln.mul %c2, %gg : tensor<3x3xf32>
+  %b2 = kiln.constant dense<9.990000e-01> : tensor<3x3xf32>
+  %bv = kiln.mul %b2, %v : tensor<3x3xf32>
+  %v1 = kiln.add %bv, %sgg : tensor<3x3xf32>
+  return %m1, %v1 : tensor<3x3xf32>, tensor<3x3xf32>
 }

@@ -70,7 +70,8 @@
 // ZERO2: kiln.all_gather_start
 // ZERO2: kiln.all_gather_start
 // ZERO2: %[[L:.+]] = kiln.collective_wait %[[LOSS]]
-// ZERO2: return %[[L]], %{{.+}}, %{{.+}}, %[[NEWMW]], %[[NEWMB]]
+// ZERO2-NEXT: %[[MEAN:.+]] = kiln.mul %[[L]], %{{.+}} : tensor<f32>
+// ZERO2: return %[[MEAN]], %{{.+}}, %{{.+}}, %[[NEWMW]], %[[NEWMB]]
 // ZERO2-NOT: kiln.all_reduce
 // ZERO2-LABEL: func.func @second_moment
 
@@ -117,6 +118,7 @@
 // SERIAL-NEXT: kiln.collective_wait
 // SERIAL: kiln.all_reduce_start
 // SERIAL-NEXT: kiln.collective_wait
+// SERIAL-NEXT: kiln.mul
 // SERIAL-NEXT: return
 func.func @step(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %w: tensor<3x3xf32>, %b: tensor<3xf32>, %mw: tensor<3x3xf32>, %mb: tensor<3xf32>) -> (tensor<f32>, tensor<3x3xf32>, tensor<3xf32>, tensor<3x3xf32>, tensor<3xf32>) {
   %y0 = kiln.matmul %x, %w : tensor<4x3xf32>, tensor<3x3xf32>
@@ -146,8 +148,8 @@ func.func @step(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %w: tensor<3x3xf32>, %
 }
 
 // Adam's second moment reads g twice, once scaled: kiln-data-parallel sums
-// both g and 0.001 g (a splat times a partial sum is one); kiln-zero
-// reduce-scatters g once and scales its block.
+// g once and scales the sum; kiln-zero reduce-scatters g and scales its
+// block.
 // SCALED-LABEL: func.func @second_moment
 // SCALED-SAME: %[[V:[^:]+]]: tensor<2xf32>) -> tensor<2xf32>
 // SCALED: %[[G:.+]] = kiln.reduce_sum %{{.+}}, dims = [0] : tensor<2x3xf32>
