@@ -30,6 +30,7 @@ medians, each round's numbers and the load averages.
 
 import argparse
 import datetime
+import glob
 import json
 import os
 import platform
@@ -148,8 +149,11 @@ class Kiln(B.Kiln):
         return args
 
     def mpirun_prefix(self, ranks):
+        # One core per rank where there are enough; OpenMPI refuses to bind
+        # more ranks than cores.
+        bind = "core" if ranks <= len(os.sched_getaffinity(0)) else "none"
         return [self.mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
-                "--bind-to", "core", "-x", "OMP_NUM_THREADS"]
+                "--bind-to", bind, "-x", "OMP_NUM_THREADS"]
 
     def run(self, module, inputs, out_dir, repeat, ranks=1, shards=(), maxrss=False,
             env=None):
@@ -159,8 +163,13 @@ class Kiln(B.Kiln):
         args = self.run_args(module, inputs, out_dir, repeat)
         for s in shards:
             args += ["--shard-input", s]
+        rss_prefix = os.path.join(self.work, "maxrss")
+        for stale in glob.glob(rss_prefix + ".*"):
+            os.remove(stale)
         if maxrss:
-            args = ["/usr/bin/time", "-f", "kiln-maxrss-kib %M"] + args
+            # One file per rank: the ranks' stderr lines may interleave.
+            args = ["sh", "-c", 'exec /usr/bin/time -f "%M" -o "$0.${OMPI_COMM_WORLD_RANK:-0}" "$@"',
+                    rss_prefix] + args
         if ranks > 1:
             if not self.mpirun:
                 raise RuntimeError("mpirun not found (OpenMPI)")
@@ -182,7 +191,10 @@ class Kiln(B.Kiln):
             t = (float(m.group(1)) * 1e-6, float(m.group(2)) * 1e-6)
         saved = re.findall(r"^(.*?): \S+ saved to (.*)$", r.stdout, re.M)
         outs = [np.load(path) for _, path in saved]
-        rss = [int(v) for v in re.findall(r"kiln-maxrss-kib (\d+)", r.stderr)]
+        rss = []
+        for rank in range(ranks if maxrss else 0):
+            with open(f"{rss_prefix}.{rank}") as f:
+                rss.append(int(f.read().split()[-1]))
         return outs, t, rss
 
 

@@ -2,15 +2,19 @@
 //
 // Trains a 64-128-10 perceptron (ReLU, softmax cross-entropy) on the
 // scikit-learn digits (data/, see data/README.md) with plain SGD (the
-// default), SGD with momentum 0.9, or Adam, from kiln/Optim.h. The whole
+// default), SGD with momentum 0.9, or Adam, from kiln/Optim.h. --hidden
+// sets other hidden layers (--hidden 1024,1024); --synthetic F trains on
+// 4096 rows of F standard normal features instead, labelled by a fixed
+// random linear teacher (--synthetic 784 --hidden 1024,1024 --batch 256 is
+// the MLP of bench/). The whole
 // training step -- forward, loss, backward through kiln::value_and_grad and
 // the optimizer's update -- is one function compiled by kiln::jit; the
 // optimizer's state (momentum buffers, moments, step count) goes in and out
 // of it as arrays.
 //
 // The split and the batch order are fixed: the first 1500 images train, the
-// last 297 are held out; step k uses training rows (k*B + j) mod 1500 for
-// j < B. Initial weights come from a fixed seed and can be written out
+// last 297 are held out (synthetic: 3584 and 512); step k uses training
+// rows (k*B + j) mod 1500 for j < B. Initial weights come from a fixed seed and can be written out
 // (--out), with the loss of every step, so that compare_torch.py can replay
 // the same run in PyTorch.
 //
@@ -26,15 +30,18 @@
 // parameters as blocks, gathered before each use (they are put back
 // together with kiln_comm_all_gather for the accuracy and the files).
 //
-// Usage: train_digits [--data DIR] [--steps N] [--lr X] [--batch B]
+// Usage: train_digits [--data DIR | --synthetic F] [--hidden W1,W2,...]
+//                     [--steps N] [--lr X] [--batch B]
 //                     [--optimizer sgd|momentum|adam] [--dtype f32|f64]
 //                     [--comm mpi [--zero 1|2|3]] [--out DIR]
-//                     [--min-accuracy A]
-// --out DIR receives init_*.npy, final_*.npy (the trained parameters) and
-// losses.npy.
+//                     [--min-accuracy A | --no-accuracy]
+// --out DIR receives init_*.npy, final_*.npy (the trained parameters w1,
+// b1, w2, b2, ...) and losses.npy.
 // The learning rate defaults to 0.3 for sgd, 0.05 for momentum and 0.001
 // for adam.
-// Exits 1 if the held-out accuracy is below --min-accuracy (default 0).
+// Rank 0 prints the accuracy on the training and the held-out rows
+// (--no-accuracy skips it) and exits 1 if the held-out accuracy is below
+// --min-accuracy (default 0).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +56,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -57,11 +65,14 @@ using namespace kiln;
 
 namespace {
 
-constexpr int64_t kInputs = 64, kHidden = 128, kClasses = 10;
-constexpr int64_t kTrainRows = 1500;
+constexpr int64_t kDigitsFeatures = 64, kClasses = 10;
+constexpr int64_t kDigitsTrainRows = 1500;
+constexpr int64_t kSyntheticRows = 4096, kSyntheticTrainRows = 3584;
 
 struct Options {
   std::string data = KILN_DIGITS_DIR;
+  int64_t synthetic = 0; // features of the synthetic data; 0: the digits
+  std::vector<int64_t> hidden = {128};
   int steps = 1000;
   std::string optimizer = "sgd";
   double lr = 0; // 0: the optimizer's default
@@ -69,6 +80,7 @@ struct Options {
   DType dtype = DType::F32;
   std::string out;
   double minAccuracy = 0;
+  bool accuracy = true;
   bool mpi = false;
   int zero = 0;
 };
@@ -89,6 +101,17 @@ Options parseOptions(int argc, char **argv) {
     };
     if (arg == "--data")
       o.data = value();
+    else if (arg == "--synthetic")
+      o.synthetic = std::stoll(value());
+    else if (arg == "--hidden") {
+      o.hidden.clear();
+      std::string list = value();
+      for (size_t at = 0; at <= list.size();) {
+        size_t comma = std::min(list.find(',', at), list.size());
+        o.hidden.push_back(std::stoll(list.substr(at, comma - at)));
+        at = comma + 1;
+      }
+    }
     else if (arg == "--steps")
       o.steps = std::stoi(value());
     else if (arg == "--lr")
@@ -101,6 +124,8 @@ Options parseOptions(int argc, char **argv) {
       o.out = value();
     else if (arg == "--min-accuracy")
       o.minAccuracy = std::stod(value());
+    else if (arg == "--no-accuracy")
+      o.accuracy = false;
     else if (arg == "--zero")
       o.zero = std::stoi(value());
     else if (arg == "--comm") {
@@ -115,16 +140,24 @@ Options parseOptions(int argc, char **argv) {
         die("--dtype must be f32 or f64");
       o.dtype = d == "f32" ? DType::F32 : DType::F64;
     } else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: train_digits [--data DIR] [--steps N] [--lr X] "
+      std::printf("usage: train_digits [--data DIR | --synthetic F] "
+                  "[--hidden W1,W2,...] [--steps N] [--lr X] "
                   "[--batch B] [--optimizer sgd|momentum|adam] "
                   "[--dtype f32|f64] [--comm mpi [--zero 1|2|3]] [--out DIR] "
-                  "[--min-accuracy A]\n");
+                  "[--min-accuracy A | --no-accuracy]\n");
       std::exit(0);
     } else
       die("unknown argument '" + arg + "' (see --help)");
   }
-  if (o.steps < 0 || o.batch <= 0 || o.batch > kTrainRows)
-    die("--steps must be >= 0 and --batch in 1..1500");
+  int64_t trainRows = o.synthetic ? kSyntheticTrainRows : kDigitsTrainRows;
+  if (o.steps < 0 || o.batch <= 0 || o.batch > trainRows)
+    die("--steps must be >= 0 and --batch in 1.." +
+        std::to_string(trainRows));
+  if (o.synthetic < 0 || o.hidden.empty() ||
+      std::any_of(o.hidden.begin(), o.hidden.end(),
+                  [](int64_t w) { return w <= 0; }))
+    die("--synthetic takes a number of features and --hidden a list of "
+        "positive widths");
   if (o.optimizer != "sgd" && o.optimizer != "momentum" &&
       o.optimizer != "adam")
     die("--optimizer must be sgd, momentum or adam");
@@ -134,6 +167,8 @@ Options parseOptions(int argc, char **argv) {
     die("--zero 1|2|3 shards over the ranks of --comm mpi the optimizer "
         "state of --optimizer momentum or adam (1, 2) and the parameters "
         "(3)");
+  if (!o.accuracy && o.minAccuracy > 0)
+    die("--min-accuracy needs the accuracy that --no-accuracy skips");
   if (o.lr == 0)
     o.lr = o.optimizer == "sgd"        ? 0.3
            : o.optimizer == "momentum" ? 0.05
@@ -169,17 +204,24 @@ Array makeArray(DType dtype, Shape shape, const std::vector<double> &values) {
                      std::vector<float>(values.begin(), values.end()));
 }
 
-/// The model: logits of a batch. Parameters w1 [64,128], b1 [128],
-/// w2 [128,10], b2 [10].
-Tensor logits(const Tensor &w1, const Tensor &b1, const Tensor &w2,
-              const Tensor &b2, const Tensor &x) {
-  return matmul(relu(matmul(x, w1) + b1), w2) + b2;
+/// The model: logits of a batch `x`. `a` starts with the parameters w1,
+/// b1, ..., wL, bL (w1 [features, hidden[0]], ..., bL [10]); ReLU between
+/// the layers.
+Tensor logits(const Tensors &a, size_t layers, const Tensor &x) {
+  Tensor h = x;
+  for (size_t l = 0; l < layers; ++l) {
+    h = matmul(h, a[2 * l]) + a[2 * l + 1];
+    if (l + 1 < layers)
+      h = relu(h);
+  }
+  return h;
 }
 
-/// Mean softmax cross-entropy; `onehot` holds the labels as one-hot rows.
-Tensor loss(const Tensors &a) {
-  Tensor z = logits(a[0], a[1], a[2], a[3], a[4]);
-  return -mean(sum(a[5] * log_softmax(z, -1), 1));
+/// Mean softmax cross-entropy of (parameters..., x, onehot); `onehot` holds
+/// the labels as one-hot rows.
+Tensor loss(const Tensors &a, size_t layers) {
+  Tensor z = logits(a, layers, a[2 * layers]);
+  return -mean(sum(a[2 * layers + 1] * log_softmax(z, -1), 1));
 }
 
 } // namespace
@@ -202,25 +244,60 @@ int main(int argc, char **argv) {
           " does not split evenly over " + std::to_string(ranks) + " ranks");
   }
   const bool leader = rank == 0;
-  npy::Array images = readNpy(o.data + "/digits_images.npy");
-  npy::Array labels = readNpy(o.data + "/digits_labels.npy");
-  if (images.type != npy::ElementType::F32 || images.shape.size() != 2 ||
-      images.shape[1] != kInputs || labels.type != npy::ElementType::I64 ||
-      labels.shape != std::vector<int64_t>{images.shape[0]} ||
-      images.shape[0] <= kTrainRows)
-    die("expected digits_images.npy f32 [N, 64] and digits_labels.npy i64 "
-        "[N] with N > 1500");
-  const int64_t rows = images.shape[0];
-  const float *pixels = reinterpret_cast<const float *>(images.data.data());
-  const int64_t *label = reinterpret_cast<const int64_t *>(labels.data.data());
+  // The data: `features` inputs per row and a label.
+  int64_t rows, features, trainRows;
+  std::vector<double> inputs;
+  std::vector<int64_t> label;
+  if (o.synthetic) {
+    rows = kSyntheticRows, features = o.synthetic,
+    trainRows = kSyntheticTrainRows;
+    std::mt19937 data(7);
+    std::normal_distribution<double> normal;
+    inputs.resize(rows * features);
+    for (double &v : inputs)
+      v = static_cast<float>(normal(data));
+    std::vector<double> teacher(features * kClasses);
+    for (double &v : teacher)
+      v = normal(data);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t best = 0;
+      double bestScore = -HUGE_VAL;
+      for (int64_t c = 0; c < kClasses; ++c) {
+        double score = 0;
+        for (int64_t f = 0; f < features; ++f)
+          score += inputs[r * features + f] * teacher[f * kClasses + c];
+        if (score > bestScore)
+          best = c, bestScore = score;
+      }
+      label.push_back(best);
+    }
+  } else {
+    npy::Array images = readNpy(o.data + "/digits_images.npy");
+    npy::Array labels = readNpy(o.data + "/digits_labels.npy");
+    if (images.type != npy::ElementType::F32 || images.shape.size() != 2 ||
+        images.shape[1] != kDigitsFeatures ||
+        labels.type != npy::ElementType::I64 ||
+        labels.shape != std::vector<int64_t>{images.shape[0]} ||
+        images.shape[0] <= kDigitsTrainRows)
+      die("expected digits_images.npy f32 [N, 64] and digits_labels.npy "
+          "i64 [N] with N > 1500");
+    rows = images.shape[0], features = kDigitsFeatures,
+    trainRows = kDigitsTrainRows;
+    // Pixels are counts 0..16; scale them to [0, 1].
+    const auto *pixels = reinterpret_cast<const float *>(images.data.data());
+    for (int64_t k = 0; k < rows * features; ++k)
+      inputs.push_back(pixels[k] / 16.0);
+    const auto *labelData =
+        reinterpret_cast<const int64_t *>(labels.data.data());
+    label.assign(labelData, labelData + rows);
+  }
 
-  // Pixels are counts 0..16; scale them to [0, 1].
   auto inputsOf = [&](const std::vector<int64_t> &rowIds) {
-    std::vector<double> x(rowIds.size() * kInputs);
+    std::vector<double> x(rowIds.size() * features);
     for (size_t r = 0; r < rowIds.size(); ++r)
-      for (int64_t c = 0; c < kInputs; ++c)
-        x[r * kInputs + c] = pixels[rowIds[r] * kInputs + c] / 16.0;
-    return makeArray(o.dtype, {static_cast<int64_t>(rowIds.size()), kInputs},
+      for (int64_t c = 0; c < features; ++c)
+        x[r * features + c] = inputs[rowIds[r] * features + c];
+    return makeArray(o.dtype, {static_cast<int64_t>(rowIds.size()), features},
                      x);
   };
   auto onehotOf = [&](const std::vector<int64_t> &rowIds) {
@@ -241,14 +318,22 @@ int main(int argc, char **argv) {
       x = static_cast<float>(dist(rng)); // identical in f32 and f64 runs
     return v;
   };
-  std::vector<Array> params = {
-      makeArray(o.dtype, {kInputs, kHidden}, uniform(kInputs * kHidden, kInputs)),
-      makeArray(o.dtype, {kHidden}, uniform(kHidden, kInputs)),
-      makeArray(o.dtype, {kHidden, kClasses}, uniform(kHidden * kClasses, kHidden)),
-      makeArray(o.dtype, {kClasses}, uniform(kClasses, kHidden))};
-  const char *paramNames[] = {"w1", "b1", "w2", "b2"};
+  std::vector<int64_t> widths = {features};
+  widths.insert(widths.end(), o.hidden.begin(), o.hidden.end());
+  widths.push_back(kClasses);
+  const size_t layers = widths.size() - 1;
+  const int numParams = static_cast<int>(2 * layers);
+  std::vector<Array> params;
+  std::vector<std::string> paramNames;
+  for (size_t l = 0; l < layers; ++l) {
+    int64_t in = widths[l], out = widths[l + 1];
+    params.push_back(makeArray(o.dtype, {in, out}, uniform(in * out, in)));
+    params.push_back(makeArray(o.dtype, {out}, uniform(out, in)));
+    paramNames.push_back("w" + std::to_string(l + 1));
+    paramNames.push_back("b" + std::to_string(l + 1));
+  }
   if (!o.out.empty() && leader)
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < numParams; ++k)
       writeNpy(o.out + "/init_" + paramNames[k] + ".npy", params[k]);
 
   // The optimizer and its initial state: one zero array per state spec.
@@ -266,39 +351,42 @@ int main(int argc, char **argv) {
   for (const TensorSpec &spec : stateSpecs)
     state.emplace_back(spec.dtype, spec.shape);
 
-  // One compiled function: (w1, b1, w2, b2, x, onehot, state...) ->
-  // (loss, w1', b1', w2', b2', state'...). With --comm mpi, x and onehot
-  // are this rank's block of the batch.
+  // One compiled function: (w1, b1, ..., wL, bL, x, onehot, state...) ->
+  // (loss, w1', b1', ..., state'...). With --comm mpi, x and onehot are
+  // this rank's block of the batch.
+  const int xArg = numParams, firstStateArg = numParams + 2,
+            firstStateResult = numParams + 1;
   JitOptions stepOptions;
   if (comm) {
     stepOptions.comm = comm;
-    stepOptions.batchArgs = {4, 5};
+    stepOptions.batchArgs = {xArg, xArg + 1};
   }
   if (o.zero) {
     // state[0] is the step count; every slot after it is held as this
-    // rank's block (argument 6 + k, result 5 + k).
+    // rank's block.
     stepOptions.zeroStage = o.zero;
     for (size_t k = 1; k < stateSpecs.size(); ++k) {
       stepOptions.shardedArgs.push_back(
-          {static_cast<int>(6 + k), stateSpecs[k].shape});
-      stepOptions.shardedResults.push_back(static_cast<int>(5 + k));
+          {static_cast<int>(firstStateArg + k), stateSpecs[k].shape});
+      stepOptions.shardedResults.push_back(
+          static_cast<int>(firstStateResult + k));
       state[k] = shardBlock(state[k], rank, ranks);
     }
     if (o.zero == 3)
-      for (int k = 0; k < 4; ++k) {
+      for (int k = 0; k < numParams; ++k) {
         stepOptions.shardedArgs.push_back({k, params[k].shape()});
         stepOptions.shardedResults.push_back(1 + k);
       }
   }
   // With ZeRO-3 the parameters live as blocks; `whole` puts them back.
-  const std::vector<std::vector<int64_t>> paramShapes = {
-      params[0].shape(), params[1].shape(), params[2].shape(),
-      params[3].shape()};
+  std::vector<std::vector<int64_t>> paramShapes;
+  for (const Array &p : params)
+    paramShapes.push_back(p.shape());
   auto whole = [&](const std::vector<Array> &blocks) {
     if (o.zero != 3)
       return blocks;
     std::vector<Array> result;
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < numParams; ++k) {
       std::vector<uint8_t> all(blocks[k].byteSize() * ranks);
       if (kiln_status_t status = kiln_comm_all_gather(
               comm, blocks[k].data(), blocks[k].byteSize(), all.data())) {
@@ -313,20 +401,24 @@ int main(int argc, char **argv) {
     return result;
   };
   if (o.zero == 3)
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < numParams; ++k)
       params[k] = shardBlock(params[k], rank, ranks);
-  JitFunction step = jit("train_step", [&optimizer](const Tensors &a) {
-    Tensors vg = value_and_grad(loss, {0, 1, 2, 3})(a);
-    Tensors params(a.begin(), a.begin() + 4), grads(vg.begin() + 1, vg.end()),
-        state(a.begin() + 6, a.end());
+  std::vector<int> wrt(numParams);
+  std::iota(wrt.begin(), wrt.end(), 0);
+  JitFunction step = jit("train_step", [&](const Tensors &a) {
+    Tensors vg = value_and_grad(
+        [&](const Tensors &args) { return loss(args, layers); }, wrt)(a);
+    Tensors params(a.begin(), a.begin() + numParams),
+        grads(vg.begin() + 1, vg.end()), state(a.begin() + firstStateArg,
+                                               a.end());
     optim::Update update = optimizer->step(params, grads, state);
     Tensors out = {vg[0].named("loss")};
     out.insert(out.end(), update.params.begin(), update.params.end());
     out.insert(out.end(), update.state.begin(), update.state.end());
     return out;
   }, stepOptions);
-  JitFunction predict = jit("predict", [](const Tensors &a) {
-    return logits(a[0], a[1], a[2], a[3], a[4]);
+  JitFunction predict = jit("predict", [&](const Tensors &a) {
+    return logits(a, layers, a[numParams]);
   });
 
   std::vector<double> losses;
@@ -336,7 +428,7 @@ int main(int argc, char **argv) {
   for (int k = 0; k < o.steps; ++k) {
     for (int64_t j = 0; j < block; ++j)
       batchRows[j] =
-          (static_cast<int64_t>(k) * o.batch + rank * block + j) % kTrainRows;
+          (static_cast<int64_t>(k) * o.batch + rank * block + j) % trainRows;
     std::vector<Array> args = params;
     args.push_back(inputsOf(batchRows));
     args.push_back(onehotOf(batchRows));
@@ -349,8 +441,8 @@ int main(int argc, char **argv) {
     if (k > 0) // the first call traces and compiles
       stepSeconds.push_back(seconds);
     losses.push_back(out[0].at(0));
-    params.assign(out.begin() + 1, out.begin() + 5);
-    state.assign(out.begin() + 5, out.end());
+    params.assign(out.begin() + 1, out.begin() + 1 + numParams);
+    state.assign(out.begin() + 1 + numParams, out.end());
     if (leader && (k % 100 == 0 || k + 1 == o.steps))
       std::printf("step %4d  loss %.6f\n", k, losses.back());
   }
@@ -385,26 +477,29 @@ int main(int argc, char **argv) {
     }
     return static_cast<double>(correct) / ids.size();
   };
-  double trainAccuracy = accuracy(0, kTrainRows);
-  double heldOut = accuracy(kTrainRows, rows);
-  if (leader)
+  // Rank 0 alone evaluates (the parameters are the same on every rank).
+  double heldOut = 0;
+  if (leader && o.accuracy) {
+    double trainAccuracy = accuracy(0, trainRows);
+    heldOut = accuracy(trainRows, rows);
     std::printf(
-        "train accuracy %.4f, held-out accuracy %.4f (%lld images)%s\n",
-        trainAccuracy, heldOut, static_cast<long long>(rows - kTrainRows),
+        "train accuracy %.4f, held-out accuracy %.4f (%lld rows)%s\n",
+        trainAccuracy, heldOut, static_cast<long long>(rows - trainRows),
         ranks > 1 ? (" on " + std::to_string(ranks) + " ranks" +
                      (o.zero ? ", ZeRO stage " + std::to_string(o.zero) : ""))
                         .c_str()
                   : "");
+  }
 
   if (!o.out.empty() && leader) {
     writeNpy(o.out + "/losses.npy",
              Array::from(DType::F64, {static_cast<int64_t>(losses.size())},
                          losses));
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < numParams; ++k)
       writeNpy(o.out + "/final_" + paramNames[k] + ".npy", params[k]);
   }
   kiln_comm_release(comm);
-  if (heldOut < o.minAccuracy) {
+  if (leader && o.accuracy && heldOut < o.minAccuracy) {
     std::fprintf(stderr,
                  "train_digits: held-out accuracy %.4f is below %.4f\n",
                  heldOut, o.minAccuracy);
