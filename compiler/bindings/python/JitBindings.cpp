@@ -270,7 +270,7 @@ TensorPtr scalarTensor(py::handle arg, kiln_dtype_t dtype) {
 }
 
 /// Calls `function` with `args` already known to match `arguments`.
-std::vector<py::array> callMatched(const kiln_function_t *function,
+std::vector<py::array> callMatched(const CompiledFunction &compiled,
                                    const std::vector<ArgumentSpec> &arguments,
                                    const std::vector<py::handle> &args) {
   std::vector<py::object> keepAlive;
@@ -287,8 +287,23 @@ std::vector<py::array> callMatched(const kiln_function_t *function,
             : scalarTensor(args[index], spec.dtype));
     inputs.push_back(owned.back().get());
   }
-  return callOnTensors(function, inputs.data(), inputs.size());
+  return callOnTensors(compiled.function(), inputs.data(), inputs.size(),
+                       compiled.comm());
 }
+
+/// A communicator (kiln_comm_t) owned by Python. The functions compiled
+/// for it keep it alive (kiln.jit holds it), since they call through it.
+class Communicator {
+public:
+  explicit Communicator(kiln_comm_t *comm) : comm(comm) {}
+  ~Communicator() { kiln_comm_release(comm); }
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+  kiln_comm_t *get() const { return comm; }
+
+private:
+  kiln_comm_t *comm;
+};
 
 /// The fast path of one kiln.jit function.
 class Dispatcher {
@@ -307,7 +322,7 @@ public:
           leaves.size() != entry.leaves.size())
         continue;
       std::vector<py::array> outputs =
-          callMatched(entry.compiled->function(), entry.leaves, leaves);
+          callMatched(*entry.compiled, entry.leaves, leaves);
       size_t outNode = 0, outLeaf = 0;
       return buildTree(entry.outputs, outNode, outputs, outLeaf);
     }
@@ -404,7 +419,8 @@ void kiln::python::bindJit(py::module_ &m) {
       .def(
           "call",
           [](const CompiledFunction &f, py::handle args) {
-            std::vector<py::array> results = callFunction(f.function(), args);
+            std::vector<py::array> results =
+                callFunction(f.function(), args, f.comm());
             py::tuple tuple(results.size());
             for (size_t i = 0; i < results.size(); ++i)
               tuple[i] = std::move(results[i]);
@@ -412,14 +428,84 @@ void kiln::python::bindJit(py::module_ &m) {
           },
           "Calls the function on a sequence of arrays; returns a tuple.");
 
+  py::class_<Communicator, std::shared_ptr<Communicator>>(m, "Communicator")
+      .def_static(
+          "mpi",
+          [] {
+            kiln_comm_t *comm = nullptr;
+            check(kiln_comm_create_mpi(&comm));
+            return std::make_shared<Communicator>(comm);
+          },
+          "The ranks of the MPI run this process belongs to (mpirun -n N).")
+      .def_static(
+          "single",
+          [] {
+            kiln_comm_t *comm = nullptr;
+            check(kiln_comm_create_self(&comm));
+            return std::make_shared<Communicator>(comm);
+          },
+          "A run of this process alone: every collective is a copy.")
+      .def_property_readonly(
+          "rank", [](const Communicator &c) { return kiln_comm_rank(c.get()); })
+      .def_property_readonly(
+          "size", [](const Communicator &c) { return kiln_comm_size(c.get()); })
+      .def("barrier",
+           [](Communicator &c) {
+             kiln_status_t status;
+             {
+               py::gil_scoped_release release;
+               status = kiln_comm_barrier(c.get());
+             }
+             check(status);
+           })
+      .def(
+          "all_gather",
+          [](Communicator &c, py::array block) {
+            py::array contiguous =
+                py::array::ensure(block, py::array::c_style);
+            if (!contiguous)
+              throw py::type_error("all_gather needs an array");
+            std::vector<py::ssize_t> shape(contiguous.shape(),
+                                           contiguous.shape() +
+                                               contiguous.ndim());
+            if (shape.empty())
+              shape.push_back(1);
+            shape[0] *= kiln_comm_size(c.get());
+            py::array whole(contiguous.dtype(), shape);
+            kiln_status_t status;
+            {
+              py::gil_scoped_release release;
+              status = kiln_comm_all_gather(c.get(), contiguous.data(),
+                                            contiguous.nbytes(),
+                                            whole.mutable_data());
+            }
+            check(status);
+            return whole;
+          },
+          py::arg("block"),
+          "The blocks of every rank joined along the leading dimension, in "
+          "rank order (a rank-0 block counts as one row). Every rank must "
+          "call it with a block of the same size and dtype.");
+
   m.def(
       "compile",
-      [](const TracedFunction &traced, unsigned optLevel) {
+      [](const TracedFunction &traced, unsigned optLevel,
+         std::shared_ptr<Communicator> comm, std::vector<int> batchArgs,
+         double bucketMb, bool overlap) {
         JitOptions options;
         options.optLevel = optLevel;
+        options.comm = comm ? comm->get() : nullptr;
+        options.batchArgs = std::move(batchArgs);
+        options.bucketMb = bucketMb;
+        options.overlap = overlap;
         return std::make_shared<CompiledFunction>(compile(traced, options));
       },
-      py::arg("traced"), py::arg("opt_level") = 2);
+      py::arg("traced"), py::arg("opt_level") = 2,
+      py::arg("comm") = nullptr, py::arg("batch_args") = std::vector<int>(),
+      py::arg("bucket_mb") = 25.0, py::arg("overlap") = true,
+      "Compiles a traced function; with comm and batch_args (positions of "
+      "the traced inputs), rewritten for data parallelism over comm's "
+      "ranks (JitOptions in kiln/Jit.h).");
 
   py::class_<Dispatcher>(m, "Dispatcher")
       .def(py::init<py::object>())

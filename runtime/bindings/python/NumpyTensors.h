@@ -173,17 +173,21 @@ inline py::array outputArray(TensorPtr tensor) {
 
 /// Calls `function` on `inputs` without holding the GIL (compiled code
 /// touches no Python object, so other threads run meanwhile) and returns
-/// its outputs as numpy arrays.
+/// its outputs as numpy arrays. A function with collectives runs on `comm`.
 inline std::vector<py::array> callOnTensors(const kiln_function_t *function,
                                             kiln_tensor_t *const *inputs,
-                                            size_t inputCount) {
+                                            size_t inputCount,
+                                            kiln_comm_t *comm = nullptr) {
   size_t outputCount = kiln_function_output_count(function);
   std::vector<kiln_tensor_t *> outputs(outputCount, nullptr);
   kiln_status_t status;
   {
     py::gil_scoped_release release;
-    status = kiln_function_call(function, inputs, inputCount, outputs.data(),
-                                outputs.size());
+    status = comm ? kiln_function_call_with_comm(function, comm, inputs,
+                                                 inputCount, outputs.data(),
+                                                 outputs.size())
+                  : kiln_function_call(function, inputs, inputCount,
+                                       outputs.data(), outputs.size());
   }
   check(status);
   std::vector<py::array> results;
@@ -196,7 +200,8 @@ inline std::vector<py::array> callOnTensors(const kiln_function_t *function,
 /// Calls `function` on the Python values `args` (each converted for its
 /// input's signature dtype) and returns its outputs as numpy arrays.
 inline std::vector<py::array> callFunction(const kiln_function_t *function,
-                                           py::handle args) {
+                                           py::handle args,
+                                           kiln_comm_t *comm = nullptr) {
   size_t inputCount = kiln_function_input_count(function);
   size_t given = py::len(args);
   if (given != inputCount)
@@ -226,7 +231,7 @@ inline std::vector<py::array> callFunction(const kiln_function_t *function,
     inputs.push_back(owned.back().get());
     ++index;
   }
-  return callOnTensors(function, inputs.data(), inputs.size());
+  return callOnTensors(function, inputs.data(), inputs.size(), comm);
 }
 
 } // namespace python

@@ -29,6 +29,7 @@ from ._grad import grad, value_and_grad, vjp
 from ._tree import flatten as tree_flatten, tree_map, leaves as tree_leaves
 from . import nn
 from . import optim
+from . import distributed
 
 
 def is_tracing():

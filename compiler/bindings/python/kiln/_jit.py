@@ -55,10 +55,13 @@ def _symbol(name):
 
 
 class _Entry:
-    __slots__ = ("compiled", "out_def", "trace_seconds", "dispatched")
+    __slots__ = ("compiled", "out_def", "trace_seconds", "dispatched", "comm")
 
-    def __init__(self, compiled, out_def, trace_seconds):
+    def __init__(self, compiled, out_def, trace_seconds, comm=None):
         self.compiled, self.out_def = compiled, out_def
+        # The communicator the compiled code calls through, kept alive as
+        # long as the code can be called.
+        self.comm = comm
         self.trace_seconds = trace_seconds
         # Whether the jit's dispatcher serves this signature already.
         self.dispatched = False
@@ -132,9 +135,20 @@ class jit:
     static_argnums: positions of arguments that are not arrays (sizes,
     flags, callables); their values are part of the signature and must be
     hashable. opt_level: LLVM's optimization level (0 to 3).
+
+    Data parallelism, as PyTorch's DDP does it: with comm (from
+    kiln.distributed.mpi(), in a program started by mpirun -n N) and
+    batch_argnums, every array of those arguments is this rank's block of
+    a batch (rows along the leading dimension). The function is written and
+    traced as for one process on the whole batch (N blocks), and rewritten
+    by kiln-data-parallel into the program each rank runs: the gradients
+    are summed over the ranks by bucketed all-reduces (bucket_mb, as DDP's
+    bucket_cap_mb) started as the backward pass completes them (overlap),
+    and every rank returns what the function returns on the whole batch.
     """
 
-    def __init__(self, fun, static_argnums=(), name=None, opt_level=2):
+    def __init__(self, fun, static_argnums=(), name=None, opt_level=2, *,
+                 comm=None, batch_argnums=(), bucket_mb=25.0, overlap=True):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
                             f"{type(fun).__name__}")
@@ -142,6 +156,20 @@ class jit:
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
         self._static = tuple(sorted(static_argnums))
+        if isinstance(batch_argnums, int):
+            batch_argnums = (batch_argnums,)
+        self._batch = tuple(sorted(batch_argnums))
+        if comm is not None and not isinstance(comm, _kiln.Communicator):
+            fail(f"kiln.jit: comm must be a kiln.distributed communicator, "
+                 f"not {type(comm).__name__}", TypeError)
+        if self._batch and comm is None:
+            fail("kiln.jit: batch_argnums splits batches over the ranks of "
+                 "a communicator; pass comm=kiln.distributed.mpi()", TypeError)
+        if set(self._batch) & set(self._static):
+            fail("kiln.jit: an argument cannot be both static and a batch",
+                 TypeError)
+        self._comm = comm
+        self._parallel = dict(bucket_mb=float(bucket_mb), overlap=bool(overlap))
         self._name = _symbol(name or getattr(fun, "__name__", "fn"))
         self._opt_level = opt_level
         self._cache = {}
@@ -231,12 +259,39 @@ class jit:
             out_defs.append(out_def)
             return [_core.as_tensor(leaf) for leaf in out_leaves]
 
+        # With data parallelism the function is traced for the whole batch:
+        # the blocks of all ranks.
+        shapes = [list(shape) for _, shape in specs]
+        for i in self._batch_leaves(in_def, len(statics)):
+            if not shapes[i]:
+                fail(f"kiln.jit: batch argument leaf {i} is a scalar; a batch "
+                     f"is split along its leading dimension", TypeError)
+            shapes[i][0] *= self._comm.size
         start = time.perf_counter()
         traced = _kiln.trace(self._name,
-                             [(code, list(shape), f"arg{i}")
-                              for i, (code, shape) in enumerate(specs)],
+                             [(code, shapes[i], f"arg{i}")
+                              for i, (code, _) in enumerate(specs)],
                              flat_fun)
         return traced, out_defs[0], time.perf_counter() - start
+
+    def _batch_leaves(self, in_def, static_count):
+        """The indices of the leaves of the batch arguments (every leaf of
+        each argument in batch_argnums)."""
+        if not self._batch:
+            return []
+        dynamic = in_def.children[0].children
+        positions = [i for i in range(len(dynamic) + static_count)
+                     if i not in self._static]
+        for i in self._batch:
+            if i >= len(positions) + static_count:
+                fail(f"kiln.jit: batch_argnums names argument {i} but the "
+                     f"call passes {len(positions) + static_count}", TypeError)
+        leaves, first = [], 0
+        for position, child in zip(positions, dynamic):
+            if position in self._batch:
+                leaves.extend(range(first, first + child.num_leaves))
+            first += child.num_leaves
+        return leaves
 
     def _entry(self, key, lowered=None):
         """The compiled function for `key`: from the cache, or traced
@@ -244,8 +299,15 @@ class jit:
         entry = self._cache.get(key)
         if entry is None:
             traced, out_def, seconds = lowered or self._trace(key)
-            compiled = _kiln.compile(traced, self._opt_level)
-            entry = self._cache[key] = _Entry(compiled, out_def, seconds)
+            if self._comm is None:
+                compiled = _kiln.compile(traced, self._opt_level)
+            else:
+                compiled = _kiln.compile(
+                    traced, self._opt_level, comm=self._comm,
+                    batch_args=self._batch_leaves(key[0], len(key[1])),
+                    **self._parallel)
+            entry = self._cache[key] = _Entry(compiled, out_def, seconds,
+                                              self._comm)
             self.last_trace_seconds = seconds
             self.last_compile_seconds = compiled.compile_seconds
         return entry

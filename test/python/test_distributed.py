@@ -1,0 +1,87 @@
+"""kiln.distributed and data-parallel kiln.jit (comm, batch_argnums)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.numpy as knp
+
+WORKER = os.path.join(os.path.dirname(__file__), "workers",
+                      "data_parallel_worker.py")
+
+
+def mse_step(w, x, y):
+    loss, g = kiln.value_and_grad(lambda w: knp.mean((x @ w - y) ** 2))(w)
+    return loss, w - 0.1 * g
+
+
+def test_a_single_rank_run_matches_plain_jit(rng):
+    comm = kiln.distributed.single()
+    assert (comm.rank, comm.size) == (0, 1)
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    x = rng.standard_normal((8, 5)).astype(np.float32)
+    y = rng.standard_normal((8, 3)).astype(np.float32)
+    parallel = kiln.jit(mse_step, comm=comm, batch_argnums=(1, 2))
+    loss, w1 = parallel(w, x, y)
+    loss_ref, w1_ref = kiln.jit(mse_step)(w, x, y)
+    np.testing.assert_allclose(loss, loss_ref, rtol=1e-6)
+    np.testing.assert_allclose(w1, w1_ref, rtol=1e-6, atol=1e-7)
+    # The cached fast path calls through the communicator too.
+    loss2, _ = parallel(w, x, y)
+    np.testing.assert_allclose(loss2, loss_ref, rtol=1e-6)
+
+
+def test_all_gather_and_block(rng):
+    comm = kiln.distributed.single()
+    x = rng.standard_normal((6, 2))
+    np.testing.assert_array_equal(comm.all_gather(x), x)
+    np.testing.assert_array_equal(kiln.distributed.block(x, comm), x)
+    with pytest.raises(TypeError, match="scalar"):
+        kiln.distributed.block(np.float32(1), comm)
+    comm.barrier()
+
+
+def test_errors_name_the_fix(rng):
+    with pytest.raises(TypeError, match="kiln.distributed.mpi"):
+        kiln.jit(mse_step, batch_argnums=(1,))
+    with pytest.raises(TypeError, match="communicator"):
+        kiln.jit(mse_step, comm="mpi", batch_argnums=(1,))
+    with pytest.raises(TypeError, match="both static and a batch"):
+        kiln.jit(mse_step, static_argnums=(1,), comm=kiln.distributed.single(),
+                 batch_argnums=(1,))
+    f = kiln.jit(lambda a, s: a * s, comm=kiln.distributed.single(),
+                 batch_argnums=(1,))
+    with pytest.raises(TypeError, match="scalar"):
+        f(np.ones(3, np.float32), np.float32(2))
+    g = kiln.jit(mse_step, comm=kiln.distributed.single(), batch_argnums=(5,))
+    with pytest.raises(TypeError, match="names argument 5"):
+        g(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32),
+          np.ones((2, 2), np.float32))
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_adam_on_mpi_ranks_matches_one_process(ranks, tmp_path):
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        pytest.skip("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
+    out = tmp_path / "result.json"
+    steps = 20
+    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
+           "-x", "PYTHONPATH", sys.executable, WORKER, str(out), str(steps)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    result = json.loads(out.read_text())
+    assert result["ranks"] == ranks
+    assert result["same_on_every_rank"]
+    # The parameters moved, and the run on ranks is the run on one process
+    # up to f32 sums in another order.
+    assert result["moved"] > 1e-3
+    assert result["worst"] < 1e-5, result
+    np.testing.assert_allclose(result["losses"], result["single_losses"],
+                               rtol=1e-5)

@@ -1,0 +1,77 @@
+"""Run by test_distributed.py under `mpirun -n N`: trains an MLP with Adam
+for STEPS steps data parallel (kiln.jit with comm and batch_argnums, each
+rank feeding its block of every batch), and once more in one process on the
+whole batch (rank 0 only, no communicator), then writes the largest
+difference between the two runs' parameters, relative to each tensor's
+largest magnitude, and the losses, to OUT (rank 0).
+
+Usage: data_parallel_worker.py OUT STEPS [--dict-params]
+"""
+
+import json
+import sys
+
+import numpy as np
+
+import kiln
+import kiln.numpy as knp
+
+
+def loss_fn(params, x, onehot):
+    h = knp.maximum(x @ params["w1"] + params["b1"], 0.0)
+    z = h @ params["w2"] + params["b2"]
+    z = z - knp.max(z, axis=1, keepdims=True)
+    logp = z - knp.log(knp.sum(knp.exp(z), axis=1, keepdims=True))
+    return -knp.mean(knp.sum(onehot * logp, axis=1))
+
+
+def main():
+    out, steps = sys.argv[1], int(sys.argv[2])
+    comm = kiln.distributed.mpi()
+    rng = np.random.default_rng(7)
+    sizes = (12, 16, 5)
+    params = {
+        "w1": rng.uniform(-0.3, 0.3, sizes[:2]).astype(np.float32),
+        "b1": np.zeros(sizes[1], np.float32),
+        "w2": rng.uniform(-0.3, 0.3, sizes[1:]).astype(np.float32),
+        "b2": np.zeros(sizes[2], np.float32),
+    }
+    batch = 8 * comm.size
+    xs = rng.standard_normal((steps, batch, sizes[0])).astype(np.float32)
+    labels = rng.integers(0, sizes[2], (steps, batch))
+    onehots = np.eye(sizes[2], dtype=np.float32)[labels]
+    opt = kiln.optim.adam(0.01)
+
+    def step(params, state, x, onehot):
+        loss, grads = kiln.value_and_grad(loss_fn)(params, x, onehot)
+        params, state = opt.update(params, grads, state)
+        return loss, params, state
+
+    parallel = kiln.jit(step, comm=comm, batch_argnums=(2, 3))
+    p, state, losses = params, opt.init(params), []
+    for k in range(steps):
+        loss, p, state = parallel(p, state, kiln.distributed.block(xs[k], comm),
+                                  kiln.distributed.block(onehots[k], comm))
+        losses.append(float(loss))
+    # Every rank holds the same parameters: gather rank 1's to check.
+    gathered = comm.all_gather(p["w1"])
+    same = all(np.array_equal(gathered[r * sizes[0]:(r + 1) * sizes[0]], p["w1"])
+               for r in range(comm.size))
+    if comm.rank != 0:
+        return 0
+    single = kiln.jit(step)
+    q, state1, single_losses = params, opt.init(params), []
+    for k in range(steps):
+        loss, q, state1 = single(q, state1, xs[k], onehots[k])
+        single_losses.append(float(loss))
+    worst = max(float(np.abs(p[n] - q[n]).max() / np.abs(q[n]).max()) for n in q)
+    moved = min(float(np.abs(q[n] - params[n]).max()) for n in q)
+    with open(out, "w") as f:
+        json.dump({"ranks": comm.size, "worst": worst, "moved": moved,
+                   "same_on_every_rank": same, "losses": losses,
+                   "single_losses": single_losses}, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
