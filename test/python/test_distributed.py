@@ -12,8 +12,19 @@ import pytest
 import kiln
 import kiln.numpy as knp
 
-WORKER = os.path.join(os.path.dirname(__file__), "workers",
-                      "data_parallel_worker.py")
+WORKERS = os.path.join(os.path.dirname(__file__), "workers")
+
+
+def run_on_ranks(worker, ranks, *args):
+    """Runs workers/<worker> under mpirun -n ranks; skips without mpirun."""
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        pytest.skip("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
+    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
+           "-x", "PYTHONPATH", sys.executable, os.path.join(WORKERS, worker)]
+    r = subprocess.run(cmd + [str(a) for a in args], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
 
 
 def mse_step(w, x, y):
@@ -67,15 +78,8 @@ def test_errors_name_the_fix(rng):
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_adam_on_mpi_ranks_matches_one_process(ranks, tmp_path):
-    mpirun = shutil.which("mpirun")
-    if not mpirun:
-        pytest.skip("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
     out = tmp_path / "result.json"
-    steps = 20
-    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
-           "-x", "PYTHONPATH", sys.executable, WORKER, str(out), str(steps)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    run_on_ranks("data_parallel_worker.py", ranks, out, 20)
     result = json.loads(out.read_text())
     assert result["ranks"] == ranks
     assert result["same_on_every_rank"]
@@ -85,3 +89,51 @@ def test_adam_on_mpi_ranks_matches_one_process(ranks, tmp_path):
     assert result["worst"] < 1e-5, result
     np.testing.assert_allclose(result["losses"], result["single_losses"],
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_collectives_on_mpi_ranks_match_numpy(ranks, tmp_path):
+    out = tmp_path / "result.json"
+    run_on_ranks("collectives_worker.py", ranks, out)
+    result = json.loads(out.read_text())
+    assert result["ranks"] == ranks
+    assert result["failures"] == []
+
+
+def test_collectives_on_one_rank(rng):
+    comm = kiln.distributed.single()
+    kd = kiln.distributed
+    x = rng.standard_normal((4, 3))
+
+    @kiln.jit
+    def unrun(x):
+        return kd.all_reduce(x, comm)
+
+    f = kiln.jit(lambda x: (kd.all_reduce(x, comm, op="mean"),
+                            kd.all_gather(x, comm, axis=1),
+                            kd.reduce_scatter(x, comm), kd.broadcast(x, comm),
+                            kd.all_to_all(x, comm, 0, 1),
+                            kd.permute(x, comm, [(0, 0)]), kd.rank(comm)),
+                 comm=comm)
+    for got in f(x)[:-1]:
+        np.testing.assert_array_equal(got, x)
+    assert f(x)[-1] == 0
+    # Without comm= the compiled code would have no communicator to call.
+    with pytest.raises(kiln.JitError, match=r"pass the communicator: "
+                       r"kiln.jit\(f, comm=kiln.distributed.mpi\(\)\)"):
+        unrun(x)
+
+
+def test_collective_mistakes(rng):
+    comm = kiln.distributed.single()
+    kd = kiln.distributed
+    x = rng.standard_normal((4, 3))
+    with pytest.raises(ValueError, match="'sum', 'max', 'min' or 'mean'"):
+        kiln.jit(lambda x: kd.all_reduce(x, comm, op="prod"), comm=comm)(x)
+    with pytest.raises(ValueError, match="hold 2 ranks, the communicator 1"):
+        kiln.jit(lambda x: kd.all_reduce(x, comm, groups=[[0, 1]]),
+                 comm=comm)(x)
+    with pytest.raises(TypeError, match="expected a communicator"):
+        kiln.jit(lambda x: kd.all_gather(x, 2))(x)
+    with pytest.raises(kiln.TraceError, match="axis 5 is out of range"):
+        kiln.jit(lambda x: kd.all_gather(x, comm, axis=5), comm=comm)(x)

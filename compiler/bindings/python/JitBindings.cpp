@@ -498,7 +498,16 @@ void kiln::python::bindJit(py::module_ &m) {
         options.batchArgs = std::move(batchArgs);
         options.bucketMb = bucketMb;
         options.overlap = overlap;
-        return std::make_shared<CompiledFunction>(compile(traced, options));
+        auto compiled =
+            std::make_shared<CompiledFunction>(compile(traced, options));
+        // Said here, in Python's terms, rather than by the first call.
+        if (!comm && kiln_module_uses_collectives(compiled->module().get()))
+          throw JitError("'" + traced.name() +
+                         "' exchanges values between ranks "
+                         "(kiln.distributed collectives); pass the "
+                         "communicator: kiln.jit(f, comm=kiln.distributed."
+                         "mpi())");
+        return compiled;
       },
       py::arg("traced"), py::arg("opt_level") = 2,
       py::arg("comm") = nullptr, py::arg("batch_args") = std::vector<int>(),

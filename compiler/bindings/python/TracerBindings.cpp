@@ -386,6 +386,53 @@ void kiln::python::bindTracer(py::module_ &m) {
     SourceLoc loc = callerLocation();
     return argmin(toTensor(x, loc), axis, last, loc);
   });
+  // Collectives (kiln/Tracer/Collectives.h); kiln.distributed wraps them.
+  auto reductionOf = [](const std::string &name) {
+    if (name == "sum")
+      return Reduction::Sum;
+    if (name == "max")
+      return Reduction::Max;
+    if (name == "min")
+      return Reduction::Min;
+    if (name == "mean")
+      return Reduction::Mean;
+    throw py::value_error("a collective reduction is 'sum', 'max', 'min' or "
+                          "'mean', not '" + name + "'");
+  };
+  using Rows = std::vector<std::vector<int64_t>>;
+  m.def("all_reduce", [=](py::handle x, const std::string &op, Rows groups) {
+    SourceLoc loc = callerLocation();
+    return all_reduce(toTensor(x, loc), reductionOf(op), ReplicaGroups(groups),
+                      loc);
+  });
+  m.def("all_gather", [](py::handle x, int64_t axis, Rows groups) {
+    SourceLoc loc = callerLocation();
+    return all_gather(toTensor(x, loc), axis, ReplicaGroups(groups), loc);
+  });
+  m.def("reduce_scatter",
+        [=](py::handle x, const std::string &op, int64_t axis, Rows groups) {
+          SourceLoc loc = callerLocation();
+          return reduce_scatter(toTensor(x, loc), reductionOf(op), axis,
+                                ReplicaGroups(groups), loc);
+        });
+  m.def("broadcast_from", [](py::handle x, int64_t root, Rows groups) {
+    SourceLoc loc = callerLocation();
+    return broadcast_from(toTensor(x, loc), root, ReplicaGroups(groups), loc);
+  });
+  m.def("all_to_all", [](py::handle x, int64_t splitAxis, int64_t concatAxis,
+                         Rows groups) {
+    SourceLoc loc = callerLocation();
+    return all_to_all(toTensor(x, loc), splitAxis, concatAxis,
+                      ReplicaGroups(groups), loc);
+  });
+  m.def("collective_permute",
+        [](py::handle x, std::vector<std::pair<int64_t, int64_t>> pairs,
+           int64_t ranks) {
+          SourceLoc loc = callerLocation();
+          return collective_permute(toTensor(x, loc), pairs, ranks, loc);
+        });
+  m.def("rank_index", [] { return rank_index(callerLocation()); });
+
   m.def("cumsum", [](py::handle x, int64_t axis, bool exclusive,
                      bool reverse) {
     SourceLoc loc = callerLocation();

@@ -11,13 +11,27 @@ an MPI run (OpenMPI, loaded by the runtime through its plug-in only when
 asked for), `single()` for a run of this process alone. `comm.rank`,
 `comm.size`, `comm.barrier()` and `comm.all_gather(block)` (the blocks of
 every rank joined along the leading dimension) work outside compiled code.
-See docs/python.md, "Data parallelism".
+
+Inside a function jitted with `comm=`, the collectives exchange traced
+values between the ranks, for SPMD programs written by hand (as
+jax.lax.psum and friends inside shard_map):
+
+    @functools.partial(kiln.jit, comm=comm)
+    def f(x):
+        return kiln.distributed.all_reduce(x, comm)      # sum over the ranks
+
+`all_reduce`, `all_gather`, `reduce_scatter`, `broadcast`, `all_to_all`,
+`permute` and `rank` act within replica groups (`groups=[[0, 1], [2, 3]]`;
+by default one group of all ranks) and are differentiable. See
+docs/python.md, "Data parallelism".
 """
 
 from . import _kiln
 from ._core import fail
 
-__all__ = ["Communicator", "mpi", "single", "block"]
+__all__ = ["Communicator", "mpi", "single", "block", "all_reduce",
+           "all_gather", "reduce_scatter", "broadcast", "all_to_all",
+           "permute", "rank"]
 
 Communicator = _kiln.Communicator
 
@@ -48,3 +62,61 @@ def block(array, comm):
              f"over {ranks} ranks", ValueError)
     size = rows // ranks
     return array[comm.rank * size:(comm.rank + 1) * size]
+
+
+def _groups(comm, groups):
+    """The replica groups as rows of ranks; by default one row of all of
+    comm's ranks."""
+    if not isinstance(comm, _kiln.Communicator):
+        fail(f"kiln.distributed: expected a communicator "
+             f"(kiln.distributed.mpi()), not {type(comm).__name__}", TypeError)
+    if groups is None:
+        return [list(range(comm.size))]
+    rows = [[int(r) for r in row] for row in groups]
+    size = sum(len(row) for row in rows)
+    if size != comm.size:
+        fail(f"kiln.distributed: the replica groups {rows} hold {size} ranks, "
+             f"the communicator {comm.size}", ValueError)
+    return rows
+
+
+def all_reduce(x, comm, op="sum", groups=None):
+    """The elementwise `op` ("sum", "max", "min", "mean") of x over the
+    ranks of each group, on every rank of it."""
+    return _kiln.all_reduce(x, op, _groups(comm, groups))
+
+
+def all_gather(x, comm, axis=0, groups=None):
+    """The group's x joined along `axis` in group order."""
+    return _kiln.all_gather(x, axis, _groups(comm, groups))
+
+
+def reduce_scatter(x, comm, op="sum", axis=0, groups=None):
+    """The reduction over the group split along `axis` into one block per
+    member; the member with group index i keeps block i."""
+    return _kiln.reduce_scatter(x, op, axis, _groups(comm, groups))
+
+
+def broadcast(x, comm, root=0, groups=None):
+    """x of the group member with group index `root`, on every member."""
+    return _kiln.broadcast_from(x, root, _groups(comm, groups))
+
+
+def all_to_all(x, comm, split_axis, concat_axis, groups=None):
+    """Block j of x (split along split_axis) goes to group member j; the
+    blocks received are joined along concat_axis in group order."""
+    return _kiln.all_to_all(x, split_axis, concat_axis, _groups(comm, groups))
+
+
+def permute(x, comm, pairs):
+    """Each (source, target) pair of ranks sends the source's x to the
+    target; a rank that is no target receives zeros."""
+    _groups(comm, None)
+    return _kiln.collective_permute(x, [(int(s), int(t)) for s, t in pairs],
+                                    comm.size)
+
+
+def rank(comm):
+    """This process's rank, an int64 0-d value of the traced program."""
+    _groups(comm, None)
+    return _kiln.rank_index()
