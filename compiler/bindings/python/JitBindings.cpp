@@ -428,23 +428,20 @@ void kiln::python::bindJit(py::module_ &m) {
           },
           "Calls the function on a sequence of arrays; returns a tuple.");
 
+  using CreateFn = kiln_status_t (*)(kiln_comm_t **);
+  auto creator = [](CreateFn create) {
+    return [create] {
+      kiln_comm_t *comm = nullptr;
+      check(create(&comm));
+      return std::make_shared<Communicator>(comm);
+    };
+  };
   py::class_<Communicator, std::shared_ptr<Communicator>>(m, "Communicator")
       .def_static(
-          "mpi",
-          [] {
-            kiln_comm_t *comm = nullptr;
-            check(kiln_comm_create_mpi(&comm));
-            return std::make_shared<Communicator>(comm);
-          },
+          "mpi", creator(kiln_comm_create_mpi),
           "The ranks of the MPI run this process belongs to (mpirun -n N).")
-      .def_static(
-          "single",
-          [] {
-            kiln_comm_t *comm = nullptr;
-            check(kiln_comm_create_self(&comm));
-            return std::make_shared<Communicator>(comm);
-          },
-          "A run of this process alone: every collective is a copy.")
+      .def_static("single", creator(kiln_comm_create_self),
+                  "A run of this process alone: every collective is a copy.")
       .def_property_readonly(
           "rank", [](const Communicator &c) { return kiln_comm_rank(c.get()); })
       .def_property_readonly(
