@@ -14,9 +14,9 @@
 //
 // The split and the batch order are fixed: the first 1500 images train, the
 // last 297 are held out (synthetic: 3584 and 512); step k uses training
-// rows (k*B + j) mod 1500 for j < B. Initial weights come from a fixed seed and can be written out
-// (--out), with the loss of every step, so that compare_torch.py can replay
-// the same run in PyTorch.
+// rows (k*B + j) mod 1500 (3584) for j < B. Initial weights come from a
+// fixed seed and can be written out (--out), with the loss of every step, so
+// that compare_torch.py can replay the same run in PyTorch.
 //
 // With --comm mpi, run as `mpirun -n N train_digits --comm mpi ...`, the
 // ranks train together, data parallel as PyTorch's DDP does: each feeds its
@@ -90,6 +90,23 @@ struct Options {
   std::exit(2);
 }
 
+/// `text` as a whole number (or, with `real`, any number); dies naming
+/// `option` otherwise.
+double number(const std::string &option, const std::string &text,
+              bool real = false) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = real ? std::stod(text, &used) : std::stoll(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    die(option + " needs " + (real ? "a number" : "a whole number") +
+        ", not '" + text + "'");
+  return value;
+}
+
 Options parseOptions(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -102,32 +119,32 @@ Options parseOptions(int argc, char **argv) {
     if (arg == "--data")
       o.data = value();
     else if (arg == "--synthetic")
-      o.synthetic = std::stoll(value());
+      o.synthetic = number(arg, value());
     else if (arg == "--hidden") {
       o.hidden.clear();
       std::string list = value();
       for (size_t at = 0; at <= list.size();) {
         size_t comma = std::min(list.find(',', at), list.size());
-        o.hidden.push_back(std::stoll(list.substr(at, comma - at)));
+        o.hidden.push_back(number(arg, list.substr(at, comma - at)));
         at = comma + 1;
       }
     }
     else if (arg == "--steps")
-      o.steps = std::stoi(value());
+      o.steps = number(arg, value());
     else if (arg == "--lr")
-      o.lr = std::stod(value());
+      o.lr = number(arg, value(), /*real=*/true);
     else if (arg == "--optimizer")
       o.optimizer = value();
     else if (arg == "--batch")
-      o.batch = std::stoll(value());
+      o.batch = number(arg, value());
     else if (arg == "--out")
       o.out = value();
     else if (arg == "--min-accuracy")
-      o.minAccuracy = std::stod(value());
+      o.minAccuracy = number(arg, value(), /*real=*/true);
     else if (arg == "--no-accuracy")
       o.accuracy = false;
     else if (arg == "--zero")
-      o.zero = std::stoi(value());
+      o.zero = number(arg, value());
     else if (arg == "--comm") {
       std::string comm = value();
       if (comm != "mpi" && comm != "none")
