@@ -91,6 +91,35 @@ def test_adam_on_mpi_ranks_matches_one_process(ranks, tmp_path):
                                rtol=1e-5)
 
 
+@pytest.mark.parametrize("zero", [1, 2, 3])
+def test_zero_on_mpi_ranks_matches_one_process(zero, tmp_path):
+    out = tmp_path / "result.json"
+    run_on_ranks("data_parallel_worker.py", 2, out, 20, zero)
+    result = json.loads(out.read_text())
+    assert result["blocks_out"], "the state did not come back as blocks"
+    assert result["same_on_every_rank"]
+    assert result["moved"] > 1e-3
+    assert result["worst"] < 1e-5, result
+    np.testing.assert_allclose(result["losses"], result["single_losses"],
+                               rtol=1e-5)
+
+
+def test_zero_mistakes(rng):
+    comm = kiln.distributed.single()
+    with pytest.raises(ValueError, match="a ZeRO stage, 1, 2 or 3"):
+        kiln.jit(mse_step, comm=comm, batch_argnums=(1,), zero=4)
+    with pytest.raises(TypeError, match="name its batches in batch_argnums"):
+        kiln.jit(mse_step, comm=comm, zero=1)
+    blocks = kiln.distributed.shard({"w": np.ones((3, 2), np.float32),
+                                     "count": np.int64(0)}, comm)
+    assert isinstance(blocks["w"], kiln.distributed.Sharded)
+    assert blocks["count"] == 0
+    np.testing.assert_array_equal(
+        kiln.distributed.unshard(blocks, comm)["w"], np.ones((3, 2)))
+    with pytest.raises(TypeError, match="needs comm= and zero="):
+        kiln.jit(lambda w: w * 2)(blocks["w"])
+
+
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_collectives_on_mpi_ranks_match_numpy(ranks, tmp_path):
     out = tmp_path / "result.json"

@@ -488,13 +488,19 @@ void kiln::python::bindJit(py::module_ &m) {
       "compile",
       [](const TracedFunction &traced, unsigned optLevel,
          std::shared_ptr<Communicator> comm, std::vector<int> batchArgs,
-         double bucketMb, bool overlap) {
+         double bucketMb, bool overlap, int zeroStage,
+         std::vector<std::pair<int, std::vector<int64_t>>> shardedArgs,
+         std::vector<int> shardedResults) {
         JitOptions options;
         options.optLevel = optLevel;
         options.comm = comm ? comm->get() : nullptr;
         options.batchArgs = std::move(batchArgs);
         options.bucketMb = bucketMb;
         options.overlap = overlap;
+        options.zeroStage = zeroStage;
+        for (auto &[position, shape] : shardedArgs)
+          options.shardedArgs.push_back({position, std::move(shape)});
+        options.shardedResults = std::move(shardedResults);
         auto compiled =
             std::make_shared<CompiledFunction>(compile(traced, options));
         // Said here, in Python's terms, rather than by the first call.
@@ -509,9 +515,15 @@ void kiln::python::bindJit(py::module_ &m) {
       py::arg("traced"), py::arg("opt_level") = 2,
       py::arg("comm") = nullptr, py::arg("batch_args") = std::vector<int>(),
       py::arg("bucket_mb") = 25.0, py::arg("overlap") = true,
+      py::arg("zero_stage") = 0,
+      py::arg("sharded_args") =
+          std::vector<std::pair<int, std::vector<int64_t>>>(),
+      py::arg("sharded_results") = std::vector<int>(),
       "Compiles a traced function; with comm and batch_args (positions of "
       "the traced inputs), rewritten for data parallelism over comm's "
-      "ranks (JitOptions in kiln/Jit.h).");
+      "ranks, and with zero_stage for ZeRO: sharded_args are (position, "
+      "whole shape) of the inputs passed as blocks, sharded_results the "
+      "outputs returned as blocks (JitOptions in kiln/Jit.h).");
 
   py::class_<Dispatcher>(m, "Dispatcher")
       .def(py::init<py::object>())

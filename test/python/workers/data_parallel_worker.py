@@ -5,7 +5,10 @@ whole batch (rank 0 only, no communicator), then writes the largest
 difference between the two runs' parameters, relative to each tensor's
 largest magnitude, and the losses, to OUT (rank 0).
 
-Usage: data_parallel_worker.py OUT STEPS [--dict-params]
+With ZERO (1, 2, 3) the optimizer state (and at 3 the parameters) is held
+as kiln.distributed.Sharded blocks, as kiln.jit(..., zero=ZERO) takes them.
+
+Usage: data_parallel_worker.py OUT STEPS [ZERO]
 """
 
 import json
@@ -27,6 +30,7 @@ def loss_fn(params, x, onehot):
 
 def main():
     out, steps = sys.argv[1], int(sys.argv[2])
+    zero = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     comm = kiln.distributed.mpi()
     rng = np.random.default_rng(7)
     sizes = (12, 16, 5)
@@ -47,12 +51,20 @@ def main():
         params, state = opt.update(params, grads, state)
         return loss, params, state
 
-    parallel = kiln.jit(step, comm=comm, batch_argnums=(2, 3))
+    parallel = kiln.jit(step, comm=comm, batch_argnums=(2, 3), zero=zero,
+                        shard_outnums=(1, 2) if zero == 3 else (2,))
     p, state, losses = params, opt.init(params), []
+    if zero:
+        state = kiln.distributed.shard(state, comm)
+    if zero == 3:
+        p = kiln.distributed.shard(p, comm)
     for k in range(steps):
         loss, p, state = parallel(p, state, kiln.distributed.block(xs[k], comm),
                                   kiln.distributed.block(onehots[k], comm))
         losses.append(float(loss))
+    blocks_out = all(isinstance(v, kiln.distributed.Sharded)
+                     for v in state["exp_avg"].values()) if zero else True
+    p = kiln.distributed.unshard(p, comm)
     # Every rank holds the same parameters: gather rank 1's to check.
     gathered = comm.all_gather(p["w1"])
     same = all(np.array_equal(gathered[r * sizes[0]:(r + 1) * sizes[0]], p["w1"])
@@ -68,7 +80,8 @@ def main():
     moved = min(float(np.abs(q[n] - params[n]).max()) for n in q)
     with open(out, "w") as f:
         json.dump({"ranks": comm.size, "worst": worst, "moved": moved,
-                   "same_on_every_rank": same, "losses": losses,
+                   "same_on_every_rank": same, "blocks_out": blocks_out,
+                   "losses": losses,
                    "single_losses": single_losses}, f)
     return 0
 

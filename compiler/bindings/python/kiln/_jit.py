@@ -22,6 +22,7 @@ import numpy as np
 
 from . import _core, _kiln, _tree
 from ._core import Tensor, fail
+from .distributed import Sharded
 
 _MISS = object()
 
@@ -49,19 +50,32 @@ def _leaf_spec(leaf, where):
          "function", TypeError)
 
 
+def _block_spec(leaf, comm, where):
+    """The spec of a Sharded leaf: its dtype, its whole shape, and a mark
+    that it arrives as a block."""
+    if comm is None:
+        fail(f"kiln.jit: {where} is a kiln.distributed.Sharded block; a "
+             f"function that takes blocks needs comm= and zero=", TypeError)
+    code, _ = _leaf_spec(leaf.block, where)
+    return code, tuple(leaf.shape), True
+
+
 def _symbol(name):
     name = re.sub(r"\W", "_", (name or "fn").strip("<>"))
     return name if name[0].isalpha() else "fn_" + name
 
 
 class _Entry:
-    __slots__ = ("compiled", "out_def", "trace_seconds", "dispatched", "comm")
+    __slots__ = ("compiled", "out_def", "trace_seconds", "dispatched", "comm",
+                 "blocks")
 
     def __init__(self, compiled, out_def, trace_seconds, comm=None):
         self.compiled, self.out_def = compiled, out_def
         # The communicator the compiled code calls through, kept alive as
         # long as the code can be called.
         self.comm = comm
+        # ZeRO: [(output leaf index, whole shape)] returned as blocks.
+        self.blocks = None
         self.trace_seconds = trace_seconds
         # Whether the jit's dispatcher serves this signature already.
         self.dispatched = False
@@ -148,7 +162,8 @@ class jit:
     """
 
     def __init__(self, fun, static_argnums=(), name=None, opt_level=2, *,
-                 comm=None, batch_argnums=(), bucket_mb=25.0, overlap=True):
+                 comm=None, batch_argnums=(), bucket_mb=25.0, overlap=True,
+                 zero=0, shard_outnums=()):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
                             f"{type(fun).__name__}")
@@ -168,7 +183,17 @@ class jit:
         if set(self._batch) & set(self._static):
             fail("kiln.jit: an argument cannot be both static and a batch",
                  TypeError)
+        if zero not in (0, 1, 2, 3):
+            fail(f"kiln.jit: zero is a ZeRO stage, 1, 2 or 3 (0: none), not "
+                 f"{zero!r}", ValueError)
+        if zero and not self._batch:
+            fail("kiln.jit: ZeRO shards a data-parallel step; name its "
+                 "batches in batch_argnums", TypeError)
+        if isinstance(shard_outnums, int):
+            shard_outnums = (shard_outnums,)
         self._comm = comm
+        self._zero = zero
+        self._shard_out = tuple(sorted(shard_outnums))
         self._parallel = dict(bucket_mb=float(bucket_mb), overlap=bool(overlap))
         self._name = _symbol(name or getattr(fun, "__name__", "fn"))
         self._opt_level = opt_level
@@ -225,7 +250,9 @@ class jit:
             hash(statics)
         except TypeError:
             fail("kiln.jit: static arguments must be hashable", TypeError)
-        specs = tuple(_leaf_spec(leaf, f"argument leaf {i}")
+        specs = tuple(_block_spec(leaf, self._comm, f"argument leaf {i}")
+                      if isinstance(leaf, Sharded)
+                      else _leaf_spec(leaf, f"argument leaf {i}")
                       for i, leaf in enumerate(leaves))
         return in_def, statics, specs
 
@@ -235,6 +262,14 @@ class jit:
             # Inside another trace: inline, as nested jit does in JAX.
             return self._fun(*args, **kwargs)
         entry = self._entry(self._key(statics, leaves, in_def))
+        if entry.blocks is not None:
+            # ZeRO: blocks in, blocks out (the fast path does not know them).
+            outputs = list(entry.compiled.call(
+                [leaf.block if isinstance(leaf, Sharded) else leaf
+                 for leaf in leaves]))
+            for i, shape in entry.blocks:
+                outputs[i] = Sharded(outputs[i], shape)
+            return entry.out_def.unflatten(outputs)
         if not kwargs and not self._static and not entry.dispatched:
             entry.dispatched = self._dispatch.add(
                 in_def.children[0], leaves, entry.compiled, entry.out_def)
@@ -261,7 +296,7 @@ class jit:
 
         # With data parallelism the function is traced for the whole batch:
         # the blocks of all ranks.
-        shapes = [list(shape) for _, shape in specs]
+        shapes = [list(spec[1]) for spec in specs]
         for i in self._batch_leaves(in_def, len(statics)):
             if not shapes[i]:
                 fail(f"kiln.jit: batch argument leaf {i} is a scalar; a batch "
@@ -269,10 +304,29 @@ class jit:
             shapes[i][0] *= self._comm.size
         start = time.perf_counter()
         traced = _kiln.trace(self._name,
-                             [(code, shapes[i], f"arg{i}")
-                              for i, (code, _) in enumerate(specs)],
+                             [(spec[0], shapes[i], f"arg{i}")
+                              for i, spec in enumerate(specs)],
                              flat_fun)
         return traced, out_defs[0], time.perf_counter() - start
+
+    def _block_results(self, traced, out_def):
+        """[(output leaf index, whole shape)] of the results returned as
+        blocks: every leaf of rank >= 1 of the outputs in shard_outnums."""
+        if not self._zero:
+            return []
+        if out_def.kind != "tuple" and self._shard_out:
+            fail("kiln.jit: shard_outnums needs a function that returns a "
+                 "tuple", TypeError)
+        shapes = [list(spec[2]) for spec in traced.outputs]  # (name, dtype, shape)
+        blocks, first = [], 0
+        for n, child in enumerate(out_def.children if out_def.kind == "tuple"
+                                  else ()):
+            if n in self._shard_out:
+                blocks += [(i, shapes[i])
+                           for i in range(first, first + child.num_leaves)
+                           if shapes[i]]
+            first += child.num_leaves
+        return blocks
 
     def _batch_leaves(self, in_def, static_count):
         """The indices of the leaves of the batch arguments (every leaf of
@@ -299,15 +353,23 @@ class jit:
         entry = self._cache.get(key)
         if entry is None:
             traced, out_def, seconds = lowered or self._trace(key)
+            blocks = None
             if self._comm is None:
                 compiled = _kiln.compile(traced, self._opt_level)
             else:
+                sharded = [(i, list(spec[1])) for i, spec in enumerate(key[2])
+                           if len(spec) == 3]
+                blocks = self._block_results(traced, out_def)
                 compiled = _kiln.compile(
                     traced, self._opt_level, comm=self._comm,
                     batch_args=self._batch_leaves(key[0], len(key[1])),
-                    **self._parallel)
+                    zero_stage=self._zero, sharded_args=sharded,
+                    sharded_results=[i for i, _ in blocks], **self._parallel)
+                if not self._zero:
+                    blocks = None
             entry = self._cache[key] = _Entry(compiled, out_def, seconds,
                                               self._comm)
+            entry.blocks = blocks
             self.last_trace_seconds = seconds
             self.last_compile_seconds = compiled.compile_seconds
         return entry

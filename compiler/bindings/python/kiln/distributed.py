@@ -29,7 +29,8 @@ docs/python.md, "Data parallelism".
 from . import _kiln
 from ._core import fail
 
-__all__ = ["Communicator", "mpi", "single", "block", "all_reduce",
+__all__ = ["Communicator", "mpi", "single", "block", "Sharded", "shard",
+           "unshard", "all_reduce",
            "all_gather", "reduce_scatter", "broadcast", "all_to_all",
            "permute", "rank"]
 
@@ -62,6 +63,63 @@ def block(array, comm):
              f"over {ranks} ranks", ValueError)
     size = rows // ranks
     return array[comm.rank * size:(comm.rank + 1) * size]
+
+
+class Sharded:
+    """This rank's block of a tensor held sharded over the ranks (ZeRO):
+    `block` is elements [r c, (r + 1) c) of the flattened tensor padded
+    with zeros to N c elements, c = ceil(numel / N); `shape` is the whole
+    tensor's. kiln.jit(..., zero=S) takes and returns these."""
+
+    __slots__ = ("block", "shape")
+
+    def __init__(self, block, shape):
+        self.block = block
+        self.shape = tuple(int(d) for d in shape)
+
+    @property
+    def dtype(self):
+        return self.block.dtype
+
+    def __repr__(self):
+        return (f"Sharded(block of {self.block.shape[0]} {self.dtype} of "
+                f"shape {self.shape})")
+
+
+def shard(tree, comm):
+    """`tree` with every array of rank >= 1 replaced by this rank's
+    Sharded block of it (rank-0 values, such as an optimizer's step count,
+    stay whole)."""
+    import numpy as np
+    from ._tree import tree_map
+
+    def cut(leaf):
+        array = np.asarray(leaf)
+        if array.ndim == 0:
+            return leaf
+        flat = np.ascontiguousarray(array).reshape(-1)
+        c = -(-flat.size // comm.size)
+        padded = np.zeros(c * comm.size, flat.dtype)
+        padded[:flat.size] = flat
+        return Sharded(padded[comm.rank * c:(comm.rank + 1) * c].copy(),
+                       array.shape)
+
+    return tree_map(cut, tree)
+
+
+def unshard(tree, comm):
+    """`tree` with every Sharded block replaced by the whole tensor,
+    gathered from all ranks (every rank must call it)."""
+    import numpy as np
+    from ._tree import tree_map
+
+    def join(leaf):
+        if not isinstance(leaf, Sharded):
+            return leaf
+        whole = comm.all_gather(np.ascontiguousarray(leaf.block))
+        return whole[:int(np.prod(leaf.shape))].reshape(leaf.shape)
+
+    return tree_map(join, tree)
 
 
 def _groups(comm, groups):
