@@ -159,6 +159,9 @@ class jit:
     are summed over the ranks by bucketed all-reduces (bucket_mb, as DDP's
     bucket_cap_mb) started as the backward pass completes them (overlap),
     and every rank returns what the function returns on the whole batch.
+    zero (1, 2, 3) adds ZeRO: arguments passed as kiln.distributed.Sharded
+    blocks (kiln.distributed.shard) are held sharded, and the arrays of
+    rank >= 1 of the outputs in shard_outnums come back as blocks.
     """
 
     def __init__(self, fun, static_argnums=(), name=None, opt_level=2, *,
