@@ -34,12 +34,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,10 +104,13 @@ struct Checker {
   /// Moves the first element of every native output a little (--perturb),
   /// to show that the comparison notices.
   bool perturb = false;
+  GeneratorOptions generator;
   std::string keepDir;
   std::vector<Config> configs = configurations();
 
-  int check(uint64_t seed);
+  /// Checks `text`, or the program of `seed` where `text` is empty;
+  /// `seed` also seeds the inputs.
+  int check(uint64_t seed, std::string text = "");
   void report(uint64_t seed, const std::string &what,
               const std::string &detail) {
     std::printf("seed %llu: %s: %s\n", (unsigned long long)seed, what.c_str(),
@@ -120,8 +125,9 @@ struct Checker {
   }
 };
 
-int Checker::check(uint64_t seed) {
-  std::string text = generateProgram(seed, GeneratorOptions());
+int Checker::check(uint64_t seed, std::string text) {
+  if (text.empty())
+    text = generateProgram(seed, generator);
   if (verbose)
     std::printf("--- seed %llu\n%s", (unsigned long long)seed, text.c_str());
 
@@ -279,10 +285,17 @@ void usage() {
       stderr,
       "usage: kiln-program-fuzz --seeds A:B [--keep DIR] [--verbose]\n"
       "                         [--print SEED] [--timeout SECONDS] [--perturb]\n"
+      "                         [--large-percent P] [--max-ops N]\n"
+      "       kiln-program-fuzz --file PROGRAM.mlir [--seeds A:B]\n"
       "Generates one random kiln program per seed in [A, B), evaluates it\n"
       "with the reference evaluator and compares the CPU backend's results\n"
       "under several option sets. --keep writes each failing program to\n"
       "DIR/seed-N.mlir; --print writes one program to stdout and exits;\n"
+      "--file checks one program (its @main) the same way, on the inputs\n"
+      "of seeds A to B (default 0:1), in this process.\n"
+      "--large-percent and --max-ops change the generator's options (the\n"
+      "share of programs with a shape of more than 65536 elements, 8 by\n"
+      "default; the most ops per program, 24 by default).\n"
       "--perturb moves one element of each native output slightly, which\n"
       "must be reported as a mismatch (a check of the checker).\n"
       "Exit status 1 on any mismatch, compile failure or generator error.\n");
@@ -294,6 +307,8 @@ int main(int argc, char **argv) {
   Checker checker;
   uint64_t begin = 0, end = 0;
   bool haveSeeds = false;
+  std::vector<uint64_t> printSeeds;
+  std::string file;
   unsigned timeout = 120;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -308,11 +323,22 @@ int main(int argc, char **argv) {
     } else if (arg == "--timeout" && i + 1 < argc) {
       timeout = std::strtoul(argv[++i], nullptr, 10);
     } else if (arg == "--print" && i + 1 < argc) {
-      std::fputs(kiln::test::generateProgram(
-                     std::strtoull(argv[++i], nullptr, 10), GeneratorOptions())
-                     .c_str(),
-                 stdout);
-      return 0;
+      printSeeds.push_back(std::strtoull(argv[++i], nullptr, 10));
+    } else if (arg == "--large-percent" && i + 1 < argc) {
+      checker.generator.largeShapePercent = std::strtoul(argv[++i], nullptr, 10);
+    } else if (arg == "--max-ops" && i + 1 < argc) {
+      checker.generator.maxOps = std::strtoul(argv[++i], nullptr, 10);
+      checker.generator.minOps =
+          std::min(checker.generator.minOps, checker.generator.maxOps);
+    } else if (arg == "--file" && i + 1 < argc) {
+      std::ifstream in(argv[++i]);
+      std::stringstream buffer;
+      buffer << in.rdbuf();
+      file = buffer.str();
+      if (file.empty()) {
+        std::fprintf(stderr, "kiln-program-fuzz: cannot read %s\n", argv[i]);
+        return 2;
+      }
     } else if (arg == "--perturb") {
       checker.perturb = true;
     } else if (arg == "--verbose") {
@@ -321,6 +347,20 @@ int main(int argc, char **argv) {
       usage();
       return 2;
     }
+  }
+  for (uint64_t seed : printSeeds)
+    std::fputs(generateProgram(seed, checker.generator).c_str(), stdout);
+  if (!printSeeds.empty())
+    return 0;
+  if (!file.empty()) {
+    // A program by hand (e.g. a reduced one), on the inputs of each seed.
+    if (!haveSeeds)
+      end = 1;
+    int outcome = 0;
+    for (uint64_t seed = begin; seed < end; ++seed)
+      outcome |= checker.check(seed, file);
+    std::printf("%s\n", outcome ? "FAIL" : "PASS");
+    return outcome ? 1 : 0;
   }
   if (!haveSeeds) {
     usage();
@@ -353,8 +393,7 @@ int main(int argc, char **argv) {
       std::printf("seed %llu: %s (signal %d)\n", (unsigned long long)seed,
                   sig == SIGALRM ? "timeout" : "crash", sig);
       if (!checker.keepDir.empty())
-        checker.keep(seed, kiln::test::generateProgram(seed,
-                                                       GeneratorOptions()));
+        checker.keep(seed, generateProgram(seed, checker.generator));
       outcome = CompileFailure;
     }
     mismatches += (outcome & Mismatch) != 0;

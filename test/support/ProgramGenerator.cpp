@@ -201,6 +201,7 @@ private:
   const Val *pickValue(const std::function<bool(const Val &)> &f);
   Val newArgument(const Shape &shape, DType d);
   Val constant(const Shape &shape, DType d, double value);
+  Val literal(const Shape &shape, DType d);
   /// A value of the given type from nothing: an argument at the top level,
   /// an iota or a constant inside a region.
   Val freshValue(const Shape &shape, DType d);
@@ -236,8 +237,15 @@ private:
   bool cumsumOp();
   bool matmulOp();
   bool iotaOp();
+  bool gatherOp();
+  bool dynamicSliceOp();
+  bool dynamicUpdateSliceOp();
   bool condOp();
-  bool forOp();
+  /// kiln.for, or with `asWhile` the same loop as a kiln.while counting
+  /// its own iterations.
+  bool loopOp(bool asWhile);
+  /// A rank-0 i64 from the pool's integers (any value: the ops clamp it).
+  Val rowIndex();
   std::optional<Val> predicate();
   void fillBlock(unsigned ops);
 };
@@ -337,7 +345,47 @@ Val Generator::constant(const Shape &shape, DType d, double value) {
   return define(v, "kiln.constant dense<" + literal + "> : " + v.type());
 }
 
+/// A non-splat literal of small values (quarters, or integers in [-8, 8]).
+Val Generator::literal(const Shape &shape, DType d) {
+  Val v;
+  v.dtype = d;
+  v.shape = shape;
+  v.literal = true;
+  v.intValued = true;
+  std::vector<std::string> elements;
+  for (int64_t i = 0, n = numElements(shape); i < n; ++i) {
+    int64_t k = range(-8, 8);
+    if (d == DType::I1)
+      elements.push_back(k > 0 ? "true" : "false");
+    else if (isFloat(d)) {
+      double x = chance(50) ? k / 4.0 : k;
+      v.intValued &= x == std::floor(x);
+      v.mag = std::max(v.mag, std::fabs(x));
+      elements.push_back(floatLiteral(x));
+    } else {
+      v.mag = std::max(v.mag, std::fabs(double(k)));
+      elements.push_back(std::to_string(k));
+    }
+  }
+  if (d == DType::I1)
+    v.mag = 1;
+  // Nested brackets, innermost dimension last.
+  std::function<std::string(size_t, size_t &)> nest = [&](size_t dim,
+                                                           size_t &at) {
+    if (dim == shape.size())
+      return elements[at++];
+    std::string s = "[";
+    for (int64_t i = 0; i < shape[dim]; ++i)
+      s += (i ? ", " : "") + nest(dim + 1, at);
+    return s + "]";
+  };
+  size_t at = 0;
+  return define(v, "kiln.constant dense<" + nest(0, at) + "> : " + v.type());
+}
+
 Val Generator::freshValue(const Shape &shape, DType d) {
+  if (numElements(shape) <= 24 && chance(15))
+    return literal(shape, d);
   if (scope().topLevel)
     return newArgument(shape, d);
   if (!shape.empty() && d != DType::I1 && chance(60)) {
@@ -1294,6 +1342,83 @@ bool Generator::iotaOp() {
   return true;
 }
 
+// --- gathers and dynamic slices --------------------------------------------
+
+Val Generator::rowIndex() {
+  const Val *x = pickValue([](const Val &v) { return isInt(v.dtype); });
+  if (x) {
+    Val v = *x;
+    if (std::optional<Val> wide = castTo(v, DType::I64))
+      return reduceAll(*wide);
+  }
+  return freshValue({}, DType::I64);
+}
+
+bool Generator::gatherOp() {
+  const Val *x = pickValue([](const Val &v) { return !v.shape.empty(); });
+  if (!x)
+    return false;
+  Val table = *x;
+  const Val *y = pickValue([](const Val &v) {
+    return isInt(v.dtype) && v.shape.size() <= 2 &&
+           numElements(v.shape) <= 64;
+  });
+  Val indices = y ? *y
+                  : freshValue(Shape{range(1, 9)},
+                               chance(50) ? DType::I32 : DType::I64);
+  Val r = table;
+  r.shape = indices.shape;
+  r.shape.insert(r.shape.end(), table.shape.begin() + 1, table.shape.end());
+  if (r.shape.size() > 4 ||
+      numElements(r.shape) > std::max(elementCap, numElements(table.shape)))
+    return false;
+  define(r, "kiln.gather " + table.name + ", " + indices.name + " : " +
+                table.type() + ", " + indices.type());
+  return true;
+}
+
+bool Generator::dynamicSliceOp() {
+  const Val *x = pickValue([](const Val &v) { return !v.shape.empty(); });
+  if (!x)
+    return false;
+  Val v = *x;
+  Val index = rowIndex();
+  int64_t size = range(1, v.shape[0]);
+  Val r = v;
+  r.shape[0] = size;
+  define(r, "kiln.dynamic_slice " + v.name + "[" + index.name +
+                "], size = " + std::to_string(size) + " : " + v.type());
+  return true;
+}
+
+bool Generator::dynamicUpdateSliceOp() {
+  const Val *x = pickValue([](const Val &v) { return !v.shape.empty(); });
+  if (!x)
+    return false;
+  Val v = *x;
+  Shape shape = v.shape;
+  shape[0] = range(1, v.shape[0]);
+  const Val *y = pickValue([&](const Val &c) {
+    return c.dtype != DType::I1 || v.dtype == DType::I1;
+  });
+  std::optional<Val> update =
+      y ? coerce(*y, shape, v.dtype) : std::optional<Val>();
+  if (!update)
+    update = freshValue(shape, v.dtype);
+  Val index = rowIndex();
+  Val r = v;
+  r.mag = std::max(v.mag, update->mag);
+  r.absErr = std::max(v.absErr, update->absErr);
+  r.relErr = std::max(v.relErr, update->relErr);
+  r.positive = v.positive && update->positive;
+  r.low = r.positive ? std::min(v.low, update->low) : 0;
+  r.intValued = v.intValued && update->intValued;
+  define(r, "kiln.dynamic_update_slice " + v.name + "[" + index.name +
+                "], " + update->name + " : " + v.type() + ", " +
+                update->type());
+  return true;
+}
+
 // --- control flow -----------------------------------------------------------
 
 /// A rank-0 i1 decided on exact values only.
@@ -1434,7 +1559,7 @@ bool Generator::condOp() {
   return true;
 }
 
-bool Generator::forOp() {
+bool Generator::loopOp(bool asWhile) {
   if (scope().depth >= 2)
     return false;
   // Carried floats must be exact: the body only uses exact ops.
@@ -1449,6 +1574,10 @@ bool Generator::forOp() {
   if (inits.empty())
     return false;
   int64_t trips = pick(std::vector<int64_t>{0, 1, 2, 3, 5, 8});
+  if (asWhile) {
+    // The counter, carried first.
+    inits.insert(inits.begin(), constant({}, DType::I64, 0));
+  }
 
   Scope inner;
   inner.indent = scope().indent + "  ";
@@ -1459,10 +1588,16 @@ bool Generator::forOp() {
   index.dtype = DType::I64;
   index.mag = std::max<int64_t>(trips, 1);
   index.intValued = true;
-  std::vector<Val> params = {index};
+  std::vector<Val> params;
+  if (!asWhile)
+    params.push_back(index);
   inner.pool.push_back(index);
   std::vector<Val> carried;
   for (const Val &v : inits) {
+    if (asWhile && &v == &inits.front()) {
+      params.push_back(index);
+      continue;
+    }
     Val p = v;
     p.name = freshName();
     // The update below keeps |x| <= max(|init|, 8).
@@ -1503,20 +1638,54 @@ bool Generator::forOp() {
       next.push_back(n);
     }
   }
+  if (asWhile) {
+    Val one = constant({}, DType::I64, 1);
+    Val n = index;
+    n = define(n, "kiln.add " + index.name + ", " + one.name +
+                      " : tensor<i64>");
+    next.insert(next.begin(), n);
+  }
   emit("kiln.yield " + joinNames(next) + " : " + joinTypes(next));
   std::string body = outerIndent + blockHeader(params) + "\n" + scope().text;
   scopes.pop_back();
+
+  std::string condRegion;
+  if (asWhile) {
+    Scope cond;
+    cond.indent = outerIndent + "  ";
+    cond.depth = inner.depth;
+    scopes.push_back(cond);
+    std::vector<Val> condParams = params;
+    for (Val &p : condParams)
+      p.name = freshName();
+    Val limit = constant({}, DType::I64, trips);
+    Val p;
+    p.dtype = DType::I1;
+    p = define(p, "kiln.compare lt, " + condParams[0].name + ", " +
+                      limit.name + " : tensor<i64>");
+    emit("kiln.yield " + p.name + " : tensor<i1>");
+    condRegion =
+        outerIndent + blockHeader(condParams) + "\n" + scope().text;
+    scopes.pop_back();
+  }
 
   std::string name = freshName();
   std::string lhs = name;
   if (inits.size() > 1)
     lhs += ":" + std::to_string(inits.size());
-  emit(lhs + " = kiln.for " + std::to_string(trips) + " iterations (" +
-       joinNames(inits) + ") : (" + joinTypes(inits) + ") {");
+  if (asWhile) {
+    emit(lhs + " = kiln.while (" + joinNames(inits) + ") : (" +
+         joinTypes(inits) + ") cond {");
+    scope().text += condRegion;
+    emit("} do {");
+  } else {
+    emit(lhs + " = kiln.for " + std::to_string(trips) + " iterations (" +
+         joinNames(inits) + ") : (" + joinTypes(inits) + ") {");
+  }
   scope().text += body;
   emit("}");
-  for (size_t i = 0; i < inits.size(); ++i) {
-    Val r = carried[i];
+  for (size_t i = asWhile ? 1 : 0; i < inits.size(); ++i) {
+    Val r = carried[asWhile ? i - 1 : i];
     r.name = inits.size() > 1 ? name + "#" + std::to_string(i) : name;
     add(r);
   }
@@ -1527,8 +1696,8 @@ bool Generator::forOp() {
 
 bool Generator::step() {
   // Weights of the op kinds, in the order of the cases below.
-  static const unsigned weights[] = {12, 14, 5, 2, 8, 6, 6, 5, 5,
-                                     6,  5,  2, 3, 10, 2, 2, 7, 1, 3, 3};
+  static const unsigned weights[] = {12, 14, 5, 2, 8, 6,  6, 5, 5, 6, 5, 2,
+                                     3,  10, 2, 2, 7, 1, 3, 3, 2, 2, 2, 2};
   unsigned total = 0;
   for (unsigned w : weights)
     total += w;
@@ -1575,8 +1744,16 @@ bool Generator::step() {
     return iotaOp();
   case 18:
     return controlFlow && condOp();
+  case 19:
+    return controlFlow && loopOp(/*asWhile=*/false);
+  case 20:
+    return controlFlow && loopOp(/*asWhile=*/true);
+  case 21:
+    return gatherOp();
+  case 22:
+    return dynamicSliceOp();
   default:
-    return controlFlow && forOp();
+    return dynamicUpdateSliceOp();
   }
 }
 

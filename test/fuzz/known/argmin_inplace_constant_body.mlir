@@ -1,0 +1,25 @@
+// Open bug, found by kiln-program-fuzz (seed 546 of the first generator).
+//
+// Expected: every element is (|argmin| + 1) - |argmin| = 1. Compiled with
+// fusion (any other option), the CPU code returns the argmin itself; with
+// --no-fusion it is right, as is the evaluator on the kiln-fuse result.
+//
+// Cause: after kiln-fuse-linalg-groups and CSE, the elementwise kernel and
+// the argmin share one tensor.empty, so one-shot bufferization writes the
+// kernel in place: `linalg.generic ins(%buf) outs(%buf)`. The canonicalizer
+// after bufferization folds the kernel's body, (abs(x) + 1) - abs(x), to
+// `linalg.yield %c1`, and then MLIR 19's EraseIdentityLinalgOp erases the
+// whole generic: on buffers it only checks that the body is a lone
+// linalg.yield and that the input and output are the same buffer, not that
+// the yielded value is the input's block argument. memref_repro.mlir shows
+// the upstream pattern alone (`mlir-opt --canonicalize` drops the generic).
+//
+// Check: build/test/fuzz/kiln-program-fuzz --file test/fuzz/known/argmin_inplace_constant_body.mlir
+func.func @main(%x: tensor<8x2x2xf64>) -> tensor<2x2xi64> {
+  %a = kiln.argmin %x, dim = 0 : tensor<8x2x2xf64>
+  %abs = kiln.abs %a : tensor<2x2xi64>
+  %one = kiln.constant dense<1> : tensor<2x2xi64>
+  %p = kiln.add %abs, %one : tensor<2x2xi64>
+  %r = kiln.sub %p, %abs : tensor<2x2xi64>
+  return %r : tensor<2x2xi64>
+}
