@@ -19,7 +19,13 @@
 // in-place generics after bufferization (or carry the upstream check).
 //
 // Check: build/test/fuzz/kiln-program-fuzz --file test/fuzz/known/argmin_inplace_constant_body.mlir
-func.func @main(%x: tensor<8x2x2xf64>) -> tensor<2x2xi64> {
+// As a lit test it is expected to fail until the bug is fixed; lit then
+// reports an unexpected pass, and the program moves to test/e2e.
+// RUN: kiln-compile %s -o %t.kmod && kiln-run %t.kmod | FileCheck %s
+// XFAIL: *
+// CHECK: out0: i64[2,2] = {{\[\[}}1, 1], [1, 1]]
+func.func @main() -> tensor<2x2xi64> {
+  %x = kiln.constant dense<[[[3.0, 1.0], [2.0, 5.0]], [[1.0, 4.0], [0.5, 2.0]], [[2.0, 0.0], [7.0, 1.0]], [[5.0, 3.0], [3.0, 6.0]], [[4.0, 2.0], [1.0, 0.5]], [[6.0, 7.0], [9.0, 8.0]], [[0.0, 5.0], [4.0, 3.0]], [[8.0, 6.0], [6.0, 9.0]]]> : tensor<8x2x2xf64>
   %a = kiln.argmin %x, dim = 0 : tensor<8x2x2xf64>
   %abs = kiln.abs %a : tensor<2x2xi64>
   %one = kiln.constant dense<1> : tensor<2x2xi64>
