@@ -176,11 +176,8 @@ int Checker::check(uint64_t seed, std::string text) {
   }
 
   auto func = module->lookupSymbol<mlir::func::FuncOp>("main");
-  std::mt19937 rng(seed * 7919 + 17);
-  std::vector<HostTensor> inputs;
-  for (mlir::Type type : func.getArgumentTypes())
-    inputs.push_back(
-        randomE2EInput(mlir::cast<mlir::RankedTensorType>(type), rng));
+  std::vector<HostTensor> inputs =
+      randomE2EInputs(func.getFunctionType(), seed);
   auto expected = evaluate(func, inputs);
   if (!expected) {
     keep(seed, text);

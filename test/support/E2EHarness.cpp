@@ -34,7 +34,6 @@
 #include <cctype>
 #include <filesystem>
 #include <memory>
-#include <random>
 
 using namespace kiln;
 using namespace kiln::test;
@@ -143,11 +142,8 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
     ASSERT_TRUE(fusedFunc) << "kiln-fuse lost @" << name;
     for (unsigned seed = 0; seed < kSeeds; ++seed) {
       SCOPED_TRACE("function @" + name + ", seed " + std::to_string(seed));
-      std::mt19937 rng(seed * 7919 + 17);
-      std::vector<HostTensor> inputs;
-      for (mlir::Type type : func.getArgumentTypes())
-        inputs.push_back(
-            randomE2EInput(mlir::cast<mlir::RankedTensorType>(type), rng));
+      std::vector<HostTensor> inputs =
+          randomE2EInputs(func.getFunctionType(), seed);
       auto expected = evaluate(func, inputs);
       ASSERT_TRUE(static_cast<bool>(expected))
           << llvm::toString(expected.takeError());

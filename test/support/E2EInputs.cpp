@@ -36,3 +36,13 @@ kiln::HostTensor kiln::test::randomE2EInput(mlir::RankedTensorType type,
   }
   return tensor;
 }
+
+std::vector<kiln::HostTensor>
+kiln::test::randomE2EInputs(mlir::FunctionType type, unsigned seed) {
+  std::mt19937 rng(seed * 7919 + 17);
+  std::vector<HostTensor> inputs;
+  for (mlir::Type input : type.getInputs())
+    inputs.push_back(
+        randomE2EInput(mlir::cast<mlir::RankedTensorType>(input), rng));
+  return inputs;
+}

@@ -27,6 +27,11 @@ std::vector<std::string> e2eProgramFiles(const std::string &directory);
 /// ... 8 or among their eight largest values), booleans fair.
 HostTensor randomE2EInput(mlir::RankedTensorType type, std::mt19937 &rng);
 
+/// One randomE2EInput per input of `type`, all drawn from one generator
+/// seeded by `seed`: the inputs of a function for one seed of a test.
+std::vector<HostTensor> randomE2EInputs(mlir::FunctionType type,
+                                        unsigned seed);
+
 } // namespace kiln::test
 
 #endif // KILN_TEST_SUPPORT_E2EINPUTS_H
