@@ -126,6 +126,8 @@ struct Val {
   bool literal = false;
 
   bool exact() const { return absErr == 0 && relErr == 0; }
+  /// Of rank >= 1 and not i1: what reductions, pads and scans take.
+  bool numericArray() const { return !shape.empty() && dtype != DType::I1; }
   std::string type() const { return typeStr(shape, dtype); }
 };
 
@@ -1078,9 +1080,7 @@ bool Generator::reverseOp() {
 }
 
 bool Generator::padOp() {
-  const Val *x = pickValue([](const Val &v) {
-    return !v.shape.empty() && v.dtype != DType::I1;
-  });
+  const Val *x = pickValue([](const Val &v) { return v.numericArray(); });
   if (!x)
     return false;
   Val v = *x;
@@ -1141,9 +1141,7 @@ static bool sumError(const Val &v, int64_t k, Val &r) {
 }
 
 bool Generator::reduceOp() {
-  const Val *x = pickValue([](const Val &v) {
-    return !v.shape.empty() && v.dtype != DType::I1;
-  });
+  const Val *x = pickValue([](const Val &v) { return v.numericArray(); });
   if (!x)
     return false;
   Val v = *x;
@@ -1205,9 +1203,8 @@ bool Generator::reduceOp() {
 }
 
 bool Generator::argReduceOp() {
-  const Val *x = pickValue([](const Val &v) {
-    return !v.shape.empty() && v.dtype != DType::I1 && v.exact();
-  });
+  const Val *x = pickValue(
+      [](const Val &v) { return v.numericArray() && v.exact(); });
   if (!x)
     return false;
   Val v = *x;
@@ -1225,9 +1222,7 @@ bool Generator::argReduceOp() {
 }
 
 bool Generator::cumsumOp() {
-  const Val *x = pickValue([](const Val &v) {
-    return !v.shape.empty() && v.dtype != DType::I1;
-  });
+  const Val *x = pickValue([](const Val &v) { return v.numericArray(); });
   if (!x)
     return false;
   Val v = *x;
