@@ -164,9 +164,9 @@ class Kiln(B.Kiln):
         for s in shards:
             args += ["--shard-input", s]
         rss_prefix = os.path.join(self.work, "maxrss")
-        for stale in glob.glob(rss_prefix + ".*"):
-            os.remove(stale)
         if maxrss:
+            for stale in glob.glob(rss_prefix + ".*"):
+                os.remove(stale)
             # One file per rank: the ranks' stderr lines may interleave.
             args = ["sh", "-c", 'exec /usr/bin/time -f "%M" -o "$0.${OMPI_COMM_WORLD_RANK:-0}" "$@"',
                     rss_prefix] + args

@@ -162,10 +162,15 @@ def main():
     state_args = list(range(7, 19))
     state_results = list(range(8, 20))
 
+    saved = {}
+
     def save(name, array):
-        path = os.path.join(work, name + ".npy")
-        np.save(path, array)
-        return path
+        """The .npy of `array` under `name`, written on first use: the
+        configurations share their inputs."""
+        if name not in saved:
+            saved[name] = os.path.join(work, name + ".npy")
+            np.save(saved[name], array)
+        return saved[name]
 
     def inputs_for(ranks, stage):
         """kiln-run's inputs and shards for one configuration."""
