@@ -104,6 +104,32 @@ def test_zero_on_mpi_ranks_matches_one_process(zero, tmp_path):
                                rtol=1e-5)
 
 
+def test_zero_on_one_rank_through_jit_and_compiled(rng):
+    comm = kiln.distributed.single()
+    opt = kiln.optim.adam(0.01)
+
+    def step(params, state, x, y):
+        loss, grads = kiln.value_and_grad(
+            lambda p: knp.mean((x @ p["w"] - y) ** 2))(params)
+        params, state = opt.update(params, grads, state)
+        return loss, params, state
+
+    params = {"w": rng.standard_normal((5, 3)).astype(np.float32)}
+    x = rng.standard_normal((8, 5)).astype(np.float32)
+    y = rng.standard_normal((8, 3)).astype(np.float32)
+    _, want, want_state = kiln.jit(step)(params, opt.init(params), x, y)
+    sharded = kiln.jit(step, comm=comm, batch_argnums=(2, 3), zero=1,
+                       shard_outnums=(2,))
+    state = kiln.distributed.shard(opt.init(params), comm)
+    for run in (sharded, sharded.compile(params, state, x, y)):
+        _, got, got_state = run(params, state, x, y)
+        assert isinstance(got_state["exp_avg"]["w"], kiln.distributed.Sharded)
+        np.testing.assert_allclose(got["w"], want["w"], rtol=1e-6)
+        np.testing.assert_allclose(
+            kiln.distributed.unshard(got_state, comm)["exp_avg"]["w"],
+            want_state["exp_avg"]["w"], rtol=1e-6)
+
+
 def test_zero_mistakes(rng):
     comm = kiln.distributed.single()
     with pytest.raises(ValueError, match="a ZeRO stage, 1, 2 or 3"):

@@ -69,16 +69,31 @@ class _Entry:
     __slots__ = ("compiled", "out_def", "trace_seconds", "dispatched", "comm",
                  "blocks")
 
-    def __init__(self, compiled, out_def, trace_seconds, comm=None):
+    def __init__(self, compiled, out_def, trace_seconds, comm=None,
+                 blocks=None):
         self.compiled, self.out_def = compiled, out_def
         # The communicator the compiled code calls through, kept alive as
         # long as the code can be called.
         self.comm = comm
-        # ZeRO: [(output leaf index, whole shape)] returned as blocks.
-        self.blocks = None
+        # ZeRO: [(output leaf index, whole shape)] returned as blocks; None
+        # without ZeRO.
+        self.blocks = blocks
         self.trace_seconds = trace_seconds
         # Whether the jit's dispatcher serves this signature already.
         self.dispatched = False
+
+    def call(self, leaves):
+        """The outputs, structured, of the compiled code on `leaves`; with
+        ZeRO, Sharded leaves go in as their blocks and the sharded results
+        come out as Sharded."""
+        if self.blocks is None:
+            return self.out_def.unflatten(self.compiled.call(leaves))
+        outputs = list(self.compiled.call(
+            [leaf.block if isinstance(leaf, Sharded) else leaf
+             for leaf in leaves]))
+        for i, shape in self.blocks:
+            outputs[i] = Sharded(outputs[i], shape)
+        return self.out_def.unflatten(outputs)
 
 
 class Lowered:
@@ -118,12 +133,14 @@ class Compiled:
         if treedef != self._in_def:
             fail(f"the compiled function takes arguments structured as "
                  f"{self._in_def!r}, not {treedef!r}", TypeError)
-        outputs = self._entry.compiled.call(leaves)
-        if not kwargs and not len(self._dispatch):
-            # Later calls with arguments like these take the fast path.
+        result = self._entry.call(leaves)
+        if (not kwargs and not len(self._dispatch)
+                and self._entry.blocks is None):
+            # Later calls with arguments like these take the fast path (which
+            # does not know ZeRO's blocks).
             self._dispatch.add(treedef.children[0], leaves,
                                self._entry.compiled, self._entry.out_def)
-        return self._entry.out_def.unflatten(outputs)
+        return result
 
     def save(self, path):
         """Writes the .kmod; kiln_runtime.load(path)[name] calls it."""
@@ -265,18 +282,12 @@ class jit:
             # Inside another trace: inline, as nested jit does in JAX.
             return self._fun(*args, **kwargs)
         entry = self._entry(self._key(statics, leaves, in_def))
-        if entry.blocks is not None:
-            # ZeRO: blocks in, blocks out (the fast path does not know them).
-            outputs = list(entry.compiled.call(
-                [leaf.block if isinstance(leaf, Sharded) else leaf
-                 for leaf in leaves]))
-            for i, shape in entry.blocks:
-                outputs[i] = Sharded(outputs[i], shape)
-            return entry.out_def.unflatten(outputs)
-        if not kwargs and not self._static and not entry.dispatched:
+        # The fast path does not know ZeRO's blocks.
+        if (not kwargs and not self._static and not entry.dispatched
+                and entry.blocks is None):
             entry.dispatched = self._dispatch.add(
                 in_def.children[0], leaves, entry.compiled, entry.out_def)
-        return entry.out_def.unflatten(entry.compiled.call(leaves))
+        return entry.call(leaves)
 
     def _trace(self, key):
         """(TracedFunction, output TreeDef, seconds) for the signature."""
@@ -315,8 +326,6 @@ class jit:
     def _block_results(self, traced, out_def):
         """[(output leaf index, whole shape)] of the results returned as
         blocks: every leaf of rank >= 1 of the outputs in shard_outnums."""
-        if not self._zero:
-            return []
         if out_def.kind != "tuple" and self._shard_out:
             fail("kiln.jit: shard_outnums needs a function that returns a "
                  "tuple", TypeError)
@@ -356,23 +365,21 @@ class jit:
         entry = self._cache.get(key)
         if entry is None:
             traced, out_def, seconds = lowered or self._trace(key)
-            blocks = None
+            blocks = (self._block_results(traced, out_def) if self._zero
+                      else None)
             if self._comm is None:
                 compiled = _kiln.compile(traced, self._opt_level)
             else:
                 sharded = [(i, list(spec[1])) for i, spec in enumerate(key[2])
                            if len(spec) == 3]
-                blocks = self._block_results(traced, out_def)
                 compiled = _kiln.compile(
                     traced, self._opt_level, comm=self._comm,
                     batch_args=self._batch_leaves(key[0], len(key[1])),
                     zero_stage=self._zero, sharded_args=sharded,
-                    sharded_results=[i for i, _ in blocks], **self._parallel)
-                if not self._zero:
-                    blocks = None
+                    sharded_results=[i for i, _ in blocks or ()],
+                    **self._parallel)
             entry = self._cache[key] = _Entry(compiled, out_def, seconds,
-                                              self._comm)
-            entry.blocks = blocks
+                                              self._comm, blocks)
             self.last_trace_seconds = seconds
             self.last_compile_seconds = compiled.compile_seconds
         return entry
