@@ -102,7 +102,9 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // copies of each tile onto itself that bufferization leaves.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
+  // From here on buffers: the canonicalizer that keeps in-place kernels
+  // whose bodies fold to constants (CanonicalizeBuffers.cpp).
+  pm.addPass(createKilnCanonicalizeBuffers());
   // Before planning, so that an erased transposed copy takes no arena space
   // and aliasing is still a question of distinct allocations.
   pm.addNestedPass<func::FuncOp>(createKilnCpuForwardFills());
@@ -116,7 +118,7 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
 
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createKilnCanonicalizeBuffers());
 
   if (dnnl) {
     KilnCpuMatmulToDnnlOptions matmuls;

@@ -98,7 +98,9 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
 
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
-  pm.addPass(createCanonicalizerPass());
+  // On buffers, the canonicalizer that keeps in-place kernels whose bodies
+  // fold to constants (CanonicalizeBuffers.cpp).
+  pm.addPass(createKilnCanonicalizeBuffers());
   pm.addPass(createBufferizationToMemRefPass());
 
   // 4: kernels and device-visible buffers.

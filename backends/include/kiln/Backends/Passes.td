@@ -472,6 +472,22 @@ def KilnCpuExpandBFloat16
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def KilnCanonicalizeBuffers : Pass<"kiln-canonicalize-buffers"> {
+  let summary = "The canonicalizer, keeping generics on buffers that fill";
+  let description = [{
+    The canonicalizer (every loaded dialect's and registered op's
+    canonicalization patterns and folders, top-down), plus one pattern
+    that runs before the others on a `linalg.generic` on buffers whose
+    body yields only values defined outside it: such a generic becomes a
+    `linalg.fill` of each output. MLIR 19's canonicalizer would erase one
+    whose input and output are the same buffer (an elementwise kernel
+    bufferized in place whose body folded to a constant), leaving the
+    buffer unwritten. The backends run this pass wherever they
+    canonicalize after bufferization.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def KilnCpuForwardFills
     : Pass<"kiln-cpu-forward-fills", "mlir::func::FuncOp"> {
   let summary = "Turn copies of filled buffers into fills";
