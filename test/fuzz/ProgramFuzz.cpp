@@ -1,46 +1,25 @@
 //===- ProgramFuzz.cpp - kiln-program-fuzz: random programs, differential -===//
 //
-// For each seed of a range:
-//  1. generate a program (ProgramGenerator.h) and parse it; a program that
-//     does not parse and verify is a generator error;
-//  2. check that the module survives printing and parsing, and writing and
-//     reading as .kfb, with identical text;
-//  3. draw random inputs (randomE2EInput) and evaluate @main with the
-//     reference evaluator, which must give finite floats (else the
-//     generator broke its own rules), and evaluate the kiln-fuse result,
-//     which must give exactly the same values;
-//  4. compile the program with the CPU backend under each configuration,
-//     call it, and compare every output with the evaluator's within the e2e
-//     tolerance (kCpuTolerance).
-// Each program runs in a child process, so that a crash or a hang in the
-// compiler is reported for its seed and the campaign goes on.
+// For each seed of a range, generates a program (ProgramGenerator.h) and
+// checks it (DifferentialCheck.h) in a child process, so that a crash or a
+// hang in the compiler is reported for its seed and the campaign goes on.
+// With --reduce, each failing program is shrunk (ProgramReducer.h) to a
+// small one that fails the same checks the same way, and written out.
 //
 //===----------------------------------------------------------------------===//
 
-#include "E2EInputs.h"
-#include "NativeModule.h"
+#include "DifferentialCheck.h"
 #include "ProgramGenerator.h"
-#include "TensorCompare.h"
-
-#include "kiln/Compiler/Driver.h"
-#include "kiln/Compiler/ReferenceEvaluator.h"
-#include "kiln/Fusion/Passes.h"
-#include "kiln/IR/ModelFile.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "llvm/Support/raw_ostream.h"
+#include "ProgramReducer.h"
 
 #include <algorithm>
-#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -52,217 +31,174 @@ using namespace kiln::test;
 
 namespace {
 
-/// What went wrong with one program; the child's exit status is their OR.
-enum Outcome : int {
-  Mismatch = 1,
-  CompileFailure = 2,
-  Unsupported = 4,
-  GeneratorError = 8,
-};
-
-struct Config {
-  const char *name;
-  CompileOptions options;
-};
-
-std::vector<Config> configurations() {
-  std::vector<Config> configs;
-  CompileOptions base;
-  configs.push_back({"O2", base});
-  CompileOptions noFusion = base;
-  noFusion.cpu.fuse = false;
-  configs.push_back({"no-fusion", noFusion});
-  CompileOptions noDnnl = base;
-  noDnnl.cpu.dnnl = false;
-  configs.push_back({"no-dnnl", noDnnl});
-  CompileOptions o0 = base;
-  o0.cpu.optLevel = 0;
-  configs.push_back({"O0", o0});
-  // One thread: no OpenMP loops at all.
-  CompileOptions sequential = base;
-  sequential.cpu.parallel = false;
-  sequential.cpu.planMemory = false;
-  configs.push_back({"sequential,no-plan-memory", sequential});
-  // Threads and oneDNN for every loop nest and matmul, however small, so
-  // that the small programs exercise those paths too.
-  CompileOptions eager = base;
-  eager.cpu.parallelMinIterations = 1;
-  eager.cpu.dnnlMinMacs = 1;
-  configs.push_back({"eager-parallel", eager});
-  return configs;
+const char *outcomeName(Outcome outcome) {
+  switch (outcome) {
+  case Mismatch:
+    return "mismatch";
+  case CompileFailure:
+    return "compile failure";
+  case Unsupported:
+    return "unsupported";
+  case GeneratorError:
+    return "generator error";
+  }
+  return "?";
 }
 
-std::string printModule(mlir::ModuleOp module) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module.print(os);
-  return text;
-}
+/// How one program failed: "where: kind" for every finding, a crash or a
+/// timeout attributed to the check that was running. Two runs fail "the
+/// same way" when their signatures are equal.
+using Signature = std::set<std::string>;
 
-struct Checker {
-  bool verbose = false;
-  /// Moves the first element of every native output a little (--perturb),
-  /// to show that the comparison notices.
-  bool perturb = false;
-  GeneratorOptions generator;
-  std::string keepDir;
-  std::vector<Config> configs = configurations();
-
-  /// Checks `text`, or the program of `seed` where `text` is empty;
-  /// `seed` also seeds the inputs.
-  int check(uint64_t seed, std::string text = "");
-  void report(uint64_t seed, const std::string &what,
-              const std::string &detail) {
-    std::printf("seed %llu: %s: %s\n", (unsigned long long)seed, what.c_str(),
-                detail.c_str());
-    std::fflush(stdout);
-  }
-  void keep(uint64_t seed, const std::string &text) {
-    if (keepDir.empty())
-      return;
-    std::ofstream(keepDir + "/seed-" + std::to_string(seed) + ".mlir")
-        << text;
-  }
-};
-
-int Checker::check(uint64_t seed, std::string text) {
-  if (text.empty())
-    text = generateProgram(seed, generator);
-  if (verbose)
-    std::printf("--- seed %llu\n%s", (unsigned long long)seed, text.c_str());
-
-  mlir::DialectRegistry registry;
-  registerCompilerDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d.getLocation() << ": " << d.str() << "\n";
-    return mlir::success();
-  });
-
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-  if (!module) {
-    keep(seed, text);
-    report(seed, "generator error", "does not verify: " + diagnostics);
-    return GeneratorError;
-  }
+struct Run {
   int outcome = 0;
+  Signature signature;
+  std::map<std::string, unsigned> counts;
+};
 
-  // Round trips: text and .kfb.
-  std::string printed = printModule(*module);
-  mlir::OwningOpRef<mlir::ModuleOp> reparsed =
-      mlir::parseSourceString<mlir::ModuleOp>(printed, &context);
-  if (!reparsed || printModule(*reparsed) != printed) {
-    report(seed, "print/parse", "the printed module does not round-trip");
-    outcome |= Mismatch;
+struct Driver {
+  DifferentialCheck checker;
+  GeneratorOptions generator;
+  unsigned timeout = 120;
+  bool verbose = false;
+
+  /// Checks `text` on the inputs of `inputSeed` in a child process. With
+  /// `seedForReport` set, prints each finding as "seed N: where: detail".
+  Run run(const std::string &text, uint64_t inputSeed,
+          std::optional<uint64_t> seedForReport);
+};
+
+Run Driver::run(const std::string &text, uint64_t inputSeed,
+                std::optional<uint64_t> seedForReport) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::perror("pipe");
+    std::exit(2);
   }
-  std::vector<uint8_t> kfb;
-  std::string error;
-  if (!writeModelFile(*module, kfb, error)) {
-    report(seed, "kfb", "cannot write: " + error);
-    outcome |= Mismatch;
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("fork");
+    std::exit(2);
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    FILE *channel = fdopen(fds[1], "w");
+    alarm(timeout);
+    checker.onBegin = [&](const std::string &where) {
+      std::fprintf(channel, "begin\t%s\n", where.c_str());
+      std::fflush(channel);
+    };
+    checker.onFinding = [&](const Finding &f) {
+      std::fprintf(channel, "finding\t%s\t%s\n", f.where.c_str(),
+                   outcomeName(f.outcome));
+      std::fflush(channel);
+      if (seedForReport) {
+        std::printf("seed %llu: %s: %s\n",
+                    (unsigned long long)*seedForReport, f.where.c_str(),
+                    f.detail.c_str());
+        std::fflush(stdout);
+      }
+    };
+    checker.onCount = [&](const std::string &what, unsigned n) {
+      std::fprintf(channel, "count\t%s\t%u\n", what.c_str(), n);
+    };
+    int outcome = checker.check(text, inputSeed);
+    std::fflush(stdout);
+    std::fclose(channel);
+    _exit(outcome);
+  }
+  close(fds[1]);
+  Run result;
+  std::string lastBegun = "check";
+  {
+    FILE *channel = fdopen(fds[0], "r");
+    char line[4096];
+    while (std::fgets(line, sizeof line, channel)) {
+      std::string s(line);
+      if (!s.empty() && s.back() == '\n')
+        s.pop_back();
+      std::vector<std::string> fields;
+      std::stringstream in(s);
+      for (std::string field; std::getline(in, field, '\t');)
+        fields.push_back(field);
+      if (fields.size() == 2 && fields[0] == "begin")
+        lastBegun = fields[1];
+      else if (fields.size() == 3 && fields[0] == "count")
+        result.counts[fields[1]] += std::strtoul(fields[2].c_str(), nullptr, 10);
+      else if (fields.size() == 3 && fields[0] == "finding")
+        result.signature.insert(fields[1] + ": " + fields[2]);
+    }
+    std::fclose(channel);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) {
+    result.outcome = WEXITSTATUS(status);
   } else {
-    mlir::OwningOpRef<mlir::ModuleOp> read =
-        readModelFile(kfb, &context, error);
-    if (!read)
-      report(seed, "kfb", "cannot read back: " + error);
-    else if (printModule(*read) != printed)
-      report(seed, "kfb", "the module read back prints differently");
-    if (!read || printModule(*read) != printed)
-      outcome |= Mismatch;
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    const char *what = sig == SIGALRM ? "timeout" : "crash";
+    if (seedForReport)
+      std::printf("seed %llu: %s: %s (signal %d)\n",
+                  (unsigned long long)*seedForReport, lastBegun.c_str(), what,
+                  sig);
+    result.signature.insert(lastBegun + ": " + what);
+    result.outcome = CompileFailure;
   }
+  return result;
+}
 
-  auto func = module->lookupSymbol<mlir::func::FuncOp>("main");
-  std::vector<HostTensor> inputs =
-      randomE2EInputs(func.getFunctionType(), seed);
-  auto expected = evaluate(func, inputs);
-  if (!expected) {
-    keep(seed, text);
-    report(seed, "generator error",
-           "the evaluator fails: " + llvm::toString(expected.takeError()));
-    return outcome | GeneratorError;
-  }
-  for (size_t r = 0; r < expected->size(); ++r) {
-    const HostTensor &t = (*expected)[r];
-    if (t.isFloat())
-      for (double x : t.f)
-        if (!std::isfinite(x)) {
-          keep(seed, text);
-          report(seed, "generator error",
-                 "output #" + std::to_string(r) + " is not finite");
-          return outcome | GeneratorError;
-        }
-  }
+/// The checks a signature names, which are all a reduction needs to run.
+std::set<std::string> checksOf(const Signature &signature) {
+  std::set<std::string> checks;
+  for (const std::string &s : signature)
+    checks.insert(s.substr(0, s.find(": ")));
+  return checks;
+}
 
-  // The kiln-fuse result on the evaluator must agree exactly.
-  mlir::OwningOpRef<mlir::ModuleOp> fused = module->clone();
-  mlir::PassManager fusion(&context);
-  fusion.addNestedPass<mlir::func::FuncOp>(mlir::kiln::createFusion());
-  if (mlir::failed(fusion.run(*fused))) {
-    report(seed, "kiln-fuse", "fails: " + diagnostics);
-    outcome |= CompileFailure;
-  } else {
-    auto fusedFunc = fused->lookupSymbol<mlir::func::FuncOp>("main");
-    auto fusedResults = evaluate(fusedFunc, inputs);
-    if (!fusedResults) {
-      report(seed, "kiln-fuse",
-             "the evaluator fails on the fused IR: " +
-                 llvm::toString(fusedResults.takeError()));
-      outcome |= Mismatch;
-    } else {
-      for (size_t r = 0; r < expected->size(); ++r) {
-        std::string m = compareTensors((*expected)[r], (*fusedResults)[r],
-                                       "the fused IR", nullptr);
-        if (!m.empty()) {
-          report(seed, "kiln-fuse",
-                 "output #" + std::to_string(r) + ": " + m);
-          outcome |= Mismatch;
-        }
-      }
-    }
-  }
+/// Reduces `text`, which fails as `failure` on the inputs of `inputSeed`,
+/// and writes the result to `path`.
+void reduceAndWrite(Driver &driver, const std::string &text,
+                    uint64_t inputSeed, const Signature &failure,
+                    const std::string &origin, const std::string &path,
+                    unsigned maxTries) {
+  DifferentialCheck saved = driver.checker;
+  driver.checker.only = checksOf(failure);
+  ReduceStats stats;
+  std::string reduced = reduceProgram(
+      text,
+      [&](const std::string &candidate) {
+        return driver.run(candidate, inputSeed, std::nullopt).signature ==
+               failure;
+      },
+      maxTries, stats);
+  driver.checker = saved;
+  std::string failing;
+  for (const std::string &s : failure)
+    failing += (failing.empty() ? "" : "; ") + s;
+  std::ofstream out(path);
+  out << "// kiln-program-fuzz --reduce: " << origin << ", on the inputs of "
+      << "seed " << inputSeed << " (--file " << path << " --seeds "
+      << inputSeed << ":" << inputSeed + 1 << ")\n"
+      << "// fails: " << failing << "\n"
+      << "// " << stats.opsBefore << " ops reduced to " << stats.opsAfter
+      << " (" << stats.tries << " candidates checked, " << stats.kept
+      << " kept)\n"
+      << reduced;
+  std::printf("reduced %s: %u ops -> %u ops (%u candidates checked): %s\n",
+              origin.c_str(), stats.opsBefore, stats.opsAfter, stats.tries,
+              path.c_str());
+  std::fflush(stdout);
+}
 
-  for (const Config &config : configs) {
-    diagnostics.clear();
-    NativeModule native(*module, config.options);
-    if (!native.ok()) {
-      std::string message = native.error() + " " + diagnostics;
-      bool unsupported = message.find("not supported") != std::string::npos ||
-                         message.find("unsupported") != std::string::npos;
-      report(seed, config.name,
-             std::string(unsupported ? "unsupported: " : "compile failure: ") +
-                 message);
-      outcome |= unsupported ? Unsupported : CompileFailure;
-      continue;
-    }
-    std::vector<HostTensor> outputs;
-    if (!native.call("main", func, inputs, outputs, error)) {
-      report(seed, config.name, "call failure: " + error);
-      outcome |= CompileFailure;
-      continue;
-    }
-    if (perturb)
-      for (HostTensor &t : outputs) {
-        if (t.isFloat() && !t.f.empty())
-          t.f[0] += 1e-4 * std::fabs(t.f[0]) + 1e-5;
-        else if (!t.i.empty())
-          t.i[0] ^= 1;
-      }
-    for (size_t r = 0; r < expected->size(); ++r) {
-      std::string m = compareTensors((*expected)[r], outputs[r], config.name,
-                                     &kCpuTolerance);
-      if (!m.empty()) {
-        report(seed, config.name, "output #" + std::to_string(r) + ": " + m);
-        outcome |= Mismatch;
-      }
-    }
-  }
-  if (outcome)
-    keep(seed, text);
-  return outcome;
+/// Whether a signature is worth reducing: something other than the
+/// generator's own errors.
+bool reducible(const Signature &signature) {
+  for (const std::string &s : signature)
+    if (s.find("generator error") == std::string::npos &&
+        s.find("unsupported") == std::string::npos)
+      return true;
+  return false;
 }
 
 bool parseSeeds(const char *text, uint64_t &begin, uint64_t &end) {
@@ -277,19 +213,35 @@ bool parseSeeds(const char *text, uint64_t &begin, uint64_t &end) {
   return *stop == '\0' && begin <= end;
 }
 
+bool parseCount(const char *text, unsigned &value) {
+  char *stop = nullptr;
+  unsigned long v = std::strtoul(text, &stop, 10);
+  if (!*text || *stop)
+    return false;
+  value = static_cast<unsigned>(v);
+  return true;
+}
+
 void usage() {
   std::fprintf(
       stderr,
-      "usage: kiln-program-fuzz --seeds A:B [--keep DIR] [--verbose]\n"
-      "                         [--print SEED] [--timeout SECONDS] [--perturb]\n"
-      "                         [--large-percent P] [--max-ops N]\n"
+      "usage: kiln-program-fuzz --seeds A:B [--keep DIR] [--reduce DIR]\n"
+      "                         [--grad] [--verbose] [--timeout SECONDS]\n"
+      "                         [--perturb] [--large-percent P] [--max-ops N]\n"
+      "                         [--reduce-tries N]\n"
+      "       kiln-program-fuzz --print SEED\n"
       "       kiln-program-fuzz --file PROGRAM.mlir [--seeds A:B]\n"
+      "                         [--reduce DIR] [--grad]\n"
       "Generates one random kiln program per seed in [A, B), evaluates it\n"
       "with the reference evaluator and compares the CPU backend's results\n"
-      "under several option sets. --keep writes each failing program to\n"
-      "DIR/seed-N.mlir; --print writes one program to stdout and exits;\n"
-      "--file checks one program (its @main) the same way, on the inputs\n"
-      "of seeds A to B (default 0:1), in this process.\n"
+      "under several option sets. --grad also checks kiln-grad's gradient\n"
+      "against central differences, and the compiled gradient.\n"
+      "--keep writes each failing program to DIR/seed-N.mlir; --reduce\n"
+      "shrinks each one to a small program that fails the same way and\n"
+      "writes it to DIR/seed-N.reduced.mlir (at most --reduce-tries\n"
+      "checked candidates, 400 by default). --print writes one program to\n"
+      "stdout and exits; --file checks one program (its @main) the same\n"
+      "way, on the inputs of seeds A to B (default 0:1).\n"
       "--large-percent and --max-ops change the generator's options (the\n"
       "share of programs with a shape of more than 65536 elements, 8 by\n"
       "default; the most ops per program, 24 by default).\n"
@@ -298,109 +250,127 @@ void usage() {
       "Exit status 1 on any mismatch, compile failure or generator error.\n");
 }
 
+std::string readFile(const char *path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  Checker checker;
+  Driver driver;
   uint64_t begin = 0, end = 0;
   bool haveSeeds = false;
   std::vector<uint64_t> printSeeds;
-  std::string file;
-  unsigned timeout = 120;
+  std::string file, filePath, keepDir, reduceDir;
+  unsigned reduceTries = 400;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--seeds" && i + 1 < argc) {
+    bool hasValue = i + 1 < argc;
+    unsigned count = 0;
+    if (arg == "--seeds" && hasValue) {
       if (!parseSeeds(argv[++i], begin, end)) {
         std::fprintf(stderr, "kiln-program-fuzz: --seeds takes A:B, A <= B\n");
         return 2;
       }
       haveSeeds = true;
-    } else if (arg == "--keep" && i + 1 < argc) {
-      checker.keepDir = argv[++i];
-    } else if (arg == "--timeout" && i + 1 < argc) {
-      timeout = std::strtoul(argv[++i], nullptr, 10);
-    } else if (arg == "--print" && i + 1 < argc) {
-      printSeeds.push_back(std::strtoull(argv[++i], nullptr, 10));
-    } else if (arg == "--large-percent" && i + 1 < argc) {
-      checker.generator.largeShapePercent = std::strtoul(argv[++i], nullptr, 10);
-    } else if (arg == "--max-ops" && i + 1 < argc) {
-      checker.generator.maxOps = std::strtoul(argv[++i], nullptr, 10);
-      checker.generator.minOps =
-          std::min(checker.generator.minOps, checker.generator.maxOps);
-    } else if (arg == "--file" && i + 1 < argc) {
-      std::ifstream in(argv[++i]);
-      std::stringstream buffer;
-      buffer << in.rdbuf();
-      file = buffer.str();
+    } else if (arg == "--keep" && hasValue) {
+      keepDir = argv[++i];
+    } else if (arg == "--reduce" && hasValue) {
+      reduceDir = argv[++i];
+    } else if ((arg == "--timeout" || arg == "--print" ||
+                arg == "--large-percent" || arg == "--max-ops" ||
+                arg == "--reduce-tries") &&
+               hasValue) {
+      if (!parseCount(argv[++i], count)) {
+        std::fprintf(stderr, "kiln-program-fuzz: %s takes a number, not '%s'\n",
+                     arg.c_str(), argv[i]);
+        return 2;
+      }
+      if (arg == "--timeout")
+        driver.timeout = count;
+      else if (arg == "--print")
+        printSeeds.push_back(count);
+      else if (arg == "--large-percent")
+        driver.generator.largeShapePercent = count;
+      else if (arg == "--reduce-tries")
+        reduceTries = count;
+      else {
+        driver.generator.maxOps = count;
+        driver.generator.minOps =
+            std::min(driver.generator.minOps, driver.generator.maxOps);
+      }
+    } else if (arg == "--file" && hasValue) {
+      filePath = argv[++i];
+      file = readFile(argv[i]);
       if (file.empty()) {
         std::fprintf(stderr, "kiln-program-fuzz: cannot read %s\n", argv[i]);
         return 2;
       }
+    } else if (arg == "--grad") {
+      driver.checker.gradients = true;
     } else if (arg == "--perturb") {
-      checker.perturb = true;
+      driver.checker.perturb = true;
     } else if (arg == "--verbose") {
-      checker.verbose = true;
+      driver.verbose = true;
     } else {
       usage();
       return 2;
     }
   }
   for (uint64_t seed : printSeeds)
-    std::fputs(generateProgram(seed, checker.generator).c_str(), stdout);
+    std::fputs(generateProgram(seed, driver.generator).c_str(), stdout);
   if (!printSeeds.empty())
     return 0;
-  if (!file.empty()) {
-    // A program by hand (e.g. a reduced one), on the inputs of each seed.
-    if (!haveSeeds)
-      end = 1;
-    int outcome = 0;
-    for (uint64_t seed = begin; seed < end; ++seed)
-      outcome |= checker.check(seed, file);
-    std::printf("%s\n", outcome ? "FAIL" : "PASS");
-    return outcome ? 1 : 0;
-  }
-  if (!haveSeeds) {
+  if (file.empty() && !haveSeeds) {
     usage();
     return 2;
   }
+  if (!file.empty() && !haveSeeds)
+    end = 1;
 
   unsigned programs = 0, mismatches = 0, compileFailures = 0,
            unsupported = 0, generatorErrors = 0;
+  bool reducedFile = false;
+  std::map<std::string, unsigned> counts;
   for (uint64_t seed = begin; seed < end; ++seed) {
-    std::fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0) {
-      std::perror("fork");
-      return 2;
-    }
-    if (pid == 0) {
-      alarm(timeout);
-      int outcome = checker.check(seed);
-      std::fflush(stdout);
-      _exit(outcome);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
+    std::string text =
+        file.empty() ? generateProgram(seed, driver.generator) : file;
+    if (driver.verbose)
+      std::printf("--- seed %llu\n%s", (unsigned long long)seed, text.c_str());
+    Run result = driver.run(text, seed, seed);
+    for (const auto &[what, n] : result.counts)
+      counts[what] += n;
     ++programs;
-    int outcome = 0;
-    if (WIFEXITED(status)) {
-      outcome = WEXITSTATUS(status);
-    } else {
-      int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-      std::printf("seed %llu: %s (signal %d)\n", (unsigned long long)seed,
-                  sig == SIGALRM ? "timeout" : "crash", sig);
-      if (!checker.keepDir.empty())
-        checker.keep(seed, generateProgram(seed, checker.generator));
-      outcome = CompileFailure;
+    mismatches += (result.outcome & Mismatch) != 0;
+    compileFailures += (result.outcome & CompileFailure) != 0;
+    unsupported += (result.outcome & Unsupported) != 0;
+    generatorErrors += (result.outcome & GeneratorError) != 0;
+    if (!result.outcome)
+      continue;
+    if (!keepDir.empty() && file.empty())
+      std::ofstream(keepDir + "/seed-" + std::to_string(seed) + ".mlir")
+          << text;
+    // A file is reduced once, on the first inputs it fails on.
+    if (!reduceDir.empty() && reducible(result.signature) && !reducedFile) {
+      std::string name = file.empty() ? "seed-" + std::to_string(seed)
+                                      : "file";
+      reduceAndWrite(driver, text, seed, result.signature,
+                     file.empty() ? "seed " + std::to_string(seed)
+                                  : filePath,
+                     reduceDir + "/" + name + ".reduced.mlir", reduceTries);
+      reducedFile = !file.empty();
     }
-    mismatches += (outcome & Mismatch) != 0;
-    compileFailures += (outcome & CompileFailure) != 0;
-    unsupported += (outcome & Unsupported) != 0;
-    generatorErrors += (outcome & GeneratorError) != 0;
   }
   std::printf("programs %u, mismatches %u, compile failures %u, "
               "unsupported %u, generator errors %u\n",
               programs, mismatches, compileFailures, unsupported,
               generatorErrors);
+  if (driver.checker.gradients)
+    std::printf("gradients of %u programs: %u elements against central "
+                "differences, %u skipped at kinks\n",
+                counts["programs"], counts["elements"], counts["kinks"]);
   return mismatches + compileFailures + generatorErrors > 0 ? 1 : 0;
 }
