@@ -38,7 +38,9 @@ module @roundtrip attributes {kiln.version = "1.0", kiln.flags = [1, 2.5 : f32, 
 // CHECK: kiln.constant dense<[-9223372036854775808, 9223372036854775807]> : tensor<2xi64>
 // CHECK: kiln.constant dense<> : tensor<0x4xf32>
 // CHECK: kiln.constant dense<[{{\[}}1, 2], [3, 4]]> : tensor<2x2xi32>
-func.func @constants() -> (tensor<3xf32>, tensor<2x3xf64>, tensor<2xf16>, tensor<3xbf16>, tensor<3xi1>, tensor<2x2xi1>, tensor<i32>, tensor<2xi64>, tensor<0x4xf32>, tensor<2x2xi32>) {
+// CHECK: kiln.constant dense<5.000000e-01> : tensor<0x1x7xf64>
+// CHECK: kiln.constant dense<true> : tensor<3x0xi1>
+func.func @constants() -> (tensor<3xf32>, tensor<2x3xf64>, tensor<2xf16>, tensor<3xbf16>, tensor<3xi1>, tensor<2x2xi1>, tensor<i32>, tensor<2xi64>, tensor<0x4xf32>, tensor<2x2xi32>, tensor<0x1x7xf64>, tensor<3x0xi1>) {
   %0 = kiln.constant dense<[1.0, -2.5, 0x7FC00000]> : tensor<3xf32>
   %1 = kiln.constant dense<0.25> : tensor<2x3xf64>
   %2 = kiln.constant dense<[1.0, 65504.0]> : tensor<2xf16>
@@ -49,7 +51,10 @@ func.func @constants() -> (tensor<3xf32>, tensor<2x3xf64>, tensor<2xf16>, tensor
   %7 = kiln.constant dense<[-9223372036854775808, 9223372036854775807]> : tensor<2xi64>
   %8 = kiln.constant dense<> : tensor<0x4xf32>
   %9 = kiln.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<3xf32>, tensor<2x3xf64>, tensor<2xf16>, tensor<3xbf16>, tensor<3xi1>, tensor<2x2xi1>, tensor<i32>, tensor<2xi64>, tensor<0x4xf32>, tensor<2x2xi32>
+  // Splats of no elements keep their value (found by kiln-program-fuzz).
+  %10 = kiln.constant dense<0.5> : tensor<0x1x7xf64>
+  %11 = kiln.constant dense<true> : tensor<3x0xi1>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<3xf32>, tensor<2x3xf64>, tensor<2xf16>, tensor<3xbf16>, tensor<3xi1>, tensor<2x2xi1>, tensor<i32>, tensor<2xi64>, tensor<0x4xf32>, tensor<2x2xi32>, tensor<0x1x7xf64>, tensor<3x0xi1>
 }
 
 // Control flow nested three deep: a for inside a cond inside a while, with

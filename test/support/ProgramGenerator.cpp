@@ -41,10 +41,35 @@ using namespace kiln::test;
 
 namespace {
 
-enum class DType { F32, F64, I32, I64, I1 };
+enum class DType { F32, F64, I32, I64, I1, I8, I16, UI8, UI16, UI32, UI64 };
 
 bool isFloat(DType d) { return d == DType::F32 || d == DType::F64; }
-bool isInt(DType d) { return d == DType::I32 || d == DType::I64; }
+/// The integer types but i1.
+bool isInt(DType d) { return !isFloat(d) && d != DType::I1; }
+bool isUnsigned(DType d) {
+  return d == DType::UI8 || d == DType::UI16 || d == DType::UI32 ||
+         d == DType::UI64;
+}
+/// What kiln.gather and the dynamic slices take as indices.
+bool isIndexType(DType d) { return d == DType::I32 || d == DType::I64; }
+unsigned bitWidth(DType d) {
+  switch (d) {
+  case DType::I8:
+  case DType::UI8:
+    return 8;
+  case DType::I16:
+  case DType::UI16:
+    return 16;
+  case DType::I32:
+  case DType::UI32:
+  case DType::F32:
+    return 32;
+  case DType::I1:
+    return 1;
+  default:
+    return 64;
+  }
+}
 
 const char *dtypeName(DType d) {
   switch (d) {
@@ -58,6 +83,18 @@ const char *dtypeName(DType d) {
     return "i64";
   case DType::I1:
     return "i1";
+  case DType::I8:
+    return "i8";
+  case DType::I16:
+    return "i16";
+  case DType::UI8:
+    return "ui8";
+  case DType::UI16:
+    return "ui16";
+  case DType::UI32:
+    return "ui32";
+  case DType::UI64:
+    return "ui64";
   }
   return "?";
 }
@@ -71,7 +108,18 @@ double atolOf(DType d) { return d == DType::F32 ? 1e-6 : 1e-12; }
 double rtolOf(DType d) { return d == DType::F32 ? 1e-5 : 1e-12; }
 /// The largest magnitude an integer of the type can have.
 double intRange(DType d) {
-  return d == DType::I32 ? std::ldexp(1.0, 31) : std::ldexp(1.0, 63);
+  return std::ldexp(1.0, bitWidth(d) - (isUnsigned(d) ? 0 : 1));
+}
+
+/// The literal of integer `value` in type `d`: wrapped to [0, 2^w) for an
+/// unsigned type, as a cast would.
+std::string intLiteral(DType d, int64_t value) {
+  if (!isUnsigned(d) || value >= 0)
+    return std::to_string(value);
+  uint64_t bits = static_cast<uint64_t>(value);
+  if (bitWidth(d) < 64)
+    bits &= (uint64_t(1) << bitWidth(d)) - 1;
+  return std::to_string(bits);
 }
 /// Below this, integer-valued floats of the type sum exactly in any order.
 double exactIntLimit(DType d) {
@@ -314,7 +362,12 @@ Val Generator::newArgument(const Shape &shape, DType d) {
   v.name = "%arg" + std::to_string(args.size());
   v.dtype = d;
   v.shape = shape;
-  v.mag = isFloat(d) ? 2.0 : (d == DType::I1 ? 1.0 : 8.0);
+  // randomE2EInput: floats in [-2, 2], integers in [-8, 8] wrapped (an
+  // unsigned input may be one of its type's eight largest values).
+  v.mag = isFloat(d)          ? 2.0
+          : d == DType::I1    ? 1.0
+          : isUnsigned(d)     ? intRange(d)
+                              : 8.0;
   v.intValued = !isFloat(d);
   args.push_back(v);
   // Arguments are visible in @main's body only.
@@ -343,7 +396,12 @@ Val Generator::constant(const Shape &shape, DType d, double value) {
   else if (d == DType::I1)
     literal = value != 0 ? "true" : "false";
   else
-    literal = std::to_string(static_cast<int64_t>(value));
+    literal = intLiteral(d, static_cast<int64_t>(value));
+  if (isUnsigned(d) && value < 0) {
+    v.mag = intRange(d);
+    v.positive = false;
+    v.low = 0;
+  }
   return define(v, "kiln.constant dense<" + literal + "> : " + v.type());
 }
 
@@ -365,8 +423,9 @@ Val Generator::literal(const Shape &shape, DType d) {
       v.mag = std::max(v.mag, std::fabs(x));
       elements.push_back(floatLiteral(x));
     } else {
-      v.mag = std::max(v.mag, std::fabs(double(k)));
-      elements.push_back(std::to_string(k));
+      v.mag = std::max(v.mag, k < 0 && isUnsigned(d) ? intRange(d)
+                                                     : std::fabs(double(k)));
+      elements.push_back(intLiteral(d, k));
     }
   }
   if (d == DType::I1)
@@ -437,6 +496,8 @@ std::optional<Val> Generator::castTo(Val v, DType d) {
   } else if (isFloat(d)) {
     r.mag = std::min(v.mag, intRange(v.dtype));
     r.intValued = r.mag < exactIntLimit(d);
+  } else if (isUnsigned(d) && !isUnsigned(v.dtype)) {
+    r.mag = intRange(d); // negative values wrap to large ones
   } else {
     r.mag = std::min(v.mag, intRange(d));
   }
@@ -454,7 +515,10 @@ Val Generator::reduceAll(Val v) {
     dims.push_back(i);
   Val r = v;
   r.shape = {};
-  return define(r, "kiln.reduce_max " + v.name + ", dims = " +
+  // The maximum of no elements is -inf (or the most negative integer); their
+  // sum, 0, is exact too.
+  const char *op = numElements(v.shape) == 0 ? "reduce_sum" : "reduce_max";
+  return define(r, std::string("kiln.") + op + " " + v.name + ", dims = " +
                        arrayStr(dims) + " : " + v.type());
 }
 
@@ -811,15 +875,20 @@ bool Generator::intOp() {
   case 3:
   case 4: {
     // Divide by |b| + 1, which is never 0 (|INT_MIN| + 1 is INT_MIN + 1)
-    // nor -1.
-    Val abs = b;
-    abs = define(abs, "kiln.abs " + b.name + " : " + b.type());
+    // nor -1; an unsigned b by b | 1, odd and so never 0.
     Val one = constant(b.shape, b.dtype, 1);
-    Val d = abs;
-    d.mag = clampMag(b.mag + 1);
-    d = define(d, "kiln.add " + abs.name + ", " + one.name + " : " +
-                      b.type());
-    b = d;
+    if (isUnsigned(b.dtype)) {
+      b = define(b, "kiln.or " + b.name + ", " + one.name + " : " +
+                        b.type());
+    } else {
+      Val abs = b;
+      abs = define(abs, "kiln.abs " + b.name + " : " + b.type());
+      Val d = abs;
+      d.mag = clampMag(b.mag + 1);
+      d = define(d, "kiln.add " + abs.name + ", " + one.name + " : " +
+                        b.type());
+      b = d;
+    }
     op = chance(60) ? "div" : "rem";
     break;
   }
@@ -896,8 +965,12 @@ bool Generator::castOp() {
   if (!x)
     return false;
   static const DType types[] = {DType::F32, DType::F64, DType::I32,
-                                DType::I64, DType::I1};
-  DType d = types[below(5)];
+                                DType::I64, DType::I1,  DType::F32,
+                                DType::F64, DType::I32, DType::I64,
+                                DType::I1,  DType::I8,  DType::I16,
+                                DType::UI8, DType::UI16, DType::UI32,
+                                DType::UI64};
+  DType d = types[below(std::size(types))];
   if (d == x->dtype)
     return false;
   return castTo(*x, d).has_value();
@@ -924,12 +997,13 @@ bool Generator::broadcastOp() {
   std::shuffle(positions.begin(), positions.end(), rng);
   positions.resize(v.shape.size());
   std::sort(positions.begin(), positions.end());
-  Shape shape(rank, 0);
+  // -1: a new dim, of any size.
+  Shape shape(rank, -1);
   for (size_t i = 0; i < positions.size(); ++i)
     shape[positions[i]] =
         v.shape[i] == 1 && chance(60) ? randomDim() : v.shape[i];
   for (int64_t &d : shape)
-    if (d == 0)
+    if (d == -1)
       d = randomDim();
   if (numElements(shape) > std::max(elementCap, numElements(v.shape)))
     return false;
@@ -981,6 +1055,12 @@ bool Generator::reshapeOp() {
   std::shuffle(factors.begin(), factors.end(), rng);
   for (int64_t f : factors)
     shape[below(rank)] *= f;
+  if (n == 0) {
+    // No elements: one dim 0, the others anything.
+    for (int64_t &d : shape)
+      d = range(1, 5);
+    shape[below(rank)] = 0;
+  }
   Val r = v;
   r.shape = shape;
   define(r, "kiln.reshape " + v.name + " : (" + v.type() + ") -> " +
@@ -996,8 +1076,11 @@ bool Generator::sliceOp() {
   std::vector<int64_t> start, limit, stride;
   Shape shape;
   for (int64_t n : v.shape) {
-    int64_t b = chance(50) ? 0 : range(0, n - 1);
-    int64_t e = chance(50) ? n : range(b + 1, n);
+    int64_t b = chance(50) || n == 0 ? 0 : range(0, n - 1);
+    int64_t e = chance(50) || n == 0 ? n : range(b + 1, n);
+    // Now and then an empty slice, a zero-size value for the ops after.
+    if (chance(options.zeroSizePercent))
+      e = b;
     int64_t s = chance(60) ? 1 : range(2, 4);
     start.push_back(b);
     limit.push_back(e);
@@ -1035,7 +1118,7 @@ bool Generator::concatOp() {
       continue;
     }
     Shape shape = a.shape;
-    shape[dim] = range(1, a.shape[dim]);
+    shape[dim] = a.shape[dim] == 0 ? range(0, 3) : range(1, a.shape[dim]);
     std::optional<Val> s = coerce(a, shape, a.dtype);
     if (!s)
       return false;
@@ -1162,7 +1245,9 @@ bool Generator::reduceOp() {
       shape.push_back(v.shape[d]);
   std::shuffle(dims.begin(), dims.end(), rng);
   unsigned kind = below(3);
-  if (kind == 2 && !isFloat(v.dtype))
+  // Over no elements only the sum is finite and exact (mean is NaN, max
+  // -inf or the most negative integer).
+  if ((kind == 2 && !isFloat(v.dtype)) || k == 0)
     kind = 0;
   Val r = v;
   r.shape = shape;
@@ -1209,6 +1294,8 @@ bool Generator::argReduceOp() {
     return false;
   Val v = *x;
   int64_t dim = below(v.shape.size());
+  if (v.shape[dim] == 0)
+    return false; // no index to return
   Val r;
   r.dtype = DType::I64;
   r.shape = v.shape;
@@ -1354,8 +1441,10 @@ bool Generator::gatherOp() {
   if (!x)
     return false;
   Val table = *x;
+  if (table.shape[0] == 0)
+    return false; // a gather needs a row to clamp to
   const Val *y = pickValue([](const Val &v) {
-    return isInt(v.dtype) && v.shape.size() <= 2 &&
+    return isIndexType(v.dtype) && v.shape.size() <= 2 &&
            numElements(v.shape) <= 64;
   });
   Val indices = y ? *y
@@ -1377,6 +1466,8 @@ bool Generator::dynamicSliceOp() {
   if (!x)
     return false;
   Val v = *x;
+  if (v.shape[0] == 0)
+    return false;
   Val index = rowIndex();
   int64_t size = range(1, v.shape[0]);
   Val r = v;
@@ -1391,6 +1482,8 @@ bool Generator::dynamicUpdateSliceOp() {
   if (!x)
     return false;
   Val v = *x;
+  if (v.shape[0] == 0)
+    return false;
   Shape shape = v.shape;
   shape[0] = range(1, v.shape[0]);
   const Val *y = pickValue([&](const Val &c) {
@@ -1569,10 +1662,34 @@ bool Generator::loopOp(bool asWhile) {
   if (inits.empty())
     return false;
   int64_t trips = pick(std::vector<int64_t>{0, 1, 2, 3, 5, 8});
+  // A while loop's trip count comes from the data 60 % of the time:
+  // clamp(int(max(v)), 0, 8) for an exact value v, carried second and
+  // compared with the counter in the condition.
+  std::optional<Val> limit;
+  if (asWhile && chance(60))
+    if (const Val *v = pickValue([](const Val &c) {
+          return c.dtype != DType::I1 && c.exact() &&
+                 numElements(c.shape) <= kSmallElements;
+        }))
+      if (std::optional<Val> c = castTo(reduceAll(*v), DType::I64)) {
+        Val lo = constant({}, DType::I64, 0), hi = constant({}, DType::I64, 8);
+        Val t = *c;
+        t = define(t, "kiln.max " + c->name + ", " + lo.name +
+                          " : tensor<i64>");
+        t = define(t, "kiln.min " + t.name + ", " + hi.name +
+                          " : tensor<i64>");
+        t.mag = 8;
+        limit = t;
+        trips = 8;
+      }
+  if (limit)
+    inits.insert(inits.begin(), *limit);
   if (asWhile) {
     // The counter, carried first.
     inits.insert(inits.begin(), constant({}, DType::I64, 0));
   }
+  // The counter and the limit are not results of the loop.
+  size_t control = asWhile ? (limit ? 2 : 1) : 0;
 
   Scope inner;
   inner.indent = scope().indent + "  ";
@@ -1588,9 +1705,17 @@ bool Generator::loopOp(bool asWhile) {
     params.push_back(index);
   inner.pool.push_back(index);
   std::vector<Val> carried;
+  Val limitParam;
   for (const Val &v : inits) {
     if (asWhile && &v == &inits.front()) {
       params.push_back(index);
+      continue;
+    }
+    if (limit && &v == &inits[1]) {
+      limitParam = v;
+      limitParam.name = freshName();
+      params.push_back(limitParam);
+      inner.pool.push_back(limitParam);
       continue;
     }
     Val p = v;
@@ -1638,6 +1763,8 @@ bool Generator::loopOp(bool asWhile) {
     Val n = index;
     n = define(n, "kiln.add " + index.name + ", " + one.name +
                       " : tensor<i64>");
+    if (limit)
+      next.insert(next.begin(), limitParam);
     next.insert(next.begin(), n);
   }
   emit("kiln.yield " + joinNames(next) + " : " + joinTypes(next));
@@ -1653,11 +1780,12 @@ bool Generator::loopOp(bool asWhile) {
     std::vector<Val> condParams = params;
     for (Val &p : condParams)
       p.name = freshName();
-    Val limit = constant({}, DType::I64, trips);
+    std::string bound = limit ? condParams[1].name
+                              : constant({}, DType::I64, trips).name;
     Val p;
     p.dtype = DType::I1;
-    p = define(p, "kiln.compare lt, " + condParams[0].name + ", " +
-                      limit.name + " : tensor<i64>");
+    p = define(p, "kiln.compare lt, " + condParams[0].name + ", " + bound +
+                      " : tensor<i64>");
     emit("kiln.yield " + p.name + " : tensor<i1>");
     condRegion =
         outerIndent + blockHeader(condParams) + "\n" + scope().text;
@@ -1679,8 +1807,8 @@ bool Generator::loopOp(bool asWhile) {
   }
   scope().text += body;
   emit("}");
-  for (size_t i = asWhile ? 1 : 0; i < inits.size(); ++i) {
-    Val r = carried[asWhile ? i - 1 : i];
+  for (size_t i = control; i < inits.size(); ++i) {
+    Val r = carried[i - control];
     r.name = inits.size() > 1 ? name + "#" + std::to_string(i) : name;
     add(r);
   }
@@ -1765,15 +1893,25 @@ std::string Generator::run() {
   if (large) {
     baseShapes[0] = largeShape();
     elementCap = kLargeElements;
+  } else if (chance(options.zeroSizePercent)) {
+    // A zero-size argument.
+    Shape &shape = baseShapes[0];
+    if (shape.empty())
+      shape.push_back(0);
+    else
+      shape[below(shape.size())] = 0;
   }
   unsigned argCount = range(1, 3);
   for (unsigned i = 0; i < argCount; ++i) {
     unsigned r = below(100);
-    DType d = r < 60   ? DType::F32
-              : r < 80 ? DType::F64
-              : r < 90 ? DType::I32
-              : r < 95 ? DType::I64
-                       : DType::I1;
+    static const DType narrow[] = {DType::I8,   DType::I16,  DType::UI8,
+                                   DType::UI16, DType::UI32, DType::UI64};
+    DType d = r < 58   ? DType::F32
+              : r < 76 ? DType::F64
+              : r < 85 ? DType::I32
+              : r < 89 ? DType::I64
+              : r < 93 ? DType::I1
+                       : narrow[below(std::size(narrow))];
     newArgument(i < baseShapes.size() ? baseShapes[i] : pick(baseShapes), d);
   }
   fillBlock(range(options.minOps, options.maxOps));

@@ -24,6 +24,9 @@ struct GeneratorOptions {
   /// The chance, in percent, that a program works on one shape of more than
   /// 65536 elements, so that the parallel and vectorized paths run.
   unsigned largeShapePercent = 8;
+  /// The chance, in percent, that an argument has a dim of size 0, and
+  /// that a slice is empty, so that zero-size values flow through the ops.
+  unsigned zeroSizePercent = 5;
   /// Whether kiln.cond and kiln.for may appear.
   bool controlFlow = true;
 };

@@ -813,12 +813,6 @@ mlir::Attribute ModelChecker::checkElements(const kfb::DenseElementsAttr &attr,
   uint64_t elementSize = storageSize(dtype);
   uint64_t numElements = static_cast<uint64_t>(type.getNumElements());
   uint64_t expected = elementSize;
-  if (splat && numElements == 0) {
-    fail(loc, detail,
-         "a splat constant needs at least one element, but " + typeText(type) +
-             " has none");
-    return {};
-  }
   if (!splat) {
     bool overflowed = false;
     expected = llvm::SaturatingMultiply(numElements, elementSize, &overflowed);

@@ -485,8 +485,10 @@ ModelWriter::writeElements(mlir::DenseIntOrFPElementsAttr elements) {
   if (failed)
     return {};
   // A splat of one element is stored as that element; it reads back the
-  // same either way, and this keeps the flag meaningful.
-  bool splat = elements.isSplat() && elements.getNumElements() > 1;
+  // same either way, and this keeps the flag meaningful. A splat of no
+  // elements keeps its value (`dense<0.5> : tensor<0xf32>` is not
+  // `dense<> : tensor<0xf32>` as text, though both hold nothing).
+  bool splat = elements.isSplat() && elements.getNumElements() != 1;
   uint32_t buffer = writeBuffer(elements, splat);
   if (failed)
     return {};
@@ -502,11 +504,14 @@ uint32_t ModelWriter::writeBuffer(mlir::DenseIntOrFPElementsAttr elements,
   mlir::Type elementType = elements.getElementType();
   size_t elementSize = modelfile::storageSize(*modelfile::toDType(elementType));
   size_t numElements = static_cast<size_t>(elements.getNumElements());
-  size_t stored = numElements == 0 ? 0 : splat ? 1 : numElements;
+  size_t stored = splat ? 1 : numElements;
 
   std::vector<uint8_t> booleans;
   llvm::ArrayRef<uint8_t> data;
-  if (elementType.isInteger(1)) {
+  if (elementType.isInteger(1) && splat) {
+    booleans.push_back(elements.getSplatValue<bool>() ? 1 : 0);
+    data = booleans;
+  } else if (elementType.isInteger(1)) {
     // MLIR packs i1 elements into bits; the format gives each a byte.
     booleans.reserve(stored);
     for (bool value : elements.getValues<bool>()) {

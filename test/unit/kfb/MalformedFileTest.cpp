@@ -236,9 +236,9 @@ TEST_F(MalformedFileTest, EmptySplat) {
             elements->splat = true;
             elements->type->shape = {0};
           }),
-      "function 'f', op #0 ('kiln.constant'), attribute 'value': a "
-      "splat constant needs at least one element, but tensor<0xf32> "
-      "has none");
+      "function 'f', op #0 ('kiln.constant'), attribute 'value', "
+      "constant buffer #0: the buffer holds 16 bytes, but a splat of "
+      "tensor<0xf32> needs 4");
 }
 
 TEST_F(MalformedFileTest, BufferSharedAcrossTypes) {
