@@ -286,6 +286,8 @@ private:
   bool argReduceOp();
   bool cumsumOp();
   bool matmulOp();
+  bool convOp();
+  bool reduceWindowOp();
   bool iotaOp();
   bool gatherOp();
   bool dynamicSliceOp();
@@ -1409,6 +1411,173 @@ bool Generator::matmulOp() {
   return true;
 }
 
+/// Convolutions of 1 to 3 spatial dims with random strides, paddings,
+/// dilations of both kinds and groups, summing like a matmul of
+/// C / groups * prod(K) terms.
+bool Generator::convOp() {
+  const Val *x = pickValue([](const Val &v) {
+    return v.shape.size() >= 3 && v.shape.size() <= 5 && isFloat(v.dtype) &&
+           v.shape[1] >= 1;
+  });
+  Val a;
+  if (x && chance(60)) {
+    a = *x;
+  } else if (scope().topLevel) {
+    Shape shape = {range(1, 2), pick(std::vector<int64_t>{1, 2, 3, 4, 8})};
+    unsigned spatial = range(1, 3);
+    for (unsigned i = 0; i < spatial; ++i)
+      shape.push_back(range(1, spatial == 3 ? 6 : 12));
+    a = newArgument(shape, chance(70) ? DType::F32 : DType::F64);
+  } else {
+    return false;
+  }
+  size_t spatial = a.shape.size() - 2;
+  int64_t channels = a.shape[1];
+  std::vector<int64_t> divisors;
+  for (int64_t g = 1; g <= channels; ++g)
+    if (channels % g == 0)
+      divisors.push_back(g);
+  int64_t groups = chance(60) ? 1 : pick(divisors);
+  int64_t outChannels = groups * range(1, 3);
+  Shape weightShape = {outChannels, channels / groups};
+  std::vector<int64_t> strides, low, high, lhsDilation, rhsDilation;
+  Shape resultShape = {a.shape[0], outChannels};
+  int64_t terms = channels / groups;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t k = pick(std::vector<int64_t>{1, 1, 2, 3, 5});
+    int64_t s = chance(60) ? 1 : range(2, 3);
+    int64_t pl = range(0, 2), ph = range(0, 2);
+    int64_t ld = chance(80) ? 1 : 2, rd = chance(75) ? 1 : 2;
+    int64_t n = a.shape[i + 2];
+    int64_t padded = (n == 0 ? 0 : (n - 1) * ld + 1) + pl + ph;
+    int64_t span = (k - 1) * rd + 1;
+    int64_t e = padded >= span ? (padded - span) / s + 1 : 0;
+    weightShape.push_back(k);
+    strides.push_back(s);
+    low.push_back(pl);
+    high.push_back(ph);
+    lhsDilation.push_back(ld);
+    rhsDilation.push_back(rd);
+    resultShape.push_back(e);
+    terms *= k;
+  }
+  if (numElements(resultShape) * std::max<int64_t>(terms, 1) > (1 << 21) ||
+      numElements(resultShape) > std::max(elementCap, numElements(a.shape)))
+    return false;
+  const Val *y = pickValue([&](const Val &v) {
+    return v.dtype == a.dtype && v.shape == weightShape;
+  });
+  Val b = y && chance(50) ? *y : freshValue(weightShape, a.dtype);
+  // The matmul's error model, for `terms` products per result element.
+  double u = unitRoundoff(a.dtype);
+  bool exactSum = a.intValued && b.intValued &&
+                  terms * a.mag * b.mag < exactIntLimit(a.dtype);
+  if (!exactSum && a.dtype == DType::F32) {
+    std::optional<Val> qa = quantize(a), qb = quantize(b);
+    if (!qa || !qb)
+      return false;
+    a = *qa;
+    b = *qb;
+  }
+  Val r = a;
+  r.shape = resultShape;
+  r.positive = false;
+  r.low = 0;
+  r.mag = std::max<int64_t>(terms, 1) * a.mag * b.mag;
+  r.intValued = a.intValued && b.intValued && r.mag < exactIntLimit(a.dtype);
+  if (r.intValued) {
+    r.absErr = r.relErr = 0;
+  } else {
+    r.absErr = terms * (a.absErr * b.mag + b.absErr * a.mag +
+                        (a.relErr + b.relErr) * a.mag * b.mag) +
+               u * a.mag * b.mag * terms * std::sqrt(double(terms));
+    r.relErr = 0;
+  }
+  if (!usable(r))
+    return false;
+  define(r, "kiln.conv " + a.name + ", " + b.name + ", strides = " +
+                arrayStr(strides) + ", padding_low = " + arrayStr(low) +
+                ", padding_high = " + arrayStr(high) + ", lhs_dilation = " +
+                arrayStr(lhsDilation) + ", rhs_dilation = " +
+                arrayStr(rhsDilation) + ", groups = " +
+                std::to_string(groups) + " : " + a.type() + ", " + b.type());
+  return true;
+}
+
+/// Max and sum pooling over any dims. A float max pools without padding
+/// (a window entirely in padding gives -inf); sums follow reduce_sum's
+/// error model.
+bool Generator::reduceWindowOp() {
+  const Val *x = pickValue([](const Val &v) { return v.numericArray(); });
+  if (!x)
+    return false;
+  Val v = *x;
+  bool max = chance(50);
+  std::vector<int64_t> window, strides, low, high, dilations;
+  Shape shape;
+  int64_t k = 1;
+  for (int64_t n : v.shape) {
+    bool pooled = chance(60);
+    int64_t w = pooled ? range(1, 3) : 1;
+    int64_t d = pooled && chance(25) ? 2 : 1;
+    int64_t s = pooled ? range(1, 2) : 1;
+    int64_t pl = pooled && !(max && isFloat(v.dtype)) ? range(0, 1) : 0;
+    int64_t ph = pooled && !(max && isFloat(v.dtype)) ? range(0, 1) : 0;
+    int64_t span = (w - 1) * d + 1;
+    int64_t padded = n + pl + ph;
+    if (padded > 0 && span > padded) {
+      // Too wide for this dim: no window there.
+      w = 1;
+      d = 1;
+      span = 1;
+    }
+    window.push_back(w);
+    dilations.push_back(d);
+    strides.push_back(s);
+    low.push_back(pl);
+    high.push_back(ph);
+    shape.push_back(padded == 0 ? 0 : (padded - span) / s + 1);
+    k *= w;
+  }
+  Val r = v;
+  r.shape = shape;
+  if (max) {
+    if (!isFloat(v.dtype) &&
+        std::any_of(low.begin(), low.end(), [](int64_t p) { return p; }))
+      r.mag = intRange(v.dtype); // the padding's smallest integer
+    if (!isFloat(v.dtype) &&
+        std::any_of(high.begin(), high.end(), [](int64_t p) { return p; }))
+      r.mag = intRange(v.dtype);
+    r.positive = false;
+    r.low = 0;
+  } else if (isFloat(v.dtype)) {
+    if (!sumError(v, k, r)) {
+      std::optional<Val> q = quantize(v);
+      if (!q)
+        return false;
+      v = *q;
+      r = v;
+      r.shape = shape;
+      if (!sumError(v, k, r))
+        return false;
+    }
+    // Windows partly in the padding sum fewer elements.
+    r.positive = false;
+    r.low = 0;
+  } else {
+    r.mag = std::min(k * v.mag, intRange(v.dtype));
+  }
+  if (!usable(r) || numElements(shape) > std::max(elementCap,
+                                                  numElements(v.shape)))
+    return false;
+  define(r, std::string("kiln.reduce_window ") + v.name + ", kind = " +
+                (max ? "max" : "sum") + ", window = " + arrayStr(window) +
+                ", strides = " + arrayStr(strides) + ", padding_low = " +
+                arrayStr(low) + ", padding_high = " + arrayStr(high) +
+                ", dilations = " + arrayStr(dilations) + " : " + v.type());
+  return true;
+}
+
 bool Generator::iotaOp() {
   const Val *x = pickValue([](const Val &v) { return !v.shape.empty(); });
   Shape shape = x ? x->shape : randomShape(range(1, 3));
@@ -1819,8 +1988,8 @@ bool Generator::loopOp(bool asWhile) {
 
 bool Generator::step() {
   // Weights of the op kinds, in the order of the cases below.
-  static const unsigned weights[] = {12, 14, 5, 2, 8, 6,  6, 5, 5, 6, 5, 2,
-                                     3,  10, 2, 2, 7, 1, 3, 3, 2, 2, 2, 2};
+  static const unsigned weights[] = {12, 14, 5, 2, 8, 6, 6, 5, 5, 6, 5, 2, 3,
+                                     10, 2,  2, 7, 1, 3, 3, 2, 2, 2, 2, 3, 3};
   unsigned total = 0;
   for (unsigned w : weights)
     total += w;
@@ -1875,8 +2044,12 @@ bool Generator::step() {
     return gatherOp();
   case 22:
     return dynamicSliceOp();
-  default:
+  case 23:
     return dynamicUpdateSliceOp();
+  case 24:
+    return convOp();
+  default:
+    return reduceWindowOp();
   }
 }
 
