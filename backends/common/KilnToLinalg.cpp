@@ -128,8 +128,9 @@ struct ConvertKilnToLinalgPass
         if ((element.isF16() || element.isBF16()) && !lowersHalfPrecision(op)) {
           op->emitOpError("uses ")
               << element
-              << ", which the backends compile only in elementwise ops, "
-                 "casts, selects and data movement so far";
+              << ", which is not supported in this op: the backends "
+                 "compile f16 and bf16 only in elementwise ops, casts, "
+                 "selects and data movement so far";
           return WalkResult::interrupt();
         }
       }

@@ -71,7 +71,7 @@ func.func @transpose_bf16(%a: tensor<2x3xbf16>) -> tensor<3x2xbf16> {
 // -----
 
 func.func @reduce_sum_bf16(%a: tensor<4xbf16>) -> tensor<bf16> {
-  // expected-error @+1 {{'kiln.reduce_sum' op uses 'bf16', which the backends compile only in elementwise ops, casts, selects and data movement so far}}
+  // expected-error @+1 {{'kiln.reduce_sum' op uses 'bf16', which is not supported in this op: the backends compile f16 and bf16 only in elementwise ops, casts, selects and data movement so far}}
   %0 = kiln.reduce_sum %a, dims = [0] : tensor<4xbf16>
   return %0 : tensor<bf16>
 }
@@ -79,7 +79,7 @@ func.func @reduce_sum_bf16(%a: tensor<4xbf16>) -> tensor<bf16> {
 // -----
 
 func.func @matmul_f16(%a: tensor<2x3xf16>, %b: tensor<3x4xf16>) -> tensor<2x4xf16> {
-  // expected-error @+1 {{'kiln.matmul' op uses 'f16', which the backends compile only in elementwise ops}}
+  // expected-error @+1 {{'kiln.matmul' op uses 'f16', which is not supported in this op: the backends compile f16 and bf16 only in elementwise ops}}
   %0 = kiln.matmul %a, %b : tensor<2x3xf16>, tensor<3x4xf16>
   return %0 : tensor<2x4xf16>
 }
@@ -87,7 +87,7 @@ func.func @matmul_f16(%a: tensor<2x3xf16>, %b: tensor<3x4xf16>) -> tensor<2x4xf1
 // -----
 
 func.func @iota_f16() -> tensor<4xf16> {
-  // expected-error @+1 {{'kiln.iota' op uses 'f16', which the backends compile only in elementwise ops}}
+  // expected-error @+1 {{'kiln.iota' op uses 'f16', which is not supported in this op: the backends compile f16 and bf16 only in elementwise ops}}
   %0 = kiln.iota dim = 0 : tensor<4xf16>
   return %0 : tensor<4xf16>
 }
@@ -98,7 +98,7 @@ func.func @iota_f16() -> tensor<4xf16> {
 func.func @f16_in_loop(%a: tensor<2x4xf16>) -> tensor<2x4xf16> {
   %r = kiln.for 2 iterations (%a) : (tensor<2x4xf16>) {
   ^bb0(%i: tensor<i64>, %v: tensor<2x4xf16>):
-    // expected-error @+1 {{'kiln.cumsum' op uses 'f16', which the backends compile only in elementwise ops}}
+    // expected-error @+1 {{'kiln.cumsum' op uses 'f16', which is not supported in this op: the backends compile f16 and bf16 only in elementwise ops}}
     %n = kiln.cumsum %v, dim = 1 : tensor<2x4xf16>
     kiln.yield %n : tensor<2x4xf16>
   }

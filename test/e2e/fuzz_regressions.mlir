@@ -29,3 +29,15 @@ func.func @argmin_constant_body_fixed_input() -> tensor<2x2xi64> {
   %r = func.call @argmin_constant_body(%x) : (tensor<8x2x2xf64>) -> tensor<2x2xi64>
   return %r : tensor<2x2xi64>
 }
+
+// Seed 85 of the generator with f16 and bf16 (reduced from 67 ops): a pad
+// of a half-precision tensor did not compile ("failed to legalize
+// operation 'kiln.pad'"), though kiln-to-linalg lets f16 and bf16 through
+// to data movement; the pad pattern refused them (WindowLowering.cpp).
+// CHECK: pad_half(arg0: bf16[8,5], arg1: bf16[], arg2: f16[3,4], arg3: f16[]) -> (out0: bf16[6,17], out1: f16[4,9])
+func.func @pad_half(%a: tensor<8x5xbf16>, %av: tensor<bf16>, %b: tensor<3x4xf16>, %bv: tensor<f16>) -> (tensor<6x17xbf16>, tensor<4x9xf16>) {
+  %0 = kiln.pad %a, %av, low = [0, 1], high = [2, 0], interior = [1, 0] : tensor<8x5xbf16>, tensor<bf16>
+  %1 = kiln.transpose %0, permutation = [1, 0] : tensor<17x6xbf16>
+  %2 = kiln.pad %b, %bv, low = [1, 2], high = [0, 0], interior = [0, 1] : tensor<3x4xf16>, tensor<f16>
+  return %1, %2 : tensor<6x17xbf16>, tensor<4x9xf16>
+}

@@ -96,8 +96,10 @@ struct Context {
   std::optional<mlir::ScopedDiagnosticHandler> handler;
 };
 
+/// A clear refusal: the compiler says what it does not support.
 bool mentionsUnsupported(const std::string &message) {
   return message.find("not supported") != std::string::npos ||
+         message.find("does not support") != std::string::npos ||
          message.find("unsupported") != std::string::npos;
 }
 
@@ -228,11 +230,14 @@ int DifferentialCheck::check(const std::string &text, uint64_t inputSeed) {
 }
 
 namespace {
-/// The program with every f32 made f64: central differences need the
-/// precision, and the generator's bounds hold in f64 as well.
+/// The program with every f32, f16 and bf16 made f64: central differences
+/// need the precision, and the generator's bounds hold in f64 as well.
 std::string widened(std::string text) {
-  for (size_t at = 0; (at = text.find("f32>", at)) != std::string::npos;)
-    text.replace(at, 4, "f64>");
+  for (const char *narrow : {"bf16>", "f16>", "f32>"}) {
+    std::string from = narrow;
+    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos;)
+      text.replace(at, from.size(), "f64>");
+  }
   return text;
 }
 

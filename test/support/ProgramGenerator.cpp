@@ -41,9 +41,15 @@ using namespace kiln::test;
 
 namespace {
 
-enum class DType { F32, F64, I32, I64, I1, I8, I16, UI8, UI16, UI32, UI64 };
+enum class DType {
+  F32, F64, I32, I64, I1, I8, I16, UI8, UI16, UI32, UI64, F16, BF16
+};
 
-bool isFloat(DType d) { return d == DType::F32 || d == DType::F64; }
+bool isFloat(DType d) {
+  return d == DType::F32 || d == DType::F64 || d == DType::F16 ||
+         d == DType::BF16;
+}
+bool isHalf(DType d) { return d == DType::F16 || d == DType::BF16; }
 /// The integer types but i1.
 bool isInt(DType d) { return !isFloat(d) && d != DType::I1; }
 bool isUnsigned(DType d) {
@@ -59,6 +65,8 @@ unsigned bitWidth(DType d) {
     return 8;
   case DType::I16:
   case DType::UI16:
+  case DType::F16:
+  case DType::BF16:
     return 16;
   case DType::I32:
   case DType::UI32:
@@ -95,15 +103,32 @@ const char *dtypeName(DType d) {
     return "ui32";
   case DType::UI64:
     return "ui64";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
   }
   return "?";
 }
 
 /// The unit roundoff of a float type.
 double unitRoundoff(DType d) {
-  return d == DType::F32 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53);
+  switch (d) {
+  case DType::F32:
+    return std::ldexp(1.0, -24);
+  case DType::F16:
+    return std::ldexp(1.0, -11);
+  case DType::BF16:
+    return std::ldexp(1.0, -8);
+  default:
+    return std::ldexp(1.0, -53);
+  }
 }
 /// test/support/TensorCompare.h's kCpuTolerance.
+/// f16 and bf16 compare like f64, which at their precision means bit for
+/// bit: only correctly rounded ops (add, sub, mul, div, sqrt, casts of
+/// exact values), which f32 arithmetic rounded once more gives exactly,
+/// keep a half value usable.
 double atolOf(DType d) { return d == DType::F32 ? 1e-6 : 1e-12; }
 double rtolOf(DType d) { return d == DType::F32 ? 1e-5 : 1e-12; }
 /// The largest magnitude an integer of the type can have.
@@ -123,10 +148,21 @@ std::string intLiteral(DType d, int64_t value) {
 }
 /// Below this, integer-valued floats of the type sum exactly in any order.
 double exactIntLimit(DType d) {
-  return d == DType::F32 ? std::ldexp(1.0, 22) : std::ldexp(1.0, 50);
+  switch (d) {
+  case DType::F32:
+    return std::ldexp(1.0, 22);
+  case DType::F16:
+    return std::ldexp(1.0, 9);
+  case DType::BF16:
+    return std::ldexp(1.0, 6);
+  default:
+    return std::ldexp(1.0, 50);
+  }
 }
-/// No float value may exceed this magnitude.
-constexpr double kMagCap = 1e9;
+/// No float value may exceed this magnitude (f16's largest is 65504).
+double magCap(DType d) { return d == DType::F16 ? 3e4 : 1e9; }
+/// Positive values of the type stay positive (and normal) above this.
+double minPositive(DType d) { return d == DType::F16 ? 1e-4 : 1e-30; }
 /// Ordinary values stay below this many elements, large ones below the
 /// second.
 constexpr int64_t kSmallElements = 4096;
@@ -330,7 +366,7 @@ Shape Generator::largeShape() {
 bool Generator::usable(const Val &v) const {
   if (!isFloat(v.dtype))
     return true;
-  if (!(v.mag <= kMagCap) || !std::isfinite(v.absErr) ||
+  if (!(v.mag <= magCap(v.dtype)) || !std::isfinite(v.absErr) ||
       !std::isfinite(v.relErr))
     return false;
   if (scopes.back().exactOnly && !v.exact())
@@ -487,10 +523,12 @@ std::optional<Val> Generator::castTo(Val v, DType d) {
   } else if (isFloat(v.dtype) && isFloat(d)) {
     if (d == DType::F64 && !v.exact())
       return std::nullopt; // f32 rounding is far beyond f64's tolerance
-    if (d == DType::F32 && !v.exact())
-      r.relErr += unitRoundoff(DType::F32);
+    if (v.mag > magCap(d))
+      return std::nullopt; // beyond f16's range
+    if (d != DType::F64 && !v.exact())
+      r.relErr += unitRoundoff(d);
     r.intValued = v.intValued && v.mag < exactIntLimit(d);
-    r.positive = v.positive && v.low >= 1e-30;
+    r.positive = v.positive && v.low >= minPositive(d);
     r.low = r.positive ? v.low : 0;
   } else if (isFloat(v.dtype)) {
     r.mag = std::min(std::floor(v.mag), intRange(d));
@@ -971,7 +1009,7 @@ bool Generator::castOp() {
                                 DType::F64, DType::I32, DType::I64,
                                 DType::I1,  DType::I8,  DType::I16,
                                 DType::UI8, DType::UI16, DType::UI32,
-                                DType::UI64};
+                                DType::UI64, DType::F16, DType::BF16};
   DType d = types[below(std::size(types))];
   if (d == x->dtype)
     return false;
@@ -1209,7 +1247,7 @@ static bool sumError(const Val &v, int64_t k, Val &r) {
     r.absErr = r.relErr = 0;
     return true;
   }
-  if (v.dtype == DType::F32)
+  if (v.dtype != DType::F64)
     return false;
   if (v.positive) {
     r.absErr = k * v.absErr;
@@ -1381,7 +1419,7 @@ bool Generator::matmulOp() {
     double u = unitRoundoff(a.dtype);
     bool exactSum = a.intValued && b.intValued &&
                     k * a.mag * b.mag < exactIntLimit(a.dtype);
-    if (!exactSum && a.dtype == DType::F32) {
+    if (!exactSum && a.dtype != DType::F64) {
       std::optional<Val> qa = quantize(a), qb = quantize(b);
       if (!qa || !qb)
         return false;
@@ -1416,7 +1454,9 @@ bool Generator::matmulOp() {
 /// C / groups * prod(K) terms.
 bool Generator::convOp() {
   const Val *x = pickValue([](const Val &v) {
-    return v.shape.size() >= 3 && v.shape.size() <= 5 && isFloat(v.dtype) &&
+    // Compiled convolutions take f32 and f64.
+    return v.shape.size() >= 3 && v.shape.size() <= 5 &&
+           (v.dtype == DType::F32 || v.dtype == DType::F64) &&
            v.shape[1] >= 1;
   });
   Val a;
@@ -1472,7 +1512,7 @@ bool Generator::convOp() {
   double u = unitRoundoff(a.dtype);
   bool exactSum = a.intValued && b.intValued &&
                   terms * a.mag * b.mag < exactIntLimit(a.dtype);
-  if (!exactSum && a.dtype == DType::F32) {
+  if (!exactSum && a.dtype != DType::F64) {
     std::optional<Val> qa = quantize(a), qb = quantize(b);
     if (!qa || !qb)
       return false;
@@ -2079,7 +2119,8 @@ std::string Generator::run() {
     unsigned r = below(100);
     static const DType narrow[] = {DType::I8,   DType::I16,  DType::UI8,
                                    DType::UI16, DType::UI32, DType::UI64};
-    DType d = r < 58   ? DType::F32
+    DType d = r < 52   ? DType::F32
+              : r < 58 ? pick(std::vector<DType>{DType::F16, DType::BF16})
               : r < 76 ? DType::F64
               : r < 85 ? DType::I32
               : r < 89 ? DType::I64

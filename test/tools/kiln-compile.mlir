@@ -132,7 +132,7 @@
 // arithmetic in the element type (here a reduction) fails at the op.
 // RUN: kiln-compile %t/f16_arg.mlir -o %t/f16_arg.kmod
 // RUN: not kiln-compile %t/f16_inside.mlir 2>&1 | FileCheck %s --check-prefix=F16-INSIDE
-// F16-INSIDE: f16_inside.mlir:3:8: error: 'kiln.reduce_sum' op uses 'f16', which the backends compile only in elementwise ops, casts, selects and data movement so far
+// F16-INSIDE: f16_inside.mlir:3:8: error: 'kiln.reduce_sum' op uses 'f16', which is not supported in this op: the backends compile f16 and bf16 only in elementwise ops, casts, selects and data movement so far
 // F16-INSIDE: kiln-compile: lowering to the LLVM dialect failed
 //
 // A module without a public function has nothing to compile.
