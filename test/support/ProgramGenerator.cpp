@@ -212,6 +212,9 @@ struct Val {
   bool exact() const { return absErr == 0 && relErr == 0; }
   /// Of rank >= 1 and not i1: what reductions, pads and scans take.
   bool numericArray() const { return !shape.empty() && dtype != DType::I1; }
+  /// What reductions, scans, pooling and matmuls take: the backends only
+  /// move f16 and bf16 and compute with them elementwise.
+  bool reducible() const { return numericArray() && !isHalf(dtype); }
   std::string type() const { return typeStr(shape, dtype); }
 };
 
@@ -550,6 +553,16 @@ std::optional<Val> Generator::castTo(Val v, DType d) {
 Val Generator::reduceAll(Val v) {
   if (v.shape.empty())
     return v;
+  // Half precision is reduced in f32 (the backends do not reduce it): the
+  // widening is exact, and so is narrowing the maximum, one of the values.
+  if (isHalf(v.dtype)) {
+    DType half = v.dtype;
+    if (std::optional<Val> wide = castTo(v, DType::F32))
+      if (std::optional<Val> back = castTo(reduceAll(*wide), half))
+        return *back;
+    // Not usable in f32 (never, for values usable in f16/bf16).
+    return constant({}, half, 0);
+  }
   std::vector<int64_t> dims;
   for (size_t i = 0; i < v.shape.size(); ++i)
     dims.push_back(i);
@@ -1264,7 +1277,7 @@ static bool sumError(const Val &v, int64_t k, Val &r) {
 }
 
 bool Generator::reduceOp() {
-  const Val *x = pickValue([](const Val &v) { return v.numericArray(); });
+  const Val *x = pickValue([](const Val &v) { return v.reducible(); });
   if (!x)
     return false;
   Val v = *x;
@@ -1329,7 +1342,7 @@ bool Generator::reduceOp() {
 
 bool Generator::argReduceOp() {
   const Val *x = pickValue(
-      [](const Val &v) { return v.numericArray() && v.exact(); });
+      [](const Val &v) { return v.reducible() && v.exact(); });
   if (!x)
     return false;
   Val v = *x;
@@ -1349,7 +1362,7 @@ bool Generator::argReduceOp() {
 }
 
 bool Generator::cumsumOp() {
-  const Val *x = pickValue([](const Val &v) { return v.numericArray(); });
+  const Val *x = pickValue([](const Val &v) { return v.reducible(); });
   if (!x)
     return false;
   Val v = *x;
@@ -1384,7 +1397,7 @@ bool Generator::matmulOp() {
   static const std::vector<int64_t> sizes = {1, 2, 3, 7, 16, 17, 31, 33, 64, 65};
   const Val *x = pickValue([](const Val &v) {
     return (v.shape.size() == 2 || v.shape.size() == 3) &&
-           v.dtype != DType::I1;
+           v.dtype != DType::I1 && !isHalf(v.dtype);
   });
   Val a;
   if (x && chance(70)) {
@@ -1548,7 +1561,7 @@ bool Generator::convOp() {
 /// (a window entirely in padding gives -inf); sums follow reduce_sum's
 /// error model.
 bool Generator::reduceWindowOp() {
-  const Val *x = pickValue([](const Val &v) { return v.numericArray(); });
+  const Val *x = pickValue([](const Val &v) { return v.reducible(); });
   if (!x)
     return false;
   Val v = *x;
