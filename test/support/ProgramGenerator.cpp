@@ -482,6 +482,8 @@ Val Generator::literal(const Shape &shape, DType d) {
     return s + "]";
   };
   size_t at = 0;
+  if (elements.empty())
+    return define(v, "kiln.constant dense<> : " + v.type());
   return define(v, "kiln.constant dense<" + nest(0, at) + "> : " + v.type());
 }
 
@@ -1504,7 +1506,8 @@ bool Generator::convOp() {
     int64_t n = a.shape[i + 2];
     int64_t padded = (n == 0 ? 0 : (n - 1) * ld + 1) + pl + ph;
     int64_t span = (k - 1) * rd + 1;
-    int64_t e = padded >= span ? (padded - span) / s + 1 : 0;
+    // No placements without input (KilnOps.td), whatever the padding.
+    int64_t e = n > 0 && padded >= span ? (padded - span) / s + 1 : 0;
     weightShape.push_back(k);
     strides.push_back(s);
     low.push_back(pl);
