@@ -304,6 +304,12 @@ private:
   std::optional<Val> makePositive(Val v);
   /// floor(2v) for an exact float: small whole numbers.
   std::optional<Val> quantize(Val v);
+  /// The sum of `k` elements of `v` as `r` (shaped `shape`), quantizing `v`
+  /// first where its sum would not be exact enough; false if it cannot be.
+  bool sumOf(Val &v, int64_t k, const Shape &shape, Val &r);
+  /// Sums of `k` products of elements of `a` and `b` (matmul, conv) as `r`,
+  /// quantizing the operands where the sums would not be exact enough.
+  bool productSums(Val &a, Val &b, int64_t k, Val &r);
   Val reduceAll(Val v);
 
   // --- ops ----------------------------------------------------------------
@@ -677,6 +683,37 @@ std::optional<Val> Generator::quantize(Val v) {
   f.mag = std::floor(m.mag) + 1;
   f.intValued = true;
   return define(f, "kiln.floor " + m.name + " : " + v.type());
+}
+
+bool Generator::productSums(Val &a, Val &b, int64_t k, Val &r) {
+  double u = unitRoundoff(a.dtype);
+  bool exactSum = a.intValued && b.intValued &&
+                  k * a.mag * b.mag < exactIntLimit(a.dtype);
+  if (!exactSum && a.dtype != DType::F64) {
+    std::optional<Val> qa = quantize(a), qb = quantize(b);
+    if (!qa || !qb)
+      return false;
+    a = *qa;
+    b = *qb;
+  }
+  r.dtype = a.dtype;
+  r.literal = false;
+  r.positive = false;
+  r.low = 0;
+  r.mag = k * a.mag * b.mag;
+  r.intValued = a.intValued && b.intValued && r.mag < exactIntLimit(a.dtype);
+  if (r.intValued || k == 1) {
+    r.absErr = a.absErr * b.mag + b.absErr * a.mag;
+    r.relErr = k == 1 && !r.intValued
+                   ? a.relErr + b.relErr + (a.exact() && b.exact() ? 0 : u)
+                   : 0;
+  } else {
+    r.absErr = k * (a.absErr * b.mag + b.absErr * a.mag +
+                    (a.relErr + b.relErr) * a.mag * b.mag) +
+               u * a.mag * b.mag * k * std::sqrt(double(k));
+    r.relErr = 0;
+  }
+  return true;
 }
 
 // --- elementwise ------------------------------------------------------------
@@ -1278,6 +1315,18 @@ static bool sumError(const Val &v, int64_t k, Val &r) {
   return true;
 }
 
+bool Generator::sumOf(Val &v, int64_t k, const Shape &shape, Val &r) {
+  if (sumError(v, k, r))
+    return true;
+  std::optional<Val> q = quantize(v);
+  if (!q)
+    return false;
+  v = *q;
+  r = v;
+  r.shape = shape;
+  return sumError(v, k, r);
+}
+
 bool Generator::reduceOp() {
   const Val *x = pickValue([](const Val &v) { return v.reducible(); });
   if (!x)
@@ -1312,16 +1361,8 @@ bool Generator::reduceOp() {
     return true;
   }
   if (isFloat(v.dtype)) {
-    if (!sumError(v, k, r)) {
-      std::optional<Val> q = quantize(v);
-      if (!q)
-        return false;
-      v = *q;
-      r = v;
-      r.shape = shape;
-      if (!sumError(v, k, r))
-        return false;
-    }
+    if (!sumOf(v, k, shape, r))
+      return false;
     if (kind == 2) {
       // The mean divides the sum by k, natively maybe as a product with
       // 1/k.
@@ -1431,29 +1472,8 @@ bool Generator::matmulOp() {
   r.positive = false;
   r.low = 0;
   if (isFloat(a.dtype)) {
-    double u = unitRoundoff(a.dtype);
-    bool exactSum = a.intValued && b.intValued &&
-                    k * a.mag * b.mag < exactIntLimit(a.dtype);
-    if (!exactSum && a.dtype != DType::F64) {
-      std::optional<Val> qa = quantize(a), qb = quantize(b);
-      if (!qa || !qb)
-        return false;
-      a = *qa;
-      b = *qb;
-    }
-    r.mag = k * a.mag * b.mag;
-    r.intValued = a.intValued && b.intValued && r.mag < exactIntLimit(a.dtype);
-    if (r.intValued || k == 1) {
-      r.absErr = a.absErr * b.mag + b.absErr * a.mag;
-      r.relErr = k == 1 && !r.intValued
-                     ? a.relErr + b.relErr + (a.exact() && b.exact() ? 0 : u)
-                     : 0;
-    } else {
-      r.absErr = k * (a.absErr * b.mag + b.absErr * a.mag +
-                      (a.relErr + b.relErr) * a.mag * b.mag) +
-                 u * a.mag * b.mag * k * std::sqrt(double(k));
-      r.relErr = 0;
-    }
+    if (!productSums(a, b, k, r))
+      return false;
   } else {
     r.mag = std::min(k * a.mag * b.mag, intRange(a.dtype));
   }
@@ -1524,31 +1544,10 @@ bool Generator::convOp() {
     return v.dtype == a.dtype && v.shape == weightShape;
   });
   Val b = y && chance(50) ? *y : freshValue(weightShape, a.dtype);
-  // The matmul's error model, for `terms` products per result element.
-  double u = unitRoundoff(a.dtype);
-  bool exactSum = a.intValued && b.intValued &&
-                  terms * a.mag * b.mag < exactIntLimit(a.dtype);
-  if (!exactSum && a.dtype != DType::F64) {
-    std::optional<Val> qa = quantize(a), qb = quantize(b);
-    if (!qa || !qb)
-      return false;
-    a = *qa;
-    b = *qb;
-  }
   Val r = a;
   r.shape = resultShape;
-  r.positive = false;
-  r.low = 0;
-  r.mag = std::max<int64_t>(terms, 1) * a.mag * b.mag;
-  r.intValued = a.intValued && b.intValued && r.mag < exactIntLimit(a.dtype);
-  if (r.intValued) {
-    r.absErr = r.relErr = 0;
-  } else {
-    r.absErr = terms * (a.absErr * b.mag + b.absErr * a.mag +
-                        (a.relErr + b.relErr) * a.mag * b.mag) +
-               u * a.mag * b.mag * terms * std::sqrt(double(terms));
-    r.relErr = 0;
-  }
+  if (!productSums(a, b, std::max<int64_t>(terms, 1), r))
+    return false;
   if (!usable(r))
     return false;
   define(r, "kiln.conv " + a.name + ", " + b.name + ", strides = " +
@@ -1607,16 +1606,8 @@ bool Generator::reduceWindowOp() {
     r.positive = false;
     r.low = 0;
   } else if (isFloat(v.dtype)) {
-    if (!sumError(v, k, r)) {
-      std::optional<Val> q = quantize(v);
-      if (!q)
-        return false;
-      v = *q;
-      r = v;
-      r.shape = shape;
-      if (!sumError(v, k, r))
-        return false;
-    }
+    if (!sumOf(v, k, shape, r))
+      return false;
     // Windows partly in the padding sum fewer elements.
     r.positive = false;
     r.low = 0;
