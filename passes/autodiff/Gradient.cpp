@@ -11,8 +11,9 @@
 //  2. Clone f under the new name, right after f. The clone's body is the
 //     forward computation; backward code is added to it in place, before
 //     its func.return, so the rules can read every forward value directly.
-//     With checkpointing, its loops are split into segments first
-//     (Checkpointing.cpp).
+//     Its func.calls are replaced by the callees' bodies (inlineCalls), so
+//     that the rules see every op. With checkpointing, its loops are split
+//     into segments first (Checkpointing.cpp).
 //  3. Add one cotangent argument `dy` per float result (gradient mode), or
 //     build the constant 1.0 as the only cotangent (value-and-grad mode).
 //  4. Run the activity analysis from the `wrt` arguments. This is where an
@@ -30,6 +31,8 @@
 
 #include "kiln/Passes/Autodiff.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SmallSet.h"
 
@@ -115,6 +118,48 @@ static LogicalResult checkRequest(func::FuncOp f, ArrayRef<unsigned> wrt,
   return success();
 }
 
+/// The most nested calls inlineCalls follows; deeper nesting is taken for
+/// recursion.
+static constexpr unsigned kMaxInlinedDepth = 16;
+
+/// Replaces every func.call in `g` (in its regions too) of a function with
+/// a body by a copy of that body, until none is left, so that the VJP rules
+/// see the callees' ops: the gradient through a call is the gradient
+/// through its body, as in JAX, which traces through calls. Calls of
+/// declarations stay (the activity analysis rejects one that a gradient
+/// must pass). Calls still left after kMaxInlinedDepth rounds (recursion)
+/// are an error at the call.
+static LogicalResult inlineCalls(func::FuncOp g) {
+  SymbolTable symbols(SymbolTable::getNearestSymbolTable(g));
+  for (unsigned round = 0;; ++round) {
+    SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
+    g.walk([&](func::CallOp call) {
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (callee && !callee.isExternal() && callee.getBody().hasOneBlock())
+        calls.push_back({call, callee});
+    });
+    if (calls.empty())
+      return success();
+    if (round == kMaxInlinedDepth)
+      return calls.front().first.emitOpError()
+             << "cannot be differentiated: calls nest more than "
+             << kMaxInlinedDepth << " deep (recursion?)";
+    for (auto [call, callee] : calls) {
+      Block &body = callee.getBody().front();
+      IRMapping map;
+      map.map(body.getArguments(), call.getOperands());
+      OpBuilder builder(call);
+      for (Operation &op : body.without_terminator())
+        builder.clone(op, map);
+      for (auto [result, value] :
+           llvm::zip_equal(call.getResults(),
+                           body.getTerminator()->getOperands()))
+        result.replaceAllUsesWith(map.lookupOrDefault(value));
+      call.erase();
+    }
+  }
+}
+
 static FailureOr<func::FuncOp> derive(func::FuncOp f, ArrayRef<unsigned> wrt,
                                       StringRef requestedName, Mode mode,
                                       unsigned checkpointEvery) {
@@ -137,6 +182,8 @@ static FailureOr<func::FuncOp> derive(func::FuncOp f, ArrayRef<unsigned> wrt,
     g.erase();
     return failure();
   };
+  if (failed(inlineCalls(g)))
+    return fail();
   Block &body = g.getBody().front();
   splitLoopsForCheckpointing(body, checkpointEvery);
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());

@@ -103,12 +103,17 @@ bool mentionsUnsupported(const std::string &message) {
          message.find("unsupported") != std::string::npos;
 }
 
-bool allFinite(const std::vector<HostTensor> &tensors) {
-  for (const HostTensor &t : tensors)
-    for (double x : t.f)
+/// The index of the first tensor with a non-finite element, or -1.
+int firstNonFinite(const std::vector<HostTensor> &tensors) {
+  for (size_t r = 0; r < tensors.size(); ++r)
+    for (double x : tensors[r].f)
       if (!std::isfinite(x))
-        return false;
-  return true;
+        return static_cast<int>(r);
+  return -1;
+}
+
+bool allFinite(const std::vector<HostTensor> &tensors) {
+  return firstNonFinite(tensors) < 0;
 }
 } // namespace
 
@@ -156,9 +161,10 @@ int DifferentialCheck::check(const std::string &text, uint64_t inputSeed) {
     return outcome | report("evaluator", GeneratorError,
                             "the evaluator fails: " +
                                 llvm::toString(expected.takeError()));
-  if (!allFinite(*expected))
-    return outcome |
-           report("evaluator", GeneratorError, "an output is not finite");
+  if (int r = firstNonFinite(*expected); r >= 0)
+    return outcome | report("evaluator", GeneratorError,
+                            "output #" + std::to_string(r) +
+                                " is not finite");
 
   // The kiln-fuse result on the evaluator must agree exactly.
   if (runs("kiln-fuse")) {

@@ -242,6 +242,8 @@ private:
   uint64_t seed;
   std::vector<Scope> scopes;
   std::vector<Val> args;
+  /// The text of the private functions callOp made.
+  std::vector<std::string> functions;
   std::vector<Shape> baseShapes;
   unsigned nextId = 0;
   int64_t elementCap = kSmallElements;
@@ -338,6 +340,8 @@ private:
   bool dynamicSliceOp();
   bool dynamicUpdateSliceOp();
   bool condOp();
+  /// A call of a new private function of 1 to 3 ops over 1 to 3 values.
+  bool callOp();
   /// kiln.for, or with `asWhile` the same loop as a kiln.while counting
   /// its own iterations.
   bool loopOp(bool asWhile);
@@ -498,7 +502,7 @@ Val Generator::freshValue(const Shape &shape, DType d) {
     return literal(shape, d);
   if (scope().topLevel)
     return newArgument(shape, d);
-  if (!shape.empty() && d != DType::I1 && chance(60)) {
+  if (!shape.empty() && d != DType::I1 && !isHalf(d) && chance(60)) {
     Val v;
     v.dtype = d;
     v.shape = shape;
@@ -578,7 +582,14 @@ Val Generator::reduceAll(Val v) {
   r.shape = {};
   // The maximum of no elements is -inf (or the most negative integer); their
   // sum, 0, is exact too.
-  const char *op = numElements(v.shape) == 0 ? "reduce_sum" : "reduce_max";
+  bool empty = numElements(v.shape) == 0;
+  if (empty) {
+    r.mag = 0;
+    r.positive = false;
+    r.low = 0;
+    r.intValued = true;
+  }
+  const char *op = empty ? "reduce_sum" : "reduce_max";
   return define(r, std::string("kiln.") + op + " " + v.name + ", dims = " +
                        arrayStr(dims) + " : " + v.type());
 }
@@ -1290,6 +1301,15 @@ bool Generator::padOp() {
 /// may choose; false where it is too large to check (the caller then makes
 /// the terms whole numbers first).
 static bool sumError(const Val &v, int64_t k, Val &r) {
+  if (k == 0) {
+    // The sum of nothing: exactly 0, whatever v's sign.
+    r.mag = 0;
+    r.absErr = r.relErr = 0;
+    r.positive = false;
+    r.low = 0;
+    r.intValued = true;
+    return true;
+  }
   double u = unitRoundoff(v.dtype);
   r.intValued = v.intValued && k * v.mag < exactIntLimit(v.dtype);
   r.mag = k * v.mag;
@@ -1863,6 +1883,62 @@ bool Generator::condOp() {
   return true;
 }
 
+bool Generator::callOp() {
+  if (scope().depth >= 2)
+    return false;
+  std::vector<Val> inputs;
+  unsigned count = range(1, 3);
+  for (unsigned i = 0; i < count; ++i)
+    if (const Val *v = pickValue([](const Val &) { return true; }))
+      inputs.push_back(*v);
+  if (inputs.empty())
+    return false;
+  Scope inner;
+  inner.indent = "  ";
+  inner.exactOnly = scope().exactOnly;
+  inner.depth = scope().depth + 1;
+  std::vector<Val> params;
+  for (const Val &v : inputs) {
+    Val p = v;
+    p.name = freshName();
+    params.push_back(p);
+    inner.pool.push_back(p);
+  }
+  scopes.push_back(inner);
+  fillBlock(range(1, 3));
+  // The newest values (what the body computed), or a parameter.
+  std::vector<Val> results;
+  std::vector<Val> &pool = scope().pool;
+  unsigned wanted = range(1, 2);
+  for (auto it = pool.rbegin(); it != pool.rend() && results.size() < wanted;
+       ++it)
+    if (!it->literal)
+      results.push_back(*it);
+  if (results.empty())
+    results.push_back(pool.back());
+  std::string callee = "@f" + std::to_string(functions.size());
+  std::string signature;
+  for (size_t i = 0; i < params.size(); ++i)
+    signature += (i ? ", " : "") + params[i].name + ": " + params[i].type();
+  functions.push_back("func.func private " + callee + "(" + signature +
+                      ") -> (" + joinTypes(results) + ") {\n" +
+                      scope().text + "  return " + joinNames(results) +
+                      " : " + joinTypes(results) + "\n}\n");
+  scopes.pop_back();
+  std::string name = freshName();
+  std::string lhs = name;
+  if (results.size() > 1)
+    lhs += ":" + std::to_string(results.size());
+  emit(lhs + " = func.call " + callee + "(" + joinNames(inputs) + ") : (" +
+       joinTypes(inputs) + ") -> (" + joinTypes(results) + ")");
+  for (size_t i = 0; i < results.size(); ++i) {
+    Val r = results[i];
+    r.name = results.size() > 1 ? name + "#" + std::to_string(i) : name;
+    add(r);
+  }
+  return true;
+}
+
 bool Generator::loopOp(bool asWhile) {
   if (scope().depth >= 2)
     return false;
@@ -2035,8 +2111,8 @@ bool Generator::loopOp(bool asWhile) {
 
 bool Generator::step() {
   // Weights of the op kinds, in the order of the cases below.
-  static const unsigned weights[] = {12, 14, 5, 2, 8, 6, 6, 5, 5, 6, 5, 2, 3,
-                                     10, 2,  2, 7, 1, 3, 3, 2, 2, 2, 2, 3, 3};
+  static const unsigned weights[] = {12, 14, 5, 2, 8, 6, 6, 5, 5, 6, 5, 2, 3, 10,
+                                     2,  2,  7, 1, 3, 3, 2, 2, 2, 2, 3, 3, 2};
   unsigned total = 0;
   for (unsigned w : weights)
     total += w;
@@ -2095,8 +2171,10 @@ bool Generator::step() {
     return dynamicUpdateSliceOp();
   case 24:
     return convOp();
-  default:
+  case 25:
     return reduceWindowOp();
+  default:
+    return controlFlow && callOp();
   }
 }
 
@@ -2169,6 +2247,8 @@ std::string Generator::run() {
   out << scope().text;
   out << "  return " << joinNames(results) << " : " << joinTypes(results)
       << "\n}\n";
+  for (const std::string &function : functions)
+    out << function;
   return out.str();
 }
 

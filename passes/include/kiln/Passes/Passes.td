@@ -30,7 +30,9 @@ def Grad : Pass<"kiln-grad", "mlir::ModuleOp"> {
     ```
 
     Every kiln op has a rule (mlir::kiln::hasVjpRule) except the stack ops
-    that derived gradients of `kiln.while` use. `kiln.cond` is
+    that derived gradients of `kiln.while` use. Calls of functions with a
+    body are differentiated through the body, inlined into the derived
+    function (nested calls too; recursion is an error). `kiln.cond` is
     differentiated through the branch that ran; `kiln.for` by a loop over
     the iterations in reverse that reads what the forward loop stored per
     iteration; `kiln.while` likewise, its forward loop pushing what the
