@@ -33,7 +33,8 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// An op on a differentiated path without a VJP rule. The call is fine as
+// An op on a differentiated path without a VJP rule: a call of a
+// declaration (calls of defined functions are inlined). The call is fine as
 // long as it does not see the differentiated argument (%y here).
 func.func private @helper(tensor<4xf32>) -> tensor<4xf32>
 
@@ -81,4 +82,19 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func @f_grad() {
   return
+}
+
+// -----
+
+// Recursion cannot be inlined: the error names the call left after 16
+// rounds, a copy of the recursive one.
+func.func private @forever(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'func.call' op cannot be differentiated: calls nest more than 16 deep (recursion?)}}
+  %0 = func.call @forever(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @forever(%y) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

@@ -16,10 +16,11 @@
 // RUN: kiln-opt %s --kiln-grad="function=pool_sum" | FileCheck %s --check-prefix=POOLSUM
 // RUN: kiln-opt %s --kiln-grad="function=pool_sum_in_padding" | FileCheck %s --check-prefix=POOLCUT
 // RUN: kiln-opt %s --kiln-grad="function=padded" | FileCheck %s --check-prefix=PAD
+// RUN: kiln-opt %s --kiln-grad="function=calls" | FileCheck %s --check-prefix=CALL
 // The derived functions compile like any other.
 // RUN: kiln-opt %s --kiln-grad="function=branch" --kiln-grad="function=dense" \
 // RUN:   --kiln-grad="function=loss value-and-grad=true" --kiln-grad="function=scan" \
-// RUN:   --kiln-grad="function=halve" | kiln-compile - -o %t.kmod
+// RUN:   --kiln-grad="function=halve" --kiln-grad="function=calls" | kiln-compile - -o %t.kmod
 // RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST
 
 // x is used three times: the three contributions are summed with kiln.add.
@@ -326,4 +327,27 @@ func.func @pool_sum_in_padding(%x: tensor<3xf32>) -> tensor<5xf32> {
 func.func @padded(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<4x9xf32> {
   %p = kiln.pad %x, %v, low = [1, 0], high = [0, 2], interior = [1, 2] : tensor<2x3xf32>, tensor<f32>
   return %p : tensor<4x9xf32>
+}
+
+// Calls are differentiated through the callees' bodies, inlined into the
+// derived function (nested calls too); the callees stay as they are.
+// CALL-LABEL: func.func @calls_grad(
+// CALL-SAME:      %[[X:.*]]: tensor<4xf32>, %[[DY:.*]]: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// CALL-NOT:       func.call
+// CALL:           %[[SIN:.*]] = kiln.sin %[[X]]
+// CALL:           %[[SQ:.*]] = kiln.mul %[[SIN]], %[[SIN]]
+// CALL:           kiln.cos %[[X]]
+// CALL:           return %[[SQ]],
+func.func private @sine(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.sin %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @sine_squared(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @sine(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = kiln.mul %0, %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+func.func @calls(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @sine_squared(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
