@@ -253,7 +253,11 @@ static scf::ForallOp giveTilesSharedOutputs(RewriterBase &rewriter,
         slice.getLoc(), cast<RankedTensorType>(slice.getType()), output,
         slice.getMixedOffsets(), slice.getMixedSizes(),
         slice.getMixedStrides());
-    rewriter.modifyOpInPlace(init->getOwner(), [&] { init->set(tile); });
+    // A copy of the binding: C++17 lambdas cannot capture structured
+    // bindings (clang++ before 16 rejects it; the fuzzers use clang++).
+    OpOperand *operand = init;
+    rewriter.modifyOpInPlace(operand->getOwner(),
+                             [&] { operand->set(tile); });
     Value written = lastWrite(*init);
     rewriter.setInsertionPointToEnd(terminator.getBody());
     rewriter.create<tensor::ParallelInsertSliceOp>(

@@ -1,0 +1,80 @@
+# Runs the MLIR compile fuzzer for a bounded number of inputs; the ctest
+# entry mlir-fuzz (see CMakeLists.txt). The seeds, written at the time of
+# the run so that programs added later join them:
+#   - each function of test/e2e/*.mlir and examples/models/*.mlir on its own
+#     (whole files would make every run compile dozens of functions);
+#   - kiln-program-fuzz's random programs of seeds 0 to 39;
+#   - the inputs in regressions/ (inputs that once crashed the compiler).
+# The corpus starts empty and the fuzzer's seed is fixed, so a run explores
+# the same inputs each time.
+#
+#   cmake -DFUZZER=... -DGENERATOR=... -DDICTIONARY=... -DSOURCE_DIR=...
+#         -DWORK_DIR=... -DRUNS=... -DMAX_SECONDS=... -P RunFuzzer.cmake
+
+foreach(variable FUZZER GENERATOR DICTIONARY SOURCE_DIR WORK_DIR RUNS
+                 MAX_SECONDS)
+  if(NOT DEFINED ${variable})
+    message(FATAL_ERROR "RunFuzzer.cmake: ${variable} is not set")
+  endif()
+endforeach()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR}/seeds ${WORK_DIR}/corpus)
+
+# One seed per top-level func.func: the text from one "\nfunc.func" to the
+# next (the first seed also holds the file's leading comments).
+set(count 0)
+file(GLOB programs ${SOURCE_DIR}/test/e2e/*.mlir
+     ${SOURCE_DIR}/examples/models/*.mlir)
+foreach(program ${programs})
+  get_filename_component(name ${program} NAME_WE)
+  file(READ ${program} text)
+  set(index 0)
+  while(NOT text STREQUAL "")
+    string(FIND "${text}" "\nfunc.func" first)
+    if(first EQUAL -1)
+      break()
+    endif()
+    math(EXPR rest "${first} + 1")
+    string(SUBSTRING "${text}" ${rest} -1 text)
+    string(FIND "${text}" "\nfunc.func" next)
+    string(SUBSTRING "${text}" 0 ${next} function)
+    math(EXPR index "${index} + 1")
+    math(EXPR count "${count} + 1")
+    file(WRITE ${WORK_DIR}/seeds/${name}-${index}.mlir "${function}\n")
+  endwhile()
+endforeach()
+
+foreach(seed RANGE 0 39)
+  execute_process(
+    COMMAND ${GENERATOR} --print ${seed}
+    OUTPUT_FILE ${WORK_DIR}/seeds/program-${seed}.mlir
+    RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "mlir-fuzz: kiln-program-fuzz --print ${seed} failed")
+  endif()
+  math(EXPR count "${count} + 1")
+endforeach()
+
+file(GLOB regressions ${SOURCE_DIR}/compiler/fuzz/regressions/*.mlir)
+foreach(regression ${regressions})
+  file(COPY ${regression} DESTINATION ${WORK_DIR}/seeds)
+  math(EXPR count "${count} + 1")
+endforeach()
+message(STATUS "mlir-fuzz: ${count} seeds, ${RUNS} runs")
+
+# The fuzzer writes the input of any crash, leak or timeout next to the
+# corpus, and exits with a non-zero status.
+execute_process(
+  COMMAND ${FUZZER}
+          -runs=${RUNS} -max_total_time=${MAX_SECONDS} -seed=1
+          -timeout=60 -rss_limit_mb=4096 -max_len=8192
+          -dict=${DICTIONARY} -print_final_stats=1
+          -artifact_prefix=${WORK_DIR}/
+          ${WORK_DIR}/corpus ${WORK_DIR}/seeds
+  RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR
+    "mlir-fuzz: the fuzzer failed (exit status ${result}); the input that "
+    "made it fail is in ${WORK_DIR}")
+endif()
