@@ -4,6 +4,9 @@
 #   - each function of test/e2e/*.mlir and examples/models/*.mlir on its own
 #     (whole files would make every run compile dozens of functions);
 #   - kiln-program-fuzz's random programs of seeds 0 to 39;
+#   - the programs in seeds/, written for the edges the others miss (zero
+#     and huge dimensions, other dialects' ops, calls, stacks, collectives,
+#     folds of division by zero and of casts out of range);
 #   - the inputs in regressions/ (inputs that once crashed the compiler).
 # The corpus starts empty and the fuzzer's seed is fixed, so a run explores
 # the same inputs each time.
@@ -56,7 +59,8 @@ foreach(seed RANGE 0 39)
   math(EXPR count "${count} + 1")
 endforeach()
 
-file(GLOB regressions ${SOURCE_DIR}/compiler/fuzz/regressions/*.mlir)
+file(GLOB regressions ${SOURCE_DIR}/compiler/fuzz/seeds/*.mlir
+     ${SOURCE_DIR}/compiler/fuzz/regressions/*.mlir)
 foreach(regression ${regressions})
   file(COPY ${regression} DESTINATION ${WORK_DIR}/seeds)
   math(EXPR count "${count} + 1")

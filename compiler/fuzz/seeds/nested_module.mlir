@@ -1,0 +1,11 @@
+module {
+  module @inner {
+    func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      return %a : tensor<4xf32>
+    }
+  }
+  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = kiln.neg %a : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}

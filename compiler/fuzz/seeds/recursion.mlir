@@ -1,0 +1,4 @@
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @main(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
