@@ -13,6 +13,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -422,18 +423,29 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-int64_t kiln::convOutputSize(int64_t inputSize, int64_t kernelSize,
-                             int64_t stride, int64_t paddingLow,
-                             int64_t paddingHigh, int64_t lhsDilation,
-                             int64_t rhsDilation) {
+std::optional<int64_t>
+kiln::convOutputSize(int64_t inputSize, int64_t kernelSize, int64_t stride,
+                     int64_t paddingLow, int64_t paddingHigh,
+                     int64_t lhsDilation, int64_t rhsDilation) {
   if (inputSize == 0 || kernelSize == 0)
     return 0;
-  int64_t padded =
-      (inputSize - 1) * lhsDilation + 1 + paddingLow + paddingHigh;
-  int64_t window = (kernelSize - 1) * rhsDilation + 1;
-  if (padded < window)
+  // Attributes are any int64 the verifier allows, so every step is checked.
+  std::optional<int64_t> dilated =
+      llvm::checkedMul<int64_t>(inputSize - 1, lhsDilation);
+  std::optional<int64_t> padded =
+      dilated ? llvm::checkedAdd<int64_t>(*dilated, 1) : std::nullopt;
+  padded = padded ? llvm::checkedAdd<int64_t>(*padded, paddingLow)
+                  : std::nullopt;
+  padded = padded ? llvm::checkedAdd<int64_t>(*padded, paddingHigh)
+                  : std::nullopt;
+  std::optional<int64_t> window =
+      llvm::checkedMul<int64_t>(kernelSize - 1, rhsDilation);
+  window = window ? llvm::checkedAdd<int64_t>(*window, 1) : std::nullopt;
+  if (!padded || !window)
+    return std::nullopt;
+  if (*padded < *window)
     return 0;
-  return (padded - window) / stride + 1;
+  return (*padded - *window) / stride + 1;
 }
 
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
@@ -491,12 +503,18 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                 " in dimension 1 (input channels ", channels, ", groups ",
                 groups, ")");
   SmallVector<int64_t> shape{input.getDimSize(0), outChannels};
-  for (size_t i = 0; i < spatial; ++i)
-    shape.push_back(convOutputSize(
+  for (size_t i = 0; i < spatial; ++i) {
+    std::optional<int64_t> size = convOutputSize(
         input.getDimSize(i + 2), weight.getDimSize(i + 2),
         adaptor.getStrides()[i], adaptor.getPaddingLow()[i],
         adaptor.getPaddingHigh()[i], adaptor.getLhsDilation()[i],
-        adaptor.getRhsDilation()[i]));
+        adaptor.getRhsDilation()[i]);
+    if (!size)
+      return fail("spatial dimension ", i,
+                  ": the padded, dilated input or the dilated kernel is "
+                  "larger than 64-bit sizes allow");
+    shape.push_back(*size);
+  }
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
 }

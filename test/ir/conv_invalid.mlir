@@ -176,3 +176,20 @@ func.func @reverse_twice(%x: tensor<2x3xf32>) {
   %r = kiln.reverse %x, dims = [1, 1] : tensor<2x3xf32>
   return
 }
+
+// -----
+
+// Sizes past int64 (a bit flip in a .kfb file made one; found by UBSan).
+func.func @size_overflows(%x: tensor<1x1x4xf32>, %w: tensor<1x1x3xf32>) {
+  // expected-error @+1 {{'kiln.conv' op spatial dimension 0: the padded, dilated input or the dilated kernel is larger than 64-bit sizes allow}}
+  %y = kiln.conv %x, %w, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [4611686018427387904], rhs_dilation = [1], groups = 1 : tensor<1x1x4xf32>, tensor<1x1x3xf32>
+  return
+}
+
+// -----
+
+func.func @padding_overflows(%x: tensor<1x1x4xf32>, %w: tensor<1x1x3xf32>) {
+  // expected-error @+1 {{'kiln.conv' op spatial dimension 0: the padded, dilated input or the dilated kernel is larger than 64-bit sizes allow}}
+  %y = kiln.conv %x, %w, strides = [1], padding_low = [9223372036854775807], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<1x1x4xf32>, tensor<1x1x3xf32>
+  return
+}

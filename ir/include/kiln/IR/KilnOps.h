@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
 namespace mlir {
 namespace kiln {
 /// Whether `type` is a kiln stack: a ranked tensor of a kiln element type
@@ -24,8 +26,8 @@ RankedTensorType getStackType(RankedTensorType row);
 /// The size of one spatial dimension of a kiln.conv result (see the op's
 /// description): floor((P - W) / stride) + 1 for the padded, input-dilated
 /// size P and the dilated kernel size W, and 0 when the kernel does not fit
-/// or either size is 0.
-int64_t convOutputSize(int64_t inputSize, int64_t kernelSize, int64_t stride,
+/// or either size is 0; nullopt when a size overflows int64.
+std::optional<int64_t> convOutputSize(int64_t inputSize, int64_t kernelSize, int64_t stride,
                        int64_t paddingLow, int64_t paddingHigh,
                        int64_t lhsDilation, int64_t rhsDilation);
 
