@@ -339,6 +339,12 @@ private:
   bool gatherOp();
   bool dynamicSliceOp();
   bool dynamicUpdateSliceOp();
+  /// 1 to 3 values of the pool: the inputs of a cond or a call.
+  std::vector<Val> pickInputs();
+  /// Opens the scope of a cond branch or a callee, indented by `indent`,
+  /// whose parameters (returned) are fresh copies of `inputs`.
+  std::vector<Val> openBody(const std::vector<Val> &inputs,
+                            const std::string &indent);
   bool condOp();
   /// A call of a new private function of 1 to 3 ops over 1 to 3 values.
   bool callOp();
@@ -1806,17 +1812,49 @@ static std::string joinTypes(const std::vector<Val> &values) {
   return s;
 }
 
+/// `%name` or `%name:n`: the left-hand side of an op with n results.
+static std::string resultsLhs(const std::string &name, size_t n) {
+  return n > 1 ? name + ":" + std::to_string(n) : name;
+}
+
+/// Result i of an op with n results named by resultsLhs.
+static std::string resultName(const std::string &name, size_t i, size_t n) {
+  return n > 1 ? name + "#" + std::to_string(i) : name;
+}
+
+std::vector<Val> Generator::pickInputs() {
+  std::vector<Val> inputs;
+  unsigned count = range(1, 3);
+  for (unsigned i = 0; i < count; ++i)
+    if (const Val *v = pickValue([](const Val &) { return true; }))
+      inputs.push_back(*v);
+  return inputs;
+}
+
+std::vector<Val> Generator::openBody(const std::vector<Val> &inputs,
+                                     const std::string &indent) {
+  Scope inner;
+  inner.indent = indent;
+  inner.exactOnly = scope().exactOnly;
+  inner.depth = scope().depth + 1;
+  std::vector<Val> params;
+  for (const Val &v : inputs) {
+    Val p = v;
+    p.name = freshName();
+    params.push_back(p);
+    inner.pool.push_back(p);
+  }
+  scopes.push_back(inner);
+  return params;
+}
+
 bool Generator::condOp() {
   if (scope().depth >= 2)
     return false;
   std::optional<Val> pred = predicate();
   if (!pred)
     return false;
-  std::vector<Val> inputs;
-  unsigned count = range(1, 3);
-  for (unsigned i = 0; i < count; ++i)
-    if (const Val *v = pickValue([](const Val &) { return true; }))
-      inputs.push_back(*v);
+  std::vector<Val> inputs = pickInputs();
   if (inputs.empty())
     return false;
   std::vector<Val> resultTypes;
@@ -1828,18 +1866,7 @@ bool Generator::condOp() {
   std::vector<std::vector<Val>> yields;
   std::string branches[2];
   for (int branch = 0; branch < 2; ++branch) {
-    Scope inner;
-    inner.indent = outerIndent + "  ";
-    inner.exactOnly = scope().exactOnly;
-    inner.depth = scope().depth + 1;
-    std::vector<Val> params;
-    for (const Val &v : inputs) {
-      Val p = v;
-      p.name = freshName();
-      params.push_back(p);
-      inner.pool.push_back(p);
-    }
-    scopes.push_back(inner);
+    std::vector<Val> params = openBody(inputs, outerIndent + "  ");
     fillBlock(range(0, 3));
     std::vector<Val> yielded;
     for (size_t i = 0; i < resultTypes.size(); ++i) {
@@ -1857,10 +1884,7 @@ bool Generator::condOp() {
     yields.push_back(yielded);
   }
   std::string name = freshName();
-  std::string lhs = name;
-  if (resultTypes.size() > 1)
-    lhs += ":" + std::to_string(resultTypes.size());
-  std::vector<Val> inputsCopy = inputs;
+  std::string lhs = resultsLhs(name, resultTypes.size());
   emit(lhs + " = kiln.cond " + pred->name + ", (" + joinNames(inputs) +
        ") : tensor<i1>, (" + joinTypes(inputs) + ") -> (" +
        joinTypes(resultTypes) + ") {");
@@ -1871,7 +1895,7 @@ bool Generator::condOp() {
   for (size_t i = 0; i < resultTypes.size(); ++i) {
     const Val &t = yields[0][i], &e = yields[1][i];
     Val r = t;
-    r.name = resultTypes.size() > 1 ? name + "#" + std::to_string(i) : name;
+    r.name = resultName(name, i, resultTypes.size());
     r.mag = std::max(t.mag, e.mag);
     r.absErr = std::max(t.absErr, e.absErr);
     r.relErr = std::max(t.relErr, e.relErr);
@@ -1886,25 +1910,10 @@ bool Generator::condOp() {
 bool Generator::callOp() {
   if (scope().depth >= 2)
     return false;
-  std::vector<Val> inputs;
-  unsigned count = range(1, 3);
-  for (unsigned i = 0; i < count; ++i)
-    if (const Val *v = pickValue([](const Val &) { return true; }))
-      inputs.push_back(*v);
+  std::vector<Val> inputs = pickInputs();
   if (inputs.empty())
     return false;
-  Scope inner;
-  inner.indent = "  ";
-  inner.exactOnly = scope().exactOnly;
-  inner.depth = scope().depth + 1;
-  std::vector<Val> params;
-  for (const Val &v : inputs) {
-    Val p = v;
-    p.name = freshName();
-    params.push_back(p);
-    inner.pool.push_back(p);
-  }
-  scopes.push_back(inner);
+  std::vector<Val> params = openBody(inputs, "  ");
   fillBlock(range(1, 3));
   // The newest values (what the body computed), or a parameter.
   std::vector<Val> results;
@@ -1926,14 +1935,12 @@ bool Generator::callOp() {
                       " : " + joinTypes(results) + "\n}\n");
   scopes.pop_back();
   std::string name = freshName();
-  std::string lhs = name;
-  if (results.size() > 1)
-    lhs += ":" + std::to_string(results.size());
+  std::string lhs = resultsLhs(name, results.size());
   emit(lhs + " = func.call " + callee + "(" + joinNames(inputs) + ") : (" +
        joinTypes(inputs) + ") -> (" + joinTypes(results) + ")");
   for (size_t i = 0; i < results.size(); ++i) {
     Val r = results[i];
-    r.name = results.size() > 1 ? name + "#" + std::to_string(i) : name;
+    r.name = resultName(name, i, results.size());
     add(r);
   }
   return true;
@@ -2085,9 +2092,7 @@ bool Generator::loopOp(bool asWhile) {
   }
 
   std::string name = freshName();
-  std::string lhs = name;
-  if (inits.size() > 1)
-    lhs += ":" + std::to_string(inits.size());
+  std::string lhs = resultsLhs(name, inits.size());
   if (asWhile) {
     emit(lhs + " = kiln.while (" + joinNames(inits) + ") : (" +
          joinTypes(inits) + ") cond {");
@@ -2101,7 +2106,7 @@ bool Generator::loopOp(bool asWhile) {
   emit("}");
   for (size_t i = control; i < inits.size(); ++i) {
     Val r = carried[i - control];
-    r.name = inits.size() > 1 ? name + "#" + std::to_string(i) : name;
+    r.name = resultName(name, i, inits.size());
     add(r);
   }
   return true;
