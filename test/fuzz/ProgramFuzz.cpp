@@ -162,7 +162,6 @@ void reduceAndWrite(Driver &driver, const std::string &text,
                     uint64_t inputSeed, const Signature &failure,
                     const std::string &origin, const std::string &path,
                     unsigned maxTries) {
-  DifferentialCheck saved = driver.checker;
   driver.checker.only = checksOf(failure);
   ReduceStats stats;
   std::string reduced = reduceProgram(
@@ -172,7 +171,7 @@ void reduceAndWrite(Driver &driver, const std::string &text,
                failure;
       },
       maxTries, stats);
-  driver.checker = saved;
+  driver.checker.only.clear(); // every check again for the next seed
   std::string failing;
   for (const std::string &s : failure)
     failing += (failing.empty() ? "" : "; ") + s;
