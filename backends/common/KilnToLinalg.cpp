@@ -86,12 +86,13 @@ void mlir::kiln::eraseIntegerSignedness(Operation *root) {
 }
 
 /// Whether the lowering of `op` computes f16 and bf16 elements in f32
-/// (ElementwiseLowering.cpp) or only moves them. The ops below do arithmetic
+/// (ElementwiseLowering.cpp; matmuls accumulate in f32, StructuralLowering.cpp)
+/// or only moves them. The ops below do arithmetic
 /// in their element type, which for bf16 x86 code cannot do without
 /// library calls the runtime lacks.
 static bool lowersHalfPrecision(Operation *op) {
   return !isa<IotaOp, ReduceSumOp, ReduceMaxOp, ReduceMeanOp, ArgMaxOp,
-              ArgMinOp, CumsumOp, MatmulOp, ConvOp, ReduceWindowOp,
+              ArgMinOp, CumsumOp, ConvOp, ReduceWindowOp,
               ReduceWindowMaxGradOp>(op);
 }
 
@@ -129,8 +130,8 @@ struct ConvertKilnToLinalgPass
           op->emitOpError("uses ")
               << element
               << ", which is not supported in this op: the backends "
-                 "compile f16 and bf16 only in elementwise ops, casts, "
-                 "selects and data movement so far";
+                 "compile f16 and bf16 only in elementwise ops, matmuls, "
+                 "casts, selects and data movement so far";
           return WalkResult::interrupt();
         }
       }

@@ -284,20 +284,38 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
-    if (failed(rejectHalfPrecision(op, type.getElementType(), rewriter)))
-      return failure();
+    // f16 and bf16 operands accumulate in f32 (linalg's matmul body extends
+    // them to the accumulator's type); a half-precision result is that sum
+    // rounded once.
+    Type operandElement = op.getLhs().getType().getElementType();
+    bool half = operandElement.isF16() || operandElement.isBF16();
+    RankedTensorType sumType =
+        half ? type.clone(rewriter.getF32Type()) : type;
     Value zero = rewriter.create<arith::ConstantOp>(
-        loc, rewriter.getZeroAttr(type.getElementType()));
-    Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
-                                                   type.getElementType());
+        loc, rewriter.getZeroAttr(sumType.getElementType()));
+    Value empty = rewriter.create<tensor::EmptyOp>(loc, sumType.getShape(),
+                                                   sumType.getElementType());
     Value init = rewriter.create<linalg::FillOp>(loc, zero, empty).getResult(0);
     SmallVector<Value> inputs{op.getLhs(), op.getRhs()};
+    Value sum;
     if (type.getRank() == 2)
-      rewriter.replaceOpWithNewOp<linalg::MatmulOp>(op, TypeRange{type}, inputs,
-                                                    ValueRange{init});
+      sum = rewriter
+                .create<linalg::MatmulOp>(loc, TypeRange{sumType}, inputs,
+                                          ValueRange{init})
+                .getResult(0);
     else
-      rewriter.replaceOpWithNewOp<linalg::BatchMatmulOp>(
-          op, TypeRange{type}, inputs, ValueRange{init});
+      sum = rewriter
+                .create<linalg::BatchMatmulOp>(loc, TypeRange{sumType}, inputs,
+                                               ValueRange{init})
+                .getResult(0);
+    if (sumType != type)
+      sum = buildElementwise(
+          rewriter, loc, type, sum,
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return b.create<arith::TruncFOp>(l, type.getElementType(),
+                                             args[0]);
+          });
+    rewriter.replaceOp(op, sum);
     return success();
   }
 };

@@ -1,4 +1,4 @@
-//===- MatmulToDnnl.cpp - f32 GEMMs as oneDNN calls -----------------------===//
+//===- MatmulToDnnl.cpp - f32 and bf16 GEMMs as oneDNN calls --------------===//
 //
 // Loops generated from linalg.matmul reach a small fraction of the FMA peak;
 // oneDNN's sgemm reaches about 90% of it (blocking for the caches, packed
@@ -57,9 +57,16 @@ static constexpr int64_t kMaxParallelBatchMacs = int64_t(1) << 22;
 /// iteration of the loop is worth (its body is a library call).
 static constexpr llvm::StringLiteral kBodyWorkAttr = "kiln.body_work";
 
+/// The oneDNN GEMMs a product can call, by operand element type. Both take
+/// sgemm's arguments (row-major, C += alpha * op(A) * op(B) when beta is
+/// 1), with 16-bit A and B for the bf16 one, which accumulates in f32 (and
+/// runs on AVX-512 BF16's vdpbf16ps where the host has it, twice the f32
+/// rate). oneDNN exports dnnl_gemm_bf16bf16f32 but its 2.x dnnl.h does
+/// not declare it; the call here is declared by the module itself.
 static constexpr llvm::StringLiteral kSgemm = "dnnl_sgemm";
+static constexpr llvm::StringLiteral kBf16Gemm = "dnnl_gemm_bf16bf16f32";
 
-/// For a statically shaped f32 memref of rank 2 or more whose last two dims
+/// For a statically shaped f32 or bf16 memref of rank 2 or more whose last two dims
 /// form a matrix that sgemm can read, the dim whose stride is its leading
 /// dimension: rank-2 for row-major storage (last stride 1), rank-1 for
 /// column-major storage (stride 1 in dim rank-2: a transposed view, which
@@ -68,7 +75,7 @@ static constexpr llvm::StringLiteral kSgemm = "dnnl_sgemm";
 static std::optional<unsigned> leadingDimOf(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   if (!type || type.getRank() < 2 || !type.hasStaticShape() ||
-      !type.getElementType().isF32())
+      !(type.getElementType().isF32() || type.getElementType().isBF16()))
     return std::nullopt;
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -107,6 +114,8 @@ struct GemmForm {
   bool transposeA = false, transposeB = false;
   /// Per operand (A, B, C), the dim whose stride is the leading dimension.
   unsigned leadingDims[3] = {0, 0, 0};
+  /// Whether A and B are bf16 (C is f32 either way).
+  bool bf16 = false;
 };
 } // namespace
 
@@ -122,7 +131,8 @@ static bool yieldsDims(AffineMap map, ArrayRef<unsigned> dims) {
   return true;
 }
 
-/// The sgemm form of `op`: an f32 contraction C[b, m, n] += A * B with
+/// The sgemm form of `op`: an f32 contraction C[b, m, n] += A * B (or one of
+/// bf16 A and B into f32 C) with
 /// A indexed [b, m, k] or [b, k, m] and B [b, k, n] or [b, n, k] (the batch
 /// dim b optional, always first), every operand statically shaped with
 /// contiguous rows or columns (a column-major operand is read with the
@@ -171,6 +181,12 @@ static std::optional<GemmForm> gemmFormOf(linalg::LinalgOp op) {
     if (columnMajor)
       (i == 0 ? form.transposeA : form.transposeB) ^= true;
   }
+  auto elementOf = [&](unsigned i) {
+    return cast<MemRefType>(op->getOperand(i).getType()).getElementType();
+  };
+  if (!elementOf(2).isF32() || elementOf(0) != elementOf(1))
+    return std::nullopt;
+  form.bf16 = elementOf(0).isBF16();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   form.batched = !prefix.empty();
   if (form.batched)
@@ -207,15 +223,27 @@ struct KilnCpuMatmulToDnnlPass
         {i32, i32, i64, i64, i64, f32, pointer, i64, pointer, i64, f32,
          pointer, i64},
         {i32});
-    auto sgemm = module.lookupSymbol<func::FuncOp>(kSgemm);
-    if (!sgemm) {
-      builder.setInsertionPointToStart(module.getBody());
-      sgemm = builder.create<func::FuncOp>(module.getLoc(), kSgemm, sgemmType);
-      sgemm.setPrivate();
-    } else if (sgemm.getFunctionType() != sgemmType) {
-      sgemm.emitError() << "'" << kSgemm
-                        << "' is declared with an unexpected type";
-      return signalPassFailure();
+    // Both routines have sgemm's signature (pointers are opaque).
+    auto declare = [&](StringRef name) -> func::FuncOp {
+      auto routine = module.lookupSymbol<func::FuncOp>(name);
+      if (!routine) {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointToStart(module.getBody());
+        routine = builder.create<func::FuncOp>(module.getLoc(), name, sgemmType);
+        routine.setPrivate();
+      } else if (routine.getFunctionType() != sgemmType) {
+        routine.emitError() << "'" << name
+                            << "' is declared with an unexpected type";
+        return nullptr;
+      }
+      return routine;
+    };
+    func::FuncOp sgemm, bf16Gemm;
+    for (auto &product : products) {
+      func::FuncOp &routine = product.second.bf16 ? bf16Gemm : sgemm;
+      if (!routine && !(routine = declare(product.second.bf16 ? kBf16Gemm
+                                                              : kSgemm)))
+        return signalPassFailure();
     }
 
     for (auto &[product, gemmForm] : products) {
@@ -230,10 +258,12 @@ struct KilnCpuMatmulToDnnlPass
       Value b = op.getDpsInputOperand(1)->get();
       Value c = op.getDpsInitOperand(0)->get();
       linalg::FillOp zeroFill = zeroFillBefore(op, c);
+      int64_t bytes[3] = {form.bf16 ? 2 : 4, form.bf16 ? 2 : 4, 4};
+      func::FuncOp routine = form.bf16 ? bf16Gemm : sgemm;
       mlir::kiln::BufferAddress views[] = {
-          mlir::kiln::bufferAddressOf(builder, loc, a, 4),
-          mlir::kiln::bufferAddressOf(builder, loc, b, 4),
-          mlir::kiln::bufferAddressOf(builder, loc, c, 4)};
+          mlir::kiln::bufferAddressOf(builder, loc, a, bytes[0]),
+          mlir::kiln::bufferAddressOf(builder, loc, b, bytes[1]),
+          mlir::kiln::bufferAddressOf(builder, loc, c, bytes[2])};
       auto constI64 = [&](int64_t value) -> Value {
         return builder.create<arith::ConstantIntOp>(loc, value, 64);
       };
@@ -265,13 +295,13 @@ struct KilnCpuMatmulToDnnlPass
           if (batchIndex) {
             Value step = b.create<arith::MulIOp>(
                 loc, toI64(batchIndex), toI64(views[i].strides[0]));
-            step = b.create<arith::MulIOp>(loc, step, constI64(4));
+            step = b.create<arith::MulIOp>(loc, step, constI64(bytes[i]));
             address = b.create<arith::AddIOp>(loc, address, step);
           }
           pointers[i] = b.create<LLVM::IntToPtrOp>(loc, pointer, address);
         }
         b.create<func::CallOp>(
-            loc, sgemm,
+            loc, routine,
             ValueRange{transposeA, transposeB, constI64(mnk[0]), constI64(mnk[1]),
                        constI64(mnk[2]), one, pointers[0], leading[0],
                        pointers[1], leading[1], beta, pointers[2],

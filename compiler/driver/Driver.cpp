@@ -13,6 +13,7 @@
 #include "kiln/IR/ElementTypes.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/ModelFile.h"
+#include "kiln/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -159,6 +160,11 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
   mlir::PassManager pm(module.getContext());
   if (options.configurePassManager)
     options.configurePassManager(pm);
+  if (!options.autocast.empty()) {
+    mlir::kiln::AutocastOptions autocast;
+    autocast.dtype = options.autocast;
+    pm.addPass(mlir::kiln::createAutocast(autocast));
+  }
   if (options.target == Target::Cuda) {
     std::string ptxFeature;
     if (!mlir::kiln::isSupportedCudaArch(options.cuda.arch, ptxFeature))

@@ -837,11 +837,15 @@ static HostTensor evaluateCumsum(CumsumOp op, const HostTensor &operand) {
 
 /// Each output element accumulates k = 0..K-1 in order, rounding the
 /// product and then the sum, as a scalar multiply-add loop in the element
-/// type does.
+/// type does. f16 and bf16 operands accumulate in f32 (their products are
+/// exact there) and the sum is rounded once to the result's element type.
 static HostTensor evaluateMatmul(MatmulOp op, const HostTensor &lhs,
                                  const HostTensor &rhs) {
-  HostTensor result(lhs.elementType, resultShape(op));
+  HostTensor result(op.getType().getElementType(), resultShape(op));
   ElementKind kind = lhs.kind();
+  bool half = kind == ElementKind::F16 || kind == ElementKind::BF16;
+  if (half)
+    kind = ElementKind::F32;
   bool isFloat = lhs.isFloat();
   size_t rank = lhs.shape.size();
   int64_t batch = rank == 3 ? lhs.shape[0] : 1;
@@ -864,6 +868,11 @@ static HostTensor evaluateMatmul(MatmulOp op, const HostTensor &lhs,
         }
       }
     }
+  }
+  if (half) {
+    ElementKind resultKind = result.kind();
+    for (double &value : result.f)
+      value = roundToFloat(resultKind, value);
   }
   return result;
 }

@@ -419,7 +419,17 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   }
   shape.push_back(lhs.getDimSize(r - 2));
   shape.push_back(rhs.getDimSize(r - 1));
-  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  Type element = lhs.getElementType();
+  if (TypeAttr resultElement = adaptor.getResultElementTypeAttr()) {
+    if (!resultElement.getValue().isF32() ||
+        !(element.isF16() || element.isBF16()))
+      return emitOptionalError(
+          location, "'kiln.matmul' op ", "result_element_type ",
+          resultElement.getValue(), " is not supported for ", element,
+          " operands: it may only widen f16 or bf16 operands' product to f32");
+    element = resultElement.getValue();
+  }
+  inferred.push_back(RankedTensorType::get(shape, element));
   return success();
 }
 

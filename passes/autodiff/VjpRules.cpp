@@ -645,9 +645,18 @@ static LogicalResult vjpCumsum(CumsumOp op, VjpContext &context) {
 }
 
 /// C = A B: dA = dC B^T, dB = A^T dC (batched: transpose the last two dims).
+/// A product of half-precision operands widened to f32 (result_element_type)
+/// has an f32 cotangent; it is rounded to the operands' type, so the
+/// gradient products are half-precision ones too (accumulating in f32), as
+/// mixed-precision training computes them.
 static LogicalResult vjpMatmul(MatmulOp op, VjpContext &context) {
   RuleBuilder r(context);
   Value g = context.getResultAdjoint(0);
+  RankedTensorType operandType = op.getLhs().getType();
+  if (op.getResultElementType())
+    g = r.cast(RankedTensorType::get(op.getType().getShape(),
+                                     operandType.getElementType()),
+               g);
   SmallVector<int64_t> swap =
       op.getType().getRank() == 2 ? SmallVector<int64_t>{1, 0}
                                   : SmallVector<int64_t>{0, 2, 1};

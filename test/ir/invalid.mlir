@@ -483,6 +483,22 @@ func.func @matmul_dtype(%a: tensor<2x3xf32>, %b: tensor<3x5xf16>) {
 
 // -----
 
+func.func @matmul_widen_f32(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) {
+  // expected-error @+1 {{result_element_type 'f32' is not supported for 'f32' operands: it may only widen f16 or bf16 operands' product to f32}}
+  %0 = kiln.matmul %a, %b : tensor<2x3xf32>, tensor<3x5xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @matmul_widen_to_f64(%a: tensor<2x3xbf16>, %b: tensor<3x5xbf16>) {
+  // expected-error @+1 {{result_element_type 'f64' is not supported for 'bf16' operands}}
+  %0 = kiln.matmul %a, %b : tensor<2x3xbf16>, tensor<3x5xbf16> -> f64
+  return
+}
+
+// -----
+
 func.func @matmul_bool(%a: tensor<2x3xi1>, %b: tensor<3x5xi1>) {
   // expected-error @+1 {{'kiln.matmul' op operand #0 must be statically shaped tensor of}}
   %0 = kiln.matmul %a, %b : tensor<2x3xi1>, tensor<3x5xi1>

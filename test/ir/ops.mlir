@@ -273,6 +273,19 @@ func.func @matmul(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<5x2x3xi32
 
 // -----
 
+// CHECK-LABEL: func.func @matmul_widened
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : tensor<2x3xbf16>, tensor<3x4xbf16> -> f32
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : tensor<2x3xf16>, tensor<3x4xf16>{{$}}
+// GENERIC-LABEL: sym_name = "matmul_widened"
+// GENERIC: "kiln.matmul"(%{{.+}}, %{{.+}}) <{result_element_type = f32}> : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xf32>
+func.func @matmul_widened(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>, %c: tensor<2x3xf16>, %d: tensor<3x4xf16>) -> (tensor<2x4xf32>, tensor<2x4xf16>) {
+  %0 = kiln.matmul %a, %b : tensor<2x3xbf16>, tensor<3x4xbf16> -> f32
+  %1 = kiln.matmul %c, %d : tensor<2x3xf16>, tensor<3x4xf16>
+  return %0, %1 : tensor<2x4xf32>, tensor<2x4xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gather
 // CHECK-SAME: (%[[T:.+]]: tensor<10x4xf16>, %[[I:.+]]: tensor<2x3xi32>, %[[J:.+]]: tensor<i64>)
 // CHECK: kiln.gather %[[T]], %[[I]] : tensor<10x4xf16>, tensor<2x3xi32>

@@ -129,6 +129,14 @@ func.func @shapes(%a: tensor<2x3xf32>, %idx: tensor<2xi32>) -> (tensor<3x2xf32>,
   return %t, %s, %c, %i, %r, %b, %m, %eq, %sel, %cast, %g, %mm : tensor<3x2xf32>, tensor<2x1xf32>, tensor<4x3xf32>, tensor<2x3xi64>, tensor<6xf32>, tensor<4x2x3xf32>, tensor<3xf32>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<2x2xf32>
 }
 
+// An element-type attribute: a product of bf16 operands widened to f32.
+// CHECK-LABEL: func.func @widened_product
+// CHECK: kiln.matmul %arg0, %arg1 : tensor<2x3xbf16>, tensor<3x2xbf16> -> f32
+func.func @widened_product(%a: tensor<2x3xbf16>, %b: tensor<3x2xbf16>) -> tensor<2x2xf32> {
+  %mm = kiln.matmul %a, %b : tensor<2x3xbf16>, tensor<3x2xbf16> -> f32
+  return %mm : tensor<2x2xf32>
+}
+
 // The math functions, sign, rem, the bitwise ops, and argmax/argmin/cumsum
 // with and without their unit attributes.
 // CHECK-LABEL: func.func @math_logic_scans

@@ -5,7 +5,7 @@
 //                                        [-O0..3] [--no-fusion]
 //                                        [--target=cpu|cuda] [--cuda-arch=sm_XX]
 //                                        [--no-dnnl] [--no-parallel]
-//                                        [--memory-report]
+//                                        [--memory-report] [--autocast=bf16|f16]
 //
 // Only options and files: the options are parsed, the input is read (MLIR
 // text or a .kfb model file, recognized by its file identifier whatever its
@@ -109,6 +109,14 @@ cl::opt<bool> noParallel(
     cl::init(false),
     cl::cat(compileCategory));
 
+cl::opt<std::string> autocast(
+    "autocast",
+    cl::desc("Mixed precision: run f32 matrix products with bf16 or f16 "
+             "operands and f32 accumulation (kiln-autocast); everything "
+             "else stays f32"),
+    cl::value_desc("bf16|f16"), cl::init(""),
+    cl::cat(compileCategory));
+
 cl::opt<bool> memoryReport(
     "memory-report",
     cl::desc("Print, per function, the bytes of its intermediate buffers "
@@ -178,6 +186,12 @@ int checkOptions() {
                       "sm_90)");
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
+  if (!autocast.empty() && autocast != "bf16" && autocast != "f16")
+    return usageError("unknown --autocast dtype '" + autocast +
+                      "' (supported: bf16, f16)");
+  if (!autocast.empty() && emit == EmitKind::Kfb)
+    return usageError("--autocast applies to compiled code; --emit=kfb "
+                      "stores the program as it is");
   if (optLevel > 3)
     return usageError("-O" + Twine(optLevel) + " is not a level (0-3)");
   if (outputPath().empty())
@@ -198,6 +212,7 @@ kiln::CompileOptions compileOptions() {
   options.cuda.arch = cudaArch;
   options.cuda.fuse = !noFusion;
   options.cuda.memoryReport = memoryReport;
+  options.autocast = autocast;
   options.configurePassManager = [](mlir::PassManager &pm) {
     (void)mlir::applyPassManagerCLOptions(pm);
   };

@@ -687,6 +687,17 @@ mlir::Attribute ModelChecker::checkAttribute(kfb::AttributeValue kind,
   case kfb::AttributeValue::FunctionTypeAttr:
     return checkFunctionType(*static_cast<const kfb::FunctionTypeAttr *>(value),
                              loc, detail);
+  case kfb::AttributeValue::ElementTypeAttr: {
+    const auto &attr = *static_cast<const kfb::ElementTypeAttr *>(value);
+    mlir::Type type = toMlirType(attr.dtype(), context);
+    if (!type) {
+      fail(loc, detail,
+           "unknown dtype " + llvm::Twine(static_cast<unsigned>(attr.dtype())) +
+               " (expected " + describeDTypes() + ")");
+      return {};
+    }
+    return mlir::TypeAttr::get(type);
+  }
   case kfb::AttributeValue::FlatSymbolRefAttr: {
     const auto &attr = *static_cast<const kfb::FlatSymbolRefAttr *>(value);
     if (!claim(attr.name(), loc, detail))

@@ -433,10 +433,16 @@ Offset<void> ModelWriter::writeAttribute(mlir::Attribute attribute,
     return offset.Union();
   }
   if (auto typeAttr = llvm::dyn_cast<mlir::TypeAttr>(attribute)) {
+    if (std::optional<kfb::DType> dtype =
+            modelfile::toDType(typeAttr.getValue())) {
+      kind = kfb::AttributeValue::ElementTypeAttr;
+      return kfb::CreateElementTypeAttr(builder, *dtype).Union();
+    }
     auto function = llvm::dyn_cast<mlir::FunctionType>(typeAttr.getValue());
     if (!function) {
       fail("type attribute " + shortText(attribute) +
-           " cannot be stored (type attributes hold function types)");
+           " cannot be stored (type attributes hold element types or "
+           "function types)");
       return {};
     }
     auto inputs = writeTensorTypes(function.getInputs());

@@ -906,17 +906,35 @@ def Kiln_MatmulOp : Kiln_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let description = [{
     result[b, m, n] = sum over k of lhs[b, m, k] * rhs[b, k, n]. Both
     operands have rank 2, or both rank 3 with equal batch sizes, and one
-    element type, which the result keeps. Integers wrap around; floats
+    element type, which the result keeps. Integers wrap around; f32 and f64
     accumulate in the element type in an order that is not fixed (a GEMM
     library may block the sum), so results may differ by rounding.
 
+    f16 and bf16 operands are multiplied exactly and accumulated in f32,
+    as GEMM libraries and tensor cores do; the f32 sum is rounded once to
+    the result. With `result_element_type = f32` that rounding is skipped
+    and the result is the f32 sum: the product that mixed precision wants
+    (half-precision operands, an f32 result to add, normalize and
+    differentiate in f32).
+
     ```mlir
     %y = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
+    %z = kiln.matmul %a, %b : tensor<8x16xbf16>, tensor<16x4xbf16> -> f32
     ```
   }];
-  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs);
+  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs,
+                   OptionalAttr<TypeAttr>:$result_element_type);
   let results = (outs Kiln_NumericTensor:$result);
-  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
+    (`->` $result_element_type^)?
+  }];
+  let builders = [
+    OpBuilder<(ins "Value":$lhs, "Value":$rhs),
+      [{ build($_builder, $_state, lhs, rhs, TypeAttr()); }]>,
+    OpBuilder<(ins "Type":$result, "Value":$lhs, "Value":$rhs),
+      [{ build($_builder, $_state, result, lhs, rhs, TypeAttr()); }]>
+  ];
 }
 
 def Kiln_ConvOp : Kiln_Op<"conv", [Pure, InferTypeOpAdaptor]> {

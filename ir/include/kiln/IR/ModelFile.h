@@ -37,7 +37,7 @@ namespace kiln {
 /// of their major version, because minor versions only add fields an older
 /// reader may ignore, and refuse every other major version.
 constexpr uint16_t kModelFileVersionMajor = 1;
-constexpr uint16_t kModelFileVersionMinor = 0;
+constexpr uint16_t kModelFileVersionMinor = 1;
 
 /// The four bytes at offset 4 of every .kfb file (the FlatBuffers file
 /// identifier), by which tools tell a .kfb file from MLIR text.

@@ -63,6 +63,39 @@ def Grad : Pass<"kiln-grad", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def Autocast : Pass<"kiln-autocast", "mlir::ModuleOp"> {
+  let summary = "Run matrix products in bf16 or f16 with f32 accumulation "
+                "(mixed precision as a policy, like PyTorch's autocast)";
+  let description = [{
+    Every `kiln.matmul` of f32 operands becomes a product of its operands
+    cast to `dtype`, accumulated in f32 with an f32 result
+    (`result_element_type = f32`). Everything else stays as it is: the ops
+    that autocast keeps in f32 (softmax, normalization, reductions, losses,
+    the optimizer update) and the f32 parameters, which remain the master
+    weights an update writes. An operand that is itself a widening cast
+    from `dtype` is used directly; every other value is cast once per
+    function, right after its definition (for a block argument, such as a
+    loop's carried value, at the start of its block).
+
+    ```
+    kiln-opt --kiln-autocast="dtype=bf16" train_step.mlir
+    ```
+
+    Run after `kiln-grad`, the backward products are cast too. bf16
+    products run on oneDNN's bf16 GEMM on CPU (AVX-512 BF16 where the host
+    has it); f16 suits the CUDA backend, and f16 training needs loss
+    scaling. Convolutions stay f32 (the backends compile them in f32 and
+    f64 only).
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"bf16\"",
+           "The element type of the products' operands: bf16 or f16">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "Cast only in this function (default: every function)">,
+  ];
+  let dependentDialects = ["mlir::kiln::KilnDialect"];
+}
+
 def DataParallel : Pass<"kiln-data-parallel", "mlir::ModuleOp"> {
   let summary = "Rewrite a single-device function into its data-parallel "
                 "SPMD form (DDP as a program transformation)";

@@ -1,0 +1,99 @@
+//===- Autocast.cpp - Matrix products in half precision -------------------===//
+//
+// kiln-autocast: mixed precision as a policy over an f32 program, the way
+// PyTorch's autocast keeps lists of ops to run in lower precision and ops
+// to keep in f32. The lower-precision list is the matrix products: every
+// kiln.matmul of f32 operands becomes a product of bf16 (or f16) operands
+// accumulated in f32 with an f32 result (result_element_type = f32), so
+// the values around it - and everything numerically sensitive, such as
+// softmax, normalization, reductions, losses and the optimizer update -
+// stay f32, and the weights the program updates stay f32 master copies.
+//
+// Run after kiln-grad, the backward pass's products are cast too; run
+// before it, kiln-grad's rule for a widened product makes them half-
+// precision products as well.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Passes.h"
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_AUTOCAST
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+/// `value` (an f32 tensor) in `element`: the source of a cast from
+/// `element` where `value` is one (widening was exact, so narrowing it again
+/// gives the source back), otherwise one kiln.cast per value and function,
+/// placed right after the value's definition (at the start of the block of
+/// a block argument) so every product can use it.
+static Value castOperand(OpBuilder &builder, Value value, Type element,
+                         DenseMap<Value, Value> &casts) {
+  if (auto cast = value.getDefiningOp<CastOp>())
+    if (cast.getOperand().getType().getElementType() == element)
+      return cast.getOperand();
+  Value &narrow = casts[value];
+  if (narrow)
+    return narrow;
+  OpBuilder::InsertionGuard guard(builder);
+  if (Operation *definition = value.getDefiningOp())
+    builder.setInsertionPointAfter(definition);
+  else
+    builder.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
+  auto type = cast<RankedTensorType>(value.getType());
+  narrow = builder.create<CastOp>(value.getLoc(), type.clone(element), value);
+  return narrow;
+}
+
+namespace {
+struct AutocastPass : mlir::kiln::impl::AutocastBase<AutocastPass> {
+  using AutocastBase::AutocastBase;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    Type element;
+    if (dtype == "bf16")
+      element = BFloat16Type::get(context);
+    else if (dtype == "f16")
+      element = Float16Type::get(context);
+    else {
+      getOperation().emitError()
+          << "kiln-autocast: unknown dtype '" << dtype
+          << "' (expected bf16 or f16)";
+      return signalPassFailure();
+    }
+    OpBuilder builder(context);
+    Type f32 = Float32Type::get(context);
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      if (function.isDeclaration() ||
+          (!functionName.empty() && function.getSymName() != functionName))
+        continue;
+      DenseMap<Value, Value> casts;
+      SmallVector<MatmulOp> products;
+      function.walk([&](MatmulOp op) {
+        if (!op.getResultElementType() &&
+            op.getLhs().getType().getElementType().isF32())
+          products.push_back(op);
+      });
+      for (MatmulOp op : products) {
+        Value lhs = castOperand(builder, op.getLhs(), element, casts);
+        Value rhs = castOperand(builder, op.getRhs(), element, casts);
+        builder.setInsertionPoint(op);
+        auto product = builder.create<MatmulOp>(op.getLoc(), lhs, rhs,
+                                                TypeAttr::get(f32));
+        op.replaceAllUsesWith(product.getResult());
+        op.erase();
+      }
+    }
+  }
+};
+} // namespace
