@@ -100,8 +100,13 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
                      "communicator (JitOptions::comm)");
     partitionForRanks(*module, traced.name(), options);
   }
+  if (!options.autocast.empty() && options.autocast != "bf16" &&
+      options.autocast != "f16")
+    throw JitError("'" + traced.name() + "': unknown autocast dtype '" +
+                   options.autocast + "' (supported: bf16, f16)");
   CompileOptions compileOptions;
   compileOptions.cpu.optLevel = options.optLevel;
+  compileOptions.autocast = options.autocast;
   CompiledFunction compiled;
   compiled.name_ = traced.name();
   compiled.comm_ = options.comm;

@@ -33,6 +33,7 @@
 // Usage: train_digits [--data DIR | --synthetic F] [--hidden W1,W2,...]
 //                     [--steps N] [--lr X] [--batch B]
 //                     [--optimizer sgd|momentum|adam] [--dtype f32|f64]
+//                     [--autocast bf16|f16]
 //                     [--comm mpi [--zero 1|2|3]] [--out DIR]
 //                     [--min-accuracy A | --no-accuracy]
 // --out DIR receives init_*.npy, final_*.npy (the trained parameters w1,
@@ -83,6 +84,7 @@ struct Options {
   bool accuracy = true;
   bool mpi = false;
   int zero = 0;
+  std::string autocast; // "bf16" or "f16": mixed precision; empty: off
 };
 
 [[noreturn]] void die(const std::string &message) {
@@ -151,7 +153,11 @@ Options parseOptions(int argc, char **argv) {
         die("--comm must be mpi or none");
       o.mpi = comm == "mpi";
     }
-    else if (arg == "--dtype") {
+    else if (arg == "--autocast") {
+      o.autocast = value();
+      if (o.autocast != "bf16" && o.autocast != "f16")
+        die("--autocast must be bf16 or f16");
+    } else if (arg == "--dtype") {
       std::string d = value();
       if (d != "f32" && d != "f64")
         die("--dtype must be f32 or f64");
@@ -160,7 +166,8 @@ Options parseOptions(int argc, char **argv) {
       std::printf("usage: train_digits [--data DIR | --synthetic F] "
                   "[--hidden W1,W2,...] [--steps N] [--lr X] "
                   "[--batch B] [--optimizer sgd|momentum|adam] "
-                  "[--dtype f32|f64] [--comm mpi [--zero 1|2|3]] [--out DIR] "
+                  "[--dtype f32|f64] [--autocast bf16|f16] "
+                  "[--comm mpi [--zero 1|2|3]] [--out DIR] "
                   "[--min-accuracy A | --no-accuracy]\n");
       std::exit(0);
     } else
@@ -186,6 +193,9 @@ Options parseOptions(int argc, char **argv) {
         "(3)");
   if (!o.accuracy && o.minAccuracy > 0)
     die("--min-accuracy needs the accuracy that --no-accuracy skips");
+  if (!o.autocast.empty() && o.dtype != DType::F32)
+    die("--autocast runs an f32 model's matrix products in half precision; "
+        "it does not apply to --dtype f64");
   if (o.lr == 0)
     o.lr = o.optimizer == "sgd"        ? 0.3
            : o.optimizer == "momentum" ? 0.05
@@ -374,6 +384,7 @@ int main(int argc, char **argv) {
   const int xArg = numParams, firstStateArg = numParams + 2,
             firstStateResult = numParams + 1;
   JitOptions stepOptions;
+  stepOptions.autocast = o.autocast;
   if (comm) {
     stepOptions.comm = comm;
     stepOptions.batchArgs = {xArg, xArg + 1};

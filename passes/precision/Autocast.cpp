@@ -41,16 +41,30 @@ static Value castOperand(OpBuilder &builder, Value value, Type element,
   if (auto cast = value.getDefiningOp<CastOp>())
     if (cast.getOperand().getType().getElementType() == element)
       return cast.getOperand();
-  Value &narrow = casts[value];
-  if (narrow)
+  if (Value narrow = casts.lookup(value))
     return narrow;
   OpBuilder::InsertionGuard guard(builder);
-  if (Operation *definition = value.getDefiningOp())
-    builder.setInsertionPointAfter(definition);
-  else
-    builder.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
   auto type = cast<RankedTensorType>(value.getType());
-  narrow = builder.create<CastOp>(value.getLoc(), type.clone(element), value);
+  Value narrow;
+  if (auto transpose = value.getDefiningOp<TransposeOp>()) {
+    // Cast the source and transpose the half-precision copy: the source's
+    // cast is usually there already (a weight read by the forward product
+    // and transposed for the backward one), the transposed copy moves half
+    // the bytes, and a transpose of a product's operand folds into the
+    // GEMM's transpose flag where a cast after it would not.
+    Value source =
+        castOperand(builder, transpose.getOperand(), element, casts);
+    builder.setInsertionPointAfter(transpose);
+    narrow = builder.create<TransposeOp>(transpose.getLoc(), source,
+                                         transpose.getPermutation());
+  } else {
+    if (Operation *definition = value.getDefiningOp())
+      builder.setInsertionPointAfter(definition);
+    else
+      builder.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
+    narrow = builder.create<CastOp>(value.getLoc(), type.clone(element), value);
+  }
+  casts[value] = narrow;
   return narrow;
 }
 

@@ -73,3 +73,24 @@ func.func @loop(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
   }
   return %r#0 : tensor<8x8xf32>
 }
+
+// -----
+
+// A transposed operand is the transpose of the source's cast, which the
+// forward product already made.
+// CHECK-LABEL: func.func @transposed
+// CHECK-SAME: (%[[X:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<16x32xf32>, %[[G:.+]]: tensor<8x32xf32>)
+// CHECK-DAG: %[[WH:.+]] = kiln.cast %[[W]] : tensor<16x32xf32> to tensor<16x32xbf16>
+// CHECK-DAG: %[[GH:.+]] = kiln.cast %[[G]] : tensor<8x32xf32> to tensor<8x32xbf16>
+// CHECK-DAG: %[[XH:.+]] = kiln.cast %[[X]] : tensor<8x16xf32> to tensor<8x16xbf16>
+// CHECK: %[[WT:.+]] = kiln.transpose %[[W]], permutation = [1, 0]
+// CHECK: %[[WTH:.+]] = kiln.transpose %[[WH]], permutation = [1, 0] : tensor<16x32xbf16>
+// CHECK-NOT: kiln.cast
+// CHECK: kiln.matmul %[[XH]], %[[WH]] : tensor<8x16xbf16>, tensor<16x32xbf16> -> f32
+// CHECK: kiln.matmul %[[GH]], %[[WTH]] : tensor<8x32xbf16>, tensor<32x16xbf16> -> f32
+func.func @transposed(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %g: tensor<8x32xf32>) -> (tensor<8x32xf32>, tensor<8x16xf32>) {
+  %wt = kiln.transpose %w, permutation = [1, 0] : tensor<16x32xf32>
+  %y = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x32xf32>
+  %dx = kiln.matmul %g, %wt : tensor<8x32xf32>, tensor<32x16xf32>
+  return %y, %dx : tensor<8x32xf32>, tensor<8x16xf32>
+}

@@ -490,9 +490,10 @@ void kiln::python::bindJit(py::module_ &m) {
          std::shared_ptr<Communicator> comm, std::vector<int> batchArgs,
          double bucketMb, bool overlap, int zeroStage,
          std::vector<std::pair<int, std::vector<int64_t>>> shardedArgs,
-         std::vector<int> shardedResults) {
+         std::vector<int> shardedResults, std::string autocast) {
         JitOptions options;
         options.optLevel = optLevel;
+        options.autocast = std::move(autocast);
         options.comm = comm ? comm->get() : nullptr;
         options.batchArgs = std::move(batchArgs);
         options.bucketMb = bucketMb;
@@ -519,11 +520,13 @@ void kiln::python::bindJit(py::module_ &m) {
       py::arg("sharded_args") =
           std::vector<std::pair<int, std::vector<int64_t>>>(),
       py::arg("sharded_results") = std::vector<int>(),
+      py::arg("autocast") = std::string(),
       "Compiles a traced function; with comm and batch_args (positions of "
       "the traced inputs), rewritten for data parallelism over comm's "
       "ranks, and with zero_stage for ZeRO: sharded_args are (position, "
       "whole shape) of the inputs passed as blocks, sharded_results the "
-      "outputs returned as blocks (JitOptions in kiln/Jit.h).");
+      "outputs returned as blocks, and autocast (\"bf16\", \"f16\" or \"\") "
+      "the mixed-precision policy (JitOptions in kiln/Jit.h).");
 
   py::class_<Dispatcher>(m, "Dispatcher")
       .def(py::init<py::object>())

@@ -84,6 +84,12 @@ struct JitOptions {
   /// LLVM optimization level, 0 to 3.
   unsigned optLevel = 2;
 
+  /// Mixed precision (kiln-autocast): "bf16" or "f16" runs the f32 matrix
+  /// products, forward and backward, with operands in that type and f32
+  /// accumulation; everything else, the parameters included, stays f32.
+  /// Empty: the traced types as they are.
+  std::string autocast;
+
   /// The communicator every call runs on (from kiln_comm_create_mpi; not
   /// owned, and it must outlive the functions): needed by programs with
   /// collectives and by data parallelism. NULL: a run of one process.

@@ -167,6 +167,11 @@ class jit:
     flags, callables); their values are part of the signature and must be
     hashable. opt_level: LLVM's optimization level (0 to 3).
 
+    Mixed precision, as torch.autocast does it: autocast="bf16" (or "f16")
+    runs the f32 matrix products, forward and backward, with operands in
+    that type and f32 accumulation (kiln-autocast); inputs, outputs,
+    parameters and everything else stay f32.
+
     Data parallelism, as PyTorch's DDP does it: with comm (from
     kiln.distributed.mpi(), in a program started by mpirun -n N) and
     batch_argnums, every array of those arguments is this rank's block of
@@ -183,7 +188,7 @@ class jit:
 
     def __init__(self, fun, static_argnums=(), name=None, opt_level=2, *,
                  comm=None, batch_argnums=(), bucket_mb=25.0, overlap=True,
-                 zero=0, shard_outnums=()):
+                 zero=0, shard_outnums=(), autocast=None):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
                             f"{type(fun).__name__}")
@@ -217,6 +222,10 @@ class jit:
         self._parallel = dict(bucket_mb=float(bucket_mb), overlap=bool(overlap))
         self._name = _symbol(name or getattr(fun, "__name__", "fn"))
         self._opt_level = opt_level
+        if autocast not in (None, "bf16", "f16"):
+            fail(f"kiln.jit: autocast is 'bf16' or 'f16' (None: off), not "
+                 f"{autocast!r}", ValueError)
+        self._autocast = autocast or ""
         self._cache = {}
         self._dispatch = _kiln.Dispatcher(_MISS)
         self.last_trace_seconds = 0.0
@@ -368,7 +377,8 @@ class jit:
             blocks = (self._block_results(traced, out_def) if self._zero
                       else None)
             if self._comm is None:
-                compiled = _kiln.compile(traced, self._opt_level)
+                compiled = _kiln.compile(traced, self._opt_level,
+                                         autocast=self._autocast)
             else:
                 sharded = [(i, list(spec[1])) for i, spec in enumerate(key[2])
                            if len(spec) == 3]
@@ -377,7 +387,7 @@ class jit:
                     batch_args=self._batch_leaves(key[0], len(key[1])),
                     zero_stage=self._zero, sharded_args=sharded,
                     sharded_results=[i for i, _ in blocks or ()],
-                    **self._parallel)
+                    autocast=self._autocast, **self._parallel)
             entry = self._cache[key] = _Entry(compiled, out_def, seconds,
                                               self._comm, blocks)
             self.last_trace_seconds = seconds

@@ -75,7 +75,10 @@ def Autocast : Pass<"kiln-autocast", "mlir::ModuleOp"> {
     weights an update writes. An operand that is itself a widening cast
     from `dtype` is used directly; every other value is cast once per
     function, right after its definition (for a block argument, such as a
-    loop's carried value, at the start of its block).
+    loop's carried value, at the start of its block). A transposed operand
+    is the transpose of its source's cast, so a weight is cast once for its
+    forward and backward products and the transpose still folds into the
+    GEMM.
 
     ```
     kiln-opt --kiln-autocast="dtype=bf16" train_step.mlir
