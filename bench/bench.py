@@ -85,9 +85,11 @@ class Kiln:
                 f.write(text)
         return path
 
-    def compile(self, source, fusion):
-        out = source.rsplit(".mlir", 1)[0] + ("" if fusion else ".nofusion") + ".kmod"
-        args = [source, "-o", out] + ([] if fusion else ["--no-fusion"])
+    def compile(self, source, fusion, autocast=None):
+        suffix = ("" if fusion else ".nofusion") + (f".{autocast}" if autocast else "")
+        out = source.rsplit(".mlir", 1)[0] + suffix + ".kmod"
+        args = [source, "-o", out] + ([] if fusion else ["--no-fusion"]) + \
+            ([f"--autocast={autocast}"] if autocast else [])
         start = time.perf_counter()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.tool("kiln-compile", *args)
@@ -297,24 +299,32 @@ def main():
             paths.append(p)
 
         source = kiln.source(wl)
-        fused_variants = [True, False] if wl.name in (
-            "mlp_train", "transformer", "rnn_grad", "while_solver") and \
-            not args.fused_only else [True]
+        # (fusion, autocast dtype): kiln as it is, without fusion, and with
+        # mixed precision where the workload has a tolerance for it.
+        variants = [(True, None)]
+        if wl.name in ("mlp_train", "transformer", "rnn_grad",
+                       "while_solver") and not args.fused_only:
+            variants.append((False, None))
+        if getattr(wl, "autocast", False):
+            variants.append((True, "bf16"))
+            expected_bf16 = wl.reference(ins, autocast=True)
         kiln_time = None
-        for fusion in fused_variants:
-            label = "kiln" if fusion else "kiln --no-fusion"
+        for fusion, autocast in variants:
+            label = ("kiln" if fusion else "kiln --no-fusion") + \
+                (f" --autocast={autocast}" if autocast else "")
             try:
-                module, ctime = kiln.compile(source, fusion)
-                if fusion:
+                module, ctime = kiln.compile(source, fusion, autocast)
+                if fusion and not autocast:
                     compile_times[wl.name] = ctime
                     memory += [(wl.title, *plan) for plan in kiln.memory_plan(source)
                                if plan[0] == wl.function]
-                out_dir = os.path.join(work, f"{wl.name}.out{'' if fusion else '.nf'}")
+                out_dir = os.path.join(work, f"{wl.name}.out{'' if fusion else '.nf'}"
+                                       f"{'.' + autocast if autocast else ''}")
                 # The first call's outputs are checked; its 3 timed repeats
                 # are used only if they agree, and only if a longer run would
                 # not fit the time budget.
                 outs, (seconds, fastest) = kiln.run(module, wl, paths, out_dir, 3)
-                err, ok = check(wl, outs, expected, ins)
+                err, ok = check(wl, outs, expected_bf16 if autocast else expected, ins)
                 if not ok:
                     failures.append(f"{label} {wl.name}: max rel. error {err:.2e}")
                     report.add(title, label, None, note=f"WRONG (max rel. error {err:.2e})")
@@ -328,7 +338,7 @@ def main():
                 continue
             report.add(title, label, seconds, note=f"err {err:.1e}; min {fmt_time(fastest)}")
             report.fastest[(title, label)] = fastest
-            if fusion:
+            if fusion and not autocast:
                 kiln_time = seconds
             print(f"   {label}: {fmt_time(seconds)} (err {err:.1e})", flush=True)
 
@@ -531,6 +541,16 @@ def goals(report, wls):
                              f"GFLOP/s){fastest} | {status(d / k >= 0.9)} |")
             else:
                 lines.append(f"| (8) {w.title} >= 90% of oneDNN | no measurement | n/a |")
+    for w in wls:
+        if getattr(w, "autocast", False):
+            k = t(w.title, "kiln")
+            b = t(w.title, "kiln --autocast=bf16")
+            if k and b:
+                lines.append(f"| (9) {w.title}: bf16 autocast >= 1.6x faster than "
+                             f"kiln f32 | {k / b:.2f}x | {status(k / b >= 1.6)} |")
+            else:
+                lines.append(f"| (9) {w.title}: bf16 autocast >= 1.6x faster than "
+                             f"kiln f32 | no measurement | n/a |")
     number = {"mlp_train": 3, "transformer": 4, "rnn_grad": 5, "while_solver": 6}
     for w in wls:
         if w.name not in number:
