@@ -10,6 +10,7 @@
 // RUN: kiln-opt %s --kiln-grad="function=counted" | FileCheck %s --check-prefix=INT
 // RUN: kiln-opt %s --kiln-grad="function=scan wrt=0" | FileCheck %s --check-prefix=LOOP
 // RUN: kiln-opt %s --kiln-grad="function=halve wrt=0" | FileCheck %s --check-prefix=WHILE
+// RUN: kiln-opt %s --kiln-grad="function=widened" | FileCheck %s --check-prefix=WIDENED
 // RUN: kiln-opt %s --kiln-grad="function=scan wrt=0 checkpoint-every=2" | FileCheck %s --check-prefix=CKPT
 // RUN: kiln-opt %s --kiln-grad="function=running_total" | FileCheck %s --check-prefix=SCAN
 // RUN: kiln-opt %s --kiln-grad="function=pool_max" | FileCheck %s --check-prefix=POOLMAX
@@ -350,4 +351,21 @@ func.func private @sine_squared(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @calls(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = func.call @sine_squared(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// A product of bf16 operands widened to f32: the f32 cotangent is rounded
+// to bf16, and the gradient products are bf16 products (accumulating in
+// f32) whose results are the operands' gradients, in bf16.
+// WIDENED-LABEL: func.func @widened_grad(
+// WIDENED-SAME:      %[[A:.*]]: tensor<2x3xbf16>, %[[B:.*]]: tensor<3x4xbf16>, %[[DY:.*]]: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x3xbf16>, tensor<3x4xbf16>)
+// WIDENED:         %[[Y:.*]] = kiln.matmul %[[A]], %[[B]] : tensor<2x3xbf16>, tensor<3x4xbf16> -> f32
+// WIDENED:         %[[G:.*]] = kiln.cast %[[DY]] : tensor<2x4xf32> to tensor<2x4xbf16>
+// WIDENED:         %[[BT:.*]] = kiln.transpose %[[B]], permutation = [1, 0]
+// WIDENED:         %[[DA:.*]] = kiln.matmul %[[G]], %[[BT]] : tensor<2x4xbf16>, tensor<4x3xbf16>{{$}}
+// WIDENED:         %[[AT:.*]] = kiln.transpose %[[A]], permutation = [1, 0]
+// WIDENED:         %[[DB:.*]] = kiln.matmul %[[AT]], %[[G]] : tensor<3x2xbf16>, tensor<2x4xbf16>{{$}}
+// WIDENED:         return %[[Y]], %[[DA]], %[[DB]]
+func.func @widened(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x4xf32> {
+  %0 = kiln.matmul %a, %b : tensor<2x3xbf16>, tensor<3x4xbf16> -> f32
+  return %0 : tensor<2x4xf32>
 }
