@@ -33,7 +33,7 @@
 // Usage: train_digits [--data DIR | --synthetic F] [--hidden W1,W2,...]
 //                     [--steps N] [--lr X] [--batch B]
 //                     [--optimizer sgd|momentum|adam] [--dtype f32|f64]
-//                     [--autocast bf16|f16]
+//                     [--autocast bf16|f16] [--loss-scaling [--init-scale S]]
 //                     [--comm mpi [--zero 1|2|3]] [--out DIR]
 //                     [--min-accuracy A | --no-accuracy]
 // --out DIR receives init_*.npy, final_*.npy (the trained parameters w1,
@@ -85,6 +85,8 @@ struct Options {
   bool mpi = false;
   int zero = 0;
   std::string autocast; // "bf16" or "f16": mixed precision; empty: off
+  bool lossScaling = false; // dynamic loss scaling (optim::LossScaler)
+  double initScale = 65536;  // its first scale
 };
 
 [[noreturn]] void die(const std::string &message) {
@@ -153,6 +155,10 @@ Options parseOptions(int argc, char **argv) {
         die("--comm must be mpi or none");
       o.mpi = comm == "mpi";
     }
+    else if (arg == "--loss-scaling")
+      o.lossScaling = true;
+    else if (arg == "--init-scale")
+      o.initScale = number(arg, value(), /*real=*/true);
     else if (arg == "--autocast") {
       o.autocast = value();
       if (o.autocast != "bf16" && o.autocast != "f16")
@@ -167,6 +173,7 @@ Options parseOptions(int argc, char **argv) {
                   "[--hidden W1,W2,...] [--steps N] [--lr X] "
                   "[--batch B] [--optimizer sgd|momentum|adam] "
                   "[--dtype f32|f64] [--autocast bf16|f16] "
+                  "[--loss-scaling [--init-scale S]] "
                   "[--comm mpi [--zero 1|2|3]] [--out DIR] "
                   "[--min-accuracy A | --no-accuracy]\n");
       std::exit(0);
@@ -193,6 +200,9 @@ Options parseOptions(int argc, char **argv) {
         "(3)");
   if (!o.accuracy && o.minAccuracy > 0)
     die("--min-accuracy needs the accuracy that --no-accuracy skips");
+  if (o.lossScaling && o.mpi)
+    die("--loss-scaling trains in one process (the scaler's inf/NaN check "
+        "is not part of the data-parallel rewrite yet)");
   if (!o.autocast.empty() && o.dtype != DType::F32)
     die("--autocast runs an f32 model's matrix products in half precision; "
         "it does not apply to --dtype f64");
@@ -433,14 +443,46 @@ int main(int argc, char **argv) {
       params[k] = shardBlock(params[k], rank, ranks);
   std::vector<int> wrt(numParams);
   std::iota(wrt.begin(), wrt.end(), 0);
+  // With --loss-scaling the step also takes and returns the scaler's state
+  // (scale, growth tracker) after the optimizer's, and returns whether it
+  // skipped the update last.
+  optim::LossScaler scaler(o.initScale);
+  const size_t numState = state.size();
+  std::vector<Array> scalerState;
+  if (o.lossScaling) {
+    scalerState.push_back(Array::from(
+        DType::F32, {}, std::vector<float>{float(scaler.initScale)}));
+    scalerState.emplace_back(DType::I64, std::vector<int64_t>{});
+  }
   JitFunction step = jit("train_step", [&](const Tensors &a) {
+    const int firstScalerArg = firstStateArg + static_cast<int>(numState);
+    Tensors scalerArgs(a.begin() + firstScalerArg, a.end());
     Tensors vg = value_and_grad(
-        [&](const Tensors &args) { return loss(args, layers); }, wrt)(a);
+        [&](const Tensors &args) {
+          Tensor l = loss(args, layers);
+          if (!o.lossScaling)
+            return l;
+          return scaler.scale(l, Tensors(args.begin() + firstScalerArg,
+                                         args.end()));
+        },
+        wrt)(a);
     Tensors params(a.begin(), a.begin() + numParams),
-        grads(vg.begin() + 1, vg.end()), state(a.begin() + firstStateArg,
-                                               a.end());
+        grads(vg.begin() + 1, vg.end()),
+        state(a.begin() + firstStateArg, a.begin() + firstScalerArg);
+    Tensors out;
+    if (o.lossScaling) {
+      optim::ScaledUpdate update =
+          scaler.step(*optimizer, params, grads, state, scalerArgs);
+      out = {div(vg[0], scalerArgs[0]).named("loss")};
+      out.insert(out.end(), update.params.begin(), update.params.end());
+      out.insert(out.end(), update.state.begin(), update.state.end());
+      out.insert(out.end(), update.scalerState.begin(),
+                 update.scalerState.end());
+      out.push_back(update.skipped);
+      return out;
+    }
     optim::Update update = optimizer->step(params, grads, state);
-    Tensors out = {vg[0].named("loss")};
+    out = {vg[0].named("loss")};
     out.insert(out.end(), update.params.begin(), update.params.end());
     out.insert(out.end(), update.state.begin(), update.state.end());
     return out;
@@ -451,6 +493,7 @@ int main(int argc, char **argv) {
 
   std::vector<double> losses;
   std::vector<double> stepSeconds;
+  int skippedSteps = 0;
   const int64_t block = o.batch / ranks;
   std::vector<int64_t> batchRows(block);
   for (int k = 0; k < o.steps; ++k) {
@@ -461,6 +504,7 @@ int main(int argc, char **argv) {
     args.push_back(inputsOf(batchRows));
     args.push_back(onehotOf(batchRows));
     args.insert(args.end(), state.begin(), state.end());
+    args.insert(args.end(), scalerState.begin(), scalerState.end());
     auto start = std::chrono::steady_clock::now();
     std::vector<Array> out = step(args);
     double seconds = std::chrono::duration<double>(
@@ -470,7 +514,13 @@ int main(int argc, char **argv) {
       stepSeconds.push_back(seconds);
     losses.push_back(out[0].at(0));
     params.assign(out.begin() + 1, out.begin() + 1 + numParams);
-    state.assign(out.begin() + 1 + numParams, out.end());
+    state.assign(out.begin() + 1 + numParams,
+                 out.begin() + 1 + numParams + numState);
+    if (o.lossScaling) {
+      scalerState.assign(out.begin() + 1 + numParams + numState,
+                         out.begin() + 3 + numParams + numState);
+      skippedSteps += out.back().at(0) != 0;
+    }
     if (leader && (k % 100 == 0 || k + 1 == o.steps))
       std::printf("step %4d  loss %.6f\n", k, losses.back());
   }
@@ -487,6 +537,10 @@ int main(int argc, char **argv) {
                 1e6 * total / stepSeconds.size());
   }
 
+  if (o.lossScaling && leader)
+    std::printf("loss scaling: %d of %d updates skipped (inf/NaN "
+                "gradients), final scale %g\n",
+                skippedSteps, o.steps, scalerState[0].at(0));
   params = whole(params);
   auto accuracy = [&](int64_t first, int64_t last) {
     std::vector<int64_t> ids;

@@ -1,7 +1,8 @@
 //===- Optim.h - Optimizers traced into the program -------------*- C++ -*-===//
 //
 // SGD (with momentum, dampening, Nesterov and weight decay) and Adam/AdamW
-// (bias correction, optional AMSGrad) as traced functions
+// (bias correction, optional AMSGrad) as traced functions, and dynamic loss
+// scaling for f16 training (LossScaler, torch.amp.GradScaler's rules)
 //
 //   (params, grads, state, lr?) -> (new params, new state)
 //
@@ -210,6 +211,71 @@ protected:
   Tensor updateParameter(const Tensor &param, const Tensor &grad,
                          Tensors &slots, const StepScalars &step,
                          SourceLoc loc) const override;
+};
+
+/// What LossScaler::step returns: the optimizer's Update (the parameters
+/// and optimizer state, unchanged when the step was skipped), the scaler's
+/// next state, and whether the step was skipped (rank-0 i1).
+struct ScaledUpdate {
+  Tensors params;
+  Tensors state;
+  Tensors scalerState;
+  Tensor skipped;
+};
+
+/// Dynamic loss scaling for f16 training, as torch.amp.GradScaler does it,
+/// compiled into the step. f16 has 5 exponent bits: gradients of a loss of
+/// order 1 underflow to zero in f16 products (kiln-autocast's backward
+/// products round their cotangents to f16). Scaling the loss by S scales
+/// every gradient by S and keeps them in range; the step then
+///
+///   g = grads * (1 / S)                    (in f32, the gradients' dtype)
+///   if every element of every g is finite:  (one kiln.cond)
+///     params, state = optimizer.step(params, g, state)
+///     tracker += 1; if tracker == growthInterval: S *= growthFactor,
+///                                                  tracker = 0
+///   else:                                   (the update is skipped)
+///     S *= backoffFactor; tracker = 0
+///
+/// The scaler's state is {scale: f32 rank-0, growth_tracker: i64 rank-0},
+/// starting at {initScale, 0} (init(), or host arrays of those values).
+/// Finiteness is tested as sum(g * 0) == 0, which inf and NaN turn into
+/// NaN. The check reduces over whole gradients, so the scaler goes with
+/// whole-gradient training steps (one process, or data parallelism after
+/// the all-reduce), not with ZeRO's gradient shards.
+class LossScaler {
+public:
+  explicit LossScaler(double initScale = 65536.0, double growthFactor = 2.0,
+                      double backoffFactor = 0.5, int64_t growthInterval = 2000)
+      : initScale(initScale), growthFactor(growthFactor),
+        backoffFactor(backoffFactor), growthInterval(growthInterval) {}
+
+  double initScale;
+  double growthFactor;
+  double backoffFactor;
+  int64_t growthInterval;
+
+  /// {f32 [] "scale", i64 [] "growth_tracker"}.
+  std::vector<TensorSpec> stateSpecs(SourceLoc loc = SourceLoc::current()) const;
+
+  /// The initial state, {initScale, 0}, as traced constants.
+  Tensors init(SourceLoc loc = SourceLoc::current()) const;
+
+  /// `loss` (a floating-point tensor) times the current scale.
+  Tensor scale(const Tensor &loss, const Tensors &scalerState,
+               SourceLoc loc = SourceLoc::current()) const;
+
+  /// One step with `grads`, the gradients of the scaled loss (see above).
+  /// Throws TraceError for a malformed scaler state or bad hyper-parameters;
+  /// the optimizer checks its own arguments.
+  ScaledUpdate step(const Optimizer &optimizer, const Tensors &params,
+                    const Tensors &grads, const Tensors &state,
+                    const Tensors &scalerState, const Tensor &lr = Tensor(),
+                    SourceLoc loc = SourceLoc::current()) const;
+
+private:
+  void checkHyperParameters(SourceLoc loc) const;
+  void check(const Tensors &scalerState, SourceLoc loc) const;
 };
 
 } // namespace optim

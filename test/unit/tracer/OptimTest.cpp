@@ -409,3 +409,88 @@ TEST(Optim, Errors) {
 }
 
 } // namespace
+
+namespace {
+/// One traced step of SGD (lr 0.5) under a LossScaler with initial scale 8
+/// that grows every 2 clean steps: inputs p [3], the scaled gradient g [3],
+/// the step count, the scale and the growth tracker; outputs p', count',
+/// scale', tracker', skipped.
+kiln::TracedFunction scaledSgdStep(const optim::LossScaler &scaler) {
+  optim::Sgd sgd(0.5);
+  std::vector<kiln::TensorSpec> inputs = {{DType::F32, {3}, "p"},
+                                          {DType::F32, {3}, "g"}};
+  for (const kiln::TensorSpec &spec : sgd.stateSpecs({{DType::F32, {3}, ""}}))
+    inputs.push_back(spec);
+  for (const kiln::TensorSpec &spec : scaler.stateSpecs())
+    inputs.push_back(spec);
+  return kiln::trace("scaled_step", inputs, [&](const Tensors &a) {
+    optim::ScaledUpdate u =
+        scaler.step(sgd, {a[0]}, {a[1]}, {a[2]}, {a[3], a[4]});
+    return Tensors{u.params[0], u.state[0], u.scalerState[0],
+                   u.scalerState[1], u.skipped};
+  });
+}
+} // namespace
+
+TEST(LossScaler, SkipsNonFiniteStepsAndGrowsAfterCleanOnes) {
+  optim::LossScaler scaler(/*initScale=*/8, /*growthFactor=*/2,
+                           /*backoffFactor=*/0.5, /*growthInterval=*/2);
+  kiln::TracedFunction f = scaledSgdStep(scaler);
+  const double inf = HUGE_VAL, nan = std::nan("");
+  std::vector<double> p = {1, 2, 3};
+  double count = 0, scale = 8, tracker = 0;
+  struct Step {
+    std::vector<double> scaledGrad;
+    bool skipped;
+    double scale, tracker;
+  };
+  // Clean, clean (the scale doubles and the tracker restarts), inf (the
+  // update is skipped and the scale halves), NaN (again), clean.
+  const Step steps[] = {{{8, -16, 4}, false, 8, 1},
+                        {{16, 8, -8}, false, 16, 0},
+                        {{1, inf, 1}, true, 8, 0},
+                        {{nan, 0, 0}, true, 4, 0},
+                        {{4, 4, -4}, false, 4, 1}};
+  for (const Step &step : steps) {
+    SCOPED_TRACE("step " + std::to_string(count + 1));
+    std::vector<kiln::HostTensor> out =
+        run(f, {f32Data({3}, p), f32Data({3}, step.scaledGrad),
+                i64Data({}, {count}), f32Data({}, {scale}),
+                i64Data({}, {tracker})});
+    ASSERT_EQ(out.size(), 5u);
+    std::vector<double> want = p;
+    if (!step.skipped)
+      for (size_t j = 0; j < 3; ++j)
+        want[j] -= 0.5 * step.scaledGrad[j] / scale;
+    expectTensor(out[0], DType::F32, {3}, want, 0);
+    expectTensor(out[1], DType::I64, {}, {count + (step.skipped ? 0 : 1)});
+    expectTensor(out[2], DType::F32, {}, {step.scale});
+    expectTensor(out[3], DType::I64, {}, {step.tracker});
+    expectTensor(out[4], DType::I1, {}, {step.skipped ? 1.0 : 0.0});
+    p = values(out[0]);
+    count = values(out[1])[0];
+    scale = values(out[2])[0];
+    tracker = values(out[3])[0];
+  }
+}
+
+TEST(LossScaler, ScalesTheLossAndChecksItsArguments) {
+  optim::LossScaler scaler(1024);
+  auto f = kiln::trace("scaled_loss", {{DType::F32, {}, "loss"}},
+                       [&](const Tensors &a) {
+                         return scaler.scale(a[0], scaler.init());
+                       });
+  expectTensor(run(f, {f32Data({}, {0.75})})[0], DType::F32, {}, {768});
+  EXPECT_NE(expectTraceError([&] {
+              kiln::trace("bad_state", {{DType::F32, {}, "loss"}},
+                          [&](const Tensors &a) {
+                            return scaler.scale(a[0], {a[0], a[0]});
+                          });
+            }).find("the scaler state is {scale: f32 rank-0, "
+                    "growth_tracker: i64 rank-0}"),
+            std::string::npos);
+  EXPECT_NE(expectTraceError([&] {
+              optim::LossScaler(8, /*growthFactor=*/0.5).stateSpecs();
+            }).find("growthFactor > 1"),
+            std::string::npos);
+}
