@@ -72,8 +72,6 @@ struct ArgReducePattern : OpRewritePattern<Op> {
     Value operand = op.getOperand();
     auto operandType = cast<RankedTensorType>(operand.getType());
     Type element = operandType.getElementType();
-    if (element.isF16() || element.isBF16())
-      return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
     int64_t dim = static_cast<int64_t>(op.getDim());
     int64_t size = operandType.getDimSize(dim);
     bool selectLast = op.getSelectLastIndex();

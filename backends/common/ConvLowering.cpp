@@ -62,8 +62,6 @@ struct ConvPattern : OpRewritePattern<ConvOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
-    if (element.isF16() || element.isBF16())
-      return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
     RankedTensorType inputType = op.getInput().getType();
     RankedTensorType weightType = op.getWeight().getType();
     int64_t rank = type.getRank(), spatial = rank - 2;

@@ -34,8 +34,6 @@ struct CumsumPattern : OpRewritePattern<CumsumOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
-    if (element.isF16() || element.isBF16())
-      return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
     // An empty tensor has nothing to sum.
     if (type.getNumElements() == 0) {
       rewriter.replaceOp(op, op.getOperand());

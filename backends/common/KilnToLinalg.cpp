@@ -85,15 +85,55 @@ void mlir::kiln::eraseIntegerSignedness(Operation *root) {
                                         /*replaceTypes=*/true);
 }
 
-/// Whether the lowering of `op` computes f16 and bf16 elements in f32
-/// (ElementwiseLowering.cpp; matmuls accumulate in f32, StructuralLowering.cpp)
-/// or only moves them. The ops below do arithmetic
-/// in their element type, which for bf16 x86 code cannot do without
-/// library calls the runtime lacks.
-static bool lowersHalfPrecision(Operation *op) {
-  return !isa<IotaOp, ReduceSumOp, ReduceMaxOp, ReduceMeanOp, ArgMaxOp,
-              ArgMinOp, CumsumOp, ConvOp, ReduceWindowOp,
-              ReduceWindowMaxGradOp>(op);
+/// Rewrites every op that mlir::kiln::widensHalfPrecision as that
+/// definition reads: its f16/bf16 operands cast to f32, the op on f32, its
+/// f16/bf16 results cast back. The lowerings below then see f32 only in
+/// them (a product of f16 operands becomes an f32 product: oneDNN's sgemm
+/// computes it with the same exact products and f32 sums).
+static void widenHalfPrecisionOps(Operation *root) {
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (widensHalfPrecision(op))
+      ops.push_back(op);
+  });
+  OpBuilder builder(root->getContext());
+  Type f32 = builder.getF32Type();
+  auto widen = [&](Type type) -> Type {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !(tensor.getElementType().isF16() ||
+                     tensor.getElementType().isBF16()))
+      return type;
+    return tensor.clone(f32);
+  };
+  for (Operation *op : ops) {
+    builder.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    OperationState state(loc, op->getName());
+    for (Value operand : op->getOperands()) {
+      Type wide = widen(operand.getType());
+      state.addOperands(wide == operand.getType()
+                            ? operand
+                            : builder.create<CastOp>(loc, wide, operand)
+                                  .getResult());
+    }
+    for (Type type : op->getResultTypes())
+      state.addTypes(widen(type));
+    // A widened product's f32 result is what result_element_type asks for.
+    for (NamedAttribute attribute : op->getAttrs())
+      if (attribute.getName() != "result_element_type")
+        state.addAttribute(attribute.getName(), attribute.getValue());
+    Operation *wide = builder.create(state);
+    SmallVector<Value> results;
+    for (auto [result, widened] :
+         llvm::zip(op->getResults(), wide->getResults()))
+      results.push_back(result.getType() == widened.getType()
+                            ? Value(widened)
+                            : builder.create<CastOp>(loc, result.getType(),
+                                                     widened)
+                                  .getResult());
+    op->replaceAllUsesWith(results);
+    op->erase();
+  }
 }
 
 namespace {
@@ -102,8 +142,7 @@ struct ConvertKilnToLinalgPass
   using ConvertKilnToLinalgBase::ConvertKilnToLinalgBase;
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    // Reject element types the backends do not compile, and f16/bf16 in
-    // ops whose lowering has no f32 compute path for them, up front with a
+    // Reject element types the backends do not compile up front with a
     // message that says so, rather than a generic "failed to legalize".
     bool collectives = this->collectives;
     WalkResult uncompiled = getOperation().walk([&](Operation *op) {
@@ -126,19 +165,12 @@ struct ConvertKilnToLinalgPass
               << "(supported: " << ::kiln::compiledElementTypeNames() << ")";
           return WalkResult::interrupt();
         }
-        if ((element.isF16() || element.isBF16()) && !lowersHalfPrecision(op)) {
-          op->emitOpError("uses ")
-              << element
-              << ", which is not supported in this op: the backends "
-                 "compile f16 and bf16 only in elementwise ops, matmuls, "
-                 "casts, selects and data movement so far";
-          return WalkResult::interrupt();
-        }
       }
       return WalkResult::advance();
     });
     if (uncompiled.wasInterrupted())
       return signalPassFailure();
+    widenHalfPrecisionOps(getOperation());
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,

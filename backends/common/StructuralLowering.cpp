@@ -23,13 +23,6 @@ using namespace mlir::kiln;
 
 namespace {
 
-static LogicalResult rejectHalfPrecision(Operation *op, Type element,
-                                         PatternRewriter &rewriter) {
-  if (element.isF16() || element.isBF16())
-    return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
-  return success();
-}
-
 struct ConstantPattern : OpRewritePattern<ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConstantOp op,
@@ -45,8 +38,6 @@ struct IotaPattern : OpRewritePattern<IotaOp> {
   LogicalResult matchAndRewrite(IotaOp op,
                                 PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
-    if (failed(rejectHalfPrecision(op, type.getElementType(), rewriter)))
-      return failure();
     Location loc = op.getLoc();
     int64_t dim = op.getDimension();
     Value iota = buildParallelGeneric(
@@ -212,8 +203,6 @@ struct ReducePattern : OpRewritePattern<Op> {
     auto operandType = cast<RankedTensorType>(op.getOperand().getType());
     auto type = cast<RankedTensorType>(op.getType());
     Type element = type.getElementType();
-    if (failed(rejectHalfPrecision(op, element, rewriter)))
-      return failure();
     bool isMax = std::is_same_v<Op, ReduceMaxOp>;
     bool isFloat = isa<FloatType>(element);
 

@@ -192,13 +192,6 @@ SmallVector<Value> resultIndices(OpBuilder &b, Location loc, int64_t rank) {
   return indices;
 }
 
-LogicalResult rejectHalfPrecision(Operation *op, Type element,
-                                  PatternRewriter &rewriter) {
-  if (element.isF16() || element.isBF16())
-    return rewriter.notifyMatchFailure(op, "f16/bf16 have no CPU lowering");
-  return success();
-}
-
 struct PadPattern : OpRewritePattern<PadOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PadOp op,
@@ -271,8 +264,6 @@ struct ReduceWindowPattern : OpRewritePattern<ReduceWindowOp> {
     RankedTensorType type = op.getType();
     RankedTensorType operandType = op.getOperand().getType();
     Type element = type.getElementType();
-    if (failed(rejectHalfPrecision(op, element, rewriter)))
-      return failure();
     bool isMax = op.getKind() == ReduceWindowKind::Max;
     // An empty operand leaves every window in the padding.
     if (operandType.getNumElements() == 0 || type.getNumElements() == 0) {
@@ -392,8 +383,6 @@ struct ReduceWindowMaxGradPattern : OpRewritePattern<ReduceWindowMaxGradOp> {
     RankedTensorType type = op.getType();
     RankedTensorType cotangentType = op.getCotangent().getType();
     Type element = type.getElementType();
-    if (failed(rejectHalfPrecision(op, element, rewriter)))
-      return failure();
     Value zero =
         rewriter.create<arith::ConstantOp>(loc, rewriter.getZeroAttr(element));
     if (type.getNumElements() == 0 || cotangentType.getNumElements() == 0) {

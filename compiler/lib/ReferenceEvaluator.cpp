@@ -837,8 +837,9 @@ static HostTensor evaluateCumsum(CumsumOp op, const HostTensor &operand) {
 
 /// Each output element accumulates k = 0..K-1 in order, rounding the
 /// product and then the sum, as a scalar multiply-add loop in the element
-/// type does. f16 and bf16 operands accumulate in f32 (their products are
-/// exact there) and the sum is rounded once to the result's element type.
+/// type does. bf16 operands accumulate in f32 (their products are exact
+/// there) and the sum is rounded once to the result's element type; f16
+/// operands arrive widened to f32 (evaluateWidened) and get the same.
 static HostTensor evaluateMatmul(MatmulOp op, const HostTensor &lhs,
                                  const HostTensor &rhs) {
   HostTensor result(op.getType().getElementType(), resultShape(op));
@@ -1221,6 +1222,13 @@ private:
 
   llvm::Expected<Results> evaluateOp(Operation *op,
                                      ArrayRef<const HostTensor *> operands);
+  /// evaluateOp for an op that mlir::kiln::widensHalfPrecision: on the
+  /// operands widened to f32, its float results rounded to the op's types.
+  llvm::Expected<Results> evaluateWidened(Operation *op,
+                                          ArrayRef<const HostTensor *> operands);
+  /// The op's semantics in its operands' types.
+  llvm::Expected<Results> evaluateInTypes(Operation *op,
+                                          ArrayRef<const HostTensor *> operands);
 
   llvm::Expected<Results> evaluateCondOp(CondOp op,
                                          ArrayRef<const HostTensor *> operands);
@@ -1373,6 +1381,45 @@ static llvm::Expected<Results> single(llvm::Expected<HostTensor> tensor) {
 
 llvm::Expected<Results>
 Evaluator::evaluateOp(Operation *op, ArrayRef<const HostTensor *> operands) {
+  if (widensHalfPrecision(op))
+    return evaluateWidened(op, operands);
+  return evaluateInTypes(op, operands);
+}
+
+llvm::Expected<Results>
+Evaluator::evaluateWidened(Operation *op,
+                           ArrayRef<const HostTensor *> operands) {
+  Type f32 = Float32Type::get(op->getContext());
+  std::vector<HostTensor> widened;
+  widened.reserve(operands.size());
+  for (const HostTensor *operand : operands) {
+    widened.push_back(*operand);
+    // f16 and bf16 values are f32 values as they are.
+    if (operand->elementType.isF16() || operand->elementType.isBF16())
+      widened.back().elementType = f32;
+  }
+  SmallVector<const HostTensor *> pointers;
+  for (const HostTensor &tensor : widened)
+    pointers.push_back(&tensor);
+  llvm::Expected<Results> results = evaluateInTypes(op, pointers);
+  if (!results)
+    return results.takeError();
+  for (auto [tensor, type] : llvm::zip(*results, op->getResultTypes())) {
+    Type element = getElementTypeOrSelf(type);
+    if (!tensor.isFloat() || !isa<FloatType>(element))
+      continue;
+    HostTensor narrowed(element, tensor.shape);
+    ElementKind kind = narrowed.kind();
+    for (auto [to, from] : llvm::zip(narrowed.f, tensor.f))
+      to = roundToFloat(kind, from);
+    tensor = std::move(narrowed);
+  }
+  return results;
+}
+
+llvm::Expected<Results>
+Evaluator::evaluateInTypes(Operation *op,
+                           ArrayRef<const HostTensor *> operands) {
   auto arg = [&](unsigned index) -> const HostTensor & {
     return *operands[index];
   };

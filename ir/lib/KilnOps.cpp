@@ -386,6 +386,20 @@ LogicalResult CumsumOp::verify() {
   return success();
 }
 
+bool mlir::kiln::widensHalfPrecision(Operation *op) {
+  auto isHalf = [](Type type) {
+    Type element = getElementTypeOrSelf(type);
+    return element.isF16() || element.isBF16();
+  };
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return matmul.getLhs().getType().getElementType().isF16();
+  if (!isa<IotaOp, ReduceSumOp, ReduceMaxOp, ReduceMeanOp, ArgMaxOp, ArgMinOp,
+           CumsumOp, ConvOp, ReduceWindowOp, ReduceWindowMaxGradOp>(op))
+    return false;
+  return llvm::any_of(op->getOperandTypes(), isHalf) ||
+         llvm::any_of(op->getResultTypes(), isHalf);
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,

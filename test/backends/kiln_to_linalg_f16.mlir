@@ -1,8 +1,7 @@
 // f16 and bf16 on the CPU: elementwise ops compute in f32 (one arith.extf
 // per operand, one arith.truncf for a float result), casts convert through
-// f32, and ops whose lowering does arithmetic in the element type
-// (reductions, matmul, conv, pooling, iota, cumsum, argmax) are rejected up
-// front with a message that says so.
+// f32, and the ops that mlir::kiln::widensHalfPrecision run on widened
+// operands.
 // RUN: kiln-opt %s --split-input-file --kiln-to-linalg -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @add_f16
@@ -70,35 +69,62 @@ func.func @transpose_bf16(%a: tensor<2x3xbf16>) -> tensor<3x2xbf16> {
 
 // -----
 
+// Reductions, scans, windows, convolutions, iota and f16 products compute
+// in f32: the operands are widened (exactly), the op runs on f32 and the
+// result is rounded once.
+// CHECK-LABEL: func.func @reduce_sum_bf16
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}}ins(%{{.+}} : tensor<4xf32>) outs(%{{.+}} : tensor<f32>)
+// CHECK: arith.addf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
 func.func @reduce_sum_bf16(%a: tensor<4xbf16>) -> tensor<bf16> {
-  // expected-error @+1 {{'kiln.reduce_sum' op uses 'bf16', which is not supported in this op: the backends compile f16 and bf16 only in elementwise ops, casts, selects and data movement so far}}
   %0 = kiln.reduce_sum %a, dims = [0] : tensor<4xbf16>
   return %0 : tensor<bf16>
 }
 
 // -----
 
+// An f16 product is an f32 product of the widened operands (sgemm computes
+// the same exact products and f32 sums); a bf16 one stays bf16 for
+// oneDNN's bf16 GEMM.
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK-COUNT-2: arith.extf %{{.+}} : f16 to f32
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x3xf32>, tensor<3x4xf32>) outs(%{{.+}} : tensor<2x4xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK-LABEL: func.func @matmul_bf16
+// CHECK-NOT: arith.extf
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x3xbf16>, tensor<3x4xbf16>) outs(%{{.+}} : tensor<2x4xf32>)
+// CHECK-NOT: arith.truncf
 func.func @matmul_f16(%a: tensor<2x3xf16>, %b: tensor<3x4xf16>) -> tensor<2x4xf16> {
-  // expected-error @+1 {{'kiln.matmul' op uses 'f16', which is not supported in this op: the backends compile f16 and bf16 only in elementwise ops}}
   %0 = kiln.matmul %a, %b : tensor<2x3xf16>, tensor<3x4xf16>
   return %0 : tensor<2x4xf16>
+}
+func.func @matmul_bf16(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x4xf32> {
+  %0 = kiln.matmul %a, %b : tensor<2x3xbf16>, tensor<3x4xbf16> -> f32
+  return %0 : tensor<2x4xf32>
 }
 
 // -----
 
+// CHECK-LABEL: func.func @iota_f16
+// CHECK: arith.sitofp %{{.+}} : i64 to f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
 func.func @iota_f16() -> tensor<4xf16> {
-  // expected-error @+1 {{'kiln.iota' op uses 'f16', which is not supported in this op: the backends compile f16 and bf16 only in elementwise ops}}
   %0 = kiln.iota dim = 0 : tensor<4xf16>
   return %0 : tensor<4xf16>
 }
 
 // -----
 
-// The error is reported inside control flow too.
+// Inside control flow too.
+// CHECK-LABEL: func.func @f16_in_loop
+// CHECK: scf.for
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: arith.addf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
 func.func @f16_in_loop(%a: tensor<2x4xf16>) -> tensor<2x4xf16> {
   %r = kiln.for 2 iterations (%a) : (tensor<2x4xf16>) {
   ^bb0(%i: tensor<i64>, %v: tensor<2x4xf16>):
-    // expected-error @+1 {{'kiln.cumsum' op uses 'f16', which is not supported in this op: the backends compile f16 and bf16 only in elementwise ops}}
     %n = kiln.cumsum %v, dim = 1 : tensor<2x4xf16>
     kiln.yield %n : tensor<2x4xf16>
   }
