@@ -1,7 +1,9 @@
 //===- CpuPipeline.cpp - kiln to the LLVM dialect -------------------------===//
 //
 // The pipeline, in order:
-//   0. f32 convolutions for oneDNN move into functions of their own
+//   0. with CpuOptions::profile, each kiln op's location names the op
+//      (kiln-cpu-profile-names);
+//      f32 convolutions for oneDNN move into functions of their own
 //      (kiln-cpu-outline-dnnl-convs, where kiln was built with oneDNN);
 //      with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
 //      kiln.fused regions;
@@ -25,7 +27,8 @@
 //      disjoint lifetimes sharing bytes; ownership-based deallocation;
 //   5. f32 matmuls -> oneDNN sgemm calls, calls of the outlined
 //      convolutions -> oneDNN convolution primitives (where kiln was built
-//      with oneDNN);
+//      with oneDNN); with CpuOptions::profile, each loop nest, oneDNN call
+//      and source loop bracketed by calls that time it (kiln-cpu-profile);
 //   6. large reductions with few outputs split into per-chunk partials
 //      (kiln-cpu-parallel-reductions), linalg -> loops, the outermost
 //      parallel loop of each large loop nest an OpenMP parallel loop (where kiln was built with libomp); f32 transcendentals -> polynomials that LLVM's loop
@@ -74,6 +77,8 @@ bool kiln::cpuHasOpenMP() {
 void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const CpuOptions &options) {
   bool dnnl = options.dnnl && cpuHasDnnl();
+  if (options.profile)
+    pm.addPass(createKilnCpuProfileNames());
   // f32 convolutions that oneDNN takes wait in functions of their own for
   // kiln-cpu-conv-to-dnnl (ConvToDnnl.cpp).
   if (dnnl) {
@@ -126,6 +131,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     pm.addPass(createKilnCpuMatmulToDnnl(matmuls));
     pm.addPass(createKilnCpuConvToDnnl());
   }
+  // While each loop nest is still one op, and after the library calls
+  // exist (Profile.cpp).
+  if (options.profile)
+    pm.addPass(createKilnCpuProfile());
   bool parallel = options.parallel && cpuHasOpenMP();
   // Large reductions with few outputs: per-chunk partials in an
   // scf.parallel (threads where OpenMP is on, vectorized chunks either way).

@@ -166,6 +166,10 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
     pm.addPass(mlir::kiln::createAutocast(autocast));
   }
   if (options.target == Target::Cuda) {
+    if (options.cpu.profile)
+      return module.emitError(
+          "profiling (--profile) is not supported for the CUDA target; "
+          "compile for the CPU (--target=cpu) to profile");
     std::string ptxFeature;
     if (!mlir::kiln::isSupportedCudaArch(options.cuda.arch, ptxFeature))
       return module.emitError("unsupported CUDA architecture '")

@@ -5,7 +5,8 @@
 //                                        [-O0..3] [--no-fusion]
 //                                        [--target=cpu|cuda] [--cuda-arch=sm_XX]
 //                                        [--no-dnnl] [--no-parallel]
-//                                        [--memory-report] [--autocast=bf16|f16]
+//                                        [--memory-report] [--profile]
+//                                        [--autocast=bf16|f16]
 //
 // Only options and files: the options are parsed, the input is read (MLIR
 // text or a .kfb model file, recognized by its file identifier whatever its
@@ -125,6 +126,14 @@ cl::opt<bool> memoryReport(
     cl::init(false),
     cl::cat(compileCategory));
 
+cl::opt<bool> profile(
+    "profile",
+    cl::desc("Make the code time each fused loop nest, oneDNN call and loop "
+             "of kiln.for/while/cond, for kiln-run --profile and "
+             "--profile-summary (CPU target only; docs/profiling.md)"),
+    cl::init(false),
+    cl::cat(compileCategory));
+
 cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("For an ONNX model: the shape of a graph input, e.g. "
@@ -192,6 +201,9 @@ int checkOptions() {
   if (!autocast.empty() && emit == EmitKind::Kfb)
     return usageError("--autocast applies to compiled code; --emit=kfb "
                       "stores the program as it is");
+  if (profile && target == "cuda")
+    return usageError("--profile is not supported for --target=cuda (only "
+                      "the CPU target can be profiled)");
   if (optLevel > 3)
     return usageError("-O" + Twine(optLevel) + " is not a level (0-3)");
   if (outputPath().empty())
@@ -209,6 +221,7 @@ kiln::CompileOptions compileOptions() {
   options.cpu.dnnl = !noDnnl;
   options.cpu.parallel = !noParallel;
   options.cpu.memoryReport = memoryReport;
+  options.cpu.profile = profile;
   options.cuda.arch = cudaArch;
   options.cuda.fuse = !noFusion;
   options.cuda.memoryReport = memoryReport;

@@ -82,6 +82,10 @@ bool parseOptions(int argc, char **argv, Options &options,
       options.allRanksWrite = true;
       continue;
     }
+    if (argument == "--profile-summary") {
+      options.profileSummary = true;
+      continue;
+    }
 
     // The remaining options take a value, as "--opt VALUE" or "--opt=VALUE".
     std::string name = argument, value;
@@ -93,7 +97,7 @@ bool parseOptions(int argc, char **argv, Options &options,
     }
     if (name != "--function" && name != "--input" && name != "--output-dir" &&
         name != "--repeat" && name != "--device" && name != "--comm" &&
-        name != "--shard-input") {
+        name != "--shard-input" && name != "--profile") {
       error = "unknown option '" + argument + "'";
       return false;
     }
@@ -130,6 +134,12 @@ bool parseOptions(int argc, char **argv, Options &options,
         return false;
       }
       options.comm = value;
+    } else if (name == "--profile") {
+      if (value.empty()) {
+        error = "--profile needs a non-empty path";
+        return false;
+      }
+      options.profilePath = value;
     } else if (name == "--shard-input") {
       ShardSpec shard;
       if (!parseShard(value, shard, error))
@@ -220,6 +230,20 @@ OPTIONS:
   --all-ranks-write Every rank prints its outputs, each line prefixed
                     "rank R: ", or saves them as DIR/NAME.rankR.npy. Without
                     it only rank 0 prints or saves them, as usual.
+  --profile FILE    For a module compiled with kiln-compile --profile: time
+                    every call made (the first and the --repeat ones) and
+                    write the regions they ran to FILE as a Chrome trace
+                    (JSON; open it in ui.perfetto.dev or chrome://tracing):
+                    one event per call ("call @f") and per fused loop nest,
+                    oneDNN call and loop inside it, with its thread, start
+                    and duration. A module compiled without --profile is an
+                    error.
+  --profile-summary For such a module: after the calls print the regions
+                    that took the most time (at most 10, the rest summed on
+                    one line), each with its self time (not counting the
+                    regions it holds), its share of the time profiled, how
+                    often it ran and its total time. The shares add up to
+                    100%. Combines with --profile.
   --list            Print the module's target and the signature of each
                     function, then exit without calling anything.
   --help, -h        Print this help and exit.
@@ -234,6 +258,7 @@ OUTPUT:
   f32, 17 for f64, 5 for f16, 4 for bf16) and i1 values as true/false.
   With --output-dir, one line per saved file instead:
     NAME: DTYPE[SHAPE] saved to PATH
+  --repeat's timing line and --profile-summary's table follow.
 
 RUNNING ON SEVERAL RANKS:
   mpirun -n 4 kiln-run MODULE.kmod --input x.npy --shard-input x:0

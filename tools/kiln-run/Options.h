@@ -37,6 +37,10 @@ struct Options {
   /// "auto", "mpi" or "self" from --comm.
   std::string comm = "auto";
   std::vector<ShardSpec> shards;
+  /// Where --profile writes the trace; empty without it.
+  std::string profilePath;
+  /// Print the regions that took the most time (--profile-summary).
+  bool profileSummary = false;
   /// Every rank prints or saves its outputs, not only rank 0.
   bool allRanksWrite = false;
   bool help = false;

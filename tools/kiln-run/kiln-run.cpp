@@ -9,6 +9,7 @@
 #include "Inputs.h"
 #include "Options.h"
 #include "Outputs.h"
+#include "ProfileSummary.h"
 #include "TensorText.h"
 
 #include "kiln/runtime.h"
@@ -317,6 +318,28 @@ int timeCalls(const kiln_function_t *function, kiln_comm_t *comm,
   return 0;
 }
 
+/// Writes the trace of --profile and prints the table of
+/// --profile-summary, as asked.
+int reportProfile(const Options &options, const std::string &linePrefix) {
+  if (!options.profilePath.empty())
+    if (kiln_status_t status =
+            kiln_profile_write_trace(options.profilePath.c_str()))
+      return fail(status);
+  if (!options.profileSummary)
+    return 0;
+  std::vector<kiln_profile_region_t> regions(kiln_profile_regions(nullptr, 0));
+  regions.resize(std::min(
+      regions.size(), kiln_profile_regions(regions.data(), regions.size())));
+  std::string table = formatProfileSummary(regions, 10);
+  for (size_t start = 0; start < table.size();) {
+    size_t end = table.find('\n', start);
+    std::printf("%s%s\n", linePrefix.c_str(),
+                table.substr(start, end - start).c_str());
+    start = end + 1;
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -355,6 +378,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  bool profiling = !options.profilePath.empty() || options.profileSummary;
+  if (profiling && !kiln_module_profile_region_count(holder.module))
+    return fail("'" + options.modulePath +
+                "' was compiled without --profile, so it has no regions to "
+                "time; recompile it with 'kiln-compile --profile' for "
+                "kiln-run --profile or --profile-summary");
+
   CommHolder comm;
   if (kiln_status_t status = makeComm(options, holder.module, &comm.comm))
     return fail(status);
@@ -385,6 +415,8 @@ int main(int argc, char **argv) {
     return fail(error);
 
   TensorList outputs(kiln_function_output_count(function));
+  // The profile covers every call: the first and the --repeat ones.
+  kiln_profile_set_enabled(profiling);
   if (kiln_status_t status = call(function, comm.comm, inputs, outputs))
     return fail(status);
   // The timed calls come before anything is written, so that a rank that
@@ -394,6 +426,7 @@ int main(int argc, char **argv) {
     if (int result =
             timeCalls(function, comm.comm, inputs, options.repeat, timing))
       return result;
+  kiln_profile_set_enabled(0);
   if (rank != 0 && !options.allRanksWrite)
     return 0;
   std::string linePrefix =
@@ -405,6 +438,9 @@ int main(int argc, char **argv) {
     return result;
   if (!timing.empty())
     std::printf("%s%s\n", linePrefix.c_str(), timing.c_str());
+  if (profiling)
+    if (int result = reportProfile(options, linePrefix))
+      return result;
   if (options.stats &&
       kiln_module_device(holder.module) == KILN_DEVICE_CUDA)
     return printCudaStats(holder.module);

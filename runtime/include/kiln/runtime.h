@@ -348,6 +348,53 @@ kiln_function_call_with_comm(const kiln_function_t *function, kiln_comm_t *comm,
                              kiln_tensor_t *const *inputs, size_t input_count,
                              kiln_tensor_t **outputs, size_t output_count);
 
+/*===-- Profiling ---------------------------------------------------------===*/
+
+/* A module compiled with kiln-compile --profile times each of its regions:
+ * every fused loop nest, every oneDNN call and every loop of kiln.for or
+ * kiln.while, named after what it came from ("fused: matmul+add+relu",
+ * "dnnl_sgemm 256x1024x784", "while @ model.mlir:12"); every call of its
+ * functions is a region too ("call @step"). Collection is process-wide and
+ * off by default; a module compiled without --profile has no regions and
+ * costs nothing either way. */
+
+/* The number of profiling regions the module's code has, calls of its
+ * functions included; 0 for a module compiled without --profile. */
+size_t kiln_module_profile_region_count(const kiln_module_t *module);
+
+/* Turns collection on (non-zero) or off. While it is on, each region that
+ * ends records an event: its name, its thread, its start and its duration
+ * (steady clock, ns). */
+void kiln_profile_set_enabled(int enabled);
+int kiln_profile_enabled(void);
+
+/* Forgets every event and total collected so far. */
+void kiln_profile_clear(void);
+
+/* The totals of one region over the events collected. */
+typedef struct kiln_profile_region_t {
+  /* Valid as long as the process runs. */
+  const char *name;
+  /* How many times the region ran. */
+  uint64_t count;
+  /* The time it ran, and the part of it not spent in other regions it
+   * holds. The self times of all regions add up to the time profiled. */
+  uint64_t total_ns;
+  uint64_t self_ns;
+} kiln_profile_region_t;
+
+/* Writes the totals of the regions that ran, most self time first, into
+ * `regions` (up to `capacity` of them; NULL with 0 only counts) and returns
+ * how many regions ran. */
+size_t kiln_profile_regions(kiln_profile_region_t *regions, size_t capacity);
+
+/* Writes the events collected to `path` in the Chrome trace event format
+ * ({"traceEvents":[{"name":...,"ph":"X","ts":...,"dur":...,"pid":...,
+ * "tid":...}, ...]}, times in microseconds), which chrome://tracing and
+ * ui.perfetto.dev open. Fails with KILN_STATUS_IO_ERROR when the file
+ * cannot be written. */
+kiln_status_t kiln_profile_write_trace(const char *path);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -12,6 +12,7 @@
 #include "Tensor.h"
 
 #include "comm/CollectiveCall.h"
+#include "profile/Profiler.h"
 
 #include <new>
 
@@ -76,11 +77,26 @@ struct OutputTensors {
   }
 };
 
+/// Times a call of a profiled function as its "call @name" region, which
+/// holds the regions its code times (kiln/ProfileAbi.h).
+struct ProfiledCall {
+  int32_t region;
+  explicit ProfiledCall(int32_t region) : region(region) {
+    if (region >= 0)
+      kiln::runtime::profile::Profiler::begin(region);
+  }
+  ~ProfiledCall() {
+    if (region >= 0)
+      kiln::runtime::profile::Profiler::end(region);
+  }
+};
+
 /// Runs the code of a CPU or CUDA function on \p args.
 kiln_status_t runEntry(const kiln_function_t &function,
                        kiln_tensor_t *const *inputs, size_t inputCount,
                        const OutputTensors &results,
                        std::vector<void *> &args) {
+  ProfiledCall profiled(function.profileRegion);
   if (!function.cuda) {
     function.entry(args.data());
     return nullptr;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Module.h"
+#include "Profile.h"
 #include "Status.h"
 
 #include "comm/CollectiveShim.h"
@@ -142,6 +143,8 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
     function->outputs = toCSignatures(function->signature.outputs);
     module->functions.push_back(std::move(function));
   }
+  if (kiln_status_t status = kiln::runtime::bindProfileRegions(*module))
+    return status;
   *outModule = module.release();
   return nullptr;
 }

@@ -27,6 +27,9 @@ struct kiln_function {
   /// The module's code performs collectives (it exports the slots of
   /// kiln/CollectiveAbi.h): calls run with a CollectiveCall current.
   bool collectives = false;
+  /// The profiler's number for calls of this function (api/Profile.h);
+  /// -1 in a module compiled without --profile.
+  int32_t profileRegion = -1;
 };
 
 struct kiln_module {
@@ -39,6 +42,9 @@ struct kiln_module {
   std::unique_ptr<kiln::runtime::cuda::CudaDevice> cuda;
   /// The code exports communicator slots (kiln/CollectiveAbi.h).
   bool collectives = false;
+  /// The profiling regions of the code and its functions; 0 unless it was
+  /// compiled with --profile (kiln/ProfileAbi.h).
+  size_t profileRegionCount = 0;
   /// Held by pointer so that the kiln_function_t addresses handed out stay
   /// valid however the vector is built.
   std::vector<std::unique_ptr<kiln_function>> functions;

@@ -270,12 +270,12 @@ void *NativeLibrary::lookupFunction(const std::string &symbol,
 }
 
 void *NativeLibrary::lookupObject(const std::string &symbol,
-                                  std::string &error) const {
-  return lookup(symbol, STT_OBJECT, error);
+                                  std::string &error, size_t *size) const {
+  return lookup(symbol, STT_OBJECT, error, size);
 }
 
 void *NativeLibrary::lookup(const std::string &symbol, unsigned char type,
-                            std::string &error) const {
+                            std::string &error, size_t *size) const {
   dlerror();
   void *address = dlsym(handle, symbol.c_str());
   if (!address) {
@@ -303,6 +303,8 @@ void *NativeLibrary::lookup(const std::string &symbol, unsigned char type,
                              : "the symbol is not a data object";
     return nullptr;
   }
+  if (size)
+    *size = entry->st_size;
   return address;
 }
 

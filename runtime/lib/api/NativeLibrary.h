@@ -39,14 +39,16 @@ public:
   void *lookupFunction(const std::string &symbol, std::string &error) const;
 
   /// Returns the address of the data object \p symbol defined by this
-  /// library itself, or NULL with the reason in \p error.
-  void *lookupObject(const std::string &symbol, std::string &error) const;
+  /// library itself, or NULL with the reason in \p error; its size in
+  /// bytes goes to \p size where that is not NULL.
+  void *lookupObject(const std::string &symbol, std::string &error,
+                     size_t *size = nullptr) const;
 
 private:
   /// The address of \p symbol if this library defines it with ELF symbol
   /// type \p type (STT_FUNC also accepts STT_GNU_IFUNC).
   void *lookup(const std::string &symbol, unsigned char type,
-               std::string &error) const;
+               std::string &error, size_t *size = nullptr) const;
 
   NativeLibrary(void *handle, struct link_map *linkMap, int fd,
                 std::string path)

@@ -56,6 +56,10 @@ struct CpuOptions {
   /// --memory-report).
   bool planMemory = true;
   bool memoryReport = false;
+  /// Bracket each loop nest, oneDNN call and source loop with calls that
+  /// time it at run time (kiln-cpu-profile-names, kiln-cpu-profile;
+  /// kiln-compile --profile). Off, the code is exactly what it is without.
+  bool profile = false;
 };
 
 /// Whether this build of kiln can link generated code against libomp.
@@ -66,7 +70,7 @@ bool cpuHasDnnl();
 
 /// Adds the passes that take a module of kiln functions to the LLVM dialect,
 /// each public function gaining a `kiln_entry_<name>(void **args)` wrapper.
-/// Of `options`, only `fuse` matters here.
+/// Of `options`, all but `optLevel` and `cpu` (LLVM's) matter here.
 void buildCpuLoweringPipeline(OpPassManager &pm,
                               const CpuOptions &options = CpuOptions());
 
@@ -78,6 +82,11 @@ void registerCpuPipelines();
 /// whose calls use their buffer operands only until they return, or from an
 /// exchange's start until its wait, which names them again.
 constexpr const char kCommFunctionAttrName[] = "kiln.comm_function";
+
+/// The unit attribute by which kiln-cpu-profile-names marks the functions
+/// of the program, the only ones kiln-cpu-profile instruments (not the
+/// helpers the lowering adds).
+constexpr const char kProfiledFunctionAttrName[] = "kiln.profiled";
 
 /// Attaches the BufferizableOpInterface models through which one-shot
 /// bufferization turns the flat collectives into calls of the runtime's

@@ -609,6 +609,56 @@ def KilnCpuConvToDnnl : Pass<"kiln-cpu-conv-to-dnnl", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def KilnCpuProfileNames
+    : Pass<"kiln-cpu-profile-names", "mlir::ModuleOp"> {
+  let summary = "Name each kiln op's location after the op, for profiling";
+  let description = [{
+    Runs first in the CPU pipeline of `kiln-compile --profile`, on kiln IR.
+    Each kiln op's location `L` becomes `"name"(L)` (a NameLoc), `name`
+    being the op's name without the dialect (`matmul`, `relu`, `while`);
+    `kiln.constant`, `kiln.fused` and the terminators keep theirs. The ops
+    that the lowering makes from an op carry its location, and fusion keeps
+    the locations of the ops it merges, so that `kiln-cpu-profile` can name
+    a loop nest after the kiln ops it computes. Only names change: nothing
+    that decides code reads locations. Each `func.func` of the module, the
+    program's functions, is marked `kiln.profiled`: `kiln-cpu-profile`
+    instruments those and not the helpers the lowering adds later.
+  }];
+}
+
+def KilnCpuProfile : Pass<"kiln-cpu-profile", "mlir::ModuleOp"> {
+  let summary = "Time each loop nest, oneDNN call and loop with runtime calls";
+  let description = [{
+    Runs on memrefs, after the oneDNN calls are made and before linalg
+    becomes loops (`kiln-compile --profile`). In each function marked
+    `kiln.profiled` (by `kiln-cpu-profile-names`), and in the
+    bodies of the loops and conditionals of kiln.for, kiln.while and
+    kiln.cond, every region is bracketed by
+    `func.call @kiln_profile_begin(%id)` and `@kiln_profile_end(%id)`:
+
+    - a linalg op or an `scf.parallel`/`scf.forall` (one loop nest: a
+      fused region), named after the kiln ops whose locations it carries
+      (see `kiln-cpu-profile-names`), e.g. `fused: add+relu 256x1024 @
+      model.mlir:7` (iteration space, then the source line);
+    - a call of oneDNN (`dnnl_sgemm 256x1024x784`, with `(batch B)` for the
+      loop over a batch, `dnnl_conv 1x64x56x56 -> 1x64x56x56 k3x3`);
+    - an `scf.for` of kiln.for, an `scf.while` and an `scf.if` that holds
+      regions (`for @ model.mlir:12`, `while @ ...`, `cond @ ...`), whose
+      bodies are instrumented in turn. Nothing inside a parallel loop is.
+
+    `@kiln_profile_begin/end(i32)` are defined in the module: they add the
+    region base the runtime writes at load and call through the exported
+    slots of kiln/ProfileAbi.h, which the runtime fills. The names go into
+    the module as an exported constant table (`kiln_profile_region_count`,
+    `kiln_profile_region_names`: the names, each ended by a NUL, in region
+    order), from which the runtime names its events.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Keep scf.parallel only where a parallel region pays off";
   let description = [{

@@ -55,7 +55,8 @@ bool isTextEmitKind(EmitKind kind);
 struct CompileOptions {
   Target target = Target::Cpu;
   /// For both targets: the host code's optimization level and CPU; `fuse`
-  /// applies to the CPU target.
+  /// applies to the CPU target, and so does `profile` (the CUDA target
+  /// refuses it).
   mlir::kiln::CpuOptions cpu;
   /// For the CUDA target: the architecture, fusion and device code options.
   mlir::kiln::CudaOptions cuda;
