@@ -1,0 +1,174 @@
+// kiln-cpu-profile brackets each region of the program's functions (marked
+// kiln.profiled) with timing calls and names it after the kiln ops in its
+// locations: a oneDNN call, the loop over a batch of them, a fused loop
+// nest, a loop over tiles, and the loop of a kiln.for, whose body is
+// instrumented in turn. Allocations are not regions; functions the
+// lowering added (not marked) are left alone. The names go into an
+// exported table; the marks call through the runtime's slots.
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-profile --verify-diagnostics | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+module {
+  func.func private @dnnl_sgemm(i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> i32
+
+  // CHECK-LABEL: func.func @step
+  func.func @step(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %p: !llvm.ptr) attributes {kiln.profiled} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c5 = arith.constant 5 : index
+    %c4 = arith.constant 4 : index
+    %c78 = arith.constant 78 : i32
+    %m = arith.constant 2 : i64
+    %n = arith.constant 3 : i64
+    %k = arith.constant 4 : i64
+    %one = arith.constant 1.0 : f32
+    // CHECK: memref.alloc
+    // CHECK-NEXT: %[[R0:.*]] = arith.constant 0 : i32
+    // CHECK-NEXT: call @kiln_profile_begin(%[[R0]])
+    // CHECK-NEXT: call @dnnl_sgemm
+    // CHECK-NEXT: %[[E0:.*]] = arith.constant 0 : i32
+    // CHECK-NEXT: call @kiln_profile_end(%[[E0]])
+    %t = memref.alloc() : memref<4x8xf32>
+    %s = func.call @dnnl_sgemm(%c78, %c78, %m, %n, %k, %one, %p, %k, %p, %n, %one, %p, %n) : (i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> i32 loc("matmul"("model.mlir":3:8))
+    // CHECK: call @kiln_profile_begin(%{{.*}})
+    // CHECK-NEXT: linalg.generic
+    // CHECK: call @kiln_profile_end(%{{.*}})
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%a, %b : memref<4x8xf32>, memref<4x8xf32>) outs(%t : memref<4x8xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %sum = arith.addf %x, %y : f32 loc("add"("model.mlir":4:8))
+      %zero = arith.constant 0.0 : f32
+      %r = arith.maximumf %sum, %zero : f32 loc("relu"("model.mlir":5:8))
+      linalg.yield %r : f32
+    } loc("relu"("model.mlir":5:8))
+    // The loop over a batch of products is one region.
+    // CHECK: call @kiln_profile_begin(%{{.*}})
+    // CHECK-NEXT: scf.for
+    // CHECK-NOT: kiln_profile
+    // CHECK: call @dnnl_sgemm
+    // CHECK-NOT: kiln_profile
+    // CHECK: }
+    // CHECK-NEXT: arith.constant
+    // CHECK-NEXT: call @kiln_profile_end(%{{.*}})
+    scf.for %i = %c0 to %c5 step %c1 {
+      %u = func.call @dnnl_sgemm(%c78, %c78, %m, %n, %k, %one, %p, %k, %p, %n, %one, %p, %n) : (i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> i32
+    } loc("matmul"("model.mlir":6:8))
+    // A kiln.for: a region, and so is each loop nest in its body.
+    // CHECK: call @kiln_profile_begin(%{{.*}})
+    // CHECK-NEXT: scf.for
+    // CHECK-NEXT: arith.constant
+    // CHECK-NEXT: func.call @kiln_profile_begin(%{{.*}})
+    // CHECK-NEXT: scf.parallel
+    // CHECK: }
+    // CHECK-NEXT: arith.constant
+    // CHECK-NEXT: func.call @kiln_profile_end(%{{.*}})
+    // CHECK-NEXT: }
+    // CHECK-NEXT: arith.constant
+    // CHECK-NEXT: call @kiln_profile_end(%{{.*}})
+    scf.for %i = %c0 to %c5 step %c1 {
+      scf.parallel (%row) = (%c0) to (%c4) step (%c1) {
+        %v = memref.load %a[%row, %c0] : memref<4x8xf32>
+        %w = math.tanh %v : f32 loc("tanh"("model.mlir":8:10))
+        memref.store %w, %t[%row, %c0] : memref<4x8xf32>
+        scf.reduce
+      } loc("tanh"("model.mlir":8:10))
+    } loc("for"("model.mlir":7:3))
+    // CHECK: memref.dealloc
+    // CHECK-NEXT: return
+    memref.dealloc %t : memref<4x8xf32>
+    return
+  }
+
+  // CHECK-LABEL: func.func private @helper
+  // CHECK-NOT: kiln_profile
+  // CHECK: return
+  // CHECK: llvm.mlir.global external constant @kiln_profile_region_count(5 : i32)
+  // CHECK: llvm.mlir.global external constant @kiln_profile_region_names("dnnl_sgemm 2x3x4 @ model.mlir:3\00fused: add+relu 4x8 @ model.mlir:4\00dnnl_sgemm 2x3x4 (batch 5) @ model.mlir:6\00for @ model.mlir:7\00tanh 4x8 @ model.mlir:8\00")
+  // CHECK: llvm.mlir.global external @kiln_profile_region_base(0 : i32)
+  // CHECK: llvm.mlir.global external @kiln_profile_fn_begin() {{.*}} : !llvm.ptr
+  // CHECK: llvm.mlir.zero
+  // CHECK: func.func private @kiln_profile_begin(%[[ID:.*]]: i32)
+  // CHECK: %[[BASE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i32
+  // CHECK: %[[REGION:.*]] = arith.addi %[[BASE]], %[[ID]]
+  // CHECK: %[[MARK:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+  // CHECK: %[[BOUND:.*]] = llvm.icmp "ne" %[[MARK]]
+  // CHECK: scf.if %[[BOUND]]
+  // CHECK-NEXT: llvm.call %[[MARK]](%[[REGION]]) : !llvm.ptr, (i32) -> ()
+  // CHECK: llvm.mlir.global external @kiln_profile_fn_end()
+  // CHECK: func.func private @kiln_profile_end(
+  func.func private @helper(%a: memref<4x8xf32>) {
+    %cst = arith.constant 0.0 : f32
+    linalg.fill ins(%cst : f32) outs(%a : memref<4x8xf32>)
+    return
+  }
+}
+
+// -----
+
+// A kiln.while and a kiln.cond are regions holding regions; a conditional
+// without loop nests is none. Unnamed, they keep their op's name.
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @loop
+// CHECK: call @kiln_profile_begin
+// CHECK-NEXT: scf.while
+// CHECK: func.call @kiln_profile_begin
+// CHECK-NEXT: linalg.generic
+// CHECK: func.call @kiln_profile_end
+// CHECK-NOT: kiln_profile
+// CHECK: scf.condition
+// CHECK: func.call @kiln_profile_begin
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: func.call @kiln_profile_begin
+// CHECK-NEXT: linalg.copy
+// CHECK: kiln_profile_region_names("while @ loop.mlir:2\00exp 16 @ loop.mlir:3\00cond @ loop.mlir:5\00copy 16 @ loop.mlir:6\00")
+func.func @loop(%a: memref<16xf32>, %flag: i1) attributes {kiln.profiled} {
+  scf.while (%go = %flag) : (i1) -> () {
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%a : memref<16xf32>) outs(%a : memref<16xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %e = math.exp %x : f32
+      linalg.yield %e : f32
+    } loc("exp"("loop.mlir":3:5))
+    %last = scf.if %go -> (i1) {
+      %no = arith.constant false
+      scf.yield %no : i1
+    } else {
+      scf.yield %go : i1
+    }
+    scf.condition(%last)
+  } do {
+    scf.if %flag {
+      linalg.copy ins(%a : memref<16xf32>) outs(%a : memref<16xf32>) loc("loop.mlir":6:7)
+    } loc("cond"("loop.mlir":5:5))
+    scf.yield %flag : i1
+  } loc("while"("loop.mlir":2:3))
+  return
+}
+
+// -----
+
+// A oneDNN convolution is named from its descriptor (kiln-cpu-conv-to-dnnl):
+// rank 2, 1 group, N 1, C 3, O 8, flags bias and relu, then per spatial dim
+// input, kernel and output size, stride, paddings and dilation.
+// CHECK-LABEL: func.func @conv
+// CHECK: call @kiln_profile_begin
+// CHECK-NEXT: call @kiln_dnnl_conv_f32
+// CHECK: kiln_profile_region_names("dnnl_conv 1x3x16x16 -> 1x8x14x14 k3x3 +bias +relu @ net.mlir:2\00")
+memref.global "private" constant @kiln_dnnl_conv_descriptor : memref<20xi64> = dense<[2, 1, 1, 3, 8, 5, 16, 3, 14, 1, 0, 0, 1, 16, 3, 14, 1, 0, 0, 1]>
+func.func private @kiln_dnnl_conv_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+func.func @conv(%p: !llvm.ptr) attributes {kiln.profiled} {
+  %g = memref.get_global @kiln_dnnl_conv_descriptor : memref<20xi64>
+  %i = memref.extract_aligned_pointer_as_index %g : memref<20xi64> -> index
+  %j = arith.index_cast %i : index to i64
+  %d = llvm.inttoptr %j : i64 to !llvm.ptr
+  func.call @kiln_dnnl_conv_f32(%p, %d, %p, %p, %p, %p, %p) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> () loc("conv"("net.mlir":2:8))
+  return
+}
+
+// -----
+
+// expected-error @below {{the module is instrumented for profiling already}}
+module {
+  func.func private @kiln_profile_begin(%r: i32)
+}
