@@ -55,6 +55,7 @@ TEST_F(KilnRunToolTest, Help) {
   for (const char *option :
        {"--function", "--input", "--output-dir", "--repeat", "--stats",
         "--list", "--comm", "--shard-input", "--all-ranks-write",
+        "--profile FILE", "--profile-summary",
         "RUNNING ON SEVERAL RANKS", "EXIT STATUS"})
     EXPECT_NE(result.output.find(option), std::string::npos) << option;
 }
@@ -91,6 +92,45 @@ TEST_F(KilnRunToolTest, ListsFunctions) {
             "stats(x: f32[2,3], threshold: f32[]) -> (mask: i1[2,3], count: "
             "i64[], exp: f32[2,3])\n"
             "scale(v: f64[3], k: i32[]) -> (scaled: f64[3], f64[3])\n");
+}
+
+TEST_F(KilnRunToolTest, ProfilesOnlyModulesCompiledForIt) {
+  std::string trace = directory.file("trace.json");
+  CommandResult result =
+      runTool(quoted(addModule) + " --input " + quoted(a) + " --input " +
+              quoted(b) + " --profile " + quoted(trace));
+  EXPECT_EQ(result.exitCode, 1) << result.output;
+  EXPECT_NE(result.output.find("was compiled without --profile"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("kiln-compile --profile"), std::string::npos);
+  // Refused before anything ran or was written.
+  EXPECT_EQ(result.output.find("sum:"), std::string::npos) << result.output;
+  EXPECT_TRUE(runCommand("test -e " + quoted(trace)).exitCode != 0);
+  result = runTool(quoted(addModule) + " --input " + quoted(a) +
+                   " --input " + quoted(b) + " --profile-summary");
+  EXPECT_EQ(result.exitCode, 1) << result.output;
+
+  std::string profiled = directory.file("profiled.kmod");
+  writeFile(profiled, format::writeModule(profileModuleContents()));
+  writeNpy<float>(directory.file("one.npy"), npy::ElementType::F32, {1},
+                  {1.0f});
+  result = runTool(quoted(profiled) + " --input " +
+                   quoted(directory.file("one.npy")) +
+                   " --repeat 4 --profile-summary --profile=" + quoted(trace));
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  // The first call and the four repeated ones.
+  EXPECT_NE(result.output.find("profile: "), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find(" 3 regions\n"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("       5 "), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("      10 "), std::string::npos)
+      << result.output;
+  std::vector<uint8_t> bytes = readFile(trace);
+  std::string text(bytes.begin(), bytes.end());
+  EXPECT_NE(text.find("\"name\":\"call @nested\""), std::string::npos);
 }
 
 TEST_F(KilnRunToolTest, ChoosesFunctionsAndParsesLiterals) {

@@ -130,6 +130,20 @@ format::ModuleContents addModuleContents() {
   return contents;
 }
 
+format::ModuleContents profileModuleContents(bool badTable) {
+  format::ModuleContents contents;
+  contents.target = "x86_64-unknown-linux-gnu";
+  format::FunctionSignature nested;
+  nested.name = "nested";
+  nested.entrySymbol = "kiln_entry_nested";
+  nested.inputs = {tensor("x", format::DType::F32, {1})};
+  nested.outputs = {tensor("y", format::DType::F32, {1})};
+  contents.functions.push_back(nested);
+  contents.code =
+      readFile(badTable ? KILN_FIXTURE_PROFILE_BAD : KILN_FIXTURE_PROFILE);
+  return contents;
+}
+
 format::ModuleContents mixedModuleContents() {
   using format::DType;
   format::ModuleContents contents;

@@ -74,6 +74,11 @@ format::ModuleContents addModuleContents();
 /// A module over mixed.c with the functions "stats" and "scale".
 format::ModuleContents mixedModuleContents();
 
+/// A module over profile.c, code compiled with --profile:
+/// nested(x: f32[1]) -> (y: f32[1]); with \p badTable, over the build of it
+/// whose region table lacks a name.
+format::ModuleContents profileModuleContents(bool badTable = false);
+
 /// A module over collectives.c (SPMD code reaching the communicator through
 /// the slots of kiln/CollectiveAbi.h), with signatures for a run of
 /// \p ranks ranks: rank_size, all_reduce_<dtype> for every dtype, sum6,
