@@ -14,9 +14,9 @@
 //        a library region;
 //      - an scf.while, the scf.for of a kiln.for and an scf.if holding
 //        regions: a control-flow region, whose blocks are walked in turn;
-//      - a linalg op, an scf.parallel or scf.forall, any other scf.for:
-//        a loop nest (nothing inside it is walked: its iterations may run
-//        on other threads);
+//      - a linalg op with loops, an scf.parallel or scf.forall, any other
+//        scf.for: a loop nest (nothing inside it is walked: its iterations
+//        may run on other threads);
 //      - anything else (allocations, address arithmetic): not a region.
 //   2. Name each region for a user (the kiln ops from the NameLocs of
 //      kiln-cpu-profile-names, the iteration space, the source line) and
@@ -104,8 +104,10 @@ static bool holdsRegions(Operation *op) {
 static ProfileKind kindOf(Operation *op) {
   if (libraryCall(op))
     return ProfileKind::Library;
-  if (isa<linalg::LinalgOp>(op))
-    return ProfileKind::LoopNest;
+  // A linalg op without loops (on rank-0 buffers) is a few scalar
+  // instructions, not worth two calls.
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return linalgOp.getNumLoops() ? ProfileKind::LoopNest : ProfileKind::None;
   if (isa<scf::WhileOp>(op))
     return ProfileKind::ControlFlow;
   if (isa<scf::IfOp>(op))
@@ -247,8 +249,7 @@ static std::string opsOf(Operation *op, std::string &where) {
 /// outside (a loop over tiles works on whole buffers).
 static std::string shapeOf(Operation *op) {
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    return linalgOp.getNumLoops() ? joinDims(linalgOp.getStaticLoopRanges())
-                                  : std::string();
+    return joinDims(linalgOp.getStaticLoopRanges());
   MemRefType largest;
   op->walk([&](Operation *inner) {
     for (Value operand : inner->getOperands()) {

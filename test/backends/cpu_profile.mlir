@@ -73,8 +73,13 @@ module {
         scf.reduce
       } loc("tanh"("model.mlir":8:10))
     } loc("for"("model.mlir":7:3))
-    // CHECK: memref.dealloc
+    // An op on rank-0 buffers is no loop nest.
+    // CHECK: memref.alloc() : memref<f32>
+    // CHECK-NEXT: linalg.fill
+    // CHECK-NEXT: memref.dealloc
     // CHECK-NEXT: return
+    %z = memref.alloc() : memref<f32>
+    linalg.fill ins(%one : f32) outs(%z : memref<f32>) loc("add"("model.mlir":9:8))
     memref.dealloc %t : memref<4x8xf32>
     return
   }

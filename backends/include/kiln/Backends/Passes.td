@@ -636,7 +636,8 @@ def KilnCpuProfile : Pass<"kiln-cpu-profile", "mlir::ModuleOp"> {
     kiln.cond, every region is bracketed by
     `func.call @kiln_profile_begin(%id)` and `@kiln_profile_end(%id)`:
 
-    - a linalg op or an `scf.parallel`/`scf.forall` (one loop nest: a
+    - a linalg op with loops (not on rank-0 buffers: that is a few scalar
+      instructions) or an `scf.parallel`/`scf.forall` (one loop nest: a
       fused region), named after the kiln ops whose locations it carries
       (see `kiln-cpu-profile-names`), e.g. `fused: add+relu 256x1024 @
       model.mlir:7` (iteration space, then the source line);
