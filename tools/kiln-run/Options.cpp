@@ -231,7 +231,8 @@ OPTIONS:
                     "rank R: ", or saves them as DIR/NAME.rankR.npy. Without
                     it only rank 0 prints or saves them, as usual.
   --profile FILE    For a module compiled with kiln-compile --profile: time
-                    every call made (the first and the --repeat ones) and
+                    the call, or with --repeat the N timed calls (not the
+                    first, whose one-time costs would hide the others), and
                     write the regions they ran to FILE as a Chrome trace
                     (JSON; open it in ui.perfetto.dev or chrome://tracing):
                     one event per call ("call @f") and per fused loop nest,
