@@ -31,6 +31,7 @@
 
 #include "BufferAccess.h"
 #include "BufferAddress.h"
+#include "DnnlCalls.h"
 
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnOps.h"
@@ -56,19 +57,10 @@ using namespace mlir;
 
 /// The function attribute holding the oneDNN descriptor.
 static constexpr llvm::StringLiteral kDnnlConvAttr = "kiln.dnnl_conv";
-static constexpr llvm::StringLiteral kConvFunction = "kiln_dnnl_conv_f32";
+using namespace mlir::kiln::dnnl;
 
 /// The descriptor that DnnlConv.c reads, if oneDNN's forward convolution
 /// takes `op` and it does at least `minMacs` multiply-adds.
-/// The descriptor's flags (DnnlConv.c reads them).
-enum DnnlConvFlags : int64_t {
-  kBias = 1,
-  kAddend = 2,
-  kRelu = 4,
-  kConstantWeight = 8,
-  kBlocked = 16
-};
-
 static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
                                                           int64_t minMacs) {
   RankedTensorType input = op.getInput().getType();
@@ -350,10 +342,11 @@ struct KilnCpuConvToDnnlPass
     for (auto [call, callee] : calls) {
       auto descriptor = callee->getAttrOfType<DenseI64ArrayAttr>(kDnnlConvAttr);
       // The header (k, groups, N, C, O, flags), then 7 entries per dim.
-      bool wellFormed = descriptor.size() > 6 && descriptor[0] >= 1 &&
-                        descriptor[0] <= 3 &&
-                        static_cast<int64_t>(descriptor.size()) ==
-                            6 + 7 * descriptor[0];
+      bool wellFormed =
+          descriptor.size() > kConvHeaderSize && descriptor[0] >= 1 &&
+          descriptor[0] <= 3 &&
+          static_cast<int64_t>(descriptor.size()) ==
+              kConvHeaderSize + kConvEntriesPerDim * descriptor[0];
       if (!wellFormed) {
         callee.emitError() << "'" << kDnnlConvAttr
                            << "' must hold k (1 to 3), groups, N, C, O, "

@@ -8,7 +8,8 @@
 // loops, when every loop nest is still one op:
 //
 //   1. Walk the blocks of each function of the program (those
-//      kiln-cpu-profile-names marked `kiln.profiled`). Classify each op of a block:
+//      kiln-cpu-profile-names marked `kiln.profiled`). Classify each op of a
+//      block:
 //      - a call of oneDNN (dnnl_sgemm, kiln_dnnl_conv_f32), or the loop
 //        over a batch of sgemm calls that kiln-cpu-matmul-to-dnnl makes:
 //        a library region;
@@ -26,6 +27,8 @@
 //      exported name table.
 //
 //===----------------------------------------------------------------------===//
+
+#include "DnnlCalls.h"
 
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
@@ -53,10 +56,7 @@ namespace kiln {
 
 using namespace mlir;
 
-/// The library functions kiln-cpu-matmul-to-dnnl and kiln-cpu-conv-to-dnnl
-/// call.
-static constexpr llvm::StringLiteral kSgemm = "dnnl_sgemm";
-static constexpr llvm::StringLiteral kConv = "kiln_dnnl_conv_f32";
+using namespace mlir::kiln::dnnl;
 
 static constexpr llvm::StringLiteral kBeginFunction = "kiln_profile_begin";
 static constexpr llvm::StringLiteral kEndFunction = "kiln_profile_end";
@@ -67,7 +67,8 @@ enum class ProfileKind { None, Library, ControlFlow, LoopNest };
 
 static func::CallOp libraryCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
-  if (call && (call.getCallee() == kSgemm || call.getCallee() == kConv))
+  if (call &&
+      (call.getCallee() == kSgemmFunction || call.getCallee() == kConvFunction))
     return call;
   return nullptr;
 }
@@ -165,9 +166,9 @@ static SmallVector<int64_t> globalContents(Value pointer) {
     return {};
   auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
       get, get.getNameAttr());
-  auto values =
-      global ? dyn_cast_or_null<DenseIntElementsAttr>(global.getConstantInitValue())
-             : nullptr;
+  auto values = global ? dyn_cast_or_null<DenseIntElementsAttr>(
+                             global.getConstantInitValue())
+                       : nullptr;
   if (!values)
     return {};
   return llvm::to_vector(llvm::map_range(
@@ -177,26 +178,28 @@ static SmallVector<int64_t> globalContents(Value pointer) {
 /// "dnnl_conv NxCxHxW -> NxOxH'xW' kKxK" and the epilogue oneDNN applies,
 /// from the convolution's descriptor (see kiln-cpu-outline-dnnl-convs).
 static std::string convName(func::CallOp call) {
-  SmallVector<int64_t> d =
-      call.getNumOperands() > 1 ? globalContents(call.getOperand(1))
-                                : SmallVector<int64_t>();
-  if (d.size() < 6 || d.size() != size_t(6 + 7 * d[0]))
+  SmallVector<int64_t> d = call.getNumOperands() > 1
+                               ? globalContents(call.getOperand(1))
+                               : SmallVector<int64_t>();
+  if (d.size() < kConvHeaderSize ||
+      d.size() != size_t(kConvHeaderSize + kConvEntriesPerDim * d[0]))
     return "dnnl_conv";
   int64_t rank = d[0];
   SmallVector<int64_t> input{d[2], d[3]}, output{d[2], d[4]}, kernel;
   for (int64_t i = 0; i < rank; ++i) {
-    input.push_back(d[6 + 7 * i]);
-    kernel.push_back(d[6 + 7 * i + 1]);
-    output.push_back(d[6 + 7 * i + 2]);
+    const int64_t *dim = &d[kConvHeaderSize + kConvEntriesPerDim * i];
+    input.push_back(dim[0]);
+    kernel.push_back(dim[1]);
+    output.push_back(dim[2]);
   }
   std::string name = "dnnl_conv " + joinDims(input) + " -> " +
                      joinDims(output) + " k" + joinDims(kernel);
   int64_t flags = d[5];
-  if (flags & 1)
+  if (flags & kBias)
     name += " +bias";
-  if (flags & 2)
+  if (flags & kAddend)
     name += " +add";
-  if (flags & 4)
+  if (flags & kRelu)
     name += " +relu";
   return name;
 }
@@ -297,7 +300,7 @@ static std::string regionName(Operation *op, ProfileKind kind) {
   case ProfileKind::Library: {
     func::CallOp call = firstLibraryCall(op);
     std::string name =
-        call.getCallee() == kSgemm ? sgemmName(call) : convName(call);
+        call.getCallee() == kSgemmFunction ? sgemmName(call) : convName(call);
     if (call != op) {
       std::optional<int64_t> trips = tripCount(op);
       name += trips ? " (batch " + std::to_string(*trips) + ")"
@@ -390,9 +393,8 @@ void KilnCpuProfilePass::defineRuntimeInterface() {
   LLVM::GlobalOp base = exported(i32, KILN_PROFILE_REGION_BASE,
                                  /*constant=*/false, b.getI32IntegerAttr(0));
 
-  for (auto [function, slotName] :
-       {std::make_pair(kBeginFunction, "begin"),
-        std::make_pair(kEndFunction, "end")}) {
+  for (auto [function, slotName] : {std::make_pair(kBeginFunction, "begin"),
+                                    std::make_pair(kEndFunction, "end")}) {
     OpBuilder::InsertionGuard guard(b);
     LLVM::GlobalOp slot =
         exported(ptr, (KILN_PROFILE_SLOT_PREFIX + Twine(slotName)).str(),
@@ -401,8 +403,8 @@ void KilnCpuProfilePass::defineRuntimeInterface() {
     b.create<LLVM::ReturnOp>(loc, b.create<LLVM::ZeroOp>(loc, ptr).getResult());
     b.setInsertionPointAfter(slot);
 
-    auto func = b.create<func::FuncOp>(loc, function,
-                                       b.getFunctionType({i32}, {}));
+    auto func =
+        b.create<func::FuncOp>(loc, function, b.getFunctionType({i32}, {}));
     func.setPrivate();
     b.setInsertionPointToStart(func.addEntryBlock());
     Value region = b.create<arith::AddIOp>(
@@ -410,11 +412,10 @@ void KilnCpuProfilePass::defineRuntimeInterface() {
         b.create<LLVM::LoadOp>(loc, i32,
                                b.create<LLVM::AddressOfOp>(loc, base)),
         func.getArgument(0));
-    Value mark = b.create<LLVM::LoadOp>(
-        loc, ptr, b.create<LLVM::AddressOfOp>(loc, slot));
-    Value bound = b.create<LLVM::ICmpOp>(
-        loc, LLVM::ICmpPredicate::ne, mark,
-        b.create<LLVM::ZeroOp>(loc, ptr));
+    Value mark = b.create<LLVM::LoadOp>(loc, ptr,
+                                        b.create<LLVM::AddressOfOp>(loc, slot));
+    Value bound = b.create<LLVM::ICmpOp>(loc, LLVM::ICmpPredicate::ne, mark,
+                                         b.create<LLVM::ZeroOp>(loc, ptr));
     auto ifBound = b.create<scf::IfOp>(loc, bound, /*withElseRegion=*/false);
     b.setInsertionPointToStart(ifBound.thenBlock());
     b.create<LLVM::CallOp>(

@@ -38,8 +38,8 @@ struct KilnCpuProfileNamesPass
           op->hasTrait<OpTrait::IsTerminator>() ||
           isa<kiln::ConstantOp, kiln::FusedOp>(op))
         return;
-      StringAttr name = StringAttr::get(
-          op->getContext(), op->getName().stripDialect());
+      StringAttr name =
+          StringAttr::get(op->getContext(), op->getName().stripDialect());
       if (auto named = dyn_cast<NameLoc>(op->getLoc()))
         if (named.getName() == name)
           return;

@@ -1,4 +1,5 @@
-//===- ProfileSummary.cpp - kiln-run --profile-summary ---------------------===//
+//===- ProfileSummary.cpp - kiln-run --profile-summary
+//---------------------===//
 
 #include "ProfileSummary.h"
 
@@ -9,8 +10,8 @@ namespace {
 std::string row(double selfMs, double share, const std::string &count,
                 const std::string &totalMs, const std::string &name) {
   char text[96];
-  std::snprintf(text, sizeof(text), "%12.3f %6.1f%% %8s %12s  ", selfMs,
-                share, count.c_str(), totalMs.c_str());
+  std::snprintf(text, sizeof(text), "%12.3f %6.1f%% %8s %12s  ", selfMs, share,
+                count.c_str(), totalMs.c_str());
   return text + name + "\n";
 }
 
@@ -33,8 +34,8 @@ std::string kiln::run::formatProfileSummary(
   std::string text = "profile: " + millis(totalNs) + " ms in " +
                      std::to_string(regions.size()) + " regions\n";
   char heading[96];
-  std::snprintf(heading, sizeof(heading), "%12s %7s %8s %12s  %s\n",
-                "self ms", "share", "count", "total ms", "region");
+  std::snprintf(heading, sizeof(heading), "%12s %7s %8s %12s  %s\n", "self ms",
+                "share", "count", "total ms", "region");
   text += heading;
   size_t shown = std::min(top, regions.size());
   for (size_t i = 0; i < shown; ++i) {
@@ -47,9 +48,9 @@ std::string kiln::run::formatProfileSummary(
     uint64_t restNs = 0;
     for (size_t i = shown; i < regions.size(); ++i)
       restNs += regions[i].self_ns;
-    text += row(restNs / 1e6, share(restNs), "", "",
-                "(" + std::to_string(regions.size() - shown) +
-                    " other regions)");
+    text +=
+        row(restNs / 1e6, share(restNs), "", "",
+            "(" + std::to_string(regions.size() - shown) + " other regions)");
   }
   return text;
 }

@@ -17,8 +17,9 @@ namespace run {
 /// each with its self time, its share of the total, its count and its
 /// total time, and one line summing the rest, so that the shares printed
 /// add up to 100%.
-std::string formatProfileSummary(const std::vector<kiln_profile_region_t> &regions,
-                                 size_t top);
+std::string
+formatProfileSummary(const std::vector<kiln_profile_region_t> &regions,
+                     size_t top);
 
 } // namespace run
 } // namespace kiln

@@ -1,4 +1,4 @@
-/*===- ProfileAbi.h - How profiled code reaches the runtime's clock -*- C -*-===*\
+/*===- ProfileAbi.h - How profiled code reaches the runtime --------*- C -*-===*\
 |*                                                                            *|
 |* Code compiled with kiln-compile --profile (the kiln-cpu-profile pass)      *|
 |* brackets each of its regions - a fused loop nest, a oneDNN call, a loop    *|

@@ -53,12 +53,11 @@ kiln_status_t kiln::runtime::bindProfileRegions(kiln_module &module) {
     names.push_back("call @" + function->signature.name);
   const char *next = table, *stop = table + size;
   for (int32_t i = 0; i < *count; ++i) {
-    const char *nul = static_cast<const char *>(
-        std::memchr(next, '\0', size_t(stop - next)));
+    const char *nul =
+        static_cast<const char *>(std::memchr(next, '\0', size_t(stop - next)));
     if (!nul)
       return invalid("region " + std::to_string(i) + " of " +
-                     std::to_string(*count) +
-                     " has no name in the name table");
+                     std::to_string(*count) + " has no name in the name table");
     names.emplace_back(next, nul);
     next = nul + 1;
   }
@@ -66,9 +65,8 @@ kiln_status_t kiln::runtime::bindProfileRegions(kiln_module &module) {
   for (size_t i = 0; i < module.functions.size(); ++i)
     module.functions[i]->profileRegion = first + int32_t(i);
   *base = first + int32_t(module.functions.size());
-  for (auto [slot, mark] :
-       {std::make_pair("begin", &Profiler::begin),
-        std::make_pair("end", &Profiler::end)}) {
+  for (auto [slot, mark] : {std::make_pair("begin", &Profiler::begin),
+                            std::make_pair("end", &Profiler::end)}) {
     auto *address = static_cast<kiln_profile_mark_fn *>(library.lookupObject(
         std::string(KILN_PROFILE_SLOT_PREFIX) + slot, error));
     if (!address)
@@ -102,11 +100,11 @@ size_t kiln_profile_regions(kiln_profile_region_t *regions, size_t capacity) {
       rows.push_back({profiler.name(region), totals.count,
                       uint64_t(std::max<int64_t>(totals.totalNs, 0)),
                       uint64_t(std::max<int64_t>(totals.selfNs, 0))});
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const kiln_profile_region_t &a,
-                        const kiln_profile_region_t &b) {
-                       return a.self_ns > b.self_ns;
-                     });
+    std::stable_sort(
+        rows.begin(), rows.end(),
+        [](const kiln_profile_region_t &a, const kiln_profile_region_t &b) {
+          return a.self_ns > b.self_ns;
+        });
     if (regions)
       std::copy_n(rows.begin(), std::min(capacity, rows.size()), regions);
     return rows.size();
@@ -126,8 +124,8 @@ kiln_status_t kiln_profile_write_trace(const char *path) {
     file.close();
     if (!file)
       return makeStatus(KILN_STATUS_IO_ERROR,
-                        "cannot write the profile trace '" +
-                            std::string(path) + "': " + std::strerror(errno));
+                        "cannot write the profile trace '" + std::string(path) +
+                            "': " + std::strerror(errno));
     return nullptr;
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();

@@ -54,9 +54,8 @@ int32_t Profiler::addRegions(const std::vector<std::string> &list) {
 
 const char *Profiler::name(int32_t region) const {
   std::lock_guard<std::mutex> lock(mutex);
-  return region >= 0 && size_t(region) < names.size()
-             ? names[region].c_str()
-             : nullptr;
+  return region >= 0 && size_t(region) < names.size() ? names[region].c_str()
+                                                      : nullptr;
 }
 
 void Profiler::setEnabled(bool enabled) {
@@ -79,9 +78,9 @@ void Profiler::begin(int32_t region) {
   Profiler &profiler = get();
   if (!profiler.enabled())
     return;
-  openRegions.push_back(
-      {region, profiler.generation.load(std::memory_order_relaxed), nowNs(),
-       0});
+  openRegions.push_back({region,
+                         profiler.generation.load(std::memory_order_relaxed),
+                         nowNs(), 0});
 }
 
 void Profiler::end(int32_t region) {

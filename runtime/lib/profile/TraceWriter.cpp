@@ -51,8 +51,8 @@ static std::string micros(int64_t ns) {
 
 void kiln::runtime::profile::writeChromeTrace(
     std::ostream &os, std::vector<TraceEvent> events,
-    const std::vector<std::string> &names, int64_t originNs,
-    int64_t processId, uint64_t droppedEvents) {
+    const std::vector<std::string> &names, int64_t originNs, int64_t processId,
+    uint64_t droppedEvents) {
   // Viewers nest an event inside the one before it on its thread that
   // covers it, so the enclosing one must come first: by start, then
   // longest first.
@@ -64,10 +64,9 @@ void kiln::runtime::profile::writeChromeTrace(
   os << "{\"traceEvents\":[";
   const char *separator = "\n";
   for (const TraceEvent &event : events) {
-    std::string name =
-        event.region >= 0 && size_t(event.region) < names.size()
-            ? names[event.region]
-            : "region " + std::to_string(event.region);
+    std::string name = event.region >= 0 && size_t(event.region) < names.size()
+                           ? names[event.region]
+                           : "region " + std::to_string(event.region);
     os << separator << "{\"name\":" << jsonString(name)
        << ",\"cat\":\"kiln\",\"ph\":\"X\",\"ts\":"
        << micros(event.beginNs - originNs)

@@ -19,26 +19,24 @@ namespace {
 TEST(TraceWriterTest, WritesEnclosingEventsFirstWithEscapedNames) {
   // Recorded as regions end: the inner one before the one holding it, and
   // another thread's in between.
-  std::vector<TraceEvent> events = {
-      {1, 7, 1500, 2750},  // inner, thread 7
-      {2, 9, 1000, 1001},  // thread 9
-      {0, 7, 1000, 4000},  // outer, thread 7
-      {5, 7, 5000, 5000}}; // no name
+  std::vector<TraceEvent> events = {{1, 7, 1500, 2750},  // inner, thread 7
+                                    {2, 9, 1000, 1001},  // thread 9
+                                    {0, 7, 1000, 4000},  // outer, thread 7
+                                    {5, 7, 5000, 5000}}; // no name
   std::ostringstream os;
   writeChromeTrace(os, events, {"outer", "in \"q\"\\\n", "other"},
                    /*originNs=*/1000, /*processId=*/42, /*droppedEvents=*/0);
-  EXPECT_EQ(
-      os.str(),
-      "{\"traceEvents\":[\n"
-      "{\"name\":\"outer\",\"cat\":\"kiln\",\"ph\":\"X\",\"ts\":0.000,"
-      "\"dur\":3.000,\"pid\":42,\"tid\":7},\n"
-      "{\"name\":\"in \\\"q\\\"\\\\\\n\",\"cat\":\"kiln\",\"ph\":\"X\","
-      "\"ts\":0.500,\"dur\":1.250,\"pid\":42,\"tid\":7},\n"
-      "{\"name\":\"region 5\",\"cat\":\"kiln\",\"ph\":\"X\",\"ts\":4.000,"
-      "\"dur\":0.000,\"pid\":42,\"tid\":7},\n"
-      "{\"name\":\"other\",\"cat\":\"kiln\",\"ph\":\"X\",\"ts\":0.000,"
-      "\"dur\":0.001,\"pid\":42,\"tid\":9}\n"
-      "],\"displayTimeUnit\":\"ns\"}\n");
+  EXPECT_EQ(os.str(),
+            "{\"traceEvents\":[\n"
+            "{\"name\":\"outer\",\"cat\":\"kiln\",\"ph\":\"X\",\"ts\":0.000,"
+            "\"dur\":3.000,\"pid\":42,\"tid\":7},\n"
+            "{\"name\":\"in \\\"q\\\"\\\\\\n\",\"cat\":\"kiln\",\"ph\":\"X\","
+            "\"ts\":0.500,\"dur\":1.250,\"pid\":42,\"tid\":7},\n"
+            "{\"name\":\"region 5\",\"cat\":\"kiln\",\"ph\":\"X\",\"ts\":4.000,"
+            "\"dur\":0.000,\"pid\":42,\"tid\":7},\n"
+            "{\"name\":\"other\",\"cat\":\"kiln\",\"ph\":\"X\",\"ts\":0.000,"
+            "\"dur\":0.001,\"pid\":42,\"tid\":9}\n"
+            "],\"displayTimeUnit\":\"ns\"}\n");
 }
 
 TEST(TraceWriterTest, NamesDroppedEvents) {
@@ -66,8 +64,8 @@ protected:
     TensorPtr x = makeTensor<float>(KILN_DTYPE_F32, {1}, {2.0f});
     for (int i = 0; i < times; ++i) {
       std::vector<TensorPtr> outputs;
-      Outcome outcome = callFunction(module, "nested", nullptr, {x.get()},
-                                     outputs);
+      Outcome outcome =
+          callFunction(module, "nested", nullptr, {x.get()}, outputs);
       ASSERT_TRUE(outcome.ok()) << outcome.message;
       ASSERT_EQ(tensorValues<float>(outputs[0].get()), std::vector<float>{3});
     }

@@ -643,7 +643,8 @@ def KilnCpuProfile : Pass<"kiln-cpu-profile", "mlir::ModuleOp"> {
       model.mlir:7` (iteration space, then the source line);
     - a call of oneDNN (`dnnl_sgemm 256x1024x784`, with `(batch B)` for the
       loop over a batch, `dnnl_conv 1x64x56x56 -> 1x64x56x56 k3x3`);
-    - an `scf.for` of kiln.for, an `scf.while` and an `scf.if` that holds
+    - an `scf.for` of kiln.for (its location named `for` by
+      `kiln-cpu-profile-names`), an `scf.while` and an `scf.if` that holds
       regions (`for @ model.mlir:12`, `while @ ...`, `cond @ ...`), whose
       bodies are instrumented in turn. Nothing inside a parallel loop is.
 

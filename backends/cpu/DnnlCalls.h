@@ -1,0 +1,41 @@
+//===- DnnlCalls.h - The oneDNN calls of the CPU backend --------*- C++ -*-===//
+//
+// The functions that kiln-cpu-matmul-to-dnnl and kiln-cpu-conv-to-dnnl call
+// and the layout of the convolution descriptor that DnnlConv.c reads, for
+// the passes that make those calls and those that read them back
+// (kiln-cpu-profile names its regions after them).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_CPU_DNNLCALLS_H
+#define KILN_BACKENDS_CPU_DNNLCALLS_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+
+namespace mlir::kiln::dnnl {
+
+/// oneDNN's row-major sgemm.
+inline constexpr llvm::StringLiteral kSgemmFunction = "dnnl_sgemm";
+/// The convolution entry of backends/cpu/support/DnnlConv.c.
+inline constexpr llvm::StringLiteral kConvFunction = "kiln_dnnl_conv_f32";
+
+/// The convolution descriptor: a header (spatial rank k, groups, N, C, O,
+/// flags), then per spatial dim the input, kernel and output sizes, the
+/// stride, the paddings and the dilation.
+inline constexpr int64_t kConvHeaderSize = 6;
+inline constexpr int64_t kConvEntriesPerDim = 7;
+
+/// The descriptor's flags (DnnlConv.c reads them).
+enum ConvFlags : int64_t {
+  kBias = 1,
+  kAddend = 2,
+  kRelu = 4,
+  kConstantWeight = 8,
+  kBlocked = 16
+};
+
+} // namespace mlir::kiln::dnnl
+
+#endif // KILN_BACKENDS_CPU_DNNLCALLS_H
