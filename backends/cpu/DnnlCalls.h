@@ -16,8 +16,12 @@
 
 namespace mlir::kiln::dnnl {
 
-/// oneDNN's row-major sgemm.
+/// oneDNN's row-major GEMMs: f32, and bf16 operands accumulating in f32.
+/// Both take sgemm's arguments (ta, tb, M, N, K, alpha, A, lda, B, ldb,
+/// beta, C, ldc).
 inline constexpr llvm::StringLiteral kSgemmFunction = "dnnl_sgemm";
+inline constexpr llvm::StringLiteral kBf16GemmFunction =
+    "dnnl_gemm_bf16bf16f32";
 /// The convolution entry of backends/cpu/support/DnnlConv.c.
 inline constexpr llvm::StringLiteral kConvFunction = "kiln_dnnl_conv_f32";
 

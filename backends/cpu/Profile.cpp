@@ -10,9 +10,9 @@
 //   1. Walk the blocks of each function of the program (those
 //      kiln-cpu-profile-names marked `kiln.profiled`). Classify each op of a
 //      block:
-//      - a call of oneDNN (dnnl_sgemm, kiln_dnnl_conv_f32), or the loop
-//        over a batch of sgemm calls that kiln-cpu-matmul-to-dnnl makes:
-//        a library region;
+//      - a call of oneDNN (dnnl_sgemm, dnnl_gemm_bf16bf16f32,
+//        kiln_dnnl_conv_f32; DnnlCalls.h), or the loop over a batch of
+//        GEMM calls that kiln-cpu-matmul-to-dnnl makes: a library region;
 //      - an scf.while, the scf.for of a kiln.for and an scf.if holding
 //        regions: a control-flow region, whose blocks are walked in turn;
 //      - a linalg op with loops, an scf.parallel or scf.forall, any other
@@ -65,10 +65,15 @@ namespace {
 enum class ProfileKind { None, Library, ControlFlow, LoopNest };
 } // namespace
 
+/// A call of a GEMM of oneDNN: the sizes are its operands 2 to 4.
+static bool isGemm(func::CallOp call) {
+  return call.getCallee() == kSgemmFunction ||
+         call.getCallee() == kBf16GemmFunction;
+}
+
 static func::CallOp libraryCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
-  if (call &&
-      (call.getCallee() == kSgemmFunction || call.getCallee() == kConvFunction))
+  if (call && (isGemm(call) || call.getCallee() == kConvFunction))
     return call;
   return nullptr;
 }
@@ -142,8 +147,9 @@ static std::string joinDims(ArrayRef<int64_t> dims) {
   return llvm::join(parts, "x");
 }
 
-/// "dnnl_sgemm MxNxK" from the call's constant sizes.
-static std::string sgemmName(func::CallOp call) {
+/// "dnnl_sgemm MxNxK" (or the bf16 GEMM's name) from the call's constant
+/// sizes.
+static std::string gemmName(func::CallOp call) {
   SmallVector<std::string> sizes;
   for (unsigned i = 2; i < 5 && i < call.getNumOperands(); ++i) {
     APInt value;
@@ -151,7 +157,7 @@ static std::string sgemmName(func::CallOp call) {
                         ? std::to_string(value.getSExtValue())
                         : "?");
   }
-  return "dnnl_sgemm " + llvm::join(sizes, "x");
+  return (call.getCallee() + " " + llvm::join(sizes, "x")).str();
 }
 
 /// The constant i64 contents of the global whose address `pointer` is
@@ -208,33 +214,27 @@ static std::string convName(func::CallOp call) {
 /// several, "a" for one, the op's own name (less "linalg.") for none; and
 /// where the first of them is, if that is known.
 static std::string opsOf(Operation *op, std::string &where) {
-  // (line, column, name) of each named location; unknown places last.
-  SmallVector<std::tuple<unsigned, unsigned, StringRef>> found;
+  // Each named location: (line, column, name, file location); places
+  // unknown sort last.
+  SmallVector<std::tuple<unsigned, unsigned, StringRef, Location>> found;
   op->walk([&](Operation *inner) {
     inner->getLoc()->walk([&](Location loc) {
-      auto named = dyn_cast<NameLoc>(loc);
-      if (!named || opNameOf(loc).empty())
+      StringRef name = opNameOf(loc);
+      if (name.empty())
         return WalkResult::advance();
-      unsigned line = ~0u, column = ~0u;
-      if (auto file = dyn_cast<FileLineColLoc>(named.getChildLoc())) {
-        line = file.getLine();
-        column = file.getColumn();
-      }
-      found.emplace_back(line, column, opNameOf(loc));
+      Location child = cast<NameLoc>(loc).getChildLoc();
+      auto file = dyn_cast<FileLineColLoc>(child);
+      found.emplace_back(file ? file.getLine() : ~0u,
+                         file ? file.getColumn() : ~0u, name, child);
       return WalkResult::advance();
     });
   });
-  llvm::stable_sort(found);
+  llvm::stable_sort(found, [](const auto &a, const auto &b) {
+    return std::make_pair(std::get<0>(a), std::get<1>(a)) <
+           std::make_pair(std::get<0>(b), std::get<1>(b));
+  });
   if (!found.empty() && std::get<0>(found.front()) != ~0u)
-    op->walk([&](Operation *inner) {
-      inner->getLoc()->walk([&](Location loc) {
-        auto file = dyn_cast<FileLineColLoc>(loc);
-        if (file && file.getLine() == std::get<0>(found.front()) &&
-            file.getColumn() == std::get<1>(found.front()))
-          where = sourceOf(file);
-        return WalkResult::advance();
-      });
-    });
+    where = sourceOf(std::get<3>(found.front()));
   llvm::SetVector<StringRef> names;
   for (auto &entry : found)
     names.insert(std::get<2>(entry));
@@ -299,8 +299,7 @@ static std::string regionName(Operation *op, ProfileKind kind) {
   switch (kind) {
   case ProfileKind::Library: {
     func::CallOp call = firstLibraryCall(op);
-    std::string name =
-        call.getCallee() == kSgemmFunction ? sgemmName(call) : convName(call);
+    std::string name = isGemm(call) ? gemmName(call) : convName(call);
     if (call != op) {
       std::optional<int64_t> trips = tripCount(op);
       name += trips ? " (batch " + std::to_string(*trips) + ")"
