@@ -45,6 +45,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
 namespace mlir {
@@ -212,7 +213,8 @@ static std::string convName(func::CallOp call) {
 
 /// The kiln ops a loop nest computes, in source order: "fused: a+b" for
 /// several, "a" for one, the op's own name (less "linalg.") for none; and
-/// where the first of them is, if that is known.
+/// where the first of them is, if that is known. A product or convolution
+/// counts only where the nest computes one.
 static std::string opsOf(Operation *op, std::string &where) {
   // Each named location: (line, column, name, file location); places
   // unknown sort last.
@@ -232,6 +234,30 @@ static std::string opsOf(Operation *op, std::string &where) {
   llvm::stable_sort(found, [](const auto &a, const auto &b) {
     return std::make_pair(std::get<0>(a), std::get<1>(a)) <
            std::make_pair(std::get<0>(b), std::get<1>(b));
+  });
+  // The epilogue of a product that oneDNN computes carries the product's
+  // location too; the product is its own region then, and only a nest
+  // holding the product itself (a contraction or convolution located at
+  // it) is named after it.
+  auto named = [](Operation *inner, StringRef name) {
+    bool hit = false;
+    inner->getLoc()->walk([&](Location loc) {
+      hit |= opNameOf(loc) == name;
+      return WalkResult::advance();
+    });
+    return hit;
+  };
+  llvm::StringSet<> products;
+  op->walk([&](linalg::LinalgOp inner) {
+    for (StringRef name : {"matmul", "conv"})
+      if ((linalg::isaContractionOpInterface(inner) ||
+           linalg::isaConvolutionOpInterface(inner)) &&
+          named(inner, name))
+        products.insert(name);
+  });
+  llvm::erase_if(found, [&](const auto &entry) {
+    StringRef name = std::get<2>(entry);
+    return (name == "matmul" || name == "conv") && !products.contains(name);
   });
   if (!found.empty() && std::get<0>(found.front()) != ~0u)
     where = sourceOf(std::get<3>(found.front()));

@@ -80,6 +80,16 @@ module {
     // CHECK-NEXT: arith.constant
     // CHECK-NEXT: call @kiln_profile_end(%{{.*}})
     %bf = func.call @dnnl_gemm_bf16bf16f32(%c78, %c78, %k, %m, %n, %one, %p, %k, %p, %n, %one, %p, %n) : (i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> i32 loc("matmul"("model.mlir":9:8))
+    // The epilogue of a product oneDNN computes carries the product's
+    // location too, but is named after its own ops.
+    // CHECK: call @kiln_profile_begin(%{{.*}})
+    // CHECK-NEXT: linalg.generic
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%a : memref<4x8xf32>) outs(%t : memref<4x8xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %sum = arith.addf %x, %o : f32 loc("add"("model.mlir":12:8))
+      linalg.yield %sum : f32
+    } loc(fused["matmul"("model.mlir":11:8), "add"("model.mlir":12:8)])
     // An op on rank-0 buffers is no loop nest.
     // CHECK: memref.alloc() : memref<f32>
     // CHECK-NEXT: linalg.fill
@@ -94,8 +104,8 @@ module {
   // CHECK-LABEL: func.func private @helper
   // CHECK-NOT: kiln_profile
   // CHECK: return
-  // CHECK: llvm.mlir.global external constant @kiln_profile_region_count(6 : i32)
-  // CHECK: llvm.mlir.global external constant @kiln_profile_region_names("dnnl_sgemm 2x3x4 @ model.mlir:3\00fused: add+relu 4x8 @ model.mlir:4\00dnnl_sgemm 2x3x4 (batch 5) @ model.mlir:6\00for @ model.mlir:7\00tanh 4x8 @ model.mlir:8\00dnnl_gemm_bf16bf16f32 4x2x3 @ model.mlir:9\00")
+  // CHECK: llvm.mlir.global external constant @kiln_profile_region_count(7 : i32)
+  // CHECK: llvm.mlir.global external constant @kiln_profile_region_names("dnnl_sgemm 2x3x4 @ model.mlir:3\00fused: add+relu 4x8 @ model.mlir:4\00dnnl_sgemm 2x3x4 (batch 5) @ model.mlir:6\00for @ model.mlir:7\00tanh 4x8 @ model.mlir:8\00dnnl_gemm_bf16bf16f32 4x2x3 @ model.mlir:9\00add 4x8 @ model.mlir:12\00")
   // CHECK: llvm.mlir.global external @kiln_profile_region_base(0 : i32)
   // CHECK: llvm.mlir.global external @kiln_profile_fn_begin() {{.*}} : !llvm.ptr
   // CHECK: llvm.mlir.zero
