@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BufferAddress.h"
+#include "DnnlCalls.h"
 
 #include "kiln/Backends/Passes.h"
 
@@ -57,14 +58,14 @@ static constexpr int64_t kMaxParallelBatchMacs = int64_t(1) << 22;
 /// iteration of the loop is worth (its body is a library call).
 static constexpr llvm::StringLiteral kBodyWorkAttr = "kiln.body_work";
 
-/// The oneDNN GEMMs a product can call, by operand element type. Both take
-/// sgemm's arguments (row-major, C += alpha * op(A) * op(B) when beta is
-/// 1), with 16-bit A and B for the bf16 one, which accumulates in f32 (and
-/// runs on AVX-512 BF16's vdpbf16ps where the host has it, twice the f32
-/// rate). oneDNN exports dnnl_gemm_bf16bf16f32 but its 2.x dnnl.h does
-/// not declare it; the call here is declared by the module itself.
-static constexpr llvm::StringLiteral kSgemm = "dnnl_sgemm";
-static constexpr llvm::StringLiteral kBf16Gemm = "dnnl_gemm_bf16bf16f32";
+/// The oneDNN GEMMs a product can call, by operand element type
+/// (DnnlCalls.h): both take sgemm's arguments, the bf16 one with 16-bit A
+/// and B accumulating in f32 (AVX-512 BF16's vdpbf16ps where the host has
+/// it, twice the f32 rate). oneDNN exports dnnl_gemm_bf16bf16f32 but its
+/// 2.x dnnl.h does not declare it; the module declares it itself.
+static constexpr llvm::StringLiteral kSgemm = mlir::kiln::dnnl::kSgemmFunction;
+static constexpr llvm::StringLiteral kBf16Gemm =
+    mlir::kiln::dnnl::kBf16GemmFunction;
 
 /// For a statically shaped f32 or bf16 memref of rank 2 or more whose last two dims
 /// form a matrix that sgemm can read, the dim whose stride is its leading

@@ -38,6 +38,10 @@
 // fused, and neither is a contraction. Only regions with a reduction are
 // tiled: an elementwise region is already one loop nest.
 //
+// A kernel with a reduction over outer dims only (a column sum) is left
+// untiled: its nest already reads rows contiguously, and a row loop would
+// read it by columns.
+//
 // Before tiling, a reduction whose length is a multiple of a vector's lanes
 // is split into per-lane partial results (upstream splitReduction), so that
 // its innermost loop is parallel and vectorizes.
@@ -89,6 +93,17 @@ static bool hasEmptyLoop(ArrayRef<linalg::LinalgOp> ops) {
   return llvm::any_of(ops, [](linalg::LinalgOp op) {
     return llvm::is_contained(op.getStaticLoopRanges(), 0);
   });
+}
+
+/// Whether `op` reduces along its innermost loop, the one that walks a
+/// row-major input contiguously (the row sums of softmax and layer norm).
+/// A reduction over outer dims only (the column sums of a bias gradient)
+/// is best left as it is, rows outer and the kept dims inner and
+/// vectorized: a tile per output element would walk the input by columns,
+/// one element per cache line.
+static bool reducesInnermost(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  return !iterators.empty() && linalg::isReductionIterator(iterators.back());
 }
 
 /// Whether the tile loop may compute `op` per tile: generics and fills.
@@ -380,6 +395,12 @@ struct KilnCpuTileFusedReductionsPass
           ops.push_back(linalgOp);
       return ops;
     };
+    // Kernels with a reduction over outer dims stay as they are.
+    llvm::erase_if(kernels, [&](FusedKernelOp kernel) {
+      return llvm::any_of(opsOf(kernel), [](linalg::LinalgOp op) {
+        return hasReduction(op) && !reducesInnermost(op);
+      });
+    });
     for (FusedKernelOp kernel : kernels)
       for (linalg::LinalgOp op : opsOf(kernel))
         if (hasReduction(op))

@@ -181,3 +181,26 @@ func.func @reads_reduction_of_another_group(%x: tensor<4x8xf32>, %w: tensor<8x8x
   %q = kiln.div %s, %m : tensor<4xf32>
   return %q : tensor<4xf32>
 }
+
+// -----
+
+// A bias gradient's update: a column sum (over the outer dim only) and the
+// elementwise step after it. A row loop would walk the input by columns,
+// so the kernel stays untiled and unsplit: the sum is one nest with the
+// reduced dim outer and the contiguous dim inner.
+// CHECK-LABEL: func.func @column_sum_update(
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.+}} : tensor<256x1024xf32>)
+// CHECK:           arith.addf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel"]
+// CHECK:           arith.mulf
+// CHECK:           arith.subf
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+func.func @column_sum_update(%g: tensor<256x1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32> {
+  %s = kiln.reduce_sum %g, dims = [0] : tensor<256x1024xf32>
+  %c = kiln.constant dense<1.000000e-01> : tensor<1024xf32>
+  %m = kiln.mul %s, %c : tensor<1024xf32>
+  %u = kiln.sub %b, %m : tensor<1024xf32>
+  return %u : tensor<1024xf32>
+}
