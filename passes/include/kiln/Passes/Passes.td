@@ -84,11 +84,13 @@ def Autocast : Pass<"kiln-autocast", "mlir::ModuleOp"> {
     kiln-opt --kiln-autocast="dtype=bf16" train_step.mlir
     ```
 
-    Run after `kiln-grad`, the backward products are cast too. bf16
-    products run on oneDNN's bf16 GEMM on CPU (AVX-512 BF16 where the host
-    has it); f16 suits the CUDA backend, and f16 training needs loss
-    scaling. Convolutions stay f32 (the backends compile them in f32 and
-    f64 only).
+    Run after `kiln-grad`, the backward products are cast too. On CPU,
+    bf16 products run on oneDNN's bf16 GEMM (AVX-512 BF16 where the host
+    has it, twice the f32 rate); f16 products run as sgemm on the widened
+    operands (the same result, no faster than f32), so f16 suits the CUDA
+    backend; f16 training needs loss scaling (kiln::optim::LossScaler).
+    Convolutions stay f32: oneDNN's convolution is called for f32 only, and
+    a half-precision convolution would be a widened loop nest.
   }];
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"bf16\"",
