@@ -4,10 +4,13 @@
 --profile-summary` on the benchmark's inputs (the first call checked against
 the numpy reference, then `--repeat` calls), the summary printed.
 
-  /usr/bin/python3 bench/profile.py --workload transformer \
+  /usr/bin/python3 bench/profile_workload.py --workload transformer \
       --trace bench/traces/transformer_layer.json
 
 The trace opens in ui.perfetto.dev or chrome://tracing (docs/profiling.md).
+(Not named profile.py: bench/ is on the path of bench.py's anchors, and a
+module named `profile` hides the standard library's, which torch.compile
+imports.)
 """
 
 import argparse
