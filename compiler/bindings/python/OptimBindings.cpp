@@ -1,6 +1,6 @@
 //===- OptimBindings.cpp - kiln/Optim.h for kiln.optim --------------------===//
 //
-// Binds the optimizers of kiln/Optim.h (Sgd, Adam/AdamW) for the Python
+// Binds the optimizers of kiln/Optim.h (Sgd, Adam/AdamW, LossScaler) for the Python
 // package's kiln.optim, which adds pytrees on top. The update formulas and
 // the state layout stay in C++: Python asks for the state's specs and calls
 // step() on flat lists of tensors.
@@ -79,4 +79,45 @@ void kiln::python::bindOptim(py::module_ &m) {
       .def_readwrite("amsgrad", &Adam::amsgrad)
       .def_readwrite("decoupled", &Adam::decoupled)
       .def_readwrite("maximize", &Adam::maximize);
+
+  using optim::LossScaler;
+  py::class_<LossScaler>(m, "LossScaler",
+                         "Dynamic loss scaling of kiln/Optim.h.")
+      .def(py::init<double, double, double, int64_t>(), py::arg("init_scale"),
+           py::arg("growth_factor"), py::arg("backoff_factor"),
+           py::arg("growth_interval"))
+      .def_readonly("init_scale", &LossScaler::initScale)
+      .def(
+          "check",
+          [](const LossScaler &scaler) {
+            scaler.stateSpecs(callerLocation());
+          },
+          "Raises for out-of-range hyper-parameters.")
+      .def(
+          "scale",
+          [](const LossScaler &scaler, py::handle loss, py::handle state) {
+            SourceLoc loc = callerLocation();
+            py::list scaled = toList(
+                {scaler.scale(toTensor(loss, loc), toTensors(state, loc), loc)});
+            return py::object(scaled[0]);
+          },
+          "The loss times the state's scale, in the active trace.")
+      .def(
+          "step",
+          [](const LossScaler &scaler, const Optimizer &opt, py::handle params,
+             py::handle grads, py::handle state, py::handle scalerState,
+             py::handle lr) {
+            SourceLoc loc = callerLocation();
+            optim::ScaledUpdate update = scaler.step(
+                opt, toTensors(params, loc), toTensors(grads, loc),
+                toTensors(state, loc), toTensors(scalerState, loc),
+                lr.is_none() ? Tensor() : toTensor(lr, loc), loc);
+            py::list skipped = toList({update.skipped});
+            return py::make_tuple(toList(update.params), toList(update.state),
+                                  toList(update.scalerState),
+                                  py::object(skipped[0]));
+          },
+          "(new params, new optimizer state, new scaler state, skipped) for "
+          "the gradients of the scaled loss; records the step in the active "
+          "trace.");
 }

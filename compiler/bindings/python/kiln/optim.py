@@ -30,7 +30,7 @@ from . import _core, _kiln, _tree
 from . import numpy as knp
 from ._core import Tensor, fail
 
-__all__ = ["Optimizer", "sgd", "adam", "adamw"]
+__all__ = ["Optimizer", "LossScaler", "sgd", "adam", "adamw"]
 
 
 class Optimizer:
@@ -175,3 +175,82 @@ def adamw(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
     weight_decay before the Adam step."""
     return _adam("adamw", lr, betas, eps, weight_decay, amsgrad, maximize,
                  decoupled=True)
+
+
+class LossScaler:
+    """Dynamic loss scaling for float16 training (kiln.jit(...,
+    autocast="f16")), torch.amp.GradScaler's rules traced into the step:
+
+        scaler = kiln.optim.LossScaler()
+        sstate = scaler.init()         # {"scale": 65536.0, "growth_tracker": 0}
+
+        def train_step(params, state, sstate, x, y):
+            scaled, grads = kiln.value_and_grad(
+                lambda p: scaler.scale(loss_fn(p, x, y), sstate))(params)
+            loss = scaled / sstate["scale"]
+            params, state, sstate, skipped = scaler.update(
+                opt, params, grads, state, sstate)
+            return loss, params, state, sstate, skipped
+
+        step = kiln.jit(train_step, autocast="f16")
+
+    `update` unscales the gradients and, when every element is finite,
+    applies `optimizer`'s update (and multiplies the scale by
+    growth_factor after growth_interval clean steps); otherwise it keeps
+    the parameters and the optimizer state and multiplies the scale by
+    backoff_factor. `skipped` is a 0-d bool array. Defined once in C++
+    (kiln::optim::LossScaler, docs/tracer.md)."""
+
+    def __init__(self, init_scale=65536.0, growth_factor=2.0,
+                 backoff_factor=0.5, growth_interval=2000):
+        self._impl = _kiln.LossScaler(float(init_scale), float(growth_factor),
+                                      float(backoff_factor),
+                                      int(growth_interval))
+        self._impl.check()
+
+    def init(self):
+        """The initial scaler state: the scale (float32) and the count of
+        clean steps since the scale last changed (int64), 0-d arrays."""
+        scale = np.array(self._impl.init_scale, np.float32)
+        tracker = np.array(0, np.int64)
+        if _kiln.is_tracing():
+            return {"scale": knp.asarray(scale),
+                    "growth_tracker": knp.asarray(tracker)}
+        return {"scale": scale, "growth_tracker": tracker}
+
+    def scale(self, loss, state):
+        """`loss` times the current scale (inside a trace)."""
+        return self._impl.scale(loss, self._leaves(state))
+
+    def update(self, optimizer, params, grads, opt_state, state, lr=None):
+        """`(params, opt_state, state, skipped)` after one step with the
+        gradients of the scaled loss (inside a trace)."""
+        if not _kiln.is_tracing():
+            fail("kiln.optim.LossScaler.update records the step in a traced "
+                 "function; call it inside kiln.jit", TypeError)
+        if not isinstance(optimizer, Optimizer):
+            fail(f"kiln.optim.LossScaler.update needs a kiln.optim "
+                 f"optimizer, not {type(optimizer).__name__}", TypeError)
+        param_leaves, treedef = _tree.flatten(params)
+        grad_leaves, grad_def = _tree.flatten(grads)
+        if grad_def != treedef:
+            fail(f"kiln.optim: the gradients {grad_def!r} and the parameters "
+                 f"{treedef!r} differ in structure", ValueError)
+        if isinstance(lr, (int, float)) and not isinstance(lr, bool):
+            lr = np.float64(lr)
+        new_params, new_opt, new_state, skipped = self._impl.step(
+            optimizer._impl, param_leaves, grad_leaves,
+            optimizer._state_leaves(opt_state, treedef), self._leaves(state),
+            lr)
+        return (treedef.unflatten(new_params),
+                optimizer._state_tree(new_opt, treedef),
+                {"scale": new_state[0], "growth_tracker": new_state[1]},
+                skipped)
+
+    @staticmethod
+    def _leaves(state):
+        if not isinstance(state, dict) or \
+                sorted(state) != ["growth_tracker", "scale"]:
+            fail("kiln.optim.LossScaler: the scaler state is a dict with "
+                 "'scale' and 'growth_tracker' (from init)", ValueError)
+        return [state["scale"], state["growth_tracker"]]
