@@ -381,7 +381,22 @@ bool BlockFuser::materialize(Group &group, FusionStats &stats) {
   FusionKind kind = group.matmul      ? FusionKind::matmul_epilogue
                     : group.reduction ? FusionKind::reduction
                                       : FusionKind::elementwise;
-  OpBuilder builder(group.ops.back());
+  // The region goes where its first op was, or right after the last of its
+  // inputs defined further down the block, not where its last op was: a
+  // matmul epilogue that ends in an update appended at the end of a
+  // training step (w - lr * dw) then runs with its product, while the
+  // product's operands are still live, instead of after later ops have
+  // reused their buffers (which keeps a transposed operand from being read
+  // in place). Nothing outside the group reads its results before its last
+  // op, so any point from there back to its inputs is valid.
+  Operation *insertion = group.ops.front();
+  for (Value input : inputs) {
+    Operation *def = input.getDefiningOp();
+    if (def && def->getBlock() == insertion->getBlock() &&
+        !def->isBeforeInBlock(insertion))
+      insertion = def->getNextNode();
+  }
+  OpBuilder builder(insertion);
   SmallVector<Location> locations;
   for (Operation *op : group.ops)
     locations.push_back(op->getLoc());
