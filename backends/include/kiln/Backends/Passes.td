@@ -467,7 +467,11 @@ def KilnCpuExpandBFloat16
     which the C runtime the shared objects are linked against (GCC 12's
     libgcc) does not provide. The kiln lowering computes in f32 and only
     converts at loads and stores (ElementwiseLowering.cpp), so these two
-    ops are all the bf16 the code holds.
+    ops are all the bf16 the code holds. AVX-512 BF16's `vcvtneps2bf16`, which
+    LLVM selects for `fptrunc` where the target has it, is not used: it
+    flushes subnormal results to zero (1e-39f gives 0x0000 where rounding
+    to nearest even gives 0x000b), so the integer rounding stays on every
+    host.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
