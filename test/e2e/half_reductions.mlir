@@ -54,10 +54,13 @@ func.func @conv_f16(%x: tensor<1x4x9x9xf16>, %w: tensor<6x4x3x3xf16>) -> tensor<
 }
 
 // A product of f16 operands large enough for oneDNN: sgemm on the widened
-// operands, rounded once (or kept in f32).
-// CHECK: matmul_f16(arg0: f16[40,64], arg1: f16[64,48]) -> (out0: f16[40,48], out1: f32[40,48])
-func.func @matmul_f16(%a: tensor<40x64xf16>, %b: tensor<64x48xf16>) -> (tensor<40x48xf16>, tensor<40x48xf32>) {
-  %c = kiln.matmul %a, %b : tensor<40x64xf16>, tensor<64x48xf16>
-  %d = kiln.matmul %a, %b : tensor<40x64xf16>, tensor<64x48xf16> -> f32
-  return %c, %d : tensor<40x48xf16>, tensor<40x48xf32>
+// operands. Compared in f32 (sgemm's order of additions is its own, so an
+// f16 rounding of its sums could differ from the evaluator's by one ulp);
+// the f16-rounded product is a loop-sized one, added in the evaluator's
+// order.
+// CHECK: matmul_f16(arg0: f16[40,64], arg1: f16[64,48], arg2: f16[6,9], arg3: f16[9,5]) -> (out0: f32[40,48], out1: f16[6,5])
+func.func @matmul_f16(%a: tensor<40x64xf16>, %b: tensor<64x48xf16>, %c: tensor<6x9xf16>, %d: tensor<9x5xf16>) -> (tensor<40x48xf32>, tensor<6x5xf16>) {
+  %p = kiln.matmul %a, %b : tensor<40x64xf16>, tensor<64x48xf16> -> f32
+  %q = kiln.matmul %c, %d : tensor<6x9xf16>, tensor<9x5xf16>
+  return %p, %q : tensor<40x48xf32>, tensor<6x5xf16>
 }
