@@ -844,8 +844,8 @@ static HostTensor evaluateMatmul(MatmulOp op, const HostTensor &lhs,
                                  const HostTensor &rhs) {
   HostTensor result(op.getType().getElementType(), resultShape(op));
   ElementKind kind = lhs.kind();
-  bool half = kind == ElementKind::F16 || kind == ElementKind::BF16;
-  if (half)
+  bool bf16 = kind == ElementKind::BF16;
+  if (bf16)
     kind = ElementKind::F32;
   bool isFloat = lhs.isFloat();
   size_t rank = lhs.shape.size();
@@ -870,7 +870,7 @@ static HostTensor evaluateMatmul(MatmulOp op, const HostTensor &lhs,
       }
     }
   }
-  if (half) {
+  if (bf16) {
     ElementKind resultKind = result.kind();
     for (double &value : result.f)
       value = roundToFloat(resultKind, value);

@@ -72,13 +72,8 @@ class Optimizer:
         a schedule does not recompile the step."""
         if not _kiln.is_tracing():
             return self._eager_update(params, grads, state, lr)
-        param_leaves, treedef = _tree.flatten(params)
-        grad_leaves, grad_def = _tree.flatten(grads)
-        if grad_def != treedef:
-            fail(f"kiln.optim: the gradients {grad_def!r} and the parameters "
-                 f"{treedef!r} differ in structure", ValueError)
-        if isinstance(lr, (int, float)) and not isinstance(lr, bool):
-            lr = np.float64(lr)     # as exact as the constant lr
+        param_leaves, grad_leaves, treedef, lr = _step_arguments(params,
+                                                                 grads, lr)
         new_params, new_state = self._impl.step(
             param_leaves, grad_leaves, self._state_leaves(state, treedef), lr)
         return treedef.unflatten(new_params), self._state_tree(new_state,
@@ -123,6 +118,20 @@ class Optimizer:
                      ValueError)
             flat.extend(leaves)
         return flat
+
+
+def _step_arguments(params, grads, lr):
+    """The flat parameters and gradients of a traced update, the
+    parameters' structure (which the gradients must share) and `lr` with
+    a Python number made an f64 0-d array (as exact as the constant lr)."""
+    param_leaves, treedef = _tree.flatten(params)
+    grad_leaves, grad_def = _tree.flatten(grads)
+    if grad_def != treedef:
+        fail(f"kiln.optim: the gradients {grad_def!r} and the parameters "
+             f"{treedef!r} differ in structure", ValueError)
+    if isinstance(lr, (int, float)) and not isinstance(lr, bool):
+        lr = np.float64(lr)
+    return param_leaves, grad_leaves, treedef, lr
 
 
 def _leaf_spec(leaf):
@@ -231,13 +240,8 @@ class LossScaler:
         if not isinstance(optimizer, Optimizer):
             fail(f"kiln.optim.LossScaler.update needs a kiln.optim "
                  f"optimizer, not {type(optimizer).__name__}", TypeError)
-        param_leaves, treedef = _tree.flatten(params)
-        grad_leaves, grad_def = _tree.flatten(grads)
-        if grad_def != treedef:
-            fail(f"kiln.optim: the gradients {grad_def!r} and the parameters "
-                 f"{treedef!r} differ in structure", ValueError)
-        if isinstance(lr, (int, float)) and not isinstance(lr, bool):
-            lr = np.float64(lr)
+        param_leaves, grad_leaves, treedef, lr = _step_arguments(params,
+                                                                 grads, lr)
         new_params, new_opt, new_state, skipped = self._impl.step(
             optimizer._impl, param_leaves, grad_leaves,
             optimizer._state_leaves(opt_state, treedef), self._leaves(state),
