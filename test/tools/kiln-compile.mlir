@@ -98,6 +98,10 @@
 // EMIT: for the --emit option: Cannot find option named 'exe'!
 // RUN: not kiln-compile %t/ramp.mlir -O4 2>&1 | FileCheck %s --check-prefix=OPT
 // OPT: kiln-compile: -O4 is not a level (0-3)
+// RUN: not kiln-compile %t/ramp.mlir --autocast=fp8 2>&1 | FileCheck %s --check-prefix=AUTOCAST
+// AUTOCAST: kiln-compile: unknown --autocast dtype 'fp8' (supported: bf16, f16)
+// RUN: not kiln-compile %t/ramp.mlir --autocast=bf16 --emit=kfb -o %t/x.kfb 2>&1 | FileCheck %s --check-prefix=AUTOCAST-KFB
+// AUTOCAST-KFB: kiln-compile: --autocast applies to compiled code; --emit=kfb stores the program as it is
 // RUN: not kiln-compile 2>&1 | FileCheck %s --check-prefix=NOARGS
 // NOARGS: Not enough positional command line arguments specified!
 //

@@ -83,6 +83,35 @@ TEST(Jit, TraceErrorsReachTheCaller) {
   EXPECT_EQ(fn.compileCount(), 0u);
 }
 
+TEST(Jit, AutocastRoundsTheProductsOperands) {
+  // 1 + 2^-10 needs 11 significant bits; bf16 keeps 8 and f16 11, so the
+  // bf16 product sees 1 and the f16 and f32 ones see the value itself. The
+  // result is f32 either way.
+  auto product = [](const Tensor &x, const Tensor &y) { return matmul(x, y); };
+  Array x = Array::from(DType::F32, {1, 1}, std::vector<float>{1.0009765625f});
+  Array one = Array::from(DType::F32, {1, 1}, std::vector<float>{1.0f});
+  JitOptions bf16, f16, bad;
+  bf16.autocast = "bf16";
+  f16.autocast = "f16";
+  bad.autocast = "fp8";
+  Array plain = jit("plain", product)({x, one})[0];
+  Array narrow = jit("narrow", product, bf16)({x, one})[0];
+  Array half = jit("half", product, f16)({x, one})[0];
+  EXPECT_EQ(plain.dtype(), DType::F32);
+  EXPECT_EQ(narrow.dtype(), DType::F32);
+  EXPECT_EQ(plain.at(0), 1.0009765625);
+  EXPECT_EQ(narrow.at(0), 1.0);
+  EXPECT_EQ(half.at(0), 1.0009765625);
+  try {
+    jit("bad", product, bad)({x, one});
+    FAIL() << "an unknown autocast dtype must be rejected";
+  } catch (const JitError &error) {
+    EXPECT_NE(std::string(error.what()).find("unknown autocast dtype 'fp8'"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(Jit, SavedModuleLoadsThroughTheRuntimeAlone) {
   JitFunction fn = jit("affine_tanh", affineTanh);
   Array input = ramp(8);
