@@ -50,6 +50,9 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
 
 void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
                                      bool rowLoops, bool collectives) {
+  // The attention ops no fused kernel took (CpuPipeline.cpp outlines the
+  // ones it has kernels for), as the composition they stand for.
+  pm.addPass(createDecomposeAttention());
   if (fuse) {
     // Folds and canonical forms first (e.g. numpy's keepdims reshapes
     // absorbed into broadcasts), so that fusion groups what the program

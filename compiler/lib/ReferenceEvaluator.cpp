@@ -10,6 +10,7 @@
 
 #include "kiln/Compiler/ReferenceEvaluator.h"
 
+#include "EvaluateAttention.h"
 #include "EvaluatorMessages.h"
 #include "EvaluatorNumerics.h"
 #include "SimulatedRanks.h"
@@ -1651,6 +1652,15 @@ Evaluator::evaluateInTypes(Operation *op,
       })
       .Case([&](GatherOp op) {
         return single(evaluateGather(op, arg(0), arg(1)));
+      })
+      .Case([&](AttentionOp op) -> Result {
+        return evaluateAttention(op, arg(0), arg(1), arg(2),
+                                 op.getMask() ? &arg(3) : nullptr);
+      })
+      .Case([&](AttentionGradOp op) -> Result {
+        return evaluateAttentionGrad(op, arg(0), arg(1), arg(2), arg(3),
+                                     arg(4), arg(5),
+                                     op.getMask() ? &arg(6) : nullptr);
       })
       .Case([&](DynamicSliceOp op) {
         return single(evaluateDynamicSlice(op, arg(0), arg(1)));

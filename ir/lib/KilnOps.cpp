@@ -394,7 +394,8 @@ bool mlir::kiln::widensHalfPrecision(Operation *op) {
   if (auto matmul = dyn_cast<MatmulOp>(op))
     return matmul.getLhs().getType().getElementType().isF16();
   if (!isa<IotaOp, ReduceSumOp, ReduceMaxOp, ReduceMeanOp, ArgMaxOp, ArgMinOp,
-           CumsumOp, ConvOp, ReduceWindowOp, ReduceWindowMaxGradOp>(op))
+           CumsumOp, ConvOp, ReduceWindowOp, ReduceWindowMaxGradOp,
+           AttentionOp, AttentionGradOp>(op))
     return false;
   return llvm::any_of(op->getOperandTypes(), isHalf) ||
          llvm::any_of(op->getResultTypes(), isHalf);

@@ -687,6 +687,29 @@ static LogicalResult vjpMatmul(MatmulOp op, VjpContext &context) {
 /// groups kept.
 /// It may produce more than K offsets (the high padding is trimmed only to
 /// zero); the first K are the gradient.
+/// kiln.attention: kiln.attention_grad, which recomputes the scores from
+/// the saved lse instead of keeping the softmax (FlashAttention-2's
+/// backward). The mask and lse get no gradient.
+static LogicalResult vjpAttention(AttentionOp op, VjpContext &context) {
+  if (op.getMask() && context.needsGradient(3))
+    return op.emitOpError(
+        "cannot differentiate with respect to the mask: its gradient is the "
+        "score matrix the fused attention never forms (write the attention "
+        "as softmax(q k^T * scale + mask) v to differentiate the mask)");
+  if (context.getResultAdjoint(1))
+    return op.emitOpError("cannot differentiate through its lse result");
+  if (!context.getResultAdjoint(0))
+    return success();
+  auto grad = context.getBuilder().create<AttentionGradOp>(
+      context.getLoc(), op.getQuery(), op.getKey(), op.getValue(),
+      op.getResult(), op.getLse(), context.getResultAdjoint(0), op.getMask(),
+      op.getScaleAttr(), op.getCausalAttr());
+  for (unsigned i = 0; i < 3; ++i)
+    if (context.needsGradient(i))
+      context.addGradient(i, grad->getResult(i));
+  return success();
+}
+
 static LogicalResult vjpConv(ConvOp op, VjpContext &context) {
   RuleBuilder r(context);
   Value x = op.getInput(), w = op.getWeight();
@@ -1073,6 +1096,7 @@ public:
     rule<ReduceWindowOp, vjpReduceWindow>();
     rule<MatmulOp, vjpMatmul>();
     rule<ConvOp, vjpConv>();
+    rule<AttentionOp, vjpAttention>();
     rule<GatherOp, vjpGather>();
     rule<DynamicSliceOp, vjpDynamicSlice>();
     rule<DynamicUpdateSliceOp, vjpDynamicUpdateSlice>();

@@ -34,12 +34,17 @@ std::optional<int64_t> convOutputSize(int64_t inputSize, int64_t kernelSize, int
 /// Whether `op` computes f16 and bf16 as if its half-precision operands
 /// were widened to f32 (exactly), the op computed in f32, and its half-
 /// precision results rounded once: the reductions, scans, windows,
-/// convolutions and iota, and matmuls of f16 operands (see kiln.matmul),
+/// convolutions, iota and attention, and matmuls of f16 operands (see
+/// kiln.matmul),
 /// when an operand or result is f16 or bf16. Sums then accumulate in f32,
 /// as GEMM and reduction libraries do in half precision; for max, argmax
 /// and argmin the widening changes nothing. The reference evaluator and
 /// the backends compute these ops exactly so.
 bool widensHalfPrecision(Operation *op);
+
+/// The element type of kiln.attention's lse for operands of `element`:
+/// f32, or f64 for f64 operands.
+Type attentionLseElementType(Type element);
 
 /// True if reshaping `from` to `to` only inserts or removes size-1
 /// dimensions (the reshapes of numpy's keepdims and of squeeze).

@@ -1440,5 +1440,6 @@ def Kiln_StackReadOp : Kiln_Op<"stack_read", [Pure]> {
 }
 
 include "kiln/IR/KilnCollectiveOps.td"
+include "kiln/IR/KilnAttentionOps.td"
 
 #endif // KILN_OPS_TD

@@ -43,4 +43,21 @@ def Fusion : Pass<"kiln-fuse", "mlir::func::FuncOp"> {
   ];
 }
 
+def DecomposeAttention : Pass<"kiln-decompose-attention"> {
+  let summary = "Rewrite kiln.attention and kiln.attention_grad into kiln ops";
+  let description = [{
+    Replaces each attention op by the composition that defines it:
+    batched kiln.matmul over the leading dims flattened into one, the
+    softmax (maximum subtracted, exp, sum, divide) and, for
+    kiln.attention_grad, the scores recomputed from the saved lse. The
+    score matrix is materialized; backends run this on the attention ops
+    they have no fused kernel for. f16 and bf16 are computed in f32.
+
+    ```
+    kiln-opt --kiln-decompose-attention model.mlir
+    ```
+  }];
+  let dependentDialects = ["mlir::kiln::KilnDialect"];
+}
+
 #endif // KILN_FUSION_PASSES_TD
