@@ -23,10 +23,31 @@ using namespace mlir::kiln;
 
 namespace {
 
+/// Splat constants from this many elements on, outside fused kernels,
+/// become a filled buffer: as a literal they would be stored in the module
+/// element by element (a broadcast scale over an attention's N x N scores
+/// is gigabytes). Inside a kernel, linalg fusion folds a splat operand into
+/// a scalar, so the literal costs nothing there.
+static constexpr int64_t kFilledSplatElements = 1 << 16;
+
 struct ConstantPattern : OpRewritePattern<ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConstantOp op,
                                 PatternRewriter &rewriter) const override {
+    auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+    RankedTensorType type = op.getType();
+    if (dense && dense.isSplat() && isa<FloatType>(type.getElementType()) &&
+        type.getNumElements() >= kFilledSplatElements &&
+        !op->getParentOfType<FusedKernelOp>() &&
+        !op->getParentOfType<FusedOp>()) {
+      Location loc = op.getLoc();
+      Value scalar = rewriter.create<arith::ConstantOp>(
+          loc, dense.getSplatValue<TypedAttr>());
+      Value empty = rewriter.create<tensor::EmptyOp>(
+          loc, type.getShape(), type.getElementType());
+      rewriter.replaceOpWithNewOp<linalg::FillOp>(op, scalar, empty);
+      return success();
+    }
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, op.getType(),
                                                    op.getValue());
     return success();

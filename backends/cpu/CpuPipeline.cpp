@@ -3,8 +3,12 @@
 // The pipeline, in order:
 //   0. with CpuOptions::profile, each kiln op's location names the op
 //      (kiln-cpu-profile-names);
-//      f32 convolutions for oneDNN move into functions of their own
-//      (kiln-cpu-outline-dnnl-convs, where kiln was built with oneDNN);
+//      with CpuOptions::fuse, softmax(q k^T * scale + mask) v becomes
+//      kiln.attention (kiln-fuse-attention); f32 attentions move into
+//      functions of their own (kiln-cpu-outline-attention), as do
+//      f32 convolutions for oneDNN (kiln-cpu-outline-dnnl-convs, where
+//      kiln was built with oneDNN); the other attentions become their
+//      composition (kiln-decompose-attention);
 //      with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
 //      kiln.fused regions;
 //   1. collectives in the communicator's flat forms (they bufferize into
@@ -27,7 +31,8 @@
 //      disjoint lifetimes sharing bytes; ownership-based deallocation;
 //   5. f32 matmuls -> oneDNN sgemm calls, calls of the outlined
 //      convolutions -> oneDNN convolution primitives (where kiln was built
-//      with oneDNN); with CpuOptions::profile, each loop nest, oneDNN call
+//      with oneDNN), calls of the outlined attentions -> loops over the
+//      FlashAttention kernels (kiln-cpu-attention-calls); with CpuOptions::profile, each loop nest, oneDNN call
 //      and source loop bracketed by calls that time it (kiln-cpu-profile);
 //   6. large reductions with few outputs split into per-chunk partials
 //      (kiln-cpu-parallel-reductions), linalg -> loops, the outermost
@@ -81,6 +86,15 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     pm.addPass(createKilnCpuProfileNames());
   // f32 convolutions that oneDNN takes wait in functions of their own for
   // kiln-cpu-conv-to-dnnl (ConvToDnnl.cpp).
+  // Attention written as ops becomes kiln.attention first (after the
+  // canonical forms that fusion also starts from).
+  if (options.fuse) {
+    pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+    pm.addPass(createFuseAttention());
+  }
+  // f32 attentions wait in functions of their own for
+  // kiln-cpu-attention-calls (AttentionCalls.cpp).
+  pm.addPass(createKilnCpuOutlineAttention());
   if (dnnl) {
     KilnCpuOutlineDnnlConvsOptions convs;
     convs.minMacs = options.dnnlMinMacs;
@@ -131,6 +145,7 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     pm.addPass(createKilnCpuMatmulToDnnl(matmuls));
     pm.addPass(createKilnCpuConvToDnnl());
   }
+  pm.addPass(createKilnCpuAttentionCalls());
   // While each loop nest is still one op, and after the library calls
   // exist (Profile.cpp).
   if (options.profile)

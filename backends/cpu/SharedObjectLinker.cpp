@@ -6,7 +6,8 @@
 // Libraries beyond libm are linked only when the object refers to them:
 // libdnnl for `dnnl_*` (matmuls, see MatmulToDnnl.cpp), kiln's
 // kiln_dnnl_conv archive and libdnnl for `kiln_dnnl_conv*` (convolutions,
-// see ConvToDnnl.cpp) and LLVM's libomp
+// see ConvToDnnl.cpp), kiln's kiln_attention archive for `kiln_attention_*`
+// (attention, see AttentionCalls.cpp) and LLVM's libomp
 // for `__kmpc_*` (parallel loops), the latter with an rpath since it lives
 // in LLVM's library directory.
 //
@@ -41,7 +42,7 @@ struct TempFile {
 /// The libraries (as linker arguments) that the undefined symbols of
 /// `object` call for.
 std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
-  bool dnnl = false, dnnlConv = false, openmp = false;
+  bool dnnl = false, dnnlConv = false, attention = false, openmp = false;
   auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
       llvm::StringRef(object.data(), object.size()), "kiln"));
   if (!file) {
@@ -62,9 +63,14 @@ std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
       continue;
     dnnl |= name->starts_with("dnnl_");
     dnnlConv |= name->starts_with("kiln_dnnl_conv");
+    attention |= name->starts_with("kiln_attention_");
     openmp |= name->starts_with("__kmpc_") || name->starts_with("omp_");
   }
   std::vector<std::string> libraries;
+#ifdef KILN_ATTENTION_LIBRARY
+  if (attention)
+    libraries.push_back(KILN_ATTENTION_LIBRARY);
+#endif
 #ifdef KILN_DNNL_CONV_LIBRARY
   // The archive goes before -ldnnl, whose symbols it calls.
   if (dnnlConv)

@@ -62,10 +62,20 @@ public:
       s = b.create<AddOp>(loc, s, mask);
     if (!causal)
       return s;
+    // One-dimensional iotas broadcast over the scores: a constant or
+    // iota of the scores' shape would be stored or computed in full.
     auto indexType =
         RankedTensorType::get({batch, queries, keys}, b.getI64Type());
-    Value rows = b.create<IotaOp>(loc, indexType, 1);
-    Value columns = b.create<IotaOp>(loc, indexType, 2);
+    Value rows = b.create<BroadcastInDimOp>(
+        loc, indexType,
+        b.create<IotaOp>(loc, RankedTensorType::get({queries}, b.getI64Type()),
+                         0),
+        ArrayRef<int64_t>{1});
+    Value columns = b.create<BroadcastInDimOp>(
+        loc, indexType,
+        b.create<IotaOp>(loc, RankedTensorType::get({keys}, b.getI64Type()),
+                         0),
+        ArrayRef<int64_t>{2});
     Value future =
         b.create<CompareOp>(loc, CompareDirection::gt, columns, rows);
     return b.create<SelectOp>(
@@ -173,11 +183,15 @@ private:
     return b.create<TransposeOp>(loc, tensor, ArrayRef<int64_t>{0, 2, 1});
   }
 
+  /// `x` in the shape of `like`: a scalar constant broadcast, so that no
+  /// constant of the scores' size is ever stored.
   Value splat(Value like, double x) {
     auto type = cast<RankedTensorType>(like.getType());
-    return b.create<ConstantOp>(
+    auto scalarType = RankedTensorType::get({}, type.getElementType());
+    Value scalar = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(
-                 type, FloatAttr::get(type.getElementType(), x)));
+                 scalarType, FloatAttr::get(type.getElementType(), x)));
+    return b.create<BroadcastInDimOp>(loc, type, scalar, ArrayRef<int64_t>{});
   }
 
   OpBuilder &b;

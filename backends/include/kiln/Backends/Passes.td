@@ -583,6 +583,64 @@ def KilnCpuOutlineDnnlConvs
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def KilnCpuOutlineAttention
+    : Pass<"kiln-cpu-outline-attention", "mlir::ModuleOp"> {
+  let summary = "Move each f32 kiln.attention and kiln.attention_grad into a "
+                "function";
+  let description = [{
+    Runs on kiln IR. Every `kiln.attention` and `kiln.attention_grad`
+    whose operands are all f32 moves into a new private function
+    `@kiln_attention_<n>` taking the op's operands and returning its
+    results, which the op's call site calls. The function carries the
+    descriptor of the CPU kernels (backends/cpu/support/AttentionAbi.h) as
+    `kiln.cpu_attention` (an i64 array: batch, Nq, Nk, D, Dv, flags (1
+    causal, 2 masked), the scale's bits, the query tile, the leading rank,
+    then the leading dims and, with a mask, the mask's strides per dim, 0
+    where it broadcasts), and a backward also `kiln.cpu_attention_backward`.
+    Its body only returns `tensor.empty` values of the result types, which
+    bufferize like any function's results: the function is never called,
+    since `kiln-cpu-attention-calls` replaces its calls after
+    bufferization (compiling the op itself there would build its N x N
+    composition only to erase it).
+  }];
+  let options = [
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
+           "Query rows per call of the forward kernel (the unit of work "
+           "the threads share)">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def KilnCpuAttentionCalls
+    : Pass<"kiln-cpu-attention-calls", "mlir::ModuleOp"> {
+  let summary = "Call the CPU attention kernels for outlined attentions";
+  let description = [{
+    Runs on memrefs, after bufferization. Each call of a function marked
+    `kiln.cpu_attention` (see `kiln-cpu-outline-attention`; after
+    bufferization it takes the operand buffers, then the result buffers)
+    becomes an `scf.parallel` over (batch entry, query tile) whose body
+    calls
+
+      kiln_attention_f32_forward(descriptor, q, k, v, mask, out, lse,
+                                 batch, tile)
+
+    or, for a backward, one over batch entries calling
+    `kiln_attention_f32_backward(descriptor, q, k, v, mask, out, lse, dout,
+    dq, dk, dv, batch)`, with pointers to the buffers' first elements (null
+    for an absent mask) and to a constant global holding the descriptor.
+    Each loop carries `kiln.body_work` (the multiply-adds of one iteration)
+    for `kiln-cpu-parallel-loops`. The functions are erased once nothing
+    calls them. The module must then be linked against the kernels'
+    archive (backends/cpu/support/Attention.c).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCpuConvToDnnl : Pass<"kiln-cpu-conv-to-dnnl", "mlir::ModuleOp"> {
   let summary = "Call oneDNN's convolution primitive for outlined f32 convs";
   let description = [{

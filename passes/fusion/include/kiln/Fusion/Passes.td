@@ -43,6 +43,29 @@ def Fusion : Pass<"kiln-fuse", "mlir::func::FuncOp"> {
   ];
 }
 
+def FuseAttention : Pass<"kiln-fuse-attention"> {
+  let summary = "Replace softmax(q k^T * scale + mask) v by kiln.attention";
+  let description = [{
+    Finds attention written as ops: `kiln.matmul` of q by a
+    `kiln.transpose` of k (rank 2, or 3 with the batch dim first), an
+    optional multiplication (or division) by a splat constant, an optional
+    additive mask, a softmax over the last dim in its stable form
+    (maximum subtracted, exp, sum, divide) and a `kiln.matmul` by v, each
+    intermediate used only by the next step, and replaces it by one
+    `kiln.attention`. A mask that is a `kiln.broadcast_in_dim` is taken
+    unbroadcast (its source reshaped to the scores' rank); a constant mask that is 0 on and below the
+    diagonal and -inf above it becomes `causal`.
+
+    ```
+    kiln-opt --kiln-fuse-attention model.mlir
+    ```
+  }];
+  let dependentDialects = ["mlir::kiln::KilnDialect"];
+  let statistics = [
+    Statistic<"numFused", "attentions", "kiln.attention ops formed">,
+  ];
+}
+
 def DecomposeAttention : Pass<"kiln-decompose-attention"> {
   let summary = "Rewrite kiln.attention and kiln.attention_grad into kiln ops";
   let description = [{

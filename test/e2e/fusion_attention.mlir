@@ -1,0 +1,103 @@
+// Scaled dot-product attention: kiln.attention and kiln.attention_grad in
+// f32 run the CPU FlashAttention kernels (key tiles with an online
+// softmax; the backward recomputes the scores from the saved lse), with
+// query counts that leave a partial tile (70 rows, tiles of 64), Nq != Nk
+// both ways, a mask broadcast over heads and queries, and causal masking.
+// The compositions at the end are what kiln-fuse-attention recognizes:
+// compiled with fusion they run the kernel, with --no-fusion the ops as
+// written, and both must match the reference evaluator. f64 attentions run
+// the composition (kiln-decompose-attention).
+//
+// RUN: kiln-opt %s | kiln-opt -o /dev/null
+// RUN: kiln-opt %s --kiln-fuse-attention | FileCheck %s --check-prefix=FUSED
+// RUN: kiln-compile %s -o %t.kmod
+// RUN: kiln-compile %s --no-fusion -o %t.unfused.kmod
+// RUN: kiln-run %t.kmod --list | FileCheck %s
+
+// CHECK: heads(arg0: f32[2,2,70,16], arg1: f32[2,2,45,16], arg2: f32[2,2,45,8]) -> (out0: f32[2,2,70,8], out1: f32[2,2,70])
+func.func @heads(%q: tensor<2x2x70x16xf32>, %k: tensor<2x2x45x16xf32>, %v: tensor<2x2x45x8xf32>) -> (tensor<2x2x70x8xf32>, tensor<2x2x70xf32>) {
+  %o, %lse = kiln.attention %q, %k, %v {scale = 0.25 : f64} : tensor<2x2x70x16xf32>, tensor<2x2x45x16xf32>, tensor<2x2x45x8xf32>
+  return %o, %lse : tensor<2x2x70x8xf32>, tensor<2x2x70xf32>
+}
+
+// Causal with more keys than queries, and an additive key mask.
+// CHECK: causal_masked(arg0: f32[2,3,33,24], arg1: f32[2,3,80,24], arg2: f32[2,3,80,5], arg3: f32[2,1,1,80]) -> (out0: f32[2,3,33,5], out1: f32[2,3,33])
+func.func @causal_masked(%q: tensor<2x3x33x24xf32>, %k: tensor<2x3x80x24xf32>, %v: tensor<2x3x80x5xf32>, %m: tensor<2x1x1x80xf32>) -> (tensor<2x3x33x5xf32>, tensor<2x3x33xf32>) {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.2 : f64} : tensor<2x3x33x24xf32>, tensor<2x3x80x24xf32>, tensor<2x3x80x5xf32>, tensor<2x1x1x80xf32>
+  return %o, %lse : tensor<2x3x33x5xf32>, tensor<2x3x33xf32>
+}
+
+// Causal with more queries than keys, one head without leading dims.
+// CHECK: causal_tall(arg0: f32[130,8], arg1: f32[20,8], arg2: f32[20,8]) -> (out0: f32[130,8])
+func.func @causal_tall(%q: tensor<130x8xf32>, %k: tensor<20x8xf32>, %v: tensor<20x8xf32>) -> tensor<130x8xf32> {
+  %o, %lse = kiln.attention %q, %k, %v {causal, scale = 0.5 : f64} : tensor<130x8xf32>, tensor<20x8xf32>, tensor<20x8xf32>
+  return %o : tensor<130x8xf32>
+}
+
+// The backward from the forward's own result and lse, for a cotangent.
+// CHECK: gradients(arg0: f32[3,70,16], arg1: f32[3,50,16], arg2: f32[3,50,12], arg3: f32[3,70,12]) -> (out0: f32[3,70,16], out1: f32[3,50,16], out2: f32[3,50,12])
+func.func @gradients(%q: tensor<3x70x16xf32>, %k: tensor<3x50x16xf32>, %v: tensor<3x50x12xf32>, %do: tensor<3x70x12xf32>) -> (tensor<3x70x16xf32>, tensor<3x50x16xf32>, tensor<3x50x12xf32>) attributes {kiln.e2e_atol = 1.0e-5 : f64} {
+  %o, %lse = kiln.attention %q, %k, %v {scale = 0.25 : f64} : tensor<3x70x16xf32>, tensor<3x50x16xf32>, tensor<3x50x12xf32>
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do {scale = 0.25 : f64} : tensor<3x70x16xf32>, tensor<3x50x16xf32>, tensor<3x50x12xf32>, tensor<3x70x12xf32>, tensor<3x70xf32>
+  return %dq, %dk, %dv : tensor<3x70x16xf32>, tensor<3x50x16xf32>, tensor<3x50x12xf32>
+}
+
+// The causal, masked backward.
+// CHECK: gradients_causal_masked(arg0: f32[2,40,8], arg1: f32[2,40,8], arg2: f32[2,40,8], arg3: f32[2,40,8], arg4: f32[1,40,40]) -> (out0: f32[2,40,8], out1: f32[2,40,8], out2: f32[2,40,8])
+func.func @gradients_causal_masked(%q: tensor<2x40x8xf32>, %k: tensor<2x40x8xf32>, %v: tensor<2x40x8xf32>, %do: tensor<2x40x8xf32>, %m: tensor<1x40x40xf32>) -> (tensor<2x40x8xf32>, tensor<2x40x8xf32>, tensor<2x40x8xf32>) attributes {kiln.e2e_atol = 1.0e-5 : f64} {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.35 : f64} : tensor<2x40x8xf32>, tensor<2x40x8xf32>, tensor<2x40x8xf32>, tensor<1x40x40xf32>
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do mask %m {causal, scale = 0.35 : f64} : tensor<2x40x8xf32>, tensor<2x40x8xf32>, tensor<2x40x8xf32>, tensor<2x40x8xf32>, tensor<2x40xf32>, tensor<1x40x40xf32>
+  return %dq, %dk, %dv : tensor<2x40x8xf32>, tensor<2x40x8xf32>, tensor<2x40x8xf32>
+}
+
+// f64: the composition.
+// CHECK: heads_f64(arg0: f64[2,9,4], arg1: f64[2,7,4], arg2: f64[2,7,3]) -> (out0: f64[2,9,3], out1: f64[2,9])
+func.func @heads_f64(%q: tensor<2x9x4xf64>, %k: tensor<2x7x4xf64>, %v: tensor<2x7x3xf64>) -> (tensor<2x9x3xf64>, tensor<2x9xf64>) {
+  %o, %lse = kiln.attention %q, %k, %v {causal, scale = 0.5 : f64} : tensor<2x9x4xf64>, tensor<2x7x4xf64>, tensor<2x7x3xf64>
+  return %o, %lse : tensor<2x9x3xf64>, tensor<2x9xf64>
+}
+
+// Written out: softmax(q k^T / sqrt(d) + mask) v over 4 heads, the mask
+// broadcast over heads.
+// FUSED-LABEL: func.func @composition(
+// FUSED:         kiln.attention %arg0, %arg1, %arg2 mask
+// FUSED-NOT:     kiln.exp
+// CHECK: composition(arg0: f32[4,96,32], arg1: f32[4,72,32], arg2: f32[4,72,16], arg3: f32[96,72]) -> (out0: f32[4,96,16])
+func.func @composition(%q: tensor<4x96x32xf32>, %k: tensor<4x72x32xf32>, %v: tensor<4x72x16xf32>, %mask: tensor<96x72xf32>) -> tensor<4x96x16xf32> {
+  %kt = kiln.transpose %k, permutation = [0, 2, 1] : tensor<4x72x32xf32>
+  %qk = kiln.matmul %q, %kt : tensor<4x96x32xf32>, tensor<4x32x72xf32>
+  %c = kiln.constant dense<5.6568542494923806> : tensor<4x96x72xf32>
+  %s = kiln.div %qk, %c : tensor<4x96x72xf32>
+  %mb = kiln.broadcast_in_dim %mask, dims = [1, 2] : (tensor<96x72xf32>) -> tensor<4x96x72xf32>
+  %x = kiln.add %s, %mb : tensor<4x96x72xf32>
+  %m = kiln.reduce_max %x, dims = [2] : tensor<4x96x72xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1] : (tensor<4x96xf32>) -> tensor<4x96x72xf32>
+  %sh = kiln.sub %x, %bm : tensor<4x96x72xf32>
+  %e = kiln.exp %sh : tensor<4x96x72xf32>
+  %z = kiln.reduce_sum %e, dims = [2] : tensor<4x96x72xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1] : (tensor<4x96xf32>) -> tensor<4x96x72xf32>
+  %p = kiln.div %e, %bz : tensor<4x96x72xf32>
+  %o = kiln.matmul %p, %v : tensor<4x96x72xf32>, tensor<4x72x16xf32>
+  return %o : tensor<4x96x16xf32>
+}
+
+// A constant causal mask: recognized as causal (key tiles above the
+// diagonal skipped), the same values as the mask added.
+// FUSED-LABEL: func.func @composition_causal(
+// FUSED:         kiln.attention %arg0, %arg1, %arg2 {causal, scale = 1.000000e+00 : f64}
+// CHECK: composition_causal(arg0: f32[6,4], arg1: f32[6,4], arg2: f32[6,3]) -> (out0: f32[6,3])
+func.func @composition_causal(%q: tensor<6x4xf32>, %k: tensor<6x4xf32>, %v: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  %kt = kiln.transpose %k, permutation = [1, 0] : tensor<6x4xf32>
+  %qk = kiln.matmul %q, %kt : tensor<6x4xf32>, tensor<4x6xf32>
+  %mask = kiln.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<6x6xf32>
+  %x = kiln.add %qk, %mask : tensor<6x6xf32>
+  %m = kiln.reduce_max %x, dims = [1] : tensor<6x6xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0] : (tensor<6xf32>) -> tensor<6x6xf32>
+  %sh = kiln.sub %x, %bm : tensor<6x6xf32>
+  %e = kiln.exp %sh : tensor<6x6xf32>
+  %z = kiln.reduce_sum %e, dims = [1] : tensor<6x6xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0] : (tensor<6xf32>) -> tensor<6x6xf32>
+  %p = kiln.div %e, %bz : tensor<6x6xf32>
+  %o = kiln.matmul %p, %v : tensor<6x6xf32>, tensor<6x3xf32>
+  return %o : tensor<6x3xf32>
+}
