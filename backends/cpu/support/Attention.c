@@ -95,6 +95,9 @@
  * forward's transposed scores of a block are 32 KiB and its rows of V as
  * much; the backward's K^T and V^T blocks are 64 KiB and its scores and dP
  * 96 KiB: every block's operands stay in L2. */
+#define kLog2e 1.44269504088896341f
+#define kLn2 0.693147180559945309
+
 enum { kKeyBlock = 128, kQueryBlock = 96, kQueryRows = 64, kLanes = 16 };
 
 typedef float v16f __attribute__((vector_size(64)));
@@ -117,7 +120,14 @@ KILN_INLINE v16f vload(const float *p) {
 
 KILN_INLINE void vstore(float *p, v16f v) { memcpy(p, &v, sizeof v); }
 
-KILN_INLINE v16f vsplat(float x) { return (v16f){0} + x; }
+/* A shuffle of lane 0: compilers make it a broadcast (from memory where x
+ * is loaded). Not 0 + x, which must turn -0 into +0 and so costs an add,
+ * nor a lane-by-lane initializer, which GCC builds lane by lane. */
+KILN_INLINE v16f vsplat(float x) {
+  v16f v = {x};
+  return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                 0, 0, 0);
+}
 
 /* mask ? a : b, with mask lanes all ones or all zeros (C has no vector ?:). */
 KILN_INLINE v16f vselect(v16i mask, v16f a, v16f b) {
@@ -156,6 +166,28 @@ KILN_INLINE v16f vexp(v16f x) {
   v16f y = p * (r * r) + r + vsplat(1.0f);
   y = y * (v16f)((ni + 127) << 23);
   return vselect(x < vsplat(-87.33654475f), vsplat(0.0f), y);
+}
+
+/* 2^x for x <= 0, the forward's exp (its scores are in base 2): x = n + f,
+ * |f| <= 1/2, 2^f by Cephes' exp2f polynomial, 2^n put into the exponent
+ * field. Results below 2^-126 (-inf included) are 0, chosen by the last
+ * select; NaN runs through as NaN. Cheaper than vexp by the two-constant
+ * reduction and the clamp (x is never above 0 here). */
+KILN_INLINE v16f vexp2(v16f x) {
+  const v16f magic = vsplat(12582912.0f); /* 1.5 * 2^23: rounds to integer */
+  v16f t = x + magic;
+  v16f f = x - (t - magic);
+  v16f p = vsplat(1.535336188319500E-4f);
+  p = p * f + vsplat(1.339887440266574E-3f);
+  p = p * f + vsplat(9.618437357674640E-3f);
+  p = p * f + vsplat(5.550332471162809E-2f);
+  p = p * f + vsplat(2.402264791363012E-1f);
+  p = p * f + vsplat(6.931472028550421E-1f);
+  v16f y = p * f + vsplat(1.0f);
+  /* (n + 127) << 23, n being t's low mantissa bits. */
+  const v16u bias = (v16u)magic - 127;
+  y = y * (v16f)(((v16u)t - bias) << 23);
+  return vselect(x < vsplat(-126.0f), vsplat(0.0f), y);
 }
 
 /*===----------------------------------------------------------------------===*
@@ -279,8 +311,18 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
      * products are the scores already (q was scaled when it was packed). */
     const int64_t diagonal = row0 + g - j0;
     if (!mg && (!causal || diagonal >= nc - 1)) {
-      for (int64_t j = 0; j < nc; ++j)
+      /* Four chains, so that the loop is not bound by vmax's latency. */
+      v16f m1 = mNew, m2 = mNew, m3 = mNew;
+      int64_t j = 0;
+      for (; j + 4 <= nc; j += 4) {
         mNew = vmax(vload(st + j * ldst + g), mNew);
+        m1 = vmax(vload(st + (j + 1) * ldst + g), m1);
+        m2 = vmax(vload(st + (j + 2) * ldst + g), m2);
+        m3 = vmax(vload(st + (j + 3) * ldst + g), m3);
+      }
+      for (; j < nc; ++j)
+        mNew = vmax(vload(st + j * ldst + g), mNew);
+      mNew = vmax(vmax(mNew, m1), vmax(m2, m3));
     } else {
       for (int64_t j = 0; j < nc; ++j) {
         float *sj = st + j * ldst + g;
@@ -288,12 +330,12 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
         if (mg) {
           const float *mj = mg + j * mask.colStride;
           if (mask.rowStride == 0) {
-            x += vsplat(*mj);
+            x += vsplat(*mj) * vsplat(kLog2e);
           } else {
             float add[kLanes];
             for (int r = 0; r < kLanes; ++r)
               add[r] = r < lanes ? mj[r * mask.rowStride] : 0.0f;
-            x += vload(add);
+            x += vload(add) * vsplat(kLog2e);
           }
         }
         /* Causal: key j0 + j is above the diagonal for the rows before it. */
@@ -307,11 +349,11 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
      * exps are 0 either way); a NaN score was passed over by vmax, and
      * makes its exp, hence l and the row's results, NaN. */
     v16f mSub = vselect(mNew == ninf, vsplat(0.0f), mNew);
-    v16f alpha = vexp(mOld - mSub);
+    v16f alpha = vexp2(mOld - mSub);
     v16f sum = vsplat(0.0f);
     for (int64_t j = 0; j < nc; ++j) {
       float *sj = st + j * ldst + g;
-      v16f p = vexp(vload(sj) - mSub);
+      v16f p = vexp2(vload(sj) - mSub);
       sum += p;
       vstore(sj, p);
     }
@@ -549,9 +591,10 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
   for (int64_t r0 = i0; r0 < i1; r0 += kQueryRows) {
     const int64_t r1 = min64(i1, r0 + kQueryRows), rows = r1 - r0;
     const int64_t rowKeys = pr.causal ? min64(nk, r1) : nk;
-    /* scale q^T of the rows: the B operand of st = k (scale q)^T. */
+    /* (scale log2(e) q)^T of the rows: the B operand of st = k (...)^T,
+     * the scores in base 2. */
     const int64_t ldq = roundUp16(rows);
-    packTransposed(q, d, r0, rows, qt, ldq, pr.scale);
+    packTransposed(q, d, r0, rows, qt, ldq, pr.scale * kLog2e);
     memset(o, 0, (size_t)(rows * dvp) * sizeof(float));
     for (int64_t r = 0; r < ldq; ++r) {
       m[r] = -INFINITY;
@@ -580,7 +623,8 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
       float inv = 1.0f / l[r];
       for (int64_t c = 0; c < dv; ++c)
         orow[c] = o[r * dvp + c] * inv;
-      lse[r0 + r] = m[r] + logf(l[r]);
+      /* Back from base 2. */
+      lse[r0 + r] = (float)(((double)m[r] + log2((double)l[r])) * kLn2);
     }
   }
   free(scratch);
