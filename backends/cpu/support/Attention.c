@@ -1,0 +1,739 @@
+/*===- Attention.c - f32 attention kernels for the CPU (FlashAttention-2) --===*\
+ *
+ * Linked (as a static, position-independent archive) into the modules whose
+ * code calls kiln_attention_f32_forward / kiln_attention_f32_backward, which
+ * kiln-cpu-attention-calls emits for f32 kiln.attention and
+ * kiln.attention_grad. AttentionAbi.h is the calling contract. Plain C on
+ * libc and libm only.
+ *
+ * Forward (one call: one batch entry, one tile of query rows). The scores
+ * S = scale * q k^T + mask are never held for all keys: the keys are taken
+ * a block of kKeyBlock at a time, and every query row keeps a running
+ * maximum m, a running sum l of exp(S - m) and an unnormalized output
+ * accumulator O (the "online softmax"). When a block raises a row's maximum
+ * the row's l and O are rescaled by exp(m_old - m_new) first. At the end
+ * out = O / l and lse = m + log(l). The working set (a block of K, a block
+ * of V, the block's scores and the tile's accumulators) stays in the L2
+ * cache whatever the sequence lengths are, and the two products per block
+ * (q k^T and P v) run at the speed of a register-blocked matrix product.
+ *
+ * Backward (one call: one batch entry), FlashAttention-2's order: the outer
+ * loop runs over key blocks, which own their dK and dV accumulators; the
+ * inner loop over query blocks recomputes P = exp(S - lse) from q, k and the
+ * saved lse, and with Delta_i = sum_c dout_ic * out_ic
+ *   dV += P^T dout,  dP = dout v^T,  dS = P * (dP - Delta),
+ *   dK += scale * dS^T q,  dQ += scale * dS k  (dQ in a scratch buffer).
+ * No Nq x Nk buffer exists at any time.
+ *
+ * With causal attention the key blocks (forward) and query blocks
+ * (backward) that lie entirely above the diagonal are skipped rather than
+ * masked, which halves the work of long sequences; the blocks that straddle
+ * it are masked element by element.
+ *
+ * All the products go through one micro-kernel: C[6 x 64] (+)= A B with A
+ * read a scalar at a time (broadcast, any row and column stride, so that
+ * P^T and dS^T need no transposed copies) and B a row of 16-float vectors
+ * at a time. Its 24 accumulators live in registers; per step of the
+ * reduction it loads 4 vectors of B and broadcasts 6 scalars of A for 24
+ * fused multiply-adds. B must be contiguous rows of a multiple of 16
+ * floats: the forward computes the scores transposed, st = k (scale q)^T,
+ * from q^T packed once per 64 query rows (k is read in place), so that a
+ * vector holds 16 query rows and the online softmax needs no horizontal
+ * reductions; the backward packs K^T and V^T per key block; v, q, k and
+ * dout are copied into rows padded to 16 floats only where their width is
+ * not already a multiple of 16. The softmax is vectorized too, with its
+ * own exp (Cephes' range reduction and polynomial, about 1 ulp on the
+ * [-87, 0] it is used on; below that it flushes to 0, so that exp(-inf) =
+ * 0, and a NaN stays NaN) instead of calls of expf.
+ *
+ * The kernels are written once with GCC's generic vector types (16 floats)
+ * and compiled twice: for AVX-512 (selected at run time when the CPU has
+ * it) and for the target's baseline ISA, which any x86-64 (SSE2) and any
+ * other architecture can run. Defining KILN_ATTENTION_PORTABLE_ONLY leaves
+ * the AVX-512 version out (the unit tests build it so, to test the
+ * baseline version on machines that have AVX-512).
+ *
+ * A fully masked row (all scores -inf, including Nk = 0) gets NaN in out and
+ * lse, as softmax's 0 / 0; in the backward its NaN lse makes its P NaN, and
+ * the NaN reaches the gradients as the formulas say.
+ *
+ * The kernels are serial, reentrant and keep no state between calls; each
+ * call allocates its scratch (one malloc). The symbols are hidden: every
+ * module gets its own copy, and a module unloaded while another still runs
+ * must not take the other's code along.
+ *
+\*===----------------------------------------------------------------------===*/
+
+#include "AttentionAbi.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The vectors passed between the helpers below, which are always inlined,
+ * never cross a call: the ABI changes -Wpsabi reports do not apply (GCC's
+ * note needs -Wno-psabi on the command line, see backends/CMakeLists.txt). */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+#define KILN_HIDDEN __attribute__((visibility("hidden")))
+#define KILN_INLINE static inline __attribute__((always_inline))
+
+#if defined(__x86_64__) && !defined(KILN_ATTENTION_PORTABLE_ONLY)
+#define KILN_ATTENTION_AVX512 1
+#define KILN_AVX512_TARGET __attribute__((target("avx512f,avx512vl,fma")))
+#endif
+
+/* Keys per block: the forward's online-softmax step and the backward's
+ * outer loop. kQueryRows: the forward's sub-tile of a (possibly large)
+ * query tile; kQueryBlock: the backward's inner loop. With D = Dv = 64 the
+ * forward's transposed scores of a block are 32 KiB and its rows of V as
+ * much; the backward's K^T and V^T blocks are 64 KiB and its scores and dP
+ * 96 KiB: every block's operands stay in L2. */
+#define kLog2e 1.44269504088896341f
+#define kLn2 0.693147180559945309
+
+enum { kKeyBlock = 128, kQueryBlock = 96, kQueryRows = 64, kLanes = 16 };
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64)));
+
+static int64_t roundUp16(int64_t n) { return (n + 15) & ~(int64_t)15; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/*===----------------------------------------------------------------------===*
+ * Vector helpers (always inlined, so that they take the ISA of the kernel
+ * that uses them).
+ *===----------------------------------------------------------------------===*/
+
+KILN_INLINE v16f vload(const float *p) {
+  v16f v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+KILN_INLINE void vstore(float *p, v16f v) { memcpy(p, &v, sizeof v); }
+
+/* A shuffle of lane 0: compilers make it a broadcast (from memory where x
+ * is loaded). Not 0 + x, which must turn -0 into +0 and so costs an add,
+ * nor a lane-by-lane initializer, which GCC builds lane by lane. */
+KILN_INLINE v16f vsplat(float x) {
+  v16f v = {x};
+  return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                 0, 0, 0);
+}
+
+/* mask ? a : b, with mask lanes all ones or all zeros (C has no vector ?:). */
+KILN_INLINE v16f vselect(v16i mask, v16f a, v16f b) {
+  return (v16f)(((v16i)a & mask) | ((v16i)b & ~mask));
+}
+
+/* Lanes [0, n) of the vector, n in any range. */
+KILN_INLINE v16i vfirst(int64_t n) {
+  const v16i iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  int32_t c = (int32_t)(n < 0 ? 0 : n > kLanes ? kLanes : n);
+  return iota < c;
+}
+
+KILN_INLINE v16f vmax(v16f a, v16f b) { return vselect(a > b, a, b); }
+
+/* exp(x) for x <= 0 (Cephes expf): x = n ln2 + r, |r| <= ln2 / 2, exp(r)
+ * by a degree 7 polynomial, 2^n put into the exponent field. Results below
+ * the smallest normal float (x < -87.34, -inf included) are 0, chosen by
+ * the last select whatever the arithmetic made of them; the comparisons
+ * are false for NaN, which runs through as NaN. x above 88 (never the case
+ * for x = S - max) is clamped rather than left to overflow the exponent. */
+KILN_INLINE v16f vexp(v16f x) {
+  const v16f magic = vsplat(12582912.0f); /* 1.5 * 2^23: rounds to integer */
+  v16f xc = vselect(x > vsplat(88.0f), vsplat(88.0f), x);
+  v16f t = xc * vsplat(1.44269504088896341f) + magic;
+  v16f n = t - magic;
+  v16u ni = (v16u)t - (v16u)magic;
+  v16f r = xc - n * vsplat(0.693359375f);
+  r = r - n * vsplat(-2.12194440e-4f);
+  v16f p = vsplat(1.9875691500E-4f);
+  p = p * r + vsplat(1.3981999507E-3f);
+  p = p * r + vsplat(8.3334519073E-3f);
+  p = p * r + vsplat(4.1665795894E-2f);
+  p = p * r + vsplat(1.6666665459E-1f);
+  p = p * r + vsplat(5.0000001201E-1f);
+  v16f y = p * (r * r) + r + vsplat(1.0f);
+  y = y * (v16f)((ni + 127) << 23);
+  return vselect(x < vsplat(-87.33654475f), vsplat(0.0f), y);
+}
+
+/* 2^x for x <= 0, the forward's exp (its scores are in base 2): x = n + f,
+ * |f| <= 1/2, 2^f by Cephes' exp2f polynomial, 2^n put into the exponent
+ * field. Results below 2^-126 (-inf included) are 0, chosen by the last
+ * select; NaN runs through as NaN. Cheaper than vexp by the two-constant
+ * reduction and the clamp (x is never above 0 here). */
+KILN_INLINE v16f vexp2(v16f x) {
+  const v16f magic = vsplat(12582912.0f); /* 1.5 * 2^23: rounds to integer */
+  v16f t = x + magic;
+  v16f f = x - (t - magic);
+  v16f p = vsplat(1.535336188319500E-4f);
+  p = p * f + vsplat(1.339887440266574E-3f);
+  p = p * f + vsplat(9.618437357674640E-3f);
+  p = p * f + vsplat(5.550332471162809E-2f);
+  p = p * f + vsplat(2.402264791363012E-1f);
+  p = p * f + vsplat(6.931472028550421E-1f);
+  v16f y = p * f + vsplat(1.0f);
+  /* (n + 127) << 23, n being t's low mantissa bits. */
+  const v16u bias = (v16u)magic - 127;
+  y = y * (v16f)(((v16u)t - bias) << 23);
+  return vselect(x < vsplat(-126.0f), vsplat(0.0f), y);
+}
+
+/*===----------------------------------------------------------------------===*
+ * The matrix product: C[m x n] = (or +=) A[m x k] B[k x n], n a multiple
+ * of 16, A(i, p) = a[i * rs + p * ks], B row p at b + p * ldb.
+ *===----------------------------------------------------------------------===*/
+
+/* One tile of mr rows by nv vectors; mr and nv are constants after
+ * inlining, so the accumulators become registers. */
+KILN_INLINE void microTile(const int mr, const int nv, int64_t k,
+                           const float *a, int64_t rs, int64_t ks,
+                           const float *b, int64_t ldb, float *c, int64_t ldc,
+                           int accumulate) {
+  v16f acc[6][4];
+  for (int i = 0; i < mr; ++i)
+    for (int j = 0; j < nv; ++j)
+      acc[i][j] = accumulate ? vload(c + i * ldc + j * kLanes) : vsplat(0.0f);
+  for (int64_t p = 0; p < k; ++p) {
+    const float *bp = b + p * ldb;
+    const float *ap = a + p * ks;
+    v16f bv[4];
+    for (int j = 0; j < nv; ++j)
+      bv[j] = vload(bp + j * kLanes);
+    for (int i = 0; i < mr; ++i) {
+      v16f av = vsplat(ap[i * rs]);
+      for (int j = 0; j < nv; ++j)
+        acc[i][j] += av * bv[j];
+    }
+  }
+  for (int i = 0; i < mr; ++i)
+    for (int j = 0; j < nv; ++j)
+      vstore(c + i * ldc + j * kLanes, acc[i][j]);
+}
+
+/* All m rows against one panel of nv vectors (B's panel is reused from L1
+ * by every row tile). */
+KILN_INLINE void gemmPanel(const int nv, int64_t m, int64_t k, const float *a,
+                           int64_t rs, int64_t ks, const float *b, int64_t ldb,
+                           float *c, int64_t ldc, int accumulate) {
+  int64_t i = 0;
+  for (; i + 6 <= m; i += 6)
+    microTile(6, nv, k, a + i * rs, rs, ks, b, ldb, c + i * ldc, ldc,
+              accumulate);
+  const float *ai = a + i * rs;
+  float *ci = c + i * ldc;
+  switch (m - i) {
+  case 5: microTile(5, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
+  case 4: microTile(4, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
+  case 3: microTile(3, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
+  case 2: microTile(2, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
+  case 1: microTile(1, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
+  default: break;
+  }
+}
+
+KILN_INLINE void gemmBody(int64_t m, int64_t n, int64_t k, const float *a,
+                          int64_t rs, int64_t ks, const float *b, int64_t ldb,
+                          float *c, int64_t ldc, int accumulate) {
+  for (int64_t j = 0; j < n; j += 4 * kLanes) {
+    const float *bj = b + j;
+    float *cj = c + j;
+    switch ((n - j) / kLanes) {
+    case 1: gemmPanel(1, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate); break;
+    case 2: gemmPanel(2, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate); break;
+    case 3: gemmPanel(3, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate); break;
+    default: gemmPanel(4, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate); break;
+    }
+  }
+}
+
+/*===----------------------------------------------------------------------===*
+ * The softmax steps.
+ *===----------------------------------------------------------------------===*/
+
+/* Where the mask's entries of one row are (null: no mask). */
+typedef struct MaskRows {
+  const float *base; /* entry (first row, first column) of the block */
+  int64_t rowStride, colStride;
+} MaskRows;
+
+/* Scores of one row of a block: s[0, np) = scale * s + mask, with columns
+ * [valid, np) -inf (past the block or above the diagonal). */
+KILN_INLINE void scoreRow(float *s, int64_t np, int64_t valid, float scale,
+                          const float *mrow, int64_t mcs) {
+  const v16f ninf = vsplat(-INFINITY);
+  for (int64_t c = 0; c < np; c += kLanes) {
+    v16f x = vload(s + c) * vsplat(scale);
+    if (mrow) {
+      if (mcs == 1 && c + kLanes <= valid) {
+        x += vload(mrow + c);
+      } else {
+        float add[kLanes];
+        for (int l = 0; l < kLanes; ++l)
+          add[l] = c + l < valid ? mrow[(c + l) * mcs] : 0.0f;
+        x += vload(add);
+      }
+    }
+    if (c + kLanes > valid)
+      x = vselect(vfirst(valid - c), x, ninf);
+    vstore(s + c, x);
+  }
+}
+
+/* One key block of the forward, on the transposed scores st [nc][ldst]
+ * (key j's scores of query rows [0, rows) at st + j * ldst; ldst a multiple
+ * of 16). Laid out so, a vector holds 16 query rows and the running
+ * maxima and sums of the online softmax take only vertical operations. The
+ * raw products k q^T become P = exp(S - m_new), and m, l and the rows of
+ * the accumulator o are brought up to date. */
+KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
+                                    int64_t nc, float *st, int64_t ldst,
+                                    MaskRows mask, int causal,
+                                    float *m, float *l, float *o,
+                                    int64_t ldo) {
+  const v16f ninf = vsplat(-INFINITY);
+  for (int64_t g = 0; g < ldst; g += kLanes) {
+    const int64_t lanes = min64(kLanes, rows - g);
+    const float *mg = mask.base ? mask.base + g * mask.rowStride : NULL;
+    v16f mOld = vload(m + g), mNew = mOld;
+    /* Past the diagonal (or without causality) and without a mask, the
+     * products are the scores already (q was scaled when it was packed). */
+    const int64_t diagonal = row0 + g - j0;
+    if (!mg && (!causal || diagonal >= nc - 1)) {
+      /* Four chains, so that the loop is not bound by vmax's latency. */
+      v16f m1 = mNew, m2 = mNew, m3 = mNew;
+      int64_t j = 0;
+      for (; j + 4 <= nc; j += 4) {
+        mNew = vmax(vload(st + j * ldst + g), mNew);
+        m1 = vmax(vload(st + (j + 1) * ldst + g), m1);
+        m2 = vmax(vload(st + (j + 2) * ldst + g), m2);
+        m3 = vmax(vload(st + (j + 3) * ldst + g), m3);
+      }
+      for (; j < nc; ++j)
+        mNew = vmax(vload(st + j * ldst + g), mNew);
+      mNew = vmax(vmax(mNew, m1), vmax(m2, m3));
+    } else {
+      for (int64_t j = 0; j < nc; ++j) {
+        float *sj = st + j * ldst + g;
+        v16f x = vload(sj);
+        if (mg) {
+          const float *mj = mg + j * mask.colStride;
+          if (mask.rowStride == 0) {
+            x += vsplat(*mj) * vsplat(kLog2e);
+          } else {
+            float add[kLanes];
+            for (int r = 0; r < kLanes; ++r)
+              add[r] = r < lanes ? mj[r * mask.rowStride] : 0.0f;
+            x += vload(add) * vsplat(kLog2e);
+          }
+        }
+        /* Causal: key j0 + j is above the diagonal for the rows before it. */
+        if (causal && j > diagonal)
+          x = vselect(vfirst(j - diagonal), ninf, x);
+        vstore(sj, x);
+        mNew = vmax(x, mNew);
+      }
+    }
+    /* Rows without a finite score yet subtract 0 instead of -inf (their
+     * exps are 0 either way); a NaN score was passed over by vmax, and
+     * makes its exp, hence l and the row's results, NaN. */
+    v16f mSub = vselect(mNew == ninf, vsplat(0.0f), mNew);
+    v16f alpha = vexp2(mOld - mSub);
+    v16f sum = vsplat(0.0f);
+    for (int64_t j = 0; j < nc; ++j) {
+      float *sj = st + j * ldst + g;
+      v16f p = vexp2(vload(sj) - mSub);
+      sum += p;
+      vstore(sj, p);
+    }
+    vstore(l + g, vload(l + g) * alpha + sum);
+    vstore(m + g, mNew);
+    for (int64_t r = 0; r < lanes; ++r) {
+      if (alpha[r] == 1.0f)
+        continue;
+      float *orow = o + (g + r) * ldo;
+      v16f va = vsplat(alpha[r]);
+      for (int64_t c = 0; c < ldo; c += kLanes)
+        vstore(orow + c, vload(orow + c) * va);
+    }
+  }
+}
+
+/* One (key block, query block) of the backward: the raw products q k^T in
+ * s become P = exp(S - lse) and the products dout v^T in dp become
+ * dS = P * (dP - Delta). */
+KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
+                                     int64_t nc, int64_t np, float *s,
+                                     float *dp, int64_t lds, float scale,
+                                     MaskRows mask, int causal,
+                                     const float *lse, const float *delta) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float *sr = s + r * lds, *dpr = dp + r * lds;
+    int64_t valid = nc;
+    if (causal)
+      valid = min64(nc, row0 + r - j0 + 1);
+    const float *mrow = mask.base ? mask.base + r * mask.rowStride : NULL;
+    scoreRow(sr, np, valid, scale, mrow, mask.colStride);
+    v16f vl = vsplat(lse[r]), vd = vsplat(delta[r]);
+    for (int64_t c = 0; c < np; c += kLanes) {
+      v16f p = vexp(vload(sr + c) - vl);
+      vstore(sr + c, p);
+      vstore(dpr + c, p * (vload(dpr + c) - vd));
+    }
+  }
+}
+
+/*===----------------------------------------------------------------------===*
+ * The two instances of each kernel, and the choice between them.
+ *===----------------------------------------------------------------------===*/
+
+#define KILN_GEMM_PARAMS                                                       \
+  (int64_t m, int64_t n, int64_t k, const float *a, int64_t rs, int64_t ks,    \
+   const float *b, int64_t ldb, float *c, int64_t ldc, int accumulate)
+#define KILN_GEMM_ARGS (m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate)
+#define KILN_FWD_PARAMS                                                        \
+  (int64_t rows, int64_t row0, int64_t j0, int64_t nc, float *st,              \
+   int64_t ldst, MaskRows mask, int causal, float *m, float *l, float *o,      \
+   int64_t ldo)
+#define KILN_FWD_ARGS                                                          \
+  (rows, row0, j0, nc, st, ldst, mask, causal, m, l, o, ldo)
+#define KILN_BWD_PARAMS                                                        \
+  (int64_t rows, int64_t row0, int64_t j0, int64_t nc, int64_t np, float *s,   \
+   float *dp, int64_t lds, float scale, MaskRows mask, int causal,             \
+   const float *lse, const float *delta)
+#define KILN_BWD_ARGS                                                          \
+  (rows, row0, j0, nc, np, s, dp, lds, scale, mask, causal, lse, delta)
+
+static void gemmBaseline KILN_GEMM_PARAMS { gemmBody KILN_GEMM_ARGS; }
+static void forwardSoftmaxBaseline KILN_FWD_PARAMS {
+  forwardSoftmaxBody KILN_FWD_ARGS;
+}
+static void backwardSoftmaxBaseline KILN_BWD_PARAMS {
+  backwardSoftmaxBody KILN_BWD_ARGS;
+}
+
+#ifdef KILN_ATTENTION_AVX512
+KILN_AVX512_TARGET static void gemmAvx512 KILN_GEMM_PARAMS {
+  gemmBody KILN_GEMM_ARGS;
+}
+KILN_AVX512_TARGET static void forwardSoftmaxAvx512 KILN_FWD_PARAMS {
+  forwardSoftmaxBody KILN_FWD_ARGS;
+}
+KILN_AVX512_TARGET static void backwardSoftmaxAvx512 KILN_BWD_PARAMS {
+  backwardSoftmaxBody KILN_BWD_ARGS;
+}
+#endif
+
+typedef struct Kernels {
+  void (*gemm) KILN_GEMM_PARAMS;
+  void (*forwardSoftmax) KILN_FWD_PARAMS;
+  void (*backwardSoftmax) KILN_BWD_PARAMS;
+} Kernels;
+
+static Kernels selectKernels(void) {
+#ifdef KILN_ATTENTION_AVX512
+  /* libgcc (or compiler-rt) fills in the CPU model before constructors
+   * run, the OS's support of the zmm state included. */
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))
+    return (Kernels){gemmAvx512, forwardSoftmaxAvx512, backwardSoftmaxAvx512};
+#endif
+  return (Kernels){gemmBaseline, forwardSoftmaxBaseline,
+                   backwardSoftmaxBaseline};
+}
+
+/*===----------------------------------------------------------------------===*
+ * The descriptor, scratch memory and packing.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct Problem {
+  int64_t nq, nk, d, dv, tile;
+  int causal;
+  float scale;
+  /* The mask of this batch entry: its first entry and row, column strides
+   * (base null without a mask). */
+  MaskRows mask;
+} Problem;
+
+static Problem readDescriptor(const int64_t *desc, const float *mask,
+                              int64_t batch) {
+  Problem p;
+  p.nq = desc[KILN_ATTENTION_QUERIES];
+  p.nk = desc[KILN_ATTENTION_KEYS];
+  p.d = desc[KILN_ATTENTION_HEAD_DIM];
+  p.dv = desc[KILN_ATTENTION_VALUE_DIM];
+  p.tile = desc[KILN_ATTENTION_QUERY_TILE];
+  int64_t flags = desc[KILN_ATTENTION_FLAGS];
+  p.causal = (flags & KILN_ATTENTION_CAUSAL) != 0;
+  double scale;
+  memcpy(&scale, &desc[KILN_ATTENTION_SCALE_BITS], sizeof scale);
+  p.scale = (float)scale;
+  p.mask.base = NULL;
+  p.mask.rowStride = p.mask.colStride = 0;
+  if ((flags & KILN_ATTENTION_MASKED) && mask) {
+    int64_t rank = desc[KILN_ATTENTION_LEADING_RANK];
+    const int64_t *dims = desc + KILN_ATTENTION_HEADER_SIZE;
+    const int64_t *strides = dims + rank;
+    /* Unravel the batch index over the leading dims (row-major). */
+    int64_t offset = 0, rest = batch;
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      offset += (rest % dims[i]) * strides[i];
+      rest /= dims[i];
+    }
+    p.mask.base = mask + offset;
+    p.mask.rowStride = strides[rank];
+    p.mask.colStride = strides[rank + 1];
+  }
+  return p;
+}
+
+/* One 64-byte aligned block for all of a call's scratch. */
+static float *allocateScratch(int64_t floats, const char *what) {
+  size_t bytes = ((size_t)(floats > 0 ? floats : 1) * sizeof(float) + 63) &
+                 ~(size_t)63;
+  float *p = aligned_alloc(64, bytes);
+  if (!p) {
+    fprintf(stderr, "kiln: out of memory for the attention %s (%zu bytes)\n",
+            what, bytes);
+    abort();
+  }
+  return p;
+}
+
+/* Rows [j0, j0 + n) of x [*, w] transposed into t [w][ldt] and multiplied
+ * by `scale`, columns [n, ldt) zero. */
+static void packTransposed(const float *x, int64_t w, int64_t j0, int64_t n,
+                           float *t, int64_t ldt, float scale) {
+  for (int64_t d = 0; d < w; ++d) {
+    float *td = t + d * ldt;
+    for (int64_t j = n; j < ldt; ++j)
+      td[j] = 0.0f;
+  }
+  /* Blocks of 16 rows, so that the writes of one row of t stay in a cache
+   * line while the reads walk rows of x. */
+  for (int64_t jb = 0; jb < n; jb += 16) {
+    int64_t je = min64(n, jb + 16);
+    for (int64_t d = 0; d < w; ++d) {
+      float *td = t + d * ldt;
+      for (int64_t j = jb; j < je; ++j)
+        td[j] = scale * x[(j0 + j) * w + d];
+    }
+  }
+}
+
+/* x [rows, w] into rows of ldp >= w floats, the padding zero. */
+static void packPadded(const float *x, int64_t rows, int64_t w, float *p,
+                       int64_t ldp) {
+  for (int64_t i = 0; i < rows; ++i) {
+    memcpy(p + i * ldp, x + i * w, (size_t)w * sizeof(float));
+    memset(p + i * ldp + w, 0, (size_t)(ldp - w) * sizeof(float));
+  }
+}
+
+/*===----------------------------------------------------------------------===*
+ * Forward.
+ *===----------------------------------------------------------------------===*/
+
+KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
+                                            const float *q, const float *k,
+                                            const float *v, const float *mask,
+                                            float *out, float *lse,
+                                            int64_t batch, int64_t tile) {
+  Problem pr = readDescriptor(descriptor, mask, batch);
+  const int64_t nq = pr.nq, nk = pr.nk, d = pr.d, dv = pr.dv;
+  const int64_t i0 = tile * pr.tile, i1 = min64(nq, i0 + pr.tile);
+  if (i0 >= i1)
+    return;
+  Kernels kern = selectKernels();
+  q += batch * nq * d;
+  k += batch * nk * d;
+  v += batch * nk * dv;
+  out += batch * nq * dv;
+  lse += batch * nq;
+
+  /* Keys any row of the tile can see. */
+  const int64_t keys = pr.causal ? min64(nk, i1) : nk;
+  const int64_t dvp = roundUp16(dv);
+  const int64_t rowsMax = min64(kQueryRows, i1 - i0), ldst = roundUp16(rowsMax);
+  const int padV = dvp != dv;
+
+  int64_t qtFloats = d * ldst;
+  int64_t vFloats = padV ? keys * dvp : 0;
+  int64_t stFloats = kKeyBlock * ldst;
+  int64_t oFloats = rowsMax * dvp;
+  float *scratch = allocateScratch(
+      qtFloats + vFloats + stFloats + oFloats + 2 * ldst, "forward");
+  float *qt = scratch;
+  float *vp = qt + qtFloats;
+  float *st = vp + vFloats;
+  float *o = st + stFloats;
+  float *m = o + oFloats;
+  float *l = m + ldst;
+
+  const float *vb = v;
+  int64_t ldv = dv;
+  if (padV) {
+    packPadded(v, keys, dv, vp, dvp);
+    vb = vp;
+    ldv = dvp;
+  }
+
+  for (int64_t r0 = i0; r0 < i1; r0 += kQueryRows) {
+    const int64_t r1 = min64(i1, r0 + kQueryRows), rows = r1 - r0;
+    const int64_t rowKeys = pr.causal ? min64(nk, r1) : nk;
+    /* (scale log2(e) q)^T of the rows: the B operand of st = k (...)^T,
+     * the scores in base 2. */
+    const int64_t ldq = roundUp16(rows);
+    packTransposed(q, d, r0, rows, qt, ldq, pr.scale * kLog2e);
+    memset(o, 0, (size_t)(rows * dvp) * sizeof(float));
+    for (int64_t r = 0; r < ldq; ++r) {
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    for (int64_t j0 = 0; j0 < rowKeys; j0 += kKeyBlock) {
+      const int64_t nc = min64(kKeyBlock, rowKeys - j0);
+      kern.gemm(nc, ldq, d, k + j0 * d, d, 1, qt, ldq, st, ldq, 0);
+      MaskRows mr = pr.mask;
+      if (mr.base)
+        mr.base += r0 * mr.rowStride + j0 * mr.colStride;
+      kern.forwardSoftmax(rows, r0, j0, nc, st, ldq, mr, pr.causal, m, l, o,
+                          dvp);
+      /* o += P v, with P(i, j) at st[j * ldq + i]. */
+      kern.gemm(rows, dvp, nc, st, 1, ldq, vb + j0 * ldv, ldv, o, dvp, 1);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      float *orow = out + (r0 + r) * dv;
+      if (!(l[r] > 0.0f)) {
+        /* Nothing but -inf (or a NaN): softmax's 0 / 0. */
+        for (int64_t c = 0; c < dv; ++c)
+          orow[c] = NAN;
+        lse[r0 + r] = NAN;
+        continue;
+      }
+      float inv = 1.0f / l[r];
+      for (int64_t c = 0; c < dv; ++c)
+        orow[c] = o[r * dvp + c] * inv;
+      /* Back from base 2. */
+      lse[r0 + r] = (float)(((double)m[r] + log2((double)l[r])) * kLn2);
+    }
+  }
+  free(scratch);
+}
+
+/*===----------------------------------------------------------------------===*
+ * Backward.
+ *===----------------------------------------------------------------------===*/
+
+KILN_HIDDEN void kiln_attention_f32_backward(
+    const int64_t *descriptor, const float *q, const float *k, const float *v,
+    const float *mask, const float *out, const float *lse, const float *dout,
+    float *dq, float *dk, float *dv, int64_t batch) {
+  Problem pr = readDescriptor(descriptor, mask, batch);
+  const int64_t nq = pr.nq, nk = pr.nk, d = pr.d, dvDim = pr.dv;
+  Kernels kern = selectKernels();
+  q += batch * nq * d;
+  k += batch * nk * d;
+  v += batch * nk * dvDim;
+  out += batch * nq * dvDim;
+  dout += batch * nq * dvDim;
+  lse += batch * nq;
+  dq += batch * nq * d;
+  dk += batch * nk * d;
+  dv += batch * nk * dvDim;
+
+  const int64_t dp16 = roundUp16(d), dvp = roundUp16(dvDim);
+  const int padD = dp16 != d, padV = dvp != dvDim;
+  int64_t qFloats = padD ? nq * dp16 : 0;
+  int64_t kFloats = padD ? nk * dp16 : 0;
+  int64_t doFloats = padV ? nq * dvp : 0;
+  int64_t dqFloats = nq * dp16;
+  int64_t deltaFloats = roundUp16(nq);
+  int64_t ktFloats = d * kKeyBlock, vtFloats = dvDim * kKeyBlock;
+  int64_t blockFloats = kQueryBlock * kKeyBlock;
+  int64_t dkFloats = kKeyBlock * dp16, dvFloats = kKeyBlock * dvp;
+  float *scratch = allocateScratch(qFloats + kFloats + doFloats + dqFloats +
+                                       deltaFloats + ktFloats + vtFloats +
+                                       2 * blockFloats + dkFloats + dvFloats,
+                                   "backward");
+  float *qp = scratch;
+  float *kp = qp + qFloats;
+  float *dop = kp + kFloats;
+  float *dqAcc = dop + doFloats;
+  float *delta = dqAcc + dqFloats;
+  float *kt = delta + deltaFloats;
+  float *vt = kt + ktFloats;
+  float *s = vt + vtFloats;
+  float *dpBuf = s + blockFloats;
+  float *dkAcc = dpBuf + blockFloats;
+  float *dvAcc = dkAcc + dkFloats;
+
+  /* The products with q, k, dout as their B operand need rows of a
+   * multiple of 16 floats. */
+  const float *qb = q, *kb = k, *dob = dout;
+  const int64_t ldqk = padD ? dp16 : d, lddo = padV ? dvp : dvDim;
+  if (padD) {
+    packPadded(q, nq, d, qp, dp16);
+    packPadded(k, nk, d, kp, dp16);
+    qb = qp;
+    kb = kp;
+  }
+  if (padV) {
+    packPadded(dout, nq, dvDim, dop, dvp);
+    dob = dop;
+  }
+  for (int64_t i = 0; i < nq; ++i) {
+    double acc = 0.0;
+    for (int64_t c = 0; c < dvDim; ++c)
+      acc += (double)dout[i * dvDim + c] * out[i * dvDim + c];
+    delta[i] = (float)acc;
+  }
+  memset(dqAcc, 0, (size_t)dqFloats * sizeof(float));
+
+  for (int64_t j0 = 0; j0 < nk; j0 += kKeyBlock) {
+    const int64_t nc = min64(kKeyBlock, nk - j0), np = roundUp16(nc);
+    packTransposed(k, d, j0, nc, kt, kKeyBlock, 1.0f);
+    packTransposed(v, dvDim, j0, nc, vt, kKeyBlock, 1.0f);
+    memset(dkAcc, 0, (size_t)dkFloats * sizeof(float));
+    memset(dvAcc, 0, (size_t)dvFloats * sizeof(float));
+    /* Causal: query rows before j0 see none of these keys. */
+    for (int64_t i0 = pr.causal ? j0 : 0; i0 < nq; i0 += kQueryBlock) {
+      const int64_t rows = min64(kQueryBlock, nq - i0);
+      kern.gemm(rows, np, d, q + i0 * d, d, 1, kt, kKeyBlock, s, kKeyBlock,
+                0);
+      kern.gemm(rows, np, dvDim, dout + i0 * dvDim, dvDim, 1, vt, kKeyBlock,
+                dpBuf, kKeyBlock, 0);
+      MaskRows mr = pr.mask;
+      if (mr.base)
+        mr.base += i0 * mr.rowStride + j0 * mr.colStride;
+      kern.backwardSoftmax(rows, i0, j0, nc, np, s, dpBuf, kKeyBlock,
+                           pr.scale, mr, pr.causal, lse + i0, delta + i0);
+      /* dV += P^T dout, dK += dS^T q (scaled at the end), dQ += dS k. */
+      kern.gemm(nc, dvp, rows, s, 1, kKeyBlock, dob + i0 * lddo, lddo, dvAcc,
+                dvp, 1);
+      kern.gemm(nc, dp16, rows, dpBuf, 1, kKeyBlock, qb + i0 * ldqk, ldqk,
+                dkAcc, dp16, 1);
+      kern.gemm(rows, dp16, nc, dpBuf, kKeyBlock, 1, kb + j0 * ldqk, ldqk,
+                dqAcc + i0 * dp16, dp16, 1);
+    }
+    for (int64_t j = 0; j < nc; ++j) {
+      for (int64_t c = 0; c < d; ++c)
+        dk[(j0 + j) * d + c] = pr.scale * dkAcc[j * dp16 + c];
+      memcpy(dv + (j0 + j) * dvDim, dvAcc + j * dvp,
+             (size_t)dvDim * sizeof(float));
+    }
+  }
+  for (int64_t i = 0; i < nq; ++i)
+    for (int64_t c = 0; c < d; ++c)
+      dq[i * d + c] = pr.scale * dqAcc[i * dp16 + c];
+  free(scratch);
+}
