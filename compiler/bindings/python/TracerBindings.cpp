@@ -450,6 +450,15 @@ void kiln::python::bindTracer(py::module_ &m) {
     SourceLoc loc = callerLocation();
     return log_softmax(toTensor(x, loc), axis, loc);
   });
+  m.def("scaled_dot_product_attention",
+        [](py::handle query, py::handle key, py::handle value,
+           py::handle mask, bool causal, std::optional<double> scale) {
+          SourceLoc loc = callerLocation();
+          return scaled_dot_product_attention(
+              toTensor(query, loc), toTensor(key, loc), toTensor(value, loc),
+              mask.is_none() ? Tensor() : toTensor(mask, loc), causal, scale,
+              loc);
+        });
 
   // Control flow: regions are Python callables on lists of tensors.
   m.def("cond", [](py::handle pred, py::function thenFn, py::function elseFn,

@@ -55,6 +55,22 @@ def log_softmax(x, axis=-1):
 
 
 @_eager
+def scaled_dot_product_attention(query, key, value, mask=None,
+                                 is_causal=False, scale=None):
+    """softmax(query @ key^T * scale + mask) @ value over the last two
+    dims, as torch.nn.functional.scaled_dot_product_attention: query
+    [..., Nq, D], key [..., Nk, D], value [..., Nk, Dv]; `scale` defaults
+    to 1/sqrt(D); a bool `mask` keeps the keys where it is true, a float
+    one is added to the scores (either broadcasts to [..., Nq, Nk]);
+    `is_causal` lets query i attend to keys j <= i. One kiln.attention:
+    compiled for the CPU it never forms the Nq x Nk scores, and its
+    gradient is FlashAttention's backward."""
+    return _kiln.scaled_dot_product_attention(
+        query, key, value, mask, bool(is_causal),
+        None if scale is None else float(scale))
+
+
+@_eager
 def logsumexp(a, axis=None, keepdims=False):
     """log(sum(exp(a))) over `axis`, stable for large values. An all
     -inf slice gives -inf (its max is not subtracted: -inf - -inf would

@@ -16,6 +16,7 @@
 #include "kiln/Tracer/Tensor.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace kiln {
@@ -264,6 +265,26 @@ Tensor log_softmax(const Tensor &x, int64_t axis = -1,
 Tensor layer_norm(const Tensor &x, const Tensor &gamma, const Tensor &beta,
                   double eps = 1e-5, Axes axes = -1,
                   SourceLoc loc = SourceLoc::current());
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// softmax(query key^T * scale + mask) value over the last two dims, as
+/// PyTorch's scaled_dot_product_attention: query [..., Nq, D], key
+/// [..., Nk, D], value [..., Nk, Dv] with equal leading dims; `scale`
+/// defaults to 1/sqrt(D); `mask` (optional, undefined for none) broadcasts
+/// to the scores [..., Nq, Nk], a bool mask keeping the keys where it is
+/// true and a float mask added to the scores; `causal` lets query i attend
+/// to keys j <= i. One kiln.attention: the CPU backend computes it without
+/// forming the scores (FlashAttention) and its gradient from the saved
+/// log-sum-exp. The result is [..., Nq, Dv].
+Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key,
+                                    const Tensor &value,
+                                    const Tensor &mask = Tensor(),
+                                    bool causal = false,
+                                    std::optional<double> scale = std::nullopt,
+                                    SourceLoc loc = SourceLoc::current());
 
 } // namespace kiln
 
