@@ -12,9 +12,12 @@
  * maximum m, a running sum l of exp(S - m) and an unnormalized output
  * accumulator O (the "online softmax"). When a block raises a row's maximum
  * the row's l and O are rescaled by exp(m_old - m_new) first. At the end
- * out = O / l and lse = m + log(l). The working set (a block of K, a block
- * of V, the block's scores and the tile's accumulators) stays in the L2
- * cache whatever the sequence lengths are, and the two products per block
+ * out = O / l and lse = m + log(l). The scores are kept in base 2 (q is
+ * multiplied by scale * log2(e) as it is packed, the mask by log2(e)), so
+ * that the exps are 2^x, which take fewer operations than e^x; lse is
+ * converted back. The working set (the tile's q, a block of k and v, the
+ * block's scores and the tile's accumulators) stays in the L2 cache
+ * whatever the sequence lengths are, and the two products per block
  * (q k^T and P v) run at the speed of a register-blocked matrix product.
  *
  * Backward (one call: one batch entry), FlashAttention-2's order: the outer
@@ -36,22 +39,25 @@
  * at a time. Its 24 accumulators live in registers; per step of the
  * reduction it loads 4 vectors of B and broadcasts 6 scalars of A for 24
  * fused multiply-adds. B must be contiguous rows of a multiple of 16
- * floats: the forward computes the scores transposed, st = k (scale q)^T,
- * from q^T packed once per 64 query rows (k is read in place), so that a
+ * floats: the forward computes the scores transposed, st = k (c q)^T, from
+ * (c q)^T packed once per 64 query rows (k is read in place), so that a
  * vector holds 16 query rows and the online softmax needs no horizontal
  * reductions; the backward packs K^T and V^T per key block; v, q, k and
  * dout are copied into rows padded to 16 floats only where their width is
  * not already a multiple of 16. The softmax is vectorized too, with its
- * own exp (Cephes' range reduction and polynomial, about 1 ulp on the
- * [-87, 0] it is used on; below that it flushes to 0, so that exp(-inf) =
- * 0, and a NaN stays NaN) instead of calls of expf.
+ * own exp (Cephes' range reduction and polynomials, about 1 ulp where they
+ * are used; below the smallest normal float they flush to 0, so that
+ * exp(-inf) = 0, and a NaN stays NaN) instead of calls of expf.
  *
  * The kernels are written once with GCC's generic vector types (16 floats)
  * and compiled twice: for AVX-512 (selected at run time when the CPU has
- * it) and for the target's baseline ISA, which any x86-64 (SSE2) and any
- * other architecture can run. Defining KILN_ATTENTION_PORTABLE_ONLY leaves
- * the AVX-512 version out (the unit tests build it so, to test the
- * baseline version on machines that have AVX-512).
+ * it; 6 x 64 tiles) and for the target's baseline ISA, which any x86-64
+ * (SSE2) and any other architecture can run (smaller tiles; on x86-64
+ * about a tenth of the AVX-512 speed, as compilers split the 64-byte
+ * vectors into SSE2 registers with some overhead: that instance is there
+ * for correctness on any CPU). Defining KILN_ATTENTION_PORTABLE_ONLY leaves
+ * the AVX-512 instance out (the unit tests build it so, to test the
+ * baseline one on machines that have AVX-512).
  *
  * A fully masked row (all scores -inf, including Nk = 0) gets NaN in out and
  * lse, as softmax's 0 / 0; in the backward its NaN lse makes its P NaN, and
@@ -84,6 +90,8 @@
 #define KILN_HIDDEN __attribute__((visibility("hidden")))
 #define KILN_INLINE static inline __attribute__((always_inline))
 
+/* The AVX-512 instance (x86-64 only; KILN_ATTENTION_PORTABLE_ONLY leaves
+ * it out, as the unit tests' second copy does). */
 #if defined(__x86_64__) && !defined(KILN_ATTENTION_PORTABLE_ONLY)
 #define KILN_ATTENTION_AVX512 1
 #define KILN_AVX512_TARGET __attribute__((target("avx512f,avx512vl,fma")))
@@ -223,37 +231,71 @@ KILN_INLINE void microTile(const int mr, const int nv, int64_t k,
 }
 
 /* All m rows against one panel of nv vectors (B's panel is reused from L1
- * by every row tile). */
-KILN_INLINE void gemmPanel(const int nv, int64_t m, int64_t k, const float *a,
-                           int64_t rs, int64_t ks, const float *b, int64_t ldb,
-                           float *c, int64_t ldc, int accumulate) {
+ * by every row tile), in tiles of up to mr rows. */
+KILN_INLINE void gemmPanel(const int mr, const int nv, int64_t m, int64_t k,
+                           const float *a, int64_t rs, int64_t ks,
+                           const float *b, int64_t ldb, float *c, int64_t ldc,
+                           int accumulate) {
   int64_t i = 0;
-  for (; i + 6 <= m; i += 6)
-    microTile(6, nv, k, a + i * rs, rs, ks, b, ldb, c + i * ldc, ldc,
+  for (; i + mr <= m; i += mr)
+    microTile(mr, nv, k, a + i * rs, rs, ks, b, ldb, c + i * ldc, ldc,
               accumulate);
   const float *ai = a + i * rs;
   float *ci = c + i * ldc;
+  /* m - i < mr: the tiles from mr rows up are not even instantiated. */
   switch (m - i) {
-  case 5: microTile(5, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
-  case 4: microTile(4, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
-  case 3: microTile(3, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
-  case 2: microTile(2, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
-  case 1: microTile(1, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate); break;
-  default: break;
+  case 5:
+    if (mr > 5)
+      microTile(5, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+    break;
+  case 4:
+    if (mr > 4)
+      microTile(4, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+    break;
+  case 3:
+    if (mr > 3)
+      microTile(3, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+    break;
+  case 2:
+    if (mr > 2)
+      microTile(2, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+    break;
+  case 1:
+    if (mr > 1)
+      microTile(1, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+    break;
+  default:
+    break;
   }
 }
 
-KILN_INLINE void gemmBody(int64_t m, int64_t n, int64_t k, const float *a,
-                          int64_t rs, int64_t ks, const float *b, int64_t ldb,
-                          float *c, int64_t ldc, int accumulate) {
-  for (int64_t j = 0; j < n; j += 4 * kLanes) {
+/* Tiles of up to mr rows by nv vectors (mr <= 6, nv <= 4): as many
+ * accumulators as the ISA has vector registers to spare. */
+KILN_INLINE void gemmBody(const int mr, const int nv, int64_t m, int64_t n,
+                          int64_t k, const float *a, int64_t rs, int64_t ks,
+                          const float *b, int64_t ldb, float *c, int64_t ldc,
+                          int accumulate) {
+  for (int64_t j = 0; j < n; j += nv * kLanes) {
     const float *bj = b + j;
     float *cj = c + j;
-    switch ((n - j) / kLanes) {
-    case 1: gemmPanel(1, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate); break;
-    case 2: gemmPanel(2, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate); break;
-    case 3: gemmPanel(3, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate); break;
-    default: gemmPanel(4, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate); break;
+    int64_t left = (n - j) / kLanes;
+    /* As above, only the panels of at most nv vectors are instantiated. */
+    switch (left < nv ? left : nv) {
+    case 1:
+      gemmPanel(mr, 1, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate);
+      break;
+    case 2:
+      if (nv >= 2)
+        gemmPanel(mr, 2, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate);
+      break;
+    case 3:
+      if (nv >= 3)
+        gemmPanel(mr, 3, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate);
+      break;
+    default:
+      if (nv >= 4)
+        gemmPanel(mr, 4, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate);
+      break;
     }
   }
 }
@@ -415,7 +457,18 @@ KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
 #define KILN_BWD_ARGS                                                          \
   (rows, row0, j0, nc, np, s, dp, lds, scale, mask, causal, lse, delta)
 
-static void gemmBaseline KILN_GEMM_PARAMS { gemmBody KILN_GEMM_ARGS; }
+/* The baseline's tiles: a 16-float vector is 4 registers of SSE2 (16 of
+ * them) or NEON (32). Compilers split the 64-byte vectors with some
+ * overhead there: the baseline instance is for correctness on any CPU more
+ * than for speed. */
+#if defined(__x86_64__) || defined(__i386__)
+enum { kBaselineRows = 2 };
+#else
+enum { kBaselineRows = 5 };
+#endif
+static void gemmBaseline KILN_GEMM_PARAMS {
+  gemmBody(kBaselineRows, 1, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate);
+}
 static void forwardSoftmaxBaseline KILN_FWD_PARAMS {
   forwardSoftmaxBody KILN_FWD_ARGS;
 }
@@ -424,8 +477,9 @@ static void backwardSoftmaxBaseline KILN_BWD_PARAMS {
 }
 
 #ifdef KILN_ATTENTION_AVX512
+/* 6 x 64 floats: 24 of AVX-512's 32 registers accumulate. */
 KILN_AVX512_TARGET static void gemmAvx512 KILN_GEMM_PARAMS {
-  gemmBody KILN_GEMM_ARGS;
+  gemmBody(6, 4, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate);
 }
 KILN_AVX512_TARGET static void forwardSoftmaxAvx512 KILN_FWD_PARAMS {
   forwardSoftmaxBody KILN_FWD_ARGS;
@@ -448,6 +502,7 @@ static Kernels selectKernels(void) {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))
     return (Kernels){gemmAvx512, forwardSoftmaxAvx512, backwardSoftmaxAvx512};
 #endif
+
   return (Kernels){gemmBaseline, forwardSoftmaxBaseline,
                    backwardSoftmaxBaseline};
 }
