@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BufferAddress.h"
+#include "ForwardedResults.h"
 #include "support/AttentionAbi.h"
 
 #include "kiln/Backends/Passes.h"
@@ -286,8 +287,19 @@ struct KilnCpuAttentionCallsPass
               loc, descriptorMemref));
       Value descriptorPointer =
           builder.create<LLVM::IntToPtrOp>(loc, pointer, descriptorAddress);
+      // Returned results written straight into the out-params.
+      unsigned outputs = backward ? 3 : 2;
+      SmallVector<unsigned> resultIndices;
+      for (unsigned i = expected - outputs; i < expected; ++i)
+        resultIndices.push_back(i);
+      SmallVector<Operation *> dead;
+      SmallVector<Value> operands(call.getOperands());
+      for (auto [index, buffer] : llvm::zip(
+               resultIndices,
+               mlir::kiln::forwardedResults(call, resultIndices, dead)))
+        operands[index] = buffer;
       SmallVector<Value> buffers;
-      for (Value operand : call.getOperands())
+      for (Value operand : operands)
         buffers.push_back(pointerTo(operand));
       Value null = builder.create<LLVM::ZeroOp>(loc, pointer);
       SmallVector<Value> pointers{descriptorPointer};
@@ -337,6 +349,8 @@ struct KilnCpuAttentionCallsPass
                                      operands);
       }
       call->erase();
+      for (Operation *op : dead)
+        op->erase();
       callees.insert(callee);
     }
     for (Operation *callee : callees)

@@ -32,6 +32,7 @@
 #include "BufferAccess.h"
 #include "BufferAddress.h"
 #include "DnnlCalls.h"
+#include "ForwardedResults.h"
 
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnOps.h"
@@ -188,40 +189,6 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
     epilogue.last = relu;
   }
   return epilogue;
-}
-
-/// The buffer the call of an outlined convolution should write. After
-/// results became out-params, a convolution whose value a function returns
-/// writes a fresh allocation that is then copied into the out-param and
-/// freed; the call can write the out-param directly when that copy follows
-/// it, the allocation has no other use, and the out-param is neither
-/// input. `dead` receives the ops that then go.
-static Value forwardedResult(func::CallOp call,
-                             SmallVectorImpl<Operation *> &dead) {
-  Value result = call.getOperands().back();
-  auto alloc = result.getDefiningOp<memref::AllocOp>();
-  auto copy = dyn_cast_or_null<linalg::CopyOp>(call->getNextNode());
-  if (!alloc || !copy || copy.getDpsInputOperand(0)->get() != result)
-    return result;
-  Value target = copy.getDpsInitOperand(0)->get();
-  if (target.getType() != result.getType() ||
-      !mlir::kiln::definedBefore(target, call))
-    return result;
-  SmallVector<Operation *> deallocs;
-  for (Operation *user : result.getUsers()) {
-    if (isa<memref::DeallocOp>(user))
-      deallocs.push_back(user);
-    else if (user != call && user != copy)
-      return result;
-  }
-  for (Value input : call.getOperands().drop_back())
-    if (mlir::kiln::mayAlias(mlir::kiln::rootOf(input),
-                             mlir::kiln::rootOf(target)))
-      return result;
-  dead.push_back(copy);
-  llvm::append_range(dead, deallocs);
-  dead.push_back(alloc);
-  return target;
 }
 
 namespace {
@@ -407,7 +374,8 @@ struct KilnCpuConvToDnnlPass
         return builder.create<LLVM::IntToPtrOp>(loc, pointer, address);
       };
       SmallVector<Operation *> dead;
-      Value result = forwardedResult(call, dead);
+      Value result = mlir::kiln::forwardedResults(
+          call, {call.getNumOperands() - 1}, dead)[0];
       Value null;
       func::CallOp site = call;
       auto optional = [&](int64_t flag, unsigned &next) -> Value {
