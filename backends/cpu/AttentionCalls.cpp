@@ -161,6 +161,12 @@ struct KilnCpuOutlineAttentionPass
                         builder.getDenseI64ArrayAttr(descriptor));
       if (backward)
         function->setAttr(kBackwardAttr, builder.getUnitAttr());
+      // The body below reads nothing, but the kernel that replaces its
+      // calls reads every operand: without this, bufferization would let
+      // the caller reuse an operand's buffer before the call.
+      for (unsigned i = 0; i < function.getNumArguments(); ++i)
+        function.setArgAttr(i, "bufferization.access",
+                            builder.getStringAttr("read"));
       symbols.insert(function); // makes the name unique
       // The body only gives bufferization the result types to allocate:
       // kiln-cpu-attention-calls replaces every call before anything runs.

@@ -50,6 +50,24 @@ func.func @gradients_causal_masked(%q: tensor<2x40x8xf32>, %k: tensor<2x40x8xf32
   return %dq, %dk, %dv : tensor<2x40x8xf32>, tensor<2x40x8xf32>, tensor<2x40x8xf32>
 }
 
+// q, k and v computed in the function (heads split off by transposes) and
+// dead after the attention: bufferization must not hand their buffers to
+// one another before the kernel reads them.
+// CHECK: heads_computed(arg0: f32[64,64], arg1: f32[64,64], arg2: f32[64,64]) -> (out0: f32[8,32,16])
+func.func @heads_computed(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<8x32x16xf32> {
+  %a4 = kiln.reshape %a : (tensor<64x64xf32>) -> tensor<2x32x4x16xf32>
+  %at = kiln.transpose %a4, permutation = [0, 2, 1, 3] : tensor<2x32x4x16xf32>
+  %q = kiln.reshape %at : (tensor<2x4x32x16xf32>) -> tensor<8x32x16xf32>
+  %b4 = kiln.reshape %b : (tensor<64x64xf32>) -> tensor<2x32x4x16xf32>
+  %bt = kiln.transpose %b4, permutation = [0, 2, 1, 3] : tensor<2x32x4x16xf32>
+  %k = kiln.reshape %bt : (tensor<2x4x32x16xf32>) -> tensor<8x32x16xf32>
+  %c4 = kiln.reshape %c : (tensor<64x64xf32>) -> tensor<2x32x4x16xf32>
+  %ct = kiln.transpose %c4, permutation = [0, 2, 1, 3] : tensor<2x32x4x16xf32>
+  %v = kiln.reshape %ct : (tensor<2x4x32x16xf32>) -> tensor<8x32x16xf32>
+  %o, %lse = kiln.attention %q, %k, %v {scale = 0.25 : f64} : tensor<8x32x16xf32>, tensor<8x32x16xf32>, tensor<8x32x16xf32>
+  return %o : tensor<8x32x16xf32>
+}
+
 // f64: the composition.
 // CHECK: heads_f64(arg0: f64[2,9,4], arg1: f64[2,7,4], arg2: f64[2,7,3]) -> (out0: f64[2,9,3], out1: f64[2,9])
 func.func @heads_f64(%q: tensor<2x9x4xf64>, %k: tensor<2x7x4xf64>, %v: tensor<2x7x3xf64>) -> (tensor<2x9x3xf64>, tensor<2x9xf64>) {
