@@ -12,7 +12,9 @@
 //      block:
 //      - a call of oneDNN (dnnl_sgemm, dnnl_gemm_bf16bf16f32,
 //        kiln_dnnl_conv_f32; DnnlCalls.h), or the loop over a batch of
-//        GEMM calls that kiln-cpu-matmul-to-dnnl makes: a library region;
+//        GEMM calls that kiln-cpu-matmul-to-dnnl makes, or the loop over
+//        the attention kernels' calls (kiln-cpu-attention-calls): a library
+//        region;
 //      - an scf.while, the scf.for of a kiln.for and an scf.if holding
 //        regions: a control-flow region, whose blocks are walked in turn;
 //      - a linalg op with loops, an scf.parallel or scf.forall, any other
@@ -29,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DnnlCalls.h"
+#include "support/AttentionAbi.h"
 
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
@@ -72,9 +75,15 @@ static bool isGemm(func::CallOp call) {
          call.getCallee() == kBf16GemmFunction;
 }
 
+/// A call of the attention kernels (kiln-cpu-attention-calls).
+static bool isAttention(func::CallOp call) {
+  return call.getCallee().starts_with("kiln_attention_f32_");
+}
+
 static func::CallOp libraryCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
-  if (call && (isGemm(call) || call.getCallee() == kConvFunction))
+  if (call && (isGemm(call) || call.getCallee() == kConvFunction ||
+               isAttention(call)))
     return call;
   return nullptr;
 }
@@ -320,11 +329,31 @@ static std::optional<int64_t> tripCount(Operation *loop) {
   return trips;
 }
 
+/// "attention BxNqxNkxD (causal, masked)" or "attention_grad ..." from the
+/// kernels' descriptor (AttentionAbi.h).
+static std::string attentionName(func::CallOp call) {
+  std::string name =
+      call.getCallee().ends_with("backward") ? "attention_grad" : "attention";
+  SmallVector<int64_t> d = globalContents(call.getOperand(0));
+  if (d.size() < KILN_ATTENTION_HEADER_SIZE)
+    return name;
+  name += " " + joinDims({d[KILN_ATTENTION_BATCH], d[KILN_ATTENTION_QUERIES],
+                          d[KILN_ATTENTION_KEYS], d[KILN_ATTENTION_HEAD_DIM]});
+  int64_t flags = d[KILN_ATTENTION_FLAGS];
+  if (flags & KILN_ATTENTION_CAUSAL)
+    name += " causal";
+  if (flags & KILN_ATTENTION_MASKED)
+    name += " masked";
+  return name;
+}
+
 static std::string regionName(Operation *op, ProfileKind kind) {
   std::string where = sourceOf(op->getLoc());
   switch (kind) {
   case ProfileKind::Library: {
     func::CallOp call = firstLibraryCall(op);
+    if (isAttention(call))
+      return attentionName(call) + where;
     std::string name = isGemm(call) ? gemmName(call) : convName(call);
     if (call != op) {
       std::optional<int64_t> trips = tripCount(op);

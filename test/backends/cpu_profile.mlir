@@ -190,6 +190,34 @@ func.func @conv(%p: !llvm.ptr) attributes {kiln.profiled} {
 
 // -----
 
+// The loop over the attention kernels' calls (kiln-cpu-attention-calls) is
+// one library region, named from the kernels' descriptor: batch 8, Nq 512,
+// Nk 512, D 64, causal.
+// CHECK-LABEL: func.func @attention
+// CHECK: call @kiln_profile_begin
+// CHECK-NEXT: scf.parallel
+// CHECK: kiln_profile_region_names("attention 8x512x512x64 causal @ net.mlir:3\00")
+memref.global "private" constant @kiln_attention_descriptor : memref<10xi64> = dense<[8, 512, 512, 64, 64, 1, 4593671619917905920, 64, 1, 8]>
+func.func private @kiln_attention_f32_forward(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64)
+func.func @attention(%p: !llvm.ptr) attributes {kiln.profiled} {
+  %g = memref.get_global @kiln_attention_descriptor : memref<10xi64>
+  %i = memref.extract_aligned_pointer_as_index %g : memref<10xi64> -> index
+  %j = arith.index_cast %i : index to i64
+  %d = llvm.inttoptr %j : i64 to !llvm.ptr
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%b, %t) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+    %b64 = arith.index_cast %b : index to i64
+    %t64 = arith.index_cast %t : index to i64
+    func.call @kiln_attention_f32_forward(%d, %p, %p, %p, %p, %p, %p, %b64, %t64) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
+    scf.reduce
+  } loc("attention"("net.mlir":3:8))
+  return
+}
+
+// -----
+
 // expected-error @below {{the module is instrumented for profiling already}}
 module {
   func.func private @kiln_profile_begin(%r: i32)
