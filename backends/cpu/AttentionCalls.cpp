@@ -28,6 +28,7 @@
 
 #include "BufferAddress.h"
 #include "ForwardedResults.h"
+#include "LibraryCalls.h"
 #include "support/AttentionAbi.h"
 
 #include "kiln/Backends/Passes.h"
@@ -195,12 +196,7 @@ struct KilnCpuAttentionCallsPass
     : mlir::kiln::impl::KilnCpuAttentionCallsBase<KilnCpuAttentionCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
-    module.walk([&](func::CallOp call) {
-      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-      if (callee && callee->hasAttr(kAttentionAttr))
-        calls.emplace_back(call, callee);
-    });
+    auto calls = mlir::kiln::callsOfMarkedFunctions(module, kAttentionAttr);
     if (calls.empty())
       return;
 
@@ -208,23 +204,11 @@ struct KilnCpuAttentionCallsPass
     OpBuilder builder(context);
     Type pointer = LLVM::LLVMPointerType::get(context);
     Type i64 = builder.getI64Type();
-    auto declare = [&](StringRef name, unsigned pointers,
-                       unsigned integers) -> func::FuncOp {
+    auto declare = [&](StringRef name, unsigned pointers, unsigned integers) {
       SmallVector<Type> inputs(pointers, pointer);
       inputs.append(integers, i64);
-      auto type = builder.getFunctionType(inputs, {});
-      auto function = module.lookupSymbol<func::FuncOp>(name);
-      if (function) {
-        if (function.getFunctionType() == type)
-          return function;
-        function.emitError() << "'" << name
-                             << "' is declared with an unexpected type";
-        return nullptr;
-      }
-      builder.setInsertionPointToStart(module.getBody());
-      function = builder.create<func::FuncOp>(module.getLoc(), name, type);
-      function.setPrivate();
-      return function;
+      return mlir::kiln::declareLibraryFunction(
+          module, name, builder.getFunctionType(inputs, {}));
     };
     func::FuncOp forward = declare(kForwardFunction, 7, 2);
     func::FuncOp backwardKernel = declare(kBackwardFunction, 11, 1);
@@ -267,16 +251,11 @@ struct KilnCpuAttentionCallsPass
       Location loc = call.getLoc();
       builder.setInsertionPoint(callee);
       memref::GlobalOp &global = descriptors[callee];
-      if (!global) {
-        auto type = MemRefType::get({static_cast<int64_t>(d.size())}, i64);
-        global = builder.create<memref::GlobalOp>(
-            loc, "kiln_attention_descriptor", builder.getStringAttr("private"),
-            type,
-            DenseElementsAttr::get(RankedTensorType::get(type.getShape(), i64),
-                                   d),
-            /*constant=*/true, /*alignment=*/nullptr);
-        symbols.insert(global);
-      }
+      if (!global)
+        global = mlir::kiln::createI64Global(builder, loc, symbols,
+                                             "kiln_attention_descriptor", d,
+                                             /*constant=*/true,
+                                             /*alignment=*/nullptr);
 
       builder.setInsertionPoint(call);
       auto pointerTo = [&](Value memref) -> Value {
@@ -284,15 +263,7 @@ struct KilnCpuAttentionCallsPass
             mlir::kiln::bufferAddressOf(builder, loc, memref, 4);
         return builder.create<LLVM::IntToPtrOp>(loc, pointer, address.address);
       };
-      Value descriptorMemref =
-          builder.create<memref::GetGlobalOp>(loc, global.getType(),
-                                              global.getSymName());
-      Value descriptorAddress = builder.create<arith::IndexCastOp>(
-          loc, i64,
-          builder.create<memref::ExtractAlignedPointerAsIndexOp>(
-              loc, descriptorMemref));
-      Value descriptorPointer =
-          builder.create<LLVM::IntToPtrOp>(loc, pointer, descriptorAddress);
+      Value descriptorPointer = mlir::kiln::globalPointer(builder, loc, global);
       // Returned results written straight into the out-params.
       unsigned outputs = backward ? 3 : 2;
       SmallVector<unsigned> resultIndices;

@@ -33,6 +33,7 @@
 #include "BufferAddress.h"
 #include "DnnlCalls.h"
 #include "ForwardedResults.h"
+#include "LibraryCalls.h"
 
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnOps.h"
@@ -276,31 +277,18 @@ struct KilnCpuConvToDnnlPass
     : mlir::kiln::impl::KilnCpuConvToDnnlBase<KilnCpuConvToDnnlPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
-    module.walk([&](func::CallOp call) {
-      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-      if (callee && callee->hasAttr(kDnnlConvAttr))
-        calls.emplace_back(call, callee);
-    });
+    auto calls = mlir::kiln::callsOfMarkedFunctions(module, kDnnlConvAttr);
     if (calls.empty())
       return;
 
     MLIRContext *context = &getContext();
     OpBuilder builder(context);
     Type pointer = LLVM::LLVMPointerType::get(context);
-    auto convType = builder.getFunctionType(
-        SmallVector<Type>(7, pointer), {});
-    auto convFunction = module.lookupSymbol<func::FuncOp>(kConvFunction);
-    if (!convFunction) {
-      builder.setInsertionPointToStart(module.getBody());
-      convFunction =
-          builder.create<func::FuncOp>(module.getLoc(), kConvFunction, convType);
-      convFunction.setPrivate();
-    } else if (convFunction.getFunctionType() != convType) {
-      convFunction.emitError()
-          << "'" << kConvFunction << "' is declared with an unexpected type";
+    func::FuncOp convFunction = mlir::kiln::declareLibraryFunction(
+        module, kConvFunction,
+        builder.getFunctionType(SmallVector<Type>(7, pointer), {}));
+    if (!convFunction)
       return signalPassFailure();
-    }
 
     SymbolTable symbols(module);
     SetVector<Operation *> callees;
@@ -335,28 +323,13 @@ struct KilnCpuConvToDnnlPass
       // The descriptor and the cache slot, as module globals.
       builder.setInsertionPoint(callee);
       memref::GlobalOp &descriptorGlobal = descriptors[callee];
-      if (!descriptorGlobal) {
-        auto descriptorType = MemRefType::get(
-            {static_cast<int64_t>(descriptor.size())}, builder.getI64Type());
-        descriptorGlobal = builder.create<memref::GlobalOp>(
-            loc, "kiln_dnnl_conv_descriptor", builder.getStringAttr("private"),
-            descriptorType,
-            DenseElementsAttr::get(
-                RankedTensorType::get(descriptorType.getShape(),
-                                      builder.getI64Type()),
-                descriptor.asArrayRef()),
-            /*constant=*/true, /*alignment=*/nullptr);
-        symbols.insert(descriptorGlobal);
-      }
-      auto slotType = MemRefType::get({1}, builder.getI64Type());
-      auto slotGlobal = builder.create<memref::GlobalOp>(
-          loc, "kiln_dnnl_conv_slot", builder.getStringAttr("private"),
-          slotType,
-          DenseElementsAttr::get(
-              RankedTensorType::get({1}, builder.getI64Type()),
-              ArrayRef<int64_t>{0}),
+      if (!descriptorGlobal)
+        descriptorGlobal = mlir::kiln::createI64Global(
+            builder, loc, symbols, "kiln_dnnl_conv_descriptor",
+            descriptor.asArrayRef(), /*constant=*/true, /*alignment=*/nullptr);
+      memref::GlobalOp slotGlobal = mlir::kiln::createI64Global(
+          builder, loc, symbols, "kiln_dnnl_conv_slot", {0},
           /*constant=*/false, builder.getI64IntegerAttr(8));
-      symbols.insert(slotGlobal);
 
       builder.setInsertionPoint(call);
       auto pointerTo = [&](Value memref) -> Value {
@@ -364,14 +337,8 @@ struct KilnCpuConvToDnnlPass
             mlir::kiln::bufferAddressOf(builder, loc, memref, 4);
         return builder.create<LLVM::IntToPtrOp>(loc, pointer, address.address);
       };
-      auto globalPointer = [&](memref::GlobalOp global) -> Value {
-        Value memref = builder.create<memref::GetGlobalOp>(
-            loc, global.getType(), global.getSymName());
-        Value index =
-            builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
-        Value address = builder.create<arith::IndexCastOp>(
-            loc, builder.getI64Type(), index);
-        return builder.create<LLVM::IntToPtrOp>(loc, pointer, address);
+      auto globalPointer = [&](memref::GlobalOp global) {
+        return mlir::kiln::globalPointer(builder, loc, global);
       };
       SmallVector<Operation *> dead;
       Value result = mlir::kiln::forwardedResults(

@@ -1,0 +1,87 @@
+//===- LibraryCalls.h - calls into the CPU support libraries ----*- C++ -*-===//
+//
+// The passes that replace calls of outlined functions by calls of a support
+// library (ConvToDnnl.cpp, AttentionCalls.cpp) share the same steps: find
+// the calls of the functions marked for them, declare the library's entry,
+// and hand it constant i64 globals (descriptors, cache slots) by address.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_CPU_LIBRARYCALLS_H
+#define KILN_BACKENDS_CPU_LIBRARYCALLS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::kiln {
+
+/// The calls in `module` of functions that carry the attribute `mark`,
+/// with their callees.
+inline SmallVector<std::pair<func::CallOp, func::FuncOp>>
+callsOfMarkedFunctions(ModuleOp module, StringRef mark) {
+  SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
+  module.walk([&](func::CallOp call) {
+    auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+    if (callee && callee->hasAttr(mark))
+      calls.emplace_back(call, callee);
+  });
+  return calls;
+}
+
+/// The private declaration of the library function `name` of type `type`,
+/// made at the start of `module` if it has none; null, with an error on
+/// the existing one, if that has another type.
+inline func::FuncOp declareLibraryFunction(ModuleOp module, StringRef name,
+                                           FunctionType type) {
+  if (auto function = module.lookupSymbol<func::FuncOp>(name)) {
+    if (function.getFunctionType() == type)
+      return function;
+    function.emitError() << "'" << name
+                         << "' is declared with an unexpected type";
+    return nullptr;
+  }
+  OpBuilder builder(module.getBodyRegion());
+  auto function = builder.create<func::FuncOp>(module.getLoc(), name, type);
+  function.setPrivate();
+  return function;
+}
+
+/// A private i64 global named after `name` (made unique in `symbols`)
+/// holding `values`, at the builder's insertion point.
+inline memref::GlobalOp createI64Global(OpBuilder &builder, Location loc,
+                                        SymbolTable &symbols, StringRef name,
+                                        ArrayRef<int64_t> values,
+                                        bool constant, IntegerAttr alignment) {
+  Type i64 = builder.getI64Type();
+  auto type = MemRefType::get({static_cast<int64_t>(values.size())}, i64);
+  auto global = builder.create<memref::GlobalOp>(
+      loc, name, builder.getStringAttr("private"), type,
+      DenseElementsAttr::get(RankedTensorType::get(type.getShape(), i64),
+                             values),
+      constant, alignment);
+  symbols.insert(global);
+  return global;
+}
+
+/// The address of `global`'s first element as an !llvm.ptr, computed at
+/// the builder's insertion point.
+inline Value globalPointer(OpBuilder &builder, Location loc,
+                           memref::GlobalOp global) {
+  Value memref = builder.create<memref::GetGlobalOp>(loc, global.getType(),
+                                                     global.getSymName());
+  Value index =
+      builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+  Value address =
+      builder.create<arith::IndexCastOp>(loc, builder.getI64Type(), index);
+  return builder.create<LLVM::IntToPtrOp>(
+      loc, LLVM::LLVMPointerType::get(builder.getContext()), address);
+}
+
+} // namespace mlir::kiln
+
+#endif // KILN_BACKENDS_CPU_LIBRARYCALLS_H
