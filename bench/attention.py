@@ -59,6 +59,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from bench import fmt_time  # noqa: E402  (the main bench's time format)
 
 HEADS, HEAD_DIM, BATCH = 8, 64, 1
 SCALE = 1.0 / np.sqrt(HEAD_DIM)
@@ -140,16 +142,6 @@ def parse_args(argv=None):
             args.output = os.path.join(build, "bench-attention" +
                                        ("-quick" if args.quick else "") + ".md")
     return args
-
-
-def fmt_time(seconds):
-    if seconds is None:
-        return "-"
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} us"
 
 
 def fmt_bytes(n):
