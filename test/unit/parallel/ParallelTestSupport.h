@@ -1,8 +1,9 @@
 //===- ParallelTestSupport.h - What the parallel pass tests share -*- C++ -*-===//
 //
-// Helpers of DataParallelTest.cpp and ZeroTest.cpp: cutting a batch into
-// the ranks' rows, comparing a rank's results with the original's, counting
-// ops, and the loss the traced training steps minimize.
+// Helpers of DataParallelTest.cpp, ZeroTest.cpp and PartitionTest.cpp:
+// cutting a batch into the ranks' rows (a tensor into blocks), comparing a
+// rank's results with the original's, counting ops, and the loss the
+// traced training steps minimize.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,31 @@ inline HostTensor rowsOf(const HostTensor &t, int64_t rank, int64_t ranks) {
     piece.f.assign(t.f.begin() + begin, t.f.begin() + end);
   else
     piece.i.assign(t.i.begin() + begin, t.i.begin() + end);
+  return piece;
+}
+
+/// Block `index` of `parts` equal blocks of `t` along dimension `dim`.
+inline HostTensor blockOf(const HostTensor &t, int64_t dim, int64_t index,
+                          int64_t parts) {
+  std::vector<int64_t> shape = t.shape;
+  int64_t size = shape[dim] / parts;
+  shape[dim] = size;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= t.shape[d];
+  for (size_t d = dim + 1; d < t.shape.size(); ++d)
+    inner *= t.shape[d];
+  HostTensor piece(t.elementType, shape);
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t from = (o * t.shape[dim] + index * size) * inner;
+    int64_t to = o * size * inner;
+    for (int64_t k = 0; k < size * inner; ++k) {
+      if (t.isFloat())
+        piece.f[to + k] = t.f[from + k];
+      else
+        piece.i[to + k] = t.i[from + k];
+    }
+  }
   return piece;
 }
 

@@ -11,6 +11,7 @@
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/Passes/Autodiff.h"
 #include "kiln/Passes/DataParallel.h"
+#include "kiln/Passes/Partition.h"
 #include "kiln/Passes/Zero.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -220,6 +220,67 @@ def DataParallel : Pass<"kiln-data-parallel", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def Partition : Pass<"kiln-partition", "mlir::ModuleOp"> {
+  let summary = "Rewrite a function annotated with a device mesh and "
+                "shardings into the SPMD program of every rank (tensor "
+                "parallelism, and its product with data parallelism)";
+  let description = [{
+    A function names a device mesh of named axes, laid out row-major, and
+    its arguments and results name, per dimension, the mesh axis that
+    dimension is split over ("" for none; unannotated values are whole):
+
+    ```mlir
+    func.func @mlp(%x: tensor<8x16xf32> {kiln.sharding = ["dp", ""]},
+                   %w1: tensor<16x32xf32> {kiln.sharding = ["", "tp"]},
+                   %w2: tensor<32x16xf32> {kiln.sharding = ["tp", ""]})
+        -> (tensor<8x16xf32> {kiln.sharding = ["dp", ""]})
+        attributes {kiln.mesh = {axes = ["dp", "tp"], shape = array<i64: 2, 2>}}
+    ```
+
+    The pass rewrites each such function (or the one named by `function`)
+    into the program that every rank of the mesh runs: split arguments
+    take their local shapes (rank r holds block (r / stride) % size of each
+    split dimension), and each rank returns its block of a split result and
+    the whole of the others, equal to the original's results up to the
+    order of float sums. The annotations are removed.
+
+    The mesh is partitioned one axis at a time, innermost first, by the
+    same state propagation kiln-data-parallel uses (Replicated, Sharded(d),
+    PartialSum per axis; passes/parallel/README.md): a product with a
+    weight split along its output features is split without communication
+    (column parallel), one that contracts a split dimension is a partial
+    sum, all-reduced once where the whole value is needed (row parallel);
+    attention with its heads split runs per rank; an embedding table split
+    by rows looks up the rank's rows and gives zeros for the others (a
+    partial sum); log-softmax over a split vocabulary all-reduces its max
+    and its sum. Collectives act within the groups of ranks that differ only
+    along the axis. The all-reduces of `bucket-axis` (the first mesh axis,
+    for data parallelism; a mesh without that axis buckets nothing) are
+    bucketed and started early as kiln-data-parallel's; every other
+    all-reduce is synchronous.
+
+    Errors, at the function: a missing or malformed `kiln.mesh` (two axes of
+    one name, a size below 1), a sharding that is not one axis name per
+    dimension, names an axis the mesh lacks, uses an axis for two
+    dimensions of one value, or splits a dimension the axis size does not
+    divide; sharding annotations on a function without a mesh; a function
+    that already communicates, is called in its module, or has more than
+    one block; a `bucket-axis` the mesh has other than as its first axis.
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "the function to partition (default: every function with a "
+           "kiln.mesh)">,
+    Option<"bucketAxis", "bucket-axis", "std::string", /*default=*/"\"\"",
+           "the mesh axis (the first, where a mesh has it) whose gradient "
+           "all-reduces are bucketed and overlapped (default: none)">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "the most MiB one all-reduce bucket carries">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "start each bucket as soon as its operands exist">,
+  ];
+  let dependentDialects = ["mlir::kiln::KilnDialect"];
+}
 def Zero : Pass<"kiln-zero", "mlir::ModuleOp"> {
   let summary = "Shard the optimizer state, gradients and parameters of a "
                 "data-parallel step across the ranks (ZeRO 1-3 / FSDP)";

@@ -1,0 +1,1243 @@
+//===- AxisPartitioner.cpp - Splitting a program over one mesh axis -------===//
+//
+// Rewrites a single-device function into the SPMD function that the ranks
+// along one mesh axis run, each on its piece of the values split over the
+// axis, so that every rank returns what the original returns: data
+// parallelism (kiln-data-parallel: the batch split over all ranks) and
+// tensor parallelism (kiln-partition: weights split as annotated, once per
+// mesh axis) as program transformations. It is a partitioner in the spirit
+// of GSPMD's sharding propagation, kept to three states per axis:
+//
+//   Replicated     every rank holds the whole value;
+//   Sharded(d)     the value is the concatenation along dimension d of the
+//                  ranks' local pieces, in the order of the axis;
+//   PartialSum     the value is the sum over the ranks of the local values.
+//
+// The algorithm, for one function:
+//
+//  1. The split arguments are Sharded(d) and take their local types (the
+//     data-parallel batch: Sharded(0), B / N rows); every other argument is
+//     Replicated.
+//
+//  2. Walk the body in order. Each op is rewritten on local values by the
+//     rule of its kind (the `rewrite*` functions below), which gives its
+//     results their states and local types: an op on Replicated operands
+//     is copied unchanged; elementwise ops, shape ops, reductions, matmul,
+//     conv, gather, pooling and the dynamic slices follow the sharded
+//     dimension through the op where the local computation is exact, and
+//     turn a reduction over it into a PartialSum (reduce_max into an
+//     all_reduce max); the linear ops carry PartialSums (add/sub of two,
+//     mul or div by a Replicated value, neg, float casts, the shape ops,
+//     sums, matmul and conv with a Replicated other operand, ...).
+//
+//  3. An operand a rule needs in another state is converted where it is
+//     used (and the conversion reused by later uses):
+//       - to Replicated: Sharded by kiln.all_gather, PartialSum by
+//         kiln.all_reduce sum (a linear op of one PartialSum no larger
+//         than its result, lr * g, is instead applied to the sum of its
+//         operand, so that all readers of g share one exchange);
+//       - to Sharded(d): Sharded(d') by kiln.all_to_all, PartialSum by
+//         kiln.reduce_scatter, Replicated by taking the rank's rows with no
+//         communication at all (a splat constant, an iota or a broadcast
+//         is re-made at the local shape; anything else is cut out with
+//         kiln.dynamic_slice at the rank's position along the axis
+//         times B / N).
+//     An op without a rule, or whose operands a rule cannot combine, gets
+//     all its operands Replicated and is copied unchanged. That makes the
+//     pass total: only how much it communicates depends on how many ops it
+//     understands. Region ops (kiln.cond, kiln.while, kiln.for, kiln.fused)
+//     and func.call take this path: no state enters a region in this
+//     version.
+//
+//  4. The returned values are made Replicated, so every rank returns the
+//     original's results, or Sharded(d) where the caller asks for the
+//     rank's block of a result (a tensor-parallel weight stays split). Ops
+//     the rewrite left without uses (full-size constants and broadcasts
+//     replaced by their local pieces) are erased.
+//
+//  5. The all_reduce sums inserted for PartialSums (the gradients, in a
+//     training step) are grouped into buckets and started asynchronously
+//     (GradientBuckets.cpp), where the caller asks for it.
+//
+// A function that already communicates along other axes (kiln-partition's
+// earlier axes) keeps its collectives: each acts within groups of ranks
+// that share this axis's position, so it is rewritten like any op that
+// leaves the split dimension alone (a PartialSum passes through the sums).
+//
+// The gradient of a weight, X^T dY in the backward pass, is a matmul that
+// contracts the batch dimension of both operands, hence a PartialSum; its
+// all_reduce appears where the gradient is first needed whole, and the
+// update reads the reduced gradient.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AxisPartitioner.h"
+#include "GradientBuckets.h"
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+/// How a value of the original function exists on the ranks.
+struct Sharding {
+  enum Kind { Replicated, Sharded, PartialSum };
+  Kind kind = Replicated;
+  /// The dimension of a Sharded value.
+  int64_t dim = -1;
+
+  static Sharding replicated() { return {Replicated, -1}; }
+  static Sharding sharded(int64_t dim) { return {Sharded, dim}; }
+  static Sharding partialSum() { return {PartialSum, -1}; }
+  bool isReplicated() const { return kind == Replicated; }
+  bool isSharded() const { return kind == Sharded; }
+  bool isPartialSum() const { return kind == PartialSum; }
+};
+
+/// Whether `v` is a kiln.constant splat of zero (either sign for floats):
+/// summed over the ranks it stays zero, so it may stand beside a
+/// PartialSum in a select.
+bool isZeroSplat(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat())
+    return false;
+  if (isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().isZero();
+  return dense.getSplatValue<APInt>().isZero();
+}
+
+bool hasFloatElements(Value v) {
+  return isa<FloatType>(getElementTypeOrSelf(v.getType()));
+}
+
+/// The permutation that swaps dimensions 0 and `d` of a rank-`rank` tensor.
+SmallVector<int64_t> swapWithFront(int64_t rank, int64_t d) {
+  SmallVector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[0], perm[d]);
+  return perm;
+}
+
+/// The rewrite of one function (steps 1-4 of the file comment); step 5 is
+/// bucketPartialSums.
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, const AxisPartitionConfig &options)
+      : func(func), options(options), ranks(options.size),
+        groups(options.groups), builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  //===--- States and local values -------------------------------------===//
+
+  Sharding stateOf(Value original) const { return states.lookup(original); }
+  Value localOf(Value original) const { return locals.lookup(original); }
+  void define(Value original, Value local, Sharding state) {
+    locals[original] = local;
+    states[original] = state;
+  }
+
+  /// The type a rank holds of a value of type `global` in `state`.
+  Type localType(Type global, Sharding state) const {
+    if (!state.isSharded())
+      return global;
+    auto tensor = cast<RankedTensorType>(global);
+    SmallVector<int64_t> shape(tensor.getShape());
+    shape[state.dim] /= ranks;
+    return tensor.clone(shape);
+  }
+
+  /// Whether dimension `d` of `v` can be split across the ranks.
+  bool divisible(Value v, int64_t d) const {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && d < type.getRank() && !type.isDynamicDim(d) &&
+           type.getDimSize(d) % ranks == 0;
+  }
+
+  Value replicate(Value original);
+  Value replicateThroughLinearOp(Value original);
+  Value shardAlong(Value original, int64_t d);
+  Value localRows(Value original, int64_t d);
+  Value localRowsOfProducer(Operation *def, int64_t d, RankedTensorType type);
+  Value rankOffset(int64_t rowsPerRank);
+  Value rankOffsetLike(int64_t rowsPerRank, RankedTensorType type);
+
+  //===--- The rules ----------------------------------------------------===//
+
+  void rewrite(Operation *op);
+  void rewriteReplicated(Operation *op);
+  /// Copies `op` onto `operands` and gives its results `results` (their
+  /// local types follow).
+  Operation *emit(Operation *op, ValueRange operands,
+                  ArrayRef<Sharding> results);
+  Operation *emit(Operation *op, ValueRange operands, Sharding result) {
+    return emit(op, operands, ArrayRef<Sharding>(result));
+  }
+  SmallVector<Value> localsOf(ValueRange originals) const {
+    return llvm::map_to_vector(originals, [&](Value v) { return localOf(v); });
+  }
+
+  bool rewriteElementwise(Operation *op);
+  bool rewriteBroadcast(BroadcastInDimOp op);
+  bool rewriteReshape(ReshapeOp op);
+  bool rewriteTranspose(TransposeOp op);
+  bool rewriteSlice(SliceOp op);
+  bool rewriteConcat(ConcatOp op);
+  bool rewriteReverse(ReverseOp op);
+  bool rewritePad(PadOp op);
+  bool rewriteReduction(Operation *op, ArrayRef<int64_t> dims);
+  bool rewriteArgReduce(Operation *op, int64_t dim);
+  bool rewriteCumsum(CumsumOp op);
+  bool rewriteMatmul(MatmulOp op);
+  bool rewriteConv(ConvOp op);
+  bool rewriteGather(GatherOp op);
+  bool rewriteReduceWindow(Operation *op, ArrayRef<int64_t> window,
+                           ArrayRef<int64_t> strides, ArrayRef<int64_t> low,
+                           ArrayRef<int64_t> high, ArrayRef<int64_t> dilations,
+                           bool linear);
+  bool rewriteDynamicSlice(DynamicSliceOp op);
+  bool rewriteDynamicUpdateSlice(DynamicUpdateSliceOp op);
+  bool rewriteAttention(Operation *op, int64_t leadingDims);
+  bool rewriteCollective(Operation *op);
+
+  /// The states of `op`'s operands.
+  SmallVector<Sharding> operandStates(Operation *op) const {
+    return llvm::map_to_vector(op->getOperands(),
+                               [&](Value v) { return stateOf(v); });
+  }
+  /// The first Sharded operand of `op`, if any.
+  std::optional<unsigned> firstSharded(Operation *op) const {
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      if (stateOf(v).isSharded())
+        return i;
+    return std::nullopt;
+  }
+
+  func::FuncOp func;
+  const AxisPartitionConfig &options;
+  /// The number of ranks along the axis, and the axis's replica groups.
+  int64_t ranks;
+  ArrayRef<int64_t> groups;
+  OpBuilder builder;
+  Block *body = nullptr;
+
+  /// Original value -> the value each rank holds of it, and its state.
+  DenseMap<Value, Value> locals;
+  DenseMap<Value, Sharding> states;
+  /// Conversions made so far, reused by later uses: original value ->
+  /// Replicated local value; (original value, d) -> Sharded(d) local value.
+  DenseMap<Value, Value> replicated;
+  DenseMap<std::pair<Value, int64_t>, Value> shardedAlong;
+  /// This rank's position along the axis, made once at the top of the body.
+  Value axisIndex;
+
+  /// The all_reduce sums that make PartialSums whole, for bucketing, and the
+  /// ops that compute a PartialSum from PartialSums (the linear ops between
+  /// a finished partial sum and its reduction, which bucketing may move up).
+  SmallVector<AllReduceOp> partialSumReductions;
+  llvm::DenseSet<Operation *> carriers;
+};
+
+//===----------------------------------------------------------------------===//
+// Conversions between states
+//===----------------------------------------------------------------------===//
+
+Value Partitioner::replicate(Value original) {
+  Sharding state = stateOf(original);
+  Value local = localOf(original);
+  if (state.isReplicated())
+    return local;
+  if (Value done = replicated.lookup(original))
+    return done;
+  Location loc = original.getLoc();
+  Value whole;
+  if (state.isSharded()) {
+    whole = builder.create<AllGatherOp>(loc, local, state.dim, groups, ranks);
+  } else if (Value recomputed = replicateThroughLinearOp(original)) {
+    whole = recomputed;
+  } else {
+    auto sum = builder.create<AllReduceOp>(loc, local, CollectiveReduction::Sum,
+                                           groups, ranks);
+    partialSumReductions.push_back(sum);
+    whole = sum;
+  }
+  replicated[original] = whole;
+  return whole;
+}
+
+/// The whole value of the PartialSum `original` computed again from the
+/// whole value of its source, when `original` is an elementwise or shape op
+/// or a matmul, linear in its one PartialSum operand (the others
+/// Replicated), and no smaller than it: lr * g, (1 - beta1) * g, -g, a
+/// reshape of g, a looked-up embedding times a weight. Summing
+/// the source instead costs no more bytes, and every such use of one
+/// gradient then shares its single sum: Adam reads g in (1 - beta1) * g and
+/// in g * g, which would otherwise sum both. Returns null otherwise.
+Value Partitioner::replicateThroughLinearOp(Value original) {
+  Operation *def = original.getDefiningOp();
+  if (!def || def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+      !(def->hasTrait<OpTrait::Elementwise>() ||
+        isa<ReshapeOp, TransposeOp, BroadcastInDimOp, MatmulOp>(def)))
+    return {};
+  Value source;
+  for (Value operand : def->getOperands()) {
+    Sharding state = stateOf(operand);
+    if (state.isPartialSum()) {
+      if (source)
+        return {};
+      source = operand;
+    } else if (!state.isReplicated()) {
+      return {};
+    }
+  }
+  auto sourceType = dyn_cast_or_null<RankedTensorType>(
+      source ? source.getType() : Type());
+  auto resultType = dyn_cast<RankedTensorType>(original.getType());
+  if (!sourceType || !resultType || !sourceType.hasStaticShape() ||
+      !resultType.hasStaticShape() ||
+      !sourceType.getElementType().isIntOrFloat() ||
+      !resultType.getElementType().isIntOrFloat() ||
+      sourceType.getNumElements() *
+              sourceType.getElementTypeBitWidth() >
+          resultType.getNumElements() * resultType.getElementTypeBitWidth())
+    return {};
+  IRMapping mapping;
+  for (Value operand : def->getOperands())
+    mapping.map(operand, replicate(operand));
+  return builder.clone(*def, mapping)->getResult(0);
+}
+
+Value Partitioner::shardAlong(Value original, int64_t d) {
+  Sharding state = stateOf(original);
+  Value local = localOf(original);
+  if (state.isSharded() && state.dim == d)
+    return local;
+  if (Value done = shardedAlong.lookup({original, d}))
+    return done;
+  assert(divisible(original, d) && "splitting an indivisible dimension");
+  Location loc = original.getLoc();
+  Value piece;
+  if (state.isSharded())
+    // Rank r sends block j of its piece (split along d) to rank j, which
+    // joins the blocks along the old dimension: Sharded(d) from
+    // Sharded(dim) in one exchange.
+    piece = builder.create<AllToAllOp>(loc, local, d, state.dim, groups, ranks);
+  else if (state.isPartialSum())
+    piece = builder.create<ReduceScatterOp>(
+        loc, local, CollectiveReduction::Sum, d, groups, ranks);
+  else
+    piece = localRows(original, d);
+  shardedAlong[{original, d}] = piece;
+  return piece;
+}
+
+/// This rank's piece along `d` of the Replicated `original`, computed
+/// without communication: a splat constant, an iota along another
+/// dimension or a broadcast is made again at the local shape (a broadcast
+/// of a value that has the dimension takes that value's piece); anything
+/// else is cut out of the whole value with kiln.dynamic_slice.
+Value Partitioner::localRows(Value original, int64_t d) {
+  Location loc = original.getLoc();
+  auto global = cast<RankedTensorType>(original.getType());
+  auto type = cast<RankedTensorType>(localType(global, Sharding::sharded(d)));
+  Operation *def = original.getDefiningOp();
+  if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (dense && dense.isSplat())
+      return builder.create<ConstantOp>(
+          loc, DenseElementsAttr::get(type, dense.getSplatValue<Attribute>()));
+  }
+  if (auto iota = dyn_cast_or_null<IotaOp>(def)) {
+    Value local = builder.create<IotaOp>(loc, type, iota.getDimension());
+    if (static_cast<int64_t>(iota.getDimension()) != d)
+      return local;
+    // Along d the rank's indices start at its first row.
+    return builder.create<AddOp>(loc, local,
+                                 rankOffsetLike(type.getDimSize(d), type));
+  }
+  if (auto broadcast = dyn_cast_or_null<BroadcastInDimOp>(def)) {
+    Value operand = broadcast.getOperand();
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    ArrayRef<int64_t> dims = broadcast.getDims();
+    const int64_t *mapped = llvm::find(dims, d);
+    Value source;
+    if (mapped == dims.end() ||
+        operandType.getDimSize(mapped - dims.begin()) == 1)
+      source = replicate(operand);
+    else
+      source = shardAlong(operand, mapped - dims.begin());
+    return builder.create<BroadcastInDimOp>(loc, type, source, dims);
+  }
+  if (def && original.hasOneUse())
+    if (Value pushed = localRowsOfProducer(def, d, type))
+      return pushed;
+  // The general case: rows [r * B / N, (r + 1) * B / N) of dimension d,
+  // moved to the front for kiln.dynamic_slice and back.
+  Value whole = replicate(original);
+  int64_t rowsPerRank = type.getDimSize(d);
+  SmallVector<int64_t> perm = swapWithFront(global.getRank(), d);
+  if (d != 0)
+    whole = builder.create<TransposeOp>(loc, whole, perm);
+  Value piece = builder.create<DynamicSliceOp>(
+      loc, whole, rankOffset(rowsPerRank), rowsPerRank);
+  if (d != 0)
+    piece = builder.create<TransposeOp>(loc, piece, perm);
+  return piece;
+}
+
+/// The rank's piece along `d` of the Replicated result of `def`, computed
+/// from pieces of its operands when the op allows it (elementwise ops, a
+/// reshape that keeps d's block structure, a matmul's rows or columns), or
+/// null. localRows uses it for a value read nowhere else, whose whole then
+/// need not be computed at all: an embedding's gradient (a one-hot product
+/// over the vocabulary) is computed only for the rank's rows.
+Value Partitioner::localRowsOfProducer(Operation *def, int64_t d,
+                                       RankedTensorType type) {
+  Location loc = def->getLoc();
+  if (def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+      !isa_and_nonnull<KilnDialect>(def->getDialect()))
+    return {};
+  if (def->hasTrait<OpTrait::Elementwise>() || isa<SelectOp, CastOp>(def)) {
+    IRMapping mapping;
+    for (Value v : def->getOperands()) {
+      if (cast<RankedTensorType>(v.getType()).getRank() == 0)
+        mapping.map(v, replicate(v));
+      else
+        mapping.map(v, shardAlong(v, d));
+    }
+    Operation *copy = builder.clone(*def, mapping);
+    copy->getResult(0).setType(type);
+    return copy->getResult(0);
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+    ArrayRef<int64_t> from = reshape.getOperand().getType().getShape();
+    int64_t before = 1;
+    for (int64_t size : type.getShape().take_front(d))
+      before *= size;
+    int64_t prefix = 1;
+    for (auto [e, size] : llvm::enumerate(from)) {
+      if (prefix == before && size % ranks == 0 && size > 1)
+        return builder.create<ReshapeOp>(
+            loc, type, shardAlong(reshape.getOperand(), e));
+      prefix *= size;
+      if (prefix > before)
+        break;
+    }
+    return {};
+  }
+  if (auto matmul = dyn_cast<MatmulOp>(def)) {
+    int64_t rank = type.getRank();
+    Value lhs = matmul.getLhs(), rhs = matmul.getRhs();
+    Value newLhs, newRhs;
+    if (d == rank - 2) {
+      newLhs = shardAlong(lhs, d);
+      newRhs = replicate(rhs);
+    } else if (d == rank - 1) {
+      newLhs = replicate(lhs);
+      newRhs = shardAlong(rhs, d);
+    } else {
+      newLhs = shardAlong(lhs, d);
+      newRhs = shardAlong(rhs, d);
+    }
+    IRMapping mapping;
+    mapping.map(lhs, newLhs);
+    mapping.map(rhs, newRhs);
+    Operation *copy = builder.clone(*matmul, mapping);
+    copy->getResult(0).setType(type);
+    return copy->getResult(0);
+  }
+  return {};
+}
+
+/// The first row of this rank's piece: its position along the axis times
+/// rowsPerRank. The position is kiln.rank itself when the axis spans the
+/// run, (kiln.rank / stride) % size otherwise.
+Value Partitioner::rankOffset(int64_t rowsPerRank) {
+  Location loc = func.getLoc();
+  auto scalar = RankedTensorType::get({}, builder.getI64Type());
+  auto constant = [&](int64_t value) -> Value {
+    return builder.create<ConstantOp>(
+        loc, DenseElementsAttr::get(scalar, builder.getI64IntegerAttr(value)));
+  };
+  if (!axisIndex) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(body);
+    axisIndex = builder.create<RankOp>(loc, scalar);
+    if (options.stride != 1)
+      axisIndex =
+          builder.create<DivOp>(loc, axisIndex, constant(options.stride));
+    if (ranks * options.stride != static_cast<int64_t>(groups.size()))
+      axisIndex = builder.create<RemOp>(loc, axisIndex, constant(ranks));
+  }
+  return builder.create<MulOp>(loc, axisIndex, constant(rowsPerRank));
+}
+
+/// rankOffset(rowsPerRank) as a tensor of `type` (every element the offset,
+/// converted to its element type).
+Value Partitioner::rankOffsetLike(int64_t rowsPerRank, RankedTensorType type) {
+  Location loc = func.getLoc();
+  Value offset = rankOffset(rowsPerRank);
+  if (type.getElementType() != builder.getI64Type())
+    offset = builder.create<CastOp>(
+        loc, RankedTensorType::get({}, type.getElementType()), offset);
+  return builder.create<BroadcastInDimOp>(loc, type, offset,
+                                          ArrayRef<int64_t>{});
+}
+
+//===----------------------------------------------------------------------===//
+// The rules
+//===----------------------------------------------------------------------===//
+
+Operation *Partitioner::emit(Operation *op, ValueRange operands,
+                             ArrayRef<Sharding> results) {
+  IRMapping mapping;
+  mapping.map(op->getOperands(), operands);
+  Operation *copy = builder.clone(*op, mapping);
+  for (auto [original, local, state] :
+       llvm::zip_equal(op->getResults(), copy->getResults(), results)) {
+    local.setType(localType(original.getType(), state));
+    define(original, local, state);
+  }
+  // An op that carries a PartialSum from its operands to its results.
+  // (Collectives of other axes carry PartialSums too, but stay in place.)
+  if (!isCollective(op) &&
+      llvm::any_of(results, [](Sharding s) { return s.isPartialSum(); }) &&
+      llvm::any_of(op->getOperands(),
+                   [&](Value v) { return stateOf(v).isPartialSum(); }))
+    carriers.insert(copy);
+  return copy;
+}
+
+/// The fallback: every operand (and every outer value a region reads)
+/// Replicated, the op copied unchanged, its results Replicated.
+void Partitioner::rewriteReplicated(Operation *op) {
+  IRMapping mapping;
+  for (Value v : op->getOperands())
+    mapping.map(v, replicate(v));
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  for (Value v : captured)
+    mapping.map(v, replicate(v));
+  Operation *copy = builder.clone(*op, mapping);
+  for (auto [original, local] :
+       llvm::zip_equal(op->getResults(), copy->getResults()))
+    define(original, local, Sharding::replicated());
+}
+
+void Partitioner::rewrite(Operation *op) {
+  // Ops on Replicated values compute the same thing on every rank.
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  if (llvm::all_of(op->getOperands(),
+                   [&](Value v) { return stateOf(v).isReplicated(); }) &&
+      llvm::all_of(captured,
+                   [&](Value v) { return stateOf(v).isReplicated(); }))
+    return rewriteReplicated(op);
+
+  bool done =
+      llvm::TypeSwitch<Operation *, bool>(op)
+          .Case([&](BroadcastInDimOp o) { return rewriteBroadcast(o); })
+          .Case([&](ReshapeOp o) { return rewriteReshape(o); })
+          .Case([&](TransposeOp o) { return rewriteTranspose(o); })
+          .Case([&](SliceOp o) { return rewriteSlice(o); })
+          .Case([&](ConcatOp o) { return rewriteConcat(o); })
+          .Case([&](ReverseOp o) { return rewriteReverse(o); })
+          .Case([&](PadOp o) { return rewritePad(o); })
+          .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
+              [&](auto o) { return rewriteReduction(o, o.getDims()); })
+          .Case<ArgMaxOp, ArgMinOp>(
+              [&](auto o) { return rewriteArgReduce(o, o.getDim()); })
+          .Case([&](CumsumOp o) { return rewriteCumsum(o); })
+          .Case([&](MatmulOp o) { return rewriteMatmul(o); })
+          .Case([&](ConvOp o) { return rewriteConv(o); })
+          .Case([&](GatherOp o) { return rewriteGather(o); })
+          .Case([&](ReduceWindowOp o) {
+            return rewriteReduceWindow(o, o.getWindow(), o.getStrides(),
+                                       o.getPaddingLow(), o.getPaddingHigh(),
+                                       o.getDilations(),
+                                       o.getKind() == ReduceWindowKind::Sum);
+          })
+          .Case([&](ReduceWindowMaxGradOp o) {
+            return rewriteReduceWindow(o, o.getWindow(), o.getStrides(),
+                                       o.getPaddingLow(), o.getPaddingHigh(),
+                                       o.getDilations(), /*linear=*/false);
+          })
+          .Case([&](DynamicSliceOp o) { return rewriteDynamicSlice(o); })
+          .Case([&](DynamicUpdateSliceOp o) {
+            return rewriteDynamicUpdateSlice(o);
+          })
+          .Case<SelectOp, CastOp>(
+              [&](Operation *o) { return rewriteElementwise(o); })
+          .Case([&](AttentionOp o) {
+            return rewriteAttention(o, o.getQuery().getType().getRank() - 2);
+          })
+          .Case([&](AttentionGradOp o) {
+            return rewriteAttention(o, o.getQuery().getType().getRank() - 2);
+          })
+          .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+                CollectiveBroadcastOp>(
+              [&](Operation *o) { return rewriteCollective(o); })
+          .Default([&](Operation *o) {
+            return isa_and_nonnull<KilnDialect>(o->getDialect()) &&
+                   o->hasTrait<OpTrait::Elementwise>() &&
+                   o->getNumRegions() == 0 && rewriteElementwise(o);
+          });
+  if (!done)
+    rewriteReplicated(op);
+}
+
+/// Whether the elementwise `op` is linear in its PartialSum operands, so
+/// that applying it to the local values and summing over the ranks gives
+/// the op of the sums. None of the operands is Sharded.
+bool linearInPartialSums(Operation *op, ArrayRef<Sharding> states) {
+  auto partial = [&](unsigned i) { return states[i].isPartialSum(); };
+  auto replicated = [&](unsigned i) { return states[i].isReplicated(); };
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case<AddOp, SubOp>([&](auto) { return partial(0) && partial(1); })
+      .Case([&](NegOp) { return true; })
+      .Case([&](MulOp) {
+        return (partial(0) && replicated(1)) || (replicated(0) && partial(1));
+      })
+      .Case([&](DivOp o) {
+        return partial(0) && replicated(1) && hasFloatElements(o.getLhs());
+      })
+      .Case([&](CastOp o) {
+        return hasFloatElements(o.getOperand()) &&
+               hasFloatElements(o.getResult());
+      })
+      .Case([&](SelectOp o) {
+        // Each rank picks from its own partial values; a zero splat beside
+        // a PartialSum sums to zero.
+        auto ok = [&](unsigned i) {
+          return partial(i) || isZeroSplat(op->getOperand(i));
+        };
+        return replicated(0) && ok(1) && ok(2);
+      })
+      .Default([](Operation *) { return false; });
+}
+
+/// Elementwise ops (select and cast included): Sharded(d) if an operand is,
+/// with every other operand taken along d (a rank-0 select predicate
+/// Replicated); otherwise PartialSum where the op is linear in its
+/// PartialSum operands.
+bool Partitioner::rewriteElementwise(Operation *op) {
+  if (std::optional<unsigned> first = firstSharded(op)) {
+    int64_t d = stateOf(op->getOperand(*first)).dim;
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands()) {
+      if (cast<RankedTensorType>(v.getType()).getRank() == 0)
+        operands.push_back(replicate(v));
+      else
+        operands.push_back(shardAlong(v, d));
+    }
+    emit(op, operands, Sharding::sharded(d));
+    return true;
+  }
+  if (!linearInPartialSums(op, operandStates(op)))
+    return false;
+  emit(op, localsOf(op->getOperands()), Sharding::partialSum());
+  return true;
+}
+
+/// Operand dimension k maps to result dimension dims[k]; a Sharded
+/// dimension has at least `ranks` rows, so it is never a size-1 dimension
+/// that the broadcast repeats.
+bool Partitioner::rewriteBroadcast(BroadcastInDimOp op) {
+  Sharding state = stateOf(op.getOperand());
+  if (state.isSharded()) {
+    emit(op, localOf(op.getOperand()),
+         Sharding::sharded(op.getDims()[state.dim]));
+    return true;
+  }
+  emit(op, localOf(op.getOperand()), Sharding::partialSum());
+  return true;
+}
+
+/// A reshape keeps Sharded(d) when the elements before dimension d are
+/// exactly those before some result dimension e whose size the ranks
+/// divide: each rank's block of every outer slice then lands in its block
+/// of result dimension e (this includes d staying the outermost factor of
+/// e, and e being an outer factor of d). Otherwise the operand is gathered.
+bool Partitioner::rewriteReshape(ReshapeOp op) {
+  Sharding state = stateOf(op.getOperand());
+  if (state.isPartialSum()) {
+    emit(op, localOf(op.getOperand()), Sharding::partialSum());
+    return true;
+  }
+  ArrayRef<int64_t> from = op.getOperand().getType().getShape();
+  ArrayRef<int64_t> to = op.getType().getShape();
+  int64_t before = 1;
+  for (int64_t size : from.take_front(state.dim))
+    before *= size;
+  int64_t prefix = 1;
+  for (auto [e, size] : llvm::enumerate(to)) {
+    if (prefix == before && size % ranks == 0 && (size > 1 || ranks == 1)) {
+      emit(op, localOf(op.getOperand()),
+           Sharding::sharded(static_cast<int64_t>(e)));
+      return true;
+    }
+    prefix *= size;
+    if (prefix > before)
+      break;
+  }
+  return false;
+}
+
+bool Partitioner::rewriteTranspose(TransposeOp op) {
+  Sharding state = stateOf(op.getOperand());
+  if (state.isSharded()) {
+    ArrayRef<int64_t> perm = op.getPermutation();
+    emit(op, localOf(op.getOperand()),
+         Sharding::sharded(llvm::find(perm, state.dim) - perm.begin()));
+    return true;
+  }
+  emit(op, localOf(op.getOperand()), Sharding::partialSum());
+  return true;
+}
+
+/// Sharded(d) only when dimension d is taken whole; a PartialSum always
+/// (slicing is linear).
+bool Partitioner::rewriteSlice(SliceOp op) {
+  Sharding state = stateOf(op.getOperand());
+  if (state.isPartialSum()) {
+    emit(op, localOf(op.getOperand()), Sharding::partialSum());
+    return true;
+  }
+  int64_t d = state.dim;
+  int64_t size = op.getOperand().getType().getDimSize(d);
+  if (op.getStart()[d] != 0 || op.getLimit()[d] != size ||
+      op.getStride()[d] != 1)
+    return false;
+  SmallVector<int64_t> limit(op.getLimit());
+  limit[d] = size / ranks;
+  auto slice = builder.create<SliceOp>(op.getLoc(), localOf(op.getOperand()),
+                                       op.getStart(), limit, op.getStride());
+  define(op.getResult(), slice, state);
+  return true;
+}
+
+/// Along another dimension than the sharded one, every input is taken
+/// along it; PartialSums concatenate into a PartialSum.
+bool Partitioner::rewriteConcat(ConcatOp op) {
+  if (std::optional<unsigned> first = firstSharded(op)) {
+    int64_t d = stateOf(op->getOperand(*first)).dim;
+    if (d == static_cast<int64_t>(op.getDimension()))
+      return false;
+    SmallVector<Value> inputs = llvm::map_to_vector(
+        op.getInputs(), [&](Value v) { return shardAlong(v, d); });
+    emit(op, inputs, Sharding::sharded(d));
+    return true;
+  }
+  if (!llvm::all_of(op.getInputs(),
+                    [&](Value v) { return stateOf(v).isPartialSum(); }))
+    return false;
+  emit(op, localsOf(op.getInputs()), Sharding::partialSum());
+  return true;
+}
+
+bool Partitioner::rewriteReverse(ReverseOp op) {
+  Sharding state = stateOf(op.getOperand());
+  if (state.isSharded() && llvm::is_contained(op.getDims(), state.dim))
+    return false;
+  emit(op, localOf(op.getOperand()), state);
+  return true;
+}
+
+/// Sharded(d) when dimension d is not padded; a PartialSum when the
+/// padding value is zero (padding is then linear).
+bool Partitioner::rewritePad(PadOp op) {
+  Sharding state = stateOf(op.getOperand());
+  if (state.isSharded()) {
+    int64_t d = state.dim;
+    if (op.getLow()[d] != 0 || op.getHigh()[d] != 0 || op.getInterior()[d] != 0)
+      return false;
+    emit(op, {localOf(op.getOperand()), replicate(op.getPaddingValue())},
+         state);
+    return true;
+  }
+  if (!state.isPartialSum() || !stateOf(op.getPaddingValue()).isReplicated() ||
+      !isZeroSplat(op.getPaddingValue()))
+    return false;
+  emit(op, {localOf(op.getOperand()), localOf(op.getPaddingValue())}, state);
+  return true;
+}
+
+/// reduce_sum / reduce_mean / reduce_max. Over other dimensions the
+/// sharded one moves down by the reduced dimensions before it. Over it:
+/// reduce_sum gives a PartialSum, reduce_mean the local mean times 1 / N
+/// (a PartialSum: the ranks' pieces have equal sizes), reduce_max an
+/// all_reduce max of the local maxima. Sums and means of a PartialSum are
+/// PartialSums.
+bool Partitioner::rewriteReduction(Operation *op, ArrayRef<int64_t> dims) {
+  Value operand = op->getOperand(0);
+  Sharding state = stateOf(operand);
+  if (state.isPartialSum()) {
+    if (isa<ReduceMaxOp>(op))
+      return false;
+    emit(op, localOf(operand), state);
+    return true;
+  }
+  int64_t d = state.dim;
+  if (!llvm::is_contained(dims, d)) {
+    int64_t below = llvm::count_if(dims, [&](int64_t r) { return r < d; });
+    emit(op, localOf(operand), Sharding::sharded(d - below));
+    return true;
+  }
+  Location loc = op->getLoc();
+  if (isa<ReduceSumOp>(op)) {
+    emit(op, localOf(operand), Sharding::partialSum());
+    return true;
+  }
+  // Computed locally as Replicated, then combined.
+  Value local =
+      emit(op, localOf(operand), Sharding::replicated())->getResult(0);
+  Value whole;
+  Sharding result;
+  if (isa<ReduceMeanOp>(op)) {
+    auto type = cast<RankedTensorType>(local.getType());
+    Value scale = builder.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 type, builder.getFloatAttr(type.getElementType(),
+                                            1.0 / static_cast<double>(ranks))));
+    whole = builder.create<MulOp>(loc, local, scale);
+    result = Sharding::partialSum();
+  } else {
+    whole = builder.create<AllReduceOp>(loc, local, CollectiveReduction::Max,
+                                        groups, ranks);
+    result = Sharding::replicated();
+  }
+  define(op->getResult(0), whole, result);
+  return true;
+}
+
+/// argmax / argmin along another dimension than the sharded one.
+bool Partitioner::rewriteArgReduce(Operation *op, int64_t dim) {
+  Sharding state = stateOf(op->getOperand(0));
+  if (!state.isSharded() || state.dim == dim)
+    return false;
+  emit(op, localOf(op->getOperand(0)),
+       Sharding::sharded(state.dim - (dim < state.dim ? 1 : 0)));
+  return true;
+}
+
+/// A running sum along another dimension than the sharded one; running
+/// sums are linear.
+bool Partitioner::rewriteCumsum(CumsumOp op) {
+  Sharding state = stateOf(op.getOperand());
+  if (state.isSharded() && state.dim == static_cast<int64_t>(op.getDim()))
+    return false;
+  emit(op, localOf(op.getOperand()), state);
+  return true;
+}
+
+/// result[b, m, n] = sum over k of lhs[b, m, k] * rhs[b, k, n] (b only in
+/// the batched form). The first Sharded operand decides: a shared batch
+/// dimension b shards the result along b (the other operand taken along
+/// b); m (n) shards the result along m (n), the other operand Replicated;
+/// the contracted k makes a PartialSum, the other operand taken along its
+/// k. Without Sharded operands, a PartialSum times a Replicated value is a
+/// PartialSum when the product is no larger than the PartialSum.
+bool Partitioner::rewriteMatmul(MatmulOp op) {
+  bool batched = op.getType().getRank() == 3;
+  int64_t offset = batched ? 1 : 0;
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  Sharding lhsState = stateOf(lhs), rhsState = stateOf(rhs);
+  if (lhsState.isSharded() || rhsState.isSharded()) {
+    bool fromLhs = lhsState.isSharded();
+    int64_t d = fromLhs ? lhsState.dim : rhsState.dim;
+    Value shardedOperand = fromLhs ? lhs : rhs;
+    Value other = fromLhs ? rhs : lhs;
+    int64_t contracted = fromLhs ? offset + 1 : offset;
+    int64_t otherContracted = fromLhs ? offset : offset + 1;
+    Value otherLocal;
+    Sharding result;
+    if (batched && d == 0) {
+      otherLocal = shardAlong(other, 0);
+      result = Sharding::sharded(0);
+    } else if (d == contracted) {
+      otherLocal = shardAlong(other, otherContracted);
+      result = Sharding::partialSum();
+    } else {
+      // m of the lhs or n of the rhs: the result's dimension of the same
+      // position.
+      otherLocal = replicate(other);
+      result = Sharding::sharded(d);
+    }
+    Value shardedLocal = localOf(shardedOperand);
+    if (fromLhs)
+      emit(op, {shardedLocal, otherLocal}, result);
+    else
+      emit(op, {otherLocal, shardedLocal}, result);
+    return true;
+  }
+  if ((lhsState.isPartialSum() && rhsState.isReplicated()) ||
+      (lhsState.isReplicated() && rhsState.isPartialSum())) {
+    // A product larger than its partial operand (an embedding's one-hot
+    // gradient, [vocabulary, n] x [n, features]) would be summed at its own
+    // size: the operand is summed instead, and the product is whole.
+    Value partial = lhsState.isPartialSum() ? lhs : rhs;
+    if (op.getType().getNumElements() >
+        cast<RankedTensorType>(partial.getType()).getNumElements())
+      return false;
+    emit(op, {localOf(lhs), localOf(rhs)}, Sharding::partialSum());
+    return true;
+  }
+  return false;
+}
+
+/// input [N, C, ...] * weight [O, C / groups, ...] -> [N, O, ...]. A
+/// sharded N shards the result's N; with one group, a sharded C (of either
+/// operand: the weight gradient convolves the input with its batch as
+/// channels) makes a PartialSum and a sharded O shards the result's O.
+/// A PartialSum convolved with a Replicated value is a PartialSum.
+bool Partitioner::rewriteConv(ConvOp op) {
+  Value input = op.getInput(), weight = op.getWeight();
+  Sharding in = stateOf(input), w = stateOf(weight);
+  bool oneGroup = op.getGroups() == 1;
+  if (in.isSharded() && in.dim == 0) {
+    emit(op, {localOf(input), replicate(weight)}, in);
+    return true;
+  }
+  if (oneGroup && in.isSharded() && in.dim == 1) {
+    emit(op, {localOf(input), shardAlong(weight, 1)}, Sharding::partialSum());
+    return true;
+  }
+  if (oneGroup && w.isSharded() && w.dim == 1) {
+    emit(op, {shardAlong(input, 1), localOf(weight)}, Sharding::partialSum());
+    return true;
+  }
+  if (oneGroup && w.isSharded() && w.dim == 0) {
+    emit(op, {replicate(input), localOf(weight)}, Sharding::sharded(1));
+    return true;
+  }
+  if ((in.isPartialSum() && w.isReplicated()) ||
+      (in.isReplicated() && w.isPartialSum())) {
+    emit(op, {localOf(input), localOf(weight)}, Sharding::partialSum());
+    return true;
+  }
+  return false;
+}
+
+/// result[i..., j...] = table[indices[i...], j...]: sharded indices shard
+/// the result's leading dimensions, a table sharded past its rows the
+/// trailing ones; a gather from a PartialSum table is a PartialSum.
+bool Partitioner::rewriteGather(GatherOp op) {
+  Value table = op.getTable(), indices = op.getIndices();
+  Sharding t = stateOf(table), i = stateOf(indices);
+  if (i.isSharded()) {
+    emit(op, {replicate(table), localOf(indices)}, i);
+    return true;
+  }
+  if (t.isSharded() && t.dim >= 1) {
+    int64_t indexRank = op.getIndices().getType().getRank();
+    emit(op, {localOf(table), replicate(indices)},
+         Sharding::sharded(indexRank + t.dim - 1));
+    return true;
+  }
+  if (t.isSharded() && t.dim == 0 &&
+      !op.getTable().getType().getElementType().isInteger(1)) {
+    // A table split by rows (Megatron's vocabulary-parallel embedding):
+    // each rank looks up the ids that fall in its rows and gives zeros for
+    // the others, so the rows sum over the ranks to the lookup.
+    Location loc = op.getLoc();
+    auto indexType = op.getIndices().getType();
+    int64_t rows = op.getTable().getType().getDimSize(0);
+    int64_t localRowCount = rows / ranks;
+    auto splat = [&](int64_t value) -> Value {
+      return builder.create<ConstantOp>(
+          loc, DenseElementsAttr::get(
+                   indexType, builder.getIntegerAttr(
+                                  indexType.getElementType(), value)));
+    };
+    // The op clamps out-of-range ids to the first and last rows.
+    Value ids = builder.create<MinOp>(
+        loc, builder.create<MaxOp>(loc, replicate(indices), splat(0)),
+        splat(rows - 1));
+    Value local = builder.create<SubOp>(
+        loc, ids, rankOffsetLike(localRowCount, indexType));
+    Value mine = builder.create<AndOp>(
+        loc,
+        builder.create<CompareOp>(loc, CompareDirection::ge, local, splat(0)),
+        builder.create<CompareOp>(loc, CompareDirection::lt, local,
+                                  splat(localRowCount)));
+    Value found = emit(op, {localOf(table), local}, Sharding::replicated())
+                      ->getResult(0);
+    auto resultType = cast<RankedTensorType>(found.getType());
+    SmallVector<int64_t> leading(indexType.getRank());
+    std::iota(leading.begin(), leading.end(), 0);
+    Value mask = builder.create<BroadcastInDimOp>(
+        loc, resultType.clone(builder.getI1Type()), mine, leading);
+    Value zeros = builder.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 resultType, builder.getZeroAttr(resultType.getElementType())));
+    define(op.getResult(),
+           builder.create<SelectOp>(loc, mask, found, zeros),
+           Sharding::partialSum());
+    return true;
+  }
+  if (t.isPartialSum()) {
+    emit(op, {localOf(table), replicate(indices)}, t);
+    return true;
+  }
+  return false;
+}
+
+/// Pooling (and max pooling's gradient) keeps Sharded(d) where the window
+/// does not move along d (size 1, stride 1, no padding: the N and C
+/// dimensions of NCHW pooling). A sum window is linear (it pads with zeros),
+/// so it keeps a PartialSum.
+bool Partitioner::rewriteReduceWindow(Operation *op, ArrayRef<int64_t> window,
+                                      ArrayRef<int64_t> strides,
+                                      ArrayRef<int64_t> low,
+                                      ArrayRef<int64_t> high,
+                                      ArrayRef<int64_t> dilations,
+                                      bool linear) {
+  if (std::optional<unsigned> first = firstSharded(op)) {
+    int64_t d = stateOf(op->getOperand(*first)).dim;
+    if (window[d] != 1 || strides[d] != 1 || low[d] != 0 || high[d] != 0 ||
+        dilations[d] != 1)
+      return false;
+    SmallVector<Value> operands = llvm::map_to_vector(
+        op->getOperands(), [&](Value v) { return shardAlong(v, d); });
+    emit(op, operands, Sharding::sharded(d));
+    return true;
+  }
+  if (!linear || !stateOf(op->getOperand(0)).isPartialSum())
+    return false;
+  emit(op, localOf(op->getOperand(0)), Sharding::partialSum());
+  return true;
+}
+
+/// Rows at a run-time index: another dimension than the rows may be
+/// sharded; slicing a PartialSum is linear.
+bool Partitioner::rewriteDynamicSlice(DynamicSliceOp op) {
+  Sharding state = stateOf(op.getOperand());
+  if (state.isSharded() && state.dim == 0)
+    return false;
+  emit(op, {localOf(op.getOperand()), replicate(op.getIndex())}, state);
+  return true;
+}
+
+/// Writing rows at a run-time index: operand and update sharded along the
+/// same dimension past the rows, or both PartialSums (the write is linear
+/// in the pair).
+bool Partitioner::rewriteDynamicUpdateSlice(DynamicUpdateSliceOp op) {
+  Value operand = op.getOperand(), update = op.getUpdate();
+  Sharding a = stateOf(operand), u = stateOf(update);
+  if (a.isSharded() || u.isSharded()) {
+    int64_t d = a.isSharded() ? a.dim : u.dim;
+    if (d == 0)
+      return false;
+    emit(op,
+         {shardAlong(operand, d), shardAlong(update, d),
+          replicate(op.getIndex())},
+         Sharding::sharded(d));
+    return true;
+  }
+  if (!a.isPartialSum() || !u.isPartialSum())
+    return false;
+  emit(op, {localOf(operand), localOf(update), replicate(op.getIndex())},
+       Sharding::partialSum());
+  return true;
+}
+
+/// kiln.attention and kiln.attention_grad work on each entry of their
+/// leading dimensions (batch, heads) independently: one of those split
+/// splits every operand and result along it (Megatron's attention with the
+/// heads over the ranks). A mask dimension of size 1 is broadcast, so the
+/// mask is then taken whole.
+bool Partitioner::rewriteAttention(Operation *op, int64_t leadingDims) {
+  std::optional<unsigned> first = firstSharded(op);
+  if (!first)
+    return false;
+  int64_t d = stateOf(op->getOperand(*first)).dim;
+  if (d >= leadingDims)
+    return false;
+  SmallVector<Value> operands;
+  for (Value v : op->getOperands()) {
+    if (cast<RankedTensorType>(v.getType()).getDimSize(d) == 1)
+      operands.push_back(replicate(v));
+    else if (divisible(v, d))
+      operands.push_back(shardAlong(v, d));
+    else
+      return false;
+  }
+  SmallVector<Sharding> results(op->getNumResults(), Sharding::sharded(d));
+  emit(op, operands, results);
+  return true;
+}
+
+/// A collective that an earlier axis inserted acts within groups of ranks
+/// that share this axis's position: on a value split along this axis it
+/// leaves the split dimension alone unless it gathers, scatters or
+/// exchanges along it; on a PartialSum it is linear (sums and data
+/// movement; not max or min).
+bool Partitioner::rewriteCollective(Operation *op) {
+  Value operand = op->getOperand(0);
+  Sharding state = stateOf(operand);
+  SmallVector<int64_t> moved;
+  std::optional<CollectiveReduction> kind;
+  if (auto gather = dyn_cast<AllGatherOp>(op)) {
+    moved.push_back(gather.getDimension());
+  } else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+    moved.push_back(scatter.getDimension());
+    kind = scatter.getKind();
+  } else if (auto exchange = dyn_cast<AllToAllOp>(op)) {
+    moved.push_back(exchange.getSplitDim());
+    moved.push_back(exchange.getConcatDim());
+  } else if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+    kind = reduce.getKind();
+  }
+  if (state.isSharded()) {
+    if (llvm::is_contained(moved, state.dim))
+      return false;
+    emit(op, localOf(operand), state);
+    return true;
+  }
+  if (kind && *kind != CollectiveReduction::Sum &&
+      *kind != CollectiveReduction::Mean)
+    return false;
+  emit(op, localOf(operand), Sharding::partialSum());
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The function
+//===----------------------------------------------------------------------===//
+
+LogicalResult Partitioner::run() {
+  // Checks, before anything changes.
+  if (!func.getBody().hasOneBlock())
+    return func.emitError()
+           << options.passName
+           << " handles functions whose body is one block (kiln control "
+              "flow is structured)";
+  if (!options.otherAxesCommunicate) {
+    WalkResult walk = func.walk([&](Operation *op) {
+      if (!isCollective(op))
+        return WalkResult::advance();
+      op->emitError() << options.passName
+                      << " rewrites single-device programs, but @"
+                      << func.getSymName()
+                      << " already communicates between ranks here";
+      return WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  Block &original = func.front();
+  Operation *terminator = original.getTerminator();
+  assert(options.argumentDims.size() == original.getNumArguments() &&
+         "one entry per argument");
+  assert((options.resultDims.empty() ||
+          options.resultDims.size() == terminator->getNumOperands()) &&
+         "one entry per result");
+
+  // 1. The arguments.
+  body = new Block();
+  for (BlockArgument arg : original.getArguments()) {
+    std::optional<int64_t> dim = options.argumentDims[arg.getArgNumber()];
+    Sharding state = dim ? Sharding::sharded(*dim) : Sharding::replicated();
+    assert((!dim || divisible(arg, *dim)) && "checked by the caller");
+    define(arg,
+           body->addArgument(localType(arg.getType(), state), arg.getLoc()),
+           state);
+  }
+
+  // 2-3. The body, op by op.
+  builder.setInsertionPointToEnd(body);
+  for (Operation &op : original.without_terminator())
+    rewrite(&op);
+
+  // 4. The results: whole on every rank, or the rank's block where asked.
+  SmallVector<Value> results;
+  for (auto [i, v] : llvm::enumerate(terminator->getOperands())) {
+    std::optional<int64_t> dim =
+        options.resultDims.empty() ? std::nullopt : options.resultDims[i];
+    assert((!dim || divisible(v, *dim)) && "checked by the caller");
+    results.push_back(dim ? shardAlong(v, *dim) : replicate(v));
+  }
+  builder.clone(*terminator)->setOperands(results);
+
+  original.dropAllReferences();
+  original.erase();
+  func.getBody().push_back(body);
+  func.setFunctionType(FunctionType::get(func.getContext(),
+                                         body->getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body))) {
+    if (!isOpTriviallyDead(&op))
+      continue;
+    carriers.erase(&op);
+    op.erase();
+  }
+
+  // 5. Buckets.
+  if (!options.bucket)
+    return success();
+  double cap = std::floor(options.bucketMb * 1024.0 * 1024.0);
+  int64_t capBytes = cap >= 9.0e18 ? std::numeric_limits<int64_t>::max()
+                                   : static_cast<int64_t>(cap);
+  bucketPartialSums(*body, partialSumReductions, carriers, capBytes,
+                    options.overlap);
+  return success();
+}
+
+} // namespace
+
+LogicalResult
+mlir::kiln::partitionAlongAxis(func::FuncOp func,
+                               const AxisPartitionConfig &config) {
+  assert(config.size >= 1 && !config.groups.empty() &&
+         config.groups.size() % config.size == 0 && "a valid axis");
+  return Partitioner(func, config).run();
+}
+
+int64_t mlir::kiln::meshAxisStride(ArrayRef<int64_t> mesh, size_t axis) {
+  int64_t stride = 1;
+  for (int64_t size : mesh.drop_front(axis + 1))
+    stride *= size;
+  return stride;
+}
+
+SmallVector<int64_t> mlir::kiln::meshAxisGroups(ArrayRef<int64_t> mesh,
+                                                size_t axis) {
+  int64_t world = 1;
+  for (int64_t size : mesh)
+    world *= size;
+  int64_t stride = meshAxisStride(mesh, axis), size = mesh[axis];
+  // A group is the ranks whose coordinates agree except along `axis`: the
+  // ranks of position 0 along it, each followed by its `size` neighbours
+  // `stride` apart.
+  SmallVector<int64_t> groups;
+  for (int64_t first = 0; first < world; ++first) {
+    if ((first / stride) % size != 0)
+      continue;
+    for (int64_t i = 0; i < size; ++i)
+      groups.push_back(first + i * stride);
+  }
+  return groups;
+}
