@@ -213,6 +213,22 @@ bool kiln::compileModule(ModuleOp module, const CompileOptions &options,
     return false;
   }
 
+  // A function that names a device mesh (kiln.mesh) is compiled as the
+  // program of one of its ranks: kiln-partition first, so that the
+  // signatures are the ranks' local shapes.
+  bool annotated = false;
+  module.walk([&](func::FuncOp f) {
+    annotated |= f->hasAttr(mlir::kiln::kMeshAttrName);
+  });
+  if (annotated) {
+    mlir::PassManager pm(module.getContext());
+    pm.addPass(mlir::kiln::createPartition());
+    if (mlir::failed(pm.run(module))) {
+      error = "partitioning over the kiln.mesh annotation failed";
+      return false;
+    }
+  }
+
   format::ModuleContents contents;
   contents.target = options.target == Target::Cuda
                         ? "cuda-" + options.cuda.arch

@@ -139,6 +139,16 @@
 // A module without a public function has nothing to compile.
 // RUN: not kiln-compile %t/private_only.mlir 2>&1 | FileCheck %s --check-prefix=PRIVATE
 // PRIVATE: kiln-compile: the module has no public function to compile
+//
+// A function annotated with a device mesh is partitioned (kiln-partition)
+// and compiled as the program of one rank: its signature has the local
+// shapes. A bad annotation is an error naming it.
+// RUN: kiln-compile %t/mesh.mlir -o %t/mesh.kmod
+// RUN: kiln-run %t/mesh.kmod --list | FileCheck %s --check-prefix=MESH
+// MESH: scale(arg0: f32[4,3]) -> (out0: f32[4,3])
+// RUN: not kiln-compile %t/bad_mesh.mlir 2>&1 | FileCheck %s --check-prefix=BAD-MESH
+// BAD-MESH: error: kiln-partition: argument #0 of @scale splits dimension 0 of size 8 over the axis "tp" of 3 ranks, which do not divide it
+// BAD-MESH: kiln-compile: partitioning over the kiln.mesh annotation failed
 
 //--- ramp.mlir
 // a * [0, 1, 2] + b, and the sum of the loop index over 5 iterations.
@@ -216,4 +226,18 @@ func.func @half_inside(%x: tensor<3xf32>) -> tensor<f32> {
 func.func private @hidden(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = kiln.neg %x : tensor<3xf32>
   return %0 : tensor<3xf32>
+}
+
+//--- mesh.mlir
+func.func @scale(%x: tensor<8x3xf32> {kiln.sharding = ["tp", ""]})
+    -> (tensor<8x3xf32> {kiln.sharding = ["tp", ""]})
+    attributes {kiln.mesh = {axes = ["tp"], shape = array<i64: 2>}} {
+  %0 = kiln.add %x, %x : tensor<8x3xf32>
+  return %0 : tensor<8x3xf32>
+}
+
+//--- bad_mesh.mlir
+func.func @scale(%x: tensor<8x3xf32> {kiln.sharding = ["tp", ""]}) -> tensor<8x3xf32>
+    attributes {kiln.mesh = {axes = ["tp"], shape = array<i64: 3>}} {
+  return %x : tensor<8x3xf32>
 }

@@ -30,6 +30,35 @@
 // QUIET: out3: i64[] = 0
 // QUIET-NOT: out
 //
+// Split over an axis of a mesh of the two ranks: with --mesh a=1,b=2 the
+// axis b spans both ranks, so 0:0:b keeps the same rows as 0:0; with
+// b=2,a=1 too (a has size 1).
+// RUN: %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
+// RUN:   --mesh a=1,b=2 --shard-input 0:0:b | FileCheck %s --check-prefix=QUIET
+// RUN: %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
+// RUN:   --mesh=b=2,a=1 --shard-input 0:0:b | FileCheck %s --check-prefix=QUIET
+// Over the axis a of size 1 both ranks keep all 8 rows, which the
+// signature (4 rows) refuses.
+// RUN: not %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
+// RUN:   --mesh a=1,b=2 --shard-input 0:0:a 2>&1 | FileCheck %s --check-prefix=AXIS-A
+// AXIS-A: rank 0: function 'step': input 0
+// Mistakes in the mesh or the axis.
+// RUN: not %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
+// RUN:   --shard-input 0:0:b 2>&1 | FileCheck %s --check-prefix=NO-MESH
+// NO-MESH: rank 0: --shard-input splits over the mesh axis 'b', but no --mesh was given
+// RUN: not %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
+// RUN:   --mesh a=2,b=2 --shard-input 0:0:b 2>&1 | FileCheck %s --check-prefix=SIZE
+// SIZE: rank 0: --mesh has 4 ranks, but the run has 2
+// RUN: not %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
+// RUN:   --mesh a=1,b=2 --shard-input 0:0:c 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: rank 0: --shard-input names the mesh axis 'c', which --mesh does not have (its axes: a, b)
+// RUN: not kiln-run %t/prog.kmod --mesh a=0 2>&1 | FileCheck %s --check-prefix=BAD-MESH
+// BAD-MESH: --mesh needs NAME=SIZE,... with sizes >= 1 (e.g. dp=2,tp=2), not 'a=0'
+// RUN: not kiln-run %t/prog.kmod --mesh a=2,a=1 2>&1 | FileCheck %s --check-prefix=TWICE
+// TWICE: --mesh names the axis 'a' twice
+// RUN: not kiln-run %t/prog.kmod --shard-input 0:b 2>&1 | FileCheck %s --check-prefix=BAD-SHARD
+// BAD-SHARD: --shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS (e.g. x:0, 1:0 or w:1:tp), not '0:b'
+//
 // The program was compiled for two ranks: on four, every rank fails naming
 // the number to start it with; so does a run of one, with --comm=self, and
 // without a communicator the first collective says to use mpirun.

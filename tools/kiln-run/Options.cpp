@@ -2,6 +2,7 @@
 
 #include "Options.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -23,12 +24,27 @@ bool parseCount(const std::string &text, unsigned long &out) {
   return true;
 }
 
-/// Parses NAME_OR_INDEX:DIM; the name may itself contain ':' (the last one
-/// separates the dimension).
+/// Parses NAME_OR_INDEX:DIM[:AXIS]; the name may itself contain ':' (the
+/// last all-digit field is the dimension, and a field after it that starts
+/// with a letter or '_' the mesh axis).
 bool parseShard(const std::string &text, ShardSpec &shard, std::string &error) {
-  size_t colon = text.rfind(':');
+  auto fail = [&]() {
+    error = "--shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS "
+            "(e.g. x:0, 1:0 or w:1:tp), not '" +
+            text + "'";
+    return false;
+  };
+  std::string rest = text;
+  size_t colon = rest.rfind(':');
+  if (colon != std::string::npos && colon + 1 < rest.size() &&
+      (std::isalpha(static_cast<unsigned char>(rest[colon + 1])) ||
+       rest[colon + 1] == '_')) {
+    shard.axis = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+    colon = rest.rfind(':');
+  }
   unsigned long dimension = 0;
-  std::string what = colon == std::string::npos ? "" : text.substr(colon + 1);
+  std::string what = colon == std::string::npos ? "" : rest.substr(colon + 1);
   bool dimensionOk = !what.empty() &&
                      what.find_first_not_of("0123456789") == std::string::npos;
   if (dimensionOk) {
@@ -36,18 +52,45 @@ bool parseShard(const std::string &text, ShardSpec &shard, std::string &error) {
     dimension = std::strtoul(what.c_str(), nullptr, 10);
     dimensionOk = errno == 0;
   }
-  if (colon == std::string::npos || colon == 0 || !dimensionOk) {
-    error = "--shard-input needs NAME_OR_INDEX:DIM (e.g. x:0 or 1:0), not '" +
-            text + "'";
-    return false;
-  }
-  shard.name = text.substr(0, colon);
+  if (colon == std::string::npos || colon == 0 || !dimensionOk)
+    return fail();
+  shard.name = rest.substr(0, colon);
   shard.byIndex =
       shard.name.find_first_not_of("0123456789") == std::string::npos;
   if (shard.byIndex)
     shard.index = std::strtoul(shard.name.c_str(), nullptr, 10);
   shard.dimension = dimension;
   return true;
+}
+
+/// Parses NAME=SIZE,NAME=SIZE,... (distinct names, sizes >= 1).
+bool parseMesh(const std::string &text, std::vector<MeshAxis> &mesh,
+               std::string &error) {
+  mesh.clear();
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string field = text.substr(start, comma - start);
+    size_t equals = field.find('=');
+    unsigned long size = 0;
+    if (equals == std::string::npos || equals == 0 ||
+        !parseCount(field.substr(equals + 1), size)) {
+      error = "--mesh needs NAME=SIZE,... with sizes >= 1 (e.g. dp=2,tp=2), "
+              "not '" +
+              text + "'";
+      return false;
+    }
+    MeshAxis axis{field.substr(0, equals), static_cast<int64_t>(size)};
+    for (const MeshAxis &other : mesh)
+      if (other.name == axis.name) {
+        error = "--mesh names the axis '" + axis.name + "' twice";
+        return false;
+      }
+    mesh.push_back(axis);
+    if (comma == std::string::npos)
+      return true;
+    start = comma + 1;
+  }
 }
 
 } // namespace
@@ -97,7 +140,7 @@ bool parseOptions(int argc, char **argv, Options &options,
     }
     if (name != "--function" && name != "--input" && name != "--output-dir" &&
         name != "--repeat" && name != "--device" && name != "--comm" &&
-        name != "--shard-input" && name != "--profile") {
+        name != "--shard-input" && name != "--profile" && name != "--mesh") {
       error = "unknown option '" + argument + "'";
       return false;
     }
@@ -140,6 +183,9 @@ bool parseOptions(int argc, char **argv, Options &options,
         return false;
       }
       options.profilePath = value;
+    } else if (name == "--mesh") {
+      if (!parseMesh(value, options.mesh, error))
+        return false;
     } else if (name == "--shard-input") {
       ShardSpec shard;
       if (!parseShard(value, shard, error))
@@ -220,13 +266,23 @@ OPTIONS:
                     MPI comes from the plug-in libkiln_comm_mpi.so, found
                     in lib/kiln/ beside kiln-run's bin/, or where
                     KILN_COMM_MPI_PLUGIN points.
-  --shard-input NAME_OR_INDEX:DIM
+  --shard-input NAME_OR_INDEX:DIM[:AXIS]
                     Split an input between the ranks: every rank reads the
                     whole file given with --input and keeps its contiguous
                     block along dimension DIM, rank r the r-th of `size`
                     equal blocks, which must have the input's shape in the
-                    signature. The input is named by its signature name or
-                    its index. Repeatable, one per input.
+                    signature. With AXIS, an axis of --mesh, the input is
+                    split over that axis only: rank r keeps block
+                    (r / stride) % n of n, n the axis's size and stride the
+                    product of the sizes of the axes after it. The input is
+                    named by its signature name or its index. Repeatable,
+                    one per input.
+  --mesh NAME=SIZE,...
+                    The ranks as a device mesh, laid out row-major (rank =
+                    dp * 2 + tp for dp=2,tp=2), as the kiln.mesh annotation
+                    of a function partitioned by kiln-partition names it;
+                    the sizes must multiply to the number of ranks. Used by
+                    --shard-input's AXIS.
   --all-ranks-write Every rank prints its outputs, each line prefixed
                     "rank R: ", or saves them as DIR/NAME.rankR.npy. Without
                     it only rank 0 prints or saves them, as usual.
@@ -264,7 +320,9 @@ OUTPUT:
 RUNNING ON SEVERAL RANKS:
   mpirun -n 4 kiln-run MODULE.kmod --input x.npy --shard-input x:0
   starts four processes that call the function together, each with its own
-  inputs. Before calling, the ranks agree that every one of them loaded its
+  inputs. A module partitioned over a mesh takes its inputs split the same
+  way: mpirun -n 4 kiln-run step.kmod --mesh dp=2,tp=2 --input x.npy
+  --input w.npy --shard-input x:0:dp --shard-input w:1:tp. Before calling, the ranks agree that every one of them loaded its
   inputs, so one rank's bad input stops all of them with an error instead
   of leaving the others waiting. Only rank 0 prints (outputs, --repeat
   timings, --list) unless --all-ranks-write is given; errors come from

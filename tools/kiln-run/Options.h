@@ -3,20 +3,30 @@
 #ifndef KILN_TOOLS_KILN_RUN_OPTIONS_H
 #define KILN_TOOLS_KILN_RUN_OPTIONS_H
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace kiln {
 namespace run {
 
-/// --shard-input NAME_OR_INDEX:DIM: every rank reads the whole input and
-/// keeps its block along `dimension`.
+/// --shard-input NAME_OR_INDEX:DIM[:AXIS]: every rank reads the whole input
+/// and keeps its block along `dimension`, one of as many blocks as there are
+/// ranks, or with AXIS, one of as many as the --mesh axis has ranks.
 struct ShardSpec {
   /// The input's name, or its index when `byIndex`.
   std::string name;
   size_t index = 0;
   bool byIndex = false;
   size_t dimension = 0;
+  /// The --mesh axis the input is split over; empty for all ranks.
+  std::string axis;
+};
+
+/// One axis of --mesh NAME=SIZE,...
+struct MeshAxis {
+  std::string name;
+  int64_t size = 1;
 };
 
 struct Options {
@@ -37,6 +47,8 @@ struct Options {
   /// "auto", "mpi" or "self" from --comm.
   std::string comm = "auto";
   std::vector<ShardSpec> shards;
+  /// The ranks as a row-major mesh (--mesh), for --shard-input's AXIS.
+  std::vector<MeshAxis> mesh;
   /// Where --profile writes the trace; empty without it.
   std::string profilePath;
   /// Print the regions that took the most time (--profile-summary).

@@ -171,7 +171,9 @@ bool resolveShards(const kiln_function_t *function, const Options &options,
             (i ? ", " : "") + (*input ? std::string(input) : std::to_string(i));
       }
       error = "--shard-input " + shard.name + ":" +
-              std::to_string(shard.dimension) + ": function '" + name +
+              std::to_string(shard.dimension) +
+              (shard.axis.empty() ? "" : ":" + shard.axis) + ": function '" +
+              name +
               "' has no input " +
               (shard.byIndex ? shard.name : "named '" + shard.name + "'") +
               " (its inputs: " + known + ")";
@@ -185,6 +187,40 @@ bool resolveShards(const kiln_function_t *function, const Options &options,
     byInput[index] = &shard;
   }
   return true;
+}
+
+/// Narrows `shard` (this rank's block over all `size` ranks) to the blocks
+/// of mesh axis `axis`: block (rank / stride) % n of n.
+bool placeOnMeshAxis(const std::vector<MeshAxis> &mesh, const std::string &axis,
+                     int64_t size, InputShard &shard, std::string &error) {
+  if (mesh.empty()) {
+    error = "--shard-input splits over the mesh axis '" + axis +
+            "', but no --mesh was given";
+    return false;
+  }
+  int64_t ranks = 1;
+  for (const MeshAxis &a : mesh)
+    ranks *= a.size;
+  if (ranks != size) {
+    error = "--mesh has " + std::to_string(ranks) + " ranks, but the run has " +
+            std::to_string(size);
+    return false;
+  }
+  int64_t stride = 1;
+  for (size_t a = mesh.size(); a-- > 0;) {
+    if (mesh[a].name == axis) {
+      shard.rank = (shard.rank / stride) % mesh[a].size;
+      shard.size = mesh[a].size;
+      return true;
+    }
+    stride *= mesh[a].size;
+  }
+  std::string known;
+  for (const MeshAxis &a : mesh)
+    known += (known.empty() ? "" : ", ") + a.name;
+  error = "--shard-input names the mesh axis '" + axis +
+          "', which --mesh does not have (its axes: " + known + ")";
+  return false;
 }
 
 /// Selects the function and makes its inputs; this rank's part of the
@@ -213,6 +249,9 @@ bool prepareCall(const kiln_module_t *module, const Options &options,
       shard.dimension = shards[i]->dimension;
       shard.rank = rank;
       shard.size = size;
+      if (!shards[i]->axis.empty() &&
+          !placeOnMeshAxis(options.mesh, shards[i]->axis, size, shard, error))
+        return false;
     }
     if (!makeInput(*function, i, options.inputs[i], &inputs.tensors[i], error,
                    shards[i] ? &shard : nullptr)) {
