@@ -11,6 +11,7 @@
 
 #include "kiln/Jit.h"
 #include "kiln/Passes/DataParallel.h"
+#include "kiln/Passes/Partition.h"
 #include "kiln/Passes/Zero.h"
 
 #include "kiln/Compiler/Driver.h"
@@ -85,6 +86,66 @@ static void partitionForRanks(mlir::ModuleOp module, const std::string &name,
                    " cannot shard '" + name + "':" + diagnostics);
 }
 
+/// Annotates the traced function in `module` with options' mesh and
+/// shardings and partitions it (kiln-partition) over the ranks of
+/// options.comm.
+static void partitionOverMesh(mlir::ModuleOp module, const std::string &name,
+                              const JitOptions &options) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(name);
+  if (!func)
+    throw JitError("'" + name + "' is not in its traced module");
+  if (!options.comm)
+    throw JitError("'" + name +
+                   "': tensor parallelism (JitOptions::meshAxes) needs a "
+                   "communicator (JitOptions::comm)");
+  if (!options.batchArgs.empty() || options.zeroStage != 0)
+    throw JitError("'" + name +
+                   "': a mesh (JitOptions::meshAxes) cannot be combined with "
+                   "batchArgs or zeroStage; split the batch over a mesh axis "
+                   "instead");
+  if (options.meshAxes.size() != options.meshShape.size())
+    throw JitError("'" + name + "': JitOptions::meshAxes names " +
+                   std::to_string(options.meshAxes.size()) +
+                   " axes but meshShape has " +
+                   std::to_string(options.meshShape.size()) + " sizes");
+  int64_t ranks = 1;
+  for (int64_t size : options.meshShape)
+    ranks *= size;
+  if (ranks != kiln_comm_size(options.comm))
+    throw JitError("'" + name + "': the mesh has " + std::to_string(ranks) +
+                   " ranks but the communicator " +
+                   std::to_string(kiln_comm_size(options.comm)));
+  if (options.argumentShardings.size() > func.getNumArguments() ||
+      options.resultShardings.size() > func.getNumResults())
+    throw JitError("'" + name + "' has " +
+                   std::to_string(func.getNumArguments()) + " arguments and " +
+                   std::to_string(func.getNumResults()) +
+                   " results, fewer than the shardings given");
+  mlir::kiln::Mesh mesh;
+  mesh.axes.assign(options.meshAxes.begin(), options.meshAxes.end());
+  mesh.shape.assign(options.meshShape.begin(), options.meshShape.end());
+  mlir::kiln::setMesh(func, mesh);
+  for (auto [i, sharding] : llvm::enumerate(options.argumentShardings))
+    if (!sharding.empty())
+      mlir::kiln::setArgumentSharding(func, i, sharding);
+  for (auto [i, sharding] : llvm::enumerate(options.resultShardings))
+    if (!sharding.empty())
+      mlir::kiln::setResultSharding(func, i, sharding);
+  mlir::kiln::PartitionConfig config;
+  config.bucketAxis = options.bucketAxis;
+  config.bucketMb = options.bucketMb;
+  config.overlap = options.overlap;
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(
+      module.getContext(), [&](mlir::Diagnostic &diagnostic) {
+        diagnostics += "\n  " + diagnostic.str();
+        return mlir::success();
+      });
+  if (mlir::failed(mlir::kiln::partitionFunction(func, config)))
+    throw JitError("tensor parallelism cannot partition '" + name + "':" +
+                   diagnostics);
+}
+
 CompiledFunction kiln::compile(const TracedFunction &traced,
                                const JitOptions &options) {
   auto start = std::chrono::steady_clock::now();
@@ -100,6 +161,8 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
                      "communicator (JitOptions::comm)");
     partitionForRanks(*module, traced.name(), options);
   }
+  if (!options.meshAxes.empty())
+    partitionOverMesh(*module, traced.name(), options);
   if (!options.autocast.empty() && options.autocast != "bf16" &&
       options.autocast != "f16")
     throw JitError("'" + traced.name() + "': unknown autocast dtype '" +
@@ -202,6 +265,58 @@ JitFunction::compiled(const std::vector<Array> &inputs) {
 
 std::vector<Array> JitFunction::operator()(const std::vector<Array> &inputs) {
   return compiled(inputs)(inputs);
+}
+
+Array kiln::meshBlock(const Array &whole,
+                      const std::vector<std::string> &sharding,
+                      const std::vector<std::string> &axes,
+                      const std::vector<int64_t> &shape, int64_t rank) {
+  const std::vector<int64_t> &dims = whole.shape();
+  if (!sharding.empty() && sharding.size() != dims.size())
+    throw JitError("meshBlock: the sharding has " +
+                   std::to_string(sharding.size()) +
+                   " entries but the array has rank " +
+                   std::to_string(dims.size()));
+  // The block as [begin, end) along each dimension.
+  std::vector<int64_t> begin(dims.size(), 0), extent = dims;
+  for (size_t d = 0; d < sharding.size(); ++d) {
+    if (sharding[d].empty())
+      continue;
+    auto axis = std::find(axes.begin(), axes.end(), sharding[d]);
+    if (axis == axes.end())
+      throw JitError("meshBlock: the mesh has no axis '" + sharding[d] + "'");
+    size_t a = axis - axes.begin();
+    int64_t stride = 1;
+    for (size_t later = a + 1; later < shape.size(); ++later)
+      stride *= shape[later];
+    int64_t parts = shape[a];
+    if (dims[d] % parts != 0)
+      throw JitError("meshBlock: dimension " + std::to_string(d) +
+                     " of size " + std::to_string(dims[d]) +
+                     " does not split into " + std::to_string(parts) +
+                     " blocks");
+    extent[d] = dims[d] / parts;
+    begin[d] = ((rank / stride) % parts) * extent[d];
+  }
+  Array block(whole.dtype(), extent);
+  size_t bytes = whole.byteSize() / std::max<int64_t>(whole.size(), 1);
+  int64_t count = block.size();
+  // Walk the block's elements in order, mapping each to the whole's.
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < dims.size(); ++d)
+      offset = offset * dims[d] + begin[d] + index[d];
+    std::memcpy(static_cast<char *>(block.data()) + k * bytes,
+                static_cast<const char *>(whole.data()) + offset * bytes,
+                bytes);
+    for (size_t d = dims.size(); d-- > 0;) {
+      if (++index[d] < extent[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return block;
 }
 
 Array kiln::shardBlock(const Array &whole, int64_t rank, int64_t ranks) {

@@ -490,7 +490,11 @@ void kiln::python::bindJit(py::module_ &m) {
          std::shared_ptr<Communicator> comm, std::vector<int> batchArgs,
          double bucketMb, bool overlap, int zeroStage,
          std::vector<std::pair<int, std::vector<int64_t>>> shardedArgs,
-         std::vector<int> shardedResults, std::string autocast) {
+         std::vector<int> shardedResults, std::string autocast,
+         std::vector<std::string> meshAxes, std::vector<int64_t> meshShape,
+         std::vector<std::vector<std::string>> argumentShardings,
+         std::vector<std::vector<std::string>> resultShardings,
+         std::string bucketAxis) {
         JitOptions options;
         options.optLevel = optLevel;
         options.autocast = std::move(autocast);
@@ -502,6 +506,11 @@ void kiln::python::bindJit(py::module_ &m) {
         for (auto &[position, shape] : shardedArgs)
           options.shardedArgs.push_back({position, std::move(shape)});
         options.shardedResults = std::move(shardedResults);
+        options.meshAxes = std::move(meshAxes);
+        options.meshShape = std::move(meshShape);
+        options.argumentShardings = std::move(argumentShardings);
+        options.resultShardings = std::move(resultShardings);
+        options.bucketAxis = std::move(bucketAxis);
         auto compiled =
             std::make_shared<CompiledFunction>(compile(traced, options));
         // Said here, in Python's terms, rather than by the first call.
@@ -521,12 +530,21 @@ void kiln::python::bindJit(py::module_ &m) {
           std::vector<std::pair<int, std::vector<int64_t>>>(),
       py::arg("sharded_results") = std::vector<int>(),
       py::arg("autocast") = std::string(),
+      py::arg("mesh_axes") = std::vector<std::string>(),
+      py::arg("mesh_shape") = std::vector<int64_t>(),
+      py::arg("argument_shardings") = std::vector<std::vector<std::string>>(),
+      py::arg("result_shardings") = std::vector<std::vector<std::string>>(),
+      py::arg("bucket_axis") = std::string(),
       "Compiles a traced function; with comm and batch_args (positions of "
       "the traced inputs), rewritten for data parallelism over comm's "
       "ranks, and with zero_stage for ZeRO: sharded_args are (position, "
       "whole shape) of the inputs passed as blocks, sharded_results the "
       "outputs returned as blocks, and autocast (\"bf16\", \"f16\" or \"\") "
-      "the mixed-precision policy (JitOptions in kiln/Jit.h).");
+      "the mixed-precision policy; with mesh_axes and mesh_shape, "
+      "partitioned over comm's ranks as a device mesh, each traced input "
+      "and output split as argument_shardings / result_shardings say (per "
+      "dimension a mesh axis, \"\" for none; an empty list: whole), the "
+      "all-reduces of bucket_axis bucketed (JitOptions in kiln/Jit.h).");
 
   py::class_<Dispatcher>(m, "Dispatcher")
       .def(py::init<py::object>())

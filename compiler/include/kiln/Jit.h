@@ -126,7 +126,33 @@ struct JitOptions {
   std::vector<ShardedArg> shardedArgs;
   /// The results returned as blocks: the new state (and parameters).
   std::vector<int> shardedResults;
+
+  /// Tensor parallelism (kiln-partition, passes/parallel/README.md):
+  /// `comm`'s ranks as a device mesh of these axes, laid out row-major
+  /// (rank = dp * 2 + tp for dp=2, tp=2; the sizes multiply to the number
+  /// of ranks). Empty: no mesh. Excludes batchArgs and zeroStage (a mesh
+  /// axis splitting the batch is data parallelism).
+  std::vector<std::string> meshAxes;
+  std::vector<int64_t> meshShape;
+  /// How each argument and result is split: per dimension the mesh axis it
+  /// is split over ("" for none); an empty list (or a missing entry) for a
+  /// tensor that is whole. The function is traced with whole shapes; each
+  /// call passes this rank's block of every split argument (block
+  /// (rank / stride) % n along each split dimension, meshBlock cuts it) and
+  /// gets its block of every split result.
+  std::vector<std::vector<std::string>> argumentShardings;
+  std::vector<std::vector<std::string>> resultShardings;
+  /// The mesh axis (its first) whose gradient all-reduces are bucketed and
+  /// overlapped, with bucketMb and overlap above; "" for none.
+  std::string bucketAxis;
 };
+
+/// This rank's block of `whole` for JitOptions::argumentShardings:
+/// `sharding` names per dimension the axis of the mesh (`axes`, `shape`)
+/// it is split over.
+Array meshBlock(const Array &whole, const std::vector<std::string> &sharding,
+                const std::vector<std::string> &axes,
+                const std::vector<int64_t> &shape, int64_t rank);
 
 /// This rank's block of `whole` for JitOptions::shardedArgs: elements
 /// [rank * c, (rank + 1) * c) of the flattened array padded with zeros to

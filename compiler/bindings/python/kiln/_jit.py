@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _core, _kiln, _tree
 from ._core import Tensor, fail
-from .distributed import Sharded
+from .distributed import P, Sharded
 
 _MISS = object()
 
@@ -184,11 +184,24 @@ class jit:
     zero (1, 2, 3) adds ZeRO: arguments passed as kiln.distributed.Sharded
     blocks (kiln.distributed.shard) are held sharded, and the arrays of
     rank >= 1 of the outputs in shard_outnums come back as blocks.
+
+    Tensor parallelism, as GSPMD and Megatron-LM do it: mesh (a dict of
+    axis sizes, {"dp": 2, "tp": 2}, laid out row-major over comm's ranks)
+    and in_shardings / out_shardings (one entry per positional argument /
+    the outputs' structure: a kiln.distributed.P, None for whole, or a
+    container of those matching the argument's pytree) say how arrays are
+    split. Each call passes this rank's block of every split argument
+    (kiln.distributed.mesh_block cuts it) and gets its block of every split
+    output; the function is written and traced for whole arrays and
+    partitioned by kiln-partition, which inserts the collectives.
+    bucket_axis (the mesh's first axis) buckets that axis's gradient
+    all-reduces as DDP does.
     """
 
     def __init__(self, fun, static_argnums=(), name=None, opt_level=2, *,
                  comm=None, batch_argnums=(), bucket_mb=25.0, overlap=True,
-                 zero=0, shard_outnums=(), autocast=None):
+                 zero=0, shard_outnums=(), autocast=None, mesh=None,
+                 in_shardings=(), out_shardings=None, bucket_axis=None):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
                             f"{type(fun).__name__}")
@@ -220,6 +233,37 @@ class jit:
         self._zero = zero
         self._shard_out = tuple(sorted(shard_outnums))
         self._parallel = dict(bucket_mb=float(bucket_mb), overlap=bool(overlap))
+        self._mesh = None
+        if mesh is not None:
+            if comm is None:
+                fail("kiln.jit: a mesh is laid out over the ranks of a "
+                     "communicator; pass comm=kiln.distributed.mpi()",
+                     TypeError)
+            if self._batch or zero:
+                fail("kiln.jit: mesh= cannot be combined with batch_argnums "
+                     "or zero=; split the batch over a mesh axis instead",
+                     TypeError)
+            if (not isinstance(mesh, dict) or not mesh or not all(
+                    isinstance(k, str) and k and isinstance(v, int) and v >= 1
+                    for k, v in mesh.items())):
+                fail(f"kiln.jit: mesh is a dict of axis sizes such as "
+                     f"{{'dp': 2, 'tp': 2}}, not {mesh!r}", TypeError)
+            ranks = 1
+            for size in mesh.values():
+                ranks *= size
+            if ranks != comm.size:
+                fail(f"kiln.jit: the mesh {mesh} has {ranks} ranks but the "
+                     f"communicator {comm.size}", ValueError)
+            self._mesh = dict(mesh)
+        elif in_shardings or out_shardings is not None or bucket_axis:
+            fail("kiln.jit: in_shardings, out_shardings and bucket_axis "
+                 "split arrays over a mesh; pass mesh=", TypeError)
+        if not isinstance(in_shardings, (tuple, list)):
+            fail("kiln.jit: in_shardings has one entry per positional "
+                 "argument (a tuple)", TypeError)
+        self._in_shardings = tuple(in_shardings)
+        self._out_shardings = out_shardings
+        self._bucket_axis = bucket_axis or ""
         self._name = _symbol(name or getattr(fun, "__name__", "fn"))
         self._opt_level = opt_level
         if autocast not in (None, "bf16", "f16"):
@@ -325,6 +369,13 @@ class jit:
                 fail(f"kiln.jit: batch argument leaf {i} is a scalar; a batch "
                      f"is split along its leading dimension", TypeError)
             shapes[i][0] *= self._comm.size
+        # With a mesh it is traced for whole arrays: each split dimension
+        # is the block's times its axis's size.
+        for i, spec in enumerate(self._argument_shardings(in_def, statics,
+                                                          shapes)):
+            for d, axis in enumerate(spec):
+                if axis:
+                    shapes[i][d] *= self._mesh[axis]
         start = time.perf_counter()
         traced = _kiln.trace(self._name,
                              [(spec[0], shapes[i], f"arg{i}")
@@ -348,6 +399,70 @@ class jit:
                            if shapes[i]]
             first += child.num_leaves
         return blocks
+
+    def _expand_shardings(self, spec, tdef, where):
+        """One P or None per leaf of the pytree `tdef`, from `spec`: None
+        (every leaf whole), a P (for every leaf), or a container of those
+        matching the tree."""
+        if spec is None or isinstance(spec, P):
+            return [spec] * tdef.num_leaves
+        if (tdef.kind in ("tuple", "list", "namedtuple")
+                and isinstance(spec, (tuple, list))
+                and len(spec) == len(tdef.children)):
+            return [leaf for s, child in zip(spec, tdef.children)
+                    for leaf in self._expand_shardings(s, child, where)]
+        if (tdef.kind == "dict" and isinstance(spec, dict)
+                and set(spec) <= set(tdef.meta)):
+            return [leaf for key, child in zip(tdef.meta, tdef.children)
+                    for leaf in self._expand_shardings(spec.get(key), child,
+                                                       where)]
+        fail(f"kiln.jit: {where} {spec!r} does not match the structure "
+             f"{tdef!r}; give a kiln.distributed.P, None, or a container of "
+             f"those shaped like it", TypeError)
+
+    def _check_spec(self, spec, rank, where):
+        """The per-dimension axis names ("" for none) of `spec` for an
+        array of rank `rank`."""
+        if spec is None:
+            return []
+        if len(spec.axes) != rank:
+            fail(f"kiln.jit: {where} is split as {spec!r}, with "
+                 f"{len(spec.axes)} entries, but has rank {rank}", ValueError)
+        for axis in spec.axes:
+            if axis is not None and axis not in self._mesh:
+                fail(f"kiln.jit: {where} is split over {axis!r}, which the "
+                     f"mesh {self._mesh} does not have", ValueError)
+        return [axis or "" for axis in spec.axes]
+
+    def _argument_shardings(self, in_def, statics, shapes):
+        """Per traced argument leaf, its axis names per dimension ([] for
+        whole); empty without a mesh."""
+        if self._mesh is None:
+            return []
+        dynamic = in_def.children[0].children
+        positions = [i for i in range(len(dynamic) + len(statics))
+                     if i not in self._static]
+        if len(self._in_shardings) > len(dynamic) + len(statics):
+            fail(f"kiln.jit: in_shardings has {len(self._in_shardings)} "
+                 f"entries but the call passes "
+                 f"{len(dynamic) + len(statics)} arguments", TypeError)
+        specs = []
+        for position, child in zip(positions, dynamic):
+            spec = (self._in_shardings[position]
+                    if position < len(self._in_shardings) else None)
+            specs += self._expand_shardings(
+                spec, child, f"in_shardings[{position}]")
+        specs += [None] * in_def.children[1].num_leaves  # keywords: whole
+        return [self._check_spec(spec, len(shapes[i]), f"argument leaf {i}")
+                for i, spec in enumerate(specs)]
+
+    def _result_shardings(self, traced, out_def):
+        """Per output leaf, its axis names per dimension ([] for whole)."""
+        specs = self._expand_shardings(self._out_shardings, out_def,
+                                       "out_shardings")
+        return [self._check_spec(spec, len(traced.outputs[i][2]),
+                                 f"output leaf {i}")
+                for i, spec in enumerate(specs)]
 
     def _batch_leaves(self, in_def, static_count):
         """The indices of the leaves of the batch arguments (every leaf of
@@ -379,6 +494,17 @@ class jit:
             if self._comm is None:
                 compiled = _kiln.compile(traced, self._opt_level,
                                          autocast=self._autocast)
+            elif self._mesh is not None:
+                shapes = [list(spec[1]) for spec in key[2]]
+                compiled = _kiln.compile(
+                    traced, self._opt_level, comm=self._comm,
+                    autocast=self._autocast,
+                    mesh_axes=list(self._mesh),
+                    mesh_shape=list(self._mesh.values()),
+                    argument_shardings=self._argument_shardings(
+                        key[0], key[1], shapes),
+                    result_shardings=self._result_shardings(traced, out_def),
+                    bucket_axis=self._bucket_axis, **self._parallel)
             else:
                 sharded = [(i, list(spec[1])) for i, spec in enumerate(key[2])
                            if len(spec) == 3]

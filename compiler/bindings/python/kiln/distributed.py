@@ -122,6 +122,88 @@ def unshard(tree, comm):
     return tree_map(join, tree)
 
 
+class P:
+    """How an array is split over a device mesh (JAX's PartitionSpec): per
+    dimension the name of the mesh axis it is split over, or None.
+    P(None, "tp") splits a matrix's columns over the axis "tp". kiln.jit's
+    in_shardings and out_shardings take these."""
+
+    __slots__ = ("axes",)
+
+    def __init__(self, *axes):
+        for axis in axes:
+            if axis is not None and not (isinstance(axis, str) and axis):
+                raise TypeError(f"kiln.distributed.P takes mesh axis names "
+                                f"or None, not {axis!r}")
+        named = [a for a in axes if a is not None]
+        if len(named) != len(set(named)):
+            raise ValueError(f"kiln.distributed.P{axes}: an axis splits one "
+                             "dimension")
+        self.axes = tuple(axes)
+
+    def __eq__(self, other):
+        return isinstance(other, P) and self.axes == other.axes
+
+    def __hash__(self):
+        return hash(self.axes)
+
+    def __repr__(self):
+        return "P(" + ", ".join(repr(a) for a in self.axes) + ")"
+
+
+def _mesh_position(mesh, axis, rank):
+    """(index, count) of `rank`'s block along mesh axis `axis`: the mesh
+    (a dict of axis sizes, in order) is laid out row-major."""
+    names = list(mesh)
+    if axis not in mesh:
+        raise ValueError(f"the mesh {mesh} has no axis {axis!r}")
+    stride = 1
+    for later in names[names.index(axis) + 1:]:
+        stride *= mesh[later]
+    return (rank // stride) % mesh[axis], mesh[axis]
+
+
+def mesh_block(tree, spec, mesh, rank):
+    """Rank `rank`'s blocks of the arrays of `tree` split as `spec` says
+    over `mesh` (a dict of axis sizes in row-major order, as kiln.jit's
+    mesh=): what that rank passes to, or gets from, a function jitted with
+    that mesh. `spec` is what kiln.jit's in_shardings takes for one
+    argument: a P, None (whole), or a container of those shaped like
+    `tree` (a dict may leave keys out: whole)."""
+    import numpy as np
+    if isinstance(tree, dict):
+        return {k: mesh_block(v, spec.get(k) if isinstance(spec, dict)
+                              else spec, mesh, rank)
+                for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        specs = (spec if isinstance(spec, (list, tuple))
+                 else [spec] * len(tree))
+        if len(specs) != len(tree):
+            raise ValueError(f"{spec!r} does not match a container of "
+                             f"{len(tree)} entries")
+        return type(tree)(mesh_block(v, s, mesh, rank)
+                          for v, s in zip(tree, specs))
+    array = np.asarray(tree)
+    if spec is None:
+        return array
+    if len(spec.axes) != array.ndim:
+        raise ValueError(f"{spec!r} has {len(spec.axes)} entries but the "
+                         f"array has rank {array.ndim}")
+    index = []
+    for dim, axis in enumerate(spec.axes):
+        if axis is None:
+            index.append(slice(None))
+            continue
+        position, count = _mesh_position(mesh, axis, rank)
+        size = array.shape[dim]
+        if size % count:
+            raise ValueError(f"dimension {dim} of size {size} does not split "
+                             f"into {count} blocks over {axis!r}")
+        step = size // count
+        index.append(slice(position * step, (position + 1) * step))
+    return array[tuple(index)]
+
+
 def _groups(comm, groups):
     """The replica groups as rows of ranks; by default one row of all of
     comm's ranks."""
