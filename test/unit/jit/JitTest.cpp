@@ -132,3 +132,65 @@ TEST(Jit, SavedModuleLoadsThroughTheRuntimeAlone) {
 }
 
 } // namespace
+
+namespace {
+
+/// x[i][j] = cols i + j as f32, for the block tests.
+Array grid(int64_t rows, int64_t cols) {
+  std::vector<float> values(rows * cols);
+  for (int64_t k = 0; k < rows * cols; ++k)
+    values[k] = static_cast<float>(k);
+  return Array::from(DType::F32, {rows, cols}, values);
+}
+
+TEST(Jit, MeshBlockCutsRowMajorBlocks) {
+  Array x = grid(4, 6);
+  std::vector<std::string> axes = {"dp", "tp"};
+  std::vector<int64_t> shape = {2, 3};
+  // Rank 4 is (dp, tp) = (1, 1): rows 2-3, columns 2-3.
+  Array b = meshBlock(x, {"dp", "tp"}, axes, shape, 4);
+  ASSERT_EQ(b.shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(b.at(0), 14.0);
+  EXPECT_EQ(b.at(1), 15.0);
+  EXPECT_EQ(b.at(2), 20.0);
+  EXPECT_EQ(b.at(3), 21.0);
+  // Rank 5 is (1, 2): all rows, columns 4-5 when only tp splits.
+  Array c = meshBlock(x, {"", "tp"}, axes, shape, 5);
+  ASSERT_EQ(c.shape(), (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(c.at(0), 4.0);
+  EXPECT_EQ(c.at(7), 23.0);
+  EXPECT_EQ(meshBlock(x, {}, axes, shape, 3).size(), 24);
+  EXPECT_THROW(meshBlock(x, {"tp", ""}, axes, shape, 0), JitError);
+  EXPECT_THROW(meshBlock(x, {"model", ""}, axes, shape, 0), JitError);
+  EXPECT_THROW(meshBlock(x, {"dp"}, axes, shape, 0), JitError);
+}
+
+TEST(Jit, MeshOfOneRankMatchesTheUnsplitFunction) {
+  kiln_comm_t *comm = nullptr;
+  ASSERT_EQ(kiln_comm_create_self(&comm), nullptr);
+  TracedFunction traced =
+      trace("mm", {{DType::F32, {3, 4}}, {DType::F32, {4, 6}}},
+            [](const Tensors &a) { return Tensors{tanh(matmul(a[0], a[1]))}; });
+  JitOptions options;
+  options.comm = comm;
+  options.meshAxes = {"tp"};
+  options.meshShape = {1};
+  options.argumentShardings = {{}, {"", "tp"}};
+  options.resultShardings = {{"", "tp"}};
+  CompiledFunction split = compile(traced, options);
+  CompiledFunction plain = compile(traced, JitOptions());
+  Array x = grid(3, 4), w = grid(4, 6);
+  Array a = split({x, w})[0], b = plain({x, w})[0];
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t k = 0; k < a.size(); ++k)
+    EXPECT_EQ(a.at(k), b.at(k));
+  // A mesh of the wrong size, and a mesh beside data parallelism.
+  options.meshShape = {2};
+  EXPECT_THROW(compile(traced, options), JitError);
+  options.meshShape = {1};
+  options.batchArgs = {0};
+  EXPECT_THROW(compile(traced, options), JitError);
+  kiln_comm_release(comm);
+}
+
+} // namespace
