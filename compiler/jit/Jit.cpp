@@ -19,6 +19,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cstring>
@@ -146,9 +147,10 @@ static void partitionOverMesh(mlir::ModuleOp module, const std::string &name,
                    diagnostics);
 }
 
-CompiledFunction kiln::compile(const TracedFunction &traced,
-                               const JitOptions &options) {
-  auto start = std::chrono::steady_clock::now();
+/// A copy of the traced module with the rewrites `options` ask for: data
+/// parallelism and ZeRO, or a mesh.
+static mlir::OwningOpRef<mlir::ModuleOp>
+rewriteForRanks(const TracedFunction &traced, const JitOptions &options) {
   mlir::OwningOpRef<mlir::ModuleOp> module = traced.module().clone();
   if (options.zeroStage != 0 && options.batchArgs.empty())
     throw JitError("'" + traced.name() +
@@ -163,6 +165,22 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
   }
   if (!options.meshAxes.empty())
     partitionOverMesh(*module, traced.name(), options);
+  return module;
+}
+
+std::string kiln::spmdText(const TracedFunction &traced,
+                           const JitOptions &options) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = rewriteForRanks(traced, options);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return text;
+}
+
+CompiledFunction kiln::compile(const TracedFunction &traced,
+                               const JitOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  mlir::OwningOpRef<mlir::ModuleOp> module = rewriteForRanks(traced, options);
   if (!options.autocast.empty() && options.autocast != "bf16" &&
       options.autocast != "f16")
     throw JitError("'" + traced.name() + "': unknown autocast dtype '" +

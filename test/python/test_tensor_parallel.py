@@ -93,3 +93,22 @@ def test_mesh_mistakes_name_the_fix(rng):
                           in_shardings=([P(None, "tp")], None))
     with pytest.raises(TypeError, match="does not match the structure"):
         mismatched(w, x)
+
+
+def test_spmd_text_shows_the_program_of_one_rank(rng):
+    comm = kd.single()
+    w = np.ones((4, 6), np.float32)
+    x = np.ones((3, 4), np.float32)
+
+    def f(w, x):
+        return knp.sum(x @ w, axis=1)
+
+    split = kiln.jit(f, comm=comm, mesh={"tp": 1},
+                     in_shardings=(P(None, "tp"), None))
+    text = split.lower(w, x).spmd_text()
+    assert "kiln.matmul" in text and "kiln.all_reduce" in text, text
+    assert "kiln.mesh" not in text and "kiln.sharding" not in text
+    ddp = kiln.jit(f, comm=comm, batch_argnums=(1,))
+    assert "kiln.all_gather" in ddp.lower(w, x).spmd_text()
+    with pytest.raises(TypeError, match="jitted with comm="):
+        kiln.jit(f).lower(w, x).spmd_text()

@@ -494,7 +494,7 @@ void kiln::python::bindJit(py::module_ &m) {
          std::vector<std::string> meshAxes, std::vector<int64_t> meshShape,
          std::vector<std::vector<std::string>> argumentShardings,
          std::vector<std::vector<std::string>> resultShardings,
-         std::string bucketAxis) {
+         std::string bucketAxis, bool spmdTextOnly) -> py::object {
         JitOptions options;
         options.optLevel = optLevel;
         options.autocast = std::move(autocast);
@@ -511,6 +511,8 @@ void kiln::python::bindJit(py::module_ &m) {
         options.argumentShardings = std::move(argumentShardings);
         options.resultShardings = std::move(resultShardings);
         options.bucketAxis = std::move(bucketAxis);
+        if (spmdTextOnly)
+          return py::str(spmdText(traced, options));
         auto compiled =
             std::make_shared<CompiledFunction>(compile(traced, options));
         // Said here, in Python's terms, rather than by the first call.
@@ -520,7 +522,7 @@ void kiln::python::bindJit(py::module_ &m) {
                          "(kiln.distributed collectives); pass the "
                          "communicator: kiln.jit(f, comm=kiln.distributed."
                          "mpi())");
-        return compiled;
+        return py::cast(compiled);
       },
       py::arg("traced"), py::arg("opt_level") = 2,
       py::arg("comm") = nullptr, py::arg("batch_args") = std::vector<int>(),
@@ -534,7 +536,7 @@ void kiln::python::bindJit(py::module_ &m) {
       py::arg("mesh_shape") = std::vector<int64_t>(),
       py::arg("argument_shardings") = std::vector<std::vector<std::string>>(),
       py::arg("result_shardings") = std::vector<std::vector<std::string>>(),
-      py::arg("bucket_axis") = std::string(),
+      py::arg("bucket_axis") = std::string(), py::arg("spmd_text") = false,
       "Compiles a traced function; with comm and batch_args (positions of "
       "the traced inputs), rewritten for data parallelism over comm's "
       "ranks, and with zero_stage for ZeRO: sharded_args are (position, "
@@ -544,7 +546,9 @@ void kiln::python::bindJit(py::module_ &m) {
       "partitioned over comm's ranks as a device mesh, each traced input "
       "and output split as argument_shardings / result_shardings say (per "
       "dimension a mesh axis, \"\" for none; an empty list: whole), the "
-      "all-reduces of bucket_axis bucketed (JitOptions in kiln/Jit.h).");
+      "all-reduces of bucket_axis bucketed (JitOptions in kiln/Jit.h). "
+      "With spmd_text, returns instead the kiln IR of the program one rank "
+      "runs, before compilation (kiln::spmdText).");
 
   py::class_<Dispatcher>(m, "Dispatcher")
       .def(py::init<py::object>())

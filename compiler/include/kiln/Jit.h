@@ -192,6 +192,12 @@ private:
 CompiledFunction compile(const TracedFunction &traced,
                          const JitOptions &options = {});
 
+/// The kiln IR, as MLIR text, of the program one rank runs: the traced
+/// function rewritten as `options` ask (data parallelism, ZeRO, a mesh),
+/// before compilation. Its collectives are what a call communicates.
+std::string spmdText(const TracedFunction &traced,
+                     const JitOptions &options);
+
 /// A function traced and compiled on first use for each distinct input
 /// signature (dtypes and shapes), then served from a cache.
 class JitFunction {

@@ -115,6 +115,19 @@ class Lowered:
         return Compiled(self._jitted._entry(self._key, self._lowered),
                         self._key[0])
 
+    def spmd_text(self):
+        """The kiln IR of the program one rank runs, for a function jitted
+        with comm= (data parallelism, ZeRO or a mesh): the traced function
+        after the rewrite, before compilation. Its collectives are what a
+        call communicates."""
+        if self._jitted._comm is None:
+            fail("kiln.jit: spmd_text is the program of one rank of a "
+                 "function jitted with comm=", TypeError)
+        traced, out_def, _ = self._lowered
+        return _kiln.compile(traced, self._jitted._opt_level, spmd_text=True,
+                             **self._jitted._parallel_options(
+                                 self._key, traced, out_def))
+
 
 class Compiled:
     """A function compiled for one signature. Call it with arguments of
@@ -400,6 +413,31 @@ class jit:
             first += child.num_leaves
         return blocks
 
+    def _parallel_options(self, key, traced, out_def, blocks=None):
+        """The keywords of _kiln.compile that rewrite the function for the
+        ranks of comm: a mesh, or data parallelism (and ZeRO)."""
+        options = dict(comm=self._comm, autocast=self._autocast,
+                       **self._parallel)
+        if self._mesh is not None:
+            shapes = [list(spec[1]) for spec in key[2]]
+            options.update(
+                mesh_axes=list(self._mesh),
+                mesh_shape=list(self._mesh.values()),
+                argument_shardings=self._argument_shardings(key[0], key[1],
+                                                            shapes),
+                result_shardings=self._result_shardings(traced, out_def),
+                bucket_axis=self._bucket_axis)
+            return options
+        if blocks is None and self._zero:
+            blocks = self._block_results(traced, out_def)
+        options.update(
+            batch_args=self._batch_leaves(key[0], len(key[1])),
+            zero_stage=self._zero,
+            sharded_args=[(i, list(spec[1])) for i, spec in enumerate(key[2])
+                          if len(spec) == 3],
+            sharded_results=[i for i, _ in blocks or ()])
+        return options
+
     def _expand_shardings(self, spec, tdef, where):
         """One P or None per leaf of the pytree `tdef`, from `spec`: None
         (every leaf whole), a P (for every leaf), or a container of those
@@ -494,26 +532,10 @@ class jit:
             if self._comm is None:
                 compiled = _kiln.compile(traced, self._opt_level,
                                          autocast=self._autocast)
-            elif self._mesh is not None:
-                shapes = [list(spec[1]) for spec in key[2]]
-                compiled = _kiln.compile(
-                    traced, self._opt_level, comm=self._comm,
-                    autocast=self._autocast,
-                    mesh_axes=list(self._mesh),
-                    mesh_shape=list(self._mesh.values()),
-                    argument_shardings=self._argument_shardings(
-                        key[0], key[1], shapes),
-                    result_shardings=self._result_shardings(traced, out_def),
-                    bucket_axis=self._bucket_axis, **self._parallel)
             else:
-                sharded = [(i, list(spec[1])) for i, spec in enumerate(key[2])
-                           if len(spec) == 3]
                 compiled = _kiln.compile(
-                    traced, self._opt_level, comm=self._comm,
-                    batch_args=self._batch_leaves(key[0], len(key[1])),
-                    zero_stage=self._zero, sharded_args=sharded,
-                    sharded_results=[i for i, _ in blocks or ()],
-                    autocast=self._autocast, **self._parallel)
+                    traced, self._opt_level,
+                    **self._parallel_options(key, traced, out_def, blocks))
             entry = self._cache[key] = _Entry(compiled, out_def, seconds,
                                               self._comm, blocks)
             self.last_trace_seconds = seconds
