@@ -156,11 +156,14 @@ class Kiln(B.Kiln):
                 "--bind-to", bind, "-x", "OMP_NUM_THREADS"]
 
     def run(self, module, inputs, out_dir, repeat, ranks=1, shards=(), maxrss=False,
-            env=None):
-        """(outputs saved by rank 0, (median s, min s) or None, max RSS per rank in KiB)."""
+            env=None, mesh=None):
+        """(outputs saved by rank 0, (median s, min s) or None, max RSS per rank in KiB).
+        `mesh` (NAME=SIZE,...) is kiln-run's --mesh, for shards NAME:DIM:AXIS."""
         if os.path.isdir(out_dir):
             shutil.rmtree(out_dir)
         args = self.run_args(module, inputs, out_dir, repeat)
+        if mesh:
+            args += ["--mesh", mesh]
         for s in shards:
             args += ["--shard-input", s]
         rss_prefix = os.path.join(self.work, "maxrss")
@@ -198,6 +201,21 @@ class Kiln(B.Kiln):
         return outs, t, rss
 
 
+def start_mpi_bench(args, default_work, name):
+    """(Kiln driver, work directory, start time) of a benchmark that runs
+    under mpirun: the work directory (args.work_dir, or `default_work`
+    under args.build_dir) made afresh. Exits naming `name` without mpirun."""
+    work = args.work_dir or os.path.join(args.build_dir, default_work)
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    kiln = Kiln(args.build_dir, work)
+    if not kiln.mpirun:
+        sys.exit(f"{name}: mpirun not found (apt-get install openmpi-bin)")
+    return kiln, work, started
+
+
 def all_reduce_source(path, elements, ranks):
     """A function that only all-reduces (sum) an f32[elements] over the ranks."""
     ty = f"tensor<{elements}xf32>"
@@ -213,7 +231,8 @@ def all_reduce_source(path, elements, ranks):
 
 
 def collectives_of(path):
-    """[(op, kind, elements, bytes)] of every collective start in an IR file."""
+    """[(op, kind, elements, bytes)] of every collective (synchronous or a
+    start) in an IR file."""
     sizes = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i32": 4, "i64": 8}
     found = []
     with open(path) as f:
@@ -223,7 +242,7 @@ def collectives_of(path):
             if not m:
                 continue
             kind = re.search(r"kind = (\w+)", m.group(3))
-            ty = re.search(r":\s*\(tensor<((?:\d+x)*)(\w+)>\)", m.group(3))
+            ty = re.search(r":\s*\(?tensor<((?:\d+x)*)(\w+)>", m.group(3))
             if not ty:
                 continue
             dims = [int(d) for d in ty.group(1).split("x") if d]

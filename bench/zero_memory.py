@@ -32,9 +32,7 @@ batch, activations) is the same in every column but is not zero.
 """
 
 import argparse
-import datetime
 import os
-import shutil
 import sys
 
 import numpy as np
@@ -135,14 +133,7 @@ def main():
     args = parse_args()
     wl = W.MlpTrain(args.quick)
     batch, dims = wl.batch, wl.dims
-    work = args.work_dir or os.path.join(args.build_dir, "bench-zero-memory")
-    if os.path.isdir(work):
-        shutil.rmtree(work)
-    os.makedirs(work)
-    started = datetime.datetime.now(datetime.timezone.utc)
-    kiln = D.Kiln(args.build_dir, work)
-    if not kiln.mpirun:
-        sys.exit("zero_memory: mpirun not found (apt-get install openmpi-bin)")
+    kiln, work, started = D.start_mpi_bench(args, "bench-zero-memory", "zero_memory")
 
     source = os.path.join(work, "step.mlir")
     with open(source, "w") as f:

@@ -51,24 +51,16 @@ std::string signatureKey(const std::vector<Array> &inputs) {
 }
 } // namespace
 
-/// Rewrites the traced function in `module` for data parallelism over the
-/// ranks of options.comm.
-static void partitionForRanks(mlir::ModuleOp module, const std::string &name,
-                       const JitOptions &options) {
-  auto func = module.lookupSymbol<mlir::func::FuncOp>(name);
-  if (!func)
-    throw JitError("'" + name + "' is not in its traced module");
+/// Rewrites the traced function `func` for data parallelism over the ranks
+/// of options.comm; `diagnostics` holds what the passes reported.
+static void partitionForRanks(mlir::func::FuncOp func, const std::string &name,
+                              const JitOptions &options,
+                              const std::string &diagnostics) {
   mlir::kiln::DataParallelConfig config;
   config.ranks = kiln_comm_size(options.comm);
   config.batchArgs.assign(options.batchArgs.begin(), options.batchArgs.end());
   config.bucketMb = options.bucketMb;
   config.overlap = options.overlap;
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(
-      module.getContext(), [&](mlir::Diagnostic &diagnostic) {
-        diagnostics += "\n  " + diagnostic.str();
-        return mlir::success();
-      });
   if (mlir::failed(mlir::kiln::partitionDataParallel(func, config)))
     throw JitError("data parallelism over " + std::to_string(config.ranks) +
                    " ranks cannot rewrite '" + name + "':" + diagnostics);
@@ -87,14 +79,12 @@ static void partitionForRanks(mlir::ModuleOp module, const std::string &name,
                    " cannot shard '" + name + "':" + diagnostics);
 }
 
-/// Annotates the traced function in `module` with options' mesh and
-/// shardings and partitions it (kiln-partition) over the ranks of
-/// options.comm.
-static void partitionOverMesh(mlir::ModuleOp module, const std::string &name,
-                              const JitOptions &options) {
-  auto func = module.lookupSymbol<mlir::func::FuncOp>(name);
-  if (!func)
-    throw JitError("'" + name + "' is not in its traced module");
+/// Annotates the traced function `func` with options' mesh and shardings
+/// and partitions it (kiln-partition) over the ranks of options.comm;
+/// `diagnostics` holds what the pass reported.
+static void partitionOverMesh(mlir::func::FuncOp func, const std::string &name,
+                              const JitOptions &options,
+                              const std::string &diagnostics) {
   if (!options.comm)
     throw JitError("'" + name +
                    "': tensor parallelism (JitOptions::meshAxes) needs a "
@@ -136,12 +126,6 @@ static void partitionOverMesh(mlir::ModuleOp module, const std::string &name,
   config.bucketAxis = options.bucketAxis;
   config.bucketMb = options.bucketMb;
   config.overlap = options.overlap;
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(
-      module.getContext(), [&](mlir::Diagnostic &diagnostic) {
-        diagnostics += "\n  " + diagnostic.str();
-        return mlir::success();
-      });
   if (mlir::failed(mlir::kiln::partitionFunction(func, config)))
     throw JitError("tensor parallelism cannot partition '" + name + "':" +
                    diagnostics);
@@ -152,19 +136,31 @@ static void partitionOverMesh(mlir::ModuleOp module, const std::string &name,
 static mlir::OwningOpRef<mlir::ModuleOp>
 rewriteForRanks(const TracedFunction &traced, const JitOptions &options) {
   mlir::OwningOpRef<mlir::ModuleOp> module = traced.module().clone();
+  const std::string &name = traced.name();
   if (options.zeroStage != 0 && options.batchArgs.empty())
-    throw JitError("'" + traced.name() +
+    throw JitError("'" + name +
                    "': ZeRO (JitOptions::zeroStage) shards a data-parallel "
                    "step; name its batches in JitOptions::batchArgs");
+  if (options.batchArgs.empty() && options.meshAxes.empty())
+    return module;
+  auto func = module->lookupSymbol<mlir::func::FuncOp>(name);
+  if (!func)
+    throw JitError("'" + name + "' is not in its traced module");
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(
+      module->getContext(), [&](mlir::Diagnostic &diagnostic) {
+        diagnostics += "\n  " + diagnostic.str();
+        return mlir::success();
+      });
   if (!options.batchArgs.empty()) {
     if (!options.comm)
-      throw JitError("'" + traced.name() +
+      throw JitError("'" + name +
                      "': data parallelism (JitOptions::batchArgs) needs a "
                      "communicator (JitOptions::comm)");
-    partitionForRanks(*module, traced.name(), options);
+    partitionForRanks(func, name, options, diagnostics);
   }
   if (!options.meshAxes.empty())
-    partitionOverMesh(*module, traced.name(), options);
+    partitionOverMesh(func, name, options, diagnostics);
   return module;
 }
 

@@ -101,44 +101,16 @@ protected:
     return parsed->lookupSymbol<func::FuncOp>("main");
   }
 
-  /// A random tensor of `type`: floats uniform in [-1, 1], integers in
-  /// [0, intBound).
   HostTensor random(Type type, int64_t intBound = 4) {
-    auto tensor = cast<RankedTensorType>(type);
-    std::vector<int64_t> shape(tensor.getShape());
-    int64_t count = tensor.getNumElements();
-    if (isa<FloatType>(tensor.getElementType())) {
-      std::uniform_real_distribution<double> dist(-1.0, 1.0);
-      std::vector<double> values(count);
-      for (double &v : values)
-        v = dist(rng);
-      return HostTensor::fromFloats(tensor.getElementType(), shape, values);
-    }
-    std::uniform_int_distribution<int64_t> dist(0, intBound - 1);
-    std::vector<int64_t> values(count);
-    for (int64_t &v : values)
-      v = dist(rng);
-    return HostTensor::fromInts(tensor.getElementType(), shape, values);
+    return randomTensor(type, rng, intBound);
   }
 
-  /// Random inputs for every argument of `f`.
   Inputs randomInputs(func::FuncOp f) {
-    Inputs inputs;
-    for (Type type : f.getArgumentTypes())
-      inputs.push_back(random(type));
-    return inputs;
+    return ::kiln::parallel_test::randomInputs(f.getArgumentTypes(), rng);
   }
 
-  /// One-hot rows for random labels, of the float matrix type `type`.
   HostTensor randomOneHot(Type type) {
-    auto matrix = cast<RankedTensorType>(type);
-    int64_t rows = matrix.getDimSize(0), classes = matrix.getDimSize(1);
-    std::uniform_int_distribution<int64_t> label(0, classes - 1);
-    std::vector<double> values(rows * classes, 0.0);
-    for (int64_t r = 0; r < rows; ++r)
-      values[r * classes + label(rng)] = 1.0;
-    return HostTensor::fromFloats(matrix.getElementType(), {rows, classes},
-                                  values);
+    return ::kiln::parallel_test::randomOneHot(type, rng);
   }
 
   /// Rewrites a copy of `f`'s module with `config`; returns the copy of

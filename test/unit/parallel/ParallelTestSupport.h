@@ -1,9 +1,9 @@
 //===- ParallelTestSupport.h - What the parallel pass tests share -*- C++ -*-===//
 //
 // Helpers of DataParallelTest.cpp, ZeroTest.cpp and PartitionTest.cpp:
-// cutting a batch into the ranks' rows (a tensor into blocks), comparing a
-// rank's results with the original's, counting ops, and the loss the
-// traced training steps minimize.
+// random inputs, cutting a batch into the ranks' rows (a tensor into
+// blocks), comparing a rank's results with the original's, counting ops,
+// and the loss the traced training steps minimize.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,12 +13,15 @@
 #include "kiln/Compiler/HostTensor.h"
 #include "kiln/kiln.h"
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 namespace kiln::parallel_test {
@@ -49,6 +52,48 @@ inline HostTensor rowsOf(const HostTensor &t, int64_t rank, int64_t ranks) {
   else
     piece.i.assign(t.i.begin() + begin, t.i.begin() + end);
   return piece;
+}
+
+/// A random tensor of `type`: floats uniform in [-1, 1], integers in
+/// [0, intBound).
+inline HostTensor randomTensor(mlir::Type type, std::mt19937 &rng,
+                               int64_t intBound = 4) {
+  auto tensor = mlir::cast<mlir::RankedTensorType>(type);
+  std::vector<int64_t> shape(tensor.getShape());
+  int64_t count = tensor.getNumElements();
+  if (mlir::isa<mlir::FloatType>(tensor.getElementType())) {
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    std::vector<double> values(count);
+    for (double &v : values)
+      v = dist(rng);
+    return HostTensor::fromFloats(tensor.getElementType(), shape, values);
+  }
+  std::uniform_int_distribution<int64_t> dist(0, intBound - 1);
+  std::vector<int64_t> values(count);
+  for (int64_t &v : values)
+    v = dist(rng);
+  return HostTensor::fromInts(tensor.getElementType(), shape, values);
+}
+
+/// A random tensor of each of `types`.
+inline std::vector<HostTensor> randomInputs(llvm::ArrayRef<mlir::Type> types,
+                                            std::mt19937 &rng) {
+  std::vector<HostTensor> inputs;
+  for (mlir::Type type : types)
+    inputs.push_back(randomTensor(type, rng));
+  return inputs;
+}
+
+/// One-hot rows for random labels, of the float matrix type `type`.
+inline HostTensor randomOneHot(mlir::Type type, std::mt19937 &rng) {
+  auto matrix = mlir::cast<mlir::RankedTensorType>(type);
+  int64_t rows = matrix.getDimSize(0), classes = matrix.getDimSize(1);
+  std::uniform_int_distribution<int64_t> label(0, classes - 1);
+  std::vector<double> values(rows * classes, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    values[r * classes + label(rng)] = 1.0;
+  return HostTensor::fromFloats(matrix.getElementType(), {rows, classes},
+                                values);
 }
 
 /// Block `index` of `parts` equal blocks of `t` along dimension `dim`.
