@@ -12,6 +12,7 @@
 #include "kiln/Passes/Autodiff.h"
 #include "kiln/Passes/DataParallel.h"
 #include "kiln/Passes/Partition.h"
+#include "kiln/Passes/Pipeline.h"
 #include "kiln/Passes/Zero.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -281,6 +281,78 @@ def Partition : Pass<"kiln-partition", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["mlir::kiln::KilnDialect"];
 }
+
+def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
+  let summary = "Derive the pipeline-parallel training step (GPipe or "
+                "1F1B) of a loss written as a chain of stage calls";
+  let description = [{
+    `function` is the loss of one micro-batch, written as a chain of stage
+    calls: call s reads parameters (arguments no other stage reads), data
+    (the arguments named in `data-args`, one micro-batch each) and, after
+    the first, the previous call's result; the last call's f32 scalar is
+    returned.
+
+    ```mlir
+    func.func @loss(%w0: tensor<16x32xf32>, %w1: tensor<32x4xf32>,
+                    %x: tensor<2x16xf32>, %y: tensor<2x4xf32>) -> tensor<f32> {
+      %h = func.call @stage0(%w0, %x) : (tensor<16x32xf32>, tensor<2x16xf32>) -> tensor<2x32xf32>
+      %l = func.call @stage1(%w1, %h, %y) : (tensor<32x4xf32>, tensor<2x32xf32>, tensor<2x4xf32>) -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+
+    The pass adds `@<function>_pipeline` (or `name`), the program that P
+    ranks run, rank s as stage s, over `microbatches` micro-batches:
+
+    ```mlir
+    func.func @loss_pipeline(%packed: tensor<1x512xf32>, %x: tensor<8x16xf32>,
+                             %y: tensor<8x4xf32>) -> (tensor<f32>, tensor<1x512xf32>)
+    ```
+
+    `packed` is rank s's row of the [P, K] array of each stage's parameters
+    flattened and concatenated in the order its call reads them (padded to
+    the largest stage's K); the data hold M micro-batches of the loss's
+    rows; every rank returns the mean loss over the micro-batches and its
+    row of the gradients, packed the same way. Stage s's VJP is derived by
+    kiln-grad's buildGradient; a backward pass recomputes its stage's
+    forward pass from the stage's input, the only thing a stage keeps of a
+    micro-batch. The work is laid out tick by tick as `schedule` orders it
+    (`gpipe`: all forward passes, then all backward passes; `1f1b`:
+    PipeDream-flush, P - 1 - s forward passes, then one forward and one
+    backward pass alternately) and unrolled: each action is a kiln.cond on
+    kiln.rank == s, and after each tick kiln.collective_permute sends the
+    activations one stage on and the input gradients one stage back.
+    `schedule-trace=FILE` writes the schedule as a Chrome trace / Perfetto
+    timeline (one track per stage, F m and B m events, 1 ms a tick) and
+    reports its bubble (the share of idle stage-ticks) as a remark.
+
+    Errors, at the loss or the call at fault: a body that is not a chain of
+    calls of defined functions, a stage that does not read the previous
+    result or returns more than one value, parameters or activations that
+    are not f32, a parameter two stages read, an argument no stage reads, a
+    loss that is not an f32 scalar, data-args out of range or without a
+    leading dimension, microbatches < 1; at the module: no `function`, an
+    unknown `schedule`.
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "the loss of one micro-batch, a chain of stage calls">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "the micro-batches of a step">,
+    ListOption<"dataArgs", "data-args", "int64_t",
+               "the loss's arguments that are data of one micro-batch">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"gpipe\"",
+           "gpipe or 1f1b">,
+    Option<"name", "name", "std::string", /*default=*/"\"\"",
+           "the derived step's name (default: <function>_pipeline)">,
+    Option<"scheduleTrace", "schedule-trace", "std::string",
+           /*default=*/"\"\"",
+           "write the schedule's timeline here (Chrome trace JSON, one "
+           "track per stage, 1 ms a tick) and report its bubble">,
+  ];
+  let dependentDialects = ["mlir::kiln::KilnDialect",
+                           "mlir::func::FuncDialect"];
+}
 def Zero : Pass<"kiln-zero", "mlir::ModuleOp"> {
   let summary = "Shard the optimizer state, gradients and parameters of a "
                 "data-parallel step across the ranks (ZeRO 1-3 / FSDP)";

@@ -1,0 +1,61 @@
+//===- Pipeline.h - Pipeline parallelism as a program rewrite ---*- C++ -*-===//
+//
+// The C++ entry point of the kiln-pipeline pass: derives, from the loss of
+// one micro-batch written as a chain of stage calls, the SPMD training step
+// that P ranks run as a pipeline of P stages over M micro-batches (see
+// Passes.td and passes/parallel/README.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_PIPELINE_H
+#define KILN_PASSES_PIPELINE_H
+
+#include "kiln/Passes/PipelineSchedule.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+namespace kiln {
+
+struct PipelineConfig {
+  /// How many micro-batches a step runs (M >= 1).
+  int64_t microbatches = 1;
+  /// The arguments of the loss that are data of one micro-batch (split
+  /// along their leading dimension); the others are parameters, each read
+  /// by exactly one stage.
+  llvm::SmallVector<int64_t> dataArgs;
+  PipelineScheduleKind schedule = PipelineScheduleKind::GPipe;
+  /// The derived function's name; default `<loss>_pipeline`.
+  std::string name;
+};
+
+/// Derives from `loss` (params..., data...) -> f32, whose body is a chain of
+/// calls `%a1 = call @s0(...)`, `%a2 = call @s1(..., %a1, ...)`, ...,
+/// `%l = call @sL(..., %aL, ...)` returning %l, the SPMD step
+///
+///   `name(packed: tensor<1xKxf32>, data...: tensor<M*b x ...>)
+///        -> (loss: f32, grads: tensor<1xKxf32>)`
+///
+/// that rank s runs as stage s (call s): `packed` is rank s's row of the
+/// [P, K] array holding each stage's parameters flattened and concatenated
+/// in the order the stage's call reads them (padded with zeros to K), the
+/// data are whole (M micro-batches of b rows), and every rank returns the
+/// mean over the micro-batches of the loss and its row of the gradients,
+/// packed the same way. Activations travel between neighbouring stages by
+/// kiln.collective_permute, the backward pass recomputes each stage's
+/// forward pass from its saved input, as `config.schedule` orders the work.
+/// The derived function and the stages' VJPs are inserted after `loss`.
+/// Reports a loss that is not such a chain, parameters or activations that
+/// are not f32, a parameter two stages read, at `loss` or the call at
+/// fault, and fails leaving the module unchanged.
+FailureOr<func::FuncOp> buildPipeline(func::FuncOp loss,
+                                      const PipelineConfig &config);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_PASSES_PIPELINE_H

@@ -1,0 +1,638 @@
+//===- Pipeline.cpp - The kiln-pipeline pass ------------------------------===//
+//
+// Pipeline parallelism (GPipe, 1F1B) as a program rewrite. The user writes
+// the loss of one micro-batch as a chain of stage calls; the pass derives
+// the training step that P ranks run, rank s being stage s:
+//
+//  1. Checks the chain: call s reads parameters (arguments of the loss that
+//     no other stage reads), data (arguments named in data-args) and, for
+//     s > 0, the one result of call s - 1, its input activation; the last
+//     call's result, a rank-0 float, is returned.
+//
+//  2. Derives each stage's vector-Jacobian product with buildGradient:
+//     (stage inputs..., dy) -> (y, d params..., d activation), which runs
+//     the stage's forward pass again before its backward pass. A stage's
+//     input is all it keeps of a micro-batch between its forward and its
+//     backward pass (activation recomputation at stage boundaries).
+//
+//  3. Lays the schedule out tick by tick (PipelineSchedule.cpp) and writes
+//     it unrolled: at each tick, for each stage with an action, a kiln.cond
+//     on `kiln.rank == s` runs it on rank s alone (the other ranks pass
+//     their values through), then one kiln.collective_permute sends every
+//     stage's output activation to the next stage and one sends every
+//     backward stage's input gradient to the previous stage. Activations
+//     and gradients travel as flat f32 buffers of the largest activation's
+//     size; a received buffer stays alive (an SSA value) until the stage's
+//     backward pass for that micro-batch has used it, so GPipe holds M
+//     inputs per stage and 1F1B at most P - s.
+//
+//  4. Accumulates each stage's parameter gradients, packed as the stage's
+//     parameters are, over the micro-batches (the last stage's cotangent is
+//     1 / M, so the sum is the gradient of the mean loss), and all-reduces
+//     the loss, which only the last stage's forward passes compute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Pipeline.h"
+
+#include "TargetFunctions.h"
+
+#include "kiln/IR/KilnOps.h"
+#include "kiln/Passes/Autodiff.h"
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <numeric>
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_PIPELINE
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+/// What one stage (one call of the chain) reads.
+struct Stage {
+  func::CallOp call;
+  func::FuncOp callee;
+  /// For each operand of the call: the loss's argument it is, or -1 for the
+  /// input activation.
+  SmallVector<int64_t> operandArgs;
+  /// The loss's parameter arguments the stage reads, in the order of first
+  /// reading, and each one's offset in the stage's packed row.
+  SmallVector<int64_t> params;
+  SmallVector<int64_t> offsets;
+  int64_t packedSize = 0;
+  /// The derived VJP: (callee args..., dy) -> (y, d wrt...).
+  func::FuncOp vjp;
+  /// The callee positions differentiated: the parameters', then the input
+  /// activation's (stages after the first).
+  SmallVector<unsigned> wrt;
+};
+
+int64_t numElements(Type type) {
+  return cast<RankedTensorType>(type).getNumElements();
+}
+
+bool isF32Tensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
+}
+
+class PipelineBuilder {
+public:
+  PipelineBuilder(func::FuncOp loss, const PipelineConfig &config)
+      : loss(loss), config(config), builder(loss.getContext()) {}
+
+  FailureOr<func::FuncOp> run();
+
+private:
+  LogicalResult checkChain();
+  LogicalResult deriveVjps();
+  void eraseVjps();
+  func::FuncOp buildStep();
+
+  Value constant(OpBuilder &b, RankedTensorType type, double value) {
+    return b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 type, b.getFloatAttr(type.getElementType(), value)));
+  }
+  Value i64(OpBuilder &b, int64_t value) {
+    auto type = RankedTensorType::get({}, b.getI64Type());
+    return b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(type, b.getI64IntegerAttr(value)));
+  }
+  /// `v` flattened and padded with zeros: elements [low, low + n) of a
+  /// vector of `total`.
+  Value placeFlat(OpBuilder &b, Value v, int64_t low, int64_t total) {
+    int64_t n = numElements(v.getType());
+    auto f32 = b.getF32Type();
+    Value flat =
+        b.create<ReshapeOp>(loc, RankedTensorType::get({n}, f32), v);
+    if (n == total)
+      return flat;
+    Value zero = constant(b, RankedTensorType::get({}, f32), 0.0);
+    return b.create<PadOp>(loc, flat, zero, ArrayRef<int64_t>{low},
+                           ArrayRef<int64_t>{total - low - n},
+                           ArrayRef<int64_t>{0});
+  }
+  /// Elements [offset, offset + numel(type)) of the flat `v`, as `type`.
+  Value takeFlat(OpBuilder &b, Value v, int64_t offset, Type type) {
+    int64_t n = numElements(type);
+    Value piece = v;
+    if (n != numElements(v.getType()))
+      piece = b.create<SliceOp>(loc, v, ArrayRef<int64_t>{offset},
+                                ArrayRef<int64_t>{offset + n},
+                                ArrayRef<int64_t>{1});
+    return b.create<ReshapeOp>(loc, type, piece);
+  }
+
+  /// Emits `kiln.cond %pred, (inputs)` whose then-region `body` builds from
+  /// the region's arguments (the inputs) and whose else-region yields the
+  /// inputs at `passThrough` positions; returns the results.
+  SmallVector<Value>
+  onRank(int64_t stage, ArrayRef<Value> inputs, ArrayRef<unsigned> passThrough,
+         llvm::function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> body);
+
+  /// The micro-batch `m` rows of the data argument `arg` of the step.
+  Value dataSlice(int64_t arg, int64_t m);
+
+  func::FuncOp loss;
+  const PipelineConfig &config;
+  /// The derived step's name; its stages' VJPs are <name>_stage<s>_vjp.
+  std::string stepName;
+  OpBuilder builder;
+  Location loc = UnknownLoc::get(loss.getContext());
+  std::vector<Stage> stages;
+  llvm::DenseMap<int64_t, unsigned> dataPosition; // loss arg -> step arg
+  int64_t packedWidth = 1, bufferSize = 1;
+  Block *body = nullptr;
+  Value rank;
+  DenseMap<std::pair<int64_t, int64_t>, Value> slices;
+};
+
+LogicalResult PipelineBuilder::checkChain() {
+  if (config.microbatches < 1)
+    return loss.emitError("kiln-pipeline: microbatches must be >= 1, not ")
+           << config.microbatches;
+  if (!loss.getBody().hasOneBlock())
+    return loss.emitError("kiln-pipeline: @")
+           << loss.getSymName() << " must be one block of stage calls";
+  Block &block = loss.front();
+  unsigned numArgs = block.getNumArguments();
+  llvm::SmallDenseSet<int64_t> data;
+  for (int64_t index : config.dataArgs) {
+    if (index < 0 || index >= numArgs)
+      return loss.emitError("kiln-pipeline: data-args index ")
+             << index << " is out of range: @" << loss.getSymName() << " has "
+             << numArgs << " arguments";
+    auto type = dyn_cast<RankedTensorType>(block.getArgument(index).getType());
+    if (!type || type.getRank() == 0 || !type.hasStaticShape())
+      return loss.emitError("kiln-pipeline: data argument #")
+             << index << " of @" << loss.getSymName()
+             << " has no leading dimension to stack micro-batches along";
+    data.insert(index);
+  }
+  llvm::DenseMap<int64_t, int64_t> paramStage;
+  Value previous;
+  for (Operation &op : block.without_terminator()) {
+    auto call = dyn_cast<func::CallOp>(op);
+    if (!call)
+      return op.emitError("kiln-pipeline: the body of @")
+             << loss.getSymName()
+             << " must be a chain of stage calls (func.call), not '"
+             << op.getName() << "'";
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (!callee || callee.isDeclaration())
+      return call.emitError("kiln-pipeline: stage @")
+             << call.getCallee() << " has no body to differentiate";
+    Stage stage;
+    stage.call = call;
+    stage.callee = callee;
+    int64_t index = stages.size();
+    for (auto [position, operand] : llvm::enumerate(call.getOperands())) {
+      if (previous && operand == previous) {
+        if (llvm::is_contained(stage.operandArgs, -1))
+          return call.emitError("kiln-pipeline: stage ")
+                 << index << " reads its input activation twice";
+        stage.operandArgs.push_back(-1);
+        stage.wrt.push_back(position); // placed after the params below
+        continue;
+      }
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &block)
+        return call.emitError("kiln-pipeline: stage ")
+               << index << " reads operand #" << position
+               << ", which is neither an argument of @" << loss.getSymName()
+               << " nor the previous stage's result";
+      int64_t a = arg.getArgNumber();
+      stage.operandArgs.push_back(a);
+      if (data.contains(a))
+        continue;
+      if (!isF32Tensor(arg.getType()))
+        return call.emitError("kiln-pipeline: parameter argument #")
+               << a << " has type " << arg.getType()
+               << "; the stages' parameters travel packed as f32";
+      auto [it, inserted] = paramStage.try_emplace(a, index);
+      if (!inserted && it->second != index)
+        return call.emitError("kiln-pipeline: argument #")
+               << a << " is read by stages " << it->second << " and " << index
+               << "; each parameter belongs to one stage (name data in "
+                  "data-args)";
+      if (!llvm::is_contained(stage.params, a)) {
+        stage.offsets.push_back(stage.packedSize);
+        stage.params.push_back(a);
+        stage.packedSize += numElements(arg.getType());
+      }
+    }
+    if (previous && !llvm::is_contained(stage.operandArgs, -1))
+      return call.emitError("kiln-pipeline: stage ")
+             << index << " does not read stage " << index - 1 << "'s result";
+    if (call.getNumResults() != 1)
+      return call.emitError("kiln-pipeline: stage ")
+             << index << " returns " << call.getNumResults()
+             << " values; a stage returns one (its activation, or the loss)";
+    previous = call.getResult(0);
+    stages.push_back(std::move(stage));
+  }
+  if (stages.empty())
+    return loss.emitError("kiln-pipeline: @")
+           << loss.getSymName() << " calls no stage";
+  Operation *ret = block.getTerminator();
+  if (ret->getNumOperands() != 1 || ret->getOperand(0) != previous)
+    return loss.emitError("kiln-pipeline: @")
+           << loss.getSymName() << " must return the last stage's result";
+  auto lossType = dyn_cast<RankedTensorType>(previous.getType());
+  if (!lossType || lossType.getRank() != 0 || !lossType.getElementType().isF32())
+    return loss.emitError("kiln-pipeline: the last stage returns ")
+           << previous.getType() << "; a pipeline's loss is an f32 scalar";
+  for (auto [s, stage] : llvm::enumerate(stages)) {
+    if (s + 1 == stages.size())
+      break;
+    Type activation = stage.call.getResult(0).getType();
+    if (!isF32Tensor(activation))
+      return stage.call.emitError("kiln-pipeline: stage ")
+             << s << " returns " << activation
+             << "; activations travel between stages as f32";
+    bufferSize = std::max(bufferSize, numElements(activation));
+  }
+  for (BlockArgument arg : block.getArguments())
+    if (!data.contains(arg.getArgNumber()) &&
+        !paramStage.count(arg.getArgNumber()))
+      return loss.emitError("kiln-pipeline: argument #")
+             << arg.getArgNumber() << " of @" << loss.getSymName()
+             << " is read by no stage";
+  for (Stage &stage : stages)
+    packedWidth = std::max(packedWidth, stage.packedSize);
+  if (stages.size() == 1 && stages.front().params.empty())
+    return loss.emitError("kiln-pipeline: @")
+           << loss.getSymName() << " has no parameters to train";
+  return success();
+}
+
+LogicalResult PipelineBuilder::deriveVjps() {
+  for (auto [s, stage] : llvm::enumerate(stages)) {
+    // The callee positions of the parameters, then of the activation.
+    SmallVector<unsigned> wrt;
+    for (int64_t param : stage.params)
+      for (auto [position, arg] : llvm::enumerate(stage.operandArgs))
+        if (arg == param) {
+          wrt.push_back(position);
+          break;
+        }
+    wrt.append(stage.wrt.begin(), stage.wrt.end());
+    stage.wrt = wrt;
+    if (wrt.empty())
+      continue; // Nothing to differentiate: the stage has no parameters.
+    std::string name = (stepName + "_stage" + Twine(s) + "_vjp").str();
+    FailureOr<func::FuncOp> vjp = buildGradient(stage.callee, wrt, name);
+    if (failed(vjp))
+      return failure();
+    vjp->setPrivate();
+    stage.vjp = *vjp;
+  }
+  return success();
+}
+
+void PipelineBuilder::eraseVjps() {
+  for (Stage &stage : stages)
+    if (stage.vjp)
+      stage.vjp.erase();
+}
+
+SmallVector<Value> PipelineBuilder::onRank(
+    int64_t stage, ArrayRef<Value> inputs, ArrayRef<unsigned> passThrough,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> bodyFn) {
+  Value pred = builder.create<CompareOp>(loc, CompareDirection::eq, rank,
+                                         i64(builder, stage));
+  SmallVector<Type> types;
+  for (unsigned i : passThrough)
+    types.push_back(inputs[i].getType());
+  auto cond = builder.create<CondOp>(loc, types, pred, inputs);
+  for (int branch = 0; branch < 2; ++branch) {
+    Region &region = branch == 0 ? cond.getThenRegion() : cond.getElseRegion();
+    Block *block = new Block();
+    region.push_back(block);
+    for (Value input : inputs)
+      block->addArgument(input.getType(), loc);
+    OpBuilder inner = OpBuilder::atBlockEnd(block);
+    SmallVector<Value> results;
+    if (branch == 0)
+      results = bodyFn(inner, block->getArguments());
+    else
+      for (unsigned i : passThrough)
+        results.push_back(block->getArgument(i));
+    inner.create<YieldOp>(loc, results);
+  }
+  return SmallVector<Value>(cond.getResults());
+}
+
+Value PipelineBuilder::dataSlice(int64_t arg, int64_t m) {
+  if (Value done = slices.lookup({arg, m}))
+    return done;
+  Value whole = body->getArgument(dataPosition.lookup(arg));
+  auto type = cast<RankedTensorType>(whole.getType());
+  int64_t rows = type.getDimSize(0) / config.microbatches;
+  SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape()),
+      stride(type.getRank(), 1);
+  start[0] = m * rows;
+  limit[0] = (m + 1) * rows;
+  Value slice = builder.create<SliceOp>(loc, whole, start, limit, stride);
+  slices[{arg, m}] = slice;
+  return slice;
+}
+
+func::FuncOp PipelineBuilder::buildStep() {
+  MLIRContext *context = loss.getContext();
+  auto f32 = Float32Type::get(context);
+  int64_t P = stages.size(), M = config.microbatches;
+  Block &original = loss.front();
+
+  // The signature: the packed parameters, then the data, M micro-batches
+  // each.
+  auto packedType = RankedTensorType::get({1, packedWidth}, f32);
+  SmallVector<Type> argTypes = {packedType};
+  for (BlockArgument arg : original.getArguments()) {
+    if (!llvm::is_contained(config.dataArgs, arg.getArgNumber()))
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] *= M;
+    dataPosition[arg.getArgNumber()] = argTypes.size();
+    argTypes.push_back(type.clone(shape));
+  }
+  Type lossType = original.getTerminator()->getOperand(0).getType();
+  builder.setInsertionPointAfter(loss);
+  auto step = builder.create<func::FuncOp>(
+      loss.getLoc(), stepName,
+      FunctionType::get(context, argTypes, {lossType, packedType}));
+  body = step.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+
+  auto scalar = RankedTensorType::get({}, builder.getI64Type());
+  rank = builder.create<RankOp>(loc, scalar);
+  auto flatType = RankedTensorType::get({packedWidth}, f32);
+  Value params = builder.create<ReshapeOp>(loc, flatType, body->getArgument(0));
+  auto bufferType = RankedTensorType::get({bufferSize}, f32);
+  Value zeros = constant(builder, bufferType, 0.0);
+  Value gradients = constant(builder, flatType, 0.0);
+  Value lossSum = constant(builder, cast<RankedTensorType>(lossType), 0.0);
+
+  // Where each stage's inputs for micro-batch m arrive: the buffer a
+  // permute delivered.
+  DenseMap<std::pair<int64_t, int64_t>, Value> activationIn, gradientIn;
+  SmallVector<int64_t> forwardPairs, backwardPairs;
+  for (int64_t s = 0; s + 1 < P; ++s) {
+    forwardPairs.append({s, s + 1});
+    backwardPairs.append({s + 1, s});
+  }
+
+  /// The operands of stage s's callee for micro-batch m, inside a region
+  /// whose arguments `region` hold [params, (activation), data...].
+  auto stageOperands = [&](OpBuilder &b, Stage &stage, ValueRange region,
+                           int64_t activationIndex) {
+    SmallVector<Value> operands;
+    unsigned nextData = activationIndex + 1;
+    llvm::DenseMap<int64_t, Value> dataValues;
+    for (auto [position, arg] : llvm::enumerate(stage.operandArgs)) {
+      Type type = stage.callee.getArgumentTypes()[position];
+      if (arg < 0) {
+        operands.push_back(takeFlat(b, region[activationIndex], 0, type));
+        continue;
+      }
+      auto paramAt = llvm::find(stage.params, arg);
+      if (paramAt != stage.params.end()) {
+        operands.push_back(takeFlat(
+            b, region[0], stage.offsets[paramAt - stage.params.begin()],
+            type));
+        continue;
+      }
+      auto [it, inserted] = dataValues.try_emplace(arg, Value());
+      if (inserted)
+        it->second = region[nextData++];
+      operands.push_back(it->second);
+    }
+    return operands;
+  };
+  /// The data arguments stage s reads, each once, in operand order.
+  auto stageData = [&](Stage &stage, int64_t m) {
+    SmallVector<Value> values;
+    SmallVector<int64_t> seen;
+    for (int64_t arg : stage.operandArgs)
+      if (arg >= 0 && !llvm::is_contained(stage.params, arg) &&
+          !llvm::is_contained(seen, arg)) {
+        seen.push_back(arg);
+        values.push_back(dataSlice(arg, m));
+      }
+    return values;
+  };
+
+  PipelineSchedule schedule = buildPipelineSchedule(config.schedule, P, M);
+  for (const auto &tick : schedule.ticks) {
+    Value forwardOut = zeros, backwardOut = zeros;
+    SmallVector<std::pair<int64_t, int64_t>> sentForward, sentBackward;
+    for (int64_t s = 0; s < P; ++s) {
+      const PipelineAction &action = tick[s];
+      if (action.kind == PipelineAction::Idle)
+        continue;
+      Stage &stage = stages[s];
+      int64_t m = action.microbatch;
+      bool first = s == 0, last = s == P - 1;
+      // Region inputs: params, (activation), data..., then the values the
+      // other ranks pass through.
+      SmallVector<Value> inputs = {params};
+      int64_t activationIndex = 0;
+      if (!first) {
+        activationIndex = inputs.size();
+        inputs.push_back(activationIn.lookup({s, m}));
+      }
+      SmallVector<Value> data = stageData(stage, m);
+      inputs.append(data.begin(), data.end());
+      if (action.kind == PipelineAction::Forward) {
+        // The activation sent on, or on the last stage the loss.
+        unsigned out = inputs.size();
+        inputs.push_back(last ? lossSum : forwardOut);
+        Value result = onRank(
+            s, inputs, {out}, [&](OpBuilder &b, ValueRange region) {
+              SmallVector<Value> operands =
+                  stageOperands(b, stage, region, activationIndex);
+              Value y = b.create<func::CallOp>(loc, stage.callee, operands)
+                            .getResult(0);
+              if (last)
+                return SmallVector<Value>{
+                    b.create<AddOp>(loc, region[out], y)};
+              return SmallVector<Value>{placeFlat(b, y, 0, bufferSize)};
+            })[0];
+        if (last) {
+          lossSum = result;
+          continue;
+        }
+        forwardOut = result;
+        sentForward.push_back({s, m});
+        continue;
+      }
+      // A backward pass: the cotangent of the stage's result, the
+      // gradient and loss sums, and the gradient it sends back.
+      int64_t cotangentIndex = -1;
+      if (!last) {
+        cotangentIndex = inputs.size();
+        inputs.push_back(gradientIn.lookup({s, m}));
+      }
+      unsigned sums = inputs.size();
+      inputs.append({gradients, backwardOut});
+      SmallVector<Value> results = onRank(
+          s, inputs, {sums, sums + 1},
+          [&](OpBuilder &b, ValueRange region) {
+            Value grads = region[sums], sendIn = region[sums + 1];
+            if (!stage.vjp)
+              return SmallVector<Value>{grads, sendIn};
+            SmallVector<Value> operands =
+                stageOperands(b, stage, region, activationIndex);
+            Type resultType = stage.call.getResult(0).getType();
+            operands.push_back(
+                last ? constant(b, cast<RankedTensorType>(resultType),
+                                1.0 / static_cast<double>(M))
+                     : takeFlat(b, region[cotangentIndex], 0, resultType));
+            auto vjp = b.create<func::CallOp>(loc, stage.vjp, operands);
+            // (y, d params..., d activation)
+            for (auto [k, offset] : llvm::enumerate(stage.offsets))
+              grads = b.create<AddOp>(
+                  loc, grads,
+                  placeFlat(b, vjp.getResult(1 + k), offset, packedWidth));
+            Value send = sendIn;
+            if (!first)
+              send = placeFlat(b, vjp.getResults().back(), 0, bufferSize);
+            return SmallVector<Value>{grads, send};
+          });
+      gradients = results[0];
+      backwardOut = results[1];
+      if (!first)
+        sentBackward.push_back({s, m});
+    }
+    if (!sentForward.empty()) {
+      Value sent =
+          builder.create<CollectivePermuteOp>(loc, forwardOut, forwardPairs);
+      for (auto [s, m] : sentForward)
+        activationIn[{s + 1, m}] = sent;
+    }
+    if (!sentBackward.empty()) {
+      Value sent =
+          builder.create<CollectivePermuteOp>(loc, backwardOut, backwardPairs);
+      for (auto [s, m] : sentBackward)
+        gradientIn[{s - 1, m}] = sent;
+    }
+  }
+
+  SmallVector<int64_t> everyRank(P);
+  std::iota(everyRank.begin(), everyRank.end(), 0);
+  // Only the last stage summed the micro-batches' losses.
+  Value total = builder.create<AllReduceOp>(loc, lossSum,
+                                            CollectiveReduction::Sum,
+                                            everyRank, P);
+  total = builder.create<MulOp>(
+      loc, total,
+      constant(builder, cast<RankedTensorType>(lossType),
+               1.0 / static_cast<double>(M)));
+  Value packed = builder.create<ReshapeOp>(loc, packedType, gradients);
+  builder.create<func::ReturnOp>(loc, ValueRange{total, packed});
+  return step;
+}
+
+FailureOr<func::FuncOp> PipelineBuilder::run() {
+  stepName = config.name.empty() ? (loss.getSymName() + "_pipeline").str()
+                                 : config.name;
+  if (auto module = loss->getParentOfType<ModuleOp>();
+      module && module.lookupSymbol(stepName))
+    return loss.emitError("kiln-pipeline: cannot add @")
+           << stepName << ": the name is taken";
+  if (failed(checkChain()))
+    return failure();
+  if (failed(deriveVjps())) {
+    eraseVjps();
+    return failure();
+  }
+  return buildStep();
+}
+
+} // namespace
+
+FailureOr<func::FuncOp> mlir::kiln::buildPipeline(func::FuncOp loss,
+                                                  const PipelineConfig &config) {
+  return PipelineBuilder(loss, config).run();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
+  using PipelineBase::PipelineBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (functionName.empty()) {
+      module.emitError("kiln-pipeline needs the loss to pipeline: "
+                       "--kiln-pipeline=\"function=<name> microbatches=M "
+                       "data-args=<i>,...\"");
+      return signalPassFailure();
+    }
+    PipelineConfig config;
+    config.microbatches = microbatches;
+    config.dataArgs.assign(dataArgs.begin(), dataArgs.end());
+    if (schedule == "gpipe") {
+      config.schedule = PipelineScheduleKind::GPipe;
+    } else if (schedule == "1f1b") {
+      config.schedule = PipelineScheduleKind::OneFOneB;
+    } else {
+      module.emitError("kiln-pipeline: schedule must be gpipe or 1f1b, not '")
+          << schedule << "'";
+      return signalPassFailure();
+    }
+    config.name = name;
+    FailureOr<SmallVector<func::FuncOp>> targets =
+        targetFunctions(module, functionName, "kiln-pipeline");
+    if (failed(targets))
+      return signalPassFailure();
+    for (func::FuncOp f : *targets)
+      if (failed(buildPipeline(f, config)))
+        return signalPassFailure();
+    if (scheduleTrace.empty())
+      return;
+    // The schedule the step was laid out with, for a timeline viewer.
+    int64_t stages = 0;
+    for (Operation &op : (*targets).front().front().without_terminator())
+      stages += isa<func::CallOp>(op);
+    PipelineSchedule planned =
+        buildPipelineSchedule(config.schedule, stages, config.microbatches);
+    std::error_code error;
+    llvm::raw_fd_ostream out(scheduleTrace, error);
+    if (error) {
+      module.emitError("kiln-pipeline: cannot write the schedule to '")
+          << scheduleTrace << "': " << error.message();
+      return signalPassFailure();
+    }
+    out << planned.chromeTrace();
+    (*targets).front().emitRemark("kiln-pipeline: ")
+        << schedule << " schedule of " << stages << " stages and "
+        << config.microbatches << " micro-batches: " << planned.ticks.size()
+        << " ticks, bubble "
+        << llvm::formatv("{0:F3}", planned.bubbleFraction()).str()
+        << " (written to " << scheduleTrace << ")";
+  }
+};
+} // namespace

@@ -1,0 +1,100 @@
+// Losses kiln-pipeline refuses, each reported at the loss or the call at
+// fault, and bad options, reported at the module.
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics --kiln-pipeline="function=loss microbatches=2 data-args=1"
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="microbatches=2" 2>&1 | FileCheck %s --check-prefix=FUNCTION
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=0 data-args=1" 2>&1 | FileCheck %s --check-prefix=MICRO
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss data-args=7" 2>&1 | FileCheck %s --check-prefix=RANGE
+// FUNCTION: error: kiln-pipeline needs the loss to pipeline: --kiln-pipeline="function=<name> microbatches=M data-args=<i>,..."
+// SCHEDULE: error: kiln-pipeline: schedule must be gpipe or 1f1b, not 'zigzag'
+// MICRO: error: kiln-pipeline: microbatches must be >= 1, not 0
+// RANGE: error: kiln-pipeline: data-args index 7 is out of range: @loss has 2 arguments
+
+// An op other than a stage call.
+func.func @loss(%w: tensor<4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  // expected-error@+1 {{kiln-pipeline: the body of @loss must be a chain of stage calls (func.call), not 'kiln.broadcast_in_dim'}}
+  %b = kiln.broadcast_in_dim %w, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %m = kiln.mul %x, %b : tensor<2x4xf32>
+  %l = kiln.reduce_sum %m, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func private @s0(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %h = kiln.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  return %h : tensor<2x4xf32>
+}
+func.func private @s1(%w: tensor<4x4xf32>, %h: tensor<2x4xf32>) -> tensor<f32> {
+  %z = kiln.matmul %h, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %l = kiln.reduce_sum %z, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+// One weight in two stages (tied weights are not pipelined).
+func.func @loss(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %h = func.call @s0(%w, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error@+1 {{kiln-pipeline: argument #0 is read by stages 0 and 1; each parameter belongs to one stage (name data in data-args)}}
+  %l = func.call @s1(%w, %h) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func private @s0(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %h = kiln.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  return %h : tensor<2x4xf32>
+}
+func.func private @s1(%w: tensor<4x4xf32>, %h: tensor<2x4xf32>) -> tensor<f32> {
+  %z = kiln.matmul %h, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %l = kiln.reduce_sum %z, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+// A stage that skips the previous stage's result.
+func.func @loss(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>, %v: tensor<4x4xf32>) -> tensor<f32> {
+  %h = func.call @s0(%w, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error@+1 {{kiln-pipeline: stage 1 does not read stage 0's result}}
+  %l = func.call @s1(%v, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func private @s0(%w: tensor<4x4xf64>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %l = kiln.reduce_sum %x, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+// Parameters travel packed as f32.
+func.func @loss(%w: tensor<4x4xf64>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  // expected-error@+1 {{kiln-pipeline: parameter argument #0 has type 'tensor<4x4xf64>'; the stages' parameters travel packed as f32}}
+  %l = func.call @s0(%w, %x) : (tensor<4x4xf64>, tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func private @s0(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %h = kiln.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  return %h : tensor<2x4xf32>
+}
+// The loss is the last stage's f32 scalar.
+// expected-error@+1 {{kiln-pipeline: the last stage returns 'tensor<2x4xf32>'; a pipeline's loss is an f32 scalar}}
+func.func @loss(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %h = func.call @s0(%w, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %h : tensor<2x4xf32>
+}
+
+// -----
+
+func.func private @s0(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %l = kiln.reduce_sum %x, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+// A name the derived step would take.
+// expected-error@+1 {{kiln-pipeline: cannot add @loss_pipeline: the name is taken}}
+func.func @loss(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %l = func.call @s0(%w, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @loss_pipeline() {
+  return
+}

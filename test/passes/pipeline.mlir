@@ -1,0 +1,81 @@
+// The kiln-pipeline pass: a two-stage loss (a tanh layer, then a squared
+// error) over 2 micro-batches, with the GPipe and 1F1B schedules. Each
+// action is a kiln.cond on the rank; activations go on by permuting (0 -> 1)
+// after a tick with forward work, gradients back (1 -> 0) after a tick with
+// backward work; the loss is summed over the ranks and divided by M.
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3" | FileCheck %s
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=3 data-args=2,3 schedule=1f1b name=step" | FileCheck %s --check-prefix=ONEF
+// The schedule's timeline: 2 stages, 4 micro-batches, GPipe: 10 ticks, 4 of
+// the 20 stage-ticks idle, (P - 1) / (M + P - 1) = 0.2.
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=4 data-args=2,3 schedule-trace=%t.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRACE
+// RUN: FileCheck %s --input-file=%t.json --check-prefix=JSON
+// TRACE: remark: kiln-pipeline: gpipe schedule of 2 stages and 4 micro-batches: 10 ticks, bubble 0.200 (written to
+// JSON: "name":"stage 0 (rank 0)"
+// JSON: "name":"F 0","cat":"forward","pid":0,"tid":0,"ts":0.000,"dur":1000.000
+// JSON: "name":"B 3","cat":"backward","pid":0,"tid":0,"ts":9000.000
+// The derived IR verifies and round-trips.
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3" | kiln-opt --verify-roundtrip -o /dev/null
+
+// Each stage's VJP recomputes its forward pass; the first stage's is with
+// respect to its weight only, the last's also to its input activation.
+// CHECK:       func.func private @loss_pipeline_stage0_vjp(%{{.+}}: tensor<6x8xf32>, %{{.+}}: tensor<2x6xf32>, %{{.+}}: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<6x8xf32>)
+// CHECK:       func.func private @loss_pipeline_stage1_vjp(%{{.+}}: tensor<8x3xf32>, %{{.+}}: tensor<2x8xf32>, %{{.+}}: tensor<2x3xf32>, %{{.+}}: tensor<f32>) -> (tensor<f32>, tensor<8x3xf32>, tensor<2x8xf32>)
+// The step: rank s's row of the packed weights (48 = 6 x 8 floats for
+// stage 0, 24 for stage 1), and the 2 micro-batches of 2 rows whole.
+// CHECK-LABEL: func.func @loss_pipeline(
+// CHECK-SAME:      %[[P:.+]]: tensor<1x48xf32>, %[[X:.+]]: tensor<4x6xf32>, %[[Y:.+]]: tensor<4x3xf32>)
+// CHECK-SAME:      -> (tensor<f32>, tensor<1x48xf32>)
+// CHECK:         %[[RANK:.+]] = kiln.rank : tensor<i64>
+// Tick 0: stage 0 runs micro-batch 0 forward and sends it on.
+// CHECK:         %[[X0:.+]] = kiln.slice %[[X]], start = [0, 0], limit = [2, 6]
+// CHECK:         %[[ON0:.+]] = kiln.compare eq, %[[RANK]], %{{.+}} : tensor<i64>
+// CHECK:         %[[F0:.+]] = kiln.cond %[[ON0]],
+// CHECK:           func.call @stage0(
+// CHECK:         %[[A0:.+]] = kiln.collective_permute %[[F0]], pairs = [0, 1] : tensor<16xf32>
+// Tick 1: stage 0 forward on micro-batch 1, stage 1 on micro-batch 0 (its
+// loss), then micro-batch 1's activation goes on.
+// CHECK:           func.call @stage0(
+// CHECK:         kiln.cond %{{.+}}, (%{{.+}}, %[[A0]], %{{.+}}, %{{.+}})
+// CHECK:           func.call @stage1(
+// CHECK:         kiln.collective_permute %{{.+}}, pairs = [0, 1] : tensor<16xf32>
+// Backward: stage 1's VJP with cotangent 1/2, its input gradient sent back
+// to stage 0.
+// CHECK:           kiln.constant dense<5.000000e-01> : tensor<f32>
+// CHECK:           func.call @loss_pipeline_stage1_vjp(
+// CHECK:         kiln.collective_permute %{{.+}}, pairs = [1, 0] : tensor<16xf32>
+// CHECK:           func.call @loss_pipeline_stage0_vjp(
+// The mean loss on every rank.
+// CHECK:         %[[SUM:.+]] = kiln.all_reduce %{{.+}}, kind = sum, groups = {{\[\[}}0, 1]] : tensor<f32>
+// CHECK:         %[[MEAN:.+]] = kiln.mul %[[SUM]], %{{.+}} : tensor<f32>
+// CHECK:         %[[G:.+]] = kiln.reshape %{{.+}} : (tensor<48xf32>) -> tensor<1x48xf32>
+// CHECK:         return %[[MEAN]], %[[G]]
+// CHECK-NOT:     kiln.collective_permute
+
+// 1F1B over 3 micro-batches: stage 0 runs one forward pass (P - 1 - s = 1),
+// then alternates; stage 1 runs F0 B0 F1 B1 F2 B2. The first backward pass
+// comes before the third forward pass.
+// ONEF-LABEL: func.func @step(
+// ONEF-SAME:      %{{.+}}: tensor<1x48xf32>, %{{.+}}: tensor<6x6xf32>, %{{.+}}: tensor<6x3xf32>)
+// ONEF:         func.call @stage0(
+// ONEF:         func.call @stage0(
+// ONEF:         func.call @step_stage1_vjp(
+// ONEF:         func.call @stage0(
+// ONEF:         kiln.all_reduce
+
+func.func private @stage0(%w: tensor<6x8xf32>, %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
+  %h = kiln.matmul %x, %w : tensor<2x6xf32>, tensor<6x8xf32>
+  %a = kiln.tanh %h : tensor<2x8xf32>
+  return %a : tensor<2x8xf32>
+}
+func.func private @stage1(%w: tensor<8x3xf32>, %h: tensor<2x8xf32>, %y: tensor<2x3xf32>) -> tensor<f32> {
+  %z = kiln.matmul %h, %w : tensor<2x8xf32>, tensor<8x3xf32>
+  %d = kiln.sub %z, %y : tensor<2x3xf32>
+  %s = kiln.mul %d, %d : tensor<2x3xf32>
+  %l = kiln.reduce_mean %s, dims = [0, 1] : tensor<2x3xf32>
+  return %l : tensor<f32>
+}
+func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x3xf32>, %x: tensor<2x6xf32>, %y: tensor<2x3xf32>) -> tensor<f32> {
+  %h = func.call @stage0(%w0, %x) : (tensor<6x8xf32>, tensor<2x6xf32>) -> tensor<2x8xf32>
+  %l = func.call @stage1(%w1, %h, %y) : (tensor<8x3xf32>, tensor<2x8xf32>, tensor<2x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -1,0 +1,402 @@
+//===- PipelineTest.cpp - kiln-pipeline against gradient accumulation -----===//
+//
+// Every test derives the pipelined step of a loss written as a chain of
+// stage calls and runs it on P simulated ranks (kiln::evaluateSpmd), each
+// rank on its packed row of the stages' parameters and the whole data of M
+// micro-batches. The reference is the loss's value and gradient
+// (buildValueAndGradient) evaluated on each micro-batch in one process and
+// averaged: every rank must return that mean loss, and rank s its stage's
+// gradients, within 1e-5 of the largest magnitude, for GPipe and 1F1B; 20
+// steps of SGD on the pipeline must track 20 steps on one device. The
+// schedules are checked for their bubble and for the micro-batches a stage
+// holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Pipeline.h"
+#include "ParallelTestSupport.h"
+
+#include "kiln/Compiler/ReferenceEvaluator.h"
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+#include "kiln/Passes/Autodiff.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using ::kiln::HostTensor;
+using namespace ::kiln::parallel_test;
+using mlir::kiln::PipelineScheduleKind;
+
+namespace {
+
+using Inputs = std::vector<HostTensor>;
+
+/// A 4-stage MLP: tanh layers of widths 6 -> 8 -> 8 -> 5, then a squared
+/// error against y, on micro-batches of 2 rows. Stage 2 has two
+/// parameters (a weight and a bias) and stage 1 reads the bias of its own.
+constexpr const char *kFourStages = R"mlir(
+func.func private @dense(%w: tensor<6x8xf32>, %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
+  %h = kiln.matmul %x, %w : tensor<2x6xf32>, tensor<6x8xf32>
+  %a = kiln.tanh %h : tensor<2x8xf32>
+  return %a : tensor<2x8xf32>
+}
+func.func private @biased(%w: tensor<8x8xf32>, %b: tensor<8xf32>, %x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %h = kiln.matmul %x, %w : tensor<2x8xf32>, tensor<8x8xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
+  %s = kiln.add %h, %bb : tensor<2x8xf32>
+  %a = kiln.tanh %s : tensor<2x8xf32>
+  return %a : tensor<2x8xf32>
+}
+func.func private @head(%w: tensor<8x5xf32>, %x: tensor<2x8xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
+  %z = kiln.matmul %x, %w : tensor<2x8xf32>, tensor<8x5xf32>
+  %d = kiln.sub %z, %y : tensor<2x5xf32>
+  %s = kiln.mul %d, %d : tensor<2x5xf32>
+  %l = kiln.reduce_mean %s, dims = [0, 1] : tensor<2x5xf32>
+  return %l : tensor<f32>
+}
+func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
+                %w2: tensor<8x8xf32>, %b2: tensor<8xf32>, %w3: tensor<8x5xf32>,
+                %x: tensor<2x6xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
+  %h0 = func.call @dense(%w0, %x) : (tensor<6x8xf32>, tensor<2x6xf32>) -> tensor<2x8xf32>
+  %h1 = func.call @biased(%w1, %b1, %h0) : (tensor<8x8xf32>, tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %h2 = func.call @biased(%w2, %b2, %h1) : (tensor<8x8xf32>, tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %l = func.call @head(%w3, %h2, %y) : (tensor<8x5xf32>, tensor<2x8xf32>, tensor<2x5xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+)mlir";
+
+/// The same network in two stages (the first three layers in one).
+constexpr const char *kTwoStages = R"mlir(
+func.func private @body(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
+                        %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
+  %h = kiln.matmul %x, %w0 : tensor<2x6xf32>, tensor<6x8xf32>
+  %a = kiln.tanh %h : tensor<2x8xf32>
+  %h1 = kiln.matmul %a, %w1 : tensor<2x8xf32>, tensor<8x8xf32>
+  %bb = kiln.broadcast_in_dim %b1, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
+  %s = kiln.add %h1, %bb : tensor<2x8xf32>
+  %a1 = kiln.tanh %s : tensor<2x8xf32>
+  return %a1 : tensor<2x8xf32>
+}
+func.func private @head(%w: tensor<8x5xf32>, %x: tensor<2x8xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
+  %z = kiln.matmul %x, %w : tensor<2x8xf32>, tensor<8x5xf32>
+  %d = kiln.sub %z, %y : tensor<2x5xf32>
+  %s = kiln.mul %d, %d : tensor<2x5xf32>
+  %l = kiln.reduce_mean %s, dims = [0, 1] : tensor<2x5xf32>
+  return %l : tensor<f32>
+}
+func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
+                %w3: tensor<8x5xf32>, %x: tensor<2x6xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
+  %h = func.call @body(%w0, %w1, %b1, %x) : (tensor<6x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<2x6xf32>) -> tensor<2x8xf32>
+  %l = func.call @head(%w3, %h, %y) : (tensor<8x5xf32>, tensor<2x8xf32>, tensor<2x5xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+)mlir";
+
+class PipelineTest : public ::testing::Test {
+protected:
+  PipelineTest() {
+    context.loadDialect<mlir::kiln::KilnDialect, func::FuncDialect>();
+  }
+
+  func::FuncOp parse(const char *source) {
+    module = parseSourceString<ModuleOp>(source, ParserConfig(&context));
+    if (!module) {
+      ADD_FAILURE() << "the test program does not parse";
+      return nullptr;
+    }
+    return module->lookupSymbol<func::FuncOp>("loss");
+  }
+
+  /// The stages' parameters: the loss's arguments before the data, and
+  /// which stage reads each (from the chain of calls).
+  struct Layout {
+    int64_t stages = 0;
+    std::vector<int64_t> stageOf; // per parameter argument
+    int64_t width = 0;            // the packed row's K
+  };
+
+  Layout layoutOf(func::FuncOp loss, int64_t numParams) {
+    Layout layout;
+    layout.stageOf.assign(numParams, -1);
+    std::vector<int64_t> sizes;
+    for (Operation &op : loss.front().without_terminator()) {
+      auto call = cast<func::CallOp>(op);
+      int64_t size = 0;
+      for (Value operand : call.getOperands())
+        if (auto arg = dyn_cast<BlockArgument>(operand);
+            arg && arg.getArgNumber() < numParams &&
+            layout.stageOf[arg.getArgNumber()] < 0) {
+          layout.stageOf[arg.getArgNumber()] = layout.stages;
+          size += cast<RankedTensorType>(arg.getType()).getNumElements();
+        }
+      sizes.push_back(size);
+      ++layout.stages;
+    }
+    for (int64_t size : sizes)
+      layout.width = std::max(layout.width, size);
+    return layout;
+  }
+
+  /// Row s of the packed parameters: stage s's parameters, flattened, in
+  /// argument order (the order the test programs' calls read them).
+  HostTensor packRow(const Inputs &params, const Layout &layout, int64_t s) {
+    std::vector<double> row(layout.width, 0.0);
+    size_t at = 0;
+    for (size_t k = 0; k < params.size(); ++k)
+      if (layout.stageOf[k] == s)
+        for (double v : params[k].f)
+          row[at++] = v;
+    return HostTensor::fromFloats(Float32Type::get(&context),
+                                  {1, layout.width}, row);
+  }
+
+  /// The mean loss over the micro-batches and the mean gradient of each
+  /// parameter, evaluated in one process.
+  std::pair<double, Inputs> reference(func::FuncOp valueAndGrad,
+                                      const Inputs &params, const Inputs &data,
+                                      int64_t M) {
+    double loss = 0;
+    Inputs grads;
+    for (int64_t m = 0; m < M; ++m) {
+      Inputs args = params;
+      for (const HostTensor &d : data)
+        args.push_back(blockOf(d, 0, m, M));
+      auto out = ::kiln::evaluate(valueAndGrad, args);
+      if (!out) {
+        ADD_FAILURE() << llvm::toString(out.takeError());
+        return {};
+      }
+      loss += (*out)[0].f[0] / M;
+      for (size_t k = 0; k < params.size(); ++k) {
+        if (m == 0)
+          grads.push_back(HostTensor(params[k].elementType, params[k].shape));
+        for (size_t i = 0; i < grads[k].f.size(); ++i)
+          grads[k].f[i] += (*out)[1 + k].f[i] / M;
+      }
+    }
+    return {loss, grads};
+  }
+
+  /// Derives the pipeline of `loss` and checks one step on random inputs
+  /// against the reference; returns the derived step (null on failure).
+  func::FuncOp expectPipelineMatches(func::FuncOp loss, int64_t numParams,
+                                     int64_t M, PipelineScheduleKind kind,
+                                     const std::string &name) {
+    mlir::kiln::PipelineConfig config;
+    config.microbatches = M;
+    for (unsigned a = numParams; a < loss.getNumArguments(); ++a)
+      config.dataArgs.push_back(a);
+    config.schedule = kind;
+    config.name = name;
+    FailureOr<func::FuncOp> step = mlir::kiln::buildPipeline(loss, config);
+    if (failed(step) || failed(verify(*module))) {
+      ADD_FAILURE() << "kiln-pipeline failed or its result does not verify";
+      return nullptr;
+    }
+    auto valueAndGrad = mlir::kiln::buildValueAndGradient(
+        loss, {}, (name + "_reference").c_str());
+    if (failed(valueAndGrad)) {
+      ADD_FAILURE() << "the reference gradient could not be derived";
+      return nullptr;
+    }
+    Layout layout = layoutOf(loss, numParams);
+    Inputs params, data;
+    for (unsigned a = 0; a < loss.getNumArguments(); ++a) {
+      auto type = cast<RankedTensorType>(loss.getArgumentTypes()[a]);
+      if (a < numParams) {
+        params.push_back(randomTensor(type, rng));
+        continue;
+      }
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] *= M;
+      data.push_back(randomTensor(type.clone(shape), rng));
+    }
+    auto [wantLoss, wantGrads] = reference(*valueAndGrad, params, data, M);
+    std::vector<Inputs> perRank;
+    for (int64_t s = 0; s < layout.stages; ++s) {
+      Inputs args = {packRow(params, layout, s)};
+      args.insert(args.end(), data.begin(), data.end());
+      perRank.push_back(args);
+    }
+    auto results = ::kiln::evaluateSpmd(*step, perRank);
+    if (!results) {
+      ADD_FAILURE() << llvm::toString(results.takeError());
+      return nullptr;
+    }
+    for (int64_t s = 0; s < layout.stages; ++s) {
+      const Inputs &got = (*results)[s];
+      EXPECT_NEAR(got[0].f[0], wantLoss, 1e-5 * std::max(1.0, wantLoss))
+          << "loss on rank " << s;
+      HostTensor want = packRow(wantGrads, layout, s);
+      EXPECT_LE(relativeDifference(got[1], want), 1e-5)
+          << "gradients on rank " << s;
+    }
+    return *step;
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  std::mt19937 rng{20261123};
+};
+
+TEST_F(PipelineTest, FourStagesMatchGradientAccumulation) {
+  func::FuncOp loss = parse(kFourStages);
+  ASSERT_TRUE(loss);
+  int n = 0;
+  for (int64_t M : {1, 3, 4})
+    for (auto kind : {PipelineScheduleKind::GPipe,
+                      PipelineScheduleKind::OneFOneB}) {
+      func::FuncOp step = expectPipelineMatches(
+          loss, 6, M, kind, "step" + std::to_string(n++));
+      ASSERT_TRUE(step);
+      // Activations go one stage on and gradients one stage back, once a
+      // tick each at most; the loss is summed over all ranks.
+      EXPECT_GT(countOps(step, "kiln.collective_permute"), 0);
+      EXPECT_EQ(countOps(step, "kiln.all_reduce"), 1);
+    }
+}
+
+TEST_F(PipelineTest, TwoStagesMatchGradientAccumulation) {
+  func::FuncOp loss = parse(kTwoStages);
+  ASSERT_TRUE(loss);
+  int n = 0;
+  for (int64_t M : {2, 5})
+    for (auto kind : {PipelineScheduleKind::GPipe,
+                      PipelineScheduleKind::OneFOneB})
+      ASSERT_TRUE(expectPipelineMatches(loss, 4, M, kind,
+                                        "step" + std::to_string(n++)));
+}
+
+TEST_F(PipelineTest, TwentySgdStepsTrackOneDevice) {
+  func::FuncOp loss = parse(kFourStages);
+  ASSERT_TRUE(loss);
+  const int64_t M = 4, numParams = 6;
+  const double lr = 0.2;
+  for (auto kind :
+       {PipelineScheduleKind::GPipe, PipelineScheduleKind::OneFOneB}) {
+    std::string name = kind == PipelineScheduleKind::GPipe ? "gpipe" : "onef";
+    mlir::kiln::PipelineConfig config;
+    config.microbatches = M;
+    config.dataArgs = {6, 7};
+    config.schedule = kind;
+    config.name = name;
+    FailureOr<func::FuncOp> step = mlir::kiln::buildPipeline(loss, config);
+    ASSERT_TRUE(succeeded(step));
+    auto valueAndGrad = mlir::kiln::buildValueAndGradient(
+        loss, {}, (name + "_reference").c_str());
+    ASSERT_TRUE(succeeded(valueAndGrad));
+    Layout layout = layoutOf(loss, numParams);
+    Inputs params;
+    for (int64_t a = 0; a < numParams; ++a)
+      params.push_back(randomTensor(loss.getArgumentTypes()[a], rng));
+    std::vector<HostTensor> rows;
+    for (int64_t s = 0; s < layout.stages; ++s)
+      rows.push_back(packRow(params, layout, s));
+    for (int k = 0; k < 20; ++k) {
+      Inputs data;
+      for (int64_t a = numParams; a < 8; ++a) {
+        auto type = cast<RankedTensorType>(loss.getArgumentTypes()[a]);
+        SmallVector<int64_t> shape(type.getShape());
+        shape[0] *= M;
+        data.push_back(randomTensor(type.clone(shape), rng));
+      }
+      auto [wantLoss, wantGrads] = reference(*valueAndGrad, params, data, M);
+      std::vector<Inputs> perRank;
+      for (int64_t s = 0; s < layout.stages; ++s) {
+        Inputs args = {rows[s]};
+        args.insert(args.end(), data.begin(), data.end());
+        perRank.push_back(args);
+      }
+      auto results = ::kiln::evaluateSpmd(*step, perRank);
+      ASSERT_TRUE(static_cast<bool>(results))
+          << llvm::toString(results.takeError());
+      EXPECT_NEAR((*results)[0][0].f[0], wantLoss,
+                  1e-5 * std::max(1.0, wantLoss))
+          << name << ", step " << k;
+      // SGD: one process on its whole parameters, each rank on its row.
+      for (size_t p = 0; p < params.size(); ++p)
+        for (size_t i = 0; i < params[p].f.size(); ++i)
+          params[p].f[i] -= lr * wantGrads[p].f[i];
+      for (int64_t s = 0; s < layout.stages; ++s)
+        for (size_t i = 0; i < rows[s].f.size(); ++i)
+          rows[s].f[i] -= lr * (*results)[s][1].f[i];
+    }
+    for (int64_t s = 0; s < layout.stages; ++s)
+      EXPECT_LE(relativeDifference(rows[s], packRow(params, layout, s)), 1e-5)
+          << name << ", stage " << s << "'s parameters after 20 steps";
+  }
+}
+
+TEST_F(PipelineTest, SchedulesHaveTheTextbookBubbleAndMemory) {
+  for (int64_t P : {2, 4})
+    for (int64_t M : {1, 4, 8}) {
+      auto gpipe =
+          mlir::kiln::buildPipelineSchedule(PipelineScheduleKind::GPipe, P, M);
+      auto oneF =
+          mlir::kiln::buildPipelineSchedule(PipelineScheduleKind::OneFOneB, P, M);
+      // Every action placed once.
+      for (const auto *schedule : {&gpipe, &oneF}) {
+        int64_t actions = 0;
+        for (const auto &tick : schedule->ticks)
+          for (const auto &action : tick)
+            actions += action.kind != mlir::kiln::PipelineAction::Idle;
+        EXPECT_EQ(actions, 2 * P * M);
+      }
+      // GPipe holds all M inputs on the first stage, 1F1B at most P - s.
+      EXPECT_EQ(gpipe.peakInFlight(0), M);
+      for (int64_t s = 0; s < P; ++s)
+        EXPECT_LE(oneF.peakInFlight(s), std::min(P - s, M)) << P << " " << M;
+      // The same length, so the same bubble.
+      EXPECT_EQ(gpipe.ticks.size(), oneF.ticks.size());
+      double textbook = double(P - 1) / double(M + P - 1);
+      EXPECT_NEAR(gpipe.bubbleFraction(), textbook, 0.1 * textbook + 1e-9)
+          << "P = " << P << ", M = " << M << ": " << gpipe.bubbleFraction();
+    }
+  std::string trace =
+      mlir::kiln::buildPipelineSchedule(PipelineScheduleKind::OneFOneB, 2, 2)
+          .chromeTrace();
+  EXPECT_NE(trace.find("\"name\":\"F 0\""), std::string::npos) << trace;
+  EXPECT_NE(trace.find("stage 1 (rank 1)"), std::string::npos) << trace;
+}
+
+TEST_F(PipelineTest, ChainsThePassRefuses) {
+  const char *notAChain = R"mlir(
+func.func @loss(%w: tensor<4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %b = kiln.broadcast_in_dim %w, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %m = kiln.mul %x, %b : tensor<2x4xf32>
+  %l = kiln.reduce_sum %m, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+)mlir";
+  func::FuncOp loss = parse(notAChain);
+  ASSERT_TRUE(loss);
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  mlir::kiln::PipelineConfig config;
+  config.microbatches = 2;
+  config.dataArgs = {1};
+  EXPECT_TRUE(failed(mlir::kiln::buildPipeline(loss, config)));
+  EXPECT_EQ(message, "kiln-pipeline: the body of @loss must be a chain of "
+                     "stage calls (func.call), not 'kiln.broadcast_in_dim'");
+  // Nothing was added to the module.
+  EXPECT_EQ(std::distance(module->getOps<func::FuncOp>().begin(),
+                          module->getOps<func::FuncOp>().end()),
+            1);
+}
+
+} // namespace
