@@ -31,6 +31,11 @@
 //     1 / M, so the sum is the gradient of the mean loss), and all-reduces
 //     the loss, which only the last stage's forward passes compute.
 //
+// With D replicas (data parallelism times pipeline parallelism) the run
+// has D P ranks, rank r running stage r % P of replica r / P on that
+// replica's data; the permutes stay within a replica, and each stage's
+// gradients are averaged over the D ranks that run it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/Pipeline.h"
@@ -168,6 +173,9 @@ LogicalResult PipelineBuilder::checkChain() {
   if (config.microbatches < 1)
     return loss.emitError("kiln-pipeline: microbatches must be >= 1, not ")
            << config.microbatches;
+  if (config.replicas < 1)
+    return loss.emitError("kiln-pipeline: replicas must be >= 1, not ")
+           << config.replicas;
   if (!loss.getBody().hasOneBlock())
     return loss.emitError("kiln-pipeline: @")
            << loss.getSymName() << " must be one block of stage calls";
@@ -384,7 +392,12 @@ func::FuncOp PipelineBuilder::buildStep() {
   builder.setInsertionPointToStart(body);
 
   auto scalar = RankedTensorType::get({}, builder.getI64Type());
+  // The stage this rank runs: rank % P (replicas of the pipeline are
+  // rank / P).
+  int64_t D = config.replicas;
   rank = builder.create<RankOp>(loc, scalar);
+  if (D > 1)
+    rank = builder.create<RemOp>(loc, rank, i64(builder, P));
   auto flatType = RankedTensorType::get({packedWidth}, f32);
   Value params = builder.create<ReshapeOp>(loc, flatType, body->getArgument(0));
   auto bufferType = RankedTensorType::get({bufferSize}, f32);
@@ -396,10 +409,11 @@ func::FuncOp PipelineBuilder::buildStep() {
   // permute delivered.
   DenseMap<std::pair<int64_t, int64_t>, Value> activationIn, gradientIn;
   SmallVector<int64_t> forwardPairs, backwardPairs;
-  for (int64_t s = 0; s + 1 < P; ++s) {
-    forwardPairs.append({s, s + 1});
-    backwardPairs.append({s + 1, s});
-  }
+  for (int64_t d = 0; d < D; ++d)
+    for (int64_t s = d * P; s + 1 < (d + 1) * P; ++s) {
+      forwardPairs.append({s, s + 1});
+      backwardPairs.append({s + 1, s});
+    }
 
   /// The operands of stage s's callee for micro-batch m, inside a region
   /// whose arguments `region` hold [params, (activation), data...].
@@ -537,16 +551,30 @@ func::FuncOp PipelineBuilder::buildStep() {
     }
   }
 
-  SmallVector<int64_t> everyRank(P);
+  SmallVector<int64_t> everyRank(P * D);
   std::iota(everyRank.begin(), everyRank.end(), 0);
-  // Only the last stage summed the micro-batches' losses.
+  // Only the last stages summed the micro-batches' losses: the mean over
+  // the M micro-batches of every replica.
   Value total = builder.create<AllReduceOp>(loc, lossSum,
                                             CollectiveReduction::Sum,
-                                            everyRank, P);
+                                            everyRank, P * D);
   total = builder.create<MulOp>(
       loc, total,
       constant(builder, cast<RankedTensorType>(lossType),
-               1.0 / static_cast<double>(M)));
+               1.0 / static_cast<double>(M * D)));
+  if (D > 1) {
+    // Data parallelism over the replicas: each stage's gradients averaged
+    // within the ranks that run it.
+    SmallVector<int64_t> sameStage;
+    for (int64_t s = 0; s < P; ++s)
+      for (int64_t d = 0; d < D; ++d)
+        sameStage.push_back(d * P + s);
+    gradients = builder.create<AllReduceOp>(
+        loc, gradients, CollectiveReduction::Sum, sameStage, D);
+    gradients = builder.create<MulOp>(
+        loc, gradients,
+        constant(builder, flatType, 1.0 / static_cast<double>(D)));
+  }
   Value packed = builder.create<ReshapeOp>(loc, packedType, gradients);
   builder.create<func::ReturnOp>(loc, ValueRange{total, packed});
   return step;
@@ -604,6 +632,7 @@ struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
       return signalPassFailure();
     }
     config.name = name;
+    config.replicas = replicas;
     FailureOr<SmallVector<func::FuncOp>> targets =
         targetFunctions(module, functionName, "kiln-pipeline");
     if (failed(targets))

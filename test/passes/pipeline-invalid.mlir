@@ -5,10 +5,12 @@
 // RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=0 data-args=1" 2>&1 | FileCheck %s --check-prefix=MICRO
 // RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss data-args=7" 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss data-args=1 replicas=0" 2>&1 | FileCheck %s --check-prefix=REPLICAS
 // FUNCTION: error: kiln-pipeline needs the loss to pipeline: --kiln-pipeline="function=<name> microbatches=M data-args=<i>,..."
 // SCHEDULE: error: kiln-pipeline: schedule must be gpipe or 1f1b, not 'zigzag'
 // MICRO: error: kiln-pipeline: microbatches must be >= 1, not 0
 // RANGE: error: kiln-pipeline: data-args index 7 is out of range: @loss has 2 arguments
+// REPLICAS: error: kiln-pipeline: replicas must be >= 1, not 0
 
 // An op other than a stage call.
 func.func @loss(%w: tensor<4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {

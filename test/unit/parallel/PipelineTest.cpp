@@ -6,8 +6,9 @@
 // micro-batches. The reference is the loss's value and gradient
 // (buildValueAndGradient) evaluated on each micro-batch in one process and
 // averaged: every rank must return that mean loss, and rank s its stage's
-// gradients, within 1e-5 of the largest magnitude, for GPipe and 1F1B; 20
-// steps of SGD on the pipeline must track 20 steps on one device. The
+// gradients, within 1e-5 of the largest magnitude, for GPipe and 1F1B, and
+// for data-parallel replicas of the pipeline; 20 steps of SGD on the
+// pipeline must track 20 steps on one device. The
 // schedules are checked for their bubble and for the micro-batches a stage
 // holds.
 //
@@ -193,9 +194,11 @@ protected:
   /// against the reference; returns the derived step (null on failure).
   func::FuncOp expectPipelineMatches(func::FuncOp loss, int64_t numParams,
                                      int64_t M, PipelineScheduleKind kind,
-                                     const std::string &name) {
+                                     const std::string &name,
+                                     int64_t replicas = 1) {
     mlir::kiln::PipelineConfig config;
     config.microbatches = M;
+    config.replicas = replicas;
     for (unsigned a = numParams; a < loss.getNumArguments(); ++a)
       config.dataArgs.push_back(a);
     config.schedule = kind;
@@ -219,15 +222,18 @@ protected:
         params.push_back(randomTensor(type, rng));
         continue;
       }
+      // Every replica's M micro-batches, one after the other.
       SmallVector<int64_t> shape(type.getShape());
-      shape[0] *= M;
+      shape[0] *= M * replicas;
       data.push_back(randomTensor(type.clone(shape), rng));
     }
-    auto [wantLoss, wantGrads] = reference(*valueAndGrad, params, data, M);
+    auto [wantLoss, wantGrads] =
+        reference(*valueAndGrad, params, data, M * replicas);
     std::vector<Inputs> perRank;
-    for (int64_t s = 0; s < layout.stages; ++s) {
-      Inputs args = {packRow(params, layout, s)};
-      args.insert(args.end(), data.begin(), data.end());
+    for (int64_t r = 0; r < layout.stages * replicas; ++r) {
+      Inputs args = {packRow(params, layout, r % layout.stages)};
+      for (const HostTensor &d : data)
+        args.push_back(blockOf(d, 0, r / layout.stages, replicas));
       perRank.push_back(args);
     }
     auto results = ::kiln::evaluateSpmd(*step, perRank);
@@ -235,13 +241,13 @@ protected:
       ADD_FAILURE() << llvm::toString(results.takeError());
       return nullptr;
     }
-    for (int64_t s = 0; s < layout.stages; ++s) {
-      const Inputs &got = (*results)[s];
+    for (int64_t r = 0; r < layout.stages * replicas; ++r) {
+      const Inputs &got = (*results)[r];
       EXPECT_NEAR(got[0].f[0], wantLoss, 1e-5 * std::max(1.0, wantLoss))
-          << "loss on rank " << s;
-      HostTensor want = packRow(wantGrads, layout, s);
+          << "loss on rank " << r;
+      HostTensor want = packRow(wantGrads, layout, r % layout.stages);
       EXPECT_LE(relativeDifference(got[1], want), 1e-5)
-          << "gradients on rank " << s;
+          << "gradients on rank " << r;
     }
     return *step;
   }
@@ -277,6 +283,22 @@ TEST_F(PipelineTest, TwoStagesMatchGradientAccumulation) {
                       PipelineScheduleKind::OneFOneB})
       ASSERT_TRUE(expectPipelineMatches(loss, 4, M, kind,
                                         "step" + std::to_string(n++)));
+}
+
+TEST_F(PipelineTest, DataParallelReplicasOfThePipeline) {
+  func::FuncOp loss = parse(kTwoStages);
+  ASSERT_TRUE(loss);
+  // dp x pp = 2 x 2 and 3 x 2: rank r runs stage r % 2 of replica r / 2.
+  int n = 0;
+  for (int64_t D : {2, 3})
+    for (auto kind : {PipelineScheduleKind::GPipe,
+                      PipelineScheduleKind::OneFOneB}) {
+      func::FuncOp step = expectPipelineMatches(
+          loss, 4, 3, kind, "replicated" + std::to_string(n++), D);
+      ASSERT_TRUE(step);
+      // The loss over every rank, the gradients over each stage's ranks.
+      EXPECT_EQ(countOps(step, "kiln.all_reduce"), 2);
+    }
 }
 
 TEST_F(PipelineTest, TwentySgdStepsTrackOneDevice) {

@@ -322,6 +322,11 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     backward pass alternately) and unrolled: each action is a kiln.cond on
     kiln.rank == s, and after each tick kiln.collective_permute sends the
     activations one stage on and the input gradients one stage back.
+    With `replicas=D` the pipeline is replicated for data parallelism: the
+    step runs on D * P ranks, rank r as stage r % P of replica r / P, each
+    replica on its own data (its M micro-batches); activations travel
+    within a replica, and each stage's gradients are averaged over the D
+    ranks that run it (a kiln.all_reduce within those ranks).
     `schedule-trace=FILE` writes the schedule as a Chrome trace / Perfetto
     timeline (one track per stage, F m and B m events, 1 ms a tick) and
     reports its bubble (the share of idle stage-ticks) as a remark.
@@ -331,8 +336,8 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     result or returns more than one value, parameters or activations that
     are not f32, a parameter two stages read, an argument no stage reads, a
     loss that is not an f32 scalar, data-args out of range or without a
-    leading dimension, microbatches < 1; at the module: no `function`, an
-    unknown `schedule`.
+    leading dimension, microbatches or replicas < 1; at the module: no
+    `function`, an unknown `schedule`.
   }];
   let options = [
     Option<"functionName", "function", "std::string", /*default=*/"\"\"",
@@ -345,6 +350,9 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
            "gpipe or 1f1b">,
     Option<"name", "name", "std::string", /*default=*/"\"\"",
            "the derived step's name (default: <function>_pipeline)">,
+    Option<"replicas", "replicas", "int64_t", /*default=*/"1",
+           "data-parallel replicas of the pipeline: D * P ranks, rank r "
+           "stage r % P of replica r / P">,
     Option<"scheduleTrace", "schedule-trace", "std::string",
            /*default=*/"\"\"",
            "write the schedule's timeline here (Chrome trace JSON, one "

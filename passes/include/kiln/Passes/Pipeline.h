@@ -29,6 +29,10 @@ struct PipelineConfig {
   /// by exactly one stage.
   llvm::SmallVector<int64_t> dataArgs;
   PipelineScheduleKind schedule = PipelineScheduleKind::GPipe;
+  /// Data-parallel replicas of the pipeline (D >= 1): the step runs on
+  /// D * P ranks, rank r as stage r % P of replica r / P, each replica on
+  /// its own data; every stage's gradients are averaged over its replicas.
+  int64_t replicas = 1;
   /// The derived function's name; default `<loss>_pipeline`.
   std::string name;
 };
