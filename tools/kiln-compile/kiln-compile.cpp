@@ -302,7 +302,9 @@ int main(int argc, char **argv) {
           "kiln module (.mlir or .kfb) or an ONNX model (.onnx) to native code for the host CPU (or, "
           "with --target=cuda, host code plus PTX kernels) and writes a "
           "module for the runtime (.kmod), or an intermediate form with "
-          "--emit.\n",
+          "--emit. A function that names a device mesh (kiln.mesh, with "
+          "kiln.sharding on its arguments and results) is partitioned by "
+          "kiln-partition first and compiled as the program of one rank.\n",
           &errs()))
     return kUsageError;
   if (int status = checkOptions())

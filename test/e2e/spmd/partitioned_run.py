@@ -13,10 +13,11 @@ rank's updated weights must be its tensor-parallel block of the reference's
 
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
+
+from spmd_tools import run
 
 MESH = {"dp": 2, "tp": 2}
 # Per input: (dimension, axis) it is split over; per output the same.
@@ -37,14 +38,6 @@ def block(array, split, rank):
     index = (rank // stride) % parts
     size = array.shape[dim] // parts
     return np.take(array, range(index * size, (index + 1) * size), axis=dim)
-
-
-def run(command):
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit("failed: %s\n%s%s" % (" ".join(command), result.stdout,
-                                       result.stderr))
-    return result.stdout
 
 
 def main():

@@ -15,18 +15,11 @@ mpirun.
 """
 
 import os
-import subprocess
 import sys
 
 import numpy as np
 
-
-def run(command):
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit("failed: %s\n%s%s" % (" ".join(command), result.stdout,
-                                       result.stderr))
-    return result.stdout
+from spmd_tools import run
 
 
 def reference(w0, w1, x, y, microbatches):

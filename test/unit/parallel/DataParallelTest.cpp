@@ -84,9 +84,9 @@ std::string mismatch(const HostTensor &actual, const HostTensor &expected,
   return "";
 }
 
-class DataParallelTest : public ::testing::Test {
+class DataParallelTest : public ::testing::Test, protected RandomData {
 protected:
-  DataParallelTest() {
+  DataParallelTest() : RandomData(20261122) {
     context.loadDialect<mlir::kiln::KilnDialect, func::FuncDialect>();
   }
 
@@ -99,18 +99,6 @@ protected:
       return nullptr;
     }
     return parsed->lookupSymbol<func::FuncOp>("main");
-  }
-
-  HostTensor random(Type type, int64_t intBound = 4) {
-    return randomTensor(type, rng, intBound);
-  }
-
-  Inputs randomInputs(func::FuncOp f) {
-    return ::kiln::parallel_test::randomInputs(f.getArgumentTypes(), rng);
-  }
-
-  HostTensor randomOneHot(Type type) {
-    return ::kiln::parallel_test::randomOneHot(type, rng);
   }
 
   /// Rewrites a copy of `f`'s module with `config`; returns the copy of
@@ -199,7 +187,6 @@ protected:
   OwningOpRef<ModuleOp> parsed;
   std::vector<::kiln::TracedFunction> traced;
   OwningOpRef<ModuleOp> rewritten;
-  std::mt19937 rng{20261122};
 };
 
 //===----------------------------------------------------------------------===//

@@ -13,6 +13,7 @@
 #include "kiln/Compiler/HostTensor.h"
 #include "kiln/kiln.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -95,6 +96,24 @@ inline HostTensor randomOneHot(mlir::Type type, std::mt19937 &rng) {
   return HostTensor::fromFloats(matrix.getElementType(), {rows, classes},
                                 values);
 }
+
+/// Seeded random data for the parallel tests' fixtures.
+class RandomData {
+protected:
+  explicit RandomData(unsigned seed) : rng(seed) {}
+
+  HostTensor random(mlir::Type type, int64_t intBound = 4) {
+    return randomTensor(type, rng, intBound);
+  }
+  std::vector<HostTensor> randomInputs(mlir::func::FuncOp f) {
+    return ::kiln::parallel_test::randomInputs(f.getArgumentTypes(), rng);
+  }
+  HostTensor randomOneHot(mlir::Type type) {
+    return ::kiln::parallel_test::randomOneHot(type, rng);
+  }
+
+  std::mt19937 rng;
+};
 
 /// Block `index` of `parts` equal blocks of `t` along dimension `dim`.
 inline HostTensor blockOf(const HostTensor &t, int64_t dim, int64_t index,

@@ -51,19 +51,9 @@ struct Layout {
   Shardings results;
 };
 
-class PartitionTest : public ::testing::Test {
+class PartitionTest : public ::testing::Test, protected RandomData {
 protected:
-  HostTensor random(Type type, int64_t intBound = 4) {
-    return randomTensor(type, rng, intBound);
-  }
-
-  Inputs randomInputs(func::FuncOp f) {
-    return ::kiln::parallel_test::randomInputs(f.getArgumentTypes(), rng);
-  }
-
-  HostTensor randomOneHot(Type type) {
-    return ::kiln::parallel_test::randomOneHot(type, rng);
-  }
+  PartitionTest() : RandomData(20261123) {}
 
   /// A partitioned copy of `f` (in `rewritten`), or null after a failure.
   func::FuncOp partition(func::FuncOp f, const Layout &layout,
@@ -178,7 +168,6 @@ protected:
 
   std::vector<::kiln::TracedFunction> traced;
   OwningOpRef<ModuleOp> rewritten;
-  std::mt19937 rng{20261123};
 };
 
 /// The all_reduce ops of `f` whose groups are `groups`.

@@ -44,9 +44,21 @@ namespace {
 
 using Inputs = std::vector<HostTensor>;
 
+/// The last stage of both test programs: a linear layer and the squared
+/// error against y.
+constexpr const char *kHead = R"mlir(
+func.func private @head(%w: tensor<8x5xf32>, %x: tensor<2x8xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
+  %z = kiln.matmul %x, %w : tensor<2x8xf32>, tensor<8x5xf32>
+  %d = kiln.sub %z, %y : tensor<2x5xf32>
+  %s = kiln.mul %d, %d : tensor<2x5xf32>
+  %l = kiln.reduce_mean %s, dims = [0, 1] : tensor<2x5xf32>
+  return %l : tensor<f32>
+}
+)mlir";
+
 /// A 4-stage MLP: tanh layers of widths 6 -> 8 -> 8 -> 5, then a squared
-/// error against y, on micro-batches of 2 rows. Stage 2 has two
-/// parameters (a weight and a bias) and stage 1 reads the bias of its own.
+/// error against y (kHead), on micro-batches of 2 rows. Stages 1 and 2 call
+/// one function, each with a weight and a bias of its own.
 constexpr const char *kFourStages = R"mlir(
 func.func private @dense(%w: tensor<6x8xf32>, %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
   %h = kiln.matmul %x, %w : tensor<2x6xf32>, tensor<6x8xf32>
@@ -60,13 +72,6 @@ func.func private @biased(%w: tensor<8x8xf32>, %b: tensor<8xf32>, %x: tensor<2x8
   %a = kiln.tanh %s : tensor<2x8xf32>
   return %a : tensor<2x8xf32>
 }
-func.func private @head(%w: tensor<8x5xf32>, %x: tensor<2x8xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
-  %z = kiln.matmul %x, %w : tensor<2x8xf32>, tensor<8x5xf32>
-  %d = kiln.sub %z, %y : tensor<2x5xf32>
-  %s = kiln.mul %d, %d : tensor<2x5xf32>
-  %l = kiln.reduce_mean %s, dims = [0, 1] : tensor<2x5xf32>
-  return %l : tensor<f32>
-}
 func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
                 %w2: tensor<8x8xf32>, %b2: tensor<8xf32>, %w3: tensor<8x5xf32>,
                 %x: tensor<2x6xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
@@ -78,7 +83,8 @@ func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
 }
 )mlir";
 
-/// The same network in two stages (the first three layers in one).
+/// The same network in two stages (the first three layers in one); both
+/// programs end with kHead.
 constexpr const char *kTwoStages = R"mlir(
 func.func private @body(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
                         %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
@@ -89,13 +95,6 @@ func.func private @body(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<
   %s = kiln.add %h1, %bb : tensor<2x8xf32>
   %a1 = kiln.tanh %s : tensor<2x8xf32>
   return %a1 : tensor<2x8xf32>
-}
-func.func private @head(%w: tensor<8x5xf32>, %x: tensor<2x8xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
-  %z = kiln.matmul %x, %w : tensor<2x8xf32>, tensor<8x5xf32>
-  %d = kiln.sub %z, %y : tensor<2x5xf32>
-  %s = kiln.mul %d, %d : tensor<2x5xf32>
-  %l = kiln.reduce_mean %s, dims = [0, 1] : tensor<2x5xf32>
-  return %l : tensor<f32>
 }
 func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
                 %w3: tensor<8x5xf32>, %x: tensor<2x6xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
@@ -111,8 +110,10 @@ protected:
     context.loadDialect<mlir::kiln::KilnDialect, func::FuncDialect>();
   }
 
+  /// @loss of `source`, with the shared @head appended.
   func::FuncOp parse(const char *source) {
-    module = parseSourceString<ModuleOp>(source, ParserConfig(&context));
+    std::string text = std::string(source) + kHead;
+    module = parseSourceString<ModuleOp>(text, ParserConfig(&context));
     if (!module) {
       ADD_FAILURE() << "the test program does not parse";
       return nullptr;
@@ -415,10 +416,10 @@ func.func @loss(%w: tensor<4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
   EXPECT_TRUE(failed(mlir::kiln::buildPipeline(loss, config)));
   EXPECT_EQ(message, "kiln-pipeline: the body of @loss must be a chain of "
                      "stage calls (func.call), not 'kiln.broadcast_in_dim'");
-  // Nothing was added to the module.
+  // Nothing was added to the module (@loss and the appended @head).
   EXPECT_EQ(std::distance(module->getOps<func::FuncOp>().begin(),
                           module->getOps<func::FuncOp>().end()),
-            1);
+            2);
 }
 
 } // namespace

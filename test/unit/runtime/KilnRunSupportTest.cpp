@@ -155,6 +155,22 @@ TEST(OptionsTest, ParsesRunsOfSeveralRanks) {
   EXPECT_EQ(options.shards[1].dimension, 2u);
   EXPECT_TRUE(options.allRanksWrite);
 
+  // An input split over a mesh axis; the name may hold ':'.
+  const char *mesh[] = {"kiln-run", "m.kmod", "--mesh", "dp=2,tp=3",
+                        "--shard-input", "w:1:tp", "--shard-input", "a:b:0:dp"};
+  Options meshed;
+  ASSERT_TRUE(parseOptions(8, const_cast<char **>(mesh), meshed, error))
+      << error;
+  ASSERT_EQ(meshed.mesh.size(), 2u);
+  EXPECT_EQ(meshed.mesh[1].name, "tp");
+  EXPECT_EQ(meshed.mesh[1].size, 3);
+  ASSERT_EQ(meshed.shards.size(), 2u);
+  EXPECT_EQ(meshed.shards[0].name, "w");
+  EXPECT_EQ(meshed.shards[0].dimension, 1u);
+  EXPECT_EQ(meshed.shards[0].axis, "tp");
+  EXPECT_EQ(meshed.shards[1].name, "a:b");
+  EXPECT_EQ(meshed.shards[1].axis, "dp");
+
   const char *plain[] = {"kiln-run", "m.kmod"};
   Options defaults;
   ASSERT_TRUE(parseOptions(2, const_cast<char **>(plain), defaults, error));
@@ -179,11 +195,20 @@ TEST(OptionsTest, RejectsMalformedCommandLines) {
       {{"m.kmod", "--comm=tcp"}, "--comm must be 'auto', 'mpi' or 'self', "
                                  "not 'tcp'"},
       {{"m.kmod", "--shard-input", "x"},
-       "--shard-input needs NAME_OR_INDEX:DIM (e.g. x:0 or 1:0), not 'x'"},
+       "--shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS (e.g. "
+       "x:0, 1:0 or w:1:tp), not 'x'"},
       {{"m.kmod", "--shard-input", ":0"},
-       "--shard-input needs NAME_OR_INDEX:DIM (e.g. x:0 or 1:0), not ':0'"},
+       "--shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS (e.g. "
+       "x:0, 1:0 or w:1:tp), not ':0'"},
       {{"m.kmod", "--shard-input", "x:y"},
-       "--shard-input needs NAME_OR_INDEX:DIM (e.g. x:0 or 1:0), not 'x:y'"},
+       "--shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS (e.g. "
+       "x:0, 1:0 or w:1:tp), not 'x:y'"},
+      {{"m.kmod", "--mesh", "dp=2,tp"},
+       "--mesh needs NAME=SIZE,... with sizes >= 1 (e.g. dp=2,tp=2), not "
+       "'dp=2,tp'"},
+      {{"m.kmod", "--mesh", "=2"},
+       "--mesh needs NAME=SIZE,... with sizes >= 1 (e.g. dp=2,tp=2), not '=2'"},
+      {{"m.kmod", "--mesh=tp=2,tp=1"}, "--mesh names the axis 'tp' twice"},
   };
   for (const Case &c : cases) {
     std::vector<char *> argv = {const_cast<char *>("kiln-run")};
