@@ -946,7 +946,9 @@ bool Partitioner::rewriteConv(ConvOp op) {
 bool Partitioner::rewriteGather(GatherOp op) {
   Value table = op.getTable(), indices = op.getIndices();
   Sharding t = stateOf(table), i = stateOf(indices);
-  if (i.isSharded()) {
+  bool rowsSplit = t.isSharded() && t.dim == 0 &&
+                   !op.getTable().getType().getElementType().isInteger(1);
+  if (i.isSharded() && !rowsSplit) {
     emit(op, {replicate(table), localOf(indices)}, i);
     return true;
   }
@@ -956,11 +958,14 @@ bool Partitioner::rewriteGather(GatherOp op) {
          Sharding::sharded(indexRank + t.dim - 1));
     return true;
   }
-  if (t.isSharded() && t.dim == 0 &&
-      !op.getTable().getType().getElementType().isInteger(1)) {
+  if (rowsSplit) {
     // A table split by rows (Megatron's vocabulary-parallel embedding):
     // each rank looks up the ids that fall in its rows and gives zeros for
-    // the others, so the rows sum over the ranks to the lookup.
+    // the others, so the rows sum over the ranks to the lookup. With the
+    // ids split over the axis too (a recommendation model's sharded
+    // table, the batch data parallel), every rank looks up its rows for
+    // every rank's ids (all-gathered) and the rows go back to the ids'
+    // ranks summed (reduce-scattered): the table never moves.
     Location loc = op.getLoc();
     auto indexType = op.getIndices().getType();
     int64_t rows = op.getTable().getType().getDimSize(0);
@@ -992,9 +997,17 @@ bool Partitioner::rewriteGather(GatherOp op) {
     Value zeros = builder.create<ConstantOp>(
         loc, DenseElementsAttr::get(
                  resultType, builder.getZeroAttr(resultType.getElementType())));
-    define(op.getResult(),
-           builder.create<SelectOp>(loc, mask, found, zeros),
-           Sharding::partialSum());
+    Value partial = builder.create<SelectOp>(loc, mask, found, zeros);
+    if (i.isSharded()) {
+      // The result's leading dimensions are the ids'.
+      define(op.getResult(),
+             builder.create<ReduceScatterOp>(loc, partial,
+                                             CollectiveReduction::Sum, i.dim,
+                                             groups, ranks),
+             i);
+      return true;
+    }
+    define(op.getResult(), partial, Sharding::partialSum());
     return true;
   }
   if (t.isPartialSum()) {

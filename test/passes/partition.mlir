@@ -2,7 +2,7 @@
 // products over a tensor-parallel axis (one all-reduce each way), the same
 // block on a data x tensor mesh (each axis's collectives act within its own
 // groups), a vocabulary-parallel embedding lookup (each rank looks up its
-// rows), log-softmax over a split vocabulary (max and sum all-reduced, the
+// rows), a table split like the batch of its ids, log-softmax over a split vocabulary (max and sum all-reduced, the
 // logits never gathered) and attention with its heads split.
 // RUN: kiln-opt %s --split-input-file --kiln-partition | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-partition="bucket-axis=dp" | FileCheck %s --check-prefix=BUCKET
@@ -119,6 +119,27 @@ func.func @vocab_embedding(%table: tensor<16x4xf32> {kiln.sharding = ["tp", ""]}
     attributes {kiln.mesh = {axes = ["tp"], shape = array<i64: 2>}} {
   %e = kiln.gather %table, %ids : tensor<16x4xf32>, tensor<3xi32>
   return %e : tensor<3x4xf32>
+}
+
+// -----
+
+// A recommendation model's table split by rows over the ranks that split
+// the batch of ids (dp = 2): the ids are all-gathered, each rank looks up
+// its rows for all of them, and the rows go back to the ids' ranks by one
+// reduce-scatter. The table never moves.
+// CHECK-LABEL: func.func @sharded_table(
+// CHECK-SAME:      %[[T:[a-z0-9]+]]: tensor<8x4xf32>, %[[IDS:[a-z0-9]+]]: tensor<3xi32>) -> tensor<3x4xf32>
+// CHECK:         %[[ALL:.+]] = kiln.all_gather %[[IDS]], dim = 0, groups = {{\[\[}}0, 1]] : (tensor<3xi32>) -> tensor<6xi32>
+// CHECK:         kiln.gather %[[T]], %{{.+}} : tensor<8x4xf32>, tensor<6xi32>
+// CHECK:         %[[PART:.+]] = kiln.select %{{.+}} : tensor<6x4xi1>, tensor<6x4xf32>
+// CHECK-NEXT:    %[[E:.+]] = kiln.reduce_scatter %[[PART]], kind = sum, dim = 0, groups = {{\[\[}}0, 1]] : (tensor<6x4xf32>) -> tensor<3x4xf32>
+// CHECK-NEXT:    return %[[E]]
+func.func @sharded_table(%table: tensor<16x4xf32> {kiln.sharding = ["dp", ""]},
+                         %ids: tensor<6xi32> {kiln.sharding = ["dp"]})
+    -> (tensor<6x4xf32> {kiln.sharding = ["dp", ""]})
+    attributes {kiln.mesh = {axes = ["dp"], shape = array<i64: 2>}} {
+  %e = kiln.gather %table, %ids : tensor<16x4xf32>, tensor<6xi32>
+  return %e : tensor<6x4xf32>
 }
 
 // -----

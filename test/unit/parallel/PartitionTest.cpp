@@ -466,6 +466,57 @@ TEST_F(PartitionTest, VocabularyParallelEmbeddingAndCrossEntropy) {
   }
 }
 
+/// A recommendation model's embedding table split by rows over the ranks
+/// that also split the batch: each rank looks up its rows for every rank's
+/// ids (all-gathered, a few integers) and the rows are reduce-scattered
+/// back to the ids' ranks; the table never moves and no rank holds it whole
+/// in the forward pass.
+TEST_F(PartitionTest, ShardedEmbeddingTableWithDataParallelIds) {
+  using namespace ::kiln;
+  const int64_t batch = 8, fields = 3, vocab = 16, width = 4, classes = 5;
+  auto loss = [=](const Tensors &a) {
+    // a: table, w, ids, onehot
+    Tensor e = reshape(gather(a[0], a[2]), {batch, fields * width});
+    return crossEntropy(relu(matmul(e, a[1])), a[3]);
+  };
+  func::FuncOp f = keep(trace(
+      "train_step",
+      {{DType::F32, {vocab, width}},
+       {DType::F32, {fields * width, classes}},
+       {DType::I32, {batch, fields}},
+       {DType::F32, {batch, classes}}},
+      [&](const Tensors &a) {
+        Tensors vg = value_and_grad(loss, {0, 1})(a);
+        return Tensors{vg[0], a[0] - 0.5 * vg[1], a[1] - 0.5 * vg[2]};
+      }));
+  for (int64_t n : {2, 4}) {
+    Inputs inputs = randomInputs(f);
+    inputs[2] = random(f.getArgumentTypes()[2], vocab);
+    inputs[3] = randomOneHot(f.getArgumentTypes()[3]);
+    std::vector<std::string> rows = {"dp", ""};
+    Layout layout;
+    layout.mesh = mesh({"dp"}, {n});
+    layout.arguments = {rows, {}, rows, rows};
+    layout.results = {{}, rows, {}};
+    func::FuncOp spmd = expectSameResults(f, inputs, layout);
+    ASSERT_TRUE(spmd);
+    auto f32 = Float32Type::get(f.getContext());
+    // Only the ids are gathered; the looked-up rows go back by one
+    // reduce-scatter to the batch's ranks.
+    spmd.walk([&](mlir::kiln::AllGatherOp op) {
+      EXPECT_TRUE(op.getType().getElementType().isInteger(32)) << printed(op);
+    });
+    int rowsBack = 0;
+    spmd.walk([&](mlir::kiln::ReduceScatterOp op) {
+      rowsBack += op.getType() ==
+                  RankedTensorType::get({batch / n, fields, width}, f32);
+    });
+    EXPECT_EQ(rowsBack, 1) << printed(spmd);
+    EXPECT_EQ(spmd.getArgumentTypes()[0],
+              RankedTensorType::get({vocab / n, width}, f32));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Annotations the pass refuses
 //===----------------------------------------------------------------------===//
