@@ -201,6 +201,20 @@ class Kiln(B.Kiln):
         return outs, t, rss
 
 
+def mpi_bench_parser(doc, default_work, quick_help):
+    """The command line every MPI benchmark takes: --build-dir, --work-dir
+    (default BUILD/`default_work`), --markdown and --quick."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=doc,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build-dir", default=os.path.join(os.path.dirname(here), "build"))
+    p.add_argument("--work-dir", default=None,
+                   help=f"scratch directory (default BUILD/{default_work})")
+    p.add_argument("--markdown", default=None, help="markdown report to write")
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    return p
+
+
 def start_mpi_bench(args, default_work, name):
     """(Kiln driver, work directory, start time) of a benchmark that runs
     under mpirun: the work directory (args.work_dir, or `default_work`

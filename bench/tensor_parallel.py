@@ -33,7 +33,6 @@ the all-reduces in the program a rank runs (`kiln-opt --kiln-partition`),
 by the axis their groups span.
 """
 
-import argparse
 import os
 import re
 import sys
@@ -71,14 +70,8 @@ CONFIGS = [  # (label, mesh)
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build-dir", default=os.path.join(os.path.dirname(HERE), "build"))
-    p.add_argument("--work-dir", default=None,
-                   help="scratch directory (default BUILD/bench-tensor-parallel)")
-    p.add_argument("--markdown", default=None, help="markdown report to write")
-    p.add_argument("--quick", action="store_true",
-                   help="2 blocks of width 64, for a smoke test")
+    p = D.mpi_bench_parser(__doc__, "bench-tensor-parallel",
+                           "2 blocks of width 64, for a smoke test")
     p.add_argument("--layers", type=int, default=8)
     p.add_argument("--d-model", type=int, default=512)
     p.add_argument("--heads", type=int, default=8)

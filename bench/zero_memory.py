@@ -31,7 +31,6 @@ measured ones. The rest of a rank's RSS (the runtime, MPI, the code, the
 batch, activations) is the same in every column but is not zero.
 """
 
-import argparse
 import os
 import sys
 
@@ -49,13 +48,8 @@ MB = 1024.0 * 1024.0
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build-dir", default=os.path.join(os.path.dirname(HERE), "build"))
-    p.add_argument("--work-dir", default=None,
-                   help="scratch directory (default BUILD/bench-zero-memory)")
-    p.add_argument("--markdown", default=None, help="markdown report to write")
-    p.add_argument("--quick", action="store_true", help="a small MLP, for a smoke test")
+    p = D.mpi_bench_parser(__doc__, "bench-zero-memory",
+                           "a small MLP, for a smoke test")
     p.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
     p.add_argument("--steps", type=int, default=10, help="calls after the first")
     p.add_argument("--bucket-mb", type=float, nargs="+", default=[25.0, 1.0],
