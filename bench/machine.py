@@ -1,8 +1,11 @@
 """What the benchmark reports say about the machine and the build they ran
-on: the CPU's model name and the git revision of the checkout."""
+on: the CPU's model name and the git revision of the checkout; and the
+header and writing of a report."""
 
+import os
 import platform
 import subprocess
+import sys
 
 
 def cpu_model():
@@ -24,3 +27,26 @@ def git_revision(path):
                               capture_output=True, text=True).stdout.strip()
     except OSError:
         return ""
+
+
+def measured_lines(started, script_path):
+    """The two lines under a report's title: when and where it was measured
+    (start time, CPU, cores, revision) and the command that made it (the
+    script run by Debian's python3 on build/python, with this run's
+    arguments)."""
+    revision = git_revision(os.path.dirname(os.path.abspath(script_path)))
+    return [
+        f"Measured {started:%Y-%m-%d %H:%M} UTC on {cpu_model()} "
+        f"(`{os.cpu_count()}` CPUs), kiln {revision}, with",
+        "`PYTHONPATH=build/python /usr/bin/python3 bench/"
+        + os.path.basename(script_path) + " " + " ".join(sys.argv[1:]) + "`.",
+    ]
+
+
+def write_report(lines, markdown):
+    """Prints the report and, with a path, writes it there too."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if markdown:
+        with open(markdown, "w") as f:
+            f.write(text)

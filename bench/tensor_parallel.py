@@ -268,12 +268,7 @@ def main():
               f"{', '.join(f'{r / 1024:.1f}' for r in rss)} MiB, all-reduced "
               f"{row['comm']}", flush=True)
 
-    lines = render(rows, P, args, started)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+    machine.write_report(render(rows, P, args, started), args.markdown)
     return 0
 
 
@@ -283,10 +278,7 @@ def render(rows, P, args, started):
     lines = [
         "# Tensor parallelism: a GPT-2-style block stack",
         "",
-        f"Measured {started:%Y-%m-%d %H:%M} UTC on {machine.cpu_model()} "
-        f"(`{os.cpu_count()}` CPUs), kiln {machine.git_revision(HERE)}, with",
-        "`PYTHONPATH=build/python /usr/bin/python3 bench/tensor_parallel.py "
-        + " ".join(a for a in sys.argv[1:]) + "`.",
+        *machine.measured_lines(started, __file__),
         "",
         f"{L} blocks, d_model {d}, {args.heads} heads, {B} sequences of {S} tokens; "
         f"{P:,} parameters ({4 * P / MB:.1f} MiB f32). One thread per rank; "

@@ -226,12 +226,7 @@ def main():
                       f"bucket {bucket:g} MB: RSS per rank "
                       f"{', '.join(f'{r / 1024:.1f}' for r in rss)} MiB", flush=True)
 
-    lines = render(rows, P, dims, batch, args, started, kiln)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+    machine.write_report(render(rows, P, dims, batch, args, started, kiln), args.markdown)
     return 0
 
 
@@ -239,10 +234,7 @@ def render(rows, P, dims, batch, args, started, kiln):
     lines = [
         "# ZeRO memory per rank",
         "",
-        f"Measured {started:%Y-%m-%d %H:%M} UTC on {machine.cpu_model()} "
-        f"(`{os.cpu_count()}` CPUs), kiln {machine.git_revision(HERE)}, with",
-        "`PYTHONPATH=build/python /usr/bin/python3 bench/zero_memory.py "
-        + " ".join(a for a in sys.argv[1:]) + "`.",
+        *machine.measured_lines(started, __file__),
         "",
         f"MLP {'-'.join(map(str, dims))} (P = {P:,} parameters, 4 bytes each), "
         f"batch {batch}, Adam; {args.steps} calls after the first, 1 thread per "
