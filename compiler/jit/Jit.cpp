@@ -291,26 +291,25 @@ Array kiln::meshBlock(const Array &whole,
                    std::to_string(sharding.size()) +
                    " entries but the array has rank " +
                    std::to_string(dims.size()));
+  mlir::kiln::Mesh mesh;
+  mesh.axes.assign(axes.begin(), axes.end());
+  mesh.shape.assign(shape.begin(), shape.end());
   // The block as [begin, end) along each dimension.
   std::vector<int64_t> begin(dims.size(), 0), extent = dims;
   for (size_t d = 0; d < sharding.size(); ++d) {
     if (sharding[d].empty())
       continue;
-    auto axis = std::find(axes.begin(), axes.end(), sharding[d]);
-    if (axis == axes.end())
+    std::optional<size_t> a = mesh.axisIndex(sharding[d]);
+    if (!a)
       throw JitError("meshBlock: the mesh has no axis '" + sharding[d] + "'");
-    size_t a = axis - axes.begin();
-    int64_t stride = 1;
-    for (size_t later = a + 1; later < shape.size(); ++later)
-      stride *= shape[later];
-    int64_t parts = shape[a];
+    int64_t parts = shape[*a];
     if (dims[d] % parts != 0)
       throw JitError("meshBlock: dimension " + std::to_string(d) +
                      " of size " + std::to_string(dims[d]) +
                      " does not split into " + std::to_string(parts) +
                      " blocks");
     extent[d] = dims[d] / parts;
-    begin[d] = ((rank / stride) % parts) * extent[d];
+    begin[d] = mesh.position(*a, rank) * extent[d];
   }
   Array block(whole.dtype(), extent);
   size_t bytes = whole.byteSize() / std::max<int64_t>(whole.size(), 1);

@@ -139,6 +139,29 @@ SmallVector<int64_t> swapWithFront(int64_t rank, int64_t d) {
   return perm;
 }
 
+/// The dimension of shape `to` that, across a reshape between `from` and
+/// `to`, holds the blocks of `from`'s dimension `d` split over `ranks`: the
+/// one with exactly the elements before d before it, of a size the ranks
+/// divide. Each rank's block of every outer slice then lands in its block
+/// of that dimension (this includes d staying the outermost factor of it,
+/// and it being an outer factor of d). A reshape reads the same both ways,
+/// so this maps a result's dimension to an operand's too.
+std::optional<int64_t> alignedDim(ArrayRef<int64_t> from, int64_t d,
+                                  ArrayRef<int64_t> to, int64_t ranks) {
+  int64_t before = 1;
+  for (int64_t size : from.take_front(d))
+    before *= size;
+  int64_t prefix = 1;
+  for (auto [e, size] : llvm::enumerate(to)) {
+    if (prefix == before && size % ranks == 0 && (size > 1 || ranks == 1))
+      return static_cast<int64_t>(e);
+    prefix *= size;
+    if (prefix > before)
+      break;
+  }
+  return std::nullopt;
+}
+
 /// The rewrite of one function (steps 1-4 of the file comment); step 5 is
 /// bucketPartialSums.
 class Partitioner {
@@ -181,6 +204,7 @@ private:
   Value shardAlong(Value original, int64_t d);
   Value localRows(Value original, int64_t d);
   Value localRowsOfProducer(Operation *def, int64_t d, RankedTensorType type);
+  SmallVector<Value> elementwiseOperandsAlong(Operation *op, int64_t d);
   Value rankOffset(int64_t rowsPerRank);
   Value rankOffsetLike(int64_t rowsPerRank, RankedTensorType type);
 
@@ -415,58 +439,36 @@ Value Partitioner::localRows(Value original, int64_t d) {
 /// over the vocabulary) is computed only for the rank's rows.
 Value Partitioner::localRowsOfProducer(Operation *def, int64_t d,
                                        RankedTensorType type) {
-  Location loc = def->getLoc();
   if (def->getNumResults() != 1 || def->getNumRegions() != 0 ||
       !isa_and_nonnull<KilnDialect>(def->getDialect()))
     return {};
-  if (def->hasTrait<OpTrait::Elementwise>() || isa<SelectOp, CastOp>(def)) {
+  // `def` copied onto local operands, its result of the local type.
+  auto onto = [&](ValueRange operands) -> Value {
     IRMapping mapping;
-    for (Value v : def->getOperands()) {
-      if (cast<RankedTensorType>(v.getType()).getRank() == 0)
-        mapping.map(v, replicate(v));
-      else
-        mapping.map(v, shardAlong(v, d));
-    }
-    Operation *copy = builder.clone(*def, mapping);
-    copy->getResult(0).setType(type);
-    return copy->getResult(0);
-  }
+    mapping.map(def->getOperands(), operands);
+    Value local = builder.clone(*def, mapping)->getResult(0);
+    local.setType(type);
+    return local;
+  };
+  if (def->hasTrait<OpTrait::Elementwise>() || isa<SelectOp, CastOp>(def))
+    return onto(elementwiseOperandsAlong(def, d));
   if (auto reshape = dyn_cast<ReshapeOp>(def)) {
-    ArrayRef<int64_t> from = reshape.getOperand().getType().getShape();
-    int64_t before = 1;
-    for (int64_t size : type.getShape().take_front(d))
-      before *= size;
-    int64_t prefix = 1;
-    for (auto [e, size] : llvm::enumerate(from)) {
-      if (prefix == before && size % ranks == 0 && size > 1)
-        return builder.create<ReshapeOp>(
-            loc, type, shardAlong(reshape.getOperand(), e));
-      prefix *= size;
-      if (prefix > before)
-        break;
-    }
-    return {};
+    std::optional<int64_t> e =
+        alignedDim(type.getShape(), d,
+                   reshape.getOperand().getType().getShape(), ranks);
+    if (!e)
+      return {};
+    return onto(shardAlong(reshape.getOperand(), *e));
   }
   if (auto matmul = dyn_cast<MatmulOp>(def)) {
+    // Rows come from the lhs, columns from the rhs, a batch from both.
     int64_t rank = type.getRank();
     Value lhs = matmul.getLhs(), rhs = matmul.getRhs();
-    Value newLhs, newRhs;
-    if (d == rank - 2) {
-      newLhs = shardAlong(lhs, d);
-      newRhs = replicate(rhs);
-    } else if (d == rank - 1) {
-      newLhs = replicate(lhs);
-      newRhs = shardAlong(rhs, d);
-    } else {
-      newLhs = shardAlong(lhs, d);
-      newRhs = shardAlong(rhs, d);
-    }
-    IRMapping mapping;
-    mapping.map(lhs, newLhs);
-    mapping.map(rhs, newRhs);
-    Operation *copy = builder.clone(*matmul, mapping);
-    copy->getResult(0).setType(type);
-    return copy->getResult(0);
+    if (d == rank - 2)
+      return onto({shardAlong(lhs, d), replicate(rhs)});
+    if (d == rank - 1)
+      return onto({replicate(lhs), shardAlong(rhs, d)});
+    return onto({shardAlong(lhs, d), shardAlong(rhs, d)});
   }
   return {};
 }
@@ -638,6 +640,17 @@ bool linearInPartialSums(Operation *op, ArrayRef<Sharding> states) {
       .Default([](Operation *) { return false; });
 }
 
+/// The operands of the elementwise `op` taken along d, its rank-0 ones
+/// (a select's predicate) whole.
+SmallVector<Value> Partitioner::elementwiseOperandsAlong(Operation *op,
+                                                         int64_t d) {
+  return llvm::map_to_vector(op->getOperands(), [&](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank() == 0
+               ? replicate(v)
+               : shardAlong(v, d);
+  });
+}
+
 /// Elementwise ops (select and cast included): Sharded(d) if an operand is,
 /// with every other operand taken along d (a rank-0 select predicate
 /// Replicated); otherwise PartialSum where the op is linear in its
@@ -645,14 +658,7 @@ bool linearInPartialSums(Operation *op, ArrayRef<Sharding> states) {
 bool Partitioner::rewriteElementwise(Operation *op) {
   if (std::optional<unsigned> first = firstSharded(op)) {
     int64_t d = stateOf(op->getOperand(*first)).dim;
-    SmallVector<Value> operands;
-    for (Value v : op->getOperands()) {
-      if (cast<RankedTensorType>(v.getType()).getRank() == 0)
-        operands.push_back(replicate(v));
-      else
-        operands.push_back(shardAlong(v, d));
-    }
-    emit(op, operands, Sharding::sharded(d));
+    emit(op, elementwiseOperandsAlong(op, d), Sharding::sharded(d));
     return true;
   }
   if (!linearInPartialSums(op, operandStates(op)))
@@ -675,34 +681,21 @@ bool Partitioner::rewriteBroadcast(BroadcastInDimOp op) {
   return true;
 }
 
-/// A reshape keeps Sharded(d) when the elements before dimension d are
-/// exactly those before some result dimension e whose size the ranks
-/// divide: each rank's block of every outer slice then lands in its block
-/// of result dimension e (this includes d staying the outermost factor of
-/// e, and e being an outer factor of d). Otherwise the operand is gathered.
+/// A reshape keeps Sharded(d) along the result dimension aligned with d
+/// (alignedDim). Otherwise the operand is gathered.
 bool Partitioner::rewriteReshape(ReshapeOp op) {
   Sharding state = stateOf(op.getOperand());
   if (state.isPartialSum()) {
     emit(op, localOf(op.getOperand()), Sharding::partialSum());
     return true;
   }
-  ArrayRef<int64_t> from = op.getOperand().getType().getShape();
-  ArrayRef<int64_t> to = op.getType().getShape();
-  int64_t before = 1;
-  for (int64_t size : from.take_front(state.dim))
-    before *= size;
-  int64_t prefix = 1;
-  for (auto [e, size] : llvm::enumerate(to)) {
-    if (prefix == before && size % ranks == 0 && (size > 1 || ranks == 1)) {
-      emit(op, localOf(op.getOperand()),
-           Sharding::sharded(static_cast<int64_t>(e)));
-      return true;
-    }
-    prefix *= size;
-    if (prefix > before)
-      break;
-  }
-  return false;
+  std::optional<int64_t> e =
+      alignedDim(op.getOperand().getType().getShape(), state.dim,
+                 op.getType().getShape(), ranks);
+  if (!e)
+    return false;
+  emit(op, localOf(op.getOperand()), Sharding::sharded(*e));
+  return true;
 }
 
 bool Partitioner::rewriteTranspose(TransposeOp op) {

@@ -28,7 +28,6 @@
 #include "AxisPartitioner.h"
 #include "TargetFunctions.h"
 
-#include "kiln/IR/KilnOps.h"
 #include "kiln/Passes/Partition.h"
 #include "kiln/Passes/Passes.h"
 
@@ -60,6 +59,10 @@ std::optional<size_t> Mesh::axisIndex(StringRef name) const {
     if (axis == name)
       return i;
   return std::nullopt;
+}
+
+int64_t Mesh::position(size_t axis, int64_t rank) const {
+  return (rank / meshAxisStride(shape, axis)) % shape[axis];
 }
 
 FailureOr<std::optional<Mesh>> mlir::kiln::readMesh(func::FuncOp func) {
@@ -228,38 +231,33 @@ LogicalResult mlir::kiln::partitionFunction(func::FuncOp func,
            << " is called in this module, and its callers would pass whole "
               "values; partition the caller instead (function=<name>)";
 
+  // The shardings of the arguments, then of the results.
   SmallVector<TensorSharding> arguments, results;
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-    FailureOr<TensorSharding> sharding = readSharding(
-        func, ("argument #" + Twine(i)).str(),
-        func.getArgAttr(i, kShardingAttrName), type, mesh);
-    if (failed(sharding))
-      return failure();
-    arguments.push_back(std::move(*sharding));
-  }
-  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
-    FailureOr<TensorSharding> sharding = readSharding(
-        func, ("result #" + Twine(i)).str(),
-        func.getResultAttr(i, kShardingAttrName), type, mesh);
-    if (failed(sharding))
-      return failure();
-    results.push_back(std::move(*sharding));
-  }
-  if (!func.getBody().hasOneBlock())
-    return func.emitError("kiln-partition handles functions whose body is "
-                          "one block (kiln control flow is structured)");
-  WalkResult walk = func.walk([&](Operation *op) {
-    if (!isCollective(op))
-      return WalkResult::advance();
-    op->emitError("kiln-partition rewrites single-device programs, but @")
-        << func.getSymName() << " already communicates between ranks here";
-    return WalkResult::interrupt();
-  });
-  if (walk.wasInterrupted())
+  auto readAll = [&](StringRef what, TypeRange types,
+                     function_ref<Attribute(unsigned)> attrOf,
+                     SmallVector<TensorSharding> &into) {
+    for (auto [i, type] : llvm::enumerate(types)) {
+      FailureOr<TensorSharding> sharding = readSharding(
+          func, (what + " #" + Twine(i)).str(), attrOf(i), type, mesh);
+      if (failed(sharding))
+        return failure();
+      into.push_back(std::move(*sharding));
+    }
+    return success();
+  };
+  if (failed(readAll(
+          "argument", func.getArgumentTypes(),
+          [&](unsigned i) { return func.getArgAttr(i, kShardingAttrName); },
+          arguments)) ||
+      failed(readAll(
+          "result", func.getResultTypes(),
+          [&](unsigned i) { return func.getResultAttr(i, kShardingAttrName); },
+          results)))
     return failure();
 
   // Innermost axis first: its collectives act within the groups of the
-  // outer axes' rewrites.
+  // outer axes' rewrites. The first run also refuses, before changing
+  // anything, a body of several blocks or one that already communicates.
   for (size_t axis = mesh.axes.size(); axis-- > 0;) {
     AxisPartitionConfig step;
     step.passName = "kiln-partition";

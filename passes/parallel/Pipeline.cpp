@@ -81,11 +81,9 @@ struct Stage {
   SmallVector<int64_t> params;
   SmallVector<int64_t> offsets;
   int64_t packedSize = 0;
-  /// The derived VJP: (callee args..., dy) -> (y, d wrt...).
+  /// The derived VJP: (callee args..., dy) -> (y, d params..., d input
+  /// activation (stages after the first)).
   func::FuncOp vjp;
-  /// The callee positions differentiated: the parameters', then the input
-  /// activation's (stages after the first).
-  SmallVector<unsigned> wrt;
 };
 
 int64_t numElements(Type type) {
@@ -99,8 +97,10 @@ bool isF32Tensor(Type type) {
 
 class PipelineBuilder {
 public:
-  PipelineBuilder(func::FuncOp loss, const PipelineConfig &config)
-      : loss(loss), config(config), builder(loss.getContext()) {}
+  PipelineBuilder(func::FuncOp loss, const PipelineConfig &config,
+                  PipelineSchedule *scheduleOut)
+      : loss(loss), config(config), scheduleOut(scheduleOut),
+        builder(loss.getContext()) {}
 
   FailureOr<func::FuncOp> run();
 
@@ -157,6 +157,7 @@ private:
 
   func::FuncOp loss;
   const PipelineConfig &config;
+  PipelineSchedule *scheduleOut;
   /// The derived step's name; its stages' VJPs are <name>_stage<s>_vjp.
   std::string stepName;
   OpBuilder builder;
@@ -218,7 +219,6 @@ LogicalResult PipelineBuilder::checkChain() {
           return call.emitError("kiln-pipeline: stage ")
                  << index << " reads its input activation twice";
         stage.operandArgs.push_back(-1);
-        stage.wrt.push_back(position); // placed after the params below
         continue;
       }
       auto arg = dyn_cast<BlockArgument>(operand);
@@ -297,13 +297,11 @@ LogicalResult PipelineBuilder::deriveVjps() {
     // The callee positions of the parameters, then of the activation.
     SmallVector<unsigned> wrt;
     for (int64_t param : stage.params)
-      for (auto [position, arg] : llvm::enumerate(stage.operandArgs))
-        if (arg == param) {
-          wrt.push_back(position);
-          break;
-        }
-    wrt.append(stage.wrt.begin(), stage.wrt.end());
-    stage.wrt = wrt;
+      wrt.push_back(llvm::find(stage.operandArgs, param) -
+                    stage.operandArgs.begin());
+    if (auto input = llvm::find(stage.operandArgs, -1);
+        input != stage.operandArgs.end())
+      wrt.push_back(input - stage.operandArgs.begin());
     if (wrt.empty())
       continue; // Nothing to differentiate: the stage has no parameters.
     std::string name = (stepName + "_stage" + Twine(s) + "_vjp").str();
@@ -456,6 +454,8 @@ func::FuncOp PipelineBuilder::buildStep() {
   };
 
   PipelineSchedule schedule = buildPipelineSchedule(config.schedule, P, M);
+  if (scheduleOut)
+    *scheduleOut = schedule;
   for (const auto &tick : schedule.ticks) {
     Value forwardOut = zeros, backwardOut = zeros;
     SmallVector<std::pair<int64_t, int64_t>> sentForward, sentBackward;
@@ -599,8 +599,9 @@ FailureOr<func::FuncOp> PipelineBuilder::run() {
 } // namespace
 
 FailureOr<func::FuncOp> mlir::kiln::buildPipeline(func::FuncOp loss,
-                                                  const PipelineConfig &config) {
-  return PipelineBuilder(loss, config).run();
+                                                  const PipelineConfig &config,
+                                                  PipelineSchedule *schedule) {
+  return PipelineBuilder(loss, config, schedule).run();
 }
 
 //===----------------------------------------------------------------------===//
@@ -637,17 +638,14 @@ struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
         targetFunctions(module, functionName, "kiln-pipeline");
     if (failed(targets))
       return signalPassFailure();
-    for (func::FuncOp f : *targets)
-      if (failed(buildPipeline(f, config)))
-        return signalPassFailure();
+    // The one function named; the schedule it was laid out with, for a
+    // timeline viewer.
+    func::FuncOp loss = targets->front();
+    PipelineSchedule planned;
+    if (failed(buildPipeline(loss, config, &planned)))
+      return signalPassFailure();
     if (scheduleTrace.empty())
       return;
-    // The schedule the step was laid out with, for a timeline viewer.
-    int64_t stages = 0;
-    for (Operation &op : (*targets).front().front().without_terminator())
-      stages += isa<func::CallOp>(op);
-    PipelineSchedule planned =
-        buildPipelineSchedule(config.schedule, stages, config.microbatches);
     std::error_code error;
     llvm::raw_fd_ostream out(scheduleTrace, error);
     if (error) {
@@ -656,8 +654,8 @@ struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
       return signalPassFailure();
     }
     out << planned.chromeTrace();
-    (*targets).front().emitRemark("kiln-pipeline: ")
-        << schedule << " schedule of " << stages << " stages and "
+    loss.emitRemark("kiln-pipeline: ")
+        << schedule << " schedule of " << planned.stages << " stages and "
         << config.microbatches << " micro-batches: " << planned.ticks.size()
         << " ticks, bubble "
         << llvm::formatv("{0:F3}", planned.bubbleFraction()).str()

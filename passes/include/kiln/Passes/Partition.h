@@ -43,6 +43,10 @@ struct Mesh {
   int64_t numRanks() const;
   /// The index of axis `name`, or none.
   std::optional<size_t> axisIndex(llvm::StringRef name) const;
+  /// Rank `rank`'s position along axis `axis`: the block of a dimension
+  /// split over that axis it holds, (rank / stride) % size, with stride the
+  /// product of the later axes' sizes.
+  int64_t position(size_t axis, int64_t rank) const;
 };
 
 /// For one tensor: per dimension, the index of the mesh axis it is split

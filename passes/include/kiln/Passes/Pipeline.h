@@ -55,9 +55,11 @@ struct PipelineConfig {
 /// The derived function and the stages' VJPs are inserted after `loss`.
 /// Reports a loss that is not such a chain, parameters or activations that
 /// are not f32, a parameter two stages read, at `loss` or the call at
-/// fault, and fails leaving the module unchanged.
+/// fault, and fails leaving the module unchanged. With `schedule`, stores
+/// there the schedule the step was laid out with.
 FailureOr<func::FuncOp> buildPipeline(func::FuncOp loss,
-                                      const PipelineConfig &config);
+                                      const PipelineConfig &config,
+                                      PipelineSchedule *schedule = nullptr);
 
 } // namespace kiln
 } // namespace mlir
