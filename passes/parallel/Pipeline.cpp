@@ -82,8 +82,14 @@ struct Stage {
   SmallVector<int64_t> offsets;
   int64_t packedSize = 0;
   /// The derived VJP: (callee args..., dy) -> (y, d params..., d input
-  /// activation (stages after the first)).
-  func::FuncOp vjp;
+  /// activation (stages after the first)), which recomputes the forward
+  /// pass; without recomputation it is split into `forward` (callee args...)
+  /// -> (y, residuals...) and `backward` (callee args..., residuals..., dy)
+  /// -> (d params..., d input activation) instead.
+  func::FuncOp vjp, forward, backward;
+  SmallVector<RankedTensorType> residuals;
+
+  bool differentiated() const { return vjp || backward; }
 };
 
 int64_t numElements(Type type) {
@@ -147,10 +153,12 @@ private:
 
   /// Emits `kiln.cond %pred, (inputs)` whose then-region `body` builds from
   /// the region's arguments (the inputs) and whose else-region yields the
-  /// inputs at `passThrough` positions; returns the results.
+  /// inputs at `passThrough` positions, then zeros of the `fresh` types
+  /// (values only the stage's rank computes); returns the results.
   SmallVector<Value>
   onRank(int64_t stage, ArrayRef<Value> inputs, ArrayRef<unsigned> passThrough,
-         llvm::function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> body);
+         llvm::function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> body,
+         ArrayRef<RankedTensorType> fresh = {});
 
   /// The micro-batch `m` rows of the data argument `arg` of the step.
   Value dataSlice(int64_t arg, int64_t m);
@@ -310,24 +318,44 @@ LogicalResult PipelineBuilder::deriveVjps() {
       return failure();
     vjp->setPrivate();
     stage.vjp = *vjp;
+    if (config.recompute)
+      continue;
+    // Without recomputation: the forward pass keeps what the backward pass
+    // reads (one result and one cotangent: the stage's activation or loss).
+    std::string prefix = (stepName + "_stage" + Twine(s)).str();
+    FailureOr<SplitVjp> split =
+        splitVjp(stage.vjp, 1, 1, prefix + "_forward", prefix + "_backward");
+    if (failed(split))
+      return stage.call.emitError("kiln-pipeline: stage ")
+             << s << " cannot keep its intermediates between its forward and "
+                "backward passes; run it with recomputation";
+    stage.vjp.erase();
+    stage.vjp = nullptr;
+    stage.forward = split->forward;
+    stage.backward = split->backward;
+    for (Type type : stage.forward.getResultTypes().drop_front())
+      stage.residuals.push_back(cast<RankedTensorType>(type));
   }
   return success();
 }
 
 void PipelineBuilder::eraseVjps() {
   for (Stage &stage : stages)
-    if (stage.vjp)
-      stage.vjp.erase();
+    for (func::FuncOp derived : {stage.vjp, stage.forward, stage.backward})
+      if (derived)
+        derived.erase();
 }
 
 SmallVector<Value> PipelineBuilder::onRank(
     int64_t stage, ArrayRef<Value> inputs, ArrayRef<unsigned> passThrough,
-    llvm::function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> bodyFn) {
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> bodyFn,
+    ArrayRef<RankedTensorType> fresh) {
   Value pred = builder.create<CompareOp>(loc, CompareDirection::eq, rank,
                                          i64(builder, stage));
   SmallVector<Type> types;
   for (unsigned i : passThrough)
     types.push_back(inputs[i].getType());
+  types.append(fresh.begin(), fresh.end());
   auto cond = builder.create<CondOp>(loc, types, pred, inputs);
   for (int branch = 0; branch < 2; ++branch) {
     Region &region = branch == 0 ? cond.getThenRegion() : cond.getElseRegion();
@@ -339,9 +367,14 @@ SmallVector<Value> PipelineBuilder::onRank(
     SmallVector<Value> results;
     if (branch == 0)
       results = bodyFn(inner, block->getArguments());
-    else
+    else {
       for (unsigned i : passThrough)
         results.push_back(block->getArgument(i));
+      for (RankedTensorType type : fresh)
+        results.push_back(inner.create<ConstantOp>(
+            loc, DenseElementsAttr::get(
+                     type, inner.getZeroAttr(type.getElementType()))));
+    }
     inner.create<YieldOp>(loc, results);
   }
   return SmallVector<Value>(cond.getResults());
@@ -406,6 +439,9 @@ func::FuncOp PipelineBuilder::buildStep() {
   // Where each stage's inputs for micro-batch m arrive: the buffer a
   // permute delivered.
   DenseMap<std::pair<int64_t, int64_t>, Value> activationIn, gradientIn;
+  // What stage s's forward pass of micro-batch m kept for its backward pass
+  // (without recomputation).
+  DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> kept;
   SmallVector<int64_t> forwardPairs, backwardPairs;
   for (int64_t d = 0; d < D; ++d)
     for (int64_t s = d * P; s + 1 < (d + 1) * P; ++s) {
@@ -480,17 +516,25 @@ func::FuncOp PipelineBuilder::buildStep() {
         // The activation sent on, or on the last stage the loss.
         unsigned out = inputs.size();
         inputs.push_back(last ? lossSum : forwardOut);
-        Value result = onRank(
-            s, inputs, {out}, [&](OpBuilder &b, ValueRange region) {
+        SmallVector<Value> results = onRank(
+            s, inputs, {out},
+            [&](OpBuilder &b, ValueRange region) {
               SmallVector<Value> operands =
                   stageOperands(b, stage, region, activationIndex);
-              Value y = b.create<func::CallOp>(loc, stage.callee, operands)
-                            .getResult(0);
-              if (last)
-                return SmallVector<Value>{
-                    b.create<AddOp>(loc, region[out], y)};
-              return SmallVector<Value>{placeFlat(b, y, 0, bufferSize)};
-            })[0];
+              func::FuncOp callee =
+                  stage.forward ? stage.forward : stage.callee;
+              auto call = b.create<func::CallOp>(loc, callee, operands);
+              Value y = call.getResult(0);
+              SmallVector<Value> yielded = {
+                  last ? b.create<AddOp>(loc, region[out], y).getResult()
+                       : placeFlat(b, y, 0, bufferSize)};
+              llvm::append_range(yielded, call.getResults().drop_front());
+              return yielded;
+            },
+            stage.residuals);
+        Value result = results[0];
+        if (stage.forward)
+          kept[{s, m}].assign(results.begin() + 1, results.end());
         if (last) {
           lossSum = result;
           continue;
@@ -506,30 +550,40 @@ func::FuncOp PipelineBuilder::buildStep() {
         cotangentIndex = inputs.size();
         inputs.push_back(gradientIn.lookup({s, m}));
       }
+      unsigned residualIndex = inputs.size();
+      SmallVector<Value> residuals = kept.lookup({s, m});
+      inputs.append(residuals.begin(), residuals.end());
       unsigned sums = inputs.size();
       inputs.append({gradients, backwardOut});
       SmallVector<Value> results = onRank(
           s, inputs, {sums, sums + 1},
           [&](OpBuilder &b, ValueRange region) {
             Value grads = region[sums], sendIn = region[sums + 1];
-            if (!stage.vjp)
+            if (!stage.differentiated())
               return SmallVector<Value>{grads, sendIn};
             SmallVector<Value> operands =
                 stageOperands(b, stage, region, activationIndex);
+            if (stage.backward)
+              llvm::append_range(
+                  operands, region.slice(residualIndex, residuals.size()));
             Type resultType = stage.call.getResult(0).getType();
             operands.push_back(
                 last ? constant(b, cast<RankedTensorType>(resultType),
                                 1.0 / static_cast<double>(M))
                      : takeFlat(b, region[cotangentIndex], 0, resultType));
-            auto vjp = b.create<func::CallOp>(loc, stage.vjp, operands);
-            // (y, d params..., d activation)
+            // The VJP returns (y, d params..., d activation), the backward
+            // half (d params..., d activation).
+            auto call = b.create<func::CallOp>(
+                loc, stage.backward ? stage.backward : stage.vjp, operands);
+            ValueRange derivatives =
+                call.getResults().drop_front(stage.backward ? 0 : 1);
             for (auto [k, offset] : llvm::enumerate(stage.offsets))
               grads = b.create<AddOp>(
                   loc, grads,
-                  placeFlat(b, vjp.getResult(1 + k), offset, packedWidth));
+                  placeFlat(b, derivatives[k], offset, packedWidth));
             Value send = sendIn;
             if (!first)
-              send = placeFlat(b, vjp.getResults().back(), 0, bufferSize);
+              send = placeFlat(b, derivatives.back(), 0, bufferSize);
             return SmallVector<Value>{grads, send};
           });
       gradients = results[0];
@@ -634,6 +688,7 @@ struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
     }
     config.name = name;
     config.replicas = replicas;
+    config.recompute = recompute;
     FailureOr<SmallVector<func::FuncOp>> targets =
         targetFunctions(module, functionName, "kiln-pipeline");
     if (failed(targets))

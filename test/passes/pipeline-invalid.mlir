@@ -11,6 +11,12 @@
 // MICRO: error: kiln-pipeline: microbatches must be >= 1, not 0
 // RANGE: error: kiln-pipeline: data-args index 7 is out of range: @loss has 2 arguments
 // REPLICAS: error: kiln-pipeline: replicas must be >= 1, not 0
+// Without recomputation a stage hands what its backward pass reads from one
+// function to another; a kiln.while's run-time stack cannot travel (the
+// last case below, which pipelines with recomputation).
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=2 data-args=1 recompute=false" 2>&1 | FileCheck %s --check-prefix=KEEP
+// KEEP: error: cannot split @loss_pipeline_stage0_vjp: its backward pass reads a value of type 'tensor<?x2x4xf32>' (a kiln.while's stack), which cannot cross a function boundary
+// KEEP: error: kiln-pipeline: stage 0 cannot keep its intermediates between its forward and backward passes; run it with recomputation
 
 // An op other than a stage call.
 func.func @loss(%w: tensor<4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
@@ -99,4 +105,36 @@ func.func @loss(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
 }
 func.func @loss_pipeline() {
   return
+}
+
+// -----
+
+// A data-dependent loop in a stage: fine with recomputation (this run),
+// refused without (the KEEP run above).
+func.func private @s0(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %zero = kiln.constant dense<0.0> : tensor<f32>
+  %r:3 = kiln.while (%x, %zero, %w) : (tensor<2x4xf32>, tensor<f32>, tensor<4x4xf32>) cond {
+  ^bb0(%h: tensor<2x4xf32>, %t: tensor<f32>, %v: tensor<4x4xf32>):
+    %s = kiln.reduce_sum %h, dims = [0, 1] : tensor<2x4xf32>
+    %c = kiln.compare lt, %t, %s : tensor<f32>
+    kiln.yield %c : tensor<i1>
+  } do {
+  ^bb0(%h: tensor<2x4xf32>, %t: tensor<f32>, %v: tensor<4x4xf32>):
+    %m = kiln.matmul %h, %v : tensor<2x4xf32>, tensor<4x4xf32>
+    %a = kiln.tanh %m : tensor<2x4xf32>
+    %one = kiln.constant dense<1.0> : tensor<f32>
+    %u = kiln.add %t, %one : tensor<f32>
+    kiln.yield %a, %u, %v : tensor<2x4xf32>, tensor<f32>, tensor<4x4xf32>
+  }
+  return %r#0 : tensor<2x4xf32>
+}
+func.func private @s1(%w: tensor<4x4xf32>, %h: tensor<2x4xf32>) -> tensor<f32> {
+  %m = kiln.matmul %h, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %l = kiln.reduce_sum %m, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+func.func @loss(%w0: tensor<4x4xf32>, %x: tensor<2x4xf32>, %w1: tensor<4x4xf32>) -> tensor<f32> {
+  %h = func.call @s0(%w0, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %l = func.call @s1(%w1, %h) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
 }

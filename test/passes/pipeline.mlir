@@ -13,6 +13,12 @@
 // JSON: "name":"stage 0 (rank 0)"
 // JSON: "name":"F 0","cat":"forward","pid":0,"tid":0,"ts":0.000,"dur":1000.000
 // JSON: "name":"B 3","cat":"backward","pid":0,"tid":0,"ts":9000.000
+// Without recomputation each VJP is split: the forward half returns the
+// stage's result and what the backward half reads (stage 0 its tanh, stage
+// 1 the difference z - y), and the backward half takes them; no forward op
+// runs in a backward pass.
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3 recompute=false" | FileCheck %s --check-prefix=KEEP
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3 recompute=false schedule=1f1b" | kiln-opt --verify-roundtrip -o /dev/null
 // The derived IR verifies and round-trips.
 // RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3" | kiln-opt --verify-roundtrip -o /dev/null
 
@@ -61,6 +67,30 @@
 // ONEF:         func.call @step_stage1_vjp(
 // ONEF:         func.call @stage0(
 // ONEF:         kiln.all_reduce
+
+// KEEP-NOT:    _vjp
+// KEEP:        func.func private @loss_pipeline_stage0_forward(%{{.+}}: tensor<6x8xf32>, %{{.+}}: tensor<2x6xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
+// KEEP:          %[[T:.+]] = kiln.tanh
+// KEEP:          return %[[T]], %[[T]]
+// KEEP:        func.func private @loss_pipeline_stage0_backward(%{{.+}}: tensor<6x8xf32>, %{{.+}}: tensor<2x6xf32>, %{{.+}}: tensor<2x8xf32>, %{{.+}}: tensor<2x8xf32>) -> tensor<6x8xf32>
+// KEEP-NOT:      kiln.tanh
+// KEEP:          return
+// KEEP:        func.func private @loss_pipeline_stage1_forward(%{{.+}}: tensor<8x3xf32>, %{{.+}}: tensor<2x8xf32>, %{{.+}}: tensor<2x3xf32>) -> (tensor<f32>, tensor<2x3xf32>)
+// KEEP:          %[[D:.+]] = kiln.sub
+// KEEP:          %[[L:.+]] = kiln.reduce_mean
+// KEEP:          return %[[L]], %[[D]]
+// KEEP:        func.func private @loss_pipeline_stage1_backward(%{{.+}}: tensor<8x3xf32>, %{{.+}}: tensor<2x8xf32>, %{{.+}}: tensor<2x3xf32>, %{{.+}}: tensor<2x3xf32>, %{{.+}}: tensor<f32>) -> (tensor<8x3xf32>, tensor<2x8xf32>)
+// KEEP-NOT:      kiln.reduce_mean
+// KEEP:          return
+// The forward pass's cond returns the kept value (zeros on other ranks),
+// and the backward pass of the same micro-batch reads it.
+// KEEP-LABEL:  func.func @loss_pipeline(
+// KEEP:          %[[F:.+]]:2 = kiln.cond
+// KEEP:            func.call @loss_pipeline_stage0_forward(
+// KEEP:          } else {
+// KEEP:            kiln.constant dense<0.000000e+00> : tensor<2x8xf32>
+// KEEP:          kiln.cond %{{.+}}, ({{.*}}%[[F]]#1,
+// KEEP:            func.call @loss_pipeline_stage0_backward(
 
 func.func private @stage0(%w: tensor<6x8xf32>, %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
   %h = kiln.matmul %x, %w : tensor<2x6xf32>, tensor<6x8xf32>

@@ -6,9 +6,10 @@
 // micro-batches. The reference is the loss's value and gradient
 // (buildValueAndGradient) evaluated on each micro-batch in one process and
 // averaged: every rank must return that mean loss, and rank s its stage's
-// gradients, within 1e-5 of the largest magnitude, for GPipe and 1F1B, and
-// for data-parallel replicas of the pipeline; 20 steps of SGD on the
-// pipeline must track 20 steps on one device. The
+// gradients, within 1e-5 of the largest magnitude, for GPipe and 1F1B, with
+// and without recomputation, and for data-parallel replicas of the
+// pipeline; 20 steps of SGD on the pipeline must track 20 steps on one
+// device. The
 // schedules are checked for their bubble and for the micro-batches a stage
 // holds.
 //
@@ -196,10 +197,12 @@ protected:
   func::FuncOp expectPipelineMatches(func::FuncOp loss, int64_t numParams,
                                      int64_t M, PipelineScheduleKind kind,
                                      const std::string &name,
-                                     int64_t replicas = 1) {
+                                     int64_t replicas = 1,
+                                     bool recompute = true) {
     mlir::kiln::PipelineConfig config;
     config.microbatches = M;
     config.replicas = replicas;
+    config.recompute = recompute;
     for (unsigned a = numParams; a < loss.getNumArguments(); ++a)
       config.dataArgs.push_back(a);
     config.schedule = kind;
@@ -262,28 +265,62 @@ TEST_F(PipelineTest, FourStagesMatchGradientAccumulation) {
   func::FuncOp loss = parse(kFourStages);
   ASSERT_TRUE(loss);
   int n = 0;
-  for (int64_t M : {1, 3, 4})
-    for (auto kind : {PipelineScheduleKind::GPipe,
-                      PipelineScheduleKind::OneFOneB}) {
-      func::FuncOp step = expectPipelineMatches(
-          loss, 6, M, kind, "step" + std::to_string(n++));
-      ASSERT_TRUE(step);
-      // Activations go one stage on and gradients one stage back, once a
-      // tick each at most; the loss is summed over all ranks.
-      EXPECT_GT(countOps(step, "kiln.collective_permute"), 0);
-      EXPECT_EQ(countOps(step, "kiln.all_reduce"), 1);
+  for (bool recompute : {true, false})
+    for (int64_t M : {1, 3, 4})
+      for (auto kind : {PipelineScheduleKind::GPipe,
+                        PipelineScheduleKind::OneFOneB}) {
+        func::FuncOp step = expectPipelineMatches(
+            loss, 6, M, kind, "step" + std::to_string(n++), 1, recompute);
+        ASSERT_TRUE(step);
+        // Activations go one stage on and gradients one stage back, once a
+        // tick each at most; the loss is summed over all ranks.
+        EXPECT_GT(countOps(step, "kiln.collective_permute"), 0);
+        EXPECT_EQ(countOps(step, "kiln.all_reduce"), 1);
+      }
+}
+
+TEST_F(PipelineTest, WithoutRecomputationNoForwardWorkIsRepeated) {
+  func::FuncOp loss = parse(kFourStages);
+  ASSERT_TRUE(loss);
+  const int64_t M = 3;
+  for (bool recompute : {true, false}) {
+    std::string name = recompute ? "recomputing" : "keeping";
+    func::FuncOp step = expectPipelineMatches(
+        loss, 6, M, PipelineScheduleKind::OneFOneB, name, 1, recompute);
+    ASSERT_TRUE(step);
+    // Every stage runs tanh once per micro-batch in its forward pass; with
+    // recomputation its backward pass (the VJP) runs it once more.
+    int tanh = 0;
+    for (auto f : module->getOps<func::FuncOp>())
+      if (f.getSymName().starts_with(name + "_stage"))
+        tanh += countOps(f, "kiln.tanh");
+    int calls = 0;
+    step.walk([&](func::CallOp call) {
+      auto callee = module->lookupSymbol<func::FuncOp>(call.getCallee());
+      calls += countOps(callee, "kiln.tanh");
+    });
+    // Calls of the stages' own functions (forward passes with
+    // recomputation) count their tanh too: 3 tanh layers, M micro-batches.
+    if (recompute) {
+      EXPECT_EQ(calls, 2 * 3 * M) << "forward and recomputed forward";
+      EXPECT_EQ(tanh, 3) << "one VJP per tanh stage";
+    } else {
+      EXPECT_EQ(calls, 3 * M) << "each tanh layer once per micro-batch";
+      EXPECT_EQ(tanh, 3) << "only in the forward halves";
     }
+  }
 }
 
 TEST_F(PipelineTest, TwoStagesMatchGradientAccumulation) {
   func::FuncOp loss = parse(kTwoStages);
   ASSERT_TRUE(loss);
   int n = 0;
-  for (int64_t M : {2, 5})
-    for (auto kind : {PipelineScheduleKind::GPipe,
-                      PipelineScheduleKind::OneFOneB})
-      ASSERT_TRUE(expectPipelineMatches(loss, 4, M, kind,
-                                        "step" + std::to_string(n++)));
+  for (bool recompute : {true, false})
+    for (int64_t M : {2, 5})
+      for (auto kind : {PipelineScheduleKind::GPipe,
+                        PipelineScheduleKind::OneFOneB})
+        ASSERT_TRUE(expectPipelineMatches(
+            loss, 4, M, kind, "step" + std::to_string(n++), 1, recompute));
 }
 
 TEST_F(PipelineTest, DataParallelReplicasOfThePipeline) {
@@ -295,7 +332,8 @@ TEST_F(PipelineTest, DataParallelReplicasOfThePipeline) {
     for (auto kind : {PipelineScheduleKind::GPipe,
                       PipelineScheduleKind::OneFOneB}) {
       func::FuncOp step = expectPipelineMatches(
-          loss, 4, 3, kind, "replicated" + std::to_string(n++), D);
+          loss, 4, 3, kind, "replicated" + std::to_string(n++), D,
+          /*recompute=*/D == 2);
       ASSERT_TRUE(step);
       // The loss over every rank, the gradients over each stage's ranks.
       EXPECT_EQ(countOps(step, "kiln.all_reduce"), 2);
@@ -307,13 +345,18 @@ TEST_F(PipelineTest, TwentySgdStepsTrackOneDevice) {
   ASSERT_TRUE(loss);
   const int64_t M = 4, numParams = 6;
   const double lr = 0.2;
-  for (auto kind :
-       {PipelineScheduleKind::GPipe, PipelineScheduleKind::OneFOneB}) {
+  for (auto [kind, recompute] :
+       {std::pair{PipelineScheduleKind::GPipe, true},
+        std::pair{PipelineScheduleKind::OneFOneB, true},
+        std::pair{PipelineScheduleKind::OneFOneB, false}}) {
     std::string name = kind == PipelineScheduleKind::GPipe ? "gpipe" : "onef";
+    if (!recompute)
+      name += "_keeping";
     mlir::kiln::PipelineConfig config;
     config.microbatches = M;
     config.dataArgs = {6, 7};
     config.schedule = kind;
+    config.recompute = recompute;
     config.name = name;
     FailureOr<func::FuncOp> step = mlir::kiln::buildPipeline(loss, config);
     ASSERT_TRUE(succeeded(step));

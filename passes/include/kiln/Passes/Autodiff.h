@@ -53,6 +53,30 @@ FailureOr<func::FuncOp> buildValueAndGradient(func::FuncOp f,
                                               StringRef name = {},
                                               unsigned checkpointEvery = 0);
 
+/// The two halves of a VJP split by splitVjp.
+struct SplitVjp {
+  /// `forward(x...) -> (y..., r...)`: the primal results and the residuals.
+  func::FuncOp forward;
+  /// `backward(x..., r..., dy...) -> (dx...)`.
+  func::FuncOp backward;
+  unsigned numResiduals = 0;
+};
+
+/// Splits `vjp(x..., dy...) -> (y..., dx...)`, derived by buildGradient
+/// (its last `numCotangents` arguments the cotangents, its first
+/// `numOutputs` results the primal ones), into a forward and a backward
+/// function inserted after it, for callers that run the two passes apart
+/// without running the forward computation twice. The forward function
+/// holds the ops the primal results need; the backward function all
+/// others, reading the forward ops' results it needs as residuals r
+/// (operand-free ops such as constants are recomputed instead). `vjp`
+/// itself is left in place. Fails with a diagnostic on a body of several
+/// blocks, primal results that depend on a cotangent, a residual that is
+/// not a tensor of static shape (a kiln.while's stack), or a taken name.
+FailureOr<SplitVjp> splitVjp(func::FuncOp vjp, unsigned numOutputs,
+                             unsigned numCotangents, StringRef forwardName,
+                             StringRef backwardName);
+
 /// Whether ops named `name` have an entry in the VJP rules table, either a
 /// derivative or an explicit statement that they carry no gradient
 /// (constants, iota, comparisons).

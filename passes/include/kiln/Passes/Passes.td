@@ -316,7 +316,10 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     row of the gradients, packed the same way. Stage s's VJP is derived by
     kiln-grad's buildGradient; a backward pass recomputes its stage's
     forward pass from the stage's input, the only thing a stage keeps of a
-    micro-batch. The work is laid out tick by tick as `schedule` orders it
+    micro-batch. With `recompute=false` the VJP is split (splitVjp) into a
+    forward half, which returns the intermediates the backward pass reads,
+    and a backward half that takes them: no forward work is repeated, and a
+    stage holds those intermediates for each micro-batch in flight. The work is laid out tick by tick as `schedule` orders it
     (`gpipe`: all forward passes, then all backward passes; `1f1b`:
     PipeDream-flush, P - 1 - s forward passes, then one forward and one
     backward pass alternately) and unrolled: each action is a kiln.cond on
@@ -336,7 +339,9 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     result or returns more than one value, parameters or activations that
     are not f32, a parameter two stages read, an argument no stage reads, a
     loss that is not an f32 scalar, data-args out of range or without a
-    leading dimension, microbatches or replicas < 1; at the module: no
+    leading dimension, microbatches or replicas < 1, without recomputation
+    an intermediate that is not a tensor of static shape (a loop's stack);
+    at the module: no
     `function`, an unknown `schedule`.
   }];
   let options = [
@@ -353,6 +358,9 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     Option<"replicas", "replicas", "int64_t", /*default=*/"1",
            "data-parallel replicas of the pipeline: D * P ranks, rank r "
            "stage r % P of replica r / P">,
+    Option<"recompute", "recompute", "bool", /*default=*/"true",
+           "recompute each stage's forward pass in its backward pass "
+           "(false: keep the intermediates the backward pass reads)">,
     Option<"scheduleTrace", "schedule-trace", "std::string",
            /*default=*/"\"\"",
            "write the schedule's timeline here (Chrome trace JSON, one "

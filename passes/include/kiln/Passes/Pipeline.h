@@ -33,6 +33,10 @@ struct PipelineConfig {
   /// D * P ranks, rank r as stage r % P of replica r / P, each replica on
   /// its own data; every stage's gradients are averaged over its replicas.
   int64_t replicas = 1;
+  /// Whether each stage's backward pass recomputes its forward pass from
+  /// the stage's input (the default: a stage keeps only its input of a
+  /// micro-batch) or reads the intermediates its forward pass kept.
+  bool recompute = true;
   /// The derived function's name; default `<loss>_pipeline`.
   std::string name;
 };
@@ -50,9 +54,11 @@ struct PipelineConfig {
 /// data are whole (M micro-batches of b rows), and every rank returns the
 /// mean over the micro-batches of the loss and its row of the gradients,
 /// packed the same way. Activations travel between neighbouring stages by
-/// kiln.collective_permute, the backward pass recomputes each stage's
-/// forward pass from its saved input, as `config.schedule` orders the work.
-/// The derived function and the stages' VJPs are inserted after `loss`.
+/// kiln.collective_permute, as `config.schedule` orders the work; the
+/// backward pass recomputes each stage's forward pass from its saved input,
+/// or, without `config.recompute`, reads what the forward pass kept. The
+/// derived function and the stages' VJPs (or their forward and backward
+/// halves, splitVjp) are inserted after `loss`.
 /// Reports a loss that is not such a chain, parameters or activations that
 /// are not f32, a parameter two stages read, at `loss` or the call at
 /// fault, and fails leaving the module unchanged. With `schedule`, stores
