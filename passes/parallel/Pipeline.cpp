@@ -18,9 +18,11 @@
 //  3. Lays the schedule out tick by tick (PipelineSchedule.cpp) and writes
 //     it unrolled: at each tick, for each stage with an action, a kiln.cond
 //     on `kiln.rank == s` runs it on rank s alone (the other ranks pass
-//     their values through), then one kiln.collective_permute sends every
-//     stage's output activation to the next stage and one sends every
-//     backward stage's input gradient to the previous stage. Activations
+//     their values through), then one kiln.collective_permute sends the
+//     output activations of the stages that ran a forward pass to the next
+//     stage and one the input gradients of those that ran a backward pass
+//     to the previous stage (only those pairs: a step sends each activation
+//     and input gradient once). Activations
 //     and gradients travel as flat f32 buffers of the largest activation's
 //     size; a received buffer stays alive (an SSA value) until the stage's
 //     backward pass for that micro-batch has used it, so GPipe holds M
@@ -442,12 +444,16 @@ func::FuncOp PipelineBuilder::buildStep() {
   // What stage s's forward pass of micro-batch m kept for its backward pass
   // (without recomputation).
   DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> kept;
-  SmallVector<int64_t> forwardPairs, backwardPairs;
-  for (int64_t d = 0; d < D; ++d)
-    for (int64_t s = d * P; s + 1 < (d + 1) * P; ++s) {
-      forwardPairs.append({s, s + 1});
-      backwardPairs.append({s + 1, s});
-    }
+  // The (source, target) rank pairs of one tick's permute: only the stages
+  // that have something to send, in every replica, so that a step sends
+  // each activation and each input gradient once and nothing else.
+  auto pairsOf = [&](ArrayRef<std::pair<int64_t, int64_t>> sent, int64_t to) {
+    SmallVector<int64_t> pairs;
+    for (int64_t d = 0; d < D; ++d)
+      for (auto [s, m] : sent)
+        pairs.append({d * P + s, d * P + s + to});
+    return pairs;
+  };
 
   /// The operands of stage s's callee for micro-batch m, inside a region
   /// whose arguments `region` hold [params, (activation), data...].
@@ -592,14 +598,14 @@ func::FuncOp PipelineBuilder::buildStep() {
         sentBackward.push_back({s, m});
     }
     if (!sentForward.empty()) {
-      Value sent =
-          builder.create<CollectivePermuteOp>(loc, forwardOut, forwardPairs);
+      Value sent = builder.create<CollectivePermuteOp>(
+          loc, forwardOut, pairsOf(sentForward, 1));
       for (auto [s, m] : sentForward)
         activationIn[{s + 1, m}] = sent;
     }
     if (!sentBackward.empty()) {
-      Value sent =
-          builder.create<CollectivePermuteOp>(loc, backwardOut, backwardPairs);
+      Value sent = builder.create<CollectivePermuteOp>(
+          loc, backwardOut, pairsOf(sentBackward, -1));
       for (auto [s, m] : sentBackward)
         gradientIn[{s - 1, m}] = sent;
     }
@@ -663,6 +669,41 @@ FailureOr<func::FuncOp> mlir::kiln::buildPipeline(func::FuncOp loss,
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Reports each stage's share of the estimated cost and the parameters
+/// (the loss's arguments) it holds, in ranges: `#0-15, #32`.
+void remarkCut(func::FuncOp loss, PipelineCut cut,
+               ArrayRef<int64_t> dataArgs) {
+  double total = 0;
+  for (double cost : cut.costs)
+    total += cost;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "kiln-pipeline: @" << loss.getSymName() << " cut into "
+     << cut.stages.size() << " stages (@" << cut.chain.getSymName()
+     << "); estimated forward cost and parameters:";
+  for (auto [s, call] : llvm::enumerate(
+           cut.chain.front().without_terminator())) {
+    SmallVector<int64_t> params;
+    for (Value operand : call.getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && !llvm::is_contained(dataArgs, arg.getArgNumber()))
+        params.push_back(arg.getArgNumber());
+    os << (s ? "; " : " ") << "stage " << s << " "
+       << llvm::formatv("{0:F1}%", 100.0 * cut.costs[s] / std::max(total, 1.0))
+              .str();
+    for (size_t i = 0; i < params.size();) {
+      size_t j = i;
+      while (j + 1 < params.size() && params[j + 1] == params[j] + 1)
+        ++j;
+      os << (i ? ", #" : " #") << params[i];
+      if (j > i)
+        os << "-" << params[j];
+      i = j + 1;
+    }
+  }
+  loss.emitRemark(text);
+}
+
 struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
   using PipelineBase::PipelineBase;
 
@@ -696,9 +737,27 @@ struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
     // The one function named; the schedule it was laid out with, for a
     // timeline viewer.
     func::FuncOp loss = targets->front();
+    func::FuncOp chain = loss;
+    FailureOr<PipelineCut> cut;
+    if (stages > 0) {
+      // Not yet a chain of stage calls: cut where the stages balance.
+      cut = cutIntoStages(loss, stages, config.dataArgs);
+      if (failed(cut))
+        return signalPassFailure();
+      chain = cut->chain;
+      if (config.name.empty())
+        config.name = (loss.getSymName() + "_pipeline").str();
+      remarkCut(loss, *cut, config.dataArgs);
+    }
     PipelineSchedule planned;
-    if (failed(buildPipeline(loss, config, &planned)))
+    if (failed(buildPipeline(chain, config, &planned))) {
+      if (succeeded(cut)) {
+        for (func::FuncOp stage : cut->stages)
+          stage.erase();
+        cut->chain.erase();
+      }
       return signalPassFailure();
+    }
     if (scheduleTrace.empty())
       return;
     std::error_code error;

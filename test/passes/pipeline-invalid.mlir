@@ -16,6 +16,12 @@
 // last case below, which pipelines with recomputation).
 // RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=2 data-args=1 recompute=false" 2>&1 | FileCheck %s --check-prefix=KEEP
 // KEEP: error: cannot split @loss_pipeline_stage0_vjp: its backward pass reads a value of type 'tensor<?x2x4xf32>' (a kiln.while's stack), which cannot cross a function boundary
+// Cutting a loss into stages (stages=P): the last case below reads its first
+// weight again at the end, so only one place can be cut (before the sum);
+// losses of too few ops are refused too.
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss stages=3 microbatches=2 data-args=1" 2>&1 | FileCheck %s --check-prefix=CUT
+// CUT: error: kiln-pipeline: @loss has only 1 op to cut into 3 stages
+// CUT: error: kiln-pipeline: @loss cannot be cut into 3 stages: one f32 value and no parameter crosses at 1 place, after op #4 ('kiln.matmul')
 // KEEP: error: kiln-pipeline: stage 0 cannot keep its intermediates between its forward and backward passes; run it with recomputation
 
 // An op other than a stage call.
@@ -136,5 +142,20 @@ func.func private @s1(%w: tensor<4x4xf32>, %h: tensor<2x4xf32>) -> tensor<f32> {
 func.func @loss(%w0: tensor<4x4xf32>, %x: tensor<2x4xf32>, %w1: tensor<4x4xf32>) -> tensor<f32> {
   %h = func.call @s0(%w0, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
   %l = func.call @s1(%w1, %h) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A tied weight: %w is read by the first and the last product (the CUT run
+// above); not a chain of calls for the others.
+func.func @loss(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>, %v: tensor<4x4xf32>) -> tensor<f32> {
+  // expected-error@+1 {{kiln-pipeline: the body of @loss must be a chain of stage calls (func.call), not 'kiln.matmul'}}
+  %h = kiln.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %a = kiln.tanh %h : tensor<2x4xf32>
+  %g = kiln.matmul %a, %v : tensor<2x4xf32>, tensor<4x4xf32>
+  %b = kiln.tanh %g : tensor<2x4xf32>
+  %o = kiln.matmul %b, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %l = kiln.reduce_sum %o, dims = [0, 1] : tensor<2x4xf32>
   return %l : tensor<f32>
 }

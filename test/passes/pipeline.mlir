@@ -19,6 +19,25 @@
 // runs in a backward pass.
 // RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3 recompute=false" | FileCheck %s --check-prefix=KEEP
 // RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3 recompute=false schedule=1f1b" | kiln-opt --verify-roundtrip -o /dev/null
+// stages=2 on a loss written as one block: the pass cuts it where one f32
+// value crosses and the stages' estimated costs balance (after the first
+// product: 2 x 2 x 8 x 6 = 192 against 16 + 2 x 2 x 3 x 8 + 6 + 6 + 1 =
+// 125; after the tanh it would be 208 against 109), reports the shares and
+// the parameters each stage holds, and pipelines the chain it wrote.
+// RUN: kiln-opt %s --kiln-pipeline="function=flat stages=2 microbatches=2 data-args=2,3" 2>&1 | FileCheck %s --check-prefix=CUT
+// CUT: remark: kiln-pipeline: @flat cut into 2 stages (@flat_stages); estimated forward cost and parameters: stage 0 60.6% #0; stage 1 39.4% #1
+// CUT: func.func private @flat_stages(%[[W0:.+]]: tensor<6x8xf32>, %[[W1:.+]]: tensor<8x3xf32>, %[[X:.+]]: tensor<2x6xf32>, %[[Y:.+]]: tensor<2x3xf32>) -> tensor<f32>
+// CUT:   %[[H:.+]] = call @flat_stage0(%[[W0]], %[[X]])
+// CUT:   %[[L:.+]] = call @flat_stage1(%[[W1]], %[[H]], %[[Y]])
+// CUT:   return %[[L]]
+// CUT: func.func @flat_pipeline(%{{.+}}: tensor<1x48xf32>, %{{.+}}: tensor<4x6xf32>, %{{.+}}: tensor<4x3xf32>) -> (tensor<f32>, tensor<1x48xf32>)
+// CUT: func.func private @flat_stage0(%{{.+}}: tensor<6x8xf32>, %{{.+}}: tensor<2x6xf32>) -> tensor<2x8xf32>
+// CUT-NEXT: kiln.matmul
+// CUT-NEXT: return
+// CUT: func.func private @flat_stage1(%{{.+}}: tensor<8x3xf32>, %{{.+}}: tensor<2x8xf32>, %{{.+}}: tensor<2x3xf32>) -> tensor<f32>
+// CUT-NEXT: kiln.tanh
+// CUT-NEXT: kiln.matmul
+// CUT-NEXT: kiln.sub
 // The derived IR verifies and round-trips.
 // RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3" | kiln-opt --verify-roundtrip -o /dev/null
 
@@ -107,5 +126,15 @@ func.func private @stage1(%w: tensor<8x3xf32>, %h: tensor<2x8xf32>, %y: tensor<2
 func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x3xf32>, %x: tensor<2x6xf32>, %y: tensor<2x3xf32>) -> tensor<f32> {
   %h = func.call @stage0(%w0, %x) : (tensor<6x8xf32>, tensor<2x6xf32>) -> tensor<2x8xf32>
   %l = func.call @stage1(%w1, %h, %y) : (tensor<8x3xf32>, tensor<2x8xf32>, tensor<2x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// The same network written as one block (stages=2 cuts it).
+func.func @flat(%w0: tensor<6x8xf32>, %w1: tensor<8x3xf32>, %x: tensor<2x6xf32>, %y: tensor<2x3xf32>) -> tensor<f32> {
+  %h = kiln.matmul %x, %w0 : tensor<2x6xf32>, tensor<6x8xf32>
+  %a = kiln.tanh %h : tensor<2x8xf32>
+  %z = kiln.matmul %a, %w1 : tensor<2x8xf32>, tensor<8x3xf32>
+  %d = kiln.sub %z, %y : tensor<2x3xf32>
+  %s = kiln.mul %d, %d : tensor<2x3xf32>
+  %l = kiln.reduce_mean %s, dims = [0, 1] : tensor<2x3xf32>
   return %l : tensor<f32>
 }

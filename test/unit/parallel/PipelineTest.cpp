@@ -105,6 +105,34 @@ func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
 }
 )mlir";
 
+/// The four-layer network of kFourStages written out as one block, for
+/// kiln-pipeline to cut (stages=P); a constant (the mean's scale in the
+/// loss, shared by the tanh layers' clamps) is read on both sides of cuts.
+constexpr const char *kFlat = R"mlir(
+func.func @flat(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
+                %w2: tensor<8x8xf32>, %b2: tensor<8xf32>, %w3: tensor<8x5xf32>,
+                %x: tensor<2x6xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
+  %half = kiln.constant dense<0.5> : tensor<2x8xf32>
+  %h = kiln.matmul %x, %w0 : tensor<2x6xf32>, tensor<6x8xf32>
+  %a = kiln.tanh %h : tensor<2x8xf32>
+  %h1 = kiln.matmul %a, %w1 : tensor<2x8xf32>, tensor<8x8xf32>
+  %bb1 = kiln.broadcast_in_dim %b1, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
+  %s1 = kiln.add %h1, %bb1 : tensor<2x8xf32>
+  %a1 = kiln.tanh %s1 : tensor<2x8xf32>
+  %c1 = kiln.mul %a1, %half : tensor<2x8xf32>
+  %h2 = kiln.matmul %c1, %w2 : tensor<2x8xf32>, tensor<8x8xf32>
+  %bb2 = kiln.broadcast_in_dim %b2, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
+  %s2 = kiln.add %h2, %bb2 : tensor<2x8xf32>
+  %a2 = kiln.tanh %s2 : tensor<2x8xf32>
+  %c2 = kiln.mul %a2, %half : tensor<2x8xf32>
+  %z = kiln.matmul %c2, %w3 : tensor<2x8xf32>, tensor<8x5xf32>
+  %d = kiln.sub %z, %y : tensor<2x5xf32>
+  %q = kiln.mul %d, %d : tensor<2x5xf32>
+  %l = kiln.reduce_mean %q, dims = [0, 1] : tensor<2x5xf32>
+  return %l : tensor<f32>
+}
+)mlir";
+
 class PipelineTest : public ::testing::Test {
 protected:
   PipelineTest() {
@@ -435,6 +463,89 @@ TEST_F(PipelineTest, SchedulesHaveTheTextbookBubbleAndMemory) {
           .chromeTrace();
   EXPECT_NE(trace.find("\"name\":\"F 0\""), std::string::npos) << trace;
   EXPECT_NE(trace.find("stage 1 (rank 1)"), std::string::npos) << trace;
+}
+
+TEST_F(PipelineTest, CutsAFlatLossWhereTheStagesBalance) {
+  // Where each cut lands, as the first parameter of each stage. The
+  // products (2 M N K = 192, 256, 256 and 160 of an estimated 1,029)
+  // dominate: two stages split after the second layer; three cut between a
+  // product and its bias where that balances better (stage costs 464, 320,
+  // 245 rather than 208, 320, 501 at the layers' ends); four cut after the
+  // first product, after the second layer and after the third product.
+  const std::vector<std::vector<int64_t>> firstParams = {
+      {0}, {0, 3}, {0, 2, 4}, {0, 1, 3, 4}};
+  for (int64_t P = 1; P <= 4; ++P) {
+    SCOPED_TRACE("stages = " + std::to_string(P));
+    parse(kFlat); // a fresh module for each cut
+    ASSERT_TRUE(module);
+    auto flat = module->lookupSymbol<func::FuncOp>("flat");
+    ASSERT_TRUE(flat);
+    FailureOr<mlir::kiln::PipelineCut> cut =
+        mlir::kiln::cutIntoStages(flat, P, {6, 7});
+    ASSERT_TRUE(succeeded(cut));
+    ASSERT_TRUE(succeeded(verify(*module)));
+    ASSERT_EQ(static_cast<int64_t>(cut->stages.size()), P);
+    std::vector<int64_t> firsts;
+    for (Operation &op : cut->chain.front().without_terminator())
+      firsts.push_back(
+          cast<BlockArgument>(op.getOperand(0)).getArgNumber());
+    EXPECT_EQ(firsts, firstParams[P - 1]);
+    double total = 0, largest = 0;
+    for (double cost : cut->costs) {
+      total += cost;
+      largest = std::max(largest, cost);
+    }
+    // Balanced: no stage above the ideal share by more than one layer.
+    EXPECT_LE(largest, total / P + 300) << "largest stage cost";
+    // The chain computes the flat loss.
+    Inputs inputs;
+    for (Type type : flat.getArgumentTypes())
+      inputs.push_back(randomTensor(type, rng));
+    auto want = ::kiln::evaluate(flat, inputs);
+    auto got = ::kiln::evaluate(cut->chain, inputs);
+    ASSERT_TRUE(want && got);
+    EXPECT_EQ((*got)[0].f, (*want)[0].f);
+    // And the pipeline of the chain the gradient accumulation.
+    for (bool recompute : {true, false})
+      ASSERT_TRUE(expectPipelineMatches(
+          cut->chain, 6, 3, PipelineScheduleKind::OneFOneB,
+          "cut" + std::to_string(P) + (recompute ? "r" : "k"), 1, recompute));
+  }
+}
+
+TEST_F(PipelineTest, CutsNeedOneActivationAndNoSharedParameter) {
+  // The first weight is read again by the last product (tied), so the only
+  // place with one value crossing and no parameter on both sides is before
+  // the final sum: two stages, not three.
+  const char *tied = R"mlir(
+func.func @tied(%w: tensor<4x4xf32>, %v: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %h = kiln.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %a = kiln.tanh %h : tensor<2x4xf32>
+  %g = kiln.matmul %a, %v : tensor<2x4xf32>, tensor<4x4xf32>
+  %b = kiln.tanh %g : tensor<2x4xf32>
+  %o = kiln.matmul %b, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %l = kiln.reduce_sum %o, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+)mlir";
+  parse(tied);
+  ASSERT_TRUE(module);
+  auto loss = module->lookupSymbol<func::FuncOp>("tied");
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  EXPECT_TRUE(failed(mlir::kiln::cutIntoStages(loss, 3, {2})));
+  EXPECT_EQ(message, "kiln-pipeline: @tied cannot be cut into 3 stages: one "
+                     "f32 value and no parameter crosses at 1 place, after "
+                     "op #4 ('kiln.matmul')");
+  EXPECT_FALSE(module->lookupSymbol("tied_stages"));
+  FailureOr<mlir::kiln::PipelineCut> two =
+      mlir::kiln::cutIntoStages(loss, 2, {2});
+  ASSERT_TRUE(succeeded(two));
+  EXPECT_EQ(countOps(two->stages[1], "kiln.reduce_sum"), 1);
+  EXPECT_EQ(countOps(two->stages[1], "kiln.matmul"), 0);
 }
 
 TEST_F(PipelineTest, ChainsThePassRefuses) {

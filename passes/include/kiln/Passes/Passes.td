@@ -330,6 +330,14 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     replica on its own data (its M micro-batches); activations travel
     within a replica, and each stage's gradients are averaged over the D
     ranks that run it (a kiln.all_reduce within those ranks).
+    With `stages=P` the loss need not be a chain: it is one block of ops,
+    and the pass cuts it into P stages (cutIntoStages) where exactly one
+    f32 tensor and no parameter crosses, choosing the P - 1 cuts that
+    minimise the most expensive stage's estimated cost (multiply-adds of
+    products, attention and convolutions, elements written by other ops),
+    reports the stages' shares as a remark, and pipelines the chain
+    `@<function>_stages` of the stage functions `@<function>_stage<s>`
+    (their parameters in argument order first).
     `schedule-trace=FILE` writes the schedule as a Chrome trace / Perfetto
     timeline (one track per stage, F m and B m events, 1 ms a tick) and
     reports its bubble (the share of idle stage-ticks) as a remark.
@@ -358,6 +366,9 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     Option<"replicas", "replicas", "int64_t", /*default=*/"1",
            "data-parallel replicas of the pipeline: D * P ranks, rank r "
            "stage r % P of replica r / P">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "cut a loss that is one block of ops into this many stages of "
+           "balanced estimated cost (0: the loss is a chain of stage calls)">,
     Option<"recompute", "recompute", "bool", /*default=*/"true",
            "recompute each stage's forward pass in its backward pass "
            "(false: keep the intermediates the backward pass reads)">,

@@ -67,6 +67,30 @@ FailureOr<func::FuncOp> buildPipeline(func::FuncOp loss,
                                       const PipelineConfig &config,
                                       PipelineSchedule *schedule = nullptr);
 
+/// A loss cut into stages by cutIntoStages.
+struct PipelineCut {
+  /// `<loss>_stages`, private, with the loss's signature: the chain of
+  /// stage calls buildPipeline takes.
+  func::FuncOp chain;
+  /// `<loss>_stage<s>(parameters..., activation, data...)`, private.
+  llvm::SmallVector<func::FuncOp> stages;
+  /// Each stage's estimated forward cost (floating-point operations).
+  llvm::SmallVector<double> costs;
+};
+
+/// Cuts `loss` (params..., data...) -> f32, one block of ops, into
+/// `stages` functions and a chain of their calls, inserted after `loss`,
+/// choosing among the places where one f32 tensor and no parameter crosses
+/// the P - 1 that minimise the most expensive stage's estimated cost
+/// (products, attention and convolutions by their multiply-adds, other ops
+/// by the elements they write). Values computed from constants alone are
+/// computed again in each stage that reads them. `dataArgs` are the
+/// arguments every stage may read; a stage's parameters come first in its
+/// arguments, in the loss's argument order. Reports a loss of several
+/// blocks or results and one with too few places to cut, at `loss`.
+FailureOr<PipelineCut> cutIntoStages(func::FuncOp loss, int64_t stages,
+                                     llvm::ArrayRef<int64_t> dataArgs);
+
 } // namespace kiln
 } // namespace mlir
 
