@@ -135,12 +135,27 @@ class Kiln(B.Kiln):
         _, err = self.tool("kiln-compile", source, *self.compile_flags,
                            "--memory-report", "--emit=obj",
                            "-o", os.devnull, stderr=True)
+        return self.train_step_plan(err)
+
+    def compile_and_plan(self, source):
+        """(module, memory plan of @train_step) from one kiln-compile."""
+        out = source.rsplit(".mlir", 1)[0] + ".kmod"
+        _, err = self.tool("kiln-compile", source, "-o", out, *self.compile_flags,
+                           "--memory-report", stderr=True)
+        return out, self.train_step_plan(err)
+
+    @staticmethod
+    def train_step_plan(report):
+        """(bytes in total, bytes after planning) of @train_step's
+        intermediates in kiln-compile --memory-report's output, or None."""
         m = re.search(r"memory plan for @train_step: intermediates (\d+) bytes in total, "
-                      r"(\d+) bytes after planning", err)
+                      r"(\d+) bytes after planning", report)
         return (int(m.group(1)), int(m.group(2))) if m else None
 
-    def run_args(self, module, inputs, out_dir, repeat):
+    def run_args(self, module, inputs, out_dir, repeat, function=None):
         args = [os.path.join(self.bin, "kiln-run"), module]
+        if function:
+            args += ["--function", function]
         for p in inputs:
             args += ["--input", p]
         args += ["--output-dir", out_dir]
@@ -156,12 +171,13 @@ class Kiln(B.Kiln):
                 "--bind-to", bind, "-x", "OMP_NUM_THREADS"]
 
     def run(self, module, inputs, out_dir, repeat, ranks=1, shards=(), maxrss=False,
-            env=None, mesh=None):
+            env=None, mesh=None, function=None):
         """(outputs saved by rank 0, (median s, min s) or None, max RSS per rank in KiB).
-        `mesh` (NAME=SIZE,...) is kiln-run's --mesh, for shards NAME:DIM:AXIS."""
+        `mesh` (NAME=SIZE,...) is kiln-run's --mesh, for shards NAME:DIM:AXIS;
+        `function` the module's function to run (kiln-run's default without)."""
         if os.path.isdir(out_dir):
             shutil.rmtree(out_dir)
-        args = self.run_args(module, inputs, out_dir, repeat)
+        args = self.run_args(module, inputs, out_dir, repeat, function)
         if mesh:
             args += ["--mesh", mesh]
         for s in shards:

@@ -43,23 +43,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import ddp as D  # noqa: E402
+import gpt2  # noqa: E402
 import machine  # noqa: E402
 
 SEED = 20261123
 MB = 1024.0 * 1024.0
-
-# Per block, in argument order: (name, shape in units of d, Megatron split).
-# Splits are per dimension: "tp" or "".
-BLOCK = [
-    ("ln1_g", (1,), ("",)), ("ln1_b", (1,), ("",)),
-    ("wq", (1, 1), ("", "tp")), ("bq", (1,), ("tp",)),
-    ("wk", (1, 1), ("", "tp")), ("bk", (1,), ("tp",)),
-    ("wv", (1, 1), ("", "tp")), ("bv", (1,), ("tp",)),
-    ("wo", (1, 1), ("tp", "")), ("bo", (1,), ("",)),
-    ("ln2_g", (1,), ("",)), ("ln2_b", (1,), ("",)),
-    ("w1", (1, 4), ("", "tp")), ("c1", (4,), ("tp",)),
-    ("w2", (4, 1), ("tp", "")), ("c2", (1,), ("",)),
-]
 
 CONFIGS = [  # (label, mesh)
     ("1 rank", {}),
@@ -72,61 +60,27 @@ CONFIGS = [  # (label, mesh)
 def parse_args():
     p = D.mpi_bench_parser(__doc__, "bench-tensor-parallel",
                            "2 blocks of width 64, for a smoke test")
-    p.add_argument("--layers", type=int, default=8)
-    p.add_argument("--d-model", type=int, default=512)
-    p.add_argument("--heads", type=int, default=8)
-    p.add_argument("--seq", type=int, default=128)
-    p.add_argument("--batch", type=int, default=8)
+    gpt2.add_model_args(p)
     p.add_argument("--steps", type=int, default=3, help="timed calls after the first")
     args = p.parse_args()
     if args.quick:
-        args.layers, args.d_model, args.heads, args.seq, args.batch = 2, 64, 4, 16, 4
+        gpt2.quick(args)
     return args
-
-
-def param_shapes(args):
-    d = args.d_model
-    return [(f"{name}{layer}", tuple(k * d for k in shape), split)
-            for layer in range(args.layers) for name, shape, split in BLOCK]
 
 
 def trace_step(args):
     """The single-device SGD step as MLIR text. Arguments: the parameters
     (param_shapes' order), x and target [B, S, d]; results: the loss and
     the updated parameters."""
-    try:
-        import kiln
-        import kiln.numpy as knp
-    except ImportError as e:
-        sys.exit(f"tensor_parallel: cannot import kiln ({e}); run with "
-                 f"PYTHONPATH=<build>/python")
-    B, S, d, H = args.batch, args.seq, args.d_model, args.heads
-    n = len(BLOCK)
-
-    def heads(t):  # [B S, d] -> [B, H, S, d / H]
-        return knp.transpose(knp.reshape(t, (B, S, H, d // H)), (0, 2, 1, 3))
-
-    def loss_fn(params, x, target):
-        h = knp.reshape(x, (B * S, d))
-        for layer in range(args.layers):
-            p = dict(zip([name for name, _, _ in BLOCK],
-                         params[layer * n:(layer + 1) * n]))
-            a = kiln.nn.layer_norm(h, p["ln1_g"], p["ln1_b"])
-            o = kiln.nn.scaled_dot_product_attention(
-                heads(a @ p["wq"] + p["bq"]), heads(a @ p["wk"] + p["bk"]),
-                heads(a @ p["wv"] + p["bv"]), is_causal=True)
-            o = knp.reshape(knp.transpose(o, (0, 2, 1, 3)), (B * S, d))
-            h = h + o @ p["wo"] + p["bo"]
-            a = kiln.nn.layer_norm(h, p["ln2_g"], p["ln2_b"])
-            h = h + kiln.nn.gelu(a @ p["w1"] + p["c1"]) @ p["w2"] + p["c2"]
-        diff = h - knp.reshape(target, (B * S, d))
-        return knp.mean(diff * diff)
+    kiln, knp = gpt2.import_kiln("tensor_parallel")
+    B, S, d = args.batch, args.seq, args.d_model
+    loss_fn = gpt2.loss_fn(args, B, kiln, knp)
 
     def train_step(params, x, target):
         loss, grads = kiln.value_and_grad(loss_fn)(params, x, target)
         return loss, [w - 1e-3 * g for w, g in zip(params, grads)]
 
-    params = [np.zeros(shape, np.float32) for _, shape, _ in param_shapes(args)]
+    params = [np.zeros(shape, np.float32) for _, shape, _ in gpt2.param_shapes(args)]
     x = np.zeros((B, S, d), np.float32)
     return kiln.jit(train_step).lower(params, x, x).as_text()
 
@@ -201,19 +155,13 @@ def main():
     args = parse_args()
     kiln, work, started = D.start_mpi_bench(args, "bench-tensor-parallel", "tensor_parallel")
     B, S, d = args.batch, args.seq, args.d_model
-    shapes = param_shapes(args)
+    shapes = gpt2.param_shapes(args)
     P = sum(int(np.prod(s)) for _, s, _ in shapes)
     single_text = trace_step(args)
 
     rng = np.random.default_rng(SEED)
     inputs = []
-    for k, (name, shape, _) in enumerate(shapes):
-        if name.startswith(("ln1_g", "ln2_g")):
-            value = np.ones(shape, np.float32)
-        elif len(shape) == 2:
-            value = rng.normal(0.0, 0.02, shape).astype(np.float32)
-        else:
-            value = np.zeros(shape, np.float32)
+    for k, value in enumerate(gpt2.initial_params(args, rng)):
         inputs.append(os.path.join(work, f"p{k}.npy"))
         np.save(inputs[-1], value)
     for name in ("x", "target"):

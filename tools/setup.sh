@@ -16,6 +16,7 @@ packages=(
   libomp-19-dev libdnnl-dev
   libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
   libopenmpi-dev openmpi-bin
+  valgrind
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/Autodiff.h"
+#include "kiln/Passes/ValuesRead.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -34,15 +35,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-
-/// The values `op` reads: its operands and what its regions use from above.
-SetVector<Value> valuesRead(Operation *op) {
-  SetVector<Value> read(op->operand_begin(), op->operand_end());
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  read.insert(captured.begin(), captured.end());
-  return read;
-}
 
 /// Whether the backward function recomputes `op` rather than receiving its
 /// results: it reads nothing and holds no region.

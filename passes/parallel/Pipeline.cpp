@@ -583,10 +583,23 @@ func::FuncOp PipelineBuilder::buildStep() {
                 loc, stage.backward ? stage.backward : stage.vjp, operands);
             ValueRange derivatives =
                 call.getResults().drop_front(stage.backward ? 0 : 1);
-            for (auto [k, offset] : llvm::enumerate(stage.offsets))
-              grads = b.create<AddOp>(
-                  loc, grads,
-                  placeFlat(b, derivatives[k], offset, packedWidth));
+            // The parameters' derivatives packed as the parameters are
+            // (their offsets follow each other) and added at once: one
+            // pass over the row per micro-batch, not one per parameter.
+            SmallVector<Value> pieces;
+            for (Value d : derivatives.take_front(stage.offsets.size()))
+              pieces.push_back(placeFlat(b, d, 0, numElements(d.getType())));
+            if (stage.packedSize < packedWidth)
+              pieces.push_back(constant(
+                  b, RankedTensorType::get({packedWidth - stage.packedSize},
+                                           b.getF32Type()),
+                  0.0));
+            if (!pieces.empty()) {
+              Value packed = pieces.front();
+              if (pieces.size() > 1)
+                packed = b.create<ConcatOp>(loc, flatType, pieces, 0);
+              grads = b.create<AddOp>(loc, grads, packed);
+            }
             Value send = sendIn;
             if (!first)
               send = placeFlat(b, derivatives.back(), 0, bufferSize);
@@ -614,10 +627,12 @@ func::FuncOp PipelineBuilder::buildStep() {
   SmallVector<int64_t> everyRank(P * D);
   std::iota(everyRank.begin(), everyRank.end(), 0);
   // Only the last stages summed the micro-batches' losses: the mean over
-  // the M micro-batches of every replica.
-  Value total = builder.create<AllReduceOp>(loc, lossSum,
-                                            CollectiveReduction::Sum,
-                                            everyRank, P * D);
+  // the M micro-batches of every replica. (One stage and no replica is
+  // gradient accumulation on one rank: no collective at all.)
+  Value total = lossSum;
+  if (P * D > 1)
+    total = builder.create<AllReduceOp>(loc, lossSum, CollectiveReduction::Sum,
+                                        everyRank, P * D);
   total = builder.create<MulOp>(
       loc, total,
       constant(builder, cast<RankedTensorType>(lossType),

@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/Pipeline.h"
+#include "kiln/Passes/ValuesRead.h"
 
 #include "kiln/IR/KilnOps.h"
 
@@ -108,15 +109,6 @@ double estimateCost(Operation *op, int depth) {
   for (Type type : op->getResultTypes())
     written += elements(type);
   return std::max(written, 1.0);
-}
-
-/// The values `op` reads: its operands and what its regions use from above.
-SetVector<Value> valuesRead(Operation *op) {
-  SetVector<Value> read(op->operand_begin(), op->operand_end());
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  read.insert(captured.begin(), captured.end());
-  return read;
 }
 
 bool isF32Tensor(Type type) {

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Pipeline parallelism (kiln-pipeline) on a GPT-2-style block stack:
+bytes sent between stages per step against the analytic count, parameters
+and memory per rank, the schedule's bubble and the step time, on 1 rank and
+on pp = 2, pp = 4 and dp x pp = 2 x 2 (see bench/README.md).
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/pipeline_parallel.py --build-dir build \\
+        --markdown bench/results-pipeline-parallel.md
+    PYTHONPATH=build/python /usr/bin/python3 bench/pipeline_parallel.py --quick
+
+The model is gpt2.py's (the one bench/tensor_parallel.py splits by tensor):
+its loss for one micro-batch of b sequences is traced with the `kiln`
+Python package as one function, and `kiln-opt --kiln-pipeline="stages=P
+microbatches=M ..."` cuts it where the stages' estimated costs balance and
+derives the step every rank runs (the 1-rank baseline is the same step with
+one stage: M micro-batches accumulated). The step is compiled by
+kiln-compile and run under `mpirun -n N kiln-run --mesh pp=P
+--shard-input 0:0:pp ...`, one thread per rank; rank 0's loss must equal
+one process's.
+
+The analytic count: each of the P - 1 stage boundaries carries each
+micro-batch's activation forward and its gradient back, b S d f32 each, so
+a replica's step sends 2 (P - 1) M b S d floats; the counts below are the
+payloads of the collective_permutes in the program the ranks run, summed
+over the pairs that send.
+"""
+
+import os
+import re
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import ddp as D  # noqa: E402
+import gpt2  # noqa: E402
+import machine  # noqa: E402
+
+SEED = 20261123
+MB = 1024.0 * 1024.0
+
+CONFIGS = [  # (label, stages, replicas, schedule, recompute)
+    ("1 rank", 1, 1, "1f1b", False),
+    ("pp = 2", 2, 1, "1f1b", False),
+    ("pp = 4", 4, 1, "1f1b", False),
+    ("pp = 4, GPipe", 4, 1, "gpipe", False),
+    ("pp = 4, recomputing", 4, 1, "1f1b", True),
+    ("dp x pp = 2 x 2", 2, 2, "1f1b", False),
+]
+
+
+def parse_args():
+    p = D.mpi_bench_parser(__doc__, "bench-pipeline-parallel",
+                           "2 blocks of width 64, for a smoke test")
+    gpt2.add_model_args(p, batch=1)
+    p.add_argument("--microbatches", type=int, default=8,
+                   help="micro-batches of --batch sequences per replica and step")
+    p.add_argument("--steps", type=int, default=3, help="timed calls after the first")
+    args = p.parse_args()
+    if args.quick:
+        gpt2.quick(args)
+        args.batch, args.microbatches = 1, 4
+    return args
+
+
+def trace_loss(args):
+    """The loss of one micro-batch as MLIR text: @loss(params..., x, target)."""
+    kiln, knp = gpt2.import_kiln("pipeline_parallel")
+    b, S, d = args.batch, args.seq, args.d_model
+    loss = gpt2.loss_fn(args, b, kiln, knp)
+    params = [np.zeros(shape, np.float32) for _, shape, _ in gpt2.param_shapes(args)]
+    x = np.zeros((b, S, d), np.float32)
+    return kiln.jit(loss).lower(params, x, x).as_text()
+
+
+def stage_params(remark, stages):
+    """Each stage's parameter arguments, from kiln-pipeline's remark
+    (`stage s 25.0% #0-15, #17`)."""
+    found = re.findall(r"stage (\d+) ([0-9.]+)%((?: #\d+(?:-\d+)?,?)*)", remark)
+    if len(found) != stages:
+        raise RuntimeError(f"kiln-pipeline reported no cut into {stages} stages:\n{remark}")
+    params, shares = [], []
+    for _, share, ranges in found:
+        args = []
+        for lo, hi in re.findall(r"#(\d+)(?:-(\d+))?", ranges):
+            args += list(range(int(lo), int(hi or lo) + 1))
+        params.append(args)
+        shares.append(float(share))
+    return params, shares
+
+
+def permute_bytes(path):
+    """(bytes sent by all ranks, sends) over the collective_permutes of an
+    IR file: each pair sends its operand once."""
+    total, sends = 0, 0
+    with open(path) as f:
+        for line in f:
+            m = re.search(r"kiln\.collective_permute .*pairs = \[([0-9, ]*)\] : tensor<(\d+)xf32>",
+                          line)
+            if not m:
+                continue
+            pairs = len([p for p in m.group(1).split(",") if p.strip()]) // 2
+            total += pairs * int(m.group(2)) * 4
+            sends += pairs
+    return total, sends
+
+
+def main():
+    args = parse_args()
+    kiln, work, started = D.start_mpi_bench(args, "bench-pipeline-parallel",
+                                            "pipeline_parallel")
+    b, S, d, M = args.batch, args.seq, args.d_model, args.microbatches
+    shapes = gpt2.param_shapes(args)
+    n_params = len(shapes)
+    total_params = sum(int(np.prod(s)) for _, s, _ in shapes)
+    source = os.path.join(work, "loss.mlir")
+    with open(source, "w") as f:
+        f.write(trace_loss(args))
+
+    rng = np.random.default_rng(SEED)
+    values = gpt2.initial_params(args, rng)
+    replicas_max = max(r for _, _, r, _, _ in CONFIGS)
+    data = {name: rng.standard_normal((replicas_max * M * b, S, d)).astype(np.float32)
+            for name in ("x", "target")}
+
+    rows, loss = [], None
+    for label, P, R, schedule, recompute in CONFIGS:
+        ranks = P * R
+        stem = f"pp{P}_dp{R}_{schedule}{'_recompute' if recompute else ''}"
+        step = os.path.join(work, f"{stem}.mlir")
+        option = (f"--kiln-pipeline=function=loss stages={P} microbatches={M} "
+                  f"data-args={n_params},{n_params + 1} schedule={schedule} "
+                  f"replicas={R} recompute={'true' if recompute else 'false'} "
+                  f"name=train_step")
+        _, remark = kiln.tool("kiln-opt", source, option, "-o", step, stderr=True)
+        params, shares = stage_params(remark, P)
+        # Rank s's row: stage s's parameters flattened in argument order.
+        width = max(sum(values[a].size for a in ps) for ps in params)
+        packed = np.zeros((P, width), np.float32)
+        for s, ps in enumerate(params):
+            flat = np.concatenate([values[a].ravel() for a in ps]) if ps else np.zeros(0)
+            packed[s, :flat.size] = flat
+        inputs = [os.path.join(work, f"{stem}.packed.npy")]
+        np.save(inputs[0], packed)
+        for name in ("x", "target"):
+            inputs.append(os.path.join(work, f"{stem}.{name}.npy"))
+            np.save(inputs[-1], data[name][:R * M * b])
+        module, plan = kiln.compile_and_plan(step)
+        mesh = None
+        shards = []
+        if ranks > 1:
+            mesh = f"dp={R},pp={P}" if R > 1 else f"pp={P}"
+            shards = ["0:0:pp"] if P > 1 else []
+            if R > 1:
+                shards += ["1:0:dp", "2:0:dp"]
+        outs, t, rss = kiln.run(module, inputs, os.path.join(work, "out"), args.steps,
+                                ranks=ranks, shards=shards, maxrss=True, mesh=mesh,
+                                function="train_step")
+        got = float(np.asarray(outs[0]))
+        if R == 1:
+            if loss is None:
+                loss = got
+            elif abs(got - loss) > 1e-4 * max(1.0, abs(loss)):
+                raise RuntimeError(f"{label}: loss {got} against {loss} in one process")
+        sent, sends = permute_bytes(step)
+        bubble = (P - 1) / (M + P - 1)
+        row = dict(label=label, P=P, R=R, ranks=ranks, t=t, rss=rss, shares=shares,
+                   held=4 * width, plan=plan, sent=sent, sends=sends,
+                   minimum=R * 2 * (P - 1) * M * b * S * d * 4, bubble=bubble,
+                   schedule=schedule, recompute=recompute)
+        rows.append(row)
+        print(f"{label}: {t[0] * 1e3:.1f} ms per step, RSS per rank "
+              f"{', '.join(f'{r / 1024:.1f}' for r in rss)} MiB, sent {sent / MB:.3f} MiB "
+              f"(analytic {row['minimum'] / MB:.3f}), stage costs {shares}", flush=True)
+
+    machine.write_report(render(rows, total_params, args, started), args.markdown)
+    return 0
+
+
+def render(rows, total_params, args, started):
+    b, S, d, L, M = args.batch, args.seq, args.d_model, args.layers, args.microbatches
+    one = rows[0]
+    lines = [
+        "# Pipeline parallelism: a GPT-2-style block stack",
+        "",
+        *machine.measured_lines(started, __file__),
+        "",
+        f"{L} blocks, d_model {d}, {args.heads} heads; {M} micro-batches of {b} "
+        f"sequence(s) of {S} tokens per replica and step; {total_params:,} parameters "
+        f"({4 * total_params / MB:.1f} MiB f32). The loss is cut by `stages=P` "
+        f"(the stages' shares of the estimated cost below); 1F1B unless named; the "
+        f"backward pass reads what the forward pass kept unless recomputing. One "
+        f"thread per rank; {os.cpu_count()} cores, so more ranks than cores share them.",
+        "",
+        "## Communication per step (bytes sent between stages, all ranks)",
+        "",
+        "| configuration | sent (sends) | the analytic count | sent / analytic | "
+        "stage costs (estimated) |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rows[1:]:
+        ratio = f"{row['sent'] / row['minimum']:.3f}x" if row["minimum"] else "-"
+        lines.append(
+            f"| {row['label']} | {row['sent'] / MB:.3f} MiB ({row['sends']}) | "
+            f"{row['minimum'] / MB:.3f} MiB | {ratio} | "
+            f"{', '.join(f'{s:.1f}%' for s in row['shares'])} |")
+    lines += [
+        "",
+        "The analytic count: 2 (P - 1) M b S d f32 per replica (each boundary carries "
+        "every micro-batch's activation forward and its gradient back). With dp, each "
+        "stage's gradients are all-reduced over its replicas besides (not counted here).",
+        "",
+        "## Memory per rank",
+        "",
+        "| configuration | parameters held | 1 rank / this | planned intermediates | "
+        "peak RSS per rank |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rows:
+        plan = f"{row['plan'][1] / MB:.2f} MiB" if row["plan"] else "-"
+        lines.append(
+            f"| {row['label']} | {row['held'] / MB:.2f} MiB | "
+            f"{one['held'] / row['held']:.2f} | {plan} | "
+            f"{', '.join(f'{r / 1024:.0f}' for r in row['rss'])} MiB |")
+    lines += [
+        "",
+        "Parameters held: the packed row of a rank's stage (the largest stage's, "
+        "every row is padded to it). Planned intermediates: `kiln-compile "
+        "--memory-report` of the step (after buffer reuse). The CPU planner gives "
+        "every buffer of a function with `kiln.cond` regions its own slot, and each "
+        "rank's program holds every stage's conds, so the plan is the sum over all "
+        "stages and schedules on every rank: it does not show the 1/P of activations "
+        "a stage holds, nor 1F1B's bound against GPipe's. Peak RSS (`/usr/bin/time`) "
+        "also counts the runtime, MPI, code and kiln-run's copies of inputs and "
+        "outputs.",
+        "",
+        "## Step time",
+        "",
+        "| configuration | ranks | sequences | median step | min step | "
+        "throughput / 1 rank's | bubble (P - 1) / (M + P - 1) | ideal throughput |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        ideal = row["ranks"] * (1 - row["bubble"])
+        speed = row["R"] * one["t"][0] / row["t"][0]
+        lines.append(f"| {row['label']} | {row['ranks']} | {row['R'] * M * b} | "
+                     f"{row['t'][0] * 1e3:.1f} ms | {row['t'][1] * 1e3:.1f} ms | "
+                     f"{speed:.2f} | {row['bubble']:.3f} | {ideal:.2f} |")
+    lines += [
+        "",
+        "Throughput: sequences per second against the 1-rank step's (dp x pp runs "
+        "R times the sequences per step). The ideal is P R (1 - bubble), if the "
+        "stages balance, sends cost nothing and every rank has a core. With "
+        f"{os.cpu_count()} cores, 2 ranks each have a core and 4 ranks share two: "
+        "the 4-rank times show the cost of time-sharing, not of the pipeline. "
+        "The sends are OpenMPI's shared-memory ones.",
+    ]
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main())
