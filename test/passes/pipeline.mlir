@@ -63,10 +63,15 @@
 // CHECK:         kiln.cond %{{.+}}, (%{{.+}}, %[[A0]], %{{.+}}, %{{.+}})
 // CHECK:           func.call @stage1(
 // CHECK:         kiln.collective_permute %{{.+}}, pairs = [0, 1] : tensor<16xf32>
-// Backward: stage 1's VJP with cotangent 1/2, its input gradient sent back
-// to stage 0.
+// Backward: stage 1's VJP with cotangent 1/2, its weight's gradient placed
+// in the packed row by one concat with the row's zero tail (not padded to
+// the row parameter by parameter) and added once, its input gradient sent
+// back to stage 0.
 // CHECK:           kiln.constant dense<5.000000e-01> : tensor<f32>
 // CHECK:           func.call @loss_pipeline_stage1_vjp(
+// CHECK-NOT:       kiln.pad
+// CHECK:           kiln.concat %{{.+}}, %{{.+}} dim = 0 : tensor<24xf32>, tensor<24xf32>
+// CHECK-NEXT:      kiln.add %{{.+}}, %{{.+}} : tensor<48xf32>
 // CHECK:         kiln.collective_permute %{{.+}}, pairs = [1, 0] : tensor<16xf32>
 // CHECK:           func.call @loss_pipeline_stage0_vjp(
 // The mean loss on every rank.
