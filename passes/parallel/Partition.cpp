@@ -81,7 +81,7 @@ FailureOr<std::optional<Mesh>> mlir::kiln::readMesh(func::FuncOp func) {
     return fail() << "must be {axes = [\"name\", ...], shape = array<i64: "
                      "size, ...>}, not "
                   << attr;
-  if (axes.empty() || axes.size() != shape.size())
+  if (axes.empty() || axes.size() != static_cast<size_t>(shape.size()))
     return fail() << "names " << axes.size() << " axes and "
                   << shape.size()
                   << " sizes; it needs one size per axis, and an axis";
