@@ -44,6 +44,7 @@ MB = 1024.0 * 1024.0
 CONFIGS = [  # (label, stages, replicas, schedule, recompute)
     ("1 rank", 1, 1, "1f1b", False),
     ("pp = 2", 2, 1, "1f1b", False),
+    ("pp = 2, GPipe", 2, 1, "gpipe", False),
     ("pp = 4", 4, 1, "1f1b", False),
     ("pp = 4, GPipe", 4, 1, "gpipe", False),
     ("pp = 4, recomputing", 4, 1, "1f1b", True),
@@ -58,6 +59,9 @@ def parse_args():
     p.add_argument("--microbatches", type=int, default=8,
                    help="micro-batches of --batch sequences per replica and step")
     p.add_argument("--steps", type=int, default=3, help="timed calls after the first")
+    p.add_argument("--configs", default=None,
+                   help="the configurations to run, by label, separated by ';' "
+                        "(default: all; the first must be '1 rank')")
     args = p.parse_args()
     if args.quick:
         gpt2.quick(args)
@@ -121,12 +125,19 @@ def main():
 
     rng = np.random.default_rng(SEED)
     values = gpt2.initial_params(args, rng)
-    replicas_max = max(r for _, _, r, _, _ in CONFIGS)
+    replicas_max = max(r for _, _, r, _, _ in CONFIGS)  # the same data for any subset
     data = {name: rng.standard_normal((replicas_max * M * b, S, d)).astype(np.float32)
             for name in ("x", "target")}
 
+    configs = CONFIGS
+    if args.configs:
+        wanted = [c.strip() for c in args.configs.split(";")]
+        configs = [c for c in CONFIGS if c[0] in wanted]
+        if not configs or configs[0][0] != "1 rank" or len(configs) != len(wanted):
+            sys.exit(f"pipeline_parallel: --configs names {wanted}; the labels are "
+                     f"{[c[0] for c in CONFIGS]}, '1 rank' first")
     rows, loss = [], None
-    for label, P, R, schedule, recompute in CONFIGS:
+    for label, P, R, schedule, recompute in configs:
         ranks = P * R
         stem = f"pp{P}_dp{R}_{schedule}{'_recompute' if recompute else ''}"
         step = os.path.join(work, f"{stem}.mlir")
