@@ -1,5 +1,7 @@
 // A call operand that is a proper slice (a view with an offset after
-// bufferization) is copied into a fresh tensor; a whole tensor, a
+// bufferization), or a value written into one in place (an insert_slice or
+// a linalg kernel whose destination is a slice), is copied into a fresh
+// tensor; a whole tensor, a
 // whole-tensor slice and a non-call use of the slice are left alone. The
 // last case runs the whole CPU pipeline on a oneDNN convolution of a
 // channel slice (before the copy, bufferization emitted an invalid
@@ -53,4 +55,47 @@ func.func @whole(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
   %s = tensor.extract_slice %x[0, 0] [2, 8] [1, 1] : tensor<2x8xf32> to tensor<2x8xf32>
   %b = call @callee(%s) : (tensor<2x8xf32>) -> tensor<2x8xf32>
   return %a, %b : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+func.func private @callee(tensor<2x8xf32>) -> tensor<2x8xf32>
+
+// kiln-program-fuzz seed 1875: a dynamic_update_slice of a slice of an
+// intermediate is an insert_slice whose destination is the slice;
+// bufferization writes it into the slice's view in place, so the call's
+// operand is that view. So is an elementwise kernel written into a slice.
+// CHECK-LABEL: func.func @updated_slice(
+// CHECK:         %[[S:.*]] = tensor.extract_slice
+// CHECK:         %[[U:.*]] = tensor.insert_slice %{{.*}} into %[[S]]
+// CHECK:         %[[C:.*]] = linalg.copy ins(%[[U]] : tensor<2x8xf32>)
+// CHECK:         call @callee(%[[C]])
+// CHECK:         %[[K:.*]] = linalg.generic
+// CHECK:         %[[D:.*]] = linalg.copy ins(%[[K]] : tensor<2x8xf32>)
+// CHECK:         call @callee(%[[D]])
+func.func @updated_slice(%x: tensor<2x16xf32>, %u: tensor<1x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %s = tensor.extract_slice %x[0, 8] [2, 8] [1, 1] : tensor<2x16xf32> to tensor<2x8xf32>
+  %w = tensor.insert_slice %u into %s[1, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<2x8xf32>
+  %a = call @callee(%w) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %k = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} outs(%s : tensor<2x8xf32>) {
+  ^bb0(%o: f32):
+    %t = arith.addf %o, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<2x8xf32>
+  %b = call @callee(%k) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %a, %b : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+func.func private @callee(tensor<2x8xf32>) -> tensor<2x8xf32>
+
+// Written in place into a whole tensor: nothing to copy.
+// CHECK-LABEL: func.func @updated_whole(
+// CHECK-NOT:     linalg.copy
+// CHECK:         call @callee(
+func.func @updated_whole(%x: tensor<2x8xf32>, %u: tensor<1x8xf32>) -> tensor<2x8xf32> {
+  %w = tensor.insert_slice %u into %x[1, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<2x8xf32>
+  %a = call @callee(%w) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %a : tensor<2x8xf32>
 }

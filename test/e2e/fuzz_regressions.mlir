@@ -41,3 +41,24 @@ func.func @pad_half(%a: tensor<8x5xbf16>, %av: tensor<bf16>, %b: tensor<3x4xf16>
   %2 = kiln.pad %b, %bv, low = [1, 2], high = [0, 0], interior = [0, 1] : tensor<3x4xf16>, tensor<f16>
   return %1, %2 : tensor<6x17xbf16>, tensor<4x9xf16>
 }
+
+// Seed 1875 of the generator (reduced by hand from 12 ops): the call's
+// operand is a dynamic_update_slice of a slice of an intermediate, which
+// bufferization writes in place into the slice's strided view; the call
+// then got an invalid memref.cast to the callee's identity layout ("cast
+// incompatible", a compile failure under every configuration).
+// kiln-copy-sliced-call-operands now follows values written into a slice
+// (backends/common/CopySlicedCallOperands.cpp,
+// test/backends/copy_sliced_call_operands.mlir).
+// CHECK: sliced_update_call(arg0: f32[13,17], arg1: i64[], arg2: f32[7,9]) -> (out0: f32[])
+func.func @sliced_update_call(%x: tensor<13x17xf32>, %i: tensor<i64>, %u: tensor<7x9xf32>) -> tensor<f32> {
+  %y = kiln.add %x, %x : tensor<13x17xf32>
+  %s = kiln.slice %y, start = [0, 5], limit = [13, 14], stride = [1, 1] : tensor<13x17xf32>
+  %d = kiln.dynamic_update_slice %s[%i], %u : tensor<13x9xf32>, tensor<7x9xf32>
+  %r = func.call @sliced_update_callee(%d) : (tensor<13x9xf32>) -> tensor<f32>
+  return %r : tensor<f32>
+}
+func.func private @sliced_update_callee(%a: tensor<13x9xf32>) -> tensor<f32> {
+  %m = kiln.reduce_sum %a, dims = [0, 1] : tensor<13x9xf32>
+  return %m : tensor<f32>
+}

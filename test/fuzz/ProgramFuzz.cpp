@@ -12,6 +12,8 @@
 #include "ProgramGenerator.h"
 #include "ProgramReducer.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -184,9 +186,16 @@ void reduceAndWrite(Driver &driver, const std::string &text,
       << " (" << stats.tries << " candidates checked, " << stats.kept
       << " kept)\n"
       << reduced;
-  std::printf("reduced %s: %u ops -> %u ops (%u candidates checked): %s\n",
-              origin.c_str(), stats.opsBefore, stats.opsAfter, stats.tries,
-              path.c_str());
+  out.close();
+  if (!out)
+    std::printf("reduced %s: %u ops -> %u ops, but it cannot be written to "
+                "%s\n%s",
+                origin.c_str(), stats.opsBefore, stats.opsAfter, path.c_str(),
+                reduced.c_str());
+  else
+    std::printf("reduced %s: %u ops -> %u ops (%u candidates checked): %s\n",
+                origin.c_str(), stats.opsBefore, stats.opsAfter, stats.tries,
+                path.c_str());
   std::fflush(stdout);
 }
 
@@ -329,6 +338,15 @@ int main(int argc, char **argv) {
   }
   if (!file.empty() && !haveSeeds)
     end = 1;
+  // The directories failing programs go to, made now rather than found
+  // missing after a long run.
+  for (const std::string &dir : {keepDir, reduceDir})
+    if (!dir.empty())
+      if (std::error_code error = llvm::sys::fs::create_directories(dir)) {
+        std::fprintf(stderr, "kiln-program-fuzz: cannot create %s: %s\n",
+                     dir.c_str(), error.message().c_str());
+        return 2;
+      }
 
   unsigned programs = 0, mismatches = 0, compileFailures = 0,
            unsupported = 0, generatorErrors = 0;
