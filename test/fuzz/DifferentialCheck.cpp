@@ -247,18 +247,23 @@ std::string widened(std::string text) {
   return text;
 }
 
-/// sum over the float results r of dot(dy[r], y[r]): the scalar whose
-/// gradient @main_grad computes for cotangents dy.
-double contraction(const std::vector<HostTensor> &results,
-                   const std::vector<HostTensor> &cotangents) {
+/// The change between two runs of the scalar whose gradient @main_grad
+/// computes for cotangents dy, the sum over the float results r of
+/// dot(dy[r], y[r]): sum of dy[r][e] * (plus[r][e] - minus[r][e]). Taken
+/// element by element, results the step does not move cancel exactly, so a
+/// large result elsewhere (a cast of a huge unsigned value) cannot swamp a
+/// small change in f64 (seed 4162).
+double contractionChange(const std::vector<HostTensor> &plus,
+                         const std::vector<HostTensor> &minus,
+                         const std::vector<HostTensor> &cotangents) {
   double sum = 0;
   size_t c = 0;
-  for (const HostTensor &y : results) {
-    if (!y.isFloat())
+  for (size_t r = 0; r < plus.size(); ++r) {
+    if (!plus[r].isFloat())
       continue;
     const HostTensor &dy = cotangents[c++];
-    for (size_t e = 0; e < y.f.size(); ++e)
-      sum += dy.f[e] * y.f[e];
+    for (size_t e = 0; e < plus[r].f.size(); ++e)
+      sum += dy.f[e] * (plus[r].f[e] - minus[r].f[e]);
   }
   return sum;
 }
@@ -349,16 +354,16 @@ int DifferentialCheck::checkGradient(const std::string &text,
         size_t e = n <= perArgument ? k : rng() % n;
         double x0 = inputs[a].f[e];
         auto difference = [&](double h) -> std::optional<double> {
-          double sides[2];
+          std::vector<HostTensor> sides[2];
           for (int s = 0; s < 2; ++s) {
             std::vector<HostTensor> moved = inputs;
             moved[a].f[e] = x0 + (s ? -h : h);
             auto y = evaluate(func, moved);
             if (!y || !allFinite(*y))
               return std::nullopt;
-            sides[s] = contraction(*y, cotangents);
+            sides[s] = std::move(*y);
           }
-          return (sides[0] - sides[1]) / (2 * h);
+          return contractionChange(sides[0], sides[1], cotangents) / (2 * h);
         };
         double scale = std::max(1.0, std::fabs(x0));
         std::optional<double> coarse = difference(1e-4 * scale);
