@@ -236,7 +236,7 @@ void usage() {
       "usage: kiln-program-fuzz --seeds A:B [--keep DIR] [--reduce DIR]\n"
       "                         [--grad] [--verbose] [--timeout SECONDS]\n"
       "                         [--perturb] [--large-percent P] [--max-ops N]\n"
-      "                         [--reduce-tries N]\n"
+      "                         [--reduce-tries N] [--progress N]\n"
       "       kiln-program-fuzz --print SEED\n"
       "       kiln-program-fuzz --file PROGRAM.mlir [--seeds A:B]\n"
       "                         [--reduce DIR] [--grad]\n"
@@ -247,7 +247,8 @@ void usage() {
       "--keep writes each failing program to DIR/seed-N.mlir; --reduce\n"
       "shrinks each one to a small program that fails the same way and\n"
       "writes it to DIR/seed-N.reduced.mlir (at most --reduce-tries\n"
-      "checked candidates, 400 by default). --print writes one program to\n"
+      "checked candidates, 400 by default). --progress N prints the counts\n"
+      "so far every N programs. --print writes one program to\n"
       "stdout and exits; --file checks one program (its @main) the same\n"
       "way, on the inputs of seeds A to B (default 0:1).\n"
       "--large-percent and --max-ops change the generator's options (the\n"
@@ -273,7 +274,7 @@ int main(int argc, char **argv) {
   bool haveSeeds = false;
   std::vector<uint64_t> printSeeds;
   std::string file, filePath, keepDir, reduceDir;
-  unsigned reduceTries = 400;
+  unsigned reduceTries = 400, progress = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     bool hasValue = i + 1 < argc;
@@ -290,7 +291,7 @@ int main(int argc, char **argv) {
       reduceDir = argv[++i];
     } else if ((arg == "--timeout" || arg == "--print" ||
                 arg == "--large-percent" || arg == "--max-ops" ||
-                arg == "--reduce-tries") &&
+                arg == "--reduce-tries" || arg == "--progress") &&
                hasValue) {
       if (!parseCount(argv[++i], count)) {
         std::fprintf(stderr, "kiln-program-fuzz: %s takes a number, not '%s'\n",
@@ -305,6 +306,8 @@ int main(int argc, char **argv) {
         driver.generator.largeShapePercent = count;
       else if (arg == "--reduce-tries")
         reduceTries = count;
+      else if (arg == "--progress")
+        progress = count;
       else {
         driver.generator.maxOps = count;
         driver.generator.minOps =
@@ -365,6 +368,15 @@ int main(int argc, char **argv) {
     compileFailures += (result.outcome & CompileFailure) != 0;
     unsupported += (result.outcome & Unsupported) != 0;
     generatorErrors += (result.outcome & GeneratorError) != 0;
+    // A long campaign says how far it got, in case it is stopped.
+    if (progress && programs % progress == 0) {
+      std::printf("checked %u programs (seeds %llu:%llu): %u mismatches, %u "
+                  "compile failures, %u generator errors\n",
+                  programs, (unsigned long long)begin,
+                  (unsigned long long)seed + 1, mismatches, compileFailures,
+                  generatorErrors);
+      std::fflush(stdout);
+    }
     if (!result.outcome)
       continue;
     if (!keepDir.empty() && file.empty())
