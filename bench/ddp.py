@@ -131,12 +131,6 @@ class Kiln(B.Kiln):
         self.tool("kiln-compile", source, "-o", out, *self.compile_flags)
         return out
 
-    def memory_plan(self, source):
-        _, err = self.tool("kiln-compile", source, *self.compile_flags,
-                           "--memory-report", "--emit=obj",
-                           "-o", os.devnull, stderr=True)
-        return self.train_step_plan(err)
-
     def compile_and_plan(self, source):
         """(module, memory plan of @train_step) from one kiln-compile."""
         out = source.rsplit(".mlir", 1)[0] + ".kmod"
@@ -522,10 +516,10 @@ def main():
     kiln = Kiln(args.build_dir, work, ["--no-fusion"] if args.no_fusion else [])
     source = kiln.step_source(wl)
     dp_source = kiln.data_parallel(source, R, [6, 7], args.bucket_mb)
-    module = kiln.compile(source)
-    dp_module = kiln.compile(dp_source)
+    module, plan = kiln.compile_and_plan(source)
+    dp_module, dp_plan = kiln.compile_and_plan(dp_source)
     shards = ["6:0", "7:0"]
-    plans = {1: kiln.memory_plan(source), R: kiln.memory_plan(dp_source)}
+    plans = {1: plan, R: dp_plan}
     collectives = collectives_of(dp_source)
     grad_elems = sum(int(np.prod(v.shape)) for v in ins[:6])
     # Where the time goes: one rank's share of the work alone (the step on

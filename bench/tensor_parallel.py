@@ -145,12 +145,6 @@ def all_reduce_bytes(path, mesh):
     return totals, counts
 
 
-def plan_of(kiln, path):
-    """Bytes of @train_step's intermediates after planning, or None."""
-    planned = kiln.memory_plan(path)
-    return planned[1] if planned else None
-
-
 def main():
     args = parse_args()
     kiln, work, started = D.start_mpi_bench(args, "bench-tensor-parallel", "tensor_parallel")
@@ -188,7 +182,7 @@ def main():
             # The data-parallel gradients bucketed, as DDP sends them.
             spmd = os.path.join(work, f"{stem}.spmd.mlir")
             kiln.tool("kiln-opt", source, "--kiln-partition=bucket-axis=dp", "-o", spmd)
-        module = kiln.compile(spmd)
+        module, plan = kiln.compile_and_plan(spmd)
         shards = []
         if mesh:
             for k, split in enumerate(arg_splits + [batch_split, batch_split]):
@@ -209,7 +203,7 @@ def main():
             held += 4 * (n // tp if tp > 1 and any(split) else n)
         comm, messages = all_reduce_bytes(spmd, mesh) if mesh else ({}, {})
         row = dict(label=label, ranks=ranks, tp=tp, dp=dp, t=t, rss=rss,
-                   params=held, plan=plan_of(kiln, spmd), comm=comm,
+                   params=held, plan=plan[1] if plan else None, comm=comm,
                    messages=messages)
         rows.append(row)
         print(f"{label}: {t[0] * 1e3:.1f} ms per step, RSS per rank "

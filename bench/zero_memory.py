@@ -108,7 +108,7 @@ def block_of(array, ranks):
 def plan_of(kiln, path):
     """Bytes of @step's intermediates after planning (kiln-compile
     --memory-report), or None."""
-    for function, _, planned in D.B.Kiln.memory_plan(kiln, path):
+    for function, _, planned in kiln.memory_plan(path):
         if function == "step":
             return planned
     return None

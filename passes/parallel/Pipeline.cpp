@@ -98,10 +98,6 @@ int64_t numElements(Type type) {
   return cast<RankedTensorType>(type).getNumElements();
 }
 
-bool isF32Tensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
-}
 
 class PipelineBuilder {
 public:
@@ -241,7 +237,7 @@ LogicalResult PipelineBuilder::checkChain() {
       stage.operandArgs.push_back(a);
       if (data.contains(a))
         continue;
-      if (!isF32Tensor(arg.getType()))
+      if (!travelsAsF32(arg.getType()))
         return call.emitError("kiln-pipeline: parameter argument #")
                << a << " has type " << arg.getType()
                << "; the stages' parameters travel packed as f32";
@@ -282,7 +278,7 @@ LogicalResult PipelineBuilder::checkChain() {
     if (s + 1 == stages.size())
       break;
     Type activation = stage.call.getResult(0).getType();
-    if (!isF32Tensor(activation))
+    if (!travelsAsF32(activation))
       return stage.call.emitError("kiln-pipeline: stage ")
              << s << " returns " << activation
              << "; activations travel between stages as f32";
@@ -672,6 +668,11 @@ FailureOr<func::FuncOp> PipelineBuilder::run() {
 }
 
 } // namespace
+
+bool mlir::kiln::travelsAsF32(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
+}
 
 FailureOr<func::FuncOp> mlir::kiln::buildPipeline(func::FuncOp loss,
                                                   const PipelineConfig &config,

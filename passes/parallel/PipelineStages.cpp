@@ -96,24 +96,13 @@ double estimateCost(Operation *op, int depth) {
   if (auto call = dyn_cast<func::CallOp>(op)) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         call, call.getCalleeAttr());
-    if (callee && !callee.isDeclaration() && depth < 8) {
-      double total = 0;
-      callee.walk([&](Operation *inner) {
-        if (inner->getParentOp() == callee)
-          total += estimateCost(inner, depth + 1);
-      });
-      return total;
-    }
+    if (callee && !callee.isDeclaration() && depth < 8)
+      return regionsCost(callee, depth + 1);
   }
   double written = 0;
   for (Type type : op->getResultTypes())
     written += elements(type);
   return std::max(written, 1.0);
-}
-
-bool isF32Tensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
 
 } // namespace
@@ -171,9 +160,6 @@ FailureOr<PipelineCut> mlir::kiln::cutIntoStages(func::FuncOp loss,
 
   // Where each value and argument is read last (and arguments first), in
   // positions of `ops`; the returned loss is read at n.
-  llvm::DenseMap<Operation *, int64_t> position;
-  for (auto [i, op] : llvm::enumerate(ops))
-    position[op] = i;
   llvm::DenseMap<Value, int64_t> lastRead;
   SmallVector<int64_t> argFirst(block.getNumArguments(), n + 1),
       argLast(block.getNumArguments(), -1);
@@ -206,7 +192,7 @@ FailureOr<PipelineCut> mlir::kiln::cutIntoStages(func::FuncOp loss,
       if (lastRead.lookup(v) > k)
         live.insert(v);
     live.remove_if([&](Value v) { return lastRead.lookup(v) <= k; });
-    if (live.size() != 1 || !isF32Tensor(live.front().getType()))
+    if (live.size() != 1 || !travelsAsF32(live.front().getType()))
       continue;
     bool splitsParameter = false;
     for (unsigned a = 0; a < block.getNumArguments(); ++a)
@@ -357,11 +343,9 @@ FailureOr<PipelineCut> mlir::kiln::cutIntoStages(func::FuncOp loss,
     for (unsigned a : dataRead)
       map.map(block.getArgument(a), entry->getArgument(next++));
     OpBuilder body = OpBuilder::atBlockEnd(entry);
-    // Free ops in the loss's order, so each comes after what it reads.
-    SmallVector<Operation *> freeOrdered(freeRead.begin(), freeRead.end());
-    llvm::sort(freeOrdered,
-               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-    for (Operation *op : freeOrdered)
+    // `need` adds a free op after the free ops it reads: each comes after
+    // what it reads.
+    for (Operation *op : freeRead)
       body.clone(*op, map);
     for (int64_t i = begin; i <= end; ++i)
       body.clone(*ops[i], map);

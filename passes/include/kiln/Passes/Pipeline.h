@@ -63,6 +63,11 @@ struct PipelineConfig {
 /// are not f32, a parameter two stages read, at `loss` or the call at
 /// fault, and fails leaving the module unchanged. With `schedule`, stores
 /// there the schedule the step was laid out with.
+/// Whether values of `type` can travel between a pipeline's ranks: the
+/// stages' parameters (packed into f32 rows) and the activations between
+/// stages (flat f32 buffers) are f32 tensors of static shape.
+bool travelsAsF32(Type type);
+
 FailureOr<func::FuncOp> buildPipeline(func::FuncOp loss,
                                       const PipelineConfig &config,
                                       PipelineSchedule *schedule = nullptr);
