@@ -2,7 +2,7 @@
 """Pipeline parallelism (kiln-pipeline) on a GPT-2-style block stack:
 bytes sent between stages per step against the analytic count, parameters
 and memory per rank, the schedule's bubble and the step time, on 1 rank and
-on pp = 2, pp = 4 and dp x pp = 2 x 2 (see bench/README.md).
+on pp = 2, pp = 4, dp x pp = 2 x 2 and pp x tp = 2 x 2 (see bench/README.md).
 
     PYTHONPATH=build/python /usr/bin/python3 bench/pipeline_parallel.py --build-dir build \\
         --markdown bench/results-pipeline-parallel.md
@@ -41,14 +41,15 @@ import machine  # noqa: E402
 SEED = 20261123
 MB = 1024.0 * 1024.0
 
-CONFIGS = [  # (label, stages, replicas, schedule, recompute)
-    ("1 rank", 1, 1, "1f1b", False),
-    ("pp = 2", 2, 1, "1f1b", False),
-    ("pp = 2, GPipe", 2, 1, "gpipe", False),
-    ("pp = 4", 4, 1, "1f1b", False),
-    ("pp = 4, GPipe", 4, 1, "gpipe", False),
-    ("pp = 4, recomputing", 4, 1, "1f1b", True),
-    ("dp x pp = 2 x 2", 2, 2, "1f1b", False),
+CONFIGS = [  # (label, stages, replicas, schedule, recompute, tp)
+    ("1 rank", 1, 1, "1f1b", False, 1),
+    ("pp = 2", 2, 1, "1f1b", False, 1),
+    ("pp = 2, GPipe", 2, 1, "gpipe", False, 1),
+    ("pp = 4", 4, 1, "1f1b", False, 1),
+    ("pp = 4, GPipe", 4, 1, "gpipe", False, 1),
+    ("pp = 4, recomputing", 4, 1, "1f1b", True, 1),
+    ("dp x pp = 2 x 2", 2, 2, "1f1b", False, 1),
+    ("pp x tp = 2 x 2", 2, 1, "1f1b", False, 2),
 ]
 
 
@@ -77,6 +78,27 @@ def trace_loss(args):
     params = [np.zeros(shape, np.float32) for _, shape, _ in gpt2.param_shapes(args)]
     x = np.zeros((b, S, d), np.float32)
     return kiln.jit(loss).lower(params, x, x).as_text()
+
+
+def annotate_tp(text, shapes):
+    """`text` with each parameter's Megatron split (gpt2.BLOCK) as a
+    kiln.sharding annotation over "tp", for kiln-pipeline's tp=T."""
+    for i, (_, _, split) in enumerate(shapes):
+        if not any(split):
+            continue
+        old = f'{{kiln.name = "arg{i}"}}'
+        if old not in text:
+            raise RuntimeError(f"no {old} in the traced loss")
+        attr = ", ".join(f'"{a}"' for a in split)
+        text = text.replace(old, f'{{kiln.name = "arg{i}", kiln.sharding = [{attr}]}}', 1)
+    return text
+
+
+def block_of(value, split, t, T):
+    """Block t of T of `value` along the dimension `split` names "tp"."""
+    if "tp" not in split:
+        return value
+    return np.split(value, T, axis=split.index("tp"))[t]
 
 
 def stage_params(remark, stages):
@@ -119,13 +141,17 @@ def main():
     shapes = gpt2.param_shapes(args)
     n_params = len(shapes)
     total_params = sum(int(np.prod(s)) for _, s, _ in shapes)
+    traced = trace_loss(args)
     source = os.path.join(work, "loss.mlir")
     with open(source, "w") as f:
-        f.write(trace_loss(args))
+        f.write(traced)
+    source_tp = os.path.join(work, "loss_tp.mlir")
+    with open(source_tp, "w") as f:
+        f.write(annotate_tp(traced, shapes))
 
     rng = np.random.default_rng(SEED)
     values = gpt2.initial_params(args, rng)
-    replicas_max = max(r for _, _, r, _, _ in CONFIGS)  # the same data for any subset
+    replicas_max = max(c[2] for c in CONFIGS)  # the same data for any subset
     data = {name: rng.standard_normal((replicas_max * M * b, S, d)).astype(np.float32)
             for name in ("x", "target")}
 
@@ -137,22 +163,26 @@ def main():
             sys.exit(f"pipeline_parallel: --configs names {wanted}; the labels are "
                      f"{[c[0] for c in CONFIGS]}, '1 rank' first")
     rows, loss = [], None
-    for label, P, R, schedule, recompute in configs:
-        ranks = P * R
-        stem = f"pp{P}_dp{R}_{schedule}{'_recompute' if recompute else ''}"
+    for label, P, R, schedule, recompute, T in configs:
+        ranks = P * R * T
+        stem = f"pp{P}_dp{R}_tp{T}_{schedule}{'_recompute' if recompute else ''}"
         step = os.path.join(work, f"{stem}.mlir")
         option = (f"--kiln-pipeline=function=loss stages={P} microbatches={M} "
                   f"data-args={n_params},{n_params + 1} schedule={schedule} "
                   f"replicas={R} recompute={'true' if recompute else 'false'} "
-                  f"name=train_step")
-        _, remark = kiln.tool("kiln-opt", source, option, "-o", step, stderr=True)
+                  f"tp={T} name=train_step")
+        _, remark = kiln.tool("kiln-opt", source_tp if T > 1 else source, option,
+                              "-o", step, stderr=True)
         params, shares = stage_params(remark, P)
-        # Rank s's row: stage s's parameters flattened in argument order.
-        width = max(sum(values[a].size for a in ps) for ps in params)
-        packed = np.zeros((P, width), np.float32)
-        for s, ps in enumerate(params):
-            flat = np.concatenate([values[a].ravel() for a in ps]) if ps else np.zeros(0)
-            packed[s, :flat.size] = flat
+        # Row s T + t: block t of stage s's parameters (the whole of those
+        # not split over tp), flattened in argument order.
+        rows_of = [[block_of(values[a], shapes[a][2], t, T).ravel() for a in ps]
+                   for ps in params for t in range(T)]
+        width = max(sum(v.size for v in row) for row in rows_of)
+        packed = np.zeros((P * T, width), np.float32)
+        for i, row in enumerate(rows_of):
+            flat = np.concatenate(row) if row else np.zeros(0)
+            packed[i, :flat.size] = flat
         inputs = [os.path.join(work, f"{stem}.packed.npy")]
         np.save(inputs[0], packed)
         for name in ("x", "target"):
@@ -162,8 +192,10 @@ def main():
         mesh = None
         shards = []
         if ranks > 1:
-            mesh = f"dp={R},pp={P}" if R > 1 else f"pp={P}"
-            shards = ["0:0:pp"] if P > 1 else []
+            # kiln-run's mesh only says which block of an input a rank
+            # reads: rank r reads row r % (P T) of the packed parameters.
+            mesh = f"dp={R},pp_tp={P * T}" if R > 1 else f"pp_tp={P * T}"
+            shards = ["0:0:pp_tp"] if P * T > 1 else []
             if R > 1:
                 shards += ["1:0:dp", "2:0:dp"]
         outs, t, rss = kiln.run(module, inputs, os.path.join(work, "out"), args.steps,
@@ -179,7 +211,7 @@ def main():
         bubble = (P - 1) / (M + P - 1)
         row = dict(label=label, P=P, R=R, ranks=ranks, t=t, rss=rss, shares=shares,
                    held=4 * width, plan=plan, sent=sent, sends=sends,
-                   minimum=R * 2 * (P - 1) * M * b * S * d * 4, bubble=bubble,
+                   minimum=R * T * 2 * (P - 1) * M * b * S * d * 4, bubble=bubble,
                    schedule=schedule, recompute=recompute)
         rows.append(row)
         print(f"{label}: {t[0] * 1e3:.1f} ms per step, RSS per rank "
@@ -220,8 +252,12 @@ def render(rows, total_params, args, started):
     lines += [
         "",
         "The analytic count: 2 (P - 1) M b S d f32 per replica (each boundary carries "
-        "every micro-batch's activation forward and its gradient back). With dp, each "
-        "stage's gradients are all-reduced over its replicas besides (not counted here).",
+        "every micro-batch's activation forward and its gradient back), times T with "
+        "tensor-parallel stages (each of a stage's T ranks sends the whole activation "
+        "to its counterpart; Megatron's scatter-gather of the activations, 1/T each "
+        "and an all-gather at the receiver, is not done). With dp, each stage's "
+        "gradients are all-reduced over its replicas besides, and with tp each "
+        "stage's products all-reduce within its T ranks (not counted here).",
         "",
         "## Memory per rank",
         "",

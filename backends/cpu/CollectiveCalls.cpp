@@ -344,13 +344,24 @@ struct ExchangeModel
   }
 };
 
+/// The start call whose output buffer is \p buffer, if any.
+static func::CallOp startFilling(Value buffer) {
+  for (Operation *user : buffer.getUsers())
+    if (auto call = dyn_cast<func::CallOp>(user))
+      if (call.getNumOperands() > 4 && call.getOperand(4) == buffer &&
+          call.getNumResults() == 1)
+        return call;
+  return nullptr;
+}
+
 /// kiln.collective_wait: completes the pending buffer in place.
 struct WaitModel
     : BufferizableOpInterface::ExternalModel<WaitModel, CollectiveWaitOp> {
-  bool bufferizesToMemoryRead(Operation *, OpOperand &operand,
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
-    // The exchange reads `source` until here.
-    return operand.getOperandNumber() == 1;
+    // The exchange reads `source` until here, and the pending buffer holds
+    // what it received: a copy of it (below) must copy its contents.
+    return true;
   }
   bool bufferizesToMemoryWrite(Operation *, OpOperand &operand,
                                const AnalysisState &) const {
@@ -370,14 +381,34 @@ struct WaitModel
     if (failed(pending))
       return failure();
     // The start call that fills the pending buffer holds the handle.
-    func::CallOp start;
-    for (Operation *user : pending->getUsers())
-      if (auto call = dyn_cast<func::CallOp>(user))
-        if (call.getNumOperands() > 4 && call.getOperand(4) == *pending &&
-            call.getNumResults() == 1)
-          start = call;
-    if (!start)
+    func::CallOp start = startFilling(*pending);
+    if (!start) {
+      // The analysis may bufferize the wait out of place (its result
+      // yielded from a kiln.cond branch whose other branch yields an
+      // input): the pending tensor is then copied into a new buffer just
+      // before the wait. The exchange must complete before that copy.
+      for (Operation *copy : pending->getUsers()) {
+        Value from, to;
+        if (auto memrefCopy = dyn_cast<memref::CopyOp>(copy)) {
+          from = memrefCopy.getSource();
+          to = memrefCopy.getTarget();
+        } else if (auto linalgCopy = dyn_cast<linalg::CopyOp>(copy)) {
+          from = linalgCopy.getInputs().front();
+          to = linalgCopy.getOutputs().front();
+        }
+        if (to != *pending)
+          continue;
+        if (func::CallOp found = startFilling(from)) {
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPoint(copy);
+          waitCall(rewriter, op->getLoc(), found.getResult(0),
+                   found.getOperand(3), from);
+          replaceOpWithBufferizedValues(rewriter, op, *pending);
+          return success();
+        }
+      }
       return op->emitOpError("finds no start call filling its buffer");
+    }
     // The wait names the buffer the start read: `source`'s, or the dense
     // copy the start made of it.
     waitCall(rewriter, op->getLoc(), start.getResult(0), start.getOperand(3),

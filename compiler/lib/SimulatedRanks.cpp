@@ -168,23 +168,84 @@ static bool sameExchange(Operation *a, const HostTensor &aOperand,
 //===----------------------------------------------------------------------===//
 
 SimulatedRanks::SimulatedRanks(unsigned numRanks)
-    : numRanks(numRanks), nextRound(numRanks, 0), stopped(numRanks, false),
-      failures(numRanks) {}
+    : numRanks(numRanks), nextRound(numRanks), stopped(numRanks, false),
+      failures(numRanks), waitingIn(numRanks), waitingFor(numRanks) {}
+
+SimulatedRanks::Members SimulatedRanks::groupOf(unsigned rank,
+                                                Operation *op) const {
+  Members everyone;
+  for (unsigned r = 0; r < numRanks; ++r)
+    everyone.push_back(r);
+  auto groups = op->getAttrOfType<DenseI64ArrayAttr>("groups");
+  auto groupSize = op->getAttrOfType<IntegerAttr>("group_size");
+  if (!groups || !groupSize || groupSize.getInt() < 1 ||
+      static_cast<int64_t>(groups.size()) != numRanks ||
+      groups.size() % groupSize.getInt() != 0)
+    return everyone;
+  for (ArrayRef<int64_t> row :
+       groupRows(groups.asArrayRef(), groupSize.getInt())) {
+    if (!llvm::is_contained(row, static_cast<int64_t>(rank)))
+      continue;
+    Members members;
+    for (int64_t member : row) {
+      if (member < 0 || member >= numRanks)
+        return everyone;
+      members.push_back(static_cast<unsigned>(member));
+    }
+    // Ranks meet by the set of ranks: two rows naming the same ranks in
+    // different orders are the same group, and complete() reports that
+    // the members disagree on the op.
+    llvm::sort(members);
+    return members;
+  }
+  return everyone;
+}
 
 std::optional<unsigned> SimulatedRanks::missingRank(const Round &round) const {
-  for (unsigned r = 0; r < numRanks; ++r)
+  for (unsigned r : round.members)
     if (stopped[r] && !round.arrived[r])
       return r;
   return std::nullopt;
+}
+
+bool SimulatedRanks::allWaitForEachOther() const {
+  bool anyWaits = false;
+  for (unsigned r = 0; r < numRanks; ++r) {
+    if (stopped[r])
+      continue;
+    if (!waitingIn[r])
+      return false;
+    auto found = rounds.find(*waitingIn[r]);
+    if (found == rounds.end() || found->second.done ||
+        missingRank(found->second))
+      return false;
+    anyWaits = true;
+  }
+  return anyWaits;
+}
+
+std::string SimulatedRanks::describeRound(const RoundKey &key) const {
+  std::string text = "collective #" + std::to_string(key.second);
+  if (key.first.size() == numRanks &&
+      llvm::all_of(llvm::enumerate(key.first), [](auto member) {
+        return member.value() == member.index();
+      }))
+    return text;
+  text += " in replica group {";
+  for (auto [index, member] : llvm::enumerate(key.first))
+    text += (index ? ", " : "") + std::to_string(member);
+  return text + "}";
 }
 
 llvm::Expected<HostTensor> SimulatedRanks::exchange(unsigned rank,
                                                     Operation *op,
                                                     const HostTensor &operand) {
   std::unique_lock<std::mutex> lock(mutex);
-  uint64_t number = nextRound[rank]++;
-  Round &round = rounds[number];
+  Members members = groupOf(rank, op);
+  RoundKey key(members, nextRound[rank][members]++);
+  Round &round = rounds[key];
   if (round.arrived.empty()) {
+    round.members = members;
     round.ops.assign(numRanks, nullptr);
     round.operands.resize(numRanks);
     round.arrived.assign(numRanks, false);
@@ -192,33 +253,57 @@ llvm::Expected<HostTensor> SimulatedRanks::exchange(unsigned rank,
   round.ops[rank] = op;
   round.operands[rank] = operand;
   round.arrived[rank] = true;
-  if (++round.arrivals == numRanks) {
+  if (++round.arrivals == members.size()) {
     complete(round);
     round.done = true;
-    changed.notify_all();
+  } else {
+    waitingIn[rank] = key;
+    waitingFor[rank] = describeCollective(op, operand);
+    if (!deadlocked && allWaitForEachOther())
+      deadlocked = true;
   }
+  changed.notify_all();
   std::optional<unsigned> missing;
   changed.wait(lock, [&] {
-    return round.done || (missing = missingRank(round)).has_value();
+    return round.done || deadlocked ||
+           (missing = missingRank(round)).has_value();
   });
+  waitingIn[rank].reset();
 
   std::string error;
   HostTensor result;
+  std::string where = describeRound(key);
   if (round.done) {
     error = round.error;
     result = std::move(round.results[rank]);
-  } else {
+  } else if (missing) {
     error = "rank " + std::to_string(*missing) + " " +
             (failures[*missing].empty()
                  ? std::string("returned")
                  : "failed (" + failures[*missing] + ")") +
-            " without reaching its collective #" + std::to_string(number) +
-            ", which rank " + std::to_string(rank) + " waits in: " +
+            " without reaching its " + where + ", which rank " +
+            std::to_string(rank) + " waits in: " +
             describeCollective(op, operand);
+  } else {
+    // Name a member that has not arrived and where it waits instead.
+    unsigned absent = rank;
+    for (unsigned member : round.members)
+      if (!round.arrived[member]) {
+        absent = member;
+        break;
+      }
+    error = "rank " + std::to_string(rank) + " waits in its " + where +
+            " (" + describeCollective(op, operand) + ") but rank " +
+            std::to_string(absent) + " waits in " +
+            (waitingIn[absent] ? "its " + describeRound(*waitingIn[absent]) +
+                                     " (" + waitingFor[absent] + ")"
+                               : std::string("another collective")) +
+            ": the ranks wait for each other";
   }
   // The round is dropped once every rank that will ever reach it has.
-  if (++round.collected == round.arrivals && (round.done || missing))
-    rounds.erase(number);
+  if (++round.collected == round.arrivals &&
+      (round.done || missing || deadlocked))
+    rounds.erase(key);
   if (!error.empty())
     return llvm::make_error<llvm::StringError>(error,
                                                llvm::inconvertibleErrorCode());
@@ -229,26 +314,30 @@ void SimulatedRanks::stop(unsigned rank, const std::string &failure) {
   std::lock_guard<std::mutex> lock(mutex);
   stopped[rank] = true;
   failures[rank] = failure;
+  if (!deadlocked && allWaitForEachOther())
+    deadlocked = true;
   changed.notify_all();
 }
 
 void SimulatedRanks::complete(Round &round) {
   // Every rank collects a result, empty where the round fails.
   round.results.resize(numRanks);
-  Operation *op = round.ops[0];
-  for (unsigned r = 1; r < numRanks; ++r)
-    if (!sameExchange(op, round.operands[0], round.ops[r],
+  unsigned first = round.members.front();
+  Operation *op = round.ops[first];
+  for (unsigned r : llvm::drop_begin(round.members))
+    if (!sameExchange(op, round.operands[first], round.ops[r],
                       round.operands[r])) {
-      round.error = "the ranks disagree on a collective: rank 0 reached " +
-                    describeCollective(op, round.operands[0]) + ", rank " +
-                    std::to_string(r) + " " +
+      round.error = "the ranks disagree on a collective: rank " +
+                    std::to_string(first) + " reached " +
+                    describeCollective(op, round.operands[first]) +
+                    ", rank " + std::to_string(r) + " " +
                     describeCollective(round.ops[r], round.operands[r]);
       return;
     }
 
   auto fail = [&](const Twine &message) {
-    round.error = (message + ": " + describeCollective(op, round.operands[0]))
-                      .str();
+    round.error =
+        (message + ": " + describeCollective(op, round.operands[first])).str();
   };
 
   if (auto permute = dyn_cast<CollectivePermuteOp>(op)) {
@@ -274,7 +363,11 @@ void SimulatedRanks::complete(Round &round) {
     return fail("the replica groups span " + Twine(groups.size()) +
                 " ranks, but the run has " + Twine(numRanks));
 
+  // The members are one row of the groups (groupOf); the other rows
+  // exchange in rounds of their own.
   for (ArrayRef<int64_t> group : groupRows(groups.asArrayRef(), groupSize)) {
+    if (!llvm::is_contained(group, static_cast<int64_t>(first)))
+      continue;
     SmallVector<const HostTensor *> members;
     for (int64_t rank : group)
       members.push_back(&round.operands[rank]);

@@ -38,6 +38,18 @@
 // replica's data; the permutes stay within a replica, and each stage's
 // gradients are averaged over the D ranks that run it.
 //
+// With tensor parallelism T within each stage the run has D P T ranks,
+// rank r holding block r % T of stage (r / T) % P of replica r / (P T):
+// the loss's parameters annotated kiln.sharding over "tp" are split over a
+// stage's T ranks, and each stage's functions (its VJP, and with
+// recomputation a copy of its forward pass) are partitioned by
+// kiln-partition over a mesh ["pp", "tp"] of shape [D P, T], so that their
+// collectives act within each stage's T ranks. Those collectives run inside
+// the stage's kiln.cond, which the other stages' ranks skip: collectives
+// are group-local (KilnCollectiveOps.td). The activations and their
+// gradients are whole on each of a stage's ranks; block t of stage s sends
+// to block t of stage s + 1.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/Pipeline.h"
@@ -46,6 +58,7 @@
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/Passes/Autodiff.h"
+#include "kiln/Passes/Partition.h"
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -83,6 +96,14 @@ struct Stage {
   SmallVector<int64_t> params;
   SmallVector<int64_t> offsets;
   int64_t packedSize = 0;
+  /// Each parameter's kiln.sharding annotation (null: whole).
+  SmallVector<ArrayAttr> shardings;
+  /// The function a forward action calls with recomputation: the callee,
+  /// or its copy partitioned over tp.
+  func::FuncOp primal;
+  /// The types of the callee's arguments as the stage's functions take
+  /// them: a rank's blocks of split parameters.
+  SmallVector<Type> localArgTypes;
   /// The derived VJP: (callee args..., dy) -> (y, d params..., d input
   /// activation (stages after the first)), which recomputes the forward
   /// pass; without recomputation it is split into `forward` (callee args...)
@@ -111,6 +132,13 @@ public:
 private:
   LogicalResult checkChain();
   LogicalResult deriveVjps();
+  /// Partitions `f`, whose first arguments are stage s's callee's, over
+  /// tp: the stage's split parameters, and with `gradients` the results
+  /// 1, 2, ... holding their derivatives, take the rank's blocks.
+  LogicalResult partitionStage(Stage &stage, int64_t s, func::FuncOp f,
+                               bool gradients);
+  /// The packed layout of each stage's (local) parameters.
+  void layOutPackedRows();
   void eraseVjps();
   func::FuncOp buildStep();
 
@@ -183,6 +211,9 @@ LogicalResult PipelineBuilder::checkChain() {
   if (config.replicas < 1)
     return loss.emitError("kiln-pipeline: replicas must be >= 1, not ")
            << config.replicas;
+  if (config.tensorParallel < 1)
+    return loss.emitError("kiln-pipeline: tp must be >= 1, not ")
+           << config.tensorParallel;
   if (!loss.getBody().hasOneBlock())
     return loss.emitError("kiln-pipeline: @")
            << loss.getSymName() << " must be one block of stage calls";
@@ -235,8 +266,21 @@ LogicalResult PipelineBuilder::checkChain() {
                << " nor the previous stage's result";
       int64_t a = arg.getArgNumber();
       stage.operandArgs.push_back(a);
+      auto sharding = loss.getArgAttrOfType<ArrayAttr>(a, kShardingAttrName);
+      if (sharding && data.contains(a))
+        return loss.emitError("kiln-pipeline: data argument #")
+               << a << " is split (" << kShardingAttrName
+               << "); the data are whole on every rank of a stage";
       if (data.contains(a))
         continue;
+      if (sharding)
+        for (Attribute axis : sharding) {
+          auto name = dyn_cast<StringAttr>(axis);
+          if (!name || (!name.getValue().empty() && name.getValue() != "tp"))
+            return loss.emitError("kiln-pipeline: argument #")
+                   << a << " is split as " << sharding
+                   << "; a stage's parameters can be split over \"tp\" only";
+        }
       if (!travelsAsF32(arg.getType()))
         return call.emitError("kiln-pipeline: parameter argument #")
                << a << " has type " << arg.getType()
@@ -248,9 +292,8 @@ LogicalResult PipelineBuilder::checkChain() {
                << "; each parameter belongs to one stage (name data in "
                   "data-args)";
       if (!llvm::is_contained(stage.params, a)) {
-        stage.offsets.push_back(stage.packedSize);
         stage.params.push_back(a);
-        stage.packedSize += numElements(arg.getType());
+        stage.shardings.push_back(sharding);
       }
     }
     if (previous && !llvm::is_contained(stage.operandArgs, -1))
@@ -261,6 +304,9 @@ LogicalResult PipelineBuilder::checkChain() {
              << index << " returns " << call.getNumResults()
              << " values; a stage returns one (its activation, or the loss)";
     previous = call.getResult(0);
+    stage.primal = callee;
+    stage.localArgTypes.assign(callee.getArgumentTypes().begin(),
+                               callee.getArgumentTypes().end());
     stages.push_back(std::move(stage));
   }
   if (stages.empty())
@@ -290,8 +336,6 @@ LogicalResult PipelineBuilder::checkChain() {
       return loss.emitError("kiln-pipeline: argument #")
              << arg.getArgNumber() << " of @" << loss.getSymName()
              << " is read by no stage";
-  for (Stage &stage : stages)
-    packedWidth = std::max(packedWidth, stage.packedSize);
   if (stages.size() == 1 && stages.front().params.empty())
     return loss.emitError("kiln-pipeline: @")
            << loss.getSymName() << " has no parameters to train";
@@ -316,6 +360,26 @@ LogicalResult PipelineBuilder::deriveVjps() {
       return failure();
     vjp->setPrivate();
     stage.vjp = *vjp;
+    bool sharded =
+        config.tensorParallel > 1 &&
+        llvm::any_of(stage.shardings, [](ArrayAttr a) { return bool(a); });
+    if (sharded) {
+      if (failed(partitionStage(stage, s, stage.vjp, /*gradients=*/true)))
+        return failure();
+      if (config.recompute) {
+        // The forward actions call a copy of the callee partitioned alike.
+        OpBuilder b(stage.vjp);
+        auto primal = cast<func::FuncOp>(b.clone(*stage.callee));
+        primal.setSymName((stepName + "_stage" + Twine(s) + "_primal").str());
+        primal.setPrivate();
+        stage.primal = primal;
+        if (failed(partitionStage(stage, s, primal, /*gradients=*/false)))
+          return failure();
+      }
+      ArrayRef<Type> local = stage.vjp.getArgumentTypes();
+      stage.localArgTypes.assign(local.begin(),
+                                 local.begin() + stage.localArgTypes.size());
+    }
     if (config.recompute)
       continue;
     // Without recomputation: the forward pass keeps what the backward pass
@@ -338,10 +402,54 @@ LogicalResult PipelineBuilder::deriveVjps() {
 }
 
 void PipelineBuilder::eraseVjps() {
-  for (Stage &stage : stages)
+  for (Stage &stage : stages) {
     for (func::FuncOp derived : {stage.vjp, stage.forward, stage.backward})
       if (derived)
         derived.erase();
+    if (stage.primal && stage.primal != stage.callee)
+      stage.primal.erase();
+  }
+}
+
+LogicalResult PipelineBuilder::partitionStage(Stage &stage, int64_t s,
+                                              func::FuncOp f, bool gradients) {
+  Mesh mesh;
+  mesh.axes = {"pp", "tp"};
+  mesh.shape = {config.replicas * static_cast<int64_t>(stages.size()),
+                config.tensorParallel};
+  setMesh(f, mesh);
+  for (auto [k, param] : llvm::enumerate(stage.params)) {
+    ArrayAttr sharding = stage.shardings[k];
+    if (!sharding)
+      continue;
+    SmallVector<std::string> axes;
+    for (Attribute axis : sharding)
+      axes.push_back(cast<StringAttr>(axis).getValue().str());
+    unsigned position =
+        llvm::find(stage.operandArgs, param) - stage.operandArgs.begin();
+    setArgumentSharding(f, position, axes);
+    if (gradients)
+      setResultSharding(f, 1 + k, axes);
+  }
+  if (succeeded(partitionFunction(f, PartitionConfig())))
+    return success();
+  return stage.call.emitError("kiln-pipeline: stage ")
+         << s << " cannot be split over tp = " << config.tensorParallel
+         << " as its parameters are annotated (the error above says why)";
+}
+
+void PipelineBuilder::layOutPackedRows() {
+  for (Stage &stage : stages) {
+    stage.offsets.clear();
+    stage.packedSize = 0;
+    for (int64_t param : stage.params) {
+      unsigned position =
+          llvm::find(stage.operandArgs, param) - stage.operandArgs.begin();
+      stage.offsets.push_back(stage.packedSize);
+      stage.packedSize += numElements(stage.localArgTypes[position]);
+    }
+    packedWidth = std::max(packedWidth, stage.packedSize);
+  }
 }
 
 SmallVector<Value> PipelineBuilder::onRank(
@@ -421,10 +529,12 @@ func::FuncOp PipelineBuilder::buildStep() {
   builder.setInsertionPointToStart(body);
 
   auto scalar = RankedTensorType::get({}, builder.getI64Type());
-  // The stage this rank runs: rank % P (replicas of the pipeline are
-  // rank / P).
-  int64_t D = config.replicas;
+  // The stage this rank runs: (rank / T) % P (replicas of the pipeline are
+  // rank / (P T), a stage's tensor-parallel blocks rank % T).
+  int64_t D = config.replicas, T = config.tensorParallel;
   rank = builder.create<RankOp>(loc, scalar);
+  if (T > 1)
+    rank = builder.create<DivOp>(loc, rank, i64(builder, T));
   if (D > 1)
     rank = builder.create<RemOp>(loc, rank, i64(builder, P));
   auto flatType = RankedTensorType::get({packedWidth}, f32);
@@ -447,7 +557,8 @@ func::FuncOp PipelineBuilder::buildStep() {
     SmallVector<int64_t> pairs;
     for (int64_t d = 0; d < D; ++d)
       for (auto [s, m] : sent)
-        pairs.append({d * P + s, d * P + s + to});
+        for (int64_t t = 0; t < T; ++t)
+          pairs.append({(d * P + s) * T + t, (d * P + s + to) * T + t});
     return pairs;
   };
 
@@ -459,7 +570,7 @@ func::FuncOp PipelineBuilder::buildStep() {
     unsigned nextData = activationIndex + 1;
     llvm::DenseMap<int64_t, Value> dataValues;
     for (auto [position, arg] : llvm::enumerate(stage.operandArgs)) {
-      Type type = stage.callee.getArgumentTypes()[position];
+      Type type = stage.localArgTypes[position];
       if (arg < 0) {
         operands.push_back(takeFlat(b, region[activationIndex], 0, type));
         continue;
@@ -524,7 +635,7 @@ func::FuncOp PipelineBuilder::buildStep() {
               SmallVector<Value> operands =
                   stageOperands(b, stage, region, activationIndex);
               func::FuncOp callee =
-                  stage.forward ? stage.forward : stage.callee;
+                  stage.forward ? stage.forward : stage.primal;
               auto call = b.create<func::CallOp>(loc, callee, operands);
               Value y = call.getResult(0);
               SmallVector<Value> yielded = {
@@ -620,26 +731,28 @@ func::FuncOp PipelineBuilder::buildStep() {
     }
   }
 
-  SmallVector<int64_t> everyRank(P * D);
+  SmallVector<int64_t> everyRank(P * D * T);
   std::iota(everyRank.begin(), everyRank.end(), 0);
-  // Only the last stages summed the micro-batches' losses: the mean over
-  // the M micro-batches of every replica. (One stage and no replica is
-  // gradient accumulation on one rank: no collective at all.)
+  // Only the last stages summed the micro-batches' losses, each of its T
+  // ranks the same: the mean over the M micro-batches of every replica.
+  // (One stage and no replica is gradient accumulation on one rank: no
+  // collective at all.)
   Value total = lossSum;
-  if (P * D > 1)
+  if (P * D * T > 1)
     total = builder.create<AllReduceOp>(loc, lossSum, CollectiveReduction::Sum,
-                                        everyRank, P * D);
+                                        everyRank, P * D * T);
   total = builder.create<MulOp>(
       loc, total,
       constant(builder, cast<RankedTensorType>(lossType),
-               1.0 / static_cast<double>(M * D)));
+               1.0 / static_cast<double>(M * D * T)));
   if (D > 1) {
-    // Data parallelism over the replicas: each stage's gradients averaged
-    // within the ranks that run it.
+    // Data parallelism over the replicas: each stage's gradients (each
+    // block's) averaged within the ranks that run it.
     SmallVector<int64_t> sameStage;
     for (int64_t s = 0; s < P; ++s)
-      for (int64_t d = 0; d < D; ++d)
-        sameStage.push_back(d * P + s);
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t d = 0; d < D; ++d)
+          sameStage.push_back((d * P + s) * T + t);
     gradients = builder.create<AllReduceOp>(
         loc, gradients, CollectiveReduction::Sum, sameStage, D);
     gradients = builder.create<MulOp>(
@@ -664,6 +777,7 @@ FailureOr<func::FuncOp> PipelineBuilder::run() {
     eraseVjps();
     return failure();
   }
+  layOutPackedRows();
   return buildStep();
 }
 
@@ -746,6 +860,7 @@ struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
     config.name = name;
     config.replicas = replicas;
     config.recompute = recompute;
+    config.tensorParallel = tensorParallel;
     FailureOr<SmallVector<func::FuncOp>> targets =
         targetFunctions(module, functionName, "kiln-pipeline");
     if (failed(targets))

@@ -280,6 +280,9 @@ FailureOr<PipelineCut> mlir::kiln::cutIntoStages(func::FuncOp loss,
   auto chain = builder.create<func::FuncOp>(loc, chainName,
                                             loss.getFunctionType());
   chain.setPrivate();
+  // The arguments' annotations (a parameter's kiln.sharding) carry over.
+  if (ArrayAttr argAttrs = loss.getAllArgAttrs())
+    chain.setAllArgAttrs(argAttrs);
   cut.chain = chain;
   Block *chainBody = chain.addEntryBlock();
   OpBuilder chainBuilder = OpBuilder::atBlockEnd(chainBody);

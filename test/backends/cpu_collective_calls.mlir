@@ -58,6 +58,31 @@ func.func @permute(%x: tensor<5xi1>) -> (tensor<5xi1>, tensor<i64>) {
 
 // -----
 
+// A collective whose result a branch yields while the other branch yields
+// the input (a stage's all-reduce in its kiln.cond): the analysis copies the
+// pending buffer out of place, and the exchange completes before the copy
+// (this failed with "finds no start call filling its buffer").
+// CHECK-LABEL: func.func @in_a_branch
+// CHECK-SAME: (%[[X:.*]]: memref<8xf32>, %{{.*}}: i1)
+// CHECK: scf.if
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[H:.*]] = func.call @kiln_comm_start(%{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %[[OUT]],
+// CHECK: %[[COPY:.*]] = memref.alloc()
+// CHECK-NEXT: func.call @kiln_comm_wait(%[[H]], %[[X]], %[[OUT]])
+// CHECK-NEXT: memref.copy %[[OUT]], %[[COPY]]
+// CHECK-NEXT: scf.yield %[[COPY]]
+func.func @in_a_branch(%x: tensor<8xf32>, %p: i1) -> tensor<8xf32> {
+  %y = scf.if %p -> tensor<8xf32> {
+    %s = kiln.all_reduce %x, kind = max, groups = [[0, 1]] : tensor<8xf32>
+    scf.yield %s : tensor<8xf32>
+  } else {
+    scf.yield %x : tensor<8xf32>
+  }
+  return %y : tensor<8xf32>
+}
+
+// -----
+
 // A module without collectives gets no slots.
 // CHECK: // -----
 // CHECK-NOT: kiln_comm

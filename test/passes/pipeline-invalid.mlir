@@ -24,6 +24,53 @@
 // CUT: error: kiln-pipeline: @loss cannot be cut into 3 stages: one f32 value and no parameter crosses at 1 place, after op #4 ('kiln.matmul')
 // KEEP: error: kiln-pipeline: stage 0 cannot keep its intermediates between its forward and backward passes; run it with recomputation
 
+// Tensor-parallel stages (tp=T): only parameters split over "tp"; tp >= 1;
+// a split kiln-partition cannot make is reported at the stage's call (the
+// third case below: 4 rows do not split over 3 ranks).
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss data-args=1 tp=0" 2>&1 | FileCheck %s --check-prefix=TP0
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=2 data-args=1 tp=3" 2>&1 | FileCheck %s --check-prefix=TP3
+// TP0: error: kiln-pipeline: tp must be >= 1, not 0
+// TP3: error: kiln-pipeline: stage 0 cannot be split over tp = 3 as its parameters are annotated (the error above says why)
+
+func.func private @tp_stage(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %m = kiln.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %l = kiln.reduce_sum %m, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+// expected-error@+1 {{kiln-pipeline: data argument #1 is split (kiln.sharding); the data are whole on every rank of a stage}}
+func.func @loss(%w: tensor<4x4xf32>, %x: tensor<2x4xf32> {kiln.sharding = ["tp", ""]}) -> tensor<f32> {
+  %l = func.call @tp_stage(%w, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func private @tp_stage(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %m = kiln.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %l = kiln.reduce_sum %m, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+// expected-error@+1 {{kiln-pipeline: argument #0 is split as ["", "dp"]; a stage's parameters can be split over "tp" only}}
+func.func @loss(%w: tensor<4x4xf32> {kiln.sharding = ["", "dp"]}, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %l = func.call @tp_stage(%w, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Pipelines with tp = 1 (a split over an axis of size 1 is the whole).
+func.func private @tp_stage(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %m = kiln.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %l = kiln.reduce_sum %m, dims = [0, 1] : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+func.func @loss(%w: tensor<4x4xf32> {kiln.sharding = ["tp", ""]}, %x: tensor<2x4xf32>) -> tensor<f32> {
+  %l = func.call @tp_stage(%w, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // An op other than a stage call.
 func.func @loss(%w: tensor<4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
   // expected-error@+1 {{kiln-pipeline: the body of @loss must be a chain of stage calls (func.call), not 'kiln.broadcast_in_dim'}}

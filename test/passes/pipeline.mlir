@@ -143,3 +143,52 @@ func.func @flat(%w0: tensor<6x8xf32>, %w1: tensor<8x3xf32>, %x: tensor<2x6xf32>,
   %l = kiln.reduce_mean %s, dims = [0, 1] : tensor<2x3xf32>
   return %l : tensor<f32>
 }
+// Tensor-parallel stages (tp=2, 2 stages: ranks {0, 1} run stage 0, {2, 3}
+// stage 1): the annotated weights reach the stages' functions as the
+// rank's blocks, each stage's products all-reduce (and the head's input
+// gradient is gathered) within {0, 1} and {2, 3}, block t of stage 0 sends
+// to block t of stage 1, the stage is rank / 2, and the loss, whole on both
+// of the last stage's ranks, is divided by M T = 4.
+// RUN: kiln-opt %s --kiln-pipeline="function=tp_loss microbatches=2 data-args=4,5 tp=2" | FileCheck %s --check-prefix=TP
+// TP-LABEL: func.func private @tp_loss_pipeline_stage0_primal(%{{.+}}: tensor<6x4xf32>, %{{.+}}: tensor<4x8xf32>, %{{.+}}: tensor<8xf32>, %{{.+}}: tensor<2x6xf32>) -> tensor<2x8xf32>
+// TP:          kiln.all_reduce %{{.+}}, kind = sum, groups = {{\[\[}}0, 1], [2, 3]] : tensor<2x8xf32>
+// TP-LABEL: func.func private @tp_loss_pipeline_stage0_vjp(
+// TP-SAME:     -> (tensor<2x8xf32>, tensor<6x4xf32>, tensor<4x8xf32>, tensor<8xf32>)
+// TP-LABEL: func.func private @tp_loss_pipeline_stage1_vjp(%{{.+}}: tensor<4x3xf32>,
+// TP:          kiln.all_reduce %{{.+}}, kind = sum, groups = {{\[\[}}0, 1], [2, 3]] : tensor<2x3xf32>
+// TP:          kiln.all_gather %{{.+}}, dim = 1, groups = {{\[\[}}0, 1], [2, 3]] : (tensor<2x4xf32>) -> tensor<2x8xf32>
+// TP-LABEL: func.func @tp_loss_pipeline(%{{.+}}: tensor<1x64xf32>, %{{.+}}: tensor<4x6xf32>, %{{.+}}: tensor<4x3xf32>)
+// TP:          %[[RANK:.+]] = kiln.rank : tensor<i64>
+// TP:          %[[STAGE:.+]] = kiln.div %[[RANK]], %{{.+}} : tensor<i64>
+// TP:          kiln.compare eq, %[[STAGE]], %{{.+}} : tensor<i64>
+// TP:          func.call @tp_loss_pipeline_stage0_primal(
+// TP:          kiln.collective_permute %{{.+}}, pairs = [0, 2, 1, 3] : tensor<16xf32>
+// TP:          kiln.collective_permute %{{.+}}, pairs = [2, 0, 3, 1] : tensor<16xf32>
+// TP:          %[[SUM:.+]] = kiln.all_reduce %{{.+}}, kind = sum, groups = {{\[\[}}0, 1, 2, 3]] : tensor<f32>
+// TP:          %[[QUARTER:.+]] = kiln.constant dense<2.500000e-01> : tensor<f32>
+// TP:          kiln.mul %[[SUM]], %[[QUARTER]] : tensor<f32>
+func.func private @tp_stage0(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
+                             %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
+  %h = kiln.matmul %x, %w0 : tensor<2x6xf32>, tensor<6x8xf32>
+  %a = kiln.tanh %h : tensor<2x8xf32>
+  %h1 = kiln.matmul %a, %w1 : tensor<2x8xf32>, tensor<8x8xf32>
+  %bb = kiln.broadcast_in_dim %b1, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
+  %s = kiln.add %h1, %bb : tensor<2x8xf32>
+  return %s : tensor<2x8xf32>
+}
+func.func private @tp_stage1(%w: tensor<8x3xf32>, %h: tensor<2x8xf32>, %y: tensor<2x3xf32>) -> tensor<f32> {
+  %z = kiln.matmul %h, %w : tensor<2x8xf32>, tensor<8x3xf32>
+  %d = kiln.sub %z, %y : tensor<2x3xf32>
+  %s = kiln.mul %d, %d : tensor<2x3xf32>
+  %l = kiln.reduce_mean %s, dims = [0, 1] : tensor<2x3xf32>
+  return %l : tensor<f32>
+}
+func.func @tp_loss(%w0: tensor<6x8xf32> {kiln.sharding = ["", "tp"]},
+                   %w1: tensor<8x8xf32> {kiln.sharding = ["tp", ""]},
+                   %b1: tensor<8xf32>,
+                   %w2: tensor<8x3xf32> {kiln.sharding = ["tp", ""]},
+                   %x: tensor<2x6xf32>, %y: tensor<2x3xf32>) -> tensor<f32> {
+  %h = func.call @tp_stage0(%w0, %w1, %b1, %x) : (tensor<6x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<2x6xf32>) -> tensor<2x8xf32>
+  %l = func.call @tp_stage1(%w2, %h, %y) : (tensor<8x3xf32>, tensor<2x8xf32>, tensor<2x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

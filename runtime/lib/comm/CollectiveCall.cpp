@@ -4,7 +4,10 @@
 
 #include "api/Status.h"
 
+#include "kiln/CollectiveAbi.h"
+
 #include <algorithm>
+#include <cstdlib>
 
 namespace kiln {
 namespace runtime {
@@ -15,6 +18,32 @@ thread_local CollectiveCall *currentCall = nullptr;
 
 std::string plural(int64_t count, const char *noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+/// "{0, 1}".
+std::string describeGroup(const std::vector<int64_t> &members) {
+  std::string text = "{";
+  for (size_t i = 0; i < members.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(members[i]);
+  return text + "}";
+}
+
+/// How long the members of a group wait for each other before comparing
+/// (KILN_COMM_GROUP_TIMEOUT, in seconds; 0 or less: forever), in ms; -1
+/// and \p error set when the variable is not a number.
+int64_t groupTimeoutMs(std::string &error) {
+  const char *text = std::getenv("KILN_COMM_GROUP_TIMEOUT");
+  if (!text || !*text)
+    return 600 * 1000;
+  char *end = nullptr;
+  double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(seconds == seconds) ||
+      seconds > 1e9) {
+    error = std::string("KILN_COMM_GROUP_TIMEOUT is '") + text +
+            "', not a number of seconds";
+    return -1;
+  }
+  return seconds <= 0 ? 0 : std::max<int64_t>(1, int64_t(seconds * 1000));
 }
 
 } // namespace
@@ -44,9 +73,30 @@ std::string CollectiveCall::where() const {
   return transport ? "rank " + std::to_string(rank()) + ": " + text : text;
 }
 
-std::string CollectiveCall::whereCollective(int64_t index, int64_t kind) const {
-  return where() + ", collective #" + std::to_string(index + 1) + " (" +
-         collectiveName(kind) + ")";
+std::string
+CollectiveCall::whereCollective(int64_t index, int64_t kind,
+                                const std::vector<int64_t> &group) const {
+  return where() + ", collective #" + std::to_string(index + 1) +
+         (group.empty() ? "" : " in replica group " + describeGroup(group)) +
+         " (" + collectiveName(kind) + ")";
+}
+
+std::vector<int64_t>
+CollectiveCall::groupOf(const kiln_comm_plugin_collective_t &collective) {
+  if (collective.kind == KILN_COLLECTIVE_PERMUTE ||
+      !checkCollective(collective, size()).empty() ||
+      collective.group_size == size())
+    return {};
+  int64_t members = collective.group_count * collective.group_size;
+  for (int64_t i = 0; i < members; ++i)
+    if (collective.groups[i] == rank()) {
+      const int64_t *row = collective.groups +
+                           i / collective.group_size * collective.group_size;
+      std::vector<int64_t> group(row, row + collective.group_size);
+      std::sort(group.begin(), group.end());
+      return group;
+    }
+  return {};
 }
 
 void CollectiveCall::fail(const std::string &message, State next) {
@@ -57,8 +107,8 @@ void CollectiveCall::fail(const std::string &message, State next) {
 }
 
 int64_t CollectiveCall::start(const kiln_comm_plugin_collective_t &collective) {
-  int64_t index = started++;
   if (!transport) {
+    ++started;
     int64_t ranks = spannedRanks(collective);
     std::string count = ranks > 0 ? std::to_string(ranks) : "N";
     fail(
@@ -69,11 +119,15 @@ int64_t CollectiveCall::start(const kiln_comm_plugin_collective_t &collective) {
         State::Stopped);
     return -1;
   }
-  if (state == State::Stopped)
+  std::vector<int64_t> group = groupOf(collective);
+  int64_t index = group.empty() ? started++ : startedInGroup[group]++;
+  if (state == State::Stopped || state == State::Quiet)
     return -1;
   if (size() > 1) {
-    if (!agree(collectiveSignature(functionHash, index, collective, size(),
-                                   state == State::FailedHere)))
+    Signature mine = collectiveSignature(functionHash, index, collective,
+                                         size(), state == State::FailedHere);
+    if (!(group.empty() ? agree(mine)
+                        : agreeInGroup(group, mine, collective.kind)))
       return -1;
   } else if (state == State::FailedHere) {
     // No other rank to tell.
@@ -82,19 +136,19 @@ int64_t CollectiveCall::start(const kiln_comm_plugin_collective_t &collective) {
   }
   std::string problem = checkCollective(collective, size());
   if (!problem.empty()) {
-    fail(whereCollective(index, collective.kind) + ": " + problem,
-         State::Stopped);
+    fail(whereCollective(index, collective.kind, group) + ": " + problem,
+         group.empty() ? State::Stopped : State::Quiet);
     return -1;
   }
   int64_t handle = -1;
   std::string reason;
   if (!transport->start(collective, handle, reason)) {
-    fail(whereCollective(index, collective.kind) + ": " + reason,
+    fail(whereCollective(index, collective.kind, group) + ": " + reason,
          State::FailedHere);
     return -1;
   }
-  inFlight.push_back(
-      {handle, index, collective.kind, collective.input, collective.output});
+  inFlight.push_back({handle, index, collective.kind, std::move(group),
+                      collective.input, collective.output});
   return handle;
 }
 
@@ -103,7 +157,8 @@ void CollectiveCall::complete(const InFlight &entry) {
   // the others complete it too, and its buffers must be released.
   std::string reason;
   if (!transport->wait(entry.handle, reason))
-    fail(whereCollective(entry.index, entry.kind) + ": " + reason,
+    fail(whereCollective(entry.index, entry.kind, entry.group) + ": " +
+             reason,
          State::FailedHere);
 }
 
@@ -124,7 +179,7 @@ void CollectiveCall::wait(int64_t handle, const void *input,
   inFlight.erase(found);
   complete(entry);
   if (input != entry.input || output != entry.output)
-    fail(whereCollective(entry.index, entry.kind) +
+    fail(whereCollective(entry.index, entry.kind, entry.group) +
              ": the code waits for it with other buffers than it started "
              "it with",
          State::FailedHere);
@@ -147,8 +202,18 @@ kiln_status_t CollectiveCall::finish() {
     inFlight.erase(inFlight.begin());
     complete(entry);
   }
-  if (transport && size() > 1 && state != State::Stopped)
-    agree(returnSignature(functionHash, started, state == State::FailedHere));
+  if (transport && size() > 1) {
+    // Each group first, in the same order on every member, then all ranks,
+    // which learn of a failure that only a group saw.
+    for (const auto &[group, count] : startedInGroup)
+      if (state == State::Running || state == State::FailedHere)
+        agreeInGroup(group,
+                     returnSignature(functionHash, count,
+                                     state == State::FailedHere),
+                     -1);
+    if (state != State::Stopped)
+      agree(returnSignature(functionHash, started, state != State::Running));
+  }
   if (!error.empty())
     return makeStatus(KILN_STATUS_COMM_ERROR, error);
   return outOfMemory ? outOfMemoryStatus() : nullptr;
@@ -202,9 +267,56 @@ bool CollectiveCall::agree(const Signature &mine) {
   return false;
 }
 
+bool CollectiveCall::agreeInGroup(const std::vector<int64_t> &group,
+                                  const Signature &mine, int64_t kind) {
+  std::string where = kind < 0 ? this->where() + ", on return"
+                               : whereCollective(mine[Signature::Index], kind,
+                                                 group);
+  auto unusable = transport->unusableGroups.find(group);
+  if (unusable != transport->unusableGroups.end()) {
+    fail(where + ": replica group " + describeGroup(group) +
+             " cannot be used again on this communicator since an earlier "
+             "call: " +
+             unusable->second,
+         State::Quiet);
+    return false;
+  }
+  std::string reason;
+  int64_t timeoutMs = groupTimeoutMs(reason);
+  if (timeoutMs < 0) {
+    fail(where + ": " + reason, State::Quiet);
+    return false;
+  }
+  constexpr int kFields = Signature::FieldCount;
+  std::vector<int64_t> all(group.size() * kFields);
+  if (!transport->exchangeGroup(group, mine.fields, kFields, all.data(),
+                                timeoutMs, reason)) {
+    std::string message = "comparing with replica group " +
+                          describeGroup(group) + " failed: " + reason;
+    transport->unusableGroups.emplace(group, message);
+    fail(where + ": " + message, State::Quiet);
+    return false;
+  }
+  bool someFailed = false;
+  for (size_t i = 0; i < group.size(); ++i) {
+    Signature theirs;
+    std::copy_n(all.begin() + i * kFields, kFields, theirs.fields);
+    someFailed |= theirs[Signature::Failed] != 0;
+    if (group[i] != rank() && theirs != mine && state != State::FailedHere) {
+      fail(mismatch(mine, theirs, group[i], group), State::Quiet);
+      return false;
+    }
+  }
+  if (!someFailed)
+    return true;
+  // A member that failed here has its own error already.
+  state = State::Quiet;
+  return false;
+}
+
 std::string CollectiveCall::mismatch(const Signature &mine,
-                                     const Signature &theirs,
-                                     int64_t other) const {
+                                     const Signature &theirs, int64_t other,
+                                     const std::vector<int64_t> &group) const {
   std::string them = "rank " + std::to_string(other);
   if (mine[Signature::Function] != theirs[Signature::Function])
     return where() + ": this rank calls function '" + function + "' but " +
@@ -212,24 +324,27 @@ std::string CollectiveCall::mismatch(const Signature &mine,
   bool iReturn = mine[Signature::Phase] == Signature::kPhaseReturn;
   bool theyReturn = theirs[Signature::Phase] == Signature::kPhaseReturn;
   int64_t index = mine[Signature::Index];
-  std::string here = iReturn ? where() + ", on return"
-                             : whereCollective(index, mine[Signature::Kind]);
+  std::string here =
+      iReturn ? where() + ", on return"
+              : whereCollective(index, mine[Signature::Kind], group);
   if (theirs[Signature::Failed])
     return here + ": " + them +
            " failed earlier in this call (its own error says how)";
+  std::string in =
+      group.empty() ? "" : " in replica group " + describeGroup(group);
   if (iReturn && theyReturn)
     return where() + ": this rank returned from the function after " +
-           plural(index, "collective") + " but " + them + " after " +
+           plural(index, "collective") + in + " but " + them + " after " +
            std::to_string(theirs[Signature::Index]);
   if (iReturn)
     return where() + ": this rank returned from the function after " +
-           plural(index, "collective") + " but " + them +
+           plural(index, "collective") + in + " but " + them +
            " starts collective #" + std::to_string(index + 1) + ", " +
            describe(theirs);
   if (theyReturn)
     return here + ": this rank starts " + describe(mine) + " but " + them +
            " returned from the function after " +
-           plural(theirs[Signature::Index], "collective");
+           plural(theirs[Signature::Index], "collective") + in;
   std::string ours = describe(mine), yours = describe(theirs);
   if (ours == yours)
     yours += mine[Signature::Groups] != theirs[Signature::Groups]

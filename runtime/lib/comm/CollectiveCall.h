@@ -7,23 +7,37 @@
 // communicator (or none), counts the collectives, and keeps the call's
 // first error for the runtime to return.
 //
+// Collectives are group-local (KilnCollectiveOps.td): one whose replica
+// groups are smaller than the run involves the members of this rank's group
+// alone, and is numbered among that group's collectives; one over every
+// rank (and every permutation) among the run's.
+//
 // The protocol that keeps ranks from waiting on each other forever:
-//   1. Before each collective, every rank compares its Signature (where it
-//      is in the call, what it starts) with all others in one all-reduce of
-//      the fields and their negations (a minimum of both is a minimum and a
-//      maximum). A communicator of one rank skips it.
-//   2. If they differ, all ranks gather all signatures, and each records an
-//      error naming the first other rank that differs from it and how.
+//   1. Before each collective over every rank, every rank compares its
+//      Signature (where it is in the call, what it starts) with all others
+//      in one all-reduce of the fields and their negations (a minimum of
+//      both is a minimum and a maximum). A communicator of one rank skips
+//      it. If they differ, all ranks gather all signatures, and each
+//      records an error naming the first other rank that differs from it
+//      and how.
+//   2. Before a collective of a smaller group, its members alone exchange
+//      their signatures (Transport::exchangeGroup), and each records an
+//      error naming the first member that differs. A member that does not
+//      come within KILN_COMM_GROUP_TIMEOUT seconds (default 600; 0 waits
+//      forever) is reported instead of waited for; the group is then
+//      unusable on this rank for the communicator's lifetime.
 //   3. If they agree, the collective is checked against the size of the run
 //      (its groups, root, pairs); the verdict is the same on every rank.
 //   4. Only then is it started. After any failure agreed on in 1-3 the call
-//      communicates no more: start returns -1 on every rank.
+//      communicates no more: start returns -1 on the ranks that agreed.
 //   5. A failure of this rank alone (MPI reports an error in start or wait)
 //      is carried in the Failed field of its next signature, so the others
 //      stop at the same point.
 //   6. When the function returns, whatever the code left in flight is
-//      completed and the ranks compare once more, so a rank that returned
-//      while another starts one more collective is reported, not waited for.
+//      completed, the members of each group this call used compare once
+//      more, and then all ranks, so a rank that returned while another
+//      starts one more collective is reported, not waited for, and a failure
+//      that only a group saw fails the call on every rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +49,7 @@
 
 #include "kiln/runtime.h"
 
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -86,27 +101,42 @@ private:
     /// This rank failed alone; it still takes part in the next comparison,
     /// to tell the others.
     FailedHere,
+    /// The call failed where only a group saw it: nothing more is
+    /// communicated but the comparison of all ranks on return.
+    Quiet,
     /// Every rank knows the call failed; nothing more is communicated.
     Stopped
   };
 
-  /// Steps 1 and 2 of the protocol; false when the call must stop.
+  /// Step 1 of the protocol; false when the call must stop.
   bool agree(const Signature &mine);
+  /// Step 2 for the group \p members; false when the call must stop.
+  bool agreeInGroup(const std::vector<int64_t> &members,
+                    const Signature &mine, int64_t kind);
+  /// The ranks \p collective involves besides this one, in increasing
+  /// order: its group's, or none for a collective of every rank (and for
+  /// one whose groups are malformed, which step 3 reports after step 1).
+  std::vector<int64_t> groupOf(const kiln_comm_plugin_collective_t &collective);
   /// What the first rank that differs from this one does differently.
+  /// \p group: the members compared, empty for every rank.
   std::string mismatch(const Signature &mine, const Signature &theirs,
-                       int64_t other) const;
+                       int64_t other,
+                       const std::vector<int64_t> &group = {}) const;
   /// Records \p message unless an error was recorded already.
   void fail(const std::string &message, State next);
   /// "rank R: function 'NAME'" ("function 'NAME'" without a communicator).
   std::string where() const;
-  std::string whereCollective(int64_t index, int64_t kind) const;
+  std::string whereCollective(int64_t index, int64_t kind,
+                              const std::vector<int64_t> &group = {}) const;
 
   Transport *transport;
   std::unique_lock<std::mutex> lock;
   std::string function;
   int64_t functionHash;
-  /// Collectives started so far (the index of the next one).
+  /// Collectives of every rank started so far (the index of the next one).
   int64_t started = 0;
+  /// The same for each group of fewer ranks this call used.
+  std::map<std::vector<int64_t>, int64_t> startedInGroup;
   State state = State::Running;
   std::string error;
   bool outOfMemory = false;
@@ -114,6 +144,7 @@ private:
     int64_t handle;
     int64_t index;
     int64_t kind;
+    std::vector<int64_t> group;
     const void *input;
     const void *output;
   };

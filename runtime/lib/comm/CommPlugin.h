@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define KILN_COMM_PLUGIN_VERSION 1
+#define KILN_COMM_PLUGIN_VERSION 2
 
 /* The symbol a plug-in exports: const kiln_comm_plugin_t *ENTRY(void). */
 #define KILN_COMM_PLUGIN_ENTRY "kiln_comm_plugin"
@@ -81,6 +81,15 @@ typedef struct kiln_comm_plugin_t {
                int64_t *handle, char *error, size_t error_size);
   /* Completes a started collective and forgets its handle. */
   int (*wait)(void *comm, int64_t handle, char *error, size_t error_size);
+  /* all[i * count + j] = values[j] of members[i], for the member_count
+   * ranks of one replica group (increasing, this rank among them); the
+   * other ranks take no part. Fails, naming the members not heard from,
+   * when timeout_ms > 0 passes first; the exchange's messages are then
+   * left behind (version 2). */
+  int (*exchange_group)(void *comm, const int64_t *members,
+                        int64_t member_count, const int64_t *values,
+                        int64_t count, int64_t *all, int64_t timeout_ms,
+                        char *error, size_t error_size);
 } kiln_comm_plugin_t;
 
 typedef const kiln_comm_plugin_t *(*kiln_comm_plugin_entry_fn)(void);

@@ -30,6 +30,14 @@ public:
         table.gather_all(comm, values, count, all, buffer, sizeof(buffer)),
         error);
   }
+  bool exchangeGroup(const std::vector<int64_t> &members,
+                     const int64_t *values, int64_t count, int64_t *all,
+                     int64_t timeoutMs, std::string &error) override {
+    return check(table.exchange_group(comm, members.data(),
+                                      int64_t(members.size()), values, count,
+                                      all, timeoutMs, buffer, sizeof(buffer)),
+                 error);
+  }
   bool start(const kiln_comm_plugin_collective_t &collective, int64_t &handle,
              std::string &error) override {
     return check(

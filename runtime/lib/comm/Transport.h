@@ -16,9 +16,11 @@
 #include "kiln/runtime.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace kiln {
 namespace runtime {
@@ -35,8 +37,16 @@ public:
   /// all[r * count + i] = values[i] of rank r.
   virtual bool gatherAll(const int64_t *values, int64_t count, int64_t *all,
                          std::string &error) = 0;
-  /// Starts a collective that CollectiveCall has checked and every rank has
-  /// agreed on.
+  /// all[i * count + j] = values[j] of members[i]: an exchange among the
+  /// ranks of one replica group (increasing, this rank among them) alone,
+  /// which fails when \p timeoutMs (> 0) passes before every member took
+  /// part.
+  virtual bool exchangeGroup(const std::vector<int64_t> &members,
+                             const int64_t *values, int64_t count,
+                             int64_t *all, int64_t timeoutMs,
+                             std::string &error) = 0;
+  /// Starts a collective that CollectiveCall has checked and every member
+  /// of its group has agreed on.
   virtual bool start(const kiln_comm_plugin_collective_t &collective,
                      int64_t &handle, std::string &error) = 0;
   virtual bool wait(int64_t handle, std::string &error) = 0;
@@ -44,6 +54,11 @@ public:
   /// one shared by all communicators over an engine that may not be entered
   /// from two threads at once (MPI_THREAD_SERIALIZED).
   virtual std::mutex &callLock() = 0;
+
+  /// The groups whose comparison timed out on this rank, with the error
+  /// that said so: their messages may still arrive, so a later comparison
+  /// in them would read stale ones. They are not used again.
+  std::map<std::vector<int64_t>, std::string> unusableGroups;
 };
 
 /// The transport of a run of one rank, where every collective is a copy.

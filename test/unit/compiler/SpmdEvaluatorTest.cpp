@@ -373,6 +373,128 @@ TEST_F(SpmdEvaluatorTest, FailureOnOneRankIsReportedFirst) {
       << message;
 }
 
+/// Ranks 0, 1 (stage 0) and 2, 3 (stage 1) each run a cond of their own,
+/// with a different number of collectives over the pairs {0, 1}, {2, 3}:
+/// a group's collectives involve its members alone. A permutation and an
+/// all-reduce over every rank follow.
+constexpr const char *kTwoStagesOfPairs = R"(
+    func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+      %r = kiln.rank : tensor<i64>
+      %two = kiln.constant dense<2> : tensor<i64>
+      %stage0 = kiln.compare lt, %r, %two : tensor<i64>
+      %y = kiln.cond %stage0, (%x) : tensor<i1>, (tensor<2xf32>) -> tensor<2xf32> {
+      ^bb0(%a: tensor<2xf32>):
+        %s = kiln.all_reduce %a, kind = sum, groups = [[0, 1], [2, 3]] : tensor<2xf32>
+        %m = kiln.all_reduce %s, kind = max, groups = [[0, 1], [2, 3]] : tensor<2xf32>
+        %t = kiln.add %s, %m : tensor<2xf32>
+        kiln.yield %t : tensor<2xf32>
+      } else {
+      ^bb0(%a: tensor<2xf32>):
+        %g = kiln.all_gather %a, dim = 0, groups = [[0, 1], [2, 3]] : (tensor<2xf32>) -> tensor<4xf32>
+        %h = kiln.slice %g, start = [1], limit = [3], stride = [1] : tensor<4xf32>
+        kiln.yield %h : tensor<2xf32>
+      }
+      %p = kiln.collective_permute %y, pairs = [0, 2, 1, 3] : tensor<2xf32>
+      %w = kiln.all_reduce %y, kind = sum, groups = [[0, 1, 2, 3]] : tensor<2xf32>
+      return %p, %w : tensor<2xf32>, tensor<2xf32>
+    })";
+
+TEST_F(SpmdEvaluatorTest, GroupsRunTheirOwnCollectives) {
+  PerRank inputs;
+  for (int r = 0; r < 4; ++r)
+    inputs.push_back({randomF32({2})});
+  PerRank results = run(kTwoStagesOfPairs, inputs);
+  ASSERT_EQ(results.size(), 4u);
+  auto x = [&](int r, int n) { return inputs[r][0].f[n]; };
+  std::vector<std::vector<double>> y(4, std::vector<double>(2));
+  for (int n = 0; n < 2; ++n) {
+    double sum = x(0, n) + x(1, n);
+    y[0][n] = y[1][n] = sum + sum;
+    // Element n + 1 of [x2, x3] gathered.
+    double gathered[4] = {x(2, 0), x(2, 1), x(3, 0), x(3, 1)};
+    y[2][n] = y[3][n] = gathered[n + 1];
+  }
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_EQ(results[r].size(), 2u) << "rank " << r;
+    std::vector<double> permuted =
+        r >= 2 ? y[r - 2] : std::vector<double>{0, 0};
+    EXPECT_EQ(results[r][0].f, permuted) << "rank " << r;
+    for (int n = 0; n < 2; ++n)
+      EXPECT_EQ(results[r][1].f[n],
+                static_cast<float>(static_cast<float>(
+                    static_cast<float>(y[0][n] + y[1][n]) + y[2][n]) +
+                                   y[3][n]))
+          << "rank " << r;
+  }
+}
+
+TEST_F(SpmdEvaluatorTest, GroupMemberThatReturnsEarlyFailsItsGroup) {
+  std::string source = R"(
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %r = kiln.rank : tensor<i64>
+      %one = kiln.constant dense<1> : tensor<i64>
+      %skip = kiln.compare eq, %r, %one : tensor<i64>
+      %y = kiln.cond %skip, (%x) : tensor<i1>, (tensor<2xf32>) -> tensor<2xf32> {
+      ^bb0(%a: tensor<2xf32>):
+        kiln.yield %a : tensor<2xf32>
+      } else {
+      ^bb0(%a: tensor<2xf32>):
+        %s = kiln.all_reduce %a, kind = sum, groups = [[0, 1], [2, 3]] : tensor<2xf32>
+        kiln.yield %s : tensor<2xf32>
+      }
+      return %y : tensor<2xf32>
+    })";
+  PerRank inputs;
+  for (int r = 0; r < 4; ++r)
+    inputs.push_back({randomF32({2})});
+  std::string message = runError(source, inputs);
+  // Ranks 2 and 3 complete their group's all-reduce; rank 0 waits for 1.
+  EXPECT_NE(message.find("rank 0: rank 1 returned without reaching its "
+                         "collective #0 in replica group {0, 1}, which rank "
+                         "0 waits in: kiln.all_reduce of tensor<2xf32> at "
+                         "spmd.mlir:11:"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("rank 2"), std::string::npos) << message;
+  EXPECT_EQ(message.find("rank 3"), std::string::npos) << message;
+}
+
+TEST_F(SpmdEvaluatorTest, RanksWaitingInEachOthersGroupsFail) {
+  // Rank 1 goes on to an all-reduce of every rank while rank 0 waits for
+  // it in their pair's; ranks 2 and 3 wait in the all-reduce of every rank.
+  std::string source = R"(
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %r = kiln.rank : tensor<i64>
+      %zero = kiln.constant dense<0> : tensor<i64>
+      %first = kiln.compare eq, %r, %zero : tensor<i64>
+      %y = kiln.cond %first, (%x) : tensor<i1>, (tensor<2xf32>) -> tensor<2xf32> {
+      ^bb0(%a: tensor<2xf32>):
+        %s = kiln.all_reduce %a, kind = sum, groups = [[0, 1], [2, 3]] : tensor<2xf32>
+        kiln.yield %s : tensor<2xf32>
+      } else {
+      ^bb0(%a: tensor<2xf32>):
+        kiln.yield %a : tensor<2xf32>
+      }
+      %w = kiln.all_reduce %y, kind = sum, groups = [[0, 1, 2, 3]] : tensor<2xf32>
+      return %w : tensor<2xf32>
+    })";
+  PerRank inputs;
+  for (int r = 0; r < 4; ++r)
+    inputs.push_back({randomF32({2})});
+  std::string message = runError(source, inputs);
+  for (const char *expected :
+       {"rank 0: rank 0 waits in its collective #0 in replica group {0, 1} "
+        "(kiln.all_reduce of tensor<2xf32> at spmd.mlir:8:",
+        ") but rank 1 waits in its collective #0 (kiln.all_reduce of "
+        "tensor<2xf32> at spmd.mlir:14:",
+        "): the ranks wait for each other",
+        "rank 1: rank 1 waits in its collective #0 (kiln.all_reduce of "
+        "tensor<2xf32> at spmd.mlir:14:",
+        ") but rank 0 waits in its collective #0 in replica group {0, 1}"})
+    EXPECT_NE(message.find(expected), std::string::npos)
+        << expected << "\n" << message;
+}
+
 TEST_F(SpmdEvaluatorTest, GroupsMustSpanTheRun) {
   std::string source = R"(
     func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {

@@ -105,6 +105,31 @@ func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
 }
 )mlir";
 
+/// kTwoStages with tensor parallelism in both stages, Megatron's way: the
+/// first layer column-parallel (w0 split along its columns), the second
+/// row-parallel (w1 along its rows), the head's weight along its rows.
+constexpr const char *kTwoStagesTensorParallel = R"mlir(
+func.func private @body(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
+                        %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
+  %h = kiln.matmul %x, %w0 : tensor<2x6xf32>, tensor<6x8xf32>
+  %a = kiln.tanh %h : tensor<2x8xf32>
+  %h1 = kiln.matmul %a, %w1 : tensor<2x8xf32>, tensor<8x8xf32>
+  %bb = kiln.broadcast_in_dim %b1, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
+  %s = kiln.add %h1, %bb : tensor<2x8xf32>
+  %a1 = kiln.tanh %s : tensor<2x8xf32>
+  return %a1 : tensor<2x8xf32>
+}
+func.func @loss(%w0: tensor<6x8xf32> {kiln.sharding = ["", "tp"]},
+                %w1: tensor<8x8xf32> {kiln.sharding = ["tp", ""]},
+                %b1: tensor<8xf32>,
+                %w3: tensor<8x5xf32> {kiln.sharding = ["tp", ""]},
+                %x: tensor<2x6xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
+  %h = func.call @body(%w0, %w1, %b1, %x) : (tensor<6x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<2x6xf32>) -> tensor<2x8xf32>
+  %l = func.call @head(%w3, %h, %y) : (tensor<8x5xf32>, tensor<2x8xf32>, tensor<2x5xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+)mlir";
+
 /// The four-layer network of kFourStages written out as one block, for
 /// kiln-pipeline to cut (stages=P); a constant (the mean's scale in the
 /// loss, shared by the tanh layers' clamps) is read on both sides of cuts.
@@ -156,11 +181,21 @@ protected:
     int64_t stages = 0;
     std::vector<int64_t> stageOf; // per parameter argument
     int64_t width = 0;            // the packed row's K
+    int64_t tp = 1;
+    /// Per parameter: the dimension split over tp, or -1.
+    std::vector<int64_t> splitDim;
   };
 
-  Layout layoutOf(func::FuncOp loss, int64_t numParams) {
+  Layout layoutOf(func::FuncOp loss, int64_t numParams, int64_t tp = 1) {
     Layout layout;
+    layout.tp = tp;
     layout.stageOf.assign(numParams, -1);
+    layout.splitDim.assign(numParams, -1);
+    for (int64_t k = 0; k < numParams; ++k)
+      if (auto sharding = loss.getArgAttrOfType<ArrayAttr>(k, "kiln.sharding"))
+        for (auto [dim, axis] : llvm::enumerate(sharding))
+          if (cast<StringAttr>(axis).getValue() == "tp")
+            layout.splitDim[k] = dim;
     std::vector<int64_t> sizes;
     for (Operation &op : loss.front().without_terminator()) {
       auto call = cast<func::CallOp>(op);
@@ -170,7 +205,8 @@ protected:
             arg && arg.getArgNumber() < numParams &&
             layout.stageOf[arg.getArgNumber()] < 0) {
           layout.stageOf[arg.getArgNumber()] = layout.stages;
-          size += cast<RankedTensorType>(arg.getType()).getNumElements();
+          size += cast<RankedTensorType>(arg.getType()).getNumElements() /
+                  (layout.splitDim[arg.getArgNumber()] >= 0 ? tp : 1);
         }
       sizes.push_back(size);
       ++layout.stages;
@@ -181,14 +217,21 @@ protected:
   }
 
   /// Row s of the packed parameters: stage s's parameters, flattened, in
-  /// argument order (the order the test programs' calls read them).
-  HostTensor packRow(const Inputs &params, const Layout &layout, int64_t s) {
+  /// argument order (the order the test programs' calls read them); of
+  /// those split over tp, block t.
+  HostTensor packRow(const Inputs &params, const Layout &layout, int64_t s,
+                     int64_t t = 0) {
     std::vector<double> row(layout.width, 0.0);
     size_t at = 0;
     for (size_t k = 0; k < params.size(); ++k)
-      if (layout.stageOf[k] == s)
-        for (double v : params[k].f)
+      if (layout.stageOf[k] == s) {
+        HostTensor local =
+            layout.splitDim[k] < 0
+                ? params[k]
+                : blockOf(params[k], layout.splitDim[k], t, layout.tp);
+        for (double v : local.f)
           row[at++] = v;
+      }
     return HostTensor::fromFloats(Float32Type::get(&context),
                                   {1, layout.width}, row);
   }
@@ -226,11 +269,12 @@ protected:
                                      int64_t M, PipelineScheduleKind kind,
                                      const std::string &name,
                                      int64_t replicas = 1,
-                                     bool recompute = true) {
+                                     bool recompute = true, int64_t tp = 1) {
     mlir::kiln::PipelineConfig config;
     config.microbatches = M;
     config.replicas = replicas;
     config.recompute = recompute;
+    config.tensorParallel = tp;
     for (unsigned a = numParams; a < loss.getNumArguments(); ++a)
       config.dataArgs.push_back(a);
     config.schedule = kind;
@@ -246,7 +290,7 @@ protected:
       ADD_FAILURE() << "the reference gradient could not be derived";
       return nullptr;
     }
-    Layout layout = layoutOf(loss, numParams);
+    Layout layout = layoutOf(loss, numParams, tp);
     Inputs params, data;
     for (unsigned a = 0; a < loss.getNumArguments(); ++a) {
       auto type = cast<RankedTensorType>(loss.getArgumentTypes()[a]);
@@ -261,11 +305,14 @@ protected:
     }
     auto [wantLoss, wantGrads] =
         reference(*valueAndGrad, params, data, M * replicas);
+    // Rank r: block r % tp of stage (r / tp) % P of replica r / (P tp).
+    int64_t P = layout.stages, ranks = P * replicas * tp;
+    auto stageOf = [&](int64_t r) { return r / tp % P; };
     std::vector<Inputs> perRank;
-    for (int64_t r = 0; r < layout.stages * replicas; ++r) {
-      Inputs args = {packRow(params, layout, r % layout.stages)};
+    for (int64_t r = 0; r < ranks; ++r) {
+      Inputs args = {packRow(params, layout, stageOf(r), r % tp)};
       for (const HostTensor &d : data)
-        args.push_back(blockOf(d, 0, r / layout.stages, replicas));
+        args.push_back(blockOf(d, 0, r / (P * tp), replicas));
       perRank.push_back(args);
     }
     auto results = ::kiln::evaluateSpmd(*step, perRank);
@@ -273,11 +320,11 @@ protected:
       ADD_FAILURE() << llvm::toString(results.takeError());
       return nullptr;
     }
-    for (int64_t r = 0; r < layout.stages * replicas; ++r) {
+    for (int64_t r = 0; r < ranks; ++r) {
       const Inputs &got = (*results)[r];
       EXPECT_NEAR(got[0].f[0], wantLoss, 1e-5 * std::max(1.0, wantLoss))
           << "loss on rank " << r;
-      HostTensor want = packRow(wantGrads, layout, r % layout.stages);
+      HostTensor want = packRow(wantGrads, layout, stageOf(r), r % tp);
       EXPECT_LE(relativeDifference(got[1], want), 1e-5)
           << "gradients on rank " << r;
     }
@@ -371,6 +418,49 @@ TEST_F(PipelineTest, DataParallelReplicasOfThePipeline) {
       // The loss over every rank, the gradients over each stage's ranks.
       EXPECT_EQ(countOps(step, "kiln.all_reduce"), 2);
     }
+}
+
+TEST_F(PipelineTest, TensorParallelStages) {
+  func::FuncOp loss = parse(kTwoStagesTensorParallel);
+  ASSERT_TRUE(loss);
+  // pp x tp = 2 x 2 (4 ranks) and dp x pp x tp = 2 x 2 x 2 (8 ranks), both
+  // schedules, with and without recomputation.
+  int n = 0;
+  for (int64_t D : {1, 2})
+    for (bool recompute : {true, false})
+      for (auto kind : {PipelineScheduleKind::GPipe,
+                        PipelineScheduleKind::OneFOneB}) {
+        if (D == 2 && kind == PipelineScheduleKind::GPipe && !recompute)
+          continue;
+        std::string name = "tp" + std::to_string(n++);
+        func::FuncOp step =
+            expectPipelineMatches(loss, 4, 3, kind, name, D, recompute, 2);
+        ASSERT_TRUE(step);
+        // Megatron's communication inside each stage. Forward: stage 0's
+        // column- then row-parallel layers all-reduce once (the
+        // row-parallel product's partial sums), the head's row-parallel
+        // product once. Backward: nothing in stage 0 (the first stage's
+        // input needs no gradient); the head's input gradient, split like
+        // its rows, is gathered once to be sent back whole.
+        for (int s = 0; s < 2; ++s) {
+          std::string prefix = name + "_stage" + std::to_string(s);
+          auto forward = module->lookupSymbol<func::FuncOp>(
+              prefix + (recompute ? "_primal" : "_forward"));
+          auto backward = module->lookupSymbol<func::FuncOp>(
+              prefix + (recompute ? "_vjp" : "_backward"));
+          ASSERT_TRUE(forward && backward) << prefix;
+          EXPECT_EQ(countOps(forward, "kiln.all_reduce"), 1) << prefix;
+          EXPECT_EQ(countOps(forward, "kiln.all_gather"), 0) << prefix;
+          // The VJP recomputes the forward pass, its all-reduce included.
+          EXPECT_EQ(countOps(backward, "kiln.all_reduce"), recompute ? 1 : 0)
+              << prefix;
+          EXPECT_EQ(countOps(backward, "kiln.all_gather"), s) << prefix;
+          // Each within the stage's pairs of ranks.
+          backward.walk([&](mlir::kiln::AllReduceOp op) {
+            EXPECT_EQ(op.getGroupSize(), 2u) << prefix;
+          });
+        }
+      }
 }
 
 TEST_F(PipelineTest, TwentySgdStepsTrackOneDevice) {

@@ -304,7 +304,7 @@ TEST(CommPluginTest, RefusesWhatIsNotAPluginOfThisVersion) {
   EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
   EXPECT_TRUE(contains(outcome.message,
                        "implements version 0 of the communicator plug-in "
-                       "interface, but this runtime needs version 1"))
+                       "interface, but this runtime needs version 2"))
       << outcome.message;
 }
 

@@ -441,6 +441,103 @@ TEST_F(MpiRankTest, RankThatReturnsEarlyIsReported) {
                       "collective");
 }
 
+TEST_F(MpiRankTest, PairsRunTheirOwnNumberOfCollectives) {
+  if (size % 2)
+    GTEST_SKIP() << "needs an even number of ranks";
+  // Twice: the second call finds the pair's communicator made.
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
+    Outcome outcome = call("pair_stages", {x.get()});
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    auto stage = [&](int64_t r, int64_t i) {
+      int64_t first = r / 2 * 2;
+      return float(1 << (r / 2)) * (input(first, i) + input(first + 1, i));
+    };
+    std::vector<float> y, w(4, 0);
+    for (int64_t i = 0; i < 4; ++i) {
+      y.push_back(stage(rank, i));
+      for (int64_t r = 0; r < size; ++r)
+        w[i] += stage(r, i);
+    }
+    EXPECT_EQ(tensorValues<float>(out[0].get()), y);
+    EXPECT_EQ(tensorValues<float>(out[1].get()), w);
+  }
+}
+
+TEST_F(MpiRankTest, PairMemberThatReturnsEarlyIsReported) {
+  if (size % 2 || size < 4)
+    GTEST_SKIP() << "needs pairs of ranks smaller than the run";
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
+  Outcome outcome = call("pair_member_returns_early", {x.get()});
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  std::string reduce = "kiln.all_reduce (sum) of 4 x f32 over " +
+                       std::to_string(size / 2) + " group" +
+                       (size == 2 ? "" : "s") + " of 2 ranks";
+  std::string me = "rank " + std::to_string(rank) +
+                   ": function 'pair_member_returns_early'";
+  if (rank == 0)
+    EXPECT_EQ(outcome.message,
+              me + ", collective #2 in replica group {0, 1} "
+                   "(kiln.all_reduce): this rank starts " +
+                  reduce +
+                  " but rank 1 returned from the function after 1 "
+                  "collective in replica group {0, 1}");
+  else if (rank == 1)
+    EXPECT_EQ(outcome.message,
+              me + ": this rank returned from the function after 1 "
+                   "collective in replica group {0, 1} but rank 0 starts "
+                   "collective #2, " +
+                  reduce);
+  else
+    // The other pairs' calls went well, but the call fails on every rank.
+    EXPECT_EQ(outcome.message,
+              me + ", on return: rank 0 failed earlier in this call (its own "
+                   "error says how)");
+}
+
+TEST_F(MpiRankTest, PairMemberWaitingElsewhereIsReportedNotWaitedFor) {
+  if (size % 2 || size < 4)
+    GTEST_SKIP() << "needs pairs of ranks smaller than the run";
+  // A communicator of its own: the pair {0, 1} cannot be used again on
+  // rank 0's after the timeout.
+  kiln_comm_t *own = nullptr;
+  ASSERT_TRUE(take(kiln_comm_create_mpi(&own)).ok());
+  setenv("KILN_COMM_GROUP_TIMEOUT", "2", 1);
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
+  Outcome outcome =
+      callFunction(module.get(), "pair_member_waits_elsewhere", own, {x.get()},
+                   out);
+  EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
+  std::string me = "rank " + std::to_string(rank) +
+                   ": function 'pair_member_waits_elsewhere'";
+  if (rank == 0) {
+    EXPECT_EQ(outcome.message,
+              me + ", collective #1 in replica group {0, 1} "
+                   "(kiln.all_reduce): comparing with replica group {0, 1} "
+                   "failed: mpi: rank 1 of the group did not reach it within "
+                   "2 s");
+    // The next call refuses the pair at once.
+    Outcome again = callFunction(module.get(), "pair_member_waits_elsewhere",
+                                 own, {x.get()}, out);
+    EXPECT_NE(again.message.find("replica group {0, 1} cannot be used again "
+                                 "on this communicator since an earlier "
+                                 "call: comparing with replica group {0, 1} "
+                                 "failed"),
+              std::string::npos)
+        << again.message;
+  } else {
+    EXPECT_EQ(outcome.message,
+              me + ", collective #1 (kiln.all_reduce): rank 0 failed earlier "
+                   "in this call (its own error says how)");
+    // The others meet rank 0 in the comparison of every rank again.
+    Outcome again = callFunction(module.get(), "pair_member_waits_elsewhere",
+                                 own, {x.get()}, out);
+    EXPECT_EQ(again.code, KILN_STATUS_COMM_ERROR);
+  }
+  unsetenv("KILN_COMM_GROUP_TIMEOUT");
+  kiln_comm_release(own);
+}
+
 TEST_F(MpiRankTest, GroupsForAnotherNumberOfRanks) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
   Outcome outcome = call("for_two_ranks", {x.get()});

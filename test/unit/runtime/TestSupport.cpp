@@ -204,8 +204,11 @@ format::ModuleContents collectivesModuleContents(int64_t ranks) {
       {tensor("y", DType::I32, {2 * ranks})});
   add("permute", "permute", {tensor("x", DType::F32, {3})},
       {tensor("shifted", DType::F32, {3}), tensor("rotated", DType::F32, {3})});
+  add("pair_stages", "pair_stages", {tensor("x", DType::F32, {4})},
+      {tensor("y", DType::F32, {4}), tensor("w", DType::F32, {4})});
   for (const char *name : {"for_two_ranks", "returns_early", "dies_on_rank_1",
-                           "wrong_wait_buffers"})
+                           "wrong_wait_buffers", "pair_member_returns_early",
+                           "pair_member_waits_elsewhere"})
     add(name, name, {tensor("x", DType::F32, {4})},
         {tensor("y", DType::F32, {4})});
   for (const char *name : {"mismatched_count", "mismatched_kind",

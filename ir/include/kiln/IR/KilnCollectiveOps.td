@@ -8,11 +8,21 @@
 // index. Every rank of the run is in exactly one group, so the groups also
 // fix the number of ranks the program runs on.
 //
-// Every rank must execute the same collectives in the same order with the
-// same operand types (a rank whose control flow skips one is an error the
-// runtime and the evaluator report). The ops communicate, so they are not
-// Pure: they keep their order relative to each other and are neither
-// removed nor merged.
+// Collectives are group-local: one involves the ranks of each of its groups
+// and no others. The members of a group must execute the group's
+// collectives in the same order with the same operand types; ranks in
+// different groups need not meet at all, so the ranks of a group may run
+// collectives that the rest of the run skips (a pipeline stage's
+// tensor-parallel all-reduces inside the kiln.cond only that stage's ranks
+// enter), and two groups may run different numbers of them. A group is
+// a set of ranks: two tables whose rows hold the same ranks name the same
+// groups. Ranks that share several groups execute those groups'
+// collectives in one order, and a `kiln.collective_permute` involves every
+// rank of the run. A member that skips its group's collective, or ranks
+// that wait for each other in different groups, are errors the runtime and
+// the evaluator report. The ops communicate, so they are not Pure: they
+// keep their order relative to each other and are neither removed nor
+// merged.
 //
 // The asynchronous forms (`*_start` + `kiln.collective_wait`) let
 // computation proceed while the exchange is in flight.

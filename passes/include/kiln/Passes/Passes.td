@@ -330,6 +330,16 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     replica on its own data (its M micro-batches); activations travel
     within a replica, and each stage's gradients are averaged over the D
     ranks that run it (a kiln.all_reduce within those ranks).
+    With `tp=T` each stage is tensor parallel over T ranks of its own:
+    arguments of the loss annotated `{kiln.sharding = ["", "tp"]}` (per
+    dimension, the axis it is split over) are split over the stage's T
+    ranks, each stage's functions are partitioned by kiln-partition (the
+    Megatron rules: column- then row-parallel products with one all-reduce
+    each way), and the step runs on D * P * T ranks, rank r as block
+    r % T of stage (r / T) % P of replica r / (P T); a rank's packed row
+    holds its blocks of its stage's parameters. The stage's collectives run
+    inside its kiln.cond, over its T ranks alone (collectives are
+    group-local).
     With `stages=P` the loss need not be a chain: it is one block of ops,
     and the pass cuts it into P stages (cutIntoStages) where exactly one
     f32 tensor and no parameter crosses, choosing the P - 1 cuts that
@@ -347,7 +357,8 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     result or returns more than one value, parameters or activations that
     are not f32, a parameter two stages read, an argument no stage reads, a
     loss that is not an f32 scalar, data-args out of range or without a
-    leading dimension, microbatches or replicas < 1, without recomputation
+    leading dimension, microbatches, replicas or tp < 1, a split data
+    argument or one over another axis than tp, without recomputation
     an intermediate that is not a tensor of static shape (a loop's stack);
     at the module: no
     `function`, an unknown `schedule`.
@@ -366,6 +377,10 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     Option<"replicas", "replicas", "int64_t", /*default=*/"1",
            "data-parallel replicas of the pipeline: D * P ranks, rank r "
            "stage r % P of replica r / P">,
+    Option<"tensorParallel", "tp", "int64_t", /*default=*/"1",
+           "tensor parallelism within each stage: parameters annotated "
+           "kiln.sharding over 'tp' split over T ranks per stage; D * P * T "
+           "ranks, rank r block r % T of stage (r / T) % P">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "cut a loss that is one block of ops into this many stages of "
            "balanced estimated cost (0: the loss is a chain of stage calls)">,

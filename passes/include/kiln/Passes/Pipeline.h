@@ -33,6 +33,14 @@ struct PipelineConfig {
   /// D * P ranks, rank r as stage r % P of replica r / P, each replica on
   /// its own data; every stage's gradients are averaged over its replicas.
   int64_t replicas = 1;
+  /// Tensor parallelism within each stage (T >= 1): parameters of the loss
+  /// annotated `kiln.sharding` over the axis "tp" are split over T ranks
+  /// per stage, each stage's functions are partitioned by kiln-partition,
+  /// and the step runs on D * P * T ranks, rank r as block r % T of stage
+  /// (r / T) % P of replica r / (P T). A stage's tensor-parallel
+  /// collectives involve its T ranks alone (group-local), inside the
+  /// kiln.cond the other stages skip.
+  int64_t tensorParallel = 1;
   /// Whether each stage's backward pass recomputes its forward pass from
   /// the stage's input (the default: a stage keeps only its input of a
   /// micro-batch) or reads the intermediates its forward pass kept.

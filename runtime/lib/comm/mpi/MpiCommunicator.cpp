@@ -6,9 +6,12 @@
 #include "kiln/CollectiveAbi.h"
 #include "kiln/ElementType.h"
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 namespace kiln {
 namespace comm_mpi {
@@ -18,6 +21,13 @@ namespace {
 /// communicator with this tag; messages between the same two ranks are
 /// matched in the order they were posted, which is the same on every rank.
 constexpr int kPermuteTag = 0x6b6c;
+/// The comparisons of a replica group travel on the comparison
+/// communicator with this tag. Two ranks in several groups together
+/// compare for them in the same order (a collective of each group in
+/// program order), so one tag serves every group.
+constexpr int kGroupTag = 0x6b6d;
+/// The tag of MPI_Comm_create_group; groups are made one at a time.
+constexpr int kCreateTag = 0x6b6e;
 
 bool check(int code, const char *call, std::string &error) {
   if (code == MPI_SUCCESS)
@@ -79,45 +89,131 @@ bool MpiCommunicator::gatherAll(const int64_t *values, int64_t count,
                "MPI_Allgather", error);
 }
 
+bool MpiCommunicator::exchangeGroup(const int64_t *members,
+                                   int64_t memberCount, const int64_t *values,
+                                   int64_t count, int64_t *all,
+                                   int64_t timeoutMs, std::string &error) {
+  // The buffers live on the heap: after a timeout the messages may still
+  // complete, so they are left to MPI rather than freed under it.
+  auto sent = std::make_unique<std::vector<int64_t>>(values, values + count);
+  auto received =
+      std::make_unique<std::vector<int64_t>>(size_t(memberCount * count));
+  std::vector<MPI_Request> requests;
+  std::vector<int64_t> sources;
+  for (int64_t i = 0; i < memberCount; ++i) {
+    if (members[i] == rankValue) {
+      std::copy_n(values, count, received->data() + i * count);
+      continue;
+    }
+    requests.emplace_back();
+    sources.push_back(members[i]);
+    if (!check(MPI_Irecv(received->data() + i * count, int(count),
+                         MPI_INT64_T, int(members[i]), kGroupTag, control,
+                         &requests.back()),
+               "MPI_Irecv", error))
+      return false;
+  }
+  size_t receives = requests.size();
+  for (int64_t i = 0; i < memberCount; ++i) {
+    if (members[i] == rankValue)
+      continue;
+    requests.emplace_back();
+    if (!check(MPI_Isend(sent->data(), int(count), MPI_INT64_T,
+                         int(members[i]), kGroupTag, control,
+                         &requests.back()),
+               "MPI_Isend", error))
+      return false;
+  }
+  auto begin = std::chrono::steady_clock::now();
+  for (int64_t polls = 0;; ++polls) {
+    int done = 0;
+    if (!check(MPI_Testall(int(requests.size()), requests.data(), &done,
+                           MPI_STATUSES_IGNORE),
+               "MPI_Testall", error))
+      return false;
+    if (done)
+      break;
+    auto waited = std::chrono::steady_clock::now() - begin;
+    if (timeoutMs > 0 && waited > std::chrono::milliseconds(timeoutMs)) {
+      std::string silent;
+      for (size_t r = 0; r < receives; ++r) {
+        int arrived = 0;
+        MPI_Request_get_status(requests[r], &arrived, MPI_STATUS_IGNORE);
+        if (!arrived)
+          silent += (silent.empty() ? "" : ", ") + std::to_string(sources[r]);
+      }
+      for (MPI_Request &request : requests)
+        if (request != MPI_REQUEST_NULL)
+          MPI_Request_free(&request);
+      sent.release();
+      received.release();
+      error = "rank" + std::string(silent.find(',') == std::string::npos
+                                       ? " "
+                                       : "s ") +
+              (silent.empty() ? std::string("?") : silent) +
+              " of the group did not reach it within " +
+              (timeoutMs % 1000 ? std::to_string(timeoutMs) + " ms"
+                                : std::to_string(timeoutMs / 1000) + " s");
+      return false;
+    }
+    // Spin briefly, then let the other processes of an oversubscribed
+    // machine run.
+    if (polls > 64)
+      std::this_thread::sleep_for(std::chrono::microseconds(
+          waited < std::chrono::milliseconds(10) ? 20 : 500));
+  }
+  std::copy(received->begin(), received->end(), all);
+  return true;
+}
+
 bool MpiCommunicator::groupCommunicator(
     const kiln_comm_plugin_collective_t &collective, MPI_Comm &comm,
     std::string &error) {
   int64_t members = collective.group_count * collective.group_size;
-  std::vector<int64_t> table(collective.groups, collective.groups + members);
-  bool whole = collective.group_count == 1;
-  for (int64_t i = 0; whole && i < members; ++i)
-    whole = table[size_t(i)] == i;
-  if (whole) {
-    comm = data;
-    return true;
+  if (collective.group_count == 1) {
+    bool inOrder = true;
+    for (int64_t i = 0; inOrder && i < members; ++i)
+      inOrder = collective.groups[i] == i;
+    if (inOrder) {
+      comm = data;
+      return true;
+    }
   }
-  // The same ranks in groups of another size are another split, so the
-  // size is part of the key.
-  std::vector<int64_t> key = {collective.group_size};
-  key.insert(key.end(), table.begin(), table.end());
-  auto found = groups.find(key);
+  // The runtime checked that every rank is in exactly one group.
+  std::vector<int64_t> row;
+  for (int64_t i = 0; i < members && row.empty(); ++i)
+    if (collective.groups[i] == rankValue) {
+      const int64_t *first =
+          collective.groups + (i / collective.group_size) * collective.group_size;
+      row.assign(first, first + collective.group_size);
+    }
+  auto found = groups.find(row);
   if (found != groups.end()) {
     comm = found->second;
     return true;
   }
-  // The runtime checked that every rank is in exactly one group.
-  int row = 0, column = 0;
-  for (int64_t i = 0; i < members; ++i)
-    if (table[size_t(i)] == rankValue) {
-      row = int(i / collective.group_size);
-      column = int(i % collective.group_size);
-    }
-  MPI_Comm split = MPI_COMM_NULL;
-  if (!check(MPI_Comm_split(data, row, column, &split), "MPI_Comm_split",
-             error))
+  MPI_Group world = MPI_GROUP_NULL, memberGroup = MPI_GROUP_NULL;
+  std::vector<int> ranks(row.begin(), row.end());
+  MPI_Comm made = MPI_COMM_NULL;
+  bool ok =
+      check(MPI_Comm_group(data, &world), "MPI_Comm_group", error) &&
+      check(MPI_Group_incl(world, int(ranks.size()), ranks.data(), &memberGroup),
+            "MPI_Group_incl", error) &&
+      check(MPI_Comm_create_group(data, memberGroup, kCreateTag, &made),
+            "MPI_Comm_create_group", error);
+  if (memberGroup != MPI_GROUP_NULL)
+    MPI_Group_free(&memberGroup);
+  if (world != MPI_GROUP_NULL)
+    MPI_Group_free(&world);
+  if (!ok)
     return false;
-  if (!check(MPI_Comm_set_errhandler(split, MPI_ERRORS_RETURN),
+  if (!check(MPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN),
              "MPI_Comm_set_errhandler", error)) {
-    MPI_Comm_free(&split);
+    MPI_Comm_free(&made);
     return false;
   }
-  groups.emplace(std::move(key), split);
-  comm = split;
+  groups.emplace(std::move(row), made);
+  comm = made;
   return true;
 }
 

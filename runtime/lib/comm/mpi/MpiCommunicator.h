@@ -38,6 +38,11 @@ public:
   bool minAll(int64_t *values, int64_t count, std::string &error);
   bool gatherAll(const int64_t *values, int64_t count, int64_t *all,
                  std::string &error);
+  /// Point-to-point messages between the members on the comparison
+  /// communicator, polled until \p timeoutMs (when > 0) passes.
+  bool exchangeGroup(const int64_t *members, int64_t memberCount,
+                     const int64_t *values, int64_t count, int64_t *all,
+                     int64_t timeoutMs, std::string &error);
   bool start(const kiln_comm_plugin_collective_t &collective, int64_t &handle,
              std::string &error);
   bool wait(int64_t handle, std::string &error);
@@ -46,8 +51,11 @@ private:
   MpiCommunicator() = default;
 
   /// The communicator of this rank's replica group, made with
-  /// MPI_Comm_split the first time a group table is seen and kept: compiled
-  /// code names the same few tables over and over.
+  /// MPI_Comm_create_group the first time the group is seen and kept:
+  /// compiled code names the same few groups over and over. Only the
+  /// members make it (every one of them is starting this collective, as
+  /// the runtime has checked), so a group's collectives need nothing of the
+  /// ranks outside it.
   bool groupCommunicator(const kiln_comm_plugin_collective_t &collective,
                          MPI_Comm &comm, std::string &error);
   bool startPermute(const kiln_comm_plugin_collective_t &collective,
@@ -57,8 +65,7 @@ private:
   MPI_Comm control = MPI_COMM_NULL;
   MPI_Comm data = MPI_COMM_NULL;
   int64_t rankValue = 0, sizeValue = 0;
-  /// Sub-communicators by group size followed by the group table
-  /// (row-major): the same table in groups of another size is another split.
+  /// Sub-communicators by the ranks of this rank's group, in group order.
   std::map<std::vector<int64_t>, MPI_Comm> groups;
   /// A collective in flight: its requests (none for a permutation in
   /// which this rank neither sends nor receives).

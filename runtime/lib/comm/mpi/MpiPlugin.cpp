@@ -144,6 +144,16 @@ int wait(void *comm, int64_t handle, char *error, size_t errorSize) {
   return report(message, error, errorSize);
 }
 
+int exchangeGroup(void *comm, const int64_t *members, int64_t memberCount,
+                  const int64_t *values, int64_t count, int64_t *all,
+                  int64_t timeoutMs, char *error, size_t errorSize) {
+  std::string message;
+  if (static_cast<MpiCommunicator *>(comm)->exchangeGroup(
+          members, memberCount, values, count, all, timeoutMs, message))
+    return 0;
+  return report(message, error, errorSize);
+}
+
 const kiln_comm_plugin_t table = {
     KILN_COMM_PLUGIN_VERSION,
     "mpi",
@@ -155,6 +165,7 @@ const kiln_comm_plugin_t table = {
     gatherAll,
     start,
     wait,
+    exchangeGroup,
 };
 
 } // namespace
