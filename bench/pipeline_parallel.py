@@ -133,6 +133,40 @@ def permute_bytes(path):
     return total, sends
 
 
+def elements(shape):
+    """The number of elements of a tensor type's shape text ("2x8")."""
+    return int(np.prod([int(n) for n in shape.split("x")])) if shape else 1
+
+
+def stage_collective_bytes(path, step_name):
+    """(all-reduced bytes, all-gathered bytes) per step within the stages'
+    tensor-parallel groups: each call of a stage function in the step runs
+    once on each of a stage's ranks; its collectives' payloads (a gather's
+    result) are counted once per call, as Megatron counts them per group."""
+    payload, calls, current = {}, {}, None
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*func\.func (?:private )?@(\w+)", line)
+            if m:
+                current = m.group(1)
+                payload[current] = [0, 0]
+                continue
+            if current is None:
+                continue
+            m = re.search(r"kiln\.all_reduce .* : tensor<(?:([0-9x]+)x)?f32>$", line)
+            if m:
+                payload[current][0] += 4 * elements(m.group(1))
+            m = re.search(r"kiln\.all_gather .* -> tensor<([0-9x]+)xf32>$", line)
+            if m:
+                payload[current][1] += 4 * elements(m.group(1))
+            if current == step_name:
+                for callee in re.findall(r"call @(\w+)\(", line):
+                    calls[callee] = calls.get(callee, 0) + 1
+    reduced = sum(n * payload.get(c, [0, 0])[0] for c, n in calls.items())
+    gathered = sum(n * payload.get(c, [0, 0])[1] for c, n in calls.items())
+    return reduced, gathered
+
+
 def main():
     args = parse_args()
     kiln, work, started = D.start_mpi_bench(args, "bench-pipeline-parallel",
@@ -208,9 +242,11 @@ def main():
             elif abs(got - loss) > 1e-4 * max(1.0, abs(loss)):
                 raise RuntimeError(f"{label}: loss {got} against {loss} in one process")
         sent, sends = permute_bytes(step)
+        reduced, gathered = stage_collective_bytes(step, "train_step") if T > 1 else (0, 0)
         bubble = (P - 1) / (M + P - 1)
         row = dict(label=label, P=P, R=R, ranks=ranks, t=t, rss=rss, shares=shares,
-                   held=4 * width, plan=plan, sent=sent, sends=sends,
+                   held=4 * width, plan=plan, sent=sent, sends=sends, T=T,
+                   reduced=reduced, gathered=gathered,
                    minimum=R * T * 2 * (P - 1) * M * b * S * d * 4, bubble=bubble,
                    schedule=schedule, recompute=recompute)
         rows.append(row)
@@ -249,6 +285,32 @@ def render(rows, total_params, args, started):
             f"| {row['label']} | {row['sent'] / MB:.3f} MiB ({row['sends']}) | "
             f"{row['minimum'] / MB:.3f} MiB | {ratio} | "
             f"{', '.join(f'{s:.1f}%' for s in row['shares'])} |")
+    tp_rows = [row for row in rows if row["T"] > 1]
+    if tp_rows:
+        lines += [
+            "",
+            "Within tensor-parallel stages (per step, each stage's group of T ranks "
+            "counted once):",
+            "",
+            "| configuration | all-reduced | Megatron's count 4 L M b S d | all-reduced / "
+            "Megatron's | all-gathered |",
+            "|---|---|---|---|---|",
+        ]
+        for row in tp_rows:
+            megatron = 4 * L * M * b * S * d * 4 * row["R"]
+            lines.append(
+                f"| {row['label']} | {row['reduced'] / MB:.3f} MiB | {megatron / MB:.3f} MiB | "
+                f"{row['reduced'] / megatron:.3f}x | {row['gathered'] / MB:.3f} MiB |")
+        lines += [
+            "",
+            "Megatron's count: per block and micro-batch, two all-reduces of the "
+            "activation (b S d f32) forward (after the attention's and the MLP's "
+            "row-parallel products) and two backward (the input gradients of their "
+            "column-parallel products); the first block of the first stage needs no "
+            "input gradient, and a stage boundary inside a block changes where the "
+            "partial sums meet. The payloads are the tensors all-reduced (a ring "
+            "all-reduce moves 2 (T - 1) / T of that per rank).",
+        ]
     lines += [
         "",
         "The analytic count: 2 (P - 1) M b S d f32 per replica (each boundary carries "
@@ -298,8 +360,9 @@ def render(rows, total_params, args, started):
     lines += [
         "",
         "Throughput: sequences per second against the 1-rank step's (dp x pp runs "
-        "R times the sequences per step). The ideal is P R (1 - bubble), if the "
-        "stages balance, sends cost nothing and every rank has a core. With "
+        "R times the sequences per step). The ideal is the ranks times (1 - bubble), "
+        "if the stages balance, sends and tensor-parallel all-reduces cost nothing "
+        "and every rank has a core. With "
         f"{os.cpu_count()} cores, 2 ranks each have a core and 4 ranks share two: "
         "the 4-rank times show the cost of time-sharing, not of the pipeline. "
         "The sends are OpenMPI's shared-memory ones.",

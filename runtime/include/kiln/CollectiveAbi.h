@@ -41,13 +41,14 @@
 |*     leading one) and mean reductions are rewritten by the compiler into    *|
 |*     these flat forms. `input` is not written and stays untouched until     *|
 |*     wait() returns; `output` is undefined until then. The two do not       *|
-|*     overlap. Every rank starts the same collectives in the same order;     *|
-|*     the runtime compares them across ranks before each one starts.         *|
-|*     When the call's communicator has failed (a mismatch between ranks, a   *|
-|*     lost peer), start records the error for the call, does nothing and    *|
-|*     returns -1: the runtime reports the error when the compiled function   *|
-|*     returns, and every rank has seen the same failure, so none waits for   *|
-|*     the others.                                                            *|
+|*     overlap. The members of a replica group start the group's            *|
+|*     collectives in the same order (every rank, for a group of all ranks   *|
+|*     and for permutations); the runtime compares them among the members    *|
+|*     before each one starts. When the call's communicator has failed (a    *|
+|*     mismatch between ranks, a lost peer), start records the error for the *|
+|*     call, does nothing and returns -1: the runtime reports the error when  *|
+|*     the compiled function returns, after telling every rank, so none      *|
+|*     waits for the others.                                                  *|
 |*                                                                            *|
 |*   void wait(int64_t handle, const void *input, void *output);              *|
 |*     Completes the collective `handle` started (a no-op for -1). `input`    *|

@@ -15,7 +15,7 @@
 |*                                                                            *|
 |* Every function that returns int returns 0 on success, or nonzero after    *|
 |* writing a NUL-terminated description of the failure into                   *|
-|* error[0 .. error_size - 1]. Buffers are host memory (version 1); device    *|
+|* error[0 .. error_size - 1]. Buffers are host memory (versions 1, 2); device*|
 |* buffers with a stream (NCCL) will be a later version of the table.        *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
