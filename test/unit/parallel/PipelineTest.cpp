@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/Pipeline.h"
+#include "kiln/Passes/Partition.h"
 #include "ParallelTestSupport.h"
 
 #include "kiln/Compiler/ReferenceEvaluator.h"
@@ -99,31 +100,6 @@ func.func private @body(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<
 }
 func.func @loss(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
                 %w3: tensor<8x5xf32>, %x: tensor<2x6xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
-  %h = func.call @body(%w0, %w1, %b1, %x) : (tensor<6x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<2x6xf32>) -> tensor<2x8xf32>
-  %l = func.call @head(%w3, %h, %y) : (tensor<8x5xf32>, tensor<2x8xf32>, tensor<2x5xf32>) -> tensor<f32>
-  return %l : tensor<f32>
-}
-)mlir";
-
-/// kTwoStages with tensor parallelism in both stages, Megatron's way: the
-/// first layer column-parallel (w0 split along its columns), the second
-/// row-parallel (w1 along its rows), the head's weight along its rows.
-constexpr const char *kTwoStagesTensorParallel = R"mlir(
-func.func private @body(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
-                        %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
-  %h = kiln.matmul %x, %w0 : tensor<2x6xf32>, tensor<6x8xf32>
-  %a = kiln.tanh %h : tensor<2x8xf32>
-  %h1 = kiln.matmul %a, %w1 : tensor<2x8xf32>, tensor<8x8xf32>
-  %bb = kiln.broadcast_in_dim %b1, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
-  %s = kiln.add %h1, %bb : tensor<2x8xf32>
-  %a1 = kiln.tanh %s : tensor<2x8xf32>
-  return %a1 : tensor<2x8xf32>
-}
-func.func @loss(%w0: tensor<6x8xf32> {kiln.sharding = ["", "tp"]},
-                %w1: tensor<8x8xf32> {kiln.sharding = ["tp", ""]},
-                %b1: tensor<8xf32>,
-                %w3: tensor<8x5xf32> {kiln.sharding = ["tp", ""]},
-                %x: tensor<2x6xf32>, %y: tensor<2x5xf32>) -> tensor<f32> {
   %h = func.call @body(%w0, %w1, %b1, %x) : (tensor<6x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<2x6xf32>) -> tensor<2x8xf32>
   %l = func.call @head(%w3, %h, %y) : (tensor<8x5xf32>, tensor<2x8xf32>, tensor<2x5xf32>) -> tensor<f32>
   return %l : tensor<f32>
@@ -421,8 +397,14 @@ TEST_F(PipelineTest, DataParallelReplicasOfThePipeline) {
 }
 
 TEST_F(PipelineTest, TensorParallelStages) {
-  func::FuncOp loss = parse(kTwoStagesTensorParallel);
+  // kTwoStages split Megatron's way: the first layer column-parallel (w0
+  // along its columns), the second row-parallel (w1 along its rows), the
+  // head's weight along its rows.
+  func::FuncOp loss = parse(kTwoStages);
   ASSERT_TRUE(loss);
+  mlir::kiln::setArgumentSharding(loss, 0, {"", "tp"});
+  mlir::kiln::setArgumentSharding(loss, 1, {"tp", ""});
+  mlir::kiln::setArgumentSharding(loss, 3, {"tp", ""});
   // pp x tp = 2 x 2 (4 ranks) and dp x pp x tp = 2 x 2 x 2 (8 ranks), both
   // schedules, with and without recomputation.
   int n = 0;
