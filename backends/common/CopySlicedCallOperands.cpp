@@ -11,7 +11,9 @@
 // functions. The view can also come from writing into a slice in place: a
 // dynamic_update_slice of a slice of an intermediate (tensor.insert_slice
 // into an extract_slice), an elementwise kernel whose init is a slice, a
-// loop carrying one.
+// loop carrying one, a branch passing one through (seed 2632 of the
+// random-program campaign: a kiln.cond yielding a dynamic_slice in one
+// branch, its result passed to a call, read from offset 0).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
 namespace kiln {
@@ -33,37 +36,76 @@ namespace kiln {
 
 using namespace mlir;
 
-/// The tensor whose buffer bufferization may give `value` in place: the
+/// The tensors whose buffers bufferization may give `value` in place: the
 /// source of a reshape or cast, the destination an insert writes into, the
-/// init a destination-style op (linalg) writes its result into, the init
-/// of a loop's result; null for anything else.
-static Value bufferSource(Value value) {
-  Operation *def = value.getDefiningOp();
-  if (!def)
+/// init a destination-style op (linalg) writes its result into; for a
+/// loop's result or iteration argument its init and the value its body
+/// yields; for an scf.if's result the value each branch yields (a kiln.cond
+/// that passes a slice through one branch). Empty for anything else.
+static SmallVector<Value> bufferSources(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto loop = dyn_cast_or_null<scf::ForOp>(owner)) {
+      if (arg.getArgNumber() == 0)
+        return {};
+      unsigned index = arg.getArgNumber() - 1;
+      return {loop.getInitArgs()[index],
+              loop.getBody()->getTerminator()->getOperand(index)};
+    }
+    if (auto loop = dyn_cast_or_null<scf::WhileOp>(owner)) {
+      unsigned index = arg.getArgNumber();
+      if (arg.getOwner() == loop.getBeforeBody())
+        return {loop.getInits()[index],
+                loop.getAfterBody()->getTerminator()->getOperand(index)};
+      return {loop.getConditionOp().getArgs()[index]};
+    }
     return {};
+  }
+  Operation *def = value.getDefiningOp();
+  unsigned index = cast<OpResult>(value).getResultNumber();
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp>(def))
-    return def->getOperand(0);
+    return {def->getOperand(0)};
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(def))
-    return insert.getDest();
+    return {insert.getDest()};
   if (auto insert = dyn_cast<tensor::InsertOp>(def))
-    return insert.getDest();
+    return {insert.getDest()};
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
-    return dps.getTiedOpOperand(cast<OpResult>(value))->get();
+    return {dps.getTiedOpOperand(cast<OpResult>(value))->get()};
   if (auto loop = dyn_cast<scf::ForOp>(def))
-    return loop.getInitArgs()[cast<OpResult>(value).getResultNumber()];
+    return {loop.getInitArgs()[index],
+            loop.getBody()->getTerminator()->getOperand(index)};
+  if (auto loop = dyn_cast<scf::WhileOp>(def))
+    return {loop.getConditionOp().getArgs()[index]};
+  if (auto branch = dyn_cast<scf::IfOp>(def)) {
+    SmallVector<Value> yielded;
+    for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
+      if (!region->empty())
+        yielded.push_back(region->front().getTerminator()->getOperand(index));
+    return yielded;
+  }
   return {};
 }
 
-/// Whether `value` is a proper slice of another tensor, possibly reshaped
-/// or written into in place since (a dynamic_update_slice of a slice, an
-/// elementwise kernel over one): its buffer may then be a view with an
-/// offset or strides. Conservative: a copy where bufferization would have
-/// copied anyway costs one more copy, a missed view an invalid cast.
+/// Whether `value` is a proper slice of another tensor, possibly reshaped,
+/// passed through a branch or a loop, or written into in place since (a
+/// dynamic_update_slice of a slice, an elementwise kernel over one): its
+/// buffer may then be a view with an offset or strides. Conservative: a
+/// copy where bufferization would have copied anyway costs one more copy,
+/// a missed view an invalid cast (or, with a dynamic offset, a cast that
+/// drops the offset: the callee reads the wrong elements).
 static bool isSliceView(Value value) {
-  for (int depth = 0; value && depth < 64; ++depth) {
-    if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>())
-      return slice.getSourceType() != slice.getResultType();
-    value = bufferSource(value);
+  SmallVector<Value> pending = {value};
+  llvm::SmallPtrSet<void *, 16> seen;
+  while (!pending.empty() && seen.size() < 256) {
+    Value next = pending.pop_back_val();
+    if (!next || !seen.insert(next.getAsOpaquePointer()).second)
+      continue;
+    if (auto slice = next.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (slice.getSourceType() != slice.getResultType())
+        return true;
+      continue;
+    }
+    llvm::append_range(pending, bufferSources(next));
   }
   return false;
 }

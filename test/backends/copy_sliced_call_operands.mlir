@@ -99,3 +99,58 @@ func.func @updated_whole(%x: tensor<2x8xf32>, %u: tensor<1x8xf32>) -> tensor<2x8
   %a = call @callee(%w) : (tensor<2x8xf32>) -> tensor<2x8xf32>
   return %a : tensor<2x8xf32>
 }
+
+// -----
+
+func.func private @callee(tensor<2xf32>) -> tensor<2xf32>
+
+// A slice passed through a branch (kiln-program-fuzz seed 2632: a
+// kiln.cond yielding a dynamic_slice in one branch, read by a call) or
+// yielded by a loop's body: the result's buffer may be that view.
+// CHECK-LABEL: func.func @through_a_branch(
+// CHECK:         %[[R:.*]] = scf.if
+// CHECK:         %[[C:.*]] = linalg.copy ins(%[[R]] : tensor<2xf32>)
+// CHECK:         call @callee(%[[C]])
+// CHECK-LABEL: func.func @yielded_by_a_loop(
+// CHECK:         %[[L:.*]] = scf.for
+// CHECK:         %[[D:.*]] = linalg.copy ins(%[[L]] : tensor<2xf32>)
+// CHECK:         call @callee(%[[D]])
+func.func @through_a_branch(%x: tensor<8xf32>, %i: index, %p: i1) -> tensor<2xf32> {
+  %s = tensor.extract_slice %x[%i] [2] [1] : tensor<8xf32> to tensor<2xf32>
+  %r = scf.if %p -> tensor<2xf32> {
+    scf.yield %s : tensor<2xf32>
+  } else {
+    %e = tensor.empty() : tensor<2xf32>
+    scf.yield %e : tensor<2xf32>
+  }
+  %a = call @callee(%r) : (tensor<2xf32>) -> tensor<2xf32>
+  return %a : tensor<2xf32>
+}
+func.func @yielded_by_a_loop(%x: tensor<8xf32>, %y: tensor<2xf32>, %n: index) -> tensor<2xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %l = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %y) -> tensor<2xf32> {
+    %s = tensor.extract_slice %x[%k] [2] [1] : tensor<8xf32> to tensor<2xf32>
+    scf.yield %s : tensor<2xf32>
+  }
+  %a = call @callee(%l) : (tensor<2xf32>) -> tensor<2xf32>
+  return %a : tensor<2xf32>
+}
+
+// -----
+
+func.func private @callee(tensor<2xf32>) -> tensor<2xf32>
+
+// A branch between two whole tensors: nothing to copy.
+// CHECK-LABEL: func.func @branch_of_wholes(
+// CHECK-NOT:     linalg.copy
+// CHECK:         call @callee(
+func.func @branch_of_wholes(%x: tensor<2xf32>, %y: tensor<2xf32>, %p: i1) -> tensor<2xf32> {
+  %r = scf.if %p -> tensor<2xf32> {
+    scf.yield %x : tensor<2xf32>
+  } else {
+    scf.yield %y : tensor<2xf32>
+  }
+  %a = call @callee(%r) : (tensor<2xf32>) -> tensor<2xf32>
+  return %a : tensor<2xf32>
+}

@@ -5,6 +5,7 @@
 // RUN: kiln-compile %s -o %t.kmod
 // RUN: kiln-run %t.kmod --list | FileCheck %s
 // RUN: kiln-run %t.kmod --function argmin_constant_body_fixed_input | FileCheck %s --check-prefix=FIXED
+// RUN: kiln-run %t.kmod --function sliced_through_a_branch_fixed_input | FileCheck %s --check-prefix=BRANCH
 
 // Seed 546 of the first generator. Every element is (|argmin| + 1) -
 // |argmin| = 1. After fusion and CSE the elementwise kernel and the argmin
@@ -61,4 +62,40 @@ func.func @sliced_update_call(%x: tensor<13x17xf32>, %i: tensor<i64>, %u: tensor
 func.func private @sliced_update_callee(%a: tensor<13x9xf32>) -> tensor<f32> {
   %m = kiln.reduce_sum %a, dims = [0, 1] : tensor<13x9xf32>
   return %m : tensor<f32>
+}
+
+// Seed 2632 of the generator (reduced from 120 ops to 40 by the reducer,
+// then by hand): a kiln.cond passes a dynamic_slice through one branch and
+// its result goes to a call. The slice's buffer is a view at a dynamic
+// offset; the call got it cast to the callee's identity layout, dropping
+// the offset, so the callee read the first elements instead (a wrong
+// answer under every configuration). kiln-copy-sliced-call-operands now
+// follows values through branches and loops to a slice.
+// CHECK: sliced_through_a_branch(arg0: f32[8], arg1: i64[], arg2: i1[]) -> (out0: f32[2])
+func.func @sliced_through_a_branch(%x: tensor<8xf32>, %i: tensor<i64>, %p: tensor<i1>) -> tensor<2xf32> {
+  %s = kiln.dynamic_slice %x[%i], size = 2 : tensor<8xf32>
+  %c = kiln.cond %p, (%s) : tensor<i1>, (tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%a: tensor<2xf32>):
+    kiln.yield %a : tensor<2xf32>
+  } else {
+  ^bb0(%a: tensor<2xf32>):
+    %n = kiln.neg %a : tensor<2xf32>
+    kiln.yield %n : tensor<2xf32>
+  }
+  %r = func.call @sliced_through_a_branch_callee(%c) : (tensor<2xf32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
+}
+func.func private @sliced_through_a_branch_callee(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %d = kiln.add %a, %a : tensor<2xf32>
+  return %d : tensor<2xf32>
+}
+
+// Elements 3 and 4 of 0, 1, ..., 7, doubled (the offset dropped gave 0, 2).
+// BRANCH: out0: f32[2] = [6, 8]
+func.func @sliced_through_a_branch_fixed_input() -> tensor<2xf32> {
+  %x = kiln.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : tensor<8xf32>
+  %i = kiln.constant dense<3> : tensor<i64>
+  %p = kiln.constant dense<true> : tensor<i1>
+  %r = func.call @sliced_through_a_branch(%x, %i, %p) : (tensor<8xf32>, tensor<i64>, tensor<i1>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
 }
