@@ -9,7 +9,9 @@
 //    type (an elementwise op or a loop skipped);
 //  - replace a result by a new argument of @main (at the top level; the
 //    regions are isolated from above), or by a constant of ones;
-//  - drop an argument of @main that nothing uses.
+//  - drop every argument of @main that nothing uses at once (tried first:
+//    each replacement by an argument leaves one behind, and one try per
+//    argument would spend the budget on them), or one of them.
 // Ops left without uses are erased after every change. A candidate that
 // does not verify is skipped without running the check. After a kept
 // candidate the search starts again from the end of the program, so that
@@ -29,6 +31,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace kiln;
@@ -37,7 +40,7 @@ using namespace kiln::test;
 namespace {
 
 enum class Step { DropResult, InlineRegion, Bypass, ToArgument, ToOnes,
-                  DropArgument };
+                  DropArgument, DropUnusedArguments };
 
 struct Candidate {
   Step step;
@@ -164,6 +167,16 @@ bool apply(mlir::ModuleOp module, const Candidate &c) {
     func.eraseArgument(c.index);
     return true;
   }
+  case Step::DropUnusedArguments: {
+    llvm::BitVector unused(func.getNumArguments());
+    for (mlir::BlockArgument arg : func.getArguments())
+      if (arg.use_empty())
+        unused.set(arg.getArgNumber());
+    if (unused.count() < 2)
+      return false;
+    func.eraseArguments(unused);
+    return true;
+  }
   default:
     break;
   }
@@ -217,6 +230,7 @@ std::string print(mlir::ModuleOp module) {
 /// The candidates for the program, cheapest and biggest first.
 std::vector<Candidate> candidatesOf(mlir::func::FuncOp func) {
   std::vector<Candidate> list;
+  list.push_back({Step::DropUnusedArguments, 0});
   unsigned results = func.getNumResults();
   for (unsigned r = results; r-- > 0;)
     list.push_back({Step::DropResult, r});
