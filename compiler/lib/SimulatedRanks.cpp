@@ -268,7 +268,10 @@ llvm::Expected<HostTensor> SimulatedRanks::exchange(unsigned rank,
     return round.done || deadlocked ||
            (missing = missingRank(round)).has_value();
   });
-  waitingIn[rank].reset();
+  // After a deadlock every waiter describes where the others wait: that
+  // stays as it was found, whichever rank wakes first.
+  if (!deadlocked)
+    waitingIn[rank].reset();
 
   std::string error;
   HostTensor result;
