@@ -82,9 +82,9 @@ CollectiveCall::whereCollective(int64_t index, int64_t kind,
 }
 
 std::vector<int64_t>
-CollectiveCall::groupOf(const kiln_comm_plugin_collective_t &collective) {
-  if (collective.kind == KILN_COLLECTIVE_PERMUTE ||
-      !checkCollective(collective, size()).empty() ||
+CollectiveCall::groupOf(const kiln_comm_plugin_collective_t &collective,
+                        bool wellFormed) {
+  if (collective.kind == KILN_COLLECTIVE_PERMUTE || !wellFormed ||
       collective.group_size == size())
     return {};
   int64_t members = collective.group_count * collective.group_size;
@@ -119,7 +119,10 @@ int64_t CollectiveCall::start(const kiln_comm_plugin_collective_t &collective) {
         State::Stopped);
     return -1;
   }
-  std::vector<int64_t> group = groupOf(collective);
+  // Depends on the collective alone, so every rank reaches the same verdict;
+  // it is reported after the comparison (step 3).
+  std::string problem = checkCollective(collective, size());
+  std::vector<int64_t> group = groupOf(collective, problem.empty());
   int64_t index = group.empty() ? started++ : startedInGroup[group]++;
   if (state == State::Stopped || state == State::Quiet)
     return -1;
@@ -134,10 +137,10 @@ int64_t CollectiveCall::start(const kiln_comm_plugin_collective_t &collective) {
     state = State::Stopped;
     return -1;
   }
-  std::string problem = checkCollective(collective, size());
   if (!problem.empty()) {
-    fail(whereCollective(index, collective.kind, group) + ": " + problem,
-         group.empty() ? State::Stopped : State::Quiet);
+    // A malformed collective has no group: every rank compared it.
+    fail(whereCollective(index, collective.kind) + ": " + problem,
+         State::Stopped);
     return -1;
   }
   int64_t handle = -1;

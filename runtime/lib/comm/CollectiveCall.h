@@ -113,10 +113,11 @@ private:
   /// Step 2 for the group \p members; false when the call must stop.
   bool agreeInGroup(const std::vector<int64_t> &members,
                     const Signature &mine, int64_t kind);
-  /// The ranks \p collective involves besides this one, in increasing
+  /// The ranks \p collective involves, this one among them, in increasing
   /// order: its group's, or none for a collective of every rank (and for
-  /// one whose groups are malformed, which step 3 reports after step 1).
-  std::vector<int64_t> groupOf(const kiln_comm_plugin_collective_t &collective);
+  /// one that is not \p wellFormed, which step 3 reports after step 1).
+  std::vector<int64_t> groupOf(const kiln_comm_plugin_collective_t &collective,
+                               bool wellFormed);
   /// What the first rank that differs from this one does differently.
   /// \p group: the members compared, empty for every rank.
   std::string mismatch(const Signature &mine, const Signature &theirs,
