@@ -4,7 +4,8 @@
 // does to its fused kernels before they are inlined:
 //
 // buildLinalgPipeline:
-//   0. with `fuse`, the canonicalizer (kiln's folds and canonical forms,
+//   0. kiln-sparse-updates (an embedding's gradient scaled and added into
+//      its table row by row); with `fuse`, the canonicalizer (kiln's folds and canonical forms,
 //      e.g. keepdims reshapes absorbed into broadcasts), then kiln-fuse
 //      groups kiln ops into kiln.fused regions;
 //   1. with `collectives` (CPU), the collectives in the communicator's
@@ -53,6 +54,9 @@ void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
   // The attention ops no fused kernel took (CpuPipeline.cpp outlines the
   // ones it has kernels for), as the composition they stand for.
   pm.addPass(createDecomposeAttention());
+  // Embedding gradients added into their tables row by row, not as tables
+  // of zeros (SparseUpdates.cpp).
+  pm.addNestedPass<func::FuncOp>(createSparseUpdates());
   if (fuse) {
     // Folds and canonical forms first (e.g. numpy's keepdims reshapes
     // absorbed into broadcasts), so that fusion groups what the program

@@ -43,6 +43,8 @@ void mlir::kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns,
   populateStructuralLowerings(patterns);
   populateArgReduceLowerings(patterns);
   populateCumsumLowerings(patterns);
+  // The CPU's choice of row loops is also the choice of host memory.
+  populateScatterAddLowerings(patterns, /*hostIndices=*/rowLoops);
   populateConvLowerings(patterns);
   populateControlFlowLowerings(patterns);
   populateStackLowerings(patterns);

@@ -27,6 +27,12 @@ void populateControlFlowLowerings(RewritePatternSet &patterns);
 void populateArgReduceLowerings(RewritePatternSet &patterns);
 /// kiln.cumsum: an scf.for of in-place slice updates (CumsumLowering.cpp).
 void populateCumsumLowerings(RewritePatternSet &patterns);
+/// kiln.scatter_add: an scf.for over the indices adding one row at a time
+/// in place; with `hostIndices` the loop reads the indices' buffer itself,
+/// otherwise each index is clamped into a rank-0 tensor first (a device
+/// kernel's result) (ScatterAddLowering.cpp).
+void populateScatterAddLowerings(RewritePatternSet &patterns,
+                                 bool hostIndices);
 /// kiln.conv: a padded copy of the input and one linalg.generic (see
 /// ConvLowering.cpp).
 void populateConvLowerings(RewritePatternSet &patterns);

@@ -964,6 +964,30 @@ static HostTensor evaluateGather(GatherOp op, const HostTensor &table,
   return result;
 }
 
+/// The table with each update row added into its clamped row, one index
+/// after the other in row-major order, as KilnOps.td defines the order.
+static HostTensor evaluateScatterAdd(const HostTensor &table,
+                                     const HostTensor &indices,
+                                     const HostTensor &updates) {
+  HostTensor result = table;
+  ElementKind kind = table.kind();
+  int64_t rows = table.shape[0];
+  int64_t rowSize =
+      ::kiln::computeNumElements(ArrayRef(table.shape).drop_front());
+  for (size_t n = 0; n < indices.i.size(); ++n) {
+    int64_t row = std::clamp<int64_t>(indices.i[n], 0, rows - 1);
+    for (int64_t k = 0; k < rowSize; ++k) {
+      int64_t to = row * rowSize + k, from = n * rowSize + k;
+      if (table.isFloat())
+        result.f[to] = roundToFloat(kind, result.f[to] + updates.f[from]);
+      else
+        result.i[to] =
+            wrapToInt(kind, wrappingAdd(result.i[to], updates.i[from]));
+    }
+  }
+  return result;
+}
+
 /// The first of `count` rows of a `rows`-row tensor that a dynamic slice
 /// reads or writes: the index clamped so that all of them are in bounds.
 static int64_t clampedRowStart(const HostTensor &index, int64_t rows,
@@ -1652,6 +1676,9 @@ Evaluator::evaluateInTypes(Operation *op,
       })
       .Case([&](GatherOp op) {
         return single(evaluateGather(op, arg(0), arg(1)));
+      })
+      .Case([&](ScatterAddOp) {
+        return single(evaluateScatterAdd(arg(0), arg(1), arg(2)));
       })
       .Case([&](AttentionOp op) -> Result {
         return evaluateAttention(op, arg(0), arg(1), arg(2),

@@ -559,6 +559,29 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> location,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  RankedTensorType table = tensorOf(adaptor.getTable());
+  RankedTensorType indices = tensorOf(adaptor.getIndices());
+  RankedTensorType updates = tensorOf(adaptor.getUpdates());
+  if (table.getRank() < 1 || table.getDimSize(0) < 1)
+    return emitOptionalError(location, "'kiln.scatter_add' op table must "
+                                       "have rank >= 1 and at least one row");
+  SmallVector<int64_t> shape(indices.getShape());
+  llvm::append_range(shape, table.getShape().drop_front());
+  if (updates.getShape() != ArrayRef<int64_t>(shape) ||
+      updates.getElementType() != table.getElementType())
+    return emitOptionalError(
+        location, "'kiln.scatter_add' op updates must be ",
+        RankedTensorType::get(shape, table.getElementType()),
+        " (the indices' shape, then the table's past its rows), got ",
+        updates);
+  inferred.push_back(table);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Windowed reductions
 //===----------------------------------------------------------------------===//

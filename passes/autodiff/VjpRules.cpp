@@ -39,11 +39,10 @@
 //    reduce_max, which splits it; that op has no rule itself, so second
 //    derivatives of max pooling are reported as unsupported.
 //
-// gather's gradient is a scatter-add of the cotangent rows into a zero
-// table, built without a scatter op as onehot(indices)^T x cotangent: it
-// costs O(rows * indices * row_size) multiply-adds and a rows x indices
-// one-hot matrix, which is fine for the embedding tables of tests and small
-// models, but grows with the table's rows where a scatter would not.
+// gather's gradient is kiln.scatter_add of the cotangent rows into a zero
+// table: O(indices * row_size) additions besides the table's zeros (which
+// kiln-sparse-updates removes where an SGD step adds the gradient into
+// its table), and scatter_add's gradient is a gather of the cotangent.
 //
 //===----------------------------------------------------------------------===//
 
@@ -854,39 +853,29 @@ static LogicalResult vjpReverse(ReverseOp op, VjpContext &context) {
   return success();
 }
 
-/// Scatter-adds the cotangent rows into a zero table, as
-/// onehot^T x rows: with n indices (clamped as the forward gather clamps
-/// them) and rows of m elements, onehot[r, j] = (index[j] == r) is
-/// [table rows, n] and the cotangent is viewed as [n, m].
+/// The cotangent's rows scatter-added into a zero table at the (clamped)
+/// indices: work and memory traffic of the rows read, not of the table.
 static LogicalResult vjpGather(GatherOp op, VjpContext &context) {
   if (!context.needsGradient(0))
     return success();
   RuleBuilder r(context);
   RankedTensorType tableType = op.getTable().getType();
-  RankedTensorType indexType = op.getIndices().getType();
-  int64_t rows = tableType.getDimSize(0);
-  int64_t n = indexType.getNumElements();
-  int64_t m = tableType.getNumElements() / rows;
-  if (n == 0 || m == 0) {
-    context.addGradient(0, r.zeros(tableType));
-    return success();
-  }
-  Value flat = r.reshape(withShape(indexType, {n}), op.getIndices());
-  Value low = r.zeros(flat.getType());
-  Value high = r.b.create<ConstantOp>(
-      r.loc, DenseElementsAttr::get(
-                 cast<RankedTensorType>(flat.getType()),
-                 r.b.getIntegerAttr(indexType.getElementType(), rows - 1)));
-  Value clamped = r.b.create<MinOp>(r.loc, r.b.create<MaxOp>(r.loc, flat, low),
-                                    high);
-  auto grid = withShape(indexType, {rows, n});
-  Value rowIds = r.b.create<IotaOp>(r.loc, grid, 0);
-  Value columns = r.broadcast(grid, clamped, {1});
-  Value onehot = r.cast(withShape(tableType, {rows, n}),
-                        r.cmp(CompareDirection::eq, rowIds, columns));
-  Value cotangent = r.reshape(withShape(tableType, {n, m}),
-                              context.getResultAdjoint(0));
-  context.addGradient(0, r.reshape(tableType, r.matmul(onehot, cotangent)));
+  context.addGradient(0, r.b.create<ScatterAddOp>(
+                             r.loc, r.zeros(tableType), op.getIndices(),
+                             context.getResultAdjoint(0)));
+  return success();
+}
+
+/// The table's rows pass g through; each update row gets the row of g it
+/// was added into.
+static LogicalResult vjpScatterAdd(ScatterAddOp op, VjpContext &context) {
+  RuleBuilder r(context);
+  Value g = context.getResultAdjoint(0);
+  if (context.needsGradient(0))
+    context.addGradient(0, g);
+  if (context.needsGradient(2))
+    context.addGradient(2,
+                        r.b.create<GatherOp>(r.loc, g, op.getIndices()));
   return success();
 }
 
@@ -1098,6 +1087,7 @@ public:
     rule<ConvOp, vjpConv>();
     rule<AttentionOp, vjpAttention>();
     rule<GatherOp, vjpGather>();
+    rule<ScatterAddOp, vjpScatterAdd>();
     rule<DynamicSliceOp, vjpDynamicSlice>();
     rule<DynamicUpdateSliceOp, vjpDynamicUpdateSlice>();
     // Control flow (ControlFlowRules.cpp).

@@ -73,6 +73,7 @@
 
 #include "AxisPartitioner.h"
 #include "GradientBuckets.h"
+#include "OwnerExchange.h"
 
 #include "kiln/IR/KilnOps.h"
 
@@ -111,6 +112,8 @@ struct Sharding {
   bool isSharded() const { return kind == Sharded; }
   bool isPartialSum() const { return kind == PartialSum; }
 };
+
+bool linearInPartialSums(Operation *op, ArrayRef<Sharding> states);
 
 /// Whether `v` is a kiln.constant splat of zero (either sign for floats):
 /// summed over the ranks it stays zero, so it may stand beside a
@@ -203,10 +206,16 @@ private:
   Value replicateThroughLinearOp(Value original);
   Value shardAlong(Value original, int64_t d);
   Value localRows(Value original, int64_t d);
+  Value localRowsOfScatteredSum(Value original, int64_t d);
   Value localRowsOfProducer(Operation *def, int64_t d, RankedTensorType type);
   SmallVector<Value> elementwiseOperandsAlong(Operation *op, int64_t d);
   Value rankOffset(int64_t rowsPerRank);
   Value rankOffsetLike(int64_t rowsPerRank, RankedTensorType type);
+  Value rankOffsetOf(int64_t rowsPerRank, Type element);
+  OwnerExchange ownerExchange(int64_t tableRows, int64_t capacity) const {
+    return {ranks, groups, tableRows, capacity};
+  }
+  Value flattened(Value v, int64_t leadingDims);
 
   //===--- The rules ----------------------------------------------------===//
 
@@ -237,6 +246,9 @@ private:
   bool rewriteMatmul(MatmulOp op);
   bool rewriteConv(ConvOp op);
   bool rewriteGather(GatherOp op);
+  bool rewriteScatterAdd(ScatterAddOp op);
+  Value scatterIntoLocalRows(ScatterAddOp op, Value localTable, Value ids,
+                             Value updates);
   bool rewriteReduceWindow(Operation *op, ArrayRef<int64_t> window,
                            ArrayRef<int64_t> strides, ArrayRef<int64_t> low,
                            ArrayRef<int64_t> high, ArrayRef<int64_t> dilations,
@@ -368,6 +380,8 @@ Value Partitioner::shardAlong(Value original, int64_t d) {
     // joins the blocks along the old dimension: Sharded(d) from
     // Sharded(dim) in one exchange.
     piece = builder.create<AllToAllOp>(loc, local, d, state.dim, groups, ranks);
+  else if (Value rows = localRowsOfScatteredSum(original, d))
+    piece = rows;
   else if (state.isPartialSum())
     piece = builder.create<ReduceScatterOp>(
         loc, local, CollectiveReduction::Sum, d, groups, ranks);
@@ -375,6 +389,80 @@ Value Partitioner::shardAlong(Value original, int64_t d) {
     piece = localRows(original, d);
   shardedAlong[{original, d}] = piece;
   return piece;
+}
+
+/// The rank's rows (d = 0) of the PartialSum `original` when it is a
+/// scatter_add into zeros of ids and updates split over the ids (an
+/// embedding's gradient with the batch split), or an op linear in such a
+/// sum (lr * g, -g), read once, and the ids and updates are smaller than
+/// the table: every rank's ids and updates are gathered and each rank adds
+/// those that fall in its rows, which moves (N - 1) / N of the ids and
+/// updates where summing the table's pieces would move (N - 1) / N of the
+/// table. Null otherwise.
+Value Partitioner::localRowsOfScatteredSum(Value original, int64_t d) {
+  if (d != 0 || !stateOf(original).isPartialSum() || !original.hasOneUse())
+    return {};
+  Operation *def = original.getDefiningOp();
+  if (auto scatter = dyn_cast_or_null<ScatterAddOp>(def)) {
+    if (!isZeroSplat(scatter.getTable()) ||
+        scatter.getIndices().getType().getNumElements() +
+                scatter.getUpdates().getType().getNumElements() >=
+            scatter.getType().getNumElements())
+      return {};
+    Sharding u = stateOf(scatter.getUpdates());
+    int64_t indexRank = scatter.getIndices().getType().getRank();
+    if (u.isSharded() && u.dim < indexRank) {
+      // The updates go to their rows' owners in buckets of a fixed
+      // capacity, with their ids (OwnerExchange.h).
+      Value localIds = shardAlong(scatter.getIndices(), u.dim);
+      int64_t n = cast<RankedTensorType>(localIds.getType()).getNumElements();
+      int64_t rows = scatter.getType().getDimSize(0);
+      if (int64_t capacity =
+              ownerBucketCapacity(options.lookupCapacity, n, ranks))
+        return scatterToOwners(
+            builder, scatter.getLoc(), ownerExchange(rows, capacity),
+            cast<RankedTensorType>(
+                localType(scatter.getType(), Sharding::sharded(0))),
+            flattened(localIds, indexRank),
+            flattened(localOf(scatter.getUpdates()), indexRank),
+            rankOffsetOf(rows / ranks,
+                         scatter.getIndices().getType().getElementType()));
+    }
+    return scatterIntoLocalRows(scatter, shardAlong(scatter.getTable(), 0),
+                                replicate(scatter.getIndices()),
+                                replicate(scatter.getUpdates()));
+  }
+  if (!def || def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+      !def->hasTrait<OpTrait::Elementwise>() ||
+      !linearInPartialSums(def, operandStates(def)))
+    return {};
+  // One PartialSum operand, itself such a sum; the others Replicated.
+  std::optional<unsigned> partial;
+  for (auto [i, v] : llvm::enumerate(def->getOperands())) {
+    if (stateOf(v).isPartialSum()) {
+      if (partial)
+        return {};
+      partial = i;
+    } else if (!stateOf(v).isReplicated()) {
+      return {};
+    }
+  }
+  if (!partial)
+    return {};
+  Value rows = localRowsOfScatteredSum(def->getOperand(*partial), 0);
+  if (!rows)
+    return {};
+  SmallVector<Value> operands;
+  for (auto [i, v] : llvm::enumerate(def->getOperands()))
+    operands.push_back(i == *partial ? rows
+                       : cast<RankedTensorType>(v.getType()).getRank() == 0
+                           ? replicate(v)
+                           : shardAlong(v, 0));
+  IRMapping mapping;
+  mapping.map(def->getOperands(), operands);
+  Value local = builder.clone(*def, mapping)->getResult(0);
+  local.setType(localType(original.getType(), Sharding::sharded(0)));
+  return local;
 }
 
 /// This rank's piece along `d` of the Replicated `original`, computed
@@ -460,6 +548,18 @@ Value Partitioner::localRowsOfProducer(Operation *def, int64_t d,
       return {};
     return onto(shardAlong(reshape.getOperand(), *e));
   }
+  if (auto scatter = dyn_cast<ScatterAddOp>(def)) {
+    // The rank's rows get the updates that fall in them; past the rows,
+    // the updates' matching dimension.
+    if (d == 0)
+      return scatterIntoLocalRows(scatter, shardAlong(scatter.getTable(), 0),
+                                  replicate(scatter.getIndices()),
+                                  replicate(scatter.getUpdates()));
+    int64_t indexRank = scatter.getIndices().getType().getRank();
+    return onto({shardAlong(scatter.getTable(), d),
+                 replicate(scatter.getIndices()),
+                 shardAlong(scatter.getUpdates(), indexRank + d - 1)});
+  }
   if (auto matmul = dyn_cast<MatmulOp>(def)) {
     // Rows come from the lhs, columns from the rhs, a batch from both.
     int64_t rank = type.getRank();
@@ -506,6 +606,28 @@ Value Partitioner::rankOffsetLike(int64_t rowsPerRank, RankedTensorType type) {
         loc, RankedTensorType::get({}, type.getElementType()), offset);
   return builder.create<BroadcastInDimOp>(loc, type, offset,
                                           ArrayRef<int64_t>{});
+}
+
+/// rankOffset(rowsPerRank) as a rank-0 tensor of `element`.
+Value Partitioner::rankOffsetOf(int64_t rowsPerRank, Type element) {
+  Value offset = rankOffset(rowsPerRank);
+  if (element == builder.getI64Type())
+    return offset;
+  return builder.create<CastOp>(func.getLoc(),
+                                RankedTensorType::get({}, element), offset);
+}
+
+/// `v` with its first `leadingDims` dims made one.
+Value Partitioner::flattened(Value v, int64_t leadingDims) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t count = 1;
+  for (int64_t size : type.getShape().take_front(leadingDims))
+    count *= size;
+  SmallVector<int64_t> shape{count};
+  llvm::append_range(shape, type.getShape().drop_front(leadingDims));
+  if (ArrayRef<int64_t>(shape) == type.getShape())
+    return v;
+  return builder.create<ReshapeOp>(v.getLoc(), type.clone(shape), v);
 }
 
 //===----------------------------------------------------------------------===//
@@ -575,6 +697,7 @@ void Partitioner::rewrite(Operation *op) {
           .Case([&](MatmulOp o) { return rewriteMatmul(o); })
           .Case([&](ConvOp o) { return rewriteConv(o); })
           .Case([&](GatherOp o) { return rewriteGather(o); })
+          .Case([&](ScatterAddOp o) { return rewriteScatterAdd(o); })
           .Case([&](ReduceWindowOp o) {
             return rewriteReduceWindow(o, o.getWindow(), o.getStrides(),
                                        o.getPaddingLow(), o.getPaddingHigh(),
@@ -969,6 +1092,25 @@ bool Partitioner::rewriteGather(GatherOp op) {
                    indexType, builder.getIntegerAttr(
                                   indexType.getElementType(), value)));
     };
+    if (i.isSharded()) {
+      // A rank's ids go to their rows' owners in buckets of a fixed
+      // capacity, and the rows come back (OwnerExchange.h).
+      Value localIds = localOf(indices);
+      auto localIndexType = cast<RankedTensorType>(localIds.getType());
+      int64_t n = localIndexType.getNumElements();
+      if (int64_t capacity = ownerBucketCapacity(options.lookupCapacity, n,
+                                                 ranks)) {
+        Value rowsOut = lookUpByOwner(
+            builder, loc, ownerExchange(rows, capacity), localOf(table),
+            flattened(localIds, localIndexType.getRank()),
+            rankOffsetOf(localRowCount, indexType.getElementType()));
+        auto resultType = cast<RankedTensorType>(
+            localType(op.getType(), Sharding::sharded(i.dim)));
+        define(op.getResult(),
+               builder.create<ReshapeOp>(loc, resultType, rowsOut), i);
+        return true;
+      }
+    }
     // The op clamps out-of-range ids to the first and last rows.
     Value ids = builder.create<MinOp>(
         loc, builder.create<MaxOp>(loc, replicate(indices), splat(0)),
@@ -1005,6 +1147,93 @@ bool Partitioner::rewriteGather(GatherOp op) {
   }
   if (t.isPartialSum()) {
     emit(op, {localOf(table), replicate(indices)}, t);
+    return true;
+  }
+  return false;
+}
+
+/// scatter_add of the whole `ids` and `updates` into this rank's rows
+/// `localTable` of op's table (split by rows): each id is clamped as the op
+/// clamps it and made local by the rank's first row, and the updates of ids
+/// outside the rank's rows are zeros (they land, clamped, on a row of the
+/// rank and add nothing). Returns the rank's rows of the result.
+Value Partitioner::scatterIntoLocalRows(ScatterAddOp op, Value localTable,
+                                        Value ids, Value updates) {
+  Location loc = op.getLoc();
+  auto indexType = cast<RankedTensorType>(ids.getType());
+  auto updateType = cast<RankedTensorType>(updates.getType());
+  int64_t rows = op.getTable().getType().getDimSize(0);
+  int64_t localRowCount = rows / ranks;
+  auto splat = [&](int64_t value) -> Value {
+    return builder.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 indexType,
+                 builder.getIntegerAttr(indexType.getElementType(), value)));
+  };
+  Value clamped = builder.create<MinOp>(
+      loc, builder.create<MaxOp>(loc, ids, splat(0)), splat(rows - 1));
+  Value local = builder.create<SubOp>(
+      loc, clamped, rankOffsetLike(localRowCount, indexType));
+  Value mine = builder.create<AndOp>(
+      loc, builder.create<CompareOp>(loc, CompareDirection::ge, local, splat(0)),
+      builder.create<CompareOp>(loc, CompareDirection::lt, local,
+                                splat(localRowCount)));
+  SmallVector<int64_t> leading(indexType.getRank());
+  std::iota(leading.begin(), leading.end(), 0);
+  Value mask = builder.create<BroadcastInDimOp>(
+      loc, updateType.clone(builder.getI1Type()), mine, leading);
+  Value zeros = builder.create<ConstantOp>(
+      loc, DenseElementsAttr::get(
+               updateType, builder.getZeroAttr(updateType.getElementType())));
+  Value kept = builder.create<SelectOp>(loc, mask, updates, zeros);
+  return builder.create<ScatterAddOp>(loc, localTable, local, kept);
+}
+
+/// result = table with updates[i..., j...] added into row indices[i...]:
+/// - a table split past its rows takes the updates along the matching
+///   dimension (Sharded like the table);
+/// - a table split by rows (an embedding's gradient or sparse update, the
+///   vocabulary or the table split over the ranks) adds, on each rank, the
+///   updates of the ids in its rows: every id and update made whole;
+/// - a zero table (a gradient) with updates split over the ids' dimensions
+///   (the batch) adds each rank's own: a PartialSum; split past them, the
+///   result is split likewise;
+/// - scatter_add is linear in the table and the updates together: a
+///   PartialSum table with PartialSum updates, or a zero table with
+///   PartialSum updates, is a PartialSum.
+bool Partitioner::rewriteScatterAdd(ScatterAddOp op) {
+  Value table = op.getTable(), indices = op.getIndices(),
+        updates = op.getUpdates();
+  Sharding t = stateOf(table), u = stateOf(updates);
+  int64_t indexRank = op.getIndices().getType().getRank();
+  if (t.isSharded() && t.dim >= 1) {
+    emit(op,
+         {localOf(table), replicate(indices),
+          shardAlong(updates, indexRank + t.dim - 1)},
+         t);
+    return true;
+  }
+  if (t.isSharded()) {
+    Value local = scatterIntoLocalRows(op, localOf(table), replicate(indices),
+                                       replicate(updates));
+    define(op.getResult(), local, t);
+    return true;
+  }
+  bool zeroTable = t.isReplicated() && isZeroSplat(table);
+  if (zeroTable && u.isSharded() && u.dim >= indexRank) {
+    int64_t d = u.dim - indexRank + 1;
+    emit(op, {shardAlong(table, d), replicate(indices), localOf(updates)},
+         Sharding::sharded(d));
+    return true;
+  }
+  if (zeroTable && u.isSharded()) {
+    emit(op, {localOf(table), shardAlong(indices, u.dim), localOf(updates)},
+         Sharding::partialSum());
+    return true;
+  }
+  if (u.isPartialSum() && (zeroTable || t.isPartialSum())) {
+    emit(op, {localOf(table), replicate(indices), localOf(updates)},
+         Sharding::partialSum());
     return true;
   }
   return false;

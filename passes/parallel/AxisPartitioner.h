@@ -48,6 +48,11 @@ struct AxisPartitionConfig {
   bool bucket = true;
   double bucketMb = 25.0;
   bool overlap = true;
+  /// The capacity factor of the per-owner buckets in which a table split by
+  /// rows exchanges the ids split like it and their rows (OwnerExchange.h):
+  /// each bucket holds ceil(factor n / size) of a rank's n ids; 0 (or a
+  /// capacity no smaller than n) gathers every rank's ids instead.
+  double lookupCapacity = 2.0;
   /// Whether the function may already hold collectives. They must act
   /// along other axes (earlier runs of the engine made them); each is then
   /// rewritten like any op whose meaning does not change along this axis.

@@ -271,6 +271,7 @@ LogicalResult mlir::kiln::partitionFunction(func::FuncOp func,
     step.bucket = config.bucketAxis == mesh.axes[axis];
     step.bucketMb = config.bucketMb;
     step.overlap = config.overlap;
+    step.lookupCapacity = config.lookupCapacity;
     step.otherAxesCommunicate = axis + 1 != mesh.axes.size();
     if (failed(partitionAlongAxis(func, step)))
       return failure();
@@ -299,6 +300,7 @@ struct PartitionPass : kiln::impl::PartitionBase<PartitionPass> {
     config.bucketAxis = bucketAxis;
     config.bucketMb = bucketMb;
     config.overlap = overlap;
+    config.lookupCapacity = lookupCapacity;
     SmallVector<func::FuncOp> targets;
     if (!functionName.empty()) {
       FailureOr<SmallVector<func::FuncOp>> named =

@@ -13,7 +13,8 @@
 //
 //  2. Each op has an estimated cost: 2 M N K for a product, four products
 //     for attention (two for a causal one), 2 N Cin/groups K for a
-//     convolution, the elements written for anything else; loops and
+//     convolution, the updates of a scatter, the elements written for
+//     anything else; loops and
 //     conditions cost their bodies (a kiln.for times its trip count), a
 //     call its callee. The forward cost stands in for the stage's: the
 //     backward pass of each op costs about a fixed multiple of its forward
@@ -88,6 +89,9 @@ double estimateCost(Operation *op, int depth) {
     return 2.0 * elements(conv.getType()) * elements(weight) /
            static_cast<double>(weight.getDimSize(0));
   }
+  // A scatter adds its updates; the rest of the table is copied at most.
+  if (auto scatter = dyn_cast<ScatterAddOp>(op))
+    return std::max(elements(scatter.getUpdates().getType()), 1.0);
   if (auto loop = dyn_cast<ForOp>(op))
     return static_cast<double>(std::max<int64_t>(loop.getTripCount(), 1)) *
            regionsCost(op, depth);

@@ -309,6 +309,24 @@ func.func @gather_rank2_indices(%t: tensor<6xf64>, %i: tensor<2x3xi32>) -> tenso
 }
 )",
                    {{1, Domain{0, 5}}}});
+  // Indices from -2 to 6 into 5 rows: both the table and the updates get
+  // gradients, repeated rows sum their updates, the ends clamp.
+  cases.push_back({"scatter_add", R"(
+func.func @scatter_add(%t: tensor<5x3xf64>, %i: tensor<7xi64>, %u: tensor<7x3xf64>) -> tensor<5x3xf64> {
+  %s = kiln.scatter_add %t, %i, %u : tensor<5x3xf64>, tensor<7xi64>, tensor<7x3xf64>
+  %r = kiln.mul %s, %s : tensor<5x3xf64>
+  return %r : tensor<5x3xf64>
+}
+)",
+                   {{1, Domain{-2, 6}}}});
+  cases.push_back({"scatter_add_rank2_indices", R"(
+func.func @scatter_add_rank2_indices(%t: tensor<6xf64>, %i: tensor<2x3xi32>, %u: tensor<2x3xf64>) -> tensor<6xf64> {
+  %s = kiln.scatter_add %t, %i, %u : tensor<6xf64>, tensor<2x3xi32>, tensor<2x3xf64>
+  %r = kiln.sin %s : tensor<6xf64>
+  return %r : tensor<6xf64>
+}
+)",
+                   {{1, Domain{0, 5}}}});
   // Row indices from -2 to 7 into 6 rows: clamped like the forward op.
   cases.push_back({"dynamic_slice", R"(
 func.func @dynamic_slice(%x: tensor<6x3xf64>, %i: tensor<i64>) -> tensor<2x3xf64> {

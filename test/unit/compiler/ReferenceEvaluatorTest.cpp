@@ -1300,6 +1300,31 @@ TEST_F(ReferenceEvaluatorTest, GatherClampsIndices) {
   expectFloats(results[0], {2, 2, 2}, {3, 4, 5, 6, 1, 2, 5, 6});
 }
 
+TEST_F(ReferenceEvaluatorTest, ScatterAddClampsAndAccumulatesInOrder) {
+  const char *source = R"mlir(
+    func.func @main(%t: tensor<3x2xf32>, %i: tensor<2x2xi32>, %u: tensor<2x2x2xf32>,
+                    %c: tensor<2xi8>, %j: tensor<3xi64>, %v: tensor<3xi8>)
+        -> (tensor<3x2xf32>, tensor<2xi8>) {
+      %s = kiln.scatter_add %t, %i, %u : tensor<3x2xf32>, tensor<2x2xi32>, tensor<2x2x2xf32>
+      %n = kiln.scatter_add %c, %j, %v : tensor<2xi8>, tensor<3xi64>, tensor<3xi8>
+      func.return %s, %n : tensor<3x2xf32>, tensor<2xi8>
+    }
+  )mlir";
+  // Ids 1, 2, -1 (row 0) and 7 (row 2); 2^24 + 1 + 1 in f32 is 2^24 added
+  // one at a time (each 2^24 + 1 rounds to 2^24), 2^24 + 2 at once.
+  auto results = run(
+      source,
+      {floats(b.getF32Type(), {3, 2}, {1, 2, 3, 4, 16777216, 6}),
+       ints(b.getI32Type(), {2, 2}, {1, 2, -1, 7}),
+       floats(b.getF32Type(), {2, 2, 2}, {10, 20, 1, 30, 100, 200, 1, 40}),
+       ints(b.getI8Type(), {2}, {100, 5}), ints(b.getI64Type(), {3}, {0, 0, 1}),
+       ints(b.getI8Type(), {3}, {20, 10, -7})});
+  ASSERT_EQ(results.size(), 2u);
+  expectFloats(results[0], {3, 2}, {101, 202, 13, 24, 16777216, 76});
+  // 100 + 20 + 10 wraps to -126 in i8.
+  expectInts(results[1], {2}, {-126, -2});
+}
+
 TEST_F(ReferenceEvaluatorTest, DynamicSliceClampsTheRowIndex) {
   const char *source = R"mlir(
     func.func @main(%t: tensor<4x2xf32>, %i: tensor<i64>) -> tensor<2x2xf32> {

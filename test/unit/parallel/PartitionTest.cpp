@@ -453,8 +453,9 @@ TEST_F(PartitionTest, VocabularyParallelEmbeddingAndCrossEntropy) {
     auto f32 = Float32Type::get(f.getContext());
     auto logits = RankedTensorType::get({rows, vocab}, f32);
     spmd.walk([&](Operation *op) {
-      if (isa<mlir::kiln::MatmulOp, mlir::kiln::ExpOp, mlir::kiln::SubOp>(op))
+      if (isa<mlir::kiln::MatmulOp, mlir::kiln::ExpOp, mlir::kiln::SubOp>(op)) {
         EXPECT_NE(op->getResult(0).getType(), logits) << printed(op);
+      }
     });
     EXPECT_FALSE(holdsType(spmd, RankedTensorType::get({vocab, width}, f32)))
         << printed(spmd);
@@ -467,10 +468,10 @@ TEST_F(PartitionTest, VocabularyParallelEmbeddingAndCrossEntropy) {
 }
 
 /// A recommendation model's embedding table split by rows over the ranks
-/// that also split the batch: each rank looks up its rows for every rank's
-/// ids (all-gathered, a few integers) and the rows are reduce-scattered
-/// back to the ids' ranks; the table never moves and no rank holds it whole
-/// in the forward pass.
+/// that also split the batch, with lookup-capacity=0: each rank looks up
+/// its rows for every rank's ids (all-gathered, a few integers) and the
+/// rows are reduce-scattered back to the ids' ranks; the table never moves
+/// and no rank holds it whole in the forward pass.
 TEST_F(PartitionTest, ShardedEmbeddingTableWithDataParallelIds) {
   using namespace ::kiln;
   const int64_t batch = 8, fields = 3, vocab = 16, width = 4, classes = 5;
@@ -498,7 +499,9 @@ TEST_F(PartitionTest, ShardedEmbeddingTableWithDataParallelIds) {
     layout.mesh = mesh({"dp"}, {n});
     layout.arguments = {rows, {}, rows, rows};
     layout.results = {{}, rows, {}};
-    func::FuncOp spmd = expectSameResults(f, inputs, layout);
+    mlir::kiln::PartitionConfig gatherIds;
+    gatherIds.lookupCapacity = 0;
+    func::FuncOp spmd = expectSameResults(f, inputs, layout, gatherIds);
     ASSERT_TRUE(spmd);
     auto f32 = Float32Type::get(f.getContext());
     // Only the ids are gathered; the looked-up rows go back by one
@@ -514,6 +517,127 @@ TEST_F(PartitionTest, ShardedEmbeddingTableWithDataParallelIds) {
     EXPECT_EQ(rowsBack, 1) << printed(spmd);
     EXPECT_EQ(spmd.getArgumentTypes()[0],
               RankedTensorType::get({vocab / n, width}, f32));
+  }
+}
+
+/// The same model with a table much larger than a batch's lookups: the
+/// table's gradient, 0.5 * scatter_add(0, ids, dy) with ids and dy split
+/// over the batch, is not summed as a [vocab, width] table over the ranks;
+/// each rank gathers every rank's ids and dy (a batch's worth) and adds
+/// those in its rows, so no rank holds a table-sized value and nothing of
+/// the table's size is communicated.
+TEST_F(PartitionTest, LargeShardedTableGathersTheLookupsGradientNotTheTables) {
+  using namespace ::kiln;
+  const int64_t batch = 8, fields = 2, vocab = 256, width = 4, classes = 5;
+  auto loss = [=](const Tensors &a) {
+    // a: table, w, ids, onehot
+    Tensor e = reshape(gather(a[0], a[2]), {batch, fields * width});
+    return crossEntropy(relu(matmul(e, a[1])), a[3]);
+  };
+  func::FuncOp f = keep(trace(
+      "train_step",
+      {{DType::F32, {vocab, width}},
+       {DType::F32, {fields * width, classes}},
+       {DType::I32, {batch, fields}},
+       {DType::F32, {batch, classes}}},
+      [&](const Tensors &a) {
+        Tensors vg = value_and_grad(loss, {0, 1})(a);
+        return Tensors{vg[0], a[0] - 0.5 * vg[1], a[1] - 0.5 * vg[2]};
+      }));
+  for (int64_t n : {2, 4}) {
+    Inputs inputs = randomInputs(f);
+    // Ids beyond both ends clamp; most rows are never read.
+    inputs[2] = random(f.getArgumentTypes()[2], vocab + 8);
+    inputs[2].i[0] = -3;
+    inputs[3] = randomOneHot(f.getArgumentTypes()[3]);
+    std::vector<std::string> rows = {"dp", ""};
+    Layout layout;
+    layout.mesh = mesh({"dp"}, {n});
+    layout.arguments = {rows, {}, rows, rows};
+    layout.results = {{}, rows, {}};
+    func::FuncOp spmd = expectSameResults(f, inputs, layout);
+    ASSERT_TRUE(spmd);
+    auto f32 = Float32Type::get(f.getContext());
+    EXPECT_FALSE(holdsType(spmd, RankedTensorType::get({vocab, width}, f32)))
+        << printed(spmd);
+    spmd.walk([&](Operation *op) {
+      if (!isa<mlir::kiln::AllReduceOp, mlir::kiln::AllGatherOp,
+               mlir::kiln::ReduceScatterOp, mlir::kiln::AllToAllOp>(op))
+        return;
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      EXPECT_LT(type.getNumElements(), vocab * width / n) << printed(op);
+    });
+    // The gradient's rows are added into the rank's rows of the table: on
+    // 2 ranks after gathering every rank's (owner buckets would hold all 4
+    // of a rank's ids), on 4 in either branch of the owner buckets'
+    // exchange (ShardedTableExchangesIdsInOwnerBuckets).
+    int scatters = 0;
+    spmd.walk([&](mlir::kiln::ScatterAddOp op) {
+      scatters += op.getType() ==
+                  RankedTensorType::get({vocab / n, width}, f32);
+    });
+    EXPECT_EQ(scatters, n == 2 ? 1 : 2) << printed(spmd);
+    EXPECT_EQ(countOps(spmd, "kiln.all_to_all"), n == 2 ? 0 : 4);
+  }
+}
+
+/// The same model on 4 ranks with owner buckets (the default capacity
+/// factor 2: 8 ids per rank in buckets of 4): the ids go to their rows'
+/// owners by all_to_all and the rows come back, and in the backward pass
+/// the rows' gradients go to the owners with their ids. Ids spread over the
+/// owners take that path; ids that all fall in one rank's rows overflow
+/// its bucket, and the whole group gathers the ids instead. Both give the
+/// single device's results.
+TEST_F(PartitionTest, ShardedTableExchangesIdsInOwnerBuckets) {
+  using namespace ::kiln;
+  const int64_t batch = 16, fields = 2, vocab = 64, width = 4, classes = 3;
+  const int64_t n = 4;
+  auto loss = [=](const Tensors &a) {
+    Tensor e = reshape(gather(a[0], a[2]), {batch, fields * width});
+    return crossEntropy(relu(matmul(e, a[1])), a[3]);
+  };
+  func::FuncOp f = keep(trace(
+      "train_step",
+      {{DType::F32, {vocab, width}},
+       {DType::F32, {fields * width, classes}},
+       {DType::I32, {batch, fields}},
+       {DType::F32, {batch, classes}}},
+      [&](const Tensors &a) {
+        Tensors vg = value_and_grad(loss, {0, 1})(a);
+        return Tensors{vg[0], a[0] - 0.5 * vg[1], a[1] - 0.5 * vg[2]};
+      }));
+  std::vector<std::string> rows = {"dp", ""};
+  Layout layout;
+  layout.mesh = mesh({"dp"}, {n});
+  layout.arguments = {rows, {}, rows, rows};
+  layout.results = {{}, rows, {}};
+  // Spread: each rank's 8 ids name every owner twice (two out of range,
+  // clamped to rows of owners 0 and 3, leave rank 1 three ids of owner 3).
+  // Skewed: every id in rank 2's rows, some repeated.
+  Inputs spread = randomInputs(f), skewed = spread;
+  for (int64_t k = 0; k < batch * fields; ++k) {
+    spread[2].i[k] = (k % 8) / 2 * 16 + (k * 3) % 16;
+    skewed[2].i[k] = 32 + (k * 5) % 16;
+  }
+  spread[2].i[0] = -3;
+  spread[2].i[9] = vocab + 5;
+  spread[3] = skewed[3] = randomOneHot(f.getArgumentTypes()[3]);
+  for (const Inputs &inputs : {spread, skewed}) {
+    func::FuncOp spmd = expectSameResults(f, inputs, layout);
+    ASSERT_TRUE(spmd);
+    auto f32 = Float32Type::get(f.getContext());
+    // Forward: ids out, rows back; backward: ids and rows to the owners.
+    int idsOut = 0, rowsMoved = 0;
+    spmd.walk([&](mlir::kiln::AllToAllOp op) {
+      auto type = cast<RankedTensorType>(op.getType());
+      idsOut += type == RankedTensorType::get({n, 4}, type.getElementType()) &&
+                type.getElementType().isInteger(32);
+      rowsMoved += type == RankedTensorType::get({n, 4, width}, f32);
+    });
+    EXPECT_EQ(idsOut, 2) << printed(spmd);
+    EXPECT_EQ(rowsMoved, 2) << printed(spmd);
+    EXPECT_FALSE(holdsType(spmd, RankedTensorType::get({vocab, width}, f32)))
+        << printed(spmd);
   }
 }
 

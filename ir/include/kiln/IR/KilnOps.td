@@ -1023,6 +1023,40 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def Kiln_ScatterAddOp : Kiln_Op<"scatter_add", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Rows of `updates` added into `table` at `indices` (the "
+                "transpose of gather)";
+  let description = [{
+    The result is `table` with each row of `updates` added into the row its
+    index names, the transpose of `kiln.gather`:
+
+        result = table
+        for i... in row-major order of indices:
+          result[clamp(indices[i...], 0, table.dim(0) - 1), j...] += updates[i..., j...]
+
+    Indices are clamped as `kiln.gather` clamps them. A row named by several
+    indices receives their updates added one after the other in the
+    indices' row-major order, so float results do not depend on the
+    backend. `updates` has the indices' shape followed by the table's shape
+    past dimension 0, and the table's element type. The cost is that of the
+    updates (n rows of m elements), not of the table: this is an embedding
+    table's gradient (`scatter_add` of the output's cotangent into zeros)
+    and its sparse SGD update (into the table itself, `kiln-sparse-updates`).
+
+    ```mlir
+    // Adds 4 rows of 16 into a [100, 16] table: tensor<100x16xf32>.
+    %t = kiln.scatter_add %table, %ids, %rows : tensor<100x16xf32>, tensor<4xi32>, tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$table, Kiln_IndexTensor:$indices,
+                       Kiln_NumericTensor:$updates);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $indices `,` $updates attr-dict `:` type($table) `,`
+    type($indices) `,` type($updates)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Windowed reductions (pooling)
 //===----------------------------------------------------------------------===//

@@ -63,6 +63,10 @@ struct PartitionConfig {
   std::string bucketAxis;
   double bucketMb = 25.0;
   bool overlap = true;
+  /// The capacity factor of the per-owner buckets of ids and rows that a
+  /// table split by rows exchanges with ids split over the same axis
+  /// (AxisPartitionConfig::lookupCapacity); 0 gathers every rank's ids.
+  double lookupCapacity = 2.0;
 };
 
 /// The mesh annotation of `func`: none without a `kiln.mesh` attribute;

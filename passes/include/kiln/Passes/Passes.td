@@ -252,7 +252,9 @@ def Partition : Pass<"kiln-partition", "mlir::ModuleOp"> {
     sum, all-reduced once where the whole value is needed (row parallel);
     attention with its heads split runs per rank; an embedding table split
     by rows looks up the rank's rows and gives zeros for the others (a
-    partial sum); log-softmax over a split vocabulary all-reduces its max
+    partial sum), or, with its ids split over the same axis, receives the
+    ids it owns in all_to_all buckets and sends their rows back (its
+    gradient goes to it the same way, as a scatter_add of the rows); log-softmax over a split vocabulary all-reduces its max
     and its sum. Collectives act within the groups of ranks that differ only
     along the axis. The all-reduces of `bucket-axis` (the first mesh axis,
     for data parallelism; a mesh without that axis buckets nothing) are
@@ -278,6 +280,11 @@ def Partition : Pass<"kiln-partition", "mlir::ModuleOp"> {
            "the most MiB one all-reduce bucket carries">,
     Option<"overlap", "overlap", "bool", /*default=*/"true",
            "start each bucket as soon as its operands exist">,
+    Option<"lookupCapacity", "lookup-capacity", "double", /*default=*/"2.0",
+           "a table split by rows sends each rank's ids (split over the same "
+           "axis) to their rows' owners in all_to_all buckets of "
+           "ceil(F n / N) ids, falling back to gathering every rank's ids "
+           "when one overflows; 0 always gathers">,
   ];
   let dependentDialects = ["mlir::kiln::KilnDialect"];
 }

@@ -66,6 +66,26 @@ def FuseAttention : Pass<"kiln-fuse-attention"> {
   ];
 }
 
+def SparseUpdates : Pass<"kiln-sparse-updates"> {
+  let summary = "Apply a scatter_add's scaling and the update it feeds to "
+                "its rows only";
+  let description = [{
+    An embedding's gradient is `scatter_add(0, ids, dy)` (the transpose of
+    its `kiln.gather`), and an SGD step reads it as `p - lr * g`. This pass
+    moves uniform scalings (`c * g`, `g / c`, `-g`, c a splat or a
+    broadcast scalar) onto the updates and the addition or subtraction into
+    the table, `p - lr * g` becoming `scatter_add(p, ids, -(lr * dy))`: the
+    step then writes the rows the batch read instead of the whole table.
+    A scatter whose result has another reader is left alone. Exact but for
+    the order in which several updates of one row add up.
+
+    ```
+    kiln-opt --kiln-sparse-updates step.mlir
+    ```
+  }];
+  let dependentDialects = ["mlir::kiln::KilnDialect"];
+}
+
 def DecomposeAttention : Pass<"kiln-decompose-attention"> {
   let summary = "Rewrite kiln.attention and kiln.attention_grad into kiln ops";
   let description = [{
