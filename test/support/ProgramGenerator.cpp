@@ -337,6 +337,7 @@ private:
   bool reduceWindowOp();
   bool iotaOp();
   bool gatherOp();
+  bool scatterAddOp();
   bool dynamicSliceOp();
   bool dynamicUpdateSliceOp();
   /// 1 to 3 values of the pool: the inputs of a cond or a call.
@@ -1703,6 +1704,79 @@ bool Generator::gatherOp() {
   return true;
 }
 
+/// `a` and `b` as one summand of a sum of both: the larger bounds and
+/// errors, whole numbers and positive only if both are.
+static Val summandOf(const Val &a, const Val &b) {
+  Val c = a;
+  c.mag = std::max(a.mag, b.mag);
+  c.absErr = std::max(a.absErr, b.absErr);
+  c.relErr = std::max(a.relErr, b.relErr);
+  c.intValued = a.intValued && b.intValued;
+  c.positive = a.positive && b.positive;
+  c.low = c.positive ? std::min(a.low, b.low) : 0;
+  return c;
+}
+
+bool Generator::scatterAddOp() {
+  const Val *x = pickValue([](const Val &v) { return v.numericArray(); });
+  if (!x)
+    return false;
+  Val table = *x;
+  if (table.shape[0] == 0)
+    return false; // a scatter needs a row to clamp to
+  const Val *y = pickValue([](const Val &v) {
+    return isIndexType(v.dtype) && v.shape.size() <= 2 &&
+           numElements(v.shape) <= 64;
+  });
+  Val indices = y ? *y
+                  : freshValue(Shape{range(1, 9)},
+                               chance(50) ? DType::I32 : DType::I64);
+  Shape shape = indices.shape;
+  shape.insert(shape.end(), table.shape.begin() + 1, table.shape.end());
+  if (shape.size() > 4 ||
+      numElements(shape) > std::max(elementCap, numElements(table.shape)))
+    return false;
+  const Val *z = pickValue([&](const Val &c) {
+    return c.dtype != DType::I1 && c.dtype != DType::F16 &&
+           c.dtype != DType::BF16;
+  });
+  std::optional<Val> updates =
+      z ? coerce(*z, shape, table.dtype) : std::optional<Val>();
+  if (!updates)
+    updates = freshValue(shape, table.dtype);
+  // A row of the result is its table row plus up to n updates, added in
+  // the indices' order on both sides (kiln-sparse-updates may reorder the
+  // additions of scaled updates): a sum of n + 1 terms.
+  int64_t k = numElements(indices.shape) + 1;
+  Val r = table;
+  if (isFloat(table.dtype)) {
+    r = summandOf(table, *updates);
+    r.shape = table.shape;
+    if (!sumError(summandOf(table, *updates), k, r)) {
+      if (isHalf(table.dtype))
+        return false;
+      std::optional<Val> qt = quantize(table), qu = quantize(*updates);
+      if (!qt || !qu)
+        return false;
+      table = *qt;
+      updates = *qu;
+      r = summandOf(table, *updates);
+      r.shape = table.shape;
+      if (!sumError(summandOf(table, *updates), k, r))
+        return false;
+    }
+  } else {
+    r.mag = std::min(k * std::max(table.mag, updates->mag),
+                     intRange(table.dtype));
+  }
+  if (!usable(r))
+    return false;
+  define(r, "kiln.scatter_add " + table.name + ", " + indices.name + ", " +
+                updates->name + " : " + table.type() + ", " + indices.type() +
+                ", " + updates->type());
+  return true;
+}
+
 bool Generator::dynamicSliceOp() {
   const Val *x = pickValue([](const Val &v) { return !v.shape.empty(); });
   if (!x)
@@ -2116,8 +2190,9 @@ bool Generator::loopOp(bool asWhile) {
 
 bool Generator::step() {
   // Weights of the op kinds, in the order of the cases below.
-  static const unsigned weights[] = {12, 14, 5, 2, 8, 6, 6, 5, 5, 6, 5, 2, 3, 10,
-                                     2,  2,  7, 1, 3, 3, 2, 2, 2, 2, 3, 3, 2};
+  static const unsigned weights[] = {12, 14, 5, 2, 8, 6, 6, 5, 5, 6,
+                                     5,  2,  3, 10, 2, 2, 7, 1, 3, 3,
+                                     2,  2,  2, 2,  3, 3, 2, 2};
   unsigned total = 0;
   for (unsigned w : weights)
     total += w;
@@ -2178,6 +2253,8 @@ bool Generator::step() {
     return convOp();
   case 25:
     return reduceWindowOp();
+  case 26:
+    return scatterAddOp();
   default:
     return controlFlow && callOp();
   }
