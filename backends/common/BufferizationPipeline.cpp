@@ -21,7 +21,8 @@
 // needs.
 //
 // buildBufferizationPipeline:
-//   2. one-shot bufferization of the whole module, identity layouts at
+//   2. one-shot bufferization of the whole module, the public functions'
+//      arguments read only (kiln-read-only-arguments), identity layouts at
 //      function boundaries (call operands that are slices copied first,
 //      kiln-copy-sliced-call-operands), copies as linalg.copy (so they
 //      become loops or kernels and never call a runtime helper);
@@ -80,6 +81,8 @@ void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
 
 void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createKilnCopySlicedCallOperands());
+  // The caller's buffers are read only (kiln-read-only-arguments).
+  pm.addPass(createKilnReadOnlyArguments());
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.setFunctionBoundaryTypeConversion(

@@ -234,4 +234,38 @@ Tensor gather(const Tensor &table, const Tensor &indices, SourceLoc loc) {
       state.create<mlir::kiln::GatherOp>(loc, resultType, t, i).getResult());
 }
 
+Tensor scatter_add(const Tensor &table, const Tensor &indices,
+                   const Tensor &updates, SourceLoc loc) {
+  Operand tableOperand(table, loc), indicesOperand(indices, loc),
+      updatesOperand(updates, loc);
+  detail::TraceState &state = detail::TraceState::of(
+      {&tableOperand, &indicesOperand, &updatesOperand}, loc,
+      "kiln::scatter_add");
+  if (!isInteger(indices.dtype()))
+    fail(loc, std::string("kiln::scatter_add needs i32 or i64 indices, got ") +
+                  dtypeName(indices.dtype()) +
+                  "; convert them with kiln::cast(indices, kiln::DType::I64)");
+  if (table.dtype() == DType::I1)
+    fail(loc, "kiln::scatter_add needs a numeric table, got bool");
+  if (table.rank() < 1 || table.shape()[0] < 1)
+    fail(loc, "kiln::scatter_add needs a table of rank >= 1 with at least one "
+              "row, got shape " +
+                  shapeString(table.shape()));
+  Shape updateShape = indices.shape();
+  updateShape.insert(updateShape.end(), table.shape().begin() + 1,
+                     table.shape().end());
+  if (updates.shape() != updateShape || updates.dtype() != table.dtype())
+    fail(loc, "kiln::scatter_add needs updates of shape " +
+                  shapeString(updateShape) + " (the indices' shape, then the "
+                  "table's past its rows) and dtype " +
+                  dtypeName(table.dtype()) + ", got shape " +
+                  shapeString(updates.shape()) + " and dtype " +
+                  dtypeName(updates.dtype()));
+  mlir::Value t = state.use(table, loc);
+  mlir::Value i = state.use(indices, loc);
+  mlir::Value u = state.use(updates, loc);
+  return state.wrap(
+      state.create<mlir::kiln::ScatterAddOp>(loc, t, i, u).getResult());
+}
+
 } // namespace kiln

@@ -23,7 +23,9 @@
 // STACK:       {{^}}}
 // LIST: count(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // REPORT-NOT: remark: device memory plan for @kiln_entry_count
-// REPORT: remark: device memory plan for @kiln_impl_count: 2 intermediates of 5 bytes in total in an arena of 4 bytes; 44 bytes in their own allocations
+// The loop's carried 4xf32 starts as a copy of %x (16 of the 60 bytes): the
+// caller's input is read only (kiln-read-only-arguments).
+// REPORT: remark: device memory plan for @kiln_impl_count: 2 intermediates of 5 bytes in total in an arena of 4 bytes; 60 bytes in their own allocations
 // REPORT-NOT: remark: device memory plan for @kiln_entry_count
 
 // CHECK-DAG: @kiln_gpu_kernel_image = global ptr null

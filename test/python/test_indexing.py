@@ -466,6 +466,31 @@ def test_traced_array_add_accumulates_repeats(rng):
     check(got, numpy_update(x, i, v, "add"), exact=False)
 
 
+def test_traced_array_add_is_a_scatter_with_gradients(rng):
+    """.at[i].add(v) with traced i is one kiln.scatter_add: integers wrap,
+    and its gradient is the cotangent for x and the cotangent's rows at i
+    for v (checked against numpy's np.add.at)."""
+    x = data(rng, np.int32, shape=(5, 3))
+    i = np.array([[4, 0], [4, 2]], np.int64)
+    v = np.full((2, 2, 3), 2**31 - 1, np.int32)
+    got = kiln.jit(lambda x, i, v: x.at[i].add(v))(x, i, v)
+    want = x.astype(np.int64)
+    np.add.at(want, i, v.astype(np.int64))
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+
+    xf = rng.standard_normal((5, 3))
+    vf = rng.standard_normal((2, 2, 3))
+
+    def loss(x, v, i):
+        return knp.sum(knp.sin(x.at[i].add(v)))
+
+    dx, dv = kiln.jit(kiln.grad(loss, argnums=(0, 1)))(xf, vf, i)
+    y = xf.copy()
+    np.add.at(y, i, vf)
+    np.testing.assert_allclose(dx, np.cos(y), rtol=1e-12)
+    np.testing.assert_allclose(dv, np.cos(y)[i], rtol=1e-12)
+
+
 @pytest.mark.parametrize("how", ["set", "min", "max"])
 def test_traced_array_update_integers(how, rng):
     x = data(rng, np.int32, shape=(3, 4))

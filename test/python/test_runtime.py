@@ -105,3 +105,45 @@ def test_the_runtime_package_needs_no_compiler():
     libraries = subprocess.run(["ldd", extension.__file__], check=True,
                                capture_output=True, text=True).stdout
     assert "libLLVM" not in libraries and "MLIR" not in libraries
+
+
+def test_calls_leave_their_inputs_unchanged(tmp_path):
+    """An update computed from an argument (dynamic_update_slice and
+    scatter_add of it, a loop that carries it: in place on the argument's
+    buffer before kiln-read-only-arguments) must not write into the
+    caller's array, which the runtime passes without a copy."""
+    source = tmp_path / "updates.mlir"
+    source.write_text("""
+func.func @updates(%x: tensor<6xf32>, %i: tensor<i64>, %u: tensor<2xf32>,
+                   %t: tensor<5x2xf64>, %ids: tensor<3xi32>,
+                   %rows: tensor<3x2xf64>)
+    -> (tensor<6xf32>, tensor<5x2xf64>, tensor<2xf32>) {
+  %s = kiln.dynamic_update_slice %x[%i], %u : tensor<6xf32>, tensor<2xf32>
+  %a = kiln.scatter_add %t, %ids, %rows : tensor<5x2xf64>, tensor<3xi32>, tensor<3x2xf64>
+  %h = kiln.for 3 iterations (%u) : (tensor<2xf32>) {
+  ^bb0(%k: tensor<i64>, %c: tensor<2xf32>):
+    %n = kiln.tanh %c : tensor<2xf32>
+    kiln.yield %n : tensor<2xf32>
+  }
+  return %s, %a, %h : tensor<6xf32>, tensor<5x2xf64>, tensor<2xf32>
+}
+""")
+    path = tmp_path / "updates.kmod"
+    subprocess.run([os.path.join(BIN, "kiln-compile"), str(source), "-o",
+                    str(path)], check=True)
+    function = kiln_runtime.load(path)["updates"]
+    x = np.arange(6, dtype=np.float32)
+    t = np.arange(10, dtype=np.float64).reshape(5, 2)
+    ids = np.array([4, 0, 4], np.int32)
+    rows = np.ones((3, 2))
+    u = np.array([0.5, -0.25], np.float32)
+    x0, t0, u0 = x.copy(), t.copy(), u.copy()
+    s, a, h = function(x, np.array(1, np.int64), u, t, ids, rows)
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(t, t0)
+    np.testing.assert_array_equal(u, u0)
+    np.testing.assert_allclose(h, np.tanh(np.tanh(np.tanh(u0))), rtol=1e-6)
+    np.testing.assert_array_equal(s, [0, 0.5, -0.25, 3, 4, 5])
+    want = t0.copy()
+    np.add.at(want, ids, rows)
+    np.testing.assert_array_equal(a, want)

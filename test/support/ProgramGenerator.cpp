@@ -336,6 +336,7 @@ private:
   bool convOp();
   bool reduceWindowOp();
   bool iotaOp();
+  Val rowIndices();
   bool gatherOp();
   bool scatterAddOp();
   bool dynamicSliceOp();
@@ -1679,6 +1680,18 @@ Val Generator::rowIndex() {
   return freshValue({}, DType::I64);
 }
 
+/// Indices for a gather or a scatter: a small integer value of the
+/// program (any values: they clamp), or a fresh vector of 1 to 8.
+Val Generator::rowIndices() {
+  const Val *y = pickValue([](const Val &v) {
+    return isIndexType(v.dtype) && v.shape.size() <= 2 &&
+           numElements(v.shape) <= 64;
+  });
+  return y ? *y
+           : freshValue(Shape{range(1, 9)},
+                        chance(50) ? DType::I32 : DType::I64);
+}
+
 bool Generator::gatherOp() {
   const Val *x = pickValue([](const Val &v) { return !v.shape.empty(); });
   if (!x)
@@ -1686,13 +1699,7 @@ bool Generator::gatherOp() {
   Val table = *x;
   if (table.shape[0] == 0)
     return false; // a gather needs a row to clamp to
-  const Val *y = pickValue([](const Val &v) {
-    return isIndexType(v.dtype) && v.shape.size() <= 2 &&
-           numElements(v.shape) <= 64;
-  });
-  Val indices = y ? *y
-                  : freshValue(Shape{range(1, 9)},
-                               chance(50) ? DType::I32 : DType::I64);
+  Val indices = rowIndices();
   Val r = table;
   r.shape = indices.shape;
   r.shape.insert(r.shape.end(), table.shape.begin() + 1, table.shape.end());
@@ -1724,13 +1731,7 @@ bool Generator::scatterAddOp() {
   Val table = *x;
   if (table.shape[0] == 0)
     return false; // a scatter needs a row to clamp to
-  const Val *y = pickValue([](const Val &v) {
-    return isIndexType(v.dtype) && v.shape.size() <= 2 &&
-           numElements(v.shape) <= 64;
-  });
-  Val indices = y ? *y
-                  : freshValue(Shape{range(1, 9)},
-                               chance(50) ? DType::I32 : DType::I64);
+  Val indices = rowIndices();
   Shape shape = indices.shape;
   shape.insert(shape.end(), table.shape.begin() + 1, table.shape.end());
   if (shape.size() > 4 ||

@@ -364,6 +364,12 @@ void kiln::python::bindTracer(py::module_ &m) {
     SourceLoc loc = callerLocation();
     return gather(toTensor(table, loc), toTensor(indices, loc), loc);
   });
+  m.def("scatter_add",
+        [](py::handle table, py::handle indices, py::handle updates) {
+          SourceLoc loc = callerLocation();
+          return scatter_add(toTensor(table, loc), toTensor(indices, loc),
+                             toTensor(updates, loc), loc);
+        });
 
   // Reductions and contractions.
   m.def("sum", [](py::handle x, py::handle axes, bool keepdims) {

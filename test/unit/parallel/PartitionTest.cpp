@@ -467,38 +467,59 @@ TEST_F(PartitionTest, VocabularyParallelEmbeddingAndCrossEntropy) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// An embedding table split by rows, its ids split over the batch
+//===----------------------------------------------------------------------===//
+
+/// The SGD step (learning rate 0.5) of a recommendation model's lookup:
+/// the rows of `fields` ids per example, concatenated, through a ReLU
+/// layer to softmax cross-entropy. Arguments: table [vocab, width], w,
+/// ids [batch, fields] (i32), onehot; results: the loss, the new table and
+/// the new w.
+::kiln::TracedFunction traceTableStep(int64_t batch, int64_t fields,
+                                      int64_t vocab, int64_t width,
+                                      int64_t classes) {
+  using namespace ::kiln;
+  auto loss = [=](const Tensors &a) {
+    Tensor e = reshape(gather(a[0], a[2]), {batch, fields * width});
+    return crossEntropy(relu(matmul(e, a[1])), a[3]);
+  };
+  return trace("train_step",
+               {{DType::F32, {vocab, width}},
+                {DType::F32, {fields * width, classes}},
+                {DType::I32, {batch, fields}},
+                {DType::F32, {batch, classes}}},
+               [=](const Tensors &a) {
+                 Tensors vg = value_and_grad(loss, {0, 1})(a);
+                 return Tensors{vg[0], a[0] - 0.5 * vg[1],
+                                a[1] - 0.5 * vg[2]};
+               });
+}
+
+/// The table, the ids and the labels split over "dp" of `n` ranks, the new
+/// table returned split.
+Layout tableLayout(int64_t n) {
+  std::vector<std::string> rows = {"dp", ""};
+  Layout layout;
+  layout.mesh = mesh({"dp"}, {n});
+  layout.arguments = {rows, {}, rows, rows};
+  layout.results = {{}, rows, {}};
+  return layout;
+}
+
 /// A recommendation model's embedding table split by rows over the ranks
 /// that also split the batch, with lookup-capacity=0: each rank looks up
 /// its rows for every rank's ids (all-gathered, a few integers) and the
 /// rows are reduce-scattered back to the ids' ranks; the table never moves
 /// and no rank holds it whole in the forward pass.
 TEST_F(PartitionTest, ShardedEmbeddingTableWithDataParallelIds) {
-  using namespace ::kiln;
   const int64_t batch = 8, fields = 3, vocab = 16, width = 4, classes = 5;
-  auto loss = [=](const Tensors &a) {
-    // a: table, w, ids, onehot
-    Tensor e = reshape(gather(a[0], a[2]), {batch, fields * width});
-    return crossEntropy(relu(matmul(e, a[1])), a[3]);
-  };
-  func::FuncOp f = keep(trace(
-      "train_step",
-      {{DType::F32, {vocab, width}},
-       {DType::F32, {fields * width, classes}},
-       {DType::I32, {batch, fields}},
-       {DType::F32, {batch, classes}}},
-      [&](const Tensors &a) {
-        Tensors vg = value_and_grad(loss, {0, 1})(a);
-        return Tensors{vg[0], a[0] - 0.5 * vg[1], a[1] - 0.5 * vg[2]};
-      }));
+  func::FuncOp f = keep(traceTableStep(batch, fields, vocab, width, classes));
   for (int64_t n : {2, 4}) {
     Inputs inputs = randomInputs(f);
     inputs[2] = random(f.getArgumentTypes()[2], vocab);
     inputs[3] = randomOneHot(f.getArgumentTypes()[3]);
-    std::vector<std::string> rows = {"dp", ""};
-    Layout layout;
-    layout.mesh = mesh({"dp"}, {n});
-    layout.arguments = {rows, {}, rows, rows};
-    layout.results = {{}, rows, {}};
+    Layout layout = tableLayout(n);
     mlir::kiln::PartitionConfig gatherIds;
     gatherIds.lookupCapacity = 0;
     func::FuncOp spmd = expectSameResults(f, inputs, layout, gatherIds);
@@ -527,34 +548,15 @@ TEST_F(PartitionTest, ShardedEmbeddingTableWithDataParallelIds) {
 /// those in its rows, so no rank holds a table-sized value and nothing of
 /// the table's size is communicated.
 TEST_F(PartitionTest, LargeShardedTableGathersTheLookupsGradientNotTheTables) {
-  using namespace ::kiln;
   const int64_t batch = 8, fields = 2, vocab = 256, width = 4, classes = 5;
-  auto loss = [=](const Tensors &a) {
-    // a: table, w, ids, onehot
-    Tensor e = reshape(gather(a[0], a[2]), {batch, fields * width});
-    return crossEntropy(relu(matmul(e, a[1])), a[3]);
-  };
-  func::FuncOp f = keep(trace(
-      "train_step",
-      {{DType::F32, {vocab, width}},
-       {DType::F32, {fields * width, classes}},
-       {DType::I32, {batch, fields}},
-       {DType::F32, {batch, classes}}},
-      [&](const Tensors &a) {
-        Tensors vg = value_and_grad(loss, {0, 1})(a);
-        return Tensors{vg[0], a[0] - 0.5 * vg[1], a[1] - 0.5 * vg[2]};
-      }));
+  func::FuncOp f = keep(traceTableStep(batch, fields, vocab, width, classes));
   for (int64_t n : {2, 4}) {
     Inputs inputs = randomInputs(f);
     // Ids beyond both ends clamp; most rows are never read.
     inputs[2] = random(f.getArgumentTypes()[2], vocab + 8);
     inputs[2].i[0] = -3;
     inputs[3] = randomOneHot(f.getArgumentTypes()[3]);
-    std::vector<std::string> rows = {"dp", ""};
-    Layout layout;
-    layout.mesh = mesh({"dp"}, {n});
-    layout.arguments = {rows, {}, rows, rows};
-    layout.results = {{}, rows, {}};
+    Layout layout = tableLayout(n);
     func::FuncOp spmd = expectSameResults(f, inputs, layout);
     ASSERT_TRUE(spmd);
     auto f32 = Float32Type::get(f.getContext());
@@ -589,28 +591,10 @@ TEST_F(PartitionTest, LargeShardedTableGathersTheLookupsGradientNotTheTables) {
 /// its bucket, and the whole group gathers the ids instead. Both give the
 /// single device's results.
 TEST_F(PartitionTest, ShardedTableExchangesIdsInOwnerBuckets) {
-  using namespace ::kiln;
   const int64_t batch = 16, fields = 2, vocab = 64, width = 4, classes = 3;
   const int64_t n = 4;
-  auto loss = [=](const Tensors &a) {
-    Tensor e = reshape(gather(a[0], a[2]), {batch, fields * width});
-    return crossEntropy(relu(matmul(e, a[1])), a[3]);
-  };
-  func::FuncOp f = keep(trace(
-      "train_step",
-      {{DType::F32, {vocab, width}},
-       {DType::F32, {fields * width, classes}},
-       {DType::I32, {batch, fields}},
-       {DType::F32, {batch, classes}}},
-      [&](const Tensors &a) {
-        Tensors vg = value_and_grad(loss, {0, 1})(a);
-        return Tensors{vg[0], a[0] - 0.5 * vg[1], a[1] - 0.5 * vg[2]};
-      }));
-  std::vector<std::string> rows = {"dp", ""};
-  Layout layout;
-  layout.mesh = mesh({"dp"}, {n});
-  layout.arguments = {rows, {}, rows, rows};
-  layout.results = {{}, rows, {}};
+  func::FuncOp f = keep(traceTableStep(batch, fields, vocab, width, classes));
+  Layout layout = tableLayout(n);
   // Spread: each rank's 8 ids name every owner twice (two out of range,
   // clamped to rows of owners 0 and 3, leave rank 1 three ids of owner 3).
   // Skewed: every id in rank 2's rows, some repeated.

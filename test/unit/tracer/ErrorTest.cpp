@@ -125,6 +125,17 @@ TEST(ShapeErrors, EveryOpReportsTheCallSite) {
          line = __LINE__ + 1;
          (void)kiln::gather(x, y);
        }},
+      {"kiln::scatter_add needs updates of shape [4,3] (the indices' shape, "
+       "then the table's past its rows) and dtype f32, got shape [2,3]",
+       [](const Tensor &x, const Tensor &, int &line) {
+         line = __LINE__ + 1;
+         (void)kiln::scatter_add(x, kiln::iota({4}, 0, DType::I32), x);
+       }},
+      {"kiln::scatter_add needs i32 or i64 indices, got f32",
+       [](const Tensor &x, const Tensor &y, int &line) {
+         line = __LINE__ + 1;
+         (void)kiln::scatter_add(y, y, y);
+       }},
       {"cannot broadcast [2,3] to [3]",
        [](const Tensor &x, const Tensor &, int &line) {
          line = __LINE__ + 1;

@@ -117,6 +117,23 @@ TEST(Shapes, IotaAndGather) {
   expectTensor(out[3], DType::F32, {2}, {20, 21});
 }
 
+TEST(Shapes, ScatterAddClampsAndAccumulates) {
+  auto f = kiln::trace(
+      "scatter",
+      {kiln::f32({4, 2}, "table"), kiln::i32({3}, "ids"),
+       kiln::f32({3, 2}, "rows")},
+      [](const Tensor &table, const Tensor &ids, const Tensor &rows) {
+        return Tensors{kiln::scatter_add(table, ids, rows)};
+      });
+  // Ids 1, 9 (row 3) and -2 (row 0): the rows add into those rows.
+  auto out = run(f, {f32Data({4, 2}, {0, 1, 10, 11, 20, 21, 30, 31}),
+                     i32Data({3}, {1, 9, -2}),
+                     f32Data({3, 2}, {100, 200, 300, 400, 500, 600})});
+  ASSERT_EQ(out.size(), 1u);
+  expectTensor(out[0], DType::F32, {4, 2},
+               {500, 601, 110, 211, 20, 21, 330, 431});
+}
+
 TEST(Reductions, SumMaxMeanOverAxes) {
   auto f = kiln::trace("reduce", {kiln::f32({2, 3, 2})}, [](const Tensor &x) {
     return Tensors{kiln::sum(x),

@@ -118,6 +118,26 @@ def KilnFreshResults : Pass<"kiln-fresh-results", "mlir::func::FuncOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def KilnReadOnlyArguments : Pass<"kiln-read-only-arguments", "mlir::ModuleOp"> {
+  let summary = "Forbid bufferization to write into a public function's "
+                "tensor arguments";
+  let description = [{
+    Runs on tensors, right before one-shot bufferization. A public function's
+    arguments are the caller's buffers (a host program's parameters, numpy
+    arrays passed without a copy), which the call must leave as they were.
+    One-shot bufferization treats a function's arguments as writable unless
+    they carry `bufferization.writable = false`, and would update one in
+    place where the program computes a new value from it that it no longer
+    reads (a `kiln.dynamic_update_slice` or a `kiln.scatter_add` of an
+    argument). This pass sets that attribute on every tensor argument of
+    every public function with a body, so such an update writes into a copy.
+    Private functions keep writable arguments: their callers are in the
+    module, and the analysis copies an operand the callee writes where the
+    caller still needs it.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
 def KilnCopySlicedCallOperands
     : Pass<"kiln-copy-sliced-call-operands", "mlir::func::FuncOp"> {
   let summary = "Copy a call's operands that are slices into fresh tensors";

@@ -13,8 +13,10 @@ Updates: with a static index (no traced values), the updated positions are
 known at trace time, so an update is a gather of the new values into place
 and a select; repeated positions are applied in rounds (`set` keeps the
 last, like numpy's assignment; `add` accumulates). With traced indices,
-integers and full slices select a slab through a mask; other traced forms
-compare every updated position with every element (`set` and `add` only).
+integers and full slices select a slab through a mask; with other traced
+forms `add` is a kiln.scatter_add into the flattened array (bools: compared
+like `set`), and `set`, `min` and `max` compare every updated position with
+every element.
 """
 
 import numpy as _np
@@ -315,8 +317,9 @@ def _update(x, index, values, how):
 
 
 def _compared_update(x, index, values, how):
-    """An update through traced index arrays: every updated position is
-    compared with every element of x ([updates, x.size] of work).
+    """An update through traced index arrays: `add` scatter-adds the values
+    at their flat positions; the others compare every updated position
+    with every element of x ([updates, x.size] of work).
     Repeated positions: `add` sums, `min`/`max` reduce, `set` keeps the
     last write (numpy's assignment)."""
     from . import numpy as knp
@@ -325,6 +328,12 @@ def _compared_update(x, index, values, how):
     count = positions.size
     if count == 0:
         return x
+    if how == "add" and _core.dtype_of(x) != _np.bool_:
+        # kiln.scatter_add: the work of the updates, not of x.
+        added = _kiln.scatter_add(
+            knp.ravel(x), knp.reshape(positions, [count]),
+            knp.reshape(_values(x, values, positions.shape), [count]))
+        return knp.reshape(added, x.shape)
     v = knp.reshape(_values(x, values, positions.shape), [count, 1])
     hits = knp.equal(knp.reshape(positions, [count, 1]),
                      knp.reshape(knp.arange(x.size, dtype=_np.int64),
@@ -332,9 +341,8 @@ def _compared_update(x, index, values, how):
     flat = knp.ravel(x)
     hit = knp.any(hits, axis=0)
     if how == "add":
-        # (bools: any, since a sum of bools counts)
-        total = knp.any if _core.dtype_of(x) == _np.bool_ else knp.sum
-        contribution = total(knp.where(hits, v, knp.zeros_like(v)), axis=0)
+        # Bools (the others scatter-add above): any, as numpy's bool sum.
+        contribution = knp.any(knp.where(hits, v, knp.zeros_like(v)), axis=0)
         return knp.reshape(knp.add(flat, contribution), x.shape)
     if how == "set":
         order = knp.reshape(knp.arange(count, dtype=_np.int64), [count, 1])

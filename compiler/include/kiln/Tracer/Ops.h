@@ -217,6 +217,13 @@ Tensor broadcast_to(const Tensor &x, const Shape &shape,
 Tensor gather(const Tensor &table, const Tensor &indices,
               SourceLoc loc = SourceLoc::current());
 
+/// The transpose of gather: `table` with each row of `updates` added into
+/// the row its index names (clamped like gather's), the rows of one index
+/// after the other in the indices' row-major order. `updates` has shape
+/// indices.shape + table.shape[1:] and the table's dtype (not bool).
+Tensor scatter_add(const Tensor &table, const Tensor &indices,
+                   const Tensor &updates, SourceLoc loc = SourceLoc::current());
+
 //===----------------------------------------------------------------------===//
 // Reductions and contractions
 //===----------------------------------------------------------------------===//
