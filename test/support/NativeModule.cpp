@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstring>
+
 using namespace kiln;
 
 namespace {
@@ -58,8 +60,11 @@ bool test::NativeModule::call(const std::string &name,
     for (kiln_tensor_t *tensor : llvm::concat<kiln_tensor_t *>(in, out))
       kiln_tensor_release(tensor);
   };
+  // Each input's bytes, to check after the call that it left them alone:
+  // the inputs are the caller's buffers (kiln-read-only-arguments).
+  std::vector<std::vector<uint8_t>> inputBytes;
   for (const HostTensor &input : inputs) {
-    std::vector<uint8_t> bytes(input.byteSize());
+    std::vector<uint8_t> &bytes = inputBytes.emplace_back(input.byteSize());
     input.toBytes(bytes.data());
     kiln_tensor_t *tensor = nullptr;
     if (kiln_status_t status =
@@ -80,6 +85,15 @@ bool test::NativeModule::call(const std::string &name,
     error = consume(status);
     releaseAll();
     return false;
+  }
+  for (auto [index, tensor] : llvm::enumerate(in)) {
+    const std::vector<uint8_t> &bytes = inputBytes[index];
+    if (!bytes.empty() &&
+        std::memcmp(kiln_tensor_data(tensor), bytes.data(), bytes.size())) {
+      error = "the call wrote into its input #" + std::to_string(index);
+      releaseAll();
+      return false;
+    }
   }
   outputs.clear();
   for (auto [tensor, type] : llvm::zip(out, signature.getResultTypes())) {
