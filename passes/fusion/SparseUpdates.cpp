@@ -28,6 +28,7 @@
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -43,22 +44,14 @@ using namespace mlir::kiln;
 
 namespace {
 
-/// Whether `v` is a kiln.constant splat of zero.
-bool isZeroSplat(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  auto dense =
-      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-  if (!dense || !dense.isSplat())
-    return false;
-  if (isa<FloatType>(dense.getElementType()))
-    return dense.getSplatValue<APFloat>().isZero();
-  return dense.getSplatValue<APInt>().isZero();
-}
-
 /// The scatter_add into zeros that defines `v`, if nothing else reads it.
 ScatterAddOp scatterOfZeros(Value v) {
   auto scatter = v.getDefiningOp<ScatterAddOp>();
-  if (!scatter || !v.hasOneUse() || !isZeroSplat(scatter.getTable()))
+  if (!scatter || !v.hasOneUse())
+    return {};
+  // A kiln.constant splat of zero (either sign for floats).
+  Value table = scatter.getTable();
+  if (!matchPattern(table, m_AnyZeroFloat()) && !matchPattern(table, m_Zero()))
     return {};
   return scatter;
 }

@@ -596,18 +596,6 @@ Value Partitioner::rankOffset(int64_t rowsPerRank) {
   return builder.create<MulOp>(loc, axisIndex, constant(rowsPerRank));
 }
 
-/// rankOffset(rowsPerRank) as a tensor of `type` (every element the offset,
-/// converted to its element type).
-Value Partitioner::rankOffsetLike(int64_t rowsPerRank, RankedTensorType type) {
-  Location loc = func.getLoc();
-  Value offset = rankOffset(rowsPerRank);
-  if (type.getElementType() != builder.getI64Type())
-    offset = builder.create<CastOp>(
-        loc, RankedTensorType::get({}, type.getElementType()), offset);
-  return builder.create<BroadcastInDimOp>(loc, type, offset,
-                                          ArrayRef<int64_t>{});
-}
-
 /// rankOffset(rowsPerRank) as a rank-0 tensor of `element`.
 Value Partitioner::rankOffsetOf(int64_t rowsPerRank, Type element) {
   Value offset = rankOffset(rowsPerRank);
@@ -615,6 +603,14 @@ Value Partitioner::rankOffsetOf(int64_t rowsPerRank, Type element) {
     return offset;
   return builder.create<CastOp>(func.getLoc(),
                                 RankedTensorType::get({}, element), offset);
+}
+
+/// rankOffset(rowsPerRank) as a tensor of `type` (every element the offset,
+/// converted to its element type).
+Value Partitioner::rankOffsetLike(int64_t rowsPerRank, RankedTensorType type) {
+  return builder.create<BroadcastInDimOp>(
+      func.getLoc(), type, rankOffsetOf(rowsPerRank, type.getElementType()),
+      ArrayRef<int64_t>{});
 }
 
 /// `v` with its first `leadingDims` dims made one.
@@ -1086,12 +1082,6 @@ bool Partitioner::rewriteGather(GatherOp op) {
     auto indexType = op.getIndices().getType();
     int64_t rows = op.getTable().getType().getDimSize(0);
     int64_t localRowCount = rows / ranks;
-    auto splat = [&](int64_t value) -> Value {
-      return builder.create<ConstantOp>(
-          loc, DenseElementsAttr::get(
-                   indexType, builder.getIntegerAttr(
-                                  indexType.getElementType(), value)));
-    };
     if (i.isSharded()) {
       // A rank's ids go to their rows' owners in buckets of a fixed
       // capacity, and the rows come back (OwnerExchange.h).
@@ -1112,27 +1102,14 @@ bool Partitioner::rewriteGather(GatherOp op) {
       }
     }
     // The op clamps out-of-range ids to the first and last rows.
-    Value ids = builder.create<MinOp>(
-        loc, builder.create<MaxOp>(loc, replicate(indices), splat(0)),
-        splat(rows - 1));
-    Value local = builder.create<SubOp>(
-        loc, ids, rankOffsetLike(localRowCount, indexType));
-    Value mine = builder.create<AndOp>(
-        loc,
-        builder.create<CompareOp>(loc, CompareDirection::ge, local, splat(0)),
-        builder.create<CompareOp>(loc, CompareDirection::lt, local,
-                                  splat(localRowCount)));
-    Value found = emit(op, {localOf(table), local}, Sharding::replicated())
-                      ->getResult(0);
-    auto resultType = cast<RankedTensorType>(found.getType());
-    SmallVector<int64_t> leading(indexType.getRank());
-    std::iota(leading.begin(), leading.end(), 0);
-    Value mask = builder.create<BroadcastInDimOp>(
-        loc, resultType.clone(builder.getI1Type()), mine, leading);
-    Value zeros = builder.create<ConstantOp>(
-        loc, DenseElementsAttr::get(
-                 resultType, builder.getZeroAttr(resultType.getElementType())));
-    Value partial = builder.create<SelectOp>(loc, mask, found, zeros);
+    Value ids = clampToRows(builder, loc, replicate(indices), rows);
+    OwnedIds owned = idsOwnedHere(
+        builder, loc, ids, localRowCount,
+        rankOffsetOf(localRowCount, indexType.getElementType()));
+    Value found =
+        emit(op, {localOf(table), owned.local}, Sharding::replicated())
+            ->getResult(0);
+    Value partial = rowsWhere(builder, loc, owned.mine, found);
     if (i.isSharded()) {
       // The result's leading dimensions are the ids'.
       define(op.getResult(),
@@ -1159,34 +1136,16 @@ bool Partitioner::rewriteGather(GatherOp op) {
 /// rank and add nothing). Returns the rank's rows of the result.
 Value Partitioner::scatterIntoLocalRows(ScatterAddOp op, Value localTable,
                                         Value ids, Value updates) {
-  Location loc = op.getLoc();
-  auto indexType = cast<RankedTensorType>(ids.getType());
-  auto updateType = cast<RankedTensorType>(updates.getType());
   int64_t rows = op.getTable().getType().getDimSize(0);
   int64_t localRowCount = rows / ranks;
-  auto splat = [&](int64_t value) -> Value {
-    return builder.create<ConstantOp>(
-        loc, DenseElementsAttr::get(
-                 indexType,
-                 builder.getIntegerAttr(indexType.getElementType(), value)));
-  };
-  Value clamped = builder.create<MinOp>(
-      loc, builder.create<MaxOp>(loc, ids, splat(0)), splat(rows - 1));
-  Value local = builder.create<SubOp>(
-      loc, clamped, rankOffsetLike(localRowCount, indexType));
-  Value mine = builder.create<AndOp>(
-      loc, builder.create<CompareOp>(loc, CompareDirection::ge, local, splat(0)),
-      builder.create<CompareOp>(loc, CompareDirection::lt, local,
-                                splat(localRowCount)));
-  SmallVector<int64_t> leading(indexType.getRank());
-  std::iota(leading.begin(), leading.end(), 0);
-  Value mask = builder.create<BroadcastInDimOp>(
-      loc, updateType.clone(builder.getI1Type()), mine, leading);
-  Value zeros = builder.create<ConstantOp>(
-      loc, DenseElementsAttr::get(
-               updateType, builder.getZeroAttr(updateType.getElementType())));
-  Value kept = builder.create<SelectOp>(loc, mask, updates, zeros);
-  return builder.create<ScatterAddOp>(loc, localTable, local, kept);
+  Value clamped = clampToRows(builder, op.getLoc(), ids, rows);
+  OwnedIds owned = idsOwnedHere(
+      builder, op.getLoc(), clamped, localRowCount,
+      rankOffsetOf(localRowCount,
+                   cast<RankedTensorType>(ids.getType()).getElementType()));
+  return builder.create<ScatterAddOp>(
+      op.getLoc(), localTable, owned.local,
+      rowsWhere(builder, op.getLoc(), owned.mine, updates));
 }
 
 /// result = table with updates[i..., j...] added into row indices[i...]:

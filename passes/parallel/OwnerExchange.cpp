@@ -33,9 +33,51 @@
 #include "kiln/IR/KilnOps.h"
 
 #include <cmath>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::kiln;
+
+/// A splat of `value` in the type of `like` (an integer tensor).
+static Value splatLike(OpBuilder &b, Location loc, Value like, int64_t value) {
+  auto type = cast<RankedTensorType>(like.getType());
+  return b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(
+               type, b.getIntegerAttr(type.getElementType(), value)));
+}
+
+Value mlir::kiln::clampToRows(OpBuilder &b, Location loc, Value ids,
+                              int64_t rows) {
+  Value low = b.create<MaxOp>(loc, ids, splatLike(b, loc, ids, 0));
+  return b.create<MinOp>(loc, low, splatLike(b, loc, ids, rows - 1));
+}
+
+OwnedIds mlir::kiln::idsOwnedHere(OpBuilder &b, Location loc,
+                                  Value clampedIds, int64_t ownedRows,
+                                  Value offset) {
+  auto type = cast<RankedTensorType>(clampedIds.getType());
+  Value local = b.create<SubOp>(
+      loc, clampedIds,
+      b.create<BroadcastInDimOp>(loc, type, offset, ArrayRef<int64_t>{}));
+  Value atLeastFirst = b.create<CompareOp>(loc, CompareDirection::ge, local,
+                                           splatLike(b, loc, local, 0));
+  Value beforeEnd = b.create<CompareOp>(loc, CompareDirection::lt, local,
+                                        splatLike(b, loc, local, ownedRows));
+  return {local, b.create<AndOp>(loc, atLeastFirst, beforeEnd)};
+}
+
+Value mlir::kiln::rowsWhere(OpBuilder &b, Location loc, Value keep,
+                            Value rows) {
+  auto type = cast<RankedTensorType>(rows.getType());
+  SmallVector<int64_t> leading(
+      cast<RankedTensorType>(keep.getType()).getRank());
+  std::iota(leading.begin(), leading.end(), 0);
+  Value mask = b.create<BroadcastInDimOp>(loc, type.clone(b.getI1Type()), keep,
+                                          leading);
+  Value zeros = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+  return b.create<SelectOp>(loc, mask, rows, zeros);
+}
 
 namespace {
 
@@ -63,31 +105,6 @@ struct Emitter {
   Value broadcast(Value v, RankedTensorType type, ArrayRef<int64_t> dims) {
     return b.create<BroadcastInDimOp>(loc, type, v, dims);
   }
-  /// `rows` ([k, ...]) where `keep` ([k], i1) holds, zeros elsewhere.
-  Value rowsWhere(Value keep, Value rows) {
-    auto type = cast<RankedTensorType>(rows.getType());
-    Value mask = broadcast(keep, type.clone(b.getI1Type()), {0});
-    return b.create<SelectOp>(loc, mask, rows, zeros(type));
-  }
-  Value clampToTable(Value ids) {
-    int64_t n = cast<RankedTensorType>(ids.getType()).getDimSize(0);
-    return b.create<MinOp>(loc, b.create<MaxOp>(loc, ids, splat(0, {n})),
-                           splat(x.tableRows - 1, {n}));
-  }
-  /// For ids of every rank ([k]): their rows local to this rank, and
-  /// whether this rank owns them.
-  std::pair<Value, Value> ownedByThisRank(Value ids, Value offset) {
-    auto type = cast<RankedTensorType>(ids.getType());
-    int64_t k = type.getDimSize(0);
-    Value local =
-        b.create<SubOp>(loc, clampToTable(ids), broadcast(offset, type, {}));
-    Value mine = b.create<AndOp>(
-        loc, b.create<CompareOp>(loc, CompareDirection::ge, local, splat(0, {k})),
-        b.create<CompareOp>(loc, CompareDirection::lt, local,
-                            splat(ownedRows(), {k})));
-    return {local, mine};
-  }
-
   struct Buckets {
     Value send, slot, fits, overflow;
   };
@@ -95,7 +112,7 @@ struct Emitter {
   Buckets bucket(Value ids) {
     int64_t n = cast<RankedTensorType>(ids.getType()).getDimSize(0);
     int64_t N = x.ranks, C = x.capacity;
-    Value clamped = clampToTable(ids);
+    Value clamped = clampToRows(b, loc, ids, x.tableRows);
     Value owner = b.create<DivOp>(loc, clamped, splat(ownedRows(), {n}));
     Value local = b.create<SubOp>(
         loc, clamped, b.create<MulOp>(loc, owner, splat(ownedRows(), {n})));
@@ -197,8 +214,11 @@ Value mlir::kiln::lookUpByOwner(OpBuilder &b, Location loc,
         Emitter e{ib, loc, exchange, element};
         Value all = ib.create<AllGatherOp>(loc, a[3], 0, exchange.groups,
                                            exchange.ranks);
-        auto [local, mine] = e.ownedByThisRank(all, a[4]);
-        Value found = e.rowsWhere(mine, ib.create<GatherOp>(loc, a[0], local));
+        OwnedIds owned = idsOwnedHere(
+            ib, loc, clampToRows(ib, loc, all, exchange.tableRows),
+            e.ownedRows(), a[4]);
+        Value found = rowsWhere(ib, loc, owned.mine,
+                                ib.create<GatherOp>(loc, a[0], owned.local));
         return ib.create<ReduceScatterOp>(loc, found, CollectiveReduction::Sum,
                                           0, exchange.groups, exchange.ranks);
       },
@@ -230,9 +250,13 @@ Value mlir::kiln::scatterToOwners(OpBuilder &b, Location loc,
                                               exchange.ranks);
         Value allUpdates = ib.create<AllGatherOp>(
             loc, a[4], 0, exchange.groups, exchange.ranks);
-        auto [local, mine] = e.ownedByThisRank(allIds, a[5]);
-        return ib.create<ScatterAddOp>(loc, e.zeros(localTableType), local,
-                                       e.rowsWhere(mine, allUpdates));
+        OwnedIds owned = idsOwnedHere(
+            ib, loc, clampToRows(ib, loc, allIds, exchange.tableRows),
+            e.ownedRows(), a[5]);
+        return ib.create<ScatterAddOp>(loc, e.zeros(localTableType),
+                                       owned.local,
+                                       rowsWhere(ib, loc, owned.mine,
+                                                 allUpdates));
       },
       [&](OpBuilder &ib, ValueRange a) -> Value {
         Emitter e{ib, loc, exchange, element};
@@ -241,7 +265,7 @@ Value mlir::kiln::scatterToOwners(OpBuilder &b, Location loc,
         llvm::append_range(slots, updateType.getShape().drop_front());
         Value sent = ib.create<ScatterAddOp>(
             loc, e.zeros(updateType.clone(slots)), a[1],
-            e.rowsWhere(a[2], a[4]));
+            rowsWhere(ib, loc, a[2], a[4]));
         Value rows = e.allToAll(
             e.withLeading(sent, 1, {exchange.ranks, exchange.capacity}));
         Value owned = e.allToAll(a[0]);

@@ -36,6 +36,23 @@ struct OwnerExchange {
   int64_t capacity = 1;
 };
 
+/// `ids` (i32 or i64, any shape) clamped to [0, rows - 1], as kiln.gather
+/// clamps them.
+Value clampToRows(OpBuilder &b, Location loc, Value ids, int64_t rows);
+
+/// For clamped ids into a table split by rows, of which this rank owns
+/// `ownedRows` from `offset` (rank-0, the ids' type) on: `local`, the ids
+/// minus `offset`, and `mine`, whether this rank owns each.
+struct OwnedIds {
+  Value local, mine;
+};
+OwnedIds idsOwnedHere(OpBuilder &b, Location loc, Value clampedIds,
+                      int64_t ownedRows, Value offset);
+
+/// `rows` (the shape of `keep`, then a row's) where `keep` (i1) holds,
+/// zeros elsewhere.
+Value rowsWhere(OpBuilder &b, Location loc, Value keep, Value rows);
+
 /// The bucket capacity for n ids per rank over `ranks` owners with the
 /// capacity factor `factor`, ceil(factor n / ranks), or 0 where the
 /// buckets would hold as many ids as gathering them all (or factor <= 0).
