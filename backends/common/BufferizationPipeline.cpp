@@ -30,6 +30,10 @@
 //      allocation first (kiln-fresh-results), then hoisted to the caller,
 //      so outputs are written in place.
 //
+// buildDeallocationPipeline, after the backend's own buffer passes:
+//   4. ownership-based deallocation, its simplification, on the CPU
+//      kiln-free-after-last-use, and the lowering of the deallocations.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
@@ -39,6 +43,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -96,4 +101,24 @@ void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.memCpyFn = copyWithLinalg;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+}
+
+void mlir::kiln::buildDeallocationPipeline(OpPassManager &pm,
+                                           bool freeAfterLastUse) {
+  // Upstream's buildBufferDeallocationPipeline with default options, with
+  // room for kiln-free-after-last-use where the deallocations are still
+  // bufferization.dealloc ops.
+  pm.addNestedPass<func::FuncOp>(
+      memref::createExpandReallocPass(/*emitDeallocs=*/false));
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferDeallocationSimplificationPass());
+  if (freeAfterLastUse)
+    pm.addNestedPass<func::FuncOp>(createKilnFreeAfterLastUse());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
 }

@@ -28,7 +28,8 @@
 //   4. copies of zero-filled buffers become fills; products of transposed
 //      copies read the copies' sources in place (the copies dropped); the
 //      intermediates of each block planned into one arena, buffers with
-//      disjoint lifetimes sharing bytes; ownership-based deallocation;
+//      disjoint lifetimes sharing bytes; ownership-based deallocation,
+//      each buffer freed after its last use (kiln-free-after-last-use);
 //   5. f32 matmuls -> oneDNN sgemm calls, calls of the outlined
 //      convolutions -> oneDNN convolution primitives (where kiln was built
 //      with oneDNN), calls of the outlined attentions -> loops over the
@@ -39,7 +40,8 @@
 //      parallel loop of each large loop nest an OpenMP parallel loop (where kiln was built with libomp); f32 transcendentals -> polynomials that LLVM's loop
 //      vectorizer vectorizes; multi-dimensional constant globals made
 //      one-dimensional (kiln-flatten-globals); then everything -> the LLVM
-//      dialect.
+//      dialect, buffers allocated through the runtime's slots
+//      (kiln-cpu-memory-hooks, kiln/MemoryAbi.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,7 +53,6 @@
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -135,8 +136,8 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   }
   pm.addPass(createKilnEntryPoints());
 
-  bufferization::BufferDeallocationPipelineOptions deallocation;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  // Buffers freed after their last use (kiln-free-after-last-use).
+  buildDeallocationPipeline(pm, /*freeAfterLastUse=*/true);
   pm.addPass(createKilnCanonicalizeBuffers());
 
   if (dnnl) {
@@ -181,7 +182,12 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Buffers allocated and freed through the runtime's counting allocator
+  // (kiln-cpu-memory-hooks defines the generic functions).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createKilnCpuMemoryHooks());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());

@@ -23,7 +23,8 @@ namespace mlir::kiln {
 /// The buffers `call` should write for its operands at `results` (its
 /// result buffers, the others being inputs), in that order. A result
 /// operand whose buffer is an allocation that the ops right after the call
-/// copy (linalg.copy, one each, before anything else) into a buffer
+/// copy (linalg.copy, one each, before anything but deallocations of
+/// other buffers) into a buffer
 /// defined before the call, with no other use than the call, the copy and
 /// deallocations, and that target aliasing no input, is replaced by the
 /// target; `dead` receives the copy, deallocations and allocation that
@@ -37,6 +38,12 @@ inline SmallVector<Value> forwardedResults(func::CallOp call,
   llvm::SmallPtrSet<Value, 4> targets;
   for (Operation *next = call->getNextNode(); next;
        next = next->getNextNode()) {
+    // The call's inputs may be freed right after it
+    // (kiln-free-after-last-use), before the copies.
+    if (auto free = dyn_cast<memref::DeallocOp>(next))
+      if (!llvm::is_contained(buffers, free.getMemref()) &&
+          !targets.contains(free.getMemref()))
+        continue;
     auto copy = dyn_cast<linalg::CopyOp>(next);
     if (!copy)
       break;

@@ -41,7 +41,6 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -96,8 +95,10 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKilnEntryPoints());
   pm.addNestedPass<func::FuncOp>(createKilnCudaGlobalsToBuffers());
 
-  bufferization::BufferDeallocationPipelineOptions deallocation;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  // Deallocations stay at the end of their blocks here: the device
+  // buffers' frees become stream-ordered later (kiln-cuda-device-
+  // allocations), and earlier frees have not been run on a GPU yet.
+  buildDeallocationPipeline(pm, /*freeAfterLastUse=*/false);
   // On buffers, the canonicalizer that keeps in-place kernels whose bodies
   // fold to constants (CanonicalizeBuffers.cpp).
   pm.addPass(createKilnCanonicalizeBuffers());

@@ -7,10 +7,10 @@
 
 // CHECK-NOT:   @kiln_dnnl_conv(
 // CHECK-LABEL: llvm.func internal @kiln_impl_returned(
-// CHECK-NOT:     llvm.call @malloc
+// CHECK-NOT:     llvm.call @_mlir_memref_to_llvm_alloc
 // CHECK:         llvm.call @kiln_dnnl_conv_f32(
 // CHECK-NOT:     llvm.br
-// CHECK-NOT:     llvm.call @free
+// CHECK-NOT:     llvm.call @_mlir_memref_to_llvm_free
 // CHECK:         llvm.return
 func.func @returned(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x10x10xf32> {
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x10x10xf32>, tensor<16x8x3x3xf32>

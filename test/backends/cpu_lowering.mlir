@@ -75,9 +75,9 @@ func.func @scale(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
 // CHECK: llvm.intr.fma(%{{.+}}) : (f32, f32, f32) -> f32
 // CHECK-NOT: llvm.intr.exp
 // CHECK-LABEL: llvm.func internal @kiln_impl_uses_helper(
-// CHECK: llvm.call @malloc
+// CHECK: llvm.call @_mlir_memref_to_llvm_alloc
 // CHECK: llvm.call @kiln_impl_helper(
-// CHECK: llvm.call @free
+// CHECK: llvm.call @_mlir_memref_to_llvm_free
 // CHECK-LABEL: llvm.func @kiln_entry_uses_helper(%{{.+}}: !llvm.ptr)
 // CHECK: llvm.call @kiln_impl_uses_helper(
 // CHECK-NOT: @kiln_entry_helper

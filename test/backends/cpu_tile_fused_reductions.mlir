@@ -40,7 +40,7 @@
 // CHECK:         return
 // LOWERED-LABEL: llvm.func internal @kiln_impl_softmax(
 // LOWERED:         omp.parallel
-// LOWERED-NOT:     @malloc
+// LOWERED-NOT:     @_mlir_memref_to_llvm_alloc
 // LOWERED:         omp.terminator
 // LOWERED-NOT:     omp.parallel
 // LOWERED:       llvm.func @kiln_entry_softmax(

@@ -6,8 +6,8 @@
 // The whole CPU pipeline bufferizes them and frees the buffers.
 // RUN: kiln-opt %s --kiln-cpu-lowering | FileCheck %s --check-prefix=LLVM \
 // RUN:   --implicit-check-not=tensor. --implicit-check-not=kiln.
-// LLVM: llvm.call @malloc
-// LLVM: llvm.call @free
+// LLVM: llvm.call @_mlir_memref_to_llvm_alloc
+// LLVM: llvm.call @_mlir_memref_to_llvm_free
 // RUN: kiln-opt %s --kiln-to-linalg \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" \
 // RUN:   | FileCheck %s --check-prefix=BUFFERS

@@ -76,6 +76,10 @@ bool test::NativeModule::call(const std::string &name,
     }
     in.push_back(tensor);
   }
+  // What the process's compiled code holds now, to check that the call
+  // freed every buffer it allocated.
+  kiln_memory_stats_t before;
+  kiln_memory_stats(&before);
   kiln_status_t status =
       comm ? kiln_function_call_with_comm(function, comm, in.data(), in.size(),
                                           out.data(), out.size())
@@ -83,6 +87,15 @@ bool test::NativeModule::call(const std::string &name,
                                 out.size());
   if (status) {
     error = consume(status);
+    releaseAll();
+    return false;
+  }
+  kiln_memory_stats_t after;
+  kiln_memory_stats(&after);
+  if (after.held_bytes != before.held_bytes) {
+    error = "the call left " +
+            std::to_string(int64_t(after.held_bytes - before.held_bytes)) +
+            " bytes of its buffers allocated";
     releaseAll();
     return false;
   }

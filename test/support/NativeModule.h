@@ -38,8 +38,10 @@ public:
   const std::string &error() const { return error_; }
 
   /// Calls function `name` (result types from `signature`, the kiln-level
-  /// function); returns false with `error` set on any failure. A module
-  /// with collectives runs on `comm`.
+  /// function); returns false with `error` set on any failure, which
+  /// includes a call that changed its inputs or left buffers of its own
+  /// allocated (kiln_memory_stats). A module with collectives runs on
+  /// `comm`.
   bool call(const std::string &name, mlir::func::FuncOp signature,
             const std::vector<HostTensor> &inputs,
             std::vector<HostTensor> &outputs, std::string &error,

@@ -246,12 +246,19 @@ OPTIONS:
                     CUDA driver and device before anything runs. Without it
                     the module runs where it was compiled for; a CUDA module
                     then needs the driver (libcuda.so.1) at its first call.
-  --stats           For a CUDA module, after the calls print the device's
-                    counters over all of them: calls, kernel launches,
-                    stream waits, device-to-host copies made by the
-                    compiled code (loop predicates) and their bytes, driver
-                    allocations, memory held and the largest device buffer
-                    (a function's arena). Ignored for CPU modules.
+  --stats           After the calls print what they used. For a CPU module:
+                    the most bytes the code's buffers held at once during
+                    the calls (its intermediates; not the inputs and
+                    outputs, nor oneDNN's and OpenMP's scratch), the bytes
+                    still held after them (0 unless the code leaks) and
+                    the allocations made, as "memory: peak N bytes ...".
+                    For a CUDA module, the device's counters over all of
+                    them: calls, kernel launches, stream waits,
+                    device-to-host copies made by the compiled code (loop
+                    predicates) and their bytes, driver allocations, memory
+                    held and the largest device buffer (a function's
+                    arena). With several ranks, each rank's own (see
+                    --all-ranks-write).
   --comm MODE       How the ranks of a run reach each other, for modules
                     that use collectives (kiln.all_reduce, ...):
                       auto  (the default) MPI when started by mpirun (the

@@ -315,6 +315,21 @@ int printCudaStats(const kiln_module_t *module) {
   return 0;
 }
 
+/// Prints --stats' line for a CPU module: the calls' peak of the code's
+/// buffers, above what was held before them, and what they left held.
+void printMemoryStats(const std::string &linePrefix, uint64_t heldBefore) {
+  kiln_memory_stats_t stats;
+  kiln_memory_stats(&stats);
+  uint64_t peak = stats.peak_bytes - std::min(stats.peak_bytes, heldBefore);
+  uint64_t left = stats.held_bytes - std::min(stats.held_bytes, heldBefore);
+  std::printf("%smemory: peak %llu bytes (%.2f MiB) held by the code's "
+              "buffers, %llu bytes left held after the calls, %llu "
+              "allocations\n",
+              linePrefix.c_str(), (unsigned long long)peak,
+              double(peak) / (1024.0 * 1024.0), (unsigned long long)left,
+              (unsigned long long)stats.allocations);
+}
+
 /// Calls \p function, with \p comm when there is one.
 kiln_status_t call(const kiln_function_t *function, kiln_comm_t *comm,
                    const TensorList &inputs, TensorList &outputs) {
@@ -333,6 +348,11 @@ int timeCalls(const kiln_function_t *function, kiln_comm_t *comm,
               const TensorList &inputs, unsigned long repeat,
               std::string &summary) {
   TensorList outputs(kiln_function_output_count(function));
+  // --stats: the calls' peak, from what the process's modules hold now.
+  kiln_memory_reset_peak();
+  kiln_memory_stats_t before;
+  kiln_memory_stats(&before);
+  uint64_t heldBefore = before.held_bytes;
   std::vector<double> micros;
   micros.reserve(repeat);
   for (unsigned long i = 0; i < repeat; ++i) {
@@ -454,6 +474,11 @@ int main(int argc, char **argv) {
     return fail(error);
 
   TensorList outputs(kiln_function_output_count(function));
+  // --stats: the calls' peak, from what the process's modules hold now.
+  kiln_memory_reset_peak();
+  kiln_memory_stats_t before;
+  kiln_memory_stats(&before);
+  uint64_t heldBefore = before.held_bytes;
   // The profile covers the calls that are timed, the --repeat ones, as
   // the first call's one-time costs (oneDNN creating its kernels) would
   // hide how the function runs; without --repeat, the one call.
@@ -483,8 +508,10 @@ int main(int argc, char **argv) {
   if (profiling)
     if (int result = reportProfile(options, linePrefix))
       return result;
-  if (options.stats &&
-      kiln_module_device(holder.module) == KILN_DEVICE_CUDA)
-    return printCudaStats(holder.module);
+  if (options.stats) {
+    if (kiln_module_device(holder.module) == KILN_DEVICE_CUDA)
+      return printCudaStats(holder.module);
+    printMemoryStats(linePrefix, heldBefore);
+  }
   return 0;
 }

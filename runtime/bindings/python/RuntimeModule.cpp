@@ -168,4 +168,23 @@ PYBIND11_MODULE(_runtime, m) {
             return Function{m.module, function};
           },
           "The function called `name`.");
+
+  m.def(
+      "memory_stats",
+      [] {
+        kiln_memory_stats_t stats;
+        kiln_memory_stats(&stats);
+        py::dict result;
+        result["held_bytes"] = stats.held_bytes;
+        result["peak_bytes"] = stats.peak_bytes;
+        result["allocations"] = stats.allocations;
+        return result;
+      },
+      "The buffers CPU modules' code allocates, over the process: "
+      "{'held_bytes': held now, 'peak_bytes': the most held at once since "
+      "reset_memory_peak(), 'allocations': made since then}. Inputs and "
+      "outputs are not counted.");
+  m.def("reset_memory_peak", [] { kiln_memory_reset_peak(); },
+        "Starts a new peak at the bytes held now, and a new count of "
+        "allocations.");
 }

@@ -395,6 +395,31 @@ size_t kiln_profile_regions(kiln_profile_region_t *regions, size_t capacity);
  * cannot be written. */
 kiln_status_t kiln_profile_write_trace(const char *path);
 
+/*===-- Memory ------------------------------------------------------------===*/
+
+/* The buffers that CPU modules' code allocates while it runs - its
+ * intermediates, planned arenas included (kiln-compile --memory-report
+ * plans them) - counted over every module of the process: the bytes they
+ * hold now, the most they held at once, and the allocations made. Inputs
+ * and outputs, which the caller allocates, and the scratch of oneDNN, of
+ * OpenMP and of the FlashAttention kernels are not counted; nor is
+ * anything of a CUDA module (kiln_module_cuda_stats counts its device
+ * memory). The counts are exact (each block's requested size, including
+ * the code's alignment padding) and cost one atomic addition per
+ * allocation. */
+typedef struct kiln_memory_stats_t {
+  uint64_t held_bytes;
+  uint64_t peak_bytes;
+  uint64_t allocations;
+} kiln_memory_stats_t;
+
+/* Writes the counts into `stats` (nothing when it is NULL). */
+void kiln_memory_stats(kiln_memory_stats_t *stats);
+
+/* Starts a new peak at the bytes held now, and a new count of
+ * allocations, so that the next calls' peak can be read alone. */
+void kiln_memory_reset_peak(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

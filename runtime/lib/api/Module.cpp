@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Module.h"
+#include "Memory.h"
 #include "Profile.h"
 #include "Status.h"
 
@@ -106,6 +107,9 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
   module->collectives =
       fillSlots(*module->library, KILN_COMM_SLOT_PREFIX,
                 kiln::runtime::comm::collectiveFunctions());
+  // The code's buffers, through the counting allocator (MemoryAbi.h).
+  if (kiln_status_t status = kiln::runtime::bindMemorySlots(*module->library))
+    return status;
   if (module->cuda) {
     fillSlots(*module->library, kiln::runtime::cuda::kGpuRuntimeSlotPrefix,
               kiln::runtime::cuda::gpuRuntimeFunctions());

@@ -38,6 +38,13 @@ void buildLinalgPipeline(OpPassManager &pm, bool fuse, bool rowLoops = false,
 /// the kiln.fused_kernels must be inlined by then.
 void buildBufferizationPipeline(OpPassManager &pm);
 
+/// Upstream's buffer deallocation pipeline (ownership-based deallocation,
+/// its simplification, the lowering of bufferization.dealloc); with
+/// `freeAfterLastUse`, kiln-free-after-last-use between the simplification
+/// and the lowering, so that buffers are freed after their last use rather
+/// than at the end of their block (BufferizationPipeline.cpp).
+void buildDeallocationPipeline(OpPassManager &pm, bool freeAfterLastUse);
+
 /// Fails with an error naming `kernel` when its body no longer holds what
 /// its kind promises: when it reads a reduction (for kind `reduction`) or a
 /// contraction (`matmul_epilogue`) computed outside it instead of holding

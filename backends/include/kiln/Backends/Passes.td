@@ -821,4 +821,45 @@ def KilnCpuPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def KilnFreeAfterLastUse
+    : Pass<"kiln-free-after-last-use", "mlir::func::FuncOp"> {
+  let summary = "Free each buffer right after its last use instead of at the "
+                "end of its block";
+  let description = [{
+    Runs between upstream's ownership-based deallocation (and its
+    simplification) and the lowering of `bufferization.dealloc`.
+    Ownership-based deallocation frees the buffers a block owns at the end
+    of that block, so every buffer a function's body allocates outside the
+    arenas of `kiln-cpu-plan-memory` - the results of a `scf.if` (a
+    kiln.cond), of a loop, the operands of a call - lives until the
+    function returns. For each memref of a `bufferization.dealloc` whose
+    aliases (views, region results and arguments it flows into, in either
+    direction; BufferViewFlowAnalysis) no other dealloc names and no
+    dealloc retains, the pass moves its deallocation, with its ownership
+    condition, right after the last op of the block that uses one of those
+    aliases (in any nested region). A memref that may alias another
+    deallocated or retained one stays where it was. A pipelined training
+    step thus frees each micro-batch's kept activations after that
+    micro-batch's backward pass, which is what bounds 1F1B's memory.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
+def KilnCpuMemoryHooks : Pass<"kiln-cpu-memory-hooks", "mlir::ModuleOp"> {
+  let summary = "Route the code's buffer allocations through the runtime's "
+                "counting allocator";
+  let description = [{
+    Runs on the LLVM dialect, after `finalize-memref-to-llvm` with
+    `use-generic-functions`, which calls `_mlir_memref_to_llvm_alloc(i64)`
+    and `_mlir_memref_to_llvm_free(ptr)` for every `memref.alloc` and
+    `memref.dealloc`. This pass defines the two functions (internal
+    linkage): each calls through a pointer slot the module exports
+    (`kiln_memory_fn_alloc`, `kiln_memory_fn_free`, kiln/MemoryAbi.h),
+    which the runtime fills at load with functions that count the bytes the
+    program's buffers hold (`kiln_memory_stats`, `kiln-run
+    --memory-stats`), and call `malloc` and `free` while a slot is empty.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // KILN_BACKENDS_PASSES_TD

@@ -10,7 +10,7 @@ signature exactly (dtype and shape; see `Function.inputs`); C-contiguous,
 aligned arrays of the right dtype are read in place, without a copy.
 """
 
-from ._runtime import Function, Module
+from ._runtime import Function, Module, memory_stats, reset_memory_peak
 
 
 def load(path, device=None):
@@ -24,4 +24,5 @@ def load_bytes(data, device=None):
     return Module.from_bytes(bytes(data), device)
 
 
-__all__ = ["Function", "Module", "load", "load_bytes"]
+__all__ = ["Function", "Module", "load", "load_bytes", "memory_stats",
+           "reset_memory_peak"]
