@@ -7,30 +7,36 @@
 // for a function's body is the return: a pipelined training step would hold
 // every micro-batch's kept activations at once, whatever its schedule.
 //
-// For each memref m of a dealloc, the pass collects m's alias class: the
-// values BufferViewFlowAnalysis says may be views of m, may flow from m into
-// a region or out of one, or m may be a view of or flow from, closed under
-// both directions but not through the function's arguments, which the
-// function never owns (where m is an argument's buffer, its condition is
-// false and its dealloc frees nothing). If no other dealloc names a value
-// of that class (as a memref or a retained value), m's deallocation can
-// leave the others: it is
-// split off into a dealloc of its own, with its ownership condition and no
-// retained values, right after the last op of the block that uses a value
-// of the class (the op holding the use, for a use in a nested region). The
-// original dealloc's results, the ownership of its retained values, do not
-// change: m aliases none of them.
+// Each memref m of a block's dealloc D is split off into a dealloc of its
+// own, right after the last op of the block that uses m or a value derived
+// from it (views, region results and arguments it flows into, by
+// BufferViewFlowAnalysis; the op holding the use, for one in a nested
+// region). The derivation stops at the values D still frees or retains,
+// the carriers, which own what is derived from them, and at values the
+// function never owns (its arguments, constant globals: where m is such a
+// buffer its condition is false and its dealloc frees nothing). As the
+// bufferization.dealloc documentation describes splitting, the new dealloc
+// retains the carriers of m's alias class (both directions of the
+// analysis) that exist there - a kiln.cond's result that may be m passed
+// through - so that it frees m only where m is none of them, and its
+// results, whether m was one of them and owned, are or'ed into their
+// conditions in D and into D's results: the carrier frees the buffer once,
+// after its own last use. Deallocations and the metadata ops that take out
+// a region result's base buffer for D are bookkeeping, not uses; m's moves
+// with it. A memref whose derived values are used outside the block, or
+// whose class another dealloc of the block names, stays.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir {
@@ -43,19 +49,23 @@ namespace kiln {
 using namespace mlir;
 using bufferization::DeallocOp;
 
-/// Whether `value` is an argument of `function`: the caller's buffer,
-/// which the function never owns (upstream's function boundary ABI).
-static bool isFunctionArgument(Value value, func::FuncOp function) {
-  auto argument = dyn_cast<BlockArgument>(value);
-  return argument && argument.getOwner() == &function.getBody().front();
+/// Whether the function never owns `value`'s buffer: an argument (upstream's
+/// function boundary ABI) or a constant global.
+static bool isNeverOwned(Value value, func::FuncOp function) {
+  if (auto argument = dyn_cast<BlockArgument>(value))
+    return argument.getOwner() == &function.getBody().front();
+  return value.getDefiningOp<memref::GetGlobalOp>() != nullptr;
 }
 
-/// The values that may share memory with `value` while a dealloc's
-/// condition says `value` is owned here: the closure of
-/// BufferViewFlowAnalysis's dependencies in both directions, except the
-/// function's arguments. Where `value` is an argument's buffer (a kiln.cond
-/// passing it through), it is not owned and its dealloc frees nothing, so
-/// the values the argument flows into elsewhere do not matter.
+/// Whether `op` only takes out a buffer's base for deallocations.
+static bool isBookkeeping(Operation *op) {
+  return isa<memref::ExtractStridedMetadataOp>(op) &&
+         llvm::all_of(op->getUsers(),
+                      [](Operation *user) { return isa<DeallocOp>(user); });
+}
+
+/// The values that may share memory with `value` while `value` is owned
+/// here (file comment), with the base buffers taken out of them.
 static llvm::SetVector<Value> aliasClass(Value value,
                                          const BufferViewFlowAnalysis &flow,
                                          func::FuncOp function) {
@@ -66,35 +76,67 @@ static llvm::SetVector<Value> aliasClass(Value value,
     for (const auto &aliases :
          {flow.resolve(member), flow.resolveReverse(member)})
       for (Value alias : aliases)
-        if (!isFunctionArgument(alias, function))
+        if (isa<BaseMemRefType>(alias.getType()) &&
+            !isNeverOwned(alias, function))
           members.insert(alias);
+    for (Operation *user : member.getUsers())
+      if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(user))
+        members.insert(metadata.getBaseBuffer());
   }
   return members;
 }
 
+/// The values derived from `value` (views of it, region results and
+/// arguments it flows into, their base buffers) up to but excluding the
+/// `carriers`: a value another deallocation frees covers what is derived
+/// from it.
+static llvm::SetVector<Value>
+derivedValues(Value value, const BufferViewFlowAnalysis &flow,
+              func::FuncOp function, const llvm::DenseSet<Value> &carriers) {
+  llvm::SetVector<Value> derived;
+  derived.insert(value);
+  for (size_t next = 0; next < derived.size(); ++next) {
+    Value member = derived[next];
+    auto dependents = flow.find(member);
+    if (dependents != flow.end())
+      for (Value dependent : dependents->second)
+        if (isa<BaseMemRefType>(dependent.getType()) &&
+            !carriers.contains(dependent) &&
+            !isNeverOwned(dependent, function))
+          derived.insert(dependent);
+    for (Operation *user : member.getUsers())
+      if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(user))
+        derived.insert(metadata.getBaseBuffer());
+  }
+  return derived;
+}
+
 /// The last op of `block` that uses a value of `members` or defines one or
-/// `condition`, apart from the `ignored` ops; sets `escapes` when a use lies
-/// outside the block (the buffer then stays where its owner frees it).
+/// `condition`, apart from deallocations and bookkeeping; null with `escapes`
+/// set when a use lies outside the block (the buffer then stays where its
+/// owner frees it).
 static Operation *lastUseInBlock(const llvm::SetVector<Value> &members,
                                  Value condition, Block &block,
-                                 ArrayRef<Operation *> ignored,
-                                 bool &escapes) {
+                                 DeallocOp dealloc, bool &escapes) {
   Operation *last = nullptr;
   auto later = [&](Operation *op) {
     if (op && (!last || last->isBeforeInBlock(op)))
       last = op;
   };
-  escapes = false;
   auto definedIn = [&](Value value) -> Operation * {
     Operation *definer = value.getDefiningOp();
     return definer ? block.findAncestorOpInBlock(*definer) : nullptr;
   };
+  escapes = false;
   later(definedIn(condition));
   for (Value member : members) {
-    if (!llvm::is_contained(ignored, member.getDefiningOp()))
+    Operation *definer = member.getDefiningOp();
+    if (!definer || !isBookkeeping(definer))
       later(definedIn(member));
     for (Operation *user : member.getUsers()) {
-      if (llvm::is_contained(ignored, user))
+      // Deallocations only compare the buffers they retain, and free those
+      // they name where no retained value aliases them.
+      if (isa<DeallocOp>(user) || isBookkeeping(user))
         continue;
       Operation *ancestor = block.findAncestorOpInBlock(*user);
       if (!ancestor) {
@@ -116,88 +158,154 @@ struct KilnFreeAfterLastUsePass
     function.walk([&](DeallocOp dealloc) { deallocs.push_back(dealloc); });
     if (deallocs.empty())
       return;
-    // How often each value is named by a dealloc, as a memref to free or a
-    // value to retain.
-    llvm::DenseMap<Value, unsigned> named;
-    for (DeallocOp dealloc : deallocs) {
-      for (Value memref : dealloc.getMemrefs())
-        ++named[memref];
-      for (Value retained : dealloc.getRetained())
-        ++named[retained];
-    }
     BufferViewFlowAnalysis flow(function);
     for (DeallocOp dealloc : deallocs)
-      freeEarly(dealloc, flow, named);
+      freeEarly(dealloc, deallocs, flow, function);
   }
 
   /// Splits the memrefs of `dealloc` that can be freed earlier into
   /// deallocs of their own after their last uses.
-  void freeEarly(DeallocOp dealloc, const BufferViewFlowAnalysis &flow,
-                 const llvm::DenseMap<Value, unsigned> &named) {
+  void freeEarly(DeallocOp dealloc, ArrayRef<DeallocOp> deallocs,
+                 const BufferViewFlowAnalysis &flow, func::FuncOp function) {
     Block &block = *dealloc->getBlock();
-    SmallVector<Value> keptMemrefs, keptConditions;
+    // What another of the block's own deallocs names: a buffer aliasing one
+    // of those stays with its dealloc.
+    llvm::DenseSet<Value> namedByOthers;
+    for (DeallocOp other : deallocs)
+      if (other != dealloc && other->getBlock() == &block) {
+        namedByOthers.insert(other.getMemrefs().begin(),
+                             other.getMemrefs().end());
+        namedByOthers.insert(other.getRetained().begin(),
+                             other.getRetained().end());
+      }
+    SmallVector<Value> memrefs(dealloc.getMemrefs());
+    SmallVector<Value> conditions(dealloc.getConditions());
+    SmallVector<Value> retained(dealloc.getRetained());
+    SmallVector<bool> kept(memrefs.size(), true);
+    SmallVector<SmallVector<Value>> retainedOwnership(retained.size());
+    // A value to retain in place of one the dealloc names: the region
+    // result whose base buffer bookkeeping takes out right before it.
+    auto handle = [&](Value value) -> Value {
+      if (auto metadata =
+              value.getDefiningOp<memref::ExtractStridedMetadataOp>())
+        if (metadata->getBlock() == &block && isBookkeeping(metadata))
+          return metadata.getSource();
+      return value;
+    };
     bool moved = false;
-    for (auto pair : llvm::zip(dealloc.getMemrefs(), dealloc.getConditions())) {
-      Value memref = std::get<0>(pair), condition = std::get<1>(pair);
-      Operation *last = nullptr;
-      // Ownership-based deallocation frees a value that is not an
-      // allocation (a region's result) through the base buffer that a
-      // memref.extract_strided_metadata right before the dealloc takes
-      // out; that op moves along.
+    for (size_t i = 0; i < memrefs.size(); ++i) {
+      Value memref = memrefs[i];
       auto metadata = memref.getDefiningOp<memref::ExtractStridedMetadataOp>();
       if (metadata && (metadata->getBlock() != &block ||
-                       !llvm::all_of(metadata->getUsers(), [&](Operation *user) {
-                         return user == dealloc.getOperation();
+                       !llvm::all_of(metadata->getUsers(), [&](Operation *u) {
+                         return u == dealloc.getOperation();
                        })))
         metadata = nullptr;
-      if (named.lookup(memref) == 1) {
-        llvm::SetVector<Value> members =
-            aliasClass(metadata ? metadata.getSource() : memref, flow,
-                       dealloc->getParentOfType<func::FuncOp>());
-        members.insert(memref);
-        bool shared = llvm::any_of(members, [&](Value member) {
-          return member != memref && named.count(member);
-        });
-        SmallVector<Operation *> ignored{dealloc.getOperation()};
-        if (metadata)
-          ignored.push_back(metadata);
-        bool escapes = false;
-        if (!shared)
-          last = lastUseInBlock(members, condition, block, ignored, escapes);
-        if (escapes)
-          last = nullptr;
-      }
-      // Nothing to gain unless an op lies between the last use and here.
-      Operation *next = last ? last->getNextNode() : nullptr;
-      if (next && next == metadata.getOperation())
-        next = next->getNextNode();
-      if (!last || next == dealloc.getOperation() ||
-          !last->isBeforeInBlock(dealloc)) {
-        keptMemrefs.push_back(memref);
-        keptConditions.push_back(condition);
+      Value root = metadata ? metadata.getSource() : memref;
+      if (isNeverOwned(root, function))
         continue;
-      }
+      llvm::SetVector<Value> members = aliasClass(root, flow, function);
+      members.insert(memref);
+      if (llvm::any_of(members,
+                       [&](Value v) { return namedByOthers.contains(v); }))
+        continue;
+      // The values the dealloc still frees or retains (other than this
+      // one) carry their own ownership: what is derived from them is theirs
+      // to wait for.
+      llvm::DenseSet<Value> carriers;
+      for (size_t k = 0; k < memrefs.size(); ++k)
+        if (k != i && kept[k]) {
+          carriers.insert(memrefs[k]);
+          carriers.insert(handle(memrefs[k]));
+        }
+      carriers.insert(retained.begin(), retained.end());
+      carriers.erase(root);
+      carriers.erase(memref);
+      llvm::SetVector<Value> derived =
+          derivedValues(root, flow, function, carriers);
+      derived.insert(memref);
+      bool escapes = false;
+      Operation *last =
+          lastUseInBlock(derived, conditions[i], block, dealloc, escapes);
+      if (escapes || !last || !last->isBeforeInBlock(dealloc))
+        continue;
+      // The carriers of the class that exist there are retained: the buffer
+      // may be one of them (a kiln.cond passed it through).
+      auto inScope = [&](Value value) {
+        Operation *definer = value.getDefiningOp();
+        Operation *ancestor =
+            definer ? block.findAncestorOpInBlock(*definer) : nullptr;
+        return !ancestor || ancestor == last || ancestor->isBeforeInBlock(last);
+      };
+      SmallVector<unsigned> aliasMemrefs, aliasRetained;
+      SmallVector<Value> retain;
+      for (size_t k = 0; k < memrefs.size(); ++k)
+        if (k != i && kept[k] && members.contains(memrefs[k]) &&
+            inScope(handle(memrefs[k]))) {
+          aliasMemrefs.push_back(k);
+          retain.push_back(handle(memrefs[k]));
+          // Its condition is or'ed with the new dealloc's result there.
+          if (Operation *definer = conditions[k].getDefiningOp())
+            if (Operation *ancestor = block.findAncestorOpInBlock(*definer))
+              if (last->isBeforeInBlock(ancestor))
+                last = ancestor;
+        }
+      for (size_t j = 0; j < retained.size(); ++j)
+        if (members.contains(retained[j]) && inScope(retained[j])) {
+          aliasRetained.push_back(j);
+          retain.push_back(retained[j]);
+        }
+      // Nothing to gain unless an op other than bookkeeping lies between
+      // the last use and the dealloc.
+      Operation *next = last->getNextNode();
+      while (next != dealloc.getOperation() && isBookkeeping(next))
+        next = next->getNextNode();
+      if (next == dealloc.getOperation())
+        continue;
       if (metadata) {
         metadata->moveAfter(last);
         last = metadata;
       }
-      OpBuilder builder(block.getParentOp()->getContext());
+      OpBuilder builder(last->getContext());
       builder.setInsertionPointAfter(last);
-      builder.create<DeallocOp>(dealloc.getLoc(), ValueRange{memref},
-                                ValueRange{condition}, ValueRange{});
+      Location loc = dealloc.getLoc();
+      auto early = builder.create<DeallocOp>(loc, ValueRange{memref},
+                                             ValueRange{conditions[i]}, retain);
+      // Where the buffer was one of the retained values, and owned, that
+      // value now holds the ownership.
+      for (auto [index, k] : llvm::enumerate(aliasMemrefs))
+        conditions[k] = builder.create<arith::OrIOp>(
+            loc, conditions[k], early.getUpdatedConditions()[index]);
+      for (auto [index, j] : llvm::enumerate(aliasRetained))
+        retainedOwnership[j].push_back(
+            early.getUpdatedConditions()[aliasMemrefs.size() + index]);
+      kept[i] = false;
       moved = true;
     }
     if (!moved)
       return;
-    if (keptMemrefs.empty() && dealloc.getRetained().empty()) {
+
+    SmallVector<Value> keptMemrefs, keptConditions;
+    for (size_t i = 0; i < memrefs.size(); ++i)
+      if (kept[i]) {
+        keptMemrefs.push_back(memrefs[i]);
+        keptConditions.push_back(conditions[i]);
+      }
+    if (keptMemrefs.empty() && retained.empty()) {
       dealloc.erase();
       return;
     }
     OpBuilder builder(dealloc);
     auto rest = builder.create<DeallocOp>(dealloc.getLoc(), keptMemrefs,
-                                          keptConditions,
-                                          dealloc.getRetained());
-    dealloc.replaceAllUsesWith(rest.getResults());
+                                          keptConditions, retained);
+    builder.setInsertionPointAfter(rest);
+    for (auto [j, result] : llvm::enumerate(dealloc.getUpdatedConditions())) {
+      Value ownership = rest.getUpdatedConditions()[j];
+      for (Value early : retainedOwnership[j])
+        ownership =
+            builder.create<arith::OrIOp>(dealloc.getLoc(), ownership, early);
+      result.replaceAllUsesWith(ownership);
+    }
     dealloc.erase();
   }
 };

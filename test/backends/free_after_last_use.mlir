@@ -57,14 +57,20 @@ func.func @nested(%x: f32, %out: memref<16xf32>, %other: memref<8xf32>) {
 
 // -----
 
-// A buffer that may be yielded as the scf.if's result shares its alias
-// class with the result, which the dealloc names too: both stay at the end,
-// where the dealloc frees aliases once.
+// A buffer that the scf.if may yield as its result is freed after the
+// scf.if, its last use, unless it is the result: its dealloc retains the
+// result and passes the ownership on to the result's dealloc, after the
+// result's last reader.
 // CHECK-LABEL: func.func @may_alias
-// CHECK:         scf.if
-// CHECK:         linalg.copy
+// CHECK:         %[[A:.*]] = memref.alloc()
+// CHECK:         %[[R:.*]]:2 = scf.if
+// CHECK:           scf.yield %[[A]], %false
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[PASSED:.*]] = bufferization.dealloc (%[[A]] : memref<8xf32>) if (%true) retain (%[[R]]#0 : memref<8xf32>)
+// CHECK-NEXT:    %[[OWN:.*]] = arith.ori %[[R]]#1, %[[PASSED]] : i1
+// CHECK-NEXT:    linalg.copy ins(%[[R]]#0 : {{.*}})
+// CHECK-NEXT:    bufferization.dealloc (%[[R]]#0 : memref<8xf32>) if (%[[OWN]])
 // CHECK-NEXT:    linalg.fill
-// CHECK-NEXT:    bufferization.dealloc (%{{.*}}, %{{.*}} : memref<8xf32>, memref<8xf32>) if (%true, %{{.*}})
 // CHECK-NEXT:    return
 func.func @may_alias(%p: i1, %x: f32, %out: memref<8xf32>, %other: memref<8xf32>) {
   %true = arith.constant true

@@ -832,17 +832,23 @@ def KilnFreeAfterLastUse
     of that block, so every buffer a function's body allocates outside the
     arenas of `kiln-cpu-plan-memory` - the results of a `scf.if` (a
     kiln.cond), of a loop, the operands of a call - lives until the
-    function returns. For each memref of a `bufferization.dealloc` whose
-    aliases (views, region results and arguments it flows into, in either
-    direction; BufferViewFlowAnalysis) no other dealloc names and no
-    dealloc retains, the pass moves its deallocation, with its ownership
-    condition, right after the last op of the block that uses one of those
-    aliases (in any nested region). A memref that may alias another
-    deallocated or retained one stays where it was. A pipelined training
-    step thus frees each micro-batch's kept activations after that
-    micro-batch's backward pass, which is what bounds 1F1B's memory.
+    function returns. Each memref of a `bufferization.dealloc` is split off
+    into a dealloc of its own right after the last op of the block that
+    uses a value of its alias class (views, region results and arguments it
+    flows into, in either direction, by BufferViewFlowAnalysis; not through
+    the function's arguments or constant globals, which it never owns),
+    with the base-buffer bookkeeping of ownership-based deallocation. The
+    new dealloc retains the values of the class that the original one still
+    frees or retains, and its results are or'ed into their conditions and
+    into the original's results, so a buffer that a kiln.cond passed
+    through is freed once, by whoever frees it last. A memref whose class
+    is used outside its block, or named by another dealloc of the block,
+    stays. A pipelined training step thus frees each micro-batch's kept
+    activations after that micro-batch's backward pass, which is what
+    bounds 1F1B's memory.
   }];
-  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::bufferization::BufferizationDialect"];
 }
 
 def KilnCpuMemoryHooks : Pass<"kiln-cpu-memory-hooks", "mlir::ModuleOp"> {
