@@ -165,13 +165,17 @@ class Kiln(B.Kiln):
                 "--bind-to", bind, "-x", "OMP_NUM_THREADS"]
 
     def run(self, module, inputs, out_dir, repeat, ranks=1, shards=(), maxrss=False,
-            env=None, mesh=None, function=None):
+            env=None, mesh=None, function=None, stats=False):
         """(outputs saved by rank 0, (median s, min s) or None, max RSS per rank in KiB).
         `mesh` (NAME=SIZE,...) is kiln-run's --mesh, for shards NAME:DIM:AXIS;
-        `function` the module's function to run (kiln-run's default without)."""
+        `function` the module's function to run (kiln-run's default without).
+        With `stats`, self.peaks holds each rank's peak bytes of the code's
+        buffers during the calls (kiln-run --stats)."""
         if os.path.isdir(out_dir):
             shutil.rmtree(out_dir)
         args = self.run_args(module, inputs, out_dir, repeat, function)
+        if stats:
+            args += ["--stats", "--all-ranks-write"]
         if mesh:
             args += ["--mesh", mesh]
         for s in shards:
@@ -203,7 +207,15 @@ class Kiln(B.Kiln):
                 raise RuntimeError(f"kiln-run printed no timing:\n{r.stdout[-2000:]}")
             t = (float(m.group(1)) * 1e-6, float(m.group(2)) * 1e-6)
         saved = re.findall(r"^(.*?): \S+ saved to (.*)$", r.stdout, re.M)
-        outs = [np.load(path) for _, path in saved]
+        outs = [np.load(path) for name, path in saved
+                if not name.startswith("rank ") or name.startswith("rank 0: ")]
+        if stats:
+            found = dict((int(rank), int(peak)) for rank, peak in re.findall(
+                r"^rank (\d+): memory: peak (\d+) bytes", r.stdout, re.M))
+            if sorted(found) != list(range(ranks)):
+                raise RuntimeError(f"kiln-run --stats printed no memory line for every rank:\n"
+                                   f"{r.stdout[-2000:]}")
+            self.peaks = [found[rank] for rank in range(ranks)]
         rss = []
         for rank in range(ranks if maxrss else 0):
             with open(f"{rss_prefix}.{rank}") as f:

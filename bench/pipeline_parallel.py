@@ -222,7 +222,7 @@ def main():
         for name in ("x", "target"):
             inputs.append(os.path.join(work, f"{stem}.{name}.npy"))
             np.save(inputs[-1], data[name][:R * M * b])
-        module, plan = kiln.compile_and_plan(step)
+        module = kiln.compile(step)
         mesh = None
         shards = []
         if ranks > 1:
@@ -234,7 +234,7 @@ def main():
                 shards += ["1:0:dp", "2:0:dp"]
         outs, t, rss = kiln.run(module, inputs, os.path.join(work, "out"), args.steps,
                                 ranks=ranks, shards=shards, maxrss=True, mesh=mesh,
-                                function="train_step")
+                                function="train_step", stats=True)
         got = float(np.asarray(outs[0]))
         if R == 1:
             if loss is None:
@@ -244,8 +244,9 @@ def main():
         sent, sends = permute_bytes(step)
         reduced, gathered = stage_collective_bytes(step, "train_step") if T > 1 else (0, 0)
         bubble = (P - 1) / (M + P - 1)
-        row = dict(label=label, P=P, R=R, ranks=ranks, t=t, rss=rss, shares=shares,
-                   held=4 * width, plan=plan, sent=sent, sends=sends, T=T,
+        row = dict(label=label, P=P, R=R, ranks=ranks, t=t, rss=rss, peaks=kiln.peaks,
+                   shares=shares,
+                   held=4 * width, sent=sent, sends=sends, T=T,
                    reduced=reduced, gathered=gathered,
                    minimum=R * T * 2 * (P - 1) * M * b * S * d * 4, bubble=bubble,
                    schedule=schedule, recompute=recompute)
@@ -327,27 +328,32 @@ def render(rows, total_params, args, started):
         "",
         "## Memory per rank",
         "",
-        "| configuration | parameters held | 1 rank / this | planned intermediates | "
-        "peak RSS per rank |",
-        "|---|---|---|---|---|",
+        "| configuration | parameters held | 1 rank / this | peak of the code's buffers "
+        "per rank (measured) | 1 rank's / this rank's (largest) | peak RSS per rank |",
+        "|---|---|---|---|---|---|",
     ]
     for row in rows:
-        plan = f"{row['plan'][1] / MB:.2f} MiB" if row["plan"] else "-"
         lines.append(
             f"| {row['label']} | {row['held'] / MB:.2f} MiB | "
-            f"{one['held'] / row['held']:.2f} | {plan} | "
+            f"{one['held'] / row['held']:.2f} | "
+            f"{', '.join(f'{p / MB:.1f}' for p in row['peaks'])} MiB | "
+            f"{max(one['peaks']) / max(row['peaks']):.2f} | "
             f"{', '.join(f'{r / 1024:.0f}' for r in row['rss'])} MiB |")
     lines += [
         "",
         "Parameters held: the packed row of a rank's stage (the largest stage's, "
-        "every row is padded to it). Planned intermediates: `kiln-compile "
-        "--memory-report` of the step (after buffer reuse). The CPU planner gives "
-        "every buffer of a function with `kiln.cond` regions its own slot, and each "
-        "rank's program holds every stage's conds, so the plan is the sum over all "
-        "stages and schedules on every rank: it does not show the 1/P of activations "
-        "a stage holds, nor 1F1B's bound against GPipe's. Peak RSS (`/usr/bin/time`) "
-        "also counts the runtime, MPI, code and kiln-run's copies of inputs and "
-        "outputs.",
+        "every row is padded to it). Peak of the code's buffers: `kiln-run --stats`, "
+        "the runtime's count of every buffer the compiled step allocates (its "
+        "intermediates, activations kept between a micro-batch's forward and "
+        "backward passes, received activations and gradients; not the inputs, "
+        "outputs, oneDNN's scratch), the most held at once over the step's calls, "
+        "per rank. Each rank runs only its stage's branches, and each buffer is "
+        "freed after its last use (kiln-free-after-last-use), so this is what a "
+        "stage holds: GPipe keeps every micro-batch's values until the backward "
+        "passes start, 1F1B at most P - s micro-batches on stage s "
+        "(`spmd.pipeline_memory.n4` checks that 1F1B's peak does not grow with M). "
+        "Peak RSS (`/usr/bin/time`) also counts the runtime, MPI, code, the "
+        "parameters, and kiln-run's copies of inputs and outputs.",
         "",
         "## Step time",
         "",

@@ -196,16 +196,16 @@ def main():
         paths, shards = inputs_for(ranks, stage)
         out_dir = os.path.join(work, "out")
         outs, timing, rss = kiln.run(module, paths, out_dir, args.steps, ranks=ranks,
-                                     shards=shards, maxrss=True)
+                                     shards=shards, maxrss=True, stats=True)
         if len(rss) != ranks:
             raise RuntimeError(f"expected {ranks} RSS figures, got {rss}")
-        return outs, timing, rss
+        return outs, timing, rss, kiln.peaks
 
     rows = []
     single_module = kiln.compile(source)
-    single_outs, single_t, single_rss = measure(single_module, 1, 0)
+    single_outs, single_t, single_rss, single_peaks = measure(single_module, 1, 0)
     rows.append(dict(ranks=1, stage=0, bucket=None, rss=single_rss, t=single_t,
-                     plan=plan_of(kiln, source)))
+                     peaks=single_peaks, plan=plan_of(kiln, source)))
     loss = float(np.asarray(single_outs[0]))
     for ranks in args.ranks:
         if batch % ranks:
@@ -214,14 +214,14 @@ def main():
             buckets = args.bucket_mb if stage >= 2 else args.bucket_mb[:1]
             for bucket in buckets:
                 rewritten = rewrite(ranks, stage, bucket)
-                outs, t, rss = measure(kiln.compile(rewritten), ranks, stage)
+                outs, t, rss, peaks = measure(kiln.compile(rewritten), ranks, stage)
                 # Rank 0's loss must be the single device's: the rewrite ran.
                 got = float(np.asarray(outs[0]))
                 if abs(got - loss) > 1e-5 * max(1.0, abs(loss)):
                     raise RuntimeError(f"{ranks} ranks, ZeRO-{stage}: loss {got} "
                                        f"against {loss} in one process")
                 rows.append(dict(ranks=ranks, stage=stage, bucket=bucket, rss=rss, t=t,
-                                 plan=plan_of(kiln, rewritten)))
+                                 peaks=peaks, plan=plan_of(kiln, rewritten)))
                 print(f"{ranks} ranks, {'DDP' if stage == 0 else f'ZeRO-{stage}'}, "
                       f"bucket {bucket:g} MB: RSS per rank "
                       f"{', '.join(f'{r / 1024:.1f}' for r in rss)} MiB", flush=True)
@@ -243,11 +243,15 @@ def render(rows, P, dims, batch, args, started, kiln):
         "gradients + optimizer state per rank; `kiln-run`: the same with the "
         "parameters and state counted three times (inputs, the first call's "
         "outputs, the current call's) and the gradients once. Plan: "
-        "`kiln-compile --memory-report`, the intermediates after planning.",
+        "`kiln-compile --memory-report`, the intermediates after planning. "
+        "Buffers: `kiln-run --stats`, the most bytes the step's own buffers "
+        "(gradients, gathered parameters, activations, exchange buffers; not "
+        "its inputs and outputs) held at once, measured by the runtime's "
+        "counting allocator, the largest over the ranks.",
         "",
         "| ranks | stage | bucket | RSS per rank | saved vs DDP: measured | theory | "
-        "kiln-run theory | plan | step |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "kiln-run theory | plan | buffers (measured peak) | step |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     ddp = {}
     for row in rows:
@@ -273,7 +277,8 @@ def render(rows, P, dims, batch, args, started, kiln):
         lines.append(
             f"| {N} | {name} | {bucket} | {rss / MB:.1f} MiB | {saved[0]} | "
             f"{saved[1]} | {saved[2]} | "
-            f"{'-' if plan is None else f'{plan:.1f} MiB'} | {row['t'][0] * 1e3:.1f} ms |")
+            f"{'-' if plan is None else f'{plan:.1f} MiB'} | "
+            f"{max(row['peaks']) / MB:.1f} MiB | {row['t'][0] * 1e3:.1f} ms |")
     lines += [
         "",
         f"Theory per rank in MiB (paper): DDP {16 * P / MB:.1f}; "

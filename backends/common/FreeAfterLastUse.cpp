@@ -35,7 +35,11 @@
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Bufferization/IR/BufferViewFlowOpInterface.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -64,6 +68,36 @@ static bool isBookkeeping(Operation *op) {
                       [](Operation *user) { return isa<DeallocOp>(user); });
 }
 
+/// Whether BufferViewFlowAnalysis relates `op`'s buffer results to its
+/// operands; it takes any other op's results for new buffers.
+static bool isUnderstood(Operation *op) {
+  return isa<bufferization::BufferViewFlowOpInterface, ViewLikeOpInterface,
+             RegionBranchOpInterface, BranchOpInterface, CallOpInterface,
+             RegionBranchTerminatorOpInterface>(op);
+}
+
+/// The buffers an op the analysis does not understand may make of `value`
+/// (forward: its buffer results where `value` is an operand) or make
+/// `value` of (backward: the buffer operands of its definer): all of them,
+/// as an alias of what it reads is what an unknown op may return.
+static SmallVector<Value> unknownNeighbours(Value value, bool forward) {
+  SmallVector<Value> neighbours;
+  auto buffers = [&](ValueRange values) {
+    for (Value v : values)
+      if (isa<BaseMemRefType>(v.getType()))
+        neighbours.push_back(v);
+  };
+  if (forward) {
+    for (Operation *user : value.getUsers())
+      if (!isUnderstood(user) && !isa<DeallocOp>(user))
+        buffers(user->getResults());
+  } else if (Operation *definer = value.getDefiningOp()) {
+    if (!isUnderstood(definer))
+      buffers(definer->getOperands());
+  }
+  return neighbours;
+}
+
 /// The values that may share memory with `value` while `value` is owned
 /// here (file comment), with the base buffers taken out of them.
 static llvm::SetVector<Value> aliasClass(Value value,
@@ -73,12 +107,16 @@ static llvm::SetVector<Value> aliasClass(Value value,
   members.insert(value);
   for (size_t next = 0; next < members.size(); ++next) {
     Value member = members[next];
-    for (const auto &aliases :
+    SmallVector<Value> aliases;
+    for (const auto &resolved :
          {flow.resolve(member), flow.resolveReverse(member)})
-      for (Value alias : aliases)
-        if (isa<BaseMemRefType>(alias.getType()) &&
-            !isNeverOwned(alias, function))
-          members.insert(alias);
+      aliases.append(resolved.begin(), resolved.end());
+    for (bool forward : {true, false})
+      llvm::append_range(aliases, unknownNeighbours(member, forward));
+    for (Value alias : aliases)
+      if (isa<BaseMemRefType>(alias.getType()) &&
+          !isNeverOwned(alias, function))
+        members.insert(alias);
     for (Operation *user : member.getUsers())
       if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(user))
         members.insert(metadata.getBaseBuffer());
@@ -97,13 +135,15 @@ derivedValues(Value value, const BufferViewFlowAnalysis &flow,
   derived.insert(value);
   for (size_t next = 0; next < derived.size(); ++next) {
     Value member = derived[next];
-    auto dependents = flow.find(member);
-    if (dependents != flow.end())
-      for (Value dependent : dependents->second)
-        if (isa<BaseMemRefType>(dependent.getType()) &&
-            !carriers.contains(dependent) &&
-            !isNeverOwned(dependent, function))
-          derived.insert(dependent);
+    SmallVector<Value> dependents = unknownNeighbours(member, true);
+    auto known = flow.find(member);
+    if (known != flow.end())
+      dependents.append(known->second.begin(), known->second.end());
+    for (Value dependent : dependents)
+      if (isa<BaseMemRefType>(dependent.getType()) &&
+          !carriers.contains(dependent) &&
+          !isNeverOwned(dependent, function))
+        derived.insert(dependent);
     for (Operation *user : member.getUsers())
       if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(user))
         derived.insert(metadata.getBaseBuffer());
@@ -158,26 +198,27 @@ struct KilnFreeAfterLastUsePass
     function.walk([&](DeallocOp dealloc) { deallocs.push_back(dealloc); });
     if (deallocs.empty())
       return;
+    // What the block's other deallocs name, before any is rewritten: a
+    // buffer aliasing one of those stays with its dealloc.
+    std::vector<llvm::DenseSet<Value>> namedByOthers(deallocs.size());
+    for (auto [index, dealloc] : llvm::enumerate(deallocs))
+      for (DeallocOp other : deallocs)
+        if (other != dealloc && other->getBlock() == dealloc->getBlock()) {
+          namedByOthers[index].insert(other.getMemrefs().begin(),
+                                      other.getMemrefs().end());
+          namedByOthers[index].insert(other.getRetained().begin(),
+                                      other.getRetained().end());
+        }
     BufferViewFlowAnalysis flow(function);
-    for (DeallocOp dealloc : deallocs)
-      freeEarly(dealloc, deallocs, flow, function);
+    for (auto [index, dealloc] : llvm::enumerate(deallocs))
+      freeEarly(dealloc, namedByOthers[index], flow, function);
   }
 
   /// Splits the memrefs of `dealloc` that can be freed earlier into
   /// deallocs of their own after their last uses.
-  void freeEarly(DeallocOp dealloc, ArrayRef<DeallocOp> deallocs,
+  void freeEarly(DeallocOp dealloc, const llvm::DenseSet<Value> &namedByOthers,
                  const BufferViewFlowAnalysis &flow, func::FuncOp function) {
     Block &block = *dealloc->getBlock();
-    // What another of the block's own deallocs names: a buffer aliasing one
-    // of those stays with its dealloc.
-    llvm::DenseSet<Value> namedByOthers;
-    for (DeallocOp other : deallocs)
-      if (other != dealloc && other->getBlock() == &block) {
-        namedByOthers.insert(other.getMemrefs().begin(),
-                             other.getMemrefs().end());
-        namedByOthers.insert(other.getRetained().begin(),
-                             other.getRetained().end());
-      }
     SmallVector<Value> memrefs(dealloc.getMemrefs());
     SmallVector<Value> conditions(dealloc.getConditions());
     SmallVector<Value> retained(dealloc.getRetained());

@@ -12,7 +12,8 @@
 // RUN: kiln-run %t.kmod --list | FileCheck %s
 
 // CHECK: widened(arg0: bf16[64,96], arg1: bf16[96,48]) -> (out0: f32[64,48])
-func.func @widened(%a: tensor<64x96xbf16>, %b: tensor<96x48xbf16>) -> tensor<64x48xf32> {
+func.func @widened(%a: tensor<64x96xbf16>, %b: tensor<96x48xbf16>) -> tensor<64x48xf32>
+    attributes {kiln.e2e_atol = 1.0e-5 : f64} {
   %c = kiln.matmul %a, %b : tensor<64x96xbf16>, tensor<96x48xbf16> -> f32
   return %c : tensor<64x48xf32>
 }
@@ -25,13 +26,16 @@ func.func @batched_bf16(%a: tensor<3x5x7xbf16>, %b: tensor<3x7x4xbf16>) -> tenso
 }
 
 // A large batched bf16 product: the library's f32 sums. Its results are
-// compared in f32, with the f32 tolerance: the library adds in an order of
-// its own (which differs between CPUs), so a half-precision rounding of
+// compared in f32, with an absolute tolerance of 1e-5 like every product
+// the library computes here: it adds in an order of its own (which differs
+// between CPUs: with AMX tiles a sum that cancels keeps about 2e-6 of its
+// terms' error), so a half-precision rounding of
 // its sums can differ from the evaluator's by one ulp, and half-precision
 // results are compared bit for bit. Rounded results come from loop-sized
 // products above, which add in the evaluator's order.
 // CHECK: batched_library(arg0: bf16[4,32,64], arg1: bf16[4,64,40]) -> (out0: f32[4,32,40])
-func.func @batched_library(%a: tensor<4x32x64xbf16>, %b: tensor<4x64x40xbf16>) -> tensor<4x32x40xf32> {
+func.func @batched_library(%a: tensor<4x32x64xbf16>, %b: tensor<4x64x40xbf16>) -> tensor<4x32x40xf32>
+    attributes {kiln.e2e_atol = 1.0e-5 : f64} {
   %c = kiln.matmul %a, %b : tensor<4x32x64xbf16>, tensor<4x64x40xbf16> -> f32
   return %c : tensor<4x32x40xf32>
 }
@@ -45,7 +49,8 @@ func.func @f16_widened(%a: tensor<5x7xf16>, %b: tensor<7x4xf16>) -> (tensor<5x4x
 
 // Operands read transposed (x^T w and x w^T), as gradients read them.
 // CHECK: transposed(arg0: bf16[96,64], arg1: bf16[48,96]) -> (out0: f32[64,48])
-func.func @transposed(%a: tensor<96x64xbf16>, %b: tensor<48x96xbf16>) -> tensor<64x48xf32> {
+func.func @transposed(%a: tensor<96x64xbf16>, %b: tensor<48x96xbf16>) -> tensor<64x48xf32>
+    attributes {kiln.e2e_atol = 1.0e-5 : f64} {
   %at = kiln.transpose %a, permutation = [1, 0] : tensor<96x64xbf16>
   %bt = kiln.transpose %b, permutation = [1, 0] : tensor<48x96xbf16>
   %c = kiln.matmul %at, %bt : tensor<64x96xbf16>, tensor<96x48xbf16> -> f32
@@ -53,7 +58,8 @@ func.func @transposed(%a: tensor<96x64xbf16>, %b: tensor<48x96xbf16>) -> tensor<
 }
 
 // CHECK: mixed_layer(arg0: f32[32,128], arg1: f32[128,64], arg2: f32[64]) -> (out0: f32[32,64])
-func.func @mixed_layer(%x: tensor<32x128xf32>, %w: tensor<128x64xf32>, %b: tensor<64xf32>) -> tensor<32x64xf32> {
+func.func @mixed_layer(%x: tensor<32x128xf32>, %w: tensor<128x64xf32>, %b: tensor<64xf32>) -> tensor<32x64xf32>
+    attributes {kiln.e2e_atol = 1.0e-5 : f64} {
   %xh = kiln.cast %x : tensor<32x128xf32> to tensor<32x128xbf16>
   %wh = kiln.cast %w : tensor<128x64xf32> to tensor<128x64xbf16>
   %m = kiln.matmul %xh, %wh : tensor<32x128xbf16>, tensor<128x64xbf16> -> f32

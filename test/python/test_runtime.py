@@ -147,3 +147,58 @@ func.func @updates(%x: tensor<6xf32>, %i: tensor<i64>, %u: tensor<2xf32>,
     want = t0.copy()
     np.add.at(want, ids, rows)
     np.testing.assert_array_equal(a, want)
+
+
+def test_memory_stats_count_the_code_buffers(tmp_path):
+    """kiln_runtime.memory_stats() counts the buffers compiled code
+    allocates: two kiln.conds (on different predicates, so that they stay
+    two, and the second reads the first's sum, so that they run in turn)
+    each yield a 1 MiB tensor that one reduction reads; each is freed after
+    that reader (kiln-free-after-last-use), so the call's peak holds one of
+    them, not both, and nothing is left allocated after the call."""
+    source = tmp_path / "conds.mlir"
+    source.write_text("""
+func.func @conds(%p: tensor<i1>, %q: tensor<i1>, %x: tensor<262144xf32>) -> tensor<f32> {
+  %a = kiln.cond %p, (%x) : tensor<i1>, (tensor<262144xf32>) -> (tensor<262144xf32>) {
+  ^bb0(%v: tensor<262144xf32>):
+    %e = kiln.exp %v : tensor<262144xf32>
+    kiln.yield %e : tensor<262144xf32>
+  } else {
+  ^bb0(%v: tensor<262144xf32>):
+    %t = kiln.tanh %v : tensor<262144xf32>
+    kiln.yield %t : tensor<262144xf32>
+  }
+  %s = kiln.reduce_sum %a, dims = [0] : tensor<262144xf32>
+  %b = kiln.cond %q, (%x, %s) : tensor<i1>, (tensor<262144xf32>, tensor<f32>) -> (tensor<262144xf32>) {
+  ^bb0(%v: tensor<262144xf32>, %c: tensor<f32>):
+    %e = kiln.sin %v : tensor<262144xf32>
+    kiln.yield %e : tensor<262144xf32>
+  } else {
+  ^bb0(%v: tensor<262144xf32>, %c: tensor<f32>):
+    %t = kiln.cos %v : tensor<262144xf32>
+    %cb = kiln.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<262144xf32>
+    %u = kiln.add %t, %cb : tensor<262144xf32>
+    kiln.yield %u : tensor<262144xf32>
+  }
+  %t = kiln.reduce_sum %b, dims = [0] : tensor<262144xf32>
+  %r = kiln.add %s, %t : tensor<f32>
+  return %r : tensor<f32>
+}
+""")
+    path = tmp_path / "conds.kmod"
+    subprocess.run([os.path.join(BIN, "kiln-compile"), str(source), "-o",
+                    str(path)], check=True)
+    function = kiln_runtime.load(path)["conds"]
+    x = np.linspace(-1, 1, 262144, dtype=np.float32)
+    held = kiln_runtime.memory_stats()["held_bytes"]
+    kiln_runtime.reset_memory_peak()
+    got = function(np.array(True), np.array(False), x)
+    stats = kiln_runtime.memory_stats()
+    first = np.exp(x.astype(np.float64)).sum()
+    np.testing.assert_allclose(
+        got, first + np.cos(x.astype(np.float64)).sum() + x.size * first,
+        rtol=1e-4)
+    mib = 1 << 20
+    assert stats["held_bytes"] == held
+    assert stats["allocations"] >= 2
+    assert mib <= stats["peak_bytes"] - held < 2 * mib, stats
