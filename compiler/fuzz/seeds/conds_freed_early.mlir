@@ -1,11 +1,11 @@
 func.func @main(%p: tensor<i1>, %q: tensor<i1>, %x: tensor<64xf32>) -> tensor<f32> {
-  %a = kiln.cond %p, (%x) : tensor<i1>, (tensor<64xf32>) -> (tensor<64xf32>) {
-  ^bb0(%v: tensor<64xf32>):
+  %a = kiln.cond %p, (%x, %q) : tensor<i1>, (tensor<64xf32>, tensor<i1>) -> (tensor<64xf32>) {
+  ^bb0(%v: tensor<64xf32>, %r: tensor<i1>):
     %e = kiln.exp %v : tensor<64xf32>
-    %f = kiln.select %q, %v, %e : tensor<i1>, tensor<64xf32>
+    %f = kiln.select %r, %v, %e : tensor<i1>, tensor<64xf32>
     kiln.yield %f : tensor<64xf32>
   } else {
-  ^bb0(%v: tensor<64xf32>):
+  ^bb0(%v: tensor<64xf32>, %r: tensor<i1>):
     kiln.yield %v : tensor<64xf32>
   }
   %s = kiln.reduce_sum %a, dims = [0] : tensor<64xf32>
