@@ -98,57 +98,37 @@ static SmallVector<Value> unknownNeighbours(Value value, bool forward) {
   return neighbours;
 }
 
-/// The values that may share memory with `value` while `value` is owned
-/// here (file comment), with the base buffers taken out of them.
-static llvm::SetVector<Value> aliasClass(Value value,
-                                         const BufferViewFlowAnalysis &flow,
-                                         func::FuncOp function) {
+/// The buffers reachable from `value` through BufferViewFlowAnalysis's
+/// dependencies (and unknown ops'), with the base buffers taken out of
+/// them: forward only (what derives from `value`, up to but excluding the
+/// `stops`) or in both directions (what may share its memory); never
+/// through values the function never owns.
+static llvm::SetVector<Value> closure(Value value,
+                                      const BufferViewFlowAnalysis &flow,
+                                      func::FuncOp function,
+                                      const llvm::DenseSet<Value> &stops,
+                                      bool bothDirections) {
   llvm::SetVector<Value> members;
   members.insert(value);
   for (size_t next = 0; next < members.size(); ++next) {
     Value member = members[next];
-    SmallVector<Value> aliases;
-    for (const auto &resolved :
-         {flow.resolve(member), flow.resolveReverse(member)})
-      aliases.append(resolved.begin(), resolved.end());
-    for (bool forward : {true, false})
-      llvm::append_range(aliases, unknownNeighbours(member, forward));
-    for (Value alias : aliases)
-      if (isa<BaseMemRefType>(alias.getType()) &&
-          !isNeverOwned(alias, function))
-        members.insert(alias);
+    SmallVector<Value> neighbours = unknownNeighbours(member, true);
+    auto known = flow.find(member);
+    if (known != flow.end())
+      neighbours.append(known->second.begin(), known->second.end());
+    if (bothDirections) {
+      llvm::append_range(neighbours, flow.resolveReverse(member));
+      llvm::append_range(neighbours, unknownNeighbours(member, false));
+    }
+    for (Value neighbour : neighbours)
+      if (isa<BaseMemRefType>(neighbour.getType()) &&
+          !stops.contains(neighbour) && !isNeverOwned(neighbour, function))
+        members.insert(neighbour);
     for (Operation *user : member.getUsers())
       if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(user))
         members.insert(metadata.getBaseBuffer());
   }
   return members;
-}
-
-/// The values derived from `value` (views of it, region results and
-/// arguments it flows into, their base buffers) up to but excluding the
-/// `carriers`: a value another deallocation frees covers what is derived
-/// from it.
-static llvm::SetVector<Value>
-derivedValues(Value value, const BufferViewFlowAnalysis &flow,
-              func::FuncOp function, const llvm::DenseSet<Value> &carriers) {
-  llvm::SetVector<Value> derived;
-  derived.insert(value);
-  for (size_t next = 0; next < derived.size(); ++next) {
-    Value member = derived[next];
-    SmallVector<Value> dependents = unknownNeighbours(member, true);
-    auto known = flow.find(member);
-    if (known != flow.end())
-      dependents.append(known->second.begin(), known->second.end());
-    for (Value dependent : dependents)
-      if (isa<BaseMemRefType>(dependent.getType()) &&
-          !carriers.contains(dependent) &&
-          !isNeverOwned(dependent, function))
-        derived.insert(dependent);
-    for (Operation *user : member.getUsers())
-      if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(user))
-        derived.insert(metadata.getBaseBuffer());
-  }
-  return derived;
 }
 
 /// The last op of `block` that uses a value of `members` or defines one or
@@ -245,7 +225,9 @@ struct KilnFreeAfterLastUsePass
       Value root = metadata ? metadata.getSource() : memref;
       if (isNeverOwned(root, function))
         continue;
-      llvm::SetVector<Value> members = aliasClass(root, flow, function);
+      // The values that may share memory with m while m is owned here.
+      llvm::SetVector<Value> members =
+          closure(root, flow, function, {}, /*bothDirections=*/true);
       members.insert(memref);
       if (llvm::any_of(members,
                        [&](Value v) { return namedByOthers.contains(v); }))
@@ -262,8 +244,9 @@ struct KilnFreeAfterLastUsePass
       carriers.insert(retained.begin(), retained.end());
       carriers.erase(root);
       carriers.erase(memref);
+      // The values derived from m up to the carriers.
       llvm::SetVector<Value> derived =
-          derivedValues(root, flow, function, carriers);
+          closure(root, flow, function, carriers, /*bothDirections=*/false);
       derived.insert(memref);
       bool escapes = false;
       Operation *last =

@@ -32,7 +32,7 @@ import sys
 
 import numpy as np
 
-from spmd_tools import run
+from spmd_tools import run, tool_arguments
 
 STAGES = 4
 WIDTH, ROWS = 128, 64
@@ -53,11 +53,7 @@ def peaks(output):
 
 
 def main():
-    opt, compile_tool, run_tool, mpirun, program, work = sys.argv[1:7]
-    if not mpirun:
-        print("SKIP: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
-        sys.exit(77)
-    os.makedirs(work, exist_ok=True)
+    opt, compile_tool, run_tool, mpirun, program, work = tool_arguments()
     rng = np.random.default_rng(11)
     packed = (rng.standard_normal((STAGES, WIDTH * WIDTH)) * 0.05).astype(
         np.float32)

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from spmd_tools import run
+from spmd_tools import run, tool_arguments
 
 
 def reference(w0, w1, x, y, microbatches):
@@ -40,11 +40,7 @@ def reference(w0, w1, x, y, microbatches):
 
 
 def main():
-    opt, compile_tool, run_tool, mpirun, program, work = sys.argv[1:7]
-    if not mpirun:
-        print("SKIP: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
-        sys.exit(77)
-    os.makedirs(work, exist_ok=True)
+    opt, compile_tool, run_tool, mpirun, program, work = tool_arguments()
     rng = np.random.default_rng(5)
     w0 = rng.standard_normal((6, 8)).astype(np.float32)
     w1 = rng.standard_normal((8, 3)).astype(np.float32)
