@@ -14,19 +14,11 @@
 #   cmake -DFUZZER=... -DGENERATOR=... -DDICTIONARY=... -DSOURCE_DIR=...
 #         -DWORK_DIR=... -DRUNS=... -DMAX_SECONDS=... -P RunFuzzer.cmake
 
-foreach(variable FUZZER GENERATOR DICTIONARY SOURCE_DIR WORK_DIR RUNS
-                 MAX_SECONDS)
-  if(NOT DEFINED ${variable})
-    message(FATAL_ERROR "RunFuzzer.cmake: ${variable} is not set")
-  endif()
-endforeach()
-
-file(REMOVE_RECURSE ${WORK_DIR})
-file(MAKE_DIRECTORY ${WORK_DIR}/seeds ${WORK_DIR}/corpus)
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/RunLibFuzzer.cmake)
+kiln_fuzz_begin(GENERATOR DICTIONARY SOURCE_DIR)
 
 # One seed per top-level func.func: the text from one "\nfunc.func" to the
 # next (the first seed also holds the file's leading comments).
-set(count 0)
 file(GLOB programs ${SOURCE_DIR}/test/e2e/*.mlir
      ${SOURCE_DIR}/examples/models/*.mlir)
 foreach(program ${programs})
@@ -43,7 +35,6 @@ foreach(program ${programs})
     string(FIND "${text}" "\nfunc.func" next)
     string(SUBSTRING "${text}" 0 ${next} function)
     math(EXPR index "${index} + 1")
-    math(EXPR count "${count} + 1")
     file(WRITE ${WORK_DIR}/seeds/${name}-${index}.mlir "${function}\n")
   endwhile()
 endforeach()
@@ -56,29 +47,11 @@ foreach(seed RANGE 0 39)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "mlir-fuzz: kiln-program-fuzz --print ${seed} failed")
   endif()
-  math(EXPR count "${count} + 1")
 endforeach()
 
 file(GLOB regressions ${SOURCE_DIR}/compiler/fuzz/seeds/*.mlir
      ${SOURCE_DIR}/compiler/fuzz/regressions/*.mlir)
-foreach(regression ${regressions})
-  file(COPY ${regression} DESTINATION ${WORK_DIR}/seeds)
-  math(EXPR count "${count} + 1")
-endforeach()
-message(STATUS "mlir-fuzz: ${count} seeds, ${RUNS} runs")
+file(COPY ${regressions} DESTINATION ${WORK_DIR}/seeds)
 
-# The fuzzer writes the input of any crash, leak or timeout next to the
-# corpus, and exits with a non-zero status.
-execute_process(
-  COMMAND ${FUZZER}
-          -runs=${RUNS} -max_total_time=${MAX_SECONDS} -seed=1
-          -timeout=60 -rss_limit_mb=4096 -max_len=8192
-          -dict=${DICTIONARY} -print_final_stats=1
-          -artifact_prefix=${WORK_DIR}/
-          ${WORK_DIR}/corpus ${WORK_DIR}/seeds
-  RESULT_VARIABLE result)
-if(NOT result EQUAL 0)
-  message(FATAL_ERROR
-    "mlir-fuzz: the fuzzer failed (exit status ${result}); the input that "
-    "made it fail is in ${WORK_DIR}")
-endif()
+kiln_fuzz_run(mlir-fuzz -timeout=60 -rss_limit_mb=4096 -max_len=8192
+  -dict=${DICTIONARY})

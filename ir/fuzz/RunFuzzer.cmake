@@ -8,14 +8,8 @@
 #   cmake -DFUZZER=... -DTRANSLATE=... -DSOURCE_DIR=... -DWORK_DIR=...
 #         -DRUNS=... -DMAX_SECONDS=... -P RunFuzzer.cmake
 
-foreach(variable FUZZER TRANSLATE SOURCE_DIR WORK_DIR RUNS MAX_SECONDS)
-  if(NOT DEFINED ${variable})
-    message(FATAL_ERROR "RunFuzzer.cmake: ${variable} is not set")
-  endif()
-endforeach()
-
-file(REMOVE_RECURSE ${WORK_DIR})
-file(MAKE_DIRECTORY ${WORK_DIR}/seeds ${WORK_DIR}/corpus)
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/RunLibFuzzer.cmake)
+kiln_fuzz_begin(TRANSLATE SOURCE_DIR)
 
 file(GLOB programs
   ${SOURCE_DIR}/test/e2e/*.mlir
@@ -33,20 +27,5 @@ foreach(program ${programs})
     message(FATAL_ERROR "kfb-fuzz: cannot write a seed from ${program}")
   endif()
 endforeach()
-list(LENGTH programs count)
-message(STATUS "kfb-fuzz: ${count} seeds, ${RUNS} runs")
 
-# The fuzzer writes the input of any crash, leak or timeout next to the
-# corpus, and exits with a non-zero status.
-execute_process(
-  COMMAND ${FUZZER}
-          -runs=${RUNS} -max_total_time=${MAX_SECONDS} -seed=1
-          -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
-          -artifact_prefix=${WORK_DIR}/
-          ${WORK_DIR}/corpus ${WORK_DIR}/seeds
-  RESULT_VARIABLE result)
-if(NOT result EQUAL 0)
-  message(FATAL_ERROR
-    "kfb-fuzz: the fuzzer failed (exit status ${result}); the input that "
-    "made it fail is in ${WORK_DIR}")
-endif()
+kiln_fuzz_run(kfb-fuzz -timeout=30 -rss_limit_mb=2048)
