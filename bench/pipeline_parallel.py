@@ -293,28 +293,28 @@ def render(rows, total_params, args, started):
             "Within tensor-parallel stages (per step, each stage's group of T ranks "
             "counted once):",
             "",
-            "| configuration | all-reduced | Megatron's count (4 L - 1) M b S d | all-reduced / "
-            "Megatron's | all-gathered |",
+            "| configuration | all-reduced | the minimum ((4 L - 1) b S d + 2 d) M | all-reduced / "
+            "the minimum | all-gathered |",
             "|---|---|---|---|---|",
         ]
         for row in tp_rows:
-            megatron = (4 * L - 1) * M * b * S * d * 4 * row["R"]
+            minimum = ((4 * L - 1) * b * S * d + 2 * d) * M * 4 * row["R"]
             lines.append(
-                f"| {row['label']} | {row['reduced'] / MB:.3f} MiB | {megatron / MB:.3f} MiB | "
-                f"{row['reduced'] / megatron:.3f}x | {row['gathered'] / MB:.3f} MiB |")
+                f"| {row['label']} | {row['reduced'] / MB:.3f} MiB | {minimum / MB:.3f} MiB | "
+                f"{row['reduced'] / minimum:.3f}x | {row['gathered'] / MB:.3f} MiB |")
         lines += [
             "",
-            "Megatron's count: per block and micro-batch, two all-reduces of the "
-            "activation (b S d f32) forward (after the attention's and the MLP's "
-            "row-parallel products) and two backward (the input gradients of their "
-            "column-parallel products), less one: the first block's input needs no "
-            "gradient. A stage boundary inside a block changes where the partial sums "
-            "meet, and kiln-partition sums some partial gradients Megatron never "
-            "forms (the gradients of the layer norms' gains and biases, and a "
-            "per-row scalar of each layer norm's backward pass: partial sums read by "
-            "two ops are summed for each, passes/parallel/README.md), which is the "
-            "excess over 1. The payloads are the tensors all-reduced (a ring "
-            "all-reduce moves 2 (T - 1) / T of that per rank).",
+            "The minimum is Megatron's count plus two small sums: per block and "
+            "micro-batch, two all-reduces of the activation (b S d f32) forward "
+            "(after the attention's and the MLP's row-parallel products) and two "
+            "backward (the input gradients of their column-parallel products), less "
+            "one, since the first block's input needs no gradient; and the first "
+            "layer norm's gain and bias gradients (2 d, where Megatron sums that "
+            "layer norm's output gradient, b S d). kiln-partition sums each layer "
+            "norm's output gradient once and computes the layer norm's input, gain "
+            "and bias gradients from it (passes/parallel/README.md). The payloads "
+            "are the tensors all-reduced (a ring all-reduce moves 2 (T - 1) / T of "
+            "that per rank).",
         ]
     lines += [
         "",

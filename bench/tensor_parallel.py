@@ -234,7 +234,7 @@ def render(rows, P, args, started):
     ]
     for row in rows[1:]:
         tp, dp = row["tp"], row["dp"]
-        minimum = (4 * L - 1) * (B // dp) * S * d * 4
+        minimum = ((4 * L - 1) * (B // dp) * S * d + 2 * d) * 4
         comm_tp, comm_dp = row["comm"].get("tp", 0), row["comm"].get("dp", 0)
         ring = (2 * (tp - 1) / tp) * comm_tp + (2 * (dp - 1) / dp) * comm_dp
         lines.append(
@@ -247,7 +247,9 @@ def render(rows, P, args, started):
         "The minimum is Megatron's count for this step: two all-reduces of (B / dp) S d "
         "f32 per block in the forward pass and two in the backward pass, less the "
         "first block's input gradient, which a step that does not return the input's "
-        "gradient never needs: (4 L - 1) (B / dp) S d. The gradients of a rank are its "
+        "gradient never needs, plus the first layer norm's gain and bias gradients "
+        "(Megatron sums the gradient of that layer norm's output instead, B S d): "
+        "(4 L - 1) (B / dp) S d + 2 d. The gradients of a rank are its "
         "parameters' size, what DDP all-reduces over dp. The ring cost is 2 (n - 1) / n "
         "times each axis's payload.",
         "",

@@ -33,9 +33,10 @@
 //  3. An operand a rule needs in another state is converted where it is
 //     used (and the conversion reused by later uses):
 //       - to Replicated: Sharded by kiln.all_gather, PartialSum by
-//         kiln.all_reduce sum (a linear op of one PartialSum no larger
-//         than its result, lr * g, is instead applied to the sum of its
-//         operand, so that all readers of g share one exchange);
+//         kiln.all_reduce sum (linear ops from PartialSums no larger than
+//         their result, lr * g or a layer norm's backward pass, are instead
+//         applied to the sums of their sources, so that all readers of g
+//         share one exchange);
 //       - to Sharded(d): Sharded(d') by kiln.all_to_all, PartialSum by
 //         kiln.reduce_scatter, Replicated by taking the rank's rows with no
 //         communication at all (a splat constant, an iota or a broadcast
@@ -89,6 +90,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -203,7 +205,9 @@ private:
   }
 
   Value replicate(Value original);
-  Value replicateThroughLinearOp(Value original);
+  Value replicateThroughLinearOps(Value original);
+  bool carriesPartialSum(Operation *def) const;
+  Value wholeAbove(Value value, Value cut);
   Value shardAlong(Value original, int64_t d);
   Value localRows(Value original, int64_t d);
   Value localRowsOfScatteredSum(Value original, int64_t d);
@@ -311,7 +315,7 @@ Value Partitioner::replicate(Value original) {
   Value whole;
   if (state.isSharded()) {
     whole = builder.create<AllGatherOp>(loc, local, state.dim, groups, ranks);
-  } else if (Value recomputed = replicateThroughLinearOp(original)) {
+  } else if (Value recomputed = replicateThroughLinearOps(original)) {
     whole = recomputed;
   } else {
     auto sum = builder.create<AllReduceOp>(loc, local, CollectiveReduction::Sum,
@@ -323,46 +327,120 @@ Value Partitioner::replicate(Value original) {
   return whole;
 }
 
-/// The whole value of the PartialSum `original` computed again from the
-/// whole value of its source, when `original` is an elementwise or shape op
-/// or a matmul, linear in its one PartialSum operand (the others
-/// Replicated), and no smaller than it: lr * g, (1 - beta1) * g, -g, a
-/// reshape of g, a looked-up embedding times a weight. Summing
-/// the source instead costs no more bytes, and every such use of one
-/// gradient then shares its single sum: Adam reads g in (1 - beta1) * g and
-/// in g * g, which would otherwise sum both. Returns null otherwise.
-Value Partitioner::replicateThroughLinearOp(Value original) {
-  Operation *def = original.getDefiningOp();
-  if (!def || def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+/// Whether the PartialSum result of `def` is `def` applied to the ranks'
+/// partial values, so that `def` applied to the whole values of its
+/// operands is the whole result: a linear op (the elementwise ones
+/// linearInPartialSums accepts, the shape ops, sums and means, a matmul)
+/// of PartialSums and Replicated values.
+bool Partitioner::carriesPartialSum(Operation *def) const {
+  if (def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+      !stateOf(def->getResult(0)).isPartialSum() ||
       !(def->hasTrait<OpTrait::Elementwise>() ||
-        isa<ReshapeOp, TransposeOp, BroadcastInDimOp, MatmulOp>(def)))
-    return {};
-  Value source;
+        isa<ReshapeOp, TransposeOp, BroadcastInDimOp, SliceOp, MatmulOp,
+            ReduceSumOp, ReduceMeanOp>(def)))
+    return false;
+  bool partial = false;
   for (Value operand : def->getOperands()) {
     Sharding state = stateOf(operand);
-    if (state.isPartialSum()) {
-      if (source)
-        return {};
-      source = operand;
-    } else if (!state.isReplicated()) {
-      return {};
-    }
+    if (!state.isPartialSum() && !state.isReplicated())
+      return false;
+    partial |= state.isPartialSum();
   }
-  auto sourceType = dyn_cast_or_null<RankedTensorType>(
-      source ? source.getType() : Type());
-  auto resultType = dyn_cast<RankedTensorType>(original.getType());
-  if (!sourceType || !resultType || !sourceType.hasStaticShape() ||
-      !resultType.hasStaticShape() ||
-      !sourceType.getElementType().isIntOrFloat() ||
-      !resultType.getElementType().isIntOrFloat() ||
-      sourceType.getNumElements() *
-              sourceType.getElementTypeBitWidth() >
-          resultType.getNumElements() * resultType.getElementTypeBitWidth())
+  auto type = dyn_cast<RankedTensorType>(def->getResult(0).getType());
+  return partial && type && type.hasStaticShape() &&
+         type.getElementType().isIntOrFloat();
+}
+
+static int64_t bitsOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getNumElements() * type.getElementTypeBitWidth();
+}
+
+/// The whole value of the PartialSum `original` computed again from whole
+/// values, where ops that carry partial sums (carriesPartialSum) lead to it
+/// and a cheaper set of sums makes it whole: the sums of the partial
+/// sources those ops start from, or of one value every path from them to
+/// `original` passes through, whichever is smallest and no larger than
+/// `original`. lr * g, (1 - beta1) * g, -g and a reshape of g are applied to
+/// the sum of g; a layer norm's backward pass (its input gradient, its
+/// gain's and bias's gradients and the per-row means in between) is
+/// computed from the sum of the gradient reaching the layer norm's output,
+/// which the three column-parallel products' input gradients add up to.
+/// That costs no more bytes than summing `original`, and later readers of
+/// the same value share its sum: Adam reads g in (1 - beta1) * g and in
+/// g * g, which would otherwise sum both, and a layer norm's gradients need
+/// one all-reduce, as Megatron's, not one for its input and one per
+/// parameter. Returns null otherwise.
+Value Partitioner::replicateThroughLinearOps(Value original) {
+  Operation *def = original.getDefiningOp();
+  if (!def || !carriesPartialSum(def))
     return {};
+  // The PartialSums `original` is computed from through carriers, not yet
+  // whole, operands before their users; the sources among them are
+  // computed by other ops.
+  llvm::SetVector<Value> below;
+  std::function<void(Value)> visit = [&](Value v) {
+    if (below.contains(v) || replicated.count(v))
+      return;
+    if (Operation *op = v.getDefiningOp(); op && carriesPartialSum(op))
+      for (Value operand : op->getOperands())
+        if (stateOf(operand).isPartialSum())
+          visit(operand);
+    below.insert(v);
+  };
+  visit(original);
+  auto isSource = [&](Value v) {
+    Operation *op = v.getDefiningOp();
+    return !op || !carriesPartialSum(op);
+  };
+  // Whether every path from a source up to `original` passes through `cut`.
+  auto separates = [&](Value cut) {
+    llvm::SmallVector<Value> stack = {original};
+    llvm::DenseSet<Value> reached;
+    while (!stack.empty()) {
+      Value v = stack.pop_back_val();
+      if (v == cut || !below.contains(v) || !reached.insert(v).second)
+        continue;
+      if (isSource(v))
+        return false;
+      for (Value operand : v.getDefiningOp()->getOperands())
+        stack.push_back(operand);
+    }
+    return true;
+  };
+  int64_t bestBits = 0;
+  for (Value v : below)
+    if (isSource(v))
+      bestBits += bitsOf(v);
+  Value bestCut;
+  for (Value v : below)
+    if (v != original && !isSource(v) && bitsOf(v) < bestBits &&
+        separates(v)) {
+      bestBits = bitsOf(v);
+      bestCut = v;
+    }
+  if (bestBits > bitsOf(original))
+    return {};
+  return wholeAbove(original, bestCut);
+}
+
+/// `value` made whole from whole operands up to `cut` (null: up to the
+/// sources), each made whole once (`replicated`); `cut` and the sources are
+/// made whole by `replicate`.
+Value Partitioner::wholeAbove(Value value, Value cut) {
+  if (Value done = replicated.lookup(value))
+    return done;
+  Operation *def = value.getDefiningOp();
+  if (value == cut || !def || !carriesPartialSum(def))
+    return replicate(value);
   IRMapping mapping;
   for (Value operand : def->getOperands())
-    mapping.map(operand, replicate(operand));
-  return builder.clone(*def, mapping)->getResult(0);
+    mapping.map(operand, stateOf(operand).isPartialSum()
+                             ? wholeAbove(operand, cut)
+                             : replicate(operand));
+  Value whole = builder.clone(*def, mapping)->getResult(0);
+  replicated[value] = whole;
+  return whole;
 }
 
 Value Partitioner::shardAlong(Value original, int64_t d) {

@@ -3,7 +3,8 @@
 // block on a data x tensor mesh (each axis's collectives act within its own
 // groups), a vocabulary-parallel embedding lookup (each rank looks up its
 // rows), a table split like the batch of its ids, log-softmax over a split vocabulary (max and sum all-reduced, the
-// logits never gathered) and attention with its heads split.
+// logits never gathered), attention with its heads split and a layer
+// norm's backward pass under a column-parallel product (one all-reduce).
 // RUN: kiln-opt %s --split-input-file --kiln-partition | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-partition="bucket-axis=dp" | FileCheck %s --check-prefix=BUCKET
 // The partitioned IR verifies and round-trips.
@@ -199,4 +200,36 @@ func.func @heads(%q: tensor<1x4x5x3xf32> {kiln.sharding = ["", "tp", "", ""]},
 // CHECK-NEXT:    return
 func.func @single_device(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %x : tensor<4x8xf32>
+}
+
+// -----
+
+// A layer norm's backward pass under a column-parallel product (q = ln(x) w,
+// w split by columns): the gradient reaching the layer norm's output, dn =
+// dq w^T, is a partial sum, from which the input gradient dx, the gain's
+// gradient dg and the per-row mean in between are computed. dn is summed
+// once, as Megatron does, and everything after it is computed whole: one
+// all-reduce of [4, 8], none of dx itself or of the [8] gradients, which
+// summing dx, dg and db apart would have cost 3 exchanges.
+// CHECK-LABEL: func.func @layer_norm_backward(
+// CHECK:         %[[DN:.+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<4x4xf32>, tensor<4x8xf32>
+// CHECK:         %[[WHOLE:.+]] = kiln.all_reduce %[[DN]], kind = sum, groups = {{\[\[}}0, 1]] : tensor<4x8xf32>
+// CHECK-NOT:     kiln.all_reduce
+// CHECK:         return
+func.func @layer_norm_backward(%n: tensor<4x8xf32>, %g: tensor<8xf32>,
+                               %w: tensor<8x8xf32> {kiln.sharding = ["", "tp"]},
+                               %dq: tensor<4x8xf32> {kiln.sharding = ["", "tp"]})
+    -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    attributes {kiln.mesh = {axes = ["tp"], shape = array<i64: 2>}} {
+  %wt = kiln.transpose %w, permutation = [1, 0] : tensor<8x8xf32>
+  %dn = kiln.matmul %dq, %wt : tensor<4x8xf32>, tensor<8x8xf32>
+  %gb = kiln.broadcast_in_dim %g, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %dng = kiln.mul %dn, %gb : tensor<4x8xf32>
+  %mean = kiln.reduce_mean %dng, dims = [1] : tensor<4x8xf32>
+  %meanb = kiln.broadcast_in_dim %mean, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %dx = kiln.sub %dng, %meanb : tensor<4x8xf32>
+  %dnn = kiln.mul %dn, %n : tensor<4x8xf32>
+  %dg = kiln.reduce_sum %dnn, dims = [0] : tensor<4x8xf32>
+  %db = kiln.reduce_sum %dn, dims = [0] : tensor<4x8xf32>
+  return %dx, %dg, %db : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
 }
