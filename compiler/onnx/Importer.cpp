@@ -797,8 +797,16 @@ FailureOr<DenseElementsAttr> NodeContext::constantInput(unsigned i,
     return failure();
   }
   if (auto constant = input(i).getDefiningOp<ConstantOp>())
-    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
+      if (dense.getNumElements() > kMaxConstantList) {
+        (void)fail("input '" + what + "' ('" + node.input(i) + "') holds " +
+                   llvm::Twine(dense.getNumElements()) +
+                   " values; kiln reads it as a list of at most " +
+                   llvm::Twine(kMaxConstantList));
+        return failure();
+      }
       return dense;
+    }
   (void)fail("input '" + what + "' ('" + node.input(i) +
        "') is computed at run time; kiln compiles static shapes and needs it "
        "as a constant (an initializer, a Constant node or a computation on "

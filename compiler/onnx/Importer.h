@@ -200,9 +200,13 @@ public:
 
   /// Input `i` as a constant; failure (with an error naming `what`) when it
   /// is computed at run time: kiln needs shapes and the like at compile
-  /// time.
+  /// time. The inputs read this way are short lists (a shape, axes, pads,
+  /// scales, sequence lengths): one of more than kMaxConstantList values
+  /// is refused rather than expanded (a splat stores a huge one in a few
+  /// bytes).
   mlir::FailureOr<mlir::DenseElementsAttr> constantInput(unsigned i,
                                                          llvm::StringRef what);
+  static constexpr int64_t kMaxConstantList = 1 << 16;
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   constantInts(unsigned i, llvm::StringRef what);
   mlir::FailureOr<llvm::SmallVector<double>>

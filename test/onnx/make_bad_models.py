@@ -126,6 +126,17 @@ save("conv_transpose_weight_rank",
       helper.make_tensor_value_info("W", F, [1, 1])],
      [helper.make_tensor_value_info("Y", F, [1, 1, 5])], check=False, opset=1)
 
+# A Reshape whose shape is a constant of 2^35 + 1 values, made by
+# ConstantOfShape (a splat, a few bytes): it is refused, not expanded into
+# 256 GiB (found by the importer fuzzer, out of memory).
+save("huge_constant_shape",
+     [helper.make_node("ConstantOfShape", ["n"], ["shape"], name="ones",
+                       value=numpy_helper.from_array(np.ones(1, np.int64))),
+      helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+     [x], [y],
+     [numpy_helper.from_array(np.array([2**35 + 1], np.int64), "n")],
+     check=False)
+
 # Recurrent ops with what kiln does not import: shorter sequences, an
 # unknown activation, and a W that does not match the direction.
 def lstm_model(name, attributes, seq_lens=None, w_dirs=1):
