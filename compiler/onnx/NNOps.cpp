@@ -169,7 +169,8 @@ FailureOr<Value> shiftedExact(NodeContext &ctx, Value v, unsigned zeroPoint,
     return ctx.fail("a zero point must have its tensor's element type");
   if (numElementsOf(shapeOf(zp)) == 1 && rankOf(zp) <= 1) {
     zp = reshape(ctx.b, ctx.loc, zp, {});
-  } else if (perChannel && rankOf(zp) == 1 && shapeOf(zp)[0] == shapeOf(v)[0]) {
+  } else if (perChannel && rankOf(zp) == 1 && rankOf(v) >= 1 &&
+             shapeOf(zp)[0] == shapeOf(v)[0]) {
     SmallVector<int64_t> shape(rankOf(v), 1);
     shape[0] = shapeOf(zp)[0];
     zp = reshape(ctx.b, ctx.loc, zp, shape);

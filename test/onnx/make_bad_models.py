@@ -137,6 +137,25 @@ save("huge_constant_shape",
      [numpy_helper.from_array(np.array([2**35 + 1], np.int64), "n")],
      check=False)
 
+# QLinearConv with scalar weights and a weight zero point of two entries:
+# the per-channel check read the weights' first dimension, which they do
+# not have (found by the importer fuzzer: a null read). ONNX's shape
+# inference does not check QLinearConv's weights.
+U8 = TensorProto.UINT8
+save("qlinear_conv_scalar_weights",
+     [helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+                       ["y"], name="qconv")],
+     [helper.make_tensor_value_info("x", U8, [1, 1, 7, 7]),
+      helper.make_tensor_value_info("xs", F, []),
+      helper.make_tensor_value_info("xz", U8, []),
+      helper.make_tensor_value_info("w", U8, []),
+      helper.make_tensor_value_info("ws", F, [1]),
+      helper.make_tensor_value_info("wz", U8, [2]),
+      helper.make_tensor_value_info("ys", F, []),
+      helper.make_tensor_value_info("yz", U8, [])],
+     [helper.make_tensor_value_info("y", U8, [1, 1, 7, 7])],
+     check=False, opset=10)
+
 # Recurrent ops with what kiln does not import: shorter sequences, an
 # unknown activation, and a W that does not match the direction.
 def lstm_model(name, attributes, seq_lens=None, w_dirs=1):
