@@ -208,6 +208,7 @@ private:
   Value replicateThroughLinearOps(Value original);
   bool carriesPartialSum(Operation *def) const;
   Value wholeAbove(Value value, Value cut);
+  Value cloneEarly(Operation *def, IRMapping &mapping);
   Value shardAlong(Value original, int64_t d);
   Value localRows(Value original, int64_t d);
   Value localRowsOfScatteredSum(Value original, int64_t d);
@@ -438,9 +439,31 @@ Value Partitioner::wholeAbove(Value value, Value cut) {
     mapping.map(operand, stateOf(operand).isPartialSum()
                              ? wholeAbove(operand, cut)
                              : replicate(operand));
-  Value whole = builder.clone(*def, mapping)->getResult(0);
+  Value whole = cloneEarly(def, mapping);
   replicated[value] = whole;
   return whole;
+}
+
+/// `def` cloned onto the whole operands in `mapping`, right after the last
+/// of them is defined rather than where the whole value is first needed: a
+/// layer norm's gain gradient, needed whole only by the update at the end
+/// of the step, is then computed as soon as the summed gradient exists,
+/// and the [rows, features] values it reads are not kept alive until the
+/// update.
+Value Partitioner::cloneEarly(Operation *def, IRMapping &mapping) {
+  OpBuilder::InsertionGuard guard(builder);
+  Block *block = builder.getInsertionBlock();
+  Operation *last = nullptr;
+  for (Value operand : def->getOperands()) {
+    Operation *producer = mapping.lookup(operand).getDefiningOp();
+    if (!producer || producer->getBlock() != block)
+      continue;
+    if (!last || last->isBeforeInBlock(producer))
+      last = producer;
+  }
+  if (last)
+    builder.setInsertionPointAfter(last);
+  return builder.clone(*def, mapping)->getResult(0);
 }
 
 Value Partitioner::shardAlong(Value original, int64_t d) {
