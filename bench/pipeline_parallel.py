@@ -20,9 +20,11 @@ one process's.
 
 The analytic count: each of the P - 1 stage boundaries carries each
 micro-batch's activation forward and its gradient back, b S d f32 each, so
-a replica's step sends 2 (P - 1) M b S d floats; the counts below are the
-payloads of the collective_permutes in the program the ranks run, summed
-over the pairs that send.
+a replica's step sends 2 (P - 1) M b S d floats, whatever tp is (with
+tensor-parallel stages each of a stage's T ranks sends a T-th, and the
+receivers all-gather, as Megatron-LM's scatter-gather does); the counts
+below are the payloads of the collective_permutes in the program the ranks
+run, summed over the pairs that send.
 """
 
 import os
@@ -139,10 +141,12 @@ def elements(shape):
 
 
 def stage_collective_bytes(path, step_name):
-    """(all-reduced bytes, all-gathered bytes) per step within the stages'
-    tensor-parallel groups: each call of a stage function in the step runs
-    once on each of a stage's ranks; its collectives' payloads (a gather's
-    result) are counted once per call, as Megatron counts them per group."""
+    """(all-reduced bytes, all-gathered bytes, all-gathered at the stage
+    boundaries) per step within the stages' tensor-parallel groups: each
+    call of a stage function in the step runs once on each of a stage's
+    ranks; its collectives' payloads (a gather's result) are counted once
+    per call, as Megatron counts them per group, and so is each gather of
+    the pieces of an activation or a gradient in the step itself."""
     payload, calls, current = {}, {}, None
     with open(path) as f:
         for line in f:
@@ -164,7 +168,7 @@ def stage_collective_bytes(path, step_name):
                     calls[callee] = calls.get(callee, 0) + 1
     reduced = sum(n * payload.get(c, [0, 0])[0] for c, n in calls.items())
     gathered = sum(n * payload.get(c, [0, 0])[1] for c, n in calls.items())
-    return reduced, gathered
+    return reduced, gathered, payload.get(step_name, [0, 0])[1]
 
 
 def main():
@@ -242,14 +246,19 @@ def main():
             elif abs(got - loss) > 1e-4 * max(1.0, abs(loss)):
                 raise RuntimeError(f"{label}: loss {got} against {loss} in one process")
         sent, sends = permute_bytes(step)
-        reduced, gathered = stage_collective_bytes(step, "train_step") if T > 1 else (0, 0)
+        reduced, gathered, boundary = (stage_collective_bytes(step, "train_step")
+                                       if T > 1 else (0, 0, 0))
         bubble = (P - 1) / (M + P - 1)
         row = dict(label=label, P=P, R=R, ranks=ranks, t=t, rss=rss, peaks=kiln.peaks,
                    shares=shares,
                    held=4 * width, sent=sent, sends=sends, T=T,
-                   reduced=reduced, gathered=gathered,
-                   minimum=R * T * 2 * (P - 1) * M * b * S * d * 4, bubble=bubble,
+                   reduced=reduced, gathered=gathered, boundary=boundary,
+                   minimum=R * 2 * (P - 1) * M * b * S * d * 4, bubble=bubble,
                    schedule=schedule, recompute=recompute)
+        # The volumes are the analytic minimum, exactly (b S d divides by T).
+        if sent != row["minimum"] or (T > 1 and boundary != 2 * (P - 1) * M * b * S * d * 4):
+            raise RuntimeError(f"{label}: sent {sent} bytes and gathered {boundary} at the "
+                               f"boundaries; the analytic count is {row['minimum']}")
         rows.append(row)
         print(f"{label}: {t[0] * 1e3:.1f} ms per step, RSS per rank "
               f"{', '.join(f'{r / 1024:.1f}' for r in rss)} MiB, sent {sent / MB:.3f} MiB "
@@ -294,14 +303,17 @@ def render(rows, total_params, args, started):
             "counted once):",
             "",
             "| configuration | all-reduced | the minimum ((4 L - 1) b S d + 2 d) M | all-reduced / "
-            "the minimum | all-gathered |",
-            "|---|---|---|---|---|",
+            "the minimum | all-gathered in the stages | all-gathered at the boundaries "
+            "| 2 (P - 1) M b S d |",
+            "|---|---|---|---|---|---|---|",
         ]
         for row in tp_rows:
             minimum = ((4 * L - 1) * b * S * d + 2 * d) * M * 4 * row["R"]
+            pieces = 2 * (row["P"] - 1) * M * b * S * d * 4
             lines.append(
                 f"| {row['label']} | {row['reduced'] / MB:.3f} MiB | {minimum / MB:.3f} MiB | "
-                f"{row['reduced'] / minimum:.3f}x | {row['gathered'] / MB:.3f} MiB |")
+                f"{row['reduced'] / minimum:.3f}x | {row['gathered'] / MB:.3f} MiB | "
+                f"{row['boundary'] / MB:.3f} MiB | {pieces / MB:.3f} MiB |")
         lines += [
             "",
             "The minimum is Megatron's count plus two small sums: per block and "
@@ -314,15 +326,18 @@ def render(rows, total_params, args, started):
             "norm's output gradient once and computes the layer norm's input, gain "
             "and bias gradients from it (passes/parallel/README.md). The payloads "
             "are the tensors all-reduced (a ring all-reduce moves 2 (T - 1) / T of "
-            "that per rank).",
+            "that per rank). At the boundaries, each stage's T ranks gather the "
+            "pieces of each activation (forward) and each gradient (backward) they "
+            "received, once per micro-batch: the payload counted is the gathered "
+            "buffer (each rank receives (T - 1) / T of it).",
         ]
     lines += [
         "",
         "The analytic count: 2 (P - 1) M b S d f32 per replica (each boundary carries "
-        "every micro-batch's activation forward and its gradient back), times T with "
-        "tensor-parallel stages (each of a stage's T ranks sends the whole activation "
-        "to its counterpart; Megatron's scatter-gather of the activations, 1/T each "
-        "and an all-gather at the receiver, is not done). With dp, each stage's "
+        "every micro-batch's activation forward and its gradient back), whatever T "
+        "is: with tensor-parallel stages each of a stage's T ranks sends a T-th of "
+        "the buffer to its counterpart and the receiving ranks all-gather the pieces "
+        "(Megatron-LM's scatter-gather). With dp, each stage's "
         "gradients are all-reduced over its replicas besides, and with tp each "
         "stage's products all-reduce within its T ranks (not counted here).",
         "",

@@ -47,8 +47,13 @@
 // collectives act within each stage's T ranks. Those collectives run inside
 // the stage's kiln.cond, which the other stages' ranks skip: collectives
 // are group-local (KilnCollectiveOps.td). The activations and their
-// gradients are whole on each of a stage's ranks; block t of stage s sends
-// to block t of stage s + 1.
+// gradients are whole on each of a stage's ranks, and cross between stages
+// as Megatron-LM's scatter-gather sends them: block t of stage s sends only
+// the t-th of T equal pieces of the flat buffer to block t of the next (or
+// previous) stage, whose T ranks all-gather the pieces inside the action
+// that reads them. A forward action keeps the gathered activation for its
+// backward action, so each boundary gathers each activation and each
+// gradient once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,6 +194,14 @@ private:
   /// The micro-batch `m` rows of the data argument `arg` of the step.
   Value dataSlice(int64_t arg, int64_t m);
 
+  /// What this rank sends of the flat buffer `whole` of bufferSize
+  /// elements: with tensor-parallel stages, its block's piece (Megatron's
+  /// scatter), else all of it.
+  Value pieceToSend(OpBuilder &b, Value whole);
+  /// The flat buffer whose pieces the stage's T ranks received (Megatron's
+  /// gather, within each stage's T ranks); `piece` itself without tp.
+  Value gatherPieces(OpBuilder &b, Value piece);
+
   func::FuncOp loss;
   const PipelineConfig &config;
   PipelineSchedule *scheduleOut;
@@ -198,7 +211,9 @@ private:
   Location loc = UnknownLoc::get(loss.getContext());
   std::vector<Stage> stages;
   llvm::DenseMap<int64_t, unsigned> dataPosition; // loss arg -> step arg
-  int64_t packedWidth = 1, bufferSize = 1;
+  /// The flat buffers activations and gradients travel in: bufferSize
+  /// elements, a multiple of T, sent as T pieces of pieceSize.
+  int64_t packedWidth = 1, bufferSize = 1, pieceSize = 1;
   Block *body = nullptr;
   Value rank;
   DenseMap<std::pair<int64_t, int64_t>, Value> slices;
@@ -501,6 +516,28 @@ Value PipelineBuilder::dataSlice(int64_t arg, int64_t m) {
   return slice;
 }
 
+Value PipelineBuilder::pieceToSend(OpBuilder &b, Value whole) {
+  int64_t T = config.tensorParallel;
+  if (T == 1)
+    return whole;
+  // Inside a kiln.cond (regions are isolated): the block index from the
+  // rank again, rank % T.
+  auto scalar = RankedTensorType::get({}, b.getI64Type());
+  Value block = b.create<RemOp>(loc, b.create<RankOp>(loc, scalar), i64(b, T));
+  Value start = b.create<MulOp>(loc, block, i64(b, pieceSize));
+  return b.create<DynamicSliceOp>(loc, whole, start, pieceSize);
+}
+
+Value PipelineBuilder::gatherPieces(OpBuilder &b, Value piece) {
+  int64_t T = config.tensorParallel;
+  if (T == 1)
+    return piece;
+  // Each stage's T ranks, in block order: groups {0..T-1}, {T..2T-1}, ...
+  SmallVector<int64_t> groups(config.replicas * stages.size() * T);
+  std::iota(groups.begin(), groups.end(), 0);
+  return b.create<AllGatherOp>(loc, piece, 0, groups, T);
+}
+
 func::FuncOp PipelineBuilder::buildStep() {
   MLIRContext *context = loss.getContext();
   auto f32 = Float32Type::get(context);
@@ -539,14 +576,21 @@ func::FuncOp PipelineBuilder::buildStep() {
     rank = builder.create<RemOp>(loc, rank, i64(builder, P));
   auto flatType = RankedTensorType::get({packedWidth}, f32);
   Value params = builder.create<ReshapeOp>(loc, flatType, body->getArgument(0));
+  // With tp, each of a stage's T ranks sends a T-th of the buffer.
+  pieceSize = (bufferSize + T - 1) / T;
+  bufferSize = pieceSize * T;
   auto bufferType = RankedTensorType::get({bufferSize}, f32);
-  Value zeros = constant(builder, bufferType, 0.0);
+  Value zeros =
+      constant(builder, RankedTensorType::get({pieceSize}, f32), 0.0);
   Value gradients = constant(builder, flatType, 0.0);
   Value lossSum = constant(builder, cast<RankedTensorType>(lossType), 0.0);
 
-  // Where each stage's inputs for micro-batch m arrive: the buffer a
-  // permute delivered.
+  // Where each stage's inputs for micro-batch m arrive: the buffer (with
+  // tp, the rank's piece of it) a permute delivered.
   DenseMap<std::pair<int64_t, int64_t>, Value> activationIn, gradientIn;
+  // With tp, the whole input activation of stage s's micro-batch m, which
+  // its forward action gathered and keeps for the backward action.
+  DenseMap<std::pair<int64_t, int64_t>, Value> activationWhole;
   // What stage s's forward pass of micro-batch m kept for its backward pass
   // (without recomputation).
   DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> kept;
@@ -619,9 +663,15 @@ func::FuncOp PipelineBuilder::buildStep() {
       // other ranks pass through.
       SmallVector<Value> inputs = {params};
       int64_t activationIndex = 0;
+      // The activation arrives in pieces (tp) and the forward action
+      // gathers it; the backward action reads what the forward one kept.
+      bool gatherActivation =
+          !first && T > 1 && action.kind == PipelineAction::Forward;
       if (!first) {
         activationIndex = inputs.size();
-        inputs.push_back(activationIn.lookup({s, m}));
+        inputs.push_back(T > 1 && action.kind == PipelineAction::Backward
+                             ? activationWhole.lookup({s, m})
+                             : activationIn.lookup({s, m}));
       }
       SmallVector<Value> data = stageData(stage, m);
       inputs.append(data.begin(), data.end());
@@ -629,25 +679,37 @@ func::FuncOp PipelineBuilder::buildStep() {
         // The activation sent on, or on the last stage the loss.
         unsigned out = inputs.size();
         inputs.push_back(last ? lossSum : forwardOut);
+        SmallVector<RankedTensorType> fresh(stage.residuals);
+        if (gatherActivation)
+          fresh.push_back(bufferType);
         SmallVector<Value> results = onRank(
             s, inputs, {out},
             [&](OpBuilder &b, ValueRange region) {
+              SmallVector<Value> local(region.begin(), region.end());
+              if (gatherActivation)
+                local[activationIndex] =
+                    gatherPieces(b, region[activationIndex]);
               SmallVector<Value> operands =
-                  stageOperands(b, stage, region, activationIndex);
+                  stageOperands(b, stage, local, activationIndex);
               func::FuncOp callee =
                   stage.forward ? stage.forward : stage.primal;
               auto call = b.create<func::CallOp>(loc, callee, operands);
               Value y = call.getResult(0);
               SmallVector<Value> yielded = {
                   last ? b.create<AddOp>(loc, region[out], y).getResult()
-                       : placeFlat(b, y, 0, bufferSize)};
+                       : pieceToSend(b, placeFlat(b, y, 0, bufferSize))};
               llvm::append_range(yielded, call.getResults().drop_front());
+              if (gatherActivation)
+                yielded.push_back(local[activationIndex]);
               return yielded;
             },
-            stage.residuals);
+            fresh);
         Value result = results[0];
         if (stage.forward)
-          kept[{s, m}].assign(results.begin() + 1, results.end());
+          kept[{s, m}].assign(results.begin() + 1,
+                              results.begin() + 1 + stage.residuals.size());
+        if (gatherActivation)
+          activationWhole[{s, m}] = results.back();
         if (last) {
           lossSum = result;
           continue;
@@ -683,7 +745,8 @@ func::FuncOp PipelineBuilder::buildStep() {
             operands.push_back(
                 last ? constant(b, cast<RankedTensorType>(resultType),
                                 1.0 / static_cast<double>(M))
-                     : takeFlat(b, region[cotangentIndex], 0, resultType));
+                     : takeFlat(b, gatherPieces(b, region[cotangentIndex]),
+                                0, resultType));
             // The VJP returns (y, d params..., d activation), the backward
             // half (d params..., d activation).
             auto call = b.create<func::CallOp>(
@@ -709,7 +772,8 @@ func::FuncOp PipelineBuilder::buildStep() {
             }
             Value send = sendIn;
             if (!first)
-              send = placeFlat(b, derivatives.back(), 0, bufferSize);
+              send = pieceToSend(
+                  b, placeFlat(b, derivatives.back(), 0, bufferSize));
             return SmallVector<Value>{grads, send};
           });
       gradients = results[0];

@@ -147,8 +147,11 @@ func.func @flat(%w0: tensor<6x8xf32>, %w1: tensor<8x3xf32>, %x: tensor<2x6xf32>,
 // stage 1): the annotated weights reach the stages' functions as the
 // rank's blocks, each stage's products all-reduce (and the head's input
 // gradient is gathered) within {0, 1} and {2, 3}, block t of stage 0 sends
-// to block t of stage 1, the stage is rank / 2, and the loss, whole on both
-// of the last stage's ranks, is divided by M T = 4.
+// piece t (rank % 2) of the 16-float activation to block t of stage 1, whose
+// pair gathers the pieces in its forward action and keeps the whole for its
+// backward action, the gradient comes back in pieces gathered by stage 0's
+// backward action, the stage is rank / 2, and the loss, whole on both of the
+// last stage's ranks, is divided by M T = 4.
 // RUN: kiln-opt %s --kiln-pipeline="function=tp_loss microbatches=2 data-args=4,5 tp=2" | FileCheck %s --check-prefix=TP
 // TP-LABEL: func.func private @tp_loss_pipeline_stage0_primal(%{{.+}}: tensor<6x4xf32>, %{{.+}}: tensor<4x8xf32>, %{{.+}}: tensor<8xf32>, %{{.+}}: tensor<2x6xf32>) -> tensor<2x8xf32>
 // TP:          kiln.all_reduce %{{.+}}, kind = sum, groups = {{\[\[}}0, 1], [2, 3]] : tensor<2x8xf32>
@@ -162,8 +165,22 @@ func.func @flat(%w0: tensor<6x8xf32>, %w1: tensor<8x3xf32>, %x: tensor<2x6xf32>,
 // TP:          %[[STAGE:.+]] = kiln.div %[[RANK]], %{{.+}} : tensor<i64>
 // TP:          kiln.compare eq, %[[STAGE]], %{{.+}} : tensor<i64>
 // TP:          func.call @tp_loss_pipeline_stage0_primal(
-// TP:          kiln.collective_permute %{{.+}}, pairs = [0, 2, 1, 3] : tensor<16xf32>
-// TP:          kiln.collective_permute %{{.+}}, pairs = [2, 0, 3, 1] : tensor<16xf32>
+// TP:          %[[R:.+]] = kiln.rank : tensor<i64>
+// TP:          %[[BLOCK:.+]] = kiln.rem %[[R]], %{{.+}} : tensor<i64>
+// TP:          %[[START:.+]] = kiln.mul %[[BLOCK]], %{{.+}} : tensor<i64>
+// TP:          kiln.dynamic_slice %{{.+}}[%[[START]]], size = 8 : tensor<16xf32>
+// TP:          %[[SENT:.+]] = kiln.collective_permute %{{.+}}, pairs = [0, 2, 1, 3] : tensor<8xf32>
+// TP:          %[[KEPT:[0-9]+]]:2 = kiln.cond %{{.+}}, (%{{.+}}, %[[SENT]], %{{.+}}) : tensor<i1>, (tensor<64xf32>, tensor<8xf32>, tensor<2x3xf32>, tensor<f32>) -> (tensor<f32>, tensor<16xf32>)
+// TP:          kiln.all_gather %{{.+}}, dim = 0, groups = {{\[\[}}0, 1], [2, 3]] : (tensor<8xf32>) -> tensor<16xf32>
+// TP:          func.call @tp_loss_pipeline_stage1_primal(
+// TP:          kiln.cond %{{.+}}, (%{{.+}}, %[[KEPT]]#1, %{{.+}})
+// TP-NOT:      kiln.all_gather
+// TP:          func.call @tp_loss_pipeline_stage1_vjp(
+// TP:          kiln.dynamic_slice %{{.+}}[%{{.+}}], size = 8 : tensor<16xf32>
+// TP:          %[[BACK:.+]] = kiln.collective_permute %{{.+}}, pairs = [2, 0, 3, 1] : tensor<8xf32>
+// TP:          kiln.cond %{{.+}}, (%{{.+}}, %{{.+}}, %[[BACK]], %{{.+}})
+// TP:          kiln.all_gather %{{.+}}, dim = 0, groups = {{\[\[}}0, 1], [2, 3]] : (tensor<8xf32>) -> tensor<16xf32>
+// TP:          func.call @tp_loss_pipeline_stage0_vjp(
 // TP:          %[[SUM:.+]] = kiln.all_reduce %{{.+}}, kind = sum, groups = {{\[\[}}0, 1, 2, 3]] : tensor<f32>
 // TP:          %[[QUARTER:.+]] = kiln.constant dense<2.500000e-01> : tensor<f32>
 // TP:          kiln.mul %[[SUM]], %[[QUARTER]] : tensor<f32>

@@ -240,13 +240,12 @@ protected:
     return {loss, grads};
   }
 
-  /// Derives the pipeline of `loss` and checks one step on random inputs
-  /// against the reference; returns the derived step (null on failure).
-  func::FuncOp expectPipelineMatches(func::FuncOp loss, int64_t numParams,
-                                     int64_t M, PipelineScheduleKind kind,
-                                     const std::string &name,
-                                     int64_t replicas = 1,
-                                     bool recompute = true, int64_t tp = 1) {
+  /// kiln-pipeline's options for `loss`, its arguments from `numParams` on
+  /// the data.
+  static mlir::kiln::PipelineConfig
+  configFor(func::FuncOp loss, int64_t numParams, int64_t M,
+            PipelineScheduleKind kind, const std::string &name,
+            int64_t replicas, bool recompute, int64_t tp) {
     mlir::kiln::PipelineConfig config;
     config.microbatches = M;
     config.replicas = replicas;
@@ -256,7 +255,19 @@ protected:
       config.dataArgs.push_back(a);
     config.schedule = kind;
     config.name = name;
-    FailureOr<func::FuncOp> step = mlir::kiln::buildPipeline(loss, config);
+    return config;
+  }
+
+  /// Derives the pipeline of `loss` and checks one step on random inputs
+  /// against the reference; returns the derived step (null on failure).
+  func::FuncOp expectPipelineMatches(func::FuncOp loss, int64_t numParams,
+                                     int64_t M, PipelineScheduleKind kind,
+                                     const std::string &name,
+                                     int64_t replicas = 1,
+                                     bool recompute = true, int64_t tp = 1) {
+    FailureOr<func::FuncOp> step = mlir::kiln::buildPipeline(
+        loss, configFor(loss, numParams, M, kind, name, replicas, recompute,
+                        tp));
     if (failed(step) || failed(verify(*module))) {
       ADD_FAILURE() << "kiln-pipeline failed or its result does not verify";
       return nullptr;
@@ -321,16 +332,9 @@ protected:
                                      int64_t replicas, int64_t tp, double lr,
                                      llvm::function_ref<double(int64_t, double)>
                                          initial = nullptr) {
-    mlir::kiln::PipelineConfig config;
-    config.microbatches = M;
-    config.replicas = replicas;
-    config.tensorParallel = tp;
-    for (unsigned a = numParams; a < loss.getNumArguments(); ++a)
-      config.dataArgs.push_back(a);
-    config.schedule = kind;
-    config.recompute = recompute;
-    config.name = name;
-    FailureOr<func::FuncOp> step = mlir::kiln::buildPipeline(loss, config);
+    FailureOr<func::FuncOp> step = mlir::kiln::buildPipeline(
+        loss, configFor(loss, numParams, M, kind, name, replicas, recompute,
+                        tp));
     ASSERT_TRUE(succeeded(step) && succeeded(verify(*module)))
         << "kiln-pipeline failed or its result does not verify";
     auto valueAndGrad = mlir::kiln::buildValueAndGradient(
@@ -505,6 +509,20 @@ TEST_F(PipelineTest, TensorParallelStages) {
         func::FuncOp step =
             expectPipelineMatches(loss, 4, 3, kind, name, D, recompute, 2);
         ASSERT_TRUE(step);
+        // Megatron's scatter-gather at the boundary: each rank sends half
+        // of the 2 x 8 activation (and of its gradient), and the receiving
+        // stage's pair gathers the halves once per micro-batch and way
+        // (M = 3 forward into stage 1, 3 backward into stage 0).
+        step.walk([&](mlir::kiln::CollectivePermuteOp op) {
+          EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(), 8)
+              << name;
+        });
+        EXPECT_EQ(countOps(step, "kiln.all_gather"), 6) << name;
+        step.walk([&](mlir::kiln::AllGatherOp op) {
+          EXPECT_EQ(op.getGroupSize(), 2u) << name;
+          EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(), 16)
+              << name;
+        });
         // Megatron's communication inside each stage. Forward: stage 0's
         // column- then row-parallel layers all-reduce once (the
         // row-parallel product's partial sums), the head's row-parallel
