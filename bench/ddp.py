@@ -165,17 +165,23 @@ class Kiln(B.Kiln):
                 "--bind-to", bind, "-x", "OMP_NUM_THREADS"]
 
     def run(self, module, inputs, out_dir, repeat, ranks=1, shards=(), maxrss=False,
-            env=None, mesh=None, function=None, stats=False):
+            env=None, mesh=None, function=None, stats=False, profile=None):
         """(outputs saved by rank 0, (median s, min s) or None, max RSS per rank in KiB).
         `mesh` (NAME=SIZE,...) is kiln-run's --mesh, for shards NAME:DIM:AXIS;
         `function` the module's function to run (kiln-run's default without).
         With `stats`, self.peaks holds each rank's peak bytes of the code's
-        buffers during the calls (kiln-run --stats)."""
+        buffers during the calls (kiln-run --stats). With `profile` (a path
+        P.json, for a module compiled with --profile), each rank r writes the
+        trace of its timed calls to P.rank<r>.json."""
         if os.path.isdir(out_dir):
             shutil.rmtree(out_dir)
         args = self.run_args(module, inputs, out_dir, repeat, function)
+        if stats or profile:
+            args += ["--all-ranks-write"]
         if stats:
-            args += ["--stats", "--all-ranks-write"]
+            args += ["--stats"]
+        if profile:
+            args += ["--profile", profile]
         if mesh:
             args += ["--mesh", mesh]
         for s in shards:

@@ -7,6 +7,9 @@ on pp = 2, pp = 4, dp x pp = 2 x 2 and pp x tp = 2 x 2 (see bench/README.md).
     PYTHONPATH=build/python /usr/bin/python3 bench/pipeline_parallel.py --build-dir build \\
         --markdown bench/results-pipeline-parallel.md
     PYTHONPATH=build/python /usr/bin/python3 bench/pipeline_parallel.py --quick
+    PYTHONPATH=build/python /usr/bin/python3 bench/pipeline_parallel.py --build-dir build \\
+        --bubble --configs "1 rank;pp = 2;pp = 2, GPipe;pp x tp = 2 x 2" \\
+        --markdown bench/results-pipeline-bubble.md
 
 The model is gpt2.py's (the one bench/tensor_parallel.py splits by tensor):
 its loss for one micro-batch of b sequences is traced with the `kiln`
@@ -25,8 +28,16 @@ tensor-parallel stages each of a stage's T ranks sends a T-th, and the
 receivers all-gather, as Megatron-LM's scatter-gather does); the counts
 below are the payloads of the collective_permutes in the program the ranks
 run, summed over the pairs that send.
+
+--bubble compiles each step with `kiln-compile --profile` and has every rank
+write the trace of its timed calls (`kiln-run --all-ranks-write --profile`):
+a rank's measured bubble is the part of a step in which it runs none of the
+step's kiln.cond actions (it waits in a collective_permute for the tick's
+slowest stage, or moves data), the median over the timed calls, against
+the schedule's (P - 1) / (M + P - 1).
 """
 
+import json
 import os
 import re
 import sys
@@ -62,6 +73,9 @@ def parse_args():
     p.add_argument("--microbatches", type=int, default=8,
                    help="micro-batches of --batch sequences per replica and step")
     p.add_argument("--steps", type=int, default=3, help="timed calls after the first")
+    p.add_argument("--bubble", action="store_true",
+                   help="compile with --profile and measure each rank's bubble from its "
+                        "trace (the step times then include the instrumentation)")
     p.add_argument("--configs", default=None,
                    help="the configurations to run, by label, separated by ';' "
                         "(default: all; the first must be '1 rank')")
@@ -171,6 +185,30 @@ def stage_collective_bytes(path, step_name):
     return reduced, gathered, payload.get(step_name, [0, 0])[1]
 
 
+def measured_bubble(path, function="train_step"):
+    """The median over the timed calls in a kiln-run --profile trace of the
+    part of each call of @function covered by no kiln.cond event: the time
+    the rank runs none of the step's actions."""
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    calls = [e for e in events if e["name"] == f"call @{function}"]
+    conds = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                   if e["name"].startswith("cond @"))
+    if not calls or not conds:
+        raise RuntimeError(f"{path}: no call of @{function} or no kiln.cond in the trace")
+    fractions = []
+    for call in calls:
+        low, high = call["ts"], call["ts"] + call["dur"]
+        busy, covered = 0.0, low
+        for begin, end in conds:
+            begin, end = max(begin, covered), min(end, high)
+            if end > begin:
+                busy += end - begin
+                covered = end
+        fractions.append(1.0 - busy / call["dur"])
+    return float(np.median(fractions))
+
+
 def main():
     args = parse_args()
     kiln, work, started = D.start_mpi_bench(args, "bench-pipeline-parallel",
@@ -226,7 +264,13 @@ def main():
         for name in ("x", "target"):
             inputs.append(os.path.join(work, f"{stem}.{name}.npy"))
             np.save(inputs[-1], data[name][:R * M * b])
-        module = kiln.compile(step)
+        trace = None
+        if args.bubble:
+            module = step.rsplit(".mlir", 1)[0] + ".kmod"
+            kiln.tool("kiln-compile", step, "-o", module, "--profile")
+            trace = os.path.join(work, f"{stem}.trace.json")
+        else:
+            module = kiln.compile(step)
         mesh = None
         shards = []
         if ranks > 1:
@@ -238,7 +282,7 @@ def main():
                 shards += ["1:0:dp", "2:0:dp"]
         outs, t, rss = kiln.run(module, inputs, os.path.join(work, "out"), args.steps,
                                 ranks=ranks, shards=shards, maxrss=True, mesh=mesh,
-                                function="train_step", stats=True)
+                                function="train_step", stats=True, profile=trace)
         got = float(np.asarray(outs[0]))
         if R == 1:
             if loss is None:
@@ -254,7 +298,9 @@ def main():
                    held=4 * width, sent=sent, sends=sends, T=T,
                    reduced=reduced, gathered=gathered, boundary=boundary,
                    minimum=R * 2 * (P - 1) * M * b * S * d * 4, bubble=bubble,
-                   schedule=schedule, recompute=recompute)
+                   schedule=schedule, recompute=recompute,
+                   measured=[measured_bubble(os.path.join(work, f"{stem}.trace.rank{r}.json"))
+                             for r in range(ranks)] if trace else None)
         # The volumes are the analytic minimum, exactly (b S d divides by T).
         if sent != row["minimum"] or (T > 1 and boundary != 2 * (P - 1) * M * b * S * d * 4):
             raise RuntimeError(f"{label}: sent {sent} bytes and gathered {boundary} at the "
@@ -392,6 +438,34 @@ def render(rows, total_params, args, started):
         "the 4-rank times show the cost of time-sharing, not of the pipeline. "
         "The sends are OpenMPI's shared-memory ones.",
     ]
+    measured = [row for row in rows if row["measured"] and row["P"] > 1]
+    if measured:
+        lines += [
+            "",
+            "## Bubble, measured (`--bubble`)",
+            "",
+            "| configuration | ranks | measured bubble per rank | mean | "
+            "(P - 1) / (M + P - 1) | mean / schedule's |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in measured:
+            mean = float(np.mean(row["measured"]))
+            lines.append(
+                f"| {row['label']} | {row['ranks']} | "
+                f"{', '.join(f'{f:.3f}' for f in row['measured'])} | {mean:.3f} | "
+                f"{row['bubble']:.3f} | {mean / row['bubble']:.2f}x |")
+        lines += [
+            "",
+            "A rank's measured bubble: the share of its step (the median over the "
+            "timed calls) in which it runs none of the step's kiln.cond actions, from "
+            "the trace each rank writes (`kiln-compile --profile`, `kiln-run "
+            "--all-ranks-write --profile`). It counts the waits in the lockstep "
+            "collective_permutes (a tick lasts as long as its slowest action: a "
+            "stage's forward pass waits for another stage's backward pass in 1F1B's "
+            "steady state) and the sends themselves. The step times above include "
+            "the instrumentation. Where ranks share cores, waiting for a core is "
+            "counted too.",
+        ]
     return lines
 
 

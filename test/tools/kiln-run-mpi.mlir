@@ -74,6 +74,22 @@
 // RUN:   2>&1 | FileCheck %s --check-prefix=PLAIN
 // PLAIN: kiln-run: error: function 'step': this module uses collectives over 2 ranks; run it with 'mpirun -n 2 kiln-run ...' or call kiln_function_call_with_comm
 
+// With --profile and --all-ranks-write each rank writes its own trace, named
+// as its outputs are: trace.rank0.json and trace.rank1.json, no trace.json.
+// RUN: kiln-compile %t/prog.mlir --profile -o %t/profiled.kmod
+// RUN: %mpirun -n 2 kiln-run %t/profiled.kmod --function step \
+// RUN:   --input %t/in/out0.npy --shard-input 0:0 --all-ranks-write \
+// RUN:   --profile %t/trace.json > /dev/null
+// RUN: FileCheck %s --check-prefix=TRACE < %t/trace.rank0.json
+// RUN: FileCheck %s --check-prefix=TRACE < %t/trace.rank1.json
+// RUN: test ! -e %t/trace.json
+// TRACE: "name":"call @step"
+// A path without an extension gets the suffix at its end.
+// RUN: %mpirun -n 2 kiln-run %t/profiled.kmod --function step \
+// RUN:   --input %t/in/out0.npy --shard-input 0:0 --all-ranks-write \
+// RUN:   --profile %t/trace > /dev/null
+// RUN: FileCheck %s --check-prefix=TRACE < %t/trace.rank1
+//
 //--- prog.mlir
 // x[i][j] = 3i + j.
 func.func @whole() -> tensor<8x3xf32> {

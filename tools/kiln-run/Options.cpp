@@ -291,8 +291,10 @@ OPTIONS:
                     the sizes must multiply to the number of ranks. Used by
                     --shard-input's AXIS.
   --all-ranks-write Every rank prints its outputs, each line prefixed
-                    "rank R: ", or saves them as DIR/NAME.rankR.npy. Without
-                    it only rank 0 prints or saves them, as usual.
+                    "rank R: ", or saves them as DIR/NAME.rankR.npy, and
+                    writes its --profile trace as FILE with ".rankR" before
+                    the extension (trace.rank1.json). Without it only rank 0
+                    prints or saves them, as usual.
   --profile FILE    For a module compiled with kiln-compile --profile: time
                     the call, or with --repeat the N timed calls (not the
                     first, whose one-time costs would hide the others), and

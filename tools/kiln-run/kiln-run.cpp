@@ -377,12 +377,24 @@ int timeCalls(const kiln_function_t *function, kiln_comm_t *comm,
   return 0;
 }
 
-/// Writes the trace of --profile and prints the table of
-/// --profile-summary, as asked.
-int reportProfile(const Options &options, const std::string &linePrefix) {
+/// `path` with `suffix` inserted before its extension, as the outputs of
+/// --all-ranks-write are named: trace.json becomes trace.rank1.json.
+std::string withSuffix(const std::string &path, const std::string &suffix) {
+  size_t slash = path.find_last_of('/');
+  size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || dot == 0 ||
+      (slash != std::string::npos && (dot < slash || dot == slash + 1)))
+    return path + suffix;
+  return path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+/// Writes the trace of --profile (each rank its own file, named with
+/// `fileSuffix`) and prints the table of --profile-summary, as asked.
+int reportProfile(const Options &options, const std::string &linePrefix,
+                  const std::string &fileSuffix) {
   if (!options.profilePath.empty())
-    if (kiln_status_t status =
-            kiln_profile_write_trace(options.profilePath.c_str()))
+    if (kiln_status_t status = kiln_profile_write_trace(
+            withSuffix(options.profilePath, fileSuffix).c_str()))
       return fail(status);
   if (!options.profileSummary)
     return 0;
@@ -506,7 +518,7 @@ int main(int argc, char **argv) {
   if (!timing.empty())
     std::printf("%s%s\n", linePrefix.c_str(), timing.c_str());
   if (profiling)
-    if (int result = reportProfile(options, linePrefix))
+    if (int result = reportProfile(options, linePrefix, fileSuffix))
       return result;
   if (options.stats) {
     if (kiln_module_device(holder.module) == KILN_DEVICE_CUDA)
