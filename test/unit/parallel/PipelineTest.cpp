@@ -550,6 +550,30 @@ TEST_F(PipelineTest, TensorParallelStages) {
       }
 }
 
+TEST_F(PipelineTest, PiecesOfABufferThatTDoesNotDivide) {
+  // Three ranks per stage and no annotation: each stage runs whole on its
+  // three ranks, and the 16-float activation travels padded to 18, in
+  // pieces of 6 gathered by the receiving three.
+  func::FuncOp loss = parse(kTwoStages);
+  ASSERT_TRUE(loss);
+  for (bool recompute : {true, false}) {
+    std::string name = recompute ? "tp3" : "tp3_kept";
+    func::FuncOp step = expectPipelineMatches(
+        loss, 4, 3, PipelineScheduleKind::OneFOneB, name, 1, recompute, 3);
+    ASSERT_TRUE(step);
+    step.walk([&](mlir::kiln::CollectivePermuteOp op) {
+      EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(), 6)
+          << name;
+    });
+    EXPECT_EQ(countOps(step, "kiln.all_gather"), 6) << name;
+    step.walk([&](mlir::kiln::AllGatherOp op) {
+      EXPECT_EQ(op.getGroupSize(), 3u) << name;
+      EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(), 18)
+          << name;
+    });
+  }
+}
+
 TEST_F(PipelineTest, TwentySgdStepsTrackOneDevice) {
   func::FuncOp loss = parse(kFourStages);
   ASSERT_TRUE(loss);
