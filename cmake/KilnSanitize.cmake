@@ -3,9 +3,10 @@
 # tools/test.sh --sanitize configures, builds and tests such a tree.
 set(KILN_SANITIZE "" CACHE STRING "Semicolon-separated list of sanitizers")
 if(KILN_SANITIZE)
-  string(REPLACE ";" "," _kiln_san "${KILN_SANITIZE}")
-  add_compile_options(-fsanitize=${_kiln_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
-  add_link_options(-fsanitize=${_kiln_san})
+  # "address,undefined": -fsanitize's form of the list.
+  string(REPLACE ";" "," KILN_SANITIZE_LIST "${KILN_SANITIZE}")
+  add_compile_options(-fsanitize=${KILN_SANITIZE_LIST} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${KILN_SANITIZE_LIST})
 endif()
 
 # kiln_sanitizer_defaults(): in an AddressSanitizer build, links

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 namespace kiln {
@@ -94,7 +95,8 @@ bool MpiCommunicator::exchangeGroup(const int64_t *members,
                                    int64_t count, int64_t *all,
                                    int64_t timeoutMs, std::string &error) {
   // The buffers live on the heap: after a timeout the messages may still
-  // complete, so they are left to MPI rather than freed under it.
+  // complete, so they are handed to a list that lives as long as the
+  // process rather than freed under MPI.
   auto sent = std::make_unique<std::vector<int64_t>>(values, values + count);
   auto received =
       std::make_unique<std::vector<int64_t>>(size_t(memberCount * count));
@@ -145,8 +147,14 @@ bool MpiCommunicator::exchangeGroup(const int64_t *members,
       for (MPI_Request &request : requests)
         if (request != MPI_REQUEST_NULL)
           MPI_Request_free(&request);
-      sent.release();
-      received.release();
+      // MPI may still read and write them: they are kept for the rest of
+      // the process (a timed-out group is refused afterwards, so few are).
+      static auto *abandoned =
+          new std::vector<std::unique_ptr<std::vector<int64_t>>>();
+      static std::mutex abandonedMutex;
+      std::lock_guard<std::mutex> lock(abandonedMutex);
+      abandoned->push_back(std::move(sent));
+      abandoned->push_back(std::move(received));
       error = "rank" + std::string(silent.find(',') == std::string::npos
                                        ? " "
                                        : "s ") +
