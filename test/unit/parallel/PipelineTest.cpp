@@ -258,6 +258,24 @@ protected:
     return config;
   }
 
+  /// Megatron's scatter-gather at the stage boundaries of `step`: every
+  /// permute sends a piece of `piece` floats, and `gathers` all-gathers
+  /// join T pieces within a stage's T ranks.
+  static void expectBoundaryPieces(func::FuncOp step, const std::string &name,
+                                   int64_t piece, int64_t T, int gathers) {
+    step.walk([&](mlir::kiln::CollectivePermuteOp op) {
+      EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(), piece)
+          << name;
+    });
+    EXPECT_EQ(countOps(step, "kiln.all_gather"), gathers) << name;
+    step.walk([&](mlir::kiln::AllGatherOp op) {
+      EXPECT_EQ(op.getGroupSize(), uint64_t(T)) << name;
+      EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(),
+                piece * T)
+          << name;
+    });
+  }
+
   /// Derives the pipeline of `loss` and checks one step on random inputs
   /// against the reference; returns the derived step (null on failure).
   func::FuncOp expectPipelineMatches(func::FuncOp loss, int64_t numParams,
@@ -513,16 +531,7 @@ TEST_F(PipelineTest, TensorParallelStages) {
         // of the 2 x 8 activation (and of its gradient), and the receiving
         // stage's pair gathers the halves once per micro-batch and way
         // (M = 3 forward into stage 1, 3 backward into stage 0).
-        step.walk([&](mlir::kiln::CollectivePermuteOp op) {
-          EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(), 8)
-              << name;
-        });
-        EXPECT_EQ(countOps(step, "kiln.all_gather"), 6) << name;
-        step.walk([&](mlir::kiln::AllGatherOp op) {
-          EXPECT_EQ(op.getGroupSize(), 2u) << name;
-          EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(), 16)
-              << name;
-        });
+        expectBoundaryPieces(step, name, /*piece=*/8, /*T=*/2, /*gathers=*/6);
         // Megatron's communication inside each stage. Forward: stage 0's
         // column- then row-parallel layers all-reduce once (the
         // row-parallel product's partial sums), the head's row-parallel
@@ -561,16 +570,7 @@ TEST_F(PipelineTest, PiecesOfABufferThatTDoesNotDivide) {
     func::FuncOp step = expectPipelineMatches(
         loss, 4, 3, PipelineScheduleKind::OneFOneB, name, 1, recompute, 3);
     ASSERT_TRUE(step);
-    step.walk([&](mlir::kiln::CollectivePermuteOp op) {
-      EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(), 6)
-          << name;
-    });
-    EXPECT_EQ(countOps(step, "kiln.all_gather"), 6) << name;
-    step.walk([&](mlir::kiln::AllGatherOp op) {
-      EXPECT_EQ(op.getGroupSize(), 3u) << name;
-      EXPECT_EQ(cast<RankedTensorType>(op.getType()).getNumElements(), 18)
-          << name;
-    });
+    expectBoundaryPieces(step, name, /*piece=*/6, /*T=*/3, /*gathers=*/6);
   }
 }
 
