@@ -103,6 +103,9 @@ static bool isSliceView(Value value) {
     if (auto slice = next.getDefiningOp<tensor::ExtractSliceOp>()) {
       if (slice.getSourceType() != slice.getResultType())
         return true;
+      // A slice as large as its source is that source's buffer: a view
+      // still, if the source is one (a dynamic_slice of a strided slice).
+      pending.push_back(slice.getSource());
       continue;
     }
     llvm::append_range(pending, bufferSources(next));

@@ -99,3 +99,23 @@ func.func @sliced_through_a_branch_fixed_input() -> tensor<2xf32> {
   %r = func.call @sliced_through_a_branch(%x, %i, %p) : (tensor<8xf32>, tensor<i64>, tensor<i1>) -> tensor<2xf32>
   return %r : tensor<2xf32>
 }
+
+// Seed 2096 of the generator with kiln.scatter_add (its campaign slice
+// 2000:2200), reduced from 14 ops: a dynamic_slice as large as the strided
+// slice it reads, passed to a call, failed to compile under every
+// configuration ("'memref.cast' op operand type 'memref<1x2xf64,
+// strided<[6, 1], offset: ?>>' and result type 'memref<1x2xf64>' are cast
+// incompatible"). kiln-copy-sliced-call-operands took a slice whose result
+// type equals its source's for no view at all; it now follows it to its
+// source, here the strided slice.
+// CHECK: slice_of_a_strided_slice_call(arg0: f64[31,2], arg1: i64[]) -> (out0: f64[1,6], out1: f64[1,2])
+func.func @slice_of_a_strided_slice_call(%x: tensor<31x2xf64>, %i: tensor<i64>) -> (tensor<1x6xf64>, tensor<1x2xf64>) {
+  %s = kiln.slice %x, start = [0, 0], limit = [3, 2], stride = [3, 1] : tensor<31x2xf64>
+  %d = kiln.dynamic_slice %s[%i], size = 1 : tensor<1x2xf64>
+  %r:2 = func.call @slice_of_a_strided_slice_callee(%d) : (tensor<1x2xf64>) -> (tensor<1x6xf64>, tensor<1x2xf64>)
+  return %r#0, %r#1 : tensor<1x6xf64>, tensor<1x2xf64>
+}
+func.func private @slice_of_a_strided_slice_callee(%a: tensor<1x2xf64>) -> (tensor<1x6xf64>, tensor<1x2xf64>) {
+  %c = kiln.concat %a, %a, %a dim = 1 : tensor<1x2xf64>, tensor<1x2xf64>, tensor<1x2xf64>
+  return %c, %a : tensor<1x6xf64>, tensor<1x2xf64>
+}
