@@ -154,3 +154,22 @@ func.func @branch_of_wholes(%x: tensor<2xf32>, %y: tensor<2xf32>, %p: i1) -> ten
   %a = call @callee(%r) : (tensor<2xf32>) -> tensor<2xf32>
   return %a : tensor<2xf32>
 }
+
+// -----
+
+// A slice as large as its source is a view when its source is one: a
+// dynamic row of a strided slice (seed 2096 of the random-program
+// campaign) is copied.
+func.func private @callee(tensor<1x2xf64>) -> tensor<1x2xf64>
+
+// CHECK-LABEL: func.func @whole_slice_of_a_strided_slice(
+// CHECK:         %[[STRIDED:.+]] = tensor.extract_slice %arg0[0, 0] [1, 2] [3, 1]
+// CHECK:         %[[ROW:.+]] = tensor.extract_slice %[[STRIDED]][%arg1, 0] [1, 2] [1, 1]
+// CHECK:         %[[COPY:.+]] = linalg.copy ins(%[[ROW]] : tensor<1x2xf64>)
+// CHECK:         call @callee(%[[COPY]])
+func.func @whole_slice_of_a_strided_slice(%x: tensor<31x2xf64>, %i: index) -> tensor<1x2xf64> {
+  %s = tensor.extract_slice %x[0, 0] [1, 2] [3, 1] : tensor<31x2xf64> to tensor<1x2xf64>
+  %r = tensor.extract_slice %s[%i, 0] [1, 2] [1, 1] : tensor<1x2xf64> to tensor<1x2xf64>
+  %a = call @callee(%r) : (tensor<1x2xf64>) -> tensor<1x2xf64>
+  return %a : tensor<1x2xf64>
+}
