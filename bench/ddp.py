@@ -126,9 +126,11 @@ class Kiln(B.Kiln):
         self.commands["rewrite"] = f'kiln-opt step.mlir "{option}" -o {os.path.basename(out)}'
         return out
 
-    def compile(self, source):
+    def compile(self, source, *flags):
+        """The module kiln-compile writes beside `source`, with this
+        driver's compile flags and then `flags`."""
         out = source.rsplit(".mlir", 1)[0] + ".kmod"
-        self.tool("kiln-compile", source, "-o", out, *self.compile_flags)
+        self.tool("kiln-compile", source, "-o", out, *self.compile_flags, *flags)
         return out
 
     def compile_and_plan(self, source):

@@ -264,13 +264,8 @@ def main():
         for name in ("x", "target"):
             inputs.append(os.path.join(work, f"{stem}.{name}.npy"))
             np.save(inputs[-1], data[name][:R * M * b])
-        trace = None
-        if args.bubble:
-            module = step.rsplit(".mlir", 1)[0] + ".kmod"
-            kiln.tool("kiln-compile", step, "-o", module, "--profile")
-            trace = os.path.join(work, f"{stem}.trace.json")
-        else:
-            module = kiln.compile(step)
+        module = kiln.compile(step, *(["--profile"] if args.bubble else []))
+        trace = os.path.join(work, f"{stem}.trace.json") if args.bubble else None
         mesh = None
         shards = []
         if ranks > 1:
@@ -293,16 +288,18 @@ def main():
         reduced, gathered, boundary = (stage_collective_bytes(step, "train_step")
                                        if T > 1 else (0, 0, 0))
         bubble = (P - 1) / (M + P - 1)
+        # Each boundary's activations forward and gradients back, per replica.
+        per_replica = 2 * (P - 1) * M * b * S * d * 4
         row = dict(label=label, P=P, R=R, ranks=ranks, t=t, rss=rss, peaks=kiln.peaks,
                    shares=shares,
                    held=4 * width, sent=sent, sends=sends, T=T,
                    reduced=reduced, gathered=gathered, boundary=boundary,
-                   minimum=R * 2 * (P - 1) * M * b * S * d * 4, bubble=bubble,
+                   per_replica=per_replica, minimum=R * per_replica, bubble=bubble,
                    schedule=schedule, recompute=recompute,
                    measured=[measured_bubble(os.path.join(work, f"{stem}.trace.rank{r}.json"))
                              for r in range(ranks)] if trace else None)
         # The volumes are the analytic minimum, exactly (b S d divides by T).
-        if sent != row["minimum"] or (T > 1 and boundary != 2 * (P - 1) * M * b * S * d * 4):
+        if sent != row["minimum"] or (T > 1 and boundary != per_replica):
             raise RuntimeError(f"{label}: sent {sent} bytes and gathered {boundary} at the "
                                f"boundaries; the analytic count is {row['minimum']}")
         rows.append(row)
@@ -355,11 +352,10 @@ def render(rows, total_params, args, started):
         ]
         for row in tp_rows:
             minimum = ((4 * L - 1) * b * S * d + 2 * d) * M * 4 * row["R"]
-            pieces = 2 * (row["P"] - 1) * M * b * S * d * 4
             lines.append(
                 f"| {row['label']} | {row['reduced'] / MB:.3f} MiB | {minimum / MB:.3f} MiB | "
                 f"{row['reduced'] / minimum:.3f}x | {row['gathered'] / MB:.3f} MiB | "
-                f"{row['boundary'] / MB:.3f} MiB | {pieces / MB:.3f} MiB |")
+                f"{row['boundary'] / MB:.3f} MiB | {row['per_replica'] / MB:.3f} MiB |")
         lines += [
             "",
             "The minimum is Megatron's count plus two small sums: per block and "
