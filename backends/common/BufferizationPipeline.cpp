@@ -8,9 +8,9 @@
 //      its table row by row); with `fuse`, the canonicalizer (kiln's folds and canonical forms,
 //      e.g. keepdims reshapes absorbed into broadcasts), then kiln-fuse
 //      groups kiln ops into kiln.fused regions;
-//   1. with `collectives` (CPU), the collectives in the communicator's
+//   1. with `collectives`, the collectives in the communicator's
 //      flat forms and kiln.rank a call (kiln-decompose-collectives,
-//      kiln-cpu-collective-calls); the remaining collectives bufferize into
+//      kiln-collective-calls); the remaining collectives bufferize into
 //      calls (CollectiveCalls.cpp);
 //      kiln -> linalg/tensor/scf on tensors, each kiln.fused region lowered
 //      into a kiln.fused_kernel; then kiln-fuse-linalg-groups fuses the
@@ -74,7 +74,7 @@ void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
     // After fusion, which must see the exchanges as the kiln ops they are
     // (ops on either side of one are never fused together).
     pm.addNestedPass<func::FuncOp>(createKilnDecomposeCollectives());
-    pm.addPass(createKilnCpuCollectiveCalls());
+    pm.addPass(createKilnCollectiveCalls());
   }
   ConvertKilnToLinalgOptions lowering;
   lowering.rowLoops = rowLoops;

@@ -153,8 +153,10 @@ struct ConvertKilnToLinalgPass
       if (isCollective(op)) {
         if (collectives)
           return WalkResult::advance();
-        op->emitOpError("communicates between ranks; only the CPU backend "
-                        "compiles collectives so far");
+        op->emitOpError("communicates between ranks: kiln-to-linalg leaves "
+                        "collectives to bufferization only with its "
+                        "'collectives' option, which the backends' "
+                        "pipelines set");
         return WalkResult::interrupt();
       }
       SmallVector<Type> types(op->getOperandTypes());

@@ -86,7 +86,8 @@ void kiln::registerCudaDialects(DialectRegistry &registry) {
 void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
                                      const CudaOptions &options) {
   // 0-3 (BufferizationPipeline.cpp), as on the CPU but for the row loops.
-  buildLinalgPipeline(pm, options.fuse);
+  buildLinalgPipeline(pm, options.fuse, /*rowLoops=*/false,
+                      /*collectives=*/true);
   if (options.fuse)
     pm.addNestedPass<func::FuncOp>(createInlineFusedKernels());
   pm.addPass(createCanonicalizerPass());

@@ -196,6 +196,14 @@ const char *kiln_device_name(kiln_device_t device);
  * when the device is there but cannot be opened. */
 kiln_status_t kiln_device_check(kiln_device_t device);
 
+/* The number of devices of the kind `device` this machine has: 1 for the
+ * CPU; for CUDA, the driver's count (0 when it reports none), or
+ * KILN_STATUS_DEVICE_UNAVAILABLE when no driver can be loaded. The ranks of
+ * a run on one machine each take their own CUDA device (the rank on the
+ * machine modulo this count, or KILN_CUDA_DEVICE), so a run of CUDA
+ * modules with collectives needs as many devices as ranks per machine. */
+kiln_status_t kiln_device_count(kiln_device_t device, int64_t *count);
+
 /* The device the module's functions run on. */
 kiln_device_t kiln_module_device(const kiln_module_t *module);
 

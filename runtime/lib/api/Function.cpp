@@ -154,14 +154,6 @@ kiln_status_t checkArguments(const kiln_function_t &function,
   for (size_t i = 0; i < inputCount; ++i)
     if (kiln_status_t status = checkInput(function, i, inputs[i]))
       return status;
-  // The collectives' buffers are host memory; a CUDA module's would be
-  // device memory, which needs a device communicator (NCCL).
-  if (function.collectives && function.cuda)
-    return makeStatus(KILN_STATUS_COMM_ERROR,
-                      "function '" + name +
-                          "': collectives of CUDA modules are not "
-                          "supported: the runtime has no CUDA "
-                          "communicator (NCCL) yet");
   return nullptr;
 }
 
@@ -196,7 +188,17 @@ kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
             runEntry(function, inputs, inputCount, results, args))
       return status;
   } else {
-    kiln::runtime::comm::CollectiveCall call(comm, name);
+    // A CUDA module's collectives exchange device buffers on its stream,
+    // which exists once the device is open.
+    void *stream = nullptr;
+    if (function.cuda) {
+      if (kiln_status_t status = function.cuda->open()) {
+        status->message = "function '" + name + "': " + status->message;
+        return refuse(function, comm, status);
+      }
+      stream = function.cuda->stream();
+    }
+    kiln::runtime::comm::CollectiveCall call(comm, name, stream);
     kiln_status_t status =
         runEntry(function, inputs, inputCount, results, args);
     // Even after a device failure the other ranks must learn that this

@@ -289,6 +289,29 @@ kiln_status_t kiln_device_check(kiln_device_t device) {
   }
 }
 
+kiln_status_t kiln_device_count(kiln_device_t device, int64_t *count) {
+  if (!count)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_device_count: count must not be NULL");
+  if (device == KILN_DEVICE_CPU) {
+    *count = 1;
+    return nullptr;
+  }
+  if (device != KILN_DEVICE_CUDA)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_device_count: unknown device " +
+                          std::to_string(int(device)));
+  try {
+    int devices = 0;
+    if (kiln_status_t status = kiln::runtime::cuda::countDevices(devices))
+      return status;
+    *count = devices;
+    return nullptr;
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
 kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
                                      kiln_cuda_stats_t *stats) {
   if (!module || !stats)

@@ -1,6 +1,7 @@
 //===- CollectiveCall.cpp - The collectives of one function call ----------===//
 
 #include "CollectiveCall.h"
+#include "PluginLoader.h"
 
 #include "api/Status.h"
 
@@ -48,8 +49,10 @@ int64_t groupTimeoutMs(std::string &error) {
 
 } // namespace
 
-CollectiveCall::CollectiveCall(kiln_comm *comm, const std::string &function)
-    : transport(comm ? comm->transport.get() : nullptr), function(function),
+CollectiveCall::CollectiveCall(kiln_comm *comm, const std::string &function,
+                               void *deviceStream)
+    : transport(comm ? comm->transport.get() : nullptr),
+      deviceStream(deviceStream), function(function),
       functionHash(hashName(function)), previous(currentCall) {
   if (transport)
     lock = std::unique_lock<std::mutex>(transport->callLock());
@@ -145,17 +148,44 @@ int64_t CollectiveCall::start(const kiln_comm_plugin_collective_t &collective) {
   }
   int64_t handle = -1;
   std::string reason;
-  if (!transport->start(collective, handle, reason)) {
+  if (deviceStream) {
+    if (!startOnDevice(collective, reason)) {
+      fail(whereCollective(index, collective.kind, group) + ": " + reason,
+           State::FailedHere);
+      return -1;
+    }
+    handle = nextStreamHandle++;
+  } else if (!transport->start(collective, handle, reason)) {
     fail(whereCollective(index, collective.kind, group) + ": " + reason,
          State::FailedHere);
     return -1;
   }
   inFlight.push_back({handle, index, collective.kind, std::move(group),
-                      collective.input, collective.output});
+                      collective.input, collective.output,
+                      deviceStream != nullptr});
   return handle;
 }
 
+bool CollectiveCall::startOnDevice(
+    const kiln_comm_plugin_collective_t &collective, std::string &error) {
+  if (!transport->device) {
+    const kiln_device_comm_plugin_t *table = nullptr;
+    if (kiln_status_t status = loadDevicePlugin(table)) {
+      error = kiln_status_message(status);
+      kiln_status_free(status);
+      return false;
+    }
+    transport->device = std::make_unique<DeviceComm>(*transport, *table);
+  }
+  int64_t timeoutMs = groupTimeoutMs(error);
+  return timeoutMs >= 0 && transport->device->start(collective, deviceStream,
+                                                    timeoutMs, error);
+}
+
 void CollectiveCall::complete(const InFlight &entry) {
+  // Work queued on the device stream completes in the stream's order.
+  if (entry.onStream)
+    return;
   // A collective every rank started is completed even after a failure:
   // the others complete it too, and its buffers must be released.
   std::string reason;

@@ -28,7 +28,8 @@
 //      unusable on this rank for the communicator's lifetime.
 //   3. If they agree, the collective is checked against the size of the run
 //      (its groups, root, pairs); the verdict is the same on every rank.
-//   4. Only then is it started. After any failure agreed on in 1-3 the call
+//   4. Only then is it started (a CUDA module's, on device buffers, is
+//      queued on its stream by the device plug-in instead, DeviceComm.h). After any failure agreed on in 1-3 the call
 //      communicates no more: start returns -1 on the ranks that agreed.
 //   5. A failure of this rank alone (MPI reports an error in start or wait)
 //      is carried in the Failed field of its next signature, so the others
@@ -62,8 +63,11 @@ class CollectiveCall {
 public:
   /// Makes a call of \p function over \p comm (NULL for a call without a
   /// communicator) current on this thread, holding the communicator's call
-  /// lock until destroyed.
-  CollectiveCall(kiln_comm *comm, const std::string &function);
+  /// lock until destroyed. \p deviceStream is the CUstream of a CUDA
+  /// module's call: its collectives exchange device buffers, queued on that
+  /// stream by the device plug-in (DeviceComm.h); NULL for host buffers.
+  CollectiveCall(kiln_comm *comm, const std::string &function,
+                 void *deviceStream = nullptr);
   ~CollectiveCall();
   CollectiveCall(const CollectiveCall &) = delete;
   CollectiveCall &operator=(const CollectiveCall &) = delete;
@@ -108,6 +112,10 @@ private:
     Stopped
   };
 
+  /// Queues an agreed-on collective on the device stream (step 4 of a CUDA
+  /// module's call); false with \p error when it could not.
+  bool startOnDevice(const kiln_comm_plugin_collective_t &collective,
+                     std::string &error);
   /// Step 1 of the protocol; false when the call must stop.
   bool agree(const Signature &mine);
   /// Step 2 for the group \p members; false when the call must stop.
@@ -131,6 +139,9 @@ private:
                               const std::vector<int64_t> &group = {}) const;
 
   Transport *transport;
+  void *deviceStream;
+  /// The handles of collectives queued on the device stream.
+  int64_t nextStreamHandle = int64_t(1) << 40;
   std::unique_lock<std::mutex> lock;
   std::string function;
   int64_t functionHash;
@@ -148,6 +159,9 @@ private:
     std::vector<int64_t> group;
     const void *input;
     const void *output;
+    /// Queued on the device stream: complete in the stream's order, with
+    /// nothing to wait for here.
+    bool onStream;
   };
   /// Completes \p entry, which has left inFlight.
   void complete(const InFlight &entry);

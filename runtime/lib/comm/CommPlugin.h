@@ -15,8 +15,9 @@
 |*                                                                            *|
 |* Every function that returns int returns 0 on success, or nonzero after    *|
 |* writing a NUL-terminated description of the failure into                   *|
-|* error[0 .. error_size - 1]. Buffers are host memory (versions 1, 2); device*|
-|* buffers with a stream (NCCL) will be a later version of the table.        *|
+|* error[0 .. error_size - 1]. Buffers are host memory; a CUDA module's      *|
+|* device buffers go to a device plug-in instead (DeviceCommPlugin.h, NCCL), *|
+|* with this plug-in (or the single-rank communicator) as control plane.    *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 

@@ -4,6 +4,7 @@
 #define KILN_RUNTIME_LIB_COMM_PLUGINLOADER_H
 
 #include "CommPlugin.h"
+#include "DeviceCommPlugin.h"
 
 #include "kiln/runtime.h"
 
@@ -19,6 +20,11 @@ constexpr const char *kMpiPluginFile = "libkiln_comm_mpi.so";
 /// The environment variable that names the MPI plug-in's path explicitly.
 constexpr const char *kMpiPluginVariable = "KILN_COMM_MPI_PLUGIN";
 
+/// The file name of the device (NCCL) plug-in, and the variable that names
+/// its path explicitly.
+constexpr const char *kNcclPluginFile = "libkiln_comm_nccl.so";
+constexpr const char *kNcclPluginVariable = "KILN_COMM_NCCL_PLUGIN";
+
 /// The paths tried for the MPI plug-in when KILN_COMM_MPI_PLUGIN is not
 /// set, before the dynamic loader's own search path: lib/kiln/ beside the
 /// directory of the program or shared library that holds the runtime
@@ -26,6 +32,8 @@ constexpr const char *kMpiPluginVariable = "KILN_COMM_MPI_PLUGIN";
 /// <prefix>/lib/kiln/), then the lib/kiln/ of the build tree the runtime
 /// was built in (for the build tree's tests and examples).
 std::vector<std::string> mpiPluginCandidates();
+/// The same for the plug-in file \p file.
+std::vector<std::string> pluginCandidates(const char *file);
 
 /// Loads the MPI plug-in once per process, with RTLD_NOW | RTLD_GLOBAL
 /// (OpenMPI's own components, which it dlopens in turn, need libmpi's
@@ -34,6 +42,12 @@ std::vector<std::string> mpiPluginCandidates();
 /// nothing loaded, so that a later attempt (after setting
 /// KILN_COMM_MPI_PLUGIN, say) starts afresh.
 kiln_status_t loadMpiPlugin(const kiln_comm_plugin_t *&table);
+
+/// Loads the device plug-in (DeviceCommPlugin.h) once per process, looking
+/// for it the way loadMpiPlugin looks for the MPI one (KILN_COMM_NCCL_PLUGIN,
+/// then lib/kiln/libkiln_comm_nccl.so), and returns its table. Never
+/// unloaded: groups made by it may live as long as the process.
+kiln_status_t loadDevicePlugin(const kiln_device_comm_plugin_t *&table);
 
 } // namespace comm
 } // namespace runtime

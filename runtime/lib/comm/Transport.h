@@ -12,6 +12,7 @@
 #define KILN_RUNTIME_LIB_COMM_TRANSPORT_H
 
 #include "CommPlugin.h"
+#include "DeviceComm.h"
 
 #include "kiln/runtime.h"
 
@@ -29,7 +30,7 @@ namespace comm {
 /// The operations of CommPlugin.h, with errors as strings.
 class Transport {
 public:
-  virtual ~Transport() = default;
+  virtual ~Transport() { device.reset(); }
   virtual int64_t rank() const = 0;
   virtual int64_t size() const = 0;
   /// values[i] = the minimum over all ranks of values[i].
@@ -59,6 +60,10 @@ public:
   /// that said so: their messages may still arrive, so a later comparison
   /// in them would read stale ones. They are not used again.
   std::map<std::vector<int64_t>, std::string> unusableGroups;
+
+  /// The groups of device collectives (a CUDA module's), made at the first
+  /// one; released with the transport.
+  std::unique_ptr<DeviceComm> device;
 };
 
 /// The transport of a run of one rank, where every collective is a copy.

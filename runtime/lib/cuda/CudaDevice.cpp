@@ -5,6 +5,7 @@
 #include "api/Status.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace kiln {
@@ -25,9 +26,64 @@ CUdeviceptr toDevice(const void *pointer) {
 void *toHost(CUdeviceptr pointer) {
   return reinterpret_cast<void *>(static_cast<uintptr_t>(pointer));
 }
+
+/// An integer environment variable, or -1 when it is unset or not one.
+long integerVariable(const char *name) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return -1;
+  char *end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  return *end == '\0' && value >= 0 ? value : -1;
+}
 } // namespace
 
+kiln_status_t chooseDeviceOrdinal(int count, int &ordinal) {
+  if (const char *text = std::getenv("KILN_CUDA_DEVICE"); text && *text) {
+    long value = integerVariable("KILN_CUDA_DEVICE");
+    if (value < 0 || value >= count)
+      return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE,
+                        std::string("CUDA: KILN_CUDA_DEVICE is '") + text +
+                            "', but the devices are 0 to " +
+                            std::to_string(count - 1));
+    ordinal = int(value);
+    return nullptr;
+  }
+  // Ranks of one machine take one device each, as the launcher numbers
+  // them on that machine (OpenMPI, MPICH/Intel MPI, Slurm).
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                           "SLURM_LOCALID"})
+    if (long local = integerVariable(name); local >= 0) {
+      ordinal = int(local % count);
+      return nullptr;
+    }
+  ordinal = 0;
+  return nullptr;
+}
+
 CudaDevice *CudaDevice::current() { return currentDevice; }
+
+kiln_status_t countDevices(int &count) {
+  count = 0;
+  std::string error;
+  std::unique_ptr<CudaDriver> driver = loadDefaultCudaDriver(error);
+  if (!driver)
+    return makeStatus(error.rfind("no CUDA driver found", 0) == 0
+                          ? KILN_STATUS_DEVICE_UNAVAILABLE
+                          : KILN_STATUS_DEVICE_ERROR,
+                      error);
+  if (CUresult result = driver->init(0)) {
+    if (result == CUDA_ERROR_NO_DEVICE)
+      return nullptr;
+    return makeStatus(KILN_STATUS_DEVICE_ERROR,
+                      "CUDA: cuInit failed: " + driver->describe(result));
+  }
+  if (CUresult result = driver->deviceGetCount(&count))
+    return makeStatus(KILN_STATUS_DEVICE_ERROR,
+                      "CUDA: cuDeviceGetCount failed: " +
+                          driver->describe(result));
+  return nullptr;
+}
 
 kiln_status_t CudaDevice::open() {
   std::lock_guard<std::mutex> lock(callMutex);
@@ -68,7 +124,10 @@ kiln_status_t CudaDevice::openLocked() {
   if (count <= 0)
     return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE,
                       "CUDA: the driver reports no CUDA device");
-  if (CUresult result = d.deviceGet(&cuda->device, 0))
+  int ordinal = 0;
+  if (kiln_status_t status = chooseDeviceOrdinal(count, ordinal))
+    return status;
+  if (CUresult result = d.deviceGet(&cuda->device, ordinal))
     return failed("cuDeviceGet", result);
   if (CUresult result = d.devicePrimaryCtxRetain(&cuda->context, cuda->device))
     return failed("cuDevicePrimaryCtxRetain", result);

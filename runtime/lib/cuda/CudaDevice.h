@@ -66,6 +66,18 @@ struct CudaStats {
   uint64_t largestDeviceAllocation = 0;
 };
 
+/// The device a process opens among \p count: KILN_CUDA_DEVICE when set (a
+/// value outside 0 .. count - 1 is KILN_STATUS_DEVICE_UNAVAILABLE), else
+/// the process's rank on its machine as MPI launchers or Slurm set it
+/// (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID) modulo
+/// \p count, so that the ranks of a run on one machine use one device
+/// each, else 0.
+kiln_status_t chooseDeviceOrdinal(int count, int &ordinal);
+
+/// The driver's device count (0 when cuInit finds no device), or
+/// KILN_STATUS_DEVICE_UNAVAILABLE without a driver.
+kiln_status_t countDevices(int &count);
+
 class CudaDevice {
 public:
   /// A device that opens itself on first use, so that a CUDA module can be
@@ -75,8 +87,9 @@ public:
   CudaDevice &operator=(const CudaDevice &) = delete;
   ~CudaDevice();
 
-  /// Loads the driver (loadDefaultCudaDriver), initializes it, takes device
-  /// 0's primary context and creates the stream; does nothing once open.
+  /// Loads the driver (loadDefaultCudaDriver), initializes it, takes the
+  /// primary context of the device chooseDeviceOrdinal picks and creates
+  /// the stream; does nothing once open.
   /// No driver or no device is KILN_STATUS_DEVICE_UNAVAILABLE ("no CUDA
   /// driver found ...", "... no CUDA device"); any other failure is
   /// KILN_STATUS_DEVICE_ERROR.

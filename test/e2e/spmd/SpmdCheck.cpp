@@ -15,12 +15,19 @@
 // of a random kind, element type, shape, dimension and replica grouping
 // (the same on every rank: they share SEED), instead of a file.
 //
+// `--target=cuda` first compiles for CUDA instead: each rank runs on a GPU
+// of its own, its collectives on device buffers through the NCCL plug-in,
+// and compares within the GPU end-to-end tolerance. Without a CUDA driver
+// or device, or with fewer devices than ranks on the machine, every rank
+// prints SKIP and exits with 77 (a failure under KILN_REQUIRE_CUDA=1).
+//
 // A program with a line `// EXPECT-ERROR: <text>` must instead fail
 // on every rank with a message containing <text> (a fault the runtime must
 // report rather than hang on).
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaAvailability.h"
 #include "NativeModule.h"
 #include "TensorCompare.h"
 
@@ -41,6 +48,13 @@ using namespace kiln;
 namespace {
 
 int rankOf = 0;
+
+/// What --target chose: how programs are compiled and compared.
+CompileOptions compileOptions;
+const test::Tolerance *tolerance = &test::kCpuTolerance;
+/// GPU math differs from the host's in the last bits (as in the CUDA
+/// end-to-end tests).
+const test::Tolerance kGpuTolerance = {1e-4, 1e-5, 1e-11};
 
 [[noreturn]] void die(const std::string &message) {
   std::fprintf(stderr, "rank %d: %s\n", rankOf, message.c_str());
@@ -84,7 +98,7 @@ int checkProgram(const std::string &source, const std::string &name,
                       .split('\n')
                       .first.str();
 
-  test::NativeModule native(*module);
+  test::NativeModule native(*module, compileOptions);
   if (!native.ok())
     die(name + " does not compile: " + native.error());
 
@@ -121,7 +135,7 @@ int checkProgram(const std::string &source, const std::string &name,
           llvm::toString(expected.takeError()));
     for (size_t k = 0; k < outputs.size(); ++k) {
       std::string mismatch = test::compareTensors(
-          (*expected)[rankOf][k], outputs[k], "this rank", &test::kCpuTolerance);
+          (*expected)[rankOf][k], outputs[k], "this rank", tolerance);
       if (!mismatch.empty())
         die(where + " output #" + std::to_string(k) + ": " + mismatch +
             "\n" + source);
@@ -220,12 +234,50 @@ std::string randomProgram(std::mt19937 &rng, int ranks) {
 
 } // namespace
 
+/// Exits with 77 (SKIP) where this machine cannot run every rank of the
+/// run on a CUDA device of its own, before MPI is initialized; fails
+/// instead under KILN_REQUIRE_CUDA=1.
+void requireCudaDevices() {
+  test::CudaDecision cuda = test::checkCudaForTest();
+  if (cuda.verdict == test::CudaVerdict::Fail)
+    die(cuda.reason);
+  std::string reason = cuda.reason;
+  if (cuda.verdict == test::CudaVerdict::Run) {
+    int64_t devices = 0;
+    if (kiln_status_t status = kiln_device_count(KILN_DEVICE_CUDA, &devices)) {
+      std::string message = kiln_status_message(status);
+      kiln_status_free(status);
+      die(message);
+    }
+    // The ranks on this machine, as OpenMPI counts them.
+    const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    int64_t ranks = local ? std::atol(local) : 1;
+    if (devices >= ranks)
+      return;
+    reason = std::to_string(ranks) + " ranks on this machine need a CUDA "
+             "device each; it has " + std::to_string(devices);
+    if (test::cudaRequiredByEnvironment())
+      die(reason + " (KILN_REQUIRE_CUDA is set)");
+  }
+  std::printf("SKIP: %s\n", reason.c_str());
+  std::exit(77);
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--target=cuda") {
+    compileOptions.target = Target::Cuda;
+    tolerance = &kGpuTolerance;
+    requireCudaDevices();
+    --argc;
+    ++argv;
+  }
   bool random = argc >= 4 && argc <= 5 && std::string(argv[1]) == "--random";
   if (argc != 2 && !random) {
     std::fprintf(stderr,
-                 "usage: mpirun -n N kiln-spmd-check PROGRAM.mlir\n"
-                 "       mpirun -n N kiln-spmd-check --random K SEED [FIRST]\n"
+                 "usage: mpirun -n N kiln-spmd-check [--target=cuda] "
+                 "PROGRAM.mlir\n"
+                 "       mpirun -n N kiln-spmd-check [--target=cuda] --random "
+                 "K SEED [FIRST]\n"
                  "(FIRST: check only programs FIRST.., e.g. to rerun a "
                  "failure)\n");
     return 2;

@@ -34,5 +34,18 @@ int kilnCudaCApiCheck(void) {
   if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT)
     result = 6;
   kiln_status_free(status);
+  int64_t count = 0;
+  status = kiln_device_count(KILN_DEVICE_CPU, &count);
+  if (status != NULL || count != 1)
+    result = 7;
+  kiln_status_free(status);
+  status = kiln_device_count(KILN_DEVICE_CUDA, NULL);
+  if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT)
+    result = 8;
+  kiln_status_free(status);
+  status = kiln_device_count((kiln_device_t)7, &count);
+  if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT)
+    result = 9;
+  kiln_status_free(status);
   return result;
 }

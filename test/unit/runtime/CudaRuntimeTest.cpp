@@ -10,6 +10,7 @@
 
 #include "TestSupport.h"
 
+#include "cuda/CudaDevice.h"
 #include "cuda/CudaDriver.h"
 
 #include <gtest/gtest.h>
@@ -555,4 +556,72 @@ TEST(CudaDriverLoaderTest, MissingDriverIsUnavailableABrokenOneAnError) {
   EXPECT_EQ(missing.code, KILN_STATUS_DEVICE_UNAVAILABLE) << missing.message;
   EXPECT_EQ(broken.code, KILN_STATUS_DEVICE_ERROR) << broken.message;
   EXPECT_NE(broken.message.find("lacks 'cuInit'"), std::string::npos);
+}
+
+namespace {
+/// Sets (or, with nullptr, unsets) an environment variable for a scope.
+class ScopedVariable {
+public:
+  ScopedVariable(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      saved = old;
+    hadValue = std::getenv(name) != nullptr;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedVariable() {
+    if (hadValue)
+      setenv(name, saved.c_str(), 1);
+    else
+      unsetenv(name);
+  }
+
+private:
+  const char *name;
+  std::string saved;
+  bool hadValue = false;
+};
+
+int ordinalFor(int count) {
+  int ordinal = -1;
+  kiln_status_t status = chooseDeviceOrdinal(count, ordinal);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  kiln_status_free(status);
+  return ordinal;
+}
+} // namespace
+
+TEST(CudaDeviceOrdinalTest, RanksOfAMachineTakeOneDeviceEach) {
+  ScopedVariable device("KILN_CUDA_DEVICE", nullptr);
+  ScopedVariable mpich("MPI_LOCALRANKID", nullptr);
+  ScopedVariable slurm("SLURM_LOCALID", nullptr);
+  {
+    ScopedVariable local("OMPI_COMM_WORLD_LOCAL_RANK", nullptr);
+    EXPECT_EQ(ordinalFor(4), 0);
+  }
+  ScopedVariable local("OMPI_COMM_WORLD_LOCAL_RANK", "3");
+  EXPECT_EQ(ordinalFor(4), 3);
+  EXPECT_EQ(ordinalFor(2), 1);
+  {
+    ScopedVariable explicitDevice("KILN_CUDA_DEVICE", "0");
+    EXPECT_EQ(ordinalFor(4), 0);
+  }
+  {
+    ScopedVariable notANumber("OMPI_COMM_WORLD_LOCAL_RANK", "x");
+    ScopedVariable other("SLURM_LOCALID", "5");
+    EXPECT_EQ(ordinalFor(4), 1);
+  }
+}
+
+TEST(CudaDeviceOrdinalTest, ADeviceTheMachineLacksIsUnavailable) {
+  ScopedVariable device("KILN_CUDA_DEVICE", "2");
+  int ordinal = -1;
+  kiln_status_t status = chooseDeviceOrdinal(2, ordinal);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_STREQ(kiln_status_message(status),
+               "CUDA: KILN_CUDA_DEVICE is '2', but the devices are 0 to 1");
+  kiln_status_free(status);
 }

@@ -78,21 +78,12 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
 /// `--kiln-cpu-lowering=fuse=false` turns fusion off.
 void registerCpuPipelines();
 
-/// The attribute marking the @kiln_comm_* functions (CollectiveCalls.cpp),
-/// whose calls use their buffer operands only until they return, or from an
-/// exchange's start until its wait, which names them again.
-constexpr const char kCommFunctionAttrName[] = "kiln.comm_function";
 
 /// The unit attribute by which kiln-cpu-profile-names marks the functions
 /// of the program, the only ones kiln-cpu-profile instruments (not the
 /// helpers the lowering adds).
 constexpr const char kProfiledFunctionAttrName[] = "kiln.profiled";
 
-/// Attaches the BufferizableOpInterface models through which one-shot
-/// bufferization turns the flat collectives into calls of the runtime's
-/// communicator (CollectiveCalls.cpp). Every context that runs the CPU
-/// pipeline on a module with collectives needs them.
-void registerCollectiveBufferizationModels(DialectRegistry &registry);
 
 /// Translates an LLVM-dialect module to LLVM IR for the target and runs
 /// LLVM's optimization pipeline at `options.optLevel`.

@@ -19,6 +19,17 @@ class FusedKernelOp;
 #define GEN_PASS_REGISTRATION
 #include "kiln/Backends/Passes.h.inc"
 
+/// The attribute marking the @kiln_comm_* functions (CollectiveCalls.cpp),
+/// whose calls use their buffer operands only until they return, or from an
+/// exchange's start until its wait, which names them again.
+constexpr const char kCommFunctionAttrName[] = "kiln.comm_function";
+
+/// Attaches the BufferizableOpInterface models through which one-shot
+/// bufferization turns the flat collectives into calls of the runtime's
+/// communicator (CollectiveCalls.cpp). Every context that runs a backend's
+/// pipeline on a module with collectives needs them.
+void registerCollectiveBufferizationModels(DialectRegistry &registry);
+
 /// Patterns lowering kiln ops to linalg/tensor/arith/math/scf on tensors;
 /// `rowLoops` as kiln-to-linalg's row-loops option.
 void populateKilnToLinalgPatterns(RewritePatternSet &patterns,
@@ -28,8 +39,9 @@ void populateKilnToLinalgPatterns(RewritePatternSet &patterns,
 /// first (BufferizationPipeline.cpp): with `fuse`, kiln-fuse and the linalg
 /// fusion of each kiln.fused region in its kiln.fused_kernel; `rowLoops` is
 /// kiln-to-linalg's option of that name.
-/// With `collectives` (the CPU backend), collectives are rewritten into the
-/// communicator's flat forms after fusion and left to bufferization.
+/// With `collectives`, collectives are rewritten into the communicator's
+/// flat forms after fusion and left to bufferization, which turns them
+/// into calls of the runtime's communicator (CollectiveCalls.cpp).
 void buildLinalgPipeline(OpPassManager &pm, bool fuse, bool rowLoops = false,
                          bool collectives = false);
 

@@ -26,7 +26,7 @@ def ConvertKilnToLinalg : Pass<"kiln-to-linalg", "mlir::func::FuncOp"> {
            "Pool along the last result dim in vectorizable inner loops">,
     Option<"collectives", "collectives", "bool", "false",
            "Leave the flat collectives (start/wait, broadcast, all_to_all, "
-           "permute) to bufferization, as the CPU backend does; without it "
+           "permute) to bufferization, as both backends do; without it "
            "they are an error">
   ];
   let dependentDialects = [
@@ -61,8 +61,8 @@ def KilnDecomposeCollectives
   }];
 }
 
-def KilnCpuCollectiveCalls
-    : Pass<"kiln-cpu-collective-calls", "mlir::ModuleOp"> {
+def KilnCollectiveCalls
+    : Pass<"kiln-collective-calls", "mlir::ModuleOp"> {
   let summary = "Turn kiln.rank into a call of the runtime's communicator";
   let description = [{
     Runs on tensors after `kiln-decompose-collectives`, before the kiln ops
@@ -79,6 +79,9 @@ def KilnCpuCollectiveCalls
     exported pointer slot `kiln_comm_fn_<name>` that the runtime fills when
     it loads the module (kiln/CollectiveAbi.h): the code links no
     communication library, and a module without collectives gets no slots.
+    Both backends use it: a CPU module's buffers are host memory, a CUDA
+    module's device memory, which the runtime's device communicator queues
+    on the module's stream (runtime/lib/comm/DeviceComm.h).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",

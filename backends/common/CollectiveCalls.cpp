@@ -25,12 +25,11 @@
 // The code links no communication library, and a module without
 // collectives gets no slots.
 //
-// The kiln-cpu-collective-calls pass lowers kiln.rank (a call of
+// The kiln-collective-calls pass lowers kiln.rank (a call of
 // @kiln_comm_rank) before the kiln ops are lowered.
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
 
 #include "kiln/CollectiveAbi.h"
@@ -50,7 +49,7 @@
 
 namespace mlir {
 namespace kiln {
-#define GEN_PASS_DEF_KILNCPUCOLLECTIVECALLS
+#define GEN_PASS_DEF_KILNCOLLECTIVECALLS
 #include "kiln/Backends/Passes.h.inc"
 } // namespace kiln
 } // namespace mlir
@@ -442,8 +441,8 @@ void mlir::kiln::registerCollectiveBufferizationModels(
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct KilnCpuCollectiveCallsPass
-    : mlir::kiln::impl::KilnCpuCollectiveCallsBase<KilnCpuCollectiveCallsPass> {
+struct KilnCollectiveCallsPass
+    : mlir::kiln::impl::KilnCollectiveCallsBase<KilnCollectiveCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<RankOp> ranks;

@@ -1,9 +1,9 @@
-// kiln-cpu-collective-calls lowers kiln.rank; one-shot bufferization turns
+// kiln-collective-calls lowers kiln.rank; one-shot bufferization turns
 // the flat collectives into calls of the communicator (the models in
 // CollectiveCalls.cpp): the buffers reach the calls as memrefs, the wait
 // names the start's operand buffer again, and only the @kiln_comm_*
 // functions take addresses, calling through exported slots.
-// RUN: kiln-opt %s --split-input-file --kiln-decompose-collectives --kiln-cpu-collective-calls --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-decompose-collectives --kiln-collective-calls --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
 
 // CHECK-DAG: llvm.mlir.global internal constant @[[$GROUPS:kiln_comm_table[_0-9]*]](dense<[1, 0]> : tensor<2xi64>)
 // CHECK-LABEL: func.func @all_reduce
