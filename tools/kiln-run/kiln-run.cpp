@@ -350,9 +350,6 @@ int timeCalls(const kiln_function_t *function, kiln_comm_t *comm,
   TensorList outputs(kiln_function_output_count(function));
   // --stats: the calls' peak, from what the process's modules hold now.
   kiln_memory_reset_peak();
-  kiln_memory_stats_t before;
-  kiln_memory_stats(&before);
-  uint64_t heldBefore = before.held_bytes;
   std::vector<double> micros;
   micros.reserve(repeat);
   for (unsigned long i = 0; i < repeat; ++i) {
