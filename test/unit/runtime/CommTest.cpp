@@ -33,30 +33,6 @@ CommPtr makeSelf() {
   return CommPtr(comm);
 }
 
-/// Sets an environment variable for the extent of a scope.
-class ScopedVariable {
-public:
-  ScopedVariable(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      saved = old, hadValue = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedVariable() {
-    if (hadValue)
-      setenv(name, saved.c_str(), 1);
-    else
-      unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::string saved;
-  bool hadValue = false;
-};
-
 bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }

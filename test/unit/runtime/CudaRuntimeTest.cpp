@@ -26,6 +26,7 @@ extern "C" int kilnCudaCApiCheck(void);
 using namespace kiln::runtime::cuda;
 using kiln::test::ModulePtr;
 using kiln::test::TensorPtr;
+using kiln::test::ScopedVariable;
 using kiln::test::take;
 
 namespace {
@@ -559,31 +560,6 @@ TEST(CudaDriverLoaderTest, MissingDriverIsUnavailableABrokenOneAnError) {
 }
 
 namespace {
-/// Sets (or, with nullptr, unsets) an environment variable for a scope.
-class ScopedVariable {
-public:
-  ScopedVariable(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      saved = old;
-    hadValue = std::getenv(name) != nullptr;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedVariable() {
-    if (hadValue)
-      setenv(name, saved.c_str(), 1);
-    else
-      unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::string saved;
-  bool hadValue = false;
-};
-
 int ordinalFor(int count) {
   int ordinal = -1;
   kiln_status_t status = chooseDeviceOrdinal(count, ordinal);

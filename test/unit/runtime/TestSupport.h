@@ -6,6 +6,7 @@
 #include "kiln/ModuleFormat.h"
 #include "kiln/runtime.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -131,6 +132,33 @@ public:
 
 private:
   std::string directory;
+};
+
+/// Sets (or, with nullptr, unsets) an environment variable for the extent
+/// of a scope.
+class ScopedVariable {
+public:
+  ScopedVariable(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      saved = old, hadValue = true;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedVariable() {
+    if (hadValue)
+      setenv(name, saved.c_str(), 1);
+    else
+      unsetenv(name);
+  }
+  ScopedVariable(const ScopedVariable &) = delete;
+  ScopedVariable &operator=(const ScopedVariable &) = delete;
+
+private:
+  const char *name;
+  std::string saved;
+  bool hadValue = false;
 };
 
 } // namespace test
