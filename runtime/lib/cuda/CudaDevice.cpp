@@ -63,18 +63,27 @@ kiln_status_t chooseDeviceOrdinal(int count, int &ordinal) {
 
 CudaDevice *CudaDevice::current() { return currentDevice; }
 
-kiln_status_t countDevices(int &count) {
+/// Loads the driver, initializes it and counts its devices: 0, with
+/// \p noDevice saying so, when cuInit finds none. Only a missing driver is
+/// KILN_STATUS_DEVICE_UNAVAILABLE here; any other failure is a device error,
+/// so that callers (and tests) do not mistake a broken setup for an absent
+/// one.
+static kiln_status_t startDriver(std::unique_ptr<CudaDriver> &driver,
+                                 int &count, std::string &noDevice) {
   count = 0;
   std::string error;
-  std::unique_ptr<CudaDriver> driver = loadDefaultCudaDriver(error);
+  driver = loadDefaultCudaDriver(error);
   if (!driver)
     return makeStatus(error.rfind("no CUDA driver found", 0) == 0
                           ? KILN_STATUS_DEVICE_UNAVAILABLE
                           : KILN_STATUS_DEVICE_ERROR,
                       error);
   if (CUresult result = driver->init(0)) {
-    if (result == CUDA_ERROR_NO_DEVICE)
+    if (result == CUDA_ERROR_NO_DEVICE) {
+      noDevice = "CUDA: no CUDA device (cuInit: " + driver->describe(result) +
+                 ")";
       return nullptr;
+    }
     return makeStatus(KILN_STATUS_DEVICE_ERROR,
                       "CUDA: cuInit failed: " + driver->describe(result));
   }
@@ -82,7 +91,15 @@ kiln_status_t countDevices(int &count) {
     return makeStatus(KILN_STATUS_DEVICE_ERROR,
                       "CUDA: cuDeviceGetCount failed: " +
                           driver->describe(result));
+  if (count <= 0)
+    noDevice = "CUDA: the driver reports no CUDA device";
   return nullptr;
+}
+
+kiln_status_t countDevices(int &count) {
+  std::unique_ptr<CudaDriver> driver;
+  std::string noDevice;
+  return startDriver(driver, count, noDevice);
 }
 
 kiln_status_t CudaDevice::open() {
@@ -93,37 +110,20 @@ kiln_status_t CudaDevice::open() {
 kiln_status_t CudaDevice::openLocked() {
   if (streamHandle)
     return nullptr;
-  // Only a missing driver or a machine without a device is "unavailable";
-  // any other failure to open a device that is there is a device error, so
-  // that callers (and tests) do not mistake a broken setup for an absent one.
-  std::string error;
-  std::unique_ptr<CudaDriver> loaded = loadDefaultCudaDriver(error);
-  if (!loaded)
-    return makeStatus(error.rfind("no CUDA driver found", 0) == 0
-                          ? KILN_STATUS_DEVICE_UNAVAILABLE
-                          : KILN_STATUS_DEVICE_ERROR,
-                      error);
+  // Only a missing driver or a machine without a device is "unavailable".
   // A failed attempt leaves nothing behind, so a later one starts afresh.
   std::unique_ptr<CudaDevice> cuda(new CudaDevice());
-  cuda->driver = std::move(loaded);
+  int count = 0;
+  std::string noDevice;
+  if (kiln_status_t status = startDriver(cuda->driver, count, noDevice))
+    return status;
+  if (count <= 0)
+    return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE, noDevice);
   CudaDriver &d = *cuda->driver;
   auto failed = [&](const std::string &what, CUresult result) {
     return makeStatus(KILN_STATUS_DEVICE_ERROR,
                       "CUDA: " + what + " failed: " + d.describe(result));
   };
-  if (CUresult result = d.init(0)) {
-    if (result == CUDA_ERROR_NO_DEVICE)
-      return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE,
-                        "CUDA: no CUDA device (cuInit: " + d.describe(result) +
-                            ")");
-    return failed("cuInit", result);
-  }
-  int count = 0;
-  if (CUresult result = d.deviceGetCount(&count))
-    return failed("cuDeviceGetCount", result);
-  if (count <= 0)
-    return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE,
-                      "CUDA: the driver reports no CUDA device");
   int ordinal = 0;
   if (kiln_status_t status = chooseDeviceOrdinal(count, ordinal))
     return status;
