@@ -229,6 +229,14 @@ std::vector<Started> startedOn(Record &seen, int64_t rank) {
   return mine;
 }
 
+/// The last collective each rank started.
+std::map<int64_t, Started> lastByRank(Record &seen) {
+  std::map<int64_t, Started> byRank;
+  for (const Started &s : seen.started)
+    byRank[s.rank] = s;
+  return byRank;
+}
+
 } // namespace
 
 TEST_F(DeviceCommTest, GroupRanksFollowTheRowAndTheIdComesFromItsFirst) {
@@ -276,9 +284,7 @@ TEST_F(DeviceCommTest, SmallerGroupsShareIdsAmongTheirMembersOnly) {
     EXPECT_TRUE(device.start(c, &stream, 1000, error)) << error;
   });
   EXPECT_EQ(seen.idsMade, 2);
-  std::map<int64_t, Started> byRank;
-  for (const Started &s : seen.started)
-    byRank[s.rank] = s;
+  std::map<int64_t, Started> byRank = lastByRank(seen);
   ASSERT_EQ(byRank.size(), 4u);
   EXPECT_EQ(byRank[0].group.id, byRank[2].group.id);
   EXPECT_EQ(byRank[1].group.id, byRank[3].group.id);
@@ -308,9 +314,7 @@ TEST_F(DeviceCommTest, PermutationsRunOverAllRanksWithTheirPeers) {
     EXPECT_TRUE(device.start(c, &stream, 0, error)) << error;
   });
   EXPECT_EQ(seen.idsMade, 1);
-  std::map<int64_t, Started> byRank;
-  for (const Started &s : seen.started)
-    byRank[s.rank] = s;
+  std::map<int64_t, Started> byRank = lastByRank(seen);
   ASSERT_EQ(byRank.size(), 3u);
   for (int64_t rank : {0, 1, 2}) {
     EXPECT_EQ(byRank[rank].group.size, 3);
