@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the .npy fuzzer's seeds (seeds/npy) with numpy, the format's own
 implementation: every element type kiln reads, ranks 0 to 4, an empty
-array, format versions 1.0, 2.0 and 3.0, and arrays the reader must refuse
+array, untyped 2-byte elements (numpy's bfloat16 files), format versions
+1.0, 2.0 and 3.0, and arrays the reader must refuse
 with a message (Fortran order, big-endian data, a type kiln has no row for).
 
     /usr/bin/python3 runtime/fuzz/write_npy_seeds.py runtime/fuzz/seeds/npy
@@ -34,6 +35,10 @@ def main():
     }
     for name, array in arrays.items():
         np.save(os.path.join(out, name + ".npy"), array)
+    # numpy saves a dtype it does not define (ml_dtypes.bfloat16) as untyped
+    # bytes; kiln-run reads them for a bf16 input: 0.5, -2, 1/3 in bf16.
+    bf16 = np.array([0x3F00, 0xC000, 0x3EAB], "<u2").view("V2")
+    np.save(os.path.join(out, "untyped_bf16_3.npy"), bf16)
     refused = {
         "fortran_order": np.asfortranarray(rng.standard_normal((3, 2))),
         "big_endian": np.arange(4, dtype=">f4"),

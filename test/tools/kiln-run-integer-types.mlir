@@ -51,6 +51,29 @@
 // DUMP: <f2 (3,) [1.0, -4.0, 0.66650390625]
 // DUMP-NEXT: <f4 (3,) [1.0, -4.0, 0.66796875]
 // DUMP-NEXT: <f4 (3,) [0.5, -2.0, 0.333251953125]
+//
+// numpy saves an ml_dtypes.bfloat16 array as untyped '<V2' (or '|V2')
+// bytes; a bf16 input takes them bit for bit: 0x3F00 = 0.5, 0xC000 = -2,
+// 0x3EAB = 0.333984375 give the same outputs as the '<f4' file above.
+// RUN: %python %t/npy.py write %t/yv.npy '<V2' 3 16128 49152 16043
+// RUN: kiln-run %t/prog.kmod --function halves --input %t/x.npy --input %t/yv.npy \
+// RUN:   | FileCheck %s --check-prefix=UNTYPED
+// UNTYPED: out1: bf16[3] = [1, -4, 0.668]
+// RUN: %python %t/npy.py write %t/yp.npy '|V2' 3 16128 49152 16043
+// RUN: kiln-run %t/prog.kmod --function halves --input %t/x.npy --input %t/yp.npy \
+// RUN:   | FileCheck %s --check-prefix=UNTYPED
+// Untyped bytes anywhere else are refused, saying why.
+// RUN: not kiln-run %t/prog.kmod --function halves --input %t/yv.npy --input %t/y.npy \
+// RUN:   2>&1 | FileCheck %s --check-prefix=UNTYPED-F16
+// UNTYPED-F16: input 0 ('x'): '{{.*}}yv.npy': untyped dtype '<V2' (how numpy saves a dtype it does not define, such as ml_dtypes.bfloat16) is not supported here
+// RUN: %python %t/npy.py write %t/y4.npy '<V4' 3 1 2 3
+// RUN: not kiln-run %t/prog.kmod --function halves --input %t/x.npy --input %t/y4.npy \
+// RUN:   2>&1 | FileCheck %s --check-prefix=UNTYPED-SIZE
+// UNTYPED-SIZE: input 1 ('y'): '{{.*}}y4.npy': untyped dtype '<V4' has 4-byte elements, but bf16 has 2
+// RUN: %python %t/npy.py write %t/y8.npy '<f8' 3 1 2 3
+// RUN: not kiln-run %t/prog.kmod --function halves --input %t/x.npy --input %t/y8.npy \
+// RUN:   2>&1 | FileCheck %s --check-prefix=BF16-EXPECTED
+// BF16-EXPECTED: holds <f8 data but the input is bf16 (expected <f4, or <V2 as numpy saves ml_dtypes.bfloat16)
 
 //
 // Integer .npy files of numpy's descriptors: '|u1' in, x / 2 + 1 out (as
@@ -114,7 +137,8 @@ import struct
 import sys
 
 FORMATS = {'<f2': 'e', '<f4': 'f', '<f8': 'd', '|u1': 'B', '|i1': 'b',
-           '<u2': 'H', '<i2': 'h', '<u4': 'I', '<u8': 'Q'}
+           '<u2': 'H', '<i2': 'h', '<u4': 'I', '<u8': 'Q',
+           '<V2': 'H', '|V2': 'H', '<V4': 'I'}
 
 
 def write(path, descr, shape, values):

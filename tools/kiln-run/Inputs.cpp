@@ -228,15 +228,22 @@ bool tensorFromNpy(const kiln_tensor_signature_t &signature,
                    const InputShard *shard, kiln_tensor_t **out,
                    std::string &error) {
   npy::Array array;
-  if (!npy::readNpyFile(path, array, error)) {
+  // A bf16 input also reads the untyped '<V2' that numpy writes for
+  // ml_dtypes.bfloat16 arrays, bit for bit.
+  npy::ReadOptions options;
+  bool bf16 = signature.dtype == KILN_DTYPE_BF16;
+  if (bf16)
+    options.untypedAs = ElementType::BF16;
+  if (!npy::readNpyFile(path, array, error, options)) {
     error = where + ": " + error;
     return false;
   }
   npy::ElementType wanted = npyTypeFor(signature.dtype);
-  if (array.type != wanted) {
+  if (array.type != wanted && !(bf16 && array.type == ElementType::BF16)) {
     error = where + ": '" + path + "' holds " + npy::descriptor(array.type) +
             " data but the input is " + kiln_dtype_name(signature.dtype) +
-            " (expected " + npy::descriptor(wanted) + ")";
+            " (expected " + npy::descriptor(wanted) +
+            (bf16 ? ", or <V2 as numpy saves ml_dtypes.bfloat16" : "") + ")";
     return false;
   }
   std::string whole = formatShape(array.shape.size(), array.shape.data());
@@ -256,7 +263,7 @@ bool tensorFromNpy(const kiln_tensor_signature_t &signature,
              formatShape(signature.rank, signature.shape);
     return false;
   }
-  if (signature.dtype == KILN_DTYPE_BF16) {
+  if (bf16 && array.type != ElementType::BF16) {
     std::vector<uint8_t> narrowed(array.elementCount() * sizeof(uint16_t));
     for (size_t i = 0; i < array.elementCount(); ++i) {
       float value;

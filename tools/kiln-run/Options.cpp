@@ -225,7 +225,8 @@ OPTIONS:
                         <f4, <f8, |i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8 or
                         |b1) whose dtype and shape match the input exactly;
                         a bf16 input is read from a <f4 file, rounding to
-                        nearest even; or
+                        nearest even, or bit for bit from the <V2 file
+                        numpy writes for an ml_dtypes.bfloat16 array; or
                       - for a rank-0 input, a literal of its dtype: a
                         decimal integer, a number such as -2.5, 1e-3, inf or
                         nan for floats, or true, false, 1 or 0 for i1. An

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,12 +48,24 @@ struct Array {
   size_t elementCount() const;
 };
 
+/// What a reader knows about the file beyond its header.
+struct ReadOptions {
+  /// numpy saves an array of a dtype it does not define itself, such as
+  /// ml_dtypes.bfloat16, as untyped bytes: descriptor '<V2' (or '|V2').
+  /// Where the caller knows the element type (a bf16 input), it names it
+  /// here, and an untyped descriptor of that type's size reads as that type;
+  /// any other untyped descriptor is refused.
+  std::optional<ElementType> untypedAs;
+};
+
 /// Parses the .npy image in [data, data + size). Booleans are normalized to
 /// 0 and 1. On failure \p out is untouched and \p error says what is wrong.
-bool parseNpy(const void *data, size_t size, Array &out, std::string &error);
+bool parseNpy(const void *data, size_t size, Array &out, std::string &error,
+              const ReadOptions &options = {});
 
 /// Reads and parses the file at \p path. Errors name the file.
-bool readNpyFile(const std::string &path, Array &out, std::string &error);
+bool readNpyFile(const std::string &path, Array &out, std::string &error,
+                 const ReadOptions &options = {});
 
 /// Serializes \p array as numpy would: version 1.0 unless the header needs
 /// 2.0, with the data starting at a 64-byte boundary. Fails if the data size

@@ -30,8 +30,29 @@ constexpr size_t kMagicSize = 6;
 /// Maps a descriptor onto an element type. Byte order marks are checked
 /// rather than ignored: '<' and '=' (native, little-endian here) are
 /// accepted for multi-byte types, any mark for one-byte types.
-bool decodeDescriptor(const std::string &descr, ElementType &type,
-                      std::string &error) {
+bool decodeDescriptor(const std::string &descr, const ReadOptions &options,
+                      ElementType &type, std::string &error) {
+  if (descr.size() >= 3 && descr[1] == 'V' &&
+      (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') &&
+      descr.find_first_not_of("0123456789", 2) == std::string::npos) {
+    // Untyped bytes: how numpy saves a dtype it does not define itself.
+    std::string bytes = descr.substr(2);
+    if (!options.untypedAs) {
+      error = "untyped dtype '" + descr +
+              "' (how numpy saves a dtype it does not define, such as "
+              "ml_dtypes.bfloat16) is not supported here";
+      return false;
+    }
+    size_t wanted = elementSize(*options.untypedAs);
+    if (bytes != std::to_string(wanted)) {
+      error = "untyped dtype '" + descr + "' has " + bytes +
+              "-byte elements, but " + elementTypeName(*options.untypedAs) +
+              " has " + std::to_string(wanted);
+      return false;
+    }
+    type = *options.untypedAs;
+    return true;
+  }
   std::string supported;
   for (const ElementTypeInfo &info : kElementTypes) {
     std::string rowDescr = info.npyDescriptor;
@@ -65,7 +86,8 @@ uint32_t readLittleEndian(const uint8_t *bytes, size_t count) {
 
 } // namespace
 
-bool parseNpy(const void *data, size_t size, Array &out, std::string &error) {
+bool parseNpy(const void *data, size_t size, Array &out, std::string &error,
+              const ReadOptions &options) {
   const auto *bytes = static_cast<const uint8_t *>(data);
   if (size < kMagicSize + 2 || std::memcmp(bytes, kMagic, kMagicSize) != 0) {
     error = "not a .npy file (bad magic)";
@@ -109,7 +131,7 @@ bool parseNpy(const void *data, size_t size, Array &out, std::string &error) {
     return false;
   }
   Array array;
-  if (!decodeDescriptor(header.descr, array.type, error))
+  if (!decodeDescriptor(header.descr, options, array.type, error))
     return false;
 
   size_t available = size - headerStart - headerLength;
@@ -142,7 +164,8 @@ bool parseNpy(const void *data, size_t size, Array &out, std::string &error) {
   return true;
 }
 
-bool readNpyFile(const std::string &path, Array &out, std::string &error) {
+bool readNpyFile(const std::string &path, Array &out, std::string &error,
+                 const ReadOptions &options) {
   std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path.c_str(), "rb"),
                                               std::fclose);
   if (!file) {
@@ -158,7 +181,7 @@ bool readNpyFile(const std::string &path, Array &out, std::string &error) {
     error = "cannot read '" + path + "': " + std::strerror(errno);
     return false;
   }
-  if (!parseNpy(bytes.data(), bytes.size(), out, error)) {
+  if (!parseNpy(bytes.data(), bytes.size(), out, error, options)) {
     error = "'" + path + "': " + error;
     return false;
   }

@@ -203,6 +203,54 @@ TEST(NpyTest, RejectsUnsupportedArrays) {
       "supported) (at offset 10 of the header dict)");
 }
 
+TEST(NpyTest, ReadsUntypedBytesOnlyAsTheTypeTheCallerNames) {
+  // numpy's own header for an ml_dtypes.bfloat16 array of [0.5, -2, 1/3].
+  std::vector<uint8_t> bits = bytesOf<uint16_t>({0x3F00, 0xC000, 0x3EAB});
+  for (const char *descr : {"<V2", "|V2", "=V2"}) {
+    std::vector<uint8_t> image =
+        npyImage(std::string("{'descr': '") + descr +
+                     "', 'fortran_order': False, 'shape': (3,), }",
+                 bits);
+    EXPECT_EQ(parseError(image),
+              std::string("untyped dtype '") + descr +
+                  "' (how numpy saves a dtype it does not define, such as "
+                  "ml_dtypes.bfloat16) is not supported here");
+    ReadOptions options;
+    options.untypedAs = ElementType::BF16;
+    Array array;
+    std::string error;
+    ASSERT_TRUE(parseNpy(image.data(), image.size(), array, error, options))
+        << error;
+    EXPECT_EQ(array.type, ElementType::BF16);
+    EXPECT_EQ(array.shape, std::vector<int64_t>{3});
+    EXPECT_EQ(array.data, bits);
+  }
+  ReadOptions options;
+  options.untypedAs = ElementType::BF16;
+  for (const char *descr : {"<V4", "<V02", "<V", ">V2", "<V2x"}) {
+    std::vector<uint8_t> image =
+        npyImage(std::string("{'descr': '") + descr +
+                     "', 'fortran_order': False, 'shape': (1,), }",
+                 {0, 0, 0, 0});
+    Array array;
+    std::string error;
+    EXPECT_FALSE(parseNpy(image.data(), image.size(), array, error, options))
+        << descr;
+    EXPECT_FALSE(error.empty());
+  }
+  std::vector<uint8_t> wide = npyImage(
+      "{'descr': '<V4', 'fortran_order': False, 'shape': (1,), }", {0, 0, 0, 0});
+  Array array;
+  std::string error;
+  EXPECT_FALSE(parseNpy(wide.data(), wide.size(), array, error, options));
+  EXPECT_EQ(error, "untyped dtype '<V4' has 4-byte elements, but bf16 has 2");
+  // Typed files read as before with the option given.
+  std::vector<uint8_t> typed = npyImage(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", {0, 0, 0, 0});
+  ASSERT_TRUE(parseNpy(typed.data(), typed.size(), array, error, options));
+  EXPECT_EQ(array.type, ElementType::F32);
+}
+
 TEST(NpyTest, RejectsMalformedHeaders) {
   struct Case {
     const char *header;
