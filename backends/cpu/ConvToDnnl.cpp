@@ -1,4 +1,4 @@
-//===- ConvToDnnl.cpp - f32 convolutions as oneDNN primitive calls --------===//
+//===- ConvToDnnl.cpp - f32/bf16 convolutions as oneDNN calls ------------===//
 //
 // Loops generated from a convolution's linalg.generic run far below what
 // oneDNN's convolution primitive reaches (blocked JIT kernels, its own
@@ -8,7 +8,7 @@
 // convolution aside while it is still a kiln op and puts it back as a
 // library call once buffers exist:
 //
-//   1. kiln-cpu-outline-dnnl-convs, on kiln IR: each f32 kiln.conv that
+//   1. kiln-cpu-outline-dnnl-convs, on kiln IR: each f32 or bf16 kiln.conv that
 //      oneDNN takes moves into its own private function, marked with the
 //      oneDNN descriptor, together with the epilogue oneDNN applies while
 //      it writes the result (a per-channel bias, a residual addition, a
@@ -18,14 +18,17 @@
 //      call the input, weight and result buffers (results become
 //      out-params) and the memory planner places the result.
 //   2. kiln-cpu-conv-to-dnnl, on memrefs: each call of such a function
-//      becomes a call of kiln_dnnl_conv_f32 (backends/cpu/support/
-//      DnnlConv.c) with the buffers' addresses, the descriptor (a constant
+//      becomes a call of kiln_dnnl_conv_f32 or kiln_dnnl_conv_bf16
+//      (backends/cpu/support/DnnlConv.c) with the buffers' addresses, the
+//      descriptor (a constant
 //      global) and a per-call-site global where the library caches the
 //      primitive; the functions, now uncalled, are erased.
 //
 // Convolutions oneDNN's forward primitive does not take (lhs_dilation > 1,
-// more than 3 spatial dims, empty dims, f64) and small ones stay the
-// generic lowering (backends/common/ConvLowering.cpp).
+// more than 3 spatial dims, empty dims, f64, f16) and small ones stay the
+// generic lowering (backends/common/ConvLowering.cpp). A bf16 convolution
+// (kiln-autocast makes them) takes no epilogue: its result is rounded to
+// bf16 before the ops after it, which oneDNN's post-ops would skip.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,7 +72,8 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
   RankedTensorType weight = op.getWeight().getType();
   RankedTensorType result = op.getType();
   int64_t spatial = input.getRank() - 2;
-  if (!input.getElementType().isF32() || spatial < 1 || spatial > 3 ||
+  Type element = input.getElementType();
+  if (!(element.isF32() || element.isBF16()) || spatial < 1 || spatial > 3 ||
       input.getNumElements() == 0 || weight.getNumElements() == 0 ||
       result.getNumElements() == 0 ||
       llvm::any_of(op.getLhsDilation(), [](int64_t d) { return d != 1; }))
@@ -78,7 +82,7 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
                  weight.getDimSize(0);
   if (macs < minMacs)
     return std::nullopt;
-  int64_t flags = 0;
+  int64_t flags = element.isBF16() ? int64_t(kBfloat16) : 0;
   if (op.getWeight().getDefiningOp<mlir::kiln::ConstantOp>())
     flags |= kConstantWeight;
   // Layouts: on plain layouts oneDNN runs im2col and its GEMM; in layouts
@@ -165,6 +169,8 @@ static Value channelBias(Value value, int64_t channels) {
 static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
   Epilogue epilogue;
   epilogue.last = op;
+  if (!op.getType().getElementType().isF32())
+    return epilogue;
   Value current = op.getResult();
   int64_t channels = op.getType().getDimSize(1);
   auto add = dyn_cast_or_null<mlir::kiln::AddOp>(soleUser(current));
@@ -284,11 +290,16 @@ struct KilnCpuConvToDnnlPass
     MLIRContext *context = &getContext();
     OpBuilder builder(context);
     Type pointer = LLVM::LLVMPointerType::get(context);
-    func::FuncOp convFunction = mlir::kiln::declareLibraryFunction(
-        module, kConvFunction,
-        builder.getFunctionType(SmallVector<Type>(7, pointer), {}));
-    if (!convFunction)
-      return signalPassFailure();
+    // Each entry is declared where a call needs it.
+    llvm::StringMap<func::FuncOp> entries;
+    auto entry = [&](StringRef name) {
+      func::FuncOp &function = entries[name];
+      if (!function)
+        function = mlir::kiln::declareLibraryFunction(
+            module, name,
+            builder.getFunctionType(SmallVector<Type>(7, pointer), {}));
+      return function;
+    };
 
     SymbolTable symbols(module);
     SetVector<Operation *> callees;
@@ -333,8 +344,10 @@ struct KilnCpuConvToDnnlPass
 
       builder.setInsertionPoint(call);
       auto pointerTo = [&](Value memref) -> Value {
+        int64_t bytes = cast<MemRefType>(memref.getType())
+                            .getElementTypeBitWidth() / 8;
         mlir::kiln::BufferAddress address =
-            mlir::kiln::bufferAddressOf(builder, loc, memref, 4);
+            mlir::kiln::bufferAddressOf(builder, loc, memref, bytes);
         return builder.create<LLVM::IntToPtrOp>(loc, pointer, address.address);
       };
       auto globalPointer = [&](memref::GlobalOp global) {
@@ -363,6 +376,10 @@ struct KilnCpuConvToDnnlPass
                                   bias,
                                   addend,
                                   pointerTo(result)};
+      func::FuncOp convFunction =
+          entry(flags & kBfloat16 ? kConvBf16Function : kConvFunction);
+      if (!convFunction)
+        return signalPassFailure();
       builder.create<func::CallOp>(loc, convFunction, operands);
       call->erase();
       for (Operation *op : dead)

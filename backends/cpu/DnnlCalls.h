@@ -22,12 +22,16 @@ namespace mlir::kiln::dnnl {
 inline constexpr llvm::StringLiteral kSgemmFunction = "dnnl_sgemm";
 inline constexpr llvm::StringLiteral kBf16GemmFunction =
     "dnnl_gemm_bf16bf16f32";
-/// The convolution entry of backends/cpu/support/DnnlConv.c.
+/// The convolution entries of backends/cpu/support/DnnlConv.c: f32, and
+/// bf16 (input, weight and result bf16, accumulated in f32), which the
+/// descriptor's kBfloat16 flag selects.
 inline constexpr llvm::StringLiteral kConvFunction = "kiln_dnnl_conv_f32";
+inline constexpr llvm::StringLiteral kConvBf16Function = "kiln_dnnl_conv_bf16";
 
 /// The convolution descriptor: a header (spatial rank k, groups, N, C, O,
-/// flags), then per spatial dim the input, kernel and output sizes, the
-/// stride, the paddings and the dilation.
+/// flags), then k entries each (one per spatial dim) of the input sizes,
+/// the kernel sizes, the output sizes, the strides, the low paddings, the
+/// high paddings and the dilations.
 inline constexpr int64_t kConvHeaderSize = 6;
 inline constexpr int64_t kConvEntriesPerDim = 7;
 
@@ -37,7 +41,8 @@ enum ConvFlags : int64_t {
   kAddend = 2,
   kRelu = 4,
   kConstantWeight = 8,
-  kBlocked = 16
+  kBlocked = 16,
+  kBfloat16 = 32
 };
 
 } // namespace mlir::kiln::dnnl

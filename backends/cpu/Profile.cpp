@@ -11,7 +11,7 @@
 //      kiln-cpu-profile-names marked `kiln.profiled`). Classify each op of a
 //      block:
 //      - a call of oneDNN (dnnl_sgemm, dnnl_gemm_bf16bf16f32,
-//        kiln_dnnl_conv_f32; DnnlCalls.h), or the loop over a batch of
+//        kiln_dnnl_conv_f32/_bf16; DnnlCalls.h), or the loop over a batch of
 //        GEMM calls that kiln-cpu-matmul-to-dnnl makes, or the loop over
 //        the attention kernels' calls (kiln-cpu-attention-calls): a library
 //        region;
@@ -83,7 +83,7 @@ static bool isAttention(func::CallOp call) {
 static func::CallOp libraryCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
   if (call && (isGemm(call) || call.getCallee() == kConvFunction ||
-               isAttention(call)))
+               call.getCallee() == kConvBf16Function || isAttention(call)))
     return call;
   return nullptr;
 }
@@ -200,17 +200,20 @@ static std::string convName(func::CallOp call) {
   if (d.size() < kConvHeaderSize ||
       d.size() != size_t(kConvHeaderSize + kConvEntriesPerDim * d[0]))
     return "dnnl_conv";
+  // After the header, one group of `rank` entries each: the input sizes,
+  // the kernel sizes, the output sizes, ...
   int64_t rank = d[0];
   SmallVector<int64_t> input{d[2], d[3]}, output{d[2], d[4]}, kernel;
   for (int64_t i = 0; i < rank; ++i) {
-    const int64_t *dim = &d[kConvHeaderSize + kConvEntriesPerDim * i];
-    input.push_back(dim[0]);
-    kernel.push_back(dim[1]);
-    output.push_back(dim[2]);
+    input.push_back(d[kConvHeaderSize + i]);
+    kernel.push_back(d[kConvHeaderSize + rank + i]);
+    output.push_back(d[kConvHeaderSize + 2 * rank + i]);
   }
   std::string name = "dnnl_conv " + joinDims(input) + " -> " +
                      joinDims(output) + " k" + joinDims(kernel);
   int64_t flags = d[5];
+  if (flags & kBfloat16)
+    name += " bf16";
   if (flags & kBias)
     name += " +bias";
   if (flags & kAddend)

@@ -2,11 +2,16 @@
 //
 // kiln-autocast: mixed precision as a policy over an f32 program, the way
 // PyTorch's autocast keeps lists of ops to run in lower precision and ops
-// to keep in f32. The lower-precision list is the matrix products: every
-// kiln.matmul of f32 operands becomes a product of bf16 (or f16) operands
-// accumulated in f32 with an f32 result (result_element_type = f32), so
-// the values around it - and everything numerically sensitive, such as
-// softmax, normalization, reductions, losses and the optimizer update -
+// to keep in f32. The lower-precision list is the matrix products and the
+// convolutions:
+//  - every kiln.matmul of f32 operands becomes a product of bf16 (or f16)
+//    operands accumulated in f32 with an f32 result
+//    (result_element_type = f32);
+//  - every f32 kiln.conv becomes a convolution of half-precision operands
+//    (accumulated in f32 and rounded once to half precision, as PyTorch's
+//    autocast returns it) widened back to f32 by a kiln.cast.
+// So the values around them - and everything numerically sensitive, such
+// as softmax, normalization, reductions, losses and the optimizer update -
 // stay f32, and the weights the program updates stay f32 master copies.
 //
 // Run after kiln-grad, the backward pass's products are cast too; run
@@ -98,6 +103,23 @@ struct AutocastPass : mlir::kiln::impl::AutocastBase<AutocastPass> {
             op.getLhs().getType().getElementType().isF32())
           products.push_back(op);
       });
+      SmallVector<ConvOp> convolutions;
+      function.walk([&](ConvOp op) {
+        if (op.getInput().getType().getElementType().isF32())
+          convolutions.push_back(op);
+      });
+      for (ConvOp op : convolutions) {
+        Value input = castOperand(builder, op.getInput(), element, casts);
+        Value weight = castOperand(builder, op.getWeight(), element, casts);
+        builder.setInsertionPoint(op);
+        Operation *narrow = builder.clone(*op);
+        narrow->setOperands({input, weight});
+        narrow->getResult(0).setType(op.getType().clone(element));
+        auto widened = builder.create<CastOp>(op.getLoc(), op.getType(),
+                                              narrow->getResult(0));
+        op.replaceAllUsesWith(widened.getResult());
+        op.erase();
+      }
       for (MatmulOp op : products) {
         Value lhs = castOperand(builder, op.getLhs(), element, casts);
         Value rhs = castOperand(builder, op.getRhs(), element, casts);

@@ -1,6 +1,7 @@
 // kiln-cpu-conv-to-dnnl replaces each call of a function marked
 // kiln.dnnl_conv (after bufferization: input, weight, bias and addend where
-// the flags say so, result buffers) by a call of kiln_dnnl_conv_f32 with
+// the flags say so, result buffers) by a call of kiln_dnnl_conv_f32 (or
+// kiln_dnnl_conv_bf16, flag 32) with
 // the buffers' addresses (null for no bias or addend), a constant
 // global holding the descriptor and a zero-initialized cache slot of its
 // own (the calls of one function share its descriptor); the functions, no
@@ -147,5 +148,25 @@ func.func @short(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x
 }
 // expected-error @+1 {{'kiln.dnnl_conv' must hold k (1 to 3), groups, N, C, O, flags and 7 entries per spatial dim}}
 func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+
+// -----
+
+// A bf16 convolution (flag 32) calls kiln_dnnl_conv_bf16; its buffers'
+// offsets count 2-byte elements. Only the entry a module calls is declared.
+// CHECK:       func.func private @kiln_dnnl_conv_bf16(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CHECK-NOT:   @kiln_dnnl_conv_f32
+// CHECK-LABEL: func.func @half(
+// CHECK:         %{{.*}}, %[[OFFSET:.*]], %{{.*}}:3, %{{.*}}:3 = memref.extract_strided_metadata %arg0
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : index
+// CHECK:         arith.muli %[[OFFSET]], %[[TWO]] : index
+// CHECK:         call @kiln_dnnl_conv_bf16(
+// CHECK-DAG:   memref.global "private" constant @{{.*}} : memref<13xi64> = dense<[1, 1, 2, 8, 8, 32, 100, 3, 98, 1, 0, 0, 1]>
+func.func @half(%x: memref<2x8x100xbf16, strided<[800, 100, 1], offset: 4>>, %w: memref<8x8x3xbf16>, %y: memref<2x8x98xbf16>) {
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xbf16, strided<[800, 100, 1], offset: 4>>, memref<8x8x3xbf16>, memref<2x8x98xbf16>) -> ()
+  return
+}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xbf16, strided<[800, 100, 1], offset: 4>>, %w: memref<8x8x3xbf16>, %y: memref<2x8x98xbf16>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 32, 100, 3, 98, 1, 0, 0, 1>} {
   return
 }

@@ -1,6 +1,6 @@
-// kiln-cpu-outline-dnnl-convs moves each f32 kiln.conv that oneDNN's
+// kiln-cpu-outline-dnnl-convs moves each f32 or bf16 kiln.conv that oneDNN's
 // forward primitive takes into a private function carrying the descriptor;
-// f64, input-dilated, empty and small convolutions stay.
+// f64, f16, input-dilated, empty and small convolutions stay.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-outline-dnnl-convs | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-outline-dnnl-convs=min-macs=1 \
 // RUN:   | FileCheck %s --check-prefix=ALL
@@ -130,4 +130,27 @@ func.func @plain(%x: tensor<1x8x16x16xf32>, %w: tensor<32x8x1x1xf32>, %b: tensor
   %vr = kiln.relu %v : tensor<1x8x16x16xf32>
   %vs = kiln.add %v, %vr : tensor<1x8x16x16xf32>
   return %u, %zc, %vr, %vs : tensor<1x32x16x16xf32>, tensor<1x32x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// bf16 convolutions are outlined too, with flag 32 and no epilogue: the
+// result is rounded to bf16 before the bias, the addition or the ReLU sees
+// it (flags 48: bf16, blocked; the 1x1 one plain: 32). f16 stays loops.
+// CHECK-LABEL: func.func @bf16(
+// CHECK:         %[[Y:.*]] = call @[[F0:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1) : (tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>) -> tensor<1x8x16x16xbf16>
+// CHECK:         %[[S:.*]] = kiln.add %[[Y]], %{{.*}} : tensor<1x8x16x16xbf16>
+// CHECK:         kiln.relu %[[S]]
+// CHECK:         call @[[F1:kiln_dnnl_conv[_0-9]*]](%arg0, %arg3)
+// CHECK:         kiln.conv %arg4, %arg5
+// CHECK-DAG:   func.func private @[[F0]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 48, 16, 16,
+// CHECK-DAG:   func.func private @[[F1]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 32, 32, 16, 16,
+func.func @bf16(%x: tensor<1x8x16x16xbf16>, %w: tensor<8x8x3x3xbf16>, %b: tensor<8xbf16>, %w1: tensor<32x8x1x1xbf16>, %h: tensor<1x8x16x16xf16>, %g: tensor<8x8x3x3xf16>) -> (tensor<1x8x16x16xbf16>, tensor<1x32x16x16xbf16>, tensor<1x8x16x16xf16>) {
+  %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<8xbf16>) -> tensor<1x8x16x16xbf16>
+  %s = kiln.add %y, %bb : tensor<1x8x16x16xbf16>
+  %r = kiln.relu %s : tensor<1x8x16x16xbf16>
+  %z = kiln.conv %x, %w1, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<32x8x1x1xbf16>
+  %f = kiln.conv %h, %g, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf16>, tensor<8x8x3x3xf16>
+  return %r, %z, %f : tensor<1x8x16x16xbf16>, tensor<1x32x16x16xbf16>, tensor<1x8x16x16xf16>
 }

@@ -171,13 +171,14 @@ func.func @loop(%a: memref<16xf32>, %flag: i1) attributes {kiln.profiled} {
 // -----
 
 // A oneDNN convolution is named from its descriptor (kiln-cpu-conv-to-dnnl):
-// rank 2, 1 group, N 1, C 3, O 8, flags bias and relu, then per spatial dim
-// input, kernel and output size, stride, paddings and dilation.
+// rank 2, 1 group, N 1, C 3, O 8, flags bias and relu, then two entries
+// (one per spatial dim) each of input, kernel and output sizes, strides,
+// paddings and dilations, as kiln-cpu-outline-dnnl-convs writes them.
 // CHECK-LABEL: func.func @conv
 // CHECK: call @kiln_profile_begin
 // CHECK-NEXT: call @kiln_dnnl_conv_f32
 // CHECK: kiln_profile_region_names("dnnl_conv 1x3x16x16 -> 1x8x14x14 k3x3 +bias +relu @ net.mlir:2\00")
-memref.global "private" constant @kiln_dnnl_conv_descriptor : memref<20xi64> = dense<[2, 1, 1, 3, 8, 5, 16, 3, 14, 1, 0, 0, 1, 16, 3, 14, 1, 0, 0, 1]>
+memref.global "private" constant @kiln_dnnl_conv_descriptor : memref<20xi64> = dense<[2, 1, 1, 3, 8, 5, 16, 16, 3, 3, 14, 14, 1, 1, 0, 0, 0, 0, 1, 1]>
 func.func private @kiln_dnnl_conv_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 func.func @conv(%p: !llvm.ptr) attributes {kiln.profiled} {
   %g = memref.get_global @kiln_dnnl_conv_descriptor : memref<20xi64>
@@ -185,6 +186,24 @@ func.func @conv(%p: !llvm.ptr) attributes {kiln.profiled} {
   %j = arith.index_cast %i : index to i64
   %d = llvm.inttoptr %j : i64 to !llvm.ptr
   func.call @kiln_dnnl_conv_f32(%p, %d, %p, %p, %p, %p, %p) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> () loc("conv"("net.mlir":2:8))
+  return
+}
+
+// -----
+
+// A bf16 oneDNN convolution (flag 32) is a library region too, named so.
+// CHECK-LABEL: func.func @conv_bf16
+// CHECK: call @kiln_profile_begin
+// CHECK-NEXT: call @kiln_dnnl_conv_bf16
+// CHECK: kiln_profile_region_names("dnnl_conv 1x3x16x16 -> 1x8x14x14 k3x3 bf16 @ net.mlir:2\00")
+memref.global "private" constant @kiln_dnnl_conv_descriptor : memref<20xi64> = dense<[2, 1, 1, 3, 8, 32, 16, 16, 3, 3, 14, 14, 1, 1, 0, 0, 0, 0, 1, 1]>
+func.func private @kiln_dnnl_conv_bf16(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+func.func @conv_bf16(%p: !llvm.ptr) attributes {kiln.profiled} {
+  %g = memref.get_global @kiln_dnnl_conv_descriptor : memref<20xi64>
+  %i = memref.extract_aligned_pointer_as_index %g : memref<20xi64> -> index
+  %j = arith.index_cast %i : index to i64
+  %d = llvm.inttoptr %j : i64 to !llvm.ptr
+  func.call @kiln_dnnl_conv_bf16(%p, %d, %p, %p, %p, %p, %p) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> () loc("conv"("net.mlir":2:8))
   return
 }
 

@@ -1,5 +1,5 @@
-// kiln-autocast: f32 matrix products get half-precision operands and f32
-// accumulation; everything else keeps its types.
+// kiln-autocast: f32 matrix products and convolutions get half-precision
+// operands and f32 accumulation; everything else keeps its types.
 //
 // RUN: kiln-opt %s --split-input-file --kiln-autocast | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-autocast="dtype=f16" | FileCheck %s --check-prefix=F16
@@ -93,4 +93,36 @@ func.func @transposed(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %g: tensor<8x
   %y = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x32xf32>
   %dx = kiln.matmul %g, %wt : tensor<8x32xf32>, tensor<32x16xf32>
   return %y, %dx : tensor<8x32xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// An f32 convolution runs on half-precision operands and is widened back
+// to f32 right after it, so the bias and the ReLU stay f32; a convolution
+// reading another's widened result takes its half-precision value. f64
+// convolutions are left alone.
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>, %[[V:.+]]: tensor<4x4x1x1xf32>, %[[B:.+]]: tensor<4xf32>, %[[D:.+]]: tensor<1x1x4x4xf64>)
+// CHECK-DAG: %[[XH:.+]] = kiln.cast %[[X]] : tensor<1x3x8x8xf32> to tensor<1x3x8x8xbf16>
+// CHECK-DAG: %[[WH:.+]] = kiln.cast %[[W]] : tensor<4x3x3x3xf32> to tensor<4x3x3x3xbf16>
+// CHECK-DAG: %[[VH:.+]] = kiln.cast %[[V]] : tensor<4x4x1x1xf32> to tensor<4x4x1x1xbf16>
+// CHECK: %[[CH:.+]] = kiln.conv %[[XH]], %[[WH]], strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>
+// CHECK: %[[C:.+]] = kiln.cast %[[CH]] : tensor<1x4x8x8xbf16> to tensor<1x4x8x8xf32>
+// CHECK: %[[EH:.+]] = kiln.conv %[[CH]], %[[VH]], {{.*}} : tensor<1x4x8x8xbf16>, tensor<4x4x1x1xbf16>
+// CHECK: %[[E:.+]] = kiln.cast %[[EH]] : tensor<1x4x8x8xbf16> to tensor<1x4x8x8xf32>
+// CHECK: kiln.add %[[C]], %{{.+}} : tensor<1x4x8x8xf32>
+// CHECK: kiln.relu %{{.+}} : tensor<1x4x8x8xf32>
+// CHECK: kiln.conv %[[D]], %[[D]], {{.*}} : tensor<1x1x4x4xf64>, tensor<1x1x4x4xf64>
+// F16-LABEL: func.func @conv
+// F16: kiln.conv %{{.+}}, %{{.+}}, {{.*}} : tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>
+// OTHER-LABEL: func.func @conv
+// OTHER-NOT: kiln.cast
+func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %v: tensor<4x4x1x1xf32>, %b: tensor<4xf32>, %d: tensor<1x1x4x4xf64>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x1x1x1xf64>) {
+  %c = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  %e = kiln.conv %c, %v, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %s = kiln.add %c, %bb : tensor<1x4x8x8xf32>
+  %r = kiln.relu %s : tensor<1x4x8x8xf32>
+  %f = kiln.conv %d, %d, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x1x4x4xf64>, tensor<1x1x4x4xf64>
+  return %r, %e, %f : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x1x1x1xf64>
 }

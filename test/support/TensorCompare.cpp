@@ -12,10 +12,16 @@ std::string kiln::test::compareTensors(const HostTensor &expected,
                                        const std::string &what,
                                        const Tolerance *tolerance) {
   bool isF32 = expected.kind() == ElementKind::F32;
+  bool isHalf = expected.kind() == ElementKind::F16 ||
+                expected.kind() == ElementKind::BF16;
   double rtol = 0, atol = 0;
   if (tolerance) {
     rtol = isF32 ? tolerance->f32Rtol : tolerance->f64Tol;
     atol = isF32 ? tolerance->f32Atol : tolerance->f64Tol;
+    if (isHalf && tolerance->halfRtol > 0) {
+      rtol = tolerance->halfRtol;
+      atol = tolerance->f32Atol;
+    }
   }
   int64_t n = expected.numElements();
   for (int64_t k = 0; k < n; ++k) {

@@ -19,6 +19,10 @@ namespace kiln::test {
 /// (absolute and relative), integers and i1 exactly.
 struct Tolerance {
   double f32Rtol, f32Atol, f64Tol;
+  /// f16 and bf16 results compare bit for bit unless this is set: then
+  /// within f32Atol + halfRtol * |expected|, for a library that sums in
+  /// another order and so may round the sum to the other neighbour.
+  double halfRtol = 0;
 };
 
 /// The CPU backend's: summation order and vectorized math differ from the

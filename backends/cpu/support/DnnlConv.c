@@ -1,8 +1,16 @@
 /*===- DnnlConv.c - kiln.conv through oneDNN's convolution primitive -------===*\
  *
  * Linked (as a static, position-independent archive) into the modules whose
- * code calls kiln_dnnl_conv_f32, which kiln-cpu-conv-to-dnnl emits for f32
- * kiln.conv ops. Plain C on oneDNN's C API: no compiler code, no LLVM.
+ * code calls kiln_dnnl_conv_f32 or kiln_dnnl_conv_bf16, which
+ * kiln-cpu-conv-to-dnnl emits for f32 and bf16 kiln.conv ops. Plain C on
+ * oneDNN's C API: no compiler code, no LLVM.
+ *
+ * A bf16 convolution has bf16 src, weights and dst and accumulates in f32
+ * (oneDNN's bf16 kernels, AVX-512 BF16's vdpbf16ps where the CPU has it).
+ * Where oneDNN has no bf16 convolution for the CPU it runs on (one without
+ * AVX-512, or ONEDNN_MAX_CPU_ISA set below it), the call widens src and
+ * weights to f32, runs the f32 primitive and rounds dst to bf16 (to
+ * nearest even): the same sums, slower.
  *
  * Creating a primitive (choosing an implementation, generating its JIT
  * kernel) costs far more than small convolutions do, so each call site
@@ -53,7 +61,14 @@
 enum { kHeader = 6 };
 
 /* The flags (ConvToDnnl.cpp's DnnlConvFlags). */
-enum { kBias = 1, kAddend = 2, kRelu = 4, kConstantWeight = 8, kBlocked = 16 };
+enum {
+  kBias = 1,
+  kAddend = 2,
+  kRelu = 4,
+  kConstantWeight = 8,
+  kBlocked = 16,
+  kBfloat16 = 32
+};
 
 typedef struct CachedConv {
   dnnl_primitive_t primitive;
@@ -69,6 +84,8 @@ typedef struct CachedConv {
   int64_t flags;
   /* Whether staged[1] holds the constant weights, reordered once. */
   int constantWeights;
+  /* A bf16 convolution that runs as f32 on widened copies. */
+  int widened;
   /* Buffers in the inner layouts, for one call at a time (`busy`); a call
    * that finds them taken allocates its own. */
   void *staged[3];
@@ -105,6 +122,10 @@ __attribute__((destructor)) static void destroyPublished(void) {
   if (cpu)
     dnnl_engine_destroy(cpu);
 }
+
+/* oneDNN's memory objects take a non-const handle, also for the buffers a
+ * primitive only reads. */
+static void *handle(const void *data) { return (void *)(uintptr_t)data; }
 
 static void outOfMemory(void) {
   fprintf(stderr, "kiln: oneDNN convolution: out of memory\n");
@@ -177,7 +198,7 @@ static void reorderNow(dnnl_primitive_t reorder,
   dnnl_memory_t source, target;
   dnnl_stream_t stream;
   dnnl_status_t status;
-  if ((status = dnnl_memory_create(&source, fromMd, engine(), (void *)from)) ||
+  if ((status = dnnl_memory_create(&source, fromMd, engine(), handle(from))) ||
       (status = dnnl_memory_create(&target, toMd, engine(), to)))
     fail("dnnl_memory_create", status);
   if ((status = dnnl_stream_create(&stream, engine(),
@@ -192,12 +213,15 @@ static void reorderNow(dnnl_primitive_t reorder,
   dnnl_memory_destroy(target);
 }
 
-/* The primitive for `desc`; `weights` are the first call's weights, kept
- * (reordered) when the descriptor marks them constant. */
-static CachedConv *create(const int64_t *desc, const float *weights) {
+/* The primitive for `desc` with `flags` (the descriptor's, or fewer) on
+ * src, weights and dst of `type`; `weights` are the first call's weights,
+ * kept (reordered) when the flags mark them constant. Null where oneDNN
+ * has no implementation for a type other than f32 (an f32 convolution it
+ * always has). */
+static CachedConv *create(const int64_t *desc, int64_t flags,
+                          const void *weights, dnnl_data_type_t type) {
   int k = (int)desc[0];
-  int64_t groups = desc[1], n = desc[2], c = desc[3], o = desc[4],
-          flags = desc[5];
+  int64_t groups = desc[1], n = desc[2], c = desc[3], o = desc[4];
   const int64_t *in = desc + kHeader, *kernel = in + k, *out = kernel + k,
                 *stride = out + k, *low = stride + k, *high = low + k,
                 *dilation = high + k;
@@ -234,15 +258,15 @@ static CachedConv *create(const int64_t *desc, const float *weights) {
   }
   rowMajor(k + 2, srcDims, layout);
   if ((status = dnnl_memory_desc_init_by_strides(&entry->plain[0], k + 2,
-                                                 srcDims, dnnl_f32, layout)))
+                                                 srcDims, type, layout)))
     fail("describing the input", status);
   rowMajor(weightRank, weightDims, layout);
   if ((status = dnnl_memory_desc_init_by_strides(
-           &entry->plain[1], weightRank, weightDims, dnnl_f32, layout)))
+           &entry->plain[1], weightRank, weightDims, type, layout)))
     fail("describing the weight", status);
   rowMajor(k + 2, dstDims, layout);
   if ((status = dnnl_memory_desc_init_by_strides(&entry->plain[2], k + 2,
-                                                 dstDims, dnnl_f32, layout)))
+                                                 dstDims, type, layout)))
     fail("describing the result", status);
   int window = (flags & kBlocked) != 0;
   for (int i = 0; i < 3; ++i) {
@@ -250,7 +274,7 @@ static CachedConv *create(const int64_t *desc, const float *weights) {
     if (window &&
         (status = dnnl_memory_desc_init_by_tag(
              &entry->inner[i], entry->plain[i].ndims, entry->plain[i].dims,
-             dnnl_f32, dnnl_format_tag_any)))
+             type, dnnl_format_tag_any)))
       fail("describing a layout of oneDNN's choice", status);
   }
   dnnl_convolution_desc_t convolution;
@@ -279,6 +303,10 @@ static CachedConv *create(const int64_t *desc, const float *weights) {
   status = dnnl_primitive_desc_create(&pd, &convolution, attr, engine(), NULL);
   if (attr)
     dnnl_primitive_attr_destroy(attr);
+  if (status == dnnl_unimplemented && type != dnnl_f32) {
+    free(entry);
+    return NULL;
+  }
   if (status)
     fail("dnnl_primitive_desc_create", status);
   if (window) {
@@ -317,13 +345,19 @@ static void execute(dnnl_primitive_t primitive, dnnl_stream_t stream,
     fail("dnnl_primitive_execute", status);
 }
 
-KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
-                                    const float *src, const float *weights,
-                                    const float *bias, const float *addend,
-                                    float *dst) {
+/* The primitive of the call site `slot`, created by its first call. */
+static CachedConv *cached(void **slot, const int64_t *desc,
+                          const void *weights) {
   CachedConv *entry = __atomic_load_n((CachedConv **)slot, __ATOMIC_ACQUIRE);
   if (!entry) {
-    CachedConv *created = create(desc, weights);
+    int64_t flags = desc[5];
+    CachedConv *created =
+        create(desc, flags, weights, flags & kBfloat16 ? dnnl_bf16 : dnnl_f32);
+    if (!created) {
+      /* Widened copies are made per call: no constant weights to keep. */
+      created = create(desc, flags & ~(int64_t)kConstantWeight, NULL, dnnl_f32);
+      created->widened = 1;
+    }
     CachedConv *expected = NULL;
     if (__atomic_compare_exchange_n((CachedConv **)slot, &expected, created,
                                     0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -338,6 +372,12 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
       entry = expected;
     }
   }
+  return entry;
+}
+
+/* Runs `entry` on buffers of the types it was created for. */
+static void run(CachedConv *entry, const void *src, const void *weights,
+                const float *bias, const void *addend, void *dst) {
   dnnl_engine_t cpu = engine();
   /* The buffers a call reorders into: the constant weights are not. */
   int reordered[3] = {entry->reorders[0] != NULL,
@@ -345,7 +385,7 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
                       entry->reorders[2] != NULL};
   int staging = reordered[0] || reordered[1] || reordered[2];
   int own = staging && __atomic_exchange_n(&entry->busy, 1, __ATOMIC_ACQUIRE);
-  void *user[3] = {(void *)src, (void *)weights, dst};
+  void *user[3] = {handle(src), handle(weights), dst};
   void *inner[3];
   dnnl_memory_t userMemory[3], innerMemory[3];
   dnnl_status_t status;
@@ -375,7 +415,7 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
     if (entry->addendReorder) {
       dnnl_memory_t addendMemory;
       if ((status = dnnl_memory_create(&addendMemory, &entry->plain[2], cpu,
-                                       (void *)addend)))
+                                       handle(addend))))
         fail("dnnl_memory_create", status);
       dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, addendMemory},
                                  {DNNL_ARG_TO, innerMemory[2]}};
@@ -390,7 +430,7 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
   dnnl_memory_t biasMemory = NULL;
   if ((entry->flags & kBias) &&
       (status = dnnl_memory_create(&biasMemory, &entry->bias, cpu,
-                                   (void *)bias)))
+                                   handle(bias))))
     fail("dnnl_memory_create", status);
   dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, innerMemory[0]},
                              {DNNL_ARG_WEIGHTS, innerMemory[1]},
@@ -415,4 +455,65 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
   }
   if (staging && !own)
     __atomic_store_n(&entry->busy, 0, __ATOMIC_RELEASE);
+}
+
+KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
+                                    const float *src, const float *weights,
+                                    const float *bias, const float *addend,
+                                    float *dst) {
+  run(cached(slot, desc, weights), src, weights, bias, addend, dst);
+}
+
+/* bf16 -> f32, exactly. */
+static float widen(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float value;
+  memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+
+/* f32 -> bf16, rounding to nearest even; a NaN stays a (quiet) NaN. */
+static uint16_t narrow(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((bits >> 16) | 0x40);
+  return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+}
+
+/* A widened f32 copy of the `bytes` bytes of f32 data that `md` describes,
+ * read from the bf16 values at `from`. */
+static float *widenedCopy(const dnnl_memory_desc_t *md, const uint16_t *from) {
+  size_t count = dnnl_memory_desc_get_size(md) / sizeof(float);
+  float *copy = allocateStaged(count * sizeof(float));
+  for (size_t i = 0; i < count; ++i)
+    copy[i] = widen(from[i]);
+  return copy;
+}
+
+/* bf16 src, weights and dst, accumulating in f32. A bf16 convolution has
+ * no bias or addend (kiln-cpu-outline-dnnl-convs gives it no epilogue),
+ * but they are passed on like the f32 entry's. */
+KILN_HIDDEN void kiln_dnnl_conv_bf16(void **slot, const int64_t *desc,
+                                     const uint16_t *src,
+                                     const uint16_t *weights,
+                                     const float *bias, const uint16_t *addend,
+                                     uint16_t *dst) {
+  CachedConv *entry = cached(slot, desc, weights);
+  if (!entry->widened) {
+    run(entry, src, weights, bias, addend, dst);
+    return;
+  }
+  float *wideSrc = widenedCopy(&entry->plain[0], src);
+  float *wideWeights = widenedCopy(&entry->plain[1], weights);
+  float *wideAddend = addend ? widenedCopy(&entry->plain[2], addend) : NULL;
+  size_t count = dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float);
+  float *wideDst = allocateStaged(count * sizeof(float));
+  run(entry, wideSrc, wideWeights, bias, wideAddend, wideDst);
+  for (size_t i = 0; i < count; ++i)
+    dst[i] = narrow(wideDst[i]);
+  free(wideSrc);
+  free(wideWeights);
+  free(wideAddend);
+  free(wideDst);
 }

@@ -579,9 +579,10 @@ def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
 
 def KilnCpuOutlineDnnlConvs
     : Pass<"kiln-cpu-outline-dnnl-convs", "mlir::ModuleOp"> {
-  let summary = "Move each f32 kiln.conv that oneDNN takes into a function";
+  let summary = "Move each f32 or bf16 kiln.conv that oneDNN takes into a "
+                "function";
   let description = [{
-    Runs on kiln IR, before fusion. Every f32 `kiln.conv` with 1 to 3
+    Runs on kiln IR, before fusion. Every f32 or bf16 `kiln.conv` with 1 to 3
     spatial dims, no input dilation (`lhs_dilation` all 1), no empty
     dimension and at least `min-macs` multiply-adds is moved into a new
     private function `@kiln_dnnl_conv_<n>(input, weight[, bias][, addend])
@@ -590,10 +591,12 @@ def KilnCpuOutlineDnnlConvs
     before it has no other use: a per-channel bias (`kiln.add` of a
     `kiln.broadcast_in_dim` of a tensor whose dims are all 1 but the
     channel dim; the bias argument is that tensor), then the addition of a
-    tensor of the result's type (a residual connection), then `kiln.relu`.
-    The function carries the convolution's oneDNN descriptor as
+    tensor of the result's type (a residual connection), then `kiln.relu`;
+    a bf16 convolution takes none, since its result is rounded to bf16
+    before the ops after it see it. The function carries the convolution's oneDNN descriptor as
     `kiln.dnnl_conv` (an i64 array: spatial rank, groups, N, C, O, flags
-    (1 bias, 2 addend, 4 relu, 8 the weight is a `kiln.constant`), then per
+    (1 bias, 2 addend, 4 relu, 8 the weight is a `kiln.constant`, 16 run in
+    layouts of oneDNN's choice, 32 bf16 operands and result), then per
     spatial dim the input, kernel and output sizes, strides, paddings and
     rhs dilations). Its body is the ops themselves: it bufferizes like any
     function, and `kiln-cpu-conv-to-dnnl` replaces its calls after
@@ -665,7 +668,7 @@ def KilnCpuAttentionCalls
 }
 
 def KilnCpuConvToDnnl : Pass<"kiln-cpu-conv-to-dnnl", "mlir::ModuleOp"> {
-  let summary = "Call oneDNN's convolution primitive for outlined f32 convs";
+  let summary = "Call oneDNN's convolution primitive for outlined convs";
   let description = [{
     Runs on memrefs, after bufferization and memory planning. Each call of
     a function marked `kiln.dnnl_conv` (see `kiln-cpu-outline-dnnl-convs`;
@@ -676,6 +679,7 @@ def KilnCpuConvToDnnl : Pass<"kiln-cpu-conv-to-dnnl", "mlir::ModuleOp"> {
       kiln_dnnl_conv_f32(slot, descriptor, input, weight, bias, addend,
                          result)
 
+    (`kiln_dnnl_conv_bf16` where the descriptor's flags say bf16)
     with pointers to the buffers' first elements (null for an absent bias
     or addend), to a constant global
     holding the descriptor and to a zero-initialized pointer-sized global,

@@ -64,12 +64,16 @@ def Grad : Pass<"kiln-grad", "mlir::ModuleOp"> {
 }
 
 def Autocast : Pass<"kiln-autocast", "mlir::ModuleOp"> {
-  let summary = "Run matrix products in bf16 or f16 with f32 accumulation "
-                "(mixed precision as a policy, like PyTorch's autocast)";
+  let summary = "Run matrix products and convolutions in bf16 or f16 with "
+                "f32 accumulation (mixed precision as a policy, like "
+                "PyTorch's autocast)";
   let description = [{
     Every `kiln.matmul` of f32 operands becomes a product of its operands
     cast to `dtype`, accumulated in f32 with an f32 result
-    (`result_element_type = f32`). Everything else stays as it is: the ops
+    (`result_element_type = f32`). Every f32 `kiln.conv` becomes a
+    convolution of its operands cast to `dtype` (accumulated in f32 and
+    rounded once to `dtype`, the result PyTorch's autocast gives),
+    widened back to f32 by a `kiln.cast`. Everything else stays as it is: the ops
     that autocast keeps in f32 (softmax, normalization, reductions, losses,
     the optimizer update) and the f32 parameters, which remain the master
     weights an update writes. An operand that is itself a widening cast
@@ -89,8 +93,11 @@ def Autocast : Pass<"kiln-autocast", "mlir::ModuleOp"> {
     has it, twice the f32 rate); f16 products run as sgemm on the widened
     operands (the same result, no faster than f32), so f16 suits the CUDA
     backend; f16 training needs loss scaling (kiln::optim::LossScaler).
-    Convolutions stay f32: oneDNN's convolution is called for f32 only, and
-    a half-precision convolution would be a widened loop nest.
+    bf16 convolutions run on oneDNN's bf16 convolution, which falls back to
+    its f32 one on the widened operands where the CPU has no bf16 support;
+    f16 convolutions (and those oneDNN does not take, such as the
+    input-gradient convolution of a strided one) are loop nests on widened
+    operands.
   }];
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"bf16\"",
