@@ -19,7 +19,16 @@
 //    loop with unknown trip count, e.g. scf.while, counts as one iteration
 //    of its body; an scf.parallel with a `kiln.body_work` attribute, such
 //    as kiln-cpu-matmul-to-dnnl's loop over the products of a batch, counts
-//    that many per iteration) becomes scf.for loops too.
+//    that many per iteration) becomes scf.for loops too;
+//  - of what stays an scf.parallel, a loop of several dims whose body is
+//    straight-line code (an elementwise kernel: no loops, no calls) keeps
+//    its last dim out of the collapsed loop, as an scf.for inside it. The
+//    last dim walks contiguous memory, and LLVM vectorizes such a loop;
+//    collapsed into the OpenMP loop, every element would pay one division
+//    and remainder per dim to recover its indices, and the loop would stay
+//    scalar. Where the other dims have fewer than `kMinParallelChunks`
+//    iterations, the last dim is cut into chunks of `kChunk` elements
+//    first, and the loop over chunks stays parallel.
 //
 // What stays an scf.parallel is worth a parallel region.
 //
@@ -32,6 +41,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -135,6 +145,84 @@ static void makeSequential(scf::ParallelOp loop) {
   loop.erase();
 }
 
+/// Outer iterations that keep every thread of a large machine busy under a
+/// static schedule (within a quarter at 16 threads).
+constexpr int64_t kMinParallelChunks = 64;
+/// Elements of the last dim per chunk where it must be cut: a multiple of
+/// every vector width, long enough that the loop's overhead vanishes.
+constexpr int64_t kChunk = 1024;
+
+/// Whether `loop`'s body is straight-line code: no nested regions, no
+/// calls.
+static bool isElementwiseBody(scf::ParallelOp loop) {
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (op.getNumRegions() != 0 || isa<CallOpInterface>(op))
+      return false;
+  return true;
+}
+
+/// Moves the last dim of the multi-dim `loop` into an scf.for inside it
+/// (see the file comment); cuts it into chunks first where the other dims
+/// are too few to share among threads. Leaves loops it cannot improve as
+/// they are.
+static void splitLastDim(scf::ParallelOp loop) {
+  unsigned dims = loop.getNumLoops();
+  if (dims < 2 || loop.getNumReductions() != 0 ||
+      loop->hasAttr("kiln.body_work") || !isElementwiseBody(loop))
+    return;
+  int64_t outer = 1;
+  for (unsigned d = 0; d + 1 < dims; ++d)
+    outer = saturatingMul(outer, tripCount(loop.getLowerBound()[d],
+                                           loop.getUpperBound()[d],
+                                           loop.getStep()[d]));
+  Value lower = loop.getLowerBound().back();
+  Value upper = loop.getUpperBound().back();
+  Value step = loop.getStep().back();
+  std::optional<int64_t> lo = getConstantIntValue(lower);
+  std::optional<int64_t> hi = getConstantIntValue(upper);
+  std::optional<int64_t> st = getConstantIntValue(step);
+  bool chunked = outer < kMinParallelChunks;
+  // Cut only a static, unit-stride last dim long enough for several chunks.
+  if (chunked && !(lo && hi && st && *st == 1 && *hi - *lo >= 2 * kChunk))
+    return;
+
+  OpBuilder builder(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Value> lowers(loop.getLowerBound().drop_back());
+  SmallVector<Value> uppers(loop.getUpperBound().drop_back());
+  SmallVector<Value> steps(loop.getStep().drop_back());
+  Value size;
+  if (chunked) {
+    size = builder.create<arith::ConstantIndexOp>(loc, kChunk);
+    int64_t chunks = (*hi - *lo + kChunk - 1) / kChunk;
+    lowers.push_back(builder.create<arith::ConstantIndexOp>(loc, 0));
+    uppers.push_back(builder.create<arith::ConstantIndexOp>(loc, chunks));
+    steps.push_back(builder.create<arith::ConstantIndexOp>(loc, 1));
+  }
+  auto parallel = builder.create<scf::ParallelOp>(loc, lowers, uppers, steps);
+  builder.setInsertionPointToStart(parallel.getBody());
+  Value first = lower, last = upper;
+  if (chunked) {
+    // Elements [lo + c * kChunk, min(lo + (c + 1) * kChunk, hi)).
+    Value chunk = parallel.getInductionVars().back();
+    first = builder.create<arith::AddIOp>(
+        loc, lower, builder.create<arith::MulIOp>(loc, chunk, size));
+    last = builder.create<arith::MinSIOp>(
+        loc, builder.create<arith::AddIOp>(loc, first, size), upper);
+  }
+  auto inner = builder.create<scf::ForOp>(loc, first, last, step);
+  IRMapping mapping;
+  for (unsigned d = 0; d + 1 < dims; ++d)
+    mapping.map(loop.getInductionVars()[d], parallel.getInductionVars()[d]);
+  mapping.map(loop.getInductionVars().back(), inner.getInductionVar());
+  builder.setInsertionPoint(inner.getBody()->getTerminator());
+  for (Operation &op : loop.getBody()->without_terminator())
+    builder.clone(op, mapping);
+  for (NamedAttribute attribute : loop->getDiscardableAttrs())
+    parallel->setAttr(attribute.getName(), attribute.getValue());
+  loop.erase();
+}
+
 namespace {
 struct KilnCpuParallelLoopsPass
     : kiln::impl::KilnCpuParallelLoopsBase<KilnCpuParallelLoopsPass> {
@@ -157,6 +245,11 @@ struct KilnCpuParallelLoopsPass
     // loops inside.
     for (scf::ParallelOp loop : llvm::reverse(sequential))
       makeSequential(loop);
+
+    SmallVector<scf::ParallelOp> parallel;
+    getOperation()->walk([&](scf::ParallelOp loop) { parallel.push_back(loop); });
+    for (scf::ParallelOp loop : parallel)
+      splitLastDim(loop);
   }
 };
 } // namespace

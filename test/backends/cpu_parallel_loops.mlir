@@ -6,12 +6,24 @@
 
 // 2 x 100000 iterations in perfectly nested parallel loops: merged into
 // one two-dim parallel loop (one collapsed OpenMP loop), so the two outer
-// iterations do not limit the threads to two.
+// iterations do not limit the threads to two. Its body is elementwise, and
+// two outer iterations are too few to share, so the last dim is cut into
+// 98 chunks of 1024 that stay parallel, each an scf.for over contiguous
+// elements (which vectorizes).
 // CHECK-LABEL: func.func @perfectly_nested(
-// CHECK:         scf.parallel (%[[I:.*]], %[[J:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}})
-// CHECK-NEXT:      memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[N:.*]] = arith.constant 100000 : index
+// CHECK-DAG:     %[[CHUNKS:.*]] = arith.constant 98 : index
+// CHECK-DAG:     %[[SIZE:.*]] = arith.constant 1024 : index
+// CHECK:         scf.parallel (%[[I:.*]], %[[C:.*]]) = (%[[C0]], %{{.*}}) to (%[[C2]], %[[CHUNKS]])
+// CHECK:           %[[OFFSET:.*]] = arith.muli %[[C]], %[[SIZE]]
+// CHECK:           %[[FIRST:.*]] = arith.addi %[[C0]], %[[OFFSET]]
+// CHECK:           %[[END:.*]] = arith.addi %[[FIRST]], %[[SIZE]]
+// CHECK:           %[[LAST:.*]] = arith.minsi %[[END]], %[[N]]
+// CHECK:           scf.for %[[J:.*]] = %[[FIRST]] to %[[LAST]]
+// CHECK-NEXT:        memref.load %{{.*}}[%[[I]], %[[J]]]
 // CHECK-NOT:     scf.parallel
-// CHECK-NOT:     scf.for
 func.func @perfectly_nested(%m: memref<2x100000xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -162,5 +174,65 @@ func.func @body_work() {
   scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
     func.call @work(%i) : (index) -> ()
   } {kiln.body_work = 100 : i64}
+  return
+}
+
+// -----
+
+// A big elementwise kernel of rank 4 (4 x 256 x 56 x 56): the first three
+// dims (57344 iterations) stay the parallel loop, the last one becomes an
+// scf.for inside it, uncut.
+// CHECK-LABEL: func.func @rank4(
+// CHECK:         scf.parallel (%[[A:.*]], %[[B:.*]], %[[C:.*]]) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NEXT:      scf.for %[[D:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:        memref.load %{{.*}}[%[[A]], %[[B]], %[[C]], %[[D]]]
+// CHECK-NOT:     arith.minsi
+func.func @rank4(%m: memref<4x256x56x56xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c56 = arith.constant 56 : index
+  %c256 = arith.constant 256 : index
+  scf.parallel (%a, %b, %c, %d) = (%c0, %c0, %c0, %c0) to (%c4, %c256, %c56, %c56) step (%c1, %c1, %c1, %c1) {
+    %v = memref.load %m[%a, %b, %c, %d] : memref<4x256x56x56xf32>
+    %w = arith.negf %v : f32
+    memref.store %w, %m[%a, %b, %c, %d] : memref<4x256x56x56xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Loops that keep their collapsed form: a body with a call (a library
+// kernel per iteration), and (with every loop parallel) a last dim of
+// unknown length behind too few outer iterations to share, which cannot be
+// cut into chunks.
+// CHECK-LABEL: func.func @kept(
+// CHECK:         scf.parallel (%{{.*}}, %{{.*}}) =
+// CHECK-NEXT:      func.call @kernel
+// ALL-LABEL:   func.func @kept(
+// ALL:           scf.parallel (%{{.*}}, %{{.*}}) =
+// ALL-NEXT:        func.call @kernel
+// ALL:           scf.parallel (%{{.*}}, %{{.*}}) =
+// ALL-NEXT:        memref.load
+// ALL-NOT:       scf.for
+func.func private @kernel(index, index)
+func.func @kept(%m: memref<2x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = arith.constant 100000 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %n) step (%c1, %c1) {
+    func.call @kernel(%i, %j) : (index, index) -> ()
+    scf.reduce
+  }
+  %d = memref.dim %m, %c1 : memref<2x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %d) step (%c1, %c1) {
+    %v = memref.load %m[%i, %j] : memref<2x?xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %m[%i, %j] : memref<2x?xf32>
+    scf.reduce
+  }
   return
 }

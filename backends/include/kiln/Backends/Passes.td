@@ -762,7 +762,14 @@ def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp">
     outermost one whose loop nest runs fewer than `min-iterations`
     innermost iterations (static trip counts multiplied through the nest),
     becomes a nest of `scf.for` loops; the remaining ones become OpenMP
-    parallel loops. Loops with reductions are left alone.
+    parallel loops. Of those, a loop of several dims whose body has no
+    loops or calls (an elementwise kernel) keeps its last dim out of the
+    collapsed iteration space, as an `scf.for` inside: that loop walks
+    contiguous memory and vectorizes, where collapsed every element would
+    recover its indices by division. If the other dims have fewer than 64
+    iterations, the last dim (static, unit stride, at least 2048) is cut
+    into chunks of 1024 first, and the chunks stay parallel. Loops with
+    reductions are left alone.
   }];
   let options = [
     Option<"minIterations", "min-iterations", "int64_t", /*default=*/"65536",
