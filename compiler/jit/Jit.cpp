@@ -183,6 +183,7 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
                    options.autocast + "' (supported: bf16, f16)");
   CompileOptions compileOptions;
   compileOptions.cpu.optLevel = options.optLevel;
+  compileOptions.cpu.profile = options.profile;
   compileOptions.autocast = options.autocast;
   CompiledFunction compiled;
   compiled.name_ = traced.name();

@@ -9,9 +9,9 @@
 #include "Inputs.h"
 #include "Options.h"
 #include "Outputs.h"
-#include "ProfileSummary.h"
 #include "TensorText.h"
 
+#include "kiln/ProfileSummary.h"
 #include "kiln/runtime.h"
 
 #include <algorithm>
@@ -395,10 +395,8 @@ int reportProfile(const Options &options, const std::string &linePrefix,
       return fail(status);
   if (!options.profileSummary)
     return 0;
-  std::vector<kiln_profile_region_t> regions(kiln_profile_regions(nullptr, 0));
-  regions.resize(std::min(
-      regions.size(), kiln_profile_regions(regions.data(), regions.size())));
-  std::string table = formatProfileSummary(regions, 10);
+  std::string table =
+      kiln::profile::formatSummary(kiln::profile::collectedRegions(), 10);
   for (size_t start = 0; start < table.size();) {
     size_t end = table.find('\n', start);
     std::printf("%s%s\n", linePrefix.c_str(),

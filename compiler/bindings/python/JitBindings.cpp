@@ -18,6 +18,7 @@
 
 #include "Bindings.h"
 #include "NumpyTensors.h"
+#include "ProfileBindings.h"
 
 #include "kiln/Jit.h"
 
@@ -494,9 +495,11 @@ void kiln::python::bindJit(py::module_ &m) {
          std::vector<std::string> meshAxes, std::vector<int64_t> meshShape,
          std::vector<std::vector<std::string>> argumentShardings,
          std::vector<std::vector<std::string>> resultShardings,
-         std::string bucketAxis, bool spmdTextOnly) -> py::object {
+         std::string bucketAxis, bool spmdTextOnly,
+         bool profile) -> py::object {
         JitOptions options;
         options.optLevel = optLevel;
+        options.profile = profile;
         options.autocast = std::move(autocast);
         options.comm = comm ? comm->get() : nullptr;
         options.batchArgs = std::move(batchArgs);
@@ -537,6 +540,7 @@ void kiln::python::bindJit(py::module_ &m) {
       py::arg("argument_shardings") = std::vector<std::vector<std::string>>(),
       py::arg("result_shardings") = std::vector<std::vector<std::string>>(),
       py::arg("bucket_axis") = std::string(), py::arg("spmd_text") = false,
+      py::arg("profile") = false,
       "Compiles a traced function; with comm and batch_args (positions of "
       "the traced inputs), rewritten for data parallelism over comm's "
       "ranks, and with zero_stage for ZeRO: sharded_args are (position, "
@@ -548,7 +552,8 @@ void kiln::python::bindJit(py::module_ &m) {
       "dimension a mesh axis, \"\" for none; an empty list: whole), the "
       "all-reduces of bucket_axis bucketed (JitOptions in kiln/Jit.h). "
       "With spmd_text, returns instead the kiln IR of the program one rank "
-      "runs, before compilation (kiln::spmdText).");
+      "runs, before compilation (kiln::spmdText). With profile, the module "
+      "times its regions while the profiler is on (kiln.profiler).");
 
   py::class_<Dispatcher>(m, "Dispatcher")
       .def(py::init<py::object>())
@@ -608,4 +613,5 @@ PYBIND11_MODULE(_kiln, m) {
   bindTracer(m);
   bindJit(m);
   bindOptim(m);
+  kiln::python::bindProfiler(m);
 }

@@ -90,6 +90,13 @@ struct JitOptions {
   /// Empty: the traced types as they are.
   std::string autocast;
 
+  /// Time each fused loop nest, oneDNN call and loop at run time, as
+  /// kiln-compile --profile does. The runtime collects the regions while
+  /// its profiler is on (kiln_profile_set_enabled; kiln_profile_regions,
+  /// kiln_profile_write_trace and kiln::profile::formatSummary read them).
+  /// Off, the code is exactly what it is without.
+  bool profile = false;
+
   /// The communicator every call runs on (from kiln_comm_create_mpi; not
   /// owned, and it must outlive the functions): needed by programs with
   /// collectives and by data parallelism. NULL: a run of one process.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NumpyTensors.h"
+#include "ProfileBindings.h"
 
 #include <pybind11/stl.h>
 
@@ -146,6 +147,12 @@ PYBIND11_MODULE(_runtime, m) {
                                    kiln_module_device(m.module.get())));
                              })
       .def_property_readonly(
+          "profile_region_count",
+          [](const Module &m) {
+            return kiln_module_profile_region_count(m.module.get());
+          },
+          "Regions the module's code times (0: compiled without profiling).")
+      .def_property_readonly(
           "function_names",
           [](const Module &m) {
             std::vector<std::string> names;
@@ -187,4 +194,5 @@ PYBIND11_MODULE(_runtime, m) {
   m.def("reset_memory_peak", [] { kiln_memory_reset_peak(); },
         "Starts a new peak at the bytes held now, and a new count of "
         "allocations.");
+  bindProfiler(m);
 }

@@ -1,10 +1,12 @@
 //===- JitTest.cpp - kiln::jit: compile, cache, call, save ----------------===//
 
 #include "kiln/Jit.h"
+#include "kiln/ProfileSummary.h"
 #include "kiln/runtime.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -110,6 +112,42 @@ TEST(Jit, AutocastRoundsTheProductsOperands) {
               std::string::npos)
         << error.what();
   }
+}
+
+TEST(Jit, ProfiledFunctionTimesItsRegionsWhileTheProfilerIsOn) {
+  auto product = [](const Tensor &x, const Tensor &y) {
+    return tanh(matmul(x, y));
+  };
+  Array x = Array::from(DType::F32, {64, 64}, std::vector<float>(4096, 0.5f));
+  JitOptions options;
+  options.profile = true;
+  JitFunction profiled = jit("profiled", product, options);
+  JitFunction plain = jit("unprofiled", product);
+  // Off: nothing is collected, profiled or not.
+  kiln_profile_clear();
+  profiled({x, x});
+  plain({x, x});
+  EXPECT_TRUE(profile::collectedRegions().empty());
+  kiln_profile_set_enabled(1);
+  for (int i = 0; i < 3; ++i) {
+    profiled({x, x});
+    plain({x, x});
+  }
+  kiln_profile_set_enabled(0);
+  std::vector<kiln_profile_region_t> regions = profile::collectedRegions();
+  std::vector<std::string> names;
+  for (const kiln_profile_region_t &region : regions) {
+    names.push_back(region.name);
+    // Every region ran once per call of the profiled function.
+    EXPECT_EQ(region.count, 3u) << region.name;
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "call @profiled"),
+            names.end());
+  EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const std::string &n) {
+    return n.rfind("dnnl_sgemm 64x64x64", 0) == 0;
+  })) << ::testing::PrintToString(names);
+  EXPECT_EQ(profile::formatSummary(regions, 10).rfind("profile: ", 0), 0u);
+  kiln_profile_clear();
 }
 
 TEST(Jit, SavedModuleLoadsThroughTheRuntimeAlone) {

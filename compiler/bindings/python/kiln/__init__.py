@@ -30,6 +30,7 @@ from ._tree import flatten as tree_flatten, tree_map, leaves as tree_leaves
 from . import nn
 from . import optim
 from . import distributed
+from . import profiler
 
 
 def is_tracing():
@@ -43,4 +44,4 @@ __all__ = ["jit", "grad", "value_and_grad", "vjp", "cond", "while_loop",
            "fori_loop", "scan", "numpy", "nn", "optim", "Tensor", "TraceError",
            "ConcretizationError", "JitError", "Lowered", "Compiled",
            "tree_flatten", "tree_map", "tree_leaves", "is_tracing",
-           "TRACED_DTYPES"]
+           "TRACED_DTYPES", "profiler"]

@@ -181,9 +181,13 @@ class jit:
     hashable. opt_level: LLVM's optimization level (0 to 3).
 
     Mixed precision, as torch.autocast does it: autocast="bf16" (or "f16")
-    runs the f32 matrix products, forward and backward, with operands in
-    that type and f32 accumulation (kiln-autocast); inputs, outputs,
-    parameters and everything else stay f32.
+    runs the f32 matrix products and convolutions, forward and backward,
+    with operands in that type and f32 accumulation (kiln-autocast);
+    inputs, outputs, parameters and everything else stay f32.
+
+    profile=True compiles the function with its regions timed (each fused
+    loop nest, oneDNN call and loop, as kiln-compile --profile does); they
+    are collected while kiln.profiler is on (kiln.profiler.profile()).
 
     Data parallelism, as PyTorch's DDP does it: with comm (from
     kiln.distributed.mpi(), in a program started by mpirun -n N) and
@@ -214,7 +218,8 @@ class jit:
     def __init__(self, fun, static_argnums=(), name=None, opt_level=2, *,
                  comm=None, batch_argnums=(), bucket_mb=25.0, overlap=True,
                  zero=0, shard_outnums=(), autocast=None, mesh=None,
-                 in_shardings=(), out_shardings=None, bucket_axis=None):
+                 in_shardings=(), out_shardings=None, bucket_axis=None,
+                 profile=False):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
                             f"{type(fun).__name__}")
@@ -283,6 +288,7 @@ class jit:
             fail(f"kiln.jit: autocast is 'bf16' or 'f16' (None: off), not "
                  f"{autocast!r}", ValueError)
         self._autocast = autocast or ""
+        self._profile = bool(profile)
         self._cache = {}
         self._dispatch = _kiln.Dispatcher(_MISS)
         self.last_trace_seconds = 0.0
@@ -417,7 +423,7 @@ class jit:
         """The keywords of _kiln.compile that rewrite the function for the
         ranks of comm: a mesh, or data parallelism (and ZeRO)."""
         options = dict(comm=self._comm, autocast=self._autocast,
-                       **self._parallel)
+                       profile=self._profile, **self._parallel)
         if self._mesh is not None:
             shapes = [list(spec[1]) for spec in key[2]]
             options.update(
@@ -531,7 +537,8 @@ class jit:
                       else None)
             if self._comm is None:
                 compiled = _kiln.compile(traced, self._opt_level,
-                                         autocast=self._autocast)
+                                         autocast=self._autocast,
+                                         profile=self._profile)
             else:
                 compiled = _kiln.compile(
                     traced, self._opt_level,

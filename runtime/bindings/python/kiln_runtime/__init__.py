@@ -11,6 +11,7 @@ aligned arrays of the right dtype are read in place, without a copy.
 """
 
 from ._runtime import Function, Module, memory_stats, reset_memory_peak
+from . import profiler
 
 
 def load(path, device=None):
@@ -25,4 +26,4 @@ def load_bytes(data, device=None):
 
 
 __all__ = ["Function", "Module", "load", "load_bytes", "memory_stats",
-           "reset_memory_peak"]
+           "reset_memory_peak", "profiler"]

@@ -1,7 +1,8 @@
-//===- ProfileSummary.cpp - kiln-run --profile-summary
-//---------------------===//
+//===- ProfileSummary.cpp - The profiler's totals as a table --------------===//
 
-#include "ProfileSummary.h"
+#include "kiln/ProfileSummary.h"
+
+#include <algorithm>
 
 #include <cstdio>
 
@@ -23,8 +24,9 @@ std::string millis(uint64_t ns) {
 
 } // namespace
 
-std::string kiln::run::formatProfileSummary(
-    const std::vector<kiln_profile_region_t> &regions, size_t top) {
+std::string
+kiln::profile::formatSummary(const std::vector<kiln_profile_region_t> &regions,
+                             size_t top) {
   uint64_t totalNs = 0;
   for (const kiln_profile_region_t &region : regions)
     totalNs += region.self_ns;
@@ -53,4 +55,12 @@ std::string kiln::run::formatProfileSummary(
             "(" + std::to_string(regions.size() - shown) + " other regions)");
   }
   return text;
+}
+
+std::vector<kiln_profile_region_t> kiln::profile::collectedRegions() {
+  std::vector<kiln_profile_region_t> regions(kiln_profile_regions(nullptr, 0));
+  // Regions that ran between the two calls are left for the next one.
+  regions.resize(std::min(regions.size(),
+                          kiln_profile_regions(regions.data(), regions.size())));
+  return regions;
 }
