@@ -192,3 +192,31 @@ def test_collective_mistakes(rng):
         kiln.jit(lambda x: kd.all_gather(x, 2))(x)
     with pytest.raises(kiln.TraceError, match="axis 5 is out of range"):
         kiln.jit(lambda x: kd.all_gather(x, comm, axis=5), comm=comm)(x)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_loss_scaling_on_mpi_ranks_matches_one_process(ranks, tmp_path):
+    # f16 autocast from an overflowing scale: every rank must skip the same
+    # steps and back off alike (the finiteness check reads the all-reduced
+    # gradients), exactly as one process on the whole batch does.
+    out = tmp_path / "result.json"
+    run_on_ranks("loss_scaling_worker.py", ranks, out, 120)
+    result = json.loads(out.read_text())
+    assert result["ranks"] == ranks
+    assert result["same_on_every_rank"]
+    parallel, single = result["parallel"], result["single"]
+    assert parallel["skipped"] == single["skipped"]
+    assert parallel["scales"] == single["scales"]
+    # 2^40 overflows: the first steps are skipped, then the scale fits,
+    # grows again after 5 clean steps, and the model trains.
+    assert 5 <= sum(parallel["skipped"]) < 40
+    assert parallel["skipped"][0] and not parallel["skipped"][-1]
+    assert max(parallel["scales"][-10:]) > min(parallel["scales"])
+    # A step where only the last rank's gradient overflows is skipped by
+    # every rank (same_on_every_rank), as by the single process.
+    spike = parallel["spike"]
+    assert parallel["skipped"][spike] and not parallel["skipped"][spike - 1]
+    assert result["final_relative_loss"] < 1e-2
+    assert result["worst"] < 1e-4, result
+    np.testing.assert_allclose(parallel["losses"], single["losses"],
+                               rtol=1e-4)
