@@ -138,7 +138,6 @@ struct KilnCpuOutlineAttentionPass
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
     for (Operation *op : ops) {
-      Location loc = op->getLoc();
       SmallVector<int64_t> descriptor;
       bool backward = false;
       if (auto attention = dyn_cast<mlir::kiln::AttentionOp>(op)) {
@@ -153,41 +152,15 @@ struct KilnCpuOutlineAttentionPass
             grad.getScale().convertToDouble(), grad.getCausal(), queryTile);
         backward = true;
       }
-      builder.setInsertionPointToEnd(module.getBody());
-      auto type = builder.getFunctionType(op->getOperandTypes(),
-                                          op->getResultTypes());
-      auto function = builder.create<func::FuncOp>(loc, "kiln_attention", type);
-      function.setPrivate();
+      // kiln-cpu-attention-calls replaces every call before anything
+      // runs (the op itself would be compiled as its composition, N x N
+      // buffers and all, only to be erased).
+      func::FuncOp function =
+          mlir::kiln::outlineWithPlaceholderBody(op, "kiln_attention", symbols);
       function->setAttr(kAttentionAttr,
                         builder.getDenseI64ArrayAttr(descriptor));
       if (backward)
         function->setAttr(kBackwardAttr, builder.getUnitAttr());
-      // The body below reads nothing, but the kernel that replaces its
-      // calls reads every operand: without this, bufferization would let
-      // the caller reuse an operand's buffer before the call.
-      for (unsigned i = 0; i < function.getNumArguments(); ++i)
-        function.setArgAttr(i, "bufferization.access",
-                            builder.getStringAttr("read"));
-      symbols.insert(function); // makes the name unique
-      // The body only gives bufferization the result types to allocate:
-      // kiln-cpu-attention-calls replaces every call before anything runs.
-      // (The op itself would be compiled as its composition, N x N
-      // buffers and all, only to be erased.)
-      Block *body = function.addEntryBlock();
-      builder.setInsertionPointToStart(body);
-      SmallVector<Value> results;
-      for (Type type : op->getResultTypes()) {
-        auto tensor = cast<RankedTensorType>(type);
-        results.push_back(builder.create<tensor::EmptyOp>(
-            loc, tensor.getShape(), tensor.getElementType()));
-      }
-      builder.create<func::ReturnOp>(loc, results);
-
-      builder.setInsertionPoint(op);
-      auto call = builder.create<func::CallOp>(loc, function,
-                                               op->getOperands());
-      op->replaceAllUsesWith(call);
-      op->erase();
     }
   }
 };

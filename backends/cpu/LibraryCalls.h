@@ -10,6 +10,8 @@
 #ifndef KILN_BACKENDS_CPU_LIBRARYCALLS_H
 #define KILN_BACKENDS_CPU_LIBRARYCALLS_H
 
+#include "common/OutlinedOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -19,19 +21,6 @@
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::kiln {
-
-/// The calls in `module` of functions that carry the attribute `mark`,
-/// with their callees.
-inline SmallVector<std::pair<func::CallOp, func::FuncOp>>
-callsOfMarkedFunctions(ModuleOp module, StringRef mark) {
-  SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
-  module.walk([&](func::CallOp call) {
-    auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-    if (callee && callee->hasAttr(mark))
-      calls.emplace_back(call, callee);
-  });
-  return calls;
-}
 
 /// The private declaration of the library function `name` of type `type`,
 /// made at the start of `module` if it has none; null, with an error on

@@ -85,6 +85,14 @@ void kiln::registerCudaDialects(DialectRegistry &registry) {
 
 void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
                                      const CudaOptions &options) {
+  // Attention written as ops becomes kiln.attention first, as on the CPU;
+  // f32 attentions wait in functions of their own for
+  // kiln-cuda-flash-attention (FlashAttention.cpp).
+  if (options.fuse) {
+    pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+    pm.addPass(createFuseAttention());
+  }
+  pm.addPass(createKilnCudaOutlineAttention());
   // 0-3 (BufferizationPipeline.cpp), as on the CPU but for the row loops.
   buildLinalgPipeline(pm, options.fuse, /*rowLoops=*/false,
                       /*collectives=*/true);
@@ -106,6 +114,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createBufferizationToMemRefPass());
 
   // 4: kernels and device-visible buffers.
+  pm.addPass(createKilnCudaFlashAttention());
   pm.addNestedPass<func::FuncOp>(createKilnCudaTiledMatmul());
   KilnCudaBlockReductionsOptions reductions;
   reductions.blockSize = options.blockSize;

@@ -252,6 +252,61 @@ def KilnCudaGlobalsToBuffers
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def KilnCudaOutlineAttention
+    : Pass<"kiln-cuda-outline-attention", "mlir::ModuleOp"> {
+  let summary = "Move each f32 kiln.attention into a function for the "
+                "FlashAttention kernel";
+  let description = [{
+    Runs on kiln IR, before the lowering (and so before
+    `kiln-decompose-attention`). Every `kiln.attention` whose operands and
+    results are f32 is replaced by a call of a new private function
+    `@kiln_cuda_attention(q, k, v[, mask]) -> (result, lse)` marked
+    `kiln.cuda_attention = {scale = f64, causal = bool}`, whose arguments
+    are read-only for bufferization and whose body only allocates the
+    results: `kiln-cuda-flash-attention` replaces every call once buffers
+    exist. `kiln.attention_grad` and other element types stay, for the
+    composition.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def KilnCudaFlashAttention
+    : Pass<"kiln-cuda-flash-attention", "mlir::ModuleOp"> {
+  let summary = "Replace calls of outlined attention functions by a "
+                "FlashAttention-style gpu.launch";
+  let description = [{
+    Runs on memrefs, after bufferization, before the other CUDA kernels are
+    formed. Each call of a function marked `kiln.cuda_attention` (operands:
+    query [L..., Nq, D], key [L..., Nk, D], value [L..., Nk, Dv], the
+    additive mask of the scores' rank if any (dims of 1 broadcast), then
+    the result [L..., Nq, Dv] and log-sum-exp [L..., Nq] buffers; static
+    f32) becomes one `gpu.launch`: a grid of ceil(Nq / rows-per-block)
+    x (product of L) blocks of rows-per-block threads, one query row per
+    thread. The block walks the keys in tiles of keys-per-tile (fewer where
+    a key and a value tile would exceed 32 KiB), staging each key and value
+    tile in workgroup memory; each thread scores its row against the tile
+    (its scaled query row in private memory; -inf past the last key and,
+    when causal, past its row), and folds the tile into its running
+    maximum, sum and private output accumulator, rescaling them by
+    exp(m - m') when the maximum grows. A causal block stops at the tile
+    holding its last row's diagonal. At the end out = acc / l and
+    lse = m + log(l), NaN for a row that saw no finite score. The functions
+    are erased. No Nq x Nk buffer exists.
+  }];
+  let options = [
+    Option<"rowsPerBlock", "rows-per-block", "int64_t", "64",
+           "Query rows per block (threads per block)">,
+    Option<"keysPerTile", "keys-per-tile", "int64_t", "32",
+           "Keys per tile staged in workgroup memory">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCudaTiledMatmul
     : Pass<"kiln-cuda-tiled-matmul", "mlir::func::FuncOp"> {
   let summary = "Turn float linalg.matmul/batch_matmul into shared-memory tiled kernels";
