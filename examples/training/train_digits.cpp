@@ -200,11 +200,12 @@ Options parseOptions(int argc, char **argv) {
         "(3)");
   if (!o.accuracy && o.minAccuracy > 0)
     die("--min-accuracy needs the accuracy that --no-accuracy skips");
-  if (o.lossScaling && o.mpi)
-    die("--loss-scaling trains in one process (the scaler's inf/NaN check "
-        "is not part of the data-parallel rewrite yet)");
+  if (o.lossScaling && o.zero >= 2)
+    die("--loss-scaling checks whole gradients for inf/NaN; --zero 2 and 3 "
+        "leave each rank a shard of them (use --zero 1 or none)");
   if (!o.autocast.empty() && o.dtype != DType::F32)
-    die("--autocast runs an f32 model's matrix products in half precision; "
+    die("--autocast runs an f32 model's matrix products and convolutions "
+        "in half precision; "
         "it does not apply to --dtype f64");
   if (o.lr == 0)
     o.lr = o.optimizer == "sgd"        ? 0.3

@@ -112,9 +112,9 @@ cl::opt<bool> noParallel(
 
 cl::opt<std::string> autocast(
     "autocast",
-    cl::desc("Mixed precision: run f32 matrix products with bf16 or f16 "
-             "operands and f32 accumulation (kiln-autocast); everything "
-             "else stays f32"),
+    cl::desc("Mixed precision: run f32 matrix products and convolutions "
+             "with bf16 or f16 operands and f32 accumulation "
+             "(kiln-autocast); everything else stays f32"),
     cl::value_desc("bf16|f16"), cl::init(""),
     cl::cat(compileCategory));
 

@@ -85,8 +85,9 @@ struct JitOptions {
   unsigned optLevel = 2;
 
   /// Mixed precision (kiln-autocast): "bf16" or "f16" runs the f32 matrix
-  /// products, forward and backward, with operands in that type and f32
-  /// accumulation; everything else, the parameters included, stays f32.
+  /// products and convolutions, forward and backward, with operands in that
+  /// type and f32 accumulation; everything else, the parameters included,
+  /// stays f32.
   /// Empty: the traced types as they are.
   std::string autocast;
 

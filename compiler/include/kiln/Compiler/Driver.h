@@ -61,9 +61,9 @@ struct CompileOptions {
   /// For the CUDA target: the architecture, fusion and device code options.
   mlir::kiln::CudaOptions cuda;
   /// Mixed precision: "bf16" or "f16" runs kiln-autocast with that dtype
-  /// before the lowering (f32 matrix products get half-precision operands
-  /// and f32 accumulation); empty (the default) leaves the program's types
-  /// as they are.
+  /// before the lowering (f32 matrix products and convolutions get
+  /// half-precision operands and f32 accumulation); empty (the default)
+  /// leaves the program's types as they are.
   std::string autocast;
   /// Called on the pass manager before it runs, e.g. to apply the
   /// --mlir-print-ir-* command-line options.
