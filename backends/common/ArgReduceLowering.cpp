@@ -71,7 +71,6 @@ struct ArgReducePattern : OpRewritePattern<Op> {
     Location loc = op.getLoc();
     Value operand = op.getOperand();
     auto operandType = cast<RankedTensorType>(operand.getType());
-    Type element = operandType.getElementType();
     int64_t dim = static_cast<int64_t>(op.getDim());
     int64_t size = operandType.getDimSize(dim);
     bool selectLast = op.getSelectLastIndex();
