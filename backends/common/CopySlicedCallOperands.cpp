@@ -13,12 +13,16 @@
 // into an extract_slice), an elementwise kernel whose init is a slice, a
 // loop carrying one, a branch passing one through (seed 2632 of the
 // random-program campaign: a kiln.cond yielding a dynamic_slice in one
-// branch, its result passed to a call, read from offset 0).
+// branch, its result passed to a call, read from offset 0), a select
+// choosing one (seed 5291: a kiln.select with a scalar predicate between a
+// strided slice and an argument, which bufferizes to an arith.select of
+// the two buffers).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -41,7 +45,8 @@ using namespace mlir;
 /// init a destination-style op (linalg) writes its result into; for a
 /// loop's result or iteration argument its init and the value its body
 /// yields; for an scf.if's result the value each branch yields (a kiln.cond
-/// that passes a slice through one branch). Empty for anything else.
+/// that passes a slice through one branch); for an arith.select of tensors
+/// both values it chooses from. Empty for anything else.
 static SmallVector<Value> bufferSources(Value value) {
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     Operation *owner = arg.getOwner()->getParentOp();
@@ -76,6 +81,8 @@ static SmallVector<Value> bufferSources(Value value) {
             loop.getBody()->getTerminator()->getOperand(index)};
   if (auto loop = dyn_cast<scf::WhileOp>(def))
     return {loop.getConditionOp().getArgs()[index]};
+  if (auto select = dyn_cast<arith::SelectOp>(def))
+    return {select.getTrueValue(), select.getFalseValue()};
   if (auto branch = dyn_cast<scf::IfOp>(def)) {
     SmallVector<Value> yielded;
     for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})

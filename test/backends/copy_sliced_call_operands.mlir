@@ -173,3 +173,27 @@ func.func @whole_slice_of_a_strided_slice(%x: tensor<31x2xf64>, %i: index) -> te
   %a = call @callee(%r) : (tensor<1x2xf64>) -> tensor<1x2xf64>
   return %a : tensor<1x2xf64>
 }
+
+// -----
+
+// A select between a strided slice and another tensor (a kiln.select with
+// a scalar predicate; seed 5291 of the random-program campaign) may give
+// the call the slice's view: copied. A select of two whole tensors is not.
+func.func private @callee(tensor<1x5x4x16xf64>) -> tensor<1x5x4x16xf64>
+
+// CHECK-LABEL: func.func @select_of_a_slice(
+// CHECK:         %[[SLICE:.+]] = tensor.extract_slice %arg0[0, 1, 0, 0] [1, 5, 4, 16] [4, 1, 4, 1]
+// CHECK:         %[[PICK:.+]] = arith.select %arg2, %[[SLICE]], %arg1
+// CHECK:         %[[COPY:.+]] = linalg.copy ins(%[[PICK]] : tensor<1x5x4x16xf64>)
+// CHECK:         call @callee(%[[COPY]])
+// CHECK:         %[[WHOLE:.+]] = arith.select %arg2, %arg1, %arg1
+// CHECK-NOT:     linalg.copy
+// CHECK:         call @callee(%[[WHOLE]])
+func.func @select_of_a_slice(%x: tensor<1x8x16x16xf64>, %y: tensor<1x5x4x16xf64>, %p: i1) -> (tensor<1x5x4x16xf64>, tensor<1x5x4x16xf64>) {
+  %s = tensor.extract_slice %x[0, 1, 0, 0] [1, 5, 4, 16] [4, 1, 4, 1] : tensor<1x8x16x16xf64> to tensor<1x5x4x16xf64>
+  %r = arith.select %p, %s, %y : tensor<1x5x4x16xf64>
+  %a = call @callee(%r) : (tensor<1x5x4x16xf64>) -> tensor<1x5x4x16xf64>
+  %w = arith.select %p, %y, %y : tensor<1x5x4x16xf64>
+  %b = call @callee(%w) : (tensor<1x5x4x16xf64>) -> tensor<1x5x4x16xf64>
+  return %a, %b : tensor<1x5x4x16xf64>, tensor<1x5x4x16xf64>
+}
