@@ -82,9 +82,9 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
                  weight.getDimSize(0);
   if (macs < minMacs)
     return std::nullopt;
-  int64_t flags = element.isBF16() ? int64_t(kBfloat16) : 0;
+  int64_t flags = element.isBF16() ? int64_t(KILN_DNNL_CONV_BFLOAT16) : 0;
   if (op.getWeight().getDefiningOp<mlir::kiln::ConstantOp>())
-    flags |= kConstantWeight;
+    flags |= KILN_DNNL_CONV_CONSTANT_WEIGHT;
   // Layouts: on plain layouts oneDNN runs im2col and its GEMM; in layouts
   // of its choice (channels blocked by the vector width) its direct
   // kernels, which pay off where there is a spatial window to reuse data
@@ -99,7 +99,7 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
   for (int64_t e : result.getShape().drop_front(2))
     positions *= e;
   if (window && positions >= 128)
-    flags |= kBlocked;
+    flags |= KILN_DNNL_CONV_BLOCKED;
   SmallVector<int64_t> descriptor{spatial,
                                   static_cast<int64_t>(op.getGroups()),
                                   input.getDimSize(0),
@@ -221,18 +221,18 @@ struct KilnCpuOutlineDnnlConvsPass
     for (auto &[op, descriptor] : convs) {
       Location loc = op.getLoc();
       int64_t &flags = descriptor[5];
-      Epilogue epilogue = findEpilogue(op, flags & kBlocked);
+      Epilogue epilogue = findEpilogue(op, flags & KILN_DNNL_CONV_BLOCKED);
       SmallVector<Value> operands{op.getInput(), op.getWeight()};
       if (epilogue.bias) {
         operands.push_back(epilogue.bias);
-        flags |= kBias;
+        flags |= KILN_DNNL_CONV_BIAS;
       }
       if (epilogue.addend) {
         operands.push_back(epilogue.addend);
-        flags |= kAddend;
+        flags |= KILN_DNNL_CONV_ADDEND;
       }
       if (epilogue.relu)
-        flags |= kRelu;
+        flags |= KILN_DNNL_CONV_RELU;
       builder.setInsertionPointToEnd(module.getBody());
       auto type = builder.getFunctionType(
           ValueRange(operands).getTypes(), epilogue.last->getResultTypes());
@@ -308,11 +308,11 @@ struct KilnCpuConvToDnnlPass
     for (auto [call, callee] : calls) {
       auto descriptor = callee->getAttrOfType<DenseI64ArrayAttr>(kDnnlConvAttr);
       // The header (k, groups, N, C, O, flags), then 7 entries per dim.
-      bool wellFormed =
-          descriptor.size() > kConvHeaderSize && descriptor[0] >= 1 &&
-          descriptor[0] <= 3 &&
-          static_cast<int64_t>(descriptor.size()) ==
-              kConvHeaderSize + kConvEntriesPerDim * descriptor[0];
+      bool wellFormed = descriptor.size() > KILN_DNNL_CONV_HEADER_SIZE &&
+                        descriptor[0] >= 1 && descriptor[0] <= 3 &&
+                        static_cast<int64_t>(descriptor.size()) ==
+                            KILN_DNNL_CONV_HEADER_SIZE +
+                                KILN_DNNL_CONV_ENTRIES_PER_DIM * descriptor[0];
       if (!wellFormed) {
         callee.emitError() << "'" << kDnnlConvAttr
                            << "' must hold k (1 to 3), groups, N, C, O, "
@@ -320,7 +320,8 @@ struct KilnCpuConvToDnnlPass
         return signalPassFailure();
       }
       int64_t flags = descriptor[5];
-      unsigned expected = 3 + ((flags & kBias) != 0) + ((flags & kAddend) != 0);
+      unsigned expected = 3 + ((flags & KILN_DNNL_CONV_BIAS) != 0) +
+                          ((flags & KILN_DNNL_CONV_ADDEND) != 0);
       if (call.getNumOperands() != expected ||
           call.getNumResults() != 0 ||
           !llvm::all_of(call.getOperandTypes(),
@@ -367,8 +368,8 @@ struct KilnCpuConvToDnnlPass
         return pointerTo(site.getOperand(next++));
       };
       unsigned next = 2;
-      Value bias = optional(kBias, next);
-      Value addend = optional(kAddend, next);
+      Value bias = optional(KILN_DNNL_CONV_BIAS, next);
+      Value addend = optional(KILN_DNNL_CONV_ADDEND, next);
       SmallVector<Value> operands{globalPointer(slotGlobal),
                                   globalPointer(descriptorGlobal),
                                   pointerTo(call.getOperand(0)),
@@ -376,8 +377,8 @@ struct KilnCpuConvToDnnlPass
                                   bias,
                                   addend,
                                   pointerTo(result)};
-      func::FuncOp convFunction =
-          entry(flags & kBfloat16 ? kConvBf16Function : kConvFunction);
+      func::FuncOp convFunction = entry(
+          flags & KILN_DNNL_CONV_BFLOAT16 ? kConvBf16Function : kConvFunction);
       if (!convFunction)
         return signalPassFailure();
       builder.create<func::CallOp>(loc, convFunction, operands);

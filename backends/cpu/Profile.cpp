@@ -197,28 +197,29 @@ static std::string convName(func::CallOp call) {
   SmallVector<int64_t> d = call.getNumOperands() > 1
                                ? globalContents(call.getOperand(1))
                                : SmallVector<int64_t>();
-  if (d.size() < kConvHeaderSize ||
-      d.size() != size_t(kConvHeaderSize + kConvEntriesPerDim * d[0]))
+  if (d.size() < KILN_DNNL_CONV_HEADER_SIZE ||
+      d.size() != size_t(KILN_DNNL_CONV_HEADER_SIZE +
+                         KILN_DNNL_CONV_ENTRIES_PER_DIM * d[0]))
     return "dnnl_conv";
   // After the header, one group of `rank` entries each: the input sizes,
   // the kernel sizes, the output sizes, ...
   int64_t rank = d[0];
   SmallVector<int64_t> input{d[2], d[3]}, output{d[2], d[4]}, kernel;
   for (int64_t i = 0; i < rank; ++i) {
-    input.push_back(d[kConvHeaderSize + i]);
-    kernel.push_back(d[kConvHeaderSize + rank + i]);
-    output.push_back(d[kConvHeaderSize + 2 * rank + i]);
+    input.push_back(d[KILN_DNNL_CONV_HEADER_SIZE + i]);
+    kernel.push_back(d[KILN_DNNL_CONV_HEADER_SIZE + rank + i]);
+    output.push_back(d[KILN_DNNL_CONV_HEADER_SIZE + 2 * rank + i]);
   }
   std::string name = "dnnl_conv " + joinDims(input) + " -> " +
                      joinDims(output) + " k" + joinDims(kernel);
   int64_t flags = d[5];
-  if (flags & kBfloat16)
+  if (flags & KILN_DNNL_CONV_BFLOAT16)
     name += " bf16";
-  if (flags & kBias)
+  if (flags & KILN_DNNL_CONV_BIAS)
     name += " +bias";
-  if (flags & kAddend)
+  if (flags & KILN_DNNL_CONV_ADDEND)
     name += " +add";
-  if (flags & kRelu)
+  if (flags & KILN_DNNL_CONV_RELU)
     name += " +relu";
   return name;
 }

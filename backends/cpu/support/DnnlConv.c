@@ -45,6 +45,8 @@
  *
 \*===----------------------------------------------------------------------===*/
 
+#include "DnnlConvAbi.h"
+
 #include <dnnl.h>
 
 #include <stdint.h>
@@ -53,22 +55,6 @@
 #include <string.h>
 
 #define KILN_HIDDEN __attribute__((visibility("hidden")))
-
-/* The layout of the descriptor array that kiln-cpu-conv-to-dnnl emits
- * (int64 entries): k (spatial rank, 1 to 3), groups, N, C, O, flags, then
- * k entries each of input size D, kernel size K, output size E, stride,
- * padding low, padding high and rhs dilation. */
-enum { kHeader = 6 };
-
-/* The flags (ConvToDnnl.cpp's DnnlConvFlags). */
-enum {
-  kBias = 1,
-  kAddend = 2,
-  kRelu = 4,
-  kConstantWeight = 8,
-  kBlocked = 16,
-  kBfloat16 = 32
-};
 
 typedef struct CachedConv {
   dnnl_primitive_t primitive;
@@ -222,9 +208,9 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
                           const void *weights, dnnl_data_type_t type) {
   int k = (int)desc[0];
   int64_t groups = desc[1], n = desc[2], c = desc[3], o = desc[4];
-  const int64_t *in = desc + kHeader, *kernel = in + k, *out = kernel + k,
-                *stride = out + k, *low = stride + k, *high = low + k,
-                *dilation = high + k;
+  const int64_t *in = desc + KILN_DNNL_CONV_HEADER_SIZE, *kernel = in + k,
+                *out = kernel + k, *stride = out + k, *low = stride + k,
+                *high = low + k, *dilation = high + k;
   dnnl_dims_t srcDims, weightDims, dstDims, strides, dilates, padLow, padHigh,
       layout;
   srcDims[0] = n;
@@ -250,7 +236,7 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
     outOfMemory();
   entry->flags = flags;
   dnnl_status_t status;
-  if (flags & kBias) {
+  if (flags & KILN_DNNL_CONV_BIAS) {
     dnnl_dims_t biasDims = {o};
     if ((status = dnnl_memory_desc_init_by_tag(&entry->bias, 1, biasDims,
                                                dnnl_f32, dnnl_a)))
@@ -268,7 +254,7 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
   if ((status = dnnl_memory_desc_init_by_strides(&entry->plain[2], k + 2,
                                                  dstDims, type, layout)))
     fail("describing the result", status);
-  int window = (flags & kBlocked) != 0;
+  int window = (flags & KILN_DNNL_CONV_BLOCKED) != 0;
   for (int i = 0; i < 3; ++i) {
     entry->inner[i] = entry->plain[i];
     if (window &&
@@ -281,17 +267,18 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
   if ((status = dnnl_dilated_convolution_forward_desc_init(
            &convolution, dnnl_forward_inference, dnnl_convolution_direct,
            &entry->inner[0], &entry->inner[1],
-           (flags & kBias) ? &entry->bias : NULL, &entry->inner[2], strides,
-           dilates, padLow, padHigh)))
+           (flags & KILN_DNNL_CONV_BIAS) ? &entry->bias : NULL,
+           &entry->inner[2], strides, dilates, padLow, padHigh)))
     fail("dnnl_dilated_convolution_forward_desc_init", status);
   /* The epilogue: dst = relu(conv + bias + addend), the addend being what
    * dst holds before the primitive runs (a sum post-op). */
   dnnl_primitive_attr_t attr = NULL;
-  if (flags & (kAddend | kRelu)) {
+  if (flags & (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU)) {
     dnnl_post_ops_t ops;
     if ((status = dnnl_post_ops_create(&ops)) ||
-        ((flags & kAddend) && (status = dnnl_post_ops_append_sum(ops, 1.0f))) ||
-        ((flags & kRelu) &&
+        ((flags & KILN_DNNL_CONV_ADDEND) &&
+         (status = dnnl_post_ops_append_sum(ops, 1.0f))) ||
+        ((flags & KILN_DNNL_CONV_RELU) &&
          (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
                                                 0.0f, 0.0f))) ||
         (status = dnnl_primitive_attr_create(&attr)) ||
@@ -322,10 +309,10 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
       entry->staged[i] =
           allocateStaged(dnnl_memory_desc_get_size(&entry->inner[i]));
     }
-    if ((flags & kAddend) && entry->reorders[2])
+    if ((flags & KILN_DNNL_CONV_ADDEND) && entry->reorders[2])
       entry->addendReorder =
           reorderPrimitive(&entry->plain[2], &entry->inner[2]);
-    if ((flags & kConstantWeight) && entry->reorders[1]) {
+    if ((flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) && entry->reorders[1]) {
       reorderNow(entry->reorders[1], &entry->plain[1], weights,
                  &entry->inner[1], entry->staged[1]);
       entry->constantWeights = 1;
@@ -352,10 +339,12 @@ static CachedConv *cached(void **slot, const int64_t *desc,
   if (!entry) {
     int64_t flags = desc[5];
     CachedConv *created =
-        create(desc, flags, weights, flags & kBfloat16 ? dnnl_bf16 : dnnl_f32);
+        create(desc, flags, weights,
+               flags & KILN_DNNL_CONV_BFLOAT16 ? dnnl_bf16 : dnnl_f32);
     if (!created) {
       /* Widened copies are made per call: no constant weights to keep. */
-      created = create(desc, flags & ~(int64_t)kConstantWeight, NULL, dnnl_f32);
+      created = create(desc, flags & ~(int64_t)KILN_DNNL_CONV_CONSTANT_WEIGHT,
+                       NULL, dnnl_f32);
       created->widened = 1;
     }
     CachedConv *expected = NULL;
@@ -411,7 +400,7 @@ static void run(CachedConv *entry, const void *src, const void *weights,
       execute(entry->reorders[i], stream, 2, args);
     }
   /* The sum post-op adds what dst's buffer holds: the addend. */
-  if (entry->flags & kAddend) {
+  if (entry->flags & KILN_DNNL_CONV_ADDEND) {
     if (entry->addendReorder) {
       dnnl_memory_t addendMemory;
       if ((status = dnnl_memory_create(&addendMemory, &entry->plain[2], cpu,
@@ -428,9 +417,9 @@ static void run(CachedConv *entry, const void *src, const void *weights,
     }
   }
   dnnl_memory_t biasMemory = NULL;
-  if ((entry->flags & kBias) &&
-      (status = dnnl_memory_create(&biasMemory, &entry->bias, cpu,
-                                   handle(bias))))
+  if ((entry->flags & KILN_DNNL_CONV_BIAS) &&
+      (status =
+           dnnl_memory_create(&biasMemory, &entry->bias, cpu, handle(bias))))
     fail("dnnl_memory_create", status);
   dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, innerMemory[0]},
                              {DNNL_ARG_WEIGHTS, innerMemory[1]},

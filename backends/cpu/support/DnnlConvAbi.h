@@ -1,0 +1,34 @@
+/*===- DnnlConvAbi.h - The oneDNN convolution calls' contract -------------===*\
+ *
+ * kiln-cpu-conv-to-dnnl (backends/cpu/ConvToDnnl.cpp) replaces each
+ * outlined convolution by a call of kiln_dnnl_conv_f32 or
+ * kiln_dnnl_conv_bf16 (DnnlConv.c) with a descriptor; this header is the
+ * contract between the two, in plain C so that both sides include it (and
+ * kiln-cpu-profile, which names the calls after their descriptors).
+ *
+ * The descriptor is a constant int64_t array of the module: a header of
+ * KILN_DNNL_CONV_HEADER_SIZE entries (spatial rank k, 1 to 3; groups; N;
+ * C; O; flags), then k entries each - one per spatial dim - of the input
+ * sizes, the kernel sizes, the output sizes, the strides, the low
+ * paddings, the high paddings and the (rhs) dilations.
+\*===----------------------------------------------------------------------===*/
+
+#ifndef KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H
+#define KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H
+
+enum KilnDnnlConvLayout {
+  KILN_DNNL_CONV_HEADER_SIZE = 6,
+  KILN_DNNL_CONV_ENTRIES_PER_DIM = 7
+};
+
+/* The header's flags. */
+enum KilnDnnlConvFlags {
+  KILN_DNNL_CONV_BIAS = 1,            /* a per-channel bias [O] is passed */
+  KILN_DNNL_CONV_ADDEND = 2,          /* a tensor of dst's shape is added */
+  KILN_DNNL_CONV_RELU = 4,            /* then a ReLU */
+  KILN_DNNL_CONV_CONSTANT_WEIGHT = 8, /* the weights never change */
+  KILN_DNNL_CONV_BLOCKED = 16,        /* layouts of oneDNN's choice */
+  KILN_DNNL_CONV_BFLOAT16 = 32        /* bf16 src, weights and dst */
+};
+
+#endif /* KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H */
