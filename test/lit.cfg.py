@@ -43,10 +43,6 @@ if getattr(config, "kiln_has_dnnl", False):
     config.available_features.add("dnnl")
 if getattr(config, "kiln_has_openmp", False):
     config.available_features.add("openmp")
-# glibc's vector math library, which vectorized loops of libm functions
-# call (backends/cpu/ObjectEmitter.cpp).
-if getattr(config, "kiln_has_libmvec", False):
-    config.available_features.add("libmvec")
 
 # mpirun and the MPI communicator plug-in (built where OpenMPI was found at
 # configure time): tests that run modules with collectives on several ranks

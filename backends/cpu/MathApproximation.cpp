@@ -7,9 +7,8 @@
 // log2, erf, atan, atan2, asin, acos, cbrt) into plain arith (fma, bit
 // casts, selects), which the loop vectorizer turns into AVX-512 code like
 // any other arithmetic. f64 ops are left to libm, and so are sin and cos:
-// upstream's versions reduce large arguments poorly. (Loops of those libm
-// calls still vectorize where glibc's vector math library is available:
-// see optimizeModule in ObjectEmitter.cpp.) asin and acos stay libm calls too:
+// upstream's versions reduce large arguments poorly, and they are rarely
+// what an ML loop spends its time in. asin and acos stay libm calls too:
 // LLVM 19's f32 asin polynomial is off by up to 1e-2 (acos is built on the
 // same reduction), far from the few ulps the others keep
 // (MathEdgeValuesTest checks every op against libm).

@@ -18,16 +18,15 @@
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
 
+#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -76,64 +75,11 @@ createTargetMachine(const kiln::CpuOptions &options, std::string &error) {
 }
 
 /// Whether `machine` generates code for an x86 CPU with AVX-512F.
-bool hasFeature(const llvm::TargetMachine &machine, llvm::StringRef feature) {
+bool hasAvx512(const llvm::TargetMachine &machine) {
   if (!machine.getTargetTriple().isX86())
     return false;
   const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
-  return subtarget && subtarget->checkFeatures(feature);
-}
-
-bool hasAvx512(const llvm::TargetMachine &machine) {
-  return hasFeature(machine, "+avx512f");
-}
-
-/// Runs LLVM's default pipeline at `optLevel` over `module`, as
-/// mlir::makeOptimizingTransformer does, with one addition: where the
-/// target is x86-64 Linux with glibc and AVX2 and libmvec was found at
-/// build time, the loop vectorizer may call glibc's vector math library
-/// (libmvec: sin, cos, tan, exp, log and pow in f32 and f64, 4 and 8
-/// lanes) for the libm calls the math lowering leaves (f32 sin and cos,
-/// every f64 transcendental). Scalar libm calls keep a loop from
-/// vectorizing at all, and cost a call per element; libmvec's functions
-/// take the same arguments lane by lane, handle every input libm does
-/// (large arguments, NaN, infinities) and stay within 4 ulp of it. The
-/// shared object is then linked against libmvec (SharedObjectLinker.cpp).
-void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
-                    unsigned optLevel) {
-  llvm::OptimizationLevel level = optLevel == 0   ? llvm::OptimizationLevel::O0
-                                  : optLevel == 1 ? llvm::OptimizationLevel::O1
-                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
-                                                  : llvm::OptimizationLevel::O3;
-  llvm::LoopAnalysisManager loops;
-  llvm::FunctionAnalysisManager functions;
-  llvm::CGSCCAnalysisManager cgsccs;
-  llvm::ModuleAnalysisManager modules;
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopUnrolling = true;
-  tuning.LoopInterleaving = true;
-  tuning.LoopVectorization = true;
-  tuning.SLPVectorization = true;
-  llvm::PassBuilder builder(&machine, tuning);
-  const llvm::Triple &triple = machine.getTargetTriple();
-  llvm::TargetLibraryInfoImpl library(triple);
-#ifdef KILN_HAVE_LIBMVEC
-  if (triple.isX86() && triple.isArch64Bit() && triple.isOSLinux() &&
-      triple.isGNUEnvironment() && hasFeature(machine, "+avx2"))
-    library.addVectorizableFunctionsFromVecLib(
-        llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
-#endif
-  // Registered first, so the default registration below keeps it.
-  functions.registerPass([&] { return llvm::TargetLibraryAnalysis(library); });
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(cgsccs);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, cgsccs, modules);
-  llvm::ModulePassManager pipeline =
-      level == llvm::OptimizationLevel::O0
-          ? builder.buildO0DefaultPipeline(level)
-          : builder.buildPerModuleDefaultPipeline(level);
-  pipeline.run(module, modules);
+  return subtarget && subtarget->checkFeatures("+avx512f");
 }
 } // namespace
 
@@ -165,7 +111,12 @@ kiln::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
         function.addFnAttr("prefer-vector-width", "512");
   llvmModule->setTargetTriple(machine->getTargetTriple().str());
   llvmModule->setDataLayout(machine->createDataLayout());
-  optimizeModule(*llvmModule, *machine, std::min(options.optLevel, 3u));
+  auto optimize = makeOptimizingTransformer(std::min(options.optLevel, 3u),
+                                            /*sizeLevel=*/0, machine.get());
+  if (llvm::Error err = optimize(llvmModule.get())) {
+    error = "LLVM optimization failed: " + llvm::toString(std::move(err));
+    return nullptr;
+  }
   return llvmModule;
 }
 

@@ -9,8 +9,7 @@
 // see ConvToDnnl.cpp), kiln's kiln_attention archive for `kiln_attention_*`
 // (attention, see AttentionCalls.cpp) and LLVM's libomp
 // for `__kmpc_*` (parallel loops), the latter with an rpath since it lives
-// in LLVM's library directory, and glibc's libmvec for its vector math
-// functions `_ZGV*` (loops the vectorizer gave them, ObjectEmitter.cpp).
+// in LLVM's library directory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +42,7 @@ struct TempFile {
 /// The libraries (as linker arguments) that the undefined symbols of
 /// `object` call for.
 std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
-  bool dnnl = false, dnnlConv = false, attention = false, openmp = false,
-       vectorMath = false;
+  bool dnnl = false, dnnlConv = false, attention = false, openmp = false;
   auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
       llvm::StringRef(object.data(), object.size()), "kiln"));
   if (!file) {
@@ -67,7 +65,6 @@ std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
     dnnlConv |= name->starts_with("kiln_dnnl_conv");
     attention |= name->starts_with("kiln_attention_");
     openmp |= name->starts_with("__kmpc_") || name->starts_with("omp_");
-    vectorMath |= name->starts_with("_ZGV");
   }
   std::vector<std::string> libraries;
 #ifdef KILN_ATTENTION_LIBRARY
@@ -81,8 +78,6 @@ std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
 #endif
   if (dnnl || dnnlConv)
     libraries.push_back("-ldnnl");
-  if (vectorMath)
-    libraries.push_back("-lmvec");
   if (openmp) {
 #ifdef KILN_OMP_LIBRARY_DIR
     libraries.push_back("-L" KILN_OMP_LIBRARY_DIR);

@@ -162,3 +162,38 @@ func.func @sliced_through_a_select_fixed_input() -> tensor<5x16xf64> {
   %r = func.call @sliced_through_a_select(%x, %y, %p) : (tensor<1x8x16x16xf64>, tensor<1x5x4x16xf64>, tensor<i1>) -> tensor<5x16xf64>
   return %r : tensor<5x16xf64>
 }
+
+// Seed 5985 of the generator with kiln.scatter_add, reduced by --reduce
+// from 23 ops to 4 and differentiated by kiln-grad: the gradient of a
+// reduce_max of cos(x) recomputes cos(x) for its equality mask and divides
+// by the number of elements equal to the maximum. Compiled code must give
+// cos(x) the same value in both kernels, or no element equals the maximum
+// and the gradient is 0 / 0. A build that vectorized cos through glibc's
+// libmvec (while the scalar remainder and unvectorized loops kept libm)
+// gave NaN for two of the three columns; that change was reverted.
+// CHECK: max_of_cos_gradient(arg0: f64[32,16,3,1], arg1: f64[], arg2: f64[7,7,7]) -> (out0: f64[7,7,7], out1: f64[32,16,3,1], out2: f64[])
+func.func @max_of_cos_gradient(%arg0: tensor<32x16x3x1xf64>, %arg1: tensor<f64>, %arg2: tensor<7x7x7xf64>) -> (tensor<7x7x7xf64>, tensor<32x16x3x1xf64>, tensor<f64>) {
+  %0 = kiln.cos %arg0 : tensor<32x16x3x1xf64>
+  %1 = kiln.reduce_max %0, dims = [0, 1] : tensor<32x16x3x1xf64>
+  %2 = kiln.broadcast_in_dim %1, dims = [0, 2] : (tensor<3x1xf64>) -> tensor<3x3x5xf64>
+  %3 = kiln.pad %2, %arg1, low = [2, 2, 1], high = [2, 0, 1], interior = [0, 1, 0] : tensor<3x3x5xf64>, tensor<f64>
+  %4 = kiln.slice %arg2, start = [2, 2, 1], limit = [5, 7, 6], stride = [1, 2, 1] : tensor<7x7x7xf64>
+  %5 = kiln.constant dense<1.000000e+00> : tensor<f64>
+  %6 = kiln.constant dense<0.000000e+00> : tensor<3x3x5xf64>
+  %7 = kiln.pad %6, %5, low = [2, 2, 1], high = [2, 0, 1], interior = [0, 1, 0] : tensor<3x3x5xf64>, tensor<f64>
+  %8 = kiln.mul %arg2, %7 : tensor<7x7x7xf64>
+  %9 = kiln.reduce_sum %8, dims = [0, 1, 2] : tensor<7x7x7xf64>
+  %10 = kiln.reduce_sum %4, dims = [1, 2] : tensor<3x3x5xf64>
+  %11 = kiln.reshape %10 : (tensor<3xf64>) -> tensor<3x1xf64>
+  %12 = kiln.broadcast_in_dim %1, dims = [2, 3] : (tensor<3x1xf64>) -> tensor<32x16x3x1xf64>
+  %13 = kiln.compare eq, %0, %12 : tensor<32x16x3x1xf64>
+  %14 = kiln.cast %13 : tensor<32x16x3x1xi1> to tensor<32x16x3x1xf64>
+  %15 = kiln.reduce_sum %14, dims = [0, 1] : tensor<32x16x3x1xf64>
+  %16 = kiln.div %11, %15 : tensor<3x1xf64>
+  %17 = kiln.broadcast_in_dim %16, dims = [2, 3] : (tensor<3x1xf64>) -> tensor<32x16x3x1xf64>
+  %18 = kiln.mul %14, %17 : tensor<32x16x3x1xf64>
+  %19 = kiln.sin %arg0 : tensor<32x16x3x1xf64>
+  %20 = kiln.mul %18, %19 : tensor<32x16x3x1xf64>
+  %21 = kiln.neg %20 : tensor<32x16x3x1xf64>
+  return %3, %21, %9 : tensor<7x7x7xf64>, tensor<32x16x3x1xf64>, tensor<f64>
+}

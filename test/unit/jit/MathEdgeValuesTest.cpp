@@ -5,9 +5,7 @@
 // normal and subnormal values, the largest finite values, and the points
 // where a result overflows or underflows. The reference is libm in double
 // precision, rounded to the op's type. f32 exp, log, tanh and sigmoid run as
-// polynomial approximations (kiln-cpu-math-approximation); f64 calls libm,
-// and in vectorized loops on x86-64 glibc hosts with AVX2 sin, cos, tan,
-// exp, log and pow (f32 sin and cos too) call glibc's libmvec.
+// polynomial approximations (kiln-cpu-math-approximation); f64 calls libm.
 //
 // The values are repeated to fill 16-lane vectors and a remainder, so both
 // the vectorized loop and its scalar epilogue see each of them.
