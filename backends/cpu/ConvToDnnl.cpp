@@ -290,15 +290,12 @@ struct KilnCpuConvToDnnlPass
     MLIRContext *context = &getContext();
     OpBuilder builder(context);
     Type pointer = LLVM::LLVMPointerType::get(context);
-    // Each entry is declared where a call needs it.
-    llvm::StringMap<func::FuncOp> entries;
+    // Each entry is declared where a call needs it (declareLibraryFunction
+    // returns an existing declaration).
     auto entry = [&](StringRef name) {
-      func::FuncOp &function = entries[name];
-      if (!function)
-        function = mlir::kiln::declareLibraryFunction(
-            module, name,
-            builder.getFunctionType(SmallVector<Type>(7, pointer), {}));
-      return function;
+      return mlir::kiln::declareLibraryFunction(
+          module, name,
+          builder.getFunctionType(SmallVector<Type>(7, pointer), {}));
     };
 
     SymbolTable symbols(module);
