@@ -166,6 +166,7 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
   pm.addNestedPass<func::FuncOp>(createKilnCpuMathApproximation());
+  pm.addPass(createKilnCpuSinCos());
   pm.addNestedPass<func::FuncOp>(createKilnCpuExpandBFloat16());
   pm.addPass(createBufferizationToMemRefPass());
   // Weights as flat arrays: one raw LLVM constant each (FlattenGlobals.cpp).
@@ -180,6 +181,8 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
   }
   pm.addPass(createConvertSCFToCFPass());
+  // The vector forms of kiln-cpu-sin-cos.
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   // Buffers allocated and freed through the runtime's counting allocator

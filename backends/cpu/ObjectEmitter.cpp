@@ -13,6 +13,12 @@
 // "prefer-vector-width"="512" there (at -O1 and above: -O0 does not
 // vectorize). Other CPUs keep LLVM's default.
 //
+// Functions with vector forms for the loop vectorizer (kiln-cpu-sin-cos's
+// kiln_sinf/kiln_cosf) name them in "vector-function-abi-variant". Nothing
+// calls a vector form before the vectorizer does, so each is added to
+// llvm.compiler.used: otherwise the optimizer would delete it as an unused
+// internal function first (or change its calling convention).
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Cpu.h"
@@ -32,6 +38,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 
 using namespace mlir;
 
@@ -81,6 +88,28 @@ bool hasAvx512(const llvm::TargetMachine &machine) {
   const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
   return subtarget && subtarget->checkFeatures("+avx512f");
 }
+
+/// Adds the vector forms that functions of `module` name in their
+/// "vector-function-abi-variant" attribute to llvm.compiler.used. Each
+/// entry of the comma-separated list ends in "(vector form's name)".
+void keepVectorForms(llvm::Module &module) {
+  SmallVector<llvm::GlobalValue *> forms;
+  for (llvm::Function &function : module) {
+    llvm::Attribute variants =
+        function.getFnAttribute("vector-function-abi-variant");
+    if (!variants.isValid())
+      continue;
+    SmallVector<StringRef> entries;
+    variants.getValueAsString().split(entries, ',');
+    for (StringRef entry : entries) {
+      StringRef name = entry.rsplit('(').second.rtrim(')');
+      if (llvm::Function *form = module.getFunction(name))
+        forms.push_back(form);
+    }
+  }
+  if (!forms.empty())
+    llvm::appendToCompilerUsed(module, forms);
+}
 } // namespace
 
 std::unique_ptr<llvm::Module>
@@ -105,6 +134,7 @@ kiln::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
     if (!function.isDeclaration() &&
         !function.getName().starts_with(kEntryPrefix))
       function.setLinkage(llvm::GlobalValue::InternalLinkage);
+  keepVectorForms(*llvmModule);
   if (options.optLevel > 0 && hasAvx512(*machine))
     for (llvm::Function &function : *llvmModule)
       if (!function.isDeclaration())

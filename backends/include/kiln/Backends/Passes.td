@@ -524,13 +524,34 @@ def KilnCpuMathApproximation
     (`populateMathPolynomialApproximationPatterns`) rewrite f32 `math.tanh`,
     `exp`, `expm1`, `log`, `log1p`, `log2`, `erf`, `atan`, `atan2` and
     `cbrt` into arith ops, so that loops containing them vectorize instead
-    of calling libm once per element. f64 math, f32 `sin`/`cos`
-    (upstream's range reduction is weak for large arguments) and f32
+    of calling libm once per element. f64 math and f32
     `asin`/`acos` (upstream's polynomial is off by up to 1e-2) stay libm
-    calls.
+    calls; f32 `sin`/`cos` (upstream's range reduction is weak for large
+    arguments) are left to `kiln-cpu-sin-cos`.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def KilnCpuSinCos : Pass<"kiln-cpu-sin-cos", "mlir::ModuleOp"> {
+  let summary = "Call one vectorizable f32 sin and cos, the same on every path";
+  let description = [{
+    Replaces each f32 `math.sin` and `math.cos` by a call of `kiln_sinf` /
+    `kiln_cosf`, which the pass defines in the module along with 4-, 8- and
+    16-lane forms named in LLVM's "vector-function-abi-variant" attribute,
+    so that LLVM's loop vectorizer calls a vector form in vectorized loops
+    and the scalar one elsewhere. Both forms compute each element by the
+    same operations (Cody-Waite reduction in f64 and polynomials for
+    |x| < 2^24, libm beyond, for infinities and NaN), so a value computed in
+    a vectorized loop and in a scalar one is the same to the last bit.
+    f64 `sin`/`cos` stay libm calls.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect",
                            "mlir::vector::VectorDialect"];
 }
 
