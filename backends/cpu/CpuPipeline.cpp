@@ -41,7 +41,9 @@
 //      vectorizer vectorizes; multi-dimensional constant globals made
 //      one-dimensional (kiln-flatten-globals); then everything -> the LLVM
 //      dialect, buffers allocated through the runtime's slots
-//      (kiln-cpu-memory-hooks, kiln/MemoryAbi.h).
+//      (kiln-cpu-memory-hooks, kiln/MemoryAbi.h); loads and stores of i1
+//      as bytes, which LLVM's loop vectorizer widens
+//      (kiln-cpu-byte-booleans).
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,6 +200,8 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   if (parallel)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // Boolean buffers as bytes, for the loop vectorizer (ByteBooleans.cpp).
+  pm.addPass(createKilnCpuByteBooleans());
 }
 
 namespace {

@@ -555,6 +555,21 @@ def KilnCpuSinCos : Pass<"kiln-cpu-sin-cos", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def KilnCpuByteBooleans : Pass<"kiln-cpu-byte-booleans", "mlir::ModuleOp"> {
+  let summary = "Read and write i1 buffers as bytes, so their loops vectorize";
+  let description = [{
+    Rewrites each scalar `llvm.load` of i1 into a load of i8
+    compared with zero (`icmp ne`), and each such `llvm.store` of i1 into a
+    store of the value zero-extended to i8. A buffer of i1 already holds one
+    byte per element, so memory is unchanged; but LLVM's loop vectorizer
+    does not widen accesses of a type whose bit size differs from its size
+    in memory, and left every loop that reads or writes a boolean buffer
+    (a comparison kept for a gradient, a mask) scalar. Runs on the LLVM
+    dialect, at the end of the CPU lowering.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def KilnCpuExpandBFloat16
     : Pass<"kiln-cpu-expand-bf16", "mlir::func::FuncOp"> {
   let summary = "Convert between bf16 and f32 with integer ops";
