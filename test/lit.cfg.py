@@ -36,7 +36,8 @@ if getattr(config, "kiln_ptxas", ""):
     config.substitutions.append(("%ptxas", config.kiln_ptxas))
 
 # The optional libraries the CPU backend calls where they were found at
-# configure time: oneDNN (f32 matmuls become dnnl_sgemm calls) and LLVM's
+# configure time: oneDNN (f32 matmuls become dnnl_sgemm or kiln_dnnl_matmul
+# calls) and LLVM's
 # OpenMP runtime (parallel loops become omp.parallel / __kmpc_fork_call).
 # Tests of the code that calls them are unsupported without them.
 if getattr(config, "kiln_has_dnnl", False):

@@ -30,7 +30,8 @@
 //      intermediates of each block planned into one arena, buffers with
 //      disjoint lifetimes sharing bytes; ownership-based deallocation,
 //      each buffer freed after its last use (kiln-free-after-last-use);
-//   5. f32 matmuls -> oneDNN sgemm calls, calls of the outlined
+//   5. f32 and bf16 matmuls -> oneDNN calls (sgemm, or its matmul
+//      primitive through kiln_dnnl_matmul), calls of the outlined
 //      convolutions -> oneDNN convolution primitives (where kiln was built
 //      with oneDNN), calls of the outlined attentions -> loops over the
 //      FlashAttention kernels (kiln-cpu-attention-calls); with CpuOptions::profile, each loop nest, oneDNN call
@@ -213,7 +214,7 @@ struct CpuLoweringPipelineOptions
                                    "upstream linalg fusion allows"),
                     llvm::cl::init(true)};
   Option<bool> dnnl{*this, "dnnl",
-                    llvm::cl::desc("Call oneDNN's sgemm for f32 matmuls "
+                    llvm::cl::desc("Call oneDNN for f32 and bf16 matmuls "
                                    "and its convolution primitive for f32 "
                                    "convolutions (where kiln was built "
                                    "with oneDNN)"),

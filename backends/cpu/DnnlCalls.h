@@ -11,6 +11,7 @@
 #define KILN_BACKENDS_CPU_DNNLCALLS_H
 
 #include "support/DnnlConvAbi.h"
+#include "support/DnnlMatmulAbi.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -18,12 +19,12 @@
 
 namespace mlir::kiln::dnnl {
 
-/// oneDNN's row-major GEMMs: f32, and bf16 operands accumulating in f32.
-/// Both take sgemm's arguments (ta, tb, M, N, K, alpha, A, lda, B, ldb,
+/// oneDNN's row-major f32 GEMM (ta, tb, M, N, K, alpha, A, lda, B, ldb,
 /// beta, C, ldc).
 inline constexpr llvm::StringLiteral kSgemmFunction = "dnnl_sgemm";
-inline constexpr llvm::StringLiteral kBf16GemmFunction =
-    "dnnl_gemm_bf16bf16f32";
+/// A product through oneDNN's matmul primitive, cached per call site
+/// (backends/cpu/support/DnnlMatmul.c; its operands: DnnlMatmulAbi.h).
+inline constexpr llvm::StringLiteral kMatmulFunction = "kiln_dnnl_matmul";
 /// The convolution entries of backends/cpu/support/DnnlConv.c: f32, and
 /// bf16 (input, weight and result bf16, accumulated in f32), which the
 /// descriptor's KILN_DNNL_CONV_BFLOAT16 flag selects.

@@ -10,7 +10,7 @@
 //   1. Walk the blocks of each function of the program (those
 //      kiln-cpu-profile-names marked `kiln.profiled`). Classify each op of a
 //      block:
-//      - a call of oneDNN (dnnl_sgemm, dnnl_gemm_bf16bf16f32,
+//      - a call of oneDNN (dnnl_sgemm, kiln_dnnl_matmul,
 //        kiln_dnnl_conv_f32/_bf16; DnnlCalls.h), or the loop over a batch of
 //        GEMM calls that kiln-cpu-matmul-to-dnnl makes, or the loop over
 //        the attention kernels' calls (kiln-cpu-attention-calls): a library
@@ -69,10 +69,10 @@ namespace {
 enum class ProfileKind { None, Library, ControlFlow, LoopNest };
 } // namespace
 
-/// A call of a GEMM of oneDNN: the sizes are its operands 2 to 4.
+/// A call of a GEMM of oneDNN or of its matmul primitive.
 static bool isGemm(func::CallOp call) {
   return call.getCallee() == kSgemmFunction ||
-         call.getCallee() == kBf16GemmFunction;
+         call.getCallee() == kMatmulFunction;
 }
 
 /// A call of the attention kernels (kiln-cpu-attention-calls).
@@ -157,17 +157,36 @@ static std::string joinDims(ArrayRef<int64_t> dims) {
   return llvm::join(parts, "x");
 }
 
-/// "dnnl_sgemm MxNxK" (or the bf16 GEMM's name) from the call's constant
-/// sizes.
+/// "dnnl_sgemm MxNxK" from the call's constant sizes, its operands 2 to 4;
+/// for kiln_dnnl_matmul "dnnl_matmul MxNxK",
+/// then " bf16" and " (batch B)" where they apply (DnnlMatmulAbi.h).
 static std::string gemmName(func::CallOp call) {
-  SmallVector<std::string> sizes;
-  for (unsigned i = 2; i < 5 && i < call.getNumOperands(); ++i) {
+  auto constant = [&](unsigned i) -> std::optional<int64_t> {
     APInt value;
-    sizes.push_back(matchPattern(call.getOperand(i), m_ConstantInt(&value))
-                        ? std::to_string(value.getSExtValue())
-                        : "?");
+    if (i < call.getNumOperands() &&
+        matchPattern(call.getOperand(i), m_ConstantInt(&value)))
+      return value.getSExtValue();
+    return std::nullopt;
+  };
+  bool matmul = call.getCallee() == kMatmulFunction;
+  unsigned first = matmul ? KILN_DNNL_MATMUL_M_OPERAND : 2;
+  SmallVector<std::string> sizes;
+  for (unsigned i = first; i < first + 3; ++i) {
+    std::optional<int64_t> size = constant(i);
+    sizes.push_back(size ? std::to_string(*size) : "?");
   }
-  return (call.getCallee() + " " + llvm::join(sizes, "x")).str();
+  std::string name =
+      (matmul ? StringRef("dnnl_matmul") : call.getCallee()).str() + " " +
+      llvm::join(sizes, "x");
+  if (!matmul)
+    return name;
+  std::optional<int64_t> flags = constant(KILN_DNNL_MATMUL_FLAGS_OPERAND);
+  std::optional<int64_t> batch = constant(KILN_DNNL_MATMUL_BATCH_OPERAND);
+  if (flags && (*flags & KILN_DNNL_MATMUL_BFLOAT16))
+    name += " bf16";
+  if (batch && *batch > 1)
+    name += " (batch " + std::to_string(*batch) + ")";
+  return name;
 }
 
 /// The constant i64 contents of the global whose address `pointer` is

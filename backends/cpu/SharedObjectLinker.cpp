@@ -5,8 +5,9 @@
 // (it knows where libm and the C runtime live); KILN_CC overrides it.
 // Libraries beyond libm are linked only when the object refers to them:
 // libdnnl for `dnnl_*` (matmuls, see MatmulToDnnl.cpp), kiln's
-// kiln_dnnl_conv archive and libdnnl for `kiln_dnnl_conv*` (convolutions,
-// see ConvToDnnl.cpp), kiln's kiln_attention archive for `kiln_attention_*`
+// kiln_dnnl_support archive and libdnnl for `kiln_dnnl_*` (convolutions,
+// see ConvToDnnl.cpp, and the products MatmulToDnnl.cpp gives oneDNN's
+// matmul primitive), kiln's kiln_attention archive for `kiln_attention_*`
 // (attention, see AttentionCalls.cpp) and LLVM's libomp
 // for `__kmpc_*` (parallel loops), the latter with an rpath since it lives
 // in LLVM's library directory.
@@ -42,7 +43,7 @@ struct TempFile {
 /// The libraries (as linker arguments) that the undefined symbols of
 /// `object` call for.
 std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
-  bool dnnl = false, dnnlConv = false, attention = false, openmp = false;
+  bool dnnl = false, dnnlSupport = false, attention = false, openmp = false;
   auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
       llvm::StringRef(object.data(), object.size()), "kiln"));
   if (!file) {
@@ -62,7 +63,7 @@ std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
     if (!(*flags & llvm::object::SymbolRef::SF_Undefined))
       continue;
     dnnl |= name->starts_with("dnnl_");
-    dnnlConv |= name->starts_with("kiln_dnnl_conv");
+    dnnlSupport |= name->starts_with("kiln_dnnl_");
     attention |= name->starts_with("kiln_attention_");
     openmp |= name->starts_with("__kmpc_") || name->starts_with("omp_");
   }
@@ -71,12 +72,12 @@ std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
   if (attention)
     libraries.push_back(KILN_ATTENTION_LIBRARY);
 #endif
-#ifdef KILN_DNNL_CONV_LIBRARY
+#ifdef KILN_DNNL_SUPPORT_LIBRARY
   // The archive goes before -ldnnl, whose symbols it calls.
-  if (dnnlConv)
-    libraries.push_back(KILN_DNNL_CONV_LIBRARY);
+  if (dnnlSupport)
+    libraries.push_back(KILN_DNNL_SUPPORT_LIBRARY);
 #endif
-  if (dnnl || dnnlConv)
+  if (dnnl || dnnlSupport)
     libraries.push_back("-ldnnl");
   if (openmp) {
 #ifdef KILN_OMP_LIBRARY_DIR

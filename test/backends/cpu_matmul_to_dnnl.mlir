@@ -1,6 +1,8 @@
 // kiln-cpu-matmul-to-dnnl turns f32 matmuls on memrefs into oneDNN sgemm
-// calls (row-major, beta 1, transposed operands in place); small, f64 and
-// column-strided ones stay.
+// calls (row-major, beta 1, transposed operands in place), and those that
+// read B transposed and A not, and every bf16 one, into kiln_dnnl_matmul
+// calls (oneDNN's matmul primitive, cached in a slot per call site); small,
+// f64 and column-strided ones stay.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-matmul-to-dnnl | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-matmul-to-dnnl=min-macs=1 \
 // RUN:   | FileCheck %s --check-prefix=ALL
@@ -168,10 +170,19 @@ func.func @transposed_a(%a: memref<32x64xf32>, %b: memref<32x48xf32>, %c: memref
   linalg.matmul_transpose_a ins(%a, %b : memref<32x64xf32>, memref<32x48xf32>) outs(%c : memref<64x48xf32>)
   return
 }
+// B transposed and A not: the matmul primitive, with flags 2 (B
+// transposed) + 4 (accumulate: no zero fill before), batch 1 and batch
+// strides 0, through a slot of its own.
 // CHECK-LABEL: func.func @transposed_b(
-// CHECK-DAG:     %[[T:.*]] = arith.constant 84 : i32
-// CHECK-DAG:     %[[N:.*]] = arith.constant 78 : i32
-// CHECK:         call @dnnl_sgemm(%[[N]], %[[T]],
+// CHECK-DAG:     %[[SLOT:.*]] = memref.get_global @kiln_dnnl_matmul_slot : memref<1xi64>
+// CHECK-DAG:     %[[FLAGS:.*]] = arith.constant 6 : i64
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[M:.*]] = arith.constant 64 : i64
+// CHECK-DAG:     %[[NN:.*]] = arith.constant 48 : i64
+// CHECK-DAG:     %[[K:.*]] = arith.constant 32 : i64
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[FLAGS]], %[[ONE]], %[[M]], %[[NN]], %[[K]], %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}}, %[[ZERO]]) : (!llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64) -> ()
+// CHECK-NOT:     dnnl_sgemm
 func.func @transposed_b(%a: memref<64x32xf32>, %b: memref<48x32xf32>, %c: memref<64x48xf32>) {
   linalg.matmul_transpose_b ins(%a, %b : memref<64x32xf32>, memref<48x32xf32>) outs(%c : memref<64x48xf32>)
   return
@@ -199,17 +210,68 @@ func.func @transposed_both(%a: memref<32x64xf32, strided<[80, 1]>>, %b: memref<4
   }
   return
 }
-// Four products of 64x64x32: a parallel loop over the batch, worth the
-// multiply-adds of one product per iteration.
+// Four products of 64x64x32 with B transposed: one call of the primitive
+// for the whole batch, its batch strides those of the memrefs.
 // CHECK-LABEL: func.func @batched_transposed_b(
-// CHECK-DAG:     %[[T:.*]] = arith.constant 84 : i32
-// CHECK-DAG:     %[[N:.*]] = arith.constant 78 : i32
-// CHECK:         scf.parallel
-// CHECK:           call @dnnl_sgemm(%[[N]], %[[T]],
-// CHECK:         } {kiln.body_work = 131072 : i64}
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}:3, %[[QS:.*]]:3 = memref.extract_strided_metadata %arg0
+// CHECK-DAG:     %[[FLAGS:.*]] = arith.constant 6 : i64
+// CHECK-DAG:     %[[FOUR:.*]] = arith.constant 4 : i64
+// CHECK-DAG:     %[[QB:.*]] = arith.index_cast %[[QS]]#0 : index to i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[FLAGS]], %[[FOUR]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[QB]],
+// CHECK-NOT:     scf.parallel
 // CHECK-NOT:     linalg.batch_matmul_transpose_b
 func.func @batched_transposed_b(%q: memref<4x64x32xf32>, %k: memref<4x64x32xf32>, %s: memref<4x64x64xf32>) {
   linalg.batch_matmul_transpose_b ins(%q, %k : memref<4x64x32xf32>, memref<4x64x32xf32>) outs(%s : memref<4x64x64xf32>)
+  return
+}
+
+// -----
+
+// Many small products that sgemm runs (B not transposed): a parallel loop
+// over the batch, worth the multiply-adds of one product per iteration.
+// CHECK-LABEL: func.func @batched_small(
+// CHECK-DAG:     %[[N:.*]] = arith.constant 78 : i32
+// CHECK:         scf.parallel
+// CHECK:           call @dnnl_sgemm(%[[N]], %[[N]],
+// CHECK:         } {kiln.body_work = 131072 : i64}
+// CHECK-NOT:     linalg.batch_matmul
+func.func @batched_small(%q: memref<4x64x32xf32>, %k: memref<4x32x64xf32>, %s: memref<4x64x64xf32>) {
+  linalg.batch_matmul ins(%q, %k : memref<4x64x32xf32>, memref<4x32x64xf32>) outs(%s : memref<4x64x64xf32>)
+  return
+}
+
+// -----
+
+// bf16 operands into f32, whatever the transposes: the primitive (flag 8),
+// and a zero fill before is dropped (no accumulate flag 4). One slot per
+// call site.
+// CHECK-LABEL: memref.global "private" @kiln_dnnl_matmul_slot : memref<1xi64> = dense<0> {alignment = 8 : i64}
+// CHECK:       memref.global "private" @kiln_dnnl_matmul_slot_0 : memref<1xi64> = dense<0> {alignment = 8 : i64}
+// CHECK-LABEL: func.func @bf16(
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[PLAIN:.*]] = arith.constant 8 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[PLAIN]],
+// CHECK:         %[[BOTH:.*]] = arith.constant 15 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[BOTH]],
+// CHECK-NOT:     linalg.matmul
+// CHECK-NOT:     dnnl_sgemm
+#at = affine_map<(d0, d1, d2) -> (d2, d0)>
+#bt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @bf16(%a: memref<64x32xbf16>, %b: memref<32x48xbf16>, %c: memref<64x48xf32>,
+                %at: memref<32x64xbf16>, %bt: memref<48x32xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x48xf32>)
+  linalg.matmul ins(%a, %b : memref<64x32xbf16>, memref<32x48xbf16>) outs(%c : memref<64x48xf32>)
+  linalg.generic {indexing_maps = [#at, #bt, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%at, %bt : memref<32x64xbf16>, memref<48x32xbf16>) outs(%c : memref<64x48xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
   return
 }
 

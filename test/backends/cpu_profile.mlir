@@ -2,7 +2,7 @@
 // kiln.profiled) with timing calls and names it after the kiln ops in its
 // locations: a oneDNN call, the loop over a batch of them, a fused loop
 // nest, a loop over tiles, the loop of a kiln.for, whose body is
-// instrumented in turn, and a bf16 GEMM. Allocations are not regions; functions the
+// instrumented in turn, and a batched bf16 product of oneDNN's matmul primitive. Allocations are not regions; functions the
 // lowering added (not marked) are left alone. The names go into an
 // exported table; the marks call through the runtime's slots.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-profile --verify-diagnostics | FileCheck %s
@@ -10,7 +10,7 @@
 #id = affine_map<(d0, d1) -> (d0, d1)>
 module {
   func.func private @dnnl_sgemm(i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> i32
-  func.func private @dnnl_gemm_bf16bf16f32(i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> i32
+  func.func private @kiln_dnnl_matmul(!llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64)
 
   // CHECK-LABEL: func.func @step
   func.func @step(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %p: !llvm.ptr) attributes {kiln.profiled} {
@@ -74,12 +74,14 @@ module {
         scf.reduce
       } loc("tanh"("model.mlir":8:10))
     } loc("for"("model.mlir":7:3))
-    // The bf16 GEMM, named after its function.
+    // The matmul primitive: its sizes, bf16 (flag 8) and its batch.
     // CHECK: call @kiln_profile_begin(%{{.*}})
-    // CHECK-NEXT: call @dnnl_gemm_bf16bf16f32
+    // CHECK-NEXT: call @kiln_dnnl_matmul
     // CHECK-NEXT: arith.constant
     // CHECK-NEXT: call @kiln_profile_end(%{{.*}})
-    %bf = func.call @dnnl_gemm_bf16bf16f32(%c78, %c78, %k, %m, %n, %one, %p, %k, %p, %n, %one, %p, %n) : (i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> i32 loc("matmul"("model.mlir":9:8))
+    %bf16flags = arith.constant 12 : i64
+    %three = arith.constant 3 : i64
+    func.call @kiln_dnnl_matmul(%p, %bf16flags, %three, %m, %n, %k, %p, %k, %k, %p, %n, %n, %p, %n, %n) : (!llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64) -> () loc("matmul"("model.mlir":9:8))
     // The epilogue of a product oneDNN computes carries the product's
     // location too, but is named after its own ops.
     // CHECK: call @kiln_profile_begin(%{{.*}})
@@ -105,7 +107,7 @@ module {
   // CHECK-NOT: kiln_profile
   // CHECK: return
   // CHECK: llvm.mlir.global external constant @kiln_profile_region_count(7 : i32)
-  // CHECK: llvm.mlir.global external constant @kiln_profile_region_names("dnnl_sgemm 2x3x4 @ model.mlir:3\00fused: add+relu 4x8 @ model.mlir:4\00dnnl_sgemm 2x3x4 (batch 5) @ model.mlir:6\00for @ model.mlir:7\00tanh 4x8 @ model.mlir:8\00dnnl_gemm_bf16bf16f32 4x2x3 @ model.mlir:9\00add 4x8 @ model.mlir:12\00")
+  // CHECK: llvm.mlir.global external constant @kiln_profile_region_names("dnnl_sgemm 2x3x4 @ model.mlir:3\00fused: add+relu 4x8 @ model.mlir:4\00dnnl_sgemm 2x3x4 (batch 5) @ model.mlir:6\00for @ model.mlir:7\00tanh 4x8 @ model.mlir:8\00dnnl_matmul 2x3x4 bf16 (batch 3) @ model.mlir:9\00add 4x8 @ model.mlir:12\00")
   // CHECK: llvm.mlir.global external @kiln_profile_region_base(0 : i32)
   // CHECK: llvm.mlir.global external @kiln_profile_fn_begin() {{.*}} : !llvm.ptr
   // CHECK: llvm.mlir.zero

@@ -1,21 +1,25 @@
 // REQUIRES: dnnl
 // Products of transposes, as backward passes write them (dY * W^T,
 // X^T * dY, attention's Q * K^T): on the CPU, kiln-cpu-fold-transposes-
-// into-matmuls drops the transposed copies and oneDNN's sgemm reads the
-// operands in place with its 'T' flag (below its size threshold, a loop
-// nest does). Odd sizes leave remainders for the GEMM blocking. oneDNN sums
-// in another order than the evaluator, hence the wider f32 tolerance.
+// into-matmuls drops the transposed copies and oneDNN reads the operands in
+// place: sgemm with its 'T' flag, or, for B transposed and A not, its
+// matmul primitive (kiln_dnnl_matmul) with the transposed-B flag (below
+// the size threshold, a loop nest does). Odd sizes leave remainders for the
+// GEMM blocking. oneDNN sums in another order than the evaluator, hence the
+// wider f32 tolerance.
 //
 // RUN: kiln-compile %s -o %t.kmod
 // RUN: kiln-run %t.kmod --list | FileCheck %s
 // RUN: kiln-opt %s --kiln-cpu-lowering | FileCheck %s --check-prefix=LOWERED
 
-// The 'T' flag (84) reaches sgemm for A, for B and for both, in the
-// batched product and in the loop too; 'N' is 78.
+// The 'T' flag (84) reaches sgemm for A and for both, and the primitive
+// gets B transposed (flag 2; the zero fill before each product dropped, so
+// no accumulation) alone, for one product, a batch of three in one call
+// and in the loop too; 'N' is 78.
 // LOWERED-LABEL: llvm.func internal @kiln_impl_transposed_b(
-// LOWERED-DAG:     %[[T:.*]] = llvm.mlir.constant(84 : i32) : i32
-// LOWERED-DAG:     %[[N:.*]] = llvm.mlir.constant(78 : i32) : i32
-// LOWERED:         llvm.call @dnnl_sgemm(%[[N]], %[[T]],
+// LOWERED-DAG:     %[[B:.*]] = llvm.mlir.constant(2 : i64) : i64
+// LOWERED-DAG:     %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// LOWERED:         llvm.call @kiln_dnnl_matmul(%{{.*}}, %[[B]], %[[ONE]],
 // LOWERED-LABEL: llvm.func internal @kiln_impl_transposed_a(
 // LOWERED-DAG:     %[[T:.*]] = llvm.mlir.constant(84 : i32) : i32
 // LOWERED-DAG:     %[[N:.*]] = llvm.mlir.constant(78 : i32) : i32
@@ -25,13 +29,14 @@
 // LOWERED:         %[[T:.*]] = llvm.mlir.constant(84 : i32) : i32
 // LOWERED:         llvm.call @dnnl_sgemm(%[[T]], %[[T]],
 // LOWERED-LABEL: llvm.func internal @kiln_impl_attention_scores(
-// LOWERED-DAG:     %[[T:.*]] = llvm.mlir.constant(84 : i32) : i32
-// LOWERED-DAG:     %[[N:.*]] = llvm.mlir.constant(78 : i32) : i32
-// LOWERED:         llvm.call @dnnl_sgemm(%[[N]], %[[T]],
+// LOWERED-DAG:     %[[B:.*]] = llvm.mlir.constant(2 : i64) : i64
+// LOWERED-DAG:     %[[THREE:.*]] = llvm.mlir.constant(3 : i64) : i64
+// LOWERED:         llvm.call @kiln_dnnl_matmul(%{{.*}}, %[[B]], %[[THREE]],
 // LOWERED-LABEL: llvm.func internal @kiln_impl_rnn_backward(
+// LOWERED-DAG:     %[[B:.*]] = llvm.mlir.constant(2 : i64) : i64
 // LOWERED-DAG:     %[[T:.*]] = llvm.mlir.constant(84 : i32) : i32
 // LOWERED-DAG:     %[[N:.*]] = llvm.mlir.constant(78 : i32) : i32
-// LOWERED:         llvm.call @dnnl_sgemm(%[[N]], %[[T]],
+// LOWERED:         llvm.call @kiln_dnnl_matmul(%{{.*}}, %[[B]],
 // LOWERED:         llvm.call @dnnl_sgemm(%[[T]], %[[N]],
 
 // dY * W^T.

@@ -99,8 +99,8 @@ cl::opt<bool> noFusion(
     cl::cat(compileCategory));
 cl::opt<bool> noDnnl(
     "no-dnnl",
-    cl::desc("Generate loops for f32 matmuls instead of calling oneDNN's "
-             "sgemm"),
+    cl::desc("Generate loops for f32 and bf16 matmuls and f32 convolutions "
+             "instead of calling oneDNN"),
     cl::init(false),
     cl::cat(compileCategory));
 cl::opt<bool> noParallel(

@@ -42,10 +42,12 @@
  *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
+ * The engine is the module's one (DnnlEngine.c).
  *
 \*===----------------------------------------------------------------------===*/
 
 #include "DnnlConvAbi.h"
+#include "DnnlSupport.h"
 
 #include <dnnl.h>
 
@@ -53,8 +55,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define KILN_HIDDEN __attribute__((visibility("hidden")))
 
 typedef struct CachedConv {
   dnnl_primitive_t primitive;
@@ -79,10 +79,9 @@ typedef struct CachedConv {
   struct CachedConv *next; /* the module's published primitives */
 } CachedConv;
 
-/* Every primitive this module published and the engine they run on,
- * destroyed when the module is unloaded. */
+/* Every primitive this module published, destroyed when the module is
+ * unloaded (before the engine: DnnlEngine.c). */
 static CachedConv *published;
-static dnnl_engine_t sharedEngine;
 
 static void destroyEntry(CachedConv *entry) {
   dnnl_primitive_destroy(entry->primitive);
@@ -103,10 +102,6 @@ __attribute__((destructor)) static void destroyPublished(void) {
     destroyEntry(entry);
     entry = next;
   }
-  dnnl_engine_t cpu = __atomic_exchange_n(&sharedEngine, NULL,
-                                          __ATOMIC_ACQ_REL);
-  if (cpu)
-    dnnl_engine_destroy(cpu);
 }
 
 /* oneDNN's memory objects take a non-const handle, also for the buffers a
@@ -127,27 +122,10 @@ static void *allocateStaged(size_t bytes) {
 }
 
 static void fail(const char *what, dnnl_status_t status) {
-  fprintf(stderr, "kiln: oneDNN convolution: %s failed (status %d)\n", what,
-          (int)status);
-  abort();
+  kiln_dnnl_fail("convolution", what, status);
 }
 
-static dnnl_engine_t engine(void) {
-  dnnl_engine_t current = __atomic_load_n(&sharedEngine, __ATOMIC_ACQUIRE);
-  if (current)
-    return current;
-  dnnl_engine_t created;
-  dnnl_status_t status = dnnl_engine_create(&created, dnnl_cpu, 0);
-  if (status != dnnl_success)
-    fail("dnnl_engine_create", status);
-  dnnl_engine_t expected = NULL;
-  if (!__atomic_compare_exchange_n(&sharedEngine, &expected, created, 0,
-                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    dnnl_engine_destroy(created);
-    return expected;
-  }
-  return created;
-}
+static dnnl_engine_t engine(void) { return kiln_dnnl_engine(); }
 
 /* Row-major strides of dims[0..ndims). */
 static void rowMajor(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides) {

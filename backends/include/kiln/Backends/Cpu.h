@@ -36,7 +36,7 @@ struct CpuOptions {
   /// linalg ops into as few loop nests as upstream fusion allows. Off, every
   /// kiln op becomes its own loop nest (kiln-compile --no-fusion).
   bool fuse = true;
-  /// Call oneDNN's sgemm for f32 matmuls (kiln-cpu-matmul-to-dnnl) and its
+  /// Call oneDNN for f32 and bf16 matmuls (kiln-cpu-matmul-to-dnnl) and its
   /// convolution primitive for f32 convolutions (kiln-cpu-conv-to-dnnl) of
   /// at least `dnnlMinMacs` multiply-adds, where kiln was built with oneDNN
   /// (see cpuHasDnnl()); otherwise they are loops.

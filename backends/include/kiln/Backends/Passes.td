@@ -642,20 +642,31 @@ def KilnCpuFoldTransposesIntoMatmuls
 }
 
 def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
-  let summary = "Call oneDNN's sgemm for f32 matmuls, transposed or not";
+  let summary = "Call oneDNN's GEMM or matmul primitive for f32 and bf16 matmuls";
   let description = [{
-    Runs on memrefs, after bufferization. Every f32 contraction of the form
-    C[b, m, n] += A[b, m, k] * B[b, k, n], A possibly indexed [b, k, m] and
-    B [b, n, k], the batch dim optional (`linalg.matmul`, `batch_matmul`,
-    their `_transpose_a/_b` variants, contraction generics), whose operands
-    are statically shaped with contiguous rows (last stride 1), and that
-    does at least `min-macs` multiply-adds, becomes a call to oneDNN's
-    row-major `dnnl_sgemm(ta, tb, M, N, K, 1, A, lda, B, ldb, 1, C, ldc)`
-    ('T' for a transposed operand; one call per batch, in an `scf.for`),
-    leading dimensions taken from the strides.
-    Beta is 1, as linalg accumulates into its init, unless the op right
-    before is a `linalg.fill` of the init with zero: that fill is dropped and
-    beta is 0. The module must then be linked against libdnnl.
+    Runs on memrefs, after bufferization. Every contraction of the form
+    C[b, m, n] += A[b, m, k] * B[b, k, n] on f32, or on bf16 A and B into f32
+    C, A possibly indexed [b, k, m] and B [b, n, k], the batch dim optional
+    (`linalg.matmul`, `batch_matmul`, their `_transpose_a/_b` variants,
+    contraction generics), whose operands are statically shaped with
+    contiguous rows (last stride 1) or columns, and that does at least
+    `min-macs` multiply-adds, becomes a oneDNN call:
+    - bf16 products, and f32 ones that read B transposed and A not (dY W^T,
+      Q K^T), call `kiln_dnnl_matmul` (backends/cpu/support/DnnlMatmul.c):
+      oneDNN's matmul primitive, created by a call site's first call and
+      cached in a slot of its own (a module global), one call for a whole
+      batch. Its brgemm kernels run these faster than the GEMMs do (the
+      measurements are in MatmulToDnnl.cpp); where oneDNN has no
+      implementation but its reference one, the call runs the GEMM.
+    - the other f32 products call the row-major
+      `dnnl_sgemm(ta, tb, M, N, K, 1, A, lda, B, ldb, 1, C, ldc)` ('T' for a
+      transposed operand; one call per batch, in an `scf.for`, or spread
+      over the threads in an `scf.parallel` for many small products).
+    Leading dimensions and batch strides are taken from the strides. C
+    accumulates, as linalg accumulates into its init, unless the op right
+    before is a `linalg.fill` of the init with zero: that fill is dropped
+    and the call overwrites C. The module must then be linked against
+    libdnnl (and kiln's kiln_dnnl_support archive).
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",

@@ -1,0 +1,46 @@
+/*===- DnnlEngine.c - The oneDNN CPU engine of a module --------------------===*\
+ *
+ * See DnnlSupport.h. The engine outlives the primitives made on it: its
+ * destructor has the lowest priority number, so it runs after the
+ * unprioritized destructors of DnnlConv.c and DnnlMatmul.c that destroy
+ * the cached primitives.
+ *
+\*===----------------------------------------------------------------------===*/
+
+#include "DnnlSupport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static dnnl_engine_t sharedEngine;
+
+__attribute__((destructor(101))) static void destroyEngine(void) {
+  dnnl_engine_t cpu = __atomic_exchange_n(&sharedEngine, NULL,
+                                          __ATOMIC_ACQ_REL);
+  if (cpu)
+    dnnl_engine_destroy(cpu);
+}
+
+void kiln_dnnl_fail(const char *component, const char *what,
+                    dnnl_status_t status) {
+  fprintf(stderr, "kiln: oneDNN %s: %s failed (status %d)\n", component, what,
+          (int)status);
+  abort();
+}
+
+dnnl_engine_t kiln_dnnl_engine(void) {
+  dnnl_engine_t current = __atomic_load_n(&sharedEngine, __ATOMIC_ACQUIRE);
+  if (current)
+    return current;
+  dnnl_engine_t created;
+  dnnl_status_t status = dnnl_engine_create(&created, dnnl_cpu, 0);
+  if (status != dnnl_success)
+    kiln_dnnl_fail("engine", "dnnl_engine_create", status);
+  dnnl_engine_t expected = NULL;
+  if (!__atomic_compare_exchange_n(&sharedEngine, &expected, created, 0,
+                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    dnnl_engine_destroy(created);
+    return expected;
+  }
+  return created;
+}

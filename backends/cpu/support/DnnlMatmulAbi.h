@@ -1,0 +1,36 @@
+/*===- DnnlMatmulAbi.h - The oneDNN matmul call's contract -----------------===*\
+ *
+ * kiln-cpu-matmul-to-dnnl (backends/cpu/MatmulToDnnl.cpp) replaces the
+ * products that oneDNN's matmul primitive runs faster than its GEMMs by
+ *
+ *   kiln_dnnl_matmul(slot, flags, batch, M, N, K,
+ *                    A, lda, strideA, B, ldb, strideB, C, ldc, strideC)
+ *
+ * (DnnlMatmul.c): C[b] (+)= A[b] B[b] for b < batch, row-major like
+ * sgemm, every size and stride counted in elements. `slot` is the call
+ * site's cache slot (a pointer-sized module global, null at load); lda,
+ * ldb and ldc are the leading dimensions and stride* the distances between
+ * the products of a batch. This header is the contract between the two
+ * (and kiln-cpu-profile, which names the call), in plain C so both sides
+ * include it.
+\*===----------------------------------------------------------------------===*/
+
+#ifndef KILN_BACKENDS_CPU_SUPPORT_DNNLMATMULABI_H
+#define KILN_BACKENDS_CPU_SUPPORT_DNNLMATMULABI_H
+
+enum KilnDnnlMatmulFlags {
+  KILN_DNNL_MATMUL_TRANSPOSE_A = 1, /* A is stored as its transpose (sgemm's 'T') */
+  KILN_DNNL_MATMUL_TRANSPOSE_B = 2, /* B is stored as its transpose */
+  KILN_DNNL_MATMUL_ACCUMULATE = 4,  /* C += A B; otherwise C = A B */
+  KILN_DNNL_MATMUL_BFLOAT16 = 8     /* bf16 A and B, f32 C */
+};
+
+/* The operands of the call, in order: slot, flags, batch, M, N, K, then
+ * (pointer, leading dimension, batch stride) for A, B and C. */
+enum KilnDnnlMatmulOperands {
+  KILN_DNNL_MATMUL_FLAGS_OPERAND = 1,
+  KILN_DNNL_MATMUL_BATCH_OPERAND = 2,
+  KILN_DNNL_MATMUL_M_OPERAND = 3
+};
+
+#endif /* KILN_BACKENDS_CPU_SUPPORT_DNNLMATMULABI_H */
