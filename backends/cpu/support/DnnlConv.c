@@ -42,7 +42,7 @@
  *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
- * The engine is the module's one (DnnlEngine.c).
+ * The engine is the module's one (DnnlSupport.c).
  *
 \*===----------------------------------------------------------------------===*/
 
@@ -57,6 +57,7 @@
 #include <string.h>
 
 typedef struct CachedConv {
+  KilnDnnlEntry link; /* first: the module's published primitives */
   dnnl_primitive_t primitive;
   /* src, weights, dst: in the caller's plain layouts, and in the ones the
    * primitive runs on (the same where no reorder is needed). */
@@ -76,12 +77,11 @@ typedef struct CachedConv {
    * that finds them taken allocates its own. */
   void *staged[3];
   int busy;
-  struct CachedConv *next; /* the module's published primitives */
 } CachedConv;
 
 /* Every primitive this module published, destroyed when the module is
- * unloaded (before the engine: DnnlEngine.c). */
-static CachedConv *published;
+ * unloaded (before the engine: DnnlSupport.c). */
+static KilnDnnlEntry *published;
 
 static void destroyEntry(CachedConv *entry) {
   dnnl_primitive_destroy(entry->primitive);
@@ -96,17 +96,13 @@ static void destroyEntry(CachedConv *entry) {
 }
 
 __attribute__((destructor)) static void destroyPublished(void) {
-  CachedConv *entry = __atomic_exchange_n(&published, NULL, __ATOMIC_ACQ_REL);
-  while (entry) {
-    CachedConv *next = entry->next;
-    destroyEntry(entry);
-    entry = next;
+  KilnDnnlEntry *link = __atomic_exchange_n(&published, NULL, __ATOMIC_ACQ_REL);
+  while (link) {
+    KilnDnnlEntry *next = link->next;
+    destroyEntry((CachedConv *)link);
+    link = next;
   }
 }
-
-/* oneDNN's memory objects take a non-const handle, also for the buffers a
- * primitive only reads. */
-static void *handle(const void *data) { return (void *)(uintptr_t)data; }
 
 static void outOfMemory(void) {
   fprintf(stderr, "kiln: oneDNN convolution: out of memory\n");
@@ -124,8 +120,6 @@ static void *allocateStaged(size_t bytes) {
 static void fail(const char *what, dnnl_status_t status) {
   kiln_dnnl_fail("convolution", what, status);
 }
-
-static dnnl_engine_t engine(void) { return kiln_dnnl_engine(); }
 
 /* Row-major strides of dims[0..ndims). */
 static void rowMajor(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides) {
@@ -145,8 +139,8 @@ static dnnl_primitive_t reorderPrimitive(const dnnl_memory_desc_t *from,
   dnnl_primitive_desc_t pd;
   dnnl_primitive_t reorder;
   dnnl_status_t status;
-  if ((status = dnnl_reorder_primitive_desc_create(&pd, from, engine(), to,
-                                                   engine(), NULL)))
+  if ((status = dnnl_reorder_primitive_desc_create(
+           &pd, from, kiln_dnnl_engine(), to, kiln_dnnl_engine(), NULL)))
     fail("dnnl_reorder_primitive_desc_create", status);
   status = dnnl_primitive_create(&reorder, pd);
   dnnl_primitive_desc_destroy(pd);
@@ -162,10 +156,11 @@ static void reorderNow(dnnl_primitive_t reorder,
   dnnl_memory_t source, target;
   dnnl_stream_t stream;
   dnnl_status_t status;
-  if ((status = dnnl_memory_create(&source, fromMd, engine(), handle(from))) ||
-      (status = dnnl_memory_create(&target, toMd, engine(), to)))
+  if ((status = dnnl_memory_create(&source, fromMd, kiln_dnnl_engine(),
+                                   kiln_dnnl_handle(from))) ||
+      (status = dnnl_memory_create(&target, toMd, kiln_dnnl_engine(), to)))
     fail("dnnl_memory_create", status);
-  if ((status = dnnl_stream_create(&stream, engine(),
+  if ((status = dnnl_stream_create(&stream, kiln_dnnl_engine(),
                                    dnnl_stream_default_flags)))
     fail("dnnl_stream_create", status);
   dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, target}};
@@ -265,7 +260,8 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
     dnnl_post_ops_destroy(ops);
   }
   dnnl_primitive_desc_t pd;
-  status = dnnl_primitive_desc_create(&pd, &convolution, attr, engine(), NULL);
+  status = dnnl_primitive_desc_create(&pd, &convolution, attr,
+                                      kiln_dnnl_engine(), NULL);
   if (attr)
     dnnl_primitive_attr_destroy(attr);
   if (status == dnnl_unimplemented && type != dnnl_f32) {
@@ -325,19 +321,9 @@ static CachedConv *cached(void **slot, const int64_t *desc,
                        NULL, dnnl_f32);
       created->widened = 1;
     }
-    CachedConv *expected = NULL;
-    if (__atomic_compare_exchange_n((CachedConv **)slot, &expected, created,
-                                    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-      entry = created;
-      CachedConv *head = __atomic_load_n(&published, __ATOMIC_ACQUIRE);
-      do
-        created->next = head;
-      while (!__atomic_compare_exchange_n(&published, &head, created, 1,
-                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-    } else {
+    entry = (CachedConv *)kiln_dnnl_publish(slot, &published, &created->link);
+    if (entry != created)
       destroyEntry(created);
-      entry = expected;
-    }
   }
   return entry;
 }
@@ -345,14 +331,14 @@ static CachedConv *cached(void **slot, const int64_t *desc,
 /* Runs `entry` on buffers of the types it was created for. */
 static void run(CachedConv *entry, const void *src, const void *weights,
                 const float *bias, const void *addend, void *dst) {
-  dnnl_engine_t cpu = engine();
+  dnnl_engine_t cpu = kiln_dnnl_engine();
   /* The buffers a call reorders into: the constant weights are not. */
   int reordered[3] = {entry->reorders[0] != NULL,
                       entry->reorders[1] && !entry->constantWeights,
                       entry->reorders[2] != NULL};
   int staging = reordered[0] || reordered[1] || reordered[2];
   int own = staging && __atomic_exchange_n(&entry->busy, 1, __ATOMIC_ACQUIRE);
-  void *user[3] = {handle(src), handle(weights), dst};
+  void *user[3] = {kiln_dnnl_handle(src), kiln_dnnl_handle(weights), dst};
   void *inner[3];
   dnnl_memory_t userMemory[3], innerMemory[3];
   dnnl_status_t status;
@@ -382,7 +368,7 @@ static void run(CachedConv *entry, const void *src, const void *weights,
     if (entry->addendReorder) {
       dnnl_memory_t addendMemory;
       if ((status = dnnl_memory_create(&addendMemory, &entry->plain[2], cpu,
-                                       handle(addend))))
+                                       kiln_dnnl_handle(addend))))
         fail("dnnl_memory_create", status);
       dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, addendMemory},
                                  {DNNL_ARG_TO, innerMemory[2]}};
@@ -396,8 +382,8 @@ static void run(CachedConv *entry, const void *src, const void *weights,
   }
   dnnl_memory_t biasMemory = NULL;
   if ((entry->flags & KILN_DNNL_CONV_BIAS) &&
-      (status =
-           dnnl_memory_create(&biasMemory, &entry->bias, cpu, handle(bias))))
+      (status = dnnl_memory_create(&biasMemory, &entry->bias, cpu,
+                                   kiln_dnnl_handle(bias))))
     fail("dnnl_memory_create", status);
   dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, innerMemory[0]},
                              {DNNL_ARG_WEIGHTS, innerMemory[1]},

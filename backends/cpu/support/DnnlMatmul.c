@@ -12,9 +12,9 @@
  * together with the sizes and strides it was made for; the module destroys
  * them when it is unloaded. Two threads that call a site for the first
  * time at once may both create one; the first to publish it
- * (compare-and-swap) wins and the other destroys its own. Executing one
- * primitive from several threads at once is safe in oneDNN; streams and
- * memory objects are made per call.
+ * (kiln_dnnl_publish, DnnlSupport.c) wins and the other destroys its own.
+ * Executing one primitive from several threads at once is safe in oneDNN;
+ * streams and memory objects are made per call.
  *
  * Every call still computes its product when the primitive cannot:
  *   - where oneDNN has no implementation of the product, or only its
@@ -44,29 +44,37 @@ dnnl_status_t dnnl_gemm_bf16bf16f32(char transa, char transb, dnnl_dim_t M,
                                     const uint16_t *B, dnnl_dim_t ldb,
                                     float beta, float *C, dnnl_dim_t ldc);
 
-/* flags, batch, M, N, K, lda, strideA, ldb, strideB, ldc, strideC */
-enum { KEY_SIZE = 11 };
+/* What a primitive is made for: the call's flags, sizes and strides (in
+ * elements; the batch strides 0 for a single product). */
+typedef struct MatmulKey {
+  int64_t flags, batch, m, n, k;
+  int64_t lda, strideA, ldb, strideB, ldc, strideC;
+} MatmulKey;
 
 typedef struct CachedMatmul {
-  int64_t key[KEY_SIZE];
+  KilnDnnlEntry link; /* first: the module's published entries */
+  MatmulKey key;
   /* Null where the site runs the GEMM instead (see above). */
   dnnl_primitive_t primitive;
   dnnl_memory_desc_t a, b, c;
-  struct CachedMatmul *next; /* the module's published entries */
 } CachedMatmul;
 
 /* Every entry this module published, destroyed when it is unloaded
- * (before the engine: DnnlEngine.c). */
-static CachedMatmul *published;
+ * (before the engine: DnnlSupport.c). */
+static KilnDnnlEntry *published;
+
+static void destroyEntry(CachedMatmul *entry) {
+  if (entry->primitive)
+    dnnl_primitive_destroy(entry->primitive);
+  free(entry);
+}
 
 __attribute__((destructor)) static void destroyPublished(void) {
-  CachedMatmul *entry = __atomic_exchange_n(&published, NULL, __ATOMIC_ACQ_REL);
-  while (entry) {
-    CachedMatmul *next = entry->next;
-    if (entry->primitive)
-      dnnl_primitive_destroy(entry->primitive);
-    free(entry);
-    entry = next;
+  KilnDnnlEntry *link = __atomic_exchange_n(&published, NULL, __ATOMIC_ACQ_REL);
+  while (link) {
+    KilnDnnlEntry *next = link->next;
+    destroyEntry((CachedMatmul *)link);
+    link = next;
   }
 }
 
@@ -74,17 +82,12 @@ static void fail(const char *what, dnnl_status_t status) {
   kiln_dnnl_fail("matmul", what, status);
 }
 
-/* oneDNN's memory objects take a non-const handle, also for the buffers a
- * primitive only reads. */
-static void *handle(const void *data) { return (void *)(uintptr_t)data; }
-
 /* A [batch,] rows x cols matrix of `type` whose element (r, c) of product
  * p is at p * batchStride + r * rowStride + c * colStride. */
-static dnnl_status_t describe(dnnl_memory_desc_t *md, const int64_t *key,
+static dnnl_status_t describe(dnnl_memory_desc_t *md, int64_t batch,
                               int64_t rows, int64_t cols, int64_t rowStride,
                               int64_t colStride, int64_t batchStride,
                               dnnl_data_type_t type) {
-  int64_t batch = key[1];
   dnnl_dims_t dims, strides;
   int rank = 0;
   if (batch > 1) {
@@ -100,27 +103,29 @@ static dnnl_status_t describe(dnnl_memory_desc_t *md, const int64_t *key,
 
 /* The entry for `key`: a primitive, or none where oneDNN has only its
  * reference implementation or none at all. */
-static CachedMatmul *create(const int64_t *key) {
+static CachedMatmul *create(const MatmulKey *key) {
   CachedMatmul *entry = calloc(1, sizeof(CachedMatmul));
   if (!entry)
-    kiln_dnnl_fail("matmul", "allocating a cache entry", dnnl_out_of_memory);
-  memcpy(entry->key, key, sizeof(entry->key));
-  int64_t flags = key[0], batch = key[1], m = key[2], n = key[3], k = key[4];
-  int64_t lda = key[5], strideA = key[6], ldb = key[7], strideB = key[8],
-          ldc = key[9], strideC = key[10];
+    fail("allocating a cache entry", dnnl_out_of_memory);
+  entry->key = *key;
   /* Empty products and strides oneDNN may not take: the GEMM. */
-  if (m <= 0 || n <= 0 || k <= 0 || lda <= 0 || ldb <= 0 || ldc <= 0 ||
-      (batch > 1 && (strideA <= 0 || strideB <= 0 || strideC <= 0)))
+  if (key->m <= 0 || key->n <= 0 || key->k <= 0 || key->lda <= 0 ||
+      key->ldb <= 0 || key->ldc <= 0 ||
+      (key->batch > 1 &&
+       (key->strideA <= 0 || key->strideB <= 0 || key->strideC <= 0)))
     return entry;
   dnnl_data_type_t type =
-      (flags & KILN_DNNL_MATMUL_BFLOAT16) ? dnnl_bf16 : dnnl_f32;
-  int transposeA = (flags & KILN_DNNL_MATMUL_TRANSPOSE_A) != 0;
-  int transposeB = (flags & KILN_DNNL_MATMUL_TRANSPOSE_B) != 0;
-  if (describe(&entry->a, key, m, k, transposeA ? 1 : lda,
-               transposeA ? lda : 1, strideA, type) ||
-      describe(&entry->b, key, k, n, transposeB ? 1 : ldb,
-               transposeB ? ldb : 1, strideB, type) ||
-      describe(&entry->c, key, m, n, ldc, 1, strideC, dnnl_f32))
+      (key->flags & KILN_DNNL_MATMUL_BFLOAT16) ? dnnl_bf16 : dnnl_f32;
+  int transposeA = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_A) != 0;
+  int transposeB = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_B) != 0;
+  if (describe(&entry->a, key->batch, key->m, key->k,
+               transposeA ? 1 : key->lda, transposeA ? key->lda : 1,
+               key->strideA, type) ||
+      describe(&entry->b, key->batch, key->k, key->n,
+               transposeB ? 1 : key->ldb, transposeB ? key->ldb : 1,
+               key->strideB, type) ||
+      describe(&entry->c, key->batch, key->m, key->n, key->ldc, 1,
+               key->strideC, dnnl_f32))
     return entry;
   dnnl_matmul_desc_t matmul;
   if (dnnl_matmul_desc_init(&matmul, &entry->a, &entry->b, NULL, &entry->c))
@@ -128,7 +133,7 @@ static CachedMatmul *create(const int64_t *key) {
   /* C += A B: a sum post-op adds what C holds. */
   dnnl_primitive_attr_t attr = NULL;
   dnnl_status_t status;
-  if (flags & KILN_DNNL_MATMUL_ACCUMULATE) {
+  if (key->flags & KILN_DNNL_MATMUL_ACCUMULATE) {
     dnnl_post_ops_t ops;
     if ((status = dnnl_post_ops_create(&ops)) ||
         (status = dnnl_post_ops_append_sum(ops, 1.0f)) ||
@@ -155,26 +160,16 @@ static CachedMatmul *create(const int64_t *key) {
 }
 
 /* The entry of the call site `slot`, created by its first call. */
-static CachedMatmul *cached(void **slot, const int64_t *key) {
+static CachedMatmul *cached(void **slot, const MatmulKey *key) {
   CachedMatmul *entry = __atomic_load_n((CachedMatmul **)slot,
                                         __ATOMIC_ACQUIRE);
   if (entry)
     return entry;
   CachedMatmul *created = create(key);
-  CachedMatmul *expected = NULL;
-  if (!__atomic_compare_exchange_n((CachedMatmul **)slot, &expected, created,
-                                   0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    if (created->primitive)
-      dnnl_primitive_destroy(created->primitive);
-    free(created);
-    return expected;
-  }
-  CachedMatmul *head = __atomic_load_n(&published, __ATOMIC_ACQUIRE);
-  do
-    created->next = head;
-  while (!__atomic_compare_exchange_n(&published, &head, created, 1,
-                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-  return created;
+  entry = (CachedMatmul *)kiln_dnnl_publish(slot, &published, &created->link);
+  if (entry != created)
+    destroyEntry(created);
+  return entry;
 }
 
 static void runPrimitive(const CachedMatmul *entry, const void *a,
@@ -182,8 +177,10 @@ static void runPrimitive(const CachedMatmul *entry, const void *a,
   dnnl_engine_t cpu = kiln_dnnl_engine();
   dnnl_memory_t memory[3];
   dnnl_status_t status;
-  if ((status = dnnl_memory_create(&memory[0], &entry->a, cpu, handle(a))) ||
-      (status = dnnl_memory_create(&memory[1], &entry->b, cpu, handle(b))) ||
+  if ((status = dnnl_memory_create(&memory[0], &entry->a, cpu,
+                                   kiln_dnnl_handle(a))) ||
+      (status = dnnl_memory_create(&memory[1], &entry->b, cpu,
+                                   kiln_dnnl_handle(b))) ||
       (status = dnnl_memory_create(&memory[2], &entry->c, cpu, c)))
     fail("dnnl_memory_create", status);
   dnnl_stream_t stream;
@@ -202,36 +199,37 @@ static void runPrimitive(const CachedMatmul *entry, const void *a,
 }
 
 /* The same product through oneDNN's GEMMs, one call per product. */
-static void runGemm(const int64_t *key, const void *a, const void *b,
+static void runGemm(const MatmulKey *key, const void *a, const void *b,
                     float *c) {
-  int64_t flags = key[0], batch = key[1];
-  char ta = (flags & KILN_DNNL_MATMUL_TRANSPOSE_A) ? 'T' : 'N';
-  char tb = (flags & KILN_DNNL_MATMUL_TRANSPOSE_B) ? 'T' : 'N';
-  float beta = (flags & KILN_DNNL_MATMUL_ACCUMULATE) ? 1.0f : 0.0f;
-  int bf16 = (flags & KILN_DNNL_MATMUL_BFLOAT16) != 0;
-  int64_t m = key[2], n = key[3], k = key[4];
-  if (m <= 0 || n <= 0)
+  char ta = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_A) ? 'T' : 'N';
+  char tb = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_B) ? 'T' : 'N';
+  int accumulate = (key->flags & KILN_DNNL_MATMUL_ACCUMULATE) != 0;
+  int bf16 = (key->flags & KILN_DNNL_MATMUL_BFLOAT16) != 0;
+  if (key->m <= 0 || key->n <= 0)
     return;
-  if (k <= 0) {
+  if (key->k <= 0) {
     /* An empty sum, whose leading dimensions the GEMMs may refuse. */
-    if (!(flags & KILN_DNNL_MATMUL_ACCUMULATE))
-      for (int64_t p = 0; p < batch; ++p)
-        for (int64_t i = 0; i < m; ++i)
-          memset(c + p * key[10] + i * key[9], 0, n * sizeof(float));
+    if (!accumulate)
+      for (int64_t p = 0; p < key->batch; ++p)
+        for (int64_t i = 0; i < key->m; ++i)
+          memset(c + p * key->strideC + i * key->ldc, 0,
+                 key->n * sizeof(float));
     return;
   }
-  for (int64_t p = 0; p < batch; ++p) {
+  for (int64_t p = 0; p < key->batch; ++p) {
     dnnl_status_t status;
-    float *product = c + p * key[10];
+    float *product = c + p * key->strideC;
     if (bf16)
       status = dnnl_gemm_bf16bf16f32(
-          ta, tb, m, n, k, 1.0f, (const uint16_t *)a + p * key[6], key[5],
-          (const uint16_t *)b + p * key[8], key[7], beta, product, key[9]);
+          ta, tb, key->m, key->n, key->k, 1.0f,
+          (const uint16_t *)a + p * key->strideA, key->lda,
+          (const uint16_t *)b + p * key->strideB, key->ldb,
+          accumulate ? 1.0f : 0.0f, product, key->ldc);
     else
-      status = dnnl_sgemm(ta, tb, m, n, k, 1.0f,
-                          (const float *)a + p * key[6], key[5],
-                          (const float *)b + p * key[8], key[7], beta,
-                          product, key[9]);
+      status = dnnl_sgemm(ta, tb, key->m, key->n, key->k, 1.0f,
+                          (const float *)a + p * key->strideA, key->lda,
+                          (const float *)b + p * key->strideB, key->ldb,
+                          accumulate ? 1.0f : 0.0f, product, key->ldc);
     if (status)
       fail(bf16 ? "dnnl_gemm_bf16bf16f32" : "dnnl_sgemm", status);
   }
@@ -242,11 +240,11 @@ KILN_HIDDEN void kiln_dnnl_matmul(void **slot, int64_t flags, int64_t batch,
                                   const void *a, int64_t lda, int64_t strideA,
                                   const void *b, int64_t ldb, int64_t strideB,
                                   float *c, int64_t ldc, int64_t strideC) {
-  const int64_t key[KEY_SIZE] = {flags, batch,   m,   n,      k,  lda,
-                                 strideA, ldb, strideB, ldc, strideC};
-  const CachedMatmul *entry = cached(slot, key);
-  if (entry->primitive && memcmp(entry->key, key, sizeof(key)) == 0)
+  const MatmulKey key = {flags, batch, m,   n,       k,   lda,
+                         strideA, ldb, strideB, ldc, strideC};
+  const CachedMatmul *entry = cached(slot, &key);
+  if (entry->primitive && memcmp(&entry->key, &key, sizeof(key)) == 0)
     runPrimitive(entry, a, b, c);
   else
-    runGemm(key, a, b, c);
+    runGemm(&key, a, b, c);
 }

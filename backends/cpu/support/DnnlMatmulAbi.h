@@ -19,7 +19,7 @@
 #define KILN_BACKENDS_CPU_SUPPORT_DNNLMATMULABI_H
 
 enum KilnDnnlMatmulFlags {
-  KILN_DNNL_MATMUL_TRANSPOSE_A = 1, /* A is stored as its transpose (sgemm's 'T') */
+  KILN_DNNL_MATMUL_TRANSPOSE_A = 1, /* A is stored transposed (sgemm's T) */
   KILN_DNNL_MATMUL_TRANSPOSE_B = 2, /* B is stored as its transpose */
   KILN_DNNL_MATMUL_ACCUMULATE = 4,  /* C += A B; otherwise C = A B */
   KILN_DNNL_MATMUL_BFLOAT16 = 8     /* bf16 A and B, f32 C */

@@ -2,8 +2,9 @@
  *
  * DnnlConv.c and DnnlMatmul.c, linked together into the modules that call
  * them (the kiln_dnnl_support archive), run their primitives on one CPU
- * engine per module and report oneDNN's failures the same way. Hidden
- * symbols: every module has its own copy.
+ * engine per module, publish the primitives they cache per call site the
+ * same way and report oneDNN's failures the same way (DnnlSupport.c).
+ * Hidden symbols: every module has its own copy.
  *
 \*===----------------------------------------------------------------------===*/
 
@@ -12,7 +13,31 @@
 
 #include <dnnl.h>
 
+#include <stdint.h>
+
 #define KILN_HIDDEN __attribute__((visibility("hidden")))
+
+/* oneDNN's memory objects take a non-const handle, also for the buffers a
+ * primitive only reads. */
+static inline void *kiln_dnnl_handle(const void *data) {
+  return (void *)(uintptr_t)data;
+}
+
+/* A cache entry's link in its file's list of published entries, which the
+ * file's destructor walks when the module is unloaded: the first member of
+ * every entry type, so that an entry's address is its link's. */
+typedef struct KilnDnnlEntry {
+  struct KilnDnnlEntry *next;
+} KilnDnnlEntry;
+
+/* Publishes `created` as the entry of the call site whose cache slot is
+ * `slot` (a pointer-sized module global, null at load), unless another
+ * thread published one first (compare-and-swap). Returns the site's entry:
+ * `created`, then also pushed on `*published`, or the other thread's, and
+ * the caller destroys its own. */
+KILN_HIDDEN KilnDnnlEntry *kiln_dnnl_publish(void **slot,
+                                             KilnDnnlEntry **published,
+                                             KilnDnnlEntry *created);
 
 /* The module's CPU engine, created by the first call that needs it (two
  * threads that race both create one; the first to publish it wins) and

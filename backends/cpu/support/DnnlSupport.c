@@ -1,4 +1,4 @@
-/*===- DnnlEngine.c - The oneDNN CPU engine of a module --------------------===*\
+/*===- DnnlSupport.c - What the oneDNN support files share -----------------===*\
  *
  * See DnnlSupport.h. The engine outlives the primitives made on it: its
  * destructor has the lowest priority number, so it runs after the
@@ -42,5 +42,19 @@ dnnl_engine_t kiln_dnnl_engine(void) {
     dnnl_engine_destroy(created);
     return expected;
   }
+  return created;
+}
+
+KilnDnnlEntry *kiln_dnnl_publish(void **slot, KilnDnnlEntry **published,
+                                 KilnDnnlEntry *created) {
+  KilnDnnlEntry *expected = NULL;
+  if (!__atomic_compare_exchange_n((KilnDnnlEntry **)slot, &expected, created,
+                                   0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return expected;
+  KilnDnnlEntry *head = __atomic_load_n(published, __ATOMIC_ACQUIRE);
+  do
+    created->next = head;
+  while (!__atomic_compare_exchange_n(published, &head, created, 1,
+                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
   return created;
 }
