@@ -832,8 +832,9 @@ def KilnCpuProfile : Pass<"kiln-cpu-profile", "mlir::ModuleOp"> {
       fused region), named after the kiln ops whose locations it carries
       (see `kiln-cpu-profile-names`), e.g. `fused: add+relu 256x1024 @
       model.mlir:7` (iteration space, then the source line);
-    - a call of oneDNN (`dnnl_sgemm 256x1024x784`, likewise
-      `dnnl_gemm_bf16bf16f32`, with `(batch B)` for the loop over a batch;
+    - a call of oneDNN (`dnnl_sgemm 256x1024x784`, with `(batch B)` for
+      the loop over a batch; `dnnl_matmul 256x1024x1024` for
+      `kiln_dnnl_matmul`, with ` bf16` and `(batch B)` where they apply;
       `dnnl_conv 1x64x56x56 -> 1x64x56x56 k3x3`);
     - an `scf.for` of kiln.for (its location named `for` by
       `kiln-cpu-profile-names`), an `scf.while` and an `scf.if` that holds
