@@ -107,18 +107,20 @@ void mlir::kiln::buildDeallocationPipeline(OpPassManager &pm,
                                            bool freeAfterLastUse) {
   // Upstream's buildBufferDeallocationPipeline with default options, with
   // room for kiln-free-after-last-use where the deallocations are still
-  // bufferization.dealloc ops.
+  // bufferization.dealloc ops. Its canonicalizations are on buffers, so
+  // they are kiln-canonicalize-buffers: the plain canonicalizer erases an
+  // in-place kernel whose body folded to a constant (CanonicalizeBuffers.cpp).
   pm.addNestedPass<func::FuncOp>(
       memref::createExpandReallocPass(/*emitDeallocs=*/false));
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createKilnCanonicalizeBuffers());
   pm.addNestedPass<func::FuncOp>(
       bufferization::createOwnershipBasedBufferDeallocationPass());
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createKilnCanonicalizeBuffers());
   pm.addNestedPass<func::FuncOp>(
       bufferization::createBufferDeallocationSimplificationPass());
   if (freeAfterLastUse)
     pm.addNestedPass<func::FuncOp>(createKilnFreeAfterLastUse());
   pm.addPass(bufferization::createLowerDeallocationsPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createKilnCanonicalizeBuffers());
 }

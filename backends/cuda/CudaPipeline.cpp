@@ -127,7 +127,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   mapping.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createKilnCudaMapParallelLoops(mapping));
   pm.addNestedPass<func::FuncOp>(createKilnCudaPredicateCopies());
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createKilnCanonicalizeBuffers());
   // No canonicalization after this point: it would fold a wait on a fresh
   // `gpu.wait async`, which in kiln's runtime waits for the module's stream.
   pm.addNestedPass<func::FuncOp>(createKilnCudaAsyncLaunches());

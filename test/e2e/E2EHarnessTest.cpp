@@ -3,12 +3,19 @@
 // What the shared e2e harness decides without running a GPU: when a CUDA
 // test runs, skips or fails (from the runtime's status codes and
 // KILN_REQUIRE_CUDA), and that a program without a public function fails
-// instead of passing having checked nothing.
+// instead of passing having checked nothing, and how far apart compared
+// f16/bf16 results may be.
 //
 //===----------------------------------------------------------------------===//
 
 #include "E2EHarness.h"
 #include "CudaAvailability.h"
+#include "TensorCompare.h"
+
+#include "kiln/Compiler/HostTensor.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
@@ -127,4 +134,39 @@ TEST(E2EHarness, ProgramWithoutPublicFunctionFails) {
 TEST(E2EHarness, ProgramWithAPublicFunctionPasses) {
   kiln::test::checkE2EProgram(KILN_E2E_INPUTS_DIR "/one_function.mlir",
                               kiln::test::E2ETarget::Cpu);
+}
+
+// A tolerance of half steps (the CUDA target's, for its block reductions'
+// order of summation) lets an f16 or bf16 result be that many steps of its
+// own type away, at any magnitude, and no further.
+TEST(TensorCompare, HalfStepsAllowNeighboursOfTheirOwnType) {
+  using kiln::HostTensor;
+  using kiln::test::compareTensors;
+  using kiln::test::Tolerance;
+  mlir::MLIRContext context;
+  mlir::Builder b(&context);
+  EXPECT_EQ(kiln::test::halfStep(1.0, /*bf16=*/false), 0x1p-10);
+  EXPECT_EQ(kiln::test::halfStep(-15.29, /*bf16=*/false), 0x1p-7);
+  EXPECT_EQ(kiln::test::halfStep(0.0, /*bf16=*/false), 0x1p-24);
+  EXPECT_EQ(kiln::test::halfStep(3.0, /*bf16=*/true), 0x1p-6);
+  Tolerance bitForBit = {1e-4, 1e-5, 1e-11};
+  Tolerance oneStep = bitForBit;
+  oneStep.halfSteps = 1;
+  for (bool bf16 : {false, true}) {
+    mlir::Type type = bf16 ? b.getBF16Type() : b.getF16Type();
+    HostTensor expected = HostTensor::fromFloats(
+        type, {4}, {-15.2890625, 0.0674438477, 1e-6, 2.0});
+    std::vector<double> near, far;
+    for (int64_t k = 0; k < 4; ++k) {
+      double w = expected.getAsDouble(k);
+      double step = kiln::test::halfStep(w, bf16);
+      near.push_back(w + step);
+      far.push_back(w - 2 * step);
+    }
+    HostTensor neighbours = HostTensor::fromFloats(type, {4}, near);
+    HostTensor twoAway = HostTensor::fromFloats(type, {4}, far);
+    EXPECT_NE(compareTensors(expected, neighbours, "t", &bitForBit), "");
+    EXPECT_EQ(compareTensors(expected, neighbours, "t", &oneStep), "");
+    EXPECT_NE(compareTensors(expected, twoAway, "t", &oneStep), "");
+  }
 }

@@ -2,10 +2,20 @@
 
 #include "TensorCompare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 using namespace kiln;
+
+double kiln::test::halfStep(double value, bool bf16) {
+  int mantissaBits = bf16 ? 7 : 10;
+  int minExponent = bf16 ? -126 : -14;
+  int exponent = minExponent;
+  if (value != 0 && std::isfinite(value))
+    exponent = std::max(minExponent, std::ilogb(value));
+  return std::ldexp(1.0, exponent - mantissaBits);
+}
 
 std::string kiln::test::compareTensors(const HostTensor &expected,
                                        const HostTensor &actual,
@@ -29,7 +39,12 @@ std::string kiln::test::compareTensors(const HostTensor &expected,
     bool same;
     if (expected.isFloat())
       same = (std::isnan(want) && std::isnan(got)) || want == got ||
-             std::fabs(want - got) <= atol + rtol * std::fabs(want);
+             std::fabs(want - got) <= atol + rtol * std::fabs(want) ||
+             (isHalf && tolerance && tolerance->halfSteps &&
+              std::isfinite(want) &&
+              std::fabs(want - got) <=
+                  tolerance->halfSteps *
+                      halfStep(want, expected.kind() == ElementKind::BF16));
     else
       same = expected.i[k] == actual.i[k];
     if (!same) {

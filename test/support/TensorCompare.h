@@ -23,7 +23,17 @@ struct Tolerance {
   /// within f32Atol + halfRtol * |expected|, for a library that sums in
   /// another order and so may round the sum to the other neighbour.
   double halfRtol = 0;
+  /// And f16 and bf16 results may also be this many steps of their type
+  /// (units in the last place of the expected value) apart: a target that
+  /// sums a reduction's f32 terms in another order may round the sum to a
+  /// neighbour, whatever the magnitude.
+  unsigned halfSteps = 0;
 };
+
+/// The distance between `value` and the next f16 (`bf16` false) or bf16
+/// value away from zero: the step of its binade, that of the smallest
+/// normal binade for subnormals and zero.
+double halfStep(double value, bool bf16);
 
 /// The CPU backend's: summation order and vectorized math differ from the
 /// evaluator's in the last bits of f32.
