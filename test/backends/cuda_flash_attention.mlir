@@ -1,6 +1,7 @@
 // kiln-cuda-flash-attention replaces each call of a function marked
 // kiln.cuda_attention by a FlashAttention-style gpu.launch on the call's
-// buffers: one query row per thread, key and value tiles staged in
+// buffers: a few threads (lanes) per query row, each holding its share of
+// the row's head dims in registers, key and value tiles staged in
 // workgroup memory, an online softmax per row, no scores buffer.
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --kiln-cuda-flash-attention="rows-per-block=4 keys-per-tile=3" | FileCheck %s
@@ -10,108 +11,152 @@
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
 // OPTIONS: kiln-cuda-flash-attention: rows-per-block must be in 1..1024 and keys-per-tile at least 1
 
-// Batch 2 x 3 heads (grid y = 6), 5 query rows in blocks of 4 (grid x =
-// 2), 7 keys in tiles of 3; a mask broadcast over the batch and the keys
-// and a causal flag. The leading indices come from grid y (head fastest);
-// the query row is scaled once into private memory.
+// Batch 2 x 3 heads (grid y = 6), head dims 16 and 8: two lanes per row,
+// lane g owning dims g, g + 2, ... Four rows per block would be 8
+// threads; a shuffle takes a whole warp, so a block is 16 rows of 2 lanes
+// (grid x = ceil(40 / 16) = 3). 7 keys in tiles of 3; a mask broadcast
+// over the batch and the keys, and a causal flag. The leading indices come
+// from grid y (head fastest); rows past the end read the last row (39).
 // CHECK-LABEL: func.func @causal_masked(
-// CHECK-SAME:    %[[Q:[^:]*]]: memref<2x3x5x8xf32>, %[[K:[^:]*]]: memref<2x3x7x8xf32>, %[[V:[^:]*]]: memref<2x3x7x4xf32>, %[[M:[^:]*]]: memref<1x3x5x1xf32>, %[[O:[^:]*]]: memref<2x3x5x4xf32>, %[[L:[^:]*]]: memref<2x3x5xf32>)
+// CHECK-SAME:    %[[Q:[^:]*]]: memref<2x3x40x16xf32>, %[[K:[^:]*]]: memref<2x3x7x16xf32>, %[[V:[^:]*]]: memref<2x3x7x8xf32>, %[[M:[^:]*]]: memref<1x3x40x1xf32>, %[[O:[^:]*]]: memref<2x3x40x8xf32>, %[[L:[^:]*]]: memref<2x3x40xf32>)
 // CHECK-NOT:     call
-// CHECK:         gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
-// CHECK-SAME:    workgroup(%[[KT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<3x4xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME:    private(%[[QR:.*]] : memref<8xf32, #gpu.address_space<private>>, %[[ACC:.*]] : memref<4xf32, #gpu.address_space<private>>, %[[S:.*]] : memref<3xf32, #gpu.address_space<private>>)
-// CHECK:           %[[START:.*]] = arith.muli %[[BX]], %c4
-// CHECK:           %[[ROW:.*]] = arith.addi %[[START]], %[[TX]]
-// CHECK:           %[[VALID:.*]] = arith.cmpi slt, %[[ROW]], %c5
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %c3{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
+// CHECK-SAME:    workgroup(%[[KT:.*]] : memref<3x16xf32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>, %[[ST:.*]] : memref<16x3xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT:     private
+// CHECK:           %[[LANE:.*]] = arith.remui %[[TX]], %c2
+// CHECK:           %[[LOCAL:.*]] = arith.divui %[[TX]], %c2
+// CHECK:           %[[START:.*]] = arith.muli %[[BX]], %c16
+// CHECK:           %[[ROW:.*]] = arith.addi %[[START]], %[[LOCAL]]
+// CHECK:           %[[VALID:.*]] = arith.cmpi slt, %[[ROW]], %c40
+// CHECK:           %[[READ:.*]] = arith.minsi %[[ROW]], %c39
 // CHECK:           %[[HEAD:.*]] = arith.remui %[[BY]], %c3
 // CHECK:           %[[REST:.*]] = arith.divui %[[BY]], %c3
 // CHECK:           %[[ENTRY:.*]] = arith.remui %[[REST]], %c2
-// CHECK:           scf.if %[[VALID]] {
-// CHECK:             memref.load %[[Q]][%[[ENTRY]], %[[HEAD]], %[[ROW]], %{{.*}}]
-// CHECK:             arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK:             memref.store %{{.*}}, %[[QR]]
-// Causal: the block's rows see keys below min(start + 4, 5, 7): that many
-// tiles of 3, rounded up.
-// CHECK:           %[[END:.*]] = arith.addi %[[START]], %c4
-// CHECK:           %[[ROWS:.*]] = arith.minsi %[[END]], %c5
+// CHECK:           %[[D0:.*]] = arith.addi %c0{{[_0-9]*}}, %[[LANE]]
+// CHECK:           %[[D1:.*]] = arith.addi %c2{{[_0-9]*}}, %[[LANE]]
+// CHECK:           %[[Q0:.*]] = memref.load %[[Q]][%[[ENTRY]], %[[HEAD]], %[[READ]], %[[D0]]]
+// CHECK:           %[[SQ0:.*]] = arith.mulf %[[Q0]], %{{.*}} : f32
+// CHECK:           %[[Q1:.*]] = memref.load %[[Q]][%[[ENTRY]], %[[HEAD]], %[[READ]], %[[D1]]]
+// CHECK:           %[[SQ1:.*]] = arith.mulf %[[Q1]], %{{.*}} : f32
+// The causal block's tiles: up to its last row's diagonal.
+// CHECK:           %[[END:.*]] = arith.addi %[[START]], %c16
+// CHECK:           %[[ROWS:.*]] = arith.minsi %[[END]], %c40
 // CHECK:           %[[SEEN:.*]] = arith.minsi %[[ROWS]], %c7
 // CHECK:           %[[UP:.*]] = arith.addi %[[SEEN]], %c2
 // CHECK:           %[[TILES:.*]] = arith.divui %[[UP]], %c3
-// CHECK:           %[[LOOP:.*]]:2 = scf.for %[[T:.*]] = %c0 to %[[TILES]] step %c1{{.*}} iter_args(%[[MAX:.*]] = %cst, %[[SUM:.*]] = %cst_{{[0-9]+}}) -> (f32, f32) {
-// CHECK:             scf.for %{{.*}} = %[[TX]] to %c24 step %c4
+// Carried: the maximum, the sum and the lane's four accumulators.
+// CHECK:           %[[LOOP:.*]]:6 = scf.for %[[T:.*]] = %c0 to %[[TILES]] step %c1{{.*}} iter_args(%[[MAX:.*]] = %cst, %[[SUM:.*]] = %cst_{{[0-9]+}}, %{{.*}} = %cst_{{[0-9]+}}, %{{.*}} = %cst_{{[0-9]+}}, %{{.*}} = %cst_{{[0-9]+}}, %{{.*}} = %cst_{{[0-9]+}}) -> (f32, f32, f32, f32, f32, f32) {
+// CHECK:             scf.for %{{.*}} = %[[TX]] to %c48 step %c32
 // CHECK:               memref.load %[[K]][%[[ENTRY]], %[[HEAD]], %{{.*}}, %{{.*}}]
 // CHECK:               memref.store %{{.*}}, %[[KT]]
-// CHECK:             scf.for %{{.*}} = %[[TX]] to %c12 step %c4
+// CHECK:             scf.for %{{.*}} = %[[TX]] to %c24 step %c32
 // CHECK:               memref.load %[[V]][%[[ENTRY]], %[[HEAD]], %{{.*}}, %{{.*}}]
 // CHECK:               memref.store %{{.*}}, %[[VT]]
 // CHECK:             gpu.barrier
-// CHECK:             scf.if %[[VALID]] -> (f32, f32) {
-// CHECK:               arith.cmpi sle, %{{.*}}, %[[ROW]]
-// CHECK:               math.fma
-// The mask is read at (0, head, row, 0): it broadcasts over the batch and
-// the keys.
-// CHECK:               memref.load %[[M]][%c0{{[_0-9]*}}, %[[HEAD]], %[[ROW]], %c0{{[_0-9]*}}]
-// CHECK:               memref.store %{{.*}}, %[[S]]
-// CHECK:               arith.maximumf
-// CHECK:               %[[NEW:.*]] = arith.maximumf %[[MAX]], %{{.*}} : f32
-// CHECK:               %[[NONE:.*]] = arith.cmpf oeq, %[[NEW]], %cst
-// CHECK:               %[[DIFF:.*]] = arith.subf %[[MAX]], %[[NEW]]
-// CHECK:               %[[EXP:.*]] = math.exp %[[DIFF]]
-// CHECK:               %[[CORR:.*]] = arith.select %[[NONE]], %{{.*}}, %[[EXP]]
-// CHECK:               arith.mulf %{{.*}}, %[[CORR]]
-// CHECK:               memref.store %{{.*}}, %[[ACC]]
-// CHECK:               %[[SCALED:.*]] = arith.mulf %[[SUM]], %[[CORR]]
-// CHECK:               scf.for {{.*}} iter_args(%{{.*}} = %[[SCALED]])
-// CHECK:                 math.exp
-// CHECK:                 memref.load %[[VT]]
-// CHECK:                 math.fma
+// CHECK:             %[[TMAX:.*]] = scf.for %[[J:.*]] = %c0{{[_0-9]*}} to %c3{{[_0-9]*}} step %c1{{.*}} iter_args(%[[TM:.*]] = %cst) -> (f32) {
+// CHECK:               %[[KEY:.*]] = arith.addi %{{.*}}, %[[J]]
+// CHECK:               %[[K0:.*]] = memref.load %[[KT]][%[[J]], %[[D0]]]
+// CHECK:               %[[P0:.*]] = math.fma %[[SQ0]], %[[K0]], %cst
+// CHECK:               memref.load %[[KT]][%[[J]], %[[D1]]]
+// CHECK:               math.fma %[[SQ1]], %{{.*}}, %[[P0]]
+// CHECK:               %[[OTHER:.*]], %{{.*}} = gpu.shuffle  xor %[[PART:[0-9]+]], %c1_i32, %c32_i32 : f32
+// CHECK:               %[[DOT:.*]] = arith.addf %[[PART]], %[[OTHER]]
+// CHECK-NOT:           gpu.shuffle
+// CHECK:               %[[MV:.*]] = memref.load %[[M]][%c0{{[_0-9]*}}, %[[HEAD]], %[[READ]], %c0{{[_0-9]*}}]
+// CHECK:               %[[MASKED:.*]] = arith.addf %[[DOT]], %[[MV]]
+// CHECK:               %[[IN:.*]] = arith.cmpi slt, %[[KEY]], %c7
+// CHECK:               %[[BELOW:.*]] = arith.cmpi sle, %[[KEY]], %[[ROW]]
+// CHECK:               %[[OK:.*]] = arith.andi %[[IN]], %[[BELOW]]
+// CHECK:               %[[SCORE:.*]] = arith.select %[[OK]], %[[MASKED]], %cst
+// CHECK:               %[[TURN:.*]] = arith.remui %[[J]], %c2
+// CHECK:               %[[MINE:.*]] = arith.cmpi eq, %[[LANE]], %[[TURN]]
+// CHECK:               scf.if %[[MINE]] {
+// CHECK:                 memref.store %[[SCORE]], %[[ST]][%[[LOCAL]], %[[J]]]
+// CHECK:               arith.maximumf %[[TM]], %[[SCORE]]
 // CHECK:             gpu.barrier
-// out = acc / l, lse = m + log(l); NaN where no finite score was seen.
+// CHECK:             %[[NEW:.*]] = arith.maximumf %[[MAX]], %[[TMAX]] : f32
+// CHECK:             %[[NONE:.*]] = arith.cmpf oeq, %[[NEW]], %cst
+// CHECK:             %[[DIFF:.*]] = arith.subf %[[MAX]], %[[NEW]]
+// CHECK:             %[[EXP:.*]] = math.exp %[[DIFF]]
+// CHECK:             %[[CORR:.*]] = arith.select %[[NONE]], %{{.*}}, %[[EXP]]
+// CHECK:             %[[SCALED:.*]] = arith.mulf %[[SUM]], %[[CORR]]
+// CHECK:             scf.for %[[J2:.*]] = {{.*}} iter_args(%[[S2:.*]] = %[[SCALED]], {{.*}}) -> (f32, f32, f32, f32, f32)
+// CHECK:               %[[SC:.*]] = memref.load %[[ST]][%[[LOCAL]], %[[J2]]]
+// CHECK:               math.exp
+// CHECK:               %[[W:.*]] = arith.select %[[NONE]]
+// CHECK:               arith.addf %[[S2]], %[[W]]
+// CHECK:               memref.load %[[VT]][%[[J2]], %[[E0:[0-9]+]]]
+// CHECK:               math.fma %[[W]]
+// CHECK:             gpu.barrier
+// Rows past the end write nothing; lane 0 writes the log-sum-exp.
 // CHECK:           scf.if %[[VALID]] {
 // CHECK:             %[[EMPTY:.*]] = arith.cmpf oeq, %[[LOOP]]#0, %cst
-// CHECK:             arith.divf %{{.*}}, %[[LOOP]]#1
+// CHECK:             arith.divf %[[LOOP]]#2, %[[LOOP]]#1
 // CHECK:             arith.select %[[EMPTY]], %cst_{{[0-9]+}}
-// CHECK:             memref.store %{{.*}}, %[[O]][%[[ENTRY]], %[[HEAD]], %[[ROW]], %{{.*}}]
-// CHECK:             math.log %[[LOOP]]#1
-// CHECK:             memref.store %{{.*}}, %[[L]][%[[ENTRY]], %[[HEAD]], %[[ROW]]]
+// CHECK:             memref.store %{{.*}}, %[[O]][%[[ENTRY]], %[[HEAD]], %[[ROW]], %[[E0]]]
+// CHECK:             %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK:             scf.if %[[FIRST]] {
+// CHECK:               math.log %[[LOOP]]#1
+// CHECK:               memref.store %{{.*}}, %[[L]][%[[ENTRY]], %[[HEAD]], %[[ROW]]]
 // CHECK:           gpu.terminator
 // CHECK-NOT:   func.func private @kiln_cuda_attention
-// The defaults: 64 rows per block (one block), 32 keys per tile.
+// The defaults: 32 rows per block of 2 lanes (grid x = 2), 64 keys per
+// tile (64 x (16 + 8 + 32) floats fit in 44 KiB).
 // DEFAULT-LABEL: func.func @causal_masked(
-// DEFAULT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c64{{[_0-9]*}},
-// DEFAULT-SAME:    workgroup(%{{.*}} : memref<32x8xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x4xf32, #gpu.address_space<workgroup>>)
-func.func @causal_masked(%q: memref<2x3x5x8xf32>, %k: memref<2x3x7x8xf32>, %v: memref<2x3x7x4xf32>, %m: memref<1x3x5x1xf32>, %o: memref<2x3x5x4xf32>, %l: memref<2x3x5xf32>) {
-  call @kiln_cuda_attention(%q, %k, %v, %m, %o, %l) : (memref<2x3x5x8xf32>, memref<2x3x7x8xf32>, memref<2x3x7x4xf32>, memref<1x3x5x1xf32>, memref<2x3x5x4xf32>, memref<2x3x5xf32>) -> ()
+// DEFAULT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c64{{[_0-9]*}},
+// DEFAULT-SAME:    workgroup(%{{.*}} : memref<64x16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x8xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xf32, #gpu.address_space<workgroup>>)
+func.func @causal_masked(%q: memref<2x3x40x16xf32>, %k: memref<2x3x7x16xf32>, %v: memref<2x3x7x8xf32>, %m: memref<1x3x40x1xf32>, %o: memref<2x3x40x8xf32>, %l: memref<2x3x40xf32>) {
+  call @kiln_cuda_attention(%q, %k, %v, %m, %o, %l) : (memref<2x3x40x16xf32>, memref<2x3x7x16xf32>, memref<2x3x7x8xf32>, memref<1x3x40x1xf32>, memref<2x3x40x8xf32>, memref<2x3x40xf32>) -> ()
   return
 }
-func.func private @kiln_cuda_attention(%q: memref<2x3x5x8xf32>, %k: memref<2x3x7x8xf32>, %v: memref<2x3x7x4xf32>, %m: memref<1x3x5x1xf32>, %o: memref<2x3x5x4xf32>, %l: memref<2x3x5xf32>) attributes {kiln.cuda_attention = {causal = true, scale = 5.000000e-01 : f64}} {
+func.func private @kiln_cuda_attention(%q: memref<2x3x40x16xf32>, %k: memref<2x3x7x16xf32>, %v: memref<2x3x7x8xf32>, %m: memref<1x3x40x1xf32>, %o: memref<2x3x40x8xf32>, %l: memref<2x3x40xf32>) attributes {kiln.cuda_attention = {causal = true, scale = 5.000000e-01 : f64}} {
   return
 }
 
 // -----
 
 // Rank 2, no mask, not causal: a fixed number of tiles (ceil(7 / 3)), no
-// leading indices. With head dim 3000 and value dim 100, one key tile and
-// one value tile of 3 rows would exceed 32 KiB: the tile shrinks to
-// 8192 / 3100 = 2 keys.
+// leading indices; head dims 8 and 4 take one lane per row (no shuffle),
+// and the block keeps its 4 rows. Head dims of 2048 take 32 lanes of 64
+// dims each; a key tile, a value tile and the scores of 3 keys would
+// exceed 44 KiB: the tile shrinks to 11264 / (2048 + 2048 + 4) = 2 keys.
 // CHECK-LABEL: func.func @plain(
 // CHECK:         gpu.launch
-// CHECK-SAME:    workgroup(%{{.*}} : memref<3x8xf32, {{.*}}>, %{{.*}} : memref<3x4xf32, {{.*}}>)
-// CHECK-NOT:       arith.remui %{{.*}}, %c
+// CHECK-SAME:    threads(%{{.*}}) in (%{{.*}} = %c4{{[_0-9]*}},
+// CHECK-SAME:    workgroup(%{{.*}} : memref<3x8xf32, {{.*}}>, %{{.*}} : memref<3x4xf32, {{.*}}>, %{{.*}} : memref<4x3xf32, {{.*}}>)
+// CHECK-NOT:       arith.remui %{{.*}}, %c3
 // CHECK:           scf.for %{{.*}} = %c0{{[_0-9]*}} to %c3{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
 // CHECK-NOT:         arith.cmpi sle
+// CHECK-NOT:         gpu.shuffle
 // CHECK:         gpu.launch
-// CHECK-SAME:    workgroup(%{{.*}} : memref<2x3000xf32, {{.*}}>, %{{.*}} : memref<2x100xf32, {{.*}}>)
+// CHECK-SAME:    threads(%{{.*}}) in (%{{.*}} = %c128{{[_0-9]*}},
+// CHECK-SAME:    workgroup(%{{.*}} : memref<2x2048xf32, {{.*}}>, %{{.*}} : memref<2x2048xf32, {{.*}}>, %{{.*}} : memref<4x2xf32, {{.*}}>)
+// CHECK-COUNT-5:   gpu.shuffle  xor
+// CHECK-NOT:       gpu.shuffle
 func.func @plain(%q: memref<5x8xf32>, %k: memref<7x8xf32>, %v: memref<7x4xf32>, %o: memref<5x4xf32>, %l: memref<5xf32>,
-                 %q2: memref<5x3000xf32>, %k2: memref<7x3000xf32>, %v2: memref<7x100xf32>, %o2: memref<5x100xf32>, %l2: memref<5xf32>) {
+                 %q2: memref<5x2048xf32>, %k2: memref<7x2048xf32>, %v2: memref<7x2048xf32>, %o2: memref<5x2048xf32>, %l2: memref<5xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x8xf32>, memref<7x8xf32>, memref<7x4xf32>, memref<5x4xf32>, memref<5xf32>) -> ()
-  call @kiln_cuda_attention_0(%q2, %k2, %v2, %o2, %l2) : (memref<5x3000xf32>, memref<7x3000xf32>, memref<7x100xf32>, memref<5x100xf32>, memref<5xf32>) -> ()
+  call @kiln_cuda_attention_0(%q2, %k2, %v2, %o2, %l2) : (memref<5x2048xf32>, memref<7x2048xf32>, memref<7x2048xf32>, memref<5x2048xf32>, memref<5xf32>) -> ()
   return
 }
 func.func private @kiln_cuda_attention(%q: memref<5x8xf32>, %k: memref<7x8xf32>, %v: memref<7x4xf32>, %o: memref<5x4xf32>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.000000e+00 : f64}} {
   return
 }
-func.func private @kiln_cuda_attention_0(%q: memref<5x3000xf32>, %k: memref<7x3000xf32>, %v: memref<7x100xf32>, %o: memref<5x100xf32>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.000000e+00 : f64}} {
+func.func private @kiln_cuda_attention_0(%q: memref<5x2048xf32>, %k: memref<7x2048xf32>, %v: memref<7x2048xf32>, %o: memref<5x2048xf32>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.000000e+00 : f64}} {
+  return
+}
+
+// -----
+
+// Head dims 3000 and 100 share at most 4 lanes (100 = 4 x 25): 750 dims a
+// lane, more than the kernel holds in registers; the outlining pass leaves
+// such an attention to its composition, so a call of one is an error.
+func.func @too_wide(%q: memref<5x3000xf32>, %k: memref<7x3000xf32>, %v: memref<7x100xf32>, %o: memref<5x100xf32>, %l: memref<5xf32>) {
+  // expected-error @+1 {{head dims 3000 and 100 leave a thread more than 64 of them; kiln-cuda-outline-attention leaves such attentions to their composition}}
+  call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x3000xf32>, memref<7x3000xf32>, memref<7x100xf32>, memref<5x100xf32>, memref<5xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<5x3000xf32>, %k: memref<7x3000xf32>, %v: memref<7x100xf32>, %o: memref<5x100xf32>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.000000e+00 : f64}} {
   return
 }
 

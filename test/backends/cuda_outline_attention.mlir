@@ -1,7 +1,8 @@
 // kiln-cuda-outline-attention moves each f32 kiln.attention into a private
 // function marked with its scale and causal flag, read-only arguments and
 // a body that only allocates the results; kiln.attention_grad and other
-// element types stay for the composition.
+// element types stay for the composition, as do head dims too wide for
+// the kernel.
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-attention | FileCheck %s
 
 // CHECK-LABEL: func.func @forward(
@@ -31,4 +32,18 @@ func.func @forward(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x7x8xf32>, %v: tensor<
 func.func @backward(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x2xf32>, %o: tensor<4x2xf32>, %l: tensor<4xf32>, %d: tensor<4x2xf32>) -> tensor<4x8xf32> {
   %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %l, %d {scale = 1.0 : f64} : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x2xf32>, tensor<4x2xf32>, tensor<4xf32>
   return %dq : tensor<4x8xf32>
+}
+
+// -----
+
+// Head dims 3000 and 100 would leave a thread of the kernel 750 of them
+// (kiln-cuda-flash-attention): left to the composition. 64 by 64 is taken.
+// CHECK-LABEL: func.func @too_wide(
+// CHECK:         kiln.attention %arg0, %arg1, %arg2
+// CHECK:         call @kiln_cuda_attention
+// CHECK:       func.func private @kiln_cuda_attention({{.*}}tensor<4x64xf32>
+func.func @too_wide(%q: tensor<4x3000xf32>, %k: tensor<6x3000xf32>, %v: tensor<6x100xf32>, %q2: tensor<4x64xf32>, %v2: tensor<6x64xf32>) -> (tensor<4x100xf32>, tensor<4x64xf32>) {
+  %o, %l = kiln.attention %q, %k, %v {scale = 1.0 : f64} : tensor<4x3000xf32>, tensor<6x3000xf32>, tensor<6x100xf32>
+  %o2, %l2 = kiln.attention %q2, %v2, %v2 {scale = 1.0 : f64} : tensor<4x64xf32>, tensor<6x64xf32>, tensor<6x64xf32>
+  return %o, %o2 : tensor<4x100xf32>, tensor<4x64xf32>
 }

@@ -20,6 +20,16 @@ func.func @heads(%q: tensor<2x2x70x16xf32>, %k: tensor<2x2x45x16xf32>, %v: tenso
   return %o, %lse : tensor<2x2x70x8xf32>, tensor<2x2x70xf32>
 }
 
+// Head dim 64 (eight CUDA threads per query row, kiln-cuda-flash-attention),
+// causal, with query and key counts that leave partial tiles and blocks,
+// and a masked variant of the scores per query and key.
+// CHECK: heads_64_causal(arg0: f32[1,2,75,64], arg1: f32[1,2,150,64], arg2: f32[1,2,150,64], arg3: f32[1,1,75,150]) -> (out0: f32[1,2,75,64], out1: f32[1,2,75], out2: f32[1,2,75,64])
+func.func @heads_64_causal(%q: tensor<1x2x75x64xf32>, %k: tensor<1x2x150x64xf32>, %v: tensor<1x2x150x64xf32>, %m: tensor<1x1x75x150xf32>) -> (tensor<1x2x75x64xf32>, tensor<1x2x75xf32>, tensor<1x2x75x64xf32>) {
+  %o, %lse = kiln.attention %q, %k, %v {causal, scale = 0.125 : f64} : tensor<1x2x75x64xf32>, tensor<1x2x150x64xf32>, tensor<1x2x150x64xf32>
+  %om, %lsem = kiln.attention %q, %k, %v mask %m {scale = 0.125 : f64} : tensor<1x2x75x64xf32>, tensor<1x2x150x64xf32>, tensor<1x2x150x64xf32>, tensor<1x1x75x150xf32>
+  return %o, %lse, %om : tensor<1x2x75x64xf32>, tensor<1x2x75xf32>, tensor<1x2x75x64xf32>
+}
+
 // Causal with more keys than queries, and an additive key mask.
 // CHECK: causal_masked(arg0: f32[2,3,33,24], arg1: f32[2,3,80,24], arg2: f32[2,3,80,5], arg3: f32[2,1,1,80]) -> (out0: f32[2,3,33,5], out1: f32[2,3,33])
 func.func @causal_masked(%q: tensor<2x3x33x24xf32>, %k: tensor<2x3x80x24xf32>, %v: tensor<2x3x80x5xf32>, %m: tensor<2x1x1x80xf32>) -> (tensor<2x3x33x5xf32>, tensor<2x3x33xf32>) {

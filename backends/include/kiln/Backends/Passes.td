@@ -264,8 +264,9 @@ def KilnCudaOutlineAttention
     `kiln.cuda_attention = {scale = f64, causal = bool}`, whose arguments
     are read-only for bufferization and whose body only allocates the
     results: `kiln-cuda-flash-attention` replaces every call once buffers
-    exist. `kiln.attention_grad` and other element types stay, for the
-    composition.
+    exist. `kiln.attention_grad`, other element types, dynamic shapes and
+    head dims that would leave one of the kernel's threads more than 64 of
+    them stay, for the composition.
   }];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::tensor::TensorDialect"];
@@ -282,22 +283,31 @@ def KilnCudaFlashAttention
     additive mask of the scores' rank if any (dims of 1 broadcast), then
     the result [L..., Nq, Dv] and log-sum-exp [L..., Nq] buffers; static
     f32) becomes one `gpu.launch`: a grid of ceil(Nq / rows-per-block)
-    x (product of L) blocks of rows-per-block threads, one query row per
-    thread. The block walks the keys in tiles of keys-per-tile (fewer where
-    a key and a value tile would exceed 32 KiB), staging each key and value
-    tile in workgroup memory; each thread scores its row against the tile
-    (its scaled query row in private memory; -inf past the last key and,
-    when causal, past its row), and folds the tile into its running
-    maximum, sum and private output accumulator, rescaling them by
-    exp(m - m') when the maximum grows. A causal block stops at the tile
-    holding its last row's diagonal. At the end out = acc / l and
-    lse = m + log(l), NaN for a row that saw no finite score. The functions
-    are erased. No Nq x Nk buffer exists.
+    x (product of L) blocks, each of rows-per-block query rows with G
+    threads (lanes) per row: G a power of two up to 32 dividing D and Dv,
+    doubled while a lane would hold more than 8 dims (8 for D = Dv = 64;
+    rows-per-block x G at most 1024, and a multiple of 32 when G > 1, as a
+    shuffle takes the whole warp). Lane g of a row owns dims g, g + G,
+    ... of the scaled query row and of the output accumulator, in
+    registers. The block walks the keys in tiles of keys-per-tile (fewer
+    where a key tile, a value tile and the block's scores of a tile would
+    exceed 44 KiB), staging each key and value tile in workgroup memory;
+    for each key of the tile the lanes of a row sum their products and
+    combine them with a butterfly of `gpu.shuffle xor`, the score (-inf
+    past the last key and, when causal, past the row) goes to workgroup
+    memory, and then the row folds the tile into its running maximum, sum
+    and accumulators, rescaling them by exp(m - m') when the maximum
+    grows. A causal block stops at the tile holding its last row's
+    diagonal. At the end out = acc / l and lse = m + log(l), NaN for a row
+    that saw no finite score. Rows past the end compute on the last row
+    (so that every thread takes part in the shuffles and barriers) and
+    write nothing. The functions are erased. No Nq x Nk buffer exists.
   }];
   let options = [
-    Option<"rowsPerBlock", "rows-per-block", "int64_t", "64",
-           "Query rows per block (threads per block)">,
-    Option<"keysPerTile", "keys-per-tile", "int64_t", "32",
+    Option<"rowsPerBlock", "rows-per-block", "int64_t", "32",
+           "Query rows per block (fewer where rows x lanes would exceed "
+           "1024 threads)">,
+    Option<"keysPerTile", "keys-per-tile", "int64_t", "64",
            "Keys per tile staged in workgroup memory">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
