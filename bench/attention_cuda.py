@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Scaled dot-product attention on an NVIDIA GPU: kiln.attention compiled with
+--target=cuda against the same attention as separate kiln ops (--no-fusion)
+and against PyTorch's scaled_dot_product_attention on the same GPU; time per
+call, device memory and the error of each result.
+
+    python3 bench/attention_cuda.py                          # N = 1024, 4096, 16384
+    python3 bench/attention_cuda.py --sizes 1024 --output FILE
+
+Shapes as bench/attention.py: batch 1, 8 heads, head dim 64, f32, scale
+1/sqrt(64); non-causal and causal; the forward pass, and forward + backward
+(dq, dk, dv from a given cotangent) up to N = --backward-max (default 4096).
+The modules are those of bench/attention.py, compiled here with
+`kiln-compile --target=cuda --cuda-arch=ARCH` (ARCH from the GPU, at most
+sm_90). On CUDA the forward is one kernel (kiln-cuda-flash-attention); the
+backward is the composition, with its N x N scores in device memory.
+
+- kiln: one kiln-run process per measurement (`--device cuda --repeat R
+  --stats`). Its time per call is the median after the first call and
+  includes copying the inputs to the device, allocating the outputs and
+  copying them back; the memory column is kiln-run's "largest device
+  buffer" (the function's arena of intermediates).
+- PyTorch: timed twice, on tensors already on the GPU (CUDA events around
+  each call), and "with copies": from host arrays to the GPU, the call, the
+  results back to the host (wall clock, synchronized), which is what
+  kiln-run's time covers. Its memory column is the peak of
+  torch.cuda.max_memory_allocated during one call beyond the inputs.
+- Every result is checked against PyTorch's in float64 on the GPU:
+  max |x - ref| / max |ref| <= 2e-3.
+
+Needs a CUDA GPU with its driver, PyTorch built with CUDA in this
+interpreter, and kiln's tools in KILN_BUILD_DIR (default build/ beside
+bench/) or --build-dir. The report goes to --output (default
+BUILD/bench-attention-cuda.md) and to stdout.
+"""
+
+import argparse
+import datetime
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import attention as A  # noqa: E402  (the modules and shapes of the CPU bench)
+
+TOL = 2e-3
+ARCHES = (70, 75, 80, 86, 89, 90)  # kiln-compile --cuda-arch
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", default="1024,4096,16384",
+                   help="comma-separated sequence lengths (default 1024,4096,16384)")
+    p.add_argument("--backward-max", type=int, default=4096,
+                   help="largest N with a forward+backward measurement (default 4096)")
+    p.add_argument("--unfused-max", type=int, default=4096,
+                   help="largest N with the unfused composition (default 4096)")
+    p.add_argument("--repeat", type=int, default=20, help="timed calls after the first")
+    p.add_argument("--build-dir", default=os.environ.get("KILN_BUILD_DIR",
+                                                         os.path.join(ROOT, "build")))
+    p.add_argument("--output", default=None,
+                   help="markdown report (default BUILD/bench-attention-cuda.md)")
+    args = p.parse_args(argv)
+    try:
+        args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        p.error(f"--sizes needs integers like 1024,4096, not {args.sizes!r}")
+    if not args.sizes or min(args.sizes) < 1 or args.repeat < 1:
+        p.error("--sizes and --repeat need positive integers")
+    if args.output is None:
+        args.output = os.path.join(args.build_dir, "bench-attention-cuda.md")
+    return args
+
+
+def cuda_arch(torch):
+    major, minor = torch.cuda.get_device_capability()
+    have = major * 10 + minor
+    return "sm_%d" % max([a for a in ARCHES if a <= have] or [ARCHES[0]])
+
+
+def run_kiln(tools, module, function, inputs, out_dir, repeat):
+    """(median seconds, largest device buffer in bytes, outputs) of one
+    kiln-run process, or raises with its output."""
+    cmd = [os.path.join(tools, "kiln-run"), module, "--device", "cuda",
+           "--function", function, "--output-dir", out_dir,
+           "--repeat", str(repeat), "--stats"]
+    for x in inputs:
+        cmd += ["--input", x]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    text = r.stdout + r.stderr
+    median = re.search(r"median ([0-9.]+) us", text)
+    if r.returncode != 0 or not median:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{text[-2000:]}")
+    largest = re.search(r"largest device buffer (\d+) bytes", text)
+    names = sorted(f for f in os.listdir(out_dir) if f.endswith(".npy"))
+    outputs = [np.load(os.path.join(out_dir, f)) for f in names]
+    return float(median.group(1)) * 1e-6, int(largest.group(1)) if largest else None, outputs
+
+
+def torch_times(torch, arrays, causal, mode, repeat):
+    """(seconds on device, seconds with copies, peak extra bytes)."""
+    F = torch.nn.functional
+    dev = [torch.from_numpy(a).cuda() for a in arrays]
+
+    def call(q, k, v, do=None):
+        if mode == "fwd":
+            with torch.no_grad():
+                return [F.scaled_dot_product_attention(q, k, v, is_causal=causal)]
+        q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(do)
+        return [q.grad, k.grad, v.grad]
+
+    for _ in range(3):
+        call(*dev)
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    call(*dev)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    on_device = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        call(*dev)
+        end.record()
+        torch.cuda.synchronize()
+        on_device.append(start.elapsed_time(end) * 1e-3)
+    with_copies = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        outs = call(*[torch.from_numpy(a).cuda() for a in arrays])
+        [o.cpu() for o in outs]
+        torch.cuda.synchronize()
+        with_copies.append(time.perf_counter() - t0)
+    return float(np.median(on_device)), float(np.median(with_copies)), peak
+
+
+def reference(torch, arrays, causal, mode):
+    q, k, v, do = (torch.from_numpy(a).cuda().double() for a in arrays)
+    if mode == "fwd":
+        with torch.no_grad():
+            return [torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, is_causal=causal).cpu().numpy()]
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(do)
+    return [t.grad.cpu().numpy() for t in (q, k, v)]
+
+
+def rel_error(outputs, ref):
+    return max(float(np.abs(o.astype(np.float64) - r).max() / max(np.abs(r).max(), 1e-30))
+               for o, r in zip(outputs, ref))
+
+
+def fmt_ms(seconds):
+    return "-" if seconds is None else f"{seconds * 1e3:.3f}"
+
+
+def fmt_mib(n):
+    return "-" if n is None else f"{n / 2**20:.1f}"
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("attention_cuda.py: PyTorch sees no CUDA device")
+    tools = os.path.join(args.build_dir, "bin")
+    arch = cuda_arch(torch)
+    rng = np.random.default_rng(A.SEED)
+    rows, problems = [], []
+    work = tempfile.mkdtemp(prefix="kiln-attention-cuda-")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    for n in args.sizes:
+        shape = (A.BATCH, A.HEADS, n, A.HEAD_DIM)
+        arrays = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
+        paths = []
+        for name, a in zip("qkvd", arrays):
+            paths.append(os.path.join(work, f"{name}{n}.npy"))
+            np.save(paths[-1], a)
+        for mode in ("fwd", "fwdbwd"):
+            if mode == "fwdbwd" and n > args.backward_max:
+                continue
+            for causal in (False, True):
+                fn = A.function_name(causal, mode)
+                ref = reference(torch, arrays, causal, mode)
+                row = {"n": n, "causal": causal, "mode": mode}
+                row["torch"], row["torch_copies"], row["torch_mem"] = torch_times(
+                    torch, arrays, causal, mode, args.repeat)
+                ins = paths[:4] if mode == "fwdbwd" else paths[:3]
+                for system in ("fused", "unfused"):
+                    if system == "unfused" and n > args.unfused_max:
+                        continue
+                    text = (A.fused_function(n, causal, mode) if system == "fused"
+                            else A.unfused_function(n, causal, mode))
+                    source = os.path.join(work, f"{system}.{n}.{fn}.mlir")
+                    module = source[:-5] + ".kmod"
+                    with open(source, "w") as f:
+                        f.write(text)
+                    compile_cmd = [os.path.join(tools, "kiln-compile"), source,
+                                   "--target=cuda", f"--cuda-arch={arch}", "-o", module]
+                    if system == "unfused":
+                        compile_cmd.append("--no-fusion")
+                    c = subprocess.run(compile_cmd, capture_output=True, text=True)
+                    if c.returncode != 0:
+                        problems.append(f"{system} {fn} N={n}: kiln-compile failed: "
+                                        f"{c.stderr.strip()[-300:]}")
+                        continue
+                    extra = A.unfused_scalars(causal, mode) if system == "unfused" else []
+                    out_dir = os.path.join(work, f"out.{system}.{n}.{fn}")
+                    try:
+                        seconds, largest, outputs = run_kiln(
+                            tools, module, fn, ins + extra, out_dir, args.repeat)
+                    except RuntimeError as e:
+                        problems.append(f"{system} {fn} N={n}: {e}")
+                        continue
+                    got = outputs[:1] if mode == "fwd" else outputs[:3]
+                    err = rel_error(got, ref)
+                    if not err <= TOL:
+                        problems.append(f"{system} {fn} N={n}: error {err:.2e} > {TOL}")
+                    row[system], row[system + "_mem"], row[system + "_err"] = seconds, largest, err
+                rows.append(row)
+                print(f"N={n} {fn}: fused {fmt_ms(row.get('fused'))} ms, unfused "
+                      f"{fmt_ms(row.get('unfused'))} ms, torch {fmt_ms(row['torch'])} ms "
+                      f"({fmt_ms(row['torch_copies'])} ms with copies)", flush=True)
+
+    props = torch.cuda.get_device_properties(0)
+    lines = [
+        "# Attention on a CUDA GPU: kiln.attention against the composition and PyTorch",
+        "",
+        f"Made by `bench/attention_cuda.py` on {started:%Y-%m-%d %H:%M} UTC: "
+        f"{props.name} ({props.multi_processor_count} SMs, "
+        f"{props.total_memory / 2**30:.0f} GiB), PyTorch {torch.__version__}, "
+        f"modules for {arch}. Batch 1, 8 heads, head dim 64, f32. Times in ms per "
+        "call: kiln's include copying inputs in and outputs out (kiln-run); "
+        "PyTorch's are given on device-resident tensors and with the same "
+        "copies. Memory: kiln's largest device buffer, PyTorch's peak "
+        "allocation beyond its inputs (MiB). Error: max |x - ref| / max |ref| "
+        "against PyTorch in float64.",
+        "",
+        "| N | causal | pass | kiln fused | kiln unfused | PyTorch on device | "
+        "PyTorch with copies | fused / PyTorch with copies | unfused / fused | "
+        "memory fused | memory unfused | memory PyTorch | error fused |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ratio = (f"{r['fused'] / r['torch_copies']:.2f}" if r.get("fused") else "-")
+        speedup = (f"{r['unfused'] / r['fused']:.2f}" if r.get("fused") and r.get("unfused")
+                   else "-")
+        err = f"{r['fused_err']:.1e}" if r.get("fused_err") is not None else "-"
+        lines.append(
+            f"| {r['n']} | {'yes' if r['causal'] else 'no'} | "
+            f"{A.PASS_TITLE[r['mode']]} | {fmt_ms(r.get('fused'))} | "
+            f"{fmt_ms(r.get('unfused'))} | {fmt_ms(r['torch'])} | "
+            f"{fmt_ms(r['torch_copies'])} | {ratio} | {speedup} | "
+            f"{fmt_mib(r.get('fused_mem'))} | {fmt_mib(r.get('unfused_mem'))} | "
+            f"{fmt_mib(r['torch_mem'])} | {err} |")
+    if problems:
+        lines += ["", "Problems:", ""] + [f"- {p}" for p in problems]
+    report = "\n".join(lines) + "\n"
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    with open(args.output, "w") as f:
+        f.write(report)
+    print(report)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
