@@ -10,6 +10,12 @@
 // waits for the stream right before the load: one small explicit copy and
 // one synchronization per read, instead of managed-memory page migration.
 //
+// A buffer that only host code uses is loaded as it is, unless it came in
+// as a block argument (a function's, a loop's): the host code of this
+// function touching it only on the host says nothing of the caller's or
+// the previous iteration's stream-ordered writes to it (a constant copied
+// in by gpu.memcpy, a kernel's result), which a direct load could overtake.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
@@ -29,6 +35,13 @@ namespace kiln {
 
 using namespace mlir;
 
+/// The buffer `value` views, through casts.
+static Value sourceOf(Value value) {
+  while (auto cast = value.getDefiningOp<memref::CastOp>())
+    value = cast.getSource();
+  return value;
+}
+
 namespace {
 struct KilnCudaPredicateCopiesPass
     : kiln::impl::KilnCudaPredicateCopiesBase<KilnCudaPredicateCopiesPass> {
@@ -41,7 +54,8 @@ struct KilnCudaPredicateCopiesPass
       if (type.getRank() == 0 && type.getLayout().isIdentity() &&
           !type.getMemorySpace() &&
           !load.getMemRef().getDefiningOp<memref::AllocaOp>() &&
-          !kiln::isHostOnlyBuffer(load.getMemRef()) &&
+          !(kiln::isHostOnlyBuffer(load.getMemRef()) &&
+            !isa<BlockArgument>(sourceOf(load.getMemRef()))) &&
           !load->getParentOfType<gpu::LaunchOp>())
         loads.push_back(load);
     });

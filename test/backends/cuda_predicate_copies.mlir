@@ -33,6 +33,35 @@ func.func @loop_predicate(%x: memref<f32>) {
 
 // -----
 
+// A callee that only loads its rank-0 argument on the host still reads it
+// through a copy: the caller may have written it by stream-ordered work
+// (here a constant copied in), which a direct load of the buffer could
+// overtake. The caller's own host-only buffer is loaded directly.
+// CHECK-LABEL: func.func private @select_callee(
+// CHECK-SAME:    %[[P:[^:]*]]: memref<i1>
+// CHECK-NEXT:    %[[SLOT:.+]] = memref.alloca() : memref<i1>
+// CHECK-NEXT:    memref.copy %[[P]], %[[SLOT]] : memref<i1> to memref<i1>
+// CHECK-NEXT:    %[[V:.+]] = memref.load %[[SLOT]][] : memref<i1>
+// CHECK-NEXT:    arith.select %[[V]]
+// CHECK-LABEL: func.func @select_caller(
+// CHECK-NOT:     memref.alloca
+// CHECK:         call @select_callee
+func.func private @select_callee(%p: memref<i1>, %a: memref<4xf32>, %b: memref<4xf32>) -> memref<4xf32> {
+  %v = memref.load %p[] : memref<i1>
+  %r = arith.select %v, %a, %b : memref<4xf32>
+  return %r : memref<4xf32>
+}
+func.func @select_caller(%a: memref<4xf32>, %b: memref<4xf32>) -> memref<4xf32> {
+  %g = memref.get_global @truth : memref<i1>
+  %p = memref.alloc() : memref<i1>
+  memref.copy %g, %p : memref<i1> to memref<i1>
+  %r = call @select_callee(%p, %a, %b) : (memref<i1>, memref<4xf32>, memref<4xf32>) -> memref<4xf32>
+  return %r : memref<4xf32>
+}
+memref.global "private" constant @truth : memref<i1> = dense<true>
+
+// -----
+
 // Loads inside kernels, from host stack slots, from buffers only the host
 // uses and from buffers of higher rank are left alone.
 // CHECK-LABEL: func.func @left_alone
