@@ -42,7 +42,9 @@ callsOfMarkedFunctions(ModuleOp module, StringRef mark) {
 /// allocates the results, so that bufferization gives each call its result
 /// buffers. (The op itself in the body would be compiled, as whatever it
 /// decomposes to, only to be erased.) Returns the function.
-inline func::FuncOp outlineWithPlaceholderBody(Operation *op, StringRef name,
+/// The call passes `operands` (by default the op's own).
+inline func::FuncOp outlineWithPlaceholderBody(Operation *op, ValueRange operands,
+                                               StringRef name,
                                                SymbolTable &symbols) {
   Location loc = op->getLoc();
   ModuleOp module = op->getParentOfType<ModuleOp>();
@@ -50,7 +52,7 @@ inline func::FuncOp outlineWithPlaceholderBody(Operation *op, StringRef name,
   builder.setInsertionPointToEnd(module.getBody());
   auto function = builder.create<func::FuncOp>(
       loc, name,
-      builder.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
+      builder.getFunctionType(TypeRange(operands), op->getResultTypes()));
   function.setPrivate();
   for (unsigned i = 0; i < function.getNumArguments(); ++i)
     function.setArgAttr(i, "bufferization.access",
@@ -66,10 +68,15 @@ inline func::FuncOp outlineWithPlaceholderBody(Operation *op, StringRef name,
   }
   builder.create<func::ReturnOp>(loc, results);
   builder.setInsertionPoint(op);
-  auto call = builder.create<func::CallOp>(loc, function, op->getOperands());
+  auto call = builder.create<func::CallOp>(loc, function, operands);
   op->replaceAllUsesWith(call);
   op->erase();
   return function;
+}
+
+inline func::FuncOp outlineWithPlaceholderBody(Operation *op, StringRef name,
+                                               SymbolTable &symbols) {
+  return outlineWithPlaceholderBody(op, op->getOperands(), name, symbols);
 }
 
 } // namespace mlir::kiln

@@ -56,6 +56,9 @@ using namespace mlir;
 
 /// The function attribute: {scale = f64, causal = bool}.
 static constexpr llvm::StringLiteral kAttentionAttr = "kiln.cuda_attention";
+/// And the gradient's: kiln.cuda_attention_grad, the same dictionary.
+static constexpr llvm::StringLiteral kAttentionGradAttr =
+    "kiln.cuda_attention_grad";
 
 /// Workgroup memory for a key tile, its value tile and the block's scores
 /// of that tile, in floats (44 KiB, within the 48 KiB a block may have
@@ -88,6 +91,33 @@ static bool fitsTheKernel(int64_t headDim, int64_t valueDim) {
   return std::max(headDim, valueDim) / lanes <= kMaxDimsPerLane;
 }
 
+/// {scale, causal} of an attention or its gradient.
+static DictionaryAttr attentionInfo(Builder &builder, APFloat scale,
+                                   bool causal) {
+  return builder.getDictionaryAttr(
+      {builder.getNamedAttr("scale",
+                            builder.getF64FloatAttr(scale.convertToDouble())),
+       builder.getNamedAttr("causal", builder.getBoolAttr(causal))});
+}
+
+/// Whether the kernels take an attention (or its gradient) on these
+/// operands and results: static f32, head dims that fit.
+static bool takenByTheKernels(Operation *op) {
+  auto isStaticF32 = [](Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    return tensor.getElementType().isF32() && tensor.hasStaticShape();
+  };
+  if (!llvm::all_of(op->getOperandTypes(), isStaticF32) ||
+      !llvm::all_of(op->getResultTypes(), isStaticF32))
+    return false;
+  auto lastDim = [&](unsigned operand) {
+    return cast<RankedTensorType>(op->getOperand(operand).getType())
+        .getShape()
+        .back();
+  };
+  return fitsTheKernel(lastDim(0), lastDim(2));
+}
+
 namespace {
 
 struct KilnCudaOutlineAttentionPass
@@ -95,33 +125,47 @@ struct KilnCudaOutlineAttentionPass
           KilnCudaOutlineAttentionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<mlir::kiln::AttentionOp> ops;
-    module.walk([&](mlir::kiln::AttentionOp op) {
-      auto isStaticF32 = [](Type type) {
-        auto tensor = cast<RankedTensorType>(type);
-        return tensor.getElementType().isF32() && tensor.hasStaticShape();
-      };
-      if (!llvm::all_of(op->getOperandTypes(), isStaticF32) ||
-          !llvm::all_of(op->getResultTypes(), isStaticF32))
-        return;
-      int64_t headDim =
-          cast<RankedTensorType>(op->getOperand(0).getType()).getShape().back();
-      int64_t valueDim =
-          cast<RankedTensorType>(op->getOperand(2).getType()).getShape().back();
-      if (fitsTheKernel(headDim, valueDim))
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<mlir::kiln::AttentionOp, mlir::kiln::AttentionGradOp>(op) &&
+          takenByTheKernels(op))
         ops.push_back(op);
     });
     SymbolTable symbols(module);
-    Builder builder(&getContext());
-    for (mlir::kiln::AttentionOp op : ops) {
-      auto info = builder.getDictionaryAttr(
-          {builder.getNamedAttr("scale", builder.getF64FloatAttr(
-                                             op.getScale().convertToDouble())),
-           builder.getNamedAttr("causal",
-                                builder.getBoolAttr(op.getCausal()))});
+    OpBuilder builder(&getContext());
+    for (Operation *op : ops) {
+      if (auto forward = dyn_cast<mlir::kiln::AttentionOp>(op)) {
+        func::FuncOp function = mlir::kiln::outlineWithPlaceholderBody(
+            op, "kiln_cuda_attention", symbols);
+        function->setAttr(kAttentionAttr,
+                          attentionInfo(builder, forward.getScale(),
+                                        forward.getCausal()));
+        continue;
+      }
+      // The gradient's kernels need rowsum(dO * O) per query row, not O:
+      // computed here as kiln ops (a block reduction on the GPU) and
+      // passed in O's place.
+      auto grad = cast<mlir::kiln::AttentionGradOp>(op);
+      builder.setInsertionPoint(op);
+      Location loc = op->getLoc();
+      int64_t last =
+          cast<RankedTensorType>(grad.getResult().getType()).getRank() - 1;
+      Value delta = builder.create<mlir::kiln::ReduceSumOp>(
+          loc,
+          builder.create<mlir::kiln::MulOp>(loc, grad.getResultGrad(),
+                                            grad.getResult()),
+          ArrayRef<int64_t>{last});
+      SmallVector<Value> operands{grad.getQuery(), grad.getKey(),
+                                  grad.getValue(), grad.getResultGrad(),
+                                  grad.getLse(), delta};
+      if (grad.getMask())
+        operands.push_back(grad.getMask());
+      APFloat scale = grad.getScale();
+      bool causal = grad.getCausal();
       func::FuncOp function = mlir::kiln::outlineWithPlaceholderBody(
-          op, "kiln_cuda_attention", symbols);
-      function->setAttr(kAttentionAttr, info);
+          op, operands, "kiln_cuda_attention_grad", symbols);
+      function->setAttr(kAttentionGradAttr,
+                        attentionInfo(builder, scale, causal));
     }
   }
 };
@@ -133,7 +177,11 @@ public:
       : call(call), loc(call.getLoc()), b(call), rowsPerBlock(rowsPerBlock),
         keysPerTile(keysPerTile) {}
 
+  /// The forward kernel, for a call of a `kiln.cuda_attention` function.
   LogicalResult build(DictionaryAttr info);
+  /// The gradient's two kernels, for a call of a
+  /// `kiln.cuda_attention_grad` function.
+  LogicalResult buildGrad(DictionaryAttr info);
 
 private:
   Value index(int64_t value) {
@@ -171,6 +219,57 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
+  }
+  /// Every lane of a row gets the sum of the row's lanes' `value`: a
+  /// butterfly of shuffles, whose adds see the same operands in every lane.
+  Value sumOverLanes(Value value, int64_t lanes) {
+    for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
+      value = b.create<arith::AddFOp>(
+          loc, value,
+          b.create<gpu::ShuffleOp>(loc, value, int32_t(offset), int32_t(32),
+                                   gpu::ShuffleMode::XOR)
+              .getShuffleResult());
+    return value;
+  }
+  /// Copies rows first, first + 1, ... of this block's batch entry of
+  /// `source` ([L..., rows, width] or [L..., rows]) into `target` ([tile,
+  /// width] or [tile]), zeros for rows from `limit` on; the block's
+  /// `threads` threads take neighbouring elements.
+  void stage(Value source, Value target, Value first, int64_t limit,
+             Value thread, int64_t threads) {
+    auto targetType = cast<MemRefType>(target.getType());
+    bool rowsOnly = targetType.getRank() == 1;
+    int64_t width =
+        rowsOnly ? 1 : cast<MemRefType>(source.getType()).getShape().back();
+    if (width == 0)
+      return;
+    Value widthV = index(width);
+    Value zeroF = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0));
+    loop(thread, index(targetType.getDimSize(0) * width), index(threads), {},
+         [&](Value element, ValueRange) {
+           Value r = b.create<arith::DivUIOp>(loc, element, widthV);
+           Value c = b.create<arith::RemUIOp>(loc, element, widthV);
+           Value k = add(first, r);
+           SmallVector<Value> inner{k}, tileIndex{r};
+           if (!rowsOnly) {
+             inner.push_back(c);
+             tileIndex.push_back(c);
+           }
+           auto inside = b.create<scf::IfOp>(loc, b.getF32Type(),
+                                             less(k, index(limit)), true);
+           {
+             OpBuilder::InsertionGuard guard(b);
+             b.setInsertionPointToStart(&inside.getThenRegion().front());
+             b.create<scf::YieldOp>(
+                 loc, b.create<memref::LoadOp>(loc, source, at(source, inner))
+                          .getResult());
+             b.setInsertionPointToStart(&inside.getElseRegion().front());
+             b.create<scf::YieldOp>(loc, zeroF);
+           }
+           b.create<memref::StoreOp>(loc, inside.getResult(0), target,
+                                     tileIndex);
+           return SmallVector<Value>{};
+         });
   }
   /// `buffer[leading..., rest...]`, the leading indices being those of
   /// this block's batch entry (0 along the dims `buffer` broadcasts).
@@ -345,36 +444,9 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
         Value runningMax = carried[0], runningSum = carried[1];
         ValueRange accumulators = carried.drop_front(2);
         Value firstKey = mul(tile, tileKeysV);
-        // Stage the tile's keys and values (zeros past the last key), the
-        // block's threads taking neighbouring elements.
-        auto stage = [&](Value source, Value target, int64_t width) {
-          Value widthV = index(width);
-          loop(thread, index(tileKeys * width), index(threads), {},
-               [&](Value element, ValueRange) {
-                 Value r = b.create<arith::DivUIOp>(loc, element, widthV);
-                 Value c = b.create<arith::RemUIOp>(loc, element, widthV);
-                 Value k = add(firstKey, r);
-                 auto inside = b.create<scf::IfOp>(loc, f32Type,
-                                                   less(k, keysV), true);
-                 {
-                   OpBuilder::InsertionGuard guard(b);
-                   b.setInsertionPointToStart(
-                       &inside.getThenRegion().front());
-                   b.create<scf::YieldOp>(
-                       loc, b.create<memref::LoadOp>(loc, source,
-                                                     at(source, {k, c}))
-                                .getResult());
-                   b.setInsertionPointToStart(
-                       &inside.getElseRegion().front());
-                   b.create<scf::YieldOp>(loc, zeroF);
-                 }
-                 b.create<memref::StoreOp>(loc, inside.getResult(0), target,
-                                           ValueRange{r, c});
-                 return SmallVector<Value>{};
-               });
-        };
-        stage(key, keyTile, headDim);
-        stage(value, valueTile, valueDim);
+        // Stage the tile's keys and values (zeros past the last key).
+        stage(key, keyTile, firstKey, keys, thread, threads);
+        stage(value, valueTile, firstKey, keys, thread, threads);
         b.create<gpu::BarrierOp>(loc);
 
         // The tile's scores (-inf for keys past the end or, when causal,
@@ -392,13 +464,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
                     loc, x,
                     b.create<memref::LoadOp>(loc, keyTile, ValueRange{j, d}),
                     s);
-              for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
-                s = b.create<arith::AddFOp>(
-                    loc, s,
-                    b.create<gpu::ShuffleOp>(loc, s, int32_t(offset),
-                                             int32_t(32),
-                                             gpu::ShuffleMode::XOR)
-                        .getShuffleResult());
+              s = sumOverLanes(s, lanes);
               if (mask) {
                 Value readKey =
                     b.create<arith::MinSIOp>(loc, k, index(keys - 1));
@@ -490,6 +556,329 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
   return success();
 }
 
+/// The gradient, from the saved lse and delta = rowsum(dO * O) (with
+/// s = scale q.k + mask, -inf where unseen, and p = exp(s - lse)):
+///   dv_j = sum_i p_ij dO_i,   ds_ij = p_ij (dO_i . v_j - delta_i),
+///   dq_i = scale sum_j ds_ij k_j,   dk_j = scale sum_i ds_ij q_i.
+/// Two kernels of the forward's shape, neither with an Nq x Nk buffer: one
+/// owns query rows and walks the key tiles for dq, the other owns key rows
+/// and walks the query tiles for dk and dv, each recomputing p. Both keep
+/// their rows' shares of the operands and sums in registers.
+LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
+  auto scaleAttr = info ? info.getAs<FloatAttr>("scale") : nullptr;
+  auto causalAttr = info ? info.getAs<BoolAttr>("causal") : nullptr;
+  if (!scaleAttr || !causalAttr)
+    return call.emitError() << "'" << kAttentionGradAttr
+                            << "' must be {scale = f64, causal = bool}";
+  unsigned count = call.getNumOperands();
+  bool masked = count == 10;
+  auto staticF32 = [](Value value) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    return type && type.hasStaticShape() && type.getElementType().isF32();
+  };
+  if ((count != 9 && count != 10) || call.getNumResults() != 0 ||
+      !llvm::all_of(call.getOperands(), staticF32))
+    return call.emitError()
+           << "expected a call on static f32 buffers: query, key, value, the "
+              "result's cotangent, lse, rowsum(cotangent * result), the mask "
+              "if any, then the query, key and value gradient buffers";
+  Value query = call.getOperand(0), key = call.getOperand(1),
+        value = call.getOperand(2), resultGrad = call.getOperand(3),
+        lse = call.getOperand(4), delta = call.getOperand(5);
+  Value mask = masked ? call.getOperand(6) : Value();
+  Value queryGrad = call.getOperand(count - 3),
+        keyGrad = call.getOperand(count - 2),
+        valueGrad = call.getOperand(count - 1);
+  auto shapeOf = [](Value v) {
+    return cast<MemRefType>(v.getType()).getShape();
+  };
+  ArrayRef<int64_t> q = shapeOf(query);
+  size_t rank = q.size();
+  ArrayRef<int64_t> leading = q.drop_back(2);
+  auto rowsAndLast = [&](Value v) {
+    ArrayRef<int64_t> shape = shapeOf(v);
+    return shape.size() == rank && shape.drop_back(2) == leading;
+  };
+  if (rank < 2 || !rowsAndLast(key) || !rowsAndLast(value) ||
+      !rowsAndLast(resultGrad) || !rowsAndLast(queryGrad) ||
+      !rowsAndLast(keyGrad) || !rowsAndLast(valueGrad) ||
+      shapeOf(lse).size() != rank - 1 || shapeOf(delta).size() != rank - 1 ||
+      (mask && shapeOf(mask).size() != rank))
+    return call.emitError()
+           << "the attention gradient's buffers disagree in rank or leading "
+              "dims";
+  int64_t queries = q[rank - 2], headDim = q[rank - 1];
+  int64_t keys = shapeOf(key)[rank - 2];
+  int64_t valueDim = shapeOf(value)[rank - 1];
+  if (!fitsTheKernel(headDim, valueDim))
+    return call.emitError()
+           << "head dims " << headDim << " and " << valueDim
+           << " leave a thread more than " << kMaxDimsPerLane
+           << " of them; kiln-cuda-outline-attention leaves such "
+              "attentions to their composition";
+  int64_t batch = 1;
+  for (int64_t d : leading)
+    batch *= d;
+  double scale = scaleAttr.getValueAsDouble();
+  bool causal = causalAttr.getValue();
+  int64_t lanes = lanesPerRow(headDim, valueDim);
+  int64_t queryDims = headDim / lanes, valueDims = valueDim / lanes;
+  int64_t rows = std::max<int64_t>(1, std::min(rowsPerBlock, 1024 / lanes));
+  if (lanes > 1)
+    rows = llvm::alignTo(rows, 32 / lanes);
+  int64_t threads = rows * lanes;
+  int64_t tile = std::max<int64_t>(
+      1, std::min(keysPerTile,
+                  kSharedFloats / std::max<int64_t>(1, headDim + valueDim + 2)));
+
+  MLIRContext *context = call.getContext();
+  Type f32Type = b.getF32Type();
+  auto workgroup = [&](ArrayRef<int64_t> shape) {
+    return MemRefType::get(
+        shape, f32Type, AffineMap(),
+        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+  };
+  Value one = index(1);
+  OpBuilder::InsertPoint afterCall = b.saveInsertionPoint();
+
+  /// One kernel: blocks of `rows` rows of `own` (queries or keys) per
+  /// batch entry, walking the tiles of the other side with `walk`, which
+  /// builds the body given (block's first row, this thread's row, the row
+  /// it reads, lane, local row, thread).
+  auto kernel = [&](int64_t own, TypeRange tiles,
+                    function_ref<void(gpu::LaunchOp, Value, Value, Value,
+                                      Value, Value, Value)>
+                        walk) {
+    b.restoreInsertionPoint(afterCall);
+    auto launch = b.create<gpu::LaunchOp>(
+        loc, index((own + rows - 1) / rows), index(batch), one,
+        index(threads), one, one,
+        /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
+        /*asyncDependencies=*/ValueRange(), tiles);
+    afterCall = b.saveInsertionPoint();
+    b.setInsertionPointToStart(&launch.getBody().front());
+    zero = index(0);
+    Value thread = launch.getThreadIds().x;
+    Value lanesV = index(lanes);
+    Value lane = b.create<arith::RemUIOp>(loc, thread, lanesV);
+    Value local = b.create<arith::DivUIOp>(loc, thread, lanesV);
+    Value blockStart = mul(launch.getBlockIds().x, index(rows));
+    Value row = add(blockStart, local);
+    Value readRow = b.create<arith::MinSIOp>(loc, row, index(own - 1));
+    Value entry = launch.getBlockIds().y;
+    leadingIndices.assign(leading.size(), Value());
+    for (int64_t d = leading.size() - 1; d >= 0; --d) {
+      Value size = index(leading[d]);
+      leadingIndices[d] = b.create<arith::RemUIOp>(loc, entry, size);
+      entry = b.create<arith::DivUIOp>(loc, entry, size);
+    }
+    walk(launch, blockStart, row, readRow, lane, local, thread);
+    b.create<gpu::TerminatorOp>(loc);
+  };
+  auto dimsOfLane = [&](Value lane, int64_t count) {
+    SmallVector<Value> dims;
+    for (int64_t t = 0; t < count; ++t)
+      dims.push_back(add(index(t * lanes), lane));
+    return dims;
+  };
+  auto loadShare = [&](Value buffer, Value row, ArrayRef<Value> dims,
+                       double factor) {
+    SmallVector<Value> share;
+    for (Value d : dims) {
+      Value x = b.create<memref::LoadOp>(loc, buffer, at(buffer, {row, d}));
+      if (factor != 1.0)
+        x = b.create<arith::MulFOp>(loc, x, f32(factor));
+      share.push_back(x);
+    }
+    return share;
+  };
+  /// The lanes' sum of share[t] * tile[j, dims[t]], with the tile's values.
+  auto dot = [&](ArrayRef<Value> share, Value tileBuffer, Value j,
+                 ArrayRef<Value> dims, SmallVectorImpl<Value> &loaded) {
+    Value sum = f32(0.0);
+    for (auto [x, d] : llvm::zip(share, dims)) {
+      Value y = b.create<memref::LoadOp>(loc, tileBuffer, ValueRange{j, d});
+      loaded.push_back(y);
+      sum = b.create<math::FmaOp>(loc, x, y, sum);
+    }
+    return sumOverLanes(sum, lanes);
+  };
+  /// p and ds of one (query, key) pair.
+  auto weights = [&](Value s, Value seen, Value logSum, Value dp,
+                     Value rowDelta) {
+    Value p = b.create<arith::SelectOp>(
+        loc, seen,
+        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, logSum)),
+        f32(0.0));
+    Value ds = b.create<arith::MulFOp>(
+        loc, p, b.create<arith::SubFOp>(loc, dp, rowDelta));
+    return std::make_pair(p, ds);
+  };
+  auto store = [&](Value buffer, Value row, ArrayRef<Value> share,
+                   ArrayRef<Value> dims, double factor) {
+    for (auto [x, d] : llvm::zip(share, dims)) {
+      Value y = factor == 1.0 ? x : b.create<arith::MulFOp>(loc, x, f32(factor));
+      b.create<memref::StoreOp>(loc, y, buffer, at(buffer, {row, d}));
+    }
+  };
+
+  if (batch != 0 && queries != 0) {
+    // dq: query rows, key tiles (up to the block's last row's diagonal
+    // when causal).
+    kernel(queries,
+           TypeRange{workgroup({tile, std::max<int64_t>(headDim, 1)}),
+                     workgroup({tile, std::max<int64_t>(valueDim, 1)})},
+           [&](gpu::LaunchOp launch, Value blockStart, Value row,
+               Value readRow, Value lane, Value, Value thread) {
+             Value keyTile = launch.getWorkgroupAttributions()[0];
+             Value valueTile = launch.getWorkgroupAttributions()[1];
+             SmallVector<Value> qDims = dimsOfLane(lane, queryDims);
+             SmallVector<Value> vDims = dimsOfLane(lane, valueDims);
+             SmallVector<Value> scaledQuery =
+                 loadShare(query, readRow, qDims, scale);
+             SmallVector<Value> rowGrad =
+                 loadShare(resultGrad, readRow, vDims, 1.0);
+             Value logSum =
+                 b.create<memref::LoadOp>(loc, lse, at(lse, {readRow}));
+             Value rowDelta =
+                 b.create<memref::LoadOp>(loc, delta, at(delta, {readRow}));
+             Value tiles;
+             if (causal) {
+               Value lastRow = b.create<arith::MinSIOp>(
+                   loc, add(blockStart, index(rows)), index(queries));
+               Value seen = b.create<arith::MinSIOp>(loc, lastRow, index(keys));
+               tiles = b.create<arith::DivUIOp>(
+                   loc, add(seen, index(tile - 1)), index(tile));
+             } else {
+               tiles = index((keys + tile - 1) / tile);
+             }
+             SmallVector<Value> inits(queryDims, f32(0.0));
+             auto tileLoop = loop(
+                 zero, tiles, one, inits,
+                 [&](Value t, ValueRange sums) -> SmallVector<Value> {
+                   Value first = mul(t, index(tile));
+                   stage(key, keyTile, first, keys, thread, threads);
+                   stage(value, valueTile, first, keys, thread, threads);
+                   b.create<gpu::BarrierOp>(loc);
+                   auto keyLoop = loop(
+                       zero, index(tile), one, sums,
+                       [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                         Value k = add(first, j);
+                         SmallVector<Value> keyRow, unused;
+                         Value s = dot(scaledQuery, keyTile, j, qDims, keyRow);
+                         if (mask)
+                           s = b.create<arith::AddFOp>(
+                               loc, s,
+                               b.create<memref::LoadOp>(
+                                   loc, mask,
+                                   at(mask, {readRow,
+                                             b.create<arith::MinSIOp>(
+                                                 loc, k, index(keys - 1))})));
+                         Value seen = less(k, index(keys));
+                         if (causal)
+                           seen = b.create<arith::AndIOp>(
+                               loc, seen,
+                               b.create<arith::CmpIOp>(
+                                   loc, arith::CmpIPredicate::sle, k, row));
+                         Value dp = dot(rowGrad, valueTile, j, vDims, unused);
+                         auto [p, ds] = weights(s, seen, logSum, dp, rowDelta);
+                         (void)p;
+                         SmallVector<Value> next;
+                         for (auto [a, y] : llvm::zip(acc, keyRow))
+                           next.push_back(b.create<math::FmaOp>(loc, ds, y, a));
+                         return next;
+                       });
+                   b.create<gpu::BarrierOp>(loc);
+                   return SmallVector<Value>(keyLoop.getResults());
+                 });
+             when(less(row, index(queries)), [&] {
+               store(queryGrad, row, SmallVector<Value>(tileLoop.getResults()),
+                     qDims, scale);
+             });
+           });
+  }
+  if (batch != 0 && keys != 0) {
+    // dk and dv: key rows, query tiles (from the tile holding the block's
+    // first key when causal: earlier queries see none of its keys).
+    kernel(keys,
+           TypeRange{workgroup({tile, std::max<int64_t>(headDim, 1)}),
+                     workgroup({tile, std::max<int64_t>(valueDim, 1)}),
+                     workgroup({tile}), workgroup({tile})},
+           [&](gpu::LaunchOp launch, Value blockStart, Value row,
+               Value readRow, Value lane, Value, Value thread) {
+             Value queryTile = launch.getWorkgroupAttributions()[0];
+             Value gradTile = launch.getWorkgroupAttributions()[1];
+             Value lseTile = launch.getWorkgroupAttributions()[2];
+             Value deltaTile = launch.getWorkgroupAttributions()[3];
+             SmallVector<Value> qDims = dimsOfLane(lane, queryDims);
+             SmallVector<Value> vDims = dimsOfLane(lane, valueDims);
+             SmallVector<Value> scaledKey = loadShare(key, readRow, qDims, scale);
+             SmallVector<Value> keyValue = loadShare(value, readRow, vDims, 1.0);
+             Value firstTile = causal ? b.create<arith::DivUIOp>(
+                                            loc, blockStart, index(tile))
+                                      : zero;
+             Value tiles = index((queries + tile - 1) / tile);
+             SmallVector<Value> inits(queryDims + valueDims, f32(0.0));
+             auto tileLoop = loop(
+                 firstTile, tiles, one, inits,
+                 [&](Value t, ValueRange sums) -> SmallVector<Value> {
+                   Value first = mul(t, index(tile));
+                   stage(query, queryTile, first, queries, thread, threads);
+                   stage(resultGrad, gradTile, first, queries, thread, threads);
+                   stage(lse, lseTile, first, queries, thread, threads);
+                   stage(delta, deltaTile, first, queries, thread, threads);
+                   b.create<gpu::BarrierOp>(loc);
+                   auto queryLoop = loop(
+                       zero, index(tile), one, sums,
+                       [&](Value i, ValueRange acc) -> SmallVector<Value> {
+                         Value qi = add(first, i);
+                         SmallVector<Value> queryRow, gradRow;
+                         Value s = dot(scaledKey, queryTile, i, qDims, queryRow);
+                         if (mask)
+                           s = b.create<arith::AddFOp>(
+                               loc, s,
+                               b.create<memref::LoadOp>(
+                                   loc, mask,
+                                   at(mask, {b.create<arith::MinSIOp>(
+                                                 loc, qi, index(queries - 1)),
+                                             readRow})));
+                         Value seen = less(qi, index(queries));
+                         if (causal)
+                           seen = b.create<arith::AndIOp>(
+                               loc, seen,
+                               b.create<arith::CmpIOp>(
+                                   loc, arith::CmpIPredicate::sle, row, qi));
+                         Value dp = dot(keyValue, gradTile, i, vDims, gradRow);
+                         Value logSum = b.create<memref::LoadOp>(
+                             loc, lseTile, ValueRange{i});
+                         Value rowDelta = b.create<memref::LoadOp>(
+                             loc, deltaTile, ValueRange{i});
+                         auto [p, ds] = weights(s, seen, logSum, dp, rowDelta);
+                         SmallVector<Value> next;
+                         for (auto [a, x] :
+                              llvm::zip(acc.take_front(queryDims), queryRow))
+                           next.push_back(b.create<math::FmaOp>(loc, ds, x, a));
+                         for (auto [a, x] :
+                              llvm::zip(acc.drop_front(queryDims), gradRow))
+                           next.push_back(b.create<math::FmaOp>(loc, p, x, a));
+                         return next;
+                       });
+                   b.create<gpu::BarrierOp>(loc);
+                   return SmallVector<Value>(queryLoop.getResults());
+                 });
+             when(less(row, index(keys)), [&] {
+               SmallVector<Value> results(tileLoop.getResults());
+               store(keyGrad, row, ArrayRef<Value>(results).take_front(queryDims),
+                     qDims, scale);
+               store(valueGrad, row,
+                     ArrayRef<Value>(results).drop_front(queryDims), vDims, 1.0);
+             });
+           });
+  }
+  call.erase();
+  return success();
+}
+
 struct KilnCudaFlashAttentionPass
     : mlir::kiln::impl::KilnCudaFlashAttentionBase<
           KilnCudaFlashAttentionPass> {
@@ -508,6 +897,14 @@ struct KilnCudaFlashAttentionPass
       KernelBuilder kernel(call, rowsPerBlock, keysPerTile);
       if (failed(kernel.build(
               callee->getAttrOfType<DictionaryAttr>(kAttentionAttr))))
+        return signalPassFailure();
+      callees.insert(callee);
+    }
+    for (auto [call, callee] :
+         mlir::kiln::callsOfMarkedFunctions(module, kAttentionGradAttr)) {
+      KernelBuilder kernel(call, rowsPerBlock, keysPerTile);
+      if (failed(kernel.buildGrad(
+              callee->getAttrOfType<DictionaryAttr>(kAttentionGradAttr))))
         return signalPassFailure();
       callees.insert(callee);
     }

@@ -3,17 +3,43 @@
 // memory plan holds its result and nothing of N x N size (the
 // composition's scores are 8 x 1024 x 1024 f32, 32 MiB; before the kernel
 // the plan held 37,814,272 bytes), the written-out form is recognized
-// and takes the same kernel, and the PTX assembles for sm_80 and sm_90.
+// and takes the same kernel, its gradient takes the gradient's kernels,
+// and the PTX assembles for sm_80 and sm_90.
 // RUN: kiln-compile %s --target=cuda --memory-report -o %t.kmod 2>&1 | FileCheck %s
+// CHECK: device memory plan for @kiln_impl_att_grad: 6 intermediates of 8454144 bytes in total
 // CHECK: device memory plan for @kiln_impl_att: 1 intermediates of 2097152 bytes in total
 // CHECK: device memory plan for @kiln_impl_written_out: 1 intermediates of 2097152 bytes in total
-// Each of the two kernels synchronizes twice per key tile.
+// The forward kernels synchronize three times per key tile (tiles staged,
+// scores written, tile used), the gradient's two kernels twice per tile,
+// and the block reduction of rowsum(dO * O) three times.
 // RUN: kiln-compile %s --target=cuda --emit=ptx -o %t.sm80.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
-// PTX-COUNT-4: bar.sync
+// PTX-LABEL: .entry kiln_impl_att_grad_kernel(
+// PTX-COUNT-3: bar.sync
+// PTX-LABEL: .entry kiln_impl_att_grad_kernel_1(
+// PTX-COUNT-3: bar.sync
+// PTX-LABEL: .entry kiln_impl_att_grad_kernel_2(
+// PTX-COUNT-2: bar.sync
+// PTX-LABEL: .entry kiln_impl_att_grad_kernel_3(
+// PTX-COUNT-2: bar.sync
+// PTX-LABEL: .entry kiln_impl_att_kernel(
+// PTX-COUNT-3: bar.sync
+// PTX-LABEL: .entry kiln_impl_written_out_kernel(
+// PTX-COUNT-3: bar.sync
+// PTX-NOT: bar.sync
 // RUN: %if ptxas %{ %ptxas -arch=sm_80 %t.sm80.ptx -o %t.sm80.cubin %}
 // RUN: %if ptxas %{ kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx -o %t.sm90.ptx %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.sm90.ptx -o %t.sm90.cubin %}
+
+// The gradient: rowsum(dO * O) as a block reduction, then two kernels
+// (dq over key tiles; dk and dv over query tiles). The plan holds the
+// forward's result and lse, the row sums and the product they reduce:
+// nothing of N x N size (the composition's plan held 182,517,760 bytes).
+func.func @att_grad(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>, %v: tensor<1x8x1024x64xf32>, %do: tensor<1x8x1024x64xf32>) -> (tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>) {
+  %r, %l = kiln.attention %q, %k, %v {causal, scale = 0.125 : f64} : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %r, %l, %do {causal, scale = 0.125 : f64} : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024xf32>
+  return %dq, %dk, %dv : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>
+}
 
 func.func @att(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>, %v: tensor<1x8x1024x64xf32>) -> tensor<1x8x1024x64xf32> {
   %r, %l = kiln.attention %q, %k, %v {causal, scale = 0.125 : f64} : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>

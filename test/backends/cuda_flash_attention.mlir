@@ -1,6 +1,6 @@
 // kiln-cuda-flash-attention replaces each call of a function marked
 // kiln.cuda_attention by a FlashAttention-style gpu.launch on the call's
-// buffers: a few threads (lanes) per query row, each holding its share of
+// buffers (and of one marked kiln.cuda_attention_grad by two): a few threads (lanes) per query row, each holding its share of
 // the row's head dims in registers, key and value tiles staged in
 // workgroup memory, an online softmax per row, no scores buffer.
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
@@ -157,6 +157,98 @@ func.func @too_wide(%q: memref<5x3000xf32>, %k: memref<7x3000xf32>, %v: memref<7
   return
 }
 func.func private @kiln_cuda_attention(%q: memref<5x3000xf32>, %k: memref<7x3000xf32>, %v: memref<7x100xf32>, %o: memref<5x100xf32>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.000000e+00 : f64}} {
+  return
+}
+
+// -----
+
+// The gradient (kiln.cuda_attention_grad: q, k, v, dO, lse, rowsum(dO * O),
+// the mask, then dq, dk, dv): two launches on the same geometry. The first
+// owns query rows (grid x = ceil(40 / 16)) and walks the key tiles up to
+// the block's diagonal, accumulating ds k into dq; the second owns key rows
+// (grid x = ceil(7 / 16)), starts at the query tile of its first key, and
+// stages query, dO, lse and row-sum tiles, accumulating ds q into dk and
+// p dO into dv. Each pair takes two lane sums (the score and dO . v), p is
+// exp(s - lse) where seen and 0 elsewhere, and dq and dk leave scaled.
+// CHECK-LABEL: func.func @grad(
+// CHECK-SAME:    %[[Q:[^:]*]]: memref<2x3x40x16xf32>, %[[K:[^:]*]]: memref<2x3x7x16xf32>, %[[V:[^:]*]]: memref<2x3x7x8xf32>, %[[DO:[^:]*]]: memref<2x3x40x8xf32>, %[[L:[^:]*]]: memref<2x3x40xf32>, %[[D:[^:]*]]: memref<2x3x40xf32>, %[[M:[^:]*]]: memref<1x3x40x1xf32>, %[[DQ:[^:]*]]: memref<2x3x40x16xf32>, %[[DK:[^:]*]]: memref<2x3x7x16xf32>, %[[DV:[^:]*]]: memref<2x3x7x8xf32>)
+// CHECK-NOT:     call
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c3{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}},
+// CHECK-SAME:    workgroup(%[[KT:.*]] : memref<3x16xf32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[START:.*]] = arith.muli %[[BX]], %c16
+// CHECK:           %[[ROW:.*]] = arith.addi %[[START]]
+// CHECK:           %[[READ:.*]] = arith.minsi %[[ROW]], %c39
+// CHECK:           memref.load %[[DO]][%{{.*}}, %{{.*}}, %[[READ]], %{{.*}}]
+// CHECK:           %[[LSE:.*]] = memref.load %[[L]][%{{.*}}, %{{.*}}, %[[READ]]]
+// CHECK:           %[[DELTA:.*]] = memref.load %[[D]][%{{.*}}, %{{.*}}, %[[READ]]]
+// CHECK:           %[[LAST:.*]] = arith.addi %[[START]], %c16
+// CHECK:           arith.minsi %[[LAST]], %c40
+// CHECK:           %[[TILES:.*]] = arith.divui %{{.*}}, %c3
+// CHECK:           %[[DQS:.*]]:8 = scf.for %{{.*}} = %c0{{[_0-9]*}} to %[[TILES]]
+// CHECK:             memref.store %{{.*}}, %[[KT]]
+// CHECK:             memref.store %{{.*}}, %[[VT]]
+// CHECK:             gpu.barrier
+// CHECK:             scf.for %[[J:.*]] = %c0{{[_0-9]*}} to %c3{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args(%[[ACC:[^ ]*]] = {{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK:               %[[K0:.*]] = memref.load %[[KT]][%[[J]], %{{.*}}]
+// CHECK:               gpu.shuffle  xor
+// CHECK:               arith.cmpi sle, %{{.*}}, %[[ROW]]
+// CHECK:               gpu.shuffle  xor
+// CHECK:               %[[S:.*]] = arith.subf %{{.*}}, %[[LSE]]
+// CHECK:               %[[E:.*]] = math.exp %[[S]]
+// CHECK:               %[[P:.*]] = arith.select %{{.*}}, %[[E]], %cst
+// CHECK:               %[[DIFF:.*]] = arith.subf %{{.*}}, %[[DELTA]]
+// CHECK:               %[[DS:.*]] = arith.mulf %[[P]], %[[DIFF]]
+// CHECK:               math.fma %[[DS]], %[[K0]], %[[ACC]]
+// CHECK:             gpu.barrier
+// CHECK:           scf.if
+// CHECK:             %[[SCALED:.*]] = arith.mulf %[[DQS]]#0, %cst
+// CHECK:             memref.store %[[SCALED]], %[[DQ]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}]
+// CHECK:           gpu.terminator
+// CHECK:         gpu.launch blocks(%[[BX2:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}},
+// CHECK-SAME:    workgroup(%[[QT:.*]] : memref<3x16xf32, #gpu.address_space<workgroup>>, %[[GT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>, %[[LT:.*]] : memref<3xf32, #gpu.address_space<workgroup>>, %[[DT:.*]] : memref<3xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[KSTART:.*]] = arith.muli %[[BX2]], %c16
+// CHECK:           %[[KEY:.*]] = arith.addi %[[KSTART]]
+// CHECK:           %[[KREAD:.*]] = arith.minsi %[[KEY]], %c6
+// CHECK:           memref.load %[[K]][%{{.*}}, %{{.*}}, %[[KREAD]], %{{.*}}]
+// CHECK:           memref.load %[[V]][%{{.*}}, %{{.*}}, %[[KREAD]], %{{.*}}]
+// CHECK:           %[[FIRST:.*]] = arith.divui %[[KSTART]], %c3
+// CHECK:           %[[SUMS:.*]]:12 = scf.for %{{.*}} = %[[FIRST]] to %c14
+// CHECK:             memref.store %{{.*}}, %[[QT]]
+// CHECK:             memref.store %{{.*}}, %[[GT]]
+// CHECK:             memref.store %{{.*}}, %[[LT]]
+// CHECK:             memref.store %{{.*}}, %[[DT]]
+// CHECK:             gpu.barrier
+// CHECK:             scf.for %[[I:.*]] = %c0{{[_0-9]*}} to %c3{{[_0-9]*}}
+// CHECK:               gpu.shuffle  xor
+// CHECK:               memref.load %[[M]][%c0{{[_0-9]*}}, %{{.*}}, %{{.*}}, %c0{{[_0-9]*}}]
+// CHECK:               arith.cmpi sle, %[[KEY]], %{{.*}}
+// CHECK:               gpu.shuffle  xor
+// CHECK:               memref.load %[[LT]][%[[I]]]
+// CHECK:               memref.load %[[DT]][%[[I]]]
+// CHECK:               math.exp
+// CHECK:             gpu.barrier
+// CHECK:           scf.if
+// CHECK:             arith.mulf %[[SUMS]]#0, %cst
+// CHECK:             memref.store %{{.*}}, %[[DK]][%{{.*}}, %{{.*}}, %[[KEY]], %{{.*}}]
+// CHECK:             memref.store %[[SUMS]]#8, %[[DV]][%{{.*}}, %{{.*}}, %[[KEY]], %{{.*}}]
+// CHECK:           gpu.terminator
+// CHECK-NOT:   func.func private @kiln_cuda_attention_grad
+func.func @grad(%q: memref<2x3x40x16xf32>, %k: memref<2x3x7x16xf32>, %v: memref<2x3x7x8xf32>, %do: memref<2x3x40x8xf32>, %l: memref<2x3x40xf32>, %dl: memref<2x3x40xf32>, %m: memref<1x3x40x1xf32>, %dq: memref<2x3x40x16xf32>, %dk: memref<2x3x7x16xf32>, %dv: memref<2x3x7x8xf32>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %dl, %m, %dq, %dk, %dv) : (memref<2x3x40x16xf32>, memref<2x3x7x16xf32>, memref<2x3x7x8xf32>, memref<2x3x40x8xf32>, memref<2x3x40xf32>, memref<2x3x40xf32>, memref<1x3x40x1xf32>, memref<2x3x40x16xf32>, memref<2x3x7x16xf32>, memref<2x3x7x8xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memref<2x3x7x16xf32>, %v: memref<2x3x7x8xf32>, %do: memref<2x3x40x8xf32>, %l: memref<2x3x40xf32>, %dl: memref<2x3x40xf32>, %m: memref<1x3x40x1xf32>, %dq: memref<2x3x40x16xf32>, %dk: memref<2x3x7x16xf32>, %dv: memref<2x3x7x8xf32>) attributes {kiln.cuda_attention_grad = {causal = true, scale = 5.000000e-01 : f64}} {
+  return
+}
+
+// -----
+
+func.func @grad_bad_operands(%q: memref<5x8xf32>, %k: memref<7x8xf32>, %v: memref<7x4xf32>, %do: memref<5x4xf32>, %l: memref<5xf32>, %dq: memref<5x8xf32>, %dk: memref<7x8xf32>, %dv: memref<7x4xf32>) {
+  // expected-error @+1 {{expected a call on static f32 buffers: query, key, value, the result's cotangent, lse, rowsum(cotangent * result), the mask if any, then the query, key and value gradient buffers}}
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %dq, %dk, %dv) : (memref<5x8xf32>, memref<7x8xf32>, memref<7x4xf32>, memref<5x4xf32>, memref<5xf32>, memref<5x8xf32>, memref<7x8xf32>, memref<7x4xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<5x8xf32>, %k: memref<7x8xf32>, %v: memref<7x4xf32>, %do: memref<5x4xf32>, %l: memref<5xf32>, %dq: memref<5x8xf32>, %dk: memref<7x8xf32>, %dv: memref<7x4xf32>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.000000e+00 : f64}} {
   return
 }
 

@@ -1,8 +1,8 @@
 // kiln-cuda-outline-attention moves each f32 kiln.attention into a private
 // function marked with its scale and causal flag, read-only arguments and
-// a body that only allocates the results; kiln.attention_grad and other
-// element types stay for the composition, as do head dims too wide for
-// the kernel.
+// a body that only allocates the results; f32 kiln.attention_grad the
+// same way, marked kiln.cuda_attention_grad. Other element types stay for
+// the composition, as do head dims too wide for the kernel.
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-attention | FileCheck %s
 
 // CHECK-LABEL: func.func @forward(
@@ -25,13 +25,27 @@ func.func @forward(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x7x8xf32>, %v: tensor<
 
 // -----
 
-// The backward op is left to kiln-decompose-attention.
+// The gradient moves into a function marked kiln.cuda_attention_grad that
+// takes rowsum(dO * O), computed before the call as kiln ops, in O's
+// place: (q, k, v, dO, lse, rowsum[, mask]) -> (dq, dk, dv).
 // CHECK-LABEL: func.func @backward(
-// CHECK-NOT:     call
-// CHECK:         kiln.attention_grad
-func.func @backward(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x2xf32>, %o: tensor<4x2xf32>, %l: tensor<4xf32>, %d: tensor<4x2xf32>) -> tensor<4x8xf32> {
+// CHECK:         %[[PROD:.*]] = kiln.mul %arg5, %arg3 : tensor<4x2xf32>
+// CHECK:         %[[SUM:.*]] = kiln.reduce_sum %[[PROD]], dims = [1] : tensor<4x2xf32>
+// CHECK:         %[[G:.*]]:3 = call @[[F:kiln_cuda_attention_grad[_0-9]*]](%arg0, %arg1, %arg2, %arg5, %arg4, %[[SUM]]) : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x2xf32>, tensor<4x2xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x2xf32>)
+// CHECK:         %[[M:.*]] = kiln.mul %arg5, %arg3
+// CHECK:         %[[MS:.*]] = kiln.reduce_sum %[[M]]
+// CHECK:         call @{{.*}}(%arg0, %arg1, %arg2, %arg5, %arg4, %[[MS]], %arg6)
+// CHECK:         kiln.attention_grad %arg7, %arg7, %arg7
+// CHECK:         return %[[G]]#0
+// CHECK:       func.func private @[[F]](
+// CHECK-SAME:    attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.000000e+00 : f64}}
+// CHECK:       func.func private @{{.*}}(
+// CHECK-SAME:    attributes {kiln.cuda_attention_grad = {causal = true, scale = 5.000000e-01 : f64}}
+func.func @backward(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x2xf32>, %o: tensor<4x2xf32>, %l: tensor<4xf32>, %d: tensor<4x2xf32>, %m: tensor<4x6xf32>, %x: tensor<3x3xf64>, %l3: tensor<3xf64>) -> (tensor<4x8xf32>, tensor<6x8xf32>, tensor<3x3xf64>) {
   %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %l, %d {scale = 1.0 : f64} : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x2xf32>, tensor<4x2xf32>, tensor<4xf32>
-  return %dq : tensor<4x8xf32>
+  %mq, %mk, %mv = kiln.attention_grad %q, %k, %v, %o, %l, %d mask %m {causal, scale = 0.5 : f64} : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x2xf32>, tensor<4x2xf32>, tensor<4xf32>, tensor<4x6xf32>
+  %xq, %xk, %xv = kiln.attention_grad %x, %x, %x, %x, %l3, %x {scale = 1.0 : f64} : tensor<3x3xf64>, tensor<3x3xf64>, tensor<3x3xf64>, tensor<3x3xf64>, tensor<3xf64>
+  return %dq, %mk, %xq : tensor<4x8xf32>, tensor<6x8xf32>, tensor<3x3xf64>
 }
 
 // -----

@@ -264,9 +264,12 @@ def KilnCudaOutlineAttention
     `kiln.cuda_attention = {scale = f64, causal = bool}`, whose arguments
     are read-only for bufferization and whose body only allocates the
     results: `kiln-cuda-flash-attention` replaces every call once buffers
-    exist. `kiln.attention_grad`, other element types, dynamic shapes and
-    head dims that would leave one of the kernel's threads more than 64 of
-    them stay, for the composition.
+    exist. An f32 `kiln.attention_grad` likewise becomes a call of
+    `@kiln_cuda_attention_grad(q, k, v, dO, lse, rowsum(dO * O)[, mask]) ->
+    (dq, dk, dv)` marked `kiln.cuda_attention_grad`, the row sums computed
+    before it as kiln ops. Other element types, dynamic shapes and head
+    dims that would leave one of the kernels' threads more than 64 of them
+    stay, for the composition.
   }];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::tensor::TensorDialect"];
@@ -301,7 +304,19 @@ def KilnCudaFlashAttention
     diagonal. At the end out = acc / l and lse = m + log(l), NaN for a row
     that saw no finite score. Rows past the end compute on the last row
     (so that every thread takes part in the shuffles and barriers) and
-    write nothing. The functions are erased. No Nq x Nk buffer exists.
+    write nothing.
+
+    A call of a function marked `kiln.cuda_attention_grad` (query, key,
+    value, the result's cotangent dO, lse, rowsum(dO * O) [L..., Nq], the
+    mask if any, then the dq, dk and dv buffers) becomes two launches of
+    the same geometry that recompute p = exp(s - lse) per (query, key)
+    pair, 0 where unseen: one owns query rows and walks the key tiles
+    (causal: up to the block's diagonal), summing ds k into dq, where
+    ds = p (dO . v - rowsum); the other owns key rows and walks the query
+    tiles (causal: from the tile of its first key), staging query, dO,
+    lse and row-sum tiles, summing ds q into dk and p dO into dv. dq and dk
+    are scaled once at the end. The functions are erased. No Nq x Nk
+    buffer exists.
   }];
   let options = [
     Option<"rowsPerBlock", "rows-per-block", "int64_t", "32",
