@@ -9,11 +9,12 @@ call, device memory and the error of each result.
 
 Shapes as bench/attention.py: batch 1, 8 heads, head dim 64, f32, scale
 1/sqrt(64); non-causal and causal; the forward pass, and forward + backward
-(dq, dk, dv from a given cotangent) up to N = --backward-max (default 4096).
-The modules are those of bench/attention.py, compiled here with
-`kiln-compile --target=cuda --cuda-arch=ARCH` (ARCH from the GPU, at most
-sm_90). On CUDA the forward is one kernel (kiln-cuda-flash-attention); the
-backward is the composition, with its N x N scores in device memory.
+(dq, dk, dv from a given cotangent) up to N = --backward-max. The modules
+are those of bench/attention.py, compiled here with `kiln-compile
+--target=cuda --cuda-arch=ARCH` (ARCH from the GPU, at most sm_90): the
+forward is one kernel, the backward a block reduction and two kernels
+(kiln-cuda-flash-attention); the unfused composition, up to N =
+--unfused-max, keeps its N x N scores in device memory.
 
 - kiln: one kiln-run process per measurement (`--device cuda --repeat R
   --stats`). Its time per call is the median after the first call and
@@ -60,8 +61,8 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", default="1024,4096,16384",
                    help="comma-separated sequence lengths (default 1024,4096,16384)")
-    p.add_argument("--backward-max", type=int, default=4096,
-                   help="largest N with a forward+backward measurement (default 4096)")
+    p.add_argument("--backward-max", type=int, default=16384,
+                   help="largest N with a forward+backward measurement (default 16384)")
     p.add_argument("--unfused-max", type=int, default=4096,
                    help="largest N with the unfused composition (default 4096)")
     p.add_argument("--repeat", type=int, default=20, help="timed calls after the first")
