@@ -28,7 +28,8 @@
 //      convert-gpu-to-nvvm (math through libdevice),
 //      gpu-module-to-binary format=isa: PTX, no ptxas needed;
 //   6. the host code (control flow, scalar reads, launches) -> the LLVM
-//      dialect with gpu-to-llvm and the CPU's conversions.
+//      dialect with arith-expand-ops, gpu-to-llvm and the CPU's
+//      conversions.
 // Control flow (kiln.cond/while/for) stays in the host code; a loop
 // predicate computed by a kernel is copied to the host once per iteration,
 // after which the host waits for the stream.
@@ -40,6 +41,7 @@
 #include "kiln/Fusion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -158,7 +160,10 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
       options.toolkitPath.empty() ? KILN_CUDA_TOOLKIT : options.toolkitPath;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 
-  // 6: the host code.
+  // 6: the host code. The arith ops ArithToLLVM has no lowering for
+  // (ceildivsi of a grid size over a run-time trip count,
+  // kiln-cuda-map-parallel-loops) expand into ones it has first.
+  pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createGpuToLLVMConversionPass());
