@@ -7,7 +7,8 @@
 //     its own rules: GeneratorError), and the kiln-fuse result gives
 //     exactly the same values on the evaluator ("kiln-fuse");
 //  3. native code under each configuration agrees with the evaluator within
-//     the e2e tolerance (kCpuTolerance);
+//     the configuration's tolerance (the e2e tolerances, kCpuTolerance or
+//     with --cuda kCudaTolerance);
 //  4. with `gradients` (checkGradient): the program in float64, kiln-grad's
 //     @main_grad on the evaluator against central differences of @main
 //     ("grad"), and @main_grad compiled at -O2 against the evaluator
@@ -64,6 +65,20 @@ std::vector<CheckConfig> kiln::test::checkConfigurations() {
   eager.cpu.parallelMinIterations = 1;
   eager.cpu.dnnlMinMacs = 1;
   configs.push_back({"eager-parallel", eager});
+  return configs;
+}
+
+std::vector<CheckConfig> kiln::test::cudaCheckConfigurations() {
+  std::vector<CheckConfig> configs;
+  for (bool fuse : {true, false}) {
+    CompileOptions options;
+    options.target = Target::Cuda;
+    options.cuda.fuse = fuse;
+    // libdevice's f64 math and the GPU's order of summation differ from
+    // the host's in the last bits of the backward sums too.
+    configs.push_back({fuse ? "cuda" : "cuda-no-fusion", options,
+                       kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9}});
+  }
   return configs;
 }
 
@@ -224,7 +239,7 @@ int DifferentialCheck::check(const std::string &text, uint64_t inputSeed) {
       }
     for (size_t r = 0; r < expected->size(); ++r) {
       std::string m = compareTensors((*expected)[r], outputs[r], config.name,
-                                     &kCpuTolerance);
+                                     &config.tolerance);
       if (!m.empty())
         outcome |= report(config.name, Mismatch,
                           "output #" + std::to_string(r) + ": " + m);
@@ -407,8 +422,7 @@ int DifferentialCheck::checkGradient(const std::string &text,
                             error)) {
       outcome |= report("grad-O2", CompileFailure, "call failure: " + error);
     } else {
-      // Backward sums add many terms in an order of the backend's choosing.
-      constexpr Tolerance gradTolerance = {1e-5, 1e-6, 1e-9};
+      const Tolerance &gradTolerance = configs.front().gradTolerance;
       if (perturb)
         for (HostTensor &t : outputs)
           if (!t.f.empty())

@@ -12,6 +12,8 @@
 #ifndef KILN_TEST_FUZZ_DIFFERENTIALCHECK_H
 #define KILN_TEST_FUZZ_DIFFERENTIALCHECK_H
 
+#include "TensorCompare.h"
+
 #include "kiln/Compiler/Driver.h"
 
 #include <cstdint>
@@ -30,14 +32,22 @@ enum Outcome : int {
   GeneratorError = 8,
 };
 
-/// One way of compiling the program for the CPU.
+/// One way of compiling the program, and how close its results must be.
 struct CheckConfig {
   std::string name;
   CompileOptions options;
+  Tolerance tolerance = kCpuTolerance;
+  /// For the compiled gradient ("grad-O2" with the first configuration):
+  /// backward sums add many terms in an order of the backend's choosing.
+  Tolerance gradTolerance = {1e-5, 1e-6, 1e-9};
 };
 
 /// The six CPU configurations of README.md, "O2" first.
 std::vector<CheckConfig> checkConfigurations();
+
+/// The CUDA backend's, fused ("cuda") and not ("cuda-no-fusion"), with
+/// the GPU's tolerance (kiln-program-fuzz --cuda).
+std::vector<CheckConfig> cudaCheckConfigurations();
 
 /// One disagreement: `where` names the check ("O2", "kfb", "kiln-fuse",
 /// "grad", "grad-O2", ...), `outcome` its kind.
@@ -50,6 +60,10 @@ struct Finding {
 class DifferentialCheck {
 public:
   DifferentialCheck();
+
+  /// The configurations native code is compiled under, the first also for
+  /// the gradient; checkConfigurations() unless changed.
+  std::vector<CheckConfig> configs;
 
   /// Moves one element of every native output a little past the tolerance
   /// (--perturb), to show that the comparison notices.
@@ -82,7 +96,6 @@ private:
       onFinding({where, outcome, detail});
     return outcome;
   }
-  std::vector<CheckConfig> configs;
   int checkGradient(const std::string &text, uint64_t inputSeed);
 };
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaAvailability.h"
 #include "DifferentialCheck.h"
 #include "ProgramGenerator.h"
 #include "ProgramReducer.h"
@@ -236,7 +237,7 @@ void usage() {
       "usage: kiln-program-fuzz --seeds A:B [--keep DIR] [--reduce DIR]\n"
       "                         [--grad] [--verbose] [--timeout SECONDS]\n"
       "                         [--perturb] [--large-percent P] [--max-ops N]\n"
-      "                         [--reduce-tries N] [--progress N]\n"
+      "                         [--reduce-tries N] [--progress N] [--cuda]\n"
       "       kiln-program-fuzz --print SEED\n"
       "       kiln-program-fuzz --file PROGRAM.mlir [--seeds A:B]\n"
       "                         [--reduce DIR] [--grad]\n"
@@ -256,7 +257,62 @@ void usage() {
       "default; the most ops per program, 24 by default).\n"
       "--perturb moves one element of each native output slightly, which\n"
       "must be reported as a mismatch (a check of the checker).\n"
+      "--cuda compares the CUDA backend's results instead (fused and not,\n"
+      "on this machine's GPU, with the GPU's tolerance); without a CUDA\n"
+      "driver or device it exits with status 77 (a failure under\n"
+      "KILN_REQUIRE_CUDA=1).\n"
       "Exit status 1 on any mismatch, compile failure or generator error.\n");
+}
+
+/// Whether --cuda can run: the device is checked in a child process, as
+/// every program is, since a CUDA context does not survive fork(). Returns
+/// the exit status to stop with (77 without a device, so that a suite
+/// reports a skip; 2 for a device that fails), or -1 to go on.
+int checkCudaInChild() {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::perror("pipe");
+    return 2;
+  }
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("fork");
+    return 2;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    CudaDecision decision = checkCudaForTest();
+    ssize_t written =
+        write(fds[1], decision.reason.data(), decision.reason.size());
+    (void)written;
+    close(fds[1]);
+    _exit(static_cast<int>(decision.verdict));
+  }
+  close(fds[1]);
+  std::string reason;
+  char buffer[512];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;)
+    reason.append(buffer, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status)) {
+    std::fprintf(stderr, "kiln-program-fuzz: --cuda: the device check "
+                         "crashed\n");
+    return 2;
+  }
+  switch (static_cast<CudaVerdict>(WEXITSTATUS(status))) {
+  case CudaVerdict::Run:
+    return -1;
+  case CudaVerdict::Skip:
+    std::printf("kiln-program-fuzz: --cuda: skipped: %s\n", reason.c_str());
+    return 77;
+  case CudaVerdict::Fail:
+    break;
+  }
+  std::fprintf(stderr, "kiln-program-fuzz: --cuda: %s\n", reason.c_str());
+  return 2;
 }
 
 std::string readFile(const char *path) {
@@ -275,6 +331,7 @@ int main(int argc, char **argv) {
   std::vector<uint64_t> printSeeds;
   std::string file, filePath, keepDir, reduceDir;
   unsigned reduceTries = 400, progress = 0;
+  bool cuda = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     bool hasValue = i + 1 < argc;
@@ -320,6 +377,8 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "kiln-program-fuzz: cannot read %s\n", argv[i]);
         return 2;
       }
+    } else if (arg == "--cuda") {
+      cuda = true;
     } else if (arg == "--grad") {
       driver.checker.gradients = true;
     } else if (arg == "--perturb") {
@@ -341,6 +400,11 @@ int main(int argc, char **argv) {
   }
   if (!file.empty() && !haveSeeds)
     end = 1;
+  if (cuda) {
+    if (int status = checkCudaInChild(); status >= 0)
+      return status;
+    driver.checker.configs = cudaCheckConfigurations();
+  }
   // The directories failing programs go to, made now rather than found
   // missing after a long run.
   for (const std::string &dir : {keepDir, reduceDir})

@@ -60,13 +60,7 @@ TargetTraits traitsOf(E2ETarget target) {
               return options;
             }};
   case E2ETarget::Cuda:
-    // GPU math (libdevice, fused multiply-add) differs from the host's in
-    // the last bits, so f32 gets a wider tolerance than on the CPU. A
-    // block reduction (kiln-cuda-block-reductions) sums each output's f32
-    // terms across the block's threads, in another order than the
-    // evaluator, so an f16/bf16 result may round to a neighbour: one step.
-    return {"the GPU", {1e-4, 1e-5, 1e-11, /*halfRtol=*/0, /*halfSteps=*/1},
-            [](bool fuse) {
+    return {"the GPU", kCudaTolerance, [](bool fuse) {
               CompileOptions options;
               options.target = Target::Cuda;
               options.cuda.fuse = fuse;
