@@ -220,6 +220,47 @@ private:
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
   }
+  /// Reads {scale, causal} from `info` (the callee's `mark`) and checks
+  /// that the call passes `plain` static f32 buffers, or `plain + 1` with
+  /// the mask at `maskIndex`; `expected` says which when it does not.
+  LogicalResult readCall(DictionaryAttr info, StringRef mark, unsigned plain,
+                         unsigned maskIndex, StringRef expected, double &scale,
+                         bool &causal, Value &mask) {
+    auto scaleAttr = info ? info.getAs<FloatAttr>("scale") : nullptr;
+    auto causalAttr = info ? info.getAs<BoolAttr>("causal") : nullptr;
+    if (!scaleAttr || !causalAttr)
+      return call.emitError()
+             << "'" << mark << "' must be {scale = f64, causal = bool}";
+    unsigned count = call.getNumOperands();
+    auto staticF32 = [](Value value) {
+      auto type = dyn_cast<MemRefType>(value.getType());
+      return type && type.hasStaticShape() && type.getElementType().isF32();
+    };
+    if ((count != plain && count != plain + 1) || call.getNumResults() != 0 ||
+        !llvm::all_of(call.getOperands(), staticF32))
+      return call.emitError() << expected;
+    scale = scaleAttr.getValueAsDouble();
+    causal = causalAttr.getValue();
+    mask = count == plain + 1 ? call.getOperand(maskIndex) : Value();
+    return success();
+  }
+  /// Fails, saying why, where the kernels do not take these head dims.
+  LogicalResult checkHeadDims(int64_t headDim, int64_t valueDim) {
+    if (fitsTheKernel(headDim, valueDim))
+      return success();
+    return call.emitError()
+           << "head dims " << headDim << " and " << valueDim
+           << " leave a thread more than " << kMaxDimsPerLane
+           << " of them; kiln-cuda-outline-attention leaves such "
+              "attentions to their composition";
+  }
+  /// Rows per block for `lanes` lanes per row: rows-per-block, at most
+  /// 1024 threads, and whole warps when lanes > 1 (a shuffle takes the
+  /// whole warp, all 32 threads named in its mask).
+  int64_t blockRows(int64_t lanes) const {
+    int64_t rows = std::max<int64_t>(1, std::min(rowsPerBlock, 1024 / lanes));
+    return lanes > 1 ? int64_t(llvm::alignTo(rows, 32 / lanes)) : rows;
+  }
   /// Every lane of a row gets the sum of the row's lanes' `value`: a
   /// butterfly of shuffles, whose adds see the same operands in every lane.
   Value sumOverLanes(Value value, int64_t lanes) {
@@ -293,25 +334,18 @@ private:
 };
 
 LogicalResult KernelBuilder::build(DictionaryAttr info) {
-  auto scaleAttr = info ? info.getAs<FloatAttr>("scale") : nullptr;
-  auto causalAttr = info ? info.getAs<BoolAttr>("causal") : nullptr;
-  if (!scaleAttr || !causalAttr)
-    return call.emitError() << "'" << kAttentionAttr
-                            << "' must be {scale = f64, causal = bool}";
+  double scale;
+  bool causal;
+  Value mask;
+  if (failed(readCall(info, kAttentionAttr, 5, 3,
+                      "expected a call on static f32 buffers: query, key, "
+                      "value, the mask if any, then the result and "
+                      "log-sum-exp buffers",
+                      scale, causal, mask)))
+    return failure();
   unsigned count = call.getNumOperands();
-  bool masked = count == 6;
-  auto staticF32 = [](Value value) {
-    auto type = dyn_cast<MemRefType>(value.getType());
-    return type && type.hasStaticShape() && type.getElementType().isF32();
-  };
-  if ((count != 5 && count != 6) || call.getNumResults() != 0 ||
-      !llvm::all_of(call.getOperands(), staticF32))
-    return call.emitError()
-           << "expected a call on static f32 buffers: query, key, value, "
-              "the mask if any, then the result and log-sum-exp buffers";
   Value query = call.getOperand(0), key = call.getOperand(1),
         value = call.getOperand(2);
-  Value mask = masked ? call.getOperand(3) : Value();
   Value out = call.getOperand(count - 2), lse = call.getOperand(count - 1);
   auto shapeOf = [](Value v) {
     return cast<MemRefType>(v.getType()).getShape();
@@ -328,12 +362,8 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
   int64_t queries = q[rank - 2], headDim = q[rank - 1];
   int64_t keys = shapeOf(key)[rank - 2];
   int64_t valueDim = shapeOf(value)[rank - 1];
-  if (!fitsTheKernel(headDim, valueDim))
-    return call.emitError()
-           << "head dims " << headDim << " and " << valueDim
-           << " leave a thread more than " << kMaxDimsPerLane
-           << " of them; kiln-cuda-outline-attention leaves such "
-              "attentions to their composition";
+  if (failed(checkHeadDims(headDim, valueDim)))
+    return failure();
   int64_t batch = 1;
   for (int64_t d : leading)
     batch *= d;
@@ -342,15 +372,9 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
     call.erase();
     return success();
   }
-  double scale = scaleAttr.getValueAsDouble();
-  bool causal = causalAttr.getValue();
   int64_t lanes = lanesPerRow(headDim, valueDim);
   int64_t queryDims = headDim / lanes, valueDims = valueDim / lanes;
-  int64_t rows = std::max<int64_t>(1, std::min(rowsPerBlock, 1024 / lanes));
-  // A shuffle takes the whole warp (all 32 threads named in its mask), so
-  // with several lanes per row a block is made of whole warps.
-  if (lanes > 1)
-    rows = llvm::alignTo(rows, 32 / lanes);
+  int64_t rows = blockRows(lanes);
   int64_t threads = rows * lanes;
   int64_t tileKeys = std::max<int64_t>(
       1, std::min(keysPerTile,
@@ -565,27 +589,20 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
 /// and walks the query tiles for dk and dv, each recomputing p. Both keep
 /// their rows' shares of the operands and sums in registers.
 LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
-  auto scaleAttr = info ? info.getAs<FloatAttr>("scale") : nullptr;
-  auto causalAttr = info ? info.getAs<BoolAttr>("causal") : nullptr;
-  if (!scaleAttr || !causalAttr)
-    return call.emitError() << "'" << kAttentionGradAttr
-                            << "' must be {scale = f64, causal = bool}";
+  double scale;
+  bool causal;
+  Value mask;
+  if (failed(readCall(info, kAttentionGradAttr, 9, 6,
+                      "expected a call on static f32 buffers: query, key, "
+                      "value, the result's cotangent, lse, rowsum(cotangent "
+                      "* result), the mask if any, then the query, key and "
+                      "value gradient buffers",
+                      scale, causal, mask)))
+    return failure();
   unsigned count = call.getNumOperands();
-  bool masked = count == 10;
-  auto staticF32 = [](Value value) {
-    auto type = dyn_cast<MemRefType>(value.getType());
-    return type && type.hasStaticShape() && type.getElementType().isF32();
-  };
-  if ((count != 9 && count != 10) || call.getNumResults() != 0 ||
-      !llvm::all_of(call.getOperands(), staticF32))
-    return call.emitError()
-           << "expected a call on static f32 buffers: query, key, value, the "
-              "result's cotangent, lse, rowsum(cotangent * result), the mask "
-              "if any, then the query, key and value gradient buffers";
   Value query = call.getOperand(0), key = call.getOperand(1),
         value = call.getOperand(2), resultGrad = call.getOperand(3),
         lse = call.getOperand(4), delta = call.getOperand(5);
-  Value mask = masked ? call.getOperand(6) : Value();
   Value queryGrad = call.getOperand(count - 3),
         keyGrad = call.getOperand(count - 2),
         valueGrad = call.getOperand(count - 1);
@@ -610,22 +627,14 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   int64_t queries = q[rank - 2], headDim = q[rank - 1];
   int64_t keys = shapeOf(key)[rank - 2];
   int64_t valueDim = shapeOf(value)[rank - 1];
-  if (!fitsTheKernel(headDim, valueDim))
-    return call.emitError()
-           << "head dims " << headDim << " and " << valueDim
-           << " leave a thread more than " << kMaxDimsPerLane
-           << " of them; kiln-cuda-outline-attention leaves such "
-              "attentions to their composition";
+  if (failed(checkHeadDims(headDim, valueDim)))
+    return failure();
   int64_t batch = 1;
   for (int64_t d : leading)
     batch *= d;
-  double scale = scaleAttr.getValueAsDouble();
-  bool causal = causalAttr.getValue();
   int64_t lanes = lanesPerRow(headDim, valueDim);
   int64_t queryDims = headDim / lanes, valueDims = valueDim / lanes;
-  int64_t rows = std::max<int64_t>(1, std::min(rowsPerBlock, 1024 / lanes));
-  if (lanes > 1)
-    rows = llvm::alignTo(rows, 32 / lanes);
+  int64_t rows = blockRows(lanes);
   int64_t threads = rows * lanes;
   int64_t tile = std::max<int64_t>(
       1, std::min(keysPerTile,
@@ -703,6 +712,49 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
     }
     return sumOverLanes(sum, lanes);
   };
+  /// The score s of a (query, key) pair plus the mask's entry (read at
+  /// indices clamped into range), and whether the pair is seen: `inRange`
+  /// and, when causal, key <= query.
+  auto maskAndSee = [&](Value s, Value query, Value key, Value inRange) {
+    if (mask) {
+      Value readQuery =
+          b.create<arith::MinSIOp>(loc, query, index(queries - 1));
+      Value readKey = b.create<arith::MinSIOp>(loc, key, index(keys - 1));
+      s = b.create<arith::AddFOp>(
+          loc, s,
+          b.create<memref::LoadOp>(loc, mask,
+                                   at(mask, {readQuery, readKey})));
+    }
+    Value seen = inRange;
+    if (causal)
+      seen = b.create<arith::AndIOp>(
+          loc, seen,
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, key, query));
+    return std::make_pair(s, seen);
+  };
+  /// The loop over tiles [from, count) carrying `inits`: stages each tile
+  /// (`stageTile` with the tile's first row), waits for the block, runs
+  /// `perRow` (the row's index, its index in the tile, the carried values)
+  /// over the tile's rows, and waits again before the next is staged.
+  auto walkTiles =
+      [&](Value from, Value count, ValueRange inits,
+          function_ref<void(Value)> stageTile,
+          function_ref<SmallVector<Value>(Value, Value, ValueRange)> perRow) {
+        return loop(
+            from, count, one, inits,
+            [&](Value t, ValueRange sums) -> SmallVector<Value> {
+              Value first = mul(t, index(tile));
+              stageTile(first);
+              b.create<gpu::BarrierOp>(loc);
+              auto rowLoop = loop(
+                  zero, index(tile), one, sums,
+                  [&](Value i, ValueRange acc) -> SmallVector<Value> {
+                    return perRow(add(first, i), i, acc);
+                  });
+              b.create<gpu::BarrierOp>(loc);
+              return SmallVector<Value>(rowLoop.getResults());
+            });
+      };
   /// p and ds of one (query, key) pair.
   auto weights = [&](Value s, Value seen, Value logSum, Value dp,
                      Value rowDelta) {
@@ -753,43 +805,23 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
                tiles = index((keys + tile - 1) / tile);
              }
              SmallVector<Value> inits(queryDims, f32(0.0));
-             auto tileLoop = loop(
-                 zero, tiles, one, inits,
-                 [&](Value t, ValueRange sums) -> SmallVector<Value> {
-                   Value first = mul(t, index(tile));
+             auto tileLoop = walkTiles(
+                 zero, tiles, inits,
+                 [&](Value first) {
                    stage(key, keyTile, first, keys, thread, threads);
                    stage(value, valueTile, first, keys, thread, threads);
-                   b.create<gpu::BarrierOp>(loc);
-                   auto keyLoop = loop(
-                       zero, index(tile), one, sums,
-                       [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                         Value k = add(first, j);
-                         SmallVector<Value> keyRow, unused;
-                         Value s = dot(scaledQuery, keyTile, j, qDims, keyRow);
-                         if (mask)
-                           s = b.create<arith::AddFOp>(
-                               loc, s,
-                               b.create<memref::LoadOp>(
-                                   loc, mask,
-                                   at(mask, {readRow,
-                                             b.create<arith::MinSIOp>(
-                                                 loc, k, index(keys - 1))})));
-                         Value seen = less(k, index(keys));
-                         if (causal)
-                           seen = b.create<arith::AndIOp>(
-                               loc, seen,
-                               b.create<arith::CmpIOp>(
-                                   loc, arith::CmpIPredicate::sle, k, row));
-                         Value dp = dot(rowGrad, valueTile, j, vDims, unused);
-                         auto [p, ds] = weights(s, seen, logSum, dp, rowDelta);
-                         (void)p;
-                         SmallVector<Value> next;
-                         for (auto [a, y] : llvm::zip(acc, keyRow))
-                           next.push_back(b.create<math::FmaOp>(loc, ds, y, a));
-                         return next;
-                       });
-                   b.create<gpu::BarrierOp>(loc);
-                   return SmallVector<Value>(keyLoop.getResults());
+                 },
+                 [&](Value k, Value j, ValueRange acc) -> SmallVector<Value> {
+                   SmallVector<Value> keyRow, unused;
+                   auto [s, seen] = maskAndSee(
+                       dot(scaledQuery, keyTile, j, qDims, keyRow), row, k,
+                       less(k, index(keys)));
+                   Value dp = dot(rowGrad, valueTile, j, vDims, unused);
+                   Value ds = weights(s, seen, logSum, dp, rowDelta).second;
+                   SmallVector<Value> next;
+                   for (auto [a, y] : llvm::zip(acc, keyRow))
+                     next.push_back(b.create<math::FmaOp>(loc, ds, y, a));
+                   return next;
                  });
              when(less(row, index(queries)), [&] {
                store(queryGrad, row, SmallVector<Value>(tileLoop.getResults()),
@@ -819,52 +851,33 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
                                       : zero;
              Value tiles = index((queries + tile - 1) / tile);
              SmallVector<Value> inits(queryDims + valueDims, f32(0.0));
-             auto tileLoop = loop(
-                 firstTile, tiles, one, inits,
-                 [&](Value t, ValueRange sums) -> SmallVector<Value> {
-                   Value first = mul(t, index(tile));
+             auto tileLoop = walkTiles(
+                 firstTile, tiles, inits,
+                 [&](Value first) {
                    stage(query, queryTile, first, queries, thread, threads);
                    stage(resultGrad, gradTile, first, queries, thread, threads);
                    stage(lse, lseTile, first, queries, thread, threads);
                    stage(delta, deltaTile, first, queries, thread, threads);
-                   b.create<gpu::BarrierOp>(loc);
-                   auto queryLoop = loop(
-                       zero, index(tile), one, sums,
-                       [&](Value i, ValueRange acc) -> SmallVector<Value> {
-                         Value qi = add(first, i);
-                         SmallVector<Value> queryRow, gradRow;
-                         Value s = dot(scaledKey, queryTile, i, qDims, queryRow);
-                         if (mask)
-                           s = b.create<arith::AddFOp>(
-                               loc, s,
-                               b.create<memref::LoadOp>(
-                                   loc, mask,
-                                   at(mask, {b.create<arith::MinSIOp>(
-                                                 loc, qi, index(queries - 1)),
-                                             readRow})));
-                         Value seen = less(qi, index(queries));
-                         if (causal)
-                           seen = b.create<arith::AndIOp>(
-                               loc, seen,
-                               b.create<arith::CmpIOp>(
-                                   loc, arith::CmpIPredicate::sle, row, qi));
-                         Value dp = dot(keyValue, gradTile, i, vDims, gradRow);
-                         Value logSum = b.create<memref::LoadOp>(
-                             loc, lseTile, ValueRange{i});
-                         Value rowDelta = b.create<memref::LoadOp>(
-                             loc, deltaTile, ValueRange{i});
-                         auto [p, ds] = weights(s, seen, logSum, dp, rowDelta);
-                         SmallVector<Value> next;
-                         for (auto [a, x] :
-                              llvm::zip(acc.take_front(queryDims), queryRow))
-                           next.push_back(b.create<math::FmaOp>(loc, ds, x, a));
-                         for (auto [a, x] :
-                              llvm::zip(acc.drop_front(queryDims), gradRow))
-                           next.push_back(b.create<math::FmaOp>(loc, p, x, a));
-                         return next;
-                       });
-                   b.create<gpu::BarrierOp>(loc);
-                   return SmallVector<Value>(queryLoop.getResults());
+                 },
+                 [&](Value qi, Value i, ValueRange acc) -> SmallVector<Value> {
+                   SmallVector<Value> queryRow, gradRow;
+                   auto [s, seen] = maskAndSee(
+                       dot(scaledKey, queryTile, i, qDims, queryRow), qi, row,
+                       less(qi, index(queries)));
+                   Value dp = dot(keyValue, gradTile, i, vDims, gradRow);
+                   Value logSum =
+                       b.create<memref::LoadOp>(loc, lseTile, ValueRange{i});
+                   Value rowDelta =
+                       b.create<memref::LoadOp>(loc, deltaTile, ValueRange{i});
+                   auto [p, ds] = weights(s, seen, logSum, dp, rowDelta);
+                   SmallVector<Value> next;
+                   for (auto [a, x] :
+                        llvm::zip(acc.take_front(queryDims), queryRow))
+                     next.push_back(b.create<math::FmaOp>(loc, ds, x, a));
+                   for (auto [a, x] :
+                        llvm::zip(acc.drop_front(queryDims), gradRow))
+                     next.push_back(b.create<math::FmaOp>(loc, p, x, a));
+                   return next;
                  });
              when(less(row, index(keys)), [&] {
                SmallVector<Value> results(tileLoop.getResults());
