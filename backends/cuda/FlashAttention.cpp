@@ -16,15 +16,21 @@
 //
 //   1. kiln-cuda-outline-attention, on kiln IR: each f32 kiln.attention
 //      moves into a private function marked `kiln.cuda_attention` (its
-//      scale and causal flag), called in its place (OutlinedOps.h).
+//      scale and causal flag), called in its place (OutlinedOps.h); each
+//      f32 kiln.attention_grad likewise into one marked
+//      `kiln.cuda_attention_grad`, with rowsum(dO * O) computed by kiln ops
+//      before the call and passed in O's place.
 //   2. kiln-cuda-flash-attention, on memrefs: each call of such a function
-//      becomes a gpu.launch of the kernel on the call's buffers; the
-//      functions are erased. What the launch reads and writes are the
-//      call's operands, so the later CUDA passes (stream ordering, the
-//      device arena, kernel outlining) treat it as any other launch.
+//      becomes a gpu.launch of the kernel on the call's buffers (two for
+//      the gradient: dq over query rows, dk and dv over key rows, both
+//      recomputing the probabilities from the saved lse); the functions
+//      are erased. What the launches read and write are the call's
+//      operands, so the later CUDA passes (stream ordering, the device
+//      arena, kernel outlining) treat them as any other launch.
 //
-// kiln.attention_grad, and attention in other element types, are
-// decomposed into their composition as before (kiln-decompose-attention).
+// Attention in other element types, and head dims that would leave a
+// thread more than kMaxDimsPerLane of them, are decomposed into their
+// composition (kiln-decompose-attention).
 //
 //===----------------------------------------------------------------------===//
 
