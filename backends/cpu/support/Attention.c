@@ -102,11 +102,15 @@
  * query tile; kQueryBlock: the backward's inner loop. With D = Dv = 64 the
  * forward's transposed scores of a block are 32 KiB and its rows of V as
  * much; the backward's K^T and V^T blocks are 64 KiB and its scores and dP
- * 96 KiB: every block's operands stay in L2. */
+ * 96 KiB: every block's operands stay in L2. kDiagonalRows: a causal
+ * backward's query rows on a key block's diagonal go in chunks of this
+ * many, each product only as wide as the keys its last row sees (of the
+ * masked pairs computed there, a quarter are left). */
 #define kLog2e 1.44269504088896341f
 #define kLn2 0.693147180559945309
 
-enum { kKeyBlock = 128, kQueryBlock = 96, kQueryRows = 64, kLanes = 16 };
+enum { kKeyBlock = 128, kQueryBlock = 96, kQueryRows = 64, kLanes = 16,
+       kDiagonalRows = 32 };
 
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
@@ -755,29 +759,38 @@ KILN_HIDDEN void kiln_attention_f32_backward(
   memset(dqAcc, 0, (size_t)dqFloats * sizeof(float));
 
   for (int64_t j0 = 0; j0 < nk; j0 += kKeyBlock) {
-    const int64_t nc = min64(kKeyBlock, nk - j0), np = roundUp16(nc);
+    const int64_t nc = min64(kKeyBlock, nk - j0);
     packTransposed(k, d, j0, nc, kt, kKeyBlock, 1.0f);
     packTransposed(v, dvDim, j0, nc, vt, kKeyBlock, 1.0f);
     memset(dkAcc, 0, (size_t)dkFloats * sizeof(float));
     memset(dvAcc, 0, (size_t)dvFloats * sizeof(float));
-    /* Causal: query rows before j0 see none of these keys. */
-    for (int64_t i0 = pr.causal ? j0 : 0; i0 < nq; i0 += kQueryBlock) {
-      const int64_t rows = min64(kQueryBlock, nq - i0);
-      kern.gemm(rows, np, d, q + i0 * d, d, 1, kt, kKeyBlock, s, kKeyBlock,
+    /* Causal: query rows before j0 see none of these keys, and the rows
+     * on the diagonal go in chunks of kDiagonalRows, each with only the
+     * keys its last row sees. */
+    for (int64_t i0 = pr.causal ? j0 : 0, rows; i0 < nq; i0 += rows) {
+      rows = min64(kQueryBlock, nq - i0);
+      int64_t seen = nc;
+      if (pr.causal) {
+        if (i0 < j0 + nc)
+          rows = min64(rows, kDiagonalRows);
+        seen = min64(nc, i0 + rows - j0);
+      }
+      const int64_t sp = roundUp16(seen);
+      kern.gemm(rows, sp, d, q + i0 * d, d, 1, kt, kKeyBlock, s, kKeyBlock,
                 0);
-      kern.gemm(rows, np, dvDim, dout + i0 * dvDim, dvDim, 1, vt, kKeyBlock,
+      kern.gemm(rows, sp, dvDim, dout + i0 * dvDim, dvDim, 1, vt, kKeyBlock,
                 dpBuf, kKeyBlock, 0);
       MaskRows mr = pr.mask;
       if (mr.base)
         mr.base += i0 * mr.rowStride + j0 * mr.colStride;
-      kern.backwardSoftmax(rows, i0, j0, nc, np, s, dpBuf, kKeyBlock,
+      kern.backwardSoftmax(rows, i0, j0, seen, sp, s, dpBuf, kKeyBlock,
                            pr.scale, mr, pr.causal, lse + i0, delta + i0);
       /* dV += P^T dout, dK += dS^T q (scaled at the end), dQ += dS k. */
-      kern.gemm(nc, dvp, rows, s, 1, kKeyBlock, dob + i0 * lddo, lddo, dvAcc,
-                dvp, 1);
-      kern.gemm(nc, dp16, rows, dpBuf, 1, kKeyBlock, qb + i0 * ldqk, ldqk,
+      kern.gemm(seen, dvp, rows, s, 1, kKeyBlock, dob + i0 * lddo, lddo,
+                dvAcc, dvp, 1);
+      kern.gemm(seen, dp16, rows, dpBuf, 1, kKeyBlock, qb + i0 * ldqk, ldqk,
                 dkAcc, dp16, 1);
-      kern.gemm(rows, dp16, nc, dpBuf, kKeyBlock, 1, kb + j0 * ldqk, ldqk,
+      kern.gemm(rows, dp16, seen, dpBuf, kKeyBlock, 1, kb + j0 * ldqk, ldqk,
                 dqAcc + i0 * dp16, dp16, 1);
     }
     for (int64_t j = 0; j < nc; ++j) {
