@@ -33,6 +33,7 @@
 
 #include <cmath>
 #include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -573,9 +574,44 @@ OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
       [](const APInt &a) -> std::optional<APInt> { return ~a; }, nullptr);
 }
 
+/// The value of a splat integer constant operand, if it is one.
+static std::optional<APInt> splatInteger(Attribute attr) {
+  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(attr);
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  return dense.getSplatValue<APInt>();
+}
+
+/// kiln.and and kiln.or with one operand a splat constant: the absorbing
+/// element (0 for and, all ones for or) is the result, the identity gives
+/// the other operand. Without it a reduction whose only use is anded with
+/// false stays alive until the lowering's arith folds erase it, inside a
+/// fusion group already built around it.
+static OpFoldResult foldWithSplat(Value lhs, Value rhs, Attribute lhsAttr,
+                                  Attribute rhsAttr, bool isAnd) {
+  for (auto [constant, other, attr] :
+       {std::make_tuple(rhsAttr, lhs, rhsAttr),
+        std::make_tuple(lhsAttr, rhs, lhsAttr)}) {
+    std::optional<APInt> splat = splatInteger(constant);
+    if (!splat)
+      continue;
+    bool absorbing = isAnd ? splat->isZero() : splat->isAllOnes();
+    bool identity = isAnd ? splat->isAllOnes() : splat->isZero();
+    if (absorbing)
+      return attr;
+    if (identity)
+      return other;
+  }
+  return {};
+}
+
 OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
+  if (OpFoldResult folded =
+          foldWithSplat(getLhs(), getRhs(), adaptor.getLhs(), adaptor.getRhs(),
+                        /*isAnd=*/true))
+    return folded;
   return foldBinary(
       adaptor.getOperands(), getType(),
       [](const APInt &a, const APInt &b) -> std::optional<APInt> {
@@ -587,6 +623,10 @@ OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
 OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
+  if (OpFoldResult folded =
+          foldWithSplat(getLhs(), getRhs(), adaptor.getLhs(), adaptor.getRhs(),
+                        /*isAnd=*/false))
+    return folded;
   return foldBinary(
       adaptor.getOperands(), getType(),
       [](const APInt &a, const APInt &b) -> std::optional<APInt> {

@@ -197,3 +197,26 @@ func.func @max_of_cos_gradient(%arg0: tensor<32x16x3x1xf64>, %arg1: tensor<f64>,
   %21 = kiln.neg %20 : tensor<32x16x3x1xf64>
   return %3, %21, %9 : tensor<7x7x7xf64>, tensor<32x16x3x1xf64>, tensor<f64>
 }
+
+// Seed 11242 of the generator (reduced by --reduce from 63 ops to 8): a
+// compile failure under every configuration with fusion, "'kiln.fused_kernel'
+// op of kind reduction holds no reduction but reads one computed outside
+// it: its group lost a member". x xor x folds to false before fusion, but
+// `and %cmp, false` did not, so the reduce_max of %a stayed alive and its
+// group was built around it; after the lowering, arith's folds erased it and
+// the group's kernel held no reduction. kiln.and and kiln.or now fold with a
+// splat constant on either side (absorbing element and identity,
+// KilnFolds.cpp, test/ir/canonicalize.mlir), so the reduction dies before
+// fusion.
+// CHECK: and_false_reduction(arg0: i32[66096,1], arg1: f64[22032,1], arg2: i32[]) -> (out0: f64[])
+func.func @and_false_reduction(%a: tensor<66096x1xi32>, %b: tensor<22032x1xf64>, %t: tensor<i32>) -> tensor<f64> {
+  %0 = kiln.reduce_max %a, dims = [0, 1] : tensor<66096x1xi32>
+  %1 = kiln.compare gt, %0, %t : tensor<i32>
+  %2 = kiln.xor %1, %1 : tensor<i1>
+  %3 = kiln.and %1, %2 : tensor<i1>
+  %4 = kiln.cast %3 : tensor<i1> to tensor<f64>
+  %5 = kiln.reduce_max %b, dims = [0, 1] : tensor<22032x1xf64>
+  %6 = kiln.compare lt, %4, %5 : tensor<f64>
+  %7 = kiln.select %6, %5, %4 : tensor<i1>, tensor<f64>
+  return %7 : tensor<f64>
+}

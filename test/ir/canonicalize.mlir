@@ -1119,6 +1119,43 @@ func.func @fold_idempotent(%x: tensor<3xf32>, %i: tensor<3xi32>) -> (tensor<3xf3
 
 // -----
 
+// and / or with a splat constant on either side: false (0) and anything is
+// false, true (all ones) or anything is true, and the identities give the
+// other operand. A reduction whose only use is anded with false dies here,
+// before fusion (kiln-program-fuzz seed 11242).
+// CHECK-LABEL: func.func @fold_and_or_splat
+// CHECK-SAME: (%[[P:.+]]: tensor<4xi1>, %[[I:.+]]: tensor<3xi32>)
+// CHECK-DAG: %[[F:.+]] = kiln.constant dense<false> : tensor<4xi1>
+// CHECK-DAG: %[[T:.+]] = kiln.constant dense<true> : tensor<4xi1>
+// CHECK-DAG: %[[Z:.+]] = kiln.constant dense<0> : tensor<3xi32>
+// CHECK-DAG: %[[ONES:.+]] = kiln.constant dense<-1> : tensor<3xi32>
+// CHECK-DAG: %[[SEVEN:.+]] = kiln.constant dense<7> : tensor<3xi32>
+// CHECK-DAG: %[[A7:.+]] = kiln.and %[[I]], %[[SEVEN]] : tensor<3xi32>
+// CHECK-DAG: %[[O7:.+]] = kiln.or %[[I]], %[[SEVEN]] : tensor<3xi32>
+// CHECK: return %[[F]], %[[F]], %[[P]], %[[T]], %[[T]], %[[P]], %[[Z]], %[[I]], %[[ONES]], %[[I]], %[[A7]], %[[O7]]
+func.func @fold_and_or_splat(%p: tensor<4xi1>, %i: tensor<3xi32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) {
+  %f = kiln.constant dense<false> : tensor<4xi1>
+  %t = kiln.constant dense<true> : tensor<4xi1>
+  %z = kiln.constant dense<0> : tensor<3xi32>
+  %ones = kiln.constant dense<-1> : tensor<3xi32>
+  %seven = kiln.constant dense<7> : tensor<3xi32>
+  %0 = kiln.and %p, %f : tensor<4xi1>
+  %1 = kiln.and %f, %p : tensor<4xi1>
+  %2 = kiln.and %t, %p : tensor<4xi1>
+  %3 = kiln.or %p, %t : tensor<4xi1>
+  %4 = kiln.or %t, %p : tensor<4xi1>
+  %5 = kiln.or %f, %p : tensor<4xi1>
+  %6 = kiln.and %z, %i : tensor<3xi32>
+  %7 = kiln.and %i, %ones : tensor<3xi32>
+  %8 = kiln.or %i, %ones : tensor<3xi32>
+  %9 = kiln.or %z, %i : tensor<3xi32>
+  %10 = kiln.and %i, %seven : tensor<3xi32>
+  %11 = kiln.or %seven, %i : tensor<3xi32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>
+}
+
+// -----
+
 // kiln.reverse of a constant folds; reversing only dims of size 1 is the
 // operand itself.
 // CHECK-LABEL: func.func @fold_reverse
