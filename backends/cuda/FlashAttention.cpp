@@ -267,6 +267,91 @@ private:
     int64_t rows = std::max<int64_t>(1, std::min(rowsPerBlock, 1024 / lanes));
     return lanes > 1 ? int64_t(llvm::alignTo(rows, 32 / lanes)) : rows;
   }
+  /// One launch before the call: ceil(own / rows) x batch blocks of
+  /// rows x lanes threads with workgroup buffers of `workgroup` types,
+  /// the builder left at the start of its body, and there this thread's
+  /// lane, its row in the block and in `own` (queries or keys), whether
+  /// that row exists, and the row it reads (the last one for rows past the
+  /// end, so that every thread takes part in the shuffles and barriers;
+  /// they write nothing). Sets `zero`, `one` and the batch entry's leading
+  /// indices (last dim fastest).
+  struct Rows {
+    gpu::LaunchOp launch;
+    Value thread, lane, local, blockStart, row, valid, readRow;
+  };
+  Rows launchRows(int64_t own, int64_t rows, int64_t lanes, int64_t batch,
+                  ArrayRef<int64_t> leading, ArrayRef<MemRefType> workgroup) {
+    b.setInsertionPoint(call);
+    one = index(1);
+    auto launch = b.create<gpu::LaunchOp>(
+        loc, index((own + rows - 1) / rows), index(batch), one,
+        index(rows * lanes), one, one,
+        /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
+        /*asyncDependencies=*/ValueRange(),
+        /*workgroupAttributions=*/
+        SmallVector<Type>(workgroup.begin(), workgroup.end()));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    zero = index(0);
+    Rows r;
+    r.launch = launch;
+    r.thread = launch.getThreadIds().x;
+    Value lanesV = index(lanes);
+    r.lane = b.create<arith::RemUIOp>(loc, r.thread, lanesV);
+    r.local = b.create<arith::DivUIOp>(loc, r.thread, lanesV);
+    r.blockStart = mul(launch.getBlockIds().x, index(rows));
+    r.row = add(r.blockStart, r.local);
+    r.valid = less(r.row, index(own));
+    r.readRow = b.create<arith::MinSIOp>(loc, r.row, index(own - 1));
+    Value entry = launch.getBlockIds().y;
+    leadingIndices.assign(leading.size(), Value());
+    for (int64_t d = leading.size() - 1; d >= 0; --d) {
+      Value size = index(leading[d]);
+      leadingIndices[d] = b.create<arith::RemUIOp>(loc, entry, size);
+      entry = b.create<arith::DivUIOp>(loc, entry, size);
+    }
+    return r;
+  }
+  /// An f32 buffer in workgroup memory.
+  MemRefType workgroupType(ArrayRef<int64_t> shape) {
+    return MemRefType::get(shape, b.getF32Type(), AffineMap(),
+                           gpu::AddressSpaceAttr::get(
+                               call.getContext(), gpu::AddressSpace::Workgroup));
+  }
+  /// The dims lane `lane` of `lanes` owns among `count` x lanes: lane,
+  /// lane + lanes, ...
+  SmallVector<Value> dimsOfLane(Value lane, int64_t lanes, int64_t count) {
+    SmallVector<Value> dims;
+    for (int64_t t = 0; t < count; ++t)
+      dims.push_back(add(index(t * lanes), lane));
+    return dims;
+  }
+  /// buffer[row, d] times `factor` for each of `dims`: a lane's share of a
+  /// row, as values the loops carry (registers).
+  SmallVector<Value> loadShare(Value buffer, Value row, ArrayRef<Value> dims,
+                               double factor) {
+    Value factorF = factor != 1.0 ? f32(factor) : Value();
+    SmallVector<Value> share;
+    for (Value d : dims) {
+      Value x = b.create<memref::LoadOp>(loc, buffer, at(buffer, {row, d}));
+      if (factorF)
+        x = b.create<arith::MulFOp>(loc, x, factorF);
+      share.push_back(x);
+    }
+    return share;
+  }
+  /// The key tiles of `tile` keys a block of query rows from `blockStart`
+  /// sees: all, or up to its last row's diagonal when causal (key j is seen
+  /// by row i iff j <= i).
+  Value keyTiles(Value blockStart, int64_t rows, int64_t queries,
+                 int64_t keys, int64_t tile, bool causal) {
+    if (!causal)
+      return index((keys + tile - 1) / tile);
+    Value lastRow = b.create<arith::MinSIOp>(loc, add(blockStart, index(rows)),
+                                             index(queries));
+    Value seen = b.create<arith::MinSIOp>(loc, lastRow, index(keys));
+    return b.create<arith::DivUIOp>(loc, add(seen, index(tile - 1)),
+                                    index(tile));
+  }
   /// Every lane of a row gets the sum of the row's lanes' `value`: a
   /// butterfly of shuffles, whose adds see the same operands in every lane.
   Value sumOverLanes(Value value, int64_t lanes) {
@@ -335,7 +420,7 @@ private:
   Location loc;
   OpBuilder b;
   int64_t rowsPerBlock, keysPerTile;
-  Value zero;
+  Value zero, one;
   SmallVector<Value> leadingIndices;
 };
 
@@ -387,48 +472,16 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
                   kSharedFloats /
                       std::max<int64_t>(1, headDim + valueDim + rows)));
 
-  MLIRContext *context = call.getContext();
-  Type f32Type = b.getF32Type();
-  auto workgroup = [&](ArrayRef<int64_t> shape) {
-    return MemRefType::get(
-        shape, f32Type, AffineMap(),
-        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-  };
-  Value one = index(1);
-  auto launch = b.create<gpu::LaunchOp>(
-      loc, index((queries + rows - 1) / rows), index(batch), one,
-      index(threads), one, one,
-      /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
-      /*asyncDependencies=*/ValueRange(),
-      /*workgroupAttributions=*/
-      TypeRange{workgroup({tileKeys, std::max<int64_t>(headDim, 1)}),
-                workgroup({tileKeys, std::max<int64_t>(valueDim, 1)}),
-                workgroup({rows, tileKeys})});
-  Block &body = launch.getBody().front();
-  b.setInsertionPointToStart(&body);
-  Value keyTile = launch.getWorkgroupAttributions()[0];
-  Value valueTile = launch.getWorkgroupAttributions()[1];
-  Value scoreTile = launch.getWorkgroupAttributions()[2];
-
-  zero = index(0);
-  Value thread = launch.getThreadIds().x;
+  Rows r = launchRows(queries, rows, lanes, batch, leading,
+                      {workgroupType({tileKeys, std::max<int64_t>(headDim, 1)}),
+                       workgroupType({tileKeys, std::max<int64_t>(valueDim, 1)}),
+                       workgroupType({rows, tileKeys})});
+  Value keyTile = r.launch.getWorkgroupAttributions()[0];
+  Value valueTile = r.launch.getWorkgroupAttributions()[1];
+  Value scoreTile = r.launch.getWorkgroupAttributions()[2];
+  Value thread = r.thread, lane = r.lane, local = r.local, row = r.row,
+        readRow = r.readRow;
   Value lanesV = index(lanes);
-  Value lane = b.create<arith::RemUIOp>(loc, thread, lanesV);
-  Value local = b.create<arith::DivUIOp>(loc, thread, lanesV);
-  Value blockStart = mul(launch.getBlockIds().x, index(rows));
-  Value row = add(blockStart, local);
-  Value valid = less(row, index(queries));
-  // Rows past the end compute on the last row, so that every thread takes
-  // part in the shuffles and barriers; they write nothing.
-  Value readRow = b.create<arith::MinSIOp>(loc, row, index(queries - 1));
-  // The batch entry's index along each leading dim, last dim fastest.
-  Value entry = launch.getBlockIds().y;
-  leadingIndices.assign(leading.size(), Value());
-  for (int64_t d = leading.size() - 1; d >= 0; --d) {
-    Value size = index(leading[d]);
-    leadingIndices[d] = b.create<arith::RemUIOp>(loc, entry, size);
-    entry = b.create<arith::DivUIOp>(loc, entry, size);
-  }
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value zeroF = f32(0.0), oneF = f32(1.0);
   Value keysV = index(keys), tileKeysV = index(tileKeys);
@@ -436,33 +489,11 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
   // The dims this lane owns, and its share of the scaled query row; the
   // output accumulator starts at zero. Both live in registers (values
   // carried by the loops), never in memory.
-  auto dimsOfLane = [&](int64_t count) {
-    SmallVector<Value> dims;
-    for (int64_t t = 0; t < count; ++t)
-      dims.push_back(add(index(t * lanes), lane));
-    return dims;
-  };
-  SmallVector<Value> queryDim = dimsOfLane(queryDims);
-  SmallVector<Value> valueDimOf = dimsOfLane(valueDims);
-  SmallVector<Value> scaledQuery;
-  Value scaleF = f32(scale);
-  for (Value d : queryDim)
-    scaledQuery.push_back(b.create<arith::MulFOp>(
-        loc, b.create<memref::LoadOp>(loc, query, at(query, {readRow, d})),
-        scaleF));
-
-  // The key tiles this block's rows see: all, or up to its last row's
-  // diagonal when causal (key j is seen by row i iff j <= i).
-  Value tiles;
-  if (causal) {
-    Value lastRow = b.create<arith::MinSIOp>(loc, add(blockStart, index(rows)),
-                                             index(queries));
-    Value seen = b.create<arith::MinSIOp>(loc, lastRow, keysV);
-    tiles = b.create<arith::DivUIOp>(loc, add(seen, index(tileKeys - 1)),
-                                     tileKeysV);
-  } else {
-    tiles = index((keys + tileKeys - 1) / tileKeys);
-  }
+  SmallVector<Value> queryDim = dimsOfLane(lane, lanes, queryDims);
+  SmallVector<Value> valueDimOf = dimsOfLane(lane, lanes, valueDims);
+  SmallVector<Value> scaledQuery = loadShare(query, readRow, queryDim, scale);
+  Value tiles =
+      keyTiles(r.blockStart, rows, queries, keys, tileKeys, causal);
 
   // Carried through the tiles: the running maximum, the running sum, then
   // the lane's accumulators.
@@ -562,7 +593,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
 
   // out = acc / l and lse = m + log(l); NaN for a row that saw no finite
   // score (all masked, or no keys), as the softmax's 0 / 0.
-  when(valid, [&] {
+  when(r.valid, [&] {
     Value finalMax = tileLoop.getResult(0), finalSum = tileLoop.getResult(1);
     Value none = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
                                          finalMax, negInf);
@@ -646,66 +677,16 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
       1, std::min(keysPerTile,
                   kSharedFloats / std::max<int64_t>(1, headDim + valueDim + 2)));
 
-  MLIRContext *context = call.getContext();
-  Type f32Type = b.getF32Type();
   auto workgroup = [&](ArrayRef<int64_t> shape) {
-    return MemRefType::get(
-        shape, f32Type, AffineMap(),
-        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+    return workgroupType(shape);
   };
-  Value one = index(1);
-  OpBuilder::InsertPoint afterCall = b.saveInsertionPoint();
-
   /// One kernel: blocks of `rows` rows of `own` (queries or keys) per
-  /// batch entry, walking the tiles of the other side with `walk`, which
-  /// builds the body given (block's first row, this thread's row, the row
-  /// it reads, lane, local row, thread).
-  auto kernel = [&](int64_t own, TypeRange tiles,
-                    function_ref<void(gpu::LaunchOp, Value, Value, Value,
-                                      Value, Value, Value)>
-                        walk) {
-    b.restoreInsertionPoint(afterCall);
-    auto launch = b.create<gpu::LaunchOp>(
-        loc, index((own + rows - 1) / rows), index(batch), one,
-        index(threads), one, one,
-        /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
-        /*asyncDependencies=*/ValueRange(), tiles);
-    afterCall = b.saveInsertionPoint();
-    b.setInsertionPointToStart(&launch.getBody().front());
-    zero = index(0);
-    Value thread = launch.getThreadIds().x;
-    Value lanesV = index(lanes);
-    Value lane = b.create<arith::RemUIOp>(loc, thread, lanesV);
-    Value local = b.create<arith::DivUIOp>(loc, thread, lanesV);
-    Value blockStart = mul(launch.getBlockIds().x, index(rows));
-    Value row = add(blockStart, local);
-    Value readRow = b.create<arith::MinSIOp>(loc, row, index(own - 1));
-    Value entry = launch.getBlockIds().y;
-    leadingIndices.assign(leading.size(), Value());
-    for (int64_t d = leading.size() - 1; d >= 0; --d) {
-      Value size = index(leading[d]);
-      leadingIndices[d] = b.create<arith::RemUIOp>(loc, entry, size);
-      entry = b.create<arith::DivUIOp>(loc, entry, size);
-    }
-    walk(launch, blockStart, row, readRow, lane, local, thread);
+  /// batch entry, walking the tiles of the other side with `walk`.
+  auto kernel = [&](int64_t own, ArrayRef<MemRefType> tiles,
+                    function_ref<void(Rows &)> walk) {
+    Rows r = launchRows(own, rows, lanes, batch, leading, tiles);
+    walk(r);
     b.create<gpu::TerminatorOp>(loc);
-  };
-  auto dimsOfLane = [&](Value lane, int64_t count) {
-    SmallVector<Value> dims;
-    for (int64_t t = 0; t < count; ++t)
-      dims.push_back(add(index(t * lanes), lane));
-    return dims;
-  };
-  auto loadShare = [&](Value buffer, Value row, ArrayRef<Value> dims,
-                       double factor) {
-    SmallVector<Value> share;
-    for (Value d : dims) {
-      Value x = b.create<memref::LoadOp>(loc, buffer, at(buffer, {row, d}));
-      if (factor != 1.0)
-        x = b.create<arith::MulFOp>(loc, x, f32(factor));
-      share.push_back(x);
-    }
-    return share;
   };
   /// The lanes' sum of share[t] * tile[j, dims[t]], with the tile's values.
   auto dot = [&](ArrayRef<Value> share, Value tileBuffer, Value j,
@@ -784,14 +765,14 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
     // dq: query rows, key tiles (up to the block's last row's diagonal
     // when causal).
     kernel(queries,
-           TypeRange{workgroup({tile, std::max<int64_t>(headDim, 1)}),
+           SmallVector<MemRefType>{workgroup({tile, std::max<int64_t>(headDim, 1)}),
                      workgroup({tile, std::max<int64_t>(valueDim, 1)})},
-           [&](gpu::LaunchOp launch, Value blockStart, Value row,
-               Value readRow, Value lane, Value, Value thread) {
-             Value keyTile = launch.getWorkgroupAttributions()[0];
-             Value valueTile = launch.getWorkgroupAttributions()[1];
-             SmallVector<Value> qDims = dimsOfLane(lane, queryDims);
-             SmallVector<Value> vDims = dimsOfLane(lane, valueDims);
+           [&](Rows &r) {
+             Value row = r.row, readRow = r.readRow, thread = r.thread;
+             Value keyTile = r.launch.getWorkgroupAttributions()[0];
+             Value valueTile = r.launch.getWorkgroupAttributions()[1];
+             SmallVector<Value> qDims = dimsOfLane(r.lane, lanes, queryDims);
+             SmallVector<Value> vDims = dimsOfLane(r.lane, lanes, valueDims);
              SmallVector<Value> scaledQuery =
                  loadShare(query, readRow, qDims, scale);
              SmallVector<Value> rowGrad =
@@ -800,16 +781,8 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
                  b.create<memref::LoadOp>(loc, lse, at(lse, {readRow}));
              Value rowDelta =
                  b.create<memref::LoadOp>(loc, delta, at(delta, {readRow}));
-             Value tiles;
-             if (causal) {
-               Value lastRow = b.create<arith::MinSIOp>(
-                   loc, add(blockStart, index(rows)), index(queries));
-               Value seen = b.create<arith::MinSIOp>(loc, lastRow, index(keys));
-               tiles = b.create<arith::DivUIOp>(
-                   loc, add(seen, index(tile - 1)), index(tile));
-             } else {
-               tiles = index((keys + tile - 1) / tile);
-             }
+             Value tiles =
+                 keyTiles(r.blockStart, rows, queries, keys, tile, causal);
              SmallVector<Value> inits(queryDims, f32(0.0));
              auto tileLoop = walkTiles(
                  zero, tiles, inits,
@@ -829,7 +802,7 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
                      next.push_back(b.create<math::FmaOp>(loc, ds, y, a));
                    return next;
                  });
-             when(less(row, index(queries)), [&] {
+             when(r.valid, [&] {
                store(queryGrad, row, SmallVector<Value>(tileLoop.getResults()),
                      qDims, scale);
              });
@@ -839,21 +812,21 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
     // dk and dv: key rows, query tiles (from the tile holding the block's
     // first key when causal: earlier queries see none of its keys).
     kernel(keys,
-           TypeRange{workgroup({tile, std::max<int64_t>(headDim, 1)}),
+           SmallVector<MemRefType>{workgroup({tile, std::max<int64_t>(headDim, 1)}),
                      workgroup({tile, std::max<int64_t>(valueDim, 1)}),
                      workgroup({tile}), workgroup({tile})},
-           [&](gpu::LaunchOp launch, Value blockStart, Value row,
-               Value readRow, Value lane, Value, Value thread) {
-             Value queryTile = launch.getWorkgroupAttributions()[0];
-             Value gradTile = launch.getWorkgroupAttributions()[1];
-             Value lseTile = launch.getWorkgroupAttributions()[2];
-             Value deltaTile = launch.getWorkgroupAttributions()[3];
-             SmallVector<Value> qDims = dimsOfLane(lane, queryDims);
-             SmallVector<Value> vDims = dimsOfLane(lane, valueDims);
+           [&](Rows &r) {
+             Value row = r.row, readRow = r.readRow, thread = r.thread;
+             Value queryTile = r.launch.getWorkgroupAttributions()[0];
+             Value gradTile = r.launch.getWorkgroupAttributions()[1];
+             Value lseTile = r.launch.getWorkgroupAttributions()[2];
+             Value deltaTile = r.launch.getWorkgroupAttributions()[3];
+             SmallVector<Value> qDims = dimsOfLane(r.lane, lanes, queryDims);
+             SmallVector<Value> vDims = dimsOfLane(r.lane, lanes, valueDims);
              SmallVector<Value> scaledKey = loadShare(key, readRow, qDims, scale);
              SmallVector<Value> keyValue = loadShare(value, readRow, vDims, 1.0);
              Value firstTile = causal ? b.create<arith::DivUIOp>(
-                                            loc, blockStart, index(tile))
+                                            loc, r.blockStart, index(tile))
                                       : zero;
              Value tiles = index((queries + tile - 1) / tile);
              SmallVector<Value> inits(queryDims + valueDims, f32(0.0));
@@ -885,7 +858,7 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
                      next.push_back(b.create<math::FmaOp>(loc, p, x, a));
                    return next;
                  });
-             when(less(row, index(keys)), [&] {
+             when(r.valid, [&] {
                SmallVector<Value> results(tileLoop.getResults());
                store(keyGrad, row, ArrayRef<Value>(results).take_front(queryDims),
                      qDims, scale);
