@@ -157,11 +157,6 @@ def reference(torch, arrays, causal, mode):
     return [t.grad.cpu().numpy() for t in (q, k, v)]
 
 
-def rel_error(outputs, ref):
-    return max(float(np.abs(o.astype(np.float64) - r).max() / max(np.abs(r).max(), 1e-30))
-               for o, r in zip(outputs, ref))
-
-
 def fmt_ms(seconds):
     return "-" if seconds is None else f"{seconds * 1e3:.3f}"
 
@@ -225,7 +220,7 @@ def main(argv=None):
                         problems.append(f"{system} {fn} N={n}: {e}")
                         continue
                     got = outputs[:1] if mode == "fwd" else outputs[:3]
-                    err = rel_error(got, ref)
+                    err = A.rel_error(got, ref)
                     if not err <= TOL:
                         problems.append(f"{system} {fn} N={n}: error {err:.2e} > {TOL}")
                     row[system], row[system + "_mem"], row[system + "_err"] = seconds, largest, err
