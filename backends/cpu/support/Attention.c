@@ -42,12 +42,16 @@
  * floats: the forward computes the scores transposed, st = k (c q)^T, from
  * (c q)^T packed once per 64 query rows (k is read in place), so that a
  * vector holds 16 query rows and the online softmax needs no horizontal
- * reductions; the backward packs K^T and V^T per key block; v, q, k and
- * dout are copied into rows padded to 16 floats only where their width is
- * not already a multiple of 16. The softmax is vectorized too, with its
- * own exp (Cephes' range reduction and polynomials, about 1 ulp where they
- * are used; below the smallest normal float they flush to 0, so that
- * exp(-inf) = 0, and a NaN stays NaN) instead of calls of expf.
+ * reductions, and accumulates the output transposed too, o^T += v^T P^T,
+ * with st as the B operand and v read a column at a time in place (which
+ * also makes the rescaling of o by exp(m_old - m_new) a vector product);
+ * the backward packs K^T and V^T per key block; q, k and dout are copied
+ * into rows padded to 16 floats only where their width is not already a
+ * multiple of 16. The softmax is vectorized too, with its own exp
+ * (Cephes' range reduction and polynomials, about 1 ulp where they are
+ * used; below the smallest normal float they flush to 0, so that
+ * exp(-inf) = 0, and a NaN stays NaN) instead of calls of expf; the
+ * AVX-512 instance scales by 2^n with vscalefps.
  *
  * The kernels are written once with GCC's generic vector types (16 floats)
  * and compiled twice: for AVX-512 (selected at run time when the CPU has
@@ -94,7 +98,9 @@
  * it out, as the unit tests' second copy does). */
 #if defined(__x86_64__) && !defined(KILN_ATTENTION_PORTABLE_ONLY)
 #define KILN_ATTENTION_AVX512 1
-#define KILN_AVX512_TARGET __attribute__((target("avx512f,avx512vl,fma")))
+#define KILN_AVX512_TARGET                                                     \
+  __attribute__((target("avx512f,avx512dq,avx512vl,fma")))
+#include <immintrin.h>
 #endif
 
 /* Keys per block: the forward's online-softmax step and the backward's
@@ -105,12 +111,16 @@
  * 96 KiB: every block's operands stay in L2. kDiagonalRows: a causal
  * backward's query rows on a key block's diagonal go in chunks of this
  * many, each product only as wide as the keys its last row sees (of the
- * masked pairs computed there, a quarter are left). */
+ * masked pairs computed there, a quarter are left). kScoreStride: the
+ * floats from one row of the backward's scores and dP to the next. Not
+ * kKeyBlock: the products dS^T q and P^T dout read a column of them at a
+ * time, and rows 512 bytes apart would all fall into 8 of the L1 cache's
+ * 64 sets (a third slower); 576 bytes apart they spread over all. */
 #define kLog2e 1.44269504088896341f
 #define kLn2 0.693147180559945309
 
 enum { kKeyBlock = 128, kQueryBlock = 96, kQueryRows = 64, kLanes = 16,
-       kDiagonalRows = 32 };
+       kDiagonalRows = 32, kScoreStride = kKeyBlock + 16 };
 
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
@@ -154,6 +164,15 @@ KILN_INLINE v16i vfirst(int64_t n) {
 }
 
 KILN_INLINE v16f vmax(v16f a, v16f b) { return vselect(a > b, a, b); }
+
+/* Whether every lane is 1. */
+KILN_INLINE int vallOnes(v16f x) {
+  v16i one = x == vsplat(1.0f);
+  int all = 1;
+  for (int l = 0; l < kLanes; ++l)
+    all &= one[l] != 0;
+  return all;
+}
 
 /* exp(x) for x <= 0 (Cephes expf): x = n ln2 + r, |r| <= ln2 / 2, exp(r)
  * by a degree 7 polynomial, 2^n put into the exponent field. Results below
@@ -201,6 +220,58 @@ KILN_INLINE v16f vexp2(v16f x) {
   y = y * (v16f)(((v16u)t - bias) << 23);
   return vselect(x < vsplat(-126.0f), vsplat(0.0f), y);
 }
+
+/* The softmax bodies take their exp as a parameter: the AVX-512 instance
+ * passes the functions below, the baseline vexp and vexp2. The pointer is
+ * a constant once the body is inlined, and the call is inlined too. */
+typedef v16f (*VectorFn)(v16f);
+
+#ifdef KILN_ATTENTION_AVX512
+/* The same functions with AVX-512's exponent instructions: n = round(t) by
+ * vrndscaleps, the reduced argument by vreduceps (2^x) or two FMAs (e^x),
+ * and p * 2^n by vscalefps instead of integer operations on the exponent
+ * field. The same polynomials, so the same results to an ulp; results
+ * below 2^-125 are 0 as above (vscalefps is not even evaluated for them,
+ * so that no denormal is made), and NaN stays NaN. */
+KILN_AVX512_TARGET KILN_INLINE v16f vexp2Avx512(v16f x) {
+  __m512 xv = (__m512)x;
+  __m512 n = _mm512_roundscale_ps(xv, _MM_FROUND_TO_NEAREST_INT);
+  /* x - round(x), and 0 for x = -inf (whose lane is masked below). */
+  v16f f = (v16f)_mm512_reduce_ps(xv, _MM_FROUND_TO_NEAREST_INT);
+  v16f p = vsplat(1.535336188319500E-4f);
+  p = p * f + vsplat(1.339887440266574E-3f);
+  p = p * f + vsplat(9.618437357674640E-3f);
+  p = p * f + vsplat(5.550332471162809E-2f);
+  p = p * f + vsplat(2.402264791363012E-1f);
+  p = p * f + vsplat(6.931472028550421E-1f);
+  v16f y = p * f + vsplat(1.0f);
+  /* Not below -125 (true for NaN). */
+  __mmask16 keep =
+      _mm512_cmp_ps_mask(xv, _mm512_set1_ps(-125.0f), _CMP_NLT_UQ);
+  return (v16f)_mm512_maskz_scalef_ps(keep, (__m512)y, n);
+}
+
+KILN_AVX512_TARGET KILN_INLINE v16f vexpAvx512(v16f x) {
+  /* min(88, x) returns x where x is NaN. */
+  __m512 xv = _mm512_min_ps(_mm512_set1_ps(88.0f), (__m512)x);
+  __m512 n = _mm512_roundscale_ps(
+      _mm512_mul_ps(xv, _mm512_set1_ps(1.44269504088896341f)),
+      _MM_FROUND_TO_NEAREST_INT);
+  v16f nv = (v16f)n, xc = (v16f)xv;
+  v16f r = xc - nv * vsplat(0.693359375f);
+  r = r - nv * vsplat(-2.12194440e-4f);
+  v16f p = vsplat(1.9875691500E-4f);
+  p = p * r + vsplat(1.3981999507E-3f);
+  p = p * r + vsplat(8.3334519073E-3f);
+  p = p * r + vsplat(4.1665795894E-2f);
+  p = p * r + vsplat(1.6666665459E-1f);
+  p = p * r + vsplat(5.0000001201E-1f);
+  v16f y = p * (r * r) + r + vsplat(1.0f);
+  __mmask16 keep =
+      _mm512_cmp_ps_mask(xv, _mm512_set1_ps(-86.6f), _CMP_NLT_UQ);
+  return (v16f)_mm512_maskz_scalef_ps(keep, (__m512)y, n);
+}
+#endif
 
 /*===----------------------------------------------------------------------===*
  * The matrix product: C[m x n] = (or +=) A[m x k] B[k x n], n a multiple
@@ -347,7 +418,7 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
                                     int64_t nc, float *st, int64_t ldst,
                                     MaskRows mask, int causal,
                                     float *m, float *l, float *o,
-                                    int64_t ldo) {
+                                    int64_t dv, VectorFn exp2Fn) {
   const v16f ninf = vsplat(-INFINITY);
   for (int64_t g = 0; g < ldst; g += kLanes) {
     const int64_t lanes = min64(kLanes, rows - g);
@@ -395,24 +466,20 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
      * exps are 0 either way); a NaN score was passed over by vmax, and
      * makes its exp, hence l and the row's results, NaN. */
     v16f mSub = vselect(mNew == ninf, vsplat(0.0f), mNew);
-    v16f alpha = vexp2(mOld - mSub);
+    v16f alpha = exp2Fn(mOld - mSub);
     v16f sum = vsplat(0.0f);
     for (int64_t j = 0; j < nc; ++j) {
       float *sj = st + j * ldst + g;
-      v16f p = vexp2(vload(sj) - mSub);
+      v16f p = exp2Fn(vload(sj) - mSub);
       sum += p;
       vstore(sj, p);
     }
     vstore(l + g, vload(l + g) * alpha + sum);
     vstore(m + g, mNew);
-    for (int64_t r = 0; r < lanes; ++r) {
-      if (alpha[r] == 1.0f)
-        continue;
-      float *orow = o + (g + r) * ldo;
-      v16f va = vsplat(alpha[r]);
-      for (int64_t c = 0; c < ldo; c += kLanes)
-        vstore(orow + c, vload(orow + c) * va);
-    }
+    /* o is transposed: a vector holds the same 16 rows of one column. */
+    if (!vallOnes(alpha))
+      for (int64_t c = 0; c < dv; ++c)
+        vstore(o + c * ldst + g, vload(o + c * ldst + g) * alpha);
   }
 }
 
@@ -423,7 +490,8 @@ KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
                                      int64_t nc, int64_t np, float *s,
                                      float *dp, int64_t lds, float scale,
                                      MaskRows mask, int causal,
-                                     const float *lse, const float *delta) {
+                                     const float *lse, const float *delta,
+                                     VectorFn expFn) {
   for (int64_t r = 0; r < rows; ++r) {
     float *sr = s + r * lds, *dpr = dp + r * lds;
     int64_t valid = nc;
@@ -433,7 +501,7 @@ KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
     scoreRow(sr, np, valid, scale, mrow, mask.colStride);
     v16f vl = vsplat(lse[r]), vd = vsplat(delta[r]);
     for (int64_t c = 0; c < np; c += kLanes) {
-      v16f p = vexp(vload(sr + c) - vl);
+      v16f p = expFn(vload(sr + c) - vl);
       vstore(sr + c, p);
       vstore(dpr + c, p * (vload(dpr + c) - vd));
     }
@@ -451,15 +519,14 @@ KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
 #define KILN_FWD_PARAMS                                                        \
   (int64_t rows, int64_t row0, int64_t j0, int64_t nc, float *st,              \
    int64_t ldst, MaskRows mask, int causal, float *m, float *l, float *o,      \
-   int64_t ldo)
-#define KILN_FWD_ARGS                                                          \
-  (rows, row0, j0, nc, st, ldst, mask, causal, m, l, o, ldo)
+   int64_t dv)
+#define KILN_FWD_ARGS rows, row0, j0, nc, st, ldst, mask, causal, m, l, o, dv
 #define KILN_BWD_PARAMS                                                        \
   (int64_t rows, int64_t row0, int64_t j0, int64_t nc, int64_t np, float *s,   \
    float *dp, int64_t lds, float scale, MaskRows mask, int causal,             \
    const float *lse, const float *delta)
 #define KILN_BWD_ARGS                                                          \
-  (rows, row0, j0, nc, np, s, dp, lds, scale, mask, causal, lse, delta)
+  rows, row0, j0, nc, np, s, dp, lds, scale, mask, causal, lse, delta
 
 /* The baseline's tiles: a 16-float vector is 4 registers of SSE2 (16 of
  * them) or NEON (32). Compilers split the 64-byte vectors with some
@@ -474,10 +541,10 @@ static void gemmBaseline KILN_GEMM_PARAMS {
   gemmBody(kBaselineRows, 1, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate);
 }
 static void forwardSoftmaxBaseline KILN_FWD_PARAMS {
-  forwardSoftmaxBody KILN_FWD_ARGS;
+  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2);
 }
 static void backwardSoftmaxBaseline KILN_BWD_PARAMS {
-  backwardSoftmaxBody KILN_BWD_ARGS;
+  backwardSoftmaxBody(KILN_BWD_ARGS, vexp);
 }
 
 #ifdef KILN_ATTENTION_AVX512
@@ -486,10 +553,10 @@ KILN_AVX512_TARGET static void gemmAvx512 KILN_GEMM_PARAMS {
   gemmBody(6, 4, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate);
 }
 KILN_AVX512_TARGET static void forwardSoftmaxAvx512 KILN_FWD_PARAMS {
-  forwardSoftmaxBody KILN_FWD_ARGS;
+  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2Avx512);
 }
 KILN_AVX512_TARGET static void backwardSoftmaxAvx512 KILN_BWD_PARAMS {
-  backwardSoftmaxBody KILN_BWD_ARGS;
+  backwardSoftmaxBody(KILN_BWD_ARGS, vexpAvx512);
 }
 #endif
 
@@ -503,7 +570,8 @@ static Kernels selectKernels(void) {
 #ifdef KILN_ATTENTION_AVX512
   /* libgcc (or compiler-rt) fills in the CPU model before constructors
    * run, the OS's support of the zmm state included. */
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))
+  if (__builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
     return (Kernels){gemmAvx512, forwardSoftmaxAvx512, backwardSoftmaxAvx512};
 #endif
 
@@ -578,15 +646,13 @@ static void packTransposed(const float *x, int64_t w, int64_t j0, int64_t n,
     for (int64_t j = n; j < ldt; ++j)
       td[j] = 0.0f;
   }
-  /* Blocks of 16 rows, so that the writes of one row of t stay in a cache
-   * line while the reads walk rows of x. */
-  for (int64_t jb = 0; jb < n; jb += 16) {
-    int64_t je = min64(n, jb + 16);
-    for (int64_t d = 0; d < w; ++d) {
-      float *td = t + d * ldt;
-      for (int64_t j = jb; j < je; ++j)
-        td[j] = scale * x[(j0 + j) * w + d];
-    }
+  /* Row by row of x: its reads are sequential, which the hardware
+   * prefetches (x is usually not in the cache yet), while the writes go to
+   * w lines of t that stay in L1. */
+  for (int64_t j = 0; j < n; ++j) {
+    const float *xj = x + (j0 + j) * w;
+    for (int64_t d = 0; d < w; ++d)
+      t[d * ldt + j] = scale * xj[d];
   }
 }
 
@@ -620,32 +686,17 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
   out += batch * nq * dv;
   lse += batch * nq;
 
-  /* Keys any row of the tile can see. */
-  const int64_t keys = pr.causal ? min64(nk, i1) : nk;
-  const int64_t dvp = roundUp16(dv);
   const int64_t rowsMax = min64(kQueryRows, i1 - i0), ldst = roundUp16(rowsMax);
-  const int padV = dvp != dv;
-
   int64_t qtFloats = d * ldst;
-  int64_t vFloats = padV ? keys * dvp : 0;
   int64_t stFloats = kKeyBlock * ldst;
-  int64_t oFloats = rowsMax * dvp;
-  float *scratch = allocateScratch(
-      qtFloats + vFloats + stFloats + oFloats + 2 * ldst, "forward");
+  int64_t oFloats = dv * ldst;
+  float *scratch =
+      allocateScratch(qtFloats + stFloats + oFloats + 2 * ldst, "forward");
   float *qt = scratch;
-  float *vp = qt + qtFloats;
-  float *st = vp + vFloats;
+  float *st = qt + qtFloats;
   float *o = st + stFloats;
   float *m = o + oFloats;
   float *l = m + ldst;
-
-  const float *vb = v;
-  int64_t ldv = dv;
-  if (padV) {
-    packPadded(v, keys, dv, vp, dvp);
-    vb = vp;
-    ldv = dvp;
-  }
 
   for (int64_t r0 = i0; r0 < i1; r0 += kQueryRows) {
     const int64_t r1 = min64(i1, r0 + kQueryRows), rows = r1 - r0;
@@ -654,7 +705,7 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
      * the scores in base 2. */
     const int64_t ldq = roundUp16(rows);
     packTransposed(q, d, r0, rows, qt, ldq, pr.scale * kLog2e);
-    memset(o, 0, (size_t)(rows * dvp) * sizeof(float));
+    memset(o, 0, (size_t)(dv * ldq) * sizeof(float));
     for (int64_t r = 0; r < ldq; ++r) {
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -666,9 +717,9 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
       if (mr.base)
         mr.base += r0 * mr.rowStride + j0 * mr.colStride;
       kern.forwardSoftmax(rows, r0, j0, nc, st, ldq, mr, pr.causal, m, l, o,
-                          dvp);
-      /* o += P v, with P(i, j) at st[j * ldq + i]. */
-      kern.gemm(rows, dvp, nc, st, 1, ldq, vb + j0 * ldv, ldv, o, dvp, 1);
+                          dv);
+      /* o^T += v^T P^T: P^T is st, v^T is v read a column at a time. */
+      kern.gemm(dv, ldq, nc, v + j0 * dv, 1, dv, st, ldq, o, ldq, 1);
     }
     for (int64_t r = 0; r < rows; ++r) {
       float *orow = out + (r0 + r) * dv;
@@ -681,7 +732,7 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
       }
       float inv = 1.0f / l[r];
       for (int64_t c = 0; c < dv; ++c)
-        orow[c] = o[r * dvp + c] * inv;
+        orow[c] = o[c * ldq + r] * inv;
       /* Back from base 2. */
       lse[r0 + r] = (float)(((double)m[r] + log2((double)l[r])) * kLn2);
     }
@@ -718,7 +769,7 @@ KILN_HIDDEN void kiln_attention_f32_backward(
   int64_t dqFloats = nq * dp16;
   int64_t deltaFloats = roundUp16(nq);
   int64_t ktFloats = d * kKeyBlock, vtFloats = dvDim * kKeyBlock;
-  int64_t blockFloats = kQueryBlock * kKeyBlock;
+  int64_t blockFloats = kQueryBlock * kScoreStride;
   int64_t dkFloats = kKeyBlock * dp16, dvFloats = kKeyBlock * dvp;
   float *scratch = allocateScratch(qFloats + kFloats + doFloats + dqFloats +
                                        deltaFloats + ktFloats + vtFloats +
@@ -776,21 +827,21 @@ KILN_HIDDEN void kiln_attention_f32_backward(
         seen = min64(nc, i0 + rows - j0);
       }
       const int64_t sp = roundUp16(seen);
-      kern.gemm(rows, sp, d, q + i0 * d, d, 1, kt, kKeyBlock, s, kKeyBlock,
+      kern.gemm(rows, sp, d, q + i0 * d, d, 1, kt, kKeyBlock, s, kScoreStride,
                 0);
       kern.gemm(rows, sp, dvDim, dout + i0 * dvDim, dvDim, 1, vt, kKeyBlock,
-                dpBuf, kKeyBlock, 0);
+                dpBuf, kScoreStride, 0);
       MaskRows mr = pr.mask;
       if (mr.base)
         mr.base += i0 * mr.rowStride + j0 * mr.colStride;
-      kern.backwardSoftmax(rows, i0, j0, seen, sp, s, dpBuf, kKeyBlock,
+      kern.backwardSoftmax(rows, i0, j0, seen, sp, s, dpBuf, kScoreStride,
                            pr.scale, mr, pr.causal, lse + i0, delta + i0);
       /* dV += P^T dout, dK += dS^T q (scaled at the end), dQ += dS k. */
-      kern.gemm(seen, dvp, rows, s, 1, kKeyBlock, dob + i0 * lddo, lddo,
+      kern.gemm(seen, dvp, rows, s, 1, kScoreStride, dob + i0 * lddo, lddo,
                 dvAcc, dvp, 1);
-      kern.gemm(seen, dp16, rows, dpBuf, 1, kKeyBlock, qb + i0 * ldqk, ldqk,
+      kern.gemm(seen, dp16, rows, dpBuf, 1, kScoreStride, qb + i0 * ldqk, ldqk,
                 dkAcc, dp16, 1);
-      kern.gemm(rows, dp16, seen, dpBuf, kKeyBlock, 1, kb + j0 * ldqk, ldqk,
+      kern.gemm(rows, dp16, seen, dpBuf, kScoreStride, 1, kb + j0 * ldqk, ldqk,
                 dqAcc + i0 * dp16, dp16, 1);
     }
     for (int64_t j = 0; j < nc; ++j) {

@@ -465,6 +465,49 @@ TEST(AttentionKernel, LargeScoresRescale) {
   check(p, true, 2e-5);
 }
 
+TEST(AttentionKernel, NaNScoresPropagate) {
+  // Key 150 (in the second key block) has a NaN: one NaN score in every
+  // row, among finite ones, which the softmax must not pass over. Query
+  // row 70 (of the second 64-row sub-tile, beside finite rows in the same
+  // vectors) has one too: all of its scores are NaN.
+  Problem p = shape({1}, 100, 300, 64, 64, 100, false);
+  fill(p, 18);
+  Problem clean = p;
+  p.k[150 * 64 + 5] = NAN;
+  Problem rowNaN = clean;
+  rowNaN.q[70 * 64 + 5] = NAN;
+  for (const Kernels *kern : {&kBuilt, &kPortable}) {
+    SCOPED_TRACE(kern->name);
+    Outputs want = runForward(*kern, clean);
+    Outputs got = runForward(*kern, p);
+    for (float x : got.out)
+      EXPECT_TRUE(std::isnan(x));
+    for (float x : got.lse)
+      EXPECT_TRUE(std::isnan(x));
+    // The backward with the clean forward's results: the NaN reaches dq
+    // through every row's dS, dk and dv only in row 150.
+    got.out = want.out;
+    got.lse = want.lse;
+    runBackward(*kern, p, got);
+    for (int64_t i = 0; i < 100; ++i)
+      EXPECT_TRUE(std::isnan(got.dq[i * 64])) << "dq row " << i;
+    for (int64_t j = 0; j < 300; ++j) {
+      EXPECT_EQ(std::isnan(got.dk[j * 64]), j == 150) << "dk row " << j;
+      EXPECT_EQ(std::isnan(got.dv[j * 64]), j == 150) << "dv row " << j;
+    }
+
+    got = runForward(*kern, rowNaN);
+    for (int64_t i = 0; i < 100; ++i) {
+      EXPECT_EQ(std::isnan(got.lse[i]), i == 70) << "row " << i;
+      for (int64_t c = 0; c < 64; ++c)
+        if (i == 70)
+          EXPECT_TRUE(std::isnan(got.out[i * 64 + c]));
+        else
+          EXPECT_EQ(got.out[i * 64 + c], want.out[i * 64 + c]);
+    }
+  }
+}
+
 TEST(AttentionKernel, NoKeys) {
   Problem p = shape({2}, 6, 0, 5, 4, 4, false);
   fill(p, 16);
