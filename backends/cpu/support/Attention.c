@@ -8,7 +8,7 @@
  *
  * Forward (one call: one batch entry, one tile of query rows). The scores
  * S = scale * q k^T + mask are never held for all keys: the keys are taken
- * a block of kKeyBlock at a time, and every query row keeps a running
+ * a block of kForwardKeys at a time, and every query row keeps a running
  * maximum m, a running sum l of exp(S - m) and an unnormalized output
  * accumulator O (the "online softmax"). When a block raises a row's maximum
  * the row's l and O are rescaled by exp(m_old - m_new) first. At the end
@@ -103,11 +103,13 @@
 #include <immintrin.h>
 #endif
 
-/* Keys per block: the forward's online-softmax step and the backward's
- * outer loop. kQueryRows: the forward's sub-tile of a (possibly large)
- * query tile; kQueryBlock: the backward's inner loop. With D = Dv = 64 the
- * forward's transposed scores of a block are 32 KiB and its rows of V as
- * much; the backward's K^T and V^T blocks are 64 KiB and its scores and dP
+/* Keys per block: kForwardKeys the forward's online-softmax step,
+ * kKeyBlock the backward's outer loop. kQueryRows: the forward's sub-tile
+ * of a (possibly large) query tile; kQueryBlock: the backward's inner
+ * loop. With D = Dv = 64 the forward's transposed scores of a block are
+ * 16 KiB, which o^T += v^T P^T reads for each 6 columns of v: they stay in
+ * L1 beside those columns (with 128 keys they did not quite, 3% slower);
+ * the backward's K^T and V^T blocks are 64 KiB and its scores and dP
  * 96 KiB: every block's operands stay in L2. kDiagonalRows: a causal
  * backward's query rows on a key block's diagonal go in chunks of this
  * many, each product only as wide as the keys its last row sees (of the
@@ -119,8 +121,8 @@
 #define kLog2e 1.44269504088896341f
 #define kLn2 0.693147180559945309
 
-enum { kKeyBlock = 128, kQueryBlock = 96, kQueryRows = 64, kLanes = 16,
-       kDiagonalRows = 32, kScoreStride = kKeyBlock + 16 };
+enum { kForwardKeys = 64, kKeyBlock = 128, kQueryBlock = 96, kQueryRows = 64,
+       kLanes = 16, kDiagonalRows = 32, kScoreStride = kKeyBlock + 16 };
 
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
@@ -164,15 +166,6 @@ KILN_INLINE v16i vfirst(int64_t n) {
 }
 
 KILN_INLINE v16f vmax(v16f a, v16f b) { return vselect(a > b, a, b); }
-
-/* Whether every lane is 1. */
-KILN_INLINE int vallOnes(v16f x) {
-  v16i one = x == vsplat(1.0f);
-  int all = 1;
-  for (int l = 0; l < kLanes; ++l)
-    all &= one[l] != 0;
-  return all;
-}
 
 /* exp(x) for x <= 0 (Cephes expf): x = n ln2 + r, |r| <= ln2 / 2, exp(r)
  * by a degree 7 polynomial, 2^n put into the exponent field. Results below
@@ -275,7 +268,12 @@ KILN_AVX512_TARGET KILN_INLINE v16f vexpAvx512(v16f x) {
 
 /*===----------------------------------------------------------------------===*
  * The matrix product: C[m x n] = (or +=) A[m x k] B[k x n], n a multiple
- * of 16, A(i, p) = a[i * rs + p * ks], B row p at b + p * ldb.
+ * of 16, A(i, p) = a[i * rs + p * ks], B row p at b + p * ldb. Two column
+ * operations ride along where the forward needs them, in the tiles'
+ * prologue and epilogue rather than in passes of their own: with cs,
+ * accumulate into C with column j scaled by cs[j] (the forward's rescaling
+ * of o^T when a block raises the rows' maxima), and with cm, cm[j] =
+ * max(cm[j], max_i C(i, j)) (the block's maxima of the scores).
  *===----------------------------------------------------------------------===*/
 
 /* One tile of mr rows by nv vectors; mr and nv are constants after
@@ -283,11 +281,17 @@ KILN_AVX512_TARGET KILN_INLINE v16f vexpAvx512(v16f x) {
 KILN_INLINE void microTile(const int mr, const int nv, int64_t k,
                            const float *a, int64_t rs, int64_t ks,
                            const float *b, int64_t ldb, float *c, int64_t ldc,
-                           int accumulate) {
+                           int accumulate, const float *cs, float *cm) {
   v16f acc[6][4];
   for (int i = 0; i < mr; ++i)
     for (int j = 0; j < nv; ++j)
       acc[i][j] = accumulate ? vload(c + i * ldc + j * kLanes) : vsplat(0.0f);
+  if (cs)
+    for (int j = 0; j < nv; ++j) {
+      v16f scale = vload(cs + j * kLanes);
+      for (int i = 0; i < mr; ++i)
+        acc[i][j] *= scale;
+    }
   for (int64_t p = 0; p < k; ++p) {
     const float *bp = b + p * ldb;
     const float *ap = a + p * ks;
@@ -303,6 +307,14 @@ KILN_INLINE void microTile(const int mr, const int nv, int64_t k,
   for (int i = 0; i < mr; ++i)
     for (int j = 0; j < nv; ++j)
       vstore(c + i * ldc + j * kLanes, acc[i][j]);
+  if (cm)
+    for (int j = 0; j < nv; ++j) {
+      /* As the softmax's maxima: a NaN is passed over. */
+      v16f mx = vload(cm + j * kLanes);
+      for (int i = 0; i < mr; ++i)
+        mx = vmax(acc[i][j], mx);
+      vstore(cm + j * kLanes, mx);
+    }
 }
 
 /* All m rows against one panel of nv vectors (B's panel is reused from L1
@@ -310,34 +322,34 @@ KILN_INLINE void microTile(const int mr, const int nv, int64_t k,
 KILN_INLINE void gemmPanel(const int mr, const int nv, int64_t m, int64_t k,
                            const float *a, int64_t rs, int64_t ks,
                            const float *b, int64_t ldb, float *c, int64_t ldc,
-                           int accumulate) {
+                           int accumulate, const float *cs, float *cm) {
   int64_t i = 0;
   for (; i + mr <= m; i += mr)
     microTile(mr, nv, k, a + i * rs, rs, ks, b, ldb, c + i * ldc, ldc,
-              accumulate);
+              accumulate, cs, cm);
   const float *ai = a + i * rs;
   float *ci = c + i * ldc;
   /* m - i < mr: the tiles from mr rows up are not even instantiated. */
   switch (m - i) {
   case 5:
     if (mr > 5)
-      microTile(5, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+      microTile(5, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   case 4:
     if (mr > 4)
-      microTile(4, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+      microTile(4, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   case 3:
     if (mr > 3)
-      microTile(3, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+      microTile(3, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   case 2:
     if (mr > 2)
-      microTile(2, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+      microTile(2, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   case 1:
     if (mr > 1)
-      microTile(1, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate);
+      microTile(1, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   default:
     break;
@@ -349,27 +361,33 @@ KILN_INLINE void gemmPanel(const int mr, const int nv, int64_t m, int64_t k,
 KILN_INLINE void gemmBody(const int mr, const int nv, int64_t m, int64_t n,
                           int64_t k, const float *a, int64_t rs, int64_t ks,
                           const float *b, int64_t ldb, float *c, int64_t ldc,
-                          int accumulate) {
+                          int accumulate, const float *cs, float *cm) {
   for (int64_t j = 0; j < n; j += nv * kLanes) {
     const float *bj = b + j;
     float *cj = c + j;
+    const float *csj = cs ? cs + j : NULL;
+    float *cmj = cm ? cm + j : NULL;
     int64_t left = (n - j) / kLanes;
     /* As above, only the panels of at most nv vectors are instantiated. */
     switch (left < nv ? left : nv) {
     case 1:
-      gemmPanel(mr, 1, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate);
+      gemmPanel(mr, 1, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate, csj,
+                  cmj);
       break;
     case 2:
       if (nv >= 2)
-        gemmPanel(mr, 2, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate);
+        gemmPanel(mr, 2, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate, csj,
+                  cmj);
       break;
     case 3:
       if (nv >= 3)
-        gemmPanel(mr, 3, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate);
+        gemmPanel(mr, 3, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate, csj,
+                  cmj);
       break;
     default:
       if (nv >= 4)
-        gemmPanel(mr, 4, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate);
+        gemmPanel(mr, 4, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate, csj,
+                  cmj);
       break;
     }
   }
@@ -412,13 +430,16 @@ KILN_INLINE void scoreRow(float *s, int64_t np, int64_t valid, float scale,
  * (key j's scores of query rows [0, rows) at st + j * ldst; ldst a multiple
  * of 16). Laid out so, a vector holds 16 query rows and the running
  * maxima and sums of the online softmax take only vertical operations. The
- * raw products k q^T become P = exp(S - m_new), and m, l and the rows of
- * the accumulator o are brought up to date. */
+ * raw products k q^T become P = exp(S - m_new), m and l are brought up to
+ * date, and alpha = exp(m_old - m_new) is left for the product that
+ * rescales and updates o^T. blockMax: the products' maxima over the block
+ * (the first product's column maxima), which are the scores' where no
+ * mask or diagonal applies. */
 KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
                                     int64_t nc, float *st, int64_t ldst,
                                     MaskRows mask, int causal,
-                                    float *m, float *l, float *o,
-                                    int64_t dv, VectorFn exp2Fn) {
+                                    const float *blockMax, float *m,
+                                    float *l, float *alpha, VectorFn exp2Fn) {
   const v16f ninf = vsplat(-INFINITY);
   for (int64_t g = 0; g < ldst; g += kLanes) {
     const int64_t lanes = min64(kLanes, rows - g);
@@ -428,18 +449,7 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
      * products are the scores already (q was scaled when it was packed). */
     const int64_t diagonal = row0 + g - j0;
     if (!mg && (!causal || diagonal >= nc - 1)) {
-      /* Four chains, so that the loop is not bound by vmax's latency. */
-      v16f m1 = mNew, m2 = mNew, m3 = mNew;
-      int64_t j = 0;
-      for (; j + 4 <= nc; j += 4) {
-        mNew = vmax(vload(st + j * ldst + g), mNew);
-        m1 = vmax(vload(st + (j + 1) * ldst + g), m1);
-        m2 = vmax(vload(st + (j + 2) * ldst + g), m2);
-        m3 = vmax(vload(st + (j + 3) * ldst + g), m3);
-      }
-      for (; j < nc; ++j)
-        mNew = vmax(vload(st + j * ldst + g), mNew);
-      mNew = vmax(vmax(mNew, m1), vmax(m2, m3));
+      mNew = vmax(vload(blockMax + g), mNew);
     } else {
       for (int64_t j = 0; j < nc; ++j) {
         float *sj = st + j * ldst + g;
@@ -466,7 +476,7 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
      * exps are 0 either way); a NaN score was passed over by vmax, and
      * makes its exp, hence l and the row's results, NaN. */
     v16f mSub = vselect(mNew == ninf, vsplat(0.0f), mNew);
-    v16f alpha = exp2Fn(mOld - mSub);
+    v16f scale = exp2Fn(mOld - mSub);
     v16f sum = vsplat(0.0f);
     for (int64_t j = 0; j < nc; ++j) {
       float *sj = st + j * ldst + g;
@@ -474,12 +484,9 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
       sum += p;
       vstore(sj, p);
     }
-    vstore(l + g, vload(l + g) * alpha + sum);
+    vstore(l + g, vload(l + g) * scale + sum);
     vstore(m + g, mNew);
-    /* o is transposed: a vector holds the same 16 rows of one column. */
-    if (!vallOnes(alpha))
-      for (int64_t c = 0; c < dv; ++c)
-        vstore(o + c * ldst + g, vload(o + c * ldst + g) * alpha);
+    vstore(alpha + g, scale);
   }
 }
 
@@ -514,13 +521,14 @@ KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
 
 #define KILN_GEMM_PARAMS                                                       \
   (int64_t m, int64_t n, int64_t k, const float *a, int64_t rs, int64_t ks,    \
-   const float *b, int64_t ldb, float *c, int64_t ldc, int accumulate)
-#define KILN_GEMM_ARGS (m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate)
+   const float *b, int64_t ldb, float *c, int64_t ldc, int accumulate,        \
+   const float *cs, float *cm)
 #define KILN_FWD_PARAMS                                                        \
   (int64_t rows, int64_t row0, int64_t j0, int64_t nc, float *st,              \
-   int64_t ldst, MaskRows mask, int causal, float *m, float *l, float *o,      \
-   int64_t dv)
-#define KILN_FWD_ARGS rows, row0, j0, nc, st, ldst, mask, causal, m, l, o, dv
+   int64_t ldst, MaskRows mask, int causal, const float *blockMax, float *m,   \
+   float *l, float *alpha)
+#define KILN_FWD_ARGS                                                          \
+  rows, row0, j0, nc, st, ldst, mask, causal, blockMax, m, l, alpha
 #define KILN_BWD_PARAMS                                                        \
   (int64_t rows, int64_t row0, int64_t j0, int64_t nc, int64_t np, float *s,   \
    float *dp, int64_t lds, float scale, MaskRows mask, int causal,             \
@@ -538,7 +546,8 @@ enum { kBaselineRows = 2 };
 enum { kBaselineRows = 5 };
 #endif
 static void gemmBaseline KILN_GEMM_PARAMS {
-  gemmBody(kBaselineRows, 1, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate);
+  gemmBody(kBaselineRows, 1, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate,
+           cs, cm);
 }
 static void forwardSoftmaxBaseline KILN_FWD_PARAMS {
   forwardSoftmaxBody(KILN_FWD_ARGS, vexp2);
@@ -550,7 +559,7 @@ static void backwardSoftmaxBaseline KILN_BWD_PARAMS {
 #ifdef KILN_ATTENTION_AVX512
 /* 6 x 64 floats: 24 of AVX-512's 32 registers accumulate. */
 KILN_AVX512_TARGET static void gemmAvx512 KILN_GEMM_PARAMS {
-  gemmBody(6, 4, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate);
+  gemmBody(6, 4, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate, cs, cm);
 }
 KILN_AVX512_TARGET static void forwardSoftmaxAvx512 KILN_FWD_PARAMS {
   forwardSoftmaxBody(KILN_FWD_ARGS, vexp2Avx512);
@@ -688,15 +697,17 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
 
   const int64_t rowsMax = min64(kQueryRows, i1 - i0), ldst = roundUp16(rowsMax);
   int64_t qtFloats = d * ldst;
-  int64_t stFloats = kKeyBlock * ldst;
+  int64_t stFloats = kForwardKeys * ldst;
   int64_t oFloats = dv * ldst;
   float *scratch =
-      allocateScratch(qtFloats + stFloats + oFloats + 2 * ldst, "forward");
+      allocateScratch(qtFloats + stFloats + oFloats + 4 * ldst, "forward");
   float *qt = scratch;
   float *st = qt + qtFloats;
   float *o = st + stFloats;
   float *m = o + oFloats;
   float *l = m + ldst;
+  float *blockMax = l + ldst;
+  float *alpha = blockMax + ldst;
 
   for (int64_t r0 = i0; r0 < i1; r0 += kQueryRows) {
     const int64_t r1 = min64(i1, r0 + kQueryRows), rows = r1 - r0;
@@ -710,16 +721,21 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    for (int64_t j0 = 0; j0 < rowKeys; j0 += kKeyBlock) {
-      const int64_t nc = min64(kKeyBlock, rowKeys - j0);
-      kern.gemm(nc, ldq, d, k + j0 * d, d, 1, qt, ldq, st, ldq, 0);
+    for (int64_t j0 = 0; j0 < rowKeys; j0 += kForwardKeys) {
+      const int64_t nc = min64(kForwardKeys, rowKeys - j0);
+      for (int64_t r = 0; r < ldq; ++r)
+        blockMax[r] = -INFINITY;
+      kern.gemm(nc, ldq, d, k + j0 * d, d, 1, qt, ldq, st, ldq, 0, NULL,
+                blockMax);
       MaskRows mr = pr.mask;
       if (mr.base)
         mr.base += r0 * mr.rowStride + j0 * mr.colStride;
-      kern.forwardSoftmax(rows, r0, j0, nc, st, ldq, mr, pr.causal, m, l, o,
-                          dv);
-      /* o^T += v^T P^T: P^T is st, v^T is v read a column at a time. */
-      kern.gemm(dv, ldq, nc, v + j0 * dv, 1, dv, st, ldq, o, ldq, 1);
+      kern.forwardSoftmax(rows, r0, j0, nc, st, ldq, mr, pr.causal, blockMax,
+                          m, l, alpha);
+      /* o^T = o^T alpha + v^T P^T: P^T is st, v^T is v read a column at a
+       * time. */
+      kern.gemm(dv, ldq, nc, v + j0 * dv, 1, dv, st, ldq, o, ldq, 1, alpha,
+                NULL);
     }
     for (int64_t r = 0; r < rows; ++r) {
       float *orow = out + (r0 + r) * dv;
@@ -828,9 +844,9 @@ KILN_HIDDEN void kiln_attention_f32_backward(
       }
       const int64_t sp = roundUp16(seen);
       kern.gemm(rows, sp, d, q + i0 * d, d, 1, kt, kKeyBlock, s, kScoreStride,
-                0);
+                0, NULL, NULL);
       kern.gemm(rows, sp, dvDim, dout + i0 * dvDim, dvDim, 1, vt, kKeyBlock,
-                dpBuf, kScoreStride, 0);
+                dpBuf, kScoreStride, 0, NULL, NULL);
       MaskRows mr = pr.mask;
       if (mr.base)
         mr.base += i0 * mr.rowStride + j0 * mr.colStride;
@@ -838,11 +854,11 @@ KILN_HIDDEN void kiln_attention_f32_backward(
                            pr.scale, mr, pr.causal, lse + i0, delta + i0);
       /* dV += P^T dout, dK += dS^T q (scaled at the end), dQ += dS k. */
       kern.gemm(seen, dvp, rows, s, 1, kScoreStride, dob + i0 * lddo, lddo,
-                dvAcc, dvp, 1);
+                dvAcc, dvp, 1, NULL, NULL);
       kern.gemm(seen, dp16, rows, dpBuf, 1, kScoreStride, qb + i0 * ldqk, ldqk,
-                dkAcc, dp16, 1);
+                dkAcc, dp16, 1, NULL, NULL);
       kern.gemm(rows, dp16, seen, dpBuf, kScoreStride, 1, kb + j0 * ldqk, ldqk,
-                dqAcc + i0 * dp16, dp16, 1);
+                dqAcc + i0 * dp16, dp16, 1, NULL, NULL);
     }
     for (int64_t j = 0; j < nc; ++j) {
       for (int64_t c = 0; c < d; ++c)
