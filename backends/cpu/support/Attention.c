@@ -516,6 +516,64 @@ KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
 }
 
 /*===----------------------------------------------------------------------===*
+ * Transposition: the forward's (c q)^T and its output, the backward's K^T
+ * and V^T.
+ *===----------------------------------------------------------------------===*/
+
+/* a0 b0 a1 b1 ... a7 b7, and a8 b8 ... a15 b15. */
+KILN_INLINE v16f vzipLow(v16f a, v16f b) {
+  return __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5,
+                                 21, 6, 22, 7, 23);
+}
+KILN_INLINE v16f vzipHigh(v16f a, v16f b) {
+  return __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28,
+                                 13, 29, 14, 30, 15, 31);
+}
+
+/* r[16 x 16] transposed in place: four rounds of the perfect shuffle
+ * (rows 2i and 2i + 1 of a round interleave rows i and i + 8 of the last),
+ * 64 two-vector permutes for 256 floats. */
+KILN_INLINE void vtranspose(v16f r[kLanes]) {
+  for (int round = 0; round < 4; ++round) {
+    v16f t[kLanes];
+    for (int i = 0; i < kLanes / 2; ++i) {
+      t[2 * i] = vzipLow(r[i], r[i + kLanes / 2]);
+      t[2 * i + 1] = vzipHigh(r[i], r[i + kLanes / 2]);
+    }
+    for (int i = 0; i < kLanes; ++i)
+      r[i] = t[i];
+  }
+}
+
+/* t[c][r] = scale * x[r][c] * (cs ? cs[c] : 1) for r < rows, c < cols:
+ * blocks of 16 x 16 in registers, the edges a float at a time. */
+KILN_INLINE void transposeBody(const float *x, int64_t ldx, int64_t rows,
+                               int64_t cols, float *t, int64_t ldt,
+                               float scale, const float *cs) {
+  int64_t r0 = 0;
+  for (; r0 + kLanes <= rows; r0 += kLanes) {
+    int64_t c0 = 0;
+    for (; c0 + kLanes <= cols; c0 += kLanes) {
+      v16f v[kLanes];
+      v16f f = vsplat(scale);
+      if (cs)
+        f *= vload(cs + c0);
+      for (int i = 0; i < kLanes; ++i)
+        v[i] = vload(x + (r0 + i) * ldx + c0) * f;
+      vtranspose(v);
+      for (int i = 0; i < kLanes; ++i)
+        vstore(t + (c0 + i) * ldt + r0, v[i]);
+    }
+    for (int64_t r = r0; r < r0 + kLanes; ++r)
+      for (int64_t c = c0; c < cols; ++c)
+        t[c * ldt + r] = scale * x[r * ldx + c] * (cs ? cs[c] : 1.0f);
+  }
+  for (int64_t r = r0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      t[c * ldt + r] = scale * x[r * ldx + c] * (cs ? cs[c] : 1.0f);
+}
+
+/*===----------------------------------------------------------------------===*
  * The two instances of each kernel, and the choice between them.
  *===----------------------------------------------------------------------===*/
 
@@ -529,6 +587,10 @@ KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
    float *l, float *alpha)
 #define KILN_FWD_ARGS                                                          \
   rows, row0, j0, nc, st, ldst, mask, causal, blockMax, m, l, alpha
+#define KILN_TRANSPOSE_PARAMS                                                  \
+  (const float *x, int64_t ldx, int64_t rows, int64_t cols, float *t,          \
+   int64_t ldt, float scale, const float *cs)
+#define KILN_TRANSPOSE_ARGS (x, ldx, rows, cols, t, ldt, scale, cs)
 #define KILN_BWD_PARAMS                                                        \
   (int64_t rows, int64_t row0, int64_t j0, int64_t nc, int64_t np, float *s,   \
    float *dp, int64_t lds, float scale, MaskRows mask, int causal,             \
@@ -555,6 +617,9 @@ static void forwardSoftmaxBaseline KILN_FWD_PARAMS {
 static void backwardSoftmaxBaseline KILN_BWD_PARAMS {
   backwardSoftmaxBody(KILN_BWD_ARGS, vexp);
 }
+static void transposeBaseline KILN_TRANSPOSE_PARAMS {
+  transposeBody KILN_TRANSPOSE_ARGS;
+}
 
 #ifdef KILN_ATTENTION_AVX512
 /* 6 x 64 floats: 24 of AVX-512's 32 registers accumulate. */
@@ -567,12 +632,16 @@ KILN_AVX512_TARGET static void forwardSoftmaxAvx512 KILN_FWD_PARAMS {
 KILN_AVX512_TARGET static void backwardSoftmaxAvx512 KILN_BWD_PARAMS {
   backwardSoftmaxBody(KILN_BWD_ARGS, vexpAvx512);
 }
+KILN_AVX512_TARGET static void transposeAvx512 KILN_TRANSPOSE_PARAMS {
+  transposeBody KILN_TRANSPOSE_ARGS;
+}
 #endif
 
 typedef struct Kernels {
   void (*gemm) KILN_GEMM_PARAMS;
   void (*forwardSoftmax) KILN_FWD_PARAMS;
   void (*backwardSoftmax) KILN_BWD_PARAMS;
+  void (*transpose) KILN_TRANSPOSE_PARAMS;
 } Kernels;
 
 static Kernels selectKernels(void) {
@@ -581,11 +650,12 @@ static Kernels selectKernels(void) {
    * run, the OS's support of the zmm state included. */
   if (__builtin_cpu_supports("avx512f") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
-    return (Kernels){gemmAvx512, forwardSoftmaxAvx512, backwardSoftmaxAvx512};
+    return (Kernels){gemmAvx512, forwardSoftmaxAvx512, backwardSoftmaxAvx512,
+                     transposeAvx512};
 #endif
 
   return (Kernels){gemmBaseline, forwardSoftmaxBaseline,
-                   backwardSoftmaxBaseline};
+                   backwardSoftmaxBaseline, transposeBaseline};
 }
 
 /*===----------------------------------------------------------------------===*
@@ -593,7 +663,7 @@ static Kernels selectKernels(void) {
  *===----------------------------------------------------------------------===*/
 
 typedef struct Problem {
-  int64_t nq, nk, d, dv, tile;
+  int64_t batch, nq, nk, d, dv, tile;
   int causal;
   float scale;
   /* The mask of this batch entry: its first entry and row, column strides
@@ -604,6 +674,7 @@ typedef struct Problem {
 static Problem readDescriptor(const int64_t *desc, const float *mask,
                               int64_t batch) {
   Problem p;
+  p.batch = desc[KILN_ATTENTION_BATCH];
   p.nq = desc[KILN_ATTENTION_QUERIES];
   p.nk = desc[KILN_ATTENTION_KEYS];
   p.d = desc[KILN_ATTENTION_HEAD_DIM];
@@ -648,21 +719,26 @@ static float *allocateScratch(int64_t floats, const char *what) {
 
 /* Rows [j0, j0 + n) of x [*, w] transposed into t [w][ldt] and multiplied
  * by `scale`, columns [n, ldt) zero. */
-static void packTransposed(const float *x, int64_t w, int64_t j0, int64_t n,
-                           float *t, int64_t ldt, float scale) {
+static void packTransposed(const Kernels *kern, const float *x, int64_t w,
+                           int64_t j0, int64_t n, float *t, int64_t ldt,
+                           float scale) {
   for (int64_t d = 0; d < w; ++d) {
     float *td = t + d * ldt;
     for (int64_t j = n; j < ldt; ++j)
       td[j] = 0.0f;
   }
-  /* Row by row of x: its reads are sequential, which the hardware
-   * prefetches (x is usually not in the cache yet), while the writes go to
-   * w lines of t that stay in L1. */
-  for (int64_t j = 0; j < n; ++j) {
-    const float *xj = x + (j0 + j) * w;
-    for (int64_t d = 0; d < w; ++d)
-      t[d * ldt + j] = scale * xj[d];
-  }
+  kern->transpose(x + j0 * w, w, n, w, t, ldt, scale, NULL);
+}
+
+/* Share `part` of `parts` of the cache lines of [p, p + bytes), asked for
+ * ahead of their use. */
+static void prefetchShare(const void *p, int64_t bytes, int64_t part,
+                          int64_t parts) {
+  const int64_t lines = (bytes + 63) / 64;
+  const char *base = (const char *)p;
+  for (int64_t i = lines * part / parts, e = lines * (part + 1) / parts; i < e;
+       ++i)
+    __builtin_prefetch(base + i * 64, 0, 3);
 }
 
 /* x [rows, w] into rows of ldp >= w floats, the padding zero. */
@@ -715,14 +791,25 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
     /* (scale log2(e) q)^T of the rows: the B operand of st = k (...)^T,
      * the scores in base 2. */
     const int64_t ldq = roundUp16(rows);
-    packTransposed(q, d, r0, rows, qt, ldq, pr.scale * kLog2e);
+    packTransposed(&kern, q, d, r0, rows, qt, ldq, pr.scale * kLog2e);
     memset(o, 0, (size_t)(dv * ldq) * sizeof(float));
     for (int64_t r = 0; r < ldq; ++r) {
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
+    /* The rows of out this sub-tile writes at the end, and the rows of q
+     * the next one packs (in this call or the next, and in the next batch
+     * entry after the last): a share of them per key block. Both are
+     * usually in no cache yet, and on a miss at their time the transposes
+     * would wait for memory. */
+    const int64_t blocks = (rowKeys + kForwardKeys - 1) / kForwardKeys;
+    const int64_t nextRows = min64(kQueryRows, (pr.batch - batch) * nq - r1);
     for (int64_t j0 = 0; j0 < rowKeys; j0 += kForwardKeys) {
       const int64_t nc = min64(kForwardKeys, rowKeys - j0);
+      prefetchShare(out + r0 * dv, rows * dv * 4, j0 / kForwardKeys, blocks);
+      if (nextRows > 0)
+        prefetchShare(q + r1 * d, nextRows * d * 4, j0 / kForwardKeys,
+                      blocks);
       for (int64_t r = 0; r < ldq; ++r)
         blockMax[r] = -INFINITY;
       kern.gemm(nc, ldq, d, k + j0 * d, d, 1, qt, ldq, st, ldq, 0, NULL,
@@ -737,18 +824,18 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
       kern.gemm(dv, ldq, nc, v + j0 * dv, 1, dv, st, ldq, o, ldq, 1, alpha,
                 NULL);
     }
+    /* out = (o^T)^T / l, alpha's space holding 1 / l. */
+    for (int64_t r = 0; r < rows; ++r)
+      alpha[r] = 1.0f / l[r];
+    kern.transpose(o, ldq, dv, rows, out + r0 * dv, dv, 1.0f, alpha);
     for (int64_t r = 0; r < rows; ++r) {
-      float *orow = out + (r0 + r) * dv;
       if (!(l[r] > 0.0f)) {
         /* Nothing but -inf (or a NaN): softmax's 0 / 0. */
         for (int64_t c = 0; c < dv; ++c)
-          orow[c] = NAN;
+          out[(r0 + r) * dv + c] = NAN;
         lse[r0 + r] = NAN;
         continue;
       }
-      float inv = 1.0f / l[r];
-      for (int64_t c = 0; c < dv; ++c)
-        orow[c] = o[c * ldq + r] * inv;
       /* Back from base 2. */
       lse[r0 + r] = (float)(((double)m[r] + log2((double)l[r])) * kLn2);
     }
@@ -827,8 +914,8 @@ KILN_HIDDEN void kiln_attention_f32_backward(
 
   for (int64_t j0 = 0; j0 < nk; j0 += kKeyBlock) {
     const int64_t nc = min64(kKeyBlock, nk - j0);
-    packTransposed(k, d, j0, nc, kt, kKeyBlock, 1.0f);
-    packTransposed(v, dvDim, j0, nc, vt, kKeyBlock, 1.0f);
+    packTransposed(&kern, k, d, j0, nc, kt, kKeyBlock, 1.0f);
+    packTransposed(&kern, v, dvDim, j0, nc, vt, kKeyBlock, 1.0f);
     memset(dkAcc, 0, (size_t)dkFloats * sizeof(float));
     memset(dvAcc, 0, (size_t)dvFloats * sizeof(float));
     /* Causal: query rows before j0 see none of these keys, and the rows
