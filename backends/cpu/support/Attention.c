@@ -505,8 +505,18 @@ KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
     if (causal)
       valid = min64(nc, row0 + r - j0 + 1);
     const float *mrow = mask.base ? mask.base + r * mask.rowStride : NULL;
-    scoreRow(sr, np, valid, scale, mrow, mask.colStride);
     v16f vl = vsplat(lse[r]), vd = vsplat(delta[r]);
+    if (!mrow && valid == np) {
+      /* Every product is a score once scaled: one pass. */
+      const v16f vs = vsplat(scale);
+      for (int64_t c = 0; c < np; c += kLanes) {
+        v16f p = expFn(vload(sr + c) * vs - vl);
+        vstore(sr + c, p);
+        vstore(dpr + c, p * (vload(dpr + c) - vd));
+      }
+      continue;
+    }
+    scoreRow(sr, np, valid, scale, mrow, mask.colStride);
     for (int64_t c = 0; c < np; c += kLanes) {
       v16f p = expFn(vload(sr + c) - vl);
       vstore(sr + c, p);
