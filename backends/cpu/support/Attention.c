@@ -167,6 +167,35 @@ KILN_INLINE v16i vfirst(int64_t n) {
 
 KILN_INLINE v16f vmax(v16f a, v16f b) { return vselect(a > b, a, b); }
 
+/* exp(r) for |r| <= ln2 / 2 and 2^f for |f| <= 1/2: Cephes' polynomials
+ * (expf's degree 7, exp2f's degree 6), shared by both instances' exps. */
+KILN_INLINE v16f vexpPoly(v16f r) {
+  v16f p = vsplat(1.9875691500E-4f);
+  p = p * r + vsplat(1.3981999507E-3f);
+  p = p * r + vsplat(8.3334519073E-3f);
+  p = p * r + vsplat(4.1665795894E-2f);
+  p = p * r + vsplat(1.6666665459E-1f);
+  p = p * r + vsplat(5.0000001201E-1f);
+  return p * (r * r) + r + vsplat(1.0f);
+}
+
+KILN_INLINE v16f vexp2Poly(v16f f) {
+  v16f p = vsplat(1.535336188319500E-4f);
+  p = p * f + vsplat(1.339887440266574E-3f);
+  p = p * f + vsplat(9.618437357674640E-3f);
+  p = p * f + vsplat(5.550332471162809E-2f);
+  p = p * f + vsplat(2.402264791363012E-1f);
+  p = p * f + vsplat(6.931472028550421E-1f);
+  return p * f + vsplat(1.0f);
+}
+
+/* x - n ln2, with ln2 in two parts (the first exact in 9 bits), so that
+ * the reduced argument keeps x's accuracy. */
+KILN_INLINE v16f vreduceLn2(v16f x, v16f n) {
+  v16f r = x - n * vsplat(0.693359375f);
+  return r - n * vsplat(-2.12194440e-4f);
+}
+
 /* exp(x) for x <= 0 (Cephes expf): x = n ln2 + r, |r| <= ln2 / 2, exp(r)
  * by a degree 7 polynomial, 2^n put into the exponent field. Results below
  * the smallest normal float (x < -87.34, -inf included) are 0, chosen by
@@ -179,15 +208,7 @@ KILN_INLINE v16f vexp(v16f x) {
   v16f t = xc * vsplat(1.44269504088896341f) + magic;
   v16f n = t - magic;
   v16u ni = (v16u)t - (v16u)magic;
-  v16f r = xc - n * vsplat(0.693359375f);
-  r = r - n * vsplat(-2.12194440e-4f);
-  v16f p = vsplat(1.9875691500E-4f);
-  p = p * r + vsplat(1.3981999507E-3f);
-  p = p * r + vsplat(8.3334519073E-3f);
-  p = p * r + vsplat(4.1665795894E-2f);
-  p = p * r + vsplat(1.6666665459E-1f);
-  p = p * r + vsplat(5.0000001201E-1f);
-  v16f y = p * (r * r) + r + vsplat(1.0f);
+  v16f y = vexpPoly(vreduceLn2(xc, n));
   y = y * (v16f)((ni + 127) << 23);
   return vselect(x < vsplat(-87.33654475f), vsplat(0.0f), y);
 }
@@ -201,13 +222,7 @@ KILN_INLINE v16f vexp2(v16f x) {
   const v16f magic = vsplat(12582912.0f); /* 1.5 * 2^23: rounds to integer */
   v16f t = x + magic;
   v16f f = x - (t - magic);
-  v16f p = vsplat(1.535336188319500E-4f);
-  p = p * f + vsplat(1.339887440266574E-3f);
-  p = p * f + vsplat(9.618437357674640E-3f);
-  p = p * f + vsplat(5.550332471162809E-2f);
-  p = p * f + vsplat(2.402264791363012E-1f);
-  p = p * f + vsplat(6.931472028550421E-1f);
-  v16f y = p * f + vsplat(1.0f);
+  v16f y = vexp2Poly(f);
   /* (n + 127) << 23, n being t's low mantissa bits. */
   const v16u bias = (v16u)magic - 127;
   y = y * (v16f)(((v16u)t - bias) << 23);
@@ -231,13 +246,7 @@ KILN_AVX512_TARGET KILN_INLINE v16f vexp2Avx512(v16f x) {
   __m512 n = _mm512_roundscale_ps(xv, _MM_FROUND_TO_NEAREST_INT);
   /* x - round(x), and 0 for x = -inf (whose lane is masked below). */
   v16f f = (v16f)_mm512_reduce_ps(xv, _MM_FROUND_TO_NEAREST_INT);
-  v16f p = vsplat(1.535336188319500E-4f);
-  p = p * f + vsplat(1.339887440266574E-3f);
-  p = p * f + vsplat(9.618437357674640E-3f);
-  p = p * f + vsplat(5.550332471162809E-2f);
-  p = p * f + vsplat(2.402264791363012E-1f);
-  p = p * f + vsplat(6.931472028550421E-1f);
-  v16f y = p * f + vsplat(1.0f);
+  v16f y = vexp2Poly(f);
   /* Not below -125 (true for NaN). */
   __mmask16 keep =
       _mm512_cmp_ps_mask(xv, _mm512_set1_ps(-125.0f), _CMP_NLT_UQ);
@@ -250,16 +259,7 @@ KILN_AVX512_TARGET KILN_INLINE v16f vexpAvx512(v16f x) {
   __m512 n = _mm512_roundscale_ps(
       _mm512_mul_ps(xv, _mm512_set1_ps(1.44269504088896341f)),
       _MM_FROUND_TO_NEAREST_INT);
-  v16f nv = (v16f)n, xc = (v16f)xv;
-  v16f r = xc - nv * vsplat(0.693359375f);
-  r = r - nv * vsplat(-2.12194440e-4f);
-  v16f p = vsplat(1.9875691500E-4f);
-  p = p * r + vsplat(1.3981999507E-3f);
-  p = p * r + vsplat(8.3334519073E-3f);
-  p = p * r + vsplat(4.1665795894E-2f);
-  p = p * r + vsplat(1.6666665459E-1f);
-  p = p * r + vsplat(5.0000001201E-1f);
-  v16f y = p * (r * r) + r + vsplat(1.0f);
+  v16f y = vexpPoly(vreduceLn2((v16f)xv, (v16f)n));
   __mmask16 keep =
       _mm512_cmp_ps_mask(xv, _mm512_set1_ps(-86.6f), _CMP_NLT_UQ);
   return (v16f)_mm512_maskz_scalef_ps(keep, (__m512)y, n);
