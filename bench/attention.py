@@ -36,7 +36,11 @@ kernel reports for that process (/usr/bin/time's %M, else wait4's rusage). The f
 checked (against a float64 numpy reference up to N = --ref-max, beyond it
 against PyTorch's, else kiln unfused); then the median of repeated calls
 after that first one. kiln-run's time per call includes allocating its
-outputs.
+outputs. With --rounds R every system is measured R times, in turn (the
+order reversed every other round), and the time is the median of the R
+medians: the speed of a shared machine drifts over minutes, and one
+measurement after another would charge the drift to whichever came
+second.
 
 Environment: KILN_BUILD_DIR (default: build/ beside bench/) for the tools;
 the PyTorch child runs KILN_BENCH_PYTHON, else $KILN_BENCH_VENV/bin/python
@@ -103,6 +107,11 @@ def parse_args(argv=None):
     p.add_argument("--time-budget", type=float, default=None,
                    help="seconds of timed calls per measurement (default 4, quick 0.5); "
                         "at least 3 and at most 20 calls after the first")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="measure every system this many times, in turn, the order "
+                        "reversed every other round, and report the median of the "
+                        "rounds' medians (default 1): a machine whose speed drifts "
+                        "then biases no system")
     p.add_argument("--max-gib", type=float, default=6.0,
                    help="skip a kiln function whose planned intermediates exceed this "
                         "(default 6)")
@@ -117,6 +126,8 @@ def parse_args(argv=None):
         return args
     if args.threads < 1:
         p.error("--threads must be positive")
+    if args.rounds < 1:
+        p.error("--rounds must be positive")
     if args.sizes:
         try:
             args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -609,41 +620,66 @@ def main(argv=None):
             name = function_name(causal, mode)
             inputs = paths if mode == "fwdbwd" else paths[:3]  # the torch child reads all 4
             checked = {}
+            medians = {system: [] for system in args.systems}
+            repeats = {}
+            for rnd in range(args.rounds):
+                order = args.systems if rnd % 2 == 0 else args.systems[::-1]
+                for system in order:
+                    key = (n, causal, mode, system)
+                    if rnd == 0:
+                        results[key] = dict(time=None, min=None, rss=None, note="",
+                                            outs=None)
+                    row = results[key]
+                    if rnd > 0 and not medians[system]:
+                        continue  # not run, or failed, in the first round
+                    try:
+                        if system == "torch":
+                            if torch is None:
+                                row["note"] = "absent"
+                                continue
+                            outs, med, fast, rss, backend, row["rss_before"] = torch.run(
+                                paths, causal, mode,
+                                os.path.join(work, f"out.torch.{n}.{name}"))
+                            row["note"] = backend
+                        else:
+                            module, fits, plans = modules.get(system, (None, {}, {}))
+                            row["plan"] = plans.get(name)
+                            if name in fits:
+                                row["note"] = fits[name]
+                                continue
+                            if module is None:
+                                row["note"] = "failed to compile"
+                                continue
+                            out_dir = os.path.join(work, f"out.{system}.{n}.{name}")
+                            given = inputs + (unfused_scalars(causal, mode)
+                                              if system == "unfused" else [])
+                            rss = 0
+                            if rnd == 0:
+                                outs, first, _, rss = kiln.run(module, name, given,
+                                                               out_dir, 1)
+                                repeats[system] = choose_repeat(first, args.time_budget)
+                            _, med, fast, rss2 = kiln.run(module, name, given, out_dir,
+                                                          repeats[system])
+                            rss = max(rss, rss2)
+                    except RuntimeError as exc:
+                        row["note"] = "failed"
+                        medians[system] = []
+                        problems.append(f"{SYSTEM_TITLE[system]}, N = {n}, {name}: " +
+                                        "\n    ".join(str(exc).splitlines()[:12]))
+                        continue
+                    medians[system].append(med)
+                    row.update(min=fast if row["min"] is None else min(row["min"], fast),
+                               rss=rss if row["rss"] is None else max(row["rss"], rss))
+                    if rnd == 0:
+                        row["outs"] = outs
+                        checked[system] = outs
             for system in args.systems:
-                key = (n, causal, mode, system)
-                row = dict(time=None, min=None, rss=None, note="", outs=None)
-                results[key] = row
-                try:
-                    if system == "torch":
-                        if torch is None:
-                            row["note"] = "absent"
-                            continue
-                        outs, med, fast, rss, backend, row["rss_before"] = torch.run(
-                            paths, causal, mode, os.path.join(work, f"out.torch.{n}.{name}"))
-                        row["note"] = backend
-                    else:
-                        module, fits, plans = modules.get(system, (None, {}, {}))
-                        row["plan"] = plans.get(name)
-                        if name in fits:
-                            row["note"] = fits[name]
-                            continue
-                        if module is None:
-                            row["note"] = "failed to compile"
-                            continue
-                        out_dir = os.path.join(work, f"out.{system}.{n}.{name}")
-                        given = inputs + (unfused_scalars(causal, mode)
-                                          if system == "unfused" else [])
-                        outs, first, _, rss = kiln.run(module, name, given, out_dir, 1)
-                        repeat = choose_repeat(first, args.time_budget)
-                        _, med, fast, rss2 = kiln.run(module, name, given, out_dir, repeat)
-                        rss = max(rss, rss2)
-                except RuntimeError as exc:
-                    row["note"] = "failed"
-                    problems.append(f"{SYSTEM_TITLE[system]}, N = {n}, {name}: " +
-                                    "\n    ".join(str(exc).splitlines()[:12]))
-                    continue
-                row.update(time=med, min=fast, rss=rss, outs=outs)
-                checked[system] = outs
+                row = results[(n, causal, mode, system)]
+                if medians[system]:
+                    row["time"] = float(np.median(medians[system]))
+                elif row["note"] == "failed":
+                    row["outs"] = None
+                    checked.pop(system, None)
             # Checks: against numpy where computed, else against PyTorch's
             # outputs, else against kiln unfused.
             ref, ref_name = refs.get((causal, mode)), "numpy float64"
@@ -710,7 +746,9 @@ def render(args, results, problems, kiln, torch_version, started, machine, limit
         f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} (1, 5, 15 min).",
         "",
         f"Batch {BATCH}, {HEADS} heads, head dim {HEAD_DIM}, f32, scale 1/8. Time: the "
-        f"median of 3 to 20 calls after a first (warm-up) call in the same process; "
+        f"median of 3 to 20 calls after a first (warm-up) call in the same process"
+        + (f", and of {args.rounds} rounds of that, the systems measured in turn and "
+           f"in reverse order every other round" if args.rounds > 1 else "") + "; "
         f"kiln-run's includes allocating the outputs. The forward returns the result "
         f"(and, for kiln, the log-sum-exp); forward+backward returns dq, dk, dv for a "
         f"given cotangent. kiln unfused is the composition compiled with --no-fusion; "
