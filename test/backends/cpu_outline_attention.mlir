@@ -12,7 +12,7 @@
 // CHECK-LABEL: func.func @forward(
 // CHECK:         %[[R:.*]]:2 = call @[[F:kiln_attention[_0-9]*]](%arg0, %arg1, %arg2, %arg3) : (tensor<2x8x16x64xf32>, tensor<2x8x32x64xf32>, tensor<2x8x32x48xf32>, tensor<2x1x1x32xf32>) -> (tensor<2x8x16x48xf32>, tensor<2x8x16xf32>)
 // CHECK:         return %[[R]]#0
-// CHECK:       func.func private @[[F]](%{{.*}}: tensor<2x8x16x64xf32> {bufferization.access = "read"}, %{{.*}}: tensor<2x8x32x64xf32> {bufferization.access = "read"}, %{{.*}}: tensor<2x8x32x48xf32> {bufferization.access = "read"}, %{{.*}}: tensor<2x1x1x32xf32> {bufferization.access = "read"}) -> (tensor<2x8x16x48xf32>, tensor<2x8x16xf32>) attributes {kiln.cpu_attention = array<i64: 16, 16, 32, 64, 48, 3, 4593671619917905920, 64, 2, 2, 8, 32, 0, 0, 1>}
+// CHECK:       func.func private @[[F]](%{{.*}}: tensor<2x8x16x64xf32> {bufferization.access = "read"}, %{{.*}}: tensor<2x8x32x64xf32> {bufferization.access = "read"}, %{{.*}}: tensor<2x8x32x48xf32> {bufferization.access = "read"}, %{{.*}}: tensor<2x1x1x32xf32> {bufferization.access = "read"}) -> (tensor<2x8x16x48xf32>, tensor<2x8x16xf32>) attributes {kiln.cpu_attention = array<i64: 16, 16, 32, 64, 48, 3, 4593671619917905920, 256, 2, 2, 8, 32, 0, 0, 1>}
 // CHECK-NEXT:    %[[E0:.*]] = tensor.empty() : tensor<2x8x16x48xf32>
 // CHECK-NEXT:    %[[E1:.*]] = tensor.empty() : tensor<2x8x16xf32>
 // CHECK-NEXT:    return %[[E0]], %[[E1]]
@@ -28,7 +28,7 @@ func.func @forward(%q: tensor<2x8x16x64xf32>, %k: tensor<2x8x32x64xf32>, %v: ten
 // The gradient: the function is marked as a backward.
 // CHECK-LABEL: func.func @backward(
 // CHECK:         call @[[G:kiln_attention[_0-9]*]](%arg0, %arg1, %arg2, %arg3, %arg4, %arg5)
-// CHECK:       func.func private @[[G]]({{.*}}) -> (tensor<5x4xf32>, tensor<7x4xf32>, tensor<7x2xf32>) attributes {kiln.cpu_attention = array<i64: 1, 5, 7, 4, 2, 0, 4607182418800017408, 64, 0>, kiln.cpu_attention_backward}
+// CHECK:       func.func private @[[G]]({{.*}}) -> (tensor<5x4xf32>, tensor<7x4xf32>, tensor<7x2xf32>) attributes {kiln.cpu_attention = array<i64: 1, 5, 7, 4, 2, 0, 4607182418800017408, 256, 0>, kiln.cpu_attention_backward}
 // CHECK-NEXT:    tensor.empty() : tensor<5x4xf32>
 // CHECK-NEXT:    tensor.empty() : tensor<7x4xf32>
 // CHECK-NEXT:    tensor.empty() : tensor<7x2xf32>

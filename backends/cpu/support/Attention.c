@@ -19,6 +19,9 @@
  * block's scores and the tile's accumulators) stays in the L2 cache
  * whatever the sequence lengths are, and the two products per block
  * (q k^T and P v) run at the speed of a register-blocked matrix product.
+ * The rows are taken in sub-tiles of kQueryRows, up to kSubTiles of which
+ * take each key block in turn: k and v of a long sequence exceed L2, and
+ * each pass over them from L3 then serves four sub-tiles instead of one.
  *
  * Backward (one call: one batch entry), FlashAttention-2's order: the outer
  * loop runs over key blocks, which own their dK and dV accumulators; the
@@ -122,7 +125,8 @@
 #define kLn2 0.693147180559945309
 
 enum { kForwardKeys = 64, kKeyBlock = 128, kQueryBlock = 96, kQueryRows = 64,
-       kLanes = 16, kDiagonalRows = 32, kScoreStride = kKeyBlock + 16 };
+       kSubTiles = 4, kLanes = 16, kDiagonalRows = 32,
+       kScoreStride = kKeyBlock + 16 };
 
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
@@ -764,6 +768,13 @@ static void packPadded(const float *x, int64_t rows, int64_t w, float *p,
  * Forward.
  *===----------------------------------------------------------------------===*/
 
+/* One sub-tile of the forward's query rows and its state: (c q)^T, o^T,
+ * the running maxima and sums. */
+typedef struct SubTile {
+  int64_t r0, rows, keys, ld;
+  float *qt, *o, *m, *l;
+} SubTile;
+
 KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
                                             const float *q, const float *k,
                                             const float *v, const float *mask,
@@ -781,73 +792,96 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
   out += batch * nq * dv;
   lse += batch * nq;
 
+  /* Sub-tiles of kQueryRows rows, in groups of up to kSubTiles that take
+   * each key block in turn while it is in the cache. */
   const int64_t rowsMax = min64(kQueryRows, i1 - i0), ldst = roundUp16(rowsMax);
-  int64_t qtFloats = d * ldst;
-  int64_t stFloats = kForwardKeys * ldst;
-  int64_t oFloats = dv * ldst;
-  float *scratch =
-      allocateScratch(qtFloats + stFloats + oFloats + 4 * ldst, "forward");
-  float *qt = scratch;
-  float *st = qt + qtFloats;
-  float *o = st + stFloats;
-  float *m = o + oFloats;
-  float *l = m + ldst;
-  float *blockMax = l + ldst;
+  const int64_t groupMax =
+      min64(kSubTiles, (i1 - i0 + kQueryRows - 1) / kQueryRows);
+  const int64_t subFloats = (d + dv + 2) * ldst;
+  float *scratch = allocateScratch(
+      groupMax * subFloats + (kForwardKeys + 2) * ldst, "forward");
+  float *st = scratch + groupMax * subFloats;
+  float *blockMax = st + kForwardKeys * ldst;
   float *alpha = blockMax + ldst;
 
-  for (int64_t r0 = i0; r0 < i1; r0 += kQueryRows) {
-    const int64_t r1 = min64(i1, r0 + kQueryRows), rows = r1 - r0;
-    const int64_t rowKeys = pr.causal ? min64(nk, r1) : nk;
-    /* (scale log2(e) q)^T of the rows: the B operand of st = k (...)^T,
-     * the scores in base 2. */
-    const int64_t ldq = roundUp16(rows);
-    packTransposed(&kern, q, d, r0, rows, qt, ldq, pr.scale * kLog2e);
-    memset(o, 0, (size_t)(dv * ldq) * sizeof(float));
-    for (int64_t r = 0; r < ldq; ++r) {
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
+  for (int64_t g0 = i0; g0 < i1; g0 += kSubTiles * kQueryRows) {
+    const int64_t g1 = min64(i1, g0 + kSubTiles * kQueryRows);
+    const int64_t subs = (g1 - g0 + kQueryRows - 1) / kQueryRows;
+    SubTile sub[kSubTiles];
+    for (int64_t t = 0; t < subs; ++t) {
+      SubTile *u = &sub[t];
+      u->r0 = g0 + t * kQueryRows;
+      u->rows = min64(g1, u->r0 + kQueryRows) - u->r0;
+      u->keys = pr.causal ? min64(nk, u->r0 + u->rows) : nk;
+      u->ld = roundUp16(u->rows);
+      u->qt = scratch + t * subFloats;
+      u->o = u->qt + d * ldst;
+      u->m = u->o + dv * ldst;
+      u->l = u->m + ldst;
+      /* (scale log2(e) q)^T of the rows: the B operand of st = k (...)^T,
+       * the scores in base 2. */
+      packTransposed(&kern, q, d, u->r0, u->rows, u->qt, u->ld,
+                     pr.scale * kLog2e);
+      memset(u->o, 0, (size_t)(dv * u->ld) * sizeof(float));
+      for (int64_t r = 0; r < u->ld; ++r) {
+        u->m[r] = -INFINITY;
+        u->l[r] = 0.0f;
+      }
     }
-    /* The rows of out this sub-tile writes at the end, and the rows of q
-     * the next one packs (in this call or the next, and in the next batch
+    /* The rows of out this group writes at the end, and the rows of q the
+     * next one packs (in this call or the next, and in the next batch
      * entry after the last): a share of them per key block. Both are
      * usually in no cache yet, and on a miss at their time the transposes
      * would wait for memory. */
-    const int64_t blocks = (rowKeys + kForwardKeys - 1) / kForwardKeys;
-    const int64_t nextRows = min64(kQueryRows, (pr.batch - batch) * nq - r1);
-    for (int64_t j0 = 0; j0 < rowKeys; j0 += kForwardKeys) {
-      const int64_t nc = min64(kForwardKeys, rowKeys - j0);
-      prefetchShare(out + r0 * dv, rows * dv * 4, j0 / kForwardKeys, blocks);
+    const int64_t keys = sub[subs - 1].keys;
+    const int64_t blocks = (keys + kForwardKeys - 1) / kForwardKeys;
+    const int64_t nextRows =
+        min64(kSubTiles * kQueryRows, (pr.batch - batch) * nq - g1);
+    for (int64_t j0 = 0; j0 < keys; j0 += kForwardKeys) {
+      prefetchShare(out + g0 * dv, (g1 - g0) * dv * 4, j0 / kForwardKeys,
+                    blocks);
       if (nextRows > 0)
-        prefetchShare(q + r1 * d, nextRows * d * 4, j0 / kForwardKeys,
+        prefetchShare(q + g1 * d, nextRows * d * 4, j0 / kForwardKeys,
                       blocks);
-      for (int64_t r = 0; r < ldq; ++r)
-        blockMax[r] = -INFINITY;
-      kern.gemm(nc, ldq, d, k + j0 * d, d, 1, qt, ldq, st, ldq, 0, NULL,
-                blockMax);
-      MaskRows mr = pr.mask;
-      if (mr.base)
-        mr.base += r0 * mr.rowStride + j0 * mr.colStride;
-      kern.forwardSoftmax(rows, r0, j0, nc, st, ldq, mr, pr.causal, blockMax,
-                          m, l, alpha);
-      /* o^T = o^T alpha + v^T P^T: P^T is st, v^T is v read a column at a
-       * time. */
-      kern.gemm(dv, ldq, nc, v + j0 * dv, 1, dv, st, ldq, o, ldq, 1, alpha,
-                NULL);
-    }
-    /* out = (o^T)^T / l, alpha's space holding 1 / l. */
-    for (int64_t r = 0; r < rows; ++r)
-      alpha[r] = 1.0f / l[r];
-    kern.transpose(o, ldq, dv, rows, out + r0 * dv, dv, 1.0f, alpha);
-    for (int64_t r = 0; r < rows; ++r) {
-      if (!(l[r] > 0.0f)) {
-        /* Nothing but -inf (or a NaN): softmax's 0 / 0. */
-        for (int64_t c = 0; c < dv; ++c)
-          out[(r0 + r) * dv + c] = NAN;
-        lse[r0 + r] = NAN;
-        continue;
+      for (int64_t t = 0; t < subs; ++t) {
+        const SubTile *u = &sub[t];
+        if (j0 >= u->keys)
+          continue; /* causal: the keys are all above its rows */
+        const int64_t nc = min64(kForwardKeys, u->keys - j0), ldq = u->ld;
+        for (int64_t r = 0; r < ldq; ++r)
+          blockMax[r] = -INFINITY;
+        kern.gemm(nc, ldq, d, k + j0 * d, d, 1, u->qt, ldq, st, ldq, 0, NULL,
+                  blockMax);
+        MaskRows mr = pr.mask;
+        if (mr.base)
+          mr.base += u->r0 * mr.rowStride + j0 * mr.colStride;
+        kern.forwardSoftmax(u->rows, u->r0, j0, nc, st, ldq, mr, pr.causal,
+                            blockMax, u->m, u->l, alpha);
+        /* o^T = o^T alpha + v^T P^T: P^T is st, v^T is v read a column at
+         * a time. */
+        kern.gemm(dv, ldq, nc, v + j0 * dv, 1, dv, st, ldq, u->o, ldq, 1,
+                  alpha, NULL);
       }
-      /* Back from base 2. */
-      lse[r0 + r] = (float)(((double)m[r] + log2((double)l[r])) * kLn2);
+    }
+    for (int64_t t = 0; t < subs; ++t) {
+      const SubTile *u = &sub[t];
+      const int64_t r0 = u->r0, rows = u->rows;
+      /* out = (o^T)^T / l, alpha's space holding 1 / l. */
+      for (int64_t r = 0; r < rows; ++r)
+        alpha[r] = 1.0f / u->l[r];
+      kern.transpose(u->o, u->ld, dv, rows, out + r0 * dv, dv, 1.0f, alpha);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (!(u->l[r] > 0.0f)) {
+          /* Nothing but -inf (or a NaN): softmax's 0 / 0. */
+          for (int64_t c = 0; c < dv; ++c)
+            out[(r0 + r) * dv + c] = NAN;
+          lse[r0 + r] = NAN;
+          continue;
+        }
+        /* Back from base 2. */
+        lse[r0 + r] =
+            (float)(((double)u->m[r] + log2((double)u->l[r])) * kLn2);
+      }
     }
   }
   free(scratch);

@@ -386,6 +386,20 @@ TEST(AttentionKernel, LargeTileSeveralBlocks) {
   check(p);
 }
 
+TEST(AttentionKernel, TileOfSeveralSubTileGroups) {
+  // A tile of 600 rows: groups of sub-tiles that take each key block in
+  // turn (the last group and its last sub-tile partial), causal (each
+  // sub-tile stops at its own diagonal, the group at its last one's) and
+  // with a mask per row and column.
+  Problem p = shape({2}, 700, 650, 64, 40, 600, true);
+  fill(p, 19);
+  check(p);
+  p.causal = false;
+  p.maskDims = {2, 700, 650};
+  fill(p, 20, 0.3);
+  check(p);
+}
+
 TEST(AttentionKernel, HeadDim64TileOneCausal) {
   Problem p = shape({1}, 40, 150, 64, 64, 1, true);
   fill(p, 8);

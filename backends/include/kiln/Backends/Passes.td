@@ -757,9 +757,10 @@ def KilnCpuOutlineAttention
     composition only to erase it).
   }];
   let options = [
-    Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"256",
            "Query rows per call of the forward kernel (the unit of work "
-           "the threads share)">
+           "the threads share; the kernel takes each key block for four "
+           "64-row sub-tiles of it in turn)">
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::tensor::TensorDialect"];
