@@ -24,9 +24,10 @@
  * each pass over them from L3 then serves four sub-tiles instead of one.
  *
  * Backward (one call: one batch entry), FlashAttention-2's order: the outer
- * loop runs over key blocks, which own their dK and dV accumulators; the
- * inner loop over query blocks recomputes P = exp(S - lse) from q, k and the
- * saved lse, and with Delta_i = sum_c dout_ic * out_ic
+ * loop runs over key blocks (kKeyGroup at a time, each query block taking
+ * them in turn), which own their dK and dV accumulators; the inner loop
+ * over query blocks recomputes P = exp(S - lse) from q, k and the saved
+ * lse, and with Delta_i = sum_c dout_ic * out_ic
  *   dV += P^T dout,  dP = dout v^T,  dS = P * (dP - Delta),
  *   dK += scale * dS^T q,  dQ += scale * dS k  (dQ in a scratch buffer).
  * No Nq x Nk buffer exists at any time.
@@ -125,7 +126,7 @@
 #define kLn2 0.693147180559945309
 
 enum { kForwardKeys = 64, kKeyBlock = 128, kQueryBlock = 96, kQueryRows = 64,
-       kSubTiles = 4, kLanes = 16, kDiagonalRows = 32,
+       kSubTiles = 4, kKeyGroup = 2, kLanes = 16, kDiagonalRows = 32,
        kScoreStride = kKeyBlock + 16 };
 
 typedef float v16f __attribute__((vector_size(64)));
@@ -915,24 +916,23 @@ KILN_HIDDEN void kiln_attention_f32_backward(
   int64_t doFloats = padV ? nq * dvp : 0;
   int64_t dqFloats = nq * dp16;
   int64_t deltaFloats = roundUp16(nq);
+  /* Per key block of a group: K^T, V^T and the dK, dV accumulators. */
   int64_t ktFloats = d * kKeyBlock, vtFloats = dvDim * kKeyBlock;
-  int64_t blockFloats = kQueryBlock * kScoreStride;
   int64_t dkFloats = kKeyBlock * dp16, dvFloats = kKeyBlock * dvp;
+  int64_t keyFloats = ktFloats + vtFloats + dkFloats + dvFloats;
+  int64_t blockFloats = kQueryBlock * kScoreStride;
   float *scratch = allocateScratch(qFloats + kFloats + doFloats + dqFloats +
-                                       deltaFloats + ktFloats + vtFloats +
-                                       2 * blockFloats + dkFloats + dvFloats,
+                                       deltaFloats + 2 * blockFloats +
+                                       kKeyGroup * keyFloats,
                                    "backward");
   float *qp = scratch;
   float *kp = qp + qFloats;
   float *dop = kp + kFloats;
   float *dqAcc = dop + doFloats;
   float *delta = dqAcc + dqFloats;
-  float *kt = delta + deltaFloats;
-  float *vt = kt + ktFloats;
-  float *s = vt + vtFloats;
+  float *s = delta + deltaFloats;
   float *dpBuf = s + blockFloats;
-  float *dkAcc = dpBuf + blockFloats;
-  float *dvAcc = dkAcc + dkFloats;
+  float *keyState = dpBuf + blockFloats;
 
   /* The products with q, k, dout as their B operand need rows of a
    * multiple of 16 floats. */
@@ -956,46 +956,66 @@ KILN_HIDDEN void kiln_attention_f32_backward(
   }
   memset(dqAcc, 0, (size_t)dqFloats * sizeof(float));
 
-  for (int64_t j0 = 0; j0 < nk; j0 += kKeyBlock) {
-    const int64_t nc = min64(kKeyBlock, nk - j0);
-    packTransposed(&kern, k, d, j0, nc, kt, kKeyBlock, 1.0f);
-    packTransposed(&kern, v, dvDim, j0, nc, vt, kKeyBlock, 1.0f);
-    memset(dkAcc, 0, (size_t)dkFloats * sizeof(float));
-    memset(dvAcc, 0, (size_t)dvFloats * sizeof(float));
-    /* Causal: query rows before j0 see none of these keys, and the rows
-     * on the diagonal go in chunks of kDiagonalRows, each with only the
-     * keys its last row sees. */
-    for (int64_t i0 = pr.causal ? j0 : 0, rows; i0 < nq; i0 += rows) {
-      rows = min64(kQueryBlock, nq - i0);
-      int64_t seen = nc;
-      if (pr.causal) {
-        if (i0 < j0 + nc)
-          rows = min64(rows, kDiagonalRows);
-        seen = min64(nc, i0 + rows - j0);
-      }
-      const int64_t sp = roundUp16(seen);
-      kern.gemm(rows, sp, d, q + i0 * d, d, 1, kt, kKeyBlock, s, kScoreStride,
-                0, NULL, NULL);
-      kern.gemm(rows, sp, dvDim, dout + i0 * dvDim, dvDim, 1, vt, kKeyBlock,
-                dpBuf, kScoreStride, 0, NULL, NULL);
-      MaskRows mr = pr.mask;
-      if (mr.base)
-        mr.base += i0 * mr.rowStride + j0 * mr.colStride;
-      kern.backwardSoftmax(rows, i0, j0, seen, sp, s, dpBuf, kScoreStride,
-                           pr.scale, mr, pr.causal, lse + i0, delta + i0);
-      /* dV += P^T dout, dK += dS^T q (scaled at the end), dQ += dS k. */
-      kern.gemm(seen, dvp, rows, s, 1, kScoreStride, dob + i0 * lddo, lddo,
-                dvAcc, dvp, 1, NULL, NULL);
-      kern.gemm(seen, dp16, rows, dpBuf, 1, kScoreStride, qb + i0 * ldqk, ldqk,
-                dkAcc, dp16, 1, NULL, NULL);
-      kern.gemm(rows, dp16, seen, dpBuf, kScoreStride, 1, kb + j0 * ldqk, ldqk,
-                dqAcc + i0 * dp16, dp16, 1, NULL, NULL);
+  /* Key blocks in groups of up to kKeyGroup, which take each block of
+   * query rows in turn: q, dout and dQ of a long sequence exceed L2, and
+   * each pass over them then serves several key blocks. */
+  for (int64_t g0 = 0; g0 < nk; g0 += kKeyGroup * kKeyBlock) {
+    const int64_t g1 = min64(nk, g0 + kKeyGroup * kKeyBlock);
+    const int64_t blocks = (g1 - g0 + kKeyBlock - 1) / kKeyBlock;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t j0 = g0 + b * kKeyBlock, nc = min64(kKeyBlock, nk - j0);
+      float *kt = keyState + b * keyFloats, *vt = kt + ktFloats;
+      packTransposed(&kern, k, d, j0, nc, kt, kKeyBlock, 1.0f);
+      packTransposed(&kern, v, dvDim, j0, nc, vt, kKeyBlock, 1.0f);
+      memset(vt + vtFloats, 0, (size_t)(dkFloats + dvFloats) * sizeof(float));
     }
-    for (int64_t j = 0; j < nc; ++j) {
-      for (int64_t c = 0; c < d; ++c)
-        dk[(j0 + j) * d + c] = pr.scale * dkAcc[j * dp16 + c];
-      memcpy(dv + (j0 + j) * dvDim, dvAcc + j * dvp,
-             (size_t)dvDim * sizeof(float));
+    /* Causal: query rows before g0 see none of these keys, and the rows on
+     * the group's diagonal go in chunks of kDiagonalRows, each with only
+     * the keys its last row sees. */
+    for (int64_t i0 = pr.causal ? g0 : 0, rows; i0 < nq; i0 += rows) {
+      rows = min64(kQueryBlock, nq - i0);
+      if (pr.causal && i0 < g1)
+        rows = min64(rows, kDiagonalRows);
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t j0 = g0 + b * kKeyBlock, nc = min64(kKeyBlock, nk - j0);
+        int64_t seen = nc;
+        if (pr.causal) {
+          if (i0 + rows <= j0)
+            continue; /* every key of the block is above these rows */
+          seen = min64(nc, i0 + rows - j0);
+        }
+        const float *kt = keyState + b * keyFloats, *vt = kt + ktFloats;
+        float *dkAcc = keyState + b * keyFloats + ktFloats + vtFloats;
+        float *dvAcc = dkAcc + dkFloats;
+        const int64_t sp = roundUp16(seen);
+        kern.gemm(rows, sp, d, q + i0 * d, d, 1, kt, kKeyBlock, s,
+                  kScoreStride, 0, NULL, NULL);
+        kern.gemm(rows, sp, dvDim, dout + i0 * dvDim, dvDim, 1, vt, kKeyBlock,
+                  dpBuf, kScoreStride, 0, NULL, NULL);
+        MaskRows mr = pr.mask;
+        if (mr.base)
+          mr.base += i0 * mr.rowStride + j0 * mr.colStride;
+        kern.backwardSoftmax(rows, i0, j0, seen, sp, s, dpBuf, kScoreStride,
+                             pr.scale, mr, pr.causal, lse + i0, delta + i0);
+        /* dV += P^T dout, dK += dS^T q (scaled at the end), dQ += dS k. */
+        kern.gemm(seen, dvp, rows, s, 1, kScoreStride, dob + i0 * lddo, lddo,
+                  dvAcc, dvp, 1, NULL, NULL);
+        kern.gemm(seen, dp16, rows, dpBuf, 1, kScoreStride, qb + i0 * ldqk,
+                  ldqk, dkAcc, dp16, 1, NULL, NULL);
+        kern.gemm(rows, dp16, seen, dpBuf, kScoreStride, 1, kb + j0 * ldqk,
+                  ldqk, dqAcc + i0 * dp16, dp16, 1, NULL, NULL);
+      }
+    }
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t j0 = g0 + b * kKeyBlock, nc = min64(kKeyBlock, nk - j0);
+      const float *dkAcc = keyState + b * keyFloats + ktFloats + vtFloats;
+      const float *dvAcc = dkAcc + dkFloats;
+      for (int64_t j = 0; j < nc; ++j) {
+        for (int64_t c = 0; c < d; ++c)
+          dk[(j0 + j) * d + c] = pr.scale * dkAcc[j * dp16 + c];
+        memcpy(dv + (j0 + j) * dvDim, dvAcc + j * dvp,
+               (size_t)dvDim * sizeof(float));
+      }
     }
   }
   for (int64_t i = 0; i < nq; ++i)
