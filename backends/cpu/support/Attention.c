@@ -912,6 +912,13 @@ KILN_HIDDEN void kiln_attention_f32_forward(const int64_t *descriptor,
  * Backward.
  *===----------------------------------------------------------------------===*/
 
+/* One key block of a group and its state: K^T, V^T and the dK, dV
+ * accumulators. */
+typedef struct KeyBlock {
+  int64_t j0, nc;
+  float *kt, *vt, *dk, *dv;
+} KeyBlock;
+
 KILN_HIDDEN void kiln_attention_f32_backward(
     const int64_t *descriptor, const float *q, const float *k, const float *v,
     const float *mask, const float *out, const float *lse, const float *dout,
@@ -982,12 +989,19 @@ KILN_HIDDEN void kiln_attention_f32_backward(
   for (int64_t g0 = 0; g0 < nk; g0 += kKeyGroup * kKeyBlock) {
     const int64_t g1 = min64(nk, g0 + kKeyGroup * kKeyBlock);
     const int64_t blocks = (g1 - g0 + kKeyBlock - 1) / kKeyBlock;
+    KeyBlock key[kKeyGroup];
     for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t j0 = g0 + b * kKeyBlock, nc = min64(kKeyBlock, nk - j0);
-      float *kt = keyState + b * keyFloats, *vt = kt + ktFloats;
-      packTransposed(&kern, k, d, j0, nc, kt, kKeyBlock, 1.0f);
-      packTransposed(&kern, v, dvDim, j0, nc, vt, kKeyBlock, 1.0f);
-      memset(vt + vtFloats, 0, (size_t)(dkFloats + dvFloats) * sizeof(float));
+      KeyBlock *e = &key[b];
+      e->j0 = g0 + b * kKeyBlock;
+      e->nc = min64(kKeyBlock, nk - e->j0);
+      e->kt = keyState + b * keyFloats;
+      e->vt = e->kt + ktFloats;
+      e->dk = e->vt + vtFloats;
+      e->dv = e->dk + dkFloats;
+      packTransposed(&kern, k, d, e->j0, e->nc, e->kt, kKeyBlock, 1.0f);
+      packTransposed(&kern, v, dvDim, e->j0, e->nc, e->vt, kKeyBlock, 1.0f);
+      memset(e->dk, 0, (size_t)dkFloats * sizeof(float));
+      memset(e->dv, 0, (size_t)dvFloats * sizeof(float));
     }
     /* Causal: query rows before g0 see none of these keys, and the rows on
      * the group's diagonal go in chunks of kDiagonalRows, each with only
@@ -997,16 +1011,16 @@ KILN_HIDDEN void kiln_attention_f32_backward(
       if (pr.causal && i0 < g1)
         rows = min64(rows, kDiagonalRows);
       for (int64_t b = 0; b < blocks; ++b) {
-        const int64_t j0 = g0 + b * kKeyBlock, nc = min64(kKeyBlock, nk - j0);
-        int64_t seen = nc;
+        const KeyBlock *e = &key[b];
+        const int64_t j0 = e->j0;
+        int64_t seen = e->nc;
         if (pr.causal) {
           if (i0 + rows <= j0)
             continue; /* every key of the block is above these rows */
-          seen = min64(nc, i0 + rows - j0);
+          seen = min64(e->nc, i0 + rows - j0);
         }
-        const float *kt = keyState + b * keyFloats, *vt = kt + ktFloats;
-        float *dkAcc = keyState + b * keyFloats + ktFloats + vtFloats;
-        float *dvAcc = dkAcc + dkFloats;
+        const float *kt = e->kt, *vt = e->vt;
+        float *dkAcc = e->dk, *dvAcc = e->dv;
         const int64_t sp = roundUp16(seen);
         kern.gemm(rows, sp, d, q + i0 * d, d, 1, kt, kKeyBlock, s,
                   kScoreStride, 0, NULL, NULL);
@@ -1027,13 +1041,11 @@ KILN_HIDDEN void kiln_attention_f32_backward(
       }
     }
     for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t j0 = g0 + b * kKeyBlock, nc = min64(kKeyBlock, nk - j0);
-      const float *dkAcc = keyState + b * keyFloats + ktFloats + vtFloats;
-      const float *dvAcc = dkAcc + dkFloats;
-      for (int64_t j = 0; j < nc; ++j) {
+      const KeyBlock *e = &key[b];
+      for (int64_t j = 0; j < e->nc; ++j) {
         for (int64_t c = 0; c < d; ++c)
-          dk[(j0 + j) * d + c] = pr.scale * dkAcc[j * dp16 + c];
-        memcpy(dv + (j0 + j) * dvDim, dvAcc + j * dvp,
+          dk[(e->j0 + j) * d + c] = pr.scale * e->dk[j * dp16 + c];
+        memcpy(dv + (e->j0 + j) * dvDim, e->dv + j * dvp,
                (size_t)dvDim * sizeof(float));
       }
     }
