@@ -27,20 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "timing.h"
 
 enum { kHeadDim = 64 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int compareDoubles(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
 
 /* Standard normal floats (Box-Muller over a 64-bit LCG). */
 static void fillNormal(float *x, size_t n, uint64_t *state) {

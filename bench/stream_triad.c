@@ -11,18 +11,7 @@
 \*===----------------------------------------------------------------------===*/
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int compareDoubles(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
+#include "timing.h"
 
 int main(int argc, char **argv) {
   if (argc != 3) {
