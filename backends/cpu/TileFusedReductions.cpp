@@ -340,10 +340,19 @@ static constexpr int64_t kLaneBytes = 256;
 /// combines the lanes. (A reduction loop over the row itself stays scalar:
 /// LLVM may not reorder a floating-point sum, and the accumulator lives in
 /// memory.) Reductions whose length is no multiple of the lanes are left
-/// alone.
+/// alone, and so are reductions that read an operand through a map that is
+/// not a projected permutation (a broadcast mask indexed (d0, 0, 0, d3)):
+/// upstream's splitReduction takes every map result for a dim (getDimPosition)
+/// and, without assertions, reads a constant's storage as a dim position,
+/// which builds maps of garbage dims that later passes write out of bounds
+/// with (inversePermutation).
 static void splitIntoLanes(RewriterBase &rewriter, linalg::GenericOp op) {
   if (op.getNumReductionLoops() != 1 || op->getNumResults() != 1 ||
       !op.hasPureTensorSemantics())
+    return;
+  if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+        return map.isProjectedPermutation();
+      }))
     return;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!type || !type.getElementType().isIntOrFloat() ||

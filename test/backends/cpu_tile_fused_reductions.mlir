@@ -204,3 +204,39 @@ func.func @column_sum_update(%g: tensor<256x1024xf32>, %b: tensor<1024xf32>) -> 
   %u = kiln.sub %b, %m : tensor<1024xf32>
   return %u : tensor<1024xf32>
 }
+
+// -----
+
+// Softmax of scores plus a mask broadcast over heads and rows (BERT's
+// attention mask, 1x1x1xN): the reductions read the mask through
+// (d0, 0, 0, d3), not a projected permutation, so they are not split into
+// lanes (upstream's splitReduction would take the constant 0 for a dim and
+// build maps of garbage dims); the kernel is still one row loop.
+// CHECK-DAG:   #[[ID:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG:   #[[MASK:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
+// CHECK-DAG:   #[[ROW:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @masked_softmax(
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, 8) shared_outs(
+// CHECK:           %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[MASK]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK:             arith.maximumf
+// CHECK:           %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[MASK]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK:             math.exp
+// CHECK:           %[[Y:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[MASK]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK:           scf.forall.in_parallel
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// LOWERED-LABEL: llvm.func @kiln_entry_masked_softmax(
+// UNFUSED-LABEL: llvm.func @kiln_entry_masked_softmax(
+func.func @masked_softmax(%x: tensor<1x4x8x128xf32>, %m: tensor<1x1x1x128xf32>) -> tensor<1x4x8x128xf32> {
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1, 2, 3] : (tensor<1x1x1x128xf32>) -> tensor<1x4x8x128xf32>
+  %xm = kiln.add %x, %mb : tensor<1x4x8x128xf32>
+  %mx = kiln.reduce_max %xm, dims = [3] : tensor<1x4x8x128xf32>
+  %mxb = kiln.broadcast_in_dim %mx, dims = [0, 1, 2] : (tensor<1x4x8xf32>) -> tensor<1x4x8x128xf32>
+  %s = kiln.sub %xm, %mxb : tensor<1x4x8x128xf32>
+  %e = kiln.exp %s : tensor<1x4x8x128xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<1x4x8x128xf32>
+  %zb = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<1x4x8xf32>) -> tensor<1x4x8x128xf32>
+  %y = kiln.div %e, %zb : tensor<1x4x8x128xf32>
+  return %y : tensor<1x4x8x128xf32>
+}
