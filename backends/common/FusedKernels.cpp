@@ -153,10 +153,15 @@ struct InlineFusedKernelsPass
     getOperation().walk([&](FusedKernelOp kernel) {
       kernels.push_back(kernel);
     });
-    IRRewriter rewriter(&getContext());
-    for (FusedKernelOp kernel : kernels) {
+    // All kernels are checked before any is inlined: once a kernel is
+    // inlined, its reduction is an op outside the kernels, and a later
+    // kernel that reads it (as an input, like any result of another group)
+    // would look like one that lost that reduction.
+    for (FusedKernelOp kernel : kernels)
       if (failed(verifyFusedKernelKind(kernel)))
         return signalPassFailure();
+    IRRewriter rewriter(&getContext());
+    for (FusedKernelOp kernel : kernels) {
       Block *body = &kernel.getBody().front();
       auto yield = cast<YieldOp>(body->getTerminator());
       rewriter.inlineBlockBefore(body, kernel, kernel.getInputs());

@@ -230,3 +230,47 @@ func.func @generic_matmul_epilogue(%x: tensor<8x64xf32>, %w: tensor<64x128xf32>)
   }
   return %r : tensor<8x128xf32>
 }
+
+// -----
+
+// A kernel of kind reduction whose own reduction died (a fold after the
+// lowering: select(a == b, a, b) is b) and that reads the reduction of the
+// kernel before it as an input. Every kernel is checked before any is
+// inlined: once the first is inlined its reduction is an op outside the
+// kernels, and the second must not be taken for one that lost it (seed
+// 777207 of kiln-program-fuzz).
+// CHECK-LABEL: func.func @dead_reduction_reads_earlier_kernel(
+// CHECK-NOT:     kiln.fused_kernel
+// CHECK:         %[[MAX:.+]] = linalg.generic {{.*}}iterator_types = ["reduction"]
+// CHECK:         linalg.generic {{.*}} ins(%[[MAX]],
+// CHECK:         return
+#id = affine_map<(d0) -> (d0)>
+#all = affine_map<(d0) -> ()>
+#scalar = affine_map<() -> ()>
+func.func @dead_reduction_reads_earlier_kernel(%x: tensor<8xf32>, %t: tensor<f32>) -> tensor<i1> {
+  %r = kiln.fused_kernel reduction (%x) : (tensor<8xf32>) -> tensor<f32> {
+  ^bb0(%x0: tensor<8xf32>):
+    %ninf = arith.constant 0xFF800000 : f32
+    %e = tensor.empty() : tensor<f32>
+    %f = linalg.fill ins(%ninf : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %m = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]}
+        ins(%x0 : tensor<8xf32>) outs(%f : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %v = arith.maximumf %a, %acc : f32
+      linalg.yield %v : f32
+    } -> tensor<f32>
+    kiln.yield %m : tensor<f32>
+  }
+  %y = kiln.fused_kernel reduction (%r, %t) : (tensor<f32>, tensor<f32>) -> tensor<i1> {
+  ^bb0(%r0: tensor<f32>, %t0: tensor<f32>):
+    %e = tensor.empty() : tensor<i1>
+    %c = linalg.generic {indexing_maps = [#scalar, #scalar, #scalar], iterator_types = []}
+        ins(%r0, %t0 : tensor<f32>, tensor<f32>) outs(%e : tensor<i1>) {
+    ^bb0(%a: f32, %b: f32, %out: i1):
+      %v = arith.cmpf ogt, %a, %b : f32
+      linalg.yield %v : i1
+    } -> tensor<i1>
+    kiln.yield %c : tensor<i1>
+  }
+  return %y : tensor<i1>
+}

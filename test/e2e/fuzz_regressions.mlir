@@ -220,3 +220,25 @@ func.func @and_false_reduction(%a: tensor<66096x1xi32>, %b: tensor<22032x1xf64>,
   %7 = kiln.select %6, %5, %4 : tensor<i1>, tensor<f64>
   return %7 : tensor<f64>
 }
+
+// Seed 777207 of the generator (reduced by --reduce from 77 ops to 30, by
+// hand to 6): a compile failure under every configuration with fusion,
+// "'kiln.fused_kernel' op of kind reduction holds no reduction but reads
+// one computed outside it: its group lost a member". The second group holds
+// the reduce_max of %a and reads the first group's reduce_max of %b;
+// select(ma == mb, ma, mb) is mb, so after the lowering arith's folds erased
+// the second group's reduction, as a dead member may be. kiln-inline-fused-
+// kernels then checked each kernel right before inlining it, after the first
+// kernel was inlined, and took the first group's reduction, now outside any
+// kernel, for one the second had lost. It checks every kernel first now
+// (FusedKernels.cpp, test/backends/fused_kernels.mlir).
+// CHECK: select_equal_reduction(arg0: i64[8,4], arg1: f32[6,4], arg2: i64[]) -> (out0: i1[])
+func.func @select_equal_reduction(%a: tensor<8x4xi64>, %b: tensor<6x4xf32>, %t: tensor<i64>) -> tensor<i1> {
+  %0 = kiln.reduce_max %a, dims = [0, 1] : tensor<8x4xi64>
+  %c = kiln.cast %b : tensor<6x4xf32> to tensor<6x4xi64>
+  %1 = kiln.reduce_max %c, dims = [0, 1] : tensor<6x4xi64>
+  %2 = kiln.compare eq, %0, %1 : tensor<i64>
+  %3 = kiln.select %2, %0, %1 : tensor<i1>, tensor<i64>
+  %4 = kiln.compare gt, %3, %t : tensor<i64>
+  return %4 : tensor<i1>
+}
