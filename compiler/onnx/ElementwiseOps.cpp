@@ -240,16 +240,58 @@ LogicalResult hardSwishOp(NodeContext &ctx) {
 
 /// log(1 + exp(x)), computed as max(x, 0) + log(1 + exp(-|x|)) so that it
 /// neither overflows for large x nor loses small values for negative x.
-LogicalResult softplusOp(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
-    return failure();
-  Value x = ctx.input(0);
+Value softplusOf(NodeContext &ctx, Value x) {
   Value negAbs = ctx.b.create<NegOp>(ctx.loc, ctx.b.create<AbsOp>(ctx.loc, x));
   Value l = ctx.b.create<LogOp>(
       ctx.loc, ctx.b.create<AddOp>(ctx.loc, constLike(ctx, x, 1),
                                    ctx.b.create<ExpOp>(ctx.loc, negAbs)));
   Value relu = ctx.b.create<MaxOp>(ctx.loc, x, constLike(ctx, x, 0));
-  return ctx.setResults(ctx.b.create<AddOp>(ctx.loc, relu, l));
+  return ctx.b.create<AddOp>(ctx.loc, relu, l);
+}
+
+LogicalResult softplusOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  return ctx.setResults(softplusOf(ctx, ctx.input(0)));
+}
+
+/// Gelu (opset 20): x/2 (1 + erf(x / sqrt 2)), or with approximate="tanh"
+/// x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as PyTorch's
+/// nn.GELU(approximate=...) that exporters map to it.
+LogicalResult geluOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  std::string approximate = ctx.getString("approximate", "none");
+  Value inner;
+  if (approximate == "none") {
+    inner = ctx.b.create<ErfOp>(
+        ctx.loc, ctx.b.create<MulOp>(ctx.loc, x, constLike(ctx, x, M_SQRT1_2)));
+  } else if (approximate == "tanh") {
+    Value cube = ctx.b.create<MulOp>(ctx.loc, x,
+                                     ctx.b.create<MulOp>(ctx.loc, x, x));
+    Value poly = ctx.b.create<AddOp>(
+        ctx.loc, x,
+        ctx.b.create<MulOp>(ctx.loc, cube, constLike(ctx, x, 0.044715)));
+    inner = ctx.b.create<TanhOp>(
+        ctx.loc, ctx.b.create<MulOp>(ctx.loc, poly,
+                                     constLike(ctx, x, std::sqrt(2.0 / M_PI))));
+  } else {
+    return ctx.fail("attribute approximate is '" + approximate +
+                    "'; Gelu takes 'none' or 'tanh'");
+  }
+  Value onePlus = ctx.b.create<AddOp>(ctx.loc, constLike(ctx, x, 1), inner);
+  Value half = ctx.b.create<MulOp>(ctx.loc, x, constLike(ctx, x, 0.5));
+  return ctx.setResults(ctx.b.create<MulOp>(ctx.loc, half, onePlus));
+}
+
+/// Mish (opset 18): x tanh(softplus(x)).
+LogicalResult mishOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  return ctx.setResults(ctx.b.create<MulOp>(
+      ctx.loc, x, ctx.b.create<TanhOp>(ctx.loc, softplusOf(ctx, x))));
 }
 
 LogicalResult softsignOp(NodeContext &ctx) {
@@ -673,6 +715,8 @@ void registerElementwiseOps(OpTable &table) {
   table.add("Celu", celuOp);
   table.add("HardSigmoid", hardSigmoidOp);
   table.add("HardSwish", hardSwishOp);
+  table.add("Gelu", geluOp);
+  table.add("Mish", mishOp);
   table.add("Softplus", softplusOp);
   table.add("Softsign", softsignOp);
   table.add("ThresholdedRelu", thresholdedReluOp);

@@ -309,7 +309,8 @@ public:
     bool defaultDomain = domain == onnx::ONNX_DOMAIN || domain == "ai.onnx";
     bool imported = defaultDomain && isImportedOperator(key);
     if (!schema || (imported && !isWindowed(key) && key != "Gemm" &&
-                    key != "LayerNormalization"))
+                    key != "LayerNormalization" && key != "Einsum" &&
+                    key != "MeanVarianceNormalization"))
       return schema;
     std::string id = domain + "." + key + "/" +
                      std::to_string(schema->SinceVersion());
@@ -318,7 +319,14 @@ public:
       return &it->second;
     onnx::OpSchema copy = *schema;
     onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
-    if (!imported || key == "QLinearConv") {
+    if (key == "MeanVarianceNormalization") {
+      // ONNX 1.23 infers it from its function body, whose Constant takes
+      // the node's `axes` and has no value when the attribute is left at
+      // its default; the result has the input's type and shape.
+      copy.TypeAndShapeInferenceFunction([](onnx::InferenceContext &ctx) {
+        onnx::propagateShapeAndTypeFromFirstInput(ctx);
+      });
+    } else if (!imported || key == "QLinearConv") {
       // Never imported, so its outputs need no shapes; the importer
       // reports the op when it reaches the node. ONNX 1.12's QLinearConv
       // inference rejects valid models ("input W has rank 0" for a rank-4
@@ -331,7 +339,12 @@ public:
               checkGemmRanks(ctx);
             else if (key == "LayerNormalization")
               checkLayerNormRank(ctx);
-            else
+            else if (key == "Einsum") {
+              // The importer reads spaces itself (EinsumOps.cpp) and infers
+              // the result; ONNX's inference would loop on them.
+              if (!checkEinsumEquation(ctx))
+                return;
+            } else
               checkWindowedRanks(ctx);
             if (original)
               original(ctx);
@@ -358,6 +371,41 @@ private:
                              type->tensor_type().shape().dim_size(),
                              "; Gemm multiplies matrices (rank 2)");
     }
+  }
+
+  /// Einsum's inference (ONNX 1.23) never moves past a character of a term
+  /// that is neither a letter nor part of "...": an equation with a stray
+  /// '-', '.' or space makes it loop forever. Refuses any other character,
+  /// and a '-' or '.' outside "->" and "..."; returns false (skip ONNX's
+  /// inference) for an equation with spaces.
+  static bool checkEinsumEquation(onnx::InferenceContext &ctx) {
+    const onnx::AttributeProto *attr = ctx.getAttribute("equation");
+    if (!attr || !attr->has_s())
+      return true;
+    const std::string &eq = attr->s();
+    bool spaces = false;
+    for (size_t i = 0; i < eq.size(); ++i) {
+      char c = eq[i];
+      if (llvm::isAlpha(c) || c == ',')
+        continue;
+      if (c == ' ') {
+        spaces = true;
+        continue;
+      }
+      if (c == '-' && i + 1 < eq.size() && eq[i + 1] == '>') {
+        ++i;
+        continue;
+      }
+      if (c == '.' && eq.compare(i, 3, "...") == 0) {
+        i += 2;
+        continue;
+      }
+      fail_shape_inference("equation '", eq, "' has the character '",
+                           std::string(1, c), "' at ", i,
+                           "; an Einsum equation holds letters, ',', '...' "
+                           "and one '->'");
+    }
+    return !spaces;
   }
 
   /// LayerNormalization's inference indexes X's dims by `axis` unchecked.

@@ -1,0 +1,216 @@
+"""Models as current PyTorch and transformers export them, through kiln and
+ONNX Runtime.
+
+Builds each model with random weights from a fresh seed (printed, and
+accepted back with --seed), exports it the default way,
+torch.onnx.export(model, args, path, dynamo=True) (IR version 10, the
+exporter's default opset), compiles it with kiln-compile (no flags beyond
+the file), runs it with kiln-run and compares every output with ONNX
+Runtime's on the same inputs: |kiln - ort| <= 1e-4 * max |ort| + 1e-5.
+Prints one line per model with its max error, or what failed.
+
+    exported_models.py BIN_DIR WORK_DIR [--seed N] [--models a,b,...]
+    exported_models.py BIN_DIR WORK_DIR --ops     (the op types of each export)
+
+Needs torch, torchvision, transformers, onnxscript, onnxruntime and numpy
+(the benchmark virtualenv, bench/setup-anchors.sh); exits 77 (ctest's SKIP)
+without them. The files are made here, at test time, never committed.
+"""
+import argparse
+import collections
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+try:
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    import torch
+    import torchvision
+    import transformers
+except ImportError as e:
+    print(f"SKIP: {e}")
+    sys.exit(77)
+
+
+class LastHidden(torch.nn.Module):
+    """A transformers model returning its first output as a plain tensor."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, *args):
+        out = self.model(*args)
+        return out[0] if isinstance(out, (tuple, list)) else out.logits if hasattr(out, "logits") else out.last_hidden_state
+
+
+class Recurrent(torch.nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.net = getattr(torch.nn, kind)(12, 16, num_layers=2, batch_first=True)
+
+    def forward(self, x):
+        return self.net(x)[0]
+
+
+class DataDependentLoop(torch.nn.Module):
+    """torch.cond on the data: a branch chosen by the input's sum."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda x: torch.tanh(self.a(x)),
+                          lambda x: torch.relu(self.b(x)), (x,))
+
+
+def image(n=1, size=64):
+    return (torch.randn(n, 3, size, size),)
+
+
+def token_ids(vocab, n=1, seq=32):
+    return (torch.randint(0, vocab, (n, seq)),)
+
+
+def make(name):
+    """(module, example arguments) of the model `name`."""
+    tv = torchvision.models
+    if name == "resnet18":
+        return tv.resnet18(), image()
+    if name == "mobilenet_v3_small":
+        return tv.mobilenet_v3_small(), image()
+    if name == "efficientnet_b0":
+        return tv.efficientnet_b0(), image()
+    if name == "densenet121":
+        return tv.densenet121(), image()
+    if name == "vit":
+        model = tv.VisionTransformer(image_size=32, patch_size=8, num_layers=2,
+                                     num_heads=2, hidden_dim=64, mlp_dim=128,
+                                     num_classes=10)
+        # torchvision starts the head at zero, which would make every output
+        # 0 whatever the body computes.
+        torch.nn.init.normal_(model.heads.head.weight, std=0.5)
+        return model, image(size=32)
+    if name == "convnext_tiny":
+        return tv.convnext_tiny(), image()
+    if name == "bert":
+        cfg = transformers.BertConfig(hidden_size=128, num_hidden_layers=2,
+                                      num_attention_heads=4,
+                                      intermediate_size=256)
+        return LastHidden(transformers.BertModel(cfg)), token_ids(cfg.vocab_size)
+    if name == "gpt2":
+        cfg = transformers.GPT2Config(n_embd=128, n_layer=2, n_head=4,
+                                      n_positions=64, use_cache=False)
+        return LastHidden(transformers.GPT2Model(cfg)), token_ids(cfg.vocab_size)
+    if name == "llama":
+        cfg = transformers.LlamaConfig(hidden_size=128, intermediate_size=256,
+                                       num_hidden_layers=2,
+                                       num_attention_heads=4,
+                                       num_key_value_heads=2, vocab_size=512,
+                                       max_position_embeddings=64,
+                                       use_cache=False)
+        return LastHidden(transformers.LlamaModel(cfg)), token_ids(cfg.vocab_size)
+    if name in ("lstm", "gru"):
+        return Recurrent(name.upper()), (torch.randn(2, 7, 12),)
+    if name == "cond":
+        return DataDependentLoop(), (torch.randn(3, 8),)
+    raise ValueError(f"unknown model {name}")
+
+
+MODELS = ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "densenet121",
+          "vit", "convnext_tiny", "bert", "gpt2", "llama", "lstm", "gru",
+          "cond"]
+
+
+def export(name, path, seed):
+    torch.manual_seed(seed)
+    module, args = make(name)
+    module.eval()
+    with torch.no_grad():
+        torch.onnx.export(module, args, str(path), dynamo=True,
+                          external_data=False, verbose=False)
+    return [a.numpy() for a in args]
+
+
+def run_kiln(bin_dir, model, inputs, work):
+    kmod = work / (model.stem + ".kmod")
+    done = subprocess.run([bin_dir / "kiln-compile", model, "-o", kmod],
+                          capture_output=True, text=True)
+    if done.returncode:
+        return None, "kiln-compile: " + (done.stderr.strip().splitlines() or ["?"])[-1]
+    args = [bin_dir / "kiln-run", kmod]
+    for i, value in enumerate(inputs):
+        np.save(work / f"{model.stem}_in{i}.npy", value)
+        args += ["--input", work / f"{model.stem}_in{i}.npy"]
+    out = work / (model.stem + "_out")
+    done = subprocess.run(args + ["--output-dir", out], capture_output=True, text=True)
+    if done.returncode:
+        return None, "kiln-run: " + (done.stderr.strip().splitlines() or ["?"])[-1]
+    return out, None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bin_dir", type=Path)
+    parser.add_argument("work", type=Path)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--ops", action="store_true")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**31)
+    print(f"seed {seed} (rerun with --seed {seed}); torch {torch.__version__}, "
+          f"transformers {transformers.__version__}, onnx {onnx.__version__}, "
+          f"onnxruntime {ort.__version__}")
+    failures = 0
+    for i, name in enumerate(args.models.split(",")):
+        path = args.work / f"{name}.onnx"
+        try:
+            inputs = export(name, path, seed + i)
+        except Exception:
+            print(f"{name}: the export failed:\n{traceback.format_exc(limit=2)}")
+            failures += 1
+            continue
+        proto = onnx.load(str(path), load_external_data=False)
+        opset = next(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx"))
+        header = f"{name} (IR {proto.ir_version}, opset {opset})"
+        if args.ops:
+            ops = collections.Counter(n.op_type if not n.domain else f"{n.domain}.{n.op_type}"
+                                      for n in proto.graph.node)
+            print(f"{header}: {dict(sorted(ops.items()))}")
+            continue
+        session = ort.InferenceSession(str(path))
+        feeds = {inp.name: x for inp, x in zip(session.get_inputs(), inputs)}
+        want = session.run(None, feeds)
+        out, error = run_kiln(args.bin_dir, path, inputs, args.work)
+        if error:
+            print(f"{header}: FAILED {error}")
+            failures += 1
+            continue
+        worst = 0.0
+        ok = True
+        names = [o.name for o in session.get_outputs()]
+        for oname, expected in zip(names, want):
+            got = np.load(out / f"{oname}.npy")
+            if got.shape != expected.shape:
+                print(f"{header}: output {oname} has shape {got.shape}, ONNX Runtime's {expected.shape}")
+                ok = False
+                continue
+            scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+            error = float(np.max(np.abs(got.astype(np.float64) - expected))) if expected.size else 0.0
+            rel = error / scale if scale else error
+            worst = max(worst, rel)
+            ok &= error <= 1e-4 * scale + 1e-5
+        print(f"{header}: max |kiln - ort| / max |ort| = {worst:.2e} {'ok' if ok else 'DIFFERS'}")
+        failures += not ok
+    print(f"{failures} of {len(args.models.split(','))} models failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
