@@ -285,6 +285,17 @@ LogicalResult geluOp(NodeContext &ctx) {
   return ctx.setResults(ctx.b.create<MulOp>(ctx.loc, half, onePlus));
 }
 
+/// Swish (opset 24): x sigmoid(alpha x).
+LogicalResult swishOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  Value ax = ctx.b.create<MulOp>(
+      ctx.loc, x, constLike(ctx, x, ctx.getFloat("alpha", 1.0f)));
+  return ctx.setResults(ctx.b.create<MulOp>(
+      ctx.loc, x, ctx.b.create<SigmoidOp>(ctx.loc, ax)));
+}
+
 /// Mish (opset 18): x tanh(softplus(x)).
 LogicalResult mishOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
@@ -717,6 +728,7 @@ void registerElementwiseOps(OpTable &table) {
   table.add("HardSwish", hardSwishOp);
   table.add("Gelu", geluOp);
   table.add("Mish", mishOp);
+  table.add("Swish", swishOp);
   table.add("Softplus", softplusOp);
   table.add("Softsign", softsignOp);
   table.add("ThresholdedRelu", thresholdedReluOp);

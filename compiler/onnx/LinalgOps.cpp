@@ -404,6 +404,41 @@ LogicalResult layerNormOp(NodeContext &ctx) {
   return ctx.setResults(results);
 }
 
+/// RMSNormalization (opset 23): x / sqrt(mean(x^2) + epsilon) * scale,
+/// the mean over dims axis.. (stash_type 1, the only one ONNX defines, is
+/// float32 statistics: the input's own type for float32 and wider).
+LogicalResult rmsNormOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
+    return failure();
+  if (int64_t stash = ctx.getInt("stash_type", 1); stash != 1)
+    return ctx.fail("stash_type " + Twine(stash) +
+                    " is not supported (ONNX defines 1, float32)");
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", -1), rank);
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  SmallVector<int64_t> axes;
+  for (int64_t i = *axis; i < rank; ++i)
+    axes.push_back(i);
+  Value scale = ctx.input(1);
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(shapeOf(scale), shapeOf(x));
+  if (!shape || ArrayRef<int64_t>(*shape) != shapeOf(x))
+    return ctx.fail("scale must broadcast to the input's shape");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value meanSq = reduce(b, loc, Reduction::Mean, b.create<MulOp>(loc, x, x),
+                        axes, true);
+  Value invRms = b.create<RsqrtOp>(
+      loc, b.create<AddOp>(loc, meanSq,
+                           splat(b, loc, typeOf(meanSq),
+                                 ctx.getFloat("epsilon", 1e-5f))));
+  Value y = b.create<MulOp>(loc, x, broadcastTo(b, loc, invRms, shapeOf(x)));
+  return ctx.setResults(
+      b.create<MulOp>(loc, y, broadcastTo(b, loc, scale, shapeOf(x))));
+}
+
 LogicalResult meanVarianceNormOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
     return failure();
@@ -497,6 +532,7 @@ void registerLinalgOps(OpTable &table) {
   table.add("BatchNormalization", batchNormOp);
   table.add("InstanceNormalization", instanceNormOp);
   table.add("LayerNormalization", layerNormOp);
+  table.add("RMSNormalization", rmsNormOp);
   table.add("MeanVarianceNormalization", meanVarianceNormOp);
   table.add("GlobalAveragePool", globalPoolOp<Reduction::Mean>);
   table.add("GlobalMaxPool", globalPoolOp<Reduction::Max>);
