@@ -369,10 +369,10 @@ LogicalResult instanceNormOp(NodeContext &ctx) {
       ctx.loc, y, perChannel(ctx.b, ctx.loc, bias, shapeOf(x))));
 }
 
-LogicalResult layerNormOp(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
-    return failure();
-  Value x = ctx.input(0);
+/// The dims a normalization over `axis` and the dims after it reduces (the
+/// attribute `axis`, default -1, of LayerNormalization and RMSNormalization);
+/// failure (reported) when it is out of range.
+FailureOr<SmallVector<int64_t>> trailingAxes(NodeContext &ctx, Value x) {
   int64_t rank = rankOf(x);
   std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", -1), rank);
   if (!axis)
@@ -380,23 +380,42 @@ LogicalResult layerNormOp(NodeContext &ctx) {
   SmallVector<int64_t> axes;
   for (int64_t i = *axis; i < rank; ++i)
     axes.push_back(i);
+  return axes;
+}
+
+/// Input `i` broadcast to the shape of `x` (a normalization's scale or
+/// bias); failure (reported) when it does not broadcast to exactly that.
+FailureOr<Value> broadcastParameter(NodeContext &ctx, unsigned i, Value x,
+                                    StringRef what) {
+  Value p = ctx.input(i);
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(shapeOf(p), shapeOf(x));
+  if (!shape || ArrayRef<int64_t>(*shape) != shapeOf(x))
+    return ctx.fail(Twine(what) + " must broadcast to the input's shape");
+  return broadcastTo(ctx.b, ctx.loc, p, shapeOf(x));
+}
+
+LogicalResult layerNormOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> axes = trailingAxes(ctx, x);
+  if (failed(axes))
+    return failure();
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   // stash_type 1 computes the statistics in float32; for float32 and wider
   // inputs that is the input's own type.
-  Normalized n = normalize(b, loc, x, axes, ctx.getFloat("epsilon", 1e-5f));
+  Normalized n = normalize(b, loc, x, *axes, ctx.getFloat("epsilon", 1e-5f));
   Value y = n.y;
   for (unsigned i : {1u, 2u}) {
     if (!ctx.hasInput(i))
       continue;
-    Value p = ctx.input(i);
-    std::optional<SmallVector<int64_t>> shape =
-        broadcastShapes(shapeOf(p), shapeOf(x));
-    if (!shape || ArrayRef<int64_t>(*shape) != shapeOf(x))
-      return ctx.fail("Scale and B must broadcast to the input's shape");
-    p = broadcastTo(b, loc, p, shapeOf(x));
-    y = i == 1 ? Value(b.create<MulOp>(loc, y, p))
-               : Value(b.create<AddOp>(loc, y, p));
+    FailureOr<Value> p = broadcastParameter(ctx, i, x, "Scale and B");
+    if (failed(p))
+      return failure();
+    y = i == 1 ? Value(b.create<MulOp>(loc, y, *p))
+               : Value(b.create<AddOp>(loc, y, *p));
   }
   SmallVector<Value> results{y};
   if (ctx.hasOutput(1) || ctx.hasOutput(2))
@@ -414,29 +433,22 @@ LogicalResult rmsNormOp(NodeContext &ctx) {
     return ctx.fail("stash_type " + Twine(stash) +
                     " is not supported (ONNX defines 1, float32)");
   Value x = ctx.input(0);
-  int64_t rank = rankOf(x);
-  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", -1), rank);
-  if (!axis)
-    return ctx.fail("axis is out of range");
-  SmallVector<int64_t> axes;
-  for (int64_t i = *axis; i < rank; ++i)
-    axes.push_back(i);
-  Value scale = ctx.input(1);
-  std::optional<SmallVector<int64_t>> shape =
-      broadcastShapes(shapeOf(scale), shapeOf(x));
-  if (!shape || ArrayRef<int64_t>(*shape) != shapeOf(x))
-    return ctx.fail("scale must broadcast to the input's shape");
+  FailureOr<SmallVector<int64_t>> axes = trailingAxes(ctx, x);
+  if (failed(axes))
+    return failure();
+  FailureOr<Value> scale = broadcastParameter(ctx, 1, x, "scale");
+  if (failed(scale))
+    return failure();
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   Value meanSq = reduce(b, loc, Reduction::Mean, b.create<MulOp>(loc, x, x),
-                        axes, true);
+                        *axes, true);
   Value invRms = b.create<RsqrtOp>(
       loc, b.create<AddOp>(loc, meanSq,
                            splat(b, loc, typeOf(meanSq),
                                  ctx.getFloat("epsilon", 1e-5f))));
   Value y = b.create<MulOp>(loc, x, broadcastTo(b, loc, invRms, shapeOf(x)));
-  return ctx.setResults(
-      b.create<MulOp>(loc, y, broadcastTo(b, loc, scale, shapeOf(x))));
+  return ctx.setResults(b.create<MulOp>(loc, y, *scale));
 }
 
 LogicalResult meanVarianceNormOp(NodeContext &ctx) {

@@ -290,12 +290,14 @@ bool bindInputs(onnx::GraphProto &graph, int64_t irVersion,
   return true;
 }
 
-/// ONNX 1.12's shape inference of the windowed ops (Conv, ConvTranspose,
-/// the pools), Gemm and LayerNormalization trusts the ranks and attributes it is given: it reads out of
-/// bounds when they disagree (a rank-2 input to ConvTranspose dereferences
-/// null) and divides by a stride of 0. This registry hands out those schemas with an
-/// inference function that checks the ranks and attributes first
-/// and reports a shape inference error, then runs ONNX's own. Ops the
+/// ONNX's shape inference of the windowed ops (Conv, ConvTranspose, the
+/// pools), Gemm and LayerNormalization trusts the ranks and attributes it is
+/// given: in 1.12 it read out of bounds when they disagree (a rank-2 input
+/// to ConvTranspose dereferences null) and divided by a stride of 0; in
+/// 1.23 Einsum's loops forever on a stray character of the equation. This
+/// registry hands out those schemas with an inference function that checks
+/// the ranks and attributes first and reports a shape inference error, then
+/// runs ONNX's own. Ops the
 /// importer has no translation for get no shape inference at all: their
 /// inference functions are the least exercised, and the import stops at
 /// them anyway with an error that names them.
@@ -308,9 +310,7 @@ public:
         onnx::OpSchemaRegistry::Schema(key, maxInclusiveVersion, domain);
     bool defaultDomain = domain == onnx::ONNX_DOMAIN || domain == "ai.onnx";
     bool imported = defaultDomain && isImportedOperator(key);
-    if (!schema || (imported && !isWindowed(key) && key != "Gemm" &&
-                    key != "LayerNormalization" && key != "Einsum" &&
-                    key != "MeanVarianceNormalization"))
+    if (!schema || (imported && !isWindowed(key) && !hasOwnGuard(key)))
       return schema;
     std::string id = domain + "." + key + "/" +
                      std::to_string(schema->SinceVersion());
@@ -354,6 +354,13 @@ public:
   }
 
 private:
+  /// Imported ops other than the windowed ones whose inference this
+  /// registry guards or replaces.
+  static bool hasOwnGuard(const std::string &op) {
+    return op == "Gemm" || op == "LayerNormalization" || op == "Einsum" ||
+           op == "MeanVarianceNormalization";
+  }
+
   static bool isWindowed(const std::string &op) {
     return op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" ||
            op == "QLinearConv" || op == "MaxPool" || op == "AveragePool" ||

@@ -44,7 +44,7 @@ class LastHidden(torch.nn.Module):
 
     def forward(self, *args):
         out = self.model(*args)
-        return out[0] if isinstance(out, (tuple, list)) else out.logits if hasattr(out, "logits") else out.last_hidden_state
+        return out[0] if isinstance(out, (tuple, list)) else out.last_hidden_state
 
 
 class Recurrent(torch.nn.Module):
@@ -56,7 +56,7 @@ class Recurrent(torch.nn.Module):
         return self.net(x)[0]
 
 
-class DataDependentLoop(torch.nn.Module):
+class DataDependentBranch(torch.nn.Module):
     """torch.cond on the data: a branch chosen by the input's sum."""
 
     def __init__(self):
@@ -118,7 +118,7 @@ def make(name):
     if name in ("lstm", "gru"):
         return Recurrent(name.upper()), (torch.randn(2, 7, 12),)
     if name == "cond":
-        return DataDependentLoop(), (torch.randn(3, 8),)
+        return DataDependentBranch(), (torch.randn(3, 8),)
     raise ValueError(f"unknown model {name}")
 
 
