@@ -9,7 +9,12 @@
 //     dim, since kiln compiles static shapes only;
 //  4. run ONNX's checker and its shape inference in strict mode, so that a
 //     malformed graph is reported by ONNX's own rules before any kiln op is
-//     built.
+//     built;
+//  5. inline the model's local functions, and expand each operator kiln
+//     has no translation for but ONNX defines as a function of other
+//     operators (Attention, RotaryEmbedding, GroupNormalization, ...) into
+//     that function's body, with ONNX's own inliner; shape inference runs
+//     again over the expanded graph.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +22,10 @@
 
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
+#include "onnx/inliner/inliner.h"
 #include "onnx/shape_inference/implementation.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -479,6 +486,217 @@ private:
   mutable std::map<std::string, onnx::OpSchema> guarded;
 };
 
+/// An ONNX function can call others, so expansion goes on while it finds
+/// something to expand; this bounds it (the deepest chain in ONNX 1.23's
+/// schemas is two levels).
+constexpr int kMaxExpansionRounds = 8;
+
+/// The domain of the model-local functions that stand for expanded ops
+/// between their creation and their inlining.
+constexpr const char *kExpansionDomain = "kiln.expansion";
+
+/// Inlines the model's local functions (ONNX IR 8 and up) into the graph,
+/// converting a function written against another version of the default
+/// opset to the model's. A function that cannot be inlined (it imports
+/// another version of a custom domain) is reported by name.
+bool inlineLocalFunctions(onnx::ModelProto &model, std::string &error) {
+  if (model.functions_size() == 0)
+    return true;
+  try {
+    onnx::inliner::InlineLocalFunctions(model, /*convert_version=*/true);
+  } catch (const std::exception &e) {
+    error = std::string("ONNX inliner: ") + e.what();
+    return false;
+  }
+  if (model.functions_size() != 0) {
+    const onnx::FunctionProto &left = model.functions(0);
+    error = "local function '" + left.domain() + "." + left.name() +
+            "' cannot be inlined: it imports an opset version of a custom "
+            "domain other than the model's";
+    return false;
+  }
+  return true;
+}
+
+/// The type of every value of `graph` and its subgraphs that shape
+/// inference (or the model) gives one, initializers included.
+void collectTypes(const onnx::GraphProto &graph,
+                  std::map<std::string, onnx::TypeProto> &types) {
+  for (const auto *list : {&graph.input(), &graph.value_info(),
+                           &graph.output()})
+    for (const onnx::ValueInfoProto &value : *list)
+      if (value.has_type())
+        types[value.name()] = value.type();
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    onnx::TypeProto type;
+    auto *tensorType = type.mutable_tensor_type();
+    tensorType->set_elem_type(tensor.data_type());
+    auto *shape = tensorType->mutable_shape();
+    for (int64_t d : tensor.dims())
+      shape->add_dim()->set_dim_value(d);
+    types[tensor.name()] = type;
+  }
+  for (const onnx::NodeProto &node : graph.node())
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      if (attr.has_g())
+        collectTypes(attr.g(), types);
+      for (const onnx::GraphProto &g : attr.graphs())
+        collectTypes(g, types);
+    }
+}
+
+/// Rewrites the function ops of one graph (and its subgraphs) into calls
+/// of new local functions holding their bodies; see expandFunctionOps.
+class FunctionOpExpander {
+public:
+  FunctionOpExpander(onnx::ModelProto &model, int opsetVersion)
+      : model(model), opsetVersion(opsetVersion) {
+    collectTypes(model.graph(), types);
+  }
+
+  void expandGraph(onnx::GraphProto &graph) {
+    for (onnx::NodeProto &node : *graph.mutable_node()) {
+      for (onnx::AttributeProto &attr : *node.mutable_attribute()) {
+        if (attr.has_g())
+          expandGraph(*attr.mutable_g());
+        for (onnx::GraphProto &g : *attr.mutable_graphs())
+          expandGraph(g);
+      }
+      expandNode(node);
+    }
+  }
+
+  onnx::inliner::FunctionIdVector expanded;
+
+private:
+  void expandNode(onnx::NodeProto &node) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!defaultDomain || isImportedOperator(node.op_type()))
+      return;
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), opsetVersion, "");
+    if (!schema)
+      return;
+    onnx::FunctionProto body;
+    if (const onnx::FunctionProto *fixed =
+            schema->HasFunction()
+                ? schema->GetFunction(opsetVersion, /*validate=*/true)
+                : nullptr) {
+      body = *fixed;
+    } else if (schema->HasContextDependentFunction()) {
+      std::vector<onnx::TypeProto> inputTypes;
+      for (const std::string &input : node.input()) {
+        if (input.empty()) {
+          inputTypes.emplace_back();
+          continue;
+        }
+        auto it = types.find(input);
+        // Wait for a later round, after the producer is expanded.
+        if (it == types.end())
+          return;
+        inputTypes.push_back(it->second);
+      }
+      onnx::FunctionBodyBuildContextImpl context(node, inputTypes);
+      if (!schema->BuildContextDependentFunction(context, body, opsetVersion))
+        return;
+    } else {
+      return;
+    }
+    // The body runs at the model's version of the default opset: GetFunction
+    // has checked that none of its ops changed in between.
+    for (onnx::OperatorSetIdProto &import : *body.mutable_opset_import())
+      if (import.domain().empty() || import.domain() == "ai.onnx")
+        import.set_version(opsetVersion);
+    // An attribute the node leaves out takes the schema's default, which
+    // the ops of the body need not share: bind it explicitly.
+    for (const auto &entry : schema->attributes()) {
+      const std::string &name = entry.first;
+      const onnx::OpSchema::Attribute &attr = entry.second;
+      bool given = llvm::any_of(node.attribute(), [&](const auto &a) {
+        return a.name() == name;
+      });
+      if (!given &&
+          attr.default_value.type() != onnx::AttributeProto::UNDEFINED) {
+        onnx::AttributeProto *bound = node.add_attribute();
+        *bound = attr.default_value;
+        bound->set_name(name);
+      }
+    }
+    // The body's nodes are named after the node they expand, so that an
+    // error in one of them says where it came from.
+    std::string label =
+        (node.name().empty() ? "<unnamed " + node.op_type() + ", output '" +
+                                   (node.output_size() ? node.output(0) : "") +
+                                   "'>"
+                             : node.name()) +
+        " expanded";
+    int step = 0;
+    for (onnx::NodeProto &inner : *body.mutable_node())
+      inner.set_name(label + ", step " + std::to_string(++step) +
+                     (inner.name().empty() ? "" : " '" + inner.name() + "'"));
+    std::string name = node.op_type() + "." + std::to_string(counter++);
+    body.set_name(name);
+    body.set_domain(kExpansionDomain);
+    node.set_domain(kExpansionDomain);
+    node.set_op_type(name);
+    *model.add_functions() = std::move(body);
+    expanded.emplace_back(kExpansionDomain, name);
+  }
+
+  onnx::ModelProto &model;
+  int opsetVersion;
+  std::map<std::string, onnx::TypeProto> types;
+  int counter = 0;
+};
+
+/// The inliner makes node names unique with a "__N" suffix; the names of
+/// expanded bodies are unique already and read better without it.
+void dropInlinerSuffixes(onnx::GraphProto &graph) {
+  for (onnx::NodeProto &node : *graph.mutable_node()) {
+    llvm::StringRef name = node.name();
+    size_t cut = name.rfind("__");
+    if (name.contains(" expanded, step ") && cut != llvm::StringRef::npos &&
+        cut + 2 < name.size() &&
+        llvm::all_of(name.drop_front(cut + 2), llvm::isDigit))
+      node.set_name(name.take_front(cut).str());
+    for (onnx::AttributeProto &attr : *node.mutable_attribute()) {
+      if (attr.has_g())
+        dropInlinerSuffixes(*attr.mutable_g());
+      for (onnx::GraphProto &g : *attr.mutable_graphs())
+        dropInlinerSuffixes(g);
+    }
+  }
+}
+
+/// Expands each op of the default domain that the importer does not
+/// translate and ONNX defines as a function (a fixed body, or one built
+/// from the node's attributes and input types) into that body, by making it
+/// a call of a new local function and inlining that with ONNX's inliner.
+/// Returns how many ops were expanded, or -1 with `error` set.
+int expandFunctionOps(onnx::ModelProto &model, std::string &error) {
+  int opsetVersion = 0;
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      opsetVersion = static_cast<int>(opset.version());
+  if (opsetVersion == 0)
+    return 0;
+  try {
+    FunctionOpExpander expander(model, opsetVersion);
+    expander.expandGraph(*model.mutable_graph());
+    if (expander.expanded.empty())
+      return 0;
+    int count = static_cast<int>(expander.expanded.size());
+    auto selected =
+        onnx::inliner::FunctionIdSet::Create(std::move(expander.expanded));
+    onnx::inliner::InlineSelectedLocalFunctions(model, *selected);
+    dropInlinerSuffixes(*model.mutable_graph());
+    return count;
+  } catch (const std::exception &e) {
+    error = std::string("ONNX function expansion: ") + e.what();
+    return -1;
+  }
+}
+
 } // namespace
 
 bool onnx_import::loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
@@ -516,15 +734,29 @@ bool onnx_import::loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
     error = std::string("ONNX checker: ") + e.what();
     return false;
   }
-  try {
-    onnx::ShapeInferenceOptions inference(/*check_type=*/true,
-                                          /*strict_mode=*/1,
-                                          /*data_prop=*/true);
-    GuardedSchemaRegistry registry;
-    onnx::shape_inference::InferShapes(model, &registry, inference);
-  } catch (const std::exception &e) {
-    error = std::string("ONNX shape inference: ") + e.what();
+  if (!inlineLocalFunctions(model, error))
     return false;
+  // Each round infers shapes, then expands the function ops whose input
+  // types are known; an expansion can reveal further function ops (or give
+  // a waiting one its input types), so a few rounds may be needed.
+  for (int round = 0;; ++round) {
+    try {
+      onnx::ShapeInferenceOptions inference(/*check_type=*/true,
+                                            /*strict_mode=*/1,
+                                            /*data_prop=*/true);
+      GuardedSchemaRegistry registry;
+      onnx::shape_inference::InferShapes(model, &registry, inference);
+    } catch (const std::exception &e) {
+      error = std::string("ONNX shape inference: ") + e.what();
+      return false;
+    }
+    if (round == kMaxExpansionRounds)
+      break;
+    int expanded = expandFunctionOps(model, error);
+    if (expanded < 0)
+      return false;
+    if (expanded == 0)
+      break;
   }
   return true;
 }
