@@ -46,9 +46,6 @@ using ::kiln::onnx_import::Scope;
 using ::kiln::onnx_import::typeString;
 
 namespace {
-/// Nodes whose values are folded at import time produce at most this many
-/// elements in total; larger constant computations stay in the program.
-constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
 
 const char *dataTypeName(int32_t type) {
   switch (type) {
@@ -537,7 +534,7 @@ void Importer::foldConstantNode(Block *block, Operation *before,
     elements += type.getNumElements();
     anyComputed |= !result.getDefiningOp<ConstantOp>();
   }
-  if (!anyComputed || elements > kMaxFoldedElements)
+  if (!anyComputed || elements > NodeContext::kMaxFoldedElements)
     return;
   (void)evaluateOps(ops, constants, results);
 }
@@ -610,7 +607,7 @@ Importer::evaluateConstants(ArrayRef<Value> values) {
       elements += llvm::cast<RankedTensorType>(result.getType()).getNumElements();
     llvm::append_range(worklist, def->getOperands());
   }
-  if (elements > kMaxFoldedElements)
+  if (elements > NodeContext::kMaxFoldedElements)
     return failure();
   llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   SmallVector<Value> results(values.begin(), values.end());

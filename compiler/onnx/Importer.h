@@ -207,6 +207,10 @@ public:
   mlir::FailureOr<mlir::DenseElementsAttr> constantInput(unsigned i,
                                                          llvm::StringRef what);
   static constexpr int64_t kMaxConstantList = 1 << 16;
+  /// Constants the importer computes (folded nodes, Range, EyeLike) hold at
+  /// most this many elements; a larger one is an error or stays a run-time
+  /// computation, never a multi-gigabyte allocation at compile time.
+  static constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   constantInts(unsigned i, llvm::StringRef what);
   mlir::FailureOr<llvm::SmallVector<double>>

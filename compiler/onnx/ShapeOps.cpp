@@ -11,10 +11,13 @@
 #include "Emit.h"
 #include "Importer.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 using namespace mlir;
@@ -695,6 +698,13 @@ LogicalResult constantOp(NodeContext &ctx) {
                   "(not sparse tensors or strings)");
 }
 
+/// `value` as printf's %g writes it (1e+12, 0.5, 3).
+std::string shortest(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
 LogicalResult rangeOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)))
     return failure();
@@ -712,8 +722,19 @@ LogicalResult rangeOp(NodeContext &ctx) {
   double start = args[0], limit = args[1], delta = args[2];
   if (delta == 0)
     return ctx.fail("delta is 0");
-  int64_t n = std::max<int64_t>(
-      static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
+  double count = std::ceil((limit - start) / delta);
+  if (!std::isfinite(count) ||
+      count > static_cast<double>(NodeContext::kMaxFoldedElements))
+    return ctx.fail(llvm::formatv("the range from {0} to {1} by {2} has {3} "
+                                  "elements; kiln builds ranges of at most "
+                                  "{4}",
+                                  shortest(start), shortest(limit),
+                                  shortest(delta),
+                                  std::isfinite(count) ? shortest(count)
+                                                       : "no finite number of",
+                                  NodeContext::kMaxFoldedElements)
+                        .str());
+  int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
   SmallVector<double> values;
   for (int64_t i = 0; i < n; ++i)
     values.push_back(start + i * delta);
@@ -738,6 +759,10 @@ LogicalResult eyeLikeOp(NodeContext &ctx) {
     element = *t;
   }
   int64_t rows = shapeOf(x)[0], cols = shapeOf(x)[1], k = ctx.getInt("k", 0);
+  if (cols > 0 && rows > NodeContext::kMaxFoldedElements / cols)
+    return ctx.fail("the result is " + Twine(rows) + "x" + Twine(cols) +
+                    "; kiln builds EyeLike as a constant of at most " +
+                    Twine(NodeContext::kMaxFoldedElements) + " elements");
   SmallVector<double> values(rows * cols, 0);
   for (int64_t r = 0; r < rows; ++r)
     if (r + k >= 0 && r + k < cols)

@@ -137,6 +137,19 @@ save("huge_constant_shape",
      [numpy_helper.from_array(np.array([2**35 + 1], np.int64), "n")],
      check=False)
 
+# A Range of 10^12 elements from constant bounds, and an EyeLike of a
+# 10^5 x 10^5 input: the importer builds both as constants, so both are
+# refused rather than allocated (found by the importer fuzzer, out of
+# memory in Range).
+save("huge_range",
+     [helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range")],
+     [], [helper.make_tensor_value_info("y", TensorProto.INT64, [10**12])],
+     [numpy_helper.from_array(np.array(v, np.int64), n)
+      for n, v in (("start", 0), ("limit", 10**12), ("delta", 1))], check=False)
+save("huge_eye_like", [helper.make_node("EyeLike", ["x"], ["y"], name="eye")],
+     [helper.make_tensor_value_info("x", F, [10**5, 10**5])],
+     [helper.make_tensor_value_info("y", F, [10**5, 10**5])], check=False)
+
 # QLinearConv with scalar weights and a weight zero point of two entries:
 # the per-channel check read the weights' first dimension, which they do
 # not have (found by the importer fuzzer: a null read). ONNX's shape
