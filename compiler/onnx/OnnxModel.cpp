@@ -20,6 +20,8 @@
 
 #include "OnnxModel.h"
 
+#include "BoundInputs.h"
+
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/inliner/inliner.h"
@@ -256,8 +258,9 @@ bool applyInputShapes(onnx::GraphProto &graph,
 /// every initializer must also be listed as an input, so there the input
 /// stays (the importer skips inputs that have an initializer).
 bool bindInputs(onnx::GraphProto &graph, int64_t irVersion,
-                const OnnxImportOptions &options, std::string &error) {
-  for (const auto &binding : options.boundInputs) {
+                const std::map<std::string, std::string> &boundInputs,
+                std::string &error) {
+  for (const auto &binding : boundInputs) {
     const std::string &name = binding.first, &bytes = binding.second;
     auto *inputs = graph.mutable_input();
     auto it = std::find_if(inputs->begin(), inputs->end(),
@@ -724,7 +727,10 @@ bool onnx_import::loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
       for (onnx::AttributeProto &attr : *node.mutable_attribute())
         if (!inlineAttributeData(attr, modelDir, error))
           return false;
-  if (!bindInputs(*model.mutable_graph(), model.ir_version(), options,
+  std::map<std::string, std::string> bound = options.boundInputs;
+  if (!resolveBoundValues(model.graph(), options.boundInputValues, bound,
+                          error) ||
+      !bindInputs(*model.mutable_graph(), model.ir_version(), bound,
                   error) ||
       !applyInputShapes(*model.mutable_graph(), options, error))
     return false;

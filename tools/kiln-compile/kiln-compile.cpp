@@ -142,6 +142,16 @@ cl::list<std::string> inputShapes(
     cl::value_desc("NAME=DIMS"),
     cl::cat(compileCategory));
 
+cl::list<std::string> bindInputs(
+    "bind-input",
+    cl::desc("For an ONNX model: make a graph input a compile-time constant "
+             "(it leaves the function's arguments), e.g. --bind-input "
+             "shape=1,3,224,224 (numbers of the input's declared type and "
+             "shape) or --bind-input mask=mask.npy (repeatable); for models "
+             "whose shapes come from inputs"),
+    cl::value_desc("NAME=VALUE|NAME=FILE.npy"),
+    cl::cat(compileCategory));
+
 cl::extrahelp inputAndExitStatusHelp(R"(
 INPUT:
   MLIR text or a .kfb model file, recognized by its file identifier whatever
@@ -240,14 +250,10 @@ mlir::OwningOpRef<mlir::ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
   std::string error;
   if (sys::path::extension(inputFilename) == ".onnx") {
     kiln::OnnxImportOptions options;
-    for (const std::string &spec : inputShapes) {
-      std::string name;
-      std::vector<int64_t> shape;
-      if (!kiln::parseOnnxInputShape(spec, name, shape, error)) {
-        fail(error);
-        return nullptr;
-      }
-      options.inputShapes[name] = shape;
+    if (!kiln::parseOnnxImportOptions(inputShapes, bindInputs, options,
+                                      error)) {
+      fail(error);
+      return nullptr;
     }
     mlir::OwningOpRef<mlir::ModuleOp> module =
         kiln::importOnnxFile(inputFilename, context, options, error);
@@ -255,8 +261,8 @@ mlir::OwningOpRef<mlir::ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
       fail(error);
     return module;
   }
-  if (!inputShapes.empty()) {
-    fail("--input-shape applies to ONNX models (*.onnx) only");
+  if (!inputShapes.empty() || !bindInputs.empty()) {
+    fail("--input-shape and --bind-input apply to ONNX models (*.onnx) only");
     return nullptr;
   }
   auto file = mlir::openInputFile(inputFilename, &error);

@@ -2,7 +2,8 @@
 //
 // kiln-translate --mlir-to-kfb model.mlir -o model.kfb
 // kiln-translate --kfb-to-mlir model.kfb -o model.mlir
-// kiln-translate --onnx-to-mlir model.onnx [--input-shape NAME=DIMS]... -o model.mlir
+// kiln-translate --onnx-to-mlir model.onnx [--input-shape NAME=DIMS]...
+//                [--bind-input NAME=VALUE]... -o model.mlir
 //
 // A thin driver over kiln/IR/ModelFile.h and kiln/Onnx/Import.h. The MLIR it prints is what
 // kiln-opt would print for the same module, so the two can be compared.
@@ -58,6 +59,13 @@ cl::list<std::string> inputShapes(
     cl::desc("With --onnx-to-mlir: the shape of a graph input, e.g. "
              "--input-shape input=1x3x224x224 (repeatable)"),
     cl::value_desc("NAME=DIMS"), cl::cat(translateCategory));
+
+cl::list<std::string> bindInputs(
+    "bind-input",
+    cl::desc("With --onnx-to-mlir: make a graph input a compile-time "
+             "constant, e.g. --bind-input shape=1,3,224,224 or "
+             "--bind-input mask=mask.npy (repeatable)"),
+    cl::value_desc("NAME=VALUE|NAME=FILE.npy"), cl::cat(translateCategory));
 
 cl::extrahelp exitStatusHelp(R"(
 EXIT STATUS:
@@ -124,13 +132,8 @@ int kfbToMlir(mlir::MLIRContext &context, std::unique_ptr<MemoryBuffer> input) {
 int onnxToMlir(mlir::MLIRContext &context) {
   kiln::OnnxImportOptions options;
   std::string error;
-  for (const std::string &spec : inputShapes) {
-    std::string name;
-    std::vector<int64_t> shape;
-    if (!kiln::parseOnnxInputShape(spec, name, shape, error))
-      return fail(error);
-    options.inputShapes[name] = shape;
-  }
+  if (!kiln::parseOnnxImportOptions(inputShapes, bindInputs, options, error))
+    return fail(error);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       inputFilename == "-"
           ? nullptr
@@ -173,8 +176,10 @@ int main(int argc, char **argv) {
   registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
   mlir::MLIRContext context(registry);
 
-  if (!inputShapes.empty() && direction != Direction::OnnxToMlir) {
-    errs() << "kiln-translate: --input-shape applies to --onnx-to-mlir only\n";
+  if ((!inputShapes.empty() || !bindInputs.empty()) &&
+      direction != Direction::OnnxToMlir) {
+    errs() << "kiln-translate: --input-shape and --bind-input apply to "
+              "--onnx-to-mlir only\n";
     return kUsageError;
   }
   if (direction == Direction::OnnxToMlir)

@@ -41,6 +41,12 @@ struct OnnxImportOptions {
   /// that decide shapes (a Reshape's shape, a Loop's trip count) can be
   /// given at compile time: the model is specialized to those values.
   std::map<std::string, std::string> boundInputs;
+  /// Graph inputs fixed to values as `--bind-input` gives them, by name:
+  /// numbers separated by commas, of the input's declared element type, in
+  /// the input's declared shape (one number for a rank-0 input); or the path
+  /// of a .npy file (a name ending in .npy), whose type and shape must agree
+  /// with the declaration. Bound like `boundInputs`.
+  std::map<std::string, std::string> boundInputValues;
   /// The name of the function that holds the main graph. Empty: the graph's
   /// name, made a valid identifier, or `main` when it has none.
   std::string functionName;
@@ -51,6 +57,18 @@ struct OnnxImportOptions {
 /// last one.
 bool parseOnnxInputShape(llvm::StringRef spec, std::string &name,
                          std::vector<int64_t> &shape, std::string &error);
+
+/// Parses a `--bind-input` value, `NAME=VALUE` (e.g. `shape=1,3,224,224`)
+/// or `NAME=FILE.npy`, at its first '='. The value is checked against the
+/// input when the model is read (OnnxImportOptions::boundInputValues).
+bool parseOnnxBoundInput(llvm::StringRef spec, std::string &name,
+                         std::string &value, std::string &error);
+
+/// Fills `options` from the values of the tools' `--input-shape` and
+/// `--bind-input` options; false with `error` set for a malformed one.
+bool parseOnnxImportOptions(const std::vector<std::string> &inputShapeSpecs,
+                            const std::vector<std::string> &bindInputSpecs,
+                            OnnxImportOptions &options, std::string &error);
 
 /// Imports the model in file `path`. External-data tensors are read from
 /// files in the model's folder; a location that leaves it is rejected.
