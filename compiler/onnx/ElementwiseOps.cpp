@@ -465,7 +465,7 @@ LogicalResult powOp(NodeContext &ctx) {
   return ctx.setResults(cast(ctx.b, ctx.loc, result, resultType));
 }
 
-/// Mod: fmod=1 is C's fmod (kiln.rem); fmod=0 (integers) is Python's %,
+/// Mod: fmod=1 is C's fmod (kiln.rem); fmod=0 is Python's %,
 /// whose result has the divisor's sign: the truncated remainder plus the
 /// divisor where the two signs differ.
 LogicalResult modOp(NodeContext &ctx) {
@@ -474,9 +474,11 @@ LogicalResult modOp(NodeContext &ctx) {
   Value a = ctx.input(0), d = ctx.input(1);
   if (isBool(a))
     return ctx.fail("bool inputs are not supported by this op");
+  // fmod=0 on floats (allowed from opset 28, and what a model asking for it
+  // before means) is floor-rounded as for integers: fmod's NaNs for an
+  // infinite dividend or a zero divisor carry over, and an infinite divisor
+  // of the other sign than a finite x gives x + divisor, the divisor.
   bool fmod = ctx.getInt("fmod", 0);
-  if (!fmod && isFloat(a))
-    return ctx.fail("float inputs need fmod=1");
   Value r = binary<RemOp>(ctx.b, ctx.loc, a, d);
   if (fmod)
     return ctx.setResults(r);
@@ -491,24 +493,58 @@ LogicalResult modOp(NodeContext &ctx) {
   Value fix = ctx.b.create<SelectOp>(ctx.loc, nonzero, differ,
                                      splat(ctx.b, ctx.loc, typeOf(differ), 0));
   Value adjusted = ctx.b.create<AddOp>(ctx.loc, r, d);
-  return ctx.setResults(ctx.b.create<SelectOp>(ctx.loc, fix, adjusted, r));
+  Value result = ctx.b.create<SelectOp>(ctx.loc, fix, adjusted, r);
+  if (isFloat(a)) {
+    // A zero result takes the divisor's sign.
+    Value signedZero = ctx.b.create<SelectOp>(
+        ctx.loc, dNeg, constLike(ctx, r, -0.0), zero);
+    Value isZero =
+        ctx.b.create<CompareOp>(ctx.loc, CompareDirection::eq, r, zero);
+    result = ctx.b.create<SelectOp>(ctx.loc, isZero, signedZero, result);
+  }
+  return ctx.setResults(result);
 }
 
-/// BitShift: kiln.shift_left or kiln.shift_right, which on ONNX's unsigned
-/// types is a logical shift. Amounts of at least the bit width give 0.
+/// BitShift: kiln.shift_left or kiln.shift_right, logical on the unsigned
+/// types and arithmetic on the signed ones (opset 28). kiln's shifts read
+/// the amount as unsigned, so a negative amount, like one of at least the
+/// bit width, shifts every bit out: ONNX's rule.
 LogicalResult bitShiftOp(NodeContext &ctx) {
   if (failed(checkBroadcast(ctx, 2)))
     return failure();
   Value x = ctx.input(0), amount = ctx.input(1);
-  if (!elementTypeOf(x).isUnsignedInteger())
+  if (!isa<IntegerType>(elementTypeOf(x)) || isBool(x))
     return ctx.fail("input 0 has element type " + typeString(elementTypeOf(x)) +
-                    "; BitShift takes uint8, uint16, uint32 or uint64");
+                    "; BitShift takes integers");
   std::string direction = ctx.getString("direction", "");
   if (direction == "LEFT")
     return ctx.setResults(binary<ShiftLeftOp>(ctx.b, ctx.loc, x, amount));
   if (direction == "RIGHT")
     return ctx.setResults(binary<ShiftRightOp>(ctx.b, ctx.loc, x, amount));
   return ctx.fail("direction must be \"LEFT\" or \"RIGHT\"");
+}
+
+/// BitwiseAnd, BitwiseOr, BitwiseXor (opset 18) on integers, broadcast.
+template <typename OpTy>
+LogicalResult bitwiseOp(NodeContext &ctx) {
+  if (failed(checkBroadcast(ctx, 2)))
+    return failure();
+  if (!isa<IntegerType>(elementTypeOf(ctx.input(0))) || isBool(ctx.input(0)))
+    return ctx.fail("input 0 has element type " +
+                    typeString(elementTypeOf(ctx.input(0))) +
+                    "; bitwise ops take integers");
+  return ctx.setResults(
+      binary<OpTy>(ctx.b, ctx.loc, ctx.input(0), ctx.input(1)));
+}
+
+LogicalResult bitwiseNotOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Value x = ctx.input(0);
+  if (!isa<IntegerType>(elementTypeOf(x)) || isBool(x))
+    return ctx.fail("input 0 has element type " + typeString(elementTypeOf(x)) +
+                    "; BitwiseNot takes integers");
+  return ctx.setResults(ctx.b.create<NotOp>(ctx.loc, x));
 }
 
 /// The scale or zero point `v` of a (De)QuantizeLinear, shaped to
@@ -712,6 +748,10 @@ void registerElementwiseOps(OpTable &table) {
   table.add("Atanh", unaryOp<AtanhOp, true>);
   table.add("Mod", modOp);
   table.add("BitShift", bitShiftOp);
+  table.add("BitwiseAnd", bitwiseOp<AndOp>);
+  table.add("BitwiseOr", bitwiseOp<OrOp>);
+  table.add("BitwiseXor", bitwiseOp<XorOp>);
+  table.add("BitwiseNot", bitwiseNotOp);
   table.add("QuantizeLinear", quantizeLinearOp);
   table.add("DequantizeLinear", dequantizeLinearOp);
   table.add("DynamicQuantizeLinear", dynamicQuantizeLinearOp);

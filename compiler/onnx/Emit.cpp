@@ -239,11 +239,16 @@ Value reduce(OpBuilder &b, Location loc, Reduction kind, Value v,
     result = b.create<ReduceMaxOp>(loc, v, sorted);
     break;
   case Reduction::Min: {
-    // min(x) = -max(-x), exact for floats (NaN included) and for two's
-    // complement integers (the most negative value maps to itself).
-    Value neg = b.create<NegOp>(loc, v);
-    Value max = b.create<ReduceMaxOp>(loc, neg, sorted);
-    result = b.create<NegOp>(loc, max);
+    // min(x) = -max(-x) for floats (NaN included); for integers negation
+    // is not order-reversing (the most negative value and unsigned 0 map to
+    // themselves), but the complement is, signed or not: min(x) =
+    // ~max(~x).
+    bool integer = isa<IntegerType>(elementTypeOf(v));
+    Value flipped = integer ? Value(b.create<NotOp>(loc, v))
+                            : Value(b.create<NegOp>(loc, v));
+    Value max = b.create<ReduceMaxOp>(loc, flipped, sorted);
+    result = integer ? Value(b.create<NotOp>(loc, max))
+                     : Value(b.create<NegOp>(loc, max));
     break;
   }
   case Reduction::Mean:

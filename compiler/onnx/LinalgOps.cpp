@@ -451,6 +451,35 @@ LogicalResult rmsNormOp(NodeContext &ctx) {
   return ctx.setResults(b.create<MulOp>(loc, y, *scale));
 }
 
+/// LpNormalization: x divided by its L1 (p=1) or L2 (p=2) norm along
+/// `axis`; a zero vector stays zero, as in ONNX's reference.
+LogicalResult lpNormOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", -1), rankOf(x));
+  if (!axis)
+    return ctx.fail("axis " + Twine(ctx.getInt("axis", -1)) +
+                    " is out of range for an input of rank " +
+                    Twine(rankOf(x)));
+  int64_t p = ctx.getInt("p", 2);
+  if (p != 1 && p != 2)
+    return ctx.fail("p is " + Twine(p) + "; LpNormalization takes 1 or 2");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value norm =
+      p == 1 ? reduce(b, loc, Reduction::Sum, b.create<AbsOp>(loc, x), {*axis},
+                      true)
+             : b.create<SqrtOp>(loc, reduce(b, loc, Reduction::Sum,
+                                            b.create<MulOp>(loc, x, x),
+                                            {*axis}, true));
+  Value zero = b.create<CompareOp>(loc, CompareDirection::eq, norm,
+                                   splat(b, loc, typeOf(norm), 0));
+  norm = b.create<SelectOp>(loc, zero, splat(b, loc, typeOf(norm), 1), norm);
+  return ctx.setResults(
+      b.create<DivOp>(loc, x, broadcastTo(b, loc, norm, shapeOf(x))));
+}
+
 LogicalResult meanVarianceNormOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
     return failure();
@@ -545,6 +574,7 @@ void registerLinalgOps(OpTable &table) {
   table.add("InstanceNormalization", instanceNormOp);
   table.add("LayerNormalization", layerNormOp);
   table.add("RMSNormalization", rmsNormOp);
+  table.add("LpNormalization", lpNormOp);
   table.add("MeanVarianceNormalization", meanVarianceNormOp);
   table.add("GlobalAveragePool", globalPoolOp<Reduction::Mean>);
   table.add("GlobalMaxPool", globalPoolOp<Reduction::Max>);

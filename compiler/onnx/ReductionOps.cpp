@@ -88,8 +88,14 @@ LogicalResult reduceOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
   Value x = ctx.input(0);
-  if (isBool(x))
+  // Max and min of bools (opset 20) are any and all: reduced as ui8, whose
+  // identities (0 and 255) make an empty reduction false and true.
+  bool boolInput = isBool(x);
+  if (boolInput && kind != Kind::Max && kind != Kind::Min)
     return ctx.fail("bool inputs are not supported by this op");
+  if (boolInput)
+    x = cast(ctx.b, ctx.loc, x,
+             ctx.b.getIntegerType(8, /*isSigned=*/false));
   int64_t rank = rankOf(x);
   bool keepDims = ctx.getInt("keepdims", 1);
   std::optional<SmallVector<int64_t>> axes;
@@ -128,9 +134,14 @@ LogicalResult reduceOp(NodeContext &ctx) {
   case Kind::Mean:
     return ctx.setResults(reduce(b, loc, Reduction::Mean, x, dims, keepDims));
   case Kind::Max:
-    return ctx.setResults(reduce(b, loc, Reduction::Max, x, dims, keepDims));
-  case Kind::Min:
-    return ctx.setResults(reduce(b, loc, Reduction::Min, x, dims, keepDims));
+  case Kind::Min: {
+    Value result = reduce(b, loc,
+                          kind == Kind::Max ? Reduction::Max : Reduction::Min,
+                          x, dims, keepDims);
+    if (boolInput)
+      result = cast(b, loc, result, b.getI1Type());
+    return ctx.setResults(result);
+  }
   case Kind::Prod:
     return ctx.setResults(reduceProduct(b, loc, x, dims, keepDims));
   case Kind::L1:

@@ -39,6 +39,9 @@ struct ResizeMode {
   std::string nearest = "round_prefer_floor";
   double cubicA = -0.75;
   bool excludeOutside = false;
+  /// Opset 18: linear and cubic downsampling widen their filter by 1/scale
+  /// (a low-pass filter, as Pillow and PyTorch's antialias do).
+  bool antialias = false;
   /// tf_crop_and_resize: the region of interest, starts then ends, in
   /// coordinates normalized to [0, 1] per dim, and the value of output
   /// positions whose source lies outside the input.
@@ -57,6 +60,12 @@ double sourceCoordinate(const ResizeMode &m, int64_t axis, int64_t o,
   }
   if (m.transform == "half_pixel")
     return (o + 0.5) / scale - 0.5;
+  if (m.transform == "half_pixel_symmetric") {
+    // Opset 19: half_pixel, with the rounding of the output length spread
+    // evenly over both ends.
+    double adjustment = out / (scale * in);
+    return in / 2.0 * (1 - adjustment) + (o + 0.5) / scale - 0.5;
+  }
   if (m.transform == "pytorch_half_pixel")
     return out > 1 ? (o + 0.5) / scale - 0.5 : 0;
   if (m.transform == "align_corners") {
@@ -85,7 +94,26 @@ int64_t roundNearest(const ResizeMode &m, double x) {
 Value resizeAxis(OpBuilder &b, Location loc, Value x, int64_t axis,
                  int64_t out, double scale, const ResizeMode &m) {
   int64_t in = shapeOf(x)[axis];
-  int taps = m.mode == "nearest" ? 1 : m.mode == "linear" ? 2 : 4;
+  // The filter's taps are positions floor(xs) + i, i in [first, first +
+  // taps). Linear and cubic filters reach 1 and 2 input pixels either side;
+  // antialiased downsampling stretches them by 1/scale.
+  bool widen = m.antialias && m.mode != "nearest" && scale < 1;
+  double reach = m.mode == "cubic" ? 2 : 1;
+  int64_t first = m.mode == "nearest" ? 0
+                  : widen ? static_cast<int64_t>(std::floor(-reach / scale)) + 1
+                          : 1 - static_cast<int64_t>(reach);
+  int taps = m.mode == "nearest" ? 1 : static_cast<int>(2 - 2 * first);
+  double a = m.cubicA;
+  auto kernel = [&](double t) {
+    t = std::abs(t);
+    if (m.mode == "linear")
+      return std::max(0.0, 1 - t);
+    if (t <= 1)
+      return ((a + 2) * t - (a + 3)) * t * t + 1;
+    if (t < 2)
+      return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+    return 0.0;
+  };
   SmallVector<SmallVector<int64_t>> index(taps);
   SmallVector<SmallVector<double>> weight(taps);
   // tf_crop_and_resize: 1 where the source is inside the input; elsewhere
@@ -106,16 +134,20 @@ Value resizeAxis(OpBuilder &b, Location loc, Value x, int64_t axis,
       w[0] = 1;
     } else {
       double f = std::floor(xs), r = xs - f;
-      if (m.mode == "linear") {
-        pos = {int64_t(f), int64_t(f) + 1};
-        w = {1 - r, r};
-      } else {
-        double a = m.cubicA;
-        auto far = [&](double t) { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a; };
-        auto near = [&](double t) { return ((a + 2) * t - (a + 3)) * t * t + 1; };
-        pos = {int64_t(f) - 1, int64_t(f), int64_t(f) + 1, int64_t(f) + 2};
-        w = {far(r + 1), near(r), near(1 - r), far(2 - r)};
+      if (widen && r == 0) {
+        // On a pixel, ONNX takes the window that has it last.
+        f -= 1;
+        r = 1;
       }
+      double stretch = widen ? scale : 1, sum = 0;
+      for (int t = 0; t < taps; ++t) {
+        pos[t] = int64_t(f) + first + t;
+        w[t] = kernel(stretch * (first + t - r));
+        sum += w[t];
+      }
+      if (widen && sum != 0)
+        for (double &v : w)
+          v /= sum;
     }
     double total = 0;
     for (int t = 0; t < taps; ++t) {
@@ -164,7 +196,8 @@ LogicalResult resizeWith(NodeContext &ctx, Value x, SmallVector<double> scales,
   if (m.mode != "nearest" && m.mode != "linear" && m.mode != "cubic")
     return ctx.fail("mode '" + m.mode + "' is not supported");
   static const char *const transforms[] = {
-      "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+      "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+      "align_corners", "asymmetric",
       "tf_half_pixel_for_nearest", "tf_half_pixel_for_nn",
       "tf_crop_and_resize"};
   if (!llvm::is_contained(transforms, m.transform))
@@ -179,9 +212,10 @@ LogicalResult resizeWith(NodeContext &ctx, Value x, SmallVector<double> scales,
   if (!sizes.empty()) {
     if (static_cast<int64_t>(sizes.size()) != rank)
       return ctx.fail("sizes must have one entry per dim");
-    scales.clear();
-    for (int64_t i = 0; i < rank; ++i)
-      scales.push_back(double(sizes[i]) / double(shapeOf(x)[i]));
+    // Scales given with sizes come from keep_aspect_ratio_policy.
+    if (scales.empty())
+      for (int64_t i = 0; i < rank; ++i)
+        scales.push_back(double(sizes[i]) / double(shapeOf(x)[i]));
   } else {
     if (static_cast<int64_t>(scales.size()) != rank)
       return ctx.fail("scales must have one entry per dim");
@@ -206,6 +240,84 @@ LogicalResult resizeWith(NodeContext &ctx, Value x, SmallVector<double> scales,
     y = resizeAxis(ctx.b, ctx.loc, y, i, sizes[i], scales[i], m);
   }
   return ctx.setResults(y);
+}
+
+/// Resize-18's attributes: `antialias`; `axes`, which the scales, sizes and
+/// roi list values for (the other dims keep their size); and
+/// `keep_aspect_ratio_policy`, which with sizes scales every listed axis by
+/// the smallest ("not_larger") or largest ("not_smaller") of their ratios.
+/// Leaves full-rank scales, sizes and roi.
+LogicalResult applyOpset18Attributes(NodeContext &ctx, ResizeMode &m,
+                                     SmallVector<double> &scales,
+                                     SmallVector<int64_t> &sizes) {
+  ArrayRef<int64_t> in = shapeOf(ctx.input(0));
+  int64_t rank = in.size();
+  m.antialias = ctx.getInt("antialias", 0) != 0;
+  SmallVector<int64_t> axes;
+  if (const onnx::AttributeProto *a = ctx.attr("axes")) {
+    for (int64_t axis : a->ints()) {
+      std::optional<int64_t> n = normalizeAxis(axis, rank);
+      if (!n || llvm::is_contained(axes, *n))
+        return ctx.fail("axes has " + Twine(axis) +
+                        ", out of range or repeated for an input of rank " +
+                        Twine(rank));
+      axes.push_back(*n);
+    }
+    size_t given = sizes.empty() ? scales.size() : sizes.size();
+    if (given != axes.size())
+      return ctx.fail(Twine(sizes.empty() ? "scales" : "sizes") + " has " +
+                      Twine(given) + " entries for " + Twine(axes.size()) +
+                      " axes");
+    if (!m.roi.empty() && m.roi.size() != 2 * axes.size())
+      return ctx.fail("roi has " + Twine(m.roi.size()) + " entries for " +
+                      Twine(axes.size()) + " axes (a start and an end each)");
+    SmallVector<double> fullScales(rank, 1.0), fullRoi(2 * rank, 0.0);
+    SmallVector<int64_t> fullSizes(in.begin(), in.end());
+    for (int64_t r = 0; r < rank; ++r)
+      fullRoi[rank + r] = 1;
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      if (!sizes.empty())
+        fullSizes[axis] = sizes[i];
+      else
+        fullScales[axis] = scales[i];
+      if (!m.roi.empty()) {
+        fullRoi[axis] = m.roi[i];
+        fullRoi[rank + axis] = m.roi[axes.size() + i];
+      }
+    }
+    if (sizes.empty())
+      scales = fullScales;
+    else
+      sizes = fullSizes;
+    if (!m.roi.empty())
+      m.roi = fullRoi;
+  } else {
+    for (int64_t r = 0; r < rank; ++r)
+      axes.push_back(r);
+  }
+  std::string policy = ctx.getString("keep_aspect_ratio_policy", "stretch");
+  if (policy == "stretch" || sizes.empty())
+    return success();
+  if (policy != "not_larger" && policy != "not_smaller")
+    return ctx.fail("keep_aspect_ratio_policy '" + policy +
+                    "' is not one of stretch, not_larger, not_smaller");
+  if (static_cast<int64_t>(sizes.size()) != rank)
+    return ctx.fail("sizes must have one entry per dim");
+  double scale = policy == "not_larger" ? INFINITY : 0;
+  for (int64_t axis : axes) {
+    if (in[axis] == 0)
+      return ctx.fail("cannot resize an empty dim");
+    double ratio = double(sizes[axis]) / double(in[axis]);
+    scale = policy == "not_larger" ? std::min(scale, ratio)
+                                   : std::max(scale, ratio);
+  }
+  scales.assign(rank, 1.0);
+  for (int64_t axis : axes) {
+    scales[axis] = scale;
+    // Rounded half up, as ONNX specifies.
+    sizes[axis] = static_cast<int64_t>(std::floor(scale * in[axis] + 0.5));
+  }
+  return success();
 }
 
 LogicalResult resizeOp(NodeContext &ctx) {
@@ -251,6 +363,9 @@ LogicalResult resizeOp(NodeContext &ctx) {
       return ctx.fail("one of scales and sizes is required");
     }
   }
+  if (ctx.version >= 18 &&
+      failed(applyOpset18Attributes(ctx, m, scales, sizes)))
+    return failure();
   return resizeWith(ctx, ctx.input(0), scales, sizes, m);
 }
 

@@ -424,10 +424,15 @@ LogicalResult splitOp(NodeContext &ctx) {
   }
   int64_t outputs = ctx.numOutputs();
   if (sizes.empty()) {
-    if (outputs == 0 || dim % outputs)
+    // From opset 18 a dim that does not divide evenly gives parts of
+    // ceil(dim / outputs) and a smaller last one.
+    int64_t part = outputs ? (dim + outputs - 1) / outputs : 0;
+    int64_t last = dim - part * (outputs - 1);
+    if (outputs == 0 || (dim % outputs && (ctx.version < 18 || last < 0)))
       return ctx.fail("cannot split a dim of " + Twine(dim) + " into " +
                       Twine(outputs) + " equal parts");
-    sizes.assign(outputs, dim / outputs);
+    sizes.assign(outputs, part);
+    sizes.back() = last;
   }
   if (static_cast<int64_t>(sizes.size()) != outputs ||
       std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim)
@@ -827,7 +832,10 @@ LogicalResult depthToSpaceOp(NodeContext &ctx) {
   auto [x, n, c, h, w, bs] = *m;
   if (c % (bs * bs))
     return ctx.fail("blocksize does not divide the channels");
-  bool crd = ctx.getString("mode", "DCR") == "CRD";
+  std::string mode = ctx.getString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD")
+    return ctx.fail("mode is '" + mode + "'; DepthToSpace takes DCR or CRD");
+  bool crd = mode == "CRD";
   int64_t oc = c / (bs * bs);
   Value y = crd ? reshape(ctx.b, ctx.loc, x, {n, oc, bs, bs, h, w})
                 : reshape(ctx.b, ctx.loc, x, {n, bs, bs, oc, h, w});
@@ -843,8 +851,14 @@ LogicalResult spaceToDepthOp(NodeContext &ctx) {
   auto [x, n, c, h, w, bs] = *m;
   if (h % bs || w % bs)
     return ctx.fail("blocksize does not divide the spatial dims");
+  // The output channel is (row * bs + column) * c + channel in DCR order
+  // and (channel * bs + row) * bs + column in CRD order (opset 28's mode).
+  std::string mode = ctx.getString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD")
+    return ctx.fail("mode is '" + mode + "'; SpaceToDepth takes DCR or CRD");
   Value y = reshape(ctx.b, ctx.loc, x, {n, c, h / bs, bs, w / bs, bs});
-  y = transpose(ctx.b, ctx.loc, y, {0, 3, 5, 1, 2, 4});
+  y = mode == "CRD" ? transpose(ctx.b, ctx.loc, y, {0, 1, 3, 5, 2, 4})
+                    : transpose(ctx.b, ctx.loc, y, {0, 3, 5, 1, 2, 4});
   return ctx.setResults(
       reshape(ctx.b, ctx.loc, y, {n, c * bs * bs, h / bs, w / bs}));
 }
