@@ -27,6 +27,20 @@ namespace {
 LogicalResult checkBroadcast(NodeContext &ctx, unsigned count) {
   if (failed(ctx.requireInputs(count)))
     return failure();
+  if (ctx.version < 7 && count == 2) {
+    // Before opset 7: no broadcasting unless broadcast=1, which aligns B's
+    // dims with A's from `axis` (default: trailing, as numpy does).
+    int64_t ra = rankOf(ctx.input(0)), rb = rankOf(ctx.input(1));
+    if (!ctx.getInt("broadcast", 0)) {
+      if (shapeOf(ctx.input(0)) != shapeOf(ctx.input(1)))
+        return ctx.fail("the inputs have different shapes and broadcast is "
+                        "0");
+    } else if (ctx.getInt("axis", ra - rb) != ra - rb) {
+      return ctx.fail("broadcasting B from axis " +
+                      Twine(ctx.getInt("axis", 0)) +
+                      " (not its trailing dims) is not supported");
+    }
+  }
   SmallVector<int64_t> shape(shapeOf(ctx.input(0)));
   for (unsigned i = 1; i < count; ++i) {
     std::optional<SmallVector<int64_t>> next =
@@ -103,6 +117,12 @@ LogicalResult identityOp(NodeContext &ctx) {
 LogicalResult dropoutOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
+  if (ctx.version < 7 && !ctx.getInt("is_test", 0))
+    return ctx.fail("is_test is 0: training mode draws random numbers, which "
+                    "kiln does not support");
+  // The drop ratio and the seed do not change the output at inference.
+  (void)ctx.attr("ratio");
+  (void)ctx.attr("seed");
   if (ctx.hasInput(2)) {
     FailureOr<SmallVector<int64_t>> training =
         ctx.constantInts(2, "training_mode");
@@ -671,6 +691,10 @@ LogicalResult dynamicQuantizeLinearOp(NodeContext &ctx) {
 }
 
 LogicalResult castTo(NodeContext &ctx, Type type) {
+  // saturate and round_mode (opsets 19 and 25) govern conversions to the
+  // float8 and float4 types only, which kiln does not have.
+  (void)ctx.attr("saturate");
+  (void)ctx.attr("round_mode");
   return ctx.setResults(cast(ctx.b, ctx.loc, ctx.input(0), type));
 }
 

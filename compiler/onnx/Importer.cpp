@@ -481,6 +481,12 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, Scope &scope) {
       (void)fail(where + ": could not be imported");
     return failure();
   }
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (!ctx.readAttributes.contains(a.name()) &&
+        !holdsSchemaDefault(node, a, opsetVersion))
+      return fail(where + ": attribute '" + a.name() + "' of " +
+                  node.op_type() + "-" + llvm::Twine(version) +
+                  " is not supported by kiln");
   SmallVector<Value> &results = ctx.results;
   for (int i = results.size(); i < node.output_size(); ++i)
     if (!node.output(i).empty())
@@ -757,6 +763,7 @@ LogicalResult NodeContext::requireFloat(unsigned i) {
 }
 
 const onnx::AttributeProto *NodeContext::attr(llvm::StringRef name) const {
+  readAttributes.insert(name);
   for (const onnx::AttributeProto &a : node.attribute())
     if (a.name() == name)
       return &a;

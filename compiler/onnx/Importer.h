@@ -22,6 +22,7 @@
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <optional>
 #include <string>
@@ -191,6 +192,10 @@ public:
     return static_cast<int>(i) < node.output_size() && !node.output(i).empty();
   }
 
+  /// The node's attribute `name`, or null. Every attribute a translation
+  /// reads through these accessors is recorded: one it never reads must be
+  /// absent or hold its schema's default (Importer::importNode checks), so
+  /// that an attribute a newer opset added is refused, not ignored.
   const onnx::AttributeProto *attr(llvm::StringRef name) const;
   int64_t getInt(llvm::StringRef name, int64_t defaultValue) const;
   float getFloat(llvm::StringRef name, float defaultValue) const;
@@ -235,6 +240,9 @@ public:
     results.assign(values.begin(), values.end());
     return mlir::success();
   }
+
+  /// The attributes read through attr() and the getters.
+  mutable llvm::StringSet<> readAttributes;
 
 private:
   llvm::SmallVector<mlir::Value> inputs;

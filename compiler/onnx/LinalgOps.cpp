@@ -136,6 +136,9 @@ LogicalResult gemmOp(NodeContext &ctx) {
     return ctx.fail("A and B must have rank 2");
   if (elementTypeOf(a) != elementTypeOf(c) || isBool(a))
     return ctx.fail("the operands must be numbers of one element type");
+  // Gemm-6's broadcast=1 lets C broadcast; without it C has the result's
+  // shape, which broadcasting leaves as it is.
+  (void)ctx.attr("broadcast");
   if (ctx.getInt("transA", 0))
     a = transpose(ctx.b, ctx.loc, a, {1, 0});
   if (ctx.getInt("transB", 0))
@@ -297,6 +300,13 @@ Value foldIntoConv(NodeContext &ctx, Value x, Value s, Value shift) {
 LogicalResult batchNormOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(5)) || failed(ctx.requireFloat(0)))
     return failure();
+  // Before opset 7 the output count alone tells inference from training
+  // (is_test only describes it), `spatial` (before opset 9) must agree
+  // with the per-channel parameters checked below, and `momentum` updates
+  // running statistics, which inference does not.
+  (void)ctx.attr("is_test");
+  (void)ctx.attr("spatial");
+  (void)ctx.attr("momentum");
   if (ctx.getInt("training_mode", 0) || ctx.numOutputs() > 1 &&
                                             ctx.hasOutput(1))
     return ctx.fail("training mode (batch statistics and running averages) "

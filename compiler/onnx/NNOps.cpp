@@ -271,6 +271,9 @@ LogicalResult convTransposeOp(NodeContext &ctx) {
     return ctx.fail("W's first dim must be X's channels, divisible by group");
   int64_t perGroupOut = shapeOf(w)[1], m = perGroupOut * groups;
   SmallVector<int64_t> kernel(shapeOf(w).drop_front(2));
+  if (std::optional<SmallVector<int64_t>> k = ctx.getInts("kernel_shape");
+      k && *k != kernel)
+    return ctx.fail("kernel_shape does not match W's spatial dims");
   SmallVector<int64_t> strides =
       ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
   SmallVector<int64_t> dilations =

@@ -778,3 +778,32 @@ int onnx_import::schemaSinceVersion(const std::string &opType,
     return 0;
   }
 }
+
+bool onnx_import::holdsSchemaDefault(const onnx::NodeProto &node,
+                                     const onnx::AttributeProto &attr,
+                                     int opsetVersion) {
+  try {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), opsetVersion, "");
+    if (!schema)
+      return false;
+    auto it = schema->attributes().find(attr.name());
+    if (it == schema->attributes().end())
+      return false;
+    const onnx::AttributeProto &def = it->second.default_value;
+    if (def.type() == onnx::AttributeProto::UNDEFINED)
+      return false;
+    // Compare the values alone: the names and documentation may differ.
+    onnx::AttributeProto given = attr, expected = def;
+    for (onnx::AttributeProto *a : {&given, &expected}) {
+      a->clear_name();
+      a->clear_doc_string();
+      a->clear_ref_attr_name();
+      if (a->type() == onnx::AttributeProto::UNDEFINED)
+        a->set_type(def.type());
+    }
+    return given.SerializeAsString() == expected.SerializeAsString();
+  } catch (const std::exception &) {
+    return false;
+  }
+}

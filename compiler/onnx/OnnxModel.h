@@ -37,6 +37,12 @@ bool isImportedOperator(const std::string &opType);
 int schemaSinceVersion(const std::string &opType, const std::string &domain,
                        int opsetVersion);
 
+/// Whether `attr` of `node` (default domain) holds the value its schema
+/// gives when the attribute is left out, so that leaving it unread changes
+/// nothing.
+bool holdsSchemaDefault(const onnx::NodeProto &node,
+                        const onnx::AttributeProto &attr, int opsetVersion);
+
 } // namespace onnx_import
 } // namespace kiln
 

@@ -423,6 +423,9 @@ LogicalResult splitOp(NodeContext &ctx) {
     sizes = *s;
   }
   int64_t outputs = ctx.numOutputs();
+  if (int64_t n = ctx.getInt("num_outputs", outputs); n != outputs)
+    return ctx.fail("num_outputs is " + Twine(n) + " but the node has " +
+                    Twine(outputs) + " outputs");
   if (sizes.empty()) {
     // From opset 18 a dim that does not divide evenly gives parts of
     // ceil(dim / outputs) and a smaller last one.

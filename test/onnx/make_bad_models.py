@@ -150,6 +150,20 @@ save("huge_eye_like", [helper.make_node("EyeLike", ["x"], ["y"], name="eye")],
      [helper.make_tensor_value_info("x", F, [10**5, 10**5])],
      [helper.make_tensor_value_info("y", F, [10**5, 10**5])], check=False)
 
+# QuantizeLinear-21 asked for int8 by output_dtype (no zero point), then
+# dequantized: the translation does not read output_dtype and quantized to
+# uint8, clamping every negative value to 0 with no error (the graph's
+# output, a float, hid it). Any attribute a translation does not read must
+# now hold its schema's default.
+save("quantize_output_dtype",
+     [helper.make_node("QuantizeLinear", ["x", "scale"], ["q"], name="quant",
+                       output_dtype=TensorProto.INT8),
+      helper.make_node("DequantizeLinear", ["q", "scale"], ["y"], name="dequant")],
+     [helper.make_tensor_value_info("x", F, [2, 4])],
+     [helper.make_tensor_value_info("y", F, [2, 4])],
+     [numpy_helper.from_array(np.array(0.5, np.float32), "scale")],
+     opset=21, check=False)
+
 # QLinearConv with scalar weights and a weight zero point of two entries:
 # the per-channel check read the weights' first dimension, which they do
 # not have (found by the importer fuzzer: a null read). ONNX's shape
