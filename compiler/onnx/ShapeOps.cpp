@@ -437,6 +437,10 @@ LogicalResult splitOp(NodeContext &ctx) {
     sizes.assign(outputs, part);
     sizes.back() = last;
   }
+  // Every size is checked before any is used: with a negative one, the
+  // sizes can add up to the dim while another runs past it.
+  if (llvm::any_of(sizes, [](int64_t size) { return size < 0; }))
+    return ctx.fail("a split size is negative");
   if (static_cast<int64_t>(sizes.size()) != outputs ||
       std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim)
     return ctx.fail("the split sizes do not add up to the dim or do not "
@@ -444,8 +448,6 @@ LogicalResult splitOp(NodeContext &ctx) {
   SmallVector<Value> parts;
   int64_t offset = 0;
   for (int64_t size : sizes) {
-    if (size < 0)
-      return ctx.fail("a split size is negative");
     parts.push_back(sliceAxis(ctx.b, ctx.loc, x, *axis, offset, offset + size));
     offset += size;
   }

@@ -150,6 +150,15 @@ save("huge_eye_like", [helper.make_node("EyeLike", ["x"], ["y"], name="eye")],
      [helper.make_tensor_value_info("x", F, [10**5, 10**5])],
      [helper.make_tensor_value_info("y", F, [10**5, 10**5])], check=False)
 
+# Split sizes that add up to the dim with one negative: the first part ran
+# past the dim before the negative one was seen (found by the importer
+# fuzzer: an abort in the slice's builder).
+save("split_negative",
+     [helper.make_node("Split", ["x", "split"], ["a", "b"], name="split", axis=1)],
+     [x], [helper.make_tensor_value_info("a", F, [2, 5]),
+           helper.make_tensor_value_info("b", F, [2, -2])],
+     [numpy_helper.from_array(np.array([5, -2], np.int64), "split")], check=False)
+
 # QuantizeLinear-21 asked for int8 by output_dtype (no zero point), then
 # dequantized: the translation does not read output_dtype and quantized to
 # uint8, clamping every negative value to 0 with no error (the graph's
