@@ -163,6 +163,7 @@ const OpTable &OpTable::get() {
     ::kiln::onnx_import::registerNNOps(t);
     ::kiln::onnx_import::registerRecurrentOps(t);
     ::kiln::onnx_import::registerEinsumOps(t);
+    ::kiln::onnx_import::registerScatterOps(t);
     return t;
   }();
   return table;

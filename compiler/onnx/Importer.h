@@ -87,6 +87,7 @@ void registerResizeOps(OpTable &table);
 void registerNNOps(OpTable &table);
 void registerRecurrentOps(OpTable &table);
 void registerEinsumOps(OpTable &table);
+void registerScatterOps(OpTable &table);
 
 class Importer {
 public:

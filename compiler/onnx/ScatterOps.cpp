@@ -1,0 +1,186 @@
+//===- ScatterOps.cpp - ONNX ScatterElements, ScatterND and Scatter -------===//
+//
+// Each scatter becomes one kiln.scatter_add into the data viewed as a table
+// whose rows are what one index names (single elements for
+// ScatterElements, slices data[i0, ..., ik-1, ...] for ScatterND), at the
+// row's linear index. reduction="add" adds into the data; "none" (the
+// default) replaces the rows it hits: the updates are added into zeros and
+// selected where a scatter of ones counted a hit. Indices are wrapped
+// (negative ones count from the end) and clamped into range per dim, as
+// kiln.gather clamps, so a bad index never writes into another row.
+// reduction "mul", "max" and "min" have no kiln op and are refused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emit.h"
+#include "Importer.h"
+
+#include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace onnx_import {
+namespace {
+
+/// `indices` (any integer type) wrapped and clamped into [0, dim), as i64.
+Value clampedIndices(OpBuilder &b, Location loc, Value indices, int64_t dim) {
+  Value wrapped = wrapIndices(b, loc, indices, dim);
+  Value low = b.create<MaxOp>(loc, wrapped, splat(b, loc, typeOf(wrapped), 0));
+  return b.create<MinOp>(loc, low, splat(b, loc, typeOf(wrapped), dim - 1));
+}
+
+/// Scatters `updates` (shape [n] + rowShape) into `data` viewed as a table
+/// of shape [rows] + rowShape, at `linear` (shape [n], i64).
+LogicalResult scatterRows(NodeContext &ctx, Value data, Value linear,
+                          Value updates, int64_t rows,
+                          ArrayRef<int64_t> rowShape) {
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  std::string reduction = ctx.getString("reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    return ctx.fail("reduction '" + reduction +
+                    "' is not supported (kiln scatters with none and add)");
+  if (shapeOf(linear)[0] == 0)
+    return ctx.setResults(data);
+  SmallVector<int64_t> tableShape{rows};
+  tableShape.append(rowShape.begin(), rowShape.end());
+  // Bools have no addition: scatter them as ui8.
+  Type element = elementTypeOf(data);
+  Type work = isBool(data) ? b.getIntegerType(8, /*isSigned=*/false) : element;
+  Value table = cast(b, loc, reshape(b, loc, data, tableShape), work);
+  updates = cast(b, loc, updates, work);
+  Value result;
+  if (reduction == "add") {
+    result = b.create<ScatterAddOp>(loc, table, linear, updates);
+  } else {
+    auto tableType = RankedTensorType::get(tableShape, work);
+    Value placed =
+        b.create<ScatterAddOp>(loc, splat(b, loc, tableType, 0), linear,
+                               updates);
+    auto countType = RankedTensorType::get({rows}, b.getI32Type());
+    Value hits = b.create<ScatterAddOp>(
+        loc, splat(b, loc, countType, 0), linear,
+        splat(b, loc, RankedTensorType::get(shapeOf(linear), b.getI32Type()),
+              1));
+    Value hit = b.create<CompareOp>(loc, CompareDirection::gt, hits,
+                                    splat(b, loc, countType, 0));
+    SmallVector<int64_t> rowMaskShape(tableShape.size(), 1);
+    rowMaskShape[0] = rows;
+    hit = broadcastTo(b, loc, reshape(b, loc, hit, rowMaskShape), tableShape);
+    result = b.create<SelectOp>(loc, hit, placed, table);
+  }
+  return ctx.setResults(
+      reshape(b, loc, cast(b, loc, result, element), shapeOf(data)));
+}
+
+bool isIndexType(Value v) {
+  return isa<IntegerType>(elementTypeOf(v)) && !isBool(v);
+}
+
+/// ScatterElements (and Scatter, opsets 9 and 10): data[..., idx, ...] =
+/// update for each element, idx along `axis`.
+LogicalResult scatterElementsOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
+  int64_t rank = rankOf(data);
+  if (rank == 0 || rankOf(indices) != rank)
+    return ctx.fail("data and indices must have the same rank (>= 1)");
+  if (!isIndexType(indices))
+    return ctx.fail("indices must be int32 or int64");
+  if (shapeOf(updates) != shapeOf(indices))
+    return ctx.fail("updates must have the shape of indices");
+  if (elementTypeOf(updates) != elementTypeOf(data))
+    return ctx.fail("updates must have the element type of data");
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 0), rank);
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && shapeOf(indices)[d] > shapeOf(data)[d])
+      return ctx.fail("indices are larger than data outside the axis");
+  int64_t count = numElementsOf(shapeOf(indices));
+  if (count != 0 && shapeOf(data)[*axis] == 0)
+    return ctx.fail("scatters into an empty axis");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  auto indexType = RankedTensorType::get(shapeOf(indices), b.getI64Type());
+  Value idx = count ? clampedIndices(b, loc, indices, shapeOf(data)[*axis])
+                    : Value();
+  Value linear;
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0 && count; --d) {
+    Value coord = d == *axis ? idx : Value(b.create<IotaOp>(loc, indexType, d));
+    Value term = b.create<MulOp>(loc, coord, splat(b, loc, indexType, stride));
+    linear = linear ? Value(b.create<AddOp>(loc, linear, term)) : term;
+    stride *= shapeOf(data)[d];
+  }
+  if (!count)
+    linear = splat(b, loc, RankedTensorType::get({0}, b.getI64Type()), 0);
+  else
+    linear = reshape(b, loc, linear, {count});
+  return scatterRows(ctx, data, linear, reshape(b, loc, updates, {count}),
+                     numElementsOf(shapeOf(data)), {});
+}
+
+/// ScatterND: data[idx[..., 0], ..., idx[..., k-1], ...] = update for each
+/// index tuple, k the last dim of indices.
+LogicalResult scatterNDOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
+  int64_t rank = rankOf(data), q = rankOf(indices);
+  if (!isIndexType(indices))
+    return ctx.fail("indices must be int32 or int64");
+  if (q < 1 || rank < 1)
+    return ctx.fail("data and indices must have rank >= 1");
+  int64_t k = shapeOf(indices).back();
+  if (k < 1 || k > rank)
+    return ctx.fail("the last dim of indices is " + Twine(k) +
+                    "; it must be between 1 and data's rank " + Twine(rank));
+  ArrayRef<int64_t> dataShape = shapeOf(data);
+  SmallVector<int64_t> expected(shapeOf(indices).drop_back());
+  expected.append(dataShape.begin() + k, dataShape.end());
+  if (shapeOf(updates) != ArrayRef<int64_t>(expected))
+    return ctx.fail("updates must have the shape indices.shape[:-1] + "
+                    "data.shape[k:]");
+  if (elementTypeOf(updates) != elementTypeOf(data))
+    return ctx.fail("updates must have the element type of data");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  SmallVector<int64_t> tupleShape(shapeOf(indices).drop_back());
+  int64_t count = numElementsOf(tupleShape);
+  int64_t rows = numElementsOf(dataShape.take_front(k));
+  if (count != 0 && rows == 0)
+    return ctx.fail("scatters into an empty tensor");
+  ArrayRef<int64_t> rowShape = dataShape.drop_front(k);
+  if (count == 0)
+    return ctx.setResults(data);
+  Value linear;
+  int64_t stride = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    Value component = reshape(b, loc, sliceAxis(b, loc, indices, q - 1, j, j + 1),
+                              tupleShape);
+    Value coord = clampedIndices(b, loc, component, dataShape[j]);
+    Value term = b.create<MulOp>(loc, coord, splat(b, loc, typeOf(coord), stride));
+    linear = linear ? Value(b.create<AddOp>(loc, linear, term)) : term;
+    stride *= dataShape[j];
+  }
+  SmallVector<int64_t> flatUpdates{count};
+  flatUpdates.append(rowShape.begin(), rowShape.end());
+  return scatterRows(ctx, data, reshape(b, loc, linear, {count}),
+                     reshape(b, loc, updates, flatUpdates), rows, rowShape);
+}
+
+} // namespace
+
+void registerScatterOps(OpTable &table) {
+  table.add("ScatterElements", scatterElementsOp);
+  table.add("Scatter", scatterElementsOp);
+  table.add("ScatterND", scatterNDOp);
+}
+
+} // namespace onnx_import
+} // namespace kiln
