@@ -164,6 +164,7 @@ const OpTable &OpTable::get() {
     ::kiln::onnx_import::registerRecurrentOps(t);
     ::kiln::onnx_import::registerEinsumOps(t);
     ::kiln::onnx_import::registerScatterOps(t);
+    ::kiln::onnx_import::registerGridSampleOps(t);
     return t;
   }();
   return table;

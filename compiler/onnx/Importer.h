@@ -88,6 +88,7 @@ void registerNNOps(OpTable &table);
 void registerRecurrentOps(OpTable &table);
 void registerEinsumOps(OpTable &table);
 void registerScatterOps(OpTable &table);
+void registerGridSampleOps(OpTable &table);
 
 class Importer {
 public:
