@@ -424,6 +424,39 @@ LogicalResult averagePoolOp(NodeContext &ctx) {
       ctx.loc, sum, broadcastTo(ctx.b, ctx.loc, divisor, shapeOf(sum))));
 }
 
+/// LpPool: (sum of |x|^p over the window)^(1/p), padding contributing 0.
+LogicalResult lpPoolOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  if (rankOf(x) < 3)
+    return ctx.fail("X must have rank >= 3");
+  int64_t p = ctx.getInt("p", 2);
+  if (p < 1)
+    return ctx.fail("p is " + Twine(p) + "; it must be at least 1");
+  FailureOr<Window> win = readWindow(ctx, shapeOf(x).drop_front(2), {},
+                                     ctx.getInt("ceil_mode", 0));
+  if (failed(win))
+    return failure();
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value magnitude = b.create<AbsOp>(loc, x);
+  auto power = [&](Value v, double e) {
+    return b.create<PowOp>(loc, v, splat(b, loc, typeOf(v), e));
+  };
+  Value powered = p == 1   ? magnitude
+                  : p == 2 ? Value(b.create<MulOp>(loc, x, x))
+                           : Value(power(magnitude, double(p)));
+  Value sum = b.create<ReduceWindowOp>(
+      loc, powered, ReduceWindowKind::Sum, full(win->kernel, 1),
+      full(win->strides, 1), full(win->lo, 0), full(win->hi, 0),
+      full(win->dilations, 1));
+  Value y = p == 1   ? sum
+            : p == 2 ? Value(b.create<SqrtOp>(loc, sum))
+                     : Value(power(sum, 1.0 / double(p)));
+  return ctx.setResults(y);
+}
+
 } // namespace
 
 void registerNNOps(OpTable &table) {
@@ -433,6 +466,7 @@ void registerNNOps(OpTable &table) {
   table.add("ConvTranspose", convTransposeOp);
   table.add("MaxPool", maxPoolOp);
   table.add("AveragePool", averagePoolOp);
+  table.add("LpPool", lpPoolOp);
 }
 
 } // namespace onnx_import

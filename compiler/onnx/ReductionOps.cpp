@@ -15,6 +15,8 @@
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -209,23 +211,196 @@ LogicalResult argReduceOp(NodeContext &ctx) {
   return ctx.setResults(reshape(ctx.b, ctx.loc, r, shape));
 }
 
-LogicalResult cumSumOp(NodeContext &ctx) {
+/// The axis input of CumSum and CumProd, checked; nullopt after an error.
+std::optional<int64_t> cumulativeAxis(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
+    return std::nullopt;
+  Value x = ctx.input(0);
+  if (isBool(x) || rankOf(x) == 0) {
+    (void)ctx.fail("the input must be a numeric tensor of rank >= 1");
+    return std::nullopt;
+  }
+  FailureOr<SmallVector<int64_t>> axisValue = ctx.constantInts(1, "axis");
+  if (failed(axisValue))
+    return std::nullopt;
+  if (axisValue->size() != 1) {
+    (void)ctx.fail("axis must be a scalar");
+    return std::nullopt;
+  }
+  std::optional<int64_t> axis = normalizeAxis((*axisValue)[0], rankOf(x));
+  if (!axis)
+    (void)ctx.fail("axis is out of range");
+  return axis;
+}
+
+LogicalResult cumSumOp(NodeContext &ctx) {
+  std::optional<int64_t> axis = cumulativeAxis(ctx);
+  if (!axis)
+    return failure();
+  return ctx.setResults(ctx.b.create<CumsumOp>(ctx.loc, ctx.input(0), *axis,
+                                               ctx.getInt("exclusive", 0) != 0,
+                                               ctx.getInt("reverse", 0) != 0));
+}
+
+/// CumProd (opset 26) as a parallel prefix product (Hillis and Steele):
+/// log2(n) steps, each multiplying by itself shifted s = 1, 2, 4... along
+/// the axis (ones shifted in). Exact for integers; floats are multiplied in
+/// another order than left to right.
+LogicalResult cumProdOp(NodeContext &ctx) {
+  std::optional<int64_t> axis = cumulativeAxis(ctx);
+  if (!axis)
+    return failure();
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value y = ctx.input(0);
+  int64_t n = shapeOf(y)[*axis];
+  bool reverse = ctx.getInt("reverse", 0) != 0;
+  if (n == 0)
+    return ctx.setResults(y);
+  if (reverse)
+    y = b.create<ReverseOp>(loc, y, SmallVector<int64_t>{*axis});
+  auto ones = [&](int64_t count) {
+    SmallVector<int64_t> shape(shapeOf(y));
+    shape[*axis] = count;
+    return splat(b, loc, RankedTensorType::get(shape, elementTypeOf(y)), 1);
+  };
+  auto shifted = [&](Value v, int64_t s) {
+    return concat(b, loc, {ones(s), sliceAxis(b, loc, v, *axis, 0, n - s)},
+                  *axis);
+  };
+  for (int64_t s = 1; s < n; s *= 2)
+    y = b.create<MulOp>(loc, y, shifted(y, s));
+  if (ctx.getInt("exclusive", 0))
+    y = shifted(y, 1);
+  if (reverse)
+    y = b.create<ReverseOp>(loc, y, SmallVector<int64_t>{*axis});
+  return ctx.setResults(y);
+}
+
+/// The value below (or, for `low` false, above) every value of `type`'s
+/// element type: what a taken element of TopK is masked with.
+Value extremeOf(OpBuilder &b, Location loc, RankedTensorType type, bool low) {
+  Type element = type.getElementType();
+  if (isa<FloatType>(element))
+    return splat(b, loc, type,
+                 low ? -std::numeric_limits<double>::infinity()
+                     : std::numeric_limits<double>::infinity());
+  unsigned width = element.getIntOrFloatBitWidth();
+  llvm::APInt bound =
+      element.isUnsignedInteger()
+          ? (low ? llvm::APInt::getMinValue(width)
+                 : llvm::APInt::getMaxValue(width))
+          : (low ? llvm::APInt::getSignedMinValue(width)
+                 : llvm::APInt::getSignedMaxValue(width));
+  return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, bound));
+}
+
+/// TopK: the K largest (or smallest) elements along `axis`, in order, and
+/// their indices; of equal values the lower index comes first. kiln has no
+/// sort: a kiln.for takes one element per step and per slice, the extreme
+/// of those not taken yet (the first of them where several tie), so the
+/// cost is K passes over the axis. The values and indices differentiate
+/// through the loop like any kiln.for (an index has no gradient).
+LogicalResult topKOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(ctx.version < 10 ? 1 : 2)))
     return failure();
   Value x = ctx.input(0);
   if (isBool(x) || rankOf(x) == 0)
     return ctx.fail("the input must be a numeric tensor of rank >= 1");
-  FailureOr<SmallVector<int64_t>> axisValue = ctx.constantInts(1, "axis");
-  if (failed(axisValue))
-    return failure();
-  if (axisValue->size() != 1)
-    return ctx.fail("axis must be a scalar");
-  std::optional<int64_t> axis = normalizeAxis((*axisValue)[0], rankOf(x));
+  int64_t k;
+  if (ctx.version < 10) {
+    k = ctx.getInt("k", -1);
+  } else {
+    FailureOr<SmallVector<int64_t>> kValue = ctx.constantInts(1, "K");
+    if (failed(kValue))
+      return failure();
+    if (kValue->size() != 1)
+      return ctx.fail("K must hold one value");
+    k = (*kValue)[0];
+  }
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", -1), rankOf(x));
   if (!axis)
     return ctx.fail("axis is out of range");
-  return ctx.setResults(ctx.b.create<CumsumOp>(ctx.loc, x, *axis,
-                                               ctx.getInt("exclusive", 0) != 0,
-                                               ctx.getInt("reverse", 0) != 0));
+  int64_t n = shapeOf(x)[*axis];
+  if (k < 0 || k > n)
+    return ctx.fail("K is " + Twine(k) + "; the axis has " + Twine(n) +
+                    " elements");
+  bool largest = ctx.getInt("largest", 1) != 0;
+  // Sorted or not, the elements come out in order.
+  (void)ctx.attr("sorted");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  // The axis first, the other dims flattened: (n, m).
+  SmallVector<int64_t> perm{*axis}, restShape;
+  for (int64_t d = 0; d < rankOf(x); ++d)
+    if (d != *axis) {
+      perm.push_back(d);
+      restShape.push_back(shapeOf(x)[d]);
+    }
+  int64_t m = numElementsOf(restShape);
+  Value table = reshape(b, loc, transpose(b, loc, x, perm), {n, m});
+  Type element = elementTypeOf(x);
+  auto valuesType = RankedTensorType::get({k, m}, element);
+  auto indicesType = RankedTensorType::get({k, m}, b.getI64Type());
+  Value values = splat(b, loc, valuesType, 0);
+  Value indices = splat(b, loc, indicesType, 0);
+  if (k > 0 && m > 0) {
+    auto tableType = RankedTensorType::get({n, m}, element);
+    auto takenType = RankedTensorType::get({n, m}, b.getI1Type());
+    auto loop = b.create<ForOp>(
+        loc, ValueRange{table, splat(b, loc, takenType, 0), values, indices},
+        static_cast<uint64_t>(k));
+    Block *body = new Block();
+    loop.getBodyRegion().push_back(body);
+    Value step = body->addArgument(RankedTensorType::get({}, b.getI64Type()),
+                                   loc);
+    Value all = body->addArgument(tableType, loc);
+    Value taken = body->addArgument(takenType, loc);
+    Value valuesIn = body->addArgument(valuesType, loc);
+    Value indicesIn = body->addArgument(indicesType, loc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    Value masked = b.create<SelectOp>(
+        loc, taken, extremeOf(b, loc, tableType, /*low=*/largest), all);
+    Value best = reduce(b, loc, largest ? Reduction::Max : Reduction::Min,
+                        masked, {0}, /*keepDims=*/false);
+    Value bestRows = broadcastTo(b, loc, reshape(b, loc, best, {1, m}), {n, m});
+    // The first element not taken yet that equals the extreme.
+    Value candidate = b.create<AndOp>(
+        loc, b.create<CompareOp>(loc, CompareDirection::eq, all, bestRows),
+        b.create<NotOp>(loc, taken));
+    Value index = b.create<ArgMaxOp>(
+        loc, cast(b, loc, candidate, b.getI32Type()), 0, false);
+    Value pick = b.create<CompareOp>(
+        loc, CompareDirection::eq,
+        b.create<IotaOp>(loc, RankedTensorType::get({n, m}, b.getI64Type()),
+                         0),
+        broadcastTo(b, loc, reshape(b, loc, index, {1, m}), {n, m}));
+    // The value itself, read at the index (the extreme is NaN where the
+    // slice holds one, and NaN equals nothing).
+    Value picked = reduce(b, loc, Reduction::Sum,
+                          b.create<SelectOp>(loc, pick, all,
+                                             splat(b, loc, tableType, 0)),
+                          {0}, /*keepDims=*/false);
+    Value valuesOut = b.create<DynamicUpdateSliceOp>(
+        loc, valuesIn, reshape(b, loc, picked, {1, m}), step);
+    Value indicesOut = b.create<DynamicUpdateSliceOp>(
+        loc, indicesIn, reshape(b, loc, index, {1, m}), step);
+    b.create<YieldOp>(loc, ValueRange{all, b.create<OrOp>(loc, taken, pick),
+                                      valuesOut, indicesOut});
+    values = loop.getResult(2);
+    indices = loop.getResult(3);
+  }
+  // (k, m) back to the input's layout with the axis of size k.
+  SmallVector<int64_t> outShape{k};
+  outShape.append(restShape.begin(), restShape.end());
+  SmallVector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[perm[i]] = i;
+  auto back = [&](Value v) {
+    return transpose(b, loc, reshape(b, loc, v, outShape), inverse);
+  };
+  return ctx.setResults({back(values), back(indices)});
 }
 
 } // namespace
@@ -234,6 +409,8 @@ void registerReductionOps(OpTable &table) {
   table.add("ArgMax", argReduceOp<ArgMaxOp>);
   table.add("ArgMin", argReduceOp<ArgMinOp>);
   table.add("CumSum", cumSumOp);
+  table.add("CumProd", cumProdOp);
+  table.add("TopK", topKOp);
   table.add("ReduceSum", reduceOp<Kind::Sum>);
   table.add("ReduceMean", reduceOp<Kind::Mean>);
   table.add("ReduceMax", reduceOp<Kind::Max>);

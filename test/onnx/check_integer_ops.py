@@ -4,7 +4,9 @@ holding their type's extremes and 0 (min(x) = -max(-x) is wrong for the
 most negative value and for unsigned 0) and over bools (opset 20); BitShift
 on signed types with negative and oversized amounts (opset 28); BitwiseAnd,
 Or, Xor and Not (opset 18); Mod with fmod=0 on floats (opset 28), signed
-zeros and infinities included; LpNormalization with a zero vector. Each is a
+zeros and infinities included; CumProd (opset 26) exclusive and reversed;
+TopK over whole rows holding the extremes of int8;
+LpNormalization with a zero vector. Each is a
 one-node model written with Debian's onnx package, run through kiln-compile
 and kiln-run. Runs without the benchmark virtualenv.
 
@@ -122,6 +124,33 @@ with np.errstate(invalid="ignore", divide="ignore"):
     want = np.mod(a, d)  # numpy's mod is Python's, signed zeros included
 ok &= run("mod_fmod0_float", helper.make_node("Mod", ["x0", "x1"], ["y"], fmod=0), [a, d],
           want, 28)
+
+# CumProd (opset 26) along an axis of 13 (not a power of two), every
+# combination of exclusive and reverse, exact on int64.
+c = rng.integers(-3, 4, (3, 13)).astype(np.int64)
+for exclusive, reverse in ((0, 0), (1, 0), (0, 1), (1, 1)):
+    src = c[:, ::-1] if reverse else c
+    want = np.cumprod(src, axis=1)
+    if exclusive:
+        want = np.concatenate([np.ones((3, 1), np.int64), want[:, :-1]], axis=1)
+    if reverse:
+        want = want[:, ::-1]
+    node = helper.make_node("CumProd", ["x0", "x1"], ["y"], exclusive=exclusive, reverse=reverse)
+    ok &= run(f"cumprod_e{exclusive}_r{reverse}", node, [c, np.array(1, np.int64)],
+              np.ascontiguousarray(want), 26, bind={1: "1"})
+
+# TopK sorting whole int8 rows (K = n) that hold -128 and 127 twice each:
+# equal values in index order, and no extreme mistaken for a taken one.
+t = extremes(np.int8, (3, 9))
+for largest in (1, 0):
+    key = -t.astype(np.int64) if largest else t.astype(np.int64)
+    order = np.argsort(key, axis=1, kind="stable")
+    for output, want in (("values", np.take_along_axis(t, order, axis=1)),
+                         ("indices", order.astype(np.int64))):
+        outputs = ["y", "other"] if output == "values" else ["other", "y"]
+        node = helper.make_node("TopK", ["x0", "x1"], outputs, axis=1, largest=largest)
+        ok &= run(f"topk_{output}_largest{largest}", node, [t, np.array([9], np.int64)],
+                  want, 11, bind={1: "9"})
 
 v = rng.standard_normal((3, 4)).astype(np.float32)
 v[1] = 0

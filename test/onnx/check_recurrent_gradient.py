@@ -1,5 +1,5 @@
-"""Differentiates imported ONNX recurrent ops and checks against finite
-differences.
+"""Differentiates imported ONNX recurrent ops and TopK and checks against
+finite differences.
 
 Builds a bidirectional LSTM (with bias, initial states and peepholes) and a
 GRU of each linear_before_reset in float64 with the onnx package, imports
@@ -61,11 +61,24 @@ def run(kmod, function, values, tag):
     return out
 
 
-def check(name, shapes, node, outputs, rng):
+def top_k(k, axis, largest):
+    """TopK of a (4, 7) input; only the values are an output of the graph
+    (an index has no gradient). Its loop takes one element per step."""
+    node = helper.make_node("TopK", ["X", "K"], ["values", "indices"], axis=axis,
+                            largest=largest)
+    shape = [4, 7]
+    out = list(shape)
+    out[axis] = k
+    initializers = [helper.make_tensor("K", TensorProto.INT64, [1], [k])]
+    return [("X", shape)], node, [("values", out)], initializers
+
+
+def check(name, shapes, node, outputs, rng, initializers=()):
     graph = helper.make_graph(
         [node], name,
         [helper.make_tensor_value_info(n, TensorProto.DOUBLE, s) for n, s in shapes],
-        [helper.make_tensor_value_info(n, TensorProto.DOUBLE, s) for n, s in outputs])
+        [helper.make_tensor_value_info(n, TensorProto.DOUBLE, s) for n, s in outputs],
+        list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     path = work / f"{name}.onnx"
@@ -114,4 +127,7 @@ rng = np.random.default_rng(7)
 ok = check("lstm", *lstm(), rng)
 ok &= check("gru", *gru(0), rng)
 ok &= check("gru_linear_before_reset", *gru(1), rng)
+for name, (k, axis, largest) in (("top_k", (3, 1, 1)), ("top_k_smallest", (2, 0, 0))):
+    shapes, node, outputs, initializers = top_k(k, axis, largest)
+    ok &= check(name, shapes, node, outputs, rng, initializers)
 sys.exit(0 if ok else 1)
