@@ -626,23 +626,71 @@ LogicalResult quantizeLinearOp(NodeContext &ctx) {
 /// DequantizeLinear: (x - zero_point) * scale in the scale's float type;
 /// the difference of two 8- or 32-bit integers converted to float is
 /// exact for 8-bit x, as ONNX's reference computes it.
+/// A blocked scale or zero point `v` of DequantizeLinear (opset 21): v has
+/// x's shape with dim `axis` divided into blocks of `block` elements; each
+/// entry is repeated over its block (the last block may be short).
+FailureOr<Value> perBlock(NodeContext &ctx, Value v, Value x, int64_t block,
+                          llvm::StringRef what) {
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 1), rankOf(x));
+  if (!axis || rankOf(v) != rankOf(x))
+    return ctx.fail(what + " must have x's rank for blocked quantization, "
+                           "along a valid axis");
+  ArrayRef<int64_t> xs = shapeOf(x), vs = shapeOf(v);
+  for (int64_t d = 0; d < rankOf(x); ++d) {
+    int64_t want = d == *axis ? (xs[d] + block - 1) / block : xs[d];
+    if (vs[d] != want)
+      return ctx.fail(what + " has " + Twine(vs[d]) + " entries along dim " +
+                      Twine(d) + "; blocks of " + Twine(block) + " need " +
+                      Twine(want));
+  }
+  SmallVector<int64_t> split(vs), repeated(vs);
+  split.insert(split.begin() + *axis + 1, 1);
+  repeated.insert(repeated.begin() + *axis + 1, block);
+  Value spread = broadcastTo(ctx.b, ctx.loc, reshape(ctx.b, ctx.loc, v, split),
+                             repeated);
+  SmallVector<int64_t> merged(vs);
+  merged[*axis] = vs[*axis] * block;
+  return sliceAxis(ctx.b, ctx.loc, reshape(ctx.b, ctx.loc, spread, merged),
+                   *axis, 0, xs[*axis]);
+}
+
+/// DequantizeLinear: (x - zero_point) * scale, per tensor, per axis or (opset
+/// 21) per block. x is an integer tensor, or a float8 or 4-bit one, which
+/// the importer has decoded (weights are constants: see
+/// Importer::convertNarrowTensor); ONNX gives x no other float type.
 LogicalResult dequantizeLinearOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   Value x = ctx.input(0);
-  if (isFloat(x) || isBool(x))
-    return ctx.fail("x must be an integer tensor");
-  FailureOr<Value> scale = perAxis(ctx, ctx.input(1), rankOf(x), "x_scale");
+  if (isBool(x))
+    return ctx.fail("x must be an integer or a float8 or 4-bit tensor");
+  int64_t block = ctx.getInt("block_size", 0);
+  if (block < 0)
+    return ctx.fail("block_size is negative");
+  auto parameter = [&](unsigned i, llvm::StringRef what) {
+    return block ? perBlock(ctx, ctx.input(i), x, block, what)
+                 : perAxis(ctx, ctx.input(i), rankOf(x), what);
+  };
+  FailureOr<Value> scale = parameter(1, "x_scale");
   if (failed(scale))
     return failure();
   if (!isFloat(*scale))
     return ctx.fail("x_scale must be a float tensor");
   Type compute = elementTypeOf(*scale);
+  if (const onnx::AttributeProto *dtype = ctx.attr("output_dtype");
+      dtype && dtype->i() != 0) {
+    FailureOr<Type> out = ctx.importer.convertElementType(dtype->i(),
+                                                          "output_dtype");
+    if (failed(out))
+      return failure();
+    if (*out != compute)
+      return ctx.fail("output_dtype must be x_scale's element type");
+  }
   Value y = cast(ctx.b, ctx.loc, x, compute);
   if (ctx.hasInput(2)) {
     if (elementTypeOf(ctx.input(2)) != elementTypeOf(x))
       return ctx.fail("x_zero_point must have x's element type");
-    FailureOr<Value> zp = perAxis(ctx, ctx.input(2), rankOf(x), "x_zero_point");
+    FailureOr<Value> zp = parameter(2, "x_zero_point");
     if (failed(zp))
       return failure();
     y = binary<SubOp>(ctx.b, ctx.loc, y, cast(ctx.b, ctx.loc, *zp, compute));

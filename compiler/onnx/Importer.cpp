@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -65,6 +66,16 @@ const char *dataTypeName(int32_t type) {
   case onnx::TensorProto::COMPLEX64: return "complex64";
   case onnx::TensorProto::COMPLEX128: return "complex128";
   case onnx::TensorProto::BFLOAT16: return "bfloat16";
+  case onnx::TensorProto::FLOAT8E4M3FN: return "float8e4m3fn";
+  case onnx::TensorProto::FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+  case onnx::TensorProto::FLOAT8E5M2: return "float8e5m2";
+  case onnx::TensorProto::FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+  case onnx::TensorProto::UINT4: return "uint4";
+  case onnx::TensorProto::INT4: return "int4";
+  case onnx::TensorProto::FLOAT4E2M1: return "float4e2m1";
+  case onnx::TensorProto::FLOAT8E8M0: return "float8e8m0";
+  case onnx::TensorProto::UINT2: return "uint2";
+  case onnx::TensorProto::INT2: return "int2";
   default: return "undefined";
   }
 }
@@ -230,12 +241,97 @@ FailureOr<Type> Importer::convertElementType(int32_t dataType,
   }
 }
 
+/// The floating-point format of an ONNX float8 or float4 type, or null.
+const llvm::fltSemantics *narrowFloatSemantics(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT8E4M3FN:
+    return &llvm::APFloat::Float8E4M3FN();
+  case onnx::TensorProto::FLOAT8E4M3FNUZ:
+    return &llvm::APFloat::Float8E4M3FNUZ();
+  case onnx::TensorProto::FLOAT8E5M2:
+    return &llvm::APFloat::Float8E5M2();
+  case onnx::TensorProto::FLOAT8E5M2FNUZ:
+    return &llvm::APFloat::Float8E5M2FNUZ();
+  case onnx::TensorProto::FLOAT4E2M1:
+    return &llvm::APFloat::Float4E2M1FN();
+  default:
+    return nullptr;
+  }
+}
+
+FailureOr<DenseElementsAttr>
+Importer::convertNarrowTensor(const onnx::TensorProto &tensor,
+                              llvm::ArrayRef<int64_t> shape, int64_t count,
+                              const llvm::Twine &what) {
+  int32_t dataType = tensor.data_type();
+  const llvm::fltSemantics *semantics = narrowFloatSemantics(dataType);
+  unsigned bits = dataType == onnx::TensorProto::UINT4 ||
+                          dataType == onnx::TensorProto::INT4 ||
+                          dataType == onnx::TensorProto::FLOAT4E2M1
+                      ? 4
+                      : 8;
+  // Raw data packs 8 / bits elements per byte, the first in the low bits;
+  // int32_data holds one such byte per entry.
+  int64_t perByte = 8 / bits, bytes = (count + perByte - 1) / perByte;
+  SmallVector<uint8_t> packed;
+  if (tensor.has_raw_data()) {
+    for (char c : tensor.raw_data())
+      packed.push_back(static_cast<uint8_t>(c));
+  } else {
+    for (int32_t v : tensor.int32_data())
+      packed.push_back(static_cast<uint8_t>(v));
+  }
+  if (static_cast<int64_t>(packed.size()) != bytes)
+    return fail(what + " holds " + llvm::Twine(packed.size()) +
+                " bytes of data, but its " + llvm::Twine(count) + " " +
+                dataTypeName(dataType) + " values need " +
+                llvm::Twine(bytes));
+  auto element = [&](int64_t i) -> uint8_t {
+    uint8_t byte = packed[i / perByte];
+    return bits == 8 ? byte : (i % 2 ? byte >> 4 : byte & 0xF);
+  };
+  if (semantics) {
+    SmallVector<float> values;
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(
+          llvm::APFloat(*semantics, llvm::APInt(bits, element(i)))
+              .convertToFloat());
+    return DenseElementsAttr::get(
+        RankedTensorType::get(shape, builder.getF32Type()),
+        llvm::ArrayRef<float>(values));
+  }
+  bool isSigned = dataType == onnx::TensorProto::INT4;
+  SmallVector<llvm::APInt> values;
+  for (int64_t i = 0; i < count; ++i) {
+    llvm::APInt v(4, element(i));
+    values.push_back(isSigned ? v.sext(8) : v.zext(8));
+  }
+  Type type = IntegerType::get(&context, 8,
+                               isSigned ? IntegerType::Signless
+                                        : IntegerType::Unsigned);
+  return DenseElementsAttr::get(RankedTensorType::get(shape, type), values);
+}
+
 FailureOr<DenseElementsAttr>
 Importer::convertTensor(const onnx::TensorProto &tensor,
                         const llvm::Twine &what) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return fail(what + " keeps its data in an external file that was not "
                        "read");
+  int32_t narrowType = tensor.data_type();
+  if (narrowFloatSemantics(narrowType) ||
+      narrowType == onnx::TensorProto::UINT4 ||
+      narrowType == onnx::TensorProto::INT4) {
+    SmallVector<int64_t> shape;
+    int64_t count = 1;
+    for (int64_t dim : tensor.dims()) {
+      if (dim < 0 || (dim && count > (int64_t(1) << 40) / dim))
+        return fail(what + " has a negative dim or too many elements");
+      shape.push_back(dim);
+      count *= dim;
+    }
+    return convertNarrowTensor(tensor, shape, count, what);
+  }
   FailureOr<Type> element = convertElementType(tensor.data_type(), what);
   if (failed(element))
     return failure();

@@ -109,6 +109,13 @@ public:
   /// checked against its shape.
   mlir::FailureOr<mlir::DenseElementsAttr>
   convertTensor(const onnx::TensorProto &tensor, const llvm::Twine &what);
+  /// A float8, float4, int4 or uint4 tensor (weights quantized below 8
+  /// bits) decoded at compile time: floats exactly as f32, int4 as i8 and
+  /// uint4 as ui8 (kiln has no narrower types).
+  mlir::FailureOr<mlir::DenseElementsAttr>
+  convertNarrowTensor(const onnx::TensorProto &tensor,
+                      llvm::ArrayRef<int64_t> shape, int64_t count,
+                      const llvm::Twine &what);
 
   /// Imports the nodes of a graph, in order, at the builder's insertion
   /// point, defining their outputs in `scope`.
