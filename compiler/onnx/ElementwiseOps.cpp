@@ -572,9 +572,11 @@ LogicalResult bitwiseNotOp(NodeContext &ctx) {
 /// tensor) applies to every element, a 1-d tensor along `axis`.
 FailureOr<Value> perAxis(NodeContext &ctx, Value v, int64_t rank,
                          llvm::StringRef what) {
+  // Read (and so accepted) even where a scalar makes it irrelevant.
+  int64_t axisAttr = ctx.getInt("axis", 1);
   if (numElementsOf(shapeOf(v)) == 1 && rankOf(v) <= 1)
     return reshape(ctx.b, ctx.loc, v, {});
-  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 1), rank);
+  std::optional<int64_t> axis = normalizeAxis(axisAttr, rank);
   if (rankOf(v) != 1 || !axis)
     return ctx.fail(what + " must be a scalar, or 1-d along a valid axis");
   if (shapeOf(v)[0] != shapeOf(ctx.input(0))[*axis])
@@ -587,45 +589,6 @@ FailureOr<Value> perAxis(NodeContext &ctx, Value v, int64_t rank,
   return reshape(ctx.b, ctx.loc, v, shape);
 }
 
-/// QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half to
-/// even, into the zero point's type (uint8 when it is absent). The sum is
-/// formed in x's float type, where it is exact, and kiln.cast saturates to
-/// the integer type's range.
-LogicalResult quantizeLinearOp(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(2)))
-    return failure();
-  Value x = ctx.input(0);
-  if (!isFloat(x) && !elementTypeOf(x).isInteger(32))
-    return ctx.fail("x must be a float or int32 tensor");
-  Type compute = isFloat(x) ? elementTypeOf(x) : ctx.b.getF32Type();
-  x = cast(ctx.b, ctx.loc, x, compute);
-  FailureOr<Value> scale = perAxis(ctx, ctx.input(1), rankOf(x), "y_scale");
-  if (failed(scale))
-    return failure();
-  if (elementTypeOf(*scale) != compute)
-    return ctx.fail("y_scale must have x's float type");
-  Type resultType = ctx.b.getIntegerType(8, /*isSigned=*/false);
-  Value zeroPoint;
-  if (ctx.hasInput(2)) {
-    resultType = elementTypeOf(ctx.input(2));
-    if (resultType != ctx.b.getIntegerType(8, false) &&
-        resultType != ctx.b.getIntegerType(8))
-      return ctx.fail("y_zero_point must be uint8 or int8");
-    FailureOr<Value> zp = perAxis(ctx, ctx.input(2), rankOf(x), "y_zero_point");
-    if (failed(zp))
-      return failure();
-    zeroPoint = cast(ctx.b, ctx.loc, *zp, compute);
-  }
-  Value y =
-      ctx.b.create<RoundOp>(ctx.loc, binary<DivOp>(ctx.b, ctx.loc, x, *scale));
-  if (zeroPoint)
-    y = binary<AddOp>(ctx.b, ctx.loc, y, zeroPoint);
-  return ctx.setResults(cast(ctx.b, ctx.loc, y, resultType));
-}
-
-/// DequantizeLinear: (x - zero_point) * scale in the scale's float type;
-/// the difference of two 8- or 32-bit integers converted to float is
-/// exact for 8-bit x, as ONNX's reference computes it.
 /// A blocked scale or zero point `v` of DequantizeLinear (opset 21): v has
 /// x's shape with dim `axis` divided into blocks of `block` elements; each
 /// entry is repeated over its block (the last block may be short).
@@ -654,9 +617,77 @@ FailureOr<Value> perBlock(NodeContext &ctx, Value v, Value x, int64_t block,
                    *axis, 0, xs[*axis]);
 }
 
-/// DequantizeLinear: (x - zero_point) * scale, per tensor, per axis or (opset
-/// 21) per block. x is an integer tensor, or a float8 or 4-bit one, which
-/// the importer has decoded (weights are constants: see
+/// QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half to
+/// even, into the zero point's type (uint8 when it is absent). The sum is
+/// formed in x's float type, where it is exact, and kiln.cast saturates to
+/// the integer type's range.
+LogicalResult quantizeLinearOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0);
+  if (!isFloat(x) && !elementTypeOf(x).isInteger(32))
+    return ctx.fail("x must be a float or int32 tensor");
+  Type compute = isFloat(x) ? elementTypeOf(x) : ctx.b.getF32Type();
+  x = cast(ctx.b, ctx.loc, x, compute);
+  int64_t block = ctx.getInt("block_size", 0);
+  if (block < 0)
+    return ctx.fail("block_size is negative");
+  auto parameter = [&](unsigned i, llvm::StringRef what) {
+    return block ? perBlock(ctx, ctx.input(i), x, block, what)
+                 : perAxis(ctx, ctx.input(i), rankOf(x), what);
+  };
+  FailureOr<Value> scale = parameter(1, "y_scale");
+  if (failed(scale))
+    return failure();
+  if (elementTypeOf(*scale) != compute)
+    return ctx.fail("y_scale must have x's float type");
+  // The result type: the zero point's, else output_dtype's (opset 21), else
+  // uint8. Saturation to it is kiln.cast's.
+  Type resultType = ctx.b.getIntegerType(8, /*isSigned=*/false);
+  if (const onnx::AttributeProto *dtype = ctx.attr("output_dtype");
+      dtype && dtype->i() != 0) {
+    FailureOr<Type> out =
+        ctx.importer.convertElementType(dtype->i(), "output_dtype");
+    if (failed(out))
+      return failure();
+    resultType = *out;
+  }
+  // saturate (opset 19) governs float8 results only, which kiln does not
+  // produce.
+  (void)ctx.attr("saturate");
+  // The rounding precision (opset 24) of a float x is x's own here.
+  if (int64_t precision = ctx.getInt("precision", 0);
+      precision != 0 && precision != onnx::TensorProto::FLOAT)
+    return ctx.fail("precision other than float is not supported");
+  Value zeroPoint;
+  if (ctx.hasInput(2)) {
+    if (ctx.attr("output_dtype") && ctx.getInt("output_dtype", 0) != 0 &&
+        elementTypeOf(ctx.input(2)) != resultType)
+      return ctx.fail("output_dtype and y_zero_point's type disagree");
+    resultType = elementTypeOf(ctx.input(2));
+    FailureOr<Value> zp = parameter(2, "y_zero_point");
+    if (failed(zp))
+      return failure();
+    zeroPoint = cast(ctx.b, ctx.loc, *zp, compute);
+  }
+  unsigned width = resultType.isIntOrFloat() && !isa<FloatType>(resultType)
+                       ? resultType.getIntOrFloatBitWidth()
+                       : 0;
+  if (width != 8 && width != 16)
+    return ctx.fail("y_zero_point (or output_dtype) must be uint8, int8, "
+                    "uint16 or int16");
+  Value y =
+      ctx.b.create<RoundOp>(ctx.loc, binary<DivOp>(ctx.b, ctx.loc, x, *scale));
+  if (zeroPoint)
+    y = binary<AddOp>(ctx.b, ctx.loc, y, zeroPoint);
+  return ctx.setResults(cast(ctx.b, ctx.loc, y, resultType));
+}
+
+/// DequantizeLinear: (x - zero_point) * scale in the scale's float type, per
+/// tensor, per axis or (opset 21) per block; the difference of two 8- or
+/// 32-bit integers converted to float is exact for 8-bit x, as ONNX's
+/// reference computes it. x is an integer tensor, or a float8 or 4-bit one,
+/// which the importer has decoded (weights are constants: see
 /// Importer::convertNarrowTensor); ONNX gives x no other float type.
 LogicalResult dequantizeLinearOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))

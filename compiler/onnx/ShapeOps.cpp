@@ -945,7 +945,8 @@ LogicalResult padOp(NodeContext &ctx) {
     return ctx.fail("pads has " + Twine(pads.size()) + " entries, expected " +
                     Twine(2 * n));
   std::string mode = ctx.getString("mode", "constant");
-  if (mode != "constant" && mode != "edge" && mode != "reflect")
+  if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+      mode != "wrap")
     return ctx.fail("mode '" + mode + "' is not supported");
   if (!padValue)
     padValue = scalar(ctx.b, ctx.loc, elementTypeOf(x), value);
@@ -987,6 +988,9 @@ LogicalResult padOp(NodeContext &ctx) {
       int64_t src = j;
       if (mode == "edge") {
         src = std::clamp<int64_t>(j, 0, dim - 1);
+      } else if (mode == "wrap") {
+        // Opset 19: as if the dim's two ends were joined.
+        src = ((j % dim) + dim) % dim;
       } else {
         int64_t period = 2 * (dim - 1);
         src = ((j % period) + period) % period;

@@ -5,7 +5,8 @@ most negative value and for unsigned 0) and over bools (opset 20); BitShift
 on signed types with negative and oversized amounts (opset 28); BitwiseAnd,
 Or, Xor and Not (opset 18); Mod with fmod=0 on floats (opset 28), signed
 zeros and infinities included; CumProd (opset 26) exclusive and reversed;
-TopK over whole rows holding the extremes of int8;
+TopK over whole rows holding the extremes of int8; QuantizeLinear to int8
+by output_dtype and to int16;
 LpNormalization with a zero vector. Each is a
 one-node model written with Debian's onnx package, run through kiln-compile
 and kiln-run. Runs without the benchmark virtualenv.
@@ -151,6 +152,17 @@ for largest in (1, 0):
         node = helper.make_node("TopK", ["x0", "x1"], outputs, axis=1, largest=largest)
         ok &= run(f"topk_{output}_largest{largest}", node, [t, np.array([9], np.int64)],
                   want, 11, bind={1: "9"})
+
+# QuantizeLinear to int8 by output_dtype (opset 21, no zero point; it was
+# once ignored and quantized as uint8) and to int16 by the zero point's
+# type, each with saturation.
+q = (rng.standard_normal((4, 6)) * 300).astype(np.float32)
+node = helper.make_node("QuantizeLinear", ["x0", "x1"], ["y"], output_dtype=TensorProto.INT8)
+ok &= run("quantize_output_dtype_int8", node, [q, np.array(2.0, np.float32)],
+          np.clip(np.round(q / 2), -128, 127).astype(np.int8), 21)
+node = helper.make_node("QuantizeLinear", ["x0", "x1", "x2"], ["y"])
+ok &= run("quantize_int16", node, [q * 100, np.array(0.5, np.float32), np.array(-7, np.int16)],
+          np.clip(np.round(q * 100 / 0.5) - 7, -32768, 32767).astype(np.int16), 21)
 
 v = rng.standard_normal((3, 4)).astype(np.float32)
 v[1] = 0

@@ -159,19 +159,16 @@ save("split_negative",
            helper.make_tensor_value_info("b", F, [2, -2])],
      [numpy_helper.from_array(np.array([5, -2], np.int64), "split")], check=False)
 
-# QuantizeLinear-21 asked for int8 by output_dtype (no zero point), then
-# dequantized: the translation does not read output_dtype and quantized to
-# uint8, clamping every negative value to 0 with no error (the graph's
-# output, a float, hid it). Any attribute a translation does not read must
-# now hold its schema's default.
-save("quantize_output_dtype",
-     [helper.make_node("QuantizeLinear", ["x", "scale"], ["q"], name="quant",
-                       output_dtype=TensorProto.INT8),
-      helper.make_node("DequantizeLinear", ["q", "scale"], ["y"], name="dequant")],
-     [helper.make_tensor_value_info("x", F, [2, 4])],
-     [helper.make_tensor_value_info("y", F, [2, 4])],
-     [numpy_helper.from_array(np.array(0.5, np.float32), "scale")],
-     opset=21, check=False)
+# LayerNormalization asking for float16 statistics (stash_type 10): the
+# translation does not read stash_type, and any attribute a translation
+# does not read must hold its schema's default (the importer once ignored
+# such attributes: QuantizeLinear-21's output_dtype quantized int8 as
+# uint8).
+save("layer_norm_stash_type",
+     [helper.make_node("LayerNormalization", ["x", "scale"], ["y"], name="norm",
+                       stash_type=TensorProto.FLOAT16)],
+     [x], [y], [numpy_helper.from_array(np.ones(3, np.float32), "scale")],
+     opset=17, check=False)
 
 # QLinearConv with scalar weights and a weight zero point of two entries:
 # the per-channel check read the weights' first dimension, which they do
