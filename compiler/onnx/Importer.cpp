@@ -176,6 +176,7 @@ const OpTable &OpTable::get() {
     ::kiln::onnx_import::registerEinsumOps(t);
     ::kiln::onnx_import::registerScatterOps(t);
     ::kiln::onnx_import::registerGridSampleOps(t);
+    ::kiln::onnx_import::registerSignalOps(t);
     return t;
   }();
   return table;

@@ -89,6 +89,7 @@ void registerRecurrentOps(OpTable &table);
 void registerEinsumOps(OpTable &table);
 void registerScatterOps(OpTable &table);
 void registerGridSampleOps(OpTable &table);
+void registerSignalOps(OpTable &table);
 
 class Importer {
 public:
