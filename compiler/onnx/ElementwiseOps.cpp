@@ -617,6 +617,18 @@ FailureOr<Value> perBlock(NodeContext &ctx, Value v, Value x, int64_t block,
                    *axis, 0, xs[*axis]);
 }
 
+/// Input `i` of (De)QuantizeLinear, a scale or zero point, shaped to
+/// broadcast against x: per tensor or per axis, or per block where
+/// block_size (opset 21) is set.
+FailureOr<Value> quantParameter(NodeContext &ctx, unsigned i, Value x,
+                                llvm::StringRef what) {
+  int64_t block = ctx.getInt("block_size", 0);
+  if (block < 0)
+    return ctx.fail("block_size is negative");
+  return block ? perBlock(ctx, ctx.input(i), x, block, what)
+               : perAxis(ctx, ctx.input(i), rankOf(x), what);
+}
+
 /// QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half to
 /// even, into the zero point's type (uint8 when it is absent). The sum is
 /// formed in x's float type, where it is exact, and kiln.cast saturates to
@@ -629,14 +641,7 @@ LogicalResult quantizeLinearOp(NodeContext &ctx) {
     return ctx.fail("x must be a float or int32 tensor");
   Type compute = isFloat(x) ? elementTypeOf(x) : ctx.b.getF32Type();
   x = cast(ctx.b, ctx.loc, x, compute);
-  int64_t block = ctx.getInt("block_size", 0);
-  if (block < 0)
-    return ctx.fail("block_size is negative");
-  auto parameter = [&](unsigned i, llvm::StringRef what) {
-    return block ? perBlock(ctx, ctx.input(i), x, block, what)
-                 : perAxis(ctx, ctx.input(i), rankOf(x), what);
-  };
-  FailureOr<Value> scale = parameter(1, "y_scale");
+  FailureOr<Value> scale = quantParameter(ctx, 1, x, "y_scale");
   if (failed(scale))
     return failure();
   if (elementTypeOf(*scale) != compute)
@@ -665,7 +670,7 @@ LogicalResult quantizeLinearOp(NodeContext &ctx) {
         elementTypeOf(ctx.input(2)) != resultType)
       return ctx.fail("output_dtype and y_zero_point's type disagree");
     resultType = elementTypeOf(ctx.input(2));
-    FailureOr<Value> zp = parameter(2, "y_zero_point");
+    FailureOr<Value> zp = quantParameter(ctx, 2, x, "y_zero_point");
     if (failed(zp))
       return failure();
     zeroPoint = cast(ctx.b, ctx.loc, *zp, compute);
@@ -695,14 +700,7 @@ LogicalResult dequantizeLinearOp(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (isBool(x))
     return ctx.fail("x must be an integer or a float8 or 4-bit tensor");
-  int64_t block = ctx.getInt("block_size", 0);
-  if (block < 0)
-    return ctx.fail("block_size is negative");
-  auto parameter = [&](unsigned i, llvm::StringRef what) {
-    return block ? perBlock(ctx, ctx.input(i), x, block, what)
-                 : perAxis(ctx, ctx.input(i), rankOf(x), what);
-  };
-  FailureOr<Value> scale = parameter(1, "x_scale");
+  FailureOr<Value> scale = quantParameter(ctx, 1, x, "x_scale");
   if (failed(scale))
     return failure();
   if (!isFloat(*scale))
@@ -721,7 +719,7 @@ LogicalResult dequantizeLinearOp(NodeContext &ctx) {
   if (ctx.hasInput(2)) {
     if (elementTypeOf(ctx.input(2)) != elementTypeOf(x))
       return ctx.fail("x_zero_point must have x's element type");
-    FailureOr<Value> zp = parameter(2, "x_zero_point");
+    FailureOr<Value> zp = quantParameter(ctx, 2, x, "x_zero_point");
     if (failed(zp))
       return failure();
     y = binary<SubOp>(ctx.b, ctx.loc, y, cast(ctx.b, ctx.loc, *zp, compute));

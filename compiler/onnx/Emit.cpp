@@ -273,6 +273,20 @@ Value wrapIndices(OpBuilder &b, Location loc, Value indices, int64_t dim) {
   return b.create<SelectOp>(loc, negative, wrapped, indices);
 }
 
+Value elementLinearIndex(OpBuilder &b, Location loc, Value idx,
+                         ArrayRef<int64_t> dataShape, int64_t axis) {
+  auto indexType = RankedTensorType::get(shapeOf(idx), b.getI64Type());
+  Value linear;
+  int64_t stride = 1;
+  for (int64_t d = dataShape.size() - 1; d >= 0; --d) {
+    Value coord = d == axis ? idx : Value(b.create<IotaOp>(loc, indexType, d));
+    Value term = b.create<MulOp>(loc, coord, splat(b, loc, indexType, stride));
+    linear = linear ? Value(b.create<AddOp>(loc, linear, term)) : term;
+    stride *= dataShape[d];
+  }
+  return linear;
+}
+
 std::string typeString(Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -111,6 +111,15 @@ matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 mlir::Value wrapIndices(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Value indices, int64_t dim);
 
+/// The flat index into a tensor of shape `dataShape` of each element of
+/// `idx` (i64, in range), read as the coordinate along `axis`, the
+/// element's own coordinates giving the others: the addressing of
+/// GatherElements and ScatterElements.
+mlir::Value elementLinearIndex(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value idx,
+                               llvm::ArrayRef<int64_t> dataShape,
+                               int64_t axis);
+
 /// The type as MLIR prints it, for error messages.
 std::string typeString(mlir::Type type);
 

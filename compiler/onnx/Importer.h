@@ -77,6 +77,12 @@ private:
   llvm::StringMap<OpHandler> handlers;
 };
 
+/// The axis of GatherElements and ScatterElements, checked with their
+/// indices (same rank as data, an integer type, no larger than data
+/// outside the axis); failure with the error reported.
+mlir::FailureOr<int64_t> elementsAxis(NodeContext &ctx, mlir::Value data,
+                                      mlir::Value indices);
+
 void registerElementwiseOps(OpTable &table);
 void registerShapeOps(OpTable &table);
 void registerReductionOps(OpTable &table);

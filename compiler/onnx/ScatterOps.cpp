@@ -86,41 +86,26 @@ LogicalResult scatterElementsOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)))
     return failure();
   Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
-  int64_t rank = rankOf(data);
-  if (rank == 0 || rankOf(indices) != rank)
-    return ctx.fail("data and indices must have the same rank (>= 1)");
-  if (!isIndexType(indices))
-    return ctx.fail("indices must be int32 or int64");
+  FailureOr<int64_t> axis = elementsAxis(ctx, data, indices);
+  if (failed(axis))
+    return failure();
   if (shapeOf(updates) != shapeOf(indices))
     return ctx.fail("updates must have the shape of indices");
   if (elementTypeOf(updates) != elementTypeOf(data))
     return ctx.fail("updates must have the element type of data");
-  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 0), rank);
-  if (!axis)
-    return ctx.fail("axis is out of range");
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != *axis && shapeOf(indices)[d] > shapeOf(data)[d])
-      return ctx.fail("indices are larger than data outside the axis");
   int64_t count = numElementsOf(shapeOf(indices));
   if (count != 0 && shapeOf(data)[*axis] == 0)
     return ctx.fail("scatters into an empty axis");
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
-  auto indexType = RankedTensorType::get(shapeOf(indices), b.getI64Type());
-  Value idx = count ? clampedIndices(b, loc, indices, shapeOf(data)[*axis])
-                    : Value();
-  Value linear;
-  int64_t stride = 1;
-  for (int64_t d = rank - 1; d >= 0 && count; --d) {
-    Value coord = d == *axis ? idx : Value(b.create<IotaOp>(loc, indexType, d));
-    Value term = b.create<MulOp>(loc, coord, splat(b, loc, indexType, stride));
-    linear = linear ? Value(b.create<AddOp>(loc, linear, term)) : term;
-    stride *= shapeOf(data)[d];
-  }
-  if (!count)
-    linear = splat(b, loc, RankedTensorType::get({0}, b.getI64Type()), 0);
-  else
-    linear = reshape(b, loc, linear, {count});
+  Value linear =
+      count ? reshape(b, loc,
+                      elementLinearIndex(
+                          b, loc,
+                          clampedIndices(b, loc, indices, shapeOf(data)[*axis]),
+                          shapeOf(data), *axis),
+                      {count})
+            : splat(b, loc, RankedTensorType::get({0}, b.getI64Type()), 0);
   return scatterRows(ctx, data, linear, reshape(b, loc, updates, {count}),
                      numElementsOf(shapeOf(data)), {});
 }

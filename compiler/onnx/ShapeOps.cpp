@@ -560,17 +560,9 @@ LogicalResult gatherElementsOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   Value data = ctx.input(0), indices = ctx.input(1);
-  int64_t rank = rankOf(data);
-  if (rankOf(indices) != rank || rank == 0)
-    return ctx.fail("data and indices must have the same rank (>= 1)");
-  if (!isa<IntegerType>(elementTypeOf(indices)) || isBool(indices))
-    return ctx.fail("indices must be int32 or int64");
-  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 0), rank);
-  if (!axis)
-    return ctx.fail("axis is out of range");
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != *axis && shapeOf(indices)[d] > shapeOf(data)[d])
-      return ctx.fail("indices are larger than data outside the axis");
+  FailureOr<int64_t> axis = elementsAxis(ctx, data, indices);
+  if (failed(axis))
+    return failure();
   if (numElementsOf(shapeOf(data)) == 0 || numElementsOf(shapeOf(indices)) == 0) {
     if (numElementsOf(shapeOf(indices)) != 0)
       return ctx.fail("gathers from an empty tensor");
@@ -580,17 +572,8 @@ LogicalResult gatherElementsOp(NodeContext &ctx) {
   }
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
-  ArrayRef<int64_t> shape = shapeOf(indices);
-  auto indexType = RankedTensorType::get(shape, b.getI64Type());
   Value idx = wrapIndices(b, loc, indices, shapeOf(data)[*axis]);
-  Value linear;
-  int64_t stride = 1;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    Value coord = d == *axis ? idx : Value(b.create<IotaOp>(loc, indexType, d));
-    Value term = b.create<MulOp>(loc, coord, splat(b, loc, indexType, stride));
-    linear = linear ? Value(b.create<AddOp>(loc, linear, term)) : term;
-    stride *= shapeOf(data)[d];
-  }
+  Value linear = elementLinearIndex(b, loc, idx, shapeOf(data), *axis);
   Value flat = reshape(b, loc, data, {numElementsOf(shapeOf(data))});
   return ctx.setResults(b.create<GatherOp>(loc, flat, linear));
 }
@@ -1005,6 +988,21 @@ LogicalResult padOp(NodeContext &ctx) {
 }
 
 } // namespace
+
+FailureOr<int64_t> elementsAxis(NodeContext &ctx, Value data, Value indices) {
+  int64_t rank = rankOf(data);
+  if (rankOf(indices) != rank || rank == 0)
+    return ctx.fail("data and indices must have the same rank (>= 1)");
+  if (!isa<IntegerType>(elementTypeOf(indices)) || isBool(indices))
+    return ctx.fail("indices must be int32 or int64");
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", 0), rank);
+  if (!axis)
+    return ctx.fail("axis is out of range");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && shapeOf(indices)[d] > shapeOf(data)[d])
+      return ctx.fail("indices are larger than data outside the axis");
+  return *axis;
+}
 
 void registerShapeOps(OpTable &table) {
   table.add("Reshape", reshapeOp);

@@ -6,12 +6,13 @@ IR 10, through kiln-compile and kiln-run; 1e-5 of the largest value.
 
     check_dft.py BIN_DIR WORK_DIR
 """
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 from onnx import TensorProto, helper
+
+import model_files
 
 bin_dir, work = Path(sys.argv[1]), Path(sys.argv[2])
 work.mkdir(parents=True, exist_ok=True)
@@ -34,11 +35,7 @@ def case(name, x, axis, want, length=None, inverse=0, onesided=0):
     model.ir_version = 10
     path = work / f"{name}.onnx"
     path.write_bytes(model.SerializeToString())
-    subprocess.run([bin_dir / "kiln-compile", path, "-o", work / f"{name}.kmod"], check=True)
-    np.save(work / f"{name}_x.npy", x)
-    subprocess.run([bin_dir / "kiln-run", work / f"{name}.kmod", "--input", work / f"{name}_x.npy",
-                    "--output-dir", work / name], check=True, stdout=subprocess.DEVNULL)
-    got = np.load(work / name / "y.npy")
+    got = model_files.compile_and_run(bin_dir, work, name, path, [x])
     error = float(np.max(np.abs(got - want))) if got.shape == want.shape else np.inf
     good = error <= 1e-5 * float(np.max(np.abs(want)))
     print(f"{name}: max error {error:.2e} {'ok' if good else 'DIFFERS'}")

@@ -9,13 +9,14 @@ virtualenv.
 
     check_function_expansion.py BIN_DIR WORK_DIR
 """
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+
+import model_files
 
 bin_dir, work = Path(sys.argv[1]), Path(sys.argv[2])
 work.mkdir(parents=True, exist_ok=True)
@@ -115,15 +116,7 @@ def save(name, graph, opset, functions=(), domains=()):
 
 
 def run(name, path, inputs):
-    kmod = work / f"{name}.kmod"
-    subprocess.run([bin_dir / "kiln-compile", path, "-o", kmod], check=True)
-    args = [bin_dir / "kiln-run", kmod]
-    for i, value in enumerate(inputs):
-        np.save(work / f"{name}_in{i}.npy", value)
-        args += ["--input", work / f"{name}_in{i}.npy"]
-    subprocess.run(args + ["--output-dir", work / name], check=True,
-                   stdout=subprocess.DEVNULL)
-    return np.load(work / name / "y.npy")
+    return model_files.compile_and_run(bin_dir, work, name, path, inputs)
 
 
 def compare(name, got, want):

@@ -10,13 +10,14 @@ virtualenv).
     check_grid_sample.py BIN_DIR WORK_DIR
 """
 import itertools
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 from onnx import TensorProto, helper
+
+import model_files
 
 bin_dir, work = Path(sys.argv[1]), Path(sys.argv[2])
 work.mkdir(parents=True, exist_ok=True)
@@ -37,13 +38,7 @@ def case(name, x, grid, mode, padding, align):
     model.ir_version = 10
     path = work / f"{name}.onnx"
     path.write_bytes(model.SerializeToString())
-    subprocess.run([bin_dir / "kiln-compile", path, "-o", work / f"{name}.kmod"], check=True)
-    np.save(work / f"{name}_x.npy", x)
-    np.save(work / f"{name}_grid.npy", grid)
-    subprocess.run([bin_dir / "kiln-run", work / f"{name}.kmod", "--input", work / f"{name}_x.npy",
-                    "--input", work / f"{name}_grid.npy", "--output-dir", work / name],
-                   check=True, stdout=subprocess.DEVNULL)
-    got = np.load(work / name / "y.npy")
+    got = model_files.compile_and_run(bin_dir, work, name, path, [x, grid])
     want = torch.nn.functional.grid_sample(
         torch.from_numpy(x).double(), torch.from_numpy(grid).double(),
         mode=TORCH_MODE[mode], padding_mode=padding, align_corners=align).numpy()

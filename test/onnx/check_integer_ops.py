@@ -13,12 +13,13 @@ and kiln-run. Runs without the benchmark virtualenv.
 
     check_integer_ops.py BIN_DIR WORK_DIR
 """
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 from onnx import TensorProto, helper
+
+import model_files
 
 bin_dir, work = Path(sys.argv[1]), Path(sys.argv[2])
 work.mkdir(parents=True, exist_ok=True)
@@ -56,17 +57,9 @@ def run(name, node, inputs, want, opset, tolerance=None, bind=None):
     model.ir_version = 10
     path = work / f"{name}.onnx"
     path.write_bytes(model.SerializeToString())
-    kmod = work / f"{name}.kmod"
-    subprocess.run([bin_dir / "kiln-compile", path, "-o", kmod]
-                   + [f"--bind-input=x{i}={v}" for i, v in bind.items()], check=True)
-    args = [bin_dir / "kiln-run", kmod, "--output-dir", work / name]
-    for i, value in enumerate(inputs):
-        if i in bind:
-            continue
-        np.save(work / f"{name}_in{i}.npy", value)
-        args += ["--input", work / f"{name}_in{i}.npy"]
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    got = np.load(work / name / "y.npy")
+    got = model_files.compile_and_run(
+        bin_dir, work, name, path, [v for i, v in enumerate(inputs) if i not in bind],
+        bind=[f"x{i}={v}" for i, v in bind.items()])
     if tolerance is not None:
         good = got.shape == want.shape and bool(np.all(np.abs(got - want) <= tolerance))
     elif want.dtype.kind == "f":

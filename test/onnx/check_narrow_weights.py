@@ -12,13 +12,14 @@ ONNX's reference implementation (both agree with kiln).
 
     check_narrow_weights.py BIN_DIR WORK_DIR
 """
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import model_files
 
 bin_dir, work = Path(sys.argv[1]), Path(sys.argv[2])
 work.mkdir(parents=True, exist_ok=True)
@@ -98,14 +99,10 @@ CASES = [("e4m3fn_per_channel", TensorProto.FLOAT8E4M3FN, "per_channel"),
 
 ok = True
 x = rng.standard_normal((3, K)).astype(np.float32)
-np.save(work / "x.npy", x)
 for name, data_type, how in CASES:
     path = model(name, data_type, how)
     want = reference(onnx.load(str(path)), how, x)
-    subprocess.run([bin_dir / "kiln-compile", path, "-o", work / f"{name}.kmod"], check=True)
-    subprocess.run([bin_dir / "kiln-run", work / f"{name}.kmod", "--input", work / "x.npy",
-                    "--output-dir", work / name], check=True, stdout=subprocess.DEVNULL)
-    got = np.load(work / name / "y.npy")
+    got = model_files.compile_and_run(bin_dir, work, name, path, [x])
     error = float(np.max(np.abs(got - want)))
     good = error <= 1e-5 * float(np.max(np.abs(want)))
     ok &= good

@@ -13,3 +13,23 @@ def save(out, name, nodes, inputs, outputs, initializer=(), opset=13, check=True
     if check:
         onnx.checker.check_model(model)
     (out / f"{name}.onnx").write_bytes(model.SerializeToString())
+
+
+def compile_and_run(bin_dir, work, name, model_path, inputs, output="y", bind=()):
+    """Compiles `model_path` with kiln-compile (each of `bind` a
+    --bind-input value), runs it with kiln-run on `inputs` (numpy arrays,
+    saved as WORK/NAME_inK.npy) and returns its output `output`."""
+    import subprocess
+
+    import numpy as np
+
+    kmod = work / f"{name}.kmod"
+    subprocess.run([bin_dir / "kiln-compile", model_path, "-o", kmod]
+                   + [f"--bind-input={b}" for b in bind], check=True)
+    args = [bin_dir / "kiln-run", kmod, "--output-dir", work / name]
+    for k, value in enumerate(inputs):
+        path = work / f"{name}_in{k}.npy"
+        np.save(path, value)
+        args += ["--input", path]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    return np.load(work / name / f"{output}.npy")
