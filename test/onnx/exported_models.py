@@ -4,8 +4,10 @@ ONNX Runtime.
 Builds each model with random weights from a fresh seed (printed, and
 accepted back with --seed), exports it the default way,
 torch.onnx.export(model, args, path, dynamo=True) (IR version 10, the
-exporter's default opset), compiles it with kiln-compile (no flags beyond
-the file), runs it with kiln-run and compares every output with ONNX
+exporter's default opset; BERT, GPT-2 and the Llama-style decoder also at
+opset 23, `name@23`, where the exporter writes the Attention and
+RMSNormalization operators), compiles it with kiln-compile (no flags
+beyond the file), runs it with kiln-run and compares every output with ONNX
 Runtime's on the same inputs: |kiln - ort| <= 1e-4 * max |ort| + 1e-5.
 Prints one line per model with its max error, or what failed.
 
@@ -124,16 +126,20 @@ def make(name):
 
 MODELS = ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "densenet121",
           "vit", "convnext_tiny", "bert", "gpt2", "llama", "lstm", "gru",
-          "cond"]
+          "cond", "bert@23", "gpt2@23", "llama@23"]
 
 
 def export(name, path, seed):
+    """Exports model `name`, or `name@OPSET` at that opset (from 23 the
+    exporter writes Attention, RotaryEmbedding and RMSNormalization)."""
     torch.manual_seed(seed)
+    name, _, opset = name.partition("@")
     module, args = make(name)
     module.eval()
     with torch.no_grad():
         torch.onnx.export(module, args, str(path), dynamo=True,
-                          external_data=False, verbose=False)
+                          external_data=False, verbose=False,
+                          **({"opset_version": int(opset)} if opset else {}))
     return [a.numpy() for a in args]
 
 
