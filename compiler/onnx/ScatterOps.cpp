@@ -9,6 +9,8 @@
 // (negative ones count from the end) and clamped into range per dim, as
 // kiln.gather clamps, so a bad index never writes into another row.
 // reduction "mul", "max" and "min" have no kiln op and are refused.
+// TensorScatter (a KV-cache update) is the same scatter at positions
+// computed from its write indices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,12 +161,80 @@ LogicalResult scatterNDOp(NodeContext &ctx) {
                      reshape(b, loc, updates, flatUpdates), rows, rowShape);
 }
 
+/// TensorScatter (opset 24), a KV-cache update: update's rows along `axis`
+/// written into the cache from write_indices[b] on for each batch entry b
+/// (0 without the input), wrapping around in "circular" mode. Positions
+/// past the cache in "linear" mode are clamped to its last row (ONNX
+/// leaves them undefined).
+LogicalResult tensorScatterOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value cache = ctx.input(0), update = ctx.input(1);
+  int64_t rank = rankOf(cache);
+  if (rank < 2 || rankOf(update) != rank)
+    return ctx.fail("past_cache and update must have the same rank (>= 2)");
+  if (elementTypeOf(update) != elementTypeOf(cache))
+    return ctx.fail("update must have past_cache's element type");
+  std::optional<int64_t> axis = normalizeAxis(ctx.getInt("axis", -2), rank);
+  if (!axis || *axis == 0)
+    return ctx.fail("axis is out of range or the batch dim");
+  ArrayRef<int64_t> cacheShape = shapeOf(cache), updateShape = shapeOf(update);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis ? updateShape[d] != cacheShape[d]
+                   : updateShape[d] > cacheShape[d])
+      return ctx.fail("update must have past_cache's shape, with at most as "
+                      "many entries along the axis");
+  std::string mode = ctx.getString("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    return ctx.fail("mode '" + mode + "' is not linear or circular");
+  int64_t count = numElementsOf(updateShape);
+  if (count == 0)
+    return ctx.setResults(cache);
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  auto indexType = RankedTensorType::get(updateShape, b.getI64Type());
+  int64_t length = cacheShape[*axis];
+  // Each element's position along the axis: its own plus its batch
+  // entry's write index.
+  Value position = b.create<IotaOp>(loc, indexType, *axis);
+  if (ctx.hasInput(2)) {
+    Value start = ctx.input(2);
+    if (!isIndexType(start) || rankOf(start) != 1 ||
+        shapeOf(start)[0] != cacheShape[0])
+      return ctx.fail("write_indices must be int32 or int64, one per batch "
+                      "entry");
+    SmallVector<int64_t> column(rank, 1);
+    column[0] = cacheShape[0];
+    start = broadcastTo(b, loc,
+                        reshape(b, loc, cast(b, loc, start, b.getI64Type()),
+                                column),
+                        updateShape);
+    position = b.create<AddOp>(loc, position, start);
+  }
+  if (mode == "circular") {
+    Value wrapped = b.create<RemOp>(loc, position,
+                                    splat(b, loc, indexType, length));
+    Value negative = b.create<CompareOp>(loc, CompareDirection::lt, wrapped,
+                                         splat(b, loc, indexType, 0));
+    position = b.create<SelectOp>(
+        loc, negative,
+        b.create<AddOp>(loc, wrapped, splat(b, loc, indexType, length)),
+        wrapped);
+  }
+  position = clampedIndices(b, loc, position, length);
+  Value linear = reshape(
+      b, loc, elementLinearIndex(b, loc, position, cacheShape, *axis), {count});
+  return scatterRows(ctx, cache, linear, reshape(b, loc, update, {count}),
+                     numElementsOf(cacheShape), {});
+}
+
 } // namespace
 
 void registerScatterOps(OpTable &table) {
   table.add("ScatterElements", scatterElementsOp);
   table.add("Scatter", scatterElementsOp);
   table.add("ScatterND", scatterNDOp);
+  table.add("TensorScatter", tensorScatterOp);
 }
 
 } // namespace onnx_import

@@ -6,7 +6,7 @@ on signed types with negative and oversized amounts (opset 28); BitwiseAnd,
 Or, Xor and Not (opset 18); Mod with fmod=0 on floats (opset 28), signed
 zeros and infinities included; CumProd (opset 26) exclusive and reversed;
 TopK over whole rows holding the extremes of int8; QuantizeLinear to int8
-by output_dtype and to int16;
+by output_dtype and to int16; TensorScatter wrapping around a cache;
 LpNormalization with a zero vector. Each is a
 one-node model written with Debian's onnx package, run through kiln-compile
 and kiln-run. Runs without the benchmark virtualenv.
@@ -156,6 +156,19 @@ ok &= run("quantize_output_dtype_int8", node, [q, np.array(2.0, np.float32)],
 node = helper.make_node("QuantizeLinear", ["x0", "x1", "x2"], ["y"])
 ok &= run("quantize_int16", node, [q * 100, np.array(0.5, np.float32), np.array(-7, np.int16)],
           np.clip(np.round(q * 100 / 0.5) - 7, -32768, 32767).astype(np.int16), 21)
+
+# TensorScatter (opset 24) of 3 rows into a cache of 5 along axis 2, one
+# batch entry from row 1, the other from row 4 wrapping around (circular),
+# by ONNX's pseudocode.
+cache = rng.integers(-100, 100, (2, 3, 5, 2)).astype(np.int64)
+update = rng.integers(-100, 100, (2, 3, 3, 2)).astype(np.int64)
+starts = np.array([1, 4], np.int64)
+want = cache.copy()
+for prefix in np.ndindex(cache.shape[:2]):
+    for i in range(update.shape[2]):
+        want[prefix + ((starts[prefix[0]] + i) % 5,)] = update[prefix + (i,)]
+node = helper.make_node("TensorScatter", ["x0", "x1", "x2"], ["y"], axis=2, mode="circular")
+ok &= run("tensorscatter_circular", node, [cache, update, starts], want, 24)
 
 v = rng.standard_normal((3, 4)).astype(np.float32)
 v[1] = 0
