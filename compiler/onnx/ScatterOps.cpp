@@ -8,7 +8,8 @@
 // selected where a scatter of ones counted a hit. Indices are wrapped
 // (negative ones count from the end) and clamped into range per dim, as
 // kiln.gather clamps, so a bad index never writes into another row.
-// reduction "mul", "max" and "min" have no kiln op and are refused.
+// reduction "mul", "max" and "min" have no kiln op: a kiln.for applies the
+// updates one after the other.
 // TensorScatter (a KV-cache update) is the same scatter at positions
 // computed from its write indices.
 //
@@ -34,6 +35,50 @@ Value clampedIndices(OpBuilder &b, Location loc, Value indices, int64_t dim) {
   return b.create<MinOp>(loc, low, splat(b, loc, typeOf(wrapped), dim - 1));
 }
 
+/// reduction mul, max or min, which kiln.scatter_add cannot do: a kiln.for
+/// combines one update row with the row it names per step, in the
+/// indices' order, as ONNX's reference does.
+LogicalResult scatterRowsInOrder(NodeContext &ctx, Value data, Value linear,
+                                 Value updates, int64_t rows,
+                                 ArrayRef<int64_t> rowShape,
+                                 llvm::StringRef reduction) {
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  if (isBool(data))
+    return ctx.fail("reduction '" + reduction + "' on bools is not supported");
+  SmallVector<int64_t> tableShape{rows};
+  tableShape.append(rowShape.begin(), rowShape.end());
+  Value table = reshape(b, loc, data, tableShape);
+  int64_t count = shapeOf(linear)[0];
+  auto scalarIndex = RankedTensorType::get({}, b.getI64Type());
+  auto loop = b.create<ForOp>(loc, ValueRange{table, linear, updates},
+                              static_cast<uint64_t>(count));
+  Block *body = new Block();
+  loop.getBodyRegion().push_back(body);
+  Value step = body->addArgument(scalarIndex, loc);
+  Value tableIn = body->addArgument(table.getType(), loc);
+  Value linearIn = body->addArgument(linear.getType(), loc);
+  Value updatesIn = body->addArgument(updates.getType(), loc);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    Value row = reshape(
+        b, loc, b.create<DynamicSliceOp>(loc, linearIn, step, uint64_t(1)),
+        {});
+    Value current = b.create<DynamicSliceOp>(loc, tableIn, row, uint64_t(1));
+    Value update = b.create<DynamicSliceOp>(loc, updatesIn, step, uint64_t(1));
+    Value combined =
+        reduction == "mul"   ? Value(b.create<MulOp>(loc, current, update))
+        : reduction == "max" ? Value(b.create<MaxOp>(loc, current, update))
+                             : Value(b.create<MinOp>(loc, current, update));
+    b.create<YieldOp>(
+        loc, ValueRange{b.create<DynamicUpdateSliceOp>(loc, tableIn, combined,
+                                                       row),
+                        linearIn, updatesIn});
+  }
+  return ctx.setResults(reshape(b, loc, loop.getResult(0), shapeOf(data)));
+}
+
 /// Scatters `updates` (shape [n] + rowShape) into `data` viewed as a table
 /// of shape [rows] + rowShape, at `linear` (shape [n], i64).
 LogicalResult scatterRows(NodeContext &ctx, Value data, Value linear,
@@ -42,11 +87,15 @@ LogicalResult scatterRows(NodeContext &ctx, Value data, Value linear,
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   std::string reduction = ctx.getString("reduction", "none");
-  if (reduction != "none" && reduction != "add")
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min")
     return ctx.fail("reduction '" + reduction +
-                    "' is not supported (kiln scatters with none and add)");
+                    "' is not none, add, mul, max or min");
   if (shapeOf(linear)[0] == 0)
     return ctx.setResults(data);
+  if (reduction != "none" && reduction != "add")
+    return scatterRowsInOrder(ctx, data, linear, updates, rows, rowShape,
+                              reduction);
   SmallVector<int64_t> tableShape{rows};
   tableShape.append(rowShape.begin(), rowShape.end());
   // Bools have no addition: scatter them as ui8.
