@@ -780,12 +780,16 @@ LogicalResult triluOp(NodeContext &ctx) {
   }
   bool upper = ctx.getInt("upper", 1);
   int64_t rows = shapeOf(x)[rank - 2], cols = shapeOf(x)[rank - 1];
-  SmallVector<int64_t> keep(rows * cols);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      keep[r * cols + c] = upper ? c - r >= k : c - r <= k;
-  Value mask =
-      constantInts(ctx.b, ctx.loc, ctx.b.getI1Type(), {rows, cols}, keep);
+  // The mask computed from iotas (column - row against k), not stored: a
+  // constant of rows * cols flags would be as large as the matrix (found by
+  // the importer fuzzer: 5.7 GB for a large declared input).
+  auto indexType = RankedTensorType::get({rows, cols}, ctx.b.getI64Type());
+  Value diagonal = ctx.b.create<SubOp>(
+      ctx.loc, ctx.b.create<IotaOp>(ctx.loc, indexType, 1),
+      ctx.b.create<IotaOp>(ctx.loc, indexType, 0));
+  Value mask = ctx.b.create<CompareOp>(
+      ctx.loc, upper ? CompareDirection::ge : CompareDirection::le, diagonal,
+      splat(ctx.b, ctx.loc, indexType, k));
   Value zero = splat(ctx.b, ctx.loc, typeOf(x), 0);
   return ctx.setResults(select(ctx.b, ctx.loc, mask, x, zero));
 }

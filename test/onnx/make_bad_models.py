@@ -150,6 +150,13 @@ save("huge_eye_like", [helper.make_node("EyeLike", ["x"], ["y"], name="eye")],
      [helper.make_tensor_value_info("x", F, [10**5, 10**5])],
      [helper.make_tensor_value_info("y", F, [10**5, 10**5])], check=False)
 
+# Trilu of a 10^5 x 10^5 input: its mask is computed from iotas, not built
+# as a constant of 10^10 flags (found by the importer fuzzer, out of
+# memory); it imports.
+save("huge_trilu", [helper.make_node("Trilu", ["x"], ["y"], name="trilu")],
+     [helper.make_tensor_value_info("x", F, [10**5, 10**5])],
+     [helper.make_tensor_value_info("y", F, [10**5, 10**5])], opset=14, check=False)
+
 # Split sizes that add up to the dim with one negative: the first part ran
 # past the dim before the negative one was seen (found by the importer
 # fuzzer: an abort in the slice's builder).
