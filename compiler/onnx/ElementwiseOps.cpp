@@ -617,6 +617,20 @@ FailureOr<Value> perBlock(NodeContext &ctx, Value v, Value x, int64_t block,
                    *axis, 0, xs[*axis]);
 }
 
+/// The type (De)QuantizeLinear's output_dtype (opset 21) names, or nullopt
+/// where it is absent or 0 (the type then follows the other inputs);
+/// failure (reported) for a type kiln does not have.
+FailureOr<std::optional<Type>> outputDtype(NodeContext &ctx) {
+  const onnx::AttributeProto *dtype = ctx.attr("output_dtype");
+  if (!dtype || dtype->i() == 0)
+    return std::optional<Type>();
+  FailureOr<Type> type =
+      ctx.importer.convertElementType(dtype->i(), "output_dtype");
+  if (failed(type))
+    return failure();
+  return std::optional<Type>(*type);
+}
+
 /// Input `i` of (De)QuantizeLinear, a scale or zero point, shaped to
 /// broadcast against x: per tensor or per axis, or per block where
 /// block_size (opset 21) is set.
@@ -648,15 +662,11 @@ LogicalResult quantizeLinearOp(NodeContext &ctx) {
     return ctx.fail("y_scale must have x's float type");
   // The result type: the zero point's, else output_dtype's (opset 21), else
   // uint8. Saturation to it is kiln.cast's.
-  Type resultType = ctx.b.getIntegerType(8, /*isSigned=*/false);
-  if (const onnx::AttributeProto *dtype = ctx.attr("output_dtype");
-      dtype && dtype->i() != 0) {
-    FailureOr<Type> out =
-        ctx.importer.convertElementType(dtype->i(), "output_dtype");
-    if (failed(out))
-      return failure();
-    resultType = *out;
-  }
+  FailureOr<std::optional<Type>> dtype = outputDtype(ctx);
+  if (failed(dtype))
+    return failure();
+  Type resultType =
+      dtype->value_or(ctx.b.getIntegerType(8, /*isSigned=*/false));
   // saturate (opset 19) governs float8 results only, which kiln does not
   // produce.
   (void)ctx.attr("saturate");
@@ -666,8 +676,7 @@ LogicalResult quantizeLinearOp(NodeContext &ctx) {
     return ctx.fail("precision other than float is not supported");
   Value zeroPoint;
   if (ctx.hasInput(2)) {
-    if (ctx.attr("output_dtype") && ctx.getInt("output_dtype", 0) != 0 &&
-        elementTypeOf(ctx.input(2)) != resultType)
+    if (*dtype && elementTypeOf(ctx.input(2)) != resultType)
       return ctx.fail("output_dtype and y_zero_point's type disagree");
     resultType = elementTypeOf(ctx.input(2));
     FailureOr<Value> zp = quantParameter(ctx, 2, x, "y_zero_point");
@@ -675,10 +684,8 @@ LogicalResult quantizeLinearOp(NodeContext &ctx) {
       return failure();
     zeroPoint = cast(ctx.b, ctx.loc, *zp, compute);
   }
-  unsigned width = resultType.isIntOrFloat() && !isa<FloatType>(resultType)
-                       ? resultType.getIntOrFloatBitWidth()
-                       : 0;
-  if (width != 8 && width != 16)
+  auto integer = dyn_cast<IntegerType>(resultType);
+  if (!integer || (integer.getWidth() != 8 && integer.getWidth() != 16))
     return ctx.fail("y_zero_point (or output_dtype) must be uint8, int8, "
                     "uint16 or int16");
   Value y =
@@ -706,15 +713,11 @@ LogicalResult dequantizeLinearOp(NodeContext &ctx) {
   if (!isFloat(*scale))
     return ctx.fail("x_scale must be a float tensor");
   Type compute = elementTypeOf(*scale);
-  if (const onnx::AttributeProto *dtype = ctx.attr("output_dtype");
-      dtype && dtype->i() != 0) {
-    FailureOr<Type> out = ctx.importer.convertElementType(dtype->i(),
-                                                          "output_dtype");
-    if (failed(out))
-      return failure();
-    if (*out != compute)
-      return ctx.fail("output_dtype must be x_scale's element type");
-  }
+  FailureOr<std::optional<Type>> dtype = outputDtype(ctx);
+  if (failed(dtype))
+    return failure();
+  if (*dtype && **dtype != compute)
+    return ctx.fail("output_dtype must be x_scale's element type");
   Value y = cast(ctx.b, ctx.loc, x, compute);
   if (ctx.hasInput(2)) {
     if (elementTypeOf(ctx.input(2)) != elementTypeOf(x))

@@ -294,14 +294,18 @@ std::string typeString(Type type) {
   return text;
 }
 
-Value gatherAxis(OpBuilder &b, Location loc, Value data, Value indices,
-                 int64_t axis) {
-  int64_t rank = rankOf(data), q = rankOf(indices);
+SmallVector<int64_t> axisFirst(int64_t rank, int64_t axis) {
   SmallVector<int64_t> perm{axis};
   for (int64_t i = 0; i < rank; ++i)
     if (i != axis)
       perm.push_back(i);
-  Value moved = transpose(b, loc, data, perm);
+  return perm;
+}
+
+Value gatherAxis(OpBuilder &b, Location loc, Value data, Value indices,
+                 int64_t axis) {
+  int64_t rank = rankOf(data), q = rankOf(indices);
+  Value moved = transpose(b, loc, data, axisFirst(rank, axis));
   Value gathered = b.create<GatherOp>(loc, moved, indices);
   // gathered: [indices..., data dims before axis..., data dims after axis...]
   SmallVector<int64_t> back;

@@ -120,6 +120,11 @@ mlir::Value elementLinearIndex(mlir::OpBuilder &b, mlir::Location loc,
                                llvm::ArrayRef<int64_t> dataShape,
                                int64_t axis);
 
+/// The permutation that moves dim `axis` of a rank-`rank` tensor to the
+/// front, the other dims keeping their order (undone with MLIR's
+/// invertPermutationVector).
+llvm::SmallVector<int64_t> axisFirst(int64_t rank, int64_t axis);
+
 /// The type as MLIR prints it, for error messages.
 std::string typeString(mlir::Type type);
 

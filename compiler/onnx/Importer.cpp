@@ -319,21 +319,13 @@ Importer::convertTensor(const onnx::TensorProto &tensor,
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return fail(what + " keeps its data in an external file that was not "
                        "read");
-  int32_t narrowType = tensor.data_type();
-  if (narrowFloatSemantics(narrowType) ||
-      narrowType == onnx::TensorProto::UINT4 ||
-      narrowType == onnx::TensorProto::INT4) {
-    SmallVector<int64_t> shape;
-    int64_t count = 1;
-    for (int64_t dim : tensor.dims()) {
-      if (dim < 0 || (dim && count > (int64_t(1) << 40) / dim))
-        return fail(what + " has a negative dim or too many elements");
-      shape.push_back(dim);
-      count *= dim;
-    }
-    return convertNarrowTensor(tensor, shape, count, what);
-  }
-  FailureOr<Type> element = convertElementType(tensor.data_type(), what);
+  int32_t dataType = tensor.data_type();
+  bool narrow = narrowFloatSemantics(dataType) ||
+                dataType == onnx::TensorProto::UINT4 ||
+                dataType == onnx::TensorProto::INT4;
+  FailureOr<Type> element = Type();
+  if (!narrow)
+    element = convertElementType(dataType, what);
   if (failed(element))
     return failure();
   SmallVector<int64_t> shape;
@@ -346,8 +338,9 @@ Importer::convertTensor(const onnx::TensorProto &tensor,
     shape.push_back(dim);
     count *= dim;
   }
+  if (narrow)
+    return convertNarrowTensor(tensor, shape, count, what);
   auto type = RankedTensorType::get(shape, *element);
-  int32_t dataType = tensor.data_type();
   int64_t elementBytes =
       element->isInteger(1) ? 1 : element->getIntOrFloatBitWidth() / 8;
   bool raw = tensor.has_raw_data();

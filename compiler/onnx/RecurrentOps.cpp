@@ -17,6 +17,7 @@
 
 #include "Emit.h"
 #include "Importer.h"
+#include "LoopBuilder.h"
 
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
@@ -162,44 +163,6 @@ readActivations(NodeContext &ctx, ArrayRef<const char *> defaults,
     result.append(SmallVector<Activation>(result));
   return result;
 }
-
-/// The pieces a loop body is built from: block arguments with their initial
-/// values, and what the body yields for each.
-class LoopBuilder {
-public:
-  LoopBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {
-    block = std::make_unique<Block>();
-    index = block->addArgument(RankedTensorType::get({}, b.getI64Type()), loc);
-  }
-  /// A carried value starting at `init`; its next value is set with
-  /// `setNext` (by default it passes through unchanged).
-  unsigned add(Value init) {
-    inits.push_back(init);
-    args.push_back(block->addArgument(init.getType(), loc));
-    nexts.push_back(args.back());
-    return args.size() - 1;
-  }
-  Value arg(unsigned i) const { return args[i]; }
-  void setNext(unsigned i, Value v) { nexts[i] = v; }
-  /// Builds the kiln.for of `trip` iterations at the builder's insertion
-  /// point (which the body's construction has left in the block).
-  ForOp finish(OpBuilder::InsertPoint outside, int64_t trip) {
-    b.setInsertionPointToEnd(block.get());
-    b.create<YieldOp>(loc, nexts);
-    b.restoreInsertionPoint(outside);
-    auto op = b.create<ForOp>(loc, inits, static_cast<uint64_t>(trip));
-    op.getBodyRegion().push_back(block.release());
-    return op;
-  }
-
-  std::unique_ptr<Block> block;
-  Value index;
-
-private:
-  OpBuilder &b;
-  Location loc;
-  SmallVector<Value> inits, args, nexts;
-};
 
 /// Per-direction weights, in the layouts the loop uses.
 struct DirectionWeights {

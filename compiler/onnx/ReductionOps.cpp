@@ -11,9 +11,12 @@
 
 #include "Emit.h"
 #include "Importer.h"
+#include "LoopBuilder.h"
 
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 #include <limits>
 
@@ -57,29 +60,23 @@ Value reduceProduct(OpBuilder &b, Location loc, Value x,
     return reshape(b, loc, one, keepDims ? ArrayRef<int64_t>(shape)
                                          : ArrayRef<int64_t>(keptShape));
   }
-  auto loop = b.create<ForOp>(loc, ValueRange{one, rows},
-                              static_cast<uint64_t>(count));
-  Block *body = new Block();
-  loop.getBodyRegion().push_back(body);
-  Value index = body->addArgument(RankedTensorType::get({}, b.getI64Type()),
-                                  loc);
-  Value acc = body->addArgument(rowType, loc);
-  Value all = body->addArgument(rows.getType(), loc);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(body);
-    Value row = reshape(b, loc,
-                        b.create<DynamicSliceOp>(loc, all, index, uint64_t(1)),
-                        rowType.getShape());
-    b.create<YieldOp>(loc, ValueRange{b.create<MulOp>(loc, acc, row), all});
-  }
-  Value product = reshape(b, loc, loop.getResult(0), keptShape);
+  OpBuilder::InsertPoint outside = b.saveInsertionPoint();
+  LoopBuilder loop(b, loc);
+  unsigned acc = loop.add(one), all = loop.add(rows);
+  b.setInsertionPointToStart(loop.block.get());
+  Value row = reshape(
+      b, loc,
+      b.create<DynamicSliceOp>(loc, loop.arg(all), loop.index, uint64_t(1)),
+      rowType.getShape());
+  loop.setNext(acc, b.create<MulOp>(loc, loop.arg(acc), row));
+  ForOp product = loop.finish(outside, count);
+  Value result = reshape(b, loc, product.getResult(acc), keptShape);
   if (!keepDims)
-    return product;
+    return result;
   SmallVector<int64_t> shape(shapeOf(x));
   for (int64_t d : dims)
     shape[d] = 1;
-  return reshape(b, loc, product, shape);
+  return reshape(b, loc, result, shape);
 }
 
 /// The opset from which the op takes its axes as an input.
@@ -331,12 +328,10 @@ LogicalResult topKOp(NodeContext &ctx) {
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   // The axis first, the other dims flattened: (n, m).
-  SmallVector<int64_t> perm{*axis}, restShape;
-  for (int64_t d = 0; d < rankOf(x); ++d)
-    if (d != *axis) {
-      perm.push_back(d);
-      restShape.push_back(shapeOf(x)[d]);
-    }
+  SmallVector<int64_t> perm = axisFirst(rankOf(x), *axis);
+  SmallVector<int64_t> restShape;
+  for (int64_t d : ArrayRef<int64_t>(perm).drop_front())
+    restShape.push_back(shapeOf(x)[d]);
   int64_t m = numElementsOf(restShape);
   Value table = reshape(b, loc, transpose(b, loc, x, perm), {n, m});
   Type element = elementTypeOf(x);
@@ -347,28 +342,24 @@ LogicalResult topKOp(NodeContext &ctx) {
   if (k > 0 && m > 0) {
     auto tableType = RankedTensorType::get({n, m}, element);
     auto takenType = RankedTensorType::get({n, m}, b.getI1Type());
-    auto loop = b.create<ForOp>(
-        loc, ValueRange{table, splat(b, loc, takenType, 0), values, indices},
-        static_cast<uint64_t>(k));
-    Block *body = new Block();
-    loop.getBodyRegion().push_back(body);
-    Value step = body->addArgument(RankedTensorType::get({}, b.getI64Type()),
-                                   loc);
-    Value all = body->addArgument(tableType, loc);
-    Value taken = body->addArgument(takenType, loc);
-    Value valuesIn = body->addArgument(valuesType, loc);
-    Value indicesIn = body->addArgument(indicesType, loc);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(body);
+    OpBuilder::InsertPoint outside = b.saveInsertionPoint();
+    LoopBuilder loop(b, loc);
+    unsigned all = loop.add(table);
+    unsigned taken = loop.add(splat(b, loc, takenType, 0));
+    unsigned valuesArg = loop.add(values), indicesArg = loop.add(indices);
+    b.setInsertionPointToStart(loop.block.get());
     Value masked = b.create<SelectOp>(
-        loc, taken, extremeOf(b, loc, tableType, /*low=*/largest), all);
+        loc, loop.arg(taken), extremeOf(b, loc, tableType, /*low=*/largest),
+        loop.arg(all));
     Value best = reduce(b, loc, largest ? Reduction::Max : Reduction::Min,
                         masked, {0}, /*keepDims=*/false);
     Value bestRows = broadcastTo(b, loc, reshape(b, loc, best, {1, m}), {n, m});
     // The first element not taken yet that equals the extreme.
     Value candidate = b.create<AndOp>(
-        loc, b.create<CompareOp>(loc, CompareDirection::eq, all, bestRows),
-        b.create<NotOp>(loc, taken));
+        loc,
+        b.create<CompareOp>(loc, CompareDirection::eq, loop.arg(all),
+                            bestRows),
+        b.create<NotOp>(loc, loop.arg(taken)));
     Value index = b.create<ArgMaxOp>(
         loc, cast(b, loc, candidate, b.getI32Type()), 0, false);
     Value pick = b.create<CompareOp>(
@@ -379,24 +370,24 @@ LogicalResult topKOp(NodeContext &ctx) {
     // The value itself, read at the index (the extreme is NaN where the
     // slice holds one, and NaN equals nothing).
     Value picked = reduce(b, loc, Reduction::Sum,
-                          b.create<SelectOp>(loc, pick, all,
+                          b.create<SelectOp>(loc, pick, loop.arg(all),
                                              splat(b, loc, tableType, 0)),
                           {0}, /*keepDims=*/false);
-    Value valuesOut = b.create<DynamicUpdateSliceOp>(
-        loc, valuesIn, reshape(b, loc, picked, {1, m}), step);
-    Value indicesOut = b.create<DynamicUpdateSliceOp>(
-        loc, indicesIn, reshape(b, loc, index, {1, m}), step);
-    b.create<YieldOp>(loc, ValueRange{all, b.create<OrOp>(loc, taken, pick),
-                                      valuesOut, indicesOut});
-    values = loop.getResult(2);
-    indices = loop.getResult(3);
+    loop.setNext(taken, b.create<OrOp>(loc, loop.arg(taken), pick));
+    loop.setNext(valuesArg, b.create<DynamicUpdateSliceOp>(
+                                loc, loop.arg(valuesArg),
+                                reshape(b, loc, picked, {1, m}), loop.index));
+    loop.setNext(indicesArg, b.create<DynamicUpdateSliceOp>(
+                                 loc, loop.arg(indicesArg),
+                                 reshape(b, loc, index, {1, m}), loop.index));
+    ForOp op = loop.finish(outside, k);
+    values = op.getResult(valuesArg);
+    indices = op.getResult(indicesArg);
   }
   // (k, m) back to the input's layout with the axis of size k.
   SmallVector<int64_t> outShape{k};
   outShape.append(restShape.begin(), restShape.end());
-  SmallVector<int64_t> inverse(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i)
-    inverse[perm[i]] = i;
+  SmallVector<int64_t> inverse = invertPermutationVector(perm);
   auto back = [&](Value v) {
     return transpose(b, loc, reshape(b, loc, v, outShape), inverse);
   };

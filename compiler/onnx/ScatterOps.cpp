@@ -17,6 +17,7 @@
 
 #include "Emit.h"
 #include "Importer.h"
+#include "LoopBuilder.h"
 
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
@@ -50,33 +51,27 @@ LogicalResult scatterRowsInOrder(NodeContext &ctx, Value data, Value linear,
   tableShape.append(rowShape.begin(), rowShape.end());
   Value table = reshape(b, loc, data, tableShape);
   int64_t count = shapeOf(linear)[0];
-  auto scalarIndex = RankedTensorType::get({}, b.getI64Type());
-  auto loop = b.create<ForOp>(loc, ValueRange{table, linear, updates},
-                              static_cast<uint64_t>(count));
-  Block *body = new Block();
-  loop.getBodyRegion().push_back(body);
-  Value step = body->addArgument(scalarIndex, loc);
-  Value tableIn = body->addArgument(table.getType(), loc);
-  Value linearIn = body->addArgument(linear.getType(), loc);
-  Value updatesIn = body->addArgument(updates.getType(), loc);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(body);
-    Value row = reshape(
-        b, loc, b.create<DynamicSliceOp>(loc, linearIn, step, uint64_t(1)),
-        {});
-    Value current = b.create<DynamicSliceOp>(loc, tableIn, row, uint64_t(1));
-    Value update = b.create<DynamicSliceOp>(loc, updatesIn, step, uint64_t(1));
-    Value combined =
-        reduction == "mul"   ? Value(b.create<MulOp>(loc, current, update))
-        : reduction == "max" ? Value(b.create<MaxOp>(loc, current, update))
-                             : Value(b.create<MinOp>(loc, current, update));
-    b.create<YieldOp>(
-        loc, ValueRange{b.create<DynamicUpdateSliceOp>(loc, tableIn, combined,
-                                                       row),
-                        linearIn, updatesIn});
-  }
-  return ctx.setResults(reshape(b, loc, loop.getResult(0), shapeOf(data)));
+  OpBuilder::InsertPoint outside = b.saveInsertionPoint();
+  LoopBuilder loop(b, loc);
+  unsigned tableArg = loop.add(table), linearArg = loop.add(linear),
+           updatesArg = loop.add(updates);
+  b.setInsertionPointToStart(loop.block.get());
+  Value row = reshape(b, loc,
+                      b.create<DynamicSliceOp>(loc, loop.arg(linearArg),
+                                               loop.index, uint64_t(1)),
+                      {});
+  Value current =
+      b.create<DynamicSliceOp>(loc, loop.arg(tableArg), row, uint64_t(1));
+  Value update = b.create<DynamicSliceOp>(loc, loop.arg(updatesArg),
+                                          loop.index, uint64_t(1));
+  Value combined =
+      reduction == "mul"   ? Value(b.create<MulOp>(loc, current, update))
+      : reduction == "max" ? Value(b.create<MaxOp>(loc, current, update))
+                           : Value(b.create<MinOp>(loc, current, update));
+  loop.setNext(tableArg, b.create<DynamicUpdateSliceOp>(
+                             loc, loop.arg(tableArg), combined, row));
+  ForOp op = loop.finish(outside, count);
+  return ctx.setResults(reshape(b, loc, op.getResult(tableArg), shapeOf(data)));
 }
 
 /// Scatters `updates` (shape [n] + rowShape) into `data` viewed as a table

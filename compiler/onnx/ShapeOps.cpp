@@ -11,10 +11,11 @@
 #include "Emit.h"
 #include "Importer.h"
 
-#include "llvm/Support/FormatVariadic.h"
-
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -295,17 +296,12 @@ LogicalResult dynamicSlice(NodeContext &ctx) {
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   Value start = wrapIndices(b, loc, reshape(b, loc, ctx.input(1), {}), dim);
-  SmallVector<int64_t> perm{axis};
-  for (int64_t i = 0; i < rankOf(x); ++i)
-    if (i != axis)
-      perm.push_back(i);
-  SmallVector<int64_t> inverse(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i)
-    inverse[perm[i]] = i;
+  SmallVector<int64_t> perm = axisFirst(rankOf(x), axis);
   Value moved = transpose(b, loc, x, perm);
   Value rows = b.create<DynamicSliceOp>(loc, moved, start,
                                         static_cast<uint64_t>(size));
-  return ctx.setResults(transpose(b, loc, rows, inverse));
+  return ctx.setResults(
+      transpose(b, loc, rows, invertPermutationVector(perm)));
 }
 
 /// Slice along one axis with ONNX's clamping; a negative step reads the
@@ -794,10 +790,12 @@ LogicalResult triluOp(NodeContext &ctx) {
   return ctx.setResults(select(ctx.b, ctx.loc, mask, x, zero));
 }
 
-/// The NCHW input and block size of DepthToSpace and SpaceToDepth.
+/// The NCHW input, block size and channel order of DepthToSpace and
+/// SpaceToDepth (`mode`: DCR, the default, or CRD).
 struct BlockMove {
   Value x;
   int64_t n, c, h, w, bs;
+  bool crd;
 };
 FailureOr<BlockMove> readBlockMove(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
@@ -812,8 +810,14 @@ FailureOr<BlockMove> readBlockMove(NodeContext &ctx) {
     (void)ctx.fail("blocksize must be positive");
     return failure();
   }
+  std::string mode = ctx.getString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") {
+    (void)ctx.fail("mode is '" + mode + "'; " + ctx.node.op_type() +
+                   " takes DCR or CRD");
+    return failure();
+  }
   ArrayRef<int64_t> s = shapeOf(x);
-  return BlockMove{x, s[0], s[1], s[2], s[3], bs};
+  return BlockMove{x, s[0], s[1], s[2], s[3], bs, mode == "CRD"};
 }
 
 /// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape.
@@ -821,13 +825,9 @@ LogicalResult depthToSpaceOp(NodeContext &ctx) {
   FailureOr<BlockMove> m = readBlockMove(ctx);
   if (failed(m))
     return failure();
-  auto [x, n, c, h, w, bs] = *m;
+  auto [x, n, c, h, w, bs, crd] = *m;
   if (c % (bs * bs))
     return ctx.fail("blocksize does not divide the channels");
-  std::string mode = ctx.getString("mode", "DCR");
-  if (mode != "DCR" && mode != "CRD")
-    return ctx.fail("mode is '" + mode + "'; DepthToSpace takes DCR or CRD");
-  bool crd = mode == "CRD";
   int64_t oc = c / (bs * bs);
   Value y = crd ? reshape(ctx.b, ctx.loc, x, {n, oc, bs, bs, h, w})
                 : reshape(ctx.b, ctx.loc, x, {n, bs, bs, oc, h, w});
@@ -840,17 +840,14 @@ LogicalResult spaceToDepthOp(NodeContext &ctx) {
   FailureOr<BlockMove> m = readBlockMove(ctx);
   if (failed(m))
     return failure();
-  auto [x, n, c, h, w, bs] = *m;
+  auto [x, n, c, h, w, bs, crd] = *m;
   if (h % bs || w % bs)
     return ctx.fail("blocksize does not divide the spatial dims");
   // The output channel is (row * bs + column) * c + channel in DCR order
   // and (channel * bs + row) * bs + column in CRD order (opset 28's mode).
-  std::string mode = ctx.getString("mode", "DCR");
-  if (mode != "DCR" && mode != "CRD")
-    return ctx.fail("mode is '" + mode + "'; SpaceToDepth takes DCR or CRD");
   Value y = reshape(ctx.b, ctx.loc, x, {n, c, h / bs, bs, w / bs, bs});
-  y = mode == "CRD" ? transpose(ctx.b, ctx.loc, y, {0, 1, 3, 5, 2, 4})
-                    : transpose(ctx.b, ctx.loc, y, {0, 3, 5, 1, 2, 4});
+  y = crd ? transpose(ctx.b, ctx.loc, y, {0, 1, 3, 5, 2, 4})
+          : transpose(ctx.b, ctx.loc, y, {0, 3, 5, 1, 2, 4});
   return ctx.setResults(
       reshape(ctx.b, ctx.loc, y, {n, c * bs * bs, h / bs, w / bs}));
 }

@@ -17,6 +17,8 @@
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -132,9 +134,7 @@ LogicalResult dftOp(NodeContext &ctx) {
   }
   // Back to the input's layout, with `out` along the axis and the parts in
   // a last dim of 2 (of 1 for the real result of irfft).
-  SmallVector<int64_t> inversePerm(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i)
-    inversePerm[perm[i]] = i;
+  SmallVector<int64_t> inversePerm = invertPermutationVector(perm);
   SmallVector<int64_t> resultShape(partShape);
   resultShape[*axis] = out;
   resultShape.push_back(1);

@@ -1,0 +1,67 @@
+//===- LoopBuilder.h - Building a kiln.for from the importer ----*- C++ -*-===//
+//
+// The translations that loop (recurrent cells, TopK, ReduceProd, scatters
+// with reductions kiln.scatter_add lacks) build their kiln.for with this:
+// carried values with their initial values, a body built in the block, and
+// what the body yields for each.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_ONNX_LOOPBUILDER_H
+#define KILN_COMPILER_ONNX_LOOPBUILDER_H
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+
+namespace kiln {
+namespace onnx_import {
+
+/// The pieces a loop body is built from: block arguments with their initial
+/// values, and what the body yields for each.
+class LoopBuilder {
+public:
+  LoopBuilder(mlir::OpBuilder &b, mlir::Location loc) : b(b), loc(loc) {
+    block = std::make_unique<mlir::Block>();
+    index = block->addArgument(
+        mlir::RankedTensorType::get({}, b.getI64Type()), loc);
+  }
+  /// A carried value starting at `init`; its next value is set with
+  /// `setNext` (by default it passes through unchanged).
+  unsigned add(mlir::Value init) {
+    inits.push_back(init);
+    args.push_back(block->addArgument(init.getType(), loc));
+    nexts.push_back(args.back());
+    return args.size() - 1;
+  }
+  mlir::Value arg(unsigned i) const { return args[i]; }
+  void setNext(unsigned i, mlir::Value v) { nexts[i] = v; }
+  /// Builds the kiln.for of `trip` iterations at the builder's insertion
+  /// point (which the body's construction has left in the block).
+  mlir::kiln::ForOp finish(mlir::OpBuilder::InsertPoint outside,
+                           int64_t trip) {
+    b.setInsertionPointToEnd(block.get());
+    b.create<mlir::kiln::YieldOp>(loc, nexts);
+    b.restoreInsertionPoint(outside);
+    auto op =
+        b.create<mlir::kiln::ForOp>(loc, inits, static_cast<uint64_t>(trip));
+    op.getBodyRegion().push_back(block.release());
+    return op;
+  }
+
+  std::unique_ptr<mlir::Block> block;
+  mlir::Value index;
+
+private:
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  llvm::SmallVector<mlir::Value> inits, args, nexts;
+};
+
+} // namespace onnx_import
+} // namespace kiln
+
+#endif // KILN_COMPILER_ONNX_LOOPBUILDER_H
