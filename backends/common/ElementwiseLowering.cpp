@@ -532,6 +532,22 @@ struct CastPattern : OpRewritePattern<CastOp> {
   }
 };
 
+struct BitcastPattern : OpRewritePattern<BitcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BitcastOp op,
+                                PatternRewriter &rewriter) const override {
+    Type to = op.getType().getElementType();
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, op.getLoc(), op.getType(),
+                             op.getOperand(),
+                             [&](OpBuilder &b, Location loc, ValueRange args) {
+                               return b.create<arith::BitcastOp>(loc, to,
+                                                                 args[0]);
+                             }));
+    return success();
+  }
+};
+
 struct SelectPattern : OpRewritePattern<SelectOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SelectOp op,
@@ -594,5 +610,5 @@ void kiln::populateElementwiseLowerings(RewritePatternSet &patterns) {
                ShiftPattern<ShiftLeftOp>, ShiftPattern<ShiftRightOp>,
                NegPattern, AbsPattern,
                ReluPattern, RsqrtPattern, SigmoidPattern, ComparePattern,
-               CastPattern, SelectPattern>(patterns.getContext());
+               CastPattern, BitcastPattern, SelectPattern>(patterns.getContext());
 }

@@ -524,6 +524,35 @@ static HostTensor evaluateSelect(const HostTensor &pred,
   return result;
 }
 
+/// Each element's bits (low bits of an integer's storage, the IEEE
+/// encoding of a float) read as the result's element type.
+static HostTensor evaluateBitcast(BitcastOp op, const HostTensor &operand) {
+  HostTensor result(resultElementType(op), operand.shape);
+  Type from = operand.elementType, to = result.elementType;
+  unsigned width = from.getIntOrFloatBitWidth();
+  for (int64_t n = 0, e = result.numElements(); n < e; ++n) {
+    APInt bits;
+    if (auto floatType = dyn_cast<FloatType>(from)) {
+      APFloat value(operand.f[n]);
+      bool lost;
+      value.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                    &lost);
+      bits = value.bitcastToAPInt();
+    } else {
+      bits = APInt(width, static_cast<uint64_t>(operand.i[n]),
+                   /*isSigned=*/false);
+    }
+    if (auto floatType = dyn_cast<FloatType>(to))
+      result.f[n] =
+          APFloat(floatType.getFloatSemantics(), bits).convertToDouble();
+    else
+      result.i[n] = wrapToInt(result.kind(), to.isUnsignedInteger()
+                                                 ? int64_t(bits.getZExtValue())
+                                                 : bits.getSExtValue());
+  }
+  return result;
+}
+
 static HostTensor evaluateCast(CastOp op, const HostTensor &operand) {
   HostTensor result(resultElementType(op), operand.shape);
   ElementKind from = operand.kind(), to = result.kind();
@@ -1633,6 +1662,7 @@ Evaluator::evaluateInTypes(Operation *op,
         return single(evaluateSelect(arg(0), arg(1), arg(2)));
       })
       .Case([&](CastOp op) { return single(evaluateCast(op, arg(0))); })
+      .Case([&](BitcastOp op) { return single(evaluateBitcast(op, arg(0))); })
       // Shape manipulation.
       .Case([&](BroadcastInDimOp op) {
         return single(evaluateBroadcastInDim(op, arg(0)));

@@ -128,9 +128,20 @@ LogicalResult dropoutOp(NodeContext &ctx) {
         ctx.constantInts(2, "training_mode");
     if (failed(training))
       return failure();
-    if (!training->empty() && (*training)[0])
-      return ctx.fail("training mode draws random numbers, which kiln does "
-                      "not support");
+    // Training with a drop ratio of 0 drops nothing and scales by 1: the
+    // output is the input, as at inference. Any other ratio needs random
+    // numbers.
+    if (!training->empty() && (*training)[0]) {
+      if (!ctx.hasInput(1))
+        return ctx.fail("training mode with the default ratio 0.5 draws "
+                        "random numbers, which kiln does not support");
+      FailureOr<SmallVector<double>> ratio = ctx.constantFloats(1, "ratio");
+      if (failed(ratio))
+        return failure();
+      if (ratio->size() != 1 || (*ratio)[0] != 0)
+        return ctx.fail("training mode with a ratio other than 0 draws "
+                        "random numbers, which kiln does not support");
+    }
   }
   Value x = ctx.input(0);
   SmallVector<Value> results{x};
@@ -778,24 +789,50 @@ LogicalResult castTo(NodeContext &ctx, Type type) {
   return ctx.setResults(cast(ctx.b, ctx.loc, ctx.input(0), type));
 }
 
-LogicalResult castOp(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
+/// The element type the attribute 'to' of Cast and BitCast names.
+FailureOr<Type> targetType(NodeContext &ctx) {
   const onnx::AttributeProto *to = ctx.attr("to");
   if (!to)
     return ctx.fail("attribute 'to' is required");
-  int32_t dataType = to->i();
   if (to->type() == onnx::AttributeProto::STRING)
     return ctx.fail("a string 'to' is not supported");
-  FailureOr<Type> type =
-      ctx.importer.convertElementType(dataType, "the target of Cast");
+  FailureOr<Type> type = ctx.importer.convertElementType(
+      to->i(), "the target of " + ctx.node.op_type());
   if (failed(type)) {
     // Restate the type error with the node it belongs to.
     std::string message = ctx.importer.error;
     ctx.importer.error.clear();
     return ctx.fail(message);
   }
-  return castTo(ctx, *type);
+  return type;
+}
+
+LogicalResult castOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  FailureOr<Type> type = targetType(ctx);
+  return failed(type) ? failure() : castTo(ctx, *type);
+}
+
+/// BitCast: the bits of each element read as another type of one width.
+/// ONNX stores bool in a byte, kiln in one bit, so bool is refused.
+LogicalResult bitCastOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  FailureOr<Type> type = targetType(ctx);
+  if (failed(type))
+    return failure();
+  Value x = ctx.input(0);
+  Type from = elementTypeOf(x);
+  if (from.isInteger(1) || type->isInteger(1))
+    return ctx.fail("BitCast of bool is not supported");
+  if (from.getIntOrFloatBitWidth() != type->getIntOrFloatBitWidth())
+    return ctx.fail("BitCast from " + typeString(from) + " to " +
+                    typeString(*type) + ": the widths differ");
+  if (from == *type)
+    return ctx.setResults(x);
+  return ctx.setResults(
+      ctx.b.create<BitcastOp>(ctx.loc, typeOf(x).clone(*type), x));
 }
 
 LogicalResult castLikeOp(NodeContext &ctx) {
@@ -880,6 +917,7 @@ void registerElementwiseOps(OpTable &table) {
   table.add("Clip", clipOp);
   table.add("Where", whereOp);
   table.add("Cast", castOp);
+  table.add("BitCast", bitCastOp);
   table.add("CastLike", castLikeOp);
 }
 

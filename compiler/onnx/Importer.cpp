@@ -176,7 +176,11 @@ const OpTable &OpTable::get() {
     ::kiln::onnx_import::registerEinsumOps(t);
     ::kiln::onnx_import::registerScatterOps(t);
     ::kiln::onnx_import::registerGridSampleOps(t);
+    ::kiln::onnx_import::registerDeformConvOps(t);
+    ::kiln::onnx_import::registerRoiAlignOps(t);
     ::kiln::onnx_import::registerSignalOps(t);
+    ::kiln::onnx_import::registerTrainingOps(t);
+    ::kiln::onnx_import::registerMLOps(t);
     return t;
   }();
   return table;
@@ -194,9 +198,18 @@ Importer::Importer(MLIRContext &context, const onnx::ModelProto &model,
                    llvm::StringRef sourceName)
     : context(context), builder(&context), sourceName(sourceName),
       model(model) {
-  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
       opsetVersion = static_cast<int>(opset.version());
+    else
+      domainVersions[opset.domain()] = static_cast<int>(opset.version());
+  }
+}
+
+int Importer::nodeOpset(const onnx::NodeProto &node) const {
+  if (node.domain().empty() || node.domain() == "ai.onnx")
+    return opsetVersion;
+  return domainVersions.lookup(node.domain());
 }
 
 LogicalResult Importer::fail(const llvm::Twine &message) {
@@ -533,18 +546,22 @@ LogicalResult Importer::importNodes(const onnx::GraphProto &graph,
 }
 
 LogicalResult Importer::importNode(const onnx::NodeProto &node, Scope &scope) {
-  std::string where = describeNode(node, opsetVersion);
-  if (!node.domain().empty() && node.domain() != "ai.onnx")
-    return fail(where + ": operators of domain '" + node.domain() +
-                "' are not supported");
-  int version =
-      schemaSinceVersion(node.op_type(), "", opsetVersion);
+  int opset = nodeOpset(node);
+  std::string where = describeNode(node, opset);
+  std::string domain =
+      node.domain() == "ai.onnx" ? std::string() : node.domain();
+  std::string qualified =
+      domain.empty() ? node.op_type() : domain + "." + node.op_type();
+  if (!domain.empty() && opset == 0)
+    return fail(where + ": the model imports no opset of domain '" + domain +
+                "'");
+  int version = schemaSinceVersion(node.op_type(), domain, opset);
   if (version == 0)
-    return fail(where + ": ONNX has no operator '" + node.op_type() +
-                "' at opset " + llvm::Twine(opsetVersion));
-  OpHandler handler = OpTable::get().lookup(node.op_type());
+    return fail(where + ": ONNX has no operator '" + qualified +
+                "' at opset " + llvm::Twine(opset));
+  OpHandler handler = OpTable::get().lookup(domain, node.op_type());
   if (!handler)
-    return fail(where + ": operator " + node.op_type() + "-" +
+    return fail(where + ": operator " + qualified + "-" +
                 llvm::Twine(version) + " is not supported by kiln");
 
   SmallVector<Value> inputs;
@@ -575,7 +592,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, Scope &scope) {
   }
   for (const onnx::AttributeProto &a : node.attribute())
     if (!ctx.readAttributes.contains(a.name()) &&
-        !holdsSchemaDefault(node, a, opsetVersion))
+        !holdsSchemaDefault(node, a, opset))
       return fail(where + ": attribute '" + a.name() + "' of " +
                   node.op_type() + "-" + llvm::Twine(version) +
                   " is not supported by kiln");
@@ -835,7 +852,7 @@ NodeContext::NodeContext(Importer &importer, const onnx::NodeProto &node,
       inputs(std::move(inputs)) {}
 
 LogicalResult NodeContext::fail(const llvm::Twine &message) {
-  return importer.fail(describeNode(node, importer.opsetVersion) + ": " +
+  return importer.fail(describeNode(node, importer.nodeOpset(node)) + ": " +
                        message);
 }
 

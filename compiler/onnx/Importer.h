@@ -61,15 +61,25 @@ private:
 
 using OpHandler = mlir::LogicalResult (*)(NodeContext &);
 
-/// Op type (default ONNX domain) to translation.
+/// Op type to translation: the default ONNX domain's under their names,
+/// another domain's (ai.onnx.ml, ai.onnx.preview.training) under
+/// "DOMAIN:OpType".
 class OpTable {
 public:
   void add(llvm::StringRef opType, OpHandler handler) {
     handlers[opType] = handler;
   }
+  void add(llvm::StringRef domain, llvm::StringRef opType,
+           OpHandler handler) {
+    handlers[(domain + ":" + opType).str()] = handler;
+  }
   OpHandler lookup(llvm::StringRef opType) const {
     auto it = handlers.find(opType);
     return it == handlers.end() ? nullptr : it->second;
+  }
+  OpHandler lookup(llvm::StringRef domain, llvm::StringRef opType) const {
+    return domain.empty() ? lookup(opType)
+                          : lookup((domain + ":" + opType).str());
   }
   static const OpTable &get();
 
@@ -95,7 +105,11 @@ void registerRecurrentOps(OpTable &table);
 void registerEinsumOps(OpTable &table);
 void registerScatterOps(OpTable &table);
 void registerGridSampleOps(OpTable &table);
+void registerDeformConvOps(OpTable &table);
+void registerRoiAlignOps(OpTable &table);
 void registerSignalOps(OpTable &table);
+void registerTrainingOps(OpTable &table);
+void registerMLOps(OpTable &table);
 
 class Importer {
 public:
@@ -154,6 +168,11 @@ public:
   mlir::OpBuilder builder;
   /// The model's opset of the default domain.
   int opsetVersion = 0;
+  /// The model's opsets of the other domains it imports.
+  llvm::StringMap<int> domainVersions;
+  /// The opset a node's domain has in the model (0 where the model does
+  /// not import the domain).
+  int nodeOpset(const onnx::NodeProto &node) const;
   std::string sourceName;
   std::string error;
 

@@ -10,6 +10,7 @@
 
 #include "Emit.h"
 #include "Importer.h"
+#include "LoopBuilder.h"
 
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
@@ -82,11 +83,16 @@ LogicalResult matMulIntegerOp(NodeContext &ctx) {
   return ctx.setResults(matmul(ctx.b, ctx.loc, *a, *c));
 }
 
-/// A scale input of a QLinear op: a float scalar (one element).
+/// A scale input of a QLinear op: a float scalar (one element), f32 or,
+/// from opset 21, f16 or bf16.
 FailureOr<Value> scalarScale(NodeContext &ctx, unsigned i) {
   Value scale = ctx.input(i);
-  if (!elementTypeOf(scale).isF32() || numElementsOf(shapeOf(scale)) != 1)
-    return ctx.fail("input " + Twine(i) + " must be a float scalar scale");
+  Type type = elementTypeOf(scale);
+  bool allowed = type.isF32() || (ctx.version >= 21 && (type.isF16() ||
+                                                        type.isBF16()));
+  if (!allowed || numElementsOf(shapeOf(scale)) != 1)
+    return ctx.fail("input " + Twine(i) + " must be a float scalar scale" +
+                    (ctx.version >= 21 ? " (f32, f16 or bf16)" : " (f32)"));
   return reshape(ctx.b, ctx.loc, scale, {});
 }
 
@@ -108,6 +114,10 @@ LogicalResult qLinearMatMulOp(NodeContext &ctx) {
                    yScale = scalarScale(ctx, 6);
   if (failed(aScale) || failed(bScale) || failed(yScale))
     return failure();
+  if (elementTypeOf(*aScale) != elementTypeOf(*bScale) ||
+      elementTypeOf(*aScale) != elementTypeOf(*yScale))
+    return ctx.fail("the scales a_scale, b_scale and y_scale must have one "
+                    "type");
   Value yZeroPoint = ctx.input(7);
   Type resultType = elementTypeOf(yZeroPoint);
   if (!isa<IntegerType>(resultType) ||
@@ -117,8 +127,12 @@ LogicalResult qLinearMatMulOp(NodeContext &ctx) {
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   Value product = matmul(b, loc, *a, *c);
-  Value multiplier =
-      b.create<DivOp>(loc, b.create<MulOp>(loc, *aScale, *bScale), *yScale);
+  // The multiplier is computed in the scales' type, as ONNX's reference
+  // does, then applied in f32.
+  Value multiplier = cast(
+      b, loc,
+      b.create<DivOp>(loc, b.create<MulOp>(loc, *aScale, *bScale), *yScale),
+      b.getF32Type());
   Value scaled =
       binary<MulOp>(b, loc, cast(b, loc, product, b.getF32Type()), multiplier);
   Value rounded = b.create<RoundOp>(loc, scaled);
@@ -297,6 +311,130 @@ Value foldIntoConv(NodeContext &ctx, Value x, Value s, Value shift) {
   return b.create<AddOp>(loc, y, perChannel(b, loc, (*folded)[1], shapeOf(y)));
 }
 
+/// Det: the determinant of each (M, M) matrix of X (*, M, M), by LU
+/// elimination with partial pivoting (LAPACK's getrf, which numpy uses) in
+/// a kiln.for over the M columns. Step k swaps the row of the largest
+/// |a_ik| (i >= k) into row k, multiplies the determinant by that pivot
+/// (negated for a swap) and subtracts multiples of row k from the rows
+/// below. Rows and columns are picked with iota masks, so the matrices of
+/// the batch run together. A zero pivot makes the determinant 0 (the
+/// column below it is zero too, so nothing is divided by it).
+LogicalResult detOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  if (rank < 2 || shapeOf(x)[rank - 1] != shapeOf(x)[rank - 2])
+    return ctx.fail("the input must be (*, M, M) square matrices");
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  SmallVector<int64_t> batchShape(shapeOf(x).drop_back(2));
+  int64_t m = shapeOf(x).back(), batch = numElementsOf(batchShape);
+  Type element = elementTypeOf(x);
+  auto detType = RankedTensorType::get({batch}, element);
+  if (m == 0 || batch == 0)
+    return ctx.setResults(
+        splat(b, loc, RankedTensorType::get(batchShape, element), 1));
+  Value a = reshape(b, loc, x, {batch, m, m});
+  auto matType = RankedTensorType::get({batch, m, m}, element);
+  auto vecType = RankedTensorType::get({batch, m}, element);
+  auto matIndex = RankedTensorType::get({batch, m, m}, b.getI64Type());
+  auto vecIndex = RankedTensorType::get({batch, m}, b.getI64Type());
+  OpBuilder::InsertPoint outside = b.saveInsertionPoint();
+  LoopBuilder loop(b, loc);
+  unsigned aArg = loop.add(a), detArg = loop.add(splat(b, loc, detType, 1));
+  b.setInsertionPointToStart(loop.block.get());
+  Value k = loop.index;
+  auto eqK = [&](Value iota) {
+    return b.create<CompareOp>(loc, CompareDirection::eq, iota,
+                               broadcastTo(b, loc, k, shapeOf(iota)));
+  };
+  auto zero = [&](RankedTensorType type) { return splat(b, loc, type, 0); };
+  // Column k and its pivot row.
+  Value cur = loop.arg(aArg);
+  Value colMask = eqK(b.create<IotaOp>(loc, matIndex, 2));
+  Value col = reduce(b, loc, Reduction::Sum,
+                     b.create<SelectOp>(loc, colMask, cur, zero(matType)), {2},
+                     false);
+  Value rowIota = b.create<IotaOp>(loc, vecIndex, 1);
+  Value below = b.create<CompareOp>(loc, CompareDirection::ge, rowIota,
+                                    broadcastTo(b, loc, k, {batch, m}));
+  Value candidates = b.create<SelectOp>(loc, below, b.create<AbsOp>(loc, col),
+                                        splat(b, loc, vecType, -1));
+  Value pivotRow = b.create<ArgMaxOp>(loc, candidates, 1, false);
+  // Swap rows k and pivotRow: row i reads row perm[i].
+  Value p = b.create<BroadcastInDimOp>(loc, vecIndex, pivotRow,
+                                       SmallVector<int64_t>{0});
+  Value kVec = broadcastTo(b, loc, k, {batch, m});
+  Value isK = eqK(rowIota);
+  Value isP = b.create<CompareOp>(loc, CompareDirection::eq, rowIota, p);
+  Value perm = b.create<SelectOp>(loc, isK, p,
+                                  b.create<SelectOp>(loc, isP, kVec, rowIota));
+  Value permRows = b.create<BroadcastInDimOp>(loc, matIndex, perm,
+                                              SmallVector<int64_t>{0, 1});
+  Value swapped = b.create<GatherOp>(
+      loc, reshape(b, loc, cur, {batch * m * m}),
+      elementLinearIndex(b, loc, permRows, {batch, m, m}, 1));
+  Value swappedSign = b.create<SelectOp>(
+      loc,
+      b.create<CompareOp>(loc, CompareDirection::eq, pivotRow,
+                          reshape(b, loc, broadcastTo(b, loc, k, {batch}),
+                                  {batch})),
+      splat(b, loc, detType, 1), splat(b, loc, detType, -1));
+  // Row k, column k and the pivot after the swap.
+  Value rowMask = eqK(b.create<IotaOp>(loc, matIndex, 1));
+  Value rowK = reduce(b, loc, Reduction::Sum,
+                      b.create<SelectOp>(loc, rowMask, swapped, zero(matType)),
+                      {1}, false);
+  Value colK = reduce(b, loc, Reduction::Sum,
+                      b.create<SelectOp>(loc, colMask, swapped, zero(matType)),
+                      {2}, false);
+  Value pivot = reduce(b, loc, Reduction::Sum,
+                       b.create<SelectOp>(loc, isK, colK, zero(vecType)), {1},
+                       false);
+  Value isZero = b.create<CompareOp>(loc, CompareDirection::eq, pivot,
+                                     zero(detType));
+  Value divisor = b.create<SelectOp>(loc, isZero, splat(b, loc, detType, 1),
+                                     pivot);
+  Value after = b.create<CompareOp>(loc, CompareDirection::gt, rowIota, kVec);
+  Value factor = b.create<SelectOp>(
+      loc, after,
+      b.create<DivOp>(loc, colK,
+                      b.create<BroadcastInDimOp>(loc, vecType, divisor,
+                                                 SmallVector<int64_t>{0})),
+      zero(vecType));
+  Value update = b.create<MulOp>(
+      loc,
+      b.create<BroadcastInDimOp>(loc, matType, factor,
+                                 SmallVector<int64_t>{0, 1}),
+      b.create<BroadcastInDimOp>(loc, matType, rowK,
+                                 SmallVector<int64_t>{0, 2}));
+  loop.setNext(aArg, b.create<SubOp>(loc, swapped, update));
+  loop.setNext(detArg, b.create<MulOp>(
+                           loc, loop.arg(detArg),
+                           b.create<MulOp>(loc, swappedSign, pivot)));
+  ForOp op = loop.finish(outside, m);
+  return ctx.setResults(reshape(b, loc, op.getResult(detArg), batchShape));
+}
+
+/// (x - mean) / sqrt(var + epsilon) over `axes`, with mean and variance
+/// (the mean of squared deviations) kept as size-1 dims.
+struct Normalized {
+  Value y, mean, var, invStd;
+};
+Normalized normalize(OpBuilder &b, Location loc, Value x,
+                     ArrayRef<int64_t> axes, double epsilon) {
+  Value mean = reduce(b, loc, Reduction::Mean, x, axes, true);
+  Value centered = b.create<SubOp>(loc, x, broadcastTo(b, loc, mean, shapeOf(x)));
+  Value var = reduce(b, loc, Reduction::Mean,
+                     b.create<MulOp>(loc, centered, centered), axes, true);
+  Value invStd = b.create<RsqrtOp>(
+      loc, b.create<AddOp>(loc, var, splat(b, loc, typeOf(var), epsilon)));
+  Value y = b.create<MulOp>(loc, centered,
+                            broadcastTo(b, loc, invStd, shapeOf(x)));
+  return {y, mean, var, invStd};
+}
+
 LogicalResult batchNormOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(5)) || failed(ctx.requireFloat(0)))
     return failure();
@@ -307,10 +445,13 @@ LogicalResult batchNormOp(NodeContext &ctx) {
   (void)ctx.attr("is_test");
   (void)ctx.attr("spatial");
   (void)ctx.attr("momentum");
-  if (ctx.getInt("training_mode", 0) || ctx.numOutputs() > 1 &&
-                                            ctx.hasOutput(1))
-    return ctx.fail("training mode (batch statistics and running averages) "
-                    "is not supported; kiln imports inference graphs");
+  bool training = ctx.getInt("training_mode", 0) != 0;
+  if (ctx.version < 14 && ctx.numOutputs() > 1 && ctx.hasOutput(1))
+    return ctx.fail("the training outputs of BatchNormalization before "
+                    "opset 14 are not supported");
+  if (!training && ctx.numOutputs() > 1 && ctx.hasOutput(1))
+    return ctx.fail("running_mean and running_var are outputs only in "
+                    "training mode");
   Value x = ctx.input(0);
   if (rankOf(x) < 2)
     return ctx.fail("X must have rank >= 2");
@@ -324,6 +465,34 @@ LogicalResult batchNormOp(NodeContext &ctx) {
   auto vec = [&](unsigned i) {
     return cast(b, loc, reshape(b, loc, ctx.input(i), {channels}), element);
   };
+  if (training) {
+    // Opset 14's training mode: normalized by the batch's mean and
+    // (biased) variance over every dim but the channels; the running
+    // statistics come out as input * momentum + batch * (1 - momentum).
+    SmallVector<int64_t> axes{0};
+    for (int64_t d = 2; d < rankOf(x); ++d)
+      axes.push_back(d);
+    Normalized n = normalize(b, loc, x, axes, ctx.getFloat("epsilon", 1e-5f));
+    Value y = b.create<AddOp>(
+        loc, b.create<MulOp>(loc, n.y, perChannel(b, loc, vec(1), shapeOf(x))),
+        perChannel(b, loc, vec(2), shapeOf(x)));
+    SmallVector<Value> results{y};
+    double momentum = ctx.getFloat("momentum", 0.9f);
+    auto vecType = RankedTensorType::get({channels}, element);
+    auto running = [&](unsigned input, Value batch) -> Value {
+      Value old = vec(input);
+      Value value = b.create<AddOp>(
+          loc, b.create<MulOp>(loc, old, splat(b, loc, vecType, momentum)),
+          b.create<MulOp>(loc, reshape(b, loc, batch, {channels}),
+                          splat(b, loc, vecType, 1 - momentum)));
+      return cast(b, loc, value, elementTypeOf(ctx.input(input)));
+    };
+    if (ctx.hasOutput(1) || ctx.hasOutput(2)) {
+      results.push_back(running(3, n.mean));
+      results.push_back(running(4, n.var));
+    }
+    return ctx.setResults(results);
+  }
   // y = x * s + (bias - mean * s), s = scale / sqrt(var + epsilon): with
   // constant parameters, s and the shift are folded into two vectors.
   Value eps = splat(b, loc, RankedTensorType::get({channels}, element),
@@ -336,24 +505,6 @@ LogicalResult batchNormOp(NodeContext &ctx) {
   Value y = b.create<MulOp>(loc, x, perChannel(b, loc, s, shapeOf(x)));
   return ctx.setResults(
       b.create<AddOp>(loc, y, perChannel(b, loc, shift, shapeOf(x))));
-}
-
-/// (x - mean) / sqrt(var + epsilon) over `axes`, with mean and variance
-/// (the mean of squared deviations) kept as size-1 dims.
-struct Normalized {
-  Value y, mean, invStd;
-};
-Normalized normalize(OpBuilder &b, Location loc, Value x,
-                     ArrayRef<int64_t> axes, double epsilon) {
-  Value mean = reduce(b, loc, Reduction::Mean, x, axes, true);
-  Value centered = b.create<SubOp>(loc, x, broadcastTo(b, loc, mean, shapeOf(x)));
-  Value var = reduce(b, loc, Reduction::Mean,
-                     b.create<MulOp>(loc, centered, centered), axes, true);
-  Value invStd = b.create<RsqrtOp>(
-      loc, b.create<AddOp>(loc, var, splat(b, loc, typeOf(var), epsilon)));
-  Value y = b.create<MulOp>(loc, centered,
-                            broadcastTo(b, loc, invStd, shapeOf(x)));
-  return {y, mean, invStd};
 }
 
 LogicalResult instanceNormOp(NodeContext &ctx) {
@@ -576,6 +727,7 @@ void registerLinalgOps(OpTable &table) {
   table.add("MatMul", matmulOp);
   table.add("MatMulInteger", matMulIntegerOp);
   table.add("QLinearMatMul", qLinearMatMulOp);
+  table.add("Det", detOp);
   table.add("Gemm", gemmOp);
   table.add("Softmax", softmaxOp);
   table.add("LogSoftmax", logSoftmaxOp);

@@ -1,4 +1,4 @@
-//===- NNOps.cpp - ONNX convolution and pooling ---------------------------===//
+//===- NNOps.cpp - ONNX convolution, pooling and unfolding ---------------===//
 //
 // Conv and ConvTranspose become kiln.conv (ONNX's NCHW layouts are kiln's);
 // MaxPool and AveragePool become kiln.reduce_window over the spatial dims.
@@ -13,11 +13,15 @@
 //    padded by (k - 1) * dilation - pad; a negative padding crops.
 // AveragePool divides the window sums by a constant tensor of per-position
 // counts (with or without the padding, count_include_pad), computed here.
+// MaxPool's Indices, MaxUnpool and Col2Im (im2col's inverse) address
+// elements by flat indices: the window taps and block positions are known
+// at compile time, the values are gathered or scattered at run time.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Emit.h"
 #include "Importer.h"
+#include "LoopBuilder.h"
 
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
@@ -349,24 +353,297 @@ LogicalResult convTransposeOp(NodeContext &ctx) {
   return ctx.setResults(y);
 }
 
+/// MaxPool's Indices: per output element, the flat index into X (batch
+/// and channel included; the spatial dims row-major, or column-major for
+/// storage_order 1) of the first tap of its window, in row-major kernel
+/// order, that holds the maximum `y` and lies inside X (not in the pads).
+/// The taps are strided slices of X padded by the window's pads, visited
+/// last to first so that the first match is the one kept.
+Value maxPoolIndices(OpBuilder &b, Location loc, Value x, Value y,
+                     const Window &win, bool columnMajor) {
+  ArrayRef<int64_t> xShape = shapeOf(x), yShape = shapeOf(y);
+  int64_t n = win.kernel.size(), rank = n + 2;
+  ArrayRef<int64_t> in = xShape.drop_front(2), out = yShape.drop_front(2);
+  SmallVector<int64_t> spatialStride(n, 1);
+  if (columnMajor)
+    for (int64_t i = 1; i < n; ++i)
+      spatialStride[i] = spatialStride[i - 1] * in[i - 1];
+  else
+    for (int64_t i = n - 2; i >= 0; --i)
+      spatialStride[i] = spatialStride[i + 1] * in[i + 1];
+  int64_t plane = numElementsOf(in);
+  // (n * C + c) * plane for every output element.
+  auto indexType = RankedTensorType::get(yShape, b.getI64Type());
+  Value base = b.create<MulOp>(
+      loc,
+      b.create<AddOp>(
+          loc,
+          b.create<MulOp>(loc, b.create<IotaOp>(loc, indexType, 0),
+                          splat(b, loc, indexType, xShape[1])),
+          b.create<IotaOp>(loc, indexType, 1)),
+      splat(b, loc, indexType, plane));
+  SmallVector<int64_t> zeros(rank, 0), lo(rank, 0), hi(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    lo[2 + i] = win.lo[i];
+    hi[2 + i] = win.hi[i];
+  }
+  Value padded = b.create<PadOp>(loc, x, scalar(b, loc, elementTypeOf(x), 0),
+                                 lo, hi, zeros);
+  int64_t taps = numElementsOf(win.kernel), points = numElementsOf(out);
+  Value indices = splat(b, loc, indexType, -1);
+  for (int64_t k = taps - 1; k >= 0; --k) {
+    SmallVector<int64_t> offset(n);
+    for (int64_t i = n - 1, rest = k; i >= 0; --i) {
+      offset[i] = rest % win.kernel[i];
+      rest /= win.kernel[i];
+    }
+    // Where this tap reads per output point, and whether that is in X.
+    SmallVector<int64_t> where(points);
+    SmallVector<int64_t> inside(points);
+    for (int64_t p = 0; p < points; ++p) {
+      int64_t flat = 0, ok = 1;
+      for (int64_t i = n - 1, rest = p; i >= 0; --i) {
+        int64_t o = rest % out[i];
+        rest /= out[i];
+        int64_t at = o * win.strides[i] + offset[i] * win.dilations[i] -
+                     win.lo[i];
+        ok &= at >= 0 && at < in[i];
+        flat += at * spatialStride[i];
+      }
+      where[p] = ok ? flat : 0;
+      inside[p] = ok;
+    }
+    SmallVector<int64_t> start(rank, 0), limit(shapeOf(padded)),
+        step(rank, 1);
+    for (int64_t i = 0; i < n; ++i) {
+      start[2 + i] = offset[i] * win.dilations[i];
+      limit[2 + i] = start[2 + i] + (out[i] - 1) * win.strides[i] + 1;
+      step[2 + i] = win.strides[i];
+    }
+    Value tap = slice(b, loc, padded, start, limit, step);
+    Value match = b.create<AndOp>(
+        loc, b.create<CompareOp>(loc, CompareDirection::eq, tap, y),
+        broadcastTo(b, loc,
+                    constantInts(b, loc, b.getI1Type(), out, inside), yShape));
+    Value at = b.create<AddOp>(
+        loc, base,
+        broadcastTo(b, loc, constantInts(b, loc, b.getI64Type(), out, where),
+                    yShape));
+    indices = b.create<SelectOp>(loc, match, at, indices);
+  }
+  return indices;
+}
+
 LogicalResult maxPoolOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  if (ctx.hasOutput(1))
-    return ctx.fail("the Indices output is not supported");
   Value x = ctx.input(0);
   if (rankOf(x) < 3 || isBool(x))
     return ctx.fail("X must be a numeric tensor of rank >= 3");
-  if (ctx.getInt("storage_order", 0) != 0)
-    return ctx.fail("storage_order 1 is not supported");
+  int64_t storageOrder = ctx.getInt("storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1)
+    return ctx.fail("storage_order must be 0 or 1");
   FailureOr<Window> win = readWindow(ctx, shapeOf(x).drop_front(2), {},
                                      ctx.getInt("ceil_mode", 0));
   if (failed(win))
     return failure();
-  return ctx.setResults(ctx.b.create<ReduceWindowOp>(
+  Value y = ctx.b.create<ReduceWindowOp>(
       ctx.loc, x, ReduceWindowKind::Max, full(win->kernel, 1),
       full(win->strides, 1), full(win->lo, 0), full(win->hi, 0),
-      full(win->dilations, 1)));
+      full(win->dilations, 1));
+  if (!ctx.hasOutput(1))
+    return ctx.setResults(y);
+  if (numElementsOf(shapeOf(y)) == 0)
+    return ctx.setResults(
+        {y, splat(ctx.b, ctx.loc,
+                  RankedTensorType::get(shapeOf(y), ctx.b.getI64Type()), 0)});
+  return ctx.setResults(
+      {y, maxPoolIndices(ctx.b, ctx.loc, x, y, *win, storageOrder == 1)});
+}
+
+/// Col2Im (the inverse of im2col, torch.nn.Fold): input (N, C * K, L)
+/// holds, per channel c and block offset k, the value of each of the L
+/// sliding blocks; each is added into the image pixel it covers. The
+/// pixel of every (c, k, l) is known at compile time: one kiln.scatter_add
+/// of the rows (c, k, l) -> N values into a table of image pixels (plus a
+/// last row for the blocks' taps in the padding, dropped).
+LogicalResult col2ImOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  Value x = ctx.input(0);
+  if (rankOf(x) != 3 || isBool(x))
+    return ctx.fail("the input must be a numeric (N, C * prod(block_shape), "
+                    "L) tensor");
+  FailureOr<SmallVector<int64_t>> image = ctx.constantInts(1, "image_shape");
+  FailureOr<SmallVector<int64_t>> block = ctx.constantInts(2, "block_shape");
+  if (failed(image) || failed(block))
+    return failure();
+  int64_t n = image->size();
+  if (n == 0 || block->size() != size_t(n))
+    return ctx.fail("image_shape and block_shape must have one entry per "
+                    "spatial dim");
+  SmallVector<int64_t> strides =
+      ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> dilations =
+      ctx.getInts("dilations").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> pads =
+      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (strides.size() != size_t(n) || dilations.size() != size_t(n) ||
+      pads.size() != size_t(2 * n))
+    return ctx.fail("strides, dilations and pads must have one entry (two "
+                    "for pads) per spatial dim");
+  SmallVector<int64_t> blocks(n);
+  for (int64_t i = 0; i < n; ++i) {
+    if ((*image)[i] < 1 || (*block)[i] < 1 || strides[i] < 1 ||
+        dilations[i] < 1 || pads[i] < 0 || pads[n + i] < 0)
+      return ctx.fail("image and block sizes, strides and dilations must be "
+                      "positive, pads non-negative");
+    int64_t span = (*image)[i] + pads[i] + pads[n + i] -
+                   extent((*block)[i], dilations[i]);
+    if (span < 0)
+      return ctx.fail("the block is larger than the padded image in dim " +
+                      Twine(i));
+    blocks[i] = span / strides[i] + 1;
+  }
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t taps = numElementsOf(*block), count = numElementsOf(blocks);
+  if (shape[1] % taps || shape[2] != count)
+    return ctx.fail("the input's dims 1 and 2 must be C * " + Twine(taps) +
+                    " and the " + Twine(count) + " sliding blocks");
+  int64_t batch = shape[0], channels = shape[1] / taps;
+  int64_t pixels = numElementsOf(*image);
+  int64_t rows = channels * taps * count;
+  if (rows > NodeContext::kMaxFoldedElements)
+    return ctx.fail("the input has more than 2^24 (channel, tap, block) rows");
+  SmallVector<int64_t> target;
+  target.reserve(rows);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t k = 0; k < taps; ++k)
+      for (int64_t l = 0; l < count; ++l) {
+        int64_t pixel = 0, inside = 1;
+        for (int64_t i = n - 1, kr = k, lr = l, stride = 1; i >= 0; --i) {
+          int64_t at = (lr % blocks[i]) * strides[i] - pads[i] +
+                       (kr % (*block)[i]) * dilations[i];
+          kr /= (*block)[i];
+          lr /= blocks[i];
+          inside &= at >= 0 && at < (*image)[i];
+          pixel += at * stride;
+          stride *= (*image)[i];
+        }
+        target.push_back(inside ? c * pixels + pixel : channels * pixels);
+      }
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  // Rows (C * K * L, N): the batch is the row's contents.
+  Value updates = reshape(b, loc, transpose(b, loc, x, {1, 2, 0}),
+                          {rows, batch});
+  Value table = splat(
+      b, loc,
+      RankedTensorType::get({channels * pixels + 1, batch}, elementTypeOf(x)),
+      0);
+  Value sums = b.create<ScatterAddOp>(
+      loc, table, constantInts(b, loc, b.getI64Type(), {rows}, target),
+      updates);
+  sums = sliceAxis(b, loc, sums, 0, 0, channels * pixels);
+  SmallVector<int64_t> resultShape{channels};
+  resultShape.append(image->begin(), image->end());
+  resultShape.push_back(batch);
+  Value y = reshape(b, loc, sums, resultShape);
+  SmallVector<int64_t> toBatchFirst{n + 1};
+  for (int64_t i = 0; i <= n; ++i)
+    toBatchFirst.push_back(i);
+  return ctx.setResults(transpose(b, loc, y, toBatchFirst));
+}
+
+/// MaxUnpool: X's values written into zeros at the flat indices I (a
+/// later write of one index wins, as in ONNX's reference), in a tensor of
+/// the shape MaxPool's window gives back; a larger output_shape pads that
+/// with zeros at the high end of each dim, as ONNX's reference does.
+LogicalResult maxUnpoolOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0), indices = ctx.input(1);
+  int64_t rank = rankOf(x), n = rank - 2;
+  if (rank < 3 || isBool(x))
+    return ctx.fail("X must be a numeric tensor of rank >= 3");
+  if (shapeOf(indices) != shapeOf(x) || !isa<IntegerType>(elementTypeOf(indices)))
+    return ctx.fail("I must be an integer tensor of X's shape");
+  std::optional<SmallVector<int64_t>> kernel = ctx.getInts("kernel_shape");
+  if (!kernel || kernel->size() != size_t(n))
+    return ctx.fail("kernel_shape must have one entry per spatial dim");
+  SmallVector<int64_t> strides =
+      ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> pads =
+      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (strides.size() != size_t(n) || pads.size() != size_t(2 * n))
+    return ctx.fail("strides and pads must have one entry (two for pads) per "
+                    "spatial dim");
+  SmallVector<int64_t> inferred(shapeOf(x).take_front(2));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t size = (shapeOf(x)[2 + i] - 1) * strides[i] -
+                   (pads[i] + pads[n + i]) + (*kernel)[i];
+    if (size < 1)
+      return ctx.fail("the unpooled spatial dim " + Twine(i) +
+                      " would have " + Twine(size) + " elements");
+    inferred.push_back(size);
+  }
+  SmallVector<int64_t> shape = inferred;
+  if (ctx.hasInput(2)) {
+    FailureOr<SmallVector<int64_t>> outputShape =
+        ctx.constantInts(2, "output_shape");
+    if (failed(outputShape))
+      return failure();
+    if (outputShape->size() != size_t(rank))
+      return ctx.fail("output_shape must have one entry per dim of X");
+    shape = *outputShape;
+    for (int64_t i = 0; i < rank; ++i)
+      if (shape[i] < inferred[i] || (i < 2 && shape[i] != inferred[i]))
+        return ctx.fail("output_shape must keep X's batch and channels and "
+                        "be at least the unpooled shape in each dim");
+  }
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  int64_t total = numElementsOf(inferred), count = numElementsOf(shapeOf(x));
+  // The flat values written one after the other by a kiln.for, so that
+  // the last write of a repeated index wins (overlapping pooling windows
+  // repeat indices); indices outside the unpooled tensor write a last
+  // row that is dropped.
+  Value flatX = reshape(b, loc, x, {count});
+  Value flatI = reshape(b, loc, cast(b, loc, indices, b.getI64Type()), {count});
+  auto flatType = typeOf(flatI);
+  Value valid = b.create<AndOp>(
+      loc,
+      b.create<CompareOp>(loc, CompareDirection::ge, flatI,
+                          splat(b, loc, flatType, 0)),
+      b.create<CompareOp>(loc, CompareDirection::lt, flatI,
+                          splat(b, loc, flatType, total)));
+  Value target =
+      b.create<SelectOp>(loc, valid, flatI, splat(b, loc, flatType, total));
+  Value empty =
+      splat(b, loc, RankedTensorType::get({total + 1}, elementTypeOf(x)), 0);
+  OpBuilder::InsertPoint outside = b.saveInsertionPoint();
+  LoopBuilder loop(b, loc);
+  unsigned tableArg = loop.add(empty), targetArg = loop.add(target),
+           valuesArg = loop.add(flatX);
+  b.setInsertionPointToStart(loop.block.get());
+  Value row = reshape(b, loc,
+                      b.create<DynamicSliceOp>(loc, loop.arg(targetArg),
+                                               loop.index, uint64_t(1)),
+                      {});
+  Value value = b.create<DynamicSliceOp>(loc, loop.arg(valuesArg), loop.index,
+                                         uint64_t(1));
+  loop.setNext(tableArg, b.create<DynamicUpdateSliceOp>(
+                             loc, loop.arg(tableArg), value, row));
+  Value y = loop.finish(outside, count).getResult(tableArg);
+  y = reshape(b, loc, sliceAxis(b, loc, y, 0, 0, total), inferred);
+  if (shape == inferred)
+    return ctx.setResults(y);
+  // A larger output_shape holds the unpooled tensor at its low corner.
+  SmallVector<int64_t> zeros(rank, 0), high(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    high[i] = shape[i] - inferred[i];
+  return ctx.setResults(b.create<PadOp>(
+      loc, y, scalar(b, loc, elementTypeOf(x), 0), zeros, high, zeros));
 }
 
 LogicalResult averagePoolOp(NodeContext &ctx) {
@@ -465,6 +742,8 @@ void registerNNOps(OpTable &table) {
   table.add("QLinearConv", qLinearConvOp);
   table.add("ConvTranspose", convTransposeOp);
   table.add("MaxPool", maxPoolOp);
+  table.add("MaxUnpool", maxUnpoolOp);
+  table.add("Col2Im", col2ImOp);
   table.add("AveragePool", averagePoolOp);
   table.add("LpPool", lpPoolOp);
 }

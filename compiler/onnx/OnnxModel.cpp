@@ -336,11 +336,14 @@ public:
       copy.TypeAndShapeInferenceFunction([](onnx::InferenceContext &ctx) {
         onnx::propagateShapeAndTypeFromFirstInput(ctx);
       });
-    } else if (!imported || key == "QLinearConv") {
+    } else if (!imported || key == "QLinearConv" || key == "STFT") {
       // Never imported, so its outputs need no shapes; the importer
       // reports the op when it reaches the node. ONNX 1.12's QLinearConv
       // inference rejects valid models ("input W has rank 0" for a rank-4
-      // W); the importer checks that node's ranks itself.
+      // W); ONNX 1.23's STFT inference reads `onesided` with a default of
+      // 0 where the schema's is 1, and so rejects a default (one-sided)
+      // STFT whose output is declared. The importer checks those nodes and
+      // infers their results itself.
       copy.TypeAndShapeInferenceFunction([](onnx::InferenceContext &) {});
     } else {
       copy.TypeAndShapeInferenceFunction(
@@ -368,7 +371,7 @@ private:
   /// registry guards or replaces.
   static bool hasOwnGuard(const std::string &op) {
     return op == "Gemm" || op == "LayerNormalization" || op == "Einsum" ||
-           op == "MeanVarianceNormalization";
+           op == "MeanVarianceNormalization" || op == "STFT";
   }
 
   static bool isWindowed(const std::string &op) {
@@ -783,8 +786,9 @@ bool onnx_import::holdsSchemaDefault(const onnx::NodeProto &node,
                                      const onnx::AttributeProto &attr,
                                      int opsetVersion) {
   try {
-    const onnx::OpSchema *schema =
-        onnx::OpSchemaRegistry::Schema(node.op_type(), opsetVersion, "");
+    const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+        node.op_type(), opsetVersion,
+        node.domain() == "ai.onnx" ? std::string() : node.domain());
     if (!schema)
       return false;
     auto it = schema->attributes().find(attr.name());

@@ -37,9 +37,9 @@ bool isImportedOperator(const std::string &opType);
 int schemaSinceVersion(const std::string &opType, const std::string &domain,
                        int opsetVersion);
 
-/// Whether `attr` of `node` (default domain) holds the value its schema
-/// gives when the attribute is left out, so that leaving it unread changes
-/// nothing.
+/// Whether `attr` of `node` holds the value its schema (in the node's
+/// domain, at that domain's opset `opsetVersion`) gives when the attribute
+/// is left out, so that leaving it unread changes nothing.
 bool holdsSchemaDefault(const onnx::NodeProto &node,
                         const onnx::AttributeProto &attr, int opsetVersion);
 

@@ -574,6 +574,47 @@ LogicalResult gatherElementsOp(NodeContext &ctx) {
   return ctx.setResults(b.create<GatherOp>(loc, flat, linear));
 }
 
+/// ReverseSequence: along the time axis, the first sequence_lens[b]
+/// elements of batch entry b reversed, the rest kept. Each element reads
+/// time len - 1 - t where t < len and t otherwise (lengths clamped to
+/// [0, T], which ONNX leaves undefined outside), a gather of the flat
+/// input; the lengths may be computed at run time.
+LogicalResult reverseSequenceOp(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value x = ctx.input(0), lens = ctx.input(1);
+  if (rankOf(x) < 2)
+    return ctx.fail("the input must have rank >= 2");
+  int64_t timeAxis = ctx.getInt("time_axis", 0);
+  int64_t batchAxis = ctx.getInt("batch_axis", 1);
+  if (!((timeAxis == 0 && batchAxis == 1) || (timeAxis == 1 && batchAxis == 0)))
+    return ctx.fail("time_axis and batch_axis must be 0 and 1 or 1 and 0");
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (rankOf(lens) != 1 || shapeOf(lens)[0] != shape[batchAxis] ||
+      !elementTypeOf(lens).isInteger(64))
+    return ctx.fail("sequence_lens must be an int64 list of " +
+                    Twine(shape[batchAxis]) + " (the batch size)");
+  if (numElementsOf(shape) == 0)
+    return ctx.setResults(x);
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  auto indexType = RankedTensorType::get(shape, b.getI64Type());
+  Value t = b.create<IotaOp>(loc, indexType, timeAxis);
+  int64_t steps = shape[timeAxis];
+  Value len = b.create<MinOp>(
+      loc, b.create<MaxOp>(loc, lens, splat(b, loc, typeOf(lens), 0)),
+      splat(b, loc, typeOf(lens), steps));
+  len = b.create<BroadcastInDimOp>(loc, indexType, len,
+                                   SmallVector<int64_t>{batchAxis});
+  Value reversed = b.create<SubOp>(
+      loc, b.create<SubOp>(loc, len, splat(b, loc, indexType, 1)), t);
+  Value inside = b.create<CompareOp>(loc, CompareDirection::lt, t, len);
+  Value source = b.create<SelectOp>(loc, inside, reversed, t);
+  Value linear = elementLinearIndex(b, loc, source, shape, timeAxis);
+  Value flat = reshape(b, loc, x, {numElementsOf(shape)});
+  return ctx.setResults(b.create<GatherOp>(loc, flat, linear));
+}
+
 /// GatherND: the last dim of `indices` indexes the dims of `data` after
 /// the `batch_dims` leading ones, which data and indices share; a
 /// kiln.gather of the rows of data with the batch and indexed dims
@@ -1020,6 +1061,7 @@ void registerShapeOps(OpTable &table) {
   table.add("Tile", tileOp);
   table.add("Gather", gatherOp);
   table.add("GatherElements", gatherElementsOp);
+  table.add("ReverseSequence", reverseSequenceOp);
   table.add("GatherND", gatherNDOp);
   table.add("ConstantOfShape", constantOfShapeOp);
   table.add("Constant", constantOp);

@@ -96,6 +96,22 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+LogicalResult BitcastOp::verify() {
+  RankedTensorType from = getOperand().getType(), to = getType();
+  if (from.getShape() != to.getShape())
+    return emitOpError("operand shape ")
+           << shapeString(from.getShape()) << " differs from result shape "
+           << shapeString(to.getShape());
+  Type a = from.getElementType(), b = to.getElementType();
+  if (a.isInteger(1) || b.isInteger(1))
+    return emitOpError("cannot reinterpret i1 (its storage is wider than "
+                       "its bit)");
+  if (a.getIntOrFloatBitWidth() != b.getIntOrFloatBitWidth())
+    return emitOpError("element types ")
+           << a << " and " << b << " differ in bit width";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Shape manipulation
 //===----------------------------------------------------------------------===//

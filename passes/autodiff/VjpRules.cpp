@@ -1032,6 +1032,7 @@ public:
     // Integer and i1 operands only, so never varied; listed so that they
     // are known.
     noGradient<NotOp>();
+    noGradient<BitcastOp>();
     noGradient<AndOp>();
     noGradient<OrOp>();
     noGradient<XorOp>();

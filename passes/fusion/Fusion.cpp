@@ -115,7 +115,8 @@ static OpClass classify(Operation *op) {
       op->getNumRegions() != 0)
     return OpClass::Opaque;
   if (op->hasTrait<OpTrait::Elementwise>() ||
-      isa<SelectOp, CastOp, BroadcastInDimOp, ReshapeOp, IotaOp>(op))
+      isa<SelectOp, CastOp, BitcastOp, BroadcastInDimOp, ReshapeOp, IotaOp>(
+          op))
     return OpClass::Elementwise;
   if (isa<ReduceSumOp, ReduceMaxOp, ReduceMeanOp>(op))
     return OpClass::Reduction;

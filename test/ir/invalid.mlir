@@ -208,6 +208,30 @@ func.func @cast_shape(%a: tensor<4xf32>) {
 
 // -----
 
+func.func @bitcast_width(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'kiln.bitcast' op element types 'f32' and 'i64' differ in bit width}}
+  %0 = kiln.bitcast %a : tensor<4xf32> to tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @bitcast_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'kiln.bitcast' op operand shape [4] differs from result shape [2,2]}}
+  %0 = kiln.bitcast %a : tensor<4xf32> to tensor<2x2xi32>
+  return
+}
+
+// -----
+
+func.func @bitcast_i1(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'kiln.bitcast' op cannot reinterpret i1 (its storage is wider than its bit)}}
+  %0 = kiln.bitcast %a : tensor<4xi1> to tensor<4xui8>
+  return
+}
+
+// -----
+
 func.func @cast_unsupported(%a: tensor<4xf32>) {
   // expected-error @+1 {{'kiln.cast' op result #0 must be statically shaped tensor of}}
   %0 = kiln.cast %a : tensor<4xf32> to tensor<4xi4>

@@ -174,6 +174,19 @@ func.func @select(%p: tensor<2x3xi1>, %a: tensor<2x3xf32>, %b: tensor<2x3xf32>, 
 
 // -----
 
+// CHECK-LABEL: func.func @bitcast
+// CHECK: kiln.bitcast %{{.+}} : tensor<4xf32> to tensor<4xi32>
+// CHECK: kiln.bitcast %{{.+}} : tensor<4xi32> to tensor<4xui32>
+// CHECK: kiln.bitcast %{{.+}} : tensor<4xbf16> to tensor<4xf16>
+// GENERIC-LABEL: sym_name = "bitcast"
+// GENERIC: "kiln.bitcast"(%{{.+}}) : (tensor<4xf32>) -> tensor<4xi32>
+func.func @bitcast(%x: tensor<4xf32>, %h: tensor<4xbf16>) -> (tensor<4xui32>, tensor<4xf16>) {
+  %0 = kiln.bitcast %x : tensor<4xf32> to tensor<4xi32>
+  %1 = kiln.bitcast %0 : tensor<4xi32> to tensor<4xui32>
+  %2 = kiln.bitcast %h : tensor<4xbf16> to tensor<4xf16>
+  return %1, %2 : tensor<4xui32>, tensor<4xf16>
+}
+
 // CHECK-LABEL: func.func @cast
 // CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[B:.+]]: tensor<i1>)
 // CHECK: %[[H:.+]] = kiln.cast %[[X]] : tensor<4xf32> to tensor<4xf16>

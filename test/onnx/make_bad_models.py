@@ -55,11 +55,35 @@ for key, value in (("location", "../outside.bin"), ("offset", "0"), ("length", "
 save("external_outside", [helper.make_node("Add", ["x", "bias"], ["y"], name="add_bias")],
      [x], [y], [ext], check=False)
 
-# An operator kiln does not support.
+# An operator kiln does not support (its output's shape depends on the
+# data).
 save("unsupported_op",
-     [helper.make_node("Det", ["m"], ["d"], name="determinant")],
+     [helper.make_node("Unique", ["m"], ["u"], name="distinct")],
      [helper.make_tensor_value_info("m", F, [3, 3])],
-     [helper.make_tensor_value_info("d", F, [])])
+     [helper.make_tensor_value_info("u", F, [9])])
+
+# RoiAlign's default sampling_ratio 0 sizes the sampling grid per region at
+# run time.
+save("roi_align_adaptive",
+     [helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], name="pool")],
+     [helper.make_tensor_value_info("x", F, [1, 2, 8, 8]),
+      helper.make_tensor_value_info("rois", F, [3, 4]),
+      helper.make_tensor_value_info("idx", TensorProto.INT64, [3])],
+     [helper.make_tensor_value_info("y", F, [3, 2, 1, 1])], opset=16)
+
+# BitCast between types of different widths.
+save("bitcast_widths",
+     [helper.make_node("BitCast", ["x"], ["y"], name="bits", to=TensorProto.INT64)],
+     [x], [helper.make_tensor_value_info("y", TensorProto.INT64, [2, 3])],
+     opset=26, check=False)
+
+# A node of a domain the model imports no opset of.
+graph = helper.make_graph(
+    [helper.make_node("Binarizer", ["x"], ["y"], name="binary", domain="ai.onnx.ml")],
+    "no_domain_opset", [x], [y])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+model.ir_version = 8
+(out / "no_domain_opset.onnx").write_bytes(model.SerializeToString())
 
 # A symbolic batch dim.
 save("symbolic_batch", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
@@ -90,9 +114,9 @@ save("pool_stride_zero",
      [helper.make_tensor_value_info("X", F, [1, 2, 4, 4])],
      [helper.make_tensor_value_info("Y", F, [1, 2, 2, 4])], check=False)
 
-# An operator kiln does not import, with inputs its ONNX 1.12 shape
-# inference dereferences null on (found by the importer fuzzer): shape
-# inference is skipped for such ops and the import names the op.
+# MaxUnpool with scalar indices, which ONNX 1.12's shape inference
+# dereferenced null on (found by the importer fuzzer): the guarded
+# inference of the windowed ops checks the ranks first.
 save("max_unpool_scalar_indices",
      [helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool",
                        kernel_shape=[2, 2], strides=[2, 2])],

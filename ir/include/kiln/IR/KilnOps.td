@@ -588,6 +588,26 @@ def Kiln_CastOp : Kiln_Op<"cast", [Pure]> {
   let hasFolder = 1;
 }
 
+def Kiln_BitcastOp : Kiln_Op<"bitcast", [Pure]> {
+  let summary = "Elementwise reinterpretation of the bits";
+  let description = [{
+    Every element's bits, read as the result's element type: no value is
+    converted. The element types have one bit width (i1 is not allowed:
+    its storage width is not its bit width), the shapes are equal. Floats
+    keep their bits whatever they hold: a NaN's payload and sign, -0.0,
+    subnormals.
+
+    ```mlir
+    // [1065353216, -1082130432, 2143289344]
+    %i = kiln.bitcast %x : tensor<3xf32> to tensor<3xi32>  // %x = [1, -1, nan]
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand) `to` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Shape manipulation
 //===----------------------------------------------------------------------===//
