@@ -60,6 +60,8 @@ void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
   // The attention ops no fused kernel took (CpuPipeline.cpp outlines the
   // ones it has kernels for), as the composition they stand for.
   pm.addPass(createDecomposeAttention());
+  // Sorts as sorting networks of kiln ops (DecomposeSort.cpp).
+  pm.addPass(createDecomposeSort());
   // Embedding gradients added into their tables row by row, not as tables
   // of zeros (SparseUpdates.cpp).
   pm.addNestedPass<func::FuncOp>(createSparseUpdates());

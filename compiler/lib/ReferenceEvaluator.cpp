@@ -825,6 +825,56 @@ static HostTensor evaluateArgReduce(Op op, const HostTensor &operand) {
   return result;
 }
 
+/// Each slice along `dim` stably sorted (std::stable_sort), NaN above
+/// everything, unsigned integers by their order keys.
+static Results evaluateSort(SortOp op, const HostTensor &operand) {
+  HostTensor values(operand.elementType, operand.shape);
+  HostTensor indices(op.getIndices().getType().getElementType(),
+                     operand.shape);
+  int64_t dim = static_cast<int64_t>(op.getDim());
+  bool descending = op.getDescending();
+  ReductionLayout layout(operand.shape, {dim});
+  int64_t count = layout.reducedCount, stride = layout.reducedStrides[0];
+  std::vector<int64_t> keys;
+  if (!operand.isFloat()) {
+    keys = operand.i;
+    for (int64_t &key : keys)
+      key = orderKey(operand.kind(), key);
+  }
+  auto less = [&](int64_t a, int64_t b) {
+    if (operand.isFloat()) {
+      double x = operand.f[a], y = operand.f[b];
+      return std::isnan(y) ? !std::isnan(x) : x < y;
+    }
+    return keys[a] < keys[b];
+  };
+  StridedCursor outer(layout.keptShape, layout.keptStrides, 0);
+  int64_t slices = count == 0 ? 0 : operand.numElements() / count;
+  std::vector<int64_t> order(count);
+  for (int64_t s = 0; s < slices; ++s) {
+    int64_t base = outer.offset();
+    for (int64_t k = 0; k < count; ++k)
+      order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      int64_t x = base + a * stride, y = base + b * stride;
+      return descending ? less(y, x) : less(x, y);
+    });
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t from = base + order[k] * stride, to = base + k * stride;
+      if (operand.isFloat())
+        values.f[to] = operand.f[from];
+      else
+        values.i[to] = operand.i[from];
+      indices.i[to] = order[k];
+    }
+    outer.advance();
+  }
+  Results results;
+  results.push_back(std::move(values));
+  results.push_back(std::move(indices));
+  return results;
+}
+
 /// Running sums along `dim`, in the order the op defines (from the first
 /// element, or from the last with `reverse`), rounded or wrapped after
 /// every addition as sequential code in the element type does.
@@ -1692,6 +1742,9 @@ Evaluator::evaluateInTypes(Operation *op,
         return single(evaluateArgReduce(op, arg(0)));
       })
       .Case([&](CumsumOp op) { return single(evaluateCumsum(op, arg(0))); })
+      .Case([&](SortOp op) -> llvm::Expected<Results> {
+        return evaluateSort(op, arg(0));
+      })
       .Case([&](ReduceWindowOp op) {
         return single(evaluateReduceWindow(op, arg(0)));
       })

@@ -1,7 +1,8 @@
 //===- LoopBuilder.h - Building a kiln.for from the importer ----*- C++ -*-===//
 //
-// The translations that loop (recurrent cells, TopK, ReduceProd, scatters
-// with reductions kiln.scatter_add lacks) build their kiln.for with this:
+// The translations that loop (recurrent cells, Det, MaxUnpool, ReduceProd,
+// scatters with reductions kiln.scatter_add lacks) build their kiln.for with
+// this:
 // carried values with their initial values, a body built in the block, and
 // what the body yields for each.
 //

@@ -16,8 +16,6 @@
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 
-#include "mlir/Dialect/Utils/IndexingUtils.h"
-
 #include <limits>
 
 using namespace mlir;
@@ -274,30 +272,11 @@ LogicalResult cumProdOp(NodeContext &ctx) {
   return ctx.setResults(y);
 }
 
-/// The value below (or, for `low` false, above) every value of `type`'s
-/// element type: what a taken element of TopK is masked with.
-Value extremeOf(OpBuilder &b, Location loc, RankedTensorType type, bool low) {
-  Type element = type.getElementType();
-  if (isa<FloatType>(element))
-    return splat(b, loc, type,
-                 low ? -std::numeric_limits<double>::infinity()
-                     : std::numeric_limits<double>::infinity());
-  unsigned width = element.getIntOrFloatBitWidth();
-  llvm::APInt bound =
-      element.isUnsignedInteger()
-          ? (low ? llvm::APInt::getMinValue(width)
-                 : llvm::APInt::getMaxValue(width))
-          : (low ? llvm::APInt::getSignedMinValue(width)
-                 : llvm::APInt::getSignedMaxValue(width));
-  return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, bound));
-}
-
 /// TopK: the K largest (or smallest) elements along `axis`, in order, and
-/// their indices; of equal values the lower index comes first. kiln has no
-/// sort: a kiln.for takes one element per step and per slice, the extreme
-/// of those not taken yet (the first of them where several tie), so the
-/// cost is K passes over the axis. The values and indices differentiate
-/// through the loop like any kiln.for (an index has no gradient).
+/// their indices; of equal values the lower index comes first. A stable
+/// kiln.sort of the axis (descending for the largest), cut to K: NaN
+/// counts as the largest value. The values differentiate through the sort
+/// (an index has no gradient).
 LogicalResult topKOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(ctx.version < 10 ? 1 : 2)))
     return failure();
@@ -327,71 +306,10 @@ LogicalResult topKOp(NodeContext &ctx) {
   (void)ctx.attr("sorted");
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
-  // The axis first, the other dims flattened: (n, m).
-  SmallVector<int64_t> perm = axisFirst(rankOf(x), *axis);
-  SmallVector<int64_t> restShape;
-  for (int64_t d : ArrayRef<int64_t>(perm).drop_front())
-    restShape.push_back(shapeOf(x)[d]);
-  int64_t m = numElementsOf(restShape);
-  Value table = reshape(b, loc, transpose(b, loc, x, perm), {n, m});
-  Type element = elementTypeOf(x);
-  auto valuesType = RankedTensorType::get({k, m}, element);
-  auto indicesType = RankedTensorType::get({k, m}, b.getI64Type());
-  Value values = splat(b, loc, valuesType, 0);
-  Value indices = splat(b, loc, indicesType, 0);
-  if (k > 0 && m > 0) {
-    auto tableType = RankedTensorType::get({n, m}, element);
-    auto takenType = RankedTensorType::get({n, m}, b.getI1Type());
-    OpBuilder::InsertPoint outside = b.saveInsertionPoint();
-    LoopBuilder loop(b, loc);
-    unsigned all = loop.add(table);
-    unsigned taken = loop.add(splat(b, loc, takenType, 0));
-    unsigned valuesArg = loop.add(values), indicesArg = loop.add(indices);
-    b.setInsertionPointToStart(loop.block.get());
-    Value masked = b.create<SelectOp>(
-        loc, loop.arg(taken), extremeOf(b, loc, tableType, /*low=*/largest),
-        loop.arg(all));
-    Value best = reduce(b, loc, largest ? Reduction::Max : Reduction::Min,
-                        masked, {0}, /*keepDims=*/false);
-    Value bestRows = broadcastTo(b, loc, reshape(b, loc, best, {1, m}), {n, m});
-    // The first element not taken yet that equals the extreme.
-    Value candidate = b.create<AndOp>(
-        loc,
-        b.create<CompareOp>(loc, CompareDirection::eq, loop.arg(all),
-                            bestRows),
-        b.create<NotOp>(loc, loop.arg(taken)));
-    Value index = b.create<ArgMaxOp>(
-        loc, cast(b, loc, candidate, b.getI32Type()), 0, false);
-    Value pick = b.create<CompareOp>(
-        loc, CompareDirection::eq,
-        b.create<IotaOp>(loc, RankedTensorType::get({n, m}, b.getI64Type()),
-                         0),
-        broadcastTo(b, loc, reshape(b, loc, index, {1, m}), {n, m}));
-    // The value itself, read at the index (the extreme is NaN where the
-    // slice holds one, and NaN equals nothing).
-    Value picked = reduce(b, loc, Reduction::Sum,
-                          b.create<SelectOp>(loc, pick, loop.arg(all),
-                                             splat(b, loc, tableType, 0)),
-                          {0}, /*keepDims=*/false);
-    loop.setNext(taken, b.create<OrOp>(loc, loop.arg(taken), pick));
-    loop.setNext(valuesArg, b.create<DynamicUpdateSliceOp>(
-                                loc, loop.arg(valuesArg),
-                                reshape(b, loc, picked, {1, m}), loop.index));
-    loop.setNext(indicesArg, b.create<DynamicUpdateSliceOp>(
-                                 loc, loop.arg(indicesArg),
-                                 reshape(b, loc, index, {1, m}), loop.index));
-    ForOp op = loop.finish(outside, k);
-    values = op.getResult(valuesArg);
-    indices = op.getResult(indicesArg);
-  }
-  // (k, m) back to the input's layout with the axis of size k.
-  SmallVector<int64_t> outShape{k};
-  outShape.append(restShape.begin(), restShape.end());
-  SmallVector<int64_t> inverse = invertPermutationVector(perm);
-  auto back = [&](Value v) {
-    return transpose(b, loc, reshape(b, loc, v, outShape), inverse);
-  };
-  return ctx.setResults({back(values), back(indices)});
+  auto sorted = b.create<SortOp>(loc, x, static_cast<uint64_t>(*axis),
+                                 /*descending=*/largest);
+  return ctx.setResults({sliceAxis(b, loc, sorted.getValues(), *axis, 0, k),
+                         sliceAxis(b, loc, sorted.getIndices(), *axis, 0, k)});
 }
 
 } // namespace

@@ -393,6 +393,26 @@ KILN_ARG_REDUCE(ArgMaxOp, "argmax")
 KILN_ARG_REDUCE(ArgMinOp, "argmin")
 #undef KILN_ARG_REDUCE
 
+LogicalResult SortOp::inferReturnTypes(MLIRContext *context,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorOf(adaptor.getOperand());
+  inferred.push_back(type);
+  inferred.push_back(
+      RankedTensorType::get(type.getShape(), IntegerType::get(context, 64)));
+  return success();
+}
+
+LogicalResult SortOp::verify() {
+  int64_t dim = static_cast<int64_t>(getDim());
+  int64_t rank = getOperand().getType().getRank();
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dimension ")
+           << dim << " is out of range for operand of rank " << rank;
+  return success();
+}
+
 LogicalResult CumsumOp::verify() {
   int64_t dim = static_cast<int64_t>(getDim());
   int64_t rank = getOperand().getType().getRank();

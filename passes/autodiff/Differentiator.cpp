@@ -47,9 +47,13 @@ Value autodiff::buildZeros(OpBuilder &builder, Location loc, Type type) {
 Value autodiff::buildSplat(OpBuilder &builder, Location loc, Type type,
                            double value) {
   auto tensor = cast<RankedTensorType>(type);
-  return builder.create<ConstantOp>(
-      loc, DenseElementsAttr::get(
-               tensor, builder.getFloatAttr(tensor.getElementType(), value)));
+  Type element = tensor.getElementType();
+  // An integer splat holds the value, not a float's bits.
+  Attribute attr = isa<FloatType>(element)
+                       ? Attribute(builder.getFloatAttr(element, value))
+                       : Attribute(builder.getIntegerAttr(
+                             element, static_cast<int64_t>(value)));
+  return builder.create<ConstantOp>(loc, DenseElementsAttr::get(tensor, attr));
 }
 
 //===----------------------------------------------------------------------===//

@@ -46,7 +46,7 @@ inline constexpr llvm::StringLiteral kRecomputeAttrName = "kiln.recompute";
 /// when `every` is 0.
 void splitLoopsForCheckpointing(Block &block, unsigned every);
 
-/// A float tensor of `type` filled with `value`.
+/// A tensor of `type` filled with `value` (truncated for integer types).
 Value buildSplat(OpBuilder &builder, Location loc, Type type, double value);
 
 //===----------------------------------------------------------------------===//

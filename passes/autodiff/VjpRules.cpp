@@ -866,6 +866,35 @@ static LogicalResult vjpGather(GatherOp op, VjpContext &context) {
   return success();
 }
 
+/// The values' cotangent goes back to where each value came from: the
+/// element at coordinates c gets g at c with the sorted dim's coordinate
+/// replaced by the index, one kiln.scatter_add of every element at its
+/// flat source position (the indices are a permutation per slice, so no
+/// position receives two). The indices carry no gradient.
+static LogicalResult vjpSort(SortOp op, VjpContext &context) {
+  Value g = context.getResultAdjoint(0);
+  if (!g || !context.needsGradient(0))
+    return success();
+  RuleBuilder r(context);
+  RankedTensorType type = op.getOperand().getType();
+  int64_t dim = static_cast<int64_t>(op.getDim());
+  int64_t count = type.getNumElements(), stride = 1;
+  for (int64_t d = type.getRank() - 1; d > dim; --d)
+    stride *= type.getDimSize(d);
+  auto indexType = RankedTensorType::get(type.getShape(), r.b.getI64Type());
+  auto flatIndexType = RankedTensorType::get({count}, r.b.getI64Type());
+  Value flat = r.reshape(indexType, r.b.create<IotaOp>(r.loc, flatIndexType, 0));
+  Value along = r.b.create<IotaOp>(r.loc, indexType, dim);
+  Value source = r.add(
+      flat, r.mul(r.sub(op.getIndices(), along), r.splatLike(flat, stride)));
+  auto flatType = RankedTensorType::get({count}, type.getElementType());
+  Value scattered = r.b.create<ScatterAddOp>(
+      r.loc, r.zeros(flatType), r.reshape(flatIndexType, source),
+      r.reshape(flatType, g));
+  context.addGradient(0, r.reshape(type, scattered));
+  return success();
+}
+
 /// The table's rows pass g through; each update row gets the row of g it
 /// was added into.
 static LogicalResult vjpScatterAdd(ScatterAddOp op, VjpContext &context) {
@@ -1070,6 +1099,7 @@ public:
     rule<RemOp, vjpRem>();
     rule<SelectOp, vjpSelect>();
     rule<CastOp, vjpCast>();
+    rule<SortOp, vjpSort>();
     // Shapes.
     rule<BroadcastInDimOp, vjpBroadcastInDim>();
     rule<ReshapeOp, vjpReshape>();

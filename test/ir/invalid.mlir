@@ -208,6 +208,22 @@ func.func @cast_shape(%a: tensor<4xf32>) {
 
 // -----
 
+func.func @sort_dim(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{'kiln.sort' op dimension 2 is out of range for operand of rank 2}}
+  %v, %i = kiln.sort %a, dim = 2 : tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @sort_i1(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'kiln.sort' op operand #0 must be statically shaped tensor of}}
+  %v, %i = kiln.sort %a, dim = 0 : tensor<4xi1>
+  return
+}
+
+// -----
+
 func.func @bitcast_width(%a: tensor<4xf32>) {
   // expected-error @+1 {{'kiln.bitcast' op element types 'f32' and 'i64' differ in bit width}}
   %0 = kiln.bitcast %a : tensor<4xf32> to tensor<4xi64>

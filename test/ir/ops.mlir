@@ -174,6 +174,17 @@ func.func @select(%p: tensor<2x3xi1>, %a: tensor<2x3xf32>, %b: tensor<2x3xf32>, 
 
 // -----
 
+// CHECK-LABEL: func.func @sort
+// CHECK: %{{.+}}, %{{.+}} = kiln.sort %{{.+}}, dim = 1 : tensor<3x4xf32>
+// CHECK: %{{.+}}, %{{.+}} = kiln.sort %{{.+}}, dim = 0 descending : tensor<3x4xf32>
+// GENERIC-LABEL: sym_name = "sort"
+// GENERIC: "kiln.sort"(%{{.+}}) <{dim = 1 : i64}> : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)
+func.func @sort(%x: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf32>) {
+  %v, %i = kiln.sort %x, dim = 1 : tensor<3x4xf32>
+  %w, %j = kiln.sort %x, dim = 0 descending : tensor<3x4xf32>
+  return %v, %i, %w : tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf32>
+}
+
 // CHECK-LABEL: func.func @bitcast
 // CHECK: kiln.bitcast %{{.+}} : tensor<4xf32> to tensor<4xi32>
 // CHECK: kiln.bitcast %{{.+}} : tensor<4xi32> to tensor<4xui32>

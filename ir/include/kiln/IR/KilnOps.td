@@ -885,6 +885,39 @@ def Kiln_ArgMinOp : Kiln_ArgReduceOp<"argmin"> {
   }];
 }
 
+def Kiln_SortOp : Kiln_Op<"sort", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Stable sort along one dimension, with the permutation";
+  let description = [{
+    Sorts every slice along `dim` into ascending order (descending with
+    `descending`) and returns the sorted values and, as i64, the index
+    along `dim` each came from. The sort is stable: equal elements keep
+    their order, so ties give the lower index first in both directions.
+    Floats order NaN above +inf (as kiln.argmax counts it the largest, and
+    numpy.sort puts it last) and -0.0 equal to +0.0; ui8 ... ui64 compare
+    unsigned. The results have the operand's shape (values with its type);
+    `dim` is an operand dimension.
+
+    Backends run it as a bitonic sorting network of kiln ops
+    (`kiln-decompose-sort`): O(n log^2 n) compare-exchanges per slice, no
+    data-dependent control flow. Gradient (`kiln-grad`): the values'
+    cotangent goes back to the positions the indices name; the indices
+    carry none.
+
+    ```mlir
+    // values [3, 2, 2, 1], indices [2, 1, 3, 0]
+    %v, %i = kiln.sort %x, dim = 0 descending : tensor<4xf32>  // %x = [1, 2, 3, 2]
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$operand, I64Attr:$dim,
+                       UnitAttr:$descending);
+  let results = (outs Kiln_NumericTensor:$values, Kiln_I64Tensor:$indices);
+  let assemblyFormat = [{
+    $operand `,` `dim` `=` $dim (`descending` $descending^)? attr-dict `:`
+    type($operand)
+  }];
+  let hasVerifier = 1;
+}
+
 def Kiln_CumsumOp : Kiln_Op<"cumsum", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Running sum along one dimension";

@@ -103,4 +103,23 @@ def DecomposeAttention : Pass<"kiln-decompose-attention"> {
   let dependentDialects = ["mlir::kiln::KilnDialect"];
 }
 
+def DecomposeSort : Pass<"kiln-decompose-sort"> {
+  let summary = "Rewrite kiln.sort into a bitonic sorting network of kiln ops";
+  let description = [{
+    Replaces each kiln.sort by a bitonic sorting network over the sorted
+    dim padded to a power of two P: log2(P) (log2(P) + 1) / 2 stages, each
+    a compare-exchange of every element with its partner (a gather at
+    constant positions, compares and selects). The elements are ordered by
+    (padding last, value, original index), a total order, so the network's
+    result is the stable sort the op defines, NaN and ties included. No
+    control flow depends on the data, so every backend runs it as it runs
+    other kiln ops.
+
+    ```
+    kiln-opt --kiln-decompose-sort model.mlir
+    ```
+  }];
+  let dependentDialects = ["mlir::kiln::KilnDialect"];
+}
+
 #endif // KILN_FUSION_PASSES_TD
