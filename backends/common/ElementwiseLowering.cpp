@@ -162,18 +162,29 @@ struct DivPattern : ElementwisePattern<DivOp, DivPattern> {
                       DivOp) {
     if (isa<FloatType>(type))
       return b.create<arith::DivFOp>(loc, args);
-    // Unsigned division has no overflowing quotient.
-    if (type.isUnsignedInteger())
-      return b.create<arith::DivUIOp>(loc, args);
+    // A zero divisor (and, signed, -1, whose quotient of INT_MIN
+    // overflows) is replaced by 1 before the division, which then cannot
+    // trap, and the defined result selected afterwards: all ones (-1
+    // signed, the largest value unsigned) for x / 0, 0 - x for x / -1.
     Value lhs = args[0], rhs = args[1];
-    Value isMinusOne = b.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::eq, rhs, scalarConstant(b, loc, type, -1));
+    Value one = scalarConstant(b, loc, type, 1);
+    Value allOnes = scalarConstant(b, loc, type, -1);
+    Value isZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rhs,
+                                           scalarConstant(b, loc, type, 0));
+    if (type.isUnsignedInteger()) {
+      Value divisor = b.create<arith::SelectOp>(loc, isZero, one, rhs);
+      Value quotient = b.create<arith::DivUIOp>(loc, lhs, divisor);
+      return b.create<arith::SelectOp>(loc, isZero, allOnes, quotient);
+    }
+    Value isMinusOne = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                               rhs, allOnes);
     Value divisor = b.create<arith::SelectOp>(
-        loc, isMinusOne, scalarConstant(b, loc, type, 1), rhs);
+        loc, b.create<arith::OrIOp>(loc, isZero, isMinusOne), one, rhs);
     Value quotient = b.create<arith::DivSIOp>(loc, lhs, divisor);
     Value negated =
         b.create<arith::SubIOp>(loc, scalarConstant(b, loc, type, 0), lhs);
-    return b.create<arith::SelectOp>(loc, isMinusOne, negated, quotient);
+    quotient = b.create<arith::SelectOp>(loc, isMinusOne, negated, quotient);
+    return b.create<arith::SelectOp>(loc, isZero, allOnes, quotient);
   }
 };
 

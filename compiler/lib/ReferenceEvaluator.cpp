@@ -160,8 +160,11 @@ static bool isUnsignedKind(ElementKind kind) {
 
 
 /// kiln.div on integers of `kind`: unsigned types divide as unsigned, signed
-/// ones truncate (truncatingDiv). The caller has ruled out a zero divisor.
+/// ones truncate (truncatingDiv); x / 0 is all ones (-1, which wrapToInt
+/// makes the largest unsigned value).
 static int64_t intDiv(ElementKind kind, int64_t a, int64_t b) {
+  if (b == 0)
+    return -1;
   if (isUnsignedKind(kind))
     return static_cast<int64_t>(static_cast<uint64_t>(a) /
                                 static_cast<uint64_t>(b));
@@ -487,8 +490,6 @@ static HostTensor mapBinary(const HostTensor &lhs, const HostTensor &rhs,
 
 static llvm::Expected<HostTensor>
 evaluateDiv(DivOp op, const HostTensor &lhs, const HostTensor &rhs) {
-  if (!lhs.isFloat() && llvm::is_contained(rhs.i, 0))
-    return opError(op, "division by zero");
   ElementKind kind = lhs.kind();
   return mapBinary(
       lhs, rhs, [](double a, double b) { return a / b; },

@@ -282,15 +282,18 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   if (isNumericSplat(adaptor.getRhs(), 1))
     return getLhs();
+  // Any integer divided by zero is all ones (KilnOps.td).
+  if (isIntSplat(adaptor.getRhs(), 0))
+    return DenseElementsAttr::get(
+        getType(), APInt::getAllOnes(getType().getElementTypeBitWidth()));
   bool isUnsigned = isUnsignedElement(getType());
   return foldBinary(
       adaptor.getOperands(), getType(),
       [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        // Division by zero has no defined result; leave it to the runtime
-        // rather than invent one. INT_MIN / -1 wraps to INT_MIN, which is
-        // what APInt's sdiv gives.
+        // x / 0 is all ones (KilnOps.td). INT_MIN / -1 wraps to INT_MIN,
+        // which is what APInt's sdiv gives.
         if (b.isZero())
-          return std::nullopt;
+          return APInt::getAllOnes(a.getBitWidth());
         return isUnsigned ? a.udiv(b) : a.sdiv(b);
       },
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {

@@ -51,18 +51,22 @@ func.func @float_binary(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>,
 // -----
 
 // Integer division is signed (rounds toward zero), max/min are signed.
-// A divisor of -1 gives 0 - lhs, so INT_MIN / -1 wraps instead of
-// reaching divsi, where it is undefined.
+// Divisors of 0 and -1 are replaced by 1 before divsi, where they are
+// undefined (they trap on x86); -1 then gives 0 - lhs, so INT_MIN / -1
+// wraps, and 0 gives -1 (all ones).
 // CHECK-LABEL: func.func @int_binary
 // CHECK: arith.addi %{{.+}}, %{{.+}} : i32
 // CHECK: arith.subi %{{.+}}, %{{.+}} : i32
 // CHECK: arith.muli %{{.+}}, %{{.+}} : i32
 // CHECK: ^bb0(%[[LHS:.+]]: i32, %[[RHS:.+]]: i32, %{{.+}}: i32):
+// CHECK: %[[ZERO:.+]] = arith.cmpi eq, %[[RHS]], %c0_i32 : i32
 // CHECK: %[[MINUS1:.+]] = arith.cmpi eq, %[[RHS]], %c-1_i32 : i32
-// CHECK: %[[DIVISOR:.+]] = arith.select %[[MINUS1]], %c1_i32, %[[RHS]] : i32
+// CHECK: %[[EITHER:.+]] = arith.ori %[[ZERO]], %[[MINUS1]] : i1
+// CHECK: %[[DIVISOR:.+]] = arith.select %[[EITHER]], %c1_i32, %[[RHS]] : i32
 // CHECK: %[[Q:.+]] = arith.divsi %[[LHS]], %[[DIVISOR]] : i32
-// CHECK: %[[NEG:.+]] = arith.subi %c0_i32, %[[LHS]] : i32
-// CHECK: %[[R:.+]] = arith.select %[[MINUS1]], %[[NEG]], %[[Q]] : i32
+// CHECK: %[[NEG:.+]] = arith.subi %{{.+}}, %[[LHS]] : i32
+// CHECK: %[[W:.+]] = arith.select %[[MINUS1]], %[[NEG]], %[[Q]] : i32
+// CHECK: %[[R:.+]] = arith.select %[[ZERO]], %c-1_i32, %[[W]] : i32
 // CHECK: linalg.yield %[[R]] : i32
 // CHECK: arith.maxsi %{{.+}}, %{{.+}} : i32
 // CHECK: arith.minsi %{{.+}}, %{{.+}} : i32

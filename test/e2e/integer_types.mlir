@@ -2,8 +2,8 @@
 // [-8, 8] wrapped to the type, so unsigned inputs are 0 ... 8 or among the
 // type's eight largest values, where unsigned and signed semantics differ
 // (division, remainder, order, conversion to float, right shifts).
-// Divisors are made odd (`or 1`) where division by zero would be undefined;
-// rem defines a zero divisor (rem(x, 0) is x) and keeps it.
+// Divisors are made odd (`or 1`) in the first functions; the last one
+// divides by anything, zero included (x / 0 is all ones, rem(x, 0) is x).
 //
 // RUN: kiln-opt %s | kiln-opt -o /dev/null
 // RUN: kiln-compile %s -o %t.kmod
@@ -117,4 +117,22 @@ func.func @reductions_ui8(%a: tensor<4x6xui8>, %p: tensor<1x2x5x5xui16>) -> (ten
   %arg = kiln.argmax %a, dim = 1 : tensor<4x6xui8>
   %pool = kiln.reduce_window %p, kind = max, window = [1, 1, 3, 3], strides = [1, 1, 2, 2], padding_low = [0, 0, 0, 0], padding_high = [0, 0, 0, 0], dilations = [1, 1, 1, 1] : tensor<1x2x5x5xui16>
   return %max, %sum, %arg, %pool : tensor<4xui8>, tensor<4xui8>, tensor<4xi64>, tensor<1x2x2x2xui16>
+}
+
+// Division by divisors that include 0 and -1 (the harness draws [-8, 8]):
+// x / 0 is all ones (-1, or the largest unsigned value), INT_MIN / -1
+// wraps, and nothing traps. The constant column puts INT_MIN / -1 and
+// x / 0 in every call.
+// CHECK: divide_by_anything(arg0: i8[17], arg1: i8[17], arg2: i32[17], arg3: i32[17], arg4: ui16[17], arg5: ui16[17], arg6: i64[4]) -> (out0: i8[17], out1: i32[17], out2: ui16[17], out3: i64[4], out4: i32[17])
+func.func @divide_by_anything(%a: tensor<17xi8>, %b: tensor<17xi8>, %c: tensor<17xi32>, %d: tensor<17xi32>, %e: tensor<17xui16>, %f: tensor<17xui16>, %g: tensor<4xi64>) -> (tensor<17xi8>, tensor<17xi32>, tensor<17xui16>, tensor<4xi64>, tensor<17xi32>) {
+  %q8 = kiln.div %a, %b : tensor<17xi8>
+  %q32 = kiln.div %c, %d : tensor<17xi32>
+  %qu = kiln.div %e, %f : tensor<17xui16>
+  %edge = kiln.constant dense<[-9223372036854775808, 5, -5, 0]> : tensor<4xi64>
+  %by = kiln.constant dense<[-1, 0, 0, 0]> : tensor<4xi64>
+  %e1 = kiln.add %edge, %g : tensor<4xi64>
+  %e2 = kiln.sub %e1, %g : tensor<4xi64>
+  %q64 = kiln.div %e2, %by : tensor<4xi64>
+  %r32 = kiln.rem %c, %d : tensor<17xi32>
+  return %q8, %q32, %qu, %q64, %r32 : tensor<17xi8>, tensor<17xi32>, tensor<17xui16>, tensor<4xi64>, tensor<17xi32>
 }

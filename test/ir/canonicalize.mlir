@@ -116,23 +116,24 @@ func.func @fold_rank0_i64() -> tensor<i64> {
 
 // -----
 
-// Integer division by zero has no defined result: the ops stay, even when
-// the other elements could fold.
-// CHECK-LABEL: func.func @no_fold_int_div_by_zero
-// CHECK-SAME: (%[[X:.+]]: tensor<2xi32>)
-// CHECK-DAG: %[[NUM:.+]] = kiln.constant dense<[6, 1]> : tensor<2xi32>
-// CHECK-DAG: %[[DEN:.+]] = kiln.constant dense<[3, 0]> : tensor<2xi32>
-// CHECK-DAG: %[[ZERO:.+]] = kiln.constant dense<0> : tensor<2xi32>
-// CHECK: %[[D0:.+]] = kiln.div %[[NUM]], %[[DEN]] : tensor<2xi32>
-// CHECK: %[[D1:.+]] = kiln.div %[[X]], %[[ZERO]] : tensor<2xi32>
-// CHECK: return %[[D0]], %[[D1]]
-func.func @no_fold_int_div_by_zero(%x: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>) {
+// Integer division by zero is all ones (-1 signed, the largest value
+// unsigned), whatever the dividend: constants fold elementwise, and a
+// division of anything by a zero splat folds to that splat.
+// CHECK-LABEL: func.func @fold_int_div_by_zero
+// CHECK-DAG: %[[Q:.+]] = kiln.constant dense<[2, -1]> : tensor<2xi32>
+// CHECK-DAG: %[[ONES:.+]] = kiln.constant dense<-1> : tensor<2xi32>
+// CHECK-DAG: %[[MAX:.+]] = kiln.constant dense<255> : tensor<3xui8>
+// CHECK-NOT: kiln.div
+// CHECK: return %[[Q]], %[[ONES]], %[[MAX]]
+func.func @fold_int_div_by_zero(%x: tensor<2xi32>, %u: tensor<3xui8>) -> (tensor<2xi32>, tensor<2xi32>, tensor<3xui8>) {
   %num = kiln.constant dense<[6, 1]> : tensor<2xi32>
   %den = kiln.constant dense<[3, 0]> : tensor<2xi32>
   %zero = kiln.constant dense<0> : tensor<2xi32>
+  %uzero = kiln.constant dense<0> : tensor<3xui8>
   %0 = kiln.div %num, %den : tensor<2xi32>
   %1 = kiln.div %x, %zero : tensor<2xi32>
-  return %0, %1 : tensor<2xi32>, tensor<2xi32>
+  %2 = kiln.div %u, %uzero : tensor<3xui8>
+  return %0, %1, %2 : tensor<2xi32>, tensor<2xi32>, tensor<3xui8>
 }
 
 // -----

@@ -1596,34 +1596,44 @@ TEST_F(ReferenceEvaluatorTest, WrongInputShapeOrDtypeIsAnError) {
       << storage;
 }
 
-TEST_F(ReferenceEvaluatorTest, IntegerDivisionByZeroIsAnError) {
+TEST_F(ReferenceEvaluatorTest, IntegerDivisionByZeroIsAllOnes) {
   const char *source = R"mlir(
-    func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32> {
-      %q = kiln.div %a, %b : tensor<2xi32>
-      func.return %q : tensor<2xi32>
+    func.func @main(%a: tensor<3xi32>, %b: tensor<3xi32>, %c: tensor<2xui8>,
+                    %d: tensor<2xui8>) -> (tensor<3xi32>, tensor<2xui8>) {
+      %q = kiln.div %a, %b : tensor<3xi32>
+      %r = kiln.div %c, %d : tensor<2xui8>
+      func.return %q, %r : tensor<3xi32>, tensor<2xui8>
     }
   )mlir";
-  std::string error = runError(source, {ints(b.getI32Type(), {2}, {1, 2}),
-                                        ints(b.getI32Type(), {2}, {1, 0})});
-  EXPECT_EQ(error, "division by zero in kiln.div at test.mlir:3:12");
+  Type u8 = IntegerType::get(&context, 8, IntegerType::Unsigned);
+  std::vector<HostTensor> results =
+      run(source, {ints(b.getI32Type(), {3}, {7, -7, 0}),
+                   ints(b.getI32Type(), {3}, {0, 0, 0}),
+                   ints(u8, {2}, {200, 9}), ints(u8, {2}, {0, 2})});
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].i, (std::vector<int64_t>{-1, -1, -1}));
+  EXPECT_EQ(results[1].i, (std::vector<int64_t>{255, 4}));
 }
 
 TEST_F(ReferenceEvaluatorTest, ErrorsInsideLoopsNameTheIteration) {
+  // Reading row i of a stack with room for 2 fails in iteration 2.
   const char *source = R"mlir(
     func.func @main(%x: tensor<i32>) -> tensor<i32> {
       %r = kiln.for 5 iterations (%x) : (tensor<i32>) {
       ^bb0(%i: tensor<i64>, %acc: tensor<i32>):
-        %n = kiln.cast %i : tensor<i64> to tensor<i32>
-        %two = kiln.constant dense<2> : tensor<i32>
-        %d = kiln.sub %two, %n : tensor<i32>
-        %q = kiln.div %acc, %d : tensor<i32>
+        %two = kiln.constant dense<2> : tensor<i64>
+        %s = kiln.stack_empty : tensor<?xi32>
+        %t = kiln.stack_reserve %s, %two : tensor<?xi32>
+        %v = kiln.stack_read %t[%i] : tensor<?xi32> -> tensor<i32>
+        %q = kiln.add %acc, %v : tensor<i32>
         kiln.yield %q : tensor<i32>
       }
       func.return %r : tensor<i32>
     }
   )mlir";
   std::string error = runError(source, {ints(b.getI32Type(), {}, {100})});
-  EXPECT_EQ(error, "division by zero in kiln.div at test.mlir:8:14\n"
+  EXPECT_EQ(error, "reads row 2 of a stack with capacity 2 in kiln.stack_read "
+                   "at test.mlir:8:14\n"
                    "  in iteration 2 of the body of kiln.for at "
                    "test.mlir:3:12");
 }

@@ -355,20 +355,27 @@ TEST_F(SpmdEvaluatorTest, RanksThatDisagreeOnACollectiveFailEveryRank) {
 }
 
 TEST_F(SpmdEvaluatorTest, FailureOnOneRankIsReportedFirst) {
+  // Each rank reads row 1 of a stack with room for %n rows: rank 1's
+  // holds one.
   std::string source = R"(
-    func.func @main(%x: tensor<2xi32>, %d: tensor<2xi32>) -> tensor<2xi32> {
-      %q = kiln.div %x, %d : tensor<2xi32>
-      %s = kiln.all_reduce %q, kind = sum, groups = [[0, 1, 2]] : tensor<2xi32>
-      return %s : tensor<2xi32>
+    func.func @main(%x: tensor<2xi32>, %n: tensor<i64>) -> tensor<2xi32> {
+      %s = kiln.stack_empty : tensor<?x2xi32>
+      %t = kiln.stack_reserve %s, %n : tensor<?x2xi32>
+      %one = kiln.constant dense<1> : tensor<i64>
+      %u = kiln.stack_push %t[%one], %x : tensor<?x2xi32>, tensor<2xi32>
+      %q = kiln.stack_read %u[%one] : tensor<?x2xi32> -> tensor<2xi32>
+      %s2 = kiln.all_reduce %q, kind = sum, groups = [[0, 1, 2]] : tensor<2xi32>
+      return %s2 : tensor<2xi32>
     })";
   HostTensor x = ints({2}, {6, 8});
-  std::string message =
-      runError(source, {{x, ints({2}, {1, 2})},
-                        {x, ints({2}, {0, 2})},
-                        {x, ints({2}, {3, 2})}});
-  EXPECT_EQ(message.find("rank 1: division by zero in kiln.div"), 0u)
+  auto rows = [&](int64_t n) { return HostTensor::fromInts(
+      IntegerType::get(&context, 64), {}, {n}); };
+  std::string message = runError(source, {{x, rows(2)}, {x, rows(1)},
+                                          {x, rows(3)}});
+  EXPECT_EQ(message.find("rank 1: pushes row 1 onto a stack with capacity 1"),
+            0u)
       << message;
-  EXPECT_NE(message.find("rank 0: rank 1 failed (division by zero"),
+  EXPECT_NE(message.find("rank 0: rank 1 failed (pushes row 1"),
             std::string::npos)
       << message;
 }

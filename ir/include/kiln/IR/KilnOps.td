@@ -126,10 +126,11 @@ def Kiln_DivOp : Kiln_BinaryOp<"div", Kiln_NumericTensor> {
     divided by -1, wraps around to the most negative value (it is
     `0 - lhs`). Unsigned integers (ui8 ... ui64) divide as unsigned
     (200 / 3 is 66 in ui8, where the same bits as i8 give -18).
-    Division by zero has no defined result: the reference evaluator
-    reports it as an error, the folder leaves the op alone, and compiled
-    code may trap (x86) or produce any value. Divide by `|d| + 1` or guard
-    the divisor with `kiln.select` where zero can occur.
+    Integer division by zero is defined, as XLA defines it, so that no
+    program can trap and kill its host process: x / 0 is -1 for the signed
+    types and all ones (the largest value) for the unsigned ones, whatever
+    x is. The folder, the lowering and the reference evaluator all give
+    this value.
   }];
 }
 def Kiln_MaxOp : Kiln_BinaryOp<"max", Kiln_NumericTensor, [Commutative]> {
