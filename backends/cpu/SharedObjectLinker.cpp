@@ -12,6 +12,13 @@
 // for `__kmpc_*` (parallel loops), the latter with an rpath since it lives
 // in LLVM's library directory.
 //
+// kiln's archives live in lib/kiln/ beside the program or library that
+// holds this code (bin/../lib/kiln/ of an install or of the build tree),
+// as the runtime's communicator plug-ins do; KILN_SUPPORT_DIR names another
+// directory. Only code that lives in the build tree itself (tests, the
+// Python package of the build) also looks in the build tree's lib/kiln/:
+// an installed kiln never reads its build tree.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Cpu.h"
@@ -19,10 +26,14 @@
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
 
 #ifndef KILN_HOST_CC
 #define KILN_HOST_CC "cc"
@@ -40,15 +51,67 @@ struct TempFile {
   }
 };
 
+/// The file of the program or shared library this code is linked into
+/// (the backends are a static library, so whoever linked them), with links
+/// resolved; empty where the loader cannot say.
+std::string linkedObjectPath() {
+  Dl_info info;
+  struct link_map *map = nullptr;
+  if (!dladdr1(reinterpret_cast<void *>(&linkedObjectPath), &info,
+               reinterpret_cast<void **>(&map), RTLD_DL_LINKMAP))
+    return "";
+  llvm::SmallString<256> path;
+  if (map && map->l_name && *map->l_name) {
+    path = map->l_name;
+  } else {
+    // The main program's link map has no name.
+    char buffer[4096];
+    ssize_t length = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+    if (length <= 0)
+      return "";
+    path.assign(buffer, buffer + length);
+  }
+  llvm::SmallString<256> resolved;
+  if (llvm::sys::fs::real_path(path, resolved))
+    return std::string(path);
+  return std::string(resolved);
+}
+
+/// Where kiln's archive `file` is: KILN_SUPPORT_DIR, lib/kiln/ beside the
+/// linked object's directory, or, for code of the build tree, the build
+/// tree's lib/kiln/. Empty (with `searched` listing the places) where it
+/// is in none.
+std::string findSupportArchive(llvm::StringRef file, std::string &searched) {
+  std::vector<std::string> candidates;
+  if (const char *dir = std::getenv("KILN_SUPPORT_DIR"); dir && *dir)
+    candidates.push_back((llvm::Twine(dir) + "/" + file).str());
+  std::string object = linkedObjectPath();
+  llvm::StringRef objectDir = llvm::sys::path::parent_path(object);
+  if (!objectDir.empty())
+    candidates.push_back((objectDir + "/../lib/kiln/" + file).str());
+#ifdef KILN_BUILD_ROOT
+  if (llvm::StringRef(object).starts_with(KILN_BUILD_ROOT "/"))
+    candidates.push_back((llvm::Twine(KILN_BUILD_ROOT "/lib/kiln/") + file).str());
+#endif
+  for (const std::string &candidate : candidates) {
+    if (llvm::sys::fs::exists(candidate))
+      return candidate;
+    searched += (searched.empty() ? "" : ", ") + candidate;
+  }
+  return "";
+}
+
 /// The libraries (as linker arguments) that the undefined symbols of
-/// `object` call for.
-std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
+/// `object` call for; fails (with `error` set) where one of kiln's own
+/// archives is not found.
+std::optional<std::vector<std::string>>
+librariesFor(llvm::ArrayRef<char> object, std::string &error) {
   bool dnnl = false, dnnlSupport = false, attention = false, openmp = false;
   auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
       llvm::StringRef(object.data(), object.size()), "kiln"));
   if (!file) {
     llvm::consumeError(file.takeError());
-    return {};
+    return std::vector<std::string>{};
   }
   for (const llvm::object::SymbolRef &symbol : (*file)->symbols()) {
     llvm::Expected<uint32_t> flags = symbol.getFlags();
@@ -68,14 +131,26 @@ std::vector<std::string> librariesFor(llvm::ArrayRef<char> object) {
     openmp |= name->starts_with("__kmpc_") || name->starts_with("omp_");
   }
   std::vector<std::string> libraries;
+  auto archive = [&](llvm::StringRef file) {
+    std::string searched;
+    std::string path = findSupportArchive(file, searched);
+    if (path.empty())
+      error = ("kiln's archive " + file +
+               " is not installed where this kiln looks for it (" + searched +
+               "); reinstall kiln or set KILN_SUPPORT_DIR")
+                  .str();
+    else
+      libraries.push_back(path);
+    return !path.empty();
+  };
 #ifdef KILN_ATTENTION_LIBRARY
-  if (attention)
-    libraries.push_back(KILN_ATTENTION_LIBRARY);
+  if (attention && !archive(KILN_ATTENTION_LIBRARY))
+    return std::nullopt;
 #endif
 #ifdef KILN_DNNL_SUPPORT_LIBRARY
   // The archive goes before -ldnnl, whose symbols it calls.
-  if (dnnlSupport)
-    libraries.push_back(KILN_DNNL_SUPPORT_LIBRARY);
+  if (dnnlSupport && !archive(KILN_DNNL_SUPPORT_LIBRARY))
+    return std::nullopt;
 #endif
   if (dnnl || dnnlSupport)
     libraries.push_back("-ldnnl");
@@ -124,8 +199,11 @@ bool kiln::linkSharedObject(llvm::ArrayRef<char> object,
   llvm::SmallVector<llvm::StringRef> args{
       driver, "-shared", "-nostartfiles", "-o", sharedFile.path,
       objectFile.path};
-  std::vector<std::string> libraries = librariesFor(object);
-  for (const std::string &library : libraries)
+  std::optional<std::vector<std::string>> libraries =
+      librariesFor(object, error);
+  if (!libraries)
+    return false;
+  for (const std::string &library : *libraries)
     args.push_back(library);
   args.push_back("-lm");
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logFile.path,

@@ -182,11 +182,13 @@ std::vector<std::string> pluginCandidates(const char *file) {
   size_t slash = object.rfind('/');
   if (slash != std::string::npos)
     candidates.push_back(object.substr(0, slash) + "/../lib/kiln/" + file);
-#ifdef KILN_COMM_PLUGIN_BUILD_DIR
+#if defined(KILN_COMM_PLUGIN_BUILD_DIR) && defined(KILN_BUILD_ROOT)
   // Programs of the build tree outside its bin/ (tests, examples) find the
-  // plug-in where this build put it.
+  // plug-in where this build put it. A program outside the build tree (an
+  // installed one) never looks there.
   std::string built = std::string(KILN_COMM_PLUGIN_BUILD_DIR) + "/" + file;
-  if (candidates.empty() || candidates.front() != built)
+  bool inBuildTree = object.rfind(KILN_BUILD_ROOT "/", 0) == 0;
+  if (inBuildTree && (candidates.empty() || candidates.front() != built))
     candidates.push_back(built);
 #endif
   return candidates;
