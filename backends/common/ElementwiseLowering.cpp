@@ -528,32 +528,24 @@ static Value castScalar(OpBuilder &b, Location loc, Value value, Type to) {
   return b.create<arith::TruncIOp>(loc, to, value);
 }
 
-struct CastPattern : OpRewritePattern<CastOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CastOp op,
-                                PatternRewriter &rewriter) const override {
-    Type to = op.getType().getElementType();
-    rewriter.replaceOp(
-        op, buildElementwise(rewriter, op.getLoc(), op.getType(),
-                             op.getOperand(),
-                             [&](OpBuilder &b, Location loc, ValueRange args) {
-                               return castScalar(b, loc, args[0], to);
-                             }));
-    return success();
-  }
-};
+static Value bitcastScalar(OpBuilder &b, Location loc, Value value,
+                           Type to) {
+  return b.create<arith::BitcastOp>(loc, to, value);
+}
 
-struct BitcastPattern : OpRewritePattern<BitcastOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(BitcastOp op,
+/// kiln.cast and kiln.bitcast: each element converted to the result's
+/// element type by `convert`.
+template <typename Op, Value (*convert)(OpBuilder &, Location, Value, Type)>
+struct ConversionPattern : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
                                 PatternRewriter &rewriter) const override {
     Type to = op.getType().getElementType();
     rewriter.replaceOp(
         op, buildElementwise(rewriter, op.getLoc(), op.getType(),
                              op.getOperand(),
                              [&](OpBuilder &b, Location loc, ValueRange args) {
-                               return b.create<arith::BitcastOp>(loc, to,
-                                                                 args[0]);
+                               return convert(b, loc, args[0], to);
                              }));
     return success();
   }
@@ -621,5 +613,7 @@ void kiln::populateElementwiseLowerings(RewritePatternSet &patterns) {
                ShiftPattern<ShiftLeftOp>, ShiftPattern<ShiftRightOp>,
                NegPattern, AbsPattern,
                ReluPattern, RsqrtPattern, SigmoidPattern, ComparePattern,
-               CastPattern, BitcastPattern, SelectPattern>(patterns.getContext());
+               ConversionPattern<CastOp, castScalar>,
+               ConversionPattern<BitcastOp, bitcastScalar>, SelectPattern>(
+      patterns.getContext());
 }

@@ -50,21 +50,14 @@ LogicalResult deformConvOp(NodeContext &ctx) {
   if (std::optional<SmallVector<int64_t>> k = ctx.getInts("kernel_shape");
       k && *k != kernel)
     return ctx.fail("kernel_shape does not match W's spatial dims");
-  SmallVector<int64_t> strides =
-      ctx.getInts("strides").value_or(SmallVector<int64_t>(r, 1));
-  SmallVector<int64_t> dilations =
-      ctx.getInts("dilations").value_or(SmallVector<int64_t>(r, 1));
-  SmallVector<int64_t> pads =
-      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * r, 0));
-  if (strides.size() != size_t(r) || dilations.size() != size_t(r) ||
-      pads.size() != size_t(2 * r))
-    return ctx.fail("strides, dilations and pads must have one entry (two "
-                    "for pads) per spatial dim");
+  FailureOr<StridedWindow> window = readStridedWindow(ctx, r);
+  if (failed(window))
+    return failure();
+  ArrayRef<int64_t> strides = window->strides, dilations = window->dilations;
+  ArrayRef<int64_t> pads = window->lo;
   SmallVector<int64_t> out;
   for (int64_t i = 0; i < r; ++i) {
-    if (strides[i] < 1 || dilations[i] < 1)
-      return ctx.fail("strides and dilations must be positive");
-    int64_t span = xShape[2 + i] + pads[i] + pads[r + i] -
+    int64_t span = xShape[2 + i] + pads[i] + window->hi[i] -
                    ((kernel[i] - 1) * dilations[i] + 1);
     if (span < 0 || xShape[2 + i] < 1)
       return ctx.fail("the kernel is larger than the padded input");

@@ -93,6 +93,15 @@ private:
 mlir::FailureOr<int64_t> elementsAxis(NodeContext &ctx, mlir::Value data,
                                       mlir::Value indices);
 
+/// strides and dilations (1 by default) and the low and high pads (0 by
+/// default) of a windowed op with `n` spatial dims, checked for length and
+/// sign; failure with the error reported. Defined with the convolutions
+/// (NNOps.cpp).
+struct StridedWindow {
+  llvm::SmallVector<int64_t> strides, dilations, lo, hi;
+};
+mlir::FailureOr<StridedWindow> readStridedWindow(NodeContext &ctx, int64_t n);
+
 void registerElementwiseOps(OpTable &table);
 void registerShapeOps(OpTable &table);
 void registerReductionOps(OpTable &table);

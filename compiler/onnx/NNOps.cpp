@@ -33,11 +33,32 @@ using namespace mlir::kiln;
 
 namespace kiln {
 namespace onnx_import {
+
+FailureOr<StridedWindow> readStridedWindow(NodeContext &ctx, int64_t n) {
+  StridedWindow w;
+  w.strides = ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
+  w.dilations = ctx.getInts("dilations").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> pads =
+      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (w.strides.size() != size_t(n) || w.dilations.size() != size_t(n) ||
+      pads.size() != size_t(2 * n))
+    return ctx.fail("strides, dilations and pads must have one entry (two "
+                    "for pads) per spatial dim");
+  for (int64_t i = 0; i < n; ++i)
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || pads[i] < 0 ||
+        pads[i + n] < 0)
+      return ctx.fail("strides and dilations must be positive and pads "
+                      "non-negative");
+  w.lo.assign(pads.begin(), pads.begin() + n);
+  w.hi.assign(pads.begin() + n, pads.end());
+  return w;
+}
+
 namespace {
 
 /// The window parameters of a Conv or pooling node, per spatial dim.
-struct Window {
-  SmallVector<int64_t> kernel, strides, dilations, lo, hi;
+struct Window : StridedWindow {
+  SmallVector<int64_t> kernel;
 };
 
 int64_t extent(int64_t k, int64_t d) { return (k - 1) * d + 1; }
@@ -49,25 +70,14 @@ FailureOr<Window> readWindow(NodeContext &ctx, ArrayRef<int64_t> in,
   size_t n = in.size();
   Window w;
   w.kernel = ctx.getInts("kernel_shape").value_or(SmallVector<int64_t>(kernel));
-  w.strides = ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
-  w.dilations = ctx.getInts("dilations").value_or(SmallVector<int64_t>(n, 1));
-  SmallVector<int64_t> pads =
-      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * n, 0));
-  if (w.kernel.size() != n || w.strides.size() != n ||
-      w.dilations.size() != n || pads.size() != 2 * n) {
-    (void)ctx.fail("kernel_shape, strides, dilations and pads must have one "
-                   "entry (two for pads) per spatial dim");
+  if (w.kernel.size() != n)
+    return ctx.fail("kernel_shape must have one entry per spatial dim");
+  if (llvm::any_of(w.kernel, [](int64_t k) { return k < 1; }))
+    return ctx.fail("kernel sizes must be positive");
+  FailureOr<StridedWindow> strided = readStridedWindow(ctx, n);
+  if (failed(strided))
     return failure();
-  }
-  for (size_t i = 0; i < n; ++i)
-    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 ||
-        pads[i] < 0 || pads[i + n] < 0) {
-      (void)ctx.fail("kernel sizes, strides and dilations must be positive "
-                     "and pads non-negative");
-      return failure();
-    }
-  w.lo.assign(pads.begin(), pads.begin() + n);
-  w.hi.assign(pads.begin() + n, pads.end());
+  static_cast<StridedWindow &>(w) = *strided;
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t i = 0; i < n; ++i) {
@@ -278,18 +288,16 @@ LogicalResult convTransposeOp(NodeContext &ctx) {
   if (std::optional<SmallVector<int64_t>> k = ctx.getInts("kernel_shape");
       k && *k != kernel)
     return ctx.fail("kernel_shape does not match W's spatial dims");
-  SmallVector<int64_t> strides =
-      ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
-  SmallVector<int64_t> dilations =
-      ctx.getInts("dilations").value_or(SmallVector<int64_t>(n, 1));
-  SmallVector<int64_t> pads =
-      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  FailureOr<StridedWindow> window = readStridedWindow(ctx, n);
+  if (failed(window))
+    return failure();
+  SmallVector<int64_t> strides = window->strides, dilations = window->dilations;
+  SmallVector<int64_t> pads(window->lo);
+  pads.append(window->hi);
   SmallVector<int64_t> outputPadding =
       ctx.getInts("output_padding").value_or(SmallVector<int64_t>(n, 0));
-  if (strides.size() != size_t(n) || dilations.size() != size_t(n) ||
-      pads.size() != size_t(2 * n) || outputPadding.size() != size_t(n))
-    return ctx.fail("strides, dilations, pads and output_padding must have "
-                    "one entry (two for pads) per spatial dim");
+  if (outputPadding.size() != size_t(n))
+    return ctx.fail("output_padding must have one entry per spatial dim");
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
   std::optional<SmallVector<int64_t>> outputShape = ctx.getInts("output_shape");
   if (outputShape && outputShape->size() == size_t(rank))
@@ -482,23 +490,16 @@ LogicalResult col2ImOp(NodeContext &ctx) {
   if (n == 0 || block->size() != size_t(n))
     return ctx.fail("image_shape and block_shape must have one entry per "
                     "spatial dim");
-  SmallVector<int64_t> strides =
-      ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
-  SmallVector<int64_t> dilations =
-      ctx.getInts("dilations").value_or(SmallVector<int64_t>(n, 1));
-  SmallVector<int64_t> pads =
-      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * n, 0));
-  if (strides.size() != size_t(n) || dilations.size() != size_t(n) ||
-      pads.size() != size_t(2 * n))
-    return ctx.fail("strides, dilations and pads must have one entry (two "
-                    "for pads) per spatial dim");
+  FailureOr<StridedWindow> window = readStridedWindow(ctx, n);
+  if (failed(window))
+    return failure();
+  ArrayRef<int64_t> strides = window->strides, dilations = window->dilations;
+  ArrayRef<int64_t> lo = window->lo;
   SmallVector<int64_t> blocks(n);
   for (int64_t i = 0; i < n; ++i) {
-    if ((*image)[i] < 1 || (*block)[i] < 1 || strides[i] < 1 ||
-        dilations[i] < 1 || pads[i] < 0 || pads[n + i] < 0)
-      return ctx.fail("image and block sizes, strides and dilations must be "
-                      "positive, pads non-negative");
-    int64_t span = (*image)[i] + pads[i] + pads[n + i] -
+    if ((*image)[i] < 1 || (*block)[i] < 1)
+      return ctx.fail("image and block sizes must be positive");
+    int64_t span = (*image)[i] + lo[i] + window->hi[i] -
                    extent((*block)[i], dilations[i]);
     if (span < 0)
       return ctx.fail("the block is larger than the padded image in dim " +
@@ -522,7 +523,7 @@ LogicalResult col2ImOp(NodeContext &ctx) {
       for (int64_t l = 0; l < count; ++l) {
         int64_t pixel = 0, inside = 1;
         for (int64_t i = n - 1, kr = k, lr = l, stride = 1; i >= 0; --i) {
-          int64_t at = (lr % blocks[i]) * strides[i] - pads[i] +
+          int64_t at = (lr % blocks[i]) * strides[i] - lo[i] +
                        (kr % (*block)[i]) * dilations[i];
           kr /= (*block)[i];
           lr /= blocks[i];

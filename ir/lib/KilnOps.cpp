@@ -404,23 +404,20 @@ LogicalResult SortOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
-LogicalResult SortOp::verify() {
-  int64_t dim = static_cast<int64_t>(getDim());
-  int64_t rank = getOperand().getType().getRank();
+/// `dim` names a dimension of `op`'s operand (sort, cumsum).
+template <typename Op>
+static LogicalResult verifyOperandDim(Op op) {
+  int64_t dim = static_cast<int64_t>(op.getDim());
+  int64_t rank = op.getOperand().getType().getRank();
   if (dim < 0 || dim >= rank)
-    return emitOpError("dimension ")
+    return op.emitOpError("dimension ")
            << dim << " is out of range for operand of rank " << rank;
   return success();
 }
 
-LogicalResult CumsumOp::verify() {
-  int64_t dim = static_cast<int64_t>(getDim());
-  int64_t rank = getOperand().getType().getRank();
-  if (dim < 0 || dim >= rank)
-    return emitOpError("dimension ")
-           << dim << " is out of range for operand of rank " << rank;
-  return success();
-}
+LogicalResult SortOp::verify() { return verifyOperandDim(*this); }
+
+LogicalResult CumsumOp::verify() { return verifyOperandDim(*this); }
 
 bool mlir::kiln::widensHalfPrecision(Operation *op) {
   auto isHalf = [](Type type) {
