@@ -66,7 +66,7 @@
 // RUN: kiln-compile - --emit=llvm < %t/ramp.mlir | FileCheck %s --check-prefix=LLVM
 // RUN: not kiln-compile - < %t/ramp.mlir 2>&1 | FileCheck %s --check-prefix=STDIN
 // RUN: not kiln-compile - --emit=obj < %t/ramp.mlir 2>&1 | FileCheck %s --check-prefix=STDIN
-// STDIN: kiln-compile: the input is read from stdin, so the output file of a binary --emit kind needs -o (-o - for stdout)
+// STDIN: kiln-compile: error: the input is read from stdin, so the output file of a binary --emit kind needs -o (-o - for stdout)
 // RUN: ls %t | FileCheck %s --check-prefix=NO-DASH
 // NO-DASH-NOT: -.
 // RUN: kiln-compile - -o %t/stdin.kmod < %t/ramp.mlir
@@ -93,23 +93,23 @@
 //
 // Bad options.
 // RUN: not kiln-compile %t/ramp.mlir --target=tpu 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: kiln-compile: unknown target 'tpu' (supported: cpu, cuda)
+// TARGET: kiln-compile: error: unknown target 'tpu' (supported: cpu, cuda)
 // RUN: not kiln-compile %t/ramp.mlir --emit=exe 2>&1 | FileCheck %s --check-prefix=EMIT
 // EMIT: for the --emit option: Cannot find option named 'exe'!
 // RUN: not kiln-compile %t/ramp.mlir -O4 2>&1 | FileCheck %s --check-prefix=OPT
-// OPT: kiln-compile: -O4 is not a level (0-3)
+// OPT: kiln-compile: error: -O4 is not a level (0-3)
 // RUN: not kiln-compile %t/ramp.mlir --autocast=fp8 2>&1 | FileCheck %s --check-prefix=AUTOCAST
-// AUTOCAST: kiln-compile: unknown --autocast dtype 'fp8' (supported: bf16, f16)
+// AUTOCAST: kiln-compile: error: unknown --autocast dtype 'fp8' (supported: bf16, f16)
 // RUN: not kiln-compile %t/ramp.mlir --autocast=bf16 --emit=kfb -o %t/x.kfb 2>&1 | FileCheck %s --check-prefix=AUTOCAST-KFB
-// AUTOCAST-KFB: kiln-compile: --autocast applies to compiled code; --emit=kfb stores the program as it is
+// AUTOCAST-KFB: kiln-compile: error: --autocast applies to compiled code; --emit=kfb stores the program as it is
 // RUN: not kiln-compile 2>&1 | FileCheck %s --check-prefix=NOARGS
 // NOARGS: Not enough positional command line arguments specified!
 //
 // Bad files.
 // RUN: not kiln-compile %t/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: kiln-compile: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
+// MISSING: kiln-compile: error: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
 // RUN: not kiln-compile %t/ramp.mlir -o %t/no/such/dir/out.kmod 2>&1 | FileCheck %s --check-prefix=NOOUT
-// NOOUT: kiln-compile: cannot open output file '{{.*}}out.kmod': No such file or directory
+// NOOUT: kiln-compile: error: cannot open output file '{{.*}}out.kmod': No such file or directory
 //
 // A parse error is reported at its line and column, and nothing is written.
 // RUN: not kiln-compile %t/parse_error.mlir -o %t/parse_error.kmod 2>&1 | FileCheck %s --check-prefix=PARSE
@@ -124,13 +124,13 @@
 // Signatures must be statically shaped tensors of supported dtypes; the
 // message names the function and the argument or result.
 // RUN: not kiln-compile %t/scalar_arg.mlir 2>&1 | FileCheck %s --check-prefix=SCALAR
-// SCALAR: kiln-compile: function 'takes_scalar' argument #1 has type i32; compiled functions take and return statically shaped tensors
+// SCALAR: kiln-compile: error: function 'takes_scalar' argument #1 has type i32; compiled functions take and return statically shaped tensors
 // RUN: not kiln-compile %t/scalar_result.mlir --emit=llvm 2>&1 | FileCheck %s --check-prefix=RESULT
-// RESULT: kiln-compile: function 'gives_scalar' result #1 has type i1; compiled functions take and return statically shaped tensors
+// RESULT: kiln-compile: error: function 'gives_scalar' result #1 has type i1; compiled functions take and return statically shaped tensors
 // RUN: not kiln-compile %t/dynamic.mlir 2>&1 | FileCheck %s --check-prefix=DYN
-// DYN: kiln-compile: function 'dynamic' argument #0 has type tensor<?xf32>
+// DYN: kiln-compile: error: function 'dynamic' argument #0 has type tensor<?xf32>
 // RUN: not kiln-compile %t/i4_arg.mlir 2>&1 | FileCheck %s --check-prefix=I4
-// I4: kiln-compile: function 'nibbles' argument #0 has element type i4, which the CPU backend does not support yet (f32, f64, i1, i32, i64, f16, bf16, i8, i16, ui8, ui16, ui32, ui64)
+// I4: kiln-compile: error: function 'nibbles' argument #0 has element type i4, which the CPU backend does not support yet (f32, f64, i1, i32, i64, f16, bf16, i8, i16, ui8, ui16, ui32, ui64)
 //
 // f16 elementwise code, casts and reductions (in f32) compile.
 // RUN: kiln-compile %t/f16_arg.mlir -o %t/f16_arg.kmod
@@ -138,7 +138,7 @@
 //
 // A module without a public function has nothing to compile.
 // RUN: not kiln-compile %t/private_only.mlir 2>&1 | FileCheck %s --check-prefix=PRIVATE
-// PRIVATE: kiln-compile: the module has no public function to compile
+// PRIVATE: kiln-compile: error: the module has no public function to compile
 //
 // A function annotated with a device mesh is partitioned (kiln-partition)
 // and compiled as the program of one rank: its signature has the local
@@ -148,7 +148,7 @@
 // MESH: scale(arg0: f32[4,3]) -> (out0: f32[4,3])
 // RUN: not kiln-compile %t/bad_mesh.mlir 2>&1 | FileCheck %s --check-prefix=BAD-MESH
 // BAD-MESH: error: kiln-partition: argument #0 of @scale splits dimension 0 of size 8 over the axis "tp" of 3 ranks, which do not divide it
-// BAD-MESH: kiln-compile: partitioning over the kiln.mesh annotation failed
+// BAD-MESH: kiln-compile: error: partitioning over the kiln.mesh annotation failed
 
 //--- ramp.mlir
 // a * [0, 1, 2] + b, and the sum of the loop index over 5 iterations.

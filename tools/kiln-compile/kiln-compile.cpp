@@ -167,12 +167,12 @@ EXIT STATUS:
 )");
 
 int fail(const Twine &message) {
-  errs() << "kiln-compile: " << message << "\n";
+  errs() << "kiln-compile: error: " << message << "\n";
   return kFailure;
 }
 
 int usageError(const Twine &message) {
-  errs() << "kiln-compile: " << message << "\n";
+  errs() << "kiln-compile: error: " << message << "\n";
   return kUsageError;
 }
 

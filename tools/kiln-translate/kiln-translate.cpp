@@ -80,7 +80,7 @@ constexpr int kFailure = 1;
 constexpr int kUsageError = 2;
 
 int fail(const Twine &message) {
-  errs() << "kiln-translate: " << message << "\n";
+  errs() << "kiln-translate: error: " << message << "\n";
   return kFailure;
 }
 
@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
     return kUsageError;
 
   if (direction == Direction::Unset || direction.getNumOccurrences() > 1) {
-    errs() << "kiln-translate: give one of --mlir-to-kfb, --kfb-to-mlir and "
+    errs() << "kiln-translate: error: give one of --mlir-to-kfb, --kfb-to-mlir and "
               "--onnx-to-mlir\n";
     return kUsageError;
   }
@@ -178,7 +178,7 @@ int main(int argc, char **argv) {
 
   if ((!inputShapes.empty() || !bindInputs.empty()) &&
       direction != Direction::OnnxToMlir) {
-    errs() << "kiln-translate: --input-shape and --bind-input apply to "
+    errs() << "kiln-translate: error: --input-shape and --bind-input apply to "
               "--onnx-to-mlir only\n";
     return kUsageError;
   }
