@@ -244,7 +244,7 @@ def main():
         stem = f"pp{P}_dp{R}_tp{T}_{schedule}{'_recompute' if recompute else ''}"
         step = os.path.join(work, f"{stem}.mlir")
         option = (f"--kiln-pipeline=function=loss stages={P} microbatches={M} "
-                  f"data-args={n_params},{n_params + 1} schedule={schedule} "
+                  f"batch-args={n_params},{n_params + 1} schedule={schedule} "
                   f"replicas={R} recompute={'true' if recompute else 'false'} "
                   f"tp={T} name=train_step")
         _, remark = kiln.tool("kiln-opt", source_tp if T > 1 else source, option,

@@ -5,7 +5,7 @@
 // the training step that P ranks run, rank s being stage s:
 //
 //  1. Checks the chain: call s reads parameters (arguments of the loss that
-//     no other stage reads), data (arguments named in data-args) and, for
+//     no other stage reads), data (arguments named in batch-args) and, for
 //     s > 0, the one result of call s - 1, its input activation; the last
 //     call's result, a rank-0 float, is returned.
 //
@@ -235,9 +235,9 @@ LogicalResult PipelineBuilder::checkChain() {
   Block &block = loss.front();
   unsigned numArgs = block.getNumArguments();
   llvm::SmallDenseSet<int64_t> data;
-  for (int64_t index : config.dataArgs) {
+  for (int64_t index : config.batchArgs) {
     if (index < 0 || index >= numArgs)
-      return loss.emitError("kiln-pipeline: data-args index ")
+      return loss.emitError("kiln-pipeline: batch-args index ")
              << index << " is out of range: @" << loss.getSymName() << " has "
              << numArgs << " arguments";
     auto type = dyn_cast<RankedTensorType>(block.getArgument(index).getType());
@@ -305,7 +305,7 @@ LogicalResult PipelineBuilder::checkChain() {
         return call.emitError("kiln-pipeline: argument #")
                << a << " is read by stages " << it->second << " and " << index
                << "; each parameter belongs to one stage (name data in "
-                  "data-args)";
+                  "batch-args)";
       if (!llvm::is_contained(stage.params, a)) {
         stage.params.push_back(a);
         stage.shardings.push_back(sharding);
@@ -549,7 +549,7 @@ func::FuncOp PipelineBuilder::buildStep() {
   auto packedType = RankedTensorType::get({1, packedWidth}, f32);
   SmallVector<Type> argTypes = {packedType};
   for (BlockArgument arg : original.getArguments()) {
-    if (!llvm::is_contained(config.dataArgs, arg.getArgNumber()))
+    if (!llvm::is_contained(config.batchArgs, arg.getArgNumber()))
       continue;
     auto type = cast<RankedTensorType>(arg.getType());
     SmallVector<int64_t> shape(type.getShape());
@@ -866,7 +866,7 @@ namespace {
 /// Reports each stage's share of the estimated cost and the parameters
 /// (the loss's arguments) it holds, in ranges: `#0-15, #32`.
 void remarkCut(func::FuncOp loss, PipelineCut cut,
-               ArrayRef<int64_t> dataArgs) {
+               ArrayRef<int64_t> batchArgs) {
   double total = 0;
   for (double cost : cut.costs)
     total += cost;
@@ -880,7 +880,7 @@ void remarkCut(func::FuncOp loss, PipelineCut cut,
     SmallVector<int64_t> params;
     for (Value operand : call.getOperands())
       if (auto arg = dyn_cast<BlockArgument>(operand);
-          arg && !llvm::is_contained(dataArgs, arg.getArgNumber()))
+          arg && !llvm::is_contained(batchArgs, arg.getArgNumber()))
         params.push_back(arg.getArgNumber());
     os << (s ? "; " : " ") << "stage " << s << " "
        << llvm::formatv("{0:F1}%", 100.0 * cut.costs[s] / std::max(total, 1.0))
@@ -906,12 +906,25 @@ struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
     if (functionName.empty()) {
       module.emitError("kiln-pipeline needs the loss to pipeline: "
                        "--kiln-pipeline=\"function=<name> microbatches=M "
-                       "data-args=<i>,...\"");
+                       "batch-args=<i>,...\"");
       return signalPassFailure();
     }
     PipelineConfig config;
     config.microbatches = microbatches;
-    config.dataArgs.assign(dataArgs.begin(), dataArgs.end());
+    config.batchArgs.assign(batchArgs.begin(), batchArgs.end());
+    // data-args was this pass's name for batch-args until kiln-data-parallel's
+    // name became the one for both.
+    if (!deprecatedDataArgs.empty()) {
+      if (!batchArgs.empty()) {
+        module.emitError("kiln-pipeline: give batch-args only (data-args is "
+                         "its deprecated spelling)");
+        return signalPassFailure();
+      }
+      module.emitWarning("kiln-pipeline: data-args is deprecated; it is "
+                         "called batch-args, as in kiln-data-parallel");
+      config.batchArgs.assign(deprecatedDataArgs.begin(),
+                              deprecatedDataArgs.end());
+    }
     if (schedule == "gpipe") {
       config.schedule = PipelineScheduleKind::GPipe;
     } else if (schedule == "1f1b") {
@@ -936,13 +949,13 @@ struct PipelinePass : kiln::impl::PipelineBase<PipelinePass> {
     FailureOr<PipelineCut> cut;
     if (stages > 0) {
       // Not yet a chain of stage calls: cut where the stages balance.
-      cut = cutIntoStages(loss, stages, config.dataArgs);
+      cut = cutIntoStages(loss, stages, config.batchArgs);
       if (failed(cut))
         return signalPassFailure();
       chain = cut->chain;
       if (config.name.empty())
         config.name = (loss.getSymName() + "_pipeline").str();
-      remarkCut(loss, *cut, config.dataArgs);
+      remarkCut(loss, *cut, config.batchArgs);
     }
     PipelineSchedule planned;
     if (failed(buildPipeline(chain, config, &planned))) {

@@ -113,7 +113,7 @@ double estimateCost(Operation *op, int depth) {
 
 FailureOr<PipelineCut> mlir::kiln::cutIntoStages(func::FuncOp loss,
                                                  int64_t numStages,
-                                                 ArrayRef<int64_t> dataArgs) {
+                                                 ArrayRef<int64_t> batchArgs) {
   if (numStages < 1)
     return loss.emitError("kiln-pipeline: stages must be >= 1, not ")
            << numStages;
@@ -187,7 +187,7 @@ FailureOr<PipelineCut> mlir::kiln::cutIntoStages(func::FuncOp loss,
 
   // The possible cuts: after ops[k], one f32 value crosses and no
   // parameter is read on both sides.
-  llvm::SmallDenseSet<int64_t> data(dataArgs.begin(), dataArgs.end());
+  llvm::SmallDenseSet<int64_t> data(batchArgs.begin(), batchArgs.end());
   SmallVector<int64_t> cuts;
   DenseMap<int64_t, Value> crossing;
   llvm::SetVector<Value> live;

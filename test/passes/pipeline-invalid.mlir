@@ -1,25 +1,25 @@
 // Losses kiln-pipeline refuses, each reported at the loss or the call at
 // fault, and bad options, reported at the module.
-// RUN: kiln-opt %s --split-input-file --verify-diagnostics --kiln-pipeline="function=loss microbatches=2 data-args=1"
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics --kiln-pipeline="function=loss microbatches=2 batch-args=1"
 // RUN: not kiln-opt %s --split-input-file --kiln-pipeline="microbatches=2" 2>&1 | FileCheck %s --check-prefix=FUNCTION
 // RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
-// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=0 data-args=1" 2>&1 | FileCheck %s --check-prefix=MICRO
-// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss data-args=7" 2>&1 | FileCheck %s --check-prefix=RANGE
-// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss data-args=1 replicas=0" 2>&1 | FileCheck %s --check-prefix=REPLICAS
-// FUNCTION: error: kiln-pipeline needs the loss to pipeline: --kiln-pipeline="function=<name> microbatches=M data-args=<i>,..."
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=0 batch-args=1" 2>&1 | FileCheck %s --check-prefix=MICRO
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss batch-args=7" 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss batch-args=1 replicas=0" 2>&1 | FileCheck %s --check-prefix=REPLICAS
+// FUNCTION: error: kiln-pipeline needs the loss to pipeline: --kiln-pipeline="function=<name> microbatches=M batch-args=<i>,..."
 // SCHEDULE: error: kiln-pipeline: schedule must be gpipe or 1f1b, not 'zigzag'
 // MICRO: error: kiln-pipeline: microbatches must be >= 1, not 0
-// RANGE: error: kiln-pipeline: data-args index 7 is out of range: @loss has 2 arguments
+// RANGE: error: kiln-pipeline: batch-args index 7 is out of range: @loss has 2 arguments
 // REPLICAS: error: kiln-pipeline: replicas must be >= 1, not 0
 // Without recomputation a stage hands what its backward pass reads from one
 // function to another; a kiln.while's run-time stack cannot travel (the
 // last case below, which pipelines with recomputation).
-// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=2 data-args=1 recompute=false" 2>&1 | FileCheck %s --check-prefix=KEEP
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=2 batch-args=1 recompute=false" 2>&1 | FileCheck %s --check-prefix=KEEP
 // KEEP: error: cannot split @loss_pipeline_stage0_vjp: its backward pass reads a value of type 'tensor<?x2x4xf32>' (a kiln.while's stack), which cannot cross a function boundary
 // Cutting a loss into stages (stages=P): the last case below reads its first
 // weight again at the end, so only one place can be cut (before the sum);
 // losses of too few ops are refused too.
-// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss stages=3 microbatches=2 data-args=1" 2>&1 | FileCheck %s --check-prefix=CUT
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss stages=3 microbatches=2 batch-args=1" 2>&1 | FileCheck %s --check-prefix=CUT
 // CUT: error: kiln-pipeline: @loss has only 1 op to cut into 3 stages
 // CUT: error: kiln-pipeline: @loss cannot be cut into 3 stages: one f32 value and no parameter crosses at 1 place, after op #4 ('kiln.matmul')
 // KEEP: error: kiln-pipeline: stage 0 cannot keep its intermediates between its forward and backward passes; run it with recomputation
@@ -27,8 +27,8 @@
 // Tensor-parallel stages (tp=T): only parameters split over "tp"; tp >= 1;
 // a split kiln-partition cannot make is reported at the stage's call (the
 // third case below: 4 rows do not split over 3 ranks).
-// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss data-args=1 tp=0" 2>&1 | FileCheck %s --check-prefix=TP0
-// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=2 data-args=1 tp=3" 2>&1 | FileCheck %s --check-prefix=TP3
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss batch-args=1 tp=0" 2>&1 | FileCheck %s --check-prefix=TP0
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="function=loss microbatches=2 batch-args=1 tp=3" 2>&1 | FileCheck %s --check-prefix=TP3
 // TP0: error: kiln-pipeline: tp must be >= 1, not 0
 // TP3: error: kiln-pipeline: stage 0 cannot be split over tp = 3 as its parameters are annotated (the error above says why)
 
@@ -94,7 +94,7 @@ func.func private @s1(%w: tensor<4x4xf32>, %h: tensor<2x4xf32>) -> tensor<f32> {
 // One weight in two stages (tied weights are not pipelined).
 func.func @loss(%w: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
   %h = func.call @s0(%w, %x) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-  // expected-error@+1 {{kiln-pipeline: argument #0 is read by stages 0 and 1; each parameter belongs to one stage (name data in data-args)}}
+  // expected-error@+1 {{kiln-pipeline: argument #0 is read by stages 0 and 1; each parameter belongs to one stage (name data in batch-args)}}
   %l = func.call @s1(%w, %h) : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }

@@ -3,12 +3,18 @@
 // action is a kiln.cond on the rank; activations go on by permuting (0 -> 1)
 // after a tick with forward work, gradients back (1 -> 0) after a tick with
 // backward work; the loss is summed over the ranks and divided by M.
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3" | FileCheck %s
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=3 data-args=2,3 schedule=1f1b name=step" | FileCheck %s --check-prefix=ONEF
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 batch-args=2,3" | FileCheck %s
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=3 batch-args=2,3 schedule=1f1b name=step" | FileCheck %s --check-prefix=ONEF
 // The schedule's timeline: 2 stages, 4 micro-batches, GPipe: 10 ticks, 4 of
 // the 20 stage-ticks idle, (P - 1) / (M + P - 1) = 0.2.
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=4 data-args=2,3 schedule-trace=%t.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRACE
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=4 batch-args=2,3 schedule-trace=%t.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRACE
 // RUN: FileCheck %s --input-file=%t.json --check-prefix=JSON
+// data-args, the option's old name, still works for one release, with a
+// warning; given with batch-args it is an error.
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3" 2>&1 -o /dev/null | FileCheck %s --check-prefix=ALIAS
+// ALIAS: warning: kiln-pipeline: data-args is deprecated; it is called batch-args, as in kiln-data-parallel
+// RUN: not kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3 batch-args=2,3" 2>&1 -o /dev/null | FileCheck %s --check-prefix=BOTH
+// BOTH: error: kiln-pipeline: give batch-args only (data-args is its deprecated spelling)
 // TRACE: remark: kiln-pipeline: gpipe schedule of 2 stages and 4 micro-batches: 10 ticks, bubble 0.200 (written to
 // JSON: "name":"stage 0 (rank 0)"
 // JSON: "name":"F 0","cat":"forward","pid":0,"tid":0,"ts":0.000,"dur":1000.000
@@ -17,14 +23,14 @@
 // stage's result and what the backward half reads (stage 0 its tanh, stage
 // 1 the difference z - y), and the backward half takes them; no forward op
 // runs in a backward pass.
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3 recompute=false" | FileCheck %s --check-prefix=KEEP
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3 recompute=false schedule=1f1b" | kiln-opt --verify-roundtrip -o /dev/null
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 batch-args=2,3 recompute=false" | FileCheck %s --check-prefix=KEEP
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 batch-args=2,3 recompute=false schedule=1f1b" | kiln-opt --verify-roundtrip -o /dev/null
 // stages=2 on a loss written as one block: the pass cuts it where one f32
 // value crosses and the stages' estimated costs balance (after the first
 // product: 2 x 2 x 8 x 6 = 192 against 16 + 2 x 2 x 3 x 8 + 6 + 6 + 1 =
 // 125; after the tanh it would be 208 against 109), reports the shares and
 // the parameters each stage holds, and pipelines the chain it wrote.
-// RUN: kiln-opt %s --kiln-pipeline="function=flat stages=2 microbatches=2 data-args=2,3" 2>&1 | FileCheck %s --check-prefix=CUT
+// RUN: kiln-opt %s --kiln-pipeline="function=flat stages=2 microbatches=2 batch-args=2,3" 2>&1 | FileCheck %s --check-prefix=CUT
 // CUT: remark: kiln-pipeline: @flat cut into 2 stages (@flat_stages); estimated forward cost and parameters: stage 0 60.6% #0; stage 1 39.4% #1
 // CUT: func.func private @flat_stages(%[[W0:.+]]: tensor<6x8xf32>, %[[W1:.+]]: tensor<8x3xf32>, %[[X:.+]]: tensor<2x6xf32>, %[[Y:.+]]: tensor<2x3xf32>) -> tensor<f32>
 // CUT:   %[[H:.+]] = call @flat_stage0(%[[W0]], %[[X]])
@@ -39,7 +45,7 @@
 // CUT-NEXT: kiln.matmul
 // CUT-NEXT: kiln.sub
 // The derived IR verifies and round-trips.
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 data-args=2,3" | kiln-opt --verify-roundtrip -o /dev/null
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=2 batch-args=2,3" | kiln-opt --verify-roundtrip -o /dev/null
 
 // Each stage's VJP recomputes its forward pass; the first stage's is with
 // respect to its weight only, the last's also to its input activation.
@@ -152,7 +158,7 @@ func.func @flat(%w0: tensor<6x8xf32>, %w1: tensor<8x3xf32>, %x: tensor<2x6xf32>,
 // backward action, the gradient comes back in pieces gathered by stage 0's
 // backward action, the stage is rank / 2, and the loss, whole on both of the
 // last stage's ranks, is divided by M T = 4.
-// RUN: kiln-opt %s --kiln-pipeline="function=tp_loss microbatches=2 data-args=4,5 tp=2" | FileCheck %s --check-prefix=TP
+// RUN: kiln-opt %s --kiln-pipeline="function=tp_loss microbatches=2 batch-args=4,5 tp=2" | FileCheck %s --check-prefix=TP
 // TP-LABEL: func.func private @tp_loss_pipeline_stage0_primal(%{{.+}}: tensor<6x4xf32>, %{{.+}}: tensor<4x8xf32>, %{{.+}}: tensor<8xf32>, %{{.+}}: tensor<2x6xf32>) -> tensor<2x8xf32>
 // TP:          kiln.all_reduce %{{.+}}, kind = sum, groups = {{\[\[}}0, 1], [2, 3]] : tensor<2x8xf32>
 // TP-LABEL: func.func private @tp_loss_pipeline_stage0_vjp(

@@ -72,7 +72,7 @@ def main():
             tag = "%s_%d" % (schedule, m)
             step = os.path.join(work, tag + ".mlir")
             run([opt, program, "--kiln-pipeline=function=loss microbatches=%d "
-                 "data-args=4,5 schedule=%s recompute=false" % (m, schedule),
+                 "batch-args=4,5 schedule=%s recompute=false" % (m, schedule),
                  "-o", step])
             module = os.path.join(work, tag + ".kmod")
             run([compile_tool, step, "-o", module])

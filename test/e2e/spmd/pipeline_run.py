@@ -56,7 +56,7 @@ def main():
 
     step = os.path.join(work, "step.mlir")
     run([opt, program, "--kiln-pipeline=function=loss microbatches=4 "
-         "data-args=2,3 schedule=1f1b replicas=2", "-o", step])
+         "batch-args=2,3 schedule=1f1b replicas=2", "-o", step])
     module = os.path.join(work, "step.kmod")
     run([compile_tool, step, "-o", module])
     out = os.path.join(work, "out")

@@ -252,7 +252,7 @@ protected:
     config.recompute = recompute;
     config.tensorParallel = tp;
     for (unsigned a = numParams; a < loss.getNumArguments(); ++a)
-      config.dataArgs.push_back(a);
+      config.batchArgs.push_back(a);
     config.schedule = kind;
     config.name = name;
     return config;
@@ -806,7 +806,7 @@ func.func @loss(%w: tensor<4xf32>, %x: tensor<2x4xf32>) -> tensor<f32> {
   });
   mlir::kiln::PipelineConfig config;
   config.microbatches = 2;
-  config.dataArgs = {1};
+  config.batchArgs = {1};
   EXPECT_TRUE(failed(mlir::kiln::buildPipeline(loss, config)));
   EXPECT_EQ(message, "kiln-pipeline: the body of @loss must be a chain of "
                      "stage calls (func.call), not 'kiln.broadcast_in_dim'");

@@ -302,7 +302,7 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
   let description = [{
     `function` is the loss of one micro-batch, written as a chain of stage
     calls: call s reads parameters (arguments no other stage reads), data
-    (the arguments named in `data-args`, one micro-batch each) and, after
+    (the arguments named in `batch-args`, one micro-batch each) and, after
     the first, the previous call's result; the last call's f32 scalar is
     returned.
 
@@ -370,7 +370,7 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
     calls of defined functions, a stage that does not read the previous
     result or returns more than one value, parameters or activations that
     are not f32, a parameter two stages read, an argument no stage reads, a
-    loss that is not an f32 scalar, data-args out of range or without a
+    loss that is not an f32 scalar, batch-args out of range or without a
     leading dimension, microbatches, replicas or tp < 1, a split data
     argument or one over another axis than tp, without recomputation
     an intermediate that is not a tensor of static shape (a loop's stack);
@@ -382,8 +382,11 @@ def Pipeline : Pass<"kiln-pipeline", "mlir::ModuleOp"> {
            "the loss of one micro-batch, a chain of stage calls">,
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
            "the micro-batches of a step">,
-    ListOption<"dataArgs", "data-args", "int64_t",
+    ListOption<"batchArgs", "batch-args", "int64_t",
                "the loss's arguments that are data of one micro-batch">,
+    ListOption<"deprecatedDataArgs", "data-args", "int64_t",
+               "deprecated spelling of batch-args (kiln-data-parallel's "
+               "name for the same arguments); warns">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"gpipe\"",
            "gpipe or 1f1b">,
     Option<"name", "name", "std::string", /*default=*/"\"\"",

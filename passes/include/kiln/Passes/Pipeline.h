@@ -27,7 +27,7 @@ struct PipelineConfig {
   /// The arguments of the loss that are data of one micro-batch (split
   /// along their leading dimension); the others are parameters, each read
   /// by exactly one stage.
-  llvm::SmallVector<int64_t> dataArgs;
+  llvm::SmallVector<int64_t> batchArgs;
   PipelineScheduleKind schedule = PipelineScheduleKind::GPipe;
   /// Data-parallel replicas of the pipeline (D >= 1): the step runs on
   /// D * P ranks, rank r as stage r % P of replica r / P, each replica on
@@ -97,12 +97,12 @@ struct PipelineCut {
 /// the P - 1 that minimise the most expensive stage's estimated cost
 /// (products, attention and convolutions by their multiply-adds, other ops
 /// by the elements they write). Values computed from constants alone are
-/// computed again in each stage that reads them. `dataArgs` are the
+/// computed again in each stage that reads them. `batchArgs` are the
 /// arguments every stage may read; a stage's parameters come first in its
 /// arguments, in the loss's argument order. Reports a loss of several
 /// blocks or results and one with too few places to cut, at `loss`.
 FailureOr<PipelineCut> cutIntoStages(func::FuncOp loss, int64_t stages,
-                                     llvm::ArrayRef<int64_t> dataArgs);
+                                     llvm::ArrayRef<int64_t> batchArgs);
 
 } // namespace kiln
 } // namespace mlir

@@ -4,7 +4,7 @@
 // test/e2e/spmd/CMakeLists.txt derives its pipelined step with
 // kiln-pipeline (GPipe and 1F1B, 6 micro-batches) and runs it through MPI
 // on 4 ranks against the evaluator's simulated ranks (spmd.pipeline_*).
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=6 data-args=6,7" | kiln-compile - -o %t.kmod
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=6 batch-args=6,7" | kiln-compile - -o %t.kmod
 func.func private @dense(%w: tensor<6x8xf32>, %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
   %h = kiln.matmul %x, %w : tensor<2x6xf32>, tensor<6x8xf32>
   %a = kiln.tanh %h : tensor<2x8xf32>

@@ -6,7 +6,7 @@
 // 1F1B for several micro-batch counts and runs it on 4 MPI ranks with
 // `kiln-run --stats`, which reports the most bytes the code's buffers held
 // (spmd.pipeline_memory.n4).
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=4 data-args=4,5 recompute=false" | kiln-compile - -o %t.kmod
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=4 batch-args=4,5 recompute=false" | kiln-compile - -o %t.kmod
 func.func private @layer(%w: tensor<128x128xf32>, %x: tensor<64x128xf32>) -> tensor<64x128xf32> {
   %h = kiln.matmul %x, %w : tensor<64x128xf32>, tensor<128x128xf32>
   %a = kiln.tanh %h : tensor<64x128xf32>

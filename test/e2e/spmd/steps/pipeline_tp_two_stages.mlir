@@ -9,7 +9,7 @@
 // kiln.cond that only its two ranks enter (group-local collectives).
 // PipelineTest.TensorParallelStages checks the same derivation against
 // gradient accumulation in one process.
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=4 data-args=4,5 schedule=1f1b tp=2" | kiln-compile - -o %t.kmod
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=4 batch-args=4,5 schedule=1f1b tp=2" | kiln-compile - -o %t.kmod
 func.func private @stage0(%w0: tensor<6x8xf32>, %w1: tensor<8x8xf32>, %b1: tensor<8xf32>,
                           %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
   %h = kiln.matmul %x, %w0 : tensor<2x6xf32>, tensor<6x8xf32>

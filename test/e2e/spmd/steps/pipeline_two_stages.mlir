@@ -5,7 +5,7 @@
 // on 2 ranks against the evaluator's simulated ranks (spmd.pipeline_*);
 // PipelineTest.cpp checks the same derivation against gradient
 // accumulation in one process.
-// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=4 data-args=2,3 schedule=1f1b" | kiln-compile - -o %t.kmod
+// RUN: kiln-opt %s --kiln-pipeline="function=loss microbatches=4 batch-args=2,3 schedule=1f1b" | kiln-compile - -o %t.kmod
 func.func private @stage0(%w: tensor<6x8xf32>, %x: tensor<2x6xf32>) -> tensor<2x8xf32> {
   %h = kiln.matmul %x, %w : tensor<2x6xf32>, tensor<6x8xf32>
   %a = kiln.tanh %h : tensor<2x8xf32>
