@@ -148,7 +148,7 @@ std::string describeNode(const onnx::NodeProto &node, int opset) {
   if (name.empty())
     name = node.output_size() ? "<unnamed, output '" + node.output(0) + "'>"
                               : "<unnamed>";
-  std::string op = node.domain().empty() || node.domain() == "ai.onnx"
+  std::string op = ::kiln::onnx_import::schemaDomain(node.domain()).empty()
                        ? node.op_type()
                        : node.domain() + "." + node.op_type();
   return "node '" + name + "' (" + op + ", opset " + std::to_string(opset) +
@@ -199,7 +199,7 @@ Importer::Importer(MLIRContext &context, const onnx::ModelProto &model,
     : context(context), builder(&context), sourceName(sourceName),
       model(model) {
   for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
-    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+    if (schemaDomain(opset.domain()).empty())
       opsetVersion = static_cast<int>(opset.version());
     else
       domainVersions[opset.domain()] = static_cast<int>(opset.version());
@@ -207,7 +207,7 @@ Importer::Importer(MLIRContext &context, const onnx::ModelProto &model,
 }
 
 int Importer::nodeOpset(const onnx::NodeProto &node) const {
-  if (node.domain().empty() || node.domain() == "ai.onnx")
+  if (schemaDomain(node.domain()).empty())
     return opsetVersion;
   return domainVersions.lookup(node.domain());
 }
@@ -548,8 +548,7 @@ LogicalResult Importer::importNodes(const onnx::GraphProto &graph,
 LogicalResult Importer::importNode(const onnx::NodeProto &node, Scope &scope) {
   int opset = nodeOpset(node);
   std::string where = describeNode(node, opset);
-  std::string domain =
-      node.domain() == "ai.onnx" ? std::string() : node.domain();
+  std::string domain = schemaDomain(node.domain());
   std::string qualified =
       domain.empty() ? node.op_type() : domain + "." + node.op_type();
   if (!domain.empty() && opset == 0)

@@ -350,22 +350,27 @@ LogicalResult detOp(NodeContext &ctx) {
                                broadcastTo(b, loc, k, shapeOf(iota)));
   };
   auto zero = [&](RankedTensorType type) { return splat(b, loc, type, 0); };
+  // The entries of `v` where `mask` holds, summed over `dim`: one row or
+  // column of each matrix, or one entry of each row.
+  auto pick = [&](Value mask, Value v, int64_t dim) {
+    return reduce(b, loc, Reduction::Sum,
+                  b.create<SelectOp>(loc, mask, v, zero(typeOf(v))), {dim},
+                  false);
+  };
   // Column k and its pivot row.
   Value cur = loop.arg(aArg);
   Value colMask = eqK(b.create<IotaOp>(loc, matIndex, 2));
-  Value col = reduce(b, loc, Reduction::Sum,
-                     b.create<SelectOp>(loc, colMask, cur, zero(matType)), {2},
-                     false);
+  Value col = pick(colMask, cur, 2);
   Value rowIota = b.create<IotaOp>(loc, vecIndex, 1);
-  Value below = b.create<CompareOp>(loc, CompareDirection::ge, rowIota,
-                                    broadcastTo(b, loc, k, {batch, m}));
+  Value kVec = broadcastTo(b, loc, k, {batch, m});
+  Value below =
+      b.create<CompareOp>(loc, CompareDirection::ge, rowIota, kVec);
   Value candidates = b.create<SelectOp>(loc, below, b.create<AbsOp>(loc, col),
                                         splat(b, loc, vecType, -1));
   Value pivotRow = b.create<ArgMaxOp>(loc, candidates, 1, false);
   // Swap rows k and pivotRow: row i reads row perm[i].
   Value p = b.create<BroadcastInDimOp>(loc, vecIndex, pivotRow,
                                        SmallVector<int64_t>{0});
-  Value kVec = broadcastTo(b, loc, k, {batch, m});
   Value isK = eqK(rowIota);
   Value isP = b.create<CompareOp>(loc, CompareDirection::eq, rowIota, p);
   Value perm = b.create<SelectOp>(loc, isK, p,
@@ -378,20 +383,13 @@ LogicalResult detOp(NodeContext &ctx) {
   Value swappedSign = b.create<SelectOp>(
       loc,
       b.create<CompareOp>(loc, CompareDirection::eq, pivotRow,
-                          reshape(b, loc, broadcastTo(b, loc, k, {batch}),
-                                  {batch})),
+                          broadcastTo(b, loc, k, {batch})),
       splat(b, loc, detType, 1), splat(b, loc, detType, -1));
   // Row k, column k and the pivot after the swap.
   Value rowMask = eqK(b.create<IotaOp>(loc, matIndex, 1));
-  Value rowK = reduce(b, loc, Reduction::Sum,
-                      b.create<SelectOp>(loc, rowMask, swapped, zero(matType)),
-                      {1}, false);
-  Value colK = reduce(b, loc, Reduction::Sum,
-                      b.create<SelectOp>(loc, colMask, swapped, zero(matType)),
-                      {2}, false);
-  Value pivot = reduce(b, loc, Reduction::Sum,
-                       b.create<SelectOp>(loc, isK, colK, zero(vecType)), {1},
-                       false);
+  Value rowK = pick(rowMask, swapped, 1);
+  Value colK = pick(colMask, swapped, 2);
+  Value pivot = pick(isK, colK, 1);
   Value isZero = b.create<CompareOp>(loc, CompareDirection::eq, pivot,
                                      zero(detType));
   Value divisor = b.create<SelectOp>(loc, isZero, splat(b, loc, detType, 1),

@@ -14,6 +14,7 @@
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <memory>
@@ -61,6 +62,39 @@ private:
   mlir::Location loc;
   llvm::SmallVector<mlir::Value> inits, args, nexts;
 };
+
+/// `table` with, for i = 0, 1, ... in order, its row `linear[i]` replaced
+/// by combine(that row, row i of `updates`), or by the update row itself
+/// without `combine`: a kiln.for of one step per index, so that a later
+/// index of a row sees the earlier ones' writes (the scatters with
+/// reductions kiln.scatter_add lacks; MaxUnpool, where the last write of a
+/// repeated index wins). `linear` is a 1-d i64 list of in-range rows;
+/// `updates` has its length of rows of the table's row shape.
+inline mlir::Value writeRowsInOrder(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value table,
+    mlir::Value linear, mlir::Value updates,
+    llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> combine = {}) {
+  int64_t count = mlir::cast<mlir::RankedTensorType>(linear.getType())
+                      .getDimSize(0);
+  mlir::OpBuilder::InsertPoint outside = b.saveInsertionPoint();
+  LoopBuilder loop(b, loc);
+  unsigned tableArg = loop.add(table), linearArg = loop.add(linear),
+           updatesArg = loop.add(updates);
+  b.setInsertionPointToStart(loop.block.get());
+  mlir::Value row = b.create<mlir::kiln::ReshapeOp>(
+      loc, mlir::RankedTensorType::get({}, b.getI64Type()),
+      b.create<mlir::kiln::DynamicSliceOp>(loc, loop.arg(linearArg),
+                                           loop.index, uint64_t(1)));
+  mlir::Value update = b.create<mlir::kiln::DynamicSliceOp>(
+      loc, loop.arg(updatesArg), loop.index, uint64_t(1));
+  if (combine)
+    update = combine(b.create<mlir::kiln::DynamicSliceOp>(
+                         loc, loop.arg(tableArg), row, uint64_t(1)),
+                     update);
+  loop.setNext(tableArg, b.create<mlir::kiln::DynamicUpdateSliceOp>(
+                             loc, loop.arg(tableArg), update, row));
+  return loop.finish(outside, count).getResult(tableArg);
+}
 
 } // namespace onnx_import
 } // namespace kiln

@@ -572,17 +572,14 @@ LogicalResult maxUnpoolOp(NodeContext &ctx) {
   std::optional<SmallVector<int64_t>> kernel = ctx.getInts("kernel_shape");
   if (!kernel || kernel->size() != size_t(n))
     return ctx.fail("kernel_shape must have one entry per spatial dim");
-  SmallVector<int64_t> strides =
-      ctx.getInts("strides").value_or(SmallVector<int64_t>(n, 1));
-  SmallVector<int64_t> pads =
-      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * n, 0));
-  if (strides.size() != size_t(n) || pads.size() != size_t(2 * n))
-    return ctx.fail("strides and pads must have one entry (two for pads) per "
-                    "spatial dim");
+  // MaxUnpool has no dilations: its window reads as undilated.
+  FailureOr<StridedWindow> window = readStridedWindow(ctx, n);
+  if (failed(window))
+    return failure();
   SmallVector<int64_t> inferred(shapeOf(x).take_front(2));
   for (int64_t i = 0; i < n; ++i) {
-    int64_t size = (shapeOf(x)[2 + i] - 1) * strides[i] -
-                   (pads[i] + pads[n + i]) + (*kernel)[i];
+    int64_t size = (shapeOf(x)[2 + i] - 1) * window->strides[i] -
+                   (window->lo[i] + window->hi[i]) + (*kernel)[i];
     if (size < 1)
       return ctx.fail("the unpooled spatial dim " + Twine(i) +
                       " would have " + Twine(size) + " elements");
@@ -622,20 +619,7 @@ LogicalResult maxUnpoolOp(NodeContext &ctx) {
       b.create<SelectOp>(loc, valid, flatI, splat(b, loc, flatType, total));
   Value empty =
       splat(b, loc, RankedTensorType::get({total + 1}, elementTypeOf(x)), 0);
-  OpBuilder::InsertPoint outside = b.saveInsertionPoint();
-  LoopBuilder loop(b, loc);
-  unsigned tableArg = loop.add(empty), targetArg = loop.add(target),
-           valuesArg = loop.add(flatX);
-  b.setInsertionPointToStart(loop.block.get());
-  Value row = reshape(b, loc,
-                      b.create<DynamicSliceOp>(loc, loop.arg(targetArg),
-                                               loop.index, uint64_t(1)),
-                      {});
-  Value value = b.create<DynamicSliceOp>(loc, loop.arg(valuesArg), loop.index,
-                                         uint64_t(1));
-  loop.setNext(tableArg, b.create<DynamicUpdateSliceOp>(
-                             loc, loop.arg(tableArg), value, row));
-  Value y = loop.finish(outside, count).getResult(tableArg);
+  Value y = writeRowsInOrder(b, loc, empty, target, flatX);
   y = reshape(b, loc, sliceAxis(b, loc, y, 0, 0, total), inferred);
   if (shape == inferred)
     return ctx.setResults(y);

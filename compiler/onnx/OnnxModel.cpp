@@ -318,7 +318,7 @@ public:
                                   const std::string &domain) const override {
     const onnx::OpSchema *schema =
         onnx::OpSchemaRegistry::Schema(key, maxInclusiveVersion, domain);
-    bool defaultDomain = domain == onnx::ONNX_DOMAIN || domain == "ai.onnx";
+    bool defaultDomain = schemaDomain(domain).empty();
     bool imported = defaultDomain && isImportedOperator(key);
     if (!schema || (imported && !isWindowed(key) && !hasOwnGuard(key)))
       return schema;
@@ -576,7 +576,7 @@ public:
 
 private:
   void expandNode(onnx::NodeProto &node) {
-    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    bool defaultDomain = schemaDomain(node.domain()).empty();
     if (!defaultDomain || isImportedOperator(node.op_type()))
       return;
     const onnx::OpSchema *schema =
@@ -611,7 +611,7 @@ private:
     // The body runs at the model's version of the default opset: GetFunction
     // has checked that none of its ops changed in between.
     for (onnx::OperatorSetIdProto &import : *body.mutable_opset_import())
-      if (import.domain().empty() || import.domain() == "ai.onnx")
+      if (schemaDomain(import.domain()).empty())
         import.set_version(opsetVersion);
     // An attribute the node leaves out takes the schema's default, which
     // the ops of the body need not share: bind it explicitly.
@@ -682,7 +682,7 @@ void dropInlinerSuffixes(onnx::GraphProto &graph) {
 int expandFunctionOps(onnx::ModelProto &model, std::string &error) {
   int opsetVersion = 0;
   for (const onnx::OperatorSetIdProto &opset : model.opset_import())
-    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+    if (schemaDomain(opset.domain()).empty())
       opsetVersion = static_cast<int>(opset.version());
   if (opsetVersion == 0)
     return 0;
@@ -787,8 +787,7 @@ bool onnx_import::holdsSchemaDefault(const onnx::NodeProto &node,
                                      int opsetVersion) {
   try {
     const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
-        node.op_type(), opsetVersion,
-        node.domain() == "ai.onnx" ? std::string() : node.domain());
+        node.op_type(), opsetVersion, schemaDomain(node.domain()));
     if (!schema)
       return false;
     auto it = schema->attributes().find(attr.name());

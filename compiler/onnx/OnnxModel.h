@@ -27,6 +27,12 @@ bool loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
                const OnnxImportOptions &options, onnx::ModelProto &model,
                std::string &error);
 
+/// `domain` as ONNX's schema registry names it: the default domain, which
+/// models spell "" or "ai.onnx", is "".
+inline std::string schemaDomain(const std::string &domain) {
+  return domain == "ai.onnx" ? std::string() : domain;
+}
+
 /// Whether the importer has a translation for `opType` (default domain).
 /// Defined with the OpTable (Importer.cpp).
 bool isImportedOperator(const std::string &opType);

@@ -50,28 +50,15 @@ LogicalResult scatterRowsInOrder(NodeContext &ctx, Value data, Value linear,
   SmallVector<int64_t> tableShape{rows};
   tableShape.append(rowShape.begin(), rowShape.end());
   Value table = reshape(b, loc, data, tableShape);
-  int64_t count = shapeOf(linear)[0];
-  OpBuilder::InsertPoint outside = b.saveInsertionPoint();
-  LoopBuilder loop(b, loc);
-  unsigned tableArg = loop.add(table), linearArg = loop.add(linear),
-           updatesArg = loop.add(updates);
-  b.setInsertionPointToStart(loop.block.get());
-  Value row = reshape(b, loc,
-                      b.create<DynamicSliceOp>(loc, loop.arg(linearArg),
-                                               loop.index, uint64_t(1)),
-                      {});
-  Value current =
-      b.create<DynamicSliceOp>(loc, loop.arg(tableArg), row, uint64_t(1));
-  Value update = b.create<DynamicSliceOp>(loc, loop.arg(updatesArg),
-                                          loop.index, uint64_t(1));
-  Value combined =
-      reduction == "mul"   ? Value(b.create<MulOp>(loc, current, update))
-      : reduction == "max" ? Value(b.create<MaxOp>(loc, current, update))
-                           : Value(b.create<MinOp>(loc, current, update));
-  loop.setNext(tableArg, b.create<DynamicUpdateSliceOp>(
-                             loc, loop.arg(tableArg), combined, row));
-  ForOp op = loop.finish(outside, count);
-  return ctx.setResults(reshape(b, loc, op.getResult(tableArg), shapeOf(data)));
+  Value result = writeRowsInOrder(
+      b, loc, table, linear, updates, [&](Value current, Value update) {
+        if (reduction == "mul")
+          return Value(b.create<MulOp>(loc, current, update));
+        if (reduction == "max")
+          return Value(b.create<MaxOp>(loc, current, update));
+        return Value(b.create<MinOp>(loc, current, update));
+      });
+  return ctx.setResults(reshape(b, loc, result, shapeOf(data)));
 }
 
 /// Scatters `updates` (shape [n] + rowShape) into `data` viewed as a table

@@ -126,7 +126,6 @@ Value buildDft(OpBuilder &b, Location loc, Value x, int64_t axis,
   return concat(b, loc, {finish(outRe), finish(outIm)}, rank - 1);
 }
 
-
 LogicalResult dftOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
     return failure();

@@ -16,6 +16,7 @@
 #include "kiln/Fusion/Passes.h"
 #include "kiln/IR/KilnOps.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -67,7 +68,6 @@ public:
           SmallVector<int64_t>{0, 0}, SmallVector<int64_t>{padded - n, 0},
           SmallVector<int64_t>{0, 0});
     indexType = RankedTensorType::get({padded, columns}, b.getI64Type());
-    valueType = RankedTensorType::get({padded, columns}, element);
     Value values = rows;
     Value indices = b.create<IotaOp>(loc, indexType, 0);
     limit = constant(indexType, static_cast<double>(n));
@@ -85,10 +85,7 @@ public:
             loc, RankedTensorType::get(moved, elementType), v);
       if (!moves)
         return v;
-      SmallVector<int64_t> inverse(rank);
-      for (int64_t d = 0; d < rank; ++d)
-        inverse[perm[d]] = d;
-      return b.create<TransposeOp>(loc, v, inverse);
+      return b.create<TransposeOp>(loc, v, invertPermutationVector(perm));
     };
     return {unpad(values, element), unpad(indices, b.getI64Type())};
   }
@@ -104,18 +101,15 @@ private:
                                 DenseElementsAttr::get(type, attr));
   }
 
-  /// A per-row constant of `values` (one per row), broadcast over columns.
-  Value rowConstant(Type rowElement, ArrayRef<int64_t> values) {
+  /// A constant of `values`, one per row, of integer type `rowElement`.
+  Value perRow(Type rowElement, ArrayRef<int64_t> values) {
     auto rowType = RankedTensorType::get({padded}, rowElement);
     SmallVector<APInt> bits;
     unsigned width = rowElement.getIntOrFloatBitWidth();
     for (int64_t v : values)
       bits.push_back(APInt(width, static_cast<uint64_t>(v)));
-    Value row = b.create<ConstantOp>(loc, rowType,
-                                     DenseElementsAttr::get(rowType, bits));
-    return b.create<BroadcastInDimOp>(
-        loc, RankedTensorType::get({padded, columns}, rowElement), row,
-        SmallVector<int64_t>{0});
+    return b.create<ConstantOp>(loc, rowType,
+                                DenseElementsAttr::get(rowType, bits));
   }
 
   Value cmp(CompareDirection direction, Value x, Value y) {
@@ -167,12 +161,7 @@ private:
       bool ascendingBlock = (i & size) == 0;
       keepsFirst[i] = lower == ascendingBlock;
     }
-    auto partnerType = RankedTensorType::get({padded}, b.getI64Type());
-    SmallVector<APInt> partnerBits;
-    for (int64_t p : partner)
-      partnerBits.push_back(APInt(64, static_cast<uint64_t>(p)));
-    Value at = b.create<ConstantOp>(
-        loc, partnerType, DenseElementsAttr::get(partnerType, partnerBits));
+    Value at = perRow(b.getI64Type(), partner);
     Side self = side(values, indices);
     Side other = side(b.create<GatherOp>(loc, values, at),
                       b.create<GatherOp>(loc, indices, at));
@@ -181,7 +170,9 @@ private:
     // The order is total on distinct indices, so "the partner is not
     // first" is "the partner is last".
     Value partnerFirst = before(other, self);
-    Value first = rowConstant(b.getI1Type(), keepsFirst);
+    Value first = b.create<BroadcastInDimOp>(
+        loc, RankedTensorType::get({padded, columns}, b.getI1Type()),
+        perRow(b.getI1Type(), keepsFirst), SmallVector<int64_t>{0});
     Value take = b.create<SelectOp>(loc, first, partnerFirst,
                                     negate(partnerFirst));
     values = b.create<SelectOp>(loc, take, other.values, values);
@@ -193,7 +184,7 @@ private:
   SortOp op;
   int64_t n = 0, columns = 0, padded = 1;
   Type element;
-  RankedTensorType indexType, valueType;
+  RankedTensorType indexType;
   /// Original indices at or above it are padding.
   Value limit;
 };
