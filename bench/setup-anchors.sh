@@ -24,14 +24,18 @@ pip=("$venv/bin/python" -m pip install --disable-pip-version-check -q)
 # The CPU wheel of torch is much smaller; where download.pytorch.org cannot
 # be reached, the plain PyPI wheel (which also pulls the CUDA libraries the
 # benchmark never uses, a few GB) is the fallback.
-if ! "${pip[@]}" --timeout 15 --retries 1 torch \
+if ! "${pip[@]}" --timeout 15 --retries 1 torch torchvision \
      --index-url https://download.pytorch.org/whl/cpu; then
   echo "setup-anchors: the CPU wheel index is unreachable; installing torch from PyPI"
-  "${pip[@]}" torch
+  "${pip[@]}" torch torchvision
 fi
+# The ONNX tests' exporters: transformers' models, and onnxscript, which
+# torch.onnx.export(..., dynamo=True) needs.
+"${pip[@]}" transformers onnxscript
 "$venv/bin/python" - <<'PY'
 import importlib
-for name in ("numpy", "torch", "jax", "onnxruntime", "onnx"):
+for name in ("numpy", "torch", "torchvision", "transformers", "onnxscript",
+             "jax", "onnxruntime", "onnx"):
     try:
         mod = importlib.import_module(name)
         print(f"{name} {mod.__version__}")

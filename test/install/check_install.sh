@@ -77,6 +77,9 @@ if ! grep -q "libkiln_attention.a is not installed where this kiln looks" \
   cat "$work/missing.log" >&2
   exit 1
 fi
+# KILN_SUPPORT_DIR names another directory that holds the archives.
+KILN_SUPPORT_DIR="$prefix/lib/kiln" "$moved/bin/kiln-compile" "$model" \
+  -o "$work/calls-support-dir.kmod"
 
 # Only the prefix is searched: nothing of the source or build tree.
 cmake -G Ninja -S "$src/test/install" -B "$work/consumer" \
