@@ -26,9 +26,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferAddress.h"
+#include "common/BufferAddress.h"
 #include "ForwardedResults.h"
-#include "LibraryCalls.h"
+#include "common/LibraryCalls.h"
 #include "support/AttentionAbi.h"
 
 #include "kiln/Backends/Passes.h"

@@ -32,11 +32,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferAccess.h"
-#include "BufferAddress.h"
+#include "common/BufferAccess.h"
+#include "common/BufferAddress.h"
 #include "DnnlCalls.h"
 #include "ForwardedResults.h"
-#include "LibraryCalls.h"
+#include "common/LibraryCalls.h"
 
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnOps.h"

@@ -130,8 +130,8 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKilnCanonicalizeBuffers());
   // Before planning, so that an erased transposed copy takes no arena space
   // and aliasing is still a question of distinct allocations.
-  pm.addNestedPass<func::FuncOp>(createKilnCpuForwardFills());
-  pm.addNestedPass<func::FuncOp>(createKilnCpuFoldTransposesIntoMatmuls());
+  pm.addNestedPass<func::FuncOp>(createKilnForwardFills());
+  pm.addNestedPass<func::FuncOp>(createKilnFoldTransposesIntoMatmuls());
   if (options.planMemory) {
     KilnCpuPlanMemoryOptions plan;
     plan.report = options.memoryReport;

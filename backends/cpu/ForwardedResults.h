@@ -12,7 +12,7 @@
 #ifndef KILN_BACKENDS_CPU_FORWARDEDRESULTS_H
 #define KILN_BACKENDS_CPU_FORWARDEDRESULTS_H
 
-#include "BufferAccess.h"
+#include "common/BufferAccess.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

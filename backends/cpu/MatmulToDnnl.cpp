@@ -5,7 +5,7 @@
 // AVX-512 micro-kernels, its own OpenMP threads). After bufferization, every
 // f32 or bf16 (into f32) matmul-like contraction on memrefs whose rows are
 // contiguous (linalg.matmul, batch_matmul, their _transpose_a/_b variants,
-// and the generics that kiln-cpu-fold-transposes-into-matmuls makes, whose
+// and the generics that kiln-fold-transposes-into-matmuls makes, whose
 // maps read A as [m, k] or [k, m] and B as [k, n] or [n, k]) becomes one of
 // two calls:
 //
@@ -27,18 +27,19 @@
 //     are at least 4 products of fewer than 2^22 multiply-adds each (so each
 //     thread runs whole products), an scf.for otherwise.
 //
-// When the op right before is a linalg.fill of C with zero (what the
-// lowering writes), the fill is dropped and the call overwrites C (sgemm's
-// beta 0; no accumulation for the primitive). Leading dimensions and batch
+// When the last op before the product to touch C is a linalg.fill of C with
+// zero (what the lowering writes), the fill is dropped and the call
+// overwrites C (sgemm's beta 0; no accumulation for the primitive). Leading dimensions and batch
 // strides come from the memrefs' strides, so views of larger buffers work
 // without a copy. Products smaller than `min-macs` multiply-adds stay
 // loops: the library call costs more than they do.
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferAddress.h"
+#include "common/BufferAddress.h"
+#include "common/GemmForm.h"
 #include "DnnlCalls.h"
-#include "LibraryCalls.h"
+#include "common/LibraryCalls.h"
 
 #include "kiln/Backends/Passes.h"
 
@@ -80,140 +81,19 @@ static constexpr llvm::StringLiteral kSgemm = mlir::kiln::dnnl::kSgemmFunction;
 static constexpr llvm::StringLiteral kMatmul =
     mlir::kiln::dnnl::kMatmulFunction;
 
-/// For a statically shaped f32 or bf16 memref of rank 2 or more whose last two dims
-/// form a matrix that sgemm can read, the dim whose stride is its leading
-/// dimension: rank-2 for row-major storage (last stride 1), rank-1 for
-/// column-major storage (stride 1 in dim rank-2: a transposed view, which
-/// sgemm reads with the 'T' flag). The leading dimension must cover a
-/// contiguous row where it is known statically.
-static std::optional<unsigned> leadingDimOf(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type || type.getRank() < 2 || !type.hasStaticShape() ||
-      !(type.getElementType().isF32() || type.getElementType().isBF16()))
-    return std::nullopt;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(getStridesAndOffset(type, strides, offset)))
-    return std::nullopt;
-  unsigned rank = type.getRank();
-  auto covers = [&](unsigned leading, unsigned contiguous) {
-    return ShapedType::isDynamic(strides[leading]) ||
-           strides[leading] >= std::max<int64_t>(1, type.getDimSize(contiguous));
-  };
-  if (strides[rank - 1] == 1 && covers(rank - 2, rank - 1))
-    return rank - 2;
-  if (strides[rank - 2] == 1 && covers(rank - 1, rank - 2))
-    return rank - 1;
-  return std::nullopt;
-}
-
-/// The linalg.fill of `init` with +0.0 right before `op`, if there is one.
-static linalg::FillOp zeroFillBefore(Operation *op, Value init) {
-  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-  if (!fill || !fill.hasPureBufferSemantics() ||
-      fill.getDpsInitOperand(0)->get() != init)
-    return nullptr;
-  FloatAttr value;
-  if (!matchPattern(fill.getDpsInputOperand(0)->get(), m_Constant(&value)))
-    return nullptr;
-  return value.getValue().isPosZero() ? fill : nullptr;
-}
-
-namespace {
-/// How a contraction maps onto sgemm: its loop ranges and whether each
-/// operand is read transposed.
-struct GemmForm {
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool batched = false;
-  bool transposeA = false, transposeB = false;
-  /// Per operand (A, B, C), the dim whose stride is the leading dimension.
-  unsigned leadingDims[3] = {0, 0, 0};
-  /// Whether A and B are bf16 (C is f32 either way).
-  bool bf16 = false;
-};
-} // namespace
-
 /// Whether `form` runs through oneDNN's matmul primitive rather than a GEMM
 /// (see the file header for the measurements behind the choice).
-static bool prefersPrimitive(const GemmForm &form) {
-  return form.bf16 || (form.transposeB && !form.transposeA);
+static bool prefersPrimitive(const kiln::GemmForm &form) {
+  return form.abType.isBF16() || (form.transposeB && !form.transposeA);
 }
 
-/// Whether `map` yields exactly `dims` (loop dims), in order.
-static bool yieldsDims(AffineMap map, ArrayRef<unsigned> dims) {
-  if (map.getNumResults() != dims.size())
-    return false;
-  for (auto [result, dim] : llvm::zip(map.getResults(), dims)) {
-    auto expr = dyn_cast<AffineDimExpr>(result);
-    if (!expr || expr.getPosition() != dim)
-      return false;
-  }
-  return true;
-}
-
-/// The sgemm form of `op`: an f32 contraction C[b, m, n] += A * B (or one of
-/// bf16 A and B into f32 C) with
-/// A indexed [b, m, k] or [b, k, m] and B [b, k, n] or [b, n, k] (the batch
-/// dim b optional, always first), every operand statically shaped with
-/// contiguous rows or columns (a column-major operand is read with the
-/// opposite transpose flag). That covers linalg.matmul, batch_matmul, their
-/// _transpose_a/_b variants and the generics of
-/// kiln-cpu-fold-transposes-into-matmuls.
-static std::optional<GemmForm> gemmFormOf(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+/// The oneDNN form of `op`: an f32 product, or one of bf16 A and B into
+/// f32 C.
+static std::optional<kiln::GemmForm> dnnlFormOf(linalg::LinalgOp op) {
+  std::optional<kiln::GemmForm> form = kiln::gemmFormOf(op);
+  if (!form || !form->cType.isF32() ||
+      !(form->abType.isF32() || form->abType.isBF16()))
     return std::nullopt;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->batch.size() > 1 || dims->m.size() != 1 ||
-      dims->n.size() != 1 || dims->k.size() != 1)
-    return std::nullopt;
-  SmallVector<unsigned> prefix(dims->batch.begin(), dims->batch.end());
-  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
-  auto with = [&](unsigned first, unsigned second) {
-    SmallVector<unsigned> result = prefix;
-    result.push_back(first);
-    result.push_back(second);
-    return result;
-  };
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  GemmForm form;
-  if (!yieldsDims(maps[2], with(m, n)))
-    return std::nullopt;
-  if (yieldsDims(maps[0], with(k, m)))
-    form.transposeA = true;
-  else if (!yieldsDims(maps[0], with(m, k)))
-    return std::nullopt;
-  if (yieldsDims(maps[1], with(n, k)))
-    form.transposeB = true;
-  else if (!yieldsDims(maps[1], with(k, n)))
-    return std::nullopt;
-  // A column-major operand is the row-major storage of its transpose; C
-  // must be row-major.
-  for (unsigned i = 0; i < 3; ++i) {
-    std::optional<unsigned> leading = leadingDimOf(op->getOperand(i));
-    if (!leading)
-      return std::nullopt;
-    form.leadingDims[i] = *leading;
-    bool columnMajor = *leading == prefix.size() + 1;
-    if (columnMajor && i == 2)
-      return std::nullopt;
-    if (columnMajor)
-      (i == 0 ? form.transposeA : form.transposeB) ^= true;
-  }
-  auto elementOf = [&](unsigned i) {
-    return cast<MemRefType>(op->getOperand(i).getType()).getElementType();
-  };
-  if (!elementOf(2).isF32() || elementOf(0) != elementOf(1))
-    return std::nullopt;
-  form.bf16 = elementOf(0).isBF16();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  form.batched = !prefix.empty();
-  if (form.batched)
-    form.batch = ranges[prefix[0]];
-  form.m = ranges[m];
-  form.n = ranges[n];
-  form.k = ranges[k];
   return form;
 }
 
@@ -224,12 +104,21 @@ struct KilnCpuMatmulToDnnlPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<linalg::LinalgOp, GemmForm>> products;
+    // Each product with the zero fill it makes unnecessary, found before
+    // any product becomes a call (a call may touch any memory).
+    struct Product {
+      linalg::LinalgOp op;
+      kiln::GemmForm form;
+      linalg::FillOp zeroFill;
+    };
+    SmallVector<Product> products;
     module.walk([&](linalg::LinalgOp op) {
-      std::optional<GemmForm> form = gemmFormOf(op);
+      std::optional<kiln::GemmForm> form = dnnlFormOf(op);
       if (form && form->batch * form->m * form->n * form->k >=
                       static_cast<int64_t>(minMacs))
-        products.emplace_back(op, *form);
+        products.push_back(
+            {op, *form,
+             kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get())});
     });
     if (products.empty())
       return;
@@ -253,9 +142,11 @@ struct KilnCpuMatmulToDnnlPass
         {});
     SymbolTable symbols(module);
 
-    for (auto &[product, gemmForm] : products) {
-      linalg::LinalgOp op = product;
-      const GemmForm form = gemmForm;
+    for (Product &product : products) {
+      linalg::LinalgOp op = product.op;
+      const kiln::GemmForm form = product.form;
+      linalg::FillOp zeroFill = product.zeroFill;
+      bool bf16 = form.abType.isBF16();
       bool primitive = prefersPrimitive(form);
       func::FuncOp routine = mlir::kiln::declareLibraryFunction(
           module, primitive ? kMatmul : kSgemm,
@@ -267,8 +158,7 @@ struct KilnCpuMatmulToDnnlPass
       Value a = op.getDpsInputOperand(0)->get();
       Value b = op.getDpsInputOperand(1)->get();
       Value c = op.getDpsInitOperand(0)->get();
-      linalg::FillOp zeroFill = zeroFillBefore(op, c);
-      int64_t bytes[3] = {form.bf16 ? 2 : 4, form.bf16 ? 2 : 4, 4};
+      int64_t bytes[3] = {bf16 ? 2 : 4, bf16 ? 2 : 4, 4};
       mlir::kiln::BufferAddress views[] = {
           mlir::kiln::bufferAddressOf(builder, loc, a, bytes[0]),
           mlir::kiln::bufferAddressOf(builder, loc, b, bytes[1]),
@@ -297,7 +187,7 @@ struct KilnCpuMatmulToDnnlPass
         int64_t flags = (form.transposeA ? KILN_DNNL_MATMUL_TRANSPOSE_A : 0) |
                         (form.transposeB ? KILN_DNNL_MATMUL_TRANSPOSE_B : 0) |
                         (zeroFill ? 0 : KILN_DNNL_MATMUL_ACCUMULATE) |
-                        (form.bf16 ? KILN_DNNL_MATMUL_BFLOAT16 : 0);
+                        (bf16 ? KILN_DNNL_MATMUL_BFLOAT16 : 0);
         if (zeroFill)
           zeroFill->erase();
         SmallVector<Value> operands{

@@ -8,7 +8,12 @@
 //      out-params, the `kiln_entry_<name>` wrappers (kiln-entry-points);
 //      then constants are copied out of read-only globals
 //      (kiln-cuda-globals-to-buffers) and ownership-based deallocation runs;
-//   4. float matmuls -> shared-memory tiled kernels (kiln-cuda-tiled-matmul);
+//   4. float matrix products -> cuBLASLt calls through the runtime
+//      (kiln-cuda-library-matmul; kiln-forward-fills and
+//      kiln-fold-transposes-into-matmuls ran after bufferization, so that
+//      a product overwrites its result and reads transposes in place), the
+//      rest of the float matmuls ->
+//      shared-memory tiled kernels (kiln-cuda-tiled-matmul);
 //      reductions -> one kernel each in which a block reduces an output
 //      element with gpu.all_reduce (kiln-cuda-block-reductions); every other
 //      linalg op -> one scf.parallel (an integer matmul's k loop inside),
@@ -103,6 +108,14 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   buildBufferizationPipeline(pm);
+  if (options.libraryMatmul) {
+    // Copies of the one zero-filled buffer into each accumulator become
+    // fills, and transposes read by products are read in place (before
+    // deallocations are made explicit, as on the CPU), so that each
+    // product becomes one cuBLASLt call that overwrites its result.
+    pm.addNestedPass<func::FuncOp>(createKilnForwardFills());
+    pm.addNestedPass<func::FuncOp>(createKilnFoldTransposesIntoMatmuls());
+  }
   pm.addPass(createKilnEntryPoints());
   pm.addNestedPass<func::FuncOp>(createKilnCudaGlobalsToBuffers());
 
@@ -117,6 +130,11 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
 
   // 4: kernels and device-visible buffers.
   pm.addPass(createKilnCudaFlashAttention());
+  if (options.libraryMatmul) {
+    KilnCudaLibraryMatmulOptions library;
+    library.tf32 = options.tf32;
+    pm.addPass(createKilnCudaLibraryMatmul(library));
+  }
   pm.addNestedPass<func::FuncOp>(createKilnCudaTiledMatmul());
   KilnCudaBlockReductionsOptions reductions;
   reductions.blockSize = options.blockSize;
@@ -209,6 +227,15 @@ struct CudaLoweringPipelineOptions
                     llvm::cl::desc("Fuse ops into kiln.fused regions, each "
                                    "one kernel where linalg fusion allows"),
                     llvm::cl::init(true)};
+  Option<bool> libraryMatmul{
+      *this, "library-matmul",
+      llvm::cl::desc("Float matrix products as cuBLASLt calls through the "
+                     "runtime (otherwise kiln's own kernels)"),
+      llvm::cl::init(true)};
+  Option<bool> tf32{*this, "tf32",
+                    llvm::cl::desc("Let f32 products round their inputs to "
+                                   "TF32 on tensor cores"),
+                    llvm::cl::init(false)};
 };
 } // namespace
 
@@ -220,6 +247,8 @@ void kiln::registerCudaPipelines() {
         CudaOptions options;
         options.arch = pipeline.arch;
         options.fuse = pipeline.fuse;
+        options.libraryMatmul = pipeline.libraryMatmul;
+        options.tf32 = pipeline.tf32;
         buildCudaLoweringPipeline(pm, options);
       });
 }

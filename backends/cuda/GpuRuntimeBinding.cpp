@@ -3,7 +3,7 @@
 // The host code that gpu-to-llvm and the gpu.launch_func translation emit
 // calls the upstream GPU runtime ABI (mgpuModuleLoadJIT, mgpuLaunchKernel,
 // mgpuMemAlloc, ...), which upstream implements in a library linked
-// against libcuda. kiln's runtime must load modules on machines without
+// against libcuda, and kiln's library calls (kiln/CudaLibraryAbi.h). kiln's runtime must load modules on machines without
 // CUDA, so no such library is linked: each declared mgpu function becomes
 // an internal stub calling through an exported pointer `kiln_gpu_fn_<name>`,
 // and the runtime stores its own implementation (over the dlopen'ed driver)
@@ -13,18 +13,21 @@
 
 #include "kiln/Backends/Cuda.h"
 
+#include "kiln/CudaLibraryAbi.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 
-/// The mgpu functions kiln's runtime implements; it must stay in step with
-/// gpuRuntimeFunctions() in runtime/lib/cuda/GpuRuntimeShim.cpp.
+/// The mgpu and library functions kiln's runtime implements; it must stay
+/// in step with gpuRuntimeFunctions() in runtime/lib/cuda/GpuRuntimeShim.cpp.
 static const char *const kImplementedByRuntime[] = {
     "mgpuModuleLoad",      "mgpuModuleLoadJIT",     "mgpuModuleUnload",
     "mgpuModuleGetFunction", "mgpuLaunchKernel",    "mgpuStreamCreate",
     "mgpuStreamDestroy",   "mgpuStreamSynchronize", "mgpuMemAlloc",
-    "mgpuMemFree",         "mgpuMemcpy",            "mgpuMemset32"};
+    "mgpuMemFree",         "mgpuMemcpy",            "mgpuMemset32",
+    KILN_CUDA_MATMUL_FUNCTION};
 
 /// Replaces the embedded PTX constant by loads from the exported image
 /// slot, so that the shared object does not carry a second copy of it.
@@ -94,9 +97,13 @@ bool mlir::kiln::bindGpuRuntimeCalls(llvm::Module &module,
   hoistStaticAllocas(module);
   llvm::SmallVector<llvm::Function *> declarations;
   for (llvm::Function &function : module) {
-    if (!function.isDeclaration() || !function.getName().starts_with("mgpu"))
+    if (!function.isDeclaration())
       continue;
-    if (!llvm::is_contained(kImplementedByRuntime, function.getName())) {
+    bool implemented =
+        llvm::is_contained(kImplementedByRuntime, function.getName());
+    if (!implemented && !function.getName().starts_with("mgpu"))
+      continue;
+    if (!implemented) {
       error = "the host code calls GPU runtime function '" +
               function.getName().str() +
               "', which the kiln runtime does not provide";

@@ -10,8 +10,9 @@
 //   2. a candidate is a statically shaped `memref.alloc` outside kernels
 //      whose uses, followed through views, casts and base-buffer
 //      extraction, are all inside a `gpu.launch`, a `gpu.memcpy` or a
-//      deallocation. It lives from its position to the span end of the last
-//      op of its own block that uses it;
+//      deallocation, or take its address. It lives from its position to the
+//      span end of the last op of its own block that uses it, or holds a
+//      call (of a library, kiln-cuda-library-matmul) that takes its address;
 //   3. first fit places the candidates in one arena, 64-byte aligned
 //      (ArenaPlanner.h): buffers with disjoint lifetimes share bytes, also
 //      across loop bodies and branches, and a loop body's buffers keep one
@@ -28,12 +29,14 @@
 #include "common/ArenaPlanner.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
 namespace kiln {
@@ -68,6 +71,30 @@ struct Candidate {
 };
 } // namespace
 
+/// The span end of the last op of `block` holding a call that takes a value
+/// computed from `address` (an integer, or a pointer made of it), or -1.
+static int64_t lastCallTaking(memref::ExtractAlignedPointerAsIndexOp address,
+                              Block &block, const Positions &positions) {
+  int64_t end = -1;
+  SmallVector<Value> worklist{address.getResult()};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    for (Operation *user : current.getUsers()) {
+      if (!seen.insert(user).second)
+        continue;
+      if (isa<func::CallOp>(user)) {
+        if (Operation *ancestor = block.findAncestorOpInBlock(*user))
+          end = std::max(end, positions.spans.lookup(ancestor).second);
+        continue;
+      }
+      if (user->getNumRegions() == 0)
+        worklist.append(user->result_begin(), user->result_end());
+    }
+  }
+  return end;
+}
+
 /// The span end of the last op of the allocation's block that uses it as
 /// device work; nullopt when a use is anything else. Collects the
 /// deallocations of the buffer and its aliases.
@@ -85,8 +112,13 @@ deviceLifetimeEnd(memref::AllocOp alloc, const Positions &positions,
         deallocs.insert(dealloc);
         continue;
       }
-      if (isa<memref::ExtractAlignedPointerAsIndexOp>(user))
+      if (auto address = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+        // An address handed to a library call (kiln-cuda-library-matmul)
+        // keeps the buffer alive up to that call; other uses of an address
+        // (the deallocation's aliasing checks) touch no memory.
+        end = std::max(end, lastCallTaking(address, block, positions));
         continue;
+      }
       Operation *ancestor = block.findAncestorOpInBlock(*user);
       if (!ancestor)
         return std::nullopt;

@@ -87,3 +87,46 @@ func.func @loop(%x: memref<64xf32>, %n: index) -> f32 {
   memref.dealloc %h : memref<f32>
   return %v : f32
 }
+
+// -----
+
+// An address handed to a call (a library product, kiln-cuda-library-matmul)
+// keeps its buffer alive up to the call: %a is written by a kernel and read
+// by the call after %b's kernels ran, so %b must not take %a's bytes.
+// CHECK-LABEL: func.func @address_taken
+// CHECK:         memref.view %{{.+}}[%c0{{(_[0-9]+)?}}][] : memref<8192xi8> to memref<1024xf32>
+// CHECK:         memref.view %{{.+}}[%c4096][] : memref<8192xi8> to memref<1024xf32>
+// CHECK:         call @library
+func.func private @library(!llvm.ptr)
+// expected-remark @below {{device memory plan for @address_taken: 2 intermediates of 8192 bytes in total in an arena of 8192 bytes; 0 bytes in their own allocations}}
+func.func @address_taken(%x: memref<1024xf32>, %y: memref<1024xf32>) {
+  %c1 = arith.constant 1 : index
+  %a = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<1024xf32>
+    memref.store %v, %a[%tx] : memref<1024xf32>
+    gpu.terminator
+  }
+  %b = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<1024xf32>
+    memref.store %v, %b[%tx] : memref<1024xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %b[%tx] : memref<1024xf32>
+    memref.store %v, %y[%tx] : memref<1024xf32>
+    gpu.terminator
+  }
+  %base, %offset, %size, %stride = memref.extract_strided_metadata %a : memref<1024xf32> -> memref<f32>, index, index, index
+  %address = memref.extract_aligned_pointer_as_index %base : memref<f32> -> index
+  %integer = arith.index_cast %address : index to i64
+  %pointer = llvm.inttoptr %integer : i64 to !llvm.ptr
+  func.call @library(%pointer) : (!llvm.ptr) -> ()
+  memref.dealloc %a : memref<1024xf32>
+  memref.dealloc %b : memref<1024xf32>
+  return
+}

@@ -1,6 +1,9 @@
-// The PTX of each kind of kernel the CUDA backend generates today.
-// RUN: kiln-compile %s --target=cuda --emit=ptx | FileCheck %s
+// The PTX of each kind of kernel the CUDA backend generates today; float
+// matmuls are kernels only with --no-cublas, otherwise cuBLASLt calls.
+// RUN: kiln-compile %s --target=cuda --no-cublas --emit=ptx | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx | FileCheck %s --check-prefix=SM90
+// RUN: kiln-compile %s --target=cuda --emit=ptx | FileCheck %s --check-prefix=LIBRARY
+// LIBRARY-NOT: kiln_impl_mm_kernel
 
 // CHECK:       .version 7.0
 // CHECK:       .target sm_80

@@ -103,6 +103,19 @@ cl::opt<bool> noDnnl(
              "instead of calling oneDNN"),
     cl::init(false),
     cl::cat(compileCategory));
+cl::opt<bool> noCublas(
+    "no-cublas",
+    cl::desc("Generate kernels for float matrix products instead of calling "
+             "cuBLASLt through the runtime (--target=cuda)"),
+    cl::init(false),
+    cl::cat(compileCategory));
+cl::opt<bool> cudaTf32(
+    "cuda-tf32",
+    cl::desc("Let cuBLASLt round the inputs of f32 matrix products to TF32 "
+             "on tensor cores (--target=cuda; f32 products are exact f32 "
+             "otherwise)"),
+    cl::init(false),
+    cl::cat(compileCategory));
 cl::opt<bool> noParallel(
     "no-parallel",
     cl::desc("Run every loop on the calling thread (no OpenMP parallel "
@@ -203,6 +216,9 @@ int checkOptions() {
     return usageError("unsupported CUDA architecture '" + cudaArch +
                       "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, "
                       "sm_90)");
+  if ((noCublas || cudaTf32) && target != "cuda")
+    return usageError(std::string(noCublas ? "--no-cublas" : "--cuda-tf32") +
+                      " needs --target=cuda");
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
   if (!autocast.empty() && autocast != "bf16" && autocast != "f16")
@@ -235,6 +251,8 @@ kiln::CompileOptions compileOptions() {
   options.cuda.arch = cudaArch;
   options.cuda.fuse = !noFusion;
   options.cuda.memoryReport = memoryReport;
+  options.cuda.libraryMatmul = !noCublas;
+  options.cuda.tf32 = cudaTf32;
   options.autocast = autocast;
   options.configurePassManager = [](mlir::PassManager &pm) {
     (void)mlir::applyPassManagerCLOptions(pm);

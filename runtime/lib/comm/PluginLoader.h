@@ -26,14 +26,8 @@ constexpr const char *kNcclPluginFile = "libkiln_comm_nccl.so";
 constexpr const char *kNcclPluginVariable = "KILN_COMM_NCCL_PLUGIN";
 
 /// The paths tried for the MPI plug-in when KILN_COMM_MPI_PLUGIN is not
-/// set, before the dynamic loader's own search path: lib/kiln/ beside the
-/// directory of the program or shared library that holds the runtime
-/// (build/bin/kiln-run finds build/lib/kiln/, <prefix>/bin/kiln-run finds
-/// <prefix>/lib/kiln/), then the lib/kiln/ of the build tree the runtime
-/// was built in (for the build tree's tests and examples).
+/// set, before the dynamic loader's own search path (api/Plugins.h).
 std::vector<std::string> mpiPluginCandidates();
-/// The same for the plug-in file \p file.
-std::vector<std::string> pluginCandidates(const char *file);
 
 /// Loads the MPI plug-in once per process, with RTLD_NOW | RTLD_GLOBAL
 /// (OpenMPI's own components, which it dlopens in turn, need libmpi's

@@ -2,6 +2,8 @@
 
 #include "CudaDevice.h"
 
+#include "BlasPluginLoader.h"
+
 #include "api/Status.h"
 
 #include <algorithm>
@@ -13,6 +15,10 @@ namespace runtime {
 namespace cuda {
 namespace {
 thread_local CudaDevice *currentDevice = nullptr;
+
+/// The workspace cuBLASLt may use per product: what NVIDIA recommends for
+/// Hopper, which covers every earlier architecture's needs too.
+constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
 
 /// Makes a device current for the extent of a call.
 struct CurrentDevice {
@@ -154,6 +160,10 @@ CudaDevice::~CudaDevice() {
   if (driver->ctxPushCurrent(context) == CUDA_SUCCESS) {
     if (streamHandle)
       driver->streamSynchronize(streamHandle);
+    if (blasHandle)
+      blas->destroy(blasHandle);
+    if (blasWorkspace)
+      driver->memFree(blasWorkspace);
     for (auto &[pointer, allocation] : allocations)
       driver->memFree(pointer);
     for (auto &[image, module] : modules)
@@ -385,6 +395,34 @@ void CudaDevice::fill32(void *destination, unsigned value, size_t count) {
   if (failure.empty() && count)
     check(driver->memsetD32(toDevice(destination), value, count),
           "cuMemsetD32");
+}
+
+void CudaDevice::matmul(const kiln_matmul_problem_t &problem) {
+  if (!failure.empty())
+    return;
+  if (!blasHandle) {
+    if (kiln_status_t status = loadBlasPlugin(blas)) {
+      fail(kiln_status_message(status));
+      kiln_status_free(status);
+      return;
+    }
+    char error[1024] = "";
+    if (blas->create(&blasHandle, error, sizeof(error))) {
+      blasHandle = nullptr;
+      fail(std::string("CUDA products: ") + error);
+      return;
+    }
+    if (!check(driver->memAlloc(&blasWorkspace, kBlasWorkspaceBytes),
+               "cuMemAlloc of the products' workspace")) {
+      blasWorkspace = 0;
+      return;
+    }
+  }
+  char error[1024] = "";
+  if (blas->matmul(blasHandle, &problem, streamHandle,
+                   reinterpret_cast<void *>(blasWorkspace),
+                   kBlasWorkspaceBytes, error, sizeof(error)))
+    fail(std::string("CUDA products: ") + error);
 }
 
 } // namespace cuda

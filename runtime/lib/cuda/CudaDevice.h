@@ -21,6 +21,10 @@
 //     and the host waits before touching memory;
 //   - inputs and outputs are copied to and from device buffers once per
 //     call; buffers the host code leaves allocated return to the pool.
+//   - matrix products the host code asks for (kiln/CudaLibraryAbi.h) are
+//     queued on the stream by the products plug-in (BlasPlugin.h, over
+//     cuBLASLt), loaded on the first product, with one handle and one
+//     workspace per device;
 //   - counters (CudaStats) record launches, waits, copies to the host and
 //     driver allocations, for kiln_module_cuda_stats.
 // The mgpu ABI returns no errors, so the first failure of a call is
@@ -32,6 +36,7 @@
 #ifndef KILN_RUNTIME_LIB_CUDA_CUDADEVICE_H
 #define KILN_RUNTIME_LIB_CUDA_CUDADEVICE_H
 
+#include "BlasPlugin.h"
 #include "CudaDriver.h"
 
 #include "kiln/runtime.h"
@@ -120,6 +125,8 @@ public:
   void release(void *pointer);
   void copy(void *destination, const void *source, size_t bytes);
   void fill32(void *destination, unsigned value, size_t count);
+  /// Queues `problem` on the stream through the products plug-in.
+  void matmul(const kiln_matmul_problem_t &problem);
 
   /// Records the first failure of the current call.
   void fail(const std::string &message);
@@ -155,6 +162,11 @@ private:
   std::multimap<size_t, CUdeviceptr> pool[2];
   /// Whether `pointer` lies in a buffer of this device.
   bool isDevicePointer(const void *pointer) const;
+  /// The products plug-in, its handle and its workspace, made on the first
+  /// product and kept until the device is closed.
+  const kiln_blas_plugin_t *blas = nullptr;
+  void *blasHandle = nullptr;
+  CUdeviceptr blasWorkspace = 0;
   /// Updated under callMutex.
   CudaStats counters;
   /// The first failure of the current call; empty while it goes well.

@@ -14,7 +14,10 @@
 
 #include "CudaDevice.h"
 
+#include "kiln/CudaLibraryAbi.h"
+
 #include <cstdint>
+#include <type_traits>
 
 namespace kiln {
 namespace runtime {
@@ -55,6 +58,17 @@ void mgpuMemset32(void *destination, unsigned value, size_t count, void *) {
   device().fill32(destination, value, count);
 }
 
+void kilnCudaMatmul(int64_t flags, int64_t abDtype, int64_t cDtype,
+                    int64_t batch, int64_t m, int64_t n, int64_t k,
+                    const void *a, int64_t lda, int64_t strideA, const void *b,
+                    int64_t ldb, int64_t strideB, void *c, int64_t ldc,
+                    int64_t strideC) {
+  device().matmul({flags, abDtype, cDtype, batch, m, n, k, a, lda, strideA, b,
+                   ldb, strideB, c, ldc, strideC});
+}
+static_assert(std::is_same_v<decltype(&kilnCudaMatmul), kiln_cuda_matmul_fn>,
+              "kiln_cuda_matmul's signature is kiln/CudaLibraryAbi.h's");
+
 template <typename F> void *address(F *function) {
   return reinterpret_cast<void *>(function);
 }
@@ -75,6 +89,7 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {"mgpuMemFree", address(mgpuMemFree)},
       {"mgpuMemcpy", address(mgpuMemcpy)},
       {"mgpuMemset32", address(mgpuMemset32)},
+      {KILN_CUDA_MATMUL_FUNCTION, address(kilnCudaMatmul)},
   };
   return functions;
 }

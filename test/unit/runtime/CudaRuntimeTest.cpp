@@ -10,11 +10,15 @@
 
 #include "TestSupport.h"
 
+#include "cuda/BlasPluginLoader.h"
 #include "cuda/CudaDevice.h"
 #include "cuda/CudaDriver.h"
 
+#include "kiln/CudaLibraryAbi.h"
+
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -231,6 +235,13 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntil.name = "double_until";
   doubleUntil.entrySymbol = "kiln_entry_double_until";
   contents.functions.push_back(doubleUntil);
+  kiln::format::FunctionSignature product;
+  product.name = "product";
+  product.entrySymbol = "kiln_entry_product";
+  product.inputs = {{"a", kiln::format::DType::F32, {2, 3}},
+                    {"b", kiln::format::DType::F32, {3, 2}}};
+  product.outputs = {{"c", kiln::format::DType::F32, {2, 2}}};
+  contents.functions.push_back(product);
   contents.code = kiln::test::readFile(KILN_FIXTURE_CUDA_HOST);
   const char ptx[] = "// kernels: scale2, copy, less100\n";
   contents.deviceCode.assign(ptx, ptx + sizeof(ptx) - 1);
@@ -269,6 +280,69 @@ kiln::test::Outcome callScale2(kiln_module_t *module, TensorPtr &y,
   return outcome;
 }
 
+/// What the fake products plug-in saw, and how it should misbehave.
+struct FakeBlasState {
+  FakeState *device = nullptr;
+  int creates = 0, destroys = 0, attempts = 0, products = 0;
+  std::vector<kiln_matmul_problem_t> problems;
+  std::set<void *> workspaces;
+  bool failCreate = false, failProduct = false;
+};
+FakeBlasState *fakeBlas = nullptr;
+
+/// Element (i, j) of op(X) for a row-major matrix with rows `ld` apart.
+float elementOf(const float *x, int64_t ld, bool transposed, int64_t i,
+                int64_t j) {
+  return transposed ? x[j * ld + i] : x[i * ld + j];
+}
+
+/// A products plug-in that runs f32 products on the host when the fake
+/// device's stream runs (the fake device's memory is host memory).
+const kiln_blas_plugin_t fakeBlasTable = {
+    KILN_BLAS_PLUGIN_VERSION,
+    [](void **handle, char *error, size_t size) -> int {
+      if (fakeBlas->failCreate) {
+        std::snprintf(error, size, "no handle today");
+        return 1;
+      }
+      ++fakeBlas->creates;
+      *handle = fakeBlas;
+      return 0;
+    },
+    [](void *) { ++fakeBlas->destroys; },
+    [](void *, const kiln_matmul_problem_t *problem, void *stream,
+       void *workspace, size_t, char *error, size_t size) -> int {
+      ++fakeBlas->attempts;
+      if (fakeBlas->failProduct) {
+        std::snprintf(error, size, "no kernel for that");
+        return 1;
+      }
+      ++fakeBlas->products;
+      fakeBlas->problems.push_back(*problem);
+      fakeBlas->workspaces.insert(workspace);
+      fakeBlas->device->queuedOn.insert(static_cast<CUstream>(stream));
+      kiln_matmul_problem_t p = *problem;
+      fakeBlas->device->queue.push_back([p] {
+        const float *a = static_cast<const float *>(p.a);
+        const float *b = static_cast<const float *>(p.b);
+        float *c = static_cast<float *>(p.c);
+        for (int64_t i = 0; i < p.m; ++i)
+          for (int64_t j = 0; j < p.n; ++j) {
+            float sum = p.flags & KILN_CUDA_MATMUL_ACCUMULATE
+                            ? c[i * p.ldc + j]
+                            : 0.0f;
+            for (int64_t l = 0; l < p.k; ++l)
+              sum += elementOf(a, p.lda, p.flags & KILN_CUDA_MATMUL_TRANSPOSE_A,
+                               i, l) *
+                     elementOf(b, p.ldb, p.flags & KILN_CUDA_MATMUL_TRANSPOSE_B,
+                               l, j);
+            c[i * p.ldc + j] = sum;
+          }
+      });
+      return 0;
+    },
+    [] { return "fake BLAS"; }};
+
 /// Installs a fake driver for one test.
 class FakeCudaTest : public ::testing::Test {
 protected:
@@ -276,9 +350,20 @@ protected:
     setCudaDriverLoaderForTesting([this](std::string &) {
       return std::unique_ptr<CudaDriver>(new FakeDriver(state));
     });
+    blas.device = &state;
+    fakeBlas = &blas;
+    setBlasPluginLoaderForTesting([](const kiln_blas_plugin_t *&table) {
+      table = &fakeBlasTable;
+      return kiln_status_t(nullptr);
+    });
   }
-  void TearDown() override { setCudaDriverLoaderForTesting(nullptr); }
+  void TearDown() override {
+    setBlasPluginLoaderForTesting(nullptr);
+    setCudaDriverLoaderForTesting(nullptr);
+    fakeBlas = nullptr;
+  }
   FakeState state;
+  FakeBlasState blas;
 };
 
 bool systemHasCudaDriver() {
@@ -422,6 +507,118 @@ TEST_F(FakeCudaTest, CallCopiesInLaunchesAndCopiesOut) {
   EXPECT_EQ(state.live.size(), 3u);
   module.reset();
   EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+/// Calls `product` on a = [[1, 2, 3], [4, 5, 6]] and b = [[1, 2], [3, 4],
+/// [5, 6]].
+kiln::test::Outcome callProduct(kiln_module_t *module, TensorPtr &c) {
+  const kiln_function_t *function = nullptr;
+  take(kiln_module_function_lookup(module, "product", &function));
+  TensorPtr a = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 3},
+                                              {1, 2, 3, 4, 5, 6});
+  TensorPtr b = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {3, 2},
+                                              {1, 2, 3, 4, 5, 6});
+  kiln_tensor_t *inputs[] = {a.get(), b.get()};
+  kiln_tensor_t *output = nullptr;
+  kiln::test::Outcome outcome =
+      take(kiln_function_call(function, inputs, 2, &output, 1));
+  c.reset(output);
+  return outcome;
+}
+
+TEST_F(FakeCudaTest, ProductsAreQueuedOnTheStreamThroughThePlugin) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (int round = 1; round <= 2; ++round) {
+    TensorPtr c;
+    kiln::test::Outcome call = callProduct(module.get(), c);
+    ASSERT_TRUE(call.ok()) << call.message;
+    // a b = [[22, 28], [49, 64]]; a times b's storage read as 2 x 3 and
+    // transposed = [[14, 32], [32, 77]]; the second accumulates.
+    const float *values = static_cast<const float *>(kiln_tensor_data(c.get()));
+    EXPECT_EQ(std::vector<float>(values, values + 4),
+              (std::vector<float>{36, 60, 81, 141}));
+    EXPECT_EQ(blas.products, 2 * round);
+    // Queued, not waited for: the runtime waits once, before the copy out.
+    EXPECT_EQ(state.syncs, round);
+  }
+  // One handle and one workspace for the device, in device memory.
+  EXPECT_EQ(blas.creates, 1);
+  ASSERT_EQ(blas.workspaces.size(), 1u);
+  EXPECT_TRUE(state.deviceOnly.count(
+      reinterpret_cast<CUdeviceptr>(*blas.workspaces.begin())));
+  EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
+  // The host code's arguments reach the plug-in unchanged.
+  const kiln_matmul_problem_t &second = blas.problems[1];
+  EXPECT_EQ(second.flags,
+            KILN_CUDA_MATMUL_ACCUMULATE | KILN_CUDA_MATMUL_TRANSPOSE_B);
+  EXPECT_EQ(second.ab_dtype, KILN_DTYPE_F32);
+  EXPECT_EQ(second.c_dtype, KILN_DTYPE_F32);
+  EXPECT_EQ(std::vector<int64_t>({second.batch, second.m, second.n, second.k,
+                                  second.lda, second.ldb, second.ldc}),
+            (std::vector<int64_t>{1, 2, 2, 3, 3, 3, 2}));
+  module.reset();
+  // The handle is released with the device, and so is the workspace.
+  EXPECT_EQ(blas.destroys, 1);
+  EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+TEST_F(FakeCudaTest, AFailedProductFailsTheCall) {
+  blas.failProduct = true;
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr c;
+  kiln::test::Outcome call = callProduct(module.get(), c);
+  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(call.message.find("CUDA products: no kernel for that"),
+            std::string::npos)
+      << call.message;
+  // The second product of the call is skipped after the first failed.
+  EXPECT_EQ(blas.attempts, 1);
+  blas.failProduct = false;
+  ASSERT_TRUE(callProduct(module.get(), c).ok());
+}
+
+TEST_F(FakeCudaTest, AHandleThatCannotBeMadeFailsTheCall) {
+  blas.failCreate = true;
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr c;
+  kiln::test::Outcome call = callProduct(module.get(), c);
+  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(call.message.find("CUDA products: no handle today"),
+            std::string::npos)
+      << call.message;
+  blas.failCreate = false;
+  ASSERT_TRUE(callProduct(module.get(), c).ok());
+  EXPECT_EQ(blas.creates, 1);
+}
+
+TEST_F(FakeCudaTest, AMissingPluginIsNamedWithWhatItNeeds) {
+  setBlasPluginLoaderForTesting(nullptr);
+  ScopedVariable plugin(kBlasPluginVariable, "/nonexistent/libkiln_cuda_blas.so");
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr c;
+  kiln::test::Outcome call = callProduct(module.get(), c);
+  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(call.message.find("cannot load the CUDA products plug-in "
+                              "'/nonexistent/libkiln_cuda_blas.so'"),
+            std::string::npos)
+      << call.message;
+  EXPECT_NE(call.message.find("cuBLASLt"), std::string::npos) << call.message;
+}
+
+TEST(CudaBlasPluginTest, TheCublasLtPluginLoadsAndNamesItsLibrary) {
+  if (!*KILN_BLAS_PLUGIN_PATH)
+    GTEST_SKIP() << "the cuBLASLt plug-in is not built here (no cublasLt.h)";
+  ScopedVariable plugin(kBlasPluginVariable, KILN_BLAS_PLUGIN_PATH);
+  const kiln_blas_plugin_t *table = nullptr;
+  kiln::test::Outcome loaded = take(loadBlasPlugin(table));
+  ASSERT_TRUE(loaded.ok()) << loaded.message;
+  EXPECT_EQ(table->version, uint32_t(KILN_BLAS_PLUGIN_VERSION));
+  std::string name = table->describe();
+  EXPECT_EQ(name.rfind("cuBLASLt 1", 0), 0u) << name;
 }
 
 TEST_F(FakeCudaTest, LoopPredicateIsCopiedBackOncePerIteration) {

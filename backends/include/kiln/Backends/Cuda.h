@@ -12,6 +12,8 @@
 #ifndef KILN_BACKENDS_CUDA_H
 #define KILN_BACKENDS_CUDA_H
 
+#include "kiln/CudaLibraryAbi.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
@@ -41,6 +43,11 @@ struct CudaOptions {
   /// Emit a remark per function with the bytes of its device intermediates
   /// and the size of the arena they were planned into.
   bool memoryReport = false;
+  /// Float matrix products as cuBLASLt calls through the runtime
+  /// (kiln-cuda-library-matmul); otherwise as kiln's own kernels.
+  bool libraryMatmul = true;
+  /// Let f32 products round their inputs to TF32 on tensor cores.
+  bool tf32 = false;
 };
 
 /// Whether `arch` is an architecture the backend generates PTX for
@@ -58,7 +65,8 @@ void registerCudaDialects(DialectRegistry &registry);
 void buildCudaLoweringPipeline(OpPassManager &pm,
                                const CudaOptions &options = CudaOptions());
 
-/// Registers `--kiln-cuda-lowering` (options: arch, fuse) for kiln-opt.
+/// Registers `--kiln-cuda-lowering` (options: arch, fuse, library-matmul,
+/// tf32) for kiln-opt.
 void registerCudaPipelines();
 
 /// Reads the PTX out of the lowered module's `gpu.binary` (empty when the
@@ -69,7 +77,7 @@ bool extractPtx(ModuleOp module, std::string &ptx, std::string &error);
 /// The prefix of the exported pointer slot through which the host code
 /// calls GPU runtime function `mgpuX`: the runtime stores its
 /// implementation in `kiln_gpu_fn_mgpuX` after loading the module.
-inline constexpr const char *kGpuRuntimeSlotPrefix = "kiln_gpu_fn_";
+inline constexpr const char *kGpuRuntimeSlotPrefix = KILN_GPU_SLOT_PREFIX;
 
 /// The exported pointer slot from which the host code takes its kernels'
 /// PTX: the runtime stores the address of the module's `device_code` in it,

@@ -332,6 +332,30 @@ def KilnCudaFlashAttention
                            "mlir::scf::SCFDialect"];
 }
 
+def KilnCudaLibraryMatmul
+    : Pass<"kiln-cuda-library-matmul", "mlir::ModuleOp"> {
+  let summary = "Turn float matrix products into cuBLASLt calls through the runtime";
+  let description = [{
+    Runs on bufferized linalg, before kiln-cuda-tiled-matmul. Every
+    contraction a GEMM library can run (matmul, batch_matmul, their
+    transposed variants and equivalent generics, on statically shaped
+    memrefs with contiguous rows or columns) with f64, f32, f16 or bf16 A
+    and B and C of the same type (or f32 for f16 and bf16) becomes one call
+    of `kiln_cuda_matmul` (kiln/CudaLibraryAbi.h), which the runtime runs as
+    one cuBLASLt product on the module's stream. When the last op before the
+    product to touch C is a zero fill of C, the fill is dropped and the
+    product overwrites C; otherwise it accumulates into C.
+  }];
+  let options = [
+    Option<"tf32", "tf32", "bool", "false",
+           "Let f32 products round their inputs to TF32 on tensor cores">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def KilnCudaTiledMatmul
     : Pass<"kiln-cuda-tiled-matmul", "mlir::func::FuncOp"> {
   let summary = "Turn float linalg.matmul/batch_matmul into shared-memory tiled kernels";
@@ -631,8 +655,8 @@ def KilnCanonicalizeBuffers : Pass<"kiln-canonicalize-buffers"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
-def KilnCpuForwardFills
-    : Pass<"kiln-cpu-forward-fills", "mlir::func::FuncOp"> {
+def KilnForwardFills
+    : Pass<"kiln-forward-fills", "mlir::func::FuncOp"> {
   let summary = "Turn copies of filled buffers into fills";
   let description = [{
     Runs on memrefs, after bufferization and before memory planning. A
@@ -642,14 +666,15 @@ def KilnCpuForwardFills
     splat initializer, becomes a `linalg.fill` of the destination with the
     same value: one write instead of a read and a
     write, and a zero fill right before a product lets
-    `kiln-cpu-matmul-to-dnnl` use beta 0.
+    `kiln-cpu-matmul-to-dnnl` and `kiln-cuda-library-matmul` overwrite
+    instead of accumulating. Both backends run it.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect"];
 }
 
-def KilnCpuFoldTransposesIntoMatmuls
-    : Pass<"kiln-cpu-fold-transposes-into-matmuls", "mlir::func::FuncOp"> {
+def KilnFoldTransposesIntoMatmuls
+    : Pass<"kiln-fold-transposes-into-matmuls", "mlir::func::FuncOp"> {
   let summary = "Let matmuls read transposed operands in place";
   let description = [{
     Runs on memrefs, after bufferization and before memory planning. A
@@ -661,7 +686,8 @@ def KilnCpuFoldTransposesIntoMatmuls
     nothing else reads what the copy wrote (after the product the buffer is
     overwritten whole before any other use, or it is an allocation of the
     block that is not used again) and nothing between the copy and the
-    product may write the source.
+    product may write the source. The CPU backend runs it, and the CUDA
+    backend where its products go to cuBLASLt.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }

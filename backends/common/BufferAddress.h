@@ -1,14 +1,14 @@
 //===- BufferAddress.h - a memref's address for a library call --*- C++ -*-===//
 //
-// The CPU passes that replace linalg ops or calls by calls into oneDNN
-// (MatmulToDnnl.cpp, ConvToDnnl.cpp) pass plain pointers: the address of a
-// memref's first element, computed from its strided metadata after memory
-// planning.
+// The passes that replace linalg ops or calls by library calls (oneDNN on
+// the CPU: MatmulToDnnl.cpp, ConvToDnnl.cpp; cuBLASLt through the runtime
+// on CUDA: LibraryMatmul.cpp) pass plain pointers: the address of a
+// memref's first element, computed from its strided metadata.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_BACKENDS_CPU_BUFFERADDRESS_H
-#define KILN_BACKENDS_CPU_BUFFERADDRESS_H
+#ifndef KILN_BACKENDS_COMMON_BUFFERADDRESS_H
+#define KILN_BACKENDS_COMMON_BUFFERADDRESS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -68,4 +68,4 @@ inline BufferAddress bufferAddressOf(OpBuilder &builder, Location loc,
 
 } // namespace mlir::kiln
 
-#endif // KILN_BACKENDS_CPU_BUFFERADDRESS_H
+#endif // KILN_BACKENDS_COMMON_BUFFERADDRESS_H

@@ -3,8 +3,8 @@
 // Backward passes multiply by transposes (dY * W^T, X^T * dY). Lowered
 // as written, each transpose is a copy: a strided pass over the whole
 // matrix into a fresh buffer, then the product reads the copy. oneDNN's
-// sgemm reads a transposed operand in place (its 'T' flag), and so can a
-// loop nest, so the copy need not be made.
+// sgemm and cuBLASLt read a transposed operand in place (a transpose
+// flag), and so can a loop nest, so the copy need not be made.
 //
 // The pass runs on memrefs, after bufferization and before memory planning.
 // For every matmul-like contraction (linalg.matmul, batch_matmul, their
@@ -27,12 +27,13 @@
 //      permutation; erase the copy, and its buffer if that is now unused.
 //
 // kiln-cpu-matmul-to-dnnl later turns such a generic into an sgemm call with
-// the transpose flags its maps call for; below its size threshold it stays
-// a loop nest that indexes the source in place.
+// the transpose flags its maps call for (below its size threshold it stays
+// a loop nest that indexes the source in place), and
+// kiln-cuda-library-matmul into a cuBLASLt product with those flags.
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferAccess.h"
+#include "common/BufferAccess.h"
 
 #include "kiln/Backends/Passes.h"
 
@@ -45,7 +46,7 @@
 
 namespace mlir {
 namespace kiln {
-#define GEN_PASS_DEF_KILNCPUFOLDTRANSPOSESINTOMATMULS
+#define GEN_PASS_DEF_KILNFOLDTRANSPOSESINTOMATMULS
 #include "kiln/Backends/Passes.h.inc"
 } // namespace kiln
 } // namespace mlir
@@ -160,9 +161,9 @@ static bool isProduct(linalg::LinalgOp op) {
 }
 
 namespace {
-struct KilnCpuFoldTransposesIntoMatmulsPass
-    : kiln::impl::KilnCpuFoldTransposesIntoMatmulsBase<
-          KilnCpuFoldTransposesIntoMatmulsPass> {
+struct KilnFoldTransposesIntoMatmulsPass
+    : kiln::impl::KilnFoldTransposesIntoMatmulsBase<
+          KilnFoldTransposesIntoMatmulsPass> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> products;
     getOperation().walk([&](linalg::LinalgOp op) {

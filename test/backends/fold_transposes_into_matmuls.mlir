@@ -1,6 +1,6 @@
-// kiln-cpu-fold-transposes-into-matmuls: a product reads the source of a
+// kiln-fold-transposes-into-matmuls: a product reads the source of a
 // transposed copy in place; the copy and its buffer go.
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-fold-transposes-into-matmuls | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fold-transposes-into-matmuls | FileCheck %s
 
 // dY * W^T: B read as [n, k].
 // CHECK-DAG:   #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>

@@ -1,6 +1,6 @@
-// kiln-cpu-forward-fills: a copy of a buffer known to hold one fill value
+// kiln-forward-fills: a copy of a buffer known to hold one fill value
 // becomes a fill.
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-forward-fills | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-forward-fills | FileCheck %s
 
 // Bufferization's shared zero buffer, copied into two accumulators; reads
 // of the source and writes of other buffers in between do not matter.

@@ -4,9 +4,9 @@
 // tensor (a matmul's accumulator, a reduction's init) its own copy of one
 // shared zero-filled buffer: `linalg.fill` once, then a `linalg.copy` of the
 // whole buffer before every such op. A copy reads and writes the buffer
-// where a fill only writes it, and a product that oneDNN computes could
-// skip the initialization entirely (beta 0, see MatmulToDnnl.cpp) if it saw
-// a fill right before it.
+// where a fill only writes it, and a product that a library computes could
+// skip the initialization entirely (beta 0, see MatmulToDnnl.cpp and
+// LibraryMatmul.cpp) if it saw a fill right before it.
 //
 // The pass runs on memrefs, after bufferization and before memory planning.
 // For every `linalg.copy` whose source is a whole buffer (not a view), it
@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferAccess.h"
+#include "common/BufferAccess.h"
 
 #include "kiln/Backends/Passes.h"
 
@@ -30,7 +30,7 @@
 
 namespace mlir {
 namespace kiln {
-#define GEN_PASS_DEF_KILNCPUFORWARDFILLS
+#define GEN_PASS_DEF_KILNFORWARDFILLS
 #include "kiln/Backends/Passes.h.inc"
 } // namespace kiln
 } // namespace mlir
@@ -77,8 +77,8 @@ static Value fillValueBefore(Operation *op, Value source,
 }
 
 namespace {
-struct KilnCpuForwardFillsPass
-    : kiln::impl::KilnCpuForwardFillsBase<KilnCpuForwardFillsPass> {
+struct KilnForwardFillsPass
+    : kiln::impl::KilnForwardFillsBase<KilnForwardFillsPass> {
   void runOnOperation() override {
     SmallVector<linalg::CopyOp> copies;
     getOperation().walk([&](linalg::CopyOp copy) {

@@ -1,14 +1,14 @@
 //===- BufferAccess.h - which buffer an op may write ------------*- C++ -*-===//
 //
 // Small queries on memrefs after bufferization and before memory planning,
-// shared by the CPU passes that move or drop copies and fills: the buffer
+// shared by the passes that move or drop copies and fills: the buffer
 // a view comes from, whether two buffers may be the same memory, whether an
 // op may write a buffer.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_BACKENDS_CPU_BUFFERACCESS_H
-#define KILN_BACKENDS_CPU_BUFFERACCESS_H
+#ifndef KILN_BACKENDS_COMMON_BUFFERACCESS_H
+#define KILN_BACKENDS_COMMON_BUFFERACCESS_H
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -84,6 +84,24 @@ inline bool mayWrite(Operation *op, Value root) {
   return false;
 }
 
+/// Whether `op` (and the ops nested in it) may read or write memory that
+/// `root` may alias.
+inline bool mayAccess(Operation *op, Value root) {
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  if (!effects)
+    return true;
+  for (const MemoryEffects::EffectInstance &effect : *effects) {
+    if (!isa<MemoryEffects::Read, MemoryEffects::Write, MemoryEffects::Free>(
+            effect.getEffect()))
+      continue;
+    Value touched = effect.getValue();
+    if (!touched || mayAlias(rootOf(touched), root))
+      return true;
+  }
+  return false;
+}
+
 } // namespace mlir::kiln
 
-#endif // KILN_BACKENDS_CPU_BUFFERACCESS_H
+#endif // KILN_BACKENDS_COMMON_BUFFERACCESS_H

@@ -1,14 +1,15 @@
-//===- LibraryCalls.h - calls into the CPU support libraries ----*- C++ -*-===//
+//===- LibraryCalls.h - calls into support libraries ------------*- C++ -*-===//
 //
-// The passes that replace calls of outlined functions by calls of a support
-// library (ConvToDnnl.cpp, AttentionCalls.cpp) share the same steps: find
-// the calls of the functions marked for them, declare the library's entry,
-// and hand it constant i64 globals (descriptors, cache slots) by address.
+// The passes that replace ops or calls of outlined functions by calls of a
+// library (on the CPU ConvToDnnl.cpp, AttentionCalls.cpp, MatmulToDnnl.cpp;
+// on CUDA LibraryMatmul.cpp) share the same steps: find the calls of the
+// functions marked for them, declare the library's entry, and hand it
+// constant i64 globals (descriptors, cache slots) by address.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_BACKENDS_CPU_LIBRARYCALLS_H
-#define KILN_BACKENDS_CPU_LIBRARYCALLS_H
+#ifndef KILN_BACKENDS_COMMON_LIBRARYCALLS_H
+#define KILN_BACKENDS_COMMON_LIBRARYCALLS_H
 
 #include "common/OutlinedOps.h"
 
@@ -73,4 +74,4 @@ inline Value globalPointer(OpBuilder &builder, Location loc,
 
 } // namespace mlir::kiln
 
-#endif // KILN_BACKENDS_CPU_LIBRARYCALLS_H
+#endif // KILN_BACKENDS_COMMON_LIBRARYCALLS_H

@@ -1,0 +1,151 @@
+//===- LibraryMatmul.cpp - Float products as cuBLASLt calls ---------------===//
+//
+// A matrix product generated as a kernel cannot reach the speed of NVIDIA's
+// GEMMs (tensor cores, asynchronous copies, tuned tiles per architecture),
+// so on bufferized linalg every float contraction that a GEMM library can
+// run (common/GemmForm.h: matmul, batch_matmul, their transposed variants,
+// views with contiguous rows or columns) becomes one call
+//
+//   kiln_cuda_matmul(flags, ab_dtype, c_dtype, batch, m, n, k,
+//                    A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c)
+//
+// of the runtime (kiln/CudaLibraryAbi.h), which queues one cuBLASLt product
+// on the module's stream: f64, f32, f16 and bf16 A and B, C of the same
+// type or f32 for f16 and bf16, accumulated in f32 (f64) and on tensor
+// cores for f16 and bf16. An f32 product stays exact f32 unless the pass's
+// `tf32` option (kiln-compile --cuda-tf32) lets cuBLASLt round its inputs
+// to TF32.
+//
+// The pointers are the operands' device addresses (BufferAddress.h), the
+// leading dimensions and batch strides their strides. When the last op
+// before the product to touch C is a linalg.fill of C with zero (what the
+// lowering writes), the fill is dropped and the product overwrites C;
+// otherwise it accumulates into C as linalg does. The call is device work in stream order: no wait
+// before it (kiln-cuda-async-launches), and the buffers it reads and writes
+// may live in the device arena (kiln-cuda-plan-arena keeps them alive up
+// to the call that takes their addresses). Products the library cannot run
+// (integers, empty ones, dynamic shapes, other layouts) are left to the
+// kernels of the passes after this one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "common/BufferAddress.h"
+#include "common/GemmForm.h"
+#include "common/LibraryCalls.h"
+
+#include "kiln/CudaLibraryAbi.h"
+#include "kiln/IR/ElementTypes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDALIBRARYMATMUL
+#include "kiln/Backends/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+/// Whether cuBLASLt runs a product of A and B of type `ab` into C of type
+/// `c` (kiln/CudaLibraryAbi.h).
+static bool libraryRuns(Type ab, Type c) {
+  if (!(ab.isF64() || ab.isF32() || ab.isF16() || ab.isBF16()))
+    return false;
+  return c == ab || ((ab.isF16() || ab.isBF16()) && c.isF32());
+}
+
+/// The kiln_dtype_t code of a float type the library runs.
+static int64_t dtypeCode(Type type) {
+  return static_cast<int64_t>(*::kiln::classifyElementType(type));
+}
+
+namespace {
+struct KilnCudaLibraryMatmulPass
+    : mlir::kiln::impl::KilnCudaLibraryMatmulBase<KilnCudaLibraryMatmulPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Each product with the zero fill it makes unnecessary, found before
+    // any product becomes a call (a call may touch any memory).
+    struct Product {
+      linalg::LinalgOp op;
+      mlir::kiln::GemmForm form;
+      linalg::FillOp zeroFill;
+    };
+    SmallVector<Product> products;
+    module.walk([&](linalg::LinalgOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return;
+      std::optional<mlir::kiln::GemmForm> form = mlir::kiln::gemmFormOf(op);
+      if (form && libraryRuns(form->abType, form->cType) &&
+          form->batch > 0 && form->m > 0 && form->n > 0 && form->k > 0)
+        products.push_back(
+            {op, *form,
+             mlir::kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get())});
+    });
+    if (products.empty())
+      return;
+
+    MLIRContext *context = &getContext();
+    OpBuilder builder(context);
+    Type i64 = builder.getI64Type();
+    Type pointer = LLVM::LLVMPointerType::get(context);
+    // (flags, ab_dtype, c_dtype, batch, m, n, k, then the pointer, leading
+    // dimension and batch stride of A, B and C).
+    auto type = builder.getFunctionType(
+        {i64, i64, i64, i64, i64, i64, i64, pointer, i64, i64, pointer, i64,
+         i64, pointer, i64, i64},
+        {});
+    func::FuncOp routine = mlir::kiln::declareLibraryFunction(
+        module, KILN_CUDA_MATMUL_FUNCTION, type);
+    if (!routine)
+      return signalPassFailure();
+
+    for (auto &[op, form, zeroFill] : products) {
+      Location loc = op.getLoc();
+      builder.setInsertionPoint(op);
+      int64_t flags = (form.transposeA ? KILN_CUDA_MATMUL_TRANSPOSE_A : 0) |
+                      (form.transposeB ? KILN_CUDA_MATMUL_TRANSPOSE_B : 0) |
+                      (zeroFill ? 0 : KILN_CUDA_MATMUL_ACCUMULATE) |
+                      (tf32 && form.abType.isF32() ? KILN_CUDA_MATMUL_TF32
+                                                   : 0);
+      if (zeroFill)
+        zeroFill->erase();
+      auto constI64 = [&](int64_t value) -> Value {
+        return builder.create<arith::ConstantIntOp>(loc, value, 64);
+      };
+      auto toI64 = [&](Value index) -> Value {
+        return builder.create<arith::IndexCastOp>(loc, i64, index);
+      };
+      SmallVector<Value> operands{
+          constI64(flags),        constI64(dtypeCode(form.abType)),
+          constI64(dtypeCode(form.cType)), constI64(form.batch),
+          constI64(form.m),       constI64(form.n),
+          constI64(form.k)};
+      Value unbatched = form.batched ? Value() : constI64(0);
+      for (unsigned i = 0; i < 3; ++i) {
+        Value operand = op->getOperand(i);
+        Type element = cast<MemRefType>(operand.getType()).getElementType();
+        mlir::kiln::BufferAddress view = mlir::kiln::bufferAddressOf(
+            builder, loc, operand, element.getIntOrFloatBitWidth() / 8);
+        operands.push_back(
+            builder.create<LLVM::IntToPtrOp>(loc, pointer, view.address));
+        operands.push_back(toI64(view.strides[form.leadingDims[i]]));
+        operands.push_back(form.batched ? toI64(view.strides[0]) : unbatched);
+      }
+      builder.create<func::CallOp>(loc, routine, operands);
+      op->erase();
+    }
+  }
+};
+} // namespace

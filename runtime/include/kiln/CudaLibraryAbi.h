@@ -1,0 +1,56 @@
+/*===- CudaLibraryAbi.h - Library calls of CUDA modules ----------*- C -*-===*\
+|*                                                                            *|
+|* Host code compiled for CUDA launches its own kernels and, for the work    *|
+|* where NVIDIA's libraries are fastest, calls the runtime, which queues the *|
+|* library's kernels on the module's stream in order with the module's own   *|
+|* work. Like the mgpu* functions (GpuRuntimeShim.h), each call goes through *|
+|* an exported pointer slot, KILN_GPU_SLOT_PREFIX followed by the function's *|
+|* name, which the runtime fills when it loads the module. Header-only,      *|
+|* valid C and C++, shared by the CUDA backend (kiln-cuda-library-matmul)    *|
+|* and the runtime.                                                           *|
+|*                                                                            *|
+|* KILN_CUDA_MATMUL_FUNCTION, of type kiln_cuda_matmul_fn:                   *|
+|*   for each b in 0 .. batch - 1,                                           *|
+|*     C[b] = op(A[b]) op(B[b])            (+ C[b] with ..._ACCUMULATE)     *|
+|*   in row-major terms: C[b] is m x n with rows ldc elements apart, op(A)  *|
+|*   is m x k (A stored m x k with rows lda apart, or with                  *|
+|*   ..._TRANSPOSE_A stored k x m), op(B) is k x n (B stored k x n, or n x k *|
+|*   with ..._TRANSPOSE_B); matrix b of each operand starts stride_X        *|
+|*   elements after matrix b - 1. The pointers are device addresses.        *|
+|*   ab_dtype and c_dtype are kiln_dtype_t codes (kiln/ElementTypes.def):    *|
+|*   A and B f64, f32, f16 or bf16; C of the same type, or f32 for f16 and  *|
+|*   bf16 A and B. Products accumulate in f32 (f64 for f64), exactly:      *|
+|*   ..._TF32 allows f32 products to round their inputs to TF32 on tensor   *|
+|*   cores, which the compiler asks for only under an explicit option.      *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef KILN_CUDALIBRARYABI_H
+#define KILN_CUDALIBRARYABI_H
+
+#include <stdint.h>
+
+/* The prefix of every slot through which host code reaches the runtime's
+ * GPU functions (the mgpu* ABI and the library calls below). */
+#define KILN_GPU_SLOT_PREFIX "kiln_gpu_fn_"
+
+#define KILN_CUDA_MATMUL_FUNCTION "kiln_cuda_matmul"
+
+enum {
+  KILN_CUDA_MATMUL_TRANSPOSE_A = 1,
+  KILN_CUDA_MATMUL_TRANSPOSE_B = 2,
+  KILN_CUDA_MATMUL_ACCUMULATE = 4,
+  KILN_CUDA_MATMUL_TF32 = 8,
+  /* Every flag bit defined; the runtime refuses others. */
+  KILN_CUDA_MATMUL_FLAGS = 15
+};
+
+typedef void (*kiln_cuda_matmul_fn)(int64_t flags, int64_t ab_dtype,
+                                    int64_t c_dtype, int64_t batch, int64_t m,
+                                    int64_t n, int64_t k, const void *a,
+                                    int64_t lda, int64_t stride_a,
+                                    const void *b, int64_t ldb,
+                                    int64_t stride_b, void *c, int64_t ldc,
+                                    int64_t stride_c);
+
+#endif /* KILN_CUDALIBRARYABI_H */

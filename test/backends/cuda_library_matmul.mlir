@@ -1,0 +1,92 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-library-matmul | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-library-matmul=tf32=true | FileCheck %s --check-prefix=TF32
+
+// A product after a zero fill of C overwrites C: the fill is dropped and the
+// flags have no ACCUMULATE (4). The operands are (flags, ab_dtype, c_dtype,
+// batch, m, n, k) then pointer, leading dimension and batch stride of A, B
+// and C; f32 is dtype 0. Without a batch the strides are 0.
+// CHECK-LABEL: func.func private @kiln_cuda_matmul(i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64)
+// CHECK-LABEL: func.func @overwrite
+// CHECK-NOT:     linalg.fill
+// CHECK:         %{{.+}}, %{{.+}}, %{{.+}}:2, %[[SA:.+]]:2 = memref.extract_strided_metadata %arg0
+// CHECK:         %[[A:.+]] = llvm.inttoptr
+// CHECK:         %[[LDA:.+]] = arith.index_cast %[[SA]]#0 : index to i64
+// CHECK:         %[[B:.+]] = llvm.inttoptr
+// CHECK:         %[[LDB:.+]] = arith.index_cast
+// CHECK:         %[[C:.+]] = llvm.inttoptr
+// CHECK:         %[[LDC:.+]] = arith.index_cast
+// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c40_i64{{[_0-9]*}}, %c24_i64{{[_0-9]*}}, %c30_i64{{[_0-9]*}}, %[[A]], %[[LDA]], %c0_i64{{[_0-9]*}}, %[[B]], %[[LDB]], %c0_i64{{[_0-9]*}}, %[[C]], %[[LDC]], %c0_i64{{[_0-9]*}})
+// CHECK-NOT:     linalg.matmul
+// TF32-LABEL: func.func @overwrite
+// TF32:         call @kiln_cuda_matmul(%c8_i64{{[_0-9]*}}, %c0_i64
+func.func @overwrite(%a: memref<40x30xf32>, %b: memref<30x24xf32>, %c: memref<40x24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<40x24xf32>)
+  linalg.matmul ins(%a, %b : memref<40x30xf32>, memref<30x24xf32>) outs(%c : memref<40x24xf32>)
+  return
+}
+
+// -----
+
+// Without a zero fill right before, the product accumulates (flags 4), and
+// a fill of another value stays.
+// CHECK-LABEL: func.func @accumulate
+// CHECK:         linalg.fill
+// CHECK:         call @kiln_cuda_matmul(%c4_i64{{[_0-9]*}}, %c0_i64
+func.func @accumulate(%a: memref<4x3xf32>, %b: memref<3x2xf32>, %c: memref<4x2xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%c : memref<4x2xf32>)
+  linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x2xf32>) outs(%c : memref<4x2xf32>)
+  return
+}
+
+// -----
+
+// Batched bf16 into f32 (dtypes 6 and 0) with no fill before: it
+// accumulates (flags 4, under tf32=true too, which applies to f32 products
+// only). A's leading dimension is its middle stride, its batch stride the
+// outer one.
+// CHECK-LABEL: func.func @batched_bf16
+// CHECK:         %{{.+}}, %{{.+}}, %{{.+}}:3, %[[STRIDES:.+]]:3 = memref.extract_strided_metadata %arg0
+// CHECK:         %[[LDA:.+]] = arith.index_cast %[[STRIDES]]#1 : index to i64
+// CHECK:         %[[SA:.+]] = arith.index_cast %[[STRIDES]]#0 : index to i64
+// CHECK:         call @kiln_cuda_matmul(%c4_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %{{.+}}, %[[LDA]], %[[SA]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}})
+// TF32-LABEL: func.func @batched_bf16
+// TF32:         call @kiln_cuda_matmul(%c4_i64{{[_0-9]*}}, %c6_i64
+func.func @batched_bf16(%a: memref<3x4x5xbf16>, %b: memref<3x5x2xbf16>, %c: memref<3x4x2xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x4x5xbf16>, memref<3x5x2xbf16>) outs(%c : memref<3x4x2xf32>)
+  return
+}
+
+// -----
+
+// B read transposed (matmul_transpose_b) and A a column-major view (a
+// transpose of row-major storage): flags TRANSPOSE_A | TRANSPOSE_B |
+// ACCUMULATE = 7, f16 in and out (dtype 5).
+// CHECK-LABEL: func.func @transposed
+// CHECK:         call @kiln_cuda_matmul(%c7_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}},
+func.func @transposed(%at: memref<8x6xf16>, %b: memref<5x8xf16>, %c: memref<6x5xf16>) {
+  %a = memref.transpose %at (i, j) -> (j, i) : memref<8x6xf16> to memref<6x8xf16, strided<[1, 6]>>
+  linalg.matmul_transpose_b ins(%a, %b : memref<6x8xf16, strided<[1, 6]>>, memref<5x8xf16>) outs(%c : memref<6x5xf16>)
+  return
+}
+
+// -----
+
+// What the library does not run stays a linalg op for the kernels: integer
+// products, f16 into f64, products with an empty dimension, and dynamic
+// shapes. No declaration is made when nothing is called.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     call @kiln_cuda_matmul
+// CHECK-COUNT-4: linalg.matmul
+// CHECK-NOT:     func.func private @kiln_cuda_matmul
+func.func @left_alone(%ai: memref<4x3xi32>, %bi: memref<3x2xi32>, %ci: memref<4x2xi32>,
+                      %ah: memref<4x3xf16>, %bh: memref<3x2xf16>, %cd: memref<4x2xf64>,
+                      %ae: memref<4x0xf32>, %be: memref<0x2xf32>, %ce: memref<4x2xf32>,
+                      %ad: memref<?x3xf32>, %bd: memref<3x2xf32>, %cdyn: memref<?x2xf32>) {
+  linalg.matmul ins(%ai, %bi : memref<4x3xi32>, memref<3x2xi32>) outs(%ci : memref<4x2xi32>)
+  linalg.matmul ins(%ah, %bh : memref<4x3xf16>, memref<3x2xf16>) outs(%cd : memref<4x2xf64>)
+  linalg.matmul ins(%ae, %be : memref<4x0xf32>, memref<0x2xf32>) outs(%ce : memref<4x2xf32>)
+  linalg.matmul ins(%ad, %bd : memref<?x3xf32>, memref<3x2xf32>) outs(%cdyn : memref<?x2xf32>)
+  return
+}
