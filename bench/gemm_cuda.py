@@ -26,7 +26,6 @@ BUILD/bench-gemm-cuda.md) and to stdout.
 import argparse
 import datetime
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ARCHES = (70, 75, 80, 86, 89, 90)  # kiln-compile --cuda-arch
+sys.path.insert(0, HERE)
+from attention_cuda import cuda_arch, run_kiln  # noqa: E402
 TOL = {"f32": 1e-4, "bf16": 5e-2}
 
 
@@ -81,12 +81,6 @@ def chain_module(n, dtype, length):
     return "\n".join(lines)
 
 
-def cuda_arch(torch):
-    major, minor = torch.cuda.get_device_capability()
-    have = major * 10 + minor
-    return "sm_%d" % max([a for a in ARCHES if a <= have] or [ARCHES[0]])
-
-
 def compile_module(tools, text, path, arch, library):
     src = path[:-len(".kmod")] + ".mlir"
     with open(src, "w") as f:
@@ -98,22 +92,6 @@ def compile_module(tools, text, path, arch, library):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stdout}{r.stderr}")
-
-
-def run_kiln(tools, module, inputs, out_dir, repeat):
-    """(median seconds per call, the output) of one kiln-run process."""
-    cmd = [os.path.join(tools, "kiln-run"), module, "--device", "cuda",
-           "--function", "chain", "--output-dir", out_dir,
-           "--repeat", str(repeat)]
-    for x in inputs:
-        cmd += ["--input", x]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    text = r.stdout + r.stderr
-    median = re.search(r"median ([0-9.]+) us", text)
-    if r.returncode != 0 or not median:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{text[-2000:]}")
-    names = sorted(f for f in os.listdir(out_dir) if f.endswith(".npy"))
-    return float(median.group(1)) * 1e-6, np.load(os.path.join(out_dir, names[0]))
 
 
 def torch_product_time(torch, a, b, length, repeat):
@@ -190,8 +168,9 @@ def main(argv=None):
                                        library)
                         out = os.path.join(tmp, f"out_{flavour}_{length}")
                         os.makedirs(out, exist_ok=True)
-                        times[length], result = run_kiln(tools, module, paths, out,
-                                                         args.repeat)
+                        times[length], _, outputs = run_kiln(
+                            tools, module, "chain", paths, out, args.repeat)
+                        result = outputs[0]
                         if length == args.chain:
                             error = rel_error(result, ref)
                             if error > TOL[dtype]:

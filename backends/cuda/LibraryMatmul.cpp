@@ -20,10 +20,21 @@
 // leading dimensions and batch strides their strides. When the last op
 // before the product to touch C is a linalg.fill of C with zero (what the
 // lowering writes), the fill is dropped and the product overwrites C;
-// otherwise it accumulates into C as linalg does. The call is device work in stream order: no wait
-// before it (kiln-cuda-async-launches), and the buffers it reads and writes
-// may live in the device arena (kiln-cuda-plan-arena keeps them alive up
-// to the call that takes their addresses). Products the library cannot run
+// otherwise it accumulates into C as linalg does.
+//
+// A product of f16 or bf16 operands is lowered as an f32 product into a
+// temporary and an elementwise truncation of it to the operands' type.
+// cuBLASLt rounds its f32 sums to its output type itself, so when the
+// truncation is the temporary's only reader (narrowingOf), the product
+// writes the truncation's target in the operands' type and the temporary
+// and the conversion kernel go; where the target may be one of the
+// product's own inputs (bufferization reuses a buffer in place), the
+// product writes a fresh buffer that is copied to the target.
+//
+// The call is device work in stream order: no wait before it
+// (kiln-cuda-async-launches), and the buffers it reads and writes may live
+// in the device arena (kiln-cuda-plan-arena keeps them alive up to the
+// call that takes their addresses). Products the library cannot run
 // (integers, empty ones, dynamic shapes, other layouts) are left to the
 // kernels of the passes after this one.
 //
@@ -31,6 +42,7 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "common/BufferAccess.h"
 #include "common/BufferAddress.h"
 #include "common/GemmForm.h"
 #include "common/LibraryCalls.h"
@@ -68,6 +80,80 @@ static int64_t dtypeCode(Type type) {
   return static_cast<int64_t>(*::kiln::classifyElementType(type));
 }
 
+/// A truncation that a product of f16 or bf16 A and B into f32 C can do
+/// itself: the only reader of C, an elementwise linalg.generic later in the
+/// block that rounds all of C to A's type into `target`. The library
+/// rounds its f32 sums once to its output type, as the truncation does, so
+/// the product can write A's type directly instead of writing f32 and
+/// running a kernel that converts it. C must be a fresh buffer that only
+/// the product overwrites (after a zero fill that goes), the truncation
+/// reads and deallocations free, and no op between the product and the
+/// truncation may touch `target`.
+struct Narrowing {
+  linalg::GenericOp truncation;
+  Value target;
+  /// The ops of C that go with it: its allocation, fill and deallocations.
+  SmallVector<Operation *> dead;
+};
+
+static std::optional<Narrowing>
+narrowingOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
+            linalg::FillOp zeroFill) {
+  if (!zeroFill || !form.cType.isF32() ||
+      !(form.abType.isF16() || form.abType.isBF16()))
+    return std::nullopt;
+  Value c = product.getDpsInitOperand(0)->get();
+  auto alloc = c.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != product->getBlock())
+    return std::nullopt;
+  Narrowing narrowing;
+  narrowing.dead.push_back(alloc);
+  for (Operation *user : c.getUsers()) {
+    if (user == product.getOperation() || user == zeroFill.getOperation())
+      continue;
+    if (isa<memref::DeallocOp>(user)) {
+      narrowing.dead.push_back(user);
+      continue;
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || narrowing.truncation)
+      return std::nullopt;
+    narrowing.truncation = generic;
+  }
+  linalg::GenericOp truncation = narrowing.truncation;
+  if (!truncation || truncation->getBlock() != product->getBlock() ||
+      !product->isBeforeInBlock(truncation) ||
+      !truncation.hasPureBufferSemantics() ||
+      truncation.getNumDpsInputs() != 1 || truncation.getNumDpsInits() != 1 ||
+      truncation.getDpsInputOperand(0)->get() != c ||
+      truncation.getNumParallelLoops() != truncation.getNumLoops() ||
+      !llvm::all_of(truncation.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return std::nullopt;
+  // The body is `yield truncf(in)` to A's type.
+  Block &body = truncation.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto truncf = yield.getValues().size() == 1
+                    ? yield.getValues()[0].getDefiningOp<arith::TruncFOp>()
+                    : nullptr;
+  if (!truncf || &body.front() != truncf.getOperation() ||
+      truncf.getIn() != body.getArgument(0) ||
+      truncf.getType() != form.abType)
+    return std::nullopt;
+  narrowing.target = truncation.getDpsInitOperand(0)->get();
+  auto targetType = cast<MemRefType>(narrowing.target.getType());
+  if (targetType.getShape() != cast<MemRefType>(c.getType()).getShape() ||
+      !targetType.getLayout().isIdentity())
+    return std::nullopt;
+  Value root = mlir::kiln::rootOf(narrowing.target);
+  for (Operation *op = product->getNextNode(); op != truncation;
+       op = op->getNextNode())
+    if (mlir::kiln::mayAccess(op, root))
+      return std::nullopt;
+  narrowing.dead.push_back(zeroFill);
+  return narrowing;
+}
+
 namespace {
 struct KilnCudaLibraryMatmulPass
     : mlir::kiln::impl::KilnCudaLibraryMatmulBase<KilnCudaLibraryMatmulPass> {
@@ -81,6 +167,7 @@ struct KilnCudaLibraryMatmulPass
       linalg::LinalgOp op;
       mlir::kiln::GemmForm form;
       linalg::FillOp zeroFill;
+      std::optional<Narrowing> narrowing;
     };
     SmallVector<Product> products;
     module.walk([&](linalg::LinalgOp op) {
@@ -89,9 +176,12 @@ struct KilnCudaLibraryMatmulPass
       std::optional<mlir::kiln::GemmForm> form = mlir::kiln::gemmFormOf(op);
       if (form && libraryRuns(form->abType, form->cType) &&
           form->batch > 0 && form->m > 0 && form->n > 0 && form->k > 0)
+      {
+        linalg::FillOp zeroFill =
+            mlir::kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get());
         products.push_back(
-            {op, *form,
-             mlir::kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get())});
+            {op, *form, zeroFill, narrowingOf(op, *form, zeroFill)});
+      }
     });
     if (products.empty())
       return;
@@ -111,15 +201,44 @@ struct KilnCudaLibraryMatmulPass
     if (!routine)
       return signalPassFailure();
 
-    for (auto &[op, form, zeroFill] : products) {
+    for (auto &[op, form, zeroFill, narrowing] : products) {
       Location loc = op.getLoc();
       builder.setInsertionPoint(op);
+      // C, or what a narrowing writes instead: the truncation's target, or
+      // where the target may be A or B (bufferization reuses buffers in
+      // place), a fresh buffer of A's type that is copied to the target
+      // where the truncation was.
+      Value c = op.getDpsInitOperand(0)->get();
+      bool overwrite = zeroFill != nullptr;
+      if (narrowing) {
+        Value target = narrowing->target;
+        Value root = mlir::kiln::rootOf(target);
+        bool readByProduct = llvm::any_of(
+            op.getDpsInputs(), [&](Value input) {
+              return mlir::kiln::mayAlias(mlir::kiln::rootOf(input), root);
+            });
+        linalg::GenericOp truncation = narrowing->truncation;
+        c = target;
+        if (readByProduct) {
+          auto type = MemRefType::get(
+              cast<MemRefType>(target.getType()).getShape(), form.abType);
+          c = builder.create<memref::AllocOp>(
+              loc, type, builder.getI64IntegerAttr(64));
+          OpBuilder after(truncation);
+          after.create<memref::CopyOp>(truncation.getLoc(), c, target);
+          after.create<memref::DeallocOp>(truncation.getLoc(), c);
+        }
+        truncation->erase();
+        form.cType = form.abType;
+      }
       int64_t flags = (form.transposeA ? KILN_CUDA_MATMUL_TRANSPOSE_A : 0) |
                       (form.transposeB ? KILN_CUDA_MATMUL_TRANSPOSE_B : 0) |
-                      (zeroFill ? 0 : KILN_CUDA_MATMUL_ACCUMULATE) |
+                      (overwrite ? 0 : KILN_CUDA_MATMUL_ACCUMULATE) |
                       (tf32 && form.abType.isF32() ? KILN_CUDA_MATMUL_TF32
                                                    : 0);
-      if (zeroFill)
+      // A narrowed product's C goes with its allocation, fill and
+      // deallocations, below.
+      if (zeroFill && !narrowing)
         zeroFill->erase();
       auto constI64 = [&](int64_t value) -> Value {
         return builder.create<arith::ConstantIntOp>(loc, value, 64);
@@ -134,7 +253,7 @@ struct KilnCudaLibraryMatmulPass
           constI64(form.k)};
       Value unbatched = form.batched ? Value() : constI64(0);
       for (unsigned i = 0; i < 3; ++i) {
-        Value operand = op->getOperand(i);
+        Value operand = i == 2 ? c : op->getOperand(i);
         Type element = cast<MemRefType>(operand.getType()).getElementType();
         mlir::kiln::BufferAddress view = mlir::kiln::bufferAddressOf(
             builder, loc, operand, element.getIntOrFloatBitWidth() / 8);
@@ -145,6 +264,9 @@ struct KilnCudaLibraryMatmulPass
       }
       builder.create<func::CallOp>(loc, routine, operands);
       op->erase();
+      if (narrowing)
+        for (Operation *dead : llvm::reverse(narrowing->dead))
+          dead->erase();
     }
   }
 };

@@ -80,6 +80,7 @@ func.func @transposed(%at: memref<8x6xf16>, %b: memref<5x8xf16>, %c: memref<6x5x
 // CHECK-NOT:     call @kiln_cuda_matmul
 // CHECK-COUNT-4: linalg.matmul
 // CHECK-NOT:     func.func private @kiln_cuda_matmul
+// CHECK:         // -----
 func.func @left_alone(%ai: memref<4x3xi32>, %bi: memref<3x2xi32>, %ci: memref<4x2xi32>,
                       %ah: memref<4x3xf16>, %bh: memref<3x2xf16>, %cd: memref<4x2xf64>,
                       %ae: memref<4x0xf32>, %be: memref<0x2xf32>, %ce: memref<4x2xf32>,
@@ -88,5 +89,103 @@ func.func @left_alone(%ai: memref<4x3xi32>, %bi: memref<3x2xi32>, %ci: memref<4x
   linalg.matmul ins(%ah, %bh : memref<4x3xf16>, memref<3x2xf16>) outs(%cd : memref<4x2xf64>)
   linalg.matmul ins(%ae, %be : memref<4x0xf32>, memref<0x2xf32>) outs(%ce : memref<4x2xf32>)
   linalg.matmul ins(%ad, %bd : memref<?x3xf32>, memref<3x2xf32>) outs(%cdyn : memref<?x2xf32>)
+  return
+}
+
+// -----
+
+// A bf16 product into a zero-filled f32 temporary whose only reader rounds
+// it to bf16: the product writes bf16 into the truncation's target itself
+// (dtypes 6 -> 6); the temporary, its fill, the truncation and the
+// deallocation go.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @narrowed
+// CHECK-NOT:     memref.alloc
+// CHECK:         %{{.+}}, %{{.+}}, %{{.+}}:2, %{{.+}}:2 = memref.extract_strided_metadata %arg2
+// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}},
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+func.func @narrowed(%a: memref<8x4xbf16>, %b: memref<4x2xbf16>, %out: memref<8x2xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() {alignment = 64 : i64} : memref<8x2xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<8x2xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xbf16>, memref<4x2xbf16>) outs(%t : memref<8x2xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<8x2xf32>) outs(%out : memref<8x2xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %t : memref<8x2xf32>
+  return
+}
+
+// -----
+
+// The truncation's target is the product's own input (bufferization
+// reused it in place): the product writes a fresh f16 buffer (dtype 5),
+// copied to the target where the truncation was.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @narrowed_in_place
+// CHECK:         %[[FRESH:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x4xf16>
+// CHECK:         memref.extract_strided_metadata %[[FRESH]]
+// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}},
+// CHECK-NEXT:    memref.copy %[[FRESH]], %arg1
+// CHECK-NEXT:    memref.dealloc %[[FRESH]]
+// CHECK-NOT:     linalg.generic
+func.func @narrowed_in_place(%a: memref<4x4xf16>, %x: memref<4x4xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() {alignment = 64 : i64} : memref<4x4xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<4x4xf32>)
+  linalg.matmul ins(%a, %x : memref<4x4xf16>, memref<4x4xf16>) outs(%t : memref<4x4xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<4x4xf32>) outs(%x : memref<4x4xf16>) {
+  ^bb0(%in: f32, %o: f16):
+    %r = arith.truncf %in : f32 to f16
+    linalg.yield %r : f16
+  }
+  memref.dealloc %t : memref<4x4xf32>
+  return
+}
+
+// -----
+
+// Not narrowed: the f32 sums are read again (also returned in f32), or an
+// op between the product and the truncation reads the target. The products
+// write f32 (dtypes 6 -> 0) and the truncations stay.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @kept_wide
+// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}},
+// CHECK:         linalg.generic
+// CHECK:         memref.copy
+// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}},
+// CHECK:         memref.copy
+// CHECK:         linalg.generic
+func.func @kept_wide(%a: memref<8x4xbf16>, %b: memref<4x2xbf16>, %out: memref<8x2xbf16>,
+                     %wide: memref<8x2xf32>, %seen: memref<8x2xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() {alignment = 64 : i64} : memref<8x2xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<8x2xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xbf16>, memref<4x2xbf16>) outs(%t : memref<8x2xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<8x2xf32>) outs(%out : memref<8x2xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.copy %t, %wide : memref<8x2xf32> to memref<8x2xf32>
+  %u = memref.alloc() {alignment = 64 : i64} : memref<8x2xf32>
+  linalg.fill ins(%zero : f32) outs(%u : memref<8x2xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xbf16>, memref<4x2xbf16>) outs(%u : memref<8x2xf32>)
+  memref.copy %out, %seen : memref<8x2xbf16> to memref<8x2xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%u : memref<8x2xf32>) outs(%out : memref<8x2xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %t : memref<8x2xf32>
+  memref.dealloc %u : memref<8x2xf32>
   return
 }
