@@ -13,7 +13,7 @@ inputs, seed 20261122), one thread per rank:
   - kiln, R ranks: the same IR rewritten by `kiln-opt --kiln-data-parallel=
     "ranks=R batch-args=6,7 bucket-mb=B"` (x and labels split by rows),
     compiled, and run by `mpirun -n R --bind-to core kiln-run ...
-    --shard-input 6:0 --shard-input 7:0 --repeat N`; rank 0 prints the
+    --shard-input 6=0 --shard-input 7=0 --repeat N`; rank 0 prints the
     median step time;
   - PyTorch, 1 process: nn.Sequential of Linear/ReLU, cross_entropy,
     backward, SGD(lr).step(), pinned to one CPU;
@@ -183,7 +183,7 @@ class Kiln(B.Kiln):
         if stats:
             args += ["--stats"]
         if profile:
-            args += ["--profile", profile]
+            args += ["--profile-trace", profile]
         if mesh:
             args += ["--mesh", mesh]
         for s in shards:
@@ -538,7 +538,7 @@ def main():
     dp_source = kiln.data_parallel(source, R, [6, 7], args.bucket_mb)
     module, plan = kiln.compile_and_plan(source)
     dp_module, dp_plan = kiln.compile_and_plan(dp_source)
-    shards = ["6:0", "7:0"]
+    shards = ["6=0", "7=0"]
     plans = {1: plan, R: dp_plan}
     collectives = collectives_of(dp_source)
     grad_elems = sum(int(np.prod(v.shape)) for v in ins[:6])
@@ -682,7 +682,7 @@ def main():
               f"--input in7.npy --output-dir DIR --repeat {steps}")
     cmd_kR = (f"OMP_NUM_THREADS=1 mpirun --allow-run-as-root --oversubscribe -n {R} "
               f"--bind-to core -x OMP_NUM_THREADS kiln-run step.dp{R}.kmod --input in0.npy "
-              f"... --input in7.npy --shard-input 6:0 --shard-input 7:0 --output-dir DIR "
+              f"... --input in7.npy --shard-input 6=0 --shard-input 7=0 --output-dir DIR "
               f"--repeat {steps}")
     out = [f"# Data-parallel MLP training step: kiln vs PyTorch DDP "
            f"({'quick' if args.quick else 'full'}, {R} ranks)", ""]

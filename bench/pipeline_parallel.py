@@ -18,7 +18,7 @@ microbatches=M ..."` cuts it where the stages' estimated costs balance and
 derives the step every rank runs (the 1-rank baseline is the same step with
 one stage: M micro-batches accumulated). The step is compiled by
 kiln-compile and run under `mpirun -n N kiln-run --mesh pp=P
---shard-input 0:0:pp ...`, one thread per rank; rank 0's loss must equal
+--shard-input 0=0:pp ...`, one thread per rank; rank 0's loss must equal
 one process's.
 
 The analytic count: each of the P - 1 stage boundaries carries each
@@ -186,7 +186,7 @@ def stage_collective_bytes(path, step_name):
 
 
 def measured_bubble(path, function="train_step"):
-    """The median over the timed calls in a kiln-run --profile trace of the
+    """The median over the timed calls in a kiln-run --profile-trace trace of the
     part of each call of @function covered by no kiln.cond event: the time
     the rank runs none of the step's actions."""
     with open(path) as f:
@@ -272,9 +272,9 @@ def main():
             # kiln-run's mesh only says which block of an input a rank
             # reads: rank r reads row r % (P T) of the packed parameters.
             mesh = f"dp={R},pp_tp={P * T}" if R > 1 else f"pp_tp={P * T}"
-            shards = ["0:0:pp_tp"] if P * T > 1 else []
+            shards = ["0=0:pp_tp"] if P * T > 1 else []
             if R > 1:
-                shards += ["1:0:dp", "2:0:dp"]
+                shards += ["1=0:dp", "2=0:dp"]
         outs, t, rss = kiln.run(module, inputs, os.path.join(work, "out"), args.steps,
                                 ranks=ranks, shards=shards, maxrss=True, mesh=mesh,
                                 function="train_step", stats=True, profile=trace)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Profiles one workload of workloads.py: its kiln IR compiled with
-`kiln-compile --profile`, run with `kiln-run --profile TRACE
+`kiln-compile --profile`, run with `kiln-run --profile-trace TRACE
 --profile-summary` on the benchmark's inputs (the first call checked against
 the numpy reference, then `--repeat` calls), the summary printed.
 
@@ -60,7 +60,7 @@ def main():
     trace = os.path.abspath(args.trace)
     os.makedirs(os.path.dirname(trace), exist_ok=True)
     run = ["--function", wl.function, "--output-dir", out_dir,
-           "--repeat", args.repeat, "--profile", trace, "--profile-summary"]
+           "--repeat", args.repeat, "--profile-trace", trace, "--profile-summary"]
     output = kiln.tool("kiln-run", module, *[a for path in paths for a in ("--input", path)],
                        *run)
     outs = [np.load(path) for _, path in

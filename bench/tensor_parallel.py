@@ -19,7 +19,7 @@ columns over "tp", their biases by features, the output projection and the
 MLP's second weight by rows; layer norms and the other biases whole; with
 dp, the batch split over "dp"), partitioned by `kiln-opt
 --kiln-partition=bucket-axis=dp` (the data-parallel gradients bucketed as
-DDP sends them), compiled by kiln-compile and run under `mpirun -n N kiln-run --mesh ... --shard-input I:DIM:AXIS
+DDP sends them), compiled by kiln-compile and run under `mpirun -n N kiln-run --mesh ... --shard-input I=DIM:AXIS
 --repeat K`, one thread per rank. Rank 0's loss must equal one process's.
 
 Megatron's count: the forward pass all-reduces B S d floats twice per
@@ -188,7 +188,7 @@ def main():
             for k, split in enumerate(arg_splits + [batch_split, batch_split]):
                 for dim, axis in enumerate(split):
                     if axis:
-                        shards.append(f"{k}:{dim}:{axis}")
+                        shards.append(f"{k}={dim}:{axis}")
         outs, t, rss = kiln.run(module, inputs, os.path.join(work, "out"), args.steps,
                                 ranks=ranks, shards=shards, maxrss=True,
                                 mesh=",".join(f"{a}={n}" for a, n in mesh.items()) or None)

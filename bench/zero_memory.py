@@ -99,7 +99,7 @@ def trace_step(batch, dims):
 
 def block_of(array, ranks):
     """`array` flattened and padded with zeros to N * ceil(numel / N)
-    elements: --shard-input ARG:0 gives rank r its kiln-zero block."""
+    elements: --shard-input ARG=0 gives rank r its kiln-zero block."""
     flat = array.reshape(-1)
     c = -(-flat.size // ranks)
     return np.concatenate([flat, np.zeros(ranks * c - flat.size, flat.dtype)])
@@ -163,7 +163,7 @@ def main():
         for k, p in enumerate(params):
             if stage == 3:
                 paths.append(save(f"p{k}.block{ranks}", block_of(p, ranks)))
-                shards.append(f"{k}:0")
+                shards.append(f"{k}=0")
             else:
                 paths.append(save(f"p{k}", p))
         paths.append("0")  # the step count
@@ -171,12 +171,12 @@ def main():
             for k, m in enumerate(moments):
                 if stage >= 1:
                     paths.append(save(f"m{k}.block{ranks}", block_of(m, ranks)))
-                    shards.append(f"{7 + 6 * slot + k}:0")
+                    shards.append(f"{7 + 6 * slot + k}=0")
                 else:
                     paths.append(save(f"m{k}", m))
         paths += [save("x", x), save("onehot", onehot)]
         if ranks > 1:
-            shards += [f"{X}:0", f"{Y}:0"]
+            shards += [f"{X}=0", f"{Y}=0"]
         return paths, shards
 
     def rewrite(ranks, stage, bucket_mb):

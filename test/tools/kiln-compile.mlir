@@ -8,7 +8,11 @@
 // and passes linked into it; those options are still accepted.
 // RUN: kiln-compile --help | FileCheck %s --check-prefix=HELP
 // HELP: kiln-compile options:
+// HELP: --cuda-tf32
 // HELP: --emit=<value>
+// HELP: --input-shape=<NAME=DIMS>
+// HELP: --no-cublas
+// HELP: --profile
 // HELP: --target-cpu=<string>
 // HELP-NOT: aarch64
 // HELP-NOT: --x86-

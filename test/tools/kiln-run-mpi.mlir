@@ -12,7 +12,7 @@
 // rows 4-7. Both get the sum of the halves, the gather of max(half, 10) in
 // rank order, and the other rank's half.
 // RUN: %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
-// RUN:   --shard-input 0:0 --all-ranks-write | sort | FileCheck %s --check-prefix=RUN2
+// RUN:   --shard-input 0=0 --all-ranks-write | sort | FileCheck %s --check-prefix=RUN2
 // RUN2: rank 0: out0: f32[4,3] = {{\[}}[12, 14, 16], [18, 20, 22], [24, 26, 28], [30, 32, 34]]
 // RUN2-NEXT: rank 0: out1: f32[8,3] = {{\[}}[10, 10, 10], [10, 10, 10], [10, 10, 10], [10, 10, 11], [12, 13, 14], [15, 16, 17], [18, 19, 20], [21, 22, 23]]
 // RUN2-NEXT: rank 0: out2: f32[4,3] = {{\[}}[12, 13, 14], [15, 16, 17], [18, 19, 20], [21, 22, 23]]
@@ -24,7 +24,7 @@
 //
 // Without --all-ranks-write only rank 0 prints.
 // RUN: %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
-// RUN:   --shard-input 0:0 | FileCheck %s --check-prefix=QUIET
+// RUN:   --shard-input 0=0 | FileCheck %s --check-prefix=QUIET
 // QUIET: out0: f32[4,3]
 // QUIET-NOT: rank
 // QUIET: out3: i64[] = 0
@@ -34,30 +34,30 @@
 // axis b spans both ranks, so 0:0:b keeps the same rows as 0:0; with
 // b=2,a=1 too (a has size 1).
 // RUN: %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
-// RUN:   --mesh a=1,b=2 --shard-input 0:0:b | FileCheck %s --check-prefix=QUIET
+// RUN:   --mesh a=1,b=2 --shard-input 0=0:b | FileCheck %s --check-prefix=QUIET
 // RUN: %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
-// RUN:   --mesh=b=2,a=1 --shard-input 0:0:b | FileCheck %s --check-prefix=QUIET
+// RUN:   --mesh=b=2,a=1 --shard-input 0=0:b | FileCheck %s --check-prefix=QUIET
 // Over the axis a of size 1 both ranks keep all 8 rows, which the
 // signature (4 rows) refuses.
 // RUN: not %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
-// RUN:   --mesh a=1,b=2 --shard-input 0:0:a 2>&1 | FileCheck %s --check-prefix=AXIS-A
+// RUN:   --mesh a=1,b=2 --shard-input 0=0:a 2>&1 | FileCheck %s --check-prefix=AXIS-A
 // AXIS-A: rank 0: function 'step': input 0
 // Mistakes in the mesh or the axis.
 // RUN: not %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
-// RUN:   --shard-input 0:0:b 2>&1 | FileCheck %s --check-prefix=NO-MESH
+// RUN:   --shard-input 0=0:b 2>&1 | FileCheck %s --check-prefix=NO-MESH
 // NO-MESH: rank 0: --shard-input splits over the mesh axis 'b', but no --mesh was given
 // RUN: not %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
-// RUN:   --mesh a=2,b=2 --shard-input 0:0:b 2>&1 | FileCheck %s --check-prefix=SIZE
+// RUN:   --mesh a=2,b=2 --shard-input 0=0:b 2>&1 | FileCheck %s --check-prefix=SIZE
 // SIZE: rank 0: --mesh has 4 ranks, but the run has 2
 // RUN: not %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
-// RUN:   --mesh a=1,b=2 --shard-input 0:0:c 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN:   --mesh a=1,b=2 --shard-input 0=0:c 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: rank 0: --shard-input names the mesh axis 'c', which --mesh does not have (its axes: a, b)
 // RUN: not kiln-run %t/prog.kmod --mesh a=0 2>&1 | FileCheck %s --check-prefix=BAD-MESH
 // BAD-MESH: --mesh needs NAME=SIZE,... with sizes >= 1 (e.g. dp=2,tp=2), not 'a=0'
 // RUN: not kiln-run %t/prog.kmod --mesh a=2,a=1 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: --mesh names the axis 'a' twice
 // RUN: not kiln-run %t/prog.kmod --shard-input 0:b 2>&1 | FileCheck %s --check-prefix=BAD-SHARD
-// BAD-SHARD: --shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS (e.g. x:0, 1:0 or w:1:tp), not '0:b'
+// BAD-SHARD: --shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. x=0, 1=0 or w=1:tp), not '0:b'
 //
 // The program was compiled for two ranks: on four, every rank fails naming
 // the number to start it with; so does a run of one, with --comm=self, and
@@ -78,16 +78,16 @@
 // as its outputs are: trace.rank0.json and trace.rank1.json, no trace.json.
 // RUN: kiln-compile %t/prog.mlir --profile -o %t/profiled.kmod
 // RUN: %mpirun -n 2 kiln-run %t/profiled.kmod --function step \
-// RUN:   --input %t/in/out0.npy --shard-input 0:0 --all-ranks-write \
-// RUN:   --profile %t/trace.json > /dev/null
+// RUN:   --input %t/in/out0.npy --shard-input 0=0 --all-ranks-write \
+// RUN:   --profile-trace %t/trace.json > /dev/null
 // RUN: FileCheck %s --check-prefix=TRACE < %t/trace.rank0.json
 // RUN: FileCheck %s --check-prefix=TRACE < %t/trace.rank1.json
 // RUN: test ! -e %t/trace.json
 // TRACE: "name":"call @step"
 // A path without an extension gets the suffix at its end.
 // RUN: %mpirun -n 2 kiln-run %t/profiled.kmod --function step \
-// RUN:   --input %t/in/out0.npy --shard-input 0:0 --all-ranks-write \
-// RUN:   --profile %t/trace > /dev/null
+// RUN:   --input %t/in/out0.npy --shard-input 0=0 --all-ranks-write \
+// RUN:   --profile-trace %t/trace > /dev/null
 // RUN: FileCheck %s --check-prefix=TRACE < %t/trace.rank1
 //
 //--- prog.mlir

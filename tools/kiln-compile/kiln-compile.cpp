@@ -142,7 +142,7 @@ cl::opt<bool> memoryReport(
 cl::opt<bool> profile(
     "profile",
     cl::desc("Make the code time each fused loop nest, oneDNN call and loop "
-             "of kiln.for/while/cond, for kiln-run --profile and "
+             "of kiln.for/while/cond, for kiln-run --profile-trace and "
              "--profile-summary (CPU target only; docs/profiling.md)"),
     cl::init(false),
     cl::cat(compileCategory));

@@ -24,37 +24,65 @@ bool parseCount(const std::string &text, unsigned long &out) {
   return true;
 }
 
-/// Parses NAME_OR_INDEX:DIM[:AXIS]; the name may itself contain ':' (the
-/// last all-digit field is the dimension, and a field after it that starts
-/// with a letter or '_' the mesh axis).
-bool parseShard(const std::string &text, ShardSpec &shard, std::string &error) {
+/// Parses NAME_OR_INDEX=DIM[:AXIS] (the name may itself contain '=': the
+/// last '=' ends it), or the deprecated NAME_OR_INDEX:DIM[:AXIS] (the name
+/// may contain ':': the last all-digit field is the dimension, and a field
+/// after it that starts with a letter or '_' the mesh axis), which adds a
+/// warning.
+bool parseShard(const std::string &text, ShardSpec &shard,
+                std::vector<std::string> &warnings, std::string &error) {
   auto fail = [&]() {
-    error = "--shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS "
-            "(e.g. x:0, 1:0 or w:1:tp), not '" +
+    error = "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS "
+            "(e.g. x=0, 1=0 or w=1:tp), not '" +
             text + "'";
     return false;
   };
-  std::string rest = text;
-  size_t colon = rest.rfind(':');
-  if (colon != std::string::npos && colon + 1 < rest.size() &&
-      (std::isalpha(static_cast<unsigned char>(rest[colon + 1])) ||
-       rest[colon + 1] == '_')) {
-    shard.axis = rest.substr(colon + 1);
-    rest = rest.substr(0, colon);
-    colon = rest.rfind(':');
+  std::string name, dimensionText;
+  size_t equals = text.rfind('=');
+  if (equals != std::string::npos) {
+    name = text.substr(0, equals);
+    dimensionText = text.substr(equals + 1);
+    size_t colon = dimensionText.find(':');
+    if (colon != std::string::npos) {
+      shard.axis = dimensionText.substr(colon + 1);
+      dimensionText = dimensionText.substr(0, colon);
+      if (shard.axis.empty() ||
+          !(std::isalpha(static_cast<unsigned char>(shard.axis[0])) ||
+            shard.axis[0] == '_'))
+        return fail();
+    }
+  } else {
+    std::string rest = text;
+    size_t colon = rest.rfind(':');
+    if (colon != std::string::npos && colon + 1 < rest.size() &&
+        (std::isalpha(static_cast<unsigned char>(rest[colon + 1])) ||
+         rest[colon + 1] == '_')) {
+      shard.axis = rest.substr(colon + 1);
+      rest = rest.substr(0, colon);
+      colon = rest.rfind(':');
+    }
+    if (colon == std::string::npos)
+      return fail();
+    name = rest.substr(0, colon);
+    dimensionText = rest.substr(colon + 1);
   }
   unsigned long dimension = 0;
-  std::string what = colon == std::string::npos ? "" : rest.substr(colon + 1);
-  bool dimensionOk = !what.empty() &&
-                     what.find_first_not_of("0123456789") == std::string::npos;
+  bool dimensionOk =
+      !dimensionText.empty() &&
+      dimensionText.find_first_not_of("0123456789") == std::string::npos;
   if (dimensionOk) {
     errno = 0;
-    dimension = std::strtoul(what.c_str(), nullptr, 10);
+    dimension = std::strtoul(dimensionText.c_str(), nullptr, 10);
     dimensionOk = errno == 0;
   }
-  if (colon == std::string::npos || colon == 0 || !dimensionOk)
+  if (name.empty() || !dimensionOk)
     return fail();
-  shard.name = rest.substr(0, colon);
+  if (equals == std::string::npos)
+    warnings.push_back("--shard-input " + text +
+                       " is deprecated: write NAME_OR_INDEX=DIM[:AXIS], '" +
+                       name + "=" + dimensionText +
+                       (shard.axis.empty() ? "" : ":" + shard.axis) + "'");
+  shard.name = name;
   shard.byIndex =
       shard.name.find_first_not_of("0123456789") == std::string::npos;
   if (shard.byIndex)
@@ -140,7 +168,8 @@ bool parseOptions(int argc, char **argv, Options &options,
     }
     if (name != "--function" && name != "--input" && name != "--output-dir" &&
         name != "--repeat" && name != "--device" && name != "--comm" &&
-        name != "--shard-input" && name != "--profile" && name != "--mesh") {
+        name != "--shard-input" && name != "--profile-trace" &&
+        name != "--profile" && name != "--mesh") {
       error = "unknown option '" + argument + "'";
       return false;
     }
@@ -177,18 +206,23 @@ bool parseOptions(int argc, char **argv, Options &options,
         return false;
       }
       options.comm = value;
-    } else if (name == "--profile") {
+    } else if (name == "--profile-trace" || name == "--profile") {
       if (value.empty()) {
-        error = "--profile needs a non-empty path";
+        error = name + " needs a non-empty path";
         return false;
       }
+      if (name == "--profile")
+        options.warnings.push_back(
+            "--profile FILE is deprecated: write --profile-trace FILE "
+            "(kiln-compile's --profile is the flag that makes a module "
+            "profilable)");
       options.profilePath = value;
     } else if (name == "--mesh") {
       if (!parseMesh(value, options.mesh, error))
         return false;
     } else if (name == "--shard-input") {
       ShardSpec shard;
-      if (!parseShard(value, shard, error))
+      if (!parseShard(value, shard, options.warnings, error))
         return false;
       options.shards.push_back(shard);
     } else if (!parseCount(value, options.repeat)) {
@@ -274,7 +308,7 @@ OPTIONS:
                     MPI comes from the plug-in libkiln_comm_mpi.so, found
                     in lib/kiln/ beside kiln-run's bin/, or where
                     KILN_COMM_MPI_PLUGIN points.
-  --shard-input NAME_OR_INDEX:DIM[:AXIS]
+  --shard-input NAME_OR_INDEX=DIM[:AXIS]
                     Split an input between the ranks: every rank reads the
                     whole file given with --input and keeps its contiguous
                     block along dimension DIM, rank r the r-th of `size`
@@ -284,7 +318,8 @@ OPTIONS:
                     (r / stride) % n of n, n the axis's size and stride the
                     product of the sizes of the axes after it. The input is
                     named by its signature name or its index. Repeatable,
-                    one per input.
+                    one per input. (The spelling NAME_OR_INDEX:DIM[:AXIS]
+                    still works, with a warning.)
   --mesh NAME=SIZE,...
                     The ranks as a device mesh, laid out row-major (rank =
                     dp * 2 + tp for dp=2,tp=2), as the kiln.mesh annotation
@@ -293,10 +328,11 @@ OPTIONS:
                     --shard-input's AXIS.
   --all-ranks-write Every rank prints its outputs, each line prefixed
                     "rank R: ", or saves them as DIR/NAME.rankR.npy, and
-                    writes its --profile trace as FILE with ".rankR" before
+                    writes its --profile-trace as FILE with ".rankR" before
                     the extension (trace.rank1.json). Without it only rank 0
                     prints or saves them, as usual.
-  --profile FILE    For a module compiled with kiln-compile --profile: time
+  --profile-trace FILE
+                    For a module compiled with kiln-compile --profile: time
                     the call, or with --repeat the N timed calls (not the
                     first, whose one-time costs would hide the others), and
                     write the regions they ran to FILE as a Chrome trace
@@ -304,18 +340,20 @@ OPTIONS:
                     one event per call ("call @f") and per fused loop nest,
                     oneDNN call and loop inside it, with its thread, start
                     and duration. A module compiled without --profile is an
-                    error.
+                    error. (--profile FILE still works, with a warning.)
   --profile-summary For such a module: after the calls print the regions
                     that took the most time (at most 10, the rest summed on
                     one line), each with its self time (not counting the
                     regions it holds), its share of the time profiled, how
                     often it ran and its total time. The shares add up to
-                    100%. Combines with --profile.
+                    100%. Combines with --profile-trace.
   --list            Print the module's target and the signature of each
                     function, then exit without calling anything.
   --help, -h        Print this help and exit.
 
-  Options taking a value also accept the form --option=VALUE.
+  Options taking a value also accept the form --option=VALUE. Values that
+  name something and give it a value are written NAME=VALUE, as
+  kiln-compile's --input-shape NAME=DIMS and --mesh NAME=SIZE are.
 
 OUTPUT:
   One line per output, in signature order:
@@ -328,13 +366,14 @@ OUTPUT:
   --repeat's timing line and --profile-summary's table follow.
 
 RUNNING ON SEVERAL RANKS:
-  mpirun -n 4 kiln-run MODULE.kmod --input x.npy --shard-input x:0
+  mpirun -n 4 kiln-run MODULE.kmod --input x.npy --shard-input x=0
   starts four processes that call the function together, each with its own
   inputs. A module partitioned over a mesh takes its inputs split the same
   way: mpirun -n 4 kiln-run step.kmod --mesh dp=2,tp=2 --input x.npy
-  --input w.npy --shard-input x:0:dp --shard-input w:1:tp. Before calling, the ranks agree that every one of them loaded its
-  inputs, so one rank's bad input stops all of them with an error instead
-  of leaving the others waiting. Only rank 0 prints (outputs, --repeat
+  --input w.npy --shard-input x=0:dp --shard-input w=1:tp. Before calling,
+  the ranks agree that every one of them loaded its inputs, so one rank's
+  bad input stops all of them with an error instead of leaving the others
+  waiting. Only rank 0 prints (outputs, --repeat
   timings, --list) unless --all-ranks-write is given; errors come from
   every rank, prefixed "rank R: ". When the ranks disagree on a collective
   (kind, dtype, count, groups), every rank reports it. A rank that crashes

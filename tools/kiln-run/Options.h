@@ -10,7 +10,7 @@
 namespace kiln {
 namespace run {
 
-/// --shard-input NAME_OR_INDEX:DIM[:AXIS]: every rank reads the whole input
+/// --shard-input NAME_OR_INDEX=DIM[:AXIS]: every rank reads the whole input
 /// and keeps its block along `dimension`, one of as many blocks as there are
 /// ranks, or with AXIS, one of as many as the --mesh axis has ranks.
 struct ShardSpec {
@@ -49,13 +49,16 @@ struct Options {
   std::vector<ShardSpec> shards;
   /// The ranks as a row-major mesh (--mesh), for --shard-input's AXIS.
   std::vector<MeshAxis> mesh;
-  /// Where --profile writes the trace; empty without it.
+  /// Where --profile-trace writes the trace; empty without it.
   std::string profilePath;
   /// Print the regions that took the most time (--profile-summary).
   bool profileSummary = false;
   /// Every rank prints or saves its outputs, not only rank 0.
   bool allRanksWrite = false;
   bool help = false;
+  /// What the command line spelled in a deprecated way, one message each,
+  /// for the tool to print as warnings.
+  std::vector<std::string> warnings;
 };
 
 /// Parses the command line. Returns false with a description in \p error

@@ -170,7 +170,7 @@ bool resolveShards(const kiln_function_t *function, const Options &options,
         known +=
             (i ? ", " : "") + (*input ? std::string(input) : std::to_string(i));
       }
-      error = "--shard-input " + shard.name + ":" +
+      error = "--shard-input " + shard.name + "=" +
               std::to_string(shard.dimension) +
               (shard.axis.empty() ? "" : ":" + shard.axis) + ": function '" +
               name +
@@ -385,7 +385,7 @@ std::string withSuffix(const std::string &path, const std::string &suffix) {
   return path.substr(0, dot) + suffix + path.substr(dot);
 }
 
-/// Writes the trace of --profile (each rank its own file, named with
+/// Writes the trace of --profile-trace (each rank its own file, named with
 /// `fileSuffix`) and prints the table of --profile-summary, as asked.
 int reportProfile(const Options &options, const std::string &linePrefix,
                   const std::string &fileSuffix) {
@@ -426,6 +426,10 @@ int main(int argc, char **argv) {
   int64_t rank = launcherRank(), size = 1;
   if (mpirun)
     rankPrefix = "rank " + std::to_string(rank) + ": ";
+  // Deprecated spellings still work; rank 0 says how to write them now.
+  if (rank == 0)
+    for (const std::string &warning : options.warnings)
+      std::fprintf(stderr, "kiln-run: warning: %s\n", warning.c_str());
 
   ModuleHolder holder;
   kiln_status_t loaded =
@@ -449,7 +453,7 @@ int main(int argc, char **argv) {
     return fail("'" + options.modulePath +
                 "' was compiled without --profile, so it has no regions to "
                 "time; recompile it with 'kiln-compile --profile' for "
-                "kiln-run --profile or --profile-summary");
+                "kiln-run --profile-trace or --profile-summary");
 
   CommHolder comm;
   if (kiln_status_t status = makeComm(options, holder.module, &comm.comm))

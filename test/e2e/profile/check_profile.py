@@ -9,7 +9,7 @@ Usage: check_profile.py MODE KILN_COMPILE KILN_RUN WORK_DIR
               each region inside the one holding it (the loop's body inside
               the loop, everything inside a call), and that the summary's
               shares add up to 100%.
-  unprofiled  a module compiled without --profile: kiln-run --profile and
+  unprofiled  a module compiled without --profile: kiln-run --profile-trace and
               --profile-summary fail with a message saying to recompile,
               and write no trace.
   cuda        kiln-compile --profile --target=cuda is refused as not
@@ -129,7 +129,7 @@ def mode_trace(compiler, runner, work):
         command += ["--input", path]
     command += ["--input", str(ITERATIONS), "--output-dir",
                 os.path.join(work, "out"), "--repeat", "2",
-                "--profile", trace, "--profile-summary"]
+                "--profile-trace", trace, "--profile-summary"]
     output = run(command).stdout
     with open(trace) as file:
         document = json.load(file)
@@ -180,7 +180,7 @@ def mode_unprofiled(compiler, runner, work):
     for path in inputs:
         command += ["--input", path]
     command += ["--input", str(ITERATIONS)]
-    for option in (["--profile", trace], ["--profile-summary"]):
+    for option in (["--profile-trace", trace], ["--profile-summary"]):
         result = run(command + option, expect_status=1)
         check("was compiled without --profile" in result.stderr and
               "kiln-compile --profile" in result.stderr,

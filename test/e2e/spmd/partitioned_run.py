@@ -4,7 +4,7 @@
 
 kiln-compile partitions PROGRAM (a training step whose function names the
 mesh dp=2, tp=2) into the program of one rank; `mpirun -n 4 kiln-run
---mesh dp=2,tp=2 --shard-input I:DIM:AXIS` runs it on its blocks of the
+--mesh dp=2,tp=2 --shard-input I=DIM:AXIS` runs it on its blocks of the
 inputs. The same step with its annotations removed, compiled and run in one
 process, is the reference: every rank's loss must equal it, and every
 rank's updated weights must be its tensor-parallel block of the reference's
@@ -70,7 +70,7 @@ def main():
     run([run_tool, os.path.join(work, "single.kmod"), *input_args,
          "--output-dir", os.path.join(work, "single")])
     shards = [a for i, (dim, axis) in enumerate(INPUT_SPLITS)
-              for a in ("--shard-input", "%d:%d:%s" % (i, dim, axis))]
+              for a in ("--shard-input", "%d=%d:%s" % (i, dim, axis))]
     ranks = MESH["dp"] * MESH["tp"]
     run([mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
          run_tool, os.path.join(work, "spmd.kmod"), "--mesh", "dp=2,tp=2",

@@ -80,7 +80,7 @@ def main():
             output = run([mpirun, "--allow-run-as-root", "--oversubscribe",
                           "-n", str(STAGES), run_tool, module, "--function",
                           "loss_pipeline", "--input", packed_path, "--input",
-                          data[0], "--input", data[1], "--shard-input", "0:0",
+                          data[0], "--input", data[1], "--shard-input", "0=0",
                           "--stats", "--all-ranks-write", "--output-dir", out])
             measured[schedule, m] = peaks(output)
             results[schedule, m] = [

@@ -7,7 +7,7 @@ rows, mean((tanh(x w0) w1 - y)^2), as two stage calls. kiln-opt
 --kiln-pipeline derives its 1F1B step over 4 micro-batches, replicated
 twice for data parallelism (replicas=2); kiln-compile compiles it, and
 `mpirun -n 4 kiln-run --mesh dp=2,pp=2` runs it with the packed weights
-split over pp (--shard-input 0:0:pp) and the data over dp. numpy computes
+split over pp (--shard-input 0=0:pp) and the data over dp. numpy computes
 the mean loss over the 8 micro-batches and its gradients by hand: every
 rank's loss must match, and rank r's gradients must be stage r % 2's,
 packed (within 1e-5 of the largest magnitude). Exits 77 (skip) without
@@ -63,8 +63,8 @@ def main():
     run([mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "4", run_tool,
          module, "--function", "loss_pipeline", "--mesh", "dp=2,pp=2",
          "--input", paths["packed"], "--input", paths["x"], "--input",
-         paths["y"], "--shard-input", "0:0:pp", "--shard-input", "1:0:dp",
-         "--shard-input", "2:0:dp", "--all-ranks-write", "--output-dir", out])
+         paths["y"], "--shard-input", "0=0:pp", "--shard-input", "1=0:dp",
+         "--shard-input", "2=0:dp", "--all-ranks-write", "--output-dir", out])
 
     loss, g0, g1 = reference(w0, w1, x, y, 8)
     rows = [g0.ravel(), np.concatenate([g1.ravel(), np.zeros(24)])]

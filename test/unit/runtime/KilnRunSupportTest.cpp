@@ -139,7 +139,7 @@ TEST(OptionsTest, ParsesStats) {
 
 TEST(OptionsTest, ParsesRunsOfSeveralRanks) {
   const char *argv[] = {"kiln-run", "m.kmod", "--comm=self",
-                        "--shard-input", "x:0", "--shard-input=1:2",
+                        "--shard-input", "x=0", "--shard-input=1=2",
                         "--all-ranks-write"};
   Options options;
   std::string error;
@@ -154,10 +154,11 @@ TEST(OptionsTest, ParsesRunsOfSeveralRanks) {
   EXPECT_EQ(options.shards[1].index, 1u);
   EXPECT_EQ(options.shards[1].dimension, 2u);
   EXPECT_TRUE(options.allRanksWrite);
+  EXPECT_TRUE(options.warnings.empty());
 
-  // An input split over a mesh axis; the name may hold ':'.
+  // An input split over a mesh axis; the name may hold '=' and ':'.
   const char *mesh[] = {"kiln-run", "m.kmod", "--mesh", "dp=2,tp=3",
-                        "--shard-input", "w:1:tp", "--shard-input", "a:b:0:dp"};
+                        "--shard-input", "w=1:tp", "--shard-input", "a:b=0:dp"};
   Options meshed;
   ASSERT_TRUE(parseOptions(8, const_cast<char **>(mesh), meshed, error))
       << error;
@@ -170,6 +171,7 @@ TEST(OptionsTest, ParsesRunsOfSeveralRanks) {
   EXPECT_EQ(meshed.shards[0].axis, "tp");
   EXPECT_EQ(meshed.shards[1].name, "a:b");
   EXPECT_EQ(meshed.shards[1].axis, "dp");
+  EXPECT_TRUE(meshed.warnings.empty());
 
   const char *plain[] = {"kiln-run", "m.kmod"};
   Options defaults;
@@ -177,6 +179,34 @@ TEST(OptionsTest, ParsesRunsOfSeveralRanks) {
   EXPECT_EQ(defaults.comm, "auto");
   EXPECT_TRUE(defaults.shards.empty());
   EXPECT_FALSE(defaults.allRanksWrite);
+}
+
+TEST(OptionsTest, DeprecatedSpellingsStillWorkWithAWarning) {
+  // NAME:DIM[:AXIS] (the name may hold ':') and --profile FILE, the
+  // spellings before NAME=VALUE and --profile-trace.
+  const char *argv[] = {"kiln-run",      "m.kmod",    "--shard-input",
+                        "x:0",           "--shard-input", "a:b:1:dp",
+                        "--profile",     "t.json"};
+  Options options;
+  std::string error;
+  ASSERT_TRUE(parseOptions(8, const_cast<char **>(argv), options, error))
+      << error;
+  ASSERT_EQ(options.shards.size(), 2u);
+  EXPECT_EQ(options.shards[0].name, "x");
+  EXPECT_EQ(options.shards[0].dimension, 0u);
+  EXPECT_EQ(options.shards[1].name, "a:b");
+  EXPECT_EQ(options.shards[1].dimension, 1u);
+  EXPECT_EQ(options.shards[1].axis, "dp");
+  EXPECT_EQ(options.profilePath, "t.json");
+  EXPECT_EQ(options.warnings,
+            (std::vector<std::string>{
+                "--shard-input x:0 is deprecated: write "
+                "NAME_OR_INDEX=DIM[:AXIS], 'x=0'",
+                "--shard-input a:b:1:dp is deprecated: write "
+                "NAME_OR_INDEX=DIM[:AXIS], 'a:b=1:dp'",
+                "--profile FILE is deprecated: write --profile-trace FILE "
+                "(kiln-compile's --profile is the flag that makes a module "
+                "profilable)"}));
 }
 
 TEST(OptionsTest, RejectsMalformedCommandLines) {
@@ -195,14 +225,30 @@ TEST(OptionsTest, RejectsMalformedCommandLines) {
       {{"m.kmod", "--comm=tcp"}, "--comm must be 'auto', 'mpi' or 'self', "
                                  "not 'tcp'"},
       {{"m.kmod", "--shard-input", "x"},
-       "--shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS (e.g. "
-       "x:0, 1:0 or w:1:tp), not 'x'"},
+       "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. "
+       "x=0, 1=0 or w=1:tp), not 'x'"},
       {{"m.kmod", "--shard-input", ":0"},
-       "--shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS (e.g. "
-       "x:0, 1:0 or w:1:tp), not ':0'"},
+       "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. "
+       "x=0, 1=0 or w=1:tp), not ':0'"},
       {{"m.kmod", "--shard-input", "x:y"},
-       "--shard-input needs NAME_OR_INDEX:DIM or NAME_OR_INDEX:DIM:AXIS (e.g. "
-       "x:0, 1:0 or w:1:tp), not 'x:y'"},
+       "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. "
+       "x=0, 1=0 or w=1:tp), not 'x:y'"},
+      {{"m.kmod", "--shard-input", "=0"},
+       "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. "
+       "x=0, 1=0 or w=1:tp), not '=0'"},
+      {{"m.kmod", "--shard-input", "x="},
+       "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. "
+       "x=0, 1=0 or w=1:tp), not 'x='"},
+      {{"m.kmod", "--shard-input", "x=y"},
+       "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. "
+       "x=0, 1=0 or w=1:tp), not 'x=y'"},
+      {{"m.kmod", "--shard-input", "x=0:"},
+       "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. "
+       "x=0, 1=0 or w=1:tp), not 'x=0:'"},
+      {{"m.kmod", "--shard-input", "x=0:1"},
+       "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. "
+       "x=0, 1=0 or w=1:tp), not 'x=0:1'"},
+      {{"m.kmod", "--profile-trace="}, "--profile-trace needs a non-empty path"},
       {{"m.kmod", "--mesh", "dp=2,tp"},
        "--mesh needs NAME=SIZE,... with sizes >= 1 (e.g. dp=2,tp=2), not "
        "'dp=2,tp'"},

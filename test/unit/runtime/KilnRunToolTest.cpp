@@ -55,7 +55,8 @@ TEST_F(KilnRunToolTest, Help) {
   for (const char *option :
        {"--function", "--input", "--output-dir", "--repeat", "--stats",
         "--list", "--comm", "--shard-input", "--all-ranks-write",
-        "--profile FILE", "--profile-summary",
+        "--profile-trace FILE", "--profile-summary",
+        "--shard-input NAME_OR_INDEX=DIM[:AXIS]", "--mesh NAME=SIZE",
         "RUNNING ON SEVERAL RANKS", "EXIT STATUS"})
     EXPECT_NE(result.output.find(option), std::string::npos) << option;
 }
@@ -117,7 +118,7 @@ TEST_F(KilnRunToolTest, ProfilesOnlyModulesCompiledForIt) {
                   {1.0f});
   result = runTool(quoted(profiled) + " --input " +
                    quoted(directory.file("one.npy")) +
-                   " --repeat 4 --profile-summary --profile=" + quoted(trace));
+                   " --repeat 4 --profile-summary --profile-trace=" + quoted(trace));
   EXPECT_EQ(result.exitCode, 0) << result.output;
   // The four repeated calls, not the first.
   EXPECT_NE(result.output.find("profile: "), std::string::npos)
@@ -275,19 +276,19 @@ TEST_F(KilnRunToolTest, RunsCollectivesOnOneRankWithCommSelf) {
   writeNpy<float>(x6, npy::ElementType::F32, {6}, {1, 2, 3, 4, 5, 6.5f});
   CommandResult result =
       runTool(quoted(module) + " --comm=self --function sum6 --input " +
-              quoted(x6) + " --shard-input x:0");
+              quoted(x6) + " --shard-input x=0");
   EXPECT_EQ(result.exitCode, 0) << result.output;
   EXPECT_EQ(result.output, "y: f32[6] = [1, 2, 3, 4, 5, 6.5]\n");
 
   result = runTool(quoted(module) + " --comm=self --function sum6 --input " +
-                   quoted(x6) + " --shard-input q:0");
+                   quoted(x6) + " --shard-input q=0");
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_EQ(result.output,
-            "kiln-run: error: --shard-input q:0: function 'sum6' has no "
+            "kiln-run: error: --shard-input q=0: function 'sum6' has no "
             "input named 'q' (its inputs: x)\n");
 
   result = runTool(quoted(module) + " --comm=self --function sum6 --input " +
-                   quoted(x6) + " --shard-input 0:1");
+                   quoted(x6) + " --shard-input 0=1");
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_EQ(result.output,
             "kiln-run: error: function 'sum6': input 0 ('x'): --shard-input "

@@ -99,7 +99,7 @@ TEST_F(MpiLaunchTest, ShardedInputIsSummedAndOnlyRankZeroPrints) {
     std::string x = directory.file("x.npy");
     writeNpy(x, {6 * ranks}, whole);
     CommandResult result = mpirun(kilnRun(ranks) + " --function sum6 --input '" +
-                              x + "' --shard-input x:0");
+                              x + "' --shard-input x=0");
     EXPECT_EQ(result.exitCode, 0) << result.output;
     std::string expected = "y: f32[6] = [";
     for (int64_t i = 0; i < 6; ++i) {
@@ -119,7 +119,7 @@ TEST_F(MpiLaunchTest, ShardAlongAnInnerDimension) {
   std::string x = directory.file("x2.npy");
   writeNpy(x, {2, 6}, whole);
   CommandResult result = mpirun(kilnRun(2) + " --function sum6_2d --input '" + x +
-                            "' --shard-input 0:1");
+                            "' --shard-input 0=1");
   EXPECT_EQ(result.exitCode, 0) << result.output;
   EXPECT_EQ(result.output, "y: f32[2,3] = [[11, 22, 33], [44, 55, 66]]\n");
 }
@@ -131,7 +131,7 @@ TEST_F(MpiLaunchTest, AllRanksWrite) {
   std::string outputs = directory.file("out");
   CommandResult result = mpirun(
       kilnRun(2) + " --function sum6 --input '" + x +
-      "' --shard-input x:0 --all-ranks-write --output-dir '" + outputs + "'");
+      "' --shard-input x=0 --all-ranks-write --output-dir '" + outputs + "'");
   EXPECT_EQ(result.exitCode, 0) << result.output;
   std::vector<float> expected = {11, 22, 33, 44, 55, 66};
   for (int rank = 0; rank < 2; ++rank) {
@@ -147,7 +147,7 @@ TEST_F(MpiLaunchTest, IndivisibleShardFailsOnEveryRank) {
   std::string x = directory.file("x7.npy");
   writeNpy(x, {7}, {1, 2, 3, 4, 5, 6, 7});
   CommandResult result = mpirun(kilnRun(2) + " --function sum6 --input '" + x +
-                            "' --shard-input x:0");
+                            "' --shard-input x=0");
   EXPECT_NE(result.exitCode, 0);
   for (int rank = 0; rank < 2; ++rank)
     EXPECT_TRUE(contains(result.output,
