@@ -154,3 +154,17 @@ func.func @bf16(%x: tensor<1x8x16x16xbf16>, %w: tensor<8x8x3x3xbf16>, %b: tensor
   %f = kiln.conv %h, %g, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf16>, tensor<8x8x3x3xf16>
   return %r, %z, %f : tensor<1x8x16x16xbf16>, tensor<1x32x16x16xbf16>, tensor<1x8x16x16xf16>
 }
+
+// -----
+
+// A grouped (here depthwise) convolution runs blocked (flag 16) even with
+// few output positions (49, where an ungrouped one stays plain): on plain
+// layouts oneDNN would run one small GEMM per group. 1152 * 49 outputs of
+// 25 multiply-adds each.
+// CHECK-LABEL: func.func @depthwise(
+// CHECK:         call @kiln_dnnl_conv
+// CHECK:       func.func private @kiln_dnnl_conv({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1152, 1, 1152, 1152, 16, 7, 7, 5, 5, 7, 7,
+func.func @depthwise(%x: tensor<1x1152x7x7xf32>, %w: tensor<1152x1x5x5xf32>) -> tensor<1x1152x7x7xf32> {
+  %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [2, 2], padding_high = [2, 2], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1152 : tensor<1x1152x7x7xf32>, tensor<1152x1x5x5xf32>
+  return %y : tensor<1x1152x7x7xf32>
+}
