@@ -67,39 +67,33 @@ inline bool mayAlias(Value a, Value b) {
   return !(isKnownBuffer(a) && isKnownBuffer(b));
 }
 
-/// Whether `op` (and the ops nested in it) may write memory that `root`
-/// may alias.
-inline bool mayWrite(Operation *op, Value root) {
+/// Whether `op` (and the ops nested in it) may have one of the memory
+/// effects `Effects` on memory that `root` may alias.
+template <typename... Effects>
+inline bool mayAffect(Operation *op, Value root) {
   std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
       getEffectsRecursively(op);
   if (!effects)
     return true;
   for (const MemoryEffects::EffectInstance &effect : *effects) {
-    if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
-      continue;
-    Value written = effect.getValue();
-    if (!written || mayAlias(rootOf(written), root))
-      return true;
-  }
-  return false;
-}
-
-/// Whether `op` (and the ops nested in it) may read or write memory that
-/// `root` may alias.
-inline bool mayAccess(Operation *op, Value root) {
-  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-      getEffectsRecursively(op);
-  if (!effects)
-    return true;
-  for (const MemoryEffects::EffectInstance &effect : *effects) {
-    if (!isa<MemoryEffects::Read, MemoryEffects::Write, MemoryEffects::Free>(
-            effect.getEffect()))
+    if (!isa<Effects...>(effect.getEffect()))
       continue;
     Value touched = effect.getValue();
     if (!touched || mayAlias(rootOf(touched), root))
       return true;
   }
   return false;
+}
+
+/// Whether `op` may write (or free) memory that `root` may alias.
+inline bool mayWrite(Operation *op, Value root) {
+  return mayAffect<MemoryEffects::Write, MemoryEffects::Free>(op, root);
+}
+
+/// Whether `op` may read, write or free memory that `root` may alias.
+inline bool mayAccess(Operation *op, Value root) {
+  return mayAffect<MemoryEffects::Read, MemoryEffects::Write,
+                   MemoryEffects::Free>(op, root);
 }
 
 } // namespace mlir::kiln
