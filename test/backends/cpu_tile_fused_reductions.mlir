@@ -240,3 +240,36 @@ func.func @masked_softmax(%x: tensor<1x4x8x128xf32>, %m: tensor<1x1x1x128xf32>) 
   %y = kiln.div %e, %zb : tensor<1x4x8x128xf32>
   return %y : tensor<1x4x8x128xf32>
 }
+
+// -----
+
+// A mean of sigmoid(x) over H and W (a squeeze-and-excitation block): the
+// two reduced loops are collapsed into one of 56 * 56 = 3136 (a multiple
+// of 64 lanes where 56 is not) and split into lanes, inside the loop over
+// the 144 channels.
+// CHECK-LABEL: func.func @mean_over_window(
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0], [1], [2, 3]] : tensor<1x144x56x56xf32> into tensor<1x144x3136xf32>
+// CHECK:         scf.forall
+// CHECK:           tensor.extract_slice %{{.+}} [1, 1, 49, 64]
+// CHECK:           linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK:             math.exp
+// CHECK:           linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+func.func @mean_over_window(%x: tensor<1x144x56x56xf32>) -> tensor<1x144xf32> {
+  %s = kiln.sigmoid %x : tensor<1x144x56x56xf32>
+  %m = kiln.reduce_mean %s, dims = [2, 3] : tensor<1x144x56x56xf32>
+  return %m : tensor<1x144xf32>
+}
+
+// -----
+
+// A 28x28 window, 784 elements: a multiple of 16 f32 lanes (one vector),
+// not of 32 or 64, so the row is split into 16 lanes.
+// CHECK-LABEL: func.func @mean_over_small_window(
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0], [1], [2, 3]] : tensor<1x240x28x28xf32> into tensor<1x240x784xf32>
+// CHECK:         scf.forall
+// CHECK:           tensor.extract_slice %{{.+}} [1, 1, 49, 16]
+func.func @mean_over_small_window(%x: tensor<1x240x28x28xf32>) -> tensor<1x240xf32> {
+  %s = kiln.sigmoid %x : tensor<1x240x28x28xf32>
+  %m = kiln.reduce_mean %s, dims = [2, 3] : tensor<1x240x28x28xf32>
+  return %m : tensor<1x240xf32>
+}
