@@ -32,10 +32,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "common/BufferAccess.h"
-#include "common/BufferAddress.h"
 #include "DnnlCalls.h"
 #include "ForwardedResults.h"
+
+#include "common/BufferAccess.h"
+#include "common/BufferAddress.h"
 #include "common/LibraryCalls.h"
 
 #include "kiln/Backends/Passes.h"
@@ -48,6 +49,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir {
@@ -128,6 +130,10 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
 struct Epilogue {
   mlir::kiln::AddOp biasAdd;
   Value bias; // the broadcast's operand: dims all 1 but the channel dim
+  /// Or the value of a splat constant of the result's shape that the add
+  /// adds (a bias of one value, zero for a model's untrained biases, which
+  /// the constant folder turns into such a constant).
+  std::optional<APFloat> uniformBias;
   mlir::kiln::AddOp addendAdd;
   Value addend;
   mlir::kiln::ReluOp relu;
@@ -181,7 +187,12 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
   int64_t channels = op.getType().getDimSize(1);
   auto add = dyn_cast_or_null<mlir::kiln::AddOp>(soleUser(current));
   if (add && add.getLhs() != add.getRhs()) {
-    if (Value bias = channelBias(otherOperand(add, current), channels)) {
+    Value other = otherOperand(add, current);
+    Value bias = channelBias(other, channels);
+    DenseElementsAttr splat;
+    if (!bias && matchPattern(other, m_Constant(&splat)) && splat.isSplat())
+      epilogue.uniformBias = splat.getSplatValue<APFloat>();
+    if (bias || epilogue.uniformBias) {
       epilogue.biasAdd = add;
       epilogue.bias = bias;
       epilogue.last = add;
@@ -228,6 +239,15 @@ struct KilnCpuOutlineDnnlConvsPass
       Location loc = op.getLoc();
       int64_t &flags = descriptor[5];
       Epilogue epilogue = findEpilogue(op, flags & KILN_DNNL_CONV_BLOCKED);
+      if (epilogue.uniformBias) {
+        // The uniform bias as the [O] vector oneDNN takes, not a tensor of
+        // the result's shape added on each call.
+        builder.setInsertionPoint(epilogue.biasAdd);
+        auto type = RankedTensorType::get({op.getType().getDimSize(1)},
+                                          op.getType().getElementType());
+        epilogue.bias = builder.create<mlir::kiln::ConstantOp>(
+            loc, type, DenseElementsAttr::get(type, *epilogue.uniformBias));
+      }
       SmallVector<Value> operands{op.getInput(), op.getWeight()};
       if (epilogue.bias) {
         operands.push_back(epilogue.bias);

@@ -168,3 +168,20 @@ func.func @depthwise(%x: tensor<1x1152x7x7xf32>, %w: tensor<1152x1x5x5xf32>) -> 
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [2, 2], padding_high = [2, 2], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1152 : tensor<1x1152x7x7xf32>, tensor<1152x1x5x5xf32>
   return %y : tensor<1x1152x7x7xf32>
 }
+
+// -----
+
+// A splat constant of the result's shape added to the result (an untrained
+// model's zero biases, which the constant folder makes such a constant) is
+// a bias of one value: the call takes it as an [O] vector (flag 1), not a
+// tensor of the result's shape to add on each call (flag 2).
+// CHECK-LABEL: func.func @uniform_bias(
+// CHECK:         %[[B:.+]] = kiln.constant dense<2.500000e-01> : tensor<8xf32>
+// CHECK:         call @kiln_dnnl_conv(%arg0, %arg1, %[[B]])
+// CHECK:       func.func private @kiln_dnnl_conv({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 17,
+func.func @uniform_bias(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %b = kiln.constant dense<0.25> : tensor<1x8x16x16xf32>
+  %z = kiln.add %y, %b : tensor<1x8x16x16xf32>
+  return %z : tensor<1x8x16x16xf32>
+}
