@@ -12,7 +12,7 @@
 //      oneDNN takes moves into its own private function, marked with the
 //      oneDNN descriptor, together with the epilogue oneDNN applies while
 //      it writes the result (a per-channel bias, a residual addition, a
-//      ReLU: each a separate pass over memory otherwise); the place of the
+//      ReLU or a SiLU: each a separate pass over memory otherwise); the place of the
 //      last op moved gets a call. The function is an
 //      ordinary function to every later pass, so bufferization gives its
 //      call the input, weight and result buffers (results become
@@ -125,8 +125,9 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
 }
 
 /// The ops after a convolution that oneDNN applies as it writes the
-/// result, in order: a per-channel bias, an addend, a ReLU. Each must be
-/// the only user of the value before it.
+/// result, in order: a per-channel bias, an addend, a ReLU or a SiLU. Each
+/// must be the only user of the value before it (a SiLU's two ops the only
+/// two).
 struct Epilogue {
   mlir::kiln::AddOp biasAdd;
   Value bias; // the broadcast's operand: dims all 1 but the channel dim
@@ -137,6 +138,9 @@ struct Epilogue {
   mlir::kiln::AddOp addendAdd;
   Value addend;
   mlir::kiln::ReluOp relu;
+  /// Or a SiLU: x * sigmoid(x), its two ops.
+  mlir::kiln::SigmoidOp swishSigmoid;
+  mlir::kiln::MulOp swish;
   /// The last op of the chain (the convolution where there is none).
   Operation *last;
 };
@@ -147,7 +151,8 @@ static Operation *soleUser(Value value) {
 }
 
 /// The other operand of the add `op` whose one operand is `value`.
-static Value otherOperand(mlir::kiln::AddOp op, Value value) {
+template <typename BinaryOp>
+static Value otherOperand(BinaryOp op, Value value) {
   return op.getLhs() == value ? op.getRhs() : op.getLhs();
 }
 
@@ -173,7 +178,7 @@ static Value channelBias(Value value, int64_t channels) {
 }
 
 /// The epilogue of `op`: a bias always (on either path it costs oneDNN
-/// less than a separate pass), an addend and a ReLU only for a
+/// less than a separate pass), an addend and a ReLU or SiLU only for a
 /// convolution in blocked layouts (`blocked`), whose direct kernels apply
 /// them as they store; the GEMM-based path runs them as extra passes of
 /// its own, slower than the generated code's (its sum post-op several
@@ -211,7 +216,26 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
   if (auto relu = dyn_cast_or_null<mlir::kiln::ReluOp>(soleUser(current))) {
     epilogue.relu = relu;
     epilogue.last = relu;
+    return epilogue;
   }
+  // A SiLU (EfficientNet's, MobileNetV3's activation): the value's two
+  // users are sigmoid(value) and value * sigmoid(value).
+  if (std::distance(current.use_begin(), current.use_end()) != 2)
+    return epilogue;
+  mlir::kiln::SigmoidOp sigmoid;
+  mlir::kiln::MulOp mul;
+  for (Operation *user : current.getUsers()) {
+    if (auto s = dyn_cast<mlir::kiln::SigmoidOp>(user))
+      sigmoid = s;
+    else if (auto m = dyn_cast<mlir::kiln::MulOp>(user))
+      mul = m;
+  }
+  if (!sigmoid || !mul || soleUser(sigmoid.getResult()) != mul ||
+      otherOperand(mul, current) != sigmoid.getResult())
+    return epilogue;
+  epilogue.swishSigmoid = sigmoid;
+  epilogue.swish = mul;
+  epilogue.last = mul;
   return epilogue;
 }
 
@@ -259,6 +283,8 @@ struct KilnCpuOutlineDnnlConvsPass
       }
       if (epilogue.relu)
         flags |= KILN_DNNL_CONV_RELU;
+      if (epilogue.swish)
+        flags |= KILN_DNNL_CONV_SWISH;
       builder.setInsertionPointToEnd(module.getBody());
       auto type = builder.getFunctionType(
           ValueRange(operands).getTypes(), epilogue.last->getResultTypes());
@@ -286,6 +312,10 @@ struct KilnCpuOutlineDnnlConvsPass
         result = builder.clone(*epilogue.addendAdd, mapping)->getResult(0);
       if (epilogue.relu)
         result = builder.clone(*epilogue.relu, mapping)->getResult(0);
+      if (epilogue.swish) {
+        builder.clone(*epilogue.swishSigmoid, mapping);
+        result = builder.clone(*epilogue.swish, mapping)->getResult(0);
+      }
       builder.create<func::ReturnOp>(loc, result);
 
       // Every operand dominates the last op of the chain.
@@ -293,6 +323,8 @@ struct KilnCpuOutlineDnnlConvsPass
       auto call = builder.create<func::CallOp>(loc, function, operands);
       epilogue.last->replaceAllUsesWith(call);
       SmallVector<Operation *> moved{epilogue.last};
+      if (epilogue.swishSigmoid)
+        moved.push_back(epilogue.swishSigmoid);
       if (epilogue.addendAdd && epilogue.addendAdd != epilogue.last)
         moved.push_back(epilogue.addendAdd);
       if (epilogue.biasAdd && epilogue.biasAdd != epilogue.last)

@@ -113,12 +113,16 @@ func.func @conv_epilogues(%x: tensor<1x8x16x16xf32>, %bias: tensor<8xf32>, %res:
 // A depthwise convolution (blocked layouts even over 7x7) and a 3x3 one,
 // each plus a constant of one value (an untrained model's folded biases),
 // which oneDNN adds as a per-channel bias.
+// The depthwise one ends in a SiLU, which oneDNN applies as its swish
+// post-op.
 // CHECK: conv_uniform_bias(arg0: f32[1,16,7,7], arg1: f32[16,1,5,5], arg2: f32[1,8,16,16], arg3: f32[8,8,3,3]) -> (out0: f32[1,16,7,7], out1: f32[1,8,16,16])
 func.func @conv_uniform_bias(%x: tensor<1x16x7x7xf32>, %w: tensor<16x1x5x5xf32>, %a: tensor<1x8x16x16xf32>, %v: tensor<8x8x3x3xf32>) -> (tensor<1x16x7x7xf32>, tensor<1x8x16x16xf32>)
     attributes {kiln.e2e_atol = 1.0e-4 : f64} {
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [2, 2], padding_high = [2, 2], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 16 : tensor<1x16x7x7xf32>, tensor<16x1x5x5xf32>
   %c = kiln.constant dense<-0.375> : tensor<1x16x7x7xf32>
-  %yb = kiln.add %y, %c : tensor<1x16x7x7xf32>
+  %yc = kiln.add %y, %c : tensor<1x16x7x7xf32>
+  %ys = kiln.sigmoid %yc : tensor<1x16x7x7xf32>
+  %yb = kiln.mul %yc, %ys : tensor<1x16x7x7xf32>
   %z = kiln.conv %a, %v, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
   %d = kiln.constant dense<0.0> : tensor<1x8x16x16xf32>
   %zb = kiln.add %d, %z : tensor<1x8x16x16xf32>

@@ -38,7 +38,8 @@
  * a per-channel bias [O] (the convolution's own bias argument), a tensor of
  * dst's shape added to the result (a `sum` post-op: the addend is copied
  * or reordered into dst's buffer first), and a ReLU (an `eltwise_relu`
- * post-op, which keeps a NaN but, unlike kiln.relu, leaves -0.0 as -0.0).
+ * post-op, which keeps a NaN but, unlike kiln.relu, leaves -0.0 as -0.0)
+ * or a SiLU (`eltwise_swish` with alpha 1, x * sigmoid(x)).
  *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
@@ -243,10 +244,12 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
            (flags & KILN_DNNL_CONV_BIAS) ? &entry->bias : NULL,
            &entry->inner[2], strides, dilates, padLow, padHigh)))
     fail("dnnl_dilated_convolution_forward_desc_init", status);
-  /* The epilogue: dst = relu(conv + bias + addend), the addend being what
+  /* The epilogue: dst = act(conv + bias + addend), act a ReLU or a SiLU
+   * (oneDNN's swish with alpha 1: x * sigmoid(x)), the addend being what
    * dst holds before the primitive runs (a sum post-op). */
   dnnl_primitive_attr_t attr = NULL;
-  if (flags & (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU)) {
+  if (flags &
+      (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU | KILN_DNNL_CONV_SWISH)) {
     dnnl_post_ops_t ops;
     if ((status = dnnl_post_ops_create(&ops)) ||
         ((flags & KILN_DNNL_CONV_ADDEND) &&
@@ -254,6 +257,9 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
         ((flags & KILN_DNNL_CONV_RELU) &&
          (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
                                                 0.0f, 0.0f))) ||
+        ((flags & KILN_DNNL_CONV_SWISH) &&
+         (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_swish,
+                                                1.0f, 0.0f))) ||
         (status = dnnl_primitive_attr_create(&attr)) ||
         (status = dnnl_primitive_attr_set_post_ops(attr, ops)))
       fail("describing the post-ops", status);

@@ -28,7 +28,9 @@ enum KilnDnnlConvFlags {
   KILN_DNNL_CONV_RELU = 4,            /* then a ReLU */
   KILN_DNNL_CONV_CONSTANT_WEIGHT = 8, /* the weights never change */
   KILN_DNNL_CONV_BLOCKED = 16,        /* layouts of oneDNN's choice */
-  KILN_DNNL_CONV_BFLOAT16 = 32        /* bf16 src, weights and dst */
+  KILN_DNNL_CONV_BFLOAT16 = 32,       /* bf16 src, weights and dst */
+  KILN_DNNL_CONV_SWISH = 64           /* then x * sigmoid(x) (not with
+                                         KILN_DNNL_CONV_RELU) */
 };
 
 #endif /* KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H */

@@ -743,13 +743,16 @@ def KilnCpuOutlineDnnlConvs
     as it writes the result moves along, each step only where the value
     before it has no other use: a per-channel bias (`kiln.add` of a
     `kiln.broadcast_in_dim` of a tensor whose dims are all 1 but the
-    channel dim; the bias argument is that tensor), then the addition of a
-    tensor of the result's type (a residual connection), then `kiln.relu`;
-    a bf16 convolution takes none, since its result is rounded to bf16
-    before the ops after it see it. The function carries the convolution's oneDNN descriptor as
+    channel dim; the bias argument is that tensor; or of a splat constant of
+    the result's type, passed as an [O] vector), then the addition of a
+    tensor of the result's type (a residual connection), then `kiln.relu`
+    or a SiLU (`kiln.mul` of the value and its `kiln.sigmoid`, the value's
+    only two users); a bf16 convolution takes none, since its result is
+    rounded to bf16 before the ops after it see it. The function carries
+    the convolution's oneDNN descriptor as
     `kiln.dnnl_conv` (an i64 array: spatial rank, groups, N, C, O, flags
     (1 bias, 2 addend, 4 relu, 8 the weight is a `kiln.constant`, 16 run in
-    layouts of oneDNN's choice, 32 bf16 operands and result), then per
+    layouts of oneDNN's choice, 32 bf16 operands and result, 64 silu), then per
     spatial dim the input, kernel and output sizes, strides, paddings and
     rhs dilations). Its body is the ops themselves: it bufferizes like any
     function, and `kiln-cpu-conv-to-dnnl` replaces its calls after
