@@ -400,25 +400,28 @@ void CudaDevice::fill32(void *destination, unsigned value, size_t count) {
 void CudaDevice::matmul(const kiln_matmul_problem_t &problem) {
   if (!failure.empty())
     return;
-  if (!blasHandle) {
+  // The plug-in, the handle and the workspace are each made once; a step
+  // that failed is tried again by the next product.
+  if (!blas) {
     if (kiln_status_t status = loadBlasPlugin(blas)) {
+      blas = nullptr;
       fail(kiln_status_message(status));
       kiln_status_free(status);
       return;
     }
-    char error[1024] = "";
-    if (blas->create(&blasHandle, error, sizeof(error))) {
-      blasHandle = nullptr;
-      fail(std::string("CUDA products: ") + error);
-      return;
-    }
-    if (!check(driver->memAlloc(&blasWorkspace, kBlasWorkspaceBytes),
-               "cuMemAlloc of the products' workspace")) {
-      blasWorkspace = 0;
-      return;
-    }
   }
   char error[1024] = "";
+  if (!blasHandle && blas->create(&blasHandle, error, sizeof(error))) {
+    blasHandle = nullptr;
+    fail(std::string("CUDA products: ") + error);
+    return;
+  }
+  if (!blasWorkspace &&
+      !check(driver->memAlloc(&blasWorkspace, kBlasWorkspaceBytes),
+             "cuMemAlloc of the products' workspace")) {
+    blasWorkspace = 0;
+    return;
+  }
   if (blas->matmul(blasHandle, &problem, streamHandle,
                    reinterpret_cast<void *>(blasWorkspace),
                    kBlasWorkspaceBytes, error, sizeof(error)))

@@ -46,6 +46,8 @@ struct FakeState {
   CUresult retainResult = CUDA_SUCCESS;
   std::string rejectPtxWithLog;
   bool failLaunch = false;
+  /// cuMemAlloc (device memory) fails while set.
+  bool failDeviceAllocation = false;
   int moduleLoads = 0, functionLookups = 0, launches = 0, htod = 0, dtoh = 0;
   int managedAllocations = 0, deviceAllocations = 0, syncs = 0;
   int asyncCopies = 0;
@@ -153,6 +155,8 @@ public:
     return CUDA_SUCCESS;
   }
   CUresult memAlloc(CUdeviceptr *pointer, size_t bytes) override {
+    if (s.failDeviceAllocation)
+      return 2; // CUDA_ERROR_OUT_OF_MEMORY
     ++s.deviceAllocations;
     *pointer = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes));
     s.live.insert(*pointer);
@@ -592,6 +596,28 @@ TEST_F(FakeCudaTest, AHandleThatCannotBeMadeFailsTheCall) {
   blas.failCreate = false;
   ASSERT_TRUE(callProduct(module.get(), c).ok());
   EXPECT_EQ(blas.creates, 1);
+}
+
+TEST_F(FakeCudaTest, AWorkspaceThatCannotBeAllocatedIsAllocatedLater) {
+  state.failDeviceAllocation = true;
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr c;
+  kiln::test::Outcome call = callProduct(module.get(), c);
+  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(call.message.find("cuMemAlloc of the products' workspace"),
+            std::string::npos)
+      << call.message;
+  EXPECT_EQ(blas.attempts, 0);
+  // The next call allocates the workspace and hands it to the plug-in;
+  // the handle made by the first is kept.
+  state.failDeviceAllocation = false;
+  ASSERT_TRUE(callProduct(module.get(), c).ok());
+  EXPECT_EQ(blas.creates, 1);
+  ASSERT_EQ(blas.workspaces.size(), 1u);
+  EXPECT_NE(*blas.workspaces.begin(), nullptr);
+  EXPECT_TRUE(state.deviceOnly.count(
+      reinterpret_cast<CUdeviceptr>(*blas.workspaces.begin())));
 }
 
 TEST_F(FakeCudaTest, AMissingPluginIsNamedWithWhatItNeeds) {
