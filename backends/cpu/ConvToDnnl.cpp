@@ -12,8 +12,8 @@
 //      oneDNN takes moves into its own private function, marked with the
 //      oneDNN descriptor, together with the epilogue oneDNN applies while
 //      it writes the result (a per-channel bias, a residual addition, a
-//      ReLU or a SiLU: each a separate pass over memory otherwise); the place of the
-//      last op moved gets a call. The function is an
+//      ReLU or a SiLU: each a separate pass over memory otherwise); the
+//      place of the last op moved gets a call. The function is an
 //      ordinary function to every later pass, so bufferization gives its
 //      call the input, weight and result buffers (results become
 //      out-params) and the memory planner places the result.

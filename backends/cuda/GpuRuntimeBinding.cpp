@@ -3,9 +3,11 @@
 // The host code that gpu-to-llvm and the gpu.launch_func translation emit
 // calls the upstream GPU runtime ABI (mgpuModuleLoadJIT, mgpuLaunchKernel,
 // mgpuMemAlloc, ...), which upstream implements in a library linked
-// against libcuda, and kiln's library calls (kiln/CudaLibraryAbi.h). kiln's runtime must load modules on machines without
-// CUDA, so no such library is linked: each declared mgpu function becomes
-// an internal stub calling through an exported pointer `kiln_gpu_fn_<name>`,
+// against libcuda; kiln's own host code also calls library functions of
+// the runtime (kiln/CudaLibraryAbi.h). kiln's runtime must load modules on
+// machines without CUDA, so no such library is linked: each declared mgpu
+// or library function becomes an internal stub calling through an
+// exported pointer `kiln_gpu_fn_<name>`,
 // and the runtime stores its own implementation (over the dlopen'ed driver)
 // in every slot before the first call.
 //

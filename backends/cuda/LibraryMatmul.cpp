@@ -174,14 +174,13 @@ struct KilnCudaLibraryMatmulPass
       if (op->getParentOfType<gpu::LaunchOp>())
         return;
       std::optional<mlir::kiln::GemmForm> form = mlir::kiln::gemmFormOf(op);
-      if (form && libraryRuns(form->abType, form->cType) &&
-          form->batch > 0 && form->m > 0 && form->n > 0 && form->k > 0)
-      {
-        linalg::FillOp zeroFill =
-            mlir::kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get());
-        products.push_back(
-            {op, *form, zeroFill, narrowingOf(op, *form, zeroFill)});
-      }
+      if (!form || !libraryRuns(form->abType, form->cType) ||
+          form->batch == 0 || form->m == 0 || form->n == 0 || form->k == 0)
+        return;
+      linalg::FillOp zeroFill =
+          mlir::kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get());
+      products.push_back(
+          {op, *form, zeroFill, narrowingOf(op, *form, zeroFill)});
     });
     if (products.empty())
       return;

@@ -24,6 +24,13 @@ bool parseCount(const std::string &text, unsigned long &out) {
   return true;
 }
 
+/// Whether `text` can name a --mesh axis in --shard-input: it starts with
+/// a letter or '_' (a dimension is all digits).
+bool isAxisName(const std::string &text) {
+  return !text.empty() &&
+         (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_');
+}
+
 /// Parses NAME_OR_INDEX=DIM[:AXIS] (the name may itself contain '=': the
 /// last '=' ends it), or the deprecated NAME_OR_INDEX:DIM[:AXIS] (the name
 /// may contain ':': the last all-digit field is the dimension, and a field
@@ -46,17 +53,13 @@ bool parseShard(const std::string &text, ShardSpec &shard,
     if (colon != std::string::npos) {
       shard.axis = dimensionText.substr(colon + 1);
       dimensionText = dimensionText.substr(0, colon);
-      if (shard.axis.empty() ||
-          !(std::isalpha(static_cast<unsigned char>(shard.axis[0])) ||
-            shard.axis[0] == '_'))
+      if (!isAxisName(shard.axis))
         return fail();
     }
   } else {
     std::string rest = text;
     size_t colon = rest.rfind(':');
-    if (colon != std::string::npos && colon + 1 < rest.size() &&
-        (std::isalpha(static_cast<unsigned char>(rest[colon + 1])) ||
-         rest[colon + 1] == '_')) {
+    if (colon != std::string::npos && isAxisName(rest.substr(colon + 1))) {
       shard.axis = rest.substr(colon + 1);
       rest = rest.substr(0, colon);
       colon = rest.rfind(':');
