@@ -6,7 +6,8 @@
 //  2. Ops are visited in order. An op with no varied operand is skipped:
 //     kiln regions are isolated from above, so nothing inside it can depend
 //     on a seed either. An op with a varied operand must have an entry in
-//     the rules table, else differentiation stops with an error at the op.
+//     the rules table (the VJP rules in reverse mode, the JVP rules in
+//     forward mode), else differentiation stops with an error at the op.
 //  3. A differentiable op marks its float results. Ops that carry no
 //     gradient by rule (comparisons) mark nothing; integer and i1 results
 //     are never marked.
@@ -23,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Differentiator.h"
+#include "Tangents.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -61,10 +63,11 @@ LogicalResult Activity::propagateOp(Operation *op) {
   if (llvm::none_of(op->getOperands(),
                     [&](Value operand) { return isVaried(operand); }))
     return success();
-  const VjpRule *rule = lookupVjpRule(op);
-  if (!rule)
-    return op->emitOpError()
-           << "cannot be differentiated: there is no VJP rule for it";
+  std::optional<bool> differentiable = hasDerivative(op);
+  if (!differentiable)
+    return op->emitOpError() << "cannot be differentiated: there is no "
+                             << (mode == Mode::Reverse ? "VJP" : "JVP")
+                             << " rule for it";
 
   // 4./5. Control flow.
   if (auto cond = dyn_cast<CondOp>(op))
@@ -75,10 +78,21 @@ LogicalResult Activity::propagateOp(Operation *op) {
     return propagateWhile(whileOp);
 
   // 3. Everything else.
-  if (rule->differentiable)
+  if (*differentiable)
     for (Value result : op->getResults())
       mark(result);
   return success();
+}
+
+std::optional<bool> Activity::hasDerivative(Operation *op) const {
+  if (mode == Mode::Reverse) {
+    if (const VjpRule *rule = lookupVjpRule(op))
+      return rule->differentiable;
+    return std::nullopt;
+  }
+  if (const JvpRule *rule = lookupJvpRule(op))
+    return rule->differentiable;
+  return std::nullopt;
 }
 
 LogicalResult Activity::propagateCond(CondOp op) {

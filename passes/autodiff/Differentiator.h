@@ -24,6 +24,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 namespace mlir {
 namespace kiln {
 namespace autodiff {
@@ -60,12 +62,23 @@ Value buildSplat(OpBuilder &builder, Location loc, Type type, double value);
 /// held fixed, index arithmetic, masks).
 class Activity {
 public:
+  /// Which rules table says whether an op has a derivative: the VJP rules
+  /// (reverse mode, buildGradient) or the JVP rules (forward mode,
+  /// buildJvp).
+  enum class Mode { Reverse, Forward };
+
+  explicit Activity(Mode mode = Mode::Reverse) : mode(mode) {}
+
   /// Marks `seeds` varied and propagates forward through `block`, including
   /// the regions of its control-flow ops. Fails, with a diagnostic at the
-  /// op, if an op on a varied path has no VJP rule.
+  /// op, if an op on a varied path has no rule in the mode's table.
   LogicalResult propagate(Block &block, ArrayRef<Value> seeds);
 
   bool isVaried(Value value) const { return varied.contains(value); }
+
+  /// Marks `value` if its type is differentiable; returns whether that
+  /// added a mark.
+  bool mark(Value value);
 
   /// Moves the marks of `from`'s results to the first results of `to`, for
   /// a control-flow op that a rule rebuilt with extra results.
@@ -83,10 +96,11 @@ private:
   /// the marks of the carried arguments stop changing.
   LogicalResult propagateLoopBody(Block &body, unsigned firstCarried);
 
-  /// Marks `value` if its type is differentiable; returns whether that
-  /// added a mark.
-  bool mark(Value value);
+  /// Whether the mode's table knows `op` (null when it does not) and gives
+  /// it a derivative.
+  std::optional<bool> hasDerivative(Operation *op) const;
 
+  Mode mode;
   llvm::DenseSet<Value> varied;
 };
 

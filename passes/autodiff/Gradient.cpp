@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Derivation.h"
 #include "Differentiator.h"
 
 #include "kiln/Passes/Autodiff.h"
@@ -39,9 +40,6 @@
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::autodiff;
-
-/// The argument and result attribute that names a value in a signature.
-static constexpr llvm::StringLiteral kNameAttr = "kiln.name";
 
 namespace {
 enum class Mode { Gradient, ValueAndGradient };
@@ -58,52 +56,12 @@ static DictionaryAttr cotangentAttrs(MLIRContext *context,
   return DictionaryAttr::get(context, {named});
 }
 
-/// Step 1.
+/// Step 1, the part particular to reverse mode.
 static LogicalResult checkRequest(func::FuncOp f, ArrayRef<unsigned> wrt,
                                   StringRef name, Mode mode,
                                   SmallVectorImpl<unsigned> &arguments) {
-  if (f.isExternal())
-    return f.emitError() << "cannot differentiate @" << f.getName()
-                         << ": it has no body";
-  if (!f.getBody().hasOneBlock())
-    return f.emitError() << "cannot differentiate @" << f.getName()
-                         << ": its body has more than one block";
-  Operation *symbolTable = SymbolTable::getNearestSymbolTable(f);
-  if (!symbolTable)
-    return f.emitError() << "cannot differentiate @" << f.getName()
-                         << ": it is not in a module";
-  if (SymbolTable::lookupSymbolIn(symbolTable, name))
-    return f.emitError() << "cannot derive @" << name << " from @"
-                         << f.getName() << ": the name is taken";
-
-  unsigned numArgs = f.getNumArguments();
-  if (wrt.empty()) {
-    for (unsigned i = 0; i < numArgs; ++i)
-      if (isDifferentiableType(f.getArgumentTypes()[i]))
-        arguments.push_back(i);
-    if (arguments.empty())
-      return f.emitError() << "cannot differentiate @" << f.getName()
-                           << ": it has no float argument";
-  } else {
-    llvm::SmallSet<unsigned, 8> seen;
-    for (unsigned index : wrt) {
-      if (index >= numArgs)
-        return f.emitError() << "cannot differentiate @" << f.getName()
-                             << " with respect to argument #" << index
-                             << ": it has " << numArgs << " arguments";
-      if (!seen.insert(index).second)
-        return f.emitError() << "argument #" << index
-                             << " is listed twice in wrt";
-      Type type = f.getArgumentTypes()[index];
-      if (!isDifferentiableType(type))
-        return f.emitError()
-               << "cannot differentiate @" << f.getName()
-               << " with respect to argument #" << index << " of type "
-               << type << ": only float tensors have gradients";
-      arguments.push_back(index);
-    }
-  }
-
+  if (failed(checkDerivationRequest(f, wrt, name, arguments)))
+    return failure();
   if (mode == Mode::ValueAndGradient) {
     TypeRange results = f.getResultTypes();
     auto type = results.size() == 1
@@ -116,48 +74,6 @@ static LogicalResult checkRequest(func::FuncOp f, ArrayRef<unsigned> wrt,
                 "gradient form for other signatures";
   }
   return success();
-}
-
-/// The most nested calls inlineCalls follows; deeper nesting is taken for
-/// recursion.
-static constexpr unsigned kMaxInlinedDepth = 16;
-
-/// Replaces every func.call in `g` (in its regions too) of a function with
-/// a body by a copy of that body, until none is left, so that the VJP rules
-/// see the callees' ops: the gradient through a call is the gradient
-/// through its body, as in JAX, which traces through calls. Calls of
-/// declarations stay (the activity analysis rejects one that a gradient
-/// must pass). Calls still left after kMaxInlinedDepth rounds (recursion)
-/// are an error at the call.
-static LogicalResult inlineCalls(func::FuncOp g) {
-  SymbolTable symbols(SymbolTable::getNearestSymbolTable(g));
-  for (unsigned round = 0;; ++round) {
-    SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
-    g.walk([&](func::CallOp call) {
-      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-      if (callee && !callee.isExternal() && callee.getBody().hasOneBlock())
-        calls.push_back({call, callee});
-    });
-    if (calls.empty())
-      return success();
-    if (round == kMaxInlinedDepth)
-      return calls.front().first.emitOpError()
-             << "cannot be differentiated: calls nest more than "
-             << kMaxInlinedDepth << " deep (recursion?)";
-    for (auto [call, callee] : calls) {
-      Block &body = callee.getBody().front();
-      IRMapping map;
-      map.map(body.getArguments(), call.getOperands());
-      OpBuilder builder(call);
-      for (Operation &op : body.without_terminator())
-        builder.clone(op, map);
-      for (auto [result, value] :
-           llvm::zip_equal(call.getResults(),
-                           body.getTerminator()->getOperands()))
-        result.replaceAllUsesWith(map.lookupOrDefault(value));
-      call.erase();
-    }
-  }
 }
 
 static FailureOr<func::FuncOp> derive(func::FuncOp f, ArrayRef<unsigned> wrt,
@@ -175,15 +91,14 @@ static FailureOr<func::FuncOp> derive(func::FuncOp f, ArrayRef<unsigned> wrt,
 
   // 2. Clone.
   MLIRContext *context = f.getContext();
-  auto g = cast<func::FuncOp>(f->clone());
-  g.setName(name);
-  SymbolTable(SymbolTable::getNearestSymbolTable(f)).insert(g, ++f->getIterator());
+  FailureOr<func::FuncOp> clone = cloneForDerivation(f, name);
+  if (failed(clone))
+    return failure();
+  func::FuncOp g = *clone;
   auto fail = [&]() -> FailureOr<func::FuncOp> {
     g.erase();
     return failure();
   };
-  if (failed(inlineCalls(g)))
-    return fail();
   Block &body = g.getBody().front();
   splitLoopsForCheckpointing(body, checkpointEvery);
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
@@ -200,7 +115,7 @@ static FailureOr<func::FuncOp> derive(func::FuncOp f, ArrayRef<unsigned> wrt,
         continue;
       unsigned index = g.getNumArguments();
       g.insertArgument(index, type,
-                       cotangentAttrs(context, f.getResultAttrDict(i)), loc);
+                       derivedNameAttrs(context, f.getResultAttrDict(i), "d_"), loc);
       seeds[i] = g.getArgument(index);
     }
   } else {
@@ -234,7 +149,7 @@ static FailureOr<func::FuncOp> derive(func::FuncOp f, ArrayRef<unsigned> wrt,
   returnOp.erase();
   for (auto [position, index] : llvm::enumerate(arguments))
     g.insertResult(numResults + position, g.getArgument(index).getType(),
-                   cotangentAttrs(context, f.getArgAttrDict(index)));
+                   derivedNameAttrs(context, f.getArgAttrDict(index), "d_"));
   return g;
 }
 

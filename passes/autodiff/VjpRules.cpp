@@ -47,6 +47,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Differentiator.h"
+#include "RuleBuilder.h"
 #include "Rules.h"
 
 #include "kiln/Passes/Autodiff.h"
@@ -58,78 +59,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::autodiff;
 
-namespace {
-
-/// Shorthands for the kiln ops the rules are written in, all at the
-/// forward op's location.
-class RuleBuilder {
-public:
-  explicit RuleBuilder(VjpContext &context)
-      : b(context.getBuilder()), loc(context.getLoc()) {}
-
-  Value add(Value x, Value y) { return b.create<AddOp>(loc, x, y); }
-  Value sub(Value x, Value y) { return b.create<SubOp>(loc, x, y); }
-  Value mul(Value x, Value y) { return b.create<MulOp>(loc, x, y); }
-  Value div(Value x, Value y) { return b.create<DivOp>(loc, x, y); }
-  Value neg(Value x) { return b.create<NegOp>(loc, x); }
-  Value cmp(CompareDirection direction, Value x, Value y) {
-    return b.create<CompareOp>(loc, direction, x, y);
-  }
-  Value select(Value pred, Value x, Value y) {
-    return b.create<SelectOp>(loc, pred, x, y);
-  }
-  Value cast(Type type, Value x) { return b.create<CastOp>(loc, type, x); }
-  Value reshape(Type type, Value x) {
-    return x.getType() == type ? x : b.create<ReshapeOp>(loc, type, x);
-  }
-  Value broadcast(Type type, Value x, ArrayRef<int64_t> dims) {
-    return b.create<BroadcastInDimOp>(loc, type, x, dims);
-  }
-  Value reduceSum(Value x, ArrayRef<int64_t> dims) {
-    return dims.empty() ? x : b.create<ReduceSumOp>(loc, x, dims);
-  }
-  Value transpose(Value x, ArrayRef<int64_t> permutation) {
-    return b.create<TransposeOp>(loc, x, permutation);
-  }
-  Value slice(Value x, ArrayRef<int64_t> start, ArrayRef<int64_t> limit,
-              ArrayRef<int64_t> stride) {
-    return b.create<SliceOp>(loc, x, start, limit, stride);
-  }
-  Value concat(ValueRange inputs, int64_t dim) {
-    return inputs.size() == 1 ? inputs.front()
-                              : b.create<ConcatOp>(loc, inputs, dim);
-  }
-  Value matmul(Value x, Value y) { return b.create<MatmulOp>(loc, x, y); }
-  Value reverse(Value x, ArrayRef<int64_t> dims) {
-    return dims.empty() ? x : b.create<ReverseOp>(loc, x, dims);
-  }
-  Value conv(Value input, Value weight, ArrayRef<int64_t> strides,
-             ArrayRef<int64_t> low, ArrayRef<int64_t> high,
-             ArrayRef<int64_t> lhsDilation, ArrayRef<int64_t> rhsDilation,
-             int64_t groups) {
-    return b.create<ConvOp>(loc, input, weight, strides, low, high,
-                            lhsDilation, rhsDilation, groups);
-  }
-
-  Value zeros(Type type) { return buildZeros(b, loc, type); }
-  /// A splat of `value` with the type of `like`.
-  Value splatLike(Value like, double value) {
-    return buildSplat(b, loc, like.getType(), value);
-  }
-
-  OpBuilder &b;
-  Location loc;
-};
-
-RankedTensorType tensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-RankedTensorType withShape(RankedTensorType type, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, type.getElementType());
-}
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Elementwise binary ops
@@ -572,24 +501,6 @@ static LogicalResult vjpConcat(ConcatOp op, VjpContext &context) {
 // Reductions, contractions, gathers, dynamic slices
 //===----------------------------------------------------------------------===//
 
-/// The dimensions a reduction over `dims` keeps, in order: the broadcast
-/// that undoes the reduction maps result dimension i to kept[i].
-static SmallVector<int64_t> keptDims(int64_t rank, ArrayRef<int64_t> dims) {
-  SmallVector<int64_t> kept;
-  for (int64_t d = 0; d < rank; ++d)
-    if (!llvm::is_contained(dims, d))
-      kept.push_back(d);
-  return kept;
-}
-
-/// Broadcasts a reduction's result-shaped `value` back to the operand type.
-static Value unreduce(RuleBuilder &r, Value value, RankedTensorType operandType,
-                      ArrayRef<int64_t> dims) {
-  if (dims.empty())
-    return value;
-  return r.broadcast(operandType, value, keptDims(operandType.getRank(), dims));
-}
-
 static LogicalResult vjpReduceSum(ReduceSumOp op, VjpContext &context) {
   RuleBuilder r(context);
   auto operandType = cast<RankedTensorType>(op.getOperand().getType());
@@ -877,16 +788,9 @@ static LogicalResult vjpSort(SortOp op, VjpContext &context) {
     return success();
   RuleBuilder r(context);
   RankedTensorType type = op.getOperand().getType();
-  int64_t dim = static_cast<int64_t>(op.getDim());
-  int64_t count = type.getNumElements(), stride = 1;
-  for (int64_t d = type.getRank() - 1; d > dim; --d)
-    stride *= type.getDimSize(d);
-  auto indexType = RankedTensorType::get(type.getShape(), r.b.getI64Type());
+  int64_t count = type.getNumElements();
   auto flatIndexType = RankedTensorType::get({count}, r.b.getI64Type());
-  Value flat = r.reshape(indexType, r.b.create<IotaOp>(r.loc, flatIndexType, 0));
-  Value along = r.b.create<IotaOp>(r.loc, indexType, dim);
-  Value source = r.add(
-      flat, r.mul(r.sub(op.getIndices(), along), r.splatLike(flat, stride)));
+  Value source = sortedSourcePositions(r, op);
   auto flatType = RankedTensorType::get({count}, type.getElementType());
   Value scattered = r.b.create<ScatterAddOp>(
       r.loc, r.zeros(flatType), r.reshape(flatIndexType, source),

@@ -6,7 +6,10 @@
 // additive mask broadcast over the leading dims with -inf entries, used
 // together with causal. Each derived gradient runs in the reference
 // evaluator and as native code (kiln-decompose-attention's composition)
-// and is compared with central finite differences of the forward.
+// and is compared with central finite differences of the forward. The JVP
+// rule (which forms the scores) is checked on the same cases, and, since
+// forward mode can differentiate through the mask, on a mask that is an
+// argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +80,10 @@ TEST_P(AttentionGradient, MatchesFiniteDifferences) {
   checkCase(attentionSuite(), GetParam());
 }
 
+TEST_P(AttentionGradient, JvpMatchesFiniteDifferencesAndVjp) {
+  checkJvpCase(attentionSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Attention, AttentionGradient, ::testing::ValuesIn(attentionCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {
@@ -97,6 +104,25 @@ TEST(AttentionGradientStructure, BackwardIsOneAttentionGrad) {
   });
   EXPECT_EQ(grads, 1u);
   EXPECT_EQ(exps, 0u);
+}
+
+/// The JVP with respect to the mask too (the VJP refuses the mask), and
+/// through the lse result, against finite differences.
+TEST(AttentionJvp, ThroughTheMaskAndLse) {
+  GradientSuite suite(R"(
+func.func @mask_argument(%q: tensor<2x3x4xf64>, %k: tensor<2x5x4xf64>, %v: tensor<2x5x2xf64>, %mask: tensor<2x1x5xf64>) -> (tensor<2x3x2xf64>, tensor<2x3xf64>) {
+  %o, %lse = kiln.attention %q, %k, %v mask %mask {causal, scale = 0.6 : f64} : tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x2xf64>, tensor<2x1x5xf64>
+  return %o, %lse : tensor<2x3x2xf64>, tensor<2x3xf64>
+}
+)",
+                      {{"mask_argument", "mask_argument_jvp", {}, false, 0,
+                        /*forward=*/true}});
+  ASSERT_EQ(suite.error(), "");
+  JvpCheck check;
+  check.function = "mask_argument";
+  check.jvp = "mask_argument_jvp";
+  check.wrt = {0, 1, 2, 3};
+  reportErrors("mask_argument", checkJvp(suite, check));
 }
 
 } // namespace

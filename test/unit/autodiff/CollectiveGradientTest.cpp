@@ -5,7 +5,10 @@
 // rank the gradient of F = sum over ranks r of <w_r, f(x_r)> with respect to
 // its own x_r. The test compares it with central finite differences of F,
 // perturbing one element of one rank's input at a time and running all
-// ranks again. Everything is f64, so the differences are accurate to ~1e-9.
+// ranks again. Its derived JVP, with a random tangent per rank, is compared
+// with central differences along the tangents and with the VJP
+// (sum over ranks of <J t, w> = <t, J^T w>). Everything is f64, so the
+// differences are accurate to ~1e-9.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,6 +108,55 @@ protected:
             << "rank " << r << ", element " << n;
       }
     }
+    checkJvp(f, x, w, *derived);
+  }
+
+  /// The JVP of @f with a random tangent t_r per rank: each rank's J t
+  /// against the central difference of f along t (every rank's input
+  /// moved at once), and sum over ranks of <J t, w> against
+  /// sum of <t, J^T w> with the VJP's results `derived`.
+  void checkJvp(func::FuncOp f, const std::vector<std::vector<HostTensor>> &x,
+                const std::vector<std::vector<HostTensor>> &w,
+                const std::vector<std::vector<HostTensor>> &derived) {
+    FailureOr<func::FuncOp> jvp = mlir::kiln::buildJvp(f);
+    ASSERT_TRUE(succeeded(jvp));
+    auto argType = cast<RankedTensorType>(f.getArgumentTypes()[0]);
+    size_t ranks = x.size();
+    std::vector<std::vector<HostTensor>> jvpInputs, plus = x, minus = x;
+    std::vector<HostTensor> t;
+    const double step = 1e-6;
+    for (size_t r = 0; r < ranks; ++r) {
+      t.push_back(random(argType, -1, 1));
+      jvpInputs.push_back({x[r][0], t[r]});
+      for (size_t n = 0; n < t[r].f.size(); ++n) {
+        plus[r][0].f[n] += step * t[r].f[n];
+        minus[r][0].f[n] -= step * t[r].f[n];
+      }
+    }
+    auto tangents = ::kiln::evaluateSpmd(*jvp, jvpInputs);
+    ASSERT_TRUE(bool(tangents)) << llvm::toString(tangents.takeError());
+    auto up = ::kiln::evaluateSpmd(f, plus);
+    auto down = ::kiln::evaluateSpmd(f, minus);
+    ASSERT_TRUE(up && down);
+    unsigned numResults = f.getNumResults();
+    double forwardSide = 0, reverseSide = 0;
+    for (size_t r = 0; r < ranks; ++r) {
+      for (unsigned k = 0; k < numResults; ++k) {
+        const HostTensor &ty = (*tangents)[r][numResults + k];
+        for (size_t n = 0; n < ty.f.size(); ++n) {
+          double expected =
+              ((*up)[r][k].f[n] - (*down)[r][k].f[n]) / (2 * step);
+          EXPECT_NEAR(ty.f[n], expected, 1e-6 * (1 + std::abs(expected)))
+              << "tangent of result " << k << ", rank " << r << ", element "
+              << n;
+          forwardSide += ty.f[n] * w[r][k].f[n];
+        }
+      }
+      const HostTensor &dx = derived[r].back();
+      for (size_t n = 0; n < dx.f.size(); ++n)
+        reverseSide += t[r].f[n] * dx.f[n];
+    }
+    EXPECT_NEAR(forwardSide, reverseSide, 1e-9 * (1 + std::abs(reverseSide)));
   }
 
   MLIRContext context;

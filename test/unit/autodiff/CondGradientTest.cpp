@@ -165,6 +165,10 @@ TEST_P(CondGradient, MatchesFiniteDifferences) {
   checkCase(condSuite(), GetParam());
 }
 
+TEST_P(CondGradient, JvpMatchesFiniteDifferencesAndVjp) {
+  checkJvpCase(condSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cond, CondGradient, ::testing::ValuesIn(condCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

@@ -112,6 +112,10 @@ TEST_P(ConvGradient, MatchesFiniteDifferences) {
   checkCase(convSuite(), GetParam());
 }
 
+TEST_P(ConvGradient, JvpMatchesFiniteDifferencesAndVjp) {
+  checkJvpCase(convSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Conv, ConvGradient, ::testing::ValuesIn(convCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

@@ -281,4 +281,55 @@ TEST_F(GradientApi, EveryKilnOpHasARule) {
                                    "kiln.yield"}));
 }
 
+/// Forward mode covers what reverse mode covers: an op with an entry in
+/// the VJP table (a derivative or an explicit "none") has one in the JVP
+/// table. Max pooling's gradient has a JVP rule although it has no VJP
+/// rule, for Hessian-vector products of CNNs (forward over reverse).
+TEST_F(GradientApi, EveryOpWithAVjpRuleHasAJvpRule) {
+  std::set<std::string> missing, extra;
+  for (mlir::RegisteredOperationName name :
+       context->getRegisteredOperations()) {
+    if (name.getDialectNamespace() != "kiln")
+      continue;
+    bool vjp = mlir::kiln::hasVjpRule(name);
+    bool jvp = mlir::kiln::hasJvpRule(name);
+    if (vjp && !jvp)
+      missing.insert(name.getStringRef().str());
+    if (jvp && !vjp)
+      extra.insert(name.getStringRef().str());
+  }
+  EXPECT_EQ(missing, std::set<std::string>{});
+  EXPECT_EQ(extra, std::set<std::string>{"kiln.reduce_window_max_grad"});
+}
+
+/// buildJvp's signature: one tangent per wrt argument after the
+/// arguments, one per float result after the results, named after them.
+TEST_F(GradientApi, SignatureOfTheJvpFunction) {
+  auto module = parse(R"(
+func.func @f(%x: tensor<4xf32> {kiln.name = "x"}, %n: tensor<4xi32>,
+             %w: tensor<2xf64>) -> (tensor<4xf32> {kiln.name = "y"}, tensor<4xi32>) {
+  %0 = kiln.cast %n : tensor<4xi32> to tensor<4xf32>
+  %1 = kiln.mul %x, %0 : tensor<4xf32>
+  return %1, %n : tensor<4xf32>, tensor<4xi32>
+}
+)");
+  ASSERT_TRUE(module);
+  auto f = module->lookupSymbol<mlir::func::FuncOp>("f");
+  mlir::FailureOr<mlir::func::FuncOp> jvp = mlir::kiln::buildJvp(f);
+  ASSERT_TRUE(mlir::succeeded(jvp));
+  EXPECT_EQ(jvp->getName(), "f_jvp");
+  std::string type;
+  llvm::raw_string_ostream os(type);
+  os << jvp->getFunctionType();
+  EXPECT_EQ(type,
+            "(tensor<4xf32>, tensor<4xi32>, tensor<2xf64>, tensor<4xf32>, "
+            "tensor<2xf64>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4xf32>)");
+  EXPECT_EQ(nameOf(jvp->getArgAttrDict(3)), "t_x");
+  EXPECT_EQ(nameOf(jvp->getResultAttrDict(2)), "t_y");
+  mlir::FailureOr<mlir::func::FuncOp> named =
+      mlir::kiln::buildJvp(f, {2}, "f_dw");
+  ASSERT_TRUE(mlir::succeeded(named));
+  EXPECT_EQ(named->getNumArguments(), 4u);
+}
+
 } // namespace

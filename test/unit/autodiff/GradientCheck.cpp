@@ -62,7 +62,9 @@ GradientSuite::GradientSuite(const std::string &source,
       return;
     }
     mlir::FailureOr<mlir::func::FuncOp> derived =
-        derivation.valueAndGrad
+        derivation.forward
+            ? mlir::kiln::buildJvp(f, derivation.wrt, derivation.derived)
+        : derivation.valueAndGrad
             ? mlir::kiln::buildValueAndGradient(f, derivation.wrt,
                                                 derivation.derived,
                                                 derivation.checkpointEvery)
@@ -150,6 +152,20 @@ HostTensor kiln::autodiff_test::randomTensor(mlir::RankedTensorType type,
   return tensor;
 }
 
+/// The random inputs of seed `seed` for `f`'s arguments.
+static std::vector<HostTensor>
+randomInputs(mlir::func::FuncOp f, const std::map<unsigned, Domain> &domains,
+             unsigned seed) {
+  std::vector<HostTensor> inputs;
+  for (auto [index, type] : llvm::enumerate(f.getArgumentTypes())) {
+    auto domain = domains.find(index);
+    inputs.push_back(randomTensor(
+        mlir::cast<mlir::RankedTensorType>(type),
+        domain == domains.end() ? Domain() : domain->second, seed, index));
+  }
+  return inputs;
+}
+
 /// <f(x), dy> over the float results, accumulated in double.
 static double pairing(const std::vector<HostTensor> &results,
                       const std::vector<HostTensor> &cotangents) {
@@ -177,14 +193,7 @@ GradientErrors kiln::autodiff_test::checkGradient(GradientSuite &suite,
   unsigned numResults = f.getNumResults();
   for (unsigned seed = 0; seed < check.seeds; ++seed) {
     SCOPED_TRACE("@" + check.gradient + ", seed " + std::to_string(seed));
-    std::vector<HostTensor> inputs;
-    for (auto [index, type] : llvm::enumerate(f.getArgumentTypes())) {
-      auto domain = check.domains.find(index);
-      inputs.push_back(randomTensor(
-          mlir::cast<mlir::RankedTensorType>(type),
-          domain == check.domains.end() ? Domain() : domain->second, seed,
-          index));
-    }
+    std::vector<HostTensor> inputs = randomInputs(f, check.domains, seed);
     std::vector<HostTensor> cotangents;
     for (auto [index, type] : llvm::enumerate(f.getResultTypes())) {
       auto tensorType = mlir::cast<mlir::RankedTensorType>(type);
@@ -256,6 +265,138 @@ GradientErrors kiln::autodiff_test::checkGradient(GradientSuite &suite,
   return errors;
 }
 
+JvpErrors kiln::autodiff_test::checkJvp(GradientSuite &suite,
+                                        const JvpCheck &check) {
+  JvpErrors errors;
+  mlir::func::FuncOp f = suite.lookup(check.function);
+  mlir::func::FuncOp jvp = suite.lookup(check.jvp);
+  if (!f || !jvp) {
+    ADD_FAILURE() << "missing @" << check.function << " or @" << check.jvp;
+    return errors;
+  }
+  unsigned numResults = f.getNumResults();
+  std::vector<unsigned> floatResults;
+  for (auto [index, type] : llvm::enumerate(f.getResultTypes()))
+    if (mlir::isa<mlir::FloatType>(
+            mlir::cast<mlir::RankedTensorType>(type).getElementType()))
+      floatResults.push_back(index);
+  for (unsigned seed = 0; seed < check.seeds; ++seed) {
+    SCOPED_TRACE("@" + check.jvp + ", seed " + std::to_string(seed));
+    std::vector<HostTensor> inputs = randomInputs(f, check.domains, seed);
+    std::vector<HostTensor> tangents;
+    for (unsigned argument : check.wrt)
+      tangents.push_back(randomTensor(
+          mlir::cast<mlir::RankedTensorType>(f.getArgumentTypes()[argument]),
+          Domain{-1.0, 1.0}, seed, 2000 + argument));
+    // The points of the central difference along t. Rounded to the
+    // arguments' precision they are not exactly x +- h t: the tangent is
+    // taken as the step actually made, (x+ - x-) / 2h, so that the
+    // difference measures J at the tangent handed to the JVP.
+    std::vector<HostTensor> plus = inputs, minus = inputs;
+    for (auto [position, argument] : llvm::enumerate(check.wrt))
+      for (int64_t k = 0; k < inputs[argument].numElements(); ++k) {
+        double x = inputs[argument].f[k], t = tangents[position].f[k];
+        kiln::ElementKind kind = inputs[argument].kind();
+        plus[argument].f[k] = kiln::roundToFloat(kind, x + check.step * t);
+        minus[argument].f[k] = kiln::roundToFloat(kind, x - check.step * t);
+        tangents[position].f[k] = kiln::roundToFloat(
+            kind, (plus[argument].f[k] - minus[argument].f[k]) /
+                      (2 * check.step));
+      }
+    std::vector<HostTensor> jvpInputs = inputs;
+    jvpInputs.insert(jvpInputs.end(), tangents.begin(), tangents.end());
+
+    std::vector<HostTensor> reference = suite.evaluate(check.jvp, jvpInputs);
+    std::vector<HostTensor> native = suite.runNative(check.jvp, jvpInputs);
+    if (reference.size() != numResults + floatResults.size() ||
+        native.size() != reference.size()) {
+      ADD_FAILURE() << "@" << check.jvp << " returned " << reference.size()
+                    << " (reference) and " << native.size()
+                    << " (native) values";
+      return errors;
+    }
+    for (size_t r = 0; r < reference.size(); ++r) {
+      if (!reference[r].isFloat())
+        continue;
+      bool isF32 = reference[r].kind() == kiln::ElementKind::F32;
+      double limit = isF32 ? 1e-4 : 1e-9;
+      for (int64_t k = 0; k < reference[r].numElements(); ++k) {
+        double error = mixedError(native[r].f[k], reference[r].f[k]);
+        errors.nativeVsReference = std::max(errors.nativeVsReference, error);
+        EXPECT_LE(error, limit)
+            << "result #" << r << " element " << k << ": native "
+            << native[r].f[k] << ", reference " << reference[r].f[k];
+      }
+    }
+    // The primal results are f's.
+    std::vector<HostTensor> forward = suite.evaluate(check.function, inputs);
+    for (unsigned r = 0; r < numResults && r < forward.size(); ++r)
+      for (int64_t k = 0; k < forward[r].numElements(); ++k)
+        EXPECT_EQ(forward[r].getAsDouble(k), reference[r].getAsDouble(k))
+            << "primal result #" << r << " element " << k;
+
+    // J t against the central difference along t.
+    std::vector<HostTensor> up = suite.evaluate(check.function, plus);
+    std::vector<HostTensor> down = suite.evaluate(check.function, minus);
+    if (up.size() != numResults || down.size() != numResults)
+      return errors;
+    for (auto [position, r] : llvm::enumerate(floatResults)) {
+      const HostTensor &ty = reference[numResults + position];
+      for (int64_t k = 0; k < ty.numElements(); ++k) {
+        double fd = (up[r].f[k] - down[r].f[k]) / (2 * check.step);
+        double error = mixedError(ty.f[k], fd);
+        errors.finiteDifference = std::max(errors.finiteDifference, error);
+        EXPECT_LE(error, check.tolerance)
+            << "tangent of result #" << r << "[" << k << "]: derived "
+            << ty.f[k] << ", finite difference " << fd;
+      }
+    }
+
+    // <J t, w> against <t, J^T w>.
+    if (check.gradient.empty())
+      continue;
+    std::vector<HostTensor> cotangents;
+    for (unsigned r : floatResults)
+      cotangents.push_back(randomTensor(
+          mlir::cast<mlir::RankedTensorType>(f.getResultTypes()[r]),
+          Domain{-1.0, 1.0}, seed, 1000 + r));
+    std::vector<HostTensor> gradInputs = inputs;
+    gradInputs.insert(gradInputs.end(), cotangents.begin(), cotangents.end());
+    std::vector<HostTensor> gradient =
+        suite.evaluate(check.gradient, gradInputs);
+    if (gradient.size() != numResults + check.wrt.size()) {
+      ADD_FAILURE() << "@" << check.gradient << " returned "
+                    << gradient.size() << " values";
+      return errors;
+    }
+    double forwardSide = 0.0, reverseSide = 0.0;
+    for (auto [position, r] : llvm::enumerate(floatResults)) {
+      const HostTensor &ty = reference[numResults + position];
+      for (int64_t k = 0; k < ty.numElements(); ++k)
+        forwardSide += ty.f[k] * cotangents[position].f[k];
+    }
+    for (size_t position = 0; position < check.wrt.size(); ++position) {
+      const HostTensor &dx = gradient[numResults + position];
+      for (int64_t k = 0; k < dx.numElements(); ++k)
+        reverseSide += tangents[position].f[k] * dx.f[k];
+    }
+    double error = mixedError(forwardSide, reverseSide);
+    errors.adjoint = std::max(errors.adjoint, error);
+    EXPECT_LE(error, check.tolerance)
+        << "<J t, w> = " << forwardSide << " but <t, J^T w> = "
+        << reverseSide;
+  }
+  return errors;
+}
+
+void kiln::autodiff_test::reportErrors(const std::string &what,
+                                       const JvpErrors &errors) {
+  std::printf("[ JVP-ERR  ] %-28s finite-difference %.3e  adjoint %.3e  "
+              "native-vs-reference %.3e\n",
+              what.c_str(), errors.finiteDifference, errors.adjoint,
+              errors.nativeVsReference);
+}
+
 void kiln::autodiff_test::reportErrors(const std::string &what,
                                        const GradientErrors &errors) {
   std::printf("[ FD-ERR   ] %-28s reference %.3e  native %.3e  "
@@ -292,6 +433,9 @@ kiln::autodiff_test::buildCaseSuite(const std::vector<FunctionCase> &cases) {
   for (const FunctionCase &c : cases) {
     source += c.source;
     derivations.push_back({c.name, c.name + "_grad", {}, false});
+    Derivation jvp{c.name, c.name + "_jvp"};
+    jvp.forward = true;
+    derivations.push_back(jvp);
   }
   return std::make_unique<GradientSuite>(source, derivations);
 }
@@ -308,4 +452,19 @@ void kiln::autodiff_test::checkCase(GradientSuite &suite,
   check.tolerance = c.tolerance;
   check.seeds = c.seeds;
   reportErrors(c.name, checkGradient(suite, check));
+}
+
+void kiln::autodiff_test::checkJvpCase(GradientSuite &suite,
+                                       const FunctionCase &c) {
+  ASSERT_EQ(suite.error(), "");
+  JvpCheck check;
+  check.function = c.name;
+  check.jvp = c.name + "_jvp";
+  check.gradient = c.name + "_grad";
+  check.wrt = floatArguments(suite.lookup(c.name));
+  check.domains = c.domains;
+  check.step = c.step;
+  check.tolerance = c.tolerance;
+  check.seeds = c.seeds;
+  reportErrors(c.name, checkJvp(suite, check));
 }

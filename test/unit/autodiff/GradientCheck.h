@@ -39,6 +39,8 @@ struct Derivation {
   bool valueAndGrad = false;
   /// buildGradient's checkpointEvery (0: store every loop iteration).
   unsigned checkpointEvery = 0;
+  /// Forward mode: `derived` is buildJvp's function instead.
+  bool forward = false;
 };
 
 /// The range random values of one argument are drawn from (integers:
@@ -108,6 +110,39 @@ struct GradientErrors {
 /// Runs the check; mismatches are reported as gtest failures.
 GradientErrors checkGradient(GradientSuite &suite, const GradientCheck &check);
 
+/// What checkJvp compares: the JVP function `jvp` of `function` (inputs
+/// (x..., t_wrt...), results (y..., ty...)), evaluated by the reference
+/// evaluator and by native code, against the central difference of
+/// `function` along the tangent, (f(x + h t) - f(x - h t)) / 2h, and, when
+/// `gradient` names the VJP function of `function` with respect to the
+/// same arguments, against reverse mode: <J t, w> = <t, J^T w> for random
+/// cotangents w.
+struct JvpCheck {
+  std::string function;
+  std::string jvp;
+  std::string gradient;
+  std::vector<unsigned> wrt;
+  std::map<unsigned, Domain> domains;
+  double step = 1e-6;
+  /// The largest accepted error of an element of J t against its finite
+  /// difference (as in GradientCheck), and of <J t, w> against
+  /// <t, J^T w>, relative to max(1, |<t, J^T w>|).
+  double tolerance = 1e-6;
+  unsigned seeds = 4;
+};
+
+/// The largest errors seen by one checkJvp call.
+struct JvpErrors {
+  double finiteDifference = 0.0; ///< evaluator-computed J t vs. FD
+  double adjoint = 0.0;          ///< <J t, w> vs. <t, J^T w>
+  double nativeVsReference = 0.0;
+};
+
+JvpErrors checkJvp(GradientSuite &suite, const JvpCheck &check);
+
+/// Prints one line with the errors.
+void reportErrors(const std::string &what, const JvpErrors &errors);
+
 /// Random tensor of `type` with values in `domain`.
 HostTensor randomTensor(mlir::RankedTensorType type, const Domain &domain,
                         unsigned seed, unsigned salt);
@@ -133,13 +168,17 @@ struct FunctionCase {
 /// gtest prints parameters on failure; the name is what identifies a case.
 void PrintTo(const FunctionCase &c, std::ostream *os);
 
-/// A suite of all `cases` in one module, with `<name>_grad` derived for
-/// each.
+/// A suite of all `cases` in one module, with `<name>_grad` and
+/// `<name>_jvp` derived for each.
 std::unique_ptr<GradientSuite>
 buildCaseSuite(const std::vector<FunctionCase> &cases);
 
 /// checkGradient for one case of `suite`, with its errors reported.
 void checkCase(GradientSuite &suite, const FunctionCase &c);
+
+/// checkJvp for one case of `suite` (`<name>_jvp` against finite
+/// differences and against `<name>_grad`), with its errors reported.
+void checkJvpCase(GradientSuite &suite, const FunctionCase &c);
 
 } // namespace autodiff_test
 } // namespace kiln

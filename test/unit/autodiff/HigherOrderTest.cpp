@@ -5,7 +5,9 @@
 // `f_grad_grad` from f_grad with respect to x. The second-order VJP is
 // checked against central finite differences of f_grad (the first
 // derivative), evaluated by the reference evaluator, and in native code;
-// one case is also compared with its closed-form second derivative.
+// one case is also compared with its closed-form second derivative. The
+// forward-over-reverse form, `f_grad_jvp`, is checked against the same
+// differences and against f_grad_grad.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,6 +122,16 @@ func.func @loop(%x: tensor<3xf64>, %w: tensor<3xf64>) -> tensor<3xf64> {
   };
 }
 
+/// The arguments of f (and of f_grad, where they keep their positions)
+/// that the second derivatives are taken with respect to.
+std::vector<unsigned> secondOrderWrt(const SecondOrderCase &c) {
+  if (c.name == "cond_branches")
+    return {1};
+  if (c.name == "two_arguments" || c.name == "loop")
+    return {0, 1};
+  return {0};
+}
+
 GradientSuite &secondOrderSuite() {
   static std::unique_ptr<GradientSuite> suite = [] {
     std::string source;
@@ -131,14 +143,13 @@ GradientSuite &secondOrderSuite() {
     // Second derivatives with respect to f's float arguments, which keep
     // their positions in f_grad.
     for (const SecondOrderCase &c : secondOrderCases()) {
-      bool hasPredicate = c.name == "cond_branches";
-      bool twoArguments = c.name == "two_arguments" || c.name == "loop";
-      std::vector<unsigned> wrt =
-          hasPredicate   ? std::vector<unsigned>{1}
-          : twoArguments ? std::vector<unsigned>{0, 1}
-                         : std::vector<unsigned>{0};
+      std::vector<unsigned> wrt = secondOrderWrt(c);
       derivations.push_back({c.name + "_grad", c.name + "_grad_grad", wrt,
                              false});
+      // Forward over reverse: the JVP of the gradient (Hessian-vector
+      // products).
+      derivations.push_back({c.name + "_grad", c.name + "_grad_jvp", wrt,
+                             false, 0, /*forward=*/true});
     }
     return std::make_unique<GradientSuite>(source, derivations);
   }();
@@ -166,6 +177,23 @@ TEST_P(SecondOrder, MatchesFiniteDifferencesOfFirstDerivative) {
   second.domains = c.domains;
   second.tolerance = 2e-6;
   reportErrors(c.name + " (2nd)", checkGradient(suite, second));
+}
+
+/// The JVP of f_grad (forward over reverse) against central differences of
+/// f_grad along the tangent, and against f_grad_grad (reverse over
+/// reverse): both are the same second derivative.
+TEST_P(SecondOrder, ForwardOverReverseMatchesReverseOverReverse) {
+  const SecondOrderCase &c = GetParam();
+  GradientSuite &suite = secondOrderSuite();
+  ASSERT_EQ(suite.error(), "");
+  JvpCheck check;
+  check.function = c.name + "_grad";
+  check.jvp = c.name + "_grad_jvp";
+  check.gradient = c.name + "_grad_grad";
+  check.domains = c.domains;
+  check.tolerance = 2e-6;
+  check.wrt = secondOrderWrt(c);
+  reportErrors(c.name + " (fwd-over-rev)", checkJvp(suite, check));
 }
 
 INSTANTIATE_TEST_SUITE_P(

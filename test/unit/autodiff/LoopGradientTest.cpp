@@ -174,6 +174,10 @@ TEST_P(LoopGradient, MatchesFiniteDifferences) {
   checkCase(loopSuite(), GetParam());
 }
 
+TEST_P(LoopGradient, JvpMatchesFiniteDifferencesAndVjp) {
+  checkJvpCase(loopSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     For, LoopGradient, ::testing::ValuesIn(loopCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

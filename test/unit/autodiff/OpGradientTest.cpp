@@ -143,6 +143,17 @@ func.func @select_rank0(%p: tensor<i1>, %x: tensor<5xf64>, %y: tensor<5xf64>) ->
 }
 )"});
   // f32 -> f64: the input is f32, so the step is coarse and the check loose.
+  // Sorting moves each value's derivative with it; the indices carry none.
+  // Random values are almost surely distinct.
+  cases.push_back({"sort", R"(
+func.func @sort(%x: tensor<3x4xf64>) -> (tensor<3x4xf64>, tensor<3x4xi64>) {
+  %v, %i = kiln.sort %x, dim = 1 : tensor<3x4xf64>
+  %w, %j = kiln.sort %x, dim = 0 descending : tensor<3x4xf64>
+  %s = kiln.sin %w : tensor<3x4xf64>
+  %m = kiln.mul %v, %s : tensor<3x4xf64>
+  return %m, %i : tensor<3x4xf64>, tensor<3x4xi64>
+}
+)"});
   cases.push_back({"cast_f32_to_f64", R"(
 func.func @cast_f32_to_f64(%x: tensor<6xf32>) -> tensor<6xf64> {
   %w = kiln.cast %x : tensor<6xf32> to tensor<6xf64>
@@ -417,6 +428,10 @@ class OpGradient : public ::testing::TestWithParam<FunctionCase> {};
 
 TEST_P(OpGradient, MatchesFiniteDifferences) {
   checkCase(opSuite(), GetParam());
+}
+
+TEST_P(OpGradient, JvpMatchesFiniteDifferencesAndVjp) {
+  checkJvpCase(opSuite(), GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -245,6 +245,10 @@ TEST_P(WhileGradient, MatchesFiniteDifferences) {
   checkCase(whileSuite(), GetParam());
 }
 
+TEST_P(WhileGradient, JvpMatchesFiniteDifferencesAndVjp) {
+  checkJvpCase(whileSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     While, WhileGradient, ::testing::ValuesIn(whileCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

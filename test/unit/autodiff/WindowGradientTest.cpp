@@ -135,6 +135,10 @@ TEST_P(WindowGradient, MatchesFiniteDifferences) {
   checkCase(windowSuite(), GetParam());
 }
 
+TEST_P(WindowGradient, JvpMatchesFiniteDifferencesAndVjp) {
+  checkJvpCase(windowSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Ops, WindowGradient, ::testing::ValuesIn(windowCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

@@ -1,9 +1,10 @@
-//===- Autodiff.h - Reverse-mode differentiation of kiln IR -----*- C++ -*-===//
+//===- Autodiff.h - Differentiation of kiln IR ------------------*- C++ -*-===//
 //
-// Gradients are derived ahead of time, as new kiln functions placed next to
-// the function they differentiate: there is no tape at run time, and the
-// derived function compiles with the ordinary backend. The kiln-grad pass
-// is a thin wrapper around these entry points.
+// Derivatives are derived ahead of time, as new kiln functions placed next
+// to the function they differentiate: there is no tape at run time, and the
+// derived function compiles with the ordinary backend: reverse mode
+// (buildGradient) and forward mode (buildJvp). The kiln-grad and kiln-jvp
+// passes are thin wrappers around these entry points.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,10 +78,31 @@ FailureOr<SplitVjp> splitVjp(func::FuncOp vjp, unsigned numOutputs,
                              unsigned numCotangents, StringRef forwardName,
                              StringRef backwardName);
 
+/// Derives the Jacobian-vector product (forward mode) of `f(x...) ->
+/// (y...)` and inserts it into f's module right after f:
+///
+///   `name(x..., tx_wrt...) -> (y..., ty...)`
+///
+/// with one tangent `tx` per index in `wrt`, each of the type of its
+/// argument (an empty `wrt` means every float argument), and one tangent
+/// `ty` per float result of `f` (integer and i1 results have none): ty =
+/// J tx. `name` defaults to `<f>_jvp`. The tangents are computed next to
+/// the values they differentiate, so a kiln.while carries its tangents
+/// along and no intermediate value is stored.
+///
+/// Errors are emitted as diagnostics at the function or op at fault (as for
+/// buildGradient, with an op without a JVP rule on a differentiated path),
+/// and the module is then left unchanged.
+FailureOr<func::FuncOp> buildJvp(func::FuncOp f, ArrayRef<unsigned> wrt = {},
+                                 StringRef name = {});
+
 /// Whether ops named `name` have an entry in the VJP rules table, either a
 /// derivative or an explicit statement that they carry no gradient
 /// (constants, iota, comparisons).
 bool hasVjpRule(OperationName name);
+
+/// The same for the JVP rules table (forward mode).
+bool hasJvpRule(OperationName name);
 
 } // namespace kiln
 } // namespace mlir

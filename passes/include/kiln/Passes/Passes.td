@@ -63,6 +63,42 @@ def Grad : Pass<"kiln-grad", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def Jvp : Pass<"kiln-jvp", "mlir::ModuleOp"> {
+  let summary = "Derive the forward-mode derivative (JVP) of a kiln function";
+  let description = [{
+    For `@f(x...) -> (y...)` adds `@f_jvp(x..., tx...) -> (y..., ty...)`
+    next to it: f's computation with the Jacobian-vector product
+    interleaved, as ordinary kiln IR. There is one tangent `tx` argument
+    per argument listed in `wrt` (all float arguments when `wrt` is empty)
+    and one `ty` result per float result of `@f`.
+
+    ```
+    kiln-opt --kiln-jvp="function=f wrt=0" model.mlir
+    ```
+
+    Every op with a VJP rule has a JVP rule (mlir::kiln::hasJvpRule), and
+    so does max pooling's gradient, so the JVP of a derived gradient
+    (forward-over-reverse: Hessian-vector products) is derived too, except
+    through the stack ops of a derived `kiln.while` gradient and the
+    gradient of fused attention. `kiln.cond`, `kiln.for` and `kiln.while`
+    carry their tangents as extra operands and results; nothing is stored.
+    An op without a rule on a differentiated path, a `wrt` argument that is
+    not a float tensor, or an unknown function is an error at that op or
+    function. See passes/autodiff/README.md.
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "Name of the function to differentiate">,
+    ListOption<"wrt", "wrt", "unsigned",
+               "Indices of the arguments the tangents are of (default: every "
+               "float argument)">,
+    Option<"jvpName", "name", "std::string", /*default=*/"\"\"",
+           "Name of the derived function (default: <function>_jvp)">,
+  ];
+  let dependentDialects = ["mlir::kiln::KilnDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def Autocast : Pass<"kiln-autocast", "mlir::ModuleOp"> {
   let summary = "Run matrix products and convolutions in bf16 or f16 with "
                 "f32 accumulation (mixed precision as a policy, like "
