@@ -1,4 +1,4 @@
-//===- GradFunction.cpp - kiln::grad, value_and_grad and vjp --------------===//
+//===- GradFunction.cpp - kiln::grad, value_and_grad, vjp and jvp ---------===//
 //
 // The user-facing transforms. A GradFunction traces the wrapped function on
 // inputs shaped like the ones it is called with (inside the active trace, so
@@ -42,6 +42,9 @@ Tensors GradFunction::operator()(const Tensors &args) const {
   if (gradKind == GradKind::Vjp)
     fail(loc, "a kiln::vjp function is called with two lists, "
               "(primals, cotangents)");
+  if (gradKind == GradKind::Jvp)
+    fail(loc, "a kiln::jvp function is called with two lists, "
+              "(primals, tangents)");
   // Tensors of the enclosing trace that fn uses come back as extra inputs
   // of the primal: passed in, never differentiated.
   Tensors captured;
@@ -53,20 +56,22 @@ Tensors GradFunction::operator()(const Tensors &args) const {
 }
 
 Tensors GradFunction::operator()(const Tensors &primals,
-                                 const Tensors &cotangents) const {
+                                 const Tensors &second) const {
   const char *what = detail::gradKindName(gradKind);
   activeTraceContext(what, loc);
-  if (gradKind != GradKind::Vjp)
+  if (gradKind != GradKind::Vjp && gradKind != GradKind::Jvp)
     fail(loc, std::string(what) +
-                  " takes one list of arguments; only kiln::vjp "
-                  "takes cotangents");
+                  " takes one list of arguments; only kiln::vjp and "
+                  "kiln::jvp take a second one");
   Tensors captured;
   TracedFunction primal = detail::traceCapturing(
       "primal", specsOf(primals, what, loc), fn, loc, captured);
-  specsOf(cotangents, what, loc);
+  specsOf(second, what, loc);
+  // Captured tensors are inputs of the primal after the arguments; the
+  // (co)tangents follow them.
   Tensors args = primals;
   args.insert(args.end(), captured.begin(), captured.end());
-  args.insert(args.end(), cotangents.begin(), cotangents.end());
+  args.insert(args.end(), second.begin(), second.end());
   return detail::applyGradKind(primal, gradKind, wrt, args, loc);
 }
 
@@ -82,6 +87,12 @@ TracedFunction transformTraced(const TracedFunction &f, GradKind kind,
     for (const TensorSpec &out : f.outputSpecs())
       if (isFloat(out.dtype))
         inputs.push_back({out.dtype, out.shape, "d" + out.name});
+  if (kind == GradKind::Jvp)
+    for (int argnum : argnums)
+      if (argnum >= 0 && static_cast<size_t>(argnum) < inputs.size())
+        inputs.push_back({f.inputSpecs()[argnum].dtype,
+                          f.inputSpecs()[argnum].shape,
+                          "t" + f.inputSpecs()[argnum].name});
   const std::vector<TensorSpec> &primalSpecs = f.inputSpecs();
   const std::vector<TensorSpec> &outputSpecs = f.outputSpecs();
   return detail::traceImpl(
@@ -91,9 +102,16 @@ TracedFunction transformTraced(const TracedFunction &f, GradKind kind,
         size_t values = kind == GradKind::Grad           ? 0
                         : kind == GradKind::ValueAndGrad ? 1
                                                          : outputSpecs.size();
+        // jvp's tangents are those of the float outputs, in order.
+        std::vector<std::string> tangentNames;
+        for (const TensorSpec &out : outputSpecs)
+          if (isFloat(out.dtype))
+            tangentNames.push_back("t" + out.name);
         for (size_t i = 0; i < results.size(); ++i) {
           if (i < values)
             results[i] = results[i].named(outputSpecs[i].name);
+          else if (kind == GradKind::Jvp)
+            results[i] = results[i].named(tangentNames[i - values]);
           else
             results[i] = results[i].named(
                 "d" + primalSpecs[argnums[i - values]].name);
@@ -119,6 +137,11 @@ TracedFunction value_and_grad(const TracedFunction &f,
 TracedFunction vjp(const TracedFunction &f, std::vector<int> argnums,
                    SourceLoc loc) {
   return transformTraced(f, GradKind::Vjp, "_vjp", std::move(argnums), loc);
+}
+
+TracedFunction jvp(const TracedFunction &f, std::vector<int> argnums,
+                   SourceLoc loc) {
+  return transformTraced(f, GradKind::Jvp, "_jvp", std::move(argnums), loc);
 }
 
 } // namespace kiln

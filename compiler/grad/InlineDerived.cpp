@@ -12,8 +12,8 @@
 //      context), so this is a plain clone that keeps every op, attribute
 //      and location (the user's source lines) as they are.
 //   3. Derive the gradient function in the copy with
-//      mlir::kiln::buildGradient or buildValueAndGradient, collecting its
-//      diagnostics.
+//      mlir::kiln::buildGradient, buildValueAndGradient or buildJvp,
+//      collecting its diagnostics.
 //   4. Inline the derived function into the block being traced
 //      (kiln::inlineIntoTrace), its arguments bound to the caller's tensors.
 //
@@ -42,6 +42,8 @@ const char *gradKindName(GradKind kind) {
     return "kiln::value_and_grad";
   case GradKind::Vjp:
     return "kiln::vjp";
+  case GradKind::Jvp:
+    return "kiln::jvp";
   }
   return "kiln::grad";
 }
@@ -81,7 +83,9 @@ void checkRequest(const TracedFunction &primal, GradKind kind,
   }
 
   size_t expectedArgs = inputs.size();
-  if (kind == GradKind::Vjp) {
+  if (kind == GradKind::Jvp) {
+    expectedArgs += argnums.size();
+  } else if (kind == GradKind::Vjp) {
     size_t cotangents = 0;
     for (const TensorSpec &out : outputs)
       if (isFloat(out.dtype))
@@ -119,6 +123,17 @@ void checkRequest(const TracedFunction &primal, GradKind kind,
       ++next;
     }
   }
+  if (kind == GradKind::Jvp) {
+    for (auto [position, argnum] : llvm::enumerate(argnums)) {
+      const TensorSpec &in = inputs[argnum];
+      const Tensor &t = args[inputs.size() + position];
+      if (t.dtype() != in.dtype || t.shape() != in.shape)
+        fail(loc, what + ": the tangent of input " + std::to_string(argnum) +
+                      (in.name.empty() ? "" : " ('" + in.name + "')") +
+                      " must be " + specString(in.dtype, in.shape) +
+                      ", got " + specString(t.dtype(), t.shape()));
+    }
+  }
 }
 
 /// Steps 2 and 3: the derived function, in a copy of the primal's module
@@ -147,9 +162,11 @@ mlir::func::FuncOp derive(const TracedFunction &primal, GradKind kind,
   auto function = holder->lookupSymbol<mlir::func::FuncOp>(primal.name());
   llvm::SmallVector<unsigned> wrt(argnums.begin(), argnums.end());
   mlir::FailureOr<mlir::func::FuncOp> derived =
-      kind == GradKind::Vjp
-          ? mlir::kiln::buildGradient(function, wrt, "derived")
-          : mlir::kiln::buildValueAndGradient(function, wrt, "derived");
+      kind == GradKind::Jvp   ? mlir::kiln::buildJvp(function, wrt, "derived")
+      : kind == GradKind::Vjp ? mlir::kiln::buildGradient(function, wrt,
+                                                          "derived")
+                              : mlir::kiln::buildValueAndGradient(
+                                    function, wrt, "derived");
   if (mlir::failed(derived))
     fail(loc, what + " could not differentiate the function: " + messages);
   return *derived;

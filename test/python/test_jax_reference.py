@@ -2,7 +2,9 @@
 functions written once over a numpy-like module (kiln.numpy or jax.numpy),
 with each system's own control flow. JAX cannot reverse-differentiate a
 while_loop; there kiln's reverse mode is checked against JAX's forward mode
-(jax.jacfwd). Skipped where jax is not importable."""
+(jax.jacfwd). Forward mode (kiln.jvp) is checked against jax.jvp on the
+same programs, the while loop included, and Hessian-vector products
+(jvp of grad) against JAX's. Skipped where jax is not importable."""
 
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ class Kiln:
     np = knp
     nn = kiln.nn
     grad, jit = staticmethod(kiln.grad), staticmethod(kiln.jit)
+    jvp = staticmethod(kiln.jvp)
     cond = staticmethod(kiln.cond)
     fori_loop = staticmethod(kiln.fori_loop)
     scan = staticmethod(kiln.scan)
@@ -29,6 +32,7 @@ class Jax:
     np = jnp
     nn = jax.nn
     grad, jit = staticmethod(jax.grad), staticmethod(jax.jit)
+    jvp = staticmethod(jax.jvp)
     cond = staticmethod(jax.lax.cond)
     fori_loop = staticmethod(jax.lax.fori_loop)
     scan = staticmethod(jax.lax.scan)
@@ -121,3 +125,53 @@ def test_reverse_mode_through_while_loop_matches_jax_forward_mode(rng):
     ours = kiln.grad(lambda c: newton_cbrt(Kiln, c)[0])(c)
     theirs = jax.jacfwd(lambda c: newton_cbrt(Jax, c)[0])(c)
     np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-8)
+
+
+def _random_like(rng, tree):
+    """A random float64 tree of `tree`'s structure and shapes."""
+    return jax.tree_util.tree_map(
+        lambda a: rng.standard_normal(np.shape(a)), tree)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jvp_matches_jax(name, rng):
+    fn, make = CASES[name]
+    args = make(rng)
+    tangents = _random_like(rng, args)
+    (value, tangent) = kiln.jvp(lambda *a: fn(Kiln, *a), args, tangents)
+    (jax_value, jax_tangent) = jax.jvp(lambda *a: fn(Jax, *a), args,
+                                       tangents)
+    np.testing.assert_allclose(value, np.asarray(jax_value), rtol=1e-10)
+    np.testing.assert_allclose(tangent, np.asarray(jax_tangent), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_jvp_through_while_loop_matches_jax(rng):
+    c = rng.uniform(0.5, 20.0, size=3)
+    t = rng.standard_normal(3)
+    (value, trips), (tangent, _) = kiln.jit(
+        lambda c, t: kiln.jvp(lambda c: newton_cbrt(Kiln, c), (c,), (t,)))(
+            c, t)
+    (jax_value, _), (jax_tangent, _) = jax.jvp(
+        lambda c: newton_cbrt(Jax, c), (c,), (t,))
+    np.testing.assert_allclose(value, float(jax_value), rtol=1e-12)
+    np.testing.assert_allclose(tangent, float(jax_tangent), rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["mlp", "attention", "rnn", "branchy_positive"])
+def test_hessian_vector_products_match_jax(name, rng):
+    """Forward over reverse, H v = jvp(grad(f), (x,), (v,))[1], with
+    respect to the first argument."""
+    fn, make = CASES[name]
+    args = make(rng)
+    v = _random_like(rng, args[0])
+
+    def hvp(s, x, v):
+        return s.jvp(lambda x: s.grad(lambda x: fn(s, x, *args[1:]))(x),
+                     (x,), (v,))[1]
+    ours = kiln.jit(lambda x, v: hvp(Kiln, x, v))(args[0], v)
+    theirs = jax.jit(lambda x, v: hvp(Jax, x, v))(args[0], v)
+    for got, want in zip(jax.tree_util.tree_leaves(ours),
+                         jax.tree_util.tree_leaves(theirs)):
+        np.testing.assert_allclose(got, np.asarray(want), rtol=1e-8,
+                                   atol=1e-11)

@@ -509,17 +509,18 @@ void kiln::python::bindTracer(py::module_ &m) {
     return py::make_tuple(toList(result.carry), toList(result.ys));
   });
 
-  // Transforms: kind 0 grad, 1 value_and_grad, 2 vjp (kiln::GradKind).
+  // Transforms: kind 0 grad, 1 value_and_grad, 2 vjp, 3 jvp
+  // (kiln::GradKind); `second` holds vjp's cotangents or jvp's tangents.
   m.def("transform", [](int kind, py::function fn, std::vector<int> argnums,
-                        py::handle args, py::handle cotangents) {
+                        py::handle args, py::handle second) {
     SourceLoc loc = callerLocation();
-    if (kind < 0 || kind > 2)
+    if (kind < 0 || kind > 3)
       throw py::value_error("unknown transform kind");
     GradFunction transform(static_cast<GradKind>(kind), regionFn(fn),
                            std::move(argnums), loc);
     Tensors primals = toTensors(args, loc);
-    if (transform.kind() == GradKind::Vjp)
-      return toList(transform(primals, toTensors(cotangents, loc)));
+    if (transform.kind() == GradKind::Vjp || transform.kind() == GradKind::Jvp)
+      return toList(transform(primals, toTensors(second, loc)));
     return toList(transform(primals));
   });
 }

@@ -4,6 +4,7 @@
 //
 //   auto loss = [](const kiln::Tensor &w, const kiln::Tensor &x) {...};
 //   auto dloss = kiln::grad(loss, {0});              // (w, x) -> dw
+//   auto hvp = kiln::jvp(dloss, {0});     // ({w, x}, {v}) -> (dw, H v)
 //   auto step = kiln::jit("step", [&](const kiln::Tensors &a) {
 //     kiln::Tensors vg = kiln::value_and_grad(loss, {0})({a[0], a[1]});
 //     return kiln::Tensors{vg[0], a[0] - 0.1f * vg[1]};  // loss, new w
@@ -51,6 +52,12 @@ enum class GradKind {
   /// Called as `f(primals, cotangents)`; kiln::vjp on a TracedFunction
   /// gives a traced function taking both as one argument list.
   Vjp,
+  /// `(x..., tx_argnums...) -> (y..., ty...)`: one tangent `tx` per argnum,
+  /// of its input's type, and one tangent `ty` per float output (integer
+  /// and i1 outputs have none); ty is the Jacobian-vector product J tx,
+  /// derived in forward mode (mlir::kiln::buildJvp). Called as
+  /// `f(primals, tangents)`, like Vjp.
+  Jvp,
 };
 
 /// A function together with the transform applied to it. Callable with
@@ -68,8 +75,9 @@ public:
   /// value_and_grad) the function does not return exactly one rank-0 float,
   /// or if differentiation fails (e.g. an op without a derivative).
   Tensors operator()(const Tensors &args) const;
-  /// The same for vjp: fn's inputs, then one cotangent per float output.
-  Tensors operator()(const Tensors &primals, const Tensors &cotangents) const;
+  /// The same for vjp (fn's inputs, then one cotangent per float output)
+  /// and jvp (fn's inputs, then one tangent per argnum).
+  Tensors operator()(const Tensors &primals, const Tensors &second) const;
 
   GradKind kind() const { return gradKind; }
   const std::vector<int> &argnums() const { return wrt; }
@@ -86,13 +94,13 @@ template <typename F>
 using NotTraced =
     std::enable_if_t<!std::is_same_v<std::decay_t<F>, TracedFunction>, int>;
 
-/// The transform's name in messages: "kiln::grad", "kiln::value_and_grad"
-/// or "kiln::vjp".
+/// The transform's name in messages: "kiln::grad", "kiln::value_and_grad",
+/// "kiln::vjp" or "kiln::jvp".
 const char *gradKindName(GradKind kind);
 
 /// Applies `kind` to the traced function `primal` and inlines the result,
 /// for `args` of the active trace (primal's inputs, then for Vjp the
-/// cotangents), into the active trace.
+/// cotangents and for Jvp the tangents), into the active trace.
 Tensors applyGradKind(const TracedFunction &primal, GradKind kind,
                       const std::vector<int> &argnums, const Tensors &args,
                       SourceLoc loc);
@@ -128,16 +136,32 @@ GradFunction vjp(F &&fn, std::vector<int> argnums = {0},
                       std::move(argnums), loc);
 }
 
+/// The Jacobian-vector product of `fn` (forward mode): the returned
+/// function is called as `(primals, tangents)` with one tangent per argnum
+/// and returns fn's outputs followed by the tangent of each float output.
+/// Composed with grad it gives Hessian-vector products at the cost of
+/// about two gradients: `jvp(grad(loss), {0})({w}, {v})`.
+template <typename F, detail::NotTraced<F> = 0>
+GradFunction jvp(F &&fn, std::vector<int> argnums = {0},
+                 SourceLoc loc = SourceLoc::current()) {
+  return GradFunction(GradKind::Jvp,
+                      detail::makeTracedFn(std::forward<F>(fn), loc),
+                      std::move(argnums), loc);
+}
+
 /// The same transforms applied to an already traced function; the result
-/// is a new traced function `<name>_grad`, `<name>_value_and_grad` or
-/// `<name>_vjp` in f's context. Gradient outputs are named `d<input>`;
-/// vjp cotangent inputs `d<output>`.
+/// is a new traced function `<name>_grad`, `<name>_value_and_grad`,
+/// `<name>_vjp` or `<name>_jvp` in f's context. Gradient outputs are named
+/// `d<input>`; vjp cotangent inputs `d<output>`; jvp tangent inputs
+/// `t<input>` and tangent outputs `t<output>`.
 TracedFunction grad(const TracedFunction &f, std::vector<int> argnums = {0},
                     SourceLoc loc = SourceLoc::current());
 TracedFunction value_and_grad(const TracedFunction &f,
                               std::vector<int> argnums = {0},
                               SourceLoc loc = SourceLoc::current());
 TracedFunction vjp(const TracedFunction &f, std::vector<int> argnums = {0},
+                   SourceLoc loc = SourceLoc::current());
+TracedFunction jvp(const TracedFunction &f, std::vector<int> argnums = {0},
                    SourceLoc loc = SourceLoc::current());
 
 } // namespace kiln

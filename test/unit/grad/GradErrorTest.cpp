@@ -107,6 +107,30 @@ TEST(GradError, VjpChecksCotangents) {
       << m;
 }
 
+TEST(GradError, JvpChecksTangents) {
+  auto f = [](const Tensor &w, const Tensor &x) { return tanh(w * x); };
+  std::string m = traceError([&](const Tensor &w, const Tensor &x) {
+    return jvp(f, {1})({w, x}, {sum(x)});
+  });
+  EXPECT_NE(m.find("kiln::jvp: the tangent of input 1 ('arg1') must be "
+                   "f32[3], got "
+                   "f32[]"),
+            std::string::npos)
+      << m;
+  m = traceError([&](const Tensor &w, const Tensor &x) {
+    return jvp(f, {0, 1})({w, x}, {x});
+  });
+  EXPECT_NE(m.find("kiln::jvp: expected 4 arguments, got 3"),
+            std::string::npos)
+      << m;
+  m = traceError([&](const Tensor &w, const Tensor &x) {
+    return jvp(f)({w, x});
+  });
+  EXPECT_NE(m.find("called with two lists, (primals, tangents)"),
+            std::string::npos)
+      << m;
+}
+
 TEST(GradError, OutsideATrace) {
   try {
     grad(loss)({});

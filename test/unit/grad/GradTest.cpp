@@ -343,4 +343,58 @@ TEST(Grad, SecondDerivative) {
     EXPECT_NEAR(out.at(i), 6 * x.at(i), 1e-12);
 }
 
+TEST(Grad, JvpOfATracedLambdaAndOfATracedFunction) {
+  // f(w, x) = (tanh(w * x), sum(w)): along (tw, 0),
+  // J t = ((1 - tanh^2(w x)) x tw, sum(tw)).
+  auto f = [](const Tensor &w, const Tensor &x) {
+    return Tensors{tanh(w * x), sum(w)};
+  };
+  JitFunction forward = jit("forward", [&](const Tensors &a) {
+    return jvp(f, {0})({a[0], a[1]}, {a[2]});
+  });
+  Array w = randomF64({4}, 11), x = randomF64({4}, 12), t = randomF64({4}, 13);
+  std::vector<Array> out = forward({w, x, t});
+  ASSERT_EQ(out.size(), 4u);
+  double total = 0;
+  for (int i = 0; i < 4; ++i) {
+    double y = std::tanh(w.at(i) * x.at(i));
+    EXPECT_NEAR(out[0].at(i), y, 1e-12);
+    EXPECT_NEAR(out[2].at(i), (1 - y * y) * x.at(i) * t.at(i), 1e-12);
+    total += t.at(i);
+  }
+  EXPECT_NEAR(out[3].at(0), total, 1e-12);
+
+  // The same on a TracedFunction: tangent inputs and outputs are named.
+  TracedFunction traced =
+      trace("f", {f64({4}, "w"), f64({4}, "x")}, [&](const Tensors &a) {
+        Tensors r = f(a[0], a[1]);
+        return Tensors{r[0].named("y"), r[1].named("s")};
+      });
+  TracedFunction derived = jvp(traced, {0});
+  ASSERT_EQ(derived.inputSpecs().size(), 3u);
+  EXPECT_EQ(derived.inputSpecs()[2].name, "tw");
+  ASSERT_EQ(derived.outputSpecs().size(), 4u);
+  EXPECT_EQ(derived.outputSpecs()[2].name, "ty");
+  EXPECT_EQ(derived.outputSpecs()[3].name, "ts");
+  std::vector<Array> compiled = compile(derived)({w, x, t});
+  ASSERT_EQ(compiled.size(), 4u);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(compiled[2].at(i), out[2].at(i), 1e-12);
+}
+
+TEST(Grad, HessianVectorProductIsForwardOverReverse) {
+  // loss(w) = sum(w^4): H v = 12 w^2 v.
+  auto loss = [](const Tensor &w) { return sum(w * w * w * w); };
+  JitFunction hvp = jit("hvp", [&](const Tensors &a) {
+    return jvp(grad(loss), {0})({a[0]}, {a[1]});
+  });
+  Array w = randomF64({5}, 21), v = randomF64({5}, 22);
+  std::vector<Array> out = hvp({w, v});
+  ASSERT_EQ(out.size(), 2u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_NEAR(out[0].at(i), 4 * std::pow(w.at(i), 3), 1e-12);
+    EXPECT_NEAR(out[1].at(i), 12 * w.at(i) * w.at(i) * v.at(i), 1e-12);
+  }
+}
+
 } // namespace

@@ -1,9 +1,9 @@
-"""kiln.grad, kiln.value_and_grad and kiln.vjp over pytrees.
+"""kiln.grad, kiln.value_and_grad, kiln.vjp and kiln.jvp over pytrees.
 
 The C++ transforms (kiln/Grad.h) do the work: called inside a trace, they
 trace the function on fresh inputs, derive its reverse mode with the
-autodiff pass (through cond, fori_loop, scan and while_loop) and inline the
-result into the enclosing trace. This layer maps pytrees and `argnums` onto
+autodiff pass (through cond, fori_loop, scan and while_loop; jvp in
+forward mode) and inline the result into the enclosing trace. This layer maps pytrees and `argnums` onto
 the flat inputs the C++ side takes. Outside a trace, a transformed function
 is compiled with kiln.jit and run on concrete arrays. Transforms compose
 with jit and with each other (second order where every op on the way has
@@ -13,7 +13,7 @@ a derivative rule).
 from . import _core, _kiln
 from ._core import fail, flat_function, flat_tensors
 
-_GRAD, _VALUE_AND_GRAD, _VJP = 0, 1, 2
+_GRAD, _VALUE_AND_GRAD, _VJP, _JVP = 0, 1, 2, 3
 
 
 def _argnum_list(argnums, count, what):
@@ -171,3 +171,43 @@ def vjp(fun, *primals):
                       for i in range(len(leaves))]
         return tuple(_group(flat_grads, ranges, range(len(ranges))))
     return out, vjp_fn
+
+
+def jvp(fun, primals, tangents):
+    """(fun(*primals), J tangents): the Jacobian-vector product of `fun` at
+    `primals` along `tangents`, in forward mode, as jax.jvp. `primals` and
+    `tangents` are tuples (or lists) of the same structure; a float
+    primal's tangent has its shape and dtype, a non-float primal's tangent
+    is not read. The output tangent has the structure of fun's output;
+    non-float outputs get zeros of their own dtype (JAX gives float0).
+    Composes with grad: jvp(grad(f), (x,), (v,))[1] is the Hessian-vector
+    product H v, at the cost of about two gradients."""
+    if not isinstance(primals, (tuple, list)) or \
+            not isinstance(tangents, (tuple, list)):
+        fail("kiln.jvp: primals and tangents must be tuples (or lists) of "
+             f"arguments, got {type(primals).__name__} and "
+             f"{type(tangents).__name__}", TypeError)
+    if len(primals) != len(tangents):
+        fail(f"kiln.jvp: {len(primals)} primal(s) but {len(tangents)} "
+             "tangent(s)", ValueError)
+    if not _kiln.is_tracing():
+        from ._jit import jit
+        return jit(lambda p, t: jvp(fun, p, t), name="jvp")(
+            tuple(primals), tuple(tangents))
+    leaves, in_def = flat_tensors(tuple(primals))
+    t_leaves, t_def = flat_tensors(tuple(tangents))
+    if t_def != in_def:
+        fail(f"kiln.jvp: the tangents have the structure {t_def!r} but the "
+             f"primals have {in_def!r}", TypeError)
+    float_leaves = [i for i, leaf in enumerate(leaves) if _is_float(leaf)]
+    out_defs = []
+    flat = flat_function(fun, in_def, out_defs)
+    results = _kiln.transform(_JVP, flat, float_leaves, leaves,
+                              [t_leaves[i] for i in float_leaves])
+    out_def = out_defs[-1]
+    out_leaves = results[:out_def.num_leaves]
+    derived = iter(results[out_def.num_leaves:])
+    from . import numpy as knp
+    out_tangents = [next(derived) if _is_float(o) else knp.zeros_like(o)
+                    for o in out_leaves]
+    return out_def.unflatten(out_leaves), out_def.unflatten(out_tangents)
