@@ -360,6 +360,23 @@ void kiln::python::bindTracer(py::module_ &m) {
     SourceLoc loc = callerLocation();
     return broadcast_to(toTensor(x, loc), shape, loc);
   });
+  using Ints = std::vector<int64_t>;
+  m.def("conv", [](py::handle input, py::handle weight, Ints strides,
+                   Ints low, Ints high, Ints lhsDilation, Ints rhsDilation,
+                   int64_t groups) {
+    SourceLoc loc = callerLocation();
+    ConvOptions options{strides, low, high, lhsDilation, rhsDilation, groups};
+    return conv_general_dilated(toTensor(input, loc), toTensor(weight, loc),
+                                options, loc);
+  });
+  m.def("reduce_window", [](py::handle x, bool max, Ints window, Ints strides,
+                            Ints low, Ints high, Ints dilations) {
+    SourceLoc loc = callerLocation();
+    WindowOptions options{strides, low, high, dilations};
+    return reduce_window(toTensor(x, loc),
+                         max ? WindowKind::Max : WindowKind::Sum, window,
+                         options, loc);
+  });
   m.def("gather", [](py::handle table, py::handle indices) {
     SourceLoc loc = callerLocation();
     return gather(toTensor(table, loc), toTensor(indices, loc), loc);

@@ -27,6 +27,7 @@ from ._jit import jit, Lowered, Compiled
 from ._control import cond, while_loop, fori_loop, scan
 from ._grad import grad, jvp, value_and_grad, vjp
 from ._tree import flatten as tree_flatten, tree_map, leaves as tree_leaves
+from . import lax
 from . import nn
 from . import optim
 from . import distributed
@@ -43,5 +44,5 @@ def is_tracing():
 __all__ = ["jit", "grad", "value_and_grad", "vjp", "jvp", "cond", "while_loop",
            "fori_loop", "scan", "numpy", "nn", "optim", "Tensor", "TraceError",
            "ConcretizationError", "JitError", "Lowered", "Compiled",
-           "tree_flatten", "tree_map", "tree_leaves", "is_tracing",
+           "tree_flatten", "tree_map", "tree_leaves", "is_tracing", "lax",
            "TRACED_DTYPES", "profiler"]

@@ -1,11 +1,15 @@
-"""kiln.nn: the functions of neural networks (as in jax.nn)."""
+"""kiln.nn: the functions of neural networks: jax.nn's activations and
+softmax, and the layers a CNN needs (convolution, transposed convolution,
+max and average pooling, batch normalization, embedding lookup) as
+functions of explicit parameters and state."""
 
 import math
 
 import numpy as np
 
-from . import _kiln
+from . import _core, _kiln, lax
 from . import numpy as knp
+from ._core import fail
 from .numpy import _eager, _float_of
 
 
@@ -98,3 +102,179 @@ def layer_norm(x, gamma, beta, eps=1e-5, axis=-1):
     centered = x - mean
     var = knp.mean(centered * centered, axis=axis, keepdims=True)
     return centered * _kiln.rsqrt(var + eps) * gamma + beta
+
+
+@_eager
+def relu6(x):
+    return knp.clip(_float_of(x), 0.0, 6.0)
+
+
+@_eager
+def leaky_relu(x, negative_slope=0.01):
+    x = _float_of(x)
+    return knp.where(x >= 0, x, negative_slope * x)
+
+
+@_eager
+def elu(x, alpha=1.0):
+    x = _float_of(x)
+    return knp.where(x > 0, x, alpha * knp.expm1(knp.minimum(x, 0.0)))
+
+
+@_eager
+def log_sigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x), without overflow."""
+    return -softplus(-_float_of(x))
+
+
+@_eager
+def hard_sigmoid(x):
+    return relu6(_float_of(x) + 3.0) / 6.0
+
+
+@_eager
+def hard_swish(x):
+    x = _float_of(x)
+    return x * hard_sigmoid(x)
+
+
+hard_silu = hard_swish
+
+
+def _layout_specs(layout, spatial):
+    """kiln.lax dimension numbers for an input layout: NCHW-style inputs
+    take OIHW-style kernels, NHWC-style ones HWIO-style (as in JAX and
+    Flax)."""
+    letters = "DHW"[-spatial:] if spatial <= 3 else None
+    if letters is None:
+        fail("kiln.nn: convolutions and pooling have 1 to 3 spatial dims",
+             ValueError)
+    if layout == "NCHW":
+        return ("NC" + letters, "OI" + letters, "NC" + letters)
+    if layout == "NHWC":
+        return ("N" + letters + "C", letters + "IO", "N" + letters + "C")
+    fail(f"unknown layout {layout!r}: use 'NCHW' or 'NHWC'", ValueError)
+
+
+def _per_dim(value, spatial):
+    if value is None:
+        return (1,) * spatial
+    return tuple(value) if isinstance(value, (tuple, list)) \
+        else (int(value),) * spatial
+
+
+@_eager
+def conv(x, w, strides=None, padding="SAME", dilation=None, groups=1,
+         layout="NCHW"):
+    """An N-d convolution layer's product (add the bias yourself): x is
+    [N, C, spatial...] with w [O, C / groups, kernel...] (layout "NCHW"),
+    or [N, spatial..., C] with w [kernel..., C / groups, O] ("NHWC").
+    padding is "SAME", "VALID", an int for every side or (low, high)
+    pairs; strides and dilation an int or one per spatial dim."""
+    spatial = len(x.shape) - 2
+    if isinstance(padding, int):
+        padding = [(padding, padding)] * spatial
+    return lax.conv_general_dilated(
+        x, w, _per_dim(strides, spatial), padding,
+        rhs_dilation=_per_dim(dilation, spatial),
+        dimension_numbers=_layout_specs(layout, spatial),
+        feature_group_count=groups)
+
+
+@_eager
+def conv_transpose(x, w, strides=None, padding="SAME", dilation=None,
+                   layout="NCHW"):
+    """The transposed convolution of jax.lax.conv_transpose (Flax's
+    ConvTranspose): the input dilated by `strides`, w laid out as for conv
+    ([O, I, kernel...] or [kernel..., I, O]) and not flipped."""
+    spatial = len(x.shape) - 2
+    return lax.conv_transpose(x, w, _per_dim(strides, spatial), padding,
+                              rhs_dilation=_per_dim(dilation, spatial),
+                              dimension_numbers=_layout_specs(layout, spatial))
+
+
+def _pool(x, window, strides, padding, layout, is_max):
+    spatial = len(x.shape) - 2
+    window = _per_dim(window, spatial)
+    strides = _per_dim(strides, spatial) if strides is not None else window
+    if isinstance(padding, int):
+        padding = [(padding, padding)] * spatial
+    if layout == "NCHW":
+        full_window, full_strides = (1, 1) + window, (1, 1) + strides
+        where = slice(2, None)
+    elif layout == "NHWC":
+        full_window, full_strides = (1,) + window + (1,), \
+            (1,) + strides + (1,)
+        where = slice(1, -1)
+    else:
+        _layout_specs(layout, spatial)
+    if not isinstance(padding, str):
+        pads = [(0, 0)] * len(x.shape)
+        pads[where] = [tuple(p) for p in padding]
+        padding = pads
+    if is_max:
+        return lax.reduce_window(x, -np.inf, lax.max, full_window,
+                                 full_strides, padding)
+    return lax.reduce_window(x, 0.0, lax.add, full_window, full_strides,
+                             padding), full_window, full_strides, padding
+
+
+@_eager
+def max_pool(x, window, strides=None, padding="VALID", layout="NCHW"):
+    """Max pooling over the spatial dims (strides default to the window;
+    padding as for conv, padded positions never win)."""
+    return _pool(_float_of(x), window, strides, padding, layout, True)
+
+
+@_eager
+def avg_pool(x, window, strides=None, padding="VALID", layout="NCHW",
+             count_include_pad=True):
+    """Average pooling (strides default to the window). With
+    count_include_pad (Flax's default) every window is divided by its full
+    size; without, by the number of elements it covers inside x."""
+    x = _float_of(x)
+    total, window, strides, padding = _pool(x, window, strides, padding,
+                                            layout, False)
+    if count_include_pad:
+        return total / float(np.prod(window))
+    ones = knp.ones(x.shape, _core.dtype_of(x))
+    count = lax.reduce_window(ones, 0.0, lax.add, window, strides, padding)
+    return total / count
+
+
+@_eager
+def batch_norm(x, scale, bias, mean, var, training, momentum=0.9, eps=1e-5,
+               axis=1):
+    """Batch normalization over every dim but `axis` (the channels: 1 for
+    NCHW, -1 for NHWC), with its running statistics as explicit state:
+    returns (y, (new_mean, new_var)). Training normalizes by the batch's
+    mean and (biased) variance and moves the running ones toward them,
+    new = momentum * old + (1 - momentum) * batch, as Flax's BatchNorm;
+    evaluation normalizes by the running ones and returns them unchanged."""
+    x = _float_of(x)
+    rank = len(x.shape)
+    axis = axis % rank
+    reduced = tuple(d for d in range(rank) if d != axis)
+    shape = [1] * rank
+    shape[axis] = x.shape[axis]
+    if training:
+        batch_mean = knp.mean(x, axis=reduced)
+        centered = x - knp.reshape(batch_mean, shape)
+        batch_var = knp.mean(centered * centered, axis=reduced)
+        use_mean, use_var = batch_mean, batch_var
+        new_mean = momentum * mean + (1.0 - momentum) * batch_mean
+        new_var = momentum * var + (1.0 - momentum) * batch_var
+    else:
+        use_mean, use_var, new_mean, new_var = mean, var, mean, var
+    inv = _kiln.rsqrt(knp.reshape(use_var, shape) + eps)
+    y = (x - knp.reshape(use_mean, shape)) * inv * knp.reshape(scale, shape) \
+        + knp.reshape(bias, shape)
+    return y, (new_mean, new_var)
+
+
+@_eager
+def embedding(table, ids):
+    """The rows of `table` [vocabulary, features] at the integer `ids` (any
+    shape): [*ids.shape, features]. Out-of-range ids are clamped; the
+    gradient with respect to the table is a scatter-add of the rows."""
+    return _kiln.gather(table, knp.asarray(ids))

@@ -293,6 +293,54 @@ Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key,
                                     std::optional<double> scale = std::nullopt,
                                     SourceLoc loc = SourceLoc::current());
 
+//===----------------------------------------------------------------------===//
+// Convolutions and windowed reductions
+//===----------------------------------------------------------------------===//
+
+/// The attributes of conv_general_dilated, one entry per spatial dim (an
+/// empty list means all 1 for strides and dilations, all 0 for padding).
+struct ConvOptions {
+  std::vector<int64_t> strides;
+  std::vector<int64_t> paddingLow;
+  std::vector<int64_t> paddingHigh;
+  /// Input dilation (a transposed convolution's stride).
+  std::vector<int64_t> lhsDilation;
+  /// Kernel dilation.
+  std::vector<int64_t> rhsDilation;
+  int64_t groups = 1;
+};
+
+/// An N-d convolution (cross-correlation, kiln.conv): input [N, C,
+/// spatial...], weight [O, C / groups, spatial...], result [N, O,
+/// spatial...], in the operands' promoted float dtype. Mistakes (ranks,
+/// channels that groups does not divide, attribute lists of the wrong
+/// length or out of range) throw a TraceError naming the operands.
+Tensor conv_general_dilated(const Tensor &input, const Tensor &weight,
+                            const ConvOptions &options = {},
+                            SourceLoc loc = SourceLoc::current());
+
+/// How reduce_window combines a window.
+enum class WindowKind { Max, Sum };
+
+/// The attributes of reduce_window, one entry per operand dim (an empty
+/// list means all 1 for strides and dilations, all 0 for padding).
+struct WindowOptions {
+  std::vector<int64_t> strides;
+  std::vector<int64_t> paddingLow;
+  std::vector<int64_t> paddingHigh;
+  /// Window dilation.
+  std::vector<int64_t> dilations;
+};
+
+/// The max or sum of every placement of `window` (one size per dim) over
+/// `x` (kiln.reduce_window): pooling. Padding holds the kind's identity
+/// (-inf for a float max, 0 for sum). A window wider than the padded
+/// operand throws.
+Tensor reduce_window(const Tensor &x, WindowKind kind,
+                     const std::vector<int64_t> &window,
+                     const WindowOptions &options = {},
+                     SourceLoc loc = SourceLoc::current());
+
 } // namespace kiln
 
 #endif // KILN_TRACER_OPS_H

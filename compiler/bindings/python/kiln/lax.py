@@ -1,0 +1,235 @@
+"""kiln.lax: the raw convolution and window ops, with jax.lax's names and
+signatures.
+
+    y = kiln.lax.conv_general_dilated(x, w, (2, 2), "SAME",
+                                      dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    p = kiln.lax.reduce_window(x, -np.inf, kiln.lax.max, (1, 1, 3, 3),
+                               (1, 1, 2, 2), "SAME")
+
+Each is one kiln op (kiln.conv, kiln.reduce_window) in the op's own layout
+(channels first); other dimension numbers are transposes around it, which
+the compiler folds where the backend takes the layout directly. Gradients
+(kiln.grad) and tangents (kiln.jvp) go through them like through any op.
+"""
+
+import numpy as np
+
+from . import _kiln
+from . import numpy as knp
+from . import _core
+from ._core import fail
+from .numpy import _eager
+
+__all__ = ["conv_general_dilated", "conv", "conv_transpose",
+           "reduce_window", "max", "add", "padtype_to_pads"]
+
+
+def max(x, y):  # noqa: A001  (jax.lax.max)
+    """The elementwise maximum; as reduce_window's computation, max
+    pooling."""
+    return knp.maximum(x, y)
+
+
+def add(x, y):
+    """The elementwise sum; as reduce_window's computation, sum pooling."""
+    return knp.add(x, y)
+
+
+def padtype_to_pads(in_shape, window_shape, window_strides, padding):
+    """(low, high) padding per dim for "SAME", "SAME_LOWER" or "VALID" (as
+    jax.lax.padtype_to_pads); a sequence of pairs is returned as it is."""
+    if not isinstance(padding, str):
+        pads = [tuple(int(v) for v in pair) for pair in padding]
+        if len(pads) != len(in_shape) or any(len(p) != 2 for p in pads):
+            fail(f"padding {padding!r} needs one (low, high) pair for each "
+                 f"of the {len(in_shape)} windowed dims", ValueError)
+        return pads
+    kind = padding.upper()
+    if kind == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        fail(f"unknown padding {padding!r}: use 'SAME', 'SAME_LOWER', "
+             "'VALID' or (low, high) pairs", ValueError)
+    pads = []
+    for size, window, stride in zip(in_shape, window_shape, window_strides):
+        out = -(-size // stride)
+        total = np.maximum((out - 1) * stride + window - size, 0)
+        low = total // 2 if kind == "SAME" else total - total // 2
+        pads.append((int(low), int(total - low)))
+    return pads
+
+
+def _ints(values, count, default, what):
+    if values is None:
+        return [default] * count
+    values = [int(v) for v in (values if isinstance(values, (tuple, list))
+                               else [values] * count)]
+    if len(values) != count:
+        fail(f"{what} {values} needs {count} entries", ValueError)
+    return values
+
+
+def _dimension_specs(dimension_numbers, rank):
+    """(lhs, rhs, out) permutations that bring each operand to kiln.conv's
+    [N, C, spatial...] / [O, I, spatial...] order, spatial dims in the
+    order of the kernel's spec, as JAX matches them."""
+    if dimension_numbers is None:
+        ident = list(range(rank))
+        return ident, ident, ident
+    if len(dimension_numbers) != 3:
+        fail(f"dimension_numbers {dimension_numbers!r} needs three specs "
+             "(lhs, rhs, out)", ValueError)
+    lhs, rhs, out = dimension_numbers
+    if all(isinstance(s, str) for s in (lhs, rhs, out)):
+        if not len(lhs) == len(rhs) == len(out) == rank:
+            fail(f"dimension_numbers {dimension_numbers!r} must each have "
+                 f"{rank} letters for operands of rank {rank}", ValueError)
+        spatial = [c for c in rhs if c not in "OI"]
+        try:
+            return ([lhs.index("N"), lhs.index("C")] +
+                    [lhs.index(c) for c in spatial],
+                    [rhs.index("O"), rhs.index("I")] +
+                    [rhs.index(c) for c in spatial],
+                    [out.index("N"), out.index("C")] +
+                    [out.index(c) for c in spatial])
+        except ValueError:
+            fail(f"dimension_numbers {dimension_numbers!r}: lhs and out need "
+                 "N, C and the kernel's spatial letters; rhs needs O and I",
+                 ValueError)
+    # ConvDimensionNumbers-like: (batch, feature, spatial...) index tuples.
+    return [list(int(i) for i in s) for s in (lhs, rhs, out)]
+
+
+def _to_order(x, perm):
+    return x if list(perm) == list(range(len(perm))) else \
+        knp.transpose(x, perm)
+
+
+def _from_order(x, perm):
+    inverse = [0] * len(perm)
+    for position, axis in enumerate(perm):
+        inverse[axis] = position
+    return _to_order(x, inverse)
+
+
+@_eager
+def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
+                         rhs_dilation=None, dimension_numbers=None,
+                         feature_group_count=1, batch_group_count=1,
+                         precision=None, preferred_element_type=None):
+    """jax.lax.conv_general_dilated: an N-d convolution (cross-correlation)
+    with strides, padding ("SAME", "SAME_LOWER", "VALID" or (low, high)
+    pairs, computed on the input dilated by lhs_dilation), input and kernel
+    dilation, grouped channels (feature_group_count) and dimension numbers
+    given as specs such as ("NHWC", "HWIO", "NHWC") or index tuples (None:
+    NCHW, OIHW, NCHW). batch_group_count must be 1; precision and
+    preferred_element_type are accepted and ignored (the result has the
+    operands' promoted float dtype)."""
+    if batch_group_count != 1:
+        fail("kiln.lax.conv_general_dilated: batch_group_count > 1 is not "
+             "supported", NotImplementedError)
+    rank = len(lhs.shape)
+    lhs_perm, rhs_perm, out_perm = _dimension_specs(dimension_numbers, rank)
+    x = _to_order(lhs, lhs_perm)
+    w = _to_order(rhs, rhs_perm)
+    spatial = rank - 2
+    strides = _ints(window_strides, spatial, 1, "window_strides")
+    lhs_dil = _ints(lhs_dilation, spatial, 1, "lhs_dilation")
+    rhs_dil = _ints(rhs_dilation, spatial, 1, "rhs_dilation")
+    dilated_in = [(s - 1) * d + 1 if s else 0
+                  for s, d in zip(x.shape[2:], lhs_dil)]
+    dilated_kernel = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], rhs_dil)]
+    pads = padtype_to_pads(dilated_in, dilated_kernel, strides, padding)
+    y = _kiln.conv(x, w, strides, [p[0] for p in pads], [p[1] for p in pads],
+                   lhs_dil, rhs_dil, int(feature_group_count))
+    return _from_order(y, out_perm)
+
+
+def conv(lhs, rhs, window_strides, padding, precision=None,
+         preferred_element_type=None):
+    """jax.lax.conv: conv_general_dilated in NCHW/OIHW without dilation."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding)
+
+
+def _conv_transpose_padding(k, s, padding):
+    """jax.lax's padding of the stride-dilated input for conv_transpose."""
+    if padding == "SAME":
+        total = k + s - 2
+        low = k - 1 if s > k - 1 else int(np.ceil(total / 2))
+    elif padding == "VALID":
+        total = k + s - 2 + np.maximum(k - s, 0)
+        low = k - 1
+    else:
+        fail(f"unknown padding {padding!r} for conv_transpose", ValueError)
+    return int(low), int(total - low)
+
+
+@_eager
+def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None,
+                   dimension_numbers=None, transpose_kernel=False,
+                   precision=None, preferred_element_type=None):
+    """jax.lax.conv_transpose: the convolution whose input is dilated by
+    `strides` (the gradient of a strided convolution with respect to its
+    input, with transpose_kernel=True), padded as JAX pads it for "SAME"
+    and "VALID", or by explicit (low, high) pairs."""
+    rank = len(lhs.shape)
+    lhs_perm, rhs_perm, out_perm = _dimension_specs(dimension_numbers, rank)
+    spatial = rank - 2
+    kernel = [rhs.shape[i] for i in rhs_perm[2:]]
+    rhs_dil = _ints(rhs_dilation, spatial, 1, "rhs_dilation")
+    strides = _ints(strides, spatial, 1, "strides")
+    dilated = [(k - 1) * d + 1 for k, d in zip(kernel, rhs_dil)]
+    if isinstance(padding, str):
+        pads = [_conv_transpose_padding(k, s, padding.upper())
+                for k, s in zip(dilated, strides)]
+    else:
+        pads = padding
+    if transpose_kernel:
+        # Spatially reversed, input and output channels swapped.
+        rhs = knp.flip(rhs, axis=tuple(rhs_perm[2:]))
+        o, i = rhs_perm[0], rhs_perm[1]
+        swap = list(range(rank))
+        swap[o], swap[i] = swap[i], swap[o]
+        rhs = knp.transpose(rhs, swap)
+    return conv_general_dilated(lhs, rhs, [1] * spatial, pads,
+                                lhs_dilation=strides, rhs_dilation=rhs_dil,
+                                dimension_numbers=dimension_numbers)
+
+
+@_eager
+def reduce_window(operand, init_value, computation, window_dimensions,
+                  window_strides, padding, base_dilation=None,
+                  window_dilation=None):
+    """jax.lax.reduce_window for the two reductions pooling needs:
+    computation kiln.lax.max (or jax.lax.max) with init_value -inf (or the
+    dtype's lowest value), or kiln.lax.add (jax.lax.add) with 0. padding is
+    "SAME", "VALID" or (low, high) pairs; base_dilation must be all 1."""
+    rank = len(operand.shape)
+    name = getattr(computation, "__name__", "")
+    init = float(np.asarray(init_value))
+    if name in ("max", "maximum"):
+        is_max = True
+        dtype = _core.dtype_of(operand)
+        if not (init == -np.inf or
+                (dtype.kind in "iu" and init == np.iinfo(dtype).min)):
+            fail("kiln.lax.reduce_window: a max reduction needs init_value "
+                 f"-inf (the identity), got {init_value!r}", ValueError)
+    elif name in ("add", "sum"):
+        is_max = False
+        if init != 0:
+            fail("kiln.lax.reduce_window: a sum needs init_value 0 (the "
+                 f"identity), got {init_value!r}", ValueError)
+    else:
+        fail("kiln.lax.reduce_window supports computation kiln.lax.max and "
+             f"kiln.lax.add, got {computation!r}", NotImplementedError)
+    if base_dilation is not None and any(int(d) != 1 for d in base_dilation):
+        fail("kiln.lax.reduce_window: base_dilation is not supported",
+             NotImplementedError)
+    window = _ints(window_dimensions, rank, 1, "window_dimensions")
+    strides = _ints(window_strides, rank, 1, "window_strides")
+    dilation = _ints(window_dilation, rank, 1, "window_dilation")
+    dilated = [(w - 1) * d + 1 for w, d in zip(window, dilation)]
+    pads = padtype_to_pads(operand.shape, dilated, strides, padding)
+    return _kiln.reduce_window(operand, is_max, window, strides,
+                               [p[0] for p in pads], [p[1] for p in pads],
+                               dilation)
