@@ -19,6 +19,8 @@
 
 #include "kiln/IR/KilnOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -47,6 +49,14 @@ inline constexpr llvm::StringLiteral kRecomputeAttrName = "kiln.recompute";
 /// carried values and recomputes them in its backward pass. Does nothing
 /// when `every` is 0.
 void splitLoopsForCheckpointing(Block &block, unsigned every);
+
+/// Checks a request to differentiate `f` into a new function `name`
+/// (common/Derivation.h's checks) with respect to the arguments `wrt`,
+/// which must be distinct float tensor arguments; sets `arguments` to
+/// them, or to every float argument when `wrt` is empty.
+LogicalResult checkDerivationRequest(func::FuncOp f, ArrayRef<unsigned> wrt,
+                                     StringRef name,
+                                     SmallVectorImpl<unsigned> &arguments);
 
 /// A tensor of `type` filled with `value` (truncated for integer types).
 Value buildSplat(OpBuilder &builder, Location loc, Type type, double value);

@@ -27,7 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Derivation.h"
+#include "common/Derivation.h"
 #include "Differentiator.h"
 
 #include "kiln/Passes/Autodiff.h"

@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Derivation.h"
+#include "common/Derivation.h"
 #include "Tangents.h"
 
 #include "kiln/Passes/Autodiff.h"

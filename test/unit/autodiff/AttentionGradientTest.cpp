@@ -84,6 +84,10 @@ TEST_P(AttentionGradient, JvpMatchesFiniteDifferencesAndVjp) {
   checkJvpCase(attentionSuite(), GetParam());
 }
 
+TEST_P(AttentionGradient, VmapMatchesEachLane) {
+  checkVmapCase(attentionSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Attention, AttentionGradient, ::testing::ValuesIn(attentionCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

@@ -169,6 +169,10 @@ TEST_P(CondGradient, JvpMatchesFiniteDifferencesAndVjp) {
   checkJvpCase(condSuite(), GetParam());
 }
 
+TEST_P(CondGradient, VmapMatchesEachLane) {
+  checkVmapCase(condSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cond, CondGradient, ::testing::ValuesIn(condCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

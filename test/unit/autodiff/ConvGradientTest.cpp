@@ -116,6 +116,10 @@ TEST_P(ConvGradient, JvpMatchesFiniteDifferencesAndVjp) {
   checkJvpCase(convSuite(), GetParam());
 }
 
+TEST_P(ConvGradient, VmapMatchesEachLane) {
+  checkVmapCase(convSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Conv, ConvGradient, ::testing::ValuesIn(convCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

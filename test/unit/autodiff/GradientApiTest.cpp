@@ -11,6 +11,7 @@
 #include "kiln/Compiler/ReferenceEvaluator.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/Passes/Autodiff.h"
+#include "kiln/Passes/Batching.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -330,6 +331,82 @@ func.func @f(%x: tensor<4xf32> {kiln.name = "x"}, %n: tensor<4xi32>,
       mlir::kiln::buildJvp(f, {2}, "f_dw");
   ASSERT_TRUE(mlir::succeeded(named));
   EXPECT_EQ(named->getNumArguments(), 4u);
+}
+
+/// Every kiln op that takes operands has a batching rule, except the ones
+/// listed: the collectives (an SPMD program's exchanges; vmap of a
+/// per-rank program is not supported), the stack ops of derived while
+/// gradients, attention's gradient, and the region terminator. Ops without
+/// operands (constants, iota, rank) are never batched. A new op without a
+/// rule fails this test.
+TEST_F(GradientApi, EveryKilnOpHasABatchingRule) {
+  std::set<std::string> missing;
+  for (mlir::RegisteredOperationName name :
+       context->getRegisteredOperations()) {
+    if (name.getDialectNamespace() != "kiln")
+      continue;
+    if (!mlir::kiln::hasBatchingRule(name))
+      missing.insert(name.getStringRef().str());
+  }
+  missing.erase("kiln.fused");
+  missing.erase("kiln.fused_kernel");
+  EXPECT_EQ(missing,
+            (std::set<std::string>{
+                "kiln.all_gather", "kiln.all_gather_start", "kiln.all_reduce",
+                "kiln.all_reduce_start", "kiln.all_to_all",
+                "kiln.attention_grad", "kiln.collective_broadcast",
+                "kiln.collective_permute", "kiln.collective_wait",
+                "kiln.constant", "kiln.iota", "kiln.rank",
+                "kiln.reduce_scatter", "kiln.reduce_scatter_start",
+                "kiln.stack_empty", "kiln.stack_push", "kiln.stack_read",
+                "kiln.stack_reserve", "kiln.yield"}));
+}
+
+/// buildVmap's request checks, each leaving the module as it was.
+TEST_F(GradientApi, VmapErrorsLeaveTheModuleUnchanged) {
+  auto module = parse(R"(
+func.func @f(%x: tensor<3xf64>, %w: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>) {
+  %e = kiln.exp %x : tensor<3xf64>
+  return %e, %w : tensor<3xf64>, tensor<3xf64>
+}
+)");
+  ASSERT_TRUE(module);
+  std::string before = print(*module);
+  auto f = module->lookupSymbol<mlir::func::FuncOp>("f");
+  using Axes = std::vector<std::optional<int64_t>>;
+  auto expectError = [&](mlir::FailureOr<mlir::func::FuncOp> result,
+                         const char *message) {
+    EXPECT_TRUE(mlir::failed(result));
+    EXPECT_NE(diagnostics.find(message), std::string::npos)
+        << "missing \"" << message << "\" in:\n"
+        << diagnostics;
+    EXPECT_EQ(print(*module), before);
+    diagnostics.clear();
+  };
+  expectError(mlir::kiln::buildVmap(f, Axes{2, std::nullopt}, Axes{0, 0}, 4),
+              "argument #0 of rank 1 has batch axis 2, outside [0, 1]");
+  expectError(mlir::kiln::buildVmap(f, Axes{0, 0}, Axes{0, -1}, 4),
+              "result #1 of rank 1 has batch axis -1, outside [0, 1]");
+  expectError(
+      mlir::kiln::buildVmap(f, Axes{std::nullopt, std::nullopt}, Axes{0, 0},
+                            4),
+      "no argument is mapped");
+  expectError(mlir::kiln::buildVmap(f, Axes{0, 0}, Axes{0, 0}, 0),
+              "the batch size must be at least 1, got 0");
+  expectError(mlir::kiln::buildVmap(f, Axes{0, std::nullopt},
+                                    Axes{std::nullopt, std::nullopt}, 4),
+              "result #0 depends on the mapped arguments, but its out axis "
+              "is None");
+  // An unmapped result that does not depend on the batch is fine, and so
+  // is broadcasting one to a mapped out axis.
+  mlir::FailureOr<mlir::func::FuncOp> vmap = mlir::kiln::buildVmap(
+      f, Axes{0, std::nullopt}, Axes{1, std::nullopt}, 4);
+  ASSERT_TRUE(mlir::succeeded(vmap));
+  std::string type;
+  llvm::raw_string_ostream os(type);
+  os << vmap->getFunctionType();
+  EXPECT_EQ(type, "(tensor<4x3xf64>, tensor<3xf64>) -> (tensor<3x4xf64>, "
+                  "tensor<3xf64>)");
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 #include "kiln/Compiler/Driver.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
 #include "kiln/Passes/Autodiff.h"
+#include "kiln/Passes/Batching.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -61,8 +62,15 @@ GradientSuite::GradientSuite(const std::string &source,
       failure = "no function @" + derivation.function;
       return;
     }
+    std::vector<std::optional<int64_t>> inAxes;
+    for (int64_t axis : derivation.inAxes)
+      inAxes.push_back(axis < 0 ? std::nullopt : std::optional<int64_t>(axis));
+    std::vector<std::optional<int64_t>> outAxes(f.getNumResults(), 0);
     mlir::FailureOr<mlir::func::FuncOp> derived =
-        derivation.forward
+        derivation.batch
+            ? mlir::kiln::buildVmap(f, inAxes, outAxes, derivation.batch,
+                                    derivation.derived)
+        : derivation.forward
             ? mlir::kiln::buildJvp(f, derivation.wrt, derivation.derived)
         : derivation.valueAndGrad
             ? mlir::kiln::buildValueAndGradient(f, derivation.wrt,
@@ -389,6 +397,77 @@ JvpErrors kiln::autodiff_test::checkJvp(GradientSuite &suite,
   return errors;
 }
 
+/// Lane `lane` of a batched tensor (batch at dim 0).
+static HostTensor laneOf(const HostTensor &batched, int64_t lane) {
+  std::vector<int64_t> shape(batched.shape.begin() + 1, batched.shape.end());
+  HostTensor one(batched.elementType, shape);
+  int64_t n = one.numElements();
+  for (int64_t k = 0; k < n; ++k) {
+    if (one.isFloat())
+      one.f[k] = batched.f[lane * n + k];
+    else
+      one.i[k] = batched.i[lane * n + k];
+  }
+  return one;
+}
+
+VmapErrors kiln::autodiff_test::checkVmap(GradientSuite &suite,
+                                          const VmapCheck &check) {
+  VmapErrors errors;
+  mlir::func::FuncOp f = suite.lookup(check.function);
+  mlir::func::FuncOp g = suite.lookup(check.vmap);
+  if (!f || !g) {
+    ADD_FAILURE() << "missing @" << check.function << " or @" << check.vmap;
+    return errors;
+  }
+  for (unsigned seed = 0; seed < check.seeds; ++seed) {
+    SCOPED_TRACE("@" + check.vmap + ", seed " + std::to_string(seed));
+    std::vector<HostTensor> inputs;
+    for (auto [index, type] : llvm::enumerate(g.getArgumentTypes())) {
+      auto domain = check.domains.find(index);
+      inputs.push_back(randomTensor(
+          mlir::cast<mlir::RankedTensorType>(type),
+          domain == check.domains.end() ? Domain() : domain->second,
+          seed + 11, index));
+    }
+    std::vector<HostTensor> reference = suite.evaluate(check.vmap, inputs);
+    std::vector<HostTensor> native = suite.runNative(check.vmap, inputs);
+    if (reference.size() != f.getNumResults() ||
+        native.size() != reference.size())
+      return errors;
+    for (int64_t lane = 0; lane < check.batch; ++lane) {
+      std::vector<HostTensor> laneInputs;
+      for (auto [index, input] : llvm::enumerate(inputs))
+        laneInputs.push_back(check.mapped[index] ? laneOf(input, lane)
+                                                 : input);
+      std::vector<HostTensor> want = suite.evaluate(check.function,
+                                                    laneInputs);
+      for (size_t r = 0; r < want.size(); ++r) {
+        HostTensor fromReference = laneOf(reference[r], lane);
+        HostTensor fromNative = laneOf(native[r], lane);
+        bool isF32 = want[r].kind() == kiln::ElementKind::F32;
+        for (int64_t k = 0; k < want[r].numElements(); ++k) {
+          double expected = want[r].getAsDouble(k);
+          double referenceError =
+              mixedError(fromReference.getAsDouble(k), expected);
+          double nativeError = mixedError(fromNative.getAsDouble(k), expected);
+          errors.reference = std::max(errors.reference, referenceError);
+          errors.native = std::max(errors.native, nativeError);
+          EXPECT_LE(referenceError, 1e-12)
+              << "lane " << lane << ", result #" << r << " element " << k
+              << ": batched " << fromReference.getAsDouble(k)
+              << ", per lane " << expected;
+          EXPECT_LE(nativeError, isF32 ? 1e-4 : 1e-9)
+              << "lane " << lane << ", result #" << r << " element " << k
+              << " (native): batched " << fromNative.getAsDouble(k)
+              << ", per lane " << expected;
+        }
+      }
+    }
+  }
+  return errors;
+}
+
 void kiln::autodiff_test::reportErrors(const std::string &what,
                                        const JvpErrors &errors) {
   std::printf("[ JVP-ERR  ] %-28s finite-difference %.3e  adjoint %.3e  "
@@ -436,6 +515,22 @@ kiln::autodiff_test::buildCaseSuite(const std::vector<FunctionCase> &cases) {
     Derivation jvp{c.name, c.name + "_jvp"};
     jvp.forward = true;
     derivations.push_back(jvp);
+    // The argument count, from the signature's text: the module is not
+    // parsed yet.
+    size_t open = c.source.find('('), close = c.source.find(')', open);
+    std::string params = c.source.substr(open, close - open);
+    size_t count = std::count(params.begin(), params.end(), '%');
+    Derivation all{c.name, c.name + "_vmap"};
+    all.batch = 3;
+    all.inAxes.assign(count, 0);
+    derivations.push_back(all);
+    if (count > 1) {
+      Derivation first = all;
+      first.derived = c.name + "_vmap_first";
+      first.inAxes.assign(count, -1);
+      first.inAxes[0] = 0;
+      derivations.push_back(first);
+    }
   }
   return std::make_unique<GradientSuite>(source, derivations);
 }
@@ -452,6 +547,26 @@ void kiln::autodiff_test::checkCase(GradientSuite &suite,
   check.tolerance = c.tolerance;
   check.seeds = c.seeds;
   reportErrors(c.name, checkGradient(suite, check));
+}
+
+void kiln::autodiff_test::checkVmapCase(GradientSuite &suite,
+                                        const FunctionCase &c) {
+  ASSERT_EQ(suite.error(), "");
+  mlir::func::FuncOp f = suite.lookup(c.name);
+  unsigned count = f.getNumArguments();
+  for (bool firstOnly : {false, true}) {
+    if (firstOnly && count < 2)
+      continue;
+    VmapCheck check;
+    check.function = c.name;
+    check.vmap = c.name + (firstOnly ? "_vmap_first" : "_vmap");
+    for (unsigned i = 0; i < count; ++i)
+      check.mapped.push_back(!firstOnly || i == 0);
+    check.domains = c.domains;
+    VmapErrors errors = checkVmap(suite, check);
+    std::printf("[ VMAP-ERR ] %-28s reference %.3e  native %.3e\n",
+                check.vmap.c_str(), errors.reference, errors.native);
+  }
 }
 
 void kiln::autodiff_test::checkJvpCase(GradientSuite &suite,

@@ -41,6 +41,10 @@ struct Derivation {
   unsigned checkpointEvery = 0;
   /// Forward mode: `derived` is buildJvp's function instead.
   bool forward = false;
+  /// Batching: with a batch size, `derived` is buildVmap's function with
+  /// `inAxes` (-1: not mapped) and every result at axis 0 instead.
+  int64_t batch = 0;
+  std::vector<int64_t> inAxes = {};
 };
 
 /// The range random values of one argument are drawn from (integers:
@@ -168,10 +172,33 @@ struct FunctionCase {
 /// gtest prints parameters on failure; the name is what identifies a case.
 void PrintTo(const FunctionCase &c, std::ostream *os);
 
-/// A suite of all `cases` in one module, with `<name>_grad` and
-/// `<name>_jvp` derived for each.
+/// A suite of all `cases` in one module, with `<name>_grad`,
+/// `<name>_jvp`, `<name>_vmap` (every argument mapped, 3 lanes) and, for a
+/// function of several arguments, `<name>_vmap_first` (only the first
+/// mapped) derived for each.
 std::unique_ptr<GradientSuite>
 buildCaseSuite(const std::vector<FunctionCase> &cases);
+
+/// What checkVmap compares: the batched function `vmap` of `function`
+/// (arguments mapped at axis 0 where `mapped`, results at axis 0), run on
+/// random lanes by the reference evaluator and by native code, against
+/// `function` run on each lane by the reference evaluator.
+struct VmapCheck {
+  std::string function;
+  std::string vmap;
+  int64_t batch = 3;
+  std::vector<bool> mapped;
+  std::map<unsigned, Domain> domains;
+  unsigned seeds = 2;
+};
+
+/// The largest errors seen by one checkVmap call, |a - b| / max(1, |b|).
+struct VmapErrors {
+  double reference = 0.0; ///< the evaluator's batched run vs. per lane
+  double native = 0.0;    ///< native batched run vs. per lane
+};
+
+VmapErrors checkVmap(GradientSuite &suite, const VmapCheck &check);
 
 /// checkGradient for one case of `suite`, with its errors reported.
 void checkCase(GradientSuite &suite, const FunctionCase &c);
@@ -179,6 +206,10 @@ void checkCase(GradientSuite &suite, const FunctionCase &c);
 /// checkJvp for one case of `suite` (`<name>_jvp` against finite
 /// differences and against `<name>_grad`), with its errors reported.
 void checkJvpCase(GradientSuite &suite, const FunctionCase &c);
+
+/// checkVmap for one case of `suite`: `<name>_vmap` and `<name>_vmap_first`
+/// against the function run lane by lane.
+void checkVmapCase(GradientSuite &suite, const FunctionCase &c);
 
 } // namespace autodiff_test
 } // namespace kiln

@@ -178,6 +178,10 @@ TEST_P(LoopGradient, JvpMatchesFiniteDifferencesAndVjp) {
   checkJvpCase(loopSuite(), GetParam());
 }
 
+TEST_P(LoopGradient, VmapMatchesEachLane) {
+  checkVmapCase(loopSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     For, LoopGradient, ::testing::ValuesIn(loopCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

@@ -434,6 +434,10 @@ TEST_P(OpGradient, JvpMatchesFiniteDifferencesAndVjp) {
   checkJvpCase(opSuite(), GetParam());
 }
 
+TEST_P(OpGradient, VmapMatchesEachLane) {
+  checkVmapCase(opSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Ops, OpGradient, ::testing::ValuesIn(opCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) { return info.param.name; });

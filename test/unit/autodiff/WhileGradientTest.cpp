@@ -249,6 +249,10 @@ TEST_P(WhileGradient, JvpMatchesFiniteDifferencesAndVjp) {
   checkJvpCase(whileSuite(), GetParam());
 }
 
+TEST_P(WhileGradient, VmapMatchesEachLane) {
+  checkVmapCase(whileSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     While, WhileGradient, ::testing::ValuesIn(whileCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

@@ -139,6 +139,10 @@ TEST_P(WindowGradient, JvpMatchesFiniteDifferencesAndVjp) {
   checkJvpCase(windowSuite(), GetParam());
 }
 
+TEST_P(WindowGradient, VmapMatchesEachLane) {
+  checkVmapCase(windowSuite(), GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Ops, WindowGradient, ::testing::ValuesIn(windowCases()),
     [](const ::testing::TestParamInfo<FunctionCase> &info) {

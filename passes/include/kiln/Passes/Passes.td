@@ -63,6 +63,36 @@ def Grad : Pass<"kiln-grad", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def Vmap : Pass<"kiln-vmap", "mlir::ModuleOp"> {
+  let summary = "Derive the batched form (vmap) of a kiln function";
+  let description = [{
+    For `@f(x...) -> (y...)` adds `@f_vmap` next to it, the function of a
+    batch of `size` examples: argument i carries the batch at dim
+    `in-axes[i]` (-1: not mapped, shared by every lane), result j at dim
+    `out-axes[j]` (-1: not mapped; such a result must not depend on a
+    mapped argument). Every op reading a batched value gets its batched
+    form (mlir::kiln::hasBatchingRule); see mlir::kiln::buildVmap.
+
+    ```
+    kiln-opt --kiln-vmap="function=f in-axes=0,-1 out-axes=0 size=8" model.mlir
+    ```
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "Name of the function to batch">,
+    ListOption<"inAxes", "in-axes", "int64_t",
+               "The batch dim of each argument (-1: not mapped)">,
+    ListOption<"outAxes", "out-axes", "int64_t",
+               "The batch dim of each result (-1: not mapped; default: 0 "
+               "for every result)">,
+    Option<"size", "size", "int64_t", /*default=*/"0", "The batch size">,
+    Option<"vmapName", "name", "std::string", /*default=*/"\"\"",
+           "Name of the derived function (default: <function>_vmap)">,
+  ];
+  let dependentDialects = ["mlir::kiln::KilnDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def Jvp : Pass<"kiln-jvp", "mlir::ModuleOp"> {
   let summary = "Derive the forward-mode derivative (JVP) of a kiln function";
   let description = [{

@@ -1,13 +1,12 @@
 //===- Derivation.cpp - What every derived function starts from -----------===//
 //
-// buildGradient, buildValueAndGradient and buildJvp check a request the
-// same way and start from the same clone of the function, with its calls
-// inlined so that the rules see every op.
+// buildGradient, buildValueAndGradient, buildJvp and buildVmap check a
+// request the same way and start from the same clone of the function, with
+// its calls inlined so that the rules see every op.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Derivation.h"
-#include "Differentiator.h"
+#include "common/Derivation.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -15,9 +14,8 @@
 
 using namespace mlir;
 using namespace mlir::kiln;
-using namespace mlir::kiln::autodiff;
 
-DictionaryAttr autodiff::derivedNameAttrs(MLIRContext *context,
+DictionaryAttr kiln::derivedNameAttrs(MLIRContext *context,
                                           DictionaryAttr attrs,
                                           StringRef prefix) {
   auto name = attrs ? attrs.getAs<StringAttr>(kNameAttr) : StringAttr();
@@ -28,51 +26,21 @@ DictionaryAttr autodiff::derivedNameAttrs(MLIRContext *context,
   return DictionaryAttr::get(context, {named});
 }
 
-LogicalResult
-autodiff::checkDerivationRequest(func::FuncOp f, ArrayRef<unsigned> wrt,
-                                 StringRef name,
-                                 SmallVectorImpl<unsigned> &arguments) {
+LogicalResult kiln::checkDerivable(func::FuncOp f, StringRef name,
+                                   StringRef verb) {
   if (f.isExternal())
-    return f.emitError() << "cannot differentiate @" << f.getName()
+    return f.emitError() << "cannot " << verb << " @" << f.getName()
                          << ": it has no body";
   if (!f.getBody().hasOneBlock())
-    return f.emitError() << "cannot differentiate @" << f.getName()
+    return f.emitError() << "cannot " << verb << " @" << f.getName()
                          << ": its body has more than one block";
   Operation *symbolTable = SymbolTable::getNearestSymbolTable(f);
   if (!symbolTable)
-    return f.emitError() << "cannot differentiate @" << f.getName()
+    return f.emitError() << "cannot " << verb << " @" << f.getName()
                          << ": it is not in a module";
   if (SymbolTable::lookupSymbolIn(symbolTable, name))
     return f.emitError() << "cannot derive @" << name << " from @"
                          << f.getName() << ": the name is taken";
-
-  unsigned numArgs = f.getNumArguments();
-  if (wrt.empty()) {
-    for (unsigned i = 0; i < numArgs; ++i)
-      if (isDifferentiableType(f.getArgumentTypes()[i]))
-        arguments.push_back(i);
-    if (arguments.empty())
-      return f.emitError() << "cannot differentiate @" << f.getName()
-                           << ": it has no float argument";
-  } else {
-    llvm::SmallSet<unsigned, 8> seen;
-    for (unsigned index : wrt) {
-      if (index >= numArgs)
-        return f.emitError() << "cannot differentiate @" << f.getName()
-                             << " with respect to argument #" << index
-                             << ": it has " << numArgs << " arguments";
-      if (!seen.insert(index).second)
-        return f.emitError() << "argument #" << index
-                             << " is listed twice in wrt";
-      Type type = f.getArgumentTypes()[index];
-      if (!isDifferentiableType(type))
-        return f.emitError()
-               << "cannot differentiate @" << f.getName()
-               << " with respect to argument #" << index << " of type "
-               << type << ": only float tensors have gradients";
-      arguments.push_back(index);
-    }
-  }
   return success();
 }
 
@@ -118,7 +86,7 @@ static LogicalResult inlineCalls(func::FuncOp g) {
   }
 }
 
-FailureOr<func::FuncOp> autodiff::cloneForDerivation(func::FuncOp f,
+FailureOr<func::FuncOp> kiln::cloneForDerivation(func::FuncOp f,
                                                      StringRef name) {
   auto g = cast<func::FuncOp>(f->clone());
   g.setName(name);

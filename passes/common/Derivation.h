@@ -1,19 +1,19 @@
 //===- Derivation.h - What every derived function starts from ---*- C++ -*-===//
 //
-// The request checks and the starting clone shared by reverse mode
-// (Gradient.cpp) and forward mode (JvpFunction.cpp).
+// The request checks and the starting clone shared by the derived
+// functions: reverse mode (autodiff/Gradient.cpp), forward mode
+// (autodiff/JvpFunction.cpp) and batching (batching/VmapFunction.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_PASSES_AUTODIFF_DERIVATION_H
-#define KILN_PASSES_AUTODIFF_DERIVATION_H
+#ifndef KILN_PASSES_COMMON_DERIVATION_H
+#define KILN_PASSES_COMMON_DERIVATION_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 namespace mlir {
 namespace kiln {
-namespace autodiff {
 
 /// The argument and result attribute that names a value in a signature.
 inline constexpr llvm::StringLiteral kNameAttr = "kiln.name";
@@ -24,14 +24,10 @@ inline constexpr llvm::StringLiteral kNameAttr = "kiln.name";
 DictionaryAttr derivedNameAttrs(MLIRContext *context, DictionaryAttr attrs,
                                 StringRef prefix);
 
-/// Checks that `f` can be differentiated into a new function `name`: f has
-/// a single-block body and lives in a module where `name` is free, and
-/// every `wrt` index names a distinct float tensor argument. Sets
-/// `arguments` to the differentiated argument indices: `wrt`, or every
-/// float argument when `wrt` is empty. Errors are diagnostics at f.
-LogicalResult checkDerivationRequest(func::FuncOp f, ArrayRef<unsigned> wrt,
-                                     StringRef name,
-                                     SmallVectorImpl<unsigned> &arguments);
+/// Checks that a new function `name` can be derived from `f`: f has a
+/// single-block body and lives in a module where `name` is free. Errors
+/// are diagnostics at f, "cannot <verb> @f: ...".
+LogicalResult checkDerivable(func::FuncOp f, StringRef name, StringRef verb);
 
 /// A clone of `f` named `name`, inserted right after it, whose func.calls
 /// of functions with a body are replaced by the callees' bodies (nested
@@ -40,8 +36,7 @@ LogicalResult checkDerivationRequest(func::FuncOp f, ArrayRef<unsigned> wrt,
 /// deep (recursion).
 FailureOr<func::FuncOp> cloneForDerivation(func::FuncOp f, StringRef name);
 
-} // namespace autodiff
 } // namespace kiln
 } // namespace mlir
 
-#endif // KILN_PASSES_AUTODIFF_DERIVATION_H
+#endif // KILN_PASSES_COMMON_DERIVATION_H

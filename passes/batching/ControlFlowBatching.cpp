@@ -1,0 +1,324 @@
+//===- ControlFlowBatching.cpp - kiln.cond, kiln.for, kiln.while under vmap ===//
+//
+// The regions are batched in place: a region argument whose value carries
+// the batch becomes a batched argument, the region's ops are swept like
+// the function body, and its terminator yields batched values where the
+// op's result carries the batch.
+//
+//  kiln.cond, unbatched predicate: every lane takes the same branch; the
+//      cond is rebuilt with the batched inputs, and a result is batched if
+//      either branch yields a batched value there (the other branch's
+//      value is broadcast).
+//  kiln.cond, batched predicate: lanes differ, so both branches run (they
+//      are inlined after the op and batched) and each result is a lane by
+//      lane select, as JAX does.
+//  kiln.for: the carried values that carry the batch, to a fixed point (a
+//      value the body makes batched is batched from the first iteration),
+//      become batched carried values.
+//  kiln.while, unbatched predicate: as kiln.for.
+//  kiln.while, batched predicate: the loop runs while the predicate holds
+//      in any lane. Every carried value the body changes is batched, and
+//      the body (which recomputes each lane's predicate first) keeps the
+//      old value in the lanes whose predicate fails, so each lane ends
+//      with its own trip count's values.
+//
+// Which carried values carry the batch is decided before the body is
+// rewritten, by propagating "batched" through the body's ops (an op with
+// a batched operand has batched results); the rewrite then follows it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Batching.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::batching;
+
+/// Marks the results of `block`'s ops that read a marked value, in order.
+static void propagateBatched(Block &block, llvm::DenseSet<Value> &batched) {
+  for (Operation &op : block.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value operand) { return batched.contains(operand); }))
+      for (Value result : op.getResults())
+        batched.insert(result);
+}
+
+/// The carried values (positions) that carry the batch through `body`,
+/// whose carried value k is argument k + `firstCarried`, starting from
+/// `initial`.
+static SmallVector<bool> batchedCarried(Block &body, unsigned firstCarried,
+                                        SmallVector<bool> initial) {
+  Operation *yield = body.getTerminator();
+  bool changed = true;
+  while (changed) {
+    llvm::DenseSet<Value> batched;
+    for (auto [k, is] : llvm::enumerate(initial))
+      if (is)
+        batched.insert(body.getArgument(firstCarried + k));
+    propagateBatched(body, batched);
+    changed = false;
+    for (auto [k, value] : llvm::enumerate(yield->getOperands()))
+      if (!initial[k] && batched.contains(value))
+        initial[k] = changed = true;
+  }
+  return initial;
+}
+
+/// Batches block arguments `firstArg + k` for the marked k.
+static void batchArguments(Batch &batch, Block &block, unsigned firstArg,
+                           ArrayRef<bool> marked, Location loc) {
+  SmallVector<BlockArgument> args;
+  for (auto [k, is] : llvm::enumerate(marked))
+    if (is)
+      args.push_back(block.getArgument(firstArg + k));
+  for (BlockArgument arg : args)
+    batch.batchArgument(block, arg.getArgNumber(), loc);
+}
+
+/// Rewrites `block`'s terminator to yield, at the marked positions, the
+/// batched counterpart of its value (broadcast if it has none), or
+/// `transform` of it where given.
+static void yieldBatched(
+    Batch &batch, Block &block, ArrayRef<bool> marked,
+    function_ref<Value(OpBuilder &, unsigned, Value)> transform = nullptr) {
+  Operation *yield = block.getTerminator();
+  OpBuilder before(yield);
+  SmallVector<Value> values(yield->getOperands());
+  for (auto [k, is] : llvm::enumerate(marked)) {
+    if (!is)
+      continue;
+    Value value = batch.materialize(before, yield->getLoc(), values[k]);
+    values[k] = transform ? transform(before, k, value) : value;
+  }
+  yield->setOperands(values);
+}
+
+/// Points the uses of `op`'s unbatched results at `rebuilt`'s and records
+/// the batched ones' counterparts.
+static void takeResults(RuleContext &context, Operation *op,
+                        Operation *rebuilt, ArrayRef<bool> marked) {
+  for (auto [k, is] : llvm::enumerate(marked)) {
+    if (is)
+      context.setResult(k, rebuilt->getResult(k));
+    else
+      op->getResult(k).replaceAllUsesWith(rebuilt->getResult(k));
+  }
+}
+
+/// `pred` ([B] i1) spread over `like`'s [B, ...] shape.
+static Value spreadLanes(OpBuilder &b, Location loc, Value pred, Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  if (type.getRank() == 1)
+    return pred;
+  return b.create<BroadcastInDimOp>(
+      loc, RankedTensorType::get(type.getShape(), b.getI1Type()), pred,
+      SmallVector<int64_t>{0});
+}
+
+LogicalResult batching::batchCond(Operation *operation, RuleContext &context) {
+  auto op = cast<CondOp>(operation);
+  Batch &batch = context.getBatch();
+  Location loc = op.getLoc();
+  OpBuilder &b = context.getBuilder();
+  unsigned numResults = op.getNumResults();
+
+  if (Value pred = context.batched(0)) {
+    // Both branches inlined after the op, batched, and selected.
+    SmallVector<SmallVector<Value>> branchResults;
+    for (Region *region : {&op.getThenRegion(), &op.getElseRegion()}) {
+      Block &block = region->front();
+      IRMapping map;
+      map.map(block.getArguments(), op.getInputs());
+      SmallVector<Operation *> cloned;
+      for (Operation &inner : block.without_terminator())
+        cloned.push_back(b.clone(inner, map));
+      for (Operation *inner : cloned)
+        if (failed(batch.sweepOp(*inner)))
+          return failure();
+      SmallVector<Value> results;
+      for (Value value : block.getTerminator()->getOperands())
+        results.push_back(map.lookupOrDefault(value));
+      branchResults.push_back(results);
+    }
+    for (unsigned k = 0; k < numResults; ++k) {
+      Value onTrue = batch.materialize(b, loc, branchResults[0][k]);
+      Value onFalse = batch.materialize(b, loc, branchResults[1][k]);
+      context.setResult(k, b.create<SelectOp>(
+                               loc, spreadLanes(b, loc, pred, onTrue), onTrue,
+                               onFalse));
+    }
+    return success();
+  }
+
+  // One branch for every lane: batch the branches in place.
+  SmallVector<bool> batchedInputs;
+  SmallVector<Value> inputs;
+  for (auto [k, input] : llvm::enumerate(op.getInputs())) {
+    Value counterpart = context.batched(1 + k);
+    batchedInputs.push_back(static_cast<bool>(counterpart));
+    inputs.push_back(counterpart ? counterpart : input);
+  }
+  SmallVector<bool> batchedResults(numResults, false);
+  for (Region *region : {&op.getThenRegion(), &op.getElseRegion()}) {
+    Block &block = region->front();
+    llvm::DenseSet<Value> marked;
+    for (auto [k, is] : llvm::enumerate(batchedInputs))
+      if (is)
+        marked.insert(block.getArgument(k));
+    propagateBatched(block, marked);
+    for (auto [k, value] : llvm::enumerate(block.getTerminator()->getOperands()))
+      if (marked.contains(value))
+        batchedResults[k] = true;
+  }
+  for (Region *region : {&op.getThenRegion(), &op.getElseRegion()}) {
+    Block &block = region->front();
+    batchArguments(batch, block, 0, batchedInputs, loc);
+    if (failed(batch.sweepBlock(block)))
+      return failure();
+    yieldBatched(batch, block, batchedResults);
+    batch.finishBlock(block);
+  }
+  SmallVector<Type> types;
+  for (auto [k, type] : llvm::enumerate(op.getResultTypes()))
+    types.push_back(batchedResults[k] ? batchedType(type, batch.size())
+                                      : type);
+  auto rebuilt = b.create<CondOp>(loc, types, op.getPred(), inputs);
+  rebuilt->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rebuilt.getThenRegion().takeBody(op.getThenRegion());
+  rebuilt.getElseRegion().takeBody(op.getElseRegion());
+  takeResults(context, op, rebuilt, batchedResults);
+  return success();
+}
+
+/// The inits of a loop whose marked carried values are batched.
+static SmallVector<Value> loopInits(RuleContext &context, ValueRange inits,
+                                    ArrayRef<bool> marked) {
+  SmallVector<Value> values;
+  for (auto [k, init] : llvm::enumerate(inits))
+    values.push_back(marked[k] ? context.getBatch().materialize(
+                                     context.getBuilder(), context.getLoc(),
+                                     init)
+                               : init);
+  return values;
+}
+
+LogicalResult batching::batchFor(Operation *operation, RuleContext &context) {
+  auto op = cast<ForOp>(operation);
+  Batch &batch = context.getBatch();
+  Location loc = op.getLoc();
+  SmallVector<bool> initial;
+  for (unsigned k = 0; k < op.getInits().size(); ++k)
+    initial.push_back(static_cast<bool>(context.batched(k)));
+  // Argument 0 is the iteration index; carried value k is argument k + 1.
+  SmallVector<bool> marked =
+      batchedCarried(op.getBodyRegion().front(), 1, initial);
+
+  auto loop = context.getBuilder().create<ForOp>(
+      loc, loopInits(context, op.getInits(), marked), op.getTripCount());
+  loop->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  loop.getBodyRegion().takeBody(op.getBodyRegion());
+  Block &body = loop.getBodyRegion().front();
+  batchArguments(batch, body, 1, marked, loc);
+  if (failed(batch.sweepBlock(body)))
+    return failure();
+  yieldBatched(batch, body, marked);
+  batch.finishBlock(body);
+  takeResults(context, op, loop, marked);
+  return success();
+}
+
+LogicalResult batching::batchWhile(Operation *operation, RuleContext &context) {
+  auto op = cast<WhileOp>(operation);
+  Batch &batch = context.getBatch();
+  Location loc = op.getLoc();
+  OpBuilder &b = context.getBuilder();
+  unsigned numCarried = op.getInits().size();
+  SmallVector<bool> initial;
+  for (unsigned k = 0; k < numCarried; ++k)
+    initial.push_back(static_cast<bool>(context.batched(k)));
+  Block &oldBody = op.getBodyRegion().front();
+  Block &oldCond = op.getCondRegion().front();
+  SmallVector<bool> marked = batchedCarried(oldBody, 0, initial);
+
+  // Is the predicate batched?
+  llvm::DenseSet<Value> inCond;
+  for (auto [k, is] : llvm::enumerate(marked))
+    if (is)
+      inCond.insert(oldCond.getArgument(k));
+  propagateBatched(oldCond, inCond);
+  bool lanesDiffer = inCond.contains(oldCond.getTerminator()->getOperand(0));
+  if (lanesDiffer) {
+    // Lanes stop at different trips: every carried value the body changes
+    // is per lane.
+    Operation *yield = oldBody.getTerminator();
+    for (unsigned k = 0; k < numCarried; ++k)
+      if (yield->getOperand(k) != oldBody.getArgument(k))
+        marked[k] = true;
+    marked = batchedCarried(oldBody, 0, marked);
+  }
+
+  auto loop = b.create<WhileOp>(loc, loopInits(context, op.getInits(),
+                                               marked));
+  loop->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  loop.getCondRegion().takeBody(op.getCondRegion());
+  loop.getBodyRegion().takeBody(op.getBodyRegion());
+  Block &cond = loop.getCondRegion().front();
+  Block &body = loop.getBodyRegion().front();
+
+  batchArguments(batch, cond, 0, marked, loc);
+  if (failed(batch.sweepBlock(cond)))
+    return failure();
+  Operation *condYield = cond.getTerminator();
+  Value lanePred = batch.lookup(condYield->getOperand(0));
+  if (lanesDiffer) {
+    // Go on while any lane goes on.
+    OpBuilder before(condYield);
+    auto i32 = RankedTensorType::get({batch.size()}, before.getI32Type());
+    Value asInt = before.create<CastOp>(loc, i32, lanePred);
+    Value any = before.create<ReduceMaxOp>(loc, asInt,
+                                           SmallVector<int64_t>{0});
+    Value zero = before.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 RankedTensorType::get({}, before.getI32Type()),
+                 before.getI32IntegerAttr(0)));
+    condYield->setOperand(
+        0, before.create<CompareOp>(loc, CompareDirection::ne, any, zero));
+  }
+  batch.finishBlock(cond);
+
+  SmallVector<Value> carried(body.getArguments());
+  batchArguments(batch, body, 0, marked, loc);
+  Value bodyPred;
+  if (lanesDiffer) {
+    // Each lane's predicate, recomputed at the top of the body from the
+    // carried values (the cond region, already batched, cloned).
+    OpBuilder top = OpBuilder::atBlockBegin(&body);
+    IRMapping map;
+    for (unsigned k = 0; k < numCarried; ++k) {
+      Value counterpart = batch.lookup(carried[k]);
+      map.map(cond.getArgument(k), counterpart ? counterpart : carried[k]);
+    }
+    for (Operation &inner : cond.without_terminator())
+      top.clone(inner, map);
+    bodyPred = map.lookupOrDefault(lanePred);
+  }
+  if (failed(batch.sweepBlock(body)))
+    return failure();
+  if (lanesDiffer) {
+    yieldBatched(batch, body, marked,
+                 [&](OpBuilder &at, unsigned k, Value next) -> Value {
+                   Value old = batch.materialize(at, loc, carried[k]);
+                   return at.create<SelectOp>(
+                       loc, spreadLanes(at, loc, bodyPred, next), next, old);
+                 });
+  } else {
+    yieldBatched(batch, body, marked);
+  }
+  batch.finishBlock(body);
+  takeResults(context, op, loop, marked);
+  return success();
+}
