@@ -19,6 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Derive.h"
+
 #include "kiln/Grad.h"
 #include "kiln/Passes/Autodiff.h"
 #include "kiln/Tracer/Inline.h"
@@ -46,6 +48,34 @@ const char *gradKindName(GradKind kind) {
     return "kiln::jvp";
   }
   return "kiln::grad";
+}
+
+mlir::func::FuncOp
+deriveInCopy(const TracedFunction &primal, const std::string &failure,
+             llvm::function_ref<mlir::FailureOr<mlir::func::FuncOp>(
+                 mlir::func::FuncOp)>
+                 build,
+             mlir::OwningOpRef<mlir::ModuleOp> &holder, SourceLoc loc) {
+  std::string messages;
+  mlir::ScopedDiagnosticHandler handler(
+      primal.context(),
+      [&, thread = std::this_thread::get_id()](mlir::Diagnostic &diag) {
+        if (std::this_thread::get_id() != thread)
+          return mlir::failure();
+        if (!messages.empty())
+          messages += "\n";
+        llvm::raw_string_ostream os(messages);
+        os << diag.getLocation() << ": " << diag.str();
+        for (const mlir::Diagnostic &note : diag.getNotes())
+          os << "\nnote: " << note.str();
+        return mlir::success();
+      });
+  holder = primal.module().clone();
+  auto function = holder->lookupSymbol<mlir::func::FuncOp>(primal.name());
+  mlir::FailureOr<mlir::func::FuncOp> derived = build(function);
+  if (mlir::failed(derived))
+    fail(loc, failure + ": " + messages);
+  return *derived;
 }
 
 namespace {
@@ -142,34 +172,19 @@ mlir::func::FuncOp derive(const TracedFunction &primal, GradKind kind,
                           const std::vector<int> &argnums,
                           mlir::OwningOpRef<mlir::ModuleOp> &holder,
                           SourceLoc loc) {
-  std::string what = gradKindName(kind);
-  std::string messages;
-  mlir::ScopedDiagnosticHandler handler(
-      primal.context(),
-      [&, thread = std::this_thread::get_id()](mlir::Diagnostic &diag) {
-        if (std::this_thread::get_id() != thread)
-          return mlir::failure();
-        if (!messages.empty())
-          messages += "\n";
-        llvm::raw_string_ostream os(messages);
-        os << diag.getLocation() << ": " << diag.str();
-        for (const mlir::Diagnostic &note : diag.getNotes())
-          os << "\nnote: " << note.str();
-        return mlir::success();
-      });
-
-  holder = primal.module().clone();
-  auto function = holder->lookupSymbol<mlir::func::FuncOp>(primal.name());
   llvm::SmallVector<unsigned> wrt(argnums.begin(), argnums.end());
-  mlir::FailureOr<mlir::func::FuncOp> derived =
-      kind == GradKind::Jvp   ? mlir::kiln::buildJvp(function, wrt, "derived")
-      : kind == GradKind::Vjp ? mlir::kiln::buildGradient(function, wrt,
-                                                          "derived")
-                              : mlir::kiln::buildValueAndGradient(
-                                    function, wrt, "derived");
-  if (mlir::failed(derived))
-    fail(loc, what + " could not differentiate the function: " + messages);
-  return *derived;
+  return deriveInCopy(
+      primal, std::string(gradKindName(kind)) +
+                  " could not differentiate the function",
+      [&](mlir::func::FuncOp function) {
+        return kind == GradKind::Jvp
+                   ? mlir::kiln::buildJvp(function, wrt, "derived")
+               : kind == GradKind::Vjp
+                   ? mlir::kiln::buildGradient(function, wrt, "derived")
+                   : mlir::kiln::buildValueAndGradient(function, wrt,
+                                                       "derived");
+      },
+      holder, loc);
 }
 
 } // namespace

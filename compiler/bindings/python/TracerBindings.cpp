@@ -526,6 +526,15 @@ void kiln::python::bindTracer(py::module_ &m) {
     return py::make_tuple(toList(result.carry), toList(result.ys));
   });
 
+  // kiln::vmap: one axis per argument (None: not mapped) and one per
+  // output, or a single one for every output.
+  m.def("vmap", [](py::function fn, BatchAxes inAxes, BatchAxes outAxes,
+                   py::handle args) {
+    SourceLoc loc = callerLocation();
+    VmapFunction transform(regionFn(fn), std::move(inAxes),
+                           std::move(outAxes), loc);
+    return toList(transform(toTensors(args, loc)));
+  });
   // Transforms: kind 0 grad, 1 value_and_grad, 2 vjp, 3 jvp
   // (kiln::GradKind); `second` holds vjp's cotangents or jvp's tangents.
   m.def("transform", [](int kind, py::function fn, std::vector<int> argnums,

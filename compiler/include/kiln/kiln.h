@@ -25,6 +25,7 @@
 #define KILN_KILN_H
 
 #include "kiln/Grad.h"
+#include "kiln/Vmap.h"
 #include "kiln/Tracer/Collectives.h"
 #include "kiln/Tracer/ControlFlow.h"
 #include "kiln/Tracer/DType.h"

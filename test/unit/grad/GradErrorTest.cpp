@@ -1,6 +1,7 @@
 //===- GradErrorTest.cpp - Mistakes in using kiln::grad are TraceErrors ---===//
 
 #include "kiln/Grad.h"
+#include "kiln/Vmap.h"
 #include "kiln/kiln.h"
 
 #include <gtest/gtest.h>
@@ -127,6 +128,35 @@ TEST(GradError, JvpChecksTangents) {
     return jvp(f)({w, x});
   });
   EXPECT_NE(m.find("called with two lists, (primals, tangents)"),
+            std::string::npos)
+      << m;
+}
+
+TEST(GradError, VmapChecksAxesAndSizes) {
+  auto f = [](const Tensor &w, const Tensor &x) { return w * x; };
+  std::string m = traceError([&](const Tensor &w, const Tensor &x) {
+    return vmap(f, {0, 1})({w, x});
+  });
+  EXPECT_NE(m.find("kiln::vmap: in axis 1 of argument 1 (shape [3]) is out "
+                   "of range"),
+            std::string::npos)
+      << m;
+  m = traceError([&](const Tensor &w, const Tensor &x) {
+    return vmap(f, {std::nullopt, std::nullopt})({w, x});
+  });
+  EXPECT_NE(m.find("no argument is mapped"), std::string::npos) << m;
+  m = traceError([&](const Tensor &w, const Tensor &x) {
+    return vmap(f, {0})({w, x});
+  });
+  EXPECT_NE(m.find("kiln::vmap: 1 in axes for 2 arguments"),
+            std::string::npos)
+      << m;
+  m = traceError([&](const Tensor &w, const Tensor &x) {
+    return vmap([](const Tensor &a) {
+      return all_reduce(a, Reduction::Sum, ReplicaGroups({{0, 1}}));
+    })({w});
+  });
+  EXPECT_NE(m.find("cannot be batched: there is no batching rule"),
             std::string::npos)
       << m;
 }

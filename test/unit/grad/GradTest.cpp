@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Jit.h"
+#include "kiln/Vmap.h"
 
 #include <gtest/gtest.h>
 
@@ -394,6 +395,29 @@ TEST(Grad, HessianVectorProductIsForwardOverReverse) {
   for (int i = 0; i < 5; ++i) {
     EXPECT_NEAR(out[0].at(i), 4 * std::pow(w.at(i), 3), 1e-12);
     EXPECT_NEAR(out[1].at(i), 12 * w.at(i) * w.at(i) * v.at(i), 1e-12);
+  }
+}
+
+TEST(Grad, PerExampleGradientsWithVmap) {
+  // d/dw sum(tanh(x w)) for each row x of xs: (1 - tanh^2(x w)) x, one
+  // row per example, from one batched function.
+  auto loss = [](const Tensor &w, const Tensor &x) {
+    return sum(tanh(matmul(x, w)));
+  };
+  JitFunction perExample = jit("per_example", [&](const Tensors &a) {
+    return vmap(grad(loss, {0}), {std::nullopt, 0})({a[0], a[1]});
+  });
+  Array w = randomF64({3, 1}, 31), xs = randomF64({4, 1, 3}, 32);
+  std::vector<Array> out = perExample({w, xs});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].shape(), (Shape{4, 3, 1}));
+  for (int b = 0; b < 4; ++b) {
+    double z = 0;
+    for (int k = 0; k < 3; ++k)
+      z += xs.at(b * 3 + k) * w.at(k);
+    double slope = 1 - std::tanh(z) * std::tanh(z);
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(out[0].at(b * 3 + k), slope * xs.at(b * 3 + k), 1e-12);
   }
 }
 

@@ -1,0 +1,181 @@
+"""kiln.vmap, and the Jacobians and Hessian built from it with jvp and vjp
+(kiln.jacfwd, kiln.jacrev, kiln.hessian), with JAX's signatures.
+
+kiln.vmap hands the function to the C++ transform (kiln/Vmap.h): it is
+traced on one example, its batched form is derived by the batching pass
+(products over all the examples' rows, batched products, per-lane indices,
+cond as a select, while until every lane is done) and inlined into the
+enclosing trace. This layer maps pytrees of axes (in_axes and out_axes as
+prefixes of the arguments' and outputs' structures) onto the flat lists the
+C++ side takes. Outside a trace a vmapped function is compiled with
+kiln.jit and run on concrete arrays.
+"""
+
+import numpy as np
+
+from . import _core, _kiln
+from ._core import fail, flat_function, flat_tensors
+
+
+def _prefix(axes, treedef, what):
+    """One axis per leaf of `treedef`, from `axes`: an int or None for the
+    whole subtree, or a tree of the same structure (a prefix of it)."""
+    if axes is None or isinstance(axes, (int, np.integer)):
+        return [None if axes is None else int(axes)] * treedef.num_leaves
+    kind = treedef.kind
+    if kind == "dict" and isinstance(axes, dict):
+        if sorted(axes) != sorted(treedef.meta):
+            fail(f"kiln.vmap: {what} has keys {sorted(axes)} where the "
+                 f"value has {sorted(treedef.meta)}", ValueError)
+        return [a for key, child in zip(treedef.meta, treedef.children)
+                for a in _prefix(axes[key], child, what)]
+    if kind in ("tuple", "list", "namedtuple") and \
+            isinstance(axes, (tuple, list)):
+        if len(axes) != len(treedef.children):
+            fail(f"kiln.vmap: {what} has {len(axes)} entries where the value "
+                 f"has {len(treedef.children)}", ValueError)
+        return [a for axis, child in zip(axes, treedef.children)
+                for a in _prefix(axis, child, what)]
+    fail(f"kiln.vmap: {what} {axes!r} does not match the structure "
+         f"{treedef!r}", ValueError)
+
+
+def _normalized(axis, rank):
+    return None if axis is None else (axis + rank if axis < 0 else axis)
+
+
+class _Vmapped:
+    def __init__(self, fun, in_axes, out_axes):
+        self._fun, self._in_axes, self._out_axes = fun, in_axes, out_axes
+        self._jitted = None
+        self.__name__ = "vmap_" + getattr(fun, "__name__", "fn")
+        self.__wrapped__ = fun
+
+    def __call__(self, *args):
+        if not _kiln.is_tracing():
+            if self._jitted is None:
+                from ._jit import jit
+                self._jitted = jit(self, name=self.__name__)
+            return self._jitted(*args)
+        leaves, in_def = flat_tensors(args)
+        in_axes = self._in_axes
+        if isinstance(in_axes, list):
+            in_axes = tuple(in_axes)
+        if not (in_axes is None or isinstance(in_axes, (int, tuple))):
+            fail("kiln.vmap: in_axes must be an int, None or a tuple with "
+                 "one entry per argument", TypeError)
+        flat_in = _prefix(in_axes, in_def, "in_axes")
+        flat_in = [_normalized(a, len(leaf.shape) if hasattr(leaf, "shape")
+                               else 0) for a, leaf in zip(flat_in, leaves)]
+        out_defs = []
+        flat = flat_function(self._fun, in_def, out_defs)
+        out_axes = self._out_axes
+        if out_axes is None or isinstance(out_axes, (int, np.integer)):
+            flat_out = [None if out_axes is None else int(out_axes)]
+        else:
+            flat_out = _prefix(out_axes, self._probe(flat, leaves, flat_in,
+                                                     out_defs), "out_axes")
+        results = _kiln.vmap(flat, flat_in, flat_out, leaves)
+        return out_defs[-1].unflatten(results)
+
+    @staticmethod
+    def _probe(flat, leaves, flat_in, out_defs):
+        """The output structure, from a trace of one example."""
+        specs = []
+        for i, (leaf, axis) in enumerate(zip(leaves, flat_in)):
+            shape = list(leaf.shape)
+            if axis is not None:
+                del shape[axis]
+            specs.append((leaf.dtype_code, shape, f"a{i}"))
+        _kiln.trace("probe", specs, flat, capture=True)
+        return out_defs[-1]
+
+
+def vmap(fun, in_axes=0, out_axes=0):
+    """The batched form of `fun`, as jax.vmap: each argument carries a batch
+    at dim in_axes (an int for all, None for an argument shared by every
+    example, or a tuple with one entry per argument, each a prefix of that
+    argument's structure); each output carries it at out_axes (likewise a
+    prefix of the output's structure; None for an output that does not
+    depend on the batch). Lane b is fun on lane b of the mapped arguments.
+    Composes with grad, jvp, jit and itself: vmap(grad(loss), in_axes=(None,
+    0, 0)) gives per-example gradients as batched products."""
+    return _Vmapped(fun, in_axes, out_axes)
+
+
+def _argnum_tuple(argnums):
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def _basis(x):
+    """The identity as a batch of tangents for x: [n, *x.shape]."""
+    from . import numpy as knp
+    x = _core.as_tensor(x)
+    n = int(np.prod(x.shape, dtype=np.int64))
+    eye = knp.eye(n, dtype=_core.dtype_of(x))
+    return knp.reshape(eye, (n,) + tuple(x.shape)), n
+
+
+def jacfwd(fun, argnums=0):
+    """The Jacobian of `fun` by forward mode, as jax.jacfwd: one jvp per
+    input element, batched with vmap. For an output of shape S and an
+    input of shape T the Jacobian has shape S + T. argnums: an int, or a
+    tuple for a tuple of Jacobians. Array arguments and outputs (no
+    pytrees)."""
+    from . import numpy as knp
+    nums = _argnum_tuple(argnums)
+
+    def jacobian(*args):
+        args = tuple(_core.as_tensor(a) for a in args)
+        jacobians = []
+        for n in nums:
+            basis, _ = _basis(args[n])
+
+            def pushforward(t, n=n):
+                tangents = tuple(t if i == n else knp.zeros_like(a)
+                                 for i, a in enumerate(args))
+                from ._grad import jvp
+                return jvp(fun, args, tangents)[1]
+
+            columns = vmap(pushforward)(basis)    # [count, *out]
+            moved = knp.moveaxis(columns, 0, -1)  # [*out, count]
+            jacobians.append(knp.reshape(
+                moved, tuple(columns.shape[1:]) + tuple(args[n].shape)))
+        return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)
+    return _jit_outside(jacobian, "jacfwd")
+
+
+def jacrev(fun, argnums=0):
+    """The Jacobian of `fun` by reverse mode, as jax.jacrev: one vjp per
+    output element, batched with vmap. Shapes as jacfwd."""
+    from . import numpy as knp
+    from ._grad import vjp
+    nums = _argnum_tuple(argnums)
+
+    def jacobian(*args):
+        args = tuple(_core.as_tensor(a) for a in args)
+        out, pullback = vjp(fun, *args)
+        basis, _ = _basis(out)
+        rows = vmap(lambda c: tuple(pullback(c)[n] for n in nums))(basis)
+        jacobians = tuple(knp.reshape(r, tuple(out.shape) +
+                                      tuple(args[n].shape))
+                          for r, n in zip(rows, nums))
+        return jacobians[0] if isinstance(argnums, int) else jacobians
+    return _jit_outside(jacobian, "jacrev")
+
+
+def hessian(fun, argnums=0):
+    """The Hessian of a scalar `fun`, as jax.hessian: jacfwd of jacrev
+    (forward over reverse)."""
+    return jacfwd(jacrev(fun, argnums), argnums)
+
+
+def _jit_outside(fn, name):
+    """fn, compiled with kiln.jit when called outside a trace."""
+    from ._jit import jit
+    compiled = jit(fn, name=name)
+
+    def call(*args):
+        return fn(*args) if _kiln.is_tracing() else compiled(*args)
+    call.__name__ = name
+    return call
