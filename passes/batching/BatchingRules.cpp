@@ -12,8 +12,10 @@
 //    untouched (a window of 1, no padding, stride 1).
 //  - matmul: a batched lhs against an unbatched rhs is one product with
 //    B*M rows; an unbatched lhs against a batched rhs one with B*N columns;
-//    both batched, a batched product. So a per-example gradient of a dense
-//    layer becomes the GEMMs a hand-batched version would run.
+//    both batched, a batched product, or, for a contraction of one element
+//    (a per-example weight gradient x^T dy), a broadcast multiply. So a
+//    per-example gradient of a dense layer becomes what a hand-batched
+//    version would run.
 //  - conv: a batched input folds the batch into N; a batched weight
 //    becomes B times the groups (the input's batch moved into channels).
 //  - gather, scatter_add and the dynamic slices: per-lane indices are
@@ -317,6 +319,19 @@ static LogicalResult batchMatmul(Operation *op, RuleContext &context) {
     return success();
   }
   if (lhsShape.size() == 2) {
+    if (lhsShape[1] == 1 && !resultElement) {
+      // A contraction of one element is an outer product per lane (a
+      // per-example weight gradient x^T dy): a broadcast multiply, which
+      // fuses with its neighbours, rather than B products of k = 1.
+      auto outType =
+          RankedTensorType::get(batchedOut, matmul.getType().getElementType());
+      // [B, M, 1] and [B, 1, N] stretched along their size-1 dims.
+      SmallVector<int64_t> same{0, 1, 2};
+      Value column = e.b.create<BroadcastInDimOp>(e.loc, outType, lhs, same);
+      Value row = e.b.create<BroadcastInDimOp>(e.loc, outType, rhs, same);
+      context.setResult(0, e.b.create<MulOp>(e.loc, column, row));
+      return success();
+    }
     context.setResult(0, product(lhs, rhs));
     return success();
   }
