@@ -47,20 +47,16 @@ if ARGS.quick:
     ARGS.rounds, ARGS.calls = 3, 2
 
 # One thread for both systems, before either starts a pool.
-_cpus = sorted(os.sched_getaffinity(0))
-os.sched_setaffinity(0, _cpus[:1])
-os.environ["OMP_NUM_THREADS"] = "1"
-os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false "
-                           "intra_op_parallelism_threads=1")
+sys.path.insert(0, HERE)
+import machine  # noqa: E402
+
+machine.pin_threads(1)
 STARTED = datetime.datetime.now(datetime.timezone.utc)
 
 import numpy as np  # noqa: E402
 
 import kiln  # noqa: E402
 import kiln.numpy as knp  # noqa: E402
-
-sys.path.insert(0, HERE)
-import machine  # noqa: E402
 
 try:
     import jax  # noqa: E402

@@ -43,6 +43,21 @@ def measured_lines(started, script_path):
     ]
 
 
+def pin_threads(threads=1):
+    """Pins this process to its first `threads` CPUs and tells kiln
+    (OpenMP), BLAS and XLA to use that many threads. Call it before numpy,
+    kiln or jax start a thread pool."""
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(
+        os, "sched_getaffinity") else []
+    if cpus and threads <= len(cpus):
+        os.sched_setaffinity(0, cpus[:threads])
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    os.environ["XLA_FLAGS"] = (
+        "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        if threads == 1 else "--xla_cpu_multi_thread_eigen=true")
+
+
 def write_report(lines, markdown):
     """Prints the report and, with a path, writes it there too."""
     text = "\n".join(lines) + "\n"

@@ -84,21 +84,15 @@ def parse_args():
 ARGS = parse_args()
 
 # Threads and CPUs before anything starts a thread pool.
-_cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-if _cpus and ARGS.threads <= len(_cpus):
-    os.sched_setaffinity(0, _cpus[:ARGS.threads])
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ[_var] = str(ARGS.threads)
-os.environ["XLA_FLAGS"] = (
-    "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    if ARGS.threads == 1 else "--xla_cpu_multi_thread_eigen=true")
+sys.path.insert(0, HERE)
+import machine  # noqa: E402
+
+machine.pin_threads(ARGS.threads)
 LOAD_START = os.getloadavg()
 DATE_START = datetime.datetime.now(datetime.timezone.utc)
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, HERE)
-import machine  # noqa: E402
 try:
     import kiln  # noqa: E402
 except ImportError:

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Differentiator.h"
+#include "RuleBuilder.h"
 #include "Rules.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -30,16 +31,6 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::autodiff;
 
 namespace {
-/// The attributes every grouped collective carries.
-struct Groups {
-  DenseI64ArrayAttr ranks;
-  IntegerAttr size;
-};
-
-template <typename OpTy>
-Groups groupsOf(OpTy op) {
-  return {op.getGroupsAttr(), op.getGroupSizeAttr()};
-}
 
 Value allReduce(OpBuilder &b, Location loc, Value x,
                 CollectiveReduction kind, Groups groups) {

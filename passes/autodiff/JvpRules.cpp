@@ -383,15 +383,6 @@ static LogicalResult jvpAttention(AttentionOp op, JvpContext &context) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct Groups {
-  DenseI64ArrayAttr ranks;
-  IntegerAttr size;
-};
-
-template <typename OpTy>
-Groups groupsOf(OpTy op) {
-  return {op.getGroupsAttr(), op.getGroupSizeAttr()};
-}
 
 CollectiveReductionAttr sumKind(OpBuilder &b) {
   return CollectiveReductionAttr::get(b.getContext(), CollectiveReduction::Sum);

@@ -127,6 +127,18 @@ inline Value sortedSourcePositions(RuleBuilder &r, SortOp op) {
                            r.splatLike(flat, stride)));
 }
 
+/// The attributes every grouped collective carries, for rules that build
+/// other collectives over the same groups.
+struct Groups {
+  DenseI64ArrayAttr ranks;
+  IntegerAttr size;
+};
+
+template <typename OpTy>
+Groups groupsOf(OpTy op) {
+  return {op.getGroupsAttr(), op.getGroupSizeAttr()};
+}
+
 } // namespace autodiff
 } // namespace kiln
 } // namespace mlir

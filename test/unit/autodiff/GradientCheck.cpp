@@ -174,6 +174,38 @@ randomInputs(mlir::func::FuncOp f, const std::map<unsigned, Domain> &domains,
   return inputs;
 }
 
+/// Checks one run of a derived function: its native results against the
+/// reference evaluator's (every float result), and its first `numResults`
+/// results, the primal ones, against `function` itself on `inputs`.
+/// Returns the largest native-vs-reference error.
+static double checkDerivedRun(GradientSuite &suite,
+                              const std::string &function,
+                              const std::vector<HostTensor> &inputs,
+                              unsigned numResults,
+                              const std::vector<HostTensor> &reference,
+                              const std::vector<HostTensor> &native) {
+  double largest = 0.0;
+  for (size_t r = 0; r < reference.size(); ++r) {
+    if (!reference[r].isFloat())
+      continue;
+    bool isF32 = reference[r].kind() == kiln::ElementKind::F32;
+    double limit = isF32 ? 1e-4 : 1e-9;
+    for (int64_t k = 0; k < reference[r].numElements(); ++k) {
+      double error = mixedError(native[r].f[k], reference[r].f[k]);
+      largest = std::max(largest, error);
+      EXPECT_LE(error, limit)
+          << "result #" << r << " element " << k << ": native "
+          << native[r].f[k] << ", reference " << reference[r].f[k];
+    }
+  }
+  std::vector<HostTensor> primal = suite.evaluate(function, inputs);
+  for (unsigned r = 0; r < numResults && r < primal.size(); ++r)
+    for (int64_t k = 0; k < primal[r].numElements(); ++k)
+      EXPECT_EQ(primal[r].getAsDouble(k), reference[r].getAsDouble(k))
+          << "primal result #" << r << " element " << k;
+  return largest;
+}
+
 /// <f(x), dy> over the float results, accumulated in double.
 static double pairing(const std::vector<HostTensor> &results,
                       const std::vector<HostTensor> &cotangents) {
@@ -221,26 +253,10 @@ GradientErrors kiln::autodiff_test::checkGradient(GradientSuite &suite,
                     << " (native) values";
       return errors;
     }
-    // Native against the evaluator, every result.
-    for (size_t r = 0; r < reference.size(); ++r) {
-      if (!reference[r].isFloat())
-        continue;
-      bool isF32 = reference[r].kind() == kiln::ElementKind::F32;
-      double limit = isF32 ? 1e-4 : 1e-9;
-      for (int64_t k = 0; k < reference[r].numElements(); ++k) {
-        double error = mixedError(native[r].f[k], reference[r].f[k]);
-        errors.nativeVsReference = std::max(errors.nativeVsReference, error);
-        EXPECT_LE(error, limit)
-            << "result #" << r << " element " << k << ": native "
-            << native[r].f[k] << ", reference " << reference[r].f[k];
-      }
-    }
-    // The forward results are f's.
-    std::vector<HostTensor> forward = suite.evaluate(check.function, inputs);
-    for (unsigned r = 0; r < numResults && r < forward.size(); ++r)
-      for (int64_t k = 0; k < forward[r].numElements(); ++k)
-        EXPECT_EQ(forward[r].getAsDouble(k), reference[r].getAsDouble(k))
-            << "forward result #" << r << " element " << k;
+    errors.nativeVsReference = std::max(
+        errors.nativeVsReference,
+        checkDerivedRun(suite, check.function, inputs, numResults, reference,
+                        native));
 
     // Each derivative against its central difference.
     for (auto [position, argument] : llvm::enumerate(check.wrt)) {
@@ -323,25 +339,10 @@ JvpErrors kiln::autodiff_test::checkJvp(GradientSuite &suite,
                     << " (native) values";
       return errors;
     }
-    for (size_t r = 0; r < reference.size(); ++r) {
-      if (!reference[r].isFloat())
-        continue;
-      bool isF32 = reference[r].kind() == kiln::ElementKind::F32;
-      double limit = isF32 ? 1e-4 : 1e-9;
-      for (int64_t k = 0; k < reference[r].numElements(); ++k) {
-        double error = mixedError(native[r].f[k], reference[r].f[k]);
-        errors.nativeVsReference = std::max(errors.nativeVsReference, error);
-        EXPECT_LE(error, limit)
-            << "result #" << r << " element " << k << ": native "
-            << native[r].f[k] << ", reference " << reference[r].f[k];
-      }
-    }
-    // The primal results are f's.
-    std::vector<HostTensor> forward = suite.evaluate(check.function, inputs);
-    for (unsigned r = 0; r < numResults && r < forward.size(); ++r)
-      for (int64_t k = 0; k < forward[r].numElements(); ++k)
-        EXPECT_EQ(forward[r].getAsDouble(k), reference[r].getAsDouble(k))
-            << "primal result #" << r << " element " << k;
+    errors.nativeVsReference = std::max(
+        errors.nativeVsReference,
+        checkDerivedRun(suite, check.function, inputs, numResults, reference,
+                        native));
 
     // J t against the central difference along t.
     std::vector<HostTensor> up = suite.evaluate(check.function, plus);
