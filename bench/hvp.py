@@ -31,26 +31,20 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--calls", type=int, default=10)
-    p.add_argument("--quick", action="store_true",
-                   help="3 rounds of 2 calls (a smoke run)")
-    p.add_argument("--markdown", default=None,
-                   help="also write the report to this file")
-    return p.parse_args()
-
-
-ARGS = parse_args()
-if ARGS.quick:
-    ARGS.rounds, ARGS.calls = 3, 2
-
 # One thread for both systems, before either starts a pool.
 sys.path.insert(0, HERE)
 import machine  # noqa: E402
 
 machine.pin_threads(1)
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    machine.add_timing_arguments(p)
+    return machine.finish_timing_arguments(p.parse_args())
+
+
+ARGS = parse_args()
 STARTED = datetime.datetime.now(datetime.timezone.utc)
 
 import numpy as np  # noqa: E402

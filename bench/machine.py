@@ -43,6 +43,24 @@ def measured_lines(started, script_path):
     ]
 
 
+def add_timing_arguments(parser, rounds=15, calls=10):
+    """--rounds, --calls, --quick and --markdown, as the benchmarks that
+    time interleaved rounds of calls take them; finish_timing_arguments
+    applies --quick after parsing."""
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--calls", type=int, default=calls)
+    parser.add_argument("--quick", action="store_true",
+                        help="3 rounds of 2 calls (a smoke run)")
+    parser.add_argument("--markdown", default=None,
+                        help="also write the report to this file")
+
+
+def finish_timing_arguments(args):
+    if args.quick:
+        args.rounds, args.calls = 3, 2
+    return args
+
+
 def pin_threads(threads=1):
     """Pins this process to its first `threads` CPUs and tells kiln
     (OpenMP), BLAS and XLA to use that many threads. Call it before numpy,

@@ -536,17 +536,25 @@ kiln::autodiff_test::buildCaseSuite(const std::vector<FunctionCase> &cases) {
   return std::make_unique<GradientSuite>(source, derivations);
 }
 
-void kiln::autodiff_test::checkCase(GradientSuite &suite,
-                                    const FunctionCase &c) {
-  ASSERT_EQ(suite.error(), "");
-  GradientCheck check;
+/// A GradientCheck or JvpCheck of case `c`: its function, every float
+/// argument, and the case's domains, step, tolerance and seeds.
+template <typename Check>
+static Check fromCase(GradientSuite &suite, const FunctionCase &c) {
+  Check check;
   check.function = c.name;
-  check.gradient = c.name + "_grad";
   check.wrt = floatArguments(suite.lookup(c.name));
   check.domains = c.domains;
   check.step = c.step;
   check.tolerance = c.tolerance;
   check.seeds = c.seeds;
+  return check;
+}
+
+void kiln::autodiff_test::checkCase(GradientSuite &suite,
+                                    const FunctionCase &c) {
+  ASSERT_EQ(suite.error(), "");
+  GradientCheck check = fromCase<GradientCheck>(suite, c);
+  check.gradient = c.name + "_grad";
   reportErrors(c.name, checkGradient(suite, check));
 }
 
@@ -573,14 +581,8 @@ void kiln::autodiff_test::checkVmapCase(GradientSuite &suite,
 void kiln::autodiff_test::checkJvpCase(GradientSuite &suite,
                                        const FunctionCase &c) {
   ASSERT_EQ(suite.error(), "");
-  JvpCheck check;
-  check.function = c.name;
+  JvpCheck check = fromCase<JvpCheck>(suite, c);
   check.jvp = c.name + "_jvp";
   check.gradient = c.name + "_grad";
-  check.wrt = floatArguments(suite.lookup(c.name));
-  check.domains = c.domains;
-  check.step = c.step;
-  check.tolerance = c.tolerance;
-  check.seeds = c.seeds;
   reportErrors(c.name, checkJvp(suite, check));
 }
