@@ -18,6 +18,7 @@
 #define KILN_PASSES_AUTODIFF_DIFFERENTIATOR_H
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/Passes/Autodiff.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -40,9 +41,6 @@ bool isDifferentiableType(Type type);
 /// stack if `type` is a stack type.
 Value buildZeros(OpBuilder &builder, Location loc, Type type);
 
-/// The attribute marking a loop whose enclosing loop's backward pass
-/// recomputes it rather than storing what it exports (Checkpointing.cpp).
-inline constexpr llvm::StringLiteral kRecomputeAttrName = "kiln.recompute";
 
 /// Splits the kiln.for and kiln.while loops of `block`, at any depth, into
 /// segments of `every` iterations whose enclosing loop stores only their

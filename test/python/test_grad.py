@@ -294,3 +294,33 @@ def test_jvp_errors(rng):
         kiln.jvp(lambda a: a["k"], ({"k": x},), ([x],))
     with pytest.raises(kiln.TraceError, match="tangent of input 0"):
         kiln.jvp(knp.sin, (x,), (np.ones(4),))
+
+
+def test_checkpoint_recomputes_in_the_backward_pass(rng):
+    w = rng.standard_normal((4, 4))
+    x = rng.standard_normal((3, 4))
+
+    def block(x, w):
+        h = knp.tanh(x @ w)
+        return knp.sin(h) * h
+
+    def loss(w, x, wrap):
+        f = wrap(block)
+        return knp.sum(f(f(x, w), w))
+
+    plain = kiln.jit(kiln.grad(lambda w, x: loss(w, x, lambda f: f)))
+    remat = kiln.jit(kiln.grad(lambda w, x: loss(w, x, kiln.checkpoint)))
+    np.testing.assert_allclose(remat(w, x), plain(w, x), rtol=1e-12)
+    check_grad(lambda w, x: loss(w, x, kiln.checkpoint), [w, x])
+    # The backward pass runs each block's forward computation again.
+    text = remat.lower(w, x).as_text()
+    assert text.count("kiln.tanh") == 2 * plain.lower(w, x).as_text().count(
+        "kiln.tanh")
+    assert "kiln.recompute" in text
+    # Without a gradient it is the function itself, pytrees included.
+    out = kiln.checkpoint(lambda p: {"y": block(p["x"], p["w"])})(
+        {"x": x, "w": w})
+    np.testing.assert_allclose(out["y"], np.sin(np.tanh(x @ w)) *
+                               np.tanh(x @ w), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="policy"):
+        kiln.checkpoint(block, policy=object())

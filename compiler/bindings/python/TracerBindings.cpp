@@ -526,6 +526,12 @@ void kiln::python::bindTracer(py::module_ &m) {
     return py::make_tuple(toList(result.carry), toList(result.ys));
   });
 
+  // kiln::checkpoint: fn recorded so that a gradient recomputes it.
+  m.def("checkpoint", [](py::function fn, py::handle args) {
+    SourceLoc loc = callerLocation();
+    CheckpointFunction transform(regionFn(fn), loc);
+    return toList(transform(toTensors(args, loc)));
+  });
   // kiln::vmap: one axis per argument (None: not mapped) and one per
   // output, or a single one for every output.
   m.def("vmap", [](py::function fn, BatchAxes inAxes, BatchAxes outAxes,

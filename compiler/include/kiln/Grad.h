@@ -149,6 +149,34 @@ GradFunction jvp(F &&fn, std::vector<int> argnums = {0},
                       std::move(argnums), loc);
 }
 
+/// A function whose intermediate values an enclosing gradient recomputes
+/// instead of storing (jax.checkpoint). Callable with `const kiln::Tensors
+/// &` while a trace is active.
+class CheckpointFunction {
+public:
+  CheckpointFunction(detail::RegionFn fn, SourceLoc loc);
+
+  /// Records fn on `args` in the active trace, wrapped so that the backward
+  /// pass of a gradient taken through it stores only `args` and recomputes
+  /// the rest: a one-trip kiln.for whose body is another, marked
+  /// kiln.recompute (the mechanism of buildGradient's checkpointEvery).
+  /// Throws TraceError outside a trace.
+  Tensors operator()(const Tensors &args) const;
+
+private:
+  detail::RegionFn fn;
+  SourceLoc loc;
+};
+
+/// `fn` with its activations rematerialized in the backward pass: memory
+/// of its inputs instead of its intermediate values, for one more forward
+/// run of it.
+template <typename F, detail::NotTraced<F> = 0>
+CheckpointFunction checkpoint(F &&fn, SourceLoc loc = SourceLoc::current()) {
+  return CheckpointFunction(detail::makeTracedFn(std::forward<F>(fn), loc),
+                            loc);
+}
+
 /// The same transforms applied to an already traced function; the result
 /// is a new traced function `<name>_grad`, `<name>_value_and_grad`,
 /// `<name>_vjp` or `<name>_jvp` in f's context. Gradient outputs are named

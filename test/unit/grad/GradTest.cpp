@@ -421,4 +421,20 @@ TEST(Grad, PerExampleGradientsWithVmap) {
   }
 }
 
+TEST(Grad, CheckpointRecomputesInTheBackwardPass) {
+  // d/dx sum(sin(x)^2) = 2 sin(x) cos(x), with sin recomputed.
+  auto f = [](const Tensor &x) { return sin(x) * sin(x); };
+  TracedFunction traced = trace("loss", {f64({5}, "x")}, [&](const Tensors &a) {
+    return Tensors{sum(checkpoint(f)({a[0]})[0])};
+  });
+  TracedFunction derived = grad(traced, {0});
+  std::string text = derived.str();
+  EXPECT_NE(text.find("kiln.recompute"), std::string::npos) << text;
+  Array x = randomF64({5}, 51);
+  std::vector<Array> out = compile(derived)({x});
+  for (int i = 0; i < 5; ++i)
+    EXPECT_NEAR(out[0].at(i), 2 * std::sin(x.at(i)) * std::cos(x.at(i)),
+                1e-12);
+}
+
 } // namespace

@@ -25,7 +25,7 @@ from . import numpy
 from . import _tensor  # noqa: F401  (numpy's operators on Tensor)
 from ._jit import jit, Lowered, Compiled
 from ._control import cond, while_loop, fori_loop, scan
-from ._grad import grad, jvp, value_and_grad, vjp
+from ._grad import grad, jvp, value_and_grad, vjp, checkpoint, remat
 from ._vmap import vmap, jacfwd, jacrev, hessian
 from ._tree import flatten as tree_flatten, tree_map, leaves as tree_leaves
 from . import lax
@@ -43,7 +43,7 @@ def is_tracing():
 
 
 __all__ = ["jit", "grad", "value_and_grad", "vjp", "jvp", "vmap", "jacfwd",
-           "jacrev", "hessian", "cond", "while_loop",
+           "jacrev", "hessian", "checkpoint", "remat", "cond", "while_loop",
            "fori_loop", "scan", "numpy", "nn", "optim", "Tensor", "TraceError",
            "ConcretizationError", "JitError", "Lowered", "Compiled",
            "tree_flatten", "tree_map", "tree_leaves", "is_tracing", "lax",

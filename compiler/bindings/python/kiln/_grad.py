@@ -1,4 +1,5 @@
-"""kiln.grad, kiln.value_and_grad, kiln.vjp and kiln.jvp over pytrees.
+"""kiln.grad, kiln.value_and_grad, kiln.vjp, kiln.jvp and kiln.checkpoint
+over pytrees.
 
 The C++ transforms (kiln/Grad.h) do the work: called inside a trace, they
 trace the function on fresh inputs, derive its reverse mode with the
@@ -211,3 +212,31 @@ def jvp(fun, primals, tangents):
     out_tangents = [next(derived) if _is_float(o) else knp.zeros_like(o)
                     for o in out_leaves]
     return out_def.unflatten(out_leaves), out_def.unflatten(out_tangents)
+
+
+def checkpoint(fun, prevent_cse=True, policy=None, static_argnums=()):
+    """`fun` with its intermediate values recomputed in the backward pass
+    of an enclosing gradient instead of stored, as jax.checkpoint (alias
+    kiln.remat): a gradient through it keeps only fun's inputs, for one
+    more forward run of fun. prevent_cse is accepted (kiln does not merge
+    the recomputation with the forward pass); policy and static_argnums are
+    not supported."""
+    if policy is not None or static_argnums:
+        fail("kiln.checkpoint: policy and static_argnums are not supported",
+             NotImplementedError)
+
+    def checkpointed(*args):
+        if not _kiln.is_tracing():
+            from ._jit import jit
+            return jit(checkpointed, name="checkpoint")(*args)
+        leaves, in_def = flat_tensors(args)
+        out_defs = []
+        flat = flat_function(fun, in_def, out_defs)
+        results = _kiln.checkpoint(flat, leaves)
+        return out_defs[-1].unflatten(results)
+    checkpointed.__name__ = "checkpoint_" + getattr(fun, "__name__", "fn")
+    checkpointed.__wrapped__ = fun
+    return checkpointed
+
+
+remat = checkpoint

@@ -20,6 +20,13 @@
 namespace mlir {
 namespace kiln {
 
+/// The attribute marking a kiln.for or kiln.while whose enclosing loop's
+/// backward pass recomputes it from its operands rather than storing what
+/// it exports (checkpointing: buildGradient's checkpointEvery, and
+/// kiln::checkpoint, which wraps a function in a one-trip loop marked so
+/// inside another).
+inline constexpr llvm::StringLiteral kRecomputeAttrName = "kiln.recompute";
+
 /// Derives the vector-Jacobian product of `f(x...) -> (y...)` and inserts it
 /// into f's module right after f:
 ///
