@@ -1,4 +1,5 @@
-"""kiln.lax (conv_general_dilated, conv_transpose, reduce_window) and the
+"""kiln.lax (conv_general_dilated, conv_transpose, reduce_window, the
+dynamic slices) and the
 CNN layers of kiln.nn (conv, pooling, batch norm, embedding, activations):
 against direct numpy computations everywhere, and against jax.lax / jax.nn
 (values, gradients and tangents) where jax is importable."""
@@ -134,6 +135,35 @@ def test_errors(rng):
         kiln.nn.max_pool(x, 7)
 
 
+def numpy_start(start, dim, size):
+    start = start + dim if start < 0 else start
+    return min(max(start, 0), dim - size)
+
+
+@pytest.mark.parametrize("starts", [(1, 2, 0), (4, 5, 1), (-3, 0, 0)])
+def test_dynamic_slices_match_numpy(rng, starts):
+    x = rng.standard_normal((5, 6, 3))
+    u = rng.standard_normal((2, 4, 3))
+    lo = [numpy_start(s, d, n) for s, d, n in zip(starts, x.shape, u.shape)]
+    window = tuple(slice(a, a + n) for a, n in zip(lo, u.shape))
+    np.testing.assert_array_equal(
+        kiln.lax.dynamic_slice(x, starts, u.shape), x[window])
+    want = x.copy()
+    want[window] = u
+    np.testing.assert_array_equal(
+        kiln.lax.dynamic_update_slice(x, u, starts), want)
+    # Traced starts, and a gradient through the update.
+    f = kiln.jit(lambda x, i: kiln.lax.dynamic_slice(x, (i, 2, 0), (2, 4, 3)))
+    np.testing.assert_array_equal(f(x, np.int32(starts[0])),
+                                  x[lo[0]:lo[0] + 2, 2:6])
+    g = kiln.grad(lambda x, i: knp.sum(
+        kiln.lax.dynamic_update_slice(x, u, (i, 1, 0)) ** 2))(
+            x, np.int32(starts[0]))
+    mask = np.ones_like(x)
+    mask[lo[0]:lo[0] + 2, 1:5] = 0
+    np.testing.assert_allclose(g, 2 * x * mask, rtol=1e-12)
+
+
 # --- Against JAX -----------------------------------------------------------
 
 def jax_modules():
@@ -262,3 +292,14 @@ def test_small_cnn_loss_and_gradients_match_jax(rng):
     close(value, jax_value)
     for key in params:
         close(grads[key], jax_grads[key], rtol=1e-9, atol=1e-11)
+
+
+def test_dynamic_slices_match_jax(rng):
+    jax, _ = jax_modules()
+    x = rng.standard_normal((5, 6, 3))
+    u = rng.standard_normal((2, 4, 3))
+    for starts in [(1, 2, 0), (4, 5, 1), (-3, 0, -1), (-9, 7, 0)]:
+        close(kiln.lax.dynamic_slice(x, starts, (2, 4, 3)),
+              jax.lax.dynamic_slice(x, starts, (2, 4, 3)))
+        close(kiln.lax.dynamic_update_slice(x, u, starts),
+              jax.lax.dynamic_update_slice(x, u, starts))

@@ -21,7 +21,8 @@ from ._core import fail
 from .numpy import _eager
 
 __all__ = ["conv_general_dilated", "conv", "conv_transpose",
-           "reduce_window", "max", "add", "padtype_to_pads"]
+           "reduce_window", "max", "add", "padtype_to_pads", "dynamic_slice",
+           "dynamic_update_slice"]
 
 
 def max(x, y):  # noqa: A001  (jax.lax.max)
@@ -233,3 +234,66 @@ def reduce_window(operand, init_value, computation, window_dimensions,
     return _kiln.reduce_window(operand, is_max, window, strides,
                                [p[0] for p in pads], [p[1] for p in pads],
                                dilation)
+
+
+def _clamped_starts(shape, start_indices, sizes, what):
+    """Each start as a traced int64 scalar as jax.lax takes it: a negative
+    start counts from the end of its dim, and the start is then clamped so
+    that the window of `sizes` fits."""
+    if len(start_indices) != len(shape) or len(sizes) != len(shape):
+        fail(f"kiln.lax.{what}: one start index and size per dim of the "
+             f"operand's {len(shape)}", ValueError)
+    starts = []
+    for start, size, dim in zip(start_indices, sizes, shape):
+        if not 0 <= size <= dim:
+            fail(f"kiln.lax.{what}: a slice of {size} does not fit a dim of "
+                 f"{dim}", ValueError)
+        index = knp.astype(knp.asarray(start), np.int64)
+        index = knp.where(index < 0, index + dim, index)
+        starts.append(knp.clip(index, 0, dim - size))
+    return starts
+
+
+@_eager
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """jax.lax.dynamic_slice: the window of `slice_sizes` at run-time
+    `start_indices` (one per dim; negative ones count from the end), each
+    clamped so that the window fits. One gather per dim."""
+    sizes = [int(s) for s in slice_sizes]
+    starts = _clamped_starts(operand.shape, start_indices, sizes,
+                             "dynamic_slice")
+    x = operand
+    for axis, (start, size) in enumerate(zip(starts, sizes)):
+        rows = knp.arange(size, dtype=np.int64) + start
+        x = knp.take(x, rows, axis=axis)
+    return x
+
+
+@_eager
+def dynamic_update_slice(operand, update, start_indices):
+    """jax.lax.dynamic_update_slice: `operand` with `update` written at
+    run-time `start_indices` (negative ones count from the end), each
+    clamped so that the update fits."""
+    sizes = list(update.shape)
+    if len(sizes) != len(operand.shape):
+        fail("kiln.lax.dynamic_update_slice: the update must have the "
+             "operand's rank", ValueError)
+    starts = _clamped_starts(operand.shape, start_indices, sizes,
+                             "dynamic_update_slice")
+    # Position p of dim d reads update row p - start (clamped) where the
+    # window covers it.
+    moved, inside = update, None
+    for axis, (start, size, dim) in enumerate(zip(starts, sizes,
+                                                  operand.shape)):
+        offset = knp.arange(dim, dtype=np.int64) - start
+        covered = (offset >= 0) & (offset < size)
+        moved = knp.take(moved, knp.clip(offset, 0, max(size - 1, 0)),
+                         axis=axis)
+        shape = [1] * len(operand.shape)
+        shape[axis] = dim
+        covered = knp.reshape(covered, shape)
+        inside = covered if inside is None else inside & covered
+    if inside is None:
+        return operand
+    return knp.where(inside, knp.astype(moved, _core.dtype_of(operand)),
+                     operand)
