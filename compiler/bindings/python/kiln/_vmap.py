@@ -107,61 +107,125 @@ def _argnum_tuple(argnums):
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
 
-def _basis(x):
-    """The identity as a batch of tangents for x: [n, *x.shape]."""
+def _sizes(leaves):
+    return [int(np.prod(leaf.shape, dtype=np.int64)) for leaf in leaves]
+
+
+def _split(flat, leaves, sizes):
+    """A batch of flat vectors [B, n] cut into [B, *leaf.shape] pieces."""
     from . import numpy as knp
-    x = _core.as_tensor(x)
-    n = int(np.prod(x.shape, dtype=np.int64))
-    eye = knp.eye(n, dtype=_core.dtype_of(x))
-    return knp.reshape(eye, (n,) + tuple(x.shape)), n
+    pieces, at = [], 0
+    for leaf, size in zip(leaves, sizes):
+        piece = flat[:, at:at + size]
+        pieces.append(knp.reshape(piece, (piece.shape[0],) +
+                                  tuple(leaf.shape)))
+        at += size
+    return pieces
+
+
+def _blocks(rows_or_columns, out_leaves, in_leaves, out_first):
+    """The Jacobian blocks [*out.shape, *in.shape] of each (output leaf,
+    input leaf) pair, from a [total, *shape] batch: `out_first` False means
+    the batch runs over the input's elements (jacfwd: one leaf per output,
+    shape [n_in, *out]); True over the output's (jacrev: one leaf per
+    input, shape [n_out, *in])."""
+    from . import numpy as knp
+    blocks = []
+    if not out_first:
+        in_sizes = _sizes(in_leaves)
+        for column in rows_or_columns:           # per output leaf
+            moved = knp.moveaxis(column, 0, -1)   # [*out, n_in]
+            row, at = [], 0
+            for leaf, size in zip(in_leaves, in_sizes):
+                part = moved[..., at:at + size]
+                row.append(knp.reshape(part, tuple(column.shape[1:]) +
+                                       tuple(leaf.shape)))
+                at += size
+            blocks.append(row)
+        return blocks
+    out_sizes = _sizes(out_leaves)
+    for leaf, size, at in zip(out_leaves, out_sizes,
+                              np.cumsum([0] + out_sizes[:-1])):
+        blocks.append([knp.reshape(r[int(at):int(at) + size],
+                                   tuple(leaf.shape) + tuple(r.shape[1:]))
+                       for r in rows_or_columns])
+    return blocks
+
+
+def _tree_jacobian(blocks, out_def, in_def):
+    """Blocks [out leaf][in leaf] as JAX lays a Jacobian out: the output's
+    structure with each leaf replaced by the input's structure."""
+    return out_def.unflatten([in_def.unflatten(row) for row in blocks])
 
 
 def jacfwd(fun, argnums=0):
     """The Jacobian of `fun` by forward mode, as jax.jacfwd: one jvp per
-    input element, batched with vmap. For an output of shape S and an
-    input of shape T the Jacobian has shape S + T. argnums: an int, or a
-    tuple for a tuple of Jacobians. Array arguments and outputs (no
-    pytrees)."""
+    input element, batched with vmap. For an output leaf of shape S and an
+    input leaf of shape T the block has shape S + T, laid out as JAX does
+    (the output's structure, each leaf replaced by the input's). argnums:
+    an int, or a tuple for a tuple of Jacobians."""
     from . import numpy as knp
+    from ._grad import jvp
     nums = _argnum_tuple(argnums)
 
     def jacobian(*args):
-        args = tuple(_core.as_tensor(a) for a in args)
         jacobians = []
         for n in nums:
-            basis, _ = _basis(args[n])
+            in_leaves, in_def = flat_tensors(args[n])
+            total = sum(_sizes(in_leaves))
+            eye = knp.eye(total, dtype=_core.dtype_of(in_leaves[0]))
 
-            def pushforward(t, n=n):
-                tangents = tuple(t if i == n else knp.zeros_like(a)
-                                 for i, a in enumerate(args))
-                from ._grad import jvp
+            def pushforward(t, n=n, in_leaves=in_leaves, in_def=in_def):
+                pieces = _split(t[None, :], in_leaves, _sizes(in_leaves))
+                tangent = in_def.unflatten([knp.reshape(p, p.shape[1:])
+                                            for p in pieces])
+                tangents = tuple(
+                    tangent if i == n else
+                    _tree_map_zeros(a) for i, a in enumerate(args))
                 return jvp(fun, args, tangents)[1]
 
-            columns = vmap(pushforward)(basis)    # [count, *out]
-            moved = knp.moveaxis(columns, 0, -1)  # [*out, count]
-            jacobians.append(knp.reshape(
-                moved, tuple(columns.shape[1:]) + tuple(args[n].shape)))
+            columns = vmap(pushforward)(eye)      # output tree of [n_in, *out]
+            out_leaves, out_def = flat_tensors(columns)
+            blocks = _blocks(out_leaves, None, in_leaves, out_first=False)
+            jacobians.append(_tree_jacobian(blocks, out_def, in_def))
         return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)
     return _jit_outside(jacobian, "jacfwd")
 
 
 def jacrev(fun, argnums=0):
     """The Jacobian of `fun` by reverse mode, as jax.jacrev: one vjp per
-    output element, batched with vmap. Shapes as jacfwd."""
+    output element, batched with vmap. Shapes and layout as jacfwd."""
     from . import numpy as knp
     from ._grad import vjp
     nums = _argnum_tuple(argnums)
 
     def jacobian(*args):
-        args = tuple(_core.as_tensor(a) for a in args)
         out, pullback = vjp(fun, *args)
-        basis, _ = _basis(out)
-        rows = vmap(lambda c: tuple(pullback(c)[n] for n in nums))(basis)
-        jacobians = tuple(knp.reshape(r, tuple(out.shape) +
-                                      tuple(args[n].shape))
-                          for r, n in zip(rows, nums))
-        return jacobians[0] if isinstance(argnums, int) else jacobians
+        out_leaves, out_def = flat_tensors(out)
+        sizes = _sizes(out_leaves)
+        eye = knp.eye(sum(sizes), dtype=_core.dtype_of(out_leaves[0]))
+
+        def pullback_row(c):
+            pieces = _split(c[None, :], out_leaves, sizes)
+            cotangent = out_def.unflatten([knp.reshape(p, p.shape[1:])
+                                           for p in pieces])
+            grads = pullback(cotangent)
+            return tuple(grads[n] for n in nums)
+
+        rows = vmap(pullback_row)(eye)    # per argnum: tree of [n_out, *in]
+        jacobians = []
+        for n, grads in zip(nums, rows):
+            in_leaves, in_def = flat_tensors(grads)
+            blocks = _blocks(in_leaves, out_leaves, None, out_first=True)
+            jacobians.append(_tree_jacobian(blocks, out_def, in_def))
+        return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)
     return _jit_outside(jacobian, "jacrev")
+
+
+def _tree_map_zeros(tree):
+    from . import numpy as knp
+    leaves, treedef = flat_tensors(tree)
+    return treedef.unflatten([knp.zeros_like(leaf) for leaf in leaves])
 
 
 def hessian(fun, argnums=0):
