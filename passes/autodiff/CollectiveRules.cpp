@@ -32,13 +32,6 @@ using namespace mlir::kiln::autodiff;
 
 namespace {
 
-Value allReduce(OpBuilder &b, Location loc, Value x,
-                CollectiveReduction kind, Groups groups) {
-  return b.create<AllReduceOp>(
-      loc, x, CollectiveReductionAttr::get(b.getContext(), kind), groups.ranks,
-      groups.size);
-}
-
 /// The share of the summed cotangent `total` that goes to a rank whose
 /// operand `x` is (where `holds`) one of the extremes: total / ties there,
 /// 0 elsewhere.

@@ -126,11 +126,21 @@ static void carriedTangents(OpBuilder &at, Location loc, ValueRange inits,
   }
 }
 
-/// The body argument numbers of the carried values `varied`.
-static SmallVector<unsigned> shifted(ArrayRef<unsigned> varied,
-                                     unsigned firstCarried) {
-  return llvm::to_vector(
+/// A loop body (carried value k is argument k + `firstCarried`) taking the
+/// tangents of the carried values `varied` as extra arguments, computing
+/// its tangents, and yielding the next ones after its values.
+static LogicalResult sweepLoopBody(Block &body, unsigned firstCarried,
+                                   ArrayRef<unsigned> varied,
+                                   ValueRange initTangents,
+                                   JvpContext &context, Location loc) {
+  TangentMap &tangents = context.getTangents();
+  SmallVector<unsigned> args = llvm::to_vector(
       llvm::map_range(varied, [&](unsigned k) { return k + firstCarried; }));
+  addTangentArguments(body, args, initTangents, tangents, loc);
+  if (failed(context.getSweep().sweepBlock(body, tangents)))
+    return failure();
+  yieldTangents(body, varied, tangents);
+  return success();
 }
 
 LogicalResult autodiff::tangentsOfFor(ForOp op, JvpContext &context) {
@@ -148,12 +158,9 @@ LogicalResult autodiff::tangentsOfFor(ForOp op, JvpContext &context) {
   auto loop = at.create<ForOp>(loc, inits, op.getTripCount());
   loop->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   loop.getBodyRegion().takeBody(op.getBodyRegion());
-  Block &body = loop.getBodyRegion().front();
-  TangentMap &tangents = context.getTangents();
-  addTangentArguments(body, shifted(varied, 1), initTangents, tangents, loc);
-  if (failed(context.getSweep().sweepBlock(body, tangents)))
+  if (failed(sweepLoopBody(loop.getBodyRegion().front(), 1, varied,
+                           initTangents, context, loc)))
     return failure();
-  yieldTangents(body, varied, tangents);
   replaceWithTangents(op, loop, varied, context);
   return success();
 }
@@ -173,17 +180,14 @@ LogicalResult autodiff::tangentsOfWhile(WhileOp op, JvpContext &context) {
   loop->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   loop.getCondRegion().takeBody(op.getCondRegion());
   loop.getBodyRegion().takeBody(op.getBodyRegion());
-  TangentMap &tangents = context.getTangents();
   // The predicate has no derivative: the cond region only takes the
   // tangents to keep its signature the loop's.
   Block &cond = loop.getCondRegion().front();
   for (Value tangent : initTangents)
     cond.addArgument(tangent.getType(), loc);
-  Block &body = loop.getBodyRegion().front();
-  addTangentArguments(body, varied, initTangents, tangents, loc);
-  if (failed(context.getSweep().sweepBlock(body, tangents)))
+  if (failed(sweepLoopBody(loop.getBodyRegion().front(), 0, varied,
+                           initTangents, context, loc)))
     return failure();
-  yieldTangents(body, varied, tangents);
   replaceWithTangents(op, loop, varied, context);
   return success();
 }

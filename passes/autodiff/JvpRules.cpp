@@ -74,6 +74,7 @@ static LogicalResult jvpLinear(Operation *op, JvpContext &context) {
 /// Linear in operands 0 and 1 jointly: op(ta, b) + op(a, tb), with a term
 /// only for an operand that has a tangent.
 static LogicalResult jvpBilinear(Operation *op, JvpContext &context) {
+  RuleBuilder r(context);
   Value sum;
   for (unsigned index : {0u, 1u}) {
     Value tangent = context.getTangent(index);
@@ -82,9 +83,7 @@ static LogicalResult jvpBilinear(Operation *op, JvpContext &context) {
     SmallVector<Value> operands(op->getOperands());
     operands[index] = tangent;
     Value term = cloneWith(context, operands)->getResult(0);
-    sum = sum ? context.getBuilder().create<AddOp>(context.getLoc(), sum, term)
-                    .getResult()
-              : term;
+    sum = sum ? r.add(sum, term) : term;
   }
   context.setTangent(0, sum);
   return success();
@@ -382,13 +381,6 @@ static LogicalResult jvpAttention(AttentionOp op, JvpContext &context) {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-CollectiveReductionAttr sumKind(OpBuilder &b) {
-  return CollectiveReductionAttr::get(b.getContext(), CollectiveReduction::Sum);
-}
-} // namespace
-
 /// max/min: the tangent of the extreme, averaged over the ranks that hold
 /// it (ties split evenly, as the VJP does). `combine` is the sum
 /// collective the op's shape needs (all_reduce or reduce_scatter), and
@@ -412,11 +404,9 @@ static LogicalResult jvpAllReduce(OpTy op, JvpContext &context) {
   Groups groups = groupsOf(op);
   Value y = op.getResult();
   if constexpr (std::is_same_v<OpTy, AllReduceStartOp>)
-    y = r.b.create<AllReduceOp>(r.loc, op.getOperand(), op.getKindAttr(),
-                                groups.ranks, groups.size);
+    y = allReduce(r.b, r.loc, op.getOperand(), op.getKind(), groups);
   auto combine = [&](Value value) -> Value {
-    return r.b.create<AllReduceOp>(r.loc, value, sumKind(r.b), groups.ranks,
-                                   groups.size);
+    return allReduce(r.b, r.loc, value, CollectiveReduction::Sum, groups);
   };
   context.setTangent(0, extremeTangent(r, op.getOperand(),
                                        context.getTangent(0), y, combine));
@@ -438,9 +428,11 @@ static LogicalResult jvpReduceScatter(OpTy op, JvpContext &context) {
   Value everywhere = r.b.create<AllGatherOp>(r.loc, y, op.getDimensionAttr(),
                                              groups.ranks, groups.size);
   auto combine = [&](Value value) -> Value {
-    return r.b.create<ReduceScatterOp>(r.loc, value, sumKind(r.b),
-                                       op.getDimensionAttr(), groups.ranks,
-                                       groups.size);
+    return r.b.create<ReduceScatterOp>(
+        r.loc, value,
+        CollectiveReductionAttr::get(r.b.getContext(),
+                                     CollectiveReduction::Sum),
+        op.getDimensionAttr(), groups.ranks, groups.size);
   };
   context.setTangent(0, extremeTangent(r, op.getOperand(),
                                        context.getTangent(0), everywhere,

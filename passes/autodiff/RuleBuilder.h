@@ -139,6 +139,14 @@ Groups groupsOf(OpTy op) {
   return {op.getGroupsAttr(), op.getGroupSizeAttr()};
 }
 
+/// kiln.all_reduce of `x` with `kind` over `groups`.
+inline Value allReduce(OpBuilder &b, Location loc, Value x,
+                       CollectiveReduction kind, Groups groups) {
+  return b.create<AllReduceOp>(
+      loc, x, CollectiveReductionAttr::get(b.getContext(), kind), groups.ranks,
+      groups.size);
+}
+
 } // namespace autodiff
 } // namespace kiln
 } // namespace mlir

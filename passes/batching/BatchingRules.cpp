@@ -116,7 +116,8 @@ SmallVector<Value> allBatched(RuleContext &context) {
   return operands;
 }
 
-/// The attribute `name` of the op, each entry moved up by one.
+/// `dims` each moved up by one past the batch dim, after `prepend` if
+/// given.
 DenseI64ArrayAttr shifted(OpBuilder &b, ArrayRef<int64_t> dims,
                           std::optional<int64_t> prepend = std::nullopt) {
   SmallVector<int64_t> values;
