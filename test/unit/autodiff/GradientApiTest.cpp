@@ -53,6 +53,19 @@ protected:
     return module;
   }
 
+  /// A derivation that failed with `message` among the diagnostics and
+  /// left `module` as printed in `before`.
+  void expectFailure(mlir::FailureOr<mlir::func::FuncOp> result,
+                     const char *message, mlir::ModuleOp module,
+                     const std::string &before) {
+    EXPECT_TRUE(mlir::failed(result));
+    EXPECT_NE(diagnostics.find(message), std::string::npos)
+        << "missing \"" << message << "\" in:\n"
+        << diagnostics;
+    EXPECT_EQ(print(module), before);
+    diagnostics.clear();
+  }
+
   static std::string print(mlir::Operation *op) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -246,12 +259,7 @@ func.func @g_grad() {
   auto g = module->lookupSymbol<mlir::func::FuncOp>("g");
   auto expectError = [&](mlir::FailureOr<mlir::func::FuncOp> result,
                          const char *message) {
-    EXPECT_TRUE(mlir::failed(result));
-    EXPECT_NE(diagnostics.find(message), std::string::npos)
-        << "missing \"" << message << "\" in:\n"
-        << diagnostics;
-    EXPECT_EQ(print(*module), before);
-    diagnostics.clear();
+    expectFailure(result, message, *module, before);
   };
   expectError(mlir::kiln::buildGradient(f, {1}),
               "with respect to argument #1 of type 'tensor<3xi32>': only "
@@ -370,12 +378,7 @@ func.func @f(%x: tensor<3xf64>, %w: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf
   using Axes = std::vector<std::optional<int64_t>>;
   auto expectError = [&](mlir::FailureOr<mlir::func::FuncOp> result,
                          const char *message) {
-    EXPECT_TRUE(mlir::failed(result));
-    EXPECT_NE(diagnostics.find(message), std::string::npos)
-        << "missing \"" << message << "\" in:\n"
-        << diagnostics;
-    EXPECT_EQ(print(*module), before);
-    diagnostics.clear();
+    expectFailure(result, message, *module, before);
   };
   expectError(mlir::kiln::buildVmap(f, Axes{2, std::nullopt}, Axes{0, 0}, 4),
               "argument #0 of rank 1 has batch axis 2, outside [0, 1]");

@@ -206,6 +206,19 @@ static double checkDerivedRun(GradientSuite &suite,
   return largest;
 }
 
+/// One random cotangent, in [-1, 1], per float result of `f`.
+static std::vector<HostTensor> randomCotangents(mlir::func::FuncOp f,
+                                                unsigned seed) {
+  std::vector<HostTensor> cotangents;
+  for (auto [index, type] : llvm::enumerate(f.getResultTypes())) {
+    auto tensorType = mlir::cast<mlir::RankedTensorType>(type);
+    if (mlir::isa<mlir::FloatType>(tensorType.getElementType()))
+      cotangents.push_back(
+          randomTensor(tensorType, Domain{-1.0, 1.0}, seed, 1000 + index));
+  }
+  return cotangents;
+}
+
 /// <f(x), dy> over the float results, accumulated in double.
 static double pairing(const std::vector<HostTensor> &results,
                       const std::vector<HostTensor> &cotangents) {
@@ -234,13 +247,7 @@ GradientErrors kiln::autodiff_test::checkGradient(GradientSuite &suite,
   for (unsigned seed = 0; seed < check.seeds; ++seed) {
     SCOPED_TRACE("@" + check.gradient + ", seed " + std::to_string(seed));
     std::vector<HostTensor> inputs = randomInputs(f, check.domains, seed);
-    std::vector<HostTensor> cotangents;
-    for (auto [index, type] : llvm::enumerate(f.getResultTypes())) {
-      auto tensorType = mlir::cast<mlir::RankedTensorType>(type);
-      if (mlir::isa<mlir::FloatType>(tensorType.getElementType()))
-        cotangents.push_back(randomTensor(tensorType, Domain{-1.0, 1.0}, seed,
-                                          1000 + index));
-    }
+    std::vector<HostTensor> cotangents = randomCotangents(f, seed);
     std::vector<HostTensor> gradInputs = inputs;
     gradInputs.insert(gradInputs.end(), cotangents.begin(), cotangents.end());
 
@@ -364,11 +371,7 @@ JvpErrors kiln::autodiff_test::checkJvp(GradientSuite &suite,
     // <J t, w> against <t, J^T w>.
     if (check.gradient.empty())
       continue;
-    std::vector<HostTensor> cotangents;
-    for (unsigned r : floatResults)
-      cotangents.push_back(randomTensor(
-          mlir::cast<mlir::RankedTensorType>(f.getResultTypes()[r]),
-          Domain{-1.0, 1.0}, seed, 1000 + r));
+    std::vector<HostTensor> cotangents = randomCotangents(f, seed);
     std::vector<HostTensor> gradInputs = inputs;
     gradInputs.insert(gradInputs.end(), cotangents.begin(), cotangents.end());
     std::vector<HostTensor> gradient =
@@ -378,17 +381,10 @@ JvpErrors kiln::autodiff_test::checkJvp(GradientSuite &suite,
                     << gradient.size() << " values";
       return errors;
     }
-    double forwardSide = 0.0, reverseSide = 0.0;
-    for (auto [position, r] : llvm::enumerate(floatResults)) {
-      const HostTensor &ty = reference[numResults + position];
-      for (int64_t k = 0; k < ty.numElements(); ++k)
-        forwardSide += ty.f[k] * cotangents[position].f[k];
-    }
-    for (size_t position = 0; position < check.wrt.size(); ++position) {
-      const HostTensor &dx = gradient[numResults + position];
-      for (int64_t k = 0; k < dx.numElements(); ++k)
-        reverseSide += tangents[position].f[k] * dx.f[k];
-    }
+    double forwardSide = pairing(
+        {reference.begin() + numResults, reference.end()}, cotangents);
+    double reverseSide = pairing(
+        {gradient.begin() + numResults, gradient.end()}, tangents);
     double error = mixedError(forwardSide, reverseSide);
     errors.adjoint = std::max(errors.adjoint, error);
     EXPECT_LE(error, check.tolerance)
@@ -423,14 +419,8 @@ VmapErrors kiln::autodiff_test::checkVmap(GradientSuite &suite,
   }
   for (unsigned seed = 0; seed < check.seeds; ++seed) {
     SCOPED_TRACE("@" + check.vmap + ", seed " + std::to_string(seed));
-    std::vector<HostTensor> inputs;
-    for (auto [index, type] : llvm::enumerate(g.getArgumentTypes())) {
-      auto domain = check.domains.find(index);
-      inputs.push_back(randomTensor(
-          mlir::cast<mlir::RankedTensorType>(type),
-          domain == check.domains.end() ? Domain() : domain->second,
-          seed + 11, index));
-    }
+    std::vector<HostTensor> inputs =
+        randomInputs(g, check.domains, seed + 11);
     std::vector<HostTensor> reference = suite.evaluate(check.vmap, inputs);
     std::vector<HostTensor> native = suite.runNative(check.vmap, inputs);
     if (reference.size() != f.getNumResults() ||

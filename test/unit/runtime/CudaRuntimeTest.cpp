@@ -530,6 +530,13 @@ kiln::test::Outcome callProduct(kiln_module_t *module, TensorPtr &c) {
   return outcome;
 }
 
+/// Checks that `call` failed as a device error whose message names
+/// `message`.
+void expectDeviceError(const kiln::test::Outcome &call, const char *message) {
+  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(call.message.find(message), std::string::npos) << call.message;
+}
+
 TEST_F(FakeCudaTest, ProductsAreQueuedOnTheStreamThroughThePlugin) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
@@ -572,11 +579,8 @@ TEST_F(FakeCudaTest, AFailedProductFailsTheCall) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
   TensorPtr c;
-  kiln::test::Outcome call = callProduct(module.get(), c);
-  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
-  EXPECT_NE(call.message.find("CUDA products: no kernel for that"),
-            std::string::npos)
-      << call.message;
+  expectDeviceError(callProduct(module.get(), c),
+                    "CUDA products: no kernel for that");
   // The second product of the call is skipped after the first failed.
   EXPECT_EQ(blas.attempts, 1);
   blas.failProduct = false;
@@ -588,11 +592,8 @@ TEST_F(FakeCudaTest, AHandleThatCannotBeMadeFailsTheCall) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
   TensorPtr c;
-  kiln::test::Outcome call = callProduct(module.get(), c);
-  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
-  EXPECT_NE(call.message.find("CUDA products: no handle today"),
-            std::string::npos)
-      << call.message;
+  expectDeviceError(callProduct(module.get(), c),
+                    "CUDA products: no handle today");
   blas.failCreate = false;
   ASSERT_TRUE(callProduct(module.get(), c).ok());
   EXPECT_EQ(blas.creates, 1);
@@ -603,11 +604,8 @@ TEST_F(FakeCudaTest, AWorkspaceThatCannotBeAllocatedIsAllocatedLater) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
   TensorPtr c;
-  kiln::test::Outcome call = callProduct(module.get(), c);
-  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
-  EXPECT_NE(call.message.find("cuMemAlloc of the products' workspace"),
-            std::string::npos)
-      << call.message;
+  expectDeviceError(callProduct(module.get(), c),
+                    "cuMemAlloc of the products' workspace");
   EXPECT_EQ(blas.attempts, 0);
   // The next call allocates the workspace and hands it to the plug-in;
   // the handle made by the first is kept.
