@@ -76,6 +76,18 @@ def test_pooling_matches_numpy(rng):
     np.testing.assert_allclose(
         kiln.nn.avg_pool(x, (3, 3), strides=1, padding=1), total / 9,
         rtol=1e-12)
+    # NHWC pools the same positions.
+    xh = x.transpose(0, 2, 3, 1)
+    for padding in ["SAME", "VALID", 1, [(1, 0), (0, 1)]]:
+        np.testing.assert_array_equal(
+            kiln.nn.max_pool(xh, 3, 2, padding, layout="NHWC"),
+            kiln.nn.max_pool(x, 3, 2, padding).transpose(0, 2, 3, 1))
+        np.testing.assert_allclose(
+            kiln.nn.avg_pool(xh, 3, 2, padding, layout="NHWC",
+                             count_include_pad=False),
+            kiln.nn.avg_pool(x, 3, 2, padding,
+                             count_include_pad=False).transpose(0, 2, 3, 1),
+            rtol=1e-12)
 
 
 def test_batch_norm_train_and_eval(rng):

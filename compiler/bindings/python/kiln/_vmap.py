@@ -65,8 +65,8 @@ class _Vmapped:
             fail("kiln.vmap: in_axes must be an int, None or a tuple with "
                  "one entry per argument", TypeError)
         flat_in = _prefix(in_axes, in_def, "in_axes")
-        flat_in = [_normalized(a, len(leaf.shape) if hasattr(leaf, "shape")
-                               else 0) for a, leaf in zip(flat_in, leaves)]
+        flat_in = [_normalized(a, len(leaf.shape))
+                   for a, leaf in zip(flat_in, leaves)]
         out_defs = []
         flat = flat_function(self._fun, in_def, out_defs)
         out_axes = self._out_axes
@@ -107,55 +107,37 @@ def _argnum_tuple(argnums):
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
 
-def _sizes(leaves):
-    return [int(np.prod(leaf.shape, dtype=np.int64)) for leaf in leaves]
-
-
-def _split(flat, leaves, sizes):
-    """A batch of flat vectors [B, n] cut into [B, *leaf.shape] pieces."""
-    from . import numpy as knp
+def _cut(x, leaves):
+    """x cut along its first dim into one piece per leaf, of the leaf's
+    element count, in order."""
     pieces, at = [], 0
-    for leaf, size in zip(leaves, sizes):
-        piece = flat[:, at:at + size]
-        pieces.append(knp.reshape(piece, (piece.shape[0],) +
-                                  tuple(leaf.shape)))
+    for leaf in leaves:
+        size = int(np.prod(leaf.shape, dtype=np.int64))
+        pieces.append(x[at:at + size])
         at += size
     return pieces
 
 
-def _blocks(rows_or_columns, out_leaves, in_leaves, out_first):
-    """The Jacobian blocks [*out.shape, *in.shape] of each (output leaf,
-    input leaf) pair, from a [total, *shape] batch: `out_first` False means
-    the batch runs over the input's elements (jacfwd: one leaf per output,
-    shape [n_in, *out]); True over the output's (jacrev: one leaf per
-    input, shape [n_out, *in])."""
+def _unflat(vector, leaves, treedef):
+    """A flat vector as a tree of `leaves`' shapes (a tangent or a
+    cotangent built from a row of the identity)."""
     from . import numpy as knp
-    blocks = []
-    if not out_first:
-        in_sizes = _sizes(in_leaves)
-        for column in rows_or_columns:           # per output leaf
-            moved = knp.moveaxis(column, 0, -1)   # [*out, n_in]
-            row, at = [], 0
-            for leaf, size in zip(in_leaves, in_sizes):
-                part = moved[..., at:at + size]
-                row.append(knp.reshape(part, tuple(column.shape[1:]) +
-                                       tuple(leaf.shape)))
-                at += size
-            blocks.append(row)
-        return blocks
-    out_sizes = _sizes(out_leaves)
-    for leaf, size, at in zip(out_leaves, out_sizes,
-                              np.cumsum([0] + out_sizes[:-1])):
-        blocks.append([knp.reshape(r[int(at):int(at) + size],
-                                   tuple(leaf.shape) + tuple(r.shape[1:]))
-                       for r in rows_or_columns])
-    return blocks
+    return treedef.unflatten([knp.reshape(piece, tuple(leaf.shape))
+                              for piece, leaf in zip(_cut(vector, leaves),
+                                                     leaves)])
 
 
 def _tree_jacobian(blocks, out_def, in_def):
     """Blocks [out leaf][in leaf] as JAX lays a Jacobian out: the output's
     structure with each leaf replaced by the input's structure."""
     return out_def.unflatten([in_def.unflatten(row) for row in blocks])
+
+
+def _identity(leaves):
+    """The identity over the leaves' elements, in the first leaf's dtype."""
+    from . import numpy as knp
+    total = sum(int(np.prod(leaf.shape, dtype=np.int64)) for leaf in leaves)
+    return knp.eye(total, dtype=_core.dtype_of(leaves[0]))
 
 
 def jacfwd(fun, argnums=0):
@@ -172,21 +154,22 @@ def jacfwd(fun, argnums=0):
         jacobians = []
         for n in nums:
             in_leaves, in_def = flat_tensors(args[n])
-            total = sum(_sizes(in_leaves))
-            eye = knp.eye(total, dtype=_core.dtype_of(in_leaves[0]))
 
             def pushforward(t, n=n, in_leaves=in_leaves, in_def=in_def):
-                pieces = _split(t[None, :], in_leaves, _sizes(in_leaves))
-                tangent = in_def.unflatten([knp.reshape(p, p.shape[1:])
-                                            for p in pieces])
                 tangents = tuple(
-                    tangent if i == n else
+                    _unflat(t, in_leaves, in_def) if i == n else
                     _tree_map_zeros(a) for i, a in enumerate(args))
                 return jvp(fun, args, tangents)[1]
 
-            columns = vmap(pushforward)(eye)      # output tree of [n_in, *out]
-            out_leaves, out_def = flat_tensors(columns)
-            blocks = _blocks(out_leaves, None, in_leaves, out_first=False)
+            # One [n_in, *out] batch per output leaf; block (out, in) is its
+            # rows of that input leaf, the batch moved last.
+            columns, out_def = flat_tensors(
+                vmap(pushforward)(_identity(in_leaves)))
+            blocks = [[knp.reshape(knp.moveaxis(piece, 0, -1),
+                                   tuple(column.shape[1:]) + tuple(leaf.shape))
+                       for piece, leaf in zip(_cut(column, in_leaves),
+                                              in_leaves)]
+                      for column in columns]
             jacobians.append(_tree_jacobian(blocks, out_def, in_def))
         return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)
     return _jit_outside(jacobian, "jacfwd")
@@ -202,21 +185,22 @@ def jacrev(fun, argnums=0):
     def jacobian(*args):
         out, pullback = vjp(fun, *args)
         out_leaves, out_def = flat_tensors(out)
-        sizes = _sizes(out_leaves)
-        eye = knp.eye(sum(sizes), dtype=_core.dtype_of(out_leaves[0]))
 
         def pullback_row(c):
-            pieces = _split(c[None, :], out_leaves, sizes)
-            cotangent = out_def.unflatten([knp.reshape(p, p.shape[1:])
-                                           for p in pieces])
-            grads = pullback(cotangent)
+            grads = pullback(_unflat(c, out_leaves, out_def))
             return tuple(grads[n] for n in nums)
 
-        rows = vmap(pullback_row)(eye)    # per argnum: tree of [n_out, *in]
+        rows = vmap(pullback_row)(_identity(out_leaves))
         jacobians = []
-        for n, grads in zip(nums, rows):
+        for grads in rows:
+            # One [n_out, *in] batch per input leaf; block (out, in) is its
+            # rows of that output leaf.
             in_leaves, in_def = flat_tensors(grads)
-            blocks = _blocks(in_leaves, out_leaves, None, out_first=True)
+            cuts = [_cut(row, out_leaves) for row in in_leaves]
+            blocks = [[knp.reshape(cut[o], tuple(out_leaf.shape) +
+                                   tuple(row.shape[1:]))
+                       for cut, row in zip(cuts, in_leaves)]
+                      for o, out_leaf in enumerate(out_leaves)]
             jacobians.append(_tree_jacobian(blocks, out_def, in_def))
         return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)
     return _jit_outside(jacobian, "jacrev")

@@ -193,37 +193,31 @@ def conv_transpose(x, w, strides=None, padding="SAME", dilation=None,
                               dimension_numbers=_layout_specs(layout, spatial))
 
 
-def _pool(x, window, strides, padding, layout, is_max):
+def _pool_window(x, window, strides, padding, layout):
+    """reduce_window's window, strides and padding over every dim of x for
+    a pool over its spatial dims (strides default to the window)."""
     spatial = len(x.shape) - 2
     window = _per_dim(window, spatial)
     strides = _per_dim(strides, spatial) if strides is not None else window
+    _layout_specs(layout, spatial)
+    # The spatial dims: 2.. for NCHW, 1..-1 for NHWC.
+    before, after = ((1, 1), ()) if layout == "NCHW" else ((1,), (1,))
     if isinstance(padding, int):
         padding = [(padding, padding)] * spatial
-    if layout == "NCHW":
-        full_window, full_strides = (1, 1) + window, (1, 1) + strides
-        where = slice(2, None)
-    elif layout == "NHWC":
-        full_window, full_strides = (1,) + window + (1,), \
-            (1,) + strides + (1,)
-        where = slice(1, -1)
-    else:
-        _layout_specs(layout, spatial)
     if not isinstance(padding, str):
-        pads = [(0, 0)] * len(x.shape)
-        pads[where] = [tuple(p) for p in padding]
-        padding = pads
-    if is_max:
-        return lax.reduce_window(x, -np.inf, lax.max, full_window,
-                                 full_strides, padding)
-    return lax.reduce_window(x, 0.0, lax.add, full_window, full_strides,
-                             padding), full_window, full_strides, padding
+        padding = ([(0, 0)] * len(before) + [tuple(p) for p in padding] +
+                   [(0, 0)] * len(after))
+    return before + window + after, before + strides + after, padding
 
 
 @_eager
 def max_pool(x, window, strides=None, padding="VALID", layout="NCHW"):
     """Max pooling over the spatial dims (strides default to the window;
     padding as for conv, padded positions never win)."""
-    return _pool(_float_of(x), window, strides, padding, layout, True)
+    x = _float_of(x)
+    return lax.reduce_window(x, -np.inf, lax.max,
+                             *_pool_window(x, window, strides, padding,
+                                           layout))
 
 
 @_eager
@@ -233,8 +227,9 @@ def avg_pool(x, window, strides=None, padding="VALID", layout="NCHW",
     count_include_pad (Flax's default) every window is divided by its full
     size; without, by the number of elements it covers inside x."""
     x = _float_of(x)
-    total, window, strides, padding = _pool(x, window, strides, padding,
-                                            layout, False)
+    window, strides, padding = _pool_window(x, window, strides, padding,
+                                            layout)
+    total = lax.reduce_window(x, 0.0, lax.add, window, strides, padding)
     if count_include_pad:
         return total / float(np.prod(window))
     ones = knp.ones(x.shape, _core.dtype_of(x))
