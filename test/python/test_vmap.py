@@ -151,6 +151,25 @@ def test_jacobians_of_pytrees(rng):
                                        rtol=1e-12, atol=1e-14)
 
 
+def test_jacobians_of_mixed_precision_pytrees(rng):
+    """Leaves of different float dtypes each get a tangent (cotangent) of
+    their own dtype."""
+    w = rng.standard_normal((3, 2)).astype(np.float32)
+    b = rng.standard_normal(2)
+
+    def f(p):
+        y = knp.astype(p["w"], np.float64).sum(axis=0) * p["b"]
+        return {"y": y, "y32": knp.astype(y, np.float32)}
+
+    want = np.stack([np.diag(b)] * 3)           # dy/dw[i, :]
+    for jac in (kiln.jacfwd, kiln.jacrev):
+        got = jac(f)({"w": w, "b": b})
+        np.testing.assert_allclose(got["y"]["w"],
+                                   want.transpose(1, 0, 2), rtol=1e-6)
+        np.testing.assert_allclose(got["y32"]["b"],
+                                   np.diag(w.sum(axis=0)), rtol=1e-6)
+
+
 def test_errors(rng):
     x = rng.standard_normal((3, 2))
     with pytest.raises(kiln.TraceError, match="batch sizes 3 and 4"):

@@ -119,12 +119,13 @@ def _cut(x, leaves):
 
 
 def _unflat(vector, leaves, treedef):
-    """A flat vector as a tree of `leaves`' shapes (a tangent or a
-    cotangent built from a row of the identity)."""
+    """A flat vector as a tree of `leaves`' shapes and dtypes (a tangent or
+    a cotangent built from a row of the identity)."""
     from . import numpy as knp
-    return treedef.unflatten([knp.reshape(piece, tuple(leaf.shape))
-                              for piece, leaf in zip(_cut(vector, leaves),
-                                                     leaves)])
+    return treedef.unflatten([
+        knp.astype(knp.reshape(piece, tuple(leaf.shape)),
+                   _core.dtype_of(leaf))
+        for piece, leaf in zip(_cut(vector, leaves), leaves)])
 
 
 def _tree_jacobian(blocks, out_def, in_def):
