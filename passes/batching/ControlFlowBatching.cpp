@@ -295,15 +295,20 @@ LogicalResult batching::batchWhile(Operation *operation, RuleContext &context) {
   Value bodyPred;
   if (lanesDiffer) {
     // Each lane's predicate, recomputed at the top of the body from the
-    // carried values (the cond region, already batched, cloned).
+    // carried values: the cond region's ops up to the one that makes it
+    // (already batched), cloned; the any-lane reduction after it is not.
     OpBuilder top = OpBuilder::atBlockBegin(&body);
     IRMapping map;
     for (unsigned k = 0; k < numCarried; ++k) {
       Value counterpart = batch.lookup(carried[k]);
       map.map(cond.getArgument(k), counterpart ? counterpart : carried[k]);
     }
-    for (Operation &inner : cond.without_terminator())
-      top.clone(inner, map);
+    if (Operation *last = lanePred.getDefiningOp())
+      for (Operation &inner : cond.without_terminator()) {
+        top.clone(inner, map);
+        if (&inner == last)
+          break;
+      }
     bodyPred = map.lookupOrDefault(lanePred);
   }
   if (failed(batch.sweepBlock(body)))

@@ -85,7 +85,8 @@ func.func @branch(%p: tensor<i1>, %x: tensor<3xf32>, %w: tensor<3xf32>) -> tenso
 }
 
 // A per-lane trip count: the loop goes on while any lane does, and a lane
-// whose predicate fails keeps its value.
+// whose predicate fails keeps its value; the body recomputes each lane's
+// predicate, not the any-lane reduction.
 // WHILE-LABEL: func.func @halve_vmap(
 // WHILE-SAME:      %[[X:.*]]: tensor<3xf32>)
 // WHILE:         kiln.while(%[[X]]) : (tensor<3xf32>) cond {
@@ -96,6 +97,7 @@ func.func @branch(%p: tensor<i1>, %x: tensor<3xf32>, %w: tensor<3xf32>) -> tenso
 // WHILE:         } do {
 // WHILE-NEXT:    ^bb0(%[[V:.*]]: tensor<3xf32>):
 // WHILE:           %[[ON:.*]] = kiln.compare gt, %[[V]], %{{.*}} : tensor<3xf32>
+// WHILE-NOT:       kiln.reduce_max
 // WHILE:           %[[N:.*]] = kiln.mul %[[V]], %{{.*}} : tensor<3xf32>
 // WHILE-NEXT:      %[[KEPT:.*]] = kiln.select %[[ON]], %[[N]], %[[V]] : tensor<3xi1>, tensor<3xf32>
 // WHILE-NEXT:      kiln.yield %[[KEPT]] : tensor<3xf32>
