@@ -10,6 +10,7 @@
 #include "Lowerings.h"
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/Threefry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -303,6 +304,44 @@ struct BitwisePattern : ElementwisePattern<Op, BitwisePattern<Op, IntOp>> {
   using ElementwisePattern<Op, BitwisePattern<Op, IntOp>>::ElementwisePattern;
   static Value scalar(OpBuilder &b, Location loc, Type, ValueRange args, Op) {
     return b.create<IntOp>(loc, args);
+  }
+};
+
+/// kiln.rng_bits: Threefry-2x32 (kiln/IR/Threefry.h) unrolled into arith
+/// ops on 32-bit integers; LLVM turns each shift pair into a rotate.
+struct RngBitsPattern : ElementwisePattern<RngBitsOp, RngBitsPattern> {
+  using ElementwisePattern::ElementwisePattern;
+
+  struct Arith {
+    OpBuilder &b;
+    Location loc;
+    Type type;
+    Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
+    Value bitXor(Value x, Value y) {
+      return b.create<arith::XOrIOp>(loc, x, y);
+    }
+    Value rotateLeft(Value x, unsigned n) {
+      Value left = b.create<arith::ShLIOp>(loc, x, constant(n));
+      Value right = b.create<arith::ShRUIOp>(loc, x, constant(32 - n));
+      return b.create<arith::OrIOp>(loc, left, right);
+    }
+    Value constant(uint32_t value) {
+      return b.create<arith::ConstantOp>(
+          loc, b.getIntegerAttr(type, APInt(32, value)));
+    }
+  };
+
+  static Value scalar(OpBuilder &b, Location loc, Type type, ValueRange args,
+                      RngBitsOp op) {
+    Arith arith{b, loc, type};
+    auto [first, second] =
+        threefry2x32(arith, args[0], args[1], args[2], args[3]);
+    switch (op.getWord()) {
+    case RngWord::First: return first;
+    case RngWord::Second: return second;
+    case RngWord::Xor: return arith.bitXor(first, second);
+    }
+    llvm_unreachable("unknown kiln.rng_bits word");
   }
 };
 
@@ -611,7 +650,7 @@ void kiln::populateElementwiseLowerings(RewritePatternSet &patterns) {
                BitwisePattern<OrOp, arith::OrIOp>,
                BitwisePattern<XorOp, arith::XOrIOp>,
                ShiftPattern<ShiftLeftOp>, ShiftPattern<ShiftRightOp>,
-               NegPattern, AbsPattern,
+               RngBitsPattern, NegPattern, AbsPattern,
                ReluPattern, RsqrtPattern, SigmoidPattern, ComparePattern,
                ConversionPattern<CastOp, castScalar>,
                ConversionPattern<BitcastOp, bitcastScalar>, SelectPattern>(

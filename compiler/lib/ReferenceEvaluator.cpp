@@ -17,6 +17,7 @@
 
 #include "kiln/IR/KilnFusionOps.h"
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/Threefry.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -494,6 +495,27 @@ evaluateDiv(DivOp op, const HostTensor &lhs, const HostTensor &rhs) {
   return mapBinary(
       lhs, rhs, [](double a, double b) { return a / b; },
       [kind](int64_t a, int64_t b) { return intDiv(kind, a, b); });
+}
+
+/// kiln.rng_bits: Threefry-2x32 of each element's counter under its key
+/// (ui32 values are stored zero-extended).
+static HostTensor evaluateRngBits(RngBitsOp op, const HostTensor &key0,
+                                  const HostTensor &key1,
+                                  const HostTensor &counterHi,
+                                  const HostTensor &counterLo) {
+  HostTensor result(key0.elementType, key0.shape);
+  for (size_t n = 0; n < result.i.size(); ++n) {
+    auto [first, second] = threefry2x32(
+        static_cast<uint32_t>(key0.i[n]), static_cast<uint32_t>(key1.i[n]),
+        static_cast<uint32_t>(counterHi.i[n]),
+        static_cast<uint32_t>(counterLo.i[n]));
+    switch (op.getWord()) {
+    case RngWord::First: result.i[n] = first; break;
+    case RngWord::Second: result.i[n] = second; break;
+    case RngWord::Xor: result.i[n] = first ^ second; break;
+    }
+  }
+  return result;
 }
 
 static HostTensor evaluateCompare(CompareOp op, const HostTensor &lhs,
@@ -1704,6 +1726,9 @@ Evaluator::evaluateInTypes(Operation *op,
         return single(mapBinary(
             arg(0), arg(1), [](double a, double) { return a; },
             [kind](int64_t a, int64_t b) { return shiftRight(kind, a, b); }));
+      })
+      .Case([&](RngBitsOp op) {
+        return single(evaluateRngBits(op, arg(0), arg(1), arg(2), arg(3)));
       })
       // Comparison, selection, conversion.
       .Case([&](CompareOp op) {

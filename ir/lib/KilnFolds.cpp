@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/Threefry.h"
 
 #include "mlir/Dialect/CommonFolders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -648,6 +649,36 @@ OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
         return a ^ b;
       },
       nullptr);
+}
+
+/// kiln.rng_bits of constants: keys derived at compile time (a key made
+/// from a literal seed, then split or folded) become literals.
+OpFoldResult RngBitsOp::fold(FoldAdaptor adaptor) {
+  if (!canFoldConstants(adaptor.getOperands(), getType()))
+    return {};
+  bool allSplat = true;
+  SmallVector<SmallVector<uint32_t>, 4> operands;
+  for (Attribute attr : adaptor.getOperands()) {
+    auto dense = cast<DenseElementsAttr>(attr);
+    allSplat &= dense.isSplat();
+    SmallVector<uint32_t> &words = operands.emplace_back();
+    for (const APInt &value : dense.getValues<APInt>())
+      words.push_back(static_cast<uint32_t>(value.getZExtValue()));
+  }
+  int64_t count = allSplat ? 1 : getType().getNumElements();
+  auto at = [&](unsigned operand, int64_t n) {
+    return operands[operand][operands[operand].size() == 1 ? 0 : n];
+  };
+  SmallVector<APInt> values;
+  for (int64_t n = 0; n < count; ++n) {
+    auto [first, second] =
+        threefry2x32(at(0, n), at(1, n), at(2, n), at(3, n));
+    uint32_t bits = getWord() == RngWord::First    ? first
+                    : getWord() == RngWord::Second ? second
+                                                   : first ^ second;
+    values.emplace_back(32, bits);
+  }
+  return DenseElementsAttr::get(getType(), values);
 }
 
 /// kiln.shift_left and kiln.shift_right on one element: the amount is read

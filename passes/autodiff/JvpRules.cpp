@@ -476,7 +476,7 @@ public:
     // Ops without a derivative, by definition (as in the VJP table).
     noDerivative<ConstantOp, IotaOp, CompareOp, FloorOp, CeilOp, RoundOp,
                  SignOp, ArgMaxOp, ArgMinOp, NotOp, BitcastOp, AndOp, OrOp,
-                 XorOp, ShiftLeftOp, ShiftRightOp, RankOp>();
+                 XorOp, ShiftLeftOp, ShiftRightOp, RngBitsOp, RankOp>();
     linear<AddOp, SubOp, NegOp, SelectOp, CastOp, BroadcastInDimOp,
            ReshapeOp, TransposeOp, SliceOp, ConcatOp, ReverseOp, PadOp,
            ReduceSumOp, ReduceMeanOp, CumsumOp, GatherOp, ScatterAddOp,

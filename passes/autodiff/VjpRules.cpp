@@ -971,6 +971,7 @@ public:
     noGradient<XorOp>();
     noGradient<ShiftLeftOp>();
     noGradient<ShiftRightOp>();
+    noGradient<RngBitsOp>();
     // Elementwise.
     rule<AddOp, vjpAdd>();
     rule<SubOp, vjpSub>();

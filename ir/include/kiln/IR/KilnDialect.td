@@ -55,6 +55,7 @@ def Kiln_BoolTensor : StaticShapeTensorOf<[I1]>;
 // What the bitwise ops (not, and, or, xor) take: i1 and the integers.
 def Kiln_LogicTensor : StaticShapeTensorOf<!listconcat([I1], Kiln_IntTypes)>;
 def Kiln_I64Tensor : StaticShapeTensorOf<[I64]>;
+def Kiln_UI32Tensor : StaticShapeTensorOf<[UI32]>;
 def Kiln_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def Kiln_Predicate : 0DTensorOf<[I1]>;
 def Kiln_I64Scalar : 0DTensorOf<[I64]> {
@@ -94,6 +95,15 @@ def Kiln_CompareDirection : I32EnumAttr<"CompareDirection",
 def Kiln_ReduceWindowKind : I32EnumAttr<"ReduceWindowKind",
     "how kiln.reduce_window combines a window", [
       I32EnumAttrCase<"Max", 0, "max">, I32EnumAttrCase<"Sum", 1, "sum">]> {
+  let cppNamespace = "::mlir::kiln";
+}
+
+// Which word of Threefry-2x32's output kiln.rng_bits returns.
+def Kiln_RngWord : I32EnumAttr<"RngWord",
+    "the word of Threefry-2x32's output that kiln.rng_bits returns", [
+      I32EnumAttrCase<"First", 0, "first">,
+      I32EnumAttrCase<"Second", 1, "second">,
+      I32EnumAttrCase<"Xor", 2, "xor">]> {
   let cppNamespace = "::mlir::kiln";
 }
 

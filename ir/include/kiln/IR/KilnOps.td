@@ -502,6 +502,42 @@ def Kiln_ShiftRightOp : Kiln_BinaryOp<"shift_right", Kiln_IntTensor> {
   }];
 }
 
+def Kiln_RngBitsOp : Kiln_Op<"rng_bits",
+    [Pure, Elementwise, SameOperandsAndResultType,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Counter-based random bits: Threefry-2x32 of a counter under a key";
+  let description = [{
+    Each element is Threefry-2x32 with 20 rounds (Salmon et al., SC 2011)
+    of the 64-bit counter (`counter_hi`, `counter_lo`) under the key
+    (`key0`, `key1`): the cipher's two output words, and `word` picks the
+    `first`, the `second`, or their `xor`. All operands and the result are
+    ui32 tensors of one shape; a key shared by a whole tensor is broadcast
+    first. The result depends on nothing else, so the same key and counter
+    give the same bits on every backend, thread count and partitioning.
+
+    This is JAX's `threefry2x32` primitive, and the random streams are
+    JAX's: a key is a pair of ui32, the 32 random bits of the element at
+    flat index n of a tensor are `xor` at the counter (n >> 32, n & 0xffffffff),
+    splitting a key into k keys takes the `first` and `second` words at
+    the counters (0, 0) ... (0, k - 1), and folding data d into a key takes
+    them at the counter (0, d).
+
+    ```mlir
+    // [1797259609, 928981903] for the key (0, 0), %hi = [0, 0], %lo = [0, 1]
+    %b = kiln.rng_bits first, %k0, %k1, %hi, %lo : tensor<2xui32>
+    ```
+  }];
+  let arguments = (ins Kiln_RngWord:$word, Kiln_UI32Tensor:$key0,
+                       Kiln_UI32Tensor:$key1, Kiln_UI32Tensor:$counter_hi,
+                       Kiln_UI32Tensor:$counter_lo);
+  let results = (outs Kiln_UI32Tensor:$result);
+  let assemblyFormat = [{
+    $word `,` $key0 `,` $key1 `,` $counter_hi `,` $counter_lo attr-dict `:`
+    type($result)
+  }];
+  let hasFolder = 1;
+}
+
 def Kiln_CompareOp : Kiln_Op<"compare",
     [Pure, Elementwise, AllTypesMatch<["lhs", "rhs"]>, InferTypeOpAdaptor]> {
   let summary = "Elementwise comparison producing i1";
