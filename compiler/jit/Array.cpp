@@ -81,6 +81,7 @@ double Array::at(int64_t index) const {
   case DType::I1: return data<uint8_t>()[index] != 0;
   case DType::I32: return data<int32_t>()[index];
   case DType::I64: return static_cast<double>(data<int64_t>()[index]);
+  case DType::UI32: return data<uint32_t>()[index];
   }
   return 0;
 }

@@ -58,11 +58,22 @@ static mlir::TypedAttr scalarAttr(TraceState &state, const Scalar &scalar,
     fail(loc, "the scalar " + scalar.str() +
                   " does not fit in i32; use an i64 tensor (kiln::cast(x, "
                   "kiln::DType::I64)) or a constant of the right dtype");
+  } else if (dtype == DType::UI32 &&
+             (value < std::numeric_limits<int32_t>::min() ||
+              value > std::numeric_limits<uint32_t>::max())) {
+    // Negative values down to -2^31 wrap around, as JAX's do (x - 1).
+    fail(loc, "the scalar " + scalar.str() +
+                  " does not fit in ui32 (-2147483648 ... 4294967295, "
+                  "negative values wrapping around); use an i64 tensor "
+                  "(kiln::cast(x, kiln::DType::I64))");
   }
-  unsigned width = dtype == DType::I1 ? 1 : dtype == DType::I32 ? 32 : 64;
+  unsigned width = getElementTypeInfo(toElementType(dtype)).bitWidth;
+  if (dtype == DType::UI32)
+    value = static_cast<uint32_t>(value);
   return mlir::IntegerAttr::get(
       elementType, llvm::APInt(width, static_cast<uint64_t>(value),
-                               /*isSigned=*/dtype != DType::I1));
+                               /*isSigned=*/dtype != DType::I1 &&
+                                   dtype != DType::UI32));
 }
 
 mlir::Value splat(TraceState &state, const Scalar &scalar, DType dtype,
@@ -116,6 +127,11 @@ Tensor constant(const std::vector<int64_t> &values, const Shape &shape,
   return denseConstant(llvm::ArrayRef<int64_t>(values), shape, DType::I64,
                        loc);
 }
+Tensor constant(const std::vector<uint32_t> &values, const Shape &shape,
+                SourceLoc loc) {
+  return denseConstant(llvm::ArrayRef<uint32_t>(values), shape, DType::UI32,
+                       loc);
+}
 Tensor constant(const std::vector<bool> &values, const Shape &shape,
                 SourceLoc loc) {
   // std::vector<bool> is packed; DenseElementsAttr wants one bool per byte.
@@ -133,6 +149,9 @@ Tensor constant(const std::vector<int32_t> &values, SourceLoc loc) {
   return constant(values, Shape{static_cast<int64_t>(values.size())}, loc);
 }
 Tensor constant(const std::vector<int64_t> &values, SourceLoc loc) {
+  return constant(values, Shape{static_cast<int64_t>(values.size())}, loc);
+}
+Tensor constant(const std::vector<uint32_t> &values, SourceLoc loc) {
   return constant(values, Shape{static_cast<int64_t>(values.size())}, loc);
 }
 Tensor constant(const std::vector<bool> &values, SourceLoc loc) {

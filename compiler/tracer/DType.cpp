@@ -44,6 +44,9 @@ TensorSpec i32(Shape shape, std::string name) {
 TensorSpec i64(Shape shape, std::string name) {
   return makeSpec(DType::I64, std::move(shape), std::move(name));
 }
+TensorSpec ui32(Shape shape, std::string name) {
+  return makeSpec(DType::UI32, std::move(shape), std::move(name));
+}
 
 namespace detail {
 

@@ -26,6 +26,8 @@ mlir::Value binaryValue(TraceState &state, BinaryKind kind, mlir::Value lhs,
     return state.create<mlir::kiln::MulOp>(loc, type, lhs, rhs).getResult();
   case BinaryKind::Div:
     return state.create<mlir::kiln::DivOp>(loc, type, lhs, rhs).getResult();
+  case BinaryKind::Rem:
+    return state.create<mlir::kiln::RemOp>(loc, type, lhs, rhs).getResult();
   case BinaryKind::Max:
     return state.create<mlir::kiln::MaxOp>(loc, type, lhs, rhs).getResult();
   case BinaryKind::Min:
@@ -132,6 +134,74 @@ static Tensor logical(bool isAnd, const char *what, const Operand &lhs,
   return p.state->wrap(result);
 }
 
+/// Rejects floats: bitwise ops and shifts take bool (where `allowBool`) or
+/// integers.
+static void requireBits(DType dtype, bool allowBool, const char *what,
+                        SourceLoc loc) {
+  if (isInteger(dtype) || (allowBool && dtype == DType::I1))
+    return;
+  fail(loc, std::string(what) + " needs " +
+                (allowBool ? "bool or integer" : "integer") +
+                " operands, got " + dtypeName(dtype));
+}
+
+template <typename OpTy>
+static Tensor bitwise(const char *what, const Operand &lhs, const Operand &rhs,
+                      SourceLoc loc) {
+  Prepared p = prepareBinary(lhs, rhs, what, loc, [&](DType dtype) {
+    requireBits(dtype, /*allowBool=*/true, what, loc);
+    return dtype;
+  });
+  return p.state->wrap(
+      p.state->create<OpTy>(loc, p.lhs.getType(), p.lhs, p.rhs).getResult());
+}
+
+/// x << n, or x >> n filling with the sign bit (`arithmetic`) or zeros.
+/// kiln.shift_right fills as the type's sign says, so a logical shift of a
+/// signed type masks the filled bits off and an arithmetic shift of ui32
+/// goes through i32.
+static Tensor shift(bool left, bool arithmetic, const char *what,
+                    const Operand &x, const Operand &amount, SourceLoc loc) {
+  Prepared p = prepareBinary(x, amount, what, loc, [&](DType dtype) {
+    requireBits(dtype, /*allowBool=*/false, what, loc);
+    return dtype;
+  });
+  TraceState &state = *p.state;
+  mlir::Type type = p.lhs.getType();
+  if (left)
+    return state.wrap(
+        state.create<mlir::kiln::ShiftLeftOp>(loc, type, p.lhs, p.rhs)
+            .getResult());
+  DType dtype = dtypeOf(typeOf(p.lhs).getElementType());
+  bool isUnsigned = dtype == DType::UI32;
+  if (arithmetic && isUnsigned) {
+    auto signedType = tensorType(state.getContext(), typeOf(p.lhs).getShape(),
+                                 DType::I32);
+    auto asSigned = [&](mlir::Value v) {
+      return state.create<mlir::kiln::BitcastOp>(loc, signedType, v)
+          .getResult();
+    };
+    mlir::Value shifted = state.create<mlir::kiln::ShiftRightOp>(
+        loc, signedType, asSigned(p.lhs), asSigned(p.rhs));
+    return state.wrap(
+        state.create<mlir::kiln::BitcastOp>(loc, type, shifted).getResult());
+  }
+  Tensor shifted = state.wrap(
+      state.create<mlir::kiln::ShiftRightOp>(loc, type, p.lhs, p.rhs)
+          .getResult());
+  if (arithmetic || isUnsigned)
+    return shifted;
+  // Logical on a signed type: keep the low width - n bits; amounts outside
+  // [0, width] shift every bit out.
+  int64_t width = getElementTypeInfo(toElementType(dtype)).bitWidth;
+  Tensor n = state.wrap(p.rhs);
+  Tensor keep = bitwise_not(shift_left(constant(Scalar(-1), dtype, loc),
+                                       sub(width, n, loc), loc),
+                            loc);
+  return where(logical_or(less(n, 0, loc), greater(n, width, loc), loc), 0,
+               bitwise_and(shifted, keep, loc), loc);
+}
+
 /// Unary ops defined on all numeric dtypes.
 template <typename OpTy>
 static Tensor unaryNumeric(const Tensor &x, const char *what, SourceLoc loc) {
@@ -168,6 +238,9 @@ Tensor mul(const Operand &lhs, const Operand &rhs, SourceLoc loc) {
 }
 Tensor div(const Operand &lhs, const Operand &rhs, SourceLoc loc) {
   return detail::arithmetic(BinaryKind::Div, "kiln::div", lhs, rhs, loc);
+}
+Tensor rem(const Operand &lhs, const Operand &rhs, SourceLoc loc) {
+  return detail::arithmetic(BinaryKind::Rem, "kiln::rem", lhs, rhs, loc);
 }
 Tensor maximum(const Operand &lhs, const Operand &rhs, SourceLoc loc) {
   return detail::arithmetic(BinaryKind::Max, "kiln::maximum", lhs, rhs, loc);
@@ -280,6 +353,27 @@ Tensor cast(const Tensor &x, DType dtype, SourceLoc loc) {
   return state.wrap(detail::castValue(state, state.use(x, loc), dtype, loc));
 }
 
+Tensor bitcast_convert_type(const Tensor &x, DType dtype, SourceLoc loc) {
+  detail::TraceState &state = detail::TraceState::of(x, loc);
+  unsigned from = getElementTypeInfo(toElementType(x.dtype())).bitWidth;
+  unsigned to = getElementTypeInfo(toElementType(dtype)).bitWidth;
+  if (x.dtype() == DType::I1 || dtype == DType::I1 || from != to)
+    detail::fail(loc, std::string("kiln::bitcast_convert_type needs two "
+                                  "dtypes of one bit width other than bool, "
+                                  "got ") +
+                          dtypeName(x.dtype()) + " to " + dtypeName(dtype));
+  mlir::Value value = state.use(x, loc);
+  if (x.dtype() == dtype)
+    return x;
+  return state.wrap(state
+                        .create<mlir::kiln::BitcastOp>(
+                            loc,
+                            detail::tensorType(state.getContext(), x.shape(),
+                                               dtype),
+                            value)
+                        .getResult());
+}
+
 Tensor equal(const Operand &lhs, const Operand &rhs, SourceLoc loc) {
   return detail::comparison(CompareDirection::eq, "kiln::equal", lhs, rhs,
                             loc);
@@ -334,16 +428,53 @@ Tensor logical_not(const Tensor &x, SourceLoc loc) {
   return equal(x, false, loc);
 }
 
+Tensor bitwise_and(const Operand &lhs, const Operand &rhs, SourceLoc loc) {
+  return detail::bitwise<mlir::kiln::AndOp>("kiln::bitwise_and", lhs, rhs,
+                                            loc);
+}
+Tensor bitwise_or(const Operand &lhs, const Operand &rhs, SourceLoc loc) {
+  return detail::bitwise<mlir::kiln::OrOp>("kiln::bitwise_or", lhs, rhs, loc);
+}
+Tensor bitwise_xor(const Operand &lhs, const Operand &rhs, SourceLoc loc) {
+  return detail::bitwise<mlir::kiln::XorOp>("kiln::bitwise_xor", lhs, rhs,
+                                            loc);
+}
+Tensor bitwise_not(const Tensor &x, SourceLoc loc) {
+  detail::TraceState &state = detail::TraceState::of(x, loc);
+  detail::requireBits(x.dtype(), /*allowBool=*/true, "kiln::bitwise_not", loc);
+  mlir::Value value = state.use(x, loc);
+  return state.wrap(
+      state.create<mlir::kiln::NotOp>(loc, value.getType(), value)
+          .getResult());
+}
+Tensor shift_left(const Operand &x, const Operand &amount, SourceLoc loc) {
+  return detail::shift(/*left=*/true, /*arithmetic=*/false, "kiln::shift_left",
+                       x, amount, loc);
+}
+Tensor shift_right_logical(const Operand &x, const Operand &amount,
+                           SourceLoc loc) {
+  return detail::shift(/*left=*/false, /*arithmetic=*/false,
+                       "kiln::shift_right_logical", x, amount, loc);
+}
+Tensor shift_right_arithmetic(const Operand &x, const Operand &amount,
+                              SourceLoc loc) {
+  return detail::shift(/*left=*/false, /*arithmetic=*/true,
+                       "kiln::shift_right_arithmetic", x, amount, loc);
+}
+
 Tensor operator&(const Operand &lhs, const Operand &rhs) {
-  return logical_and(lhs, rhs, lhs.location());
+  return bitwise_and(lhs, rhs, lhs.location());
 }
 Tensor operator|(const Operand &lhs, const Operand &rhs) {
-  return logical_or(lhs, rhs, lhs.location());
+  return bitwise_or(lhs, rhs, lhs.location());
+}
+Tensor operator^(const Operand &lhs, const Operand &rhs) {
+  return bitwise_xor(lhs, rhs, lhs.location());
 }
 Tensor operator~(const Operand &operand) {
   if (operand.isTensor())
-    return logical_not(operand.tensor(), operand.location());
-  return logical_not(constant(operand.scalar(), operand.location()),
+    return bitwise_not(operand.tensor(), operand.location());
+  return bitwise_not(constant(operand.scalar(), operand.location()),
                      operand.location());
 }
 

@@ -91,7 +91,7 @@ mlir::Value reshapeValue(TraceState &state, mlir::Value value,
 // Elementwise (Elementwise.cpp)
 //===----------------------------------------------------------------------===//
 
-enum class BinaryKind { Add, Sub, Mul, Div, Max, Min, Pow };
+enum class BinaryKind { Add, Sub, Mul, Div, Rem, Max, Min, Pow };
 
 /// A kiln binary op on two values of identical type.
 mlir::Value binaryValue(TraceState &state, BinaryKind kind, mlir::Value lhs,

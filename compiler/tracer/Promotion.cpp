@@ -6,7 +6,9 @@
 //  - Tensors promote along the chain bool < i32 < i64 < f32 < f64: the
 //    result is the larger of the two. i64 with f32 gives f32, as in JAX:
 //    float32 is the working precision of most models and a silent switch to
-//    f64 would halve their speed.
+//    f64 would halve their speed. ui32 stands beside i32: with bool it
+//    stays ui32, with i32 or i64 it gives i64 (which holds both ranges, as
+//    numpy decides), with a float the float.
 //  - C++ scalars are weakly typed (JAX's "weak types"): `x * 2` keeps x's
 //    dtype, so literals never widen a computation. Two exceptions keep the
 //    value meaningful: a floating-point scalar with a bool or integer tensor
@@ -27,6 +29,7 @@ static int promotionRank(DType dtype) {
   case DType::I1:
     return 0;
   case DType::I32:
+  case DType::UI32:
     return 1;
   case DType::I64:
     return 2;
@@ -39,6 +42,9 @@ static int promotionRank(DType dtype) {
 }
 
 DType promoteTypes(DType a, DType b) {
+  if ((a == DType::I32 && b == DType::UI32) ||
+      (a == DType::UI32 && b == DType::I32))
+    return DType::I64;
   return promotionRank(a) >= promotionRank(b) ? a : b;
 }
 

@@ -125,6 +125,20 @@ Tensor cumsum(const Tensor &x, int64_t axis, bool exclusive, bool reverse,
           .getResult());
 }
 
+std::pair<Tensor, Tensor> sort(const Tensor &x, int64_t axis, bool descending,
+                               SourceLoc loc) {
+  detail::TraceState &state = detail::TraceState::of(x, loc);
+  mlir::Value value = detail::alongAxis(state, x, axis, "kiln::sort", loc);
+  auto op =
+      state.create<mlir::kiln::SortOp>(loc, value, axis, descending);
+  return {state.wrap(op.getValues()), state.wrap(op.getIndices())};
+}
+
+Tensor argsort(const Tensor &x, int64_t axis, bool descending,
+               SourceLoc loc) {
+  return sort(x, axis, descending, loc).second;
+}
+
 Tensor sum(const Tensor &x, Axes axes, bool keepdims, SourceLoc loc) {
   return detail::reduce(ReduceKind::Sum, "kiln::sum", x, axes, keepdims, loc);
 }

@@ -211,12 +211,22 @@ Tensor concat(const Tensors &xs, int64_t axis, SourceLoc loc) {
                         .getResult());
 }
 
+/// The indices of kiln.gather and kiln.scatter_add, which take i32 or i64:
+/// ui32 indices keep their values in i64.
+static mlir::Value indexValue(detail::TraceState &state, const Tensor &indices,
+                              SourceLoc loc) {
+  mlir::Value value = state.use(indices, loc);
+  if (indices.dtype() != DType::UI32)
+    return value;
+  return detail::castValue(state, value, DType::I64, loc);
+}
+
 Tensor gather(const Tensor &table, const Tensor &indices, SourceLoc loc) {
   Operand tableOperand(table, loc), indicesOperand(indices, loc);
   detail::TraceState &state = detail::TraceState::of(
       {&tableOperand, &indicesOperand}, loc, "kiln::gather");
   if (!isInteger(indices.dtype()))
-    fail(loc, std::string("kiln::gather needs i32 or i64 indices, got ") +
+    fail(loc, std::string("kiln::gather needs integer indices, got ") +
                   dtypeName(indices.dtype()) +
                   "; convert them with kiln::cast(indices, kiln::DType::I64)");
   if (table.rank() < 1 || table.shape()[0] < 1)
@@ -227,7 +237,7 @@ Tensor gather(const Tensor &table, const Tensor &indices, SourceLoc loc) {
   resultShape.insert(resultShape.end(), table.shape().begin() + 1,
                      table.shape().end());
   mlir::Value t = state.use(table, loc);
-  mlir::Value i = state.use(indices, loc);
+  mlir::Value i = indexValue(state, indices, loc);
   mlir::RankedTensorType resultType =
       detail::tensorType(state.getContext(), resultShape, table.dtype());
   return state.wrap(
@@ -242,7 +252,7 @@ Tensor scatter_add(const Tensor &table, const Tensor &indices,
       {&tableOperand, &indicesOperand, &updatesOperand}, loc,
       "kiln::scatter_add");
   if (!isInteger(indices.dtype()))
-    fail(loc, std::string("kiln::scatter_add needs i32 or i64 indices, got ") +
+    fail(loc, std::string("kiln::scatter_add needs integer indices, got ") +
                   dtypeName(indices.dtype()) +
                   "; convert them with kiln::cast(indices, kiln::DType::I64)");
   if (table.dtype() == DType::I1)
@@ -262,7 +272,7 @@ Tensor scatter_add(const Tensor &table, const Tensor &indices,
                   shapeString(updates.shape()) + " and dtype " +
                   dtypeName(updates.dtype()));
   mlir::Value t = state.use(table, loc);
-  mlir::Value i = state.use(indices, loc);
+  mlir::Value i = indexValue(state, indices, loc);
   mlir::Value u = state.use(updates, loc);
   return state.wrap(
       state.create<mlir::kiln::ScatterAddOp>(loc, t, i, u).getResult());

@@ -114,12 +114,12 @@ Tensor constantFromNumpy(py::handle value, SourceLoc loc) {
   else if (kind == 'i')
     target = size <= 4 ? DType::I32 : DType::I64;
   else if (kind == 'u')
-    target = size <= 2 ? DType::I32 : DType::I64;
+    target = size <= 2 ? DType::I32 : size == 4 ? DType::UI32 : DType::I64;
   if (!target)
     throw py::type_error("kiln cannot trace a value of numpy dtype " +
                          py::str(dtype).cast<std::string>() +
-                         " (it traces bool, int32, int64, float32 and "
-                         "float64)");
+                         " (it traces bool, int32, int64, uint32, float32 "
+                         "and float64)");
   // asarray, not ascontiguousarray: the latter makes rank 0 into rank 1.
   array = numpy.attr("asarray")(
       array,
@@ -137,6 +137,8 @@ Tensor constantFromNumpy(py::handle value, SourceLoc loc) {
     return constantOf<double>(array, shape, loc);
   case DType::I32:
     return constantOf<int32_t>(array, shape, loc);
+  case DType::UI32:
+    return constantOf<uint32_t>(array, shape, loc);
   default:
     return constantOf<int64_t>(array, shape, loc);
   }

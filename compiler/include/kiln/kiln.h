@@ -30,6 +30,7 @@
 #include "kiln/Tracer/ControlFlow.h"
 #include "kiln/Tracer/DType.h"
 #include "kiln/Tracer/Ops.h"
+#include "kiln/Tracer/Random.h"
 #include "kiln/Tracer/SourceLoc.h"
 #include "kiln/Tracer/Tensor.h"
 #include "kiln/Tracer/Trace.h"

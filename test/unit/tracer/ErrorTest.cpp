@@ -120,7 +120,7 @@ TEST(ShapeErrors, EveryOpReportsTheCallSite) {
          line = __LINE__ + 1;
          (void)kiln::concat({x, y}, 0);
        }},
-      {"needs i32 or i64 indices",
+      {"needs integer indices",
        [](const Tensor &x, const Tensor &y, int &line) {
          line = __LINE__ + 1;
          (void)kiln::gather(x, y);
@@ -131,7 +131,7 @@ TEST(ShapeErrors, EveryOpReportsTheCallSite) {
          line = __LINE__ + 1;
          (void)kiln::scatter_add(x, kiln::iota({4}, 0, DType::I32), x);
        }},
-      {"kiln::scatter_add needs i32 or i64 indices, got f32",
+      {"kiln::scatter_add needs integer indices, got f32",
        [](const Tensor &x, const Tensor &y, int &line) {
          line = __LINE__ + 1;
          (void)kiln::scatter_add(y, y, y);
@@ -146,10 +146,15 @@ TEST(ShapeErrors, EveryOpReportsTheCallSite) {
          line = __LINE__ + 1;
          (void)((x > 0) + (x < 1));
        }},
-      {"needs bool (i1) operands",
+      {"kiln::bitwise_and needs bool or integer operands, got f32",
        [](const Tensor &x, const Tensor &, int &line) {
          line = __LINE__ + 1;
          (void)(x & (x > 0));
+       }},
+      {"needs bool (i1) operands",
+       [](const Tensor &x, const Tensor &, int &line) {
+         line = __LINE__ + 1;
+         (void)kiln::logical_and(x, x > 0);
        }},
       {"needs a bool (i1) predicate",
        [](const Tensor &x, const Tensor &, int &line) {

@@ -49,7 +49,7 @@ constexpr std::optional<DType> tracedDType(ElementType type) {
 /// A static shape; an empty shape is a rank-0 (scalar) tensor.
 using Shape = std::vector<int64_t>;
 
-/// "f32", "f64", "i1", "i32" or "i64".
+/// "f32", "f64", "i1", "i32", "i64" or "ui32".
 inline const char *dtypeName(DType dtype) {
   return elementTypeName(toElementType(dtype));
 }
@@ -58,7 +58,7 @@ inline const char *dtypeName(DType dtype) {
 inline bool isFloat(DType dtype) {
   return isFloatElementType(toElementType(dtype));
 }
-/// True for I32 and I64 (not I1, which is the bool type).
+/// True for I32, I64 and UI32 (not I1, which is the bool type).
 inline bool isInteger(DType dtype) {
   return isIntegerElementType(toElementType(dtype));
 }
@@ -87,6 +87,7 @@ TensorSpec f64(Shape shape, std::string name = "");
 TensorSpec i1(Shape shape, std::string name = "");
 TensorSpec i32(Shape shape, std::string name = "");
 TensorSpec i64(Shape shape, std::string name = "");
+TensorSpec ui32(Shape shape, std::string name = "");
 
 /// `[3,4]`, as used in error messages.
 std::string shapeString(const Shape &shape);

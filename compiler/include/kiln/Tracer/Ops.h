@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -28,7 +29,7 @@ namespace kiln {
 /// A constant tensor from host data in row-major order; `values` must have
 /// one element per element of `shape`. The dtype follows the C++ element
 /// type: float -> f32, double -> f64, int32_t -> i32, int64_t -> i64,
-/// bool -> i1. Without a shape the result is 1-D.
+/// uint32_t -> ui32, bool -> i1. Without a shape the result is 1-D.
 Tensor constant(const std::vector<float> &values, const Shape &shape,
                 SourceLoc loc = SourceLoc::current());
 Tensor constant(const std::vector<double> &values, const Shape &shape,
@@ -36,6 +37,8 @@ Tensor constant(const std::vector<double> &values, const Shape &shape,
 Tensor constant(const std::vector<int32_t> &values, const Shape &shape,
                 SourceLoc loc = SourceLoc::current());
 Tensor constant(const std::vector<int64_t> &values, const Shape &shape,
+                SourceLoc loc = SourceLoc::current());
+Tensor constant(const std::vector<uint32_t> &values, const Shape &shape,
                 SourceLoc loc = SourceLoc::current());
 Tensor constant(const std::vector<bool> &values, const Shape &shape,
                 SourceLoc loc = SourceLoc::current());
@@ -46,6 +49,8 @@ Tensor constant(const std::vector<double> &values,
 Tensor constant(const std::vector<int32_t> &values,
                 SourceLoc loc = SourceLoc::current());
 Tensor constant(const std::vector<int64_t> &values,
+                SourceLoc loc = SourceLoc::current());
+Tensor constant(const std::vector<uint32_t> &values,
                 SourceLoc loc = SourceLoc::current());
 Tensor constant(const std::vector<bool> &values,
                 SourceLoc loc = SourceLoc::current());
@@ -88,6 +93,10 @@ Tensor mul(const Operand &lhs, const Operand &rhs,
            SourceLoc loc = SourceLoc::current());
 Tensor div(const Operand &lhs, const Operand &rhs,
            SourceLoc loc = SourceLoc::current());
+/// lhs - trunc(lhs / rhs) * rhs, with the sign of lhs (C's % and fmod,
+/// lax.rem); an integer remainder by 0 is lhs.
+Tensor rem(const Operand &lhs, const Operand &rhs,
+           SourceLoc loc = SourceLoc::current());
 /// Elementwise maximum/minimum (NaN-propagating for floats).
 Tensor maximum(const Operand &lhs, const Operand &rhs,
                SourceLoc loc = SourceLoc::current());
@@ -122,6 +131,10 @@ Tensor sigmoid(const Tensor &x, SourceLoc loc = SourceLoc::current());
 Tensor sin(const Tensor &x, SourceLoc loc = SourceLoc::current());
 Tensor cos(const Tensor &x, SourceLoc loc = SourceLoc::current());
 Tensor erf(const Tensor &x, SourceLoc loc = SourceLoc::current());
+/// The inverse of erf on (-1, 1); +-inf at +-1 and NaN beyond. f32 uses
+/// Giles' single-precision polynomial (as XLA does), f64 refines it by two
+/// Newton steps on erf.
+Tensor erf_inv(const Tensor &x, SourceLoc loc = SourceLoc::current());
 /// Rounding to integral values (in the float dtype); round goes to the
 /// nearest value with ties to even, as numpy.round does.
 Tensor floor(const Tensor &x, SourceLoc loc = SourceLoc::current());
@@ -143,6 +156,11 @@ Tensor sign(const Tensor &x, SourceLoc loc = SourceLoc::current());
 /// to i1 means `!= 0`, i1 to numbers gives 0 or 1.
 Tensor cast(const Tensor &x, DType dtype,
             SourceLoc loc = SourceLoc::current());
+
+/// Every element's bits read as `dtype`, of the same bit width and not bool
+/// (f32 <-> i32 <-> ui32, f64 <-> i64): nothing is converted.
+Tensor bitcast_convert_type(const Tensor &x, DType dtype,
+                            SourceLoc loc = SourceLoc::current());
 
 //===----------------------------------------------------------------------===//
 // Comparisons and logic (results are i1)
@@ -177,9 +195,30 @@ Tensor logical_or(const Operand &lhs, const Operand &rhs,
                   SourceLoc loc = SourceLoc::current());
 Tensor logical_not(const Tensor &x, SourceLoc loc = SourceLoc::current());
 
+/// Bitwise ops on bool or integer operands, promoted as arithmetic is; on
+/// bool they are the logical ops. The operators &, |, ^ and ~ call them.
+Tensor bitwise_and(const Operand &lhs, const Operand &rhs,
+                   SourceLoc loc = SourceLoc::current());
+Tensor bitwise_or(const Operand &lhs, const Operand &rhs,
+                  SourceLoc loc = SourceLoc::current());
+Tensor bitwise_xor(const Operand &lhs, const Operand &rhs,
+                   SourceLoc loc = SourceLoc::current());
+Tensor bitwise_not(const Tensor &x, SourceLoc loc = SourceLoc::current());
 Tensor operator&(const Operand &lhs, const Operand &rhs);
 Tensor operator|(const Operand &lhs, const Operand &rhs);
+Tensor operator^(const Operand &lhs, const Operand &rhs);
 Tensor operator~(const Operand &operand);
+
+/// Shifts of integers (JAX's lax names): shift_right_logical fills with
+/// zeros, shift_right_arithmetic with the sign bit, whatever the dtype's
+/// sign. An amount outside [0, bit width) shifts every bit out (giving 0,
+/// or -1 for an arithmetic shift of a negative value).
+Tensor shift_left(const Operand &x, const Operand &amount,
+                  SourceLoc loc = SourceLoc::current());
+Tensor shift_right_logical(const Operand &x, const Operand &amount,
+                           SourceLoc loc = SourceLoc::current());
+Tensor shift_right_arithmetic(const Operand &x, const Operand &amount,
+                              SourceLoc loc = SourceLoc::current());
 
 /// Elementwise `pred ? onTrue : onFalse`. `pred` must be i1; the three
 /// operands broadcast together and the values are promoted like a binary op.
@@ -249,6 +288,15 @@ Tensor argmin(const Tensor &x, int64_t axis, bool selectLastIndex = false,
 /// element itself, `reverse` sums from the end. Bool tensors are rejected.
 Tensor cumsum(const Tensor &x, int64_t axis, bool exclusive = false,
               bool reverse = false, SourceLoc loc = SourceLoc::current());
+/// Stable sort along `axis`, ascending (or `descending`): the sorted values
+/// and the i64 index along `axis` each came from. Equal elements keep their
+/// order; NaN sorts above +inf. Bool tensors are rejected.
+std::pair<Tensor, Tensor> sort(const Tensor &x, int64_t axis = -1,
+                               bool descending = false,
+                               SourceLoc loc = SourceLoc::current());
+/// The indices of sort(x, axis, descending).
+Tensor argsort(const Tensor &x, int64_t axis = -1, bool descending = false,
+               SourceLoc loc = SourceLoc::current());
 
 /// Matrix product. Supports [M,K]x[K,N], [B,M,K]x[B,K,N], a rank-2 operand
 /// with a rank-3 one (broadcast over the batch), and 1-D vectors on either

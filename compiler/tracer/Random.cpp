@@ -1,0 +1,386 @@
+//===- Random.cpp - jax.random's functions as tracer ops ------------------===//
+//
+// Every draw is kiln.rng_bits of a key and counters, composed with public
+// tracer ops the way JAX composes its lax ops, so that the streams are
+// JAX's (kiln/Tracer/Random.h). Counters are flat element indices, built as
+// a sum of iotas times strides rather than a reshaped 1-D iota, so that
+// fusion and the SPMD partitioner see elementwise ops of the result's shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emit.h"
+
+#include "kiln/Tracer/Collectives.h"
+#include "kiln/Tracer/Random.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kiln {
+namespace random {
+namespace {
+
+using detail::fail;
+using mlir::kiln::RngWord;
+
+void checkKey(const Tensor &key, const char *what, SourceLoc loc) {
+  if (key.dtype() != DType::UI32 || key.shape() != Shape{2})
+    fail(loc, std::string(what) +
+                  " needs a key: a ui32[2] tensor from kiln::random::key, "
+                  "split or fold_in; got " +
+                  dtypeName(key.dtype()) + shapeString(key.shape()));
+}
+
+int64_t checkShape(const Shape &shape, const char *what, SourceLoc loc) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0)
+      fail(loc, std::string(what) + ": negative dimension in shape " +
+                    shapeString(shape));
+    count = dim == 0 || count > std::numeric_limits<int64_t>::max() / dim
+                ? (dim == 0 ? 0 : -1)
+                : count * dim;
+    if (count < 0)
+      fail(loc, std::string(what) + ": shape " + shapeString(shape) +
+                    " has more than 2^63 elements");
+  }
+  return count;
+}
+
+void checkFloat(DType dtype, const char *what, SourceLoc loc) {
+  if (!isFloat(dtype))
+    fail(loc, std::string(what) + " draws floats (f32 or f64), got dtype " +
+                  dtypeName(dtype));
+}
+
+/// Each element's flat index in `shape`, as two ui32 words (high, low).
+std::pair<Tensor, Tensor> counters(const Shape &shape, int64_t count,
+                                   SourceLoc loc) {
+  if (shape.empty())
+    return {zeros({}, DType::UI32, loc), zeros({}, DType::UI32, loc)};
+  // Below 2^32 elements the high word is 0 and the low one fits ui32.
+  bool wide = count > (int64_t{1} << 32);
+  DType dtype = wide ? DType::I64 : DType::UI32;
+  std::optional<Tensor> index;
+  int64_t stride = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    Tensor term = iota(shape, d, dtype, loc);
+    if (stride != 1)
+      term = mul(term, stride, loc);
+    index = index ? add(*index, term, loc) : term;
+    stride *= std::max<int64_t>(shape[d], 1);
+  }
+  if (!wide)
+    return {zeros(shape, DType::UI32, loc), *index};
+  return {cast(shift_right_logical(*index, 32, loc), DType::UI32, loc),
+          cast(*index, DType::UI32, loc)};
+}
+
+/// One word of Threefry-2x32 of `key` at each counter.
+Tensor threefry(const Tensor &key, const std::pair<Tensor, Tensor> &counter,
+                RngWord word, SourceLoc loc) {
+  const Shape &shape = counter.second.shape();
+  auto keyWord = [&](int64_t i) {
+    return broadcast_to(reshape(slice(key, {i}, {i + 1}, {}, loc), {}, loc),
+                        shape, loc);
+  };
+  Tensor k0 = keyWord(0), k1 = keyWord(1);
+  detail::TraceState &state = detail::TraceState::of(key, loc);
+  return state.wrap(state
+                        .create<mlir::kiln::RngBitsOp>(
+                            loc, word, state.use(k0, loc), state.use(k1, loc),
+                            state.use(counter.first, loc),
+                            state.use(counter.second, loc))
+                        .getResult());
+}
+
+/// A key from the two words at one counter.
+Tensor keyAt(const Tensor &key, const std::pair<Tensor, Tensor> &counter,
+             SourceLoc loc) {
+  Tensor first = reshape(threefry(key, counter, RngWord::First, loc), {1}, loc);
+  Tensor second =
+      reshape(threefry(key, counter, RngWord::Second, loc), {1}, loc);
+  return concat({first, second}, 0, loc);
+}
+
+/// An integer scalar operand as a rank-0 ui32 tensor, keeping its low 32
+/// bits (numpy's conversion to uint32).
+Tensor asWord(const Operand &value, const char *what, SourceLoc loc) {
+  if (!value.isTensor()) {
+    if (value.scalar().getKind() != Scalar::Kind::Int)
+      fail(loc, std::string(what) + " needs an integer, got " +
+                    value.scalar().str());
+    return constant(std::vector<uint32_t>{static_cast<uint32_t>(
+                        value.scalar().asInt())},
+                    Shape{}, loc);
+  }
+  const Tensor &tensor = value.tensor();
+  if (!isInteger(tensor.dtype()) || tensor.rank() != 0)
+    fail(loc, std::string(what) + " needs an integer scalar, got " +
+                  dtypeName(tensor.dtype()) + shapeString(tensor.shape()));
+  return tensor.dtype() == DType::I32
+             ? bitcast_convert_type(tensor, DType::UI32, loc)
+             : cast(tensor, DType::UI32, loc);
+}
+
+/// A float bound of uniform: a tensor converted to `dtype`, a number left
+/// weak so that it takes `dtype`.
+Operand bound(const Operand &value, DType dtype, SourceLoc loc) {
+  if (!value.isTensor())
+    return value;
+  return Operand(cast(value.tensor(), dtype, loc), loc);
+}
+
+} // namespace
+
+Tensor key(int64_t seed, SourceLoc loc) {
+  bool narrow = seed >= std::numeric_limits<int32_t>::min() &&
+                seed <= std::numeric_limits<int32_t>::max();
+  uint64_t bits = static_cast<uint64_t>(seed);
+  return constant(std::vector<uint32_t>{narrow ? 0u
+                                               : static_cast<uint32_t>(bits >> 32),
+                                        static_cast<uint32_t>(bits)},
+                  Shape{2}, loc);
+}
+
+Tensor key(const Tensor &seed, SourceLoc loc) {
+  detail::TraceState::of(seed, loc);
+  if (!isInteger(seed.dtype()) || seed.rank() != 0)
+    fail(loc, "kiln::random::key needs an integer scalar seed, got " +
+                  std::string(dtypeName(seed.dtype())) +
+                  shapeString(seed.shape()));
+  Tensor high = seed.dtype() == DType::I64
+                    ? cast(shift_right_logical(seed, 32, loc), DType::UI32, loc)
+                    : zeros({}, DType::UI32, loc);
+  Tensor low = asWord(seed, "kiln::random::key", loc);
+  return concat({reshape(high, {1}, loc), reshape(low, {1}, loc)}, 0, loc);
+}
+
+Tensor split(const Tensor &key, int64_t num, SourceLoc loc) {
+  checkKey(key, "kiln::random::split", loc);
+  if (num < 0)
+    fail(loc, "kiln::random::split: cannot make " + std::to_string(num) +
+                  " keys");
+  auto counter = counters({num}, num, loc);
+  Tensor first = threefry(key, counter, RngWord::First, loc);
+  Tensor second = threefry(key, counter, RngWord::Second, loc);
+  return concat({reshape(first, {num, 1}, loc), reshape(second, {num, 1}, loc)},
+                1, loc);
+}
+
+Tensor fold_in(const Tensor &key, const Operand &data, SourceLoc loc) {
+  checkKey(key, "kiln::random::fold_in", loc);
+  Tensor word = asWord(data, "kiln::random::fold_in", loc);
+  return keyAt(key, {zeros({}, DType::UI32, loc), word}, loc);
+}
+
+Tensor per_rank(const Tensor &key, SourceLoc loc) {
+  checkKey(key, "kiln::random::per_rank", loc);
+  return fold_in(key, rank_index(loc), loc);
+}
+
+Tensor bits(const Tensor &key, const Shape &shape, SourceLoc loc) {
+  checkKey(key, "kiln::random::bits", loc);
+  int64_t count = checkShape(shape, "kiln::random::bits", loc);
+  return threefry(key, counters(shape, count, loc), RngWord::Xor, loc);
+}
+
+Tensor uniform(const Tensor &key, const Shape &shape, DType dtype,
+               const Operand &minval, const Operand &maxval, SourceLoc loc) {
+  const char *what = "kiln::random::uniform";
+  checkKey(key, what, loc);
+  checkFloat(dtype, what, loc);
+  int64_t count = checkShape(shape, what, loc);
+  Shape boundShape = detail::broadcastShapes(
+      {detail::shapeOf(minval), detail::shapeOf(maxval)}, what, loc);
+  if (boundShape.size() > shape.size() ||
+      detail::broadcastShapes({boundShape, shape}, what, loc) != shape)
+    fail(loc, std::string(what) + ": minval and maxval of shapes " +
+                  shapeString(detail::shapeOf(minval)) + " and " +
+                  shapeString(detail::shapeOf(maxval)) +
+                  " do not broadcast to the shape " + shapeString(shape));
+  // A float in [1, 2) from random mantissa bits, minus 1.
+  Tensor floats;
+  if (dtype == DType::F32) {
+    Tensor mantissa = shift_right_logical(bits(key, shape, loc), 9, loc);
+    floats = bitcast_convert_type(
+        bitwise_or(mantissa, int64_t{0x3F800000}, loc), DType::F32, loc);
+  } else {
+    auto counter = counters(shape, count, loc);
+    Tensor high = cast(threefry(key, counter, RngWord::First, loc),
+                       DType::I64, loc);
+    Tensor low = cast(threefry(key, counter, RngWord::Second, loc),
+                      DType::I64, loc);
+    Tensor word = bitwise_or(shift_left(high, 32, loc), low, loc);
+    floats = bitcast_convert_type(
+        bitwise_or(shift_right_logical(word, 12, loc),
+                   int64_t{0x3FF0000000000000}, loc),
+        DType::F64, loc);
+  }
+  floats = sub(floats, 1.0, loc);
+  Operand low = bound(minval, dtype, loc), high = bound(maxval, dtype, loc);
+  Tensor scaled = add(mul(floats, sub(high, low, loc), loc), low, loc);
+  return maximum(low, scaled, loc);
+}
+
+Tensor normal(const Tensor &key, const Shape &shape, DType dtype,
+              SourceLoc loc) {
+  checkKey(key, "kiln::random::normal", loc);
+  checkFloat(dtype, "kiln::random::normal", loc);
+  // The largest value below -1 rounds in f32 as it does in f64.
+  double low = dtype == DType::F32
+                   ? static_cast<double>(std::nextafter(-1.0f, 0.0f))
+                   : std::nextafter(-1.0, 0.0);
+  Tensor u = uniform(key, shape, dtype, low, 1.0, loc);
+  return mul(erf_inv(u, loc), std::sqrt(2.0), loc);
+}
+
+Tensor randint(const Tensor &key, const Shape &shape, const Operand &minval,
+               const Operand &maxval, DType dtype, SourceLoc loc) {
+  const char *what = "kiln::random::randint";
+  checkKey(key, what, loc);
+  checkShape(shape, what, loc);
+  if (dtype != DType::I32)
+    fail(loc, std::string(what) +
+                  " draws i32 (JAX's default integers), got dtype " +
+                  dtypeName(dtype) + "; cast the result");
+  for (const Operand *bound : {&minval, &maxval})
+    if (bound->isTensor() ? !isInteger(bound->tensor().dtype())
+                          : bound->scalar().getKind() != Scalar::Kind::Int)
+      fail(loc, std::string(what) + " needs integer bounds");
+  // The bounds in i64 clipped to i32 (JAX's _convert_and_clip_integer);
+  // a maxval above the i32 range makes the span one larger.
+  auto wide = [&](const Operand &value) {
+    return value.isTensor() ? cast(value.tensor(), DType::I64, loc)
+                            : full({}, value.scalar(), DType::I64, loc);
+  };
+  auto clip = [&](const Tensor &value) {
+    return cast(minimum(maximum(value, int64_t{INT32_MIN}, loc),
+                        int64_t{INT32_MAX}, loc),
+                DType::I32, loc);
+  };
+  Tensor maxWide = wide(maxval);
+  Tensor outOfRange = greater(maxWide, int64_t{INT32_MAX}, loc);
+  Tensor low = clip(wide(minval)), high = clip(maxWide);
+
+  Tensor keys = split(key, 2, loc);
+  Tensor higherBits =
+      bits(reshape(slice(keys, {0, 0}, {1, 2}, {}, loc), {2}, loc), shape, loc);
+  Tensor lowerBits =
+      bits(reshape(slice(keys, {1, 0}, {2, 2}, {}, loc), {2}, loc), shape, loc);
+
+  Tensor span = bitcast_convert_type(sub(high, low, loc), DType::UI32, loc);
+  span = where(less_equal(high, low, loc), 1, span, loc);
+  span = where(logical_and(outOfRange, greater(high, low, loc), loc),
+               add(span, 1, loc), span, loc);
+  // (a * 2^32 + b) mod span without 64 bits: 2^32 mod span is
+  // (2^16 mod span)^2 mod span.
+  Tensor multiplier = rem(constant(std::vector<uint32_t>{1u << 16}, Shape{}, loc),
+                          span, loc);
+  multiplier = rem(mul(multiplier, multiplier, loc), span, loc);
+  Tensor offset = rem(add(mul(rem(higherBits, span, loc), multiplier, loc),
+                          rem(lowerBits, span, loc), loc),
+                      span, loc);
+  return add(low, bitcast_convert_type(offset, DType::I32, loc), loc);
+}
+
+Tensor bernoulli(const Tensor &key, const Operand &p,
+                 std::optional<Shape> shape, SourceLoc loc) {
+  checkKey(key, "kiln::random::bernoulli", loc);
+  DType dtype = p.isTensor() ? p.tensor().dtype() : DType::F32;
+  checkFloat(dtype, "kiln::random::bernoulli's p", loc);
+  Shape drawn = shape ? *shape : detail::shapeOf(p);
+  return less(uniform(key, drawn, dtype, 0.0, 1.0, loc), p, loc);
+}
+
+Tensor gumbel(const Tensor &key, const Shape &shape, DType dtype,
+              SourceLoc loc) {
+  checkKey(key, "kiln::random::gumbel", loc);
+  checkFloat(dtype, "kiln::random::gumbel", loc);
+  double tiny = dtype == DType::F32
+                    ? static_cast<double>(std::numeric_limits<float>::min())
+                    : std::numeric_limits<double>::min();
+  Tensor u = uniform(key, shape, dtype, tiny, 1.0, loc);
+  return neg(log(neg(log(u, loc), loc), loc), loc);
+}
+
+Tensor categorical(const Tensor &key, const Tensor &logits, int64_t axis,
+                   std::optional<Shape> shape, SourceLoc loc) {
+  const char *what = "kiln::random::categorical";
+  checkKey(key, what, loc);
+  checkFloat(logits.dtype(), what, loc);
+  int64_t rank = logits.rank();
+  axis = detail::normalizeAxis(axis, rank, what, loc);
+  Shape batch = logits.shape();
+  batch.erase(batch.begin() + axis);
+  Shape drawn = shape ? *shape : batch;
+  if (drawn.size() < batch.size() ||
+      !std::equal(batch.begin(), batch.end(),
+                  drawn.end() - static_cast<std::ptrdiff_t>(batch.size())))
+    fail(loc, std::string(what) + ": shape " + shapeString(drawn) +
+                  " must end with the logits' shape without the axis, " +
+                  shapeString(batch));
+  // Noise of the drawn shape with the logits' axis put back where it was
+  // (counted from the end), the logits broadcast over the extra leading
+  // dimensions, and the argmax along that axis.
+  int64_t prefix = static_cast<int64_t>(drawn.size() - batch.size());
+  Shape noiseShape = drawn;
+  int64_t noiseAxis = prefix + axis;
+  noiseShape.insert(noiseShape.begin() + noiseAxis, logits.shape()[axis]);
+  Tensor noise = gumbel(key, noiseShape, logits.dtype(), loc);
+  return cast(argmax(add(noise, logits, loc), noiseAxis, false, loc),
+              DType::I32, loc);
+}
+
+namespace {
+
+/// x shuffled along axis 0 (1-D): JAX's rounds of sorting by random keys,
+/// enough of them that 32-bit keys of all elements differ with high
+/// probability.
+Tensor shuffle(Tensor key, Tensor x, SourceLoc loc) {
+  int64_t size = x.shape()[0];
+  int rounds = static_cast<int>(std::ceil(
+      3.0 * std::log(static_cast<double>(std::max<int64_t>(1, size))) /
+      std::log(static_cast<double>(std::numeric_limits<uint32_t>::max()))));
+  for (int round = 0; round < rounds; ++round) {
+    Tensor keys = split(key, 2, loc);
+    key = reshape(slice(keys, {0, 0}, {1, 2}, {}, loc), {2}, loc);
+    Tensor subkey = reshape(slice(keys, {1, 0}, {2, 2}, {}, loc), {2}, loc);
+    x = gather(x, argsort(bits(subkey, x.shape(), loc), 0, false, loc), loc);
+  }
+  return x;
+}
+
+} // namespace
+
+Tensor permutation(const Tensor &key, int64_t n, SourceLoc loc) {
+  checkKey(key, "kiln::random::permutation", loc);
+  if (n < 0)
+    fail(loc, "kiln::random::permutation of a negative size " +
+                  std::to_string(n));
+  return shuffle(key, iota({n}, 0, DType::I32, loc), loc);
+}
+
+Tensor permutation(const Tensor &key, const Tensor &x, int64_t axis,
+                   SourceLoc loc) {
+  const char *what = "kiln::random::permutation";
+  checkKey(key, what, loc);
+  if (x.rank() == 0)
+    fail(loc, std::string(what) + " needs an array of rank >= 1 (or an "
+                                  "integer n for a permutation of 0 ... n-1)");
+  axis = detail::normalizeAxis(axis, x.rank(), what, loc);
+  if (x.rank() == 1)
+    return shuffle(key, x, loc);
+  Tensor order = shuffle(key, iota({x.shape()[axis]}, 0, DType::I32, loc), loc);
+  // gather picks rows: bring the axis to the front and back.
+  std::vector<int64_t> perm(x.rank());
+  for (int64_t d = 0; d < x.rank(); ++d)
+    perm[d] = d == 0 ? axis : d <= axis ? d - 1 : d;
+  std::vector<int64_t> back(x.rank());
+  for (int64_t d = 0; d < x.rank(); ++d)
+    back[perm[d]] = d;
+  return transpose(gather(transpose(x, perm, loc), order, loc), back, loc);
+}
+
+} // namespace random
+} // namespace kiln
