@@ -369,11 +369,21 @@ def test_logical_of_numbers(rng):
     check(got[1], np.logical_not(a))
 
 
-def test_bitwise_of_integers_is_an_error():
-    with pytest.raises(TypeError, match="bool arrays only"):
-        jit(lambda a, b: a & b)(np.ones(3, np.int32), np.ones(3, np.int32))
-    with pytest.raises(TypeError, match="bool arrays only"):
-        jit(lambda a: ~a)(np.ones(3, np.int32))
+@pytest.mark.parametrize("dtype", [I32, np.int64], ids=str)
+def test_bitwise_of_integers(dtype, rng):
+    a = make(rng, (3, 4), dtype, -1000, 1000)
+    b = make(rng, (3, 4), dtype, 0, 9)
+    got = jit(lambda a, b: (a & b, a | b, a ^ b, ~a, a << b, a >> b))(a, b)
+    for g, want in zip(got, (a & b, a | b, a ^ b, ~a, a << b, a >> b)):
+        check(g, want)
+
+
+def test_bitwise_of_floats_is_an_error():
+    with pytest.raises(kiln.TraceError,
+                       match="bitwise_and needs bool or integer operands"):
+        jit(lambda a, b: a & b)(np.ones(3, np.float32), np.ones(3, np.int32))
+    with pytest.raises(kiln.TraceError, match="bitwise_not needs bool or"):
+        jit(lambda a: ~a)(np.ones(3, np.float32))
 
 
 @pytest.mark.parametrize("dtype", NUMBERS + [BOOL], ids=str)

@@ -62,6 +62,7 @@ std::optional<DType> pythonIntDType(PyObject *object);
 void bindTracer(py::module_ &m);
 void bindJit(py::module_ &m);
 void bindOptim(py::module_ &m);
+void bindRandom(py::module_ &m);
 
 } // namespace python
 } // namespace kiln

@@ -613,5 +613,6 @@ PYBIND11_MODULE(_kiln, m) {
   bindTracer(m);
   bindJit(m);
   bindOptim(m);
+  bindRandom(m);
   kiln::python::bindProfiler(m);
 }

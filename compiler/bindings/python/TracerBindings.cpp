@@ -303,6 +303,15 @@ void kiln::python::bindTracer(py::module_ &m) {
   KILN_BIND_BINARY(greater_equal);
   KILN_BIND_BINARY(logical_and);
   KILN_BIND_BINARY(logical_or);
+  KILN_BIND_BINARY(rem);
+  KILN_BIND_BINARY(bitwise_and);
+  KILN_BIND_BINARY(bitwise_or);
+  KILN_BIND_BINARY(bitwise_xor);
+  KILN_BIND_BINARY(shift_left);
+  KILN_BIND_BINARY(shift_right_logical);
+  KILN_BIND_BINARY(shift_right_arithmetic);
+  KILN_BIND_UNARY(bitwise_not);
+  KILN_BIND_UNARY(erf_inv);
   KILN_BIND_UNARY(neg);
   KILN_BIND_UNARY(abs);
   KILN_BIND_UNARY(relu);
@@ -332,6 +341,10 @@ void kiln::python::bindTracer(py::module_ &m) {
   m.def("cast", [](py::handle x, int code) {
     SourceLoc loc = callerLocation();
     return cast(toTensor(x, loc), dtypeFromCode(code), loc);
+  });
+  m.def("bitcast_convert_type", [](py::handle x, int code) {
+    SourceLoc loc = callerLocation();
+    return bitcast_convert_type(toTensor(x, loc), dtypeFromCode(code), loc);
   });
   m.def("where", [](py::handle pred, py::handle onTrue, py::handle onFalse) {
     SourceLoc loc = callerLocation();
@@ -410,6 +423,11 @@ void kiln::python::bindTracer(py::module_ &m) {
   m.def("argmin", [](py::handle x, int64_t axis, bool last) {
     SourceLoc loc = callerLocation();
     return argmin(toTensor(x, loc), axis, last, loc);
+  });
+  m.def("sort", [](py::handle x, int64_t axis, bool descending) {
+    SourceLoc loc = callerLocation();
+    auto [values, indices] = sort(toTensor(x, loc), axis, descending, loc);
+    return py::make_tuple(values, indices);
   });
   // Collectives (kiln/Tracer/Collectives.h); kiln.distributed wraps them.
   auto reductionOf = [](const std::string &name) {

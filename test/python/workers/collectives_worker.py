@@ -2,7 +2,8 @@
 kiln.distributed collectives on its own data (drawn from a seed and its
 rank, so any rank can recompute every other's), rank 0 gathers all ranks'
 results with comm.all_gather and compares them with numpy on all ranks'
-data. Writes {"ranks": N, "failures": [...]} to OUT (rank 0).
+data (and each rank's kiln.random.per_rank draw with the draw from the key
+folded with that rank). Writes {"ranks": N, "failures": [...]} to OUT (rank 0).
 
 Usage: collectives_worker.py OUT
 """
@@ -47,11 +48,16 @@ def main():
         return knp.sum(w * kd.all_gather(x, comm, axis=0))
 
     gradient = kiln.jit(kiln.grad(loss), comm=comm)
+    key = kiln.random.PRNGKey(7)
+    per_rank_draw = kiln.jit(
+        lambda k: kiln.random.uniform(kiln.random.per_rank(k), (5,)),
+        comm=comm)
 
     x = data_of(r)
     w = np.random.default_rng(200 + r).standard_normal((ROWS * n, COLS))
     results = [np.asarray(v) for v in collectives(x)]
     results.append(np.asarray(gradient(x, w)))
+    results.append(np.asarray(per_rank_draw(key)))
     gathered = [comm.all_gather(v.reshape(1, -1)) for v in results]
     if r != 0:
         return 0
@@ -76,10 +82,12 @@ def main():
             xs[(q - 1) % n],
             np.int64(q),
             sum(ws)[q * ROWS:(q + 1) * ROWS],
+            kiln.random.uniform(kiln.random.fold_in(key, q), (5,)),
         ]
         names = ["all_reduce", "all_reduce max in halves", "all_reduce mean",
                  "all_gather", "reduce_scatter", "broadcast", "all_to_all",
-                 "permute", "rank", "grad of all_gather"]
+                 "permute", "rank", "grad of all_gather",
+                 "random.per_rank"]
         for name, got, want in zip(names, gathered, expected):
             want = np.asarray(want)
             value = got[q].reshape(want.shape)

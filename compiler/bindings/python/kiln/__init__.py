@@ -31,6 +31,7 @@ from ._tree import flatten as tree_flatten, tree_map, leaves as tree_leaves
 from . import lax
 from . import nn
 from . import optim
+from . import random
 from . import distributed
 from . import profiler
 
@@ -47,4 +48,4 @@ __all__ = ["jit", "grad", "value_and_grad", "vjp", "jvp", "vmap", "jacfwd",
            "fori_loop", "scan", "numpy", "nn", "optim", "Tensor", "TraceError",
            "ConcretizationError", "JitError", "Lowered", "Compiled",
            "tree_flatten", "tree_map", "tree_leaves", "is_tracing", "lax",
-           "TRACED_DTYPES", "profiler"]
+           "TRACED_DTYPES", "profiler", "random"]

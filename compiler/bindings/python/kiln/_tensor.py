@@ -49,6 +49,7 @@ _BINARY = {
     "truediv": knp.true_divide, "floordiv": knp.floor_divide,
     "mod": knp.remainder, "pow": knp.power, "matmul": knp.matmul,
     "and": knp.bitwise_and, "or": knp.bitwise_or, "xor": knp.bitwise_xor,
+    "lshift": knp.left_shift, "rshift": knp.right_shift,
 }
 for _name, _fn in _BINARY.items():
     setattr(Tensor, f"__{_name}__", _fn)

@@ -22,7 +22,10 @@ from .numpy import _eager
 
 __all__ = ["conv_general_dilated", "conv", "conv_transpose",
            "reduce_window", "max", "add", "padtype_to_pads", "dynamic_slice",
-           "dynamic_update_slice"]
+           "dynamic_update_slice", "shift_left", "shift_right_logical",
+           "shift_right_arithmetic", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "bitwise_not", "bitcast_convert_type", "rem",
+           "erf_inv", "sort", "sort_key_val"]
 
 
 def max(x, y):  # noqa: A001  (jax.lax.max)
@@ -297,3 +300,91 @@ def dynamic_update_slice(operand, update, start_indices):
         return operand
     return knp.where(inside, knp.astype(moved, _core.dtype_of(operand)),
                      operand)
+
+
+# Bits and remainders: one kiln op each (the logical shift of a signed type
+# masks the filled bits), in numpy's promotion.
+
+@_eager
+def shift_left(x, y):
+    """x << y; amounts outside [0, bit width) give 0."""
+    return _kiln.shift_left(x, y)
+
+
+@_eager
+def shift_right_logical(x, y):
+    """x >> y filling with zeros, whatever x's sign."""
+    return _kiln.shift_right_logical(x, y)
+
+
+@_eager
+def shift_right_arithmetic(x, y):
+    """x >> y filling with the sign bit, whatever x's type."""
+    return _kiln.shift_right_arithmetic(x, y)
+
+
+@_eager
+def bitwise_and(x, y):
+    return _kiln.bitwise_and(x, y)
+
+
+@_eager
+def bitwise_or(x, y):
+    return _kiln.bitwise_or(x, y)
+
+
+@_eager
+def bitwise_xor(x, y):
+    return _kiln.bitwise_xor(x, y)
+
+
+@_eager
+def bitwise_not(x):
+    return _kiln.bitwise_not(x)
+
+
+@_eager
+def bitcast_convert_type(operand, new_dtype):
+    """The bits of every element read as `new_dtype` of the same width
+    (float32 <-> int32 <-> uint32, float64 <-> int64)."""
+    return _kiln.bitcast_convert_type(operand, _core.dtype_code(new_dtype))
+
+
+@_eager
+def rem(x, y):
+    """x - trunc(x / y) * y: the sign of x (C's %, unlike numpy's mod); an
+    integer remainder by 0 is x."""
+    return _kiln.rem(x, y)
+
+
+@_eager
+def erf_inv(x):
+    """The inverse error function; +-inf at +-1, NaN beyond."""
+    return _kiln.erf_inv(x)
+
+
+@_eager
+def sort(operand, dimension=-1, is_stable=True):
+    """Ascending stable sort along `dimension` (always stable)."""
+    return _kiln.sort(operand, dimension, False)[0]
+
+
+@_eager
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """(keys sorted stably along `dimension`, values in the same order);
+    values of keys' shape."""
+    keys, values = _core.as_tensor(keys), _core.as_tensor(values)
+    if tuple(keys.shape) != tuple(values.shape):
+        fail(f"kiln.lax.sort_key_val needs keys and values of one shape, "
+             f"got {tuple(keys.shape)} and {tuple(values.shape)}", ValueError)
+    sorted_keys, order = _kiln.sort(keys, dimension, False)
+    # Gather each slice's values in its order: with the dimension last and
+    # the slices as rows, row r's index i is element r * n + i.
+    moved = knp.moveaxis(values, dimension, -1)
+    n = moved.shape[-1]
+    rows = moved.size // n if n else 0
+    flat = knp.reshape(knp.moveaxis(order, dimension, -1), (rows, n))
+    flat = flat + knp.arange(rows, dtype=knp.int64)[:, None] * n
+    picked = _kiln.gather(knp.reshape(moved, (moved.size,)), flat)
+    return sorted_keys, knp.moveaxis(knp.reshape(picked, moved.shape), -1,
+                                     dimension)

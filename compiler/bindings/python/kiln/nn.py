@@ -1,7 +1,7 @@
 """kiln.nn: the functions of neural networks: jax.nn's activations and
 softmax, and the layers a CNN needs (convolution, transposed convolution,
-max and average pooling, batch normalization, embedding lookup) as
-functions of explicit parameters and state."""
+max and average pooling, batch normalization, embedding lookup, dropout)
+as functions of explicit parameters, state and random keys."""
 
 import math
 
@@ -273,3 +273,28 @@ def embedding(table, ids):
     shape): [*ids.shape, features]. Out-of-range ids are clamped; the
     gradient with respect to the table is a scatter-add of the rows."""
     return _kiln.gather(table, knp.asarray(ids))
+
+
+def dropout(key, rate, x, deterministic=False):
+    """Inverted dropout (haiku.dropout's convention): each element of x is
+    kept with probability 1 - rate and scaled by 1 / (1 - rate), or zeroed,
+    by kiln.random.bernoulli(key, 1 - rate, x.shape); deterministic=True
+    (evaluation) or rate 0 returns x. Draw a fresh key per step and layer
+    (kiln.random.split or fold_in)."""
+    if not 0.0 <= rate <= 1.0:
+        fail(f"kiln.nn.dropout: rate must be in [0, 1], got {rate}",
+             ValueError)
+    if deterministic or rate == 0.0:
+        return x
+    return _dropout(key, float(rate), x)
+
+
+@_eager
+def _dropout(key, rate, x):
+    from . import random
+    x = _float_of(_core.as_tensor(x))
+    if rate == 1.0:
+        return knp.zeros_like(x)
+    keep = 1.0 - rate
+    mask = random.bernoulli(key, keep, tuple(x.shape))
+    return knp.where(mask, x / keep, 0.0)

@@ -8,8 +8,8 @@ dtype). Called outside a trace on concrete arrays, a function is compiled
 and run at once (the result is a numpy array), which is correct but slow:
 it is meant for trying things out, not for loops.
 
-Arrays of the dtypes kiln traces are bool, int32, int64, float32 and
-float64.
+Arrays of the dtypes kiln traces are bool, int32, int64, uint32, float32
+and float64 (uint32 with int32 computes in int64, which holds both).
 
 Where results differ from numpy's (as in JAX): float functions of
 integers and integer true division give float32; sums and cumsums of
@@ -36,6 +36,7 @@ float32 = _np.float32
 float64 = _np.float64
 int32 = _np.int32
 int64 = _np.int64
+uint32 = _np.uint32
 bool_ = _np.bool_
 pi = math.pi
 e = math.e
@@ -333,30 +334,61 @@ def logical_not(x):
     return _kiln.logical_not(_truth(x))
 
 
-def _bool_only(name, fn):
+def _bits(name, fn):
+    """A bitwise op on bool or integer operands (numpy's promotion)."""
     @_eager
     def op(x1, x2):
-        t1, t2 = as_tensor(x1), as_tensor(x2)
-        if dtype_of(t1) != bool_ or dtype_of(t2) != bool_:
-            fail(f"kiln.numpy.{name} is defined on bool arrays only "
-                 f"(got {dtype_of(t1)} and {dtype_of(t2)})", TypeError)
-        return fn(t1, t2)
+        return fn(_operand(x1), _operand(x2))
     op.__name__ = name
     return op
 
 
-bitwise_and = _bool_only("bitwise_and", logical_and)
-bitwise_or = _bool_only("bitwise_or", logical_or)
-bitwise_xor = _bool_only("bitwise_xor", logical_xor)
+bitwise_and = _bits("bitwise_and", _kiln.bitwise_and)
+bitwise_or = _bits("bitwise_or", _kiln.bitwise_or)
+bitwise_xor = _bits("bitwise_xor", _kiln.bitwise_xor)
+left_shift = _bits("left_shift", _kiln.shift_left)
+
+
+def _shift_right(x1, x2):
+    """numpy's >>: zeros come in when the operands promote to uint32 (a
+    uint32 array with nothing signed), copies of the sign bit otherwise."""
+    dtypes = [dtype_of(as_tensor(x)) for x in (x1, x2)
+              if isinstance(x, (Tensor, _np.ndarray, _np.generic))]
+    if uint32 in dtypes and not builtins.any(d.kind == "i" for d in dtypes):
+        return _kiln.shift_right_logical(x1, x2)
+    return _kiln.shift_right_arithmetic(x1, x2)
+
+
+right_shift = _bits("right_shift", _shift_right)
 
 
 @_eager
 def invert(x):
-    x = as_tensor(x)
-    if dtype_of(x) != bool_:
-        fail("kiln.numpy.invert (~) is defined on bool arrays only "
-             f"(got {dtype_of(x)})", TypeError)
-    return _kiln.logical_not(x)
+    """~x: bitwise complement (logical not on bools)."""
+    return _kiln.bitwise_not(as_tensor(x))
+
+
+bitwise_not = invert
+
+
+@_eager
+def sort(a, axis=-1):
+    """Stable ascending sort along `axis` (axis=None sorts the flattened
+    array); NaN sorts last."""
+    a = as_tensor(a)
+    if axis is None:
+        a, axis = _kiln.reshape(a, [a.size]), 0
+    return _kiln.sort(a, axis, False)[0]
+
+
+@_eager
+def argsort(a, axis=-1):
+    """The int64 indices that sort `a` stably along `axis` (axis=None:
+    of the flattened array)."""
+    a = as_tensor(a)
+    if axis is None:
+        a, axis = _kiln.reshape(a, [a.size]), 0
+    return _kiln.sort(a, axis, False)[1]
 
 
 @_eager

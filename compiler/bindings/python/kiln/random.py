@@ -1,0 +1,228 @@
+"""kiln.random: counter-based random numbers with jax.random's names,
+signatures and streams.
+
+    key = kiln.random.PRNGKey(0)
+    key, sub = kiln.random.split(key)
+    w = kiln.random.normal(sub, (784, 10)) * 0.01
+
+    @kiln.jit
+    def noisy(key, x):
+        return x + 0.1 * kiln.random.normal(key, x.shape)
+
+A key is a uint32 array of shape (2,), as jax.random.PRNGKey's; nothing
+has state, and the same key gives the same numbers. Every draw is
+kiln.rng_bits (Threefry-2x32) of the key and the element's flat index, as
+in JAX's default (partitionable) Threefry, so the same key gives JAX's
+bits, integers, permutations and uniform floats exactly, and its normal,
+gumbel and categorical draws to within the rounding of erf_inv and log.
+Inside a trace the functions record ops (and compile with the function);
+outside one they are compiled and run on the spot, returning numpy arrays.
+
+Under SPMD (kiln.distributed), `per_rank(key)` folds the rank into the key
+so that each rank draws its own numbers; a key that is not folded gives
+every rank the same ones (the same dropout mask for replicated
+activations, the same initialization everywhere).
+"""
+
+import numpy as np
+
+from . import _kiln
+from . import _core
+from ._core import fail
+from .numpy import _eager
+
+__all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "per_rank",
+           "bits", "uniform", "normal", "randint", "bernoulli", "gumbel",
+           "categorical", "permutation"]
+
+
+def _shape(shape, what):
+    """shape as a tuple of ints (an int is a 1-D shape)."""
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        fail(f"{what}: shape must be a tuple of ints, got {shape!r}",
+             TypeError)
+
+
+def _float_code(dtype, what):
+    """The dtype code of a float dtype; Python's float means float32, JAX's
+    default without x64."""
+    dtype = np.float32 if dtype is None or dtype is float else np.dtype(dtype)
+    if np.dtype(dtype).kind != "f":
+        fail(f"{what} draws floats (float32 or float64), got dtype "
+             f"{np.dtype(dtype)}", TypeError)
+    return _core.dtype_code(dtype)
+
+
+def _as_key_input(value):
+    """A Python int as a numpy integer, so that a function run outside a
+    trace takes it as an input instead of compiling once per value."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return value
+    return np.asarray(value, dtype=_core.int_dtype(value))
+
+
+def PRNGKey(seed):
+    """The key of an integer seed (jax.random.PRNGKey): [0, seed] for a
+    seed in the int32 range (a negative one as its uint32 bits), [seed >>
+    32, seed & 0xffffffff] beyond it."""
+    return _key(_as_key_input(seed))
+
+
+@_eager
+def _key(seed):
+    return _kiln.random_key(seed)
+
+
+def key(seed):
+    """jax.random.key: the same raw uint32[2] key as PRNGKey (kiln has no
+    typed key arrays)."""
+    return PRNGKey(seed)
+
+
+def key_data(keys):
+    """The uint32 words of `keys` (jax.random.key_data): kiln's keys are
+    raw already."""
+    return keys
+
+
+@_eager
+def _split(key, num):
+    return _kiln.random_split(key, num)
+
+
+def split(key, num=2):
+    """`num` new keys (jax.random.split): shape (num, 2), or num + (2,)
+    for a tuple num."""
+    shape = _shape(num, "kiln.random.split")
+    keys = _split(key, int(np.prod(shape, dtype=np.int64)))
+    if len(shape) == 1:
+        return keys
+    from . import numpy as knp
+    return knp.reshape(keys, shape + (2,))
+
+
+@_eager
+def _fold_in(key, data):
+    return _kiln.random_fold_in(key, data)
+
+
+def fold_in(key, data):
+    """A new key from `key` and the integer `data` (jax.random.fold_in);
+    data is read as uint32."""
+    return _fold_in(key, _as_key_input(data))
+
+
+@_eager
+def per_rank(key):
+    """fold_in(key, rank): a key of this rank's own in an SPMD program
+    (kiln.distributed)."""
+    return _kiln.random_per_rank(key)
+
+
+@_eager
+def _bits(key, shape):
+    return _kiln.random_bits(key, shape)
+
+
+def bits(key, shape=(), dtype=None):
+    """Uniform uint32 bits (jax.random.bits)."""
+    if dtype is not None and np.dtype(dtype) != np.uint32:
+        fail(f"kiln.random.bits draws uint32, got dtype {np.dtype(dtype)}",
+             TypeError)
+    return _bits(key, _shape(shape, "kiln.random.bits"))
+
+
+@_eager
+def _uniform(key, shape, code, minval, maxval):
+    return _kiln.random_uniform(key, shape, code, minval, maxval)
+
+
+def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
+    """Floats uniform in [minval, maxval) (jax.random.uniform); the bounds
+    broadcast to `shape`."""
+    return _uniform(key, _shape(shape, "kiln.random.uniform"),
+                    _float_code(dtype, "kiln.random.uniform"), minval, maxval)
+
+
+@_eager
+def _normal(key, shape, code):
+    return _kiln.random_normal(key, shape, code)
+
+
+def normal(key, shape=(), dtype=None):
+    """Standard normal floats (jax.random.normal)."""
+    return _normal(key, _shape(shape, "kiln.random.normal"),
+                   _float_code(dtype, "kiln.random.normal"))
+
+
+@_eager
+def _gumbel(key, shape, code):
+    return _kiln.random_gumbel(key, shape, code)
+
+
+def gumbel(key, shape=(), dtype=None):
+    """Standard Gumbel floats (jax.random.gumbel, its default "low"
+    mode)."""
+    return _gumbel(key, _shape(shape, "kiln.random.gumbel"),
+                   _float_code(dtype, "kiln.random.gumbel"))
+
+
+@_eager
+def _randint(key, shape, minval, maxval, code):
+    return _kiln.random_randint(key, shape, minval, maxval, code)
+
+
+def randint(key, shape, minval, maxval, dtype=None):
+    """Integers uniform in [minval, maxval) (jax.random.randint), int32."""
+    dtype = np.int32 if dtype is None or dtype is int else np.dtype(dtype)
+    return _randint(key, _shape(shape, "kiln.random.randint"), minval,
+                    maxval, _core.dtype_code(dtype))
+
+
+@_eager
+def _bernoulli(key, p, shape):
+    return _kiln.random_bernoulli(key, p, shape)
+
+
+def bernoulli(key, p=0.5, shape=None):
+    """True with probability p (jax.random.bernoulli); the shape defaults
+    to p's."""
+    return _bernoulli(key, p, None if shape is None else
+                      _shape(shape, "kiln.random.bernoulli"))
+
+
+@_eager
+def _categorical(key, logits, axis, shape):
+    return _kiln.random_categorical(key, logits, axis, shape)
+
+
+def categorical(key, logits, axis=-1, shape=None, replace=True):
+    """Indices drawn from softmax(logits, axis) (jax.random.categorical),
+    int32: the argmax of the logits plus Gumbel noise. `shape` defaults to
+    the logits' shape without `axis`; a longer one draws several samples
+    per distribution."""
+    if not replace:
+        fail("kiln.random.categorical samples with replacement only "
+             "(replace=True)", NotImplementedError)
+    return _categorical(key, logits, int(axis), None if shape is None else
+                        _shape(shape, "kiln.random.categorical"))
+
+
+@_eager
+def _permutation(key, x, axis):
+    return _kiln.random_permutation(key, x, axis)
+
+
+def permutation(key, x, axis=0, independent=False):
+    """A random permutation of range(x) for an int x, else of x's slices
+    along `axis` (jax.random.permutation)."""
+    if independent:
+        fail("kiln.random.permutation shuffles whole slices only "
+             "(independent=False)", NotImplementedError)
+    if isinstance(x, (np.integer,)):
+        x = int(x)
+    return _permutation(key, x, int(axis))

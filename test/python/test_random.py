@@ -1,0 +1,302 @@
+"""kiln.random, kiln.nn.dropout and the uint32 bit ops: compiled draws are
+JAX's streams (bit for bit where JAX's algorithm is integer arithmetic;
+against jax.random itself where JAX is importable), have the moments and
+frequencies of their distributions (chi-square tests at the 0.999 level),
+and compose with jit, vmap and grad."""
+
+import math
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.numpy as knp
+import kiln.random as kr
+
+
+def chi_square(counts, expected):
+    counts, expected = np.asarray(counts, float), np.asarray(expected, float)
+    return float(np.sum((counts - expected) ** 2 / expected))
+
+
+# 0.999 quantiles of chi-square with k degrees of freedom.
+CHI2_999 = {4: 18.47, 9: 27.88, 23: 49.73, 99: 148.2}
+
+
+def test_compiled_streams_are_jax_values():
+    # Printed by JAX 0.10 (jax.random, default partitionable Threefry).
+    key = kr.PRNGKey(0)
+    assert key.dtype == np.uint32 and key.shape == (2,)
+    np.testing.assert_array_equal(kr.split(key, 3), [
+        [1797259609, 2579123966], [928981903, 3453687069],
+        [4146024105, 2718843009]])
+    np.testing.assert_array_equal(kr.fold_in(key, 7), [2716826189, 292468403])
+    np.testing.assert_array_equal(kr.PRNGKey(-1), [0, 4294967295])
+
+    @kiln.jit
+    def draws(key):
+        return (kr.bits(key, (2, 3)), kr.uniform(key, (3,)),
+                kr.permutation(key, 10), kr.randint(key, (4,), 0, 10),
+                kr.categorical(key, knp.zeros((2, 5))))
+
+    bits, uniform, perm, ints, cats = draws(key)
+    np.testing.assert_array_equal(bits, [
+        [4070199207, 4202968722, 1427181096],
+        [2012915765, 2447653815, 710830403]])
+    np.testing.assert_array_equal(uniform, np.float32(
+        [0.9476670026779175, 0.9785798788070679, 0.33229148387908936]))
+    np.testing.assert_array_equal(perm, [0, 1, 8, 5, 6, 4, 3, 2, 7, 9])
+    np.testing.assert_array_equal(ints, [9, 0, 2, 3])
+    np.testing.assert_array_equal(cats, [1, 3])
+    assert perm.dtype == ints.dtype == cats.dtype == np.int32
+
+
+def test_split_shapes_and_tuple_num():
+    keys = kr.split(kr.PRNGKey(5), (2, 3))
+    assert keys.shape == (2, 3, 2)
+    np.testing.assert_array_equal(keys.reshape(6, 2), kr.split(kr.PRNGKey(5), 6))
+
+
+def test_distributions():
+    n = 200_000
+
+    @kiln.jit
+    def draw(key):
+        ks = kr.split(key, 7)
+        return (kr.uniform(ks[0], (n,)), kr.normal(ks[1], (n,)),
+                kr.randint(ks[2], (n,), -3, 7), kr.bernoulli(ks[3], 0.3, (n,)),
+                kr.gumbel(ks[4], (n,)),
+                kr.categorical(ks[5], knp.log(knp.array([0.1, 0.2, 0.3, 0.4])),
+                               shape=(n,)),
+                kr.uniform(ks[6], (n,), np.float64, -2.0, 5.0))
+
+    u, z, ints, coin, g, cat, wide = draw(kr.PRNGKey(11))
+    assert u.dtype == np.float32 and wide.dtype == np.float64
+    assert u.min() >= 0 and u.max() < 1
+    assert wide.min() >= -2 and wide.max() < 5
+    # Means within 5 standard errors.
+    se = 1 / math.sqrt(n)
+    assert abs(u.mean() - 0.5) < 5 * se * math.sqrt(1 / 12)
+    assert abs(u.var() - 1 / 12) < 5 * se * math.sqrt(1 / 180)
+    assert abs(wide.mean() - 1.5) < 5 * se * 7 * math.sqrt(1 / 12)
+    assert chi_square(np.histogram(u, 100, (0, 1))[0], [n / 100] * 100) \
+        < CHI2_999[99]
+    assert abs(z.mean()) < 5 * se
+    assert abs(z.var() - 1) < 5 * se * math.sqrt(2)
+    assert abs(np.mean(z ** 3)) < 5 * se * math.sqrt(15)
+    assert abs(np.mean(z ** 4) - 3) < 5 * se * math.sqrt(96)
+    # Normal quantiles: P(|z| < 1) = 0.6827, P(|z| < 2) = 0.9545.
+    assert abs(np.mean(np.abs(z) < 1) - 0.6827) < 5 * se * 0.47
+    assert abs(np.mean(np.abs(z) < 2) - 0.9545) < 5 * se * 0.21
+    assert ints.min() == -3 and ints.max() == 6
+    assert chi_square(np.bincount(ints + 3, minlength=10), [n / 10] * 10) \
+        < CHI2_999[9]
+    assert coin.dtype == np.bool_
+    assert abs(coin.mean() - 0.3) < 5 * se * math.sqrt(0.21)
+    # Gumbel: mean is Euler's constant, variance pi^2 / 6.
+    assert abs(g.mean() - 0.5772156649) < 5 * se * math.pi / math.sqrt(6)
+    assert abs(g.var() - math.pi ** 2 / 6) < 0.05
+    assert chi_square(np.bincount(cat, minlength=4),
+                      n * np.array([0.1, 0.2, 0.3, 0.4])) < 18.47
+
+
+def test_permutations_are_uniform_under_vmap():
+    keys = kr.split(kr.PRNGKey(3), 6000)
+    perms = kiln.jit(kiln.vmap(lambda k: kr.permutation(k, 4)))(keys)
+    assert perms.shape == (6000, 4)
+    np.testing.assert_array_equal(np.sort(perms, axis=1),
+                                  np.tile(np.arange(4), (6000, 1)))
+    codes = perms @ np.array([64, 16, 4, 1])
+    counts = np.unique(codes, return_counts=True)[1]
+    assert len(counts) == 24
+    assert chi_square(counts, [6000 / 24] * 24) < CHI2_999[23]
+    # vmap over keys draws what each key draws alone.
+    np.testing.assert_array_equal(perms[17], kr.permutation(keys[17], 4))
+
+
+def test_permutation_of_arrays():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    key = kr.PRNGKey(8)
+    shuffled = kr.permutation(key, x, axis=2)
+    order = kr.permutation(key, 4)
+    np.testing.assert_array_equal(shuffled, x[:, :, order])
+    np.testing.assert_array_equal(kr.permutation(key, np.arange(4.0)),
+                                  order.astype(np.float64))
+
+
+def test_keys_flow_through_loops():
+    @kiln.jit
+    def walk(key, x):
+        def body(i, carry):
+            key, x = carry
+            key, sub = kr.split(key)
+            return key, x + kr.normal(sub, x.shape)
+        return kiln.fori_loop(0, 5, body, (key, x))
+
+    key, x = walk(kr.PRNGKey(0), np.zeros(3, np.float32))
+    expected_key, expected = kr.PRNGKey(0), np.zeros(3, np.float32)
+    for _ in range(5):
+        expected_key, sub = kr.split(expected_key)
+        expected = expected + kr.normal(sub, (3,))
+    np.testing.assert_array_equal(key, expected_key)
+    np.testing.assert_allclose(x, expected, rtol=1e-6)
+
+
+def test_dropout():
+    key = kr.PRNGKey(4)
+    x = np.ones((400, 500), np.float32)
+    y = kiln.nn.dropout(key, 0.25, x)
+    kept = y != 0
+    assert abs(kept.mean() - 0.75) < 0.005
+    np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
+    np.testing.assert_array_equal(kept, kr.bernoulli(key, 0.75, x.shape))
+    assert kiln.nn.dropout(key, 0.25, x, deterministic=True) is x
+    np.testing.assert_array_equal(kiln.nn.dropout(key, 1.0, x), 0 * x)
+    # The gradient goes through the kept elements, scaled.
+    g = kiln.grad(lambda x: knp.sum(kiln.nn.dropout(key, 0.25, x) * 2))(x)
+    np.testing.assert_allclose(g, np.where(kept, 2 / 0.75, 0), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"rate must be in \[0, 1\]"):
+        kiln.nn.dropout(key, 1.5, x)
+
+
+def test_uint32_bit_ops_match_numpy(rng):
+    a = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
+    n = rng.integers(0, 32, 64).astype(np.uint32)
+    s = rng.integers(-2**31, 2**31, 64).astype(np.int32)
+
+    @kiln.jit
+    def ops(a, n, s):
+        return (a & n, a | n, a ^ n, ~a, a << n, a >> n, s >> n.astype(np.int32),
+                kiln.lax.shift_right_logical(s, n.astype(np.int32)),
+                kiln.lax.bitcast_convert_type(a, np.float32), a + a, a * 3,
+                a // (n + 1), a % (n + 1), a + s)
+
+    out = ops(a, n, s)
+    expected = (a & n, a | n, a ^ n, ~a, a << n, a >> n, s >> n.astype(np.int32),
+                (s.view(np.uint32) >> n).view(np.int32), a.view(np.float32),
+                a + a, a * np.uint32(3), a // (n + 1), a % (n + 1),
+                a.astype(np.int64) + s)
+    for got, want in zip(out, expected):
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_sort_and_argsort(rng):
+    x = rng.standard_normal((5, 7)).astype(np.float32)
+    x[1, 2] = x[1, 4]  # a tie keeps the lower index first
+    np.testing.assert_array_equal(knp.sort(x), np.sort(x, kind="stable"))
+    np.testing.assert_array_equal(knp.argsort(x, axis=0),
+                                  np.argsort(x, axis=0, kind="stable"))
+    np.testing.assert_array_equal(knp.sort(x, axis=None),
+                                  np.sort(x, axis=None))
+    keys, vals = kiln.lax.sort_key_val(x, x * 2, 1)
+    np.testing.assert_array_equal(vals, keys * 2)
+
+
+def test_mistakes_are_clear_errors():
+    with pytest.raises(kiln.TraceError,
+                       match=r"needs a key: a ui32\[2\] tensor .*got f32\[3\]"):
+        kr.uniform(np.zeros(3, np.float32), (2,))
+    with pytest.raises(TypeError, match="draws floats"):
+        kr.normal(kr.PRNGKey(0), (2,), np.int32)
+    with pytest.raises(kiln.TraceError, match="negative dimension"):
+        kr.bits(kr.PRNGKey(0), (2, -1))
+    with pytest.raises(NotImplementedError, match="with replacement only"):
+        kr.categorical(kr.PRNGKey(0), np.zeros(3, np.float32), replace=False)
+    with pytest.raises(kiln.TraceError, match="does not fit in ui32"):
+        kiln.jit(lambda a: a + 2**33)(np.zeros(2, np.uint32))
+
+
+# --- Against JAX -----------------------------------------------------------
+
+SEEDS = [0, 1, 42, -7, 2**31 - 1]
+SHAPES = [(), (5,), (3, 4), (2, 3, 5)]
+
+
+def test_streams_match_jax():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    for seed in SEEDS:
+        key, jkey = kr.PRNGKey(seed), jax.random.PRNGKey(seed)
+        np.testing.assert_array_equal(key, jkey)
+        np.testing.assert_array_equal(kr.split(key, 4), jax.random.split(jkey, 4))
+        for data in [0, 1, 123456, 2**32 - 1]:
+            np.testing.assert_array_equal(kr.fold_in(key, data),
+                                          jax.random.fold_in(jkey, data))
+        for shape in SHAPES:
+            np.testing.assert_array_equal(kr.bits(key, shape),
+                                          jax.random.bits(jkey, shape))
+            np.testing.assert_array_equal(kr.uniform(key, shape),
+                                          jax.random.uniform(jkey, shape))
+            np.testing.assert_allclose(kr.normal(key, shape),
+                                       jax.random.normal(jkey, shape),
+                                       rtol=2e-6, atol=1e-6)
+            np.testing.assert_allclose(kr.gumbel(key, shape),
+                                       jax.random.gumbel(jkey, shape),
+                                       rtol=2e-6, atol=1e-6)
+            np.testing.assert_array_equal(
+                kr.randint(key, shape, -5, 1000),
+                jax.random.randint(jkey, shape, -5, 1000))
+            np.testing.assert_array_equal(
+                kr.randint(key, shape, -2**31, 2**31 - 1),
+                jax.random.randint(jkey, shape, -2**31, 2**31 - 1))
+            np.testing.assert_array_equal(
+                kr.bernoulli(key, 0.3, shape),
+                jax.random.bernoulli(jkey, 0.3, shape))
+        logits = np.log(np.array([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]],
+                                 np.float32))
+        np.testing.assert_array_equal(
+            kr.categorical(key, logits, shape=(6, 2)),
+            jax.random.categorical(jkey, logits, shape=(6, 2)))
+        np.testing.assert_array_equal(
+            kr.categorical(key, logits.T, axis=0),
+            jax.random.categorical(jkey, logits.T, axis=0))
+        for n in [1, 2, 10, 2000]:
+            np.testing.assert_array_equal(kr.permutation(key, n),
+                                          jax.random.permutation(jkey, n))
+        x = np.arange(30.0, dtype=np.float32).reshape(5, 6)
+        np.testing.assert_array_equal(
+            kr.permutation(key, x, axis=1),
+            jax.random.permutation(jkey, jnp.asarray(x), axis=1))
+        np.testing.assert_array_equal(
+            kr.uniform(key, (4, 3), minval=np.float32([-1, 0, 2]), maxval=3.0),
+            jax.random.uniform(jkey, (4, 3), minval=jnp.float32([-1, 0, 2]),
+                               maxval=3.0))
+
+
+def test_vmap_and_dropout_match_jax():
+    jax = pytest.importorskip("jax")
+    keys = kr.split(kr.PRNGKey(9), 8)
+    jkeys = jax.random.split(jax.random.PRNGKey(9), 8)
+    np.testing.assert_array_equal(
+        kiln.vmap(lambda k: kr.uniform(k, (3,)))(keys),
+        jax.vmap(lambda k: jax.random.uniform(k, (3,)))(jkeys))
+    np.testing.assert_array_equal(
+        kiln.vmap(lambda k: kr.split(k, 3))(keys),
+        jax.vmap(lambda k: jax.random.split(k, 3))(jkeys))
+    x = np.random.default_rng(0).standard_normal((6, 7)).astype(np.float32)
+    keep = jax.random.bernoulli(jax.random.PRNGKey(2), 0.6, x.shape)
+    np.testing.assert_array_equal(
+        kiln.nn.dropout(kr.PRNGKey(2), 0.4, x),
+        np.where(keep, x / np.float32(0.6), 0))
+
+
+def test_float64_streams_match_jax_x64():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    try:
+        for seed in [0, 5]:
+            key, jkey = kr.PRNGKey(seed), jax.random.PRNGKey(seed)
+            np.testing.assert_array_equal(
+                kr.uniform(key, (4, 5), np.float64),
+                jax.random.uniform(jkey, (4, 5), jnp.float64))
+            np.testing.assert_allclose(
+                kr.normal(key, (4, 5), np.float64),
+                jax.random.normal(jkey, (4, 5), jnp.float64), rtol=1e-12)
+        u = np.random.default_rng(1).uniform(-0.999999, 0.999999, 1000)
+        np.testing.assert_allclose(kiln.lax.erf_inv(u),
+                                   jax.lax.erf_inv(jnp.asarray(u)),
+                                   rtol=1e-12, atol=1e-14)
+    finally:
+        jax.config.update("jax_enable_x64", False)
