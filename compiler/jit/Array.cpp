@@ -7,6 +7,7 @@
 
 #include "kiln/Jit.h"
 
+#include "kiln/HalfFloat.h"
 #include "kiln/runtime.h"
 
 #include <cstring>
@@ -78,6 +79,8 @@ double Array::at(int64_t index) const {
   switch (dtype_) {
   case DType::F32: return data<float>()[index];
   case DType::F64: return data<double>()[index];
+  case DType::F16: return halfToFloat(data<uint16_t>()[index]);
+  case DType::BF16: return bfloat16ToFloat(data<uint16_t>()[index]);
   case DType::I1: return data<uint8_t>()[index] != 0;
   case DType::I32: return data<int32_t>()[index];
   case DType::I64: return static_cast<double>(data<int64_t>()[index]);

@@ -29,6 +29,9 @@ static constexpr float kErfInvTail[9] = {
 Tensor erf_inv(const Tensor &x, SourceLoc loc) {
   detail::TraceState::of(x, loc);
   DType dtype = detail::floatDType(x.dtype());
+  // Half precision computes in f32 and rounds once, as XLA does.
+  if (dtype == DType::F16 || dtype == DType::BF16)
+    return cast(erf_inv(cast(x, DType::F32, loc), loc), dtype, loc);
   Tensor v = cast(x, dtype, loc);
   // (1 - x)(1 + x) rather than 1 - x^2: no cancellation near +-1.
   Tensor w = neg(log(mul(sub(1.0, v, loc), add(1.0, v, loc), loc), loc), loc);

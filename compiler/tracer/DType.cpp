@@ -35,6 +35,12 @@ TensorSpec f32(Shape shape, std::string name) {
 TensorSpec f64(Shape shape, std::string name) {
   return makeSpec(DType::F64, std::move(shape), std::move(name));
 }
+TensorSpec f16(Shape shape, std::string name) {
+  return makeSpec(DType::F16, std::move(shape), std::move(name));
+}
+TensorSpec bf16(Shape shape, std::string name) {
+  return makeSpec(DType::BF16, std::move(shape), std::move(name));
+}
 TensorSpec i1(Shape shape, std::string name) {
   return makeSpec(DType::I1, std::move(shape), std::move(name));
 }

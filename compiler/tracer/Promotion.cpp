@@ -8,7 +8,8 @@
 //    float32 is the working precision of most models and a silent switch to
 //    f64 would halve their speed. ui32 stands beside i32: with bool it
 //    stays ui32, with i32 or i64 it gives i64 (which holds both ranges, as
-//    numpy decides), with a float the float.
+//    numpy decides), with a float the float. f16 and bf16 stand between
+//    i64 and f32, side by side: together they give f32, as in JAX.
 //  - C++ scalars are weakly typed (JAX's "weak types"): `x * 2` keeps x's
 //    dtype, so literals never widen a computation. Two exceptions keep the
 //    value meaningful: a floating-point scalar with a bool or integer tensor
@@ -33,10 +34,13 @@ static int promotionRank(DType dtype) {
     return 1;
   case DType::I64:
     return 2;
-  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
     return 3;
-  case DType::F64:
+  case DType::F32:
     return 4;
+  case DType::F64:
+    return 5;
   }
   return 0;
 }
@@ -45,6 +49,9 @@ DType promoteTypes(DType a, DType b) {
   if ((a == DType::I32 && b == DType::UI32) ||
       (a == DType::UI32 && b == DType::I32))
     return DType::I64;
+  if ((a == DType::F16 && b == DType::BF16) ||
+      (a == DType::BF16 && b == DType::F16))
+    return DType::F32;
   return promotionRank(a) >= promotionRank(b) ? a : b;
 }
 

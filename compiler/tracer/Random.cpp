@@ -49,7 +49,8 @@ int64_t checkShape(const Shape &shape, const char *what, SourceLoc loc) {
 
 void checkFloat(DType dtype, const char *what, SourceLoc loc) {
   if (!isFloat(dtype))
-    fail(loc, std::string(what) + " draws floats (f32 or f64), got dtype " +
+    fail(loc, std::string(what) +
+                  " draws floats (f16, bf16, f32 or f64), got dtype " +
                   dtypeName(dtype));
 }
 
@@ -123,12 +124,12 @@ Tensor asWord(const Operand &value, const char *what, SourceLoc loc) {
              : cast(tensor, DType::UI32, loc);
 }
 
-/// A float bound of uniform: a tensor converted to `dtype`, a number left
-/// weak so that it takes `dtype`.
-Operand bound(const Operand &value, DType dtype, SourceLoc loc) {
+/// A bound of uniform converted to `dtype`, as JAX converts minval and
+/// maxval before it subtracts them (so their difference rounds in dtype).
+Tensor bound(const Operand &value, DType dtype, SourceLoc loc) {
   if (!value.isTensor())
-    return value;
-  return Operand(cast(value.tensor(), dtype, loc), loc);
+    return constant(value.scalar(), dtype, loc);
+  return cast(value.tensor(), dtype, loc);
 }
 
 } // namespace
@@ -201,7 +202,20 @@ Tensor uniform(const Tensor &key, const Shape &shape, DType dtype,
                   " do not broadcast to the shape " + shapeString(shape));
   // A float in [1, 2) from random mantissa bits, minus 1.
   Tensor floats;
-  if (dtype == DType::F32) {
+  if (dtype == DType::F16 || dtype == DType::BF16) {
+    // JAX draws 16 bits for f16 and 8 for bf16 (whose 7-bit mantissa is
+    // below 8 bits), the low ones of the xor word, and keeps the top
+    // mantissa-many: m / 2^mantissa is that float in [1, 2) minus 1, and
+    // exact in f32 and in the half type.
+    int mantissa = dtype == DType::F16 ? 10 : 7;
+    int drawn = dtype == DType::F16 ? 16 : 8;
+    Tensor m = shift_right_logical(
+        bitwise_and(bits(key, shape, loc), (int64_t{1} << drawn) - 1, loc),
+        drawn - mantissa, loc);
+    floats = cast(mul(cast(m, DType::F32, loc), std::ldexp(1.0, -mantissa),
+                      loc),
+                  dtype, loc);
+  } else if (dtype == DType::F32) {
     Tensor mantissa = shift_right_logical(bits(key, shape, loc), 9, loc);
     floats = bitcast_convert_type(
         bitwise_or(mantissa, int64_t{0x3F800000}, loc), DType::F32, loc);
@@ -217,8 +231,9 @@ Tensor uniform(const Tensor &key, const Shape &shape, DType dtype,
                    int64_t{0x3FF0000000000000}, loc),
         DType::F64, loc);
   }
-  floats = sub(floats, 1.0, loc);
-  Operand low = bound(minval, dtype, loc), high = bound(maxval, dtype, loc);
+  if (dtype == DType::F32 || dtype == DType::F64)
+    floats = sub(floats, 1.0, loc);
+  Tensor low = bound(minval, dtype, loc), high = bound(maxval, dtype, loc);
   Tensor scaled = add(mul(floats, sub(high, low, loc), loc), low, loc);
   return maximum(low, scaled, loc);
 }
@@ -227,10 +242,12 @@ Tensor normal(const Tensor &key, const Shape &shape, DType dtype,
               SourceLoc loc) {
   checkKey(key, "kiln::random::normal", loc);
   checkFloat(dtype, "kiln::random::normal", loc);
-  // The largest value below -1 rounds in f32 as it does in f64.
-  double low = dtype == DType::F32
-                   ? static_cast<double>(std::nextafter(-1.0f, 0.0f))
-                   : std::nextafter(-1.0, 0.0);
+  // The value next to -1 toward 0 in the dtype: -(1 - 2^-(mantissa + 1)).
+  int mantissa = dtype == DType::F16    ? 10
+                 : dtype == DType::BF16 ? 7
+                 : dtype == DType::F32  ? 23
+                                        : 52;
+  double low = -(1.0 - std::ldexp(1.0, -(mantissa + 1)));
   Tensor u = uniform(key, shape, dtype, low, 1.0, loc);
   return mul(erf_inv(u, loc), std::sqrt(2.0), loc);
 }
@@ -297,9 +314,10 @@ Tensor gumbel(const Tensor &key, const Shape &shape, DType dtype,
               SourceLoc loc) {
   checkKey(key, "kiln::random::gumbel", loc);
   checkFloat(dtype, "kiln::random::gumbel", loc);
-  double tiny = dtype == DType::F32
-                    ? static_cast<double>(std::numeric_limits<float>::min())
-                    : std::numeric_limits<double>::min();
+  // The smallest normal value of the dtype.
+  double tiny = dtype == DType::F16    ? std::ldexp(1.0, -14)
+                : dtype == DType::F64 ? std::numeric_limits<double>::min()
+                                      : std::ldexp(1.0, -126);
   Tensor u = uniform(key, shape, dtype, tiny, 1.0, loc);
   return neg(log(neg(log(u, loc), loc), loc), loc);
 }

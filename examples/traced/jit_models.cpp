@@ -15,6 +15,7 @@
 #include "Models.h"
 
 #include "kiln/Compiler/ReferenceEvaluator.h"
+#include "kiln/HalfFloat.h"
 #include "kiln/Jit.h"
 #include "kiln/Npy.h"
 
@@ -78,6 +79,14 @@ double rawElement(const std::vector<char> &bytes, DType dtype, int64_t k) {
   case DType::I1: return read(uint8_t());
   case DType::I32: return read(int32_t());
   case DType::I64: return read(int64_t());
+  case DType::UI32: return read(uint32_t());
+  case DType::F16:
+  case DType::BF16: {
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + k * sizeof(bits), sizeof(bits));
+    return dtype == DType::F16 ? kiln::halfToFloat(bits)
+                               : kiln::bfloat16ToFloat(bits);
+  }
   }
   return 0;
 }

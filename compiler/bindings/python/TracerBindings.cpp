@@ -107,10 +107,13 @@ Tensor constantFromNumpy(py::handle value, SourceLoc loc) {
   size_t size = dtype.attr("itemsize").cast<size_t>();
   // Types the tracer lacks widen to one it has.
   std::optional<DType> target;
+  std::optional<kiln_dtype_t> known = DTypeTable::get().fromNumpy(dtype.num());
   if (kind == 'b')
     target = DType::I1;
   else if (kind == 'f')
-    target = size <= 4 ? DType::F32 : DType::F64;
+    target = size == 2 ? DType::F16 : size <= 4 ? DType::F32 : DType::F64;
+  else if (known == KILN_DTYPE_BF16)
+    target = DType::BF16;
   else if (kind == 'i')
     target = size <= 4 ? DType::I32 : DType::I64;
   else if (kind == 'u')
@@ -118,8 +121,13 @@ Tensor constantFromNumpy(py::handle value, SourceLoc loc) {
   if (!target)
     throw py::type_error("kiln cannot trace a value of numpy dtype " +
                          py::str(dtype).cast<std::string>() +
-                         " (it traces bool, int32, int64, uint32, float32 "
-                         "and float64)");
+                         " (it traces bool, int32, int64, uint32, "
+                         "float16, bfloat16, float32 and float64)");
+  // Half-precision values are exact in float32: they travel as float32
+  // constants and a cast that folds back to a half-precision constant.
+  if (*target == DType::F16 || *target == DType::BF16)
+    return cast(constantFromNumpy(array.attr("astype")("float32"), loc),
+                *target, loc);
   // asarray, not ascontiguousarray: the latter makes rank 0 into rank 1.
   array = numpy.attr("asarray")(
       array,
@@ -265,7 +273,8 @@ void kiln::python::bindTracer(py::module_ &m) {
   m.def("traced_dtypes", []() {
     py::list list;
     for (const ElementTypeInfo &info : kElementTypes)
-      if (info.traced)
+      if (info.traced && DTypeTable::get().hasNumpyType(
+                             static_cast<kiln_dtype_t>(info.type)))
         list.append(py::make_tuple(static_cast<int>(info.type),
                                    DTypeTable::get().numpy(
                                        static_cast<kiln_dtype_t>(info.type))));

@@ -65,7 +65,8 @@ public:
     return *table;
   }
 
-  /// The numpy dtype of `dtype`; throws for types numpy lacks (bf16).
+  /// The numpy dtype of `dtype`; throws for types numpy lacks (bf16 where
+  /// the ml_dtypes package, which gives numpy a bfloat16, is missing).
   const py::dtype &numpy(kiln_dtype_t dtype) const {
     unsigned code = static_cast<unsigned>(dtype);
     if (code >= kNumElementTypes || !hasNumpy[code])
@@ -73,6 +74,12 @@ public:
                            kiln_dtype_name(dtype) +
                            " has no numpy equivalent");
     return dtypes[code];
+  }
+
+  /// Whether numpy has `dtype` (bf16 only with ml_dtypes).
+  bool hasNumpyType(kiln_dtype_t dtype) const {
+    unsigned code = static_cast<unsigned>(dtype);
+    return code < kNumElementTypes && hasNumpy[code];
   }
 
   /// The kiln dtype of numpy type number `num`, if kiln has one.
@@ -88,10 +95,23 @@ private:
     for (unsigned code = 0; code < kNumElementTypes; ++code) {
       const char *descriptor = kElementTypes[code].npyDescriptor;
       hasNumpy[code] = *descriptor != 0;
-      if (!hasNumpy[code])
-        continue;
-      dtypes[code] = py::dtype(std::string(descriptor));
-      nums[code] = dtypes[code].num();
+      if (hasNumpy[code])
+        dtypes[code] = py::dtype(std::string(descriptor));
+      else if (kElementTypes[code].type == ElementType::BF16)
+        hasNumpy[code] = importBfloat16(dtypes[code]);
+      if (hasNumpy[code])
+        nums[code] = dtypes[code].num();
+    }
+  }
+  /// ml_dtypes.bfloat16 (JAX's and TensorFlow's numpy bfloat16), if the
+  /// package is installed.
+  static bool importBfloat16(py::dtype &dtype) {
+    try {
+      dtype = py::dtype::from_args(
+          py::module_::import("ml_dtypes").attr("bfloat16"));
+      return true;
+    } catch (py::error_already_set &) {
+      return false;
     }
   }
   py::dtype dtypes[kNumElementTypes];

@@ -220,7 +220,8 @@ TEST(Random, BadKeysAndShapesAreErrors) {
   expectError("kiln::random::uniform needs a key: a ui32[2] tensor from "
               "kiln::random::key, split or fold_in; got f32[3]",
               [](const Tensor &x) { return kiln::random::uniform(x, {2}); });
-  expectError("kiln::random::normal draws floats (f32 or f64), got dtype i32",
+  expectError("kiln::random::normal draws floats (f16, bf16, f32 or f64), got "
+              "dtype i32",
               [](const Tensor &) {
                 return kiln::random::normal(kiln::random::key(0), {2}, DType::I32);
               });

@@ -13,10 +13,19 @@ JitError = _kiln.JitError
 
 _kiln.set_package_directory(os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
-# The element types the tracer offers, by code and by numpy dtype.
+# The element types the tracer offers, by code and by numpy dtype (bfloat16
+# where the ml_dtypes package gives numpy one).
 _DTYPE_OF_CODE = {code: np.dtype(dtype) for code, dtype in _kiln.traced_dtypes()}
 _CODE_OF_DTYPE = {dtype: code for code, dtype in _DTYPE_OF_CODE.items()}
 TRACED_DTYPES = tuple(_DTYPE_OF_CODE.values())
+BFLOAT16 = next((d for d in TRACED_DTYPES if d.name == "bfloat16"), None)
+
+
+def is_float_dtype(dtype):
+    """True for numpy's floats and ml_dtypes' bfloat16 (whose numpy kind is
+    'V')."""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "f" or dtype == BFLOAT16
 
 
 class ConcretizationError(TraceError, TypeError):

@@ -48,7 +48,7 @@ def _group(flat, ranges, nums):
 
 
 def _is_float(x):
-    return _core.dtype_of(x).kind == "f"
+    return _core.is_float_dtype(_core.dtype_of(x))
 
 
 class _Transform:
@@ -112,7 +112,7 @@ class _Transform:
         cotangents = []
         for i, (_, code, shape) in enumerate(outputs):
             dtype = _core._DTYPE_OF_CODE[code]
-            if dtype.kind != "f":
+            if not _core.is_float_dtype(dtype):
                 continue
             cotangents.append(knp.full(list(shape), 1 if i == 0 else 0,
                                        dtype))

@@ -358,7 +358,7 @@ def _compared_update(x, index, values, how):
 
 def _extreme(dtype, lowest):
     """The smallest (or largest) value of dtype, as a numpy scalar."""
-    if dtype.kind == "f":
+    if _core.is_float_dtype(dtype):
         return dtype.type(-_np.inf if lowest else _np.inf)
     if dtype.kind == "b":
         return _np.bool_(not lowest)

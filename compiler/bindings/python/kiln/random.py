@@ -51,8 +51,8 @@ def _float_code(dtype, what):
     """The dtype code of a float dtype; Python's float means float32, JAX's
     default without x64."""
     dtype = np.float32 if dtype is None or dtype is float else np.dtype(dtype)
-    if np.dtype(dtype).kind != "f":
-        fail(f"{what} draws floats (float32 or float64), got dtype "
+    if not _core.is_float_dtype(dtype):
+        fail(f"{what} draws floats, got dtype "
              f"{np.dtype(dtype)}", TypeError)
     return _core.dtype_code(dtype)
 

@@ -49,12 +49,12 @@ constexpr std::optional<DType> tracedDType(ElementType type) {
 /// A static shape; an empty shape is a rank-0 (scalar) tensor.
 using Shape = std::vector<int64_t>;
 
-/// "f32", "f64", "i1", "i32", "i64" or "ui32".
+/// "f32", "f64", "f16", "bf16", "i1", "i32", "i64" or "ui32".
 inline const char *dtypeName(DType dtype) {
   return elementTypeName(toElementType(dtype));
 }
 
-/// True for F32 and F64.
+/// True for F16, BF16, F32 and F64.
 inline bool isFloat(DType dtype) {
   return isFloatElementType(toElementType(dtype));
 }
@@ -84,6 +84,8 @@ struct TensorSpec {
 /// Shorthands for input specs: `kiln::f32({3, 4}, "x")`.
 TensorSpec f32(Shape shape, std::string name = "");
 TensorSpec f64(Shape shape, std::string name = "");
+TensorSpec f16(Shape shape, std::string name = "");
+TensorSpec bf16(Shape shape, std::string name = "");
 TensorSpec i1(Shape shape, std::string name = "");
 TensorSpec i32(Shape shape, std::string name = "");
 TensorSpec i64(Shape shape, std::string name = "");

@@ -132,8 +132,8 @@ Tensor sin(const Tensor &x, SourceLoc loc = SourceLoc::current());
 Tensor cos(const Tensor &x, SourceLoc loc = SourceLoc::current());
 Tensor erf(const Tensor &x, SourceLoc loc = SourceLoc::current());
 /// The inverse of erf on (-1, 1); +-inf at +-1 and NaN beyond. f32 uses
-/// Giles' single-precision polynomial (as XLA does), f64 refines it by two
-/// Newton steps on erf.
+/// Giles' single-precision polynomial (as XLA does; f16 and bf16 through
+/// f32), f64 refines it by two Newton steps on erf.
 Tensor erf_inv(const Tensor &x, SourceLoc loc = SourceLoc::current());
 /// Rounding to integral values (in the float dtype); round goes to the
 /// nearest value with ties to even, as numpy.round does.

@@ -8,8 +8,10 @@ dtype). Called outside a trace on concrete arrays, a function is compiled
 and run at once (the result is a numpy array), which is correct but slow:
 it is meant for trying things out, not for loops.
 
-Arrays of the dtypes kiln traces are bool, int32, int64, uint32, float32
-and float64 (uint32 with int32 computes in int64, which holds both).
+Arrays of the dtypes kiln traces are bool, int32, int64, uint32, float16,
+bfloat16 (ml_dtypes', where installed), float32 and float64 (uint32 with
+int32 computes in int64, which holds both; float16 with bfloat16 in
+float32).
 
 Where results differ from numpy's (as in JAX): float functions of
 integers and integer true division give float32; sums and cumsums of
@@ -37,6 +39,9 @@ float64 = _np.float64
 int32 = _np.int32
 int64 = _np.int64
 uint32 = _np.uint32
+float16 = _np.float16
+# ml_dtypes' bfloat16 where installed (JAX's), else None.
+bfloat16 = _core.BFLOAT16.type if _core.BFLOAT16 is not None else None
 bool_ = _np.bool_
 pi = math.pi
 e = math.e
@@ -103,7 +108,7 @@ def _freeze(value):
 
 
 def _is_float(x):
-    return dtype_of(x).kind == "f"
+    return _core.is_float_dtype(dtype_of(x))
 
 
 def _is_int(x):
@@ -452,7 +457,7 @@ def remainder(x1, x2):
     integer remainder by 0 is 0 (numpy's value)."""
     x1, x2 = _operand(x1), _operand(x2)
     result = _kiln.sub(x1, _kiln.mul(floor_divide(x1, x2), x2))
-    if dtype_of(result).kind == "f":
+    if _core.is_float_dtype(dtype_of(result)):
         return result
     return _kiln.where(_kiln.equal(x2, 0), 0, result)
 
