@@ -241,6 +241,29 @@ TEST(Promotion, TensorTensorLattice) {
   expectTensor(out[5], DType::F64, {2}, {0.1, 0.0}, 1e-15);
 }
 
+TEST(Promotion, HalfPrecision) {
+  // f16 and bf16 sit side by side between i64 and f32; together they give
+  // f32. Each op rounds once to the half type.
+  auto f = kiln::trace(
+      "half", {kiln::f16({2}), kiln::bf16({2}), kiln::f32({2}), kiln::i32({2})},
+      [](const Tensors &in) {
+        const Tensor &h = in[0], &b = in[1], &f = in[2], &i = in[3];
+        return Tensors{h + h, h + b, h + f, h + i, b * 3.0, h / 3};
+      });
+  auto out = run(f, {{DType::F16, {2}, {1.5, -0.1}},
+                     {DType::BF16, {2}, {2.0, 0.3}}, f32Data({2}, {0.25, 1}),
+                     i32Data({2}, {2, -3})});
+  ASSERT_EQ(out.size(), 6u);
+  // -0.1 is -0.0999755859375 in f16, 0.3 is 0.30078125 in bf16.
+  expectTensor(out[0], DType::F16, {2}, {3.0, -0.199951171875}, 0);
+  expectTensor(out[1], DType::F32, {2}, {3.5, 0.2008056640625}, 0);
+  expectTensor(out[2], DType::F32, {2}, {1.75, 0.9000244140625}, 0);
+  expectTensor(out[3], DType::F16, {2}, {3.5, -3.099609375}, 0);
+  expectTensor(out[4], DType::BF16, {2}, {6.0, 0.90234375}, 0);
+  // 1.5 / 3 = 0.5; -0.0999755859375 / 3 rounds to -0.033325195 in f16.
+  expectTensor(out[5], DType::F16, {2}, {0.5, -0.033325195}, 1e-7);
+}
+
 TEST(Promotion, WeakScalars) {
   auto f = kiln::trace(
       "weak", {kiln::i32({3}), kiln::f64({3}), kiln::i1({3}), kiln::i64({3})},
