@@ -305,42 +305,30 @@ def dynamic_update_slice(operand, update, start_indices):
 # Bits and remainders: one kiln op each (the logical shift of a signed type
 # masks the filled bits), in numpy's promotion.
 
-@_eager
-def shift_left(x, y):
-    """x << y; amounts outside [0, bit width) give 0."""
-    return _kiln.shift_left(x, y)
+def _lax_op(fn, name, doc):
+    def op(*args):
+        return fn(*args)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return _eager(op)
 
 
-@_eager
-def shift_right_logical(x, y):
-    """x >> y filling with zeros, whatever x's sign."""
-    return _kiln.shift_right_logical(x, y)
-
-
-@_eager
-def shift_right_arithmetic(x, y):
-    """x >> y filling with the sign bit, whatever x's type."""
-    return _kiln.shift_right_arithmetic(x, y)
-
-
-@_eager
-def bitwise_and(x, y):
-    return _kiln.bitwise_and(x, y)
-
-
-@_eager
-def bitwise_or(x, y):
-    return _kiln.bitwise_or(x, y)
-
-
-@_eager
-def bitwise_xor(x, y):
-    return _kiln.bitwise_xor(x, y)
-
-
-@_eager
-def bitwise_not(x):
-    return _kiln.bitwise_not(x)
+bitwise_and, bitwise_or, bitwise_xor = (knp.bitwise_and, knp.bitwise_or,
+                                        knp.bitwise_xor)
+bitwise_not = knp.invert
+shift_left = knp.left_shift
+shift_right_logical = _lax_op(
+    _kiln.shift_right_logical, "shift_right_logical",
+    "x >> y filling with zeros, whatever x's sign; amounts outside [0, bit "
+    "width) give 0.")
+shift_right_arithmetic = _lax_op(
+    _kiln.shift_right_arithmetic, "shift_right_arithmetic",
+    "x >> y filling with the sign bit, whatever x's type.")
+rem = _lax_op(_kiln.rem, "rem",
+              "x - trunc(x / y) * y: the sign of x (C's %, unlike numpy's "
+              "mod); an integer remainder by 0 is x.")
+erf_inv = _lax_op(_kiln.erf_inv, "erf_inv",
+                  "The inverse error function; +-inf at +-1, NaN beyond.")
 
 
 @_eager
@@ -348,19 +336,6 @@ def bitcast_convert_type(operand, new_dtype):
     """The bits of every element read as `new_dtype` of the same width
     (float32 <-> int32 <-> uint32, float64 <-> int64)."""
     return _kiln.bitcast_convert_type(operand, _core.dtype_code(new_dtype))
-
-
-@_eager
-def rem(x, y):
-    """x - trunc(x / y) * y: the sign of x (C's %, unlike numpy's mod); an
-    integer remainder by 0 is x."""
-    return _kiln.rem(x, y)
-
-
-@_eager
-def erf_inv(x):
-    """The inverse error function; +-inf at +-1, NaN beyond."""
-    return _kiln.erf_inv(x)
 
 
 @_eager
