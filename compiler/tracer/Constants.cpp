@@ -16,14 +16,16 @@
 namespace kiln {
 namespace detail {
 
-/// Element count of `shape`, rejecting negative dimensions.
-static int64_t checkedNumElements(const Shape &shape, const char *what,
-                                  SourceLoc loc) {
+int64_t checkedNumElements(const Shape &shape, const char *what,
+                           SourceLoc loc) {
   int64_t n = 1;
   for (int64_t dim : shape) {
     if (dim < 0)
       fail(loc, std::string(what) + ": shape " + shapeString(shape) +
                     " has a negative dimension");
+    if (dim != 0 && n > std::numeric_limits<int64_t>::max() / dim)
+      fail(loc, std::string(what) + ": shape " + shapeString(shape) +
+                    " has more than 2^63 elements");
     n *= dim;
   }
   return n;

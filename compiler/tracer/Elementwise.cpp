@@ -362,9 +362,10 @@ Tensor bitcast_convert_type(const Tensor &x, DType dtype, SourceLoc loc) {
                                   "dtypes of one bit width other than bool, "
                                   "got ") +
                           dtypeName(x.dtype()) + " to " + dtypeName(dtype));
+  // state.use brings a tensor of an enclosing trace into this one.
   mlir::Value value = state.use(x, loc);
   if (x.dtype() == dtype)
-    return x;
+    return state.wrap(value);
   return state.wrap(state
                         .create<mlir::kiln::BitcastOp>(
                             loc,

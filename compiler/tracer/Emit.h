@@ -71,6 +71,11 @@ Shape shapeOf(const Operand &operand);
 // Constants (Constants.cpp)
 //===----------------------------------------------------------------------===//
 
+/// Element count of `shape`; a negative dimension or a count beyond int64
+/// is an error naming `what`.
+int64_t checkedNumElements(const Shape &shape, const char *what,
+                           SourceLoc loc);
+
 /// A splat kiln.constant of `scalar` converted to `dtype` (see constant()).
 mlir::Value splat(TraceState &state, const Scalar &scalar, DType dtype,
                   llvm::ArrayRef<int64_t> shape, SourceLoc loc);

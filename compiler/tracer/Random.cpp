@@ -31,22 +31,6 @@ void checkKey(const Tensor &key, const char *what, SourceLoc loc) {
                   dtypeName(key.dtype()) + shapeString(key.shape()));
 }
 
-int64_t checkShape(const Shape &shape, const char *what, SourceLoc loc) {
-  int64_t count = 1;
-  for (int64_t dim : shape) {
-    if (dim < 0)
-      fail(loc, std::string(what) + ": negative dimension in shape " +
-                    shapeString(shape));
-    count = dim == 0 || count > std::numeric_limits<int64_t>::max() / dim
-                ? (dim == 0 ? 0 : -1)
-                : count * dim;
-    if (count < 0)
-      fail(loc, std::string(what) + ": shape " + shapeString(shape) +
-                    " has more than 2^63 elements");
-  }
-  return count;
-}
-
 void checkFloat(DType dtype, const char *what, SourceLoc loc) {
   if (!isFloat(dtype))
     fail(loc, std::string(what) +
@@ -95,13 +79,22 @@ Tensor threefry(const Tensor &key, const std::pair<Tensor, Tensor> &counter,
                         .getResult());
 }
 
-/// A key from the two words at one counter.
-Tensor keyAt(const Tensor &key, const std::pair<Tensor, Tensor> &counter,
-             SourceLoc loc) {
-  Tensor first = reshape(threefry(key, counter, RngWord::First, loc), {1}, loc);
-  Tensor second =
-      reshape(threefry(key, counter, RngWord::Second, loc), {1}, loc);
-  return concat({first, second}, 0, loc);
+/// The keys at the counters: both words of each, stacked along a new last
+/// dimension (split's and fold_in's keys).
+Tensor keysAt(const Tensor &key, const std::pair<Tensor, Tensor> &counter,
+              SourceLoc loc) {
+  Shape shape = counter.second.shape();
+  shape.push_back(1);
+  Tensor first = reshape(threefry(key, counter, RngWord::First, loc), shape,
+                         loc);
+  Tensor second = reshape(threefry(key, counter, RngWord::Second, loc), shape,
+                          loc);
+  return concat({first, second}, static_cast<int64_t>(shape.size()) - 1, loc);
+}
+
+/// Row `i` of keys from split.
+Tensor keyRow(const Tensor &keys, int64_t i, SourceLoc loc) {
+  return reshape(slice(keys, {i, 0}, {i + 1, 2}, {}, loc), {2}, loc);
 }
 
 /// An integer scalar operand as a rank-0 ui32 tensor, keeping its low 32
@@ -162,17 +155,13 @@ Tensor split(const Tensor &key, int64_t num, SourceLoc loc) {
   if (num < 0)
     fail(loc, "kiln::random::split: cannot make " + std::to_string(num) +
                   " keys");
-  auto counter = counters({num}, num, loc);
-  Tensor first = threefry(key, counter, RngWord::First, loc);
-  Tensor second = threefry(key, counter, RngWord::Second, loc);
-  return concat({reshape(first, {num, 1}, loc), reshape(second, {num, 1}, loc)},
-                1, loc);
+  return keysAt(key, counters({num}, num, loc), loc);
 }
 
 Tensor fold_in(const Tensor &key, const Operand &data, SourceLoc loc) {
   checkKey(key, "kiln::random::fold_in", loc);
   Tensor word = asWord(data, "kiln::random::fold_in", loc);
-  return keyAt(key, {zeros({}, DType::UI32, loc), word}, loc);
+  return keysAt(key, {zeros({}, DType::UI32, loc), word}, loc);
 }
 
 Tensor per_rank(const Tensor &key, SourceLoc loc) {
@@ -182,7 +171,7 @@ Tensor per_rank(const Tensor &key, SourceLoc loc) {
 
 Tensor bits(const Tensor &key, const Shape &shape, SourceLoc loc) {
   checkKey(key, "kiln::random::bits", loc);
-  int64_t count = checkShape(shape, "kiln::random::bits", loc);
+  int64_t count = detail::checkedNumElements(shape, "kiln::random::bits", loc);
   return threefry(key, counters(shape, count, loc), RngWord::Xor, loc);
 }
 
@@ -191,7 +180,7 @@ Tensor uniform(const Tensor &key, const Shape &shape, DType dtype,
   const char *what = "kiln::random::uniform";
   checkKey(key, what, loc);
   checkFloat(dtype, what, loc);
-  int64_t count = checkShape(shape, what, loc);
+  int64_t count = detail::checkedNumElements(shape, what, loc);
   Shape boundShape = detail::broadcastShapes(
       {detail::shapeOf(minval), detail::shapeOf(maxval)}, what, loc);
   if (boundShape.size() > shape.size() ||
@@ -256,7 +245,7 @@ Tensor randint(const Tensor &key, const Shape &shape, const Operand &minval,
                const Operand &maxval, DType dtype, SourceLoc loc) {
   const char *what = "kiln::random::randint";
   checkKey(key, what, loc);
-  checkShape(shape, what, loc);
+  detail::checkedNumElements(shape, what, loc);
   if (dtype != DType::I32)
     fail(loc, std::string(what) +
                   " draws i32 (JAX's default integers), got dtype " +
@@ -281,10 +270,8 @@ Tensor randint(const Tensor &key, const Shape &shape, const Operand &minval,
   Tensor low = clip(wide(minval)), high = clip(maxWide);
 
   Tensor keys = split(key, 2, loc);
-  Tensor higherBits =
-      bits(reshape(slice(keys, {0, 0}, {1, 2}, {}, loc), {2}, loc), shape, loc);
-  Tensor lowerBits =
-      bits(reshape(slice(keys, {1, 0}, {2, 2}, {}, loc), {2}, loc), shape, loc);
+  Tensor higherBits = bits(keyRow(keys, 0, loc), shape, loc);
+  Tensor lowerBits = bits(keyRow(keys, 1, loc), shape, loc);
 
   Tensor span = bitcast_convert_type(sub(high, low, loc), DType::UI32, loc);
   span = where(less_equal(high, low, loc), 1, span, loc);
@@ -362,8 +349,8 @@ Tensor shuffle(Tensor key, Tensor x, SourceLoc loc) {
       std::log(static_cast<double>(std::numeric_limits<uint32_t>::max()))));
   for (int round = 0; round < rounds; ++round) {
     Tensor keys = split(key, 2, loc);
-    key = reshape(slice(keys, {0, 0}, {1, 2}, {}, loc), {2}, loc);
-    Tensor subkey = reshape(slice(keys, {1, 0}, {2, 2}, {}, loc), {2}, loc);
+    key = keyRow(keys, 0, loc);
+    Tensor subkey = keyRow(keys, 1, loc);
     x = gather(x, argsort(bits(subkey, x.shape(), loc), 0, false, loc), loc);
   }
   return x;
