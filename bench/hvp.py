@@ -125,12 +125,6 @@ def transforms(s, loss, data):
     }
 
 
-def block(result):
-    if jax is not None:
-        jax.block_until_ready(result)
-    return result
-
-
 def leaves(tree):
     return [np.asarray(tree[k]) for k in sorted(tree)] \
         if isinstance(tree, dict) else [np.asarray(tree)]
@@ -146,7 +140,8 @@ def main():
             for kind, fn in transforms(s, loss, data).items():
                 fns[(label, kind)] = fn
         # Warm up (compile) and check H v across systems and forms.
-        outputs = {key: leaves(block(fn(w, v))) for key, fn in fns.items()}
+        outputs = {key: leaves(machine.block(fn(w, v)))
+                   for key, fn in fns.items()}
         reference = outputs[("kiln", "hvp")]
         for key in [("kiln", "rev-rev")] + (
                 [("JAX", "hvp")] if jax is not None else []):
@@ -158,7 +153,7 @@ def main():
             for key, fn in fns.items():
                 start = time.perf_counter()
                 for _ in range(ARGS.calls):
-                    block(fn(w, v))
+                    machine.block(fn(w, v))
                 times[key].append((time.perf_counter() - start) / ARGS.calls)
         median = {key: sorted(t)[len(t) // 2] for key, t in times.items()}
         rows.append((name, median))
@@ -168,13 +163,12 @@ def main():
     lines += ["", "One thread, float32, medians of "
               f"{ARGS.rounds} rounds of {ARGS.calls} calls (ms). "
               "hvp = jvp(grad(loss)); rev-rev = grad(<grad(loss), v>).", ""]
-    header = "| workload | kiln grad | kiln hvp | kiln hvp / grad | " \
-             "kiln rev-rev / grad |"
-    rule = "| --- | --- | --- | --- | --- |"
+    columns = ["workload", "kiln grad", "kiln hvp", "kiln hvp / grad",
+               "kiln rev-rev / grad"]
     if jax is not None:
-        header += " JAX grad | JAX hvp | JAX hvp / grad | kiln hvp / JAX hvp |"
-        rule += " --- | --- | --- | --- |"
-    lines += [header, rule]
+        columns += ["JAX grad", "JAX hvp", "JAX hvp / grad",
+                    "kiln hvp / JAX hvp"]
+    lines += machine.table_head(columns)
     for name, m in rows:
         g, h = m[("kiln", "grad")], m[("kiln", "hvp")]
         row = (f"| {name} | {g * 1e3:.2f} | {h * 1e3:.2f} | {h / g:.2f} | "

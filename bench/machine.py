@@ -76,6 +76,20 @@ def pin_threads(threads=1):
         if threads == 1 else "--xla_cpu_multi_thread_eigen=true")
 
 
+def block(result):
+    """`result`, once it is computed: JAX returns before its arrays are
+    (kiln's calls return when done), so timings wait for them."""
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.block_until_ready(result)
+    return result
+
+
+def table_head(columns):
+    """The header and rule lines of a markdown table of `columns`."""
+    return ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+
+
 def write_report(lines, markdown):
     """Prints the report and, with a path, writes it there too."""
     text = "\n".join(lines) + "\n"

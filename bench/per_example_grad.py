@@ -93,12 +93,6 @@ def params(rng):
             "b2": np.zeros(10, f32)}
 
 
-def block(result):
-    if jax is not None:
-        jax.block_until_ready(result)
-    return result
-
-
 def main():
     rng = np.random.default_rng(0)
     p = params(rng)
@@ -116,7 +110,8 @@ def main():
     for batch in [int(b) for b in ARGS.batches.split(",")]:
         xs = rng.standard_normal((batch, 1, 784)).astype(np.float32)
         ys = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)][:, None]
-        outs = {name: block(fn(p, xs, ys)) for name, fn in fns.items()}
+        outs = {name: machine.block(fn(p, xs, ys))
+                for name, fn in fns.items()}
         for name in outs:
             for key in p:
                 np.testing.assert_allclose(
@@ -127,7 +122,7 @@ def main():
             for name, fn in fns.items():
                 start = time.perf_counter()
                 for _ in range(ARGS.calls):
-                    block(fn(p, xs, ys))
+                    machine.block(fn(p, xs, ys))
                 times[name].append((time.perf_counter() - start) / ARGS.calls)
         rows.append((batch, {n: sorted(t)[len(t) // 2]
                              for n, t in times.items()}))
@@ -139,12 +134,10 @@ def main():
               "every parameter's gradient per example; one thread, "
               f"float32, medians of {ARGS.rounds} rounds of {ARGS.calls} "
               "calls (ms). Goals: vmap/hand <= 1.1, vmap/JAX <= 1.0.", ""]
-    header = "| batch | kiln vmap(grad) | hand-batched | vmap / hand |"
-    rule = "| --- | --- | --- | --- |"
+    columns = ["batch", "kiln vmap(grad)", "hand-batched", "vmap / hand"]
     if jax is not None:
-        header += " JAX vmap(grad) | vmap / JAX |"
-        rule += " --- | --- |"
-    lines += [header, rule]
+        columns += ["JAX vmap(grad)", "vmap / JAX"]
+    lines += machine.table_head(columns)
     for batch, m in rows:
         row = (f"| {batch} | {m['vmap'] * 1e3:.2f} | {m['hand'] * 1e3:.2f} "
                f"| {m['vmap'] / m['hand']:.2f} |")

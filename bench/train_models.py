@@ -171,7 +171,8 @@ def resnet18_init(rng, classes=10):
                 kernel(name + ".down", width, cin, 1)
                 bn(name + ".down.bn", width)
         cin = width
-    p["fc.w"] = (rng.standard_normal((512, classes)) / np.sqrt(512)).astype(f32)
+    p["fc.w"] = (rng.standard_normal((512, classes)) /
+                 np.sqrt(512)).astype(f32)
     p["fc.b"] = np.zeros(classes, f32)
     return p, state
 
@@ -283,12 +284,6 @@ def train_step(s, loss_fn, lr, params, state, x, labels):
     return params, state, loss
 
 
-def block(result):
-    if jax is not None:
-        jax.block_until_ready(result)
-    return result
-
-
 def run(name):
     loss_fn, init, batch = MODELS[name]
     params, state = init(np.random.default_rng(0))
@@ -306,7 +301,8 @@ def run(name):
         for label, _ in systems:
             p, st = carry[label]
             start = time.perf_counter()
-            p, st, loss = block(steps[label](p, st, x, labels))
+            p, st, loss = machine.block(
+                steps[label](p, st, x, labels))
             times[label].append(time.perf_counter() - start)
             carry[label] = (p, st)
             losses[label].append(float(loss))
@@ -343,12 +339,10 @@ def main():
               "(ms); loss diff is the largest relative difference between "
               "the two loss curves, JAX vs JAX the same for JAX from "
               "weights perturbed by 1e-7.", ""]
-    header = "| model | kiln step | loss first -> last |"
-    rule = "| --- | --- | --- |"
+    columns = ["model", "kiln step", "loss first -> last"]
     if jax is not None:
-        header += " JAX step | kiln / JAX | loss diff | JAX vs JAX |"
-        rule += " --- | --- | --- | --- |"
-    lines += [header, rule]
+        columns += ["JAX step", "kiln / JAX", "loss diff", "JAX vs JAX"]
+    lines += machine.table_head(columns)
     for r in rows:
         line = (f"| {r['model']} | {r['kiln'] * 1e3:.1f} | "
                 f"{r['first']:.4f} -> {r['last']:.4f} |")
