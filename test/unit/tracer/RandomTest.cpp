@@ -229,6 +229,12 @@ TEST(Random, BadKeysAndShapesAreErrors) {
               [](const Tensor &) {
                 return kiln::random::bits(kiln::random::key(0), {2, -1});
               });
+  expectError("kiln::random::bits: shape [4294967296,4294967296] has more "
+              "than 2^63 elements",
+              [](const Tensor &) {
+                return kiln::random::bits(kiln::random::key(0),
+                                          {int64_t{1} << 32, int64_t{1} << 32});
+              });
   expectError("kiln::random::uniform: cannot broadcast shapes [3] and [2]",
               [](const Tensor &x) {
     return kiln::random::uniform(kiln::random::key(0), {2}, DType::F32, x, 1.0);
