@@ -39,9 +39,10 @@ def time_callable(fn, repeat, warmup=2):
 # PyTorch (eager and torch.compile)
 # --------------------------------------------------------------------------
 class Torch:
-    def __init__(self, threads, compiled):
+    def __init__(self, threads, compiled, device="cpu"):
         self.threads = threads
         self.compiled = compiled
+        self.device = device
         self.name = "torch.compile" if compiled else "PyTorch eager"
         self.torch = None
 
@@ -52,6 +53,8 @@ class Torch:
             return f"not installed ({type(exc).__name__})"
         if self.compiled and not hasattr(torch, "compile"):
             return f"torch {torch.__version__} has no torch.compile"
+        if self.device == "cuda" and not torch.cuda.is_available():
+            return f"torch {torch.__version__} sees no CUDA device"
         torch.set_num_threads(self.threads)
         self.torch = torch
         return None
@@ -63,8 +66,28 @@ class Torch:
         return self.torch.compile(fn) if self.compiled else fn
 
     def prepare(self, wl, ins):
+        t = [self.torch.from_numpy(np.ascontiguousarray(v)).to(self.device) for v in ins]
+        run = self.on_device(wl, t)
+        return lambda: [np.asarray(o.cpu()) for o in run()]
+
+    def prepare_copying(self, wl, ins):
+        """Like prepare, but each call first copies every input from host
+        memory into the tensors the workload reads, as a compiled module's
+        call does when its caller holds numpy arrays."""
+        host = [self.torch.from_numpy(np.ascontiguousarray(v)) for v in ins]
+        t = [h.to(self.device) for h in host]
+        run = self.on_device(wl, t)
+
+        def call():
+            for dst, src in zip(t, host):
+                dst.copy_(src)
+            return [np.asarray(o.cpu()) for o in run()]
+        return call
+
+    def on_device(self, wl, t):
+        """A zero-argument callable running the workload on the tensors t
+        (on self.device) and returning its outputs as tensors there."""
         torch = self.torch
-        t = [torch.from_numpy(np.ascontiguousarray(v)) for v in ins]
         F = torch.nn.functional
 
         def gelu_tanh(z):
@@ -72,10 +95,10 @@ class Torch:
 
         if isinstance(wl, W.Elementwise):
             f = self._wrap(lambda x, a, b, c: gelu_tanh(x * a + b) * c)
-            return lambda: [f(*t).numpy()]
+            return lambda: [f(*t)]
         if isinstance(wl, W.Gemm):
             f = self._wrap(torch.matmul)
-            return lambda: [f(t[0], t[1]).numpy()]
+            return lambda: [f(t[0], t[1])]
         if isinstance(wl, W.MlpTrain):
             labels = t[7].long()
 
@@ -92,7 +115,7 @@ class Torch:
                 grads = torch.autograd.grad(loss, params)
                 with torch.no_grad():
                     new = [p - wl.lr * g for p, g in zip(params, grads)]
-                return [loss.detach().numpy()] + [p.numpy() for p in new]
+                return [loss.detach()] + new
             return step
         if isinstance(wl, W.Transformer):
             B, S, D, H = wl.b, wl.s, wl.d, wl.h
@@ -113,7 +136,7 @@ class Torch:
 
             def run():
                 with torch.no_grad():
-                    return [f(t[0], p).numpy()]
+                    return [f(t[0], p)]
             return run
         if isinstance(wl, W.Rnn):
             T = wl.t
@@ -132,7 +155,7 @@ class Torch:
                 params = [v.detach().requires_grad_(True) for v in t[:3]]
                 loss = loss_c(*params, t[3], t[4])
                 grads = torch.autograd.grad(loss, params)
-                return [loss.detach().numpy()] + [g.numpy() for g in grads]
+                return [loss.detach()] + list(grads)
             return step
         if isinstance(wl, W.WhileSolver):
             def residual(x, c):
@@ -146,7 +169,7 @@ class Torch:
                 while float(res_c(x, c)) >= wl.tol_residual and it < wl.max_iters:
                     x = upd_c(x, c)
                     it += 1
-                return [x.numpy(), np.array(it, np.int32)]
+                return [x, torch.tensor(it, dtype=torch.int32)]
             return run
         raise Unsupported("no implementation")
 
@@ -157,14 +180,15 @@ class Torch:
 class Jax:
     name = "JAX/XLA"
 
-    def __init__(self, threads):
+    def __init__(self, threads, platform="cpu"):
         self.threads = threads
+        self.platform = platform
         self.jax = None
 
     def available(self):
         try:
             import jax
-            jax.config.update("jax_platforms", "cpu")
+            jax.config.update("jax_platforms", self.platform)
             import jax.numpy  # noqa: F401
         except Exception as exc:  # noqa: BLE001
             return f"not installed ({type(exc).__name__})"

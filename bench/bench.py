@@ -53,14 +53,17 @@ def parse_args():
 
 
 class Kiln:
-    def __init__(self, build_dir, work_dir, threads):
+    def __init__(self, build_dir, work_dir, threads, compile_args=(), run_args=(),
+                 tools=("kiln-opt", "kiln-compile", "kiln-run")):
         self.bin = os.path.join(build_dir, "bin")
         self.work = work_dir
         self.env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-        for tool in ("kiln-opt", "kiln-compile", "kiln-run"):
+        self.compile_args = list(compile_args)
+        self.run_args = list(run_args)
+        for tool in tools:
             if not os.access(os.path.join(self.bin, tool), os.X_OK):
                 sys.exit(f"bench: {tool} not found in {self.bin}; build it first "
-                         f"(ninja -C {build_dir} kiln-opt kiln-compile kiln-run)")
+                         f"(ninja -C {build_dir} {' '.join(tools)})")
 
     def tool(self, name, *args, stderr=False):
         cmd = [os.path.join(self.bin, name)] + [str(a) for a in args]
@@ -89,7 +92,7 @@ class Kiln:
         suffix = ("" if fusion else ".nofusion") + (f".{autocast}" if autocast else "")
         out = source.rsplit(".mlir", 1)[0] + suffix + ".kmod"
         args = [source, "-o", out] + ([] if fusion else ["--no-fusion"]) + \
-            ([f"--autocast={autocast}"] if autocast else [])
+            ([f"--autocast={autocast}"] if autocast else []) + self.compile_args
         start = time.perf_counter()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.tool("kiln-compile", *args)
@@ -106,13 +109,13 @@ class Kiln:
             r"memory plan for @(\S+): intermediates (\d+) bytes in total, "
             r"(\d+) bytes after planning", err)]
 
-    def run(self, module, wl, input_paths, out_dir, repeat):
+    def run(self, module, wl, input_paths, out_dir, repeat, extra=()):
         if os.path.isdir(out_dir):
             shutil.rmtree(out_dir)
         args = [module, "--function", wl.function]
         for p in input_paths:
             args += ["--input", p]
-        args += ["--output-dir", out_dir, "--repeat", repeat]
+        args += ["--output-dir", out_dir, "--repeat", repeat] + self.run_args + list(extra)
         text = self.tool("kiln-run", *args)
         m = re.search(r"time per call: median ([0-9.]+) us \(min ([0-9.]+) us", text)
         if not m:

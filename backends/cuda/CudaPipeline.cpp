@@ -25,8 +25,8 @@
 //      stream, waited for only before the host reads memory
 //      (kiln-cuda-async-launches); intermediates only device work touches
 //      share one device arena per call (kiln-cuda-plan-arena); the other
-//      host buffers become CUDA managed memory
-//      (kiln-cuda-device-allocations);
+//      host buffers become device memory, or CUDA managed memory where the
+//      host code touches their elements (kiln-cuda-device-allocations);
 //   5. gpu-kernel-outlining, all kernels in one gpu.module, nvvm-attach-target
 //      for the chosen sm_XX, libdevice calls for the math ops that
 //      convert-gpu-to-nvvm skips (kiln-cuda-libdevice-calls), then
@@ -154,7 +154,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   KilnCudaPlanArenaOptions arena;
   arena.report = options.memoryReport;
   pm.addNestedPass<func::FuncOp>(createKilnCudaPlanArena(arena));
-  pm.addNestedPass<func::FuncOp>(createKilnCudaDeviceAllocations());
+  pm.addPass(createKilnCudaDeviceAllocations());
 
   // 5: kernels to PTX.
   pm.addPass(createGpuKernelOutliningPass());

@@ -2,10 +2,13 @@
 
 #include "HostBuffers.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
@@ -53,4 +56,114 @@ static bool isHostOnly(Value buffer,
 bool kiln::isHostOnlyBuffer(Value buffer) {
   llvm::SmallPtrSet<void *, 8> visiting;
   return isHostOnly(buffer, visiting);
+}
+
+Value kiln::HostTouchedBuffers::find(Value value) {
+  auto it = parent.find(value);
+  if (it == parent.end())
+    return value;
+  Value root = find(it->second);
+  it->second = root;
+  return root;
+}
+
+void kiln::HostTouchedBuffers::join(Value a, Value b) {
+  if (!isa<MemRefType>(a.getType()) || !isa<MemRefType>(b.getType()))
+    return;
+  a = find(a);
+  b = find(b);
+  if (a != b)
+    parent[a] = b;
+}
+
+/// Whether `op` uses its buffer operands without reading or writing their
+/// elements on the host: metadata and pointers, frees, stream-ordered
+/// copies, and the ops whose buffers the analysis follows instead.
+static bool leavesElementsToTheDevice(Operation *op) {
+  return isa<memref::DimOp, memref::ExtractAlignedPointerAsIndexOp,
+             memref::ExtractStridedMetadataOp, memref::DeallocOp,
+             gpu::DeallocOp, gpu::MemcpyOp, gpu::MemsetOp, func::ReturnOp,
+             func::CallOp, scf::YieldOp, scf::ConditionOp, scf::ForOp,
+             scf::WhileOp, arith::SelectOp, ViewLikeOpInterface>(op);
+}
+
+kiln::HostTouchedBuffers::HostTouchedBuffers(Operation *module) {
+  SmallVector<Value> hostUses;
+  module->walk([&](Operation *op) {
+    // Kernels touch elements on the device.
+    if (op->getParentOfType<gpu::LaunchOp>())
+      return;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(op))
+      for (Value result : op->getResults())
+        join(view.getViewSource(), result);
+    // Choosing between buffers on the host chooses a pointer.
+    if (auto select = dyn_cast<arith::SelectOp>(op)) {
+      join(select.getTrueValue(), select.getResult());
+      join(select.getFalseValue(), select.getResult());
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      for (auto [init, carried, result] :
+           llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
+                     loop.getResults())) {
+        join(init, carried);
+        join(init, result);
+      }
+    if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+      for (auto [init, carried] :
+           llvm::zip(loop.getInits(), loop.getBeforeArguments()))
+        join(init, carried);
+      for (auto [result, carried] :
+           llvm::zip(loop.getResults(), loop.getAfterArguments()))
+        join(result, carried);
+    }
+    if (auto condition = dyn_cast<scf::ConditionOp>(op)) {
+      auto loop = cast<scf::WhileOp>(condition->getParentOp());
+      for (auto [passed, result] :
+           llvm::zip(condition.getArgs(), loop.getResults()))
+        join(passed, result);
+    }
+    if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+      Operation *owner = yield->getParentOp();
+      // A while loop's body yields the next iteration's carried values;
+      // every other region yields its op's results.
+      if (auto loop = dyn_cast<scf::WhileOp>(owner)) {
+        for (auto [next, carried] :
+             llvm::zip(yield.getOperands(), loop.getBeforeArguments()))
+          join(next, carried);
+      } else {
+        for (auto [value, result] :
+             llvm::zip(yield.getOperands(), owner->getResults()))
+          join(value, result);
+      }
+    }
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      // A declaration is a runtime function (a library product, a
+      // collective), which takes device buffers.
+      if (callee && !callee.isDeclaration()) {
+        for (auto [operand, argument] :
+             llvm::zip(call.getOperands(), callee.getArguments()))
+          join(operand, argument);
+        callee.walk([&](func::ReturnOp ret) {
+          for (auto [returned, result] :
+               llvm::zip(ret.getOperands(), call.getResults()))
+            join(returned, result);
+        });
+      }
+    }
+    if (isa<scf::IfOp, scf::IndexSwitchOp, scf::ExecuteRegionOp>(op))
+      return; // their results are joined with what their regions yield
+    if (leavesElementsToTheDevice(op))
+      return;
+    for (Value operand : op->getOperands())
+      if (isa<MemRefType>(operand.getType()))
+        hostUses.push_back(operand);
+  });
+  for (Value value : hostUses)
+    touched.insert(find(value));
+}
+
+bool kiln::HostTouchedBuffers::isHostTouched(Value buffer) {
+  return touched.contains(find(buffer));
 }

@@ -12,7 +12,10 @@
 #ifndef KILN_BACKENDS_CUDA_HOSTBUFFERS_H
 #define KILN_BACKENDS_CUDA_HOSTBUFFERS_H
 
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir {
 namespace kiln {
@@ -21,6 +24,26 @@ namespace kiln {
 /// functions it is passed to, is host code that loads, stores, measures,
 /// describes or frees it, outside any kernel.
 bool isHostOnlyBuffer(Value buffer);
+
+/// The buffers of a module whose elements its host code reads or writes
+/// itself (memref.load, memref.store, a host memref.copy, or any use this
+/// analysis does not know), as opposed to buffers that only kernels,
+/// stream-ordered copies (gpu.memcpy, gpu.memset) and the runtime's
+/// library calls touch. A buffer is followed through views, loop-carried
+/// values, branches, calls and returns: values that may hold the same
+/// buffer form one class, and a class is host-touched when any member is.
+/// Only buffers that are not host-touched can live in device memory.
+class HostTouchedBuffers {
+public:
+  explicit HostTouchedBuffers(Operation *module);
+  bool isHostTouched(Value buffer);
+
+private:
+  Value find(Value value);
+  void join(Value a, Value b);
+  llvm::DenseMap<Value, Value> parent;
+  llvm::DenseSet<Value> touched;
+};
 
 } // namespace kiln
 } // namespace mlir

@@ -160,17 +160,26 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
         EXPECT_TRUE(mismatch.empty()) << "output #" << r << ": " << mismatch;
       }
 
-      for (const Build &build : builds) {
-        std::vector<HostTensor> outputs;
-        std::string error;
-        ASSERT_TRUE(build.module->call(name, func, inputs, outputs, error))
-            << build.name << ": " << error;
-        for (size_t r = 0; r < expected->size(); ++r) {
-          std::string mismatch =
-              compareTensors((*expected)[r], outputs[r], build.name, &tolerance);
-          EXPECT_TRUE(mismatch.empty()) << "output #" << r << ": " << mismatch;
+      // On the GPU each build runs twice: from and to host tensors, and
+      // with its inputs and outputs in device memory.
+      for (const Build &build : builds)
+        for (bool onDevice : {false, true}) {
+          if (onDevice && target != E2ETarget::Cuda)
+            continue;
+          std::string label =
+              build.name + (onDevice ? " (device tensors)" : "");
+          std::vector<HostTensor> outputs;
+          std::string error;
+          ASSERT_TRUE(build.module->call(name, func, inputs, outputs, error,
+                                         nullptr, onDevice))
+              << label << ": " << error;
+          for (size_t r = 0; r < expected->size(); ++r) {
+            std::string mismatch =
+                compareTensors((*expected)[r], outputs[r], label, &tolerance);
+            EXPECT_TRUE(mismatch.empty())
+                << "output #" << r << ": " << mismatch;
+          }
         }
-      }
     }
   }
   ::testing::Test::RecordProperty("functions",

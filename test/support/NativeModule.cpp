@@ -44,7 +44,8 @@ bool test::NativeModule::call(const std::string &name,
                               mlir::func::FuncOp signature,
                               const std::vector<HostTensor> &inputs,
                               std::vector<HostTensor> &outputs,
-                              std::string &error, kiln_comm *comm) const {
+                              std::string &error, kiln_comm *comm,
+                              bool onDevice) const {
   if (!module_) {
     error = "the module did not compile: " + error_;
     return false;
@@ -74,6 +75,16 @@ bool test::NativeModule::call(const std::string &name,
       releaseAll();
       return false;
     }
+    if (onDevice) {
+      kiln_tensor_t *host = tensor;
+      kiln_status_t status = kiln_tensor_to_device(module_, host, &tensor);
+      kiln_tensor_release(host);
+      if (status) {
+        error = consume(status);
+        releaseAll();
+        return false;
+      }
+    }
     in.push_back(tensor);
   }
   // What the process's compiled code holds now, to check that the call
@@ -81,14 +92,31 @@ bool test::NativeModule::call(const std::string &name,
   kiln_memory_stats_t before;
   kiln_memory_stats(&before);
   kiln_status_t status =
-      comm ? kiln_function_call_with_comm(function, comm, in.data(), in.size(),
-                                          out.data(), out.size())
-           : kiln_function_call(function, in.data(), in.size(), out.data(),
-                                out.size());
+      comm       ? kiln_function_call_with_comm(function, comm, in.data(),
+                                                in.size(), out.data(),
+                                                out.size())
+      : onDevice ? kiln_function_call_on_device(function, in.data(), in.size(),
+                                                out.data(), out.size())
+                 : kiln_function_call(function, in.data(), in.size(),
+                                      out.data(), out.size());
   if (status) {
     error = consume(status);
     releaseAll();
     return false;
+  }
+  // Device tensors come back to the host for the checks below.
+  for (kiln_tensor_t *&tensor : llvm::concat<kiln_tensor_t *>(in, out)) {
+    if (kiln_tensor_memory(tensor) != KILN_MEMORY_CUDA)
+      continue;
+    kiln_tensor_t *host = nullptr;
+    status = kiln_tensor_to_host(tensor, &host);
+    kiln_tensor_release(tensor);
+    tensor = host;
+    if (status) {
+      error = consume(status);
+      releaseAll();
+      return false;
+    }
   }
   kiln_memory_stats_t after;
   kiln_memory_stats(&after);

@@ -41,11 +41,14 @@ public:
   /// function); returns false with `error` set on any failure, which
   /// includes a call that changed its inputs or left buffers of its own
   /// allocated (kiln_memory_stats). A module with collectives runs on
-  /// `comm`.
+  /// `comm`. With `onDevice` (a CUDA module, no `comm`), the inputs are
+  /// copied to the device first (kiln_tensor_to_device), the call leaves
+  /// its outputs there (kiln_function_call_on_device) and they are copied
+  /// back afterwards.
   bool call(const std::string &name, mlir::func::FuncOp signature,
             const std::vector<HostTensor> &inputs,
             std::vector<HostTensor> &outputs, std::string &error,
-            kiln_comm *comm = nullptr) const;
+            kiln_comm *comm = nullptr, bool onDevice = false) const;
 
 private:
   kiln_module *module_ = nullptr;

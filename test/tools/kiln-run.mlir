@@ -92,6 +92,11 @@
 // OPTION: kiln-run: error: unknown option '--bogus'
 // RUN: not kiln-run %t/prog.kmod --function affine --repeat 0 2>&1 | FileCheck %s --check-prefix=REPEAT0
 // REPEAT0: kiln-run: error: --repeat needs a positive integer, not '0'
+// RUN: not kiln-run %t/prog.kmod --function affine --device-resident 2>&1 | FileCheck %s --check-prefix=RESIDENT
+// RESIDENT: kiln-run: error: --device-resident times the calls of --repeat; give --repeat N
+// RUN: not kiln-run %t/prog.kmod --function affine --input 2 --input %t/x.npy --repeat 2 --device-resident 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=RESIDENT-CPU
+// RESIDENT-CPU: kiln-run: error: --device-resident keeps tensors in CUDA device memory, but '{{.*}}prog.kmod' was compiled for cpu (kiln-compile --target=cuda)
 // RUN: not kiln-run 2>&1 | FileCheck %s --check-prefix=NOMODULE
 // NOMODULE: kiln-run: error: no module given
 //

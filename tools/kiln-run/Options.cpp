@@ -152,6 +152,10 @@ bool parseOptions(int argc, char **argv, Options &options,
       options.stats = true;
       continue;
     }
+    if (argument == "--device-resident") {
+      options.deviceResident = true;
+      continue;
+    }
     if (argument == "--all-ranks-write") {
       options.allRanksWrite = true;
       continue;
@@ -244,6 +248,10 @@ bool parseOptions(int argc, char **argv, Options &options,
     return false;
   }
   options.modulePath = positional[0];
+  if (options.deviceResident && !options.repeat) {
+    error = "--device-resident times the calls of --repeat; give --repeat N";
+    return false;
+  }
   return true;
 }
 
@@ -279,6 +287,12 @@ OPTIONS:
                     print "time per call: median X us (min Y us, N runs)". The
                     time of a call includes allocating its outputs. The outputs
                     shown are those of the first call.
+  --device-resident With --repeat, for a CUDA module: copy the inputs to the
+                    device once, before the timed calls, and leave each timed
+                    call's outputs in device memory, so that the time per
+                    call is the function's work on the device without the
+                    copies in and out (the shown outputs are still those of
+                    the first call, which copies as usual).
   --device DEVICE   cpu or cuda: require the module to be compiled for that
                     device (kiln-compile --target) and, for cuda, a working
                     CUDA driver and device before anything runs. Without it

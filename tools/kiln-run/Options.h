@@ -39,6 +39,9 @@ struct Options {
   std::string outputDir;
   /// Timed calls after the first one; 0 disables timing.
   unsigned long repeat = 0;
+  /// The timed calls take their inputs from and leave their outputs in
+  /// the CUDA device's memory (--device-resident).
+  bool deviceResident = false;
   /// "cpu" or "cuda" from --device; empty runs on the module's own device.
   std::string device;
   bool list = false;

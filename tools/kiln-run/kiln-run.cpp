@@ -343,18 +343,30 @@ kiln_status_t call(const kiln_function_t *function, kiln_comm_t *comm,
 }
 
 /// Calls the function `repeat` more times and sets \p summary to "time
-/// per call: ...".
-int timeCalls(const kiln_function_t *function, kiln_comm_t *comm,
-              const TensorList &inputs, unsigned long repeat,
-              std::string &summary) {
+/// per call: ...". With \p resident (a CUDA module's function), the calls
+/// take device copies of \p inputs, made once, and leave their outputs on
+/// the device.
+int timeCalls(const kiln_module_t *module, const kiln_function_t *function,
+              kiln_comm_t *comm, const TensorList &inputs,
+              unsigned long repeat, bool resident, std::string &summary) {
   TensorList outputs(kiln_function_output_count(function));
+  TensorList onDevice(resident ? inputs.tensors.size() : 0);
+  for (size_t i = 0; i < onDevice.tensors.size(); ++i)
+    if (kiln_status_t status = kiln_tensor_to_device(
+            module, inputs.tensors[i], &onDevice.tensors[i]))
+      return fail(status);
   // --stats: the calls' peak, from what the process's modules hold now.
   kiln_memory_reset_peak();
   std::vector<double> micros;
   micros.reserve(repeat);
   for (unsigned long i = 0; i < repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
-    kiln_status_t status = call(function, comm, inputs, outputs);
+    kiln_status_t status =
+        resident ? kiln_function_call_on_device(
+                       function, onDevice.tensors.data(),
+                       onDevice.tensors.size(), outputs.tensors.data(),
+                       outputs.tensors.size())
+                 : call(function, comm, inputs, outputs);
     auto stop = std::chrono::steady_clock::now();
     if (status)
       return fail(status);
@@ -368,8 +380,9 @@ int timeCalls(const kiln_function_t *function, kiln_comm_t *comm,
                                     : (micros[middle - 1] + micros[middle]) / 2;
   char text[128];
   std::snprintf(text, sizeof(text),
-                "time per call: median %.3f us (min %.3f us, %lu runs)",
-                median, micros.front(), repeat);
+                "time per call: median %.3f us (min %.3f us, %lu runs%s)",
+                median, micros.front(), repeat,
+                resident ? ", inputs and outputs on the device" : "");
   summary = text;
   return 0;
 }
@@ -448,6 +461,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  if (options.deviceResident &&
+      kiln_module_device(holder.module) != KILN_DEVICE_CUDA)
+    return fail("--device-resident keeps tensors in CUDA device memory, but '" +
+                options.modulePath + "' was compiled for " +
+                kiln_device_name(kiln_module_device(holder.module)) +
+                " (kiln-compile --target=cuda)");
+
   bool profiling = !options.profilePath.empty() || options.profileSummary;
   if (profiling && !kiln_module_profile_region_count(holder.module))
     return fail("'" + options.modulePath +
@@ -458,6 +478,9 @@ int main(int argc, char **argv) {
   CommHolder comm;
   if (kiln_status_t status = makeComm(options, holder.module, &comm.comm))
     return fail(status);
+  if (options.deviceResident && comm.comm)
+    return fail("--device-resident times calls without a communicator; "
+                "this run has one (a module with collectives, or mpirun)");
   if (comm.comm) {
     rank = kiln_comm_rank(comm.comm);
     size = kiln_comm_size(comm.comm);
@@ -501,8 +524,9 @@ int main(int argc, char **argv) {
   // fails to save its outputs leaves no other rank calling without it.
   std::string timing;
   if (options.repeat)
-    if (int result =
-            timeCalls(function, comm.comm, inputs, options.repeat, timing))
+    if (int result = timeCalls(holder.module, function, comm.comm, inputs,
+                               options.repeat, options.deviceResident,
+                               timing))
       return result;
   kiln_profile_set_enabled(0);
   if (rank != 0 && !options.allRanksWrite)

@@ -124,8 +124,26 @@ const int64_t *kiln_tensor_shape(const kiln_tensor_t *tensor);
 size_t kiln_tensor_element_count(const kiln_tensor_t *tensor);
 size_t kiln_tensor_byte_size(const kiln_tensor_t *tensor);
 /* The element buffer; never NULL for a valid tensor, even when it holds no
- * elements. 64-byte aligned unless the tensor came from kiln_tensor_wrap. */
+ * elements. 64-byte aligned unless the tensor came from kiln_tensor_wrap.
+ * For a tensor in CUDA device memory (kiln_tensor_memory), the device
+ * address (a CUdeviceptr), which the host must not dereference. */
 void *kiln_tensor_data(kiln_tensor_t *tensor);
+
+/* Where a tensor's elements are: host memory (every tensor made by
+ * kiln_tensor_create or kiln_tensor_wrap, and every output of
+ * kiln_function_call), or the memory of a CUDA device (kiln_tensor_to_device
+ * and the outputs of kiln_function_call_on_device). */
+typedef enum kiln_memory_t {
+  KILN_MEMORY_HOST = 0,
+  KILN_MEMORY_CUDA = 1,
+} kiln_memory_t;
+
+kiln_memory_t kiln_tensor_memory(const kiln_tensor_t *tensor);
+
+/* Copies a tensor's elements into a new host tensor (from the device for a
+ * tensor in device memory). */
+kiln_status_t kiln_tensor_to_host(const kiln_tensor_t *tensor,
+                                  kiln_tensor_t **out_tensor);
 
 /*===-- Modules and functions ---------------------------------------------===*/
 
@@ -179,9 +197,10 @@ kiln_function_output(const kiln_function_t *function, size_t index);
 /*===-- Devices -----------------------------------------------------------===*/
 
 /* Where a module's functions run. A module is compiled for one device
- * (kiln-compile --target=cpu|cuda); its target string says which. Inputs
- * and outputs are host tensors on every device: for CUDA, a call copies
- * the inputs to the device and the outputs back. */
+ * (kiln-compile --target=cpu|cuda); its target string says which. For
+ * CUDA, a call copies host inputs to the device and the outputs back;
+ * tensors in device memory (below kiln_function_call) are passed without
+ * copies. */
 typedef enum kiln_device_t {
   KILN_DEVICE_CPU = 0,
   KILN_DEVICE_CUDA = 1,
@@ -261,6 +280,34 @@ kiln_status_t kiln_function_call(const kiln_function_t *function,
                                  kiln_tensor_t *const *inputs,
                                  size_t input_count, kiln_tensor_t **outputs,
                                  size_t output_count);
+
+/* Tensors that stay on the device. A function of a CUDA module takes
+ * tensors in its device's memory as inputs without copying them (with
+ * kiln_function_call too), and kiln_function_call_on_device leaves its
+ * outputs there, so a loop of calls (a training step's parameters in, the
+ * updated parameters out) copies nothing but what the host supplies anew.
+ * A device tensor is valid as an input of any module on the same device;
+ * it keeps that device open until it is released, even after its module
+ * is. A CPU function given one fails with KILN_STATUS_INVALID_ARGUMENT. */
+
+/* Copies `tensor` (host memory, or device memory of the same device) into
+ * the memory of the CUDA device `module` runs on, opening it if needed.
+ * KILN_STATUS_INVALID_ARGUMENT for a module compiled for the CPU,
+ * KILN_STATUS_DEVICE_UNAVAILABLE or KILN_STATUS_DEVICE_ERROR when the
+ * device cannot be opened or the copy fails. */
+kiln_status_t kiln_tensor_to_device(const kiln_module_t *module,
+                                    const kiln_tensor_t *tensor,
+                                    kiln_tensor_t **out_tensor);
+
+/* Calls a function of a CUDA module as kiln_function_call does, leaving
+ * every output in the device's memory (outputs[i] are device tensors; read
+ * them with kiln_tensor_to_host). KILN_STATUS_INVALID_ARGUMENT for a
+ * function compiled for the CPU. */
+kiln_status_t kiln_function_call_on_device(const kiln_function_t *function,
+                                           kiln_tensor_t *const *inputs,
+                                           size_t input_count,
+                                           kiln_tensor_t **outputs,
+                                           size_t output_count);
 
 /*===-- Communicators -----------------------------------------------------===*/
 

@@ -50,6 +50,15 @@ kiln_status_t checkInput(const kiln_function_t &function, size_t index,
                        describe("input", index, expected);
   if (!tensor)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, prefix + " is NULL");
+  if (tensor->device && !function.cuda)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      prefix + " is in CUDA device memory, but the function "
+                               "was compiled for the CPU and takes host "
+                               "tensors (kiln_tensor_to_host copies it)");
+  if (tensor->device && !function.cuda->sharesMemoryWith(*tensor->device))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      prefix + " is in the memory of another CUDA device "
+                               "than the function's");
   if (tensor->dtype != expected.dtype)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       prefix + " has dtype " + kiln_dtype_name(tensor->dtype) +
@@ -101,11 +110,13 @@ kiln_status_t runEntry(const kiln_function_t &function,
     function.entry(args.data());
     return nullptr;
   }
-  std::vector<kiln::runtime::cuda::HostBuffer> in, out;
+  std::vector<kiln::runtime::cuda::CallBuffer> in, out;
   for (size_t i = 0; i < inputCount; ++i)
-    in.push_back({inputs[i]->data, kiln_tensor_byte_size(inputs[i])});
+    in.push_back({inputs[i]->data, kiln_tensor_byte_size(inputs[i]),
+                  inputs[i]->device != nullptr});
   for (kiln_tensor_t *tensor : results.tensors)
-    out.push_back({tensor->data, kiln_tensor_byte_size(tensor)});
+    out.push_back({tensor->data, kiln_tensor_byte_size(tensor),
+                   tensor->device != nullptr});
   kiln_status_t status = function.cuda->call(function.entry, in, out);
   if (status && status->code != KILN_STATUS_OUT_OF_MEMORY)
     status->message =
@@ -157,10 +168,12 @@ kiln_status_t checkArguments(const kiln_function_t &function,
   return nullptr;
 }
 
-/// \p comm is NULL for kiln_function_call.
+/// \p comm is NULL for kiln_function_call; \p outputsOnDevice leaves the
+/// outputs of a CUDA function in its device's memory.
 kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
                            kiln_tensor_t *const *inputs, size_t inputCount,
-                           kiln_tensor_t **outputs, size_t outputCount) {
+                           kiln_tensor_t **outputs, size_t outputCount,
+                           bool outputsOnDevice = false) {
   const std::string &name = function.signature.name;
   if (kiln_status_t status =
           checkArguments(function, inputs, inputCount, outputs, outputCount))
@@ -175,9 +188,14 @@ kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
   for (const kiln_tensor_signature_t &signature : function.outputs) {
     kiln_tensor_t *tensor = nullptr;
     if (kiln_status_t status =
-            kiln::runtime::createTensor(signature.dtype, signature.rank,
-                                        signature.shape, nullptr,
-                                        /*zeroFill=*/false, &tensor))
+            outputsOnDevice
+                ? kiln::runtime::createDeviceTensor(
+                      "kiln_function_call_on_device", function.cuda,
+                      signature.dtype, signature.rank, signature.shape,
+                      nullptr, &tensor)
+                : kiln::runtime::createTensor(signature.dtype, signature.rank,
+                                              signature.shape, nullptr,
+                                              /*zeroFill=*/false, &tensor))
       return refuse(function, comm, status);
     results.tensors.push_back(tensor);
     args.push_back(tensor->data);
@@ -261,6 +279,31 @@ kiln_status_t kiln_function_call(const kiln_function_t *function,
   try {
     return callFunction(*function, nullptr, inputs, inputCount, outputs,
                         outputCount);
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+kiln_status_t kiln_function_call_on_device(const kiln_function_t *function,
+                                           kiln_tensor_t *const *inputs,
+                                           size_t inputCount,
+                                           kiln_tensor_t **outputs,
+                                           size_t outputCount) {
+  if (outputs)
+    for (size_t i = 0; i < outputCount; ++i)
+      outputs[i] = nullptr;
+  if (!function)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_function_call_on_device: function is NULL");
+  if (!function->cuda)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_function_call_on_device: function '" +
+                          function->signature.name +
+                          "' was compiled for the CPU; its outputs are host "
+                          "tensors (kiln_function_call)");
+  try {
+    return callFunction(*function, nullptr, inputs, inputCount, outputs,
+                        outputCount, /*outputsOnDevice=*/true);
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();
   }

@@ -92,7 +92,7 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
   // A CUDA module loads anywhere (to be listed, say); its device opens at
   // the first call, or here when the caller asked for CUDA explicitly.
   if (module->device == KILN_DEVICE_CUDA) {
-    module->cuda = std::make_unique<kiln::runtime::cuda::CudaDevice>();
+    module->cuda = std::make_shared<kiln::runtime::cuda::CudaDevice>();
     if (required == KILN_DEVICE_CUDA)
       if (kiln_status_t status = module->cuda->open())
         return status;
@@ -140,7 +140,7 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
                             signature.entrySymbol +
                             "' cannot be resolved: " + error);
     function->entry = reinterpret_cast<void (*)(void **)>(address);
-    function->cuda = module->cuda.get();
+    function->cuda = module->cuda;
     function->collectives = module->collectives;
     function->signature = std::move(signature);
     function->inputs = toCSignatures(function->signature.inputs);

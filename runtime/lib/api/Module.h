@@ -23,7 +23,7 @@ struct kiln_function {
   void (*entry)(void **args) = nullptr;
   /// The module's CUDA device when it was compiled for CUDA: calls then go
   /// through CudaDevice::call. NULL for CPU modules.
-  kiln::runtime::cuda::CudaDevice *cuda = nullptr;
+  std::shared_ptr<kiln::runtime::cuda::CudaDevice> cuda;
   /// The module's code performs collectives (it exports the slots of
   /// kiln/CollectiveAbi.h): calls run with a CollectiveCall current.
   bool collectives = false;
@@ -38,8 +38,9 @@ struct kiln_module {
   /// The kernels' PTX (the body's device_code) with a terminating NUL, for
   /// host code that takes it from the kiln_gpu_kernel_image slot.
   std::vector<char> kernelImage;
-  /// The CUDA device of a CUDA module; outlives the code, which calls it.
-  std::unique_ptr<kiln::runtime::cuda::CudaDevice> cuda;
+  /// The CUDA device of a CUDA module; outlives the code, which calls it,
+  /// and lives on while a device tensor in its memory does.
+  std::shared_ptr<kiln::runtime::cuda::CudaDevice> cuda;
   /// The code exports communicator slots (kiln/CollectiveAbi.h).
   bool collectives = false;
   /// The profiling regions of the code and its functions; 0 unless it was

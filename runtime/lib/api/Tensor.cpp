@@ -1,7 +1,10 @@
 //===- Tensor.cpp - Creating and inspecting tensors ------------------------===//
 
 #include "Tensor.h"
+#include "Module.h"
 #include "Status.h"
+
+#include "cuda/CudaDevice.h"
 
 #include <cstdint>
 #include <cstring>
@@ -113,6 +116,33 @@ kiln_status_t kiln::runtime::createTensor(kiln_dtype_t dtype, size_t rank,
       });
 }
 
+kiln_tensor::~kiln_tensor() {
+  if (device)
+    device->releaseResident(data);
+  else if (!borrowed)
+    kiln::runtime::releaseBuffer(data, capacity);
+}
+
+kiln_status_t kiln::runtime::createDeviceTensor(
+    const char *api, const std::shared_ptr<cuda::CudaDevice> &device,
+    kiln_dtype_t dtype, size_t rank, const int64_t *shape,
+    const kiln_tensor_t *source, kiln_tensor_t **outTensor) {
+  return newTensor(
+      api, dtype, rank, shape, outTensor,
+      [&](kiln_tensor &tensor) -> kiln_status_t {
+        void *buffer = nullptr;
+        if (kiln_status_t status = device->createResident(
+                tensor.byteSize, source ? source->data : nullptr,
+                source && source->device, buffer)) {
+          status->message = std::string(api) + ": " + status->message;
+          return status;
+        }
+        tensor.data = buffer;
+        tensor.device = device;
+        return nullptr;
+      });
+}
+
 extern "C" {
 
 kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
@@ -167,6 +197,63 @@ size_t kiln_tensor_byte_size(const kiln_tensor_t *tensor) {
 
 void *kiln_tensor_data(kiln_tensor_t *tensor) {
   return tensor ? tensor->data : nullptr;
+}
+
+kiln_memory_t kiln_tensor_memory(const kiln_tensor_t *tensor) {
+  return tensor && tensor->device ? KILN_MEMORY_CUDA : KILN_MEMORY_HOST;
+}
+
+kiln_status_t kiln_tensor_to_device(const kiln_module_t *module,
+                                    const kiln_tensor_t *tensor,
+                                    kiln_tensor_t **outTensor) {
+  if (outTensor)
+    *outTensor = nullptr;
+  if (!module || !tensor || !outTensor)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_tensor_to_device: module, tensor and out_tensor "
+                      "must not be NULL");
+  if (!module->cuda)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      std::string("kiln_tensor_to_device: the module was "
+                                  "compiled for ") +
+                          kiln_device_name(module->device) +
+                          ", whose functions take host tensors");
+  if (tensor->device && !module->cuda->sharesMemoryWith(*tensor->device))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_tensor_to_device: the tensor is in the memory of "
+                      "another CUDA device; copy it with kiln_tensor_to_host "
+                      "first");
+  try {
+    return kiln::runtime::createDeviceTensor(
+        "kiln_tensor_to_device", module->cuda, tensor->dtype,
+        tensor->shape.size(), tensor->shape.data(), tensor, outTensor);
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+kiln_status_t kiln_tensor_to_host(const kiln_tensor_t *tensor,
+                                  kiln_tensor_t **outTensor) {
+  if (outTensor)
+    *outTensor = nullptr;
+  if (!tensor || !outTensor)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_tensor_to_host: tensor and out_tensor must not "
+                      "be NULL");
+  kiln_tensor_t *host = nullptr;
+  if (kiln_status_t status = kiln::runtime::createTensor(
+          tensor->dtype, tensor->shape.size(), tensor->shape.data(),
+          tensor->device ? nullptr : tensor->data, /*zeroFill=*/false, &host))
+    return status;
+  if (tensor->device)
+    if (kiln_status_t status = tensor->device->copyToHost(
+            host->data, tensor->data, tensor->byteSize)) {
+      kiln_tensor_release(host);
+      status->message = "kiln_tensor_to_host: " + status->message;
+      return status;
+    }
+  *outTensor = host;
+  return nullptr;
 }
 
 } // extern "C"

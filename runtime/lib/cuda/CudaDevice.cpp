@@ -189,8 +189,8 @@ void CudaDevice::fail(const std::string &message) {
 }
 
 kiln_status_t CudaDevice::call(void (*entry)(void **),
-                               const std::vector<HostBuffer> &inputs,
-                               const std::vector<HostBuffer> &outputs) {
+                               const std::vector<CallBuffer> &inputs,
+                               const std::vector<CallBuffer> &outputs) {
   std::lock_guard<std::mutex> lock(callMutex);
   if (kiln_status_t status = openLocked())
     return status;
@@ -202,24 +202,31 @@ kiln_status_t CudaDevice::call(void (*entry)(void **),
   ++counters.calls;
   CurrentDevice scope(this);
 
-  // Inputs in, output buffers allocated; each at least one byte so that
-  // every argument is a distinct valid pointer.
+  // Host inputs in, device buffers for host outputs; each at least one
+  // byte so that every argument is a distinct valid pointer. Arguments are
+  // device memory: the compiled host code never touches their elements.
   std::vector<void *> args;
-  for (const HostBuffer &input : inputs) {
-    void *buffer = allocate(input.bytes ? input.bytes : 1);
+  for (const CallBuffer &input : inputs) {
+    if (input.onDevice) {
+      args.push_back(input.data);
+      continue;
+    }
+    void *buffer = allocate(input.bytes ? input.bytes : 1, false);
     if (buffer && input.bytes)
       check(driver->memcpyHtoD(toDevice(buffer), input.data, input.bytes),
             "cuMemcpyHtoD of an input");
     args.push_back(buffer);
   }
-  for (const HostBuffer &output : outputs)
-    args.push_back(allocate(output.bytes ? output.bytes : 1));
+  for (const CallBuffer &output : outputs)
+    args.push_back(output.onDevice
+                       ? output.data
+                       : allocate(output.bytes ? output.bytes : 1, false));
 
   if (failure.empty())
     entry(args.data());
   synchronize();
   for (size_t i = 0; i < outputs.size() && failure.empty(); ++i)
-    if (outputs[i].bytes)
+    if (outputs[i].bytes && !outputs[i].onDevice)
       check(driver->memcpyDtoH(outputs[i].data,
                                toDevice(args[inputs.size() + i]),
                                outputs[i].bytes),
@@ -238,6 +245,81 @@ kiln_status_t CudaDevice::call(void (*entry)(void **),
   if (!failure.empty())
     return makeStatus(KILN_STATUS_DEVICE_ERROR, "CUDA: " + failure);
   return nullptr;
+}
+
+template <typename Work> kiln_status_t CudaDevice::outsideCalls(Work &&work) {
+  std::lock_guard<std::mutex> lock(callMutex);
+  if (kiln_status_t status = openLocked())
+    return status;
+  if (CUresult result = driver->ctxPushCurrent(context))
+    return makeStatus(KILN_STATUS_DEVICE_ERROR,
+                      "CUDA: cuCtxPushCurrent failed: " +
+                          driver->describe(result));
+  failure.clear();
+  work();
+  CUcontext popped = nullptr;
+  driver->ctxPopCurrent(&popped);
+  if (!failure.empty())
+    return makeStatus(KILN_STATUS_DEVICE_ERROR, "CUDA: " + failure);
+  return nullptr;
+}
+
+kiln_status_t CudaDevice::createResident(size_t bytes, const void *source,
+                                         bool sourceOnDevice, void *&buffer) {
+  buffer = nullptr;
+  return outsideCalls([&] {
+    void *made = allocate(bytes ? bytes : 1, false);
+    if (!made)
+      return;
+    // Not a buffer of a call: it stays out of the pool until released.
+    liveBuffers.erase(toDevice(made));
+    if (source && bytes)
+      check(sourceOnDevice
+                ? driver->memcpyAsync(toDevice(made), toDevice(source), bytes,
+                                      streamHandle)
+                : driver->memcpyHtoD(toDevice(made), source, bytes),
+            "copying a tensor to the device");
+    synchronize();
+    if (!failure.empty()) {
+      pool[false].emplace(allocations[toDevice(made)].bytes, toDevice(made));
+      return;
+    }
+    buffer = made;
+  });
+}
+
+kiln_status_t CudaDevice::copyToHost(void *destination, const void *source,
+                                     size_t bytes) {
+  return outsideCalls([&] {
+    if (bytes)
+      check(driver->memcpyDtoH(destination, toDevice(source), bytes),
+            "copying a tensor from the device");
+  });
+}
+
+void CudaDevice::releaseResident(void *buffer) {
+  if (!buffer)
+    return;
+  std::lock_guard<std::mutex> lock(callMutex);
+  auto found = allocations.find(toDevice(buffer));
+  if (found != allocations.end())
+    pool[found->second.hostShared].emplace(found->second.bytes, found->first);
+}
+
+bool CudaDevice::sharesMemoryWith(CudaDevice &other) {
+  if (&other == this)
+    return true;
+  CUcontext mine = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(callMutex);
+    if (kiln_status_t status = openLocked()) {
+      kiln_status_free(status);
+      return false;
+    }
+    mine = context;
+  }
+  std::lock_guard<std::mutex> lock(other.callMutex);
+  return other.contextRetained && other.context == mine;
 }
 
 CUmodule CudaDevice::loadModule(const void *image, int optLevel) {

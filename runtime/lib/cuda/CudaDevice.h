@@ -19,8 +19,12 @@
 //     per call; everything is freed with the device. Reusing bytes is safe
 //     without waiting because all device work runs in order on the stream
 //     and the host waits before touching memory;
-//   - inputs and outputs are copied to and from device buffers once per
-//     call; buffers the host code leaves allocated return to the pool.
+//   - host inputs and outputs are copied to and from device buffers once
+//     per call, device tensors (kiln_tensor_to_device,
+//     kiln_function_call_on_device) are passed as they are; buffers the
+//     host code leaves allocated return to the pool. A device tensor's
+//     buffer comes from the same pool but belongs to the tensor until it is
+//     released, and the tensor holds the device open meanwhile.
 //   - matrix products the host code asks for (kiln/CudaLibraryAbi.h) are
 //     queued on the stream by the products plug-in (BlasPlugin.h, over
 //     cuBLASLt), loaded on the first product, with one handle and one
@@ -53,10 +57,12 @@ namespace kiln {
 namespace runtime {
 namespace cuda {
 
-/// A host buffer of a call: its address and size in bytes.
-struct HostBuffer {
+/// A buffer of a call: its address and size in bytes, in host memory or,
+/// for a device tensor, in the device memory of this device's context.
+struct CallBuffer {
   void *data;
   size_t bytes;
+  bool onDevice = false;
 };
 
 /// What a device did since it was created (kiln_cuda_stats_t).
@@ -100,12 +106,29 @@ public:
   /// KILN_STATUS_DEVICE_ERROR.
   kiln_status_t open();
 
-  /// Opens the device if needed, then runs `entry` (the host code's `void entry(void **args)`) on device
-  /// copies of `inputs` and of `outputs`, then copies the outputs back.
-  /// Calls on one device are serialized.
+  /// Opens the device if needed, then runs `entry` (the host code's
+  /// `void entry(void **args)`) on the inputs and outputs: a host buffer
+  /// through a device copy (copied in for an input, back for an output), a
+  /// device buffer as it is. Calls on one device are serialized.
   kiln_status_t call(void (*entry)(void **),
-                     const std::vector<HostBuffer> &inputs,
-                     const std::vector<HostBuffer> &outputs);
+                     const std::vector<CallBuffer> &inputs,
+                     const std::vector<CallBuffer> &outputs);
+
+  /// Opens the device if needed and sets `buffer` to `bytes` of device
+  /// memory that belongs to the caller until releaseResident, filled with
+  /// a copy of `source` (host memory, or this device's memory when
+  /// `sourceOnDevice`) unless `source` is NULL.
+  kiln_status_t createResident(size_t bytes, const void *source,
+                               bool sourceOnDevice, void *&buffer);
+  /// Copies `bytes` of the resident buffer `source` into host memory.
+  kiln_status_t copyToHost(void *destination, const void *source,
+                           size_t bytes);
+  /// Gives a resident buffer back to the pool.
+  void releaseResident(void *buffer);
+  /// Whether buffers of `other` are valid in this device's calls (both
+  /// use the same context, that of the same physical device). Opens this
+  /// device if needed.
+  bool sharesMemoryWith(CudaDevice &other);
 
   /// The device whose call is running on this thread; NULL outside calls.
   static CudaDevice *current();
@@ -136,6 +159,9 @@ public:
 
 private:
   kiln_status_t openLocked();
+  /// Runs `work` with the device open and its context current, under the
+  /// call lock, returning the first failure it records as a status.
+  template <typename Work> kiln_status_t outsideCalls(Work &&work);
   /// Records `what` with the driver's description of `result` when it is
   /// not success; returns whether it was.
   bool check(CUresult result, const char *what);

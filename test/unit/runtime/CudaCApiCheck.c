@@ -47,5 +47,21 @@ int kilnCudaCApiCheck(void) {
   if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT)
     result = 9;
   kiln_status_free(status);
+  /* Device tensors. */
+  kiln_tensor_t *tensor = NULL;
+  if (kiln_tensor_memory(NULL) != KILN_MEMORY_HOST)
+    result = 10;
+  status = kiln_tensor_to_device(NULL, NULL, &tensor);
+  if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT || tensor)
+    result = 11;
+  kiln_status_free(status);
+  status = kiln_tensor_to_host(NULL, &tensor);
+  if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT || tensor)
+    result = 12;
+  kiln_status_free(status);
+  status = kiln_function_call_on_device(NULL, NULL, 0, NULL, 0);
+  if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT)
+    result = 13;
+  kiln_status_free(status);
   return result;
 }

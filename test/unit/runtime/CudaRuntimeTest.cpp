@@ -46,8 +46,8 @@ struct FakeState {
   CUresult retainResult = CUDA_SUCCESS;
   std::string rejectPtxWithLog;
   bool failLaunch = false;
-  /// cuMemAlloc (device memory) fails while set.
-  bool failDeviceAllocation = false;
+  /// cuMemAlloc (device memory) of this many bytes fails; 0 for none.
+  size_t failDeviceAllocationOf = 0;
   int moduleLoads = 0, functionLookups = 0, launches = 0, htod = 0, dtoh = 0;
   int managedAllocations = 0, deviceAllocations = 0, syncs = 0;
   int asyncCopies = 0;
@@ -155,7 +155,7 @@ public:
     return CUDA_SUCCESS;
   }
   CUresult memAlloc(CUdeviceptr *pointer, size_t bytes) override {
-    if (s.failDeviceAllocation)
+    if (s.failDeviceAllocationOf && bytes == s.failDeviceAllocationOf)
       return 2; // CUDA_ERROR_OUT_OF_MEMORY
     ++s.deviceAllocations;
     *pointer = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes));
@@ -504,10 +504,11 @@ TEST_F(FakeCudaTest, CallCopiesInLaunchesAndCopiesOut) {
   EXPECT_TRUE(state.sawErrorLogOption);
   EXPECT_EQ(state.launched,
             (std::vector<std::string>{"scale2", "copy", "scale2", "copy"}));
-  // Input, output (managed) and the arena (device memory) come from the
-  // driver once; the second call reuses them from the pool.
-  EXPECT_EQ(state.managedAllocations, 2);
-  EXPECT_EQ(state.deviceAllocations, 1);
+  // Input, output and the arena come from the driver once, as device
+  // memory (the compiled host code never touches an argument's elements);
+  // the second call reuses them from the pool.
+  EXPECT_EQ(state.managedAllocations, 0);
+  EXPECT_EQ(state.deviceAllocations, 3);
   EXPECT_EQ(state.live.size(), 3u);
   module.reset();
   EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
@@ -600,7 +601,7 @@ TEST_F(FakeCudaTest, AHandleThatCannotBeMadeFailsTheCall) {
 }
 
 TEST_F(FakeCudaTest, AWorkspaceThatCannotBeAllocatedIsAllocatedLater) {
-  state.failDeviceAllocation = true;
+  state.failDeviceAllocationOf = size_t(32) << 20; // the workspace's size
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
   TensorPtr c;
@@ -609,7 +610,7 @@ TEST_F(FakeCudaTest, AWorkspaceThatCannotBeAllocatedIsAllocatedLater) {
   EXPECT_EQ(blas.attempts, 0);
   // The next call allocates the workspace and hands it to the plug-in;
   // the handle made by the first is kept.
-  state.failDeviceAllocation = false;
+  state.failDeviceAllocationOf = 0;
   ASSERT_TRUE(callProduct(module.get(), c).ok());
   EXPECT_EQ(blas.creates, 1);
   ASSERT_EQ(blas.workspaces.size(), 1u);
@@ -672,8 +673,189 @@ TEST_F(FakeCudaTest, LoopPredicateIsCopiedBackOncePerIteration) {
     EXPECT_EQ(stats.largest_device_allocation, 256u);
     EXPECT_EQ(stats.held_bytes, 3 * 256u);
   }
-  EXPECT_EQ(state.deviceAllocations, 1);
+  EXPECT_EQ(state.deviceAllocations, 3);
   EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
+}
+
+/// The elements of a host tensor of f32.
+std::vector<float> hostValues(kiln_tensor_t *tensor) {
+  const float *data = static_cast<const float *>(kiln_tensor_data(tensor));
+  return std::vector<float>(data, data + kiln_tensor_element_count(tensor));
+}
+
+/// Copies a device tensor to the host, expecting success.
+std::vector<float> valuesOnHost(const kiln_tensor_t *tensor) {
+  kiln_tensor_t *host = nullptr;
+  kiln::test::Outcome copied = take(kiln_tensor_to_host(tensor, &host));
+  EXPECT_TRUE(copied.ok()) << copied.message;
+  TensorPtr owned(host);
+  return host ? hostValues(host) : std::vector<float>();
+}
+
+TEST_F(FakeCudaTest, DeviceTensorsStayOnTheDeviceAcrossCalls) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  const kiln_function_t *scale2 = nullptr;
+  ASSERT_TRUE(
+      take(kiln_module_function_lookup(module.get(), "scale2", &scale2)).ok());
+  TensorPtr x = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4},
+                                              {1, 2, 3, 4});
+  EXPECT_EQ(kiln_tensor_memory(x.get()), KILN_MEMORY_HOST);
+  kiln_tensor_t *raw = nullptr;
+  ASSERT_TRUE(take(kiln_tensor_to_device(module.get(), x.get(), &raw)).ok());
+  TensorPtr onDevice(raw);
+  EXPECT_EQ(kiln_tensor_memory(onDevice.get()), KILN_MEMORY_CUDA);
+  EXPECT_TRUE(state.deviceOnly.count(
+      reinterpret_cast<CUdeviceptr>(kiln_tensor_data(onDevice.get()))));
+  EXPECT_EQ(state.htod, 1);
+
+  // Three calls in a chain, each output the next call's input: nothing is
+  // copied in or out, and every buffer stays device memory.
+  TensorPtr current = std::move(onDevice);
+  for (int i = 0; i < 3; ++i) {
+    kiln_tensor_t *input = current.get();
+    kiln_tensor_t *output = nullptr;
+    kiln::test::Outcome call = take(
+        kiln_function_call_on_device(scale2, &input, 1, &output, 1));
+    ASSERT_TRUE(call.ok()) << call.message;
+    ASSERT_TRUE(output);
+    EXPECT_EQ(kiln_tensor_memory(output), KILN_MEMORY_CUDA);
+    EXPECT_NE(kiln_tensor_data(output), kiln_tensor_data(input));
+    current.reset(output);
+  }
+  EXPECT_EQ(state.htod, 1);
+  EXPECT_EQ(state.dtoh, 0);
+  EXPECT_EQ(state.managedAllocations, 0);
+  EXPECT_EQ(valuesOnHost(current.get()), (std::vector<float>{8, 16, 24, 32}));
+  EXPECT_EQ(state.dtoh, 1);
+
+  // A device input with kiln_function_call: the output comes back to the
+  // host, the input is not copied in again.
+  TensorPtr y;
+  kiln_tensor_t *input = current.get();
+  kiln_tensor_t *output = nullptr;
+  ASSERT_TRUE(
+      take(kiln_function_call(scale2, &input, 1, &output, 1)).ok());
+  y.reset(output);
+  EXPECT_EQ(kiln_tensor_memory(y.get()), KILN_MEMORY_HOST);
+  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{16, 32, 48, 64}));
+  EXPECT_EQ(state.htod, 1);
+
+  // A device tensor copied again stays on the device, by a device copy.
+  ASSERT_TRUE(
+      take(kiln_tensor_to_device(module.get(), current.get(), &raw)).ok());
+  TensorPtr copy(raw);
+  EXPECT_NE(kiln_tensor_data(copy.get()), kiln_tensor_data(current.get()));
+  EXPECT_EQ(valuesOnHost(copy.get()), (std::vector<float>{8, 16, 24, 32}));
+  EXPECT_EQ(state.htod, 1);
+
+  // A device tensor outlives its module and keeps its device open.
+  module.reset();
+  EXPECT_FALSE(state.live.empty());
+  EXPECT_EQ(valuesOnHost(current.get()), (std::vector<float>{8, 16, 24, 32}));
+  current.reset();
+  copy.reset();
+  EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+TEST_F(FakeCudaTest, ADeviceTensorBufferIsReusedOnlyAfterItsRelease) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr x = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4},
+                                              {9, 9, 9, 9});
+  kiln_tensor_t *raw = nullptr;
+  ASSERT_TRUE(take(kiln_tensor_to_device(module.get(), x.get(), &raw)).ok());
+  TensorPtr held(raw);
+  // Calls of the same size take their buffers from the pool and write
+  // them; none of them is the held one.
+  for (int i = 0; i < 3; ++i) {
+    TensorPtr y;
+    ASSERT_TRUE(callScale2(module.get(), y).ok());
+  }
+  EXPECT_EQ(valuesOnHost(held.get()), (std::vector<float>{9, 9, 9, 9}));
+  // Released, its buffer serves the next tensor without a new allocation.
+  int allocations = state.deviceAllocations;
+  held.reset();
+  ASSERT_TRUE(take(kiln_tensor_to_device(module.get(), x.get(), &raw)).ok());
+  TensorPtr again(raw);
+  EXPECT_EQ(state.deviceAllocations, allocations);
+}
+
+TEST_F(FakeCudaTest, DeviceTensorsAndCpuFunctionsDoNotMix) {
+  ModulePtr cuda = loadCudaModule();
+  ModulePtr cpu = kiln::test::loadModule(kiln::test::addModuleContents());
+  ASSERT_TRUE(cuda && cpu);
+  TensorPtr a = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4},
+                                              {1, 2, 3, 4});
+  kiln_tensor_t *raw = nullptr;
+  kiln::test::Outcome toCpu =
+      take(kiln_tensor_to_device(cpu.get(), a.get(), &raw));
+  EXPECT_EQ(toCpu.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(toCpu.message.find("compiled for cpu"), std::string::npos)
+      << toCpu.message;
+  EXPECT_EQ(raw, nullptr);
+
+  ASSERT_TRUE(take(kiln_tensor_to_device(cuda.get(), a.get(), &raw)).ok());
+  TensorPtr onDevice(raw);
+  const kiln_function_t *add = nullptr;
+  ASSERT_TRUE(take(kiln_module_function_lookup(cpu.get(), "add", &add)).ok());
+  kiln_tensor_t *inputs[] = {a.get(), onDevice.get()};
+  kiln_tensor_t *output = nullptr;
+  kiln::test::Outcome call = take(kiln_function_call(add, inputs, 2, &output, 1));
+  EXPECT_EQ(call.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(call.message.find("input 1 ('b') is in CUDA device memory"),
+            std::string::npos)
+      << call.message;
+  EXPECT_EQ(output, nullptr);
+
+  kiln_tensor_t *hostInputs[] = {a.get(), a.get()};
+  kiln::test::Outcome onDeviceCall =
+      take(kiln_function_call_on_device(add, hostInputs, 2, &output, 1));
+  EXPECT_EQ(onDeviceCall.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(onDeviceCall.message.find("was compiled for the CPU"),
+            std::string::npos)
+      << onDeviceCall.message;
+
+  // A device tensor of the wrong shape is refused like a host one.
+  TensorPtr wide = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 2},
+                                                 {1, 2, 3, 4});
+  ASSERT_TRUE(take(kiln_tensor_to_device(cuda.get(), wide.get(), &raw)).ok());
+  TensorPtr wideOnDevice(raw);
+  const kiln_function_t *scale2 = nullptr;
+  ASSERT_TRUE(
+      take(kiln_module_function_lookup(cuda.get(), "scale2", &scale2)).ok());
+  kiln_tensor_t *input = wideOnDevice.get();
+  kiln::test::Outcome shape =
+      take(kiln_function_call_on_device(scale2, &input, 1, &output, 1));
+  EXPECT_EQ(shape.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(shape.message.find("has shape [2,2]"), std::string::npos)
+      << shape.message;
+
+  // NULL arguments are refused, and a host tensor copied to the host is a
+  // copy.
+  EXPECT_EQ(take(kiln_tensor_to_device(nullptr, a.get(), &raw)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(take(kiln_tensor_to_host(nullptr, &raw)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  ASSERT_TRUE(take(kiln_tensor_to_host(a.get(), &raw)).ok());
+  TensorPtr hostCopy(raw);
+  EXPECT_NE(kiln_tensor_data(hostCopy.get()), kiln_tensor_data(a.get()));
+  EXPECT_EQ(hostValues(hostCopy.get()), (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST_F(FakeCudaTest, ADeviceTensorWithoutADeviceIsUnavailable) {
+  state.devices = 0;
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr a = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4},
+                                              {1, 2, 3, 4});
+  kiln_tensor_t *raw = nullptr;
+  kiln::test::Outcome made =
+      take(kiln_tensor_to_device(module.get(), a.get(), &raw));
+  EXPECT_EQ(made.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(made.message.find("kiln_tensor_to_device: "), std::string::npos)
+      << made.message;
+  EXPECT_EQ(raw, nullptr);
 }
 
 TEST_F(FakeCudaTest, StatsOfACpuModuleAreRefused) {

@@ -439,16 +439,20 @@ def KilnCudaMapParallelLoops
 }
 
 def KilnCudaDeviceAllocations
-    : Pass<"kiln-cuda-device-allocations", "mlir::func::FuncOp"> {
-  let summary = "Allocate host-code buffers as device-visible managed memory";
+    : Pass<"kiln-cuda-device-allocations", "mlir::ModuleOp"> {
+  let summary = "Allocate host-code buffers in device or managed memory";
   let description = [{
     The buffers `kiln-cuda-plan-arena` did not place in the arena
-    (results, loop-carried values) may be read by the host code as well as
-    by kernels, so every remaining `memref.alloc` outside a kernel becomes
-    `gpu.alloc host_shared` (CUDA managed memory, through the runtime's
-    `mgpuMemAlloc`) and every `memref.dealloc` a `gpu.dealloc async` on the
-    stream that is not waited for (the runtime pools freed buffers; work
-    on the one stream runs in order).
+    (results, loop-carried values) are allocated through the runtime's
+    `mgpuMemAlloc`: every remaining `memref.alloc` outside a kernel becomes
+    `gpu.alloc` (device memory) when only kernels, stream-ordered copies
+    and library calls touch its elements, followed through views, loops,
+    branches and calls, and `gpu.alloc host_shared` (CUDA managed memory)
+    when the host code reads or writes them itself. Every `memref.dealloc`
+    becomes a `gpu.dealloc async` on the stream that is not waited for (the
+    runtime pools freed buffers; work on the one stream runs in order).
+    The arguments of the functions the runtime calls are device memory, so
+    a function whose host code touches an argument's elements is an error.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }

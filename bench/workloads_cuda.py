@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""The bench's training and control-flow workloads on an NVIDIA GPU: kiln
+modules compiled with --target=cuda against PyTorch (eager and
+torch.compile) and, for the data-dependent while loop, JAX, all on the same
+GPU and the same inputs.
+
+    python3 bench/workloads_cuda.py
+    python3 bench/workloads_cuda.py --only mlp_train,while_solver --no-compile-anchor
+
+The workloads are bench/workloads.py's at full size: the MLP training step
+(784-1024-1024-10, batch 256, SGD), the transformer encoder layer's
+forward pass, the RNN's loss and gradient, and the damped fixed point whose
+trip count depends on the data (a kiln.while). Their kiln modules are made
+as bench.py makes them (kiln-opt --kiln-grad for the gradients) and
+compiled with `kiln-compile --target=cuda --cuda-arch=ARCH`, f32 throughout.
+
+- kiln: kiln-run's median time per call (`--device cuda`), twice: "on
+  device" with `--device-resident` (inputs copied to the device once, the
+  outputs left there: kiln_function_call_on_device), and "with copies",
+  each call copying every input to the device and every output back.
+- PyTorch and JAX are timed twice: "on device", inputs already on the GPU
+  and the outputs left there (synchronized after each call), and "with
+  copies", from host arrays in and back to host arrays, which is what
+  kiln-run's time covers.
+- Every system's outputs are checked against the float64 numpy reference
+  of workloads.py before it is timed; one that disagrees is reported WRONG.
+
+--sources-from DIR takes each workload's module from DIR/NAME.mlir (a work
+directory of an earlier run) instead of deriving it, so that kiln-opt need
+not be present. Needs a CUDA GPU, PyTorch with CUDA in this interpreter
+and kiln's tools in --build-dir. The report goes to --output (default
+BUILD/bench-workloads-cuda.md) and to stdout.
+"""
+
+import argparse
+import datetime
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import anchors as A  # noqa: E402
+import bench as B  # noqa: E402
+import workloads as W  # noqa: E402
+from attention_cuda import cuda_arch  # noqa: E402
+
+NAMES = ("mlp_train", "transformer", "rnn_grad", "while_solver")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", default=",".join(NAMES),
+                   help=f"comma-separated workloads (default {','.join(NAMES)})")
+    p.add_argument("--build-dir", default=os.environ.get("KILN_BUILD_DIR",
+                                                         os.path.join(ROOT, "build")))
+    p.add_argument("--work-dir", default=None,
+                   help="modules and .npy files (default BUILD/bench-work-cuda)")
+    p.add_argument("--sources-from", default=None,
+                   help="directory holding NAME.mlir for each workload (skips kiln-opt)")
+    p.add_argument("--no-compile-anchor", action="store_true",
+                   help="leave out torch.compile (its compilation takes minutes)")
+    p.add_argument("--no-jax", action="store_true", help="leave out JAX")
+    p.add_argument("--time-budget", type=float, default=1.0,
+                   help="seconds of timed calls per measurement (default 1)")
+    p.add_argument("--output", default=None,
+                   help="markdown report (default BUILD/bench-workloads-cuda.md)")
+    args = p.parse_args(argv)
+    args.only = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in args.only if n not in NAMES]
+    if unknown or not args.only:
+        p.error(f"--only takes some of {', '.join(NAMES)}, not {unknown or 'nothing'}")
+    if args.work_dir is None:
+        args.work_dir = os.path.join(args.build_dir, "bench-work-cuda")
+    if args.output is None:
+        args.output = os.path.join(args.build_dir, "bench-workloads-cuda.md")
+    return args
+
+
+def synchronized(torch, jax, fn):
+    """fn, waiting for the device after each call so that a call's time is
+    its work and not only its launches."""
+    if jax is not None:
+        return lambda: jax.block_until_ready(fn())
+    return lambda: (fn(), torch.cuda.synchronize())
+
+
+def timed(fn, budget):
+    """(median, min) seconds, with as many calls as fit the budget."""
+    start = time.perf_counter()
+    fn()
+    first = time.perf_counter() - start
+    return A.time_callable(fn, B.choose_repeat(first, budget, False), warmup=1)
+
+
+def measure(label, make, wl, ins, expected, budget):
+    """[(label, median or None, note)] for one anchor's two timings."""
+    try:
+        checked, on_device, copying = make()
+        err, ok = B.check(wl, checked(), expected, ins)
+    except A.Unsupported as exc:
+        return [(label, None, f"skipped: {exc}")]
+    except Exception as exc:  # noqa: BLE001 - report any anchor failure, keep going
+        return [(label, None, f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}")]
+    if not ok:
+        return [(label, None, f"WRONG (max rel. error {err:.2e})")]
+    rows = []
+    for suffix, fn in ((", on device", on_device), (", with copies", copying)):
+        median, fastest = timed(fn, budget)
+        rows.append((label + suffix, median, f"err {err:.1e}; min {B.fmt_time(fastest)}"))
+        print(f"   {label + suffix}: {B.fmt_time(median)}", flush=True)
+    return rows
+
+
+def torch_maker(torch, anchor, wl, ins):
+    def make():
+        t = [torch.from_numpy(np.ascontiguousarray(v)).cuda() for v in ins]
+        on_device = anchor.on_device(wl, t)
+        return (anchor.prepare(wl, ins), synchronized(torch, None, on_device),
+                anchor.prepare_copying(wl, ins))
+    return make
+
+
+def jax_maker(anchor, wl, ins):
+    def make():
+        jax = anchor.jax
+        f = anchor.function(wl)
+        args = [jax.device_put(v) for v in ins]
+        return (anchor.prepare(wl, ins), synchronized(None, jax, lambda: f(*args)),
+                anchor.prepare(wl, ins))
+    return make
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        print("workloads_cuda.py: needs PyTorch in this interpreter", file=sys.stderr)
+        return 77
+    if not torch.cuda.is_available():
+        print("workloads_cuda.py: no CUDA device for PyTorch", file=sys.stderr)
+        return 77
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    arch = cuda_arch(torch)
+    props = torch.cuda.get_device_properties(0)
+    os.makedirs(args.work_dir, exist_ok=True)
+    tools = ("kiln-compile", "kiln-run") if args.sources_from else \
+        ("kiln-opt", "kiln-compile", "kiln-run")
+    kiln = B.Kiln(args.build_dir, args.work_dir, 1, compile_args=[
+        "--target=cuda", f"--cuda-arch={arch}"], run_args=["--device", "cuda"], tools=tools)
+
+    anchors = [A.Torch(1, False, "cuda")]
+    if not args.no_compile_anchor:
+        anchors.append(A.Torch(1, True, "cuda"))
+    jax = None
+    if not args.no_jax:
+        candidate = A.Jax(1, "cuda")
+        why = candidate.available()
+        jax = None if why else candidate
+        if why:
+            print(f"JAX absent: {why}", flush=True)
+    versions = [f"torch {torch.__version__}"] + ([jax.version()] if jax else [])
+    for anchor in anchors:
+        anchor.available()
+
+    wls = [w for w in W.all_workloads(False) if w.name in args.only]
+    rows, failures = [], []
+    for wl in wls:
+        print(f"== {wl.title}: {wl.desc}", flush=True)
+        title = f"{wl.title} ({wl.desc})"
+        ins = wl.inputs(np.random.default_rng(20261122))
+        expected = wl.reference(ins)
+        B.check_rejects_wrong_outputs(wl, expected, ins)
+        paths = []
+        for i, v in enumerate(ins):
+            path = os.path.join(args.work_dir, f"{wl.name}.in{i}.npy")
+            np.save(path, v)
+            paths.append(path)
+        if args.sources_from:
+            source = os.path.join(args.work_dir, f"{wl.name}.cuda.mlir")
+            name = f"{wl.name}.grad.mlir" if wl.grad else f"{wl.name}.mlir"
+            shutil.copyfile(os.path.join(args.sources_from, name), source)
+        else:
+            source = kiln.source(wl)
+        out_dir = os.path.join(args.work_dir, f"{wl.name}.out")
+        try:
+            module, (compile_wall, _) = kiln.compile(source, True)
+            outs, _ = kiln.run(module, wl, paths, out_dir, 1)
+            err, ok = B.check(wl, outs, expected, ins)
+            if not ok:
+                raise RuntimeError(f"WRONG (max rel. error {err:.2e})")
+            first = time.perf_counter()
+            kiln.run(module, wl, paths, out_dir, 1)
+            repeat = B.choose_repeat(time.perf_counter() - first, args.time_budget, False)
+            _, (median, fastest) = kiln.run(module, wl, paths, out_dir, max(repeat, 3))
+            _, (resident, resident_min) = kiln.run(module, wl, paths, out_dir,
+                                                   max(repeat, 3), ["--device-resident"])
+            rows.append((title, "kiln (CUDA), on device", resident,
+                         f"err {err:.1e}; min {B.fmt_time(resident_min)}; "
+                         f"compiled in {compile_wall:.1f} s"))
+            rows.append((title, "kiln (CUDA), with copies", median,
+                         f"err {err:.1e}; min {B.fmt_time(fastest)}"))
+            print(f"   kiln: {B.fmt_time(resident)} on device, {B.fmt_time(median)} "
+                  f"with copies (err {err:.1e})", flush=True)
+        except RuntimeError as exc:
+            failures.append(f"kiln {wl.name}: {exc}")
+            rows.append((title, "kiln (CUDA)", None,
+                         "failed: " + str(exc).splitlines()[0][:150]))
+        for anchor in anchors:
+            rows += [(title,) + r for r in measure(
+                anchor.name, torch_maker(torch, anchor, wl, ins), wl, ins, expected,
+                args.time_budget)]
+        if jax is not None and isinstance(wl, W.WhileSolver):
+            rows += [(title,) + r for r in measure(
+                "JAX", jax_maker(jax, wl, ins), wl, ins, expected, args.time_budget)]
+
+    lines = [
+        "# The bench's workloads on a CUDA GPU: kiln, PyTorch and JAX",
+        "",
+        f"Made by `bench/workloads_cuda.py` on "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC: "
+        f"{props.name} ({props.multi_processor_count} SMs), {', '.join(versions)}, "
+        f"kiln modules for {arch}, at {B.machine.git_revision(ROOT)}. "
+        "f32 everywhere, no TF32. Median time per call; the ratio column is "
+        "kiln's time over each system's, measured the same way (above 1: kiln "
+        "is slower).",
+        "",
+        "| workload | system | time | kiln / system | note |",
+        "|---|---|---|---|---|",
+    ]
+    # Each system against kiln measured the same way: on device against
+    # kiln's device-resident calls, with copies against kiln-run's plain
+    # calls.
+    kiln_times = {(r[0], r[1].split(", ")[-1]): r[2] for r in rows
+                  if r[1].startswith("kiln") and r[2]}
+    for title, system, seconds, note in rows:
+        k = kiln_times.get((title, system.split(", ")[-1]))
+        ratio = f"{k / seconds:.2f}" if k and seconds and not system.startswith("kiln") else ""
+        lines.append(f"| {title} | {system} | {B.fmt_time(seconds) if seconds else '-'} "
+                     f"| {ratio} | {note} |")
+    text = "\n".join(lines) + "\n"
+    with open(args.output, "w") as f:
+        f.write(text)
+    print()
+    print(text)
+    for failure in failures:
+        print("workloads_cuda.py: " + failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
