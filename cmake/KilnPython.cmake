@@ -17,6 +17,14 @@ if(KILN_PYTHON)
             "pybind11-dev, installed by tools/setup.sh); or configure with "
             "-DKILN_PYTHON=OFF")
   endif()
+  # kiln_runtime exchanges device arrays with other libraries through
+  # DLPack (header only).
+  find_path(KILN_DLPACK_INCLUDE_DIR dlpack/dlpack.h)
+  if(NOT KILN_DLPACK_INCLUDE_DIR)
+    message(FATAL_ERROR "kiln's Python bindings need DLPack's header "
+            "(Debian: libdlpack-dev, installed by tools/setup.sh); or "
+            "configure with -DKILN_PYTHON=OFF")
+  endif()
 endif()
 set(KILN_PYTHON_DIR ${CMAKE_BINARY_DIR}/python)
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceArrays.h"
 #include "NumpyTensors.h"
 #include "ProfileBindings.h"
 
@@ -57,13 +58,25 @@ py::tuple describeSignature(const kiln_tensor_signature_t *signature) {
   return py::make_tuple(signature->name, dtype, shape);
 }
 
-py::object packResults(std::vector<py::array> results) {
+py::object packResults(const py::list &results) {
   if (results.size() == 1)
-    return std::move(results[0]);
-  py::tuple tuple(results.size());
-  for (size_t i = 0; i < results.size(); ++i)
-    tuple[i] = std::move(results[i]);
-  return std::move(tuple);
+    return results[0];
+  return py::tuple(results);
+}
+
+/// The shape of a tensor as a tuple.
+py::tuple shapeOf(kiln_tensor_t *tensor) {
+  py::tuple shape(kiln_tensor_rank(tensor));
+  for (size_t i = 0; i < kiln_tensor_rank(tensor); ++i)
+    shape[i] = kiln_tensor_shape(tensor)[i];
+  return shape;
+}
+
+/// A host copy of a device array, as a numpy array.
+py::array toNumpy(const DeviceArray &array) {
+  kiln_tensor_t *host = nullptr;
+  check(kiln_tensor_to_host(array.tensor.get(), &host));
+  return outputArray(TensorPtr(host));
 }
 
 } // namespace
@@ -100,12 +113,114 @@ PYBIND11_MODULE(_runtime, m) {
       .def(
           "__call__",
           [](const Function &f, py::args args) {
-            return packResults(callFunction(f.function, args));
+            return packResults(
+                callWithDeviceArrays(f.function, f.module, args, false));
           },
           "Calls the function: one array (or number) per input, each of its "
           "input's dtype and shape. Returns one numpy array, or a tuple of "
           "them for several outputs. C-contiguous aligned inputs are read "
-          "in place, without a copy.");
+          "in place, without a copy; so are DeviceArrays and, for a CUDA "
+          "module, arrays of other libraries on its GPU (anything with "
+          "__dlpack__: PyTorch, JAX, CuPy).")
+      .def(
+          "call_on_device",
+          [](const Function &f, py::args args) {
+            return packResults(
+                callWithDeviceArrays(f.function, f.module, args, true));
+          },
+          "Calls a CUDA module's function as __call__ does, leaving the "
+          "outputs in device memory: returns DeviceArrays, which the next "
+          "call takes without a copy.");
+
+  py::class_<DeviceArray>(m, "DeviceArray",
+                          "An array in a CUDA device's memory. Calls take it "
+                          "without a copy; numpy() copies it to the host; "
+                          "other libraries take it through DLPack "
+                          "(torch.from_dlpack, jax.dlpack.from_dlpack).")
+      .def_property_readonly(
+          "shape", [](const DeviceArray &a) { return shapeOf(a.tensor.get()); })
+      .def_property_readonly("dtype",
+                             [](const DeviceArray &a) -> py::object {
+                               kiln_dtype_t dtype =
+                                   kiln_tensor_dtype(a.tensor.get());
+                               if (DTypeTable::get().hasNumpyType(dtype))
+                                 return DTypeTable::get().numpy(dtype);
+                               return py::str(kiln_dtype_name(dtype));
+                             })
+      .def_property_readonly("device",
+                             [](const DeviceArray &a) {
+                               return "cuda:" +
+                                      std::to_string(kiln_tensor_device_index(
+                                          a.tensor.get()));
+                             })
+      .def("numpy", &toNumpy, "A copy on the host.")
+      .def(
+          "__array__",
+          [](const DeviceArray &a, py::object dtype, py::object) {
+            py::array host = toNumpy(a);
+            return dtype.is_none() ? host
+                                   : py::array(host.attr("astype")(dtype));
+          },
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def(
+          "__dlpack__",
+          [](const DeviceArray &a, py::object stream, py::object maxVersion,
+             py::object dlDevice, py::object copy) {
+            // kiln's calls are complete when they return: there is no
+            // pending work for a consumer's stream to wait for.
+            if (!dlDevice.is_none()) {
+              py::tuple want = dlDevice;
+              if (want[0].cast<int>() != kDLCUDA ||
+                  want[1].cast<int>() != kiln_tensor_device_index(a.tensor.get()))
+                throw py::buffer_error("a kiln DeviceArray exports only to "
+                                       "its own device");
+            }
+            if (!copy.is_none() && copy.cast<bool>()) {
+              kiln_tensor_t *copied = nullptr;
+              check(kiln_tensor_to_device(a.module.get(), a.tensor.get(),
+                                          &copied));
+              return exportDLPack(DeviceArray{
+                  std::shared_ptr<kiln_tensor_t>(copied, kiln_tensor_release),
+                  a.module});
+            }
+            return exportDLPack(a);
+          },
+          py::kw_only(), py::arg("stream") = py::none(),
+          py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+          py::arg("copy") = py::none())
+      .def_property_readonly(
+          "__cuda_array_interface__",
+          [](const DeviceArray &a) {
+            kiln_dtype_t dtype = kiln_tensor_dtype(a.tensor.get());
+            if (!DTypeTable::get().hasNumpyType(dtype))
+              throw py::attribute_error(
+                  std::string("__cuda_array_interface__ has no type string "
+                              "for ") +
+                  kiln_dtype_name(dtype));
+            py::dict interface;
+            interface["shape"] = shapeOf(a.tensor.get());
+            interface["typestr"] = DTypeTable::get().numpy(dtype).attr("str");
+            interface["data"] = py::make_tuple(
+                reinterpret_cast<uintptr_t>(kiln_tensor_data(a.tensor.get())),
+                false);
+            interface["strides"] = py::none();
+            interface["version"] = 3;
+            return interface;
+          },
+          "CUDA's array interface (CuPy, Numba): the device address, shape "
+          "and type; the array is complete, no stream to wait for.")
+      .def("__dlpack_device__",
+           [](const DeviceArray &a) {
+             return py::make_tuple(int(kDLCUDA),
+                                   kiln_tensor_device_index(a.tensor.get()));
+           })
+      .def("__repr__", [](const DeviceArray &a) {
+        return "DeviceArray(shape=" +
+               py::repr(shapeOf(a.tensor.get())).cast<std::string>() +
+               ", dtype=" + kiln_dtype_name(kiln_tensor_dtype(a.tensor.get())) +
+               ", device='cuda:" +
+               std::to_string(kiln_tensor_device_index(a.tensor.get())) + "')";
+      });
 
   py::class_<Module>(m, "Module")
       .def_static(
@@ -162,6 +277,32 @@ PYBIND11_MODULE(_runtime, m) {
                   kiln_module_function_at(m.module.get(), i)));
             return names;
           })
+      .def(
+          "to_device",
+          [](const Module &m, py::handle object) {
+            // The array's own dtype; C order, as the runtime's tensors.
+            py::array array = py::module_::import("numpy").attr(
+                "ascontiguousarray")(object);
+            std::optional<kiln_dtype_t> dtype =
+                DTypeTable::get().fromNumpy(array.dtype().num());
+            if (!dtype)
+              throw py::value_error("to_device: kiln has no dtype for numpy's " +
+                                    py::str(array.dtype()).cast<std::string>());
+            std::vector<int64_t> shape(array.shape(),
+                                       array.shape() + array.ndim());
+            kiln_tensor_t *host = nullptr;
+            check(kiln_tensor_wrap(*dtype, shape.size(), shape.data(),
+                                   const_cast<void *>(array.data()), &host));
+            TensorPtr wrapped(host);
+            kiln_tensor_t *onDevice = nullptr;
+            check(kiln_tensor_to_device(m.module.get(), host, &onDevice));
+            return DeviceArray{std::shared_ptr<kiln_tensor_t>(
+                                   onDevice, kiln_tensor_release),
+                               m.module};
+          },
+          py::arg("array"),
+          "A copy of `array` in the memory of the CUDA device this module "
+          "runs on, as a DeviceArray (ValueError for a CPU module).")
       .def(
           "__getitem__",
           [](const Module &m, const std::string &name) {

@@ -299,6 +299,25 @@ kiln_status_t kiln_tensor_to_device(const kiln_module_t *module,
                                     const kiln_tensor_t *tensor,
                                     kiln_tensor_t **out_tensor);
 
+/* Makes a tensor over device memory the caller owns (another library's:
+ * PyTorch's, JAX's, through DLPack), without copying: `data` is an address
+ * in the memory of CUDA device `device_index` (the driver's ordinal), which
+ * must be the device `module` runs on, holding kiln_tensor_byte_size bytes
+ * in row-major order, aligned to the element size; it must stay valid, and
+ * unchanged by other work, until the tensor is released. The caller's
+ * writes to it must be complete before the tensor is used: kiln's calls run
+ * on a stream that waits for CUDA's legacy default stream. Opens the
+ * device if needed. KILN_STATUS_INVALID_ARGUMENT for a CPU module, another
+ * device, a NULL or misaligned `data`. */
+kiln_status_t kiln_tensor_wrap_device(const kiln_module_t *module,
+                                      int device_index, kiln_dtype_t dtype,
+                                      size_t rank, const int64_t *shape,
+                                      void *data, kiln_tensor_t **out_tensor);
+
+/* The ordinal of the CUDA device whose memory holds `tensor`; -1 for a host
+ * tensor. */
+int kiln_tensor_device_index(const kiln_tensor_t *tensor);
+
 /* Calls a function of a CUDA module as kiln_function_call does, leaving
  * every output in the device's memory (outputs[i] are device tensors; read
  * them with kiln_tensor_to_host). KILN_STATUS_INVALID_ARGUMENT for a

@@ -117,9 +117,11 @@ kiln_status_t kiln::runtime::createTensor(kiln_dtype_t dtype, size_t rank,
 }
 
 kiln_tensor::~kiln_tensor() {
+  if (borrowed)
+    return;
   if (device)
     device->releaseResident(data);
-  else if (!borrowed)
+  else
     kiln::runtime::releaseBuffer(data, capacity);
 }
 
@@ -230,6 +232,56 @@ kiln_status_t kiln_tensor_to_device(const kiln_module_t *module,
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();
   }
+}
+
+kiln_status_t kiln_tensor_wrap_device(const kiln_module_t *module,
+                                      int device_index, kiln_dtype_t dtype,
+                                      size_t rank, const int64_t *shape,
+                                      void *data, kiln_tensor_t **outTensor) {
+  if (outTensor)
+    *outTensor = nullptr;
+  if (!module)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_tensor_wrap_device: module is NULL");
+  if (!module->cuda)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      std::string("kiln_tensor_wrap_device: the module was "
+                                  "compiled for ") +
+                          kiln_device_name(module->device) +
+                          ", whose functions take host tensors");
+  if (kiln_status_t status = module->cuda->open()) {
+    status->message = "kiln_tensor_wrap_device: " + status->message;
+    return status;
+  }
+  int ordinal = module->cuda->ordinal();
+  if (device_index != ordinal)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_tensor_wrap_device: the memory is on CUDA device " +
+                          std::to_string(device_index) +
+                          " but the module runs on device " +
+                          std::to_string(ordinal));
+  return newTensor(
+      "kiln_tensor_wrap_device", dtype, rank, shape, outTensor,
+      [&](kiln_tensor &tensor) -> kiln_status_t {
+        if (!data)
+          return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_tensor_wrap_device: data is NULL");
+        size_t elementSize = kiln_dtype_size(dtype);
+        if (reinterpret_cast<uintptr_t>(data) % elementSize != 0)
+          return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_tensor_wrap_device: data is not aligned to "
+                            "the " +
+                                std::to_string(elementSize) +
+                                "-byte elements of " + kiln_dtype_name(dtype));
+        tensor.data = data;
+        tensor.borrowed = true;
+        tensor.device = module->cuda;
+        return nullptr;
+      });
+}
+
+int kiln_tensor_device_index(const kiln_tensor_t *tensor) {
+  return tensor && tensor->device ? tensor->device->ordinal() : -1;
 }
 
 kiln_status_t kiln_tensor_to_host(const kiln_tensor_t *tensor,

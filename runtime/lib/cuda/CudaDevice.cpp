@@ -151,7 +151,13 @@ kiln_status_t CudaDevice::openLocked() {
   contextRetained = true;
   streamHandle = cuda->streamHandle;
   cuda->contextRetained = false;
+  deviceOrdinal = ordinal;
   return nullptr;
+}
+
+int CudaDevice::ordinal() {
+  std::lock_guard<std::mutex> lock(callMutex);
+  return streamHandle ? deviceOrdinal : -1;
 }
 
 CudaDevice::~CudaDevice() {

@@ -125,6 +125,9 @@ public:
                            size_t bytes);
   /// Gives a resident buffer back to the pool.
   void releaseResident(void *buffer);
+  /// The ordinal of the physical device once open (the driver's
+  /// numbering, which DLPack's device_id follows); -1 before.
+  int ordinal();
   /// Whether buffers of `other` are valid in this device's calls (both
   /// use the same context, that of the same physical device). Opens this
   /// device if needed.
@@ -171,6 +174,7 @@ private:
   CUcontext context = nullptr;
   bool contextRetained = false;
   CUstream streamHandle = nullptr;
+  int deviceOrdinal = -1;
   std::mutex callMutex;
   /// JIT-loaded images by address; unloaded with the device.
   std::map<const void *, CUmodule> modules;

@@ -843,6 +843,68 @@ TEST_F(FakeCudaTest, DeviceTensorsAndCpuFunctionsDoNotMix) {
   EXPECT_EQ(hostValues(hostCopy.get()), (std::vector<float>{1, 2, 3, 4}));
 }
 
+TEST_F(FakeCudaTest, ForeignDeviceMemoryIsWrappedWithoutACopy) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // Device memory kiln does not own: here a buffer of the fake device.
+  CUdeviceptr foreign = 0;
+  FakeDriver driver(state);
+  ASSERT_EQ(driver.memAlloc(&foreign, 16), CUDA_SUCCESS);
+  const float values[] = {1, 2, 3, 4};
+  std::memcpy(reinterpret_cast<void *>(foreign), values, sizeof(values));
+  int64_t shape[] = {4};
+  kiln_tensor_t *raw = nullptr;
+  ASSERT_TRUE(take(kiln_tensor_wrap_device(module.get(), 0, KILN_DTYPE_F32, 1,
+                                           shape,
+                                           reinterpret_cast<void *>(foreign),
+                                           &raw))
+                  .ok());
+  TensorPtr wrapped(raw);
+  EXPECT_EQ(kiln_tensor_memory(wrapped.get()), KILN_MEMORY_CUDA);
+  EXPECT_EQ(kiln_tensor_device_index(wrapped.get()), 0);
+  EXPECT_EQ(kiln_tensor_data(wrapped.get()), reinterpret_cast<void *>(foreign));
+  int htod = state.htod;
+  const kiln_function_t *scale2 = nullptr;
+  ASSERT_TRUE(
+      take(kiln_module_function_lookup(module.get(), "scale2", &scale2)).ok());
+  kiln_tensor_t *input = wrapped.get();
+  kiln_tensor_t *output = nullptr;
+  ASSERT_TRUE(
+      take(kiln_function_call_on_device(scale2, &input, 1, &output, 1)).ok());
+  TensorPtr y(output);
+  EXPECT_EQ(state.htod, htod);
+  EXPECT_EQ(valuesOnHost(y.get()), (std::vector<float>{2, 4, 6, 8}));
+  // Releasing the wrapper leaves the memory to its owner.
+  wrapped.reset();
+  EXPECT_TRUE(state.live.count(foreign));
+  EXPECT_EQ(driver.memFree(foreign), CUDA_SUCCESS);
+
+  // Memory of another device, and host tensors.
+  kiln::test::Outcome other = take(kiln_tensor_wrap_device(
+      module.get(), 1, KILN_DTYPE_F32, 1, shape, const_cast<float *>(values),
+      &raw));
+  EXPECT_EQ(other.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(other.message.find("the memory is on CUDA device 1 but the "
+                               "module runs on device 0"),
+            std::string::npos)
+      << other.message;
+  EXPECT_EQ(raw, nullptr);
+  EXPECT_EQ(take(kiln_tensor_wrap_device(module.get(), 0, KILN_DTYPE_F32, 1,
+                                         shape, nullptr, &raw))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  TensorPtr host = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4},
+                                                 {1, 2, 3, 4});
+  EXPECT_EQ(kiln_tensor_device_index(host.get()), -1);
+  ModulePtr cpu = kiln::test::loadModule(kiln::test::addModuleContents());
+  kiln::test::Outcome onCpu = take(kiln_tensor_wrap_device(
+      cpu.get(), 0, KILN_DTYPE_F32, 1, shape, const_cast<float *>(values),
+      &raw));
+  EXPECT_EQ(onCpu.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(onCpu.message.find("compiled for cpu"), std::string::npos)
+      << onCpu.message;
+}
+
 TEST_F(FakeCudaTest, ADeviceTensorWithoutADeviceIsUnavailable) {
   state.devices = 0;
   ModulePtr module = loadCudaModule();

@@ -8,9 +8,19 @@ Needs only the runtime (no compiler): modules come from `kiln-compile` or
 from `kiln.jit(f).compile(...).save(path)`. Inputs must match a function's
 signature exactly (dtype and shape; see `Function.inputs`); C-contiguous,
 aligned arrays of the right dtype are read in place, without a copy.
+
+A CUDA module's tensors can stay on the GPU across calls:
+
+    w = module.to_device(w)                  # a DeviceArray
+    w, loss = module["step"].call_on_device(w, x)   # outputs stay there
+    torch.from_dlpack(w)                     # no copy, through DLPack
+
+and its functions take other libraries' GPU arrays (PyTorch, JAX, CuPy:
+anything with `__dlpack__`) in place.
 """
 
-from ._runtime import Function, Module, memory_stats, reset_memory_peak
+from ._runtime import (DeviceArray, Function, Module, memory_stats,
+                       reset_memory_peak)
 from . import profiler
 
 
@@ -25,5 +35,5 @@ def load_bytes(data, device=None):
     return Module.from_bytes(bytes(data), device)
 
 
-__all__ = ["Function", "Module", "load", "load_bytes", "memory_stats",
+__all__ = ["DeviceArray", "Function", "Module", "load", "load_bytes", "memory_stats",
            "reset_memory_peak", "profiler"]
