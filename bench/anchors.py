@@ -84,6 +84,24 @@ class Torch:
             return [np.asarray(o.cpu()) for o in run()]
         return call
 
+    def transformer_layer(self, wl):
+        """layer(x, params by name) of workloads.Transformer in PyTorch."""
+        torch = self.torch
+        F = torch.nn.functional
+        B, S, D, H = wl.b, wl.s, wl.d, wl.h
+        hd = D // H
+
+        def layer(x, p):
+            def split(v):
+                return v.reshape(B, S, H, hd).transpose(1, 2)
+            q, k, v = (split(x @ p["w" + c] + p["b" + c]) for c in "qkv")
+            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd), dim=-1)
+            ctx = (a @ v).transpose(1, 2).reshape(B, S, D)
+            h1 = F.layer_norm(x + ctx @ p["wo"] + p["bo"], (D,), p["g1"], p["be1"])
+            ff = torch.relu(h1 @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
+            return F.layer_norm(h1 + ff, (D,), p["g2"], p["be2"])
+        return layer
+
     def on_device(self, wl, t):
         """A zero-argument callable running the workload on the tensors t
         (on self.device) and returning its outputs as tensors there."""
@@ -118,21 +136,8 @@ class Torch:
                 return [loss.detach()] + new
             return step
         if isinstance(wl, W.Transformer):
-            B, S, D, H = wl.b, wl.s, wl.d, wl.h
-            hd = D // H
             p = dict(zip(wl.PARAMS, t[1:]))
-
-            def layer(x, p):
-                def split(v):
-                    return v.reshape(B, S, H, hd).transpose(1, 2)
-                q, k, v = (split(x @ p["w" + c] + p["b" + c]) for c in "qkv")
-                a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd), dim=-1)
-                ctx = (a @ v).transpose(1, 2).reshape(B, S, D)
-                h1 = F.layer_norm(x + ctx @ p["wo"] + p["bo"], (D,), p["g1"], p["be1"])
-                ff = torch.relu(h1 @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
-                return F.layer_norm(h1 + ff, (D,), p["g2"], p["be2"])
-
-            f = self._wrap(layer)
+            f = self._wrap(self.transformer_layer(wl))
 
             def run():
                 with torch.no_grad():

@@ -58,8 +58,8 @@ class Kiln:
         self.bin = os.path.join(build_dir, "bin")
         self.work = work_dir
         self.env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-        self.compile_args = list(compile_args)
-        self.run_args = list(run_args)
+        self.extra_compile_args = list(compile_args)
+        self.extra_run_args = list(run_args)
         for tool in tools:
             if not os.access(os.path.join(self.bin, tool), os.X_OK):
                 sys.exit(f"bench: {tool} not found in {self.bin}; build it first "
@@ -92,7 +92,7 @@ class Kiln:
         suffix = ("" if fusion else ".nofusion") + (f".{autocast}" if autocast else "")
         out = source.rsplit(".mlir", 1)[0] + suffix + ".kmod"
         args = [source, "-o", out] + ([] if fusion else ["--no-fusion"]) + \
-            ([f"--autocast={autocast}"] if autocast else []) + self.compile_args
+            ([f"--autocast={autocast}"] if autocast else []) + self.extra_compile_args
         start = time.perf_counter()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.tool("kiln-compile", *args)
@@ -115,7 +115,7 @@ class Kiln:
         args = [module, "--function", wl.function]
         for p in input_paths:
             args += ["--input", p]
-        args += ["--output-dir", out_dir, "--repeat", repeat] + self.run_args + list(extra)
+        args += ["--output-dir", out_dir, "--repeat", repeat] + self.extra_run_args + list(extra)
         text = self.tool("kiln-run", *args)
         m = re.search(r"time per call: median ([0-9.]+) us \(min ([0-9.]+) us", text)
         if not m:

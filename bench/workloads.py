@@ -311,9 +311,14 @@ class Transformer:
                 "w2": (f, d), "b2": (d,), "g2": (d,), "be2": (d,)}
 
     def mlir(self):
+        fn = Function(self.function)
+        return fn.text([self.layer(fn)])
+
+    def layer(self, fn):
+        """Adds x and the parameters to `fn` as its arguments and the layer
+        to its body; returns the layer's output [B, S, D]."""
         B, S, D, H, F = self.b, self.s, self.d, self.h, self.f
         hd, rows = D // H, B * S
-        fn = Function(self.function)
         x = fn.arg("x", (B, S, D))
         shapes = self.param_shapes()
         p = {n: fn.arg(n, shapes[n]) for n in self.PARAMS}
@@ -344,7 +349,7 @@ class Transformer:
         h1 = layer_norm(blk, blk.add(x2, dense(ctx, p["wo"], p["bo"])), p["g1"], p["be1"])
         ff = dense(blk.unary("relu", dense(h1, p["w1"], p["b1"])), p["w2"], p["b2"])
         y = layer_norm(blk, blk.add(h1, ff), p["g2"], p["be2"])
-        return fn.text([blk.reshape(y, (B, S, D))])
+        return blk.reshape(y, (B, S, D))
 
     def inputs(self, rng):
         ins = [rng.standard_normal((self.b, self.s, self.d), dtype=np.float32)]

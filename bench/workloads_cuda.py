@@ -9,8 +9,9 @@ GPU and the same inputs.
 
 The workloads are bench/workloads.py's at full size: the MLP training step
 (784-1024-1024-10, batch 256, SGD), the transformer encoder layer's
-forward pass, the RNN's loss and gradient, and the damped fixed point whose
-trip count depends on the data (a kiln.while). Their kiln modules are made
+forward pass and (here only) its forward and backward pass, the RNN's loss
+and gradient, and the damped fixed point whose trip count depends on the
+data (a kiln.while). Their kiln modules are made
 as bench.py makes them (kiln-opt --kiln-grad for the gradients) and
 compiled with `kiln-compile --target=cuda --cuda-arch=ARCH`, f32 throughout.
 
@@ -48,8 +49,90 @@ import anchors as A  # noqa: E402
 import bench as B  # noqa: E402
 import workloads as W  # noqa: E402
 from attention_cuda import cuda_arch  # noqa: E402
+from kiln_ir import Function  # noqa: E402
 
-NAMES = ("mlp_train", "transformer", "rnn_grad", "while_solver")
+class TransformerTrain(W.Transformer):
+    """The transformer encoder layer, forward and backward: the gradient of
+    sum(layer(x) * dy) with respect to its parameters (dy a given
+    cotangent), and that sum. The reference is PyTorch's autograd in
+    float64 on the CPU."""
+    name = "transformer_train"
+    title = "Transformer encoder layer fwd+bwd"
+    function = "transformer_loss_value_and_grad"
+    tol = 2e-3
+
+    # The key bias is left out: its gradient is zero (softmax ignores a
+    # shift of a row's scores), so its float noise has no scale to be
+    # checked against.
+    WRT = [n for n in W.Transformer.PARAMS if n != "bk"]
+
+    def __init__(self, quick):
+        super().__init__(quick)
+        self.grad = ("transformer_loss", "value-and-grad=true wrt=" +
+                     ",".join(str(1 + self.PARAMS.index(n)) for n in self.WRT))
+
+    def mlir(self):
+        fn = Function("transformer_loss")
+        y = self.layer(fn)
+        dy = fn.arg("dy", y.shape)
+        blk = fn.block
+        return fn.text([blk.reduce("sum", blk.mul(y, dy), [0, 1, 2])])
+
+    def inputs(self, rng):
+        ins = super().inputs(rng)
+        return ins + [rng.standard_normal((self.b, self.s, self.d), dtype=np.float32)]
+
+    def reference(self, ins):
+        import torch
+        return [o.numpy() for o in self.torch_step(torch)(
+            [torch.from_numpy(v).double() for v in ins])]
+
+    def torch_step(self, torch, compiled=False):
+        """step(tensors) -> [loss, grads...] in PyTorch."""
+        anchor = A.Torch(1, False)
+        anchor.torch = torch
+        layer = anchor.transformer_layer(self)
+        layer = torch.compile(layer) if compiled else layer
+
+        def step(t):
+            params = {n: v.detach().requires_grad_(True)
+                      for n, v in zip(self.PARAMS, t[1:-1])}
+            loss = (layer(t[0], params) * t[-1]).sum()
+            grads = torch.autograd.grad(loss, [params[n] for n in self.WRT])
+            return [loss.detach()] + list(grads)
+        return step
+
+
+class TorchTransformerTrain:
+    """The PyTorch anchor of TransformerTrain, eager or compiled."""
+
+    def __init__(self, anchor):
+        self.anchor = anchor
+        self.name = anchor.name
+
+    def on_device(self, wl, t):
+        step = wl.torch_step(self.anchor.torch, compiled=self.anchor.compiled)
+        return lambda: step(t)
+
+    def prepare(self, wl, ins):
+        t = [self.anchor.torch.from_numpy(np.ascontiguousarray(v)).cuda() for v in ins]
+        run = self.on_device(wl, t)
+        return lambda: [np.asarray(o.cpu()) for o in run()]
+
+    def prepare_copying(self, wl, ins):
+        torch = self.anchor.torch
+        host = [torch.from_numpy(np.ascontiguousarray(v)) for v in ins]
+        t = [h.cuda() for h in host]
+        run = self.on_device(wl, t)
+
+        def call():
+            for dst, src in zip(t, host):
+                dst.copy_(src)
+            return [np.asarray(o.cpu()) for o in run()]
+        return call
+
+
+NAMES = ("mlp_train", "transformer", "transformer_train", "rnn_grad", "while_solver")
 
 
 def parse_args(argv=None):
@@ -171,7 +254,9 @@ def main(argv=None):
     for anchor in anchors:
         anchor.available()
 
-    wls = [w for w in W.all_workloads(False) if w.name in args.only]
+    wls = [w for w in W.all_workloads(False) + [TransformerTrain(False)]
+           if w.name in args.only]
+    wls.sort(key=lambda w: NAMES.index(w.name))
     rows, failures = [], []
     for wl in wls:
         print(f"== {wl.title}: {wl.desc}", flush=True)
@@ -215,6 +300,8 @@ def main(argv=None):
             rows.append((title, "kiln (CUDA)", None,
                          "failed: " + str(exc).splitlines()[0][:150]))
         for anchor in anchors:
+            if isinstance(wl, TransformerTrain):
+                anchor = TorchTransformerTrain(anchor)
             rows += [(title,) + r for r in measure(
                 anchor.name, torch_maker(torch, anchor, wl, ins), wl, ins, expected,
                 args.time_budget)]
