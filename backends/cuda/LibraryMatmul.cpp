@@ -31,6 +31,14 @@
 // product's own inputs (bufferization reuses a buffer in place), the
 // product writes a fresh buffer that is copied to the target.
 //
+// An f32 product whose result the next op to touch it adds a bias vector
+// to in place (`C[i, j] + bias[j]`, what a dense layer lowers to) passes the
+// bias to the call instead (KILN_CUDA_MATMUL_BIAS, cuBLASLt's bias
+// epilogue): the addition's kernel goes and C is written once. The sum is
+// the same f32 addition of the same f32 product, so nothing changes in the
+// result. ReLU is not taken as an epilogue: kiln's ReLU propagates NaN,
+// which cuBLASLt's does not promise.
+//
 // The call is device work in stream order: no wait before it
 // (kiln-cuda-async-launches), and the buffers it reads and writes may live
 // in the device arena (kiln-cuda-plan-arena keeps them alive up to the
@@ -154,6 +162,79 @@ narrowingOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
   return narrowing;
 }
 
+/// A bias addition that a product can do as cuBLASLt's epilogue: the first
+/// op after the product to touch C's memory is an elementwise
+/// linalg.generic over C's m x n that reads C and an n-element bias
+/// indexed by C's column, writes C itself, and yields `c + bias`. No op
+/// between the two may touch the bias. Only f32 C, unbatched, overwritten
+/// (after a zero fill).
+struct BiasEpilogue {
+  linalg::GenericOp addition;
+  Value bias;
+};
+
+static std::optional<BiasEpilogue>
+biasEpilogueOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
+               linalg::FillOp zeroFill) {
+  if (!zeroFill || form.batched || !form.cType.isF32())
+    return std::nullopt;
+  Value c = product.getDpsInitOperand(0)->get();
+  auto cType = cast<MemRefType>(c.getType());
+  if (cType.getRank() != 2 || cType.getShape()[0] != form.m ||
+      cType.getShape()[1] != form.n)
+    return std::nullopt;
+  Value cRoot = mlir::kiln::rootOf(c);
+  Operation *next = product->getNextNode();
+  while (next && !mlir::kiln::mayAccess(next, cRoot))
+    next = next->getNextNode();
+  auto addition = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!addition || !addition.hasPureBufferSemantics() ||
+      addition.getNumDpsInputs() != 2 || addition.getNumDpsInits() != 1 ||
+      addition.getDpsInitOperand(0)->get() != c ||
+      addition.getNumLoops() != 2 ||
+      addition.getNumParallelLoops() != 2)
+    return std::nullopt;
+  // C is either input, the bias the other.
+  unsigned cInput = addition.getDpsInputOperand(0)->get() == c ? 0 : 1;
+  if (addition.getDpsInputOperand(cInput)->get() != c)
+    return std::nullopt;
+  MLIRContext *context = product->getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(2, context);
+  AffineMap column = AffineMap::get(2, 0, getAffineDimExpr(1, context));
+  SmallVector<AffineMap> maps = addition.getIndexingMapsArray();
+  if (maps[cInput] != identity || maps[1 - cInput] != column ||
+      maps[2] != identity)
+    return std::nullopt;
+  Value bias = addition.getDpsInputOperand(1 - cInput)->get();
+  auto biasType = cast<MemRefType>(bias.getType());
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  if (biasType.getRank() != 1 || biasType.getShape()[0] != form.n ||
+      !biasType.getElementType().isF32() ||
+      failed(getStridesAndOffset(biasType, strides, offset)) ||
+      strides[0] != 1)
+    return std::nullopt;
+  // The body is `yield addf(c, bias)` (either order).
+  Block &body = addition.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues().size() == 1
+                 ? yield.getValues()[0].getDefiningOp<arith::AddFOp>()
+                 : nullptr;
+  if (!add || &body.front() != add.getOperation() ||
+      add->getNextNode() != yield.getOperation())
+    return std::nullopt;
+  Value in = body.getArgument(0), b = body.getArgument(1);
+  if (!((add.getLhs() == in && add.getRhs() == b) ||
+        (add.getLhs() == b && add.getRhs() == in)))
+    return std::nullopt;
+  Value biasRoot = mlir::kiln::rootOf(bias);
+  for (Operation *op = product->getNextNode(); op != addition.getOperation();
+       op = op->getNextNode())
+    if (mlir::kiln::mayAccess(op, biasRoot))
+      return std::nullopt;
+  return BiasEpilogue{addition, bias};
+}
+
 namespace {
 struct KilnCudaLibraryMatmulPass
     : mlir::kiln::impl::KilnCudaLibraryMatmulBase<KilnCudaLibraryMatmulPass> {
@@ -168,6 +249,7 @@ struct KilnCudaLibraryMatmulPass
       mlir::kiln::GemmForm form;
       linalg::FillOp zeroFill;
       std::optional<Narrowing> narrowing;
+      std::optional<BiasEpilogue> bias;
     };
     SmallVector<Product> products;
     module.walk([&](linalg::LinalgOp op) {
@@ -179,8 +261,11 @@ struct KilnCudaLibraryMatmulPass
         return;
       linalg::FillOp zeroFill =
           mlir::kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get());
+      std::optional<Narrowing> narrowing = narrowingOf(op, *form, zeroFill);
       products.push_back(
-          {op, *form, zeroFill, narrowingOf(op, *form, zeroFill)});
+          {op, *form, zeroFill, narrowing,
+           narrowing ? std::optional<BiasEpilogue>()
+                     : biasEpilogueOf(op, *form, zeroFill)});
     });
     if (products.empty())
       return;
@@ -190,17 +275,17 @@ struct KilnCudaLibraryMatmulPass
     Type i64 = builder.getI64Type();
     Type pointer = LLVM::LLVMPointerType::get(context);
     // (flags, ab_dtype, c_dtype, batch, m, n, k, then the pointer, leading
-    // dimension and batch stride of A, B and C).
+    // dimension and batch stride of A, B and C, then the bias).
     auto type = builder.getFunctionType(
         {i64, i64, i64, i64, i64, i64, i64, pointer, i64, i64, pointer, i64,
-         i64, pointer, i64, i64},
+         i64, pointer, i64, i64, pointer},
         {});
     func::FuncOp routine = mlir::kiln::declareLibraryFunction(
         module, KILN_CUDA_MATMUL_FUNCTION, type);
     if (!routine)
       return signalPassFailure();
 
-    for (auto &[op, form, zeroFill, narrowing] : products) {
+    for (auto &[op, form, zeroFill, narrowing, bias] : products) {
       Location loc = op.getLoc();
       builder.setInsertionPoint(op);
       // C, or what a narrowing writes instead: the truncation's target, or
@@ -234,7 +319,8 @@ struct KilnCudaLibraryMatmulPass
                       (form.transposeB ? KILN_CUDA_MATMUL_TRANSPOSE_B : 0) |
                       (overwrite ? 0 : KILN_CUDA_MATMUL_ACCUMULATE) |
                       (tf32 && form.abType.isF32() ? KILN_CUDA_MATMUL_TF32
-                                                   : 0);
+                                                   : 0) |
+                      (bias ? KILN_CUDA_MATMUL_BIAS : 0);
       // A narrowed product's C goes with its allocation, fill and
       // deallocations, below.
       if (zeroFill && !narrowing)
@@ -260,6 +346,15 @@ struct KilnCudaLibraryMatmulPass
             builder.create<LLVM::IntToPtrOp>(loc, pointer, view.address));
         operands.push_back(toI64(view.strides[form.leadingDims[i]]));
         operands.push_back(form.batched ? toI64(view.strides[0]) : unbatched);
+      }
+      if (bias) {
+        mlir::kiln::BufferAddress view =
+            mlir::kiln::bufferAddressOf(builder, loc, bias->bias, 4);
+        operands.push_back(
+            builder.create<LLVM::IntToPtrOp>(loc, pointer, view.address));
+        bias->addition->erase();
+      } else {
+        operands.push_back(builder.create<LLVM::ZeroOp>(loc, pointer));
       }
       builder.create<func::CallOp>(loc, routine, operands);
       op->erase();

@@ -4,8 +4,9 @@
 // A product after a zero fill of C overwrites C: the fill is dropped and the
 // flags have no ACCUMULATE (4). The operands are (flags, ab_dtype, c_dtype,
 // batch, m, n, k) then pointer, leading dimension and batch stride of A, B
-// and C; f32 is dtype 0. Without a batch the strides are 0.
-// CHECK-LABEL: func.func private @kiln_cuda_matmul(i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64)
+// and C, then the bias (null without); f32 is dtype 0. Without a batch the
+// strides are 0.
+// CHECK-LABEL: func.func private @kiln_cuda_matmul(i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr)
 // CHECK-LABEL: func.func @overwrite
 // CHECK-NOT:     linalg.fill
 // CHECK:         %{{.+}}, %{{.+}}, %{{.+}}:2, %[[SA:.+]]:2 = memref.extract_strided_metadata %arg0
@@ -15,7 +16,8 @@
 // CHECK:         %[[LDB:.+]] = arith.index_cast
 // CHECK:         %[[C:.+]] = llvm.inttoptr
 // CHECK:         %[[LDC:.+]] = arith.index_cast
-// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c40_i64{{[_0-9]*}}, %c24_i64{{[_0-9]*}}, %c30_i64{{[_0-9]*}}, %[[A]], %[[LDA]], %c0_i64{{[_0-9]*}}, %[[B]], %[[LDB]], %c0_i64{{[_0-9]*}}, %[[C]], %[[LDC]], %c0_i64{{[_0-9]*}})
+// CHECK:         %[[NULL:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c40_i64{{[_0-9]*}}, %c24_i64{{[_0-9]*}}, %c30_i64{{[_0-9]*}}, %[[A]], %[[LDA]], %c0_i64{{[_0-9]*}}, %[[B]], %[[LDB]], %c0_i64{{[_0-9]*}}, %[[C]], %[[LDC]], %c0_i64{{[_0-9]*}}, %[[NULL]])
 // CHECK-NOT:     linalg.matmul
 // TF32-LABEL: func.func @overwrite
 // TF32:         call @kiln_cuda_matmul(%c8_i64{{[_0-9]*}}, %c0_i64
@@ -50,7 +52,7 @@ func.func @accumulate(%a: memref<4x3xf32>, %b: memref<3x2xf32>, %c: memref<4x2xf
 // CHECK:         %{{.+}}, %{{.+}}, %{{.+}}:3, %[[STRIDES:.+]]:3 = memref.extract_strided_metadata %arg0
 // CHECK:         %[[LDA:.+]] = arith.index_cast %[[STRIDES]]#1 : index to i64
 // CHECK:         %[[SA:.+]] = arith.index_cast %[[STRIDES]]#0 : index to i64
-// CHECK:         call @kiln_cuda_matmul(%c4_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %{{.+}}, %[[LDA]], %[[SA]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}})
+// CHECK:         call @kiln_cuda_matmul(%c4_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %{{.+}}, %[[LDA]], %[[SA]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}})
 // TF32-LABEL: func.func @batched_bf16
 // TF32:         call @kiln_cuda_matmul(%c4_i64{{[_0-9]*}}, %c6_i64
 func.func @batched_bf16(%a: memref<3x4x5xbf16>, %b: memref<3x5x2xbf16>, %c: memref<3x4x2xf32>) {
@@ -187,5 +189,93 @@ func.func @kept_wide(%a: memref<8x4xbf16>, %b: memref<4x2xbf16>, %out: memref<8x
   }
   memref.dealloc %t : memref<8x2xf32>
   memref.dealloc %u : memref<8x2xf32>
+  return
+}
+
+// -----
+
+// A bias added to the product's result in place by the next op to touch it
+// is the product's epilogue (flags 16, the bias's address last): the
+// addition goes. Before it, an op that touches neither C nor the bias.
+// CHECK-LABEL: func.func @bias_epilogue
+// CHECK:         %{{.+}}, %{{.+}}, %{{.+}}, %[[SBIAS:.+]] = memref.extract_strided_metadata %arg2
+// CHECK:         %[[BIAS:.+]] = llvm.inttoptr
+// CHECK:         call @kiln_cuda_matmul(%c16_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, {{.*}}, %[[BIAS]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         linalg.fill
+// CHECK-NOT:     linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @bias_epilogue(%a: memref<8x4xf32>, %b: memref<4x6xf32>, %bias: memref<6xf32>, %c: memref<8x6xf32>, %other: memref<3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x6xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x6xf32>) outs(%c : memref<8x6xf32>)
+  linalg.fill ins(%zero : f32) outs(%other : memref<3xf32>)
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<8x6xf32>, memref<6xf32>) outs(%c : memref<8x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %y, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Not epilogues, each product a plain one (flags 0, null bias) and the
+// generic kept: a ReLU after the addition (kiln's propagates NaN); a bias
+// indexed by the row; the sum written elsewhere; the bias written between
+// the product and the addition; a product that accumulates.
+// CHECK-LABEL: func.func @not_epilogues
+// CHECK-COUNT-4: call @kiln_cuda_matmul(%c0_i64
+// CHECK:         call @kiln_cuda_matmul(%c4_i64
+// CHECK-NOT:     %c16_i64
+// CHECK:         return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#col2 = affine_map<(d0, d1) -> (d1)>
+#row2 = affine_map<(d0, d1) -> (d0)>
+func.func @not_epilogues(%a: memref<6x4xf32>, %b: memref<4x6xf32>, %bias: memref<6xf32>, %c: memref<6x6xf32>, %d: memref<6x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x6xf32>)
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x6xf32>) outs(%c : memref<6x6xf32>)
+  linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x6xf32>, memref<6xf32>) outs(%c : memref<6x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x6xf32>)
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x6xf32>) outs(%c : memref<6x6xf32>)
+  linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x6xf32>, memref<6xf32>) outs(%c : memref<6x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x6xf32>)
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x6xf32>) outs(%c : memref<6x6xf32>)
+  linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x6xf32>, memref<6xf32>) outs(%d : memref<6x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%d : memref<6x6xf32>)
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x6xf32>) outs(%d : memref<6x6xf32>)
+  linalg.fill ins(%zero : f32) outs(%bias : memref<6xf32>)
+  linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d, %bias : memref<6x6xf32>, memref<6xf32>) outs(%d : memref<6x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x6xf32>) outs(%d : memref<6x6xf32>)
+  linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d, %bias : memref<6x6xf32>, memref<6xf32>) outs(%d : memref<6x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
   return
 }

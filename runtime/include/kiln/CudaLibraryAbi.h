@@ -12,6 +12,9 @@
 |* KILN_CUDA_MATMUL_FUNCTION, of type kiln_cuda_matmul_fn:                   *|
 |*   for each b in 0 .. batch - 1,                                           *|
 |*     C[b] = op(A[b]) op(B[b])            (+ C[b] with ..._ACCUMULATE)     *|
+|*   then, with ..._BIAS, bias[j] added to every column j of C[b] (bias:    *|
+|*   n elements of C's type, C f32): cuBLASLt's bias epilogue, so that the  *|
+|*   product writes C once, rounded once.                                    *|
 |*   in row-major terms: C[b] is m x n with rows ldc elements apart, op(A)  *|
 |*   is m x k (A stored m x k with rows lda apart, or with                  *|
 |*   ..._TRANSPOSE_A stored k x m), op(B) is k x n (B stored k x n, or n x k *|
@@ -41,8 +44,9 @@ enum {
   KILN_CUDA_MATMUL_TRANSPOSE_B = 2,
   KILN_CUDA_MATMUL_ACCUMULATE = 4,
   KILN_CUDA_MATMUL_TF32 = 8,
+  KILN_CUDA_MATMUL_BIAS = 16,
   /* Every flag bit defined; the runtime refuses others. */
-  KILN_CUDA_MATMUL_FLAGS = 15
+  KILN_CUDA_MATMUL_FLAGS = 31
 };
 
 typedef void (*kiln_cuda_matmul_fn)(int64_t flags, int64_t ab_dtype,
@@ -51,6 +55,6 @@ typedef void (*kiln_cuda_matmul_fn)(int64_t flags, int64_t ab_dtype,
                                     int64_t lda, int64_t stride_a,
                                     const void *b, int64_t ldb,
                                     int64_t stride_b, void *c, int64_t ldc,
-                                    int64_t stride_c);
+                                    int64_t stride_c, const void *bias);
 
 #endif /* KILN_CUDALIBRARYABI_H */

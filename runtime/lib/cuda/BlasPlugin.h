@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define KILN_BLAS_PLUGIN_VERSION 1
+#define KILN_BLAS_PLUGIN_VERSION 2
 
 /* The symbol a plug-in exports: const kiln_blas_plugin_t *ENTRY(void). */
 #define KILN_BLAS_PLUGIN_ENTRY "kiln_blas_plugin"
@@ -41,6 +41,8 @@ typedef struct kiln_matmul_problem_t {
   int64_t ldb, stride_b;
   void *c;
   int64_t ldc, stride_c;
+  /* n elements of C's type with KILN_CUDA_MATMUL_BIAS, else NULL. */
+  const void *bias;
 } kiln_matmul_problem_t;
 
 typedef struct kiln_blas_plugin_t {

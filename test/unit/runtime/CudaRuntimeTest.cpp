@@ -239,6 +239,14 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntil.name = "double_until";
   doubleUntil.entrySymbol = "kiln_entry_double_until";
   contents.functions.push_back(doubleUntil);
+  kiln::format::FunctionSignature dense;
+  dense.name = "dense";
+  dense.entrySymbol = "kiln_entry_dense";
+  dense.inputs = {{"a", kiln::format::DType::F32, {2, 3}},
+                  {"b", kiln::format::DType::F32, {3, 2}},
+                  {"bias", kiln::format::DType::F32, {2}}};
+  dense.outputs = {{"c", kiln::format::DType::F32, {2, 2}}};
+  contents.functions.push_back(dense);
   kiln::format::FunctionSignature product;
   product.name = "product";
   product.entrySymbol = "kiln_entry_product";
@@ -340,6 +348,8 @@ const kiln_blas_plugin_t fakeBlasTable = {
                                i, l) *
                      elementOf(b, p.ldb, p.flags & KILN_CUDA_MATMUL_TRANSPOSE_B,
                                l, j);
+            if (p.flags & KILN_CUDA_MATMUL_BIAS)
+              sum += static_cast<const float *>(p.bias)[j];
             c[i * p.ldc + j] = sum;
           }
       });
@@ -569,10 +579,40 @@ TEST_F(FakeCudaTest, ProductsAreQueuedOnTheStreamThroughThePlugin) {
   EXPECT_EQ(std::vector<int64_t>({second.batch, second.m, second.n, second.k,
                                   second.lda, second.ldb, second.ldc}),
             (std::vector<int64_t>{1, 2, 2, 3, 3, 3, 2}));
+  EXPECT_EQ(second.bias, nullptr);
   module.reset();
   // The handle is released with the device, and so is the workspace.
   EXPECT_EQ(blas.destroys, 1);
   EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+TEST_F(FakeCudaTest, AProductsEpilogueReachesThePluginWithItsBias) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  const kiln_function_t *dense = nullptr;
+  ASSERT_TRUE(
+      take(kiln_module_function_lookup(module.get(), "dense", &dense)).ok());
+  TensorPtr a = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 3},
+                                              {1, 2, 3, -4, -5, -6});
+  TensorPtr b = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {3, 2},
+                                              {1, 2, 3, 4, 5, 6});
+  TensorPtr bias = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2}, {1, -30});
+  kiln_tensor_t *inputs[] = {a.get(), b.get(), bias.get()};
+  kiln_tensor_t *output = nullptr;
+  kiln::test::Outcome call =
+      take(kiln_function_call(dense, inputs, 3, &output, 1));
+  ASSERT_TRUE(call.ok()) << call.message;
+  TensorPtr c(output);
+  // a b = [[22, 28], [-49, -64]]; + [1, -30].
+  const float *values = static_cast<const float *>(kiln_tensor_data(c.get()));
+  EXPECT_EQ(std::vector<float>(values, values + 4),
+            (std::vector<float>{23, -2, -48, -94}));
+  ASSERT_EQ(blas.problems.size(), 1u);
+  EXPECT_EQ(blas.problems[0].flags, KILN_CUDA_MATMUL_BIAS);
+  // The bias reached the plug-in as the call's device copy of it.
+  EXPECT_NE(blas.problems[0].bias, nullptr);
+  EXPECT_TRUE(state.live.count(
+      reinterpret_cast<CUdeviceptr>(blas.problems[0].bias)));
 }
 
 TEST_F(FakeCudaTest, AFailedProductFailsTheCall) {

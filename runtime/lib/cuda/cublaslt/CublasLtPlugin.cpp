@@ -91,12 +91,13 @@ uint32_t alignmentOf(const void *pointer) {
 using ShapeKey =
     std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, uint32_t,
-               uint32_t, uint32_t>;
+               uint32_t, uint32_t, uint32_t>;
 
 ShapeKey keyOf(const kiln_matmul_problem_t &p) {
   return ShapeKey(p.flags, p.ab_dtype, p.c_dtype, p.batch, p.m, p.n, p.k,
                   p.lda, p.stride_a, p.ldb, p.stride_b, p.ldc, p.stride_c,
-                  alignmentOf(p.a), alignmentOf(p.b), alignmentOf(p.c));
+                  alignmentOf(p.a), alignmentOf(p.b), alignmentOf(p.c),
+                  p.bias ? alignmentOf(p.bias) : 0);
 }
 
 /// The descriptors and the chosen kernel of one shape.
@@ -191,14 +192,34 @@ int makePlan(Handle &handle, const kiln_matmul_problem_t &p,
   bool transposeB = p.flags & KILN_CUDA_MATMUL_TRANSPOSE_B;
   cublasOperation_t firstOp = transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t secondOp = transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // The epilogue: cuBLASLt's bias is a vector over the rows of its
+  // column-major D, which are the columns of kiln's row-major C (n of
+  // them), as KILN_CUDA_MATMUL_BIAS defines it.
+  bool bias = p.flags & KILN_CUDA_MATMUL_BIAS;
+  cublasLtEpilogue_t epilogue =
+      bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   if ((status = cublasLtMatmulDescSetAttribute(
            plan.operation, CUBLASLT_MATMUL_DESC_TRANSA, &firstOp,
            sizeof(firstOp))) != CUBLAS_STATUS_SUCCESS ||
       (status = cublasLtMatmulDescSetAttribute(
            plan.operation, CUBLASLT_MATMUL_DESC_TRANSB, &secondOp,
-           sizeof(secondOp))) != CUBLAS_STATUS_SUCCESS)
+           sizeof(secondOp))) != CUBLAS_STATUS_SUCCESS ||
+      (status = cublasLtMatmulDescSetAttribute(
+           plan.operation, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+           sizeof(epilogue))) != CUBLAS_STATUS_SUCCESS)
     return failStatus(error, errorSize, "cublasLtMatmulDescSetAttribute",
                       status);
+  if (bias) {
+    // The bias has C's type; the heuristic needs a pointer to choose.
+    if ((status = cublasLtMatmulDescSetAttribute(
+             plan.operation, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &cType,
+             sizeof(cType))) != CUBLAS_STATUS_SUCCESS ||
+        (status = cublasLtMatmulDescSetAttribute(
+             plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias,
+             sizeof(p.bias))) != CUBLAS_STATUS_SUCCESS)
+      return failStatus(error, errorSize, "cublasLtMatmulDescSetAttribute",
+                        status);
+  }
 
   // B stored k x n (n x k transposed) is column-major n x k (k x n); A
   // stored m x k (k x m) is column-major k x m (m x k); C is n x m.
@@ -282,6 +303,11 @@ int matmul(void *opaque, const kiln_matmul_problem_t *p, void *stream,
   if (p->flags & ~int64_t(KILN_CUDA_MATMUL_FLAGS))
     return fail(error, errorSize, "cuBLASLt: unknown product flags %#llx",
                 (unsigned long long)p->flags);
+  if (bool(p->flags & KILN_CUDA_MATMUL_BIAS) != (p->bias != nullptr))
+    return fail(error, errorSize,
+                "cuBLASLt: a product has a bias pointer exactly when it has "
+                "the bias flag (flags %#llx)",
+                (unsigned long long)p->flags);
   ShapeKey key = keyOf(*p);
   auto found = handle.plans.find(key);
   if (found == handle.plans.end()) {
@@ -293,7 +319,17 @@ int matmul(void *opaque, const kiln_matmul_problem_t *p, void *stream,
       return failed;
     found = handle.plans.emplace(key, std::move(plan)).first;
   }
-  const Plan &plan = *found->second;
+  Plan &plan = *found->second;
+  // The plan is per shape; the bias is this call's (calls on a device are
+  // serialized, so setting it here cannot race another product).
+  if (p->bias) {
+    cublasStatus_t set = cublasLtMatmulDescSetAttribute(
+        plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p->bias,
+        sizeof(p->bias));
+    if (set != CUBLAS_STATUS_SUCCESS)
+      return failStatus(error, errorSize, "cublasLtMatmulDescSetAttribute",
+                        set);
+  }
   bool accumulate = p->flags & KILN_CUDA_MATMUL_ACCUMULATE;
   double alpha64 = 1, beta64 = accumulate ? 1 : 0;
   float alpha32 = 1, beta32 = accumulate ? 1 : 0;
