@@ -82,6 +82,22 @@ def parse_args(argv=None):
     return args
 
 
+def cuda_torch(script):
+    """PyTorch with a CUDA device and its f32 products true f32, or None
+    after saying on stderr why `script` cannot run (exit status 77)."""
+    try:
+        import torch
+    except ImportError:
+        print(f"{script}: needs PyTorch in this interpreter", file=sys.stderr)
+        return None
+    if not torch.cuda.is_available():
+        print(f"{script}: no CUDA device for PyTorch", file=sys.stderr)
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return torch
+
+
 def cuda_arch(torch):
     major, minor = torch.cuda.get_device_capability()
     have = major * 10 + minor
@@ -167,9 +183,9 @@ def fmt_mib(n):
 
 def main(argv=None):
     args = parse_args(argv)
-    import torch
-    if not torch.cuda.is_available():
-        sys.exit("attention_cuda.py: PyTorch sees no CUDA device")
+    torch = cuda_torch("attention_cuda.py")
+    if torch is None:
+        return 77
     tools = os.path.join(args.build_dir, "bin")
     arch = cuda_arch(torch)
     rng = np.random.default_rng(A.SEED)

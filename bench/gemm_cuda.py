@@ -35,7 +35,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from attention_cuda import cuda_arch, run_kiln  # noqa: E402
+from attention_cuda import cuda_arch, cuda_torch, run_kiln  # noqa: E402
 TOL = {"f32": 1e-4, "bf16": 5e-2}
 
 
@@ -122,15 +122,9 @@ def rel_error(x, ref):
 
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("gemm_cuda.py: needs PyTorch in this interpreter", file=sys.stderr)
+    torch = cuda_torch("gemm_cuda.py")
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("gemm_cuda.py: no CUDA device for PyTorch", file=sys.stderr)
-        return 77
-    torch.backends.cuda.matmul.allow_tf32 = False
     tools = os.path.join(args.build_dir, "bin")
     arch = cuda_arch(torch)
     props = torch.cuda.get_device_properties(0)

@@ -48,7 +48,7 @@ sys.path.insert(0, HERE)
 import anchors as A  # noqa: E402
 import bench as B  # noqa: E402
 import workloads as W  # noqa: E402
-from attention_cuda import cuda_arch  # noqa: E402
+from attention_cuda import cuda_arch, cuda_torch  # noqa: E402
 from kiln_ir import Function  # noqa: E402
 
 class TransformerTrain(W.Transformer):
@@ -103,33 +103,17 @@ class TransformerTrain(W.Transformer):
         return step
 
 
-class TorchTransformerTrain:
-    """The PyTorch anchor of TransformerTrain, eager or compiled."""
+class TorchTransformerTrain(A.Torch):
+    """The PyTorch anchor of TransformerTrain, eager or compiled like
+    `anchor`."""
 
     def __init__(self, anchor):
-        self.anchor = anchor
-        self.name = anchor.name
+        super().__init__(anchor.threads, anchor.compiled, anchor.device)
+        self.torch = anchor.torch
 
     def on_device(self, wl, t):
-        step = wl.torch_step(self.anchor.torch, compiled=self.anchor.compiled)
+        step = wl.torch_step(self.torch, compiled=self.compiled)
         return lambda: step(t)
-
-    def prepare(self, wl, ins):
-        t = [self.anchor.torch.from_numpy(np.ascontiguousarray(v)).cuda() for v in ins]
-        run = self.on_device(wl, t)
-        return lambda: [np.asarray(o.cpu()) for o in run()]
-
-    def prepare_copying(self, wl, ins):
-        torch = self.anchor.torch
-        host = [torch.from_numpy(np.ascontiguousarray(v)) for v in ins]
-        t = [h.cuda() for h in host]
-        run = self.on_device(wl, t)
-
-        def call():
-            for dst, src in zip(t, host):
-                dst.copy_(src)
-            return [np.asarray(o.cpu()) for o in run()]
-        return call
 
 
 NAMES = ("mlp_train", "transformer", "transformer_train", "rnn_grad", "while_solver")
@@ -222,16 +206,9 @@ def jax_maker(anchor, wl, ins):
 
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("workloads_cuda.py: needs PyTorch in this interpreter", file=sys.stderr)
+    torch = cuda_torch("workloads_cuda.py")
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("workloads_cuda.py: no CUDA device for PyTorch", file=sys.stderr)
-        return 77
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
     arch = cuda_arch(torch)
     props = torch.cuda.get_device_properties(0)
     os.makedirs(args.work_dir, exist_ok=True)

@@ -184,14 +184,8 @@ inline py::capsule exportDLPack(const DeviceArray &array) {
 inline py::list callWithDeviceArrays(const kiln_function_t *function,
                                      const std::shared_ptr<kiln_module_t> &module,
                                      py::handle args, bool onDevice) {
+  checkInputCount(function, args);
   std::string name = kiln_function_name(function);
-  size_t inputCount = kiln_function_input_count(function);
-  size_t given = py::len(args);
-  if (given != inputCount)
-    throw py::type_error("function '" + name + "' takes " +
-                         std::to_string(inputCount) + " input" +
-                         (inputCount == 1 ? "" : "s") + " but " +
-                         std::to_string(given) + " were given");
   std::vector<py::object> keepAlive;
   std::vector<TensorPtr> owned;
   std::vector<kiln_tensor_t *> inputs;

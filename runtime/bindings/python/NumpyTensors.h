@@ -217,11 +217,8 @@ inline std::vector<py::array> callOnTensors(const kiln_function_t *function,
   return results;
 }
 
-/// Calls `function` on the Python values `args` (each converted for its
-/// input's signature dtype) and returns its outputs as numpy arrays.
-inline std::vector<py::array> callFunction(const kiln_function_t *function,
-                                           py::handle args,
-                                           kiln_comm_t *comm = nullptr) {
+/// Throws a TypeError unless `args` has one value per input of `function`.
+inline void checkInputCount(const kiln_function_t *function, py::handle args) {
   size_t inputCount = kiln_function_input_count(function);
   size_t given = py::len(args);
   if (given != inputCount)
@@ -231,6 +228,15 @@ inline std::vector<py::array> callFunction(const kiln_function_t *function,
                          std::to_string(inputCount) + " input" +
                          (inputCount == 1 ? "" : "s") + " but " +
                          std::to_string(given) + " were given");
+}
+
+/// Calls `function` on the Python values `args` (each converted for its
+/// input's signature dtype) and returns its outputs as numpy arrays.
+inline std::vector<py::array> callFunction(const kiln_function_t *function,
+                                           py::handle args,
+                                           kiln_comm_t *comm = nullptr) {
+  checkInputCount(function, args);
+  size_t inputCount = kiln_function_input_count(function);
   std::vector<py::object> keepAlive;
   std::vector<TensorPtr> owned;
   std::vector<kiln_tensor_t *> inputs;

@@ -236,6 +236,29 @@ kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
   return nullptr;
 }
 
+/// What the call entry points share: every output set to NULL first, a
+/// NULL function (or, where \p otherArgumentsGiven is false, a NULL
+/// communicator) refused, and running out of memory returned as a status.
+template <typename Call>
+kiln_status_t enter(const char *api, const kiln_function_t *function,
+                    bool otherArgumentsGiven, kiln_tensor_t **outputs,
+                    size_t outputCount, const Call &call) {
+  if (outputs)
+    for (size_t i = 0; i < outputCount; ++i)
+      outputs[i] = nullptr;
+  if (!function || !otherArgumentsGiven)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      std::string(api) +
+                          (otherArgumentsGiven
+                               ? ": function is NULL"
+                               : ": function and comm must not be NULL"));
+  try {
+    return call();
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -270,18 +293,11 @@ kiln_status_t kiln_function_call(const kiln_function_t *function,
                                  kiln_tensor_t *const *inputs,
                                  size_t inputCount, kiln_tensor_t **outputs,
                                  size_t outputCount) {
-  if (outputs)
-    for (size_t i = 0; i < outputCount; ++i)
-      outputs[i] = nullptr;
-  if (!function)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      "kiln_function_call: function is NULL");
-  try {
-    return callFunction(*function, nullptr, inputs, inputCount, outputs,
-                        outputCount);
-  } catch (const std::bad_alloc &) {
-    return kiln::runtime::outOfMemoryStatus();
-  }
+  return enter("kiln_function_call", function, true, outputs, outputCount,
+               [&] {
+                 return callFunction(*function, nullptr, inputs, inputCount,
+                                     outputs, outputCount);
+               });
 }
 
 kiln_status_t kiln_function_call_on_device(const kiln_function_t *function,
@@ -289,43 +305,30 @@ kiln_status_t kiln_function_call_on_device(const kiln_function_t *function,
                                            size_t inputCount,
                                            kiln_tensor_t **outputs,
                                            size_t outputCount) {
-  if (outputs)
-    for (size_t i = 0; i < outputCount; ++i)
-      outputs[i] = nullptr;
-  if (!function)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      "kiln_function_call_on_device: function is NULL");
-  if (!function->cuda)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      "kiln_function_call_on_device: function '" +
-                          function->signature.name +
-                          "' was compiled for the CPU; its outputs are host "
-                          "tensors (kiln_function_call)");
-  try {
-    return callFunction(*function, nullptr, inputs, inputCount, outputs,
-                        outputCount, /*outputsOnDevice=*/true);
-  } catch (const std::bad_alloc &) {
-    return kiln::runtime::outOfMemoryStatus();
-  }
+  return enter("kiln_function_call_on_device", function, true, outputs,
+               outputCount, [&]() -> kiln_status_t {
+                 if (!function->cuda)
+                   return makeStatus(
+                       KILN_STATUS_INVALID_ARGUMENT,
+                       "kiln_function_call_on_device: function '" +
+                           function->signature.name +
+                           "' was compiled for the CPU; its outputs are host "
+                           "tensors (kiln_function_call)");
+                 return callFunction(*function, nullptr, inputs, inputCount,
+                                     outputs, outputCount,
+                                     /*outputsOnDevice=*/true);
+               });
 }
 
 kiln_status_t
 kiln_function_call_with_comm(const kiln_function_t *function, kiln_comm_t *comm,
                              kiln_tensor_t *const *inputs, size_t inputCount,
                              kiln_tensor_t **outputs, size_t outputCount) {
-  if (outputs)
-    for (size_t i = 0; i < outputCount; ++i)
-      outputs[i] = nullptr;
-  if (!function || !comm)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      "kiln_function_call_with_comm: function and comm must "
-                      "not be NULL");
-  try {
-    return callFunction(*function, comm, inputs, inputCount, outputs,
-                        outputCount);
-  } catch (const std::bad_alloc &) {
-    return kiln::runtime::outOfMemoryStatus();
-  }
+  return enter("kiln_function_call_with_comm", function, comm != nullptr,
+               outputs, outputCount, [&] {
+                 return callFunction(*function, comm, inputs, inputCount,
+                                     outputs, outputCount);
+               });
 }
 
 } // extern "C"

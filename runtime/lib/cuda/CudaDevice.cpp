@@ -194,9 +194,7 @@ void CudaDevice::fail(const std::string &message) {
     failure = message;
 }
 
-kiln_status_t CudaDevice::call(void (*entry)(void **),
-                               const std::vector<CallBuffer> &inputs,
-                               const std::vector<CallBuffer> &outputs) {
+template <typename Work> kiln_status_t CudaDevice::withDevice(Work &&work) {
   std::lock_guard<std::mutex> lock(callMutex);
   if (kiln_status_t status = openLocked())
     return status;
@@ -205,6 +203,23 @@ kiln_status_t CudaDevice::call(void (*entry)(void **),
                       "CUDA: cuCtxPushCurrent failed: " +
                           driver->describe(result));
   failure.clear();
+  work();
+  CUcontext popped = nullptr;
+  driver->ctxPopCurrent(&popped);
+  if (!failure.empty())
+    return makeStatus(KILN_STATUS_DEVICE_ERROR, "CUDA: " + failure);
+  return nullptr;
+}
+
+kiln_status_t CudaDevice::call(void (*entry)(void **),
+                               const std::vector<CallBuffer> &inputs,
+                               const std::vector<CallBuffer> &outputs) {
+  return withDevice([&] { runCall(entry, inputs, outputs); });
+}
+
+void CudaDevice::runCall(void (*entry)(void **),
+                         const std::vector<CallBuffer> &inputs,
+                         const std::vector<CallBuffer> &outputs) {
   ++counters.calls;
   CurrentDevice scope(this);
 
@@ -246,34 +261,12 @@ kiln_status_t CudaDevice::call(void (*entry)(void **),
     pool[allocations[buffer].hostShared].emplace(allocations[buffer].bytes,
                                                  buffer);
   liveBuffers.clear();
-  CUcontext popped = nullptr;
-  driver->ctxPopCurrent(&popped);
-  if (!failure.empty())
-    return makeStatus(KILN_STATUS_DEVICE_ERROR, "CUDA: " + failure);
-  return nullptr;
-}
-
-template <typename Work> kiln_status_t CudaDevice::outsideCalls(Work &&work) {
-  std::lock_guard<std::mutex> lock(callMutex);
-  if (kiln_status_t status = openLocked())
-    return status;
-  if (CUresult result = driver->ctxPushCurrent(context))
-    return makeStatus(KILN_STATUS_DEVICE_ERROR,
-                      "CUDA: cuCtxPushCurrent failed: " +
-                          driver->describe(result));
-  failure.clear();
-  work();
-  CUcontext popped = nullptr;
-  driver->ctxPopCurrent(&popped);
-  if (!failure.empty())
-    return makeStatus(KILN_STATUS_DEVICE_ERROR, "CUDA: " + failure);
-  return nullptr;
 }
 
 kiln_status_t CudaDevice::createResident(size_t bytes, const void *source,
                                          bool sourceOnDevice, void *&buffer) {
   buffer = nullptr;
-  return outsideCalls([&] {
+  return withDevice([&] {
     void *made = allocate(bytes ? bytes : 1, false);
     if (!made)
       return;
@@ -296,7 +289,7 @@ kiln_status_t CudaDevice::createResident(size_t bytes, const void *source,
 
 kiln_status_t CudaDevice::copyToHost(void *destination, const void *source,
                                      size_t bytes) {
-  return outsideCalls([&] {
+  return withDevice([&] {
     if (bytes)
       check(driver->memcpyDtoH(destination, toDevice(source), bytes),
             "copying a tensor from the device");

@@ -164,7 +164,10 @@ private:
   kiln_status_t openLocked();
   /// Runs `work` with the device open and its context current, under the
   /// call lock, returning the first failure it records as a status.
-  template <typename Work> kiln_status_t outsideCalls(Work &&work);
+  template <typename Work> kiln_status_t withDevice(Work &&work);
+  /// The body of call(), inside withDevice.
+  void runCall(void (*entry)(void **), const std::vector<CallBuffer> &inputs,
+               const std::vector<CallBuffer> &outputs);
   /// Records `what` with the driver's description of `result` when it is
   /// not success; returns whether it was.
   bool check(CUresult result, const char *what);
