@@ -11,6 +11,7 @@
 
 #include "BoundInputs.h"
 
+#include "kiln/ElementType.h"
 #include "kiln/Npy.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -26,22 +27,7 @@ namespace {
 
 /// The ONNX data type of a kiln element type read from .npy.
 int32_t onnxDataType(ElementType type) {
-  switch (type) {
-  case ElementType::F32: return onnx::TensorProto::FLOAT;
-  case ElementType::F64: return onnx::TensorProto::DOUBLE;
-  case ElementType::F16: return onnx::TensorProto::FLOAT16;
-  case ElementType::BF16: return onnx::TensorProto::BFLOAT16;
-  case ElementType::I1: return onnx::TensorProto::BOOL;
-  case ElementType::I8: return onnx::TensorProto::INT8;
-  case ElementType::I16: return onnx::TensorProto::INT16;
-  case ElementType::I32: return onnx::TensorProto::INT32;
-  case ElementType::I64: return onnx::TensorProto::INT64;
-  case ElementType::UI8: return onnx::TensorProto::UINT8;
-  case ElementType::UI16: return onnx::TensorProto::UINT16;
-  case ElementType::UI32: return onnx::TensorProto::UINT32;
-  case ElementType::UI64: return onnx::TensorProto::UINT64;
-  }
-  return onnx::TensorProto::UNDEFINED;
+  return getElementTypeInfo(type).onnx;
 }
 
 /// The declared shape of `input`: empty optional where it has none or a dim

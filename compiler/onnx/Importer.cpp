@@ -22,6 +22,7 @@
 
 #include "kiln/Compiler/HostTensor.h"
 #include "kiln/Compiler/ReferenceEvaluator.h"
+#include "kiln/IR/ElementTypes.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/Onnx/Import.h"
@@ -35,6 +36,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -48,36 +50,30 @@ using ::kiln::onnx_import::typeString;
 
 namespace {
 
-const char *dataTypeName(int32_t type) {
-  switch (type) {
-  case onnx::TensorProto::FLOAT: return "float";
-  case onnx::TensorProto::UINT8: return "uint8";
-  case onnx::TensorProto::INT8: return "int8";
-  case onnx::TensorProto::UINT16: return "uint16";
-  case onnx::TensorProto::INT16: return "int16";
-  case onnx::TensorProto::INT32: return "int32";
-  case onnx::TensorProto::INT64: return "int64";
-  case onnx::TensorProto::STRING: return "string";
-  case onnx::TensorProto::BOOL: return "bool";
-  case onnx::TensorProto::FLOAT16: return "float16";
-  case onnx::TensorProto::DOUBLE: return "double";
-  case onnx::TensorProto::UINT32: return "uint32";
-  case onnx::TensorProto::UINT64: return "uint64";
-  case onnx::TensorProto::COMPLEX64: return "complex64";
-  case onnx::TensorProto::COMPLEX128: return "complex128";
-  case onnx::TensorProto::BFLOAT16: return "bfloat16";
-  case onnx::TensorProto::FLOAT8E4M3FN: return "float8e4m3fn";
-  case onnx::TensorProto::FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
-  case onnx::TensorProto::FLOAT8E5M2: return "float8e5m2";
-  case onnx::TensorProto::FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
-  case onnx::TensorProto::UINT4: return "uint4";
-  case onnx::TensorProto::INT4: return "int4";
-  case onnx::TensorProto::FLOAT4E2M1: return "float4e2m1";
-  case onnx::TensorProto::FLOAT8E8M0: return "float8e8m0";
-  case onnx::TensorProto::UINT2: return "uint2";
-  case onnx::TensorProto::INT2: return "int2";
-  default: return "undefined";
-  }
+/// ONNX's name of a data type in lower case ("float", "float8e4m3fn"), or
+/// "undefined" for a number that is none.
+std::string dataTypeName(int32_t type) {
+  if (!onnx::TensorProto_DataType_IsValid(type) ||
+      type == onnx::TensorProto::UNDEFINED)
+    return "undefined";
+  return llvm::StringRef(onnx::TensorProto_DataType_Name(
+                             static_cast<onnx::TensorProto_DataType>(type)))
+      .lower();
+}
+
+/// The element types kiln takes from ONNX, by ONNX's names in ONNX's
+/// order: "float, uint8, ... and bfloat16".
+std::string supportedDataTypeNames() {
+  std::vector<int32_t> codes;
+  for (const ::kiln::ElementTypeInfo &info : ::kiln::kElementTypes)
+    if (info.onnx)
+      codes.push_back(info.onnx);
+  std::sort(codes.begin(), codes.end());
+  std::string names;
+  for (size_t i = 0; i < codes.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == codes.size() ? " and " : ", ") +
+             dataTypeName(codes[i]);
+  return names;
 }
 
 bool isNondeterministic(llvm::StringRef opType) {
@@ -220,39 +216,12 @@ LogicalResult Importer::fail(const llvm::Twine &message) {
 
 FailureOr<Type> Importer::convertElementType(int32_t dataType,
                                              const llvm::Twine &what) {
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT:
-    return Type(Float32Type::get(&context));
-  case onnx::TensorProto::DOUBLE:
-    return Type(Float64Type::get(&context));
-  case onnx::TensorProto::FLOAT16:
-    return Type(Float16Type::get(&context));
-  case onnx::TensorProto::BFLOAT16:
-    return Type(BFloat16Type::get(&context));
-  case onnx::TensorProto::INT32:
-    return Type(IntegerType::get(&context, 32));
-  case onnx::TensorProto::INT64:
-    return Type(IntegerType::get(&context, 64));
-  case onnx::TensorProto::BOOL:
-    return Type(IntegerType::get(&context, 1));
-  case onnx::TensorProto::INT8:
-    return Type(IntegerType::get(&context, 8));
-  case onnx::TensorProto::INT16:
-    return Type(IntegerType::get(&context, 16));
-  case onnx::TensorProto::UINT8:
-    return Type(IntegerType::get(&context, 8, IntegerType::Unsigned));
-  case onnx::TensorProto::UINT16:
-    return Type(IntegerType::get(&context, 16, IntegerType::Unsigned));
-  case onnx::TensorProto::UINT32:
-    return Type(IntegerType::get(&context, 32, IntegerType::Unsigned));
-  case onnx::TensorProto::UINT64:
-    return Type(IntegerType::get(&context, 64, IntegerType::Unsigned));
-  default:
-    return fail(what + " has element type " + dataTypeName(dataType) +
-                ", which kiln does not support (it has float, double, "
-                "float16, bfloat16, int8, int16, int32, int64, uint8, "
-                "uint16, uint32, uint64 and bool)");
-  }
+  for (const ::kiln::ElementTypeInfo &info : ::kiln::kElementTypes)
+    if (info.onnx && info.onnx == dataType)
+      return ::kiln::getMlirElementType(info.type, &context);
+  return fail(what + " has element type " + dataTypeName(dataType) +
+              ", which kiln does not support (it has " +
+              supportedDataTypeNames() + ")");
 }
 
 /// The floating-point format of an ONNX float8 or float4 type, or null.

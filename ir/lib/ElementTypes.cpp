@@ -46,7 +46,7 @@ std::optional<ElementType> kiln::classifyElementType(mlir::Type type) {
   if (!type)
     return std::nullopt;
 #define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
-                   MLIR, COMPILED, TRACED)                                     \
+                   MLIR, COMPILED, TRACED, ONNX)                                     \
   if (matches<mlir::MLIR>(type, BITS, ElementClass::CLASS))                    \
     return ElementType::NAME;
 #include "kiln/ElementTypes.def"
@@ -57,7 +57,7 @@ mlir::Type kiln::getMlirElementType(ElementType type,
                                     mlir::MLIRContext *context) {
   switch (type) {
 #define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
-                   MLIR, COMPILED, TRACED)                                     \
+                   MLIR, COMPILED, TRACED, ONNX)                                     \
   case ElementType::NAME:                                                      \
     return build<mlir::MLIR>(context, BITS, ElementClass::CLASS);
 #include "kiln/ElementTypes.def"

@@ -52,15 +52,17 @@ struct ElementTypeInfo {
   bool compiled;
   /// True if the C++ tracer offers it (as a kiln::DType).
   bool traced;
+  /// Its number in ONNX's TensorProto.DataType; 0 where ONNX has none.
+  int onnx;
 };
 
 /// The rows of ElementTypes.def, indexed by code.
 inline constexpr ElementTypeInfo kElementTypes[] = {
 #define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
-                   MLIR, COMPILED, TRACED)                                     \
+                   MLIR, COMPILED, TRACED, ONNX)                                     \
   {ElementType::NAME,   SPELLING, BYTES, BITS, ElementClass::CLASS,            \
    NPY,                 ElementType::NPY_AS, (COMPILED) != 0,                  \
-   (TRACED) != 0},
+   (TRACED) != 0,       ONNX},
 #include "kiln/ElementTypes.def"
 };
 

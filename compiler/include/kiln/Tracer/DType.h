@@ -26,7 +26,7 @@ enum class DType : uint8_t {
 #define KILN_DTYPE_IF_TRACED_1(NAME, CODE) NAME = CODE,
 #define KILN_DTYPE_IF_TRACED_0(NAME, CODE)
 #define KILN_DTYPE(NAME, CODE, SPELLING, BYTES, BITS, CLASS, NPY, NPY_AS,      \
-                   MLIR, COMPILED, TRACED)                                     \
+                   MLIR, COMPILED, TRACED, ONNX)                                     \
   KILN_DTYPE_IF_TRACED_##TRACED(NAME, CODE)
 #include "kiln/ElementTypes.def"
 #undef KILN_DTYPE_IF_TRACED_1
