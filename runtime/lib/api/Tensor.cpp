@@ -89,6 +89,22 @@ static kiln_status_t newTensor(const char *api, kiln_dtype_t dtype,
   }
 }
 
+/// Checks the caller's memory that kiln_tensor_wrap and
+/// kiln_tensor_wrap_device (`api`) borrow: not NULL, element-aligned.
+static kiln_status_t checkBorrowed(const char *api, kiln_dtype_t dtype,
+                                   const void *data) {
+  if (!data)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      std::string(api) + ": data is NULL");
+  size_t elementSize = kiln_dtype_size(dtype);
+  if (reinterpret_cast<uintptr_t>(data) % elementSize != 0)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      std::string(api) + ": data is not aligned to the " +
+                          std::to_string(elementSize) + "-byte elements of " +
+                          kiln_dtype_name(dtype));
+  return nullptr;
+}
+
 kiln_status_t kiln::runtime::createTensor(kiln_dtype_t dtype, size_t rank,
                                           const int64_t *shape,
                                           const void *data, bool zeroFill,
@@ -160,15 +176,9 @@ kiln_status_t kiln_tensor_wrap(kiln_dtype_t dtype, size_t rank,
   return newTensor(
       "kiln_tensor_wrap", dtype, rank, shape, outTensor,
       [&](kiln_tensor &tensor) -> kiln_status_t {
-        if (!data)
-          return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                            "kiln_tensor_wrap: data is NULL");
-        size_t elementSize = kiln_dtype_size(dtype);
-        if (reinterpret_cast<uintptr_t>(data) % elementSize != 0)
-          return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                            "kiln_tensor_wrap: data is not aligned to the " +
-                                std::to_string(elementSize) +
-                                "-byte elements of " + kiln_dtype_name(dtype));
+        if (kiln_status_t status =
+                checkBorrowed("kiln_tensor_wrap", dtype, data))
+          return status;
         tensor.data = data;
         tensor.borrowed = true;
         return nullptr;
@@ -263,16 +273,9 @@ kiln_status_t kiln_tensor_wrap_device(const kiln_module_t *module,
   return newTensor(
       "kiln_tensor_wrap_device", dtype, rank, shape, outTensor,
       [&](kiln_tensor &tensor) -> kiln_status_t {
-        if (!data)
-          return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                            "kiln_tensor_wrap_device: data is NULL");
-        size_t elementSize = kiln_dtype_size(dtype);
-        if (reinterpret_cast<uintptr_t>(data) % elementSize != 0)
-          return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                            "kiln_tensor_wrap_device: data is not aligned to "
-                            "the " +
-                                std::to_string(elementSize) +
-                                "-byte elements of " + kiln_dtype_name(dtype));
+        if (kiln_status_t status =
+                checkBorrowed("kiln_tensor_wrap_device", dtype, data))
+          return status;
         tensor.data = data;
         tensor.borrowed = true;
         tensor.device = module->cuda;
