@@ -241,6 +241,54 @@ Tensor normal(const Tensor &key, const Shape &shape, DType dtype,
   return mul(erf_inv(u, loc), std::sqrt(2.0), loc);
 }
 
+/// The float next to each element of `x` (f32 or f64) toward +inf
+/// (`up`) or -inf, as lax.nextafter: one step of the bit pattern read as a
+/// signed integer, away from zero for positive values when going up; a
+/// zero goes to the smallest subnormal of that sign.
+static Tensor nextToward(const Tensor &x, bool up, SourceLoc loc) {
+  DType bitsType = x.dtype() == DType::F64 ? DType::I64 : DType::I32;
+  Tensor bitsOf = bitcast_convert_type(x, bitsType, loc);
+  Tensor positive = greater(bitsOf, 0, loc);
+  // Going up, a positive value's pattern grows and a negative one's
+  // magnitude shrinks (its pattern, sign bit set, decreases); going down
+  // the other way round.
+  Tensor step = up ? where(positive, 1, -1, loc) : where(positive, -1, 1, loc);
+  Tensor moved = bitcast_convert_type(add(bitsOf, step, loc), x.dtype(), loc);
+  double tiny = x.dtype() == DType::F64
+                    ? std::numeric_limits<double>::denorm_min()
+                    : double(std::numeric_limits<float>::denorm_min());
+  return where(equal(x, 0.0, loc), up ? tiny : -tiny, moved, loc);
+}
+
+Tensor truncated_normal(const Tensor &key, const Operand &lower,
+                        const Operand &upper, std::optional<Shape> shape,
+                        DType dtype, SourceLoc loc) {
+  const char *what = "kiln::random::truncated_normal";
+  checkKey(key, what, loc);
+  if (dtype != DType::F32 && dtype != DType::F64)
+    fail(loc, std::string(what) + " draws f32 or f64, got dtype " +
+                  dtypeName(dtype) + "; cast the result");
+  Shape boundShape = detail::broadcastShapes(
+      {detail::shapeOf(lower), detail::shapeOf(upper)}, what, loc);
+  Shape drawn = shape ? *shape : boundShape;
+  // The bounds as tensors of the dtype, so that erf and the clamp see
+  // them rounded as JAX converts them.
+  auto bound = [&](const Operand &value) {
+    return value.isTensor()
+               ? cast(value.tensor(), dtype, loc)
+               : full({}, Scalar(value.scalar().asDouble()), dtype, loc);
+  };
+  Tensor low = bound(lower), high = bound(upper);
+  double sqrt2 = std::sqrt(2.0);
+  Tensor a = erf(div(low, sqrt2, loc), loc);
+  Tensor b = erf(div(high, sqrt2, loc), loc);
+  Tensor u = uniform(key, drawn, dtype, a, b, loc);
+  Tensor out = mul(erf_inv(u, loc), sqrt2, loc);
+  // Rounding, or u landing on a, must not reach the bounds themselves.
+  return minimum(maximum(out, nextToward(low, true, loc), loc),
+                 nextToward(high, false, loc), loc);
+}
+
 Tensor randint(const Tensor &key, const Shape &shape, const Operand &minval,
                const Operand &maxval, DType dtype, SourceLoc loc) {
   const char *what = "kiln::random::randint";

@@ -51,6 +51,30 @@ def test_compiled_streams_are_jax_values():
     assert perm.dtype == ints.dtype == cats.dtype == np.int32
 
 
+def test_truncated_normal_stays_inside_and_has_its_moments():
+    # Printed by JAX 0.10: truncated_normal(key(0), -1.5, 2.0, (6,)).
+    np.testing.assert_allclose(
+        kr.truncated_normal(kr.PRNGKey(0), -1.5, 2.0, (6,)),
+        [1.4728459119796753, 1.7251307964324951, -0.33360305428504944,
+         -0.016286367550492287, 0.2163902223110199, -0.7807042002677917],
+        rtol=2e-6, atol=2e-6)
+    # A narrow interval far in the tail: every draw strictly inside, and
+    # the mean of the truncated normal on (2, 2.5),
+    # (phi(2) - phi(2.5)) / (Phi(2.5) - Phi(2)) = 2.2025...
+    x = np.asarray(kr.truncated_normal(kr.PRNGKey(1), 2.0, 2.5, (20000,)))
+    assert x.dtype == np.float32 and x.shape == (20000,)
+    assert np.all(x > 2.0) and np.all(x < 2.5)
+    assert abs(x.mean() - 2.2025) < 0.005
+    # The shape defaults to the bounds'; f64 draws f64.
+    y = kr.truncated_normal(kr.PRNGKey(2), np.zeros(4), np.ones(4),
+                            dtype=np.float64)
+    assert y.shape == (4,) and y.dtype == np.float64
+    assert np.all((y > 0) & (y < 1))
+    with pytest.raises(TypeError, match="draws float32 or float64, got dtype "
+                       "float16"):
+        kr.truncated_normal(kr.PRNGKey(0), -1.0, 1.0, (2,), dtype=np.float16)
+
+
 def test_split_shapes_and_tuple_num():
     keys = kr.split(kr.PRNGKey(5), (2, 3))
     assert keys.shape == (2, 3, 2)
@@ -262,6 +286,15 @@ def test_streams_match_jax():
             kr.uniform(key, (4, 3), minval=np.float32([-1, 0, 2]), maxval=3.0),
             jax.random.uniform(jkey, (4, 3), minval=jnp.float32([-1, 0, 2]),
                                maxval=3.0))
+        # erf and erf_inv round differently from XLA's in the last bits.
+        np.testing.assert_allclose(
+            kr.truncated_normal(key, np.float32([-1, 0, 1]), 3.0, (2, 3)),
+            jax.random.truncated_normal(jkey, jnp.float32([-1, 0, 1]), 3.0,
+                                        (2, 3)), rtol=2e-6, atol=2e-6)
+        np.testing.assert_allclose(
+            kr.truncated_normal(key, -np.inf, 0.5, (5,)),
+            jax.random.truncated_normal(jkey, -jnp.inf, 0.5, (5,)),
+            rtol=2e-6, atol=2e-6)
 
 
 def test_vmap_and_dropout_match_jax():

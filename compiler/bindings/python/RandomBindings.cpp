@@ -56,6 +56,14 @@ void kiln::python::bindRandom(py::module_ &m) {
     SourceLoc loc = callerLocation();
     return random::gumbel(toTensor(key, loc), shape, dtypeFromCode(code), loc);
   });
+  m.def("random_truncated_normal",
+        [](py::handle key, py::handle lower, py::handle upper,
+           std::optional<Shape> shape, int code) {
+          SourceLoc loc = callerLocation();
+          return random::truncated_normal(
+              toTensor(key, loc), toOperand(lower, loc),
+              toOperand(upper, loc), shape, dtypeFromCode(code), loc);
+        });
   m.def("random_randint", [](py::handle key, const Shape &shape,
                              py::handle minval, py::handle maxval, int code) {
     SourceLoc loc = callerLocation();

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 using kiln::DType;
 using kiln::Tensor;
@@ -124,6 +125,45 @@ TEST(Random, FloatsAreJax) {
                {-0.2058421394796434, -0.7847657764467411, 1.8160866726679836},
                1e-12);
   expectTensor(out[6], DType::I32, {4, 2}, {1, 1, 2, 0, 2, 0, 2, 0});
+}
+
+TEST(Random, TruncatedNormalIsJaxAndStaysInside) {
+  auto [function, out] = draw([] {
+    return Tensors{
+        kiln::random::truncated_normal(kiln::random::key(0), -1.5, 2.0,
+                                       kiln::Shape{6}),
+        kiln::random::truncated_normal(
+            kiln::random::key(7),
+            kiln::constant(std::vector<float>{-1, 0, 1}, {3}), 3.0,
+            kiln::Shape{2, 3}),
+        kiln::random::truncated_normal(
+            kiln::random::key(3), -std::numeric_limits<double>::infinity(),
+            0.5, kiln::Shape{4}),
+        // Bounds one float apart: the only value strictly inside does not
+        // exist, so the clamp returns a bound's neighbour, never the bound.
+        kiln::random::truncated_normal(kiln::random::key(4), 1.0,
+                                       1.0000002384185791, kiln::Shape{3})};
+  });
+  ASSERT_EQ(out.size(), 4u);
+  // Printed by JAX 0.10; erf and erf_inv round differently from XLA's in
+  // the last bits.
+  expectTensor(out[0], DType::F32, {6},
+               {1.4728459119796753, 1.7251307964324951, -0.33360305428504944,
+                -0.016286367550492287, 0.2163902223110199,
+                -0.7807042002677917},
+               2e-6);
+  expectTensor(out[1], DType::F32, {2, 3},
+               {0.5974224805831909, 2.197085380554199, 1.22114098072052,
+                0.07923746109008789, 1.100563406944275, 1.5597740411758423},
+               2e-6);
+  expectTensor(out[2], DType::F32, {4},
+               {-1.633284568786621, 0.3817904591560364, -0.1288721263408661,
+                0.452665776014328},
+               2e-6);
+  for (int64_t i = 0; i < 3; ++i) {
+    double v = out[3].getAsDouble(i);
+    EXPECT_TRUE(v == 1.0000001192092896) << v;
+  }
 }
 
 /// The mean and variance of `xs`.

@@ -32,8 +32,8 @@ from ._core import fail
 from .numpy import _eager
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "per_rank",
-           "bits", "uniform", "normal", "randint", "bernoulli", "gumbel",
-           "categorical", "permutation"]
+           "bits", "uniform", "normal", "truncated_normal", "randint",
+           "bernoulli", "gumbel", "categorical", "permutation"]
 
 
 def _shape(shape, what):
@@ -157,6 +157,26 @@ def normal(key, shape=(), dtype=None):
     """Standard normal floats (jax.random.normal)."""
     return _normal(key, _shape(shape, "kiln.random.normal"),
                    _float_code(dtype, "kiln.random.normal"))
+
+
+@_eager
+def _truncated_normal(key, lower, upper, shape, code):
+    return _kiln.random_truncated_normal(key, lower, upper, shape, code)
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Standard normal floats truncated to (lower, upper)
+    (jax.random.truncated_normal); the bounds may be infinite and broadcast
+    to `shape`, which defaults to their broadcast shape. float32 or
+    float64."""
+    what = "kiln.random.truncated_normal"
+    code = _float_code(dtype, what)
+    if np.dtype(np.float32 if dtype is None or dtype is float else dtype) \
+            not in (np.float32, np.float64):
+        fail(f"{what} draws float32 or float64, got dtype {np.dtype(dtype)}; "
+             "cast the result", TypeError)
+    return _truncated_normal(key, lower, upper,
+                             None if shape is None else _shape(shape, what), code)
 
 
 @_eager
