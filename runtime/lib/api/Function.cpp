@@ -236,22 +236,17 @@ kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
   return nullptr;
 }
 
-/// What the call entry points share: every output set to NULL first, a
-/// NULL function (or, where \p otherArgumentsGiven is false, a NULL
-/// communicator) refused, and running out of memory returned as a status.
+/// What the call entry points share: every output set to NULL first, NULL
+/// arguments (\p given false) refused with \p refusal, and running out of
+/// memory returned as a status.
 template <typename Call>
-kiln_status_t enter(const char *api, const kiln_function_t *function,
-                    bool otherArgumentsGiven, kiln_tensor_t **outputs,
+kiln_status_t enter(bool given, const char *refusal, kiln_tensor_t **outputs,
                     size_t outputCount, const Call &call) {
   if (outputs)
     for (size_t i = 0; i < outputCount; ++i)
       outputs[i] = nullptr;
-  if (!function || !otherArgumentsGiven)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      std::string(api) +
-                          (otherArgumentsGiven
-                               ? ": function is NULL"
-                               : ": function and comm must not be NULL"));
+  if (!given)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, refusal);
   try {
     return call();
   } catch (const std::bad_alloc &) {
@@ -293,8 +288,8 @@ kiln_status_t kiln_function_call(const kiln_function_t *function,
                                  kiln_tensor_t *const *inputs,
                                  size_t inputCount, kiln_tensor_t **outputs,
                                  size_t outputCount) {
-  return enter("kiln_function_call", function, true, outputs, outputCount,
-               [&] {
+  return enter(function, "kiln_function_call: function is NULL", outputs,
+               outputCount, [&] {
                  return callFunction(*function, nullptr, inputs, inputCount,
                                      outputs, outputCount);
                });
@@ -305,8 +300,8 @@ kiln_status_t kiln_function_call_on_device(const kiln_function_t *function,
                                            size_t inputCount,
                                            kiln_tensor_t **outputs,
                                            size_t outputCount) {
-  return enter("kiln_function_call_on_device", function, true, outputs,
-               outputCount, [&]() -> kiln_status_t {
+  return enter(function, "kiln_function_call_on_device: function is NULL",
+               outputs, outputCount, [&]() -> kiln_status_t {
                  if (!function->cuda)
                    return makeStatus(
                        KILN_STATUS_INVALID_ARGUMENT,
@@ -324,7 +319,9 @@ kiln_status_t
 kiln_function_call_with_comm(const kiln_function_t *function, kiln_comm_t *comm,
                              kiln_tensor_t *const *inputs, size_t inputCount,
                              kiln_tensor_t **outputs, size_t outputCount) {
-  return enter("kiln_function_call_with_comm", function, comm != nullptr,
+  return enter(function && comm,
+               "kiln_function_call_with_comm: function and comm must not be "
+               "NULL",
                outputs, outputCount, [&] {
                  return callFunction(*function, comm, inputs, inputCount,
                                      outputs, outputCount);

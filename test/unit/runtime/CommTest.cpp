@@ -217,6 +217,17 @@ TEST(CommTest, NullArguments) {
                                               outputs, 2))
                 .code,
             KILN_STATUS_INVALID_ARGUMENT);
+  // A NULL function with a communicator is refused with the same words.
+  kiln_comm_t *comm = nullptr;
+  ASSERT_TRUE(take(kiln_comm_create_self(&comm)).ok());
+  kiln::test::Outcome noFunction = take(
+      kiln_function_call_with_comm(nullptr, comm, nullptr, 0, outputs, 2));
+  kiln_comm_release(comm);
+  EXPECT_EQ(noFunction.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(noFunction.message, "kiln_function_call_with_comm: function and "
+                                "comm must not be NULL");
+  EXPECT_EQ(take(kiln_function_call(nullptr, nullptr, 0, outputs, 2)).message,
+            "kiln_function_call: function is NULL");
 }
 
 TEST(CommPluginTest, ExplicitPathThatDoesNotLoad) {
