@@ -132,6 +132,17 @@ kiln_status_t kiln::runtime::createTensor(kiln_dtype_t dtype, size_t rank,
       });
 }
 
+/// Refuses, for `api`, a module compiled for the CPU: device tensors live in
+/// a CUDA module's device.
+static kiln_status_t requireCuda(const char *api, const kiln_module_t *module) {
+  if (module->cuda)
+    return nullptr;
+  return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                    std::string(api) + ": the module was compiled for " +
+                        kiln_device_name(module->device) +
+                        ", whose functions take host tensors");
+}
+
 kiln_tensor::~kiln_tensor() {
   if (borrowed)
     return;
@@ -224,24 +235,16 @@ kiln_status_t kiln_tensor_to_device(const kiln_module_t *module,
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_tensor_to_device: module, tensor and out_tensor "
                       "must not be NULL");
-  if (!module->cuda)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      std::string("kiln_tensor_to_device: the module was "
-                                  "compiled for ") +
-                          kiln_device_name(module->device) +
-                          ", whose functions take host tensors");
+  if (kiln_status_t status = requireCuda("kiln_tensor_to_device", module))
+    return status;
   if (tensor->device && !module->cuda->sharesMemoryWith(*tensor->device))
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_tensor_to_device: the tensor is in the memory of "
                       "another CUDA device; copy it with kiln_tensor_to_host "
                       "first");
-  try {
-    return kiln::runtime::createDeviceTensor(
-        "kiln_tensor_to_device", module->cuda, tensor->dtype,
-        tensor->shape.size(), tensor->shape.data(), tensor, outTensor);
-  } catch (const std::bad_alloc &) {
-    return kiln::runtime::outOfMemoryStatus();
-  }
+  return kiln::runtime::createDeviceTensor(
+      "kiln_tensor_to_device", module->cuda, tensor->dtype,
+      tensor->shape.size(), tensor->shape.data(), tensor, outTensor);
 }
 
 kiln_status_t kiln_tensor_wrap_device(const kiln_module_t *module,
@@ -253,12 +256,8 @@ kiln_status_t kiln_tensor_wrap_device(const kiln_module_t *module,
   if (!module)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_tensor_wrap_device: module is NULL");
-  if (!module->cuda)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      std::string("kiln_tensor_wrap_device: the module was "
-                                  "compiled for ") +
-                          kiln_device_name(module->device) +
-                          ", whose functions take host tensors");
+  if (kiln_status_t status = requireCuda("kiln_tensor_wrap_device", module))
+    return status;
   if (kiln_status_t status = module->cuda->open()) {
     status->message = "kiln_tensor_wrap_device: " + status->message;
     return status;

@@ -258,8 +258,7 @@ void CudaDevice::runCall(void (*entry)(void **),
   if (!failure.empty())
     driver->streamSynchronize(streamHandle);
   for (CUdeviceptr buffer : liveBuffers)
-    pool[allocations[buffer].hostShared].emplace(allocations[buffer].bytes,
-                                                 buffer);
+    returnToPool(buffer);
   liveBuffers.clear();
 }
 
@@ -270,8 +269,6 @@ kiln_status_t CudaDevice::createResident(size_t bytes, const void *source,
     void *made = allocate(bytes ? bytes : 1, false);
     if (!made)
       return;
-    // Not a buffer of a call: it stays out of the pool until released.
-    liveBuffers.erase(toDevice(made));
     if (source && bytes)
       check(sourceOnDevice
                 ? driver->memcpyAsync(toDevice(made), toDevice(source), bytes,
@@ -280,9 +277,11 @@ kiln_status_t CudaDevice::createResident(size_t bytes, const void *source,
             "copying a tensor to the device");
     synchronize();
     if (!failure.empty()) {
-      pool[false].emplace(allocations[toDevice(made)].bytes, toDevice(made));
+      release(made);
       return;
     }
+    // Not a buffer of a call: it stays out of the pool until released.
+    liveBuffers.erase(toDevice(made));
     buffer = made;
   });
 }
@@ -300,9 +299,8 @@ void CudaDevice::releaseResident(void *buffer) {
   if (!buffer)
     return;
   std::lock_guard<std::mutex> lock(callMutex);
-  auto found = allocations.find(toDevice(buffer));
-  if (found != allocations.end())
-    pool[found->second.hostShared].emplace(found->second.bytes, found->first);
+  if (allocations.count(toDevice(buffer)))
+    returnToPool(toDevice(buffer));
 }
 
 bool CudaDevice::sharesMemoryWith(CudaDevice &other) {
@@ -442,8 +440,12 @@ void CudaDevice::release(void *pointer) {
     return;
   }
   liveBuffers.erase(live);
-  const Allocation &allocation = allocations[toDevice(pointer)];
-  pool[allocation.hostShared].emplace(allocation.bytes, toDevice(pointer));
+  returnToPool(toDevice(pointer));
+}
+
+void CudaDevice::returnToPool(CUdeviceptr pointer) {
+  const Allocation &allocation = allocations[pointer];
+  pool[allocation.hostShared].emplace(allocation.bytes, pointer);
 }
 
 bool CudaDevice::isDevicePointer(const void *pointer) const {

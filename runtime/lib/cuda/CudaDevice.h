@@ -193,6 +193,8 @@ private:
   std::set<CUdeviceptr> liveBuffers;
   /// Released buffers by size, separately for managed and device memory.
   std::multimap<size_t, CUdeviceptr> pool[2];
+  /// Puts a buffer the driver gave this device into the pool of its kind.
+  void returnToPool(CUdeviceptr pointer);
   /// Whether `pointer` lies in a buffer of this device.
   bool isDevicePointer(const void *pointer) const;
   /// The products plug-in, its handle and its workspace, made on the first
