@@ -184,41 +184,24 @@ inline py::capsule exportDLPack(const DeviceArray &array) {
 inline py::list callWithDeviceArrays(const kiln_function_t *function,
                                      const std::shared_ptr<kiln_module_t> &module,
                                      py::handle args, bool onDevice) {
-  checkInputCount(function, args);
-  std::string name = kiln_function_name(function);
-  std::vector<py::object> keepAlive;
-  std::vector<TensorPtr> owned;
-  std::vector<kiln_tensor_t *> inputs;
-  size_t index = 0;
-  for (py::handle arg : args) {
-    const kiln_tensor_signature_t *signature =
-        kiln_function_input(function, index);
-    auto describe = [&] {
-      std::string what =
-          "function '" + name + "': input " + std::to_string(index);
-      if (*signature->name)
-        what += std::string(" ('") + signature->name + "')";
-      return what;
-    };
-    if (py::isinstance<DeviceArray>(arg)) {
-      inputs.push_back(arg.cast<const DeviceArray &>().tensor.get());
-    } else if (!py::isinstance<py::array>(arg) &&
-               py::hasattr(arg, "__dlpack__") &&
-               py::hasattr(arg, "__dlpack_device__")) {
-      owned.push_back(dlpackInput(arg, module.get(), signature->dtype,
-                                  describe, keepAlive));
-      inputs.push_back(owned.back().get());
-    } else {
-      owned.push_back(
-          inputTensor(arg, signature->dtype, describe, keepAlive));
-      inputs.push_back(owned.back().get());
-    }
-    ++index;
-  }
+  CallInputs inputs = gatherInputs(
+      function, args,
+      [&](py::handle arg, kiln_dtype_t dtype, const auto &describe,
+          CallInputs &into) {
+        if (py::isinstance<DeviceArray>(arg))
+          into.tensors.push_back(arg.cast<const DeviceArray &>().tensor.get());
+        else if (!py::isinstance<py::array>(arg) &&
+                 py::hasattr(arg, "__dlpack__") &&
+                 py::hasattr(arg, "__dlpack_device__"))
+          into.add(
+              dlpackInput(arg, module.get(), dtype, describe, into.keepAlive));
+        else
+          into.add(inputTensor(arg, dtype, describe, into.keepAlive));
+      });
   py::list results;
   if (!onDevice) {
-    for (py::array &array :
-         callOnTensors(function, inputs.data(), inputs.size()))
+    for (py::array &array : callOnTensors(function, inputs.tensors.data(),
+                                          inputs.tensors.size()))
       results.append(std::move(array));
     return results;
   }
@@ -227,9 +210,9 @@ inline py::list callWithDeviceArrays(const kiln_function_t *function,
   kiln_status_t status;
   {
     py::gil_scoped_release release;
-    status = kiln_function_call_on_device(function, inputs.data(),
-                                          inputs.size(), outputs.data(),
-                                          outputs.size());
+    status = kiln_function_call_on_device(
+        function, inputs.tensors.data(), inputs.tensors.size(),
+        outputs.data(), outputs.size());
   }
   check(status);
   for (kiln_tensor_t *output : outputs)

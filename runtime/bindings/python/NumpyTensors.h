@@ -230,17 +230,29 @@ inline void checkInputCount(const kiln_function_t *function, py::handle args) {
                          std::to_string(given) + " were given");
 }
 
-/// Calls `function` on the Python values `args` (each converted for its
-/// input's signature dtype) and returns its outputs as numpy arrays.
-inline std::vector<py::array> callFunction(const kiln_function_t *function,
-                                           py::handle args,
-                                           kiln_comm_t *comm = nullptr) {
-  checkInputCount(function, args);
-  size_t inputCount = kiln_function_input_count(function);
-  std::vector<py::object> keepAlive;
+/// The inputs of one call made from Python values: the tensors in
+/// signature order, those made for the call, and the Python objects whose
+/// memory they borrow.
+struct CallInputs {
+  std::vector<kiln_tensor_t *> tensors;
   std::vector<TensorPtr> owned;
-  std::vector<kiln_tensor_t *> inputs;
-  owned.reserve(inputCount);
+  std::vector<py::object> keepAlive;
+
+  /// Adds a tensor made for the call.
+  void add(TensorPtr tensor) {
+    owned.push_back(std::move(tensor));
+    tensors.push_back(owned.back().get());
+  }
+};
+
+/// The inputs of `function` from the Python values `args`, one per input:
+/// `convert(arg, dtype, describe, inputs)` adds each, where `describe()`
+/// names the input for messages ("function 'f': input 0 ('x')").
+template <typename Convert>
+CallInputs gatherInputs(const kiln_function_t *function, py::handle args,
+                        const Convert &convert) {
+  checkInputCount(function, args);
+  CallInputs inputs;
   size_t index = 0;
   for (py::handle arg : args) {
     const kiln_tensor_signature_t *signature =
@@ -253,11 +265,25 @@ inline std::vector<py::array> callFunction(const kiln_function_t *function,
         what += std::string(" ('") + signature->name + "')";
       return what;
     };
-    owned.push_back(inputTensor(arg, signature->dtype, describe, keepAlive));
-    inputs.push_back(owned.back().get());
+    convert(arg, signature->dtype, describe, inputs);
     ++index;
   }
-  return callOnTensors(function, inputs.data(), inputs.size(), comm);
+  return inputs;
+}
+
+/// Calls `function` on the Python values `args` (each converted for its
+/// input's signature dtype) and returns its outputs as numpy arrays.
+inline std::vector<py::array> callFunction(const kiln_function_t *function,
+                                           py::handle args,
+                                           kiln_comm_t *comm = nullptr) {
+  CallInputs inputs = gatherInputs(
+      function, args,
+      [](py::handle arg, kiln_dtype_t dtype, const auto &describe,
+         CallInputs &into) {
+        into.add(inputTensor(arg, dtype, describe, into.keepAlive));
+      });
+  return callOnTensors(function, inputs.tensors.data(), inputs.tensors.size(),
+                       comm);
 }
 
 } // namespace python
