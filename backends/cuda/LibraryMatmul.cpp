@@ -88,6 +88,26 @@ static int64_t dtypeCode(Type type) {
   return static_cast<int64_t>(*::kiln::classifyElementType(type));
 }
 
+/// The op of type OpTy that `generic`'s body starts with and yields as its
+/// one value, or null.
+template <typename OpTy> static OpTy yieldedFirstOp(linalg::GenericOp generic) {
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto op = yield.getValues().size() == 1
+                ? yield.getValues()[0].getDefiningOp<OpTy>()
+                : nullptr;
+  return op && &body.front() == op.getOperation() ? op : nullptr;
+}
+
+/// Whether an op strictly between `from` and `to` (in one block) may touch
+/// the memory of `root`.
+static bool touchedBetween(Operation *from, Operation *to, Value root) {
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+    if (mlir::kiln::mayAccess(op, root))
+      return true;
+  return false;
+}
+
 /// A truncation that a product of f16 or bf16 A and B into f32 C can do
 /// itself: the only reader of C, an elementwise linalg.generic later in the
 /// block that rounds all of C to A's type into `target`. The library
@@ -139,13 +159,8 @@ narrowingOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
                     [](AffineMap map) { return map.isIdentity(); }))
     return std::nullopt;
   // The body is `yield truncf(in)` to A's type.
-  Block &body = truncation.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto truncf = yield.getValues().size() == 1
-                    ? yield.getValues()[0].getDefiningOp<arith::TruncFOp>()
-                    : nullptr;
-  if (!truncf || &body.front() != truncf.getOperation() ||
-      truncf.getIn() != body.getArgument(0) ||
+  auto truncf = yieldedFirstOp<arith::TruncFOp>(truncation);
+  if (!truncf || truncf.getIn() != truncation.getRegion().getArgument(0) ||
       truncf.getType() != form.abType)
     return std::nullopt;
   narrowing.target = truncation.getDpsInitOperand(0)->get();
@@ -153,11 +168,9 @@ narrowingOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
   if (targetType.getShape() != cast<MemRefType>(c.getType()).getShape() ||
       !targetType.getLayout().isIdentity())
     return std::nullopt;
-  Value root = mlir::kiln::rootOf(narrowing.target);
-  for (Operation *op = product->getNextNode(); op != truncation;
-       op = op->getNextNode())
-    if (mlir::kiln::mayAccess(op, root))
-      return std::nullopt;
+  if (touchedBetween(product, truncation,
+                     mlir::kiln::rootOf(narrowing.target)))
+    return std::nullopt;
   narrowing.dead.push_back(zeroFill);
   return narrowing;
 }
@@ -214,24 +227,17 @@ biasEpilogueOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
       failed(getStridesAndOffset(biasType, strides, offset)) ||
       strides[0] != 1)
     return std::nullopt;
-  // The body is `yield addf(c, bias)` (either order).
+  // The body is `yield addf(c, bias)` (either order) and nothing else.
+  auto add = yieldedFirstOp<arith::AddFOp>(addition);
   Block &body = addition.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getValues().size() == 1
-                 ? yield.getValues()[0].getDefiningOp<arith::AddFOp>()
-                 : nullptr;
-  if (!add || &body.front() != add.getOperation() ||
-      add->getNextNode() != yield.getOperation())
+  if (!add || add->getNextNode() != body.getTerminator())
     return std::nullopt;
   Value in = body.getArgument(0), b = body.getArgument(1);
   if (!((add.getLhs() == in && add.getRhs() == b) ||
         (add.getLhs() == b && add.getRhs() == in)))
     return std::nullopt;
-  Value biasRoot = mlir::kiln::rootOf(bias);
-  for (Operation *op = product->getNextNode(); op != addition.getOperation();
-       op = op->getNextNode())
-    if (mlir::kiln::mayAccess(op, biasRoot))
-      return std::nullopt;
+  if (touchedBetween(product, addition, mlir::kiln::rootOf(bias)))
+    return std::nullopt;
   return BiasEpilogue{addition, bias};
 }
 
