@@ -236,7 +236,11 @@ biasEpilogueOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
   if (!((add.getLhs() == in && add.getRhs() == b) ||
         (add.getLhs() == b && add.getRhs() == in)))
     return std::nullopt;
-  if (touchedBetween(product, addition, mlir::kiln::rootOf(bias)))
+  // The epilogue reads the bias while the product writes C: it may be no
+  // view of C, and nothing in between may write it.
+  Value biasRoot = mlir::kiln::rootOf(bias);
+  if (mlir::kiln::mayAlias(biasRoot, cRoot) ||
+      touchedBetween(product, addition, biasRoot))
     return std::nullopt;
   return BiasEpilogue{addition, bias};
 }

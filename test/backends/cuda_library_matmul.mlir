@@ -279,3 +279,26 @@ func.func @not_epilogues(%a: memref<6x4xf32>, %b: memref<4x6xf32>, %bias: memref
   }
   return
 }
+
+// -----
+
+// A bias that is a row of C itself is read after the product writes C: the
+// epilogue would read it before, so the addition stays a kernel.
+// CHECK-LABEL: func.func @bias_in_c
+// CHECK:         call @kiln_cuda_matmul(%c0_i64
+// CHECK:         linalg.generic
+#id3 = affine_map<(d0, d1) -> (d0, d1)>
+#col3 = affine_map<(d0, d1) -> (d1)>
+func.func @bias_in_c(%a: memref<6x4xf32>, %b: memref<4x6xf32>, %c: memref<6x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x6xf32>)
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x6xf32>) outs(%c : memref<6x6xf32>)
+  %row = memref.subview %c[0, 0] [1, 6] [1, 1] : memref<6x6xf32> to memref<6xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#id3, #col3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %row : memref<6x6xf32>, memref<6xf32, strided<[1]>>) outs(%c : memref<6x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
