@@ -152,8 +152,6 @@ kiln::HostTouchedBuffers::HostTouchedBuffers(Operation *module) {
         });
       }
     }
-    if (isa<scf::IfOp, scf::IndexSwitchOp, scf::ExecuteRegionOp>(op))
-      return; // their results are joined with what their regions yield
     if (leavesElementsToTheDevice(op))
       return;
     for (Value operand : op->getOperands())
