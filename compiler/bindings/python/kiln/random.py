@@ -171,8 +171,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     float64."""
     what = "kiln.random.truncated_normal"
     code = _float_code(dtype, what)
-    if np.dtype(np.float32 if dtype is None or dtype is float else dtype) \
-            not in (np.float32, np.float64):
+    if code not in (_core.dtype_code(np.float32), _core.dtype_code(np.float64)):
         fail(f"{what} draws float32 or float64, got dtype {np.dtype(dtype)}; "
              "cast the result", TypeError)
     return _truncated_normal(key, lower, upper,
