@@ -37,6 +37,13 @@ struct DeviceArray {
   std::shared_ptr<kiln_tensor_t> tensor;
   /// The module it was made for, for copies (`copy()`).
   std::shared_ptr<kiln_module_t> module;
+
+  /// The array owning a device tensor the runtime returned.
+  static DeviceArray adopt(kiln_tensor_t *tensor,
+                           std::shared_ptr<kiln_module_t> module) {
+    return {std::shared_ptr<kiln_tensor_t>(tensor, kiln_tensor_release),
+            std::move(module)};
+  }
 };
 
 /// DLPack's (code, bits) of a kiln dtype.
@@ -216,8 +223,7 @@ inline py::list callWithDeviceArrays(const kiln_function_t *function,
   }
   check(status);
   for (kiln_tensor_t *output : outputs)
-    results.append(DeviceArray{
-        std::shared_ptr<kiln_tensor_t>(output, kiln_tensor_release), module});
+    results.append(DeviceArray::adopt(output, module));
   return results;
 }
 

@@ -179,9 +179,7 @@ PYBIND11_MODULE(_runtime, m) {
               kiln_tensor_t *copied = nullptr;
               check(kiln_tensor_to_device(a.module.get(), a.tensor.get(),
                                           &copied));
-              return exportDLPack(DeviceArray{
-                  std::shared_ptr<kiln_tensor_t>(copied, kiln_tensor_release),
-                  a.module});
+              return exportDLPack(DeviceArray::adopt(copied, a.module));
             }
             return exportDLPack(a);
           },
@@ -296,9 +294,7 @@ PYBIND11_MODULE(_runtime, m) {
             TensorPtr wrapped(host);
             kiln_tensor_t *onDevice = nullptr;
             check(kiln_tensor_to_device(m.module.get(), host, &onDevice));
-            return DeviceArray{std::shared_ptr<kiln_tensor_t>(
-                                   onDevice, kiln_tensor_release),
-                               m.module};
+            return DeviceArray::adopt(onDevice, m.module);
           },
           py::arg("array"),
           "A copy of `array` in the memory of the CUDA device this module "
