@@ -189,11 +189,17 @@ def measure_anchor(anchor, wl, ins, expected, budget, quick):
     err, ok = check(wl, outs, expected, ins)
     if not ok:
         return None, f"WRONG (max rel. error {err:.2e})"
+    median, fastest = timed(fn, budget, quick)
+    return median, f"err {err:.1e}; min {fmt_time(fastest)}"
+
+
+def timed(fn, budget, quick):
+    """(median, min) seconds of fn: one call sizes how many more fit the
+    budget, then those after a warm-up call."""
     start = time.perf_counter()
     fn()
     first = time.perf_counter() - start
-    median, fastest = A.time_callable(fn, choose_repeat(first, budget, quick), warmup=1)
-    return median, f"err {err:.1e}; min {fmt_time(fastest)}"
+    return A.time_callable(fn, choose_repeat(first, budget, quick), warmup=1)
 
 
 def check(wl, outs, expected, ins):

@@ -38,7 +38,6 @@ import datetime
 import os
 import shutil
 import sys
-import time
 
 import numpy as np
 
@@ -158,14 +157,6 @@ def synchronized(torch, jax, fn):
     return lambda: (fn(), torch.cuda.synchronize())
 
 
-def timed(fn, budget):
-    """(median, min) seconds, with as many calls as fit the budget."""
-    start = time.perf_counter()
-    fn()
-    first = time.perf_counter() - start
-    return A.time_callable(fn, B.choose_repeat(first, budget, False), warmup=1)
-
-
 def measure(label, make, wl, ins, expected, budget):
     """[(label, median or None, note)] for one anchor's two timings."""
     try:
@@ -179,7 +170,7 @@ def measure(label, make, wl, ins, expected, budget):
         return [(label, None, f"WRONG (max rel. error {err:.2e})")]
     rows = []
     for suffix, fn in ((", on device", on_device), (", with copies", copying)):
-        median, fastest = timed(fn, budget)
+        median, fastest = B.timed(fn, budget, False)
         rows.append((label + suffix, median, f"err {err:.1e}; min {B.fmt_time(fastest)}"))
         print(f"   {label + suffix}: {B.fmt_time(median)}", flush=True)
     return rows
@@ -255,13 +246,13 @@ def main(argv=None):
         out_dir = os.path.join(args.work_dir, f"{wl.name}.out")
         try:
             module, (compile_wall, _) = kiln.compile(source, True)
-            outs, _ = kiln.run(module, wl, paths, out_dir, 1)
+            # The first run's outputs are checked; its one timed call sizes
+            # the timed runs, as bench.py does.
+            outs, (once, _) = kiln.run(module, wl, paths, out_dir, 1)
             err, ok = B.check(wl, outs, expected, ins)
             if not ok:
                 raise RuntimeError(f"WRONG (max rel. error {err:.2e})")
-            first = time.perf_counter()
-            kiln.run(module, wl, paths, out_dir, 1)
-            repeat = B.choose_repeat(time.perf_counter() - first, args.time_budget, False)
+            repeat = B.choose_repeat(once, args.time_budget, False)
             _, (median, fastest) = kiln.run(module, wl, paths, out_dir, max(repeat, 3))
             _, (resident, resident_min) = kiln.run(module, wl, paths, out_dir,
                                                    max(repeat, 3), ["--device-resident"])
