@@ -100,6 +100,13 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
     pm.addPass(createFuseAttention());
   }
   pm.addPass(createKilnCudaOutlineAttention());
+  // Float convolutions wait in functions of their own for cuDNN
+  // (LibraryConv.cpp).
+  if (options.libraryConv) {
+    KilnCudaOutlineConvsOptions convs;
+    convs.tf32 = options.tf32;
+    pm.addPass(createKilnCudaOutlineConvs(convs));
+  }
   // 0-3 (BufferizationPipeline.cpp), as on the CPU but for the row loops.
   buildLinalgPipeline(pm, options.fuse, /*rowLoops=*/false,
                       /*collectives=*/true);
@@ -130,6 +137,8 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
 
   // 4: kernels and device-visible buffers.
   pm.addPass(createKilnCudaFlashAttention());
+  if (options.libraryConv)
+    pm.addPass(createKilnCudaLibraryConv());
   if (options.libraryMatmul) {
     KilnCudaLibraryMatmulOptions library;
     library.tf32 = options.tf32;
@@ -232,9 +241,14 @@ struct CudaLoweringPipelineOptions
       llvm::cl::desc("Float matrix products as cuBLASLt calls through the "
                      "runtime (otherwise kiln's own kernels)"),
       llvm::cl::init(true)};
+  Option<bool> libraryConv{
+      *this, "library-conv",
+      llvm::cl::desc("Float convolutions as cuDNN calls through the "
+                     "runtime (otherwise kiln's own kernels)"),
+      llvm::cl::init(true)};
   Option<bool> tf32{*this, "tf32",
-                    llvm::cl::desc("Let f32 products round their inputs to "
-                                   "TF32 on tensor cores"),
+                    llvm::cl::desc("Let f32 products and convolutions round "
+                                   "their inputs to TF32 on tensor cores"),
                     llvm::cl::init(false)};
 };
 } // namespace
@@ -248,6 +262,7 @@ void kiln::registerCudaPipelines() {
         options.arch = pipeline.arch;
         options.fuse = pipeline.fuse;
         options.libraryMatmul = pipeline.libraryMatmul;
+        options.libraryConv = pipeline.libraryConv;
         options.tf32 = pipeline.tf32;
         buildCudaLoweringPipeline(pm, options);
       });

@@ -29,7 +29,7 @@ static const char *const kImplementedByRuntime[] = {
     "mgpuModuleGetFunction", "mgpuLaunchKernel",    "mgpuStreamCreate",
     "mgpuStreamDestroy",   "mgpuStreamSynchronize", "mgpuMemAlloc",
     "mgpuMemFree",         "mgpuMemcpy",            "mgpuMemset32",
-    KILN_CUDA_MATMUL_FUNCTION};
+    KILN_CUDA_MATMUL_FUNCTION, KILN_CUDA_CONV_FUNCTION};
 
 /// Replaces the embedded PTX constant by loads from the exported image
 /// slot, so that the shared object does not carry a second copy of it.

@@ -109,11 +109,17 @@ cl::opt<bool> noCublas(
              "cuBLASLt through the runtime (--target=cuda)"),
     cl::init(false),
     cl::cat(compileCategory));
+cl::opt<bool> noCudnn(
+    "no-cudnn",
+    cl::desc("Generate kernels for float convolutions instead of calling "
+             "cuDNN through the runtime (--target=cuda)"),
+    cl::init(false),
+    cl::cat(compileCategory));
 cl::opt<bool> cudaTf32(
     "cuda-tf32",
-    cl::desc("Let cuBLASLt round the inputs of f32 matrix products to TF32 "
-             "on tensor cores (--target=cuda; f32 products are exact f32 "
-             "otherwise)"),
+    cl::desc("Let cuBLASLt and cuDNN round the inputs of f32 matrix "
+             "products and convolutions to TF32 on tensor cores "
+             "(--target=cuda; they are exact f32 otherwise)"),
     cl::init(false),
     cl::cat(compileCategory));
 cl::opt<bool> noParallel(
@@ -216,8 +222,10 @@ int checkOptions() {
     return usageError("unsupported CUDA architecture '" + cudaArch +
                       "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, "
                       "sm_90)");
-  if ((noCublas || cudaTf32) && target != "cuda")
-    return usageError(std::string(noCublas ? "--no-cublas" : "--cuda-tf32") +
+  if ((noCublas || noCudnn || cudaTf32) && target != "cuda")
+    return usageError(std::string(noCublas  ? "--no-cublas"
+                                  : noCudnn ? "--no-cudnn"
+                                            : "--cuda-tf32") +
                       " needs --target=cuda");
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
@@ -252,6 +260,7 @@ kiln::CompileOptions compileOptions() {
   options.cuda.fuse = !noFusion;
   options.cuda.memoryReport = memoryReport;
   options.cuda.libraryMatmul = !noCublas;
+  options.cuda.libraryConv = !noCudnn;
   options.cuda.tf32 = cudaTf32;
   options.autocast = autocast;
   options.configurePassManager = [](mlir::PassManager &pm) {

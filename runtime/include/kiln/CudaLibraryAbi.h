@@ -26,6 +26,25 @@
 |*   ..._TF32 allows f32 products to round their inputs to TF32 on tensor   *|
 |*   cores, which the compiler asks for only under an explicit option.      *|
 |*                                                                            *|
+|* KILN_CUDA_CONV_FUNCTION, of type kiln_cuda_conv_fn:                       *|
+|*   y = kiln.conv(x, w) for a convolution without input dilation, in      *|
+|*   kiln's (ONNX's) dense row-major layouts: x [N, C, D...], w [O, C/G,   *|
+|*   K...], y [N, O, E...], device addresses, all of one float type (f32,  *|
+|*   f16 or bf16; sums in f32). `descriptor` points to                     *|
+|*   KILN_CUDA_CONV_HEADER_SIZE + KILN_CUDA_CONV_ENTRIES_PER_DIM * k      *|
+|*   int64 values: k (1 to 3 spatial dims), G, the kiln_dtype_t code, the  *|
+|*   flags, N, C, O, then seven arrays of k: D, K, E, strides, low and     *|
+|*   high padding, kernel dilation. f32 stays exact f32 unless the flags   *|
+|*   hold KILN_CUDA_CONV_TF32. The descriptor is the module's constant, so  *|
+|*   the runtime may key what it caches on its contents.                    *|
+|*   With KILN_CUDA_CONV_INPUT_GRADIENT the call is the gradient of such a *|
+|*   convolution with respect to its input instead (cuDNN's backward data, *|
+|*   a transposed convolution): x is the cotangent [N, C, D...] of a        *|
+|*   forward convolution with C output channels, w its kernel [C, O/G,     *|
+|*   K...], y the input gradient [N, O, E...]; strides, padding and        *|
+|*   dilation are the forward convolution's, so that D follows from E as a *|
+|*   forward convolution's output size does from its input's.             *|
+|*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
 #ifndef KILN_CUDALIBRARYABI_H
@@ -56,5 +75,23 @@ typedef void (*kiln_cuda_matmul_fn)(int64_t flags, int64_t ab_dtype,
                                     const void *b, int64_t ldb,
                                     int64_t stride_b, void *c, int64_t ldc,
                                     int64_t stride_c, const void *bias);
+
+#define KILN_CUDA_CONV_FUNCTION "kiln_cuda_conv"
+
+enum {
+  KILN_CUDA_CONV_TF32 = 1,
+  KILN_CUDA_CONV_INPUT_GRADIENT = 2,
+  /* Every flag bit defined; the runtime refuses others. */
+  KILN_CUDA_CONV_FLAGS = 3
+};
+
+enum {
+  KILN_CUDA_CONV_HEADER_SIZE = 7,
+  KILN_CUDA_CONV_ENTRIES_PER_DIM = 7,
+  KILN_CUDA_CONV_MAX_SPATIAL_DIMS = 3
+};
+
+typedef void (*kiln_cuda_conv_fn)(const int64_t *descriptor, const void *x,
+                                  const void *w, void *y);
 
 #endif /* KILN_CUDALIBRARYABI_H */

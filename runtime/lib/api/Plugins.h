@@ -3,7 +3,7 @@
 // The runtime links no communication or GPU library: the code that does is
 // in plug-ins (shared objects in lib/kiln/) that it dlopens when a module
 // first needs one - the MPI and NCCL communicators (comm/PluginLoader.h)
-// and the GPU products (cuda/BlasPlugin.h). Each exports one function that
+// the GPU products (cuda/BlasPlugin.h) and convolutions (cuda/DnnPlugin.h). Each exports one function that
 // returns its table of functions, whose first member is the version of its
 // interface.
 //
@@ -15,6 +15,8 @@
 #include "kiln/runtime.h"
 
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,49 @@ std::vector<std::string> pluginCandidates(const char *file);
 kiln_status_t loadPluginTable(const PluginFile &plugin,
                               const char *entrySymbol, const char *interface,
                               uint32_t version, const void *&table);
+
+/// A plug-in's table of type \p Table, loaded by the first load() of the
+/// process (loadPluginTable) and never unloaded: handles made by it live as
+/// long as the objects that use them. A test may replace how the table is
+/// found (setForTesting; NULL restores the plug-in file).
+template <typename Table> class PluginTableCache {
+public:
+  using Loader = std::function<kiln_status_t(const Table *&)>;
+
+  PluginTableCache(const PluginFile &plugin, const char *entrySymbol,
+                   const char *interface, uint32_t version)
+      : plugin(plugin), entrySymbol(entrySymbol), interface(interface),
+        version(version) {}
+
+  kiln_status_t load(const Table *&table) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (testLoader)
+      return testLoader(table);
+    if (!loaded) {
+      const void *found = nullptr;
+      if (kiln_status_t status = loadPluginTable(plugin, entrySymbol,
+                                                 interface, version, found))
+        return status;
+      loaded = static_cast<const Table *>(found);
+    }
+    table = loaded;
+    return nullptr;
+  }
+
+  void setForTesting(Loader loader) {
+    std::lock_guard<std::mutex> lock(mutex);
+    testLoader = std::move(loader);
+  }
+
+private:
+  const PluginFile &plugin;
+  const char *entrySymbol;
+  const char *interface;
+  uint32_t version;
+  std::mutex mutex;
+  Loader testLoader;
+  const Table *loaded = nullptr;
+};
 
 } // namespace runtime
 } // namespace kiln

@@ -5,7 +5,6 @@
 #include "api/Plugins.h"
 
 #include <dlfcn.h>
-#include <mutex>
 
 namespace kiln {
 namespace runtime {
@@ -22,32 +21,46 @@ const PluginFile kBlasPlugin = {
     RTLD_NOW | RTLD_LOCAL,
     KILN_STATUS_DEVICE_ERROR};
 
-std::mutex loaderMutex;
-BlasPluginLoader testLoader;
+PluginTableCache<kiln_blas_plugin_t> &blasTable() {
+  static PluginTableCache<kiln_blas_plugin_t> cache(
+      kBlasPlugin, KILN_BLAS_PLUGIN_ENTRY, "CUDA products plug-in",
+      KILN_BLAS_PLUGIN_VERSION);
+  return cache;
+}
+
+const PluginFile kDnnPlugin = {
+    kDnnPluginFile,
+    kDnnPluginVariable,
+    "the CUDA convolutions plug-in",
+    "NVIDIA's cuDNN 9, libcudnn.so.9 (the CUDA toolkit's, or the "
+    "nvidia-cudnn wheel's lib/ on LD_LIBRARY_PATH)",
+    "where cuDNN's cudnn.h and libcudnn are found at build time",
+    RTLD_NOW | RTLD_LOCAL,
+    KILN_STATUS_DEVICE_ERROR};
+
+PluginTableCache<kiln_dnn_plugin_t> &dnnTable() {
+  static PluginTableCache<kiln_dnn_plugin_t> cache(
+      kDnnPlugin, KILN_DNN_PLUGIN_ENTRY, "CUDA convolutions plug-in",
+      KILN_DNN_PLUGIN_VERSION);
+  return cache;
+}
 
 } // namespace
 
 kiln_status_t loadBlasPlugin(const kiln_blas_plugin_t *&table) {
-  std::lock_guard<std::mutex> lock(loaderMutex);
-  if (testLoader)
-    return testLoader(table);
-  static const kiln_blas_plugin_t *loaded = nullptr;
-  if (!loaded) {
-    const void *found = nullptr;
-    if (kiln_status_t status =
-            loadPluginTable(kBlasPlugin, KILN_BLAS_PLUGIN_ENTRY,
-                            "CUDA products plug-in", KILN_BLAS_PLUGIN_VERSION,
-                            found))
-      return status;
-    loaded = static_cast<const kiln_blas_plugin_t *>(found);
-  }
-  table = loaded;
-  return nullptr;
+  return blasTable().load(table);
 }
 
 void setBlasPluginLoaderForTesting(BlasPluginLoader loader) {
-  std::lock_guard<std::mutex> lock(loaderMutex);
-  testLoader = std::move(loader);
+  blasTable().setForTesting(std::move(loader));
+}
+
+kiln_status_t loadDnnPlugin(const kiln_dnn_plugin_t *&table) {
+  return dnnTable().load(table);
+}
+
+void setDnnPluginLoaderForTesting(DnnPluginLoader loader) {
+  dnnTable().setForTesting(std::move(loader));
 }
 
 } // namespace cuda

@@ -1,9 +1,10 @@
-//===- BlasPluginLoader.h - Finding the GPU products plug-in ----*- C++ -*-===//
+//===- BlasPluginLoader.h - Finding the GPU library plug-ins ----*- C++ -*-===//
 
 #ifndef KILN_RUNTIME_LIB_CUDA_BLASPLUGINLOADER_H
 #define KILN_RUNTIME_LIB_CUDA_BLASPLUGINLOADER_H
 
 #include "BlasPlugin.h"
+#include "DnnPlugin.h"
 
 #include "kiln/runtime.h"
 
@@ -28,6 +29,18 @@ kiln_status_t loadBlasPlugin(const kiln_blas_plugin_t *&table);
 /// file), for tests that run products against a fake plug-in.
 using BlasPluginLoader = std::function<kiln_status_t(const kiln_blas_plugin_t *&)>;
 void setBlasPluginLoaderForTesting(BlasPluginLoader loader);
+
+/// The file name of the convolutions plug-in, and the variable that names
+/// its path explicitly.
+constexpr const char *kDnnPluginFile = "libkiln_cuda_dnn.so";
+constexpr const char *kDnnPluginVariable = "KILN_CUDA_DNN_PLUGIN";
+
+/// loadBlasPlugin's counterpart for the convolutions plug-in.
+kiln_status_t loadDnnPlugin(const kiln_dnn_plugin_t *&table);
+
+/// setBlasPluginLoaderForTesting's counterpart.
+using DnnPluginLoader = std::function<kiln_status_t(const kiln_dnn_plugin_t *&)>;
+void setDnnPluginLoaderForTesting(DnnPluginLoader loader);
 
 } // namespace cuda
 } // namespace runtime

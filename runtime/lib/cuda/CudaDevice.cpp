@@ -6,6 +6,8 @@
 
 #include "api/Status.h"
 
+#include "kiln/CudaLibraryAbi.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,11 @@ thread_local CudaDevice *currentDevice = nullptr;
 /// The workspace cuBLASLt may use per product: what NVIDIA recommends for
 /// Hopper, which covers every earlier architecture's needs too.
 constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
+
+/// The workspace a convolution may use: cuDNN's fastest engines for
+/// ResNet-sized convolutions ask for a few to a few tens of MiB; one that
+/// asks for more is passed over for the next the heuristic ranks.
+constexpr size_t kDnnWorkspaceBytes = size_t(128) << 20;
 
 /// Makes a device current for the extent of a call.
 struct CurrentDevice {
@@ -170,6 +177,10 @@ CudaDevice::~CudaDevice() {
       blas->destroy(blasHandle);
     if (blasWorkspace)
       driver->memFree(blasWorkspace);
+    if (dnnHandle)
+      dnn->destroy(dnnHandle);
+    if (dnnWorkspace)
+      driver->memFree(dnnWorkspace);
     for (auto &[pointer, allocation] : allocations)
       driver->memFree(pointer);
     for (auto &[image, module] : modules)
@@ -509,6 +520,47 @@ void CudaDevice::matmul(const kiln_matmul_problem_t &problem) {
                    reinterpret_cast<void *>(blasWorkspace),
                    kBlasWorkspaceBytes, error, sizeof(error)))
     fail(std::string("CUDA products: ") + error);
+}
+
+void CudaDevice::conv(const int64_t *descriptor, const void *x, const void *w,
+                      void *y) {
+  if (!failure.empty())
+    return;
+  // The compiler writes the descriptor; a module whose descriptor the
+  // plug-in could misread is refused here.
+  int64_t spatial = descriptor[0];
+  if (spatial < 1 || spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS ||
+      descriptor[1] < 1 || (descriptor[3] & ~int64_t(KILN_CUDA_CONV_FLAGS))) {
+    fail("CUDA convolutions: malformed descriptor (" +
+         std::to_string(spatial) + " spatial dims, " +
+         std::to_string(descriptor[1]) + " groups, flags " +
+         std::to_string(descriptor[3]) + ")");
+    return;
+  }
+  if (!dnn) {
+    if (kiln_status_t status = loadDnnPlugin(dnn)) {
+      dnn = nullptr;
+      fail(kiln_status_message(status));
+      kiln_status_free(status);
+      return;
+    }
+  }
+  char error[1024] = "";
+  if (!dnnHandle && dnn->create(&dnnHandle, error, sizeof(error))) {
+    dnnHandle = nullptr;
+    fail(std::string("CUDA convolutions: ") + error);
+    return;
+  }
+  if (!dnnWorkspace &&
+      !check(driver->memAlloc(&dnnWorkspace, kDnnWorkspaceBytes),
+             "cuMemAlloc of the convolutions' workspace")) {
+    dnnWorkspace = 0;
+    return;
+  }
+  if (dnn->conv(dnnHandle, descriptor, x, w, y, streamHandle,
+                reinterpret_cast<void *>(dnnWorkspace), kDnnWorkspaceBytes,
+                error, sizeof(error)))
+    fail(std::string("CUDA convolutions: ") + error);
 }
 
 } // namespace cuda

@@ -28,7 +28,8 @@
 //   - matrix products the host code asks for (kiln/CudaLibraryAbi.h) are
 //     queued on the stream by the products plug-in (BlasPlugin.h, over
 //     cuBLASLt), loaded on the first product, with one handle and one
-//     workspace per device;
+//     workspace per device; convolutions likewise by the convolutions
+//     plug-in (DnnPlugin.h, over cuDNN), loaded on the first convolution;
 //   - counters (CudaStats) record launches, waits, copies to the host and
 //     driver allocations, for kiln_module_cuda_stats.
 // The mgpu ABI returns no errors, so the first failure of a call is
@@ -41,6 +42,7 @@
 #define KILN_RUNTIME_LIB_CUDA_CUDADEVICE_H
 
 #include "BlasPlugin.h"
+#include "DnnPlugin.h"
 #include "CudaDriver.h"
 
 #include "kiln/runtime.h"
@@ -153,6 +155,10 @@ public:
   void fill32(void *destination, unsigned value, size_t count);
   /// Queues `problem` on the stream through the products plug-in.
   void matmul(const kiln_matmul_problem_t &problem);
+  /// Queues the convolution `descriptor` describes (kiln/CudaLibraryAbi.h)
+  /// on the stream through the convolutions plug-in, after checking the
+  /// descriptor's header.
+  void conv(const int64_t *descriptor, const void *x, const void *w, void *y);
 
   /// Records the first failure of the current call.
   void fail(const std::string &message);
@@ -202,6 +208,10 @@ private:
   const kiln_blas_plugin_t *blas = nullptr;
   void *blasHandle = nullptr;
   CUdeviceptr blasWorkspace = 0;
+  /// The same for the convolutions plug-in.
+  const kiln_dnn_plugin_t *dnn = nullptr;
+  void *dnnHandle = nullptr;
+  CUdeviceptr dnnWorkspace = 0;
   /// Updated under callMutex.
   CudaStats counters;
   /// The first failure of the current call; empty while it goes well.

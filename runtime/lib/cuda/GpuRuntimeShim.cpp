@@ -69,6 +69,13 @@ void kilnCudaMatmul(int64_t flags, int64_t abDtype, int64_t cDtype,
 static_assert(std::is_same_v<decltype(&kilnCudaMatmul), kiln_cuda_matmul_fn>,
               "kiln_cuda_matmul's signature is kiln/CudaLibraryAbi.h's");
 
+void kilnCudaConv(const int64_t *descriptor, const void *x, const void *w,
+                  void *y) {
+  device().conv(descriptor, x, w, y);
+}
+static_assert(std::is_same_v<decltype(&kilnCudaConv), kiln_cuda_conv_fn>,
+              "kiln_cuda_conv's signature is kiln/CudaLibraryAbi.h's");
+
 template <typename F> void *address(F *function) {
   return reinterpret_cast<void *>(function);
 }
@@ -90,6 +97,7 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {"mgpuMemcpy", address(mgpuMemcpy)},
       {"mgpuMemset32", address(mgpuMemset32)},
       {KILN_CUDA_MATMUL_FUNCTION, address(kilnCudaMatmul)},
+      {KILN_CUDA_CONV_FUNCTION, address(kilnCudaConv)},
   };
   return functions;
 }

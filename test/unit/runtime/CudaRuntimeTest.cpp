@@ -247,6 +247,16 @@ kiln::format::ModuleContents cudaModuleContents() {
                   {"bias", kiln::format::DType::F32, {2}}};
   dense.outputs = {{"c", kiln::format::DType::F32, {2, 2}}};
   contents.functions.push_back(dense);
+  kiln::format::FunctionSignature convolve;
+  convolve.name = "convolve";
+  convolve.entrySymbol = "kiln_entry_convolve";
+  convolve.inputs = {{"x", kiln::format::DType::F32, {1, 2, 4, 4}},
+                     {"w", kiln::format::DType::F32, {2, 1, 3, 3}}};
+  convolve.outputs = {{"y", kiln::format::DType::F32, {1, 2, 2, 2}}};
+  contents.functions.push_back(convolve);
+  convolve.name = "convolve_bad_flags";
+  convolve.entrySymbol = "kiln_entry_convolve_bad_flags";
+  contents.functions.push_back(convolve);
   kiln::format::FunctionSignature product;
   product.name = "product";
   product.entrySymbol = "kiln_entry_product";
@@ -357,6 +367,69 @@ const kiln_blas_plugin_t fakeBlasTable = {
     },
     [] { return "fake BLAS"; }};
 
+/// What the fake convolutions plug-in saw.
+struct FakeDnnState {
+  FakeState *device = nullptr;
+  int creates = 0, destroys = 0, convs = 0;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::set<void *> workspaces;
+};
+FakeDnnState *fakeDnn = nullptr;
+
+/// A convolutions plug-in that runs 2-d f32 convolutions (any groups,
+/// strides, padding and dilation) on the host when the fake device's
+/// stream runs.
+const kiln_dnn_plugin_t fakeDnnTable = {
+    KILN_DNN_PLUGIN_VERSION,
+    [](void **handle, char *, size_t) -> int {
+      ++fakeDnn->creates;
+      *handle = fakeDnn;
+      return 0;
+    },
+    [](void *) { ++fakeDnn->destroys; },
+    [](void *, const int64_t *d, const void *x, const void *w, void *y,
+       void *stream, void *workspace, size_t, char *error,
+       size_t size) -> int {
+      if (d[0] != 2 || d[2] != KILN_DTYPE_F32) {
+        std::snprintf(error, size, "the fake runs 2-d f32 only");
+        return 1;
+      }
+      ++fakeDnn->convs;
+      fakeDnn->descriptors.emplace_back(d, d + 21);
+      fakeDnn->workspaces.insert(workspace);
+      fakeDnn->device->queuedOn.insert(static_cast<CUstream>(stream));
+      std::vector<int64_t> v(d, d + 21);
+      fakeDnn->device->queue.push_back([v, x, w, y] {
+        int64_t groups = v[1], n = v[4], c = v[5], o = v[6];
+        int64_t cg = c / groups, og = o / groups;
+        const int64_t *in = &v[7], *k = &v[9], *e = &v[11], *s = &v[13],
+                      *low = &v[15], *dil = &v[19];
+        const float *xs = static_cast<const float *>(x);
+        const float *ws = static_cast<const float *>(w);
+        float *ys = static_cast<float *>(y);
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t oc = 0; oc < o; ++oc)
+            for (int64_t i = 0; i < e[0]; ++i)
+              for (int64_t j = 0; j < e[1]; ++j) {
+                float sum = 0;
+                for (int64_t ci = 0; ci < cg; ++ci)
+                  for (int64_t p = 0; p < k[0]; ++p)
+                    for (int64_t q = 0; q < k[1]; ++q) {
+                      int64_t r = i * s[0] + p * dil[0] - low[0];
+                      int64_t t = j * s[1] + q * dil[1] - low[1];
+                      if (r < 0 || r >= in[0] || t < 0 || t >= in[1])
+                        continue;
+                      int64_t channel = (oc / og) * cg + ci;
+                      sum += xs[((b * c + channel) * in[0] + r) * in[1] + t] *
+                             ws[((oc * cg + ci) * k[0] + p) * k[1] + q];
+                    }
+                ys[((b * o + oc) * e[0] + i) * e[1] + j] = sum;
+              }
+      });
+      return 0;
+    },
+    [] { return "fake DNN"; }};
+
 /// Installs a fake driver for one test.
 class FakeCudaTest : public ::testing::Test {
 protected:
@@ -370,14 +443,23 @@ protected:
       table = &fakeBlasTable;
       return kiln_status_t(nullptr);
     });
+    dnn.device = &state;
+    fakeDnn = &dnn;
+    setDnnPluginLoaderForTesting([](const kiln_dnn_plugin_t *&table) {
+      table = &fakeDnnTable;
+      return kiln_status_t(nullptr);
+    });
   }
   void TearDown() override {
+    setDnnPluginLoaderForTesting(nullptr);
+    fakeDnn = nullptr;
     setBlasPluginLoaderForTesting(nullptr);
     setCudaDriverLoaderForTesting(nullptr);
     fakeBlas = nullptr;
   }
   FakeState state;
   FakeBlasState blas;
+  FakeDnnState dnn;
 };
 
 bool systemHasCudaDriver() {
@@ -613,6 +695,96 @@ TEST_F(FakeCudaTest, AProductsEpilogueReachesThePluginWithItsBias) {
   EXPECT_NE(blas.problems[0].bias, nullptr);
   EXPECT_TRUE(state.live.count(
       reinterpret_cast<CUdeviceptr>(blas.problems[0].bias)));
+}
+
+/// Calls `name` (convolve by default) on x = [1 .. 16, -1 .. -16] (two
+/// 4x4 channels) and w = [ones, a centred one] (two 3x3 kernels).
+kiln::test::Outcome callConvolve(kiln_module_t *module, TensorPtr &y,
+                                 const char *name = "convolve") {
+  const kiln_function_t *function = nullptr;
+  take(kiln_module_function_lookup(module, name, &function));
+  std::vector<float> xs, ws(18, 0.0f);
+  for (int i = 1; i <= 16; ++i)
+    xs.push_back(float(i));
+  for (int i = 1; i <= 16; ++i)
+    xs.push_back(float(-i));
+  for (int i = 0; i < 9; ++i)
+    ws[i] = 1;
+  ws[9 + 4] = 1;
+  TensorPtr x = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {1, 2, 4, 4}, xs);
+  TensorPtr w = kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 1, 3, 3}, ws);
+  kiln_tensor_t *inputs[] = {x.get(), w.get()};
+  kiln_tensor_t *output = nullptr;
+  kiln::test::Outcome outcome =
+      take(kiln_function_call(function, inputs, 2, &output, 1));
+  y.reset(output);
+  return outcome;
+}
+
+TEST_F(FakeCudaTest, ConvolutionsAreQueuedOnTheStreamThroughThePlugin) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (int round = 1; round <= 2; ++round) {
+    TensorPtr y;
+    kiln::test::Outcome call = callConvolve(module.get(), y);
+    ASSERT_TRUE(call.ok()) << call.message;
+    // Group 0 sums the 3x3 windows of channel 0 at stride 2 from -1
+    // (clipped by the padding): rows 0-1 or 1-3 by columns 0-1 or 1-3;
+    // group 1's centred one picks channel 1 at rows and columns 0 and 2.
+    const float *values = static_cast<const float *>(kiln_tensor_data(y.get()));
+    EXPECT_EQ(std::vector<float>(values, values + 8),
+              (std::vector<float>{14, 30, 57, 99, -1, -3, -9, -11}));
+    EXPECT_EQ(dnn.convs, round);
+  }
+  // One handle and one workspace, in device memory, for the device.
+  EXPECT_EQ(dnn.creates, 1);
+  ASSERT_EQ(dnn.workspaces.size(), 1u);
+  EXPECT_TRUE(state.deviceOnly.count(
+      reinterpret_cast<CUdeviceptr>(*dnn.workspaces.begin())));
+  EXPECT_EQ(dnn.descriptors[0],
+            (std::vector<int64_t>{2, 2, 0, 0, 1, 2, 2, 4, 4, 3, 3, 2, 2, 2,
+                                  2, 1, 1, 0, 0, 1, 1}));
+  EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
+  module.reset();
+  EXPECT_EQ(dnn.destroys, 1);
+}
+
+TEST_F(FakeCudaTest, AConvolutionWithUndefinedFlagsIsRefused) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr y;
+  expectDeviceError(callConvolve(module.get(), y, "convolve_bad_flags"),
+                    "CUDA convolutions: malformed descriptor (2 spatial "
+                    "dims, 2 groups, flags 8)");
+  EXPECT_EQ(dnn.convs, 0);
+  EXPECT_EQ(dnn.creates, 0);
+}
+
+TEST_F(FakeCudaTest, AMissingConvolutionsPluginIsNamedWithWhatItNeeds) {
+  setDnnPluginLoaderForTesting(nullptr);
+  ScopedVariable plugin(kDnnPluginVariable, "/nonexistent/libkiln_cuda_dnn.so");
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr y;
+  kiln::test::Outcome call = callConvolve(module.get(), y);
+  EXPECT_EQ(call.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(call.message.find("cannot load the CUDA convolutions plug-in "
+                              "'/nonexistent/libkiln_cuda_dnn.so'"),
+            std::string::npos)
+      << call.message;
+  EXPECT_NE(call.message.find("cuDNN"), std::string::npos) << call.message;
+}
+
+TEST(CudaDnnPluginTest, TheCudnnPluginLoadsAndNamesItsLibrary) {
+  if (!*KILN_DNN_PLUGIN_PATH)
+    GTEST_SKIP() << "the cuDNN plug-in is not built here (no cudnn.h)";
+  ScopedVariable plugin(kDnnPluginVariable, KILN_DNN_PLUGIN_PATH);
+  const kiln_dnn_plugin_t *table = nullptr;
+  kiln::test::Outcome loaded = take(loadDnnPlugin(table));
+  ASSERT_TRUE(loaded.ok()) << loaded.message;
+  EXPECT_EQ(table->version, uint32_t(KILN_DNN_PLUGIN_VERSION));
+  std::string name = table->describe();
+  EXPECT_EQ(name.rfind("cuDNN 9.", 0), 0u) << name;
 }
 
 TEST_F(FakeCudaTest, AFailedProductFailsTheCall) {

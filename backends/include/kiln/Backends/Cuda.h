@@ -46,7 +46,12 @@ struct CudaOptions {
   /// Float matrix products as cuBLASLt calls through the runtime
   /// (kiln-cuda-library-matmul); otherwise as kiln's own kernels.
   bool libraryMatmul = true;
-  /// Let f32 products round their inputs to TF32 on tensor cores.
+  /// Float convolutions as cuDNN calls through the runtime
+  /// (kiln-cuda-outline-convs, kiln-cuda-library-conv); otherwise as
+  /// kiln's own kernels.
+  bool libraryConv = true;
+  /// Let f32 products and convolutions round their inputs to TF32 on
+  /// tensor cores.
   bool tf32 = false;
 };
 
@@ -66,7 +71,7 @@ void buildCudaLoweringPipeline(OpPassManager &pm,
                                const CudaOptions &options = CudaOptions());
 
 /// Registers `--kiln-cuda-lowering` (options: arch, fuse, library-matmul,
-/// tf32) for kiln-opt.
+/// library-conv, tf32) for kiln-opt.
 void registerCudaPipelines();
 
 /// Reads the PTX out of the lowered module's `gpu.binary` (empty when the

@@ -332,6 +332,55 @@ def KilnCudaFlashAttention
                            "mlir::scf::SCFDialect"];
 }
 
+def KilnCudaOutlineConvs : Pass<"kiln-cuda-outline-convs", "mlir::ModuleOp"> {
+  let summary = "Move each float kiln.conv cuDNN computes into a function "
+                "for kiln-cuda-library-conv";
+  let description = [{
+    Runs on kiln IR, before the lowering. Every `kiln.conv` with f32, f16
+    or bf16 operands and result, static shapes, 1 to 3 spatial dims and no
+    empty dim is replaced by a call of a new private function
+    `@kiln_cuda_conv(x, w) -> y` marked `kiln.cuda_conv = array<i64:
+    ...>`, the descriptor of kiln/CudaLibraryAbi.h (k, groups, dtype,
+    flags, N, C, O, then D, K, E, strides, low and high padding and kernel
+    dilation per spatial dim; the flags hold KILN_CUDA_CONV_TF32 = 1 for
+    an f32 convolution under `tf32`), whose arguments are read-only for
+    bufferization and whose body only allocates the result. A convolution
+    with input dilation and unit strides becomes cuDNN's backward data
+    (KILN_CUDA_CONV_INPUT_GRADIENT = 2): the call takes the kernel
+    reshaped, transposed and reversed into the forward convolution's, and
+    the descriptor holds that convolution's strides (the input dilation)
+    and padding (W - 1 - low before, max(0, W - 1 - high) after, W the
+    dilated window). Other convolutions keep the generic lowering.
+  }];
+  let options = [
+    Option<"tf32", "tf32", "bool", "false",
+           "Let f32 convolutions round their inputs to TF32 on tensor cores">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def KilnCudaLibraryConv : Pass<"kiln-cuda-library-conv", "mlir::ModuleOp"> {
+  let summary = "Replace calls of outlined convolutions by cuDNN calls "
+                "through the runtime";
+  let description = [{
+    Runs on memrefs, after bufferization. Each call of a function marked
+    `kiln.cuda_conv` (operands: input, weight and result buffers, static,
+    of rank k + 2) becomes a call `kiln_cuda_conv(descriptor, x, w, y)` of
+    the runtime (kiln/CudaLibraryAbi.h) with the buffers' device addresses
+    and the descriptor as a constant global `kiln_cuda_conv_descriptor`;
+    an operand that is not dense in row-major order is copied into (or,
+    for the result, out of) a fresh dense buffer around the call. The
+    marked functions, then uncalled, are erased. A malformed descriptor or
+    call is an error.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def KilnCudaLibraryMatmul
     : Pass<"kiln-cuda-library-matmul", "mlir::ModuleOp"> {
   let summary = "Turn float matrix products into cuBLASLt calls through the runtime";

@@ -1,0 +1,307 @@
+//===- LibraryConv.cpp - Float convolutions as cuDNN calls ----------------===//
+//
+// A convolution generated as loops over its window reaches a small part of
+// what cuDNN's kernels do (implicit GEMM on tensor cores, Winograd, tiles
+// tuned per architecture), so the CUDA backend hands kiln.conv to cuDNN
+// through the runtime, in two passes, as the CPU backend hands it to
+// oneDNN (backends/cpu/ConvToDnnl.cpp):
+//
+//   1. kiln-cuda-outline-convs, on kiln IR: each f32, f16 or bf16
+//      kiln.conv of 1 to 3 spatial dims, nothing empty, that cuDNN
+//      computes moves into a private function marked `kiln.cuda_conv` with
+//      the convolution's descriptor (kiln/CudaLibraryAbi.h), whose body
+//      only allocates the result (OutlinedOps.h), so that bufferization
+//      gives each call its input, weight and result buffers. Without input
+//      dilation that is cuDNN's forward convolution. With input dilation
+//      and unit strides (a transposed convolution, what the gradient of a
+//      strided convolution with respect to its input is) it is cuDNN's
+//      backward-data convolution of a forward convolution whose stride is
+//      the input dilation: its kernel is the given one with the channel
+//      dims swapped within each group and reversed in space (kiln ops
+//      before the call, on the small kernel), its padding what puts the
+//      same window over the same elements.
+//   2. kiln-cuda-library-conv, on memrefs: each call of such a function
+//      becomes a call
+//
+//        kiln_cuda_conv(descriptor, x, w, y)
+//
+//      of the runtime with the buffers' device addresses and the
+//      descriptor as a constant global of the module; the runtime queues
+//      one cuDNN convolution on the module's stream. An operand that is a
+//      strided view goes through a dense copy, since cuDNN reads the
+//      dense layouts the descriptor implies.
+//
+// A convolution with input dilation and strides, or whose padding no
+// forward convolution's backward data reproduces, keeps the generic
+// lowering (backends/common/ConvLowering.cpp). f32 stays f32 unless the
+// `tf32` option (kiln-compile --cuda-tf32) lets the library round the
+// inputs to TF32, as for products.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "common/BufferAddress.h"
+#include "common/LibraryCalls.h"
+#include "common/OutlinedOps.h"
+
+#include "kiln/CudaLibraryAbi.h"
+#include "kiln/IR/ElementTypes.h"
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDAOUTLINECONVS
+#define GEN_PASS_DEF_KILNCUDALIBRARYCONV
+#include "kiln/Backends/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+/// The function attribute holding the descriptor.
+static constexpr llvm::StringLiteral kCudaConvAttr = "kiln.cuda_conv";
+
+/// The descriptor of kiln/CudaLibraryAbi.h for `op`, if cuDNN computes it:
+/// a forward convolution, or with KILN_CUDA_CONV_INPUT_GRADIENT in the
+/// flags a backward-data one (see the file comment).
+static std::optional<SmallVector<int64_t>> cudnnDescriptor(mlir::kiln::ConvOp op,
+                                                           bool tf32) {
+  RankedTensorType input = op.getInput().getType();
+  RankedTensorType weight = op.getWeight().getType();
+  RankedTensorType result = op.getType();
+  Type element = input.getElementType();
+  int64_t spatial = input.getRank() - 2;
+  if (!(element.isF32() || element.isF16() || element.isBF16()) ||
+      weight.getElementType() != element ||
+      result.getElementType() != element || !input.hasStaticShape() ||
+      !weight.hasStaticShape() || !result.hasStaticShape() || spatial < 1 ||
+      spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS ||
+      input.getNumElements() == 0 || weight.getNumElements() == 0 ||
+      result.getNumElements() == 0)
+    return std::nullopt;
+  int64_t flags = tf32 && element.isF32() ? KILN_CUDA_CONV_TF32 : 0;
+  ArrayRef<int64_t> strides = op.getStrides(), low = op.getPaddingLow(),
+                    high = op.getPaddingHigh(),
+                    dilation = op.getRhsDilation();
+  SmallVector<int64_t> backwardLow, backwardHigh;
+  bool inputGradient =
+      llvm::any_of(op.getLhsDilation(), [](int64_t d) { return d != 1; });
+  if (inputGradient) {
+    // result[e] sums x^[e + j * dilation] w[j], x^ the input dilated by s
+    // and padded by low: with k = K - 1 - j that is the backward data of a
+    // forward convolution of stride s, padding p = W - 1 - low before, the
+    // kernel reversed, whose output (the input here) must have the size D
+    // that the result's size E and padding p + q give it.
+    if (llvm::any_of(strides, [](int64_t s) { return s != 1; }))
+      return std::nullopt;
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t s = op.getLhsDilation()[d];
+      int64_t window = (weight.getDimSize(d + 2) - 1) * dilation[d] + 1;
+      int64_t p = window - 1 - low[d];
+      int64_t q = std::max<int64_t>(0, window - 1 - high[d]);
+      int64_t e = result.getDimSize(d + 2), padded = e + p + q;
+      if (p < 0 || padded < window ||
+          (padded - window) / s + 1 != input.getDimSize(d + 2))
+        return std::nullopt;
+      backwardLow.push_back(p);
+      backwardHigh.push_back(q);
+    }
+    flags |= KILN_CUDA_CONV_INPUT_GRADIENT;
+    strides = op.getLhsDilation();
+    low = backwardLow;
+    high = backwardHigh;
+  }
+  SmallVector<int64_t> descriptor{
+      spatial,
+      static_cast<int64_t>(op.getGroups()),
+      static_cast<int64_t>(*::kiln::classifyElementType(element)),
+      flags,
+      input.getDimSize(0),
+      input.getDimSize(1),
+      weight.getDimSize(0)};
+  llvm::append_range(descriptor, input.getShape().drop_front(2));
+  llvm::append_range(descriptor, weight.getShape().drop_front(2));
+  llvm::append_range(descriptor, result.getShape().drop_front(2));
+  llvm::append_range(descriptor, strides);
+  llvm::append_range(descriptor, low);
+  llvm::append_range(descriptor, high);
+  llvm::append_range(descriptor, dilation);
+  return descriptor;
+}
+
+/// Whether `type` is a static memref whose elements are dense in row-major
+/// order (at any offset).
+static bool isDense(MemRefType type) {
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  if (!type.hasStaticShape() ||
+      failed(getStridesAndOffset(type, strides, offset)))
+    return false;
+  int64_t expected = 1;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    if (type.getDimSize(d) != 1 && strides[d] != expected)
+      return false;
+    expected *= type.getDimSize(d);
+  }
+  return true;
+}
+
+/// The kernel [C, O/G, K...] of the forward convolution whose backward data
+/// `op` (input-dilated, kernel [O, C/G, K...]) is: the channel dims swapped
+/// within each group, reversed in space.
+static Value forwardKernel(OpBuilder &builder, mlir::kiln::ConvOp op) {
+  builder.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op.getWeight().getType());
+  int64_t groups = op.getGroups();
+  int64_t outChannels = type.getDimSize(0), groupChannels = type.getDimSize(1);
+  ArrayRef<int64_t> kernel = type.getShape().drop_front(2);
+  auto shaped = [&](ArrayRef<int64_t> front) {
+    SmallVector<int64_t> shape(front);
+    llvm::append_range(shape, kernel);
+    return RankedTensorType::get(shape, type.getElementType());
+  };
+  Value w = builder.create<mlir::kiln::ReshapeOp>(
+      loc, shaped({groups, outChannels / groups, groupChannels}),
+      op.getWeight());
+  SmallVector<int64_t> swap{0, 2, 1}, spatialDims;
+  for (int64_t d = 0; d < static_cast<int64_t>(kernel.size()); ++d) {
+    swap.push_back(3 + d);
+    spatialDims.push_back(2 + d);
+  }
+  w = builder.create<mlir::kiln::TransposeOp>(loc, w, swap);
+  w = builder.create<mlir::kiln::ReshapeOp>(
+      loc, shaped({groups * groupChannels, outChannels / groups}), w);
+  return builder.create<mlir::kiln::ReverseOp>(loc, w, spatialDims);
+}
+
+namespace {
+
+struct KilnCudaOutlineConvsPass
+    : mlir::kiln::impl::KilnCudaOutlineConvsBase<KilnCudaOutlineConvsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<mlir::kiln::ConvOp, SmallVector<int64_t>>> convs;
+    module.walk([&](mlir::kiln::ConvOp op) {
+      if (auto descriptor = cudnnDescriptor(op, tf32))
+        convs.emplace_back(op, std::move(*descriptor));
+    });
+    SymbolTable symbols(module);
+    OpBuilder builder(&getContext());
+    for (auto &[op, descriptor] : convs) {
+      SmallVector<Value> operands{op.getInput(), op.getWeight()};
+      if (descriptor[3] & KILN_CUDA_CONV_INPUT_GRADIENT)
+        operands[1] = forwardKernel(builder, op);
+      func::FuncOp function = mlir::kiln::outlineWithPlaceholderBody(
+          op, operands, "kiln_cuda_conv", symbols);
+      function->setAttr(kCudaConvAttr,
+                        builder.getDenseI64ArrayAttr(descriptor));
+    }
+  }
+};
+
+struct KilnCudaLibraryConvPass
+    : mlir::kiln::impl::KilnCudaLibraryConvBase<KilnCudaLibraryConvPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto calls = mlir::kiln::callsOfMarkedFunctions(module, kCudaConvAttr);
+    if (calls.empty())
+      return;
+    MLIRContext *context = &getContext();
+    OpBuilder builder(context);
+    Type pointer = LLVM::LLVMPointerType::get(context);
+    func::FuncOp routine = mlir::kiln::declareLibraryFunction(
+        module, KILN_CUDA_CONV_FUNCTION,
+        builder.getFunctionType({pointer, pointer, pointer, pointer}, {}));
+    if (!routine)
+      return signalPassFailure();
+
+    SymbolTable symbols(module);
+    SetVector<Operation *> callees;
+    llvm::DenseMap<Operation *, memref::GlobalOp> descriptors;
+    for (auto [call, callee] : calls) {
+      auto descriptor = callee->getAttrOfType<DenseI64ArrayAttr>(kCudaConvAttr);
+      int64_t spatial = descriptor && !descriptor.empty() ? descriptor[0] : 0;
+      if (spatial < 1 || spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS ||
+          static_cast<int64_t>(descriptor.size()) !=
+              KILN_CUDA_CONV_HEADER_SIZE +
+                  KILN_CUDA_CONV_ENTRIES_PER_DIM * spatial) {
+        callee.emitError() << "'" << kCudaConvAttr
+                           << "' must hold k (1 to 3), groups, dtype, "
+                              "flags, N, C, O and 7 entries per spatial dim";
+        return signalPassFailure();
+      }
+      if (call.getNumOperands() != 3 || call.getNumResults() != 0 ||
+          !llvm::all_of(call.getOperandTypes(), [&](Type type) {
+            auto memref = dyn_cast<MemRefType>(type);
+            return memref && memref.hasStaticShape() &&
+                   memref.getRank() == spatial + 2;
+          })) {
+        call.emitError() << "expected a call of '" << callee.getSymName()
+                         << "' on static input, weight and result buffers "
+                            "of rank "
+                         << spatial + 2;
+        return signalPassFailure();
+      }
+      Location loc = call.getLoc();
+      builder.setInsertionPoint(callee);
+      memref::GlobalOp &global = descriptors[callee];
+      if (!global)
+        global = mlir::kiln::createI64Global(
+            builder, loc, symbols, "kiln_cuda_conv_descriptor",
+            descriptor.asArrayRef(), /*constant=*/true,
+            builder.getI64IntegerAttr(8));
+
+      // Dense buffers for cuDNN: strided views are copied into (inputs) or
+      // out of (the result) a fresh buffer around the call.
+      builder.setInsertionPoint(call);
+      SmallVector<Value> buffers;
+      for (unsigned i = 0; i < 3; ++i) {
+        Value operand = call.getOperand(i);
+        auto type = cast<MemRefType>(operand.getType());
+        if (isDense(type)) {
+          buffers.push_back(operand);
+          continue;
+        }
+        auto dense = MemRefType::get(type.getShape(), type.getElementType());
+        Value copy = builder.create<memref::AllocOp>(
+            loc, dense, builder.getI64IntegerAttr(64));
+        OpBuilder after(call->getNextNode());
+        if (i < 2)
+          builder.create<linalg::CopyOp>(loc, operand, copy);
+        else
+          after.create<linalg::CopyOp>(loc, copy, operand);
+        after.create<memref::DeallocOp>(loc, copy);
+        buffers.push_back(copy);
+      }
+      SmallVector<Value> operands{
+          mlir::kiln::globalPointer(builder, loc, global)};
+      for (Value buffer : buffers) {
+        auto type = cast<MemRefType>(buffer.getType());
+        mlir::kiln::BufferAddress view = mlir::kiln::bufferAddressOf(
+            builder, loc, buffer, type.getElementTypeBitWidth() / 8);
+        operands.push_back(
+            builder.create<LLVM::IntToPtrOp>(loc, pointer, view.address));
+      }
+      builder.create<func::CallOp>(loc, routine, operands);
+      call->erase();
+      callees.insert(callee);
+    }
+    for (Operation *callee : callees)
+      if (SymbolTable::symbolKnownUseEmpty(callee, module))
+        callee->erase();
+  }
+};
+
+} // namespace

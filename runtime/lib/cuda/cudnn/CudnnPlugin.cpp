@@ -1,0 +1,563 @@
+//===- CudnnPlugin.cpp - Convolutions of CUDA modules on cuDNN ------------===//
+//
+// Exports kiln_dnn_plugin, the table of DnnPlugin.h. Each convolution is
+// one execution of a cuDNN 9 graph-API plan (one forward-convolution
+// operation, or a backward-data one for KILN_CUDA_CONV_INPUT_GRADIENT)
+// queued on the caller's stream.
+//
+// The operands keep kiln's dense row-major layouts, described to cuDNN by
+// their dims and strides: x [N, C, D...], w [O, C/G, K...], y [N, O,
+// E...]; cuDNN reads the group count from C against w's second dim. cuDNN
+// wants at least two spatial dims, so a 1-d convolution is described as a
+// 2-d one over a height of 1. Padding may differ on the two sides
+// (pre- and post-paddings).
+//
+// The plan - tensor, convolution and operation descriptors, the operation
+// graph, and the engine configuration - is made on the first call of a
+// descriptor (plus the pointers' alignment, which the engines take into
+// account) and cached with the handle. Its engine is the first that
+// cuDNN's heuristics (mode A, then the fallback list) rank, that
+// finalizes on this device, that needs no more workspace than the runtime
+// gives, and whose numerics kiln's contract allows: an f32 convolution
+// takes no engine that rounds its inputs (tensor cores, i.e. TF32, or
+// "down-converted inputs") unless the descriptor says TF32, and a
+// half-precision one none that reduces in reduced precision: kiln.conv
+// sums f16 and bf16 products in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/DnnPlugin.h"
+
+#include "kiln/CudaLibraryAbi.h"
+#include "kiln/ElementType.h"
+
+#include <cudnn.h>
+
+#include <array>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+namespace cuda_dnn {
+namespace {
+
+/// Writes a printf-style message into error[0 .. errorSize - 1], truncated
+/// and NUL-terminated, and returns the failure code.
+__attribute__((format(printf, 3, 4))) int fail(char *error, size_t errorSize,
+                                               const char *format, ...) {
+  if (error && errorSize) {
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(error, errorSize, format, args);
+    va_end(args);
+  }
+  return 1;
+}
+
+int failStatus(char *error, size_t errorSize, const char *what,
+               cudnnStatus_t status) {
+  char detail[256] = "";
+  cudnnGetLastErrorString(detail, sizeof(detail));
+  return fail(error, errorSize, "cuDNN: %s failed: %s%s%s", what,
+              cudnnGetErrorString(status), *detail ? ": " : "", detail);
+}
+
+/// One backend descriptor, destroyed with its owner.
+class Descriptor {
+public:
+  Descriptor() = default;
+  Descriptor(const Descriptor &) = delete;
+  Descriptor &operator=(const Descriptor &) = delete;
+  ~Descriptor() {
+    if (descriptor)
+      cudnnBackendDestroyDescriptor(descriptor);
+  }
+  cudnnStatus_t create(cudnnBackendDescriptorType_t type) {
+    return cudnnBackendCreateDescriptor(type, &descriptor);
+  }
+  cudnnBackendDescriptor_t get() const { return descriptor; }
+  void swap(Descriptor &other) { std::swap(descriptor, other.descriptor); }
+
+private:
+  cudnnBackendDescriptor_t descriptor = nullptr;
+};
+
+/// Sets attributes and finalizes descriptors, stopping at the first
+/// failure, which it keeps for the message.
+class Builder {
+public:
+  template <typename T>
+  Builder &set(const Descriptor &d, cudnnBackendAttributeName_t name,
+               cudnnBackendAttributeType_t type, const T *values,
+               int64_t count = 1) {
+    if (status == CUDNN_STATUS_SUCCESS)
+      record(cudnnBackendSetAttribute(d.get(), name, type, count, values),
+             "cudnnBackendSetAttribute");
+    return *this;
+  }
+  Builder &create(Descriptor &d, cudnnBackendDescriptorType_t type) {
+    if (status == CUDNN_STATUS_SUCCESS)
+      record(d.create(type), "cudnnBackendCreateDescriptor");
+    return *this;
+  }
+  Builder &finalize(const Descriptor &d, const char *what) {
+    if (status == CUDNN_STATUS_SUCCESS)
+      record(cudnnBackendFinalize(d.get()), what);
+    return *this;
+  }
+  bool ok() const { return status == CUDNN_STATUS_SUCCESS; }
+  int failure(char *error, size_t errorSize) const {
+    return failStatus(error, errorSize, what, status);
+  }
+
+private:
+  void record(cudnnStatus_t result, const char *step) {
+    status = result;
+    what = step;
+  }
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  const char *what = "";
+};
+
+/// The largest power of two up to 256 that divides `pointer`'s address.
+int64_t alignmentOf(const void *pointer) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+  int64_t alignment = 256;
+  while (alignment > 1 && address % alignment)
+    alignment /= 2;
+  return alignment;
+}
+
+/// The element types cuDNN convolves for kiln.
+bool dataTypeOf(int64_t dtype, cudnnDataType_t &type) {
+  switch (static_cast<kiln::ElementType>(dtype)) {
+  case kiln::ElementType::F32:
+    type = CUDNN_DATA_FLOAT;
+    return true;
+  case kiln::ElementType::F16:
+    type = CUDNN_DATA_HALF;
+    return true;
+  case kiln::ElementType::BF16:
+    type = CUDNN_DATA_BFLOAT16;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// A descriptor's fields (kiln/CudaLibraryAbi.h), read once.
+struct Problem {
+  int64_t spatial, groups, dtype, flags, n, c, o;
+  std::vector<int64_t> in, kernel, out, strides, low, high, dilations;
+
+  explicit Problem(const int64_t *d)
+      : spatial(d[0]), groups(d[1]), dtype(d[2]), flags(d[3]), n(d[4]),
+        c(d[5]), o(d[6]) {
+    const int64_t *dims = d + KILN_CUDA_CONV_HEADER_SIZE;
+    std::vector<int64_t> *arrays[] = {&in,  &kernel, &out,      &strides,
+                                      &low, &high,   &dilations};
+    for (std::vector<int64_t> *array : arrays) {
+      array->assign(dims, dims + spatial);
+      dims += spatial;
+    }
+  }
+
+  /// The descriptor's values as the cache key.
+  std::vector<int64_t> key() const {
+    std::vector<int64_t> values{spatial, groups, dtype, flags, n, c, o};
+    for (const std::vector<int64_t> *array :
+         {&in, &kernel, &out, &strides, &low, &high, &dilations})
+      values.insert(values.end(), array->begin(), array->end());
+    return values;
+  }
+
+  /// What is wrong with it, or empty.
+  std::string check() const {
+    if (spatial < 1 || spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS)
+      return "a convolution over " + std::to_string(spatial) +
+             " spatial dims (1 to 3 supported)";
+    if (groups < 1 || n < 1 || c < 1 || o < 1 || c % groups || o % groups)
+      return "batch " + std::to_string(n) + ", " + std::to_string(c) +
+             " -> " + std::to_string(o) + " channels in " +
+             std::to_string(groups) + " groups";
+    for (int64_t i = 0; i < spatial; ++i) {
+      if (in[i] < 1 || kernel[i] < 1 || out[i] < 1 || strides[i] < 1 ||
+          dilations[i] < 1 || low[i] < 0 || high[i] < 0)
+        return "spatial dim " + std::to_string(i) +
+               " has a size, stride, dilation or padding out of range";
+      // The forward convolution's input and output sizes: x and y, or y
+      // and x for an input gradient.
+      bool gradient = flags & KILN_CUDA_CONV_INPUT_GRADIENT;
+      int64_t from = gradient ? out[i] : in[i], to = gradient ? in[i] : out[i];
+      int64_t window = (kernel[i] - 1) * dilations[i] + 1;
+      int64_t padded = from + low[i] + high[i];
+      if (padded < window || (padded - window) / strides[i] + 1 != to)
+        return "spatial dim " + std::to_string(i) + ": " +
+               std::to_string(to) +
+               " outputs do not follow from the sizes and padding";
+    }
+    return "";
+  }
+};
+
+/// Dims and dense row-major strides of a [leading, channels, sizes...]
+/// tensor, a 1-d one widened to 2-d by a height of 1.
+struct Shape {
+  std::vector<int64_t> dims, strides;
+};
+
+Shape shapeOf(int64_t leading, int64_t channels,
+              const std::vector<int64_t> &sizes) {
+  Shape shape;
+  shape.dims = {leading, channels};
+  if (sizes.size() == 1)
+    shape.dims.push_back(1);
+  shape.dims.insert(shape.dims.end(), sizes.begin(), sizes.end());
+  shape.strides.assign(shape.dims.size(), 1);
+  for (size_t i = shape.dims.size() - 1; i > 0; --i)
+    shape.strides[i - 1] = shape.strides[i] * shape.dims[i];
+  return shape;
+}
+
+/// A spatial attribute, widened to 2-d for a 1-d convolution by `fill`.
+std::vector<int64_t> widened(const std::vector<int64_t> &values,
+                             int64_t fill) {
+  std::vector<int64_t> result(values);
+  if (result.size() == 1)
+    result.insert(result.begin(), fill);
+  return result;
+}
+
+constexpr int64_t kX = 'x', kW = 'w', kY = 'y';
+
+/// A convolution's plan and everything it was made from.
+struct Plan {
+  Descriptor x, w, y, convolution, operation, graph, plan;
+  std::vector<std::unique_ptr<Descriptor>> configs;
+  int64_t workspaceBytes = 0;
+};
+
+struct Handle {
+  cudnnHandle_t library = nullptr;
+  std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
+};
+
+/// Whether the engine of `config` computes with the numerics kiln's
+/// convolution allows for `problem`.
+bool numericsAllowed(const Descriptor &config, const Problem &problem) {
+  Descriptor engine;
+  if (engine.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR) != CUDNN_STATUS_SUCCESS)
+    return false;
+  cudnnBackendDescriptor_t engineHandle = engine.get();
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count,
+                               &engineHandle) != CUDNN_STATUS_SUCCESS)
+    return false;
+  std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT>
+      notes;
+  int64_t noteCount = 0;
+  if (cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                               CUDNN_TYPE_NUMERICAL_NOTE, notes.size(),
+                               &noteCount,
+                               notes.data()) != CUDNN_STATUS_SUCCESS)
+    return false;
+  bool exactF32 =
+      static_cast<kiln::ElementType>(problem.dtype) == kiln::ElementType::F32 && !(problem.flags & KILN_CUDA_CONV_TF32);
+  for (int64_t i = 0; i < noteCount; ++i) {
+    if (exactF32 && (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
+                     notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))
+      return false;
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)
+      return false;
+  }
+  return true;
+}
+
+/// Makes the plan of `problem` for pointers of the given alignments.
+int makePlan(Handle &handle, const Problem &problem,
+             const std::array<int64_t, 3> &alignments, size_t workspaceBytes,
+             Plan &plan, char *error, size_t errorSize) {
+  cudnnDataType_t dataType, computeType = CUDNN_DATA_FLOAT;
+  if (!dataTypeOf(problem.dtype, dataType))
+    return fail(error, errorSize,
+                "no cuDNN convolution of kiln dtype %lld (f32, f16 and bf16 "
+                "are supported)",
+                static_cast<long long>(problem.dtype));
+  Builder b;
+  auto tensor = [&](Descriptor &d, int64_t id, const Shape &shape,
+                    int64_t alignment) {
+    int64_t rank = shape.dims.size();
+    b.create(d, CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+        .set(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &dataType)
+        .set(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64,
+             shape.dims.data(), rank)
+        .set(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64,
+             shape.strides.data(), rank)
+        .set(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &id)
+        .set(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64,
+             &alignment)
+        .finalize(d, "finalizing a tensor descriptor");
+  };
+  tensor(plan.x, kX, shapeOf(problem.n, problem.c, problem.in),
+         alignments[0]);
+  bool gradient = problem.flags & KILN_CUDA_CONV_INPUT_GRADIENT;
+  tensor(plan.w, kW,
+         gradient
+             ? shapeOf(problem.c, problem.o / problem.groups, problem.kernel)
+             : shapeOf(problem.o, problem.c / problem.groups, problem.kernel),
+         alignments[1]);
+  tensor(plan.y, kY, shapeOf(problem.n, problem.o, problem.out),
+         alignments[2]);
+
+  std::vector<int64_t> strides = widened(problem.strides, 1),
+                       dilations = widened(problem.dilations, 1),
+                       low = widened(problem.low, 0),
+                       high = widened(problem.high, 0);
+  int64_t spatialDims = strides.size();
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  Descriptor &conv = plan.convolution;
+  b.create(conv, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)
+      .set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE,
+           &computeType)
+      .set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
+           CUDNN_TYPE_CONVOLUTION_MODE, &mode)
+      .set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64,
+           &spatialDims)
+      .set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64,
+           dilations.data(), spatialDims)
+      .set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64,
+           strides.data(), spatialDims)
+      .set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64,
+           low.data(), spatialDims)
+      .set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64,
+           high.data(), spatialDims)
+      .finalize(conv, "finalizing the convolution descriptor");
+
+  float alpha = 1, beta = 0;
+  Descriptor &op = plan.operation;
+  cudnnBackendDescriptor_t x = plan.x.get(), w = plan.w.get(),
+                           y = plan.y.get(), convHandle = conv.get();
+  if (gradient) {
+    // x holds the forward convolution's cotangent dy, y its input
+    // gradient dx.
+    b.create(op, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &x)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &w)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &y)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &convHandle)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+             CUDNN_TYPE_FLOAT, &alpha)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
+             CUDNN_TYPE_FLOAT, &beta)
+        .finalize(op, "finalizing the backward-data convolution operation");
+  } else {
+    b.create(op, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &x)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &w)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &y)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &convHandle)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+             CUDNN_TYPE_FLOAT, &alpha)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
+             CUDNN_TYPE_FLOAT, &beta)
+        .finalize(op, "finalizing the convolution operation");
+  }
+
+  cudnnBackendDescriptor_t opHandle = op.get();
+  Descriptor &graph = plan.graph;
+  b.create(graph, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+      .set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
+           CUDNN_TYPE_BACKEND_DESCRIPTOR, &opHandle)
+      .set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE,
+           &handle.library)
+      .finalize(graph, "finalizing the operation graph");
+  if (!b.ok())
+    return b.failure(error, errorSize);
+
+  cudnnBackendDescriptor_t graphHandle = graph.get();
+  for (cudnnBackendHeurMode_t heurMode :
+       {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    Descriptor heuristics;
+    Builder h;
+    h.create(heuristics, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR)
+        .set(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &graphHandle)
+        .set(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE,
+             &heurMode)
+        .finalize(heuristics, "finalizing the engine heuristics");
+    if (!h.ok())
+      continue;
+    int64_t count = 0;
+    if (cudnnBackendGetAttribute(heuristics.get(),
+                                 CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                 nullptr) != CUDNN_STATUS_SUCCESS ||
+        count <= 0)
+      continue;
+    std::vector<std::unique_ptr<Descriptor>> configs;
+    std::vector<cudnnBackendDescriptor_t> configHandles;
+    for (int64_t i = 0; i < count; ++i) {
+      configs.push_back(std::make_unique<Descriptor>());
+      if (configs.back()->create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR) !=
+          CUDNN_STATUS_SUCCESS)
+        return fail(error, errorSize,
+                    "cuDNN: cannot create an engine configuration");
+      configHandles.push_back(configs.back()->get());
+    }
+    int64_t returned = 0;
+    if (cudnnBackendGetAttribute(heuristics.get(),
+                                 CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                                 &returned, configHandles.data()) !=
+        CUDNN_STATUS_SUCCESS)
+      continue;
+    for (int64_t i = 0; i < returned; ++i) {
+      if (!numericsAllowed(*configs[i], problem))
+        continue;
+      Descriptor candidate;
+      Builder p;
+      cudnnBackendDescriptor_t config = configHandles[i];
+      p.create(candidate, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+          .set(candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
+               &handle.library)
+          .set(candidate, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+               CUDNN_TYPE_BACKEND_DESCRIPTOR, &config)
+          .finalize(candidate, "finalizing an execution plan");
+      if (!p.ok())
+        continue;
+      int64_t bytes = 0, got = 0;
+      if (cudnnBackendGetAttribute(candidate.get(),
+                                   CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                   CUDNN_TYPE_INT64, 1, &got, &bytes) !=
+              CUDNN_STATUS_SUCCESS ||
+          bytes < 0 || static_cast<size_t>(bytes) > workspaceBytes)
+        continue;
+      // The plan refers to its configuration: both stay with the plan.
+      plan.workspaceBytes = bytes;
+      plan.plan.swap(candidate);
+      plan.configs = std::move(configs);
+      return 0;
+    }
+  }
+  std::string dims;
+  for (const std::vector<int64_t> *array : {&problem.in, &problem.kernel}) {
+    dims += dims.empty() ? "input " : ", kernel ";
+    for (size_t i = 0; i < array->size(); ++i)
+      dims += (i ? "x" : "") + std::to_string((*array)[i]);
+  }
+  return fail(error, errorSize,
+              "cuDNN has no engine for the %sconvolution of %s (batch %lld, "
+              "%lld -> %lld channels, %lld groups, kiln dtype %lld%s) that "
+              "keeps kiln's numerics within %zu bytes of workspace",
+              gradient ? "input-gradient " : "", dims.c_str(), static_cast<long long>(problem.n),
+              static_cast<long long>(problem.c),
+              static_cast<long long>(problem.o),
+              static_cast<long long>(problem.groups),
+              static_cast<long long>(problem.dtype),
+              problem.flags & KILN_CUDA_CONV_TF32 ? ", TF32 allowed" : "",
+              workspaceBytes);
+}
+
+int create(void **result, char *error, size_t errorSize) {
+  std::unique_ptr<Handle> handle(new (std::nothrow) Handle);
+  if (!handle)
+    return fail(error, errorSize, "out of host memory");
+  cudnnStatus_t status = cudnnCreate(&handle->library);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return failStatus(error, errorSize, "cudnnCreate", status);
+  *result = handle.release();
+  return 0;
+}
+
+void destroy(void *opaque) {
+  auto *handle = static_cast<Handle *>(opaque);
+  if (!handle)
+    return;
+  // Plans go before the handle they were made with.
+  handle->plans.clear();
+  cudnnDestroy(handle->library);
+  delete handle;
+}
+
+int conv(void *opaque, const int64_t *descriptor, const void *x,
+         const void *w, void *y, void *stream, void *workspace,
+         size_t workspaceBytes, char *error, size_t errorSize) {
+  Handle &handle = *static_cast<Handle *>(opaque);
+  Problem problem(descriptor);
+  std::string wrong = problem.check();
+  if (!wrong.empty())
+    return fail(error, errorSize, "invalid convolution: %s", wrong.c_str());
+  std::array<int64_t, 3> alignments{alignmentOf(x), alignmentOf(w),
+                                    alignmentOf(y)};
+  std::vector<int64_t> key = problem.key();
+  key.insert(key.end(), alignments.begin(), alignments.end());
+  auto found = handle.plans.find(key);
+  if (found == handle.plans.end()) {
+    auto plan = std::make_unique<Plan>();
+    if (int failed = makePlan(handle, problem, alignments, workspaceBytes,
+                              *plan, error, errorSize))
+      return failed;
+    found = handle.plans.emplace(std::move(key), std::move(plan)).first;
+  }
+  Plan &plan = *found->second;
+  cudnnStatus_t status =
+      cudnnSetStream(handle.library, static_cast<cudaStream_t>(stream));
+  if (status != CUDNN_STATUS_SUCCESS)
+    return failStatus(error, errorSize, "cudnnSetStream", status);
+  Descriptor pack;
+  Builder b;
+  int64_t ids[] = {kX, kW, kY};
+  void *pointers[] = {const_cast<void *>(x), const_cast<void *>(w), y};
+  void *space = plan.workspaceBytes ? workspace : nullptr;
+  b.create(pack, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
+      .set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, ids, 3)
+      .set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+           pointers, 3)
+      .set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
+           &space)
+      .finalize(pack, "finalizing the variant pack");
+  if (!b.ok())
+    return b.failure(error, errorSize);
+  status = cudnnBackendExecute(handle.library, plan.plan.get(), pack.get());
+  if (status != CUDNN_STATUS_SUCCESS)
+    return failStatus(error, errorSize, "cudnnBackendExecute", status);
+  return 0;
+}
+
+const char *describe() {
+  static const std::string name = [] {
+    size_t version = cudnnGetVersion();
+    return "cuDNN " + std::to_string(version / 10000) + "." +
+           std::to_string(version / 100 % 100) + "." +
+           std::to_string(version % 100);
+  }();
+  return name.c_str();
+}
+
+const kiln_dnn_plugin_t table = {KILN_DNN_PLUGIN_VERSION, create, destroy,
+                                 conv, describe};
+
+} // namespace
+} // namespace cuda_dnn
+} // namespace kiln
+
+extern "C" __attribute__((visibility("default"))) const kiln_dnn_plugin_t *
+kiln_dnn_plugin(void) {
+  return &kiln::cuda_dnn::table;
+}
