@@ -29,9 +29,10 @@ to the device once, outputs left there): its median time per call.
 PyTorch's tensors are on the device and each call is synchronized. Every
 output is checked against PyTorch in float64 on the same GPU before it is
 timed (largest absolute error over the largest reference magnitude: at
-most 2e-3 for f32, 3e-2 for TF32, five times that for the training step's
-gradients, whose bias gradients sum tens of thousands of terms that
-largely cancel); a system that disagrees is reported WRONG.
+most 2e-3 for f32, 3e-2 for TF32; for the training step's gradients 1e-2
+and 0.3, since its bias gradients sum tens of thousands of terms that
+largely cancel: with TF32 both systems' come out about 15% off); a system
+that disagrees is reported WRONG.
 
 --emit-modules DIR writes the modules' MLIR and compiles them for --arch
 into DIR without a GPU or PyTorch; --modules-from DIR then takes them
@@ -57,6 +58,7 @@ BATCH = 32
 STAGES = ((3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2))
 VARIANTS = ("f32", "tf32")
 TOLERANCE = {"f32": 2e-3, "tf32": 3e-2}
+TRAIN_TOLERANCE = {"f32": 1e-2, "tf32": 0.3}
 
 
 def resnet50_params():
@@ -315,7 +317,7 @@ def main(argv=None):
         for variant in args.variants:
             title = f"{wl.title}, {variant} ({wl.desc})"
             print(f"== {title}", flush=True)
-            tol = TOLERANCE[variant] * (5 if wl.name == "resnet50_train" else 1)
+            tol = (TRAIN_TOLERANCE if wl.name == "resnet50_train" else TOLERANCE)[variant]
             module = os.path.join(module_dir, f"{wl.name}.{variant}.kmod")
             out_dir = os.path.join(args.work_dir, f"{wl.name}.out")
             try:

@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "common/BufferAddress.h"
-#include "ForwardedResults.h"
+#include "common/ForwardedResults.h"
 #include "common/LibraryCalls.h"
 #include "support/AttentionAbi.h"
 

@@ -33,10 +33,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "DnnlCalls.h"
-#include "ForwardedResults.h"
 
 #include "common/BufferAccess.h"
 #include "common/BufferAddress.h"
+#include "common/ForwardedResults.h"
 #include "common/LibraryCalls.h"
 
 #include "kiln/Backends/Passes.h"

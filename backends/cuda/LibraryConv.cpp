@@ -19,7 +19,12 @@
 //      the input dilation: its kernel is the given one with the channel
 //      dims swapped within each group and reversed in space (kiln ops
 //      before the call, on the small kernel), its padding what puts the
-//      same window over the same elements.
+//      same window over the same elements. The gradient with respect to a
+//      kernel, which kiln-grad writes as a convolution of the input and
+//      the cotangent with their batch and channel dims swapped (reshapes
+//      and transposes of both, then of the result), becomes cuDNN's
+//      backward-filter convolution of the untransposed input and
+//      cotangent: the transposes of the activations go with it.
 //   2. kiln-cuda-library-conv, on memrefs: each call of such a function
 //      becomes a call
 //
@@ -27,8 +32,10 @@
 //
 //      of the runtime with the buffers' device addresses and the
 //      descriptor as a constant global of the module; the runtime queues
-//      one cuDNN convolution on the module's stream. An operand that is a
-//      strided view goes through a dense copy, since cuDNN reads the
+//      one cuDNN convolution on the module's stream. A result that the
+//      function returns is written into its out-param directly instead of
+//      a buffer copied there (common/ForwardedResults.h); an operand that
+//      is a strided view goes through a dense copy, since cuDNN reads the
 //      dense layouts the descriptor implies.
 //
 // A convolution with input dilation and strides, or whose padding no
@@ -42,6 +49,7 @@
 #include "kiln/Backends/Passes.h"
 
 #include "common/BufferAddress.h"
+#include "common/ForwardedResults.h"
 #include "common/LibraryCalls.h"
 #include "common/OutlinedOps.h"
 
@@ -184,6 +192,141 @@ static Value forwardKernel(OpBuilder &builder, mlir::kiln::ConvOp op) {
   return builder.create<mlir::kiln::ReverseOp>(loc, w, spatialDims);
 }
 
+/// `value` is `source` [A, B, S...] regrouped as kiln-grad's conv rule
+/// writes the operands of a kernel gradient: reshaped to [A, G, B/G, S...],
+/// transposed by `perm` (a permutation of the first three dims) and
+/// reshaped to the rank of `source`; with one group the transposition may
+/// also be the plain swap of the first two dims. Returns the source.
+static Value regroupedSource(Value value, int64_t groups,
+                             ArrayRef<int64_t> perm) {
+  auto outer = value.getDefiningOp<mlir::kiln::ReshapeOp>();
+  if (!outer) {
+    auto swap = value.getDefiningOp<mlir::kiln::TransposeOp>();
+    if (!swap || groups != 1)
+      return nullptr;
+    ArrayRef<int64_t> p = swap.getPermutation();
+    for (int64_t d = 0; d < static_cast<int64_t>(p.size()); ++d)
+      if (p[d] != (d < 2 ? 1 - d : d))
+        return nullptr;
+    return swap.getOperand();
+  }
+  auto transpose = outer.getOperand().getDefiningOp<mlir::kiln::TransposeOp>();
+  auto inner = transpose
+                   ? transpose.getOperand().getDefiningOp<mlir::kiln::ReshapeOp>()
+                   : nullptr;
+  if (!inner)
+    return nullptr;
+  Value source = inner.getOperand();
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  auto split = cast<RankedTensorType>(inner.getType());
+  int64_t rank = sourceType.getRank();
+  if (split.getRank() != rank + 1 ||
+      cast<RankedTensorType>(value.getType()).getRank() != rank ||
+      split.getDimSize(0) != sourceType.getDimSize(0) ||
+      split.getDimSize(1) != groups ||
+      split.getShape().drop_front(3) != sourceType.getShape().drop_front(2))
+    return nullptr;
+  ArrayRef<int64_t> p = transpose.getPermutation();
+  for (int64_t d = 0; d < rank + 1; ++d)
+    if (p[d] != (d < 3 ? perm[d] : d))
+      return nullptr;
+  return source;
+}
+
+/// A kernel gradient in kiln-grad's form: dw = transpose(slice?(conv(x',
+/// dy'))), x' and dy' regrouped from the forward convolution's input and
+/// cotangent (see regroupedSource), the convolution's strides the forward
+/// one's kernel dilation and its kernel dilation the forward stride.
+struct WeightGradient {
+  Value input, cotangent;
+  /// The transpose that yields dw, and the ops between it and the
+  /// convolution.
+  Operation *last;
+  SmallVector<Operation *> between;
+  SmallVector<int64_t> descriptor;
+};
+
+static std::optional<WeightGradient> weightGradientOf(mlir::kiln::ConvOp op,
+                                                      bool tf32) {
+  int64_t groups = op.getGroups();
+  Value x = regroupedSource(op.getInput(), groups, {2, 1, 0});
+  Value dy = regroupedSource(op.getWeight(), groups, {1, 2, 0});
+  if (!x || !dy || !op->hasOneUse() ||
+      llvm::any_of(op.getLhsDilation(), [](int64_t d) { return d != 1; }))
+    return std::nullopt;
+  WeightGradient gradient;
+  gradient.input = x;
+  gradient.cotangent = dy;
+  Operation *user = *op->getUsers().begin();
+  if (auto slice = dyn_cast<mlir::kiln::SliceOp>(user)) {
+    if (!slice->hasOneUse() ||
+        llvm::any_of(slice.getStart(), [](int64_t v) { return v != 0; }) ||
+        llvm::any_of(slice.getStride(), [](int64_t v) { return v != 1; }))
+      return std::nullopt;
+    gradient.between.push_back(slice);
+    user = *slice->getUsers().begin();
+  }
+  auto transpose = dyn_cast<mlir::kiln::TransposeOp>(user);
+  if (!transpose)
+    return std::nullopt;
+  ArrayRef<int64_t> p = transpose.getPermutation();
+  for (int64_t d = 0; d < static_cast<int64_t>(p.size()); ++d)
+    if (p[d] != (d < 2 ? 1 - d : d))
+      return std::nullopt;
+  gradient.last = transpose;
+
+  // The forward convolution: x [N, C, D...], dy [N, O, E...], dw [O, C/G,
+  // K...], stride s and dilation d swapped back, the low padding kept,
+  // and the high padding whatever makes E the output size.
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  auto dwType = cast<RankedTensorType>(transpose.getType());
+  Type element = xType.getElementType();
+  int64_t spatial = xType.getRank() - 2;
+  if (!(element.isF32() || element.isF16() || element.isBF16()) ||
+      dyType.getElementType() != element ||
+      dwType.getElementType() != element || !xType.hasStaticShape() ||
+      !dyType.hasStaticShape() || spatial < 1 ||
+      spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS ||
+      xType.getNumElements() == 0 || dyType.getNumElements() == 0 ||
+      dwType.getNumElements() == 0 ||
+      dyType.getDimSize(0) != xType.getDimSize(0) ||
+      dwType.getDimSize(0) != dyType.getDimSize(1) ||
+      dwType.getDimSize(1) * groups != xType.getDimSize(1))
+    return std::nullopt;
+  ArrayRef<int64_t> strides = op.getRhsDilation(), dilations = op.getStrides(),
+                    low = op.getPaddingLow();
+  SmallVector<int64_t> high;
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t in = xType.getDimSize(d + 2), out = dyType.getDimSize(d + 2);
+    int64_t window = (dwType.getDimSize(d + 2) - 1) * dilations[d] + 1;
+    int64_t h = std::max<int64_t>(
+        0, (out - 1) * strides[d] + window - in - low[d]);
+    int64_t padded = in + low[d] + h;
+    if (padded < window || (padded - window) / strides[d] + 1 != out)
+      return std::nullopt;
+    high.push_back(h);
+  }
+  int64_t flags = KILN_CUDA_CONV_WEIGHT_GRADIENT |
+                  (tf32 && element.isF32() ? KILN_CUDA_CONV_TF32 : 0);
+  gradient.descriptor = {
+      spatial,
+      groups,
+      static_cast<int64_t>(*::kiln::classifyElementType(element)),
+      flags,
+      xType.getDimSize(0),
+      xType.getDimSize(1),
+      dyType.getDimSize(1)};
+  llvm::append_range(gradient.descriptor, xType.getShape().drop_front(2));
+  llvm::append_range(gradient.descriptor, dwType.getShape().drop_front(2));
+  llvm::append_range(gradient.descriptor, dyType.getShape().drop_front(2));
+  llvm::append_range(gradient.descriptor, strides);
+  llvm::append_range(gradient.descriptor, low);
+  llvm::append_range(gradient.descriptor, high);
+  llvm::append_range(gradient.descriptor, dilations);
+  return gradient;
+}
+
 namespace {
 
 struct KilnCudaOutlineConvsPass
@@ -193,12 +336,35 @@ struct KilnCudaOutlineConvsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<mlir::kiln::ConvOp, SmallVector<int64_t>>> convs;
+    SmallVector<std::pair<mlir::kiln::ConvOp, WeightGradient>> gradients;
     module.walk([&](mlir::kiln::ConvOp op) {
-      if (auto descriptor = cudnnDescriptor(op, tf32))
+      if (auto gradient = weightGradientOf(op, tf32))
+        gradients.emplace_back(op, std::move(*gradient));
+      else if (auto descriptor = cudnnDescriptor(op, tf32))
         convs.emplace_back(op, std::move(*descriptor));
     });
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
+    for (auto &[op, gradient] : gradients) {
+      func::FuncOp function = mlir::kiln::outlineWithPlaceholderBody(
+          gradient.last, {gradient.input, gradient.cotangent},
+          "kiln_cuda_conv", symbols);
+      function->setAttr(kCudaConvAttr,
+                        builder.getDenseI64ArrayAttr(gradient.descriptor));
+      for (Operation *dead : llvm::reverse(gradient.between))
+        dead->erase();
+      Value regrouped[] = {op.getInput(), op.getWeight()};
+      op->erase();
+      // The regrouping of the activations, unless something else reads it.
+      for (Value value : regrouped)
+        while (Operation *def = value.getDefiningOp()) {
+          if (!isa<mlir::kiln::ReshapeOp, mlir::kiln::TransposeOp>(def) ||
+              !def->use_empty())
+            break;
+          value = def->getOperand(0);
+          def->erase();
+        }
+    }
     for (auto &[op, descriptor] : convs) {
       SmallVector<Value> operands{op.getInput(), op.getWeight()};
       if (descriptor[3] & KILN_CUDA_CONV_INPUT_GRADIENT)
@@ -263,12 +429,16 @@ struct KilnCudaLibraryConvPass
             descriptor.asArrayRef(), /*constant=*/true,
             builder.getI64IntegerAttr(8));
 
-      // Dense buffers for cuDNN: strided views are copied into (inputs) or
-      // out of (the result) a fresh buffer around the call.
+      // The result written where the function returns it rather than
+      // into a buffer copied there (ForwardedResults.h); then dense buffers
+      // for cuDNN: strided views are copied into (inputs) or out of (the
+      // result) a fresh buffer around the call.
+      SmallVector<Operation *> dead;
+      Value result = mlir::kiln::forwardedResults(call, {2}, dead)[0];
       builder.setInsertionPoint(call);
       SmallVector<Value> buffers;
       for (unsigned i = 0; i < 3; ++i) {
-        Value operand = call.getOperand(i);
+        Value operand = i == 2 ? result : call.getOperand(i);
         auto type = cast<MemRefType>(operand.getType());
         if (isDense(type)) {
           buffers.push_back(operand);
@@ -296,6 +466,8 @@ struct KilnCudaLibraryConvPass
       }
       builder.create<func::CallOp>(loc, routine, operands);
       call->erase();
+      for (Operation *op : dead)
+        op->erase();
       callees.insert(callee);
     }
     for (Operation *callee : callees)

@@ -21,6 +21,26 @@ func.func @twice(%x: memref<1x4x6x6xf32>, %w: memref<8x4x3x3xf32>, %y: memref<1x
 
 // -----
 
+// A result written to a fresh buffer that is then copied into the
+// function's out-param and freed is written into the out-param directly.
+// CHECK-LABEL: func.func @forwarded
+// CHECK-NOT: memref.alloc
+// CHECK: memref.extract_strided_metadata %arg2
+// CHECK: call @kiln_cuda_conv(
+// CHECK-NOT: linalg.copy
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func private @kiln_cuda_conv_f(memref<1x4x6x6xf32>, memref<8x4x3x3xf32>, memref<1x8x4x4xf32>) attributes {kiln.cuda_conv = array<i64: 2, 1, 0, 0, 1, 4, 8, 6, 6, 3, 3, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1>}
+func.func @forwarded(%x: memref<1x4x6x6xf32>, %w: memref<8x4x3x3xf32>, %y: memref<1x8x4x4xf32>) {
+  %t = memref.alloc() : memref<1x8x4x4xf32>
+  call @kiln_cuda_conv_f(%x, %w, %t) : (memref<1x4x6x6xf32>, memref<8x4x3x3xf32>, memref<1x8x4x4xf32>) -> ()
+  linalg.copy ins(%t : memref<1x8x4x4xf32>) outs(%y : memref<1x8x4x4xf32>)
+  memref.dealloc %t : memref<1x8x4x4xf32>
+  return
+}
+
+// -----
+
 // Strided views go through dense buffers: the input is copied in before
 // the call, the result copied out after it; a view at an offset that is
 // dense otherwise is passed as it is.

@@ -57,6 +57,56 @@ func.func @transposed(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> tenso
 
 // -----
 
+// A kernel gradient as kiln-grad writes it (input and cotangent regrouped
+// with batch and channel dims swapped, a convolution with stride and
+// dilation exchanged, its extra offsets sliced off, the result
+// transposed) is cuDNN's backward filter on the input and cotangent
+// themselves: the forward convolution was 3x3, stride 2, padding 1 before,
+// and no padding after makes 6 outputs of 12.
+// CHECK-LABEL: func.func @kernel_gradient
+// CHECK-NEXT: %[[DW:.*]] = call @kiln_cuda_conv(%arg0, %arg1) : (tensor<2x8x12x12xf32>, tensor<2x16x6x6xf32>) -> tensor<16x8x3x3xf32>
+// CHECK-NEXT: return %[[DW]]
+// CHECK: kiln.cuda_conv = array<i64: 2, 1, {{[0-9]+}}, 4, 2, 8, 16, 12, 12, 3, 3, 6, 6, 2, 2, 1, 1, 0, 0, 1, 1>
+func.func @kernel_gradient(%x: tensor<2x8x12x12xf32>, %dy: tensor<2x16x6x6xf32>) -> tensor<16x8x3x3xf32> {
+  %0 = kiln.reshape %x : (tensor<2x8x12x12xf32>) -> tensor<2x1x8x12x12xf32>
+  %1 = kiln.transpose %0, permutation = [2, 1, 0, 3, 4] : tensor<2x1x8x12x12xf32>
+  %2 = kiln.reshape %1 : (tensor<8x1x2x12x12xf32>) -> tensor<8x2x12x12xf32>
+  %3 = kiln.reshape %dy : (tensor<2x16x6x6xf32>) -> tensor<2x1x16x6x6xf32>
+  %4 = kiln.transpose %3, permutation = [1, 2, 0, 3, 4] : tensor<2x1x16x6x6xf32>
+  %5 = kiln.reshape %4 : (tensor<1x16x2x6x6xf32>) -> tensor<16x2x6x6xf32>
+  %6 = kiln.conv %2, %5, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [2, 2], groups = 1 : tensor<8x2x12x12xf32>, tensor<16x2x6x6xf32>
+  %7 = kiln.slice %6, start = [0, 0, 0, 0], limit = [8, 16, 3, 3], stride = [1, 1, 1, 1] : tensor<8x16x4x4xf32>
+  %8 = kiln.transpose %7, permutation = [1, 0, 2, 3] : tensor<8x16x3x3xf32>
+  return %8 : tensor<16x8x3x3xf32>
+}
+
+// -----
+
+// A grouped kernel gradient keeps its groups; with one group the regrouping
+// may also be a plain swap of the first two dims.
+// CHECK-LABEL: func.func @grouped_kernel_gradient
+// CHECK: call @kiln_cuda_conv(%arg0, %arg1) : (tensor<2x4x11xf32>, tensor<2x6x5xf32>) -> tensor<6x2x3xf32>
+// CHECK: call @kiln_cuda_conv_0(%arg0, %arg2) : (tensor<2x4x11xf32>, tensor<2x6x11xf32>) -> tensor<6x4x1xf32>
+// CHECK: kiln.cuda_conv = array<i64: 1, 2, {{[0-9]+}}, 4, 2, 4, 6, 11, 3, 5, 2, 2, 0, 2>
+// CHECK: kiln.cuda_conv = array<i64: 1, 1, {{[0-9]+}}, 4, 2, 4, 6, 11, 1, 11, 1, 0, 0, 1>
+func.func @grouped_kernel_gradient(%x: tensor<2x4x11xf32>, %dy: tensor<2x6x5xf32>, %dz: tensor<2x6x11xf32>) -> (tensor<6x2x3xf32>, tensor<6x4x1xf32>) {
+  %0 = kiln.reshape %x : (tensor<2x4x11xf32>) -> tensor<2x2x2x11xf32>
+  %1 = kiln.transpose %0, permutation = [2, 1, 0, 3] : tensor<2x2x2x11xf32>
+  %2 = kiln.reshape %1 : (tensor<2x2x2x11xf32>) -> tensor<2x4x11xf32>
+  %3 = kiln.reshape %dy : (tensor<2x6x5xf32>) -> tensor<2x2x3x5xf32>
+  %4 = kiln.transpose %3, permutation = [1, 2, 0, 3] : tensor<2x2x3x5xf32>
+  %5 = kiln.reshape %4 : (tensor<2x3x2x5xf32>) -> tensor<6x2x5xf32>
+  %6 = kiln.conv %2, %5, strides = [2], padding_low = [2], padding_high = [0], lhs_dilation = [1], rhs_dilation = [2], groups = 2 : tensor<2x4x11xf32>, tensor<6x2x5xf32>
+  %7 = kiln.transpose %6, permutation = [1, 0, 2] : tensor<2x6x3xf32>
+  %s = kiln.transpose %x, permutation = [1, 0, 2] : tensor<2x4x11xf32>
+  %t = kiln.transpose %dz, permutation = [1, 0, 2] : tensor<2x6x11xf32>
+  %8 = kiln.conv %s, %t, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<4x2x11xf32>, tensor<6x2x11xf32>
+  %9 = kiln.transpose %8, permutation = [1, 0, 2] : tensor<4x6x1xf32>
+  return %7, %9 : tensor<6x2x3xf32>, tensor<6x4x1xf32>
+}
+
+// -----
+
 // What cuDNN does not compute stays a kiln.conv: input dilation with a
 // stride, padding wider than the window (no forward convolution's backward
 // data), f64, an empty batch.

@@ -44,6 +44,10 @@
 |*   K...], y the input gradient [N, O, E...]; strides, padding and        *|
 |*   dilation are the forward convolution's, so that D follows from E as a *|
 |*   forward convolution's output size does from its input's.             *|
+|*   With KILN_CUDA_CONV_WEIGHT_GRADIENT it is the gradient with respect   *|
+|*   to the kernel (cuDNN's backward filter): x is the forward             *|
+|*   convolution's input [N, C, D...], w its cotangent [N, O, E...], y the *|
+|*   kernel gradient [O, C/G, K...]; the rest as for the forward one.      *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -81,8 +85,9 @@ typedef void (*kiln_cuda_matmul_fn)(int64_t flags, int64_t ab_dtype,
 enum {
   KILN_CUDA_CONV_TF32 = 1,
   KILN_CUDA_CONV_INPUT_GRADIENT = 2,
+  KILN_CUDA_CONV_WEIGHT_GRADIENT = 4,
   /* Every flag bit defined; the runtime refuses others. */
-  KILN_CUDA_CONV_FLAGS = 3
+  KILN_CUDA_CONV_FLAGS = 7
 };
 
 enum {

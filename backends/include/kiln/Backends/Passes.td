@@ -350,7 +350,13 @@ def KilnCudaOutlineConvs : Pass<"kiln-cuda-outline-convs", "mlir::ModuleOp"> {
     reshaped, transposed and reversed into the forward convolution's, and
     the descriptor holds that convolution's strides (the input dilation)
     and padding (W - 1 - low before, max(0, W - 1 - high) after, W the
-    dilated window). Other convolutions keep the generic lowering.
+    dilated window). A kernel gradient in kiln-grad's form (the transpose
+    of a convolution, perhaps sliced, of the input and the cotangent each
+    regrouped by a reshape, transpose and reshape with batch and channel
+    dims swapped) becomes cuDNN's backward filter
+    (KILN_CUDA_CONV_WEIGHT_GRADIENT = 4) on the input and cotangent
+    themselves, replacing the transpose. Other convolutions keep the
+    generic lowering.
   }];
   let options = [
     Option<"tf32", "tf32", "bool", "false",
@@ -369,6 +375,8 @@ def KilnCudaLibraryConv : Pass<"kiln-cuda-library-conv", "mlir::ModuleOp"> {
     of rank k + 2) becomes a call `kiln_cuda_conv(descriptor, x, w, y)` of
     the runtime (kiln/CudaLibraryAbi.h) with the buffers' device addresses
     and the descriptor as a constant global `kiln_cuda_conv_descriptor`;
+    a result buffer that is only copied into a buffer defined before the
+    call (the function's out-param) and freed is replaced by that buffer;
     an operand that is not dense in row-major order is copied into (or,
     for the result, out of) a fresh dense buffer around the call. The
     marked functions, then uncalled, are erased. A malformed descriptor or

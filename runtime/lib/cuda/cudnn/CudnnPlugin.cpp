@@ -2,8 +2,9 @@
 //
 // Exports kiln_dnn_plugin, the table of DnnPlugin.h. Each convolution is
 // one execution of a cuDNN 9 graph-API plan (one forward-convolution
-// operation, or a backward-data one for KILN_CUDA_CONV_INPUT_GRADIENT)
-// queued on the caller's stream.
+// operation, or a backward-data one for KILN_CUDA_CONV_INPUT_GRADIENT, a
+// backward-filter one for KILN_CUDA_CONV_WEIGHT_GRADIENT) queued on the
+// caller's stream.
 //
 // The operands keep kiln's dense row-major layouts, described to cuDNN by
 // their dims and strides: x [N, C, D...], w [O, C/G, K...], y [N, O,
@@ -15,14 +16,21 @@
 // The plan - tensor, convolution and operation descriptors, the operation
 // graph, and the engine configuration - is made on the first call of a
 // descriptor (plus the pointers' alignment, which the engines take into
-// account) and cached with the handle. Its engine is the first that
-// cuDNN's heuristics (mode A, then the fallback list) rank, that
-// finalizes on this device, that needs no more workspace than the runtime
-// gives, and whose numerics kiln's contract allows: an f32 convolution
-// takes no engine that rounds its inputs (tensor cores, i.e. TF32, or
+// account) and cached with the handle. The candidates are the engines
+// cuDNN's heuristics rank (mode A, then the fallback list) that finalize
+// on this device, need no more workspace than the runtime gives, and
+// whose numerics kiln's contract allows: an f32 convolution takes no
+// engine that rounds its inputs (tensor cores, i.e. TF32, or
 // "down-converted inputs") unless the descriptor says TF32, and a
 // half-precision one none that reduces in reduced precision: kiln.conv
-// sums f16 and bf16 products in f32.
+// sums f16 and bf16 products in f32. The heuristics' first choice is
+// often far from the fastest engine for exact f32 (up to several times on
+// ResNet-50's gradients), so the first call of a plan times the first
+// kTunedCandidates candidates on its own buffers (CUDA events of the
+// driver, which the runtime has loaded) and keeps the fastest, as
+// cudnnFind does; KILN_CUDA_CONV_TUNE=0 keeps the heuristics' first
+// choice instead (no waiting for the stream on first calls, and the same
+// engine on every run).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,16 +39,22 @@
 #include "kiln/CudaLibraryAbi.h"
 #include "kiln/ElementType.h"
 
+#include <cuda.h>
 #include <cudnn.h>
+
+#include <dlfcn.h>
 
 #include <array>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -183,6 +197,9 @@ struct Problem {
     if (spatial < 1 || spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS)
       return "a convolution over " + std::to_string(spatial) +
              " spatial dims (1 to 3 supported)";
+    if ((flags & KILN_CUDA_CONV_INPUT_GRADIENT) &&
+        (flags & KILN_CUDA_CONV_WEIGHT_GRADIENT))
+      return "both an input and a weight gradient";
     if (groups < 1 || n < 1 || c < 1 || o < 1 || c % groups || o % groups)
       return "batch " + std::to_string(n) + ", " + std::to_string(c) +
              " -> " + std::to_string(o) + " channels in " +
@@ -237,12 +254,132 @@ std::vector<int64_t> widened(const std::vector<int64_t> &values,
 
 constexpr int64_t kX = 'x', kW = 'w', kY = 'y';
 
+/// How many candidate engines a first call times.
+constexpr size_t kTunedCandidates = 8;
+
 /// A convolution's plan and everything it was made from.
 struct Plan {
   Descriptor x, w, y, convolution, operation, graph, plan;
   std::vector<std::unique_ptr<Descriptor>> configs;
   int64_t workspaceBytes = 0;
 };
+
+/// An execution plan that may run the convolution.
+struct Candidate {
+  std::unique_ptr<Descriptor> plan;
+  int64_t workspaceBytes;
+};
+
+/// The buffers, stream and workspace of one call.
+struct CallBuffers {
+  const void *x, *w;
+  void *y;
+  cudaStream_t stream;
+  void *workspace;
+};
+
+/// Queues `plan` on the handle's stream.
+cudnnStatus_t execute(cudnnHandle_t library, const Descriptor &plan,
+                      int64_t workspaceBytes, const CallBuffers &buffers) {
+  Descriptor pack;
+  Builder b;
+  int64_t ids[] = {kX, kW, kY};
+  void *pointers[] = {const_cast<void *>(buffers.x),
+                      const_cast<void *>(buffers.w), buffers.y};
+  void *space = workspaceBytes ? buffers.workspace : nullptr;
+  b.create(pack, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
+      .set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, ids, 3)
+      .set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+           pointers, 3)
+      .set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
+           &space)
+      .finalize(pack, "finalizing the variant pack");
+  if (!b.ok())
+    return CUDNN_STATUS_BAD_PARAM;
+  return cudnnBackendExecute(library, plan.get(), pack.get());
+}
+
+/// The driver's event functions, from the libcuda the runtime has loaded;
+/// null members where it is not there.
+struct EventApi {
+  CUresult (*create)(CUevent *, unsigned) = nullptr;
+  CUresult (*record)(CUevent, CUstream) = nullptr;
+  CUresult (*synchronize)(CUevent) = nullptr;
+  CUresult (*elapsed)(float *, CUevent, CUevent) = nullptr;
+  CUresult (*destroy)(CUevent) = nullptr;
+
+  static const EventApi &get() {
+    static const EventApi api = [] {
+      EventApi a;
+      void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+      if (!driver)
+        return a;
+      auto find = [&](auto &slot, const char *name) {
+        slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+            dlsym(driver, name));
+      };
+      find(a.create, "cuEventCreate");
+      find(a.record, "cuEventRecord");
+      find(a.synchronize, "cuEventSynchronize");
+      find(a.elapsed, "cuEventElapsedTime_v2");
+      if (!a.elapsed)
+        find(a.elapsed, "cuEventElapsedTime");
+      find(a.destroy, "cuEventDestroy_v2");
+      if (!(a.create && a.record && a.synchronize && a.elapsed && a.destroy))
+        a = EventApi();
+      return a;
+    }();
+    return api;
+  }
+};
+
+/// Whether first calls time their candidates (KILN_CUDA_CONV_TUNE unset
+/// or anything but "0").
+bool tuning() {
+  const char *value = std::getenv("KILN_CUDA_CONV_TUNE");
+  return !value || std::strcmp(value, "0") != 0;
+}
+
+/// The index of the fastest of `candidates` on `buffers` (three runs each
+/// after one to warm up, between two events), or 0 when they cannot be
+/// timed. A candidate that fails to run is never chosen.
+size_t fastest(cudnnHandle_t library, const std::vector<Candidate> &candidates,
+               const CallBuffers &buffers) {
+  const EventApi &events = EventApi::get();
+  if (candidates.size() < 2 || !events.create)
+    return 0;
+  CUevent start = nullptr, stop = nullptr;
+  if (events.create(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+    return 0;
+  if (events.create(&stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    events.destroy(start);
+    return 0;
+  }
+  CUstream stream = reinterpret_cast<CUstream>(buffers.stream);
+  size_t best = 0;
+  float bestTime = -1;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate &c = candidates[i];
+    bool ran =
+        execute(library, *c.plan, c.workspaceBytes, buffers) ==
+            CUDNN_STATUS_SUCCESS &&
+        events.record(start, stream) == CUDA_SUCCESS;
+    for (int run = 0; ran && run < 3; ++run)
+      ran = execute(library, *c.plan, c.workspaceBytes, buffers) ==
+            CUDNN_STATUS_SUCCESS;
+    float time = 0;
+    ran = ran && events.record(stop, stream) == CUDA_SUCCESS &&
+          events.synchronize(stop) == CUDA_SUCCESS &&
+          events.elapsed(&time, start, stop) == CUDA_SUCCESS;
+    if (ran && (bestTime < 0 || time < bestTime)) {
+      best = i;
+      bestTime = time;
+    }
+  }
+  events.destroy(start);
+  events.destroy(stop);
+  return best;
+}
 
 struct Handle {
   cudnnHandle_t library = nullptr;
@@ -281,10 +418,12 @@ bool numericsAllowed(const Descriptor &config, const Problem &problem) {
   return true;
 }
 
-/// Makes the plan of `problem` for pointers of the given alignments.
+/// Makes the plan of `problem` for pointers of the given alignments,
+/// timing the candidates on `buffers` when tuning.
 int makePlan(Handle &handle, const Problem &problem,
              const std::array<int64_t, 3> &alignments, size_t workspaceBytes,
-             Plan &plan, char *error, size_t errorSize) {
+             const CallBuffers &buffers, Plan &plan, char *error,
+             size_t errorSize) {
   cudnnDataType_t dataType, computeType = CUDNN_DATA_FLOAT;
   if (!dataTypeOf(problem.dtype, dataType))
     return fail(error, errorSize,
@@ -308,14 +447,16 @@ int makePlan(Handle &handle, const Problem &problem,
   };
   tensor(plan.x, kX, shapeOf(problem.n, problem.c, problem.in),
          alignments[0]);
+  // The second and third buffers: kernel and result, or for a weight
+  // gradient the cotangent and the kernel's gradient.
   bool gradient = problem.flags & KILN_CUDA_CONV_INPUT_GRADIENT;
-  tensor(plan.w, kW,
-         gradient
-             ? shapeOf(problem.c, problem.o / problem.groups, problem.kernel)
-             : shapeOf(problem.o, problem.c / problem.groups, problem.kernel),
-         alignments[1]);
-  tensor(plan.y, kY, shapeOf(problem.n, problem.o, problem.out),
-         alignments[2]);
+  bool weightGradient = problem.flags & KILN_CUDA_CONV_WEIGHT_GRADIENT;
+  Shape kernel =
+      gradient ? shapeOf(problem.c, problem.o / problem.groups, problem.kernel)
+               : shapeOf(problem.o, problem.c / problem.groups, problem.kernel);
+  Shape result = shapeOf(problem.n, problem.o, problem.out);
+  tensor(plan.w, kW, weightGradient ? result : kernel, alignments[1]);
+  tensor(plan.y, kY, weightGradient ? kernel : result, alignments[2]);
 
   std::vector<int64_t> strides = widened(problem.strides, 1),
                        dilations = widened(problem.dilations, 1),
@@ -345,7 +486,25 @@ int makePlan(Handle &handle, const Problem &problem,
   Descriptor &op = plan.operation;
   cudnnBackendDescriptor_t x = plan.x.get(), w = plan.w.get(),
                            y = plan.y.get(), convHandle = conv.get();
-  if (gradient) {
+  if (weightGradient) {
+    // x holds the forward convolution's input, w its cotangent dy, y the
+    // kernel's gradient dw.
+    b.create(op,
+             CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &x)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &w)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &y)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, &convHandle)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+             CUDNN_TYPE_FLOAT, &alpha)
+        .set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA,
+             CUDNN_TYPE_FLOAT, &beta)
+        .finalize(op, "finalizing the backward-filter convolution operation");
+  } else if (gradient) {
     // x holds the forward convolution's cotangent dy, y its input
     // gradient dx.
     b.create(op, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR)
@@ -391,6 +550,8 @@ int makePlan(Handle &handle, const Problem &problem,
     return b.failure(error, errorSize);
 
   cudnnBackendDescriptor_t graphHandle = graph.get();
+  size_t wanted = tuning() ? kTunedCandidates : 1;
+  std::vector<Candidate> candidates;
   for (cudnnBackendHeurMode_t heurMode :
        {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     Descriptor heuristics;
@@ -427,33 +588,41 @@ int makePlan(Handle &handle, const Problem &problem,
                                  &returned, configHandles.data()) !=
         CUDNN_STATUS_SUCCESS)
       continue;
-    for (int64_t i = 0; i < returned; ++i) {
+    for (int64_t i = 0; i < returned && candidates.size() < wanted; ++i) {
       if (!numericsAllowed(*configs[i], problem))
         continue;
-      Descriptor candidate;
+      auto candidate = std::make_unique<Descriptor>();
       Builder p;
       cudnnBackendDescriptor_t config = configHandles[i];
-      p.create(candidate, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-          .set(candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
+      p.create(*candidate, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+          .set(*candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
                &handle.library)
-          .set(candidate, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+          .set(*candidate, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                CUDNN_TYPE_BACKEND_DESCRIPTOR, &config)
-          .finalize(candidate, "finalizing an execution plan");
+          .finalize(*candidate, "finalizing an execution plan");
       if (!p.ok())
         continue;
       int64_t bytes = 0, got = 0;
-      if (cudnnBackendGetAttribute(candidate.get(),
+      if (cudnnBackendGetAttribute(candidate->get(),
                                    CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                    CUDNN_TYPE_INT64, 1, &got, &bytes) !=
               CUDNN_STATUS_SUCCESS ||
           bytes < 0 || static_cast<size_t>(bytes) > workspaceBytes)
         continue;
-      // The plan refers to its configuration: both stay with the plan.
-      plan.workspaceBytes = bytes;
-      plan.plan.swap(candidate);
-      plan.configs = std::move(configs);
-      return 0;
+      candidates.push_back({std::move(candidate), bytes});
     }
+    // The plans refer to their configurations: those stay with the plan.
+    for (auto &config : configs)
+      plan.configs.push_back(std::move(config));
+    if (candidates.size() >= wanted)
+      break;
+  }
+  if (!candidates.empty()) {
+    Candidate &chosen =
+        candidates[fastest(handle.library, candidates, buffers)];
+    plan.workspaceBytes = chosen.workspaceBytes;
+    plan.plan.swap(*chosen.plan);
+    return 0;
   }
   std::string dims;
   for (const std::vector<int64_t> *array : {&problem.in, &problem.kernel}) {
@@ -465,7 +634,10 @@ int makePlan(Handle &handle, const Problem &problem,
               "cuDNN has no engine for the %sconvolution of %s (batch %lld, "
               "%lld -> %lld channels, %lld groups, kiln dtype %lld%s) that "
               "keeps kiln's numerics within %zu bytes of workspace",
-              gradient ? "input-gradient " : "", dims.c_str(), static_cast<long long>(problem.n),
+              gradient         ? "input-gradient "
+              : weightGradient ? "weight-gradient "
+                               : "",
+              dims.c_str(), static_cast<long long>(problem.n),
               static_cast<long long>(problem.c),
               static_cast<long long>(problem.o),
               static_cast<long long>(problem.groups),
@@ -507,34 +679,20 @@ int conv(void *opaque, const int64_t *descriptor, const void *x,
                                     alignmentOf(y)};
   std::vector<int64_t> key = problem.key();
   key.insert(key.end(), alignments.begin(), alignments.end());
+  CallBuffers buffers{x, w, y, static_cast<cudaStream_t>(stream), workspace};
+  cudnnStatus_t status = cudnnSetStream(handle.library, buffers.stream);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return failStatus(error, errorSize, "cudnnSetStream", status);
   auto found = handle.plans.find(key);
   if (found == handle.plans.end()) {
     auto plan = std::make_unique<Plan>();
     if (int failed = makePlan(handle, problem, alignments, workspaceBytes,
-                              *plan, error, errorSize))
+                              buffers, *plan, error, errorSize))
       return failed;
     found = handle.plans.emplace(std::move(key), std::move(plan)).first;
   }
   Plan &plan = *found->second;
-  cudnnStatus_t status =
-      cudnnSetStream(handle.library, static_cast<cudaStream_t>(stream));
-  if (status != CUDNN_STATUS_SUCCESS)
-    return failStatus(error, errorSize, "cudnnSetStream", status);
-  Descriptor pack;
-  Builder b;
-  int64_t ids[] = {kX, kW, kY};
-  void *pointers[] = {const_cast<void *>(x), const_cast<void *>(w), y};
-  void *space = plan.workspaceBytes ? workspace : nullptr;
-  b.create(pack, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
-      .set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, ids, 3)
-      .set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-           pointers, 3)
-      .set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
-           &space)
-      .finalize(pack, "finalizing the variant pack");
-  if (!b.ok())
-    return b.failure(error, errorSize);
-  status = cudnnBackendExecute(handle.library, plan.plan.get(), pack.get());
+  status = execute(handle.library, plan.plan, plan.workspaceBytes, buffers);
   if (status != CUDNN_STATUS_SUCCESS)
     return failStatus(error, errorSize, "cudnnBackendExecute", status);
   return 0;

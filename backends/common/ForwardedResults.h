@@ -2,15 +2,16 @@
 //
 // After results became out-params, a value a function returns is written
 // to a fresh allocation, then copied into the out-param and freed. Where a
-// library call (oneDNN's convolution, the attention kernels) writes that
-// allocation, it can write the out-param directly: the passes that make
-// those calls (ConvToDnnl.cpp, AttentionCalls.cpp) ask here which buffer
-// each of the call's result operands should be.
+// library call (oneDNN's or cuDNN's convolution, the attention kernels)
+// writes that allocation, it can write the out-param directly: the passes
+// that make those calls (cpu/ConvToDnnl.cpp, cpu/AttentionCalls.cpp,
+// cuda/LibraryConv.cpp) ask here which buffer each of the call's result
+// operands should be.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_BACKENDS_CPU_FORWARDEDRESULTS_H
-#define KILN_BACKENDS_CPU_FORWARDEDRESULTS_H
+#ifndef KILN_BACKENDS_COMMON_FORWARDEDRESULTS_H
+#define KILN_BACKENDS_COMMON_FORWARDEDRESULTS_H
 
 #include "common/BufferAccess.h"
 
@@ -82,4 +83,4 @@ inline SmallVector<Value> forwardedResults(func::CallOp call,
 
 } // namespace mlir::kiln
 
-#endif // KILN_BACKENDS_CPU_FORWARDEDRESULTS_H
+#endif // KILN_BACKENDS_COMMON_FORWARDEDRESULTS_H
