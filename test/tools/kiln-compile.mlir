@@ -12,6 +12,7 @@
 // HELP: --emit=<value>
 // HELP: --input-shape=<NAME=DIMS>
 // HELP: --no-cublas
+// HELP: --no-cudnn
 // HELP: --profile
 // HELP: --target-cpu=<string>
 // HELP-NOT: aarch64
