@@ -209,6 +209,35 @@ def check(wl, outs, expected, ins):
     return W.check_all(outs, expected, wl.tol)
 
 
+def ratio_rows(rows, key):
+    """Markdown rows `| workload | system | time | kiln / system | note |`
+    for rows (workload, system, seconds or None, note) in which kiln's own
+    rows have systems starting with "kiln": each other system's time is set
+    against the kiln row with the same key(workload, system)."""
+    kiln_times = {key(r[0], r[1]): r[2] for r in rows
+                  if r[1].startswith("kiln") and r[2]}
+    lines = []
+    for title, system, seconds, note in rows:
+        k = kiln_times.get(key(title, system))
+        ratio = f"{k / seconds:.2f}" if k and seconds and not system.startswith("kiln") else ""
+        lines.append(f"| {title} | {system} | {fmt_time(seconds) if seconds else '-'} "
+                     f"| {ratio} | {note} |")
+    return lines
+
+
+def finish_report(lines, output, failures, script):
+    """Writes the report `lines` to `output` and stdout, each failure to
+    stderr prefixed with `script`; the exit status (1 after a failure)."""
+    text = "\n".join(lines) + "\n"
+    with open(output, "w") as f:
+        f.write(text)
+    print()
+    print(text)
+    for failure in failures:
+        print(f"{script}: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
 def check_rejects_wrong_outputs(wl, expected, ins):
     """The check must fail when any single output is off by a few percent;
     otherwise a wrong result could reach the table."""

@@ -367,20 +367,8 @@ def main(argv=None):
         "| workload | system | time | kiln / PyTorch | note |",
         "|---|---|---|---|---|",
     ]
-    kiln_times = {r[0]: r[2] for r in rows if r[1].startswith("kiln") and r[2]}
-    for title, system, seconds, note in rows:
-        k = kiln_times.get(title)
-        ratio = f"{k / seconds:.2f}" if k and seconds and not system.startswith("kiln") else ""
-        lines.append(f"| {title} | {system} | {B.fmt_time(seconds) if seconds else '-'} "
-                     f"| {ratio} | {note} |")
-    text = "\n".join(lines) + "\n"
-    with open(args.output, "w") as f:
-        f.write(text)
-    print()
-    print(text)
-    for failure in failures:
-        print("resnet_cuda.py: " + failure, file=sys.stderr)
-    return 1 if failures else 0
+    lines += B.ratio_rows(rows, lambda title, system: title)
+    return B.finish_report(lines, args.output, failures, "resnet_cuda.py")
 
 
 if __name__ == "__main__":

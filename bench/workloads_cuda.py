@@ -294,21 +294,8 @@ def main(argv=None):
     # Each system against kiln measured the same way: on device against
     # kiln's device-resident calls, with copies against kiln-run's plain
     # calls.
-    kiln_times = {(r[0], r[1].split(", ")[-1]): r[2] for r in rows
-                  if r[1].startswith("kiln") and r[2]}
-    for title, system, seconds, note in rows:
-        k = kiln_times.get((title, system.split(", ")[-1]))
-        ratio = f"{k / seconds:.2f}" if k and seconds and not system.startswith("kiln") else ""
-        lines.append(f"| {title} | {system} | {B.fmt_time(seconds) if seconds else '-'} "
-                     f"| {ratio} | {note} |")
-    text = "\n".join(lines) + "\n"
-    with open(args.output, "w") as f:
-        f.write(text)
-    print()
-    print(text)
-    for failure in failures:
-        print("workloads_cuda.py: " + failure, file=sys.stderr)
-    return 1 if failures else 0
+    lines += B.ratio_rows(rows, lambda title, system: (title, system.split(", ")[-1]))
+    return B.finish_report(lines, args.output, failures, "workloads_cuda.py")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::kiln {
 
@@ -77,6 +78,15 @@ inline func::FuncOp outlineWithPlaceholderBody(Operation *op, ValueRange operand
 inline func::FuncOp outlineWithPlaceholderBody(Operation *op, StringRef name,
                                                SymbolTable &symbols) {
   return outlineWithPlaceholderBody(op, op->getOperands(), name, symbols);
+}
+
+/// Erases the outlined functions in `callees` that nothing in `module`
+/// calls any more, once their calls have been replaced.
+inline void eraseUncalled(ModuleOp module,
+                          const SetVector<Operation *> &callees) {
+  for (Operation *callee : callees)
+    if (SymbolTable::symbolKnownUseEmpty(callee, module))
+      callee->erase();
 }
 
 } // namespace mlir::kiln

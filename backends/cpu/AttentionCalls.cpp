@@ -29,6 +29,7 @@
 #include "common/BufferAddress.h"
 #include "common/ForwardedResults.h"
 #include "common/LibraryCalls.h"
+#include "common/OutlinedOps.h"
 #include "support/AttentionAbi.h"
 
 #include "kiln/Backends/Passes.h"
@@ -303,9 +304,7 @@ struct KilnCpuAttentionCallsPass
         op->erase();
       callees.insert(callee);
     }
-    for (Operation *callee : callees)
-      if (SymbolTable::symbolKnownUseEmpty(callee, module))
-        callee->erase();
+    mlir::kiln::eraseUncalled(module, callees);
   }
 };
 

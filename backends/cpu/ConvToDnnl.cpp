@@ -38,6 +38,7 @@
 #include "common/BufferAddress.h"
 #include "common/ForwardedResults.h"
 #include "common/LibraryCalls.h"
+#include "common/OutlinedOps.h"
 
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnOps.h"
@@ -442,9 +443,7 @@ struct KilnCpuConvToDnnlPass
         op->erase();
       callees.insert(callee);
     }
-    for (Operation *callee : callees)
-      if (SymbolTable::symbolKnownUseEmpty(callee, module))
-        callee->erase();
+    mlir::kiln::eraseUncalled(module, callees);
   }
 };
 

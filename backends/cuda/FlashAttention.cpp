@@ -900,9 +900,7 @@ struct KilnCudaFlashAttentionPass
         return signalPassFailure();
       callees.insert(callee);
     }
-    for (Operation *callee : callees)
-      if (SymbolTable::symbolKnownUseEmpty(callee, module))
-        callee->erase();
+    mlir::kiln::eraseUncalled(module, callees);
   }
 };
 

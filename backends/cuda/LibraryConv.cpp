@@ -470,9 +470,7 @@ struct KilnCudaLibraryConvPass
         op->erase();
       callees.insert(callee);
     }
-    for (Operation *callee : callees)
-      if (SymbolTable::symbolKnownUseEmpty(callee, module))
-        callee->erase();
+    mlir::kiln::eraseUncalled(module, callees);
   }
 };
 

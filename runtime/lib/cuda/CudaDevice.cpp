@@ -173,14 +173,8 @@ CudaDevice::~CudaDevice() {
   if (driver->ctxPushCurrent(context) == CUDA_SUCCESS) {
     if (streamHandle)
       driver->streamSynchronize(streamHandle);
-    if (blasHandle)
-      blas->destroy(blasHandle);
-    if (blasWorkspace)
-      driver->memFree(blasWorkspace);
-    if (dnnHandle)
-      dnn->destroy(dnnHandle);
-    if (dnnWorkspace)
-      driver->memFree(dnnWorkspace);
+    close(blas);
+    close(dnn);
     for (auto &[pointer, allocation] : allocations)
       driver->memFree(pointer);
     for (auto &[image, module] : modules)
@@ -491,34 +485,50 @@ void CudaDevice::fill32(void *destination, unsigned value, size_t count) {
           "cuMemsetD32");
 }
 
-void CudaDevice::matmul(const kiln_matmul_problem_t &problem) {
-  if (!failure.empty())
-    return;
-  // The plug-in, the handle and the workspace are each made once; a step
-  // that failed is tried again by the next product.
-  if (!blas) {
-    if (kiln_status_t status = loadBlasPlugin(blas)) {
-      blas = nullptr;
+template <typename Table>
+bool CudaDevice::prepare(Library<Table> &library,
+                         kiln_status_t (*load)(const Table *&),
+                         size_t workspaceBytes, const char *what) {
+  if (!library.table) {
+    if (kiln_status_t status = load(library.table)) {
+      library.table = nullptr;
       fail(kiln_status_message(status));
       kiln_status_free(status);
-      return;
+      return false;
     }
   }
   char error[1024] = "";
-  if (!blasHandle && blas->create(&blasHandle, error, sizeof(error))) {
-    blasHandle = nullptr;
-    fail(std::string("CUDA products: ") + error);
-    return;
+  if (!library.handle &&
+      library.table->create(&library.handle, error, sizeof(error))) {
+    library.handle = nullptr;
+    fail(std::string("CUDA ") + what + ": " + error);
+    return false;
   }
-  if (!blasWorkspace &&
-      !check(driver->memAlloc(&blasWorkspace, kBlasWorkspaceBytes),
-             "cuMemAlloc of the products' workspace")) {
-    blasWorkspace = 0;
-    return;
+  if (!library.workspace &&
+      !check(driver->memAlloc(&library.workspace, workspaceBytes),
+             (std::string("cuMemAlloc of the ") + what + "' workspace")
+                 .c_str())) {
+    library.workspace = 0;
+    return false;
   }
-  if (blas->matmul(blasHandle, &problem, streamHandle,
-                   reinterpret_cast<void *>(blasWorkspace),
-                   kBlasWorkspaceBytes, error, sizeof(error)))
+  return true;
+}
+
+template <typename Table> void CudaDevice::close(Library<Table> &library) {
+  if (library.handle)
+    library.table->destroy(library.handle);
+  if (library.workspace)
+    driver->memFree(library.workspace);
+}
+
+void CudaDevice::matmul(const kiln_matmul_problem_t &problem) {
+  if (!failure.empty() ||
+      !prepare(blas, loadBlasPlugin, kBlasWorkspaceBytes, "products"))
+    return;
+  char error[1024] = "";
+  if (blas.table->matmul(blas.handle, &problem, streamHandle,
+                         reinterpret_cast<void *>(blas.workspace),
+                         kBlasWorkspaceBytes, error, sizeof(error)))
     fail(std::string("CUDA products: ") + error);
 }
 
@@ -537,29 +547,12 @@ void CudaDevice::conv(const int64_t *descriptor, const void *x, const void *w,
          std::to_string(descriptor[3]) + ")");
     return;
   }
-  if (!dnn) {
-    if (kiln_status_t status = loadDnnPlugin(dnn)) {
-      dnn = nullptr;
-      fail(kiln_status_message(status));
-      kiln_status_free(status);
-      return;
-    }
-  }
+  if (!prepare(dnn, loadDnnPlugin, kDnnWorkspaceBytes, "convolutions"))
+    return;
   char error[1024] = "";
-  if (!dnnHandle && dnn->create(&dnnHandle, error, sizeof(error))) {
-    dnnHandle = nullptr;
-    fail(std::string("CUDA convolutions: ") + error);
-    return;
-  }
-  if (!dnnWorkspace &&
-      !check(driver->memAlloc(&dnnWorkspace, kDnnWorkspaceBytes),
-             "cuMemAlloc of the convolutions' workspace")) {
-    dnnWorkspace = 0;
-    return;
-  }
-  if (dnn->conv(dnnHandle, descriptor, x, w, y, streamHandle,
-                reinterpret_cast<void *>(dnnWorkspace), kDnnWorkspaceBytes,
-                error, sizeof(error)))
+  if (dnn.table->conv(dnn.handle, descriptor, x, w, y, streamHandle,
+                      reinterpret_cast<void *>(dnn.workspace),
+                      kDnnWorkspaceBytes, error, sizeof(error)))
     fail(std::string("CUDA convolutions: ") + error);
 }
 

@@ -203,15 +203,26 @@ private:
   void returnToPool(CUdeviceptr pointer);
   /// Whether `pointer` lies in a buffer of this device.
   bool isDevicePointer(const void *pointer) const;
-  /// The products plug-in, its handle and its workspace, made on the first
-  /// product and kept until the device is closed.
-  const kiln_blas_plugin_t *blas = nullptr;
-  void *blasHandle = nullptr;
-  CUdeviceptr blasWorkspace = 0;
-  /// The same for the convolutions plug-in.
-  const kiln_dnn_plugin_t *dnn = nullptr;
-  void *dnnHandle = nullptr;
-  CUdeviceptr dnnWorkspace = 0;
+  /// A library plug-in, its handle and its workspace, made on the first
+  /// call that needs them and kept until the device is closed.
+  template <typename Table> struct Library {
+    const Table *table = nullptr;
+    void *handle = nullptr;
+    CUdeviceptr workspace = 0;
+  };
+  Library<kiln_blas_plugin_t> blas;
+  Library<kiln_dnn_plugin_t> dnn;
+  /// Loads `library`'s plug-in with `load`, makes its handle and a
+  /// workspace of `workspaceBytes` where missing; a step that fails is
+  /// recorded (its message naming `what`, "products" or "convolutions")
+  /// and tried again next time.
+  /// Returns whether all three are there.
+  template <typename Table>
+  bool prepare(Library<Table> &library,
+               kiln_status_t (*load)(const Table *&), size_t workspaceBytes,
+               const char *what);
+  /// Gives `library`'s handle and workspace back.
+  template <typename Table> void close(Library<Table> &library);
   /// Updated under callMutex.
   CudaStats counters;
   /// The first failure of the current call; empty while it goes well.

@@ -19,13 +19,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/BlasPlugin.h"
+#include "cuda/PluginSupport.h"
 
 #include "kiln/CudaLibraryAbi.h"
 #include "kiln/ElementType.h"
 
 #include <cublasLt.h>
 
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -39,18 +39,8 @@ namespace kiln {
 namespace cuda_blas {
 namespace {
 
-/// Writes a printf-style message into error[0 .. errorSize - 1], truncated
-/// and NUL-terminated, and returns the failure code.
-__attribute__((format(printf, 3, 4))) int fail(char *error, size_t errorSize,
-                                               const char *format, ...) {
-  if (error && errorSize) {
-    va_list args;
-    va_start(args, format);
-    std::vsnprintf(error, errorSize, format, args);
-    va_end(args);
-  }
-  return 1;
-}
+using cuda_plugin::alignmentOf;
+using cuda_plugin::fail;
 
 int failStatus(char *error, size_t errorSize, const char *what,
                cublasStatus_t status) {
@@ -76,15 +66,6 @@ bool dataTypeOf(int64_t code, cudaDataType_t &type) {
   default:
     return false;
   }
-}
-
-/// The largest power of two, up to 256, that divides `pointer`'s address.
-uint32_t alignmentOf(const void *pointer) {
-  uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
-  uint32_t alignment = 256;
-  while (alignment > 1 && address % alignment)
-    alignment /= 2;
-  return alignment;
 }
 
 /// A problem without its pointers, plus their alignments.
@@ -348,12 +329,8 @@ int matmul(void *opaque, const kiln_matmul_problem_t *p, void *stream,
 }
 
 const char *describe() {
-  static const std::string name = [] {
-    size_t version = cublasLtGetVersion();
-    return "cuBLASLt " + std::to_string(version / 10000) + "." +
-           std::to_string(version / 100 % 100) + "." +
-           std::to_string(version % 100);
-  }();
+  static const std::string name =
+      cuda_plugin::libraryVersion("cuBLASLt", cublasLtGetVersion());
   return name.c_str();
 }
 

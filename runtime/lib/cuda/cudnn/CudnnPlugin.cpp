@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/DnnPlugin.h"
+#include "cuda/PluginSupport.h"
 
 #include "kiln/CudaLibraryAbi.h"
 #include "kiln/ElementType.h"
@@ -45,7 +46,6 @@
 #include <dlfcn.h>
 
 #include <array>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -62,18 +62,8 @@ namespace kiln {
 namespace cuda_dnn {
 namespace {
 
-/// Writes a printf-style message into error[0 .. errorSize - 1], truncated
-/// and NUL-terminated, and returns the failure code.
-__attribute__((format(printf, 3, 4))) int fail(char *error, size_t errorSize,
-                                               const char *format, ...) {
-  if (error && errorSize) {
-    va_list args;
-    va_start(args, format);
-    std::vsnprintf(error, errorSize, format, args);
-    va_end(args);
-  }
-  return 1;
-}
+using cuda_plugin::alignmentOf;
+using cuda_plugin::fail;
 
 int failStatus(char *error, size_t errorSize, const char *what,
                cudnnStatus_t status) {
@@ -139,15 +129,6 @@ private:
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
   const char *what = "";
 };
-
-/// The largest power of two up to 256 that divides `pointer`'s address.
-int64_t alignmentOf(const void *pointer) {
-  uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
-  int64_t alignment = 256;
-  while (alignment > 1 && address % alignment)
-    alignment /= 2;
-  return alignment;
-}
 
 /// The element types cuDNN convolves for kiln.
 bool dataTypeOf(int64_t dtype, cudnnDataType_t &type) {
@@ -699,12 +680,8 @@ int conv(void *opaque, const int64_t *descriptor, const void *x,
 }
 
 const char *describe() {
-  static const std::string name = [] {
-    size_t version = cudnnGetVersion();
-    return "cuDNN " + std::to_string(version / 10000) + "." +
-           std::to_string(version / 100 % 100) + "." +
-           std::to_string(version % 100);
-  }();
+  static const std::string name =
+      cuda_plugin::libraryVersion("cuDNN", cudnnGetVersion());
   return name.c_str();
 }
 
