@@ -20,7 +20,7 @@ def chi_square(counts, expected):
 
 
 # 0.999 quantiles of chi-square with k degrees of freedom.
-CHI2_999 = {4: 18.47, 9: 27.88, 23: 49.73, 99: 148.2}
+CHI2_999 = {3: 16.27, 4: 18.47, 9: 27.88, 23: 49.73, 99: 148.2}
 
 
 def test_compiled_streams_are_jax_values():
@@ -146,6 +146,71 @@ def test_permutation_of_arrays():
     np.testing.assert_array_equal(shuffled, x[:, :, order])
     np.testing.assert_array_equal(kr.permutation(key, np.arange(4.0)),
                                   order.astype(np.float64))
+
+
+def test_choice_values_are_jax_values():
+    # Printed by JAX 0.10 (jax.random.choice with PRNGKey(3)).
+    key = kr.PRNGKey(3)
+    p = np.float32([1, 2, 0, 3, 2]) / 8
+    drawn = kr.choice(key, 10, (3, 2))
+    np.testing.assert_array_equal(drawn, [[5, 9], [5, 4], [6, 2]])
+    assert drawn.dtype == np.int32
+    np.testing.assert_array_equal(kr.choice(key, 10, (4,), replace=False),
+                                  [0, 5, 6, 7])
+    np.testing.assert_array_equal(kr.choice(key, 5, (7,), p=p),
+                                  [4, 0, 1, 0, 3, 3, 4])
+    np.testing.assert_array_equal(kr.choice(key, 5, (3,), replace=False, p=p),
+                                  [3, 1, 4])
+
+
+def test_choice_of_slices_follows_the_drawn_indices():
+    x = np.arange(24.0, dtype=np.float32).reshape(4, 6)
+    key = kr.PRNGKey(5)
+    picked = kr.choice(key, x, (2, 2), axis=1)
+    index = kr.choice(key, 6, (2, 2))
+    assert picked.shape == (4, 2, 2)
+    np.testing.assert_array_equal(picked, x[:, index])
+    rows = kr.choice(key, x, (3,), replace=False)
+    np.testing.assert_array_equal(rows, x[kr.choice(key, 4, (3,),
+                                                    replace=False)])
+    assert len({tuple(r) for r in rows}) == 3
+    # Traced, with p an input of the compiled function.
+    p = np.float32([0.25, 0.25, 0.5, 0])
+    traced = kiln.jit(lambda k, p: kr.choice(k, x, (5,), p=p))(key, p)
+    np.testing.assert_array_equal(traced, kr.choice(key, x, (5,), p=p))
+    assert not np.any(traced == x[3])
+
+
+def test_choice_frequencies_follow_p():
+    key = kr.PRNGKey(11)
+    p = np.float32([0.1, 0.2, 0.3, 0.4])
+    draws = kr.choice(key, 4, (20000,), p=p * 3)  # unnormalized p
+    counts = np.bincount(draws, minlength=4)
+    assert chi_square(counts, 20000 * p) < CHI2_999[3]
+    # Without replacement: every draw distinct; the first one follows p.
+    firsts = []
+    for k in kr.split(kr.PRNGKey(12), 4000):
+        sample = kr.choice(k, 4, (3,), replace=False, p=p)
+        assert len(set(sample.tolist())) == 3
+        firsts.append(sample[0])
+    assert chi_square(np.bincount(firsts, minlength=4), 4000 * p) < CHI2_999[3]
+
+
+def test_choice_mistakes_are_clear_errors():
+    key = kr.PRNGKey(0)
+    with pytest.raises(ValueError, match="larger sample .size 6. than the "
+                       "population .size 5."):
+        kr.choice(key, 5, (2, 3), replace=False)
+    with pytest.raises(ValueError, match="p must be None or a vector of "
+                       r"a.shape\[axis\] = 5 probabilities, got shape \(4,\)"):
+        kr.choice(key, 5, (2,), p=np.ones(4, np.float32))
+    with pytest.raises(TypeError, match="shape must be a sequence"):
+        kr.choice(key, 5, 3)
+    with pytest.raises(ValueError, match="greater than 0"):
+        kr.choice(key, 0, (1,))
+    with pytest.raises(ValueError, match="axis 2 is out of range"):
+        kr.choice(key, np.zeros((2, 3)), (1,), axis=2)
+    assert kr.choice(key, 5, (0, 2)).shape == (0, 2)
 
 
 def test_keys_flow_through_loops():
@@ -295,6 +360,22 @@ def test_streams_match_jax():
             kr.truncated_normal(key, -np.inf, 0.5, (5,)),
             jax.random.truncated_normal(jkey, -jnp.inf, 0.5, (5,)),
             rtol=2e-6, atol=2e-6)
+
+
+def test_choice_matches_jax():
+    jax = pytest.importorskip("jax")
+    x = np.arange(30, dtype=np.float32).reshape(5, 6)
+    p = np.float32([1, 3, 0, 2, 2]) / 8
+    for seed in SEEDS:
+        key, jkey = kr.PRNGKey(seed), jax.random.PRNGKey(seed)
+        for args, kwargs in [((7, (3, 2)), {}), ((7, (5,)), {"replace": False}),
+                             ((x, (2, 3)), {"axis": 1}),
+                             ((x, (4,)), {"replace": False}),
+                             ((5, (9,)), {"p": p}),
+                             ((x, (3,)), {"replace": False, "p": p})]:
+            np.testing.assert_array_equal(
+                kr.choice(key, *args, **kwargs),
+                jax.random.choice(jkey, *args, **kwargs))
 
 
 def test_vmap_and_dropout_match_jax():

@@ -33,7 +33,7 @@ from .numpy import _eager
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "per_rank",
            "bits", "uniform", "normal", "truncated_normal", "randint",
-           "bernoulli", "gumbel", "categorical", "permutation"]
+           "bernoulli", "gumbel", "categorical", "permutation", "choice"]
 
 
 def _shape(shape, what):
@@ -245,3 +245,86 @@ def permutation(key, x, axis=0, independent=False):
     if isinstance(x, (np.integer,)):
         x = int(x)
     return _permutation(key, x, int(axis))
+
+
+@_eager
+def _choice(key, a, shape, replace, p, axis, draws):
+    """jax.random.choice's draw (the public choice checks the arguments):
+    a is an int n (draw from range(n)) or an array whose slices along
+    `axis` are drawn."""
+    from . import numpy as knp
+    ranged = isinstance(a, int)
+    n = a if ranged else a.shape[axis]
+    if p is None:
+        if replace:
+            ind = randint(key, shape, 0, n)
+        elif ranged:
+            ind = permutation(key, n)[:draws]
+        else:
+            index = (slice(None),) * axis + (slice(draws),)
+            return knp.reshape(permutation(key, a, axis)[index],
+                               a.shape[:axis] + shape + a.shape[axis + 1:])
+    else:
+        p = knp.asarray(p)
+        if p.dtype not in (np.float32, np.float64):
+            p = knp.astype(p, np.float32)
+        if replace:
+            # The first index whose running sum reaches r (searchsorted,
+            # side left): how many running sums are below r.
+            cumulative = knp.cumsum(p)
+            r = cumulative[-1] * (1 - uniform(key, shape, p.dtype))
+            below = knp.expand_dims(r, -1) > cumulative
+            ind = knp.astype(knp.sum(below, axis=-1), np.int32)
+        else:
+            # The Gumbel top-k trick, as JAX: the draws largest of
+            # gumbel + log(p), ties to the lower index.
+            g = gumbel(key, (n,), p.dtype) + knp.log(p)
+            ind = knp.astype(knp.argsort(-g)[:draws], np.int32)
+    if ranged:
+        return knp.reshape(ind, shape)
+    return knp.reshape(knp.take(a, knp.ravel(ind), axis),
+                       a.shape[:axis] + shape + a.shape[axis + 1:])
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0):
+    """Draws from range(a) for an int a, else slices of `a` along `axis`
+    (jax.random.choice): with replacement or not, uniformly or with the
+    probabilities `p` (a vector of a's length along axis, normalized by
+    its sum). The same key gives JAX's draws: exactly without p, and with
+    p up to the rounding of its running sum (with replacement) or of the
+    Gumbel noise's logarithm (without)."""
+    what = "kiln.random.choice"
+    if isinstance(shape, (int, np.integer)):
+        fail(f"{what}: shape must be a sequence, got {shape!r}", TypeError)
+    shape = _shape(shape, what)
+    if isinstance(a, (int, np.integer)) and not isinstance(a, bool):
+        a = int(a)
+        n = a
+    else:
+        ndim = len(np.shape(a)) if not hasattr(a, "ndim") else a.ndim
+        if ndim == 0:
+            fail(f"{what}: a must be an int or an array of at least one "
+                 "dimension", ValueError)
+        if not -ndim <= axis < ndim:
+            fail(f"{what}: axis {axis} is out of range for a of rank {ndim}",
+                 ValueError)
+        axis = int(axis) % ndim
+        n = int(np.shape(a)[axis] if not hasattr(a, "shape") else a.shape[axis])
+    draws = int(np.prod(shape, dtype=np.int64))
+    if draws == 0:
+        from . import numpy as knp
+        dtype = np.int32 if isinstance(a, int) else a.dtype
+        out = shape if isinstance(a, int) else (
+            tuple(np.shape(a)[:axis]) + shape + tuple(np.shape(a)[axis + 1:]))
+        return knp.zeros(out, dtype)
+    if n <= 0:
+        fail(f"{what}: a must be greater than 0 unless no samples are taken",
+             ValueError)
+    if not replace and draws > n:
+        fail(f"{what}: cannot take a larger sample (size {draws}) than the "
+             f"population (size {n}) when replace=False", ValueError)
+    if p is not None and tuple(np.shape(p)) != (n,):
+        fail(f"{what}: p must be None or a vector of a.shape[axis] = {n} "
+             f"probabilities, got shape {tuple(np.shape(p))}", ValueError)
+    return _choice(key, a, shape, bool(replace), p, axis, draws)
+
