@@ -196,6 +196,17 @@ def test_choice_frequencies_follow_p():
     assert chi_square(np.bincount(firsts, minlength=4), 4000 * p) < CHI2_999[3]
 
 
+def test_categorical_without_replacement_draws_distinct_categories():
+    logits = np.log(np.float32([0.1, 0.2, 0.3, 0.4]))
+    firsts = []
+    for k in kr.split(kr.PRNGKey(21), 4000):
+        drawn = kr.categorical(k, logits, shape=(4,), replace=False)
+        assert sorted(drawn.tolist()) == [0, 1, 2, 3]
+        firsts.append(drawn[0])
+    p = np.float64([0.1, 0.2, 0.3, 0.4])
+    assert chi_square(np.bincount(firsts, minlength=4), 4000 * p) < CHI2_999[3]
+
+
 def test_choice_mistakes_are_clear_errors():
     key = kr.PRNGKey(0)
     with pytest.raises(ValueError, match="larger sample .size 6. than the "
@@ -290,8 +301,13 @@ def test_mistakes_are_clear_errors():
         kr.normal(kr.PRNGKey(0), (2,), np.int32)
     with pytest.raises(kiln.TraceError, match="negative dimension"):
         kr.bits(kr.PRNGKey(0), (2, -1))
-    with pytest.raises(NotImplementedError, match="with replacement only"):
-        kr.categorical(kr.PRNGKey(0), np.zeros(3, np.float32), replace=False)
+    with pytest.raises(ValueError, match=r"without replacement \(4\) cannot "
+                       r"exceed the number of categories \(3\)"):
+        kr.categorical(kr.PRNGKey(0), np.zeros(3, np.float32), shape=(4,),
+                       replace=False)
+    with pytest.raises(ValueError, match="must end with the logits' shape"):
+        kr.categorical(kr.PRNGKey(0), np.zeros((2, 3), np.float32),
+                       shape=(2, 3), replace=False)
     with pytest.raises(kiln.TraceError, match="does not fit in ui32"):
         kiln.jit(lambda a: a + 2**33)(np.zeros(2, np.uint32))
 
@@ -360,6 +376,17 @@ def test_streams_match_jax():
             kr.truncated_normal(key, -np.inf, 0.5, (5,)),
             jax.random.truncated_normal(jkey, -jnp.inf, 0.5, (5,)),
             rtol=2e-6, atol=2e-6)
+
+
+def test_categorical_without_replacement_matches_jax():
+    jax = pytest.importorskip("jax")
+    logits = np.log(np.float32([[1, 2, 3, 4, 5], [5, 1, 1, 1, 2], [1, 1, 1, 1, 1]]))
+    for seed in SEEDS:
+        key, jkey = kr.PRNGKey(seed), jax.random.PRNGKey(seed)
+        for axis, shape in [(-1, (3, 3)), (0, (2, 5)), (1, None)]:
+            np.testing.assert_array_equal(
+                kr.categorical(key, logits, axis, shape, replace=False),
+                jax.random.categorical(jkey, logits, axis, shape, replace=False))
 
 
 def test_choice_matches_jax():

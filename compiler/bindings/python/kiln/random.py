@@ -219,16 +219,49 @@ def _categorical(key, logits, axis, shape):
     return _kiln.random_categorical(key, logits, axis, shape)
 
 
+@_eager
+def _categorical_without_replacement(key, logits, axis, shape, draws):
+    from . import numpy as knp
+    logits = knp.asarray(logits)
+    noisy = logits + gumbel(key, logits.shape, logits.dtype)
+    # The `draws` largest per distribution, ties to the lower index (as
+    # lax.top_k): a stable ascending sort of the negated values.
+    order = knp.argsort(-knp.moveaxis(noisy, axis, -1), axis=-1)
+    top = knp.astype(order[..., :draws], np.int32)
+    # [batch..., draws] -> [draws, batch...] -> shape.
+    top = knp.moveaxis(top, -1, 0)
+    return knp.reshape(top, shape)
+
+
 def categorical(key, logits, axis=-1, shape=None, replace=True):
     """Indices drawn from softmax(logits, axis) (jax.random.categorical),
     int32: the argmax of the logits plus Gumbel noise. `shape` defaults to
     the logits' shape without `axis`; a longer one draws several samples
-    per distribution."""
-    if not replace:
-        fail("kiln.random.categorical samples with replacement only "
-             "(replace=True)", NotImplementedError)
-    return _categorical(key, logits, int(axis), None if shape is None else
-                        _shape(shape, "kiln.random.categorical"))
+    per distribution, which with replace=False are distinct (the largest
+    of the logits plus one Gumbel draw each, as JAX's Gumbel top-k)."""
+    what = "kiln.random.categorical"
+    if replace:
+        return _categorical(key, logits, int(axis), None if shape is None else
+                            _shape(shape, what))
+    dims = tuple(np.shape(logits)) if not hasattr(logits, "shape") \
+        else tuple(logits.shape)
+    if not dims:
+        fail(f"{what}: logits must have at least one dimension", ValueError)
+    if not -len(dims) <= axis < len(dims):
+        fail(f"{what}: axis {axis} is out of range for logits of rank "
+             f"{len(dims)}", ValueError)
+    axis = int(axis) % len(dims)
+    batch = dims[:axis] + dims[axis + 1:]
+    shape = batch if shape is None else _shape(shape, what)
+    if len(shape) < len(batch) or shape[len(shape) - len(batch):] != batch:
+        fail(f"{what}: shape {shape} must end with the logits' shape without "
+             f"axis {axis}, {batch}", ValueError)
+    draws = int(np.prod(shape[:len(shape) - len(batch)], dtype=np.int64))
+    if draws > dims[axis]:
+        fail(f"{what}: the number of samples without replacement ({draws}) "
+             f"cannot exceed the number of categories ({dims[axis]})",
+             ValueError)
+    return _categorical_without_replacement(key, logits, axis, shape, draws)
 
 
 @_eager
