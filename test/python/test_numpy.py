@@ -1323,3 +1323,14 @@ def test_einsum_gradient_and_errors(rng):
         kiln.jit(lambda a: knp.einsum("ijk->i", a))(a)
     with pytest.raises(NotImplementedError, match=r"\.\.\."):
         kiln.jit(lambda a: knp.einsum("...j->...", a))(a)
+
+
+def test_exports_are_its_public_names_and_no_module():
+    import types
+    public = {name for name, value in vars(knp).items()
+              if not name.startswith("_")
+              and not isinstance(value, types.ModuleType)}
+    assert sorted(knp.__all__) == sorted(public)
+    assert len(set(knp.__all__)) == len(knp.__all__)
+    assert not {"builtins", "functools", "math"} & set(knp.__all__)
+

@@ -1264,4 +1264,28 @@ def _ensure_indexing_loaded():
     from .. import _tensor  # noqa: F401  (installs Tensor's operators)
 
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+# The public names, spelled out: not the modules this file imports
+# (builtins, functools, math). test_numpy.py checks the list is complete.
+__all__ = [
+    'Tensor', 'abs', 'absolute', 'add', 'all', 'amax', 'amin', 'any',
+    'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh',
+    'argmax', 'argmin', 'argsort', 'around', 'array', 'as_tensor',
+    'asarray', 'astype', 'bfloat16', 'bitwise_and', 'bitwise_not',
+    'bitwise_or', 'bitwise_xor', 'bool_', 'broadcast_to', 'ceil', 'clip',
+    'concatenate', 'cos', 'cosh', 'cumprod', 'cumsum', 'diag', 'diagonal',
+    'divide', 'dot', 'dtype_of', 'e', 'einsum', 'equal', 'exp', 'exp2',
+    'expand_dims', 'expm1', 'eye', 'fail', 'flip', 'float16', 'float32',
+    'float64', 'floor', 'floor_divide', 'full', 'full_like', 'greater',
+    'greater_equal', 'inf', 'inner', 'int32', 'int64', 'invert', 'isfinite',
+    'isinf', 'isnan', 'left_shift', 'less', 'less_equal', 'linspace', 'log',
+    'log10', 'log1p', 'log2', 'logical_and', 'logical_not', 'logical_or',
+    'logical_xor', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum',
+    'mod', 'moveaxis', 'multiply', 'nan', 'ndarray', 'negative', 'newaxis',
+    'not_equal', 'ones', 'ones_like', 'outer', 'pad', 'pi', 'positive',
+    'power', 'prod', 'ravel', 'reciprocal', 'remainder', 'repeat',
+    'reshape', 'right_shift', 'rint', 'round', 'sign', 'sin', 'sinh',
+    'sort', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std',
+    'subtract', 'sum', 'swapaxes', 'take', 'tan', 'tanh', 'tile', 'trace',
+    'transpose', 'tril', 'triu', 'true_divide', 'uint32', 'var', 'vdot',
+    'where', 'zeros', 'zeros_like',
+]
