@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_COMPILER_LIB_EVALUATEATTENTION_H
-#define KILN_COMPILER_LIB_EVALUATEATTENTION_H
+#ifndef KILN_COMPILER_EVALUATOR_EVALUATEATTENTION_H
+#define KILN_COMPILER_EVALUATOR_EVALUATEATTENTION_H
 
 #include "kiln/Compiler/HostTensor.h"
 #include "kiln/IR/KilnOps.h"
@@ -32,4 +32,4 @@ evaluateAttentionGrad(mlir::kiln::AttentionGradOp op, const HostTensor &query,
 } // namespace evaluator
 } // namespace kiln
 
-#endif // KILN_COMPILER_LIB_EVALUATEATTENTION_H
+#endif // KILN_COMPILER_EVALUATOR_EVALUATEATTENTION_H

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_COMPILER_LIB_SIMULATEDRANKS_H
-#define KILN_COMPILER_LIB_SIMULATEDRANKS_H
+#ifndef KILN_COMPILER_EVALUATOR_SIMULATEDRANKS_H
+#define KILN_COMPILER_EVALUATOR_SIMULATEDRANKS_H
 
 #include "kiln/Compiler/HostTensor.h"
 
@@ -100,4 +100,4 @@ private:
 
 } // namespace kiln
 
-#endif // KILN_COMPILER_LIB_SIMULATEDRANKS_H
+#endif // KILN_COMPILER_EVALUATOR_SIMULATEDRANKS_H
