@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Writes the seeds of kiln-fuzz-tfrecord: small TFRecord files (one
-record, several, an empty one, a truncated and a damaged one), framed with
-a bitwise CRC32C written here independently of the reader.
+"""Writes the seeds of kiln-fuzz-tfrecord (small TFRecord files: one
+record, several, a truncated and a damaged one, framed with a bitwise
+CRC32C written here independently of the reader) and of kiln-fuzz-example
+(tf.Example records encoded here by hand from the wire format, several
+per seed separated by "\n--\n").
 
-    python3 runtime/fuzz/write_tfrecord_seeds.py runtime/fuzz/seeds/tfrecord
+    python3 runtime/fuzz/write_tfrecord_seeds.py runtime/fuzz/seeds
 """
 import os
 import struct
@@ -29,12 +31,57 @@ def frame(record):
             struct.pack("<I", masked(crc32c(record))))
 
 
+def varint(n):
+    out = b""
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([byte | 0x80])
+        else:
+            return out + bytes([byte])
+
+
+def field(number, payload):
+    """A length-delimited field."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def feature(name, kind, values):
+    """A map entry of Features: kind 1 bytes, 2 float, 3 int64 (packed)."""
+    if kind == 1:
+        lst = b"".join(field(1, v) for v in values)
+    elif kind == 2:
+        lst = field(1, b"".join(struct.pack("<f", v) for v in values))
+    else:
+        lst = field(1, b"".join(varint(v & (2**64 - 1)) for v in values))
+    return field(1, field(1, name.encode()) + field(2, field(kind, lst)))
+
+
+def example(*features):
+    return field(1, b"".join(features))
+
+
 def main(out):
-    os.makedirs(out, exist_ok=True)
-    example = bytes.fromhex("0a0f0a0d0a056c6162656c12041a020801")  # a tf.Example
+    tfrecords = os.path.join(out, "tfrecord")
+    examples = os.path.join(out, "example")
+    os.makedirs(tfrecords, exist_ok=True)
+    os.makedirs(examples, exist_ok=True)
+    full = example(feature("label", 3, [1]), feature("dense", 2, [0.5, -1, 2]),
+                   feature("word", 1, [b"cat"]), feature("ids", 3, [7, -8, 2**40]),
+                   feature("weights", 2, [0.25]))
+    sparse = example(feature("label", 3, [0]))
+    wrong = example(feature("label", 2, [1.0]))
+    for name, data in {"full.example": full,
+                       "batch.example": full + b"\n--\n" + sparse,
+                       "wrong-type.example": wrong}.items():
+        with open(os.path.join(examples, name), "wb") as f:
+            f.write(data)
+    out = tfrecords
+    example_record = bytes.fromhex("0a0f0a0d0a056c6162656c12041a020801")
     seeds = {
         "one.tfrecord": frame(b"hello"),
-        "several.tfrecord": frame(b"") + frame(example) + frame(bytes(range(256))),
+        "several.tfrecord": frame(b"") + frame(example_record) + frame(bytes(range(256))),
         "truncated.tfrecord": frame(b"abcdef")[:-3],
         "damaged.tfrecord": frame(b"abc")[:13] + b"x" + frame(b"abc")[14:],
     }
@@ -45,4 +92,4 @@ def main(out):
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else
-         os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds", "tfrecord"))
+         os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds"))
