@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DataBindings.h"
 #include "DeviceArrays.h"
 #include "NumpyTensors.h"
 #include "ProfileBindings.h"
@@ -84,6 +85,7 @@ py::array toNumpy(const DeviceArray &array) {
 PYBIND11_MODULE(_runtime, m) {
   m.doc() = "kiln's runtime: load compiled .kmod modules and call them on "
             "numpy arrays";
+  bindData(m);
 
   py::class_<Function>(m, "Function")
       .def_property_readonly("name",

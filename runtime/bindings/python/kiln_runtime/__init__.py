@@ -17,11 +17,14 @@ A CUDA module's tensors can stay on the GPU across calls:
 
 and its functions take other libraries' GPU arrays (PyTorch, JAX, CuPy:
 anything with `__dlpack__`) in place.
+
+`kiln_runtime.data` reads training data from TFRecord files of tf.Example
+records into numpy arrays.
 """
 
 from ._runtime import (DeviceArray, Function, Module, memory_stats,
                        reset_memory_peak)
-from . import profiler
+from . import data, profiler
 
 
 def load(path, device=None):
@@ -36,4 +39,4 @@ def load_bytes(data, device=None):
 
 
 __all__ = ["DeviceArray", "Function", "Module", "load", "load_bytes", "memory_stats",
-           "reset_memory_peak", "profiler"]
+           "reset_memory_peak", "data", "profiler"]
