@@ -151,6 +151,30 @@ def test_example_mistakes_name_the_record_and_feature(example_pb2):
         data.FixedLenFeature((), np.float16)
 
 
+def test_dataset_shards_shuffles_and_parses(tmp_path, example_pb2):
+    files = [tmp_path / "a.tfrecord.gz", tmp_path / "b.tfrecord"]
+    data.write_records(files[0], [make_example(example_pb2, n=[i]) for i in range(30)])
+    data.write_records(files[1], [make_example(example_pb2, n=[i]) for i in range(30, 50)])
+    spec = {"n": data.FixedLenFeature((), "int64")}
+
+    def numbers(**kwargs):
+        return [int(v) for batch in data.Dataset(files, 8, spec=spec, **kwargs)
+                for v in batch["n"]]
+
+    assert numbers() == list(range(50))
+    assert numbers(prefetch=0) == list(range(50))
+    shards = [numbers(rank=r, ranks=3) for r in range(3)]
+    assert [sorted(s) for s in shards] == [list(range(r, 50, 3)) for r in range(3)]
+    shuffled = numbers(shuffle_buffer=100, seed=5)
+    assert sorted(shuffled) == list(range(50)) and shuffled != list(range(50))
+    assert numbers(shuffle_buffer=100, seed=5) == shuffled
+    assert numbers(shuffle_buffer=100, seed=6) != shuffled
+    batches = list(data.Dataset(files, 8, drop_remainder=True))
+    assert [len(b) for b in batches] == [8] * 6
+    with pytest.raises(ValueError, match="rank 3 is not one of 2 ranks"):
+        data.Dataset(files, 8, rank=3, ranks=2)
+
+
 def test_batches():
     assert list(data.batches(range(7), 3)) == [[0, 1, 2], [3, 4, 5], [6]]
     assert list(data.batches(range(7), 3, drop_remainder=True)) == [[0, 1, 2],

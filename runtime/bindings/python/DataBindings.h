@@ -11,6 +11,7 @@
 #ifndef KILN_PYTHON_DATABINDINGS_H
 #define KILN_PYTHON_DATABINDINGS_H
 
+#include "kiln/Dataset.h"
 #include "kiln/Example.h"
 #include "kiln/TfRecord.h"
 
@@ -84,9 +85,60 @@ struct ExampleSpecParser {
   std::vector<bool> ragged;
 };
 
-/// Defines TFRecordReader, TFRecordWriter and ExampleParser in `m`.
+/// Defines TFRecordReader, TFRecordWriter, RecordDataset and ExampleParser
+/// in `m`.
 inline void bindData(pybind11::module_ &m) {
   namespace py = pybind11;
+  py::class_<kiln::data::RecordDataset>(m, "RecordDataset")
+      .def(py::init([](std::vector<std::string> files,
+                       const std::string &compression, int64_t batchSize,
+                       bool dropRemainder, int64_t shuffleBuffer,
+                       uint64_t seed, int64_t rank, int64_t ranks,
+                       int64_t prefetch) {
+             kiln::data::DatasetOptions options;
+             options.files = std::move(files);
+             options.compressionFromName = compression == "auto";
+             if (!options.compressionFromName)
+               options.compression = compressionNamed(compression, "");
+             options.batchSize = batchSize;
+             options.dropRemainder = dropRemainder;
+             options.shuffleBuffer = shuffleBuffer;
+             options.seed = seed;
+             options.rank = rank;
+             options.ranks = ranks;
+             options.prefetch = prefetch;
+             auto dataset = std::make_unique<kiln::data::RecordDataset>();
+             std::string error;
+             if (!dataset->open(std::move(options), error))
+               throw py::value_error(error);
+             return dataset;
+           }),
+           py::arg("files"), py::arg("compression"), py::arg("batch_size"),
+           py::arg("drop_remainder"), py::arg("shuffle_buffer"),
+           py::arg("seed"), py::arg("rank"), py::arg("ranks"),
+           py::arg("prefetch"))
+      .def(
+          "next",
+          [](kiln::data::RecordDataset &dataset) -> py::object {
+            std::vector<std::string> batch;
+            std::string error;
+            bool more;
+            {
+              py::gil_scoped_release release;
+              more = dataset.next(batch, error);
+            }
+            if (!more) {
+              if (!error.empty())
+                throw py::value_error(error);
+              return py::none();
+            }
+            py::list records;
+            for (const std::string &record : batch)
+              records.append(py::bytes(record));
+            return std::move(records);
+          },
+          "The next batch as a list of bytes, or None at the end.");
+
   using kiln::data::TfRecordReader;
   using kiln::data::TfRecordWriter;
 

@@ -24,8 +24,8 @@ import numpy as np
 
 from . import _runtime
 
-__all__ = ["FixedLenFeature", "VarLenFeature", "read_records", "write_records",
-           "parse_example", "batches"]
+__all__ = ["FixedLenFeature", "VarLenFeature", "Dataset", "read_records",
+           "write_records", "parse_example", "batches"]
 
 _TYPES = {"int64": "int64", "float32": "float32", "float": "float32",
           "bytes": "bytes", "string": "bytes"}
@@ -79,6 +79,40 @@ class VarLenFeature:
 
     def _entry(self, name):
         return (name, self.dtype, True, [], None)
+
+
+class Dataset:
+    """Batches of records (lists of bytes) from TFRecord files, one epoch
+    per iteration: this rank's share (record i goes to rank i % ranks),
+    shuffled through a buffer of `shuffle_buffer` records by a generator
+    seeded with `seed` (the same order on every machine; pass a new seed per
+    epoch for a new order), and prepared `prefetch` batches ahead on a
+    background thread. With `spec` ({name: FixedLenFeature or
+    VarLenFeature}) each batch is parsed as parse_example does.
+
+        for batch in data.Dataset(files, 256, shuffle_buffer=10000, seed=epoch,
+                                  rank=rank, ranks=ranks, spec=spec):
+            step(batch["label"], batch["dense"])
+    """
+
+    def __init__(self, files, batch_size, *, shuffle_buffer=0, seed=0,
+                 rank=0, ranks=1, prefetch=2, drop_remainder=False,
+                 compression="auto", spec=None):
+        if isinstance(files, (str, bytes)) or hasattr(files, "__fspath__"):
+            files = [files]
+        self._args = ([str(f) for f in files], compression, int(batch_size),
+                      bool(drop_remainder), int(shuffle_buffer), int(seed),
+                      int(rank), int(ranks), int(prefetch))
+        self._spec = spec
+        _runtime.RecordDataset(*self._args)  # checks the options now
+
+    def __iter__(self):
+        dataset = _runtime.RecordDataset(*self._args)
+        while True:
+            batch = dataset.next()
+            if batch is None:
+                return
+            yield batch if self._spec is None else parse_example(batch, self._spec)
 
 
 def read_records(paths, compression="auto"):
