@@ -13,11 +13,6 @@
 
 using namespace mlir;
 using namespace mlir::kiln;
-using ::kiln::ElementKind;
-using ::kiln::getElementTypeInfo;
-using ::kiln::HostTensor;
-using ::kiln::roundToFloat;
-using ::kiln::wrapToInt;
 
 namespace kiln {
 namespace evaluator {

@@ -9,7 +9,6 @@ array_t constructor filled a row-length array wrongly there).
 
 import gzip
 import os
-import struct
 import subprocess
 import sys
 import zlib
@@ -23,23 +22,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROTO_DIR = os.path.join(ROOT, "runtime", "lib", "data")
 
 
-def crc32c(payload):
-    crc = 0xFFFFFFFF
-    for byte in payload:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(crc):
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def frame(record):
-    length = struct.pack("<Q", len(record))
-    return (length + struct.pack("<I", masked(crc32c(length))) + record +
-            struct.pack("<I", masked(crc32c(record))))
+sys.path.insert(0, os.path.join(ROOT, "runtime", "fuzz"))
+# The fuzzers' seed writer frames records with a CRC32C of its own, in
+# Python: the independent framing these tests read.
+from write_tfrecord_seeds import frame  # noqa: E402
 
 
 @pytest.fixture(scope="module")
