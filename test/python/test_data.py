@@ -161,6 +161,33 @@ def test_dataset_shards_shuffles_and_parses(tmp_path, example_pb2):
         data.Dataset(files, 8, rank=3, ranks=2)
 
 
+def test_criteo_logs(tmp_path):
+    # Lines of the Criteo format written here, with missing fields.
+    rng = np.random.default_rng(4)
+    rows = []
+    for i in range(7):
+        dense = [str(int(v)) if v >= 0 else "" for v in rng.integers(-3, 500, 13)]
+        sparse = [f"{int(v):08x}" if v >= 0 else "" for v in
+                  rng.integers(-2**30, 2**32, 26)]
+        rows.append((i % 2, dense, sparse))
+    text = "".join("\t".join([str(label)] + dense + sparse) + "\n"
+                   for label, dense, sparse in rows)
+    (tmp_path / "day_0").write_text(text)
+    batches = list(data.read_criteo(tmp_path / "day_0", 4))
+    assert [len(b["label"]) for b in batches] == [4, 3]
+    labels = np.concatenate([b["label"] for b in batches])
+    dense = np.concatenate([b["dense"] for b in batches])
+    sparse = np.concatenate([b["sparse"] for b in batches])
+    np.testing.assert_array_equal(labels, [r[0] for r in rows])
+    np.testing.assert_array_equal(
+        dense, [[int(v) if v else 0 for v in r[1]] for r in rows])
+    np.testing.assert_array_equal(
+        sparse, [[int(v, 16) if v else -1 for v in r[2]] for r in rows])
+    (tmp_path / "bad").write_text(text + "1\t2\n")
+    with pytest.raises(ValueError, match=r"bad: line 8: 2 fields, not 40"):
+        list(data.read_criteo(tmp_path / "bad", 100))
+
+
 def test_batches():
     assert list(data.batches(range(7), 3)) == [[0, 1, 2], [3, 4, 5], [6]]
     assert list(data.batches(range(7), 3, drop_remainder=True)) == [[0, 1, 2],

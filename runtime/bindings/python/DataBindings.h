@@ -11,6 +11,7 @@
 #ifndef KILN_PYTHON_DATABINDINGS_H
 #define KILN_PYTHON_DATABINDINGS_H
 
+#include "kiln/Criteo.h"
 #include "kiln/Dataset.h"
 #include "kiln/Example.h"
 #include "kiln/TfRecord.h"
@@ -85,10 +86,57 @@ struct ExampleSpecParser {
   std::vector<bool> ragged;
 };
 
-/// Defines TFRecordReader, TFRecordWriter, RecordDataset and ExampleParser
-/// in `m`.
+/// A [rows, columns] int64 array of `values`.
+inline pybind11::array_t<int64_t> int64Array(const std::vector<int64_t> &values,
+                                             std::vector<pybind11::ssize_t> shape) {
+  pybind11::array_t<int64_t> array(shape);
+  std::copy(values.begin(), values.end(), array.mutable_data());
+  return array;
+}
+
+/// Defines TFRecordReader, TFRecordWriter, RecordDataset, ExampleParser
+/// and CriteoReader in `m`.
 inline void bindData(pybind11::module_ &m) {
   namespace py = pybind11;
+  py::class_<kiln::data::CriteoReader>(m, "CriteoReader")
+      .def(py::init([](const std::string &path) {
+             auto reader = std::make_unique<kiln::data::CriteoReader>();
+             std::string error;
+             if (!reader->open(path, error)) {
+               PyErr_SetString(PyExc_OSError, error.c_str());
+               throw py::error_already_set();
+             }
+             return reader;
+           }),
+           py::arg("path"))
+      .def(
+          "next",
+          [](kiln::data::CriteoReader &reader, int64_t size) -> py::object {
+            if (size < 1)
+              throw py::value_error("the batch size must be at least 1");
+            kiln::data::CriteoBatch batch;
+            std::string error;
+            bool more;
+            {
+              py::gil_scoped_release release;
+              more = reader.next(size, batch, error);
+            }
+            if (!more) {
+              if (!error.empty())
+                throw py::value_error(error);
+              return py::none();
+            }
+            py::ssize_t rows = batch.size();
+            return py::make_tuple(
+                int64Array(batch.labels, {rows}),
+                int64Array(batch.dense, {rows, kiln::data::CriteoBatch::kDense}),
+                int64Array(batch.sparse,
+                           {rows, kiln::data::CriteoBatch::kSparse}));
+          },
+          py::arg("size"),
+          "(labels [n], dense [n, 13], sparse [n, 26]) int64 arrays of the "
+          "next n <= size lines, or None at the end.");
+
   py::class_<kiln::data::RecordDataset>(m, "RecordDataset")
       .def(py::init([](std::vector<std::string> files,
                        const std::string &compression, int64_t batchSize,

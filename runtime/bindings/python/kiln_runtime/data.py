@@ -25,7 +25,7 @@ import numpy as np
 from . import _runtime
 
 __all__ = ["FixedLenFeature", "VarLenFeature", "Dataset", "read_records",
-           "write_records", "parse_example", "batches"]
+           "write_records", "parse_example", "batches", "read_criteo"]
 
 _TYPES = {"int64": "int64", "float32": "float32", "float": "float32",
           "bytes": "bytes", "string": "bytes"}
@@ -168,3 +168,23 @@ def parse_example(records, features):
     for (name, _, ragged, _, _), (values, lengths) in zip(entries, parsed):
         out[name] = (values, lengths) if ragged else values
     return out
+
+
+def read_criteo(paths, batch_size):
+    """Yields {"label": [n], "dense": [n, 13], "sparse": [n, 26]} int64
+    arrays from Criteo-format click logs (tab-separated label, 13 counts,
+    26 hex-hashed categorical values), n <= batch_size per batch, file
+    after file. A missing count is 0, a missing categorical value -1;
+    DLRM's transforms (log(1 + x) of the counts, the categoricals modulo
+    their tables' sizes) are the model's to apply."""
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        paths = [paths]
+    for path in paths:
+        reader = _runtime.CriteoReader(str(path))
+        while True:
+            batch = reader.next(int(batch_size))
+            if batch is None:
+                break
+            labels, dense, sparse = batch
+            yield {"label": labels, "dense": dense, "sparse": sparse}
+

@@ -1,0 +1,77 @@
+//===- Criteo.h - Reading Criteo-format click logs ---------------*- C++ -*-===//
+//
+// The Criteo display-advertising logs (the Kaggle challenge's train.txt,
+// the Terabyte dataset's day_N files) are the benchmark input of
+// recommendation models (DLRM, DCN, Wide&Deep): one example per line, 40
+// tab-separated fields
+//
+//   label  I1 ... I13  C1 ... C26
+//
+// a 0/1 click label, 13 integer counts, and 26 categorical values hashed
+// to 32-bit hex strings; any feature field may be empty (missing). A
+// CriteoReader parses batches of lines into
+//
+//   labels   int64 [batch]
+//   dense    int64 [batch, 13]  (a missing count is 0)
+//   sparse   int64 [batch, 26]  (the hex value, 0 .. 2^32 - 1; missing -1)
+//
+// as DLRM's data loaders do before their transforms (log(1 + x) of the
+// counts, each categorical modulo its table's size), which stay with the
+// model. A line that is not 40 fields of those forms is an error naming
+// the file, the line number and the field. Part of the runtime's layer
+// (KilnData).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CRITEO_H
+#define KILN_CRITEO_H
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace data {
+
+/// A batch of Criteo examples, row-major.
+struct CriteoBatch {
+  static constexpr int kDense = 13, kSparse = 26;
+  std::vector<int64_t> labels;
+  std::vector<int64_t> dense;
+  std::vector<int64_t> sparse;
+  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+};
+
+class CriteoReader {
+public:
+  CriteoReader();
+  ~CriteoReader();
+  CriteoReader(const CriteoReader &) = delete;
+  CriteoReader &operator=(const CriteoReader &) = delete;
+
+  /// Opens `path`; false with a message naming it.
+  bool open(const std::string &path, std::string &error);
+
+  /// Reads up to `size` examples into `batch` (cleared first); false at
+  /// the end of the file with nothing read (error empty), or on a
+  /// malformed line (error names the file, the line from 1 and the
+  /// field from 0).
+  bool next(int64_t size, CriteoBatch &batch, std::string &error);
+
+  /// Parses one line (without its newline) into `batch`, appending; false
+  /// with a message saying what is wrong with it.
+  static bool parseLine(const std::string &line, CriteoBatch &batch,
+                        std::string &error);
+
+private:
+  std::FILE *file = nullptr;
+  std::string name;
+  int64_t line = 0;
+};
+
+} // namespace data
+} // namespace kiln
+
+#endif // KILN_CRITEO_H
