@@ -62,6 +62,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -78,6 +79,51 @@ using namespace mlir;
 /// The function attribute holding the descriptor.
 static constexpr llvm::StringLiteral kCudaConvAttr = "kiln.cuda_conv";
 
+/// Whether cuDNN convolves tensors of these types: all of one f32, f16 or
+/// bf16 element type, static, of 1 to 3 spatial dims (the first's rank
+/// minus 2), and none empty.
+static bool cudnnTakes(ArrayRef<RankedTensorType> types) {
+  Type element = types.front().getElementType();
+  int64_t spatial = types.front().getRank() - 2;
+  if (!(element.isF32() || element.isF16() || element.isBF16()) ||
+      spatial < 1 || spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS)
+    return false;
+  return llvm::all_of(types, [&](RankedTensorType type) {
+    return type.getElementType() == element && type.hasStaticShape() &&
+           type.getNumElements() != 0;
+  });
+}
+
+/// The descriptor of kiln/CudaLibraryAbi.h: the header, then D, K, E,
+/// strides, low and high padding and dilation per spatial dim. `flags`
+/// gains KILN_CUDA_CONV_TF32 for an f32 convolution under `tf32`.
+static SmallVector<int64_t>
+descriptorOf(int64_t groups, Type element, int64_t flags, bool tf32,
+             int64_t batch, int64_t channels, int64_t outChannels,
+             ArrayRef<ArrayRef<int64_t>> perDim) {
+  if (tf32 && element.isF32())
+    flags |= KILN_CUDA_CONV_TF32;
+  SmallVector<int64_t> descriptor{
+      static_cast<int64_t>(perDim.front().size()),
+      groups,
+      static_cast<int64_t>(*::kiln::classifyElementType(element)),
+      flags,
+      batch,
+      channels,
+      outChannels};
+  for (ArrayRef<int64_t> values : perDim)
+    llvm::append_range(descriptor, values);
+  return descriptor;
+}
+
+/// Whether `permutation` swaps the first two dims and keeps the others.
+static bool swapsLeadingDims(ArrayRef<int64_t> permutation) {
+  for (int64_t d = 0; d < static_cast<int64_t>(permutation.size()); ++d)
+    if (permutation[d] != (d < 2 ? 1 - d : d))
+      return false;
+  return true;
+}
+
 /// The descriptor of kiln/CudaLibraryAbi.h for `op`, if cuDNN computes it:
 /// a forward convolution, or with KILN_CUDA_CONV_INPUT_GRADIENT in the
 /// flags a backward-data one (see the file comment).
@@ -86,17 +132,10 @@ static std::optional<SmallVector<int64_t>> cudnnDescriptor(mlir::kiln::ConvOp op
   RankedTensorType input = op.getInput().getType();
   RankedTensorType weight = op.getWeight().getType();
   RankedTensorType result = op.getType();
-  Type element = input.getElementType();
-  int64_t spatial = input.getRank() - 2;
-  if (!(element.isF32() || element.isF16() || element.isBF16()) ||
-      weight.getElementType() != element ||
-      result.getElementType() != element || !input.hasStaticShape() ||
-      !weight.hasStaticShape() || !result.hasStaticShape() || spatial < 1 ||
-      spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS ||
-      input.getNumElements() == 0 || weight.getNumElements() == 0 ||
-      result.getNumElements() == 0)
+  if (!cudnnTakes({input, weight, result}))
     return std::nullopt;
-  int64_t flags = tf32 && element.isF32() ? KILN_CUDA_CONV_TF32 : 0;
+  int64_t spatial = input.getRank() - 2;
+  int64_t flags = 0;
   ArrayRef<int64_t> strides = op.getStrides(), low = op.getPaddingLow(),
                     high = op.getPaddingHigh(),
                     dilation = op.getRhsDilation();
@@ -128,39 +167,13 @@ static std::optional<SmallVector<int64_t>> cudnnDescriptor(mlir::kiln::ConvOp op
     low = backwardLow;
     high = backwardHigh;
   }
-  SmallVector<int64_t> descriptor{
-      spatial,
-      static_cast<int64_t>(op.getGroups()),
-      static_cast<int64_t>(*::kiln::classifyElementType(element)),
-      flags,
-      input.getDimSize(0),
-      input.getDimSize(1),
-      weight.getDimSize(0)};
-  llvm::append_range(descriptor, input.getShape().drop_front(2));
-  llvm::append_range(descriptor, weight.getShape().drop_front(2));
-  llvm::append_range(descriptor, result.getShape().drop_front(2));
-  llvm::append_range(descriptor, strides);
-  llvm::append_range(descriptor, low);
-  llvm::append_range(descriptor, high);
-  llvm::append_range(descriptor, dilation);
-  return descriptor;
-}
-
-/// Whether `type` is a static memref whose elements are dense in row-major
-/// order (at any offset).
-static bool isDense(MemRefType type) {
-  int64_t offset;
-  SmallVector<int64_t> strides;
-  if (!type.hasStaticShape() ||
-      failed(getStridesAndOffset(type, strides, offset)))
-    return false;
-  int64_t expected = 1;
-  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-    if (type.getDimSize(d) != 1 && strides[d] != expected)
-      return false;
-    expected *= type.getDimSize(d);
-  }
-  return true;
+  return descriptorOf(op.getGroups(), input.getElementType(), flags, tf32,
+                      input.getDimSize(0), input.getDimSize(1),
+                      weight.getDimSize(0),
+                      {input.getShape().drop_front(2),
+                       weight.getShape().drop_front(2),
+                       result.getShape().drop_front(2), strides, low, high,
+                       dilation});
 }
 
 /// The kernel [C, O/G, K...] of the forward convolution whose backward data
@@ -202,12 +215,8 @@ static Value regroupedSource(Value value, int64_t groups,
   auto outer = value.getDefiningOp<mlir::kiln::ReshapeOp>();
   if (!outer) {
     auto swap = value.getDefiningOp<mlir::kiln::TransposeOp>();
-    if (!swap || groups != 1)
+    if (!swap || groups != 1 || !swapsLeadingDims(swap.getPermutation()))
       return nullptr;
-    ArrayRef<int64_t> p = swap.getPermutation();
-    for (int64_t d = 0; d < static_cast<int64_t>(p.size()); ++d)
-      if (p[d] != (d < 2 ? 1 - d : d))
-        return nullptr;
     return swap.getOperand();
   }
   auto transpose = outer.getOperand().getDefiningOp<mlir::kiln::TransposeOp>();
@@ -267,12 +276,8 @@ static std::optional<WeightGradient> weightGradientOf(mlir::kiln::ConvOp op,
     user = *slice->getUsers().begin();
   }
   auto transpose = dyn_cast<mlir::kiln::TransposeOp>(user);
-  if (!transpose)
+  if (!transpose || !swapsLeadingDims(transpose.getPermutation()))
     return std::nullopt;
-  ArrayRef<int64_t> p = transpose.getPermutation();
-  for (int64_t d = 0; d < static_cast<int64_t>(p.size()); ++d)
-    if (p[d] != (d < 2 ? 1 - d : d))
-      return std::nullopt;
   gradient.last = transpose;
 
   // The forward convolution: x [N, C, D...], dy [N, O, E...], dw [O, C/G,
@@ -281,15 +286,8 @@ static std::optional<WeightGradient> weightGradientOf(mlir::kiln::ConvOp op,
   auto xType = cast<RankedTensorType>(x.getType());
   auto dyType = cast<RankedTensorType>(dy.getType());
   auto dwType = cast<RankedTensorType>(transpose.getType());
-  Type element = xType.getElementType();
   int64_t spatial = xType.getRank() - 2;
-  if (!(element.isF32() || element.isF16() || element.isBF16()) ||
-      dyType.getElementType() != element ||
-      dwType.getElementType() != element || !xType.hasStaticShape() ||
-      !dyType.hasStaticShape() || spatial < 1 ||
-      spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS ||
-      xType.getNumElements() == 0 || dyType.getNumElements() == 0 ||
-      dwType.getNumElements() == 0 ||
+  if (!cudnnTakes({xType, dyType, dwType}) ||
       dyType.getDimSize(0) != xType.getDimSize(0) ||
       dwType.getDimSize(0) != dyType.getDimSize(1) ||
       dwType.getDimSize(1) * groups != xType.getDimSize(1))
@@ -307,23 +305,11 @@ static std::optional<WeightGradient> weightGradientOf(mlir::kiln::ConvOp op,
       return std::nullopt;
     high.push_back(h);
   }
-  int64_t flags = KILN_CUDA_CONV_WEIGHT_GRADIENT |
-                  (tf32 && element.isF32() ? KILN_CUDA_CONV_TF32 : 0);
-  gradient.descriptor = {
-      spatial,
-      groups,
-      static_cast<int64_t>(*::kiln::classifyElementType(element)),
-      flags,
-      xType.getDimSize(0),
-      xType.getDimSize(1),
-      dyType.getDimSize(1)};
-  llvm::append_range(gradient.descriptor, xType.getShape().drop_front(2));
-  llvm::append_range(gradient.descriptor, dwType.getShape().drop_front(2));
-  llvm::append_range(gradient.descriptor, dyType.getShape().drop_front(2));
-  llvm::append_range(gradient.descriptor, strides);
-  llvm::append_range(gradient.descriptor, low);
-  llvm::append_range(gradient.descriptor, high);
-  llvm::append_range(gradient.descriptor, dilations);
+  gradient.descriptor = descriptorOf(
+      groups, xType.getElementType(), KILN_CUDA_CONV_WEIGHT_GRADIENT, tf32,
+      xType.getDimSize(0), xType.getDimSize(1), dyType.getDimSize(1),
+      {xType.getShape().drop_front(2), dwType.getShape().drop_front(2),
+       dyType.getShape().drop_front(2), strides, low, high, dilations});
   return gradient;
 }
 
@@ -440,7 +426,7 @@ struct KilnCudaLibraryConvPass
       for (unsigned i = 0; i < 3; ++i) {
         Value operand = i == 2 ? result : call.getOperand(i);
         auto type = cast<MemRefType>(operand.getType());
-        if (isDense(type)) {
+        if (memref::isStaticShapeAndContiguousRowMajor(type)) {
           buffers.push_back(operand);
           continue;
         }
