@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _kiln
 from . import _core
+from . import numpy as knp
 from ._core import fail
 from .numpy import _eager
 
@@ -101,7 +102,6 @@ def split(key, num=2):
     keys = _split(key, int(np.prod(shape, dtype=np.int64)))
     if len(shape) == 1:
         return keys
-    from . import numpy as knp
     return knp.reshape(keys, shape + (2,))
 
 
@@ -221,7 +221,6 @@ def _categorical(key, logits, axis, shape):
 
 @_eager
 def _categorical_without_replacement(key, logits, axis, shape, draws):
-    from . import numpy as knp
     logits = knp.asarray(logits)
     noisy = logits + gumbel(key, logits.shape, logits.dtype)
     # The `draws` largest per distribution, ties to the lower index (as
@@ -243,8 +242,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True):
     if replace:
         return _categorical(key, logits, int(axis), None if shape is None else
                             _shape(shape, what))
-    dims = tuple(np.shape(logits)) if not hasattr(logits, "shape") \
-        else tuple(logits.shape)
+    dims = tuple(np.shape(logits))
     if not dims:
         fail(f"{what}: logits must have at least one dimension", ValueError)
     if not -len(dims) <= axis < len(dims):
@@ -285,7 +283,6 @@ def _choice(key, a, shape, replace, p, axis, draws):
     """jax.random.choice's draw (the public choice checks the arguments):
     a is an int n (draw from range(n)) or an array whose slices along
     `axis` are drawn."""
-    from . import numpy as knp
     ranged = isinstance(a, int)
     n = a if ranged else a.shape[axis]
     if p is None:
@@ -334,7 +331,8 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
         a = int(a)
         n = a
     else:
-        ndim = len(np.shape(a)) if not hasattr(a, "ndim") else a.ndim
+        dims = tuple(np.shape(a))
+        ndim = len(dims)
         if ndim == 0:
             fail(f"{what}: a must be an int or an array of at least one "
                  "dimension", ValueError)
@@ -342,14 +340,12 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
             fail(f"{what}: axis {axis} is out of range for a of rank {ndim}",
                  ValueError)
         axis = int(axis) % ndim
-        n = int(np.shape(a)[axis] if not hasattr(a, "shape") else a.shape[axis])
+        n = dims[axis]
     draws = int(np.prod(shape, dtype=np.int64))
     if draws == 0:
-        from . import numpy as knp
-        dtype = np.int32 if isinstance(a, int) else a.dtype
-        out = shape if isinstance(a, int) else (
-            tuple(np.shape(a)[:axis]) + shape + tuple(np.shape(a)[axis + 1:]))
-        return knp.zeros(out, dtype)
+        if isinstance(a, int):
+            return knp.zeros(shape, np.int32)
+        return knp.zeros(dims[:axis] + shape + dims[axis + 1:], a.dtype)
     if n <= 0:
         fail(f"{what}: a must be greater than 0 unless no samples are taken",
              ValueError)
