@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln {
@@ -62,7 +63,7 @@ public:
 
   /// Parses one line (without its newline) into `batch`, appending; false
   /// with a message saying what is wrong with it.
-  static bool parseLine(const std::string &line, CriteoBatch &batch,
+  static bool parseLine(std::string_view line, CriteoBatch &batch,
                         std::string &error);
 
 private:

@@ -36,7 +36,7 @@ bool CriteoReader::open(const std::string &path, std::string &error) {
   return true;
 }
 
-bool CriteoReader::parseLine(const std::string &text, CriteoBatch &batch,
+bool CriteoReader::parseLine(std::string_view text, CriteoBatch &batch,
                              std::string &error) {
   constexpr int kFields = 1 + CriteoBatch::kDense + CriteoBatch::kSparse;
   const char *begin = text.data(), *end = text.data() + text.size();
@@ -120,9 +120,9 @@ bool CriteoReader::next(int64_t size, CriteoBatch &batch, std::string &error) {
       break;
     }
     ++line;
-    std::string text(buffer, static_cast<size_t>(length));
+    std::string_view text(buffer, static_cast<size_t>(length));
     if (!text.empty() && text.back() == '\n')
-      text.pop_back();
+      text.remove_suffix(1);
     if (text.empty() || text == "\r")
       continue; // blank lines, as a trailing one
     std::string what;

@@ -186,8 +186,8 @@ private:
       bool more = makeBatch(batch, error);
       std::unique_lock<std::mutex> lock(mutex);
       if (!more) {
+        // makeBatch recorded the failure (or none, at the end).
         finished = true;
-        failure = error;
         changed.notify_all();
         return;
       }

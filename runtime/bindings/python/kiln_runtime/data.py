@@ -104,10 +104,14 @@ class Dataset:
                       bool(drop_remainder), int(shuffle_buffer), int(seed),
                       int(rank), int(ranks), int(prefetch))
         self._spec = spec
-        _runtime.RecordDataset(*self._args)  # checks the options now
+        # Made now so that bad options fail here; it serves the first
+        # epoch (its prefetching starts now too).
+        self._first = _runtime.RecordDataset(*self._args)
 
     def __iter__(self):
-        dataset = _runtime.RecordDataset(*self._args)
+        dataset, self._first = self._first, None
+        if dataset is None:
+            dataset = _runtime.RecordDataset(*self._args)
         while True:
             batch = dataset.next()
             if batch is None:
