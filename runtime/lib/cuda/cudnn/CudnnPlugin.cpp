@@ -164,20 +164,9 @@ struct Problem {
     }
   }
 
-  /// The descriptor's values as the cache key.
-  std::vector<int64_t> key() const {
-    std::vector<int64_t> values{spatial, groups, dtype, flags, n, c, o};
-    for (const std::vector<int64_t> *array :
-         {&in, &kernel, &out, &strides, &low, &high, &dilations})
-      values.insert(values.end(), array->begin(), array->end());
-    return values;
-  }
-
-  /// What is wrong with it, or empty.
+  /// What is wrong with it, or empty (its number of spatial dims was
+  /// checked before it was read).
   std::string check() const {
-    if (spatial < 1 || spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS)
-      return "a convolution over " + std::to_string(spatial) +
-             " spatial dims (1 to 3 supported)";
     if ((flags & KILN_CUDA_CONV_INPUT_GRADIENT) &&
         (flags & KILN_CUDA_CONV_WEIGHT_GRADIENT))
       return "both an input and a weight gradient";
@@ -652,13 +641,19 @@ int conv(void *opaque, const int64_t *descriptor, const void *x,
          const void *w, void *y, void *stream, void *workspace,
          size_t workspaceBytes, char *error, size_t errorSize) {
   Handle &handle = *static_cast<Handle *>(opaque);
-  Problem problem(descriptor);
-  std::string wrong = problem.check();
-  if (!wrong.empty())
-    return fail(error, errorSize, "invalid convolution: %s", wrong.c_str());
+  int64_t spatial = descriptor[0];
+  if (spatial < 1 || spatial > KILN_CUDA_CONV_MAX_SPATIAL_DIMS)
+    return fail(error, errorSize,
+                "invalid convolution: a convolution over %lld spatial dims "
+                "(1 to 3 supported)",
+                static_cast<long long>(spatial));
   std::array<int64_t, 3> alignments{alignmentOf(x), alignmentOf(w),
                                     alignmentOf(y)};
-  std::vector<int64_t> key = problem.key();
+  // The cache key: the descriptor's values and the pointers' alignments.
+  // A descriptor seen before was checked then.
+  std::vector<int64_t> key(descriptor,
+                           descriptor + KILN_CUDA_CONV_HEADER_SIZE +
+                               KILN_CUDA_CONV_ENTRIES_PER_DIM * spatial);
   key.insert(key.end(), alignments.begin(), alignments.end());
   CallBuffers buffers{x, w, y, static_cast<cudaStream_t>(stream), workspace};
   cudnnStatus_t status = cudnnSetStream(handle.library, buffers.stream);
@@ -666,6 +661,10 @@ int conv(void *opaque, const int64_t *descriptor, const void *x,
     return failStatus(error, errorSize, "cudnnSetStream", status);
   auto found = handle.plans.find(key);
   if (found == handle.plans.end()) {
+    Problem problem(descriptor);
+    std::string wrong = problem.check();
+    if (!wrong.empty())
+      return fail(error, errorSize, "invalid convolution: %s", wrong.c_str());
     auto plan = std::make_unique<Plan>();
     if (int failed = makePlan(handle, problem, alignments, workspaceBytes,
                               buffers, *plan, error, errorSize))
