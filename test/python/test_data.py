@@ -157,6 +157,12 @@ def test_dataset_shards_shuffles_and_parses(tmp_path, example_pb2):
     assert numbers(shuffle_buffer=100, seed=6) != shuffled
     batches = list(data.Dataset(files, 8, drop_remainder=True))
     assert [len(b) for b in batches] == [8] * 6
+    # Each iteration is an epoch: the first runs on the dataset made when the
+    # options were checked, the second on a fresh one, in the same order.
+    dataset = data.Dataset(files, 8, shuffle_buffer=100, seed=5, spec=spec)
+    first = [list(b["n"]) for b in dataset]
+    assert [list(b["n"]) for b in dataset] == first
+    assert sum(first, []) == shuffled
     with pytest.raises(ValueError, match="rank 3 is not one of 2 ranks"):
         data.Dataset(files, 8, rank=3, ranks=2)
 
