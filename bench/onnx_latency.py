@@ -20,7 +20,9 @@ medians, since the host may be shared. Needs the benchmark virtualenv
         [--models resnet50,bert,lstm] [--batches 1,8] [--threads 1,2] \\
         [--rounds 3] [--work DIR] [--markdown FILE]
 
-Models: ResNet-50 (torchvision, 224x224), a BERT-base-sized encoder
+Models: ResNet-50 (torchvision, 224x224; also named: mobilenet_v2,
+mobilenet_v3_small, efficientnet_b0, densenet121 and inception_v3 (299x299),
+torchvision with random weights), a BERT-base-sized encoder
 (transformers BertModel: 12 layers, hidden 768, 12 heads, FFN 3072, sequence
 128, the last 28 positions masked) and a 2-layer LSTM (input 256, hidden
 512, sequence 128, seq-first), exported with opset 17; `gpt2` (a GPT-2
@@ -41,16 +43,24 @@ import numpy as np
 SEQ = 128
 
 
-def export_resnet50(path, batch):
+def export_vision(name, path, batch):
+    """A torchvision classifier with random weights, on images of the size
+    it was made for (299 for Inception-v3, 224 for the others)."""
     import torch
     import torchvision
     torch.manual_seed(0)
-    model = torchvision.models.resnet50(weights=None).eval()
-    x = torch.randn(batch, 3, 224, 224)
+    extra = {"aux_logits": False, "init_weights": False} if name == "inception_v3" else {}
+    model = getattr(torchvision.models, name)(weights=None, **extra).eval()
+    size = 299 if name == "inception_v3" else 224
+    x = torch.randn(batch, 3, size, size)
     torch.onnx.export(model, (x,), str(path), input_names=["input"],
                       output_names=["logits"], opset_version=17, dynamo=False)
     rng = np.random.default_rng(0)
-    return {"input": rng.standard_normal((batch, 3, 224, 224)).astype(np.float32)}
+    return {"input": rng.standard_normal((batch, 3, size, size)).astype(np.float32)}
+
+
+VISION = ["resnet50", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0",
+          "densenet121", "inception_v3"]
 
 
 def export_bert(path, batch):
@@ -134,8 +144,9 @@ def export_gpt2(path, batch):
             "attention_mask": mask}
 
 
-EXPORTS = {"resnet50": export_resnet50, "bert": export_bert, "lstm": export_lstm,
-           "gpt2": export_gpt2}
+EXPORTS = {"bert": export_bert, "lstm": export_lstm, "gpt2": export_gpt2}
+for _name in VISION:
+    EXPORTS[_name] = lambda path, batch, name=_name: export_vision(name, path, batch)
 
 
 def cpus(threads):

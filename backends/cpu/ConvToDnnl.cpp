@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DnnlCalls.h"
+#include "DnnlConvLayouts.h"
 
 #include "common/BufferAccess.h"
 #include "common/BufferAddress.h"
@@ -45,6 +46,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -247,6 +249,21 @@ struct KilnCpuOutlineDnnlConvsPass
           KilnCpuOutlineDnnlConvsPass> {
   using KilnCpuOutlineDnnlConvsBase::KilnCpuOutlineDnnlConvsBase;
 
+  /// Which activations of `op` (an f32 convolution; a bf16 one keeps the
+  /// plain layouts) are laid out channels-last, as the `layouts` option
+  /// says: where oneDNN's implementation wants them so ("query"), always
+  /// ("channels-last", which tests use to be independent of the CPU), or
+  /// never ("plain").
+  ChannelsLast channelsLast(mlir::kiln::ConvOp op,
+                                  ArrayRef<int64_t> descriptor) {
+    if (!op.getType().getElementType().isF32() || layouts == "plain")
+      return {};
+    if (layouts == "channels-last")
+      return {true, true};
+    return preferredChannelsLast(descriptor).value_or(
+        ChannelsLast{});
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<mlir::kiln::ConvOp, SmallVector<int64_t>>> convs;
@@ -258,11 +275,23 @@ struct KilnCpuOutlineDnnlConvsPass
       if (auto descriptor = dnnlDescriptor(op, minMacs))
         convs.emplace_back(op, std::move(*descriptor));
     });
+    if (layouts != "query" && layouts != "channels-last" &&
+        layouts != "plain") {
+      module.emitError() << "kiln-cpu-outline-dnnl-convs: layouts must be "
+                            "'query', 'channels-last' or 'plain', not '"
+                         << layouts << "'";
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
     for (auto &[op, descriptor] : convs) {
       Location loc = op.getLoc();
       int64_t &flags = descriptor[5];
+      ChannelsLast last = channelsLast(op, descriptor);
+      if (last.input)
+        flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_BLOCKED;
+      if (last.result)
+        flags |= KILN_DNNL_CONV_CHANNELS_LAST_DST | KILN_DNNL_CONV_BLOCKED;
       Epilogue epilogue = findEpilogue(op, flags & KILN_DNNL_CONV_BLOCKED);
       if (epilogue.uniformBias) {
         // The uniform bias as the [O] vector oneDNN takes, not a tensor of
@@ -286,9 +315,39 @@ struct KilnCpuOutlineDnnlConvsPass
         flags |= KILN_DNNL_CONV_RELU;
       if (epilogue.swish)
         flags |= KILN_DNNL_CONV_SWISH;
+      // The activations laid out channels-last are transposed into that
+      // order at the call site and out of it after the call: relayouts
+      // that kiln-cpu-propagate-layouts moves to where the layout really
+      // changes. Every operand dominates the last op of the chain, where
+      // the call goes.
+      int64_t rank = op.getType().getRank();
+      SmallVector<int64_t> toLast{0}, fromLast{0, rank - 1};
+      for (int64_t d = 2; d < rank; ++d)
+        toLast.push_back(d);
+      toLast.push_back(1);
+      for (int64_t d = 1; d < rank - 1; ++d)
+        fromLast.push_back(d);
+      // Which operands are laid out channels-last: the input and the
+      // addend (of the result's layout).
+      SmallVector<bool> lastOperand(operands.size(), false);
+      lastOperand[0] = last.input;
+      if (epilogue.addend)
+        lastOperand.back() = last.result;
+      builder.setInsertionPoint(epilogue.last);
+      SmallVector<Value> callOperands;
+      for (auto [value, isLast] : llvm::zip(operands, lastOperand))
+        callOperands.push_back(
+            isLast ? builder.create<mlir::kiln::TransposeOp>(loc, value, toLast)
+                         .getResult()
+                   : value);
+      auto resultType =
+          cast<RankedTensorType>(epilogue.last->getResultTypes()[0]);
+      if (last.result)
+        resultType = resultType.clone(
+            applyPermutation(resultType.getShape(), toLast));
       builder.setInsertionPointToEnd(module.getBody());
       auto type = builder.getFunctionType(
-          ValueRange(operands).getTypes(), epilogue.last->getResultTypes());
+          ValueRange(callOperands).getTypes(), resultType);
       auto function =
           builder.create<func::FuncOp>(loc, "kiln_dnnl_conv", type);
       function.setPrivate();
@@ -299,8 +358,14 @@ struct KilnCpuOutlineDnnlConvsPass
       builder.setInsertionPointToStart(body);
       // The body computes what the moved ops did, from the arguments.
       IRMapping mapping;
-      for (auto [value, argument] : llvm::zip(operands, body->getArguments()))
-        mapping.map(value, argument);
+      for (auto [value, argument, isLast] :
+           llvm::zip(operands, body->getArguments(), lastOperand))
+        mapping.map(value,
+                    isLast ? builder
+                                 .create<mlir::kiln::TransposeOp>(
+                                     loc, argument, fromLast)
+                                 .getResult()
+                           : Value(argument));
       Value result = builder.clone(*op, mapping)->getResult(0);
       mapping.map(op.getResult(), result);
       if (epilogue.biasAdd) {
@@ -317,12 +382,17 @@ struct KilnCpuOutlineDnnlConvsPass
         builder.clone(*epilogue.swishSigmoid, mapping);
         result = builder.clone(*epilogue.swish, mapping)->getResult(0);
       }
+      if (last.result)
+        result = builder.create<mlir::kiln::TransposeOp>(loc, result, toLast);
       builder.create<func::ReturnOp>(loc, result);
 
-      // Every operand dominates the last op of the chain.
       builder.setInsertionPoint(epilogue.last);
-      auto call = builder.create<func::CallOp>(loc, function, operands);
-      epilogue.last->replaceAllUsesWith(call);
+      Value called =
+          builder.create<func::CallOp>(loc, function, callOperands)
+              .getResult(0);
+      if (last.result)
+        called = builder.create<mlir::kiln::TransposeOp>(loc, called, fromLast);
+      epilogue.last->getResult(0).replaceAllUsesWith(called);
       SmallVector<Operation *> moved{epilogue.last};
       if (epilogue.swishSigmoid)
         moved.push_back(epilogue.swishSigmoid);

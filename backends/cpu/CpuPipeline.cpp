@@ -102,7 +102,15 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   if (dnnl) {
     KilnCpuOutlineDnnlConvsOptions convs;
     convs.minMacs = options.dnnlMinMacs;
+    // oneDNN answers for the CPU it runs on: for another target the
+    // layouts would be the compiling CPU's choice.
+    convs.layouts = options.dnnlConvLayouts == "query" && options.cpu != "host"
+                        ? "plain"
+                        : options.dnnlConvLayouts;
     pm.addPass(createKilnCpuOutlineDnnlConvs(convs));
+    // The relayouts into and out of channels-last, moved to where the
+    // layout changes (PropagateLayouts.cpp).
+    pm.addPass(createKilnCpuPropagateLayouts());
   }
   // 0-1 (BufferizationPipeline.cpp). Pools walk their rows in loops that
   // LLVM vectorizes (kiln-to-linalg's row-loops); a GPU runs one thread per
@@ -219,6 +227,12 @@ struct CpuLoweringPipelineOptions
                                    "convolutions (where kiln was built "
                                    "with oneDNN)"),
                     llvm::cl::init(true)};
+  Option<std::string> convLayouts{
+      *this, "conv-layouts",
+      llvm::cl::desc("The memory order of oneDNN convolutions' inputs and "
+                     "results: query, channels-last or plain "
+                     "(kiln-cpu-outline-dnnl-convs's layouts)"),
+      llvm::cl::init("query")};
   Option<bool> parallel{*this, "parallel",
                         llvm::cl::desc("Run large loop nests on OpenMP "
                                        "threads (where kiln was built with "
@@ -235,6 +249,7 @@ void kiln::registerCpuPipelines() {
         CpuOptions options;
         options.fuse = pipeline.fuse;
         options.dnnl = pipeline.dnnl;
+        options.dnnlConvLayouts = pipeline.convLayouts;
         options.parallel = pipeline.parallel;
         buildCpuLoweringPipeline(pm, options);
       });

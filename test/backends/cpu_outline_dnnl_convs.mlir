@@ -1,9 +1,16 @@
 // kiln-cpu-outline-dnnl-convs moves each f32 or bf16 kiln.conv that oneDNN's
 // forward primitive takes into a private function carrying the descriptor;
 // f64, f16, input-dilated, empty and small convolutions stay.
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-outline-dnnl-convs | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-outline-dnnl-convs=min-macs=1 \
+// The layouts are pinned (plain; channels-last for the LAST prefix), so that
+// what oneDNN prefers on the CPU that runs the test does not matter.
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-outline-dnnl-convs=layouts=plain | FileCheck %s
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-outline-dnnl-convs="min-macs=1 layouts=plain" \
 // RUN:   | FileCheck %s --check-prefix=ALL
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-outline-dnnl-convs=layouts=channels-last \
+// RUN:   | FileCheck %s --check-prefix=LAST
 
 // 16 * 5 * 7 outputs of 4 * 3 * 3 = 36 multiply-adds: 20160. The
 // descriptor: k = 2, groups 1, N 1, C 4, O 16, flags 0 (35 output
@@ -35,6 +42,11 @@ func.func @conv(%x: tensor<1x4x10x10xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1
 // CHECK:           call @[[F1:kiln_dnnl_conv[_0-9]*]](
 // CHECK-DAG:   func.func private @[[F0]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 16, 100, 3, 98, 1, 0, 0, 1>}
 // CHECK-DAG:   func.func private @[[F1]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 4, 2, 8, 16, 16, 100, 3, 98, 1, 0, 0, 1>}
+// LAST-LABEL: func.func @two(
+// LAST:         kiln.transpose %{{.*}}, permutation = [0, 2, 1] : tensor<2x8x100xf32>
+// LAST:         call @[[F0:kiln_dnnl_conv[_0-9]*]]({{.*}}) : (tensor<2x100x8xf32>, tensor<8x8x3xf32>) -> tensor<2x98x8xf32>
+// LAST:         kiln.transpose %{{.*}}, permutation = [0, 2, 1] : tensor<2x98x8xf32>
+// LAST-DAG:   func.func private @[[F0]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 400, 100, 3, 98, 1, 0, 0, 1>}
 func.func @two(%p: tensor<i1>, %x: tensor<2x8x100xf32>, %w: tensor<8x8x3xf32>, %d: tensor<16x2x3xf32>) -> (tensor<2x8x98xf32>, tensor<2x16x98xf32>) {
   %y = kiln.conv %x, %w, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<2x8x100xf32>, tensor<8x8x3xf32>
   %z = kiln.cond %p, (%x, %d) : tensor<i1>, (tensor<2x8x100xf32>, tensor<16x2x3xf32>) -> (tensor<2x16x98xf32>) {
@@ -90,6 +102,27 @@ func.func @stays(%a: tensor<1x8x40xf64>, %b: tensor<8x8x5xf64>, %c: tensor<1x8x4
 // CHECK:         %[[T:.*]] = kiln.add %[[A3]], %[[S]]
 // CHECK:         %[[U:.*]] = kiln.relu %[[T]]
 // CHECK:         return %[[U]]
+// Channels-last (flags 128 and 256 as well: 415): the input and the addend
+// are transposed into [N, H, W, C] before the call and its result out of
+// it after; the body transposes its arguments back and its result forth,
+// so it still computes what the moved ops did.
+// LAST-LABEL: func.func @epilogue(
+// LAST-SAME:    %[[X:.*]]: tensor<1x8x16x16xf32>, %[[B:.*]]: tensor<1x8x1x1xf32>, %[[R:.*]]: tensor<1x8x16x16xf32>
+// LAST:         %[[W:.*]] = kiln.constant
+// LAST:         %[[XT:.*]] = kiln.transpose %[[X]], permutation = [0, 2, 3, 1]
+// LAST:         %[[RT:.*]] = kiln.transpose %[[R]], permutation = [0, 2, 3, 1]
+// LAST:         %[[Y:.*]] = call @kiln_dnnl_conv(%[[XT]], %[[W]], %[[B]], %[[RT]]) : (tensor<1x16x16x8xf32>, tensor<8x8x3x3xf32>, tensor<1x8x1x1xf32>, tensor<1x16x16x8xf32>) -> tensor<1x16x16x8xf32>
+// LAST:         %[[YT:.*]] = kiln.transpose %[[Y]], permutation = [0, 3, 1, 2]
+// LAST:         return %[[YT]]
+// LAST:       func.func private @kiln_dnnl_conv(%[[A0:.*]]: tensor<1x16x16x8xf32>, %{{.*}}: tensor<8x8x3x3xf32>, %{{.*}}: tensor<1x8x1x1xf32>, %[[A3:.*]]: tensor<1x16x16x8xf32>) -> tensor<1x16x16x8xf32>
+// LAST-SAME:    kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 415, 16, 16,
+// LAST:         %[[I:.*]] = kiln.transpose %[[A0]], permutation = [0, 3, 1, 2]
+// LAST:         %[[D:.*]] = kiln.transpose %[[A3]], permutation = [0, 3, 1, 2]
+// LAST:         kiln.conv %[[I]]
+// LAST:         kiln.add %[[D]]
+// LAST:         %[[U:.*]] = kiln.relu
+// LAST:         %[[O:.*]] = kiln.transpose %[[U]], permutation = [0, 2, 3, 1]
+// LAST:         return %[[O]]
 func.func @epilogue(%x: tensor<1x8x16x16xf32>, %b: tensor<1x8x1x1xf32>, %r: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
   %w = kiln.constant dense<0.5> : tensor<8x8x3x3xf32>
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
@@ -145,6 +178,10 @@ func.func @plain(%x: tensor<1x8x16x16xf32>, %w: tensor<32x8x1x1xf32>, %b: tensor
 // CHECK:         kiln.conv %arg4, %arg5
 // CHECK-DAG:   func.func private @[[F0]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 48, 16, 16,
 // CHECK-DAG:   func.func private @[[F1]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 32, 32, 16, 16,
+// bf16 convolutions keep the plain layouts.
+// LAST-LABEL: func.func @bf16(
+// LAST-NOT:     kiln.transpose
+// LAST-DAG:   func.func private @{{.*}}({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 48, 16, 16,
 func.func @bf16(%x: tensor<1x8x16x16xbf16>, %w: tensor<8x8x3x3xbf16>, %b: tensor<8xbf16>, %w1: tensor<32x8x1x1xbf16>, %h: tensor<1x8x16x16xf16>, %g: tensor<8x8x3x3xf16>) -> (tensor<1x8x16x16xbf16>, tensor<1x32x16x16xbf16>, tensor<1x8x16x16xf16>) {
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>
   %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<8xbf16>) -> tensor<1x8x16x16xbf16>
@@ -223,4 +260,16 @@ func.func @not_silu(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %bias: t
   %s = kiln.sigmoid %z : tensor<1x8x16x16xf32>
   %m = kiln.mul %v, %s : tensor<1x8x16x16xf32>
   return %m : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// An unknown layouts option is an error.
+// RUN: not kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-outline-dnnl-convs=layouts=sideways 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD
+// BAD: layouts must be 'query', 'channels-last' or 'plain', not 'sideways'
+func.func @bad(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  return %y : tensor<1x8x16x16xf32>
 }

@@ -5,7 +5,8 @@
 //  2. parse the program, fail it if it has no public function, and run
 //     kiln-fuse on a copy of it;
 //  3. compile it for the target (the fusion_* programs also with fusion
-//     off) and load it with the runtime;
+//     off; on the CPU the conv* programs also with oneDNN's convolutions
+//     channels-last and plain) and load it with the runtime;
 //  4. for every public function and every seed: draw random inputs,
 //     evaluate the function and its fused copy (which must agree exactly),
 //     call every build and compare each output with the evaluator's within
@@ -70,9 +71,10 @@ TargetTraits traitsOf(E2ETarget target) {
   llvm_unreachable("unknown e2e target");
 }
 
-/// Programs named fusion_* are also compiled with fusion turned off.
-bool isFusionProgram(const std::string &path) {
-  return std::filesystem::path(path).stem().string().rfind("fusion_", 0) == 0;
+/// Whether the file name of `path` starts with `prefix`.
+bool isProgramOf(const std::string &path, llvm::StringRef prefix) {
+  return llvm::StringRef(std::filesystem::path(path).stem().string())
+      .starts_with(prefix);
 }
 
 struct Build {
@@ -119,10 +121,20 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
   std::vector<Build> builds;
   builds.push_back({traits.name, std::make_unique<NativeModule>(
                                      *module, traits.options(true))});
-  if (isFusionProgram(path))
+  if (isProgramOf(path, "fusion_"))
     builds.push_back(
         {std::string(traits.name) + " without fusion",
          std::make_unique<NativeModule>(*module, traits.options(false))});
+  // The conv* programs on the CPU also in both layouts of oneDNN's
+  // convolutions, whichever the CPU running the test prefers.
+  if (target == E2ETarget::Cpu && isProgramOf(path, "conv"))
+    for (const char *layouts : {"channels-last", "plain"}) {
+      CompileOptions options = traits.options(true);
+      options.cpu.dnnlConvLayouts = layouts;
+      builds.push_back({std::string(traits.name) + " (" + layouts +
+                            " convolutions)",
+                        std::make_unique<NativeModule>(*module, options)});
+    }
   for (const Build &build : builds)
     ASSERT_TRUE(build.module->ok())
         << build.name << ": " << build.module->error();

@@ -4,7 +4,8 @@
 //              model.onnx               [--input-shape NAME=1x3x224x224]...
 //                                        [-O0..3] [--no-fusion]
 //                                        [--target=cpu|cuda] [--cuda-arch=sm_XX]
-//                                        [--no-dnnl] [--no-parallel]
+//                                        [--no-dnnl] [--conv-layouts=...]
+//                                        [--no-parallel]
 //                                        [--memory-report] [--profile]
 //                                        [--autocast=bf16|f16]
 //
@@ -102,6 +103,13 @@ cl::opt<bool> noDnnl(
     cl::desc("Generate loops for f32 and bf16 matmuls and f32 convolutions "
              "instead of calling oneDNN"),
     cl::init(false),
+    cl::cat(compileCategory));
+cl::opt<std::string> convLayouts(
+    "conv-layouts",
+    cl::desc("The memory order of the activations of oneDNN convolutions: "
+             "'query' (channels-last where oneDNN's fastest implementation "
+             "on this CPU wants it; the default), 'channels-last' or 'plain'"),
+    cl::init("query"), cl::value_desc("query|channels-last|plain"),
     cl::cat(compileCategory));
 cl::opt<bool> noCublas(
     "no-cublas",
@@ -229,6 +237,10 @@ int checkOptions() {
                       " needs --target=cuda");
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
+  if (convLayouts != "query" && convLayouts != "channels-last" &&
+      convLayouts != "plain")
+    return usageError("unknown --conv-layouts '" + convLayouts +
+                      "' (expected query, channels-last or plain)");
   if (!autocast.empty() && autocast != "bf16" && autocast != "f16")
     return usageError("unknown --autocast dtype '" + autocast +
                       "' (supported: bf16, f16)");
@@ -253,6 +265,7 @@ kiln::CompileOptions compileOptions() {
   options.cpu.cpu = targetCpu;
   options.cpu.fuse = !noFusion;
   options.cpu.dnnl = !noDnnl;
+  options.cpu.dnnlConvLayouts = convLayouts;
   options.cpu.parallel = !noParallel;
   options.cpu.memoryReport = memoryReport;
   options.cpu.profile = profile;

@@ -26,7 +26,11 @@
  *
  * The operands are in kiln's (ONNX's) plain row-major layouts: src [N, C,
  * D...], weights [O, C/G, K...] (described to oneDNN as [G, O/G, C/G,
- * K...] when G > 1, the same bytes), dst [N, O, E...]. A convolution with
+ * K...] when G > 1, the same bytes), dst [N, O, E...], except that src and
+ * dst have their channel dim last in memory where the descriptor's
+ * channels-last flags say (the layouts the compiler chose for them because
+ * oneDNN's fastest kernels run on them: then nothing is reordered). The
+ * descriptor is translated by DnnlConvDesc.c. A convolution with
  * the descriptor's `blocked` flag (the compiler's choice: ConvToDnnl.cpp)
  * runs in layouts of oneDNN's choice, with src and weights reordered into
  * them and dst back on each call; the others run on the plain layouts. Weights the descriptor marks constant (a
@@ -48,6 +52,7 @@
 \*===----------------------------------------------------------------------===*/
 
 #include "DnnlConvAbi.h"
+#include "DnnlConvDesc.h"
 #include "DnnlSupport.h"
 
 #include <dnnl.h>
@@ -122,15 +127,6 @@ static void fail(const char *what, dnnl_status_t status) {
   kiln_dnnl_fail("convolution", what, status);
 }
 
-/* Row-major strides of dims[0..ndims). */
-static void rowMajor(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides) {
-  dnnl_dim_t stride = 1;
-  for (int d = ndims - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= dims[d] > 0 ? dims[d] : 1;
-  }
-}
-
 static void execute(dnnl_primitive_t primitive, dnnl_stream_t stream,
                     int count, const dnnl_exec_arg_t *args);
 
@@ -180,102 +176,26 @@ static void reorderNow(dnnl_primitive_t reorder,
  * always has). */
 static CachedConv *create(const int64_t *desc, int64_t flags,
                           const void *weights, dnnl_data_type_t type) {
-  int k = (int)desc[0];
-  int64_t groups = desc[1], n = desc[2], c = desc[3], o = desc[4];
-  const int64_t *in = desc + KILN_DNNL_CONV_HEADER_SIZE, *kernel = in + k,
-                *out = kernel + k, *stride = out + k, *low = stride + k,
-                *high = low + k, *dilation = high + k;
-  dnnl_dims_t srcDims, weightDims, dstDims, strides, dilates, padLow, padHigh,
-      layout;
-  srcDims[0] = n;
-  srcDims[1] = c;
-  dstDims[0] = n;
-  dstDims[1] = o;
-  int weightRank = 0;
-  if (groups > 1)
-    weightDims[weightRank++] = groups;
-  weightDims[weightRank++] = o / groups;
-  weightDims[weightRank++] = c / groups;
-  for (int d = 0; d < k; ++d) {
-    srcDims[2 + d] = in[d];
-    dstDims[2 + d] = out[d];
-    weightDims[weightRank++] = kernel[d];
-    strides[d] = stride[d];
-    dilates[d] = dilation[d] - 1; /* oneDNN counts the holes */
-    padLow[d] = low[d];
-    padHigh[d] = high[d];
-  }
   CachedConv *entry = calloc(1, sizeof(CachedConv));
   if (!entry)
     outOfMemory();
   entry->flags = flags;
   dnnl_status_t status;
-  if (flags & KILN_DNNL_CONV_BIAS) {
-    dnnl_dims_t biasDims = {o};
-    if ((status = dnnl_memory_desc_init_by_tag(&entry->bias, 1, biasDims,
-                                               dnnl_f32, dnnl_a)))
-      fail("describing the bias", status);
-  }
-  rowMajor(k + 2, srcDims, layout);
-  if ((status = dnnl_memory_desc_init_by_strides(&entry->plain[0], k + 2,
-                                                 srcDims, type, layout)))
-    fail("describing the input", status);
-  rowMajor(weightRank, weightDims, layout);
-  if ((status = dnnl_memory_desc_init_by_strides(
-           &entry->plain[1], weightRank, weightDims, type, layout)))
-    fail("describing the weight", status);
-  rowMajor(k + 2, dstDims, layout);
-  if ((status = dnnl_memory_desc_init_by_strides(&entry->plain[2], k + 2,
-                                                 dstDims, type, layout)))
-    fail("describing the result", status);
+  if ((status = kiln_dnnl_conv_describe(desc, flags, type, entry->plain,
+                                        &entry->bias)))
+    fail("describing the operands", status);
   int window = (flags & KILN_DNNL_CONV_BLOCKED) != 0;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 3; ++i)
     entry->inner[i] = entry->plain[i];
-    if (window &&
-        (status = dnnl_memory_desc_init_by_tag(
-             &entry->inner[i], entry->plain[i].ndims, entry->plain[i].dims,
-             type, dnnl_format_tag_any)))
-      fail("describing a layout of oneDNN's choice", status);
-  }
-  dnnl_convolution_desc_t convolution;
-  if ((status = dnnl_dilated_convolution_forward_desc_init(
-           &convolution, dnnl_forward_inference, dnnl_convolution_direct,
-           &entry->inner[0], &entry->inner[1],
-           (flags & KILN_DNNL_CONV_BIAS) ? &entry->bias : NULL,
-           &entry->inner[2], strides, dilates, padLow, padHigh)))
-    fail("dnnl_dilated_convolution_forward_desc_init", status);
-  /* The epilogue: dst = act(conv + bias + addend), act a ReLU or a SiLU
-   * (oneDNN's swish with alpha 1: x * sigmoid(x)), the addend being what
-   * dst holds before the primitive runs (a sum post-op). */
-  dnnl_primitive_attr_t attr = NULL;
-  if (flags &
-      (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU | KILN_DNNL_CONV_SWISH)) {
-    dnnl_post_ops_t ops;
-    if ((status = dnnl_post_ops_create(&ops)) ||
-        ((flags & KILN_DNNL_CONV_ADDEND) &&
-         (status = dnnl_post_ops_append_sum(ops, 1.0f))) ||
-        ((flags & KILN_DNNL_CONV_RELU) &&
-         (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
-                                                0.0f, 0.0f))) ||
-        ((flags & KILN_DNNL_CONV_SWISH) &&
-         (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_swish,
-                                                1.0f, 0.0f))) ||
-        (status = dnnl_primitive_attr_create(&attr)) ||
-        (status = dnnl_primitive_attr_set_post_ops(attr, ops)))
-      fail("describing the post-ops", status);
-    dnnl_post_ops_destroy(ops);
-  }
   dnnl_primitive_desc_t pd;
-  status = dnnl_primitive_desc_create(&pd, &convolution, attr,
-                                      kiln_dnnl_engine(), NULL);
-  if (attr)
-    dnnl_primitive_attr_destroy(attr);
+  status = kiln_dnnl_conv_primitive_desc(desc, flags, entry->plain,
+                                         &entry->bias, kiln_dnnl_engine(), &pd);
   if (status == dnnl_unimplemented && type != dnnl_f32) {
     free(entry);
     return NULL;
   }
   if (status)
-    fail("dnnl_primitive_desc_create", status);
+    fail("creating the primitive descriptor", status);
   if (window) {
     dnnl_query_t queries[3] = {dnnl_query_src_md, dnnl_query_weights_md,
                                dnnl_query_dst_md};

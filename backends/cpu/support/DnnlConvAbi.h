@@ -10,7 +10,9 @@
  * KILN_DNNL_CONV_HEADER_SIZE entries (spatial rank k, 1 to 3; groups; N;
  * C; O; flags), then k entries each - one per spatial dim - of the input
  * sizes, the kernel sizes, the output sizes, the strides, the low
- * paddings, the high paddings and the (rhs) dilations.
+ * paddings, the high paddings and the (rhs) dilations. The sizes are in
+ * the logical order [N, C, D...] whatever the order in memory (the
+ * channels-last flags).
 \*===----------------------------------------------------------------------===*/
 
 #ifndef KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H
@@ -29,8 +31,13 @@ enum KilnDnnlConvFlags {
   KILN_DNNL_CONV_CONSTANT_WEIGHT = 8, /* the weights never change */
   KILN_DNNL_CONV_BLOCKED = 16,        /* layouts of oneDNN's choice */
   KILN_DNNL_CONV_BFLOAT16 = 32,       /* bf16 src, weights and dst */
-  KILN_DNNL_CONV_SWISH = 64           /* then x * sigmoid(x) (not with
+  KILN_DNNL_CONV_SWISH = 64,          /* then x * sigmoid(x) (not with
                                          KILN_DNNL_CONV_RELU) */
+  /* The channel dim last in memory: src [N, D..., C] (row-major in that
+   * order), dst and the addend [N, E..., O]. The descriptor's sizes stay
+   * in the logical order above. */
+  KILN_DNNL_CONV_CHANNELS_LAST_SRC = 128,
+  KILN_DNNL_CONV_CHANNELS_LAST_DST = 256
 };
 
 #endif /* KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H */

@@ -42,6 +42,11 @@ struct CpuOptions {
   /// (see cpuHasDnnl()); otherwise they are loops.
   bool dnnl = true;
   int64_t dnnlMinMacs = 16384;
+  /// The memory order of oneDNN convolutions' inputs and results
+  /// (kiln-cpu-outline-dnnl-convs's `layouts`): "query" (channels-last
+  /// where oneDNN's implementation on the compiling CPU wants it; for
+  /// another `cpu` than "host", "plain"), "channels-last" or "plain".
+  std::string dnnlConvLayouts = "query";
   /// Run the outermost parallel loop of each loop nest that does at least
   /// `parallelMinIterations` innermost iterations on OpenMP threads
   /// (kiln-cpu-parallel-loops, convert-scf-to-openmp; LLVM's libomp, so

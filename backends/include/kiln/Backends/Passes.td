@@ -813,17 +813,59 @@ def KilnCpuOutlineDnnlConvs
     the convolution's oneDNN descriptor as
     `kiln.dnnl_conv` (an i64 array: spatial rank, groups, N, C, O, flags
     (1 bias, 2 addend, 4 relu, 8 the weight is a `kiln.constant`, 16 run in
-    layouts of oneDNN's choice, 32 bf16 operands and result, 64 silu), then per
-    spatial dim the input, kernel and output sizes, strides, paddings and
-    rhs dilations). Its body is the ops themselves: it bufferizes like any
+    layouts of oneDNN's choice, 32 bf16 operands and result, 64 silu, 128
+    the input channels-last, 256 the result and addend channels-last), then
+    per spatial dim the input, kernel and output sizes, strides, paddings
+    and rhs dilations). An input or result laid out channels-last (the
+    `layouts` option: by default where oneDNN's fastest implementation on
+    the compiling CPU wants it, which the pass asks oneDNN) is a function
+    argument or result in that order ([N, D..., C]), transposed into it
+    before the call and out of it after; `kiln-cpu-propagate-layouts` then
+    moves those relayouts to where the layout really changes. Its body is the ops themselves: it bufferizes like any
     function, and `kiln-cpu-conv-to-dnnl` replaces its calls after
     bufferization by calls into oneDNN.
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
-           "Convolutions with fewer multiply-adds than this stay loops">
+           "Convolutions with fewer multiply-adds than this stay loops">,
+    Option<"layouts", "layouts", "std::string", /*default=*/"\"query\"",
+           "The memory order of an f32 convolution's input and result: "
+           "'query' (channels last where oneDNN's implementation for it on "
+           "this CPU reads or writes them so, asked at compile time), "
+           "'channels-last' (always) or 'plain' (never)">
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def KilnCpuPropagateLayouts
+    : Pass<"kiln-cpu-propagate-layouts", "mlir::ModuleOp"> {
+  let summary = "Move the channels-last relayouts of convolutions to where "
+                "the layout changes";
+  let description = [{
+    Runs on kiln IR after `kiln-cpu-outline-dnnl-convs`, which wraps each
+    convolution laid out channels-last in a `kiln.transpose` into that
+    order before it and one out of it (permutation [0, r-1, 1, ..., r-2])
+    after. This pass moves each transpose out of channels-last down through
+    the ops that compute the same thing in either layout, so that it meets
+    the next convolution's transpose into channels-last and both fold away;
+    the values in between stay channels-last. It moves through:
+
+    - an op with the `Elementwise` trait whose operands all have the
+      result's shape, when each other operand is a transpose with the same
+      permutation, a constant (transposed when folded) or a
+      `kiln.broadcast_in_dim` (broadcast in the other order instead);
+    - `kiln.reduce_window` (pooling) and `kiln.pad`, `kiln.slice`, with
+      their per-dim attributes permuted;
+    - `kiln.reduce_sum`, `kiln.reduce_max` and `kiln.reduce_mean`, over the
+      permuted dims (a global pool over the spatial dims needs no transpose
+      after it);
+    - `kiln.concat` of such transposes (a DenseNet's or Inception's
+      channel concatenation).
+
+    A transpose out of channels-last stays where its value is used in any
+    other way (a reshape, a product, a function result); transposes with
+    other permutations are left alone.
+  }];
 }
 
 def KilnCpuOutlineAttention

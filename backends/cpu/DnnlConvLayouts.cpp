@@ -1,0 +1,58 @@
+//===- DnnlConvLayouts.cpp - The layouts oneDNN wants for a convolution ---===//
+//
+// See DnnlConvLayouts.h. Creating a primitive descriptor chooses an
+// implementation (and with it the layouts) without generating its kernel,
+// so asking costs little next to the rest of a compile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DnnlConvLayouts.h"
+
+#ifdef KILN_HAVE_DNNL
+#include "support/DnnlConvAbi.h"
+#include "support/DnnlConvDesc.h"
+
+#include <dnnl.h>
+#endif
+
+using namespace mlir::kiln::dnnl;
+
+std::optional<ChannelsLast>
+mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor) {
+#ifdef KILN_HAVE_DNNL
+  // One engine for the compiler's lifetime: it holds no more than the
+  // CPU's description.
+  static dnnl_engine_t engine = [] {
+    dnnl_engine_t created = nullptr;
+    if (dnnl_engine_create(&created, dnnl_cpu, 0) != dnnl_success)
+      return static_cast<dnnl_engine_t>(nullptr);
+    return created;
+  }();
+  if (!engine)
+    return std::nullopt;
+  const int64_t *desc = descriptor.data();
+  int64_t flags = (desc[5] | KILN_DNNL_CONV_BLOCKED) &
+                  ~int64_t(KILN_DNNL_CONV_BFLOAT16);
+  // The channels-last descriptions, whose dims the `any` layouts share.
+  dnnl_memory_desc_t last[3], bias;
+  if (kiln_dnnl_conv_describe(desc,
+                              flags | KILN_DNNL_CONV_CHANNELS_LAST_SRC |
+                                  KILN_DNNL_CONV_CHANNELS_LAST_DST,
+                              dnnl_f32, last, &bias) != dnnl_success)
+    return std::nullopt;
+  dnnl_primitive_desc_t pd;
+  if (kiln_dnnl_conv_primitive_desc(desc, flags, last, &bias, engine, &pd) !=
+      dnnl_success)
+    return std::nullopt;
+  ChannelsLast chosen;
+  chosen.input = dnnl_memory_desc_equal(
+      dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &last[0]);
+  chosen.result = dnnl_memory_desc_equal(
+      dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), &last[2]);
+  dnnl_primitive_desc_destroy(pd);
+  return chosen;
+#else
+  (void)descriptor;
+  return std::nullopt;
+#endif
+}

@@ -1,0 +1,36 @@
+//===- DnnlConvLayouts.h - The layouts oneDNN wants for a convolution -----===//
+//
+// kiln-cpu-outline-dnnl-convs chooses the memory order of each outlined
+// convolution's input and result from what oneDNN's fastest implementation
+// for it on this CPU reads and writes: asked at compile time, as the
+// primitive is then created at run time (DnnlConvDesc.c describes both).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_CPU_DNNLCONVLAYOUTS_H
+#define KILN_BACKENDS_CPU_DNNLCONVLAYOUTS_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir::kiln::dnnl {
+
+/// Which of a convolution's activations oneDNN wants with the channel dim
+/// last in memory (NWC, NHWC, NDHWC).
+struct ChannelsLast {
+  bool input = false;
+  bool result = false;
+};
+
+/// What oneDNN's f32 forward convolution of `descriptor` (DnnlConvAbi.h),
+/// created with layouts of its choice, picks for src and dst on the CPU
+/// this runs on; nullopt where kiln was built without oneDNN or oneDNN
+/// has no implementation. The descriptor's epilogue flags are included.
+std::optional<ChannelsLast>
+preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor);
+
+} // namespace mlir::kiln::dnnl
+
+#endif // KILN_BACKENDS_CPU_DNNLCONVLAYOUTS_H

@@ -1,0 +1,147 @@
+/*===- DnnlConvDesc.c - A kiln convolution descriptor as oneDNN's ----------===*\
+ *
+ * See DnnlConvDesc.h. Linked into the modules (in the kiln_dnnl_support
+ * archive, hidden like the rest of it) and into the compiler.
+ *
+\*===----------------------------------------------------------------------===*/
+
+#include "DnnlConvDesc.h"
+#include "DnnlConvAbi.h"
+
+/* The spatial entries of `desc`, by kind (DnnlConvAbi.h). */
+typedef struct Spatial {
+  int k;
+  const int64_t *in, *kernel, *out, *stride, *low, *high, *dilation;
+} Spatial;
+
+static Spatial spatialOf(const int64_t *desc) {
+  Spatial s;
+  s.k = (int)desc[0];
+  s.in = desc + KILN_DNNL_CONV_HEADER_SIZE;
+  s.kernel = s.in + s.k;
+  s.out = s.kernel + s.k;
+  s.stride = s.out + s.k;
+  s.low = s.stride + s.k;
+  s.high = s.low + s.k;
+  s.dilation = s.high + s.k;
+  return s;
+}
+
+/* `md` over dims[0..ndims) (logical order [N, C, spatial...]) of `type`,
+ * row-major, or with dim 1 innermost where `channelsLast`. */
+static dnnl_status_t describeActivation(dnnl_memory_desc_t *md, int ndims,
+                                        const dnnl_dims_t dims,
+                                        dnnl_data_type_t type,
+                                        int channelsLast) {
+  static const dnnl_format_tag_t plain[] = {dnnl_abc, dnnl_abcd, dnnl_abcde};
+  static const dnnl_format_tag_t last[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
+  return dnnl_memory_desc_init_by_tag(
+      md, ndims, dims, type, (channelsLast ? last : plain)[ndims - 3]);
+}
+
+/* Row-major strides of dims[0..ndims). */
+static void rowMajor(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides) {
+  dnnl_dim_t stride = 1;
+  for (int d = ndims - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= dims[d] > 0 ? dims[d] : 1;
+  }
+}
+
+dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
+                                      dnnl_data_type_t type,
+                                      dnnl_memory_desc_t user[3],
+                                      dnnl_memory_desc_t *bias) {
+  Spatial s = spatialOf(desc);
+  int64_t groups = desc[1], n = desc[2], c = desc[3], o = desc[4];
+  dnnl_dims_t srcDims, weightDims, dstDims, strides;
+  srcDims[0] = n;
+  srcDims[1] = c;
+  dstDims[0] = n;
+  dstDims[1] = o;
+  int weightRank = 0;
+  if (groups > 1)
+    weightDims[weightRank++] = groups;
+  weightDims[weightRank++] = o / groups;
+  weightDims[weightRank++] = c / groups;
+  for (int d = 0; d < s.k; ++d) {
+    srcDims[2 + d] = s.in[d];
+    dstDims[2 + d] = s.out[d];
+    weightDims[weightRank++] = s.kernel[d];
+  }
+  dnnl_status_t status;
+  dnnl_dims_t biasDims = {o};
+  if ((status = dnnl_memory_desc_init_by_tag(bias, 1, biasDims, dnnl_f32,
+                                             dnnl_a)) ||
+      (status = describeActivation(
+           &user[0], s.k + 2, srcDims, type,
+           (flags & KILN_DNNL_CONV_CHANNELS_LAST_SRC) != 0)) ||
+      (status = describeActivation(
+           &user[2], s.k + 2, dstDims, type,
+           (flags & KILN_DNNL_CONV_CHANNELS_LAST_DST) != 0)))
+    return status;
+  rowMajor(weightRank, weightDims, strides);
+  return dnnl_memory_desc_init_by_strides(&user[1], weightRank, weightDims,
+                                          type, strides);
+}
+
+dnnl_status_t kiln_dnnl_conv_primitive_desc(const int64_t *desc, int64_t flags,
+                                            const dnnl_memory_desc_t user[3],
+                                            const dnnl_memory_desc_t *bias,
+                                            dnnl_engine_t engine,
+                                            dnnl_primitive_desc_t *pd) {
+  Spatial s = spatialOf(desc);
+  dnnl_dims_t strides, dilates, padLow, padHigh;
+  for (int d = 0; d < s.k; ++d) {
+    strides[d] = s.stride[d];
+    dilates[d] = s.dilation[d] - 1; /* oneDNN counts the holes */
+    padLow[d] = s.low[d];
+    padHigh[d] = s.high[d];
+  }
+  dnnl_status_t status;
+  dnnl_memory_desc_t inner[3];
+  for (int i = 0; i < 3; ++i) {
+    inner[i] = user[i];
+    if ((flags & KILN_DNNL_CONV_BLOCKED) &&
+        (status = dnnl_memory_desc_init_by_tag(&inner[i], user[i].ndims,
+                                               user[i].dims, user[i].data_type,
+                                               dnnl_format_tag_any)))
+      return status;
+  }
+  dnnl_convolution_desc_t convolution;
+  if ((status = dnnl_dilated_convolution_forward_desc_init(
+           &convolution, dnnl_forward_inference, dnnl_convolution_direct,
+           &inner[0], &inner[1], (flags & KILN_DNNL_CONV_BIAS) ? bias : NULL,
+           &inner[2], strides, dilates, padLow, padHigh)))
+    return status;
+  /* The epilogue: dst = act(conv + bias + addend), act a ReLU or a SiLU
+   * (oneDNN's swish with alpha 1: x * sigmoid(x)), the addend being what
+   * dst holds before the primitive runs (a sum post-op). */
+  dnnl_primitive_attr_t attr = NULL;
+  if (flags &
+      (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU | KILN_DNNL_CONV_SWISH)) {
+    dnnl_post_ops_t ops;
+    if ((status = dnnl_post_ops_create(&ops)))
+      return status;
+    if (((flags & KILN_DNNL_CONV_ADDEND) &&
+         (status = dnnl_post_ops_append_sum(ops, 1.0f))) ||
+        ((flags & KILN_DNNL_CONV_RELU) &&
+         (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
+                                                0.0f, 0.0f))) ||
+        ((flags & KILN_DNNL_CONV_SWISH) &&
+         (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_swish,
+                                                1.0f, 0.0f))) ||
+        (status = dnnl_primitive_attr_create(&attr)) ||
+        (status = dnnl_primitive_attr_set_post_ops(attr, ops))) {
+      dnnl_post_ops_destroy(ops);
+      if (attr)
+        dnnl_primitive_attr_destroy(attr);
+      return status;
+    }
+    dnnl_post_ops_destroy(ops);
+  }
+  status = dnnl_primitive_desc_create(pd, &convolution, attr, engine, NULL);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  return status;
+}

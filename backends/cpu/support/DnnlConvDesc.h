@@ -1,0 +1,48 @@
+/*===- DnnlConvDesc.h - A kiln convolution descriptor as oneDNN's ----------===*\
+ *
+ * The translation of a convolution descriptor (DnnlConvAbi.h) into oneDNN's
+ * memory and primitive descriptors, shared by the modules' calls
+ * (DnnlConv.c, which runs the primitive) and the compiler
+ * (DnnlConvLayouts.cpp, which asks oneDNN at compile time which layouts
+ * its fastest implementation wants), so that both describe the same
+ * convolution. Plain C on oneDNN's C API.
+ *
+\*===----------------------------------------------------------------------===*/
+
+#ifndef KILN_BACKENDS_CPU_SUPPORT_DNNLCONVDESC_H
+#define KILN_BACKENDS_CPU_SUPPORT_DNNLCONVDESC_H
+
+#include <dnnl.h>
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The operands of the convolution `desc` as its caller lays them out, on
+ * elements of `type`: user[0] src [N, C, D...], user[1] weights [O, C/G,
+ * K...] (described as [G, O/G, C/G, K...] when G > 1: the same bytes),
+ * user[2] dst [N, O, E...], each row-major, but src and dst with the
+ * channel dim last in memory where `flags` has the channels-last flags;
+ * and `bias`, an f32 vector [O]. */
+dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
+                                      dnnl_data_type_t type,
+                                      dnnl_memory_desc_t user[3],
+                                      dnnl_memory_desc_t *bias);
+
+/* The forward-inference primitive descriptor of `desc` on `engine`: on the
+ * `user` layouts or, where `flags` has KILN_DNNL_CONV_BLOCKED, on layouts
+ * of oneDNN's choice (format `any`, then queried); with the bias, sum,
+ * ReLU and swish epilogue that `flags` names. */
+dnnl_status_t kiln_dnnl_conv_primitive_desc(const int64_t *desc, int64_t flags,
+                                            const dnnl_memory_desc_t user[3],
+                                            const dnnl_memory_desc_t *bias,
+                                            dnnl_engine_t engine,
+                                            dnnl_primitive_desc_t *pd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_BACKENDS_CPU_SUPPORT_DNNLCONVDESC_H */
