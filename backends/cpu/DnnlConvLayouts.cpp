@@ -40,9 +40,12 @@ mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor) {
                                   KILN_DNNL_CONV_CHANNELS_LAST_DST,
                               dnnl_f32, last, &bias) != dnnl_success)
     return std::nullopt;
+  dnnl_memory_desc_t any[3];
   dnnl_primitive_desc_t pd;
-  if (kiln_dnnl_conv_primitive_desc(desc, flags, last, &bias, engine, &pd) !=
-      dnnl_success)
+  if (kiln_dnnl_conv_layouts(flags, last, any) != dnnl_success ||
+      kiln_dnnl_conv_primitive_desc(desc, flags, any, &bias,
+                                    /*binaryAddend=*/nullptr, engine,
+                                    &pd) != dnnl_success)
     return std::nullopt;
   ChannelsLast chosen;
   chosen.input = dnnl_memory_desc_equal(

@@ -85,11 +85,26 @@ dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
                                           type, strides);
 }
 
-dnnl_status_t kiln_dnnl_conv_primitive_desc(const int64_t *desc, int64_t flags,
-                                            const dnnl_memory_desc_t user[3],
-                                            const dnnl_memory_desc_t *bias,
-                                            dnnl_engine_t engine,
-                                            dnnl_primitive_desc_t *pd) {
+dnnl_status_t kiln_dnnl_conv_layouts(int64_t flags,
+                                     const dnnl_memory_desc_t user[3],
+                                     dnnl_memory_desc_t layouts[3]) {
+  for (int i = 0; i < 3; ++i) {
+    layouts[i] = user[i];
+    if (flags & KILN_DNNL_CONV_BLOCKED) {
+      dnnl_status_t status = dnnl_memory_desc_init_by_tag(
+          &layouts[i], user[i].ndims, user[i].dims, user[i].data_type,
+          dnnl_format_tag_any);
+      if (status)
+        return status;
+    }
+  }
+  return dnnl_success;
+}
+
+dnnl_status_t kiln_dnnl_conv_primitive_desc(
+    const int64_t *desc, int64_t flags, const dnnl_memory_desc_t layouts[3],
+    const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *binaryAddend,
+    dnnl_engine_t engine, dnnl_primitive_desc_t *pd) {
   Spatial s = spatialOf(desc);
   dnnl_dims_t strides, dilates, padLow, padHigh;
   for (int d = 0; d < s.k; ++d) {
@@ -99,24 +114,17 @@ dnnl_status_t kiln_dnnl_conv_primitive_desc(const int64_t *desc, int64_t flags,
     padHigh[d] = s.high[d];
   }
   dnnl_status_t status;
-  dnnl_memory_desc_t inner[3];
-  for (int i = 0; i < 3; ++i) {
-    inner[i] = user[i];
-    if ((flags & KILN_DNNL_CONV_BLOCKED) &&
-        (status = dnnl_memory_desc_init_by_tag(&inner[i], user[i].ndims,
-                                               user[i].dims, user[i].data_type,
-                                               dnnl_format_tag_any)))
-      return status;
-  }
   dnnl_convolution_desc_t convolution;
   if ((status = dnnl_dilated_convolution_forward_desc_init(
            &convolution, dnnl_forward_inference, dnnl_convolution_direct,
-           &inner[0], &inner[1], (flags & KILN_DNNL_CONV_BIAS) ? bias : NULL,
-           &inner[2], strides, dilates, padLow, padHigh)))
+           &layouts[0], &layouts[1],
+           (flags & KILN_DNNL_CONV_BIAS) ? bias : NULL, &layouts[2], strides,
+           dilates, padLow, padHigh)))
     return status;
   /* The epilogue: dst = act(conv + bias + addend), act a ReLU or a SiLU
-   * (oneDNN's swish with alpha 1: x * sigmoid(x)), the addend being what
-   * dst holds before the primitive runs (a sum post-op). */
+   * (oneDNN's swish with alpha 1: x * sigmoid(x)), the addend read from
+   * its own buffer (a binary post-op) or being what dst holds before the
+   * primitive runs (a sum post-op). */
   dnnl_primitive_attr_t attr = NULL;
   if (flags &
       (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU | KILN_DNNL_CONV_SWISH)) {
@@ -124,7 +132,9 @@ dnnl_status_t kiln_dnnl_conv_primitive_desc(const int64_t *desc, int64_t flags,
     if ((status = dnnl_post_ops_create(&ops)))
       return status;
     if (((flags & KILN_DNNL_CONV_ADDEND) &&
-         (status = dnnl_post_ops_append_sum(ops, 1.0f))) ||
+         (status = binaryAddend ? dnnl_post_ops_append_binary(
+                                      ops, dnnl_binary_add, binaryAddend)
+                                : dnnl_post_ops_append_sum(ops, 1.0f))) ||
         ((flags & KILN_DNNL_CONV_RELU) &&
          (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
                                                 0.0f, 0.0f))) ||

@@ -31,15 +31,23 @@ dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
                                       dnnl_memory_desc_t user[3],
                                       dnnl_memory_desc_t *bias);
 
-/* The forward-inference primitive descriptor of `desc` on `engine`: on the
- * `user` layouts or, where `flags` has KILN_DNNL_CONV_BLOCKED, on layouts
- * of oneDNN's choice (format `any`, then queried); with the bias, sum,
- * ReLU and swish epilogue that `flags` names. */
-dnnl_status_t kiln_dnnl_conv_primitive_desc(const int64_t *desc, int64_t flags,
-                                            const dnnl_memory_desc_t user[3],
-                                            const dnnl_memory_desc_t *bias,
-                                            dnnl_engine_t engine,
-                                            dnnl_primitive_desc_t *pd);
+/* `layouts` (src, weights, dst) as `user` has them or, where `flags` has
+ * KILN_DNNL_CONV_BLOCKED, in the format `any` (oneDNN's choice). */
+dnnl_status_t kiln_dnnl_conv_layouts(int64_t flags,
+                                     const dnnl_memory_desc_t user[3],
+                                     dnnl_memory_desc_t layouts[3]);
+
+/* The forward-inference primitive descriptor of `desc` on `engine` for
+ * src, weights and dst in `layouts` (any of them format `any`, then
+ * queried), with the bias, addend, ReLU and swish epilogue that `flags`
+ * names. The addend is a `binary` add post-op reading a tensor of layout
+ * `binaryAddend` (argument DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) |
+ * DNNL_ARG_SRC_1) where that is not null, else a `sum` post-op adding what
+ * dst holds. */
+dnnl_status_t kiln_dnnl_conv_primitive_desc(
+    const int64_t *desc, int64_t flags, const dnnl_memory_desc_t layouts[3],
+    const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *binaryAddend,
+    dnnl_engine_t engine, dnnl_primitive_desc_t *pd);
 
 #ifdef __cplusplus
 }

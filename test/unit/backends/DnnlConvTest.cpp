@@ -1,0 +1,154 @@
+//===- DnnlConvTest.cpp - kiln_dnnl_conv_f32 against plain sums -----------===//
+//
+// backends/cpu/support/DnnlConv.c called directly, as the code that
+// kiln-cpu-conv-to-dnnl emits calls it: 2-d convolutions of
+// integer-valued tensors (exact in f32, so every path gives the same bits)
+// with a bias, an addend and a ReLU, against sums written out here; in the
+// plain and the channels-last layouts; with the addend in its own buffer
+// (a binary post-op) or in dst's (in place: the sum post-op), and a call
+// site whose later call has them the other way from its first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DnnlConvAbi.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+extern "C" void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
+                                   const float *src, const float *weights,
+                                   const float *bias, const float *addend,
+                                   float *dst);
+
+namespace {
+
+// N 2, C 8, 12x12, O 16, a KxK kernel (3 or 1), stride 1, padding K / 2.
+constexpr int64_t N = 2, C = 8, H = 12, O = 16;
+
+std::vector<float> integers(size_t count, unsigned seed) {
+  std::vector<float> values(count);
+  for (float &v : values) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<float>(int((seed >> 16) % 7) - 3);
+  }
+  return values;
+}
+
+/// The descriptor (DnnlConvAbi.h) with `flags`.
+std::vector<int64_t> descriptor(int64_t flags, int64_t K) {
+  int64_t pad = K / 2;
+  return {2, 1, N, C, O, flags, H, H, K, K, H, H, 1, 1, pad, pad, pad, pad,
+          1, 1};
+}
+
+/// Index of [n, c, y, x] in the plain or the channels-last order.
+size_t at(bool last, int64_t channels, int64_t n, int64_t c, int64_t y,
+          int64_t x) {
+  return last ? ((n * H + y) * H + x) * channels + c
+              : ((n * channels + c) * H + y) * H + x;
+}
+
+struct Operands {
+  explicit Operands(int64_t K) : K(K) {}
+  int64_t K;
+  std::vector<float> src = integers(N * C * H * H, 1);
+  std::vector<float> weights = integers(O * C * K * K, 2);
+  std::vector<float> bias = integers(O, 3);
+  std::vector<float> addend = integers(N * O * H * H, 4);
+
+  /// relu(conv(src, weights) + bias + addend), with src and addend (and
+  /// the result) in the plain or the channels-last order.
+  std::vector<float> expected(bool last) const {
+    std::vector<float> out(N * O * H * H);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t y = 0; y < H; ++y)
+          for (int64_t x = 0; x < H; ++x) {
+            float sum = bias[o] + addend[at(last, O, n, o, y, x)];
+            for (int64_t c = 0; c < C; ++c)
+              for (int64_t i = 0; i < K; ++i)
+                for (int64_t j = 0; j < K; ++j) {
+                  int64_t sy = y + i - K / 2, sx = x + j - K / 2;
+                  if (sy < 0 || sy >= H || sx < 0 || sx >= H)
+                    continue;
+                  sum += src[at(last, C, n, c, sy, sx)] *
+                         weights[((o * C + c) * K + i) * K + j];
+                }
+            out[at(last, O, n, o, y, x)] = sum > 0 ? sum : 0;
+          }
+    return out;
+  }
+
+  /// Transposes src and addend into the channels-last order.
+  void toChannelsLast() {
+    auto transpose = [](const std::vector<float> &plain, int64_t channels) {
+      std::vector<float> last(plain.size());
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < channels; ++c)
+          for (int64_t y = 0; y < H; ++y)
+            for (int64_t x = 0; x < H; ++x)
+              last[at(true, channels, n, c, y, x)] =
+                  plain[at(false, channels, n, c, y, x)];
+      return last;
+    };
+    src = transpose(src, C);
+    addend = transpose(addend, O);
+  }
+};
+
+constexpr int64_t kEpilogue =
+    KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU;
+
+/// Calls one site (`slot`) of a KxK convolution twice: first with the
+/// addend in its own buffer or in dst's (`firstInPlace`), then the other
+/// way; both must give the expected values.
+void checkSite(int64_t flags, bool last, bool firstInPlace, int64_t K) {
+  SCOPED_TRACE(std::to_string(K) + "x" + std::to_string(K) +
+               (firstInPlace ? ", first call in place" : ", first call apart"));
+  Operands ops(K);
+  if (last)
+    ops.toChannelsLast();
+  std::vector<float> expected = ops.expected(last);
+  std::vector<int64_t> desc = descriptor(flags, K);
+  void *slot = nullptr;
+  for (bool inPlace : {firstInPlace, !firstInPlace}) {
+    SCOPED_TRACE(inPlace ? "addend in dst" : "addend in its own buffer");
+    std::vector<float> addend = ops.addend;
+    std::vector<float> dst =
+        inPlace ? ops.addend : std::vector<float>(expected.size(), -1e30f);
+    kiln_dnnl_conv_f32(&slot, desc.data(), ops.src.data(), ops.weights.data(),
+                       ops.bias.data(), inPlace ? dst.data() : addend.data(),
+                       dst.data());
+    EXPECT_EQ(dst, expected);
+    if (!inPlace) {
+      EXPECT_EQ(addend, ops.addend) << "the addend's buffer was written";
+    }
+  }
+}
+
+/// Every order of the addend's buffers, for 3x3 and 1x1 kernels (oneDNN
+/// reads a separate addend with a binary post-op where its kernel for the
+/// layouts takes one, as its 1x1 kernels do).
+void checkSites(int64_t flags, bool last) {
+  for (int64_t K : {3, 1})
+    for (bool firstInPlace : {false, true})
+      checkSite(flags, last, firstInPlace, K);
+}
+
+TEST(DnnlConv, PlainLayoutsAddend) { checkSites(kEpilogue, /*last=*/false); }
+
+TEST(DnnlConv, BlockedLayoutsAddend) {
+  checkSites(kEpilogue | KILN_DNNL_CONV_BLOCKED, /*last=*/false);
+}
+
+TEST(DnnlConv, ChannelsLastAddend) {
+  checkSites(kEpilogue | KILN_DNNL_CONV_BLOCKED |
+                 KILN_DNNL_CONV_CHANNELS_LAST_SRC |
+                 KILN_DNNL_CONV_CHANNELS_LAST_DST,
+             /*last=*/true);
+}
+
+} // namespace
