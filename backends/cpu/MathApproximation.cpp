@@ -31,6 +31,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
@@ -80,6 +82,38 @@ math::LogOp scaleSubnormalLogInput(math::LogOp log) {
   return scaledLog;
 }
 
+/// x^2 as x * x and x^3 as x * x * x, so that a loop holding them (the
+/// tanh approximation of GELU cubes its input) vectorizes instead of
+/// calling libm's pow per element. Exact for 2; for 3 two roundings
+/// instead of one (at most an ulp apart); signs, zeros, infinities and
+/// NaN come out as pow's. Other exponents stay pow (upstream's strength
+/// reduction also turns x^0.5 into sqrt, which differs at -0 and -inf).
+struct SmallIntegerPower : OpRewritePattern<math::PowFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::PowFOp op,
+                                PatternRewriter &rewriter) const override {
+    FloatAttr exponent;
+    DenseFPElementsAttr splat;
+    APFloat value(0.0);
+    if (matchPattern(op.getRhs(), m_Constant(&exponent)))
+      value = exponent.getValue();
+    else if (matchPattern(op.getRhs(), m_Constant(&splat)) && splat.isSplat())
+      value = splat.getSplatValue<APFloat>();
+    else
+      return failure();
+    bool square = value.isExactlyValue(2.0), cube = value.isExactlyValue(3.0);
+    if (!square && !cube)
+      return failure();
+    Value x = op.getLhs();
+    Value result = rewriter.create<arith::MulFOp>(op.getLoc(), x, x);
+    if (cube)
+      result = rewriter.create<arith::MulFOp>(op.getLoc(), result, x);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct KilnCpuMathApproximationPass
     : kiln::impl::KilnCpuMathApproximationBase<KilnCpuMathApproximationPass> {
   void runOnOperation() override {
@@ -95,6 +129,7 @@ struct KilnCpuMathApproximationPass
           op = scaleSubnormalLogInput(log);
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
+    patterns.add<SmallIntegerPower>(&getContext());
     // Only the ops collected above, and what their rewrites create (log1p
     // becomes log, expm1 exp, ...).
     GreedyRewriteConfig config;

@@ -96,3 +96,30 @@ func.func @new_f32_ops(%x: f32) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32)
   %f = math.floor %x : f32
   return %e, %a, %s, %c, %t, %h, %k, %r, %f : f32, f32, f32, f32, f32, f32, f32, f32, f32
 }
+
+// -----
+
+// Powers 2 and 3 (constant exponents, scalar or splat, f32 or f64) are
+// products; other exponents and variable ones stay pow.
+// CHECK-LABEL: func.func @small_powers(
+// CHECK-SAME:    %[[X:[^:]*]]: f32, %[[Y:[^:]*]]: f64, %[[V:[^:]*]]: vector<4xf32>, %[[E:[^:]*]]: f32
+// CHECK-DAG:     %[[SQ:.*]] = arith.mulf %[[X]], %[[X]] : f32
+// CHECK-DAG:     %[[YY:.*]] = arith.mulf %[[Y]], %[[Y]] : f64
+// CHECK-DAG:     %[[CU:.*]] = arith.mulf %[[YY]], %[[Y]] : f64
+// CHECK-DAG:     %[[VV:.*]] = arith.mulf %[[V]], %[[V]] : vector<4xf32>
+// CHECK-DAG:     %[[VC:.*]] = arith.mulf %[[VV]], %[[V]] : vector<4xf32>
+// CHECK-DAG:     %[[H:.*]] = math.powf %[[X]], %{{.*}} : f32
+// CHECK-DAG:     %[[P:.*]] = math.powf %[[X]], %[[E]] : f32
+// CHECK:         return %[[SQ]], %[[CU]], %[[VC]], %[[H]], %[[P]]
+func.func @small_powers(%x: f32, %y: f64, %v: vector<4xf32>, %e: f32) -> (f32, f64, vector<4xf32>, f32, f32) {
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f64
+  %threes = arith.constant dense<3.0> : vector<4xf32>
+  %half = arith.constant 0.5 : f32
+  %sq = math.powf %x, %two : f32
+  %cu = math.powf %y, %three : f64
+  %vc = math.powf %v, %threes : vector<4xf32>
+  %h = math.powf %x, %half : f32
+  %p = math.powf %x, %e : f32
+  return %sq, %cu, %vc, %h, %p : f32, f64, vector<4xf32>, f32, f32
+}

@@ -637,7 +637,9 @@ def KilnCpuMathApproximation
     of calling libm once per element. f64 math and f32
     `asin`/`acos` (upstream's polynomial is off by up to 1e-2) stay libm
     calls; f32 `sin`/`cos` (upstream's range reduction is weak for large
-    arguments) are left to `kiln-cpu-sin-cos`.
+    arguments) are left to `kiln-cpu-sin-cos`. `math.powf` with a constant
+    exponent of 2 or 3 (of any float type) becomes `x * x` or `x * x * x`
+    (GELU's tanh form cubes its input), other powers stay libm calls.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
