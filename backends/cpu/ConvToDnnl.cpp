@@ -249,14 +249,14 @@ struct KilnCpuOutlineDnnlConvsPass
           KilnCpuOutlineDnnlConvsPass> {
   using KilnCpuOutlineDnnlConvsBase::KilnCpuOutlineDnnlConvsBase;
 
-  /// Which activations of `op` (an f32 convolution; a bf16 one keeps the
-  /// plain layouts) are laid out channels-last, as the `layouts` option
-  /// says: where oneDNN's implementation wants them so ("query"), always
-  /// ("channels-last", which tests use to be independent of the CPU), or
-  /// never ("plain").
+  /// Which activations of `op` (an f32 or bf16 convolution) are laid out
+  /// channels-last, as the `layouts` option says: where oneDNN's
+  /// implementation wants them so ("query"; AMX's bf16 kernels do too),
+  /// always ("channels-last", which tests use to be independent of the
+  /// CPU), or never ("plain").
   ChannelsLast channelsLast(mlir::kiln::ConvOp op,
-                                  ArrayRef<int64_t> descriptor) {
-    if (!op.getType().getElementType().isF32() || layouts == "plain")
+                            ArrayRef<int64_t> descriptor) {
+    if (layouts == "plain")
       return {};
     if (layouts == "channels-last")
       return {true, true};

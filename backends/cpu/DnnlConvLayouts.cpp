@@ -31,14 +31,15 @@ mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor) {
   if (!engine)
     return std::nullopt;
   const int64_t *desc = descriptor.data();
-  int64_t flags = (desc[5] | KILN_DNNL_CONV_BLOCKED) &
-                  ~int64_t(KILN_DNNL_CONV_BFLOAT16);
+  int64_t flags = desc[5] | KILN_DNNL_CONV_BLOCKED;
+  dnnl_data_type_t type =
+      (flags & KILN_DNNL_CONV_BFLOAT16) ? dnnl_bf16 : dnnl_f32;
   // The channels-last descriptions, whose dims the `any` layouts share.
   dnnl_memory_desc_t last[3], bias;
   if (kiln_dnnl_conv_describe(desc,
                               flags | KILN_DNNL_CONV_CHANNELS_LAST_SRC |
                                   KILN_DNNL_CONV_CHANNELS_LAST_DST,
-                              dnnl_f32, last, &bias) != dnnl_success)
+                              type, last, &bias) != dnnl_success)
     return std::nullopt;
   dnnl_memory_desc_t any[3];
   dnnl_primitive_desc_t pd;

@@ -24,7 +24,8 @@ struct ChannelsLast {
   bool result = false;
 };
 
-/// What oneDNN's f32 forward convolution of `descriptor` (DnnlConvAbi.h),
+/// What oneDNN's f32 (or, with the descriptor's bf16 flag, bf16) forward
+/// convolution of `descriptor` (DnnlConvAbi.h),
 /// created with layouts of its choice, picks for src and dst on the CPU
 /// this runs on; nullopt where kiln was built without oneDNN or oneDNN
 /// has no implementation. The descriptor's epilogue flags are included.

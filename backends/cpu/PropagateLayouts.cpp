@@ -100,8 +100,11 @@ struct SinkThroughElementwise : RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1 ||
-        op->getNumRegions() != 0)
+    // Casts and selects work elementwise too (the casts around an
+    // autocast bf16 convolution, a select's mask of the same shape).
+    bool elementwise = op->hasTrait<OpTrait::Elementwise>() ||
+                       isa<CastOp, SelectOp>(op);
+    if (!elementwise || op->getNumResults() != 1 || op->getNumRegions() != 0)
       return failure();
     auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     if (!resultType)

@@ -904,15 +904,43 @@ static APInt castFloatToInt(const APFloat &value, unsigned toWidth,
   return result;
 }
 
+/// f32 `values` rounded to bf16 (to nearest even; a NaN stays a quiet
+/// NaN), as APFloat's conversion gives them, bit by bit on the raw data.
+static DenseElementsAttr narrowToBFloat16(DenseElementsAttr values,
+                                          ShapedType type) {
+  ArrayRef<char> raw = values.getRawData();
+  std::vector<uint16_t> narrow(values.getNumElements());
+  for (size_t i = 0; i < narrow.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, raw.data() + 4 * i, 4);
+    narrow[i] = (bits & 0x7fffffffu) > 0x7f800000u
+                    ? static_cast<uint16_t>((bits >> 16) | 0x40)
+                    : static_cast<uint16_t>(
+                          (bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+  }
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(reinterpret_cast<const char *>(narrow.data()),
+                           narrow.size() * 2));
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   RankedTensorType type = getType();
   if (getOperand().getType() == type)
     return getOperand();
-  if (!canFoldConstants(adaptor.getOperands(), type))
-    return {};
-
   Type from = getOperand().getType().getElementType();
   Type to = type.getElementType();
+  // A constant the cast is the only user of may be any size where the cast
+  // does not widen it (a weight narrowed for a bf16 convolution once at
+  // compile time, not on every call): the source dies with the fold.
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand());
+  bool narrowing = from.isIntOrFloat() && to.isIntOrFloat() &&
+                   to.getIntOrFloatBitWidth() <= from.getIntOrFloatBitWidth();
+  if (!canFoldConstants(adaptor.getOperands(), type) &&
+      !(dense && narrowing && onlyUseOfConstant(getOperand(), type)))
+    return {};
+  if (dense && !dense.isSplat() && from.isF32() && to.isBF16())
+    return narrowToBFloat16(dense, type);
+
   ArrayRef<Attribute> operands = adaptor.getOperands();
   auto toFloat = dyn_cast<FloatType>(to);
   unsigned toWidth = to.getIntOrFloatBitWidth();

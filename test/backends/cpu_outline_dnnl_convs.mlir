@@ -178,10 +178,14 @@ func.func @plain(%x: tensor<1x8x16x16xf32>, %w: tensor<32x8x1x1xf32>, %b: tensor
 // CHECK:         kiln.conv %arg4, %arg5
 // CHECK-DAG:   func.func private @[[F0]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 48, 16, 16,
 // CHECK-DAG:   func.func private @[[F1]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 32, 32, 16, 16,
-// bf16 convolutions keep the plain layouts.
+// bf16 convolutions are laid out channels-last too (AMX's kernels want
+// them so), still without an epilogue: flags 16 | 32 | 128 | 256.
 // LAST-LABEL: func.func @bf16(
-// LAST-NOT:     kiln.transpose
-// LAST-DAG:   func.func private @{{.*}}({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 48, 16, 16,
+// LAST:         kiln.transpose %arg0, permutation = [0, 2, 3, 1] : tensor<1x8x16x16xbf16>
+// LAST:         call @{{.*}} : (tensor<1x16x16x8xbf16>, tensor<8x8x3x3xbf16>) -> tensor<1x16x16x8xbf16>
+// LAST:         kiln.conv %arg4, %arg5
+// LAST-DAG:   func.func private @{{.*}}({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 432, 16, 16,
+// LAST-DAG:   func.func private @{{.*}}({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 32, 432, 16, 16,
 func.func @bf16(%x: tensor<1x8x16x16xbf16>, %w: tensor<8x8x3x3xbf16>, %b: tensor<8xbf16>, %w1: tensor<32x8x1x1xbf16>, %h: tensor<1x8x16x16xf16>, %g: tensor<8x8x3x3xf16>) -> (tensor<1x8x16x16xbf16>, tensor<1x32x16x16xbf16>, tensor<1x8x16x16xf16>) {
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>
   %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<8xbf16>) -> tensor<1x8x16x16xbf16>

@@ -852,7 +852,8 @@ def KilnCpuPropagateLayouts
     the next convolution's transpose into channels-last and both fold away;
     the values in between stay channels-last. It moves through:
 
-    - an op with the `Elementwise` trait whose operands all have the
+    - an op with the `Elementwise` trait, a `kiln.cast` or a `kiln.select`,
+      whose operands all have the
       result's shape, when each other operand is a transpose with the same
       permutation, a constant (transposed when folded) or a
       `kiln.broadcast_in_dim` (broadcast in the other order instead);
