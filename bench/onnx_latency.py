@@ -18,7 +18,7 @@ medians, since the host may be shared. Needs the benchmark virtualenv
 
     /work/bench-venv/bin/python bench/onnx_latency.py --build-dir build \\
         [--models resnet50,bert,lstm] [--batches 1,8] [--threads 1,2] \\
-        [--rounds 3] [--work DIR] [--markdown FILE]
+        [--rounds 3] [--work DIR] [--markdown FILE] [--bf16]
 
 Models: ResNet-50 (torchvision, 224x224; also named: mobilenet_v2,
 mobilenet_v3_small, efficientnet_b0, densenet121 and inception_v3 (299x299),
@@ -205,6 +205,11 @@ def main():
     parser.add_argument("--build-dir", default="build")
     parser.add_argument("--work", default="/tmp/kiln-onnx-latency")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--bf16", action="store_true",
+                        help="also compile each model with --autocast=bf16 "
+                             "and time it in the same rounds (its outputs' "
+                             "difference from ONNX Runtime's f32 ones is "
+                             "reported, not checked)")
     args = parser.parse_args()
     import onnxruntime as ort
     bin_dir = Path(args.build_dir).resolve() / "bin"
@@ -253,27 +258,54 @@ def main():
                 print(f"{tag}: outputs DIFFER from ONNX Runtime ({error:.2e})")
                 failures += 1
                 continue
+            bf16 = None
+            if args.bf16:
+                bf16 = work / f"{tag}_bf16.kmod"
+                compiled = subprocess.run([bin_dir / "kiln-compile", model, "-o", bf16,
+                                           "--autocast=bf16"], capture_output=True, text=True)
+                bf16_out = work / f"{tag}_bf16_out"
+                ran = compiled.returncode or subprocess.run(
+                    [bin_dir / "kiln-run", bf16, "--output-dir", bf16_out]
+                    + [a for p in input_paths for a in ("--input", p)],
+                    capture_output=True, text=True).returncode
+                if ran:
+                    print(f"{tag}: bf16 compile or run FAILED")
+                    failures += 1
+                    continue
+                bf16_error = 0.0
+                for output, want in zip(session.get_outputs(), wants):
+                    got = np.load(bf16_out / f"{output.name}.npy")
+                    scale = max(float(np.max(np.abs(want))), 1e-30)
+                    bf16_error = max(bf16_error, float(np.max(np.abs(got - want))) / scale)
             for threads in thread_counts:
                 repeat = args.repeat
                 if not repeat:
                     first = time_ort(model, inputs_npz, threads, 1)
                     repeat = max(3, min(50, int(3.0 / max(first, 1e-4))))
-                kiln_times, ort_times = [], []
+                kiln_times, ort_times, bf16_times = [], [], []
                 for _ in range(args.rounds):
                     kiln_times.append(time_kiln(bin_dir, kmod, input_paths, threads, repeat))
                     ort_times.append(time_ort(model, inputs_npz, threads, repeat))
+                    if bf16:
+                        bf16_times.append(time_kiln(bin_dir, bf16, input_paths, threads, repeat))
                 k, o = float(np.median(kiln_times)), float(np.median(ort_times))
-                rows.append((name, batch, threads, k, o, compile_seconds, error, repeat))
+                b = (float(np.median(bf16_times)), bf16_error) if bf16 else None
+                rows.append((name, batch, threads, k, o, compile_seconds, error, b))
                 print(f"{tag} threads {threads}: kiln {k * 1e3:.2f} ms, "
                       f"onnxruntime {o * 1e3:.2f} ms, kiln/ort {k / o:.2f} "
-                      f"(compile {compile_seconds:.1f} s, max rel. diff {error:.1e})",
+                      f"(compile {compile_seconds:.1f} s, max rel. diff {error:.1e})"
+                      + (f"; bf16 {b[0] * 1e3:.2f} ms, f32/bf16 {k / b[0]:.2f}, "
+                         f"rel. diff {b[1]:.1e}" if b else ""),
                       flush=True)
     table = ["| model | batch | threads | kiln (ms) | ONNX Runtime (ms) | kiln / ORT "
-             "| kiln compile (s) | max rel. diff |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for name, batch, threads, k, o, c, e, _ in rows:
+             "| kiln compile (s) | max rel. diff |"
+             + (" kiln bf16 (ms) | f32 / bf16 | bf16 rel. diff |" if args.bf16 else ""),
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+             + (" ---: | ---: | ---: |" if args.bf16 else "")]
+    for name, batch, threads, k, o, c, e, b in rows:
         table.append(f"| {name} | {batch} | {threads} | {k * 1e3:.2f} | {o * 1e3:.2f} "
-                     f"| {k / o:.2f} | {c:.1f} | {e:.1e} |")
+                     f"| {k / o:.2f} | {c:.1f} | {e:.1e} |"
+                     + (f" {b[0] * 1e3:.2f} | {k / b[0]:.2f} | {b[1]:.1e} |" if b else ""))
     print("\n".join(table))
     if args.markdown:
         Path(args.markdown).write_text(
