@@ -25,8 +25,9 @@ mobilenet_v3_small, efficientnet_b0, densenet121 and inception_v3 (299x299),
 torchvision with random weights), a BERT-base-sized encoder
 (transformers BertModel: 12 layers, hidden 768, 12 heads, FFN 3072, sequence
 128, the last 28 positions masked) and a 2-layer LSTM (input 256, hidden
-512, sequence 128, seq-first), exported with opset 17; `gpt2` (a GPT-2
-small decoder, sequence 128, the last 28 positions padded) is there to be
+512, sequence 128, seq-first), exported with opset 17; `gru` (the same
+shape as the LSTM) and `gpt2` (a GPT-2
+small decoder, sequence 128, the last 28 positions padded) are there to be
 named too. Exit status 1 when a model fails to compile or run, or an output
 differs.
 """
@@ -108,6 +109,18 @@ def export_lstm(path, batch):
     return {"input": rng.standard_normal((SEQ, batch, 256)).astype(np.float32)}
 
 
+def export_gru(path, batch):
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.GRU(input_size=256, hidden_size=512, num_layers=2).eval()
+    x = torch.randn(SEQ, batch, 256)
+    torch.onnx.export(model, (x,), str(path), input_names=["input"],
+                      output_names=["output", "h_n"], opset_version=17,
+                      dynamo=False)
+    rng = np.random.default_rng(0)
+    return {"input": rng.standard_normal((SEQ, batch, 256)).astype(np.float32)}
+
+
 def export_gpt2(path, batch):
     """A GPT-2-style decoder (transformers GPT2Model: 12 layers, hidden 768,
     12 heads, causal attention, a padding mask), eager attention so that the
@@ -144,7 +157,8 @@ def export_gpt2(path, batch):
             "attention_mask": mask}
 
 
-EXPORTS = {"bert": export_bert, "lstm": export_lstm, "gpt2": export_gpt2}
+EXPORTS = {"bert": export_bert, "lstm": export_lstm, "gru": export_gru,
+           "gpt2": export_gpt2}
 for _name in VISION:
     EXPORTS[_name] = lambda path, batch, name=_name: export_vision(name, path, batch)
 
