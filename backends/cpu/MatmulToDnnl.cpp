@@ -18,7 +18,10 @@
 //     2.32 -> 2.14 ms and 1.83 -> 1.15 ms on an AMD EPYC; the bf16 ones,
 //     on AMX tiles, 3.68 -> 3.39 ms and 2.13 -> 1.67 ms all five together.
 //     The other f32 products are as fast or faster through sgemm (the
-//     transposed-A ones 10-20% faster on the Xeon), so they stay there. A
+//     transposed-A ones 10-20% faster on the Xeon), so they stay there,
+//     except those of few rows with a constant B (a recurrence's weights),
+//     which the primitive keeps packed (KILN_DNNL_MATMUL_CONSTANT_B: any
+//     product whose B is a constant global passes it). A
 //     whole batch is one call: the primitive threads over it.
 //   - dnnl_sgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, 1.0, C, ldc) for the
 //     other f32 products (row-major; 'T' for an operand read transposed,
@@ -52,6 +55,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
 namespace kiln {
@@ -81,10 +85,36 @@ static constexpr llvm::StringLiteral kSgemm = mlir::kiln::dnnl::kSgemmFunction;
 static constexpr llvm::StringLiteral kMatmul =
     mlir::kiln::dnnl::kMatmulFunction;
 
+/// Products of at most this many rows whose B is a constant run through
+/// the primitive with B packed once: they read all of B per row, and an
+/// LSTM step (1x512 by 512x2048) took 37 us that way on two threads, 83 us
+/// through sgemm (144 and 151 us on one). At 8 rows (the LSTM at batch 8)
+/// the primitive's per-call cost made one thread 7% slower for a 3% gain
+/// on two, and larger products stay as the file header says (sgemm is at
+/// the FMA peak on BERT's).
+static constexpr int64_t kMaxPackedRows = 1;
+
+/// Whether `b` holds the same values on every call: a constant global, or
+/// a view of one whose offsets and sizes are static.
+static bool isConstantBuffer(Value b, SymbolTable &symbols) {
+  while (Operation *def = b.getDefiningOp()) {
+    if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
+      auto global = symbols.lookup<memref::GlobalOp>(get.getName());
+      return global && global.getConstant();
+    }
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view || def->getNumOperands() != 1)
+      return false;
+    b = view.getViewSource();
+  }
+  return false;
+}
+
 /// Whether `form` runs through oneDNN's matmul primitive rather than a GEMM
 /// (see the file header for the measurements behind the choice).
-static bool prefersPrimitive(const kiln::GemmForm &form) {
-  return form.abType.isBF16() || (form.transposeB && !form.transposeA);
+static bool prefersPrimitive(const kiln::GemmForm &form, bool constantB) {
+  return form.abType.isBF16() || (form.transposeB && !form.transposeA) ||
+         (constantB && form.m <= kMaxPackedRows);
 }
 
 /// The oneDNN form of `op`: an f32 product, or one of bf16 A and B into
@@ -147,7 +177,9 @@ struct KilnCpuMatmulToDnnlPass
       const kiln::GemmForm form = product.form;
       linalg::FillOp zeroFill = product.zeroFill;
       bool bf16 = form.abType.isBF16();
-      bool primitive = prefersPrimitive(form);
+      bool constantB =
+          isConstantBuffer(op.getDpsInputOperand(1)->get(), symbols);
+      bool primitive = prefersPrimitive(form, constantB);
       func::FuncOp routine = mlir::kiln::declareLibraryFunction(
           module, primitive ? kMatmul : kSgemm,
           primitive ? matmulType : sgemmType);
@@ -187,7 +219,8 @@ struct KilnCpuMatmulToDnnlPass
         int64_t flags = (form.transposeA ? KILN_DNNL_MATMUL_TRANSPOSE_A : 0) |
                         (form.transposeB ? KILN_DNNL_MATMUL_TRANSPOSE_B : 0) |
                         (zeroFill ? 0 : KILN_DNNL_MATMUL_ACCUMULATE) |
-                        (bf16 ? KILN_DNNL_MATMUL_BFLOAT16 : 0);
+                        (bf16 ? KILN_DNNL_MATMUL_BFLOAT16 : 0) |
+                        (constantB ? KILN_DNNL_MATMUL_CONSTANT_B : 0);
         if (zeroFill)
           zeroFill->erase();
         SmallVector<Value> operands{

@@ -303,3 +303,32 @@ func.func @no_gemm(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %ct: memref<48x
   }
   return
 }
+
+// -----
+
+// A one-row product whose B is a constant global (a recurrence's weights)
+// runs through the primitive with B packed once (flags 16, here with
+// accumulation 4: 20); one of two rows, and one whose B is a
+// mutable global, stay sgemm calls. A static view of the constant counts
+// as the constant (flags 16 | 4 | 2, B read transposed: 22).
+// CHECK-LABEL: func.func @constant_b(
+// CHECK:         %[[F20:.*]] = arith.constant 20 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[F20]],
+// CHECK:         call @dnnl_sgemm(
+// CHECK:         call @dnnl_sgemm(
+// CHECK:         %[[F22:.*]] = arith.constant 22 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[F22]],
+memref.global "private" constant @weights : memref<64x256xf32> = dense<0.5>
+memref.global "private" @state : memref<64x256xf32> = dense<0.5>
+memref.global "private" constant @wide : memref<256x128xf32> = dense<0.25>
+func.func @constant_b(%h: memref<1x64xf32>, %h2: memref<2x64xf32>, %c: memref<1x256xf32>, %c2: memref<2x256xf32>, %t: memref<1x64xf32>, %ct: memref<1x256xf32>) {
+  %w = memref.get_global @weights : memref<64x256xf32>
+  linalg.matmul ins(%h, %w : memref<1x64xf32>, memref<64x256xf32>) outs(%c : memref<1x256xf32>)
+  linalg.matmul ins(%h2, %w : memref<2x64xf32>, memref<64x256xf32>) outs(%c2 : memref<2x256xf32>)
+  %s = memref.get_global @state : memref<64x256xf32>
+  linalg.matmul ins(%h, %s : memref<1x64xf32>, memref<64x256xf32>) outs(%c : memref<1x256xf32>)
+  %wide = memref.get_global @wide : memref<256x128xf32>
+  %v = memref.subview %wide[0, 0] [256, 64] [1, 1] : memref<256x128xf32> to memref<256x64xf32, strided<[128, 1]>>
+  linalg.matmul_transpose_b ins(%t, %v : memref<1x64xf32>, memref<256x64xf32, strided<[128, 1]>>) outs(%ct : memref<1x256xf32>)
+  return
+}

@@ -22,7 +22,11 @@ enum KilnDnnlMatmulFlags {
   KILN_DNNL_MATMUL_TRANSPOSE_A = 1, /* A is stored transposed (sgemm's T) */
   KILN_DNNL_MATMUL_TRANSPOSE_B = 2, /* B is stored as its transpose */
   KILN_DNNL_MATMUL_ACCUMULATE = 4,  /* C += A B; otherwise C = A B */
-  KILN_DNNL_MATMUL_BFLOAT16 = 8     /* bf16 A and B, f32 C */
+  KILN_DNNL_MATMUL_BFLOAT16 = 8,    /* bf16 A and B, f32 C */
+  /* B holds the same values on every call of the site (a constant of the
+   * module): the primitive keeps it packed in its own layout, reordered
+   * once on the site's first call. */
+  KILN_DNNL_MATMUL_CONSTANT_B = 16
 };
 
 /* The operands of the call, in order: slot, flags, batch, M, N, K, then

@@ -132,8 +132,28 @@ void expectProduct(int64_t flags, int64_t batch, int64_t m, int64_t n,
 }
 
 TEST(DnnlMatmul, EveryFlagCombination) {
-  for (int64_t flags = 0; flags < 16; ++flags)
+  for (int64_t flags = 0; flags < 32; ++flags)
     expectProduct(flags, 1, 37, 29, 53, /*pad=*/0, /*batchPad=*/0);
+}
+
+/// A constant B (a recurrence's weights) is packed on the site's first
+/// call and read packed by the later ones, whose A changes every call (one
+/// row, as in an RNN step, where the compiler passes the flag).
+TEST(DnnlMatmul, ConstantBAcrossCalls) {
+  for (int64_t flags :
+       {int64_t(KILN_DNNL_MATMUL_CONSTANT_B),
+        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_TRANSPOSE_B),
+        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_ACCUMULATE),
+        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_BFLOAT16)}) {
+    Product product(flags, 1, 1, 96, 64);
+    void *slot = nullptr;
+    for (unsigned step = 0; step < 4; ++step) {
+      product.a.fillIntegers(10 + step);
+      std::vector<float> want = product.expected();
+      product.call(&slot);
+      EXPECT_EQ(product.c.data, want) << "flags " << flags << ", step " << step;
+    }
+  }
 }
 
 TEST(DnnlMatmul, PaddedRowsAndBatches) {
