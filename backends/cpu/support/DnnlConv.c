@@ -115,63 +115,18 @@ __attribute__((destructor)) static void destroyPublished(void) {
   }
 }
 
-static void outOfMemory(void) {
-  fprintf(stderr, "kiln: oneDNN convolution: out of memory\n");
-  abort();
-}
-
 /* A 64-byte aligned buffer of at least `bytes` bytes. */
 static void *allocateStaged(size_t bytes) {
-  void *buffer = aligned_alloc(64, (bytes + 63) / 64 * 64);
-  if (!buffer)
-    outOfMemory();
-  return buffer;
+  return kiln_dnnl_allocate("convolution", bytes);
 }
 
 static void fail(const char *what, dnnl_status_t status) {
   kiln_dnnl_fail("convolution", what, status);
 }
 
-static void execute(dnnl_primitive_t primitive, dnnl_stream_t stream,
-                    int count, const dnnl_exec_arg_t *args);
-
-/* A reorder primitive from `from` to `to`. */
 static dnnl_primitive_t reorderPrimitive(const dnnl_memory_desc_t *from,
                                          const dnnl_memory_desc_t *to) {
-  dnnl_primitive_desc_t pd;
-  dnnl_primitive_t reorder;
-  dnnl_status_t status;
-  if ((status = dnnl_reorder_primitive_desc_create(
-           &pd, from, kiln_dnnl_engine(), to, kiln_dnnl_engine(), NULL)))
-    fail("dnnl_reorder_primitive_desc_create", status);
-  status = dnnl_primitive_create(&reorder, pd);
-  dnnl_primitive_desc_destroy(pd);
-  if (status)
-    fail("creating a reorder", status);
-  return reorder;
-}
-
-/* Runs `reorder` from `from` (layout fromMd) to `to` (layout toMd) now. */
-static void reorderNow(dnnl_primitive_t reorder,
-                       const dnnl_memory_desc_t *fromMd, const void *from,
-                       const dnnl_memory_desc_t *toMd, void *to) {
-  dnnl_memory_t source, target;
-  dnnl_stream_t stream;
-  dnnl_status_t status;
-  if ((status = dnnl_memory_create(&source, fromMd, kiln_dnnl_engine(),
-                                   kiln_dnnl_handle(from))) ||
-      (status = dnnl_memory_create(&target, toMd, kiln_dnnl_engine(), to)))
-    fail("dnnl_memory_create", status);
-  if ((status = dnnl_stream_create(&stream, kiln_dnnl_engine(),
-                                   dnnl_stream_default_flags)))
-    fail("dnnl_stream_create", status);
-  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, target}};
-  execute(reorder, stream, 2, args);
-  if ((status = dnnl_stream_wait(stream)))
-    fail("dnnl_stream_wait", status);
-  dnnl_stream_destroy(stream);
-  dnnl_memory_destroy(source);
-  dnnl_memory_destroy(target);
+  return kiln_dnnl_reorder_primitive("convolution", from, to);
 }
 
 /* Whether `name` (an implementation's) is one of oneDNN's direct 1x1
@@ -182,19 +137,23 @@ static int direct1x1(const char *name) {
 
 /* The primitive descriptor of `entry` (its flags and user layouts) with
  * the addend read by a binary post-op, so that the addend is never copied
- * into dst; null unless oneDNN runs it with the implementation that
- * `withSum` (the sum post-op's descriptor) has, or both with direct 1x1
- * kernels, on the layouts that `withSum` runs on, with dst in its user
- * layout. Some kernels take no binary post-op (oneDNN 2.6's brgconv), and
- * its 3x3 replacement (jit) is slower than the sum post-op's extra pass;
- * on a 1x1 convolution (ResNet's residual additions) jit_1x1 with the
- * binary post-op beat brgconv_1x1 with the copy: 5.3 against 6.3 ms for
- * 8x64x56x56 -> 256 channels on one thread. */
+ * into dst; null unless `withSum` (the sum post-op's descriptor) writes dst
+ * in its user layout (that of the addend) and oneDNN runs the binary form,
+ * on `withSum`'s src layout, with the same implementation or both with
+ * direct 1x1 kernels. Some kernels take no binary post-op (oneDNN 2.6's
+ * brgconv), and its 3x3 replacement (jit) is slower than the sum
+ * post-op's extra pass; on a 1x1 convolution (ResNet's residual additions)
+ * jit_1x1 with the binary post-op beat brgconv_1x1 with the copy: 5.3
+ * against 6.3 ms for 8x64x56x56 -> 256 channels on one thread. */
 static dnnl_primitive_desc_t binaryAddendDesc(const int64_t *desc,
                                               const CachedConv *entry,
                                               dnnl_primitive_desc_t withSum) {
+  if (!dnnl_memory_desc_equal(
+          dnnl_primitive_desc_query_md(withSum, dnnl_query_dst_md, 0),
+          &entry->plain[2]))
+    return NULL;
   /* src as the sum's kernel reads it, weights of oneDNN's choice, dst in
-   * its user layout (that of the addend). */
+   * its user layout. */
   dnnl_memory_desc_t layouts[3];
   dnnl_primitive_desc_t pd;
   if (kiln_dnnl_conv_layouts(KILN_DNNL_CONV_BLOCKED, entry->plain, layouts))
@@ -212,13 +171,6 @@ static dnnl_primitive_desc_t binaryAddendDesc(const int64_t *desc,
                                 &sumName) == dnnl_success &&
       name && sumName &&
       (!strcmp(name, sumName) || (direct1x1(name) && direct1x1(sumName)));
-  dnnl_query_t queries[2] = {dnnl_query_src_md, dnnl_query_dst_md};
-  for (int i = 0; i < 2 && same; ++i)
-    same = dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, queries[i], 0),
-                                  dnnl_primitive_desc_query_md(withSum, queries[i], 0));
-  same = same && dnnl_memory_desc_equal(
-                     dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
-                     &entry->plain[2]);
   if (!same) {
     dnnl_primitive_desc_destroy(pd);
     return NULL;
@@ -236,9 +188,8 @@ static dnnl_primitive_desc_t binaryAddendDesc(const int64_t *desc,
 static CachedConv *create(const int64_t *desc, int64_t flags,
                           const void *weights, dnnl_data_type_t type,
                           int addendInDst) {
-  CachedConv *entry = calloc(1, sizeof(CachedConv));
-  if (!entry)
-    outOfMemory();
+  CachedConv *entry = allocateStaged(sizeof(CachedConv));
+  memset(entry, 0, sizeof(CachedConv));
   entry->flags = flags;
   dnnl_status_t status;
   if ((status = kiln_dnnl_conv_describe(desc, flags, type, entry->plain,
@@ -290,8 +241,9 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
       entry->addendReorder =
           reorderPrimitive(&entry->plain[2], &entry->inner[2]);
     if ((flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) && entry->reorders[1]) {
-      reorderNow(entry->reorders[1], &entry->plain[1], weights,
-                 &entry->inner[1], entry->staged[1]);
+      kiln_dnnl_reorder_now("convolution", entry->reorders[1],
+                            &entry->plain[1], weights, &entry->inner[1],
+                            entry->staged[1]);
       entry->constantWeights = 1;
     }
   }

@@ -110,33 +110,12 @@ static dnnl_status_t describe(dnnl_memory_desc_t *md, int64_t batch,
  * reference implementation or none at all. */
 /* Reorders `b` (laid out as entry->b) into entry->packed, once. */
 static void packB(CachedMatmul *entry, const void *b) {
-  dnnl_engine_t cpu = kiln_dnnl_engine();
-  size_t bytes = dnnl_memory_desc_get_size(&entry->packed);
-  entry->packedB = aligned_alloc(64, (bytes + 63) / 64 * 64);
-  if (!entry->packedB)
-    fail("allocating the packed weights", dnnl_out_of_memory);
-  dnnl_primitive_desc_t pd;
-  dnnl_primitive_t reorder;
-  dnnl_memory_t from, to;
-  dnnl_stream_t stream;
-  dnnl_status_t status;
-  if ((status = dnnl_reorder_primitive_desc_create(&pd, &entry->b, cpu,
-                                                   &entry->packed, cpu, NULL)) ||
-      (status = dnnl_primitive_create(&reorder, pd)))
-    fail("creating the weights' reorder", status);
-  dnnl_primitive_desc_destroy(pd);
-  if ((status = dnnl_memory_create(&from, &entry->b, cpu,
-                                   kiln_dnnl_handle(b))) ||
-      (status = dnnl_memory_create(&to, &entry->packed, cpu, entry->packedB)) ||
-      (status = dnnl_stream_create(&stream, cpu, dnnl_stream_default_flags)))
-    fail("dnnl_memory_create", status);
-  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-  if ((status = dnnl_primitive_execute(reorder, stream, 2, args)) ||
-      (status = dnnl_stream_wait(stream)))
-    fail("reordering the weights", status);
-  dnnl_stream_destroy(stream);
-  dnnl_memory_destroy(from);
-  dnnl_memory_destroy(to);
+  entry->packedB = kiln_dnnl_allocate(
+      "matmul", dnnl_memory_desc_get_size(&entry->packed));
+  dnnl_primitive_t reorder =
+      kiln_dnnl_reorder_primitive("matmul", &entry->b, &entry->packed);
+  kiln_dnnl_reorder_now("matmul", reorder, &entry->b, b, &entry->packed,
+                        entry->packedB);
   dnnl_primitive_destroy(reorder);
 }
 

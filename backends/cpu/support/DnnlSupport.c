@@ -58,3 +58,51 @@ KilnDnnlEntry *kiln_dnnl_publish(void **slot, KilnDnnlEntry **published,
                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
   return created;
 }
+
+void *kiln_dnnl_allocate(const char *component, size_t bytes) {
+  void *buffer = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!buffer) {
+    fprintf(stderr, "kiln: oneDNN %s: out of memory\n", component);
+    abort();
+  }
+  return buffer;
+}
+
+dnnl_primitive_t kiln_dnnl_reorder_primitive(const char *component,
+                                             const dnnl_memory_desc_t *from,
+                                             const dnnl_memory_desc_t *to) {
+  dnnl_primitive_desc_t pd;
+  dnnl_primitive_t reorder;
+  dnnl_status_t status;
+  if ((status = dnnl_reorder_primitive_desc_create(
+           &pd, from, kiln_dnnl_engine(), to, kiln_dnnl_engine(), NULL)))
+    kiln_dnnl_fail(component, "dnnl_reorder_primitive_desc_create", status);
+  status = dnnl_primitive_create(&reorder, pd);
+  dnnl_primitive_desc_destroy(pd);
+  if (status)
+    kiln_dnnl_fail(component, "creating a reorder", status);
+  return reorder;
+}
+
+void kiln_dnnl_reorder_now(const char *component, dnnl_primitive_t reorder,
+                           const dnnl_memory_desc_t *fromMd, const void *source,
+                           const dnnl_memory_desc_t *toMd, void *target) {
+  dnnl_memory_t from, to;
+  dnnl_stream_t stream;
+  dnnl_status_t status;
+  if ((status = dnnl_memory_create(&from, fromMd, kiln_dnnl_engine(),
+                                   kiln_dnnl_handle(source))) ||
+      (status = dnnl_memory_create(&to, toMd, kiln_dnnl_engine(), target)))
+    kiln_dnnl_fail(component, "dnnl_memory_create", status);
+  if ((status = dnnl_stream_create(&stream, kiln_dnnl_engine(),
+                                   dnnl_stream_default_flags)))
+    kiln_dnnl_fail(component, "dnnl_stream_create", status);
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  if ((status = dnnl_primitive_execute(reorder, stream, 2, args)))
+    kiln_dnnl_fail(component, "dnnl_primitive_execute", status);
+  if ((status = dnnl_stream_wait(stream)))
+    kiln_dnnl_fail(component, "dnnl_stream_wait", status);
+  dnnl_stream_destroy(stream);
+  dnnl_memory_destroy(from);
+  dnnl_memory_destroy(to);
+}

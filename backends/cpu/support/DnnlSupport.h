@@ -13,6 +13,7 @@
 
 #include <dnnl.h>
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define KILN_HIDDEN __attribute__((visibility("hidden")))
@@ -48,5 +49,25 @@ KILN_HIDDEN dnnl_engine_t kiln_dnnl_engine(void);
  * oneDNN failing on descriptors it accepted is a broken installation. */
 KILN_HIDDEN __attribute__((noreturn)) void
 kiln_dnnl_fail(const char *component, const char *what, dnnl_status_t status);
+
+/* A 64-byte aligned buffer of at least `bytes` bytes; out of memory,
+ * prints "kiln: oneDNN <component>: out of memory" and aborts. */
+KILN_HIDDEN void *kiln_dnnl_allocate(const char *component, size_t bytes);
+
+/* A reorder primitive on the module's engine from layout `from` to `to`
+ * (failures reported for `component`, as kiln_dnnl_fail does). */
+KILN_HIDDEN dnnl_primitive_t
+kiln_dnnl_reorder_primitive(const char *component,
+                            const dnnl_memory_desc_t *from,
+                            const dnnl_memory_desc_t *to);
+
+/* Runs `reorder` now, from `source` (layout `fromMd`) to `target` (layout
+ * `toMd`), and waits for it: a constant weight packed once. */
+KILN_HIDDEN void kiln_dnnl_reorder_now(const char *component,
+                                       dnnl_primitive_t reorder,
+                                       const dnnl_memory_desc_t *fromMd,
+                                       const void *source,
+                                       const dnnl_memory_desc_t *toMd,
+                                       void *target);
 
 #endif /* KILN_BACKENDS_CPU_SUPPORT_DNNLSUPPORT_H */
