@@ -249,13 +249,13 @@ struct KilnCpuOutlineDnnlConvsPass
           KilnCpuOutlineDnnlConvsPass> {
   using KilnCpuOutlineDnnlConvsBase::KilnCpuOutlineDnnlConvsBase;
 
-  /// Which activations of `op` (an f32 or bf16 convolution) are laid out
+  /// Which activations of the f32 or bf16 convolution of `descriptor` are
+  /// laid out
   /// channels-last, as the `layouts` option says: where oneDNN's
   /// implementation wants them so ("query"; AMX's bf16 kernels do too),
   /// always ("channels-last", which tests use to be independent of the
   /// CPU), or never ("plain").
-  ChannelsLast channelsLast(mlir::kiln::ConvOp op,
-                            ArrayRef<int64_t> descriptor) {
+  ChannelsLast channelsLast(ArrayRef<int64_t> descriptor) {
     if (layouts == "plain")
       return {};
     if (layouts == "channels-last")
@@ -266,6 +266,13 @@ struct KilnCpuOutlineDnnlConvsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (layouts != "query" && layouts != "channels-last" &&
+        layouts != "plain") {
+      module.emitError() << "kiln-cpu-outline-dnnl-convs: layouts must be "
+                            "'query', 'channels-last' or 'plain', not '"
+                         << layouts << "'";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<mlir::kiln::ConvOp, SmallVector<int64_t>>> convs;
     module.walk([&](mlir::kiln::ConvOp op) {
       // An outlined function's own conv stays where it is.
@@ -275,19 +282,12 @@ struct KilnCpuOutlineDnnlConvsPass
       if (auto descriptor = dnnlDescriptor(op, minMacs))
         convs.emplace_back(op, std::move(*descriptor));
     });
-    if (layouts != "query" && layouts != "channels-last" &&
-        layouts != "plain") {
-      module.emitError() << "kiln-cpu-outline-dnnl-convs: layouts must be "
-                            "'query', 'channels-last' or 'plain', not '"
-                         << layouts << "'";
-      return signalPassFailure();
-    }
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
     for (auto &[op, descriptor] : convs) {
       Location loc = op.getLoc();
       int64_t &flags = descriptor[5];
-      ChannelsLast last = channelsLast(op, descriptor);
+      ChannelsLast last = channelsLast(descriptor);
       if (last.input)
         flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_BLOCKED;
       if (last.result)
@@ -320,13 +320,8 @@ struct KilnCpuOutlineDnnlConvsPass
       // that kiln-cpu-propagate-layouts moves to where the layout really
       // changes. Every operand dominates the last op of the chain, where
       // the call goes.
-      int64_t rank = op.getType().getRank();
-      SmallVector<int64_t> toLast{0}, fromLast{0, rank - 1};
-      for (int64_t d = 2; d < rank; ++d)
-        toLast.push_back(d);
-      toLast.push_back(1);
-      for (int64_t d = 1; d < rank - 1; ++d)
-        fromLast.push_back(d);
+      SmallVector<int64_t> toLast = toChannelsLast(op.getType().getRank());
+      SmallVector<int64_t> fromLast = invertPermutationVector(toLast);
       // Which operands are laid out channels-last: the input and the
       // addend (of the result's layout).
       SmallVector<bool> lastOperand(operands.size(), false);

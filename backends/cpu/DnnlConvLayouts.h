@@ -11,6 +11,7 @@
 #define KILN_BACKENDS_CPU_DNNLCONVLAYOUTS_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,17 @@ struct ChannelsLast {
   bool input = false;
   bool result = false;
 };
+
+/// The permutation (kiln.transpose's: result dim i is operand dim
+/// perm[i]) that lays [N, C, D...] of rank `rank` out channels-last,
+/// [N, D..., C]: [0, 2, ..., rank - 1, 1]. Its inverse takes it back.
+inline llvm::SmallVector<int64_t> toChannelsLast(int64_t rank) {
+  llvm::SmallVector<int64_t> perm{0};
+  for (int64_t d = 2; d < rank; ++d)
+    perm.push_back(d);
+  perm.push_back(1);
+  return perm;
+}
 
 /// What oneDNN's f32 (or, with the descriptor's bf16 flag, bf16) forward
 /// convolution of `descriptor` (DnnlConvAbi.h),

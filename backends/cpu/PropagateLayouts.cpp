@@ -20,6 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DnnlConvLayouts.h"
+
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnOps.h"
 
@@ -39,15 +41,11 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 /// Whether `perm` takes a channels-last tensor [N, D..., C] back to
-/// [N, C, D...]: [0, r-1, 1, ..., r-2], r >= 3.
+/// [N, C, D...] (the inverse of dnnl::toChannelsLast), rank >= 3.
 static bool isOutOfChannelsLast(ArrayRef<int64_t> perm) {
-  int64_t rank = perm.size();
-  if (rank < 3 || perm[0] != 0 || perm[1] != rank - 1)
-    return false;
-  for (int64_t d = 2; d < rank; ++d)
-    if (perm[d] != d - 1)
-      return false;
-  return true;
+  return perm.size() >= 3 &&
+         perm == ArrayRef<int64_t>(invertPermutationVector(
+                     dnnl::toChannelsLast(perm.size())));
 }
 
 /// The transpose out of channels-last that defines `value`, if any.
