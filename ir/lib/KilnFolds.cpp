@@ -27,6 +27,7 @@
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/Threefry.h"
+#include "kiln/HalfFloat.h"
 
 #include "mlir/Dialect/CommonFolders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -905,18 +906,15 @@ static APInt castFloatToInt(const APFloat &value, unsigned toWidth,
 }
 
 /// f32 `values` rounded to bf16 (to nearest even; a NaN stays a quiet
-/// NaN), as APFloat's conversion gives them, bit by bit on the raw data.
+/// NaN), as APFloat's conversion gives them, on the raw data.
 static DenseElementsAttr narrowToBFloat16(DenseElementsAttr values,
                                           ShapedType type) {
   ArrayRef<char> raw = values.getRawData();
   std::vector<uint16_t> narrow(values.getNumElements());
   for (size_t i = 0; i < narrow.size(); ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, raw.data() + 4 * i, 4);
-    narrow[i] = (bits & 0x7fffffffu) > 0x7f800000u
-                    ? static_cast<uint16_t>((bits >> 16) | 0x40)
-                    : static_cast<uint16_t>(
-                          (bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+    float value;
+    std::memcpy(&value, raw.data() + 4 * i, 4);
+    narrow[i] = ::kiln::floatToBfloat16(value);
   }
   return DenseElementsAttr::getFromRawBuffer(
       type, ArrayRef<char>(reinterpret_cast<const char *>(narrow.data()),
