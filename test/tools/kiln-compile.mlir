@@ -107,6 +107,8 @@
 // AUTOCAST: kiln-compile: error: unknown --autocast dtype 'fp8' (supported: bf16, f16)
 // RUN: not kiln-compile %t/ramp.mlir --autocast=bf16 --emit=kfb -o %t/x.kfb 2>&1 | FileCheck %s --check-prefix=AUTOCAST-KFB
 // AUTOCAST-KFB: kiln-compile: error: --autocast applies to compiled code; --emit=kfb stores the program as it is
+// RUN: not kiln-compile %t/ramp.mlir --conv-layouts=sideways 2>&1 | FileCheck %s --check-prefix=LAYOUTS
+// LAYOUTS: kiln-compile: error: unknown --conv-layouts 'sideways' (expected query, channels-last or plain)
 // RUN: not kiln-compile 2>&1 | FileCheck %s --check-prefix=NOARGS
 // NOARGS: Not enough positional command line arguments specified!
 //
