@@ -35,19 +35,19 @@ set(KILN_JAX_PYTHON "" CACHE FILEPATH
 set(KILN_TORCH_PYTHON "" CACHE FILEPATH
     "A Python with torch (same version as Python3_EXECUTABLE) for the torch reference tests")
 
+# The benchmark virtualenv (bench/setup-anchors.sh), whose python serves as
+# both references where the two above are not given. No default location:
+# the environment variable of the same name, or nothing.
+set(KILN_BENCH_VENV "$ENV{KILN_BENCH_VENV}" CACHE PATH
+    "The benchmark virtualenv (bench/setup-anchors.sh), for the reference tests")
+
 # kiln_reference_python(<out> <module> <configured>): <configured>, or else
 # the benchmark virtualenv's python, if it imports <module> and is of the
 # same Python version as the bindings; "" otherwise.
 function(kiln_reference_python out module configured)
   set(python "${configured}")
-  if(NOT python)
-    set(venv "$ENV{KILN_BENCH_VENV}")
-    if(NOT venv)
-      set(venv /work/bench-venv)
-    endif()
-    if(EXISTS ${venv}/bin/python)
-      set(python ${venv}/bin/python)
-    endif()
+  if(NOT python AND KILN_BENCH_VENV AND EXISTS ${KILN_BENCH_VENV}/bin/python)
+    set(python ${KILN_BENCH_VENV}/bin/python)
   endif()
   if(python)
     execute_process(
@@ -63,9 +63,51 @@ function(kiln_reference_python out module configured)
   set(${out} "${python}" PARENT_SCOPE)
 endfunction()
 
+# --- Wheels (pyproject.toml, runtime/pyproject.toml) ------------------------
+# scikit-build-core builds the target kiln-wheel or kiln-runtime-wheel and
+# installs the component of the same name into the wheel's root:
+#   kiln-runtime-wheel   kiln_runtime/ (its Python files, _runtime.so, and the
+#                        runtime's plug-ins in kiln_runtime/_libs/)
+#   kiln-wheel           kiln/ (its Python files, _kiln.so, and the
+#                        compiler's support archives in kiln/_libs/), and
+#                        kiln_runtime/ as above: the compiler's package
+#                        imports the runtime's, so it ships it.
+# The components are left out of a plain `cmake --install`, whose layout
+# (bin/, lib/, include/) is another.
+add_custom_target(kiln-wheel)
+add_custom_target(kiln-runtime-wheel)
+
+# kiln_wheel_components(<out> <package>): the wheel components that carry
+# the Python package <package> (kiln or kiln_runtime).
+function(kiln_wheel_components out package)
+  if(package STREQUAL "kiln_runtime")
+    set(${out} kiln-runtime-wheel kiln-wheel PARENT_SCOPE)
+  else()
+    set(${out} kiln-wheel PARENT_SCOPE)
+  endif()
+endfunction()
+
+# kiln_wheel_native(<package> <target>...): installs the shared libraries
+# or archives <target> into <package>/_libs/ of the wheels that carry
+# <package>, where the code in the package's extension looks for them
+# (Plugins.cpp, SharedObjectLinker.cpp), and builds them with those wheels.
+function(kiln_wheel_native package)
+  kiln_wheel_components(components ${package})
+  foreach(component ${components})
+    # (Each kind of artifact takes its own component.)
+    install(TARGETS ${ARGN}
+      LIBRARY DESTINATION ${package}/_libs
+        COMPONENT ${component} EXCLUDE_FROM_ALL
+      ARCHIVE DESTINATION ${package}/_libs
+        COMPONENT ${component} EXCLUDE_FROM_ALL)
+    add_dependencies(${component} ${ARGN})
+  endforeach()
+endfunction()
+
 # kiln_python_package(<target> <source dir> <package name>): copies the .py
 # files under <source dir>/<package name> into build/python/<package name>
-# whenever they change, as part of <target> (a custom target made here).
+# whenever they change, as part of <target> (a custom target made here), and
+# installs them into the wheels that carry the package.
 function(kiln_python_package target source_dir package)
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS
        RELATIVE ${source_dir} ${source_dir}/${package}/*.py)
@@ -80,10 +122,18 @@ function(kiln_python_package target source_dir package)
     list(APPEND outputs ${output})
   endforeach()
   add_custom_target(${target} ALL DEPENDS ${outputs})
+  kiln_wheel_components(components ${package})
+  foreach(component ${components})
+    install(DIRECTORY ${source_dir}/${package} DESTINATION .
+      COMPONENT ${component} EXCLUDE_FROM_ALL
+      FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+    add_dependencies(${component} ${target})
+  endforeach()
 endfunction()
 
 # kiln_python_extension(<name> <package> <sources...>): a pybind11 module
-# <package>.<name> built into build/python/<package>/.
+# <package>.<name> built into build/python/<package>/, and installed into
+# the wheels that carry <package>.
 function(kiln_python_extension name package)
   # NO_EXTRAS: no link-time optimization (a long link for nothing: the
   # libraries it links are not LTO objects) and no stripping.
@@ -92,4 +142,10 @@ function(kiln_python_extension name package)
     LIBRARY_OUTPUT_DIRECTORY ${KILN_PYTHON_DIR}/${package}
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
+  kiln_wheel_components(components ${package})
+  foreach(component ${components})
+    install(TARGETS ${name} LIBRARY DESTINATION ${package}
+      COMPONENT ${component} EXCLUDE_FROM_ALL)
+    add_dependencies(${component} ${name})
+  endforeach()
 endfunction()

@@ -46,3 +46,8 @@ elif (($#)) || ! grep -qx "ONNX_DIR:PATH=$onnx_dir" "$build/CMakeCache.txt"; the
   cmake "$build" "-DONNX_DIR=$onnx_dir" "$@"
 fi
 cmake --build "$build" -j "$jobs"
+# The pinned build backend of the Python wheels (tools/build-wheels.sh),
+# fetched now so that the suite's wheel test needs no network.
+if grep -qx "KILN_PYTHON:BOOL=ON" "$build/CMakeCache.txt"; then
+  "$root/tools/build-wheels.sh" --prepare
+fi

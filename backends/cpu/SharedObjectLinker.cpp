@@ -14,7 +14,8 @@
 //
 // kiln's archives live in lib/kiln/ beside the program or library that
 // holds this code (bin/../lib/kiln/ of an install or of the build tree),
-// as the runtime's communicator plug-ins do; KILN_SUPPORT_DIR names another
+// or in _libs/ beside the extension of the Python package installed from a
+// wheel, as the runtime's communicator plug-ins do; KILN_SUPPORT_DIR names another
 // directory. Only code that lives in the build tree itself (tests, the
 // Python package of the build) also looks in the build tree's lib/kiln/:
 // an installed kiln never reads its build tree.
@@ -87,8 +88,11 @@ std::string findSupportArchive(llvm::StringRef file, std::string &searched) {
     candidates.push_back((llvm::Twine(dir) + "/" + file).str());
   std::string object = linkedObjectPath();
   llvm::StringRef objectDir = llvm::sys::path::parent_path(object);
-  if (!objectDir.empty())
+  if (!objectDir.empty()) {
     candidates.push_back((objectDir + "/../lib/kiln/" + file).str());
+    // The Python package of a wheel: kiln/_kiln.so, kiln/_libs/.
+    candidates.push_back((objectDir + "/_libs/" + file).str());
+  }
 #ifdef KILN_BUILD_ROOT
   if (llvm::StringRef(object).starts_with(KILN_BUILD_ROOT "/"))
     candidates.push_back((llvm::Twine(KILN_BUILD_ROOT "/lib/kiln/") + file).str());

@@ -31,6 +31,15 @@ for f in bin/kiln-compile bin/kiln-run include/kiln/runtime.h \
   fi
 done
 
+# The Python packages go into wheels (tools/build-wheels.sh), not into the
+# prefix's root.
+for f in kiln kiln_runtime; do
+  if [ -e "$prefix/$f" ]; then
+    echo "check_install: the install has a wheel's $f/ at its root" >&2
+    exit 1
+  fi
+done
+
 # The MPI plug-in, where the build has one (OpenMPI was found), goes where
 # the installed kiln-run looks for it: bin/../lib/kiln/.
 plugin=lib/kiln/libkiln_comm_mpi.so

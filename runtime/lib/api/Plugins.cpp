@@ -131,8 +131,16 @@ std::vector<std::string> pluginCandidates(const char *file) {
   std::vector<std::string> candidates;
   std::string object = runtimeObjectPath();
   size_t slash = object.rfind('/');
-  if (slash != std::string::npos)
-    candidates.push_back(object.substr(0, slash) + "/../lib/kiln/" + file);
+  if (slash != std::string::npos) {
+    std::string dir = object.substr(0, slash);
+    // An install: bin/../lib/kiln/ or lib/../lib/kiln/.
+    candidates.push_back(dir + "/../lib/kiln/" + file);
+    // A Python package (a wheel): the extension in kiln_runtime/ has its
+    // plug-ins in kiln_runtime/_libs/; the compiler's package kiln/ holds
+    // a runtime of its own and uses the same plug-ins.
+    candidates.push_back(dir + "/_libs/" + file);
+    candidates.push_back(dir + "/../kiln_runtime/_libs/" + file);
+  }
 #if defined(KILN_PLUGIN_BUILD_DIR) && defined(KILN_BUILD_ROOT)
   // Programs of the build tree outside its bin/ (tests, examples) find the
   // plug-in where this build put it. A program outside the build tree (an
