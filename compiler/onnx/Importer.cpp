@@ -1,5 +1,8 @@
 //===- Importer.cpp - ONNX graphs to kiln functions -----------------------===//
 //
+// The graph import; tensors are decoded in TensorDecoding.cpp and the
+// node helpers translations use are in NodeContext.cpp.
+//
 // A graph becomes a function in four steps:
 //  1. the graph inputs that are not initializers become the arguments, with
 //     their ONNX names as `kiln.name`; initializers become kiln.constant;
@@ -50,32 +53,6 @@ using ::kiln::onnx_import::typeString;
 
 namespace {
 
-/// ONNX's name of a data type in lower case ("float", "float8e4m3fn"), or
-/// "undefined" for a number that is none.
-std::string dataTypeName(int32_t type) {
-  if (!onnx::TensorProto_DataType_IsValid(type) ||
-      type == onnx::TensorProto::UNDEFINED)
-    return "undefined";
-  return llvm::StringRef(onnx::TensorProto_DataType_Name(
-                             static_cast<onnx::TensorProto_DataType>(type)))
-      .lower();
-}
-
-/// The element types kiln takes from ONNX, by ONNX's names in ONNX's
-/// order: "float, uint8, ... and bfloat16".
-std::string supportedDataTypeNames() {
-  std::vector<int32_t> codes;
-  for (const ::kiln::ElementTypeInfo &info : ::kiln::kElementTypes)
-    if (info.onnx)
-      codes.push_back(info.onnx);
-  std::sort(codes.begin(), codes.end());
-  std::string names;
-  for (size_t i = 0; i < codes.size(); ++i)
-    names += (i == 0 ? "" : i + 1 == codes.size() ? " and " : ", ") +
-             dataTypeName(codes[i]);
-  return names;
-}
-
 bool isNondeterministic(llvm::StringRef opType) {
   return opType.starts_with("Random") || opType == "Bernoulli";
 }
@@ -89,15 +66,6 @@ std::string sanitizeIdentifier(llvm::StringRef name) {
   if (llvm::isDigit(out[0]))
     out = "g_" + out;
   return out;
-}
-
-/// The little-endian bytes of a raw_data field as `count` values of T.
-template <typename T>
-std::vector<T> readRaw(const std::string &raw, int64_t count) {
-  std::vector<T> values(count);
-  if (count)
-    std::memcpy(values.data(), raw.data(), count * sizeof(T));
-  return values;
 }
 
 DenseElementsAttr hostTensorToAttr(const ::kiln::HostTensor &t) {
@@ -137,18 +105,6 @@ DenseElementsAttr hostTensorToAttr(const ::kiln::HostTensor &t) {
   for (int64_t v : t.i)
     values.push_back(APInt(64, static_cast<uint64_t>(v)).trunc(width));
   return DenseElementsAttr::get(type, values);
-}
-
-std::string describeNode(const onnx::NodeProto &node, int opset) {
-  std::string name = node.name();
-  if (name.empty())
-    name = node.output_size() ? "<unnamed, output '" + node.output(0) + "'>"
-                              : "<unnamed>";
-  std::string op = ::kiln::onnx_import::schemaDomain(node.domain()).empty()
-                       ? node.op_type()
-                       : node.domain() + "." + node.op_type();
-  return "node '" + name + "' (" + op + ", opset " + std::to_string(opset) +
-         ")";
 }
 
 } // namespace
@@ -212,234 +168,6 @@ LogicalResult Importer::fail(const llvm::Twine &message) {
   if (error.empty())
     error = message.str();
   return failure();
-}
-
-FailureOr<Type> Importer::convertElementType(int32_t dataType,
-                                             const llvm::Twine &what) {
-  for (const ::kiln::ElementTypeInfo &info : ::kiln::kElementTypes)
-    if (info.onnx && info.onnx == dataType)
-      return ::kiln::getMlirElementType(info.type, &context);
-  return fail(what + " has element type " + dataTypeName(dataType) +
-              ", which kiln does not support (it has " +
-              supportedDataTypeNames() + ")");
-}
-
-/// The floating-point format of an ONNX float8 or float4 type, or null.
-const llvm::fltSemantics *narrowFloatSemantics(int32_t dataType) {
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT8E4M3FN:
-    return &llvm::APFloat::Float8E4M3FN();
-  case onnx::TensorProto::FLOAT8E4M3FNUZ:
-    return &llvm::APFloat::Float8E4M3FNUZ();
-  case onnx::TensorProto::FLOAT8E5M2:
-    return &llvm::APFloat::Float8E5M2();
-  case onnx::TensorProto::FLOAT8E5M2FNUZ:
-    return &llvm::APFloat::Float8E5M2FNUZ();
-  case onnx::TensorProto::FLOAT4E2M1:
-    return &llvm::APFloat::Float4E2M1FN();
-  default:
-    return nullptr;
-  }
-}
-
-FailureOr<DenseElementsAttr>
-Importer::convertNarrowTensor(const onnx::TensorProto &tensor,
-                              llvm::ArrayRef<int64_t> shape, int64_t count,
-                              const llvm::Twine &what) {
-  int32_t dataType = tensor.data_type();
-  const llvm::fltSemantics *semantics = narrowFloatSemantics(dataType);
-  unsigned bits = dataType == onnx::TensorProto::UINT4 ||
-                          dataType == onnx::TensorProto::INT4 ||
-                          dataType == onnx::TensorProto::FLOAT4E2M1
-                      ? 4
-                      : 8;
-  // Raw data packs 8 / bits elements per byte, the first in the low bits;
-  // int32_data holds one such byte per entry.
-  int64_t perByte = 8 / bits, bytes = (count + perByte - 1) / perByte;
-  SmallVector<uint8_t> packed;
-  if (tensor.has_raw_data()) {
-    for (char c : tensor.raw_data())
-      packed.push_back(static_cast<uint8_t>(c));
-  } else {
-    for (int32_t v : tensor.int32_data())
-      packed.push_back(static_cast<uint8_t>(v));
-  }
-  if (static_cast<int64_t>(packed.size()) != bytes)
-    return fail(what + " holds " + llvm::Twine(packed.size()) +
-                " bytes of data, but its " + llvm::Twine(count) + " " +
-                dataTypeName(dataType) + " values need " +
-                llvm::Twine(bytes));
-  auto element = [&](int64_t i) -> uint8_t {
-    uint8_t byte = packed[i / perByte];
-    return bits == 8 ? byte : (i % 2 ? byte >> 4 : byte & 0xF);
-  };
-  if (semantics) {
-    SmallVector<float> values;
-    for (int64_t i = 0; i < count; ++i)
-      values.push_back(
-          llvm::APFloat(*semantics, llvm::APInt(bits, element(i)))
-              .convertToFloat());
-    return DenseElementsAttr::get(
-        RankedTensorType::get(shape, builder.getF32Type()),
-        llvm::ArrayRef<float>(values));
-  }
-  bool isSigned = dataType == onnx::TensorProto::INT4;
-  SmallVector<llvm::APInt> values;
-  for (int64_t i = 0; i < count; ++i) {
-    llvm::APInt v(4, element(i));
-    values.push_back(isSigned ? v.sext(8) : v.zext(8));
-  }
-  Type type = IntegerType::get(&context, 8,
-                               isSigned ? IntegerType::Signless
-                                        : IntegerType::Unsigned);
-  return DenseElementsAttr::get(RankedTensorType::get(shape, type), values);
-}
-
-FailureOr<DenseElementsAttr>
-Importer::convertTensor(const onnx::TensorProto &tensor,
-                        const llvm::Twine &what) {
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
-    return fail(what + " keeps its data in an external file that was not "
-                       "read");
-  int32_t dataType = tensor.data_type();
-  bool narrow = narrowFloatSemantics(dataType) ||
-                dataType == onnx::TensorProto::UINT4 ||
-                dataType == onnx::TensorProto::INT4;
-  FailureOr<Type> element = Type();
-  if (!narrow)
-    element = convertElementType(dataType, what);
-  if (failed(element))
-    return failure();
-  SmallVector<int64_t> shape;
-  int64_t count = 1;
-  for (int64_t dim : tensor.dims()) {
-    if (dim < 0)
-      return fail(what + " has a negative dim");
-    if (dim && count > (int64_t(1) << 40) / dim)
-      return fail(what + " has too many elements");
-    shape.push_back(dim);
-    count *= dim;
-  }
-  if (narrow)
-    return convertNarrowTensor(tensor, shape, count, what);
-  auto type = RankedTensorType::get(shape, *element);
-  int64_t elementBytes =
-      element->isInteger(1) ? 1 : element->getIntOrFloatBitWidth() / 8;
-  bool raw = tensor.has_raw_data();
-  if (raw && static_cast<int64_t>(tensor.raw_data().size()) !=
-                 count * elementBytes)
-    return fail(what + " holds " + llvm::Twine(tensor.raw_data().size()) +
-                " bytes of data, but its shape " + typeString(type) +
-                " needs " + llvm::Twine(count * elementBytes));
-  auto fieldSize = [&](int size) -> LogicalResult {
-    if (size != count)
-      return fail(what + " holds " + llvm::Twine(size) +
-                  " values, but its shape " + typeString(type) + " needs " +
-                  llvm::Twine(count));
-    return success();
-  };
-  const std::string &bytes = tensor.raw_data();
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT: {
-    std::vector<float> values;
-    if (raw)
-      values = readRaw<float>(bytes, count);
-    else if (succeeded(fieldSize(tensor.float_data_size())))
-      values.assign(tensor.float_data().begin(), tensor.float_data().end());
-    else
-      return failure();
-    return DenseElementsAttr::get(type, llvm::ArrayRef<float>(values));
-  }
-  case onnx::TensorProto::DOUBLE: {
-    std::vector<double> values;
-    if (raw)
-      values = readRaw<double>(bytes, count);
-    else if (succeeded(fieldSize(tensor.double_data_size())))
-      values.assign(tensor.double_data().begin(), tensor.double_data().end());
-    else
-      return failure();
-    return DenseElementsAttr::get(type, llvm::ArrayRef<double>(values));
-  }
-  case onnx::TensorProto::INT32: {
-    std::vector<int32_t> values;
-    if (raw)
-      values = readRaw<int32_t>(bytes, count);
-    else if (succeeded(fieldSize(tensor.int32_data_size())))
-      values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
-    else
-      return failure();
-    return DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(values));
-  }
-  case onnx::TensorProto::INT64: {
-    std::vector<int64_t> values;
-    if (raw)
-      values = readRaw<int64_t>(bytes, count);
-    else if (succeeded(fieldSize(tensor.int64_data_size())))
-      values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
-    else
-      return failure();
-    return DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(values));
-  }
-  case onnx::TensorProto::BOOL: {
-    SmallVector<bool> values;
-    if (raw) {
-      for (char c : bytes)
-        values.push_back(c != 0);
-    } else if (succeeded(fieldSize(tensor.int32_data_size()))) {
-      for (int32_t v : tensor.int32_data())
-        values.push_back(v != 0);
-    } else {
-      return failure();
-    }
-    return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(values));
-  }
-  case onnx::TensorProto::INT8:
-  case onnx::TensorProto::UINT8:
-  case onnx::TensorProto::INT16:
-  case onnx::TensorProto::UINT16:
-  case onnx::TensorProto::UINT32:
-  case onnx::TensorProto::UINT64: {
-    // Raw little-endian bytes, or one value per field: the 8- and 16-bit
-    // types in int32_data, uint32 and uint64 in uint64_data (onnx.proto).
-    unsigned width = element->getIntOrFloatBitWidth();
-    SmallVector<APInt> values;
-    if (raw) {
-      for (int64_t n = 0; n < count; ++n) {
-        uint64_t v = 0;
-        std::memcpy(&v, bytes.data() + n * elementBytes, elementBytes);
-        values.push_back(APInt(width, v));
-      }
-    } else if (width <= 16) {
-      if (failed(fieldSize(tensor.int32_data_size())))
-        return failure();
-      for (int32_t v : tensor.int32_data())
-        values.push_back(APInt(32, static_cast<uint32_t>(v)).trunc(width));
-    } else {
-      if (failed(fieldSize(tensor.uint64_data_size())))
-        return failure();
-      for (uint64_t v : tensor.uint64_data())
-        values.push_back(APInt(64, v).trunc(width));
-    }
-    return DenseElementsAttr::get(type, values);
-  }
-  default: {
-    // float16 and bfloat16: 16-bit patterns, raw or one per int32 field.
-    std::vector<uint16_t> bits;
-    if (raw)
-      bits = readRaw<uint16_t>(bytes, count);
-    else if (succeeded(fieldSize(tensor.int32_data_size())))
-      for (int32_t v : tensor.int32_data())
-        bits.push_back(static_cast<uint16_t>(v));
-    else
-      return failure();
-    const llvm::fltSemantics &semantics =
-        llvm::cast<FloatType>(*element).getFloatSemantics();
-    SmallVector<APFloat> values;
-    for (uint16_t b : bits)
-      values.emplace_back(semantics, APInt(16, b));
-    return DenseElementsAttr::get(type, values);
-  }
-  }
 }
 
 std::vector<std::string>
@@ -805,137 +533,6 @@ OwningOpRef<ModuleOp> Importer::importModel(llvm::StringRef functionName,
 }
 
 //===----------------------------------------------------------------------===//
-// NodeContext
-//===----------------------------------------------------------------------===//
-
-NodeContext::NodeContext(Importer &importer, const onnx::NodeProto &node,
-                         Scope &scope, int version,
-                         SmallVector<Value> inputs)
-    : importer(importer), node(node), scope(scope), version(version),
-      b(importer.builder),
-      loc(NameLoc::get(StringAttr::get(
-          &importer.context,
-          node.name().empty() && node.output_size() ? node.output(0)
-                                                    : node.name()))),
-      inputs(std::move(inputs)) {}
-
-LogicalResult NodeContext::fail(const llvm::Twine &message) {
-  return importer.fail(describeNode(node, importer.nodeOpset(node)) + ": " +
-                       message);
-}
-
-LogicalResult NodeContext::requireInputs(unsigned count) {
-  for (unsigned i = 0; i < count; ++i)
-    if (!hasInput(i))
-      return fail("input " + llvm::Twine(i) + " is required");
-  return success();
-}
-
-LogicalResult NodeContext::requireFloat(unsigned i) {
-  if (!isFloat(input(i)))
-    return fail("input " + llvm::Twine(i) + " has element type " +
-                typeString(elementTypeOf(input(i))) +
-                "; this op takes floats");
-  return success();
-}
-
-const onnx::AttributeProto *NodeContext::attr(llvm::StringRef name) const {
-  readAttributes.insert(name);
-  for (const onnx::AttributeProto &a : node.attribute())
-    if (a.name() == name)
-      return &a;
-  return nullptr;
-}
-
-int64_t NodeContext::getInt(llvm::StringRef name, int64_t defaultValue) const {
-  const onnx::AttributeProto *a = attr(name);
-  return a ? a->i() : defaultValue;
-}
-
-float NodeContext::getFloat(llvm::StringRef name, float defaultValue) const {
-  const onnx::AttributeProto *a = attr(name);
-  return a ? a->f() : defaultValue;
-}
-
-std::string NodeContext::getString(llvm::StringRef name,
-                                   llvm::StringRef defaultValue) const {
-  const onnx::AttributeProto *a = attr(name);
-  return a ? a->s() : defaultValue.str();
-}
-
-std::optional<SmallVector<int64_t>>
-NodeContext::getInts(llvm::StringRef name) const {
-  const onnx::AttributeProto *a = attr(name);
-  if (!a)
-    return std::nullopt;
-  return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
-}
-
-FailureOr<DenseElementsAttr> NodeContext::constantInput(unsigned i,
-                                                        llvm::StringRef what) {
-  if (!hasInput(i)) {
-    (void)fail("input " + llvm::Twine(i) + " ('" + what + "') is required");
-    return failure();
-  }
-  if (auto constant = input(i).getDefiningOp<ConstantOp>())
-    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
-      if (dense.getNumElements() > kMaxConstantList) {
-        (void)fail("input '" + what + "' ('" + node.input(i) + "') holds " +
-                   llvm::Twine(dense.getNumElements()) +
-                   " values; kiln reads it as a list of at most " +
-                   llvm::Twine(kMaxConstantList));
-        return failure();
-      }
-      return dense;
-    }
-  (void)fail("input '" + what + "' ('" + node.input(i) +
-       "') is computed at run time; kiln compiles static shapes and needs it "
-       "as a constant (an initializer, a Constant node or a computation on "
-       "shapes)");
-  return failure();
-}
-
-FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
-                                                          llvm::StringRef what) {
-  FailureOr<DenseElementsAttr> attr = constantInput(i, what);
-  if (failed(attr))
-    return failure();
-  SmallVector<int64_t> values;
-  if (isa<IntegerType>(attr->getElementType())) {
-    bool zeroExtend = attr->getElementType().isInteger(1) ||
-                      attr->getElementType().isUnsignedInteger();
-    for (const APInt &v : attr->getValues<APInt>())
-      values.push_back(zeroExtend ? v.getZExtValue() : v.getSExtValue());
-  } else {
-    for (const APFloat &v : attr->getValues<APFloat>())
-      values.push_back(static_cast<int64_t>(v.convertToDouble()));
-  }
-  return values;
-}
-
-FailureOr<SmallVector<double>> NodeContext::constantFloats(unsigned i,
-                                                           llvm::StringRef what) {
-  FailureOr<DenseElementsAttr> attr = constantInput(i, what);
-  if (failed(attr))
-    return failure();
-  SmallVector<double> values;
-  if (isa<IntegerType>(attr->getElementType())) {
-    bool isUnsigned = attr->getElementType().isUnsignedInteger();
-    for (const APInt &v : attr->getValues<APInt>())
-      values.push_back(isUnsigned ? static_cast<double>(v.getZExtValue())
-                                  : static_cast<double>(v.getSExtValue()));
-  } else {
-    for (const APFloat &v : attr->getValues<APFloat>()) {
-      APFloat d = v;
-      bool lost;
-      d.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
-      values.push_back(d.convertToDouble());
-    }
-  }
-  return values;
-}
-
-//===----------------------------------------------------------------------===//
 // Public API
 //===----------------------------------------------------------------------===//
 
@@ -1006,26 +603,4 @@ auto ::kiln::importOnnxFile(llvm::StringRef path,
     dir = ".";
   return ::kiln::importOnnxBytes((*file)->getBuffer(), dir, path, context, options,
                          error);
-}
-
-DenseElementsAttr (::kiln::readOnnxTensor)(llvm::StringRef bytes,
-                                       MLIRContext &context, std::string &name,
-                                       std::string &error) {
-  onnx::TensorProto tensor;
-  if (bytes.size() >= (size_t(1) << 31) ||
-      !tensor.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    error = "not a valid ONNX tensor: the protobuf data is truncated or "
-            "corrupted";
-    return {};
-  }
-  name = tensor.name();
-  onnx::ModelProto none;
-  Importer importer(context, none, "");
-  FailureOr<DenseElementsAttr> attr =
-      importer.convertTensor(tensor, "tensor '" + tensor.name() + "'");
-  if (failed(attr)) {
-    error = importer.error;
-    return {};
-  }
-  return *attr;
 }

@@ -32,6 +32,9 @@ namespace onnx_import {
 
 class NodeContext;
 
+/// "node 'NAME' (OP, opset N)": how errors name a node (NodeContext.cpp).
+std::string describeNode(const onnx::NodeProto &node, int opset);
+
 /// The values an ONNX graph (or subgraph) defines, by name. A subgraph's
 /// scope has its parent's scope as parent only for finding the values it
 /// captures (see Importer::bindCaptures); kiln's regions are isolated from
