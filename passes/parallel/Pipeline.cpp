@@ -145,7 +145,47 @@ private:
   /// The packed layout of each stage's (local) parameters.
   void layOutPackedRows();
   void eraseVjps();
+  /// The step function, built by the named steps below in this order.
   func::FuncOp buildStep();
+
+  /// The values one tick of the schedule sends: the buffers the forward
+  /// and backward actions fill (each rank its own stage's) and the (stage,
+  /// micro-batch) pairs they hold.
+  struct Tick {
+    Value forwardOut, backwardOut;
+    SmallVector<std::pair<int64_t, int64_t>> sentForward, sentBackward;
+  };
+  /// The step's signature (the packed parameters, then each data argument
+  /// with its M micro-batches stacked) and entry block.
+  func::FuncOp createStep();
+  /// The stage this rank runs, the flat parameters and the running sums.
+  void emitStepState();
+  /// Stage s's forward action for micro-batch m: on the stage's ranks, its
+  /// callee (or forward half), the activation sent on or the loss added.
+  void emitForward(int64_t s, int64_t m, Tick &tick);
+  /// Stage s's backward action for micro-batch m: the VJP (or backward
+  /// half), the parameters' derivatives added, the input's sent back.
+  void emitBackward(int64_t s, int64_t m, Tick &tick);
+  /// The tick's permutes, which deliver what its actions sent.
+  void emitPermutes(const Tick &tick);
+  /// The loss's mean, the gradients averaged over replicas, the return.
+  void emitReturn();
+
+  /// The inputs of stage s's action region for micro-batch m: params,
+  /// (the activation, at `activationIndex`), the data it reads.
+  SmallVector<Value> actionInputs(int64_t s, int64_t m, bool forward,
+                                  int64_t &activationIndex);
+  /// The operands of the stage's callee, inside a region whose arguments
+  /// `region` hold [params, (activation), data...].
+  SmallVector<Value> stageOperands(OpBuilder &b, Stage &stage,
+                                   ValueRange region, int64_t activationIndex);
+  /// The data arguments the stage reads, each once, in operand order.
+  SmallVector<Value> stageData(Stage &stage, int64_t m);
+  /// The (source, target) rank pairs of one permute: only the stages that
+  /// have something to send, in every replica, so that a step sends each
+  /// activation and each input gradient once and nothing else.
+  SmallVector<int64_t>
+  permutePairs(ArrayRef<std::pair<int64_t, int64_t>> sent, int64_t to) const;
 
   Value constant(OpBuilder &b, RankedTensorType type, double value) {
     return b.create<ConstantOp>(
@@ -217,6 +257,21 @@ private:
   Block *body = nullptr;
   Value rank;
   DenseMap<std::pair<int64_t, int64_t>, Value> slices;
+
+  // The step's state while its ticks are emitted.
+  RankedTensorType packedType, flatType, bufferType, lossType;
+  /// The flat parameters, a piece of zeros to send where a rank has
+  /// nothing, and the running sums of gradients and losses.
+  Value params, zeros, gradients, lossSum;
+  /// Where each stage's inputs for micro-batch m arrive: the buffer (with
+  /// tp, the rank's piece of it) a permute delivered.
+  DenseMap<std::pair<int64_t, int64_t>, Value> activationIn, gradientIn;
+  /// With tp, the whole input activation of stage s's micro-batch m, which
+  /// its forward action gathered and keeps for the backward action.
+  DenseMap<std::pair<int64_t, int64_t>, Value> activationWhole;
+  /// What stage s's forward pass of micro-batch m kept for its backward
+  /// pass (without recomputation).
+  DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> kept;
 };
 
 LogicalResult PipelineBuilder::checkChain() {
@@ -538,15 +593,14 @@ Value PipelineBuilder::gatherPieces(OpBuilder &b, Value piece) {
   return b.create<AllGatherOp>(loc, piece, 0, groups, T);
 }
 
-func::FuncOp PipelineBuilder::buildStep() {
+func::FuncOp PipelineBuilder::createStep() {
   MLIRContext *context = loss.getContext();
   auto f32 = Float32Type::get(context);
-  int64_t P = stages.size(), M = config.microbatches;
+  int64_t M = config.microbatches;
   Block &original = loss.front();
-
   // The signature: the packed parameters, then the data, M micro-batches
   // each.
-  auto packedType = RankedTensorType::get({1, packedWidth}, f32);
+  packedType = RankedTensorType::get({1, packedWidth}, f32);
   SmallVector<Type> argTypes = {packedType};
   for (BlockArgument arg : original.getArguments()) {
     if (!llvm::is_contained(config.batchArgs, arg.getArgNumber()))
@@ -557,14 +611,20 @@ func::FuncOp PipelineBuilder::buildStep() {
     dataPosition[arg.getArgNumber()] = argTypes.size();
     argTypes.push_back(type.clone(shape));
   }
-  Type lossType = original.getTerminator()->getOperand(0).getType();
+  lossType = cast<RankedTensorType>(
+      original.getTerminator()->getOperand(0).getType());
   builder.setInsertionPointAfter(loss);
   auto step = builder.create<func::FuncOp>(
       loss.getLoc(), stepName,
       FunctionType::get(context, argTypes, {lossType, packedType}));
   body = step.addEntryBlock();
   builder.setInsertionPointToStart(body);
+  return step;
+}
 
+void PipelineBuilder::emitStepState() {
+  auto f32 = builder.getF32Type();
+  int64_t P = stages.size();
   auto scalar = RankedTensorType::get({}, builder.getI64Type());
   // The stage this rank runs: (rank / T) % P (replicas of the pipeline are
   // rank / (P T), a stage's tensor-parallel blocks rank % T).
@@ -574,227 +634,223 @@ func::FuncOp PipelineBuilder::buildStep() {
     rank = builder.create<DivOp>(loc, rank, i64(builder, T));
   if (D > 1)
     rank = builder.create<RemOp>(loc, rank, i64(builder, P));
-  auto flatType = RankedTensorType::get({packedWidth}, f32);
-  Value params = builder.create<ReshapeOp>(loc, flatType, body->getArgument(0));
+  flatType = RankedTensorType::get({packedWidth}, f32);
+  params = builder.create<ReshapeOp>(loc, flatType, body->getArgument(0));
   // With tp, each of a stage's T ranks sends a T-th of the buffer.
   pieceSize = (bufferSize + T - 1) / T;
   bufferSize = pieceSize * T;
-  auto bufferType = RankedTensorType::get({bufferSize}, f32);
-  Value zeros =
-      constant(builder, RankedTensorType::get({pieceSize}, f32), 0.0);
-  Value gradients = constant(builder, flatType, 0.0);
-  Value lossSum = constant(builder, cast<RankedTensorType>(lossType), 0.0);
+  bufferType = RankedTensorType::get({bufferSize}, f32);
+  zeros = constant(builder, RankedTensorType::get({pieceSize}, f32), 0.0);
+  gradients = constant(builder, flatType, 0.0);
+  lossSum = constant(builder, lossType, 0.0);
+}
 
-  // Where each stage's inputs for micro-batch m arrive: the buffer (with
-  // tp, the rank's piece of it) a permute delivered.
-  DenseMap<std::pair<int64_t, int64_t>, Value> activationIn, gradientIn;
-  // With tp, the whole input activation of stage s's micro-batch m, which
-  // its forward action gathered and keeps for the backward action.
-  DenseMap<std::pair<int64_t, int64_t>, Value> activationWhole;
-  // What stage s's forward pass of micro-batch m kept for its backward pass
-  // (without recomputation).
-  DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> kept;
-  // The (source, target) rank pairs of one tick's permute: only the stages
-  // that have something to send, in every replica, so that a step sends
-  // each activation and each input gradient once and nothing else.
-  auto pairsOf = [&](ArrayRef<std::pair<int64_t, int64_t>> sent, int64_t to) {
-    SmallVector<int64_t> pairs;
-    for (int64_t d = 0; d < D; ++d)
-      for (auto [s, m] : sent)
-        for (int64_t t = 0; t < T; ++t)
-          pairs.append({(d * P + s) * T + t, (d * P + s + to) * T + t});
-    return pairs;
-  };
+SmallVector<int64_t> PipelineBuilder::permutePairs(
+    ArrayRef<std::pair<int64_t, int64_t>> sent, int64_t to) const {
+  int64_t P = stages.size(), D = config.replicas, T = config.tensorParallel;
+  SmallVector<int64_t> pairs;
+  for (int64_t d = 0; d < D; ++d)
+    for (auto [s, m] : sent)
+      for (int64_t t = 0; t < T; ++t)
+        pairs.append({(d * P + s) * T + t, (d * P + s + to) * T + t});
+  return pairs;
+}
 
-  /// The operands of stage s's callee for micro-batch m, inside a region
-  /// whose arguments `region` hold [params, (activation), data...].
-  auto stageOperands = [&](OpBuilder &b, Stage &stage, ValueRange region,
-                           int64_t activationIndex) {
-    SmallVector<Value> operands;
-    unsigned nextData = activationIndex + 1;
-    llvm::DenseMap<int64_t, Value> dataValues;
-    for (auto [position, arg] : llvm::enumerate(stage.operandArgs)) {
-      Type type = stage.localArgTypes[position];
-      if (arg < 0) {
-        operands.push_back(takeFlat(b, region[activationIndex], 0, type));
-        continue;
-      }
-      auto paramAt = llvm::find(stage.params, arg);
-      if (paramAt != stage.params.end()) {
-        operands.push_back(takeFlat(
-            b, region[0], stage.offsets[paramAt - stage.params.begin()],
-            type));
-        continue;
-      }
-      auto [it, inserted] = dataValues.try_emplace(arg, Value());
-      if (inserted)
-        it->second = region[nextData++];
-      operands.push_back(it->second);
+SmallVector<Value> PipelineBuilder::stageOperands(OpBuilder &b, Stage &stage,
+                                                  ValueRange region,
+                                                  int64_t activationIndex) {
+  SmallVector<Value> operands;
+  unsigned nextData = activationIndex + 1;
+  llvm::DenseMap<int64_t, Value> dataValues;
+  for (auto [position, arg] : llvm::enumerate(stage.operandArgs)) {
+    Type type = stage.localArgTypes[position];
+    if (arg < 0) {
+      operands.push_back(takeFlat(b, region[activationIndex], 0, type));
+      continue;
     }
-    return operands;
-  };
-  /// The data arguments stage s reads, each once, in operand order.
-  auto stageData = [&](Stage &stage, int64_t m) {
-    SmallVector<Value> values;
-    SmallVector<int64_t> seen;
-    for (int64_t arg : stage.operandArgs)
-      if (arg >= 0 && !llvm::is_contained(stage.params, arg) &&
-          !llvm::is_contained(seen, arg)) {
-        seen.push_back(arg);
-        values.push_back(dataSlice(arg, m));
-      }
-    return values;
-  };
-
-  PipelineSchedule schedule = buildPipelineSchedule(config.schedule, P, M);
-  if (scheduleOut)
-    *scheduleOut = schedule;
-  for (const auto &tick : schedule.ticks) {
-    Value forwardOut = zeros, backwardOut = zeros;
-    SmallVector<std::pair<int64_t, int64_t>> sentForward, sentBackward;
-    for (int64_t s = 0; s < P; ++s) {
-      const PipelineAction &action = tick[s];
-      if (action.kind == PipelineAction::Idle)
-        continue;
-      Stage &stage = stages[s];
-      int64_t m = action.microbatch;
-      bool first = s == 0, last = s == P - 1;
-      // Region inputs: params, (activation), data..., then the values the
-      // other ranks pass through.
-      SmallVector<Value> inputs = {params};
-      int64_t activationIndex = 0;
-      // The activation arrives in pieces (tp) and the forward action
-      // gathers it; the backward action reads what the forward one kept.
-      bool gatherActivation =
-          !first && T > 1 && action.kind == PipelineAction::Forward;
-      if (!first) {
-        activationIndex = inputs.size();
-        inputs.push_back(T > 1 && action.kind == PipelineAction::Backward
-                             ? activationWhole.lookup({s, m})
-                             : activationIn.lookup({s, m}));
-      }
-      SmallVector<Value> data = stageData(stage, m);
-      inputs.append(data.begin(), data.end());
-      if (action.kind == PipelineAction::Forward) {
-        // The activation sent on, or on the last stage the loss.
-        unsigned out = inputs.size();
-        inputs.push_back(last ? lossSum : forwardOut);
-        SmallVector<RankedTensorType> fresh(stage.residuals);
-        if (gatherActivation)
-          fresh.push_back(bufferType);
-        SmallVector<Value> results = onRank(
-            s, inputs, {out},
-            [&](OpBuilder &b, ValueRange region) {
-              SmallVector<Value> local(region.begin(), region.end());
-              if (gatherActivation)
-                local[activationIndex] =
-                    gatherPieces(b, region[activationIndex]);
-              SmallVector<Value> operands =
-                  stageOperands(b, stage, local, activationIndex);
-              func::FuncOp callee =
-                  stage.forward ? stage.forward : stage.primal;
-              auto call = b.create<func::CallOp>(loc, callee, operands);
-              Value y = call.getResult(0);
-              SmallVector<Value> yielded = {
-                  last ? b.create<AddOp>(loc, region[out], y).getResult()
-                       : pieceToSend(b, placeFlat(b, y, 0, bufferSize))};
-              llvm::append_range(yielded, call.getResults().drop_front());
-              if (gatherActivation)
-                yielded.push_back(local[activationIndex]);
-              return yielded;
-            },
-            fresh);
-        Value result = results[0];
-        if (stage.forward)
-          kept[{s, m}].assign(results.begin() + 1,
-                              results.begin() + 1 + stage.residuals.size());
-        if (gatherActivation)
-          activationWhole[{s, m}] = results.back();
-        if (last) {
-          lossSum = result;
-          continue;
-        }
-        forwardOut = result;
-        sentForward.push_back({s, m});
-        continue;
-      }
-      // A backward pass: the cotangent of the stage's result, the
-      // gradient and loss sums, and the gradient it sends back.
-      int64_t cotangentIndex = -1;
-      if (!last) {
-        cotangentIndex = inputs.size();
-        inputs.push_back(gradientIn.lookup({s, m}));
-      }
-      unsigned residualIndex = inputs.size();
-      SmallVector<Value> residuals = kept.lookup({s, m});
-      inputs.append(residuals.begin(), residuals.end());
-      unsigned sums = inputs.size();
-      inputs.append({gradients, backwardOut});
-      SmallVector<Value> results = onRank(
-          s, inputs, {sums, sums + 1},
-          [&](OpBuilder &b, ValueRange region) {
-            Value grads = region[sums], sendIn = region[sums + 1];
-            if (!stage.differentiated())
-              return SmallVector<Value>{grads, sendIn};
-            SmallVector<Value> operands =
-                stageOperands(b, stage, region, activationIndex);
-            if (stage.backward)
-              llvm::append_range(
-                  operands, region.slice(residualIndex, residuals.size()));
-            Type resultType = stage.call.getResult(0).getType();
-            operands.push_back(
-                last ? constant(b, cast<RankedTensorType>(resultType),
-                                1.0 / static_cast<double>(M))
-                     : takeFlat(b, gatherPieces(b, region[cotangentIndex]),
-                                0, resultType));
-            // The VJP returns (y, d params..., d activation), the backward
-            // half (d params..., d activation).
-            auto call = b.create<func::CallOp>(
-                loc, stage.backward ? stage.backward : stage.vjp, operands);
-            ValueRange derivatives =
-                call.getResults().drop_front(stage.backward ? 0 : 1);
-            // The parameters' derivatives packed as the parameters are
-            // (their offsets follow each other) and added at once: one
-            // pass over the row per micro-batch, not one per parameter.
-            SmallVector<Value> pieces;
-            for (Value d : derivatives.take_front(stage.offsets.size()))
-              pieces.push_back(placeFlat(b, d, 0, numElements(d.getType())));
-            if (stage.packedSize < packedWidth)
-              pieces.push_back(constant(
-                  b, RankedTensorType::get({packedWidth - stage.packedSize},
-                                           b.getF32Type()),
-                  0.0));
-            if (!pieces.empty()) {
-              Value packed = pieces.front();
-              if (pieces.size() > 1)
-                packed = b.create<ConcatOp>(loc, flatType, pieces, 0);
-              grads = b.create<AddOp>(loc, grads, packed);
-            }
-            Value send = sendIn;
-            if (!first)
-              send = pieceToSend(
-                  b, placeFlat(b, derivatives.back(), 0, bufferSize));
-            return SmallVector<Value>{grads, send};
-          });
-      gradients = results[0];
-      backwardOut = results[1];
-      if (!first)
-        sentBackward.push_back({s, m});
+    auto paramAt = llvm::find(stage.params, arg);
+    if (paramAt != stage.params.end()) {
+      operands.push_back(takeFlat(
+          b, region[0], stage.offsets[paramAt - stage.params.begin()], type));
+      continue;
     }
-    if (!sentForward.empty()) {
-      Value sent = builder.create<CollectivePermuteOp>(
-          loc, forwardOut, pairsOf(sentForward, 1));
-      for (auto [s, m] : sentForward)
-        activationIn[{s + 1, m}] = sent;
-    }
-    if (!sentBackward.empty()) {
-      Value sent = builder.create<CollectivePermuteOp>(
-          loc, backwardOut, pairsOf(sentBackward, -1));
-      for (auto [s, m] : sentBackward)
-        gradientIn[{s - 1, m}] = sent;
-    }
+    auto [it, inserted] = dataValues.try_emplace(arg, Value());
+    if (inserted)
+      it->second = region[nextData++];
+    operands.push_back(it->second);
   }
+  return operands;
+}
 
+SmallVector<Value> PipelineBuilder::stageData(Stage &stage, int64_t m) {
+  SmallVector<Value> values;
+  SmallVector<int64_t> seen;
+  for (int64_t arg : stage.operandArgs)
+    if (arg >= 0 && !llvm::is_contained(stage.params, arg) &&
+        !llvm::is_contained(seen, arg)) {
+      seen.push_back(arg);
+      values.push_back(dataSlice(arg, m));
+    }
+  return values;
+}
+
+SmallVector<Value> PipelineBuilder::actionInputs(int64_t s, int64_t m,
+                                                 bool forward,
+                                                 int64_t &activationIndex) {
+  int64_t T = config.tensorParallel;
+  // Region inputs: params, (activation), data..., then the values the
+  // other ranks pass through.
+  SmallVector<Value> inputs = {params};
+  activationIndex = 0;
+  if (s != 0) {
+    activationIndex = inputs.size();
+    // The backward action reads what the forward one gathered (tp).
+    inputs.push_back(T > 1 && !forward ? activationWhole.lookup({s, m})
+                                       : activationIn.lookup({s, m}));
+  }
+  SmallVector<Value> data = stageData(stages[s], m);
+  inputs.append(data.begin(), data.end());
+  return inputs;
+}
+
+void PipelineBuilder::emitForward(int64_t s, int64_t m, Tick &tick) {
+  Stage &stage = stages[s];
+  int64_t P = stages.size(), T = config.tensorParallel;
+  bool first = s == 0, last = s == P - 1;
+  int64_t activationIndex;
+  SmallVector<Value> inputs = actionInputs(s, m, /*forward=*/true,
+                                           activationIndex);
+  // The activation arrives in pieces (tp) and the forward action gathers
+  // it.
+  bool gatherActivation = !first && T > 1;
+  // The activation sent on, or on the last stage the loss.
+  unsigned out = inputs.size();
+  inputs.push_back(last ? lossSum : tick.forwardOut);
+  SmallVector<RankedTensorType> fresh(stage.residuals);
+  if (gatherActivation)
+    fresh.push_back(bufferType);
+  SmallVector<Value> results = onRank(
+      s, inputs, {out},
+      [&](OpBuilder &b, ValueRange region) {
+        SmallVector<Value> local(region.begin(), region.end());
+        if (gatherActivation)
+          local[activationIndex] = gatherPieces(b, region[activationIndex]);
+        SmallVector<Value> operands =
+            stageOperands(b, stage, local, activationIndex);
+        func::FuncOp callee = stage.forward ? stage.forward : stage.primal;
+        auto call = b.create<func::CallOp>(loc, callee, operands);
+        Value y = call.getResult(0);
+        SmallVector<Value> yielded = {
+            last ? b.create<AddOp>(loc, region[out], y).getResult()
+                 : pieceToSend(b, placeFlat(b, y, 0, bufferSize))};
+        llvm::append_range(yielded, call.getResults().drop_front());
+        if (gatherActivation)
+          yielded.push_back(local[activationIndex]);
+        return yielded;
+      },
+      fresh);
+  if (stage.forward)
+    kept[{s, m}].assign(results.begin() + 1,
+                        results.begin() + 1 + stage.residuals.size());
+  if (gatherActivation)
+    activationWhole[{s, m}] = results.back();
+  if (last) {
+    lossSum = results[0];
+    return;
+  }
+  tick.forwardOut = results[0];
+  tick.sentForward.push_back({s, m});
+}
+
+void PipelineBuilder::emitBackward(int64_t s, int64_t m, Tick &tick) {
+  Stage &stage = stages[s];
+  int64_t P = stages.size(), M = config.microbatches;
+  bool first = s == 0, last = s == P - 1;
+  int64_t activationIndex;
+  SmallVector<Value> inputs = actionInputs(s, m, /*forward=*/false,
+                                           activationIndex);
+  // The cotangent of the stage's result, the gradient and loss sums, and
+  // the gradient it sends back.
+  int64_t cotangentIndex = -1;
+  if (!last) {
+    cotangentIndex = inputs.size();
+    inputs.push_back(gradientIn.lookup({s, m}));
+  }
+  unsigned residualIndex = inputs.size();
+  SmallVector<Value> residuals = kept.lookup({s, m});
+  inputs.append(residuals.begin(), residuals.end());
+  unsigned sums = inputs.size();
+  inputs.append({gradients, tick.backwardOut});
+  SmallVector<Value> results = onRank(
+      s, inputs, {sums, sums + 1}, [&](OpBuilder &b, ValueRange region) {
+        Value grads = region[sums], sendIn = region[sums + 1];
+        if (!stage.differentiated())
+          return SmallVector<Value>{grads, sendIn};
+        SmallVector<Value> operands =
+            stageOperands(b, stage, region, activationIndex);
+        if (stage.backward)
+          llvm::append_range(operands,
+                             region.slice(residualIndex, residuals.size()));
+        Type resultType = stage.call.getResult(0).getType();
+        operands.push_back(
+            last ? constant(b, cast<RankedTensorType>(resultType),
+                            1.0 / static_cast<double>(M))
+                 : takeFlat(b, gatherPieces(b, region[cotangentIndex]), 0,
+                            resultType));
+        // The VJP returns (y, d params..., d activation), the backward
+        // half (d params..., d activation).
+        auto call = b.create<func::CallOp>(
+            loc, stage.backward ? stage.backward : stage.vjp, operands);
+        ValueRange derivatives =
+            call.getResults().drop_front(stage.backward ? 0 : 1);
+        // The parameters' derivatives packed as the parameters are (their
+        // offsets follow each other) and added at once: one pass over the
+        // row per micro-batch, not one per parameter.
+        SmallVector<Value> pieces;
+        for (Value d : derivatives.take_front(stage.offsets.size()))
+          pieces.push_back(placeFlat(b, d, 0, numElements(d.getType())));
+        if (stage.packedSize < packedWidth)
+          pieces.push_back(constant(
+              b,
+              RankedTensorType::get({packedWidth - stage.packedSize},
+                                    b.getF32Type()),
+              0.0));
+        if (!pieces.empty()) {
+          Value packed = pieces.front();
+          if (pieces.size() > 1)
+            packed = b.create<ConcatOp>(loc, flatType, pieces, 0);
+          grads = b.create<AddOp>(loc, grads, packed);
+        }
+        Value send = sendIn;
+        if (!first)
+          send =
+              pieceToSend(b, placeFlat(b, derivatives.back(), 0, bufferSize));
+        return SmallVector<Value>{grads, send};
+      });
+  gradients = results[0];
+  tick.backwardOut = results[1];
+  if (!first)
+    tick.sentBackward.push_back({s, m});
+}
+
+void PipelineBuilder::emitPermutes(const Tick &tick) {
+  if (!tick.sentForward.empty()) {
+    Value sent = builder.create<CollectivePermuteOp>(
+        loc, tick.forwardOut, permutePairs(tick.sentForward, 1));
+    for (auto [s, m] : tick.sentForward)
+      activationIn[{s + 1, m}] = sent;
+  }
+  if (!tick.sentBackward.empty()) {
+    Value sent = builder.create<CollectivePermuteOp>(
+        loc, tick.backwardOut, permutePairs(tick.sentBackward, -1));
+    for (auto [s, m] : tick.sentBackward)
+      gradientIn[{s - 1, m}] = sent;
+  }
+}
+
+void PipelineBuilder::emitReturn() {
+  int64_t P = stages.size(), M = config.microbatches;
+  int64_t D = config.replicas, T = config.tensorParallel;
   SmallVector<int64_t> everyRank(P * D * T);
   std::iota(everyRank.begin(), everyRank.end(), 0);
   // Only the last stages summed the micro-batches' losses, each of its T
@@ -807,8 +863,7 @@ func::FuncOp PipelineBuilder::buildStep() {
                                         everyRank, P * D * T);
   total = builder.create<MulOp>(
       loc, total,
-      constant(builder, cast<RankedTensorType>(lossType),
-               1.0 / static_cast<double>(M * D * T)));
+      constant(builder, lossType, 1.0 / static_cast<double>(M * D * T)));
   if (D > 1) {
     // Data parallelism over the replicas: each stage's gradients (each
     // block's) averaged within the ranks that run it.
@@ -825,6 +880,28 @@ func::FuncOp PipelineBuilder::buildStep() {
   }
   Value packed = builder.create<ReshapeOp>(loc, packedType, gradients);
   builder.create<func::ReturnOp>(loc, ValueRange{total, packed});
+}
+
+func::FuncOp PipelineBuilder::buildStep() {
+  func::FuncOp step = createStep();
+  emitStepState();
+  PipelineSchedule schedule =
+      buildPipelineSchedule(config.schedule, stages.size(), config.microbatches);
+  if (scheduleOut)
+    *scheduleOut = schedule;
+  // Each tick: every stage's action, then the permutes that deliver what
+  // the tick's actions sent.
+  for (const auto &actions : schedule.ticks) {
+    Tick tick{zeros, zeros, {}, {}};
+    for (auto [s, action] : llvm::enumerate(actions)) {
+      if (action.kind == PipelineAction::Forward)
+        emitForward(s, action.microbatch, tick);
+      else if (action.kind == PipelineAction::Backward)
+        emitBackward(s, action.microbatch, tick);
+    }
+    emitPermutes(tick);
+  }
+  emitReturn();
   return step;
 }
 
