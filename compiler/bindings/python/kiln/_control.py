@@ -7,13 +7,12 @@ traced arrays a callable uses from outside into explicit operands). Outside
 a trace, they run compiled on concrete arrays, like kiln.numpy's functions.
 """
 
-import functools
-
 import numpy as np
 
 from . import _kiln
-from ._core import (Tensor, as_tensor, fail, flat_function, flat_tensors,
-                    int_dtype)
+from ._core import (Tensor, as_tensor, astype, dtype_of, fail,
+                    flat_function, flat_tensors, int_dtype)
+from ._eager import eager, positional_operands
 
 
 def _check_same(expected, got, what):
@@ -22,30 +21,13 @@ def _check_same(expected, got, what):
              "expected (the carried state keeps its structure)", TypeError)
 
 
-def _eager(name):
-    """Outside a trace, the primitive is compiled and run on its operands."""
-    def decorate(fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            if _kiln.is_tracing():
-                return fn(*args, **kwargs)
-            from ._jit import jit
-            bound = functools.partial(fn, **kwargs) if kwargs else fn
-            return jit(bound, static_argnums=_callables(args),
-                       name=name)(*args)
-        return wrapper
-    return decorate
+# Outside a trace, each primitive is compiled and run on its operands; the
+# callables and Python integers (loop bounds, lengths) are baked in, anew at
+# each call.
+_eager = eager(inputs=positional_operands, cache=False)
 
 
-def _callables(args):
-    """Arguments baked into the eager compilation: the callables and
-    Python integers (loop bounds, lengths)."""
-    return tuple(i for i, a in enumerate(args)
-                 if callable(a) or a is None or
-                 isinstance(a, int) and not isinstance(a, bool))
-
-
-@_eager("cond")
+@_eager
 def cond(pred, true_fn, false_fn, *operands):
     """true_fn(*operands) if pred else false_fn(*operands), with pred a
     traced bool scalar; both branches must return the same structure of
@@ -60,7 +42,7 @@ def cond(pred, true_fn, false_fn, *operands):
     return defs_true[0].unflatten(results)
 
 
-@_eager("while_loop")
+@_eager
 def while_loop(cond_fun, body_fun, init_val):
     """Repeats `val = body_fun(val)` while `cond_fun(val)` (a traced bool
     scalar) holds, starting from init_val; the trip count may depend on the
@@ -78,7 +60,7 @@ def while_loop(cond_fun, body_fun, init_val):
     return treedef.unflatten(_kiln.while_loop(predicate, body, leaves))
 
 
-@_eager("fori_loop")
+@_eager
 def fori_loop(lower, upper, body_fun, init_val):
     """`val = body_fun(i, val)` for i in range(lower, upper), i an int32
     scalar (int64 when a bound does not fit). With Python integer bounds
@@ -86,25 +68,23 @@ def fori_loop(lower, upper, body_fun, init_val):
     leaves, treedef = flat_tensors(init_val)
     if isinstance(lower, Tensor) or isinstance(upper, Tensor):
         def cond_fun(state):
-            return state[0] < state[1]
+            return _kiln.less(state[0], state[1])
 
         def step(state):
             i, hi, val = state
-            return i + 1, hi, body_fun(i, val)
-        from . import numpy as knp
-        wide = any(isinstance(b, Tensor) and b.dtype == np.int64 or
+            return _kiln.add(i, 1), hi, body_fun(i, val)
+        wide = any(isinstance(b, Tensor) and dtype_of(b) == np.int64 or
                    isinstance(b, int) and int_dtype(b) == np.int64
                    for b in (lower, upper))
-        lo_t = knp.astype(lower, np.int64 if wide else np.int32)
-        hi_t = knp.astype(upper, np.int64 if wide else np.int32)
+        lo_t = astype(as_tensor(lower), np.int64 if wide else np.int32)
+        hi_t = astype(as_tensor(upper), np.int64 if wide else np.int32)
         return while_loop(cond_fun, step, (lo_t, hi_t, init_val))[2]
 
     narrow = int_dtype(int(lower)) == int_dtype(int(upper)) == np.int32
 
     def body(i, xs):
         if narrow:
-            from . import numpy as knp
-            i = knp.astype(i, np.int32)
+            i = astype(i, np.int32)
         out, out_def = flat_tensors(body_fun(i, treedef.unflatten(xs)))
         _check_same(treedef, out_def, "kiln.fori_loop's body_fun")
         return out
@@ -112,7 +92,7 @@ def fori_loop(lower, upper, body_fun, init_val):
                                              leaves))
 
 
-@_eager("scan")
+@_eager
 def scan(f, init, xs=None, length=None):
     """JAX's scan: `carry, y = f(carry, x)` for each x along axis 0 of xs
     (a pytree), returning the final carry and the ys stacked along a new

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from . import _kiln
+from . import _kiln, _tree
 
 Tensor = _kiln.Tensor
 TraceError = _kiln.TraceError
@@ -60,6 +60,13 @@ def dtype_of(x):
     return _DTYPE_OF_CODE[x.dtype_code]
 
 
+def astype(x, dtype):
+    """The Tensor x as dtype: x itself when it has that dtype, else one
+    kiln.cast (kiln.numpy.astype, without its argument conversion)."""
+    code = dtype_code(dtype)
+    return x if code == x.dtype_code else _kiln.cast(x, code)
+
+
 def is_tensor(x):
     return isinstance(x, Tensor)
 
@@ -85,9 +92,11 @@ def _flat_items(x):
 
 
 def _stack_nested(x):
-    """A nested list mixing tensors and numbers as one stacked tensor."""
-    from . import numpy as knp
-    return knp.stack([as_tensor(e) for e in x])
+    """A nested list mixing tensors and numbers as one stacked tensor: each
+    entry with a new leading axis, joined along it (kiln.numpy.stack)."""
+    tensors = [as_tensor(e) for e in x]
+    return _kiln.concat([_kiln.reshape(t, [1] + list(t.shape))
+                         for t in tensors], 0)
 
 
 def int_dtype(value):
@@ -98,7 +107,6 @@ def int_dtype(value):
 
 def flat_tensors(tree):
     """(the leaves of `tree` as Tensors, its TreeDef)."""
-    from . import _tree
     leaves, treedef = _tree.flatten(tree)
     return [as_tensor(leaf) for leaf in leaves], treedef
 

@@ -12,7 +12,10 @@ a derivative rule).
 """
 
 from . import _core, _kiln
+from . import numpy as knp
 from ._core import fail, flat_function, flat_tensors
+from ._eager import eager, every_argument
+from ._jit import jit
 
 _GRAD, _VALUE_AND_GRAD, _VJP, _JVP = 0, 1, 2, 3
 
@@ -55,17 +58,16 @@ class _Transform:
     def __init__(self, fun, kind, argnums, has_aux):
         self._fun, self._kind = fun, kind
         self._argnums, self._has_aux = argnums, has_aux
-        self._jitted = None
         self.__name__ = ("grad_" if kind == _GRAD else "value_and_grad_") + \
             getattr(fun, "__name__", "fn")
         self.__wrapped__ = fun
+        self._call = eager(self._traced, name=self.__name__,
+                           inputs=every_argument)
 
     def __call__(self, *args):
-        if not _kiln.is_tracing():
-            if self._jitted is None:
-                from ._jit import jit
-                self._jitted = jit(self, name=self.__name__)
-            return self._jitted(*args)
+        return self._call(*args)
+
+    def _traced(self, *args):
         what = "kiln.grad" if self._kind == _GRAD else "kiln.value_and_grad"
         nums, many = _argnum_list(self._argnums, len(args), what)
         leaves, in_def = flat_tensors(args)
@@ -98,7 +100,6 @@ class _Transform:
     def _with_aux(self, flat, leaves, flat_argnums, out_defs, what):
         """Through the vjp transform: fun returns (loss, aux); the loss's
         cotangent is one, the float aux leaves' are zero."""
-        from . import numpy as knp
         probe = _kiln.trace("probe", [(l.dtype_code, list(l.shape), f"a{i}")
                                       for i, l in enumerate(leaves)], flat,
                             capture=True)
@@ -145,7 +146,9 @@ def vjp(fun, *primals):
     primal (the vector-Jacobian product). cotangent has the structure of
     fun's output; non-float outputs take no cotangent."""
     if not _kiln.is_tracing():
-        from ._jit import jit
+        # Two compiled functions, not one traced one: the forward pass now,
+        # and the backward pass (fun again, and its vjp) at each call of the
+        # pullback, wherever it is called.
         out = jit(fun, name="vjp_forward")(*primals)
 
         def eager_vjp(cotangent):
@@ -167,7 +170,6 @@ def vjp(fun, *primals):
         flat = flat_function(fun, in_def, [])
         results = _kiln.transform(_VJP, flat, float_leaves, leaves, cts)
         grads = dict(zip(float_leaves, results[len(out_leaves):]))
-        from . import numpy as knp
         flat_grads = [grads[i] if i in grads else knp.zeros_like(leaves[i])
                       for i in range(len(leaves))]
         return tuple(_group(flat_grads, ranges, range(len(ranges))))
@@ -191,10 +193,13 @@ def jvp(fun, primals, tangents):
     if len(primals) != len(tangents):
         fail(f"kiln.jvp: {len(primals)} primal(s) but {len(tangents)} "
              "tangent(s)", ValueError)
-    if not _kiln.is_tracing():
-        from ._jit import jit
-        return jit(lambda p, t: jvp(fun, p, t), name="jvp")(
-            tuple(primals), tuple(tangents))
+    return _jvp(fun, tuple(primals), tuple(tangents))
+
+
+# Outside a trace, compiled with the primals and tangents as inputs.
+@eager(name="jvp", inputs=lambda key, value: key != 0, cache=False)
+def _jvp(fun, primals, tangents):
+    """jvp on checked arguments (primals and tangents as tuples)."""
     leaves, in_def = flat_tensors(tuple(primals))
     t_leaves, t_def = flat_tensors(tuple(tangents))
     if t_def != in_def:
@@ -208,7 +213,6 @@ def jvp(fun, primals, tangents):
     out_def = out_defs[-1]
     out_leaves = results[:out_def.num_leaves]
     derived = iter(results[out_def.num_leaves:])
-    from . import numpy as knp
     out_tangents = [next(derived) if _is_float(o) else knp.zeros_like(o)
                     for o in out_leaves]
     return out_def.unflatten(out_leaves), out_def.unflatten(out_tangents)
@@ -225,10 +229,8 @@ def checkpoint(fun, prevent_cse=True, policy=None, static_argnums=()):
         fail("kiln.checkpoint: policy and static_argnums are not supported",
              NotImplementedError)
 
+    @eager(name="checkpoint", inputs=every_argument, cache=False)
     def checkpointed(*args):
-        if not _kiln.is_tracing():
-            from ._jit import jit
-            return jit(checkpointed, name="checkpoint")(*args)
         leaves, in_def = flat_tensors(args)
         out_defs = []
         flat = flat_function(fun, in_def, out_defs)

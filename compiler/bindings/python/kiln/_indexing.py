@@ -22,6 +22,7 @@ every element.
 import numpy as _np
 
 from . import _core, _kiln
+from . import numpy as knp
 from ._core import Tensor, fail
 
 
@@ -132,7 +133,6 @@ def _numpy_shape(x, index):
 
 def _take(x, indices, axis):
     """x's entries `indices` (a 1-D static list) along `axis`."""
-    from . import numpy as knp
     moved = knp.moveaxis(x, axis, 0)
     taken = _kiln.gather(moved, _np.asarray(indices, _np.int64))
     return knp.moveaxis(taken, 0, axis)
@@ -155,7 +155,6 @@ def _advanced_adjacent(index):
 
 
 def getitem(x, index):
-    from . import numpy as knp
     entries = _normalize(x, index)
     final_shape = _numpy_shape(x, index)
     advanced_any = any(_is_index_tensor(e) or isinstance(e, _np.ndarray)
@@ -254,7 +253,6 @@ def _combine(how, old, new):
     """The updated value of one position. kiln.numpy's ops, so that bools
     combine as numpy's ufuncs do (add and max: or; multiply and min:
     and)."""
-    from . import numpy as knp
     if how == "set":
         return new
     return {"add": knp.add, "multiply": knp.multiply, "min": knp.minimum,
@@ -295,7 +293,6 @@ class _AtUpdate:
 
 
 def _values(x, values, shape):
-    from . import numpy as knp
     v = knp.astype(_core.as_tensor(values) if isinstance(values, Tensor)
                    else _np.asarray(values), _core.dtype_of(x))
     return knp.broadcast_to(v, shape)
@@ -322,7 +319,6 @@ def _compared_update(x, index, values, how):
     with every element of x ([updates, x.size] of work).
     Repeated positions: `add` sums, `min`/`max` reduce, `set` keeps the
     last write (numpy's assignment)."""
-    from . import numpy as knp
     positions = getitem(knp.reshape(knp.arange(x.size, dtype=_np.int64),
                                     x.shape), index)
     count = positions.size
@@ -370,7 +366,6 @@ def _static_update(x, index, values, how):
     """numpy itself indexes the flat positions of x with the index as
     written (an Ellipsis that stands for no axes still orders the
     updated positions), so they line up with the values."""
-    from . import numpy as knp
     try:
         updated = _np.asarray(_np.arange(x.size).reshape(x.shape)[index])
     except IndexError as error:
@@ -403,7 +398,6 @@ def _static_update(x, index, values, how):
 
 def _slab_update(x, entries, values, how):
     """Integers (traced or not) and full slices: a mask selects the slab."""
-    from . import numpy as knp
     mask = None
     slab_shape = []
     for axis, entry in enumerate(entries):

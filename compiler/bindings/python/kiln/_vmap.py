@@ -14,7 +14,10 @@ kiln.jit and run on concrete arrays.
 import numpy as np
 
 from . import _core, _kiln
+from . import numpy as knp
 from ._core import fail, flat_function, flat_tensors
+from ._eager import eager, every_argument
+from ._grad import jvp, vjp
 
 
 def _prefix(axes, treedef, what):
@@ -47,16 +50,15 @@ def _normalized(axis, rank):
 class _Vmapped:
     def __init__(self, fun, in_axes, out_axes):
         self._fun, self._in_axes, self._out_axes = fun, in_axes, out_axes
-        self._jitted = None
         self.__name__ = "vmap_" + getattr(fun, "__name__", "fn")
         self.__wrapped__ = fun
+        self._call = eager(self._traced, name=self.__name__,
+                           inputs=every_argument)
 
     def __call__(self, *args):
-        if not _kiln.is_tracing():
-            if self._jitted is None:
-                from ._jit import jit
-                self._jitted = jit(self, name=self.__name__)
-            return self._jitted(*args)
+        return self._call(*args)
+
+    def _traced(self, *args):
         leaves, in_def = flat_tensors(args)
         in_axes = self._in_axes
         if isinstance(in_axes, list):
@@ -121,7 +123,6 @@ def _cut(x, leaves):
 def _unflat(vector, leaves, treedef):
     """A flat vector as a tree of `leaves`' shapes and dtypes (a tangent or
     a cotangent built from a row of the identity)."""
-    from . import numpy as knp
     return treedef.unflatten([
         knp.astype(knp.reshape(piece, tuple(leaf.shape)),
                    _core.dtype_of(leaf))
@@ -136,7 +137,6 @@ def _tree_jacobian(blocks, out_def, in_def):
 
 def _identity(leaves):
     """The identity over the leaves' elements, in the first leaf's dtype."""
-    from . import numpy as knp
     total = sum(int(np.prod(leaf.shape, dtype=np.int64)) for leaf in leaves)
     return knp.eye(total, dtype=_core.dtype_of(leaves[0]))
 
@@ -147,8 +147,6 @@ def jacfwd(fun, argnums=0):
     input leaf of shape T the block has shape S + T, laid out as JAX does
     (the output's structure, each leaf replaced by the input's). argnums:
     an int, or a tuple for a tuple of Jacobians."""
-    from . import numpy as knp
-    from ._grad import jvp
     nums = _argnum_tuple(argnums)
 
     def jacobian(*args):
@@ -179,8 +177,6 @@ def jacfwd(fun, argnums=0):
 def jacrev(fun, argnums=0):
     """The Jacobian of `fun` by reverse mode, as jax.jacrev: one vjp per
     output element, batched with vmap. Shapes and layout as jacfwd."""
-    from . import numpy as knp
-    from ._grad import vjp
     nums = _argnum_tuple(argnums)
 
     def jacobian(*args):
@@ -208,7 +204,6 @@ def jacrev(fun, argnums=0):
 
 
 def _tree_map_zeros(tree):
-    from . import numpy as knp
     leaves, treedef = flat_tensors(tree)
     return treedef.unflatten([knp.zeros_like(leaf) for leaf in leaves])
 
@@ -221,10 +216,6 @@ def hessian(fun, argnums=0):
 
 def _jit_outside(fn, name):
     """fn, compiled with kiln.jit when called outside a trace."""
-    from ._jit import jit
-    compiled = jit(fn, name=name)
-
-    def call(*args):
-        return fn(*args) if _kiln.is_tracing() else compiled(*args)
+    call = eager(fn, name=name, inputs=every_argument)
     call.__name__ = name
     return call

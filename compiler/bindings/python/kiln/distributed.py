@@ -26,7 +26,9 @@ by default one group of all ranks) and are differentiable. See
 docs/python.md, "Data parallelism".
 """
 
-from . import _kiln
+import numpy as np
+
+from . import _kiln, _tree
 from ._core import fail
 
 __all__ = ["Communicator", "mpi", "single", "block", "Sharded", "shard",
@@ -52,7 +54,6 @@ def single():
 def block(array, comm):
     """This rank's block of `array`'s rows: rows [r B / N, (r + 1) B / N)
     of its B rows for rank r of N."""
-    import numpy as np
     array = np.asarray(array)
     if array.ndim == 0:
         fail("kiln.distributed.block: a scalar has no rows to split",
@@ -90,8 +91,6 @@ def shard(tree, comm):
     """`tree` with every array of rank >= 1 replaced by this rank's
     Sharded block of it (rank-0 values, such as an optimizer's step count,
     stay whole)."""
-    import numpy as np
-    from ._tree import tree_map
 
     def cut(leaf):
         array = np.asarray(leaf)
@@ -104,14 +103,12 @@ def shard(tree, comm):
         return Sharded(padded[comm.rank * c:(comm.rank + 1) * c].copy(),
                        array.shape)
 
-    return tree_map(cut, tree)
+    return _tree.tree_map(cut, tree)
 
 
 def unshard(tree, comm):
     """`tree` with every Sharded block replaced by the whole tensor,
     gathered from all ranks (every rank must call it)."""
-    import numpy as np
-    from ._tree import tree_map
 
     def join(leaf):
         if not isinstance(leaf, Sharded):
@@ -119,7 +116,7 @@ def unshard(tree, comm):
         whole = comm.all_gather(np.ascontiguousarray(leaf.block))
         return whole[:int(np.prod(leaf.shape))].reshape(leaf.shape)
 
-    return tree_map(join, tree)
+    return _tree.tree_map(join, tree)
 
 
 class P:
@@ -170,7 +167,6 @@ def mesh_block(tree, spec, mesh, rank):
     that mesh. `spec` is what kiln.jit's in_shardings takes for one
     argument: a P, None (whole), or a container of those shaped like
     `tree` (a dict may leave keys out: whole)."""
-    import numpy as np
     if isinstance(tree, dict):
         return {k: mesh_block(v, spec.get(k) if isinstance(spec, dict)
                               else spec, mesh, rank)

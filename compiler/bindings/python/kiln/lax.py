@@ -18,7 +18,7 @@ from . import _kiln
 from . import numpy as knp
 from . import _core
 from ._core import fail
-from .numpy import _eager
+from ._eager import eager
 
 __all__ = ["conv_general_dilated", "conv", "conv_transpose",
            "reduce_window", "max", "add", "padtype_to_pads", "dynamic_slice",
@@ -116,7 +116,7 @@ def _from_order(x, perm):
     return _to_order(x, inverse)
 
 
-@_eager
+@eager
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None,
                          feature_group_count=1, batch_group_count=1,
@@ -168,7 +168,7 @@ def _conv_transpose_padding(k, s, padding):
     return int(low), int(total - low)
 
 
-@_eager
+@eager
 def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None,
                    dimension_numbers=None, transpose_kernel=False,
                    precision=None, preferred_element_type=None):
@@ -200,7 +200,7 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None,
                                 dimension_numbers=dimension_numbers)
 
 
-@_eager
+@eager
 def reduce_window(operand, init_value, computation, window_dimensions,
                   window_strides, padding, base_dilation=None,
                   window_dilation=None):
@@ -257,7 +257,7 @@ def _clamped_starts(shape, start_indices, sizes, what):
     return starts
 
 
-@_eager
+@eager
 def dynamic_slice(operand, start_indices, slice_sizes):
     """jax.lax.dynamic_slice: the window of `slice_sizes` at run-time
     `start_indices` (one per dim; negative ones count from the end), each
@@ -272,7 +272,7 @@ def dynamic_slice(operand, start_indices, slice_sizes):
     return x
 
 
-@_eager
+@eager
 def dynamic_update_slice(operand, update, start_indices):
     """jax.lax.dynamic_update_slice: `operand` with `update` written at
     run-time `start_indices` (negative ones count from the end), each
@@ -310,7 +310,7 @@ def _lax_op(fn, name, doc):
         return fn(*args)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
-    return _eager(op)
+    return eager(op)
 
 
 bitwise_and, bitwise_or, bitwise_xor = (knp.bitwise_and, knp.bitwise_or,
@@ -331,20 +331,20 @@ erf_inv = _lax_op(_kiln.erf_inv, "erf_inv",
                   "The inverse error function; +-inf at +-1, NaN beyond.")
 
 
-@_eager
+@eager
 def bitcast_convert_type(operand, new_dtype):
     """The bits of every element read as `new_dtype` of the same width
     (float32 <-> int32 <-> uint32, float64 <-> int64)."""
     return _kiln.bitcast_convert_type(operand, _core.dtype_code(new_dtype))
 
 
-@_eager
+@eager
 def sort(operand, dimension=-1, is_stable=True):
     """Ascending stable sort along `dimension` (always stable)."""
     return _kiln.sort(operand, dimension, False)[0]
 
 
-@_eager
+@eager
 def sort_key_val(keys, values, dimension=-1, is_stable=True):
     """(keys sorted stably along `dimension`, values in the same order);
     values of keys' shape."""

@@ -7,30 +7,31 @@ import math
 
 import numpy as np
 
-from . import _core, _kiln, lax
+from . import _core, _kiln, lax, random
 from . import numpy as knp
 from ._core import fail
-from .numpy import _eager, _float_of
+from ._eager import eager
+from .numpy._base import _float_of
 
 
-@_eager
+@eager
 def relu(x):
     return _kiln.relu(x)
 
 
-@_eager
+@eager
 def sigmoid(x):
     return _kiln.sigmoid(_float_of(x))
 
 
-@_eager
+@eager
 def softplus(x):
     """log(1 + exp(x)), computed without overflow."""
     x = _float_of(x)
     return knp.maximum(x, 0.0) + knp.log1p(knp.exp(-knp.abs(x)))
 
 
-@_eager
+@eager
 def silu(x):
     x = _float_of(x)
     return x * _kiln.sigmoid(x)
@@ -39,7 +40,7 @@ def silu(x):
 swish = silu
 
 
-@_eager
+@eager
 def gelu(x, approximate=True):
     x = _float_of(x)
     if approximate:
@@ -48,17 +49,17 @@ def gelu(x, approximate=True):
     return 0.5 * x * (1.0 + _kiln.erf(x / math.sqrt(2.0)))
 
 
-@_eager
+@eager
 def softmax(x, axis=-1):
     return _kiln.softmax(_float_of(x), axis)
 
 
-@_eager
+@eager
 def log_softmax(x, axis=-1):
     return _kiln.log_softmax(_float_of(x), axis)
 
 
-@_eager
+@eager
 def scaled_dot_product_attention(query, key, value, mask=None,
                                  is_causal=False, scale=None):
     """softmax(query @ key^T * scale + mask) @ value over the last two
@@ -74,7 +75,7 @@ def scaled_dot_product_attention(query, key, value, mask=None,
         None if scale is None else float(scale))
 
 
-@_eager
+@eager
 def logsumexp(a, axis=None, keepdims=False):
     """log(sum(exp(a))) over `axis`, stable for large values. An all
     -inf slice gives -inf (its max is not subtracted: -inf - -inf would
@@ -88,7 +89,7 @@ def logsumexp(a, axis=None, keepdims=False):
         result, axis=axis if axis is not None else None)
 
 
-@_eager
+@eager
 def one_hot(x, num_classes, dtype=np.float32):
     """x's integers as one-hot vectors along a new last axis."""
     x = knp.asarray(x)
@@ -96,7 +97,7 @@ def one_hot(x, num_classes, dtype=np.float32):
     return knp.astype(knp.equal(knp.expand_dims(x, -1), classes), dtype)
 
 
-@_eager
+@eager
 def layer_norm(x, gamma, beta, eps=1e-5, axis=-1):
     mean = knp.mean(x, axis=axis, keepdims=True)
     centered = x - mean
@@ -104,35 +105,35 @@ def layer_norm(x, gamma, beta, eps=1e-5, axis=-1):
     return centered * _kiln.rsqrt(var + eps) * gamma + beta
 
 
-@_eager
+@eager
 def relu6(x):
     return knp.clip(_float_of(x), 0.0, 6.0)
 
 
-@_eager
+@eager
 def leaky_relu(x, negative_slope=0.01):
     x = _float_of(x)
     return knp.where(x >= 0, x, negative_slope * x)
 
 
-@_eager
+@eager
 def elu(x, alpha=1.0):
     x = _float_of(x)
     return knp.where(x > 0, x, alpha * knp.expm1(knp.minimum(x, 0.0)))
 
 
-@_eager
+@eager
 def log_sigmoid(x):
     """log(sigmoid(x)) = -softplus(-x), without overflow."""
     return -softplus(-_float_of(x))
 
 
-@_eager
+@eager
 def hard_sigmoid(x):
     return relu6(_float_of(x) + 3.0) / 6.0
 
 
-@_eager
+@eager
 def hard_swish(x):
     x = _float_of(x)
     return x * hard_sigmoid(x)
@@ -163,7 +164,7 @@ def _per_dim(value, spatial):
         else (int(value),) * spatial
 
 
-@_eager
+@eager
 def conv(x, w, strides=None, padding="SAME", dilation=None, groups=1,
          layout="NCHW"):
     """An N-d convolution layer's product (add the bias yourself): x is
@@ -181,7 +182,7 @@ def conv(x, w, strides=None, padding="SAME", dilation=None, groups=1,
         feature_group_count=groups)
 
 
-@_eager
+@eager
 def conv_transpose(x, w, strides=None, padding="SAME", dilation=None,
                    layout="NCHW"):
     """The transposed convolution of jax.lax.conv_transpose (Flax's
@@ -210,7 +211,7 @@ def _pool_window(x, window, strides, padding, layout):
     return before + window + after, before + strides + after, padding
 
 
-@_eager
+@eager
 def max_pool(x, window, strides=None, padding="VALID", layout="NCHW"):
     """Max pooling over the spatial dims (strides default to the window;
     padding as for conv, padded positions never win)."""
@@ -220,7 +221,7 @@ def max_pool(x, window, strides=None, padding="VALID", layout="NCHW"):
                                            layout))
 
 
-@_eager
+@eager
 def avg_pool(x, window, strides=None, padding="VALID", layout="NCHW",
              count_include_pad=True):
     """Average pooling (strides default to the window). With
@@ -237,7 +238,7 @@ def avg_pool(x, window, strides=None, padding="VALID", layout="NCHW",
     return total / count
 
 
-@_eager
+@eager
 def batch_norm(x, scale, bias, mean, var, training, momentum=0.9, eps=1e-5,
                axis=1):
     """Batch normalization over every dim but `axis` (the channels: 1 for
@@ -267,7 +268,7 @@ def batch_norm(x, scale, bias, mean, var, training, momentum=0.9, eps=1e-5,
     return y, (new_mean, new_var)
 
 
-@_eager
+@eager
 def embedding(table, ids):
     """The rows of `table` [vocabulary, features] at the integer `ids` (any
     shape): [*ids.shape, features]. Out-of-range ids are clamped; the
@@ -289,9 +290,8 @@ def dropout(key, rate, x, deterministic=False):
     return _dropout(key, float(rate), x)
 
 
-@_eager
+@eager
 def _dropout(key, rate, x):
-    from . import random
     x = _float_of(_core.as_tensor(x))
     if rate == 1.0:
         return knp.zeros_like(x)

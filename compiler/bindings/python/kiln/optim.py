@@ -29,6 +29,7 @@ import numpy as np
 from . import _core, _kiln, _tree
 from . import numpy as knp
 from ._core import Tensor, fail
+from ._eager import eager, every_argument
 
 __all__ = ["Optimizer", "LossScaler", "sgd", "adam", "adamw"]
 
@@ -40,7 +41,9 @@ class Optimizer:
     def __init__(self, impl, description):
         self._impl = impl
         self._description = description
-        self._jitted = None
+        self._compiled_update = eager(self._traced_update,
+                                      name="optim_update",
+                                      inputs=every_argument)
         # Checks the hyper-parameters now rather than at the first update.
         impl.state_specs([])
 
@@ -70,26 +73,20 @@ class Optimizer:
         of `params`; `lr`, when given (a number or a 0-d array, traced or
         not), replaces the optimizer's learning rate for this step, so that
         a schedule does not recompile the step."""
-        if not _kiln.is_tracing():
-            return self._eager_update(params, grads, state, lr)
+        if (not _kiln.is_tracing() and lr is not None
+                and not isinstance(lr, (np.ndarray, np.generic))):
+            # Outside a trace, an input of the compiled step as exact as
+            # the constant lr of a traced one.
+            lr = np.float64(lr)
+        return self._compiled_update(params, grads, state, lr)
+
+    def _traced_update(self, params, grads, state, lr):
         param_leaves, grad_leaves, treedef, lr = _step_arguments(params,
                                                                  grads, lr)
         new_params, new_state = self._impl.step(
             param_leaves, grad_leaves, self._state_leaves(state, treedef), lr)
         return treedef.unflatten(new_params), self._state_tree(new_state,
                                                                treedef)
-
-    def _eager_update(self, params, grads, state, lr):
-        if self._jitted is None:
-            from ._jit import jit
-
-            def update(params, grads, state, lr):
-                return self.update(params, grads, state, lr)
-            update.__name__ = "optim_update"
-            self._jitted = jit(update)
-        if lr is not None and not isinstance(lr, (np.ndarray, np.generic)):
-            lr = np.float64(lr)
-        return self._jitted(params, grads, state, lr)
 
     def _state_tree(self, flat, treedef):
         """The state dict from the C++ layout: the count, then each slot

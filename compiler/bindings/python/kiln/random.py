@@ -30,7 +30,7 @@ from . import _kiln
 from . import _core
 from . import numpy as knp
 from ._core import fail
-from .numpy import _eager
+from ._eager import eager
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "per_rank",
            "bits", "uniform", "normal", "truncated_normal", "randint",
@@ -73,7 +73,7 @@ def PRNGKey(seed):
     return _key(_as_key_input(seed))
 
 
-@_eager
+@eager
 def _key(seed):
     return _kiln.random_key(seed)
 
@@ -90,7 +90,7 @@ def key_data(keys):
     return keys
 
 
-@_eager
+@eager
 def _split(key, num):
     return _kiln.random_split(key, num)
 
@@ -105,7 +105,7 @@ def split(key, num=2):
     return knp.reshape(keys, shape + (2,))
 
 
-@_eager
+@eager
 def _fold_in(key, data):
     return _kiln.random_fold_in(key, data)
 
@@ -116,14 +116,14 @@ def fold_in(key, data):
     return _fold_in(key, _as_key_input(data))
 
 
-@_eager
+@eager
 def per_rank(key):
     """fold_in(key, rank): a key of this rank's own in an SPMD program
     (kiln.distributed)."""
     return _kiln.random_per_rank(key)
 
 
-@_eager
+@eager
 def _bits(key, shape):
     return _kiln.random_bits(key, shape)
 
@@ -136,7 +136,7 @@ def bits(key, shape=(), dtype=None):
     return _bits(key, _shape(shape, "kiln.random.bits"))
 
 
-@_eager
+@eager
 def _uniform(key, shape, code, minval, maxval):
     return _kiln.random_uniform(key, shape, code, minval, maxval)
 
@@ -148,7 +148,7 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
                     _float_code(dtype, "kiln.random.uniform"), minval, maxval)
 
 
-@_eager
+@eager
 def _normal(key, shape, code):
     return _kiln.random_normal(key, shape, code)
 
@@ -159,7 +159,7 @@ def normal(key, shape=(), dtype=None):
                    _float_code(dtype, "kiln.random.normal"))
 
 
-@_eager
+@eager
 def _truncated_normal(key, lower, upper, shape, code):
     return _kiln.random_truncated_normal(key, lower, upper, shape, code)
 
@@ -178,7 +178,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
                              None if shape is None else _shape(shape, what), code)
 
 
-@_eager
+@eager
 def _gumbel(key, shape, code):
     return _kiln.random_gumbel(key, shape, code)
 
@@ -190,7 +190,7 @@ def gumbel(key, shape=(), dtype=None):
                    _float_code(dtype, "kiln.random.gumbel"))
 
 
-@_eager
+@eager
 def _randint(key, shape, minval, maxval, code):
     return _kiln.random_randint(key, shape, minval, maxval, code)
 
@@ -202,7 +202,7 @@ def randint(key, shape, minval, maxval, dtype=None):
                     maxval, _core.dtype_code(dtype))
 
 
-@_eager
+@eager
 def _bernoulli(key, p, shape):
     return _kiln.random_bernoulli(key, p, shape)
 
@@ -214,12 +214,12 @@ def bernoulli(key, p=0.5, shape=None):
                       _shape(shape, "kiln.random.bernoulli"))
 
 
-@_eager
+@eager
 def _categorical(key, logits, axis, shape):
     return _kiln.random_categorical(key, logits, axis, shape)
 
 
-@_eager
+@eager
 def _categorical_without_replacement(key, logits, axis, shape, draws):
     logits = knp.asarray(logits)
     noisy = logits + gumbel(key, logits.shape, logits.dtype)
@@ -262,7 +262,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True):
     return _categorical_without_replacement(key, logits, axis, shape, draws)
 
 
-@_eager
+@eager
 def _permutation(key, x, axis):
     return _kiln.random_permutation(key, x, axis)
 
@@ -278,7 +278,7 @@ def permutation(key, x, axis=0, independent=False):
     return _permutation(key, x, int(axis))
 
 
-@_eager
+@eager
 def _choice(key, a, shape, replace, p, axis, draws):
     """jax.random.choice's draw (the public choice checks the arguments):
     a is an int n (draw from range(n)) or an array whose slices along
