@@ -44,6 +44,10 @@ if getattr(config, "kiln_has_dnnl", False):
     config.available_features.add("dnnl")
 if getattr(config, "kiln_has_openmp", False):
     config.available_features.add("openmp")
+# The CUDA backend, which a build configured with -DKILN_CUDA_BACKEND=OFF
+# leaves out: the tests of its passes and PTX are unsupported there.
+if getattr(config, "kiln_has_cuda_backend", False):
+    config.available_features.add("cuda-backend")
 
 # mpirun and the MPI communicator plug-in (built where OpenMPI was found at
 # configure time): tests that run modules with collectives on several ranks

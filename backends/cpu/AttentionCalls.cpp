@@ -50,7 +50,7 @@ namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUOUTLINEATTENTION
 #define GEN_PASS_DEF_KILNCPUATTENTIONCALLS
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CpuPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

@@ -59,7 +59,7 @@ namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUOUTLINEDNNLCONVS
 #define GEN_PASS_DEF_KILNCPUCONVTODNNL
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CpuPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

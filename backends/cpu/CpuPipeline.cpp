@@ -241,7 +241,17 @@ struct CpuLoweringPipelineOptions
 };
 } // namespace
 
+namespace mlir {
+namespace kiln {
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "kiln/Backends/CpuPasses.h.inc"
+} // namespace
+} // namespace kiln
+} // namespace mlir
+
 void kiln::registerCpuPipelines() {
+  registerKilnCpuPasses();
   PassPipelineRegistration<CpuLoweringPipelineOptions>(
       "kiln-cpu-lowering",
       "Lower kiln functions to the LLVM dialect with native entry wrappers",

@@ -15,7 +15,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUEXPANDBFLOAT16
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CpuPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

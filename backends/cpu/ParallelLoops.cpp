@@ -47,7 +47,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUPARALLELLOOPS
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CpuPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

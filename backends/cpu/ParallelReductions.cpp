@@ -33,7 +33,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUPARALLELREDUCTIONS
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CpuPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

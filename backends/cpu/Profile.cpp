@@ -54,7 +54,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUPROFILE
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CpuPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

@@ -55,7 +55,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUSINCOS
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CpuPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

@@ -26,7 +26,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDABLOCKREDUCTIONS
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CudaPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

@@ -253,7 +253,19 @@ struct CudaLoweringPipelineOptions
 };
 } // namespace
 
+namespace mlir {
+namespace kiln {
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "kiln/Backends/CudaPasses.h.inc"
+} // namespace
+} // namespace kiln
+} // namespace mlir
+
+bool kiln::hasCudaBackend() { return true; }
+
 void kiln::registerCudaPipelines() {
+  registerKilnCudaPasses();
   PassPipelineRegistration<CudaLoweringPipelineOptions>(
       "kiln-cuda-lowering",
       "Lower kiln functions to host code in the LLVM dialect and PTX kernels",

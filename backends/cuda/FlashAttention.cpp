@@ -54,7 +54,7 @@ namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDAOUTLINEATTENTION
 #define GEN_PASS_DEF_KILNCUDAFLASHATTENTION
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CudaPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

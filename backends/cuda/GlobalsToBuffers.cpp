@@ -15,7 +15,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDAGLOBALSTOBUFFERS
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CudaPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

@@ -70,7 +70,7 @@ namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDAOUTLINECONVS
 #define GEN_PASS_DEF_KILNCUDALIBRARYCONV
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CudaPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

@@ -27,7 +27,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDAMAPPARALLELLOOPS
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CudaPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

@@ -41,7 +41,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDAPLANARENA
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CudaPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

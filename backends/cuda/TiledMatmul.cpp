@@ -20,7 +20,7 @@
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDATILEDMATMUL
-#include "kiln/Backends/Passes.h.inc"
+#include "kiln/Backends/CudaPasses.h.inc"
 } // namespace kiln
 } // namespace mlir
 

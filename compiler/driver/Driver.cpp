@@ -172,6 +172,10 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
     pm.addPass(mlir::kiln::createAutocast(autocast));
   }
   if (options.target == Target::Cuda) {
+    if (!mlir::kiln::hasCudaBackend())
+      return module.emitError(
+          "this kiln was built without the CUDA backend "
+          "(-DKILN_CUDA_BACKEND=OFF); compile for the CPU (--target=cpu)");
     if (options.cpu.profile)
       return module.emitError(
           "profiling (--profile) is not supported for the CUDA target; "

@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-async-launches | FileCheck %s
 
 // Two launches and a contiguous copy are chained on one token without a

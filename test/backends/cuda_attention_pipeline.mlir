@@ -5,6 +5,7 @@
 // the plan held 37,814,272 bytes), the written-out form is recognized
 // and takes the same kernel, its gradient takes the gradient's kernels,
 // and the PTX assembles for sm_80 and sm_90.
+// REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --memory-report -o %t.kmod 2>&1 | FileCheck %s
 // CHECK: device memory plan for @kiln_impl_att_grad: 6 intermediates of 8454144 bytes in total
 // CHECK: device memory plan for @kiln_impl_att: 1 intermediates of 2097152 bytes in total

@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-block-reductions | FileCheck %s
 
 // A row sum: one block per row (8 blocks), 128 threads (the 100 reduced

@@ -6,6 +6,7 @@
 // device communicator queues each exchange on the module's stream (NCCL),
 // after the kernel that produced its operand and before the one that reads
 // its result. The PTX assembles with ptxas where the toolkit is installed.
+// REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=mlir | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --emit=mlir | FileCheck %s --check-prefix=SLOTS
 // RUN: kiln-compile %s --target=cuda -o %t.kmod

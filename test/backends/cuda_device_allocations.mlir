@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-device-allocations --verify-diagnostics | FileCheck %s
 
 // Buffers only kernels touch become device memory, allocated on the

@@ -3,6 +3,7 @@
 // buffers (and of one marked kiln.cuda_attention_grad by two): a few threads (lanes) per query row, each holding its share of
 // the row's head dims in registers, key and value tiles staged in
 // workgroup memory, an online softmax per row, no scores buffer.
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --kiln-cuda-flash-attention="rows-per-block=4 keys-per-tile=3" | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \

@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-globals-to-buffers --verify-diagnostics | FileCheck %s
 
 // A constant is copied into a fresh buffer on the host; every use reads the

@@ -6,6 +6,7 @@
 // predicate and the constant copied in share its bytes). GPU runtime
 // calls, and the PTX, go through slots the runtime fills; the PTX is
 // stored once in the .kmod.
+// REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=llvm | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --emit=llvm | FileCheck %s --check-prefix=STACK
 // RUN: kiln-compile %s --target=cuda -o %t.kmod

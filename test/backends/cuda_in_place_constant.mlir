@@ -6,6 +6,7 @@
 // canonicalizations are kiln-canonicalize-buffers
 // (backends/common/BufferizationPipeline.cpp), which makes the kernel a
 // fill: a second launch, given the constant.
+// REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=mlir | FileCheck %s
 
 // CHECK-LABEL: llvm.func internal @kiln_impl_argmin_constant_body(

@@ -1,6 +1,7 @@
 // A CUDA module on a machine without a CUDA driver: it loads and lists,
 // and running it says why it cannot run.
 // UNSUPPORTED: cuda-driver
+// REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda -o %t.kmod
 // RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST
 // RUN: not kiln-run %t.kmod --input 1.5 2>&1 | FileCheck %s --check-prefix=CALL

@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(gpu.module(kiln-cuda-libdevice-calls))' | FileCheck %s
 
 // The math ops convert-gpu-to-nvvm skips become calls of libdevice, one

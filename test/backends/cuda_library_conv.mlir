@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-library-conv --verify-diagnostics | FileCheck %s
 
 // A call of a marked function becomes a call of the runtime's

@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-map-parallel-loops | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-map-parallel-loops=block-size=128 | FileCheck %s --check-prefix=B128
 

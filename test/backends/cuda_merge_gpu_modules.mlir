@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --kiln-cuda-merge-gpu-modules | FileCheck %s
 
 // Two outlined kernels with the same function name end up in one module,

@@ -3,6 +3,7 @@
 // a body that only allocates the results; f32 kiln.attention_grad the
 // same way, marked kiln.cuda_attention_grad. Other element types stay for
 // the composition, as do head dims too wide for the kernel.
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-attention | FileCheck %s
 
 // CHECK-LABEL: func.func @forward(

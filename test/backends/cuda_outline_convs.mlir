@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-convs | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-convs=tf32=true | FileCheck %s --check-prefix=TF32
 

@@ -7,6 +7,7 @@
 // (CudaPipeline.cpp). Before, every such gradient failed with "LLVM
 // Translation failed for operation: builtin.unrealized_conversion_cast"
 // (kiln-program-fuzz --cuda --grad: 19 of 140 programs).
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --kiln-grad=function=main | kiln-compile - --target=cuda --emit=llvm | FileCheck %s
 // RUN: kiln-opt %s --kiln-grad=function=main | kiln-compile - --target=cuda -o %t.kmod
 // RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST

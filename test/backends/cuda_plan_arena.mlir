@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-plan-arena=report --verify-diagnostics | FileCheck %s
 
 // Three intermediates only kernels touch: %a and %b are live together, %c

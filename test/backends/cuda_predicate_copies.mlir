@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-predicate-copies | FileCheck %s
 
 // The predicate of a loop, written by a kernel, is copied into a host

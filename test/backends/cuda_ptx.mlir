@@ -1,5 +1,6 @@
 // The PTX of each kind of kernel the CUDA backend generates today; float
 // matmuls are kernels only with --no-cublas, otherwise cuBLASLt calls.
+// REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --no-cublas --emit=ptx | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx | FileCheck %s --check-prefix=SM90
 // RUN: kiln-compile %s --target=cuda --emit=ptx | FileCheck %s --check-prefix=LIBRARY

@@ -1,5 +1,5 @@
 // The PTX assembles with the CUDA toolkit's ptxas for sm_80 and sm_90.
-// REQUIRES: ptxas
+// REQUIRES: cuda-backend, ptxas
 // RUN: kiln-compile %s --target=cuda --emit=ptx -o %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 %t.sm80.ptx -o %t.sm80.cubin
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx -o %t.sm90.ptx

@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-scalar-kernels | FileCheck %s
 
 // A rank-0 comparison (a loop predicate) and a store of a host value (a

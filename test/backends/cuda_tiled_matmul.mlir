@@ -1,3 +1,4 @@
+// REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-tiled-matmul | FileCheck %s
 
 // A 40x24 = 40x30 * 30x24 matmul: 2x3 blocks of 16x16 threads, two tiles

@@ -79,7 +79,8 @@ bool cpuHasDnnl();
 void buildCpuLoweringPipeline(OpPassManager &pm,
                               const CpuOptions &options = CpuOptions());
 
-/// Registers `--kiln-cpu-lowering` (the pipeline above) for kiln-opt;
+/// Registers the CPU backend's passes (CpuPasses.td) and
+/// `--kiln-cpu-lowering` (the pipeline above) for kiln-opt;
 /// `--kiln-cpu-lowering=fuse=false` turns fusion off.
 void registerCpuPipelines();
 

@@ -55,6 +55,12 @@ struct CudaOptions {
   bool tf32 = false;
 };
 
+/// Whether this kiln has the CUDA backend (the library KilnBackendsCuda,
+/// built unless configured with -DKILN_CUDA_BACKEND=OFF). Without it the
+/// functions below exist but compile nothing: the driver asks first and
+/// refuses --target=cuda with an error that says so.
+bool hasCudaBackend();
+
 /// Whether `arch` is an architecture the backend generates PTX for
 /// (sm_70, sm_75, sm_80, sm_86, sm_89, sm_90); sets `ptxFeature` to the
 /// PTX ISA version it needs (e.g. "+ptx70").
@@ -70,7 +76,8 @@ void registerCudaDialects(DialectRegistry &registry);
 void buildCudaLoweringPipeline(OpPassManager &pm,
                                const CudaOptions &options = CudaOptions());
 
-/// Registers `--kiln-cuda-lowering` (options: arch, fuse, library-matmul,
+/// Registers the CUDA backend's passes (CudaPasses.td) and
+/// `--kiln-cuda-lowering` (options: arch, fuse, library-matmul,
 /// library-conv, tf32) for kiln-opt.
 void registerCudaPipelines();
 

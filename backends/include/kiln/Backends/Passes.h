@@ -13,8 +13,16 @@ class TypeConverter;
 namespace kiln {
 class FusedKernelOp;
 
+// The passes both targets run (Passes.td), then each target's (CpuPasses.td,
+// CudaPasses.td, whose passes live in KilnBackendsCuda). Each target's
+// passes are registered with its pipelines (registerCpuPipelines(),
+// registerCudaPipelines()), the shared ones by registerKilnBackendsPasses().
 #define GEN_PASS_DECL
 #include "kiln/Backends/Passes.h.inc"
+#define GEN_PASS_DECL
+#include "kiln/Backends/CpuPasses.h.inc"
+#define GEN_PASS_DECL
+#include "kiln/Backends/CudaPasses.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "kiln/Backends/Passes.h.inc"

@@ -1,0 +1,479 @@
+//===- CpuPasses.td - the CPU backend's passes -------------*- tablegen -*-===//
+//
+// The passes of the CPU backend (backends/cpu/), registered by
+// registerKilnCpuPasses().
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_CPUPASSES_TD
+#define KILN_BACKENDS_CPUPASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnCpuTileFusedReductions
+    : Pass<"kiln-cpu-tile-fused-reductions", "mlir::func::FuncOp"> {
+  let summary = "Make each reduction region of kiln-fuse one loop nest over its rows";
+  let description = [{
+    Runs on tensors after `kiln-fuse-linalg-groups`, before
+    `kiln-inline-fused-kernels`. In a `kiln.fused_kernel` that `kiln-fuse`
+    made around reductions (softmax, layer norm, log-sum-exp), the last
+    all-parallel `linalg.generic` is tiled with `scf.forall`, one row per
+    iteration along the dims it reads reduction results by, and the
+    kernel's linalg producers (the reductions, their fills and elementwise
+    prologues) are fused into the loop with
+    `scf::tileConsumerAndFuseProducersUsingSCF`. Each row's reductions are
+    then computed right before the row is normalized, while it is in cache,
+    and the rows are independent iterations of one parallel loop. Ops of
+    other kernels, and contractions, are never fused in. A kernel of kind
+    reduction without a reduction in its body is an error. Before tiling, a
+    reduction whose length is a multiple of 64 f32 (32 f64) elements is split
+    (upstream `splitReduction`) into that many per-lane partial results, so
+    that its innermost loop is parallel and vectorizes. Each tile the loop
+    writes is a shared output of the `scf.forall`, so that bufferization
+    writes it in place rather than into a buffer per iteration.
+  }];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def KilnCpuMathApproximation
+    : Pass<"kiln-cpu-math-approximation", "mlir::func::FuncOp"> {
+  let summary = "Replace f32 transcendentals by vectorizable polynomials";
+  let description = [{
+    Upstream's polynomial approximations
+    (`populateMathPolynomialApproximationPatterns`) rewrite f32 `math.tanh`,
+    `exp`, `expm1`, `log`, `log1p`, `log2`, `erf`, `atan`, `atan2` and
+    `cbrt` into arith ops, so that loops containing them vectorize instead
+    of calling libm once per element. f64 math and f32
+    `asin`/`acos` (upstream's polynomial is off by up to 1e-2) stay libm
+    calls; f32 `sin`/`cos` (upstream's range reduction is weak for large
+    arguments) are left to `kiln-cpu-sin-cos`. `math.powf` with a constant
+    exponent of 2 or 3 (of any float type) becomes `x * x` or `x * x * x`
+    (GELU's tanh form cubes its input), other powers stay libm calls.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def KilnCpuSinCos : Pass<"kiln-cpu-sin-cos", "mlir::ModuleOp"> {
+  let summary = "Call one vectorizable f32 sin and cos, the same on every path";
+  let description = [{
+    Replaces each f32 `math.sin` and `math.cos` by a call of `kiln_sinf` /
+    `kiln_cosf`, which the pass defines in the module along with 4-, 8- and
+    16-lane forms named in LLVM's "vector-function-abi-variant" attribute,
+    so that LLVM's loop vectorizer calls a vector form in vectorized loops
+    and the scalar one elsewhere. Both forms compute each element by the
+    same operations (Cody-Waite reduction in f64 and polynomials for
+    |x| < 2^24, libm beyond, for infinities and NaN), so a value computed in
+    a vectorized loop and in a scalar one is the same to the last bit.
+    f64 `sin`/`cos` stay libm calls.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def KilnCpuByteBooleans : Pass<"kiln-cpu-byte-booleans", "mlir::ModuleOp"> {
+  let summary = "Read and write i1 buffers as bytes, so their loops vectorize";
+  let description = [{
+    Rewrites each scalar `llvm.load` of i1 into a load of i8
+    compared with zero (`icmp ne`), and each such `llvm.store` of i1 into a
+    store of the value zero-extended to i8. A buffer of i1 already holds one
+    byte per element, so memory is unchanged; but LLVM's loop vectorizer
+    does not widen accesses of a type whose bit size differs from its size
+    in memory, and left every loop that reads or writes a boolean buffer
+    (a comparison kept for a gradient, a mask) scalar. Runs on the LLVM
+    dialect, at the end of the CPU lowering.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def KilnCpuExpandBFloat16
+    : Pass<"kiln-cpu-expand-bf16", "mlir::func::FuncOp"> {
+  let summary = "Convert between bf16 and f32 with integer ops";
+  let description = [{
+    Upstream's `populateExpandBFloat16Patterns` rewrites `arith.extf` from
+    bf16 and `arith.truncf` to bf16 (rounding to nearest even, NaN kept)
+    into integer shifts and bit casts. x86 has no bf16 conversions below
+    AVX512-BF16, and LLVM calls `__truncsfbf2` for `fptrunc` to bfloat,
+    which the C runtime the shared objects are linked against (GCC 12's
+    libgcc) does not provide. The kiln lowering computes in f32 and only
+    converts at loads and stores (ElementwiseLowering.cpp), so these two
+    ops are all the bf16 the code holds. AVX-512 BF16's `vcvtneps2bf16`, which
+    LLVM selects for `fptrunc` where the target has it, is not used: it
+    flushes subnormal results to zero (1e-39f gives 0x0000 where rounding
+    to nearest even gives 0x000b), so the integer rounding stays on every
+    host.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
+  let summary = "Call oneDNN's GEMM or matmul primitive for f32 and bf16 matmuls";
+  let description = [{
+    Runs on memrefs, after bufferization. Every contraction of the form
+    C[b, m, n] += A[b, m, k] * B[b, k, n] on f32, or on bf16 A and B into f32
+    C, A possibly indexed [b, k, m] and B [b, n, k], the batch dim optional
+    (`linalg.matmul`, `batch_matmul`, their `_transpose_a/_b` variants,
+    contraction generics), whose operands are statically shaped with
+    contiguous rows (last stride 1) or columns, and that does at least
+    `min-macs` multiply-adds, becomes a oneDNN call:
+    - bf16 products, and f32 ones that read B transposed and A not (dY W^T,
+      Q K^T), call `kiln_dnnl_matmul` (backends/cpu/support/DnnlMatmul.c):
+      oneDNN's matmul primitive, created by a call site's first call and
+      cached in a slot of its own (a module global), one call for a whole
+      batch. Its brgemm kernels run these faster than the GEMMs do (the
+      measurements are in MatmulToDnnl.cpp); where oneDNN has no
+      implementation but its reference one, the call runs the GEMM.
+    - the other f32 products call the row-major
+      `dnnl_sgemm(ta, tb, M, N, K, 1, A, lda, B, ldb, 1, C, ldc)` ('T' for a
+      transposed operand; one call per batch, in an `scf.for`, or spread
+      over the threads in an `scf.parallel` for many small products).
+    Leading dimensions and batch strides are taken from the strides. C
+    accumulates, as linalg accumulates into its init, unless the op right
+    before is a `linalg.fill` of the init with zero: that fill is dropped
+    and the call overwrites C. The module must then be linked against
+    libdnnl (and kiln's kiln_dnnl_support archive).
+  }];
+  let options = [
+    Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
+           "Products with fewer multiply-adds than this stay loops">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCpuOutlineDnnlConvs
+    : Pass<"kiln-cpu-outline-dnnl-convs", "mlir::ModuleOp"> {
+  let summary = "Move each f32 or bf16 kiln.conv that oneDNN takes into a "
+                "function";
+  let description = [{
+    Runs on kiln IR, before fusion. Every f32 or bf16 `kiln.conv` with 1 to 3
+    spatial dims, no input dilation (`lhs_dilation` all 1), no empty
+    dimension and at least `min-macs` multiply-adds is moved into a new
+    private function `@kiln_dnnl_conv_<n>(input, weight[, bias][, addend])
+    -> result`, which the op's call site calls. The epilogue oneDNN applies
+    as it writes the result moves along, each step only where the value
+    before it has no other use: a per-channel bias (`kiln.add` of a
+    `kiln.broadcast_in_dim` of a tensor whose dims are all 1 but the
+    channel dim; the bias argument is that tensor; or of a splat constant of
+    the result's type, passed as an [O] vector), then the addition of a
+    tensor of the result's type (a residual connection), then `kiln.relu`
+    or a SiLU (`kiln.mul` of the value and its `kiln.sigmoid`, the value's
+    only two users); a bf16 convolution takes none, since its result is
+    rounded to bf16 before the ops after it see it. The function carries
+    the convolution's oneDNN descriptor as
+    `kiln.dnnl_conv` (an i64 array: spatial rank, groups, N, C, O, flags
+    (1 bias, 2 addend, 4 relu, 8 the weight is a `kiln.constant`, 16 run in
+    layouts of oneDNN's choice, 32 bf16 operands and result, 64 silu, 128
+    the input channels-last, 256 the result and addend channels-last), then
+    per spatial dim the input, kernel and output sizes, strides, paddings
+    and rhs dilations). An input or result laid out channels-last (the
+    `layouts` option: by default where oneDNN's fastest implementation on
+    the compiling CPU wants it, which the pass asks oneDNN) is a function
+    argument or result in that order ([N, D..., C]), transposed into it
+    before the call and out of it after; `kiln-cpu-propagate-layouts` then
+    moves those relayouts to where the layout really changes. Its body is the ops themselves: it bufferizes like any
+    function, and `kiln-cpu-conv-to-dnnl` replaces its calls after
+    bufferization by calls into oneDNN.
+  }];
+  let options = [
+    Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
+           "Convolutions with fewer multiply-adds than this stay loops">,
+    Option<"layouts", "layouts", "std::string", /*default=*/"\"query\"",
+           "The memory order of an f32 convolution's input and result: "
+           "'query' (channels last where oneDNN's implementation for it on "
+           "this CPU reads or writes them so, asked at compile time), "
+           "'channels-last' (always) or 'plain' (never)">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def KilnCpuPropagateLayouts
+    : Pass<"kiln-cpu-propagate-layouts", "mlir::ModuleOp"> {
+  let summary = "Move the channels-last relayouts of convolutions to where "
+                "the layout changes";
+  let description = [{
+    Runs on kiln IR after `kiln-cpu-outline-dnnl-convs`, which wraps each
+    convolution laid out channels-last in a `kiln.transpose` into that
+    order before it and one out of it (permutation [0, r-1, 1, ..., r-2])
+    after. This pass moves each transpose out of channels-last down through
+    the ops that compute the same thing in either layout, so that it meets
+    the next convolution's transpose into channels-last and both fold away;
+    the values in between stay channels-last. It moves through:
+
+    - an op with the `Elementwise` trait, a `kiln.cast` or a `kiln.select`,
+      whose operands all have the
+      result's shape, when each other operand is a transpose with the same
+      permutation, a constant (transposed when folded) or a
+      `kiln.broadcast_in_dim` (broadcast in the other order instead);
+    - `kiln.reduce_window` (pooling) and `kiln.pad`, `kiln.slice`, with
+      their per-dim attributes permuted;
+    - `kiln.reduce_sum`, `kiln.reduce_max` and `kiln.reduce_mean`, over the
+      permuted dims (a global pool over the spatial dims needs no transpose
+      after it);
+    - `kiln.concat` of such transposes (a DenseNet's or Inception's
+      channel concatenation).
+
+    A transpose out of channels-last stays where its value is used in any
+    other way (a reshape, a product, a function result); transposes with
+    other permutations are left alone.
+  }];
+}
+
+def KilnCpuOutlineAttention
+    : Pass<"kiln-cpu-outline-attention", "mlir::ModuleOp"> {
+  let summary = "Move each f32 kiln.attention and kiln.attention_grad into a "
+                "function";
+  let description = [{
+    Runs on kiln IR. Every `kiln.attention` and `kiln.attention_grad`
+    whose operands are all f32 moves into a new private function
+    `@kiln_attention_<n>` taking the op's operands and returning its
+    results, which the op's call site calls. The function carries the
+    descriptor of the CPU kernels (backends/cpu/support/AttentionAbi.h) as
+    `kiln.cpu_attention` (an i64 array: batch, Nq, Nk, D, Dv, flags (1
+    causal, 2 masked), the scale's bits, the query tile, the leading rank,
+    then the leading dims and, with a mask, the mask's strides per dim, 0
+    where it broadcasts), and a backward also `kiln.cpu_attention_backward`.
+    Its body only returns `tensor.empty` values of the result types, which
+    bufferize like any function's results: the function is never called,
+    since `kiln-cpu-attention-calls` replaces its calls after
+    bufferization (compiling the op itself there would build its N x N
+    composition only to erase it).
+  }];
+  let options = [
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"256",
+           "Query rows per call of the forward kernel (the unit of work "
+           "the threads share; the kernel takes each key block for four "
+           "64-row sub-tiles of it in turn)">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def KilnCpuAttentionCalls
+    : Pass<"kiln-cpu-attention-calls", "mlir::ModuleOp"> {
+  let summary = "Call the CPU attention kernels for outlined attentions";
+  let description = [{
+    Runs on memrefs, after bufferization. Each call of a function marked
+    `kiln.cpu_attention` (see `kiln-cpu-outline-attention`; after
+    bufferization it takes the operand buffers, then the result buffers)
+    becomes an `scf.parallel` over (batch entry, query tile) whose body
+    calls
+
+      kiln_attention_f32_forward(descriptor, q, k, v, mask, out, lse,
+                                 batch, tile)
+
+    or, for a backward, one over batch entries calling
+    `kiln_attention_f32_backward(descriptor, q, k, v, mask, out, lse, dout,
+    dq, dk, dv, batch)`, with pointers to the buffers' first elements (null
+    for an absent mask) and to a constant global holding the descriptor.
+    Each loop carries `kiln.body_work` (the multiply-adds of one iteration)
+    for `kiln-cpu-parallel-loops`. The functions are erased once nothing
+    calls them. The module must then be linked against the kernels'
+    archive (backends/cpu/support/Attention.c).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCpuConvToDnnl : Pass<"kiln-cpu-conv-to-dnnl", "mlir::ModuleOp"> {
+  let summary = "Call oneDNN's convolution primitive for outlined convs";
+  let description = [{
+    Runs on memrefs, after bufferization and memory planning. Each call of
+    a function marked `kiln.dnnl_conv` (see `kiln-cpu-outline-dnnl-convs`;
+    after bufferization it takes the input, the weight, the bias and the
+    addend where the descriptor's flags say so, and the result buffer)
+    becomes
+
+      kiln_dnnl_conv_f32(slot, descriptor, input, weight, bias, addend,
+                         result)
+
+    (`kiln_dnnl_conv_bf16` where the descriptor's flags say bf16)
+    with pointers to the buffers' first elements (null for an absent bias
+    or addend), to a constant global
+    holding the descriptor and to a zero-initialized pointer-sized global,
+    one per call site, where the support library
+    (backends/cpu/support/DnnlConv.c) caches the primitive it creates on the
+    first call. Where the result buffer is a fresh allocation only copied
+    into another buffer right after the call (a returned value, once
+    results are out-params) and freed, the call writes that buffer instead
+    and the allocation and copy go. The functions are erased once nothing
+    calls them. The module must then be linked against that library and
+    libdnnl.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def KilnCpuProfileNames
+    : Pass<"kiln-cpu-profile-names", "mlir::ModuleOp"> {
+  let summary = "Name each kiln op's location after the op, for profiling";
+  let description = [{
+    Runs first in the CPU pipeline of `kiln-compile --profile`, on kiln IR.
+    Each kiln op's location `L` becomes `"name"(L)` (a NameLoc), `name`
+    being the op's name without the dialect (`matmul`, `relu`, `while`);
+    `kiln.constant`, `kiln.fused` and the terminators keep theirs. The ops
+    that the lowering makes from an op carry its location, and fusion keeps
+    the locations of the ops it merges, so that `kiln-cpu-profile` can name
+    a loop nest after the kiln ops it computes. Only names change: nothing
+    that decides code reads locations. Each `func.func` of the module, the
+    program's functions, is marked `kiln.profiled`: `kiln-cpu-profile`
+    instruments those and not the helpers the lowering adds later.
+  }];
+}
+
+def KilnCpuProfile : Pass<"kiln-cpu-profile", "mlir::ModuleOp"> {
+  let summary = "Time each loop nest, oneDNN call and loop with runtime calls";
+  let description = [{
+    Runs on memrefs, after the oneDNN calls are made and before linalg
+    becomes loops (`kiln-compile --profile`). In each function marked
+    `kiln.profiled` (by `kiln-cpu-profile-names`), and in the
+    bodies of the loops and conditionals of kiln.for, kiln.while and
+    kiln.cond, every region is bracketed by
+    `func.call @kiln_profile_begin(%id)` and `@kiln_profile_end(%id)`:
+
+    - a linalg op with loops (not on rank-0 buffers: that is a few scalar
+      instructions) or an `scf.parallel`/`scf.forall` (one loop nest: a
+      fused region), named after the kiln ops whose locations it carries
+      (see `kiln-cpu-profile-names`), e.g. `fused: add+relu 256x1024 @
+      model.mlir:7` (iteration space, then the source line);
+    - a call of oneDNN (`dnnl_sgemm 256x1024x784`, with `(batch B)` for
+      the loop over a batch; `dnnl_matmul 256x1024x1024` for
+      `kiln_dnnl_matmul`, with ` bf16` and `(batch B)` where they apply;
+      `dnnl_conv 1x64x56x56 -> 1x64x56x56 k3x3`);
+    - an `scf.for` of kiln.for (its location named `for` by
+      `kiln-cpu-profile-names`), an `scf.while` and an `scf.if` that holds
+      regions (`for @ model.mlir:12`, `while @ ...`, `cond @ ...`), whose
+      bodies are instrumented in turn. Nothing inside a parallel loop is.
+
+    `@kiln_profile_begin/end(i32)` are defined in the module: they add the
+    region base the runtime writes at load and call through the exported
+    slots of kiln/ProfileAbi.h, which the runtime fills. The names go into
+    the module as an exported constant table (`kiln_profile_region_count`,
+    `kiln_profile_region_names`: the names, each ended by a NUL, in region
+    order), from which the runtime names its events.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Keep scf.parallel only where a parallel region pays off";
+  let description = [{
+    Runs between `convert-linalg-to-parallel-loops` and
+    `convert-scf-to-openmp`. Perfectly nested `scf.parallel` loops are
+    first merged into one multi-dim loop (upstream's `scf.parallel`
+    canonicalization; OpenMP collapses its dims into one iteration space).
+    Then an `scf.parallel` nested in another one, and an
+    outermost one whose loop nest runs fewer than `min-iterations`
+    innermost iterations (static trip counts multiplied through the nest),
+    becomes a nest of `scf.for` loops; the remaining ones become OpenMP
+    parallel loops. Of those, a loop of several dims whose body has no
+    loops or calls (an elementwise kernel) keeps its last dim out of the
+    collapsed iteration space, as an `scf.for` inside: that loop walks
+    contiguous memory and vectorizes, where collapsed every element would
+    recover its indices by division. If the other dims have fewer than 64
+    iterations, the last dim (static, unit stride, at least 2048) is cut
+    into chunks of 1024 first, and the chunks stay parallel. Loops with
+    reductions are left alone.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"65536",
+           "Loop nests with fewer innermost iterations run sequentially">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
+def KilnCpuParallelReductions
+    : Pass<"kiln-cpu-parallel-reductions", "mlir::func::FuncOp"> {
+  let summary = "Split large reductions with few outputs into per-chunk partials";
+  let description = [{
+    Runs on bufferized linalg, before `convert-linalg-to-parallel-loops`. A
+    linalg op with one output, static loop ranges, at least
+    `min-iterations` iterations in all, fewer than `chunks` parallel
+    iterations (a full reduction has one), and a body yielding
+    `combine(x, out)` for a combiner with an identity (addf, mulf,
+    maximumf, minimumf, maxnumf, minnumf, addi, muli, maxsi, minsi, maxui,
+    minui, andi, ori) that uses `out` nowhere else, becomes:
+      1. an `scf.parallel` over up to `chunks` chunks of its largest
+         reduction dim; each chunk folds its share of every output element
+         into an accumulator (`scf.for` iter_args from the combiner's
+         identity, the combiner marked `reassoc` so that LLVM vectorizes
+         it) and stores it into a partials buffer;
+      2. a sequential loop folding the partials, in chunk order, into the
+         output's initial value.
+    The parallel loop becomes an OpenMP loop like any other; float results
+    differ from the sequential order only by the rounding of the
+    reassociated sum.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"65536",
+           "Reductions with fewer iterations in all stay as they are">,
+    Option<"maxChunks", "chunks", "int64_t", /*default=*/"64",
+           "Most chunks (partial results per output element); reductions "
+           "with at least this many outputs stay as they are">
+  ];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCpuPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Let intermediate buffers with disjoint lifetimes share memory";
+  let description = [{
+    Runs on memrefs, before the deallocation pipeline. In every block, the
+    statically shaped `memref.alloc`s whose uses (through views, in any
+    nested region) stay plain accesses within the block are planned into
+    one 64-byte aligned arena: a buffer lives from its allocation to the
+    last op of the block using it, and buffers whose lifetimes do not
+    overlap share bytes (first fit). Each such allocation becomes a
+    `memref.view` of the arena (unless padding would make the arena no
+    smaller). With `report`, a remark per function gives the bytes of its
+    statically shaped intermediates, summed, against the bytes after
+    planning.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the intermediate bytes before and after planning">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def KilnCpuMemoryHooks : Pass<"kiln-cpu-memory-hooks", "mlir::ModuleOp"> {
+  let summary = "Route the code's buffer allocations through the runtime's "
+                "counting allocator";
+  let description = [{
+    Runs on the LLVM dialect, after `finalize-memref-to-llvm` with
+    `use-generic-functions`, which calls `_mlir_memref_to_llvm_alloc(i64)`
+    and `_mlir_memref_to_llvm_free(ptr)` for every `memref.alloc` and
+    `memref.dealloc`. This pass defines the two functions (internal
+    linkage): each calls through a pointer slot the module exports
+    (`kiln_memory_fn_alloc`, `kiln_memory_fn_free`, kiln/MemoryAbi.h),
+    which the runtime fills at load with functions that count the bytes the
+    program's buffers hold (`kiln_memory_stats`, `kiln-run
+    --memory-stats`), and call `malloc` and `free` while a slot is empty.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // KILN_BACKENDS_CPUPASSES_TD

@@ -1,0 +1,401 @@
+//===- CudaPasses.td - the CUDA backend's passes -----------*- tablegen -*-===//
+//
+// The passes of the CUDA backend (backends/cuda/, the library
+// KilnBackendsCuda), registered by registerKilnCudaPasses().
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_CUDAPASSES_TD
+#define KILN_BACKENDS_CUDAPASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnCudaGlobalsToBuffers
+    : Pass<"kiln-cuda-globals-to-buffers", "mlir::func::FuncOp"> {
+  let summary = "Copy constant globals into allocations a kernel can read";
+  let description = [{
+    Runs after bufferization, before deallocation is planned. A constant
+    (`memref.get_global`) lives in the host code's read-only data, which a
+    CUDA kernel cannot read; each use is replaced by a fresh `memref.alloc`
+    filled from the global with `memref.copy` on the host. The allocation
+    later becomes device-visible memory (`kiln-cuda-device-allocations`)
+    and the deallocation pipeline frees it like any other buffer.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def KilnCudaOutlineAttention
+    : Pass<"kiln-cuda-outline-attention", "mlir::ModuleOp"> {
+  let summary = "Move each f32 kiln.attention into a function for the "
+                "FlashAttention kernel";
+  let description = [{
+    Runs on kiln IR, before the lowering (and so before
+    `kiln-decompose-attention`). Every `kiln.attention` whose operands and
+    results are f32 is replaced by a call of a new private function
+    `@kiln_cuda_attention(q, k, v[, mask]) -> (result, lse)` marked
+    `kiln.cuda_attention = {scale = f64, causal = bool}`, whose arguments
+    are read-only for bufferization and whose body only allocates the
+    results: `kiln-cuda-flash-attention` replaces every call once buffers
+    exist. An f32 `kiln.attention_grad` likewise becomes a call of
+    `@kiln_cuda_attention_grad(q, k, v, dO, lse, rowsum(dO * O)[, mask]) ->
+    (dq, dk, dv)` marked `kiln.cuda_attention_grad`, the row sums computed
+    before it as kiln ops. Other element types, dynamic shapes and head
+    dims that would leave one of the kernels' threads more than 64 of them
+    stay, for the composition.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def KilnCudaFlashAttention
+    : Pass<"kiln-cuda-flash-attention", "mlir::ModuleOp"> {
+  let summary = "Replace calls of outlined attention functions by a "
+                "FlashAttention-style gpu.launch";
+  let description = [{
+    Runs on memrefs, after bufferization, before the other CUDA kernels are
+    formed. Each call of a function marked `kiln.cuda_attention` (operands:
+    query [L..., Nq, D], key [L..., Nk, D], value [L..., Nk, Dv], the
+    additive mask of the scores' rank if any (dims of 1 broadcast), then
+    the result [L..., Nq, Dv] and log-sum-exp [L..., Nq] buffers; static
+    f32) becomes one `gpu.launch`: a grid of ceil(Nq / rows-per-block)
+    x (product of L) blocks, each of rows-per-block query rows with G
+    threads (lanes) per row: G a power of two up to 32 dividing D and Dv,
+    doubled while a lane would hold more than 8 dims (8 for D = Dv = 64;
+    rows-per-block x G at most 1024, and a multiple of 32 when G > 1, as a
+    shuffle takes the whole warp). Lane g of a row owns dims g, g + G,
+    ... of the scaled query row and of the output accumulator, in
+    registers. The block walks the keys in tiles of keys-per-tile (fewer
+    where a key tile, a value tile and the block's scores of a tile would
+    exceed 44 KiB), staging each key and value tile in workgroup memory;
+    for each key of the tile the lanes of a row sum their products and
+    combine them with a butterfly of `gpu.shuffle xor`, the score (-inf
+    past the last key and, when causal, past the row) goes to workgroup
+    memory, and then the row folds the tile into its running maximum, sum
+    and accumulators, rescaling them by exp(m - m') when the maximum
+    grows. A causal block stops at the tile holding its last row's
+    diagonal. At the end out = acc / l and lse = m + log(l), NaN for a row
+    that saw no finite score. Rows past the end compute on the last row
+    (so that every thread takes part in the shuffles and barriers) and
+    write nothing.
+
+    A call of a function marked `kiln.cuda_attention_grad` (query, key,
+    value, the result's cotangent dO, lse, rowsum(dO * O) [L..., Nq], the
+    mask if any, then the dq, dk and dv buffers) becomes two launches of
+    the same geometry that recompute p = exp(s - lse) per (query, key)
+    pair, 0 where unseen: one owns query rows and walks the key tiles
+    (causal: up to the block's diagonal), summing ds k into dq, where
+    ds = p (dO . v - rowsum); the other owns key rows and walks the query
+    tiles (causal: from the tile of its first key), staging query, dO,
+    lse and row-sum tiles, summing ds q into dk and p dO into dv. dq and dk
+    are scaled once at the end. The functions are erased. No Nq x Nk
+    buffer exists.
+  }];
+  let options = [
+    Option<"rowsPerBlock", "rows-per-block", "int64_t", "32",
+           "Query rows per block (fewer where rows x lanes would exceed "
+           "1024 threads)">,
+    Option<"keysPerTile", "keys-per-tile", "int64_t", "64",
+           "Keys per tile staged in workgroup memory">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaOutlineConvs : Pass<"kiln-cuda-outline-convs", "mlir::ModuleOp"> {
+  let summary = "Move each float kiln.conv cuDNN computes into a function "
+                "for kiln-cuda-library-conv";
+  let description = [{
+    Runs on kiln IR, before the lowering. Every `kiln.conv` with f32, f16
+    or bf16 operands and result, static shapes, 1 to 3 spatial dims and no
+    empty dim is replaced by a call of a new private function
+    `@kiln_cuda_conv(x, w) -> y` marked `kiln.cuda_conv = array<i64:
+    ...>`, the descriptor of kiln/CudaLibraryAbi.h (k, groups, dtype,
+    flags, N, C, O, then D, K, E, strides, low and high padding and kernel
+    dilation per spatial dim; the flags hold KILN_CUDA_CONV_TF32 = 1 for
+    an f32 convolution under `tf32`), whose arguments are read-only for
+    bufferization and whose body only allocates the result. A convolution
+    with input dilation and unit strides becomes cuDNN's backward data
+    (KILN_CUDA_CONV_INPUT_GRADIENT = 2): the call takes the kernel
+    reshaped, transposed and reversed into the forward convolution's, and
+    the descriptor holds that convolution's strides (the input dilation)
+    and padding (W - 1 - low before, max(0, W - 1 - high) after, W the
+    dilated window). A kernel gradient in kiln-grad's form (the transpose
+    of a convolution, perhaps sliced, of the input and the cotangent each
+    regrouped by a reshape, transpose and reshape with batch and channel
+    dims swapped) becomes cuDNN's backward filter
+    (KILN_CUDA_CONV_WEIGHT_GRADIENT = 4) on the input and cotangent
+    themselves, replacing the transpose. Other convolutions keep the
+    generic lowering.
+  }];
+  let options = [
+    Option<"tf32", "tf32", "bool", "false",
+           "Let f32 convolutions round their inputs to TF32 on tensor cores">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def KilnCudaLibraryConv : Pass<"kiln-cuda-library-conv", "mlir::ModuleOp"> {
+  let summary = "Replace calls of outlined convolutions by cuDNN calls "
+                "through the runtime";
+  let description = [{
+    Runs on memrefs, after bufferization. Each call of a function marked
+    `kiln.cuda_conv` (operands: input, weight and result buffers, static,
+    of rank k + 2) becomes a call `kiln_cuda_conv(descriptor, x, w, y)` of
+    the runtime (kiln/CudaLibraryAbi.h) with the buffers' device addresses
+    and the descriptor as a constant global `kiln_cuda_conv_descriptor`;
+    a result buffer that is only copied into a buffer defined before the
+    call (the function's out-param) and freed is replaced by that buffer;
+    an operand that is not dense in row-major order is copied into (or,
+    for the result, out of) a fresh dense buffer around the call. The
+    marked functions, then uncalled, are erased. A malformed descriptor or
+    call is an error.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def KilnCudaLibraryMatmul
+    : Pass<"kiln-cuda-library-matmul", "mlir::ModuleOp"> {
+  let summary = "Turn float matrix products into cuBLASLt calls through the runtime";
+  let description = [{
+    Runs on bufferized linalg, before kiln-cuda-tiled-matmul. Every
+    contraction a GEMM library can run (matmul, batch_matmul, their
+    transposed variants and equivalent generics, on statically shaped
+    memrefs with contiguous rows or columns) with f64, f32, f16 or bf16 A
+    and B and C of the same type (or f32 for f16 and bf16) becomes one call
+    of `kiln_cuda_matmul` (kiln/CudaLibraryAbi.h), which the runtime runs as
+    one cuBLASLt product on the module's stream. When the last op before the
+    product to touch C is a zero fill of C, the fill is dropped and the
+    product overwrites C; otherwise it accumulates into C.
+  }];
+  let options = [
+    Option<"tf32", "tf32", "bool", "false",
+           "Let f32 products round their inputs to TF32 on tensor cores">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def KilnCudaTiledMatmul
+    : Pass<"kiln-cuda-tiled-matmul", "mlir::func::FuncOp"> {
+  let summary = "Turn float linalg.matmul/batch_matmul into shared-memory tiled kernels";
+  let description = [{
+    Runs on bufferized linalg, before the other CUDA mappings. Each f32 or
+    f64 `linalg.matmul` (C[M,N] += A[M,K] B[K,N]) or `linalg.batch_matmul` with
+    static shapes becomes one `gpu.launch` of tile x tile thread blocks, a
+    block per tile x tile piece of C (grid z = the batch):
+      1. for each tile-wide step along K, every thread loads one element of
+         A's and one of B's tile into workgroup (shared) memory - zero past
+         the edges - and the block synchronizes;
+      2. each thread accumulates its C element's dot product over the tiles
+         from shared memory, synchronizing before the next step;
+      3. threads inside C add their sum to it.
+  }];
+  let options = [
+    Option<"tile", "tile", "int64_t", "16",
+           "Tile edge: threads per block along x and y, elements per step">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaBlockReductions
+    : Pass<"kiln-cuda-block-reductions", "mlir::func::FuncOp"> {
+  let summary = "Turn linalg reductions into block-wide gpu.all_reduce kernels";
+  let description = [{
+    Runs on bufferized linalg, before `convert-linalg-to-parallel-loops`. A
+    linalg op with one output of f32, f64, i32 or i64, static loop ranges
+    and at least
+    one reduction dimension, whose body yields `combine(x, out)` for a
+    combiner gpu.all_reduce knows (addf, mulf, maximumf, maxnumf, minimumf,
+    minnumf, addi, muli, maxsi, minsi, maxui, minui, andi, ori, xori) and
+    uses `out` nowhere else, becomes one `gpu.launch`:
+      1. each block takes output elements blockIdx, blockIdx + gridDim, ...;
+      2. its threads stride over the reduction space, folding the body's
+         `x` into a private partial result that starts at the combiner's
+         identity;
+      3. `gpu.all_reduce` combines the partials - `convert-gpu-to-nvvm`
+         lowers it to warp shuffles and a shared-memory tree across warps;
+      4. thread 0 stores `combine(total, out)`, then the block synchronizes.
+    Matmuls and other linalg ops are left to `kiln-cuda-map-parallel-loops`.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Most threads per block (fewer, in whole warps, for short reductions)">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "65535",
+           "Largest grid; further output elements are strided over">,
+  ];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaMapParallelLoops
+    : Pass<"kiln-cuda-map-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Turn each outermost scf.parallel into a grid-stride gpu.launch";
+  let description = [{
+    Every outermost `scf.parallel` without results (one per linalg op after
+    `convert-linalg-to-parallel-loops`; reduction dimensions are `scf.for`
+    loops inside it) becomes a `gpu.launch` of 1-D blocks of `block-size`
+    threads. The iteration space is linearized: thread `t` of the grid runs
+    iterations t, t + gridDim*blockDim, ... and delinearizes each into the
+    loop's induction variables, so any trip count works with a grid capped
+    at `max-blocks`. Loops nested in a launch, and loops outside any
+    parallel loop, stay where they are (the latter run on the host).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "65535",
+           "Largest grid; larger iteration spaces are strided over">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaDeviceAllocations
+    : Pass<"kiln-cuda-device-allocations", "mlir::ModuleOp"> {
+  let summary = "Allocate host-code buffers in device or managed memory";
+  let description = [{
+    The buffers `kiln-cuda-plan-arena` did not place in the arena
+    (results, loop-carried values) are allocated through the runtime's
+    `mgpuMemAlloc`: every remaining `memref.alloc` outside a kernel becomes
+    `gpu.alloc` (device memory) when only kernels, stream-ordered copies
+    and library calls touch its elements, followed through views, loops,
+    branches and calls, and `gpu.alloc host_shared` (CUDA managed memory)
+    when the host code reads or writes them itself. Every `memref.dealloc`
+    becomes a `gpu.dealloc async` on the stream that is not waited for (the
+    runtime pools freed buffers; work on the one stream runs in order).
+    The arguments of the functions the runtime calls are device memory, so
+    a function whose host code touches an argument's elements is an error.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaScalarKernels
+    : Pass<"kiln-cuda-scalar-kernels", "mlir::func::FuncOp"> {
+  let summary = "Run rank-0 linalg ops and host stores in one-thread kernels";
+  let description = [{
+    Runs on bufferized linalg, after the matmul and reduction mappings and
+    before `convert-linalg-to-parallel-loops`. A linalg op without parallel
+    loops (a loop counter's increment, a predicate's comparison, a scalar
+    copy, a reduction to a scalar `kiln-cuda-block-reductions` did not
+    take, run sequentially by the one thread) and a `memref.store` outside any kernel
+    (except into the deallocation's bookkeeping, which only the host code
+    uses) each become a `gpu.launch` of one thread, so that the host code never
+    computes on device buffers: kernels, not the host, write every buffer,
+    and launches need no synchronization before them. Rank-0 values the
+    host code needs (a loop predicate, an index) are copied back
+    explicitly (`kiln-cuda-predicate-copies`).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaPredicateCopies
+    : Pass<"kiln-cuda-predicate-copies", "mlir::func::FuncOp"> {
+  let summary = "Read rank-0 device values through explicit copies";
+  let description = [{
+    Runs after the kernels are formed. Every `memref.load` in the host code
+    from a rank-0 buffer a kernel may write (a `kiln.while` or `kiln.cond`
+    predicate, a dynamic index) becomes a copy of the value into a
+    host stack slot (`memref.alloca`) followed by a load from the slot.
+    `kiln-cuda-async-launches` turns the copy into a stream-ordered
+    `gpu.memcpy` and waits for it just before the load, so the host reads
+    the value once, explicitly, instead of touching managed memory.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def KilnCudaAsyncLaunches
+    : Pass<"kiln-cuda-async-launches", "mlir::func::FuncOp"> {
+  let summary = "Launch kernels and copy buffers asynchronously on the stream";
+  let description = [{
+    The kiln runtime runs a module's device work in order on one stream;
+    `gpu.wait async` without dependencies stands for that stream and
+    `gpu.wait [%t]` waits for everything queued on it. In every block of
+    the host code:
+      1. each synchronous `gpu.launch` becomes `gpu.launch async` chained
+         on the block's token (a `gpu.wait async` before the first one);
+      2. each `memref.copy` between contiguous (identity-layout) buffers
+         becomes a `gpu.memcpy async` on the same chain;
+      3. before an op that reads or writes memory on the host (a load from
+         a copied-back predicate, ...) a `gpu.wait` on the chain is
+         inserted when device work may be pending: work queued earlier in
+         the block, or, at a block's start, anything before it.
+    Nothing else waits: the runtime synchronizes once before it copies the
+    outputs back.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaPlanArena
+    : Pass<"kiln-cuda-plan-arena", "mlir::func::FuncOp"> {
+  let summary = "Plan a function's device intermediates into one arena";
+  let description = [{
+    Runs on the host code after `kiln-cuda-async-launches`, before
+    `kiln-cuda-device-allocations`. Ops of the function are numbered in
+    program order (nested regions inside their op's span). A statically
+    shaped `memref.alloc` whose uses, through views, are all device work
+    (inside a `gpu.launch`, a `gpu.memcpy`) or its deallocation lives from
+    its allocation to the end of the last op of its block using it; the
+    buffers are given offsets in one arena by first fit (64-byte aligned,
+    `backends/common/ArenaPlanner.h`), so buffers with disjoint lifetimes,
+    also in different loop bodies or branches, share bytes. The arena is
+    one device allocation (`gpu.alloc`, not managed memory) at the
+    function's start, freed at its end, and each planned allocation
+    becomes a `memref.view` of it; a loop body's intermediates are no
+    longer allocated per iteration. With `report`, a remark gives the
+    bytes of the planned intermediates summed and the arena's size.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the device intermediates' bytes and the arena size">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def KilnCudaMergeGpuModules
+    : Pass<"kiln-cuda-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel. The runtime
+    loads one PTX module per compiled module, so all kernels are moved into
+    the first `gpu.module` (named `kiln_kernels`) and every
+    `gpu.launch_func` is redirected to it.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaLibdeviceCalls
+    : Pass<"kiln-cuda-libdevice-calls", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Call libdevice for the math ops convert-gpu-to-nvvm skips";
+  let description = [{
+    Upstream's `convert-gpu-to-nvvm` (LLVM 19) maps most f32/f64 math ops
+    to libdevice's `__nv_*` functions, but not `math.asin`, `acos`, `sinh`,
+    `cosh`, `asinh`, `acosh` and `atanh`, which NVPTX cannot select either.
+    This pass, run on the kernels' module before it, replaces each of them
+    by an `llvm.call` of the libdevice function of that name (`__nv_asinf`
+    for f32, `__nv_asin` for f64), declared in the module; libdevice is
+    linked when the module becomes PTX.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // KILN_BACKENDS_CUDAPASSES_TD
