@@ -1,10 +1,10 @@
-//===- Optim.cpp - SGD and Adam/AdamW as traced updates -------------------===//
+//===- Optim.cpp - SGD, Adam/AdamW and Adagrad as traced updates ----------===//
 //
 // The optimizers of kiln/Optim.h, written with the public tensor ops so that
 // a step leaves ordinary elementwise kiln ops in the graph. Each formula
 // follows PyTorch's single-tensor implementation operation by operation
-// (torch/optim/sgd.py and adam.py), so that results agree to the last bits
-// where the arithmetic is the same:
+// (torch/optim/sgd.py, adam.py and adagrad.py), so that results agree to
+// the last bits where the arithmetic is the same:
 //
 //   - a hyper-parameter that PyTorch passes to a tensor op as a Python
 //     float is a C++ double here, which the tracer rounds to the tensor's
@@ -258,6 +258,49 @@ Tensor Adam::updateParameter(const Tensor &param, const Tensor &grad,
   // denom = sqrt(v) / sqrt(correction2) + eps.
   Tensor denom = add(div(sqrt(second, loc), correction2Sqrt, loc), eps, loc);
   return add(p, div(mul(negStepSize, expAvg, loc), denom, loc), loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Adagrad
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> Adagrad::slotNames() const { return {"sum"}; }
+
+void Adagrad::checkHyperParameters(SourceLoc loc) const {
+  const char *name = "kiln::optim::Adagrad";
+  checkNonNegative(lr, "lr", name, loc);
+  checkNonNegative(lrDecay, "lrDecay", name, loc);
+  checkNonNegative(weightDecay, "weightDecay", name, loc);
+  checkNonNegative(initialAccumulatorValue, "initialAccumulatorValue", name,
+                   loc);
+  checkNonNegative(eps, "eps", name, loc);
+}
+
+Tensor Adagrad::updateParameter(const Tensor &param, const Tensor &grad,
+                                Tensors &slots, const StepScalars &step,
+                                SourceLoc loc) const {
+  const DType dtype = param.dtype();
+  Tensor g = signedGrad(grad, maximize, loc);
+  if (weightDecay != 0)
+    g = add(g, mul(weightDecay, param, loc), loc);
+  // clr = lr / (1 + (t - 1) * lr_decay), a Python float in PyTorch.
+  Tensor t = cast(step.count, DType::F64, loc);
+  Tensor clr = div(step.lr, add(1, mul(sub(t, 1, loc), lrDecay, loc), loc),
+                   loc);
+  // state_sum.addcmul_(g, g, value=1), from state_sum = full_like(p,
+  // initial_accumulator_value) on the first step.
+  Tensor &sum = slots[0];
+  Tensor previous = sum;
+  if (initialAccumulatorValue != 0)
+    previous = where(equal(step.count, 1, loc),
+                     full(param.shape(), Scalar(initialAccumulatorValue),
+                          dtype, loc),
+                     sum, loc);
+  sum = add(previous, mul(g, g, loc), loc);
+  // p.addcdiv_(g, sqrt(state_sum) + eps, value=-clr).
+  Tensor std = add(sqrt(sum, loc), eps, loc);
+  Tensor negClr = cast(neg(clr, loc), dtype, loc);
+  return add(param, div(mul(negClr, g, loc), std, loc), loc);
 }
 
 } // namespace optim

@@ -34,6 +34,11 @@ CONFIGS = [
     ("adamw_amsgrad_maximize", "adamw", dict(lr=0.01, betas=(0.8, 0.99),
                                              weight_decay=0.1, amsgrad=True,
                                              maximize=True)),
+    ("adagrad", "adagrad", dict(lr=0.05)),
+    ("adagrad_decay_wd_initial", "adagrad",
+     dict(lr=0.1, lr_decay=0.01, weight_decay=0.02,
+          initial_accumulator_value=0.5, eps=1e-6)),
+    ("adagrad_maximize", "adagrad", dict(lr=0.01, maximize=True)),
 ]
 CONFIG_IDS = [c[0] for c in CONFIGS]
 
@@ -101,6 +106,15 @@ def reference_run(factory, kwargs, params, grads):
                     b[i] = d if t == 1 else mu * b[i] + (1 - tau) * d
                     d = d + mu * b[i] if kwargs.get("nesterov") else b[i]
                 p[i] = p[i] - lr * d
+        elif factory == "adagrad":
+            init = kwargs.get("initial_accumulator_value", 0.0)
+            eps = kwargs.get("eps", 1e-10)
+            s = slots.setdefault("sum", [np.full_like(x, init) for x in p])
+            clr = lr / (1 + (t - 1) * kwargs.get("lr_decay", 0.0))
+            for i, g in enumerate(g_leaves):
+                g = g + wd * p[i]
+                s[i] = s[i] + g * g
+                p[i] = p[i] - clr * g / (np.sqrt(s[i]) + eps)
         else:
             beta1, beta2 = kwargs.get("betas", (0.9, 0.999))
             eps = kwargs.get("eps", 1e-8)
@@ -300,7 +314,7 @@ def torch_run(factory, kwargs, params, grads):
     leaves, _ = kiln.tree_flatten(params)
     tensors = [torch.tensor(np.array(x), requires_grad=True) for x in leaves]
     cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
-           "adamw": torch.optim.AdamW}[factory]
+           "adamw": torch.optim.AdamW, "adagrad": torch.optim.Adagrad}[factory]
     opt = cls(tensors, foreach=False, **kwargs)
     history = []
     for gtree in grads:

@@ -1,7 +1,7 @@
 //===- OptimBindings.cpp - kiln/Optim.h for kiln.optim --------------------===//
 //
-// Binds the optimizers of kiln/Optim.h (Sgd, Adam/AdamW, LossScaler) for the Python
-// package's kiln.optim, which adds pytrees on top. The update formulas and
+// Binds the optimizers of kiln/Optim.h (Sgd, Adam/AdamW, Adagrad,
+// LossScaler) for the Python package's kiln.optim, which adds pytrees on top. The update formulas and
 // the state layout stay in C++: Python asks for the state's specs and calls
 // step() on flat lists of tensors.
 //
@@ -17,6 +17,7 @@ using namespace kiln;
 using namespace kiln::python;
 
 void kiln::python::bindOptim(py::module_ &m) {
+  using optim::Adagrad;
   using optim::Adam;
   using optim::Optimizer;
   using optim::Sgd;
@@ -79,6 +80,18 @@ void kiln::python::bindOptim(py::module_ &m) {
       .def_readwrite("amsgrad", &Adam::amsgrad)
       .def_readwrite("decoupled", &Adam::decoupled)
       .def_readwrite("maximize", &Adam::maximize);
+
+  py::class_<Adagrad, Optimizer>(m, "Adagrad")
+      .def(py::init<double, double, double, double, double, bool>(),
+           py::arg("lr"), py::arg("lr_decay"), py::arg("weight_decay"),
+           py::arg("initial_accumulator_value"), py::arg("eps"),
+           py::arg("maximize"))
+      .def_readwrite("lr_decay", &Adagrad::lrDecay)
+      .def_readwrite("weight_decay", &Adagrad::weightDecay)
+      .def_readwrite("initial_accumulator_value",
+                     &Adagrad::initialAccumulatorValue)
+      .def_readwrite("eps", &Adagrad::eps)
+      .def_readwrite("maximize", &Adagrad::maximize);
 
   using optim::LossScaler;
   py::class_<LossScaler>(m, "LossScaler",

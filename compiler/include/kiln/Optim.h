@@ -21,8 +21,8 @@
 //     ...                                 // return loss, u.params, u.state
 //   });
 //
-// The results follow PyTorch's torch.optim.SGD, Adam and AdamW (their
-// single-tensor code path) formula by formula, in the same order of
+// The results follow PyTorch's torch.optim.SGD, Adam, AdamW and Adagrad
+// (their single-tensor code path) formula by formula, in the same order of
 // operations, with the per-step scalars (bias corrections, step size)
 // computed in f64 and rounded to the parameter's dtype where they meet it,
 // as PyTorch does with Python floats.
@@ -202,6 +202,41 @@ public:
   /// AdamW's weight decay: shrink the parameter instead of adding
   /// weightDecay * p to the gradient.
   bool decoupled;
+  bool maximize;
+
+  std::vector<std::string> slotNames() const override;
+
+protected:
+  void checkHyperParameters(SourceLoc loc) const override;
+  Tensor updateParameter(const Tensor &param, const Tensor &grad,
+                         Tensors &slots, const StepScalars &step,
+                         SourceLoc loc) const override;
+};
+
+/// torch.optim.Adagrad: with g = grad (negated if `maximize`) and t the
+/// step count after increment,
+///
+///   g = g + weightDecay * p                            (if weightDecay != 0)
+///   s = initialAccumulatorValue + g * g on the first step, else s + g * g
+///   p = p - lr / (1 + (t - 1) * lrDecay) * g / (sqrt(s) + eps)
+///
+/// Slot "sum" (s) is PyTorch's state_sum. PyTorch fills it with
+/// initialAccumulatorValue when the optimizer is made; here a fresh state
+/// is all zeros, as for every optimizer, and the first step adds the
+/// initial value, so that the sums agree from then on.
+class Adagrad : public Optimizer {
+public:
+  explicit Adagrad(double lr = 1e-2, double lrDecay = 0,
+                   double weightDecay = 0, double initialAccumulatorValue = 0,
+                   double eps = 1e-10, bool maximize = false)
+      : Optimizer(lr), lrDecay(lrDecay), weightDecay(weightDecay),
+        initialAccumulatorValue(initialAccumulatorValue), eps(eps),
+        maximize(maximize) {}
+
+  double lrDecay;
+  double weightDecay;
+  double initialAccumulatorValue;
+  double eps;
   bool maximize;
 
   std::vector<std::string> slotNames() const override;

@@ -1,4 +1,4 @@
-//===- OptimTest.cpp - SGD and Adam/AdamW of kiln/Optim.h -----------------===//
+//===- OptimTest.cpp - SGD, Adam/AdamW and Adagrad of kiln/Optim.h --------===//
 //
 // Each test traces one optimizer step over two parameters ([2,3] and [4]),
 // runs it several times with the reference evaluator, feeding the new
@@ -10,7 +10,11 @@
 //   Adam: m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
 //         p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
 //
-// (with AdamW's p *= 1 - lr wd first, and AMSGrad's running max of v).
+// (with AdamW's p *= 1 - lr wd first, and AMSGrad's running max of v)
+//
+//   Adagrad: g = g + wd p;  s = s0 + g^2 (t = 1) or s + g^2;
+//            p -= lr / (1 + (t - 1) decay) g / (sqrt(s) + eps).
+//
 // The formulas are applied to all elements at once, as one flat vector:
 // the optimizers are elementwise.
 //
@@ -196,6 +200,22 @@ ReferenceStep adamReference(double beta1, double beta2, double eps, double wd,
   };
 }
 
+/// The reference Adagrad step (the sums start at zero in `e`; the first
+/// step starts them from `initial`, as PyTorch's state_sum does).
+ReferenceStep adagradReference(double lrDecay, double wd, double initial,
+                               double eps, bool maximize) {
+  return [=](Expected &e, const std::vector<double> &grad, int t, double lr) {
+    double clr = lr / (1 + (t - 1) * lrDecay);
+    for (size_t j = 0; j < total; ++j) {
+      double &p = e.params[j];
+      double g = (maximize ? -grad[j] : grad[j]) + wd * p;
+      double &s = e.slots[0][j];
+      s = (t == 1 ? initial : s) + g * g;
+      p -= clr * g / (std::sqrt(s) + eps);
+    }
+  };
+}
+
 TEST(Optim, PlainSgd) {
   optim::Sgd sgd(0.1);
   EXPECT_TRUE(sgd.slotNames().empty());
@@ -234,6 +254,25 @@ TEST(Optim, Adam) {
              adamReference(0.9, 0.999, 1e-8, 0, false, false), 1e-12);
   checkSteps(adam, DType::F32, 6,
              adamReference(0.9, 0.999, 1e-8, 0, false, false), 2e-6);
+}
+
+TEST(Optim, Adagrad) {
+  optim::Adagrad adagrad(0.05);
+  EXPECT_EQ(adagrad.slotNames(), (std::vector<std::string>{"sum"}));
+  checkSteps(adagrad, DType::F64, 6,
+             adagradReference(0, 0, 0, 1e-10, false), 1e-12);
+  checkSteps(adagrad, DType::F32, 6,
+             adagradReference(0, 0, 0, 1e-10, false), 2e-6);
+}
+
+TEST(Optim, AdagradDecayWeightDecayInitialSumMaximize) {
+  optim::Adagrad adagrad(0.1, /*lrDecay=*/0.05, /*weightDecay=*/0.02,
+                         /*initialAccumulatorValue=*/0.5, /*eps=*/1e-6,
+                         /*maximize=*/true);
+  checkSteps(adagrad, DType::F64, 6,
+             adagradReference(0.05, 0.02, 0.5, 1e-6, true), 1e-12);
+  checkSteps(adagrad, DType::F32, 6,
+             adagradReference(0.05, 0.02, 0.5, 1e-6, true), 2e-6);
 }
 
 TEST(Optim, AdamL2WeightDecayAndOtherBetas) {
@@ -320,6 +359,8 @@ TEST(Optim, UpdatesAreElementwise) {
       optim::Adam::adamW(1e-3, 0.9, 0.999, 1e-8, 0.01, true)));
   optimizers.push_back(std::make_unique<optim::Adam>(1e-3, 0.3, 0.999, 1e-8,
                                                      0.01, false, false, true));
+  optimizers.push_back(
+      std::make_unique<optim::Adagrad>(1e-2, 0.01, 0.01, 0.1, 1e-10, true));
   for (const auto &opt : optimizers) {
     size_t numSlots = opt->slotNames().size();
     std::vector<kiln::TensorSpec> specs = {kiln::f32({2, 3}), kiln::f32({2, 3}),
@@ -401,6 +442,12 @@ TEST(Optim, Errors) {
                        kiln::f32({3}), kiln::f32({3})},
                       1, 1)
                 .find("beta1 and beta2 must be in [0, 1)"),
+            std::string::npos);
+  EXPECT_NE(traceStep(optim::Adagrad(0.1, /*lrDecay=*/-1.0),
+                      {kiln::f32({3}), kiln::f32({3}), kiln::i64({}),
+                       kiln::f32({3})},
+                      1, 1)
+                .find("lrDecay must be a finite number >= 0"),
             std::string::npos);
   EXPECT_NE(traceStep(optim::Sgd(-0.1),
                       {kiln::f32({3}), kiln::f32({3}), kiln::i64({})}, 1, 1)

@@ -1,4 +1,5 @@
-"""kiln.optim: SGD, Adam and AdamW as functions traced into the program.
+"""kiln.optim: SGD, Adam, AdamW and Adagrad as functions traced into the
+program.
 
     opt = kiln.optim.adam(1e-3)
     state = opt.init(params)                 # zeros, and a step count
@@ -15,10 +16,11 @@ goes in and out of it as arrays: a dict with "count" (an int64 0-d array,
 the number of updates so far; an array, so the compiled step is not
 recompiled every step) and one pytree shaped like the parameters per slot
 ("momentum_buffer" for SGD with momentum; "exp_avg", "exp_avg_sq" and, with
-amsgrad, "max_exp_avg_sq" for Adam). Outside a trace `update` compiles and
+amsgrad, "max_exp_avg_sq" for Adam; "sum" for Adagrad). Outside a trace `update` compiles and
 runs itself (kiln.jit) on numpy arrays.
 
-The formulas are PyTorch's torch.optim.SGD, Adam and AdamW, defined once in
+The formulas are PyTorch's torch.optim.SGD, Adam, AdamW and Adagrad, defined
+once in
 kiln's C++ tracer (kiln/Optim.h); this module only maps pytrees onto its
 flat lists. Updates are elementwise in (param, grad, state) plus rank-0
 values of the step. See docs/python.md.
@@ -31,7 +33,7 @@ from . import numpy as knp
 from ._core import Tensor, fail
 from ._eager import eager, every_argument
 
-__all__ = ["Optimizer", "LossScaler", "sgd", "adam", "adamw"]
+__all__ = ["Optimizer", "LossScaler", "sgd", "adam", "adamw", "adagrad"]
 
 
 class Optimizer:
@@ -181,6 +183,21 @@ def adamw(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
     weight_decay before the Adam step."""
     return _adam("adamw", lr, betas, eps, weight_decay, amsgrad, maximize,
                  decoupled=True)
+
+
+def adagrad(lr=1e-2, lr_decay=0.0, weight_decay=0.0,
+            initial_accumulator_value=0.0, eps=1e-10, maximize=False):
+    """torch.optim.Adagrad: the running sum s of g * g (g + weight_decay *
+    p with weight decay; s starts at initial_accumulator_value), p -= lr /
+    (1 + (t - 1) * lr_decay) * g / (sqrt(s) + eps). The state's slot "sum"
+    is torch's state_sum."""
+    impl = _kiln.Adagrad(float(lr), float(lr_decay), float(weight_decay),
+                         float(initial_accumulator_value), float(eps),
+                         bool(maximize))
+    return Optimizer(impl, f"kiln.optim.adagrad(lr={lr}, lr_decay="
+                           f"{lr_decay}, weight_decay={weight_decay}, "
+                           f"initial_accumulator_value="
+                           f"{initial_accumulator_value}, eps={eps})")
 
 
 class LossScaler:
