@@ -9,7 +9,7 @@ build="${KILN_BUILD_DIR:-$root/build}"
 
 packages=(
   cmake ninja-build g++ ccache python3 python3-numpy python3-dev
-  python3-pytest pybind11-dev libdlpack-dev
+  python3-pytest python3-venv pybind11-dev libdlpack-dev
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libflatbuffers-dev flatbuffers-compiler libgtest-dev zlib1g-dev gzip
   clang libclang-rt-14-dev
