@@ -5,6 +5,7 @@
 // become an epilogue: a ReLU after the bias, a bias along the rows, and a
 // product whose plain result is used besides.
 //
+// REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=llvm -o - | FileCheck %s
 
 // The dense layer and the one with a transposed weight (flag 2) pass their
