@@ -15,8 +15,8 @@
 // kiln's archives live in lib/kiln/ beside the program or library that
 // holds this code (bin/../lib/kiln/ of an install or of the build tree),
 // or in _libs/ beside the extension of the Python package installed from a
-// wheel, as the runtime's communicator plug-ins do; KILN_SUPPORT_DIR names another
-// directory. Only code that lives in the build tree itself (tests, the
+// wheel, as the runtime's communicator plug-ins do; KILN_SUPPORT_DIR names
+// another directory. Only code that lives in the build tree itself (tests, the
 // Python package of the build) also looks in the build tree's lib/kiln/:
 // an installed kiln never reads its build tree.
 //

@@ -17,15 +17,14 @@
 using namespace mlir;
 
 namespace {
-constexpr const char *kMissing =
-    "this kiln was built without the CUDA backend (-DKILN_CUDA_BACKEND=OFF)";
+using mlir::kiln::kNoCudaBackendMessage;
 
 /// What buildCudaLoweringPipeline() adds: a pass that fails, saying why.
 struct NoCudaBackendPass
     : public PassWrapper<NoCudaBackendPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NoCudaBackendPass)
   void runOnOperation() override {
-    getOperation().emitError(kMissing);
+    getOperation().emitError(kNoCudaBackendMessage);
     signalPassFailure();
   }
 };
@@ -46,11 +45,11 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm, const CudaOptions &) {
 void kiln::registerCudaPipelines() {}
 
 bool kiln::extractPtx(ModuleOp, std::string &, std::string &error) {
-  error = kMissing;
+  error = kNoCudaBackendMessage;
   return false;
 }
 
 bool kiln::bindGpuRuntimeCalls(llvm::Module &, std::string &error) {
-  error = kMissing;
+  error = kNoCudaBackendMessage;
   return false;
 }

@@ -173,9 +173,8 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
   }
   if (options.target == Target::Cuda) {
     if (!mlir::kiln::hasCudaBackend())
-      return module.emitError(
-          "this kiln was built without the CUDA backend "
-          "(-DKILN_CUDA_BACKEND=OFF); compile for the CPU (--target=cpu)");
+      return module.emitError(mlir::kiln::kNoCudaBackendMessage)
+             << "; compile for the CPU (--target=cpu)";
     if (options.cpu.profile)
       return module.emitError(
           "profiling (--profile) is not supported for the CUDA target; "

@@ -225,8 +225,8 @@ int checkOptions() {
   if (target != "cpu" && target != "cuda")
     return usageError("unknown target '" + target + "' (supported: cpu, cuda)");
   if (target == "cuda" && !mlir::kiln::hasCudaBackend())
-    return usageError("--target=cuda: this kiln was built without the CUDA "
-                      "backend (-DKILN_CUDA_BACKEND=OFF)");
+    return usageError(std::string("--target=cuda: ") +
+                      mlir::kiln::kNoCudaBackendMessage);
   std::string ptxFeature;
   if (target == "cuda" &&
       !mlir::kiln::isSupportedCudaArch(cudaArch, ptxFeature))

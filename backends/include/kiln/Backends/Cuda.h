@@ -61,6 +61,10 @@ struct CudaOptions {
 /// refuses --target=cuda with an error that says so.
 bool hasCudaBackend();
 
+/// What a kiln without the CUDA backend says when asked for --target=cuda.
+inline constexpr const char *kNoCudaBackendMessage =
+    "this kiln was built without the CUDA backend (-DKILN_CUDA_BACKEND=OFF)";
+
 /// Whether `arch` is an architecture the backend generates PTX for
 /// (sm_70, sm_75, sm_80, sm_86, sm_89, sm_90); sets `ptxFeature` to the
 /// PTX ISA version it needs (e.g. "+ptx70").
