@@ -19,13 +19,14 @@
 //     data-parallel batch: Sharded(0), B / N rows); every other argument is
 //     Replicated.
 //
-//  2. Walk the body in order. Each op is rewritten on local values by the
-//     rule of its kind (the `rewrite*` functions below), which gives its
-//     results their states and local types: an op on Replicated operands
-//     is copied unchanged; elementwise ops, shape ops, reductions, matmul,
-//     conv, gather, pooling and the dynamic slices follow the sharded
-//     dimension through the op where the local computation is exact, and
-//     turn a reduction over it into a PartialSum (reduce_max into an
+//  2. Walk the body in order. Each op is rewritten on local values by its
+//     own rule (AxisPartitionOpInterface; the kiln ops' rules are in
+//     AxisPartitionRules.cpp), which gives its results their states and
+//     local types through this engine (an AxisPartitionContext). An op on
+//     Replicated operands is copied unchanged; elementwise ops, shape ops,
+//     reductions, matmul, conv, gather, pooling and the dynamic slices follow
+//     the sharded dimension through the op where the local computation is
+//     exact, and turn a reduction over it into a PartialSum (reduce_max into an
 //     all_reduce max); the linear ops carry PartialSums (add/sub of two,
 //     mul or div by a Replicated value, neg, float casts, the shape ops,
 //     sums, matmul and conv with a Replicated other operand, ...).
@@ -73,6 +74,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AxisPartitioner.h"
+#include "AxisPartitionRules.h"
 #include "GradientBuckets.h"
 #include "OwnerExchange.h"
 
@@ -87,7 +89,6 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <functional>
@@ -100,42 +101,6 @@ using namespace mlir::kiln;
 
 namespace {
 
-/// How a value of the original function exists on the ranks.
-struct Sharding {
-  enum Kind { Replicated, Sharded, PartialSum };
-  Kind kind = Replicated;
-  /// The dimension of a Sharded value.
-  int64_t dim = -1;
-
-  static Sharding replicated() { return {Replicated, -1}; }
-  static Sharding sharded(int64_t dim) { return {Sharded, dim}; }
-  static Sharding partialSum() { return {PartialSum, -1}; }
-  bool isReplicated() const { return kind == Replicated; }
-  bool isSharded() const { return kind == Sharded; }
-  bool isPartialSum() const { return kind == PartialSum; }
-};
-
-bool linearInPartialSums(Operation *op, ArrayRef<Sharding> states);
-
-/// Whether `v` is a kiln.constant splat of zero (either sign for floats):
-/// summed over the ranks it stays zero, so it may stand beside a
-/// PartialSum in a select.
-bool isZeroSplat(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return false;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat())
-    return false;
-  if (isa<FloatType>(dense.getElementType()))
-    return dense.getSplatValue<APFloat>().isZero();
-  return dense.getSplatValue<APInt>().isZero();
-}
-
-bool hasFloatElements(Value v) {
-  return isa<FloatType>(getElementTypeOrSelf(v.getType()));
-}
-
 /// The permutation that swaps dimensions 0 and `d` of a rank-`rank` tensor.
 SmallVector<int64_t> swapWithFront(int64_t rank, int64_t d) {
   SmallVector<int64_t> perm(rank);
@@ -144,32 +109,9 @@ SmallVector<int64_t> swapWithFront(int64_t rank, int64_t d) {
   return perm;
 }
 
-/// The dimension of shape `to` that, across a reshape between `from` and
-/// `to`, holds the blocks of `from`'s dimension `d` split over `ranks`: the
-/// one with exactly the elements before d before it, of a size the ranks
-/// divide. Each rank's block of every outer slice then lands in its block
-/// of that dimension (this includes d staying the outermost factor of it,
-/// and it being an outer factor of d). A reshape reads the same both ways,
-/// so this maps a result's dimension to an operand's too.
-std::optional<int64_t> alignedDim(ArrayRef<int64_t> from, int64_t d,
-                                  ArrayRef<int64_t> to, int64_t ranks) {
-  int64_t before = 1;
-  for (int64_t size : from.take_front(d))
-    before *= size;
-  int64_t prefix = 1;
-  for (auto [e, size] : llvm::enumerate(to)) {
-    if (prefix == before && size % ranks == 0 && (size > 1 || ranks == 1))
-      return static_cast<int64_t>(e);
-    prefix *= size;
-    if (prefix > before)
-      break;
-  }
-  return std::nullopt;
-}
-
 /// The rewrite of one function (steps 1-4 of the file comment); step 5 is
 /// bucketPartialSums.
-class Partitioner {
+class Partitioner final : public AxisPartitionContext {
 public:
   Partitioner(func::FuncOp func, const AxisPartitionConfig &options)
       : func(func), options(options), ranks(options.size),
@@ -177,104 +119,49 @@ public:
 
   LogicalResult run();
 
-private:
-  //===--- States and local values -------------------------------------===//
+  //===--- What the ops' rules ask for (AxisPartitionContext) -----------===//
 
-  Sharding stateOf(Value original) const { return states.lookup(original); }
-  Value localOf(Value original) const { return locals.lookup(original); }
-  void define(Value original, Value local, Sharding state) {
+  int64_t getAxisSize() const override { return ranks; }
+  ArrayRef<int64_t> getGroups() const override { return groups; }
+  OpBuilder &getBuilder() override { return builder; }
+  double getLookupCapacity() const override { return options.lookupCapacity; }
+  AxisSharding stateOf(Value original) const override {
+    return states.lookup(original);
+  }
+  Value localOf(Value original) const override {
+    return locals.lookup(original);
+  }
+  void define(Value original, Value local, AxisSharding state) override {
     locals[original] = local;
     states[original] = state;
   }
+  using AxisPartitionContext::emit;
+  Operation *emit(Operation *op, ValueRange operands,
+                  ArrayRef<AxisSharding> results) override;
+  Value replicate(Value original) override;
+  Value shardAlong(Value original, int64_t d) override;
+  Value rankOffset(int64_t rowsPerRank, Type element) override;
 
-  /// The type a rank holds of a value of type `global` in `state`.
-  Type localType(Type global, Sharding state) const {
-    if (!state.isSharded())
-      return global;
-    auto tensor = cast<RankedTensorType>(global);
-    SmallVector<int64_t> shape(tensor.getShape());
-    shape[state.dim] /= ranks;
-    return tensor.clone(shape);
-  }
+private:
+  //===--- Conversions between states ----------------------------------===//
 
-  /// Whether dimension `d` of `v` can be split across the ranks.
-  bool divisible(Value v, int64_t d) const {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    return type && d < type.getRank() && !type.isDynamicDim(d) &&
-           type.getDimSize(d) % ranks == 0;
-  }
-
-  Value replicate(Value original);
   Value replicateThroughLinearOps(Value original);
   bool carriesPartialSum(Operation *def) const;
   Value wholeAbove(Value value, Value cut);
   Value cloneEarly(Operation *def, IRMapping &mapping);
-  Value shardAlong(Value original, int64_t d);
   Value localRows(Value original, int64_t d);
   Value localRowsOfScatteredSum(Value original, int64_t d);
   Value localRowsOfProducer(Operation *def, int64_t d, RankedTensorType type);
-  SmallVector<Value> elementwiseOperandsAlong(Operation *op, int64_t d);
   Value rankOffset(int64_t rowsPerRank);
   Value rankOffsetLike(int64_t rowsPerRank, RankedTensorType type);
-  Value rankOffsetOf(int64_t rowsPerRank, Type element);
   OwnerExchange ownerExchange(int64_t tableRows, int64_t capacity) const {
     return {ranks, groups, tableRows, capacity};
   }
-  Value flattened(Value v, int64_t leadingDims);
 
-  //===--- The rules ----------------------------------------------------===//
+  //===--- The walk -----------------------------------------------------===//
 
   void rewrite(Operation *op);
   void rewriteReplicated(Operation *op);
-  /// Copies `op` onto `operands` and gives its results `results` (their
-  /// local types follow).
-  Operation *emit(Operation *op, ValueRange operands,
-                  ArrayRef<Sharding> results);
-  Operation *emit(Operation *op, ValueRange operands, Sharding result) {
-    return emit(op, operands, ArrayRef<Sharding>(result));
-  }
-  SmallVector<Value> localsOf(ValueRange originals) const {
-    return llvm::map_to_vector(originals, [&](Value v) { return localOf(v); });
-  }
-
-  bool rewriteElementwise(Operation *op);
-  bool rewriteBroadcast(BroadcastInDimOp op);
-  bool rewriteReshape(ReshapeOp op);
-  bool rewriteTranspose(TransposeOp op);
-  bool rewriteSlice(SliceOp op);
-  bool rewriteConcat(ConcatOp op);
-  bool rewriteReverse(ReverseOp op);
-  bool rewritePad(PadOp op);
-  bool rewriteReduction(Operation *op, ArrayRef<int64_t> dims);
-  bool rewriteArgReduce(Operation *op, int64_t dim);
-  bool rewriteCumsum(CumsumOp op);
-  bool rewriteMatmul(MatmulOp op);
-  bool rewriteConv(ConvOp op);
-  bool rewriteGather(GatherOp op);
-  bool rewriteScatterAdd(ScatterAddOp op);
-  Value scatterIntoLocalRows(ScatterAddOp op, Value localTable, Value ids,
-                             Value updates);
-  bool rewriteReduceWindow(Operation *op, ArrayRef<int64_t> window,
-                           ArrayRef<int64_t> strides, ArrayRef<int64_t> low,
-                           ArrayRef<int64_t> high, ArrayRef<int64_t> dilations,
-                           bool linear);
-  bool rewriteDynamicSlice(DynamicSliceOp op);
-  bool rewriteDynamicUpdateSlice(DynamicUpdateSliceOp op);
-  bool rewriteAttention(Operation *op, int64_t leadingDims);
-  bool rewriteCollective(Operation *op);
-
-  /// The states of `op`'s operands.
-  SmallVector<Sharding> operandStates(Operation *op) const {
-    return llvm::map_to_vector(op->getOperands(),
-                               [&](Value v) { return stateOf(v); });
-  }
-  /// The first Sharded operand of `op`, if any.
-  std::optional<unsigned> firstSharded(Operation *op) const {
-    for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      if (stateOf(v).isSharded())
-        return i;
-    return std::nullopt;
-  }
 
   func::FuncOp func;
   const AxisPartitionConfig &options;
@@ -286,7 +173,7 @@ private:
 
   /// Original value -> the value each rank holds of it, and its state.
   DenseMap<Value, Value> locals;
-  DenseMap<Value, Sharding> states;
+  DenseMap<Value, AxisSharding> states;
   /// Conversions made so far, reused by later uses: original value ->
   /// Replicated local value; (original value, d) -> Sharded(d) local value.
   DenseMap<Value, Value> replicated;
@@ -306,7 +193,7 @@ private:
 //===----------------------------------------------------------------------===//
 
 Value Partitioner::replicate(Value original) {
-  Sharding state = stateOf(original);
+  AxisSharding state = stateOf(original);
   Value local = localOf(original);
   if (state.isReplicated())
     return local;
@@ -342,7 +229,7 @@ bool Partitioner::carriesPartialSum(Operation *def) const {
     return false;
   bool partial = false;
   for (Value operand : def->getOperands()) {
-    Sharding state = stateOf(operand);
+    AxisSharding state = stateOf(operand);
     if (!state.isPartialSum() && !state.isReplicated())
       return false;
     partial |= state.isPartialSum();
@@ -415,8 +302,7 @@ Value Partitioner::replicateThroughLinearOps(Value original) {
       bestBits += bitsOf(v);
   Value bestCut;
   for (Value v : below)
-    if (v != original && !isSource(v) && bitsOf(v) < bestBits &&
-        separates(v)) {
+    if (v != original && !isSource(v) && bitsOf(v) < bestBits && separates(v)) {
       bestBits = bitsOf(v);
       bestCut = v;
     }
@@ -467,7 +353,7 @@ Value Partitioner::cloneEarly(Operation *def, IRMapping &mapping) {
 }
 
 Value Partitioner::shardAlong(Value original, int64_t d) {
-  Sharding state = stateOf(original);
+  AxisSharding state = stateOf(original);
   Value local = localOf(original);
   if (state.isSharded() && state.dim == d)
     return local;
@@ -510,7 +396,7 @@ Value Partitioner::localRowsOfScatteredSum(Value original, int64_t d) {
                 scatter.getUpdates().getType().getNumElements() >=
             scatter.getType().getNumElements())
       return {};
-    Sharding u = stateOf(scatter.getUpdates());
+    AxisSharding u = stateOf(scatter.getUpdates());
     int64_t indexRank = scatter.getIndices().getType().getRank();
     if (u.isSharded() && u.dim < indexRank) {
       // The updates go to their rows' owners in buckets of a fixed
@@ -523,19 +409,19 @@ Value Partitioner::localRowsOfScatteredSum(Value original, int64_t d) {
         return scatterToOwners(
             builder, scatter.getLoc(), ownerExchange(rows, capacity),
             cast<RankedTensorType>(
-                localType(scatter.getType(), Sharding::sharded(0))),
-            flattened(localIds, indexRank),
-            flattened(localOf(scatter.getUpdates()), indexRank),
-            rankOffsetOf(rows / ranks,
-                         scatter.getIndices().getType().getElementType()));
+                localType(scatter.getType(), AxisSharding::sharded(0))),
+            flattened(builder, localIds, indexRank),
+            flattened(builder, localOf(scatter.getUpdates()), indexRank),
+            rankOffset(rows / ranks,
+                       scatter.getIndices().getType().getElementType()));
     }
-    return scatterIntoLocalRows(scatter, shardAlong(scatter.getTable(), 0),
-                                replicate(scatter.getIndices()),
-                                replicate(scatter.getUpdates()));
+    return scatterIntoLocalRows(
+        *this, scatter, shardAlong(scatter.getTable(), 0),
+        replicate(scatter.getIndices()), replicate(scatter.getUpdates()));
   }
   if (!def || def->getNumResults() != 1 || def->getNumRegions() != 0 ||
       !def->hasTrait<OpTrait::Elementwise>() ||
-      !linearInPartialSums(def, operandStates(def)))
+      !linearInPartialSums(def, statesOf(def->getOperands())))
     return {};
   // One PartialSum operand, itself such a sum; the others Replicated.
   std::optional<unsigned> partial;
@@ -562,7 +448,7 @@ Value Partitioner::localRowsOfScatteredSum(Value original, int64_t d) {
   IRMapping mapping;
   mapping.map(def->getOperands(), operands);
   Value local = builder.clone(*def, mapping)->getResult(0);
-  local.setType(localType(original.getType(), Sharding::sharded(0)));
+  local.setType(localType(original.getType(), AxisSharding::sharded(0)));
   return local;
 }
 
@@ -574,7 +460,8 @@ Value Partitioner::localRowsOfScatteredSum(Value original, int64_t d) {
 Value Partitioner::localRows(Value original, int64_t d) {
   Location loc = original.getLoc();
   auto global = cast<RankedTensorType>(original.getType());
-  auto type = cast<RankedTensorType>(localType(global, Sharding::sharded(d)));
+  auto type =
+      cast<RankedTensorType>(localType(global, AxisSharding::sharded(d)));
   Operation *def = original.getDefiningOp();
   if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
@@ -640,11 +527,10 @@ Value Partitioner::localRowsOfProducer(Operation *def, int64_t d,
     return local;
   };
   if (def->hasTrait<OpTrait::Elementwise>() || isa<SelectOp, CastOp>(def))
-    return onto(elementwiseOperandsAlong(def, d));
+    return onto(elementwiseOperandsAlong(*this, def, d));
   if (auto reshape = dyn_cast<ReshapeOp>(def)) {
-    std::optional<int64_t> e =
-        alignedDim(type.getShape(), d,
-                   reshape.getOperand().getType().getShape(), ranks);
+    std::optional<int64_t> e = alignedDim(
+        type.getShape(), d, reshape.getOperand().getType().getShape(), ranks);
     if (!e)
       return {};
     return onto(shardAlong(reshape.getOperand(), *e));
@@ -653,9 +539,9 @@ Value Partitioner::localRowsOfProducer(Operation *def, int64_t d,
     // The rank's rows get the updates that fall in them; past the rows,
     // the updates' matching dimension.
     if (d == 0)
-      return scatterIntoLocalRows(scatter, shardAlong(scatter.getTable(), 0),
-                                  replicate(scatter.getIndices()),
-                                  replicate(scatter.getUpdates()));
+      return scatterIntoLocalRows(
+          *this, scatter, shardAlong(scatter.getTable(), 0),
+          replicate(scatter.getIndices()), replicate(scatter.getUpdates()));
     int64_t indexRank = scatter.getIndices().getType().getRank();
     return onto({shardAlong(scatter.getTable(), d),
                  replicate(scatter.getIndices()),
@@ -698,7 +584,7 @@ Value Partitioner::rankOffset(int64_t rowsPerRank) {
 }
 
 /// rankOffset(rowsPerRank) as a rank-0 tensor of `element`.
-Value Partitioner::rankOffsetOf(int64_t rowsPerRank, Type element) {
+Value Partitioner::rankOffset(int64_t rowsPerRank, Type element) {
   Value offset = rankOffset(rowsPerRank);
   if (element == builder.getI64Type())
     return offset;
@@ -710,21 +596,8 @@ Value Partitioner::rankOffsetOf(int64_t rowsPerRank, Type element) {
 /// converted to its element type).
 Value Partitioner::rankOffsetLike(int64_t rowsPerRank, RankedTensorType type) {
   return builder.create<BroadcastInDimOp>(
-      func.getLoc(), type, rankOffsetOf(rowsPerRank, type.getElementType()),
+      func.getLoc(), type, rankOffset(rowsPerRank, type.getElementType()),
       ArrayRef<int64_t>{});
-}
-
-/// `v` with its first `leadingDims` dims made one.
-Value Partitioner::flattened(Value v, int64_t leadingDims) {
-  auto type = cast<RankedTensorType>(v.getType());
-  int64_t count = 1;
-  for (int64_t size : type.getShape().take_front(leadingDims))
-    count *= size;
-  SmallVector<int64_t> shape{count};
-  llvm::append_range(shape, type.getShape().drop_front(leadingDims));
-  if (ArrayRef<int64_t>(shape) == type.getShape())
-    return v;
-  return builder.create<ReshapeOp>(v.getLoc(), type.clone(shape), v);
 }
 
 //===----------------------------------------------------------------------===//
@@ -732,7 +605,7 @@ Value Partitioner::flattened(Value v, int64_t leadingDims) {
 //===----------------------------------------------------------------------===//
 
 Operation *Partitioner::emit(Operation *op, ValueRange operands,
-                             ArrayRef<Sharding> results) {
+                             ArrayRef<AxisSharding> results) {
   IRMapping mapping;
   mapping.map(op->getOperands(), operands);
   Operation *copy = builder.clone(*op, mapping);
@@ -744,7 +617,7 @@ Operation *Partitioner::emit(Operation *op, ValueRange operands,
   // An op that carries a PartialSum from its operands to its results.
   // (Collectives of other axes carry PartialSums too, but stay in place.)
   if (!isCollective(op) &&
-      llvm::any_of(results, [](Sharding s) { return s.isPartialSum(); }) &&
+      llvm::any_of(results, [](AxisSharding s) { return s.isPartialSum(); }) &&
       llvm::any_of(op->getOperands(),
                    [&](Value v) { return stateOf(v).isPartialSum(); }))
     carriers.insert(copy);
@@ -764,7 +637,7 @@ void Partitioner::rewriteReplicated(Operation *op) {
   Operation *copy = builder.clone(*op, mapping);
   for (auto [original, local] :
        llvm::zip_equal(op->getResults(), copy->getResults()))
-    define(original, local, Sharding::replicated());
+    define(original, local, AxisSharding::replicated());
 }
 
 void Partitioner::rewrite(Operation *op) {
@@ -777,645 +650,10 @@ void Partitioner::rewrite(Operation *op) {
                    [&](Value v) { return stateOf(v).isReplicated(); }))
     return rewriteReplicated(op);
 
-  bool done =
-      llvm::TypeSwitch<Operation *, bool>(op)
-          .Case([&](BroadcastInDimOp o) { return rewriteBroadcast(o); })
-          .Case([&](ReshapeOp o) { return rewriteReshape(o); })
-          .Case([&](TransposeOp o) { return rewriteTranspose(o); })
-          .Case([&](SliceOp o) { return rewriteSlice(o); })
-          .Case([&](ConcatOp o) { return rewriteConcat(o); })
-          .Case([&](ReverseOp o) { return rewriteReverse(o); })
-          .Case([&](PadOp o) { return rewritePad(o); })
-          .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
-              [&](auto o) { return rewriteReduction(o, o.getDims()); })
-          .Case<ArgMaxOp, ArgMinOp>(
-              [&](auto o) { return rewriteArgReduce(o, o.getDim()); })
-          .Case([&](CumsumOp o) { return rewriteCumsum(o); })
-          .Case([&](MatmulOp o) { return rewriteMatmul(o); })
-          .Case([&](ConvOp o) { return rewriteConv(o); })
-          .Case([&](GatherOp o) { return rewriteGather(o); })
-          .Case([&](ScatterAddOp o) { return rewriteScatterAdd(o); })
-          .Case([&](ReduceWindowOp o) {
-            return rewriteReduceWindow(o, o.getWindow(), o.getStrides(),
-                                       o.getPaddingLow(), o.getPaddingHigh(),
-                                       o.getDilations(),
-                                       o.getKind() == ReduceWindowKind::Sum);
-          })
-          .Case([&](ReduceWindowMaxGradOp o) {
-            return rewriteReduceWindow(o, o.getWindow(), o.getStrides(),
-                                       o.getPaddingLow(), o.getPaddingHigh(),
-                                       o.getDilations(), /*linear=*/false);
-          })
-          .Case([&](DynamicSliceOp o) { return rewriteDynamicSlice(o); })
-          .Case([&](DynamicUpdateSliceOp o) {
-            return rewriteDynamicUpdateSlice(o);
-          })
-          .Case<SelectOp, CastOp>(
-              [&](Operation *o) { return rewriteElementwise(o); })
-          .Case([&](AttentionOp o) {
-            return rewriteAttention(o, o.getQuery().getType().getRank() - 2);
-          })
-          .Case([&](AttentionGradOp o) {
-            return rewriteAttention(o, o.getQuery().getType().getRank() - 2);
-          })
-          .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-                CollectiveBroadcastOp>(
-              [&](Operation *o) { return rewriteCollective(o); })
-          .Default([&](Operation *o) {
-            return isa_and_nonnull<KilnDialect>(o->getDialect()) &&
-                   o->hasTrait<OpTrait::Elementwise>() &&
-                   o->getNumRegions() == 0 && rewriteElementwise(o);
-          });
-  if (!done)
+  // The op's own rule (AxisPartitionRules.cpp attaches the kiln ops').
+  auto rule = dyn_cast<AxisPartitionOpInterface>(op);
+  if (!rule || failed(rule.partitionAlongAxis(*this)))
     rewriteReplicated(op);
-}
-
-/// Whether the elementwise `op` is linear in its PartialSum operands, so
-/// that applying it to the local values and summing over the ranks gives
-/// the op of the sums. None of the operands is Sharded.
-bool linearInPartialSums(Operation *op, ArrayRef<Sharding> states) {
-  auto partial = [&](unsigned i) { return states[i].isPartialSum(); };
-  auto replicated = [&](unsigned i) { return states[i].isReplicated(); };
-  return llvm::TypeSwitch<Operation *, bool>(op)
-      .Case<AddOp, SubOp>([&](auto) { return partial(0) && partial(1); })
-      .Case([&](NegOp) { return true; })
-      .Case([&](MulOp) {
-        return (partial(0) && replicated(1)) || (replicated(0) && partial(1));
-      })
-      .Case([&](DivOp o) {
-        return partial(0) && replicated(1) && hasFloatElements(o.getLhs());
-      })
-      .Case([&](CastOp o) {
-        return hasFloatElements(o.getOperand()) &&
-               hasFloatElements(o.getResult());
-      })
-      .Case([&](SelectOp o) {
-        // Each rank picks from its own partial values; a zero splat beside
-        // a PartialSum sums to zero.
-        auto ok = [&](unsigned i) {
-          return partial(i) || isZeroSplat(op->getOperand(i));
-        };
-        return replicated(0) && ok(1) && ok(2);
-      })
-      .Default([](Operation *) { return false; });
-}
-
-/// The operands of the elementwise `op` taken along d, its rank-0 ones
-/// (a select's predicate) whole.
-SmallVector<Value> Partitioner::elementwiseOperandsAlong(Operation *op,
-                                                         int64_t d) {
-  return llvm::map_to_vector(op->getOperands(), [&](Value v) {
-    return cast<RankedTensorType>(v.getType()).getRank() == 0
-               ? replicate(v)
-               : shardAlong(v, d);
-  });
-}
-
-/// Elementwise ops (select and cast included): Sharded(d) if an operand is,
-/// with every other operand taken along d (a rank-0 select predicate
-/// Replicated); otherwise PartialSum where the op is linear in its
-/// PartialSum operands.
-bool Partitioner::rewriteElementwise(Operation *op) {
-  if (std::optional<unsigned> first = firstSharded(op)) {
-    int64_t d = stateOf(op->getOperand(*first)).dim;
-    emit(op, elementwiseOperandsAlong(op, d), Sharding::sharded(d));
-    return true;
-  }
-  if (!linearInPartialSums(op, operandStates(op)))
-    return false;
-  emit(op, localsOf(op->getOperands()), Sharding::partialSum());
-  return true;
-}
-
-/// Operand dimension k maps to result dimension dims[k]; a Sharded
-/// dimension has at least `ranks` rows, so it is never a size-1 dimension
-/// that the broadcast repeats.
-bool Partitioner::rewriteBroadcast(BroadcastInDimOp op) {
-  Sharding state = stateOf(op.getOperand());
-  if (state.isSharded()) {
-    emit(op, localOf(op.getOperand()),
-         Sharding::sharded(op.getDims()[state.dim]));
-    return true;
-  }
-  emit(op, localOf(op.getOperand()), Sharding::partialSum());
-  return true;
-}
-
-/// A reshape keeps Sharded(d) along the result dimension aligned with d
-/// (alignedDim). Otherwise the operand is gathered.
-bool Partitioner::rewriteReshape(ReshapeOp op) {
-  Sharding state = stateOf(op.getOperand());
-  if (state.isPartialSum()) {
-    emit(op, localOf(op.getOperand()), Sharding::partialSum());
-    return true;
-  }
-  std::optional<int64_t> e =
-      alignedDim(op.getOperand().getType().getShape(), state.dim,
-                 op.getType().getShape(), ranks);
-  if (!e)
-    return false;
-  emit(op, localOf(op.getOperand()), Sharding::sharded(*e));
-  return true;
-}
-
-bool Partitioner::rewriteTranspose(TransposeOp op) {
-  Sharding state = stateOf(op.getOperand());
-  if (state.isSharded()) {
-    ArrayRef<int64_t> perm = op.getPermutation();
-    emit(op, localOf(op.getOperand()),
-         Sharding::sharded(llvm::find(perm, state.dim) - perm.begin()));
-    return true;
-  }
-  emit(op, localOf(op.getOperand()), Sharding::partialSum());
-  return true;
-}
-
-/// Sharded(d) only when dimension d is taken whole; a PartialSum always
-/// (slicing is linear).
-bool Partitioner::rewriteSlice(SliceOp op) {
-  Sharding state = stateOf(op.getOperand());
-  if (state.isPartialSum()) {
-    emit(op, localOf(op.getOperand()), Sharding::partialSum());
-    return true;
-  }
-  int64_t d = state.dim;
-  int64_t size = op.getOperand().getType().getDimSize(d);
-  if (op.getStart()[d] != 0 || op.getLimit()[d] != size ||
-      op.getStride()[d] != 1)
-    return false;
-  SmallVector<int64_t> limit(op.getLimit());
-  limit[d] = size / ranks;
-  auto slice = builder.create<SliceOp>(op.getLoc(), localOf(op.getOperand()),
-                                       op.getStart(), limit, op.getStride());
-  define(op.getResult(), slice, state);
-  return true;
-}
-
-/// Along another dimension than the sharded one, every input is taken
-/// along it; PartialSums concatenate into a PartialSum.
-bool Partitioner::rewriteConcat(ConcatOp op) {
-  if (std::optional<unsigned> first = firstSharded(op)) {
-    int64_t d = stateOf(op->getOperand(*first)).dim;
-    if (d == static_cast<int64_t>(op.getDimension()))
-      return false;
-    SmallVector<Value> inputs = llvm::map_to_vector(
-        op.getInputs(), [&](Value v) { return shardAlong(v, d); });
-    emit(op, inputs, Sharding::sharded(d));
-    return true;
-  }
-  if (!llvm::all_of(op.getInputs(),
-                    [&](Value v) { return stateOf(v).isPartialSum(); }))
-    return false;
-  emit(op, localsOf(op.getInputs()), Sharding::partialSum());
-  return true;
-}
-
-bool Partitioner::rewriteReverse(ReverseOp op) {
-  Sharding state = stateOf(op.getOperand());
-  if (state.isSharded() && llvm::is_contained(op.getDims(), state.dim))
-    return false;
-  emit(op, localOf(op.getOperand()), state);
-  return true;
-}
-
-/// Sharded(d) when dimension d is not padded; a PartialSum when the
-/// padding value is zero (padding is then linear).
-bool Partitioner::rewritePad(PadOp op) {
-  Sharding state = stateOf(op.getOperand());
-  if (state.isSharded()) {
-    int64_t d = state.dim;
-    if (op.getLow()[d] != 0 || op.getHigh()[d] != 0 || op.getInterior()[d] != 0)
-      return false;
-    emit(op, {localOf(op.getOperand()), replicate(op.getPaddingValue())},
-         state);
-    return true;
-  }
-  if (!state.isPartialSum() || !stateOf(op.getPaddingValue()).isReplicated() ||
-      !isZeroSplat(op.getPaddingValue()))
-    return false;
-  emit(op, {localOf(op.getOperand()), localOf(op.getPaddingValue())}, state);
-  return true;
-}
-
-/// reduce_sum / reduce_mean / reduce_max. Over other dimensions the
-/// sharded one moves down by the reduced dimensions before it. Over it:
-/// reduce_sum gives a PartialSum, reduce_mean the local mean times 1 / N
-/// (a PartialSum: the ranks' pieces have equal sizes), reduce_max an
-/// all_reduce max of the local maxima. Sums and means of a PartialSum are
-/// PartialSums.
-bool Partitioner::rewriteReduction(Operation *op, ArrayRef<int64_t> dims) {
-  Value operand = op->getOperand(0);
-  Sharding state = stateOf(operand);
-  if (state.isPartialSum()) {
-    if (isa<ReduceMaxOp>(op))
-      return false;
-    emit(op, localOf(operand), state);
-    return true;
-  }
-  int64_t d = state.dim;
-  if (!llvm::is_contained(dims, d)) {
-    int64_t below = llvm::count_if(dims, [&](int64_t r) { return r < d; });
-    emit(op, localOf(operand), Sharding::sharded(d - below));
-    return true;
-  }
-  Location loc = op->getLoc();
-  if (isa<ReduceSumOp>(op)) {
-    emit(op, localOf(operand), Sharding::partialSum());
-    return true;
-  }
-  // Computed locally as Replicated, then combined.
-  Value local =
-      emit(op, localOf(operand), Sharding::replicated())->getResult(0);
-  Value whole;
-  Sharding result;
-  if (isa<ReduceMeanOp>(op)) {
-    auto type = cast<RankedTensorType>(local.getType());
-    Value scale = builder.create<ConstantOp>(
-        loc, DenseElementsAttr::get(
-                 type, builder.getFloatAttr(type.getElementType(),
-                                            1.0 / static_cast<double>(ranks))));
-    whole = builder.create<MulOp>(loc, local, scale);
-    result = Sharding::partialSum();
-  } else {
-    whole = builder.create<AllReduceOp>(loc, local, CollectiveReduction::Max,
-                                        groups, ranks);
-    result = Sharding::replicated();
-  }
-  define(op->getResult(0), whole, result);
-  return true;
-}
-
-/// argmax / argmin along another dimension than the sharded one.
-bool Partitioner::rewriteArgReduce(Operation *op, int64_t dim) {
-  Sharding state = stateOf(op->getOperand(0));
-  if (!state.isSharded() || state.dim == dim)
-    return false;
-  emit(op, localOf(op->getOperand(0)),
-       Sharding::sharded(state.dim - (dim < state.dim ? 1 : 0)));
-  return true;
-}
-
-/// A running sum along another dimension than the sharded one; running
-/// sums are linear.
-bool Partitioner::rewriteCumsum(CumsumOp op) {
-  Sharding state = stateOf(op.getOperand());
-  if (state.isSharded() && state.dim == static_cast<int64_t>(op.getDim()))
-    return false;
-  emit(op, localOf(op.getOperand()), state);
-  return true;
-}
-
-/// result[b, m, n] = sum over k of lhs[b, m, k] * rhs[b, k, n] (b only in
-/// the batched form). The first Sharded operand decides: a shared batch
-/// dimension b shards the result along b (the other operand taken along
-/// b); m (n) shards the result along m (n), the other operand Replicated;
-/// the contracted k makes a PartialSum, the other operand taken along its
-/// k. Without Sharded operands, a PartialSum times a Replicated value is a
-/// PartialSum when the product is no larger than the PartialSum.
-bool Partitioner::rewriteMatmul(MatmulOp op) {
-  bool batched = op.getType().getRank() == 3;
-  int64_t offset = batched ? 1 : 0;
-  Value lhs = op.getLhs(), rhs = op.getRhs();
-  Sharding lhsState = stateOf(lhs), rhsState = stateOf(rhs);
-  if (lhsState.isSharded() || rhsState.isSharded()) {
-    bool fromLhs = lhsState.isSharded();
-    int64_t d = fromLhs ? lhsState.dim : rhsState.dim;
-    Value shardedOperand = fromLhs ? lhs : rhs;
-    Value other = fromLhs ? rhs : lhs;
-    int64_t contracted = fromLhs ? offset + 1 : offset;
-    int64_t otherContracted = fromLhs ? offset : offset + 1;
-    Value otherLocal;
-    Sharding result;
-    if (batched && d == 0) {
-      otherLocal = shardAlong(other, 0);
-      result = Sharding::sharded(0);
-    } else if (d == contracted) {
-      otherLocal = shardAlong(other, otherContracted);
-      result = Sharding::partialSum();
-    } else {
-      // m of the lhs or n of the rhs: the result's dimension of the same
-      // position.
-      otherLocal = replicate(other);
-      result = Sharding::sharded(d);
-    }
-    Value shardedLocal = localOf(shardedOperand);
-    if (fromLhs)
-      emit(op, {shardedLocal, otherLocal}, result);
-    else
-      emit(op, {otherLocal, shardedLocal}, result);
-    return true;
-  }
-  if ((lhsState.isPartialSum() && rhsState.isReplicated()) ||
-      (lhsState.isReplicated() && rhsState.isPartialSum())) {
-    // A product larger than its partial operand (an embedding's one-hot
-    // gradient, [vocabulary, n] x [n, features]) would be summed at its own
-    // size: the operand is summed instead, and the product is whole.
-    Value partial = lhsState.isPartialSum() ? lhs : rhs;
-    if (op.getType().getNumElements() >
-        cast<RankedTensorType>(partial.getType()).getNumElements())
-      return false;
-    emit(op, {localOf(lhs), localOf(rhs)}, Sharding::partialSum());
-    return true;
-  }
-  return false;
-}
-
-/// input [N, C, ...] * weight [O, C / groups, ...] -> [N, O, ...]. A
-/// sharded N shards the result's N; with one group, a sharded C (of either
-/// operand: the weight gradient convolves the input with its batch as
-/// channels) makes a PartialSum and a sharded O shards the result's O.
-/// A PartialSum convolved with a Replicated value is a PartialSum.
-bool Partitioner::rewriteConv(ConvOp op) {
-  Value input = op.getInput(), weight = op.getWeight();
-  Sharding in = stateOf(input), w = stateOf(weight);
-  bool oneGroup = op.getGroups() == 1;
-  if (in.isSharded() && in.dim == 0) {
-    emit(op, {localOf(input), replicate(weight)}, in);
-    return true;
-  }
-  if (oneGroup && in.isSharded() && in.dim == 1) {
-    emit(op, {localOf(input), shardAlong(weight, 1)}, Sharding::partialSum());
-    return true;
-  }
-  if (oneGroup && w.isSharded() && w.dim == 1) {
-    emit(op, {shardAlong(input, 1), localOf(weight)}, Sharding::partialSum());
-    return true;
-  }
-  if (oneGroup && w.isSharded() && w.dim == 0) {
-    emit(op, {replicate(input), localOf(weight)}, Sharding::sharded(1));
-    return true;
-  }
-  if ((in.isPartialSum() && w.isReplicated()) ||
-      (in.isReplicated() && w.isPartialSum())) {
-    emit(op, {localOf(input), localOf(weight)}, Sharding::partialSum());
-    return true;
-  }
-  return false;
-}
-
-/// result[i..., j...] = table[indices[i...], j...]: sharded indices shard
-/// the result's leading dimensions, a table sharded past its rows the
-/// trailing ones; a gather from a PartialSum table is a PartialSum.
-bool Partitioner::rewriteGather(GatherOp op) {
-  Value table = op.getTable(), indices = op.getIndices();
-  Sharding t = stateOf(table), i = stateOf(indices);
-  bool rowsSplit = t.isSharded() && t.dim == 0 &&
-                   !op.getTable().getType().getElementType().isInteger(1);
-  if (i.isSharded() && !rowsSplit) {
-    emit(op, {replicate(table), localOf(indices)}, i);
-    return true;
-  }
-  if (t.isSharded() && t.dim >= 1) {
-    int64_t indexRank = op.getIndices().getType().getRank();
-    emit(op, {localOf(table), replicate(indices)},
-         Sharding::sharded(indexRank + t.dim - 1));
-    return true;
-  }
-  if (rowsSplit) {
-    // A table split by rows (Megatron's vocabulary-parallel embedding):
-    // each rank looks up the ids that fall in its rows and gives zeros for
-    // the others, so the rows sum over the ranks to the lookup. With the
-    // ids split over the axis too (a recommendation model's sharded
-    // table, the batch data parallel), every rank looks up its rows for
-    // every rank's ids (all-gathered) and the rows go back to the ids'
-    // ranks summed (reduce-scattered): the table never moves.
-    Location loc = op.getLoc();
-    auto indexType = op.getIndices().getType();
-    int64_t rows = op.getTable().getType().getDimSize(0);
-    int64_t localRowCount = rows / ranks;
-    if (i.isSharded()) {
-      // A rank's ids go to their rows' owners in buckets of a fixed
-      // capacity, and the rows come back (OwnerExchange.h).
-      Value localIds = localOf(indices);
-      auto localIndexType = cast<RankedTensorType>(localIds.getType());
-      int64_t n = localIndexType.getNumElements();
-      if (int64_t capacity = ownerBucketCapacity(options.lookupCapacity, n,
-                                                 ranks)) {
-        Value rowsOut = lookUpByOwner(
-            builder, loc, ownerExchange(rows, capacity), localOf(table),
-            flattened(localIds, localIndexType.getRank()),
-            rankOffsetOf(localRowCount, indexType.getElementType()));
-        auto resultType = cast<RankedTensorType>(
-            localType(op.getType(), Sharding::sharded(i.dim)));
-        define(op.getResult(),
-               builder.create<ReshapeOp>(loc, resultType, rowsOut), i);
-        return true;
-      }
-    }
-    // The op clamps out-of-range ids to the first and last rows.
-    Value ids = clampToRows(builder, loc, replicate(indices), rows);
-    OwnedIds owned = idsOwnedHere(
-        builder, loc, ids, localRowCount,
-        rankOffsetOf(localRowCount, indexType.getElementType()));
-    Value found =
-        emit(op, {localOf(table), owned.local}, Sharding::replicated())
-            ->getResult(0);
-    Value partial = rowsWhere(builder, loc, owned.mine, found);
-    if (i.isSharded()) {
-      // The result's leading dimensions are the ids'.
-      define(op.getResult(),
-             builder.create<ReduceScatterOp>(loc, partial,
-                                             CollectiveReduction::Sum, i.dim,
-                                             groups, ranks),
-             i);
-      return true;
-    }
-    define(op.getResult(), partial, Sharding::partialSum());
-    return true;
-  }
-  if (t.isPartialSum()) {
-    emit(op, {localOf(table), replicate(indices)}, t);
-    return true;
-  }
-  return false;
-}
-
-/// scatter_add of the whole `ids` and `updates` into this rank's rows
-/// `localTable` of op's table (split by rows): each id is clamped as the op
-/// clamps it and made local by the rank's first row, and the updates of ids
-/// outside the rank's rows are zeros (they land, clamped, on a row of the
-/// rank and add nothing). Returns the rank's rows of the result.
-Value Partitioner::scatterIntoLocalRows(ScatterAddOp op, Value localTable,
-                                        Value ids, Value updates) {
-  int64_t rows = op.getTable().getType().getDimSize(0);
-  int64_t localRowCount = rows / ranks;
-  Value clamped = clampToRows(builder, op.getLoc(), ids, rows);
-  OwnedIds owned = idsOwnedHere(
-      builder, op.getLoc(), clamped, localRowCount,
-      rankOffsetOf(localRowCount,
-                   cast<RankedTensorType>(ids.getType()).getElementType()));
-  return builder.create<ScatterAddOp>(
-      op.getLoc(), localTable, owned.local,
-      rowsWhere(builder, op.getLoc(), owned.mine, updates));
-}
-
-/// result = table with updates[i..., j...] added into row indices[i...]:
-/// - a table split past its rows takes the updates along the matching
-///   dimension (Sharded like the table);
-/// - a table split by rows (an embedding's gradient or sparse update, the
-///   vocabulary or the table split over the ranks) adds, on each rank, the
-///   updates of the ids in its rows: every id and update made whole;
-/// - a zero table (a gradient) with updates split over the ids' dimensions
-///   (the batch) adds each rank's own: a PartialSum; split past them, the
-///   result is split likewise;
-/// - scatter_add is linear in the table and the updates together: a
-///   PartialSum table with PartialSum updates, or a zero table with
-///   PartialSum updates, is a PartialSum.
-bool Partitioner::rewriteScatterAdd(ScatterAddOp op) {
-  Value table = op.getTable(), indices = op.getIndices(),
-        updates = op.getUpdates();
-  Sharding t = stateOf(table), u = stateOf(updates);
-  int64_t indexRank = op.getIndices().getType().getRank();
-  if (t.isSharded() && t.dim >= 1) {
-    emit(op,
-         {localOf(table), replicate(indices),
-          shardAlong(updates, indexRank + t.dim - 1)},
-         t);
-    return true;
-  }
-  if (t.isSharded()) {
-    Value local = scatterIntoLocalRows(op, localOf(table), replicate(indices),
-                                       replicate(updates));
-    define(op.getResult(), local, t);
-    return true;
-  }
-  bool zeroTable = t.isReplicated() && isZeroSplat(table);
-  if (zeroTable && u.isSharded() && u.dim >= indexRank) {
-    int64_t d = u.dim - indexRank + 1;
-    emit(op, {shardAlong(table, d), replicate(indices), localOf(updates)},
-         Sharding::sharded(d));
-    return true;
-  }
-  if (zeroTable && u.isSharded()) {
-    emit(op, {localOf(table), shardAlong(indices, u.dim), localOf(updates)},
-         Sharding::partialSum());
-    return true;
-  }
-  if (u.isPartialSum() && (zeroTable || t.isPartialSum())) {
-    emit(op, {localOf(table), replicate(indices), localOf(updates)},
-         Sharding::partialSum());
-    return true;
-  }
-  return false;
-}
-
-/// Pooling (and max pooling's gradient) keeps Sharded(d) where the window
-/// does not move along d (size 1, stride 1, no padding: the N and C
-/// dimensions of NCHW pooling). A sum window is linear (it pads with zeros),
-/// so it keeps a PartialSum.
-bool Partitioner::rewriteReduceWindow(Operation *op, ArrayRef<int64_t> window,
-                                      ArrayRef<int64_t> strides,
-                                      ArrayRef<int64_t> low,
-                                      ArrayRef<int64_t> high,
-                                      ArrayRef<int64_t> dilations,
-                                      bool linear) {
-  if (std::optional<unsigned> first = firstSharded(op)) {
-    int64_t d = stateOf(op->getOperand(*first)).dim;
-    if (window[d] != 1 || strides[d] != 1 || low[d] != 0 || high[d] != 0 ||
-        dilations[d] != 1)
-      return false;
-    SmallVector<Value> operands = llvm::map_to_vector(
-        op->getOperands(), [&](Value v) { return shardAlong(v, d); });
-    emit(op, operands, Sharding::sharded(d));
-    return true;
-  }
-  if (!linear || !stateOf(op->getOperand(0)).isPartialSum())
-    return false;
-  emit(op, localOf(op->getOperand(0)), Sharding::partialSum());
-  return true;
-}
-
-/// Rows at a run-time index: another dimension than the rows may be
-/// sharded; slicing a PartialSum is linear.
-bool Partitioner::rewriteDynamicSlice(DynamicSliceOp op) {
-  Sharding state = stateOf(op.getOperand());
-  if (state.isSharded() && state.dim == 0)
-    return false;
-  emit(op, {localOf(op.getOperand()), replicate(op.getIndex())}, state);
-  return true;
-}
-
-/// Writing rows at a run-time index: operand and update sharded along the
-/// same dimension past the rows, or both PartialSums (the write is linear
-/// in the pair).
-bool Partitioner::rewriteDynamicUpdateSlice(DynamicUpdateSliceOp op) {
-  Value operand = op.getOperand(), update = op.getUpdate();
-  Sharding a = stateOf(operand), u = stateOf(update);
-  if (a.isSharded() || u.isSharded()) {
-    int64_t d = a.isSharded() ? a.dim : u.dim;
-    if (d == 0)
-      return false;
-    emit(op,
-         {shardAlong(operand, d), shardAlong(update, d),
-          replicate(op.getIndex())},
-         Sharding::sharded(d));
-    return true;
-  }
-  if (!a.isPartialSum() || !u.isPartialSum())
-    return false;
-  emit(op, {localOf(operand), localOf(update), replicate(op.getIndex())},
-       Sharding::partialSum());
-  return true;
-}
-
-/// kiln.attention and kiln.attention_grad work on each entry of their
-/// leading dimensions (batch, heads) independently: one of those split
-/// splits every operand and result along it (Megatron's attention with the
-/// heads over the ranks). A mask dimension of size 1 is broadcast, so the
-/// mask is then taken whole.
-bool Partitioner::rewriteAttention(Operation *op, int64_t leadingDims) {
-  std::optional<unsigned> first = firstSharded(op);
-  if (!first)
-    return false;
-  int64_t d = stateOf(op->getOperand(*first)).dim;
-  if (d >= leadingDims)
-    return false;
-  SmallVector<Value> operands;
-  for (Value v : op->getOperands()) {
-    if (cast<RankedTensorType>(v.getType()).getDimSize(d) == 1)
-      operands.push_back(replicate(v));
-    else if (divisible(v, d))
-      operands.push_back(shardAlong(v, d));
-    else
-      return false;
-  }
-  SmallVector<Sharding> results(op->getNumResults(), Sharding::sharded(d));
-  emit(op, operands, results);
-  return true;
-}
-
-/// A collective that an earlier axis inserted acts within groups of ranks
-/// that share this axis's position: on a value split along this axis it
-/// leaves the split dimension alone unless it gathers, scatters or
-/// exchanges along it; on a PartialSum it is linear (sums and data
-/// movement; not max or min).
-bool Partitioner::rewriteCollective(Operation *op) {
-  Value operand = op->getOperand(0);
-  Sharding state = stateOf(operand);
-  SmallVector<int64_t> moved;
-  std::optional<CollectiveReduction> kind;
-  if (auto gather = dyn_cast<AllGatherOp>(op)) {
-    moved.push_back(gather.getDimension());
-  } else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
-    moved.push_back(scatter.getDimension());
-    kind = scatter.getKind();
-  } else if (auto exchange = dyn_cast<AllToAllOp>(op)) {
-    moved.push_back(exchange.getSplitDim());
-    moved.push_back(exchange.getConcatDim());
-  } else if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-    kind = reduce.getKind();
-  }
-  if (state.isSharded()) {
-    if (llvm::is_contained(moved, state.dim))
-      return false;
-    emit(op, localOf(operand), state);
-    return true;
-  }
-  if (kind && *kind != CollectiveReduction::Sum &&
-      *kind != CollectiveReduction::Mean)
-    return false;
-  emit(op, localOf(operand), Sharding::partialSum());
-  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1454,7 +692,8 @@ LogicalResult Partitioner::run() {
   body = new Block();
   for (BlockArgument arg : original.getArguments()) {
     std::optional<int64_t> dim = options.argumentDims[arg.getArgNumber()];
-    Sharding state = dim ? Sharding::sharded(*dim) : Sharding::replicated();
+    AxisSharding state =
+        dim ? AxisSharding::sharded(*dim) : AxisSharding::replicated();
     assert((!dim || divisible(arg, *dim)) && "checked by the caller");
     define(arg,
            body->addArgument(localType(arg.getType(), state), arg.getLoc()),
@@ -1508,6 +747,16 @@ mlir::kiln::partitionAlongAxis(func::FuncOp func,
                                const AxisPartitionConfig &config) {
   assert(config.size >= 1 && !config.groups.empty() &&
          config.groups.size() % config.size == 0 && "a valid axis");
+  // The passes declare the rules as a dependency; a caller outside a pass
+  // (the JIT's data parallelism) may hold a context without them.
+  MLIRContext *context = func.getContext();
+  std::optional<RegisteredOperationName> reshape =
+      RegisteredOperationName::lookup(ReshapeOp::getOperationName(), context);
+  if (!reshape || !reshape->hasInterface<AxisPartitionOpInterface>()) {
+    DialectRegistry registry;
+    registerAxisPartitionRules(registry);
+    context->appendDialectRegistry(registry);
+  }
   return Partitioner(func, config).run();
 }
 

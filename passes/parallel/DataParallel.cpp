@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AxisPartitioner.h"
+#include "AxisPartitionRules.h"
 #include "TargetFunctions.h"
 
 #include "kiln/Passes/DataParallel.h"
@@ -85,6 +86,11 @@ mlir::kiln::partitionDataParallel(func::FuncOp func,
 namespace {
 struct DataParallelPass : kiln::impl::DataParallelBase<DataParallelPass> {
   using DataParallelBase::DataParallelBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    DataParallelBase::getDependentDialects(registry);
+    registerAxisPartitionRules(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

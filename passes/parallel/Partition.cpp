@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AxisPartitioner.h"
+#include "AxisPartitionRules.h"
 #include "TargetFunctions.h"
 
 #include "kiln/Passes/Partition.h"
@@ -293,6 +294,11 @@ LogicalResult mlir::kiln::partitionFunction(func::FuncOp func,
 namespace {
 struct PartitionPass : kiln::impl::PartitionBase<PartitionPass> {
   using PartitionBase::PartitionBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    PartitionBase::getDependentDialects(registry);
+    registerAxisPartitionRules(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -186,6 +186,26 @@ func.func @fallbacks(%x: tensor<8x3xf32>, %y: tensor<8x3xf32>)
 
 // -----
 
+// kiln.sort along the columns of the split batch sorts each rank's rows:
+// values and indices stay split and are gathered only to be returned. A
+// sort along the batch itself needs the whole batch.
+// CHECK-LABEL: func.func @sorts(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<4x3xf32>
+// CHECK:         %[[V:.+]], %[[I:.+]] = kiln.sort %[[X]], dim = 1 descending : tensor<4x3xf32>
+// CHECK-NEXT:    %[[XG:.+]] = kiln.all_gather %[[X]], dim = 0, groups = {{\[\[}}0, 1]] : (tensor<4x3xf32>) -> tensor<8x3xf32>
+// CHECK-NEXT:    %{{.+}}, %[[R:.+]] = kiln.sort %[[XG]], dim = 0 : tensor<8x3xf32>
+// CHECK-NEXT:    %[[VG:.+]] = kiln.all_gather %[[V]], dim = 0, {{.+}} -> tensor<8x3xf32>
+// CHECK-NEXT:    %[[IG:.+]] = kiln.all_gather %[[I]], dim = 0, {{.+}} -> tensor<8x3xi64>
+// CHECK-NEXT:    return %[[VG]], %[[IG]], %[[R]]
+func.func @sorts(%x: tensor<8x3xf32>, %y: tensor<8x3xf32>)
+    -> (tensor<8x3xf32>, tensor<8x3xi64>, tensor<8x3xi64>) {
+  %v, %i = kiln.sort %x, dim = 1 descending : tensor<8x3xf32>
+  %w, %r = kiln.sort %x, dim = 0 : tensor<8x3xf32>
+  return %v, %i, %r : tensor<8x3xf32>, tensor<8x3xi64>, tensor<8x3xi64>
+}
+
+// -----
+
 // Conversions between states. The maximum over the batch is an all_reduce
 // max of the local maxima. x^T (sharded along columns) added to x is
 // exchanged into rows by one all_to_all; the partial sum x^T x added to x

@@ -426,7 +426,8 @@ func.func @main(%x: tensor<8x6xf32>, %ids: tensor<8xi32>, %w: tensor<6x4xf32>,
         tensor<8x6xf32>, tensor<8x6xf32>, tensor<8xi64>, tensor<6xf32>,
         tensor<6xf32>, tensor<8x3xf32>, tensor<6x4xf32>, tensor<i32>,
         tensor<8x6xf32>, tensor<2x4x6xf32>, tensor<48xf32>, tensor<6x8xf32>,
-        tensor<8x6xf32>, tensor<8x2xf32>, tensor<8x6xf32>, tensor<f32>) {
+        tensor<8x6xf32>, tensor<8x2xf32>, tensor<8x6xf32>, tensor<f32>,
+        tensor<8x6xf32>, tensor<8x6xi64>) {
   // concat along a non-batch dimension, with a splat constant
   %c1 = kiln.constant dense<2.0> : tensor<8x4xf32>
   %cat = kiln.concat %x, %c1 dim = 1 : tensor<8x6xf32>, tensor<8x4xf32>
@@ -473,13 +474,16 @@ func.func @main(%x: tensor<8x6xf32>, %ids: tensor<8xi32>, %w: tensor<6x4xf32>,
   %zi = kiln.constant dense<0> : tensor<i64>
   %pos = kiln.compare gt, %k, %zi : tensor<i64>
   %sel = kiln.select %pos, %total, %zero : tensor<i1>, tensor<f32>
+  // a sort of each row (kept sharded)
+  %sv, %si = kiln.sort %x, dim = 1 descending : tensor<8x6xf32>
   return %cat, %cols, %rows, %rc, %rr, %cs, %am, %mx, %mn, %emb, %gw, %isum,
-         %xi, %split, %merged, %moved, %ps, %dst, %xc, %sel
+         %xi, %split, %merged, %moved, %ps, %dst, %xc, %sel, %sv, %si
       : tensor<8x10xf32>, tensor<8x2xf32>, tensor<3x6xf32>, tensor<8x6xf32>,
         tensor<8x6xf32>, tensor<8x6xf32>, tensor<8xi64>, tensor<6xf32>,
         tensor<6xf32>, tensor<8x3xf32>, tensor<6x4xf32>, tensor<i32>,
         tensor<8x6xf32>, tensor<2x4x6xf32>, tensor<48xf32>, tensor<6x8xf32>,
-        tensor<8x6xf32>, tensor<8x2xf32>, tensor<8x6xf32>, tensor<f32>
+        tensor<8x6xf32>, tensor<8x2xf32>, tensor<8x6xf32>, tensor<f32>,
+        tensor<8x6xf32>, tensor<8x6xi64>
 }
 )mlir";
 
@@ -497,6 +501,11 @@ TEST_F(DataParallelTest, OpTourMatches) {
     EXPECT_EQ(countOps(spmd, "kiln.dynamic_slice"), 2);
     // reduce_max over the batch.
     EXPECT_EQ(countOps(spmd, "kiln.all_reduce"), 1);
+    // The rows are sorted where they are: the sort reads x's local rows.
+    spmd.walk([&](mlir::kiln::SortOp sort) {
+      EXPECT_EQ(sort.getOperand().getType().getDimSize(0), 8 / n);
+    });
+    EXPECT_EQ(countOps(spmd, "kiln.sort"), 1);
   }
 }
 

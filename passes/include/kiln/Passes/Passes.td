@@ -195,8 +195,9 @@ def DataParallel : Pass<"kiln-data-parallel", "mlir::ModuleOp"> {
       operand; broadcast_in_dim, reshape (where the sharded dimension stays
       aligned with one result dimension), transpose, slice and pad (not
       along the sharded dimension), concat, reverse, cumsum, argmax/argmin,
-      gather, dynamic_slice/dynamic_update_slice (past the rows), pooling
-      (window 1 along it), matmul and conv track the sharded dimension;
+      sort, gather, dynamic_slice/dynamic_update_slice (past the rows),
+      pooling (window 1 along it), matmul and conv track the sharded
+      dimension (each op's rule is its AxisPartitionOpInterface model);
     - reduce_sum over it, and a matmul or conv that contracts it (the
       weight gradient X^T dY), make a PartialSum; reduce_mean over it is the
       local mean times 1 / N, a PartialSum; reduce_max over it an
