@@ -17,6 +17,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
   curl
   libopenmpi-dev openmpi-bin
+  libgloo-dev libhiredis-dev redis-server redis-tools
   valgrind
 )
 missing=()

@@ -40,13 +40,14 @@ for f in kiln kiln_runtime; do
   fi
 done
 
-# The MPI plug-in, where the build has one (OpenMPI was found), goes where
-# the installed kiln-run looks for it: bin/../lib/kiln/.
-plugin=lib/kiln/libkiln_comm_mpi.so
-if [ -e "$build/$plugin" ] && [ ! -e "$prefix/$plugin" ]; then
-  echo "check_install: the install has no $plugin" >&2
-  exit 1
-fi
+# The MPI and Gloo plug-ins, where the build has them (OpenMPI, Gloo were
+# found), go where the installed kiln-run looks for them: bin/../lib/kiln/.
+for plugin in lib/kiln/libkiln_comm_mpi.so lib/kiln/libkiln_comm_gloo.so; do
+  if [ -e "$build/$plugin" ] && [ ! -e "$prefix/$plugin" ]; then
+    echo "check_install: the install has no $plugin" >&2
+    exit 1
+  fi
+done
 
 "$prefix/bin/kiln-compile" "$src/examples/models/newton_sqrt.mlir" \
   -o "$work/newton.kmod"

@@ -139,13 +139,15 @@ if not error < 1e-4:
 print("kiln-runtime wheel: ok")
 PY
 
-# The MPI plug-in, where the build has one, is in both wheels' runtime.
-if [ -e "$build/lib/kiln/libkiln_comm_mpi.so" ]; then
+# The MPI and Gloo plug-ins, where the build has them, are in both wheels'
+# runtime.
+for plugin in libkiln_comm_mpi.so libkiln_comm_gloo.so; do
+  [ -e "$build/lib/kiln/$plugin" ] || continue
   for env in kiln-env runtime-env; do
-    if ! ls "$outside/$env"/lib/python*/site-packages/kiln_runtime/_libs/libkiln_comm_mpi.so >/dev/null 2>&1; then
-      echo "check_wheels: $env has no kiln_runtime/_libs/libkiln_comm_mpi.so" >&2
+    if ! ls "$outside/$env"/lib/python*/site-packages/kiln_runtime/_libs/$plugin >/dev/null 2>&1; then
+      echo "check_wheels: $env has no kiln_runtime/_libs/$plugin" >&2
       exit 1
     fi
   done
-fi
+done
 echo "check_wheels: ok"

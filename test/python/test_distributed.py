@@ -27,6 +27,25 @@ def run_on_ranks(worker, ranks, *args):
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
 
 
+def run_on_gloo_ranks(worker, ranks, store, *args):
+    """Runs workers/<worker> on ranks that meet through a store over Gloo
+    (test/unit/runtime/gloo_test.sh); skips where the plug-in or, for a
+    redis store, redis-server is missing."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    script = os.path.join(root, "test", "unit", "runtime", "gloo_test.sh")
+    cmd = [script, store, str(ranks), sys.executable,
+           os.path.join(WORKERS, worker)]
+    env = dict(os.environ, KILN_TEST_COMM="gloo")
+    r = subprocess.run(cmd + [str(a) for a in args], capture_output=True,
+                       text=True, timeout=300, env=env)
+    if r.returncode == 77:
+        pytest.skip(r.stdout.strip())
+    if "cannot load the Gloo plug-in" in r.stdout:
+        pytest.skip("the Gloo plug-in is not built (apt-get install "
+                    "libgloo-dev libhiredis-dev, then reconfigure)")
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
 def mse_step(w, x, y):
     loss, g = kiln.value_and_grad(lambda w: knp.mean((x @ w - y) ** 2))(w)
     return loss, w - 0.1 * g
@@ -89,6 +108,29 @@ def test_adam_on_mpi_ranks_matches_one_process(ranks, tmp_path):
     assert result["worst"] < 1e-5, result
     np.testing.assert_allclose(result["losses"], result["single_losses"],
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("ranks,store", [(2, "file"), (3, "redis")])
+def test_adam_on_gloo_ranks_matches_one_process(ranks, store, tmp_path):
+    out = tmp_path / "result.json"
+    run_on_gloo_ranks("data_parallel_worker.py", ranks, store, out, 20)
+    result = json.loads(out.read_text())
+    assert result["ranks"] == ranks
+    assert result["same_on_every_rank"]
+    assert result["moved"] > 1e-3
+    assert result["worst"] < 1e-5, result
+    np.testing.assert_allclose(result["losses"], result["single_losses"],
+                               rtol=1e-5)
+
+
+def test_gloo_without_a_launcher_is_one_rank():
+    saved = {k: os.environ.pop(k) for k in
+             ("KILN_RANK", "KILN_WORLD_SIZE", "KILN_STORE") if k in os.environ}
+    try:
+        comm = kiln.distributed.gloo()
+    finally:
+        os.environ.update(saved)
+    assert (comm.rank, comm.size) == (0, 1)
 
 
 @pytest.mark.parametrize("zero", [1, 2, 3])

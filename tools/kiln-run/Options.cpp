@@ -208,8 +208,10 @@ bool parseOptions(int argc, char **argv, Options &options,
       }
       options.device = value;
     } else if (name == "--comm") {
-      if (value != "auto" && value != "mpi" && value != "self") {
-        error = "--comm must be 'auto', 'mpi' or 'self', not '" + value + "'";
+      if (value != "auto" && value != "mpi" && value != "gloo" &&
+          value != "self") {
+        error = "--comm must be 'auto', 'mpi', 'gloo' or 'self', not '" +
+                value + "'";
         return false;
       }
       options.comm = value;
@@ -320,6 +322,11 @@ OPTIONS:
                             module with collectives fails at its first one,
                             saying how many ranks to start it on;
                       mpi   always MPI (one rank outside mpirun);
+                      gloo  ranks that meet through a store over Gloo:
+                            KILN_RANK, KILN_WORLD_SIZE and KILN_STORE
+                            (file:DIRECTORY or redis://HOST[:PORT]) say
+                            which (one rank when none is set); from the
+                            plug-in libkiln_comm_gloo.so;
                       self  a run of one rank, without MPI: collectives
                             over one rank are copies.
                     MPI comes from the plug-in libkiln_comm_mpi.so, found

@@ -47,7 +47,7 @@ struct Options {
   bool list = false;
   /// Print the CUDA device's counters after the calls (--stats).
   bool stats = false;
-  /// "auto", "mpi" or "self" from --comm.
+  /// "auto", "mpi", "gloo" or "self" from --comm.
   std::string comm = "auto";
   std::vector<ShardSpec> shards;
   /// The ranks as a row-major mesh (--mesh), for --shard-input's AXIS.

@@ -141,6 +141,8 @@ kiln_status_t makeComm(const Options &options, const kiln_module_t *module,
   *out = nullptr;
   if (options.comm == "self")
     return kiln_comm_create_self(out);
+  if (options.comm == "gloo")
+    return kiln_comm_create_gloo(out);
   bool wanted = options.comm == "mpi" ||
                 (startedByMpirun() && (kiln_module_uses_collectives(module) ||
                                        !options.shards.empty()));

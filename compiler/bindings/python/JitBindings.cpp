@@ -441,6 +441,12 @@ void kiln::python::bindJit(py::module_ &m) {
       .def_static(
           "mpi", creator(kiln_comm_create_mpi),
           "The ranks of the MPI run this process belongs to (mpirun -n N).")
+      .def_static("gloo", creator(kiln_comm_create_gloo),
+                  "The ranks of a run that meet through a store over Gloo: "
+                  "KILN_RANK, KILN_WORLD_SIZE and KILN_STORE name this "
+                  "process's rank, the run's size and the store "
+                  "(file:DIRECTORY or redis://HOST[:PORT]); none of them "
+                  "set, a run of this process alone.")
       .def_static("single", creator(kiln_comm_create_self),
                   "A run of this process alone: every collective is a copy.")
       .def_property_readonly(

@@ -359,6 +359,25 @@ typedef struct kiln_comm kiln_comm_t;
  * been finalized already (MPI cannot be initialized twice). */
 kiln_status_t kiln_comm_create_mpi(kiln_comm_t **out_comm);
 
+/* Creates a communicator over the ranks of a run that meet through a store
+ * (Gloo's TCP transport), as kiln-launch starts them: the environment gives
+ * this process's rank (KILN_RANK), the run's size (KILN_WORLD_SIZE) and the
+ * store (KILN_STORE: file:DIRECTORY on a file system every rank sees, or
+ * redis://HOST[:PORT]); KILN_RUN_ID prefixes the run's keys in the store
+ * (default "kiln": a store holding an earlier run's keys needs another),
+ * KILN_GLOO_HOSTNAME is the address the others reach this rank at (default
+ * the host's name) and KILN_GLOO_TIMEOUT the seconds a connection or a
+ * collective may take (default 300). The n-th communicator a process
+ * creates meets the n-th of every other rank. With none of the three
+ * variables set, the process is a run of one rank. Loads the plug-in
+ * libkiln_comm_gloo.so on first use, from $KILN_COMM_GLOO_PLUGIN or where
+ * kiln_comm_create_mpi looks for its own. Unlike MPI, releasing the
+ * communicator closes its connections, and a process may create another
+ * over a different set of ranks. Fails with KILN_STATUS_COMM_ERROR naming
+ * what is missing: a variable, the store, a rank that did not connect
+ * within the timeout. */
+kiln_status_t kiln_comm_create_gloo(kiln_comm_t **out_comm);
+
 /* Creates a communicator of one rank that needs no plug-in: every
  * collective over a group of one is a copy. Runs modules compiled for one
  * rank. */

@@ -53,6 +53,22 @@ kiln_status_t kiln_comm_create_mpi(kiln_comm_t **outComm) {
   }
 }
 
+kiln_status_t kiln_comm_create_gloo(kiln_comm_t **outComm) {
+  if (!outComm)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_comm_create_gloo: out_comm is NULL");
+  *outComm = nullptr;
+  try {
+    std::unique_ptr<Transport> transport;
+    if (kiln_status_t status =
+            kiln::runtime::comm::makeGlooTransport(transport))
+      return status;
+    return create(std::move(transport), outComm);
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
 kiln_status_t kiln_comm_create_self(kiln_comm_t **outComm) {
   if (!outComm)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,

@@ -20,6 +20,11 @@ const PluginFile kMpiPlugin = {
     "where OpenMPI is installed (apt-get install openmpi-bin "
     "libopenmpi-dev)",
     RTLD_NOW | RTLD_GLOBAL, KILN_STATUS_COMM_ERROR};
+const PluginFile kGlooPlugin = {
+    kGlooPluginFile, kGlooPluginVariable, "the Gloo plug-in",
+    "Gloo's libgloo (apt-get install libgloo-dev)",
+    "where Gloo is installed (apt-get install libgloo-dev)",
+    RTLD_NOW | RTLD_LOCAL, KILN_STATUS_COMM_ERROR};
 const PluginFile kNcclPlugin = {
     kNcclPluginFile, kNcclPluginVariable, "the NCCL plug-in",
     "NCCL's libnccl.so.2 (NVIDIA's libnccl2 package, or the CUDA "
@@ -27,13 +32,13 @@ const PluginFile kNcclPlugin = {
     "where NCCL's nccl.h and libnccl are found at build time",
     RTLD_NOW | RTLD_LOCAL, KILN_STATUS_COMM_ERROR};
 
-/// Loads \p plugin once per process and takes its table.
+/// Loads \p plugin once per process (\p loaded remembers its table) and
+/// takes its table.
 template <typename Table>
 kiln_status_t loadOnce(const PluginFile &plugin, const char *entrySymbol,
                        const char *interface, uint32_t version,
-                       const Table *&table) {
+                       const Table *&loaded, const Table *&table) {
   static std::mutex mutex;
-  static const Table *loaded = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
   if (!loaded) {
     const void *found = nullptr;
@@ -53,14 +58,24 @@ std::vector<std::string> mpiPluginCandidates() {
 }
 
 kiln_status_t loadMpiPlugin(const kiln_comm_plugin_t *&table) {
+  static const kiln_comm_plugin_t *loaded = nullptr;
   return loadOnce(kMpiPlugin, KILN_COMM_PLUGIN_ENTRY,
-                  "communicator plug-in", KILN_COMM_PLUGIN_VERSION, table);
+                  "communicator plug-in", KILN_COMM_PLUGIN_VERSION, loaded,
+                  table);
+}
+
+kiln_status_t loadGlooPlugin(const kiln_comm_plugin_t *&table) {
+  static const kiln_comm_plugin_t *loaded = nullptr;
+  return loadOnce(kGlooPlugin, KILN_COMM_PLUGIN_ENTRY,
+                  "communicator plug-in", KILN_COMM_PLUGIN_VERSION, loaded,
+                  table);
 }
 
 kiln_status_t loadDevicePlugin(const kiln_device_comm_plugin_t *&table) {
+  static const kiln_device_comm_plugin_t *loaded = nullptr;
   return loadOnce(kNcclPlugin, KILN_DEVICE_COMM_PLUGIN_ENTRY,
                   "device communicator plug-in",
-                  KILN_DEVICE_COMM_PLUGIN_VERSION, table);
+                  KILN_DEVICE_COMM_PLUGIN_VERSION, loaded, table);
 }
 
 } // namespace comm

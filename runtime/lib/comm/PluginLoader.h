@@ -20,6 +20,11 @@ constexpr const char *kMpiPluginFile = "libkiln_comm_mpi.so";
 /// The environment variable that names the MPI plug-in's path explicitly.
 constexpr const char *kMpiPluginVariable = "KILN_COMM_MPI_PLUGIN";
 
+/// The file name of the Gloo plug-in, and the variable that names its path
+/// explicitly.
+constexpr const char *kGlooPluginFile = "libkiln_comm_gloo.so";
+constexpr const char *kGlooPluginVariable = "KILN_COMM_GLOO_PLUGIN";
+
 /// The file name of the device (NCCL) plug-in, and the variable that names
 /// its path explicitly.
 constexpr const char *kNcclPluginFile = "libkiln_comm_nccl.so";
@@ -36,6 +41,11 @@ std::vector<std::string> mpiPluginCandidates();
 /// nothing loaded, so that a later attempt (after setting
 /// KILN_COMM_MPI_PLUGIN, say) starts afresh.
 kiln_status_t loadMpiPlugin(const kiln_comm_plugin_t *&table);
+
+/// Loads the Gloo plug-in once per process, looking for it the way
+/// loadMpiPlugin looks for the MPI one, and returns its table. Never
+/// unloaded.
+kiln_status_t loadGlooPlugin(const kiln_comm_plugin_t *&table);
 
 /// Loads the device plug-in (DeviceCommPlugin.h) once per process, looking
 /// for it the way loadMpiPlugin looks for the MPI one (KILN_COMM_NCCL_PLUGIN,

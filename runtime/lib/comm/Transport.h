@@ -72,6 +72,9 @@ std::unique_ptr<Transport> makeSelfTransport();
 /// The transport over the MPI plug-in, which it loads on first use.
 kiln_status_t makeMpiTransport(std::unique_ptr<Transport> &out);
 
+/// The transport over the Gloo plug-in, which it loads on first use.
+kiln_status_t makeGlooTransport(std::unique_ptr<Transport> &out);
+
 } // namespace comm
 } // namespace runtime
 } // namespace kiln

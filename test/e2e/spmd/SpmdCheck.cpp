@@ -1,6 +1,7 @@
 //===- SpmdCheck.cpp - SPMD programs on MPI against simulated ranks -------===//
 //
-// Run as `mpirun -n N kiln-spmd-check PROGRAM.mlir` (or `--random K SEED`),
+// Run as `mpirun -n N kiln-spmd-check PROGRAM.mlir` (or `--random K SEED`;
+// with KILN_TEST_COMM=gloo, under test/unit/runtime/gloo_test.sh instead),
 // every rank:
 //   1. draws the inputs of every rank (the same seeds on every rank, so that
 //      each knows them all) and evaluates the program on N simulated ranks
@@ -282,10 +283,15 @@ int main(int argc, char **argv) {
                  "failure)\n");
     return 2;
   }
+  // KILN_TEST_COMM=gloo: ranks that meet through a store, as
+  // test/unit/runtime/gloo_test.sh starts them.
+  const char *engine = std::getenv("KILN_TEST_COMM");
+  bool gloo = engine && std::string(engine) == "gloo";
   kiln_comm_t *comm = nullptr;
-  if (kiln_status_t status = kiln_comm_create_mpi(&comm)) {
-    std::fprintf(stderr, "cannot open the MPI communicator: %s\n",
-                 kiln_status_message(status));
+  if (kiln_status_t status = gloo ? kiln_comm_create_gloo(&comm)
+                                  : kiln_comm_create_mpi(&comm)) {
+    std::fprintf(stderr, "cannot open the %s communicator: %s\n",
+                 gloo ? "Gloo" : "MPI", kiln_status_message(status));
     kiln_status_free(status);
     return 1;
   }

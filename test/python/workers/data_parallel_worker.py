@@ -8,10 +8,14 @@ largest magnitude, and the losses, to OUT (rank 0).
 With ZERO (1, 2, 3) the optimizer state (and at 3 the parameters) is held
 as kiln.distributed.Sharded blocks, as kiln.jit(..., zero=ZERO) takes them.
 
+With KILN_TEST_COMM=gloo the ranks meet through a store over Gloo
+(test/unit/runtime/gloo_test.sh starts them) instead of mpirun.
+
 Usage: data_parallel_worker.py OUT STEPS [ZERO]
 """
 
 import json
+import os
 import sys
 
 import numpy as np
@@ -31,7 +35,9 @@ def loss_fn(params, x, onehot):
 def main():
     out, steps = sys.argv[1], int(sys.argv[2])
     zero = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    comm = kiln.distributed.mpi()
+    comm = (kiln.distributed.gloo()
+            if os.environ.get("KILN_TEST_COMM") == "gloo"
+            else kiln.distributed.mpi())
     rng = np.random.default_rng(7)
     sizes = (12, 16, 5)
     params = {

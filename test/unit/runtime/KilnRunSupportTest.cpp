@@ -222,8 +222,8 @@ TEST(OptionsTest, RejectsMalformedCommandLines) {
       {{"m.kmod", "--function"}, "option '--function' needs a value"},
       {{"m.kmod", "--function="}, "--function needs a non-empty name"},
       {{"m.kmod", "--frobnicate"}, "unknown option '--frobnicate'"},
-      {{"m.kmod", "--comm=tcp"}, "--comm must be 'auto', 'mpi' or 'self', "
-                                 "not 'tcp'"},
+      {{"m.kmod", "--comm=tcp"}, "--comm must be 'auto', 'mpi', 'gloo' or "
+                                 "'self', not 'tcp'"},
       {{"m.kmod", "--shard-input", "x"},
        "--shard-input needs NAME_OR_INDEX=DIM or NAME_OR_INDEX=DIM:AXIS (e.g. "
        "x=0, 1=0 or w=1:tp), not 'x'"},

@@ -8,7 +8,9 @@
 
 A communicator is the runtime's kiln_comm_t: `mpi()` over the processes of
 an MPI run (OpenMPI, loaded by the runtime through its plug-in only when
-asked for), `single()` for a run of this process alone. `comm.rank`,
+asked for), `gloo()` over processes that meet through a store (Gloo's TCP
+transport; KILN_RANK, KILN_WORLD_SIZE and KILN_STORE say which),
+`single()` for a run of this process alone. `comm.rank`,
 `comm.size`, `comm.barrier()` and `comm.all_gather(block)` (the blocks of
 every rank joined along the leading dimension) work outside compiled code.
 
@@ -31,7 +33,7 @@ import numpy as np
 from . import _kiln, _tree
 from ._core import fail
 
-__all__ = ["Communicator", "mpi", "single", "block", "Sharded", "shard",
+__all__ = ["Communicator", "mpi", "gloo", "single", "block", "Sharded", "shard",
            "unshard", "all_reduce",
            "all_gather", "reduce_scatter", "broadcast", "all_to_all",
            "permute", "rank"]
@@ -44,6 +46,15 @@ def mpi():
     (`mpirun -n N python3 ...`); in a process not started by mpirun, a run
     of one rank."""
     return _kiln.Communicator.mpi()
+
+
+def gloo():
+    """A communicator over the ranks of a run that meet through a store,
+    over Gloo: the environment names this process's rank (KILN_RANK), the
+    run's size (KILN_WORLD_SIZE) and the store (KILN_STORE: file:DIRECTORY
+    or redis://HOST[:PORT]); with none of them set, a run of one rank.
+    Releasing it closes its connections, and a process may make another."""
+    return _kiln.Communicator.gloo()
 
 
 def single():

@@ -10,9 +10,8 @@
 #include "MpiCommunicator.h"
 #include "MpiTypes.h"
 
-#include "comm/CommPlugin.h"
+#include "comm/PluginTable.h"
 
-#include <cstdio>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -24,11 +23,7 @@ std::mutex lifetimeMutex;
 int liveCommunicators = 0;
 bool initializedHere = false;
 
-int report(const std::string &message, char *error, size_t errorSize) {
-  if (errorSize > 0)
-    std::snprintf(error, errorSize, "%s", message.c_str());
-  return 1;
-}
+using comm_plugin::report;
 
 /// OpenMPI dlopens components of its own that expect libmpi's symbols to
 /// be global. The runtime loads this plug-in RTLD_GLOBAL, which covers
@@ -103,70 +98,8 @@ void destroy(void *comm) {
   }
 }
 
-int64_t rank(void *comm) {
-  return static_cast<MpiCommunicator *>(comm)->rank();
-}
-
-int64_t size(void *comm) {
-  return static_cast<MpiCommunicator *>(comm)->size();
-}
-
-int minAll(void *comm, int64_t *values, int64_t count, char *error,
-           size_t errorSize) {
-  std::string message;
-  if (static_cast<MpiCommunicator *>(comm)->minAll(values, count, message))
-    return 0;
-  return report(message, error, errorSize);
-}
-
-int gatherAll(void *comm, const int64_t *values, int64_t count, int64_t *all,
-              char *error, size_t errorSize) {
-  std::string message;
-  if (static_cast<MpiCommunicator *>(comm)->gatherAll(values, count, all,
-                                                      message))
-    return 0;
-  return report(message, error, errorSize);
-}
-
-int start(void *comm, const kiln_comm_plugin_collective_t *collective,
-          int64_t *handle, char *error, size_t errorSize) {
-  std::string message;
-  if (static_cast<MpiCommunicator *>(comm)->start(*collective, *handle,
-                                                  message))
-    return 0;
-  return report(message, error, errorSize);
-}
-
-int wait(void *comm, int64_t handle, char *error, size_t errorSize) {
-  std::string message;
-  if (static_cast<MpiCommunicator *>(comm)->wait(handle, message))
-    return 0;
-  return report(message, error, errorSize);
-}
-
-int exchangeGroup(void *comm, const int64_t *members, int64_t memberCount,
-                  const int64_t *values, int64_t count, int64_t *all,
-                  int64_t timeoutMs, char *error, size_t errorSize) {
-  std::string message;
-  if (static_cast<MpiCommunicator *>(comm)->exchangeGroup(
-          members, memberCount, values, count, all, timeoutMs, message))
-    return 0;
-  return report(message, error, errorSize);
-}
-
-const kiln_comm_plugin_t table = {
-    KILN_COMM_PLUGIN_VERSION,
-    "mpi",
-    create,
-    destroy,
-    rank,
-    size,
-    minAll,
-    gatherAll,
-    start,
-    wait,
-    exchangeGroup,
-};
+const kiln_comm_plugin_t table =
+    comm_plugin::Forward<MpiCommunicator>::table("mpi", create, destroy);
 
 } // namespace
 } // namespace comm_mpi

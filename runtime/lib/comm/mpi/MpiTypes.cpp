@@ -2,64 +2,25 @@
 
 #include "MpiTypes.h"
 
+#include "comm/Reductions.h"
+
 #include "kiln/CollectiveAbi.h"
 #include "kiln/ElementType.h"
-#include "kiln/HalfFloat.h"
-
-#include <cmath>
 
 namespace kiln {
 namespace comm_mpi {
 namespace {
 
-/// How a float format is stored and widened; sums of 16-bit floats are
-/// computed in float (exact for two operands of either format, so the one
-/// rounding back is the only one) and rounded to nearest even.
-struct F16 {
-  using Storage = uint16_t;
-  static float widen(Storage bits) { return halfToFloat(bits); }
-  static Storage narrow(float value) { return floatToHalf(value); }
-};
-struct BF16 {
-  using Storage = uint16_t;
-  static float widen(Storage bits) { return bfloat16ToFloat(bits); }
-  static Storage narrow(float value) { return floatToBfloat16(value); }
-};
-struct F32 {
-  using Storage = float;
-  static float widen(Storage value) { return value; }
-  static Storage narrow(float value) { return value; }
-};
-struct F64 {
-  using Storage = double;
-  static double widen(Storage value) { return value; }
-  static Storage narrow(double value) { return value; }
-};
+using comm_reductions::BF16;
+using comm_reductions::F16;
+using comm_reductions::F32;
+using comm_reductions::F64;
 
-/// Whether `a` is the IEEE 754 maximum (Max) or minimum (Min) of a and b:
-/// a NaN wins, and -0 orders below +0 - as the reference evaluator
-/// computes them, which MPI_MAX and MPI_MIN do not promise.
-template <int Reduction, typename T> bool picks(T a, T b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::isnan(a);
-  if (a == b)
-    return std::signbit(a) == (Reduction == KILN_REDUCTION_MIN);
-  return Reduction == KILN_REDUCTION_MAX ? a > b : a < b;
-}
-
-/// inout[i] = in[i] (reduction) inout[i].
+/// inout[i] = in[i] (reduction) inout[i] (comm/Reductions.h).
 template <typename Format, int Reduction>
 void reduceFloats(void *in, void *inout, int *length, MPI_Datatype *) {
-  using Storage = typename Format::Storage;
-  const auto *a = static_cast<const Storage *>(in);
-  auto *b = static_cast<Storage *>(inout);
-  for (int i = 0; i < *length; ++i) {
-    auto x = Format::widen(a[i]), y = Format::widen(b[i]);
-    if (Reduction == KILN_REDUCTION_SUM)
-      b[i] = Format::narrow(x + y);
-    else if (picks<Reduction>(x, y))
-      b[i] = a[i];
-  }
+  comm_reductions::combineFloats<Format, Reduction>(inout, in, inout,
+                                                    size_t(*length));
 }
 
 /// The operations made at first use, by float format (f16, bf16, f32,

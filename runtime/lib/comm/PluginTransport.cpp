@@ -1,4 +1,9 @@
-//===- MpiTransport.cpp - Communication through the MPI plug-in -----------===//
+//===- PluginTransport.cpp - Communication through a communicator plug-in -===//
+//
+// The transport over a plug-in's table (CommPlugin.h): the MPI one, and the
+// Gloo one.
+//
+//===----------------------------------------------------------------------===//
 
 #include "PluginLoader.h"
 #include "Transport.h"
@@ -12,9 +17,12 @@ namespace {
 
 class PluginTransport final : public Transport {
 public:
-  PluginTransport(const kiln_comm_plugin_t &table, void *comm)
+  /// \p sharedLock: whether every communicator over the engine shares one
+  /// lock.
+  PluginTransport(const kiln_comm_plugin_t &table, void *comm,
+                  bool sharedLock)
       : table(table), comm(comm), rankValue(table.rank(comm)),
-        sizeValue(table.size(comm)) {}
+        sizeValue(table.size(comm)), sharedLock(sharedLock) {}
   ~PluginTransport() override { table.destroy(comm); }
 
   int64_t rank() const override { return rankValue; }
@@ -48,10 +56,10 @@ public:
   }
 
   /// MPI is initialized MPI_THREAD_SERIALIZED: all communicators over it
-  /// share one lock.
+  /// share one lock. A Gloo communicator's contexts are its own.
   std::mutex &callLock() override {
     static std::mutex lock;
-    return lock;
+    return sharedLock ? lock : ownLock;
   }
 
 private:
@@ -66,15 +74,19 @@ private:
   const kiln_comm_plugin_t &table;
   void *comm;
   int64_t rankValue, sizeValue;
+  bool sharedLock;
+  std::mutex ownLock;
   /// The plug-in's error text; a transport serves one call at a time.
   char buffer[1024] = {};
 };
 
-} // namespace
-
-kiln_status_t makeMpiTransport(std::unique_ptr<Transport> &out) {
+/// A transport over the plug-in that \p load loads.
+kiln_status_t makePluginTransport(kiln_status_t (*load)(
+                                      const kiln_comm_plugin_t *&),
+                                  bool sharedLock,
+                                  std::unique_ptr<Transport> &out) {
   const kiln_comm_plugin_t *table = nullptr;
-  if (kiln_status_t status = loadMpiPlugin(table))
+  if (kiln_status_t status = load(table))
     return status;
   char error[1024] = {};
   void *comm = nullptr;
@@ -83,8 +95,18 @@ kiln_status_t makeMpiTransport(std::unique_ptr<Transport> &out) {
     return makeStatus(KILN_STATUS_COMM_ERROR,
                       std::string(table->name) + ": " + error);
   }
-  out = std::make_unique<PluginTransport>(*table, comm);
+  out = std::make_unique<PluginTransport>(*table, comm, sharedLock);
   return nullptr;
+}
+
+} // namespace
+
+kiln_status_t makeMpiTransport(std::unique_ptr<Transport> &out) {
+  return makePluginTransport(loadMpiPlugin, /*sharedLock=*/true, out);
+}
+
+kiln_status_t makeGlooTransport(std::unique_ptr<Transport> &out) {
+  return makePluginTransport(loadGlooPlugin, /*sharedLock=*/false, out);
 }
 
 } // namespace comm

@@ -1,11 +1,14 @@
-//===- MpiRankTest.cpp - The collectives fixture on several ranks ---------===//
+//===- CommRankTest.cpp - The collectives fixture on several ranks --------===//
 //
-// Runs under mpirun (mpirun_test.sh, as runtime.mpi.ranks.n2 and .n4): every
-// rank runs every test, in the same order, calling the fixture's functions
-// with an MPI communicator and inputs of its own, and checks its outputs
-// against values computed here from what every rank's inputs are. The
-// fault tests check that each rank gets the error its part in the
-// disagreement deserves, and that the communicator works afterwards.
+// Runs on every rank of a run, over the communicator plug-in that
+// KILN_TEST_COMM names: "mpi" (the default) under mpirun (mpirun_test.sh,
+// as runtime.mpi.ranks.n2 and .n4), "gloo" with the ranks meeting through a
+// store (gloo_test.sh, as runtime.gloo.*). Every rank runs every test, in
+// the same order, calling the fixture's functions with the communicator
+// and inputs of its own, and checks its outputs against values computed
+// here from what every rank's inputs are. The fault tests check that each
+// rank gets the error its part in the disagreement deserves, and that the
+// communicator works afterwards.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,12 +28,23 @@ namespace {
 
 kiln_comm_t *comm = nullptr;
 
+/// The plug-in under test: "mpi" or "gloo".
+std::string engine() {
+  const char *name = std::getenv("KILN_TEST_COMM");
+  return name && *name ? name : "mpi";
+}
+
+kiln_status_t createComm(kiln_comm_t **out) {
+  return engine() == "gloo" ? kiln_comm_create_gloo(out)
+                            : kiln_comm_create_mpi(out);
+}
+
 /// Creates the communicator before the tests and releases it (finalizing
 /// MPI) after them.
-class MpiEnvironment : public ::testing::Environment {
+class CommEnvironment : public ::testing::Environment {
 public:
   void SetUp() override {
-    Outcome outcome = take(kiln_comm_create_mpi(&comm));
+    Outcome outcome = take(createComm(&comm));
     ASSERT_TRUE(outcome.ok()) << outcome.message;
   }
   void TearDown() override {
@@ -39,7 +53,7 @@ public:
   }
 };
 
-class MpiRankTest : public ::testing::Test {
+class CommRankTest : public ::testing::Test {
 protected:
   void SetUp() override {
     ASSERT_NE(comm, nullptr);
@@ -68,16 +82,20 @@ protected:
   std::vector<TensorPtr> out;
 };
 
-TEST_F(MpiRankTest, RankAndSizeAreMpirun) {
-  if (const char *expected = std::getenv("OMPI_COMM_WORLD_SIZE"))
+TEST_F(CommRankTest, RankAndSizeAreTheLaunchers) {
+  bool gloo = engine() == "gloo";
+  if (const char *expected =
+          std::getenv(gloo ? "KILN_WORLD_SIZE" : "OMPI_COMM_WORLD_SIZE"))
     EXPECT_EQ(size, std::atoll(expected));
-  if (const char *expected = std::getenv("OMPI_COMM_WORLD_RANK"))
+  if (const char *expected =
+          std::getenv(gloo ? "KILN_RANK" : "OMPI_COMM_WORLD_RANK"))
     EXPECT_EQ(rank, std::atoll(expected));
   EXPECT_GE(size, 2);
-  // The communicator brought in the plug-in and libmpi (CommTest.cpp checks
-  // that nothing else does).
-  EXPECT_TRUE(isLoaded("libkiln_comm_mpi"));
-  EXPECT_TRUE(isLoaded("libmpi"));
+  // The communicator brought in the plug-in and its engine (CommTest.cpp
+  // checks that nothing else does).
+  EXPECT_TRUE(isLoaded(gloo ? "libkiln_comm_gloo" : "libkiln_comm_mpi"));
+  EXPECT_TRUE(isLoaded(gloo ? "libgloo" : "libmpi"));
+  EXPECT_FALSE(isLoaded(gloo ? "libmpi" : "libgloo"));
   Outcome outcome = call("rank_size", {});
   ASSERT_TRUE(outcome.ok()) << outcome.message;
   EXPECT_EQ(tensorValues<int64_t>(out[0].get()), std::vector<int64_t>{rank});
@@ -151,7 +169,7 @@ std::vector<uint8_t> encode(ElementType type, double value) {
   return bytes;
 }
 
-TEST_F(MpiRankTest, AllReduceOfEveryDtype) {
+TEST_F(CommRankTest, AllReduceOfEveryDtype) {
   for (const ElementTypeInfo &info : kElementTypes) {
     SCOPED_TRACE(info.name);
     std::vector<uint8_t> mine;
@@ -216,7 +234,7 @@ double floatAt(ElementType type, kiln_tensor_t *tensor, size_t i) {
   }
 }
 
-TEST_F(MpiRankTest, FloatMaximaPropagateNaNAndOrderZeros) {
+TEST_F(CommRankTest, FloatMaximaPropagateNaNAndOrderZeros) {
   // Element 0: NaN on rank 1 only. Element 1: -0 on rank 0, +0 elsewhere.
   // Element 2: +0 on rank 0, -0 elsewhere. The rest: ordinary values.
   for (ElementType type : {ElementType::F32, ElementType::F64, ElementType::F16,
@@ -255,7 +273,7 @@ TEST_F(MpiRankTest, FloatMaximaPropagateNaNAndOrderZeros) {
   }
 }
 
-TEST_F(MpiRankTest, CollectivesOverInterleavedGroups) {
+TEST_F(CommRankTest, CollectivesOverInterleavedGroups) {
   if (size % 2)
     GTEST_SKIP() << "needs an even number of ranks";
   // Called twice: the second finds its group communicator cached.
@@ -274,7 +292,7 @@ TEST_F(MpiRankTest, CollectivesOverInterleavedGroups) {
   }
 }
 
-TEST_F(MpiRankTest, AllGather) {
+TEST_F(CommRankTest, AllGather) {
   std::vector<int32_t> mine = {int32_t(rank), int32_t(-rank), 7};
   TensorPtr x = makeTensor(KILN_DTYPE_I32, {3}, mine);
   Outcome outcome = call("all_gather", {x.get()});
@@ -285,7 +303,7 @@ TEST_F(MpiRankTest, AllGather) {
   EXPECT_EQ(tensorValues<int32_t>(out[0].get()), expected);
 }
 
-TEST_F(MpiRankTest, ReduceScatter) {
+TEST_F(CommRankTest, ReduceScatter) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {2 * size}, inputs(rank, 2 * size));
   Outcome outcome = call("reduce_scatter", {x.get()});
   ASSERT_TRUE(outcome.ok()) << outcome.message;
@@ -296,7 +314,7 @@ TEST_F(MpiRankTest, ReduceScatter) {
   EXPECT_EQ(tensorValues<float>(out[0].get()), expected);
 }
 
-TEST_F(MpiRankTest, BroadcastFromTheLastRank) {
+TEST_F(CommRankTest, BroadcastFromTheLastRank) {
   std::vector<int64_t> mine;
   for (int64_t i = 0; i < 5; ++i)
     mine.push_back(rank * 1000 + i);
@@ -311,7 +329,7 @@ TEST_F(MpiRankTest, BroadcastFromTheLastRank) {
   EXPECT_EQ(tensorValues<int64_t>(x.get()), mine);
 }
 
-TEST_F(MpiRankTest, AllToAll) {
+TEST_F(CommRankTest, AllToAll) {
   std::vector<int32_t> mine;
   for (int64_t i = 0; i < 2 * size; ++i)
     mine.push_back(int32_t(rank * 100 + i));
@@ -326,7 +344,7 @@ TEST_F(MpiRankTest, AllToAll) {
   EXPECT_EQ(tensorValues<int32_t>(out[0].get()), expected);
 }
 
-TEST_F(MpiRankTest, PermuteShiftsAndRotates) {
+TEST_F(CommRankTest, PermuteShiftsAndRotates) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {3}, inputs(rank, 3));
   Outcome outcome = call("permute", {x.get()});
   ASSERT_TRUE(outcome.ok()) << outcome.message;
@@ -337,7 +355,7 @@ TEST_F(MpiRankTest, PermuteShiftsAndRotates) {
   EXPECT_EQ(tensorValues<float>(out[1].get()), inputs(previous, 3));
 }
 
-TEST_F(MpiRankTest, ManyCallsInARow) {
+TEST_F(CommRankTest, ManyCallsInARow) {
   for (int64_t call = 0; call < 50; ++call) {
     std::vector<float> mine;
     for (int64_t i = 0; i < 6; ++i)
@@ -360,7 +378,7 @@ std::string group(int64_t size) {
   return "over 1 group of " + std::to_string(size) + " ranks";
 }
 
-TEST_F(MpiRankTest, MismatchedCountFailsOnEveryRank) {
+TEST_F(CommRankTest, MismatchedCountFailsOnEveryRank) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
   Outcome outcome = call("mismatched_count", {x.get()});
   EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
@@ -379,7 +397,7 @@ TEST_F(MpiRankTest, MismatchedCountFailsOnEveryRank) {
   EXPECT_EQ(out[0], nullptr);
 }
 
-TEST_F(MpiRankTest, MismatchedKindFailsOnEveryRank) {
+TEST_F(CommRankTest, MismatchedKindFailsOnEveryRank) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
   Outcome outcome = call("mismatched_kind", {x.get()});
   EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
@@ -395,7 +413,7 @@ TEST_F(MpiRankTest, MismatchedKindFailsOnEveryRank) {
                             " but rank 1 starts " + broadcast);
 }
 
-TEST_F(MpiRankTest, MismatchedDtypeFailsOnEveryRank) {
+TEST_F(CommRankTest, MismatchedDtypeFailsOnEveryRank) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
   Outcome outcome = call("mismatched_dtype", {x.get()});
   EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
@@ -409,7 +427,7 @@ TEST_F(MpiRankTest, MismatchedDtypeFailsOnEveryRank) {
                                  : head + f32 + " but rank 1 starts " + i32);
 }
 
-TEST_F(MpiRankTest, MismatchedGroupsFailOnEveryRank) {
+TEST_F(CommRankTest, MismatchedGroupsFailOnEveryRank) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
   Outcome outcome = call("mismatched_groups", {x.get()});
   EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
@@ -422,7 +440,7 @@ TEST_F(MpiRankTest, MismatchedGroupsFailOnEveryRank) {
                 reduce + " with other replica groups");
 }
 
-TEST_F(MpiRankTest, RankThatReturnsEarlyIsReported) {
+TEST_F(CommRankTest, RankThatReturnsEarlyIsReported) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
   Outcome outcome = call("returns_early", {x.get()});
   EXPECT_EQ(outcome.code, KILN_STATUS_COMM_ERROR);
@@ -441,7 +459,7 @@ TEST_F(MpiRankTest, RankThatReturnsEarlyIsReported) {
                       "collective");
 }
 
-TEST_F(MpiRankTest, PairsRunTheirOwnNumberOfCollectives) {
+TEST_F(CommRankTest, PairsRunTheirOwnNumberOfCollectives) {
   if (size % 2)
     GTEST_SKIP() << "needs an even number of ranks";
   // Twice: the second call finds the pair's communicator made.
@@ -464,7 +482,7 @@ TEST_F(MpiRankTest, PairsRunTheirOwnNumberOfCollectives) {
   }
 }
 
-TEST_F(MpiRankTest, PairMemberThatReturnsEarlyIsReported) {
+TEST_F(CommRankTest, PairMemberThatReturnsEarlyIsReported) {
   if (size % 2 || size < 4)
     GTEST_SKIP() << "needs pairs of ranks smaller than the run";
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
@@ -495,13 +513,13 @@ TEST_F(MpiRankTest, PairMemberThatReturnsEarlyIsReported) {
                    "error says how)");
 }
 
-TEST_F(MpiRankTest, PairMemberWaitingElsewhereIsReportedNotWaitedFor) {
+TEST_F(CommRankTest, PairMemberWaitingElsewhereIsReportedNotWaitedFor) {
   if (size % 2 || size < 4)
     GTEST_SKIP() << "needs pairs of ranks smaller than the run";
   // A communicator of its own: the pair {0, 1} cannot be used again on
   // rank 0's after the timeout.
   kiln_comm_t *own = nullptr;
-  ASSERT_TRUE(take(kiln_comm_create_mpi(&own)).ok());
+  ASSERT_TRUE(take(createComm(&own)).ok());
   setenv("KILN_COMM_GROUP_TIMEOUT", "2", 1);
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
   Outcome outcome =
@@ -514,8 +532,9 @@ TEST_F(MpiRankTest, PairMemberWaitingElsewhereIsReportedNotWaitedFor) {
     EXPECT_EQ(outcome.message,
               me + ", collective #1 in replica group {0, 1} "
                    "(kiln.all_reduce): comparing with replica group {0, 1} "
-                   "failed: mpi: rank 1 of the group did not reach it within "
-                   "2 s");
+                   "failed: " +
+                  engine() +
+                  ": rank 1 of the group did not reach it within 2 s");
     // The next call refuses the pair at once.
     Outcome again = callFunction(module.get(), "pair_member_waits_elsewhere",
                                  own, {x.get()}, out);
@@ -538,7 +557,7 @@ TEST_F(MpiRankTest, PairMemberWaitingElsewhereIsReportedNotWaitedFor) {
   kiln_comm_release(own);
 }
 
-TEST_F(MpiRankTest, GroupsForAnotherNumberOfRanks) {
+TEST_F(CommRankTest, GroupsForAnotherNumberOfRanks) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, inputs(rank, 4));
   Outcome outcome = call("for_two_ranks", {x.get()});
   if (size == 2) {
@@ -558,7 +577,7 @@ TEST_F(MpiRankTest, GroupsForAnotherNumberOfRanks) {
                 std::to_string(size) + "; start it with 'mpirun -n 2'");
 }
 
-TEST_F(MpiRankTest, BadArgumentOnOneRankFailsEveryRank) {
+TEST_F(CommRankTest, BadArgumentOnOneRankFailsEveryRank) {
   // Rank 1's input has the wrong shape: its call fails before the code
   // runs, and the others, instead of waiting for it in the all-reduce,
   // learn that it failed.
@@ -578,7 +597,7 @@ TEST_F(MpiRankTest, BadArgumentOnOneRankFailsEveryRank) {
   }
 }
 
-TEST_F(MpiRankTest, WorksAgainAfterFailures) {
+TEST_F(CommRankTest, WorksAgainAfterFailures) {
   TensorPtr x = makeTensor(KILN_DTYPE_F32, {8}, inputs(rank, 8));
   ASSERT_FALSE(call("mismatched_count", {x.get()}).ok());
   TensorPtr y = makeTensor(KILN_DTYPE_F32, {6}, inputs(rank, 6));
@@ -591,7 +610,7 @@ TEST_F(MpiRankTest, WorksAgainAfterFailures) {
   EXPECT_EQ(tensorValues<float>(out[0].get()), expected);
 }
 
-TEST_F(MpiRankTest, AllOkIsALogicalAnd) {
+TEST_F(CommRankTest, AllOkIsALogicalAnd) {
   int all = -1;
   ASSERT_TRUE(take(kiln_comm_all_ok(comm, rank != 1, &all)).ok());
   EXPECT_EQ(all, 0);
@@ -600,7 +619,7 @@ TEST_F(MpiRankTest, AllOkIsALogicalAnd) {
   EXPECT_TRUE(take(kiln_comm_barrier(comm)).ok());
 }
 
-TEST_F(MpiRankTest, AllGatherPutsEveryRanksBytesInRankOrder) {
+TEST_F(CommRankTest, AllGatherPutsEveryRanksBytesInRankOrder) {
   // 11 bytes: not a multiple of the 8-byte words they travel in.
   std::vector<uint8_t> mine(11), all(11 * size, 0);
   for (size_t i = 0; i < mine.size(); ++i)
@@ -627,6 +646,6 @@ TEST_F(MpiRankTest, AllGatherPutsEveryRanksBytesInRankOrder) {
 
 int main(int argc, char **argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new MpiEnvironment);
+  ::testing::AddGlobalTestEnvironment(new CommEnvironment);
   return RUN_ALL_TESTS();
 }
