@@ -1,7 +1,7 @@
 # -*- Python -*-
 # lit configuration for kiln: every .mlir under test/ is a test; the built
-# tools (kiln-opt, kiln-compile, kiln-run, kiln-translate) and FileCheck are on
-# PATH.
+# tools (kiln-opt, kiln-compile, kiln-run, kiln-launch, kiln-translate) and
+# FileCheck are on PATH.
 
 import os
 
@@ -24,7 +24,7 @@ llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
-tools = ["kiln-opt", "kiln-compile", "kiln-run", "kiln-translate"]
+tools = ["kiln-opt", "kiln-compile", "kiln-run", "kiln-launch", "kiln-translate"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -61,6 +61,12 @@ if shutil.which("mpirun") and os.path.exists(os.path.join(
     config.substitutions.append(
         ("%mpirun",
          "timeout 120 mpirun --allow-run-as-root --oversubscribe"))
+
+# The Gloo communicator plug-in (built where libgloo-dev was found): ranks
+# started by kiln-launch, meeting through a store of its own.
+if os.path.exists(os.path.join(
+        config.kiln_tools_dir, os.pardir, "lib", "kiln", "libkiln_comm_gloo.so")):
+    config.available_features.add("gloo")
 
 # A loadable CUDA driver (libcuda.so.1): tests of the no-driver errors are
 # unsupported where there is one.

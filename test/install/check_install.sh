@@ -23,7 +23,7 @@ mkdir -p "$work"
 prefix="$work/prefix"
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-for f in bin/kiln-compile bin/kiln-run include/kiln/runtime.h \
+for f in bin/kiln-compile bin/kiln-run bin/kiln-launch include/kiln/runtime.h \
          lib/cmake/kiln/kilnConfig.cmake; do
   if [ ! -e "$prefix/$f" ]; then
     echo "check_install: the install has no $f" >&2

@@ -22,6 +22,15 @@
 // RUN2-NEXT: rank 1: out2: f32[4,3] = {{\[}}[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
 // RUN2-NEXT: rank 1: out3: i64[] = 1
 //
+// The same over Gloo, the ranks started by kiln-launch (which kiln-run
+// notices, as it notices mpirun), and with the communicator named.
+// RUN: %if gloo %{ timeout 120 kiln-launch --nproc 2 -- kiln-run %t/prog.kmod --function step \
+// RUN:   --input %t/in/out0.npy --shard-input 0=0 --all-ranks-write \
+// RUN:   | sort | FileCheck %s --check-prefix=RUN2 %}
+// RUN: %if gloo %{ timeout 120 kiln-launch --nproc 2 -- kiln-run %t/prog.kmod --function step \
+// RUN:   --input %t/in/out0.npy --comm gloo --shard-input 0=0 \
+// RUN:   | FileCheck %s --check-prefix=QUIET %}
+//
 // Without --all-ranks-write only rank 0 prints.
 // RUN: %mpirun -n 2 kiln-run %t/prog.kmod --function step --input %t/in/out0.npy \
 // RUN:   --shard-input 0=0 | FileCheck %s --check-prefix=QUIET

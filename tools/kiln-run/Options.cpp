@@ -317,8 +317,10 @@ OPTIONS:
                     that use collectives (kiln.all_reduce, ...):
                       auto  (the default) MPI when started by mpirun (the
                             environment has OMPI_COMM_WORLD_SIZE or
-                            PMIX_RANK) and the module uses collectives or
-                            --shard-input is given; otherwise none, and a
+                            PMIX_RANK), Gloo when started by kiln-launch
+                            (it has KILN_WORLD_SIZE and KILN_STORE), and the
+                            module uses collectives or --shard-input is
+                            given; otherwise none, and a
                             module with collectives fails at its first one,
                             saying how many ranks to start it on;
                       mpi   always MPI (one rank outside mpirun);

@@ -110,9 +110,15 @@ bool startedByMpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK");
 }
 
-/// The rank mpirun gave this process; 0 outside mpirun.
+/// True when kiln-launch started this process: a rank of a run whose ranks
+/// meet through a store (the Gloo communicator).
+bool startedByKilnLaunch() {
+  return std::getenv("KILN_WORLD_SIZE") && std::getenv("KILN_STORE");
+}
+
+/// The rank mpirun or kiln-launch gave this process; 0 outside them.
 int64_t launcherRank() {
-  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "KILN_RANK"})
     if (const char *value = std::getenv(name))
       return std::strtoll(value, nullptr, 10);
   return 0;
@@ -135,7 +141,8 @@ struct CommHolder {
 };
 
 /// Creates the communicator --comm asks for, or none (NULL): auto means MPI
-/// under mpirun when the module uses collectives or an input is sharded.
+/// under mpirun, Gloo under kiln-launch, when the module uses collectives or
+/// an input is sharded.
 kiln_status_t makeComm(const Options &options, const kiln_module_t *module,
                        kiln_comm_t **out) {
   *out = nullptr;
@@ -143,9 +150,11 @@ kiln_status_t makeComm(const Options &options, const kiln_module_t *module,
     return kiln_comm_create_self(out);
   if (options.comm == "gloo")
     return kiln_comm_create_gloo(out);
-  bool wanted = options.comm == "mpi" ||
-                (startedByMpirun() && (kiln_module_uses_collectives(module) ||
-                                       !options.shards.empty()));
+  bool needed =
+      kiln_module_uses_collectives(module) || !options.shards.empty();
+  if (options.comm == "auto" && needed && startedByKilnLaunch())
+    return kiln_comm_create_gloo(out);
+  bool wanted = options.comm == "mpi" || (startedByMpirun() && needed);
   return wanted ? kiln_comm_create_mpi(out) : nullptr;
 }
 
@@ -437,9 +446,9 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  bool mpirun = startedByMpirun();
+  bool launched = startedByMpirun() || startedByKilnLaunch();
   int64_t rank = launcherRank(), size = 1;
-  if (mpirun)
+  if (launched)
     rankPrefix = "rank " + std::to_string(rank) + ": ";
   // Deprecated spellings still work; rank 0 says how to write them now.
   if (rank == 0)
@@ -486,7 +495,7 @@ int main(int argc, char **argv) {
   if (comm.comm) {
     rank = kiln_comm_rank(comm.comm);
     size = kiln_comm_size(comm.comm);
-    if (mpirun || size > 1)
+    if (launched || size > 1)
       rankPrefix = "rank " + std::to_string(rank) + ": ";
   }
 

@@ -1,0 +1,316 @@
+//===- Launcher.cpp - Starting the ranks of a run that meet in a store ----===//
+
+#include "Launcher.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace kiln {
+namespace launch {
+namespace {
+
+/// The signal the launcher received (SIGINT, SIGTERM), or 0.
+volatile std::sig_atomic_t received = 0;
+
+void onSignal(int signal) { received = signal; }
+
+bool parseCount(const std::string &text, int64_t &value) {
+  if (text.empty() || text.size() > 9 ||
+      text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  value = std::stoll(text);
+  return true;
+}
+
+/// "rank R exited with status S" / "was killed by signal N (NAME)".
+std::string describeEnd(int64_t rank, int status) {
+  std::string text = "rank " + std::to_string(rank);
+  if (WIFEXITED(status))
+    return text + " exited with status " + std::to_string(WEXITSTATUS(status));
+  int signal = WTERMSIG(status);
+  const char *name = strsignal(signal);
+  return text + " was killed by signal " + std::to_string(signal) +
+         (name ? std::string(" (") + name + ")" : std::string());
+}
+
+int exitCodeOf(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+} // namespace
+
+const char *launchHelpText() {
+  return R"(OVERVIEW: kiln-launch - start a command as the ranks of one run
+
+USAGE: kiln-launch --nproc N [options] -- COMMAND [ARGUMENTS...]
+
+Starts COMMAND N times on this host, as ranks 0 to N-1 of one run that
+meet through a store, over the Gloo communicator (kiln-run --comm gloo,
+kiln_comm_create_gloo, kiln.distributed.gloo()). Each rank finds in its
+environment KILN_RANK, KILN_WORLD_SIZE, KILN_STORE, KILN_RUN_ID and
+KILN_GLOO_HOSTNAME. When a rank fails, the others are stopped (SIGTERM,
+then SIGKILL after the grace period) and kiln-launch exits with the
+failed rank's status (128 + the signal for a rank a signal ended), so that
+no rank waits for a dead one. SIGINT and SIGTERM sent to kiln-launch are
+passed on to every rank.
+
+OPTIONS:
+  --nproc N          The number of ranks (required, at least 1).
+  --store SPEC       Where the ranks meet: file:DIRECTORY (on a file system
+                     every rank sees) or redis://HOST[:PORT]. Default: a
+                     new directory, removed when the run ends.
+  --run-id ID        The prefix of the run's keys in the store. Default: a
+                     new one for every run (a store keeps a run's keys, so
+                     two runs must not share an ID).
+  --hostname HOST    The address other ranks reach these at (KILN_GLOO_
+                     HOSTNAME). Default: 127.0.0.1 with the default store,
+                     else the ranks' host name.
+  --grace SECONDS    How long the other ranks get to stop after one failed
+                     (default 10).
+  --help, -h         Print this help and exit.
+)";
+}
+
+bool parseLaunchArguments(const std::vector<std::string> &arguments,
+                          LaunchOptions &options, bool &help,
+                          std::string &error) {
+  help = false;
+  bool haveRanks = false;
+  size_t i = 0;
+  for (; i < arguments.size(); ++i) {
+    std::string argument = arguments[i];
+    if (argument == "--") {
+      ++i;
+      break;
+    }
+    if (argument == "--help" || argument == "-h") {
+      help = true;
+      return true;
+    }
+    if (argument.rfind("--", 0) != 0) {
+      // The command starts here without a "--".
+      break;
+    }
+    std::string name = argument, value;
+    bool inline_ = false;
+    if (size_t equals = argument.find('='); equals != std::string::npos) {
+      name = argument.substr(0, equals);
+      value = argument.substr(equals + 1);
+      inline_ = true;
+    }
+    if (name != "--nproc" && name != "--store" && name != "--run-id" &&
+        name != "--hostname" && name != "--grace") {
+      error = "unknown option '" + name + "'";
+      return false;
+    }
+    if (!inline_) {
+      if (i + 1 >= arguments.size()) {
+        error = name + " needs a value";
+        return false;
+      }
+      value = arguments[++i];
+    }
+    if (name == "--nproc") {
+      if (!parseCount(value, options.ranks) || options.ranks < 1) {
+        error = "--nproc needs a number of ranks of at least 1, not '" + value +
+                "'";
+        return false;
+      }
+      haveRanks = true;
+    } else if (name == "--store") {
+      if (!(value.rfind("file:", 0) == 0 && value.size() > 5) &&
+          !(value.rfind("redis://", 0) == 0 && value.size() > 8)) {
+        error = "--store must be file:DIRECTORY or redis://HOST[:PORT], not '" +
+                value + "'";
+        return false;
+      }
+      options.store = value;
+    } else if (name == "--run-id") {
+      if (value.empty()) {
+        error = "--run-id needs a non-empty ID";
+        return false;
+      }
+      options.runId = value;
+    } else if (name == "--hostname") {
+      if (value.empty()) {
+        error = "--hostname needs a non-empty address";
+        return false;
+      }
+      options.hostname = value;
+    } else {
+      char *end = nullptr;
+      double seconds = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(seconds >= 0) || seconds > 86400) {
+        error = "--grace needs a number of seconds from 0 to 86400, not '" +
+                value + "'";
+        return false;
+      }
+      options.graceSeconds = seconds;
+    }
+  }
+  options.command.assign(arguments.begin() + std::ptrdiff_t(i),
+                         arguments.end());
+  if (!haveRanks) {
+    error = "--nproc N is required";
+    return false;
+  }
+  if (options.command.empty()) {
+    error = "no command to run: kiln-launch --nproc N -- COMMAND [ARGUMENTS]";
+    return false;
+  }
+  return true;
+}
+
+int runRanks(const LaunchOptions &options, std::ostream &log) {
+  namespace fs = std::filesystem;
+  std::string store = options.store, hostname = options.hostname;
+  fs::path ownStore;
+  if (store.empty()) {
+    char pattern[] = "/tmp/kiln-launch-XXXXXX";
+    if (!::mkdtemp(pattern)) {
+      log << "kiln-launch: error: cannot make a store directory under /tmp: "
+          << std::strerror(errno) << "\n";
+      return 1;
+    }
+    ownStore = pattern;
+    store = "file:" + (ownStore / "store").string();
+    if (hostname.empty())
+      hostname = "127.0.0.1";
+  }
+  std::string runId = options.runId;
+  if (runId.empty())
+    runId = "launch-" + std::to_string(::getpid()) + "-" +
+            std::to_string(
+                std::chrono::system_clock::now().time_since_epoch().count());
+
+  struct sigaction action = {};
+  action.sa_handler = onSignal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction oldInt, oldTerm;
+  sigaction(SIGINT, &action, &oldInt);
+  sigaction(SIGTERM, &action, &oldTerm);
+  received = 0;
+
+  std::vector<pid_t> pids(size_t(options.ranks), -1);
+  std::vector<char *> argv;
+  for (const std::string &word : options.command)
+    argv.push_back(const_cast<char *>(word.c_str()));
+  argv.push_back(nullptr);
+  int result = 0;
+  bool stopping = false;
+  for (int64_t rank = 0; rank < options.ranks; ++rank) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      sigaction(SIGINT, &oldInt, nullptr);
+      sigaction(SIGTERM, &oldTerm, nullptr);
+      ::setenv("KILN_RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("KILN_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
+      ::setenv("KILN_STORE", store.c_str(), 1);
+      ::setenv("KILN_RUN_ID", runId.c_str(), 1);
+      if (!hostname.empty())
+        ::setenv("KILN_GLOO_HOSTNAME", hostname.c_str(), 1);
+      ::execvp(argv[0], argv.data());
+      std::string message = "kiln-launch: error: rank " + std::to_string(rank) +
+                            " cannot run '" + options.command[0] +
+                            "': " + std::strerror(errno) + "\n";
+      ssize_t ignored = ::write(2, message.data(), message.size());
+      (void)ignored;
+      ::_exit(127);
+    }
+    if (pid < 0) {
+      log << "kiln-launch: error: cannot start rank " << rank << ": "
+          << std::strerror(errno) << "\n";
+      result = 1;
+      stopping = true;
+      break;
+    }
+    pids[size_t(rank)] = pid;
+  }
+
+  auto live = [&] {
+    int64_t count = 0;
+    for (pid_t pid : pids)
+      count += pid > 0;
+    return count;
+  };
+  auto signalAll = [&](int signal) {
+    for (pid_t pid : pids)
+      if (pid > 0)
+        ::kill(pid, signal);
+  };
+  // When the ranks still running after a failure or a signal are killed.
+  auto graceDeadline = [&] {
+    return std::chrono::steady_clock::now() +
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+               std::chrono::duration<double>(options.graceSeconds));
+  };
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  if (stopping) {
+    signalAll(SIGTERM);
+    deadline = graceDeadline();
+  }
+  bool killed = false;
+  while (live() > 0) {
+    if (received && !stopping) {
+      log << "kiln-launch: passing signal " << int(received)
+          << " on to the ranks\n";
+      signalAll(int(received));
+      stopping = true;
+      result = 128 + int(received);
+      deadline = graceDeadline();
+    }
+    if (stopping && !killed && std::chrono::steady_clock::now() >= deadline) {
+      log << "kiln-launch: " << live()
+          << " rank(s) still running after the grace period: killing them\n";
+      signalAll(SIGKILL);
+      killed = true;
+    }
+    int status = 0;
+    pid_t done = ::waitpid(-1, &status, stopping ? WNOHANG : 0);
+    if (done == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    if (done < 0) {
+      if (errno == EINTR)
+        continue;
+      break; // no children left
+    }
+    int64_t rank = -1;
+    for (size_t r = 0; r < pids.size(); ++r)
+      if (pids[r] == done) {
+        rank = int64_t(r);
+        pids[r] = -1;
+      }
+    if (rank < 0)
+      continue;
+    bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    if (!failed || stopping)
+      continue;
+    log << "kiln-launch: " << describeEnd(rank, status)
+        << "; stopping the other ranks\n";
+    result = exitCodeOf(status);
+    stopping = true;
+    signalAll(SIGTERM);
+    deadline = graceDeadline();
+  }
+  sigaction(SIGINT, &oldInt, nullptr);
+  sigaction(SIGTERM, &oldTerm, nullptr);
+  if (!ownStore.empty()) {
+    std::error_code ignored;
+    fs::remove_all(ownStore, ignored);
+  }
+  return result;
+}
+
+} // namespace launch
+} // namespace kiln
