@@ -67,6 +67,14 @@ TEST(GlooCommTest, WithoutRendezvousIsARunOfOneRank) {
   ASSERT_TRUE(outcome.ok()) << outcome.message;
   for (const TensorPtr &result : out)
     EXPECT_EQ(tensorValues<float>(result.get()), values);
+  // A permutation over the one rank: the shift has no pair (zeros), the
+  // ring pairs the rank with itself (a copy).
+  TensorPtr three = makeTensor<float>(KILN_DTYPE_F32, {3}, {1, 2, 3});
+  outcome =
+      callFunction(module.get(), "permute", comm.get(), {three.get()}, out);
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  EXPECT_EQ(tensorValues<float>(out[0].get()), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(tensorValues<float>(out[1].get()), (std::vector<float>{1, 2, 3}));
 }
 
 TEST(GlooCommTest, MistakesInTheVariablesAreNamed) {

@@ -41,11 +41,17 @@ namespace {
 constexpr uint8_t kExchangeSlotPrefix = 0x40;
 constexpr uint8_t kPermuteSlotPrefix = 0x41;
 
-std::string describeMembers(const std::vector<int64_t> &members) {
-  std::string text = "{";
-  for (size_t i = 0; i < members.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(members[i]);
-  return text + "}";
+/// "1, 2, 3".
+template <typename Ranks> std::string joinRanks(const Ranks &ranks) {
+  std::string text;
+  for (int64_t rank : ranks)
+    text += (text.empty() ? "" : ", ") + std::to_string(rank);
+  return text;
+}
+
+/// "{1, 2, 3}".
+template <typename Ranks> std::string describeMembers(const Ranks &ranks) {
+  return "{" + joinRanks(ranks) + "}";
 }
 
 /// The integer in environment variable \p name; false with \p error set
@@ -133,14 +139,12 @@ bool guarded(const char *what, std::string &error, Fn &&fn) {
 /// One collective on the context of its group, on elements stored as Word
 /// (Gloo only moves bytes of that size; the reduction knows the dtype).
 template <typename Word>
-bool runOnGroup(gloo::Context &context, uint32_t tag,
+bool runOnGroup(const std::shared_ptr<gloo::Context> &group, uint32_t tag,
                 const kiln_comm_plugin_collective_t &c, int64_t index,
                 int64_t groupSize, std::string &error) {
   auto *input = static_cast<Word *>(const_cast<void *>(c.input));
   auto *output = static_cast<Word *>(c.output);
   auto count = size_t(c.count);
-  auto shared = std::shared_ptr<gloo::Context>(std::shared_ptr<gloo::Context>(),
-                                               &context);
   switch (c.kind) {
   case KILN_COLLECTIVE_ALL_REDUCE:
   case KILN_COLLECTIVE_REDUCE_SCATTER: {
@@ -158,7 +162,7 @@ bool runOnGroup(gloo::Context &context, uint32_t tag,
       target = whole.data();
     }
     if (!guarded("gloo::allreduce", error, [&] {
-          gloo::AllreduceOptions opts(shared);
+          gloo::AllreduceOptions opts(group);
           opts.setInput(input, count);
           opts.setOutput(target, count);
           opts.setReduceFunction(combine);
@@ -174,7 +178,7 @@ bool runOnGroup(gloo::Context &context, uint32_t tag,
   }
   case KILN_COLLECTIVE_ALL_GATHER:
     return guarded("gloo::allgather", error, [&] {
-      gloo::AllgatherOptions opts(shared);
+      gloo::AllgatherOptions opts(group);
       opts.setInput(input, count);
       opts.setOutput(output, count * size_t(groupSize));
       opts.setTag(tag);
@@ -182,7 +186,7 @@ bool runOnGroup(gloo::Context &context, uint32_t tag,
     });
   case KILN_COLLECTIVE_BROADCAST:
     return guarded("gloo::broadcast", error, [&] {
-      gloo::BroadcastOptions opts(shared);
+      gloo::BroadcastOptions opts(group);
       opts.setRoot(int(c.root));
       if (index == c.root)
         opts.setInput(input, count);
@@ -192,7 +196,7 @@ bool runOnGroup(gloo::Context &context, uint32_t tag,
     });
   case KILN_COLLECTIVE_ALL_TO_ALL:
     return guarded("gloo::alltoall", error, [&] {
-      gloo::AlltoallOptions opts(shared);
+      gloo::AlltoallOptions opts(group);
       opts.setInput(input, count);
       opts.setOutput(output, count);
       opts.setTag(tag);
@@ -317,17 +321,14 @@ GlooCommunicator *GlooCommunicator::create(const Rendezvous &rendezvous,
   }
   // Every rank meets the others once here, so that a missing rank is
   // reported when the communicator is created.
-  if (!comm->context(comm->everyone(), /*comparisons=*/true, comm->timeout,
-                     error))
+  comm->everyone.resize(static_cast<size_t>(rendezvous.size));
+  for (int64_t r = 0; r < rendezvous.size; ++r)
+    comm->everyone[size_t(r)] = r;
+  comm->world =
+      comm->context(comm->everyone, /*comparisons=*/true, comm->timeout, error);
+  if (!comm->world)
     return nullptr;
   return comm.release();
-}
-
-std::vector<int64_t> GlooCommunicator::everyone() const {
-  std::vector<int64_t> all(static_cast<size_t>(sizeValue));
-  for (int64_t r = 0; r < sizeValue; ++r)
-    all[size_t(r)] = r;
-  return all;
 }
 
 std::shared_ptr<gloo::Context>
@@ -363,13 +364,9 @@ bool GlooCommunicator::gatherAll(const int64_t *values, int64_t count,
     std::copy_n(values, count, all);
     return true;
   }
-  std::shared_ptr<gloo::Context> ctx =
-      context(everyone(), /*comparisons=*/true, timeout, error);
-  if (!ctx)
-    return false;
-  uint32_t tag = nextTag[ctx.get()]++;
+  uint32_t tag = nextTag[world.get()]++;
   return guarded("gloo::allgather", error, [&] {
-    gloo::AllgatherOptions opts(ctx);
+    gloo::AllgatherOptions opts(world);
     opts.setInput(const_cast<int64_t *>(values), size_t(count));
     opts.setOutput(all, size_t(count * sizeValue));
     opts.setTag(tag);
@@ -402,10 +399,7 @@ bool GlooCommunicator::exchangeGroup(const int64_t *members,
   // Point to point among the members on the context of every rank, made
   // when the communicator was: the members need no connection of their
   // own, which a member busy elsewhere would keep from forming.
-  std::shared_ptr<gloo::Context> ctx =
-      context(everyone(), /*comparisons=*/true, timeout, error);
-  if (!ctx)
-    return false;
+  const std::shared_ptr<gloo::Context> &ctx = world;
   // The members number their exchanges alike; the other ranks take no part.
   uint32_t serial = exchangeSerial[group]++;
   uint32_t tag =
@@ -452,22 +446,18 @@ bool GlooCommunicator::exchangeGroup(const int64_t *members,
       for (int64_t i = 0; i < memberCount - 1; ++i)
         sent->waitSend();
   } catch (const std::exception &e) {
-    error = "the exchange among ranks " + describeMembers(group) + " failed" +
-            (pending.empty()
-                 ? std::string()
-                 : " waiting for rank(s) " +
-                       describeMembers({pending.begin(), pending.end()})) +
-            ": " + e.what();
+    error =
+        "the exchange among ranks " + describeMembers(group) + " failed" +
+        (pending.empty() ? std::string()
+                         : " waiting for rank(s) " + describeMembers(pending)) +
+        ": " + e.what();
     abandon(std::move(received), std::move(sent), std::move(receivedData),
             std::move(sentData));
     return false;
   }
   if (timedOut) {
-    std::string silent;
-    for (int64_t r : pending)
-      silent += (silent.empty() ? "" : ", ") + std::to_string(r);
-    error = "rank" + std::string(pending.size() == 1 ? " " : "s ") + silent +
-            " of the group did not reach it within " +
+    error = "rank" + std::string(pending.size() == 1 ? " " : "s ") +
+            joinRanks(pending) + " of the group did not reach it within " +
             (timeoutMs % 1000 ? std::to_string(timeoutMs) + " ms"
                               : std::to_string(timeoutMs / 1000) + " s");
     abandon(std::move(received), std::move(sent), std::move(receivedData),
@@ -494,12 +484,14 @@ bool GlooCommunicator::permute(const kiln_comm_plugin_collective_t &c,
     std::memset(c.output, 0, bytes);
   if (target == rankValue)
     std::memcpy(c.output, c.input, bytes);
+  if (sizeValue == 1)
+    return true; // no other rank to send to or hear from
   bool sends = target >= 0 && target != rankValue;
   bool receives = source >= 0 && source != rankValue;
   // Every rank takes the tag, whether it moves data or not, so that the
   // ranks' tags stay equal.
   std::shared_ptr<gloo::Context> ctx =
-      context(everyone(), /*comparisons=*/false, timeout, error);
+      context(everyone, /*comparisons=*/false, timeout, error);
   if (!ctx)
     return false;
   uint64_t slot = gloo::Slot::build(kPermuteSlotPrefix, nextTag[ctx.get()]++);
@@ -555,13 +547,13 @@ bool GlooCommunicator::runCollective(const kiln_comm_plugin_collective_t &c,
   int64_t size = int64_t(members.size());
   switch (width) {
   case 1:
-    return runOnGroup<uint8_t>(*ctx, tag, c, index, size, error);
+    return runOnGroup<uint8_t>(ctx, tag, c, index, size, error);
   case 2:
-    return runOnGroup<uint16_t>(*ctx, tag, c, index, size, error);
+    return runOnGroup<uint16_t>(ctx, tag, c, index, size, error);
   case 4:
-    return runOnGroup<uint32_t>(*ctx, tag, c, index, size, error);
+    return runOnGroup<uint32_t>(ctx, tag, c, index, size, error);
   case 8:
-    return runOnGroup<uint64_t>(*ctx, tag, c, index, size, error);
+    return runOnGroup<uint64_t>(ctx, tag, c, index, size, error);
   }
   error = "elements of " + std::to_string(width) + " bytes";
   return false;

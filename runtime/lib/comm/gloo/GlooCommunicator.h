@@ -89,13 +89,16 @@ private:
                      std::string &error);
   bool permute(const kiln_comm_plugin_collective_t &collective,
                std::string &error);
-  std::vector<int64_t> everyone() const;
 
   int64_t rankValue = 0, sizeValue = 1;
   std::string prefix;
   std::chrono::milliseconds timeout{0};
   std::shared_ptr<gloo::rendezvous::Store> store;
   std::shared_ptr<gloo::transport::Device> device;
+  /// Ranks 0 to size - 1, and the comparison context among all of them
+  /// (made with the communicator; null in a run of one rank).
+  std::vector<int64_t> everyone;
+  std::shared_ptr<gloo::Context> world;
   /// By (members, comparisons).
   std::map<std::pair<std::vector<int64_t>, bool>,
            std::shared_ptr<gloo::Context>>
