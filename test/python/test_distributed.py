@@ -95,32 +95,31 @@ def test_errors_name_the_fix(rng):
           np.ones((2, 2), np.float32))
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
-def test_adam_on_mpi_ranks_matches_one_process(ranks, tmp_path):
-    out = tmp_path / "result.json"
-    run_on_ranks("data_parallel_worker.py", ranks, out, 20)
+def check_matches_one_process(out, ranks):
+    """data_parallel_worker.py's result at `out`, from `ranks` ranks: the
+    parameters moved, and the run on ranks is the run on one process up to
+    f32 sums in another order."""
     result = json.loads(out.read_text())
     assert result["ranks"] == ranks
     assert result["same_on_every_rank"]
-    # The parameters moved, and the run on ranks is the run on one process
-    # up to f32 sums in another order.
     assert result["moved"] > 1e-3
     assert result["worst"] < 1e-5, result
     np.testing.assert_allclose(result["losses"], result["single_losses"],
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_adam_on_mpi_ranks_matches_one_process(ranks, tmp_path):
+    out = tmp_path / "result.json"
+    run_on_ranks("data_parallel_worker.py", ranks, out, 20)
+    check_matches_one_process(out, ranks)
 
 
 @pytest.mark.parametrize("ranks,store", [(2, "file"), (3, "redis")])
 def test_adam_on_gloo_ranks_matches_one_process(ranks, store, tmp_path):
     out = tmp_path / "result.json"
     run_on_gloo_ranks("data_parallel_worker.py", ranks, store, out, 20)
-    result = json.loads(out.read_text())
-    assert result["ranks"] == ranks
-    assert result["same_on_every_rank"]
-    assert result["moved"] > 1e-3
-    assert result["worst"] < 1e-5, result
-    np.testing.assert_allclose(result["losses"], result["single_losses"],
-                               rtol=1e-5)
+    check_matches_one_process(out, ranks)
 
 
 def test_gloo_without_a_launcher_is_one_rank():

@@ -101,18 +101,18 @@ bool parseLaunchArguments(const std::vector<std::string> &arguments,
       break;
     }
     std::string name = argument, value;
-    bool inline_ = false;
+    bool valueInline = false;
     if (size_t equals = argument.find('='); equals != std::string::npos) {
       name = argument.substr(0, equals);
       value = argument.substr(equals + 1);
-      inline_ = true;
+      valueInline = true;
     }
     if (name != "--nproc" && name != "--store" && name != "--run-id" &&
         name != "--hostname" && name != "--grace") {
       error = "unknown option '" + name + "'";
       return false;
     }
-    if (!inline_) {
+    if (!valueInline) {
       if (i + 1 >= arguments.size()) {
         error = name + " needs a value";
         return false;
