@@ -297,13 +297,38 @@ std::vector<py::array> callMatched(const CompiledFunction &compiled,
 class Communicator {
 public:
   explicit Communicator(kiln_comm_t *comm) : comm(comm) {}
-  ~Communicator() { kiln_comm_release(comm); }
+  /// A communicator that \p owner owns (an elastic run's), kept alive by it.
+  Communicator(kiln_comm_t *comm, std::shared_ptr<void> owner)
+      : comm(comm), owner(std::move(owner)) {}
+  ~Communicator() {
+    if (!owner)
+      kiln_comm_release(comm);
+  }
   Communicator(const Communicator &) = delete;
   Communicator &operator=(const Communicator &) = delete;
   kiln_comm_t *get() const { return comm; }
 
 private:
   kiln_comm_t *comm;
+  std::shared_ptr<void> owner;
+};
+
+/// A worker of an elastic run (kiln_elastic_t), owned by Python; its
+/// communicator is one Communicator object across generations.
+class Elastic {
+public:
+  Elastic() {
+    kiln_elastic_t *opened = nullptr;
+    check(kiln_elastic_open(&opened));
+    elastic = std::shared_ptr<kiln_elastic_t>(opened, kiln_elastic_release);
+    comm = std::make_shared<Communicator>(kiln_elastic_comm(opened), elastic);
+  }
+  kiln_elastic_t *get() const { return elastic.get(); }
+  const std::shared_ptr<Communicator> &communicator() const { return comm; }
+
+private:
+  std::shared_ptr<kiln_elastic_t> elastic;
+  std::shared_ptr<Communicator> comm;
 };
 
 /// The fast path of one kiln.jit function.
@@ -489,7 +514,70 @@ void kiln::python::bindJit(py::module_ &m) {
           py::arg("block"),
           "The blocks of every rank joined along the leading dimension, in "
           "rank order (a rank-0 block counts as one row). Every rank must "
-          "call it with a block of the same size and dtype.");
+          "call it with a block of the same size and dtype.")
+      .def(
+          "broadcast",
+          [](Communicator &c, py::array data, int64_t root) {
+            py::array copy = py::array::ensure(data, py::array::c_style |
+                                                         py::array::forcecast);
+            if (!copy)
+              throw py::type_error("broadcast needs an array");
+            copy = py::array(copy.dtype(),
+                             std::vector<py::ssize_t>(
+                                 copy.shape(), copy.shape() + copy.ndim()),
+                             copy.data());
+            kiln_status_t status;
+            {
+              py::gil_scoped_release release;
+              status = kiln_comm_broadcast(c.get(), copy.mutable_data(),
+                                           copy.nbytes(), root);
+            }
+            check(status);
+            return copy;
+          },
+          py::arg("data"), py::arg("root") = 0,
+          "Rank root's `data` on every rank (a new array). Every rank must "
+          "call it with an array of the same size and dtype.");
+
+  py::class_<Elastic, std::shared_ptr<Elastic>>(m, "Elastic")
+      .def(py::init<>(),
+           "Opens this worker's part in the elastic run its environment "
+           "names (kiln-launch --nproc MIN:MAX sets it).")
+      .def_property_readonly("comm", &Elastic::communicator,
+                             "The communicator over the members of the "
+                             "generation joined last.")
+      .def(
+          "rendezvous",
+          [](Elastic &e, int64_t commitSerial) {
+            int64_t generation = -1, root = 0;
+            kiln_status_t status;
+            {
+              py::gil_scoped_release release;
+              status = kiln_elastic_rendezvous(e.get(), commitSerial,
+                                               &generation, &root);
+            }
+            check(status);
+            return py::make_tuple(generation, root);
+          },
+          py::arg("commit_serial"),
+          "Joins the next generation; returns (generation, root): -1 when "
+          "the run finished first, and the rank holding the newest state.")
+      .def(
+          "members_waiting",
+          [](Elastic &e) {
+            int waiting = 0;
+            kiln_status_t status;
+            {
+              py::gil_scoped_release release;
+              status = kiln_elastic_members_waiting(e.get(), &waiting);
+            }
+            check(status);
+            return waiting != 0;
+          },
+          "Whether workers wait to join (agreed by every member).")
+      .def(
+          "finish", [](Elastic &e) { check(kiln_elastic_finish(e.get())); },
+          "Records that the run has finished.");
 
   m.def(
       "compile",
@@ -606,6 +694,8 @@ PYBIND11_MODULE(_kiln, m) {
   static py::exception<TraceError> traceError(m, "TraceError");
   static py::exception<JitError> jitError(m, "JitError",
                                           PyExc_RuntimeError);
+  py::register_exception<kiln::python::CommError>(m, "CommunicationError",
+                                                  PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr pointer) {
     try {
       if (pointer)

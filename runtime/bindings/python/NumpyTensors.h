@@ -42,6 +42,14 @@ struct TensorDeleter {
 };
 using TensorPtr = std::unique_ptr<kiln_tensor_t, TensorDeleter>;
 
+/// A failure of communication between ranks (KILN_STATUS_COMM_ERROR):
+/// kiln.distributed.CommunicationError in Python, which an elastic run
+/// recovers from.
+class CommError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Turns a failed runtime status into a Python ValueError carrying its
 /// message (the runtime's messages name the function, input and shapes).
 inline void check(kiln_status_t status) {
@@ -54,6 +62,8 @@ inline void check(kiln_status_t status) {
     throw std::bad_alloc();
   if (code == KILN_STATUS_INVALID_ARGUMENT)
     throw py::value_error(message);
+  if (code == KILN_STATUS_COMM_ERROR)
+    throw CommError(message);
   throw std::runtime_error(message);
 }
 

@@ -412,6 +412,73 @@ kiln_status_t kiln_comm_barrier(kiln_comm_t *comm);
 kiln_status_t kiln_comm_all_gather(kiln_comm_t *comm, const void *data,
                                    size_t bytes, void *out);
 
+/* Host data from one rank to all: the `bytes` bytes of `data` on rank
+ * `root` replace those of `data` on every other rank. Collective over the
+ * communicator; every rank must pass the same `bytes` and `root`, or every
+ * rank gets KILN_STATUS_COMM_ERROR saying which rank passed what. */
+kiln_status_t kiln_comm_broadcast(kiln_comm_t *comm, void *data, size_t bytes,
+                                  int64_t root);
+
+/*===-- Elastic runs ------------------------------------------------------===*/
+
+/* A worker of an elastic run (kiln-launch --nproc MIN:MAX): its members
+ * change while it runs, when workers die and when workers arrive, and each
+ * set of members is a generation, agreed through the run's store. The
+ * worker learns its rank and the run's size from each rendezvous, not from
+ * its command line. Its communicator (kiln_elastic_comm) is one object for
+ * the whole run, over the members of the generation joined last; functions
+ * compiled for one size run on it whenever the run has that size again.
+ * The state that survives a failure is the host program's: it keeps a
+ * copy at each commit and, after a rendezvous, takes the copy of the root
+ * (kiln_comm_broadcast). kiln.distributed.elastic in Python and
+ * kiln/Elastic.h in C++ do that bookkeeping. */
+typedef struct kiln_elastic kiln_elastic_t;
+
+/* Opens this process's part in the elastic run its environment names, as
+ * kiln-launch sets it: KILN_STORE, KILN_RUN_ID, KILN_ELASTIC (MIN:MAX, the
+ * run's sizes), KILN_ELASTIC_TIMEOUT (seconds within which a member that
+ * hangs is noticed; default 5; one that dies is noticed when its
+ * connections close), KILN_ELASTIC_RENDEZVOUS_TIMEOUT (seconds a rendezvous
+ * waits for the run's minimum; default 60), KILN_ELASTIC_SETTLE (seconds
+ * without a new arrival that settle a generation; default 1),
+ * KILN_WORKER_ID (this worker's name in the store) and KILN_GLOO_HOSTNAME.
+ * Loads the Gloo plug-in. Joins no generation yet: its communicator has
+ * no members until kiln_elastic_rendezvous. Fails with
+ * KILN_STATUS_COMM_ERROR when a variable is missing or malformed, or the
+ * store cannot be reached. */
+kiln_status_t kiln_elastic_open(kiln_elastic_t **out_elastic);
+
+/* Leaves the run (closing the communicator's connections). Accepts NULL. */
+void kiln_elastic_release(kiln_elastic_t *elastic);
+
+/* The communicator over the members of the generation joined last; owned
+ * by `elastic`. Between generations every collective on it fails with
+ * KILN_STATUS_COMM_ERROR. */
+kiln_comm_t *kiln_elastic_comm(kiln_elastic_t *elastic);
+
+/* Leaves the current generation, if any, and joins the next one with the
+ * serial of this worker's last commit (-1 for a worker with no state of the
+ * run, one that has just started): waits until its members are settled
+ * and connected. Sets *generation (0, 1, ...) and *root, the rank whose
+ * state is the newest (the highest commit serial, the lowest rank among
+ * equals), which the others take. When the run finishes before this worker
+ * is admitted, *generation is -1 and the communicator has no members.
+ * Fails with KILN_STATUS_COMM_ERROR when fewer workers than the minimum
+ * arrive within the rendezvous timeout, and when the store fails. */
+kiln_status_t kiln_elastic_rendezvous(kiln_elastic_t *elastic,
+                                      int64_t commit_serial,
+                                      int64_t *generation, int64_t *root);
+
+/* Whether workers wait to join and the run has room for them: *waiting is
+ * 1 on every member when any member saw one in the store. Collective over
+ * the communicator; call it where the members can re-form (at a commit). */
+kiln_status_t kiln_elastic_members_waiting(kiln_elastic_t *elastic,
+                                           int *waiting);
+
+/* Records in the store that the run has finished, so that workers still
+ * waiting to join leave. */
+kiln_status_t kiln_elastic_finish(kiln_elastic_t *elastic);
+
 /* Nonzero if the module's code performs collectives (it exports the
  * communicator slots of kiln/CollectiveAbi.h), so that its functions must
  * be called with kiln_function_call_with_comm on every rank of a run; 0 for

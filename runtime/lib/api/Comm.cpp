@@ -4,6 +4,8 @@
 
 #include "comm/Transport.h"
 
+#include "kiln/CollectiveAbi.h"
+
 #include <cstring>
 #include <new>
 #include <string>
@@ -32,6 +34,26 @@ kiln_status_t minimum(kiln_comm_t *comm, const char *what, int64_t &value) {
                       "rank " + std::to_string(transport.rank()) + ": " + what +
                           ": " + error);
   return nullptr;
+}
+
+/// Whether every rank passes the same \p values (described by their
+/// \p units); the sizes first, so that ranks passing different sizes fail
+/// together instead of exchanging mismatched messages.
+bool agree(Transport &transport, const std::vector<int64_t> &values,
+           const std::vector<const char *> &units, std::string &error) {
+  int64_t ranks = transport.size(), count = int64_t(values.size());
+  std::vector<int64_t> all(size_t(ranks * count));
+  if (!transport.gatherAll(values.data(), count, all.data(), error))
+    return false;
+  for (int64_t r = 0; r < ranks; ++r)
+    for (int64_t i = 0; i < count; ++i)
+      if (all[size_t(r * count + i)] != values[size_t(i)]) {
+        error = "this rank passes " + std::to_string(values[size_t(i)]) +
+                units[size_t(i)] + " but rank " + std::to_string(r) +
+                " passes " + std::to_string(all[size_t(r * count + i)]);
+        return false;
+      }
+  return true;
 }
 
 } // namespace
@@ -133,18 +155,10 @@ kiln_status_t kiln_comm_all_gather(kiln_comm_t *comm, const void *data,
                         "rank " + std::to_string(rank) +
                             ": kiln_comm_all_gather: " + error);
     };
-    // The sizes first, so that ranks passing different sizes fail together
-    // instead of exchanging mismatched messages.
     std::string error;
     int64_t mine = static_cast<int64_t>(bytes);
-    std::vector<int64_t> sizes(ranks);
-    if (!transport.gatherAll(&mine, 1, sizes.data(), error))
+    if (!agree(transport, {mine}, {" bytes"}, error))
       return fail(error);
-    for (int64_t r = 0; r < ranks; ++r)
-      if (sizes[r] != mine)
-        return fail("this rank passes " + std::to_string(mine) +
-                    " bytes but rank " + std::to_string(r) + " passes " +
-                    std::to_string(sizes[r]));
     int64_t words = (mine + 7) / 8;
     std::vector<int64_t> packed(words, 0), all(words * ranks);
     if (bytes)
@@ -155,6 +169,59 @@ kiln_status_t kiln_comm_all_gather(kiln_comm_t *comm, const void *data,
       if (bytes)
         std::memcpy(static_cast<char *>(out) + r * bytes, &all[r * words],
                     bytes);
+    return nullptr;
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
+kiln_status_t kiln_comm_broadcast(kiln_comm_t *comm, void *data, size_t bytes,
+                                  int64_t root) {
+  if (!comm || (bytes && !data))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_comm_broadcast: comm and data must not be NULL");
+  try {
+    Transport &transport = *comm->transport;
+    std::lock_guard<std::mutex> lock(transport.callLock());
+    int64_t ranks = transport.size(), rank = transport.rank();
+    auto fail = [&](const std::string &error) {
+      return makeStatus(KILN_STATUS_COMM_ERROR,
+                        "rank " + std::to_string(rank) +
+                            ": kiln_comm_broadcast: " + error);
+    };
+    if (root < 0 || root >= ranks)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_comm_broadcast: root " + std::to_string(root) +
+                            " is not a rank of the " + std::to_string(ranks) +
+                            " ranks");
+    if (ranks == 1 || bytes == 0)
+      return nullptr;
+    std::string error;
+    if (!agree(transport, {int64_t(bytes), root}, {" bytes", " as the root"},
+               error))
+      return fail(error);
+    std::vector<int64_t> members(static_cast<size_t>(ranks));
+    for (int64_t r = 0; r < ranks; ++r)
+      members[size_t(r)] = r;
+    kiln_comm_plugin_collective_t collective = {};
+    collective.kind = KILN_COLLECTIVE_BROADCAST;
+    collective.dtype = KILN_DTYPE_UI8;
+    // Gloo's broadcast reads the root's input while it writes the output.
+    std::vector<char> source;
+    if (rank == root)
+      source.assign(static_cast<char *>(data),
+                    static_cast<char *>(data) + bytes);
+    collective.input = rank == root ? source.data() : data;
+    collective.output = data;
+    collective.count = int64_t(bytes);
+    collective.root = root;
+    collective.groups = members.data();
+    collective.group_count = 1;
+    collective.group_size = ranks;
+    int64_t handle = 0;
+    if (!transport.start(collective, handle, error) ||
+        !transport.wait(handle, error))
+      return fail(error);
     return nullptr;
   } catch (const std::bad_alloc &) {
     return kiln::runtime::outOfMemoryStatus();

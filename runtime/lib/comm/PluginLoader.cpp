@@ -71,6 +71,13 @@ kiln_status_t loadGlooPlugin(const kiln_comm_plugin_t *&table) {
                   table);
 }
 
+kiln_status_t loadElasticPlugin(const kiln_elastic_plugin_t *&table) {
+  static const kiln_elastic_plugin_t *loaded = nullptr;
+  return loadOnce(kGlooPlugin, KILN_ELASTIC_PLUGIN_ENTRY,
+                  "elastic rendezvous plug-in", KILN_ELASTIC_PLUGIN_VERSION,
+                  loaded, table);
+}
+
 kiln_status_t loadDevicePlugin(const kiln_device_comm_plugin_t *&table) {
   static const kiln_device_comm_plugin_t *loaded = nullptr;
   return loadOnce(kNcclPlugin, KILN_DEVICE_COMM_PLUGIN_ENTRY,

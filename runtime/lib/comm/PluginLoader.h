@@ -5,6 +5,7 @@
 
 #include "CommPlugin.h"
 #include "DeviceCommPlugin.h"
+#include "ElasticPlugin.h"
 
 #include "kiln/runtime.h"
 
@@ -46,6 +47,10 @@ kiln_status_t loadMpiPlugin(const kiln_comm_plugin_t *&table);
 /// loadMpiPlugin looks for the MPI one, and returns its table. Never
 /// unloaded.
 kiln_status_t loadGlooPlugin(const kiln_comm_plugin_t *&table);
+
+/// The elastic table (ElasticPlugin.h) of the Gloo plug-in, loaded as
+/// loadGlooPlugin loads it.
+kiln_status_t loadElasticPlugin(const kiln_elastic_plugin_t *&table);
 
 /// Loads the device plug-in (DeviceCommPlugin.h) once per process, looking
 /// for it the way loadMpiPlugin looks for the MPI one (KILN_COMM_NCCL_PLUGIN,

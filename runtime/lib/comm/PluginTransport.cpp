@@ -109,6 +109,15 @@ kiln_status_t makeGlooTransport(std::unique_ptr<Transport> &out) {
   return makePluginTransport(loadGlooPlugin, /*sharedLock=*/false, out);
 }
 
+kiln_status_t adoptGlooCommunicator(void *comm,
+                                    std::unique_ptr<Transport> &out) {
+  const kiln_comm_plugin_t *table = nullptr;
+  if (kiln_status_t status = loadGlooPlugin(table))
+    return status;
+  out = std::make_unique<PluginTransport>(*table, comm, /*sharedLock=*/false);
+  return nullptr;
+}
+
 } // namespace comm
 } // namespace runtime
 } // namespace kiln

@@ -75,6 +75,11 @@ kiln_status_t makeMpiTransport(std::unique_ptr<Transport> &out);
 /// The transport over the Gloo plug-in, which it loads on first use.
 kiln_status_t makeGlooTransport(std::unique_ptr<Transport> &out);
 
+/// The transport over a communicator that the Gloo plug-in made already (an
+/// elastic run's generation), which it owns from then on.
+kiln_status_t adoptGlooCommunicator(void *comm,
+                                    std::unique_ptr<Transport> &out);
+
 } // namespace comm
 } // namespace runtime
 } // namespace kiln

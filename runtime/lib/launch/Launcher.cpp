@@ -52,6 +52,8 @@ const char *launchHelpText() {
   return R"(OVERVIEW: kiln-launch - start a command as the ranks of one run
 
 USAGE: kiln-launch --nproc N [options] -- COMMAND [ARGUMENTS...]
+       kiln-launch --nproc MIN:MAX [--local K] [--max-restarts R]
+                   [options] -- COMMAND [ARGUMENTS...]
 
 Starts COMMAND N times on this host, as ranks 0 to N-1 of one run that
 meet through a store, over the Gloo communicator (kiln-run --comm gloo,
@@ -63,19 +65,36 @@ failed rank's status (128 + the signal for a rank a signal ended), so that
 no rank waits for a dead one. SIGINT and SIGTERM sent to kiln-launch are
 passed on to every rank.
 
+With --nproc MIN:MAX the run is elastic: it goes on while at least MIN
+workers remain and takes in arriving ones up to MAX. This launcher starts
+K workers (--local; default MAX), which learn their rank and the run's
+size from the store at each rendezvous (KILN_ELASTIC, KILN_STORE,
+KILN_RUN_ID, KILN_WORKER_ID; kiln.distributed.elastic, kiln/Elastic.h),
+not from their command line. A worker that fails is started again, up to
+--max-restarts times in all, and joins the run; the others go on without
+waiting for it. Across hosts, run one kiln-launch per host with the same
+--store (redis://) and --run-id; a launcher started later adds its
+workers to the run. kiln-launch exits with 0 when a worker of its own
+finished the run, else with the status of its last worker that failed.
+
 OPTIONS:
   --nproc N          The number of ranks (required, at least 1).
+  --nproc MIN:MAX    An elastic run of MIN to MAX workers (1 <= MIN <= MAX).
+  --local K          Elastic: the workers this launcher runs (default MAX).
+  --max-restarts R   Elastic: how many times this launcher starts a worker
+                     in place of one that failed (default 0).
   --store SPEC       Where the ranks meet: file:DIRECTORY (on a file system
                      every rank sees) or redis://HOST[:PORT]. Default: a
                      new directory, removed when the run ends.
   --run-id ID        The prefix of the run's keys in the store. Default: a
                      new one for every run (a store keeps a run's keys, so
-                     two runs must not share an ID).
+                     two runs must not share an ID); required for an
+                     elastic run with --store, whose launchers share it.
   --hostname HOST    The address other ranks reach these at (KILN_GLOO_
                      HOSTNAME). Default: 127.0.0.1 with the default store,
                      else the ranks' host name.
   --grace SECONDS    How long the other ranks get to stop after one failed
-                     (default 10).
+                     or a signal came (default 10).
   --help, -h         Print this help and exit.
 )";
 }
@@ -84,7 +103,8 @@ bool parseLaunchArguments(const std::vector<std::string> &arguments,
                           LaunchOptions &options, bool &help,
                           std::string &error) {
   help = false;
-  bool haveRanks = false;
+  bool haveRanks = false, restartsGiven = false;
+  int64_t localRanks = 0;
   size_t i = 0;
   for (; i < arguments.size(); ++i) {
     std::string argument = arguments[i];
@@ -108,7 +128,8 @@ bool parseLaunchArguments(const std::vector<std::string> &arguments,
       valueInline = true;
     }
     if (name != "--nproc" && name != "--store" && name != "--run-id" &&
-        name != "--hostname" && name != "--grace") {
+        name != "--hostname" && name != "--grace" && name != "--local" &&
+        name != "--max-restarts") {
       error = "unknown option '" + name + "'";
       return false;
     }
@@ -120,12 +141,32 @@ bool parseLaunchArguments(const std::vector<std::string> &arguments,
       value = arguments[++i];
     }
     if (name == "--nproc") {
-      if (!parseCount(value, options.ranks) || options.ranks < 1) {
+      size_t colon = value.find(':');
+      if (colon != std::string::npos) {
+        if (!parseCount(value.substr(0, colon), options.minRanks) ||
+            !parseCount(value.substr(colon + 1), options.maxRanks) ||
+            options.minRanks < 1 || options.minRanks > options.maxRanks) {
+          error = "--nproc MIN:MAX needs 1 <= MIN <= MAX, not '" + value + "'";
+          return false;
+        }
+      } else if (!parseCount(value, options.ranks) || options.ranks < 1) {
         error = "--nproc needs a number of ranks of at least 1, not '" + value +
                 "'";
         return false;
       }
       haveRanks = true;
+    } else if (name == "--local") {
+      if (!parseCount(value, localRanks) || localRanks < 1) {
+        error = "--local needs a number of workers of at least 1, not '" +
+                value + "'";
+        return false;
+      }
+    } else if (name == "--max-restarts") {
+      if (!parseCount(value, options.maxRestarts)) {
+        error = "--max-restarts needs a count, not '" + value + "'";
+        return false;
+      }
+      restartsGiven = true;
     } else if (name == "--store") {
       if (!(value.rfind("file:", 0) == 0 && value.size() > 5) &&
           !(value.rfind("redis://", 0) == 0 && value.size() > 8)) {
@@ -162,6 +203,19 @@ bool parseLaunchArguments(const std::vector<std::string> &arguments,
   if (!haveRanks) {
     error = "--nproc N is required";
     return false;
+  }
+  if (options.maxRanks == 0 && (localRanks || restartsGiven)) {
+    error = std::string(localRanks ? "--local" : "--max-restarts") +
+            " is for an elastic run (--nproc MIN:MAX)";
+    return false;
+  }
+  if (options.maxRanks > 0) {
+    options.ranks = localRanks ? localRanks : options.maxRanks;
+    if (!options.store.empty() && options.runId.empty()) {
+      error = "an elastic run on a store of your own needs --run-id, the same "
+              "for every launcher of the run";
+      return false;
+    }
   }
   if (options.command.empty()) {
     error = "no command to run: kiln-launch --nproc N -- COMMAND [ARGUMENTS]";
@@ -200,41 +254,71 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
   sigaction(SIGTERM, &action, &oldTerm);
   received = 0;
 
+  const bool elastic = options.maxRanks > 0;
   std::vector<pid_t> pids(size_t(options.ranks), -1);
+  std::vector<int64_t> starts(size_t(options.ranks), 0);
   std::vector<char *> argv;
   for (const std::string &word : options.command)
     argv.push_back(const_cast<char *>(word.c_str()));
   argv.push_back(nullptr);
   int result = 0;
   bool stopping = false;
-  for (int64_t rank = 0; rank < options.ranks; ++rank) {
+  // Starts slot's process: rank `slot` of a fixed run, or a worker of an
+  // elastic one (named by this launcher, the slot and how often it was
+  // started, so that a worker started again is a new one in the store).
+  auto start = [&](int64_t slot) {
+    std::string worker = hostname.empty() ? std::string("host") : hostname;
+    worker += "/" + std::to_string(::getpid()) + "/" + std::to_string(slot) +
+              "." + std::to_string(starts[size_t(slot)]);
     pid_t pid = ::fork();
     if (pid == 0) {
       sigaction(SIGINT, &oldInt, nullptr);
       sigaction(SIGTERM, &oldTerm, nullptr);
-      ::setenv("KILN_RANK", std::to_string(rank).c_str(), 1);
-      ::setenv("KILN_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
+      if (elastic) {
+        ::unsetenv("KILN_RANK");
+        ::unsetenv("KILN_WORLD_SIZE");
+        ::setenv("KILN_ELASTIC",
+                 (std::to_string(options.minRanks) + ":" +
+                  std::to_string(options.maxRanks))
+                     .c_str(),
+                 1);
+        ::setenv("KILN_WORKER_ID", worker.c_str(), 1);
+      } else {
+        ::setenv("KILN_RANK", std::to_string(slot).c_str(), 1);
+        ::setenv("KILN_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
+      }
       ::setenv("KILN_STORE", store.c_str(), 1);
       ::setenv("KILN_RUN_ID", runId.c_str(), 1);
       if (!hostname.empty())
         ::setenv("KILN_GLOO_HOSTNAME", hostname.c_str(), 1);
       ::execvp(argv[0], argv.data());
-      std::string message = "kiln-launch: error: rank " + std::to_string(rank) +
-                            " cannot run '" + options.command[0] +
-                            "': " + std::strerror(errno) + "\n";
+      std::string message = "kiln-launch: error: " +
+                            std::string(elastic ? "worker " : "rank ") +
+                            std::to_string(slot) + " cannot run '" +
+                            options.command[0] + "': " + std::strerror(errno) +
+                            "\n";
       ssize_t ignored = ::write(2, message.data(), message.size());
       (void)ignored;
       ::_exit(127);
     }
-    if (pid < 0) {
-      log << "kiln-launch: error: cannot start rank " << rank << ": "
-          << std::strerror(errno) << "\n";
+    if (pid > 0) {
+      pids[size_t(slot)] = pid;
+      ++starts[size_t(slot)];
+    }
+    return pid > 0;
+  };
+  for (int64_t slot = 0; slot < options.ranks; ++slot) {
+    if (!start(slot)) {
+      log << "kiln-launch: error: cannot start " << (elastic ? "worker " : "rank ")
+          << slot << ": " << std::strerror(errno) << "\n";
       result = 1;
       stopping = true;
       break;
     }
-    pids[size_t(rank)] = pid;
   }
+  int64_t restartsLeft = options.maxRestarts;
+  bool finishedRun = false;
+  int lastFailure = 0;
 
   auto live = [&] {
     int64_t count = 0;
@@ -294,6 +378,28 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
     if (rank < 0)
       continue;
     bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    if (elastic) {
+      if (!failed) {
+        finishedRun = true;
+        continue;
+      }
+      lastFailure = exitCodeOf(status);
+      if (stopping || finishedRun)
+        continue;
+      std::string what = "worker" + describeEnd(rank, status).substr(4);
+      if (restartsLeft > 0) {
+        --restartsLeft;
+        log << "kiln-launch: " << what << "; starting it again ("
+            << restartsLeft << " restart(s) left)\n";
+        if (!start(rank))
+          log << "kiln-launch: error: cannot start worker " << rank << ": "
+              << std::strerror(errno) << "\n";
+      } else {
+        log << "kiln-launch: " << what
+            << "; the run goes on without it (no restarts left)\n";
+      }
+      continue;
+    }
     if (!failed || stopping)
       continue;
     log << "kiln-launch: " << describeEnd(rank, status)
@@ -305,6 +411,10 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
   }
   sigaction(SIGINT, &oldInt, nullptr);
   sigaction(SIGTERM, &oldTerm, nullptr);
+  if (elastic && result == 0 && !finishedRun) {
+    log << "kiln-launch: no worker of this host finished the run\n";
+    result = lastFailure ? lastFailure : 1;
+  }
   if (!ownStore.empty()) {
     std::error_code ignored;
     fs::remove_all(ownStore, ignored);

@@ -6,7 +6,9 @@
 // (KILN_RANK, KILN_WORLD_SIZE, KILN_STORE, KILN_RUN_ID: what
 // kiln_comm_create_gloo reads), watches them, and ends the run when one
 // fails, so that no rank waits for a dead one. One launcher runs one fixed
-// set of ranks on this host.
+// set of ranks on this host; with --nproc MIN:MAX, the workers of an elastic
+// run on this host, which it starts again when they fail, up to
+// --max-restarts, while the run goes on without them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +26,12 @@ namespace launch {
 struct LaunchOptions {
   /// How many ranks to start (>= 1).
   int64_t ranks = 1;
+  /// An elastic run (--nproc MIN:MAX): the run's sizes; 0 for a fixed run.
+  /// Its workers learn their rank and the run's size from the rendezvous
+  /// (KILN_ELASTIC), and this launcher runs `ranks` of them (--local).
+  int64_t minRanks = 0, maxRanks = 0;
+  /// Elastic: how many times a worker that failed is started again.
+  int64_t maxRestarts = 0;
   /// file:DIRECTORY or redis://HOST[:PORT]; empty: a fresh directory,
   /// removed when the run ends.
   std::string store;

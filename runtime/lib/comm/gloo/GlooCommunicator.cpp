@@ -1,6 +1,7 @@
 //===- GlooCommunicator.cpp - A kiln communicator over Gloo ---------------===//
 
 #include "GlooCommunicator.h"
+#include "KeyValueStore.h"
 
 #include "comm/Reductions.h"
 
@@ -77,51 +78,23 @@ bool integerVariable(const char *name, int64_t low, int64_t high,
 /// The store that KILN_STORE names, or null with \p error set.
 std::shared_ptr<gloo::rendezvous::Store> openStore(const std::string &spec,
                                                    std::string &error) {
+  StoreAddress address;
+  if (!StoreAddress::parse(spec, address, error))
+    return nullptr;
   try {
-    if (spec.rfind("file:", 0) == 0) {
-      std::string directory = spec.substr(5);
-      if (directory.empty()) {
-        error = "KILN_STORE is 'file:' without a directory";
-        return nullptr;
-      }
-      if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
-        error = "cannot create the store directory '" + directory +
-                "': " + std::strerror(errno);
-        return nullptr;
-      }
-      return std::make_shared<gloo::rendezvous::FileStore>(directory);
+    if (address.kind == StoreAddress::Redis)
+      return std::make_shared<gloo::rendezvous::RedisStore>(address.host,
+                                                            address.port);
+    if (::mkdir(address.directory.c_str(), 0700) != 0 && errno != EEXIST) {
+      error = "cannot create the store directory '" + address.directory +
+              "': " + std::strerror(errno);
+      return nullptr;
     }
-    if (spec.rfind("redis://", 0) == 0) {
-      std::string address = spec.substr(8);
-      std::string host = address;
-      int port = 6379;
-      if (size_t colon = address.rfind(':'); colon != std::string::npos) {
-        host = address.substr(0, colon);
-        char *end = nullptr;
-        long parsed = std::strtol(address.c_str() + colon + 1, &end, 10);
-        if (end == address.c_str() + colon + 1 || *end != '\0' || parsed < 1 ||
-            parsed > 65535) {
-          error = "KILN_STORE is '" + spec +
-                  "': the port is not a number "
-                  "from 1 to 65535";
-          return nullptr;
-        }
-        port = int(parsed);
-      }
-      if (host.empty()) {
-        error = "KILN_STORE is '" + spec + "' without a host";
-        return nullptr;
-      }
-      return std::make_shared<gloo::rendezvous::RedisStore>(host, port);
-    }
+    return std::make_shared<gloo::rendezvous::FileStore>(address.directory);
   } catch (const std::exception &e) {
     error = "cannot open the store '" + spec + "': " + e.what();
     return nullptr;
   }
-  error = "KILN_STORE is '" + spec +
-          "'; expected file:DIRECTORY (shared by the ranks) or "
-          "redis://HOST[:PORT]";
-  return nullptr;
 }
 
 /// Runs a Gloo call, turning its exceptions into \p error.
@@ -254,6 +227,21 @@ void abandon(std::unique_ptr<gloo::transport::UnboundBuffer> received,
 
 } // namespace
 
+bool hostnameFromEnvironment(std::string &hostname, std::string &error) {
+  if (const char *host = std::getenv("KILN_GLOO_HOSTNAME"); host && *host) {
+    hostname = host;
+    return true;
+  }
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) {
+    error = std::string("gethostname failed: ") + std::strerror(errno) +
+            "; set KILN_GLOO_HOSTNAME to this host's address";
+    return false;
+  }
+  hostname = name;
+  return true;
+}
+
 bool Rendezvous::fromEnvironment(Rendezvous &out, std::string &error) {
   std::optional<int64_t> rank, size, seconds;
   if (!integerVariable("KILN_RANK", 0, int64_t(1) << 30, rank, error) ||
@@ -282,17 +270,8 @@ bool Rendezvous::fromEnvironment(Rendezvous &out, std::string &error) {
   out.store = store;
   if (const char *runId = std::getenv("KILN_RUN_ID"); runId && *runId)
     out.runId = runId;
-  if (const char *host = std::getenv("KILN_GLOO_HOSTNAME"); host && *host) {
-    out.hostname = host;
-  } else {
-    char name[256] = {};
-    if (::gethostname(name, sizeof(name) - 1) != 0) {
-      error = std::string("gethostname failed: ") + std::strerror(errno) +
-              "; set KILN_GLOO_HOSTNAME to this host's address";
-      return false;
-    }
-    out.hostname = name;
-  }
+  if (!hostnameFromEnvironment(out.hostname, error))
+    return false;
   if (seconds)
     out.timeout = std::chrono::milliseconds(*seconds * 1000);
   return true;

@@ -53,6 +53,10 @@ struct Rendezvous {
   static bool fromEnvironment(Rendezvous &out, std::string &error);
 };
 
+/// The address other ranks reach this one at: KILN_GLOO_HOSTNAME, else
+/// the host's name.
+bool hostnameFromEnvironment(std::string &hostname, std::string &error);
+
 class GlooCommunicator {
 public:
   /// Connects this rank to the others of the run; \p serial tells apart

@@ -26,19 +26,26 @@ jax.lax.psum and friends inside shard_map):
 `permute` and `rank` act within replica groups (`groups=[[0, 1], [2, 3]]`;
 by default one group of all ranks) and are differentiable. See
 docs/python.md, "Data parallelism".
+
+kiln.distributed.elastic runs training whose workers may die or arrive
+(kiln-launch --nproc MIN:MAX).
 """
 
 import numpy as np
 
-from . import _kiln, _tree
-from ._core import fail
+from .. import _kiln, _tree
+from .._core import fail
 
-__all__ = ["Communicator", "mpi", "gloo", "single", "block", "Sharded", "shard",
+__all__ = ["Communicator", "CommunicationError", "mpi", "gloo", "single",
+           "block", "Sharded", "shard",
            "unshard", "all_reduce",
            "all_gather", "reduce_scatter", "broadcast", "all_to_all",
            "permute", "rank"]
 
 Communicator = _kiln.Communicator
+# A collective failed: a rank died, hangs, or disagrees on it (what an
+# elastic run recovers from; kiln.distributed.elastic).
+CommunicationError = _kiln.CommunicationError
 
 
 def mpi():

@@ -1,0 +1,236 @@
+"""Elastic training (kiln.distributed.elastic under kiln-launch --nproc
+MIN:MAX): workers killed between steps, during the gradient all-reduce and
+during a commit, a worker joining, a worker started again, and the store
+missing or going away. Every run is real processes that meet through a
+store; the final parameters are checked against a replay, in numpy, of the
+same sequence of run sizes (each step's global batch split into as many
+blocks as the run had workers at that step, the blocks' gradients
+averaged)."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(__file__)
+WORKER = os.path.join(HERE, "workers", "elastic_worker.py")
+sys.path.insert(0, os.path.join(HERE, "workers"))
+import elastic_worker  # noqa: E402  (the worker's data and constants)
+
+
+def launcher():
+    path = os.path.join(os.environ.get("KILN_BIN_DIR", ""), "kiln-launch")
+    if not os.path.exists(path):
+        pytest.skip("kiln-launch not built (KILN_BIN_DIR)")
+    return path
+
+
+def launch(nproc, out, *worker_args, local=None, restarts=None, store=None,
+           run_id=None, env=None, wait=True, timeout=240):
+    cmd = [launcher(), "--nproc", nproc]
+    if local is not None:
+        cmd += ["--local", str(local)]
+    if restarts is not None:
+        cmd += ["--max-restarts", str(restarts)]
+    if store is not None:
+        cmd += ["--store", store, "--run-id", run_id or "elastic-test",
+                "--hostname", "127.0.0.1"]
+    cmd += ["--", sys.executable, WORKER, str(out)]
+    cmd += [str(a) for a in worker_args]
+    environment = dict(os.environ, **(env or {}))
+    if not wait:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True,
+                                env=environment)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                       env=environment)
+    if "cannot load the Gloo plug-in" in r.stdout + r.stderr:
+        pytest.skip("the Gloo plug-in is not built (apt-get install "
+                    "libgloo-dev libhiredis-dev, then reconfigure)")
+    return r
+
+
+def replay(sizes):
+    """The parameters after len(sizes) steps, step s split over sizes[s]
+    workers as data-parallel training splits it."""
+    steps = len(sizes)
+    x, y = elastic_worker.data(steps)
+    b = elastic_worker.BATCH
+    w = np.zeros(elastic_worker.DIM)
+    v = np.zeros(elastic_worker.DIM)
+    for s, n in enumerate(sizes):
+        xs, ys = x[s * b:(s + 1) * b], y[s * b:(s + 1) * b]
+        grads = [2 * xb.T @ (xb @ w - yb) / len(yb)
+                 for xb, yb in zip(np.split(xs, n), np.split(ys, n))]
+        v = elastic_worker.MOMENTUM * v + np.mean(grads, axis=0)
+        w = w - elastic_worker.LR * v
+    return w, v
+
+
+def check_result(out, steps, expect_sizes):
+    """The run took every step once, in order, and its parameters are the
+    replay's; its sizes are those expected (a list, or a predicate)."""
+    result = json.loads((out / "result.json").read_text())
+    assert result["step"] == steps
+    assert result["position"] == steps * elastic_worker.BATCH
+    sizes = result["sizes"]
+    assert len(sizes) == steps
+    if callable(expect_sizes):
+        assert expect_sizes(sizes), sizes
+    else:
+        assert sizes == expect_sizes
+    w, v = replay(sizes)
+    np.testing.assert_allclose(result["w"], w, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(result["v"], v, rtol=1e-6, atol=1e-12)
+    return sizes
+
+
+@pytest.fixture
+def redis_store(tmp_path):
+    """A redis-server of this test's own on a free port."""
+    server = shutil.which("redis-server")
+    if not server:
+        pytest.skip("redis-server not found (apt-get install redis-server)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield process, f"redis://127.0.0.1:{port}"
+    process.kill()
+    process.wait()
+
+
+def test_a_run_without_failures_matches_the_replay(tmp_path):
+    r = launch("2:3", tmp_path, "--steps", 6)
+    assert r.returncode == 0, r.stdout + r.stderr
+    check_result(tmp_path, 6, [3] * 6)
+
+
+@pytest.mark.parametrize("kill", ["1:5:between", "2:5:allreduce",
+                                  "0:6:commit"])
+def test_a_killed_worker_leaves_the_run_to_the_others(tmp_path, kill):
+    steps = 10
+    r = launch("2:3", tmp_path, "--steps", steps, "--kill", kill, "--marker",
+               tmp_path / "marker")
+    log = r.stdout + r.stderr
+    assert r.returncode == 0, log
+    assert "killed by signal 9" in log and "goes on without it" in log, log
+    assert "failed" in log and "back to commit" in log, log
+    rank, step, where = kill.split(":")
+    sizes = check_result(
+        tmp_path, steps,
+        lambda s: s[0] == 3 and s[-1] == 2 and s == sorted(s, reverse=True))
+    # The survivors went back to the commit at or before the kill.
+    assert sizes.count(3) <= int(step)
+
+
+def test_a_killed_worker_on_redis(tmp_path, redis_store):
+    _, store = redis_store
+    r = launch("2:3", tmp_path, "--steps", 8, "--kill", "1:3:allreduce",
+               "--marker", tmp_path / "marker", store=store)
+    assert r.returncode == 0, r.stdout + r.stderr
+    check_result(tmp_path, 8, lambda s: s[0] == 3 and s[-1] == 2)
+
+
+def test_a_worker_started_again_rejoins(tmp_path):
+    steps = 24
+    r = launch("2:3", tmp_path, "--steps", steps, "--sleep", 0.1,
+               "--commit-every", 2, "--kill", "1:4:between", "--marker",
+               tmp_path / "marker", restarts=1)
+    log = r.stdout + r.stderr
+    assert r.returncode == 0, log
+    assert "starting it again (0 restart(s) left)" in log, log
+    # The new worker comes back while the survivors form the next
+    # generation, or later, when they see it waiting at a commit: 3 workers
+    # at the end either way.
+    assert "generation 1: rank 2 of 3" in log or (
+        "workers wait to join" in log), log
+    check_result(tmp_path, steps, lambda s: s[0] == 3 and s[-1] == 3)
+
+
+def test_a_worker_joins_from_another_launcher(tmp_path):
+    store = f"file:{tmp_path}/store"
+    steps = 30
+    first = launch("2:3", tmp_path, "--steps", steps, "--sleep", 0.1,
+                   local=2, store=store, wait=False)
+    time.sleep(1.5)
+    second = launch("2:3", tmp_path, "--steps", steps, "--sleep", 0.1,
+                    local=1, store=store, wait=False)
+    out1, _ = first.communicate(timeout=240)
+    out2, _ = second.communicate(timeout=240)
+    assert first.returncode == 0, out1 + out2
+    assert second.returncode == 0, out1 + out2
+    assert "workers wait to join" in out1, out1
+    sizes = check_result(tmp_path, steps, lambda s: s[0] == 2 and s[-1] == 3)
+    assert sizes == sorted(sizes), sizes
+
+
+def test_fewer_workers_than_the_minimum_end_the_run(tmp_path):
+    r = launch("3:3", tmp_path, "--steps", 8, "--kill", "1:2:between",
+               "--marker", tmp_path / "marker",
+               env={"KILN_ELASTIC_RENDEZVOUS_TIMEOUT": "2"}, timeout=60)
+    log = r.stdout + r.stderr
+    assert r.returncode != 0, log
+    assert "could not be formed within 2 s" in log, log
+    assert "fewer workers than the run's minimum of 3" in log, log
+
+
+def test_a_store_nobody_serves_is_a_clear_error(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = launch("1:2", tmp_path, "--steps", 2,
+               store=f"redis://127.0.0.1:{port}", timeout=60)
+    log = r.stdout + r.stderr
+    assert r.returncode != 0, log
+    assert f"cannot reach the store redis://127.0.0.1:{port}" in log, log
+    assert "redis-server" in log, log
+
+
+def test_the_store_going_away_ends_the_run(tmp_path, redis_store):
+    server, store = redis_store
+    run = launch("2:2", tmp_path, "--steps", 400, "--sleep", 0.02,
+                 local=2, store=store, wait=False)
+    time.sleep(3)
+    server.kill()
+    out, _ = run.communicate(timeout=60)
+    assert run.returncode != 0, out
+    assert "the store redis://127.0.0.1" in out, out
+    assert not (tmp_path / "result.json").exists()
+
+
+def test_launcher_options_are_checked():
+    for args, message in [
+            (["--nproc", "3:2"], "1 <= MIN <= MAX"),
+            (["--nproc", "2", "--local", "1"], "--local is for an elastic"),
+            (["--nproc", "2", "--max-restarts", "1"],
+             "--max-restarts is for an elastic"),
+            (["--nproc", "1:2", "--store", "file:/tmp/x"], "needs --run-id")]:
+        r = subprocess.run([launcher()] + args + ["--", "true"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0 and message in r.stderr, (args, r.stderr)
+
+
+def test_not_an_elastic_run_says_how_to_start_one(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, WORKER, str(tmp_path)],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode != 0
+    assert "kiln-launch --nproc MIN:MAX" in r.stderr, r.stderr
