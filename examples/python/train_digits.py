@@ -19,6 +19,12 @@ Run (from a build tree):
         [--steps 1000] [--optimizer sgd|momentum|adam] [--lr X] \
         [--batch 64] [--min-accuracy 0.9]
 
+Elastically, as workers that may die or join mid-run (README.md, "Elastic
+training"):
+
+    PYTHONPATH=build/python build/bin/kiln-launch --nproc 2:4 -- \
+        /usr/bin/python3 examples/python/train_digits.py --elastic --batch 48
+
 The learning rate defaults to 0.3 for sgd, 0.05 for momentum and 0.001 for
 adam.
 
@@ -36,6 +42,7 @@ import numpy as np
 
 import kiln
 import kiln.numpy as knp
+from kiln.distributed import elastic
 
 INPUTS, HIDDEN, CLASSES = 64, 128, 10
 TRAIN_ROWS = 1500
@@ -88,13 +95,45 @@ OPTIMIZERS = {
 }
 
 
-def make_step(optimizer):
-    @kiln.jit
+def make_step(optimizer, elastic_run=False):
     def train_step(params, opt_state, x, onehot):
         value, grads = kiln.value_and_grad(loss)(params, x, onehot)
         params, opt_state = optimizer.update(params, grads, opt_state)
         return value, params, opt_state
-    return train_step
+    if elastic_run:
+        # Data parallel over the run's current workers (x and onehot are
+        # each worker's rows), compiled once per size of the run.
+        return elastic.jit(train_step, batch_argnums=(2, 3))
+    return kiln.jit(train_step)
+
+
+def train_elastically(train_step, params, opt_state, x_all, onehot_all, args):
+    """The training loop of an elastic run (kiln-launch --nproc MIN:MAX):
+    the state (parameters, optimizer state, step) is committed every
+    --commit-every steps; when a worker dies, the others go back to the
+    last commit and go on at their new size; workers that arrive join at a
+    commit. Every worker takes its rows of each global batch."""
+    state = elastic.State(params=params, opt_state=opt_state, step=0)
+
+    @elastic.run
+    def train(state):
+        while state.step < args.steps:
+            k = state.step
+            rows = (k * args.batch + np.arange(args.batch)) % TRAIN_ROWS
+            value, state.params, state.opt_state = train_step(
+                state.params, state.opt_state, elastic.block(x_all[rows]),
+                elastic.block(onehot_all[rows]))
+            state.step += 1
+            if (k % 100 == 0 or k + 1 == args.steps) and (
+                    elastic.comm().rank == 0):
+                print(f"step {k:4d}  loss {float(value):.6f}  "
+                      f"({elastic.comm().size} workers)", flush=True)
+            if state.step % args.commit_every == 0:
+                state.commit()
+        return elastic.comm().rank
+
+    rank = train(state)
+    return rank, state.params
 
 
 @kiln.jit
@@ -111,6 +150,10 @@ def main():
     parser.add_argument("--lr", type=float, default=None)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--min-accuracy", type=float, default=0.0)
+    parser.add_argument("--elastic", action="store_true",
+                        help="train as a worker of an elastic run "
+                        "(kiln-launch --nproc MIN:MAX)")
+    parser.add_argument("--commit-every", type=int, default=50)
     args = parser.parse_args()
     if args.steps < 0 or not 1 <= args.batch <= TRAIN_ROWS:
         parser.error("--steps must be >= 0 and --batch in 1..1500")
@@ -124,7 +167,13 @@ def main():
     default_lr, make_optimizer = OPTIMIZERS[args.optimizer]
     optimizer = make_optimizer(args.lr if args.lr is not None else default_lr)
     opt_state = optimizer.init(params)
-    train_step = make_step(optimizer)
+    train_step = make_step(optimizer, args.elastic)
+    if args.elastic:
+        rank, params = train_elastically(train_step, params, opt_state, x_all,
+                                         onehot_all, args)
+        if rank != 0:  # None: arrived after the end; others: rank 0 reports
+            return 0
+        args.steps = 0  # trained
     step_seconds = []
     for k in range(args.steps):
         rows = (k * args.batch + np.arange(args.batch)) % TRAIN_ROWS

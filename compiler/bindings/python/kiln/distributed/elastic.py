@@ -87,6 +87,29 @@ def _copy(tree):
         if isinstance(leaf, np.ndarray) else leaf, tree)
 
 
+def _copy_into(saved, values):
+    """A copy of `values` that reuses the arrays of `saved` (an earlier
+    copy) where the structure, shapes and dtypes match, so that a commit
+    writes into memory it has touched before instead of faulting in fresh
+    pages."""
+    flat, treedef = _tree.flatten(values)
+    old, old_def = _tree.flatten(saved)
+    if old_def != treedef:
+        return _copy(values)
+    out = []
+    for leaf, previous in zip(flat, old):
+        if (isinstance(leaf, np.ndarray) and isinstance(previous, np.ndarray)
+                and previous.shape == leaf.shape
+                and previous.dtype == leaf.dtype and previous is not leaf):
+            np.copyto(previous, leaf)
+            out.append(previous)
+        elif isinstance(leaf, np.ndarray):
+            out.append(np.array(leaf, copy=True))
+        else:
+            out.append(leaf)
+    return treedef.unflatten(out)
+
+
 class _MembersWaiting(Exception):
     """Raised by commit when workers wait to join: the members re-form."""
 
@@ -122,7 +145,8 @@ class State:
     def save(self):
         """Keeps an in-memory copy of the values (commit without asking
         whether workers wait to join)."""
-        object.__setattr__(self, "_saved", _copy(self._values))
+        object.__setattr__(self, "_saved", _copy_into(self._saved,
+                                                      self._values))
         object.__setattr__(self, "_serial", self._serial + 1)
 
     def commit(self):
