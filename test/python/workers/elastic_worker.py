@@ -7,13 +7,16 @@ workers of the current generation.
         [--steps S] [--commit-every C] [--sleep SECONDS]
         [--kill RANK:STEP:WHERE] [--marker FILE]
 
---kill makes the worker of rank RANK, when the state reaches step STEP,
+--kill (repeatable) makes the worker of rank RANK, when the state reaches
+step STEP,
 die by SIGKILL: `between` steps, during the gradient all-reduce
 (`allreduce`: it comes 0.2 s late to the step, while the others wait in
 its collectives, and is killed 2 ms after entering it) or during the
 commit after step STEP (`commit`: after its copy, while the others agree
-on whether workers wait). The marker file
-makes it happen once in the whole run. The worker that finishes with rank
+on whether workers wait). Marker files (--marker FILE: FILE.0, FILE.1,
+...) make each kill happen once in the whole run. --zero S trains with
+kiln.optim's momentum SGD under ZeRO stage S instead, its optimizer state
+(and at stage 3 its parameters) sharded over the workers. The worker that finishes with rank
 0 writes OUT_DIR/result.json: the parameters, the step, the rows consumed
 and the run size of every step of the final trajectory.
 """
@@ -30,7 +33,7 @@ import numpy as np
 
 import kiln
 import kiln.numpy as knp
-from kiln.distributed import elastic
+from kiln.distributed import elastic, unshard
 
 BATCH, DIM, LR, MOMENTUM = 12, 8, 0.05, 0.9
 
@@ -54,23 +57,52 @@ def main():
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--commit-every", type=int, default=2)
     parser.add_argument("--sleep", type=float, default=0.0)
-    parser.add_argument("--kill", default="")
+    parser.add_argument("--kill", action="append", default=[])
     parser.add_argument("--marker", default="")
+    parser.add_argument("--zero", type=int, default=0)
     args = parser.parse_args()
-    victim = None
-    if args.kill:
-        rank, step, where = args.kill.split(":")
-        victim = (int(rank), int(step), where)
+    victims = []
+    for number, kill in enumerate(args.kill):
+        rank, step, where = kill.split(":")
+        victims.append((int(rank), int(step), where,
+                        f"{args.marker}.{number}" if args.marker else ""))
 
     x_all, y_all = data(args.steps)
-    step_fn = elastic.jit(train_step, batch_argnums=(2, 3))
-    state = elastic.State(w=np.zeros(DIM), v=np.zeros(DIM), step=0,
-                          position=0, sizes=[])
+    if args.zero:
+        # The same training with kiln.optim's momentum SGD, its buffer (and
+        # at stage 3 the parameters) ZeRO-sharded over the workers.
+        opt = kiln.optim.sgd(LR, momentum=MOMENTUM)
 
-    def die_now():
-        if args.marker:
+        def zero_step(params, opt_state, x, y):
+            loss, g = kiln.value_and_grad(
+                lambda p: knp.mean((x @ p["w"] - y) ** 2))(params)
+            params, opt_state = opt.update(params, g, opt_state)
+            return loss, params, opt_state
+
+        step_fn = elastic.jit(
+            zero_step, batch_argnums=(2, 3), zero=args.zero,
+            shard_outnums=(1, 2) if args.zero == 3 else (2,))
+        params = {"w": np.zeros(DIM)}
+        state = elastic.State(
+            sharded=("params", "opt") if args.zero == 3 else ("opt",),
+            params=params, opt=opt.init(params), step=0, position=0,
+            sizes=[])
+    else:
+        step_fn = elastic.jit(train_step, batch_argnums=(2, 3))
+        state = elastic.State(w=np.zeros(DIM), v=np.zeros(DIM), step=0,
+                              position=0, sizes=[])
+
+    def apply_step(x, y):
+        if args.zero:
+            _, state.params, state.opt = step_fn(state.params, state.opt,
+                                                 x, y)
+        else:
+            _, state.w, state.v = step_fn(state.w, state.v, x, y)
+
+    def die_now(marker):
+        if marker:
             try:
-                fd = os.open(args.marker, os.O_CREAT | os.O_EXCL)
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL)
             except FileExistsError:
                 return False
             os.close(fd)
@@ -78,35 +110,43 @@ def main():
         return True
 
     def chosen(where):
+        """The marker of the kill due here, or None."""
         comm = elastic.comm()
-        return (victim is not None and victim[2] == where
-                and comm.rank == victim[0] and state.step == victim[1]
-                and not (args.marker and os.path.exists(args.marker)))
+        for rank, step, kind, marker in victims:
+            if (kind == where and comm.rank == rank and state.step == step
+                    and not (marker and os.path.exists(marker))):
+                return marker
+        return None
 
     @elastic.run
     def train(state):
         comm = elastic.comm()
         while state.step < args.steps:
-            if chosen("between"):
-                die_now()
-            if chosen("allreduce"):
+            marker = chosen("between")
+            if marker is not None:
+                die_now(marker)
+            marker = chosen("allreduce")
+            if marker is not None:
                 # The others wait in the step's collectives meanwhile.
                 time.sleep(0.2)
-                threading.Timer(0.002, die_now).start()
+                threading.Timer(0.002, die_now, (marker,)).start()
             rows = slice(state.position, state.position + BATCH)
-            _, state.w, state.v = step_fn(state.w, state.v,
-                                          elastic.block(x_all[rows]),
-                                          elastic.block(y_all[rows]))
+            apply_step(elastic.block(x_all[rows]), elastic.block(y_all[rows]))
             state.step += 1
             state.position += BATCH
             state.sizes = state.sizes + [comm.size]
             if args.sleep:
                 time.sleep(args.sleep)
             if state.step % args.commit_every == 0:
-                if chosen("commit"):
+                marker = chosen("commit")
+                if marker is not None:
                     state.save()
-                    die_now()
+                    die_now(marker)
                 state.commit()
+        if args.zero:
+            # Whole again, on every member (collective).
+            state.w = unshard(state.params, comm)["w"]
+            state.v = unshard(state.opt, comm)["momentum_buffer"]["w"]
         return comm.rank
 
     rank = train(state)

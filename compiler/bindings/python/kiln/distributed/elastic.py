@@ -44,7 +44,7 @@ import numpy as np
 
 from .. import _kiln, _tree
 from .._jit import jit as _jit
-from . import block as _block
+from . import Sharded, block as _block, shard as _shard
 
 __all__ = ["State", "run", "jit", "comm", "block", "generation",
            "CommunicationError"]
@@ -110,6 +110,80 @@ def _copy_into(saved, values):
     return treedef.unflatten(out)
 
 
+class _ShardCopy:
+    """A commit's copy of a ZeRO-sharded tensor: the blocks this worker
+    keeps of the `size` blocks it was split into (its own and the next
+    rank's, so that any one worker's death loses nothing)."""
+
+    __slots__ = ("shape", "dtype", "size", "blocks")
+
+    def __init__(self, shape, dtype, size, blocks):
+        self.shape, self.dtype, self.size = tuple(shape), dtype, size
+        self.blocks = blocks
+
+    def skeleton(self):
+        """The same without the data, as the root sends it."""
+        return _ShardCopy(self.shape, self.dtype, self.size, {})
+
+
+def _keep_blocks(leaf, channel):
+    """The _ShardCopy of a Sharded leaf (collective: every member's block
+    goes to every member), other leaves copied."""
+    if not isinstance(leaf, Sharded):
+        return np.array(leaf, copy=True) if isinstance(leaf, np.ndarray) \
+            else leaf
+    block = np.ascontiguousarray(leaf.block)
+    whole = channel.all_gather(block)
+    c, rank, size = block.shape[0], channel.rank, channel.size
+    kept = {r: whole[r * c:(r + 1) * c].copy()
+            for r in {rank, (rank + 1) % size}}
+    return _ShardCopy(leaf.shape, block.dtype, size, kept)
+
+
+def _reassemble(skeleton, mine, serial, channel):
+    """`skeleton` (the root's commit, ZeRO tensors without their blocks)
+    with every sharded tensor put back together whole from the blocks the
+    members of the newest commit (`serial`) kept; `mine` is this worker's
+    commit at serial `serial` (None if it holds another)."""
+    flat, treedef = _tree.flatten(skeleton)
+    own = None
+    if mine is not None:
+        own_flat, own_def = _tree.flatten(mine)
+        own = own_flat if own_def == treedef else None
+    sharded = [i for i, leaf in enumerate(flat) if isinstance(leaf, _ShardCopy)]
+    if not sharded:
+        return skeleton
+    widest = max(flat[i].size for i in sharded)
+    held = np.zeros((1, len(sharded), widest), np.int64)
+    for k, i in enumerate(sharded):
+        copy = own[i] if own is not None else None
+        if isinstance(copy, _ShardCopy) and copy.size == flat[i].size:
+            for r in copy.blocks:
+                held[0, k, r] = 1
+    held = channel.all_gather(held)   # (members, tensors, blocks)
+    for k, i in enumerate(sharded):
+        meta = flat[i]
+        count = int(np.prod(meta.shape, dtype=np.int64))
+        c = -(-count // meta.size)
+        parts = []
+        for r in range(meta.size):
+            holders = np.nonzero(held[:, k, r])[0]
+            if holders.size == 0:
+                raise RuntimeError(
+                    f"kiln elastic: block {r} of {meta.size} of a ZeRO-sharded "
+                    f"tensor of shape {meta.shape} was lost with its workers "
+                    f"(each worker keeps its own block and the next rank's: "
+                    f"two neighbours failed between commits); the run cannot "
+                    f"go on from its last commit")
+            source = int(holders[0])
+            part = (own[i].blocks[r] if channel.rank == source
+                    else np.zeros(c, meta.dtype))
+            parts.append(channel.broadcast(np.ascontiguousarray(part),
+                                           source))
+        flat[i] = np.concatenate(parts)[:count].reshape(meta.shape)
+    return treedef.unflatten(flat)
+
+
 class _MembersWaiting(Exception):
     """Raised by commit when workers wait to join: the members re-form."""
 
@@ -119,9 +193,24 @@ class State:
     (arrays, pytrees of them, Python numbers), read and written as
     attributes. `commit()` keeps an in-memory copy, `restore()` goes back
     to it, and after each rendezvous every member takes the copy of the
-    member with the newest commit (`sync`)."""
+    member with the newest commit (`sync`).
 
-    def __init__(self, **values):
+    Values named in `sharded` are held ZeRO-sharded over the run's members
+    (kiln.distributed.Sharded blocks, what kiln.jit(..., zero=S) takes):
+    given whole, they are cut into blocks for the first generation; a
+    commit keeps each worker's block and the next rank's, and after a
+    rendezvous the blocks of the last commit are put back together and cut
+    again for the new size, so the run goes on at any size after any one
+    worker's death."""
+
+    def __init__(self, sharded=(), **values):
+        if isinstance(sharded, str):
+            sharded = (sharded,)
+        unknown = [name for name in sharded if name not in values]
+        if unknown:
+            raise ValueError(f"kiln.distributed.elastic.State: sharded names "
+                             f"{unknown}, which are not values of the state")
+        object.__setattr__(self, "_sharded", tuple(sharded))
         object.__setattr__(self, "_values", dict(values))
         object.__setattr__(self, "_saved", _copy(dict(values)))
         # Commits made; -1: none, a worker that holds nothing of the run.
@@ -144,10 +233,24 @@ class State:
 
     def save(self):
         """Keeps an in-memory copy of the values (commit without asking
-        whether workers wait to join)."""
-        object.__setattr__(self, "_saved", _copy_into(self._saved,
-                                                      self._values))
+        whether workers wait to join). Collective when values are
+        sharded."""
+        self._keep()
         object.__setattr__(self, "_serial", self._serial + 1)
+
+    def _keep(self):
+        saved = {}
+        for name, value in self._values.items():
+            if name in self._sharded:
+                channel = comm()
+                saved[name] = _tree.tree_map(
+                    lambda leaf: _keep_blocks(leaf, channel), value)
+            else:
+                previous = self._saved.get(name) if isinstance(
+                    self._saved, dict) else None
+                saved[name] = (_copy(value) if previous is None
+                               else _copy_into(previous, value))
+        object.__setattr__(self, "_saved", saved)
 
     def commit(self):
         """Keeps an in-memory copy of the values, then asks the members
@@ -158,22 +261,41 @@ class State:
             raise _MembersWaiting()
 
     def restore(self):
-        """Goes back to the last commit."""
-        object.__setattr__(self, "_values", _copy(self._saved))
+        """Goes back to the last commit (of the current generation)."""
+        rank = comm().rank
+
+        def back(leaf):
+            if isinstance(leaf, _ShardCopy):
+                return Sharded(leaf.blocks[rank].copy(), leaf.shape)
+            return np.array(leaf, copy=True) if isinstance(
+                leaf, np.ndarray) else leaf
+
+        object.__setattr__(self, "_values", _tree.tree_map(back, self._saved))
 
     def sync(self, root=0):
-        """Every member takes the last commit of member `root`."""
+        """Every member takes the last commit of member `root`, the sharded
+        values put back together from the blocks the members kept and cut
+        for the current generation. Collective."""
         channel = comm()
+        skeleton = _tree.tree_map(
+            lambda leaf: leaf.skeleton() if isinstance(leaf, _ShardCopy)
+            else leaf, self._saved)
         payload = np.frombuffer(
-            pickle.dumps((self._serial, self._saved), protocol=5),
+            pickle.dumps((self._serial, skeleton), protocol=5),
             dtype=np.uint8) if channel.rank == root else np.zeros(0, np.uint8)
         size = channel.broadcast(np.array([payload.size], np.int64), root)
         if channel.rank != root:
             payload = np.zeros(int(size[0]), np.uint8)
         payload = channel.broadcast(payload, root)
-        serial, saved = pickle.loads(payload.tobytes())
-        object.__setattr__(self, "_saved", saved)
+        serial, skeleton = pickle.loads(payload.tobytes())
+        whole = _reassemble(skeleton,
+                            self._saved if self._serial == serial else None,
+                            serial, channel)
+        values = {name: _shard(value, channel) if name in self._sharded
+                  else value for name, value in whole.items()}
+        object.__setattr__(self, "_values", values)
         object.__setattr__(self, "_serial", serial)
+        self._keep()
         self.restore()
 
     def register_reset_callbacks(self, callbacks):
@@ -211,7 +333,8 @@ def run(fun):
             _generation = generation
             state.sync(root)
             if state._serial < 0:
-                state.save()  # the first generation: the start is commit 0
+                # The first generation: its start is commit 0.
+                object.__setattr__(state, "_serial", 0)
             _say(f"generation {generation}: rank {worker.comm.rank} of "
                  f"{worker.comm.size}, from commit {state._serial} of rank "
                  f"{root} ({time.perf_counter() - began:.2f} s)")
