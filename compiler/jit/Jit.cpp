@@ -35,7 +35,10 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 [[noreturn]] void throwStatus(const std::string &what, kiln_status_t status) {
   std::string message = kiln_status_message(status);
+  kiln_status_code_t code = kiln_status_code(status);
   kiln_status_free(status);
+  if (code == KILN_STATUS_COMM_ERROR)
+    throw CommunicationError(what + ": " + message);
   throw JitError(what + ": " + message);
 }
 
@@ -247,9 +250,14 @@ JitFunction::compiled(const std::vector<Array> &inputs) {
   if (found != cache_.end())
     return found->second;
   std::vector<TensorSpec> specs;
-  for (size_t i = 0; i < inputs.size(); ++i)
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // An empty array has no dtype or shape to trace with.
+    if (!inputs[i].tensor())
+      throw JitError("'" + name_ + "': input #" + std::to_string(i) +
+                     " is an empty array");
     specs.push_back(TensorSpec{inputs[i].dtype(), inputs[i].shape(),
                                "arg" + std::to_string(i)});
+  }
   // With data parallelism the function is traced for the whole batch: the
   // blocks of all ranks.
   for (int index : options_.batchArgs) {

@@ -29,12 +29,20 @@
 // --zero 2 also reduce-scatters the gradients, --zero 3 also holds the
 // parameters as blocks, gathered before each use (they are put back
 // together with kiln_comm_all_gather for the accuracy and the files).
+// --comm gloo does the same over Gloo, under kiln-launch --nproc N. With
+// --comm gloo --elastic, under kiln-launch --nproc MIN:MAX, the workers
+// train elastically (kiln/Elastic.h): the parameters, the optimizer state
+// and the step are committed every --commit-every steps, a worker that dies
+// sends the others back to the last commit at their new size, and workers
+// that arrive join at a commit. The worker of rank 0 at the end prints the
+// accuracy.
 //
 // Usage: train_digits [--data DIR | --synthetic F] [--hidden W1,W2,...]
 //                     [--steps N] [--lr X] [--batch B]
 //                     [--optimizer sgd|momentum|adam] [--dtype f32|f64]
 //                     [--autocast bf16|f16] [--loss-scaling [--init-scale S]]
-//                     [--comm mpi [--zero 1|2|3]] [--out DIR]
+//                     [--comm mpi|gloo [--zero 1|2|3]] [--out DIR]
+//                     [--comm gloo --elastic [--commit-every N]]
 //                     [--min-accuracy A | --no-accuracy]
 // --out DIR receives init_*.npy, final_*.npy (the trained parameters w1,
 // b1, w2, b2, ...) and losses.npy.
@@ -46,6 +54,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Elastic.h"
 #include "kiln/Jit.h"
 #include "kiln/Npy.h"
 #include "kiln/Optim.h"
@@ -83,6 +92,9 @@ struct Options {
   double minAccuracy = 0;
   bool accuracy = true;
   bool mpi = false;
+  bool gloo = false;
+  bool elastic = false;  // a worker of kiln-launch --nproc MIN:MAX
+  int commitEvery = 50;  // elastic: steps between commits
   int zero = 0;
   std::string autocast; // "bf16" or "f16": mixed precision; empty: off
   bool lossScaling = false; // dynamic loss scaling (optim::LossScaler)
@@ -151,10 +163,14 @@ Options parseOptions(int argc, char **argv) {
       o.zero = number(arg, value());
     else if (arg == "--comm") {
       std::string comm = value();
-      if (comm != "mpi" && comm != "none")
-        die("--comm must be mpi or none");
+      if (comm != "mpi" && comm != "gloo" && comm != "none")
+        die("--comm must be mpi, gloo or none");
       o.mpi = comm == "mpi";
-    }
+      o.gloo = comm == "gloo";
+    } else if (arg == "--elastic")
+      o.elastic = true;
+    else if (arg == "--commit-every")
+      o.commitEvery = number(arg, value());
     else if (arg == "--loss-scaling")
       o.lossScaling = true;
     else if (arg == "--init-scale")
@@ -174,7 +190,8 @@ Options parseOptions(int argc, char **argv) {
                   "[--batch B] [--optimizer sgd|momentum|adam] "
                   "[--dtype f32|f64] [--autocast bf16|f16] "
                   "[--loss-scaling [--init-scale S]] "
-                  "[--comm mpi [--zero 1|2|3]] [--out DIR] "
+                  "[--comm mpi|gloo [--zero 1|2|3]] "
+                  "[--comm gloo --elastic [--commit-every N]] [--out DIR] "
                   "[--min-accuracy A | --no-accuracy]\n");
       std::exit(0);
     } else
@@ -192,10 +209,15 @@ Options parseOptions(int argc, char **argv) {
   if (o.optimizer != "sgd" && o.optimizer != "momentum" &&
       o.optimizer != "adam")
     die("--optimizer must be sgd, momentum or adam");
+  if (o.elastic && (!o.gloo || o.zero || o.lossScaling || !o.out.empty() ||
+                    o.commitEvery < 1))
+    die("--elastic trains as a worker of kiln-launch --nproc MIN:MAX with "
+        "--comm gloo, --commit-every N >= 1, and without --zero, "
+        "--loss-scaling or --out");
   if (o.zero != 0 &&
-      (!o.mpi || o.zero < 1 || o.zero > 3 ||
+      ((!o.mpi && !o.gloo) || o.zero < 1 || o.zero > 3 ||
        (o.zero < 3 && o.optimizer == "sgd")))
-    die("--zero 1|2|3 shards over the ranks of --comm mpi the optimizer "
+    die("--zero 1|2|3 shards over the ranks of --comm mpi|gloo the optimizer "
         "state of --optimizer momentum or adam (1, 2) and the parameters "
         "(3)");
   if (!o.accuracy && o.minAccuracy > 0)
@@ -269,11 +291,13 @@ int main(int argc, char **argv) {
   // Data parallelism: this process's rank among `ranks`.
   kiln_comm_t *comm = nullptr;
   int64_t rank = 0, ranks = 1;
-  if (o.mpi) {
-    if (kiln_status_t status = kiln_comm_create_mpi(&comm)) {
+  if ((o.mpi || o.gloo) && !o.elastic) {
+    if (kiln_status_t status = o.mpi ? kiln_comm_create_mpi(&comm)
+                                     : kiln_comm_create_gloo(&comm)) {
       std::string message = kiln_status_message(status);
       kiln_status_free(status);
-      die("cannot open the MPI communicator: " + message);
+      die(std::string("cannot open the ") + (o.mpi ? "MPI" : "Gloo") +
+          " communicator: " + message);
     }
     rank = kiln_comm_rank(comm);
     ranks = kiln_comm_size(comm);
@@ -281,7 +305,7 @@ int main(int argc, char **argv) {
       die("--batch " + std::to_string(o.batch) +
           " does not split evenly over " + std::to_string(ranks) + " ranks");
   }
-  const bool leader = rank == 0;
+  bool leader = rank == 0;
   // The data: `features` inputs per row and a label.
   int64_t rows, features, trainRows;
   std::vector<double> inputs;
@@ -455,7 +479,7 @@ int main(int argc, char **argv) {
         DType::F32, {}, std::vector<float>{float(scaler.initScale)}));
     scalerState.emplace_back(DType::I64, std::vector<int64_t>{});
   }
-  JitFunction step = jit("train_step", [&](const Tensors &a) {
+  auto stepBody = [&](const Tensors &a) {
     const int firstScalerArg = firstStateArg + static_cast<int>(numState);
     Tensors scalerArgs(a.begin() + firstScalerArg, a.end());
     Tensors vg = value_and_grad(
@@ -487,10 +511,76 @@ int main(int argc, char **argv) {
     out.insert(out.end(), update.params.begin(), update.params.end());
     out.insert(out.end(), update.state.begin(), update.state.end());
     return out;
-  }, stepOptions);
+  };
+  JitFunction step = jit("train_step", stepBody, stepOptions);
   JitFunction predict = jit("predict", [&](const Tensors &a) {
     return logits(a, layers, a[numParams]);
   });
+
+  if (o.elastic) {
+    // A worker of an elastic run: the parameters, the optimizer state and
+    // the step survive members dying or arriving (kiln/Elastic.h); each
+    // generation's workers split every batch, and the step is compiled once
+    // per size of the run.
+    try {
+      elastic::Worker worker;
+      elastic::Jit elasticStep(worker, [&](kiln_comm *elasticComm) {
+        JitOptions options = stepOptions;
+        options.comm = elasticComm;
+        options.batchArgs = {xArg, xArg + 1};
+        return jit("train_step", stepBody, options);
+      });
+      elastic::State saved;
+      for (int k = 0; k < numParams; ++k)
+        saved.arrays["param" + std::to_string(k)] = params[k];
+      for (size_t k = 0; k < numState; ++k)
+        saved.arrays["state" + std::to_string(k)] = state[k];
+      saved.counters["step"] = 0;
+      bool joined = elastic::run(worker, saved, [&](elastic::State &s) {
+        int64_t workers = worker.size(), me = worker.rank();
+        if (o.batch % workers != 0)
+          throw JitError("--batch " + std::to_string(o.batch) +
+                         " does not split evenly over " +
+                         std::to_string(workers) + " workers");
+        const int64_t block = o.batch / workers;
+        std::vector<int64_t> batchRows(block);
+        while (s.counters["step"] < o.steps) {
+          int64_t k = s.counters["step"];
+          for (int64_t j = 0; j < block; ++j)
+            batchRows[j] = (k * o.batch + me * block + j) % trainRows;
+          std::vector<Array> args;
+          for (int p = 0; p < numParams; ++p)
+            args.push_back(s.arrays["param" + std::to_string(p)]);
+          args.push_back(inputsOf(batchRows));
+          args.push_back(onehotOf(batchRows));
+          for (size_t p = 0; p < numState; ++p)
+            args.push_back(s.arrays["state" + std::to_string(p)]);
+          std::vector<Array> out = elasticStep(args);
+          for (int p = 0; p < numParams; ++p)
+            s.arrays["param" + std::to_string(p)] = out[1 + p];
+          for (size_t p = 0; p < numState; ++p)
+            s.arrays["state" + std::to_string(p)] = out[1 + numParams + p];
+          s.counters["step"] = k + 1;
+          if (me == 0 && (k % 100 == 0 || k + 1 == o.steps))
+            std::printf("step %4lld  loss %.6f  (%lld workers)\n",
+                        (long long)k, out[0].at(0), (long long)workers);
+          if ((k + 1) % o.commitEvery == 0)
+            s.commit(worker);
+        }
+      });
+      if (!joined)
+        return 0;
+      rank = worker.rank();
+      ranks = worker.size();
+      leader = rank == 0;
+      for (int k = 0; k < numParams; ++k)
+        params[k] = saved.arrays["param" + std::to_string(k)];
+      o.steps = 0; // trained
+    } catch (const std::exception &error) {
+      std::fprintf(stderr, "train_digits: %s\n", error.what());
+      return 1;
+    }
+  }
 
   std::vector<double> losses;
   std::vector<double> stepSeconds;

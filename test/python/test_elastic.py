@@ -33,7 +33,7 @@ def launcher():
 
 
 def launch(nproc, out, *worker_args, local=None, restarts=None, store=None,
-           run_id=None, env=None, wait=True, timeout=240):
+           run_id=None, env=None, wait=True, timeout=240, command=None):
     cmd = [launcher(), "--nproc", nproc]
     if local is not None:
         cmd += ["--local", str(local)]
@@ -42,7 +42,7 @@ def launch(nproc, out, *worker_args, local=None, restarts=None, store=None,
     if store is not None:
         cmd += ["--store", store, "--run-id", run_id or "elastic-test",
                 "--hostname", "127.0.0.1"]
-    cmd += ["--", sys.executable, WORKER, str(out)]
+    cmd += ["--"] + (command or [sys.executable, WORKER, str(out)])
     cmd += [str(a) for a in worker_args]
     environment = dict(os.environ, **(env or {}))
     if not wait:
@@ -215,6 +215,35 @@ def test_zero_blocks_lost_with_two_neighbours_are_a_clear_error(tmp_path):
     assert r.returncode != 0, log
     assert "was lost with its workers" in log, log
     assert "two neighbours failed" in log, log
+
+
+def cpp_worker():
+    path = os.path.join(os.environ.get("KILN_BIN_DIR", ""), os.pardir, "test",
+                        "unit", "jit", "kiln-elastic-worker")
+    if not os.path.exists(path):
+        pytest.skip("kiln-elastic-worker not built")
+    return path
+
+
+@pytest.mark.parametrize("kill", [None, "1:5"])
+def test_the_cpp_api_survives_a_killed_worker(tmp_path, kill):
+    """kiln/Elastic.h (test/unit/jit/ElasticWorker.cpp): the same training
+    in C++, on the worker's data written here."""
+    steps = 10
+    x, y = elastic_worker.data(steps)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    args = [] if kill is None else kill.split(":") + [tmp_path / "marker"]
+    r = launch("2:3", tmp_path, *args, command=[
+        cpp_worker(), str(tmp_path / "x.npy"), str(tmp_path / "y.npy"),
+        str(tmp_path), str(steps)])
+    log = r.stdout + r.stderr
+    assert r.returncode == 0, log
+    if kill is None:
+        check_result(tmp_path, steps, [3] * steps)
+    else:
+        assert "back to commit" in log, log
+        check_result(tmp_path, steps, lambda s: s[0] == 3 and s[-1] == 2)
 
 
 def test_fewer_workers_than_the_minimum_end_the_run(tmp_path):

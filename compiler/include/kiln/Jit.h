@@ -40,6 +40,14 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// A call failed because communication between ranks did
+/// (KILN_STATUS_COMM_ERROR): a rank died or hangs, or the ranks disagree on
+/// a collective. What an elastic run (kiln/Elastic.h) recovers from.
+class CommunicationError : public JitError {
+public:
+  using JitError::JitError;
+};
+
 /// A dense, row-major, 64-byte aligned host array, shared by copies.
 class Array {
 public:

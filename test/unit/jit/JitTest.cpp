@@ -76,6 +76,21 @@ TEST(Jit, CompiledFunctionChecksItsSignature) {
   EXPECT_THROW(compiled({}), JitError);
 }
 
+TEST(Jit, AnEmptyArrayIsRefusedBeforeTracing) {
+  // A default-constructed Array has no dtype or shape: it used to be traced
+  // as an f32 scalar, which failed inside the function's body.
+  JitFunction fn = jit("affine_tanh", affineTanh);
+  try {
+    fn({Array()});
+    FAIL() << "an empty array must be rejected";
+  } catch (const JitError &error) {
+    EXPECT_NE(std::string(error.what()).find("input #0 is an empty array"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(fn.compileCount(), 0u);
+}
+
 TEST(Jit, TraceErrorsReachTheCaller) {
   JitFunction fn = jit("bad", [](const Tensor &x) {
     return matmul(x, x); // [2,3] x [2,3]: the contracting sizes differ
