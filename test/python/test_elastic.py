@@ -141,6 +141,26 @@ def test_a_killed_worker_leaves_the_run_to_the_others(tmp_path, kill):
     assert sizes.count(3) <= int(step) + (where == "allreduce")
 
 
+def test_a_hung_worker_is_noticed_within_the_timeout(tmp_path):
+    """A worker that stops (SIGSTOP) before step 5: the others give up on it
+    after KILN_ELASTIC_TIMEOUT and go on without it; let go once the run
+    has finished, it leaves cleanly."""
+    run = launch("2:3", tmp_path, "--steps", 10, "--kill", "1:5:stop",
+                 "--marker", tmp_path / "marker",
+                 env={"KILN_ELASTIC_TIMEOUT": "2"}, wait=False)
+    began = time.time()
+    while not (tmp_path / "result.json").exists():
+        assert run.poll() is None, run.stdout.read()
+        assert time.time() - began < 120, "the others did not go on"
+        time.sleep(0.2)
+    os.kill(int((tmp_path / "marker.0").read_text()), signal.SIGCONT)
+    out, _ = run.communicate(timeout=60)
+    assert run.returncode == 0, out
+    assert "Timed out waiting 2000ms" in out, out
+    assert "the run finished before this worker joined it" in out, out
+    check_result(tmp_path, 10, lambda s: s[0] == 3 and s[-1] == 2)
+
+
 def test_a_killed_worker_on_redis(tmp_path, redis_store):
     _, store = redis_store
     r = launch("2:3", tmp_path, "--steps", 8, "--kill", "1:3:allreduce",

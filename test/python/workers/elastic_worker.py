@@ -13,7 +13,8 @@ die by SIGKILL: `between` steps, during the gradient all-reduce
 (`allreduce`: it comes 0.2 s late to the step, while the others wait in
 its collectives, and is killed 2 ms after entering it) or during the
 commit after step STEP (`commit`: after its copy, while the others agree
-on whether workers wait). Marker files (--marker FILE: FILE.0, FILE.1,
+on whether workers wait), or hang: `stop` stops it (SIGSTOP) before step
+STEP, its pid in the marker file. Marker files (--marker FILE: FILE.0, FILE.1,
 ...) make each kill happen once in the whole run. --zero S trains with
 kiln.optim's momentum SGD under ZeRO stage S instead, its optimizer state
 (and at stage 3 its parameters) sharded over the workers. The worker that finishes with rank
@@ -125,6 +126,14 @@ def main():
             marker = chosen("between")
             if marker is not None:
                 die_now(marker)
+            marker = chosen("stop")
+            if marker is not None:
+                # Hangs (SIGSTOP) instead of dying: the others notice within
+                # the detection timeout. The marker holds the pid, for the
+                # test to let it go on (SIGCONT) once the run has finished.
+                with open(marker, "w") as f:
+                    f.write(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGSTOP)
             marker = chosen("allreduce")
             if marker is not None:
                 # The others wait in the step's collectives meanwhile.
