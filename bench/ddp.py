@@ -167,14 +167,17 @@ class Kiln(B.Kiln):
                 "--bind-to", bind, "-x", "OMP_NUM_THREADS"]
 
     def run(self, module, inputs, out_dir, repeat, ranks=1, shards=(), maxrss=False,
-            env=None, mesh=None, function=None, stats=False, profile=None):
+            env=None, mesh=None, function=None, stats=False, profile=None,
+            comm="mpi"):
         """(outputs saved by rank 0, (median s, min s) or None, max RSS per rank in KiB).
         `mesh` (NAME=SIZE,...) is kiln-run's --mesh, for shards NAME:DIM:AXIS;
         `function` the module's function to run (kiln-run's default without).
         With `stats`, self.peaks holds each rank's peak bytes of the code's
         buffers during the calls (kiln-run --stats). With `profile` (a path
         P.json, for a module compiled with --profile), each rank r writes the
-        trace of its timed calls to P.rank<r>.json."""
+        trace of its timed calls to P.rank<r>.json. `comm` "gloo" starts the
+        ranks with kiln-launch (Gloo, the elastic runs' communicator) instead
+        of mpirun."""
         if os.path.isdir(out_dir):
             shutil.rmtree(out_dir)
         args = self.run_args(module, inputs, out_dir, repeat, function)
@@ -193,9 +196,12 @@ class Kiln(B.Kiln):
             for stale in glob.glob(rss_prefix + ".*"):
                 os.remove(stale)
             # One file per rank: the ranks' stderr lines may interleave.
-            args = ["sh", "-c", 'exec /usr/bin/time -f "%M" -o "$0.${OMPI_COMM_WORLD_RANK:-0}" "$@"',
+            args = ["sh", "-c", 'exec /usr/bin/time -f "%M" -o "$0.${OMPI_COMM_WORLD_RANK:-${KILN_RANK:-0}}" "$@"',
                     rss_prefix] + args
-        if ranks > 1:
+        if ranks > 1 and comm == "gloo":
+            cmd = [os.path.join(self.bin, "kiln-launch"), "--nproc", str(ranks),
+                   "--"] + args
+        elif ranks > 1:
             if not self.mpirun:
                 raise RuntimeError("mpirun not found (OpenMPI)")
             cmd = self.mpirun_prefix(ranks)
@@ -582,6 +588,12 @@ def main():
                                                   ranks=R, shards=shards, maxrss=True)
     except RuntimeError as exc:
         problems.append(f"kiln, {R} ranks: {exc}")
+    try:
+        outs["kilnRg"], _, rss["kilnRg"] = kiln.run(
+            dp_module, paths, os.path.join(work, f"out{R}g"), 0, ranks=R,
+            shards=shards, maxrss=True, comm="gloo")
+    except RuntimeError as exc:
+        problems.append(f"kiln, {R} ranks over Gloo: {exc}")
     if torch:
         for key, world in (("torch1", 1), ("torchR", R)):
             try:
@@ -593,6 +605,8 @@ def main():
             except RuntimeError as exc:
                 problems.append(str(exc))
     names = {"kiln1": "kiln, 1 rank", "kilnR": f"kiln, {R} ranks (kiln-data-parallel)",
+             "kilnRg": f"kiln, {R} ranks over Gloo (kiln-launch; elastic runs' "
+                       "communicator)",
              "torch1": "PyTorch, 1 process", "torchR": f"PyTorch DDP, {R} processes"}
     ok = {}
     for key in names:
@@ -601,7 +615,8 @@ def main():
         err, ok[key] = wl.check([np.asarray(o) for o in outs[key]], expected, ins)
         checks.append((names[key], "float64 reference (workloads.py's check: the loss and "
                        "the gradients, 2e-3)", None, err, ok[key]))
-    pairs = [("kilnR", "kiln1"), ("kilnR", "torchR"), ("torchR", "torch1"),
+    pairs = [("kilnR", "kiln1"), ("kilnRg", "kilnR"), ("kilnR", "torchR"),
+             ("torchR", "torch1"),
              ("kiln1", "torch1")]
     for a, b in pairs:
         if a in outs and b in outs:
@@ -613,13 +628,13 @@ def main():
                 problems.append(f"{names[a]} disagrees with {names[b]}: parameters "
                                 f"{p_err:.2e}, updates {u_err:.2e}")
             ok[(a, b)] = good
-    for key in ("kiln1", "kilnR", "torch1", "torchR"):
+    for key in ("kiln1", "kilnR", "kilnRg", "torch1", "torchR"):
         if key in outs and not ok.get(key):
             problems.append(f"{names[key]} disagrees with the float64 reference; not timed")
     loads.append(("after the checks", loadavg()))
 
     # ---- rounds
-    timed = [k for k in ("kilnR", "torchR", "kiln1", "torch1") if ok.get(k)]
+    timed = [k for k in ("kilnR", "kilnRg", "torchR", "kiln1", "torch1") if ok.get(k)]
     samples = {k: [] for k in timed}
     samples.update(kilnHalf=[], kilnAR=[])
     if "kilnR" in timed:
@@ -656,6 +671,9 @@ def main():
                 elif key == "kilnR":
                     _, t, _ = kiln.run(dp_module, paths, os.path.join(work, f"time{R}"),
                                        steps, ranks=R, shards=shards)
+                elif key == "kilnRg":
+                    _, t, _ = kiln.run(dp_module, paths, os.path.join(work, f"time{R}g"),
+                                       steps, ranks=R, shards=shards, comm="gloo")
                 else:
                     _, res = torch.run(1 if key == "torch1" else R, check=False, steps=steps,
                                        allreduce_elems=grad_elems)
@@ -728,7 +746,7 @@ def main():
             f"Median over {rounds} rounds of each round's median step time (min: the "
             "fastest round's median); throughput = global batch / step time.", "",
             "| system | ranks x threads | step time | min | samples/s |", "|---|---|---|---|---|"]
-    for key, rt in (("kilnR", f"{R} x 1"), ("torchR", f"{R} x 1"),
+    for key, rt in (("kilnR", f"{R} x 1"), ("kilnRg", f"{R} x 1"), ("torchR", f"{R} x 1"),
                     ("kiln1", "1 x 1"), ("torch1", "1 x 1")):
         m = med.get(key)
         mins = [v for v in samples.get(key, []) if v is not None]
@@ -755,7 +773,8 @@ def main():
                            "rewrite's extra ops, allocation, waiting on the slower rank) | "
                            f"{fmt_ms(rest)} |")
             out.append(f"| {names[key]} | {fmt_ms(med[key])} |")
-    short = {"kilnR": f"kiln {R} ranks", "torchR": f"PyTorch DDP {R}", "kiln1": "kiln 1 rank",
+    short = {"kilnR": f"kiln {R} ranks", "kilnRg": f"kiln {R} ranks Gloo",
+             "torchR": f"PyTorch DDP {R}", "kiln1": "kiln 1 rank",
              "torch1": "PyTorch 1", "kilnHalf": f"kiln 1 rank, {half.batch} rows",
              "kilnAR": "kiln all-reduce", "torchAR": "gloo all_reduce",
              "kilnRnt": f"kiln {R} ranks, no trimming"}

@@ -4,6 +4,7 @@
 
 #include "kiln/runtime.h"
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace kiln;
@@ -71,6 +72,18 @@ private:
 };
 
 } // namespace
+
+int64_t kiln::elastic::retryLimit() {
+  const char *text = std::getenv("KILN_ELASTIC_RETRIES");
+  if (!text || !*text)
+    return 3;
+  char *end = nullptr;
+  long long value = std::strtoll(text, &end, 10);
+  if (*end != '\0' || value < 0)
+    throw JitError(std::string("KILN_ELASTIC_RETRIES is '") + text +
+                   "', not a count");
+  return value;
+}
 
 Worker::Worker() {
   check("kiln_elastic_open", kiln_elastic_open(&elastic_));

@@ -266,6 +266,19 @@ def test_the_cpp_api_survives_a_killed_worker(tmp_path, kill):
         check_result(tmp_path, steps, lambda s: s[0] == 3 and s[-1] == 2)
 
 
+def test_a_failure_that_repeats_from_one_commit_ends_the_run(tmp_path):
+    """Ranks that disagree on a collective fail the same way at every try:
+    after KILN_ELASTIC_RETRIES tries from one commit the run ends."""
+    r = launch("3:3", tmp_path, "--steps", 8, "--disagree", 3,
+               env={"KILN_ELASTIC_RETRIES": "2"}, timeout=120)
+    log = r.stdout + r.stderr
+    assert r.returncode != 0, log
+    assert "this rank passes 16 bytes but rank 1 passes 8" in log or (
+        "this rank passes 8 bytes but rank 0 passes 16" in log), log
+    assert "failed 3 times from commit 1 without a new commit " \
+           "(KILN_ELASTIC_RETRIES=2); giving up" in log, log
+
+
 def test_fewer_workers_than_the_minimum_end_the_run(tmp_path):
     r = launch("3:3", tmp_path, "--steps", 8, "--kill", "1:2:between",
                "--marker", tmp_path / "marker",

@@ -139,10 +139,17 @@ private:
 /// Runs \p train(state) elastically (Horovod's hvd.elastic.run): joined
 /// and synchronized first, again from the survivors' last commit when a
 /// member fails, and from the commit that saw them when workers join.
-/// False in a worker that arrived after the run had finished. Progress
+/// False in a worker that arrived after the run had finished. A commit that
+/// fails more than retryLimit() times in a row ends the run with its error. Progress
 /// goes to stderr, prefixed "kiln elastic: ".
+/// KILN_ELASTIC_RETRIES: how many failures in a row from one commit a run
+/// recovers from (default 3); throws JitError for a malformed value.
+int64_t retryLimit();
+
 template <typename Train>
 bool run(Worker &worker, State &state, Train &&train) {
+  const int64_t limit = retryLimit();
+  int64_t retries = 0, failedAt = -2;
   for (;;) {
     int64_t root = 0;
     if (!worker.rendezvous(state.serial(), root)) {
@@ -161,6 +168,19 @@ bool run(Worker &worker, State &state, Train &&train) {
     try {
       train(state);
     } catch (const CommunicationError &error) {
+      // The same commit failing again and again is a program that cannot go
+      // on (ranks that disagree on a collective), not workers dying.
+      retries = failedAt == state.serial() ? retries + 1 : 1;
+      failedAt = state.serial();
+      if (retries > limit) {
+        std::fprintf(stderr,
+                     "kiln elastic: generation %lld failed %lld times from "
+                     "commit %lld without a new commit "
+                     "(KILN_ELASTIC_RETRIES=%lld); giving up\n",
+                     (long long)worker.generation(), (long long)retries,
+                     (long long)state.serial(), (long long)limit);
+        throw;
+      }
       std::fprintf(stderr,
                    "kiln elastic: generation %lld failed (%s); back to "
                    "commit %lld\n",

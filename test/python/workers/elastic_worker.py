@@ -14,7 +14,8 @@ die by SIGKILL: `between` steps, during the gradient all-reduce
 its collectives, and is killed 2 ms after entering it) or during the
 commit after step STEP (`commit`: after its copy, while the others agree
 on whether workers wait), or hang: `stop` stops it (SIGSTOP) before step
-STEP, its pid in the marker file. Marker files (--marker FILE: FILE.0, FILE.1,
+STEP, its pid in the marker file. --disagree STEP makes the ranks
+disagree on a gather at that step, every time. Marker files (--marker FILE: FILE.0, FILE.1,
 ...) make each kill happen once in the whole run. --zero S trains with
 kiln.optim's momentum SGD under ZeRO stage S instead, its optimizer state
 (and at stage 3 its parameters) sharded over the workers. The worker that finishes with rank
@@ -61,6 +62,7 @@ def main():
     parser.add_argument("--kill", action="append", default=[])
     parser.add_argument("--marker", default="")
     parser.add_argument("--zero", type=int, default=0)
+    parser.add_argument("--disagree", type=int, default=-1)
     args = parser.parse_args()
     victims = []
     for number, kill in enumerate(args.kill):
@@ -126,6 +128,10 @@ def main():
             marker = chosen("between")
             if marker is not None:
                 die_now(marker)
+            if state.step == args.disagree:
+                # A program bug, not a failure: rank 0 gathers another size
+                # than the others, at every try.
+                comm.all_gather(np.zeros(1 + (comm.rank == 0)))
             marker = chosen("stop")
             if marker is not None:
                 # Hangs (SIGSTOP) instead of dying: the others notice within

@@ -36,6 +36,7 @@ a size the run has had before costs no compilation.
 """
 
 import functools
+import os
 import pickle
 import sys
 import time
@@ -314,7 +315,10 @@ def run(fun):
     runs elastically: joined to the run and synchronized first, started
     again from the last commit of the survivors when a member fails, and
     from the commit that saw them when workers join. Returns fun's result;
-    None in a worker that arrived after the run had finished."""
+    None in a worker that arrived after the run had finished. A commit that
+    fails more than KILN_ELASTIC_RETRIES times in a row (default 3) ends
+    the run with its error: ranks that disagree on a collective fail the
+    same way at every try."""
 
     @functools.wraps(fun)
     def wrapper(state, *args, **kwargs):
@@ -324,6 +328,8 @@ def run(fun):
                             f"{type(state).__name__}")
         global _generation
         worker = _worker()
+        limit = _retry_limit()
+        retries, failed_at = 0, None
         while True:
             began = time.perf_counter()
             generation, root = worker.rendezvous(state._serial)
@@ -343,6 +349,16 @@ def run(fun):
             try:
                 result = fun(state, *args, **kwargs)
             except CommunicationError as error:
+                # The same commit failing again and again is a program that
+                # cannot go on (ranks that disagree on a collective), not
+                # workers dying.
+                retries = retries + 1 if failed_at == state._serial else 1
+                failed_at = state._serial
+                if retries > limit:
+                    _say(f"generation {generation} failed {retries} times "
+                         f"from commit {state._serial} without a new commit "
+                         f"(KILN_ELASTIC_RETRIES={limit}); giving up")
+                    raise
                 _say(f"generation {generation} failed ({error}); back to "
                      f"commit {state._serial}")
                 state.restore()
@@ -355,6 +371,19 @@ def run(fun):
             return result
 
     return wrapper
+
+
+def _retry_limit():
+    """KILN_ELASTIC_RETRIES: how many failures in a row from one commit a
+    run recovers from (default 3)."""
+    text = os.environ.get("KILN_ELASTIC_RETRIES", "3")
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"KILN_ELASTIC_RETRIES is {text!r}, not a count")
+    return value
 
 
 class jit:
