@@ -279,6 +279,25 @@ def test_a_failure_that_repeats_from_one_commit_ends_the_run(tmp_path):
            "(KILN_ELASTIC_RETRIES=2); giving up" in log, log
 
 
+def test_a_spare_that_gives_up_does_not_block_the_next_generation(tmp_path):
+    """A worker arriving at a full run (2 of 2) waits at the next
+    generation and gives up after the rendezvous timeout. A member that
+    survives a later kill must not fail with it: it goes on, alone."""
+    store = f"file:{tmp_path}/store"
+    env = {"KILN_ELASTIC_RENDEZVOUS_TIMEOUT": "1.5"}
+    run = launch("1:2", tmp_path, "--steps", 40, "--sleep", 0.1, "--kill",
+                 "1:30:between", "--marker", tmp_path / "marker", local=2,
+                 store=store, env=env, wait=False)
+    time.sleep(1)
+    spare = launch("1:2", tmp_path, "--steps", 40, local=1, store=store,
+                   env=env, timeout=60)
+    assert spare.returncode != 0
+    assert "could not be formed within 1 s" in spare.stdout + spare.stderr
+    out, _ = run.communicate(timeout=240)
+    assert run.returncode == 0, out
+    check_result(tmp_path, 40, lambda s: s[0] == 2 and s[-1] == 1)
+
+
 def test_fewer_workers_than_the_minimum_end_the_run(tmp_path):
     r = launch("3:3", tmp_path, "--steps", 8, "--kill", "1:2:between",
                "--marker", tmp_path / "marker",

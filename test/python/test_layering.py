@@ -25,6 +25,7 @@ LAYERS = [
     ("core: Tensor, dtypes, errors", ["_core"]),
     ("runtime-side primitives", ["profiler", "runtime", "distributed"]),
     ("tracing and compilation", ["_jit"]),
+    ("elastic training over kiln.jit", ["distributed.elastic"]),
     ("eager dispatch", ["_eager"]),
     ("control flow", ["_control"]),
     ("kiln.numpy", ["numpy._base", "numpy._shapes", "numpy._creation",
@@ -43,8 +44,9 @@ MAX_FUNCTION_LOCAL_IMPORTS = 0
 
 # The modules that may call kiln.jit themselves: kiln._eager is the one
 # eager dispatch; kiln.vjp's pullback is a compiled function wherever it is
-# called; kiln's __init__ exports jit.
-JIT_IMPORTERS = {"_eager", "_grad", ""}
+# called; kiln's __init__ exports jit; kiln.distributed.elastic.jit makes
+# one kiln.jit per size of the run.
+JIT_IMPORTERS = {"_eager", "_grad", "", "distributed.elastic"}
 
 # kiln.numpy.__all__ before the package was split into modules.
 NUMPY_EXPORTS = [

@@ -167,7 +167,7 @@ bool ElasticRun::settle(int64_t generation, std::string &error) {
         size = -1;
     }
     if (size < 0 && now - start >= config.rendezvousTimeout)
-      size = 0; // everyone waiting fails
+      size = 0; // the arrivals so far fail; later ones go on to the next
     if (size < 0) {
       bool done = false;
       if (!finished(done, error))
@@ -177,8 +177,13 @@ bool ElasticRun::settle(int64_t generation, std::string &error) {
       std::this_thread::sleep_for(kPoll);
       continue;
     }
-    if (!store->set(generationKey(generation, "size"), std::to_string(size),
-                    error))
+    // An abandoned generation records how many had arrived: they fail
+    // together, and workers arriving later (members that survived a
+    // failure, say) try the next generation instead of failing with them.
+    std::string value = std::to_string(size);
+    if (size == 0)
+      value += " " + std::to_string(arrivals);
+    if (!store->set(generationKey(generation, "size"), value, error))
       return false;
     if (size > 0 && !store->set(key("generation"), std::to_string(generation),
                                 error))
@@ -213,7 +218,7 @@ bool ElasticRun::arrivalSerial(int64_t generation, int64_t arrival,
 }
 
 bool ElasticRun::awaitSize(int64_t generation, int64_t &size,
-                           std::string &error) {
+                           int64_t &abandonedAt, std::string &error) {
   // The first arrival writes the size within the rendezvous timeout; a
   // margin covers the settle time after it.
   Clock::time_point limit =
@@ -230,6 +235,14 @@ bool ElasticRun::awaitSize(int64_t generation, int64_t &size,
         return false;
       }
       size = *parsed;
+      abandonedAt = 0;
+      if (size == 0) {
+        std::optional<int64_t> arrivals =
+            leadingInteger(value->substr(value->find(' ') + 1));
+        abandonedAt = arrivals && value->find(' ') != std::string::npos
+                          ? *arrivals
+                          : int64_t(1) << 62;
+      }
       return true;
     }
     bool done = false;
@@ -284,11 +297,16 @@ bool ElasticRun::rendezvous(int64_t commitSerial, Generation &out,
       return false;
     if (arrival == 1 && !settle(generation, error))
       return false;
-    int64_t size = 0;
-    if (!awaitSize(generation, size, error))
+    int64_t size = 0, abandonedAt = 0;
+    if (!awaitSize(generation, size, abandonedAt, error))
       return false;
     if (size < 0)
       return true; // finished while waiting
+    if (size == 0 && arrival > abandonedAt) {
+      // Arrived after the generation was given up: the next one.
+      ++generation;
+      continue;
+    }
     if (size == 0) {
       error = "generation " + std::to_string(generation) +
               " could not be formed within " +

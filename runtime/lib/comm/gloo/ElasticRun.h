@@ -10,8 +10,9 @@
 //                                    one and is the a-th to arrive
 //   <run>/elastic/g<G>/arrival/<a>   its commit serial and name
 //   <run>/elastic/g<G>/size          K, written once by the first arrival
-//                                    when G is settled; 0 when it could
-//                                    not be formed in time
+//                                    when G is settled; "0 A" when it could
+//                                    not be formed in time: arrivals 1..A
+//                                    fail, later ones try G + 1
 //
 // The first arrival settles G: at once when the maximum has arrived,
 // otherwise when at least the minimum has and no one else arrived for the
@@ -95,8 +96,11 @@ private:
   /// As the first arrival of \p generation: waits until it is settled and
   /// writes its size.
   bool settle(int64_t generation, std::string &error);
-  /// Waits for \p generation's size; -1 in \p size when the run finished.
-  bool awaitSize(int64_t generation, int64_t &size, std::string &error);
+  /// Waits for \p generation's size; -1 in \p size when the run finished;
+  /// for a generation given up (size 0), \p abandonedAt is how many workers
+  /// had arrived by then.
+  bool awaitSize(int64_t generation, int64_t &size, int64_t &abandonedAt,
+                 std::string &error);
   bool finished(bool &result, std::string &error);
   /// The commit serial that arrival \p arrival of \p generation wrote.
   bool arrivalSerial(int64_t generation, int64_t arrival,
