@@ -56,6 +56,25 @@ bool agree(Transport &transport, const std::vector<int64_t> &values,
   return true;
 }
 
+/// Runs \p body on \p comm's transport under its call lock; a failure is
+/// KILN_STATUS_COMM_ERROR naming this rank and \p function.
+template <typename Body>
+kiln_status_t onTransport(kiln_comm_t *comm, const char *function,
+                          Body &&body) {
+  try {
+    Transport &transport = *comm->transport;
+    std::lock_guard<std::mutex> lock(transport.callLock());
+    std::string error;
+    if (body(transport, error))
+      return nullptr;
+    return makeStatus(KILN_STATUS_COMM_ERROR,
+                      "rank " + std::to_string(transport.rank()) + ": " +
+                          function + ": " + error);
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -146,33 +165,25 @@ kiln_status_t kiln_comm_all_gather(kiln_comm_t *comm, const void *data,
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_comm_all_gather: comm, data and out must not be "
                       "NULL");
-  try {
-    Transport &transport = *comm->transport;
-    std::lock_guard<std::mutex> lock(transport.callLock());
-    int64_t ranks = transport.size(), rank = transport.rank();
-    auto fail = [&](const std::string &error) {
-      return makeStatus(KILN_STATUS_COMM_ERROR,
-                        "rank " + std::to_string(rank) +
-                            ": kiln_comm_all_gather: " + error);
-    };
-    std::string error;
-    int64_t mine = static_cast<int64_t>(bytes);
-    if (!agree(transport, {mine}, {" bytes"}, error))
-      return fail(error);
-    int64_t words = (mine + 7) / 8;
-    std::vector<int64_t> packed(words, 0), all(words * ranks);
-    if (bytes)
-      std::memcpy(packed.data(), data, bytes);
-    if (!transport.gatherAll(packed.data(), words, all.data(), error))
-      return fail(error);
-    for (int64_t r = 0; r < ranks; ++r)
-      if (bytes)
-        std::memcpy(static_cast<char *>(out) + r * bytes, &all[r * words],
-                    bytes);
-    return nullptr;
-  } catch (const std::bad_alloc &) {
-    return kiln::runtime::outOfMemoryStatus();
-  }
+  return onTransport(
+      comm, "kiln_comm_all_gather", [&](Transport &transport,
+                                        std::string &error) {
+        int64_t ranks = transport.size();
+        int64_t mine = static_cast<int64_t>(bytes);
+        if (!agree(transport, {mine}, {" bytes"}, error))
+          return false;
+        int64_t words = (mine + 7) / 8;
+        std::vector<int64_t> packed(words, 0), all(words * ranks);
+        if (bytes)
+          std::memcpy(packed.data(), data, bytes);
+        if (!transport.gatherAll(packed.data(), words, all.data(), error))
+          return false;
+        for (int64_t r = 0; r < ranks; ++r)
+          if (bytes)
+            std::memcpy(static_cast<char *>(out) + r * bytes, &all[r * words],
+                        bytes);
+        return true;
+      });
 }
 
 kiln_status_t kiln_comm_broadcast(kiln_comm_t *comm, void *data, size_t bytes,
@@ -180,52 +191,43 @@ kiln_status_t kiln_comm_broadcast(kiln_comm_t *comm, void *data, size_t bytes,
   if (!comm || (bytes && !data))
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_comm_broadcast: comm and data must not be NULL");
-  try {
-    Transport &transport = *comm->transport;
-    std::lock_guard<std::mutex> lock(transport.callLock());
-    int64_t ranks = transport.size(), rank = transport.rank();
-    auto fail = [&](const std::string &error) {
-      return makeStatus(KILN_STATUS_COMM_ERROR,
-                        "rank " + std::to_string(rank) +
-                            ": kiln_comm_broadcast: " + error);
-    };
-    if (root < 0 || root >= ranks)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "kiln_comm_broadcast: root " + std::to_string(root) +
-                            " is not a rank of the " + std::to_string(ranks) +
-                            " ranks");
-    if (ranks == 1 || bytes == 0)
-      return nullptr;
-    std::string error;
-    if (!agree(transport, {int64_t(bytes), root}, {" bytes", " as the root"},
-               error))
-      return fail(error);
-    std::vector<int64_t> members(static_cast<size_t>(ranks));
-    for (int64_t r = 0; r < ranks; ++r)
-      members[size_t(r)] = r;
-    kiln_comm_plugin_collective_t collective = {};
-    collective.kind = KILN_COLLECTIVE_BROADCAST;
-    collective.dtype = KILN_DTYPE_UI8;
-    // Gloo's broadcast reads the root's input while it writes the output.
-    std::vector<char> source;
-    if (rank == root)
-      source.assign(static_cast<char *>(data),
-                    static_cast<char *>(data) + bytes);
-    collective.input = rank == root ? source.data() : data;
-    collective.output = data;
-    collective.count = int64_t(bytes);
-    collective.root = root;
-    collective.groups = members.data();
-    collective.group_count = 1;
-    collective.group_size = ranks;
-    int64_t handle = 0;
-    if (!transport.start(collective, handle, error) ||
-        !transport.wait(handle, error))
-      return fail(error);
+  int64_t ranks = comm->transport->size();
+  if (root < 0 || root >= ranks)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_comm_broadcast: root " + std::to_string(root) +
+                          " is not a rank of the " + std::to_string(ranks) +
+                          " ranks");
+  if (ranks == 1 || bytes == 0)
     return nullptr;
-  } catch (const std::bad_alloc &) {
-    return kiln::runtime::outOfMemoryStatus();
-  }
+  return onTransport(
+      comm, "kiln_comm_broadcast", [&](Transport &transport,
+                                       std::string &error) {
+        int64_t rank = transport.rank();
+        if (!agree(transport, {int64_t(bytes), root},
+                   {" bytes", " as the root"}, error))
+          return false;
+        std::vector<int64_t> members(static_cast<size_t>(ranks));
+        for (int64_t r = 0; r < ranks; ++r)
+          members[size_t(r)] = r;
+        // Gloo's broadcast reads the root's input while it writes the output.
+        std::vector<char> source;
+        if (rank == root)
+          source.assign(static_cast<char *>(data),
+                        static_cast<char *>(data) + bytes);
+        kiln_comm_plugin_collective_t collective = {};
+        collective.kind = KILN_COLLECTIVE_BROADCAST;
+        collective.dtype = KILN_DTYPE_UI8;
+        collective.input = rank == root ? source.data() : data;
+        collective.output = data;
+        collective.count = int64_t(bytes);
+        collective.root = root;
+        collective.groups = members.data();
+        collective.group_count = 1;
+        collective.group_size = ranks;
+        int64_t handle = 0;
+        return transport.start(collective, handle, error) &&
+               transport.wait(handle, error);
+      });
 }
 
 } // extern "C"

@@ -642,6 +642,38 @@ TEST_F(CommRankTest, AllGatherPutsEveryRanksBytesInRankOrder) {
       << outcome.message;
 }
 
+TEST_F(CommRankTest, BroadcastGivesEveryRankTheRootsBytes) {
+  for (int64_t root = 0; root < size; ++root) {
+    // 13 bytes: not a multiple of any element size.
+    std::vector<uint8_t> data(13);
+    for (size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<uint8_t>(rank * 32 + i);
+    ASSERT_TRUE(
+        take(kiln_comm_broadcast(comm, data.data(), data.size(), root)).ok());
+    for (size_t i = 0; i < data.size(); ++i)
+      EXPECT_EQ(data[i], static_cast<uint8_t>(root * 32 + i))
+          << "root " << root << ", byte " << i;
+  }
+  // Ranks disagreeing on the size or the root all fail, naming the other.
+  std::vector<uint8_t> more(rank == 1 ? 14 : 13);
+  Outcome sizes =
+      take(kiln_comm_broadcast(comm, more.data(), more.size(), 0));
+  EXPECT_EQ(sizes.code, KILN_STATUS_COMM_ERROR);
+  EXPECT_NE(sizes.message.find(rank == 1 ? "rank 0 passes 13"
+                                         : "rank 1 passes 14"),
+            std::string::npos)
+      << sizes.message;
+  std::vector<uint8_t> data(4);
+  Outcome roots = take(
+      kiln_comm_broadcast(comm, data.data(), data.size(), rank == 1 ? 1 : 0));
+  EXPECT_EQ(roots.code, KILN_STATUS_COMM_ERROR);
+  EXPECT_NE(roots.message.find("as the root"), std::string::npos)
+      << roots.message;
+  EXPECT_EQ(take(kiln_comm_broadcast(comm, data.data(), data.size(), size))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {

@@ -194,6 +194,14 @@ TEST(CommTest, AgreementOnOneRank) {
   EXPECT_STREQ(out, "block");
   EXPECT_EQ(take(kiln_comm_all_gather(comm.get(), nullptr, 4, out)).code,
             KILN_STATUS_INVALID_ARGUMENT);
+  // One rank: the root's bytes are already there; no other root exists.
+  EXPECT_TRUE(
+      take(kiln_comm_broadcast(comm.get(), out, sizeof(out), 0)).ok());
+  EXPECT_STREQ(out, "block");
+  EXPECT_EQ(take(kiln_comm_broadcast(comm.get(), out, sizeof(out), 1)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(take(kiln_comm_broadcast(comm.get(), nullptr, 4, 0)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
 }
 
 TEST(CommTest, NullArguments) {
