@@ -22,10 +22,25 @@ store=$(sed -n 's/^0 of 3 at file:\(.*\)\/store run.*/\1/p' "$work/out")
 
 # Given a store, run id and host, the ranks get them.
 "$launch" --nproc=2 --store redis://example:7000 --run-id job7 --hostname 10.0.0.5 -- \
-  sh -c 'echo "$KILN_STORE $KILN_RUN_ID $KILN_GLOO_HOSTNAME"' >"$work/out" 2>&1 ||
-  fail "a run with a given store failed"
+  sh -c 'echo "$KILN_STORE $KILN_RUN_ID $KILN_GLOO_HOSTNAME"' >"$work/out" 2>"$work/err" ||
+  fail "a run with a given store failed: $(cat "$work/err")"
 [ "$(sort -u "$work/out")" = "redis://example:7000 job7 10.0.0.5" ] ||
   fail "the given store, run id and host did not reach the ranks: $(cat "$work/out")"
+
+# Each of several ranks gets an equal share of the cores as OpenMP threads
+# (at least 1), said on stderr; a value the user set is kept.
+cores=$(getconf _NPROCESSORS_ONLN)
+share=$((cores / 2)); [ $share -ge 1 ] || share=1
+env -u OMP_NUM_THREADS "$launch" --nproc 2 -- sh -c 'echo "$OMP_NUM_THREADS"' \
+  >"$work/out" 2>"$work/err" || fail "a run of 2 ranks failed: $(cat "$work/err")"
+[ "$(sort -u "$work/out")" = "$share" ] ||
+  fail "2 ranks on $cores cores got OMP_NUM_THREADS $(cat "$work/out"), not $share"
+grep -q "^kiln-launch: OMP_NUM_THREADS=$share for each of the 2 ranks" "$work/err" ||
+  fail "the thread share is not said: $(cat "$work/err")"
+OMP_NUM_THREADS=7 "$launch" --nproc 2 -- sh -c 'echo "$OMP_NUM_THREADS"' \
+  >"$work/out" 2>"$work/err" || fail "a run of 2 ranks failed"
+[ "$(sort -u "$work/out")" = 7 ] && [ ! -s "$work/err" ] ||
+  fail "the user's OMP_NUM_THREADS=7 was not kept: $(cat "$work/out" "$work/err")"
 
 # A failing rank ends the run with its status, the others stopped at once.
 start=$(date +%s)
