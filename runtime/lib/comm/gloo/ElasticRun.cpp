@@ -135,11 +135,43 @@ bool ElasticRun::finished(bool &result, std::string &error) {
   return true;
 }
 
-bool ElasticRun::settle(int64_t generation, std::string &error) {
+bool ElasticRun::settle(int64_t generation, int64_t &size,
+                        int64_t &abandonedAt, std::string &error) {
   Clock::time_point start = Clock::now(), lastArrival = start;
-  int64_t seen = 1;
+  int64_t seen = -1;
   std::string arrivalsKey = generationKey(generation, "arrivals");
+  std::string sizeKey = generationKey(generation, "size");
   for (;;) {
+    // Settled already, by this worker or another?
+    std::optional<std::string> value;
+    if (!store->get(sizeKey, value, error))
+      return false;
+    if (value) {
+      std::optional<int64_t> parsed = leadingInteger(*value);
+      if (!parsed || *parsed < 0) {
+        error = "the store holds '" + *value + "' as the size of generation " +
+                std::to_string(generation) + ", not a size";
+        return false;
+      }
+      size = *parsed;
+      abandonedAt = 0;
+      if (size == 0) {
+        size_t space = value->find(' ');
+        std::optional<int64_t> arrivals =
+            space == std::string::npos
+                ? std::nullopt
+                : leadingInteger(value->substr(space + 1));
+        abandonedAt = arrivals ? *arrivals : int64_t(1) << 62;
+      }
+      return true;
+    }
+    bool done = false;
+    if (!finished(done, error))
+      return false;
+    if (done) {
+      size = -1;
+      return true;
+    }
     int64_t arrivals = 0;
     if (!store->add(arrivalsKey, 0, arrivals, error))
       return false;
@@ -148,47 +180,44 @@ bool ElasticRun::settle(int64_t generation, std::string &error) {
       seen = arrivals;
       lastArrival = now;
     }
-    int64_t size = -1;
+    int64_t candidate = -1;
     if (arrivals >= config.maxSize)
-      size = config.maxSize;
+      candidate = config.maxSize;
     else if (arrivals >= config.minSize && now - lastArrival >= config.settle)
-      size = arrivals;
+      candidate = arrivals;
     // After the first generation, only a group holding the run's state may
     // go on: workers that have just started wait for its members.
-    if (size > 0 && generation > 0) {
+    if (candidate > 0 && generation > 0) {
       bool holder = false;
-      for (int64_t a = 1; a <= size && !holder; ++a) {
+      for (int64_t a = 1; a <= candidate && !holder; ++a) {
         std::optional<int64_t> serial;
         if (!arrivalSerial(generation, a, serial, error))
           return false;
         holder = *serial >= 0;
       }
       if (!holder)
-        size = -1;
+        candidate = -1;
     }
-    if (size < 0 && now - start >= config.rendezvousTimeout)
-      size = 0; // the arrivals so far fail; later ones go on to the next
-    if (size < 0) {
-      bool done = false;
-      if (!finished(done, error))
-        return false;
-      if (done)
-        return true;
+    if (candidate < 0 && now - start >= config.rendezvousTimeout)
+      candidate = 0; // the arrivals so far fail; later ones go on
+    if (candidate < 0) {
       std::this_thread::sleep_for(kPoll);
       continue;
     }
-    // An abandoned generation records how many had arrived: they fail
-    // together, and workers arriving later (members that survived a
-    // failure, say) try the next generation instead of failing with them.
-    std::string value = std::to_string(size);
-    if (size == 0)
-      value += " " + std::to_string(arrivals);
-    if (!store->set(generationKey(generation, "size"), value, error))
+    // Every waiting worker may settle the generation, so that none is a
+    // single point of failure; the first to write the size decides, and
+    // the others read it on the next turn. A generation given up records
+    // how many had arrived: they fail together, and workers arriving later
+    // (members that survived a failure, say) try the next one.
+    std::string decided = std::to_string(candidate);
+    if (candidate == 0)
+      decided += " " + std::to_string(arrivals);
+    bool written = false;
+    if (!store->setIfAbsent(sizeKey, decided, written, error))
       return false;
-    if (size > 0 && !store->set(key("generation"), std::to_string(generation),
-                                error))
+    if (written && candidate > 0 &&
+        !store->set(key("generation"), std::to_string(generation), error))
       return false;
-    return true;
   }
 }
 
@@ -215,51 +244,6 @@ bool ElasticRun::arrivalSerial(int64_t generation, int64_t arrival,
     return false;
   }
   return true;
-}
-
-bool ElasticRun::awaitSize(int64_t generation, int64_t &size,
-                           int64_t &abandonedAt, std::string &error) {
-  // The first arrival writes the size within the rendezvous timeout; a
-  // margin covers the settle time after it.
-  Clock::time_point limit =
-      Clock::now() + config.rendezvousTimeout + config.settle + config.timeout;
-  for (;;) {
-    std::optional<std::string> value;
-    if (!store->get(generationKey(generation, "size"), value, error))
-      return false;
-    if (value) {
-      std::optional<int64_t> parsed = leadingInteger(*value);
-      if (!parsed || *parsed < 0) {
-        error = "the store holds '" + *value + "' as the size of generation " +
-                std::to_string(generation) + ", not a size";
-        return false;
-      }
-      size = *parsed;
-      abandonedAt = 0;
-      if (size == 0) {
-        std::optional<int64_t> arrivals =
-            leadingInteger(value->substr(value->find(' ') + 1));
-        abandonedAt = arrivals && value->find(' ') != std::string::npos
-                          ? *arrivals
-                          : int64_t(1) << 62;
-      }
-      return true;
-    }
-    bool done = false;
-    if (!finished(done, error))
-      return false;
-    if (done) {
-      size = -1;
-      return true;
-    }
-    if (Clock::now() >= limit) {
-      error = "generation " + std::to_string(generation) +
-              " was not settled in time: the worker that arrived first at "
-              "it has gone";
-      return false;
-    }
-    std::this_thread::sleep_for(kPoll);
-  }
 }
 
 bool ElasticRun::rendezvous(int64_t commitSerial, Generation &out,
@@ -295,10 +279,8 @@ bool ElasticRun::rendezvous(int64_t commitSerial, Generation &out,
                     std::to_string(commitSerial) + " " + config.workerId,
                     error))
       return false;
-    if (arrival == 1 && !settle(generation, error))
-      return false;
     int64_t size = 0, abandonedAt = 0;
-    if (!awaitSize(generation, size, abandonedAt, error))
+    if (!settle(generation, size, abandonedAt, error))
       return false;
     if (size < 0)
       return true; // finished while waiting

@@ -9,21 +9,23 @@
 //   <run>/elastic/g<G>/arrivals      a counter: each worker joining G adds
 //                                    one and is the a-th to arrive
 //   <run>/elastic/g<G>/arrival/<a>   its commit serial and name
-//   <run>/elastic/g<G>/size          K, written once by the first arrival
-//                                    when G is settled; "0 A" when it could
-//                                    not be formed in time: arrivals 1..A
-//                                    fail, later ones try G + 1
+//   <run>/elastic/g<G>/size          K, written once when G is settled
+//                                    (the first writer wins); "0 A" when
+//                                    G could not be formed in time:
+//                                    arrivals 1..A fail, later ones try
+//                                    G + 1
 //
-// The first arrival settles G: at once when the maximum has arrived,
-// otherwise when at least the minimum has and no one else arrived for the
-// settle time; after generation 0, only when one of its first K arrivals
-// holds the run's state (commit serial >= 0), so that workers that have
-// just started never go on alone. Arrivals 1 to K are ranks 0 to K - 1; a later arrival tries
-// G + 1, where it waits, as the first arrival there, until the members of G
-// see it at a commit (waiting()) and come. Workers that survive a failure
-// of G join G + 1; a worker that starts joins the one after the last
-// settled. The counter makes the order of arrival, and so the ranks, one
-// agreed fact, on Redis (INCRBY) and on a shared directory (flock).
+// Every worker waiting at G may settle it, so that no worker's death
+// stalls a rendezvous: at once when the maximum has arrived, otherwise when
+// at least the minimum has and no one else arrived for the settle time;
+// after generation 0, only when one of its first K arrivals holds the
+// run's state (commit serial >= 0), so that workers that have just started
+// never go on alone. Arrivals 1 to K are ranks 0 to K - 1; a later arrival
+// tries G + 1, where it waits until the members of G see it at a commit
+// (waiting()) and come. Workers that survive a failure of G join G + 1; a
+// worker that starts joins the one after the last settled. The counter
+// makes the order of arrival, and so the ranks, one agreed fact, on Redis
+// (INCRBY, SET NX) and on a shared directory (flock, link).
 //
 // Each generation's group is a GlooCommunicator over the keys
 // <run>/g<G>, with the detection timeout as its time limit: a member that
@@ -93,14 +95,12 @@ private:
   ElasticRun() = default;
   std::string key(const std::string &name) const;
   std::string generationKey(int64_t generation, const std::string &name) const;
-  /// As the first arrival of \p generation: waits until it is settled and
-  /// writes its size.
-  bool settle(int64_t generation, std::string &error);
-  /// Waits for \p generation's size; -1 in \p size when the run finished;
-  /// for a generation given up (size 0), \p abandonedAt is how many workers
-  /// had arrived by then.
-  bool awaitSize(int64_t generation, int64_t &size, int64_t &abandonedAt,
-                 std::string &error);
+  /// Waits until \p generation is settled, settling it when this worker
+  /// sees it due: its size in \p size (-1 when the run finished); for a
+  /// generation given up (size 0), \p abandonedAt is how many workers had
+  /// arrived by then.
+  bool settle(int64_t generation, int64_t &size, int64_t &abandonedAt,
+              std::string &error);
   bool finished(bool &result, std::string &error);
   /// The commit serial that arrival \p arrival of \p generation wrote.
   bool arrivalSerial(int64_t generation, int64_t arrival,

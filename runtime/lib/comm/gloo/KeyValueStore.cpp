@@ -42,6 +42,16 @@ public:
     return reply && expect(reply.get(), REDIS_REPLY_STATUS, "SET", error);
   }
 
+  bool setIfAbsent(const std::string &key, const std::string &value,
+                   bool &written, std::string &error) override {
+    Reply reply = command(error, "SET %b %b NX", key.data(), key.size(),
+                          value.data(), value.size());
+    if (!reply)
+      return false;
+    written = reply->type != REDIS_REPLY_NIL;
+    return !written || expect(reply.get(), REDIS_REPLY_STATUS, "SET NX", error);
+  }
+
   bool get(const std::string &key, std::optional<std::string> &value,
            std::string &error) override {
     Reply reply = command(error, "GET %b", key.data(), key.size());
@@ -129,8 +139,38 @@ public:
 
   bool set(const std::string &key, const std::string &value,
            std::string &error) override {
+    std::string temporary;
+    if (!writeTemporary(key, value, temporary, error))
+      return false;
     std::string target = path(key);
-    std::string temporary = target + ".tmp" + std::to_string(::getpid());
+    if (::rename(temporary.c_str(), target.c_str()) != 0)
+      return fail("cannot rename into", target, error);
+    return true;
+  }
+
+  bool setIfAbsent(const std::string &key, const std::string &value,
+                   bool &written, std::string &error) override {
+    std::string temporary;
+    if (!writeTemporary(key, value, temporary, error))
+      return false;
+    std::string target = path(key);
+    // link(2) fails when the target exists: the first writer wins.
+    int result = ::link(temporary.c_str(), target.c_str());
+    int saved = errno;
+    ::unlink(temporary.c_str());
+    errno = saved;
+    if (result != 0 && errno != EEXIST)
+      return fail("cannot link into", target, error);
+    written = result == 0;
+    return true;
+  }
+
+  /// \p value in a new file beside \p key's, named in \p temporary.
+  bool writeTemporary(const std::string &key, const std::string &value,
+                      std::string &temporary, std::string &error) {
+    std::string target = path(key);
+    temporary = target + ".tmp" + std::to_string(::getpid()) + "." +
+                std::to_string(serial++);
     int file = ::open(temporary.c_str(),
                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (file < 0)
@@ -150,8 +190,6 @@ public:
       written += size_t(n);
     }
     ::close(file);
-    if (::rename(temporary.c_str(), target.c_str()) != 0)
-      return fail("cannot rename into", target, error);
     return true;
   }
 
@@ -211,6 +249,8 @@ private:
   }
 
   std::string directory;
+  /// Tells apart this process's temporary files.
+  uint64_t serial = 0;
 };
 
 } // namespace

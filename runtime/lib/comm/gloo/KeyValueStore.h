@@ -5,8 +5,8 @@
 // plain writes and reads. Gloo's own Store has no atomic counter (its
 // RedisStore writes with SETNX and throws when a key exists), so the
 // rendezvous speaks to the same servers itself: Redis through hiredis
-// (INCRBY, SET, GET), and a shared directory with one file per key and
-// flock(2) around the counters.
+// (INCRBY, SET [NX], GET), and a shared directory with one file per key,
+// flock(2) around the counters and link(2) for a first writer.
 //
 // Every operation reports a store that cannot be reached in its error
 // rather than throwing, so that a store going away ends a run with a
@@ -54,6 +54,10 @@ public:
   /// Writes \p value at \p key, replacing what was there.
   virtual bool set(const std::string &key, const std::string &value,
                    std::string &error) = 0;
+  /// Writes \p value at \p key unless the key exists; \p written says
+  /// which, atomically among all clients (the first writer wins).
+  virtual bool setIfAbsent(const std::string &key, const std::string &value,
+                           bool &written, std::string &error) = 0;
   /// The value at \p key; nullopt when the key is absent.
   virtual bool get(const std::string &key, std::optional<std::string> &value,
                    std::string &error) = 0;
