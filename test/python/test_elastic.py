@@ -116,12 +116,6 @@ def redis_store(tmp_path):
     process.wait()
 
 
-def test_a_run_without_failures_matches_the_replay(tmp_path):
-    r = launch("2:3", tmp_path, "--steps", 6)
-    assert r.returncode == 0, r.stdout + r.stderr
-    check_result(tmp_path, 6, [3] * 6)
-
-
 @pytest.mark.parametrize("kill", ["1:5:between", "2:5:allreduce",
                                   "0:6:commit"])
 def test_a_killed_worker_leaves_the_run_to_the_others(tmp_path, kill):
@@ -202,11 +196,12 @@ def test_a_worker_joins_from_another_launcher(tmp_path):
     assert sizes == sorted(sizes), sizes
 
 
-@pytest.mark.parametrize("zero", [1, 2, 3])
+@pytest.mark.parametrize("zero", [1, 3])
 def test_zero_state_is_resharded_for_the_survivors(tmp_path, zero):
     """The momentum buffer (and at stage 3 the parameters) are held in
     blocks over 3 workers; after a kill they are put back together from
-    the blocks the survivors kept and cut in 2."""
+    the blocks the survivors kept and cut in 2. (Stage 2 holds the same
+    state as stage 1; only the step's program differs.)"""
     steps = 10
     r = launch("2:3", tmp_path, "--steps", steps, "--zero", zero, "--kill",
                "1:5:allreduce", "--marker", tmp_path / "marker")
@@ -245,7 +240,7 @@ def cpp_worker():
     return path
 
 
-@pytest.mark.parametrize("kill", [None, "1:5"])
+@pytest.mark.parametrize("kill", ["1:5"])
 def test_the_cpp_api_survives_a_killed_worker(tmp_path, kill):
     """kiln/Elastic.h (test/unit/jit/ElasticWorker.cpp): the same training
     in C++, on the worker's data written here."""
