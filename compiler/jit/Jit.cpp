@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ModuleCache.h"
+
 #include "kiln/Jit.h"
 #include "kiln/Passes/DataParallel.h"
 #include "kiln/Passes/Partition.h"
@@ -191,13 +193,39 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
   CompiledFunction compiled;
   compiled.name_ = traced.name();
   compiled.comm_ = options.comm;
-  std::string error;
-  if (!compileToKmod(*module, compileOptions, compiled.kmod_, error))
-    throw JitError("compiling '" + traced.name() + "' failed: " + error);
   kiln_module_t *loaded = nullptr;
-  if (kiln_status_t status = kiln_module_load_memory(
-          compiled.kmod_.data(), compiled.kmod_.size(), &loaded))
-    throwStatus("loading the compiled '" + traced.name() + "'", status);
+  // A module compiled before, by any process, for this program (rewritten
+  // for its ranks already) and these options.
+  std::string cacheDir = jit_cache::moduleCacheDirectory(options.cacheDir), key;
+  if (!cacheDir.empty()) {
+    std::string program;
+    llvm::raw_string_ostream os(program);
+    module->print(os);
+    os.flush();
+    key = jit_cache::moduleCacheKey(
+        program, "O" + std::to_string(options.optLevel) + " profile=" +
+                     std::to_string(options.profile) + " autocast=" +
+                     options.autocast);
+    if (jit_cache::loadCachedModule(cacheDir, key, compiled.kmod_)) {
+      // A file that does not load (truncated, another format) is
+      // compiled again and replaced.
+      if (kiln_status_t status = kiln_module_load_memory(
+              compiled.kmod_.data(), compiled.kmod_.size(), &loaded))
+        kiln_status_free(status);
+      else
+        compiled.fromCache_ = true;
+    }
+  }
+  if (!loaded) {
+    std::string error;
+    if (!compileToKmod(*module, compileOptions, compiled.kmod_, error))
+      throw JitError("compiling '" + traced.name() + "' failed: " + error);
+    if (kiln_status_t status = kiln_module_load_memory(
+            compiled.kmod_.data(), compiled.kmod_.size(), &loaded))
+      throwStatus("loading the compiled '" + traced.name() + "'", status);
+    if (!cacheDir.empty())
+      jit_cache::storeCachedModule(cacheDir, key, compiled.kmod_);
+  }
   compiled.module_ =
       std::shared_ptr<kiln_module>(loaded, kiln_module_release);
   if (kiln_status_t status = kiln_module_function_lookup(

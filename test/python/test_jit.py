@@ -265,3 +265,29 @@ def test_calls_release_the_gil(rng):
     call = span["end"] - span["start"]
     assert call > 0.02, "the loop is too short to tell"
     assert during and during[-1] - during[0] > call / 2, (len(during), call)
+
+
+def test_a_cache_directory_serves_the_next_process(tmp_path):
+    """With KILN_CACHE_DIR, a second process compiling the same function
+    for the same signature reads the module the first one wrote."""
+    import os
+    import subprocess
+    import sys
+    script = (
+        "import numpy as np, kiln, kiln.numpy as knp\n"
+        "c = kiln.jit(lambda x: knp.tanh(x) * 2 + 1).lower("
+        "np.arange(6, dtype=np.float32)).compile()\n"
+        "y = c(np.arange(6, dtype=np.float32))\n"
+        "print(c.from_cache, float(y[5]))\n")
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env,
+                           capture_output=True, text=True, timeout=120)
+            for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    first, second = (r.stdout.split() for r in runs)
+    assert first[0] == "False" and second[0] == "True"
+    assert float(first[1]) == float(second[1]) == np.float32(
+        np.tanh(np.float32(5)) * 2 + 1)
+    assert len(list((tmp_path / "cache").glob("*.kmod"))) == 1
+

@@ -434,6 +434,10 @@ void kiln::python::bindJit(py::module_ &m) {
       .def_property_readonly("name", &CompiledFunction::name)
       .def_property_readonly("compile_seconds",
                              &CompiledFunction::compileSeconds)
+      .def_property_readonly(
+          "from_cache", &CompiledFunction::fromCache,
+          "Whether the module was read from $KILN_CACHE_DIR instead of "
+          "compiled.")
       .def("save", &CompiledFunction::save, py::arg("path"),
            "Writes the .kmod for the runtime alone (kiln_runtime).")
       .def("module_bytes",

@@ -106,6 +106,12 @@ struct JitOptions {
   /// Off, the code is exactly what it is without.
   bool profile = false;
 
+  /// Where compiled modules are kept across processes (a directory, made
+  /// if missing): a program compiled before with the same options, on this
+  /// host, by this same compiler binary, is loaded instead of compiled.
+  /// Empty: $KILN_CACHE_DIR, and no cache when that is unset too.
+  std::string cacheDir;
+
   /// The communicator every call runs on (from kiln_comm_create_mpi; not
   /// owned, and it must outlive the functions): needed by programs with
   /// collectives and by data parallelism. NULL: a run of one process.
@@ -184,8 +190,11 @@ public:
   void save(const std::string &path) const;
   const std::vector<uint8_t> &moduleBytes() const { return kmod_; }
   const std::string &name() const { return name_; }
-  /// Wall time of lowering, code generation, linking and loading.
+  /// Wall time of lowering, code generation, linking and loading (of
+  /// reading the module, when it came from JitOptions::cacheDir).
   double compileSeconds() const { return compileSeconds_; }
+  /// Whether the module was read from JitOptions::cacheDir.
+  bool fromCache() const { return fromCache_; }
   /// The loaded function, for callers that drive the runtime's C API
   /// themselves (the Python bindings). Valid while this object lives.
   const kiln_function *function() const { return function_; }
@@ -202,6 +211,7 @@ private:
   const kiln_function *function_ = nullptr;
   kiln_comm *comm_ = nullptr;
   double compileSeconds_ = 0;
+  bool fromCache_ = false;
 };
 
 /// Compiles a traced function for the host CPU in this process.

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -74,6 +76,46 @@ TEST(Jit, CompiledFunctionChecksItsSignature) {
         << error.what();
   }
   EXPECT_THROW(compiled({}), JitError);
+}
+
+TEST(Jit, ModulesComeFromTheCacheDirectoryTheSecondTime) {
+  char pattern[] = "/tmp/kiln-jit-cache-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  std::string root = pattern;
+  JitOptions options;
+  options.cacheDir = root + "/modules/nested"; // made when missing
+  Array a = ramp(5);
+  JitFunction first = jit("affine_tanh", affineTanh, options);
+  expectAffineTanh(a, first({a})[0]);
+  EXPECT_FALSE(first.compiled({a}).fromCache());
+  // Another process would find it too: a new function, compiled afresh.
+  JitFunction second = jit("affine_tanh", affineTanh, options);
+  expectAffineTanh(a, second({a})[0]);
+  EXPECT_TRUE(second.compiled({a}).fromCache());
+  EXPECT_EQ(second.compiled({a}).moduleBytes(),
+            first.compiled({a}).moduleBytes());
+  // Other options or another program: other keys.
+  JitOptions optimized = options;
+  optimized.optLevel = options.optLevel == 3 ? 2 : 3;
+  JitFunction third = jit("affine_tanh", affineTanh, optimized);
+  expectAffineTanh(a, third({a})[0]);
+  EXPECT_FALSE(third.compiled({a}).fromCache());
+  JitFunction other =
+      jit("affine_tanh", [](const Tensor &x) { return tanh(x) * 3.0; },
+          options);
+  EXPECT_NEAR(other({a})[0].at(0), std::tanh(a.at(0)) * 3.0, 1e-6);
+  EXPECT_FALSE(other.compiled({a}).fromCache());
+  // A damaged file is compiled again and replaced.
+  for (const auto &entry :
+       std::filesystem::directory_iterator(options.cacheDir))
+    std::filesystem::resize_file(entry.path(), 10);
+  JitFunction fourth = jit("affine_tanh", affineTanh, options);
+  expectAffineTanh(a, fourth({a})[0]);
+  EXPECT_FALSE(fourth.compiled({a}).fromCache());
+  JitFunction fifth = jit("affine_tanh", affineTanh, options);
+  expectAffineTanh(a, fifth({a})[0]);
+  EXPECT_TRUE(fifth.compiled({a}).fromCache());
+  std::filesystem::remove_all(root);
 }
 
 TEST(Jit, AnEmptyArrayIsRefusedBeforeTracing) {

@@ -168,6 +168,12 @@ class Compiled:
         return self._entry.compiled.compile_seconds
 
     @property
+    def from_cache(self):
+        """Whether the module was read from $KILN_CACHE_DIR (compiled by an
+        earlier process) instead of compiled."""
+        return self._entry.compiled.from_cache
+
+    @property
     def trace_seconds(self):
         return self._entry.trace_seconds
 
