@@ -116,11 +116,15 @@ void Worker::finish() {
   check("kiln_elastic_finish", kiln_elastic_finish(elastic_));
 }
 
-void State::save() {
+void State::keep() {
   savedArrays.clear();
   for (const auto &[name, array] : arrays)
     savedArrays[name] = copyOf(array);
   savedCounters = counters;
+}
+
+void State::save() {
+  keep();
   ++serial_;
 }
 
@@ -139,12 +143,10 @@ void State::restore() {
 
 void State::sync(Worker &worker, int64_t root) {
   kiln_comm *comm = worker.comm();
-  if (serial_ < 0) {
-    // Nothing committed yet: the values as the program set them are the
-    // start of the run.
-    save();
-    serial_ = -1;
-  }
+  // Nothing committed yet: the values as the program set them are the
+  // start of the run.
+  if (serial_ < 0)
+    keep();
   std::vector<uint8_t> payload;
   if (worker.rank() == root) {
     Writer writer;

@@ -7,9 +7,11 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/TargetParser/Host.h"
 
-#include <cerrno>
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,11 +90,9 @@ bool loadCachedModule(const std::string &directory, const std::string &key,
 
 void storeCachedModule(const std::string &directory, const std::string &key,
                        const std::vector<uint8_t> &bytes) {
-  // Parents too, as mkdir -p would; failures show as the open failing.
-  for (size_t slash = directory.find('/', 1); slash != std::string::npos;
-       slash = directory.find('/', slash + 1))
-    ::mkdir(directory.substr(0, slash).c_str(), 0755);
-  ::mkdir(directory.c_str(), 0755);
+  // Parents too; a failure shows as the open failing.
+  std::error_code ignored;
+  std::filesystem::create_directories(directory, ignored);
   std::string target = path(directory, key);
   std::string temporary = target + ".tmp" + std::to_string(::getpid());
   {

@@ -113,6 +113,9 @@ public:
   }
 
 private:
+  /// Copies the values into the commit, its serial unchanged.
+  void keep();
+
   std::map<std::string, Array> savedArrays;
   std::map<std::string, int64_t> savedCounters;
   int64_t serial_ = -1;

@@ -32,9 +32,10 @@ bool parseCount(const std::string &text, int64_t &value) {
   return true;
 }
 
-/// "rank R exited with status S" / "was killed by signal N (NAME)".
-std::string describeEnd(int64_t rank, int status) {
-  std::string text = "rank " + std::to_string(rank);
+/// "rank R exited with status S" / "worker R was killed by signal N
+/// (NAME)": \p what names the process.
+std::string describeEnd(const char *what, int64_t index, int status) {
+  std::string text = std::string(what) + " " + std::to_string(index);
   if (WIFEXITED(status))
     return text + " exited with status " + std::to_string(WEXITSTATUS(status));
   int signal = WTERMSIG(status);
@@ -281,9 +282,6 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
   // elastic one (named by this launcher, the slot and how often it was
   // started, so that a worker started again is a new one in the store).
   auto start = [&](int64_t slot) {
-    std::string worker = hostname.empty() ? std::string("host") : hostname;
-    worker += "/" + std::to_string(::getpid()) + "/" + std::to_string(slot) +
-              "." + std::to_string(starts[size_t(slot)]);
     pid_t pid = ::fork();
     if (pid == 0) {
       sigaction(SIGINT, &oldInt, nullptr);
@@ -296,6 +294,10 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
                   std::to_string(options.maxRanks))
                      .c_str(),
                  1);
+        std::string worker = (hostname.empty() ? "host" : hostname) + "/" +
+                             std::to_string(::getppid()) + "/" +
+                             std::to_string(slot) + "." +
+                             std::to_string(starts[size_t(slot)]);
         ::setenv("KILN_WORKER_ID", worker.c_str(), 1);
       } else {
         ::setenv("KILN_RANK", std::to_string(slot).c_str(), 1);
@@ -402,7 +404,7 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
       lastFailure = exitCodeOf(status);
       if (stopping || finishedRun)
         continue;
-      std::string what = "worker" + describeEnd(rank, status).substr(4);
+      std::string what = describeEnd("worker", rank, status);
       if (restartsLeft > 0) {
         --restartsLeft;
         log << "kiln-launch: " << what << "; starting it again ("
@@ -418,7 +420,7 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
     }
     if (!failed || stopping)
       continue;
-    log << "kiln-launch: " << describeEnd(rank, status)
+    log << "kiln-launch: " << describeEnd("rank", rank, status)
         << "; stopping the other ranks\n";
     result = exitCodeOf(status);
     stopping = true;

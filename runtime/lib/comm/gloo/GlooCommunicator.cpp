@@ -29,7 +29,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -85,11 +84,8 @@ std::shared_ptr<gloo::rendezvous::Store> openStore(const std::string &spec,
     if (address.kind == StoreAddress::Redis)
       return std::make_shared<gloo::rendezvous::RedisStore>(address.host,
                                                             address.port);
-    if (::mkdir(address.directory.c_str(), 0700) != 0 && errno != EEXIST) {
-      error = "cannot create the store directory '" + address.directory +
-              "': " + std::strerror(errno);
+    if (!address.prepare(error))
       return nullptr;
-    }
     return std::make_shared<gloo::rendezvous::FileStore>(address.directory);
   } catch (const std::exception &e) {
     error = "cannot open the store '" + spec + "': " + e.what();

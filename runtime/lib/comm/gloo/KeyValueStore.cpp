@@ -296,17 +296,22 @@ bool StoreAddress::parse(const std::string &spec, StoreAddress &out,
   return false;
 }
 
+bool StoreAddress::prepare(std::string &error) const {
+  if (kind == Redis || ::mkdir(directory.c_str(), 0700) == 0 ||
+      errno == EEXIST)
+    return true;
+  error = "cannot create the store directory '" + directory +
+          "': " + std::strerror(errno);
+  return false;
+}
+
 std::unique_ptr<KeyValueStore> KeyValueStore::open(const StoreAddress &address,
                                                    double connectSeconds,
                                                    std::string &error) {
-  if (address.kind == StoreAddress::Directory) {
-    if (::mkdir(address.directory.c_str(), 0700) != 0 && errno != EEXIST) {
-      error = "cannot create the store directory '" + address.directory +
-              "': " + std::strerror(errno);
-      return nullptr;
-    }
+  if (!address.prepare(error))
+    return nullptr;
+  if (address.kind == StoreAddress::Directory)
     return std::make_unique<DirectoryKeyValueStore>(address.directory);
-  }
   std::string where =
       "redis://" + address.host + ":" + std::to_string(address.port);
   timeval limit;

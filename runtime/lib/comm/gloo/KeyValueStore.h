@@ -35,6 +35,9 @@ struct StoreAddress {
   /// False, with what is wrong with \p spec in \p error.
   static bool parse(const std::string &spec, StoreAddress &out,
                     std::string &error);
+  /// A directory store's directory, made when missing (its parent must
+  /// exist); false with the reason in \p error. True for Redis.
+  bool prepare(std::string &error) const;
 };
 
 class KeyValueStore {

@@ -82,17 +82,20 @@ def block(array):
     return _block(array, comm())
 
 
+def _copy_leaf(leaf):
+    """An array copied; any other leaf (a number) as it is."""
+    return np.array(leaf, copy=True) if isinstance(leaf, np.ndarray) else leaf
+
+
 def _copy(tree):
-    return _tree.tree_map(
-        lambda leaf: np.array(leaf, copy=True)
-        if isinstance(leaf, np.ndarray) else leaf, tree)
+    return _tree.tree_map(_copy_leaf, tree)
 
 
 def _copy_into(saved, values):
     """A copy of `values` that reuses the arrays of `saved` (an earlier
     copy) where the structure, shapes and dtypes match, so that a commit
     writes into memory it has touched before instead of faulting in fresh
-    pages."""
+    pages. `saved` may be None (no earlier copy)."""
     flat, treedef = _tree.flatten(values)
     old, old_def = _tree.flatten(saved)
     if old_def != treedef:
@@ -104,10 +107,8 @@ def _copy_into(saved, values):
                 and previous.dtype == leaf.dtype and previous is not leaf):
             np.copyto(previous, leaf)
             out.append(previous)
-        elif isinstance(leaf, np.ndarray):
-            out.append(np.array(leaf, copy=True))
         else:
-            out.append(leaf)
+            out.append(_copy_leaf(leaf))
     return treedef.unflatten(out)
 
 
@@ -131,8 +132,7 @@ def _keep_blocks(leaf, channel):
     """The _ShardCopy of a Sharded leaf (collective: every member's block
     goes to every member), other leaves copied."""
     if not isinstance(leaf, Sharded):
-        return np.array(leaf, copy=True) if isinstance(leaf, np.ndarray) \
-            else leaf
+        return _copy_leaf(leaf)
     block = np.ascontiguousarray(leaf.block)
     whole = channel.all_gather(block)
     c, rank, size = block.shape[0], channel.rank, channel.size
@@ -141,11 +141,11 @@ def _keep_blocks(leaf, channel):
     return _ShardCopy(leaf.shape, block.dtype, size, kept)
 
 
-def _reassemble(skeleton, mine, serial, channel):
+def _reassemble(skeleton, mine, channel):
     """`skeleton` (the root's commit, ZeRO tensors without their blocks)
     with every sharded tensor put back together whole from the blocks the
-    members of the newest commit (`serial`) kept; `mine` is this worker's
-    commit at serial `serial` (None if it holds another)."""
+    members holding that commit kept; `mine` is this worker's copy of it
+    (None if it holds another commit)."""
     flat, treedef = _tree.flatten(skeleton)
     own = None
     if mine is not None:
@@ -247,10 +247,7 @@ class State:
                 saved[name] = _tree.tree_map(
                     lambda leaf: _keep_blocks(leaf, channel), value)
             else:
-                previous = self._saved.get(name) if isinstance(
-                    self._saved, dict) else None
-                saved[name] = (_copy(value) if previous is None
-                               else _copy_into(previous, value))
+                saved[name] = _copy_into(self._saved.get(name), value)
         object.__setattr__(self, "_saved", saved)
 
     def commit(self):
@@ -268,8 +265,7 @@ class State:
         def back(leaf):
             if isinstance(leaf, _ShardCopy):
                 return Sharded(leaf.blocks[rank].copy(), leaf.shape)
-            return np.array(leaf, copy=True) if isinstance(
-                leaf, np.ndarray) else leaf
+            return _copy_leaf(leaf)
 
         object.__setattr__(self, "_values", _tree.tree_map(back, self._saved))
 
@@ -291,13 +287,14 @@ class State:
         serial, skeleton = pickle.loads(payload.tobytes())
         whole = _reassemble(skeleton,
                             self._saved if self._serial == serial else None,
-                            serial, channel)
+                            channel)
+        # Fresh arrays (unpickled, put back together, cut): the values, of
+        # which _keep makes the commit's own copy.
         values = {name: _shard(value, channel) if name in self._sharded
                   else value for name, value in whole.items()}
         object.__setattr__(self, "_values", values)
         object.__setattr__(self, "_serial", serial)
         self._keep()
-        self.restore()
 
     def register_reset_callbacks(self, callbacks):
         """Functions called with no arguments after every rendezvous, once
