@@ -55,6 +55,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <cmath>
+
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUOUTLINEDNNLCONVS
@@ -242,6 +244,168 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
   return epilogue;
 }
 
+/// The value of every element of `value` where it is a splat f32 constant
+/// (the canonical form of a scalar broadcast to a shape).
+static std::optional<float> splatF32(Value value) {
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat() ||
+      !attr.getElementType().isF32())
+    return std::nullopt;
+  return attr.getSplatValue<float>();
+}
+
+/// A convolution of dequantized 8-bit integers with weights that are int8
+/// values times a scale: what ONNX's QDQ form (DequantizeLinear before a
+/// Conv) leaves once the weights' DequantizeLinear is folded.
+struct QuantizedConv {
+  /// The 8-bit input (uint8 or int8) that was dequantized.
+  Value source;
+  int32_t zeroPoint = 0;
+  /// The weights as int8, in their row-major order, and each output
+  /// channel's scale: the input's times the weights'.
+  SmallVector<int8_t> weights;
+  SmallVector<float> scales;
+};
+
+/// `input` as (cast(x) - zero point) * scale, x 8-bit integers and the zero
+/// point and scale splat constants (ONNX's DequantizeLinear per tensor):
+/// fills `q`'s source and zero point and returns the scale.
+static std::optional<float> dequantized(Value input, QuantizedConv &q) {
+  auto mul = input.getDefiningOp<mlir::kiln::MulOp>();
+  if (!mul)
+    return std::nullopt;
+  for (auto [x, s] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    std::optional<float> scale = splatF32(s);
+    if (!scale || !(*scale > 0) || !std::isnormal(*scale))
+      continue;
+    float zeroPoint = 0;
+    if (auto sub = x.getDefiningOp<mlir::kiln::SubOp>()) {
+      std::optional<float> z = splatF32(sub.getRhs());
+      if (!z)
+        continue;
+      zeroPoint = *z;
+      x = sub.getLhs();
+    }
+    auto cast = x.getDefiningOp<mlir::kiln::CastOp>();
+    if (!cast)
+      continue;
+    auto integer = dyn_cast<IntegerType>(
+        cast.getOperand().getType().getElementType());
+    if (!integer || integer.getWidth() != 8)
+      continue;
+    // The zero point must be a value of the integer type.
+    bool isUnsigned = integer.isUnsigned();
+    float low = isUnsigned ? 0 : -128, high = isUnsigned ? 255 : 127;
+    if (zeroPoint != std::rint(zeroPoint) || zeroPoint < low ||
+        zeroPoint > high)
+      continue;
+    q.source = cast.getOperand();
+    q.zeroPoint = static_cast<int32_t>(zeroPoint);
+    return scale;
+  }
+  return std::nullopt;
+}
+
+/// A scale s such that every value v of `values` is an int8 q times s in
+/// f32 arithmetic, exactly (|q| <= 127), writing the qs to `q`; nullopt
+/// where there is none. The value of largest magnitude m is k * s for some
+/// k in 1..127, so s is among the f32 values next to m / k.
+static std::optional<float> exactScale(ArrayRef<float> values, int8_t *q) {
+  float largest = 0;
+  for (float v : values) {
+    if (!std::isfinite(v))
+      return std::nullopt;
+    largest = std::max(largest, std::fabs(v));
+  }
+  if (largest == 0) {
+    std::fill(q, q + values.size(), 0);
+    return 1.0f;
+  }
+  for (int k = 127; k >= 1; --k) {
+    float guess = static_cast<float>(double(largest) / k);
+    for (float s : {guess, std::nextafter(guess, 0.0f),
+                    std::nextafter(guess, INFINITY)}) {
+      if (!std::isnormal(s) || static_cast<float>(double(k) * s) != largest)
+        continue;
+      bool exact = true;
+      for (size_t i = 0; i < values.size() && exact; ++i) {
+        double n = std::rint(double(values[i]) / s);
+        // The product of two f32 values is exact in f64: rounding it to
+        // f32 is the f32 product.
+        exact = std::fabs(n) <= 127 &&
+                static_cast<float>(n * double(s)) == values[i];
+        q[i] = static_cast<int8_t>(n);
+      }
+      if (exact)
+        return s;
+    }
+  }
+  return std::nullopt;
+}
+
+/// `op` as a quantized convolution, where its input is dequantized 8-bit
+/// integers and its weights constants exactly int8 values times one scale
+/// (per tensor) or a scale per output channel (per axis 0).
+static std::optional<QuantizedConv> quantizedConv(mlir::kiln::ConvOp op) {
+  if (!op.getType().getElementType().isF32())
+    return std::nullopt;
+  QuantizedConv q;
+  std::optional<float> inputScale = dequantized(op.getInput(), q);
+  DenseElementsAttr weights;
+  if (!inputScale || !matchPattern(op.getWeight(), m_Constant(&weights)))
+    return std::nullopt;
+  SmallVector<float> values(weights.getValues<float>());
+  int64_t channels = op.getWeight().getType().getDimSize(0);
+  int64_t perChannel = values.size() / channels;
+  q.weights.resize(values.size());
+  SmallVector<float> weightScales;
+  if (std::optional<float> s = exactScale(values, q.weights.data())) {
+    weightScales.assign(channels, *s);
+  } else {
+    for (int64_t o = 0; o < channels; ++o) {
+      std::optional<float> s = exactScale(
+          ArrayRef(values).slice(o * perChannel, perChannel),
+          q.weights.data() + o * perChannel);
+      if (!s)
+        return std::nullopt;
+      weightScales.push_back(*s);
+    }
+  }
+  for (float s : weightScales)
+    q.scales.push_back(*inputScale * s);
+  return q;
+}
+
+/// What an outlined quantized convolution computes from its arguments
+/// (source, int8 weights, scales [O], zero point [1]), as `op` computed it
+/// from the dequantized source: the sums of (source - zero point) *
+/// weights, times each output channel's scale. `source` is the first
+/// argument in the logical order [N, C, D...].
+static Value quantizedBody(OpBuilder &b, mlir::kiln::ConvOp op, Location loc,
+                           Value source, ValueRange args) {
+  Type f32 = b.getF32Type();
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  Value x = b.create<mlir::kiln::CastOp>(loc, sourceType.clone(f32), source);
+  Value zero = b.create<mlir::kiln::CastOp>(
+      loc, RankedTensorType::get({1}, f32), args[3]);
+  zero = b.create<mlir::kiln::ReshapeOp>(loc, RankedTensorType::get({}, f32),
+                                         zero);
+  x = b.create<mlir::kiln::SubOp>(
+      loc, x,
+      b.create<mlir::kiln::BroadcastInDimOp>(loc, sourceType.clone(f32), zero,
+                                             ArrayRef<int64_t>{}));
+  Value weights = b.create<mlir::kiln::CastOp>(
+      loc, cast<RankedTensorType>(args[1].getType()).clone(f32), args[1]);
+  IRMapping mapping;
+  mapping.map(op.getInput(), x);
+  mapping.map(op.getWeight(), weights);
+  Value sums = b.clone(*op, mapping)->getResult(0);
+  Value scales = b.create<mlir::kiln::BroadcastInDimOp>(
+      loc, op.getType(), args[2], ArrayRef<int64_t>{1});
+  return b.create<mlir::kiln::MulOp>(loc, sums, scales);
+}
+
 namespace {
 
 struct KilnCpuOutlineDnnlConvsPass
@@ -255,13 +419,13 @@ struct KilnCpuOutlineDnnlConvsPass
   /// implementation wants them so ("query"; AMX's bf16 kernels do too),
   /// always ("channels-last", which tests use to be independent of the
   /// CPU), or never ("plain").
-  ChannelsLast channelsLast(ArrayRef<int64_t> descriptor) {
+  ChannelsLast channelsLast(ArrayRef<int64_t> descriptor, int32_t zeroPoint) {
     if (layouts == "plain")
       return {};
     if (layouts == "channels-last")
       return {true, true};
-    return preferredChannelsLast(descriptor).value_or(
-        ChannelsLast{});
+    return preferredChannelsLast(descriptor, zeroPoint)
+        .value_or(ChannelsLast{});
   }
 
   void runOnOperation() override {
@@ -287,12 +451,36 @@ struct KilnCpuOutlineDnnlConvsPass
     for (auto &[op, descriptor] : convs) {
       Location loc = op.getLoc();
       int64_t &flags = descriptor[5];
-      ChannelsLast last = channelsLast(descriptor);
+      // A quantized convolution runs on oneDNN's int8 kernels, always in
+      // layouts of its choice (the weights blocked for VNNI's dot
+      // products).
+      // Where oneDNN is asked about this CPU ("query"), only with VNNI's
+      // int8 dot products; the explicit layouts (tests) outline it
+      // whatever the CPU, and a CPU without them widens the call to f32.
+      std::optional<QuantizedConv> quantized;
+      if (layouts != "query" || hasInt8DotProducts())
+        quantized = quantizedConv(op);
+      if (quantized) {
+        flags |= KILN_DNNL_CONV_INT8 | KILN_DNNL_CONV_BLOCKED;
+        if (!cast<IntegerType>(
+                 cast<RankedTensorType>(quantized->source.getType())
+                     .getElementType())
+                 .isUnsigned())
+          flags |= KILN_DNNL_CONV_SIGNED_SRC;
+      }
+      ChannelsLast last =
+          channelsLast(descriptor, quantized ? quantized->zeroPoint : 0);
       if (last.input)
         flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_BLOCKED;
       if (last.result)
         flags |= KILN_DNNL_CONV_CHANNELS_LAST_DST | KILN_DNNL_CONV_BLOCKED;
-      Epilogue epilogue = findEpilogue(op, flags & KILN_DNNL_CONV_BLOCKED);
+      // oneDNN 2.6 adds an int8 convolution's bias before its scales;
+      // the quantized call takes no epilogue, the ops after it fuse with
+      // the quantization of their result instead.
+      Epilogue epilogue;
+      epilogue.last = op;
+      if (!quantized)
+        epilogue = findEpilogue(op, flags & KILN_DNNL_CONV_BLOCKED);
       if (epilogue.uniformBias) {
         // The uniform bias as the [O] vector oneDNN takes, not a tensor of
         // the result's shape added on each call.
@@ -303,6 +491,29 @@ struct KilnCpuOutlineDnnlConvsPass
             loc, type, DenseElementsAttr::get(type, *epilogue.uniformBias));
       }
       SmallVector<Value> operands{op.getInput(), op.getWeight()};
+      if (quantized) {
+        // The source, the int8 weights, the scales and the zero point,
+        // as constants next to the call.
+        builder.setInsertionPoint(op);
+        RankedTensorType weightType = op.getWeight().getType();
+        auto int8 = weightType.clone(builder.getI8Type());
+        auto scalesType = RankedTensorType::get(
+            {int64_t(quantized->scales.size())}, builder.getF32Type());
+        auto zeroType = RankedTensorType::get({1}, builder.getI32Type());
+        operands = {
+            quantized->source,
+            builder.create<mlir::kiln::ConstantOp>(
+                loc, int8,
+                DenseElementsAttr::get(int8, ArrayRef(quantized->weights))),
+            builder.create<mlir::kiln::ConstantOp>(
+                loc, scalesType,
+                DenseElementsAttr::get(scalesType,
+                                       ArrayRef(quantized->scales))),
+            builder.create<mlir::kiln::ConstantOp>(
+                loc, zeroType,
+                DenseElementsAttr::get(zeroType,
+                                       ArrayRef(quantized->zeroPoint)))};
+      }
       if (epilogue.bias) {
         operands.push_back(epilogue.bias);
         flags |= KILN_DNNL_CONV_BIAS;
@@ -361,7 +572,11 @@ struct KilnCpuOutlineDnnlConvsPass
                                      loc, argument, fromLast)
                                  .getResult()
                            : Value(argument));
-      Value result = builder.clone(*op, mapping)->getResult(0);
+      Value result =
+          quantized ? quantizedBody(builder, op, loc,
+                                    mapping.lookup(quantized->source),
+                                    body->getArguments())
+                    : builder.clone(*op, mapping)->getResult(0);
       mapping.map(op.getResult(), result);
       if (epilogue.biasAdd) {
         Operation *broadcast =
@@ -441,7 +656,10 @@ struct KilnCpuConvToDnnlPass
         return signalPassFailure();
       }
       int64_t flags = descriptor[5];
-      unsigned expected = 3 + ((flags & KILN_DNNL_CONV_BIAS) != 0) +
+      bool quantized = flags & KILN_DNNL_CONV_INT8;
+      unsigned expected =
+          quantized ? 5
+                    : 3 + ((flags & KILN_DNNL_CONV_BIAS) != 0) +
                           ((flags & KILN_DNNL_CONV_ADDEND) != 0);
       if (call.getNumOperands() != expected ||
           call.getNumResults() != 0 ||
@@ -449,7 +667,9 @@ struct KilnCpuConvToDnnlPass
                         [](Type t) { return isa<MemRefType>(t); })) {
         call.emitError() << "expected a call of '" << callee.getSymName()
                          << "' on the input, weight, bias and addend (as the "
-                            "descriptor's flags say) and result buffers";
+                            "descriptor's flags say; for a quantized one "
+                            "scales and zero point instead) and result "
+                            "buffers";
         return signalPassFailure();
       }
       Location loc = call.getLoc();
@@ -489,8 +709,12 @@ struct KilnCpuConvToDnnlPass
         return pointerTo(site.getOperand(next++));
       };
       unsigned next = 2;
-      Value bias = optional(KILN_DNNL_CONV_BIAS, next);
-      Value addend = optional(KILN_DNNL_CONV_ADDEND, next);
+      // A quantized call's scales and zero point take the places of the
+      // bias and the addend.
+      Value bias = quantized ? pointerTo(call.getOperand(next++))
+                             : optional(KILN_DNNL_CONV_BIAS, next);
+      Value addend = quantized ? pointerTo(call.getOperand(next++))
+                               : optional(KILN_DNNL_CONV_ADDEND, next);
       SmallVector<Value> operands{globalPointer(slotGlobal),
                                   globalPointer(descriptorGlobal),
                                   pointerTo(call.getOperand(0)),
@@ -498,8 +722,10 @@ struct KilnCpuConvToDnnlPass
                                   bias,
                                   addend,
                                   pointerTo(result)};
-      func::FuncOp convFunction = entry(
-          flags & KILN_DNNL_CONV_BFLOAT16 ? kConvBf16Function : kConvFunction);
+      func::FuncOp convFunction =
+          entry(quantized                           ? kConvInt8Function
+                : flags & KILN_DNNL_CONV_BFLOAT16 ? kConvBf16Function
+                                                   : kConvFunction);
       if (!convFunction)
         return signalPassFailure();
       builder.create<func::CallOp>(loc, convFunction, operands);

@@ -30,6 +30,7 @@ inline constexpr llvm::StringLiteral kMatmulFunction = "kiln_dnnl_matmul";
 /// descriptor's KILN_DNNL_CONV_BFLOAT16 flag selects.
 inline constexpr llvm::StringLiteral kConvFunction = "kiln_dnnl_conv_f32";
 inline constexpr llvm::StringLiteral kConvBf16Function = "kiln_dnnl_conv_bf16";
+inline constexpr llvm::StringLiteral kConvInt8Function = "kiln_dnnl_conv_int8";
 
 } // namespace mlir::kiln::dnnl
 

@@ -13,12 +13,15 @@
 #include "support/DnnlConvDesc.h"
 
 #include <dnnl.h>
+
+#include <vector>
 #endif
 
 using namespace mlir::kiln::dnnl;
 
 std::optional<ChannelsLast>
-mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor) {
+mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
+                                        int32_t quantZeroPoint) {
 #ifdef KILN_HAVE_DNNL
   // One engine for the compiler's lifetime: it holds no more than the
   // CPU's description.
@@ -43,9 +46,13 @@ mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor) {
     return std::nullopt;
   dnnl_memory_desc_t any[3];
   dnnl_primitive_desc_t pd;
+  // A quantized convolution's scales and zero point: their values do not
+  // change which implementation runs, whether a zero point is there may.
+  std::vector<float> scales(desc[4], 1.0f);
+  KilnDnnlConvQuant quant{scales.data(), quantZeroPoint};
   if (kiln_dnnl_conv_layouts(flags, last, any) != dnnl_success ||
       kiln_dnnl_conv_primitive_desc(desc, flags, any, &bias,
-                                    /*binaryAddend=*/nullptr, engine,
+                                    /*binaryAddend=*/nullptr, &quant, engine,
                                     &pd) != dnnl_success)
     return std::nullopt;
   ChannelsLast chosen;
@@ -57,6 +64,17 @@ mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor) {
   return chosen;
 #else
   (void)descriptor;
+  (void)quantZeroPoint;
   return std::nullopt;
+#endif
+}
+
+bool mlir::kiln::dnnl::hasInt8DotProducts() {
+#ifdef KILN_HAVE_DNNL
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  return (isa & (dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core)) ||
+         (isa & (dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2));
+#else
+  return false;
 #endif
 }

@@ -36,13 +36,21 @@ inline llvm::SmallVector<int64_t> toChannelsLast(int64_t rank) {
   return perm;
 }
 
-/// What oneDNN's f32 (or, with the descriptor's bf16 flag, bf16) forward
+/// What oneDNN's f32 (or, with the descriptor's bf16 or int8 flag, bf16 or
+/// quantized, the latter with source zero point `quantZeroPoint`) forward
 /// convolution of `descriptor` (DnnlConvAbi.h),
 /// created with layouts of its choice, picks for src and dst on the CPU
 /// this runs on; nullopt where kiln was built without oneDNN or oneDNN
 /// has no implementation. The descriptor's epilogue flags are included.
 std::optional<ChannelsLast>
-preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor);
+preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
+                      int32_t quantZeroPoint = 0);
+
+/// Whether oneDNN's int8 products on the CPU this runs on use VNNI's dot
+/// products (false without oneDNN): without them a quantized convolution's
+/// call widens its operands to f32 (DnnlConv.c), slower than the f32
+/// convolution it replaces.
+bool hasInt8DotProducts();
 
 } // namespace mlir::kiln::dnnl
 

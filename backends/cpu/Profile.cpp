@@ -11,7 +11,7 @@
 //      kiln-cpu-profile-names marked `kiln.profiled`). Classify each op of a
 //      block:
 //      - a call of oneDNN (dnnl_sgemm, kiln_dnnl_matmul,
-//        kiln_dnnl_conv_f32/_bf16; DnnlCalls.h), or the loop over a batch of
+//        kiln_dnnl_conv_f32/_bf16/_int8; DnnlCalls.h), or the loop over a batch of
 //        GEMM calls that kiln-cpu-matmul-to-dnnl makes, or the loop over
 //        the attention kernels' calls (kiln-cpu-attention-calls): a library
 //        region;
@@ -83,7 +83,8 @@ static bool isAttention(func::CallOp call) {
 static func::CallOp libraryCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
   if (call && (isGemm(call) || call.getCallee() == kConvFunction ||
-               call.getCallee() == kConvBf16Function || isAttention(call)))
+               call.getCallee() == kConvBf16Function ||
+               call.getCallee() == kConvInt8Function || isAttention(call)))
     return call;
   return nullptr;
 }
@@ -234,6 +235,8 @@ static std::string convName(func::CallOp call) {
   int64_t flags = d[5];
   if (flags & KILN_DNNL_CONV_BFLOAT16)
     name += " bf16";
+  if (flags & KILN_DNNL_CONV_INT8)
+    name += flags & KILN_DNNL_CONV_SIGNED_SRC ? " s8" : " u8";
   if (flags & KILN_DNNL_CONV_BIAS)
     name += " +bias";
   if (flags & KILN_DNNL_CONV_ADDEND)

@@ -268,6 +268,87 @@ func.func @not_silu(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %bias: t
 
 // -----
 
+// A quantized convolution (ONNX's QDQ form): the input is 8-bit integers
+// dequantized, (x - zero point) * scale with splat constants, and the
+// weights are int8 values times a scale exactly, here one per output
+// channel (0.5 and 0.125: no single scale fits both). The call takes the
+// uint8 source, the int8 weights, the scales (the input's times the
+// weights') and the zero point; flags 536: int8 512, blocked 16, constant
+// weights 8. The function computes the same from its arguments.
+// ALL-LABEL: func.func @quantized(
+// ALL-DAG:     %[[Q:.+]] = kiln.constant dense<{{\[\[\[\[}}127]], {{\[\[}}-2]], {{\[\[}}5]], {{\[\[}}1]]], {{\[\[\[}}127]], {{\[\[}}2]], {{\[\[}}-3]], {{\[\[}}8]]]]> : tensor<2x4x1x1xi8>
+// ALL-DAG:     %[[S:.+]] = kiln.constant dense<[3.125000e-02, 7.812500e-03]> : tensor<2xf32>
+// ALL-DAG:     %[[Z:.+]] = kiln.constant dense<128> : tensor<1xi32>
+// ALL:         %[[Y:.+]] = call @kiln_dnnl_conv(%arg0, %[[Q]], %[[S]], %[[Z]]) : (tensor<1x4x16x16xui8>, tensor<2x4x1x1xi8>, tensor<2xf32>, tensor<1xi32>) -> tensor<1x2x16x16xf32>
+// ALL-NEXT:    return %[[Y]]
+// ALL:       func.func private @kiln_dnnl_conv(%[[X:.+]]: tensor<1x4x16x16xui8>, %[[W:.+]]: tensor<2x4x1x1xi8>, %[[C:.+]]: tensor<2xf32>, %[[P:.+]]: tensor<1xi32>) -> tensor<1x2x16x16xf32> attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 2, 536,
+// ALL:         %[[XF:.+]] = kiln.cast %[[X]] : tensor<1x4x16x16xui8> to tensor<1x4x16x16xf32>
+// ALL:         %[[PF:.+]] = kiln.cast %[[P]]
+// ALL:         %[[PS:.+]] = kiln.reshape %[[PF]]
+// ALL:         %[[PB:.+]] = kiln.broadcast_in_dim %[[PS]], dims = []
+// ALL:         %[[D:.+]] = kiln.sub %[[XF]], %[[PB]]
+// ALL:         %[[WF:.+]] = kiln.cast %[[W]] : tensor<2x4x1x1xi8> to tensor<2x4x1x1xf32>
+// ALL:         %[[V:.+]] = kiln.conv %[[D]], %[[WF]]
+// ALL:         %[[CB:.+]] = kiln.broadcast_in_dim %[[C]], dims = [1]
+// ALL:         %[[R:.+]] = kiln.mul %[[V]], %[[CB]]
+// ALL:         return %[[R]]
+func.func @quantized(%x: tensor<1x4x16x16xui8>) -> tensor<1x2x16x16xf32> {
+  %z = kiln.constant dense<128.0> : tensor<1x4x16x16xf32>
+  %s = kiln.constant dense<0.0625> : tensor<1x4x16x16xf32>
+  %w = kiln.constant dense<[[[[63.5]], [[-1.0]], [[2.5]], [[0.5]]], [[[15.875]], [[0.25]], [[-0.375]], [[1.0]]]]> : tensor<2x4x1x1xf32>
+  %c = kiln.cast %x : tensor<1x4x16x16xui8> to tensor<1x4x16x16xf32>
+  %d = kiln.sub %c, %z : tensor<1x4x16x16xf32>
+  %e = kiln.mul %s, %d : tensor<1x4x16x16xf32>
+  %y = kiln.conv %e, %w, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x4x16x16xf32>, tensor<2x4x1x1xf32>
+  return %y : tensor<1x2x16x16xf32>
+}
+
+// -----
+
+// An int8 source without a zero point, the weights one scale for all
+// (0.25, where 31.75 is 127 of it): flags 1560 add the signed source, 1024;
+// the zero point passed is 0.
+// ALL-LABEL: func.func @quantized_signed(
+// ALL-DAG:     kiln.constant dense<{{\[\[\[\[}}127]], {{\[\[}}-4]]], {{\[\[\[}}1]], {{\[\[}}0]]]]> : tensor<2x2x1x1xi8>
+// ALL-DAG:     kiln.constant dense<2.500000e-01> : tensor<2xf32>
+// ALL-DAG:     kiln.constant dense<0> : tensor<1xi32>
+// ALL:         call @kiln_dnnl_conv(%arg0, {{.*}}) : (tensor<1x2x16x16xi8>,
+// ALL:       func.func private @kiln_dnnl_conv({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 2, 2, 1560,
+func.func @quantized_signed(%x: tensor<1x2x16x16xi8>) -> tensor<1x2x16x16xf32> {
+  %s = kiln.constant dense<1.0> : tensor<1x2x16x16xf32>
+  %w = kiln.constant dense<[[[[31.75]], [[-1.0]]], [[[0.25]], [[0.0]]]]> : tensor<2x2x1x1xf32>
+  %c = kiln.cast %x : tensor<1x2x16x16xi8> to tensor<1x2x16x16xf32>
+  %e = kiln.mul %c, %s : tensor<1x2x16x16xf32>
+  %y = kiln.conv %e, %w, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x2x16x16xf32>, tensor<2x2x1x1xf32>
+  return %y : tensor<1x2x16x16xf32>
+}
+
+// -----
+
+// Not quantized convolutions, which stay f32 (flags 8: constant weights):
+// weights that are no int8 values times a scale (0.70710677 and 0.5 are
+// no q * s for one s, in f32, per tensor or per channel), a zero point
+// that is no uint8 value, and an input that is no dequantized integers.
+// ALL-LABEL: func.func @not_quantized(
+// ALL-COUNT-3: call @kiln_dnnl_conv{{.*}} : (tensor<1x2x16x16xf32>, tensor<2x2x1x1xf32>)
+// ALL-NOT:     xi8>
+func.func @not_quantized(%x: tensor<1x2x16x16xui8>, %f: tensor<1x2x16x16xf32>) -> (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) {
+  %s = kiln.constant dense<1.0> : tensor<1x2x16x16xf32>
+  %z = kiln.constant dense<300.0> : tensor<1x2x16x16xf32>
+  %w = kiln.constant dense<[[[[1.0]], [[-1.0]]], [[[0.70710677]], [[0.5]]]]> : tensor<2x2x1x1xf32>
+  %v = kiln.constant dense<[[[[1.0]], [[-1.0]]], [[[0.25]], [[0.0]]]]> : tensor<2x2x1x1xf32>
+  %c = kiln.cast %x : tensor<1x2x16x16xui8> to tensor<1x2x16x16xf32>
+  %e = kiln.mul %c, %s : tensor<1x2x16x16xf32>
+  %y = kiln.conv %e, %w, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x2x16x16xf32>, tensor<2x2x1x1xf32>
+  %d = kiln.sub %c, %z : tensor<1x2x16x16xf32>
+  %g = kiln.mul %d, %s : tensor<1x2x16x16xf32>
+  %u = kiln.conv %g, %v, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x2x16x16xf32>, tensor<2x2x1x1xf32>
+  %t = kiln.conv %f, %v, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x2x16x16xf32>, tensor<2x2x1x1xf32>
+  return %y, %u, %t : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>
+}
+
+// -----
+
 // An unknown layouts option is an error.
 // RUN: not kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=layouts=sideways 2>&1 \

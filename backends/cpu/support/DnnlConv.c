@@ -82,7 +82,7 @@ typedef struct CachedConv {
   int binaryAddend;
   /* Whether staged[1] holds the constant weights, reordered once. */
   int constantWeights;
-  /* A bf16 convolution that runs as f32 on widened copies. */
+  /* A bf16 or quantized convolution that runs as f32 on widened copies. */
   int widened;
   /* Buffers in the inner layouts, for one call at a time (`busy`); a call
    * that finds them taken allocates its own. */
@@ -161,7 +161,8 @@ static dnnl_primitive_desc_t binaryAddendDesc(const int64_t *desc,
   layouts[0] = *dnnl_primitive_desc_query_md(withSum, dnnl_query_src_md, 0);
   layouts[2] = entry->plain[2];
   if (kiln_dnnl_conv_primitive_desc(desc, entry->flags, layouts, &entry->bias,
-                                    &entry->plain[2], kiln_dnnl_engine(), &pd))
+                                    &entry->plain[2], /*quant=*/NULL,
+                                    kiln_dnnl_engine(), &pd))
     return NULL;
   const char *name = NULL, *sumName = NULL;
   int same =
@@ -187,7 +188,7 @@ static dnnl_primitive_desc_t binaryAddendDesc(const int64_t *desc,
  * f32 convolution it always has). */
 static CachedConv *create(const int64_t *desc, int64_t flags,
                           const void *weights, dnnl_data_type_t type,
-                          int addendInDst) {
+                          int addendInDst, const KilnDnnlConvQuant *quant) {
   CachedConv *entry = allocateStaged(sizeof(CachedConv));
   memset(entry, 0, sizeof(CachedConv));
   entry->flags = flags;
@@ -203,7 +204,7 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
   if ((status = kiln_dnnl_conv_layouts(flags, entry->plain, layouts)))
     fail("describing the layouts", status);
   status = kiln_dnnl_conv_primitive_desc(desc, flags, layouts, &entry->bias,
-                                         /*binaryAddend=*/NULL,
+                                         /*binaryAddend=*/NULL, quant,
                                          kiln_dnnl_engine(), &pd);
   /* An addend in its own buffer is read by a binary post-op where oneDNN
    * runs one as well: the sum post-op needs it copied into dst first, a
@@ -261,20 +262,36 @@ static void execute(dnnl_primitive_t primitive, dnnl_stream_t stream,
     fail("dnnl_primitive_execute", status);
 }
 
-/* The primitive of the call site `slot`, created by its first call. */
+/* Whether oneDNN runs int8 products with VNNI's dot-product instructions
+ * (AVX-512 VNNI, AVX-VNNI) on this CPU. Without them its uint8 x int8
+ * kernels add pairs of products in 16 bits (vpmaddubsw), which saturate
+ * for large values: a quantized convolution then runs as f32 instead. */
+static int int8DotProducts(void) {
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  return (isa & (dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core)) ||
+         (isa & (dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2));
+}
+
+/* The primitive of the call site `slot`, created by its first call (a
+ * quantized one with the scales and zero point of `quant`, which are
+ * constants of the module). */
 static CachedConv *cached(void **slot, const int64_t *desc,
-                          const void *weights, int addendInDst) {
+                          const void *weights, int addendInDst,
+                          const KilnDnnlConvQuant *quant) {
   CachedConv *entry = __atomic_load_n((CachedConv **)slot, __ATOMIC_ACQUIRE);
   if (!entry) {
     int64_t flags = desc[5];
     CachedConv *created =
-        create(desc, flags, weights,
-               flags & KILN_DNNL_CONV_BFLOAT16 ? dnnl_bf16 : dnnl_f32,
-               addendInDst);
+        (flags & KILN_DNNL_CONV_INT8) && !int8DotProducts()
+            ? NULL
+            : create(desc, flags, weights,
+                     flags & KILN_DNNL_CONV_BFLOAT16 ? dnnl_bf16 : dnnl_f32,
+                     addendInDst, quant);
     if (!created) {
+      flags &= ~(int64_t)(KILN_DNNL_CONV_INT8 | KILN_DNNL_CONV_SIGNED_SRC);
       /* Widened copies are made per call: no constant weights to keep. */
       created = create(desc, flags & ~(int64_t)KILN_DNNL_CONV_CONSTANT_WEIGHT,
-                       NULL, dnnl_f32, /*addendInDst=*/0);
+                       NULL, dnnl_f32, /*addendInDst=*/0, /*quant=*/NULL);
       created->widened = 1;
     }
     entry = (CachedConv *)kiln_dnnl_publish(slot, &published, &created->link);
@@ -395,8 +412,49 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
                                     const float *src, const float *weights,
                                     const float *bias, const float *addend,
                                     float *dst) {
-  run(cached(slot, desc, weights, addend == dst), src, weights, bias, addend,
-      dst);
+  run(cached(slot, desc, weights, addend == dst, /*quant=*/NULL), src,
+      weights, bias, addend, dst);
+}
+
+/* uint8 (or int8) src minus the zero point, convolved with int8 weights in
+ * int32, each output channel's sums times its scale into f32 dst: oneDNN's
+ * int8 kernels with VNNI's vpdpbusd. The scales and the zero point are
+ * constants of the module, read by the site's first call. On a CPU
+ * without VNNI (int8DotProducts) the call widens src minus the zero point
+ * and the weights to f32, runs the f32 primitive and scales dst: the same
+ * sums, exact in f32 up to 2^24. */
+KILN_HIDDEN void kiln_dnnl_conv_int8(void **slot, const int64_t *desc,
+                                     const void *src, const int8_t *weights,
+                                     const float *scales,
+                                     const int32_t *zeroPoint, float *dst) {
+  KilnDnnlConvQuant quant = {scales, *zeroPoint};
+  CachedConv *entry = cached(slot, desc, weights, /*addendInDst=*/0, &quant);
+  if (!entry->widened) {
+    run(entry, src, weights, /*bias=*/NULL, /*addend=*/NULL, dst);
+    return;
+  }
+  int isSigned = (desc[5] & KILN_DNNL_CONV_SIGNED_SRC) != 0;
+  size_t srcCount = dnnl_memory_desc_get_size(&entry->plain[0]) / sizeof(float);
+  size_t weightCount =
+      dnnl_memory_desc_get_size(&entry->plain[1]) / sizeof(float);
+  size_t dstCount = dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float);
+  float *wideSrc = allocateStaged(srcCount * sizeof(float));
+  float *wideWeights = allocateStaged(weightCount * sizeof(float));
+  for (size_t i = 0; i < srcCount; ++i)
+    wideSrc[i] = (float)((isSigned ? (int)((const int8_t *)src)[i]
+                                   : (int)((const uint8_t *)src)[i]) -
+                         *zeroPoint);
+  for (size_t i = 0; i < weightCount; ++i)
+    wideWeights[i] = (float)weights[i];
+  run(entry, wideSrc, wideWeights, /*bias=*/NULL, /*addend=*/NULL, dst);
+  /* dst [N, O, E...] or, channels-last, [N, E..., O]. */
+  int64_t channels = desc[4];
+  size_t positions = dstCount / (size_t)(desc[2] * channels);
+  int last = (desc[5] & KILN_DNNL_CONV_CHANNELS_LAST_DST) != 0;
+  for (size_t i = 0; i < dstCount; ++i)
+    dst[i] *= scales[last ? i % channels : (i / positions) % channels];
+  free(wideSrc);
+  free(wideWeights);
 }
 
 /* bf16 -> f32, exactly. */
@@ -434,7 +492,8 @@ KILN_HIDDEN void kiln_dnnl_conv_bf16(void **slot, const int64_t *desc,
                                      const uint16_t *weights,
                                      const float *bias, const uint16_t *addend,
                                      uint16_t *dst) {
-  CachedConv *entry = cached(slot, desc, weights, addend && addend == dst);
+  CachedConv *entry =
+      cached(slot, desc, weights, addend && addend == dst, /*quant=*/NULL);
   if (!entry->widened) {
     run(entry, src, weights, bias, addend, dst);
     return;

@@ -1,8 +1,9 @@
 /*===- DnnlConvAbi.h - The oneDNN convolution calls' contract -------------===*\
  *
  * kiln-cpu-conv-to-dnnl (backends/cpu/ConvToDnnl.cpp) replaces each
- * outlined convolution by a call of kiln_dnnl_conv_f32 or
- * kiln_dnnl_conv_bf16 (DnnlConv.c) with a descriptor; this header is the
+ * outlined convolution by a call of kiln_dnnl_conv_f32,
+ * kiln_dnnl_conv_bf16 or kiln_dnnl_conv_int8 (DnnlConv.c) with a
+ * descriptor; this header is the
  * contract between the two, in plain C so that both sides include it (and
  * kiln-cpu-profile, which names the calls after their descriptors).
  *
@@ -37,7 +38,13 @@ enum KilnDnnlConvFlags {
    * order), dst and the addend [N, E..., O]. The descriptor's sizes stay
    * in the logical order above. */
   KILN_DNNL_CONV_CHANNELS_LAST_SRC = 128,
-  KILN_DNNL_CONV_CHANNELS_LAST_DST = 256
+  KILN_DNNL_CONV_CHANNELS_LAST_DST = 256,
+  /* A quantized convolution (kiln_dnnl_conv_int8): src holds 8-bit
+   * integers (uint8, or int8 with KILN_DNNL_CONV_SIGNED_SRC), the weights
+   * int8, dst f32; dst = scales[o] * sum((src - zero point) * weights),
+   * the sum exact in int32. Neither bias nor addend nor activation. */
+  KILN_DNNL_CONV_INT8 = 512,
+  KILN_DNNL_CONV_SIGNED_SRC = 1024
 };
 
 #endif /* KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H */

@@ -69,20 +69,26 @@ dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
     dstDims[2 + d] = s.out[d];
     weightDims[weightRank++] = s.kernel[d];
   }
+  dnnl_data_type_t srcType = type, weightType = type, dstType = type;
+  if (flags & KILN_DNNL_CONV_INT8) {
+    srcType = (flags & KILN_DNNL_CONV_SIGNED_SRC) ? dnnl_s8 : dnnl_u8;
+    weightType = dnnl_s8;
+    dstType = dnnl_f32;
+  }
   dnnl_status_t status;
   dnnl_dims_t biasDims = {o};
   if ((status = dnnl_memory_desc_init_by_tag(bias, 1, biasDims, dnnl_f32,
                                              dnnl_a)) ||
       (status = describeActivation(
-           &user[0], s.k + 2, srcDims, type,
+           &user[0], s.k + 2, srcDims, srcType,
            (flags & KILN_DNNL_CONV_CHANNELS_LAST_SRC) != 0)) ||
       (status = describeActivation(
-           &user[2], s.k + 2, dstDims, type,
+           &user[2], s.k + 2, dstDims, dstType,
            (flags & KILN_DNNL_CONV_CHANNELS_LAST_DST) != 0)))
     return status;
   rowMajor(weightRank, weightDims, strides);
   return dnnl_memory_desc_init_by_strides(&user[1], weightRank, weightDims,
-                                          type, strides);
+                                          weightType, strides);
 }
 
 dnnl_status_t kiln_dnnl_conv_layouts(int64_t flags,
@@ -104,7 +110,8 @@ dnnl_status_t kiln_dnnl_conv_layouts(int64_t flags,
 dnnl_status_t kiln_dnnl_conv_primitive_desc(
     const int64_t *desc, int64_t flags, const dnnl_memory_desc_t layouts[3],
     const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *binaryAddend,
-    dnnl_engine_t engine, dnnl_primitive_desc_t *pd) {
+    const KilnDnnlConvQuant *quant, dnnl_engine_t engine,
+    dnnl_primitive_desc_t *pd) {
   Spatial s = spatialOf(desc);
   dnnl_dims_t strides, dilates, padLow, padHigh;
   for (int d = 0; d < s.k; ++d) {
@@ -126,8 +133,25 @@ dnnl_status_t kiln_dnnl_conv_primitive_desc(
    * its own buffer (a binary post-op) or being what dst holds before the
    * primitive runs (a sum post-op). */
   dnnl_primitive_attr_t attr = NULL;
-  if (flags &
-      (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU | KILN_DNNL_CONV_SWISH)) {
+  /* A quantized convolution: dst = scales[o] * (sum of (src - zero point)
+   * * weights), the zero point's compensation (padding included) being
+   * oneDNN's. */
+  if (flags & KILN_DNNL_CONV_INT8) {
+    if (!quant)
+      return dnnl_invalid_arguments;
+    if ((status = dnnl_primitive_attr_create(&attr)) ||
+        (status = dnnl_primitive_attr_set_output_scales(
+             attr, desc[4], /*mask: dim 1, the channels*/ 1 << 1,
+             quant->scales)) ||
+        (quant->zeroPoint &&
+         (status = dnnl_primitive_attr_set_zero_points(
+              attr, DNNL_ARG_SRC, 1, 0, &quant->zeroPoint)))) {
+      if (attr)
+        dnnl_primitive_attr_destroy(attr);
+      return status;
+    }
+  } else if (flags & (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU |
+                      KILN_DNNL_CONV_SWISH)) {
     dnnl_post_ops_t ops;
     if ((status = dnnl_post_ops_create(&ops)))
       return status;

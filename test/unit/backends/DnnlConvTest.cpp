@@ -1,4 +1,4 @@
-//===- DnnlConvTest.cpp - kiln_dnnl_conv_f32 against plain sums -----------===//
+//===- DnnlConvTest.cpp - kiln_dnnl_conv_* against plain sums -------------===//
 //
 // backends/cpu/support/DnnlConv.c called directly, as the code that
 // kiln-cpu-conv-to-dnnl emits calls it: 2-d convolutions of
@@ -6,7 +6,9 @@
 // with a bias, an addend and a ReLU, against sums written out here; in the
 // plain and the channels-last layouts; with the addend in its own buffer
 // (a binary post-op) or in dst's (in place: the sum post-op), and a call
-// site whose later call has them the other way from its first.
+// site whose later call has them the other way from its first. And
+// kiln_dnnl_conv_int8 on 8-bit integers with zero points, groups and
+// per-channel scales.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,10 @@
 #include <string>
 #include <vector>
 
+extern "C" void kiln_dnnl_conv_int8(void **slot, const int64_t *desc,
+                                    const void *src, const int8_t *weights,
+                                    const float *scales,
+                                    const int32_t *zeroPoint, float *dst);
 extern "C" void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
                                    const float *src, const float *weights,
                                    const float *bias, const float *addend,
@@ -149,6 +155,91 @@ TEST(DnnlConv, ChannelsLastAddend) {
                  KILN_DNNL_CONV_CHANNELS_LAST_SRC |
                  KILN_DNNL_CONV_CHANNELS_LAST_DST,
              /*last=*/true);
+}
+
+/// A quantized site (kiln_dnnl_conv_int8): 8-bit src minus `zeroPoint`
+/// (uint8, or int8 where `isSigned`), int8 weights, `groups` groups, a
+/// power-of-two scale per output channel (so that every product is exact
+/// in f32), in the plain or the channels-last layouts, called twice,
+/// against sums written out; the padding adds nothing (a dequantized 0).
+void checkQuantized(bool isSigned, int32_t zeroPoint, int64_t groups,
+                    bool last, int64_t K) {
+  SCOPED_TRACE(std::string(isSigned ? "int8" : "uint8") + " src, zero point " +
+               std::to_string(zeroPoint) + ", " + std::to_string(groups) +
+               " groups, " + std::to_string(K) + "x" + std::to_string(K) +
+               (last ? ", channels-last" : ", plain"));
+  int64_t perGroup = C / groups, outPerGroup = O / groups;
+  std::vector<uint8_t> src(N * C * H * H);
+  std::vector<int8_t> weights(O * perGroup * K * K);
+  unsigned seed = 11;
+  auto next = [&seed] {
+    seed = seed * 1664525u + 1013904223u;
+    return int(seed >> 16);
+  };
+  for (uint8_t &v : src)
+    v = static_cast<uint8_t>(next() % 256);
+  for (int8_t &w : weights)
+    w = static_cast<int8_t>(next() % 255 - 127);
+  std::vector<float> scales(O);
+  for (int64_t o = 0; o < O; ++o)
+    scales[o] = 1.0f / float(1 << (o % 5));
+  auto value = [&](size_t i) {
+    return isSigned ? int(static_cast<int8_t>(src[i])) : int(src[i]);
+  };
+  std::vector<float> expected(N * O * H * H);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t x = 0; x < H; ++x) {
+          int64_t sum = 0;
+          for (int64_t c = 0; c < perGroup; ++c)
+            for (int64_t i = 0; i < K; ++i)
+              for (int64_t j = 0; j < K; ++j) {
+                int64_t sy = y + i - K / 2, sx = x + j - K / 2;
+                if (sy < 0 || sy >= H || sx < 0 || sx >= H)
+                  continue;
+                int64_t channel = o / outPerGroup * perGroup + c;
+                sum += (value(at(last, C, n, channel, sy, sx)) - zeroPoint) *
+                       weights[((o * perGroup + c) * K + i) * K + j];
+              }
+          expected[at(last, O, n, o, y, x)] = float(sum) * scales[o];
+        }
+  int64_t flags = KILN_DNNL_CONV_INT8 | KILN_DNNL_CONV_BLOCKED |
+                  KILN_DNNL_CONV_CONSTANT_WEIGHT;
+  if (isSigned)
+    flags |= KILN_DNNL_CONV_SIGNED_SRC;
+  if (last)
+    flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_CHANNELS_LAST_DST;
+  std::vector<int64_t> desc = descriptor(flags, K);
+  desc[1] = groups;
+  void *slot = nullptr;
+  for (int call = 0; call < 2; ++call) {
+    std::vector<float> dst(expected.size(), -1e30f);
+    kiln_dnnl_conv_int8(&slot, desc.data(), src.data(), weights.data(),
+                        scales.data(), &zeroPoint, dst.data());
+    EXPECT_EQ(dst, expected) << "call " << call;
+  }
+}
+
+TEST(DnnlConv, QuantizedUnsignedSource) {
+  for (int32_t zeroPoint : {0, 128, 3})
+    for (bool last : {false, true})
+      for (int64_t K : {3, 1})
+        checkQuantized(/*isSigned=*/false, zeroPoint, /*groups=*/1, last, K);
+}
+
+TEST(DnnlConv, QuantizedSignedSource) {
+  for (int32_t zeroPoint : {0, -5})
+    for (bool last : {false, true})
+      checkQuantized(/*isSigned=*/true, zeroPoint, /*groups=*/1, last, 3);
+}
+
+/// Grouped (and depthwise: as many groups as channels) quantized
+/// convolutions: the scales are per output channel across the groups.
+TEST(DnnlConv, QuantizedGroups) {
+  for (int64_t groups : {int64_t(2), C})
+    for (bool last : {false, true})
+      checkQuantized(/*isSigned=*/false, /*zeroPoint=*/7, groups, last, 3);
 }
 
 } // namespace
