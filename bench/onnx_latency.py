@@ -18,7 +18,7 @@ medians, since the host may be shared. Needs the benchmark virtualenv
 
     /work/bench-venv/bin/python bench/onnx_latency.py --build-dir build \\
         [--models resnet50,bert,lstm] [--batches 1,8] [--threads 1,2] \\
-        [--rounds 3] [--work DIR] [--markdown FILE] [--bf16]
+        [--rounds 3] [--work DIR] [--markdown FILE] [--bf16] [--int8]
 
 Models: ResNet-50 (torchvision, 224x224; also named: mobilenet_v2,
 mobilenet_v3_small, efficientnet_b0, densenet121 and inception_v3 (299x299),
@@ -30,6 +30,13 @@ shape as the LSTM) and `gpt2` (a GPT-2
 small decoder, sequence 128, the last 28 positions padded) are there to be
 named too. Exit status 1 when a model fails to compile or run, or an output
 differs.
+
+--int8 also quantizes each vision model with ONNX Runtime's static
+quantizer (QDQ form, its default: uint8 activations, int8 weights per
+tensor, calibrated on four random images) and times kiln and ONNX Runtime
+on that same quantized file in the same rounds; kiln's int8 outputs are
+compared with ONNX Runtime's int8 ones (reported, not checked: the two
+round their requantizations differently).
 """
 import argparse
 import os
@@ -163,6 +170,29 @@ for _name in VISION:
     EXPORTS[_name] = lambda path, batch, name=_name: export_vision(name, path, batch)
 
 
+def quantize(model, inputs, path):
+    """`model` quantized by ONNX Runtime's static quantizer into `path`
+    (QDQ, uint8 activations, int8 weights), calibrated on four random
+    inputs shaped like `inputs`."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                          QuantType, quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(1)
+            self.batches = [{k: rng.standard_normal(v.shape).astype(v.dtype)
+                             for k, v in inputs.items()} for _ in range(4)]
+
+        def get_next(self):
+            return self.batches.pop() if self.batches else None
+
+    prepared = path.with_suffix(".pre.onnx")
+    quant_pre_process(str(model), str(prepared))
+    quantize_static(str(prepared), str(path), Reader(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+
 def cpus(threads):
     return ["taskset", "-c", f"0-{threads - 1}"]
 
@@ -219,6 +249,10 @@ def main():
     parser.add_argument("--build-dir", default="build")
     parser.add_argument("--work", default="/tmp/kiln-onnx-latency")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--int8", action="store_true",
+                        help="also time each vision model quantized by ONNX "
+                             "Runtime's static quantizer (QDQ), kiln against "
+                             "ONNX Runtime on the same quantized file")
     parser.add_argument("--bf16", action="store_true",
                         help="also compile each model with --autocast=bf16 "
                              "and time it in the same rounds (its outputs' "
@@ -291,35 +325,73 @@ def main():
                     got = np.load(bf16_out / f"{output.name}.npy")
                     scale = max(float(np.max(np.abs(want))), 1e-30)
                     bf16_error = max(bf16_error, float(np.max(np.abs(got - want))) / scale)
+            int8 = None
+            if args.int8 and name in VISION:
+                int8_model = work / f"{tag}_int8.onnx"
+                quantize(model, inputs, int8_model)
+                int8 = work / f"{tag}_int8.kmod"
+                int8_out = work / f"{tag}_int8_out"
+                compiled = subprocess.run([bin_dir / "kiln-compile", int8_model, "-o", int8],
+                                          capture_output=True, text=True)
+                ran = compiled.returncode or subprocess.run(
+                    [bin_dir / "kiln-run", int8, "--output-dir", int8_out]
+                    + [a for p in input_paths for a in ("--input", p)],
+                    capture_output=True, text=True).returncode
+                if ran:
+                    print(f"{tag}: int8 compile or run FAILED")
+                    failures += 1
+                    continue
+                int8_session = ort.InferenceSession(str(int8_model),
+                                                    providers=["CPUExecutionProvider"])
+                int8_error = 0.0
+                for output, want in zip(int8_session.get_outputs(),
+                                        int8_session.run(None, inputs)):
+                    got = np.load(int8_out / f"{output.name}.npy")
+                    scale = max(float(np.max(np.abs(want))), 1e-30)
+                    int8_error = max(int8_error, float(np.max(np.abs(got - want))) / scale)
             for threads in thread_counts:
                 repeat = args.repeat
                 if not repeat:
                     first = time_ort(model, inputs_npz, threads, 1)
                     repeat = max(3, min(50, int(3.0 / max(first, 1e-4))))
                 kiln_times, ort_times, bf16_times = [], [], []
+                int8_times, ort_int8_times = [], []
                 for _ in range(args.rounds):
                     kiln_times.append(time_kiln(bin_dir, kmod, input_paths, threads, repeat))
                     ort_times.append(time_ort(model, inputs_npz, threads, repeat))
                     if bf16:
                         bf16_times.append(time_kiln(bin_dir, bf16, input_paths, threads, repeat))
+                    if int8:
+                        int8_times.append(time_kiln(bin_dir, int8, input_paths, threads, repeat))
+                        ort_int8_times.append(time_ort(int8_model, inputs_npz, threads, repeat))
                 k, o = float(np.median(kiln_times)), float(np.median(ort_times))
                 b = (float(np.median(bf16_times)), bf16_error) if bf16 else None
-                rows.append((name, batch, threads, k, o, compile_seconds, error, b))
+                q = (float(np.median(int8_times)), float(np.median(ort_int8_times)),
+                     int8_error) if int8 else None
+                rows.append((name, batch, threads, k, o, compile_seconds, error, b, q))
                 print(f"{tag} threads {threads}: kiln {k * 1e3:.2f} ms, "
                       f"onnxruntime {o * 1e3:.2f} ms, kiln/ort {k / o:.2f} "
                       f"(compile {compile_seconds:.1f} s, max rel. diff {error:.1e})"
                       + (f"; bf16 {b[0] * 1e3:.2f} ms, f32/bf16 {k / b[0]:.2f}, "
-                         f"rel. diff {b[1]:.1e}" if b else ""),
+                         f"rel. diff {b[1]:.1e}" if b else "")
+                      + (f"; int8 {q[0] * 1e3:.2f} ms, onnxruntime int8 {q[1] * 1e3:.2f} ms, "
+                         f"kiln/ort {q[0] / q[1]:.2f}, rel. diff {q[2]:.1e}" if q else ""),
                       flush=True)
     table = ["| model | batch | threads | kiln (ms) | ONNX Runtime (ms) | kiln / ORT "
              "| kiln compile (s) | max rel. diff |"
-             + (" kiln bf16 (ms) | f32 / bf16 | bf16 rel. diff |" if args.bf16 else ""),
+             + (" kiln bf16 (ms) | f32 / bf16 | bf16 rel. diff |" if args.bf16 else "")
+             + (" kiln int8 (ms) | ORT int8 (ms) | kiln / ORT int8 | int8 rel. diff |"
+                if args.int8 else ""),
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-             + (" ---: | ---: | ---: |" if args.bf16 else "")]
-    for name, batch, threads, k, o, c, e, b in rows:
+             + (" ---: | ---: | ---: |" if args.bf16 else "")
+             + (" ---: | ---: | ---: | ---: |" if args.int8 else "")]
+    for name, batch, threads, k, o, c, e, b, q in rows:
         table.append(f"| {name} | {batch} | {threads} | {k * 1e3:.2f} | {o * 1e3:.2f} "
                      f"| {k / o:.2f} | {c:.1f} | {e:.1e} |"
-                     + (f" {b[0] * 1e3:.2f} | {k / b[0]:.2f} | {b[1]:.1e} |" if b else ""))
+                     + (f" {b[0] * 1e3:.2f} | {k / b[0]:.2f} | {b[1]:.1e} |" if b else
+                        " | | |" if args.bf16 else "")
+                     + (f" {q[0] * 1e3:.2f} | {q[1] * 1e3:.2f} | {q[0] / q[1]:.2f} | {q[2]:.1e} |"
+                        if q else " | | | |" if args.int8 else ""))
     print("\n".join(table))
     if args.markdown:
         Path(args.markdown).write_text(

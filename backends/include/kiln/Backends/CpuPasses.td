@@ -186,6 +186,17 @@ def KilnCpuOutlineDnnlConvs
     moves those relayouts to where the layout really changes. Its body is the ops themselves: it bufferizes like any
     function, and `kiln-cpu-conv-to-dnnl` replaces its calls after
     bufferization by calls into oneDNN.
+
+    A quantized f32 convolution, whose input is `(kiln.cast(x) - z) * s`
+    (or `kiln.cast(x) * s`) with x ui8 or i8 and z, s splat constants (z a
+    value of x's type), and whose weight is a constant of values that are
+    each exactly an int8 times one scale (per tensor, else one per output
+    channel), becomes `@kiln_dnnl_conv_<n>(x, weights : i8, scales : [O]
+    f32, zero point : [1] i32) -> result` with flags 512 (1024 more for an
+    i8 x) and no epilogue: its body computes the sums of (x - z) * weights
+    times each channel's scale (s times the weights' scale). With the
+    `query` layouts this happens only where the compiling CPU has VNNI's
+    int8 dot products; the other layouts (tests) outline it regardless.
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
