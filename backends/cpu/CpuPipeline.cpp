@@ -112,6 +112,11 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     // layout changes (PropagateLayouts.cpp).
     pm.addPass(createKilnCpuPropagateLayouts());
   }
+  // Functions of 8-bit tensors (a quantized model's activations between
+  // its QuantizeLinear and DequantizeLinear) as table lookups
+  // (ByteTables.cpp), on the splat constants the canonicalizer made.
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createByteTables());
   // 0-1 (BufferizationPipeline.cpp). Pools walk their rows in loops that
   // LLVM vectorizes (kiln-to-linalg's row-loops); a GPU runs one thread per
   // result element instead.

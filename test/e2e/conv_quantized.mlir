@@ -7,11 +7,11 @@
 // evaluator in f32, hence the tolerance.
 //
 // RUN: kiln-compile %s --emit=mlir -o - | FileCheck %s
-// Three of the four convolutions call the int8 entry; the one whose
+// Five of the six convolutions call the int8 entry; the one whose
 // weights are no int8 values times a scale stays f32.
 // CHECK-COUNT-2: llvm.call @kiln_dnnl_conv_int8(
 // CHECK:         llvm.call @kiln_dnnl_conv_f32(
-// CHECK:         llvm.call @kiln_dnnl_conv_int8(
+// CHECK-COUNT-3: llvm.call @kiln_dnnl_conv_int8(
 // CHECK-NOT:     llvm.call @kiln_dnnl_conv_
 
 // f32 input quantized in the program (QuantizeLinear: divide, round to
@@ -64,4 +64,47 @@ func.func @conv_unsigned(%x: tensor<1x16x16x16xui8>) -> tensor<1x8x16x16xf32> at
   %w = kiln.constant dense<[[[[1.984375]], [[0.5]], [[0.734375]], [[1.578125]], [[0.3125]], [[1.09375]], [[1.328125]], [[-1.09375]], [[-1.765625]], [[-0.796875]], [[-0.859375]], [[1.484375]], [[1.640625]], [[-1.96875]], [[0.0]], [[1.28125]]], [[[0.796875]], [[0.484375]], [[-0.640625]], [[1.953125]], [[-0.140625]], [[-1.140625]], [[1.375]], [[-1.359375]], [[1.421875]], [[0.453125]], [[-1.53125]], [[-1.8125]], [[-0.21875]], [[-1.84375]], [[-1.421875]], [[0.0625]]], [[[0.875]], [[-0.515625]], [[-0.046875]], [[-1.984375]], [[0.46875]], [[1.3125]], [[0.65625]], [[-1.375]], [[0.140625]], [[-0.921875]], [[1.859375]], [[1.515625]], [[-1.25]], [[0.03125]], [[1.75]], [[1.390625]]], [[[0.390625]], [[-0.703125]], [[-1.09375]], [[-1.390625]], [[-0.46875]], [[1.265625]], [[-0.390625]], [[-0.484375]], [[0.296875]], [[1.90625]], [[-0.421875]], [[0.359375]], [[-0.234375]], [[0.421875]], [[-0.21875]], [[0.546875]]], [[[-0.015625]], [[1.484375]], [[-1.625]], [[0.640625]], [[0.125]], [[-1.46875]], [[1.375]], [[1.375]], [[-0.0625]], [[1.765625]], [[0.421875]], [[1.609375]], [[1.828125]], [[0.28125]], [[-0.875]], [[-1.40625]]], [[[0.84375]], [[-1.84375]], [[1.875]], [[1.5]], [[0.265625]], [[-0.125]], [[1.046875]], [[0.1875]], [[-0.09375]], [[-0.703125]], [[-0.21875]], [[1.0]], [[-1.765625]], [[-1.890625]], [[0.875]], [[-0.515625]]], [[[1.453125]], [[-0.578125]], [[1.609375]], [[0.078125]], [[0.125]], [[1.0625]], [[1.15625]], [[1.625]], [[1.984375]], [[-1.390625]], [[-0.34375]], [[1.734375]], [[-0.765625]], [[-1.96875]], [[0.296875]], [[1.015625]]], [[[-1.21875]], [[-1.203125]], [[1.640625]], [[-0.546875]], [[-1.5625]], [[-1.28125]], [[-0.421875]], [[-0.609375]], [[-0.75]], [[1.78125]], [[1.453125]], [[0.296875]], [[1.9375]], [[-0.640625]], [[-1.4375]], [[-0.90625]]]]> : tensor<8x16x1x1xf32>
   %y = kiln.conv %xm, %w, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x16x16x16xf32>, tensor<8x16x1x1xf32>
   return %y : tensor<1x8x16x16xf32>
+}
+
+// A quantized SiLU between two quantized convolutions, as ONNX Runtime's
+// quantizer writes EfficientNet's: the convolution's result quantized,
+// dequantized into a Sigmoid, that quantized and dequantized, the Mul of
+// the two quantized, and the next convolution reading it. The functions of
+// the 8-bit values run as table lookups (kiln-byte-tables), which hold
+// what the evaluator computes.
+func.func @conv_silu(%x: tensor<1x16x16x16xui8>) -> (tensor<1x8x16x16xui8>, tensor<1x8x16x16xf32>) attributes {kiln.e2e_atol = 1.0e-4 : f64} {
+  %s = kiln.constant dense<0.0078125> : tensor<1x16x16x16xf32>
+  %xf = kiln.cast %x : tensor<1x16x16x16xui8> to tensor<1x16x16x16xf32>
+  %xm = kiln.mul %xf, %s : tensor<1x16x16x16xf32>
+  %w = kiln.constant dense<[[[[1.984375]], [[0.5]], [[0.734375]], [[1.578125]], [[0.3125]], [[1.09375]], [[1.328125]], [[-1.09375]], [[-1.765625]], [[-0.796875]], [[-0.859375]], [[1.484375]], [[1.640625]], [[-1.96875]], [[0.0]], [[1.28125]]], [[[0.796875]], [[0.484375]], [[-0.640625]], [[1.953125]], [[-0.140625]], [[-1.140625]], [[1.375]], [[-1.359375]], [[1.421875]], [[0.453125]], [[-1.53125]], [[-1.8125]], [[-0.21875]], [[-1.84375]], [[-1.421875]], [[0.0625]]], [[[0.875]], [[-0.515625]], [[-0.046875]], [[-1.984375]], [[0.46875]], [[1.3125]], [[0.65625]], [[-1.375]], [[0.140625]], [[-0.921875]], [[1.859375]], [[1.515625]], [[-1.25]], [[0.03125]], [[1.75]], [[1.390625]]], [[[0.390625]], [[-0.703125]], [[-1.09375]], [[-1.390625]], [[-0.46875]], [[1.265625]], [[-0.390625]], [[-0.484375]], [[0.296875]], [[1.90625]], [[-0.421875]], [[0.359375]], [[-0.234375]], [[0.421875]], [[-0.21875]], [[0.546875]]], [[[-0.015625]], [[1.484375]], [[-1.625]], [[0.640625]], [[0.125]], [[-1.46875]], [[1.375]], [[1.375]], [[-0.0625]], [[1.765625]], [[0.421875]], [[1.609375]], [[1.828125]], [[0.28125]], [[-0.875]], [[-1.40625]]], [[[0.84375]], [[-1.84375]], [[1.875]], [[1.5]], [[0.265625]], [[-0.125]], [[1.046875]], [[0.1875]], [[-0.09375]], [[-0.703125]], [[-0.21875]], [[1.0]], [[-1.765625]], [[-1.890625]], [[0.875]], [[-0.515625]]], [[[1.453125]], [[-0.578125]], [[1.609375]], [[0.078125]], [[0.125]], [[1.0625]], [[1.15625]], [[1.625]], [[1.984375]], [[-1.390625]], [[-0.34375]], [[1.734375]], [[-0.765625]], [[-1.96875]], [[0.296875]], [[1.015625]]], [[[-1.21875]], [[-1.203125]], [[1.640625]], [[-0.546875]], [[-1.5625]], [[-1.28125]], [[-0.421875]], [[-0.609375]], [[-0.75]], [[1.78125]], [[1.453125]], [[0.296875]], [[1.9375]], [[-0.640625]], [[-1.4375]], [[-0.90625]]]]> : tensor<8x16x1x1xf32>
+  %y = kiln.conv %xm, %w, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x16x16x16xf32>, tensor<8x16x1x1xf32>
+  %ys = kiln.constant dense<0.05> : tensor<1x8x16x16xf32>
+  %yz = kiln.constant dense<128.0> : tensor<1x8x16x16xf32>
+  %a1 = kiln.div %y, %ys : tensor<1x8x16x16xf32>
+  %a2 = kiln.round %a1 : tensor<1x8x16x16xf32>
+  %a3 = kiln.add %a2, %yz : tensor<1x8x16x16xf32>
+  %aq = kiln.cast %a3 : tensor<1x8x16x16xf32> to tensor<1x8x16x16xui8>
+  %af = kiln.cast %aq : tensor<1x8x16x16xui8> to tensor<1x8x16x16xf32>
+  %ad = kiln.sub %af, %yz : tensor<1x8x16x16xf32>
+  %a = kiln.mul %ad, %ys : tensor<1x8x16x16xf32>
+  %g = kiln.sigmoid %a : tensor<1x8x16x16xf32>
+  %gs = kiln.constant dense<0.00390625> : tensor<1x8x16x16xf32>
+  %g1 = kiln.div %g, %gs : tensor<1x8x16x16xf32>
+  %g2 = kiln.round %g1 : tensor<1x8x16x16xf32>
+  %gq = kiln.cast %g2 : tensor<1x8x16x16xf32> to tensor<1x8x16x16xui8>
+  %gf = kiln.cast %gq : tensor<1x8x16x16xui8> to tensor<1x8x16x16xf32>
+  %gd = kiln.mul %gf, %gs : tensor<1x8x16x16xf32>
+  %m = kiln.mul %a, %gd : tensor<1x8x16x16xf32>
+  %ms = kiln.constant dense<0.03125> : tensor<1x8x16x16xf32>
+  %mz = kiln.constant dense<10.0> : tensor<1x8x16x16xf32>
+  %m1 = kiln.div %m, %ms : tensor<1x8x16x16xf32>
+  %m2 = kiln.round %m1 : tensor<1x8x16x16xf32>
+  %m3 = kiln.add %m2, %mz : tensor<1x8x16x16xf32>
+  %mq = kiln.cast %m3 : tensor<1x8x16x16xf32> to tensor<1x8x16x16xui8>
+  %mf = kiln.cast %mq : tensor<1x8x16x16xui8> to tensor<1x8x16x16xf32>
+  %md = kiln.sub %mf, %mz : tensor<1x8x16x16xf32>
+  %mm = kiln.mul %md, %ms : tensor<1x8x16x16xf32>
+  %v = kiln.constant dense<0.5> : tensor<8x8x3x3xf32>
+  %c = kiln.conv %mm, %v, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  return %mq, %c : tensor<1x8x16x16xui8>, tensor<1x8x16x16xf32>
 }

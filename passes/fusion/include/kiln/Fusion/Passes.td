@@ -86,6 +86,34 @@ def SparseUpdates : Pass<"kiln-sparse-updates"> {
   let dependentDialects = ["mlir::kiln::KilnDialect"];
 }
 
+def ByteTables : Pass<"kiln-byte-tables", "mlir::func::FuncOp"> {
+  let summary = "Elementwise functions of one 8-bit tensor as lookups in "
+                "256-entry tables";
+  let description = [{
+    Finds values y = f(x) where every op from x to y is elementwise (the
+    `Elementwise` trait, `kiln.cast`, `kiln.select`), x is a ui8 or i8
+    tensor of y's shape and the only operand that is not a splat constant
+    (an 8-bit value is a leaf, not looked through), and f divides, rounds,
+    calls a transcendental function or has at least 6 ops: what ONNX's QDQ
+    form computes around each activation of a quantized model
+    (DequantizeLinear, the activation, QuantizeLinear). Each such y that is
+    returned or read by an op that is no function of the same x becomes
+
+    ```mlir
+    %i = kiln.cast %x : tensor<...xui8> to tensor<...xi32>   // + 128 for i8
+    %y = kiln.gather %table, %i : tensor<256xT>, tensor<...xi32>
+    ```
+
+    with the table computed by folding a copy of f on the 256 values of x
+    (C's math library, as the reference evaluator computes; compiled code
+    would approximate the transcendental functions).
+  }];
+  let dependentDialects = ["mlir::kiln::KilnDialect"];
+  let statistics = [
+    Statistic<"numTables", "tables", "functions replaced by a table lookup">,
+  ];
+}
+
 def DecomposeAttention : Pass<"kiln-decompose-attention"> {
   let summary = "Rewrite kiln.attention and kiln.attention_grad into kiln ops";
   let description = [{
