@@ -377,33 +377,146 @@ static std::optional<QuantizedConv> quantizedConv(mlir::kiln::ConvOp op) {
   return q;
 }
 
+/// The ops after a quantized convolution that its call applies, each the
+/// only user of the value before it: a constant per-channel bias, a ReLU,
+/// and the QuantizeLinear of the result (a division by a splat scale, a
+/// rounding, the addition of a splat even zero point, a saturating cast to
+/// 8 bits), which makes the call write 8-bit integers instead of f32.
+struct Requantization {
+  /// The ops, in order from the convolution's user to `last`.
+  SmallVector<Operation *> ops;
+  Operation *last = nullptr;
+  /// The bias divided by each channel's scale: oneDNN 2.6 adds an int8
+  /// convolution's bias to its sums before scaling them.
+  SmallVector<float> bias;
+  bool relu = false;
+  /// The QuantizeLinear: its scale, zero point and 8-bit type.
+  float scale = 0;
+  int32_t zeroPoint = 0;
+  IntegerType type;
+};
+
+/// The bias, ReLU and requantization after `op`, whose channels' scales
+/// are `scales`.
+static Requantization findRequantization(mlir::kiln::ConvOp op,
+                                         ArrayRef<float> scales) {
+  Requantization r;
+  r.last = op;
+  Value current = op.getResult();
+  int64_t channels = op.getType().getDimSize(1);
+  auto advance = [&](Operation *next) {
+    r.ops.push_back(next);
+    r.last = next;
+    current = next->getResult(0);
+  };
+  // A per-channel bias of constants, or a splat.
+  if (auto add = dyn_cast_or_null<mlir::kiln::AddOp>(soleUser(current));
+      add && add.getLhs() != add.getRhs()) {
+    Value other = otherOperand(add, current);
+    DenseElementsAttr values;
+    if (Value bias = channelBias(other, channels)) {
+      if (matchPattern(bias, m_Constant(&values)))
+        r.bias = llvm::to_vector(values.getValues<float>());
+    } else if (matchPattern(other, m_Constant(&values)) && values.isSplat()) {
+      r.bias.assign(channels, values.getSplatValue<float>());
+    }
+    if (!r.bias.empty()) {
+      for (int64_t o = 0; o < channels; ++o)
+        r.bias[o] /= scales[o];
+      advance(add);
+    }
+  }
+  if (auto relu = dyn_cast_or_null<mlir::kiln::ReluOp>(soleUser(current))) {
+    r.relu = true;
+    advance(relu);
+  }
+  // QuantizeLinear: round(x / scale) [+ zero point], saturated to 8 bits.
+  Requantization before = r;
+  auto div = dyn_cast_or_null<mlir::kiln::DivOp>(soleUser(current));
+  std::optional<float> scale =
+      div && div.getLhs() == current ? splatF32(div.getRhs()) : std::nullopt;
+  if (!scale || !(*scale > 0) || !std::isnormal(*scale))
+    return before;
+  advance(div);
+  auto round = dyn_cast_or_null<mlir::kiln::RoundOp>(soleUser(current));
+  if (!round)
+    return before;
+  advance(round);
+  float zeroPoint = 0;
+  if (auto add = dyn_cast_or_null<mlir::kiln::AddOp>(soleUser(current))) {
+    std::optional<float> z = splatF32(otherOperand(add, current));
+    if (!z || add.getLhs() == add.getRhs())
+      return before;
+    zeroPoint = *z;
+    advance(add);
+  }
+  auto castOp = dyn_cast_or_null<mlir::kiln::CastOp>(soleUser(current));
+  auto type = castOp ? dyn_cast<IntegerType>(castOp.getType().getElementType())
+                     : nullptr;
+  if (!type || type.getWidth() != 8)
+    return before;
+  // oneDNN adds the zero point before it rounds, QuantizeLinear after: the
+  // two agree on ties (rounded to even) only for an even zero point.
+  float low = type.isUnsigned() ? 0 : -128;
+  if (zeroPoint != std::rint(zeroPoint) || zeroPoint < low ||
+      zeroPoint > low + 255 || std::fmod(zeroPoint, 2.0f) != 0)
+    return before;
+  advance(castOp);
+  r.scale = *scale;
+  r.zeroPoint = static_cast<int32_t>(zeroPoint);
+  r.type = type;
+  return r;
+}
+
 /// What an outlined quantized convolution computes from its arguments
-/// (source, int8 weights, scales [O], zero point [1]), as `op` computed it
-/// from the dequantized source: the sums of (source - zero point) *
-/// weights, times each output channel's scale. `source` is the first
-/// argument in the logical order [N, C, D...].
+/// (source, int8 weights, the bias where there is one, then the O scales
+/// and the two zero points), as `op` and the ops of `r` computed it from
+/// the dequantized source: the sums of (source - zero point) * weights,
+/// plus the bias, times each channel's scale, a ReLU, and the
+/// requantization. `source` is the first argument in the logical order
+/// [N, C, D...].
 static Value quantizedBody(OpBuilder &b, mlir::kiln::ConvOp op, Location loc,
-                           Value source, ValueRange args) {
+                           Value source, ValueRange args,
+                           const Requantization &r) {
+  using namespace mlir::kiln;
   Type f32 = b.getF32Type();
-  auto sourceType = cast<RankedTensorType>(source.getType());
-  Value x = b.create<mlir::kiln::CastOp>(loc, sourceType.clone(f32), source);
-  Value zero = b.create<mlir::kiln::CastOp>(
-      loc, RankedTensorType::get({1}, f32), args[3]);
-  zero = b.create<mlir::kiln::ReshapeOp>(loc, RankedTensorType::get({}, f32),
-                                         zero);
-  x = b.create<mlir::kiln::SubOp>(
-      loc, x,
-      b.create<mlir::kiln::BroadcastInDimOp>(loc, sourceType.clone(f32), zero,
-                                             ArrayRef<int64_t>{}));
-  Value weights = b.create<mlir::kiln::CastOp>(
+  RankedTensorType type = op.getType();
+  int64_t channels = type.getDimSize(1);
+  Value quant = args.back();
+  // The scalar at quant[index], broadcast to `shape`.
+  auto scalarAt = [&](int64_t index, RankedTensorType shape) -> Value {
+    Value one = b.create<SliceOp>(loc, quant, ArrayRef<int64_t>{index},
+                                  ArrayRef<int64_t>{index + 1},
+                                  ArrayRef<int64_t>{1});
+    one = b.create<ReshapeOp>(loc, RankedTensorType::get({}, f32), one);
+    return b.create<BroadcastInDimOp>(loc, shape, one, ArrayRef<int64_t>{});
+  };
+  auto sourceType = cast<RankedTensorType>(source.getType()).clone(f32);
+  Value x = b.create<CastOp>(loc, sourceType, source);
+  x = b.create<SubOp>(loc, x, scalarAt(channels, sourceType));
+  Value weights = b.create<CastOp>(
       loc, cast<RankedTensorType>(args[1].getType()).clone(f32), args[1]);
   IRMapping mapping;
   mapping.map(op.getInput(), x);
   mapping.map(op.getWeight(), weights);
-  Value sums = b.clone(*op, mapping)->getResult(0);
-  Value scales = b.create<mlir::kiln::BroadcastInDimOp>(
-      loc, op.getType(), args[2], ArrayRef<int64_t>{1});
-  return b.create<mlir::kiln::MulOp>(loc, sums, scales);
+  Value result = b.clone(*op, mapping)->getResult(0);
+  if (!r.bias.empty())
+    result = b.create<AddOp>(
+        loc, result,
+        b.create<BroadcastInDimOp>(loc, type, args[2], ArrayRef<int64_t>{1}));
+  Value scales = b.create<SliceOp>(loc, quant, ArrayRef<int64_t>{0},
+                                   ArrayRef<int64_t>{channels},
+                                   ArrayRef<int64_t>{1});
+  result = b.create<MulOp>(
+      loc, result,
+      b.create<BroadcastInDimOp>(loc, type, scales, ArrayRef<int64_t>{1}));
+  if (r.relu)
+    result = b.create<ReluOp>(loc, result);
+  if (!r.type)
+    return result;
+  result = b.create<AddOp>(loc, result, scalarAt(channels + 1, type));
+  result = b.create<RoundOp>(loc, result);
+  return b.create<CastOp>(loc, type.clone(r.type), result);
 }
 
 namespace {
@@ -419,12 +532,13 @@ struct KilnCpuOutlineDnnlConvsPass
   /// implementation wants them so ("query"; AMX's bf16 kernels do too),
   /// always ("channels-last", which tests use to be independent of the
   /// CPU), or never ("plain").
-  ChannelsLast channelsLast(ArrayRef<int64_t> descriptor, int32_t zeroPoint) {
+  ChannelsLast channelsLast(ArrayRef<int64_t> descriptor,
+                            int32_t srcZeroPoint, int32_t dstZeroPoint) {
     if (layouts == "plain")
       return {};
     if (layouts == "channels-last")
       return {true, true};
-    return preferredChannelsLast(descriptor, zeroPoint)
+    return preferredChannelsLast(descriptor, srcZeroPoint, dstZeroPoint)
         .value_or(ChannelsLast{});
   }
 
@@ -468,17 +582,29 @@ struct KilnCpuOutlineDnnlConvsPass
                  .isUnsigned())
           flags |= KILN_DNNL_CONV_SIGNED_SRC;
       }
-      ChannelsLast last =
-          channelsLast(descriptor, quantized ? quantized->zeroPoint : 0);
+      // Its bias, ReLU and requantization, applied by the call.
+      Requantization requantization;
+      if (quantized) {
+        requantization = findRequantization(op, quantized->scales);
+        if (!requantization.bias.empty())
+          flags |= KILN_DNNL_CONV_BIAS;
+        if (requantization.relu)
+          flags |= KILN_DNNL_CONV_RELU;
+        if (requantization.type) {
+          flags |= KILN_DNNL_CONV_INT8_DST;
+          if (!requantization.type.isUnsigned())
+            flags |= KILN_DNNL_CONV_SIGNED_DST;
+        }
+      }
+      ChannelsLast last = channelsLast(
+          descriptor, quantized ? quantized->zeroPoint : 0,
+          requantization.zeroPoint);
       if (last.input)
         flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_BLOCKED;
       if (last.result)
         flags |= KILN_DNNL_CONV_CHANNELS_LAST_DST | KILN_DNNL_CONV_BLOCKED;
-      // oneDNN 2.6 adds an int8 convolution's bias before its scales;
-      // the quantized call takes no epilogue, the ops after it fuse with
-      // the quantization of their result instead.
       Epilogue epilogue;
-      epilogue.last = op;
+      epilogue.last = quantized ? requantization.last : op;
       if (!quantized)
         epilogue = findEpilogue(op, flags & KILN_DNNL_CONV_BLOCKED);
       if (epilogue.uniformBias) {
@@ -492,27 +618,36 @@ struct KilnCpuOutlineDnnlConvsPass
       }
       SmallVector<Value> operands{op.getInput(), op.getWeight()};
       if (quantized) {
-        // The source, the int8 weights, the scales and the zero point,
-        // as constants next to the call.
+        // The source, the int8 weights, the bias divided by the scales,
+        // and the scales (divided by the requantization's) followed by the
+        // two zero points, as constants next to the call.
         builder.setInsertionPoint(op);
-        RankedTensorType weightType = op.getWeight().getType();
-        auto int8 = weightType.clone(builder.getI8Type());
-        auto scalesType = RankedTensorType::get(
-            {int64_t(quantized->scales.size())}, builder.getF32Type());
-        auto zeroType = RankedTensorType::get({1}, builder.getI32Type());
-        operands = {
-            quantized->source,
-            builder.create<mlir::kiln::ConstantOp>(
-                loc, int8,
-                DenseElementsAttr::get(int8, ArrayRef(quantized->weights))),
-            builder.create<mlir::kiln::ConstantOp>(
-                loc, scalesType,
-                DenseElementsAttr::get(scalesType,
-                                       ArrayRef(quantized->scales))),
-            builder.create<mlir::kiln::ConstantOp>(
-                loc, zeroType,
-                DenseElementsAttr::get(zeroType,
-                                       ArrayRef(quantized->zeroPoint)))};
+        auto constant = [&](RankedTensorType type, DenseElementsAttr value) {
+          return builder.create<mlir::kiln::ConstantOp>(loc, type, value)
+              .getResult();
+        };
+        auto int8 = op.getWeight().getType().clone(builder.getI8Type());
+        operands = {quantized->source,
+                    constant(int8, DenseElementsAttr::get(
+                                       int8, ArrayRef(quantized->weights)))};
+        int64_t channels = quantized->scales.size();
+        auto vector = [&](int64_t n) {
+          return RankedTensorType::get({n}, builder.getF32Type());
+        };
+        if (!requantization.bias.empty())
+          operands.push_back(constant(
+              vector(channels), DenseElementsAttr::get(
+                                    vector(channels),
+                                    ArrayRef(requantization.bias))));
+        SmallVector<float> quant;
+        for (float scale : quantized->scales)
+          quant.push_back(requantization.type ? scale / requantization.scale
+                                              : scale);
+        quant.push_back(quantized->zeroPoint);
+        quant.push_back(requantization.zeroPoint);
+        operands.push_back(constant(
+            vector(channels + 2),
+            DenseElementsAttr::get(vector(channels + 2), ArrayRef(quant))));
       }
       if (epilogue.bias) {
         operands.push_back(epilogue.bias);
@@ -575,7 +710,7 @@ struct KilnCpuOutlineDnnlConvsPass
       Value result =
           quantized ? quantizedBody(builder, op, loc,
                                     mapping.lookup(quantized->source),
-                                    body->getArguments())
+                                    body->getArguments(), requantization)
                     : builder.clone(*op, mapping)->getResult(0);
       mapping.map(op.getResult(), result);
       if (epilogue.biasAdd) {
@@ -604,6 +739,8 @@ struct KilnCpuOutlineDnnlConvsPass
         called = builder.create<mlir::kiln::TransposeOp>(loc, called, fromLast);
       epilogue.last->getResult(0).replaceAllUsesWith(called);
       SmallVector<Operation *> moved{epilogue.last};
+      if (quantized && !requantization.ops.empty())
+        moved.assign(requantization.ops.rbegin(), requantization.ops.rend());
       if (epilogue.swishSigmoid)
         moved.push_back(epilogue.swishSigmoid);
       if (epilogue.addendAdd && epilogue.addendAdd != epilogue.last)
@@ -657,10 +794,8 @@ struct KilnCpuConvToDnnlPass
       }
       int64_t flags = descriptor[5];
       bool quantized = flags & KILN_DNNL_CONV_INT8;
-      unsigned expected =
-          quantized ? 5
-                    : 3 + ((flags & KILN_DNNL_CONV_BIAS) != 0) +
-                          ((flags & KILN_DNNL_CONV_ADDEND) != 0);
+      unsigned expected = 3 + ((flags & KILN_DNNL_CONV_BIAS) != 0) +
+                          ((flags & KILN_DNNL_CONV_ADDEND) != 0) + quantized;
       if (call.getNumOperands() != expected ||
           call.getNumResults() != 0 ||
           !llvm::all_of(call.getOperandTypes(),
@@ -668,8 +803,8 @@ struct KilnCpuConvToDnnlPass
         call.emitError() << "expected a call of '" << callee.getSymName()
                          << "' on the input, weight, bias and addend (as the "
                             "descriptor's flags say; for a quantized one "
-                            "scales and zero point instead) and result "
-                            "buffers";
+                            "the scales and zero points instead of the "
+                            "addend) and result buffers";
         return signalPassFailure();
       }
       Location loc = call.getLoc();
@@ -709,10 +844,9 @@ struct KilnCpuConvToDnnlPass
         return pointerTo(site.getOperand(next++));
       };
       unsigned next = 2;
-      // A quantized call's scales and zero point take the places of the
-      // bias and the addend.
-      Value bias = quantized ? pointerTo(call.getOperand(next++))
-                             : optional(KILN_DNNL_CONV_BIAS, next);
+      // A quantized call's scales and zero points take the place of the
+      // addend.
+      Value bias = optional(KILN_DNNL_CONV_BIAS, next);
       Value addend = quantized ? pointerTo(call.getOperand(next++))
                                : optional(KILN_DNNL_CONV_ADDEND, next);
       SmallVector<Value> operands{globalPointer(slotGlobal),

@@ -21,7 +21,8 @@ using namespace mlir::kiln::dnnl;
 
 std::optional<ChannelsLast>
 mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
-                                        int32_t quantZeroPoint) {
+                                        int32_t srcZeroPoint,
+                                        int32_t dstZeroPoint) {
 #ifdef KILN_HAVE_DNNL
   // One engine for the compiler's lifetime: it holds no more than the
   // CPU's description.
@@ -49,7 +50,7 @@ mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
   // A quantized convolution's scales and zero point: their values do not
   // change which implementation runs, whether a zero point is there may.
   std::vector<float> scales(desc[4], 1.0f);
-  KilnDnnlConvQuant quant{scales.data(), quantZeroPoint};
+  KilnDnnlConvQuant quant{scales.data(), srcZeroPoint, dstZeroPoint};
   if (kiln_dnnl_conv_layouts(flags, last, any) != dnnl_success ||
       kiln_dnnl_conv_primitive_desc(desc, flags, any, &bias,
                                     /*binaryAddend=*/nullptr, &quant, engine,
@@ -64,7 +65,8 @@ mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
   return chosen;
 #else
   (void)descriptor;
-  (void)quantZeroPoint;
+  (void)srcZeroPoint;
+  (void)dstZeroPoint;
   return std::nullopt;
 #endif
 }

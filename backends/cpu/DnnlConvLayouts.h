@@ -37,14 +37,15 @@ inline llvm::SmallVector<int64_t> toChannelsLast(int64_t rank) {
 }
 
 /// What oneDNN's f32 (or, with the descriptor's bf16 or int8 flag, bf16 or
-/// quantized, the latter with source zero point `quantZeroPoint`) forward
+/// quantized, the latter with zero points `srcZeroPoint` and
+/// `dstZeroPoint`) forward
 /// convolution of `descriptor` (DnnlConvAbi.h),
 /// created with layouts of its choice, picks for src and dst on the CPU
 /// this runs on; nullopt where kiln was built without oneDNN or oneDNN
 /// has no implementation. The descriptor's epilogue flags are included.
 std::optional<ChannelsLast>
 preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
-                      int32_t quantZeroPoint = 0);
+                      int32_t srcZeroPoint = 0, int32_t dstZeroPoint = 0);
 
 /// Whether oneDNN's int8 products on the CPU this runs on use VNNI's dot
 /// products (false without oneDNN): without them a quantized convolution's

@@ -132,7 +132,7 @@ func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>
 // A call whose operands disagree with the descriptor's flags, and a
 // descriptor of the wrong length, are errors.
 func.func @wrong(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) {
-  // expected-error @+1 {{expected a call of 'kiln_dnnl_conv' on the input, weight, bias and addend (as the descriptor's flags say; for a quantized one scales and zero point instead) and result buffers}}
+  // expected-error @+1 {{expected a call of 'kiln_dnnl_conv' on the input, weight, bias and addend (as the descriptor's flags say; for a quantized one the scales and zero points instead of the addend) and result buffers}}
   call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
   return
 }
@@ -174,34 +174,34 @@ func.func private @kiln_dnnl_conv(%x: memref<2x8x100xbf16, strided<[800, 100, 1]
 // -----
 
 // A quantized convolution (flag 512) calls kiln_dnnl_conv_int8 with its
-// uint8 input, int8 weights, scales and zero point in the places of the
-// bias and the addend; byte offsets count 1-byte elements. A quantized
-// call with a bias's operand count is an error.
+// uint8 input, int8 weights, bias (flag 1) and its scales and zero points
+// in the place of the addend; byte offsets count 1-byte elements. A
+// quantized call without the scales is an error.
 // CHECK:       func.func private @kiln_dnnl_conv_int8(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 // CHECK-LABEL: func.func @quantized(
-// CHECK-SAME:    %[[X:.*]]: memref<2x8x100xui8>, %[[W:.*]]: memref<8x8x3xi8>, %[[S:.*]]: memref<8xf32>, %[[Z:.*]]: memref<1xi32>, %[[Y:.*]]: memref<2x8x98xf32>
+// CHECK-SAME:    %[[X:.*]]: memref<2x8x100xui8>, %[[W:.*]]: memref<8x8x3xi8>, %[[B:.*]]: memref<8xf32>, %[[S:.*]]: memref<10xf32>, %[[Y:.*]]: memref<2x8x98xui8>
 // CHECK-DAG:     memref.extract_strided_metadata %[[X]]
 // CHECK-DAG:     memref.extract_strided_metadata %[[W]]
+// CHECK-DAG:     memref.extract_strided_metadata %[[B]]
 // CHECK-DAG:     memref.extract_strided_metadata %[[S]]
-// CHECK-DAG:     memref.extract_strided_metadata %[[Z]]
 // CHECK-DAG:     memref.extract_strided_metadata %[[Y]]
 // CHECK:         call @kiln_dnnl_conv_int8(
-// CHECK-DAG:   memref.global "private" constant @{{.*}} : memref<13xi64> = dense<[1, 1, 2, 8, 8, 536, 100, 3, 98, 1, 0, 0, 1]>
-func.func @quantized(%x: memref<2x8x100xui8>, %w: memref<8x8x3xi8>, %s: memref<8xf32>, %z: memref<1xi32>, %y: memref<2x8x98xf32>) {
-  call @kiln_dnnl_conv(%x, %w, %s, %z, %y) : (memref<2x8x100xui8>, memref<8x8x3xi8>, memref<8xf32>, memref<1xi32>, memref<2x8x98xf32>) -> ()
+// CHECK-DAG:   memref.global "private" constant @{{.*}} : memref<13xi64> = dense<[1, 1, 2, 8, 8, 2585, 100, 3, 98, 1, 0, 0, 1]>
+func.func @quantized(%x: memref<2x8x100xui8>, %w: memref<8x8x3xi8>, %b: memref<8xf32>, %s: memref<10xf32>, %y: memref<2x8x98xui8>) {
+  call @kiln_dnnl_conv(%x, %w, %b, %s, %y) : (memref<2x8x100xui8>, memref<8x8x3xi8>, memref<8xf32>, memref<10xf32>, memref<2x8x98xui8>) -> ()
   return
 }
-func.func private @kiln_dnnl_conv(%x: memref<2x8x100xui8>, %w: memref<8x8x3xi8>, %s: memref<8xf32>, %z: memref<1xi32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 536, 100, 3, 98, 1, 0, 0, 1>} {
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xui8>, %w: memref<8x8x3xi8>, %b: memref<8xf32>, %s: memref<10xf32>, %y: memref<2x8x98xui8>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 2585, 100, 3, 98, 1, 0, 0, 1>} {
   return
 }
 
 // -----
 
-func.func @quantized_wrong(%x: memref<2x8x100xui8>, %w: memref<8x8x3xi8>, %s: memref<8xf32>, %y: memref<2x8x98xf32>) {
-  // expected-error @+1 {{for a quantized one scales and zero point instead}}
-  call @kiln_dnnl_conv(%x, %w, %s, %y) : (memref<2x8x100xui8>, memref<8x8x3xi8>, memref<8xf32>, memref<2x8x98xf32>) -> ()
+func.func @quantized_wrong(%x: memref<2x8x100xui8>, %w: memref<8x8x3xi8>, %y: memref<2x8x98xf32>) {
+  // expected-error @+1 {{for a quantized one the scales and zero points instead of the addend}}
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xui8>, memref<8x8x3xi8>, memref<2x8x98xf32>) -> ()
   return
 }
-func.func private @kiln_dnnl_conv(%x: memref<2x8x100xui8>, %w: memref<8x8x3xi8>, %s: memref<8xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 537, 100, 3, 98, 1, 0, 0, 1>} {
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xui8>, %w: memref<8x8x3xi8>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 536, 100, 3, 98, 1, 0, 0, 1>} {
   return
 }

@@ -272,24 +272,25 @@ func.func @not_silu(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %bias: t
 // dequantized, (x - zero point) * scale with splat constants, and the
 // weights are int8 values times a scale exactly, here one per output
 // channel (0.5 and 0.125: no single scale fits both). The call takes the
-// uint8 source, the int8 weights, the scales (the input's times the
-// weights') and the zero point; flags 536: int8 512, blocked 16, constant
-// weights 8. The function computes the same from its arguments.
+// uint8 source, the int8 weights, and the scales (the input's times the
+// weights') followed by the src and dst zero points; flags 536: int8 512,
+// blocked 16, constant weights 8. The function computes the same from its
+// arguments.
 // ALL-LABEL: func.func @quantized(
 // ALL-DAG:     %[[Q:.+]] = kiln.constant dense<{{\[\[\[\[}}127]], {{\[\[}}-2]], {{\[\[}}5]], {{\[\[}}1]]], {{\[\[\[}}127]], {{\[\[}}2]], {{\[\[}}-3]], {{\[\[}}8]]]]> : tensor<2x4x1x1xi8>
-// ALL-DAG:     %[[S:.+]] = kiln.constant dense<[3.125000e-02, 7.812500e-03]> : tensor<2xf32>
-// ALL-DAG:     %[[Z:.+]] = kiln.constant dense<128> : tensor<1xi32>
-// ALL:         %[[Y:.+]] = call @kiln_dnnl_conv(%arg0, %[[Q]], %[[S]], %[[Z]]) : (tensor<1x4x16x16xui8>, tensor<2x4x1x1xi8>, tensor<2xf32>, tensor<1xi32>) -> tensor<1x2x16x16xf32>
+// ALL-DAG:     %[[S:.+]] = kiln.constant dense<[3.125000e-02, 7.812500e-03, 1.280000e+02, 0.000000e+00]> : tensor<4xf32>
+// ALL:         %[[Y:.+]] = call @kiln_dnnl_conv(%arg0, %[[Q]], %[[S]]) : (tensor<1x4x16x16xui8>, tensor<2x4x1x1xi8>, tensor<4xf32>) -> tensor<1x2x16x16xf32>
 // ALL-NEXT:    return %[[Y]]
-// ALL:       func.func private @kiln_dnnl_conv(%[[X:.+]]: tensor<1x4x16x16xui8>, %[[W:.+]]: tensor<2x4x1x1xi8>, %[[C:.+]]: tensor<2xf32>, %[[P:.+]]: tensor<1xi32>) -> tensor<1x2x16x16xf32> attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 2, 536,
+// ALL:       func.func private @kiln_dnnl_conv(%[[X:.+]]: tensor<1x4x16x16xui8>, %[[W:.+]]: tensor<2x4x1x1xi8>, %[[C:.+]]: tensor<4xf32>) -> tensor<1x2x16x16xf32> attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 2, 536,
 // ALL:         %[[XF:.+]] = kiln.cast %[[X]] : tensor<1x4x16x16xui8> to tensor<1x4x16x16xf32>
-// ALL:         %[[PF:.+]] = kiln.cast %[[P]]
-// ALL:         %[[PS:.+]] = kiln.reshape %[[PF]]
-// ALL:         %[[PB:.+]] = kiln.broadcast_in_dim %[[PS]], dims = []
+// ALL:         %[[PS:.+]] = kiln.slice %[[C]], start = [2], limit = [3], stride = [1]
+// ALL:         %[[PR:.+]] = kiln.reshape %[[PS]]
+// ALL:         %[[PB:.+]] = kiln.broadcast_in_dim %[[PR]], dims = []
 // ALL:         %[[D:.+]] = kiln.sub %[[XF]], %[[PB]]
 // ALL:         %[[WF:.+]] = kiln.cast %[[W]] : tensor<2x4x1x1xi8> to tensor<2x4x1x1xf32>
 // ALL:         %[[V:.+]] = kiln.conv %[[D]], %[[WF]]
-// ALL:         %[[CB:.+]] = kiln.broadcast_in_dim %[[C]], dims = [1]
+// ALL:         %[[CS:.+]] = kiln.slice %[[C]], start = [0], limit = [2], stride = [1]
+// ALL:         %[[CB:.+]] = kiln.broadcast_in_dim %[[CS]], dims = [1]
 // ALL:         %[[R:.+]] = kiln.mul %[[V]], %[[CB]]
 // ALL:         return %[[R]]
 func.func @quantized(%x: tensor<1x4x16x16xui8>) -> tensor<1x2x16x16xf32> {
@@ -307,11 +308,10 @@ func.func @quantized(%x: tensor<1x4x16x16xui8>) -> tensor<1x2x16x16xf32> {
 
 // An int8 source without a zero point, the weights one scale for all
 // (0.25, where 31.75 is 127 of it): flags 1560 add the signed source, 1024;
-// the zero point passed is 0.
+// the zero points passed are 0.
 // ALL-LABEL: func.func @quantized_signed(
 // ALL-DAG:     kiln.constant dense<{{\[\[\[\[}}127]], {{\[\[}}-4]]], {{\[\[\[}}1]], {{\[\[}}0]]]]> : tensor<2x2x1x1xi8>
-// ALL-DAG:     kiln.constant dense<2.500000e-01> : tensor<2xf32>
-// ALL-DAG:     kiln.constant dense<0> : tensor<1xi32>
+// ALL-DAG:     kiln.constant dense<[2.500000e-01, 2.500000e-01, 0.000000e+00, 0.000000e+00]> : tensor<4xf32>
 // ALL:         call @kiln_dnnl_conv(%arg0, {{.*}}) : (tensor<1x2x16x16xi8>,
 // ALL:       func.func private @kiln_dnnl_conv({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 2, 2, 1560,
 func.func @quantized_signed(%x: tensor<1x2x16x16xi8>) -> tensor<1x2x16x16xf32> {
@@ -321,6 +321,80 @@ func.func @quantized_signed(%x: tensor<1x2x16x16xi8>) -> tensor<1x2x16x16xf32> {
   %e = kiln.mul %c, %s : tensor<1x2x16x16xf32>
   %y = kiln.conv %e, %w, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x2x16x16xf32>, tensor<2x2x1x1xf32>
   return %y : tensor<1x2x16x16xf32>
+}
+
+// -----
+
+// A quantized convolution's bias (a constant per channel), ReLU and
+// QuantizeLinear (divide by 0.5, round, add 4, cast to uint8) move into the
+// call, which then writes uint8: flags 6687 = int8 512, requantized 2048,
+// constant weights 8, blocked 16, bias 1, relu 4, and channels-last 128 |
+// 256 (the LAST run). The weights are 127 times 0.25 / 127, so each
+// channel's scale is 0.25 * 0.25 / 127; the bias is divided by it (oneDNN
+// adds the bias before scaling: 127 and -254), and the scales by the
+// QuantizeLinear's 0.5; the dst zero point follows the src one.
+// LAST-LABEL: func.func @requantized(
+// LAST-DAG:     %[[B:.+]] = kiln.constant dense<[1.270000e+02, -2.540000e+02]> : tensor<2xf32>
+// LAST-DAG:     %[[S:.+]] = kiln.constant dense<[9.842520e-04, 9.842520e-04, 1.280000e+02, 4.000000e+00]> : tensor<4xf32>
+// LAST:         %[[T:.+]] = kiln.transpose %arg0, permutation = [0, 2, 3, 1] : tensor<1x4x16x16xui8>
+// LAST:         %[[Y:.+]] = call @kiln_dnnl_conv(%[[T]], %{{.+}}, %[[B]], %[[S]]) : (tensor<1x16x16x4xui8>, tensor<2x4x3x3xi8>, tensor<2xf32>, tensor<4xf32>) -> tensor<1x16x16x2xui8>
+// LAST:         %[[R:.+]] = kiln.transpose %[[Y]], permutation = [0, 3, 1, 2] : tensor<1x16x16x2xui8>
+// LAST-NEXT:    return %[[R]]
+// LAST:       func.func private @kiln_dnnl_conv({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 2, 2973,
+// LAST:         kiln.conv
+// LAST:         kiln.add
+// LAST:         kiln.mul
+// LAST:         kiln.relu
+// LAST:         kiln.add
+// LAST:         kiln.round
+// LAST:         kiln.cast %{{.+}} : tensor<1x2x16x16xf32> to tensor<1x2x16x16xui8>
+func.func @requantized(%x: tensor<1x4x16x16xui8>) -> tensor<1x2x16x16xui8> {
+  %z = kiln.constant dense<128.0> : tensor<1x4x16x16xf32>
+  %s = kiln.constant dense<0.25> : tensor<1x4x16x16xf32>
+  %w = kiln.constant dense<0.25> : tensor<2x4x3x3xf32>
+  %c = kiln.cast %x : tensor<1x4x16x16xui8> to tensor<1x4x16x16xf32>
+  %d = kiln.sub %c, %z : tensor<1x4x16x16xf32>
+  %e = kiln.mul %d, %s : tensor<1x4x16x16xf32>
+  %y = kiln.conv %e, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x4x16x16xf32>, tensor<2x4x3x3xf32>
+  %b = kiln.constant dense<[0.0625, -0.125]> : tensor<2xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<2xf32>) -> tensor<1x2x16x16xf32>
+  %yb = kiln.add %y, %bb : tensor<1x2x16x16xf32>
+  %yr = kiln.relu %yb : tensor<1x2x16x16xf32>
+  %qs = kiln.constant dense<0.5> : tensor<1x2x16x16xf32>
+  %qz = kiln.constant dense<4.0> : tensor<1x2x16x16xf32>
+  %q1 = kiln.div %yr, %qs : tensor<1x2x16x16xf32>
+  %q2 = kiln.round %q1 : tensor<1x2x16x16xf32>
+  %q3 = kiln.add %q2, %qz : tensor<1x2x16x16xf32>
+  %q = kiln.cast %q3 : tensor<1x2x16x16xf32> to tensor<1x2x16x16xui8>
+  return %q : tensor<1x2x16x16xui8>
+}
+
+// -----
+
+// An odd zero point: oneDNN, which adds it before rounding, would round
+// ties the other way, so the QuantizeLinear stays out of the call (flags
+// 925: f32 dst with the bias and the ReLU).
+// LAST-LABEL: func.func @odd_zero_point(
+// LAST:         call @kiln_dnnl_conv({{.*}}) -> tensor<1x16x16x2xf32>
+// LAST:         kiln.round
+// LAST:       func.func private @kiln_dnnl_conv({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 2, 925,
+func.func @odd_zero_point(%x: tensor<1x4x16x16xui8>) -> tensor<1x2x16x16xui8> {
+  %s = kiln.constant dense<0.25> : tensor<1x4x16x16xf32>
+  %w = kiln.constant dense<0.25> : tensor<2x4x3x3xf32>
+  %c = kiln.cast %x : tensor<1x4x16x16xui8> to tensor<1x4x16x16xf32>
+  %e = kiln.mul %c, %s : tensor<1x4x16x16xf32>
+  %y = kiln.conv %e, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x4x16x16xf32>, tensor<2x4x3x3xf32>
+  %b = kiln.constant dense<[0.0625, -0.125]> : tensor<2xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<2xf32>) -> tensor<1x2x16x16xf32>
+  %yb = kiln.add %y, %bb : tensor<1x2x16x16xf32>
+  %yr = kiln.relu %yb : tensor<1x2x16x16xf32>
+  %qs = kiln.constant dense<0.5> : tensor<1x2x16x16xf32>
+  %qz = kiln.constant dense<3.0> : tensor<1x2x16x16xf32>
+  %q1 = kiln.div %yr, %qs : tensor<1x2x16x16xf32>
+  %q2 = kiln.round %q1 : tensor<1x2x16x16xf32>
+  %q3 = kiln.add %q2, %qz : tensor<1x2x16x16xf32>
+  %q = kiln.cast %q3 : tensor<1x2x16x16xf32> to tensor<1x2x16x16xui8>
+  return %q : tensor<1x2x16x16xui8>
 }
 
 // -----

@@ -59,6 +59,7 @@
 
 #include <dnnl.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,7 +289,13 @@ static CachedConv *cached(void **slot, const int64_t *desc,
                      flags & KILN_DNNL_CONV_BFLOAT16 ? dnnl_bf16 : dnnl_f32,
                      addendInDst, quant);
     if (!created) {
-      flags &= ~(int64_t)(KILN_DNNL_CONV_INT8 | KILN_DNNL_CONV_SIGNED_SRC);
+      /* A widened quantized call applies its bias, ReLU and requantization
+       * itself (kiln_dnnl_conv_int8). */
+      if (flags & KILN_DNNL_CONV_INT8)
+        flags &= ~(int64_t)(KILN_DNNL_CONV_INT8 | KILN_DNNL_CONV_SIGNED_SRC |
+                            KILN_DNNL_CONV_INT8_DST |
+                            KILN_DNNL_CONV_SIGNED_DST | KILN_DNNL_CONV_BIAS |
+                            KILN_DNNL_CONV_RELU);
       /* Widened copies are made per call: no constant weights to keep. */
       created = create(desc, flags & ~(int64_t)KILN_DNNL_CONV_CONSTANT_WEIGHT,
                        NULL, dnnl_f32, /*addendInDst=*/0, /*quant=*/NULL);
@@ -416,45 +423,73 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
       weights, bias, addend, dst);
 }
 
-/* uint8 (or int8) src minus the zero point, convolved with int8 weights in
- * int32, each output channel's sums times its scale into f32 dst: oneDNN's
- * int8 kernels with VNNI's vpdpbusd. The scales and the zero point are
+/* uint8 (or int8) src minus its zero point, convolved with int8 weights in
+ * int32, plus the bias, times each output channel's scale, a ReLU where
+ * the flags say, into f32 dst or requantized into 8-bit dst (the dst zero
+ * point added, rounded to even, saturated): oneDNN's int8 kernels with
+ * VNNI's vpdpbusd. `quant` holds the O scales, then the src and dst zero
+ * points (as floats: they are small integers); it and the bias are
  * constants of the module, read by the site's first call. On a CPU
- * without VNNI (int8DotProducts) the call widens src minus the zero point
- * and the weights to f32, runs the f32 primitive and scales dst: the same
- * sums, exact in f32 up to 2^24. */
+ * without VNNI (int8DotProducts) the call widens src minus its zero point
+ * and the weights to f32, runs the f32 primitive and applies the rest
+ * itself: the same sums, exact in f32 up to 2^24. */
 KILN_HIDDEN void kiln_dnnl_conv_int8(void **slot, const int64_t *desc,
                                      const void *src, const int8_t *weights,
-                                     const float *scales,
-                                     const int32_t *zeroPoint, float *dst) {
-  KilnDnnlConvQuant quant = {scales, *zeroPoint};
-  CachedConv *entry = cached(slot, desc, weights, /*addendInDst=*/0, &quant);
+                                     const float *bias, const float *quant,
+                                     void *dst) {
+  int64_t channels = desc[4], flags = desc[5];
+  KilnDnnlConvQuant parameters = {quant, (int32_t)quant[channels],
+                                  (int32_t)quant[channels + 1]};
+  CachedConv *entry =
+      cached(slot, desc, weights, /*addendInDst=*/0, &parameters);
   if (!entry->widened) {
-    run(entry, src, weights, /*bias=*/NULL, /*addend=*/NULL, dst);
+    run(entry, src, weights, bias, /*addend=*/NULL, dst);
     return;
   }
-  int isSigned = (desc[5] & KILN_DNNL_CONV_SIGNED_SRC) != 0;
+  int isSigned = (flags & KILN_DNNL_CONV_SIGNED_SRC) != 0;
   size_t srcCount = dnnl_memory_desc_get_size(&entry->plain[0]) / sizeof(float);
   size_t weightCount =
       dnnl_memory_desc_get_size(&entry->plain[1]) / sizeof(float);
   size_t dstCount = dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float);
   float *wideSrc = allocateStaged(srcCount * sizeof(float));
   float *wideWeights = allocateStaged(weightCount * sizeof(float));
+  float *sums = (flags & KILN_DNNL_CONV_INT8_DST)
+                    ? allocateStaged(dstCount * sizeof(float))
+                    : (float *)dst;
   for (size_t i = 0; i < srcCount; ++i)
     wideSrc[i] = (float)((isSigned ? (int)((const int8_t *)src)[i]
                                    : (int)((const uint8_t *)src)[i]) -
-                         *zeroPoint);
+                         parameters.srcZeroPoint);
   for (size_t i = 0; i < weightCount; ++i)
     wideWeights[i] = (float)weights[i];
-  run(entry, wideSrc, wideWeights, /*bias=*/NULL, /*addend=*/NULL, dst);
+  run(entry, wideSrc, wideWeights, /*bias=*/NULL, /*addend=*/NULL, sums);
   /* dst [N, O, E...] or, channels-last, [N, E..., O]. */
-  int64_t channels = desc[4];
   size_t positions = dstCount / (size_t)(desc[2] * channels);
-  int last = (desc[5] & KILN_DNNL_CONV_CHANNELS_LAST_DST) != 0;
-  for (size_t i = 0; i < dstCount; ++i)
-    dst[i] *= scales[last ? i % channels : (i / positions) % channels];
+  int last = (flags & KILN_DNNL_CONV_CHANNELS_LAST_DST) != 0;
+  for (size_t i = 0; i < dstCount; ++i) {
+    size_t o = last ? i % channels : (i / positions) % channels;
+    float value = sums[i];
+    if (flags & KILN_DNNL_CONV_BIAS)
+      value += bias[o];
+    value *= quant[o];
+    if ((flags & KILN_DNNL_CONV_RELU) && value < 0)
+      value = 0;
+    if (!(flags & KILN_DNNL_CONV_INT8_DST)) {
+      sums[i] = value;
+      continue;
+    }
+    float low = (flags & KILN_DNNL_CONV_SIGNED_DST) ? -128.0f : 0.0f;
+    float rounded = nearbyintf(value + (float)parameters.dstZeroPoint);
+    rounded = rounded < low ? low : rounded > low + 255 ? low + 255 : rounded;
+    if (flags & KILN_DNNL_CONV_SIGNED_DST)
+      ((int8_t *)dst)[i] = (int8_t)rounded;
+    else
+      ((uint8_t *)dst)[i] = (uint8_t)rounded;
+  }
   free(wideSrc);
   free(wideWeights);
+  if (sums != dst)
+    free(sums);
 }
 
 /* bf16 -> f32, exactly. */

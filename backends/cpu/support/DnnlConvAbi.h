@@ -41,10 +41,16 @@ enum KilnDnnlConvFlags {
   KILN_DNNL_CONV_CHANNELS_LAST_DST = 256,
   /* A quantized convolution (kiln_dnnl_conv_int8): src holds 8-bit
    * integers (uint8, or int8 with KILN_DNNL_CONV_SIGNED_SRC), the weights
-   * int8, dst f32; dst = scales[o] * sum((src - zero point) * weights),
-   * the sum exact in int32. Neither bias nor addend nor activation. */
+   * int8; with the sum s = sum((src - src zero point) * weights), exact in
+   * int32, dst is the f32 scales[o] * (s + bias[o]), then a ReLU where
+   * KILN_DNNL_CONV_RELU says; or, with KILN_DNNL_CONV_INT8_DST, that
+   * requantized: rounded to the nearest integer (ties to even) after the
+   * dst zero point is added, saturated to uint8 (int8 with
+   * KILN_DNNL_CONV_SIGNED_DST). No addend. */
   KILN_DNNL_CONV_INT8 = 512,
-  KILN_DNNL_CONV_SIGNED_SRC = 1024
+  KILN_DNNL_CONV_SIGNED_SRC = 1024,
+  KILN_DNNL_CONV_INT8_DST = 2048,
+  KILN_DNNL_CONV_SIGNED_DST = 4096
 };
 
 #endif /* KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H */

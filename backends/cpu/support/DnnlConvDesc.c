@@ -73,7 +73,9 @@ dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
   if (flags & KILN_DNNL_CONV_INT8) {
     srcType = (flags & KILN_DNNL_CONV_SIGNED_SRC) ? dnnl_s8 : dnnl_u8;
     weightType = dnnl_s8;
-    dstType = dnnl_f32;
+    dstType = !(flags & KILN_DNNL_CONV_INT8_DST)      ? dnnl_f32
+              : (flags & KILN_DNNL_CONV_SIGNED_DST) ? dnnl_s8
+                                                     : dnnl_u8;
   }
   dnnl_status_t status;
   dnnl_dims_t biasDims = {o};
@@ -133,23 +135,38 @@ dnnl_status_t kiln_dnnl_conv_primitive_desc(
    * its own buffer (a binary post-op) or being what dst holds before the
    * primitive runs (a sum post-op). */
   dnnl_primitive_attr_t attr = NULL;
-  /* A quantized convolution: dst = scales[o] * (sum of (src - zero point)
-   * * weights), the zero point's compensation (padding included) being
-   * oneDNN's. */
+  /* A quantized convolution: dst = relu(scales[o] * (sum of (src - src
+   * zero point) * weights + bias[o])) (oneDNN 2.6 adds an int8
+   * convolution's bias before its scales), plus the dst zero point before
+   * an 8-bit dst is rounded; the src zero point's compensation (padding
+   * included) is oneDNN's. */
   if (flags & KILN_DNNL_CONV_INT8) {
     if (!quant)
       return dnnl_invalid_arguments;
+    dnnl_post_ops_t ops = NULL;
     if ((status = dnnl_primitive_attr_create(&attr)) ||
         (status = dnnl_primitive_attr_set_output_scales(
              attr, desc[4], /*mask: dim 1, the channels*/ 1 << 1,
              quant->scales)) ||
-        (quant->zeroPoint &&
+        (quant->srcZeroPoint &&
          (status = dnnl_primitive_attr_set_zero_points(
-              attr, DNNL_ARG_SRC, 1, 0, &quant->zeroPoint)))) {
+              attr, DNNL_ARG_SRC, 1, 0, &quant->srcZeroPoint))) ||
+        (quant->dstZeroPoint &&
+         (status = dnnl_primitive_attr_set_zero_points(
+              attr, DNNL_ARG_DST, 1, 0, &quant->dstZeroPoint))) ||
+        ((flags & KILN_DNNL_CONV_RELU) &&
+         ((status = dnnl_post_ops_create(&ops)) ||
+          (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
+                                                 0.0f, 0.0f)) ||
+          (status = dnnl_primitive_attr_set_post_ops(attr, ops))))) {
+      if (ops)
+        dnnl_post_ops_destroy(ops);
       if (attr)
         dnnl_primitive_attr_destroy(attr);
       return status;
     }
+    if (ops)
+      dnnl_post_ops_destroy(ops);
   } else if (flags & (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU |
                       KILN_DNNL_CONV_SWISH)) {
     dnnl_post_ops_t ops;

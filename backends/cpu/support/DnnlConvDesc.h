@@ -20,17 +20,18 @@
 extern "C" {
 #endif
 
-/* The scales and source zero point of a quantized convolution
+/* The scales and zero points of a quantized convolution
  * (KILN_DNNL_CONV_INT8): scales[0..O) multiply each output channel's
- * integer sum. */
+ * integer sum (plus its bias); the dst zero point is added before an
+ * 8-bit dst is rounded. */
 typedef struct KilnDnnlConvQuant {
   const float *scales;
-  int32_t zeroPoint;
+  int32_t srcZeroPoint, dstZeroPoint;
 } KilnDnnlConvQuant;
 
 /* The operands of the convolution `desc` as its caller lays them out, on
  * elements of `type` (for KILN_DNNL_CONV_INT8: uint8 or int8 src, int8
- * weights and f32 dst, whatever `type` says): user[0] src [N, C, D...], user[1] weights [O, C/G,
+ * weights and f32, uint8 or int8 dst, whatever `type` says): user[0] src [N, C, D...], user[1] weights [O, C/G,
  * K...] (described as [G, O/G, C/G, K...] when G > 1: the same bytes),
  * user[2] dst [N, O, E...], each row-major, but src and dst with the
  * channel dim last in memory where `flags` has the channels-last flags;
@@ -53,7 +54,7 @@ dnnl_status_t kiln_dnnl_conv_layouts(int64_t flags,
  * `binaryAddend` (argument DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) |
  * DNNL_ARG_SRC_1) where that is not null, else a `sum` post-op adding what
  * dst holds. A quantized convolution takes its per-channel output scales
- * and its source zero point from `quant` (null for the others). */
+ * and its zero points from `quant` (null for the others). */
 dnnl_status_t kiln_dnnl_conv_primitive_desc(
     const int64_t *desc, int64_t flags, const dnnl_memory_desc_t layouts[3],
     const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *binaryAddend,

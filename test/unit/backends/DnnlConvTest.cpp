@@ -16,14 +16,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 extern "C" void kiln_dnnl_conv_int8(void **slot, const int64_t *desc,
                                     const void *src, const int8_t *weights,
-                                    const float *scales,
-                                    const int32_t *zeroPoint, float *dst);
+                                    const float *bias, const float *quant,
+                                    void *dst);
 extern "C" void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
                                    const float *src, const float *weights,
                                    const float *bias, const float *addend,
@@ -157,13 +159,24 @@ TEST(DnnlConv, ChannelsLastAddend) {
              /*last=*/true);
 }
 
+/// What a quantized site's result is requantized to (KILN_DNNL_CONV_INT8_DST
+/// with its zero point), or not (f32 dst).
+struct Requantized {
+  bool requantize = false;
+  bool isSigned = false;
+  int32_t zeroPoint = 0;
+};
+
 /// A quantized site (kiln_dnnl_conv_int8): 8-bit src minus `zeroPoint`
 /// (uint8, or int8 where `isSigned`), int8 weights, `groups` groups, a
 /// power-of-two scale per output channel (so that every product is exact
-/// in f32), in the plain or the channels-last layouts, called twice,
-/// against sums written out; the padding adds nothing (a dequantized 0).
+/// in f32), a bias and a ReLU where `epilogue` says, an f32 or a
+/// requantized 8-bit dst, in the plain or the channels-last layouts,
+/// called twice, against sums written out; the padding adds nothing (a
+/// dequantized 0).
 void checkQuantized(bool isSigned, int32_t zeroPoint, int64_t groups,
-                    bool last, int64_t K) {
+                    bool last, int64_t K, bool epilogue = false,
+                    Requantized requantized = {}) {
   SCOPED_TRACE(std::string(isSigned ? "int8" : "uint8") + " src, zero point " +
                std::to_string(zeroPoint) + ", " + std::to_string(groups) +
                " groups, " + std::to_string(K) + "x" + std::to_string(K) +
@@ -180,9 +193,14 @@ void checkQuantized(bool isSigned, int32_t zeroPoint, int64_t groups,
     v = static_cast<uint8_t>(next() % 256);
   for (int8_t &w : weights)
     w = static_cast<int8_t>(next() % 255 - 127);
-  std::vector<float> scales(O);
-  for (int64_t o = 0; o < O; ++o)
-    scales[o] = 1.0f / float(1 << (o % 5));
+  // The O scales, then the src and dst zero points.
+  std::vector<float> quant(O + 2), bias(O);
+  for (int64_t o = 0; o < O; ++o) {
+    quant[o] = 1.0f / float(1 << (o % 5 + (requantized.requantize ? 8 : 0)));
+    bias[o] = float(next() % 20001 - 10000);
+  }
+  quant[O] = float(zeroPoint);
+  quant[O + 1] = float(requantized.zeroPoint);
   auto value = [&](size_t i) {
     return isSigned ? int(static_cast<int8_t>(src[i])) : int(src[i]);
   };
@@ -202,12 +220,26 @@ void checkQuantized(bool isSigned, int32_t zeroPoint, int64_t groups,
                 sum += (value(at(last, C, n, channel, sy, sx)) - zeroPoint) *
                        weights[((o * perGroup + c) * K + i) * K + j];
               }
-          expected[at(last, O, n, o, y, x)] = float(sum) * scales[o];
+          float value = (float(sum) + (epilogue ? bias[o] : 0.0f)) * quant[o];
+          if (epilogue && value < 0)
+            value = 0;
+          if (requantized.requantize) {
+            float low = requantized.isSigned ? -128.0f : 0.0f;
+            value = std::nearbyint(value + float(requantized.zeroPoint));
+            value = std::min(std::max(value, low), low + 255.0f);
+          }
+          expected[at(last, O, n, o, y, x)] = value;
         }
   int64_t flags = KILN_DNNL_CONV_INT8 | KILN_DNNL_CONV_BLOCKED |
                   KILN_DNNL_CONV_CONSTANT_WEIGHT;
   if (isSigned)
     flags |= KILN_DNNL_CONV_SIGNED_SRC;
+  if (epilogue)
+    flags |= KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_RELU;
+  if (requantized.requantize)
+    flags |= KILN_DNNL_CONV_INT8_DST;
+  if (requantized.isSigned)
+    flags |= KILN_DNNL_CONV_SIGNED_DST;
   if (last)
     flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_CHANNELS_LAST_DST;
   std::vector<int64_t> desc = descriptor(flags, K);
@@ -215,8 +247,15 @@ void checkQuantized(bool isSigned, int32_t zeroPoint, int64_t groups,
   void *slot = nullptr;
   for (int call = 0; call < 2; ++call) {
     std::vector<float> dst(expected.size(), -1e30f);
+    std::vector<uint8_t> bytes(expected.size(), 77);
     kiln_dnnl_conv_int8(&slot, desc.data(), src.data(), weights.data(),
-                        scales.data(), &zeroPoint, dst.data());
+                        epilogue ? bias.data() : nullptr, quant.data(),
+                        requantized.requantize ? (void *)bytes.data()
+                                               : (void *)dst.data());
+    if (requantized.requantize)
+      for (size_t i = 0; i < bytes.size(); ++i)
+        dst[i] = requantized.isSigned ? float(int8_t(bytes[i]))
+                                      : float(bytes[i]);
     EXPECT_EQ(dst, expected) << "call " << call;
   }
 }
@@ -232,6 +271,20 @@ TEST(DnnlConv, QuantizedSignedSource) {
   for (int32_t zeroPoint : {0, -5})
     for (bool last : {false, true})
       checkQuantized(/*isSigned=*/true, zeroPoint, /*groups=*/1, last, 3);
+}
+
+/// A bias and a ReLU, and the result requantized to uint8 or int8 with a
+/// zero point (rounded to even after the zero point is added, saturated).
+TEST(DnnlConv, QuantizedEpilogueAndRequantization) {
+  for (bool last : {false, true})
+    for (int64_t K : {3, 1}) {
+      checkQuantized(/*isSigned=*/false, /*zeroPoint=*/128, /*groups=*/1,
+                     last, K, /*epilogue=*/true);
+      checkQuantized(/*isSigned=*/false, /*zeroPoint=*/128, /*groups=*/1,
+                     last, K, /*epilogue=*/true, {true, false, 3});
+      checkQuantized(/*isSigned=*/true, /*zeroPoint=*/-2, /*groups=*/1, last,
+                     K, /*epilogue=*/false, {true, true, -7});
+    }
 }
 
 /// Grouped (and depthwise: as many groups as channels) quantized
