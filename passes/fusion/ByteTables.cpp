@@ -238,13 +238,18 @@ struct ByteTablesPass
     SmallVector<DenseElementsAttr> tables;
     for (auto &[root, f] : roots)
       tables.push_back(table(root, f.source));
+    // An 8-bit root is the source of the functions after it: those read its
+    // lookup once it is replaced.
+    llvm::DenseMap<Value, Value> replaced;
     for (auto [root, values] : llvm::zip(roots, tables)) {
       if (!values)
         continue;
       Operation *computed = root.first.getDefiningOp();
       OpBuilder b(computed);
       Location loc = root.first.getLoc();
-      Value source = root.second.source;
+      Value source = replaced.lookup(root.second.source);
+      if (!source)
+        source = root.second.source;
       auto sourceType = cast<RankedTensorType>(source.getType());
       auto indexType = sourceType.clone(b.getI32Type());
       Value index = b.create<CastOp>(loc, indexType, source);
@@ -257,6 +262,7 @@ struct ByteTablesPass
       Value lookup = b.create<GatherOp>(
           loc, b.create<ConstantOp>(loc, values.getType(), values), index);
       root.first.replaceAllUsesWith(lookup);
+      replaced[root.first] = lookup;
       eraseDeadFunction(computed);
       ++numTables;
     }

@@ -70,6 +70,32 @@ func.func @shared(%x: tensor<4x8xui8>) -> (tensor<4x8xf32>, tensor<4xf32>) {
 
 // -----
 
+// An 8-bit function of an 8-bit value (a QuantizeLinear of a dequantized
+// sigmoid) is itself the source of the function after it, which reads its
+// lookup.
+// CHECK-LABEL: func.func @chained(
+// CHECK:         %[[I:.*]] = kiln.cast %arg0 : tensor<8xui8> to tensor<8xi32>
+// CHECK:         %[[A:.*]] = kiln.gather %{{.*}}, %[[I]] : tensor<256xui8>, tensor<8xi32>
+// CHECK:         %[[J:.*]] = kiln.cast %[[A]] : tensor<8xui8> to tensor<8xi32>
+// CHECK:         %[[B:.*]] = kiln.gather %{{.*}}, %[[J]] : tensor<256xf32>, tensor<8xi32>
+// CHECK:         return %[[A]], %[[B]]
+func.func @chained(%x: tensor<8xui8>) -> (tensor<8xui8>, tensor<8xf32>) {
+  %s = kiln.constant dense<0.1> : tensor<8xf32>
+  %q = kiln.constant dense<0.00390625> : tensor<8xf32>
+  %f = kiln.cast %x : tensor<8xui8> to tensor<8xf32>
+  %d = kiln.mul %f, %s : tensor<8xf32>
+  %g = kiln.sigmoid %d : tensor<8xf32>
+  %v = kiln.div %g, %q : tensor<8xf32>
+  %r = kiln.round %v : tensor<8xf32>
+  %y = kiln.cast %r : tensor<8xf32> to tensor<8xui8>
+  %yf = kiln.cast %y : tensor<8xui8> to tensor<8xf32>
+  %ym = kiln.mul %yf, %q : tensor<8xf32>
+  %e = kiln.exp %ym : tensor<8xf32>
+  return %y, %e : tensor<8xui8>, tensor<8xf32>
+}
+
+// -----
+
 // What stays: a function of two sources (a residual addition of two
 // dequantized tensors), one with a constant that differs per element (a
 // per-channel scale), one too cheap to be worth a lookup (a
