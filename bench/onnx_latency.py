@@ -193,6 +193,34 @@ def quantize(model, inputs, path):
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
 
 
+def compile_and_run(bin_dir, model, kmod, out_dir, input_paths, flags=()):
+    """Compiles `model` into `kmod` with `flags` and runs it once on
+    `input_paths` into `out_dir`: (None or what failed, the compile's wall
+    time in seconds)."""
+    start = time.time()
+    compiled = subprocess.run([bin_dir / "kiln-compile", model, "-o", kmod, *flags],
+                              capture_output=True, text=True)
+    seconds = time.time() - start
+    if compiled.returncode:
+        return "compile FAILED: " + compiled.stderr.strip()[:400], seconds
+    ran = subprocess.run([bin_dir / "kiln-run", kmod, "--output-dir", out_dir]
+                         + [a for p in input_paths for a in ("--input", p)],
+                         capture_output=True, text=True)
+    return ("run FAILED: " + ran.stderr.strip()[:400] if ran.returncode else None,
+            seconds)
+
+
+def largest_difference(session, wants, out_dir):
+    """The largest |kiln - want| over the outputs kiln-run saved in
+    `out_dir`, relative to the largest |want| of each."""
+    error = 0.0
+    for output, want in zip(session.get_outputs(), wants):
+        got = np.load(out_dir / f"{output.name}.npy")
+        scale = max(float(np.max(np.abs(want))), 1e-30)
+        error = max(error, float(np.max(np.abs(got - want))) / scale)
+    return error
+
+
 def cpus(threads):
     return ["taskset", "-c", f"0-{threads - 1}"]
 
@@ -278,30 +306,16 @@ def main():
             inputs_npz = work / f"{tag}_inputs.npz"
             np.savez(inputs_npz, **inputs)
             kmod = work / f"{tag}.kmod"
-            start = time.time()
-            compiled = subprocess.run([bin_dir / "kiln-compile", model, "-o", kmod],
-                                      capture_output=True, text=True)
-            compile_seconds = time.time() - start
-            if compiled.returncode:
-                print(f"{tag}: compile FAILED: {compiled.stderr.strip()[:400]}")
-                failures += 1
-                continue
             out_dir = work / f"{tag}_out"
-            run_args = [bin_dir / "kiln-run", kmod, "--output-dir", out_dir]
-            for p in input_paths:
-                run_args += ["--input", p]
-            ran = subprocess.run(run_args, capture_output=True, text=True)
-            if ran.returncode:
-                print(f"{tag}: run FAILED: {ran.stderr.strip()[:400]}")
+            failed, compile_seconds = compile_and_run(bin_dir, model, kmod, out_dir,
+                                                      input_paths)
+            if failed:
+                print(f"{tag}: {failed}")
                 failures += 1
                 continue
             session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
             wants = session.run(None, inputs)
-            error = 0.0
-            for output, want in zip(session.get_outputs(), wants):
-                got = np.load(out_dir / f"{output.name}.npy")
-                scale = max(float(np.max(np.abs(want))), 1e-30)
-                error = max(error, float(np.max(np.abs(got - want))) / scale)
+            error = largest_difference(session, wants, out_dir)
             if error > 1e-4:
                 print(f"{tag}: outputs DIFFER from ONNX Runtime ({error:.2e})")
                 failures += 1
@@ -309,46 +323,30 @@ def main():
             bf16 = None
             if args.bf16:
                 bf16 = work / f"{tag}_bf16.kmod"
-                compiled = subprocess.run([bin_dir / "kiln-compile", model, "-o", bf16,
-                                           "--autocast=bf16"], capture_output=True, text=True)
                 bf16_out = work / f"{tag}_bf16_out"
-                ran = compiled.returncode or subprocess.run(
-                    [bin_dir / "kiln-run", bf16, "--output-dir", bf16_out]
-                    + [a for p in input_paths for a in ("--input", p)],
-                    capture_output=True, text=True).returncode
-                if ran:
-                    print(f"{tag}: bf16 compile or run FAILED")
+                failed, _ = compile_and_run(bin_dir, model, bf16, bf16_out, input_paths,
+                                            ["--autocast=bf16"])
+                if failed:
+                    print(f"{tag}: bf16 {failed}")
                     failures += 1
                     continue
-                bf16_error = 0.0
-                for output, want in zip(session.get_outputs(), wants):
-                    got = np.load(bf16_out / f"{output.name}.npy")
-                    scale = max(float(np.max(np.abs(want))), 1e-30)
-                    bf16_error = max(bf16_error, float(np.max(np.abs(got - want))) / scale)
+                bf16_error = largest_difference(session, wants, bf16_out)
             int8 = None
             if args.int8 and name in VISION:
                 int8_model = work / f"{tag}_int8.onnx"
                 quantize(model, inputs, int8_model)
                 int8 = work / f"{tag}_int8.kmod"
                 int8_out = work / f"{tag}_int8_out"
-                compiled = subprocess.run([bin_dir / "kiln-compile", int8_model, "-o", int8],
-                                          capture_output=True, text=True)
-                ran = compiled.returncode or subprocess.run(
-                    [bin_dir / "kiln-run", int8, "--output-dir", int8_out]
-                    + [a for p in input_paths for a in ("--input", p)],
-                    capture_output=True, text=True).returncode
-                if ran:
-                    print(f"{tag}: int8 compile or run FAILED")
+                failed, _ = compile_and_run(bin_dir, int8_model, int8, int8_out,
+                                            input_paths)
+                if failed:
+                    print(f"{tag}: int8 {failed}")
                     failures += 1
                     continue
                 int8_session = ort.InferenceSession(str(int8_model),
                                                     providers=["CPUExecutionProvider"])
-                int8_error = 0.0
-                for output, want in zip(int8_session.get_outputs(),
-                                        int8_session.run(None, inputs)):
-                    got = np.load(int8_out / f"{output.name}.npy")
-                    scale = max(float(np.max(np.abs(want))), 1e-30)
-                    int8_error = max(int8_error, float(np.max(np.abs(got - want))) / scale)
+                int8_error = largest_difference(int8_session,
+                                                int8_session.run(None, inputs), int8_out)
             for threads in thread_counts:
                 repeat = args.repeat
                 if not repeat:
