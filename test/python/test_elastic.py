@@ -44,7 +44,12 @@ def launch(nproc, out, *worker_args, local=None, restarts=None, store=None,
                 "--hostname", "127.0.0.1"]
     cmd += ["--"] + (command or [sys.executable, WORKER, str(out)])
     cmd += [str(a) for a in worker_args]
-    environment = dict(os.environ, **(env or {}))
+    # A dead worker is noticed at once (its sockets close); the timeout is
+    # for hung ones, and on a loaded host a live worker's collective can
+    # stall past the default 5 s. The test of hung workers sets its own.
+    environment = dict(os.environ)
+    environment.setdefault("KILN_ELASTIC_TIMEOUT", "30")
+    environment.update(env or {})
     if not wait:
         return subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True,
