@@ -267,6 +267,12 @@ struct QuantizedConv {
   SmallVector<float> scales;
 };
 
+/// Whether `value` is a value of the 8-bit integer type `type`.
+static bool isValueOf(float value, IntegerType type) {
+  float low = type.isUnsigned() ? 0 : -128;
+  return value == std::rint(value) && value >= low && value <= low + 255;
+}
+
 /// `input` as (cast(x) - zero point) * scale, x 8-bit integers and the zero
 /// point and scale splat constants (ONNX's DequantizeLinear per tensor):
 /// fills `q`'s source and zero point and returns the scale.
@@ -294,11 +300,7 @@ static std::optional<float> dequantized(Value input, QuantizedConv &q) {
         cast.getOperand().getType().getElementType());
     if (!integer || integer.getWidth() != 8)
       continue;
-    // The zero point must be a value of the integer type.
-    bool isUnsigned = integer.isUnsigned();
-    float low = isUnsigned ? 0 : -128, high = isUnsigned ? 255 : 127;
-    if (zeroPoint != std::rint(zeroPoint) || zeroPoint < low ||
-        zeroPoint > high)
+    if (!isValueOf(zeroPoint, integer))
       continue;
     q.source = cast.getOperand();
     q.zeroPoint = static_cast<int32_t>(zeroPoint);
@@ -457,9 +459,7 @@ static Requantization findRequantization(mlir::kiln::ConvOp op,
     return before;
   // oneDNN adds the zero point before it rounds, QuantizeLinear after: the
   // two agree on ties (rounded to even) only for an even zero point.
-  float low = type.isUnsigned() ? 0 : -128;
-  if (zeroPoint != std::rint(zeroPoint) || zeroPoint < low ||
-      zeroPoint > low + 255 || std::fmod(zeroPoint, 2.0f) != 0)
+  if (!isValueOf(zeroPoint, type) || std::fmod(zeroPoint, 2.0f) != 0)
     return before;
   advance(castOp);
   r.scale = *scale;
@@ -567,13 +567,14 @@ struct KilnCpuOutlineDnnlConvsPass
       int64_t &flags = descriptor[5];
       // A quantized convolution runs on oneDNN's int8 kernels, always in
       // layouts of its choice (the weights blocked for VNNI's dot
-      // products).
-      // Where oneDNN is asked about this CPU ("query"), only with VNNI's
-      // int8 dot products; the explicit layouts (tests) outline it
-      // whatever the CPU, and a CPU without them widens the call to f32.
+      // products), with its bias, ReLU and requantization. Where oneDNN
+      // is asked about this CPU ("query"), only with VNNI's int8 dot
+      // products; the explicit layouts (tests) outline it whatever the
+      // CPU, and a CPU without them widens the call to f32.
       std::optional<QuantizedConv> quantized;
       if (layouts != "query" || hasInt8DotProducts())
         quantized = quantizedConv(op);
+      Requantization requantization;
       if (quantized) {
         flags |= KILN_DNNL_CONV_INT8 | KILN_DNNL_CONV_BLOCKED;
         if (!cast<IntegerType>(
@@ -581,10 +582,6 @@ struct KilnCpuOutlineDnnlConvsPass
                      .getElementType())
                  .isUnsigned())
           flags |= KILN_DNNL_CONV_SIGNED_SRC;
-      }
-      // Its bias, ReLU and requantization, applied by the call.
-      Requantization requantization;
-      if (quantized) {
         requantization = findRequantization(op, quantized->scales);
         if (!requantization.bias.empty())
           flags |= KILN_DNNL_CONV_BIAS;

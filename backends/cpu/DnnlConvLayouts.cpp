@@ -73,9 +73,7 @@ mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
 
 bool mlir::kiln::dnnl::hasInt8DotProducts() {
 #ifdef KILN_HAVE_DNNL
-  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-  return (isa & (dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core)) ||
-         (isa & (dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2));
+  return kiln_dnnl_int8_dot_products() != 0;
 #else
   return false;
 #endif

@@ -263,16 +263,6 @@ static void execute(dnnl_primitive_t primitive, dnnl_stream_t stream,
     fail("dnnl_primitive_execute", status);
 }
 
-/* Whether oneDNN runs int8 products with VNNI's dot-product instructions
- * (AVX-512 VNNI, AVX-VNNI) on this CPU. Without them its uint8 x int8
- * kernels add pairs of products in 16 bits (vpmaddubsw), which saturate
- * for large values: a quantized convolution then runs as f32 instead. */
-static int int8DotProducts(void) {
-  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-  return (isa & (dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core)) ||
-         (isa & (dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2));
-}
-
 /* The primitive of the call site `slot`, created by its first call (a
  * quantized one with the scales and zero point of `quant`, which are
  * constants of the module). */
@@ -283,7 +273,7 @@ static CachedConv *cached(void **slot, const int64_t *desc,
   if (!entry) {
     int64_t flags = desc[5];
     CachedConv *created =
-        (flags & KILN_DNNL_CONV_INT8) && !int8DotProducts()
+        (flags & KILN_DNNL_CONV_INT8) && !kiln_dnnl_int8_dot_products()
             ? NULL
             : create(desc, flags, weights,
                      flags & KILN_DNNL_CONV_BFLOAT16 ? dnnl_bf16 : dnnl_f32,
@@ -430,7 +420,7 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
  * VNNI's vpdpbusd. `quant` holds the O scales, then the src and dst zero
  * points (as floats: they are small integers); it and the bias are
  * constants of the module, read by the site's first call. On a CPU
- * without VNNI (int8DotProducts) the call widens src minus its zero point
+ * without VNNI (kiln_dnnl_int8_dot_products) the call widens src minus its zero point
  * and the weights to f32, runs the f32 primitive and applies the rest
  * itself: the same sums, exact in f32 up to 2^24. */
 KILN_HIDDEN void kiln_dnnl_conv_int8(void **slot, const int64_t *desc,

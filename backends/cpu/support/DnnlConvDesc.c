@@ -48,6 +48,12 @@ static void rowMajor(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides) {
   }
 }
 
+int kiln_dnnl_int8_dot_products(void) {
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  return (isa & (dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core)) ||
+         (isa & (dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2));
+}
+
 dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
                                       dnnl_data_type_t type,
                                       dnnl_memory_desc_t user[3],

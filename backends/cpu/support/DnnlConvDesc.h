@@ -29,6 +29,12 @@ typedef struct KilnDnnlConvQuant {
   int32_t srcZeroPoint, dstZeroPoint;
 } KilnDnnlConvQuant;
 
+/* Whether oneDNN runs int8 products with VNNI's dot-product instructions
+ * (AVX-512 VNNI, AVX-VNNI) on this CPU. Without them its uint8 x int8
+ * kernels add pairs of products in 16 bits (vpmaddubsw), which saturate
+ * for large values, so a quantized convolution must run as f32 instead. */
+int kiln_dnnl_int8_dot_products(void);
+
 /* The operands of the convolution `desc` as its caller lays them out, on
  * elements of `type` (for KILN_DNNL_CONV_INT8: uint8 or int8 src, int8
  * weights and f32, uint8 or int8 dst, whatever `type` says): user[0] src [N, C, D...], user[1] weights [O, C/G,
