@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Creates the virtualenv with the comparison systems (anchors) that
 # bench/run.sh measures kiln against: numpy, PyTorch (CPU wheel), JAX (XLA
-# CPU), ONNX Runtime and onnx. Nothing in the build or the test suite needs
-# it; bench/run.sh skips, with a note in its table, every anchor it cannot
+# CPU), ONNX Runtime and onnx, and TensorFlow (CPU). Nothing in the build
+# or the test suite needs it; bench/run.sh skips, with a note in its table, every anchor it cannot
 # import.
 #
 #   bench/setup-anchors.sh [VENV_DIR]     (default /work/bench-venv)
@@ -32,10 +32,14 @@ fi
 # The ONNX tests' exporters: transformers' models, and onnxscript, which
 # torch.onnx.export(..., dynamo=True) needs.
 "${pip[@]}" transformers onnxscript
+# The data pipeline's references: TensorFlow (TFRecord files, tf.Example
+# parsing, feature columns, tf.data's throughput) and the independent
+# `tfrecord` package.
+"${pip[@]}" tensorflow-cpu tfrecord
 "$venv/bin/python" - <<'PY'
 import importlib
 for name in ("numpy", "torch", "torchvision", "transformers", "onnxscript",
-             "jax", "onnxruntime", "onnx"):
+             "jax", "onnxruntime", "onnx", "tensorflow"):
     try:
         mod = importlib.import_module(name)
         print(f"{name} {mod.__version__}")

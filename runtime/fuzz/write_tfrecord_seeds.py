@@ -62,6 +62,22 @@ def example(*features):
     return field(1, b"".join(features))
 
 
+def sequence_example(context, lists):
+    """A SequenceExample: `context` is Features' entries, `lists` maps a
+    name to its steps (each a Feature message's bytes)."""
+    entries = b"".join(
+        field(1, field(1, name.encode()) + field(2, b"".join(field(1, s) for s in steps)))
+        for name, steps in lists.items())
+    return field(1, b"".join(context)) + field(2, entries)
+
+
+def step(kind, values):
+    """One Feature message of a feature list (kind as in `feature`)."""
+    entry = feature("", kind, values)
+    # feature() wraps the Feature in a map entry; unwrap its value field.
+    return entry[entry.index(b"\x12", 2) + 2:]
+
+
 def main(out):
     tfrecords = os.path.join(out, "tfrecord")
     examples = os.path.join(out, "example")
@@ -72,9 +88,20 @@ def main(out):
                    feature("weights", 2, [0.25]))
     sparse = example(feature("label", 3, [0]))
     wrong = example(feature("label", 2, [1.0]))
+    sequence = sequence_example(
+        [feature("user", 3, [42])],
+        {"clicks": [step(3, [1, 2]), step(3, [3])],
+         "scores": [step(2, [0.5]), step(2, [-1.0])]})
+    # Unknown fields of every wire type, a group among them, around a
+    # feature: protobuf skips them, and so must the decoder.
+    unknown = (varint(9 << 3 | 0) + varint(300) + varint(10 << 3 | 1) + bytes(8) +
+               varint(11 << 3 | 3) + varint(12 << 3 | 5) + bytes(4) +
+               varint(11 << 3 | 4) + full)
     for name, data in {"full.example": full,
                        "batch.example": full + b"\n--\n" + sparse,
-                       "wrong-type.example": wrong}.items():
+                       "wrong-type.example": wrong,
+                       "sequence.example": sequence,
+                       "unknown-fields.example": unknown}.items():
         with open(os.path.join(examples, name), "wb") as f:
             f.write(data)
     out = tfrecords

@@ -198,3 +198,25 @@ def test_batches():
     assert list(data.batches(range(7), 3)) == [[0, 1, 2], [3, 4, 5], [6]]
     assert list(data.batches(range(7), 3, drop_remainder=True)) == [[0, 1, 2],
                                                                      [3, 4, 5]]
+
+
+def test_categorical_ids_are_tensorflows():
+    # Printed by TensorFlow 2.21 for the same inputs (to_hash_bucket_fast,
+    # keras.layers.Hashing, sparse.cross_hashed); test_data_tensorflow.py
+    # compares with TensorFlow itself on random inputs.
+    np.testing.assert_array_equal(
+        data.hash_bucket([b"hello", "", b"kiln"], 1000), [296, 263, 327])
+    np.testing.assert_array_equal(
+        data.hash_bucket(np.array([[0, -5, 12345678901234]]), 1000), [[735, 816, 794]])
+    assert data.fingerprint64([b"hello"])[0] == 13009744463427800296
+    ids, lengths = data.cross_hashed([np.array([[b"a"]], dtype=object),
+                                      np.array([[7]])], 100, 12345)
+    np.testing.assert_array_equal(ids, [80])
+    np.testing.assert_array_equal(lengths, [1])
+    vocabulary = data.Vocabulary(["red", "green"], num_oov_buckets=5)
+    np.testing.assert_array_equal(vocabulary.lookup(["green", "hello"]),
+                                  [1, 2 + 13009744463427800296 % 5])
+    with pytest.raises(ValueError, match="repeats 'red'"):
+        data.Vocabulary(["red", "red"])
+    with pytest.raises(OSError, match="cannot open the vocabulary file"):
+        data.Vocabulary(file="/nonexistent/vocabulary.txt")

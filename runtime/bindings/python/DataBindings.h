@@ -14,6 +14,7 @@
 #include "kiln/Criteo.h"
 #include "kiln/Dataset.h"
 #include "kiln/Example.h"
+#include "kiln/FeatureHash.h"
 #include "kiln/TfRecord.h"
 
 #include <pybind11/numpy.h>
@@ -86,6 +87,43 @@ struct ExampleSpecParser {
   std::vector<bool> ragged;
 };
 
+/// The same for SequenceExamples, of the context's features.
+struct SequenceSpecParser {
+  kiln::data::SequenceExampleParser parser;
+  std::vector<bool> ragged;
+};
+
+/// Python's default values, of the spec's type, into the spec's vectors.
+inline void castDefaults(pybind11::handle values, kiln::data::FeatureType type,
+                         std::vector<int64_t> &ints, std::vector<float> &floats,
+                         std::vector<std::string> &bytes) {
+  switch (type) {
+  case kiln::data::FeatureType::Int64:
+    ints = values.cast<std::vector<int64_t>>();
+    break;
+  case kiln::data::FeatureType::Float:
+    floats = values.cast<std::vector<float>>();
+    break;
+  case kiln::data::FeatureType::Bytes:
+    for (pybind11::handle value : values)
+      bytes.push_back(value.cast<std::string>());
+    break;
+  }
+}
+
+/// A FeatureSpec from (name, type, variable_length, shape, default).
+inline kiln::data::FeatureSpec featureSpecOf(const pybind11::tuple &entry) {
+  kiln::data::FeatureSpec feature;
+  feature.name = entry[0].cast<std::string>();
+  feature.type = featureTypeNamed(entry[1].cast<std::string>());
+  feature.variableLength = entry[2].cast<bool>();
+  feature.shape = entry[3].cast<std::vector<int64_t>>();
+  if (!entry[4].is_none())
+    castDefaults(entry[4], feature.type, feature.defaultInts,
+                 feature.defaultFloats, feature.defaultBytes);
+  return feature;
+}
+
 /// A [rows, columns] int64 array of `values`.
 inline pybind11::array_t<int64_t> int64Array(const std::vector<int64_t> &values,
                                              std::vector<pybind11::ssize_t> shape) {
@@ -94,10 +132,169 @@ inline pybind11::array_t<int64_t> int64Array(const std::vector<int64_t> &values,
   return array;
 }
 
-/// Defines TFRecordReader, TFRecordWriter, RecordDataset, ExampleParser
-/// and CriteoReader in `m`.
+/// (values, row lengths or None) per feature of a parsed batch.
+inline pybind11::list parsedFeatures(
+    const std::vector<kiln::data::FeatureValues> &features,
+    const std::vector<bool> &ragged) {
+  pybind11::list out;
+  for (size_t f = 0; f < features.size(); ++f) {
+    const kiln::data::FeatureValues &values = features[f];
+    pybind11::object lengths = pybind11::none();
+    if (ragged[f])
+      lengths = int64Array(values.rowLengths,
+                           {static_cast<pybind11::ssize_t>(values.rowLengths.size())});
+    out.append(pybind11::make_tuple(valuesArray(values, values.shape), lengths));
+  }
+  return out;
+}
+
+/// A one-dimensional array of `count` elements, made with a shape:
+/// pybind11 2.10's one-argument array_t(count) fills it wrongly under
+/// numpy 2.
+template <typename T> pybind11::array_t<T> vectorArray(size_t count) {
+  return pybind11::array_t<T>(
+      std::vector<pybind11::ssize_t>{static_cast<pybind11::ssize_t>(count)});
+}
+
+/// The bytes of each item of a list or object array (str as UTF-8).
+inline std::vector<std::string> bytesOf(pybind11::handle values) {
+  std::vector<std::string> out;
+  for (pybind11::handle value : values)
+    out.push_back(pybind11::isinstance<pybind11::str>(value)
+                      ? value.cast<std::string>()
+                      : std::string(value.cast<pybind11::bytes>()));
+  return out;
+}
+
+/// Defines the categorical features' functions (kiln/FeatureHash.h).
+inline void bindFeatureHash(pybind11::module_ &m) {
+  namespace py = pybind11;
+  using kiln::data::Vocabulary;
+  m.def(
+      "fingerprint64",
+      [](py::handle values) {
+        std::vector<std::string> items = bytesOf(values);
+        auto out = vectorArray<uint64_t>(items.size());
+        for (size_t i = 0; i < items.size(); ++i)
+          out.mutable_data()[i] = kiln::data::fingerprint64(items[i]);
+        return out;
+      },
+      py::arg("values"));
+  m.def(
+      "hash_bucket_bytes",
+      [](py::handle values, int64_t buckets) {
+        if (buckets < 1)
+          throw py::value_error("the number of hash buckets must be at least 1");
+        std::vector<std::string> items = bytesOf(values);
+        auto out = vectorArray<int64_t>(items.size());
+        for (size_t i = 0; i < items.size(); ++i)
+          out.mutable_data()[i] = kiln::data::hashBucket(items[i], buckets);
+        return out;
+      },
+      py::arg("values"), py::arg("num_buckets"));
+  m.def(
+      "hash_bucket_ints",
+      [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> values,
+         int64_t buckets) {
+        if (buckets < 1)
+          throw py::value_error("the number of hash buckets must be at least 1");
+        auto out = vectorArray<int64_t>(values.size());
+        for (py::ssize_t i = 0; i < values.size(); ++i)
+          out.mutable_data()[i] = kiln::data::hashBucket(values.data()[i], buckets);
+        return out;
+      },
+      py::arg("values"), py::arg("num_buckets"));
+  m.def(
+      "cross_hashed",
+      [](const std::vector<py::array_t<uint64_t, py::array::c_style |
+                                                      py::array::forcecast>>
+             &hashes,
+         const std::vector<py::array_t<int64_t, py::array::c_style |
+                                                    py::array::forcecast>>
+             &lengths,
+         int64_t buckets, uint64_t hashKey) {
+        // Per row, every combination of one value of each column, the
+        // last column's varying fastest.
+        size_t columns = hashes.size();
+        if (!columns || lengths.size() != columns)
+          throw py::value_error("cross_hashed takes one row-length array per "
+                                "column, and at least one column");
+        py::ssize_t rows = lengths[0].size();
+        std::vector<int64_t> starts(columns, 0), ids, rowLengths;
+        for (size_t c = 0; c < columns; ++c) {
+          int64_t total = 0;
+          if (lengths[c].size() != rows)
+            throw py::value_error("the crossed columns have different batch sizes");
+          for (py::ssize_t r = 0; r < rows; ++r)
+            total += lengths[c].data()[r];
+          if (total != hashes[c].size())
+            throw py::value_error("a crossed column's row lengths do not add "
+                                  "up to its values");
+        }
+        std::vector<uint64_t> combination(columns);
+        std::vector<int64_t> at(columns);
+        for (py::ssize_t r = 0; r < rows; ++r) {
+          int64_t count = 1;
+          for (size_t c = 0; c < columns; ++c)
+            count *= lengths[c].data()[r];
+          rowLengths.push_back(count);
+          std::fill(at.begin(), at.end(), 0);
+          for (int64_t k = 0; k < count; ++k) {
+            for (size_t c = 0; c < columns; ++c)
+              combination[c] = hashes[c].data()[starts[c] + at[c]];
+            ids.push_back(kiln::data::crossHashed(combination, buckets, hashKey));
+            for (size_t c = columns; c-- > 0;) {
+              if (++at[c] < lengths[c].data()[r])
+                break;
+              at[c] = 0;
+            }
+          }
+          for (size_t c = 0; c < columns; ++c)
+            starts[c] += lengths[c].data()[r];
+        }
+        return py::make_tuple(
+            int64Array(ids, {static_cast<py::ssize_t>(ids.size())}),
+            int64Array(rowLengths, {rows}));
+      },
+      py::arg("hashes"), py::arg("row_lengths"), py::arg("num_buckets"),
+      py::arg("hash_key"));
+  py::class_<Vocabulary>(m, "Vocabulary")
+      .def(py::init([](py::object tokens, py::object path, int64_t size,
+                       int64_t oovBuckets, int64_t defaultValue) {
+             auto vocabulary = std::make_unique<Vocabulary>();
+             std::string error;
+             bool ok = path.is_none()
+                           ? vocabulary->assign(bytesOf(tokens), oovBuckets,
+                                                defaultValue, error)
+                           : vocabulary->load(path.cast<std::string>(), size,
+                                              oovBuckets, defaultValue, error);
+             if (!ok) {
+               PyErr_SetString(error.find("cannot open") != std::string::npos
+                                   ? PyExc_OSError
+                                   : PyExc_ValueError,
+                               error.c_str());
+               throw py::error_already_set();
+             }
+             return vocabulary;
+           }),
+           py::arg("tokens"), py::arg("path"), py::arg("size"),
+           py::arg("num_oov_buckets"), py::arg("default_value"))
+      .def("lookup",
+           [](const Vocabulary &vocabulary, py::handle values) {
+             std::vector<std::string> items = bytesOf(values);
+             auto out = vectorArray<int64_t>(items.size());
+             for (size_t i = 0; i < items.size(); ++i)
+               out.mutable_data()[i] = vocabulary.lookup(items[i]);
+             return out;
+           })
+      .def_property_readonly("id_count", &Vocabulary::idCount);
+}
+
+/// Defines TFRecordReader, TFRecordWriter, RecordDataset, ExampleParser,
+/// SequenceExampleParser and CriteoReader in `m`.
 inline void bindData(pybind11::module_ &m) {
   namespace py = pybind11;
+  bindFeatureHash(m);
   py::class_<kiln::data::CriteoReader>(m, "CriteoReader")
       .def(py::init([](const std::string &path) {
              auto reader = std::make_unique<kiln::data::CriteoReader>();
@@ -244,28 +441,8 @@ inline void bindData(pybind11::module_ &m) {
              std::vector<kiln::data::FeatureSpec> spec;
              auto parser = std::make_unique<ExampleSpecParser>();
              for (py::handle item : features) {
-               auto entry = item.cast<py::tuple>();
-               kiln::data::FeatureSpec feature;
-               feature.name = entry[0].cast<std::string>();
-               feature.type = featureTypeNamed(entry[1].cast<std::string>());
-               feature.variableLength = entry[2].cast<bool>();
-               feature.shape = entry[3].cast<std::vector<int64_t>>();
-               if (!entry[4].is_none()) {
-                 switch (feature.type) {
-                 case kiln::data::FeatureType::Int64:
-                   feature.defaultInts = entry[4].cast<std::vector<int64_t>>();
-                   break;
-                 case kiln::data::FeatureType::Float:
-                   feature.defaultFloats = entry[4].cast<std::vector<float>>();
-                   break;
-                 case kiln::data::FeatureType::Bytes:
-                   for (py::handle value : entry[4])
-                     feature.defaultBytes.push_back(value.cast<std::string>());
-                   break;
-                 }
-               }
-               parser->ragged.push_back(feature.variableLength);
-               spec.push_back(std::move(feature));
+               spec.push_back(featureSpecOf(item.cast<py::tuple>()));
+               parser->ragged.push_back(spec.back().variableLength);
              }
              std::string error;
              if (!parser->parser.setSpec(std::move(spec), error))
@@ -286,26 +463,79 @@ inline void bindData(pybind11::module_ &m) {
             }
             if (!ok)
               throw py::value_error(error);
-            py::list out;
-            for (size_t f = 0; f < features.size(); ++f) {
-              const kiln::data::FeatureValues &values = features[f];
-              py::object lengths = py::none();
-              if (self.ragged[f]) {
-                py::array_t<int64_t> array(std::vector<py::ssize_t>{
-                    static_cast<py::ssize_t>(values.rowLengths.size())});
-                std::copy(values.rowLengths.begin(), values.rowLengths.end(),
-                          array.mutable_data());
-                lengths = std::move(array);
-              }
-              out.append(py::make_tuple(valuesArray(values, values.shape),
-                                        lengths));
-            }
-            return out;
+            return parsedFeatures(features, self.ragged);
           },
           py::arg("records"),
           "(values, row_lengths) per feature of the spec, in its order: "
           "[batch, shape...] and None for a fixed-length feature, the "
           "concatenated values and each record's count for a "
+          "variable-length one.");
+
+  py::class_<SequenceSpecParser>(m, "SequenceExampleParser")
+      .def(py::init([](py::list context, py::list sequence) {
+             auto parser = std::make_unique<SequenceSpecParser>();
+             std::vector<kiln::data::FeatureSpec> contextSpec;
+             for (py::handle item : context) {
+               contextSpec.push_back(featureSpecOf(item.cast<py::tuple>()));
+               parser->ragged.push_back(contextSpec.back().variableLength);
+             }
+             // Each entry: (name, type, variable_length, shape,
+             // allow_missing, padding value or None).
+             std::vector<kiln::data::SequenceFeatureSpec> sequenceSpec;
+             for (py::handle item : sequence) {
+               auto entry = item.cast<py::tuple>();
+               kiln::data::SequenceFeatureSpec list;
+               list.name = entry[0].cast<std::string>();
+               list.type = featureTypeNamed(entry[1].cast<std::string>());
+               list.variableLength = entry[2].cast<bool>();
+               list.shape = entry[3].cast<std::vector<int64_t>>();
+               list.allowMissing = entry[4].cast<bool>();
+               if (!entry[5].is_none())
+                 castDefaults(entry[5], list.type, list.defaultInts,
+                              list.defaultFloats, list.defaultBytes);
+               sequenceSpec.push_back(std::move(list));
+             }
+             std::string error;
+             if (!parser->parser.setSpec(std::move(contextSpec),
+                                         std::move(sequenceSpec), error))
+               throw py::value_error(error);
+             return parser;
+           }),
+           py::arg("context"), py::arg("sequence"))
+      .def(
+          "parse",
+          [](const SequenceSpecParser &self,
+             const std::vector<std::string> &records) {
+            std::vector<kiln::data::FeatureValues> context;
+            std::vector<kiln::data::SequenceValues> sequence;
+            std::string error;
+            bool ok;
+            {
+              py::gil_scoped_release release;
+              ok = self.parser.parse(records, context, sequence, error);
+            }
+            if (!ok)
+              throw py::value_error(error);
+            py::list lists;
+            for (const kiln::data::SequenceValues &list : sequence) {
+              py::object valueCounts = py::none();
+              if (list.values.shape.size() == 1) // variable length
+                valueCounts = int64Array(
+                    list.valueCounts,
+                    {static_cast<py::ssize_t>(list.valueCounts.size())});
+              lists.append(py::make_tuple(
+                  valuesArray(list.values, list.values.shape),
+                  int64Array(list.stepCounts,
+                             {static_cast<py::ssize_t>(list.stepCounts.size())}),
+                  valueCounts));
+            }
+            return py::make_tuple(parsedFeatures(context, self.ragged), lists);
+          },
+          py::arg("records"),
+          "(context, feature lists): the context as ExampleParser.parse "
+          "gives it, and per feature list (values, steps per record, "
+          "values per step or None): [batch, longest, shape...] padded for "
+          "a fixed-length list, the concatenated values for a "
           "variable-length one.");
 }
 

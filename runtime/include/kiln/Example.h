@@ -15,7 +15,9 @@
 // A record that is not an Example, a feature of another type than its
 // spec's, a count that does not match the shape, or a missing feature
 // without a default is an error that names the record (its index in the
-// batch) and the feature. Part of the runtime's layer: protobuf, no LLVM.
+// batch) and the feature. Part of the runtime's layer, with no LLVM and no
+// protobuf library: the wire format is decoded in place
+// (lib/data/ExampleWire.h says why).
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,7 +85,58 @@ public:
              std::vector<FeatureValues> &features, std::string &error) const;
 
 private:
+  friend class SequenceExampleParser;
   std::vector<FeatureSpec> spec;
+};
+
+/// One feature list of a tf.SequenceExample spec: a value list per step.
+struct SequenceFeatureSpec {
+  std::string name;
+  FeatureType type = FeatureType::Float;
+  /// Any number of values per step (tf.io.VarLenFeature among the sequence
+  /// features) instead of `shape`'s (tf.io.FixedLenSequenceFeature).
+  bool variableLength = false;
+  /// A fixed-length list's shape per step ({} for one value).
+  std::vector<int64_t> shape;
+  /// A record without the list has no steps; without this it is an error.
+  bool allowMissing = false;
+  /// A fixed-length list pads records with fewer steps than the batch's
+  /// longest with this value (one, of the spec's type), or with zeros
+  /// (empty strings) when there is none.
+  std::vector<int64_t> defaultInts;
+  std::vector<float> defaultFloats;
+  std::vector<std::string> defaultBytes;
+};
+
+/// One feature list of a parsed batch of SequenceExamples.
+struct SequenceValues {
+  /// Fixed length: [batch, longest, shape...] with the padding; variable
+  /// length: all values of all steps, [total].
+  FeatureValues values;
+  /// Each record's number of steps (tf's feature_list_lengths).
+  std::vector<int64_t> stepCounts;
+  /// Variable length only: each step's number of values, the steps of all
+  /// records in order.
+  std::vector<int64_t> valueCounts;
+};
+
+/// Parses batches of serialized tf.SequenceExample records as
+/// tf.io.parse_sequence_example does: the context's features by a
+/// FeatureSpec list (as ExampleParser), the feature lists by a
+/// SequenceFeatureSpec list. A step of another type, with a count its
+/// shape does not hold, or a list that is missing without allowMissing is
+/// an error naming the record, the feature list and the step.
+class SequenceExampleParser {
+public:
+  bool setSpec(std::vector<FeatureSpec> context,
+               std::vector<SequenceFeatureSpec> sequence, std::string &error);
+  bool parse(const std::vector<std::string> &records,
+             std::vector<FeatureValues> &context,
+             std::vector<SequenceValues> &sequence, std::string &error) const;
+
+private:
+  ExampleParser contextParser;
+  std::vector<SequenceFeatureSpec> sequenceSpec;
 };
 
 } // namespace data

@@ -1,16 +1,18 @@
 //===- Example.cpp - Parsing tf.Example records into arrays ---------------===//
 //
-// Each record is decoded by protobuf into the wire messages of
-// example.proto; the spec then picks each feature's list, checks its type
-// and count, and appends its values to the batch's array (or the default,
-// for a fixed-length feature the example lacks).
+// Each record is decoded in place (ExampleWire.h) into its features'
+// views; the spec then picks each feature's list (the map's last entry of
+// its name), checks its type and count, and appends its values to the
+// batch's array (or the default, for a fixed-length feature the example
+// lacks). SequenceExamples add their feature lists, step by step.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Example.h"
 
-#include "example.pb.h"
+#include "ExampleWire.h"
 
+#include <algorithm>
 #include <set>
 
 namespace kiln {
@@ -37,50 +39,22 @@ size_t defaultCount(const FeatureSpec &spec) {
   return 0;
 }
 
-/// The type of a feature's list, or nullopt for a feature with none.
-std::optional<FeatureType> typeOf(const wire::Feature &feature) {
-  switch (feature.kind_case()) {
-  case wire::Feature::kInt64List:
-    return FeatureType::Int64;
-  case wire::Feature::kFloatList:
-    return FeatureType::Float;
-  case wire::Feature::kBytesList:
-    return FeatureType::Bytes;
-  default:
-    return std::nullopt;
-  }
+/// The last feature of each spec entry's name among a record's decoded
+/// features (null where the record has none).
+template <typename Spec, typename Named>
+void pickByName(const std::vector<Spec> &spec, const std::vector<Named> &named,
+                std::vector<const Named *> &picked) {
+  picked.assign(spec.size(), nullptr);
+  for (const Named &entry : named)
+    for (size_t f = 0; f < spec.size(); ++f)
+      if (entry.name == spec[f].name)
+        picked[f] = &entry;
 }
 
-int64_t valueCount(const wire::Feature &feature) {
-  switch (feature.kind_case()) {
-  case wire::Feature::kInt64List:
-    return feature.int64_list().value_size();
-  case wire::Feature::kFloatList:
-    return feature.float_list().value_size();
-  case wire::Feature::kBytesList:
-    return feature.bytes_list().value_size();
-  default:
-    return 0;
-  }
-}
-
-void appendValues(const wire::Feature &feature, FeatureValues &out) {
-  switch (feature.kind_case()) {
-  case wire::Feature::kInt64List:
-    out.ints.insert(out.ints.end(), feature.int64_list().value().begin(),
-                    feature.int64_list().value().end());
-    break;
-  case wire::Feature::kFloatList:
-    out.floats.insert(out.floats.end(), feature.float_list().value().begin(),
-                      feature.float_list().value().end());
-    break;
-  case wire::Feature::kBytesList:
-    for (const std::string &value : feature.bytes_list().value())
-      out.bytes.push_back(value);
-    break;
-  default:
-    break;
-  }
+std::string typeMismatch(const std::string &where, FeatureType found,
+                         FeatureType expected) {
+  return where + " holds " + featureTypeName(found) + " values, the spec says " +
+         featureTypeName(expected);
 }
 
 /// Appends `count` values of `spec`'s default (one value repeated, or the
@@ -164,72 +138,245 @@ bool ExampleParser::setSpec(std::vector<FeatureSpec> features,
   return true;
 }
 
-bool ExampleParser::parse(const std::vector<std::string> &records,
-                          std::vector<FeatureValues> &features,
-                          std::string &error) const {
+namespace {
+
+/// Appends one record's features (`picked`, by spec entry) to the batch.
+/// `where` names the record, and is only called for a message.
+template <typename Where>
+bool appendRecord(const std::vector<FeatureSpec> &spec,
+                  const std::vector<const wire::NamedFeature *> &picked,
+                  Where where, std::vector<FeatureValues> &out,
+                  std::string &error) {
+  for (size_t f = 0; f < spec.size(); ++f) {
+    const FeatureSpec &feature = spec[f];
+    const wire::FeatureView *found =
+        picked[f] && picked[f]->feature.type ? &picked[f]->feature : nullptr;
+    auto name = [&] { return where() + ": feature '" + feature.name + "'"; };
+    if (found && *found->type != feature.type) {
+      error = typeMismatch(name(), *found->type, feature.type);
+      return false;
+    }
+    if (feature.variableLength) {
+      out[f].rowLengths.push_back(found ? found->count : 0);
+      if (found)
+        wire::appendValues(*found, out[f]);
+      continue;
+    }
+    int64_t count = elementCount(feature.shape);
+    if (!found) {
+      if (!defaultCount(feature)) {
+        error = name() + " is missing and the spec gives no default";
+        return false;
+      }
+      appendDefault(feature, count, out[f]);
+      continue;
+    }
+    if (found->count != count) {
+      error = name() + " has " + std::to_string(found->count) +
+              " values, its shape holds " + std::to_string(count);
+      return false;
+    }
+    wire::appendValues(*found, out[f]);
+  }
+  return true;
+}
+
+void startBatch(const std::vector<FeatureSpec> &spec, size_t records,
+                std::vector<FeatureValues> &features) {
   features.assign(spec.size(), FeatureValues());
   for (size_t f = 0; f < spec.size(); ++f) {
     features[f].type = spec[f].type;
     if (spec[f].variableLength)
-      features[f].rowLengths.reserve(records.size());
+      features[f].rowLengths.reserve(records);
   }
-  wire::Example example;
-  for (size_t r = 0; r < records.size(); ++r) {
-    std::string where = "record " + std::to_string(r);
-    if (!example.ParseFromString(records[r])) {
-      error = where + " is not a serialized tf.Example";
-      return false;
-    }
-    const auto &map = example.features().feature();
-    for (size_t f = 0; f < spec.size(); ++f) {
-      const FeatureSpec &feature = spec[f];
-      FeatureValues &out = features[f];
-      auto found = map.find(feature.name);
-      bool present = found != map.end() && typeOf(found->second);
-      if (present && *typeOf(found->second) != feature.type) {
-        error = where + ": feature '" + feature.name + "' holds " +
-                featureTypeName(*typeOf(found->second)) +
-                " values, the spec says " + featureTypeName(feature.type);
-        return false;
-      }
-      if (feature.variableLength) {
-        int64_t count = present ? valueCount(found->second) : 0;
-        out.rowLengths.push_back(count);
-        if (present)
-          appendValues(found->second, out);
-        continue;
-      }
-      int64_t count = elementCount(feature.shape);
-      if (!present) {
-        if (!defaultCount(feature)) {
-          error = where + ": feature '" + feature.name +
-                  "' is missing and the spec gives no default";
-          return false;
-        }
-        appendDefault(feature, count, out);
-        continue;
-      }
-      if (valueCount(found->second) != count) {
-        error = where + ": feature '" + feature.name + "' has " +
-                std::to_string(valueCount(found->second)) +
-                " values, its shape holds " + std::to_string(count);
-        return false;
-      }
-      appendValues(found->second, out);
-    }
-  }
+}
+
+int64_t sum(const std::vector<int64_t> &values) {
+  int64_t total = 0;
+  for (int64_t n : values)
+    total += n;
+  return total;
+}
+
+void finishBatch(const std::vector<FeatureSpec> &spec, size_t records,
+                 std::vector<FeatureValues> &features) {
   for (size_t f = 0; f < spec.size(); ++f) {
     FeatureValues &out = features[f];
     if (spec[f].variableLength) {
-      int64_t total = 0;
-      for (int64_t n : out.rowLengths)
-        total += n;
-      out.shape = {total};
+      out.shape = {sum(out.rowLengths)};
     } else {
-      out.shape = {static_cast<int64_t>(records.size())};
+      out.shape = {static_cast<int64_t>(records)};
       out.shape.insert(out.shape.end(), spec[f].shape.begin(),
                        spec[f].shape.end());
     }
+  }
+}
+
+std::string recordName(size_t r) { return "record " + std::to_string(r); }
+
+} // namespace
+
+bool ExampleParser::parse(const std::vector<std::string> &records,
+                          std::vector<FeatureValues> &features,
+                          std::string &error) const {
+  startBatch(spec, records.size(), features);
+  std::vector<wire::NamedFeature> named;
+  std::vector<const wire::NamedFeature *> picked;
+  for (size_t r = 0; r < records.size(); ++r) {
+    if (!wire::decodeExample(records[r], named)) {
+      error = recordName(r) + " is not a serialized tf.Example";
+      return false;
+    }
+    pickByName(spec, named, picked);
+    if (!appendRecord(spec, picked, [r] { return recordName(r); }, features,
+                      error))
+      return false;
+  }
+  finishBatch(spec, records.size(), features);
+  return true;
+}
+
+bool SequenceExampleParser::setSpec(std::vector<FeatureSpec> context,
+                                    std::vector<SequenceFeatureSpec> sequence,
+                                    std::string &error) {
+  std::set<std::string> names;
+  for (const SequenceFeatureSpec &list : sequence) {
+    std::string where = "feature list '" + list.name + "'";
+    if (list.name.empty()) {
+      error = "a feature list of the parse spec has no name";
+      return false;
+    }
+    if (!names.insert(list.name).second) {
+      error = where + " appears twice in the parse spec";
+      return false;
+    }
+    for (int64_t d : list.shape)
+      if (d < 0) {
+        error = where + " has a negative dimension";
+        return false;
+      }
+    size_t defaults = list.defaultInts.size() + list.defaultFloats.size() +
+                      list.defaultBytes.size();
+    size_t ofType = list.type == FeatureType::Int64   ? list.defaultInts.size()
+                    : list.type == FeatureType::Float ? list.defaultFloats.size()
+                                                      : list.defaultBytes.size();
+    if (defaults != ofType || defaults > 1) {
+      error = where + " takes one padding value of its " +
+              featureTypeName(list.type) + " type";
+      return false;
+    }
+    if (list.variableLength && (!list.shape.empty() || defaults)) {
+      error = where + " is variable-length: it takes no shape or padding";
+      return false;
+    }
+  }
+  if (!contextParser.setSpec(std::move(context), error))
+    return false;
+  sequenceSpec = std::move(sequence);
+  return true;
+}
+
+bool SequenceExampleParser::parse(const std::vector<std::string> &records,
+                                  std::vector<FeatureValues> &context,
+                                  std::vector<SequenceValues> &sequence,
+                                  std::string &error) const {
+  const std::vector<FeatureSpec> &contextSpec = contextParser.spec;
+  startBatch(contextSpec, records.size(), context);
+  sequence.assign(sequenceSpec.size(), SequenceValues());
+  for (size_t f = 0; f < sequenceSpec.size(); ++f)
+    sequence[f].values.type = sequenceSpec[f].type;
+  // Fixed-length lists are padded to the batch's longest, so their steps
+  // are kept per record until the batch is read.
+  std::vector<std::vector<FeatureValues>> steps(sequenceSpec.size());
+  std::vector<wire::NamedFeature> named;
+  std::vector<wire::NamedFeatureList> lists;
+  std::vector<const wire::NamedFeature *> picked;
+  std::vector<const wire::NamedFeatureList *> pickedLists;
+  for (size_t r = 0; r < records.size(); ++r) {
+    if (!wire::decodeSequenceExample(records[r], named, lists)) {
+      error = recordName(r) + " is not a serialized tf.SequenceExample";
+      return false;
+    }
+    pickByName(contextSpec, named, picked);
+    if (!appendRecord(contextSpec, picked,
+                      [r] { return recordName(r) + " (context)"; }, context,
+                      error))
+      return false;
+    pickByName(sequenceSpec, lists, pickedLists);
+    for (size_t f = 0; f < sequenceSpec.size(); ++f) {
+      const SequenceFeatureSpec &spec = sequenceSpec[f];
+      SequenceValues &out = sequence[f];
+      auto where = [&] {
+        return recordName(r) + ": feature list '" + spec.name + "'";
+      };
+      if (!pickedLists[f] && !spec.allowMissing && !spec.variableLength) {
+        error = where() + " is missing and the spec does not allow it";
+        return false;
+      }
+      const std::vector<wire::FeatureView> none;
+      const auto &recordSteps = pickedLists[f] ? pickedLists[f]->steps : none;
+      out.stepCounts.push_back(static_cast<int64_t>(recordSteps.size()));
+      FeatureValues fixed;
+      fixed.type = spec.type;
+      int64_t count = elementCount(spec.shape);
+      for (size_t s = 0; s < recordSteps.size(); ++s) {
+        const wire::FeatureView &step = recordSteps[s];
+        auto stepName = [&] { return where() + ", step " + std::to_string(s); };
+        if (step.type && *step.type != spec.type) {
+          error = typeMismatch(stepName(), *step.type, spec.type);
+          return false;
+        }
+        if (spec.variableLength) {
+          out.valueCounts.push_back(step.count);
+          wire::appendValues(step, out.values);
+          continue;
+        }
+        if (step.count != count) {
+          error = stepName() + " has " + std::to_string(step.count) +
+                  " values, its shape holds " + std::to_string(count);
+          return false;
+        }
+        wire::appendValues(step, fixed);
+      }
+      if (!spec.variableLength)
+        steps[f].push_back(std::move(fixed));
+    }
+  }
+  finishBatch(contextSpec, records.size(), context);
+  for (size_t f = 0; f < sequenceSpec.size(); ++f) {
+    const SequenceFeatureSpec &spec = sequenceSpec[f];
+    SequenceValues &out = sequence[f];
+    if (spec.variableLength) {
+      out.values.shape = {sum(out.valueCounts)};
+      continue;
+    }
+    int64_t longest = 0;
+    for (int64_t n : out.stepCounts)
+      longest = std::max(longest, n);
+    int64_t count = elementCount(spec.shape);
+    FeatureSpec padding;
+    padding.type = spec.type;
+    padding.defaultInts = spec.defaultInts.empty() ? std::vector<int64_t>{0}
+                                                   : spec.defaultInts;
+    padding.defaultFloats = spec.defaultFloats.empty()
+                                ? std::vector<float>{0.0f}
+                                : spec.defaultFloats;
+    padding.defaultBytes = spec.defaultBytes.empty()
+                               ? std::vector<std::string>{std::string()}
+                               : spec.defaultBytes;
+    for (size_t r = 0; r < records.size(); ++r) {
+      FeatureValues &record = steps[f][r];
+      out.values.ints.insert(out.values.ints.end(), record.ints.begin(),
+                             record.ints.end());
+      out.values.floats.insert(out.values.floats.end(), record.floats.begin(),
+                               record.floats.end());
+      for (std::string &value : record.bytes)
+        out.values.bytes.push_back(std::move(value));
+      appendDefault(padding, (longest - out.stepCounts[r]) * count, out.values);
+    }
+    out.values.shape = {static_cast<int64_t>(records.size()), longest};
+    out.values.shape.insert(out.values.shape.end(), spec.shape.begin(),
+                            spec.shape.end());
   }
   return true;
 }

@@ -211,3 +211,140 @@ TEST(ExampleTest, MalformedSpecsAreRefused) {
   EXPECT_EQ(error,
             "feature 'a' is variable-length: it takes no shape or default");
 }
+
+namespace {
+
+/// A serialized SequenceExample with a context label and int64 or float
+/// feature lists, one vector of values per step.
+std::string sequenceExample(
+    int64_t label,
+    const std::vector<std::pair<std::string, std::vector<std::vector<float>>>>
+        &floatLists,
+    const std::vector<std::pair<std::string, std::vector<std::vector<int64_t>>>>
+        &intLists) {
+  wire::SequenceExample example;
+  (*example.mutable_context()->mutable_feature())["label"]
+      .mutable_int64_list()
+      ->add_value(label);
+  auto &lists = *example.mutable_feature_lists()->mutable_feature_list();
+  for (const auto &[name, steps] : floatLists)
+    for (const auto &values : steps) {
+      auto &list = *lists[name].add_feature()->mutable_float_list();
+      for (float v : values)
+        list.add_value(v);
+    }
+  for (const auto &[name, steps] : intLists)
+    for (const auto &values : steps) {
+      auto &list = *lists[name].add_feature()->mutable_int64_list();
+      for (int64_t v : values)
+        list.add_value(v);
+    }
+  return example.SerializeAsString();
+}
+
+SequenceFeatureSpec sequenceList(const std::string &name, FeatureType type,
+                                 std::vector<int64_t> shape,
+                                 bool variableLength = false) {
+  SequenceFeatureSpec spec;
+  spec.name = name;
+  spec.type = type;
+  spec.shape = std::move(shape);
+  spec.variableLength = variableLength;
+  return spec;
+}
+
+} // namespace
+
+TEST(ExampleTest, SequenceExamplesArePaddedAndRagged) {
+  std::vector<std::string> records = {
+      sequenceExample(1, {{"xy", {{1, 2}, {3, 4}}}}, {{"ids", {{7}, {}, {8, 9}}}}),
+      sequenceExample(0, {{"xy", {{5, 6}}}}, {})};
+  SequenceFeatureSpec xy = sequenceList("xy", FeatureType::Float, {2});
+  xy.defaultFloats = {-1.0f};
+  SequenceExampleParser parser;
+  std::string error;
+  ASSERT_TRUE(parser.setSpec({fixed("label", FeatureType::Int64, {})},
+                             {xy, sequenceList("ids", FeatureType::Int64, {},
+                                               /*variableLength=*/true)},
+                             error))
+      << error;
+  std::vector<FeatureValues> context;
+  std::vector<SequenceValues> lists;
+  ASSERT_TRUE(parser.parse(records, context, lists, error)) << error;
+  EXPECT_EQ(context[0].ints, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(lists[0].values.shape, (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(lists[0].values.floats,
+            (std::vector<float>{1, 2, 3, 4, 5, 6, -1, -1}));
+  EXPECT_EQ(lists[0].stepCounts, (std::vector<int64_t>{2, 1}));
+  // A variable-length list may be missing: no steps.
+  EXPECT_EQ(lists[1].values.ints, (std::vector<int64_t>{7, 8, 9}));
+  EXPECT_EQ(lists[1].stepCounts, (std::vector<int64_t>{3, 0}));
+  EXPECT_EQ(lists[1].valueCounts, (std::vector<int64_t>{1, 0, 2}));
+}
+
+TEST(ExampleTest, SequenceExampleMistakesNameTheStep) {
+  SequenceExampleParser parser;
+  std::string error;
+  ASSERT_TRUE(parser.setSpec({}, {sequenceList("xy", FeatureType::Float, {2})},
+                             error));
+  auto failure = [&](const std::string &record) {
+    std::vector<FeatureValues> context;
+    std::vector<SequenceValues> lists;
+    EXPECT_FALSE(parser.parse({sequenceExample(0, {{"xy", {{1, 2}}}}, {}), record},
+                              context, lists, error));
+    return error;
+  };
+  EXPECT_EQ(failure(sequenceExample(0, {{"xy", {{1, 2}, {3}}}}, {})),
+            "record 1: feature list 'xy', step 1 has 1 values, its shape "
+            "holds 2");
+  EXPECT_EQ(failure(sequenceExample(0, {}, {{"xy", {{1, 2}}}})),
+            "record 1: feature list 'xy', step 0 holds int64 values, the "
+            "spec says float");
+  EXPECT_EQ(failure(sequenceExample(0, {}, {})),
+            "record 1: feature list 'xy' is missing and the spec does not "
+            "allow it");
+  EXPECT_EQ(failure(std::string("\x12\x05", 2)),
+            "record 1 is not a serialized tf.SequenceExample");
+  SequenceFeatureSpec twoPads = sequenceList("xy", FeatureType::Float, {2});
+  twoPads.defaultFloats = {0.0f, 1.0f};
+  EXPECT_FALSE(parser.setSpec({}, {twoPads}, error));
+  EXPECT_EQ(error, "feature list 'xy' takes one padding value of its float type");
+}
+
+TEST(ExampleTest, RepeatedFieldsMergeAsProtobufMergesThem) {
+  // Two Features messages (merged); the second repeats "a" (its entry
+  // wins) and holds a Feature whose int64 list comes in two pieces (they
+  // concatenate).
+  wire::Example first;
+  (*first.mutable_features()->mutable_feature())["a"]
+      .mutable_float_list()
+      ->add_value(1.0f);
+  (*first.mutable_features()->mutable_feature())["b"]
+      .mutable_int64_list()
+      ->add_value(5);
+  wire::Feature piece1, piece2;
+  piece1.mutable_int64_list()->add_value(2);
+  piece2.mutable_int64_list()->add_value(3);
+  piece2.mutable_int64_list()->add_value(-4);
+  auto lengthDelimited = [](int field, const std::string &payload) {
+    return std::string(1, static_cast<char>(field << 3 | 2)) +
+           static_cast<char>(payload.size()) + payload;
+  };
+  std::string feature = piece1.SerializeAsString() + piece2.SerializeAsString();
+  std::string entry = lengthDelimited(1, "a") + lengthDelimited(2, feature);
+  std::string record = first.SerializeAsString() +
+                       lengthDelimited(1, lengthDelimited(1, entry));
+  wire::Example expected;
+  ASSERT_TRUE(expected.ParseFromString(record));
+  ASSERT_EQ(expected.features().feature().at("a").int64_list().value_size(), 3);
+
+  ExampleParser parser;
+  std::string error;
+  ASSERT_TRUE(parser.setSpec({ragged("a", FeatureType::Int64),
+                              ragged("b", FeatureType::Int64)},
+                             error));
+  std::vector<FeatureValues> features;
+  ASSERT_TRUE(parser.parse({record}, features, error)) << error;
+  EXPECT_EQ(features[0].ints, (std::vector<int64_t>{2, 3, -4}));
+  EXPECT_EQ(features[1].ints, (std::vector<int64_t>{5}));
+}

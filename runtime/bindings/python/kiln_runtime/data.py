@@ -24,8 +24,11 @@ import numpy as np
 
 from . import _runtime
 
-__all__ = ["FixedLenFeature", "VarLenFeature", "Dataset", "read_records",
-           "write_records", "parse_example", "batches", "read_criteo"]
+__all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature",
+           "Dataset", "read_records", "write_records", "parse_example",
+           "parse_sequence_example", "batches", "read_criteo", "fingerprint64",
+           "hash_bucket", "Vocabulary", "cross_hashed",
+           "DEFAULT_CROSS_HASH_KEY"]
 
 _TYPES = {"int64": "int64", "float32": "float32", "float": "float32",
           "bytes": "bytes", "string": "bytes"}
@@ -79,6 +82,34 @@ class VarLenFeature:
 
     def _entry(self, name):
         return (name, self.dtype, True, [], None)
+
+    def _sequence_entry(self, name):
+        return (name, self.dtype, True, [], True, None)
+
+
+class FixedLenSequenceFeature:
+    """A feature list of a tf.SequenceExample with `shape` values per step
+    (tf.io.FixedLenSequenceFeature): parsed as [batch, longest, shape...],
+    records with fewer steps padded with `default` (one value; zeros or
+    empty strings without it). A record without the list is an error
+    unless `allow_missing`, when it has no steps."""
+
+    def __init__(self, shape, dtype, allow_missing=False, default=None):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = _type_name(dtype)
+        self.allow_missing = bool(allow_missing)
+        self.default = default
+
+    def _sequence_entry(self, name):
+        default = self.default
+        if default is not None:
+            if self.dtype == "bytes":
+                default = [default.encode() if isinstance(default, str)
+                           else bytes(default)]
+            else:
+                default = [default]
+        return (name, self.dtype, False, list(self.shape), self.allow_missing,
+                default)
 
 
 class Dataset:
@@ -174,6 +205,48 @@ def parse_example(records, features):
     return out
 
 
+_sequence_parsers = {}
+
+
+def parse_sequence_example(records, context_features=None,
+                           sequence_features=None):
+    """Parses a batch of serialized tf.SequenceExample `records` as
+    tf.io.parse_sequence_example does, into (context, feature_lists,
+    feature_list_lengths):
+
+    - context: {name: array} for `context_features` as parse_example;
+    - feature_lists: for each FixedLenSequenceFeature of
+      `sequence_features`, [batch, longest, shape...] (padded); for each
+      VarLenFeature, (values, steps per record, values per step);
+    - feature_list_lengths: {name: [batch] steps per record} of the
+      fixed-length lists.
+    """
+    context_features = context_features or {}
+    sequence_features = sequence_features or {}
+    context_entries = tuple(f._entry(n) for n, f in context_features.items())
+    sequence_entries = tuple(f._sequence_entry(n)
+                             for n, f in sequence_features.items())
+    key = repr((context_entries, sequence_entries))
+    parser = _sequence_parsers.get(key)
+    if parser is None:
+        parser = _sequence_parsers[key] = _runtime.SequenceExampleParser(
+            list(context_entries), list(sequence_entries))
+    parsed_context, parsed_lists = parser.parse([bytes(r) for r in records])
+    context = {}
+    for (name, _, ragged, _, _), (values, lengths) in zip(context_entries,
+                                                          parsed_context):
+        context[name] = (values, lengths) if ragged else values
+    lists, lengths = {}, {}
+    for (name, _, ragged, _, _, _), (values, steps, counts) in zip(
+            sequence_entries, parsed_lists):
+        if ragged:
+            lists[name] = (values, steps, counts)
+        else:
+            lists[name] = values
+            lengths[name] = steps
+    return context, lists, lengths
+
+
 def read_criteo(paths, batch_size):
     """Yields {"label": [n], "dense": [n, 13], "sparse": [n, 26]} int64
     arrays from Criteo-format click logs (tab-separated label, 13 counts,
@@ -192,3 +265,98 @@ def read_criteo(paths, batch_size):
             labels, dense, sparse = batch
             yield {"label": labels, "dense": dense, "sparse": sparse}
 
+
+
+# --- Categorical features: the ids TensorFlow gives the same values --------
+
+#: tf.sparse.cross_hashed's (and crossed_column's) hash key by default.
+DEFAULT_CROSS_HASH_KEY = 0xDECAFCAFFE
+
+
+def _is_strings(values):
+    array = np.asarray(values) if not isinstance(values, np.ndarray) else values
+    return array.dtype.kind in "SUO"
+
+
+def fingerprint64(values):
+    """FarmHash's Fingerprint64 of each string (bytes, or str as UTF-8),
+    TensorFlow's tf.fingerprint: uint64 [n]."""
+    return _runtime.fingerprint64(list(np.ravel(np.asarray(values, dtype=object))))
+
+
+def hash_bucket(values, num_buckets):
+    """Each value's bucket as tf.strings.to_hash_bucket_fast gives it:
+    Fingerprint64 modulo `num_buckets`. Integers are hashed as their
+    decimal text, as categorical_column_with_hash_bucket and Keras's
+    Hashing layer hash them. The result has the values' shape."""
+    array = np.asarray(values, dtype=object if _is_strings(values) else None)
+    if array.dtype.kind in "iu":
+        out = _runtime.hash_bucket_ints(array.astype(np.int64).ravel(),
+                                        int(num_buckets))
+    elif array.dtype.kind in "SUO":
+        out = _runtime.hash_bucket_bytes(list(array.ravel()), int(num_buckets))
+    else:
+        raise ValueError(f"hash_bucket takes strings or integers, not {array.dtype}")
+    return out.reshape(array.shape)
+
+
+class Vocabulary:
+    """String tokens to ids as categorical_column_with_vocabulary_list (or
+    _file) and StringLookup without its reserved ids: a token's position in
+    `tokens` (or its line in `file`, the first `size` lines when given); a
+    token outside it, the vocabulary's size plus its hash bucket among
+    `num_oov_buckets`, or `default_value` when there are none."""
+
+    def __init__(self, tokens=None, *, file=None, size=None, num_oov_buckets=0,
+                 default_value=-1):
+        if (tokens is None) == (file is None):
+            raise ValueError("a Vocabulary takes tokens or a file, one of them")
+        self._table = _runtime.Vocabulary(
+            None if tokens is None else list(tokens),
+            None if file is None else str(file),
+            -1 if size is None else int(size), int(num_oov_buckets),
+            int(default_value))
+
+    @property
+    def id_count(self):
+        """The number of ids: the tokens and the out-of-vocabulary buckets."""
+        return self._table.id_count
+
+    def lookup(self, values):
+        """The id of each string (or str) in `values`, in their shape."""
+        array = np.asarray(values, dtype=object)
+        return self._table.lookup(list(array.ravel())).reshape(array.shape)
+
+
+def _column_hashes(column):
+    """(hashes uint64, row_lengths) of a crossed column: (values,
+    row_lengths) or a [batch] / [batch, k] array; strings by their
+    fingerprint, integers as they are."""
+    if isinstance(column, tuple):
+        values, lengths = column
+        values = np.asarray(values, dtype=object if _is_strings(values) else None)
+        lengths = np.asarray(lengths, dtype=np.int64)
+    else:
+        values = np.asarray(column, dtype=object if _is_strings(column) else None)
+        rows = values.shape[0]
+        values = values.reshape(rows, -1)
+        lengths = np.full(rows, values.shape[1], dtype=np.int64)
+        values = values.ravel()
+    if values.dtype.kind in "SUO":
+        hashes = fingerprint64(values)
+    elif values.dtype.kind in "iu":
+        hashes = values.astype(np.int64).view(np.uint64)
+    else:
+        raise ValueError(f"crossed columns hold strings or integers, not {values.dtype}")
+    return hashes, lengths
+
+
+def cross_hashed(columns, num_buckets=0, hash_key=DEFAULT_CROSS_HASH_KEY):
+    """tf.sparse.cross_hashed on ragged or dense columns: for each row,
+    every combination of one value of each column (the last column varying
+    fastest), hashed by FingerprintCat64 from `hash_key` and taken modulo
+    `num_buckets` (0: modulo the largest int64). Returns (ids,
+    row_lengths)."""
+    hashed = [_column_hashes(c) for c in columns]
+    return _runtime.cross_hashed([h for h, _ in hashed], [n for _, n in hashed],
+                                 int(num_buckets), int(hash_key))
