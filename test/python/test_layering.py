@@ -33,7 +33,7 @@ LAYERS = [
                     "numpy._building", "numpy._products", "numpy"]),
     ("Tensor's numpy methods", ["_indexing", "_tensor"]),
     ("transforms", ["_grad", "_vmap"]),
-    ("libraries", ["lax", "random", "nn", "optim"]),
+    ("libraries", ["lax", "ops", "random", "nn", "optim", "feature_column"]),
     ("public API", [""]),
 ]
 ORDER = [module for _, modules in LAYERS for module in modules]

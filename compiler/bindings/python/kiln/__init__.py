@@ -29,9 +29,11 @@ from ._grad import grad, jvp, value_and_grad, vjp, checkpoint, remat
 from ._vmap import vmap, jacfwd, jacrev, hessian
 from ._tree import flatten as tree_flatten, tree_map, leaves as tree_leaves
 from . import lax
+from . import ops
 from . import nn
 from . import optim
 from . import random
+from . import feature_column
 from . import distributed
 from . import profiler
 
@@ -48,4 +50,4 @@ __all__ = ["jit", "grad", "value_and_grad", "vjp", "jvp", "vmap", "jacfwd",
            "fori_loop", "scan", "numpy", "nn", "optim", "Tensor", "TraceError",
            "ConcretizationError", "JitError", "Lowered", "Compiled",
            "tree_flatten", "tree_map", "tree_leaves", "is_tracing", "lax",
-           "TRACED_DTYPES", "profiler", "random"]
+           "TRACED_DTYPES", "profiler", "random", "ops", "feature_column"]
