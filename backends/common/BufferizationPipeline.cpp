@@ -57,14 +57,15 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
 
 void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
                                      bool rowLoops, bool collectives) {
+  // Embedding gradients added into their tables row by row, not as tables
+  // of zeros (SparseUpdates.cpp); first, as the rows of an update computed
+  // row by row are found by a sort.
+  pm.addNestedPass<func::FuncOp>(createSparseUpdates());
   // The attention ops no fused kernel took (CpuPipeline.cpp outlines the
   // ones it has kernels for), as the composition they stand for.
   pm.addPass(createDecomposeAttention());
   // Sorts as sorting networks of kiln ops (DecomposeSort.cpp).
   pm.addPass(createDecomposeSort());
-  // Embedding gradients added into their tables row by row, not as tables
-  // of zeros (SparseUpdates.cpp).
-  pm.addNestedPass<func::FuncOp>(createSparseUpdates());
   if (fuse) {
     // Folds and canonical forms first (e.g. numpy's keepdims reshapes
     // absorbed into broadcasts), so that fusion groups what the program

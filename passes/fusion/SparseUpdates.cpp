@@ -22,15 +22,23 @@
 // row named by several ids adds its updates (lr * (u1 + u2) against
 // lr * u1 + lr * u2), the freedom any sum has in compiled code.
 //
+// Updates that read the gradient more than once or read other tables
+// (Adagrad's) are then computed on the touched rows, each once: see
+// UpdateTouchedRows.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Fusion/Passes.h"
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <type_traits>
 
 namespace mlir {
 namespace kiln {
@@ -172,6 +180,264 @@ struct SubtractFromTable : OpRewritePattern<SubOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Rows: an update computed from the gradient and other tables, row by row
+//===----------------------------------------------------------------------===//
+
+/// Whether `v`, an elementwise function of g (and other values), is zero
+/// wherever g is: g itself, or a product, quotient, negation or sum of
+/// such (a product needs one such factor, a quotient its dividend).
+bool vanishesWith(Value v, Value g, int depth = 0) {
+  if (v == g)
+    return true;
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 32)
+    return false;
+  if (isa<MulOp>(op))
+    return vanishesWith(op->getOperand(0), g, depth + 1) ||
+           vanishesWith(op->getOperand(1), g, depth + 1);
+  if (isa<DivOp>(op))
+    return vanishesWith(op->getOperand(0), g, depth + 1);
+  if (isa<NegOp>(op))
+    return vanishesWith(op->getOperand(0), g, depth + 1);
+  if (isa<AddOp, SubOp>(op))
+    return vanishesWith(op->getOperand(0), g, depth + 1) &&
+           vanishesWith(op->getOperand(1), g, depth + 1);
+  return false;
+}
+
+/// The expression `root` as a tree of elementwise ops over leaves: the
+/// scatter into zeros `g` (the one such scatter it reads), values of the
+/// table's shape, and uniform values. Fails on anything else, or on a
+/// tree of more than `kMaxOps` ops.
+struct RowExpression {
+  static constexpr int kMaxOps = 64;
+  ScatterAddOp g;
+  SetVector<Operation *> ops; // defining order
+  SmallVector<Value> leaves;
+
+  bool collect(Value v, RankedTensorType tableType) {
+    Operation *op = v.getDefiningOp();
+    if (auto scatter = dyn_cast_or_null<ScatterAddOp>(op)) {
+      Value table = scatter.getTable();
+      if (matchPattern(table, m_AnyZeroFloat()) && v.getType() == tableType) {
+        if (g && g != scatter)
+          return false;
+        g = scatter;
+        return true;
+      }
+    }
+    if (op && (op->hasTrait<OpTrait::Elementwise>() || isa<CastOp>(op)) &&
+        op->getNumResults() == 1 &&
+        cast<RankedTensorType>(v.getType()).getShape() ==
+            tableType.getShape()) {
+      if (ops.contains(op))
+        return true;
+      if (static_cast<int>(ops.size()) >= kMaxOps)
+        return false;
+      for (Value operand : op->getOperands())
+        if (!collect(operand, tableType))
+          return false;
+      ops.insert(op);
+      return true;
+    }
+    leaves.push_back(v);
+    return cast<RankedTensorType>(v.getType()).getShape() ==
+               tableType.getShape() ||
+           isUniform(v);
+  }
+
+  static bool isUniform(Value v) {
+    if (auto constant = v.getDefiningOp<ConstantOp>()) {
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      return dense && dense.isSplat();
+    }
+    if (auto broadcast = v.getDefiningOp<BroadcastInDimOp>())
+      return cast<RankedTensorType>(broadcast.getOperand().getType())
+                 .getRank() == 0;
+    return false;
+  }
+};
+
+/// Whether g = scatter_add(0, ids, u) names fewer rows than its table
+/// has: otherwise the rows are no fewer than the table's (the sums this
+/// pattern makes are such scatters, and are left alone).
+bool fewerIdsThanRows(ScatterAddOp g) {
+  return cast<RankedTensorType>(g.getIndices().getType()).getNumElements() <
+         cast<RankedTensorType>(g.getType()).getDimSize(0);
+}
+
+/// The touched rows of a gradient g = scatter_add(0, ids, u): each
+/// distinct row once. `slots` rows in all, of which the first `count`
+/// are used: `rows[k]` the table row, `sums[k]` the sum of its updates
+/// (added in the ids' order, as the scatter adds them), `used[k]` whether
+/// slot k holds one.
+struct CoalescedRows {
+  Value rows, sums, used;
+  int64_t slots;
+};
+
+/// Built right after g, so that every reader of g can use it.
+CoalescedRows coalesce(PatternRewriter &rewriter, ScatterAddOp g) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(g);
+  Location loc = g.getLoc();
+  auto tableType = cast<RankedTensorType>(g.getType());
+  auto idsType = cast<RankedTensorType>(g.getIndices().getType());
+  int64_t n = idsType.getNumElements();
+  int64_t rowsInTable = tableType.getDimSize(0);
+  Type i64 = rewriter.getI64Type();
+  auto vector = RankedTensorType::get({n}, i64);
+  auto splat = [&](RankedTensorType type, int64_t value) -> Value {
+    return rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(type, rewriter.getIntegerAttr(
+                                              type.getElementType(), value)));
+  };
+  Value ids = g.getIndices();
+  if (idsType.getRank() != 1)
+    ids = rewriter.create<ReshapeOp>(
+        loc, RankedTensorType::get({n}, idsType.getElementType()), ids);
+  if (idsType.getElementType() != i64)
+    ids = rewriter.create<CastOp>(loc, vector, ids);
+  // Clamped as the scatter clamps them, then sorted (stably).
+  ids = rewriter.create<MaxOp>(
+      loc, rewriter.create<MinOp>(loc, ids, splat(vector, rowsInTable - 1)),
+      splat(vector, 0));
+  auto sort = rewriter.create<SortOp>(loc, ids, 0, false);
+  Value sorted = sort.getValues();
+  // first[k]: sorted[k] starts a run of equal rows.
+  Value previous = splat(RankedTensorType::get({1}, i64), -1);
+  if (n > 1)
+    previous = rewriter.create<ConcatOp>(
+        loc, ValueRange{previous,
+                        rewriter.create<SliceOp>(loc, sorted,
+                                                 SmallVector<int64_t>{0},
+                                                 SmallVector<int64_t>{n - 1},
+                                                 SmallVector<int64_t>{1})},
+        0);
+  Value first = rewriter.create<CastOp>(
+      loc, vector,
+      rewriter.create<CompareOp>(loc, CompareDirection::ne, sorted, previous));
+  // The run's slot, for each sorted position and for each id.
+  Value slot = rewriter.create<SubOp>(
+      loc, rewriter.create<CumsumOp>(loc, first, 0, false, false),
+      splat(vector, 1));
+  Value slotOfId = rewriter.create<ScatterAddOp>(loc, splat(vector, 0),
+                                                 sort.getIndices(), slot);
+  CoalescedRows out;
+  out.slots = n;
+  out.rows = rewriter.create<ScatterAddOp>(
+      loc, splat(vector, 0), slot,
+      rewriter.create<MulOp>(loc, sorted, first));
+  Value count = rewriter.create<ReduceSumOp>(loc, first, ArrayRef<int64_t>{0});
+  out.used = rewriter.create<CompareOp>(
+      loc, CompareDirection::lt, rewriter.create<IotaOp>(loc, vector, 0),
+      rewriter.create<BroadcastInDimOp>(loc, vector, count,
+                                        ArrayRef<int64_t>{}));
+  SmallVector<int64_t> rowShape = {n};
+  rowShape.append(tableType.getShape().begin() + 1, tableType.getShape().end());
+  auto rowsType = RankedTensorType::get(rowShape, tableType.getElementType());
+  Value updates = g.getUpdates();
+  if (cast<RankedTensorType>(updates.getType()).getShape() !=
+      rowsType.getShape())
+    updates = rewriter.create<ReshapeOp>(loc, rowsType, updates);
+  out.sums = rewriter.create<ScatterAddOp>(
+      loc,
+      rewriter.create<ConstantOp>(
+          loc, DenseElementsAttr::get(
+                   rowsType, rewriter.getFloatAttr(rowsType.getElementType(),
+                                                   0.0))),
+      slotOfId, updates);
+  return out;
+}
+
+/// a + e, where e is an elementwise function of an embedding gradient g
+/// (and of other tables and uniform values) that is zero wherever g is:
+/// Adagrad's s + g * g and p - lr * g / (sqrt(s') + eps), for instance.
+/// Only the rows g touches change, so e is computed on those rows only,
+/// each once (the ids sorted and their updates summed per row first, in
+/// the ids' order, as the scatter sums them), and added into a:
+///
+///   a + e  ->  scatter_add(a, rows, e(sums, other tables' rows, ...))
+///
+/// This runs after the patterns above, which handle the forms that need
+/// no sort. A row g does not touch keeps its value, as PyTorch's sparse
+/// optimizers keep it, also where the dense formula would give NaN
+/// (0 / 0 with eps = 0).
+/// (a - e likewise, with -e.)
+template <typename OpTy>
+struct UpdateTouchedRows : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  static constexpr bool kSubtracts = std::is_same_v<OpTy, SubOp>;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto tableType = cast<RankedTensorType>(op.getType());
+    if (!isa<FloatType>(tableType.getElementType()) || tableType.getRank() < 1)
+      return failure();
+    for (unsigned side : {1u, 0u}) {
+      if (kSubtracts && side == 0)
+        continue;
+      Value e = op->getOperand(side);
+      RowExpression expression;
+      // g alone is the scalings' case (left dense when g has other
+      // readers).
+      if (!expression.collect(e, tableType) || !expression.g ||
+          e == expression.g.getResult() ||
+          !vanishesWith(e, expression.g.getResult()) ||
+          !fewerIdsThanRows(expression.g))
+        continue;
+      rewrite(rewriter, op, op->getOperand(1 - side), e, expression);
+      return success();
+    }
+    return failure();
+  }
+
+  static void rewrite(PatternRewriter &rewriter, OpTy op, Value table,
+                      Value e, RowExpression &expression) {
+    Location loc = op.getLoc();
+    // Each reader of g makes the same rows right after g; CSE keeps one.
+    CoalescedRows rows = coalesce(rewriter, expression.g);
+    auto sumsType = cast<RankedTensorType>(rows.sums.getType());
+    IRMapping map;
+    map.map(expression.g.getResult(), rows.sums);
+    for (Value leaf : expression.leaves) {
+      if (map.contains(leaf))
+        continue;
+      Value atRows;
+      if (RowExpression::isUniform(leaf)) {
+        atRows = uniformAt(
+            rewriter, leaf,
+            sumsType.clone(cast<RankedTensorType>(leaf.getType())
+                               .getElementType()));
+      } else {
+        atRows = rewriter.create<GatherOp>(loc, leaf, rows.rows);
+      }
+      map.map(leaf, atRows);
+    }
+    for (Operation *inner : expression.ops) {
+      Operation *copy = rewriter.clone(*inner, map);
+      Type element = cast<RankedTensorType>(inner->getResult(0).getType())
+                         .getElementType();
+      copy->getResult(0).setType(sumsType.clone(element));
+      map.map(inner->getResult(0), copy->getResult(0));
+    }
+    // Unused slots add -0.0 into row 0, which leaves every value as it is.
+    Value used = rewriter.create<BroadcastInDimOp>(
+        loc, sumsType.clone(rewriter.getI1Type()), rows.used,
+        ArrayRef<int64_t>{0});
+    Value nothing = rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 sumsType, rewriter.getFloatAttr(sumsType.getElementType(),
+                                                 -0.0)));
+    Value rowsOfE = map.lookup(e);
+    if (kSubtracts)
+      rowsOfE = rewriter.create<NegOp>(loc, rowsOfE);
+    Value update = rewriter.create<SelectOp>(loc, used, rowsOfE, nothing);
+    rewriter.replaceOpWithNewOp<ScatterAddOp>(op, table, rows.rows, update);
+  }
+};
+
 struct SparseUpdatesPass
     : kiln::impl::SparseUpdatesBase<SparseUpdatesPass> {
   void runOnOperation() override {
@@ -180,6 +446,12 @@ struct SparseUpdatesPass
                  SubtractFromTable>(&getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(),
                                             std::move(patterns))))
+      return signalPassFailure();
+    // What the scalings could not move: updates computed row by row.
+    RewritePatternSet rows(&getContext());
+    rows.add<UpdateTouchedRows<AddOp>, UpdateTouchedRows<SubOp>>(
+        &getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(rows))))
       signalPassFailure();
   }
 };

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import kiln
+import kiln.numpy as knp
 
 STEPS = 20
 
@@ -362,3 +363,51 @@ def test_against_torch(rng, name, factory, kwargs, dtype, tolerance):
     print(f"{name} {np.dtype(dtype).name}: max relative difference from "
           f"torch.optim {worst:.3g}")
     assert worst <= tolerance, f"{name}: {worst:.3g} > {tolerance:.3g}"
+
+
+def test_adagrad_on_embedding_rows_equals_torch_sparse_adagrad():
+    """An embedding bag trained by Adagrad: kiln-sparse-updates computes the
+    step on the looked-up rows only (ids repeat within and across bags),
+    which must equal PyTorch's Adagrad on nn.EmbeddingBag's sparse
+    gradients (and its dense ones)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    vocabulary, dim, bags, per_bag = 40, 4, 6, 5
+    table = rng.standard_normal((vocabulary, dim)).astype(np.float32)
+    steps = [(rng.integers(0, 12, bags * per_bag),
+              rng.standard_normal((bags, dim)).astype(np.float32))
+             for _ in range(8)]
+    rows = np.repeat(np.arange(bags), per_bag)
+    opt = kiln.optim.adagrad(lr=0.3)
+
+    @kiln.jit
+    def step(params, state, ids, target):
+        def loss(p):
+            bag = kiln.ops.segment_sum(knp.take(p["table"], ids, axis=0), rows,
+                                       bags)
+            return knp.sum((bag - target) ** 2)
+        grads = kiln.grad(loss)(params)
+        return opt.update(params, grads, state)
+
+    params = {"table": table}
+    state = opt.init(params)
+    for ids, target in steps:
+        params, state = step(params, state, ids, target)
+
+    for sparse in (True, False):
+        bag = torch.nn.EmbeddingBag(vocabulary, dim, mode="sum", sparse=sparse)
+        with torch.no_grad():
+            bag.weight.copy_(torch.from_numpy(table))
+        torch_opt = torch.optim.Adagrad(bag.parameters(), lr=0.3)
+        offsets = torch.arange(0, bags * per_bag, per_bag)
+        for ids, target in steps:
+            torch_opt.zero_grad()
+            out = bag(torch.from_numpy(ids), offsets)
+            ((out - torch.from_numpy(target)) ** 2).sum().backward()
+            torch_opt.step()
+        np.testing.assert_allclose(params["table"], bag.weight.detach().numpy(),
+                                   rtol=2e-6, atol=2e-6, err_msg=f"sparse={sparse}")
+        np.testing.assert_allclose(
+            state["sum"]["table"],
+            torch_opt.state[bag.weight]["sum"].to_dense().numpy(),
+            rtol=2e-6, atol=2e-6)

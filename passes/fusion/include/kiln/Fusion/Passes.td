@@ -79,6 +79,18 @@ def SparseUpdates : Pass<"kiln-sparse-updates"> {
     A scatter whose result has another reader is left alone. Exact but for
     the order in which several updates of one row add up.
 
+    Then an update that reads the gradient elsewhere too, or other tables,
+    is computed on the touched rows: `a + e` (or `a - e`) where `e` is an
+    elementwise function of g, other tables of its shape and uniform values
+    that is zero wherever g is. Adagrad's `s + g * g` and
+    `p - lr * g / (sqrt(s') + eps)` are such updates. The ids are sorted
+    (each row once, its updates summed in the ids' order, as the scatter
+    sums them), `e` is computed on those rows (other tables gathered), and
+    the result is `scatter_add(a, rows, e_rows)`. Rows g does not touch
+    keep their values, as PyTorch's sparse optimizers keep them. That holds
+    even where the dense formula gives NaN (0 / 0 with eps = 0). A
+    gradient naming no fewer ids than its table has rows stays dense.
+
     ```
     kiln-opt --kiln-sparse-updates step.mlir
     ```
