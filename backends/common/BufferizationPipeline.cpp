@@ -58,8 +58,7 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
 void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
                                      bool rowLoops, bool collectives) {
   // Embedding gradients added into their tables row by row, not as tables
-  // of zeros (SparseUpdates.cpp); first, as the rows of an update computed
-  // row by row are found by a sort.
+  // of zeros (SparseUpdates.cpp).
   pm.addNestedPass<func::FuncOp>(createSparseUpdates());
   // The attention ops no fused kernel took (CpuPipeline.cpp outlines the
   // ones it has kernels for), as the composition they stand for.

@@ -23,7 +23,7 @@
 // lr * u1 + lr * u2), the freedom any sum has in compiled code.
 //
 // Updates that read the gradient more than once or read other tables
-// (Adagrad's) are then computed on the touched rows, each once: see
+// (Adagrad's) are then computed on the touched rows, each row once: see
 // UpdateTouchedRows.
 //
 //===----------------------------------------------------------------------===//
@@ -267,14 +267,23 @@ bool fewerIdsThanRows(ScatterAddOp g) {
          cast<RankedTensorType>(g.getType()).getDimSize(0);
 }
 
-/// The touched rows of a gradient g = scatter_add(0, ids, u): each
-/// distinct row once. `slots` rows in all, of which the first `count`
-/// are used: `rows[k]` the table row, `sums[k]` the sum of its updates
-/// (added in the ids' order, as the scatter adds them), `used[k]` whether
-/// slot k holds one.
+/// The touched rows of a gradient g = scatter_add(0, ids, u), one slot
+/// per id: `rows[k]` is the table row of id k (clamped as the scatter
+/// clamps it), `used[k]` whether id k is the first to name its row, and
+/// then `sums[k]` the sum of the updates of every id naming that row
+/// (other slots hold zeros and are not applied).
+///
+/// Each id finds the first id naming its row (the first true of its row
+/// of the n x n "same row" matrix: n^2 comparisons, a few ops to compile;
+/// a sort would need fewer comparisons but, as a sorting network of kiln
+/// ops, far more code for a step with many tables). The updates are then
+/// scatter-added into those slots in the ids' order, starting from zero:
+/// the same additions in the same order as the gradient's row, so the
+/// sums are the gradient's rows bit for bit. (Adagrad's first step moves
+/// by lr * g / (|g| + eps), so a row whose updates cancel must give 0
+/// exactly, as the dense step does.)
 struct CoalescedRows {
   Value rows, sums, used;
-  int64_t slots;
 };
 
 /// Built right after g, so that every reader of g can use it.
@@ -287,7 +296,9 @@ CoalescedRows coalesce(PatternRewriter &rewriter, ScatterAddOp g) {
   int64_t n = idsType.getNumElements();
   int64_t rowsInTable = tableType.getDimSize(0);
   Type i64 = rewriter.getI64Type();
+  Type element = tableType.getElementType();
   auto vector = RankedTensorType::get({n}, i64);
+  auto square = RankedTensorType::get({n, n}, i64);
   auto splat = [&](RankedTensorType type, int64_t value) -> Value {
     return rewriter.create<ConstantOp>(
         loc, DenseElementsAttr::get(type, rewriter.getIntegerAttr(
@@ -299,44 +310,25 @@ CoalescedRows coalesce(PatternRewriter &rewriter, ScatterAddOp g) {
         loc, RankedTensorType::get({n}, idsType.getElementType()), ids);
   if (idsType.getElementType() != i64)
     ids = rewriter.create<CastOp>(loc, vector, ids);
-  // Clamped as the scatter clamps them, then sorted (stably).
-  ids = rewriter.create<MaxOp>(
+  CoalescedRows out;
+  out.rows = rewriter.create<MaxOp>(
       loc, rewriter.create<MinOp>(loc, ids, splat(vector, rowsInTable - 1)),
       splat(vector, 0));
-  auto sort = rewriter.create<SortOp>(loc, ids, 0, false);
-  Value sorted = sort.getValues();
-  // first[k]: sorted[k] starts a run of equal rows.
-  Value previous = splat(RankedTensorType::get({1}, i64), -1);
-  if (n > 1)
-    previous = rewriter.create<ConcatOp>(
-        loc, ValueRange{previous,
-                        rewriter.create<SliceOp>(loc, sorted,
-                                                 SmallVector<int64_t>{0},
-                                                 SmallVector<int64_t>{n - 1},
-                                                 SmallVector<int64_t>{1})},
-        0);
-  Value first = rewriter.create<CastOp>(
-      loc, vector,
-      rewriter.create<CompareOp>(loc, CompareDirection::ne, sorted, previous));
-  // The run's slot, for each sorted position and for each id.
-  Value slot = rewriter.create<SubOp>(
-      loc, rewriter.create<CumsumOp>(loc, first, 0, false, false),
-      splat(vector, 1));
-  Value slotOfId = rewriter.create<ScatterAddOp>(loc, splat(vector, 0),
-                                                 sort.getIndices(), slot);
-  CoalescedRows out;
-  out.slots = n;
-  out.rows = rewriter.create<ScatterAddOp>(
-      loc, splat(vector, 0), slot,
-      rewriter.create<MulOp>(loc, sorted, first));
-  Value count = rewriter.create<ReduceSumOp>(loc, first, ArrayRef<int64_t>{0});
+  // same[k, j]: ids k and j name one row.
+  Value same = rewriter.create<CompareOp>(
+      loc, CompareDirection::eq,
+      rewriter.create<BroadcastInDimOp>(loc, square, out.rows,
+                                        ArrayRef<int64_t>{0}),
+      rewriter.create<BroadcastInDimOp>(loc, square, out.rows,
+                                        ArrayRef<int64_t>{1}));
+  // first[k]: the first id naming id k's row; used[k]: it is k itself.
+  Value first = rewriter.create<ArgMaxOp>(
+      loc, vector, rewriter.create<CastOp>(loc, square, same), 1, false);
   out.used = rewriter.create<CompareOp>(
-      loc, CompareDirection::lt, rewriter.create<IotaOp>(loc, vector, 0),
-      rewriter.create<BroadcastInDimOp>(loc, vector, count,
-                                        ArrayRef<int64_t>{}));
+      loc, CompareDirection::eq, first, rewriter.create<IotaOp>(loc, vector, 0));
   SmallVector<int64_t> rowShape = {n};
   rowShape.append(tableType.getShape().begin() + 1, tableType.getShape().end());
-  auto rowsType = RankedTensorType::get(rowShape, tableType.getElementType());
+  auto rowsType = RankedTensorType::get(rowShape, element);
   Value updates = g.getUpdates();
   if (cast<RankedTensorType>(updates.getType()).getShape() !=
       rowsType.getShape())
@@ -344,19 +336,18 @@ CoalescedRows coalesce(PatternRewriter &rewriter, ScatterAddOp g) {
   out.sums = rewriter.create<ScatterAddOp>(
       loc,
       rewriter.create<ConstantOp>(
-          loc, DenseElementsAttr::get(
-                   rowsType, rewriter.getFloatAttr(rowsType.getElementType(),
-                                                   0.0))),
-      slotOfId, updates);
+          loc, DenseElementsAttr::get(rowsType,
+                                      rewriter.getFloatAttr(element, 0.0))),
+      first, updates);
   return out;
 }
 
 /// a + e, where e is an elementwise function of an embedding gradient g
 /// (and of other tables and uniform values) that is zero wherever g is:
 /// Adagrad's s + g * g and p - lr * g / (sqrt(s') + eps), for instance.
-/// Only the rows g touches change, so e is computed on those rows only,
-/// each once (the ids sorted and their updates summed per row first, in
-/// the ids' order, as the scatter sums them), and added into a:
+/// Only the rows g touches change, so e is computed on those rows only
+/// (each row's updates summed first, CoalescedRows) and added into a, once
+/// per row:
 ///
 ///   a + e  ->  scatter_add(a, rows, e(sums, other tables' rows, ...))
 ///
@@ -422,7 +413,7 @@ struct UpdateTouchedRows : OpRewritePattern<OpTy> {
       copy->getResult(0).setType(sumsType.clone(element));
       map.map(inner->getResult(0), copy->getResult(0));
     }
-    // Unused slots add -0.0 into row 0, which leaves every value as it is.
+    // A row's later slots add -0.0, which leaves every value as it is.
     Value used = rewriter.create<BroadcastInDimOp>(
         loc, sumsType.clone(rewriter.getI1Type()), rows.used,
         ArrayRef<int64_t>{0});

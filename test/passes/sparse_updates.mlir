@@ -74,26 +74,31 @@ func.func @kept(%p: tensor<10x4xf32>, %i: tensor<3xi32>, %dy: tensor<3x4xf32>, %
 
 // Adagrad on an embedding table (kiln::optim::Adagrad's step): the
 // gradient has two readers, g * g and -clr * g, so the scalings cannot
-// move; the step is computed on the touched rows instead. The ids are
-// sorted, each row's updates summed once (slotOf: each id's row slot),
-// the accumulator and the parameter updated by scatters of those rows, the
-// new accumulator's rows recomputed from the old one's (gather of %S).
-// No op of the table's shape remains but the two scatters.
+// move; the step is computed on the touched rows instead. SAME says which
+// ids name one row, FIRST the first id naming each id's row; the updates
+// are summed into those slots in the ids' order (SUMS, the gradient's rows
+// bit for bit), and only slots that are their own first (USED) are
+// applied. The accumulator and the parameter are updated by scatters of
+// those rows, the new accumulator's rows recomputed from the old one's
+// (gather of %S). No op of the table's shape remains but the two scatters.
 // ROWS-LABEL: func.func @adagrad
 // ROWS-SAME:      (%[[P:.*]]: tensor<10x4xf32>, %[[S:.*]]: tensor<10x4xf32>, %[[I:.*]]: tensor<3xi32>, %[[DY:.*]]: tensor<3x4xf32>, %[[C:.*]]: tensor<f32>)
-// ROWS:         %[[V:.*]], %[[PERM:.*]] = kiln.sort %{{.*}}, dim = 0 : tensor<3xi64>
-// ROWS:         kiln.cumsum
-// ROWS:         %[[SLOT:.*]] = kiln.scatter_add %{{.*}}, %[[PERM]], %{{.*}} : tensor<3xi64>, tensor<3xi64>, tensor<3xi64>
-// ROWS:         %[[ROWS:.*]] = kiln.scatter_add %{{.*}}, %{{.*}}, %{{.*}} : tensor<3xi64>, tensor<3xi64>, tensor<3xi64>
-// ROWS:         %[[SUMS:.*]] = kiln.scatter_add %{{.*}}, %[[SLOT]], %[[DY]] : tensor<3x4xf32>, tensor<3xi64>, tensor<3x4xf32>
+// ROWS:         %[[ROWS:.*]] = kiln.max %{{.*}}, %{{.*}} : tensor<3xi64>
+// ROWS:         %[[SAME:.*]] = kiln.compare eq, %{{.*}}, %{{.*}} : tensor<3x3xi64>
+// ROWS:         %[[SAMEI:.*]] = kiln.cast %[[SAME]] : tensor<3x3xi1> to tensor<3x3xi64>
+// ROWS:         %[[FIRST:.*]] = kiln.argmax %[[SAMEI]], dim = 1 : tensor<3x3xi64>
+// ROWS:         %[[K:.*]] = kiln.iota dim = 0 : tensor<3xi64>
+// ROWS:         %[[USED:.*]] = kiln.compare eq, %[[FIRST]], %[[K]] : tensor<3xi64>
+// ROWS:         %[[SUMS:.*]] = kiln.scatter_add %{{.*}}, %[[FIRST]], %[[DY]] : tensor<3x4xf32>, tensor<3xi64>, tensor<3x4xf32>
 // ROWS:         %[[GG:.*]] = kiln.mul %[[SUMS]], %[[SUMS]] : tensor<3x4xf32>
-// ROWS:         %[[DS:.*]] = kiln.select %{{.*}}, %[[GG]], %{{.*}} : tensor<3x4xi1>, tensor<3x4xf32>
+// ROWS:         %[[MASK:.*]] = kiln.broadcast_in_dim %[[USED]], dims = [0] : (tensor<3xi1>) -> tensor<3x4xi1>
+// ROWS:         %[[DS:.*]] = kiln.select %[[MASK]], %[[GG]], %{{.*}} : tensor<3x4xi1>, tensor<3x4xf32>
 // ROWS:         %[[S2:.*]] = kiln.scatter_add %[[S]], %[[ROWS]], %[[DS]] : tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xf32>
 // ROWS-DAG:     %[[OLD:.*]] = kiln.gather %[[S]], %[[ROWS]] : tensor<10x4xf32>, tensor<3xi64>
 // ROWS-DAG:     %[[NEW:.*]] = kiln.add %[[OLD]], %[[GG]] : tensor<3x4xf32>
 // ROWS:         kiln.sqrt %[[NEW]] : tensor<3x4xf32>
 // ROWS:         %[[Q:.*]] = kiln.div %{{.*}}, %{{.*}} : tensor<3x4xf32>
-// ROWS:         %[[DP:.*]] = kiln.select %{{.*}}, %[[Q]], %{{.*}} : tensor<3x4xi1>, tensor<3x4xf32>
+// ROWS:         %[[DP:.*]] = kiln.select %[[MASK]], %[[Q]], %{{.*}} : tensor<3x4xi1>, tensor<3x4xf32>
 // ROWS:         %[[P2:.*]] = kiln.scatter_add %[[P]], %[[ROWS]], %[[DP]] : tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xf32>
 // ROWS-NOT:     tensor<10x4xf32>
 // ROWS:         return %[[P2]], %[[S2]]
@@ -119,12 +124,12 @@ func.func @adagrad(%p: tensor<10x4xf32>, %s: tensor<10x4xf32>, %i: tensor<3xi32>
 // subtraction of a product with another table, which is made sparse.
 // ROWS-LABEL: func.func @rows_kept_and_taken
 // ROWS:         %[[G:.*]] = kiln.scatter_add %{{.*}} : tensor<10x4xf32>, tensor<3xi32>, tensor<3x4xf32>
-// ROWS:         kiln.sort
+// ROWS:         kiln.argmax
 // ROWS:         %[[A:.*]] = kiln.add %[[G]], %{{.*}} : tensor<10x4xf32>
 // ROWS:         kiln.add %{{.*}}, %[[A]] : tensor<10x4xf32>
 // ROWS:         kiln.mul %{{.*}}, %{{.*}} : tensor<2x4xf32>
 // ROWS:         kiln.add %{{.*}}, %{{.*}} : tensor<2x4xf32>
-// ROWS-NOT:     kiln.sort
+// ROWS-NOT:     kiln.argmax
 // ROWS:         %[[W:.*]] = kiln.gather %{{.*}}, %{{.*}} : tensor<10x4xf32>, tensor<3xi64>
 // ROWS:         %[[M:.*]] = kiln.mul %{{.*}}, %[[W]] : tensor<3x4xf32>
 // ROWS:         %[[N:.*]] = kiln.neg %[[M]] : tensor<3x4xf32>

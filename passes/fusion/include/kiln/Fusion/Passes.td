@@ -83,10 +83,12 @@ def SparseUpdates : Pass<"kiln-sparse-updates"> {
     is computed on the touched rows: `a + e` (or `a - e`) where `e` is an
     elementwise function of g, other tables of its shape and uniform values
     that is zero wherever g is. Adagrad's `s + g * g` and
-    `p - lr * g / (sqrt(s') + eps)` are such updates. The ids are sorted
-    (each row once, its updates summed in the ids' order, as the scatter
-    sums them), `e` is computed on those rows (other tables gathered), and
-    the result is `scatter_add(a, rows, e_rows)`. Rows g does not touch
+    `p - lr * g / (sqrt(s') + eps)` are such updates. The first id naming each
+    row gets the sum of the updates of all ids naming it, added in the
+    ids' order as the gradient adds them (the first of each id's row found
+    in an n x n "same row" matrix), `e` is computed on those rows (other
+    tables gathered), and the result is `scatter_add(a, rows, e_rows)`
+    applying only those first ids. Rows g does not touch
     keep their values, as PyTorch's sparse optimizers keep them. That holds
     even where the dense formula gives NaN (0 / 0 with eps = 0). A
     gradient naming no fewer ids than its table has rows stays dense.

@@ -1,0 +1,211 @@
+"""DLRM (Naumov et al., 2019) trained on Criteo-format click logs with kiln.
+
+The model: a bottom MLP on the 13 counts (log(1 + x)), one embedding table
+per categorical field (each hashed value modulo the table's size), the dot
+products of every pair among the bottom MLP's output and the 26 embeddings
+(DLRM's "dot" interaction), and a top MLP on those products and the bottom
+output, ending in one click logit; binary cross-entropy. The whole training
+step (forward, backward, the optimizer on every parameter) is one function
+compiled by kiln.jit; the embedding tables' updates touch only the rows a
+batch looked up (kiln-sparse-updates, for SGD and Adagrad alike).
+
+The data comes through kiln_runtime.data: Criteo TSV logs by read_criteo,
+or TFRecord files of tf.Example by Dataset with a parse spec. Write
+synthetic logs with a planted signal first (criteo_synthetic.py):
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/dlrm/criteo_synthetic.py \\
+        /tmp/train.txt --rows 200000 --seed 1
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/dlrm/criteo_synthetic.py \\
+        /tmp/test.txt --rows 20000 --seed 2
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/dlrm/dlrm.py \\
+        /tmp/train.txt /tmp/test.txt [--epochs 1] [--batch 256] \\
+        [--optimizer sgd|adagrad] [--min-auc-of-bayes 0.9]
+
+or, writing the two files first, `--write-synthetic 60000` (the test file
+gets a sixth as many rows).
+
+Prints the loss every 100 steps, the samples per second, and the held-out
+AUC against the file's Bayes AUC (from criteo_synthetic's .json); exits 1
+when the AUC is below --min-auc-of-bayes times it.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+import kiln
+import kiln.numpy as knp
+from kiln_runtime import data
+
+DENSE, SPARSE = 13, 26
+
+
+def init_params(seed, table_size, dim=16, bottom=(64, 32), top=(64,)):
+    """DLRM's initialization in numpy: MLP weights normal with std
+    sqrt(2 / (fan_in + fan_out)), biases normal with std sqrt(1 / fan_out),
+    tables uniform in +-sqrt(1 / rows)."""
+    rng = np.random.default_rng(seed)
+
+    def mlp(sizes):
+        layers = []
+        for fan_in, fan_out in zip(sizes, sizes[1:]):
+            layers.append({
+                "w": rng.normal(0, np.sqrt(2 / (fan_in + fan_out)),
+                                (fan_in, fan_out)).astype(np.float32),
+                "b": rng.normal(0, np.sqrt(1 / fan_out), fan_out).astype(np.float32)})
+        return layers
+
+    pairs = (SPARSE + 1) * SPARSE // 2
+    bound = np.sqrt(1 / table_size)
+    return {
+        "bottom": mlp((DENSE,) + tuple(bottom) + (dim,)),
+        "tables": [rng.uniform(-bound, bound, (table_size, dim)).astype(np.float32)
+                   for _ in range(SPARSE)],
+        "top": mlp((dim + pairs,) + tuple(top) + (1,)),
+    }
+
+
+def features(batch, table_size):
+    """The model's inputs from a read_criteo batch: log(1 + count) as
+    float32 [n, 13], and ids [n, 26] (a missing value id 0, the others
+    their hash modulo table_size - 1, plus 1)."""
+    dense = np.log1p(np.maximum(batch["dense"], 0)).astype(np.float32)
+    sparse = batch["sparse"]
+    ids = np.where(sparse < 0, 0, sparse % (table_size - 1) + 1).astype(np.int64)
+    return dense, ids, batch["label"].astype(np.float32)
+
+
+def _mlp(layers, x, last_relu):
+    for i, layer in enumerate(layers):
+        x = x @ layer["w"] + layer["b"]
+        if i + 1 < len(layers) or last_relu:
+            x = kiln.nn.relu(x)
+    return x
+
+
+_ROWS, _COLS = np.tril_indices(SPARSE + 1, -1)
+
+
+def logits(params, dense, ids):
+    """The click logits [n]."""
+    x = _mlp(params["bottom"], dense, last_relu=True)
+    vectors = [x] + [knp.take(table, ids[:, k], axis=0)
+                     for k, table in enumerate(params["tables"])]
+    z = knp.stack(vectors, axis=1)                       # [n, 27, dim]
+    dots = knp.matmul(z, knp.swapaxes(z, 1, 2))          # [n, 27, 27]
+    n = dots.shape[0]
+    pairs = knp.take(knp.reshape(dots, (n, (SPARSE + 1) ** 2)),
+                     _ROWS * (SPARSE + 1) + _COLS, axis=1)
+    out = _mlp(params["top"], knp.concatenate([x, pairs], axis=1),
+               last_relu=False)
+    return knp.reshape(out, (n,))
+
+
+def loss(params, dense, ids, labels):
+    """Mean binary cross-entropy of the logits (the stable form)."""
+    z = logits(params, dense, ids)
+    return knp.mean(knp.maximum(z, 0.0) - z * labels
+                    + knp.log1p(knp.exp(-knp.abs(z))))
+
+
+def make_step(optimizer):
+    @kiln.jit
+    def step(params, state, dense, ids, labels):
+        value, grads = kiln.value_and_grad(loss)(params, dense, ids, labels)
+        params, state = optimizer.update(params, grads, state)
+        return value, params, state
+    return step
+
+
+def batches(path, batch_size, table_size):
+    """(dense, ids, labels) batches of a TSV log or a TFRecord file."""
+    if ".tfrecord" in os.path.basename(path):
+        spec = {"label": data.FixedLenFeature((), "int64")}
+        for j in range(DENSE):
+            spec[f"I{j + 1}"] = data.FixedLenFeature((), "int64", default=-1)
+        for k in range(SPARSE):
+            spec[f"C{k + 1}"] = data.FixedLenFeature((), "bytes", default=b"")
+        for parsed in data.Dataset(path, batch_size, spec=spec):
+            dense = np.stack([parsed[f"I{j + 1}"] for j in range(DENSE)], 1)
+            sparse = np.stack([[int(v, 16) if v else -1
+                                for v in parsed[f"C{k + 1}"]]
+                               for k in range(SPARSE)], 1).astype(np.int64)
+            yield features({"dense": dense, "sparse": sparse,
+                            "label": parsed["label"]}, table_size)
+    else:
+        for batch in data.read_criteo(path, batch_size):
+            yield features(batch, table_size)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("train")
+    parser.add_argument("test")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--table-size", type=int, default=4096)
+    parser.add_argument("--optimizer", choices=["sgd", "adagrad"], default="sgd")
+    parser.add_argument("--lr", type=float, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--min-auc-of-bayes", type=float, default=0.0)
+    parser.add_argument("--write-synthetic", type=int, metavar="ROWS",
+                        help="first write synthetic logs at the two paths: "
+                             "ROWS training examples (seed 1), ROWS / 6 test "
+                             "ones (seed 2), of one planted model")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import criteo_synthetic
+    if args.write_synthetic:
+        for path, rows, seed in ((args.train, args.write_synthetic, 1),
+                                 (args.test, args.write_synthetic // 6, 2)):
+            fmt = "tfrecord" if ".tfrecord" in os.path.basename(path) else "tsv"
+            bayes = criteo_synthetic.write(path, rows, seed, fmt)
+            with open(path + ".json", "w") as out:
+                json.dump({"rows": rows, "seed": seed, "bayes_auc": bayes}, out)
+
+    lr = args.lr or (0.2 if args.optimizer == "sgd" else 0.03)
+    optimizer = (kiln.optim.sgd(lr=lr) if args.optimizer == "sgd"
+                 else kiln.optim.adagrad(lr=lr))
+    params = init_params(args.seed, args.table_size)
+    state = optimizer.init(params)
+    step = make_step(optimizer)
+    steps, samples, started = 0, 0, time.perf_counter()
+    for _ in range(args.epochs):
+        for dense, ids, labels in batches(args.train, args.batch, args.table_size):
+            if len(labels) < args.batch:
+                continue  # one signature: the last short batch is dropped
+            value, params, state = step(params, state, dense, ids, labels)
+            steps += 1
+            samples += len(labels)
+            if steps % 100 == 0:
+                print(f"step {steps}: loss {float(value):.4f}", flush=True)
+    seconds = time.perf_counter() - started
+    print(f"{steps} steps, {samples / seconds:.0f} samples/s "
+          f"(compile included)")
+
+    predict = kiln.jit(logits)
+    scores, truth = [], []
+    for dense, ids, labels in batches(args.test, args.batch, args.table_size):
+        scores.append(np.asarray(predict(params, dense, ids)))
+        truth.append(labels)
+    held_out = criteo_synthetic.auc(np.concatenate(truth), np.concatenate(scores))
+    bayes = None
+    meta = args.test + ".json"
+    if os.path.exists(meta):
+        with open(meta) as f:
+            bayes = json.load(f)["bayes_auc"]
+    print(f"held-out AUC {held_out:.4f}" +
+          (f", Bayes AUC {bayes:.4f} ({held_out / bayes:.3f} of it)"
+           if bayes else ""))
+    if bayes and held_out < args.min_auc_of_bayes * bayes:
+        print(f"FAIL: below {args.min_auc_of_bayes} of the Bayes AUC")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
