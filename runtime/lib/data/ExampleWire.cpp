@@ -287,9 +287,12 @@ bool decodeMapEntry(std::string_view body, int depth, std::string_view &key,
   });
 }
 
-/// Appends a Features message's entries.
-bool decodeFeatures(std::string_view body, int depth,
-                    std::vector<NamedFeature> &features) {
+/// Appends the entries of a map message (entries in field 1) to `out`:
+/// each a `Named` with its key as the name and its value merged by
+/// `decodeValue(named, value bytes, depth)`.
+template <typename Named, typename DecodeValue>
+bool decodeMap(std::string_view body, int depth, std::vector<Named> &out,
+               DecodeValue decodeValue) {
   Cursor cursor(body, depth);
   return forEachField(cursor, [&](uint32_t field, uint32_t wireType,
                                   Cursor &c) -> std::optional<bool> {
@@ -298,47 +301,44 @@ bool decodeFeatures(std::string_view body, int depth,
     std::string_view entry;
     if (!submessage(c, entry))
       return false;
-    NamedFeature named;
+    Named named;
     if (!decodeMapEntry(entry, c.depth - 1, named.name,
                         [&](std::string_view value, int d) {
-                          return decodeFeature(value, d, named.feature);
+                          return decodeValue(named, value, d);
                         }))
       return false;
-    features.push_back(std::move(named));
+    out.push_back(std::move(named));
     return true;
   });
 }
 
-/// Appends a FeatureLists message's entries.
+/// Appends a Features message's entries.
+bool decodeFeatures(std::string_view body, int depth,
+                    std::vector<NamedFeature> &features) {
+  return decodeMap(body, depth, features,
+                   [](NamedFeature &named, std::string_view value, int d) {
+                     return decodeFeature(value, d, named.feature);
+                   });
+}
+
+/// Appends a FeatureLists message's entries; a FeatureList is repeated
+/// Feature feature = 1, one per step.
 bool decodeFeatureLists(std::string_view body, int depth,
                         std::vector<NamedFeatureList> &lists) {
-  Cursor cursor(body, depth);
-  return forEachField(cursor, [&](uint32_t field, uint32_t wireType,
-                                  Cursor &c) -> std::optional<bool> {
-    if (field != 1 || wireType != LengthDelimited)
-      return std::nullopt;
-    std::string_view entry;
-    if (!submessage(c, entry))
-      return false;
-    NamedFeatureList named;
-    auto decodeList = [&](std::string_view value, int d) {
-      // A FeatureList: repeated Feature feature = 1.
-      Cursor list(value, d);
-      return forEachField(list, [&](uint32_t f, uint32_t w,
-                                    Cursor &lc) -> std::optional<bool> {
-        if (f != 1 || w != LengthDelimited)
-          return std::nullopt;
-        std::string_view step;
-        named.steps.emplace_back();
-        return submessage(lc, step) &&
-               decodeFeature(step, lc.depth - 1, named.steps.back());
+  return decodeMap(
+      body, depth, lists,
+      [](NamedFeatureList &named, std::string_view value, int d) {
+        Cursor list(value, d);
+        return forEachField(list, [&](uint32_t f, uint32_t w,
+                                      Cursor &c) -> std::optional<bool> {
+          if (f != 1 || w != LengthDelimited)
+            return std::nullopt;
+          std::string_view step;
+          named.steps.emplace_back();
+          return submessage(c, step) &&
+                 decodeFeature(step, c.depth - 1, named.steps.back());
+        });
       });
-    };
-    if (!decodeMapEntry(entry, c.depth - 1, named.name, decodeList))
-      return false;
-    lists.push_back(std::move(named));
-    return true;
-  });
 }
 
 template <typename T>

@@ -108,6 +108,12 @@ class _Column:
         for parent in self._parents():
             parent._parse_spec(spec)
 
+    def _prepare(self, features, inputs):
+        """Adds the column's compiled-step inputs for a batch to `inputs`:
+        by default, those of the columns it reads."""
+        for parent in self._parents():
+            parent._prepare(features, inputs)
+
     def _parents(self):
         return ()
 
@@ -197,8 +203,10 @@ class BucketizedColumn(_DenseColumn, _CategoricalColumn):
     def _parents(self):
         return (self.source,)
 
-    def _prepare(self, features, inputs):
-        self.source._prepare(features, inputs)
+    # As a dense column, and as a categorical one read by an embedding or
+    # indicator, its inputs are its source's (the buckets are computed in
+    # the compiled step).
+    _prepare = _Column._prepare
 
     def _buckets(self, inputs, traced):
         """[batch, source width] bucket numbers: how many boundaries are <=
@@ -436,9 +444,6 @@ class IndicatorColumn(_DenseColumn):
     def _parents(self):
         return (self.categorical,)
 
-    def _prepare(self, features, inputs):
-        self.categorical._prepare(features, inputs)
-
     def _dense(self, inputs, params):
         ids, rows, weights, batch = self.categorical._sparse(inputs)
         hot = knp.astype(knp.equal(knp.expand_dims(ids, -1),
@@ -483,9 +488,6 @@ class EmbeddingColumn(_DenseColumn):
 
     def _parents(self):
         return (self.categorical,)
-
-    def _prepare(self, features, inputs):
-        self.categorical._prepare(features, inputs)
 
     def _dense(self, inputs, params):
         if self.param_name not in params:
