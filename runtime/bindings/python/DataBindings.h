@@ -73,12 +73,21 @@ inline pybind11::array valuesArray(const kiln::data::FeatureValues &values,
   case kiln::data::FeatureType::Bytes:
     break;
   }
-  py::list items;
-  for (const std::string &value : values.bytes)
-    items.append(py::bytes(value));
-  py::array array = py::module_::import("numpy").attr("array")(
-      items, py::arg("dtype") = "object");
-  return array.attr("reshape")(py::tuple(py::cast(dims)));
+  // An object array filled in place with new bytes objects (no list in
+  // between): strings are most of a Criteo batch's conversion. numpy makes
+  // it (pybind11 2.10 reads numpy 1's dtype layout, wrong under numpy 2).
+  py::array array = py::module_::import("numpy").attr("empty")(
+      py::tuple(py::cast(dims)), py::arg("dtype") = "object");
+  auto **slots = static_cast<PyObject **>(array.mutable_data());
+  for (size_t i = 0; i < values.bytes.size(); ++i) {
+    PyObject *item = PyBytes_FromStringAndSize(values.bytes[i].data(),
+                                               values.bytes[i].size());
+    if (!item)
+      throw py::error_already_set();
+    Py_XDECREF(slots[i]); // numpy fills a new object array with None
+    slots[i] = item;
+  }
+  return array;
 }
 
 /// A parser and which of its spec's features are variable-length.

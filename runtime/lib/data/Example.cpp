@@ -13,6 +13,8 @@
 #include "ExampleWire.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 #include <set>
 
 namespace kiln {
@@ -39,16 +41,28 @@ size_t defaultCount(const FeatureSpec &spec) {
   return 0;
 }
 
+/// Each spec entry's position by its name (views of the spec's names).
+template <typename Spec>
+std::unordered_map<std::string_view, size_t>
+indexByName(const std::vector<Spec> &spec) {
+  std::unordered_map<std::string_view, size_t> index;
+  for (size_t f = 0; f < spec.size(); ++f)
+    index.emplace(spec[f].name, f);
+  return index;
+}
+
 /// The last feature of each spec entry's name among a record's decoded
 /// features (null where the record has none).
-template <typename Spec, typename Named>
-void pickByName(const std::vector<Spec> &spec, const std::vector<Named> &named,
+template <typename Named>
+void pickByName(const std::unordered_map<std::string_view, size_t> &index,
+                const std::vector<Named> &named,
                 std::vector<const Named *> &picked) {
-  picked.assign(spec.size(), nullptr);
-  for (const Named &entry : named)
-    for (size_t f = 0; f < spec.size(); ++f)
-      if (entry.name == spec[f].name)
-        picked[f] = &entry;
+  picked.assign(index.size(), nullptr);
+  for (const Named &entry : named) {
+    auto found = index.find(entry.name);
+    if (found != index.end())
+      picked[found->second] = &entry;
+  }
 }
 
 std::string typeMismatch(const std::string &where, FeatureType found,
@@ -222,12 +236,13 @@ bool ExampleParser::parse(const std::vector<std::string> &records,
   startBatch(spec, records.size(), features);
   std::vector<wire::NamedFeature> named;
   std::vector<const wire::NamedFeature *> picked;
+  auto index = indexByName(spec);
   for (size_t r = 0; r < records.size(); ++r) {
     if (!wire::decodeExample(records[r], named)) {
       error = recordName(r) + " is not a serialized tf.Example";
       return false;
     }
-    pickByName(spec, named, picked);
+    pickByName(index, named, picked);
     if (!appendRecord(spec, picked, [r] { return recordName(r); }, features,
                       error))
       return false;
@@ -292,17 +307,19 @@ bool SequenceExampleParser::parse(const std::vector<std::string> &records,
   std::vector<wire::NamedFeatureList> lists;
   std::vector<const wire::NamedFeature *> picked;
   std::vector<const wire::NamedFeatureList *> pickedLists;
+  auto contextIndex = indexByName(contextSpec);
+  auto sequenceIndex = indexByName(sequenceSpec);
   for (size_t r = 0; r < records.size(); ++r) {
     if (!wire::decodeSequenceExample(records[r], named, lists)) {
       error = recordName(r) + " is not a serialized tf.SequenceExample";
       return false;
     }
-    pickByName(contextSpec, named, picked);
+    pickByName(contextIndex, named, picked);
     if (!appendRecord(contextSpec, picked,
                       [r] { return recordName(r) + " (context)"; }, context,
                       error))
       return false;
-    pickByName(sequenceSpec, lists, pickedLists);
+    pickByName(sequenceIndex, lists, pickedLists);
     for (size_t f = 0; f < sequenceSpec.size(); ++f) {
       const SequenceFeatureSpec &spec = sequenceSpec[f];
       SequenceValues &out = sequence[f];

@@ -260,10 +260,9 @@ bool decodeFeature(std::string_view body, int depth, FeatureView &feature) {
       return false;
     if (feature.type != type) {
       feature.type = type;
-      feature.lists.clear();
-      feature.count = 0;
+      feature.clearLists();
     }
-    feature.lists.push_back(list);
+    feature.addList(list);
     return countList(list, type, c.depth - 1, feature.count);
   });
 }
@@ -387,7 +386,7 @@ void appendValues(const FeatureView &feature, FeatureValues &out) {
   if (!feature.type)
     return;
   FeatureType type = *feature.type;
-  for (std::string_view list : feature.lists) {
+  feature.forEachList([&](std::string_view list) {
     // The lists were checked when decoded: every read below succeeds.
     Cursor cursor(list, kRecursionLimit);
     forEachField(cursor, [&](uint32_t field, uint32_t wireType,
@@ -431,7 +430,7 @@ void appendValues(const FeatureView &feature, FeatureValues &out) {
       }
       return false;
     });
-  }
+  });
 }
 
 } // namespace wire

@@ -34,9 +34,30 @@ namespace wire {
 /// record repeats the member, whose lists then merge).
 struct FeatureView {
   std::optional<FeatureType> type;
-  std::vector<std::string_view> lists;
-  /// The number of values in all of `lists`.
+  /// The first list inline (almost every Feature has one: no allocation
+  /// per feature), the rest after it.
+  std::string_view firstList;
+  std::vector<std::string_view> moreLists;
+  /// The number of values in all of the lists.
   int64_t count = 0;
+
+  void clearLists() {
+    firstList = std::string_view();
+    moreLists.clear();
+    count = 0;
+  }
+  void addList(std::string_view list) {
+    if (firstList.data())
+      moreLists.push_back(list);
+    else
+      firstList = list;
+  }
+  template <typename Fn> void forEachList(Fn fn) const {
+    if (firstList.data())
+      fn(firstList);
+    for (std::string_view list : moreLists)
+      fn(list);
+  }
 };
 
 /// One entry of a Features map.
