@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""DLRM training throughput: kiln against PyTorch, and the pipeline's stall.
+
+The model is examples/python/dlrm/dlrm.py's (bottom MLP 13-64-32-16, 26
+tables of 16 rows by `--table-size`, the dot interaction, top MLP
+367-64-1, binary cross-entropy), trained with SGD on synthetic Criteo
+logs (criteo_synthetic.py). test/python/test_dlrm.py holds the two
+implementations to the same losses; here they are timed:
+
+  step      samples per second of the training step alone, on batches
+            already in memory: kiln's compiled step against the same model
+            in PyTorch (nn.Embedding(sparse=True) tables, eager) from the
+            same parameters;
+  pipeline  kiln's whole loop from the TSV file (kiln_runtime.data.read_criteo,
+            the features made in numpy, the step): samples per second and
+            the share of the time spent waiting for the next batch (stall).
+
+Each system and configuration runs in a subprocess of its own pinned to 1
+or 2 CPUs (kiln's OpenMP and PyTorch's intra-op threads set to match; in
+one process the two OpenMP runtimes spin against each other); the value is
+the median over --rounds passes of --steps steps.
+
+  PYTHONPATH=build/python /work/bench-venv/bin/python bench/dlrm.py \\
+      [--batch 256] [--steps 200] [--rounds 3] [--markdown bench/results-dlrm.md]
+"""
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "examples", "python", "dlrm"))
+sys.path.insert(0, os.path.join(ROOT, "test", "python"))
+import machine  # noqa: E402
+
+
+def worker(system, path, threads, batch, steps, rounds, table_size):
+    """One system in its own process (two OpenMP runtimes in one process
+    spin against each other on 2 CPUs)."""
+    machine.pin_threads(threads)
+    import dlrm
+    batches = [b for b, _ in zip(dlrm.batches(path, batch, table_size),
+                                 range(steps))]
+    if system == "pytorch":
+        import torch
+        from test_dlrm import TorchDlrm
+        torch.set_num_threads(threads)
+        model = TorchDlrm(dlrm.init_params(0, table_size))
+        torch_opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        bce = torch.nn.BCEWithLogitsLoss()
+        torch_batches = [tuple(torch.from_numpy(a) for a in b) for b in batches]
+        rates = {"pytorch": []}
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for dense, ids, labels in torch_batches:
+                torch_opt.zero_grad()
+                bce(model(dense, ids), labels).backward()
+                torch_opt.step()
+            rates["pytorch"].append(len(batches) * batch /
+                                    (time.perf_counter() - start))
+        print(json.dumps(rates))
+        return
+
+    import kiln
+    opt = kiln.optim.sgd(lr=0.1)
+    step = dlrm.make_step(opt)
+    params = dlrm.init_params(0, table_size)
+    state = opt.init(params)
+    step(params, state, *batches[0])  # compiled once, outside the timing
+    rates = {"kiln": [], "pipeline": [], "stall": []}
+    for _ in range(rounds):
+        start = time.perf_counter()
+        p, s = params, state
+        for b in batches:
+            _, p, s = step(p, s, *b)
+        rates["kiln"].append(len(batches) * batch / (time.perf_counter() - start))
+        # The whole loop from the file: waiting for batches counted apart.
+        waited, count = 0.0, 0
+        p, s = params, state
+        start = time.perf_counter()
+        source = dlrm.batches(path, batch, table_size)
+        while count < steps:
+            before = time.perf_counter()
+            try:
+                b = next(source)
+            except StopIteration:
+                break
+            waited += time.perf_counter() - before
+            _, p, s = step(p, s, *b)
+            count += 1
+        total = time.perf_counter() - start
+        rates["pipeline"].append(count * batch / total)
+        rates["stall"].append(waited / total)
+    print(json.dumps(rates))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--table-size", type=int, default=4096)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--markdown", default=None)
+    parser.add_argument("--worker", nargs=3,
+                        metavar=("SYSTEM", "PATH", "THREADS"),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args.worker[0], args.worker[1], int(args.worker[2]),
+                      args.batch, args.steps, args.rounds, args.table_size)
+
+    started = datetime.datetime.now(datetime.timezone.utc)
+    import criteo_synthetic
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "train.txt")
+        criteo_synthetic.write(path, args.batch * args.steps, 1)
+        for threads in (int(t) for t in args.threads.split(",")):
+            median = {}
+            for system in ("kiln", "pytorch"):
+                done = subprocess.run(
+                    [sys.executable, os.path.abspath(__file__), "--worker",
+                     system, path, str(threads), "--batch", str(args.batch),
+                     "--steps", str(args.steps), "--rounds", str(args.rounds),
+                     "--table-size", str(args.table_size)],
+                    capture_output=True, text=True)
+                if done.returncode:
+                    print(done.stderr, file=sys.stderr)
+                    return 1
+                rates = json.loads(done.stdout.strip().splitlines()[-1])
+                median.update({k: sorted(v)[len(v) // 2]
+                               for k, v in rates.items()})
+            rows.append((threads, median))
+            print(threads, median, flush=True)
+    lines = ["# DLRM training throughput: kiln against PyTorch", ""]
+    lines += [line.replace("/usr/bin/python3", sys.executable)
+              for line in machine.measured_lines(started, __file__)]
+    lines += ["", f"Batches of {args.batch}, {args.steps} steps per pass, "
+              f"tables of {args.table_size} x 16, SGD; median of "
+              f"{args.rounds} passes; samples per second, higher is better. "
+              "`pipeline` is kiln's loop from the TSV file, `stall` its share "
+              "of time waiting for the next batch.", ""]
+    lines += machine.table_head(["CPUs", "kiln step", "PyTorch step",
+                                 "kiln / PyTorch", "kiln pipeline", "stall"])
+    for threads, m in rows:
+        lines.append(f"| {threads} | {m['kiln']:,.0f} | {m['pytorch']:,.0f} | "
+                     f"{m['kiln'] / m['pytorch']:.2f} | {m['pipeline']:,.0f} | "
+                     f"{100 * m['stall']:.0f}% |")
+    machine.write_report(lines, args.markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
