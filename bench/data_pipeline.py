@@ -27,7 +27,6 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -122,16 +121,12 @@ def main():
             criteo_synthetic.write(path, args.records, 1, "tfrecord")
             size = os.path.getsize(path)
             for threads in (int(t) for t in args.threads.split(",")):
-                done = subprocess.run(
-                    [sys.executable, os.path.abspath(__file__), "--worker", path,
-                     str(threads), "--batch", str(args.batch),
-                     "--rounds", str(args.rounds)],
-                    capture_output=True, text=True)
-                if done.returncode:
-                    print(done.stderr, file=sys.stderr)
+                rates = machine.run_worker(
+                    __file__, ["--worker", path, threads, "--batch", args.batch,
+                               "--rounds", args.rounds])
+                if rates is None:
                     return 1
-                rates = json.loads(done.stdout.strip().splitlines()[-1])
-                median = {k: sorted(v)[len(v) // 2] for k, v in rates.items()}
+                median = machine.medians(rates)
                 rows.append((name, size, threads, median["kiln"],
                              median["tf.data"]))
                 print(rows[-1], flush=True)

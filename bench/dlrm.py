@@ -28,7 +28,6 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -126,18 +125,14 @@ def main():
         for threads in (int(t) for t in args.threads.split(",")):
             median = {}
             for system in ("kiln", "pytorch"):
-                done = subprocess.run(
-                    [sys.executable, os.path.abspath(__file__), "--worker",
-                     system, path, str(threads), "--batch", str(args.batch),
-                     "--steps", str(args.steps), "--rounds", str(args.rounds),
-                     "--table-size", str(args.table_size)],
-                    capture_output=True, text=True)
-                if done.returncode:
-                    print(done.stderr, file=sys.stderr)
+                rates = machine.run_worker(
+                    __file__, ["--worker", system, path, threads,
+                               "--batch", args.batch, "--steps", args.steps,
+                               "--rounds", args.rounds,
+                               "--table-size", args.table_size])
+                if rates is None:
                     return 1
-                rates = json.loads(done.stdout.strip().splitlines()[-1])
-                median.update({k: sorted(v)[len(v) // 2]
-                               for k, v in rates.items()})
+                median.update(machine.medians(rates))
             rows.append((threads, median))
             print(threads, median, flush=True)
     lines = ["# DLRM training throughput: kiln against PyTorch", ""]

@@ -2,6 +2,7 @@
 on: the CPU's model name and the git revision of the checkout; and the
 header and writing of a report."""
 
+import json
 import os
 import platform
 import subprocess
@@ -97,3 +98,21 @@ def write_report(lines, markdown):
     if markdown:
         with open(markdown, "w") as f:
             f.write(text)
+
+
+def run_worker(script, args):
+    """Runs `script` (a benchmark that measures one configuration per
+    subprocess, pinning itself) with `args` under this interpreter and
+    returns the JSON object its last line prints; None, after copying its
+    stderr, when it fails."""
+    done = subprocess.run([sys.executable, os.path.abspath(script)] +
+                          [str(a) for a in args], capture_output=True, text=True)
+    if done.returncode:
+        print(done.stderr, file=sys.stderr)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def medians(rates):
+    """{name: median} of {name: [values]}."""
+    return {k: sorted(v)[len(v) // 2] for k, v in rates.items()}
