@@ -213,6 +213,9 @@ def test_categorical_ids_are_tensorflows():
                                       np.array([[7]])], 100, 12345)
     np.testing.assert_array_equal(ids, [80])
     np.testing.assert_array_equal(lengths, [1])
+    # Row lengths that would read outside the values are refused.
+    with pytest.raises(ValueError, match="negative row length"):
+        data.cross_hashed([(np.array([1, 2]), [-1, 3]), (np.array([5, 6]), [1, 1])])
     vocabulary = data.Vocabulary(["red", "green"], num_oov_buckets=5)
     np.testing.assert_array_equal(vocabulary.lookup(["green", "hello"]),
                                   [1, 2 + 13009744463427800296 % 5])

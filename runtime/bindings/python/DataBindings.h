@@ -175,6 +175,16 @@ inline std::vector<std::string> bytesOf(pybind11::handle values) {
   return out;
 }
 
+/// `fn` of each string of `values` (bytesOf's), as a [n] array of T.
+template <typename T, typename Fn>
+pybind11::array_t<T> mapStrings(pybind11::handle values, Fn fn) {
+  std::vector<std::string> items = bytesOf(values);
+  auto out = vectorArray<T>(items.size());
+  for (size_t i = 0; i < items.size(); ++i)
+    out.mutable_data()[i] = fn(items[i]);
+  return out;
+}
+
 /// Defines the categorical features' functions (kiln/FeatureHash.h).
 inline void bindFeatureHash(pybind11::module_ &m) {
   namespace py = pybind11;
@@ -182,11 +192,9 @@ inline void bindFeatureHash(pybind11::module_ &m) {
   m.def(
       "fingerprint64",
       [](py::handle values) {
-        std::vector<std::string> items = bytesOf(values);
-        auto out = vectorArray<uint64_t>(items.size());
-        for (size_t i = 0; i < items.size(); ++i)
-          out.mutable_data()[i] = kiln::data::fingerprint64(items[i]);
-        return out;
+        return mapStrings<uint64_t>(values, [](const std::string &item) {
+          return kiln::data::fingerprint64(item);
+        });
       },
       py::arg("values"));
   m.def(
@@ -194,11 +202,9 @@ inline void bindFeatureHash(pybind11::module_ &m) {
       [](py::handle values, int64_t buckets) {
         if (buckets < 1)
           throw py::value_error("the number of hash buckets must be at least 1");
-        std::vector<std::string> items = bytesOf(values);
-        auto out = vectorArray<int64_t>(items.size());
-        for (size_t i = 0; i < items.size(); ++i)
-          out.mutable_data()[i] = kiln::data::hashBucket(items[i], buckets);
-        return out;
+        return mapStrings<int64_t>(values, [&](const std::string &item) {
+          return kiln::data::hashBucket(std::string_view(item), buckets);
+        });
       },
       py::arg("values"), py::arg("num_buckets"));
   m.def(
@@ -222,45 +228,21 @@ inline void bindFeatureHash(pybind11::module_ &m) {
                                                     py::array::forcecast>>
              &lengths,
          int64_t buckets, uint64_t hashKey) {
-        // Per row, every combination of one value of each column, the
-        // last column's varying fastest.
-        size_t columns = hashes.size();
-        if (!columns || lengths.size() != columns)
+        if (lengths.size() != hashes.size())
           throw py::value_error("cross_hashed takes one row-length array per "
-                                "column, and at least one column");
-        py::ssize_t rows = lengths[0].size();
-        std::vector<int64_t> starts(columns, 0), ids, rowLengths;
-        for (size_t c = 0; c < columns; ++c) {
-          int64_t total = 0;
+                                "column");
+        py::ssize_t rows = lengths.empty() ? 0 : lengths[0].size();
+        std::vector<kiln::data::CrossedColumn> columns;
+        for (size_t c = 0; c < hashes.size(); ++c) {
           if (lengths[c].size() != rows)
             throw py::value_error("the crossed columns have different batch sizes");
-          for (py::ssize_t r = 0; r < rows; ++r)
-            total += lengths[c].data()[r];
-          if (total != hashes[c].size())
-            throw py::value_error("a crossed column's row lengths do not add "
-                                  "up to its values");
+          columns.push_back({hashes[c].data(), hashes[c].size(), lengths[c].data()});
         }
-        std::vector<uint64_t> combination(columns);
-        std::vector<int64_t> at(columns);
-        for (py::ssize_t r = 0; r < rows; ++r) {
-          int64_t count = 1;
-          for (size_t c = 0; c < columns; ++c)
-            count *= lengths[c].data()[r];
-          rowLengths.push_back(count);
-          std::fill(at.begin(), at.end(), 0);
-          for (int64_t k = 0; k < count; ++k) {
-            for (size_t c = 0; c < columns; ++c)
-              combination[c] = hashes[c].data()[starts[c] + at[c]];
-            ids.push_back(kiln::data::crossHashed(combination, buckets, hashKey));
-            for (size_t c = columns; c-- > 0;) {
-              if (++at[c] < lengths[c].data()[r])
-                break;
-              at[c] = 0;
-            }
-          }
-          for (size_t c = 0; c < columns; ++c)
-            starts[c] += lengths[c].data()[r];
-        }
+        std::vector<int64_t> ids, rowLengths;
+        std::string error;
+        if (!kiln::data::crossHashedRows(columns, rows, buckets, hashKey, ids,
+                                         rowLengths, error))
+          throw py::value_error(error);
         return py::make_tuple(
             int64Array(ids, {static_cast<py::ssize_t>(ids.size())}),
             int64Array(rowLengths, {rows}));
@@ -290,11 +272,9 @@ inline void bindFeatureHash(pybind11::module_ &m) {
            py::arg("num_oov_buckets"), py::arg("default_value"))
       .def("lookup",
            [](const Vocabulary &vocabulary, py::handle values) {
-             std::vector<std::string> items = bytesOf(values);
-             auto out = vectorArray<int64_t>(items.size());
-             for (size_t i = 0; i < items.size(); ++i)
-               out.mutable_data()[i] = vocabulary.lookup(items[i]);
-             return out;
+             return mapStrings<int64_t>(values, [&](const std::string &item) {
+               return vocabulary.lookup(item);
+             });
            })
       .def_property_readonly("id_count", &Vocabulary::idCount);
 }

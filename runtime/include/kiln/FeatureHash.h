@@ -58,6 +58,25 @@ constexpr uint64_t kDefaultCrossHashKey = 0xDECAFCAFFEull;
 int64_t crossHashed(const std::vector<uint64_t> &hashes, int64_t buckets,
                     uint64_t hashKey = kDefaultCrossHashKey);
 
+/// One column of a crossed batch: its values' hashes (as crossHashed
+/// takes them), and each of the batch's rows' count of values.
+struct CrossedColumn {
+  const uint64_t *hashes = nullptr;
+  int64_t values = 0;
+  const int64_t *rowLengths = nullptr;
+};
+
+/// tf.sparse.cross_hashed over a batch of `rows` rows: for each row, every
+/// combination of one value of each column, the last column's varying
+/// fastest, hashed by crossHashed. Appends the ids to `ids` and each row's
+/// count to `idRowLengths`; false with a message for no columns, a
+/// negative row length, or row lengths that do not add up to a column's
+/// values.
+bool crossHashedRows(const std::vector<CrossedColumn> &columns, int64_t rows,
+                     int64_t buckets, uint64_t hashKey,
+                     std::vector<int64_t> &ids,
+                     std::vector<int64_t> &idRowLengths, std::string &error);
+
 /// A vocabulary of string tokens.
 class Vocabulary {
 public:

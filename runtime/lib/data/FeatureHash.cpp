@@ -4,6 +4,7 @@
 
 #include <farmhash.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 
@@ -44,6 +45,57 @@ int64_t crossHashed(const std::vector<uint64_t> &hashes, int64_t buckets,
                          : static_cast<uint64_t>(
                                std::numeric_limits<int64_t>::max());
   return static_cast<int64_t>(hash % modulus);
+}
+
+bool crossHashedRows(const std::vector<CrossedColumn> &columns, int64_t rows,
+                     int64_t buckets, uint64_t hashKey,
+                     std::vector<int64_t> &ids,
+                     std::vector<int64_t> &idRowLengths, std::string &error) {
+  if (columns.empty()) {
+    error = "a cross needs at least one column";
+    return false;
+  }
+  for (size_t c = 0; c < columns.size(); ++c) {
+    int64_t total = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (columns[c].rowLengths[r] < 0) {
+        error = "crossed column " + std::to_string(c) + " has a negative "
+                "row length (" + std::to_string(columns[c].rowLengths[r]) +
+                " in row " + std::to_string(r) + ")";
+        return false;
+      }
+      total += columns[c].rowLengths[r];
+    }
+    if (total != columns[c].values) {
+      error = "crossed column " + std::to_string(c) + "'s row lengths add up "
+              "to " + std::to_string(total) + ", not its " +
+              std::to_string(columns[c].values) + " values";
+      return false;
+    }
+  }
+  std::vector<int64_t> starts(columns.size(), 0), at(columns.size());
+  std::vector<uint64_t> combination(columns.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t count = 1;
+    for (const CrossedColumn &column : columns)
+      count *= column.rowLengths[r];
+    idRowLengths.push_back(count);
+    std::fill(at.begin(), at.end(), 0);
+    for (int64_t k = 0; k < count; ++k) {
+      for (size_t c = 0; c < columns.size(); ++c)
+        combination[c] = columns[c].hashes[starts[c] + at[c]];
+      ids.push_back(crossHashed(combination, buckets, hashKey));
+      // The next combination: the last column's index advances first.
+      for (size_t c = columns.size(); c-- > 0;) {
+        if (++at[c] < columns[c].rowLengths[r])
+          break;
+        at[c] = 0;
+      }
+    }
+    for (size_t c = 0; c < columns.size(); ++c)
+      starts[c] += columns[c].rowLengths[r];
+  }
+  return true;
 }
 
 bool Vocabulary::assign(std::vector<std::string> newTokens,

@@ -38,6 +38,40 @@ TEST(FeatureHashTest, CrossesAreTensorFlows) {
   EXPECT_EQ(crossHashed(hashes, 100, 12345), 80);
 }
 
+TEST(FeatureHashTest, RaggedCrossesTakeEveryCombination) {
+  // Row 0: ["a"] x [7, 8]; row 1: no strings, so no ids; row 2: ["b"] x [9].
+  std::vector<uint64_t> strings = {fingerprint64("a"), fingerprint64("b")};
+  std::vector<uint64_t> ints = {7, 8, 9};
+  std::vector<int64_t> stringRows = {1, 0, 1}, intRows = {2, 0, 1};
+  std::vector<CrossedColumn> columns = {{strings.data(), 2, stringRows.data()},
+                                        {ints.data(), 3, intRows.data()}};
+  std::vector<int64_t> ids, rowLengths;
+  std::string error;
+  ASSERT_TRUE(crossHashedRows(columns, 3, 0, kDefaultCrossHashKey, ids,
+                              rowLengths, error))
+      << error;
+  EXPECT_EQ(rowLengths, (std::vector<int64_t>{2, 0, 1}));
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids[0], 3509787333349122856);
+  EXPECT_EQ(ids[1], crossHashed({fingerprint64("a"), 8}, 0));
+  EXPECT_EQ(ids[2], crossHashed({fingerprint64("b"), 9}, 0));
+
+  // Row lengths that would read outside the values are refused.
+  std::vector<int64_t> negative = {-1, 0, 3};
+  columns[1].rowLengths = negative.data();
+  EXPECT_FALSE(crossHashedRows(columns, 3, 0, kDefaultCrossHashKey, ids,
+                               rowLengths, error));
+  EXPECT_EQ(error, "crossed column 1 has a negative row length (-1 in row 0)");
+  std::vector<int64_t> tooFew = {1, 0, 1};
+  columns[1].rowLengths = tooFew.data();
+  EXPECT_FALSE(crossHashedRows(columns, 3, 0, kDefaultCrossHashKey, ids,
+                               rowLengths, error));
+  EXPECT_EQ(error, "crossed column 1's row lengths add up to 2, not its 3 "
+                   "values");
+  EXPECT_FALSE(crossHashedRows({}, 3, 0, kDefaultCrossHashKey, ids,
+                               rowLengths, error));
+}
+
 TEST(FeatureHashTest, VocabulariesGiveIdsOrBuckets) {
   Vocabulary vocabulary;
   std::string error;
