@@ -11,6 +11,7 @@
 
 #include "ExampleWire.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kiln {
@@ -192,57 +193,87 @@ bool isUtf8(std::string_view text) {
   return true;
 }
 
-/// Counts a list message's values (field 1: packed or one per field) and
-/// checks them.
-bool countList(std::string_view body, FeatureType type, int depth,
-               int64_t &count) {
+/// Reads a list message of `type` (its values in field 1, packed or one
+/// per field; other fields skipped) and hands them to `take`: a string's
+/// bytes to take.bytes, 4 * k bytes of floats to take.floats, an integer
+/// to take.integer. False where the list is malformed.
+template <typename Take>
+bool readList(std::string_view body, FeatureType type, int depth,
+              Take &&take) {
   Cursor cursor(body, depth);
   return forEachField(cursor, [&](uint32_t field, uint32_t wireType,
                                   Cursor &c) -> std::optional<bool> {
     if (field != 1)
       return std::nullopt;
+    std::string_view bytes;
     switch (type) {
     case FeatureType::Bytes:
       if (wireType != LengthDelimited)
         return std::nullopt;
-      ++count;
-      return c.skip(field, wireType);
+      if (!c.lengthDelimited(bytes))
+        return false;
+      take.bytes(bytes);
+      return true;
     case FeatureType::Float:
       if (wireType == Fixed32) {
-        ++count;
-        return c.fixed(4);
-      }
-      if (wireType == LengthDelimited) {
-        std::string_view packed;
-        if (!c.lengthDelimited(packed) || packed.size() % 4)
+        bytes = std::string_view(reinterpret_cast<const char *>(c.at),
+                                 std::min<size_t>(4, c.end - c.at));
+        if (!c.fixed(4))
           return false;
-        count += packed.size() / 4;
-        return true;
+      } else if (wireType != LengthDelimited) {
+        return std::nullopt;
+      } else if (!c.lengthDelimited(bytes) || bytes.size() % 4) {
+        return false;
       }
-      return std::nullopt;
-    case FeatureType::Int64:
+      take.floats(bytes);
+      return true;
+    case FeatureType::Int64: {
+      uint64_t value;
       if (wireType == Varint) {
-        ++count;
-        return c.skip(field, wireType);
-      }
-      if (wireType == LengthDelimited) {
-        std::string_view packed;
-        if (!c.lengthDelimited(packed))
+        if (!c.varint(value))
           return false;
-        Cursor values(packed, c.depth);
-        uint64_t value;
-        while (!values.done()) {
-          if (!values.varint(value))
-            return false;
-          ++count;
-        }
+        take.integer(value);
         return true;
       }
-      return std::nullopt;
+      if (wireType != LengthDelimited)
+        return std::nullopt;
+      if (!c.lengthDelimited(bytes))
+        return false;
+      for (Cursor packed(bytes, c.depth); !packed.done();) {
+        if (!packed.varint(value))
+          return false;
+        take.integer(value);
+      }
+      return true;
+    }
     }
     return false;
   });
 }
+
+/// Counts a list's values as readList reads them.
+struct CountValues {
+  int64_t &count;
+  void bytes(std::string_view) { ++count; }
+  void floats(std::string_view packed) { count += packed.size() / 4; }
+  void integer(uint64_t) { ++count; }
+};
+
+/// Appends a list's values to a batch's arrays.
+struct AppendValues {
+  FeatureValues &out;
+  void bytes(std::string_view value) { out.bytes.emplace_back(value); }
+  void floats(std::string_view packed) {
+    for (size_t i = 0; i < packed.size(); i += 4) {
+      float value;
+      std::memcpy(&value, packed.data() + i, 4);
+      out.floats.push_back(value);
+    }
+  }
+  void integer(uint64_t value) {
+    out.ints.push_back(static_cast<int64_t>(value));
+  }
+};
 
 /// Merges a Feature message into `feature`: its oneof member switches
 /// to the last one present, whose lists accumulate.
@@ -263,7 +294,7 @@ bool decodeFeature(std::string_view body, int depth, FeatureView &feature) {
       feature.clearLists();
     }
     feature.addList(list);
-    return countList(list, type, c.depth - 1, feature.count);
+    return readList(list, type, c.depth - 1, CountValues{feature.count});
   });
 }
 
@@ -340,15 +371,6 @@ bool decodeFeatureLists(std::string_view body, int depth,
       });
 }
 
-template <typename T>
-void appendFixed32(std::string_view bytes, std::vector<T> &out) {
-  for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
-    T value;
-    std::memcpy(&value, bytes.data() + i, 4);
-    out.push_back(value);
-  }
-}
-
 } // namespace
 
 bool decodeExample(std::string_view record,
@@ -385,51 +407,9 @@ bool decodeSequenceExample(std::string_view record,
 void appendValues(const FeatureView &feature, FeatureValues &out) {
   if (!feature.type)
     return;
-  FeatureType type = *feature.type;
+  // The lists were checked when decoded: every read succeeds.
   feature.forEachList([&](std::string_view list) {
-    // The lists were checked when decoded: every read below succeeds.
-    Cursor cursor(list, kRecursionLimit);
-    forEachField(cursor, [&](uint32_t field, uint32_t wireType,
-                             Cursor &c) -> std::optional<bool> {
-      if (field != 1)
-        return std::nullopt;
-      std::string_view bytes;
-      uint64_t value;
-      switch (type) {
-      case FeatureType::Bytes:
-        if (wireType != LengthDelimited)
-          return std::nullopt;
-        c.lengthDelimited(bytes);
-        out.bytes.emplace_back(bytes);
-        return true;
-      case FeatureType::Float:
-        if (wireType == Fixed32) {
-          appendFixed32(std::string_view(reinterpret_cast<const char *>(c.at), 4),
-                        out.floats);
-          return c.fixed(4);
-        }
-        if (wireType != LengthDelimited)
-          return std::nullopt;
-        c.lengthDelimited(bytes);
-        appendFixed32(bytes, out.floats);
-        return true;
-      case FeatureType::Int64:
-        if (wireType == Varint) {
-          c.varint(value);
-          out.ints.push_back(static_cast<int64_t>(value));
-          return true;
-        }
-        if (wireType != LengthDelimited)
-          return std::nullopt;
-        c.lengthDelimited(bytes);
-        for (Cursor packed(bytes, 0); !packed.done();) {
-          packed.varint(value);
-          out.ints.push_back(static_cast<int64_t>(value));
-        }
-        return true;
-      }
-      return false;
-    });
+    readList(list, *feature.type, kRecursionLimit, AppendValues{out});
   });
 }
 
