@@ -59,17 +59,12 @@ __all__ = ["numeric_column", "bucketized_column",
 # --- Raw features in the pipeline ---------------------------------------------
 
 def _ragged(value, what):
-    """(values, row_lengths) of a raw feature: a parser's ragged pair, or a
-    [batch] / [batch, k] array (k values per example)."""
-    if isinstance(value, tuple):
-        values, lengths = value
-        return np.asarray(values), np.asarray(lengths, dtype=np.int64)
-    array = np.asarray(value)
-    if array.ndim == 0:
-        fail(f"{what}: a feature needs a batch dimension", ValueError)
-    rows = array.shape[0]
-    array = array.reshape(rows, -1)
-    return array.ravel(), np.full(rows, array.shape[1], dtype=np.int64)
+    """(values, row_lengths) of a raw feature (kiln_runtime.data.as_ragged),
+    its mistakes named by the column `what`."""
+    try:
+        return _data.as_ragged(value)
+    except ValueError as error:
+        fail(f"{what}: {error}", ValueError)
 
 
 def _raw(features, key, what):
@@ -131,8 +126,10 @@ class _CategoricalColumn(_Column):
         raise NotImplementedError
 
     def _prepare(self, features, inputs):
-        ids, lengths, weights = self._prepare_ids(features)
         prefix = self.name
+        if prefix + "/ids" in inputs:
+            return  # read by another column too: made once per batch
+        ids, lengths, weights = self._prepare_ids(features)
         (inputs[prefix + "/ids"], inputs[prefix + "/rows"],
          inputs[prefix + "/weights"]) = _sparse_arrays(ids, lengths, weights)
         inputs[prefix + "/batch"] = np.zeros(lengths.shape[0], dtype=np.bool_)

@@ -27,7 +27,7 @@ from . import _runtime
 __all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature",
            "Dataset", "read_records", "write_records", "parse_example",
            "parse_sequence_example", "batches", "read_criteo", "fingerprint64",
-           "hash_bucket", "Vocabulary", "cross_hashed",
+           "hash_bucket", "Vocabulary", "cross_hashed", "as_ragged",
            "DEFAULT_CROSS_HASH_KEY"]
 
 _TYPES = {"int64": "int64", "float32": "float32", "float": "float32",
@@ -273,9 +273,29 @@ def read_criteo(paths, batch_size):
 DEFAULT_CROSS_HASH_KEY = 0xDECAFCAFFE
 
 
-def _is_strings(values):
-    array = np.asarray(values) if not isinstance(values, np.ndarray) else values
-    return array.dtype.kind in "SUO"
+def _values_array(values):
+    """`values` as a numpy array: strings (bytes or str) as objects, so that
+    neither is truncated nor converted."""
+    if isinstance(values, np.ndarray):
+        return values.astype(object) if values.dtype.kind in "SU" else values
+    array = np.asarray(values)
+    # Made again as objects: numpy's bytes dtype drops trailing NULs.
+    return np.asarray(values, dtype=object) if array.dtype.kind in "SU" else array
+
+
+def as_ragged(feature):
+    """(values, row_lengths) of a parsed feature: a variable-length
+    feature's pair as it is, a fixed-length feature's [batch, ...] array as
+    its values row by row (each row's count the same)."""
+    if isinstance(feature, tuple):
+        values, lengths = feature
+        return _values_array(values), np.asarray(lengths, dtype=np.int64)
+    array = _values_array(feature)
+    if array.ndim == 0:
+        raise ValueError("a feature needs a batch dimension")
+    rows = array.shape[0]
+    array = array.reshape(rows, -1)
+    return array.ravel(), np.full(rows, array.shape[1], dtype=np.int64)
 
 
 def fingerprint64(values):
@@ -289,7 +309,7 @@ def hash_bucket(values, num_buckets):
     Fingerprint64 modulo `num_buckets`. Integers are hashed as their
     decimal text, as categorical_column_with_hash_bucket and Keras's
     Hashing layer hash them. The result has the values' shape."""
-    array = np.asarray(values, dtype=object if _is_strings(values) else None)
+    array = _values_array(values)
     if array.dtype.kind in "iu":
         out = _runtime.hash_bucket_ints(array.astype(np.int64).ravel(),
                                         int(num_buckets))
@@ -332,17 +352,8 @@ def _column_hashes(column):
     """(hashes uint64, row_lengths) of a crossed column: (values,
     row_lengths) or a [batch] / [batch, k] array; strings by their
     fingerprint, integers as they are."""
-    if isinstance(column, tuple):
-        values, lengths = column
-        values = np.asarray(values, dtype=object if _is_strings(values) else None)
-        lengths = np.asarray(lengths, dtype=np.int64)
-    else:
-        values = np.asarray(column, dtype=object if _is_strings(column) else None)
-        rows = values.shape[0]
-        values = values.reshape(rows, -1)
-        lengths = np.full(rows, values.shape[1], dtype=np.int64)
-        values = values.ravel()
-    if values.dtype.kind in "SUO":
+    values, lengths = as_ragged(column)
+    if values.dtype.kind == "O":
         hashes = fingerprint64(values)
     elif values.dtype.kind in "iu":
         hashes = values.astype(np.int64).view(np.uint64)
