@@ -64,25 +64,31 @@ ScatterAddOp scatterOfZeros(Value v) {
   return scatter;
 }
 
-/// `c` made again at `type` when it holds one value at every element: a
-/// splat constant, or a broadcast of a rank-0 value. Null otherwise.
-Value uniformAt(PatternRewriter &rewriter, Value c, RankedTensorType type) {
-  Location loc = c.getLoc();
+/// Whether `c` holds one value at every element: a splat constant, or a
+/// broadcast of a rank-0 value.
+bool isUniform(Value c) {
   if (auto constant = c.getDefiningOp<ConstantOp>()) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (!dense || !dense.isSplat())
-      return {};
+    return dense && dense.isSplat();
+  }
+  if (auto broadcast = c.getDefiningOp<BroadcastInDimOp>())
+    return cast<RankedTensorType>(broadcast.getOperand().getType())
+               .getRank() == 0;
+  return false;
+}
+
+/// `c` made again at `type` when it isUniform. Null otherwise.
+Value uniformAt(PatternRewriter &rewriter, Value c, RankedTensorType type) {
+  if (!isUniform(c))
+    return {};
+  if (auto constant = c.getDefiningOp<ConstantOp>())
     return rewriter.create<ConstantOp>(
-        loc, DenseElementsAttr::get(type, dense.getSplatValue<Attribute>()));
-  }
-  if (auto broadcast = c.getDefiningOp<BroadcastInDimOp>()) {
-    Value scalar = broadcast.getOperand();
-    if (cast<RankedTensorType>(scalar.getType()).getRank() != 0)
-      return {};
-    return rewriter.create<BroadcastInDimOp>(loc, type, scalar,
-                                             ArrayRef<int64_t>{});
-  }
-  return {};
+        c.getLoc(),
+        DenseElementsAttr::get(type, cast<DenseElementsAttr>(constant.getValue())
+                                         .getSplatValue<Attribute>()));
+  return rewriter.create<BroadcastInDimOp>(
+      c.getLoc(), type, c.getDefiningOp<BroadcastInDimOp>().getOperand(),
+      ArrayRef<int64_t>{});
 }
 
 /// scatter_add(table, ids, updates) in place of `op`.
@@ -206,7 +212,7 @@ bool vanishesWith(Value v, Value g, int depth = 0) {
   return false;
 }
 
-/// The expression `root` as a tree of elementwise ops over leaves: the
+/// An expression as a tree of elementwise ops over leaves: the
 /// scatter into zeros `g` (the one such scatter it reads), values of the
 /// table's shape, and uniform values. Fails on anything else, or on a
 /// tree of more than `kMaxOps` ops.
@@ -245,17 +251,6 @@ struct RowExpression {
     return cast<RankedTensorType>(v.getType()).getShape() ==
                tableType.getShape() ||
            isUniform(v);
-  }
-
-  static bool isUniform(Value v) {
-    if (auto constant = v.getDefiningOp<ConstantOp>()) {
-      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-      return dense && dense.isSplat();
-    }
-    if (auto broadcast = v.getDefiningOp<BroadcastInDimOp>())
-      return cast<RankedTensorType>(broadcast.getOperand().getType())
-                 .getRank() == 0;
-    return false;
   }
 };
 
@@ -352,7 +347,7 @@ CoalescedRows coalesce(PatternRewriter &rewriter, ScatterAddOp g) {
 ///   a + e  ->  scatter_add(a, rows, e(sums, other tables' rows, ...))
 ///
 /// This runs after the patterns above, which handle the forms that need
-/// no sort. A row g does not touch keeps its value, as PyTorch's sparse
+/// no coalescing. A row g does not touch keeps its value, as PyTorch's sparse
 /// optimizers keep it, also where the dense formula would give NaN
 /// (0 / 0 with eps = 0).
 /// (a - e likewise, with -e.)
@@ -396,7 +391,7 @@ struct UpdateTouchedRows : OpRewritePattern<OpTy> {
       if (map.contains(leaf))
         continue;
       Value atRows;
-      if (RowExpression::isUniform(leaf)) {
+      if (isUniform(leaf)) {
         atRows = uniformAt(
             rewriter, leaf,
             sumsType.clone(cast<RankedTensorType>(leaf.getType())
