@@ -131,9 +131,7 @@ def main():
                              median["tf.data"]))
                 print(rows[-1], flush=True)
     lines = ["# The input pipeline against tf.data", ""]
-    # TensorFlow is in the bench virtualenv, not Debian's python3.
-    lines += [line.replace("/usr/bin/python3", sys.executable)
-              for line in machine.measured_lines(started, __file__)]
+    lines += machine.measured_lines(started, __file__, sys.executable)
     lines += ["", f"{args.records} synthetic Criteo tf.Examples (label, 13 "
               f"int64 counts, 26 strings; fixed-length spec with defaults), "
               f"batches of {args.batch}, median of {args.rounds} passes; "

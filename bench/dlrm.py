@@ -136,8 +136,7 @@ def main():
             rows.append((threads, median))
             print(threads, median, flush=True)
     lines = ["# DLRM training throughput: kiln against PyTorch", ""]
-    lines += [line.replace("/usr/bin/python3", sys.executable)
-              for line in machine.measured_lines(started, __file__)]
+    lines += machine.measured_lines(started, __file__, sys.executable)
     lines += ["", f"Batches of {args.batch}, {args.steps} steps per pass, "
               f"tables of {args.table_size} x 16, SGD; median of "
               f"{args.rounds} passes; samples per second, higher is better. "

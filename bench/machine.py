@@ -30,16 +30,16 @@ def git_revision(path):
         return ""
 
 
-def measured_lines(started, script_path):
+def measured_lines(started, script_path, python="/usr/bin/python3"):
     """The two lines under a report's title: when and where it was measured
     (start time, CPU, cores, revision) and the command that made it (the
-    script run by Debian's python3 on build/python, with this run's
-    arguments)."""
+    script run by `python`, Debian's python3 unless the benchmark needs the
+    bench virtualenv's, on build/python, with this run's arguments)."""
     revision = git_revision(os.path.dirname(os.path.abspath(script_path)))
     return [
         f"Measured {started:%Y-%m-%d %H:%M} UTC on {cpu_model()} "
         f"(`{os.cpu_count()}` CPUs), kiln {revision}, with",
-        "`PYTHONPATH=build/python /usr/bin/python3 bench/"
+        f"`PYTHONPATH=build/python {python} bench/"
         + os.path.basename(script_path) + " " + " ".join(sys.argv[1:]) + "`.",
     ]
 
