@@ -28,8 +28,9 @@ int64_t elementCount(const std::vector<int64_t> &shape) {
   return count;
 }
 
-/// The number of default values of `spec`'s type.
-size_t defaultCount(const FeatureSpec &spec) {
+/// The number of default values of `spec`'s type (a FeatureSpec's
+/// defaults, a SequenceFeatureSpec's padding).
+template <typename Spec> size_t defaultCount(const Spec &spec) {
   switch (spec.type) {
   case FeatureType::Int64:
     return spec.defaultInts.size();
@@ -92,6 +93,36 @@ void appendDefault(const FeatureSpec &spec, int64_t count,
   }
 }
 
+/// The checks every spec entry takes, `kind` naming it ("feature" or
+/// "feature list"): a name, not used before, no negative dimension, and
+/// defaults of its own type only.
+template <typename Spec>
+bool checkEntry(const Spec &entry, const char *kind,
+                std::set<std::string> &names, std::string &error) {
+  std::string where = std::string(kind) + " '" + entry.name + "'";
+  if (entry.name.empty()) {
+    error = std::string("a ") + kind + " of the parse spec has no name";
+    return false;
+  }
+  if (!names.insert(entry.name).second) {
+    error = where + " appears twice in the parse spec";
+    return false;
+  }
+  for (int64_t d : entry.shape)
+    if (d < 0) {
+      error = where + " has a negative dimension";
+      return false;
+    }
+  return true;
+}
+
+/// Whether `entry` has defaults of another type than its own.
+template <typename Spec> bool hasForeignDefaults(const Spec &entry) {
+  return defaultCount(entry) != entry.defaultInts.size() +
+                                    entry.defaultFloats.size() +
+                                    entry.defaultBytes.size();
+}
+
 } // namespace
 
 const char *featureTypeName(FeatureType type) {
@@ -113,23 +144,11 @@ bool ExampleParser::setSpec(std::vector<FeatureSpec> features,
                             std::string &error) {
   std::set<std::string> names;
   for (const FeatureSpec &feature : features) {
+    if (!checkEntry(feature, "feature", names, error))
+      return false;
     std::string where = "feature '" + feature.name + "'";
-    if (feature.name.empty()) {
-      error = "a feature of the parse spec has no name";
-      return false;
-    }
-    if (!names.insert(feature.name).second) {
-      error = where + " appears twice in the parse spec";
-      return false;
-    }
-    for (int64_t d : feature.shape)
-      if (d < 0) {
-        error = where + " has a negative dimension";
-        return false;
-      }
     size_t defaults = defaultCount(feature);
-    if (defaults != feature.defaultInts.size() + feature.defaultFloats.size() +
-                        feature.defaultBytes.size()) {
+    if (hasForeignDefaults(feature)) {
       error = where + " has a default of another type than its " +
               featureTypeName(feature.type) + " values";
       return false;
@@ -256,26 +275,11 @@ bool SequenceExampleParser::setSpec(std::vector<FeatureSpec> context,
                                     std::string &error) {
   std::set<std::string> names;
   for (const SequenceFeatureSpec &list : sequence) {
+    if (!checkEntry(list, "feature list", names, error))
+      return false;
     std::string where = "feature list '" + list.name + "'";
-    if (list.name.empty()) {
-      error = "a feature list of the parse spec has no name";
-      return false;
-    }
-    if (!names.insert(list.name).second) {
-      error = where + " appears twice in the parse spec";
-      return false;
-    }
-    for (int64_t d : list.shape)
-      if (d < 0) {
-        error = where + " has a negative dimension";
-        return false;
-      }
-    size_t defaults = list.defaultInts.size() + list.defaultFloats.size() +
-                      list.defaultBytes.size();
-    size_t ofType = list.type == FeatureType::Int64   ? list.defaultInts.size()
-                    : list.type == FeatureType::Float ? list.defaultFloats.size()
-                                                      : list.defaultBytes.size();
-    if (defaults != ofType || defaults > 1) {
+    size_t defaults = defaultCount(list);
+    if (hasForeignDefaults(list) || defaults > 1) {
       error = where + " takes one padding value of its " +
               featureTypeName(list.type) + " type";
       return false;
