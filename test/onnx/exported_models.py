@@ -32,6 +32,8 @@ try:
     import torch
     import torchvision
     import transformers
+
+    import model_files
 except ImportError as e:
     print(f"SKIP: {e}")
     sys.exit(77)
@@ -143,23 +145,6 @@ def export(name, path, seed):
     return [a.numpy() for a in args]
 
 
-def run_kiln(bin_dir, model, inputs, work):
-    kmod = work / (model.stem + ".kmod")
-    done = subprocess.run([bin_dir / "kiln-compile", model, "-o", kmod],
-                          capture_output=True, text=True)
-    if done.returncode:
-        return None, "kiln-compile: " + (done.stderr.strip().splitlines() or ["?"])[-1]
-    args = [bin_dir / "kiln-run", kmod]
-    for i, value in enumerate(inputs):
-        np.save(work / f"{model.stem}_in{i}.npy", value)
-        args += ["--input", work / f"{model.stem}_in{i}.npy"]
-    out = work / (model.stem + "_out")
-    done = subprocess.run(args + ["--output-dir", out], capture_output=True, text=True)
-    if done.returncode:
-        return None, "kiln-run: " + (done.stderr.strip().splitlines() or ["?"])[-1]
-    return out, None
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("bin_dir", type=Path)
@@ -193,7 +178,7 @@ def main():
         session = ort.InferenceSession(str(path))
         feeds = {inp.name: x for inp, x in zip(session.get_inputs(), inputs)}
         want = session.run(None, feeds)
-        out, error = run_kiln(args.bin_dir, path, inputs, args.work)
+        out, error = model_files.run_kiln(args.bin_dir, path, inputs, args.work)
         if error:
             print(f"{header}: FAILED {error}")
             failures += 1

@@ -33,3 +33,28 @@ def compile_and_run(bin_dir, work, name, model_path, inputs, output="y", bind=()
         args += ["--input", path]
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
     return np.load(work / name / f"{output}.npy")
+
+
+def run_kiln(bin_dir, model, inputs, work):
+    """Compiles `model` with kiln-compile (no flags) and runs it with
+    kiln-run on `inputs` (numpy arrays, saved as WORK/STEM_inK.npy): (the
+    directory of its outputs' .npy files, None), or (None, the failing
+    tool and the last line of its message)."""
+    import subprocess
+
+    import numpy as np
+
+    kmod = work / (model.stem + ".kmod")
+    done = subprocess.run([bin_dir / "kiln-compile", model, "-o", kmod],
+                          capture_output=True, text=True)
+    if done.returncode:
+        return None, "kiln-compile: " + (done.stderr.strip().splitlines() or ["?"])[-1]
+    args = [bin_dir / "kiln-run", kmod]
+    for i, value in enumerate(inputs):
+        np.save(work / f"{model.stem}_in{i}.npy", value)
+        args += ["--input", work / f"{model.stem}_in{i}.npy"]
+    out = work / (model.stem + "_out")
+    done = subprocess.run(args + ["--output-dir", out], capture_output=True, text=True)
+    if done.returncode:
+        return None, "kiln-run: " + (done.stderr.strip().splitlines() or ["?"])[-1]
+    return out, None

@@ -32,6 +32,8 @@ try:
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                           QuantType, quantize_static)
     from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    import model_files
 except ImportError as e:
     print(f"SKIP: {e}")
     sys.exit(77)
@@ -92,25 +94,14 @@ def main():
     failures = 0
     for i, name in enumerate(args.models.split(",")):
         model, input_name, x = quantized(name, args.work, seed + i)
-        kmod = args.work / f"{name}.kmod"
-        done = subprocess.run([args.bin_dir / "kiln-compile", model, "-o", kmod],
-                              capture_output=True, text=True)
-        if done.returncode:
-            print(f"{name}: FAILED kiln-compile: {done.stderr.strip()[-400:]}")
+        out, error = model_files.run_kiln(args.bin_dir, model, [x], args.work)
+        if error:
+            print(f"{name}: FAILED {error}")
             failures += 1
             continue
         ir = subprocess.run([args.bin_dir / "kiln-compile", model, "--emit=mlir", "-o", "-"],
                             capture_output=True, text=True).stdout
         int8 = ir.count("llvm.call @kiln_dnnl_conv_int8(")
-        np.save(args.work / f"{name}_in.npy", x)
-        out = args.work / f"{name}_out"
-        done = subprocess.run([args.bin_dir / "kiln-run", kmod, "--input",
-                               args.work / f"{name}_in.npy", "--output-dir", out],
-                              capture_output=True, text=True)
-        if done.returncode:
-            print(f"{name}: FAILED kiln-run: {done.stderr.strip()[-400:]}")
-            failures += 1
-            continue
         session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
         worst = 0.0
         for output, want in zip(session.get_outputs(), session.run(None, {input_name: x})):
