@@ -135,7 +135,11 @@ SmallVector<Value> mlir::kiln::elementwiseOperandsAlong(AxisPartitionContext &c,
 /// Elementwise ops (select and cast included): Sharded(d) if an operand is,
 /// with every other operand taken along d (a rank-0 select predicate
 /// Replicated); otherwise PartialSum where the op is linear in its
-/// PartialSum operands.
+/// PartialSum operands. An op not linear in a PartialSum whose rows come
+/// without summing it whole (Adagrad's g * g of an embedding's gradient)
+/// is Sharded(0) on those rows: making it whole would all-reduce a
+/// table-sized sum, where a later use that needs the result whole
+/// all-gathers only its rows.
 static LogicalResult partitionElementwise(AxisPartitionContext &c,
                                           Operation *op) {
   if (std::optional<unsigned> first = c.firstSharded(op)) {
@@ -143,10 +147,20 @@ static LogicalResult partitionElementwise(AxisPartitionContext &c,
     c.emit(op, elementwiseOperandsAlong(c, op, d), AxisSharding::sharded(d));
     return success();
   }
-  if (!linearInPartialSums(op, c.statesOf(op->getOperands())))
-    return failure();
-  c.emit(op, c.localsOf(op->getOperands()), AxisSharding::partialSum());
-  return success();
+  if (linearInPartialSums(op, c.statesOf(op->getOperands()))) {
+    c.emit(op, c.localsOf(op->getOperands()), AxisSharding::partialSum());
+    return success();
+  }
+  Value result = op->getResult(0);
+  if (op->getNumResults() == 1 &&
+      cast<RankedTensorType>(result.getType()).getRank() >= 1 &&
+      c.divisible(result, 0) &&
+      llvm::any_of(op->getOperands(),
+                   [&](Value v) { return c.hasScatteredRows(v); })) {
+    c.emit(op, elementwiseOperandsAlong(c, op, 0), AxisSharding::sharded(0));
+    return success();
+  }
+  return failure();
 }
 
 /// Operand dimension k maps to result dimension dims[k]; a Sharded

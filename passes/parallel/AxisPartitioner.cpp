@@ -141,6 +141,7 @@ public:
   Value replicate(Value original) override;
   Value shardAlong(Value original, int64_t d) override;
   Value rankOffset(int64_t rowsPerRank, Type element) override;
+  bool hasScatteredRows(Value original) const override;
 
 private:
   //===--- Conversions between states ----------------------------------===//
@@ -378,24 +379,48 @@ Value Partitioner::shardAlong(Value original, int64_t d) {
   return piece;
 }
 
-/// The rank's rows (d = 0) of the PartialSum `original` when it is a
-/// scatter_add into zeros of ids and updates split over the ids (an
-/// embedding's gradient with the batch split), or an op linear in such a
-/// sum (lr * g, -g), read once, and the ids and updates are smaller than
-/// the table: every rank's ids and updates are gathered and each rank adds
-/// those that fall in its rows, which moves (N - 1) / N of the ids and
-/// updates where summing the table's pieces would move (N - 1) / N of the
-/// table. Null otherwise.
+/// Whether `original` is a PartialSum whose rows (d = 0) a rank can have
+/// without summing it whole: a scatter_add into zeros of ids and updates
+/// split over the ids (an embedding's gradient with the batch split) and
+/// smaller than the table, or an op linear in one such sum and otherwise
+/// of Replicated operands (lr * g, -g). Every rank's ids and updates are
+/// then gathered and each rank adds those that fall in its rows, which
+/// moves (N - 1) / N of the ids and updates where summing the table's
+/// pieces would move (N - 1) / N of the table. Uses of such a sum that
+/// need it whole still all-reduce it.
+bool Partitioner::hasScatteredRows(Value original) const {
+  if (!stateOf(original).isPartialSum())
+    return false;
+  Operation *def = original.getDefiningOp();
+  if (auto scatter = dyn_cast_or_null<ScatterAddOp>(def))
+    return isZeroSplat(scatter.getTable()) &&
+           scatter.getIndices().getType().getNumElements() +
+                   scatter.getUpdates().getType().getNumElements() <
+               scatter.getType().getNumElements();
+  if (!def || def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+      !def->hasTrait<OpTrait::Elementwise>() ||
+      !linearInPartialSums(def, statesOf(def->getOperands())))
+    return false;
+  // One PartialSum operand, itself such a sum; the others Replicated.
+  int partials = 0;
+  for (Value v : def->getOperands()) {
+    if (stateOf(v).isPartialSum()) {
+      if (++partials > 1 || !hasScatteredRows(v))
+        return false;
+    } else if (!stateOf(v).isReplicated()) {
+      return false;
+    }
+  }
+  return partials == 1;
+}
+
+/// The rank's rows (d = 0) of `original` when hasScatteredRows says they
+/// come from the gathered lookups; null otherwise.
 Value Partitioner::localRowsOfScatteredSum(Value original, int64_t d) {
-  if (d != 0 || !stateOf(original).isPartialSum() || !original.hasOneUse())
+  if (d != 0 || !hasScatteredRows(original))
     return {};
   Operation *def = original.getDefiningOp();
-  if (auto scatter = dyn_cast_or_null<ScatterAddOp>(def)) {
-    if (!isZeroSplat(scatter.getTable()) ||
-        scatter.getIndices().getType().getNumElements() +
-                scatter.getUpdates().getType().getNumElements() >=
-            scatter.getType().getNumElements())
-      return {};
+  if (auto scatter = dyn_cast<ScatterAddOp>(def)) {
     AxisSharding u = stateOf(scatter.getUpdates());
     int64_t indexRank = scatter.getIndices().getType().getRank();
     if (u.isSharded() && u.dim < indexRank) {
@@ -419,30 +444,12 @@ Value Partitioner::localRowsOfScatteredSum(Value original, int64_t d) {
         *this, scatter, shardAlong(scatter.getTable(), 0),
         replicate(scatter.getIndices()), replicate(scatter.getUpdates()));
   }
-  if (!def || def->getNumResults() != 1 || def->getNumRegions() != 0 ||
-      !def->hasTrait<OpTrait::Elementwise>() ||
-      !linearInPartialSums(def, statesOf(def->getOperands())))
-    return {};
-  // One PartialSum operand, itself such a sum; the others Replicated.
-  std::optional<unsigned> partial;
-  for (auto [i, v] : llvm::enumerate(def->getOperands())) {
-    if (stateOf(v).isPartialSum()) {
-      if (partial)
-        return {};
-      partial = i;
-    } else if (!stateOf(v).isReplicated()) {
-      return {};
-    }
-  }
-  if (!partial)
-    return {};
-  Value rows = localRowsOfScatteredSum(def->getOperand(*partial), 0);
-  if (!rows)
-    return {};
+  // The linear op on the rows of its PartialSum operand (shardAlong keeps
+  // them for the sum's other uses) and the rows of the others.
   SmallVector<Value> operands;
-  for (auto [i, v] : llvm::enumerate(def->getOperands()))
-    operands.push_back(i == *partial ? rows
-                       : cast<RankedTensorType>(v.getType()).getRank() == 0
+  for (Value v : def->getOperands())
+    operands.push_back(cast<RankedTensorType>(v.getType()).getRank() == 0 &&
+                               !stateOf(v).isPartialSum()
                            ? replicate(v)
                            : shardAlong(v, 0));
   IRMapping mapping;

@@ -194,6 +194,32 @@ def test_criteo_logs(tmp_path):
         list(data.read_criteo(tmp_path / "bad", 100))
 
 
+def test_criteo_shards_are_disjoint_and_complete_across_files(tmp_path):
+    # Two files of 5 and 6 lines (a blank line between, not counted):
+    # example i of the pair goes to rank i % ranks.
+    lines = ["\t".join([str(i % 2)] + [str(i)] * 13 + [f"{i:x}"] * 26)
+             for i in range(11)]
+    (tmp_path / "day_0").write_text("\n".join(lines[:5]) + "\n")
+    (tmp_path / "day_1").write_text("\n".join(lines[5:8]) + "\n\n" +
+                                    "\n".join(lines[8:]) + "\n")
+    files = [tmp_path / "day_0", tmp_path / "day_1"]
+    for ranks in (1, 2, 3, 4):
+        seen = []
+        for rank in range(ranks):
+            got = np.concatenate([b["dense"][:, 0] for b in
+                                  data.read_criteo(files, 2, rank, ranks)])
+            np.testing.assert_array_equal(got, np.arange(rank, 11, ranks))
+            seen += list(got)
+        assert sorted(seen) == list(range(11))
+    # A malformed line is the error of the rank that owns it.
+    (tmp_path / "bad").write_text("\n".join(lines[:3] + ["1\t2"]) + "\n")
+    assert len(list(data.read_criteo(tmp_path / "bad", 8, 0, 2))) == 1
+    with pytest.raises(ValueError, match=r"bad: line 4: 2 fields, not 40"):
+        list(data.read_criteo(tmp_path / "bad", 8, 1, 2))
+    with pytest.raises(ValueError, match="rank 2 is not one of 2 ranks"):
+        list(data.read_criteo(files, 8, 2, 2))
+
+
 def test_batches():
     assert list(data.batches(range(7), 3)) == [[0, 1, 2], [3, 4, 5], [6]]
     assert list(data.batches(range(7), 3, drop_remainder=True)) == [[0, 1, 2],

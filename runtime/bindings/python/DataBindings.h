@@ -285,16 +285,26 @@ inline void bindData(pybind11::module_ &m) {
   namespace py = pybind11;
   bindFeatureHash(m);
   py::class_<kiln::data::CriteoReader>(m, "CriteoReader")
-      .def(py::init([](const std::string &path) {
+      .def(py::init([](int64_t rank, int64_t ranks) {
              auto reader = std::make_unique<kiln::data::CriteoReader>();
              std::string error;
-             if (!reader->open(path, error)) {
-               PyErr_SetString(PyExc_OSError, error.c_str());
-               throw py::error_already_set();
-             }
+             if (!reader->shard(rank, ranks, error))
+               throw py::value_error(error);
              return reader;
            }),
-           py::arg("path"))
+           py::arg("rank") = 0, py::arg("ranks") = 1,
+           "A reader of example i of its files when i % ranks == rank.")
+      .def(
+          "open",
+          [](kiln::data::CriteoReader &reader, const std::string &path) {
+            std::string error;
+            if (!reader.open(path, error)) {
+              PyErr_SetString(PyExc_OSError, error.c_str());
+              throw py::error_already_set();
+            }
+          },
+          py::arg("path"),
+          "Reads `path` next, numbering its examples on from the last file's.")
       .def(
           "next",
           [](kiln::data::CriteoReader &reader, int64_t size) -> py::object {

@@ -52,13 +52,22 @@ public:
   CriteoReader(const CriteoReader &) = delete;
   CriteoReader &operator=(const CriteoReader &) = delete;
 
-  /// Opens `path`; false with a message naming it.
+  /// Opens `path`; false with a message naming it. The examples of a file
+  /// opened after another are numbered on from the other's (for shard).
   bool open(const std::string &path, std::string &error);
 
-  /// Reads up to `size` examples into `batch` (cleared first); false at
-  /// the end of the file with nothing read (error empty), or on a
-  /// malformed line (error names the file, the line from 1 and the
-  /// field from 0).
+  /// Reads only this rank's examples: example i (counted from 0 over the
+  /// files opened, blank lines not counted) goes to rank i % ranks, so
+  /// that ranks read disjoint examples and together every one once, as
+  /// RecordDataset shards records. The other ranks' lines are skipped
+  /// unparsed: a malformed line is reported by the rank that owns it.
+  /// False with a message when rank is not in [0, ranks).
+  bool shard(int64_t rank, int64_t ranks, std::string &error);
+
+  /// Reads up to `size` of this rank's examples into `batch` (cleared
+  /// first); false at the end of the file with nothing read (error
+  /// empty), or on a malformed line (error names the file, the line from
+  /// 1 and the field from 0).
   bool next(int64_t size, CriteoBatch &batch, std::string &error);
 
   /// Parses one line (without its newline) into `batch`, appending; false
@@ -70,6 +79,9 @@ private:
   std::FILE *file = nullptr;
   std::string name;
   int64_t line = 0;
+  /// Examples seen over every file opened, this rank's and the others'.
+  int64_t examples = 0;
+  int64_t rank = 0, ranks = 1;
 };
 
 } // namespace data

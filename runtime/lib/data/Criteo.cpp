@@ -36,6 +36,18 @@ bool CriteoReader::open(const std::string &path, std::string &error) {
   return true;
 }
 
+bool CriteoReader::shard(int64_t shardRank, int64_t shardRanks,
+                         std::string &error) {
+  if (shardRanks < 1 || shardRank < 0 || shardRank >= shardRanks) {
+    error = "rank " + std::to_string(shardRank) + " is not one of " +
+            std::to_string(shardRanks) + " ranks";
+    return false;
+  }
+  rank = shardRank;
+  ranks = shardRanks;
+  return true;
+}
+
 bool CriteoReader::parseLine(std::string_view text, CriteoBatch &batch,
                              std::string &error) {
   constexpr int kFields = 1 + CriteoBatch::kDense + CriteoBatch::kSparse;
@@ -125,6 +137,8 @@ bool CriteoReader::next(int64_t size, CriteoBatch &batch, std::string &error) {
       text.remove_suffix(1);
     if (text.empty() || text == "\r")
       continue; // blank lines, as a trailing one
+    if (examples++ % ranks != rank)
+      continue;
     std::string what;
     if (!parseLine(text, batch, what)) {
       error = name + ": line " + std::to_string(line) + ": " + what;

@@ -583,6 +583,67 @@ TEST_F(PartitionTest, LargeShardedTableGathersTheLookupsGradientNotTheTables) {
   }
 }
 
+/// The model's Adagrad step (learning rate 0.5): arguments table, its
+/// running sum of squared gradients, w, ids, onehot; results the loss, the
+/// new table, the new sum and the new w.
+::kiln::TracedFunction traceTableAdagradStep(int64_t batch, int64_t fields,
+                                             int64_t vocab, int64_t width,
+                                             int64_t classes) {
+  using namespace ::kiln;
+  auto loss = [=](const Tensors &a) {
+    Tensor e = reshape(gather(a[0], a[3]), {batch, fields * width});
+    return crossEntropy(relu(matmul(e, a[2])), a[4]);
+  };
+  return trace("train_step",
+               {{DType::F32, {vocab, width}},
+                {DType::F32, {vocab, width}},
+                {DType::F32, {fields * width, classes}},
+                {DType::I32, {batch, fields}},
+                {DType::F32, {batch, classes}}},
+               [=](const Tensors &a) {
+                 Tensors vg = value_and_grad(loss, {0, 2})(a);
+                 Tensor sum = a[1] + vg[1] * vg[1];
+                 return Tensors{vg[0], a[0] - 0.5 * vg[1] / (sqrt(sum) + 1e-10),
+                                sum, a[2] - 0.5 * vg[2]};
+               });
+}
+
+/// Adagrad on a large table split by rows: the table's gradient is squared
+/// into its running sum and divides its update, neither of them linear in
+/// it. Each rank still adds only the gathered lookups' gradients into its
+/// rows and squares those: no value or exchange of the table's size, where
+/// summing the gradient whole (to square it) would all-reduce the table.
+TEST_F(PartitionTest, AdagradOnShardedTableSquaresOnlyTheRanksRows) {
+  const int64_t batch = 8, fields = 2, vocab = 256, width = 4, classes = 5;
+  func::FuncOp f =
+      keep(traceTableAdagradStep(batch, fields, vocab, width, classes));
+  for (int64_t n : {2, 4}) {
+    Inputs inputs = randomInputs(f);
+    inputs[1] = HostTensor::fromFloats(
+        Float32Type::get(f.getContext()), {vocab, width},
+        std::vector<double>(vocab * width, 0.1));
+    inputs[3] = random(f.getArgumentTypes()[3], vocab);
+    inputs[4] = randomOneHot(f.getArgumentTypes()[4]);
+    std::vector<std::string> rows = {"dp", ""};
+    Layout layout;
+    layout.mesh = mesh({"dp"}, {n});
+    layout.arguments = {rows, rows, {}, rows, rows};
+    layout.results = {{}, rows, rows, {}};
+    func::FuncOp spmd = expectSameResults(f, inputs, layout);
+    ASSERT_TRUE(spmd);
+    auto f32 = Float32Type::get(f.getContext());
+    EXPECT_FALSE(holdsType(spmd, RankedTensorType::get({vocab, width}, f32)))
+        << printed(spmd);
+    spmd.walk([&](Operation *op) {
+      if (!isa<mlir::kiln::AllReduceOp, mlir::kiln::AllGatherOp,
+               mlir::kiln::ReduceScatterOp, mlir::kiln::AllToAllOp>(op))
+        return;
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      EXPECT_LT(type.getNumElements(), vocab * width / n) << printed(op);
+    });
+  }
+}
+
 /// The same model on 4 ranks with owner buckets (the default capacity
 /// factor 2: 8 ids per rank in buckets of 4): the ids go to their rows'
 /// owners by all_to_all and the rows come back, and in the backward pass

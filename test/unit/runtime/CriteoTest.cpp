@@ -99,3 +99,26 @@ TEST(CriteoTest, MalformedLinesNameTheLineAndField) {
   EXPECT_FALSE(reader.open(dir.file("missing"), error));
   EXPECT_NE(error.find("cannot open '"), std::string::npos);
 }
+
+TEST(CriteoTest, ShardsNumberExamplesOverFilesAndSkipBlankLines) {
+  TemporaryDirectory dir;
+  // Labels 0 1 1 | 0 1 over two files; rank 1 of 2 reads examples 1 and 3.
+  std::string first = kFirstLine, second = first;
+  second[0] = '1';
+  writeText(dir.file("a"), first + "\n\n" + second + "\n" + second + "\n");
+  writeText(dir.file("b"), first + "\n" + second + "\n");
+  CriteoReader reader;
+  std::string error;
+  ASSERT_TRUE(reader.shard(1, 2, error)) << error;
+  CriteoBatch batch, all;
+  for (const char *name : {"a", "b"}) {
+    ASSERT_TRUE(reader.open(dir.file(name), error)) << error;
+    while (reader.next(8, batch, error))
+      all.labels.insert(all.labels.end(), batch.labels.begin(),
+                        batch.labels.end());
+    EXPECT_EQ(error, "");
+  }
+  EXPECT_EQ(all.labels, (std::vector<int64_t>{1, 0}));
+  EXPECT_FALSE(reader.shard(2, 2, error));
+  EXPECT_EQ(error, "rank 2 is not one of 2 ranks");
+}

@@ -77,6 +77,11 @@ public:
   /// position along the axis times rowsPerRank), a rank-0 tensor of
   /// `element`.
   virtual Value rankOffset(int64_t rowsPerRank, Type element) = 0;
+  /// Whether a rank has its rows of the PartialSum `original` without it
+  /// being summed whole (an embedding's gradient: a scatter_add of the
+  /// batch's lookups into zeros, or an op linear in one): shardAlong(
+  /// original, 0) then gathers the lookups, not the table.
+  virtual bool hasScatteredRows(Value original) const = 0;
 
   Operation *emit(Operation *op, ValueRange operands, AxisSharding result) {
     return emit(op, operands, ArrayRef<AxisSharding>(result));

@@ -247,17 +247,21 @@ def parse_sequence_example(records, context_features=None,
     return context, lists, lengths
 
 
-def read_criteo(paths, batch_size):
+def read_criteo(paths, batch_size, rank=0, ranks=1):
     """Yields {"label": [n], "dense": [n, 13], "sparse": [n, 26]} int64
     arrays from Criteo-format click logs (tab-separated label, 13 counts,
     26 hex-hashed categorical values), n <= batch_size per batch, file
     after file. A missing count is 0, a missing categorical value -1;
     DLRM's transforms (log(1 + x) of the counts, the categoricals modulo
-    their tables' sizes) are the model's to apply."""
+    their tables' sizes) are the model's to apply. With ranks > 1, only
+    example i (counted over the files, from 0) with i % ranks == rank is
+    read, as Dataset shards records: ranks read disjoint examples and
+    together every one once."""
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
         paths = [paths]
+    reader = _runtime.CriteoReader(int(rank), int(ranks))
     for path in paths:
-        reader = _runtime.CriteoReader(str(path))
+        reader.open(str(path))
         while True:
             batch = reader.next(int(batch_size))
             if batch is None:
