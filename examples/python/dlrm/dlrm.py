@@ -24,6 +24,16 @@ synthetic logs with a planted signal first (criteo_synthetic.py):
 or, writing the two files first, `--write-synthetic 60000` (the test file
 gets a sixth as many rows).
 
+On N ranks the tables are split by rows over the ranks and the batch by
+examples (HugeCTR's hybrid parallelism; make_step), each rank reading its
+share of the training file (example i to rank i % N):
+
+    mpirun -n 2 -x PYTHONPATH=build/python /usr/bin/python3 \
+        examples/python/dlrm/dlrm.py /tmp/train.txt /tmp/test.txt
+
+(as root, with --allow-run-as-root --oversubscribe). --batch is the
+global batch; rank 0 prints and evaluates the joined tables.
+
 Prints the loss every 100 steps, the samples per second, and the held-out
 AUC against the file's Bayes AUC (from criteo_synthetic's .json); exits 1
 when the AUC is below --min-auc-of-bayes times it.
@@ -38,7 +48,9 @@ import time
 import numpy as np
 
 import kiln
+import kiln.distributed as kd
 import kiln.numpy as knp
+from kiln.distributed import P
 from kiln_runtime import data
 
 DENSE, SPARSE = 13, 26
@@ -112,24 +124,67 @@ def loss(params, dense, ids, labels):
                     + knp.log1p(knp.exp(-knp.abs(z))))
 
 
-def make_step(optimizer):
-    @kiln.jit
+def make_step(optimizer, comm=None, params=None):
+    """The training step (loss, params, state) = step(params, state, dense,
+    ids, labels), compiled whole by kiln.jit. With a communicator of more
+    than one rank it is split as HugeCTR splits DLRM: every table's rows
+    over the ranks (model parallel: rank r holds rows [r T / N, (r + 1) T /
+    N) of each table and of its optimizer state), the MLPs whole on every
+    rank and the batch split by rows (data parallel). Each rank passes its
+    blocks (split_params) and its rows of the batch; kiln-partition
+    exchanges the ids and the looked-up rows with the tables' owners
+    (all_gather on 2 ranks, all_to_all in per-owner buckets beyond) and
+    all-reduces the MLPs' gradients."""
     def step(params, state, dense, ids, labels):
         value, grads = kiln.value_and_grad(loss)(params, dense, ids, labels)
         params, state = optimizer.update(params, grads, state)
         return value, params, state
-    return step
+    if comm is None or comm.size == 1:
+        return kiln.jit(step)
+    pspec, sspec = specs(params, optimizer.init(params))
+    return kiln.jit(step, comm=comm, mesh={"dp": comm.size},
+                    in_shardings=(pspec, sspec, P("dp", None), P("dp", None),
+                                  P("dp")),
+                    out_shardings=(None, pspec, sspec))
 
 
-def batches(path, batch_size, table_size):
-    """(dense, ids, labels) batches of a TSV log or a TFRecord file."""
+def specs(params, state):
+    """How the hybrid step splits the parameters and the optimizer state:
+    the tables by rows over the mesh axis "dp", everything else whole; a
+    state slot shaped like the parameters (Adagrad's sums) like them."""
+    pspec = {"bottom": None, "top": None,
+             "tables": [P("dp", None)] * len(params["tables"])}
+    sspec = {k: pspec if isinstance(v, dict) and v.keys() == params.keys()
+             else None for k, v in state.items()}
+    return pspec, sspec
+
+
+def split_params(params, state, comm):
+    """This rank's blocks of the parameters and the optimizer state for the
+    hybrid step."""
+    pspec, sspec = specs(params, state)
+    mesh = {"dp": comm.size}
+    return (kd.mesh_block(params, pspec, mesh, comm.rank),
+            kd.mesh_block(state, sspec, mesh, comm.rank))
+
+
+def join_params(params, comm):
+    """The whole parameters from every rank's blocks (each rank calls it)."""
+    return dict(params, tables=[comm.all_gather(np.ascontiguousarray(t))
+                                for t in params["tables"]])
+
+
+def batches(path, batch_size, table_size, rank=0, ranks=1):
+    """(dense, ids, labels) batches of a TSV log or a TFRecord file; with
+    ranks > 1, of this rank's examples (example i to rank i % ranks)."""
     if ".tfrecord" in os.path.basename(path):
         spec = {"label": data.FixedLenFeature((), "int64")}
         for j in range(DENSE):
             spec[f"I{j + 1}"] = data.FixedLenFeature((), "int64", default=-1)
         for k in range(SPARSE):
             spec[f"C{k + 1}"] = data.FixedLenFeature((), "bytes", default=b"")
-        for parsed in data.Dataset(path, batch_size, spec=spec):
+        for parsed in data.Dataset(path, batch_size, spec=spec, rank=rank,
+                                   ranks=ranks):
             dense = np.stack([parsed[f"I{j + 1}"] for j in range(DENSE)], 1)
             sparse = np.stack([[int(v, 16) if v else -1
                                 for v in parsed[f"C{k + 1}"]]
@@ -137,7 +192,7 @@ def batches(path, batch_size, table_size):
             yield features({"dense": dense, "sparse": sparse,
                             "label": parsed["label"]}, table_size)
     else:
-        for batch in data.read_criteo(path, batch_size):
+        for batch in data.read_criteo(path, batch_size, rank, ranks):
             yield features(batch, table_size)
 
 
@@ -159,33 +214,53 @@ def main(argv=None):
     args = parser.parse_args(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import criteo_synthetic
-    if args.write_synthetic:
+    comm = kd.mpi()
+    ranks, main_rank = comm.size, comm.rank == 0
+    if args.write_synthetic and main_rank:
         for path, rows, seed in ((args.train, args.write_synthetic, 1),
                                  (args.test, args.write_synthetic // 6, 2)):
             fmt = "tfrecord" if ".tfrecord" in os.path.basename(path) else "tsv"
             bayes = criteo_synthetic.write(path, rows, seed, fmt)
             with open(path + ".json", "w") as out:
                 json.dump({"rows": rows, "seed": seed, "bayes_auc": bayes}, out)
+    comm.barrier()  # the files are written before any rank reads them
 
     lr = args.lr or (0.2 if args.optimizer == "sgd" else 0.03)
     optimizer = (kiln.optim.sgd(lr=lr) if args.optimizer == "sgd"
                  else kiln.optim.adagrad(lr=lr))
+    if args.batch % ranks or args.table_size % ranks:
+        parser.error(f"--batch {args.batch} and --table-size "
+                     f"{args.table_size} must split evenly over {ranks} ranks")
     params = init_params(args.seed, args.table_size)
     state = optimizer.init(params)
-    step = make_step(optimizer)
+    step = make_step(optimizer, comm, params)
+    if ranks > 1:
+        params, state = split_params(params, state, comm)
+    local = args.batch // ranks
     steps, samples, started = 0, 0, time.perf_counter()
     for _ in range(args.epochs):
-        for dense, ids, labels in batches(args.train, args.batch, args.table_size):
-            if len(labels) < args.batch:
-                continue  # one signature: the last short batch is dropped
-            value, params, state = step(params, state, dense, ids, labels)
+        feed = batches(args.train, local, args.table_size, comm.rank, ranks)
+        while True:
+            batch = next(feed, None)
+            # One signature: a short last batch is dropped, and every rank
+            # stops at the first step some rank has no full batch for.
+            full = batch is not None and len(batch[2]) == local
+            if ranks > 1:
+                full = bool(comm.all_gather(np.array([full], np.int32)).all())
+            if not full:
+                break
+            value, params, state = step(params, state, *batch)
             steps += 1
-            samples += len(labels)
-            if steps % 100 == 0:
+            samples += args.batch
+            if steps % 100 == 0 and main_rank:
                 print(f"step {steps}: loss {float(value):.4f}", flush=True)
     seconds = time.perf_counter() - started
-    print(f"{steps} steps, {samples / seconds:.0f} samples/s "
-          f"(compile included)")
+    if ranks > 1:
+        params = join_params(params, comm)
+        if not main_rank:
+            return 0
+    print(f"{steps} steps on {ranks} rank{'s' if ranks > 1 else ''}, "
+          f"{samples / seconds:.0f} samples/s (compile included)")
 
     predict = kiln.jit(logits)
     scores, truth = [], []
