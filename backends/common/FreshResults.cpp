@@ -3,7 +3,11 @@
 // buffer-results-to-out-params with hoisted allocations assumes that every
 // returned memref is a distinct allocation of the function. A returned
 // argument, or a buffer returned twice, is copied into a new allocation
-// first (the copy is a linalg.copy, so it becomes a plain loop).
+// first (the copy is a linalg.copy, so it becomes a plain loop). A loop
+// that carries a buffer it updates in place (a scatter_add's rows added
+// into a copy of its table) returns its initial allocation: that
+// allocation is returned instead of a copy of it, so that the out-param
+// is written directly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -25,6 +30,22 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
+/// `value` with every scf.for result that its loop carries unchanged (the
+/// body yields the iteration argument itself, so the result is the buffer
+/// the loop started from) replaced by the loop's initial value.
+Value throughCarryingLoops(Value value) {
+  while (auto result = dyn_cast<OpResult>(value)) {
+    auto loop = dyn_cast<scf::ForOp>(result.getOwner());
+    if (!loop)
+      break;
+    unsigned i = result.getResultNumber();
+    if (loop.getYieldedValues()[i] != loop.getRegionIterArgs()[i])
+      break;
+    value = loop.getInitArgs()[i];
+  }
+  return value;
+}
+
 struct KilnFreshResultsPass
     : kiln::impl::KilnFreshResultsBase<KilnFreshResultsPass> {
   void runOnOperation() override {
@@ -34,10 +55,14 @@ struct KilnFreshResultsPass
       for (OpOperand &operand : ret->getOpOperands()) {
         Value value = operand.get();
         auto type = dyn_cast<MemRefType>(value.getType());
-        bool fresh = value.getDefiningOp<memref::AllocOp>() &&
-                     seen.insert(value).second;
-        if (!type || fresh)
+        if (!type)
           continue;
+        Value start = throughCarryingLoops(value);
+        if (start.getDefiningOp<memref::AllocOp>() &&
+            seen.insert(start).second) {
+          operand.set(start);
+          continue;
+        }
         Value copy = builder.create<memref::AllocOp>(
             ret.getLoc(), MemRefType::get(type.getShape(),
                                           type.getElementType()));

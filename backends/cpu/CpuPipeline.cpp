@@ -173,6 +173,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   KilnCpuParallelReductionsOptions reductions;
   reductions.minIterations = options.parallelMinIterations;
   pm.addNestedPass<func::FuncOp>(createKilnCpuParallelReductions(reductions));
+  // Elementwise loops and copies over their contiguous dims as one loop
+  // (CollapseContiguousLoops.cpp): a short innermost row is vectorized
+  // badly.
+  pm.addNestedPass<func::FuncOp>(createKilnCpuCollapseContiguousLoops());
   if (parallel) {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
     KilnCpuParallelLoopsOptions loops;

@@ -38,3 +38,51 @@ func.func @fresh(%x: memref<4xf32>) -> memref<4xf32> {
   memref.copy %x, %a : memref<4xf32> to memref<4xf32>
   return %a : memref<4xf32>
 }
+
+// -----
+
+// A loop that carries a buffer it updates in place (scatter_add's rows
+// added into a copy of its table) returns the allocation it started from,
+// so the caller's output is written directly and not copied into; twice
+// returned, the second is copied.
+// CHECK-LABEL: func.func @carried_by_loop(
+// CHECK:         %[[A:.+]] = memref.alloc() : memref<4xf32>
+// CHECK:         %[[R:.+]] = scf.for
+// CHECK:         %[[B:.+]] = memref.alloc() : memref<4xf32>
+// CHECK:         linalg.copy ins(%[[R]] : memref<4xf32>) outs(%[[B]] : memref<4xf32>)
+// CHECK:         return %[[A]], %[[B]]
+func.func @carried_by_loop(%x: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<4xf32>
+  memref.copy %x, %a : memref<4xf32> to memref<4xf32>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%t = %a) -> (memref<4xf32>) {
+    %v = memref.load %t[%i] : memref<4xf32>
+    %w = arith.addf %v, %one : f32
+    memref.store %w, %t[%i] : memref<4xf32>
+    scf.yield %t : memref<4xf32>
+  }
+  return %r, %r : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+// A loop that yields another buffer than the one it was given is copied.
+// CHECK-LABEL: func.func @swapped_by_loop(
+// CHECK:         %[[R:.+]]:2 = scf.for
+// CHECK:         %[[C:.+]] = memref.alloc() : memref<4xf32>
+// CHECK:         linalg.copy ins(%[[R]]#0 : memref<4xf32>) outs(%[[C]] : memref<4xf32>)
+// CHECK:         return %[[C]]
+func.func @swapped_by_loop(%x: memref<4xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %a = memref.alloc() : memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%s = %a, %t = %b) -> (memref<4xf32>, memref<4xf32>) {
+    scf.yield %t, %s : memref<4xf32>, memref<4xf32>
+  }
+  return %r#0 : memref<4xf32>
+}

@@ -1,0 +1,126 @@
+//===- CollapseContiguousLoops.cpp - Elementwise loops over one dim ------===//
+//
+// kiln-cpu-collapse-contiguous-loops (CpuPasses.td): an elementwise
+// linalg.generic or a linalg.copy on buffers has the run of its last dims
+// that every operand walks in order and densely made one dim, by upstream's
+// collapseOpIterationDims (memref.collapse_shape of each operand).
+//
+// Why: a [4096, 16] f32 loop nest lowers to a loop over rows around a loop
+// of 16 columns. LLVM unrolls the short inner loop completely, and its
+// loop vectorizer then vectorizes the loop over rows, loading each of the
+// 16 columns with a masked gather of stride 16: 54 us for what one loop
+// over 65536 contiguous floats does in 8 (measured on the copy and the
+// SGD update of a DLRM table). The same shape is an embedding table, its
+// optimizer state, any NHWC activation of 16 channels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUCOLLAPSECONTIGUOUSLOOPS
+#include "kiln/Backends/CpuPasses.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+/// Whether the memref `type` is row-major dense over its dims [from, to]:
+/// each of those dims' stride is the next one's times the next one's size.
+static bool denseOver(MemRefType type, int64_t from, int64_t to) {
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(type, strides, offset)))
+    return false;
+  for (int64_t d = from; d < to; ++d) {
+    if (ShapedType::isDynamic(strides[d]) ||
+        ShapedType::isDynamic(strides[d + 1]) ||
+        type.isDynamicDim(d + 1) ||
+        strides[d] != strides[d + 1] * type.getDimSize(d + 1))
+      return false;
+  }
+  return true;
+}
+
+/// The first dim k of `op`'s loops such that dims [k, n) can be one dim,
+/// or n when fewer than two can.
+static int64_t firstCollapsibleDim(linalg::LinalgOp op) {
+  int64_t n = op.getNumLoops();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps,
+                    [](AffineMap map) { return map.isProjectedPermutation(); }))
+    return n;
+  for (int64_t k = 0; k + 1 < n; ++k) {
+    ReassociationIndices run;
+    for (int64_t d = k; d < n; ++d)
+      run.push_back(d);
+    if (!linalg::areDimSequencesPreserved(maps, {run}))
+      continue;
+    bool dense = true;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type) {
+        dense = false;
+        break;
+      }
+      // The run's first dim, where the operand's map has it; its last is
+      // run.size() - 1 results on (areDimSequencesPreserved).
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      std::optional<unsigned> start = map.getResultPosition(
+          getAffineDimExpr(k, op->getContext()));
+      if (start && !denseOver(type, *start, *start + run.size() - 1)) {
+        dense = false;
+        break;
+      }
+    }
+    if (dense)
+      return k;
+  }
+  return n;
+}
+
+namespace {
+struct KilnCpuCollapseContiguousLoopsPass
+    : kiln::impl::KilnCpuCollapseContiguousLoopsBase<
+          KilnCpuCollapseContiguousLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (!op.hasPureBufferSemantics())
+        return;
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+        if (generic.getNumReductionLoops() != 0 || generic.hasIndexSemantics())
+          return;
+      } else if (!isa<linalg::CopyOp>(op.getOperation())) {
+        return;
+      }
+      candidates.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : candidates) {
+      int64_t n = op.getNumLoops();
+      int64_t k = firstCollapsibleDim(op);
+      if (n - k < 2)
+        continue;
+      ReassociationIndices run;
+      for (int64_t d = k; d < n; ++d)
+        run.push_back(d);
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::CollapseResult> collapsed =
+          linalg::collapseOpIterationDims(op, {run}, rewriter);
+      if (failed(collapsed))
+        continue;
+      // On buffers the op has no results to replace.
+      rewriter.eraseOp(op);
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,110 @@
+// kiln-cpu-collapse-contiguous-loops: an elementwise linalg.generic or a
+// linalg.copy on buffers has the run of its last dims that every operand
+// walks in order and densely collapsed into one dim.
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-collapse-contiguous-loops | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A table of 16 columns scaled: one loop over its 65536 elements.
+// CHECK-LABEL: func.func @table(
+// CHECK-SAME:      %[[T:.+]]: memref<4096x16xf32>, %[[O:.+]]: memref<4096x16xf32>)
+// CHECK-DAG:     %[[TC:.+]] = memref.collapse_shape %[[T]] {{\[\[}}0, 1]] : memref<4096x16xf32> into memref<65536xf32>
+// CHECK-DAG:     %[[OC:.+]] = memref.collapse_shape %[[O]] {{\[\[}}0, 1]] : memref<4096x16xf32> into memref<65536xf32>
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel"]{{.*}} ins(%[[TC]] : memref<65536xf32>) outs(%[[OC]] : memref<65536xf32>)
+// CHECK:           arith.mulf
+func.func @table(%t: memref<4096x16xf32>, %o: memref<4096x16xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<4096x16xf32>) outs(%o : memref<4096x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A copy.
+// CHECK-LABEL: func.func @copy(
+// CHECK:         linalg.copy ins(%{{.+}} : memref<1024xf32>) outs(%{{.+}} : memref<1024xf32>)
+func.func @copy(%t: memref<64x16xf32>, %o: memref<64x16xf32>) {
+  linalg.copy ins(%t : memref<64x16xf32>) outs(%o : memref<64x16xf32>)
+  return
+}
+
+// -----
+
+// A bias added to every row: the bias walks the columns alone, so the
+// rows and columns are no run of its dims, and the loop keeps both.
+// CHECK-LABEL: func.func @bias(
+// CHECK-NOT:     collapse_shape
+// CHECK:         iterator_types = ["parallel", "parallel"]
+func.func @bias(%x: memref<8x16xf32>, %b: memref<16xf32>, %o: memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : memref<8x16xf32>, memref<16xf32>) outs(%o : memref<8x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %d: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A bias per batch over [batch, rows, cols]: the rows and columns are one
+// run in every operand (the bias has neither), the batch stays.
+// CHECK-LABEL: func.func @per_batch(
+// CHECK-DAG:     memref.collapse_shape %{{.+}} {{\[\[}}0], [1, 2]] : memref<4x8x16xf32> into memref<4x128xf32>
+// CHECK:         iterator_types = ["parallel", "parallel"]
+func.func @per_batch(%x: memref<4x8x16xf32>, %b: memref<4xf32>, %o: memref<4x8x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %b : memref<4x8x16xf32>, memref<4xf32>) outs(%o : memref<4x8x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %d: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A view of every other row is not dense over its rows: only each row's
+// elements could be one run, and they already are one dim.
+// CHECK-LABEL: func.func @strided(
+// CHECK-NOT:     collapse_shape
+func.func @strided(%t: memref<8x16xf32, strided<[32, 1]>>, %o: memref<8x16xf32>) {
+  linalg.copy ins(%t : memref<8x16xf32, strided<[32, 1]>>) outs(%o : memref<8x16xf32>)
+  return
+}
+
+// -----
+
+// A transposing loop, a reduction and a loop reading its indices keep
+// their dims.
+// CHECK-LABEL: func.func @kept(
+// CHECK-NOT:     collapse_shape
+func.func @kept(%t: memref<8x16xf32>, %o: memref<16x8xf32>, %r: memref<8xf32>, %i: memref<8x16xindex>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<8x16xf32>) outs(%o : memref<16x8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%t : memref<8x16xf32>) outs(%r : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      outs(%i : memref<8x16xindex>) {
+  ^bb0(%b: index):
+    %j = linalg.index 1 : index
+    linalg.yield %j : index
+  }
+  return
+}
