@@ -20,14 +20,24 @@ or 2 CPUs (kiln's OpenMP and PyTorch's intra-op threads set to match; in
 one process the two OpenMP runtimes spin against each other); the value is
 the median over --rounds passes of --steps steps.
 
+With --ranks (default 2), kiln also trains on that many MPI ranks of one
+thread each, pinned to a CPU each (mpirun; skipped without it), as the
+example does on several ranks: the tables split by rows, the batch by
+examples (HugeCTR's hybrid parallelism), each rank reading its share of
+the file; the row compares it with PyTorch on as many CPUs as threads
+(PyTorch's own way to use them in one process).
+
   PYTHONPATH=build/python /work/bench-venv/bin/python bench/dlrm.py \\
-      [--batch 256] [--steps 200] [--rounds 3] [--markdown bench/results-dlrm.md]
+      [--batch 256] [--steps 200] [--rounds 3] [--ranks 2] \\
+      [--markdown bench/results-dlrm.md]
 """
 
 import argparse
 import datetime
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +53,11 @@ import machine  # noqa: E402
 def worker(system, path, threads, batch, steps, rounds, table_size):
     """One system in its own process (two OpenMP runtimes in one process
     spin against each other on 2 CPUs)."""
+    if system == "kiln-ranks":
+        # One CPU per rank (mpirun may have bound the rank to one already).
+        cpus = sorted(os.sched_getaffinity(0))
+        rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+        os.sched_setaffinity(0, [cpus[rank % len(cpus)]])
     machine.pin_threads(threads)
     import dlrm
     batches = [b for b, _ in zip(dlrm.batches(path, batch, table_size),
@@ -69,12 +84,24 @@ def worker(system, path, threads, batch, steps, rounds, table_size):
 
     import kiln
     opt = kiln.optim.sgd(lr=0.1)
-    step = dlrm.make_step(opt)
     params = dlrm.init_params(0, table_size)
     state = opt.init(params)
+    comm, rank, ranks = None, 0, 1
+    if system == "kiln-ranks":
+        import kiln.distributed as kd
+        comm = kd.mpi()
+        rank, ranks = comm.rank, comm.size
+        batches = [b for b, _ in zip(dlrm.batches(path, batch // ranks,
+                                                  table_size, rank, ranks),
+                                     range(steps))]
+    step = dlrm.make_step(opt, comm, params)
+    if comm is not None:
+        params, state = dlrm.split_params(params, state, comm)
     step(params, state, *batches[0])  # compiled once, outside the timing
     rates = {"kiln": [], "pipeline": [], "stall": []}
     for _ in range(rounds):
+        if comm is not None:
+            comm.barrier()
         start = time.perf_counter()
         p, s = params, state
         for b in batches:
@@ -83,21 +110,38 @@ def worker(system, path, threads, batch, steps, rounds, table_size):
         # The whole loop from the file: waiting for batches counted apart.
         waited, count = 0.0, 0
         p, s = params, state
+        if comm is not None:
+            comm.barrier()
         start = time.perf_counter()
-        source = dlrm.batches(path, batch, table_size)
-        while count < steps:
+        source = dlrm.batches(path, batch // ranks, table_size, rank, ranks)
+        while count < len(batches):
             before = time.perf_counter()
-            try:
-                b = next(source)
-            except StopIteration:
-                break
+            b = next(source)
             waited += time.perf_counter() - before
             _, p, s = step(p, s, *b)
             count += 1
         total = time.perf_counter() - start
         rates["pipeline"].append(count * batch / total)
         rates["stall"].append(waited / total)
-    print(json.dumps(rates))
+    if rank == 0:
+        print(json.dumps(rates))
+
+
+def run_ranks(ranks, args):
+    """The kiln-ranks worker on `ranks` MPI ranks: rank 0's rates, or None
+    (with why on stderr) where mpirun is missing or the run fails."""
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        print("mpirun not found: the ranks row is skipped", file=sys.stderr)
+        return None
+    done = subprocess.run(
+        [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
+         "-x", "PYTHONPATH", sys.executable, os.path.abspath(__file__)] +
+        [str(a) for a in args], capture_output=True, text=True)
+    if done.returncode:
+        print(done.stdout[-2000:], done.stderr[-4000:], file=sys.stderr)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main():
@@ -107,6 +151,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--table-size", type=int, default=4096)
     parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--ranks", default="2",
+                        help="MPI rank counts for kiln's hybrid-parallel rows "
+                             "(comma-separated; empty for none)")
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--worker", nargs=3,
                         metavar=("SYSTEM", "PATH", "THREADS"),
@@ -133,16 +180,32 @@ def main():
                 if rates is None:
                     return 1
                 median.update(machine.medians(rates))
-            rows.append((threads, median))
+            rows.append((f"{threads} CPU{'s' if threads > 1 else ''}", median))
             print(threads, median, flush=True)
+        pytorch = {threads: m["pytorch"] for threads, m in
+                   zip(args.threads.split(","), (m for _, m in rows))}
+        for ranks in (int(r) for r in args.ranks.split(",") if r):
+            rates = run_ranks(ranks, [
+                "--worker", "kiln-ranks", path, 1, "--batch", args.batch,
+                "--steps", args.steps, "--rounds", args.rounds,
+                "--table-size", args.table_size])
+            if rates is None:
+                continue
+            median = machine.medians(rates)
+            median["pytorch"] = pytorch.get(str(ranks), float("nan"))
+            rows.append((f"{ranks} ranks x 1 CPU", median))
+            print(ranks, "ranks", median, flush=True)
     lines = ["# DLRM training throughput: kiln against PyTorch", ""]
     lines += machine.measured_lines(started, __file__, sys.executable)
     lines += ["", f"Batches of {args.batch}, {args.steps} steps per pass, "
               f"tables of {args.table_size} x 16, SGD; median of "
               f"{args.rounds} passes; samples per second, higher is better. "
               "`pipeline` is kiln's loop from the TSV file, `stall` its share "
-              "of time waiting for the next batch.", ""]
-    lines += machine.table_head(["CPUs", "kiln step", "PyTorch step",
+              "of time waiting for the next batch. On N ranks kiln's tables "
+              "are split by rows and each batch by examples (one thread per "
+              "rank); PyTorch's figure there is its own on N CPUs (threads "
+              "of one process).", ""]
+    lines += machine.table_head(["run", "kiln step", "PyTorch step",
                                  "kiln / PyTorch", "kiln pipeline", "stall"])
     for threads, m in rows:
         lines.append(f"| {threads} | {m['kiln']:,.0f} | {m['pytorch']:,.0f} | "

@@ -76,7 +76,11 @@ static int64_t firstCollapsibleDim(linalg::LinalgOp op) {
       AffineMap map = op.getMatchingIndexingMap(&operand);
       std::optional<unsigned> start = map.getResultPosition(
           getAffineDimExpr(k, op->getContext()));
-      if (start && !denseOver(type, *start, *start + run.size() - 1)) {
+      // An operand without the run keeps its shape, but upstream still
+      // asks for its collapsed layout, which it cannot compute for a
+      // strided view of rank 0 (it crashes): such operands must be plain.
+      if (start ? !denseOver(type, *start, *start + run.size() - 1)
+                : !type.getLayout().isIdentity()) {
         dense = false;
         break;
       }

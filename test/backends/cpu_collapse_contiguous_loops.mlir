@@ -108,3 +108,21 @@ func.func @kept(%t: memref<8x16xf32>, %o: memref<16x8xf32>, %r: memref<8xf32>, %
   }
   return
 }
+
+// -----
+
+// A strided view of rank 0 broadcast over the loop (a scalar cut out of an
+// argument) leaves the loop as it is.
+// CHECK-LABEL: func.func @strided_scalar(
+// CHECK-NOT:     collapse_shape %{{.+}} {{\[\[}}0, 1]]
+func.func @strided_scalar(%x: memref<3x4xf64>, %o: memref<3x3xf64>) {
+  %s = memref.subview %x[1, 2] [1, 1] [1, 1] : memref<3x4xf64> to memref<1x1xf64, strided<[4, 1], offset: 6>>
+  %c = memref.collapse_shape %s [] : memref<1x1xf64, strided<[4, 1], offset: 6>> into memref<f64, strided<[], offset: 6>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<f64, strided<[], offset: 6>>) outs(%o : memref<3x3xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    linalg.yield %in : f64
+  }
+  return
+}

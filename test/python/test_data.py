@@ -95,6 +95,38 @@ def test_damage_is_a_clear_error(tmp_path):
         list(data.read_records(path, compression="lz4"))
 
 
+def test_dataset_skips_and_counts_bad_records(tmp_path, example_pb2):
+    # Labels 0..9; record 3's data damaged, record 6 a float label, record 8
+    # not an Example at all.
+    records = [make_example(example_pb2, label=[i]) for i in range(10)]
+    records[6] = make_example(example_pb2, label=[6.0])
+    records[8] = b"\xff\xff\xff"
+    framed = bytearray(b"".join(frame(r) for r in records))
+    framed[sum(len(frame(r)) for r in records[:3]) + 12] ^= 1
+    path = tmp_path / "bad.tfrecord"
+    path.write_bytes(bytes(framed))
+    spec = {"label": data.FixedLenFeature((), np.int64)}
+    with pytest.raises(ValueError, match=r"bad.tfrecord: record 3 at byte \d+: "
+                       "the data's CRC does not match"):
+        list(data.Dataset(path, 4, spec=spec))
+    dataset = data.Dataset(path, 4, spec=spec, skip_bad_records=True)
+    labels = [list(b["label"]) for b in dataset]
+    # The damaged record never reaches a batch; those that do not parse
+    # leave their batch short.
+    assert labels == [[0, 1, 2, 4], [5, 7], [9]]
+    assert dataset.skipped == 3
+    assert "is not a serialized tf.Example" in dataset.last_skipped
+    # Without a spec only the damaged record goes; a second epoch counts on.
+    raw = data.Dataset(path, 4, skip_bad_records=True)
+    assert sum(len(b) for b in raw) == 9
+    assert raw.skipped == 1 and "the data's CRC" in raw.last_skipped
+    assert sum(len(b) for b in raw) == 9 and raw.skipped == 2
+    # Batches left short are dropped with drop_remainder.
+    dropped = data.Dataset(path, 4, spec=spec, skip_bad_records=True,
+                           drop_remainder=True)
+    assert [list(b["label"]) for b in dropped] == [[0, 1, 2, 4]]
+
+
 def test_examples_parse_into_arrays(tmp_path, example_pb2):
     records = [make_example(example_pb2, label=[1], dense=[0.5, -2.0],
                             word=[b"cat"], ids=[7, 8, 9]),

@@ -338,7 +338,7 @@ inline void bindData(pybind11::module_ &m) {
                        const std::string &compression, int64_t batchSize,
                        bool dropRemainder, int64_t shuffleBuffer,
                        uint64_t seed, int64_t rank, int64_t ranks,
-                       int64_t prefetch) {
+                       int64_t prefetch, bool skipDamaged) {
              kiln::data::DatasetOptions options;
              options.files = std::move(files);
              options.compressionFromName = compression == "auto";
@@ -351,6 +351,7 @@ inline void bindData(pybind11::module_ &m) {
              options.rank = rank;
              options.ranks = ranks;
              options.prefetch = prefetch;
+             options.skipDamaged = skipDamaged;
              auto dataset = std::make_unique<kiln::data::RecordDataset>();
              std::string error;
              if (!dataset->open(std::move(options), error))
@@ -360,7 +361,14 @@ inline void bindData(pybind11::module_ &m) {
            py::arg("files"), py::arg("compression"), py::arg("batch_size"),
            py::arg("drop_remainder"), py::arg("shuffle_buffer"),
            py::arg("seed"), py::arg("rank"), py::arg("ranks"),
-           py::arg("prefetch"))
+           py::arg("prefetch"), py::arg("skip_damaged") = false)
+      .def(
+          "skipped",
+          [](const kiln::data::RecordDataset &dataset) {
+            kiln::data::SkippedRecords skipped = dataset.skipped();
+            return py::make_tuple(skipped.count, skipped.last);
+          },
+          "(count, last message) of the damaged records skipped so far.")
       .def(
           "next",
           [](kiln::data::RecordDataset &dataset) -> py::object {

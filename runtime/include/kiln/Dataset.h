@@ -48,6 +48,22 @@ struct DatasetOptions {
   /// Batches prepared ahead on a background thread (0: none, all work in
   /// next()).
   int64_t prefetch = 0;
+  /// A damaged record is skipped and counted (skipped()) instead of ending
+  /// the epoch with an error: a record whose data's CRC does not match is
+  /// passed over; a failure that breaks the framing (the length's CRC, a
+  /// truncated record, a damaged compressed stream) loses the rest of its
+  /// file, counted as one. A rank counts the damage at its own records'
+  /// positions (record i's, for i % ranks == rank), so the ranks' counts
+  /// add up to the files'. A file that cannot be opened is still an
+  /// error.
+  bool skipDamaged = false;
+};
+
+/// What a dataset skipped so far (DatasetOptions::skipDamaged).
+struct SkippedRecords {
+  int64_t count = 0;
+  /// The reader's message for the last one (file, record, offset, why).
+  std::string last;
 };
 
 class RecordDataset {
@@ -66,6 +82,10 @@ public:
   /// the epoch (error empty) or on a failure (a file that cannot be read,
   /// a damaged record: the reader's message).
   bool next(std::vector<std::string> &batch, std::string &error);
+
+  /// The damaged records skipped so far this epoch, prefetched batches'
+  /// included.
+  SkippedRecords skipped() const;
 
 private:
   class Pipeline;

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -85,12 +86,22 @@ public:
   /// The records read so far.
   uint64_t recordsRead() const { return records; }
 
+  /// After next() failed on a record whose framing was intact (its data's
+  /// CRC did not match), moves past that record, so that next() reads the
+  /// one after it, and returns true. False after a failure that broke the
+  /// framing (the length's CRC, a truncated record, a damaged stream):
+  /// nothing more of the file can be read.
+  bool skipDamagedRecord();
+
 private:
   std::unique_ptr<RecordSource> source;
   std::string name;
   uint64_t records = 0;
   uint64_t offset = 0;
   std::string failure;
+  /// The length of the record whose data's CRC failed, while next() stays
+  /// at that failure.
+  std::optional<uint64_t> damagedLength;
 };
 
 /// Writes records to a TFRecord file.

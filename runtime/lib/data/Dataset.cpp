@@ -60,10 +60,21 @@ public:
         open = true;
       }
       if (!reader.next(record, error)) {
-        if (!error.empty())
+        if (error.empty()) {
+          open = false;
+          ++file;
+          continue;
+        }
+        if (!options.skipDamaged)
           return false;
-        open = false;
-        ++file;
+        // The damage takes record `index`'s place; its owner counts it.
+        if (index++ % options.ranks == options.rank)
+          count(error);
+        error.clear();
+        if (!reader.skipDamagedRecord()) {
+          open = false;
+          ++file;
+        }
         continue;
       }
       if (index++ % options.ranks == options.rank)
@@ -71,12 +82,26 @@ public:
     }
   }
 
+  SkippedRecords skipped() const {
+    std::lock_guard<std::mutex> lock(skippedMutex);
+    return skippedSoFar;
+  }
+
 private:
+  void count(const std::string &why) {
+    std::lock_guard<std::mutex> lock(skippedMutex);
+    ++skippedSoFar.count;
+    skippedSoFar.last = why;
+  }
+
   const DatasetOptions &options;
   TfRecordReader reader;
   size_t file = 0;
   bool open = false;
   uint64_t index = 0;
+  /// Updated on the prefetching thread, read by skipped() on any.
+  mutable std::mutex skippedMutex;
+  SkippedRecords skippedSoFar;
 };
 
 /// The records through the shuffle buffer.
@@ -107,6 +132,8 @@ public:
     buffer.pop_back();
     return true;
   }
+
+  SkippedRecords skipped() const { return records.skipped(); }
 
 private:
   const DatasetOptions &options;
@@ -151,6 +178,8 @@ public:
     changed.notify_all();
     return true;
   }
+
+  SkippedRecords skipped() const { return records.skipped(); }
 
 private:
   /// The next batch straight from the stages.
@@ -234,6 +263,10 @@ bool RecordDataset::open(DatasetOptions options, std::string &error) {
   pipeline.reset();
   pipeline = std::make_unique<Pipeline>(std::move(options));
   return true;
+}
+
+SkippedRecords RecordDataset::skipped() const {
+  return pipeline ? pipeline->skipped() : SkippedRecords();
 }
 
 bool RecordDataset::next(std::vector<std::string> &batch, std::string &error) {

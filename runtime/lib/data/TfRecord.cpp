@@ -211,6 +211,16 @@ void TfRecordReader::openMemory(std::string bytes, std::string sourceName) {
   failure.clear();
 }
 
+bool TfRecordReader::skipDamagedRecord() {
+  if (!damagedLength)
+    return false;
+  offset += 16 + *damagedLength;
+  ++records;
+  failure.clear();
+  damagedLength.reset();
+  return true;
+}
+
 bool TfRecordReader::next(std::string &record, std::string &error) {
   error.clear();
   if (!failure.empty()) {
@@ -221,6 +231,7 @@ bool TfRecordReader::next(std::string &record, std::string &error) {
     error = "no TFRecord file is open";
     return false;
   }
+  damagedLength.reset();
   auto fail = [&](const std::string &what) {
     failure = name + ": record " + std::to_string(records) + " at byte " +
               std::to_string(offset) + ": " + what;
@@ -267,9 +278,11 @@ bool TfRecordReader::next(std::string &record, std::string &error) {
     return fail("truncated record: its data's CRC is missing");
   stored = readLittle32(footer);
   computed = maskCrc(crc32c(record.data(), record.size()));
-  if (stored != computed)
+  if (stored != computed) {
+    damagedLength = length;
     return fail("the data's CRC does not match (stored " + hex(stored) +
                 ", computed " + hex(computed) + ")");
+  }
   offset += 16 + length;
   ++records;
   return true;

@@ -182,3 +182,66 @@ TEST(DatasetTest, FailuresAndBadOptionsAreReported) {
   EXPECT_FALSE(dataset.open(bad, error));
   EXPECT_EQ(error, "the batch size must be at least 1, not 0");
 }
+
+/// With skipDamaged, a record whose data's CRC fails is passed over and a
+/// broken framing loses the rest of its file; each is counted once, by the
+/// rank at whose position it falls, and the other records still arrive.
+TEST(DatasetTest, DamagedRecordsAreSkippedAndCounted) {
+  TemporaryDirectory dir;
+  std::vector<std::string> files = writeFiles(dir);
+  std::vector<uint8_t> bytes = kiln::test::readFile(files[0]);
+  // Records 0-9 take 18 bytes each, 10-19 19: record 5's data damaged,
+  // record 12's length CRC damaged (records 12-19 lost).
+  bytes[5 * 18 + 12] ^= 1;
+  bytes[10 * 18 + 2 * 19 + 9] ^= 1;
+  kiln::test::writeFile(files[0], bytes);
+  std::vector<std::string> want = numbered(0, 5);
+  for (const std::string &r : numbered(6, 12))
+    want.push_back(r);
+  for (const std::string &r : numbered(20, 35))
+    want.push_back(r);
+  for (int64_t ranks : {1, 2, 3}) {
+    std::vector<std::string> got;
+    int64_t skipped = 0;
+    for (int64_t rank = 0; rank < ranks; ++rank) {
+      for (int64_t depth : {0, 2}) {
+        DatasetOptions options;
+        options.files = files;
+        options.batchSize = 4;
+        options.skipDamaged = true;
+        options.prefetch = depth;
+        options.rank = rank;
+        options.ranks = ranks;
+        RecordDataset dataset;
+        std::string error;
+        ASSERT_TRUE(dataset.open(options, error)) << error;
+        std::vector<std::string> batch, records;
+        while (dataset.next(batch, error))
+          records.insert(records.end(), batch.begin(), batch.end());
+        EXPECT_EQ(error, "");
+        SkippedRecords counted = dataset.skipped();
+        if (depth == 0) {
+          got.insert(got.end(), records.begin(), records.end());
+          skipped += counted.count;
+        }
+        // Record 5 is rank 5 % ranks's, the lost tail record 12's.
+        int64_t mine = (5 % ranks == rank) + (12 % ranks == rank);
+        EXPECT_EQ(counted.count, mine) << ranks << " " << rank;
+        if (12 % ranks == rank)
+          EXPECT_NE(counted.last.find("a.tfrecord: record 12 at byte 218: "
+                                      "the length's CRC does not match"),
+                    std::string::npos)
+              << counted.last;
+        else if (5 % ranks == rank)
+          EXPECT_NE(counted.last.find("record 5 at byte 90: the data's CRC"),
+                    std::string::npos)
+              << counted.last;
+      }
+    }
+    std::sort(got.begin(), got.end());
+    std::vector<std::string> sorted = want;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(got, sorted) << ranks;
+    EXPECT_EQ(skipped, 2) << ranks;
+  }
+}

@@ -124,17 +124,30 @@ class Dataset:
         for batch in data.Dataset(files, 256, shuffle_buffer=10000, seed=epoch,
                                   rank=rank, ranks=ranks, spec=spec):
             step(batch["label"], batch["dense"])
-    """
+
+    A bad record is an error that names its file, its number and what is
+    wrong, unless `skip_bad_records`: then it is left out of its batch and
+    counted (`skipped`, with the last one's message in `last_skipped`), as
+    tf.data's ignore_errors() does. Bad is a record whose data's CRC does
+    not match, or, with a spec, one that does not parse by it; a damaged
+    framing (the length's CRC, a truncated record, a broken compressed
+    stream) loses the rest of its file, counted as one. A batch may then
+    hold fewer records, unless drop_remainder drops it."""
 
     def __init__(self, files, batch_size, *, shuffle_buffer=0, seed=0,
                  rank=0, ranks=1, prefetch=2, drop_remainder=False,
-                 compression="auto", spec=None):
+                 compression="auto", spec=None, skip_bad_records=False):
         if isinstance(files, (str, bytes)) or hasattr(files, "__fspath__"):
             files = [files]
         self._args = ([str(f) for f in files], compression, int(batch_size),
                       bool(drop_remainder), int(shuffle_buffer), int(seed),
-                      int(rank), int(ranks), int(prefetch))
+                      int(rank), int(ranks), int(prefetch),
+                      bool(skip_bad_records))
         self._spec = spec
+        self._batch_size = int(batch_size)
+        #: Bad records skipped in the epochs iterated so far, and the
+        #: message of the last one (skip_bad_records).
+        self.skipped, self.last_skipped = 0, None
         # Made now so that bad options fail here; it serves the first
         # epoch (its prefetching starts now too).
         self._first = _runtime.RecordDataset(*self._args)
@@ -143,11 +156,42 @@ class Dataset:
         dataset, self._first = self._first, None
         if dataset is None:
             dataset = _runtime.RecordDataset(*self._args)
+        counted = 0  # of the damaged records the reader skipped
         while True:
             batch = dataset.next()
+            count, last = dataset.skipped()
+            if count > counted:
+                self.skipped += count - counted
+                self.last_skipped, counted = last, count
             if batch is None:
                 return
-            yield batch if self._spec is None else parse_example(batch, self._spec)
+            if self._spec is None:
+                yield batch
+                continue
+            parsed = self._parse(batch)
+            if parsed is not None:
+                yield parsed
+
+    def _parse(self, batch):
+        """The batch parsed by the spec; with skip_bad_records, the records
+        that parse (None if none does), the others counted."""
+        if not self._args[-1]:
+            return parse_example(batch, self._spec)
+        try:
+            return parse_example(batch, self._spec)
+        except ValueError:
+            pass
+        good = []
+        for record in batch:
+            try:
+                parse_example([record], self._spec)
+                good.append(record)
+            except ValueError as error:
+                self.skipped += 1
+                self.last_skipped = str(error)
+        if not good or (self._args[3] and len(good) < self._batch_size):
+            return None
+        return parse_example(good, self._spec)
 
 
 def read_records(paths, compression="auto"):
