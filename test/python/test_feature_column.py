@@ -1,8 +1,8 @@
 """kiln.ops.segment_sum against numpy, and kiln.feature_column against
-TensorFlow's feature columns (tf.compat.v1.feature_column.input_layer on the
-same raw batches, embedding tables and, for the gradients, the same
-cotangent). The TensorFlow comparisons run where it imports (the bench
-virtualenv) and are skipped visibly elsewhere.
+TensorFlow's feature columns (tf.compat.v1.feature_column.input_layer and
+linear_model on the same raw batches, embedding tables or weights and, for
+the gradients, the same cotangent). The TensorFlow comparisons run where it
+imports (the bench virtualenv) and are skipped visibly elsewhere.
 """
 
 import os
@@ -198,6 +198,85 @@ def test_dense_features_equal_tensorflows(vocabulary_file, seed):
                                    atol=1e-5, err_msg=name)
 
 
+def linear_columns_of(module, vocabulary_file):
+    """Columns for a linear model, built by kiln.feature_column or
+    tf.feature_column: numeric, bucketized (categorical in a linear model),
+    categorical of every kind, a cross and an indicator (dense)."""
+    m = module
+    age = m.numeric_column("age", normalizer_fn=lambda x: (x - 40.0) / 20.0)
+    pos = m.numeric_column("pos", shape=(2,))
+    age_buckets = m.bucketized_column(age, [-1.0, -0.25, 0.0, 0.6])
+    country = m.categorical_column_with_vocabulary_list(
+        "country", COUNTRIES, num_oov_buckets=3)
+    home = m.categorical_column_with_vocabulary_file(
+        "home", vocabulary_file, vocabulary_size=4, default_value=-1)
+    item = m.categorical_column_with_identity("item", 60)
+    return [age, pos, age_buckets, country, home,
+            m.weighted_categorical_column(item, "item_weight"),
+            m.categorical_column_with_hash_bucket("user", 97),
+            m.crossed_column(["country", age_buckets], 31),
+            m.indicator_column(m.categorical_column_with_identity("clicked", 60))]
+
+
+def tensorflow_linear_model(tf, raw, vocabulary_file, params, combiner,
+                            cotangent):
+    """TensorFlow's linear_model on `raw` with its variables set to
+    `params` (keyed as linear_model/<key>), and their gradients of
+    sum(output * cotangent)."""
+    with tf.Graph().as_default():
+        output = tf.compat.v1.feature_column.linear_model(
+            tf_features(tf, raw), linear_columns_of(tf.feature_column,
+                                                    vocabulary_file),
+            units=2, sparse_combiner=combiner)
+        variables = {v.name[len("linear_model/"):-len(":0")]: v
+                     for v in tf.compat.v1.global_variables()}
+        names = sorted(variables)
+        grads = tf.gradients(tf.reduce_sum(output * cotangent),
+                             [variables[n] for n in names])
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.tables_initializer())
+            for name, var in variables.items():
+                var.load(params[name], session)
+            out, gs = session.run([output, grads])
+    dense = []
+    for g in gs:
+        if hasattr(g, "indices"):
+            full = np.zeros(g.dense_shape, np.float32)
+            np.add.at(full, g.indices, g.values)
+            g = full
+        dense.append(g)
+    return out, dict(zip(names, dense))
+
+
+@pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+def test_linear_model_equals_tensorflows(vocabulary_file, combiner):
+    tf = pytest.importorskip("tensorflow")
+    rng = np.random.default_rng(3)
+    raw = random_batch(rng, 24)
+    columns = linear_columns_of(fc, vocabulary_file)
+    params = fc.init_linear_params(columns, units=2)
+    assert all(not v.any() for v in params.values())  # zeros, as TF's
+    # Random weights, so that every column's part shows.
+    params = {k: rng.standard_normal(v.shape).astype(np.float32)
+              for k, v in params.items()}
+    inputs = fc.prepare(columns, raw)
+    forward = kiln.jit(lambda p, i: fc.linear_model(
+        columns, i, p, units=2, sparse_combiner=combiner))
+    ours = forward(params, inputs)
+    cotangent = rng.standard_normal(ours.shape).astype(np.float32)
+    theirs, tf_grads = tensorflow_linear_model(
+        tf, raw, vocabulary_file, params, combiner, cotangent)
+    assert ours.shape == theirs.shape == (24, 2)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+    grads = kiln.jit(kiln.grad(lambda p, i: knp.sum(fc.linear_model(
+        columns, i, p, units=2, sparse_combiner=combiner) * cotangent)))(
+            params, inputs)
+    assert sorted(grads) == sorted(tf_grads)
+    for name in grads:
+        np.testing.assert_allclose(grads[name], tf_grads[name], rtol=1e-5,
+                                   atol=1e-5, err_msg=name)
+
+
 def test_parse_spec_reads_what_the_columns_need(vocabulary_file):
     spec = fc.make_parse_example_spec(columns_of(fc, vocabulary_file))
     assert sorted(spec) == ["age", "clicked", "country", "home", "item",
@@ -212,7 +291,12 @@ def test_column_mistakes_are_named():
     with pytest.raises(KeyError, match="no feature 'i'"):
         fc.prepare([column], {"j": np.zeros((2, 1), np.int64)})
     with pytest.raises(TypeError, match="categorical"):
-        fc.prepare([fc.categorical_column_with_identity("i", 5)], {})
+        fc.dense_features([fc.categorical_column_with_identity("i", 5)], {})
+    with pytest.raises(KeyError, match="'i/weights'"):
+        fc.linear_model([fc.categorical_column_with_identity("i", 5)], {},
+                        {"bias_weights": np.zeros(1, np.float32)})
+    with pytest.raises(ValueError, match="sparse_combiner"):
+        fc.linear_model([fc.numeric_column("a")], {}, {}, sparse_combiner="max")
     with pytest.raises(ValueError, match="increasing"):
         fc.bucketized_column(fc.numeric_column("a"), [1.0, 1.0])
     with pytest.raises(ValueError, match="two columns named 'c'"):

@@ -53,7 +53,8 @@ __all__ = ["numeric_column", "bucketized_column",
            "categorical_column_with_hash_bucket", "crossed_column",
            "weighted_categorical_column", "indicator_column",
            "embedding_column", "shared_embeddings", "make_parse_example_spec",
-           "prepare", "dense_features", "init_params"]
+           "prepare", "dense_features", "linear_model", "init_params",
+           "init_linear_params"]
 
 
 # --- Raw features in the pipeline ---------------------------------------------
@@ -546,10 +547,10 @@ def make_parse_example_spec(columns):
     return spec
 
 
-def _dense_columns(columns, what):
-    """The columns in the order of their names, each dense, and no two
-    distinct ones (also among the columns they read) of one name: their
-    inputs would share keys."""
+def _dense_columns(columns, what, categorical=False):
+    """The columns in the order of their names, each dense (or, with
+    `categorical`, either), and no two distinct ones (also among the
+    columns they read) of one name: their inputs would share keys."""
     named = {}
 
     def claim(column):
@@ -562,7 +563,9 @@ def _dense_columns(columns, what):
             claim(parent)
 
     for column in columns:
-        if not isinstance(column, _DenseColumn):
+        if not isinstance(column, _Column):
+            fail(f"{what}: {column!r} is not a feature column", TypeError)
+        if not categorical and not isinstance(column, _DenseColumn):
             fail(f"{what}: {column.name} is categorical; wrap it in "
                  "indicator_column or embedding_column", TypeError)
         claim(column)
@@ -573,9 +576,12 @@ def prepare(columns, features):
     """The compiled step's inputs for a parsed batch (numpy, in the
     pipeline): numeric values as float32 [batch, width], and for each
     categorical column its ids, example numbers and weights (keys
-    "<column>/ids", "/rows", "/weights", "/batch")."""
+    "<column>/ids", "/rows", "/weights", "/batch"). `columns` may mix the
+    dense columns of dense_features and the categorical ones of
+    linear_model (a wide and deep model's)."""
     inputs = {}
-    for column in _dense_columns(columns, "feature_column.prepare"):
+    for column in _dense_columns(columns, "feature_column.prepare",
+                                 categorical=True):
         column._prepare(features, inputs)
     return inputs
 
@@ -588,6 +594,61 @@ def dense_features(columns, inputs, params=None):
     parts = [knp.astype(c._dense(inputs, params or {}), np.float32)
              for c in columns]
     return parts[0] if len(parts) == 1 else knp.concatenate(parts, axis=1)
+
+
+def linear_model(columns, inputs, params, units=1, sparse_combiner="sum"):
+    """tf.compat.v1.feature_column.linear_model: [batch, units], the sum
+    over the columns (in the order of their names) of
+    - for a categorical column (a bucketized one too), the rows of its
+      weights at the example's ids, combined by `sparse_combiner` (sum,
+      mean or sqrtn, weighted by a weighted column's weights);
+    - for a dense column, its value times its weights;
+    plus the bias. `params` holds "<column>/weights" ([num_buckets or
+    width, units]) and "bias_weights" ([units]), which init_linear_params
+    makes as TensorFlow does (zeros), and the tables of embedding columns
+    (init_params). `inputs` is prepare's result. The wide part of a wide
+    and deep model."""
+    if sparse_combiner not in _COMBINERS:
+        fail(f"linear_model: sparse_combiner must be one of {_COMBINERS}, "
+             f"got {sparse_combiner!r}", ValueError)
+
+    def weights(name, shape):
+        if name not in params:
+            fail(f"linear_model: params has no '{name}' (init_linear_params "
+                 "makes it)", KeyError)
+        w = knp.asarray(params[name])
+        if tuple(w.shape) != shape:
+            fail(f"linear_model: params['{name}'] has shape "
+                 f"{tuple(w.shape)}, the column needs {shape}", ValueError)
+        return w
+
+    total = None
+    for column in _dense_columns(columns, "feature_column.linear_model",
+                                 categorical=True):
+        if isinstance(column, _CategoricalColumn):
+            w = weights(column.name + "/weights", (column.num_buckets, units))
+            ids, rows, ws, batch = column._sparse(inputs)
+            part = _combine(w, ids, rows, ws, batch, sparse_combiner)
+        else:
+            w = weights(column.name + "/weights", (column.width, units))
+            part = knp.astype(column._dense(inputs, params), np.float32) @ w
+        total = part if total is None else total + part
+    if total is None:
+        fail("linear_model: no columns", ValueError)
+    return total + weights("bias_weights", (units,))
+
+
+def init_linear_params(columns, units=1):
+    """linear_model's weights for `columns`, zeros as TensorFlow starts
+    them: {"<column>/weights": [num_buckets or width, units],
+    "bias_weights": [units]} float32."""
+    params = {"bias_weights": np.zeros(units, np.float32)}
+    for column in _dense_columns(columns, "feature_column.init_linear_params",
+                                 categorical=True):
+        rows = (column.num_buckets if isinstance(column, _CategoricalColumn)
+                else column.width)
+        params[column.name + "/weights"] = np.zeros((rows, units), np.float32)
+    return params
 
 
 def init_params(columns, key):
