@@ -156,8 +156,9 @@ librariesFor(llvm::ArrayRef<char> object, std::string &error) {
   if (dnnlSupport && !archive(KILN_DNNL_SUPPORT_LIBRARY))
     return std::nullopt;
 #endif
-  if (dnnl || dnnlSupport)
-    libraries.push_back("-ldnnl");
+  // libomp before libdnnl: oneDNN's OpenMP calls (libgomp's entry points,
+  // which libomp implements) then bind to the modules' runtime rather than
+  // to a second pool of libgomp threads (backends/CMakeLists.txt).
   if (openmp) {
 #ifdef KILN_OMP_LIBRARY_DIR
     libraries.push_back("-L" KILN_OMP_LIBRARY_DIR);
@@ -165,6 +166,8 @@ librariesFor(llvm::ArrayRef<char> object, std::string &error) {
 #endif
     libraries.push_back("-lomp");
   }
+  if (dnnl || dnnlSupport)
+    libraries.push_back("-ldnnl");
   return libraries;
 }
 
