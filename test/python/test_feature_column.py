@@ -135,6 +135,19 @@ def tf_features(tf, raw):
     return out
 
 
+def dense_gradients(gradients):
+    """TensorFlow's gradients as numpy arrays, an IndexedSlices value (a
+    table's sparse gradient) added into zeros of its dense shape."""
+    dense = []
+    for g in gradients:
+        if hasattr(g, "indices"):
+            full = np.zeros(g.dense_shape, np.float32)
+            np.add.at(full, g.indices, g.values)
+            g = full
+        dense.append(g)
+    return dense
+
+
 def tensorflow_input_layer(tf, raw, vocabulary_file, params, cotangent):
     """TensorFlow's input_layer on `raw` with the embedding tables set to
     `params`, and the tables' gradients of sum(output * cotangent)."""
@@ -158,14 +171,7 @@ def tensorflow_input_layer(tf, raw, vocabulary_file, params, cotangent):
             for name, var in tables.items():
                 var.load(params[name], session)
             out, gs = session.run([output, grads])
-    dense = []
-    for g in gs:
-        if hasattr(g, "indices"):
-            full = np.zeros(g.dense_shape, np.float32)
-            np.add.at(full, g.indices, g.values)
-            g = full
-        dense.append(g)
-    return out, dict(zip(sorted(tables), dense))
+    return out, dict(zip(sorted(tables), dense_gradients(gs)))
 
 
 @pytest.fixture
@@ -238,14 +244,7 @@ def tensorflow_linear_model(tf, raw, vocabulary_file, params, combiner,
             for name, var in variables.items():
                 var.load(params[name], session)
             out, gs = session.run([output, grads])
-    dense = []
-    for g in gs:
-        if hasattr(g, "indices"):
-            full = np.zeros(g.dense_shape, np.float32)
-            np.add.at(full, g.indices, g.values)
-            g = full
-        dense.append(g)
-    return out, dict(zip(names, dense))
+    return out, dict(zip(names, dense_gradients(gs)))
 
 
 @pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])

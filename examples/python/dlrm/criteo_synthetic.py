@@ -104,6 +104,26 @@ def auc(labels, scores):
                  / (positives * negatives))
 
 
+def report_auc(test_path, labels, scores, min_of_bayes=0.0):
+    """Prints the held-out AUC of `scores`, against the Bayes AUC of
+    <test_path>.json where it exists; returns the exit status: 1 when the
+    AUC is below `min_of_bayes` times the Bayes AUC."""
+    held_out = auc(labels, scores)
+    bayes = None
+    try:
+        with open(str(test_path) + ".json") as f:
+            bayes = json.load(f)["bayes_auc"]
+    except FileNotFoundError:
+        pass
+    print(f"held-out AUC {held_out:.4f}" +
+          (f", Bayes AUC {bayes:.4f} ({held_out / bayes:.3f} of it)"
+           if bayes else ""))
+    if bayes and held_out < min_of_bayes * bayes:
+        print(f"FAIL: below {min_of_bayes} of the Bayes AUC")
+        return 1
+    return 0
+
+
 def _tsv_lines(labels, counts, hexes):
     for i in range(len(labels)):
         fields = [str(labels[i])]

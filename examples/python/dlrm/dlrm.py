@@ -267,19 +267,9 @@ def main(argv=None):
     for dense, ids, labels in batches(args.test, args.batch, args.table_size):
         scores.append(np.asarray(predict(params, dense, ids)))
         truth.append(labels)
-    held_out = criteo_synthetic.auc(np.concatenate(truth), np.concatenate(scores))
-    bayes = None
-    meta = args.test + ".json"
-    if os.path.exists(meta):
-        with open(meta) as f:
-            bayes = json.load(f)["bayes_auc"]
-    print(f"held-out AUC {held_out:.4f}" +
-          (f", Bayes AUC {bayes:.4f} ({held_out / bayes:.3f} of it)"
-           if bayes else ""))
-    if bayes and held_out < args.min_auc_of_bayes * bayes:
-        print(f"FAIL: below {args.min_auc_of_bayes} of the Bayes AUC")
-        return 1
-    return 0
+    return criteo_synthetic.report_auc(args.test, np.concatenate(truth),
+                                       np.concatenate(scores),
+                                       args.min_auc_of_bayes)
 
 
 if __name__ == "__main__":

@@ -155,18 +155,9 @@ def main(argv=None):
     for raw, labels in raw_batches(args.test, args.batch, False):
         scores.append(np.asarray(predict(params, fc.prepare(every, raw))))
         truth.append(labels)
-    held_out = criteo_synthetic.auc(np.concatenate(truth), np.concatenate(scores))
-    bayes = None
-    if os.path.exists(args.test + ".json"):
-        with open(args.test + ".json") as f:
-            bayes = json.load(f)["bayes_auc"]
-    print(f"held-out AUC {held_out:.4f}" +
-          (f", Bayes AUC {bayes:.4f} ({held_out / bayes:.3f} of it)"
-           if bayes else ""))
-    if bayes and held_out < args.min_auc_of_bayes * bayes:
-        print(f"FAIL: below {args.min_auc_of_bayes} of the Bayes AUC")
-        return 1
-    return 0
+    return criteo_synthetic.report_auc(args.test, np.concatenate(truth),
+                                       np.concatenate(scores),
+                                       args.min_auc_of_bayes)
 
 
 if __name__ == "__main__":

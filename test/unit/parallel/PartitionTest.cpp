@@ -541,6 +541,22 @@ TEST_F(PartitionTest, ShardedEmbeddingTableWithDataParallelIds) {
   }
 }
 
+/// That no rank of `spmd` holds a value of the [vocab, width] f32 table's
+/// type, and that no exchange moves as many elements as a rank's rows of it.
+void expectNoTableSizedValue(func::FuncOp spmd, int64_t vocab, int64_t width,
+                             int64_t n) {
+  auto f32 = Float32Type::get(spmd.getContext());
+  EXPECT_FALSE(holdsType(spmd, RankedTensorType::get({vocab, width}, f32)))
+      << printed(spmd);
+  spmd.walk([&](Operation *op) {
+    if (!isa<mlir::kiln::AllReduceOp, mlir::kiln::AllGatherOp,
+             mlir::kiln::ReduceScatterOp, mlir::kiln::AllToAllOp>(op))
+      return;
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    EXPECT_LT(type.getNumElements(), vocab * width / n) << printed(op);
+  });
+}
+
 /// The same model with a table much larger than a batch's lookups: the
 /// table's gradient, 0.5 * scatter_add(0, ids, dy) with ids and dy split
 /// over the batch, is not summed as a [vocab, width] table over the ranks;
@@ -559,16 +575,8 @@ TEST_F(PartitionTest, LargeShardedTableGathersTheLookupsGradientNotTheTables) {
     Layout layout = tableLayout(n);
     func::FuncOp spmd = expectSameResults(f, inputs, layout);
     ASSERT_TRUE(spmd);
+    expectNoTableSizedValue(spmd, vocab, width, n);
     auto f32 = Float32Type::get(f.getContext());
-    EXPECT_FALSE(holdsType(spmd, RankedTensorType::get({vocab, width}, f32)))
-        << printed(spmd);
-    spmd.walk([&](Operation *op) {
-      if (!isa<mlir::kiln::AllReduceOp, mlir::kiln::AllGatherOp,
-               mlir::kiln::ReduceScatterOp, mlir::kiln::AllToAllOp>(op))
-        return;
-      auto type = cast<RankedTensorType>(op->getResult(0).getType());
-      EXPECT_LT(type.getNumElements(), vocab * width / n) << printed(op);
-    });
     // The gradient's rows are added into the rank's rows of the table: on
     // 2 ranks after gathering every rank's (owner buckets would hold all 4
     // of a rank's ids), on 4 in either branch of the owner buckets'
@@ -631,16 +639,7 @@ TEST_F(PartitionTest, AdagradOnShardedTableSquaresOnlyTheRanksRows) {
     layout.results = {{}, rows, rows, {}};
     func::FuncOp spmd = expectSameResults(f, inputs, layout);
     ASSERT_TRUE(spmd);
-    auto f32 = Float32Type::get(f.getContext());
-    EXPECT_FALSE(holdsType(spmd, RankedTensorType::get({vocab, width}, f32)))
-        << printed(spmd);
-    spmd.walk([&](Operation *op) {
-      if (!isa<mlir::kiln::AllReduceOp, mlir::kiln::AllGatherOp,
-               mlir::kiln::ReduceScatterOp, mlir::kiln::AllToAllOp>(op))
-        return;
-      auto type = cast<RankedTensorType>(op->getResult(0).getType());
-      EXPECT_LT(type.getNumElements(), vocab * width / n) << printed(op);
-    });
+    expectNoTableSizedValue(spmd, vocab, width, n);
   }
 }
 
