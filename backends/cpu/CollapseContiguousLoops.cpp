@@ -50,45 +50,43 @@ static bool denseOver(MemRefType type, int64_t from, int64_t to) {
   return true;
 }
 
-/// The first dim k of `op`'s loops such that dims [k, n) can be one dim,
-/// or n when fewer than two can.
-static int64_t firstCollapsibleDim(linalg::LinalgOp op) {
+/// Whether every operand of `op` is dense over the dims of `run` (a run
+/// of its loops that every indexing map keeps in order), so that
+/// collapseOpIterationDims can make them one.
+static bool denseOverRun(linalg::LinalgOp op, const ReassociationIndices &run) {
+  AffineExpr first = getAffineDimExpr(run.front(), op->getContext());
+  return llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type)
+      return false;
+    // The run's first dim, where the operand's map has it; its last is
+    // run.size() - 1 results on (areDimSequencesPreserved).
+    std::optional<unsigned> start =
+        op.getMatchingIndexingMap(&operand).getResultPosition(first);
+    // An operand without the run keeps its shape, but upstream still asks
+    // for its collapsed layout, which it cannot compute for a strided view
+    // of rank 0 (it crashes): such operands must be plain.
+    return start ? denseOver(type, *start, *start + run.size() - 1)
+                 : type.getLayout().isIdentity();
+  });
+}
+
+/// The longest run of `op`'s last loops, [k, n), that can be one loop, or
+/// none when fewer than two can.
+static ReassociationIndices collapsibleRun(linalg::LinalgOp op) {
   int64_t n = op.getNumLoops();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!llvm::all_of(maps,
                     [](AffineMap map) { return map.isProjectedPermutation(); }))
-    return n;
+    return {};
   for (int64_t k = 0; k + 1 < n; ++k) {
     ReassociationIndices run;
     for (int64_t d = k; d < n; ++d)
       run.push_back(d);
-    if (!linalg::areDimSequencesPreserved(maps, {run}))
-      continue;
-    bool dense = true;
-    for (OpOperand &operand : op->getOpOperands()) {
-      auto type = dyn_cast<MemRefType>(operand.get().getType());
-      if (!type) {
-        dense = false;
-        break;
-      }
-      // The run's first dim, where the operand's map has it; its last is
-      // run.size() - 1 results on (areDimSequencesPreserved).
-      AffineMap map = op.getMatchingIndexingMap(&operand);
-      std::optional<unsigned> start = map.getResultPosition(
-          getAffineDimExpr(k, op->getContext()));
-      // An operand without the run keeps its shape, but upstream still
-      // asks for its collapsed layout, which it cannot compute for a
-      // strided view of rank 0 (it crashes): such operands must be plain.
-      if (start ? !denseOver(type, *start, *start + run.size() - 1)
-                : !type.getLayout().isIdentity()) {
-        dense = false;
-        break;
-      }
-    }
-    if (dense)
-      return k;
+    if (linalg::areDimSequencesPreserved(maps, {run}) && denseOverRun(op, run))
+      return run;
   }
-  return n;
+  return {};
 }
 
 namespace {
@@ -110,13 +108,9 @@ struct KilnCpuCollapseContiguousLoopsPass
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : candidates) {
-      int64_t n = op.getNumLoops();
-      int64_t k = firstCollapsibleDim(op);
-      if (n - k < 2)
+      ReassociationIndices run = collapsibleRun(op);
+      if (run.empty())
         continue;
-      ReassociationIndices run;
-      for (int64_t d = k; d < n; ++d)
-        run.push_back(d);
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::CollapseResult> collapsed =
           linalg::collapseOpIterationDims(op, {run}, rewriter);

@@ -151,10 +151,9 @@ static LogicalResult partitionElementwise(AxisPartitionContext &c,
     c.emit(op, c.localsOf(op->getOperands()), AxisSharding::partialSum());
     return success();
   }
-  Value result = op->getResult(0);
   if (op->getNumResults() == 1 &&
-      cast<RankedTensorType>(result.getType()).getRank() >= 1 &&
-      c.divisible(result, 0) &&
+      cast<RankedTensorType>(op->getResult(0).getType()).getRank() >= 1 &&
+      c.divisible(op->getResult(0), 0) &&
       llvm::any_of(op->getOperands(),
                    [&](Value v) { return c.hasScatteredRows(v); })) {
     c.emit(op, elementwiseOperandsAlong(c, op, 0), AxisSharding::sharded(0));

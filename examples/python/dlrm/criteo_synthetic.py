@@ -104,6 +104,23 @@ def auc(labels, scores):
                  / (positives * negatives))
 
 
+def write_with_bayes(path, rows, seed, fmt="tsv"):
+    """`write`, and the file's Bayes AUC beside it as <path>.json (what
+    report_auc reads); returns the Bayes AUC."""
+    bayes = write(path, rows, seed, fmt)
+    with open(str(path) + ".json", "w") as out:
+        json.dump({"rows": rows, "seed": seed, "bayes_auc": bayes}, out)
+    return bayes
+
+
+def write_train_and_test(train, test, rows, fmt_of=lambda path: "tsv"):
+    """A training log of `rows` examples (seed 1) and a held-out one of a
+    sixth as many (seed 2), of one planted model, each with its .json;
+    `fmt_of(path)` picks each file's format."""
+    for path, count, seed in ((train, rows, 1), (test, rows // 6, 2)):
+        write_with_bayes(path, count, seed, fmt_of(path))
+
+
 def report_auc(test_path, labels, scores, min_of_bayes=0.0):
     """Prints the held-out AUC of `scores`, against the Bayes AUC of
     <test_path>.json where it exists; returns the exit status: 1 when the
@@ -191,9 +208,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--format", choices=["tsv", "tfrecord"], default="tsv")
     args = parser.parse_args(argv)
-    bayes = write(args.path, args.rows, args.seed, args.format)
-    with open(args.path + ".json", "w") as out:
-        json.dump({"rows": args.rows, "seed": args.seed, "bayes_auc": bayes}, out)
+    bayes = write_with_bayes(args.path, args.rows, args.seed, args.format)
     print(f"{args.path}: {args.rows} examples, Bayes AUC {bayes:.4f}")
     return 0
 

@@ -40,7 +40,6 @@ when the AUC is below --min-auc-of-bayes times it.
 """
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -217,12 +216,10 @@ def main(argv=None):
     comm = kd.mpi()
     ranks, main_rank = comm.size, comm.rank == 0
     if args.write_synthetic and main_rank:
-        for path, rows, seed in ((args.train, args.write_synthetic, 1),
-                                 (args.test, args.write_synthetic // 6, 2)):
-            fmt = "tfrecord" if ".tfrecord" in os.path.basename(path) else "tsv"
-            bayes = criteo_synthetic.write(path, rows, seed, fmt)
-            with open(path + ".json", "w") as out:
-                json.dump({"rows": rows, "seed": seed, "bayes_auc": bayes}, out)
+        criteo_synthetic.write_train_and_test(
+            args.train, args.test, args.write_synthetic,
+            lambda path: ("tfrecord" if ".tfrecord" in os.path.basename(path)
+                          else "tsv"))
     comm.barrier()  # the files are written before any rank reads them
 
     lr = args.lr or (0.2 if args.optimizer == "sgd" else 0.03)

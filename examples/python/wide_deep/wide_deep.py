@@ -24,7 +24,6 @@ file's Bayes AUC; exits 1 below --min-auc-of-bayes times it.
 """
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -114,11 +113,9 @@ def main(argv=None):
     parser.add_argument("--write-synthetic", type=int, metavar="ROWS")
     args = parser.parse_args(argv)
     if args.write_synthetic:
-        for path, rows, seed in ((args.train, args.write_synthetic, 1),
-                                 (args.test, args.write_synthetic // 6, 2)):
-            bayes = criteo_synthetic.write(path, rows, seed, "tfrecord")
-            with open(path + ".json", "w") as out:
-                json.dump({"rows": rows, "seed": seed, "bayes_auc": bayes}, out)
+        criteo_synthetic.write_train_and_test(
+            args.train, args.test, args.write_synthetic,
+            lambda path: "tfrecord")
 
     wide, deep = columns(args.buckets, args.dim)
     every = wide + deep

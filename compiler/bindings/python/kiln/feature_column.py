@@ -547,7 +547,7 @@ def make_parse_example_spec(columns):
     return spec
 
 
-def _dense_columns(columns, what, categorical=False):
+def _checked_columns(columns, what, categorical=False):
     """The columns in the order of their names, each dense (or, with
     `categorical`, either), and no two distinct ones (also among the
     columns they read) of one name: their inputs would share keys."""
@@ -580,7 +580,7 @@ def prepare(columns, features):
     dense columns of dense_features and the categorical ones of
     linear_model (a wide and deep model's)."""
     inputs = {}
-    for column in _dense_columns(columns, "feature_column.prepare",
+    for column in _checked_columns(columns, "feature_column.prepare",
                                  categorical=True):
         column._prepare(features, inputs)
     return inputs
@@ -590,7 +590,7 @@ def dense_features(columns, inputs, params=None):
     """tf.compat.v1.feature_column.input_layer: the columns' dense values,
     [batch, sum of widths], in the order of their names. `inputs` is
     prepare's result; `params` holds the embedding tables."""
-    columns = _dense_columns(columns, "feature_column.dense_features")
+    columns = _checked_columns(columns, "feature_column.dense_features")
     parts = [knp.astype(c._dense(inputs, params or {}), np.float32)
              for c in columns]
     return parts[0] if len(parts) == 1 else knp.concatenate(parts, axis=1)
@@ -623,7 +623,7 @@ def linear_model(columns, inputs, params, units=1, sparse_combiner="sum"):
         return w
 
     total = None
-    for column in _dense_columns(columns, "feature_column.linear_model",
+    for column in _checked_columns(columns, "feature_column.linear_model",
                                  categorical=True):
         if isinstance(column, _CategoricalColumn):
             w = weights(column.name + "/weights", (column.num_buckets, units))
@@ -643,7 +643,7 @@ def init_linear_params(columns, units=1):
     them: {"<column>/weights": [num_buckets or width, units],
     "bias_weights": [units]} float32."""
     params = {"bias_weights": np.zeros(units, np.float32)}
-    for column in _dense_columns(columns, "feature_column.init_linear_params",
+    for column in _checked_columns(columns, "feature_column.init_linear_params",
                                  categorical=True):
         rows = (column.num_buckets if isinstance(column, _CategoricalColumn)
                 else column.width)

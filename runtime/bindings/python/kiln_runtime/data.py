@@ -145,6 +145,8 @@ class Dataset:
                       bool(skip_bad_records))
         self._spec = spec
         self._batch_size = int(batch_size)
+        self._skip_bad = bool(skip_bad_records)
+        self._drop_remainder = bool(drop_remainder)
         #: Bad records skipped in the epochs iterated so far, and the
         #: message of the last one (skip_bad_records).
         self.skipped, self.last_skipped = 0, None
@@ -175,7 +177,7 @@ class Dataset:
     def _parse(self, batch):
         """The batch parsed by the spec; with skip_bad_records, the records
         that parse (None if none does), the others counted."""
-        if not self._args[-1]:
+        if not self._skip_bad:
             return parse_example(batch, self._spec)
         try:
             return parse_example(batch, self._spec)
@@ -189,7 +191,7 @@ class Dataset:
             except ValueError as error:
                 self.skipped += 1
                 self.last_skipped = str(error)
-        if not good or (self._args[3] and len(good) < self._batch_size):
+        if not good or (self._drop_remainder and len(good) < self._batch_size):
             return None
         return parse_example(good, self._spec)
 
