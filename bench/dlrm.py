@@ -37,7 +37,6 @@ import datetime
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -134,14 +133,9 @@ def run_ranks(ranks, args):
     if not mpirun:
         print("mpirun not found: the ranks row is skipped", file=sys.stderr)
         return None
-    done = subprocess.run(
-        [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
-         "-x", "PYTHONPATH", sys.executable, os.path.abspath(__file__)] +
-        [str(a) for a in args], capture_output=True, text=True)
-    if done.returncode:
-        print(done.stdout[-2000:], done.stderr[-4000:], file=sys.stderr)
-        return None
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return machine.run_worker(__file__, args, launcher=[
+        mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
+        "-x", "PYTHONPATH"])
 
 
 def main():

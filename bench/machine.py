@@ -100,12 +100,14 @@ def write_report(lines, markdown):
             f.write(text)
 
 
-def run_worker(script, args):
+def run_worker(script, args, launcher=()):
     """Runs `script` (a benchmark that measures one configuration per
-    subprocess, pinning itself) with `args` under this interpreter and
-    returns the JSON object its last line prints; None, after copying its
-    stderr, when it fails."""
-    done = subprocess.run([sys.executable, os.path.abspath(script)] +
+    subprocess, pinning itself) with `args` under this interpreter, started
+    by `launcher` if any (mpirun and its options), and returns the JSON
+    object its last line prints; None, after copying its stderr, when it
+    fails."""
+    done = subprocess.run(list(launcher) +
+                          [sys.executable, os.path.abspath(script)] +
                           [str(a) for a in args], capture_output=True, text=True)
     if done.returncode:
         print(done.stderr, file=sys.stderr)
