@@ -28,7 +28,9 @@
 //      become loops or kernels and never call a runtime helper);
 //   3. results become out-params: each returned buffer is made a distinct
 //      allocation first (kiln-fresh-results), then hoisted to the caller,
-//      so outputs are written in place.
+//      so outputs are written in place; a result tied to a donated
+//      argument is written into that argument instead, and its out-param
+//      left alone (kiln-tied-results).
 //
 // buildDeallocationPipeline, after the backend's own buffer passes:
 //   4. ownership-based deallocation, its simplification, on the CPU
@@ -103,6 +105,7 @@ void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.memCpyFn = copyWithLinalg;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addNestedPass<func::FuncOp>(createKilnTiedResults());
 }
 
 void mlir::kiln::buildDeallocationPipeline(OpPassManager &pm,

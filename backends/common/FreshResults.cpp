@@ -9,9 +9,19 @@
 // allocation is returned instead of a copy of it, so that the out-param
 // is written directly.
 //
+// A result tied to a donated argument (kiln.tied_result) is written into
+// the argument's buffer last, after the copies above (which may read the
+// argument's old value), unless that buffer is the result already. The
+// function then returns a new allocation that nothing writes in its place
+// (buffer-results-to-out-params hoists it into an out-param that nothing
+// touches: the runtime passes the argument's buffer for it), and the tie
+// moves to the result (kiln.tied_argument), which the pass carries to the
+// out-param, for kiln-tied-results.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
+#include "kiln/IR/TiedResults.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -49,13 +59,21 @@ Value throughCarryingLoops(Value value) {
 struct KilnFreshResultsPass
     : kiln::impl::KilnFreshResultsBase<KilnFreshResultsPass> {
   void runOnOperation() override {
-    getOperation().walk([](func::ReturnOp ret) {
+    func::FuncOp func = getOperation();
+    // Result index -> the donated argument it is written into.
+    llvm::DenseMap<unsigned, BlockArgument> tied;
+    if (!func.isDeclaration())
+      for (BlockArgument arg : func.getArguments())
+        if (std::optional<unsigned> result =
+                kiln::tiedResult(func, arg.getArgNumber()))
+          tied[*result] = arg;
+    func.walk([&](func::ReturnOp ret) {
       llvm::DenseSet<Value> seen;
       OpBuilder builder(ret);
       for (OpOperand &operand : ret->getOpOperands()) {
         Value value = operand.get();
         auto type = dyn_cast<MemRefType>(value.getType());
-        if (!type)
+        if (!type || tied.contains(operand.getOperandNumber()))
           continue;
         Value start = throughCarryingLoops(value);
         if (start.getDefiningOp<memref::AllocOp>() &&
@@ -69,7 +87,27 @@ struct KilnFreshResultsPass
         builder.create<linalg::CopyOp>(ret.getLoc(), value, copy);
         operand.set(copy);
       }
+      // The donated arguments' new values, after every read of their old
+      // ones.
+      for (OpOperand &operand : ret->getOpOperands()) {
+        auto found = tied.find(operand.getOperandNumber());
+        if (found == tied.end())
+          continue;
+        BlockArgument arg = found->second;
+        if (throughCarryingLoops(operand.get()) != arg)
+          builder.create<linalg::CopyOp>(ret.getLoc(), operand.get(), arg);
+        auto type = cast<MemRefType>(arg.getType());
+        operand.set(builder.create<memref::AllocOp>(
+            ret.getLoc(),
+            MemRefType::get(type.getShape(), type.getElementType())));
+      }
     });
+    Builder builder(&getContext());
+    for (auto [result, arg] : tied) {
+      func.removeArgAttr(arg.getArgNumber(), kiln::kTiedResultAttrName);
+      func.setResultAttr(result, kiln::kTiedArgumentAttrName,
+                         builder.getI64IntegerAttr(arg.getArgNumber()));
+    }
   }
 };
 } // namespace

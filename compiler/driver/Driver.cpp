@@ -13,6 +13,7 @@
 #include "kiln/IR/ElementTypes.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/ModelFile.h"
+#include "kiln/IR/TiedResults.h"
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -146,6 +147,10 @@ bool kiln::collectSignatures(ModuleOp module,
       }
       signature.outputs.push_back(std::move(tensor));
     }
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (std::optional<unsigned> result = mlir::kiln::tiedResult(func, i);
+          result && *result < signature.outputs.size())
+        signature.outputs[*result].tiedInput = i;
     signatures.push_back(std::move(signature));
   }
   if (signatures.empty()) {
@@ -237,6 +242,15 @@ bool kiln::compileModule(ModuleOp module, const CompileOptions &options,
       return false;
     }
   }
+
+  // Only the CPU backend writes results into donated arguments
+  // (kiln/IR/TiedResults.h); elsewhere every result gets a buffer of its
+  // own and the arguments are left alone.
+  if (options.target == Target::Cuda)
+    module.walk([](func::FuncOp func) {
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        func.removeArgAttr(i, mlir::kiln::kTiedResultAttrName);
+    });
 
   format::ModuleContents contents;
   contents.target = options.target == Target::Cuda

@@ -15,6 +15,7 @@
 #include "kiln/Passes/DataParallel.h"
 #include "kiln/Passes/Partition.h"
 #include "kiln/Passes/Zero.h"
+#include "kiln/IR/TiedResults.h"
 
 #include "kiln/Compiler/Driver.h"
 #include "kiln/runtime.h"
@@ -169,9 +170,37 @@ rewriteForRanks(const TracedFunction &traced, const JitOptions &options) {
   return module;
 }
 
+/// The program `compile` compiles: rewriteForRanks's, with the donated
+/// arguments tied to results (kiln/IR/TiedResults.h); `unused` receives
+/// the donated arguments no result matched.
+static mlir::OwningOpRef<mlir::ModuleOp>
+prepareProgram(const TracedFunction &traced, const JitOptions &options,
+               std::vector<int> &unused) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = rewriteForRanks(traced, options);
+  unused.clear();
+  if (options.donateArgs.empty())
+    return module;
+  auto func = module->lookupSymbol<mlir::func::FuncOp>(traced.name());
+  llvm::SmallVector<unsigned> donated;
+  for (int index : options.donateArgs) {
+    if (index < 0 || index >= static_cast<int>(func.getNumArguments()))
+      throw JitError("'" + traced.name() + "': donated argument #" +
+                     std::to_string(index) + " is not an argument (it has " +
+                     std::to_string(func.getNumArguments()) + ")");
+    donated.push_back(index);
+  }
+  llvm::sort(donated);
+  donated.erase(std::unique(donated.begin(), donated.end()), donated.end());
+  for (unsigned index : mlir::kiln::tieDonatedArguments(func, donated))
+    unused.push_back(static_cast<int>(index));
+  return module;
+}
+
 std::string kiln::spmdText(const TracedFunction &traced,
                            const JitOptions &options) {
-  mlir::OwningOpRef<mlir::ModuleOp> module = rewriteForRanks(traced, options);
+  std::vector<int> unused;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      prepareProgram(traced, options, unused);
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os);
@@ -181,7 +210,9 @@ std::string kiln::spmdText(const TracedFunction &traced,
 CompiledFunction kiln::compile(const TracedFunction &traced,
                                const JitOptions &options) {
   auto start = std::chrono::steady_clock::now();
-  mlir::OwningOpRef<mlir::ModuleOp> module = rewriteForRanks(traced, options);
+  std::vector<int> unused;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      prepareProgram(traced, options, unused);
   if (!options.autocast.empty() && options.autocast != "bf16" &&
       options.autocast != "f16")
     throw JitError("'" + traced.name() + "': unknown autocast dtype '" +
@@ -193,6 +224,7 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
   CompiledFunction compiled;
   compiled.name_ = traced.name();
   compiled.comm_ = options.comm;
+  compiled.unusedDonations_ = std::move(unused);
   kiln_module_t *loaded = nullptr;
   // A module compiled before, by any process, for this program (rewritten
   // for its ranks already) and these options.
@@ -254,8 +286,17 @@ CompiledFunction::operator()(const std::vector<Array> &inputs) const {
   if (status)
     throwStatus("calling '" + name_ + "'", status);
   std::vector<Array> results;
-  for (kiln_tensor_t *tensor : out)
-    results.push_back(Array::adopt(tensor));
+  for (size_t k = 0; k < out.size(); ++k) {
+    // An output written into a donated input is that input's Array (the
+    // runtime's tensor only views its memory).
+    int64_t donated = kiln_function_output(function_, k)->tied_input;
+    if (donated >= 0) {
+      kiln_tensor_release(out[k]);
+      results.push_back(inputs[donated]);
+      continue;
+    }
+    results.push_back(Array::adopt(out[k]));
+  }
   return results;
 }
 

@@ -3,6 +3,7 @@
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnFusionOps.h"
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/TiedResults.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -33,4 +34,13 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
   if (!elements || elements.getType() != type)
     return nullptr;
   return builder.create<ConstantOp>(loc, elements);
+}
+
+LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attribute) {
+  if (attribute.getName() == kTiedResultAttrName)
+    return verifyTiedResult(op, argIndex, attribute.getValue());
+  return success();
 }

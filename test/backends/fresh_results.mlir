@@ -86,3 +86,50 @@ func.func @swapped_by_loop(%x: memref<4xf32>) -> memref<4xf32> {
   }
   return %r#0 : memref<4xf32>
 }
+
+// -----
+
+// A result tied to a donated argument that the loop updated in place
+// (kiln.tied_result): nothing is copied, an allocation nothing writes is
+// returned in its place (it becomes an out-param the function leaves
+// alone), and the tie moves to the result.
+// CHECK-LABEL: func.func @tied_in_place(
+// CHECK-SAME:      %[[X:[^:]+]]: memref<4xf32>) -> (memref<4xf32> {kiln.tied_argument = 0 : i64})
+// CHECK-NOT:     linalg.copy
+// CHECK:         scf.for
+// CHECK-NOT:     linalg.copy
+// CHECK:         %[[UNUSED:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:    return %[[UNUSED]]
+func.func @tied_in_place(%x: memref<4xf32> {kiln.tied_result = 0 : i64}) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%t = %x) -> (memref<4xf32>) {
+    %v = memref.load %t[%i] : memref<4xf32>
+    %w = arith.addf %v, %one : f32
+    memref.store %w, %t[%i] : memref<4xf32>
+    scf.yield %t : memref<4xf32>
+  }
+  return %r : memref<4xf32>
+}
+
+// -----
+
+// A tied result computed in a buffer of its own is copied into the donated
+// argument after every other result is copied out, since the untied result
+// (the argument's old value) reads it.
+// CHECK-LABEL: func.func @tied_written_last(
+// CHECK-SAME:      %[[X:[^:]+]]: memref<4xf32>) -> (memref<4xf32>, memref<4xf32> {kiln.tied_argument = 0 : i64})
+// CHECK:         %[[A:.+]] = memref.alloc() : memref<4xf32>
+// CHECK:         memref.copy %[[X]], %[[A]]
+// CHECK:         %[[OLD:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:    linalg.copy ins(%[[X]] : memref<4xf32>) outs(%[[OLD]] : memref<4xf32>)
+// CHECK-NEXT:    linalg.copy ins(%[[A]] : memref<4xf32>) outs(%[[X]] : memref<4xf32>)
+// CHECK-NEXT:    %[[UNUSED:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:    return %[[OLD]], %[[UNUSED]]
+func.func @tied_written_last(%x: memref<4xf32> {kiln.tied_result = 1 : i64}) -> (memref<4xf32>, memref<4xf32>) {
+  %a = memref.alloc() : memref<4xf32>
+  memref.copy %x, %a : memref<4xf32> to memref<4xf32>
+  return %x, %a : memref<4xf32>, memref<4xf32>
+}

@@ -274,22 +274,22 @@ TensorPtr scalarTensor(py::handle arg, kiln_dtype_t dtype) {
 std::vector<py::array> callMatched(const CompiledFunction &compiled,
                                    const std::vector<ArgumentSpec> &arguments,
                                    const std::vector<py::handle> &args) {
-  std::vector<py::object> keepAlive;
-  llvm::SmallVector<TensorPtr, 8> owned;
-  llvm::SmallVector<kiln_tensor_t *, 8> inputs;
+  CallInputs inputs;
   for (size_t index = 0; index < args.size(); ++index) {
     const ArgumentSpec &spec = arguments[index];
-    owned.push_back(
-        spec.kind == ArgumentSpec::Array
-            ? inputTensor(
-                  args[index], spec.dtype,
-                  [&] { return "argument " + std::to_string(index); },
-                  keepAlive)
-            : scalarTensor(args[index], spec.dtype));
-    inputs.push_back(owned.back().get());
+    if (spec.kind != ArgumentSpec::Array) {
+      inputs.add(scalarTensor(args[index], spec.dtype));
+      continue;
+    }
+    py::object array;
+    TensorPtr tensor = inputTensor(
+        args[index], spec.dtype,
+        [&] { return "argument " + std::to_string(index); }, inputs.keepAlive,
+        isDonated(compiled.function(), index), &array);
+    inputs.add(std::move(tensor), std::move(array));
   }
-  return callOnTensors(compiled.function(), inputs.data(), inputs.size(),
-                       compiled.comm());
+  return callOnTensors(compiled.function(), inputs.tensors.data(),
+                       inputs.tensors.size(), compiled.comm(), &inputs.viewed);
 }
 
 /// A communicator (kiln_comm_t) owned by Python. The functions compiled
@@ -438,6 +438,9 @@ void kiln::python::bindJit(py::module_ &m) {
           "from_cache", &CompiledFunction::fromCache,
           "Whether the module was read from $KILN_CACHE_DIR instead of "
           "compiled.")
+      .def_property_readonly(
+          "unused_donations", &CompiledFunction::unusedDonations,
+          "The donated inputs no output matched in dtype and shape.")
       .def("save", &CompiledFunction::save, py::arg("path"),
            "Writes the .kmod for the runtime alone (kiln_runtime).")
       .def("module_bytes",
@@ -593,9 +596,10 @@ void kiln::python::bindJit(py::module_ &m) {
          std::vector<std::string> meshAxes, std::vector<int64_t> meshShape,
          std::vector<std::vector<std::string>> argumentShardings,
          std::vector<std::vector<std::string>> resultShardings,
-         std::string bucketAxis, bool spmdTextOnly,
-         bool profile) -> py::object {
+         std::string bucketAxis, bool spmdTextOnly, bool profile,
+         std::vector<int> donate) -> py::object {
         JitOptions options;
+        options.donateArgs = std::move(donate);
         options.optLevel = optLevel;
         options.profile = profile;
         options.autocast = std::move(autocast);
@@ -638,8 +642,9 @@ void kiln::python::bindJit(py::module_ &m) {
       py::arg("argument_shardings") = std::vector<std::vector<std::string>>(),
       py::arg("result_shardings") = std::vector<std::vector<std::string>>(),
       py::arg("bucket_axis") = std::string(), py::arg("spmd_text") = false,
-      py::arg("profile") = false,
-      "Compiles a traced function; with comm and batch_args (positions of "
+      py::arg("profile") = false, py::arg("donate") = std::vector<int>(),
+      "Compiles a traced function; donate lists the inputs whose buffers "
+      "the outputs may be written into (JitOptions::donateArgs); with comm and batch_args (positions of "
       "the traced inputs), rewritten for data parallelism over comm's "
       "ranks, and with zero_stage for ZeRO: sharded_args are (position, "
       "whole shape) of the inputs passed as blocks, sharded_results the "

@@ -92,6 +92,16 @@ struct JitOptions {
   /// LLVM optimization level, 0 to 3.
   unsigned optLevel = 2;
 
+  /// The arguments whose buffers the caller gives up, as JAX's
+  /// donate_argnums: each is tied to the first result of its dtype and
+  /// shape (on this rank, after any rewrite for ranks) that no earlier one
+  /// took, and the compiled code writes that result into the argument's
+  /// buffer (updating it in place where it can) instead of a new array.
+  /// The call returns the argument's Array as that result; the argument
+  /// holds the result afterwards. CompiledFunction::unusedDonations lists
+  /// the ones no result matched. Honoured on the CPU.
+  std::vector<int> donateArgs;
+
   /// Mixed precision (kiln-autocast): "bf16" or "f16" runs the f32 matrix
   /// products and convolutions, forward and backward, with operands in that
   /// type and f32 accumulation; everything else, the parameters included,
@@ -195,6 +205,9 @@ public:
   double compileSeconds() const { return compileSeconds_; }
   /// Whether the module was read from JitOptions::cacheDir.
   bool fromCache() const { return fromCache_; }
+  /// The JitOptions::donateArgs that no result matched (left as they are
+  /// by calls).
+  const std::vector<int> &unusedDonations() const { return unusedDonations_; }
   /// The loaded function, for callers that drive the runtime's C API
   /// themselves (the Python bindings). Valid while this object lives.
   const kiln_function *function() const { return function_; }
@@ -212,6 +225,7 @@ private:
   kiln_comm *comm_ = nullptr;
   double compileSeconds_ = 0;
   bool fromCache_ = false;
+  std::vector<int> unusedDonations_;
 };
 
 /// Compiles a traced function for the host CPU in this process.

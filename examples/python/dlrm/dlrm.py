@@ -123,7 +123,7 @@ def loss(params, dense, ids, labels):
                     + knp.log1p(knp.exp(-knp.abs(z))))
 
 
-def make_step(optimizer, comm=None, params=None):
+def make_step(optimizer, comm=None, params=None, donate=True):
     """The training step (loss, params, state) = step(params, state, dense,
     ids, labels), compiled whole by kiln.jit. With a communicator of more
     than one rank it is split as HugeCTR splits DLRM: every table's rows
@@ -133,15 +133,23 @@ def make_step(optimizer, comm=None, params=None):
     blocks (split_params) and its rows of the batch; kiln-partition
     exchanges the ids and the looked-up rows with the tables' owners
     (all_gather on 2 ranks, all_to_all in per-owner buckets beyond) and
-    all-reduces the MLPs' gradients."""
+    all-reduces the MLPs' gradients.
+
+    With donate (the default) the step takes params and state as donated
+    buffers (kiln.jit's donate_argnums): the new values are written where
+    the old ones were, so the tables are updated in place instead of copied
+    into new arrays every step, and the arrays passed in hold the new values
+    afterwards."""
     def step(params, state, dense, ids, labels):
         value, grads = kiln.value_and_grad(loss)(params, dense, ids, labels)
         params, state = optimizer.update(params, grads, state)
         return value, params, state
+    donated = (0, 1) if donate else ()
     if comm is None or comm.size == 1:
-        return kiln.jit(step)
+        return kiln.jit(step, donate_argnums=donated)
     pspec, sspec = specs(params, optimizer.init(params))
     return kiln.jit(step, comm=comm, mesh={"dp": comm.size},
+                    donate_argnums=donated,
                     in_shardings=(pspec, sspec, P("dp", None), P("dp", None),
                                   P("dp")),
                     out_shardings=(None, pspec, sspec))
@@ -160,11 +168,13 @@ def specs(params, state):
 
 def split_params(params, state, comm):
     """This rank's blocks of the parameters and the optimizer state for the
-    hybrid step."""
+    hybrid step, as arrays of their own (mesh_block's whole arrays and row
+    blocks are the arguments' memory, which a donating step would write)."""
     pspec, sspec = specs(params, state)
     mesh = {"dp": comm.size}
-    return (kd.mesh_block(params, pspec, mesh, comm.rank),
-            kd.mesh_block(state, sspec, mesh, comm.rank))
+    return kiln.tree_map(np.array, (
+        kd.mesh_block(params, pspec, mesh, comm.rank),
+        kd.mesh_block(state, sspec, mesh, comm.rank)))
 
 
 def join_params(params, comm):

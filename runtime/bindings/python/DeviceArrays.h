@@ -196,19 +196,25 @@ inline py::list callWithDeviceArrays(const kiln_function_t *function,
       [&](py::handle arg, kiln_dtype_t dtype, const auto &describe,
           CallInputs &into) {
         if (py::isinstance<DeviceArray>(arg))
-          into.tensors.push_back(arg.cast<const DeviceArray &>().tensor.get());
+          into.borrow(arg.cast<const DeviceArray &>().tensor.get());
         else if (!py::isinstance<py::array>(arg) &&
                  py::hasattr(arg, "__dlpack__") &&
                  py::hasattr(arg, "__dlpack_device__"))
           into.add(
               dlpackInput(arg, module.get(), dtype, describe, into.keepAlive));
-        else
-          into.add(inputTensor(arg, dtype, describe, into.keepAlive));
+        else {
+          py::object array;
+          TensorPtr tensor = inputTensor(
+              arg, dtype, describe, into.keepAlive,
+              isDonated(function, into.tensors.size()), &array);
+          into.add(std::move(tensor), std::move(array));
+        }
       });
   py::list results;
   if (!onDevice) {
-    for (py::array &array : callOnTensors(function, inputs.tensors.data(),
-                                          inputs.tensors.size()))
+    for (py::array &array :
+         callOnTensors(function, inputs.tensors.data(), inputs.tensors.size(),
+                       /*comm=*/nullptr, &inputs.viewed))
       results.append(std::move(array));
     return results;
   }

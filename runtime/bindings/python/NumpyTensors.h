@@ -9,7 +9,11 @@
 //     order and of the expected dtype is wrapped without a copy
 //     (kiln_tensor_wrap); anything else is converted by numpy first;
 //   - an output tensor becomes a numpy array over the tensor's own buffer,
-//     released when the array is collected.
+//     released when the array is collected;
+//   - an output written into a donated input (its signature's tied_input)
+//     becomes a numpy array over that input's memory, keeping the Python
+//     object that owns it alive; a donated input is wrapped in place only
+//     if numpy lets it be written.
 //
 // Header-only and free of everything but pybind11, numpy's Python API and
 // the runtime's C API, so the runtime-only module needs nothing more.
@@ -140,14 +144,17 @@ inline bool usableInPlace(const py::array &array) {
 }
 
 /// The kiln tensor for one input: `object` wrapped in place when
-/// usableInPlace and of `dtype`, else converted to a fresh contiguous
+/// usableInPlace and of `dtype` (and writeable, for a `donated` input,
+/// which the call overwrites), else converted to a fresh contiguous
 /// array of `dtype` by numpy (kept alive in `keepAlive` for the call).
 /// Arrays of another dtype are an error naming the input (`describe()`);
-/// Python numbers and lists are converted.
+/// Python numbers and lists are converted. `viewed`, when given, receives
+/// the array whose memory the tensor is.
 template <typename Describe>
 TensorPtr inputTensor(py::handle object, kiln_dtype_t dtype,
                       const Describe &describe,
-                      std::vector<py::object> &keepAlive) {
+                      std::vector<py::object> &keepAlive,
+                      bool donated = false, py::object *viewed = nullptr) {
   const DTypeTable &table = DTypeTable::get();
   py::array array;
   if (py::isinstance<py::array>(object)) {
@@ -159,7 +166,7 @@ TensorPtr inputTensor(py::handle object, kiln_dtype_t dtype,
                             " but " + kiln_dtype_name(dtype) + " (" +
                             py::str(py::handle(table.numpy(dtype))).cast<std::string>() +
                             ") is expected");
-    if (!usableInPlace(array)) {
+    if (!usableInPlace(array) || (donated && !array.writeable())) {
       // A contiguous, aligned copy in native byte order.
       py::module_ numpy = py::module_::import("numpy");
       array = numpy.attr("array")(array, table.numpy(dtype),
@@ -172,6 +179,8 @@ TensorPtr inputTensor(py::handle object, kiln_dtype_t dtype,
     array = numpy.attr("asarray")(object, table.numpy(dtype), "C");
     keepAlive.push_back(array);
   }
+  if (viewed)
+    *viewed = array;
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
   kiln_tensor_t *tensor = nullptr;
   check(kiln_tensor_wrap(dtype, shape.size(), shape.data(),
@@ -179,35 +188,61 @@ TensorPtr inputTensor(py::handle object, kiln_dtype_t dtype,
   return TensorPtr(tensor);
 }
 
-/// A numpy array over `tensor`'s buffer, owning the tensor.
-inline py::array outputArray(TensorPtr tensor) {
-  kiln_tensor_t *raw = tensor.get();
-  const py::dtype &dtype = DTypeTable::get().numpy(kiln_tensor_dtype(raw));
+/// The C-order strides, in bytes, of a `raw`-shaped array. Explicit:
+/// pybind11 would derive them from the dtype's item size, read from a
+/// struct field that moved in numpy 2.
+inline std::vector<py::ssize_t> rowMajorStrides(const kiln_tensor_t *raw) {
   size_t rank = kiln_tensor_rank(raw);
   const int64_t *shape = kiln_tensor_shape(raw);
-  std::vector<py::ssize_t> dims(shape, shape + rank);
-  // Explicit strides: pybind11 would derive them from the dtype's item
-  // size, read from a struct field that moved in numpy 2.
   std::vector<py::ssize_t> strides(rank);
   py::ssize_t stride = static_cast<py::ssize_t>(
       kiln_dtype_size(kiln_tensor_dtype(raw)));
   for (size_t axis = rank; axis-- > 0;) {
     strides[axis] = stride;
-    stride *= dims[axis];
+    stride *= shape[axis];
   }
-  py::capsule owner(tensor.release(), [](void *pointer) {
+  return strides;
+}
+
+/// A numpy array over `tensor`'s buffer, owning the tensor; for an output
+/// written into a donated input (`owner` the Python object whose memory
+/// that is), an array over that memory keeping `owner` alive.
+inline py::array outputArray(TensorPtr tensor, py::handle owner = {}) {
+  kiln_tensor_t *raw = tensor.get();
+  const py::dtype &dtype = DTypeTable::get().numpy(kiln_tensor_dtype(raw));
+  size_t rank = kiln_tensor_rank(raw);
+  const int64_t *shape = kiln_tensor_shape(raw);
+  std::vector<py::ssize_t> dims(shape, shape + rank);
+  std::vector<py::ssize_t> strides = rowMajorStrides(raw);
+  void *data = kiln_tensor_data(raw);
+  if (owner)
+    return py::array(dtype, dims, strides, data, owner);
+  py::capsule capsule(tensor.release(), [](void *pointer) {
     kiln_tensor_release(static_cast<kiln_tensor_t *>(pointer));
   });
-  return py::array(dtype, dims, strides, kiln_tensor_data(raw), owner);
+  return py::array(dtype, dims, strides, data, capsule);
+}
+
+/// Whether an output of `function` is written into input `index`.
+inline bool isDonated(const kiln_function_t *function, size_t index) {
+  for (size_t k = 0; k < kiln_function_output_count(function); ++k)
+    if (kiln_function_output(function, k)->tied_input ==
+        static_cast<int64_t>(index))
+      return true;
+  return false;
 }
 
 /// Calls `function` on `inputs` without holding the GIL (compiled code
 /// touches no Python object, so other threads run meanwhile) and returns
 /// its outputs as numpy arrays. A function with collectives runs on `comm`.
-inline std::vector<py::array> callOnTensors(const kiln_function_t *function,
-                                            kiln_tensor_t *const *inputs,
-                                            size_t inputCount,
-                                            kiln_comm_t *comm = nullptr) {
+/// `viewed` holds, per input, the Python object whose memory its tensor
+/// is (None for one made for the call): an output written into a donated
+/// input is an array over that object's memory, or a copy where there is
+/// none.
+inline std::vector<py::array>
+callOnTensors(const kiln_function_t *function, kiln_tensor_t *const *inputs,
+              size_t inputCount, kiln_comm_t *comm = nullptr,
+              const std::vector<py::object> *viewed = nullptr) {
   size_t outputCount = kiln_function_output_count(function);
   std::vector<kiln_tensor_t *> outputs(outputCount, nullptr);
   kiln_status_t status;
@@ -222,8 +257,25 @@ inline std::vector<py::array> callOnTensors(const kiln_function_t *function,
   check(status);
   std::vector<py::array> results;
   results.reserve(outputCount);
-  for (kiln_tensor_t *output : outputs)
-    results.push_back(outputArray(TensorPtr(output)));
+  for (size_t k = 0; k < outputCount; ++k) {
+    TensorPtr output(outputs[k]);
+    int64_t donated = kiln_function_output(function, k)->tied_input;
+    if (donated < 0) {
+      results.push_back(outputArray(std::move(output)));
+      continue;
+    }
+    py::object owner;
+    if (viewed && static_cast<size_t>(donated) < viewed->size())
+      owner = (*viewed)[donated];
+    if (owner && !owner.is_none()) {
+      results.push_back(outputArray(std::move(output), owner));
+      continue;
+    }
+    // The input's memory belongs to no Python object that could keep it
+    // alive (a tensor made for the call): the output is a copy of it.
+    results.push_back(
+        py::array(outputArray(std::move(output)).attr("copy")()));
+  }
   return results;
 }
 
@@ -241,17 +293,25 @@ inline void checkInputCount(const kiln_function_t *function, py::handle args) {
 }
 
 /// The inputs of one call made from Python values: the tensors in
-/// signature order, those made for the call, and the Python objects whose
-/// memory they borrow.
+/// signature order, those made for the call, the Python objects whose
+/// memory they borrow, and per tensor the array it views (for
+/// callOnTensors; None where there is none).
 struct CallInputs {
   std::vector<kiln_tensor_t *> tensors;
   std::vector<TensorPtr> owned;
   std::vector<py::object> keepAlive;
+  std::vector<py::object> viewed;
 
-  /// Adds a tensor made for the call.
-  void add(TensorPtr tensor) {
+  /// Adds a tensor made for the call, over the memory of `array` if given.
+  void add(TensorPtr tensor, py::object array = py::none()) {
     owned.push_back(std::move(tensor));
     tensors.push_back(owned.back().get());
+    viewed.push_back(std::move(array));
+  }
+  /// Adds a tensor the caller owns.
+  void borrow(kiln_tensor_t *tensor) {
+    tensors.push_back(tensor);
+    viewed.push_back(py::none());
   }
 };
 
@@ -288,12 +348,16 @@ inline std::vector<py::array> callFunction(const kiln_function_t *function,
                                            kiln_comm_t *comm = nullptr) {
   CallInputs inputs = gatherInputs(
       function, args,
-      [](py::handle arg, kiln_dtype_t dtype, const auto &describe,
-         CallInputs &into) {
-        into.add(inputTensor(arg, dtype, describe, into.keepAlive));
+      [&](py::handle arg, kiln_dtype_t dtype, const auto &describe,
+          CallInputs &into) {
+        py::object array;
+        TensorPtr tensor = inputTensor(
+            arg, dtype, describe, into.keepAlive,
+            isDonated(function, into.tensors.size()), &array);
+        into.add(std::move(tensor), std::move(array));
       });
   return callOnTensors(function, inputs.tensors.data(), inputs.tensors.size(),
-                       comm);
+                       comm, &inputs.viewed);
 }
 
 } // namespace python

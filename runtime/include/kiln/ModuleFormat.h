@@ -52,6 +52,9 @@ struct TensorSignature {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// For an output: the donated input whose buffer it is written into, or
+  /// -1 (kmod.fbs). Always -1 for an input.
+  int64_t tiedInput = -1;
 };
 
 /// A callable entry point of a module. `entrySymbol` names the native

@@ -108,7 +108,8 @@ kiln_status_t kiln_tensor_create(kiln_dtype_t dtype, size_t rank,
  * kiln_tensor_byte_size bytes in row-major order, aligned to the element
  * size, and must stay valid and unchanged until the tensor is released.
  * Such a tensor is meant as a function input (compiled code never writes
- * its inputs); kiln_tensor_release leaves `data` alone. Fails with
+ * its inputs, except the donated ones of kiln_function_call);
+ * kiln_tensor_release leaves `data` alone. Fails with
  * KILN_STATUS_INVALID_ARGUMENT for a NULL or misaligned `data`. */
 kiln_status_t kiln_tensor_wrap(kiln_dtype_t dtype, size_t rank,
                                const int64_t *shape, void *data,
@@ -160,6 +161,11 @@ typedef struct kiln_tensor_signature_t {
   kiln_dtype_t dtype;
   size_t rank;
   const int64_t *shape; /* rank entries; NULL when the rank is 0 */
+  /* For an output of a function compiled with a donated input (JAX's
+   * donate_argnums; kiln/IR/TiedResults.h): the index of that input, whose
+   * buffer the call writes this output into, and which the output then
+   * views (see kiln_function_call). -1 otherwise, and for every input. */
+  int64_t tied_input;
 } kiln_tensor_signature_t;
 
 /* Verifies the module in [data, data + size) and loads its code. The bytes
@@ -270,6 +276,12 @@ kiln_status_t kiln_module_load_file_on(kiln_device_t device, const char *path,
 /* Calls a function. Each input must match its signature's dtype and shape
  * exactly. On success, outputs[i] receives a new tensor (owned by the caller)
  * for every output; on failure every outputs[i] is set to NULL.
+ * An input that an output's signature names as its tied_input is donated:
+ * the call overwrites its elements with that output, which it returns as a
+ * tensor viewing the input's memory (valid while the input is; releasing
+ * it leaves the memory alone), and the input's old value is gone. A donated
+ * input must not share memory with another input (the call refuses it with
+ * KILN_STATUS_INVALID_ARGUMENT), and its memory must be writable.
  * A function of a module that uses collectives (kiln_module_uses_collectives)
  * has no communicator here: its first collective fails the call with
  * KILN_STATUS_COMM_ERROR, "this module uses collectives over N ranks; run

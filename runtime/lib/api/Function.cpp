@@ -141,6 +141,38 @@ kiln_status_t refuse(const kiln_function_t &function, kiln_comm *comm,
   return status;
 }
 
+/// Whether the elements of \p a and \p b share a byte.
+bool overlaps(const kiln_tensor_t *a, const kiln_tensor_t *b) {
+  auto begin = [](const kiln_tensor_t *t) {
+    return reinterpret_cast<uintptr_t>(t->data);
+  };
+  return a->byteSize && b->byteSize && begin(a) < begin(b) + b->byteSize &&
+         begin(b) < begin(a) + a->byteSize;
+}
+
+/// A donated input (an output's tied_input) is overwritten while the code
+/// still reads the others, so it must not share memory with any of them.
+kiln_status_t checkDonatedInputs(const kiln_function_t &function,
+                                 kiln_tensor_t *const *inputs) {
+  for (size_t k = 0; k < function.outputs.size(); ++k) {
+    int64_t donated = function.outputs[k].tied_input;
+    if (donated < 0)
+      continue;
+    for (size_t j = 0; j < function.inputs.size(); ++j)
+      if (j != static_cast<size_t>(donated) &&
+          overlaps(inputs[donated], inputs[j]))
+        return makeStatus(
+            KILN_STATUS_INVALID_ARGUMENT,
+            "function '" + function.signature.name + "': " +
+                describe("input", donated, function.inputs[donated]) +
+                " is donated (output " + std::to_string(k) +
+                " is written into it) but shares memory with " +
+                describe("input", j, function.inputs[j]) +
+                "; pass a copy of one of them");
+  }
+  return nullptr;
+}
+
 kiln_status_t checkArguments(const kiln_function_t &function,
                              kiln_tensor_t *const *inputs, size_t inputCount,
                              kiln_tensor_t **outputs, size_t outputCount) {
@@ -165,7 +197,7 @@ kiln_status_t checkArguments(const kiln_function_t &function,
   for (size_t i = 0; i < inputCount; ++i)
     if (kiln_status_t status = checkInput(function, i, inputs[i]))
       return status;
-  return nullptr;
+  return checkDonatedInputs(function, inputs);
 }
 
 /// \p comm is NULL for kiln_function_call; \p outputsOnDevice leaves the
@@ -187,6 +219,16 @@ kiln_status_t callFunction(const kiln_function_t &function, kiln_comm *comm,
   results.tensors.reserve(outputCount);
   for (const kiln_tensor_signature_t &signature : function.outputs) {
     kiln_tensor_t *tensor = nullptr;
+    // An output written into a donated input views that input's memory.
+    if (signature.tied_input >= 0) {
+      if (kiln_status_t status = kiln_tensor_wrap(
+              signature.dtype, signature.rank, signature.shape,
+              inputs[signature.tied_input]->data, &tensor))
+        return refuse(function, comm, status);
+      results.tensors.push_back(tensor);
+      args.push_back(tensor->data);
+      continue;
+    }
     if (kiln_status_t status =
             outputsOnDevice
                 ? kiln::runtime::createDeviceTensor(

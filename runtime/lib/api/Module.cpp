@@ -41,6 +41,7 @@ toCSignatures(const std::vector<kiln::format::TensorSignature> &tensors) {
     signature.dtype = static_cast<kiln_dtype_t>(tensor.dtype);
     signature.rank = tensor.shape.size();
     signature.shape = tensor.shape.empty() ? nullptr : tensor.shape.data();
+    signature.tied_input = tensor.tiedInput;
     result.push_back(signature);
   }
   return result;
@@ -139,6 +140,15 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
                         "function '" + signature.name + "': entry symbol '" +
                             signature.entrySymbol +
                             "' cannot be resolved: " + error);
+    // The CUDA runtime copies every output back from a buffer of its own;
+    // only CPU code writes an output into a donated input.
+    if (module->cuda)
+      for (const kiln::format::TensorSignature &output : signature.outputs)
+        if (output.tiedInput != -1)
+          return makeStatus(KILN_STATUS_INVALID_MODULE,
+                            "function '" + signature.name +
+                                "': an output tied to a donated input is "
+                                "only supported in CPU modules");
     function->entry = reinterpret_cast<void (*)(void **)>(address);
     function->cuda = module->cuda;
     function->collectives = module->collectives;

@@ -57,6 +57,7 @@ std::vector<TensorSignature> toTensors(
         static_cast<DType>(static_cast<uint8_t>(tensor->dtype()));
     if (const auto *shape = tensor->shape())
       signature.shape.assign(shape->begin(), shape->end());
+    signature.tiedInput = tensor->tied_input();
     result.push_back(std::move(signature));
   }
   return result;

@@ -64,6 +64,44 @@ bool validateTensor(const std::string &functionName, const char *role,
   return true;
 }
 
+/// An output written into a donated input's buffer must have exactly that
+/// input's dtype and shape, and no two outputs may share one input.
+bool validateTies(const FunctionSignature &function, std::string &error) {
+  for (size_t j = 0; j < function.inputs.size(); ++j)
+    if (function.inputs[j].tiedInput != -1) {
+      error = describeTensor(function.name, "input", j, function.inputs[j]) +
+              ": an input cannot be tied to an input (tied_input " +
+              std::to_string(function.inputs[j].tiedInput) + ")";
+      return false;
+    }
+  std::set<int64_t> donated;
+  for (size_t j = 0; j < function.outputs.size(); ++j) {
+    const TensorSignature &output = function.outputs[j];
+    if (output.tiedInput == -1)
+      continue;
+    std::string where = describeTensor(function.name, "output", j, output);
+    if (output.tiedInput < 0 ||
+        output.tiedInput >= static_cast<int64_t>(function.inputs.size())) {
+      error = where + ": tied to input " + std::to_string(output.tiedInput) +
+              " but the function has " +
+              std::to_string(function.inputs.size()) + " inputs";
+      return false;
+    }
+    const TensorSignature &input = function.inputs[output.tiedInput];
+    if (input.dtype != output.dtype || input.shape != output.shape) {
+      error = where + ": tied to input " + std::to_string(output.tiedInput) +
+              ", whose dtype or shape differs";
+      return false;
+    }
+    if (!donated.insert(output.tiedInput).second) {
+      error = where + ": input " + std::to_string(output.tiedInput) +
+              " is tied to two outputs";
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 bool validateModule(const ModuleContents &contents, std::string &error) {
@@ -104,6 +142,8 @@ bool validateModule(const ModuleContents &contents, std::string &error) {
       if (!validateTensor(function.name, "output", j, function.outputs[j],
                           error))
         return false;
+    if (!validateTies(function, error))
+      return false;
   }
   if (contents.code.empty()) {
     error = "module has no code";

@@ -27,7 +27,8 @@ writeTensors(flatbuffers::FlatBufferBuilder &builder,
     auto name = builder.CreateString(tensor.name);
     auto shape = builder.CreateVector(tensor.shape);
     offsets.push_back(kmod::CreateTensorSig(
-        builder, name, static_cast<kmod::DType>(tensor.dtype), shape));
+        builder, name, static_cast<kmod::DType>(tensor.dtype), shape,
+        tensor.tiedInput));
   }
   return builder.CreateVector(offsets);
 }

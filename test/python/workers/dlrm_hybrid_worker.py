@@ -53,7 +53,8 @@ def main():
     if comm.rank != 0:
         return 0
 
-    single = dlrm.make_step(optimizer)
+    # Not donated: `params` stays the starting point for `moved` below.
+    single = dlrm.make_step(optimizer, donate=False)
     q, single_losses = params, []
     for k in range(steps):
         value, q, state = single(q, state, dense[k], ids[k], labels[k])

@@ -288,4 +288,45 @@ TEST(Jit, MeshOfOneRankMatchesTheUnsplitFunction) {
   kiln_comm_release(comm);
 }
 
+// A donated argument (JitOptions::donateArgs) is written with the result
+// of its type: a scatter_add updates the table in place, the sum of the old
+// table is still read before, and the call returns the argument's Array
+// as that result. The values are those of the same function without
+// donation; an argument no result matches is reported and left alone.
+TEST(Jit, DonatedTableIsUpdatedInPlace) {
+  TracedFunction traced = trace(
+      "update",
+      {{DType::F32, {6, 3}}, {DType::I32, {4}}, {DType::F32, {4, 3}}},
+      [](const Tensors &a) {
+        return Tensors{sum(a[0]), scatter_add(a[0], a[1], a[2])};
+      });
+  JitOptions options;
+  options.donateArgs = {0, 1};
+  CompiledFunction donated = compile(traced, options);
+  CompiledFunction plain = compile(traced, JitOptions());
+  EXPECT_EQ(donated.unusedDonations(), std::vector<int>{1});
+  EXPECT_EQ(kiln_function_output(donated.function(), 1)->tied_input, 0);
+  EXPECT_EQ(kiln_function_output(plain.function(), 1)->tied_input, -1);
+
+  Array ids = Array::from(DType::I32, {4}, std::vector<int32_t>{5, 0, 5, 2});
+  Array rows = grid(4, 3);
+  Array table = grid(6, 3);
+  std::vector<Array> expected = plain({table, ids, rows});
+  void *before = table.data();
+  std::vector<Array> got = donated({table, ids, rows});
+  EXPECT_EQ(got[0].at(0), expected[0].at(0)) << "the old table's sum";
+  EXPECT_EQ(got[1].data(), before) << "written into the donated table";
+  EXPECT_EQ(table.data(), before);
+  ASSERT_EQ(got[1].shape(), expected[1].shape());
+  for (int64_t k = 0; k < expected[1].size(); ++k) {
+    EXPECT_EQ(got[1].at(k), expected[1].at(k)) << k;
+    EXPECT_EQ(table.at(k), expected[1].at(k)) << k;
+  }
+  // A second step from the updated table, as a training loop does.
+  std::vector<Array> again = plain({expected[1], ids, rows});
+  std::vector<Array> step2 = donated({got[1], ids, rows});
+  for (int64_t k = 0; k < again[1].size(); ++k)
+    EXPECT_EQ(step2[1].at(k), again[1].at(k)) << k;
+}
+
 } // namespace

@@ -37,6 +37,7 @@ void expectEqual(const TensorSignature &a, const TensorSignature &b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.dtype, b.dtype);
   EXPECT_EQ(a.shape, b.shape);
+  EXPECT_EQ(a.tiedInput, b.tiedInput);
 }
 
 void expectEqual(const ModuleContents &a, const ModuleContents &b) {
@@ -309,6 +310,40 @@ TEST(ModuleFormatTest, RejectsMissingOrForeignCode) {
   EXPECT_EQ(readError(contents),
             "invalid .kmod module: module code is not an ELF object (bad "
             "magic)");
+}
+
+// An output written into a donated input (tied_input) round-trips, and a
+// tie that could not be honoured is refused with what is wrong.
+TEST(ModuleFormatTest, TiedOutputsRoundTripAndAreChecked) {
+  ModuleContents tied = addModuleContents();
+  EXPECT_EQ(tied.functions[0].outputs[0].tiedInput, -1);
+  tied.functions[0].outputs[0].tiedInput = 1;
+  ModuleContents read;
+  std::string error;
+  std::vector<uint8_t> bytes = writeModule(tied);
+  ASSERT_TRUE(readModule(bytes.data(), bytes.size(), read, error)) << error;
+  expectEqual(tied, read);
+
+  ModuleContents contents = tied;
+  contents.functions[0].outputs[0].tiedInput = 2;
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: function 'add' output 0 ('sum'): tied to "
+            "input 2 but the function has 2 inputs");
+  contents = tied;
+  contents.functions[0].inputs[1].shape = {5};
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: function 'add' output 0 ('sum'): tied to "
+            "input 1, whose dtype or shape differs");
+  contents = tied;
+  contents.functions[0].inputs[0].tiedInput = 1;
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: function 'add' input 0 ('a'): an input "
+            "cannot be tied to an input (tied_input 1)");
+  contents = tied;
+  contents.functions[0].outputs.push_back(contents.functions[0].outputs[0]);
+  EXPECT_EQ(readError(contents),
+            "invalid .kmod module: function 'add' output 1 ('sum'): input 1 "
+            "is tied to two outputs");
 }
 
 TEST(ModuleFormatTest, ValidateAcceptsFixtures) {

@@ -220,6 +220,58 @@ TEST(RuntimeApiTest, ListsSignatures) {
   EXPECT_EQ(kiln_function_input(stats, 2), nullptr);
   EXPECT_EQ(kiln_function_output(stats, 3), nullptr);
   EXPECT_EQ(kiln_module_function_at(module.get(), 2), nullptr);
+  EXPECT_EQ(kiln_function_output(stats, 0)->tied_input, -1);
+  EXPECT_EQ(x->tied_input, -1);
+}
+
+// An output tied to a donated input is written into that input's memory:
+// the runtime passes the input's buffer for it and returns a tensor viewing
+// it, which outlives nothing (releasing it leaves the input alone).
+TEST(RuntimeApiTest, TiedOutputIsWrittenIntoTheDonatedInput) {
+  ModuleContents contents = addModuleContents();
+  contents.functions[0].outputs[0].tiedInput = 0;
+  ModulePtr module = loadContents(contents);
+  const kiln_function_t *add = lookup(module.get(), "add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(kiln_function_output(add, 0)->tied_input, 0);
+  TensorPtr a = makeTensor(KILN_DTYPE_F32, {4}, std::vector<float>{1, 2, 3, 4});
+  TensorPtr b =
+      makeTensor(KILN_DTYPE_F32, {4}, std::vector<float>{10, 20, 30, 40});
+  kiln_tensor_t *inputs[] = {a.get(), b.get()};
+  kiln_tensor_t *output = nullptr;
+  Outcome outcome = take(kiln_function_call(add, inputs, 2, &output, 1));
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  TensorPtr sum(output);
+  EXPECT_EQ(kiln_tensor_data(sum.get()), kiln_tensor_data(a.get()));
+  EXPECT_EQ(tensorValues<float>(sum.get()),
+            (std::vector<float>{11, 22, 33, 44}));
+  sum.reset();
+  EXPECT_EQ(tensorValues<float>(a.get()), (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_EQ(tensorValues<float>(b.get()), (std::vector<float>{10, 20, 30, 40}));
+}
+
+// A donated input is overwritten while the others are read, so one that
+// shares memory with another input is refused, whole or in part.
+TEST(RuntimeApiTest, DonatedInputMustNotShareMemoryWithAnother) {
+  ModuleContents contents = addModuleContents();
+  contents.functions[0].outputs[0].tiedInput = 1;
+  ModulePtr module = loadContents(contents);
+  const kiln_function_t *add = lookup(module.get(), "add");
+  ASSERT_NE(add, nullptr);
+  std::vector<float> memory = {1, 2, 3, 4, 5, 6};
+  kiln_tensor_t *first = nullptr, *shifted = nullptr;
+  int64_t shape[] = {4};
+  ASSERT_TRUE(take(kiln_tensor_wrap(KILN_DTYPE_F32, 1, shape, memory.data(),
+                                    &first)).ok());
+  ASSERT_TRUE(take(kiln_tensor_wrap(KILN_DTYPE_F32, 1, shape,
+                                    memory.data() + 2, &shifted)).ok());
+  TensorPtr a(first), b(shifted);
+  std::string message =
+      "function 'add': input 1 ('b') is donated (output 0 is written into "
+      "it) but shares memory with input 0 ('a'); pass a copy of one of them";
+  expectAddCallError(add, {a.get(), a.get()}, message);
+  expectAddCallError(add, {a.get(), b.get()}, message);
+  EXPECT_EQ(memory, (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(RuntimeApiTest, LooksUpFunctionsByName) {

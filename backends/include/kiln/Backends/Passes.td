@@ -122,9 +122,30 @@ def KilnFreshResults : Pass<"kiln-fresh-results", "mlir::func::FuncOp"> {
     not change it) or the same buffer twice; each such result is copied
     into a fresh allocation, so that every out-param is written exactly
     once and allocations can be hoisted into the caller's output buffers.
+
+    A result tied to a donated argument (`kiln.tied_result`,
+    kiln/IR/TiedResults.h) is written into that argument instead: copied
+    there last (after the copies of the other results, which may read the
+    argument's old value), or not at all where the argument's buffer is the
+    result already (updated in place). The function then returns an
+    allocation nothing writes in its place (hoisted into an out-param that
+    nothing touches), and the tie moves to the result as
+    `kiln.tied_argument`, which buffer-results-to-out-params carries to the
+    out-param and kiln-tied-results checks and drops.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect"];
+}
+
+def KilnTiedResults : Pass<"kiln-tied-results", "mlir::func::FuncOp"> {
+  let summary = "Check that out-params tied to donated arguments are unused";
+  let description = [{
+    Runs right after buffer-results-to-out-params. An out-param marked
+    `kiln.tied_argument = I` (kiln-fresh-results) stands for argument I's
+    buffer: the runtime passes that buffer for it, and the function wrote
+    the result there already. The out-param must have no use (an error
+    names the op that uses it); the mark is removed.
+  }];
 }
 
 def KilnReadOnlyArguments : Pass<"kiln-read-only-arguments", "mlir::ModuleOp"> {
@@ -143,6 +164,8 @@ def KilnReadOnlyArguments : Pass<"kiln-read-only-arguments", "mlir::ModuleOp"> {
     Private functions keep writable arguments: their callers are in the
     module, and the analysis copies an operand the callee writes where the
     caller still needs it.
+    A donated argument (`kiln.tied_result`) is left writable: its caller
+    gave the buffer up, so the analysis may update it in place.
   }];
   let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
 }

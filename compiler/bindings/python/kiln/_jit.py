@@ -17,6 +17,7 @@ arrays over the buffers the compiled code wrote.
 import functools
 import re
 import time
+import warnings
 
 import numpy as np
 
@@ -125,6 +126,7 @@ class Lowered:
                  "function jitted with comm=", TypeError)
         traced, out_def, _ = self._lowered
         return _kiln.compile(traced, self._jitted._opt_level, spmd_text=True,
+                             donate=self._jitted._donated_leaves(self._key),
                              **self._jitted._parallel_options(
                                  self._key, traced, out_def))
 
@@ -191,6 +193,17 @@ class jit:
     with operands in that type and f32 accumulation (kiln-autocast);
     inputs, outputs, parameters and everything else stay f32.
 
+    donate_argnums, as JAX's: positions of arguments whose buffers the
+    caller gives up. Each array leaf of those arguments is written with the
+    first output leaf of its dtype and shape (on this rank) that no earlier
+    one took, in place where the program allows, instead of a new array:
+    a training step `params = step(params, batch)` then updates its
+    parameters where they are rather than copying every table into a new
+    array. The returned array views the donated one's memory, and the
+    donated array holds the new value after the call; do not read it as the
+    old value. A leaf no output matches is left alone (with a warning).
+    Honoured on the CPU.
+
     profile=True compiles the function with its regions timed (each fused
     loop nest, oneDNN call and loop, as kiln-compile --profile does); they
     are collected while kiln.profiler is on (kiln.profiler.profile()).
@@ -225,7 +238,7 @@ class jit:
                  comm=None, batch_argnums=(), bucket_mb=25.0, overlap=True,
                  zero=0, shard_outnums=(), autocast=None, mesh=None,
                  in_shardings=(), out_shardings=None, bucket_axis=None,
-                 profile=False):
+                 profile=False, donate_argnums=()):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
                             f"{type(fun).__name__}")
@@ -244,6 +257,15 @@ class jit:
                  "a communicator; pass comm=kiln.distributed.mpi()", TypeError)
         if set(self._batch) & set(self._static):
             fail("kiln.jit: an argument cannot be both static and a batch",
+                 TypeError)
+        if isinstance(donate_argnums, int):
+            donate_argnums = (donate_argnums,)
+        if not all(isinstance(i, int) and i >= 0 for i in donate_argnums):
+            fail(f"kiln.jit: donate_argnums holds argument positions, not "
+                 f"{donate_argnums!r}", TypeError)
+        self._donate = tuple(sorted(set(donate_argnums)))
+        if set(self._donate) & set(self._static):
+            fail("kiln.jit: a static argument has no buffer to donate",
                  TypeError)
         if zero not in (0, 1, 2, 3):
             fail(f"kiln.jit: zero is a ZeRO stage, 1, 2 or 3 (0: none), not "
@@ -517,18 +539,29 @@ class jit:
     def _batch_leaves(self, in_def, static_count):
         """The indices of the leaves of the batch arguments (every leaf of
         each argument in batch_argnums)."""
-        if not self._batch:
+        return self._argument_leaves(in_def, static_count, self._batch,
+                                     "batch_argnums")
+
+    def _donated_leaves(self, key):
+        """The indices of the leaves of the donated arguments."""
+        return self._argument_leaves(key[0], len(key[1]), self._donate,
+                                     "donate_argnums")
+
+    def _argument_leaves(self, in_def, static_count, argnums, option):
+        """The indices of the leaves of the positional arguments `argnums`
+        (named `option` in messages)."""
+        if not argnums:
             return []
         dynamic = in_def.children[0].children
         positions = [i for i in range(len(dynamic) + static_count)
                      if i not in self._static]
-        for i in self._batch:
+        for i in argnums:
             if i >= len(positions) + static_count:
-                fail(f"kiln.jit: batch_argnums names argument {i} but the "
+                fail(f"kiln.jit: {option} names argument {i} but the "
                      f"call passes {len(positions) + static_count}", TypeError)
         leaves, first = [], 0
         for position, child in zip(positions, dynamic):
-            if position in self._batch:
+            if position in argnums:
                 leaves.extend(range(first, first + child.num_leaves))
             first += child.num_leaves
         return leaves
@@ -541,14 +574,21 @@ class jit:
             traced, out_def, seconds = lowered or self._trace(key)
             blocks = (self._block_results(traced, out_def) if self._zero
                       else None)
+            donate = self._donated_leaves(key)
             if self._comm is None:
                 compiled = _kiln.compile(traced, self._opt_level,
                                          autocast=self._autocast,
-                                         profile=self._profile)
+                                         profile=self._profile, donate=donate)
             else:
                 compiled = _kiln.compile(
-                    traced, self._opt_level,
+                    traced, self._opt_level, donate=donate,
                     **self._parallel_options(key, traced, out_def, blocks))
+            if compiled.unused_donations:
+                warnings.warn(
+                    f"kiln.jit: '{self._name}': donated argument leaves "
+                    f"{list(compiled.unused_donations)} match no output of "
+                    f"their dtype and shape, and are left as they are",
+                    stacklevel=3)
             entry = self._cache[key] = _Entry(compiled, out_def, seconds,
                                               self._comm, blocks)
             self.last_trace_seconds = seconds

@@ -25,6 +25,8 @@ def Kiln_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::kiln";
   let hasConstantMaterializer = 1;
+  // kiln.tied_result on a function argument (kiln/IR/TiedResults.h).
+  let hasRegionArgAttrVerify = 1;
 }
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
