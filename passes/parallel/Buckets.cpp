@@ -6,6 +6,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
@@ -20,6 +21,28 @@ static int64_t byteSize(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   int64_t bits = type.getElementType().getIntOrFloatBitWidth();
   return (type.getNumElements() * bits + 7) / 8;
+}
+
+void mlir::kiln::moveUpToOperands(Operation *op, Block &block,
+                                  function_ref<bool(Operation *)> canMove,
+                                  llvm::DenseSet<Operation *> &visited) {
+  if (!op || op->getBlock() != &block || !visited.insert(op).second)
+    return;
+  if (!canMove(op) || !isPure(op) || op->getNumRegions() != 0)
+    return;
+  Operation *latest = nullptr;
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (!def || def->getBlock() != &block)
+      continue;
+    moveUpToOperands(def, block, canMove, visited);
+    if (!latest || latest->isBeforeInBlock(def))
+      latest = def;
+  }
+  if (latest)
+    op->moveAfter(latest);
+  else
+    op->moveBefore(&block.front());
 }
 
 SmallVector<SmallVector<BucketMember>>

@@ -14,6 +14,7 @@
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -32,6 +33,15 @@ struct BucketMember {
   int64_t use;
   Operation *firstUser;
 };
+
+/// Moves `op` (if it is in `block`, pure, without regions and `canMove`
+/// says so), after first doing the same for the ops of `block` that define
+/// its operands, up to right after the last of those definitions (or to
+/// the block's start), so that what an exchange sends is computed as early
+/// as its inputs allow. Each op is considered once (`visited`).
+void moveUpToOperands(Operation *op, Block &block,
+                      llvm::function_ref<bool(Operation *)> canMove,
+                      llvm::DenseSet<Operation *> &visited);
 
 /// Groups `exchanges`, all in `block`, into buckets. Per element type, in
 /// the order their operands are defined, a bucket takes members while their

@@ -52,31 +52,6 @@ using namespace mlir::kiln;
 
 namespace {
 
-/// Step 1 for `op` and, first, the movable ops and constants it reads.
-void moveUp(Operation *op, Block &block,
-            const llvm::DenseSet<Operation *> &movable,
-            llvm::DenseSet<Operation *> &visited) {
-  if (!op || op->getBlock() != &block || !visited.insert(op).second)
-    return;
-  bool constantLike = op->getNumOperands() == 0;
-  if (!(movable.contains(op) || constantLike) || !isPure(op) ||
-      op->getNumRegions() != 0)
-    return;
-  Operation *latest = nullptr;
-  for (Value operand : op->getOperands()) {
-    Operation *def = operand.getDefiningOp();
-    if (!def || def->getBlock() != &block)
-      continue;
-    moveUp(def, block, movable, visited);
-    if (!latest || latest->isBeforeInBlock(def))
-      latest = def;
-  }
-  if (latest)
-    op->moveAfter(latest);
-  else
-    op->moveBefore(&block.front());
-}
-
 /// Step 4's layout: the operands flattened and concatenated.
 Value packFlat(OpBuilder &builder, Location loc, ArrayRef<BucketMember> bucket) {
   SmallVector<Value> flat;
@@ -129,8 +104,12 @@ void mlir::kiln::bucketPartialSums(Block &block,
 
   // 1.
   llvm::DenseSet<Operation *> visited;
+  auto canMove = [&](Operation *op) {
+    return movable.contains(op) || op->getNumOperands() == 0;
+  };
   for (AllReduceOp reduction : live)
-    moveUp(reduction.getOperand().getDefiningOp(), block, movable, visited);
+    moveUpToOperands(reduction.getOperand().getDefiningOp(), block, canMove,
+                     visited);
 
   // 2-4.
   SmallVector<Operation *> exchanges(live.begin(), live.end());

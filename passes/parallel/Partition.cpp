@@ -38,6 +38,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
+
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_PARTITION
@@ -278,6 +280,14 @@ LogicalResult mlir::kiln::partitionFunction(func::FuncOp func,
       return failure();
   }
 
+  // Few large exchanges for the many small ones the rules wrote (one per
+  // table of an embedding model).
+  if (config.combine && config.bucketMb > 0)
+    func.walk([&](Block *block) {
+      combineCollectives(*block, static_cast<int64_t>(std::floor(
+                                     config.bucketMb * 1024.0 * 1024.0)));
+    });
+
   auto name = StringAttr::get(func.getContext(), kShardingAttrName);
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     func.removeArgAttr(i, name);
@@ -306,6 +316,7 @@ struct PartitionPass : kiln::impl::PartitionBase<PartitionPass> {
     config.bucketAxis = bucketAxis;
     config.bucketMb = bucketMb;
     config.overlap = overlap;
+    config.combine = combine;
     config.lookupCapacity = lookupCapacity;
     SmallVector<func::FuncOp> targets;
     if (!functionName.empty()) {

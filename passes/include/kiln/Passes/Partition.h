@@ -63,6 +63,8 @@ struct PartitionConfig {
   std::string bucketAxis;
   double bucketMb = 25.0;
   bool overlap = true;
+  /// End with kiln-combine-collectives (buckets of at most bucketMb).
+  bool combine = true;
   /// The capacity factor of the per-owner buckets of ids and rows that a
   /// table split by rows exchanges with ids split over the same axis
   /// (AxisPartitionConfig::lookupCapacity); 0 gathers every rank's ids.
@@ -91,6 +93,13 @@ void setResultSharding(func::FuncOp func, unsigned index,
 /// it unchanged.
 LogicalResult partitionFunction(func::FuncOp func,
                                 const PartitionConfig &config);
+
+/// kiln-combine-collectives on `block` (CombineCollectives.cpp): its
+/// independent synchronous all_gathers and reduce_scatters along dimension
+/// 0 and all_reduces become asynchronous exchanges of buckets of at most
+/// `capBytes` bytes. partitionFunction ends with it (its bucketMb as the
+/// cap; none at 0 or without PartitionConfig::combine).
+void combineCollectives(Block &block, int64_t capBytes);
 
 } // namespace kiln
 } // namespace mlir

@@ -294,6 +294,27 @@ def DataParallel : Pass<"kiln-data-parallel", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def CombineCollectives : Pass<"kiln-combine-collectives", "mlir::func::FuncOp"> {
+  let summary = "Combine independent small exchanges into few large ones";
+  let description = [{
+    The synchronous kiln.all_gather and kiln.reduce_scatter along dimension
+    0 and the kiln.all_reduce ops of a block that share their replica
+    groups, reduction and element type, and whose operands can be computed
+    before any of their results is needed, become one asynchronous exchange
+    per bucket of at most `cap-mb` MiB of operands: the operands laid out
+    side by side (a gather's as one row per rank, a scatter's as one row
+    per rank's block), started once the last is computed, waited for right
+    before the first result is used, and each result sliced out. The pure
+    ops that compute the operands move up to where their inputs are ready
+    first. kiln-partition runs it on the programs it writes
+    (CombineCollectives.cpp).
+  }];
+  let options = [
+    Option<"capMb", "cap-mb", "double", "25.0",
+           "the most MiB of operands one combined exchange carries">,
+  ];
+}
+
 def Partition : Pass<"kiln-partition", "mlir::ModuleOp"> {
   let summary = "Rewrite a function annotated with a device mesh and "
                 "shardings into the SPMD program of every rank (tensor "
@@ -354,6 +375,9 @@ def Partition : Pass<"kiln-partition", "mlir::ModuleOp"> {
            "the most MiB one all-reduce bucket carries">,
     Option<"overlap", "overlap", "bool", /*default=*/"true",
            "start each bucket as soon as its operands exist">,
+    Option<"combine", "combine", "bool", /*default=*/"true",
+           "combine the program's independent small exchanges into buckets "
+           "of at most bucket-mb (kiln-combine-collectives)">,
     Option<"lookupCapacity", "lookup-capacity", "double", /*default=*/"2.0",
            "a table split by rows sends each rank's ids (split over the same "
            "axis) to their rows' owners in all_to_all buckets of "

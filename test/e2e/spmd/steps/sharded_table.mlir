@@ -9,8 +9,14 @@
 // it through MPI against the evaluator's simulated ranks
 // (spmd.sharded_table.n4); PartitionTest.cpp checks the same rewrite of a
 // traced step against the single-device step.
-// RUN: kiln-opt %s --kiln-partition | FileCheck %s
+// The exchanges as the rules write them (combine=false); by default the
+// two overflow checks' max all-reduces become one (combine_collectives.mlir),
+// which the compiled program and the MPI run use.
+// RUN: kiln-opt %s --kiln-partition="combine=false" | FileCheck %s
+// RUN: kiln-opt %s --kiln-partition | FileCheck %s --check-prefix=COMBINED
 // RUN: kiln-opt %s --kiln-partition | kiln-compile - -o %t.kmod
+// COMBINED: kiln.all_reduce_start {{.*}}kind = max{{.*}} : (tensor<3xi32>) -> tensor<3xi32>
+// COMBINED-NOT: kiln.all_reduce {{.*}}kind = max
 // CHECK: kiln.all_reduce {{.*}}kind = max
 // CHECK: kiln.cond
 // CHECK: kiln.all_gather
