@@ -307,3 +307,37 @@ def test_column_mistakes_are_named():
     with pytest.raises(ValueError, match="same number of buckets"):
         fc.shared_embeddings([fc.categorical_column_with_identity("a", 3),
                               fc.categorical_column_with_identity("b", 4)], 2)
+
+
+@pytest.mark.parametrize("buckets", [31, 0])
+def test_crosses_computed_in_the_step_equal_the_pipelines(buckets):
+    """crossed_column hashes its combinations in the compiled step
+    (FingerprintCat64 on int64 bits, an unsigned modulo); the pipeline's
+    C++ cross_hashed (checked against TensorFlow by kiln_runtime's tests)
+    gives each example the same ids, for strings (fingerprints with the top
+    bit set included), integer ids and a bucketized key, ragged rows and
+    empty ones included."""
+    rng = np.random.default_rng(11)
+    words = np.array([f"w{i}" for i in range(40)], dtype=object)
+    lengths = rng.integers(0, 4, 9)
+    lengths[3] = 0
+    strings = (words[rng.integers(0, 40, lengths.sum())], lengths)
+    item = fc.categorical_column_with_identity("item", 1000)
+    item_lengths = rng.integers(1, 3, 9)
+    items = (rng.integers(0, 1000, item_lengths.sum()), item_lengths)
+    age = fc.bucketized_column(fc.numeric_column("age"), [0.0, 0.5])
+    ages = rng.standard_normal((9, 1)).astype(np.float32)
+    features = {"word": strings, "item": items, "age": ages}
+    for keys in (["word", item], [item, "word", age], [age, item]):
+        cross = fc.crossed_column(keys, buckets)
+        inputs = fc.prepare([fc.indicator_column(cross)] if buckets else
+                            [cross], features)
+        want_ids, want_lengths, _ = cross._prepare_ids(features)
+        step = kiln.jit(lambda inputs: cross._sparse(inputs)[:3])
+        ids, rows, weights = step(inputs)
+        kept = weights > 0
+        got = [sorted(ids[kept][rows[kept] == r]) for r in range(9)]
+        starts = np.concatenate([[0], np.cumsum(want_lengths)])
+        want = [sorted(want_ids[starts[r]:starts[r + 1]]) for r in range(9)]
+        assert got == want, keys
+        assert all(0 <= i < (buckets or 2 ** 63) for i in ids[kept])

@@ -6,15 +6,16 @@ tf.feature_column does, with TensorFlow's semantics and ids (a model
 trained there keeps its embedding rows here). The work is split in two:
 
 - `prepare(columns, features)` runs in the input pipeline, on numpy: it
-  turns strings into int64 ids (hash buckets, vocabularies and crosses
-  through kiln_runtime.data, which gives TensorFlow's ids) and lays each
-  categorical column out as a ragged batch of ids with their example
-  numbers and weights, padded to a power-of-two length so that a compiled
-  step sees few shapes.
+  turns strings into int64 ids (hash buckets and vocabularies through
+  kiln_runtime.data, which gives TensorFlow's ids; a crossed key's
+  fingerprints) and lays each categorical column out as a ragged batch of
+  ids with their example numbers and weights, padded to a power-of-two
+  length so that a compiled step sees few shapes.
 - `dense_features(columns, inputs, params)` runs in the compiled step
   (inside kiln.jit, differentiable): normalization, bucketization,
-  indicator (multi-hot) vectors and embedding lookups with their
-  combiners as kiln ops (gather, then kiln.ops.segment_sum per example).
+  crossing (FingerprintCat64 of the keys' hashes), indicator (multi-hot)
+  vectors and embedding lookups with their combiners as kiln ops (gather,
+  then kiln.ops.segment_sum per example).
   Its result is tf.compat.v1.feature_column.input_layer's: the columns'
   dense values concatenated in the order of their names.
 
@@ -375,6 +376,8 @@ class CrossedColumn(_CategoricalColumn):
                 spec[key] = _data.VarLenFeature("bytes")
 
     def _prepare_ids(self, features):
+        """The crossed ids in numpy, for a column that reads this one's ids
+        in the pipeline (a cross of a cross)."""
         parts = []
         for key in self.keys:
             if isinstance(key, str):
@@ -384,6 +387,117 @@ class CrossedColumn(_CategoricalColumn):
                 parts.append((ids, lengths))
         ids, lengths = _data.cross_hashed(parts, self.num_buckets, self.hash_key)
         return ids, lengths, None
+
+    # The crossing runs in the compiled step: the pipeline hands over each
+    # key's hashes (a string's Fingerprint64, an id as it is) as a padded
+    # [batch, L] matrix with a mask, L a power of two (few signatures); a
+    # bucketized key's ids are computed in the step from its source.
+
+    def _prepare(self, features, inputs):
+        prefix = self.name
+        if prefix + "/batch" in inputs:
+            return
+        batch = None
+        for k, key in enumerate(self.keys):
+            if isinstance(key, BucketizedColumn):
+                key._prepare(features, inputs)
+                continue
+            if isinstance(key, str):
+                hashes, lengths = _data._column_hashes(
+                    _raw(features, key, self.name))
+            else:
+                ids, lengths, _ = key._prepare_ids(features)
+                hashes = ids.astype(np.int64)
+            hashes = np.asarray(hashes).view(np.int64)
+            width = _capacity(int(lengths.max(initial=0)))
+            padded = np.zeros((lengths.shape[0], width), np.int64)
+            mask = np.arange(width) < lengths[:, None]
+            padded[mask] = hashes
+            inputs[f"{prefix}/key{k}/hashes"] = padded
+            inputs[f"{prefix}/key{k}/mask"] = mask
+            batch = lengths.shape[0]
+        if batch is None:
+            batch = self.keys[0].source._value(inputs, traced=False).shape[0]
+        inputs[prefix + "/batch"] = np.zeros(batch, dtype=np.bool_)
+
+    def _key_hashes(self, k, inputs):
+        """Key k's [batch, L] hashes and mask in the compiled step."""
+        key = self.keys[k]
+        if isinstance(key, BucketizedColumn):
+            buckets = key._buckets(inputs, traced=True)
+            offsets = (knp.arange(buckets.shape[1], dtype=np.int64)
+                       * key.buckets_per_value)
+            ids = buckets + offsets
+            return ids, knp.ones(ids.shape, np.bool_)
+        return (knp.asarray(inputs[f"{self.name}/key{k}/hashes"]),
+                knp.asarray(inputs[f"{self.name}/key{k}/mask"]))
+
+    def _sparse(self, inputs):
+        batch = int(inputs[self.name + "/batch"].shape[0])
+        hashed = knp.full((batch,), _as_int64(self.hash_key), np.int64)
+        valid = knp.ones((batch,), np.bool_)
+        # Every combination, the last key varying fastest (TensorFlow's
+        # order): [batch, L0, L1, ...], FingerprintCat64 along the way.
+        for k in range(len(self.keys)):
+            values, mask = self._key_hashes(k, inputs)
+            width = values.shape[1]
+            shape = tuple(hashed.shape) + (width,)
+            lead = (batch,) + (1,) * (len(hashed.shape) - 1) + (width,)
+            hashed = _fingerprint_cat64(
+                knp.broadcast_to(knp.expand_dims(hashed, -1), shape),
+                knp.broadcast_to(knp.reshape(values, lead), shape))
+            valid = knp.logical_and(
+                knp.broadcast_to(knp.expand_dims(valid, -1), shape),
+                knp.broadcast_to(knp.reshape(mask, lead), shape))
+        count = 1
+        for d in hashed.shape[1:]:
+            count *= int(d)
+        modulus = self.num_buckets if self.num_buckets > 0 else _INT64_MAX
+        ids = knp.reshape(_unsigned_mod(hashed, modulus), (batch * count,))
+        rows = knp.reshape(knp.broadcast_to(
+            knp.expand_dims(knp.arange(batch, dtype=np.int64), 1),
+            (batch, count)), (batch * count,))
+        weights = knp.astype(knp.reshape(valid, (batch * count,)), np.float32)
+        return ids, rows, weights, batch
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _as_int64(value):
+    """The int64 with the bits of the uint64 `value`."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value > _INT64_MAX else value
+
+
+def _shift_mix(v):
+    """v ^ (v >> 47), the shift logical (uint64), on int64 bits."""
+    return knp.bitwise_xor(v, knp.bitwise_and(knp.right_shift(v, 47),
+                                              (1 << 17) - 1))
+
+
+_K_MUL = _as_int64(0xc6a4a7935bd1e995)
+
+
+def _fingerprint_cat64(running, next_hash):
+    """TensorFlow's FingerprintCat64 on uint64 values held as int64 bits
+    (products wrap alike; kiln_runtime.data's cross_hashed computes the
+    same in the pipeline)."""
+    result = knp.bitwise_xor(running, _K_MUL)
+    result = knp.bitwise_xor(result, _shift_mix(next_hash * _K_MUL) * _K_MUL)
+    result = result * _K_MUL
+    return _shift_mix(_shift_mix(result) * _K_MUL)
+
+
+def _unsigned_mod(h, modulus):
+    """The uint64 held by the int64 bits `h`, modulo `modulus` (> 0): a
+    negative h stands for 2^63 + (h & INT64_MAX). low + high stays below
+    2^63 for every modulus."""
+    high = (1 << 63) % modulus
+    modulus = knp.asarray(np.int64(modulus))
+    low = knp.remainder(knp.bitwise_and(h, _INT64_MAX), modulus)
+    return knp.where(h >= 0, knp.remainder(h, modulus),
+                     knp.remainder(low + high, modulus))
 
 
 def crossed_column(keys, hash_bucket_size, hash_key=None):
