@@ -252,6 +252,29 @@ def test_criteo_shards_are_disjoint_and_complete_across_files(tmp_path):
         list(data.read_criteo(files, 8, 2, 2))
 
 
+def test_criteo_batches_parsed_ahead_are_the_same(tmp_path):
+    lines = ["\t".join([str(i % 2)] + [str(i)] * 13 + [f"{i:x}"] * 26)
+             for i in range(23)]
+    (tmp_path / "day_0").write_text("\n".join(lines[:10]) + "\n")
+    (tmp_path / "day_1").write_text("\n".join(lines[10:]) + "\n1\t2\n")
+    files = [tmp_path / "day_0", tmp_path / "day_1"]
+    runs = []
+    for prefetch in (0, 1, 4):
+        got = []
+        with pytest.raises(ValueError, match=r"day_1: line 14: 2 fields"):
+            for batch in data.read_criteo(files, 4, prefetch=prefetch):
+                got.append(batch["dense"][:, 0].tolist())
+        runs.append(got)
+    assert runs[0] == runs[1] == runs[2]
+    # A file's last batch is shorter; the batch holding the bad line is
+    # the error.
+    assert runs[0] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9], [10, 11, 12, 13],
+                       [14, 15, 16, 17], [18, 19, 20, 21]]
+    # A file that cannot be opened is an OSError before the first batch.
+    with pytest.raises(OSError, match="missing"):
+        data.read_criteo([files[0], tmp_path / "missing"], 4)
+
+
 def test_batches():
     assert list(data.batches(range(7), 3)) == [[0, 1, 2], [3, 4, 5], [6]]
     assert list(data.batches(range(7), 3, drop_remainder=True)) == [[0, 1, 2],

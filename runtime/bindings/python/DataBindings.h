@@ -333,6 +333,60 @@ inline void bindData(pybind11::module_ &m) {
           "(labels [n], dense [n, 13], sparse [n, 26]) int64 arrays of the "
           "next n <= size lines, or None at the end.");
 
+  py::class_<kiln::data::CriteoDataset>(m, "CriteoDataset")
+      .def(py::init([](std::vector<std::string> files, int64_t batchSize,
+                       int64_t rank, int64_t ranks, int64_t prefetch) {
+             // A file that cannot be opened is an OSError, as open() of a
+             // CriteoReader says it; the other mistakes ValueErrors.
+             for (const std::string &path : files) {
+               kiln::data::CriteoReader probe;
+               std::string error;
+               if (!probe.open(path, error)) {
+                 PyErr_SetString(PyExc_OSError, error.c_str());
+                 throw py::error_already_set();
+               }
+             }
+             kiln::data::CriteoOptions options;
+             options.files = std::move(files);
+             options.batchSize = batchSize;
+             options.rank = rank;
+             options.ranks = ranks;
+             options.prefetch = prefetch;
+             auto dataset = std::make_unique<kiln::data::CriteoDataset>();
+             std::string error;
+             if (!dataset->open(std::move(options), error))
+               throw py::value_error(error);
+             return dataset;
+           }),
+           py::arg("files"), py::arg("batch_size"), py::arg("rank") = 0,
+           py::arg("ranks") = 1, py::arg("prefetch") = 2,
+           "Criteo logs read file after file, this rank's examples, "
+           "`prefetch` batches parsed ahead on a background thread.")
+      .def(
+          "next",
+          [](kiln::data::CriteoDataset &dataset) -> py::object {
+            kiln::data::CriteoBatch batch;
+            std::string error;
+            bool more;
+            {
+              py::gil_scoped_release release;
+              more = dataset.next(batch, error);
+            }
+            if (!more) {
+              if (!error.empty())
+                throw py::value_error(error);
+              return py::none();
+            }
+            py::ssize_t rows = batch.size();
+            return py::make_tuple(
+                int64Array(batch.labels, {rows}),
+                int64Array(batch.dense, {rows, kiln::data::CriteoBatch::kDense}),
+                int64Array(batch.sparse,
+                           {rows, kiln::data::CriteoBatch::kSparse}));
+          },
+          "(labels [n], dense [n, 13], sparse [n, 26]) int64 arrays of the "
+          "next batch, or None at the end.");
+
   py::class_<kiln::data::RecordDataset>(m, "RecordDataset")
       .def(py::init([](std::vector<std::string> files,
                        const std::string &compression, int64_t batchSize,

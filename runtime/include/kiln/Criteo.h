@@ -84,6 +84,43 @@ private:
   int64_t rank = 0, ranks = 1;
 };
 
+/// How a CriteoDataset reads.
+struct CriteoOptions {
+  std::vector<std::string> files;
+  /// Examples per batch; a file's last batch may be shorter (batches do
+  /// not span files).
+  int64_t batchSize = 1;
+  /// This rank's share, as CriteoReader::shard.
+  int64_t rank = 0, ranks = 1;
+  /// Batches parsed ahead on a background thread (0: none, all work in
+  /// next()), so that a training step does not wait for the parser.
+  int64_t prefetch = 0;
+};
+
+/// Criteo logs as the input pipeline reads them: a CriteoReader over the
+/// files in order, its batches prepared ahead on a thread. A malformed
+/// line reaches next() after the batches before it.
+class CriteoDataset {
+public:
+  CriteoDataset();
+  ~CriteoDataset();
+  CriteoDataset(const CriteoDataset &) = delete;
+  CriteoDataset &operator=(const CriteoDataset &) = delete;
+
+  /// Starts reading; false with a message for no files, a file that
+  /// cannot be opened (each is tried now), a batch size below 1, a rank
+  /// outside [0, ranks) or a negative prefetch depth.
+  bool open(CriteoOptions options, std::string &error);
+
+  /// The next batch; false at the end (error empty) or on a malformed line
+  /// (error as CriteoReader::next says it).
+  bool next(CriteoBatch &batch, std::string &error);
+
+private:
+  class Pipeline;
+  std::unique_ptr<Pipeline> pipeline;
+};
+
 } // namespace data
 } // namespace kiln
 

@@ -8,6 +8,8 @@
 
 #include "kiln/Criteo.h"
 
+#include "Prefetcher.h"
+
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -148,6 +150,100 @@ bool CriteoReader::next(int64_t size, CriteoBatch &batch, std::string &error) {
   }
   std::free(buffer);
   return batch.size() > 0;
+}
+
+/// The reader over the files in order, behind a Prefetcher when asked.
+class CriteoDataset::Pipeline {
+public:
+  explicit Pipeline(CriteoOptions opts) : options(std::move(opts)) {
+    std::string unused;
+    reader.shard(options.rank, options.ranks, unused);
+    if (options.prefetch > 0)
+      prefetcher = std::make_unique<Prefetcher<CriteoBatch>>(
+          options.prefetch, [this](CriteoBatch &batch, std::string &error) {
+            return makeBatch(batch, error);
+          });
+  }
+
+  bool next(CriteoBatch &batch, std::string &error) {
+    if (!prefetcher)
+      return makeBatch(batch, error);
+    return prefetcher->next(batch, error);
+  }
+
+private:
+  bool makeBatch(CriteoBatch &batch, std::string &error) {
+    error.clear();
+    while (!ended) {
+      if (!opened) {
+        if (nextFile == options.files.size()) {
+          ended = true;
+          break;
+        }
+        if (!reader.open(options.files[nextFile++], error)) {
+          ended = true;
+          failure = error;
+          return false;
+        }
+        opened = true;
+      }
+      if (reader.next(options.batchSize, batch, error))
+        return true;
+      if (!error.empty()) {
+        ended = true;
+        failure = error;
+        return false;
+      }
+      opened = false;
+    }
+    batch = CriteoBatch();
+    error = failure;
+    return false;
+  }
+
+  CriteoOptions options;
+  CriteoReader reader;
+  size_t nextFile = 0;
+  bool opened = false, ended = false;
+  std::string failure;
+  /// Last: destroyed (its thread joined) before the reader it runs.
+  std::unique_ptr<Prefetcher<CriteoBatch>> prefetcher;
+};
+
+CriteoDataset::CriteoDataset() = default;
+CriteoDataset::~CriteoDataset() = default;
+
+bool CriteoDataset::open(CriteoOptions options, std::string &error) {
+  pipeline.reset();
+  if (options.files.empty()) {
+    error = "a Criteo dataset needs at least one file";
+    return false;
+  }
+  if (options.batchSize < 1) {
+    error = "the batch size must be at least 1, not " +
+            std::to_string(options.batchSize);
+    return false;
+  }
+  if (options.prefetch < 0) {
+    error = "the prefetch depth cannot be negative";
+    return false;
+  }
+  CriteoReader check;
+  if (!check.shard(options.rank, options.ranks, error))
+    return false;
+  for (const std::string &path : options.files)
+    if (!check.open(path, error))
+      return false;
+  pipeline = std::make_unique<Pipeline>(std::move(options));
+  return true;
+}
+
+bool CriteoDataset::next(CriteoBatch &batch, std::string &error) {
+  if (!pipeline) {
+    error = "the dataset is not open";
+    return false;
+  }
+  return pipeline->next(batch, error);
 }
 
 } // namespace data

@@ -8,10 +8,7 @@
 
 #include "kiln/Dataset.h"
 
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
+#include "Prefetcher.h"
 
 namespace kiln {
 namespace data {
@@ -150,33 +147,17 @@ public:
   explicit Pipeline(DatasetOptions opts)
       : options(std::move(opts)), records(options) {
     if (options.prefetch > 0)
-      producer = std::thread([this] { produce(); });
-  }
-
-  ~Pipeline() {
-    if (producer.joinable()) {
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        stopping = true;
-      }
-      changed.notify_all();
-      producer.join();
-    }
+      prefetcher = std::make_unique<Prefetcher<std::vector<std::string>>>(
+          options.prefetch, [this](std::vector<std::string> &batch,
+                                   std::string &error) {
+            return makeBatch(batch, error);
+          });
   }
 
   bool next(std::vector<std::string> &batch, std::string &error) {
-    if (options.prefetch <= 0)
+    if (!prefetcher)
       return makeBatch(batch, error);
-    std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] { return !queue.empty() || finished; });
-    if (queue.empty()) {
-      error = failure;
-      return false;
-    }
-    batch = std::move(queue.front());
-    queue.pop_front();
-    changed.notify_all();
-    return true;
+    return prefetcher->next(batch, error);
   }
 
   SkippedRecords skipped() const { return records.skipped(); }
@@ -208,39 +189,12 @@ private:
     return true;
   }
 
-  void produce() {
-    for (;;) {
-      std::vector<std::string> batch;
-      std::string error;
-      bool more = makeBatch(batch, error);
-      std::unique_lock<std::mutex> lock(mutex);
-      if (!more) {
-        // makeBatch recorded the failure (or none, at the end).
-        finished = true;
-        changed.notify_all();
-        return;
-      }
-      changed.wait(lock, [&] {
-        return stopping ||
-               static_cast<int64_t>(queue.size()) < options.prefetch;
-      });
-      if (stopping)
-        return;
-      queue.push_back(std::move(batch));
-      changed.notify_all();
-    }
-  }
-
   DatasetOptions options;
   ShuffledRecords records;
   bool ended = false;
   std::string failure;
-  // Prefetching.
-  std::thread producer;
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::deque<std::vector<std::string>> queue;
-  bool finished = false, stopping = false;
+  /// Last: destroyed (its thread joined) before the stages it runs.
+  std::unique_ptr<Prefetcher<std::vector<std::string>>> prefetcher;
 };
 
 RecordDataset::RecordDataset() = default;

@@ -122,3 +122,85 @@ TEST(CriteoTest, ShardsNumberExamplesOverFilesAndSkipBlankLines) {
   EXPECT_FALSE(reader.shard(2, 2, error));
   EXPECT_EQ(error, "rank 2 is not one of 2 ranks");
 }
+
+// A CriteoDataset reads its files in order, a file's last batch shorter,
+// and gives the same batches whether a thread parses them ahead or not; a
+// malformed line in a later file comes after the batches before it, and
+// every call after it repeats it.
+TEST(CriteoTest, DatasetPrefetchesTheBatchesOfItsFilesInOrder) {
+  TemporaryDirectory dir;
+  auto lineWithLabel = [](int i) {
+    std::string copy = kFirstLine;
+    copy.replace(2, 1, std::to_string(i % 10)); // I1, the example's number
+    copy[0] = i % 2 ? '1' : '0';
+    return copy + "\n";
+  };
+  std::string first, second;
+  for (int i = 0; i < 5; ++i)
+    first += lineWithLabel(i);
+  for (int i = 5; i < 9; ++i)
+    second += lineWithLabel(i);
+  writeText(dir.file("day_0"), first);
+  writeText(dir.file("day_1"), second + "1\t2\n");
+  for (int64_t prefetch : {0, 1, 3}) {
+    CriteoDataset dataset;
+    CriteoOptions options;
+    options.files = {dir.file("day_0"), dir.file("day_1")};
+    options.batchSize = 2;
+    options.prefetch = prefetch;
+    std::string error;
+    ASSERT_TRUE(dataset.open(options, error)) << error;
+    std::vector<int64_t> sizes, counts;
+    CriteoBatch batch;
+    while (dataset.next(batch, error)) {
+      sizes.push_back(batch.size());
+      for (int64_t row = 0; row < batch.size(); ++row)
+        counts.push_back(batch.dense[row * CriteoBatch::kDense]);
+    }
+    EXPECT_EQ(sizes, (std::vector<int64_t>{2, 2, 1, 2, 2})) << prefetch;
+    EXPECT_EQ(counts, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_NE(error.find("day_1: line 5: 2 fields, not 40"), std::string::npos)
+        << error;
+    std::string again;
+    EXPECT_FALSE(dataset.next(batch, again));
+    EXPECT_EQ(again, error);
+  }
+}
+
+// Mistakes are refused when the dataset opens; a dataset dropped with
+// batches still queued stops its thread.
+TEST(CriteoTest, DatasetRefusesBadOptionsAndStopsWhenDropped) {
+  TemporaryDirectory dir;
+  std::string text;
+  for (int i = 0; i < 50; ++i)
+    text += std::string(kFirstLine) + "\n";
+  writeText(dir.file("day_0"), text);
+  std::string error;
+  CriteoDataset dataset;
+  CriteoOptions options;
+  EXPECT_FALSE(dataset.open(options, error));
+  EXPECT_EQ(error, "a Criteo dataset needs at least one file");
+  options.files = {dir.file("day_0"), dir.file("missing")};
+  EXPECT_FALSE(dataset.open(options, error));
+  EXPECT_NE(error.find("cannot open '" + dir.file("missing") + "'"),
+            std::string::npos)
+      << error;
+  options.files = {dir.file("day_0")};
+  options.batchSize = 0;
+  EXPECT_FALSE(dataset.open(options, error));
+  EXPECT_EQ(error, "the batch size must be at least 1, not 0");
+  options.batchSize = 1;
+  options.ranks = 2;
+  options.rank = 2;
+  EXPECT_FALSE(dataset.open(options, error));
+  EXPECT_EQ(error, "rank 2 is not one of 2 ranks");
+  options.rank = 0;
+  options.prefetch = -1;
+  EXPECT_FALSE(dataset.open(options, error));
+  options.prefetch = 4;
+  ASSERT_TRUE(dataset.open(options, error)) << error;
+  CriteoBatch batch;
+  ASSERT_TRUE(dataset.next(batch, error)) << error;
+  EXPECT_EQ(batch.size(), 1);
+  // Dropped here with the queue full: the destructor joins the thread.
+}

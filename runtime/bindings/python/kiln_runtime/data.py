@@ -293,7 +293,7 @@ def parse_sequence_example(records, context_features=None,
     return context, lists, lengths
 
 
-def read_criteo(paths, batch_size, rank=0, ranks=1):
+def read_criteo(paths, batch_size, rank=0, ranks=1, prefetch=2):
     """Yields {"label": [n], "dense": [n, 13], "sparse": [n, 26]} int64
     arrays from Criteo-format click logs (tab-separated label, 13 counts,
     26 hex-hashed categorical values), n <= batch_size per batch, file
@@ -302,18 +302,26 @@ def read_criteo(paths, batch_size, rank=0, ranks=1):
     their tables' sizes) are the model's to apply. With ranks > 1, only
     example i (counted over the files, from 0) with i % ranks == rank is
     read, as Dataset shards records: ranks read disjoint examples and
-    together every one once."""
+    together every one once. `prefetch` batches are parsed ahead on a
+    background thread (0: each when it is asked for), so that a training
+    step does not wait for the parser. A file that cannot be opened is an
+    OSError before the first batch."""
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
         paths = [paths]
-    reader = _runtime.CriteoReader(int(rank), int(ranks))
-    for path in paths:
-        reader.open(str(path))
-        while True:
-            batch = reader.next(int(batch_size))
-            if batch is None:
-                break
-            labels, dense, sparse = batch
-            yield {"label": labels, "dense": dense, "sparse": sparse}
+    if int(batch_size) < 1:
+        raise ValueError("the batch size must be at least 1")
+    dataset = _runtime.CriteoDataset([str(p) for p in paths], int(batch_size),
+                                     int(rank), int(ranks), int(prefetch))
+    return _criteo_batches(dataset)
+
+
+def _criteo_batches(dataset):
+    while True:
+        batch = dataset.next()
+        if batch is None:
+            return
+        labels, dense, sparse = batch
+        yield {"label": labels, "dense": dense, "sparse": sparse}
 
 
 
