@@ -135,8 +135,6 @@ kiln::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
         !function.getName().starts_with(kEntryPrefix))
       function.setLinkage(llvm::GlobalValue::InternalLinkage);
   keepVectorForms(*llvmModule);
-  if (options.optLevel > 0)
-    keepShortInnerLoopsForVectorizer(*llvmModule);
   if (options.optLevel > 0 && hasAvx512(*machine))
     for (llvm::Function &function : *llvmModule)
       if (!function.isDeclaration())

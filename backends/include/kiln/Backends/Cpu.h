@@ -98,13 +98,6 @@ std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
                                                    const CpuOptions &options,
                                                    std::string &error);
 
-/// Marks the short innermost loops of `module` (a constant trip count, a
-/// multiple of 16 up to 64, inside another loop, no reduction) not to be
-/// unrolled, so that LLVM's loop vectorizer vectorizes them rather than
-/// the loop around them (ShortInnerLoops.cpp). translateAndOptimize does
-/// it before optimizing.
-void keepShortInnerLoopsForVectorizer(llvm::Module &module);
-
 /// Emits the relocatable object code of an optimized LLVM module.
 bool emitObject(llvm::Module &module, const CpuOptions &options,
                 llvm::SmallVectorImpl<char> &object, std::string &error);
