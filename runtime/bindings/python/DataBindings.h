@@ -280,59 +280,10 @@ inline void bindFeatureHash(pybind11::module_ &m) {
 }
 
 /// Defines TFRecordReader, TFRecordWriter, RecordDataset, ExampleParser,
-/// SequenceExampleParser and CriteoReader in `m`.
+/// SequenceExampleParser and CriteoDataset in `m`.
 inline void bindData(pybind11::module_ &m) {
   namespace py = pybind11;
   bindFeatureHash(m);
-  py::class_<kiln::data::CriteoReader>(m, "CriteoReader")
-      .def(py::init([](int64_t rank, int64_t ranks) {
-             auto reader = std::make_unique<kiln::data::CriteoReader>();
-             std::string error;
-             if (!reader->shard(rank, ranks, error))
-               throw py::value_error(error);
-             return reader;
-           }),
-           py::arg("rank") = 0, py::arg("ranks") = 1,
-           "A reader of example i of its files when i % ranks == rank.")
-      .def(
-          "open",
-          [](kiln::data::CriteoReader &reader, const std::string &path) {
-            std::string error;
-            if (!reader.open(path, error)) {
-              PyErr_SetString(PyExc_OSError, error.c_str());
-              throw py::error_already_set();
-            }
-          },
-          py::arg("path"),
-          "Reads `path` next, numbering its examples on from the last file's.")
-      .def(
-          "next",
-          [](kiln::data::CriteoReader &reader, int64_t size) -> py::object {
-            if (size < 1)
-              throw py::value_error("the batch size must be at least 1");
-            kiln::data::CriteoBatch batch;
-            std::string error;
-            bool more;
-            {
-              py::gil_scoped_release release;
-              more = reader.next(size, batch, error);
-            }
-            if (!more) {
-              if (!error.empty())
-                throw py::value_error(error);
-              return py::none();
-            }
-            py::ssize_t rows = batch.size();
-            return py::make_tuple(
-                int64Array(batch.labels, {rows}),
-                int64Array(batch.dense, {rows, kiln::data::CriteoBatch::kDense}),
-                int64Array(batch.sparse,
-                           {rows, kiln::data::CriteoBatch::kSparse}));
-          },
-          py::arg("size"),
-          "(labels [n], dense [n, 13], sparse [n, 26]) int64 arrays of the "
-          "next n <= size lines, or None at the end.");
-
   py::class_<kiln::data::CriteoDataset>(m, "CriteoDataset")
       .def(py::init([](std::vector<std::string> files, int64_t batchSize,
                        int64_t rank, int64_t ranks, int64_t prefetch) {
