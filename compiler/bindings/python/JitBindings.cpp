@@ -274,19 +274,15 @@ TensorPtr scalarTensor(py::handle arg, kiln_dtype_t dtype) {
 std::vector<py::array> callMatched(const CompiledFunction &compiled,
                                    const std::vector<ArgumentSpec> &arguments,
                                    const std::vector<py::handle> &args) {
-  CallInputs inputs;
+  CallInputs inputs(compiled.function());
   for (size_t index = 0; index < args.size(); ++index) {
     const ArgumentSpec &spec = arguments[index];
-    if (spec.kind != ArgumentSpec::Array) {
+    if (spec.kind == ArgumentSpec::Array)
+      inputs.addValue(args[index], spec.dtype, [&] {
+        return "argument " + std::to_string(index);
+      });
+    else
       inputs.add(scalarTensor(args[index], spec.dtype));
-      continue;
-    }
-    py::object array;
-    TensorPtr tensor = inputTensor(
-        args[index], spec.dtype,
-        [&] { return "argument " + std::to_string(index); }, inputs.keepAlive,
-        isDonated(compiled.function(), index), &array);
-    inputs.add(std::move(tensor), std::move(array));
   }
   return callOnTensors(compiled.function(), inputs.tensors.data(),
                        inputs.tensors.size(), compiled.comm(), &inputs.viewed);

@@ -202,13 +202,8 @@ inline py::list callWithDeviceArrays(const kiln_function_t *function,
                  py::hasattr(arg, "__dlpack_device__"))
           into.add(
               dlpackInput(arg, module.get(), dtype, describe, into.keepAlive));
-        else {
-          py::object array;
-          TensorPtr tensor = inputTensor(
-              arg, dtype, describe, into.keepAlive,
-              isDonated(function, into.tensors.size()), &array);
-          into.add(std::move(tensor), std::move(array));
-        }
+        else
+          into.addValue(arg, dtype, describe);
       });
   py::list results;
   if (!onDevice) {

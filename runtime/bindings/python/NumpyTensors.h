@@ -223,15 +223,6 @@ inline py::array outputArray(TensorPtr tensor, py::handle owner = {}) {
   return py::array(dtype, dims, strides, data, capsule);
 }
 
-/// Whether an output of `function` is written into input `index`.
-inline bool isDonated(const kiln_function_t *function, size_t index) {
-  for (size_t k = 0; k < kiln_function_output_count(function); ++k)
-    if (kiln_function_output(function, k)->tied_input ==
-        static_cast<int64_t>(index))
-      return true;
-  return false;
-}
-
 /// Calls `function` on `inputs` without holding the GIL (compiled code
 /// touches no Python object, so other threads run meanwhile) and returns
 /// its outputs as numpy arrays. A function with collectives runs on `comm`.
@@ -292,21 +283,45 @@ inline void checkInputCount(const kiln_function_t *function, py::handle args) {
                          std::to_string(given) + " were given");
 }
 
-/// The inputs of one call made from Python values: the tensors in
-/// signature order, those made for the call, the Python objects whose
-/// memory they borrow, and per tensor the array it views (for
+/// The inputs of one call of `function` made from Python values: the
+/// tensors in signature order, those made for the call, the Python objects
+/// whose memory they borrow, and per tensor the array it views (for
 /// callOnTensors; None where there is none).
 struct CallInputs {
   std::vector<kiln_tensor_t *> tensors;
   std::vector<TensorPtr> owned;
   std::vector<py::object> keepAlive;
   std::vector<py::object> viewed;
+  /// Per input, whether an output is written into it (its signature's
+  /// tied_input), read once per call.
+  std::vector<bool> donated;
+
+  explicit CallInputs(const kiln_function_t *function)
+      : donated(kiln_function_input_count(function), false) {
+    for (size_t k = 0; k < kiln_function_output_count(function); ++k) {
+      int64_t input = kiln_function_output(function, k)->tied_input;
+      if (input >= 0 && static_cast<size_t>(input) < donated.size())
+        donated[input] = true;
+    }
+  }
 
   /// Adds a tensor made for the call, over the memory of `array` if given.
   void add(TensorPtr tensor, py::object array = py::none()) {
     owned.push_back(std::move(tensor));
     tensors.push_back(owned.back().get());
     viewed.push_back(std::move(array));
+  }
+  /// Adds the next input from the Python value `object` (inputTensor: in
+  /// place where it can be, written only if donated).
+  template <typename Describe>
+  void addValue(py::handle object, kiln_dtype_t dtype,
+                const Describe &describe) {
+    size_t index = tensors.size();
+    py::object array;
+    TensorPtr tensor =
+        inputTensor(object, dtype, describe, keepAlive,
+                    index < donated.size() && donated[index], &array);
+    add(std::move(tensor), std::move(array));
   }
   /// Adds a tensor the caller owns.
   void borrow(kiln_tensor_t *tensor) {
@@ -322,7 +337,7 @@ template <typename Convert>
 CallInputs gatherInputs(const kiln_function_t *function, py::handle args,
                         const Convert &convert) {
   checkInputCount(function, args);
-  CallInputs inputs;
+  CallInputs inputs(function);
   size_t index = 0;
   for (py::handle arg : args) {
     const kiln_tensor_signature_t *signature =
@@ -348,14 +363,8 @@ inline std::vector<py::array> callFunction(const kiln_function_t *function,
                                            kiln_comm_t *comm = nullptr) {
   CallInputs inputs = gatherInputs(
       function, args,
-      [&](py::handle arg, kiln_dtype_t dtype, const auto &describe,
-          CallInputs &into) {
-        py::object array;
-        TensorPtr tensor = inputTensor(
-            arg, dtype, describe, into.keepAlive,
-            isDonated(function, into.tensors.size()), &array);
-        into.add(std::move(tensor), std::move(array));
-      });
+      [](py::handle arg, kiln_dtype_t dtype, const auto &describe,
+         CallInputs &into) { into.addValue(arg, dtype, describe); });
   return callOnTensors(function, inputs.tensors.data(), inputs.tensors.size(),
                        comm, &inputs.viewed);
 }
