@@ -155,20 +155,16 @@ bool CriteoReader::next(int64_t size, CriteoBatch &batch, std::string &error) {
 /// The reader over the files in order, behind a Prefetcher when asked.
 class CriteoDataset::Pipeline {
 public:
-  explicit Pipeline(CriteoOptions opts) : options(std::move(opts)) {
-    std::string unused;
-    reader.shard(options.rank, options.ranks, unused);
-    if (options.prefetch > 0)
-      prefetcher = std::make_unique<Prefetcher<CriteoBatch>>(
-          options.prefetch, [this](CriteoBatch &batch, std::string &error) {
-            return makeBatch(batch, error);
-          });
-  }
+  /// `options` were checked by CriteoDataset::open.
+  explicit Pipeline(CriteoOptions opts)
+      : options(std::move(opts)),
+        batches(options.prefetch,
+                [this](CriteoBatch &batch, std::string &error) {
+                  return makeBatch(batch, error);
+                }) {}
 
   bool next(CriteoBatch &batch, std::string &error) {
-    if (!prefetcher)
-      return makeBatch(batch, error);
-    return prefetcher->next(batch, error);
+    return batches.next(batch, error);
   }
 
 private:
@@ -203,11 +199,17 @@ private:
 
   CriteoOptions options;
   CriteoReader reader;
+  /// The reader reads this rank's share from the first batch on, before
+  /// the prefetching thread starts (`batches`, below).
+  bool shardSet = [this] {
+    std::string unused;
+    return reader.shard(options.rank, options.ranks, unused);
+  }();
   size_t nextFile = 0;
   bool opened = false, ended = false;
   std::string failure;
   /// Last: destroyed (its thread joined) before the reader it runs.
-  std::unique_ptr<Prefetcher<CriteoBatch>> prefetcher;
+  Prefetcher<CriteoBatch> batches;
 };
 
 CriteoDataset::CriteoDataset() = default;

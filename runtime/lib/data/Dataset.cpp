@@ -145,19 +145,14 @@ private:
 class RecordDataset::Pipeline {
 public:
   explicit Pipeline(DatasetOptions opts)
-      : options(std::move(opts)), records(options) {
-    if (options.prefetch > 0)
-      prefetcher = std::make_unique<Prefetcher<std::vector<std::string>>>(
-          options.prefetch, [this](std::vector<std::string> &batch,
-                                   std::string &error) {
-            return makeBatch(batch, error);
-          });
-  }
+      : options(std::move(opts)), records(options),
+        batches(options.prefetch,
+                [this](std::vector<std::string> &batch, std::string &error) {
+                  return makeBatch(batch, error);
+                }) {}
 
   bool next(std::vector<std::string> &batch, std::string &error) {
-    if (!prefetcher)
-      return makeBatch(batch, error);
-    return prefetcher->next(batch, error);
+    return batches.next(batch, error);
   }
 
   SkippedRecords skipped() const { return records.skipped(); }
@@ -194,7 +189,7 @@ private:
   bool ended = false;
   std::string failure;
   /// Last: destroyed (its thread joined) before the stages it runs.
-  std::unique_ptr<Prefetcher<std::vector<std::string>>> prefetcher;
+  Prefetcher<std::vector<std::string>> batches;
 };
 
 RecordDataset::RecordDataset() = default;

@@ -5,7 +5,8 @@
 // next() takes them in order. A failure (make returning false with an
 // error) or the end (false, no error) reaches next() after the batches
 // made before it. The destructor stops the producer and joins it, so the
-// state `make` reads must outlive the Prefetcher.
+// state `make` reads must outlive the Prefetcher. At depth 0 there is no
+// thread: next() calls `make` itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,11 +29,14 @@ public:
   /// Fills a batch; false at the end (error empty) or on a failure.
   using Make = std::function<bool(Batch &, std::string &)>;
 
-  Prefetcher(int64_t depth, Make make)
-      : depth(depth), make(std::move(make)),
-        producer([this] { produce(); }) {}
+  Prefetcher(int64_t depth, Make make) : depth(depth), make(std::move(make)) {
+    if (depth > 0)
+      producer = std::thread([this] { produce(); });
+  }
 
   ~Prefetcher() {
+    if (!producer.joinable())
+      return;
     {
       std::lock_guard<std::mutex> lock(mutex);
       stopping = true;
@@ -47,6 +51,8 @@ public:
   /// The next batch, waiting for it; false at the end or with the
   /// producer's failure (every later call gives the same).
   bool next(Batch &batch, std::string &error) {
+    if (depth <= 0)
+      return make(batch, error);
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&] { return !queue.empty() || finished; });
     if (queue.empty()) {
