@@ -15,7 +15,8 @@ thread, float32, checked against each other first:
   JAX   jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))
 
 Goals: vmap <= 1.1x hand, vmap <= 1.0x JAX. Each value is the median over
-rounds of the per-call time of `--calls` calls, the three alternating.
+rounds of the per-call time of `--calls` calls, the three alternating, each
+round starting with the next one.
 
   PYTHONPATH=build/python /work/bench-venv/bin/python bench/per_example_grad.py \\
       --markdown bench/results-per-example-grad.md
@@ -118,8 +119,12 @@ def main():
                     np.asarray(outs[name][key]), np.asarray(outs["vmap"][key]),
                     rtol=1e-3, atol=1e-5, err_msg=f"{name} {key}")
         times = {name: [] for name in fns}
-        for _ in range(ARGS.rounds):
-            for name, fn in fns.items():
+        names = list(fns)
+        for r in range(ARGS.rounds):
+            # Each round starts with another system, so none always runs
+            # right after JAX's thread pool or in its cache footprint.
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                fn = fns[name]
                 start = time.perf_counter()
                 for _ in range(ARGS.calls):
                     machine.block(fn(p, xs, ys))

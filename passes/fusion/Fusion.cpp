@@ -32,7 +32,12 @@
 //          the group (a prologue would be recomputed for every output tile)
 //          and every op that depends on the matmul has the matmul's result
 //          shape, so the epilogue maps onto the matmul's output elements;
-//       d. no cycle: no path may leave the merged group through an outside op
+//       d. in a group with reductions, no op has more elements than the
+//          reductions' operand: an op of a larger shape reads a broadcast of
+//          a reduced value, and the region would reduce again for every
+//          copy (softmax's gradient broadcast against a per-example
+//          activation in an outer product);
+//       e. no cycle: no path may leave the merged group through an outside op
 //          and come back into it, or the region would both feed and consume
 //          that op. A forward search from the outside users of both groups
 //          decides this; it walks every other group as a single node, since
@@ -59,7 +64,7 @@
 //
 //  7. An outside op that sat between the group's ops and read one of its
 //     values now precedes the kiln.fused that defines the value. A stable
-//     topological sort of the block, which exists because of 3d, moves it
+//     topological sort of the block, which exists because of 3e, moves it
 //     after.
 //
 // Before step 1, ops whose results nobody uses are erased (innermost and
@@ -161,7 +166,7 @@ public:
   explicit BlockFuser(Block &block) : block(block) {}
 
   /// Runs steps 2 to 7; fails only if the block could not be put back in
-  /// topological order, which 3d rules out.
+  /// topological order, which 3e rules out.
   LogicalResult run(FusionStats &stats);
 
 private:
@@ -170,6 +175,8 @@ private:
     Operation *matmul = nullptr;
     /// The first reduction; all others reduce alike (rule 3b).
     Operation *reduction = nullptr;
+    /// The most elements of any of its ops' results (rule 3d).
+    int64_t largestResult = 0;
     bool alive = true;
   };
 
@@ -287,6 +294,13 @@ bool BlockFuser::canMerge(unsigned a, unsigned b) const {
     return false;
   if (matmul && !epilogueFits(matmul, a, b))
     return false;
+  if (Operation *reduction = ga.reduction ? ga.reduction : gb.reduction) {
+    int64_t operandElements =
+        cast<RankedTensorType>(reduction->getOperand(0).getType())
+            .getNumElements();
+    if (std::max(ga.largestResult, gb.largestResult) > operandElements)
+      return false;
+  }
   return !createsCycle(a, b);
 }
 
@@ -300,6 +314,7 @@ void BlockFuser::merge(unsigned into, unsigned from) {
     target.matmul = source.matmul;
   if (!target.reduction)
     target.reduction = source.reduction;
+  target.largestResult = std::max(target.largestResult, source.largestResult);
   source.ops.clear();
   source.alive = false;
 }
@@ -443,6 +458,10 @@ LogicalResult BlockFuser::run(FusionStats &stats) {
     groupIndex[&op] = groups.size();
     Group &group = groups.emplace_back();
     group.ops.push_back(&op);
+    for (Value result : op.getResults())
+      if (auto type = dyn_cast<RankedTensorType>(result.getType()))
+        group.largestResult =
+            std::max(group.largestResult, type.getNumElements());
     if (kind == OpClass::Matmul)
       group.matmul = &op;
     else if (kind == OpClass::Reduction)

@@ -365,6 +365,38 @@ func.func @reduction_of_reduction(%x: tensor<4x8xf32>) -> tensor<f32> {
 
 // -----
 
+// A softmax over [4, 1, 8] broadcast into a [4, 16, 8] outer product (a
+// per-example weight gradient): the product would reduce again for each of
+// the 16 copies, so the softmax is a region of its own and the product
+// reads its result.
+// CHECK-LABEL: func.func @broadcast_of_reduction(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<4x1x8xf32>, %[[H:[a-z0-9]+]]: tensor<4x16x1xf32>)
+// CHECK:         %[[P:.+]] = kiln.fused reduction (%[[X]]) : (tensor<4x1x8xf32>) -> tensor<4x1x8xf32> {
+// CHECK:           kiln.reduce_max
+// CHECK:           kiln.reduce_sum
+// CHECK:           kiln.div
+// CHECK-NEXT:      kiln.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[O:.+]] = kiln.fused elementwise (%[[P]], %[[H]])
+// CHECK-NOT:       kiln.reduce
+// CHECK:           kiln.mul {{.+}} : tensor<4x16x8xf32>
+// CHECK:         return %[[O]]
+func.func @broadcast_of_reduction(%x: tensor<4x1x8xf32>, %h: tensor<4x16x1xf32>) -> tensor<4x16x8xf32> {
+  %m = kiln.reduce_max %x, dims = [2] : tensor<4x1x8xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x1x8xf32>
+  %s = kiln.sub %x, %mb : tensor<4x1x8xf32>
+  %e = kiln.exp %s : tensor<4x1x8xf32>
+  %z = kiln.reduce_sum %e, dims = [2] : tensor<4x1x8xf32>
+  %zb = kiln.broadcast_in_dim %z, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x1x8xf32>
+  %p = kiln.div %e, %zb : tensor<4x1x8xf32>
+  %pb = kiln.broadcast_in_dim %p, dims = [0, 1, 2] : (tensor<4x1x8xf32>) -> tensor<4x16x8xf32>
+  %hb = kiln.broadcast_in_dim %h, dims = [0, 1, 2] : (tensor<4x16x1xf32>) -> tensor<4x16x8xf32>
+  %o = kiln.mul %pb, %hb : tensor<4x16x8xf32>
+  return %o : tensor<4x16x8xf32>
+}
+
+// -----
+
 // Opaque ops (gather, concat) never join a region; a single fusible op gets
 // no region of its own; a splat constant read by two regions is copied into
 // both and the original disappears.
