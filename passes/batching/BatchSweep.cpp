@@ -25,8 +25,10 @@ using namespace mlir::kiln::batching;
 
 RankedTensorType batching::batchedType(Type type, int64_t size) {
   auto tensor = cast<RankedTensorType>(type);
-  SmallVector<int64_t> shape{size};
-  llvm::append_range(shape, tensor.getShape());
+  SmallVector<int64_t> shape(tensor.getShape());
+  // A stack's rows grow along its dynamic dim 0, so the batch goes right
+  // behind it: each row holds every lane's value.
+  shape.insert(shape.begin() + (isStackType(tensor) ? 1 : 0), size);
   return RankedTensorType::get(shape, tensor.getElementType());
 }
 
@@ -48,11 +50,36 @@ Value Batch::materialize(OpBuilder &builder, Location loc, Value value) {
   if (Value batched = lookup(value))
     return batched;
   auto type = cast<RankedTensorType>(value.getType());
+  if (isStackType(type))
+    return materializeStack(builder, loc, value);
   SmallVector<int64_t> dims;
   for (int64_t d = 0; d < type.getRank(); ++d)
     dims.push_back(d + 1);
   return builder.create<BroadcastInDimOp>(loc, batchedType(type, batchSize),
                                           value, dims);
+}
+
+/// An unbatched stack made in this function (emptied, grown and pushed
+/// to) is made again batched, each pushed row broadcast. One that arrives
+/// as a region's argument cannot be: copying its rows would need their
+/// count, which only the running program knows.
+Value Batch::materializeStack(OpBuilder &builder, Location loc, Value value) {
+  Type type = batchedType(value.getType(), batchSize);
+  Operation *def = value.getDefiningOp();
+  if (isa_and_nonnull<StackEmptyOp>(def))
+    return builder.create<StackEmptyOp>(loc, type);
+  if (auto reserve = dyn_cast_or_null<StackReserveOp>(def))
+    return builder.create<StackReserveOp>(
+        loc, materializeStack(builder, loc, reserve.getStack()),
+        reserve.getRows());
+  if (auto push = dyn_cast_or_null<StackPushOp>(def))
+    return builder.create<StackPushOp>(
+        loc, materializeStack(builder, loc, push.getStack()),
+        push.getIndex(), materialize(builder, loc, push.getValue()));
+  emitError(loc) << "cannot batch a stack that arrives unbatched as a "
+                    "region's argument";
+  materializeFailed = true;
+  return builder.create<StackEmptyOp>(loc, type);
 }
 
 void Batch::batchArgument(Block &block, unsigned index, Location loc) {
@@ -74,7 +101,7 @@ LogicalResult Batch::sweepOp(Operation &op) {
   OpBuilder builder(op.getContext());
   builder.setInsertionPointAfter(&op);
   RuleContext context(*this, &op, builder);
-  if (failed(rule(&op, context)))
+  if (failed(rule(&op, context)) || materializeFailed)
     return failure();
   replaced[op.getBlock()].push_back(&op);
   return success();

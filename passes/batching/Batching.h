@@ -30,7 +30,8 @@ namespace mlir {
 namespace kiln {
 namespace batching {
 
-/// `type` with a leading batch dim of `size`.
+/// `type` with a leading batch dim of `size`; a stack (tensor<?x...>)
+/// takes the batch as dim 1, behind its rows.
 RankedTensorType batchedType(Type type, int64_t size);
 
 class Batch;
@@ -81,7 +82,10 @@ public:
   Value lookup(Value value) const { return counterparts.lookup(value); }
   void map(Value value, Value batched) { counterparts[value] = batched; }
 
-  /// `value`'s counterpart, or `value` broadcast along a new dim 0.
+  /// `value`'s counterpart, or `value` broadcast along a new dim 0. An
+  /// unbatched stack is rebuilt batched from the ops that made it; one
+  /// that is a region's argument cannot be, and this reports an error at
+  /// `loc`, and the rule that asked fails.
   Value materialize(OpBuilder &builder, Location loc, Value value);
 
   /// Inserts after block argument `index` of `block` a batched one, of its
@@ -103,7 +107,11 @@ public:
   void finishBlock(Block &block);
 
 private:
+  Value materializeStack(OpBuilder &builder, Location loc, Value value);
+
   int64_t batchSize;
+  /// Set by a materialize that reported an error.
+  bool materializeFailed = false;
   llvm::DenseMap<Value, Value> counterparts;
   llvm::DenseMap<Block *, SmallVector<Operation *>> replaced;
   llvm::DenseMap<Block *, SmallVector<BlockArgument>> replacedArguments;

@@ -22,11 +22,16 @@
 //    offset into the flattened batched operand (after the clamping the ops
 //    define), so each lane reads and writes its own rows; an unbatched
 //    index on a batched operand moves the batch behind the rows.
-//  - attention: the batch is one more leading dim.
+//  - attention and its gradient: the batch is one more leading dim.
+//  - collectives: the batched tensor is exchanged as it is, its dims
+//    moved up by one.
+//  - the stacks of a derived while gradient: each row holds every lane's
+//    value, at the trip counter's row, which must be the same in every
+//    lane.
 //  - kiln.cond, kiln.for, kiln.while: ControlFlowBatching.cpp.
 //
-// Ops without a rule (the collectives, the stack ops of derived while
-// gradients, attention's gradient) are rejected at the op.
+// Ops without a rule are rejected at the op; every kiln op with operands
+// has one (GradientApi.EveryKilnOpHasABatchingRule).
 //
 //===----------------------------------------------------------------------===//
 
@@ -558,6 +563,103 @@ static LogicalResult batchAttention(Operation *op, RuleContext &context) {
   return success();
 }
 
+/// The gradient of attention: as attention, every operand with the batch
+/// as one more leading dim, an unbatched mask shared through a leading 1.
+static LogicalResult batchAttentionGrad(Operation *op, RuleContext &context) {
+  auto grad = cast<AttentionGradOp>(op);
+  Emit e(context);
+  Value mask;
+  if (Value m = grad.getMask()) {
+    mask = context.batched(6);
+    if (!mask) {
+      SmallVector<int64_t> shape{1};
+      llvm::append_range(shape, tensorType(m).getShape());
+      mask = e.reshape(m, shape);
+    }
+  }
+  auto batched = e.b.create<AttentionGradOp>(
+      e.loc, context.materialized(0), context.materialized(1),
+      context.materialized(2), context.materialized(3),
+      context.materialized(4), context.materialized(5), mask,
+      grad.getScaleAttr(), grad.getCausalAttr());
+  setResults(context, batched);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+// Every lane's tensor takes part in the same exchange between the ranks: an
+// elementwise collective (all_reduce, broadcast, permute, a wait) applies
+// to the batched tensor as it is, and the ones that split or join along a
+// dim (all_gather, reduce_scatter, all_to_all) move it up by one. The
+// ranks still execute the same collectives in the same order.
+
+static LogicalResult batchCollective(Operation *, RuleContext &context) {
+  return batchWithDims(context, {}, {}, {});
+}
+
+static LogicalResult batchCollectiveAlongDim(Operation *,
+                                             RuleContext &context) {
+  return batchWithDims(context, {}, {"dimension"}, {});
+}
+
+static LogicalResult batchAllToAll(Operation *, RuleContext &context) {
+  return batchWithDims(context, {}, {"split_dim", "concat_dim"}, {});
+}
+
+//===----------------------------------------------------------------------===//
+// Stacks
+//===----------------------------------------------------------------------===//
+
+// The stacks of a while loop's derived gradient: each row holds every
+// lane's value (batchedType puts the batch behind the rows). The rows are
+// indexed by the loop's trip counter, so this works while the counter is
+// the same in every lane; batchWhile refuses a loop whose trip count
+// differs between lanes before its stack ops are reached.
+
+static LogicalResult refuseBatchedIndex(RuleContext &context, unsigned index) {
+  if (!context.batched(index))
+    return success();
+  return context.getOp()->emitOpError()
+         << "cannot be batched: its row index differs between lanes";
+}
+
+/// Capacity for the largest request of any lane.
+static LogicalResult batchStackReserve(Operation *op, RuleContext &context) {
+  auto reserve = cast<StackReserveOp>(op);
+  Emit e(context);
+  Value rows = reserve.getRows();
+  if (Value perLane = context.batched(1))
+    rows = e.b.create<ReduceMaxOp>(e.loc, perLane, SmallVector<int64_t>{0});
+  context.setResult(0, e.b.create<StackReserveOp>(
+                           e.loc, context.materialized(0), rows));
+  return success();
+}
+
+static LogicalResult batchStackPush(Operation *op, RuleContext &context) {
+  auto push = cast<StackPushOp>(op);
+  if (failed(refuseBatchedIndex(context, 1)))
+    return failure();
+  Emit e(context);
+  context.setResult(0, e.b.create<StackPushOp>(
+                           e.loc, context.materialized(0), push.getIndex(),
+                           context.materialized(2)));
+  return success();
+}
+
+static LogicalResult batchStackRead(Operation *op, RuleContext &context) {
+  auto read = cast<StackReadOp>(op);
+  if (failed(refuseBatchedIndex(context, 1)))
+    return failure();
+  Emit e(context);
+  context.setResult(0, e.b.create<StackReadOp>(
+                           e.loc, batchedType(read.getType(), context.size()),
+                           context.materialized(0), read.getIndex()));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -584,6 +686,15 @@ public:
     add<DynamicSliceOp>(batchDynamicSlice);
     add<DynamicUpdateSliceOp>(batchDynamicUpdateSlice);
     add<AttentionOp>(batchAttention);
+    add<AttentionGradOp>(batchAttentionGrad);
+    add<AllReduceOp, AllReduceStartOp, CollectiveBroadcastOp,
+        CollectivePermuteOp, CollectiveWaitOp>(batchCollective);
+    add<AllGatherOp, AllGatherStartOp, ReduceScatterOp, ReduceScatterStartOp>(
+        batchCollectiveAlongDim);
+    add<AllToAllOp>(batchAllToAll);
+    add<StackReserveOp>(batchStackReserve);
+    add<StackPushOp>(batchStackPush);
+    add<StackReadOp>(batchStackRead);
     add<CondOp>(batchCond);
     add<ForOp>(batchFor);
     add<WhileOp>(batchWhile);

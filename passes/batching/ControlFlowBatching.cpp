@@ -24,7 +24,8 @@
 //
 // Which carried values carry the batch is decided before the body is
 // rewritten, by propagating "batched" through the body's ops (an op with
-// a batched operand has batched results); the rewrite then follows it.
+// a batched operand has batched results, and a nested region op the
+// results its own rule will batch); the rewrite then follows it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,13 +39,40 @@ using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::batching;
 
-/// Marks the results of `block`'s ops that read a marked value, in order.
+static SmallVector<bool> batchedCarried(Block &body, unsigned firstCarried,
+                                        SmallVector<bool> initial);
+
+/// Which carried values of `op` carry the batch, from which of its inits
+/// do (`initial`); `lanesDiffer` says whether its predicate differs
+/// between lanes, in which case every carried value the body changes is
+/// per lane.
+static SmallVector<bool> whileCarried(WhileOp op, SmallVector<bool> initial,
+                                      bool &lanesDiffer);
+
+/// Which results of the region op `op` carry the batch, given which of its
+/// operands do: what its rule will make of it.
+static SmallVector<bool> regionResultsBatched(Operation &op,
+                                              ArrayRef<bool> operands);
+
+/// Marks the results of `block`'s ops that carry the batch, in order: an
+/// op reading a marked value has marked results, except that a region op's
+/// results are marked as its rule will batch them (a nested loop's trip
+/// counter stays unbatched while its predicate does not depend on the
+/// batch).
 static void propagateBatched(Block &block, llvm::DenseSet<Value> &batched) {
-  for (Operation &op : block.without_terminator())
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value operand) { return batched.contains(operand); }))
-      for (Value result : op.getResults())
+  for (Operation &op : block.without_terminator()) {
+    SmallVector<bool> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(batched.contains(operand));
+    if (!llvm::is_contained(operands, true))
+      continue;
+    SmallVector<bool> results =
+        op.getNumRegions() ? regionResultsBatched(op, operands)
+                           : SmallVector<bool>(op.getNumResults(), true);
+    for (auto [result, is] : llvm::zip(op.getResults(), results))
+      if (is)
         batched.insert(result);
+  }
 }
 
 /// The carried values (positions) that carry the batch through `body`,
@@ -66,6 +94,60 @@ static SmallVector<bool> batchedCarried(Block &body, unsigned firstCarried,
         initial[k] = changed = true;
   }
   return initial;
+}
+
+static SmallVector<bool> whileCarried(WhileOp op, SmallVector<bool> initial,
+                                      bool &lanesDiffer) {
+  Block &body = op.getBodyRegion().front();
+  Block &cond = op.getCondRegion().front();
+  SmallVector<bool> marked = batchedCarried(body, 0, std::move(initial));
+  llvm::DenseSet<Value> inCond;
+  for (auto [k, is] : llvm::enumerate(marked))
+    if (is)
+      inCond.insert(cond.getArgument(k));
+  propagateBatched(cond, inCond);
+  lanesDiffer = inCond.contains(cond.getTerminator()->getOperand(0));
+  if (lanesDiffer) {
+    Operation *yield = body.getTerminator();
+    for (unsigned k = 0; k < marked.size(); ++k)
+      if (yield->getOperand(k) != body.getArgument(k))
+        marked[k] = true;
+    marked = batchedCarried(body, 0, marked);
+  }
+  return marked;
+}
+
+/// Which results of a cond whose predicate is unbatched carry the batch:
+/// those that either branch yields batched, given its batched inputs.
+static SmallVector<bool> condResults(CondOp op, ArrayRef<bool> inputs) {
+  SmallVector<bool> results(op.getNumResults(), false);
+  for (Region *region : {&op.getThenRegion(), &op.getElseRegion()}) {
+    Block &block = region->front();
+    llvm::DenseSet<Value> marked;
+    for (auto [k, is] : llvm::enumerate(inputs))
+      if (is)
+        marked.insert(block.getArgument(k));
+    propagateBatched(block, marked);
+    for (auto [k, value] : llvm::enumerate(block.getTerminator()->getOperands()))
+      if (marked.contains(value))
+        results[k] = true;
+  }
+  return results;
+}
+
+static SmallVector<bool> regionResultsBatched(Operation &op,
+                                              ArrayRef<bool> operands) {
+  if (auto loop = dyn_cast<WhileOp>(op)) {
+    bool lanesDiffer = false;
+    return whileCarried(loop, SmallVector<bool>(operands), lanesDiffer);
+  }
+  if (auto loop = dyn_cast<ForOp>(op))
+    return batchedCarried(loop.getBodyRegion().front(), 1,
+                          SmallVector<bool>(operands));
+  if (auto cond = dyn_cast<CondOp>(op))
+    if (!operands.front())
+      return condResults(cond, operands.drop_front());
+  return SmallVector<bool>(op.getNumResults(), true);
 }
 
 /// Batches block arguments `firstArg + k` for the marked k.
@@ -127,6 +209,12 @@ LogicalResult batching::batchCond(Operation *operation, RuleContext &context) {
   unsigned numResults = op.getNumResults();
 
   if (Value pred = context.batched(0)) {
+    for (Type type : op.getResultTypes())
+      if (isStackType(type))
+        return op.emitOpError()
+               << "cannot be batched: its predicate differs between lanes "
+                  "and it returns a stack, whose rows cannot be chosen lane "
+                  "by lane";
     // Both branches inlined after the op, batched, and selected.
     SmallVector<SmallVector<Value>> branchResults;
     for (Region *region : {&op.getThenRegion(), &op.getElseRegion()}) {
@@ -162,18 +250,7 @@ LogicalResult batching::batchCond(Operation *operation, RuleContext &context) {
     batchedInputs.push_back(static_cast<bool>(counterpart));
     inputs.push_back(counterpart ? counterpart : input);
   }
-  SmallVector<bool> batchedResults(numResults, false);
-  for (Region *region : {&op.getThenRegion(), &op.getElseRegion()}) {
-    Block &block = region->front();
-    llvm::DenseSet<Value> marked;
-    for (auto [k, is] : llvm::enumerate(batchedInputs))
-      if (is)
-        marked.insert(block.getArgument(k));
-    propagateBatched(block, marked);
-    for (auto [k, value] : llvm::enumerate(block.getTerminator()->getOperands()))
-      if (marked.contains(value))
-        batchedResults[k] = true;
-  }
+  SmallVector<bool> batchedResults = condResults(op, batchedInputs);
   for (Region *region : {&op.getThenRegion(), &op.getElseRegion()}) {
     Block &block = region->front();
     batchArguments(batch, block, 0, batchedInputs, loc);
@@ -240,25 +317,18 @@ LogicalResult batching::batchWhile(Operation *operation, RuleContext &context) {
   SmallVector<bool> initial;
   for (unsigned k = 0; k < numCarried; ++k)
     initial.push_back(static_cast<bool>(context.batched(k)));
-  Block &oldBody = op.getBodyRegion().front();
-  Block &oldCond = op.getCondRegion().front();
-  SmallVector<bool> marked = batchedCarried(oldBody, 0, initial);
-
-  // Is the predicate batched?
-  llvm::DenseSet<Value> inCond;
-  for (auto [k, is] : llvm::enumerate(marked))
-    if (is)
-      inCond.insert(oldCond.getArgument(k));
-  propagateBatched(oldCond, inCond);
-  bool lanesDiffer = inCond.contains(oldCond.getTerminator()->getOperand(0));
+  // Lanes that stop at different trips make every carried value the body
+  // changes per lane.
+  bool lanesDiffer = false;
+  SmallVector<bool> marked = whileCarried(op, initial, lanesDiffer);
   if (lanesDiffer) {
-    // Lanes stop at different trips: every carried value the body changes
-    // is per lane.
-    Operation *yield = oldBody.getTerminator();
-    for (unsigned k = 0; k < numCarried; ++k)
-      if (yield->getOperand(k) != oldBody.getArgument(k))
-        marked[k] = true;
-    marked = batchedCarried(oldBody, 0, marked);
+    for (auto [k, init] : llvm::enumerate(op.getInits()))
+      if (marked[k] && isStackType(init.getType()))
+        return op.emitOpError()
+               << "cannot be batched: its trip count differs between lanes "
+                  "and it carries a stack (a loop differentiated before "
+                  "vmap), whose rows would be pushed and read at a "
+                  "different index in each lane";
   }
 
   auto loop = b.create<WhileOp>(loc, loopInits(context, op.getInits(),

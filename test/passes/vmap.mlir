@@ -10,9 +10,12 @@
 // RUN: kiln-opt %s --kiln-vmap="function=branch in-axes=0,0,-1 size=4" | FileCheck %s --check-prefix=SELECT
 // RUN: kiln-opt %s --kiln-vmap="function=branch in-axes=-1,0,-1 size=4" | FileCheck %s --check-prefix=COND
 // RUN: kiln-opt %s --kiln-vmap="function=halve size=3" | FileCheck %s --check-prefix=WHILE
+// RUN: kiln-opt %s --kiln-vmap="function=pushes in-axes=0,-1 size=4" | FileCheck %s --check-prefix=STACK
+// RUN: kiln-opt %s --kiln-vmap="function=exchanges size=4" | FileCheck %s --check-prefix=COLLECTIVES
 // The derived functions compile like any other.
 // RUN: kiln-opt %s --kiln-vmap="function=dense in-axes=0,-1 size=5" \
 // RUN:   --kiln-vmap="function=branch size=4" --kiln-vmap="function=halve size=3" \
+// RUN:   --kiln-vmap="function=pushes in-axes=0,-1 size=4" \
 // RUN:   | kiln-compile - -o %t.kmod
 // RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST
 
@@ -116,6 +119,59 @@ func.func @halve(%x: tensor<f32>) -> tensor<f32> {
   return %r : tensor<f32>
 }
 
+// A loop that pushes one row per trip and reads them back, as a derived
+// while gradient does, with a trip count the same in every lane: the
+// batch sits behind the stack's rows, the counter and the capacity stay
+// unbatched, and the stack starts empty batched.
+// STACK-LABEL: func.func @pushes_vmap(
+// STACK-SAME:      %[[X:.*]]: tensor<4x3xf32>, %[[N:.*]]: tensor<i64>) -> tensor<4x3xf32>
+// STACK:         %[[S:.*]] = kiln.stack_empty : tensor<?x4x3xf32>
+// STACK:         kiln.while(%[[X]], %{{.*}}, %[[N]], %[[S]]) : (tensor<4x3xf32>, tensor<i64>, tensor<i64>, tensor<?x4x3xf32>) cond {
+// STACK:           kiln.stack_reserve %{{.*}}, %{{.*}} : tensor<?x4x3xf32>
+// STACK:           kiln.stack_push %{{.*}}[%{{.*}}], %{{.*}} : tensor<?x4x3xf32>, tensor<4x3xf32>
+// STACK:         kiln.stack_read %{{.*}}[%{{.*}}] : tensor<?x4x3xf32> -> tensor<4x3xf32>
+func.func @pushes(%x: tensor<3xf32>, %n: tensor<i64>) -> tensor<3xf32> {
+  %s0 = kiln.stack_empty : tensor<?x3xf32>
+  %zero = kiln.constant dense<0> : tensor<i64>
+  %r:4 = kiln.while (%x, %zero, %n, %s0) : (tensor<3xf32>, tensor<i64>, tensor<i64>, tensor<?x3xf32>) cond {
+  ^bb0(%h: tensor<3xf32>, %k: tensor<i64>, %m: tensor<i64>, %s: tensor<?x3xf32>):
+    %c = kiln.compare lt, %k, %m : tensor<i64>
+    kiln.yield %c : tensor<i1>
+  } do {
+  ^bb0(%h: tensor<3xf32>, %k: tensor<i64>, %m: tensor<i64>, %s: tensor<?x3xf32>):
+    %one = kiln.constant dense<1> : tensor<i64>
+    %k1 = kiln.add %k, %one : tensor<i64>
+    %g = kiln.stack_reserve %s, %k1 : tensor<?x3xf32>
+    %p = kiln.stack_push %g[%k], %h : tensor<?x3xf32>, tensor<3xf32>
+    %t = kiln.tanh %h : tensor<3xf32>
+    kiln.yield %t, %k1, %m, %p : tensor<3xf32>, tensor<i64>, tensor<i64>, tensor<?x3xf32>
+  }
+  %first = kiln.stack_read %r#3[%zero] : tensor<?x3xf32> -> tensor<3xf32>
+  %y = kiln.add %first, %r#0 : tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// Collectives exchange every lane at once; a dim they split or join moves
+// up past the batch.
+// COLLECTIVES-LABEL: func.func @exchanges_vmap(
+// COLLECTIVES-SAME:      %[[X:.*]]: tensor<4x2x6xf32>)
+// COLLECTIVES:         kiln.all_reduce %[[X]], kind = sum, groups = {{\[\[}}0, 1]] : tensor<4x2x6xf32>
+// COLLECTIVES:         kiln.all_gather %[[X]], dim = 2, groups = {{\[\[}}0, 1]] : (tensor<4x2x6xf32>) -> tensor<4x2x12xf32>
+// COLLECTIVES:         kiln.reduce_scatter %[[X]], kind = max, dim = 1, groups = {{\[\[}}0, 1]] : (tensor<4x2x6xf32>) -> tensor<4x1x6xf32>
+// COLLECTIVES:         kiln.all_to_all %[[X]], split_dim = 2, concat_dim = 1, groups = {{\[\[}}0, 1]] : (tensor<4x2x6xf32>) -> tensor<4x4x3xf32>
+// COLLECTIVES:         %[[P:.*]] = kiln.all_gather_start %[[X]], dim = 1, groups = {{\[\[}}0, 1]] : (tensor<4x2x6xf32>) -> tensor<4x4x6xf32>
+// COLLECTIVES:         kiln.collective_wait %[[P]], %[[X]] : tensor<4x4x6xf32>, tensor<4x2x6xf32>
+func.func @exchanges(%x: tensor<2x6xf32>) -> (tensor<2x6xf32>, tensor<2x12xf32>, tensor<1x6xf32>, tensor<4x3xf32>, tensor<4x6xf32>) {
+  %a = kiln.all_reduce %x, kind = sum, groups = [[0, 1]] : tensor<2x6xf32>
+  %g = kiln.all_gather %x, dim = 1, groups = [[0, 1]] : (tensor<2x6xf32>) -> tensor<2x12xf32>
+  %r = kiln.reduce_scatter %x, kind = max, dim = 0, groups = [[0, 1]] : (tensor<2x6xf32>) -> tensor<1x6xf32>
+  %t = kiln.all_to_all %x, split_dim = 1, concat_dim = 0, groups = [[0, 1]] : (tensor<2x6xf32>) -> tensor<4x3xf32>
+  %p = kiln.all_gather_start %x, dim = 0, groups = [[0, 1]] : (tensor<2x6xf32>) -> tensor<4x6xf32>
+  %w = kiln.collective_wait %p, %x : tensor<4x6xf32>, tensor<2x6xf32>
+  return %a, %g, %r, %t, %w : tensor<2x6xf32>, tensor<2x12xf32>, tensor<1x6xf32>, tensor<4x3xf32>, tensor<4x6xf32>
+}
+
 // LIST: dense_vmap(arg0: f32[5,2,3], arg1: f32[3,4]) -> (out0: f32[5,2,4])
 // LIST: branch_vmap(arg0: i1[4], arg1: f32[4,3], arg2: f32[4,3]) -> (out0: f32[4,3])
 // LIST: halve_vmap(arg0: f32[3]) -> (out0: f32[3])
+// LIST: pushes_vmap(arg0: f32[4,3], arg1: i64[]) -> (out0: f32[4,3])

@@ -98,6 +98,44 @@ def test_per_example_gradients(rng):
                                    rtol=1e-10)
 
 
+def test_per_example_gradients_through_while_loops(rng):
+    """vmap of a gradient through kiln.while_loop (whose derived gradient
+    keeps the loop's values on stacks): an RNN over a sequence whose
+    length is an argument shared by the batch, against each example's
+    gradient; a trip count that depends on the example is refused."""
+    w = {"u": rng.standard_normal((5, 5)) * 0.4,
+         "v": rng.standard_normal((3, 5)) * 0.4}
+    xs = rng.standard_normal((6, 7, 3))
+    steps = np.int64(7)
+
+    def loss(w, x, n):
+        def body(carry):
+            t, h = carry
+            return t + 1, knp.tanh(h @ w["u"] + x[t] @ w["v"])
+        _, h = kiln.while_loop(lambda c: c[0] < n, body,
+                               (np.int64(0), knp.zeros((5,), np.float64)))
+        return knp.sum(h * h)
+
+    grads = kiln.jit(kiln.vmap(kiln.grad(loss), in_axes=(None, 0, None)))(
+        w, xs, steps)
+    want = per_example(kiln.grad(loss), [w, xs, steps], [None, 0, None])
+    for key in w:
+        assert grads[key].shape == (6,) + w[key].shape
+        np.testing.assert_allclose(grads[key],
+                                   np.stack([g[key] for g in want]),
+                                   rtol=1e-12)
+
+    def until(w, x):
+        def body(h):
+            return h * w + 0.1
+        return knp.sum(kiln.while_loop(lambda h: knp.sum(h) < 10.0,
+                                       body, x))
+    with pytest.raises(kiln.TraceError, match="trip count differs between "
+                                              "lanes and it carries a stack"):
+        kiln.vmap(kiln.grad(until), in_axes=(None, 0))(
+            np.full(3, 1.5), np.abs(rng.standard_normal((4, 3))) + 0.5)
+
+
 def test_nested_vmap(rng):
     x = rng.standard_normal((3, 4, 5))
     got = kiln.vmap(kiln.vmap(lambda v: knp.sum(v * v)))(x)

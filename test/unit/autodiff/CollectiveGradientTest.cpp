@@ -7,8 +7,10 @@
 // perturbing one element of one rank's input at a time and running all
 // ranks again. Its derived JVP, with a random tangent per rank, is compared
 // with central differences along the tangents and with the VJP
-// (sum over ranks of <J t, w> = <t, J^T w>). Everything is f64, so the
-// differences are accurate to ~1e-9.
+// (sum over ranks of <J t, w> = <t, J^T w>). Its batched form (vmap over
+// 3 lanes of the argument) must give, in every lane, what the function
+// gives on that lane's inputs, each rank exchanging every lane at once.
+// Everything is f64, so the differences are accurate to ~1e-9.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/Passes/Autodiff.h"
+#include "kiln/Passes/Batching.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -109,6 +112,47 @@ protected:
       }
     }
     checkJvp(f, x, w, *derived);
+    checkVmap(f, ranks, low, high);
+  }
+
+  /// vmap of @f over `kLanes` lanes of its argument, run on `ranks` ranks,
+  /// against @f run on each lane's inputs; equal to the last bit, since
+  /// each lane's elements are combined in the same order.
+  void checkVmap(func::FuncOp f, unsigned ranks, double low, double high) {
+    constexpr int64_t kLanes = 3;
+    std::vector<std::optional<int64_t>> outAxes(f.getNumResults(), 0);
+    FailureOr<func::FuncOp> vmap =
+        mlir::kiln::buildVmap(f, {0}, outAxes, kLanes);
+    ASSERT_TRUE(succeeded(vmap));
+    auto batchedType = cast<RankedTensorType>(vmap->getArgumentTypes()[0]);
+    std::vector<std::vector<HostTensor>> batched;
+    for (unsigned r = 0; r < ranks; ++r)
+      batched.push_back({random(batchedType, low, high)});
+    auto results = ::kiln::evaluateSpmd(*vmap, batched);
+    ASSERT_TRUE(bool(results)) << llvm::toString(results.takeError());
+    for (int64_t lane = 0; lane < kLanes; ++lane) {
+      std::vector<std::vector<HostTensor>> inputs;
+      for (unsigned r = 0; r < ranks; ++r)
+        inputs.push_back({laneOf(batched[r][0], lane)});
+      auto want = ::kiln::evaluateSpmd(f, inputs);
+      ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+      for (unsigned r = 0; r < ranks; ++r)
+        for (unsigned k = 0; k < f.getNumResults(); ++k) {
+          HostTensor got = laneOf((*results)[r][k], lane);
+          EXPECT_EQ(got.shape, (*want)[r][k].shape);
+          EXPECT_EQ(got.f, (*want)[r][k].f)
+              << "lane " << lane << ", rank " << r << ", result " << k;
+        }
+    }
+  }
+
+  /// Lane `lane` of a tensor batched at dim 0.
+  static HostTensor laneOf(const HostTensor &batched, int64_t lane) {
+    std::vector<int64_t> shape(batched.shape.begin() + 1, batched.shape.end());
+    int64_t n = ::kiln::computeNumElements(shape);
+    std::vector<double> values(batched.f.begin() + lane * n,
+                               batched.f.begin() + (lane + 1) * n);
+    return HostTensor::fromFloats(batched.elementType, shape, values);
   }
 
   /// The JVP of @f with a random tangent t_r per rank: each rank's J t

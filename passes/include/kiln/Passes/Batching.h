@@ -36,9 +36,9 @@ namespace kiln {
 /// is done with finished lanes frozen.
 ///
 /// Errors are diagnostics at the function or op at fault (axes out of
-/// range or of the wrong count, a batched result with no out axis, an op
-/// without a batching rule: the collectives and the stack ops of derived
-/// while gradients), and the module is then left unchanged.
+/// range or of the wrong count, a batched result with no out axis, a
+/// derived while gradient whose trip count differs between lanes), and
+/// the module is then left unchanged.
 FailureOr<func::FuncOp> buildVmap(func::FuncOp f,
                                   ArrayRef<std::optional<int64_t>> inAxes,
                                   ArrayRef<std::optional<int64_t>> outAxes,
