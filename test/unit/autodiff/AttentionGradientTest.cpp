@@ -7,7 +7,8 @@
 // together with causal. Each derived gradient runs in the reference
 // evaluator and as native code (kiln-decompose-attention's composition)
 // and is compared with central finite differences of the forward. The JVP
-// rule (which forms the scores) is checked on the same cases, and, since
+// rule (which forms the scores) is checked on the same cases, and so is the
+// batched gradient (per-example gradients), and, since
 // forward mode can differentiate through the mask, on a mask that is an
 // argument.
 //
@@ -86,6 +87,15 @@ TEST_P(AttentionGradient, JvpMatchesFiniteDifferencesAndVjp) {
 
 TEST_P(AttentionGradient, VmapMatchesEachLane) {
   checkVmapCase(attentionSuite(), GetParam());
+}
+
+/// Per-example gradients: vmap of each case's gradient (q, k, v and the
+/// cotangent all mapped), a batched kiln.attention_grad.
+TEST_P(AttentionGradient, VmapOfGradientMatchesEachLane) {
+  const std::vector<int64_t> axes = {0, 0, 0, 0};
+  static std::unique_ptr<GradientSuite> suite =
+      buildGradientVmapSuite(attentionCases(), axes);
+  checkGradientVmapCase(*suite, GetParam(), axes);
 }
 
 INSTANTIATE_TEST_SUITE_P(

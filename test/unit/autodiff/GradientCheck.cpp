@@ -568,6 +568,37 @@ void kiln::autodiff_test::checkVmapCase(GradientSuite &suite,
   }
 }
 
+std::unique_ptr<GradientSuite> kiln::autodiff_test::buildGradientVmapSuite(
+    const std::vector<FunctionCase> &cases,
+    const std::vector<int64_t> &gradientInAxes) {
+  std::string source;
+  std::vector<Derivation> derivations;
+  for (const FunctionCase &c : cases) {
+    source += c.source;
+    derivations.push_back({c.name, c.name + "_grad", {}, false});
+    Derivation vmap{c.name + "_grad", c.name + "_grad_vmap"};
+    vmap.batch = 3;
+    vmap.inAxes = gradientInAxes;
+    derivations.push_back(vmap);
+  }
+  return std::make_unique<GradientSuite>(source, derivations);
+}
+
+void kiln::autodiff_test::checkGradientVmapCase(
+    GradientSuite &suite, const FunctionCase &c,
+    const std::vector<int64_t> &gradientInAxes) {
+  ASSERT_EQ(suite.error(), "");
+  VmapCheck check;
+  check.function = c.name + "_grad";
+  check.vmap = c.name + "_grad_vmap";
+  for (int64_t axis : gradientInAxes)
+    check.mapped.push_back(axis >= 0);
+  check.domains = c.domains;
+  VmapErrors errors = checkVmap(suite, check);
+  std::printf("[ VMAP-ERR ] %-28s reference %.3e  native %.3e\n",
+              check.vmap.c_str(), errors.reference, errors.native);
+}
+
 void kiln::autodiff_test::checkJvpCase(GradientSuite &suite,
                                        const FunctionCase &c) {
   ASSERT_EQ(suite.error(), "");

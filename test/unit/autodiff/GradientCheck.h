@@ -211,6 +211,18 @@ void checkJvpCase(GradientSuite &suite, const FunctionCase &c);
 /// against the function run lane by lane.
 void checkVmapCase(GradientSuite &suite, const FunctionCase &c);
 
+/// A suite of all `cases` with `<name>_grad` and its batched form
+/// `<name>_grad_vmap` (3 lanes, the gradient's arguments, then the
+/// cotangent, mapped at `gradientInAxes`, -1 for shared): per-example
+/// gradients.
+std::unique_ptr<GradientSuite>
+buildGradientVmapSuite(const std::vector<FunctionCase> &cases,
+                       const std::vector<int64_t> &gradientInAxes);
+
+/// checkVmap of `<name>_grad_vmap` against `<name>_grad` run lane by lane.
+void checkGradientVmapCase(GradientSuite &suite, const FunctionCase &c,
+                           const std::vector<int64_t> &gradientInAxes);
+
 } // namespace autodiff_test
 } // namespace kiln
 

@@ -274,38 +274,19 @@ std::vector<FunctionCase> perExampleCases() {
   return cases;
 }
 
+/// (x, w, n, cotangent): x and the cotangent mapped.
+const std::vector<int64_t> kPerExampleAxes = {0, -1, -1, 0};
+
 GradientSuite &perExampleSuite() {
-  static std::unique_ptr<GradientSuite> suite = [] {
-    std::string source;
-    std::vector<Derivation> derivations;
-    for (const FunctionCase &c : perExampleCases()) {
-      source += c.source;
-      derivations.push_back({c.name, c.name + "_grad", {}, false});
-      // (x, w, n, cotangent) -> (dx, dw).
-      Derivation vmap{c.name + "_grad", c.name + "_grad_vmap"};
-      vmap.batch = 3;
-      vmap.inAxes = {0, -1, -1, 0};
-      derivations.push_back(vmap);
-    }
-    return std::make_unique<GradientSuite>(source, derivations);
-  }();
+  static std::unique_ptr<GradientSuite> suite =
+      buildGradientVmapSuite(perExampleCases(), kPerExampleAxes);
   return *suite;
 }
 
 class PerExampleGradient : public ::testing::TestWithParam<FunctionCase> {};
 
 TEST_P(PerExampleGradient, VmapOfGradientMatchesEachLane) {
-  GradientSuite &suite = perExampleSuite();
-  ASSERT_EQ(suite.error(), "");
-  const FunctionCase &c = GetParam();
-  VmapCheck check;
-  check.function = c.name + "_grad";
-  check.vmap = c.name + "_grad_vmap";
-  check.mapped = {true, false, false, true};
-  check.domains = c.domains;
-  VmapErrors errors = checkVmap(suite, check);
-  std::printf("[ VMAP-ERR ] %-28s reference %.3e  native %.3e\n",
-              check.vmap.c_str(), errors.reference, errors.native);
+  checkGradientVmapCase(perExampleSuite(), GetParam(), kPerExampleAxes);
 }
 
 INSTANTIATE_TEST_SUITE_P(
