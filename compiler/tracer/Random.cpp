@@ -125,6 +125,38 @@ Tensor bound(const Operand &value, DType dtype, SourceLoc loc) {
   return cast(value.tensor(), dtype, loc);
 }
 
+/// JAX's 64 random bits per element (its partitionable Threefry): the
+/// first word above the second, as i64 bits.
+Tensor bits64(const Tensor &key, const Shape &shape, int64_t count,
+              SourceLoc loc) {
+  auto counter = counters(shape, count, loc);
+  Tensor high = cast(threefry(key, counter, RngWord::First, loc), DType::I64,
+                     loc);
+  Tensor low = cast(threefry(key, counter, RngWord::Second, loc), DType::I64,
+                    loc);
+  return bitwise_or(shift_left(high, 32, loc), low, loc);
+}
+
+/// a < b for i64 bits read as unsigned: both moved by 2^63.
+Tensor unsignedLess(const Tensor &a, const Tensor &b, SourceLoc loc) {
+  return less(bitwise_xor(a, std::numeric_limits<int64_t>::min(), loc),
+              bitwise_xor(b, std::numeric_limits<int64_t>::min(), loc),
+              loc);
+}
+
+/// x mod s for i64 bits read as unsigned (s > 0 unsigned), from signed
+/// ops: a divisor of 2^63 or more is subtracted at most once; a smaller
+/// one divides x / 2 (nonnegative) and the halving's lost bit and factor
+/// 2 are put back, which stays below 2 s.
+Tensor unsignedRem(const Tensor &x, const Tensor &s, SourceLoc loc) {
+  Tensor large = where(unsignedLess(x, s, loc), x, sub(x, s, loc), loc);
+  Tensor half = rem(shift_right_logical(x, 1, loc), s, loc);
+  Tensor twice = add(mul(half, 2, loc), bitwise_and(x, 1, loc), loc);
+  Tensor small =
+      where(unsignedLess(twice, s, loc), twice, sub(twice, s, loc), loc);
+  return where(less(s, 0, loc), large, small, loc);
+}
+
 } // namespace
 
 Tensor key(int64_t seed, SourceLoc loc) {
@@ -209,12 +241,7 @@ Tensor uniform(const Tensor &key, const Shape &shape, DType dtype,
     floats = bitcast_convert_type(
         bitwise_or(mantissa, int64_t{0x3F800000}, loc), DType::F32, loc);
   } else {
-    auto counter = counters(shape, count, loc);
-    Tensor high = cast(threefry(key, counter, RngWord::First, loc),
-                       DType::I64, loc);
-    Tensor low = cast(threefry(key, counter, RngWord::Second, loc),
-                      DType::I64, loc);
-    Tensor word = bitwise_or(shift_left(high, 32, loc), low, loc);
+    Tensor word = bits64(key, shape, count, loc);
     floats = bitcast_convert_type(
         bitwise_or(shift_right_logical(word, 12, loc),
                    int64_t{0x3FF0000000000000}, loc),
@@ -260,14 +287,60 @@ static Tensor nextToward(const Tensor &x, bool up, SourceLoc loc) {
   return where(equal(x, 0.0, loc), up ? tiny : -tiny, moved, loc);
 }
 
+/// 2^k for integer k (i32) in [-252, 254], exact in f32 (a subnormal
+/// below 2^-126): the product of two powers whose exponents are normal.
+static Tensor powerOfTwo(const Tensor &k, SourceLoc loc) {
+  auto normalPower = [&](const Tensor &e) {
+    return bitcast_convert_type(shift_left(add(e, 127, loc), 23, loc),
+                                DType::F32, loc);
+  };
+  Tensor half = shift_right_arithmetic(k, 1, loc);
+  return mul(normalPower(half), normalPower(sub(k, half, loc)), loc);
+}
+
+/// nextToward for f16 and bf16, computed on f32 (where every half value is
+/// exact) from the spacing of the half type: 2^(max(e, emin) - mantissa)
+/// above a value of exponent e, half that below a power of two above the
+/// smallest normal; infinities step to the largest finite value, and a
+/// zero to the smallest subnormal of the direction's sign.
+static Tensor nextTowardHalf(const Tensor &x, bool up, SourceLoc loc) {
+  int mantissa = x.dtype() == DType::F16 ? 10 : 7;
+  int minExponent = x.dtype() == DType::F16 ? -14 : -126;
+  double largest = x.dtype() == DType::F16 ? 65504.0 : 3.3895313892515355e38;
+  Tensor wide = cast(x, DType::F32, loc);
+  Tensor magnitude = abs(wide, loc);
+  Tensor bitsOf = bitcast_convert_type(magnitude, DType::I32, loc);
+  Tensor exponent = sub(shift_right_logical(bitsOf, 23, loc), 127, loc);
+  Tensor clamped = maximum(exponent, minExponent, loc);
+  Tensor above = powerOfTwo(sub(clamped, mantissa, loc), loc);
+  Tensor atPower = logical_and(
+      equal(bitwise_and(bitsOf, (1 << 23) - 1, loc), 0, loc),
+      greater(exponent, minExponent, loc), loc);
+  Tensor below = where(atPower, mul(above, 0.5, loc), above, loc);
+  Tensor away = add(magnitude, above, loc);
+  Tensor toward = sub(magnitude, below, loc);
+  Tensor positive = greater(wide, 0.0, loc);
+  Tensor moved =
+      up ? where(positive, away, neg(toward, loc), loc)
+         : where(positive, toward, neg(away, loc), loc);
+  double tiny = std::ldexp(1.0, minExponent - mantissa);
+  moved = where(equal(wide, 0.0, loc), up ? tiny : -tiny, moved, loc);
+  // An infinity moves to the largest finite value of its sign, unless it
+  // is already where the direction leads.
+  Tensor infinite = equal(magnitude, std::numeric_limits<double>::infinity(),
+                          loc);
+  Tensor finiteEnd = where(positive, largest, -largest, loc);
+  Tensor stays = up ? positive : logical_not(positive, loc);
+  moved = where(infinite, where(stays, wide, finiteEnd, loc), moved, loc);
+  return cast(moved, x.dtype(), loc);
+}
+
 Tensor truncated_normal(const Tensor &key, const Operand &lower,
                         const Operand &upper, std::optional<Shape> shape,
                         DType dtype, SourceLoc loc) {
   const char *what = "kiln::random::truncated_normal";
   checkKey(key, what, loc);
-  if (dtype != DType::F32 && dtype != DType::F64)
-    fail(loc, std::string(what) + " draws f32 or f64, got dtype " +
-                  dtypeName(dtype) + "; cast the result");
+  checkFloat(dtype, what, loc);
   Shape boundShape = detail::broadcastShapes(
       {detail::shapeOf(lower), detail::shapeOf(upper)}, what, loc);
   Shape drawn = shape ? *shape : boundShape;
@@ -285,29 +358,54 @@ Tensor truncated_normal(const Tensor &key, const Operand &lower,
   Tensor u = uniform(key, drawn, dtype, a, b, loc);
   Tensor out = mul(erf_inv(u, loc), sqrt2, loc);
   // Rounding, or u landing on a, must not reach the bounds themselves.
-  return minimum(maximum(out, nextToward(low, true, loc), loc),
-                 nextToward(high, false, loc), loc);
+  bool half = dtype == DType::F16 || dtype == DType::BF16;
+  auto next = [&](const Tensor &x, bool up) {
+    return half ? nextTowardHalf(x, up, loc) : nextToward(x, up, loc);
+  };
+  return minimum(maximum(out, next(low, true), loc), next(high, false), loc);
 }
 
 Tensor randint(const Tensor &key, const Shape &shape, const Operand &minval,
                const Operand &maxval, DType dtype, SourceLoc loc) {
   const char *what = "kiln::random::randint";
   checkKey(key, what, loc);
-  detail::checkedNumElements(shape, what, loc);
-  if (dtype != DType::I32)
-    fail(loc, std::string(what) +
-                  " draws i32 (JAX's default integers), got dtype " +
+  int64_t count = detail::checkedNumElements(shape, what, loc);
+  if (dtype != DType::I32 && dtype != DType::I64)
+    fail(loc, std::string(what) + " draws i32 or i64, got dtype " +
                   dtypeName(dtype) + "; cast the result");
   for (const Operand *bound : {&minval, &maxval})
     if (bound->isTensor() ? !isInteger(bound->tensor().dtype())
                           : bound->scalar().getKind() != Scalar::Kind::Int)
       fail(loc, std::string(what) + " needs integer bounds");
-  // The bounds in i64 clipped to i32 (JAX's _convert_and_clip_integer);
-  // a maxval above the i32 range makes the span one larger.
   auto wide = [&](const Operand &value) {
     return value.isTensor() ? cast(value.tensor(), DType::I64, loc)
                             : full({}, value.scalar(), DType::I64, loc);
   };
+  Tensor keys = split(key, 2, loc);
+
+  if (dtype == DType::I64) {
+    // JAX's algorithm on 64-bit words: (a 2^64 + b) mod span, with the
+    // products and sums wrapping as uint64 does and the remainders
+    // unsigned. Bounds of i64 are never out of its range.
+    Tensor low = wide(minval), high = wide(maxval);
+    Tensor higherBits = bits64(keyRow(keys, 0, loc), shape, count, loc);
+    Tensor lowerBits = bits64(keyRow(keys, 1, loc), shape, count, loc);
+    Tensor span = where(less_equal(high, low, loc), 1, sub(high, low, loc),
+                        loc);
+    Tensor multiplier = unsignedRem(
+        broadcast_to(full({}, Scalar(int64_t{1} << 32), DType::I64, loc),
+                     span.shape(), loc),
+        span, loc);
+    multiplier = unsignedRem(mul(multiplier, multiplier, loc), span, loc);
+    Tensor offset = unsignedRem(
+        add(mul(unsignedRem(higherBits, span, loc), multiplier, loc),
+            unsignedRem(lowerBits, span, loc), loc),
+        span, loc);
+    return add(low, offset, loc);
+  }
+
+  // The bounds in i64 clipped to i32 (JAX's _convert_and_clip_integer);
+  // a maxval above the i32 range makes the span one larger.
   auto clip = [&](const Tensor &value) {
     return cast(minimum(maximum(value, int64_t{INT32_MIN}, loc),
                         int64_t{INT32_MAX}, loc),
@@ -317,7 +415,6 @@ Tensor randint(const Tensor &key, const Shape &shape, const Operand &minval,
   Tensor outOfRange = greater(maxWide, int64_t{INT32_MAX}, loc);
   Tensor low = clip(wide(minval)), high = clip(maxWide);
 
-  Tensor keys = split(key, 2, loc);
   Tensor higherBits = bits(keyRow(keys, 0, loc), shape, loc);
   Tensor lowerBits = bits(keyRow(keys, 1, loc), shape, loc);
 

@@ -378,6 +378,52 @@ def test_streams_match_jax():
             rtol=2e-6, atol=2e-6)
 
 
+def test_int64_randint_matches_jax():
+    """JAX's int64 randint (x64 enabled) draws 64 bits per element; the same
+    key gives the same integers, spans beyond 2^63 included."""
+    jax = pytest.importorskip("jax")
+    with jax.enable_x64(True):
+        for seed in SEEDS:
+            jkey = jax.random.PRNGKey(seed)
+            key = np.asarray(jkey, np.uint32)   # x64 keeps a seed's high word
+            for shape in SHAPES:
+                for low, high in [(-5, 1000), (0, 2**40 + 3),
+                                  (-2**63, 2**63 - 1), (7, 7), (10, 3),
+                                  (-2**62, 2**62 + 12345)]:
+                    got = kr.randint(key, shape, low, high, np.int64)
+                    assert got.dtype == np.int64
+                    np.testing.assert_array_equal(
+                        got, jax.random.randint(jkey, shape, low, high,
+                                                np.int64))
+
+
+def test_half_truncated_normal_matches_jax():
+    """float16 and bfloat16 truncated normals compute in their own
+    precision, as JAX's do, and stay inside the open interval. JAX's
+    bfloat16 nextafter(0, inf) flushes the subnormal to zero (so JAX
+    returns the bound 0 itself); kiln returns that subnormal, which is the
+    only difference allowed."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    for dtype, atol in [(np.float16, 0.0), (jnp.bfloat16, 1e-38)]:
+        for seed in SEEDS:
+            key, jkey = kr.PRNGKey(seed), jax.random.PRNGKey(seed)
+            for low, high, shape in [(np.float32([-1, 0, 1]), 3.0, (500, 3)),
+                                     (-np.inf, 0.5, (2000,)),
+                                     (0.0, np.inf, (2000,)),
+                                     (-2.0, 2.0, (2000,))]:
+                got = kr.truncated_normal(key, low, high, shape, dtype)
+                assert got.dtype == np.dtype(dtype)
+                want = jax.random.truncated_normal(
+                    jkey, jnp.asarray(low, dtype), high, shape, dtype)
+                got, want = (np.asarray(v).astype(np.float64)
+                             for v in (got, want))
+                np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+                bound = np.asarray(low).astype(dtype).astype(np.float64)
+                assert np.all(got > bound)
+                assert np.all(got < np.float64(dtype(high)))
+
+
 def test_categorical_without_replacement_matches_jax():
     jax = pytest.importorskip("jax")
     logits = np.log(np.float32([[1, 2, 3, 4, 5], [5, 1, 1, 1, 2], [1, 1, 1, 1, 1]]))

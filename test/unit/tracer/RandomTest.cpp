@@ -85,6 +85,28 @@ TEST(Random, BitsIntegersAndPermutationsAreJax) {
   expectTensor(out[6], DType::I1, {8}, {0, 0, 0, 0, 0, 1, 0, 0});
 }
 
+/// int64 randint, JAX's values with x64 enabled: 64-bit draws, a span of
+/// the whole i64 range (2^64 - 1, read as unsigned), and one above 2^63.
+TEST(Random, Int64IntegersAreJax) {
+  auto [function, out] = draw([] {
+    return Tensors{
+        kiln::random::randint(kiln::random::key(3), {6}, -5, 1000, DType::I64),
+        kiln::random::randint(kiln::random::key(0), {4},
+                              std::numeric_limits<int64_t>::min(),
+                              std::numeric_limits<int64_t>::max(), DType::I64),
+        kiln::random::randint(kiln::random::key(1), {3},
+                              -(int64_t{1} << 62),
+                              (int64_t{1} << 62) + 12345, DType::I64)};
+  });
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].i, (std::vector<int64_t>{611, 231, 238, 114, 50, 88}));
+  EXPECT_EQ(out[1].i,
+            (std::vector<int64_t>{-7736114978893213937, 7820475669948582015,
+                                  4315659036180353743, 1465598322582991829}));
+  EXPECT_EQ(out[2].i, (std::vector<int64_t>{239230230894773283, -4320634561583237580,
+                                  212942640189682842}));
+}
+
 TEST(Random, FloatsAreJax) {
   auto [function, out] = draw([] {
     Tensor key = kiln::random::key(0);
@@ -142,9 +164,20 @@ TEST(Random, TruncatedNormalIsJaxAndStaysInside) {
         // Bounds one float apart: the only value strictly inside does not
         // exist, so the clamp returns a bound's neighbour, never the bound.
         kiln::random::truncated_normal(kiln::random::key(4), 1.0,
-                                       1.0000002384185791, kiln::Shape{3})};
+                                       1.0000002384185791, kiln::Shape{3}),
+        // Half types compute in their own precision; their neighbours of
+        // the bounds are the half type's.
+        kiln::random::truncated_normal(kiln::random::key(0), -1.5, 2.0,
+                                       kiln::Shape{6}, DType::F16),
+        kiln::random::truncated_normal(
+            kiln::random::key(3), -std::numeric_limits<double>::infinity(),
+            0.5, kiln::Shape{4}, DType::BF16),
+        kiln::random::truncated_normal(kiln::random::key(4), 1.0, 1.001953125,
+                                       kiln::Shape{3}, DType::F16),
+        kiln::random::truncated_normal(kiln::random::key(4), 0.0, 1e-30,
+                                       kiln::Shape{3}, DType::BF16)};
   });
-  ASSERT_EQ(out.size(), 4u);
+  ASSERT_EQ(out.size(), 8u);
   // Printed by JAX 0.10; erf and erf_inv round differently from XLA's in
   // the last bits.
   expectTensor(out[0], DType::F32, {6},
@@ -163,6 +196,20 @@ TEST(Random, TruncatedNormalIsJaxAndStaysInside) {
   for (int64_t i = 0; i < 3; ++i) {
     double v = out[3].getAsDouble(i);
     EXPECT_TRUE(v == 1.0000001192092896) << v;
+  }
+  // JAX's values, exactly.
+  expectTensor(out[4], DType::F16, {6},
+               {-0.38623046875, -0.6416015625, -1.19140625, 0.423583984375,
+                -0.58740234375, -0.1480712890625},
+               0.0);
+  expectTensor(out[5], DType::BF16, {4},
+               {-0.412109375, 0.078125, 0.2470703125, -1.1328125}, 0.0);
+  for (int64_t i = 0; i < 3; ++i) {
+    // The f16 value between 1 and 1 + 2 ulps.
+    EXPECT_EQ(out[6].getAsDouble(i), 1.0009765625);
+    // Above 0: at least bf16's smallest subnormal, 2^-133.
+    EXPECT_GE(out[7].getAsDouble(i), std::ldexp(1.0, -133));
+    EXPECT_LT(out[7].getAsDouble(i), 1e-30);
   }
 }
 
@@ -286,9 +333,11 @@ TEST(Random, BadKeysAndShapesAreErrors) {
                                              DType::F32, kiln::zeros({1, 2}),
                                              1.0);
               });
-  expectError("kiln::random::randint draws i32", [](const Tensor &) {
-    return kiln::random::randint(kiln::random::key(0), {2}, 0, 5, DType::I64);
-  });
+  expectError("kiln::random::randint draws i32 or i64, got dtype ui32",
+              [](const Tensor &) {
+                return kiln::random::randint(kiln::random::key(0), {2}, 0, 5,
+                                             DType::UI32);
+              });
   expectError("kiln::random::fold_in needs an integer scalar, got f32[3]",
               [](const Tensor &x) { return kiln::random::fold_in(kiln::random::key(0), x); });
 }

@@ -167,13 +167,10 @@ def _truncated_normal(key, lower, upper, shape, code):
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal floats truncated to (lower, upper)
     (jax.random.truncated_normal); the bounds may be infinite and broadcast
-    to `shape`, which defaults to their broadcast shape. float32 or
-    float64."""
+    to `shape`, which defaults to their broadcast shape. Any float dtype;
+    float16 and bfloat16 compute in their own precision, as JAX does."""
     what = "kiln.random.truncated_normal"
     code = _float_code(dtype, what)
-    if code not in (_core.dtype_code(np.float32), _core.dtype_code(np.float64)):
-        fail(f"{what} draws float32 or float64, got dtype {np.dtype(dtype)}; "
-             "cast the result", TypeError)
     return _truncated_normal(key, lower, upper,
                              None if shape is None else _shape(shape, what), code)
 
@@ -196,7 +193,9 @@ def _randint(key, shape, minval, maxval, code):
 
 
 def randint(key, shape, minval, maxval, dtype=None):
-    """Integers uniform in [minval, maxval) (jax.random.randint), int32."""
+    """Integers uniform in [minval, maxval) (jax.random.randint): int32 by
+    default, or int64 (the stream of JAX's int64 randint, with x64
+    enabled)."""
     dtype = np.int32 if dtype is None or dtype is int else np.dtype(dtype)
     return _randint(key, _shape(shape, "kiln.random.randint"), minval,
                     maxval, _core.dtype_code(dtype))

@@ -59,14 +59,15 @@ Tensor normal(const Tensor &key, const Shape &shape = {},
 /// (jax.random.truncated_normal): sqrt(2) erf_inv(u) of u uniform between
 /// erf(lower / sqrt 2) and erf(upper / sqrt 2), kept inside the open
 /// interval. The bounds may be infinite, and broadcast to `shape`, which
-/// defaults to their broadcast shape. f32 or f64.
+/// defaults to their broadcast shape. Any float dtype; f16 and bf16
+/// compute in their own precision, as JAX does.
 Tensor truncated_normal(const Tensor &key, const Operand &lower,
                         const Operand &upper,
                         std::optional<Shape> shape = std::nullopt,
                         DType dtype = DType::F32,
                         SourceLoc loc = SourceLoc::current());
 /// Integers uniform in [minval, maxval) (jax.random.randint): i32, JAX's
-/// default integers.
+/// default integers, or i64 (JAX's with x64 enabled, from 64-bit draws).
 Tensor randint(const Tensor &key, const Shape &shape, const Operand &minval,
                const Operand &maxval, DType dtype = DType::I32,
                SourceLoc loc = SourceLoc::current());
