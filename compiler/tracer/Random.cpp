@@ -9,19 +9,23 @@
 //===----------------------------------------------------------------------===//
 
 #include "Emit.h"
+#include "RandomDraws.h"
 
 #include "kiln/Tracer/Collectives.h"
 #include "kiln/Tracer/Random.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace kiln {
 namespace random {
-namespace {
 
 using detail::fail;
 using mlir::kiln::RngWord;
+using namespace draws;
+
+namespace draws {
 
 void checkKey(const Tensor &key, const char *what, SourceLoc loc) {
   if (key.dtype() != DType::UI32 || key.shape() != Shape{2})
@@ -37,6 +41,10 @@ void checkFloat(DType dtype, const char *what, SourceLoc loc) {
                   " draws floats (f16, bf16, f32 or f64), got dtype " +
                   dtypeName(dtype));
 }
+
+} // namespace draws
+
+namespace {
 
 /// Each element's flat index in `shape`, as two ui32 words (high, low).
 std::pair<Tensor, Tensor> counters(const Shape &shape, int64_t count,
@@ -61,6 +69,28 @@ std::pair<Tensor, Tensor> counters(const Shape &shape, int64_t count,
           cast(*index, DType::UI32, loc)};
 }
 
+} // namespace
+
+namespace draws {
+
+/// One word of Threefry-2x32 at each element: the key's words and the
+/// counter's, all of one shape.
+Tensor threefryWords(const Tensor &k0, const Tensor &k1,
+                     const std::pair<Tensor, Tensor> &counter, RngWord word,
+                     SourceLoc loc) {
+  detail::TraceState &state = detail::TraceState::of(k0, loc);
+  return state.wrap(state
+                        .create<mlir::kiln::RngBitsOp>(
+                            loc, word, state.use(k0, loc), state.use(k1, loc),
+                            state.use(counter.first, loc),
+                            state.use(counter.second, loc))
+                        .getResult());
+}
+
+} // namespace draws
+
+namespace {
+
 /// One word of Threefry-2x32 of `key` at each counter.
 Tensor threefry(const Tensor &key, const std::pair<Tensor, Tensor> &counter,
                 RngWord word, SourceLoc loc) {
@@ -69,14 +99,7 @@ Tensor threefry(const Tensor &key, const std::pair<Tensor, Tensor> &counter,
     return broadcast_to(reshape(slice(key, {i}, {i + 1}, {}, loc), {}, loc),
                         shape, loc);
   };
-  Tensor k0 = keyWord(0), k1 = keyWord(1);
-  detail::TraceState &state = detail::TraceState::of(key, loc);
-  return state.wrap(state
-                        .create<mlir::kiln::RngBitsOp>(
-                            loc, word, state.use(k0, loc), state.use(k1, loc),
-                            state.use(counter.first, loc),
-                            state.use(counter.second, loc))
-                        .getResult());
+  return threefryWords(keyWord(0), keyWord(1), counter, word, loc);
 }
 
 /// The keys at the counters: both words of each, stacked along a new last
@@ -116,6 +139,66 @@ Tensor asWord(const Operand &value, const char *what, SourceLoc loc) {
              ? bitcast_convert_type(tensor, DType::UI32, loc)
              : cast(tensor, DType::UI32, loc);
 }
+
+} // namespace
+
+namespace draws {
+
+/// Floats in [0, 1) of `dtype` from random mantissa bits, as JAX's uniform
+/// makes them: `draw` gives a Threefry word at every element (the xor of
+/// both for 32 bits and fewer, both for 64).
+Tensor unitFloats(const std::function<Tensor(RngWord)> &draw, DType dtype,
+                  SourceLoc loc) {
+  if (dtype == DType::F16 || dtype == DType::BF16) {
+    // JAX draws 16 bits for f16 and 8 for bf16 (whose 7-bit mantissa is
+    // below 8 bits), the low ones of the xor word, and keeps the top
+    // mantissa-many: m / 2^mantissa is that float in [1, 2) minus 1, and
+    // exact in f32 and in the half type.
+    int mantissa = dtype == DType::F16 ? 10 : 7;
+    int drawn = dtype == DType::F16 ? 16 : 8;
+    Tensor m = shift_right_logical(
+        bitwise_and(draw(RngWord::Xor), (int64_t{1} << drawn) - 1, loc),
+        drawn - mantissa, loc);
+    return cast(mul(cast(m, DType::F32, loc), std::ldexp(1.0, -mantissa), loc),
+                dtype, loc);
+  }
+  // A float in [1, 2) from random mantissa bits, minus 1.
+  if (dtype == DType::F32) {
+    Tensor mantissa = shift_right_logical(draw(RngWord::Xor), 9, loc);
+    return sub(bitcast_convert_type(
+                   bitwise_or(mantissa, int64_t{0x3F800000}, loc), DType::F32,
+                   loc),
+               1.0, loc);
+  }
+  Tensor high = cast(draw(RngWord::First), DType::I64, loc);
+  Tensor low = cast(draw(RngWord::Second), DType::I64, loc);
+  Tensor word = bitwise_or(shift_left(high, 32, loc), low, loc);
+  return sub(bitcast_convert_type(
+                 bitwise_or(shift_right_logical(word, 12, loc),
+                            int64_t{0x3FF0000000000000}, loc),
+                 DType::F64, loc),
+             1.0, loc);
+}
+
+/// JAX's normal from floats in [0, 1): those floats moved into
+/// (-1, 1) (from the value next to -1 toward 0), then sqrt(2) erf_inv.
+Tensor normalFromUnit(const Tensor &floats, SourceLoc loc) {
+  DType dtype = floats.dtype();
+  int mantissa = dtype == DType::F16    ? 10
+                 : dtype == DType::BF16 ? 7
+                 : dtype == DType::F32  ? 23
+                                        : 52;
+  double lowest = -(1.0 - std::ldexp(1.0, -(mantissa + 1)));
+  Tensor low = full({}, Scalar(lowest), dtype, loc);
+  Tensor high = full({}, Scalar(1.0), dtype, loc);
+  Tensor u = maximum(low, add(mul(floats, sub(high, low, loc), loc), low, loc),
+                     loc);
+  return mul(erf_inv(u, loc), std::sqrt(2.0), loc);
+}
+
+} // namespace draws
+
+namespace {
 
 /// A bound of uniform converted to `dtype`, as JAX converts minval and
 /// maxval before it subtracts them (so their difference rounds in dtype).
@@ -221,34 +304,10 @@ Tensor uniform(const Tensor &key, const Shape &shape, DType dtype,
                   shapeString(detail::shapeOf(minval)) + " and " +
                   shapeString(detail::shapeOf(maxval)) +
                   " do not broadcast to the shape " + shapeString(shape));
-  // A float in [1, 2) from random mantissa bits, minus 1.
-  Tensor floats;
-  if (dtype == DType::F16 || dtype == DType::BF16) {
-    // JAX draws 16 bits for f16 and 8 for bf16 (whose 7-bit mantissa is
-    // below 8 bits), the low ones of the xor word, and keeps the top
-    // mantissa-many: m / 2^mantissa is that float in [1, 2) minus 1, and
-    // exact in f32 and in the half type.
-    int mantissa = dtype == DType::F16 ? 10 : 7;
-    int drawn = dtype == DType::F16 ? 16 : 8;
-    Tensor m = shift_right_logical(
-        bitwise_and(bits(key, shape, loc), (int64_t{1} << drawn) - 1, loc),
-        drawn - mantissa, loc);
-    floats = cast(mul(cast(m, DType::F32, loc), std::ldexp(1.0, -mantissa),
-                      loc),
-                  dtype, loc);
-  } else if (dtype == DType::F32) {
-    Tensor mantissa = shift_right_logical(bits(key, shape, loc), 9, loc);
-    floats = bitcast_convert_type(
-        bitwise_or(mantissa, int64_t{0x3F800000}, loc), DType::F32, loc);
-  } else {
-    Tensor word = bits64(key, shape, count, loc);
-    floats = bitcast_convert_type(
-        bitwise_or(shift_right_logical(word, 12, loc),
-                   int64_t{0x3FF0000000000000}, loc),
-        DType::F64, loc);
-  }
-  if (dtype == DType::F32 || dtype == DType::F64)
-    floats = sub(floats, 1.0, loc);
+  auto counter = counters(shape, count, loc);
+  Tensor floats = unitFloats(
+      [&](RngWord word) { return threefry(key, counter, word, loc); }, dtype,
+      loc);
   Tensor low = bound(minval, dtype, loc), high = bound(maxval, dtype, loc);
   Tensor scaled = add(mul(floats, sub(high, low, loc), loc), low, loc);
   return maximum(low, scaled, loc);
@@ -258,14 +317,12 @@ Tensor normal(const Tensor &key, const Shape &shape, DType dtype,
               SourceLoc loc) {
   checkKey(key, "kiln::random::normal", loc);
   checkFloat(dtype, "kiln::random::normal", loc);
-  // The value next to -1 toward 0 in the dtype: -(1 - 2^-(mantissa + 1)).
-  int mantissa = dtype == DType::F16    ? 10
-                 : dtype == DType::BF16 ? 7
-                 : dtype == DType::F32  ? 23
-                                        : 52;
-  double low = -(1.0 - std::ldexp(1.0, -(mantissa + 1)));
-  Tensor u = uniform(key, shape, dtype, low, 1.0, loc);
-  return mul(erf_inv(u, loc), std::sqrt(2.0), loc);
+  int64_t count = detail::checkedNumElements(shape, "kiln::random::normal", loc);
+  auto counter = counters(shape, count, loc);
+  return normalFromUnit(
+      unitFloats([&](RngWord word) { return threefry(key, counter, word, loc); },
+                 dtype, loc),
+      loc);
 }
 
 /// The float next to each element of `x` (f32 or f64) toward +inf

@@ -63,6 +63,9 @@ LogicalResult Activity::propagateOp(Operation *op) {
   if (llvm::none_of(op->getOperands(),
                     [&](Value operand) { return isVaried(operand); }))
     return success();
+  if (auto reason = op->getAttrOfType<StringAttr>(kNoDerivativeAttrName))
+    return op->emitOpError() << "cannot be differentiated: "
+                             << reason.getValue();
   std::optional<bool> differentiable = hasDerivative(op);
   if (!differentiable)
     return op->emitOpError() << "cannot be differentiated: there is no "

@@ -98,3 +98,17 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   %0 = func.call @forever(%y) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// An op marked as having no derivative (a rejection sampler's step) is
+// refused with the mark's reason when it depends on argument #1; one that
+// does not is fine.
+func.func @f(%x: tensor<3xf32>, %a: tensor<3xf32>) -> tensor<3xf32> {
+  %c = kiln.constant dense<2.0> : tensor<3xf32>
+  %fine = kiln.sub %x, %c {kiln.no_derivative = "not this one"} : tensor<3xf32>
+  // expected-error@+1 {{'kiln.sub' op cannot be differentiated: a step of a sampler}}
+  %d = kiln.sub %a, %c {kiln.no_derivative = "a step of a sampler"} : tensor<3xf32>
+  %y = kiln.mul %d, %fine : tensor<3xf32>
+  return %y : tensor<3xf32>
+}

@@ -64,6 +64,31 @@ void kiln::python::bindRandom(py::module_ &m) {
               toTensor(key, loc), toOperand(lower, loc),
               toOperand(upper, loc), shape, dtypeFromCode(code), loc);
         });
+  m.def("random_exponential", [](py::handle key, const Shape &shape,
+                                 int code) {
+    SourceLoc loc = callerLocation();
+    return random::exponential(toTensor(key, loc), shape, dtypeFromCode(code),
+                               loc);
+  });
+  m.def("random_gamma", [](py::handle key, py::handle a,
+                           std::optional<Shape> shape, int code, bool log) {
+    SourceLoc loc = callerLocation();
+    auto draw = log ? random::loggamma : random::gamma;
+    return draw(toTensor(key, loc), toOperand(a, loc), shape,
+                dtypeFromCode(code), loc);
+  });
+  m.def("random_beta", [](py::handle key, py::handle a, py::handle b,
+                          std::optional<Shape> shape, int code) {
+    SourceLoc loc = callerLocation();
+    return random::beta(toTensor(key, loc), toOperand(a, loc),
+                        toOperand(b, loc), shape, dtypeFromCode(code), loc);
+  });
+  m.def("random_dirichlet", [](py::handle key, py::handle alpha,
+                               std::optional<Shape> shape, int code) {
+    SourceLoc loc = callerLocation();
+    return random::dirichlet(toTensor(key, loc), toTensor(alpha, loc), shape,
+                             dtypeFromCode(code), loc);
+  });
   m.def("random_randint", [](py::handle key, const Shape &shape,
                              py::handle minval, py::handle maxval, int code) {
     SourceLoc loc = callerLocation();

@@ -213,6 +213,39 @@ TEST(Random, TruncatedNormalIsJaxAndStaysInside) {
   }
 }
 
+/// The gamma family against JAX 0.10's values for the same keys: each
+/// element's rejection loop walks through JAX's keys and draws.
+TEST(Random, GammaFamilyIsJax) {
+  auto [function, out] = draw([] {
+    return Tensors{
+        kiln::random::gamma(kiln::random::key(0),
+                            kiln::constant(std::vector<float>{0.3f, 1.0f,
+                                                              2.5f, 10.0f},
+                                           {4})),
+        kiln::random::beta(kiln::random::key(1), 2.0, 3.0, kiln::Shape{3}),
+        kiln::random::exponential(kiln::random::key(2), {3}),
+        kiln::random::dirichlet(
+            kiln::random::key(4),
+            kiln::constant(std::vector<float>{1, 2, 3}, {3})),
+        kiln::random::gamma(kiln::random::key(0), 2.0, kiln::Shape{0, 2})};
+  });
+  ASSERT_EQ(out.size(), 5u);
+  expectTensor(out[0], DType::F32, {4},
+               {0.6292697191238403, 0.726284921169281, 1.5440423488616943,
+                14.303314208984375},
+               2e-6);
+  expectTensor(out[1], DType::F32, {3},
+               {0.09734995663166046, 0.18644392490386963, 0.7683220505714417},
+               2e-6);
+  expectTensor(out[2], DType::F32, {3},
+               {1.0238510370254517, 2.3086230754852295, 0.26140907406806946},
+               2e-6);
+  expectTensor(out[3], DType::F32, {3},
+               {0.17179706692695618, 0.5750225782394409, 0.2531803548336029},
+               2e-6);
+  expectTensor(out[4], DType::F32, {0, 2}, {}, 0.0);
+}
+
 /// The mean and variance of `xs`.
 std::pair<double, double> moments(const std::vector<double> &xs) {
   double mean = 0, var = 0;

@@ -34,7 +34,8 @@ from ._eager import eager
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "per_rank",
            "bits", "uniform", "normal", "truncated_normal", "randint",
-           "bernoulli", "gumbel", "categorical", "permutation", "choice"]
+           "bernoulli", "gumbel", "exponential", "gamma", "loggamma", "beta",
+           "dirichlet", "categorical", "permutation", "choice"]
 
 
 def _shape(shape, what):
@@ -185,6 +186,68 @@ def gumbel(key, shape=(), dtype=None):
     mode)."""
     return _gumbel(key, _shape(shape, "kiln.random.gumbel"),
                    _float_code(dtype, "kiln.random.gumbel"))
+
+
+@eager
+def _exponential(key, shape, code):
+    return _kiln.random_exponential(key, shape, code)
+
+
+def exponential(key, shape=(), dtype=None):
+    """Standard exponential floats (jax.random.exponential)."""
+    return _exponential(key, _shape(shape, "kiln.random.exponential"),
+                        _float_code(dtype, "kiln.random.exponential"))
+
+
+@eager
+def _gamma(key, a, shape, code, log):
+    return _kiln.random_gamma(key, a, shape, code, log)
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(a, 1) floats (jax.random.gamma): JAX's Marsaglia-Tsang
+    sampler with each element's own key, so the same key gives JAX's values
+    (up to the rounding of log and pow where an acceptance test falls
+    within it). `a` broadcasts to `shape`, which defaults to a's. Not
+    differentiable with respect to `a`."""
+    what = "kiln.random.gamma"
+    return _gamma(key, a, None if shape is None else _shape(shape, what),
+                  _float_code(dtype, what), False)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """log of Gamma(a, 1) floats, computed in log space so that a small `a`
+    does not underflow to 0 (jax.random.loggamma)."""
+    what = "kiln.random.loggamma"
+    return _gamma(key, a, None if shape is None else _shape(shape, what),
+                  _float_code(dtype, what), True)
+
+
+@eager
+def _beta(key, a, b, shape, code):
+    return _kiln.random_beta(key, a, b, shape, code)
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) floats (jax.random.beta); the shape defaults to the
+    broadcast shape of a and b."""
+    what = "kiln.random.beta"
+    return _beta(key, a, b, None if shape is None else _shape(shape, what),
+                 _float_code(dtype, what))
+
+
+@eager
+def _dirichlet(key, alpha, shape, code):
+    return _kiln.random_dirichlet(key, alpha, shape, code)
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) vectors along alpha's last axis
+    (jax.random.dirichlet); `shape` is the batch shape, alpha's without its
+    last axis by default."""
+    what = "kiln.random.dirichlet"
+    return _dirichlet(key, alpha, None if shape is None else _shape(shape, what),
+                      _float_code(dtype, what))
 
 
 @eager

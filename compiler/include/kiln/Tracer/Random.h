@@ -86,6 +86,35 @@ Tensor gumbel(const Tensor &key, const Shape &shape = {},
 Tensor categorical(const Tensor &key, const Tensor &logits, int64_t axis = -1,
                    std::optional<Shape> shape = std::nullopt,
                    SourceLoc loc = SourceLoc::current());
+/// Standard exponential floats (jax.random.exponential): -log1p(-u).
+Tensor exponential(const Tensor &key, const Shape &shape = {},
+                   DType dtype = DType::F32,
+                   SourceLoc loc = SourceLoc::current());
+/// Gamma(a, 1) floats (jax.random.gamma): JAX's Marsaglia-Tsang sampler on
+/// each element's key of split(key, n), with a < 1 boosted to a + 1; `a`
+/// broadcasts to `shape`, which defaults to a's. The while loop runs until
+/// every element has accepted a sample.
+Tensor gamma(const Tensor &key, const Operand &a,
+             std::optional<Shape> shape = std::nullopt,
+             DType dtype = DType::F32, SourceLoc loc = SourceLoc::current());
+/// log of Gamma(a, 1) floats, computed in log space so that a small `a`
+/// does not underflow (jax.random.loggamma).
+Tensor loggamma(const Tensor &key, const Operand &a,
+                std::optional<Shape> shape = std::nullopt,
+                DType dtype = DType::F32,
+                SourceLoc loc = SourceLoc::current());
+/// Beta(a, b) floats (jax.random.beta): the ratio of two log-space gammas.
+/// The shape defaults to the broadcast shape of `a` and `b`.
+Tensor beta(const Tensor &key, const Operand &a, const Operand &b,
+            std::optional<Shape> shape = std::nullopt,
+            DType dtype = DType::F32, SourceLoc loc = SourceLoc::current());
+/// Dirichlet(alpha) vectors along the last dim (jax.random.dirichlet): the
+/// softmax of log-space gammas. `shape` is the batch shape, which defaults
+/// to alpha's without its last dim.
+Tensor dirichlet(const Tensor &key, const Tensor &alpha,
+                 std::optional<Shape> shape = std::nullopt,
+                 DType dtype = DType::F32,
+                 SourceLoc loc = SourceLoc::current());
 /// A random permutation of 0 ... n-1, i32 (jax.random.permutation(key, n)).
 Tensor permutation(const Tensor &key, int64_t n,
                    SourceLoc loc = SourceLoc::current());

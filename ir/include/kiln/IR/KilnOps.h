@@ -15,6 +15,14 @@
 
 namespace mlir {
 namespace kiln {
+/// A string attribute on an op whose result has no derivative with respect
+/// to its operands although the op itself has one: the op is a step of a
+/// computation (a rejection sampler) whose derivative is not the chain of
+/// its steps'. The autodiff passes refuse to differentiate through such an
+/// op, with the attribute's text as the reason.
+inline constexpr llvm::StringLiteral kNoDerivativeAttrName =
+    "kiln.no_derivative";
+
 /// Whether `type` is a kiln stack: a ranked tensor of a kiln element type
 /// whose leading dimension is dynamic and whose other dimensions are static.
 bool isStackType(Type type);
