@@ -350,10 +350,14 @@ static constexpr int64_t kLaneBytes = 256;
 /// upstream's splitReduction takes every map result for a dim (getDimPosition)
 /// and, without assertions, reads a constant's storage as a dim position,
 /// which builds maps of garbage dims that later passes write out of bounds
-/// with (inversePermutation).
+/// with (inversePermutation). Nor are reductions whose body reads its loop
+/// indices (linalg.index: the counters of random bits, an iota): upstream
+/// keeps each linalg.index on its old dim number, which after the split
+/// names the outer lane loop, so the body would see n / lanes where it
+/// read n.
 static void splitIntoLanes(RewriterBase &rewriter, linalg::GenericOp op) {
   if (op.getNumReductionLoops() != 1 || op->getNumResults() != 1 ||
-      !op.hasPureTensorSemantics())
+      !op.hasPureTensorSemantics() || op.hasIndexSemantics())
     return;
   if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
         return map.isProjectedPermutation();

@@ -273,3 +273,25 @@ func.func @mean_over_small_window(%x: tensor<1x240x28x28xf32>) -> tensor<1x240xf
   %m = kiln.reduce_mean %s, dims = [2, 3] : tensor<1x240x28x28xf32>
   return %m : tensor<1x240xf32>
 }
+
+// -----
+
+// A reduction whose body reads its loop index (an iota, as the counters of
+// random bits are) is collapsed but not split into lanes: the split would
+// leave the index naming the outer lane loop. The collapsed index is
+// recovered as row and column.
+// CHECK-LABEL: func.func @sum_of_positions(
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0, 1]] : tensor<16x12xf32> into tensor<192xf32>
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         linalg.generic
+// CHECK:           %[[N:.+]] = linalg.index 0 : index
+// CHECK:           arith.remui %[[N]]
+// CHECK:           arith.divui %[[N]]
+func.func @sum_of_positions(%x: tensor<16x12xf32>) -> tensor<f32> {
+  %r = kiln.iota dim = 0 : tensor<16x12xf32>
+  %c = kiln.iota dim = 1 : tensor<16x12xf32>
+  %p = kiln.mul %r, %c : tensor<16x12xf32>
+  %w = kiln.mul %x, %p : tensor<16x12xf32>
+  %s = kiln.reduce_sum %w, dims = [0, 1] : tensor<16x12xf32>
+  return %s : tensor<f32>
+}

@@ -127,6 +127,27 @@ def test_distributions():
                       n * np.array([0.1, 0.2, 0.3, 0.4])) < 18.47
 
 
+def test_reductions_of_draws_see_each_elements_counter():
+    """A reduction fused with the draws it sums: every element keeps its own
+    counter, so the compiled sum is the sum of the same draws made apart
+    (the lane split of long reductions once read the counters of the outer
+    lane loop: sum(dropout(x)) was another sum)."""
+    key = kr.PRNGKey(3)
+    x = np.random.default_rng(7).standard_normal((16, 12)).astype(np.float32)
+    cases = [
+        (lambda k, x: knp.sum(kiln.nn.dropout(k, 0.5, x)),
+         lambda k, x: np.sum(kiln.jit(
+             lambda k, x: kiln.nn.dropout(k, 0.5, x))(k, x))),
+        (lambda k, x: knp.sum(kr.uniform(k, (4, 256)), axis=1),
+         lambda k, x: np.sum(kr.uniform(k, (4, 256)), axis=1)),
+        (lambda k, x: knp.mean(kr.normal(k, (2, 3, 64, 8)), axis=(2, 3)),
+         lambda k, x: np.mean(kr.normal(k, (2, 3, 64, 8)), axis=(2, 3))),
+    ]
+    for compiled, apart in cases:
+        np.testing.assert_allclose(kiln.jit(compiled)(key, x), apart(key, x),
+                                   rtol=1e-5, atol=1e-5)
+
+
 def test_gamma_family_distributions():
     """Gamma (both sides of the a < 1 boost), loggamma, beta, dirichlet and
     exponential against their CDFs: each sample pushed through its CDF must
