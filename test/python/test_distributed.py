@@ -106,6 +106,11 @@ def check_matches_one_process(out, ranks):
     assert result["worst"] < 1e-5, result
     np.testing.assert_allclose(result["losses"], result["single_losses"],
                                rtol=1e-5)
+    # Dropout under data parallelism draws the whole batch's mask, a
+    # different block on each rank (not each rank the first block's mask).
+    parallel, single, blockwise = result["dropout"]
+    assert abs(parallel - single) <= 1e-4 * abs(single), result["dropout"]
+    assert abs(parallel - blockwise) > 1e-2, result["dropout"]
 
 
 @pytest.mark.parametrize("ranks", [2, 4])

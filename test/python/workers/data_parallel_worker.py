@@ -3,7 +3,9 @@ for STEPS steps data parallel (kiln.jit with comm and batch_argnums, each
 rank feeding its block of every batch), and once more in one process on the
 whole batch (rank 0 only, no communicator), then writes the largest
 difference between the two runs' parameters, relative to each tensor's
-largest magnitude, and the losses, to OUT (rank 0).
+largest magnitude, and the losses, to OUT (rank 0); also the sum of a
+dropout of the batch data parallel, in one process, and as each rank's
+block would draw it alone.
 
 With ZERO (1, 2, 3) the optimizer state (and at 3 the parameters) is held
 as kiln.distributed.Sharded blocks, as kiln.jit(..., zero=ZERO) takes them.
@@ -71,6 +73,16 @@ def main():
     blocks_out = all(isinstance(v, kiln.distributed.Sharded)
                      for v in state["exp_avg"].values()) if zero else True
     p = kiln.distributed.unshard(p, comm)
+    # Dropout on the batch: each rank's mask is its rows of the mask the
+    # whole batch draws (the counters are the global element indices), so
+    # the ranks differ and together equal one process.
+    key = kiln.random.PRNGKey(3)
+
+    def masked_sum(key, x):
+        return knp.sum(kiln.nn.dropout(key, 0.5, x))
+
+    dropped = float(kiln.jit(masked_sum, comm=comm, batch_argnums=(1,))(
+        key, kiln.distributed.block(xs[0], comm)))
     # Every rank holds the same parameters: gather rank 1's to check.
     gathered = comm.all_gather(p["w1"])
     same = all(np.array_equal(gathered[r * sizes[0]:(r + 1) * sizes[0]], p["w1"])
@@ -83,10 +95,16 @@ def main():
         loss, q, state1 = single(q, state1, xs[k], onehots[k])
         single_losses.append(float(loss))
     worst = max(float(np.abs(p[n] - q[n]).max() / np.abs(q[n]).max()) for n in q)
+    dropped_single = float(kiln.jit(masked_sum)(key, xs[0]))
+    # Had every rank drawn the mask of its own block alone, the sum would
+    # be this instead.
+    same_mask = float(sum(kiln.jit(masked_sum)(key, block) for block in
+                          np.split(xs[0], comm.size)))
     moved = min(float(np.abs(q[n] - params[n]).max()) for n in q)
     with open(out, "w") as f:
         json.dump({"ranks": comm.size, "worst": worst, "moved": moved,
                    "same_on_every_rank": same, "blocks_out": blocks_out,
+                   "dropout": [dropped, dropped_single, same_mask],
                    "losses": losses,
                    "single_losses": single_losses}, f)
     return 0
