@@ -12,12 +12,21 @@
 // leaves the same IR as a program written with broadcast_in_dim directly:
 // the fusion pass then sees the epilogue on the reduction's own shape.
 //
+// A loop's carried value that the body yields unchanged and that starts as
+// a constant is that constant in every iteration: its uses in the regions
+// (isolated from above) read a copy of the constant made there, and the
+// loop's result is the constant. Products and casts inside then see a
+// constant operand: a weight that autocast narrows inside an RNN's loop is
+// folded to a half-precision constant instead of being cast every step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -92,6 +101,68 @@ struct SinkUnitReshape : OpRewritePattern<ReshapeOp> {
 };
 
 } // namespace
+
+namespace {
+
+/// Replaces the uses of `argument` other than by its block's terminator
+/// (which passes it on to the next iteration) by a copy of `constant` made
+/// at the start of the block; true if there were any.
+bool useConstantCopy(PatternRewriter &rewriter, BlockArgument argument,
+                     ConstantOp constant) {
+  Block *block = argument.getOwner();
+  Operation *terminator = block->getTerminator();
+  auto inside = [&](OpOperand &use) { return use.getOwner() != terminator; };
+  if (llvm::none_of(argument.getUses(), inside))
+    return false;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(block);
+  Operation *copy = rewriter.clone(*constant);
+  rewriter.replaceUsesWithIf(argument, copy->getResult(0), inside);
+  return true;
+}
+
+/// The constant carried values of kiln.for and kiln.while (see the file
+/// header). `Loop` gives the first body argument of carried value 0 and the
+/// regions whose arguments are the carried values.
+template <typename Loop>
+struct ConstantCarriedValues : OpRewritePattern<Loop> {
+  using OpRewritePattern<Loop>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(Loop loop,
+                                PatternRewriter &rewriter) const override {
+    constexpr unsigned firstCarried = std::is_same_v<Loop, ForOp> ? 1 : 0;
+    Block &body = loop.getBodyRegion().front();
+    Operation *yield = body.getTerminator();
+    bool changed = false;
+    for (auto [k, init] : llvm::enumerate(loop.getInits())) {
+      auto constant = init.template getDefiningOp<ConstantOp>();
+      BlockArgument carried = body.getArgument(firstCarried + k);
+      if (!constant || yield->getOperand(k) != carried)
+        continue;
+      if constexpr (std::is_same_v<Loop, WhileOp>)
+        changed |= useConstantCopy(
+            rewriter, loop.getCondRegion().front().getArgument(k), constant);
+      changed |= useConstantCopy(rewriter, carried, constant);
+      if (!loop->getResult(k).use_empty()) {
+        rewriter.replaceAllUsesWith(loop->getResult(k), init);
+        changed = true;
+      }
+    }
+    return success(changed);
+  }
+};
+
+} // namespace
+
+void ForOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<ConstantCarriedValues<ForOp>>(context);
+}
+
+void WhileOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                          MLIRContext *context) {
+  patterns.add<ConstantCarriedValues<WhileOp>>(context);
+}
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {

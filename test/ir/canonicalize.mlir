@@ -1305,3 +1305,58 @@ func.func @broadcast_of_unit_reshape(%x: tensor<5x1xf32>, %y: tensor<1x5xf32>) -
   %3 = kiln.broadcast_in_dim %2, dims = [0] : (tensor<5xf32>) -> tensor<5x3xf32>
   return %1, %3 : tensor<5x4x6xf32>, tensor<5x3xf32>
 }
+
+// -----
+
+// A carried value the body yields unchanged and that starts as a constant
+// is that constant inside the loop (a copy in the isolated body, which a
+// narrowing cast then folds into: a weight autocast narrows inside an RNN's
+// loop is not cast every step) and after it. A carried value the body
+// changes stays carried.
+// CHECK-LABEL: func.func @constant_carried_for(
+// CHECK-SAME:      %[[X:.+]]: tensor<1x2xf32>)
+// CHECK:         %[[W:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK:         %[[R:.+]]:2 = kiln.for 3 iterations(%[[X]], %[[W]])
+// CHECK-NEXT:    ^bb0(%{{.+}}: tensor<i64>, %[[H:.+]]: tensor<1x2xf32>, %[[V:.+]]: tensor<2x2xf32>):
+// CHECK-NEXT:      %[[N:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xbf16>
+// CHECK-NEXT:      %[[HB:.+]] = kiln.cast %[[H]]
+// CHECK-NEXT:      %[[P:.+]] = kiln.matmul %[[HB]], %[[N]]
+// CHECK-NEXT:      kiln.yield %[[P]], %[[V]]
+// CHECK:         return %[[R]]#0, %[[W]]
+func.func @constant_carried_for(%x: tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<2x2xf32>) {
+  %w = kiln.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %r:2 = kiln.for 3 iterations (%x, %w) : (tensor<1x2xf32>, tensor<2x2xf32>) {
+  ^bb0(%i: tensor<i64>, %h: tensor<1x2xf32>, %v: tensor<2x2xf32>):
+    %hb = kiln.cast %h : tensor<1x2xf32> to tensor<1x2xbf16>
+    %vb = kiln.cast %v : tensor<2x2xf32> to tensor<2x2xbf16>
+    %p = kiln.matmul %hb, %vb : tensor<1x2xbf16>, tensor<2x2xbf16> -> f32
+    kiln.yield %p, %v : tensor<1x2xf32>, tensor<2x2xf32>
+  }
+  return %r#0, %r#1 : tensor<1x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// The same in a kiln.while: the cond region reads the constant too.
+// CHECK-LABEL: func.func @constant_carried_while(
+// CHECK:         kiln.while
+// CHECK-NEXT:    ^bb0(%{{.+}}: tensor<f32>, %{{.+}}: tensor<f32>):
+// CHECK-NEXT:      %[[LIMIT:.+]] = kiln.constant dense<1.000000e+01> : tensor<f32>
+// CHECK-NEXT:      kiln.compare lt, %{{.+}}, %[[LIMIT]]
+// CHECK:         } do {
+// CHECK-NEXT:    ^bb0(%{{.+}}: tensor<f32>, %[[S:.+]]: tensor<f32>):
+// CHECK-NEXT:      %[[STEP:.+]] = kiln.constant dense<1.000000e+01> : tensor<f32>
+// CHECK:           kiln.yield %{{.+}}, %[[S]]
+func.func @constant_carried_while(%x: tensor<f32>) -> tensor<f32> {
+  %ten = kiln.constant dense<10.0> : tensor<f32>
+  %r:2 = kiln.while (%x, %ten) : (tensor<f32>, tensor<f32>) cond {
+  ^bb0(%v: tensor<f32>, %limit: tensor<f32>):
+    %c = kiln.compare lt, %v, %limit : tensor<f32>
+    kiln.yield %c : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<f32>, %step: tensor<f32>):
+    %n = kiln.add %v, %step : tensor<f32>
+    kiln.yield %n, %step : tensor<f32>, tensor<f32>
+  }
+  return %r#0 : tensor<f32>
+}

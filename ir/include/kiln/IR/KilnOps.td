@@ -1446,6 +1446,7 @@ def Kiln_WhileOp : Kiln_Op<"while", [IsolatedFromAbove, RecursiveMemoryEffects,
     attr-dict
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_ForOp : Kiln_Op<"for", [IsolatedFromAbove, RecursiveMemoryEffects,
@@ -1485,6 +1486,7 @@ def Kiln_ForOp : Kiln_Op<"for", [IsolatedFromAbove, RecursiveMemoryEffects,
     attr-dict
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
