@@ -541,20 +541,25 @@ static LogicalResult batchDynamicUpdateSlice(Operation *op,
 // Attention
 //===----------------------------------------------------------------------===//
 
-/// The batch as one more leading dim of query, key, value and the mask (an
-/// unbatched mask gets a size-1 dim there, which the op broadcasts).
+/// An attention's mask (operand `index`, null if absent) with the batch as
+/// one more leading dim: an unbatched mask gets a size-1 dim there, which
+/// the op broadcasts.
+static Value batchedMask(Emit &e, RuleContext &context, Value mask,
+                         unsigned index) {
+  if (!mask)
+    return mask;
+  if (Value batched = context.batched(index))
+    return batched;
+  SmallVector<int64_t> shape{1};
+  llvm::append_range(shape, tensorType(mask).getShape());
+  return e.reshape(mask, shape);
+}
+
+/// The batch as one more leading dim of query, key, value and the mask.
 static LogicalResult batchAttention(Operation *op, RuleContext &context) {
   auto attention = cast<AttentionOp>(op);
   Emit e(context);
-  Value mask;
-  if (Value m = attention.getMask()) {
-    mask = context.batched(3);
-    if (!mask) {
-      SmallVector<int64_t> shape{1};
-      llvm::append_range(shape, tensorType(m).getShape());
-      mask = e.reshape(m, shape);
-    }
-  }
+  Value mask = batchedMask(e, context, attention.getMask(), 3);
   auto batched = e.b.create<AttentionOp>(
       e.loc, context.materialized(0), context.materialized(1),
       context.materialized(2), mask, attention.getScaleAttr(),
@@ -568,15 +573,7 @@ static LogicalResult batchAttention(Operation *op, RuleContext &context) {
 static LogicalResult batchAttentionGrad(Operation *op, RuleContext &context) {
   auto grad = cast<AttentionGradOp>(op);
   Emit e(context);
-  Value mask;
-  if (Value m = grad.getMask()) {
-    mask = context.batched(6);
-    if (!mask) {
-      SmallVector<int64_t> shape{1};
-      llvm::append_range(shape, tensorType(m).getShape());
-      mask = e.reshape(m, shape);
-    }
-  }
+  Value mask = batchedMask(e, context, grad.getMask(), 6);
   auto batched = e.b.create<AttentionGradOp>(
       e.loc, context.materialized(0), context.materialized(1),
       context.materialized(2), context.materialized(3),
