@@ -115,10 +115,6 @@ Tensor keysAt(const Tensor &key, const std::pair<Tensor, Tensor> &counter,
   return concat({first, second}, static_cast<int64_t>(shape.size()) - 1, loc);
 }
 
-/// Row `i` of keys from split.
-Tensor keyRow(const Tensor &keys, int64_t i, SourceLoc loc) {
-  return reshape(slice(keys, {i, 0}, {i + 1, 2}, {}, loc), {2}, loc);
-}
 
 /// An integer scalar operand as a rank-0 ui32 tensor, keeping its low 32
 /// bits (numpy's conversion to uint32).
@@ -138,6 +134,38 @@ Tensor asWord(const Operand &value, const char *what, SourceLoc loc) {
   return tensor.dtype() == DType::I32
              ? bitcast_convert_type(tensor, DType::UI32, loc)
              : cast(tensor, DType::UI32, loc);
+}
+
+} // namespace
+
+namespace draws {
+
+Tensor keyRow(const Tensor &keys, int64_t i, SourceLoc loc) {
+  return reshape(slice(keys, {i, 0}, {i + 1, 2}, {}, loc), {2}, loc);
+}
+
+Tensor bound(const Operand &value, DType dtype, SourceLoc loc) {
+  if (!value.isTensor())
+    return constant(value.scalar(), dtype, loc);
+  return cast(value.tensor(), dtype, loc);
+}
+
+Tensor scaleUnit(const Tensor &floats, const Tensor &low, const Tensor &high,
+                 SourceLoc loc) {
+  return maximum(low, add(mul(floats, sub(high, low, loc), loc), low, loc),
+                 loc);
+}
+
+} // namespace draws
+
+namespace {
+
+/// The 64 bits of a Threefry block, as JAX joins them: the first word
+/// above the second, as i64 bits.
+Tensor wordPair(const std::function<Tensor(RngWord)> &draw, SourceLoc loc) {
+  Tensor high = cast(draw(RngWord::First), DType::I64, loc);
+  Tensor low = cast(draw(RngWord::Second), DType::I64, loc);
+  return bitwise_or(shift_left(high, 32, loc), low, loc);
 }
 
 } // namespace
@@ -170,9 +198,7 @@ Tensor unitFloats(const std::function<Tensor(RngWord)> &draw, DType dtype,
                    loc),
                1.0, loc);
   }
-  Tensor high = cast(draw(RngWord::First), DType::I64, loc);
-  Tensor low = cast(draw(RngWord::Second), DType::I64, loc);
-  Tensor word = bitwise_or(shift_left(high, 32, loc), low, loc);
+  Tensor word = wordPair(draw, loc);
   return sub(bitcast_convert_type(
                  bitwise_or(shift_right_logical(word, 12, loc),
                             int64_t{0x3FF0000000000000}, loc),
@@ -189,10 +215,8 @@ Tensor normalFromUnit(const Tensor &floats, SourceLoc loc) {
                  : dtype == DType::F32  ? 23
                                         : 52;
   double lowest = -(1.0 - std::ldexp(1.0, -(mantissa + 1)));
-  Tensor low = full({}, Scalar(lowest), dtype, loc);
-  Tensor high = full({}, Scalar(1.0), dtype, loc);
-  Tensor u = maximum(low, add(mul(floats, sub(high, low, loc), loc), low, loc),
-                     loc);
+  Tensor u = scaleUnit(floats, full({}, Scalar(lowest), dtype, loc),
+                       full({}, Scalar(1.0), dtype, loc), loc);
   return mul(erf_inv(u, loc), std::sqrt(2.0), loc);
 }
 
@@ -200,24 +224,12 @@ Tensor normalFromUnit(const Tensor &floats, SourceLoc loc) {
 
 namespace {
 
-/// A bound of uniform converted to `dtype`, as JAX converts minval and
-/// maxval before it subtracts them (so their difference rounds in dtype).
-Tensor bound(const Operand &value, DType dtype, SourceLoc loc) {
-  if (!value.isTensor())
-    return constant(value.scalar(), dtype, loc);
-  return cast(value.tensor(), dtype, loc);
-}
-
-/// JAX's 64 random bits per element (its partitionable Threefry): the
-/// first word above the second, as i64 bits.
+/// JAX's 64 random bits per element (its partitionable Threefry).
 Tensor bits64(const Tensor &key, const Shape &shape, int64_t count,
               SourceLoc loc) {
   auto counter = counters(shape, count, loc);
-  Tensor high = cast(threefry(key, counter, RngWord::First, loc), DType::I64,
-                     loc);
-  Tensor low = cast(threefry(key, counter, RngWord::Second, loc), DType::I64,
-                    loc);
-  return bitwise_or(shift_left(high, 32, loc), low, loc);
+  return wordPair([&](RngWord word) { return threefry(key, counter, word, loc); },
+                  loc);
 }
 
 /// a < b for i64 bits read as unsigned: both moved by 2^63.
@@ -308,9 +320,8 @@ Tensor uniform(const Tensor &key, const Shape &shape, DType dtype,
   Tensor floats = unitFloats(
       [&](RngWord word) { return threefry(key, counter, word, loc); }, dtype,
       loc);
-  Tensor low = bound(minval, dtype, loc), high = bound(maxval, dtype, loc);
-  Tensor scaled = add(mul(floats, sub(high, low, loc), loc), low, loc);
-  return maximum(low, scaled, loc);
+  return scaleUnit(floats, bound(minval, dtype, loc), bound(maxval, dtype, loc),
+                   loc);
 }
 
 Tensor normal(const Tensor &key, const Shape &shape, DType dtype,

@@ -29,6 +29,18 @@ Tensor threefryWords(const Tensor &k0, const Tensor &k1,
                      const std::pair<Tensor, Tensor> &counter,
                      mlir::kiln::RngWord word, SourceLoc loc);
 
+/// Row `i` of keys from split: a ui32[2] key.
+Tensor keyRow(const Tensor &keys, int64_t i, SourceLoc loc);
+
+/// A distribution's parameter or bound converted to `dtype`, as JAX
+/// converts them before computing with them.
+Tensor bound(const Operand &value, DType dtype, SourceLoc loc);
+
+/// Floats in [0, 1) moved to [low, high) as JAX's uniform moves them:
+/// floats (high - low) + low, kept at least low.
+Tensor scaleUnit(const Tensor &floats, const Tensor &low, const Tensor &high,
+                 SourceLoc loc);
+
 /// Floats in [0, 1) of `dtype` as JAX's uniform makes them, from `draw`,
 /// which gives a Threefry word at every element.
 Tensor unitFloats(const std::function<Tensor(mlir::kiln::RngWord)> &draw,

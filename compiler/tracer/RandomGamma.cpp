@@ -180,8 +180,7 @@ Tensor gammaEach(const KeyWords &keys, const Tensor &alpha, bool logSpace,
 /// `value` as a tensor of `dtype` broadcast to `shape`.
 Tensor parameter(const Operand &value, const Shape &shape, DType dtype,
                  const char *what, SourceLoc loc) {
-  Tensor tensor = value.isTensor() ? cast(value.tensor(), dtype, loc)
-                                   : full({}, value.scalar(), dtype, loc);
+  Tensor tensor = bound(value, dtype, loc);
   Shape broadcast = detail::broadcastShapes({tensor.shape(), shape}, what, loc);
   if (broadcast != shape)
     fail(loc, std::string(what) + ": a parameter of shape " +
@@ -239,11 +238,8 @@ Tensor beta(const Tensor &key, const Operand &a, const Operand &b,
   Tensor alpha = parameter(a, drawn, dtype, what, loc);
   Tensor betaParam = parameter(b, drawn, dtype, what, loc);
   Tensor keys = split(key, 2, loc);
-  auto row = [&](int64_t i) {
-    return reshape(slice(keys, {i, 0}, {i + 1, 2}, {}, loc), {2}, loc);
-  };
-  Tensor logA = loggamma(row(0), alpha, drawn, dtype, loc);
-  Tensor logB = loggamma(row(1), betaParam, drawn, dtype, loc);
+  Tensor logA = loggamma(keyRow(keys, 0, loc), alpha, drawn, dtype, loc);
+  Tensor logB = loggamma(keyRow(keys, 1, loc), betaParam, drawn, dtype, loc);
   // gamma_a / (gamma_a + gamma_b), scaled by the larger one.
   Tensor logMax = maximum(logA, logB, loc);
   Tensor scaledA = exp(sub(logA, logMax, loc), loc);
