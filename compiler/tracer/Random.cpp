@@ -224,12 +224,20 @@ Tensor normalFromUnit(const Tensor &floats, SourceLoc loc) {
 
 namespace {
 
+/// The Threefry words of `key` at each element of `shape` (of `count`
+/// elements), for unitFloats and wordPair.
+std::function<Tensor(RngWord)> drawsAt(const Tensor &key, const Shape &shape,
+                                       int64_t count, SourceLoc loc) {
+  auto counter = counters(shape, count, loc);
+  return [key, counter, loc](RngWord word) {
+    return threefry(key, counter, word, loc);
+  };
+}
+
 /// JAX's 64 random bits per element (its partitionable Threefry).
 Tensor bits64(const Tensor &key, const Shape &shape, int64_t count,
               SourceLoc loc) {
-  auto counter = counters(shape, count, loc);
-  return wordPair([&](RngWord word) { return threefry(key, counter, word, loc); },
-                  loc);
+  return wordPair(drawsAt(key, shape, count, loc), loc);
 }
 
 /// a < b for i64 bits read as unsigned: both moved by 2^63.
@@ -316,10 +324,7 @@ Tensor uniform(const Tensor &key, const Shape &shape, DType dtype,
                   shapeString(detail::shapeOf(minval)) + " and " +
                   shapeString(detail::shapeOf(maxval)) +
                   " do not broadcast to the shape " + shapeString(shape));
-  auto counter = counters(shape, count, loc);
-  Tensor floats = unitFloats(
-      [&](RngWord word) { return threefry(key, counter, word, loc); }, dtype,
-      loc);
+  Tensor floats = unitFloats(drawsAt(key, shape, count, loc), dtype, loc);
   return scaleUnit(floats, bound(minval, dtype, loc), bound(maxval, dtype, loc),
                    loc);
 }
@@ -329,11 +334,8 @@ Tensor normal(const Tensor &key, const Shape &shape, DType dtype,
   checkKey(key, "kiln::random::normal", loc);
   checkFloat(dtype, "kiln::random::normal", loc);
   int64_t count = detail::checkedNumElements(shape, "kiln::random::normal", loc);
-  auto counter = counters(shape, count, loc);
-  return normalFromUnit(
-      unitFloats([&](RngWord word) { return threefry(key, counter, word, loc); },
-                 dtype, loc),
-      loc);
+  return normalFromUnit(unitFloats(drawsAt(key, shape, count, loc), dtype, loc),
+                        loc);
 }
 
 /// The float next to each element of `x` (f32 or f64) toward +inf
