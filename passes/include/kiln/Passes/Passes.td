@@ -145,7 +145,10 @@ def Autocast : Pass<"kiln-autocast", "mlir::ModuleOp"> {
     weights an update writes. An operand that is itself a widening cast
     from `dtype` is used directly; every other value is cast once per
     function, right after its definition (for a block argument, such as a
-    loop's carried value, at the start of its block). A transposed operand
+    loop's carried value, at the start of its block). A carried value that
+    starts as a constant and that the loop never changes (an RNN's weight)
+    becomes that constant inside the loop when kiln.for and kiln.while are
+    canonicalized, so its cast folds at compile time. A transposed operand
     is the transpose of its source's cast, so a weight is cast once for its
     forward and backward products and the transpose still folds into the
     GEMM.
