@@ -56,6 +56,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir {
 namespace kiln {
@@ -143,6 +144,12 @@ struct Epilogue {
   mlir::kiln::AddOp addendAdd;
   Value addend;
   mlir::kiln::ReluOp relu;
+  /// Or a clip (a ReLU6): kiln.max with a splat constant and then kiln.min
+  /// with one (or a ReLU then kiln.min; either alone), in order, with its
+  /// bounds (infinite where the chain has no such op).
+  SmallVector<Operation *> clip;
+  float clipLow = -std::numeric_limits<float>::infinity();
+  float clipHigh = std::numeric_limits<float>::infinity();
   /// Or a SiLU: x * sigmoid(x), its two ops.
   mlir::kiln::SigmoidOp swishSigmoid;
   mlir::kiln::MulOp swish;
@@ -182,6 +189,63 @@ static Value channelBias(Value value, int64_t channels) {
   return broadcast.getOperand();
 }
 
+/// The value of every element of `value` where it is a splat f32 constant
+/// (the canonical form of a scalar broadcast to a shape).
+static std::optional<float> splatF32(Value value) {
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat() ||
+      !attr.getElementType().isF32())
+    return std::nullopt;
+  return attr.getSplatValue<float>();
+}
+
+/// The bound of `op`, a kiln.max or kiln.min (`BoundOp`) of `value` and a
+/// splat constant other than NaN (with a NaN bound every result is NaN,
+/// which oneDNN's clip would not give), if it is `value`'s only user.
+template <typename BoundOp>
+static std::optional<float> clipBound(Value value, BoundOp &op) {
+  op = dyn_cast_or_null<BoundOp>(soleUser(value));
+  if (!op || op.getLhs() == op.getRhs())
+    return std::nullopt;
+  std::optional<float> bound = splatF32(otherOperand(op, value));
+  if (!bound || std::isnan(*bound))
+    return std::nullopt;
+  return bound;
+}
+
+/// The clip that follows `value` in `epilogue`, if any: max(x, lo) or a
+/// ReLU (`relu`, already matched), then min(x, hi); or min(x, hi) then
+/// max(x, lo) where lo <= hi (then the same clamp).
+static void findClip(Value value, mlir::kiln::ReluOp relu,
+                     Epilogue &epilogue) {
+  mlir::kiln::MaxOp max;
+  mlir::kiln::MinOp min;
+  std::optional<float> low = relu ? std::optional<float>(0.0f)
+                                  : clipBound(value, max);
+  if (low) {
+    Operation *first = relu ? relu.getOperation() : max.getOperation();
+    std::optional<float> high = clipBound(first->getResult(0), min);
+    if (!high && relu)
+      return; // a ReLU alone: its own flag
+    epilogue.clip.push_back(first);
+    epilogue.clipLow = *low;
+    if (high) {
+      epilogue.clip.push_back(min);
+      epilogue.clipHigh = *high;
+    }
+  } else if (std::optional<float> high = clipBound(value, min)) {
+    epilogue.clip.push_back(min);
+    epilogue.clipHigh = *high;
+    std::optional<float> low = clipBound(min.getResult(), max);
+    if (low && *low <= *high) {
+      epilogue.clip.push_back(max);
+      epilogue.clipLow = *low;
+    }
+  }
+  if (!epilogue.clip.empty())
+    epilogue.last = epilogue.clip.back();
+}
+
 /// The epilogue of `op`: a bias always (on either path it costs oneDNN
 /// less than a separate pass), an addend and a ReLU or SiLU only for a
 /// convolution in blocked layouts (`blocked`), whose direct kernels apply
@@ -218,7 +282,11 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
     epilogue.last = add;
     current = add.getResult();
   }
-  if (auto relu = dyn_cast_or_null<mlir::kiln::ReluOp>(soleUser(current))) {
+  auto relu = dyn_cast_or_null<mlir::kiln::ReluOp>(soleUser(current));
+  findClip(current, relu, epilogue);
+  if (!epilogue.clip.empty())
+    return epilogue;
+  if (relu) {
     epilogue.relu = relu;
     epilogue.last = relu;
     return epilogue;
@@ -242,16 +310,6 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
   epilogue.swish = mul;
   epilogue.last = mul;
   return epilogue;
-}
-
-/// The value of every element of `value` where it is a splat f32 constant
-/// (the canonical form of a scalar broadcast to a shape).
-static std::optional<float> splatF32(Value value) {
-  DenseElementsAttr attr;
-  if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat() ||
-      !attr.getElementType().isF32())
-    return std::nullopt;
-  return attr.getSplatValue<float>();
 }
 
 /// A convolution of dequantized 8-bit integers with weights that are int8
@@ -656,6 +714,11 @@ struct KilnCpuOutlineDnnlConvsPass
       }
       if (epilogue.relu)
         flags |= KILN_DNNL_CONV_RELU;
+      if (!epilogue.clip.empty()) {
+        flags |= KILN_DNNL_CONV_CLIP;
+        for (float bound : {epilogue.clipLow, epilogue.clipHigh})
+          descriptor.push_back(llvm::bit_cast<uint32_t>(bound));
+      }
       if (epilogue.swish)
         flags |= KILN_DNNL_CONV_SWISH;
       // The activations laid out channels-last are transposed into that
@@ -720,6 +783,13 @@ struct KilnCpuOutlineDnnlConvsPass
         result = builder.clone(*epilogue.addendAdd, mapping)->getResult(0);
       if (epilogue.relu)
         result = builder.clone(*epilogue.relu, mapping)->getResult(0);
+      for (Operation *bound : epilogue.clip) {
+        for (Value operand : bound->getOperands())
+          if (Operation *constant = operand.getDefiningOp();
+              constant && !mapping.contains(operand))
+            builder.clone(*constant, mapping);
+        result = builder.clone(*bound, mapping)->getResult(0);
+      }
       if (epilogue.swish) {
         builder.clone(*epilogue.swishSigmoid, mapping);
         result = builder.clone(*epilogue.swish, mapping)->getResult(0);
@@ -740,6 +810,9 @@ struct KilnCpuOutlineDnnlConvsPass
         moved.assign(requantization.ops.rbegin(), requantization.ops.rend());
       if (epilogue.swishSigmoid)
         moved.push_back(epilogue.swishSigmoid);
+      for (Operation *bound : llvm::reverse(epilogue.clip))
+        if (bound != epilogue.last)
+          moved.push_back(bound);
       if (epilogue.addendAdd && epilogue.addendAdd != epilogue.last)
         moved.push_back(epilogue.addendAdd);
       if (epilogue.biasAdd && epilogue.biasAdd != epilogue.last)
@@ -777,16 +850,19 @@ struct KilnCpuConvToDnnlPass
     llvm::DenseMap<Operation *, memref::GlobalOp> descriptors;
     for (auto [call, callee] : calls) {
       auto descriptor = callee->getAttrOfType<DenseI64ArrayAttr>(kDnnlConvAttr);
-      // The header (k, groups, N, C, O, flags), then 7 entries per dim.
+      // The header (k, groups, N, C, O, flags), then 7 entries per dim,
+      // then a clip's two bounds.
       bool wellFormed = descriptor.size() > KILN_DNNL_CONV_HEADER_SIZE &&
                         descriptor[0] >= 1 && descriptor[0] <= 3 &&
                         static_cast<int64_t>(descriptor.size()) ==
                             KILN_DNNL_CONV_HEADER_SIZE +
-                                KILN_DNNL_CONV_ENTRIES_PER_DIM * descriptor[0];
+                                KILN_DNNL_CONV_ENTRIES_PER_DIM * descriptor[0] +
+                                ((descriptor[5] & KILN_DNNL_CONV_CLIP) ? 2 : 0);
       if (!wellFormed) {
         callee.emitError() << "'" << kDnnlConvAttr
                            << "' must hold k (1 to 3), groups, N, C, O, "
-                              "flags and 7 entries per spatial dim";
+                              "flags, 7 entries per spatial dim and, with a "
+                              "clip, its two bounds";
         return signalPassFailure();
       }
       int64_t flags = descriptor[5];

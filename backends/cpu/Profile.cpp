@@ -243,6 +243,8 @@ static std::string convName(func::CallOp call) {
     name += " +add";
   if (flags & KILN_DNNL_CONV_RELU)
     name += " +relu";
+  if (flags & KILN_DNNL_CONV_CLIP)
+    name += " +clip";
   if (flags & KILN_DNNL_CONV_SWISH)
     name += " +silu";
   return name;

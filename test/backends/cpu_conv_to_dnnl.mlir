@@ -146,8 +146,20 @@ func.func @short(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x
   call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
   return
 }
-// expected-error @+1 {{'kiln.dnnl_conv' must hold k (1 to 3), groups, N, C, O, flags and 7 entries per spatial dim}}
+// expected-error @+1 {{'kiln.dnnl_conv' must hold k (1 to 3), groups, N, C, O, flags, 7 entries per spatial dim and, with a clip, its two bounds}}
 func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+
+// -----
+
+// A clip (flag 8192) without its two bounds.
+func.func @clipless(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) {
+  call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
+  return
+}
+// expected-error @+1 {{'kiln.dnnl_conv' must hold k (1 to 3), groups, N, C, O, flags, 7 entries per spatial dim and, with a clip, its two bounds}}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 8192, 100, 3, 98, 1, 0, 0, 1>} {
   return
 }
 

@@ -167,6 +167,52 @@ func.func @plain(%x: tensor<1x8x16x16xf32>, %w: tensor<32x8x1x1xf32>, %b: tensor
 
 // -----
 
+// A clip after a blocked convolution (ONNX's Clip, a ReLU6: kiln.max with a
+// splat constant, then kiln.min with one; or a ReLU then kiln.min) moves
+// into the call: flag 8192, its bounds the two last entries as f32 bits
+// (0.0 is 0, 6.0 is 1086324736, -inf 4286578688). After a bias: 8209.
+// min(x, 6) then max(x, 7) is not a clamp: only the min moves. A NaN bound
+// (every result NaN, which oneDNN's clip would not give) stays out.
+// CHECK-LABEL: func.func @clips(
+// CHECK:         call @[[F0:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1, %{{.*}})
+// CHECK:         call @[[F1:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1)
+// CHECK:         %[[C:.*]] = call @[[F2:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1)
+// CHECK:         kiln.max %[[C]]
+// CHECK:         %[[D:.*]] = call @[[F3:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1)
+// CHECK:         kiln.max %[[D]]
+// The function computes the moved ops: the bias, then the clip.
+// CHECK:       func.func private @[[F0]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 8209, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1086324736>}
+// CHECK:         kiln.conv
+// CHECK:         kiln.add
+// CHECK:         %[[L:.*]] = kiln.max
+// CHECK:         %[[H:.*]] = kiln.min %[[L]]
+// CHECK:         return %[[H]]
+// CHECK:       func.func private @[[F1]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 8208, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1086324736>}
+// CHECK:       func.func private @[[F2]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 8208, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 4286578688, 1086324736>}
+// CHECK:       func.func private @[[F3]]({{.*}} {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1>}
+func.func @clips(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>) -> (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) {
+  %zero = kiln.constant dense<0.0> : tensor<1x8x16x16xf32>
+  %six = kiln.constant dense<6.0> : tensor<1x8x16x16xf32>
+  %seven = kiln.constant dense<7.0> : tensor<1x8x16x16xf32>
+  %nan = kiln.constant dense<0x7FC00000> : tensor<1x8x16x16xf32>
+  %a = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<1x8x16x16xf32>
+  %ab = kiln.add %a, %bb : tensor<1x8x16x16xf32>
+  %al = kiln.max %ab, %zero : tensor<1x8x16x16xf32>
+  %ah = kiln.min %al, %six : tensor<1x8x16x16xf32>
+  %r = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %rl = kiln.relu %r : tensor<1x8x16x16xf32>
+  %rh = kiln.min %six, %rl : tensor<1x8x16x16xf32>
+  %c = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %ch = kiln.min %c, %six : tensor<1x8x16x16xf32>
+  %cl = kiln.max %ch, %seven : tensor<1x8x16x16xf32>
+  %d = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %dn = kiln.max %d, %nan : tensor<1x8x16x16xf32>
+  return %ah, %rh, %cl, %dn : tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>
+}
+
+// -----
+
 // bf16 convolutions are outlined too, with flag 32 and no epilogue: the
 // result is rounded to bf16 before the bias, the addition or the ReLU sees
 // it (flags 48: bf16, blocked; the 1x1 one plain: 32). f16 stays loops.

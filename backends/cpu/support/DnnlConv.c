@@ -43,9 +43,23 @@
  * dst's shape added to the result (a `binary` add post-op reading it from
  * its own buffer where oneDNN has one and dst needs no reorder; otherwise a
  * `sum` post-op, the addend copied or reordered into dst's buffer first,
- * or already there where the compiler planned it in place), and a ReLU (an `eltwise_relu`
- * post-op, which keeps a NaN but, unlike kiln.relu, leaves -0.0 as -0.0)
- * or a SiLU (`eltwise_swish` with alpha 1, x * sigmoid(x)).
+ * or already there where the compiler planned it in place), and a ReLU
+ * (`eltwise_relu`), a clip (`eltwise_clip`: a ReLU6) or a SiLU
+ * (`eltwise_swish` with alpha 1, x * sigmoid(x)).
+ *
+ * Those activations are exact only on finite values: oneDNN's ReLU and
+ * clip are vmaxps/vminps with the bound as the second operand, which
+ * return the bound for a NaN, where kiln.relu, kiln.max and kiln.min keep
+ * the NaN; its SiLU takes -inf to -inf, where x * sigmoid(x) is NaN. So a
+ * call with an activation first reads the largest magnitude of src, the
+ * weights (once, for constant ones), the bias and the addend: where all
+ * are finite and no sum of products can overflow (|src| * |weights| *
+ * terms + |bias| + |addend| stays below FLT_MAX / 2), no NaN or infinity
+ * reaches the post-op and the fused primitive runs. Otherwise the call
+ * runs the site's primitive without the activation (created then, once)
+ * and applies the activation itself, with kiln's semantics. The read is
+ * one pass over src, where the activation's own pass would read and write
+ * dst.
  *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
@@ -59,6 +73,7 @@
 
 #include <dnnl.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,6 +104,13 @@ typedef struct CachedConv {
    * that finds them taken allocates its own. */
   void *staged[3];
   int busy;
+  /* The constant weights' largest magnitude (largestMagnitude), read when
+   * the primitive is created; 0 where the weights are not constant. */
+  uint32_t weightMagnitude;
+  int knownWeightMagnitude;
+  /* The site's primitive without its activation (exactEntry), null until
+   * a call needs it. */
+  void *exact;
 } CachedConv;
 
 /* Every primitive this module published, destroyed when the module is
@@ -119,6 +141,75 @@ __attribute__((destructor)) static void destroyPublished(void) {
 /* A 64-byte aligned buffer of at least `bytes` bytes. */
 static void *allocateStaged(size_t bytes) {
   return kiln_dnnl_allocate("convolution", bytes);
+}
+
+/* The bits of the largest magnitude among x[0..n): at least 0x7f800000
+ * where one is infinite or NaN, whose magnitudes' bits are above every
+ * finite value's. Bound by memory bandwidth with AVX-512. */
+static uint32_t largestMagnitudePortable(const float *x, size_t n) {
+  uint32_t lanes[8] = {0};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) {
+      uint32_t bits;
+      memcpy(&bits, &x[i + l], sizeof(bits));
+      bits &= 0x7fffffffu;
+      lanes[l] = bits > lanes[l] ? bits : lanes[l];
+    }
+  for (; i < n; ++i) {
+    uint32_t bits;
+    memcpy(&bits, &x[i], sizeof(bits));
+    bits &= 0x7fffffffu;
+    lanes[0] = bits > lanes[0] ? bits : lanes[0];
+  }
+  uint32_t largest = 0;
+  for (int l = 0; l < 8; ++l)
+    largest = lanes[l] > largest ? lanes[l] : largest;
+  return largest;
+}
+
+#ifdef __x86_64__
+#include <immintrin.h>
+
+__attribute__((target("avx512f"))) static uint32_t
+largestMagnitudeAvx512(const float *x, size_t n) {
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_loadu_si512(x + i),
+                                               magnitude));
+    m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_loadu_si512(x + i + 16),
+                                               magnitude));
+    m2 = _mm512_max_epu32(m2, _mm512_and_si512(_mm512_loadu_si512(x + i + 32),
+                                               magnitude));
+    m3 = _mm512_max_epu32(m3, _mm512_and_si512(_mm512_loadu_si512(x + i + 48),
+                                               magnitude));
+  }
+  for (; i < n; i += 16) {
+    __mmask16 lanes = n - i >= 16 ? (__mmask16)0xffff
+                                  : (__mmask16)((1u << (n - i)) - 1);
+    m0 = _mm512_max_epu32(
+        m0, _mm512_and_si512(_mm512_maskz_loadu_epi32(lanes, x + i),
+                             magnitude));
+  }
+  m0 = _mm512_max_epu32(_mm512_max_epu32(m0, m1), _mm512_max_epu32(m2, m3));
+  return (uint32_t)_mm512_reduce_max_epu32(m0);
+}
+#endif
+
+static uint32_t largestMagnitude(const float *x, size_t n) {
+#ifdef __x86_64__
+  if (__builtin_cpu_supports("avx512f"))
+    return largestMagnitudeAvx512(x, n);
+#endif
+  return largestMagnitudePortable(x, n);
+}
+
+static float magnitudeValue(uint32_t bits) {
+  float value;
+  memcpy(&value, &bits, sizeof(value));
+  return value;
 }
 
 static void fail(const char *what, dnnl_status_t status) {
@@ -249,6 +340,12 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
       entry->constantWeights = 1;
     }
   }
+  if ((flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) &&
+      (flags & KILN_DNNL_CONV_ACTIVATIONS) && weights && type == dnnl_f32) {
+    entry->weightMagnitude = largestMagnitude(
+        weights, dnnl_memory_desc_get_size(&entry->plain[1]) / sizeof(float));
+    entry->knownWeightMagnitude = 1;
+  }
   status = dnnl_primitive_create(&entry->primitive, pd);
   dnnl_primitive_desc_destroy(pd);
   if (status)
@@ -263,15 +360,15 @@ static void execute(dnnl_primitive_t primitive, dnnl_stream_t stream,
     fail("dnnl_primitive_execute", status);
 }
 
-/* The primitive of the call site `slot`, created by its first call (a
- * quantized one with the scales and zero point of `quant`, which are
- * constants of the module). */
-static CachedConv *cached(void **slot, const int64_t *desc,
+/* The primitive of the call site `slot` for `desc` with `flags` (the
+ * descriptor's, or fewer), created by its first call (a quantized one
+ * with the scales and zero point of `quant`, which are constants of the
+ * module). */
+static CachedConv *cached(void **slot, const int64_t *desc, int64_t flags,
                           const void *weights, int addendInDst,
                           const KilnDnnlConvQuant *quant) {
   CachedConv *entry = __atomic_load_n((CachedConv **)slot, __ATOMIC_ACQUIRE);
   if (!entry) {
-    int64_t flags = desc[5];
     CachedConv *created =
         (flags & KILN_DNNL_CONV_INT8) && !kiln_dnnl_int8_dot_products()
             ? NULL
@@ -405,12 +502,85 @@ static void run(CachedConv *entry, const void *src, const void *weights,
     __atomic_store_n(&entry->busy, 0, __ATOMIC_RELEASE);
 }
 
+/* Whether the fused activation of `entry` gives kiln's values on these
+ * operands: all finite, and no sum that can overflow (see the top). */
+static int activationIsExact(const CachedConv *entry, const int64_t *desc,
+                             const float *src, const float *weights,
+                             const float *bias, const float *addend) {
+  const uint32_t infinite = 0x7f800000u;
+  uint32_t s = largestMagnitude(
+      src, dnnl_memory_desc_get_size(&entry->plain[0]) / sizeof(float));
+  if (s >= infinite)
+    return 0;
+  uint32_t w = entry->knownWeightMagnitude
+                   ? entry->weightMagnitude
+                   : largestMagnitude(weights,
+                                      dnnl_memory_desc_get_size(
+                                          &entry->plain[1]) /
+                                          sizeof(float));
+  uint32_t b = (entry->flags & KILN_DNNL_CONV_BIAS)
+                   ? largestMagnitude(bias, (size_t)desc[4])
+                   : 0;
+  uint32_t a = (entry->flags & KILN_DNNL_CONV_ADDEND)
+                   ? largestMagnitude(addend,
+                                      dnnl_memory_desc_get_size(
+                                          &entry->plain[2]) /
+                                          sizeof(float))
+                   : 0;
+  if (w >= infinite || b >= infinite || a >= infinite)
+    return 0;
+  /* Terms per sum: C / G input channels times the kernel's size. */
+  double terms = (double)desc[3] / (double)desc[1];
+  for (int64_t d = 0; d < desc[0]; ++d)
+    terms *= (double)desc[KILN_DNNL_CONV_HEADER_SIZE + desc[0] + d];
+  double bound = (double)magnitudeValue(s) * magnitudeValue(w) * terms +
+                 magnitudeValue(b) + magnitudeValue(a);
+  return bound <= FLT_MAX / 2;
+}
+
+/* kiln.relu, kiln.max and kiln.min (NaN-propagating; +0.0 above -0.0) or
+ * x * sigmoid(x), as `flags` says, over dst's `count` values. */
+static void activate(int64_t flags, const int64_t *desc, float *dst,
+                     size_t count) {
+  if (flags & KILN_DNNL_CONV_RELU) {
+    for (size_t i = 0; i < count; ++i)
+      if (!(dst[i] > 0) && dst[i] == dst[i])
+        dst[i] = 0;
+  } else if (flags & KILN_DNNL_CONV_CLIP) {
+    float bounds[2];
+    kiln_dnnl_conv_clip_bounds(desc, bounds);
+    float lo = bounds[0], hi = bounds[1];
+    for (size_t i = 0; i < count; ++i) {
+      float v = dst[i];
+      if (v < lo || (v == lo && signbit(v)))
+        v = lo;
+      if (v > hi || (v == hi && !signbit(v)))
+        v = hi;
+      dst[i] = v;
+    }
+  } else if (flags & KILN_DNNL_CONV_SWISH) {
+    for (size_t i = 0; i < count; ++i)
+      dst[i] = dst[i] * (1.0f / (1.0f + expf(-dst[i])));
+  }
+}
+
 KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
                                     const float *src, const float *weights,
                                     const float *bias, const float *addend,
                                     float *dst) {
-  run(cached(slot, desc, weights, addend == dst, /*quant=*/NULL), src,
-      weights, bias, addend, dst);
+  CachedConv *entry =
+      cached(slot, desc, desc[5], weights, addend == dst, /*quant=*/NULL);
+  int64_t activations = entry->flags & KILN_DNNL_CONV_ACTIVATIONS;
+  if (!activations ||
+      activationIsExact(entry, desc, src, weights, bias, addend)) {
+    run(entry, src, weights, bias, addend, dst);
+    return;
+  }
+  CachedConv *exact = cached(&entry->exact, desc, entry->flags & ~activations,
+                             weights, addend == dst, /*quant=*/NULL);
+  run(exact, src, weights, bias, addend, dst);
+  activate(entry->flags, desc, dst,
+           dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float));
 }
 
 /* uint8 (or int8) src minus its zero point, convolved with int8 weights in
@@ -431,7 +601,7 @@ KILN_HIDDEN void kiln_dnnl_conv_int8(void **slot, const int64_t *desc,
   KilnDnnlConvQuant parameters = {quant, (int32_t)quant[channels],
                                   (int32_t)quant[channels + 1]};
   CachedConv *entry =
-      cached(slot, desc, weights, /*addendInDst=*/0, &parameters);
+      cached(slot, desc, flags, weights, /*addendInDst=*/0, &parameters);
   if (!entry->widened) {
     run(entry, src, weights, bias, /*addend=*/NULL, dst);
     return;
@@ -517,8 +687,8 @@ KILN_HIDDEN void kiln_dnnl_conv_bf16(void **slot, const int64_t *desc,
                                      const uint16_t *weights,
                                      const float *bias, const uint16_t *addend,
                                      uint16_t *dst) {
-  CachedConv *entry =
-      cached(slot, desc, weights, addend && addend == dst, /*quant=*/NULL);
+  CachedConv *entry = cached(slot, desc, desc[5], weights,
+                             addend && addend == dst, /*quant=*/NULL);
   if (!entry->widened) {
     run(entry, src, weights, bias, addend, dst);
     return;

@@ -50,7 +50,17 @@ enum KilnDnnlConvFlags {
   KILN_DNNL_CONV_INT8 = 512,
   KILN_DNNL_CONV_SIGNED_SRC = 1024,
   KILN_DNNL_CONV_INT8_DST = 2048,
-  KILN_DNNL_CONV_SIGNED_DST = 4096
+  KILN_DNNL_CONV_SIGNED_DST = 4096,
+  /* f32 only, after the bias and the addend, instead of a ReLU or a SiLU:
+   * min(max(x, lo), hi) (a ReLU6: lo 0, hi 6), each bound possibly
+   * infinite; NaN stays NaN, as kiln.max and kiln.min keep it. */
+  KILN_DNNL_CONV_CLIP = 8192
 };
+
+/* The flags of the activations that oneDNN applies as post-ops (eltwise
+ * relu, clip, swish): they map a NaN, and the SiLU a -inf, to a number,
+ * so a call runs them only where no such value can reach them (DnnlConv.c). */
+#define KILN_DNNL_CONV_ACTIVATIONS                                             \
+  (KILN_DNNL_CONV_RELU | KILN_DNNL_CONV_SWISH | KILN_DNNL_CONV_CLIP)
 
 #endif /* KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H */

@@ -8,6 +8,8 @@
 #include "DnnlConvDesc.h"
 #include "DnnlConvAbi.h"
 
+#include <string.h>
+
 /* The spatial entries of `desc`, by kind (DnnlConvAbi.h). */
 typedef struct Spatial {
   int k;
@@ -45,6 +47,15 @@ static void rowMajor(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides) {
   for (int d = ndims - 1; d >= 0; --d) {
     strides[d] = stride;
     stride *= dims[d] > 0 ? dims[d] : 1;
+  }
+}
+
+void kiln_dnnl_conv_clip_bounds(const int64_t *desc, float bounds[2]) {
+  const int64_t *entries = desc + KILN_DNNL_CONV_HEADER_SIZE +
+                           KILN_DNNL_CONV_ENTRIES_PER_DIM * desc[0];
+  for (int i = 0; i < 2; ++i) {
+    uint32_t bits = (uint32_t)entries[i];
+    memcpy(&bounds[i], &bits, sizeof(float));
   }
 }
 
@@ -136,8 +147,8 @@ dnnl_status_t kiln_dnnl_conv_primitive_desc(
            (flags & KILN_DNNL_CONV_BIAS) ? bias : NULL, &layouts[2], strides,
            dilates, padLow, padHigh)))
     return status;
-  /* The epilogue: dst = act(conv + bias + addend), act a ReLU or a SiLU
-   * (oneDNN's swish with alpha 1: x * sigmoid(x)), the addend read from
+  /* The epilogue: dst = act(conv + bias + addend), act a ReLU, a clip or
+   * a SiLU (oneDNN's swish with alpha 1: x * sigmoid(x)), the addend read from
    * its own buffer (a binary post-op) or being what dst holds before the
    * primitive runs (a sum post-op). */
   dnnl_primitive_attr_t attr = NULL;
@@ -173,8 +184,10 @@ dnnl_status_t kiln_dnnl_conv_primitive_desc(
     }
     if (ops)
       dnnl_post_ops_destroy(ops);
-  } else if (flags & (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU |
-                      KILN_DNNL_CONV_SWISH)) {
+  } else if (flags & (KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_ACTIVATIONS)) {
+    float clip[2] = {0, 0};
+    if (flags & KILN_DNNL_CONV_CLIP)
+      kiln_dnnl_conv_clip_bounds(desc, clip);
     dnnl_post_ops_t ops;
     if ((status = dnnl_post_ops_create(&ops)))
       return status;
@@ -185,6 +198,9 @@ dnnl_status_t kiln_dnnl_conv_primitive_desc(
         ((flags & KILN_DNNL_CONV_RELU) &&
          (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
                                                 0.0f, 0.0f))) ||
+        ((flags & KILN_DNNL_CONV_CLIP) &&
+         (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_clip,
+                                                clip[0], clip[1]))) ||
         ((flags & KILN_DNNL_CONV_SWISH) &&
          (status = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_swish,
                                                 1.0f, 0.0f))) ||

@@ -47,6 +47,10 @@ dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
                                       dnnl_memory_desc_t user[3],
                                       dnnl_memory_desc_t *bias);
 
+/* The bounds of the clip that a descriptor with KILN_DNNL_CONV_CLIP ends
+ * with: bounds[0] the lower, bounds[1] the upper. */
+void kiln_dnnl_conv_clip_bounds(const int64_t *desc, float bounds[2]);
+
 /* `layouts` (src, weights, dst) as `user` has them or, where `flags` has
  * KILN_DNNL_CONV_BLOCKED, in the format `any` (oneDNN's choice). */
 dnnl_status_t kiln_dnnl_conv_layouts(int64_t flags,
@@ -55,7 +59,7 @@ dnnl_status_t kiln_dnnl_conv_layouts(int64_t flags,
 
 /* The forward-inference primitive descriptor of `desc` on `engine` for
  * src, weights and dst in `layouts` (any of them format `any`, then
- * queried), with the bias, addend, ReLU and swish epilogue that `flags`
+ * queried), with the bias, addend, ReLU, clip and swish epilogue that `flags`
  * names. The addend is a `binary` add post-op reading a tensor of layout
  * `binaryAddend` (argument DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) |
  * DNNL_ARG_SRC_1) where that is not null, else a `sum` post-op adding what

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,150 @@ TEST(DnnlConv, ChannelsLastAddend) {
                  KILN_DNNL_CONV_CHANNELS_LAST_SRC |
                  KILN_DNNL_CONV_CHANNELS_LAST_DST,
              /*last=*/true);
+}
+
+/// kiln's activation of `flags` applied to `values` in place.
+void activate(std::vector<float> &values, int64_t flags, float lo, float hi) {
+  for (float &v : values) {
+    if (flags & KILN_DNNL_CONV_RELU)
+      v = std::isnan(v) ? v : (v > 0 ? v : 0.0f);
+    if (flags & KILN_DNNL_CONV_CLIP)
+      v = std::isnan(v) ? v : std::min(std::max(v, lo), hi);
+    if (flags & KILN_DNNL_CONV_SWISH)
+      v = v * (1.0f / (1.0f + std::exp(-v)));
+  }
+}
+
+/// kiln's activations (NaN-propagating max and min, +0.0 above -0.0; x *
+/// sigmoid(x)) of conv(src, weights) + bias, summed in float in one order:
+/// exact for the small integers here, and where a sum meets an infinity or a
+/// NaN the result does not depend on the order.
+std::vector<float> activated(const Operands &ops, int64_t flags, float lo,
+                             float hi) {
+  int64_t K = ops.K;
+  std::vector<float> out(N * O * H * H);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t x = 0; x < H; ++x) {
+          float sum = ops.bias[o];
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t i = 0; i < K; ++i)
+              for (int64_t j = 0; j < K; ++j) {
+                int64_t sy = y + i - K / 2, sx = x + j - K / 2;
+                if (sy >= 0 && sy < H && sx >= 0 && sx < H)
+                  sum += ops.src[at(false, C, n, c, sy, sx)] *
+                         ops.weights[((o * C + c) * K + i) * K + j];
+              }
+          out[at(false, O, n, o, y, x)] = sum;
+        }
+  activate(out, flags, lo, hi);
+  return out;
+}
+
+/// One site of a KxK convolution with a bias and the activation `flags`
+/// called three times: on finite operands (oneDNN's post-op), with a NaN,
+/// an infinity and a -infinity in src, then with finite values so large
+/// that products overflow (both left to the call's own activation, since
+/// oneDNN's ReLU and clip would turn the NaNs into their lower bound).
+/// Every result must be kiln's: the same NaNs and infinities, the finite
+/// values equal (within 1e-5 relative for the SiLU's exp). Where sums
+/// overflow, which infinities meet depends on the order of the sums and on
+/// whether products are fused into them, so there the expected values are
+/// kiln's activation of what the convolution without it gives.
+void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
+  SCOPED_TRACE(std::to_string(K) + "x" + std::to_string(K) + " flags " +
+               std::to_string(flags) +
+               (channelsLast ? ", channels last" : ""));
+  float lo = 0.0f, hi = 6.0f;
+  std::vector<int64_t> desc = descriptor(
+      flags | KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_BLOCKED |
+          (channelsLast ? KILN_DNNL_CONV_CHANNELS_LAST_SRC |
+                              KILN_DNNL_CONV_CHANNELS_LAST_DST
+                        : 0),
+      K);
+  if (flags & KILN_DNNL_CONV_CLIP)
+    for (float bound : {lo, hi}) {
+      uint32_t bits;
+      std::memcpy(&bits, &bound, sizeof(bits));
+      desc.push_back(bits);
+    }
+  std::vector<int64_t> bare = descriptor(
+      (desc[5] & ~KILN_DNNL_CONV_ACTIVATIONS), K);
+  void *slot = nullptr, *bareSlot = nullptr;
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round == 0   ? "finite"
+                 : round == 1 ? "NaN and infinities in src"
+                              : "overflowing products");
+    Operands ops(K);
+    if (round == 1) {
+      ops.src[at(false, C, 0, 1, 3, 4)] = NAN;
+      ops.src[at(false, C, 1, 2, 7, 7)] = INFINITY;
+      ops.src[at(false, C, 1, 5, 7, 8)] = -INFINITY;
+    } else if (round == 2) {
+      // Weights of magnitude 0, 2 or 3: a product of 3e38 overflows to an
+      // infinity or is 0, so no sum depends on its order.
+      for (float &w : ops.weights)
+        w = std::abs(w) == 1 ? 2 * w : w;
+      ops.src[at(false, C, 0, 3, 5, 5)] = 3e38f;
+      ops.src[at(false, C, 0, 3, 5, 6)] = -3e38f;
+      ops.src[at(false, C, 1, 0, 2, 9)] = 3e38f;
+    }
+    std::vector<float> expected = activated(ops, flags, lo, hi);
+    std::vector<float> dst(expected.size(), -1.0f);
+    if (channelsLast)
+      ops.toChannelsLast();
+    kiln_dnnl_conv_f32(&slot, desc.data(), ops.src.data(), ops.weights.data(),
+                       ops.bias.data(), nullptr, dst.data());
+    int64_t overflowed = 0;
+    if (round == 2) {
+      std::vector<float> sums(dst.size());
+      kiln_dnnl_conv_f32(&bareSlot, bare.data(), ops.src.data(),
+                         ops.weights.data(), ops.bias.data(), nullptr,
+                         sums.data());
+      overflowed = std::count_if(sums.begin(), sums.end(),
+                                 [](float v) { return !std::isfinite(v); });
+      activate(sums, flags, lo, hi);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t o = 0; o < O; ++o)
+          for (int64_t y = 0; y < H; ++y)
+            for (int64_t x = 0; x < H; ++x)
+              expected[at(false, O, n, o, y, x)] =
+                  sums[at(channelsLast, O, n, o, y, x)];
+    }
+    int64_t nonFinite = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t y = 0; y < H; ++y)
+          for (int64_t x = 0; x < H; ++x) {
+            float want = expected[at(false, O, n, o, y, x)];
+            float got = dst[at(channelsLast, O, n, o, y, x)];
+            std::string where = "at [" + std::to_string(n) + ", " +
+                                std::to_string(o) + ", " + std::to_string(y) +
+                                ", " + std::to_string(x) + "]";
+            if (!std::isfinite(want)) {
+              ++nonFinite;
+              EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want)
+                  << where << ": " << got << " for " << want;
+            } else {
+              EXPECT_NEAR(got, want, 1e-5 * std::max(1.0f, std::abs(want)))
+                  << where;
+            }
+          }
+    if (round > 0) {
+      EXPECT_GT(round == 1 ? nonFinite : overflowed, 0)
+          << "the case has no NaN or infinity to check";
+    }
+  }
+}
+
+TEST(DnnlConv, ActivationsKeepNaNsAndInfinities) {
+  for (int64_t flags :
+       {int64_t(KILN_DNNL_CONV_RELU), int64_t(KILN_DNNL_CONV_CLIP),
+        int64_t(KILN_DNNL_CONV_SWISH)})
+    for (int64_t K : {3, 1})
+      for (bool channelsLast : {false, true})
+        checkActivation(flags, K, channelsLast);
 }
 
 /// What a quantized site's result is requantized to (KILN_DNNL_CONV_INT8_DST
