@@ -219,7 +219,8 @@ static std::string convName(func::CallOp call) {
                                : SmallVector<int64_t>();
   if (d.size() < KILN_DNNL_CONV_HEADER_SIZE ||
       d.size() != size_t(KILN_DNNL_CONV_HEADER_SIZE +
-                         KILN_DNNL_CONV_ENTRIES_PER_DIM * d[0]))
+                         KILN_DNNL_CONV_ENTRIES_PER_DIM * d[0] +
+                         ((d[5] & KILN_DNNL_CONV_CLIP) ? 2 : 0)))
     return "dnnl_conv";
   // After the header, one group of `rank` entries each: the input sizes,
   // the kernel sizes, the output sizes, ...

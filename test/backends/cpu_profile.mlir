@@ -193,6 +193,23 @@ func.func @conv(%p: !llvm.ptr) attributes {kiln.profiled} {
 
 // -----
 
+// A clip (flag 8192) ends the descriptor with its two bounds (0 and 6 as
+// f32 bits) and is named too: flags 8193, bias and clip.
+// CHECK-LABEL: func.func @conv_clip
+// CHECK: kiln_profile_region_names("dnnl_conv 1x3x16x16 -> 1x8x14x14 k3x3 +bias +clip @ net.mlir:2\00")
+memref.global "private" constant @kiln_dnnl_conv_descriptor : memref<22xi64> = dense<[2, 1, 1, 3, 8, 8193, 16, 16, 3, 3, 14, 14, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1086324736]>
+func.func private @kiln_dnnl_conv_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+func.func @conv_clip(%p: !llvm.ptr) attributes {kiln.profiled} {
+  %g = memref.get_global @kiln_dnnl_conv_descriptor : memref<22xi64>
+  %i = memref.extract_aligned_pointer_as_index %g : memref<22xi64> -> index
+  %j = arith.index_cast %i : index to i64
+  %d = llvm.inttoptr %j : i64 to !llvm.ptr
+  func.call @kiln_dnnl_conv_f32(%p, %d, %p, %p, %p, %p, %p) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> () loc("conv"("net.mlir":2:8))
+  return
+}
+
+// -----
+
 // A bf16 oneDNN convolution (flag 32) is a library region too, named so.
 // CHECK-LABEL: func.func @conv_bf16
 // CHECK: call @kiln_profile_begin
