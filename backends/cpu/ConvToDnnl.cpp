@@ -620,6 +620,26 @@ struct KilnCpuOutlineDnnlConvsPass
     });
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
+    llvm::SmallPtrSet<Operation *, 16> outlined;
+    for (auto &entry : convs)
+      outlined.insert(entry.first);
+    // The bound on |value| that the call computing it writes, where value
+    // is (the relayout of) an outlined convolution's result that has one.
+    auto boundWritten = [&](Value value) -> Value {
+      if (auto transpose = value.getDefiningOp<mlir::kiln::TransposeOp>())
+        value = transpose.getOperand();
+      auto call = value.getDefiningOp<func::CallOp>();
+      if (!call || call.getNumResults() != 2 || call.getResult(0) != value)
+        return nullptr;
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      auto descriptor =
+          callee ? callee->getAttrOfType<DenseI64ArrayAttr>(kDnnlConvAttr)
+                 : nullptr;
+      if (!descriptor || descriptor.size() <= 5 ||
+          !(descriptor[5] & KILN_DNNL_CONV_DST_BOUND))
+        return nullptr;
+      return call.getResult(1);
+    };
     for (auto &[op, descriptor] : convs) {
       Location loc = op.getLoc();
       int64_t &flags = descriptor[5];
@@ -708,19 +728,34 @@ struct KilnCpuOutlineDnnlConvsPass
         operands.push_back(epilogue.bias);
         flags |= KILN_DNNL_CONV_BIAS;
       }
+      std::optional<size_t> addendIndex;
       if (epilogue.addend) {
+        addendIndex = operands.size();
         operands.push_back(epilogue.addend);
         flags |= KILN_DNNL_CONV_ADDEND;
       }
       if (epilogue.relu)
         flags |= KILN_DNNL_CONV_RELU;
-      if (!epilogue.clip.empty()) {
+      if (!epilogue.clip.empty())
         flags |= KILN_DNNL_CONV_CLIP;
-        for (float bound : {epilogue.clipLow, epilogue.clipHigh})
-          descriptor.push_back(llvm::bit_cast<uint32_t>(bound));
-      }
       if (epilogue.swish)
         flags |= KILN_DNNL_CONV_SWISH;
+      // An activation's call reads its operands' magnitudes (DnnlConv.c):
+      // where src is what an earlier such call wrote, that call passes on
+      // a bound of it, and so does this one where its result is another
+      // outlined convolution's input.
+      bool guarded = !quantized && (flags & KILN_DNNL_CONV_ACTIVATIONS);
+      Value srcBound = guarded ? boundWritten(op.getInput()) : Value();
+      if (srcBound) {
+        operands.push_back(srcBound);
+        flags |= KILN_DNNL_CONV_SRC_BOUND;
+      }
+      Value value = epilogue.last->getResult(0);
+      if (guarded && llvm::any_of(value.getUsers(), [&](Operation *user) {
+            auto conv = dyn_cast<mlir::kiln::ConvOp>(user);
+            return conv && conv.getInput() == value && outlined.contains(conv);
+          }))
+        flags |= KILN_DNNL_CONV_DST_BOUND;
       // The activations laid out channels-last are transposed into that
       // order at the call site and out of it after the call: relayouts
       // that kiln-cpu-propagate-layouts moves to where the layout really
@@ -732,8 +767,8 @@ struct KilnCpuOutlineDnnlConvsPass
       // addend (of the result's layout).
       SmallVector<bool> lastOperand(operands.size(), false);
       lastOperand[0] = last.input;
-      if (epilogue.addend)
-        lastOperand.back() = last.result;
+      if (addendIndex)
+        lastOperand[*addendIndex] = last.result;
       builder.setInsertionPoint(epilogue.last);
       SmallVector<Value> callOperands;
       for (auto [value, isLast] : llvm::zip(operands, lastOperand))
@@ -746,9 +781,16 @@ struct KilnCpuOutlineDnnlConvsPass
       if (last.result)
         resultType = resultType.clone(
             applyPermutation(resultType.getShape(), toLast));
+      SmallVector<Type> resultTypes{resultType};
+      auto boundType = RankedTensorType::get({}, builder.getF32Type());
+      if (flags & KILN_DNNL_CONV_DST_BOUND)
+        resultTypes.push_back(boundType);
+      if (flags & KILN_DNNL_CONV_CLIP)
+        for (float bound : {epilogue.clipLow, epilogue.clipHigh})
+          descriptor.push_back(llvm::bit_cast<uint32_t>(bound));
       builder.setInsertionPointToEnd(module.getBody());
       auto type = builder.getFunctionType(
-          ValueRange(callOperands).getTypes(), resultType);
+          ValueRange(callOperands).getTypes(), resultTypes);
       auto function =
           builder.create<func::FuncOp>(loc, "kiln_dnnl_conv", type);
       function.setPrivate();
@@ -796,7 +838,15 @@ struct KilnCpuOutlineDnnlConvsPass
       }
       if (last.result)
         result = builder.create<mlir::kiln::TransposeOp>(loc, result, toLast);
-      builder.create<func::ReturnOp>(loc, result);
+      SmallVector<Value> results{result};
+      // The bound as this body knows it: none (+inf); the library call
+      // computes a finite one where it can.
+      if (flags & KILN_DNNL_CONV_DST_BOUND)
+        results.push_back(builder.create<mlir::kiln::ConstantOp>(
+            loc, boundType,
+            DenseElementsAttr::get(
+                boundType, std::numeric_limits<float>::infinity())));
+      builder.create<func::ReturnOp>(loc, results);
 
       builder.setInsertionPoint(epilogue.last);
       Value called =
@@ -839,9 +889,11 @@ struct KilnCpuConvToDnnlPass
     // Each entry is declared where a call needs it (declareLibraryFunction
     // returns an existing declaration).
     auto entry = [&](StringRef name) {
+      // kiln_dnnl_conv_f32 takes the bounds after dst.
+      unsigned arity = name == kConvFunction ? 9 : 7;
       return mlir::kiln::declareLibraryFunction(
           module, name,
-          builder.getFunctionType(SmallVector<Type>(7, pointer), {}));
+          builder.getFunctionType(SmallVector<Type>(arity, pointer), {}));
     };
 
     SymbolTable symbols(module);
@@ -867,17 +919,20 @@ struct KilnCpuConvToDnnlPass
       }
       int64_t flags = descriptor[5];
       bool quantized = flags & KILN_DNNL_CONV_INT8;
+      bool dstBound = flags & KILN_DNNL_CONV_DST_BOUND;
       unsigned expected = 3 + ((flags & KILN_DNNL_CONV_BIAS) != 0) +
-                          ((flags & KILN_DNNL_CONV_ADDEND) != 0) + quantized;
+                          ((flags & KILN_DNNL_CONV_ADDEND) != 0) + quantized +
+                          ((flags & KILN_DNNL_CONV_SRC_BOUND) != 0) + dstBound;
       if (call.getNumOperands() != expected ||
           call.getNumResults() != 0 ||
           !llvm::all_of(call.getOperandTypes(),
                         [](Type t) { return isa<MemRefType>(t); })) {
         call.emitError() << "expected a call of '" << callee.getSymName()
-                         << "' on the input, weight, bias and addend (as the "
-                            "descriptor's flags say; for a quantized one "
-                            "the scales and zero points instead of the "
-                            "addend) and result buffers";
+                         << "' on the input, weight, bias, addend and "
+                            "source bound (as the descriptor's flags say; "
+                            "for a quantized one the scales and zero points "
+                            "instead of the addend) and result buffers (and "
+                            "the result's bound)";
         return signalPassFailure();
       }
       Location loc = call.getLoc();
@@ -904,8 +959,12 @@ struct KilnCpuConvToDnnlPass
         return mlir::kiln::globalPointer(builder, loc, global);
       };
       SmallVector<Operation *> dead;
-      Value result = mlir::kiln::forwardedResults(
-          call, {call.getNumOperands() - 1}, dead)[0];
+      unsigned operandCount = call.getNumOperands();
+      SmallVector<unsigned> resultOperands{operandCount - 1 - dstBound};
+      if (dstBound)
+        resultOperands.push_back(operandCount - 1);
+      SmallVector<Value> results =
+          mlir::kiln::forwardedResults(call, resultOperands, dead);
       Value null;
       func::CallOp site = call;
       auto optional = [&](int64_t flag, unsigned &next) -> Value {
@@ -928,7 +987,18 @@ struct KilnCpuConvToDnnlPass
                                   pointerTo(call.getOperand(1)),
                                   bias,
                                   addend,
-                                  pointerTo(result)};
+                                  pointerTo(results[0])};
+      // kiln_dnnl_conv_f32 also takes the bounds (null where absent).
+      if (!quantized && !(flags & KILN_DNNL_CONV_BFLOAT16)) {
+        operands.push_back(optional(KILN_DNNL_CONV_SRC_BOUND, next));
+        if (dstBound) {
+          operands.push_back(pointerTo(results[1]));
+        } else {
+          if (!null)
+            null = builder.create<LLVM::ZeroOp>(loc, pointer);
+          operands.push_back(null);
+        }
+      }
       func::FuncOp convFunction =
           entry(quantized                           ? kConvInt8Function
                 : flags & KILN_DNNL_CONV_BFLOAT16 ? kConvBf16Function

@@ -8,7 +8,7 @@
 // longer called, are erased.
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics --kiln-cpu-conv-to-dnnl | FileCheck %s
 
-// CHECK:       func.func private @kiln_dnnl_conv_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CHECK:       func.func private @kiln_dnnl_conv_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 // CHECK-LABEL: func.func @f(
 // CHECK-SAME:    %[[X:.*]]: memref<2x8x100xf32>, %[[W:.*]]: memref<8x8x3xf32>, %[[Y:.*]]: memref<2x8x98xf32>, %[[Z:.*]]: memref<2x8x98xf32>
 // CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
@@ -17,7 +17,7 @@
 // CHECK:         memref.extract_strided_metadata %[[X]]
 // CHECK:         memref.extract_strided_metadata %[[W]]
 // CHECK:         memref.extract_strided_metadata %[[Y]]
-// CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]], %[[NULL]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]], %[[NULL]], %{{.*}}, %[[NULL]], %[[NULL]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK:         memref.get_global @[[SLOT1:kiln_dnnl_conv_slot[_0-9]*]]
 // CHECK:         memref.get_global @[[DESC0]]
 // CHECK:         memref.extract_strided_metadata %[[Z]]
@@ -118,7 +118,7 @@ func.func private @other(memref<2x8x98xf32>, memref<2x8x98xf32>)
 // CHECK:         %[[PW:.*]] = llvm.inttoptr
 // CHECK:         memref.extract_strided_metadata %[[Y]]
 // CHECK:         %[[PY:.*]] = llvm.inttoptr
-// CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %[[PX]], %[[PW]], %[[PB]], %[[PR]], %[[PY]])
+// CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %[[PX]], %[[PW]], %[[PB]], %[[PR]], %[[PY]], %{{.*}}, %{{.*}})
 func.func @epilogue(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %b: memref<1x8x1xf32>, %r: memref<2x8x98xf32>, %y: memref<2x8x98xf32>) {
   call @kiln_dnnl_conv(%x, %w, %b, %r, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<1x8x1xf32>, memref<2x8x98xf32>, memref<2x8x98xf32>) -> ()
   return
@@ -129,10 +129,38 @@ func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>
 
 // -----
 
+// A ReLU's call that reads the bound an earlier call wrote on its source
+// (flag 32768: the memref<f32> after the addend's place) and writes one on
+// its result (16384: the last out-param): flags 4 | 16 | 49152 = 49172. The
+// pointers follow dst.
+// CHECK-LABEL: func.func @bounds(
+// CHECK-SAME:    %[[X:.*]]: memref<2x8x100xf32>, %[[W:.*]]: memref<8x8x3xf32>, %[[S:.*]]: memref<f32>, %[[Y:.*]]: memref<2x8x98xf32>, %[[D:.*]]: memref<f32>
+// CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         memref.extract_strided_metadata %[[X]]
+// CHECK:         %[[PX:.*]] = llvm.inttoptr
+// CHECK:         memref.extract_strided_metadata %[[W]]
+// CHECK:         %[[PW:.*]] = llvm.inttoptr
+// CHECK:         memref.extract_strided_metadata %[[Y]]
+// CHECK:         %[[PY:.*]] = llvm.inttoptr
+// CHECK:         memref.extract_strided_metadata %[[S]]
+// CHECK:         %[[PS:.*]] = llvm.inttoptr
+// CHECK:         memref.extract_strided_metadata %[[D]]
+// CHECK:         %[[PD:.*]] = llvm.inttoptr
+// CHECK:         call @kiln_dnnl_conv_f32(%{{.*}}, %{{.*}}, %[[PX]], %[[PW]], %[[NULL]], %[[NULL]], %[[PY]], %[[PS]], %[[PD]])
+func.func @bounds(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %s: memref<f32>, %y: memref<2x8x98xf32>, %d: memref<f32>) {
+  call @kiln_dnnl_conv(%x, %w, %s, %y, %d) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<f32>, memref<2x8x98xf32>, memref<f32>) -> ()
+  return
+}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %s: memref<f32>, %y: memref<2x8x98xf32>, %d: memref<f32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 49172, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+
+// -----
+
 // A call whose operands disagree with the descriptor's flags, and a
 // descriptor of the wrong length, are errors.
 func.func @wrong(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %y: memref<2x8x98xf32>) {
-  // expected-error @+1 {{expected a call of 'kiln_dnnl_conv' on the input, weight, bias and addend (as the descriptor's flags say; for a quantized one the scales and zero points instead of the addend) and result buffers}}
+  // expected-error @+1 {{expected a call of 'kiln_dnnl_conv' on the input, weight, bias, addend and source bound (as the descriptor's flags say; for a quantized one the scales and zero points instead of the addend) and result buffers (and the result's bound)}}
   call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>) -> ()
   return
 }

@@ -213,6 +213,34 @@ func.func @clips(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<
 
 // -----
 
+// A convolution with an activation whose result is another's input returns
+// a bound on its magnitude too (flag 16384: +inf in the body, the library
+// call computes one), which the other's call takes after its weights
+// (32768), also through the relayouts of channels-last: flags 16 | 8192 |
+// 16384 and 16 | 4 | 32768 (plus 128 | 256 channels-last).
+// CHECK-LABEL: func.func @chain(
+// CHECK:         %[[A:.*]]:2 = call @[[F0:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1) : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> (tensor<1x8x16x16xf32>, tensor<f32>)
+// CHECK:         call @[[F1:kiln_dnnl_conv[_0-9]*]](%[[A]]#0, %arg1, %[[A]]#1) : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, tensor<f32>) -> tensor<1x8x16x16xf32>
+// CHECK:       func.func private @[[F0]]({{.*}} -> (tensor<1x8x16x16xf32>, tensor<f32>) attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 24592, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1086324736>}
+// CHECK:         %[[I:.*]] = kiln.constant dense<0x7F800000> : tensor<f32>
+// CHECK:         return %{{.*}}, %[[I]]
+// CHECK:       func.func private @[[F1]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 32788, 16, 16,
+// LAST-LABEL: func.func @chain(
+// LAST:         %[[A:.*]]:2 = call @{{.*}} -> (tensor<1x16x16x8xf32>, tensor<f32>)
+// LAST:         call @{{.*}}(%{{.*}}, %arg1, %[[A]]#1)
+func.func @chain(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %zero = kiln.constant dense<0.0> : tensor<1x8x16x16xf32>
+  %six = kiln.constant dense<6.0> : tensor<1x8x16x16xf32>
+  %a = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %al = kiln.max %a, %zero : tensor<1x8x16x16xf32>
+  %ah = kiln.min %al, %six : tensor<1x8x16x16xf32>
+  %b = kiln.conv %ah, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %br = kiln.relu %b : tensor<1x8x16x16xf32>
+  return %br : tensor<1x8x16x16xf32>
+}
+
+// -----
+
 // bf16 convolutions are outlined too, with flag 32 and no epilogue: the
 // result is rounded to bf16 before the bias, the addition or the ReLU sees
 // it (flags 48: bf16, blocked; the 1x1 one plain: 32). f16 stays loops.

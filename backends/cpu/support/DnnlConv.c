@@ -59,7 +59,12 @@
  * runs the site's primitive without the activation (created then, once)
  * and applies the activation itself, with kiln's semantics. The read is
  * one pass over src, where the activation's own pass would read and write
- * dst.
+ * dst; where src is the result of another such call, that call passes on
+ * a bound on its magnitude (KILN_DNNL_CONV_DST_BOUND, then
+ * KILN_DNNL_CONV_SRC_BOUND: the |src| * |weights| * terms + ... bound
+ * through the activation, the clip's bounds for a ReLU6; +inf where it ran
+ * the activation itself), and src is read only where that bound is too
+ * large.
  *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
@@ -503,15 +508,15 @@ static void run(CachedConv *entry, const void *src, const void *weights,
 }
 
 /* Whether the fused activation of `entry` gives kiln's values on these
- * operands: all finite, and no sum that can overflow (see the top). */
+ * operands: all finite, and no sum that can overflow (see the top). If so,
+ * `*sums` is a bound on the magnitude of every sum (before the
+ * activation). |src| is taken from `srcBound` (an earlier call's bound on
+ * it: +inf where it had none) where that suffices, else read from src. */
 static int activationIsExact(const CachedConv *entry, const int64_t *desc,
                              const float *src, const float *weights,
-                             const float *bias, const float *addend) {
+                             const float *bias, const float *addend,
+                             const float *srcBound, double *sums) {
   const uint32_t infinite = 0x7f800000u;
-  uint32_t s = largestMagnitude(
-      src, dnnl_memory_desc_get_size(&entry->plain[0]) / sizeof(float));
-  if (s >= infinite)
-    return 0;
   uint32_t w = entry->knownWeightMagnitude
                    ? entry->weightMagnitude
                    : largestMagnitude(weights,
@@ -533,9 +538,38 @@ static int activationIsExact(const CachedConv *entry, const int64_t *desc,
   double terms = (double)desc[3] / (double)desc[1];
   for (int64_t d = 0; d < desc[0]; ++d)
     terms *= (double)desc[KILN_DNNL_CONV_HEADER_SIZE + desc[0] + d];
-  double bound = (double)magnitudeValue(s) * magnitudeValue(w) * terms +
-                 magnitudeValue(b) + magnitudeValue(a);
-  return bound <= FLT_MAX / 2;
+  double scale = (double)magnitudeValue(w) * terms;
+  double rest = (double)magnitudeValue(b) + magnitudeValue(a);
+  /* An earlier call's bound, where it is finite and small enough. */
+  double s = srcBound && *srcBound <= FLT_MAX ? *srcBound : INFINITY;
+  if (!(s * scale + rest <= FLT_MAX / 2)) {
+    uint32_t bits = largestMagnitude(
+        src, dnnl_memory_desc_get_size(&entry->plain[0]) / sizeof(float));
+    if (bits >= infinite)
+      return 0;
+    s = magnitudeValue(bits);
+  }
+  /* Rounding can carry a float sum above the exact one by a factor of up
+   * to (1 + eps)^terms. */
+  *sums = (s * scale + rest) * (1 + (terms + 2) * FLT_EPSILON);
+  return *sums <= FLT_MAX / 2;
+}
+
+/* A bound on the magnitude of the activation of `flags` of values whose
+ * magnitudes are at most `sums`, rounded up to a float. */
+static float activatedBound(int64_t flags, const int64_t *desc, double sums) {
+  double bound = sums;
+  if (flags & KILN_DNNL_CONV_CLIP) {
+    /* The clip is monotonic: its results lie between those of -sums and
+     * sums. */
+    float bounds[2];
+    kiln_dnnl_conv_clip_bounds(desc, bounds);
+    double low = fmax(bounds[0], fmin(bounds[1], -sums));
+    double high = fmax(bounds[0], fmin(bounds[1], sums));
+    bound = fmax(fabs(low), fabs(high));
+  }
+  float rounded = (float)bound;
+  return (double)rounded < bound ? nextafterf(rounded, INFINITY) : rounded;
 }
 
 /* kiln.relu, kiln.max and kiln.min (NaN-propagating; +0.0 above -0.0) or
@@ -564,23 +598,40 @@ static void activate(int64_t flags, const int64_t *desc, float *dst,
   }
 }
 
+/* `srcBound`, with KILN_DNNL_CONV_SRC_BOUND: an earlier call's bound on
+ * |src|; `dstBound`, with KILN_DNNL_CONV_DST_BOUND: where this call writes
+ * its bound on |dst| (DnnlConvAbi.h). Null where the flags say none. */
 KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
                                     const float *src, const float *weights,
                                     const float *bias, const float *addend,
-                                    float *dst) {
+                                    float *dst, const float *srcBound,
+                                    float *dstBound) {
   CachedConv *entry =
       cached(slot, desc, desc[5], weights, addend == dst, /*quant=*/NULL);
-  int64_t activations = entry->flags & KILN_DNNL_CONV_ACTIVATIONS;
-  if (!activations ||
-      activationIsExact(entry, desc, src, weights, bias, addend)) {
+  int64_t flags = entry->flags;
+  int64_t activations = flags & KILN_DNNL_CONV_ACTIVATIONS;
+  if (!(flags & KILN_DNNL_CONV_SRC_BOUND))
+    srcBound = NULL;
+  if (!(flags & KILN_DNNL_CONV_DST_BOUND))
+    dstBound = NULL;
+  double sums;
+  if (!activations) {
     run(entry, src, weights, bias, addend, dst);
+  } else if (activationIsExact(entry, desc, src, weights, bias, addend,
+                               srcBound, &sums)) {
+    run(entry, src, weights, bias, addend, dst);
+    if (dstBound)
+      *dstBound = activatedBound(flags, desc, sums);
     return;
+  } else {
+    CachedConv *exact = cached(&entry->exact, desc, flags & ~activations,
+                               weights, addend == dst, /*quant=*/NULL);
+    run(exact, src, weights, bias, addend, dst);
+    activate(flags, desc, dst,
+             dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float));
   }
-  CachedConv *exact = cached(&entry->exact, desc, entry->flags & ~activations,
-                             weights, addend == dst, /*quant=*/NULL);
-  run(exact, src, weights, bias, addend, dst);
-  activate(entry->flags, desc, dst,
-           dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float));
+  if (dstBound)
+    *dstBound = INFINITY;
 }
 
 /* uint8 (or int8) src minus its zero point, convolved with int8 weights in

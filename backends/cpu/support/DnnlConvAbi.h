@@ -54,7 +54,13 @@ enum KilnDnnlConvFlags {
   /* f32 only, after the bias and the addend, instead of a ReLU or a SiLU:
    * min(max(x, lo), hi) (a ReLU6: lo 0, hi 6), each bound possibly
    * infinite; NaN stays NaN, as kiln.max and kiln.min keep it. */
-  KILN_DNNL_CONV_CLIP = 8192
+  KILN_DNNL_CONV_CLIP = 8192,
+  /* kiln_dnnl_conv_f32 only, with an activation: a bound on |dst| (an f32
+   * scalar) is written, +inf where the call knows none (a NaN or an
+   * infinity can be in dst); and one on |src|, written so by an earlier
+   * call, is read instead of src's values where it suffices. */
+  KILN_DNNL_CONV_DST_BOUND = 16384,
+  KILN_DNNL_CONV_SRC_BOUND = 32768
 };
 
 /* The flags of the activations that oneDNN applies as post-ops (eltwise

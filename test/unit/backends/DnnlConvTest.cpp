@@ -30,7 +30,8 @@ extern "C" void kiln_dnnl_conv_int8(void **slot, const int64_t *desc,
 extern "C" void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
                                    const float *src, const float *weights,
                                    const float *bias, const float *addend,
-                                   float *dst);
+                                   float *dst, const float *srcBound,
+                                   float *dstBound);
 
 namespace {
 
@@ -130,7 +131,7 @@ void checkSite(int64_t flags, bool last, bool firstInPlace, int64_t K) {
         inPlace ? ops.addend : std::vector<float>(expected.size(), -1e30f);
     kiln_dnnl_conv_f32(&slot, desc.data(), ops.src.data(), ops.weights.data(),
                        ops.bias.data(), inPlace ? dst.data() : addend.data(),
-                       dst.data());
+                       dst.data(), nullptr, nullptr);
     EXPECT_EQ(dst, expected);
     if (!inPlace) {
       EXPECT_EQ(addend, ops.addend) << "the addend's buffer was written";
@@ -216,6 +217,7 @@ void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
   float lo = 0.0f, hi = 6.0f;
   std::vector<int64_t> desc = descriptor(
       flags | KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_BLOCKED |
+          KILN_DNNL_CONV_SRC_BOUND | KILN_DNNL_CONV_DST_BOUND |
           (channelsLast ? KILN_DNNL_CONV_CHANNELS_LAST_SRC |
                               KILN_DNNL_CONV_CHANNELS_LAST_DST
                         : 0),
@@ -227,7 +229,9 @@ void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
       desc.push_back(bits);
     }
   std::vector<int64_t> bare = descriptor(
-      (desc[5] & ~KILN_DNNL_CONV_ACTIVATIONS), K);
+      desc[5] & ~(KILN_DNNL_CONV_ACTIVATIONS | KILN_DNNL_CONV_SRC_BOUND |
+                   KILN_DNNL_CONV_DST_BOUND),
+      K);
   void *slot = nullptr, *bareSlot = nullptr;
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE(round == 0   ? "finite"
@@ -251,14 +255,18 @@ void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
     std::vector<float> dst(expected.size(), -1.0f);
     if (channelsLast)
       ops.toChannelsLast();
+    // The bound on |src| that an earlier call would pass where it knew
+    // none: src is read. The call's own bound on |dst|.
+    float srcBound = INFINITY, dstBound = -1.0f;
     kiln_dnnl_conv_f32(&slot, desc.data(), ops.src.data(), ops.weights.data(),
-                       ops.bias.data(), nullptr, dst.data());
+                       ops.bias.data(), nullptr, dst.data(), &srcBound,
+                       &dstBound);
     int64_t overflowed = 0;
     if (round == 2) {
       std::vector<float> sums(dst.size());
       kiln_dnnl_conv_f32(&bareSlot, bare.data(), ops.src.data(),
                          ops.weights.data(), ops.bias.data(), nullptr,
-                         sums.data());
+                         sums.data(), nullptr, nullptr);
       overflowed = std::count_if(sums.begin(), sums.end(),
                                  [](float v) { return !std::isfinite(v); });
       activate(sums, flags, lo, hi);
@@ -291,6 +299,17 @@ void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
     if (round > 0) {
       EXPECT_GT(round == 1 ? nonFinite : overflowed, 0)
           << "the case has no NaN or infinity to check";
+      EXPECT_EQ(dstBound, INFINITY) << "a bound where dst may hold a NaN";
+    } else {
+      // Finite, at least every |dst|, and the clip's own bound for a clip.
+      float largest = 0;
+      for (float v : dst)
+        largest = std::max(largest, std::abs(v));
+      EXPECT_GE(dstBound, largest);
+      EXPECT_LT(dstBound, 1e6f);
+      if (flags & KILN_DNNL_CONV_CLIP) {
+        EXPECT_EQ(dstBound, hi);
+      }
     }
   }
 }
