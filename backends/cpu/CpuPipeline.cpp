@@ -220,6 +220,9 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
   // Boolean buffers as bytes, for the loop vectorizer (ByteBooleans.cpp).
   pm.addPass(createKilnCpuByteBooleans());
+  // bf16 copies as i16 copies: no f32 round trip, no __truncsfbf2
+  // (BFloat16AsI16.cpp).
+  pm.addPass(createKilnCpuBFloat16AsI16());
 }
 
 namespace {

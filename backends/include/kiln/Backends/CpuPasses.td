@@ -95,6 +95,22 @@ def KilnCpuByteBooleans : Pass<"kiln-cpu-byte-booleans", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def KilnCpuBFloat16AsI16 : Pass<"kiln-cpu-bf16-as-i16", "mlir::ModuleOp"> {
+  let summary = "Load and store bf16 values as i16, so no copy converts them";
+  let description = [{
+    Rewrites each `llvm.load` of bf16 (or of a vector of bf16) into a load
+    of i16 bit-cast to bf16, and each `llvm.store` of a bf16 value into a
+    store of the value bit-cast to i16. The bits in memory are the same; but
+    below AVX512-BF16 LLVM holds a bf16 value widened to f32 and narrows it
+    before a store with a call of `__truncsfbf2`, which the shared objects'
+    C runtime (GCC 12's libgcc) does not provide, so a module that copied
+    bf16 values (a broadcast, a transpose) failed to load on such CPUs.
+    Runs on the LLVM dialect, at the end of the CPU lowering, after
+    kiln-cpu-expand-bf16 has turned the conversions into integer ops.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def KilnCpuExpandBFloat16
     : Pass<"kiln-cpu-expand-bf16", "mlir::func::FuncOp"> {
   let summary = "Convert between bf16 and f32 with integer ops";
@@ -106,7 +122,8 @@ def KilnCpuExpandBFloat16
     which the C runtime the shared objects are linked against (GCC 12's
     libgcc) does not provide. The kiln lowering computes in f32 and only
     converts at loads and stores (ElementwiseLowering.cpp), so these two
-    ops are all the bf16 the code holds. AVX-512 BF16's `vcvtneps2bf16`, which
+    ops are all the bf16 arithmetic the code holds (its loads and stores
+    of bf16 become i16 ones: kiln-cpu-bf16-as-i16). AVX-512 BF16's `vcvtneps2bf16`, which
     LLVM selects for `fptrunc` where the target has it, is not used: it
     flushes subnormal results to zero (1e-39f gives 0x0000 where rounding
     to nearest even gives 0x000b), so the integer rounding stays on every
