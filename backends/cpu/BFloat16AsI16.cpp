@@ -21,11 +21,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LlvmAccesses.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
 namespace kiln {
@@ -89,18 +90,9 @@ struct KilnCpuBFloat16AsI16Pass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<LoadBFloat16AsI16, StoreBFloat16AsI16>(&getContext());
-    // Only the accesses of bf16 go to the driver: the rest of the module
-    // is left as it is (not folded, not simplified).
-    SmallVector<Operation *> accesses;
-    getOperation()->walk([&](Operation *op) {
-      if ((isa<LLVM::LoadOp>(op) && asI16(op->getResult(0).getType())) ||
-          (isa<LLVM::StoreOp>(op) &&
-           asI16(cast<LLVM::StoreOp>(op).getValue().getType())))
-        accesses.push_back(op);
-    });
-    GreedyRewriteConfig config;
-    config.strictMode = GreedyRewriteStrictness::ExistingOps;
-    if (failed(applyOpPatternsAndFold(accesses, std::move(patterns), config)))
+    auto isBFloat16 = [](Type type) { return asI16(type) != nullptr; };
+    if (failed(mlir::kiln::rewriteAccesses(getOperation(), isBFloat16,
+                                           std::move(patterns))))
       signalPassFailure();
   }
 };

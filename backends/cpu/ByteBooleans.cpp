@@ -23,11 +23,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LlvmAccesses.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
 namespace kiln {
@@ -83,18 +84,8 @@ struct KilnCpuByteBooleansPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<LoadBooleanAsByte, StoreBooleanAsByte>(&getContext());
-    // Only the accesses of i1 go to the driver: the rest of the module is
-    // left as it is (not folded, not simplified).
-    SmallVector<Operation *> accesses;
-    getOperation()->walk([&](Operation *op) {
-      if ((isa<LLVM::LoadOp>(op) && isBoolean(op->getResult(0).getType())) ||
-          (isa<LLVM::StoreOp>(op) &&
-           isBoolean(cast<LLVM::StoreOp>(op).getValue().getType())))
-        accesses.push_back(op);
-    });
-    GreedyRewriteConfig config;
-    config.strictMode = GreedyRewriteStrictness::ExistingOps;
-    if (failed(applyOpPatternsAndFold(accesses, std::move(patterns), config)))
+    if (failed(mlir::kiln::rewriteAccesses(getOperation(), isBoolean,
+                                           std::move(patterns))))
       signalPassFailure();
   }
 };

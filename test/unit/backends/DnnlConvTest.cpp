@@ -69,15 +69,18 @@ struct Operands {
   std::vector<float> bias = integers(O, 3);
   std::vector<float> addend = integers(N * O * H * H, 4);
 
-  /// relu(conv(src, weights) + bias + addend), with src and addend (and
-  /// the result) in the plain or the channels-last order.
-  std::vector<float> expected(bool last) const {
+  /// conv(src, weights) + bias (+ addend where `withAddend`), summed in
+  /// float in one order, with src and addend (and the result) in the plain
+  /// or the channels-last order.
+  std::vector<float> sums(bool last, bool withAddend) const {
     std::vector<float> out(N * O * H * H);
     for (int64_t n = 0; n < N; ++n)
       for (int64_t o = 0; o < O; ++o)
         for (int64_t y = 0; y < H; ++y)
           for (int64_t x = 0; x < H; ++x) {
-            float sum = bias[o] + addend[at(last, O, n, o, y, x)];
+            float sum = bias[o];
+            if (withAddend)
+              sum += addend[at(last, O, n, o, y, x)];
             for (int64_t c = 0; c < C; ++c)
               for (int64_t i = 0; i < K; ++i)
                 for (int64_t j = 0; j < K; ++j) {
@@ -87,8 +90,17 @@ struct Operands {
                   sum += src[at(last, C, n, c, sy, sx)] *
                          weights[((o * C + c) * K + i) * K + j];
                 }
-            out[at(last, O, n, o, y, x)] = sum > 0 ? sum : 0;
+            out[at(last, O, n, o, y, x)] = sum;
           }
+    return out;
+  }
+
+  /// relu(conv(src, weights) + bias + addend), in the plain or the
+  /// channels-last order.
+  std::vector<float> expected(bool last) const {
+    std::vector<float> out = sums(last, /*withAddend=*/true);
+    for (float &v : out)
+      v = v > 0 ? v : 0;
     return out;
   }
 
@@ -173,33 +185,6 @@ void activate(std::vector<float> &values, int64_t flags, float lo, float hi) {
   }
 }
 
-/// kiln's activations (NaN-propagating max and min, +0.0 above -0.0; x *
-/// sigmoid(x)) of conv(src, weights) + bias, summed in float in one order:
-/// exact for the small integers here, and where a sum meets an infinity or a
-/// NaN the result does not depend on the order.
-std::vector<float> activated(const Operands &ops, int64_t flags, float lo,
-                             float hi) {
-  int64_t K = ops.K;
-  std::vector<float> out(N * O * H * H);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t o = 0; o < O; ++o)
-      for (int64_t y = 0; y < H; ++y)
-        for (int64_t x = 0; x < H; ++x) {
-          float sum = ops.bias[o];
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t i = 0; i < K; ++i)
-              for (int64_t j = 0; j < K; ++j) {
-                int64_t sy = y + i - K / 2, sx = x + j - K / 2;
-                if (sy >= 0 && sy < H && sx >= 0 && sx < H)
-                  sum += ops.src[at(false, C, n, c, sy, sx)] *
-                         ops.weights[((o * C + c) * K + i) * K + j];
-              }
-          out[at(false, O, n, o, y, x)] = sum;
-        }
-  activate(out, flags, lo, hi);
-  return out;
-}
-
 /// One site of a KxK convolution with a bias and the activation `flags`
 /// called three times: on finite operands (oneDNN's post-op), with a NaN,
 /// an infinity and a -infinity in src, then with finite values so large
@@ -251,7 +236,11 @@ void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
       ops.src[at(false, C, 0, 3, 5, 6)] = -3e38f;
       ops.src[at(false, C, 1, 0, 2, 9)] = 3e38f;
     }
-    std::vector<float> expected = activated(ops, flags, lo, hi);
+    // kiln's activation of conv(src, weights) + bias: exact for the small
+    // integers here, and where a sum meets an infinity or a NaN the result
+    // does not depend on the order.
+    std::vector<float> expected = ops.sums(/*last=*/false, /*withAddend=*/false);
+    activate(expected, flags, lo, hi);
     std::vector<float> dst(expected.size(), -1.0f);
     if (channelsLast)
       ops.toChannelsLast();
