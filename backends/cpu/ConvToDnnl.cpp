@@ -12,7 +12,10 @@
 //      oneDNN takes moves into its own private function, marked with the
 //      oneDNN descriptor, together with the epilogue oneDNN applies while
 //      it writes the result (a per-channel bias, a residual addition, a
-//      ReLU or a SiLU: each a separate pass over memory otherwise); the
+//      ReLU, a clip or a SiLU: each a separate pass over memory otherwise;
+//      an activation's function also returns a bound on the result's
+//      magnitude where the result is another outlined convolution's input,
+//      which that one's call takes, see DnnlConv.c); the
 //      place of the last op moved gets a call. The function is an
 //      ordinary function to every later pass, so bufferization gives its
 //      call the input, weight and result buffers (results become
@@ -131,9 +134,9 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
 }
 
 /// The ops after a convolution that oneDNN applies as it writes the
-/// result, in order: a per-channel bias, an addend, a ReLU or a SiLU. Each
-/// must be the only user of the value before it (a SiLU's two ops the only
-/// two).
+/// result, in order: a per-channel bias, an addend, a ReLU, a clip or a
+/// SiLU. Each must be the only user of the value before it (a SiLU's two
+/// ops the only two).
 struct Epilogue {
   mlir::kiln::AddOp biasAdd;
   Value bias; // the broadcast's operand: dims all 1 but the channel dim
@@ -247,7 +250,7 @@ static void findClip(Value value, mlir::kiln::ReluOp relu,
 }
 
 /// The epilogue of `op`: a bias always (on either path it costs oneDNN
-/// less than a separate pass), an addend and a ReLU or SiLU only for a
+/// less than a separate pass), an addend and a ReLU, clip or SiLU only for a
 /// convolution in blocked layouts (`blocked`), whose direct kernels apply
 /// them as they store; the GEMM-based path runs them as extra passes of
 /// its own, slower than the generated code's (its sum post-op several

@@ -185,17 +185,24 @@ def KilnCpuOutlineDnnlConvs
     `kiln.broadcast_in_dim` of a tensor whose dims are all 1 but the
     channel dim; the bias argument is that tensor; or of a splat constant of
     the result's type, passed as an [O] vector), then the addition of a
-    tensor of the result's type (a residual connection), then `kiln.relu`
-    or a SiLU (`kiln.mul` of the value and its `kiln.sigmoid`, the value's
-    only two users); a bf16 convolution takes none, since its result is
-    rounded to bf16 before the ops after it see it. The function carries
-    the convolution's oneDNN descriptor as
+    tensor of the result's type (a residual connection), then `kiln.relu`,
+    a clip (`kiln.max` with a splat constant and then `kiln.min` with one,
+    a `kiln.relu` then `kiln.min`, either alone, or min then max with the
+    lower bound below the upper; ONNX's Clip, a ReLU6) or a SiLU
+    (`kiln.mul` of the value and its `kiln.sigmoid`, the value's only two
+    users); a bf16 convolution takes none, since its result is rounded to
+    bf16 before the ops after it see it. A function with an activation whose
+    result is another such convolution's input also returns a `tensor<f32>`
+    bound on the result's magnitude (+inf in its body; the library call
+    computes one), which that convolution's function takes after its other
+    operands. The function carries the convolution's oneDNN descriptor as
     `kiln.dnnl_conv` (an i64 array: spatial rank, groups, N, C, O, flags
     (1 bias, 2 addend, 4 relu, 8 the weight is a `kiln.constant`, 16 run in
     layouts of oneDNN's choice, 32 bf16 operands and result, 64 silu, 128
-    the input channels-last, 256 the result and addend channels-last), then
-    per spatial dim the input, kernel and output sizes, strides, paddings
-    and rhs dilations). An input or result laid out channels-last (the
+    the input channels-last, 256 the result and addend channels-last, 8192
+    clip, 16384 returns the bound, 32768 takes one), then per spatial dim
+    the input, kernel and output sizes, strides, paddings and rhs
+    dilations, then for a clip its two bounds as f32 bits). An input or result laid out channels-last (the
     `layouts` option: by default where oneDNN's fastest implementation on
     the compiling CPU wants it, which the pass asks oneDNN) is a function
     argument or result in that order ([N, D..., C]), transposed into it
