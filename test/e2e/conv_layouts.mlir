@@ -1,6 +1,7 @@
 // Convolutions laid out channels-last (kiln-cpu-outline-dnnl-convs) with
 // the ops between them that kiln-cpu-propagate-layouts runs in that layout:
-// bias additions, ReLU and SiLU epilogues, max and sum pooling, padding,
+// bias additions, ReLU, clip and SiLU epilogues (also on NaNs and
+// infinities), max and sum pooling, padding,
 // strided slices, channel concatenation, reductions over some and all
 // spatial dims, residual additions, values with several users, and 1-d
 // and 3-d convolutions. The harness compiles the conv* programs with the
@@ -63,4 +64,35 @@ func.func @other_ranks(%x: tensor<2x8x64xf32>, %w1: tensor<16x8x5xf32>, %w2: ten
   %u = kiln.conv %v, %k, strides = [1, 1, 1], padding_low = [1, 1, 1], padding_high = [1, 1, 1], lhs_dilation = [1, 1, 1], rhs_dilation = [1, 1, 1], groups = 1 : tensor<1x4x6x8x8xf32>, tensor<8x4x3x3x3xf32>
   %m = kiln.reduce_max %u, dims = [2] : tensor<1x8x6x8x8xf32>
   return %z, %m : tensor<2x16x58xf32>, tensor<1x8x8x8xf32>
+}
+
+// NaNs and infinities through the fused activations (oneDNN's ReLU and clip
+// post-ops would give their bound for a NaN): inputs above 1.98 become NaN
+// and below -1.98 an infinity at run time, then a convolution with a bias
+// and a ReLU, one with a clip (ReLU6), and a convolution of the clip's
+// result with a ReLU (which takes the bound the clip's call passes on).
+// CHECK: activations_nan(arg0: f32[1,8,16,16], arg1: f32[8,8,3,3], arg2: f32[8]) -> (out0: f32[1,8,16,16], out1: f32[1,8,16,16], out2: f32[1,8,16,16])
+func.func @activations_nan(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>) -> (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) attributes {kiln.e2e_atol = 1.0e-3 : f64} {
+  %zero = kiln.constant dense<0.0> : tensor<1x8x16x16xf32>
+  %one = kiln.constant dense<1.0> : tensor<1x8x16x16xf32>
+  %six = kiln.constant dense<6.0> : tensor<1x8x16x16xf32>
+  %high = kiln.constant dense<1.98> : tensor<1x8x16x16xf32>
+  %low = kiln.constant dense<-1.98> : tensor<1x8x16x16xf32>
+  %z = kiln.mul %x, %zero : tensor<1x8x16x16xf32>
+  %nan = kiln.div %z, %z : tensor<1x8x16x16xf32>
+  %inf = kiln.div %one, %z : tensor<1x8x16x16xf32>
+  %above = kiln.compare gt, %x, %high : tensor<1x8x16x16xf32>
+  %below = kiln.compare lt, %x, %low : tensor<1x8x16x16xf32>
+  %v1 = kiln.select %above, %nan, %x : tensor<1x8x16x16xi1>, tensor<1x8x16x16xf32>
+  %v = kiln.select %below, %inf, %v1 : tensor<1x8x16x16xi1>, tensor<1x8x16x16xf32>
+  %y = kiln.conv %v, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<1x8x16x16xf32>
+  %yb = kiln.add %y, %bb : tensor<1x8x16x16xf32>
+  %yr = kiln.relu %yb : tensor<1x8x16x16xf32>
+  %c = kiln.conv %v, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %cl = kiln.max %c, %zero : tensor<1x8x16x16xf32>
+  %ch = kiln.min %cl, %six : tensor<1x8x16x16xf32>
+  %d = kiln.conv %ch, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %dr = kiln.relu %d : tensor<1x8x16x16xf32>
+  return %yr, %ch, %dr : tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>
 }
