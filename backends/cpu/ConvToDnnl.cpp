@@ -910,9 +910,8 @@ struct KilnCpuConvToDnnlPass
       bool wellFormed = descriptor.size() > KILN_DNNL_CONV_HEADER_SIZE &&
                         descriptor[0] >= 1 && descriptor[0] <= 3 &&
                         static_cast<int64_t>(descriptor.size()) ==
-                            KILN_DNNL_CONV_HEADER_SIZE +
-                                KILN_DNNL_CONV_ENTRIES_PER_DIM * descriptor[0] +
-                                ((descriptor[5] & KILN_DNNL_CONV_CLIP) ? 2 : 0);
+                            kiln_dnnl_conv_descriptor_size(descriptor[0],
+                                                           descriptor[5]);
       if (!wellFormed) {
         callee.emitError() << "'" << kDnnlConvAttr
                            << "' must hold k (1 to 3), groups, N, C, O, "
@@ -969,13 +968,15 @@ struct KilnCpuConvToDnnlPass
       SmallVector<Value> results =
           mlir::kiln::forwardedResults(call, resultOperands, dead);
       Value null;
+      auto nullPointer = [&] {
+        if (!null)
+          null = builder.create<LLVM::ZeroOp>(loc, pointer);
+        return null;
+      };
       func::CallOp site = call;
       auto optional = [&](int64_t flag, unsigned &next) -> Value {
-        if (!(flags & flag)) {
-          if (!null)
-            null = builder.create<LLVM::ZeroOp>(loc, pointer);
-          return null;
-        }
+        if (!(flags & flag))
+          return nullPointer();
         return pointerTo(site.getOperand(next++));
       };
       unsigned next = 2;
@@ -994,13 +995,7 @@ struct KilnCpuConvToDnnlPass
       // kiln_dnnl_conv_f32 also takes the bounds (null where absent).
       if (!quantized && !(flags & KILN_DNNL_CONV_BFLOAT16)) {
         operands.push_back(optional(KILN_DNNL_CONV_SRC_BOUND, next));
-        if (dstBound) {
-          operands.push_back(pointerTo(results[1]));
-        } else {
-          if (!null)
-            null = builder.create<LLVM::ZeroOp>(loc, pointer);
-          operands.push_back(null);
-        }
+        operands.push_back(dstBound ? pointerTo(results[1]) : nullPointer());
       }
       func::FuncOp convFunction =
           entry(quantized                           ? kConvInt8Function

@@ -218,9 +218,7 @@ static std::string convName(func::CallOp call) {
                                ? globalContents(call.getOperand(1))
                                : SmallVector<int64_t>();
   if (d.size() < KILN_DNNL_CONV_HEADER_SIZE ||
-      d.size() != size_t(KILN_DNNL_CONV_HEADER_SIZE +
-                         KILN_DNNL_CONV_ENTRIES_PER_DIM * d[0] +
-                         ((d[5] & KILN_DNNL_CONV_CLIP) ? 2 : 0)))
+      d.size() != size_t(kiln_dnnl_conv_descriptor_size(d[0], d[5])))
     return "dnnl_conv";
   // After the header, one group of `rank` entries each: the input sizes,
   // the kernel sizes, the output sizes, ...

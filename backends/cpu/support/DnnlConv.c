@@ -113,8 +113,8 @@ typedef struct CachedConv {
    * the primitive is created; 0 where the weights are not constant. */
   uint32_t weightMagnitude;
   int knownWeightMagnitude;
-  /* The site's primitive without its activation (exactEntry), null until
-   * a call needs it. */
+  /* The site's primitive without its activation (kiln_dnnl_conv_f32),
+   * null until a call needs it. */
   void *exact;
 } CachedConv;
 
@@ -209,6 +209,12 @@ static uint32_t largestMagnitude(const float *x, size_t n) {
     return largestMagnitudeAvx512(x, n);
 #endif
   return largestMagnitudePortable(x, n);
+}
+
+/* largestMagnitude of the f32 buffer `x` that `md` describes. */
+static uint32_t largestMagnitudeOf(const dnnl_memory_desc_t *md,
+                                   const float *x) {
+  return largestMagnitude(x, dnnl_memory_desc_get_size(md) / sizeof(float));
 }
 
 static float magnitudeValue(uint32_t bits) {
@@ -347,8 +353,7 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
   }
   if ((flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) &&
       (flags & KILN_DNNL_CONV_ACTIVATIONS) && weights && type == dnnl_f32) {
-    entry->weightMagnitude = largestMagnitude(
-        weights, dnnl_memory_desc_get_size(&entry->plain[1]) / sizeof(float));
+    entry->weightMagnitude = largestMagnitudeOf(&entry->plain[1], weights);
     entry->knownWeightMagnitude = 1;
   }
   status = dnnl_primitive_create(&entry->primitive, pd);
@@ -519,18 +524,12 @@ static int activationIsExact(const CachedConv *entry, const int64_t *desc,
   const uint32_t infinite = 0x7f800000u;
   uint32_t w = entry->knownWeightMagnitude
                    ? entry->weightMagnitude
-                   : largestMagnitude(weights,
-                                      dnnl_memory_desc_get_size(
-                                          &entry->plain[1]) /
-                                          sizeof(float));
+                   : largestMagnitudeOf(&entry->plain[1], weights);
   uint32_t b = (entry->flags & KILN_DNNL_CONV_BIAS)
-                   ? largestMagnitude(bias, (size_t)desc[4])
+                   ? largestMagnitudeOf(&entry->bias, bias)
                    : 0;
   uint32_t a = (entry->flags & KILN_DNNL_CONV_ADDEND)
-                   ? largestMagnitude(addend,
-                                      dnnl_memory_desc_get_size(
-                                          &entry->plain[2]) /
-                                          sizeof(float))
+                   ? largestMagnitudeOf(&entry->plain[2], addend)
                    : 0;
   if (w >= infinite || b >= infinite || a >= infinite)
     return 0;
@@ -543,8 +542,7 @@ static int activationIsExact(const CachedConv *entry, const int64_t *desc,
   /* An earlier call's bound, where it is finite and small enough. */
   double s = srcBound && *srcBound <= FLT_MAX ? *srcBound : INFINITY;
   if (!(s * scale + rest <= FLT_MAX / 2)) {
-    uint32_t bits = largestMagnitude(
-        src, dnnl_memory_desc_get_size(&entry->plain[0]) / sizeof(float));
+    uint32_t bits = largestMagnitudeOf(&entry->plain[0], src);
     if (bits >= infinite)
       return 0;
     s = magnitudeValue(bits);
@@ -615,14 +613,13 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
   if (!(flags & KILN_DNNL_CONV_DST_BOUND))
     dstBound = NULL;
   double sums;
+  float bound = INFINITY;
   if (!activations) {
     run(entry, src, weights, bias, addend, dst);
   } else if (activationIsExact(entry, desc, src, weights, bias, addend,
                                srcBound, &sums)) {
     run(entry, src, weights, bias, addend, dst);
-    if (dstBound)
-      *dstBound = activatedBound(flags, desc, sums);
-    return;
+    bound = activatedBound(flags, desc, sums);
   } else {
     CachedConv *exact = cached(&entry->exact, desc, flags & ~activations,
                                weights, addend == dst, /*quant=*/NULL);
@@ -631,7 +628,7 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
              dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float));
   }
   if (dstBound)
-    *dstBound = INFINITY;
+    *dstBound = bound;
 }
 
 /* uint8 (or int8) src minus its zero point, convolved with int8 weights in

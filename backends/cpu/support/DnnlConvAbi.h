@@ -19,6 +19,8 @@
 #ifndef KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H
 #define KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H
 
+#include <stdint.h>
+
 enum KilnDnnlConvLayout {
   KILN_DNNL_CONV_HEADER_SIZE = 6,
   KILN_DNNL_CONV_ENTRIES_PER_DIM = 7
@@ -62,6 +64,15 @@ enum KilnDnnlConvFlags {
   KILN_DNNL_CONV_DST_BOUND = 16384,
   KILN_DNNL_CONV_SRC_BOUND = 32768
 };
+
+/* The number of entries of a descriptor of spatial rank `k` with `flags`:
+ * the header, the per-dim entries and, with a clip, its two bounds (the
+ * last two). */
+static inline int64_t kiln_dnnl_conv_descriptor_size(int64_t k,
+                                                     int64_t flags) {
+  return KILN_DNNL_CONV_HEADER_SIZE + KILN_DNNL_CONV_ENTRIES_PER_DIM * k +
+         ((flags & KILN_DNNL_CONV_CLIP) ? 2 : 0);
+}
 
 /* The flags of the activations that oneDNN applies as post-ops (eltwise
  * relu, clip, swish): they map a NaN, and the SiLU a -inf, to a number,

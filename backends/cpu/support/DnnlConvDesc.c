@@ -51,8 +51,8 @@ static void rowMajor(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides) {
 }
 
 void kiln_dnnl_conv_clip_bounds(const int64_t *desc, float bounds[2]) {
-  const int64_t *entries = desc + KILN_DNNL_CONV_HEADER_SIZE +
-                           KILN_DNNL_CONV_ENTRIES_PER_DIM * desc[0];
+  const int64_t *entries =
+      desc + kiln_dnnl_conv_descriptor_size(desc[0], desc[5]) - 2;
   for (int i = 0; i < 2; ++i) {
     uint32_t bits = (uint32_t)entries[i];
     memcpy(&bounds[i], &bits, sizeof(float));

@@ -236,14 +236,14 @@ void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
       ops.src[at(false, C, 0, 3, 5, 6)] = -3e38f;
       ops.src[at(false, C, 1, 0, 2, 9)] = 3e38f;
     }
-    // kiln's activation of conv(src, weights) + bias: exact for the small
-    // integers here, and where a sum meets an infinity or a NaN the result
-    // does not depend on the order.
-    std::vector<float> expected = ops.sums(/*last=*/false, /*withAddend=*/false);
-    activate(expected, flags, lo, hi);
-    std::vector<float> dst(expected.size(), -1.0f);
     if (channelsLast)
       ops.toChannelsLast();
+    // kiln's activation of conv(src, weights) + bias, in the call's order:
+    // exact for the small integers here, and where a sum meets an infinity
+    // or a NaN the result does not depend on the order.
+    std::vector<float> expected = ops.sums(channelsLast, /*withAddend=*/false);
+    activate(expected, flags, lo, hi);
+    std::vector<float> dst(expected.size(), -1.0f);
     // The bound on |src| that an earlier call would pass where it knew
     // none: src is read. The call's own bound on |dst|.
     float srcBound = INFINITY, dstBound = -1.0f;
@@ -259,20 +259,15 @@ void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
       overflowed = std::count_if(sums.begin(), sums.end(),
                                  [](float v) { return !std::isfinite(v); });
       activate(sums, flags, lo, hi);
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t o = 0; o < O; ++o)
-          for (int64_t y = 0; y < H; ++y)
-            for (int64_t x = 0; x < H; ++x)
-              expected[at(false, O, n, o, y, x)] =
-                  sums[at(channelsLast, O, n, o, y, x)];
+      expected = sums;
     }
     int64_t nonFinite = 0;
     for (int64_t n = 0; n < N; ++n)
       for (int64_t o = 0; o < O; ++o)
         for (int64_t y = 0; y < H; ++y)
           for (int64_t x = 0; x < H; ++x) {
-            float want = expected[at(false, O, n, o, y, x)];
-            float got = dst[at(channelsLast, O, n, o, y, x)];
+            size_t i = at(channelsLast, O, n, o, y, x);
+            float want = expected[i], got = dst[i];
             std::string where = "at [" + std::to_string(n) + ", " +
                                 std::to_string(o) + ", " + std::to_string(y) +
                                 ", " + std::to_string(x) + "]";
