@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Delinearize.h"
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -145,16 +146,16 @@ std::optional<Reduction> match(linalg::LinalgOp op) {
 void delinearize(OpBuilder &builder, Location loc, Value linear,
                  ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,
                  SmallVectorImpl<Value> &ivs) {
-  for (int64_t k = dims.size() - 1; k >= 0; --k) {
-    Value extent =
-        builder.create<arith::ConstantIndexOp>(loc, ranges[dims[k]]);
-    if (k > 0) {
-      ivs[dims[k]] = builder.create<arith::RemSIOp>(loc, linear, extent);
-      linear = builder.create<arith::DivSIOp>(loc, linear, extent);
-    } else {
-      ivs[dims[k]] = linear;
-    }
+  if (dims.size() == 1) {
+    ivs[dims[0]] = linear;
+    return;
   }
+  SmallVector<Value> extents;
+  for (unsigned d : dims)
+    extents.push_back(builder.create<arith::ConstantIndexOp>(loc, ranges[d]));
+  for (auto [d, index] :
+       llvm::zip(dims, kiln::delinearizeIndex(builder, loc, linear, extents)))
+    ivs[d] = index;
 }
 
 /// The indices of operand `operand` of `op` at loop position `ivs`.
@@ -174,16 +175,34 @@ SmallVector<Value> indicesOf(OpBuilder &builder, Location loc,
   return indices;
 }
 
+/// `combine(x, acc)` with the reduction's own combiner.
+Value combine(OpBuilder &builder, const Reduction &reduction, Value x,
+              Value acc) {
+  linalg::LinalgOp op = reduction.op;
+  IRMapping mapping;
+  mapping.map(op->getRegion(0).front().getArgument(op.getNumDpsInputs()), acc);
+  mapping.map(reduction.x, x);
+  return builder.clone(*reduction.combiner, mapping)->getResult(0);
+}
+
+/// How a reduction is spread over blocks: each output element's reduction
+/// space (row-major over the reduction dimensions) is cut into `splits`
+/// consecutive chunks of `chunk` elements, one block each.
+struct Plan {
+  int64_t outputs, reduced, splits, chunk, threads;
+};
+
 struct KilnCudaBlockReductionsPass
     : kiln::impl::KilnCudaBlockReductionsBase<KilnCudaBlockReductionsPass> {
   using Base::Base;
 
   void runOnOperation() override {
     if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0 ||
-        maxBlocks <= 0) {
-      getOperation().emitError("kiln-cuda-block-reductions: block-size must "
-                               "be a multiple of 32 in 32..1024, max-blocks "
-                               "positive");
+        maxBlocks <= 0 || splitBlocks <= 0 || minPerThread <= 0) {
+      getOperation().emitError(
+          "kiln-cuda-block-reductions: block-size must be a multiple of 32 "
+          "in 32..1024, max-blocks, split-blocks and min-per-thread "
+          "positive");
       return signalPassFailure();
     }
     SmallVector<Reduction> reductions;
@@ -195,6 +214,23 @@ struct KilnCudaBlockReductionsPass
     });
     for (Reduction &reduction : reductions)
       rewrite(reduction);
+  }
+
+  /// Few output elements over long reductions leave most multiprocessors
+  /// idle with a block per output (a bias gradient: 64 blocks, each summing
+  /// 400K elements). Such a reduction is split until about `splitBlocks`
+  /// blocks run, each thread still folding at least `minPerThread` elements.
+  Plan plan(int64_t outputs, int64_t reduced) const {
+    Plan p{outputs, reduced, 1, reduced, 0};
+    int64_t wanted = (splitBlocks + outputs - 1) / outputs;
+    int64_t most = reduced / (blockSize * minPerThread);
+    int64_t splits = std::min<int64_t>({wanted, most, 1024});
+    if (splits >= 2) {
+      p.chunk = (reduced + splits - 1) / splits;
+      p.splits = (reduced + p.chunk - 1) / p.chunk;
+    }
+    p.threads = std::min<int64_t>(blockSize, (p.chunk + 31) / 32 * 32);
+    return p;
   }
 
   void rewrite(Reduction &reduction) {
@@ -210,92 +246,168 @@ struct KilnCudaBlockReductionsPass
       outputs *= ranges[d];
     for (unsigned d : reductionDims)
       reduced *= ranges[d];
-
+    Plan p = plan(outputs, reduced);
     auto index = [&](int64_t value) -> Value {
       return builder.create<arith::ConstantIndexOp>(loc, value);
     };
-    int64_t threads = std::min<int64_t>(blockSize, (reduced + 31) / 32 * 32);
-    int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(outputs, maxBlocks));
+    OpOperand *init = op.getDpsInitOperand(0);
+    Type type = cast<MemRefType>(init->get().getType()).getElementType();
+
+    // Split: the chunks' results go to a buffer of [outputs][splits], and a
+    // second kernel folds each output's row of it into the output.
+    Value partials;
+    if (p.splits > 1)
+      partials = builder.create<memref::AllocOp>(
+          loc, MemRefType::get({outputs * p.splits}, type));
+
+    // 1. Each block takes (output, chunk) pairs; its threads stride over
+    // the chunk, gpu.all_reduce combines them and thread 0 writes the
+    // total: into `partials`, or combined with the output.
+    int64_t units = outputs * p.splits;
+    forEachUnit(builder, loc, units, p.threads,
+                [&](OpBuilder &b, Value unit, Value tid, Value blockDim) {
+      Value output = unit, from = tid, end = index(reduced);
+      if (p.splits > 1) {
+        Value splits = index(p.splits);
+        output = b.create<arith::DivUIOp>(loc, unit, splits);
+        Value start = b.create<arith::MulIOp>(
+            loc, b.create<arith::RemUIOp>(loc, unit, splits), index(p.chunk));
+        end = b.create<arith::MinUIOp>(
+            loc, b.create<arith::AddIOp>(loc, start, index(p.chunk)), end);
+        from = b.create<arith::AddIOp>(loc, start, tid);
+      }
+      SmallVector<Value> ivs(ranges.size());
+      delinearize(b, loc, output, parallelDims, ranges, ivs);
+      Value identity = b.create<arith::ConstantOp>(loc, reduction.identity);
+      auto perThread = b.create<scf::ForOp>(loc, from, end,
+          blockDim, ValueRange{identity});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(perThread.getBody());
+        SmallVector<Value> threadIvs = ivs;
+        delinearize(b, loc, perThread.getInductionVar(), reductionDims, ranges,
+                    threadIvs);
+        Value x = bodyValue(b, reduction, threadIvs);
+        b.create<scf::YieldOp>(
+            loc, combine(b, reduction, x, perThread.getRegionIterArgs()[0]));
+      }
+      storeTotal(b, reduction, perThread.getResult(0), tid,
+                        [&](OpBuilder &ib, Value total) {
+        if (partials) {
+          ib.create<memref::StoreOp>(loc, total, partials, unit);
+          return;
+        }
+        SmallVector<Value> out = indicesOf(ib, loc, op, *init, ivs);
+        Value old = ib.create<memref::LoadOp>(loc, init->get(), out);
+        ib.create<memref::StoreOp>(loc, combine(ib, reduction, total, old),
+                                   init->get(), out);
+      });
+    });
+
+    if (partials) {
+      // 2. A block per output folds its row of partials into the output.
+      int64_t threads = std::min<int64_t>(blockSize, (p.splits + 31) / 32 * 32);
+      forEachUnit(builder, loc, outputs, threads,
+                  [&](OpBuilder &b, Value output, Value tid, Value blockDim) {
+        Value identity = b.create<arith::ConstantOp>(loc, reduction.identity);
+        Value row = b.create<arith::MulIOp>(loc, output, index(p.splits));
+        auto perThread = b.create<scf::ForOp>(loc, tid, index(p.splits),
+                                              blockDim, ValueRange{identity});
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(perThread.getBody());
+          Value x = b.create<memref::LoadOp>(
+              loc, partials,
+              ValueRange{b.create<arith::AddIOp>(
+                  loc, row, perThread.getInductionVar())});
+          b.create<scf::YieldOp>(
+              loc, combine(b, reduction, x, perThread.getRegionIterArgs()[0]));
+        }
+        SmallVector<Value> ivs(ranges.size());
+        delinearize(b, loc, output, parallelDims, ranges, ivs);
+        storeTotal(b, reduction, perThread.getResult(0), tid,
+                   [&](OpBuilder &ib, Value total) {
+          SmallVector<Value> out = indicesOf(ib, loc, op, *init, ivs);
+          Value old = ib.create<memref::LoadOp>(loc, init->get(), out);
+          ib.create<memref::StoreOp>(loc, combine(ib, reduction, total, old),
+                                     init->get(), out);
+        });
+      });
+      builder.create<memref::DeallocOp>(loc, partials);
+    }
+    op->erase();
+  }
+
+  /// One launch of `threads`-thread blocks whose blocks take the units
+  /// blockIdx, blockIdx + gridDim, ... < `units`, running `body` for each.
+  void forEachUnit(
+      OpBuilder &builder, Location loc, int64_t units, int64_t threads,
+      function_ref<void(OpBuilder &, Value, Value, Value)> body) const {
+    auto index = [&](int64_t value) -> Value {
+      return builder.create<arith::ConstantIndexOp>(loc, value);
+    };
+    int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(units, maxBlocks));
     Value one = index(1);
     auto launch = builder.create<gpu::LaunchOp>(loc, index(blocks), one, one,
                                                 index(threads), one, one);
+    OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(&launch.getBody().front());
-    Value tid = launch.getThreadIds().x;
-    auto perOutput = builder.create<scf::ForOp>(
-        loc, launch.getBlockIds().x, index(outputs), launch.getGridSize().x);
+    auto perUnit = builder.create<scf::ForOp>(
+        loc, launch.getBlockIds().x, index(units), launch.getGridSize().x);
     builder.create<gpu::TerminatorOp>(loc);
+    builder.setInsertionPointToStart(perUnit.getBody());
+    body(builder, perUnit.getInductionVar(), launch.getThreadIds().x,
+         launch.getBlockSize().x);
+  }
 
-    // 1. This block's output element.
-    builder.setInsertionPointToStart(perOutput.getBody());
-    SmallVector<Value> ivs(ranges.size());
-    delinearize(builder, loc, perOutput.getInductionVar(), parallelDims,
-                ranges, ivs);
-
-    // 2. This thread's partial result.
-    Value identity = builder.create<arith::ConstantOp>(loc, reduction.identity);
-    auto perThread = builder.create<scf::ForOp>(
-        loc, tid, index(reduced), launch.getBlockSize().x,
-        ValueRange{identity});
-    {
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointToStart(perThread.getBody());
-      SmallVector<Value> threadIvs = ivs;
-      delinearize(builder, loc, perThread.getInductionVar(), reductionDims,
-                  ranges, threadIvs);
-      Block &body = op->getRegion(0).front();
-      IRMapping mapping;
-      for (OpOperand *input : op.getDpsInputOperands()) {
-        Value value = input->get();
-        BlockArgument arg = body.getArgument(input->getOperandNumber());
-        if (isa<MemRefType>(value.getType()))
-          value = builder.create<memref::LoadOp>(
-              loc, value, indicesOf(builder, loc, op, *input, threadIvs));
-        mapping.map(arg, value);
-      }
-      for (Operation &inner : body.without_terminator()) {
-        if (&inner == reduction.combiner)
-          continue;
-        if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
-          mapping.map(indexOp.getResult(), threadIvs[indexOp.getDim()]);
-          continue;
-        }
-        builder.clone(inner, mapping);
-      }
-      IRMapping combine;
-      combine.map(body.getArgument(op.getNumDpsInputs()),
-                  perThread.getRegionIterArgs()[0]);
-      combine.map(reduction.x, mapping.lookupOrDefault(reduction.x));
-      Operation *partial = builder.clone(*reduction.combiner, combine);
-      builder.create<scf::YieldOp>(loc, partial->getResult(0));
+  /// The body's `x` at loop position `ivs`: the inputs loaded, the body's
+  /// ops up to the combiner cloned.
+  Value bodyValue(OpBuilder &builder, const Reduction &reduction,
+                  ArrayRef<Value> ivs) const {
+    linalg::LinalgOp op = reduction.op;
+    Location loc = op.getLoc();
+    Block &body = op->getRegion(0).front();
+    IRMapping mapping;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      Value value = input->get();
+      if (isa<MemRefType>(value.getType()))
+        value = builder.create<memref::LoadOp>(
+            loc, value, indicesOf(builder, loc, op, *input, ivs));
+      mapping.map(body.getArgument(input->getOperandNumber()), value);
     }
+    for (Operation &inner : body.without_terminator()) {
+      if (&inner == reduction.combiner)
+        continue;
+      if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(indexOp.getResult(), ivs[indexOp.getDim()]);
+        continue;
+      }
+      builder.clone(inner, mapping);
+    }
+    return mapping.lookupOrDefault(reduction.x);
+  }
 
-    // 3. The block's total, through shuffles and shared memory.
+  /// The block's total of the threads' `partial`s, through shuffles and
+  /// shared memory; thread 0 hands it to `store`. The block then
+  /// synchronizes, as the next unit reuses the shared memory.
+  void storeTotal(OpBuilder &builder, const Reduction &reduction,
+                  Value partial, Value tid,
+                  function_ref<void(OpBuilder &, Value)> store) const {
+    Location loc = reduction.op->getLoc();
     auto total = builder.create<gpu::AllReduceOp>(
-        loc, perThread.getResult(0),
+        loc, partial,
         gpu::AllReduceOperationAttr::get(builder.getContext(), reduction.kind),
         /*uniform=*/builder.getUnitAttr());
-
-    // 4. Thread 0 folds it into the output.
-    Value first = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
-                                                tid, index(0));
+    Value first = builder.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, tid,
+        builder.create<arith::ConstantIndexOp>(loc, 0));
     auto ifFirst = builder.create<scf::IfOp>(loc, first, /*withElse=*/false);
     {
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-      OpOperand *init = op.getDpsInitOperand(0);
-      SmallVector<Value> outIndices = indicesOf(builder, loc, op, *init, ivs);
-      Value old = builder.create<memref::LoadOp>(loc, init->get(), outIndices);
-      IRMapping combine;
-      combine.map(op->getRegion(0).front().getArgument(op.getNumDpsInputs()),
-                  old);
-      combine.map(reduction.x, total.getResult());
-      Operation *result = builder.clone(*reduction.combiner, combine);
-      builder.create<memref::StoreOp>(loc, result->getResult(0), init->get(),
-                                      outIndices);
+      store(builder, total.getResult());
     }
-    // The next output element reuses the shared memory.
     builder.create<gpu::BarrierOp>(loc);
-    op->erase();
   }
 };
 } // namespace

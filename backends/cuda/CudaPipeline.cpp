@@ -166,6 +166,11 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKilnCudaDeviceAllocations());
 
   // 5: kernels to PTX.
+  // Constants (loop bounds, the extents that grid-stride loops and block
+  // reductions delinearize by) move into the launches before outlining.
+  // Left outside, each would become a kernel parameter, and every
+  // division by it a run-time 64-bit division on the GPU.
+  pm.addPass(createGpuLauchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createKilnCudaMergeGpuModules());
   pm.addPass(createConvertSCFToCFPass());

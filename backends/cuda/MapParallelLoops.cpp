@@ -7,7 +7,9 @@
 //      least one) of blockSize threads, all along x;
 //   3. inside, `scf.for %l = blockIdx*blockDim + threadIdx to total step
 //      gridDim*blockDim` (a grid-stride loop) delinearizes %l, row-major,
-//      into one induction value per dimension and runs a clone of the body.
+//      into one induction value per dimension (Delinearize.h: 32-bit
+//      divisions by the constant trip counts where the space fits) and
+//      runs a clone of the body.
 // A linalg op lowered by `convert-linalg-to-parallel-loops` is one such
 // loop (reduction dimensions are sequential `scf.for` inside it), so every
 // elementwise op, reduction over inner dimensions and matmul becomes one
@@ -16,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Delinearize.h"
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -102,16 +105,11 @@ struct KilnCudaMapParallelLoopsPass
 
     builder.setInsertionPointToStart(strided.getBody());
     IRMapping mapping;
-    Value linear = strided.getInductionVar();
-    SmallVector<Value> indices(counts.size());
-    for (int64_t dim = counts.size() - 1; dim >= 0; --dim) {
-      Value index = linear;
-      if (dim > 0) {
-        index = builder.create<arith::RemSIOp>(loc, linear, counts[dim]);
-        linear = builder.create<arith::DivSIOp>(loc, linear, counts[dim]);
-      }
+    SmallVector<Value> indices = kiln::delinearizeIndex(
+        builder, loc, strided.getInductionVar(), counts);
+    for (size_t dim = 0; dim < indices.size(); ++dim) {
       Value scaled =
-          builder.create<arith::MulIOp>(loc, index, loop.getStep()[dim]);
+          builder.create<arith::MulIOp>(loc, indices[dim], loop.getStep()[dim]);
       indices[dim] = builder.create<arith::AddIOp>(
           loc, loop.getLowerBound()[dim], scaled);
     }

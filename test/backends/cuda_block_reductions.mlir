@@ -101,3 +101,84 @@ func.func @sum_i64(%a: memref<3x50xi64>, %s: memref<3xi64>) {
   }
   return
 }
+
+// -----
+
+// A bias gradient (sum over N, H and W of NCHW): 8 outputs cannot fill the
+// GPU, so each output's 65536 elements are cut into 16 chunks of 4096. 128
+// blocks write a total per (channel, chunk) into a temporary, then a block
+// per channel folds its 16 totals into the output in chunk order. The
+// indices are split in 32 bits (the reduction space has 2^16 elements).
+// CHECK-LABEL: func.func @bias_grad
+// CHECK:         %[[PARTS:.+]] = memref.alloc() : memref<128xf32>
+// CHECK:         gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%[[GX:.+]] = %c128{{[_0-9]*}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%[[SX:.+]] = %c256{{[_0-9]*}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})
+// CHECK:           scf.for %[[UNIT:.+]] = %[[BX]] to %c128{{[_0-9]*}} step %[[GX]]
+// CHECK:             %[[CH:.+]] = arith.divui %[[UNIT]], %c16
+// CHECK:             %[[PIECE:.+]] = arith.remui %[[UNIT]], %c16
+// CHECK:             %[[START:.+]] = arith.muli %[[PIECE]], %c4096
+// CHECK:             %[[END0:.+]] = arith.addi %[[START]], %c4096
+// CHECK:             %[[END:.+]] = arith.minui %[[END0]], %c65536
+// CHECK:             %[[FROM:.+]] = arith.addi %[[START]], %[[TX]]
+// CHECK:             %[[PART:.+]] = scf.for %[[K:.+]] = %[[FROM]] to %[[END]] step %[[SX]] iter_args
+// CHECK:               %[[K32:.+]] = arith.index_castui %[[K]] : index to i32
+// CHECK:               %[[W32:.+]] = arith.remui %[[K32]], %c64_i32{{[_0-9]*}}
+// CHECK:               %[[W:.+]] = arith.index_castui %[[W32]]
+// CHECK:               %[[K1:.+]] = arith.divui %[[K32]], %c64_i32{{[_0-9]*}}
+// CHECK:               %[[H32:.+]] = arith.remui %[[K1]], %c64_i32{{[_0-9]*}}
+// CHECK:               %[[H:.+]] = arith.index_castui %[[H32]]
+// CHECK:               %[[N32:.+]] = arith.divui %[[K1]], %c64_i32{{[_0-9]*}}
+// CHECK:               %[[N:.+]] = arith.index_castui %[[N32]]
+// CHECK:               memref.load %{{.+}}[%[[N]], %[[CH]], %[[H]], %[[W]]] : memref<16x8x64x64xf32>
+// CHECK:             %[[TOTAL:.+]] = gpu.all_reduce  add %[[PART]] uniform
+// CHECK:             scf.if
+// CHECK:               memref.store %[[TOTAL]], %[[PARTS]][%[[UNIT]]] : memref<128xf32>
+// CHECK:             gpu.barrier
+// CHECK:         gpu.launch blocks(%[[BY:.+]], %{{.+}}, %{{.+}}) in (%[[GY:.+]] = %c8{{[_0-9]*}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TY:.+]], %{{.+}}, %{{.+}}) in (%[[SY:.+]] = %c32{{[_0-9]*}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})
+// CHECK:           scf.for %[[OUT:.+]] = %[[BY]] to %c8{{[_0-9]*}} step %[[GY]]
+// CHECK:             %[[ROW:.+]] = arith.muli %[[OUT]], %c16
+// CHECK:             %[[SUM:.+]] = scf.for %[[S:.+]] = %[[TY]] to %c16{{[_0-9]*}} step %[[SY]] iter_args
+// CHECK:               %[[AT:.+]] = arith.addi %[[ROW]], %[[S]]
+// CHECK:               memref.load %[[PARTS]][%[[AT]]] : memref<128xf32>
+// CHECK:             %[[ALL:.+]] = gpu.all_reduce  add %[[SUM]] uniform
+// CHECK:             scf.if
+// CHECK:               %[[OLD:.+]] = memref.load %{{.+}}[%[[OUT]]] : memref<8xf32>
+// CHECK:               %[[NEW:.+]] = arith.addf %[[ALL]], %[[OLD]]
+// CHECK:               memref.store %[[NEW]], %{{.+}}[%[[OUT]]] : memref<8xf32>
+// CHECK:             gpu.barrier
+// CHECK:         memref.dealloc %[[PARTS]] : memref<128xf32>
+// CHECK-NOT:     linalg.generic
+func.func @bias_grad(%dy: memref<16x8x64x64xf32>, %db: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>],
+                  iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dy : memref<16x8x64x64xf32>) outs(%db : memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A full maximum of 2^20 elements: 256 chunks of 4096 (each thread folds
+// 16), one block for the second step, max over -inf again.
+// CHECK-LABEL: func.func @big_max
+// CHECK:         memref.alloc() : memref<256xf32>
+// CHECK:         gpu.launch blocks({{.+}}) in ({{.+}} = %c256{{[_0-9]*}}, {{.+}}) threads({{.+}}) in ({{.+}} = %c256
+// CHECK:           arith.muli %{{.+}}, %c4096
+// CHECK:           gpu.all_reduce  maximumf
+// CHECK:         gpu.launch blocks({{.+}}) in ({{.+}} = %c1{{[_0-9]*}}, {{.+}}) threads({{.+}}) in ({{.+}} = %c256
+// CHECK:           arith.constant 0xFF800000 : f32
+// CHECK:           gpu.all_reduce  maximumf
+// CHECK:           memref.store %{{.+}}, %{{.+}}[] : memref<f32>
+// CHECK:         memref.dealloc
+func.func @big_max(%a: memref<1024x1024xf32>, %m: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%a : memref<1024x1024xf32>) outs(%m : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %acc, %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -5,15 +5,20 @@
 // returned the argmin (seen on a GPU: 3, 5, 7 where 1 was due). Its
 // canonicalizations are kiln-canonicalize-buffers
 // (backends/common/BufferizationPipeline.cpp), which makes the kernel a
-// fill: a second launch, given the constant.
+// fill: a second launch, whose kernel stores the constant (moved into it
+// before outlining, so it is an immediate in the PTX).
 // REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=mlir | FileCheck %s
+// RUN: kiln-compile %s --target=cuda --emit=ptx | FileCheck %s --check-prefix=PTX
 
 // CHECK-LABEL: llvm.func internal @kiln_impl_argmin_constant_body(
-// CHECK:         %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
 // CHECK:         gpu.launch_func {{.*}}@kiln_kernels::@kiln_impl_argmin_constant_body_kernel blocks
-// CHECK:         gpu.launch_func {{.*}}@kiln_kernels::@kiln_impl_argmin_constant_body_kernel_0 blocks {{.*}} args(%{{[0-9]+}} : i64, %[[ONE]] : i64,
+// CHECK:         gpu.launch_func {{.*}}@kiln_kernels::@kiln_impl_argmin_constant_body_kernel_0 blocks
 // CHECK:       llvm.func @kiln_entry_argmin_constant_body(
+// PTX-LABEL:   .entry kiln_impl_argmin_constant_body_kernel_0(
+// PTX:           mov.u64 %[[ONE:rd[0-9]+]], 1;
+// PTX:           st.global.u32 [%rd{{[0-9]+}}], %[[ONE]];
+// PTX:           ret;
 func.func @argmin_constant_body(%x: tensor<8x2x2xf64>) -> tensor<2x2xi64> {
   %a = kiln.argmin %x, dim = 0 : tensor<8x2x2xf64>
   %abs = kiln.abs %a : tensor<2x2xi64>

@@ -3,7 +3,8 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-map-parallel-loops=block-size=128 | FileCheck %s --check-prefix=B128
 
 // A 2-D elementwise loop: one launch of 256-thread blocks over the 64*32
-// linearized iterations, a grid-stride loop, and row-major delinearization.
+// linearized iterations, a grid-stride loop, and row-major delinearization
+// (in 32 bits: 2048 iterations fit).
 // CHECK-LABEL: func.func @elementwise
 // CHECK-DAG:     %[[C2048:.+]] = arith.constant 2048 : index
 // CHECK-DAG:     %[[C256:.+]] = arith.constant 256 : index
@@ -13,12 +14,16 @@
 // CHECK:           %[[START:.+]] = arith.addi %[[OFF]], %[[TX]]
 // CHECK:           %[[STRIDE:.+]] = arith.muli %[[GX]], %[[SX]]
 // CHECK:           scf.for %[[L:.+]] = %[[START]] to %[[C2048]] step %[[STRIDE]]
-// CHECK:             %[[J:.+]] = arith.remsi %[[L]], %c32
-// CHECK:             %[[I:.+]] = arith.divsi %[[L]], %c32
-// CHECK:             %[[JS:.+]] = arith.muli %[[J]], %c1
-// CHECK:             %[[JV:.+]] = arith.addi %c0, %[[JS]]
+// CHECK:             %[[L32:.+]] = arith.index_castui %[[L]] : index to i32
+// CHECK:             %[[C32:.+]] = arith.constant 32 : i32
+// CHECK:             %[[J32:.+]] = arith.remui %[[L32]], %[[C32]] : i32
+// CHECK:             %[[J:.+]] = arith.index_castui %[[J32]] : i32 to index
+// CHECK:             %[[I32:.+]] = arith.divui %[[L32]], %[[C32]] : i32
+// CHECK:             %[[I:.+]] = arith.index_castui %[[I32]] : i32 to index
 // CHECK:             %[[IS:.+]] = arith.muli %[[I]], %c1
 // CHECK:             %[[IV:.+]] = arith.addi %c0, %[[IS]]
+// CHECK:             %[[JS:.+]] = arith.muli %[[J]], %c1
+// CHECK:             %[[JV:.+]] = arith.addi %c0, %[[JS]]
 // CHECK:             memref.load %{{.+}}[%[[IV]], %[[JV]]] : memref<64x32xf32>
 // CHECK:             math.tanh
 // CHECK:             memref.store

@@ -21,7 +21,7 @@
 // CHECK:         %nctaid.x
 // CHECK:         ld.global.f32
 // CHECK:         ex2.approx
-// CHECK:         st.global.f32
+// CHECK:         st.global.{{[fu]}}32
 // CHECK:         bra
 func.func @scale_tanh(%x: tensor<1000xf32>) -> tensor<1000xf32> {
   %t = kiln.tanh %x : tensor<1000xf32>
@@ -33,7 +33,7 @@ func.func @scale_tanh(%x: tensor<1000xf32>) -> tensor<1000xf32> {
 // then a block per row: per-thread partial sums, warp shuffles, a
 // shared-memory exchange between warps, one store per row.
 // CHECK-LABEL: .visible .entry kiln_impl_row_sum_kernel(
-// CHECK:         st.global.f32
+// CHECK:         st.global.{{[fu]}}32
 // CHECK-LABEL: .visible .entry kiln_impl_row_sum_kernel_0(
 // CHECK:         .shared .align 4 .b8 __wg_kiln_impl_row_sum_kernel_0_0[128];
 // CHECK:         ld.global.f32
@@ -43,7 +43,7 @@ func.func @scale_tanh(%x: tensor<1000xf32>) -> tensor<1000xf32> {
 // CHECK:         bar.sync
 // CHECK:         ld.shared.f32
 // CHECK:         shfl.sync.bfly.b32
-// CHECK:         st.global.f32
+// CHECK:         st.global.{{[fu]}}32
 func.func @row_sum(%x: tensor<8x100xf32>) -> tensor<8xf32> {
   %s = kiln.reduce_sum %x, dims = [1] : tensor<8x100xf32>
   return %s : tensor<8xf32>
@@ -64,7 +64,7 @@ func.func @row_sum(%x: tensor<8x100xf32>) -> tensor<8xf32> {
 // CHECK:         ld.shared.f32
 // CHECK:         mul.rn.f32
 // CHECK:         ld.global.f32
-// CHECK:         st.global.f32
+// CHECK:         st.global.{{[fu]}}32
 func.func @mm(%a: tensor<16x32xf32>, %b: tensor<32x8xf32>) -> tensor<16x8xf32> {
   %c = kiln.matmul %a, %b : tensor<16x32xf32>, tensor<32x8xf32>
   return %c : tensor<16x8xf32>

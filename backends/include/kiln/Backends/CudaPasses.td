@@ -228,6 +228,13 @@ def KilnCudaBlockReductions
       3. `gpu.all_reduce` combines the partials - `convert-gpu-to-nvvm`
          lowers it to warp shuffles and a shared-memory tree across warps;
       4. thread 0 stores `combine(total, out)`, then the block synchronizes.
+    A reduction with too few output elements to fill `split-blocks` blocks
+    is split: each output's reduction space (row-major) is cut into
+    consecutive chunks of at least block-size x min-per-thread elements, a
+    block per (output, chunk) writes its total into a temporary buffer, and
+    a second launch, a block per output, folds that output's chunk totals
+    into it in chunk order (a fixed order: the result does not depend on
+    scheduling).
     Matmuls and other linalg ops are left to `kiln-cuda-map-parallel-loops`.
   }];
   let options = [
@@ -235,6 +242,10 @@ def KilnCudaBlockReductions
            "Most threads per block (fewer, in whole warps, for short reductions)">,
     Option<"maxBlocks", "max-blocks", "int64_t", "65535",
            "Largest grid; further output elements are strided over">,
+    Option<"splitBlocks", "split-blocks", "int64_t", "1024",
+           "Blocks a reduction with fewer output elements is split into">,
+    Option<"minPerThread", "min-per-thread", "int64_t", "16",
+           "Fewest elements each thread folds in a split reduction's chunk">,
   ];
   let dependentDialects = ["mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect",
