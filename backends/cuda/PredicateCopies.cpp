@@ -35,11 +35,23 @@ namespace kiln {
 
 using namespace mlir;
 
-/// The buffer `value` views, through casts.
+/// The buffer `value` views, through casts and the base buffers and
+/// reinterpretations that expand-strided-metadata makes of reshapes and
+/// subviews (a rank-0 predicate read through a reshape of an argument).
 static Value sourceOf(Value value) {
-  while (auto cast = value.getDefiningOp<memref::CastOp>())
-    value = cast.getSource();
-  return value;
+  while (true) {
+    if (auto cast = value.getDefiningOp<memref::CastOp>()) {
+      value = cast.getSource();
+    } else if (auto reinterpret =
+                   value.getDefiningOp<memref::ReinterpretCastOp>()) {
+      value = reinterpret.getSource();
+    } else if (auto metadata =
+                   value.getDefiningOp<memref::ExtractStridedMetadataOp>()) {
+      value = metadata.getSource();
+    } else {
+      return value;
+    }
+  }
 }
 
 namespace {
@@ -51,11 +63,10 @@ struct KilnCudaPredicateCopiesPass
     SmallVector<memref::LoadOp> loads;
     getOperation().walk([&](memref::LoadOp load) {
       MemRefType type = load.getMemRefType();
+      Value buffer = sourceOf(load.getMemRef());
       if (type.getRank() == 0 && type.getLayout().isIdentity() &&
-          !type.getMemorySpace() &&
-          !load.getMemRef().getDefiningOp<memref::AllocaOp>() &&
-          !(kiln::isHostOnlyBuffer(load.getMemRef()) &&
-            !isa<BlockArgument>(sourceOf(load.getMemRef()))) &&
+          !type.getMemorySpace() && !buffer.getDefiningOp<memref::AllocaOp>() &&
+          !(kiln::isHostOnlyBuffer(buffer) && !isa<BlockArgument>(buffer)) &&
           !load->getParentOfType<gpu::LaunchOp>())
         loads.push_back(load);
     });

@@ -86,3 +86,36 @@ func.func @left_alone(%x: memref<4xi64>, %s: memref<f32>) -> (i64, f32, i64) {
   }
   return %i, %f, %j : i64, f32, i64
 }
+
+// -----
+
+// A predicate read through a view: a kernel writes the function's
+// memref<1xi1> out-param, and the host selects on its one element through
+// the base buffer that expand-strided-metadata makes of the reshape. The
+// buffer behind the view is the argument, so the value is copied like any
+// other (kiln-program-fuzz --cuda seed 503 was refused, "the host code
+// reads or writes the elements of argument #7 itself", when only the view
+// was looked at: its one use, this load, is on the host).
+// CHECK-LABEL: func.func @predicate_through_view
+// CHECK-NEXT:    %[[SLOT:.+]] = memref.alloca() : memref<i1>
+// CHECK:         gpu.launch
+// CHECK:         %[[BASE:[^,]+]], %{{.+}} = memref.extract_strided_metadata %{{.+}} : memref<1xi1>
+// CHECK-NEXT:    memref.copy %[[BASE]], %[[SLOT]] : memref<i1> to memref<i1>
+// CHECK-NEXT:    %[[V:.+]] = memref.load %[[SLOT]][] : memref<i1>
+// CHECK-NEXT:    arith.select %[[V]]
+func.func @predicate_through_view(%x: memref<1xf32>, %a: memref<4xf32>, %b: memref<4xf32>, %out: memref<1xi1>) -> memref<4xf32> {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%c0] : memref<1xf32>
+    %zero = arith.constant 0.0 : f32
+    %gt = arith.cmpf ogt, %v, %zero : f32
+    memref.store %gt, %out[%c0] : memref<1xi1>
+    gpu.terminator
+  }
+  %base, %offset, %size, %stride = memref.extract_strided_metadata %out : memref<1xi1> -> memref<i1>, index, index, index
+  %p = memref.load %base[] : memref<i1>
+  %r = arith.select %p, %a, %b : memref<4xf32>
+  return %r : memref<4xf32>
+}

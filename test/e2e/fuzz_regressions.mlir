@@ -242,3 +242,21 @@ func.func @select_equal_reduction(%a: tensor<8x4xi64>, %b: tensor<6x4xf32>, %t: 
   %4 = kiln.compare gt, %3, %t : tensor<i64>
   return %4 : tensor<i1>
 }
+
+// Seed 503 with --cuda --grad (reduced by hand from 40 ops to 4): the CUDA
+// backend refused the program, "the host code reads or writes the elements
+// of argument #7 itself, but a CUDA function's arguments live in device
+// memory". The select's rank-0 predicate is a reshape of the returned
+// tensor<1xi1>, so the host reads it through a view of the out-param
+// (expand-strided-metadata's base buffer), and kiln-cuda-predicate-copies
+// took the view, whose one use is that read, for a host-only buffer
+// instead of looking through it to the argument (PredicateCopies.cpp,
+// test/backends/cuda_predicate_copies.mlir; the CUDA compile of this file
+// is cuda-ptxas.fuzz_regressions).
+// CHECK: predicate_in_an_output(arg0: f32[1], arg1: f32[1]) -> (out0: i1[1], out1: f32[1])
+func.func @predicate_in_an_output(%a: tensor<1xf32>, %b: tensor<1xf32>) -> (tensor<1xi1>, tensor<1xf32>) {
+  %p = kiln.compare gt, %a, %b : tensor<1xf32>
+  %s = kiln.reshape %p : (tensor<1xi1>) -> tensor<i1>
+  %r = kiln.select %s, %a, %b : tensor<i1>, tensor<1xf32>
+  return %p, %r : tensor<1xi1>, tensor<1xf32>
+}
