@@ -43,7 +43,10 @@ resnet=(--build-dir "$BUILD" --output "$WORK/resnet.md")
 [ -n "$RESNET_MODULES" ] && resnet+=(--modules-from "$RESNET_MODULES")
 workloads=(--build-dir "$BUILD" --output "$WORK/workloads.md")
 [ -n "$SOURCES" ] && workloads+=(--sources-from "$SOURCES")
-gemm=(--build-dir "$BUILD" --output "$WORK/gemm.md")
+# bf16 products take a few hundredths of a millisecond: a chain of 101
+# keeps their difference above the noise of a call (f32 needs 11).
+gemm=(--build-dir "$BUILD" --output "$WORK/gemm.md" --dtypes f32)
+gemm_bf16=(--build-dir "$BUILD" --output "$WORK/gemm_bf16.md" --dtypes bf16 --chain 101 --kernel-max 0)
 attention=(--build-dir "$BUILD" --output "$WORK/attention.md")
 if [ "$QUICK" = 1 ]; then
   workloads+=(--no-compile-anchor --time-budget 0.3)
@@ -65,7 +68,7 @@ write_report() {
       echo
       echo "Failed or absent in this run: ${failed[*]}."
     fi
-    for bench in resnet workloads gemm attention; do
+    for bench in resnet workloads gemm gemm_bf16 attention; do
       if [ -f "$WORK/$bench.md" ]; then
         echo
         sed 's/^#/##/' "$WORK/$bench.md"
@@ -73,11 +76,12 @@ write_report() {
     done
   } > "$OUTPUT"
 }
-for bench in resnet workloads gemm attention; do
+for bench in resnet workloads gemm gemm_bf16 attention; do
   declare -n args="$bench"
-  echo "== bench/${bench}_cuda.py" >&2
-  if ! python3 "$HERE/${bench}_cuda.py" "${args[@]}" >&2; then
-    failed+=("${bench}_cuda.py")
+  script="${bench%_bf16}_cuda.py"
+  echo "== bench/$script ${args[*]}" >&2
+  if ! python3 "$HERE/$script" "${args[@]}" >&2; then
+    failed+=("$script ${args[*]}")
     status=1
   fi
   write_report
