@@ -89,6 +89,20 @@ bool hasAvx512(const llvm::TargetMachine &machine) {
   return subtarget && subtarget->checkFeatures("+avx512f");
 }
 
+} // namespace
+
+bool kiln::cpuHasBf16DotProducts(const kiln::CpuOptions &options) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options, error);
+  if (!machine || !machine->getTargetTriple().isX86())
+    return false;
+  const llvm::MCSubtargetInfo *subtarget = machine->getMCSubtargetInfo();
+  return subtarget && (subtarget->checkFeatures("+avx512bf16") ||
+                       subtarget->checkFeatures("+amx-bf16"));
+}
+
+namespace {
 /// Adds the vector forms that functions of `module` name in their
 /// "vector-function-abi-variant" attribute to llvm.compiler.used. Each
 /// entry of the comma-separated list ends in "(vector form's name)".

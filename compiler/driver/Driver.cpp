@@ -8,6 +8,7 @@
 
 #include "kiln/Compiler/Driver.h"
 
+#include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Cuda.h"
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/ElementTypes.h"
@@ -172,6 +173,13 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
   if (options.configurePassManager)
     options.configurePassManager(pm);
   if (!options.autocast.empty()) {
+    if (options.target == Target::Cpu && options.autocast == "bf16" &&
+        !mlir::kiln::cpuHasBf16DotProducts(options.cpu))
+      mlir::emitWarning(module.getLoc())
+          << "--autocast=bf16: the target CPU ('" << options.cpu.cpu
+          << "') has no bf16 dot-product instructions (AVX512-BF16 or "
+             "AMX-BF16); oneDNN emulates them, and bf16 products and "
+             "convolutions run slower than f32 there";
     mlir::kiln::AutocastOptions autocast;
     autocast.dtype = options.autocast;
     pm.addPass(mlir::kiln::createAutocast(autocast));

@@ -107,6 +107,13 @@
 // AUTOCAST: kiln-compile: error: unknown --autocast dtype 'fp8' (supported: bf16, f16)
 // RUN: not kiln-compile %t/ramp.mlir --autocast=bf16 --emit=kfb -o %t/x.kfb 2>&1 | FileCheck %s --check-prefix=AUTOCAST-KFB
 // AUTOCAST-KFB: kiln-compile: error: --autocast applies to compiled code; --emit=kfb stores the program as it is
+// --autocast=bf16 for a CPU without bf16 dot products (oneDNN would emulate
+// them, slower than f32) warns and compiles; one with AVX512-BF16 or AMX
+// does not warn.
+// RUN: kiln-compile %t/ramp.mlir --autocast=bf16 --target-cpu=skylake-avx512 --emit=mlir -o %t/slow.mlir 2>&1 | FileCheck %s --check-prefix=BF16-SLOW
+// BF16-SLOW: warning: --autocast=bf16: the target CPU ('skylake-avx512') has no bf16 dot-product instructions (AVX512-BF16 or AMX-BF16); oneDNN emulates them, and bf16 products and convolutions run slower than f32 there
+// RUN: kiln-compile %t/ramp.mlir --autocast=bf16 --target-cpu=sapphirerapids --emit=mlir -o %t/fast.mlir 2>&1 | count 0
+// RUN: kiln-compile %t/ramp.mlir --autocast=bf16 --target-cpu=cooperlake --emit=mlir -o %t/fast.mlir 2>&1 | count 0
 // RUN: not kiln-compile %t/ramp.mlir --conv-layouts=sideways 2>&1 | FileCheck %s --check-prefix=LAYOUTS
 // LAYOUTS: kiln-compile: error: unknown --conv-layouts 'sideways' (expected query, channels-last or plain)
 // RUN: not kiln-compile 2>&1 | FileCheck %s --check-prefix=NOARGS

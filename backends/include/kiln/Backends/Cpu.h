@@ -73,6 +73,11 @@ bool cpuHasOpenMP();
 /// Whether this build of kiln can link generated code against oneDNN.
 bool cpuHasDnnl();
 
+/// Whether the CPU that `options` compiles for ("host": this machine) has
+/// bf16 dot-product instructions (AVX512-BF16 or AMX-BF16). Without them
+/// oneDNN emulates bf16 products and convolutions, slower than f32.
+bool cpuHasBf16DotProducts(const CpuOptions &options);
+
 /// Adds the passes that take a module of kiln functions to the LLVM dialect,
 /// each public function gaining a `kiln_entry_<name>(void **args)` wrapper.
 /// Of `options`, all but `optLevel` and `cpu` (LLVM's) matter here.
