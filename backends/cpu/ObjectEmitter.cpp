@@ -170,6 +170,15 @@ bool kiln::emitObject(llvm::Module &module, const CpuOptions &options,
       createTargetMachine(options, error);
   if (!machine)
     return false;
+  // The object holds the module's constants (a transformer's weights:
+  // hundreds of megabytes); growing the buffer by doubling would copy them
+  // about twice more, so it starts at their size.
+  uint64_t constantBytes = 0;
+  const llvm::DataLayout &layout = module.getDataLayout();
+  for (const llvm::GlobalVariable &global : module.globals())
+    if (global.hasInitializer())
+      constantBytes += layout.getTypeAllocSize(global.getValueType());
+  object.reserve(object.size() + constantBytes + (1 << 20));
   llvm::raw_svector_ostream stream(object);
   llvm::legacy::PassManager passes;
   if (machine->addPassesToEmitFile(passes, stream, nullptr,

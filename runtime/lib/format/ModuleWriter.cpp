@@ -33,8 +33,26 @@ writeTensors(flatbuffers::FlatBufferBuilder &builder,
   return builder.CreateVector(offsets);
 }
 
-std::vector<uint8_t> writeBody(const ModuleContents &contents,
-                               flatbuffers::FlatBufferBuilder &builder) {
+/// The bytes the body takes at most: its code, device code and strings,
+/// plus FlatBuffers' tables, offsets and padding. A FlatBufferBuilder grows
+/// by reallocating and copying all it holds, so a module's code (with its
+/// constants: hundreds of megabytes for a transformer) is copied once only
+/// if the builder starts at this size.
+size_t bodySizeBound(const ModuleContents &contents) {
+  size_t bytes = contents.code.size() + contents.deviceCode.size() +
+                 contents.target.size() + 4096;
+  for (const FunctionSignature &function : contents.functions) {
+    bytes += function.name.size() + function.entrySymbol.size() + 256;
+    for (const auto *tensors : {&function.inputs, &function.outputs})
+      for (const TensorSignature &tensor : *tensors)
+        bytes += tensor.name.size() + 8 * tensor.shape.size() + 128;
+  }
+  return bytes;
+}
+
+/// Builds the body into `builder`, where it stays.
+void writeBody(const ModuleContents &contents,
+               flatbuffers::FlatBufferBuilder &builder) {
   std::vector<flatbuffers::Offset<kmod::Function>> functions;
   functions.reserve(contents.functions.size());
   for (const FunctionSignature &function : contents.functions) {
@@ -53,22 +71,21 @@ std::vector<uint8_t> writeBody(const ModuleContents &contents,
     deviceCode = builder.CreateVector(contents.deviceCode);
   builder.Finish(
       kmod::CreateBody(builder, target, functionVector, code, deviceCode));
-  return std::vector<uint8_t>(builder.GetBufferPointer(),
-                              builder.GetBufferPointer() + builder.GetSize());
 }
 
 } // namespace
 
 std::vector<uint8_t> writeModule(const ModuleContents &contents) {
-  flatbuffers::FlatBufferBuilder bodyBuilder;
-  std::vector<uint8_t> body = writeBody(contents, bodyBuilder);
+  flatbuffers::FlatBufferBuilder bodyBuilder(bodySizeBound(contents));
+  writeBody(contents, bodyBuilder);
+  const uint8_t *body = bodyBuilder.GetBufferPointer();
+  size_t bodySize = bodyBuilder.GetSize();
 
-  flatbuffers::FlatBufferBuilder builder(body.size() + 64);
-  builder.ForceVectorAlignment(body.size(), sizeof(uint8_t), kBodyAlignment);
-  auto bodyVector = builder.CreateVector(body);
+  flatbuffers::FlatBufferBuilder builder(bodySize + 256);
+  builder.ForceVectorAlignment(bodySize, sizeof(uint8_t), kBodyAlignment);
+  auto bodyVector = builder.CreateVector(body, bodySize);
   auto module = kmod::CreateModule(builder, kFormatVersion,
-                                   fnv1a64(body.data(), body.size()),
-                                   bodyVector);
+                                   fnv1a64(body, bodySize), bodyVector);
   kmod::FinishModuleBuffer(builder, module);
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());
