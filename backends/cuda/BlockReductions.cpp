@@ -22,6 +22,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace mlir {
@@ -222,14 +223,14 @@ struct KilnCudaBlockReductionsPass
   /// blocks run, each thread still folding at least `minPerThread` elements.
   Plan plan(int64_t outputs, int64_t reduced) const {
     Plan p{outputs, reduced, 1, reduced, 0};
-    int64_t wanted = (splitBlocks + outputs - 1) / outputs;
+    int64_t wanted = outputs > 0 ? (splitBlocks + outputs - 1) / outputs : 1;
     int64_t most = reduced / (blockSize * minPerThread);
     int64_t splits = std::min<int64_t>({wanted, most, 1024});
     if (splits >= 2) {
       p.chunk = (reduced + splits - 1) / splits;
       p.splits = (reduced + p.chunk - 1) / p.chunk;
     }
-    p.threads = std::min<int64_t>(blockSize, (p.chunk + 31) / 32 * 32);
+    p.threads = std::clamp<int64_t>((p.chunk + 31) / 32 * 32, 32, blockSize);
     return p;
   }
 

@@ -182,3 +182,31 @@ func.func @big_max(%a: memref<1024x1024xf32>, %m: memref<f32>) {
   }
   return
 }
+
+// -----
+
+// Nothing to reduce or nothing to produce: a launch of at least one whole
+// warp (a block of no threads is an invalid launch), no split, and no
+// division by the zero output count while planning.
+// CHECK-LABEL: func.func @empty
+// CHECK-NOT:     memref.alloc
+// CHECK:         gpu.launch blocks({{.+}}) in ({{.+}} = %c4{{[_0-9]*}}, {{.+}}) threads({{.+}}) in ({{.+}} = %c32
+// CHECK:         gpu.launch blocks({{.+}}) in ({{.+}} = %c1{{[_0-9]*}}, {{.+}}) threads({{.+}}) in ({{.+}} = %c256
+// CHECK-NOT:     memref.alloc
+func.func @empty(%a: memref<4x0xf32>, %s: memref<4xf32>, %b: memref<0x100000xf32>, %t: memref<0xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<4x0xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%b : memref<0x100000xf32>) outs(%t : memref<0xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
