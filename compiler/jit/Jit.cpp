@@ -250,6 +250,15 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
   }
   if (!loaded) {
     std::string error;
+    // Warnings go to the caller (Python turns them into warnings.warn);
+    // errors go on to the handlers before this one.
+    mlir::ScopedDiagnosticHandler warnings(
+        module->getContext(), [&](mlir::Diagnostic &diagnostic) {
+          if (diagnostic.getSeverity() != mlir::DiagnosticSeverity::Warning)
+            return mlir::failure();
+          compiled.warnings_.push_back(diagnostic.str());
+          return mlir::success();
+        });
     if (!compileToKmod(*module, compileOptions, compiled.kmod_, error))
       throw JitError("compiling '" + traced.name() + "' failed: " + error);
     if (kiln_status_t status = kiln_module_load_memory(

@@ -6,6 +6,8 @@ product computed wrong, a cast missed or a cast too many shows as a
 mismatch far above the f32 accumulation error, while plain float64 is
 farther away by the half-precision rounding itself."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -107,3 +109,34 @@ def test_float64_products_are_left_alone(rng):
 def test_unknown_dtype_is_refused():
     with pytest.raises(ValueError, match="autocast is 'bf16' or 'f16'"):
         kiln.jit(lambda x: x, autocast="fp8")
+
+
+def host_has_bf16_dot_products():
+    """AVX512-BF16 or AMX-BF16, read from /proc/cpuinfo (the compiler asks
+    LLVM instead)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(f.read().split())
+    except OSError:
+        pytest.skip("no /proc/cpuinfo")
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+def test_bf16_warns_where_the_cpu_has_no_bf16_dot_products(rng, monkeypatch):
+    """bf16 autocast on a CPU without bf16 dot products runs emulated,
+    slower than f32: the compiler's warning reaches Python as a
+    RuntimeWarning (and does not where the CPU has them)."""
+    monkeypatch.delenv("KILN_CACHE_DIR", raising=False)
+    params, x, y = problem(rng)
+    step = kiln.jit(kiln.value_and_grad(loss), autocast="bf16")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        step(params, x, y)
+    messages = [str(w.message) for w in caught
+                if issubclass(w.category, RuntimeWarning)]
+    slow = [m for m in messages if "no bf16 dot-product instructions" in m]
+    if host_has_bf16_dot_products():
+        assert slow == []
+    else:
+        assert len(slow) == 1, messages
+        assert "oneDNN emulates them" in slow[0]

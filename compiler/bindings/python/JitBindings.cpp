@@ -437,6 +437,8 @@ void kiln::python::bindJit(py::module_ &m) {
       .def_property_readonly(
           "unused_donations", &CompiledFunction::unusedDonations,
           "The donated inputs no output matched in dtype and shape.")
+      .def_property_readonly("warnings", &CompiledFunction::warnings,
+                             "The compiler's warnings, as text.")
       .def("save", &CompiledFunction::save, py::arg("path"),
            "Writes the .kmod for the runtime alone (kiln_runtime).")
       .def("module_bytes",

@@ -208,6 +208,9 @@ public:
   /// The JitOptions::donateArgs that no result matched (left as they are
   /// by calls).
   const std::vector<int> &unusedDonations() const { return unusedDonations_; }
+  /// The compiler's warnings (e.g. bf16 autocast on a CPU without bf16 dot
+  /// products); empty when the module came from the cache.
+  const std::vector<std::string> &warnings() const { return warnings_; }
   /// The loaded function, for callers that drive the runtime's C API
   /// themselves (the Python bindings). Valid while this object lives.
   const kiln_function *function() const { return function_; }
@@ -226,6 +229,7 @@ private:
   double compileSeconds_ = 0;
   bool fromCache_ = false;
   std::vector<int> unusedDonations_;
+  std::vector<std::string> warnings_;
 };
 
 /// Compiles a traced function for the host CPU in this process.

@@ -583,6 +583,9 @@ class jit:
                 compiled = _kiln.compile(
                     traced, self._opt_level, donate=donate,
                     **self._parallel_options(key, traced, out_def, blocks))
+            for message in compiled.warnings:
+                warnings.warn(f"kiln.jit: '{self._name}': {message}",
+                              RuntimeWarning, stacklevel=3)
             if compiled.unused_donations:
                 warnings.warn(
                     f"kiln.jit: '{self._name}': donated argument leaves "
