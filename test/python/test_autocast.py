@@ -135,8 +135,13 @@ def test_bf16_warns_where_the_cpu_has_no_bf16_dot_products(rng, monkeypatch):
     messages = [str(w.message) for w in caught
                 if issubclass(w.category, RuntimeWarning)]
     slow = [m for m in messages if "no bf16 dot-product instructions" in m]
+    compiled = kiln.jit(kiln.value_and_grad(loss), autocast="bf16").compile(
+        params, x, y)
     if host_has_bf16_dot_products():
         assert slow == []
+        assert compiled.warnings == []
     else:
         assert len(slow) == 1, messages
         assert "oneDNN emulates them" in slow[0]
+        assert len(compiled.warnings) == 1
+        assert slow[0].endswith(compiled.warnings[0])

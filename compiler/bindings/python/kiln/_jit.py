@@ -176,6 +176,12 @@ class Compiled:
         return self._entry.compiled.from_cache
 
     @property
+    def warnings(self):
+        """The compiler's warnings for this signature, as text (none when
+        the module came from $KILN_CACHE_DIR)."""
+        return list(self._entry.compiled.warnings)
+
+    @property
     def trace_seconds(self):
         return self._entry.trace_seconds
 
