@@ -203,11 +203,9 @@ bool kiln::linkSharedObject(llvm::ArrayRef<char> object,
     llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
     out.write(object.data(), object.size());
   }
-  // No build ID: the linker would hash the whole output for it, weights
-  // included (ResNet-50: 11% of its compile time), and nothing reads it.
-  llvm::SmallVector<llvm::StringRef> args{driver, "-shared", "-nostartfiles",
-                                          "-Wl,--build-id=none", "-o",
-                                          sharedFile.path, objectFile.path};
+  llvm::SmallVector<llvm::StringRef> args{
+      driver, "-shared", "-nostartfiles", "-o", sharedFile.path,
+      objectFile.path};
   std::optional<std::vector<std::string>> libraries =
       librariesFor(object, error);
   if (!libraries)
