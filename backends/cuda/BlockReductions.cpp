@@ -190,7 +190,7 @@ Value combine(OpBuilder &builder, const Reduction &reduction, Value x,
 /// space (row-major over the reduction dimensions) is cut into `splits`
 /// consecutive chunks of `chunk` elements, one block each.
 struct Plan {
-  int64_t outputs, reduced, splits, chunk, threads;
+  int64_t splits, chunk, threads;
 };
 
 struct KilnCudaBlockReductionsPass
@@ -222,7 +222,7 @@ struct KilnCudaBlockReductionsPass
   /// 400K elements). Such a reduction is split until about `splitBlocks`
   /// blocks run, each thread still folding at least `minPerThread` elements.
   Plan plan(int64_t outputs, int64_t reduced) const {
-    Plan p{outputs, reduced, 1, reduced, 0};
+    Plan p{1, reduced, 0};
     int64_t wanted = outputs > 0 ? (splitBlocks + outputs - 1) / outputs : 1;
     int64_t most = reduced / (blockSize * minPerThread);
     int64_t splits = std::min<int64_t>({wanted, most, 1024});
@@ -253,6 +253,14 @@ struct KilnCudaBlockReductionsPass
     };
     OpOperand *init = op.getDpsInitOperand(0);
     Type type = cast<MemRefType>(init->get().getType()).getElementType();
+
+    // out[ivs] = combine(total, out[ivs]).
+    auto foldIntoOutput = [&](OpBuilder &b, Value total, ArrayRef<Value> ivs) {
+      SmallVector<Value> out = indicesOf(b, loc, op, *init, ivs);
+      Value old = b.create<memref::LoadOp>(loc, init->get(), out);
+      b.create<memref::StoreOp>(loc, combine(b, reduction, total, old),
+                                init->get(), out);
+    };
 
     // Split: the chunks' results go to a buffer of [outputs][splits], and a
     // second kernel folds each output's row of it into the output.
@@ -298,10 +306,7 @@ struct KilnCudaBlockReductionsPass
           ib.create<memref::StoreOp>(loc, total, partials, unit);
           return;
         }
-        SmallVector<Value> out = indicesOf(ib, loc, op, *init, ivs);
-        Value old = ib.create<memref::LoadOp>(loc, init->get(), out);
-        ib.create<memref::StoreOp>(loc, combine(ib, reduction, total, old),
-                                   init->get(), out);
+        foldIntoOutput(ib, total, ivs);
       });
     });
 
@@ -328,10 +333,7 @@ struct KilnCudaBlockReductionsPass
         delinearize(b, loc, output, parallelDims, ranges, ivs);
         storeTotal(b, reduction, perThread.getResult(0), tid,
                    [&](OpBuilder &ib, Value total) {
-          SmallVector<Value> out = indicesOf(ib, loc, op, *init, ivs);
-          Value old = ib.create<memref::LoadOp>(loc, init->get(), out);
-          ib.create<memref::StoreOp>(loc, combine(ib, reduction, total, old),
-                                     init->get(), out);
+          foldIntoOutput(ib, total, ivs);
         });
       });
       builder.create<memref::DeallocOp>(loc, partials);
