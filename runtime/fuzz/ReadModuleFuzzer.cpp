@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   kiln::format::ModuleContents again;
   if (!kiln::format::readModule(rewritten.data(), rewritten.size(), again,
                                 error) ||
-      again.code != contents.code ||
+      again.code != contents.code || again.constants != contents.constants ||
       again.functions.size() != contents.functions.size() ||
       again.target != contents.target)
     std::abort();

@@ -21,6 +21,8 @@
 #ifndef KILN_TFRECORD_H
 #define KILN_TFRECORD_H
 
+#include "kiln/Crc32c.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,14 +33,8 @@
 namespace kiln {
 namespace data {
 
-/// CRC32C (Castagnoli) of `size` bytes, continuing from `crc` (0 for a
-/// fresh one): the SSE4.2 instruction where the CPU has it, a table
-/// otherwise.
-uint32_t crc32c(const void *data, size_t size, uint32_t crc = 0);
-
-/// The same with a table, one byte at a time: what crc32c runs on CPUs
-/// without SSE4.2 (exposed so that both are tested on any CPU).
-uint32_t crc32cPortable(const void *data, size_t size, uint32_t crc = 0);
+using kiln::crc32c;
+using kiln::crc32cPortable;
 
 /// TFRecord's masking of a CRC stored next to the data it covers.
 inline uint32_t maskCrc(uint32_t crc) {

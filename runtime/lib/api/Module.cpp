@@ -16,11 +16,13 @@
 #include "cuda/GpuRuntimeShim.h"
 
 #include "kiln/CollectiveAbi.h"
+#include "kiln/ConstantsAbi.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <new>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using kiln::runtime::makeStatus;
@@ -71,6 +73,43 @@ bool fillSlots(const kiln::runtime::NativeLibrary &library,
   return found;
 }
 
+/// Stores the address of the module's constants in the code's constant
+/// slot (kiln/ConstantsAbi.h) after checking that the code reads as many
+/// bytes as the module holds; `constants` move to `owned`, which must
+/// outlive every call of the code.
+kiln_status_t bindConstants(const kiln::runtime::NativeLibrary &library,
+                            kiln::format::ConstantBytes constants,
+                            kiln::format::ConstantBytes &owned) {
+  std::string error;
+  size_t sizeBytes = 0;
+  void *slot = library.lookupObject(KILN_CONSTANTS_SLOT, error);
+  const void *size =
+      library.lookupObject(KILN_CONSTANTS_SIZE, error, &sizeBytes);
+  if (!slot && !size) {
+    if (constants.empty())
+      return nullptr;
+    return makeStatus(KILN_STATUS_INVALID_MODULE,
+                      "the module holds " + std::to_string(constants.size()) +
+                          " bytes of constants but its code has no "
+                          "constant slot (" KILN_CONSTANTS_SLOT ")");
+  }
+  if (!slot || !size || sizeBytes != sizeof(uint64_t))
+    return makeStatus(KILN_STATUS_INVALID_MODULE,
+                      "the module's code exports only one of "
+                      KILN_CONSTANTS_SLOT " and an 8-byte "
+                      KILN_CONSTANTS_SIZE);
+  uint64_t expected;
+  std::memcpy(&expected, size, sizeof(expected));
+  if (expected != constants.size())
+    return makeStatus(KILN_STATUS_INVALID_MODULE,
+                      "the module's code reads " + std::to_string(expected) +
+                          " bytes of constants but the module holds " +
+                          std::to_string(constants.size()));
+  owned = std::move(constants);
+  *static_cast<void **>(slot) = owned.data();
+  return nullptr;
+}
+
 /// `required` is a kiln_device_t, or -1 to take the module's own.
 kiln_status_t loadModule(const void *data, size_t size, int required,
                          kiln_module_t **outModule) {
@@ -108,6 +147,10 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
   module->collectives =
       fillSlots(*module->library, KILN_COMM_SLOT_PREFIX,
                 kiln::runtime::comm::collectiveFunctions());
+  if (kiln_status_t status = bindConstants(*module->library,
+                                          std::move(contents.constants),
+                                          module->constants))
+    return status;
   // The code's buffers, through the counting allocator (MemoryAbi.h).
   if (kiln_status_t status = kiln::runtime::bindMemorySlots(*module->library))
     return status;
@@ -165,6 +208,14 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
 
 /// Reads all of \p fd; pipes and other streams work as well as files.
 kiln_status_t readAll(int fd, const char *path, std::vector<uint8_t> &bytes) {
+  // A file's size is known: one buffer, with huge pages for a large one,
+  // instead of one that doubles (and is copied) as it fills.
+  struct stat info;
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+      info.st_size > 0 && static_cast<size_t>(info.st_size) <= kMaxModuleFileSize) {
+    bytes.reserve(static_cast<size_t>(info.st_size));
+    kiln::format::adviseHugePages(bytes.data(), bytes.capacity());
+  }
   uint8_t chunk[1 << 16];
   for (;;) {
     ssize_t count = ::read(fd, chunk, sizeof(chunk));

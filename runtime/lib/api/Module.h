@@ -46,6 +46,9 @@ struct kiln_module {
   /// The profiling regions of the code and its functions; 0 unless it was
   /// compiled with --profile (kiln/ProfileAbi.h).
   size_t profileRegionCount = 0;
+  /// The bytes the code reads through its constant slot
+  /// (kiln/ConstantsAbi.h); empty for a module without a pool.
+  kiln::format::ConstantBytes constants;
   /// Held by pointer so that the kiln_function_t addresses handed out stay
   /// valid however the vector is built.
   std::vector<std::unique_ptr<kiln_function>> functions;

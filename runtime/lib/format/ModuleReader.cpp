@@ -81,6 +81,8 @@ ModuleContents toContents(const kmod::Body &body) {
     contents.code.assign(code->begin(), code->end());
   if (const auto *deviceCode = body.device_code())
     contents.deviceCode.assign(deviceCode->begin(), deviceCode->end());
+  if (const auto *constants = body.constants())
+    contents.constants.assign(constants->begin(), constants->end());
   return contents;
 }
 
@@ -124,11 +126,12 @@ bool readModule(const void *data, size_t size, ModuleContents &out,
     return false;
   }
   const kmod::Module *module = kmod::GetModule(bytes);
-  if (module->format_version() != kFormatVersion) {
-    error = "unsupported .kmod format version " +
-            std::to_string(module->format_version()) +
-            " (this runtime reads version " + std::to_string(kFormatVersion) +
-            ")";
+  uint32_t version = module->format_version();
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
+    error = "unsupported .kmod format version " + std::to_string(version) +
+            " (this runtime reads versions " +
+            std::to_string(kOldestFormatVersion) + " to " +
+            std::to_string(kFormatVersion) + ")";
     return false;
   }
 
@@ -137,7 +140,8 @@ bool readModule(const void *data, size_t size, ModuleContents &out,
     error = "malformed .kmod module: it has no body";
     return false;
   }
-  uint64_t checksum = fnv1a64(bodyBytes->data(), bodyBytes->size());
+  uint64_t checksum =
+      bodyChecksum(version, bodyBytes->data(), bodyBytes->size());
   if (checksum != module->checksum()) {
     error = "corrupted .kmod module: the body checksum is " + hex(checksum) +
             " but the module records " + hex(module->checksum());
@@ -156,8 +160,14 @@ bool readModule(const void *data, size_t size, ModuleContents &out,
     return false;
   }
 
-  ModuleContents contents =
-      toContents(*flatbuffers::GetRoot<kmod::Body>(body));
+  const kmod::Body *root = flatbuffers::GetRoot<kmod::Body>(body);
+  if (version < 2 && root->constants()) {
+    error = "malformed .kmod module: a format version " +
+            std::to_string(version) +
+            " body has constants, which version 2 introduced";
+    return false;
+  }
+  ModuleContents contents = toContents(*root);
   if (!validateModule(contents, error)) {
     error = "invalid .kmod module: " + error;
     return false;

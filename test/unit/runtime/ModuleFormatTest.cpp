@@ -43,6 +43,8 @@ void expectEqual(const TensorSignature &a, const TensorSignature &b) {
 void expectEqual(const ModuleContents &a, const ModuleContents &b) {
   EXPECT_EQ(a.target, b.target);
   EXPECT_EQ(a.code, b.code);
+  EXPECT_EQ(a.deviceCode, b.deviceCode);
+  EXPECT_EQ(a.constants, b.constants);
   ASSERT_EQ(a.functions.size(), b.functions.size());
   for (size_t i = 0; i < a.functions.size(); ++i) {
     const FunctionSignature &fa = a.functions[i], &fb = b.functions[i];
@@ -96,10 +98,12 @@ TEST(ModuleFormatTest, EnvelopeCarriesIdentifierVersionAndChecksum) {
   EXPECT_EQ(std::string(bytes.begin() + 4, bytes.begin() + 8), "KMOD");
   const kmod::Module *module = kmod::GetModule(bytes.data());
   EXPECT_EQ(module->format_version(), kFormatVersion);
-  EXPECT_EQ(module->checksum(),
-            fnv1a64(module->body()->data(), module->body()->size()));
-  // The body is stored aligned so that it can be read in place.
-  EXPECT_EQ((module->body()->data() - bytes.data()) % 8, 0);
+  EXPECT_EQ(module->checksum(), bodyChecksum(kFormatVersion,
+                                             module->body()->data(),
+                                             module->body()->size()));
+  // The body is stored aligned so that it can be read in place, and so that
+  // its constants are aligned to a cache line within the file.
+  EXPECT_EQ((module->body()->data() - bytes.data()) % 64, 0);
 }
 
 TEST(ModuleFormatTest, ReadsFromUnalignedBuffers) {
@@ -181,25 +185,71 @@ TEST(ModuleFormatTest, RejectsGarbageWithIdentifier) {
 
 TEST(ModuleFormatTest, RejectsOtherVersions) {
   std::vector<uint8_t> body = bodyOf(writeModule(addModuleContents()));
-  uint64_t checksum = fnv1a64(body.data(), body.size());
-  EXPECT_EQ(readError(makeEnvelope(2, checksum, &body)),
-            "unsupported .kmod format version 2 (this runtime reads version "
-            "1)");
+  uint64_t checksum = bodyChecksum(2, body.data(), body.size());
+  EXPECT_EQ(readError(makeEnvelope(3, checksum, &body)),
+            "unsupported .kmod format version 3 (this runtime reads versions "
+            "1 to 2)");
   EXPECT_EQ(readError(makeEnvelope(0, checksum, &body)),
-            "unsupported .kmod format version 0 (this runtime reads version "
-            "1)");
+            "unsupported .kmod format version 0 (this runtime reads versions "
+            "1 to 2)");
   // A later version may change the body completely; the version is still
   // what gets reported.
   std::vector<uint8_t> alien = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   EXPECT_EQ(readError(makeEnvelope(7, 0, &alien)),
-            "unsupported .kmod format version 7 (this runtime reads version "
-            "1)");
+            "unsupported .kmod format version 7 (this runtime reads versions "
+            "1 to 2)");
+}
+
+TEST(ModuleFormatTest, ReadsVersion1) {
+  // Modules written before version 2: the same body, checksummed with
+  // FNV-1a.
+  std::vector<uint8_t> body = bodyOf(writeModule(addModuleContents()));
+  std::vector<uint8_t> bytes =
+      makeEnvelope(1, fnv1a64(body.data(), body.size()), &body);
+  ModuleContents read;
+  std::string error;
+  ASSERT_TRUE(readModule(bytes.data(), bytes.size(), read, error)) << error;
+  expectEqual(addModuleContents(), read);
+  // Its CRC32C is not its checksum.
+  std::vector<uint8_t> crc = makeEnvelope(1, bodyChecksum(2, body.data(),
+                                                          body.size()),
+                                          &body);
+  EXPECT_EQ(readError(crc).rfind("corrupted .kmod module", 0), 0u);
+  // Constants came with version 2.
+  ModuleContents pooled = addModuleContents();
+  pooled.constants.assign(100, 7);
+  std::vector<uint8_t> pooledBody = bodyOf(writeModule(pooled));
+  EXPECT_EQ(readError(makeEnvelope(
+                1, fnv1a64(pooledBody.data(), pooledBody.size()),
+                &pooledBody)),
+            "malformed .kmod module: a format version 1 body has constants, "
+            "which version 2 introduced");
+}
+
+TEST(ModuleFormatTest, ConstantsRoundTripAligned) {
+  ModuleContents contents = addModuleContents();
+  for (size_t i = 0; i < 1000; ++i)
+    contents.constants.push_back(static_cast<uint8_t>(i * 37 + 11));
+  std::vector<uint8_t> bytes = writeModule(contents);
+  const kmod::Module *module = kmod::GetModule(bytes.data());
+  const kmod::Body *body =
+      flatbuffers::GetRoot<kmod::Body>(module->body()->data());
+  ASSERT_NE(body->constants(), nullptr);
+  EXPECT_EQ(body->constants()->size(), 1000u);
+  EXPECT_EQ((body->constants()->data() - bytes.data()) % 64, 0);
+  ModuleContents read;
+  std::string error;
+  ASSERT_TRUE(readModule(bytes.data(), bytes.size(), read, error)) << error;
+  EXPECT_EQ(read.constants, contents.constants);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(read.constants.data()) % 64, 0u);
 }
 
 TEST(ModuleFormatTest, AcceptsHandBuiltEnvelope) {
   std::vector<uint8_t> body = bodyOf(writeModule(addModuleContents()));
   std::vector<uint8_t> bytes =
-      makeEnvelope(kFormatVersion, fnv1a64(body.data(), body.size()), &body);
+      makeEnvelope(kFormatVersion,
+                   bodyChecksum(kFormatVersion, body.data(), body.size()),
+                   &body);
   ModuleContents read;
   std::string error;
   EXPECT_TRUE(readModule(bytes.data(), bytes.size(), read, error)) << error;
@@ -215,7 +265,7 @@ TEST(ModuleFormatTest, RejectsMissingBody) {
 
 TEST(ModuleFormatTest, RejectsChecksumMismatch) {
   std::vector<uint8_t> body = bodyOf(writeModule(addModuleContents()));
-  uint64_t checksum = fnv1a64(body.data(), body.size());
+  uint64_t checksum = bodyChecksum(kFormatVersion, body.data(), body.size());
   std::string error = readError(makeEnvelope(kFormatVersion, checksum + 1, &body));
   EXPECT_EQ(error.rfind("corrupted .kmod module: the body checksum is", 0), 0u)
       << error;
@@ -223,8 +273,9 @@ TEST(ModuleFormatTest, RejectsChecksumMismatch) {
 
 TEST(ModuleFormatTest, RejectsMalformedBodyWithValidChecksum) {
   std::vector<uint8_t> body = {0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0, 1, 2, 3, 4};
-  std::string error = readError(
-      makeEnvelope(kFormatVersion, fnv1a64(body.data(), body.size()), &body));
+  std::string error = readError(makeEnvelope(
+      kFormatVersion, bodyChecksum(kFormatVersion, body.data(), body.size()),
+      &body));
   EXPECT_NE(error.find("the body fails structural verification"),
             std::string::npos)
       << error;

@@ -327,6 +327,43 @@ TEST(RuntimeApiTest, CallsCodeUsingLibcAndLibm) {
             (std::vector<double>{2.25, 4, 9}));
 }
 
+// The code of a module with a constant pool reads the module's constants,
+// 64-byte aligned, through its slot; the module and its copy of the bytes
+// are independent of the buffer it was loaded from.
+TEST(RuntimeApiTest, CodeReadsTheModulesConstants) {
+  ModulePtr module = loadContents(constantsModuleContents({2, -3, 0.5f, 10}));
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, std::vector<float>{1, 2, 3, 4});
+  kiln_tensor_t *inputs[] = {x.get()};
+  kiln_tensor_t *outputs[2] = {};
+  Outcome outcome = take(kiln_function_call(lookup(module.get(), "scale"),
+                                            inputs, 1, outputs, 2));
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  TensorPtr y(outputs[0]), misalignment(outputs[1]);
+  EXPECT_EQ(tensorValues<float>(y.get()),
+            (std::vector<float>{2, -6, 1.5f, 40}));
+  EXPECT_EQ(tensorValues<int64_t>(misalignment.get()),
+            std::vector<int64_t>{0});
+}
+
+// The code says how many bytes of constants it reads; a module that holds
+// another number of bytes, or constants that no code reads, is refused
+// before anything runs.
+TEST(RuntimeApiTest, RefusesConstantsThatDoNotMatchTheCode) {
+  Outcome outcome = loadError(constantsModuleContents({2, -3, 0.5f}));
+  EXPECT_EQ(outcome.code, KILN_STATUS_INVALID_MODULE);
+  EXPECT_EQ(outcome.message, "the module's code reads 16 bytes of constants "
+                             "but the module holds 12");
+  outcome = loadError(constantsModuleContents({}));
+  EXPECT_EQ(outcome.message, "the module's code reads 16 bytes of constants "
+                             "but the module holds 0");
+  ModuleContents add = addModuleContents();
+  add.constants.assign(32, 1);
+  outcome = loadError(add);
+  EXPECT_EQ(outcome.code, KILN_STATUS_INVALID_MODULE);
+  EXPECT_EQ(outcome.message, "the module holds 32 bytes of constants but its "
+                             "code has no constant slot (kiln_constants)");
+}
+
 TEST(RuntimeApiTest, OutputsAreFreshAlignedTensors) {
   ModulePtr module = loadContents(addModuleContents());
   const kiln_function_t *add = lookup(module.get(), "add");
@@ -464,14 +501,14 @@ TEST(RuntimeApiTest, RejectsWrongVersionAndIdentifier) {
   EXPECT_EQ(outcome.message,
             "not a .kmod module (missing the 'KMOD' file identifier)");
 
-  // A version-2 envelope is refused before its body is looked at.
+  // A version-3 envelope is refused before its body is looked at.
   std::vector<uint8_t> body = addFixtureCode();
   std::vector<uint8_t> future =
-      makeEnvelope(2, format::fnv1a64(body.data(), body.size()), &body);
+      makeEnvelope(3, format::bodyChecksum(2, body.data(), body.size()), &body);
   outcome = take(kiln_module_load_memory(future.data(), future.size(), &module));
   EXPECT_EQ(outcome.code, KILN_STATUS_INVALID_MODULE);
-  EXPECT_EQ(outcome.message, "unsupported .kmod format version 2 (this "
-                             "runtime reads version 1)");
+  EXPECT_EQ(outcome.message, "unsupported .kmod format version 3 (this "
+                             "runtime reads versions 1 to 2)");
   EXPECT_EQ(module, nullptr);
 }
 

@@ -130,6 +130,23 @@ format::ModuleContents addModuleContents() {
   return contents;
 }
 
+format::ModuleContents constantsModuleContents(
+    const std::vector<float> &constants) {
+  format::ModuleContents contents;
+  contents.target = "x86_64-unknown-linux-gnu";
+  format::FunctionSignature scale;
+  scale.name = "scale";
+  scale.entrySymbol = "kiln_entry_scale";
+  scale.inputs = {tensor("x", format::DType::F32, {4})};
+  scale.outputs = {tensor("y", format::DType::F32, {4}),
+                   tensor("misalignment", format::DType::I64, {1})};
+  contents.functions.push_back(scale);
+  contents.code = readFile(KILN_FIXTURE_CONSTANTS);
+  const auto *bytes = reinterpret_cast<const uint8_t *>(constants.data());
+  contents.constants.assign(bytes, bytes + constants.size() * sizeof(float));
+  return contents;
+}
+
 format::ModuleContents profileModuleContents(bool badTable) {
   format::ModuleContents contents;
   contents.target = "x86_64-unknown-linux-gnu";

@@ -75,6 +75,12 @@ format::ModuleContents addModuleContents();
 /// A module over mixed.c with the functions "stats" and "scale".
 format::ModuleContents mixedModuleContents();
 
+/// A module over constants.c, whose code reads 16 bytes of constants:
+/// scale(x: f32[4]) -> (y: f32[4], misalignment: i64[1]), with
+/// \p constants as the module's constants.
+format::ModuleContents constantsModuleContents(
+    const std::vector<float> &constants);
+
 /// A module over profile.c, code compiled with --profile:
 /// nested(x: f32[1]) -> (y: f32[1]); with \p badTable, over the build of it
 /// whose region table lacks a name.

@@ -1,19 +1,18 @@
-//===- Crc32c.cpp - CRC32C for TFRecord framing ---------------------------===//
+//===- Crc32c.cpp - CRC32C checksums ---------------------------------------===//
 //
-// CRC32C (the Castagnoli polynomial, reflected 0x82f63b78), as iSCSI and
-// TFRecord use it. On x86-64 CPUs with SSE4.2 the crc32 instruction does
+// CRC32C (the Castagnoli polynomial, reflected 0x82f63b78), as iSCSI,
+// TFRecord framing and .kmod bodies (format version 2) use it. On x86-64 CPUs with SSE4.2 the crc32 instruction does
 // eight bytes at a time; elsewhere a table does one byte at a time. Both
 // give the same values (RFC 3720's test vectors are in TfRecordTest.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/TfRecord.h"
+#include "kiln/Crc32c.h"
 
 #include <array>
 #include <cstring>
 
 namespace kiln {
-namespace data {
 namespace {
 
 std::array<uint32_t, 256> makeTable() {
@@ -71,5 +70,4 @@ uint32_t crc32cPortable(const void *data, size_t size, uint32_t crc) {
   return ~crc32cTable(static_cast<const uint8_t *>(data), size, ~crc);
 }
 
-} // namespace data
 } // namespace kiln
