@@ -44,7 +44,9 @@
 //      dialect, buffers allocated through the runtime's slots
 //      (kiln-cpu-memory-hooks, kiln/MemoryAbi.h); loads and stores of i1
 //      as bytes, which LLVM's loop vectorizer widens
-//      (kiln-cpu-byte-booleans).
+//      (kiln-cpu-byte-booleans); constants of 4 KiB and more read from the
+//      module's constant pool instead of the code (kiln-cpu-pool-constants,
+//      kiln/ConstantsAbi.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -223,6 +225,9 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // bf16 copies as i16 copies: no f32 round trip, no __truncsfbf2
   // (BFloat16AsI16.cpp).
   pm.addPass(createKilnCpuBFloat16AsI16());
+  // Weights out of the code, into the module's constant pool
+  // (PoolConstants.cpp).
+  pm.addPass(createKilnCpuPoolConstants());
 }
 
 namespace {

@@ -13,6 +13,12 @@
 // "prefer-vector-width"="512" there (at -O1 and above: -O0 does not
 // vectorize). Other CPUs keep LLVM's default.
 //
+// Identical functions are merged before LLVM optimizes anything: the OpenMP
+// translation makes each parallel loop a function, and a model's repeated
+// blocks repeat those functions (BERT-base's 12 layers: 223 functions, most
+// of them in 12 copies), which LLVM would otherwise optimize and compile
+// once per copy.
+//
 // Functions with vector forms for the loop vectorizer (kiln-cpu-sin-cos's
 // kiln_sinf/kiln_cosf) name them in "vector-function-abi-variant". Nothing
 // calls a vector form before the vectorizer does, so each is added to
@@ -33,11 +39,13 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/IPO/MergeFunctions.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 using namespace mlir;
@@ -103,6 +111,29 @@ bool kiln::cpuHasBf16DotProducts(const kiln::CpuOptions &options) {
 }
 
 namespace {
+/// Merges the functions of `module` that are identical, before anything
+/// optimizes them. Each parallel loop becomes a function of its own when
+/// the OpenMP dialect is translated, and a model's repeated blocks (the 12
+/// layers of BERT-base) give the same loop bodies over and over: LLVM would
+/// optimize and compile each copy. A merged function is replaced at its
+/// uses or becomes a call of the one kept.
+void mergeIdenticalFunctions(llvm::Module &module,
+                             llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  llvm::ModulePassManager passes;
+  passes.addPass(llvm::MergeFunctionsPass());
+  passes.run(module, modules);
+}
+
 /// Adds the vector forms that functions of `module` name in their
 /// "vector-function-abi-variant" attribute to llvm.compiler.used. Each
 /// entry of the comma-separated list ends in "(vector form's name)".
@@ -155,6 +186,8 @@ kiln::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
         function.addFnAttr("prefer-vector-width", "512");
   llvmModule->setTargetTriple(machine->getTargetTriple().str());
   llvmModule->setDataLayout(machine->createDataLayout());
+  if (options.optLevel > 0)
+    mergeIdenticalFunctions(*llvmModule, *machine);
   auto optimize = makeOptimizingTransformer(std::min(options.optLevel, 3u),
                                             /*sizeLevel=*/0, machine.get());
   if (llvm::Error err = optimize(llvmModule.get())) {

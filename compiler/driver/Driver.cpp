@@ -53,6 +53,8 @@ using mlir::LogicalResult;
 using mlir::ModuleOp;
 using mlir::RankedTensorType;
 using mlir::StringAttr;
+using mlir::StringRef;
+using mlir::TimingScope;
 using mlir::Type;
 namespace arith = mlir::arith;
 namespace bufferization = mlir::bufferization;
@@ -161,6 +163,11 @@ bool kiln::collectSignatures(ModuleOp module,
   return true;
 }
 
+/// A scope nested in the caller's timing scope, or one that times nothing.
+static TimingScope phase(const kiln::CompileOptions &options, StringRef name) {
+  return options.timing ? options.timing->nest(name) : TimingScope();
+}
+
 LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
                                        const CompileOptions &options) {
   // The module may come from a context that only knows the kiln dialect
@@ -172,6 +179,9 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
   mlir::PassManager pm(module.getContext());
   if (options.configurePassManager)
     options.configurePassManager(pm);
+  TimingScope lowering = phase(options, "lowering");
+  if (options.timing)
+    pm.enableTiming(lowering);
   if (!options.autocast.empty()) {
     if (options.target == Target::Cpu && options.autocast == "bf16" &&
         !mlir::kiln::cpuHasBf16DotProducts(options.cpu))
@@ -289,9 +299,24 @@ bool kiln::compileModule(ModuleOp module, const CompileOptions &options,
     contents.deviceCode.assign(ptx.begin(), ptx.end());
   }
 
+  // The constant pool's bytes go into the module, not through LLVM
+  // (kiln-cpu-pool-constants); --emit=llvm and obj show the code alone.
+  TimingScope pooling = phase(options, "constant pool");
+  if (!mlir::kiln::extractConstantPool(
+          module,
+          [&](uint64_t size) {
+            contents.constants.resize(size);
+            return contents.constants.data();
+          },
+          error))
+    return false;
+  pooling.stop();
+
   llvm::LLVMContext context;
+  TimingScope translation = phase(options, "LLVM translation and optimization");
   std::unique_ptr<llvm::Module> llvmModule =
       translateHostCode(module, context, options, error);
+  translation.stop();
   if (!llvmModule)
     return false;
   if (emit == EmitKind::Llvm) {
@@ -302,14 +327,19 @@ bool kiln::compileModule(ModuleOp module, const CompileOptions &options,
     return true;
   }
   llvm::SmallVector<char, 0> object;
+  TimingScope codegen = phase(options, "code generation");
   if (!mlir::kiln::emitObject(*llvmModule, options.cpu, object, error))
     return false;
+  codegen.stop();
   if (emit == EmitKind::Obj) {
     output.assign(object.begin(), object.end());
     return true;
   }
+  TimingScope link = phase(options, "linking");
   if (!mlir::kiln::linkSharedObject(object, contents.code, error))
     return false;
+  link.stop();
+  TimingScope pack = phase(options, "packing the module");
   if (!format::validateModule(contents, error))
     return false;
   output = format::writeModule(contents);

@@ -59,6 +59,24 @@
 // KMOD-NEXT: ramp(arg0: f32[], arg1: f32[]) -> (out0: f32[3], out1: i64[])
 // KMOD-NOT: negate
 //
+// --mlir-timing: the time of each phase, the lowering's passes among them,
+// on stderr; the module is written all the same.
+// RUN: kiln-compile %t/ramp.mlir --mlir-timing -o %t/timed.kmod 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TIMING
+// RUN: kiln-run %t/timed.kmod --list | FileCheck %s --check-prefix=KMOD
+// TIMING: Execution time report
+// TIMING: reading the input
+// TIMING-NEXT: lowering
+// TIMING: KilnCpuPoolConstants
+// TIMING-NEXT: constant pool
+// TIMING-NEXT: LLVM translation and optimization
+// TIMING-NEXT: code generation
+// TIMING-NEXT: linking
+// TIMING-NEXT: packing the module
+// TIMING-NEXT: writing the output
+// TIMING-NEXT: Rest
+// TIMING-NEXT: Total
+//
 // Default output names: <stem>.kmod and <stem>.o in the working directory.
 // RUN: kiln-compile %t/ramp.mlir
 // RUN: kiln-compile %t/ramp.mlir --emit=obj

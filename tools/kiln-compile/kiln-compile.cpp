@@ -25,6 +25,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -62,8 +63,12 @@ cl::opt<EmitKind> emit(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::Kmod),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
                           "MLIR in the LLVM dialect, after the whole lowering"),
-               clEnumValN(EmitKind::Llvm, "llvm", "optimized LLVM IR"),
-               clEnumValN(EmitKind::Obj, "obj", "a relocatable object file"),
+               clEnumValN(EmitKind::Llvm, "llvm",
+                          "optimized LLVM IR (constants of 4 KiB and more "
+                          "are in the module's constant pool, not here)"),
+               clEnumValN(EmitKind::Obj, "obj",
+                          "a relocatable object file (without the constant "
+                          "pool, like llvm)"),
                clEnumValN(EmitKind::Kmod, "kmod",
                           "a module for the runtime (default)"),
                clEnumValN(EmitKind::Kfb, "kfb",
@@ -342,6 +347,7 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(compileCategory);
   // With an error stream the parser reports bad options and returns instead
   // of exiting with status 1.
@@ -364,13 +370,22 @@ int main(int argc, char **argv) {
   mlir::MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // --mlir-timing: the time of each phase, the lowering's passes included.
+  mlir::DefaultTimingManager timing;
+  mlir::applyDefaultTimingManagerCLOptions(timing);
+  mlir::TimingScope root = timing.getRootScope();
+  mlir::TimingScope reading = root.nest("reading the input");
   mlir::OwningOpRef<mlir::ModuleOp> module = loadInput(sourceMgr, context);
+  reading.stop();
   if (!module)
     return kFailure;
 
   std::vector<uint8_t> bytes;
   std::string error;
-  if (!kiln::compileModule(*module, compileOptions(), emit, bytes, error))
+  kiln::CompileOptions options = compileOptions();
+  options.timing = &root;
+  if (!kiln::compileModule(*module, options, emit, bytes, error))
     return fail(error);
+  mlir::TimingScope writing = root.nest("writing the output");
   return writeOutput(outputPath(), bytes);
 }

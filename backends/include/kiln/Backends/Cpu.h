@@ -11,6 +11,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -95,6 +96,20 @@ void registerCpuPipelines();
 /// helpers the lowering adds).
 constexpr const char kProfiledFunctionAttrName[] = "kiln.profiled";
 
+
+/// The integer attribute by which kiln-cpu-pool-constants gives a constant
+/// global its offset in the module's constant pool.
+constexpr const char kPoolOffsetAttrName[] = "kiln.pool_offset";
+
+/// Copies the bytes of the globals kiln-cpu-pool-constants pooled into the
+/// pool, whose storage `allocate` returns (zeroed, as many bytes as it is
+/// asked for, aligned to KILN_CONSTANTS_ALIGNMENT), and erases them; the
+/// module is then ready for translation. Does nothing (and never calls
+/// `allocate`) for a module without a pool. Returns false with `error` set
+/// for a pool that the pass did not make.
+bool extractConstantPool(ModuleOp module,
+                         llvm::function_ref<uint8_t *(uint64_t)> allocate,
+                         std::string &error);
 
 /// Translates an LLVM-dialect module to LLVM IR for the target and runs
 /// LLVM's optimization pipeline at `options.optLevel`.

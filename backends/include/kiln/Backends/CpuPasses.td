@@ -534,4 +534,30 @@ def KilnCpuMemoryHooks : Pass<"kiln-cpu-memory-hooks", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def KilnCpuPoolConstants : Pass<"kiln-cpu-pool-constants", "mlir::ModuleOp"> {
+  let summary = "Move large constants out of the code into the module's "
+                "constant pool";
+  let description = [{
+    Runs on the LLVM dialect, last. Each constant `llvm.mlir.global` whose
+    initializer is a non-splat dense attribute of whole-byte elements, of at
+    least `min-bytes` bytes, and which only functions take the address of,
+    gets an offset in the module's constant pool (`kiln.pool_offset`, a
+    multiple of 64 and of the global's alignment, in the order the globals
+    appear). Every `llvm.mlir.addressof` of it becomes an invariant load of
+    the base address from the exported slot `kiln_constants` plus that
+    offset; the module also exports the pool's size as the constant
+    `kiln_constants_size` (kiln/ConstantsAbi.h). The pooled globals keep
+    their initializer and lose every use: the driver copies their bytes into
+    the .kmod's `constants` and erases them before translation
+    (mlir::kiln::extractConstantPool), so weights never pass through LLVM,
+    the object writer or the linker. Globals below `min-bytes` stay in the
+    code, where LLVM can fold loads from them.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"4096",
+           "Constants smaller than this many bytes stay in the code">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // KILN_BACKENDS_CPUPASSES_TD

@@ -17,6 +17,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/Timing.h"
 
 #include <functional>
 #include <string>
@@ -68,6 +69,11 @@ struct CompileOptions {
   /// Called on the pass manager before it runs, e.g. to apply the
   /// --mlir-print-ir-* command-line options.
   std::function<void(mlir::PassManager &)> configurePassManager;
+  /// Where compileModule reports the time of its phases (the lowering's
+  /// passes, LLVM translation and optimization, code generation, linking,
+  /// packing), e.g. kiln-compile --mlir-timing; NULL (the default) times
+  /// nothing.
+  mlir::TimingScope *timing = nullptr;
 };
 
 /// Registers every dialect a kiln module or its lowering can contain.
@@ -87,8 +93,9 @@ mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
 
 /// Compiles `module` as far as `emit` asks and puts the result in `output`:
 /// checks the signatures (every kind but Kfb), lowers to the LLVM dialect
-/// (Mlir and on), extracts the PTX (Ptx, and Kmod for CUDA), translates the
-/// host code to LLVM IR (Llvm and on), emits its object code (Obj, Kmod)
+/// (Mlir and on), extracts the PTX (Ptx, and Kmod for CUDA), takes the
+/// constant pool's bytes out of the module (Llvm and on; they reach only a
+/// Kmod), translates the host code to LLVM IR (Llvm and on), emits its object code (Obj, Kmod)
 /// and links and packs the .kmod (Kmod; for CUDA the host code's shared
 /// object and the PTX, target "cuda-sm_XX"). `module` is lowered in place.
 /// On failure returns false with `error` set; lowering errors are also
