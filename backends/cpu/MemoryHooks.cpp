@@ -13,6 +13,8 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "RuntimeSlots.h"
+
 #include "kiln/MemoryAbi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -44,25 +46,14 @@ struct KilnCpuMemoryHooksPass
     auto free = module.lookupSymbol<LLVM::LLVMFuncOp>(kGenericFree);
     // The slots are exported even by a module that allocates nothing, so
     // that the runtime finds every CPU module alike.
-    LLVM::GlobalOp allocSlot = defineSlot(module, KILN_MEMORY_SLOT_ALLOC);
-    LLVM::GlobalOp freeSlot = defineSlot(module, KILN_MEMORY_SLOT_FREE);
+    LLVM::GlobalOp allocSlot =
+        kiln::defineRuntimeSlot(module, KILN_MEMORY_SLOT_ALLOC);
+    LLVM::GlobalOp freeSlot =
+        kiln::defineRuntimeSlot(module, KILN_MEMORY_SLOT_FREE);
     if (alloc && alloc.isExternal())
       defineThroughSlot(alloc, allocSlot, "malloc");
     if (free && free.isExternal())
       defineThroughSlot(free, freeSlot, "free");
-  }
-
-  /// An exported, writable pointer initialized to null.
-  static LLVM::GlobalOp defineSlot(ModuleOp module, StringRef name) {
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    Location loc = module.getLoc();
-    Type ptr = LLVM::LLVMPointerType::get(module.getContext());
-    auto slot = b.create<LLVM::GlobalOp>(loc, ptr, /*isConstant=*/false,
-                                         LLVM::Linkage::External, name,
-                                         Attribute());
-    b.setInsertionPointToStart(b.createBlock(&slot.getInitializerRegion()));
-    b.create<LLVM::ReturnOp>(loc, b.create<LLVM::ZeroOp>(loc, ptr).getResult());
-    return slot;
   }
 
   /// Gives `function` a body that calls the function in `slot`, or

@@ -18,6 +18,8 @@
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
 
+#include "RuntimeSlots.h"
+
 #include "kiln/ConstantsAbi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -85,13 +87,22 @@ struct KilnCpuPoolConstantsPass
     DataLayout layout(module);
     MLIRContext *context = &getContext();
     Builder builder(context);
-    uint64_t size = 0;
-    SmallVector<std::pair<LLVM::GlobalOp, uint64_t>> pooled;
+    SmallVector<std::pair<LLVM::GlobalOp, DenseElementsAttr>> candidates;
     for (auto global : module.getOps<LLVM::GlobalOp>()) {
       DenseElementsAttr value = poolableValue(global, layout);
-      if (!value || value.getRawData().size() < uint64_t(minBytes) ||
-          pinned.contains(global.getSymNameAttr()))
-        continue;
+      if (value && value.getRawData().size() >= uint64_t(minBytes) &&
+          !pinned.contains(global.getSymNameAttr()))
+        candidates.push_back({global, value});
+    }
+    // In the order of their names, not of the ops: the lowering does not
+    // always create a module's globals in the same order, and the pool's
+    // bytes should not depend on it.
+    llvm::sort(candidates, [](auto a, auto b) {
+      return a.first.getSymName() < b.first.getSymName();
+    });
+    uint64_t size = 0;
+    SmallVector<std::pair<LLVM::GlobalOp, uint64_t>> pooled;
+    for (auto [global, value] : candidates) {
       uint64_t alignment = std::max<uint64_t>(
           global.getAlignment().value_or(1), KILN_CONSTANTS_ALIGNMENT);
       if (!llvm::isPowerOf2_64(alignment) ||
@@ -137,20 +148,13 @@ struct KilnCpuPoolConstantsPass
   /// Defines the exported slot (a writable pointer, null until the runtime
   /// fills it) and the exported size constant, and returns the slot.
   static LLVM::GlobalOp defineExports(ModuleOp module, uint64_t size) {
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    Location loc = module.getLoc();
-    Type ptr = LLVM::LLVMPointerType::get(module.getContext());
-    auto slot = b.create<LLVM::GlobalOp>(loc, ptr, /*isConstant=*/false,
-                                         LLVM::Linkage::External,
-                                         KILN_CONSTANTS_SLOT, Attribute());
-    slot.setAlignment(8);
-    b.setInsertionPointToStart(b.createBlock(&slot.getInitializerRegion()));
-    b.create<LLVM::ReturnOp>(loc, b.create<LLVM::ZeroOp>(loc, ptr).getResult());
+    LLVM::GlobalOp slot = kiln::defineRuntimeSlot(module, KILN_CONSTANTS_SLOT);
+    OpBuilder b(slot->getContext());
     b.setInsertionPointAfter(slot);
-    auto sizeGlobal = b.create<LLVM::GlobalOp>(
-        loc, b.getI64Type(), /*isConstant=*/true, LLVM::Linkage::External,
-        KILN_CONSTANTS_SIZE, b.getI64IntegerAttr(size));
-    sizeGlobal.setAlignment(8);
+    b.create<LLVM::GlobalOp>(module.getLoc(), b.getI64Type(),
+                             /*isConstant=*/true, LLVM::Linkage::External,
+                             KILN_CONSTANTS_SIZE, b.getI64IntegerAttr(size),
+                             /*alignment=*/8);
     return slot;
   }
 };

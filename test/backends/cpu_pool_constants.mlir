@@ -1,5 +1,5 @@
 // kiln-cpu-pool-constants gives each large constant global an offset in the
-// module's constant pool (a multiple of 64, in the order of the globals) and
+// module's constant pool (a multiple of 64, in the order of their names) and
 // makes each of its addresses an invariant load of the pool's base from the
 // exported slot plus that offset (an i64 operand: a GEP's constant indices
 // hold 29 bits, and BERT's pool is larger); the pool's size is exported too
@@ -8,19 +8,20 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-pool-constants="min-bytes=16" --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: llvm.mlir.global private constant @w(dense<
-// CHECK-SAME:    alignment = 64 : i64, kiln.pool_offset = 0 : i64}
-// CHECK-LABEL: llvm.mlir.global private constant @v(dense<
 // CHECK-SAME:    alignment = 64 : i64, kiln.pool_offset = 64 : i64}
+// CHECK-LABEL: llvm.mlir.global private constant @v(dense<
+// CHECK-SAME:    alignment = 64 : i64, kiln.pool_offset = 0 : i64}
 // CHECK-LABEL: llvm.func @f(
 // CHECK:         %[[SLOT:.*]] = llvm.mlir.addressof @kiln_constants : !llvm.ptr
 // CHECK:         %[[BASE:.*]] = llvm.load %[[SLOT]] invariant {alignment = 8 : i64} : !llvm.ptr -> !llvm.ptr
+// CHECK:         %[[OFF:.*]] = llvm.mlir.constant(64 : i64) : i64
+// CHECK:         %[[W:.*]] = llvm.getelementptr inbounds %[[BASE]][%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK-NOT:     llvm.mlir.addressof @w
-// CHECK:         llvm.load %[[BASE]] : !llvm.ptr -> i8
+// CHECK:         llvm.load %[[W]] : !llvm.ptr -> i8
 // CHECK:         %[[SLOT2:.*]] = llvm.mlir.addressof @kiln_constants : !llvm.ptr
 // CHECK:         %[[BASE2:.*]] = llvm.load %[[SLOT2]] invariant
-// CHECK:         %[[OFF:.*]] = llvm.mlir.constant(64 : i64) : i64
-// CHECK:         %[[V:.*]] = llvm.getelementptr inbounds %[[BASE2]][%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK:         llvm.load %[[V]]
+// CHECK-NOT:     llvm.getelementptr
+// CHECK:         llvm.load %[[BASE2]] : !llvm.ptr -> f32
 // CHECK:       llvm.mlir.global external @kiln_constants() {{.*}}alignment = 8 : i64} : !llvm.ptr
 // CHECK:         llvm.mlir.zero
 // CHECK:       llvm.mlir.global external constant @kiln_constants_size(84 : i64) {{.*}}alignment = 8 : i64} : i64

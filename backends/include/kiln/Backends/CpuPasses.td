@@ -542,8 +542,9 @@ def KilnCpuPoolConstants : Pass<"kiln-cpu-pool-constants", "mlir::ModuleOp"> {
     initializer is a non-splat dense attribute of whole-byte elements, of at
     least `min-bytes` bytes, and which only functions take the address of,
     gets an offset in the module's constant pool (`kiln.pool_offset`, a
-    multiple of 64 and of the global's alignment, in the order the globals
-    appear). Every `llvm.mlir.addressof` of it becomes an invariant load of
+    multiple of 64 and of the global's alignment, in the order of the
+    globals' names, so that the pool does not depend on the order in which
+    the lowering created them). Every `llvm.mlir.addressof` of it becomes an invariant load of
     the base address from the exported slot `kiln_constants` plus that
     offset; the module also exports the pool's size as the constant
     `kiln_constants_size` (kiln/ConstantsAbi.h). The pooled globals keep
