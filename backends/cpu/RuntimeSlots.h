@@ -1,4 +1,4 @@
-//===- RuntimeSlots.h - Pointers the runtime fills when it loads code -*- C++ -*-===//
+//===- RuntimeSlots.h - Pointers the runtime fills at load ------*- C++ -*-===//
 //
 // Compiled CPU code reaches the runtime through exported pointer slots: the
 // allocator's functions (kiln-cpu-memory-hooks, kiln/MemoryAbi.h) and the

@@ -11,6 +11,7 @@
 #ifndef KILN_MODULEFORMAT_H
 #define KILN_MODULEFORMAT_H
 
+#include "kiln/ConstantsAbi.h"
 #include "kiln/ElementType.h"
 
 #include <cstddef>
@@ -61,11 +62,12 @@ inline size_t dtypeSize(DType dtype) { return elementTypeSize(dtype); }
 /// written; it does nothing for buffers under a few megabytes.
 void adviseHugePages(void *data, size_t size);
 
-/// An allocator of storage aligned to a cache line (64 bytes), for bytes
-/// that code reads with aligned vector loads; large blocks get huge pages.
+/// An allocator of storage aligned to KILN_CONSTANTS_ALIGNMENT (a cache
+/// line), for bytes that code reads with aligned vector loads; large blocks
+/// get huge pages.
 template <typename T> struct CacheLineAllocator {
   using value_type = T;
-  static constexpr std::align_val_t kAlignment{64};
+  static constexpr std::align_val_t kAlignment{KILN_CONSTANTS_ALIGNMENT};
   CacheLineAllocator() = default;
   template <typename U> CacheLineAllocator(const CacheLineAllocator<U> &) {}
   T *allocate(size_t count) {
@@ -73,7 +75,9 @@ template <typename T> struct CacheLineAllocator {
     adviseHugePages(block, count * sizeof(T));
     return static_cast<T *>(block);
   }
-  void deallocate(T *pointer, size_t) { ::operator delete(pointer, kAlignment); }
+  void deallocate(T *pointer, size_t) {
+    ::operator delete(pointer, kAlignment);
+  }
   template <typename U> bool operator==(const CacheLineAllocator<U> &) const {
     return true;
   }
@@ -82,7 +86,8 @@ template <typename T> struct CacheLineAllocator {
   }
 };
 
-/// A module's constant pool: bytes 64-byte aligned in memory.
+/// A module's constant pool: bytes aligned to KILN_CONSTANTS_ALIGNMENT in
+/// memory.
 using ConstantBytes = std::vector<uint8_t, CacheLineAllocator<uint8_t>>;
 
 /// One input or output of a function: a dense, row-major tensor with a fully

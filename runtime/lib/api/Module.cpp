@@ -211,8 +211,8 @@ kiln_status_t readAll(int fd, const char *path, std::vector<uint8_t> &bytes) {
   // A file's size is known: one buffer, with huge pages for a large one,
   // instead of one that doubles (and is copied) as it fills.
   struct stat info;
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
-      info.st_size > 0 && static_cast<size_t>(info.st_size) <= kMaxModuleFileSize) {
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0 &&
+      static_cast<size_t>(info.st_size) <= kMaxModuleFileSize) {
     bytes.reserve(static_cast<size_t>(info.st_size));
     kiln::format::adviseHugePages(bytes.data(), bytes.capacity());
   }

@@ -1,7 +1,8 @@
 //===- Crc32c.cpp - CRC32C checksums ---------------------------------------===//
 //
 // CRC32C (the Castagnoli polynomial, reflected 0x82f63b78), as iSCSI,
-// TFRecord framing and .kmod bodies (format version 2) use it. On x86-64 CPUs with SSE4.2 the crc32 instruction does
+// TFRecord framing and .kmod bodies (format version 2) use it. On x86-64
+// CPUs with SSE4.2 the crc32 instruction does
 // eight bytes at a time; elsewhere a table does one byte at a time. Both
 // give the same values (RFC 3720's test vectors are in TfRecordTest.cpp).
 //

@@ -18,10 +18,8 @@ namespace {
 /// an address suitable for its widest scalar (the int64 dimensions); and at
 /// a cache line, so that its constants (aligned so within the body) are
 /// aligned so within the file as well.
-constexpr size_t kBodyAlignment = 64;
-
-/// The alignment of the constants within the body (kiln/ConstantsAbi.h).
-constexpr size_t kConstantsAlignment = 64;
+constexpr size_t kConstantsAlignment = KILN_CONSTANTS_ALIGNMENT;
+constexpr size_t kBodyAlignment = kConstantsAlignment;
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<kmod::TensorSig>>>
 writeTensors(flatbuffers::FlatBufferBuilder &builder,

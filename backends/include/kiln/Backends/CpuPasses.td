@@ -544,9 +544,9 @@ def KilnCpuPoolConstants : Pass<"kiln-cpu-pool-constants", "mlir::ModuleOp"> {
     gets an offset in the module's constant pool (`kiln.pool_offset`, a
     multiple of 64 and of the global's alignment, in the order of the
     globals' names, so that the pool does not depend on the order in which
-    the lowering created them). Every `llvm.mlir.addressof` of it becomes an invariant load of
-    the base address from the exported slot `kiln_constants` plus that
-    offset; the module also exports the pool's size as the constant
+    the lowering created them). Every `llvm.mlir.addressof` of it becomes an
+    invariant load of the base address from the exported slot
+    `kiln_constants` plus that offset; the module also exports the pool's size as the constant
     `kiln_constants_size` (kiln/ConstantsAbi.h). The pooled globals keep
     their initializer and lose every use: the driver copies their bytes into
     the .kmod's `constants` and erases them before translation

@@ -95,8 +95,8 @@ mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
 /// checks the signatures (every kind but Kfb), lowers to the LLVM dialect
 /// (Mlir and on), extracts the PTX (Ptx, and Kmod for CUDA), takes the
 /// constant pool's bytes out of the module (Llvm and on; they reach only a
-/// Kmod), translates the host code to LLVM IR (Llvm and on), emits its object code (Obj, Kmod)
-/// and links and packs the .kmod (Kmod; for CUDA the host code's shared
+/// Kmod), translates the host code to LLVM IR (Llvm and on), emits its
+/// object code (Obj, Kmod) and links and packs the .kmod (Kmod; for CUDA the host code's shared
 /// object and the PTX, target "cuda-sm_XX"). `module` is lowered in place.
 /// On failure returns false with `error` set; lowering errors are also
 /// reported as diagnostics on the module's context.
