@@ -11,6 +11,7 @@
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Cuda.h"
 #include "kiln/Backends/Passes.h"
+#include "kiln/Fusion/Passes.h"
 #include "kiln/IR/ElementTypes.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/ModelFile.h"
@@ -63,6 +64,14 @@ namespace linalg = mlir::linalg;
 namespace scf = mlir::scf;
 namespace tensor = mlir::tensor;
 namespace format = kiln::format;
+
+void kiln::registerCompilerPasses() {
+  mlir::kiln::registerKilnBackendsPasses();
+  mlir::kiln::registerKilnPasses();
+  mlir::kiln::registerKilnFusionPasses();
+  mlir::kiln::registerCpuPipelines();
+  mlir::kiln::registerCudaPipelines();
+}
 
 void kiln::registerCompilerDialects(DialectRegistry &registry) {
   registry.insert<mlir::kiln::KilnDialect, func::FuncDialect,

@@ -208,21 +208,29 @@ func.func @column_sum_update(%g: tensor<256x1024xf32>, %b: tensor<1024xf32>) -> 
 // -----
 
 // Softmax of scores plus a mask broadcast over heads and rows (BERT's
-// attention mask, 1x1x1xN): the reductions read the mask through
-// (d0, 0, 0, d3), not a projected permutation, so they are not split into
-// lanes (upstream's splitReduction would take the constant 0 for a dim and
-// build maps of garbage dims); the kernel is still one row loop.
-// CHECK-DAG:   #[[ID:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// attention mask, 1x1x1xN, read through (d0, 0, 0, d3)): the reductions
+// read the mask through a collapse_shape without its unit dims, (d0, d3)
+// on 1xN, a projected permutation, so both are split into 64 lanes as an
+// unmasked softmax is. The epilogue, which is not split, still reads the
+// mask through the broadcast map. The kernel is one row loop.
+// CHECK-DAG:   #[[LANES:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG:   #[[MASKLANES:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>
 // CHECK-DAG:   #[[MASK:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
-// CHECK-DAG:   #[[ROW:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @masked_softmax(
+// CHECK:         %[[M:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2, 3]] : tensor<1x1x1x128xf32> into tensor<1x128xf32>
+// CHECK:         tensor.expand_shape %[[M]] {{\[}}[0], [1, 2]] output_shape [1, 2, 64] : tensor<1x128xf32> into tensor<1x2x64xf32>
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, 8) shared_outs(
-// CHECK:           %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[MASK]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK:           linalg.generic {indexing_maps = [#[[LANES]], #[[MASKLANES]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
 // CHECK:             arith.maximumf
-// CHECK:           %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[MASK]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK:           linalg.generic {{.*}}["parallel", "parallel", "parallel", "reduction"]}
+// CHECK:             arith.maximumf
+// CHECK:           linalg.generic {indexing_maps = [#[[LANES]], #[[MASKLANES]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
 // CHECK:             math.exp
-// CHECK:           %[[Y:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[MASK]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK:           linalg.generic {{.*}}["parallel", "parallel", "parallel", "reduction"]}
+// CHECK:             arith.addf
+// CHECK:           linalg.generic {indexing_maps = [#{{.+}}, #[[MASK]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK:             arith.divf
 // CHECK:           scf.forall.in_parallel
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
@@ -239,6 +247,33 @@ func.func @masked_softmax(%x: tensor<1x4x8x128xf32>, %m: tensor<1x1x1x128xf32>) 
   %zb = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<1x4x8xf32>) -> tensor<1x4x8x128xf32>
   %y = kiln.div %e, %zb : tensor<1x4x8x128xf32>
   return %y : tensor<1x4x8x128xf32>
+}
+
+// -----
+
+// A log-sum-exp of rows shifted by one value broadcast from 1x1: the
+// reductions read it through a rank-0 collapse_shape (a map with no
+// results) and are split into 16 lanes.
+// CHECK-DAG:   #[[SHIFT:.+]] = affine_map<(d0, d1, d2) -> ()>
+// CHECK-LABEL: func.func @shifted_log_sum_exp(
+// CHECK:         tensor.collapse_shape %{{.+}} [] : tensor<1x1xf32> into tensor<f32>
+// CHECK:         scf.forall (%{{.+}}) in (6)
+// CHECK:           linalg.generic {indexing_maps = [#{{.+}}, #[[SHIFT]], #{{.+}}], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK:             arith.maximumf
+// CHECK:           scf.forall.in_parallel
+// CHECK:         return
+// LOWERED-LABEL: llvm.func @kiln_entry_shifted_log_sum_exp(
+func.func @shifted_log_sum_exp(%x: tensor<6x32xf32>, %c: tensor<1x1xf32>) -> tensor<6xf32> {
+  %cb = kiln.broadcast_in_dim %c, dims = [0, 1] : (tensor<1x1xf32>) -> tensor<6x32xf32>
+  %xs = kiln.add %x, %cb : tensor<6x32xf32>
+  %m = kiln.reduce_max %xs, dims = [1] : tensor<6x32xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0] : (tensor<6xf32>) -> tensor<6x32xf32>
+  %s = kiln.sub %xs, %mb : tensor<6x32xf32>
+  %e = kiln.exp %s : tensor<6x32xf32>
+  %z = kiln.reduce_sum %e, dims = [1] : tensor<6x32xf32>
+  %l = kiln.log %z : tensor<6xf32>
+  %y = kiln.add %l, %m : tensor<6xf32>
+  return %y : tensor<6xf32>
 }
 
 // -----

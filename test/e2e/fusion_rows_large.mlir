@@ -94,3 +94,40 @@ func.func @log_sum_exp_rows(%x: tensor<520x192xf32>) -> (tensor<520xf32>, tensor
   %m2 = kiln.mul %m, %two : tensor<520xf32>
   return %y, %m2 : tensor<520xf32>, tensor<520xf32>
 }
+
+// An attention softmax as BERT's exporters write it: scores plus a bias
+// chosen by an i1 mask of 1x1x1x128, broadcast over the heads and rows.
+// The reductions read the mask through 1x128 (its unit dims dropped) and
+// are split into 64 lanes.
+// CHECK: masked_softmax_lanes(arg0: f32[1,12,64,128], arg1: i1[1,1,1,128]) -> (out0: f32[1,12,64,128])
+func.func @masked_softmax_lanes(%x: tensor<1x12x64x128xf32>, %mask: tensor<1x1x1x128xi1>) -> tensor<1x12x64x128xf32> {
+  %zero = kiln.constant dense<0.0> : tensor<1x1x1x128xf32>
+  %low = kiln.constant dense<-10000.0> : tensor<1x1x1x128xf32>
+  %bias = kiln.select %mask, %zero, %low : tensor<1x1x1x128xi1>, tensor<1x1x1x128xf32>
+  %bb = kiln.broadcast_in_dim %bias, dims = [0, 1, 2, 3] : (tensor<1x1x1x128xf32>) -> tensor<1x12x64x128xf32>
+  %xm = kiln.add %x, %bb : tensor<1x12x64x128xf32>
+  %mx = kiln.reduce_max %xm, dims = [3] : tensor<1x12x64x128xf32>
+  %mxb = kiln.broadcast_in_dim %mx, dims = [0, 1, 2] : (tensor<1x12x64xf32>) -> tensor<1x12x64x128xf32>
+  %s = kiln.sub %xm, %mxb : tensor<1x12x64x128xf32>
+  %e = kiln.exp %s : tensor<1x12x64x128xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<1x12x64x128xf32>
+  %zb = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<1x12x64xf32>) -> tensor<1x12x64x128xf32>
+  %y = kiln.div %e, %zb : tensor<1x12x64x128xf32>
+  return %y : tensor<1x12x64x128xf32>
+}
+
+// Log-sum-exp of rows shifted by one value broadcast from 1x1: the
+// reductions read it as a rank-0 tensor and are split into 64 lanes.
+// CHECK: shifted_log_sum_exp_rows(arg0: f32[200,256], arg1: f32[1,1]) -> (out0: f32[200])
+func.func @shifted_log_sum_exp_rows(%x: tensor<200x256xf32>, %c: tensor<1x1xf32>) -> tensor<200xf32> {
+  %cb = kiln.broadcast_in_dim %c, dims = [0, 1] : (tensor<1x1xf32>) -> tensor<200x256xf32>
+  %xs = kiln.mul %x, %cb : tensor<200x256xf32>
+  %m = kiln.reduce_max %xs, dims = [1] : tensor<200x256xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0] : (tensor<200xf32>) -> tensor<200x256xf32>
+  %s = kiln.sub %xs, %mb : tensor<200x256xf32>
+  %e = kiln.exp %s : tensor<200x256xf32>
+  %z = kiln.reduce_sum %e, dims = [1] : tensor<200x256xf32>
+  %l = kiln.log %z : tensor<200xf32>
+  %y = kiln.add %l, %m : tensor<200xf32>
+  return %y : tensor<200xf32>
+}

@@ -344,6 +344,7 @@ int writeOutput(StringRef path, ArrayRef<uint8_t> bytes) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  kiln::registerCompilerPasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();

@@ -79,6 +79,11 @@ struct CompileOptions {
 /// Registers every dialect a kiln module or its lowering can contain.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
+/// Registers kiln's passes and both targets' pipelines by name, so that the
+/// --mlir-print-ir-before/after options can name the passes of the lowering
+/// (--mlir-print-ir-after=kiln-cpu-parallel-loops).
+void registerCompilerPasses();
+
 /// Reads the native signature of every public function of a kiln module:
 /// names (from `kiln.name` argument/result attributes, else argN/outN),
 /// dtypes and shapes. Rejects functions the backend cannot call.
