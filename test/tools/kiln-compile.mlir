@@ -78,6 +78,13 @@
 // TIMING-NEXT: Total
 //
 // Default output names: <stem>.kmod and <stem>.o in the working directory.
+// --mlir-print-ir-after names kiln's passes: the IR after the memory plan.
+// RUN: kiln-compile %t/ramp.mlir --emit=mlir -o /dev/null \
+// RUN:   --mlir-print-ir-after=kiln-cpu-plan-memory --mlir-disable-threading \
+// RUN:   2>&1 | FileCheck %s --check-prefix=PRINT-IR
+// PRINT-IR: IR Dump After KilnCpuPlanMemory (kiln-cpu-plan-memory)
+// PRINT-IR: func.func
+
 // RUN: kiln-compile %t/ramp.mlir
 // RUN: kiln-compile %t/ramp.mlir --emit=obj
 // RUN: ls %t | FileCheck %s --check-prefix=DEFAULT
