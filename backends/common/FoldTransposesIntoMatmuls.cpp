@@ -20,11 +20,14 @@
 //      the two, and after the product it is overwritten whole before it is
 //      read again, or never used again if it is an allocation: one-shot
 //      bufferization also copies into an out-param whose result is written
-//      later), and no op between the copy and the product (nor the product
+//      later; or the buffer is an allocation that only the copy and the
+//      product use, such as one made before a loop whose body transposes a
+//      loop-invariant weight into it), and no op between the copy and the product (nor the product
 //      itself, through its init) may write the memory the copy read.
 //   3. Rewrite the product as a linalg.generic that reads the copy's source
 //      directly, the operand's indexing map composed with the copy's
-//      permutation; erase the copy, and its buffer if that is now unused.
+//      permutation; erase the copy, and its buffer (and deallocation) if
+//      nothing else uses it now.
 //
 // kiln-cpu-matmul-to-dnnl later turns such a generic into an sgemm call with
 // the transpose flags its maps call for (below its size threshold it stays
@@ -101,12 +104,28 @@ static bool overwrites(Operation *op, Value buffer) {
   return true;
 }
 
+/// Whether `buffer` is an allocation that only `copy` and `product` use,
+/// besides its deallocation: a buffer allocated outside a loop whose body
+/// transposes into it and multiplies by it.
+static bool usedOnlyBy(Value buffer, linalg::LinalgOp copy,
+                       linalg::LinalgOp product) {
+  if (!buffer.getDefiningOp<memref::AllocOp>())
+    return false;
+  return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+    return user == copy.getOperation() || user == product.getOperation() ||
+           isa<memref::DeallocOp>(user);
+  });
+}
+
 /// Whether the values written into `buffer` by `copy` are read by
 /// `product` alone: nothing between them touches the buffer, and after the
 /// product the first op of the block that touches it overwrites it whole;
-/// or nothing does and it is an allocation of this block (not an output).
+/// or nothing does and it is an allocation of this block (not an output),
+/// or one that nothing but the two uses.
 static bool onlyProductReads(Value buffer, linalg::LinalgOp copy,
                              linalg::LinalgOp product) {
+  if (usedOnlyBy(buffer, copy, product))
+    return true;
   for (Operation *op = copy->getNextNode(); op != product.getOperation();
        op = op->getNextNode())
     if (touches(op, buffer))
@@ -216,9 +235,17 @@ struct KilnFoldTransposesIntoMatmulsPass
           operand->set(source);
         }
         rewriter.eraseOp(copy);
-        if (auto allocation = buffer.getDefiningOp<memref::AllocOp>();
-            allocation && allocation->use_empty())
+        // The buffer goes when nothing but its deallocation is left.
+        auto allocation = buffer.getDefiningOp<memref::AllocOp>();
+        if (allocation &&
+            llvm::all_of(allocation->getUsers(), [](Operation *user) {
+              return isa<memref::DeallocOp>(user);
+            })) {
+          for (Operation *user :
+               llvm::make_early_inc_range(allocation->getUsers()))
+            rewriter.eraseOp(user);
           rewriter.eraseOp(allocation);
+        }
       }
       generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
     }

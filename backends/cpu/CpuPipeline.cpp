@@ -133,6 +133,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createKilnCpuTileFusedReductions());
     pm.addNestedPass<func::FuncOp>(createInlineFusedKernels());
   }
+  // Sums of a product and a tensor as products accumulating into it
+  // (FoldSumsIntoMatmuls.cpp): sgemm's beta = 1 instead of a zero fill and
+  // a separate sum; a loop-carried gradient is updated in place.
+  pm.addNestedPass<func::FuncOp>(createKilnFoldSumsIntoMatmuls());
   // 2-3 (BufferizationPipeline.cpp).
   buildBufferizationPipeline(pm);
   // The row loops of kiln-cpu-tile-fused-reductions, as parallel loops.

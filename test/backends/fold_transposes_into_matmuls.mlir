@@ -235,3 +235,50 @@ func.func @in_loop(%hs: memref<4x32x64xf32>, %g: memref<32x48xf32>, %out: memref
   }
   return
 }
+
+// -----
+
+// A loop-invariant transpose whose buffer is allocated before the loop
+// (W^T of a recurrence's backward step): nothing but the copy and the
+// product uses the buffer, so the copy goes and the buffer with it.
+// CHECK-DAG:   #[[BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @allocated_before_loop(
+// CHECK-SAME:    %[[DA:[^:]*]]: memref<32x64xf32>, %[[W:[^:]*]]: memref<64x64xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.for
+// CHECK-NOT:       linalg.transpose
+// CHECK:           linalg.generic {indexing_maps = [#{{.*}}, #[[BT]], #{{.*}}]
+// CHECK-SAME:        ins(%[[DA]], %[[W]] : memref<32x64xf32>, memref<64x64xf32>)
+// CHECK-NOT:     memref.dealloc
+func.func @allocated_before_loop(%da: memref<32x64xf32>, %w: memref<64x64xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %wt = memref.alloc() : memref<64x64xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    linalg.transpose ins(%w : memref<64x64xf32>) outs(%wt : memref<64x64xf32>) permutation = [1, 0]
+    linalg.matmul ins(%da, %wt : memref<32x64xf32>, memref<64x64xf32>) outs(%out : memref<32x64xf32>)
+  }
+  memref.dealloc %wt : memref<64x64xf32>
+  return
+}
+
+// -----
+
+// The same buffer also read after the loop: the copy stays.
+// CHECK-LABEL: func.func @allocated_before_loop_read_after(
+// CHECK:         scf.for
+// CHECK:           linalg.transpose
+// CHECK:           linalg.matmul
+func.func @allocated_before_loop_read_after(%da: memref<32x64xf32>, %w: memref<64x64xf32>, %out: memref<32x64xf32>, %copy: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %wt = memref.alloc() : memref<64x64xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    linalg.transpose ins(%w : memref<64x64xf32>) outs(%wt : memref<64x64xf32>) permutation = [1, 0]
+    linalg.matmul ins(%da, %wt : memref<32x64xf32>, memref<64x64xf32>) outs(%out : memref<32x64xf32>)
+  }
+  memref.copy %wt, %copy : memref<64x64xf32> to memref<64x64xf32>
+  return
+}

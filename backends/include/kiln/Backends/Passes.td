@@ -272,6 +272,24 @@ def KilnForwardFills
                            "mlir::linalg::LinalgDialect"];
 }
 
+def KilnFoldSumsIntoMatmuls
+    : Pass<"kiln-fold-sums-into-matmuls", "mlir::func::FuncOp"> {
+  let summary = "Let matrix products accumulate into the tensor added to them";
+  let description = [{
+    Runs on tensors, right before bufferization. An elementwise
+    `linalg.generic` that yields the `arith.addf` of its two inputs (both
+    read with identity maps), one of them the only use of a `linalg.matmul`
+    or `batch_matmul` whose init is a zero `linalg.fill`, becomes that
+    product with the other input as its init (linalg's products compute
+    C += A * B). Bufferization then accumulates in place where the addend is
+    not read again (a gradient summed over a loop's steps), and the GEMM
+    library call accumulates with beta = 1 instead of a zero fill, a product
+    and a separate sum. Floating-point sums are reassociated (a library adds
+    each block of K into C in turn). The CPU backend runs it.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def KilnFoldTransposesIntoMatmuls
     : Pass<"kiln-fold-transposes-into-matmuls", "mlir::func::FuncOp"> {
   let summary = "Let matmuls read transposed operands in place";
@@ -284,7 +302,8 @@ def KilnFoldTransposesIntoMatmuls
     source with the composed indexing map, and the copy is erased, when
     nothing else reads what the copy wrote (after the product the buffer is
     overwritten whole before any other use, or it is an allocation of the
-    block that is not used again) and nothing between the copy and the
+    block that is not used again, or one that only the copy and the
+    product use) and nothing between the copy and the
     product may write the source. The CPU backend runs it, and the CUDA
     backend where its products go to cuBLASLt.
   }];
