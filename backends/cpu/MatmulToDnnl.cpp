@@ -19,9 +19,10 @@
 //     on AMX tiles, 3.68 -> 3.39 ms and 2.13 -> 1.67 ms all five together.
 //     The other f32 products are as fast or faster through sgemm (the
 //     transposed-A ones 10-20% faster on the Xeon), so they stay there,
-//     except those of few rows with a constant B (a recurrence's weights),
-//     which the primitive keeps packed (KILN_DNNL_MATMUL_CONSTANT_B: any
-//     product whose B is a constant global passes it). A
+//     except those with a constant B of few rows (a recurrence's weights)
+//     or of many multiply-adds (a transformer's projections), which the
+//     primitive keeps packed (KILN_DNNL_MATMUL_CONSTANT_B: any product
+//     whose B is a constant global passes it). A
 //     whole batch is one call: the primitive threads over it.
 //   - dnnl_sgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, 1.0, C, ldc) for the
 //     other f32 products (row-major; 'T' for an operand read transposed,
@@ -90,9 +91,18 @@ static constexpr llvm::StringLiteral kMatmul =
 /// LSTM step (1x512 by 512x2048) took 37 us that way on two threads, 83 us
 /// through sgemm (144 and 151 us on one). At 8 rows (the LSTM at batch 8)
 /// the primitive's per-call cost made one thread 7% slower for a 3% gain
-/// on two, and larger products stay as the file header says (sgemm is at
-/// the FMA peak on BERT's).
+/// on two.
 static constexpr int64_t kMaxPackedRows = 1;
+
+/// Products of a constant B with at least this many multiply-adds also run
+/// through the primitive with B packed once, where the per-call cost is
+/// small next to the product: the projections of BERT-base and GPT-2
+/// (128x768 by 768x768, 768x3072, 3072x768, 768x2304) made the whole model
+/// 10% (BERT, 250 -> 225 ms) and 7-12% (GPT-2, 245-260 -> 227-230 ms)
+/// faster on one thread of a Xeon with AVX-512 and no AMX, where sgemm
+/// reaches about 110 GFLOP/s on them. The LSTM at batch 8 (8.4 million)
+/// stays below.
+static constexpr int64_t kMinPackedMacs = int64_t(1) << 24;
 
 /// Whether `b` holds the same values on every call: a constant global, or
 /// a view of one whose offsets and sizes are static.
@@ -113,8 +123,9 @@ static bool isConstantBuffer(Value b, SymbolTable &symbols) {
 /// Whether `form` runs through oneDNN's matmul primitive rather than a GEMM
 /// (see the file header for the measurements behind the choice).
 static bool prefersPrimitive(const kiln::GemmForm &form, bool constantB) {
+  int64_t macs = form.m * form.n * form.k;
   return form.abType.isBF16() || (form.transposeB && !form.transposeA) ||
-         (constantB && form.m <= kMaxPackedRows);
+         (constantB && (form.m <= kMaxPackedRows || macs >= kMinPackedMacs));
 }
 
 /// The oneDNN form of `op`: an f32 product, or one of bf16 A and B into

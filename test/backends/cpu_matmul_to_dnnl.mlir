@@ -332,3 +332,25 @@ func.func @constant_b(%h: memref<1x64xf32>, %h2: memref<2x64xf32>, %c: memref<1x
   linalg.matmul_transpose_b ins(%t, %v : memref<1x64xf32>, memref<256x64xf32, strided<[128, 1]>>) outs(%ct : memref<1x256xf32>)
   return
 }
+
+// -----
+
+// A product of a constant B with at least 2^24 multiply-adds (a
+// transformer's projection, 128x768 by 768x256: 25 million) also runs
+// through the primitive with B packed once (flags 16 | 4: 20); one below
+// the threshold (64x768 by 768x256, 12.6 million) stays an sgemm call, and
+// so does the large product of a B that is not constant.
+// CHECK-LABEL: func.func @large_constant_b(
+// CHECK:         %[[F20:.*]] = arith.constant 20 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[F20]],
+// CHECK:         call @dnnl_sgemm(
+// CHECK:         call @dnnl_sgemm(
+// CHECK-NOT:     call @kiln_dnnl_matmul(
+memref.global "private" constant @projection : memref<768x256xf32> = dense<0.5>
+func.func @large_constant_b(%x: memref<128x768xf32>, %y: memref<128x256xf32>, %x64: memref<64x768xf32>, %y64: memref<64x256xf32>, %w: memref<768x256xf32>) {
+  %p = memref.get_global @projection : memref<768x256xf32>
+  linalg.matmul ins(%x, %p : memref<128x768xf32>, memref<768x256xf32>) outs(%y : memref<128x256xf32>)
+  linalg.matmul ins(%x64, %p : memref<64x768xf32>, memref<768x256xf32>) outs(%y64 : memref<64x256xf32>)
+  linalg.matmul ins(%x, %w : memref<128x768xf32>, memref<768x256xf32>) outs(%y : memref<128x256xf32>)
+  return
+}

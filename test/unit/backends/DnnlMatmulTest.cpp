@@ -156,6 +156,24 @@ TEST(DnnlMatmul, ConstantBAcrossCalls) {
   }
 }
 
+/// The same with many rows (a transformer's projection of a sequence,
+/// where the compiler passes the flag for products of 2^24 multiply-adds
+/// and more): the packed B serves every row block.
+TEST(DnnlMatmul, ConstantBManyRows) {
+  for (int64_t flags :
+       {int64_t(KILN_DNNL_MATMUL_CONSTANT_B),
+        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_ACCUMULATE)}) {
+    Product product(flags, 1, 128, 80, 96);
+    void *slot = nullptr;
+    for (unsigned step = 0; step < 3; ++step) {
+      product.a.fillIntegers(20 + step);
+      std::vector<float> want = product.expected();
+      product.call(&slot);
+      EXPECT_EQ(product.c.data, want) << "flags " << flags << ", step " << step;
+    }
+  }
+}
+
 TEST(DnnlMatmul, PaddedRowsAndBatches) {
   for (int64_t flags : {int64_t(KILN_DNNL_MATMUL_TRANSPOSE_B),
                         int64_t(KILN_DNNL_MATMUL_TRANSPOSE_B |
