@@ -124,6 +124,26 @@ struct ModuleContents {
   /// The bytes the code reads through its constant slot (a CPU module's
   /// large constants, kiln/ConstantsAbi.h); not written when empty.
   ConstantBytes constants;
+  /// Where readModule left the constants when asked to leave them in the
+  /// buffer it read (ConstantsPlacement::InBufferIfAligned): their first
+  /// byte inside that buffer, `constants` staying empty; NULL when they
+  /// were copied into `constants` (or there are none). writeModule reads
+  /// `constants` only.
+  const uint8_t *constantsInBuffer = nullptr;
+  size_t constantsInBufferSize = 0;
+};
+
+/// Where readModule puts a module's constants.
+enum class ConstantsPlacement {
+  /// Copied into ModuleContents::constants.
+  Copy,
+  /// Left in the buffer read, where the writer places them at
+  /// KILN_CONSTANTS_ALIGNMENT from the buffer's start: for a buffer with
+  /// that alignment, ModuleContents::constantsInBuffer points at them and
+  /// the caller keeps the buffer for as long as they are read (a
+  /// transformer's weights are not copied a second time). They are copied
+  /// as with Copy where they do not lie aligned in the caller's bytes.
+  InBufferIfAligned,
 };
 
 /// Checks the rules every module must satisfy beyond being well-formed bytes:
@@ -144,9 +164,11 @@ std::vector<uint8_t> writeModule(const ModuleContents &contents);
 /// Parses the module in [data, data + size). Every structural and semantic
 /// property is verified before anything is copied, so on failure \p out is
 /// left untouched, and \p error says what is wrong and where. The buffer
-/// needs no particular alignment.
+/// needs no particular alignment. \p placement says whether the constants
+/// are copied or may be left in the buffer.
 bool readModule(const void *data, size_t size, ModuleContents &out,
-                std::string &error);
+                std::string &error,
+                ConstantsPlacement placement = ConstantsPlacement::Copy);
 
 /// The 64-bit FNV-1a hash of [data, data + size): the checksum a version 1
 /// module stores for its body bytes.

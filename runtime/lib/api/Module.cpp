@@ -73,23 +73,22 @@ bool fillSlots(const kiln::runtime::NativeLibrary &library,
   return found;
 }
 
-/// Stores the address of the module's constants in the code's constant
-/// slot (kiln/ConstantsAbi.h) after checking that the code reads as many
-/// bytes as the module holds; `constants` move to `owned`, which must
-/// outlive every call of the code.
+/// Stores `constants`, the address of the module's `count` bytes of
+/// constants, in the code's constant slot (kiln/ConstantsAbi.h) after
+/// checking that the code reads as many bytes as the module holds. The
+/// bytes must outlive every call of the code.
 kiln_status_t bindConstants(const kiln::runtime::NativeLibrary &library,
-                            kiln::format::ConstantBytes constants,
-                            kiln::format::ConstantBytes &owned) {
+                            const uint8_t *constants, size_t count) {
   std::string error;
   size_t sizeBytes = 0;
   void *slot = library.lookupObject(KILN_CONSTANTS_SLOT, error);
   const void *size =
       library.lookupObject(KILN_CONSTANTS_SIZE, error, &sizeBytes);
   if (!slot && !size) {
-    if (constants.empty())
+    if (count == 0)
       return nullptr;
     return makeStatus(KILN_STATUS_INVALID_MODULE,
-                      "the module holds " + std::to_string(constants.size()) +
+                      "the module holds " + std::to_string(count) +
                           " bytes of constants but its code has no "
                           "constant slot (" KILN_CONSTANTS_SLOT ")");
   }
@@ -100,22 +99,27 @@ kiln_status_t bindConstants(const kiln::runtime::NativeLibrary &library,
                       KILN_CONSTANTS_SIZE);
   uint64_t expected;
   std::memcpy(&expected, size, sizeof(expected));
-  if (expected != constants.size())
+  if (expected != count)
     return makeStatus(KILN_STATUS_INVALID_MODULE,
                       "the module's code reads " + std::to_string(expected) +
                           " bytes of constants but the module holds " +
-                          std::to_string(constants.size()));
-  owned = std::move(constants);
-  *static_cast<void **>(slot) = owned.data();
+                          std::to_string(count));
+  *static_cast<void **>(slot) = const_cast<uint8_t *>(constants);
   return nullptr;
 }
 
-/// `required` is a kiln_device_t, or -1 to take the module's own.
+/// `required` is a kiln_device_t, or -1 to take the module's own. With
+/// `file`, the bytes [data, data + size) are that buffer's, and the module
+/// may keep it to read its constants in place instead of copying them.
 kiln_status_t loadModule(const void *data, size_t size, int required,
-                         kiln_module_t **outModule) {
+                         kiln_module_t **outModule,
+                         kiln::format::ConstantBytes *file = nullptr) {
   kiln::format::ModuleContents contents;
   std::string error;
-  if (!kiln::format::readModule(data, size, contents, error))
+  if (!kiln::format::readModule(
+          data, size, contents, error,
+          file ? kiln::format::ConstantsPlacement::InBufferIfAligned
+               : kiln::format::ConstantsPlacement::Copy))
     return makeStatus(KILN_STATUS_INVALID_MODULE, error);
 
   auto module = std::make_unique<kiln_module>();
@@ -147,9 +151,19 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
   module->collectives =
       fillSlots(*module->library, KILN_COMM_SLOT_PREFIX,
                 kiln::runtime::comm::collectiveFunctions());
-  if (kiln_status_t status = bindConstants(*module->library,
-                                          std::move(contents.constants),
-                                          module->constants))
+  // The constants stay in the file's buffer where they lie aligned in it
+  // (a moved vector keeps its storage); otherwise they were copied out.
+  const uint8_t *constants = contents.constantsInBuffer;
+  size_t constantCount = contents.constantsInBufferSize;
+  if (constants) {
+    module->constants = std::move(*file);
+  } else {
+    module->constants = std::move(contents.constants);
+    constants = module->constants.data();
+    constantCount = module->constants.size();
+  }
+  if (kiln_status_t status =
+          bindConstants(*module->library, constants, constantCount))
     return status;
   // The code's buffers, through the counting allocator (MemoryAbi.h).
   if (kiln_status_t status = kiln::runtime::bindMemorySlots(*module->library))
@@ -206,15 +220,18 @@ kiln_status_t loadModule(const void *data, size_t size, int required,
   return nullptr;
 }
 
-/// Reads all of \p fd; pipes and other streams work as well as files.
-kiln_status_t readAll(int fd, const char *path, std::vector<uint8_t> &bytes) {
+/// Reads all of \p fd; pipes and other streams work as well as files. The
+/// buffer is aligned as a module's constants are, so that they can be read
+/// where they lie.
+kiln_status_t readAll(int fd, const char *path,
+                      kiln::format::ConstantBytes &bytes) {
   // A file's size is known: one buffer, with huge pages for a large one,
   // instead of one that doubles (and is copied) as it fills.
   struct stat info;
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0 &&
       static_cast<size_t>(info.st_size) <= kMaxModuleFileSize) {
+    // The allocator asks for huge pages.
     bytes.reserve(static_cast<size_t>(info.st_size));
-    kiln::format::adviseHugePages(bytes.data(), bytes.capacity());
   }
   uint8_t chunk[1 << 16];
   for (;;) {
@@ -268,12 +285,13 @@ kiln_status_t loadFile(const char *path, int required,
                         "cannot open '" + std::string(path) +
                             "': " + std::strerror(error));
     }
-    std::vector<uint8_t> bytes;
+    kiln::format::ConstantBytes bytes;
     kiln_status_t status = readAll(fd, path, bytes);
     ::close(fd);
     if (status)
       return status;
-    status = loadModule(bytes.data(), bytes.size(), required, outModule);
+    status = loadModule(bytes.data(), bytes.size(), required, outModule,
+                        &bytes);
     if (status && status->code != KILN_STATUS_OUT_OF_MEMORY)
       status->message = "'" + std::string(path) + "': " + status->message;
     return status;

@@ -47,7 +47,9 @@ struct kiln_module {
   /// compiled with --profile (kiln/ProfileAbi.h).
   size_t profileRegionCount = 0;
   /// The bytes the code reads through its constant slot
-  /// (kiln/ConstantsAbi.h); empty for a module without a pool.
+  /// (kiln/ConstantsAbi.h): the constants alone, or the whole file they
+  /// were read in place from (kiln_module_load_file); empty for a module
+  /// without a pool.
   kiln::format::ConstantBytes constants;
   /// Held by pointer so that the kiln_function_t addresses handed out stay
   /// valid however the vector is built.

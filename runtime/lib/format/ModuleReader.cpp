@@ -63,7 +63,9 @@ std::vector<TensorSignature> toTensors(
   return result;
 }
 
-ModuleContents toContents(const kmod::Body &body) {
+/// The module's contents; the constants stay where they are when
+/// `inBuffer` allows it and they lie aligned to KILN_CONSTANTS_ALIGNMENT.
+ModuleContents toContents(const kmod::Body &body, bool inBuffer) {
   ModuleContents contents;
   contents.target = toString(body.target());
   if (const auto *functions = body.functions()) {
@@ -81,8 +83,17 @@ ModuleContents toContents(const kmod::Body &body) {
     contents.code.assign(code->begin(), code->end());
   if (const auto *deviceCode = body.device_code())
     contents.deviceCode.assign(deviceCode->begin(), deviceCode->end());
-  if (const auto *constants = body.constants())
-    contents.constants.assign(constants->begin(), constants->end());
+  if (const auto *constants = body.constants()) {
+    if (inBuffer && constants->size() != 0 &&
+        reinterpret_cast<uintptr_t>(constants->data()) %
+                            KILN_CONSTANTS_ALIGNMENT ==
+                        0) {
+      contents.constantsInBuffer = constants->data();
+      contents.constantsInBufferSize = constants->size();
+    } else {
+      contents.constants.assign(constants->begin(), constants->end());
+    }
+  }
   return contents;
 }
 
@@ -96,7 +107,7 @@ std::string hex(uint64_t value) {
 } // namespace
 
 bool readModule(const void *data, size_t size, ModuleContents &out,
-                std::string &error) {
+                std::string &error, ConstantsPlacement placement) {
   if (!data && size != 0) {
     error = "module buffer is NULL";
     return false;
@@ -167,7 +178,11 @@ bool readModule(const void *data, size_t size, ModuleContents &out,
             " body has constants, which version 2 introduced";
     return false;
   }
-  ModuleContents contents = toContents(*root);
+  // Constants left in place must lie in the caller's bytes, not in a copy
+  // alignForReading made (which goes when this function returns).
+  bool inBuffer = placement == ConstantsPlacement::InBufferIfAligned &&
+                  !envelopeStorage && !bodyStorage;
+  ModuleContents contents = toContents(*root, inBuffer);
   if (!validateModule(contents, error)) {
     error = "invalid .kmod module: " + error;
     return false;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 using namespace kiln;
@@ -242,6 +243,51 @@ TEST(ModuleFormatTest, ConstantsRoundTripAligned) {
   ASSERT_TRUE(readModule(bytes.data(), bytes.size(), read, error)) << error;
   EXPECT_EQ(read.constants, contents.constants);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(read.constants.data()) % 64, 0u);
+}
+
+// Asked to leave the constants in the buffer, the reader points at them
+// there when the buffer is aligned as the writer assumes; from a buffer
+// one byte off (or with the default placement) it copies them.
+TEST(ModuleFormatTest, ConstantsLeftInTheBuffer) {
+  ModuleContents contents = addModuleContents();
+  for (size_t i = 0; i < 1000; ++i)
+    contents.constants.push_back(static_cast<uint8_t>(i * 29 + 3));
+  std::vector<uint8_t> written = writeModule(contents);
+  ConstantBytes aligned(written.begin(), written.end());
+  ModuleContents read;
+  std::string error;
+  ASSERT_TRUE(readModule(aligned.data(), aligned.size(), read, error,
+                         ConstantsPlacement::InBufferIfAligned))
+      << error;
+  EXPECT_TRUE(read.constants.empty());
+  ASSERT_NE(read.constantsInBuffer, nullptr);
+  EXPECT_GE(read.constantsInBuffer, aligned.data());
+  EXPECT_LE(read.constantsInBuffer + read.constantsInBufferSize,
+            aligned.data() + aligned.size());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(read.constantsInBuffer) % 64, 0u);
+  EXPECT_EQ(std::vector<uint8_t>(read.constantsInBuffer,
+                                 read.constantsInBuffer +
+                                     read.constantsInBufferSize),
+            std::vector<uint8_t>(contents.constants.begin(),
+                                 contents.constants.end()));
+  EXPECT_EQ(read.code, contents.code);
+
+  // One byte off: the reader works on an aligned copy, which it does not
+  // keep, so the constants are copied.
+  ConstantBytes shifted(written.size() + 1);
+  std::memcpy(shifted.data() + 1, written.data(), written.size());
+  ModuleContents copied;
+  ASSERT_TRUE(readModule(shifted.data() + 1, written.size(), copied, error,
+                         ConstantsPlacement::InBufferIfAligned))
+      << error;
+  EXPECT_EQ(copied.constantsInBuffer, nullptr);
+  EXPECT_EQ(copied.constants, contents.constants);
+
+  ModuleContents byDefault;
+  ASSERT_TRUE(readModule(aligned.data(), aligned.size(), byDefault, error))
+      << error;
+  EXPECT_EQ(byDefault.constantsInBuffer, nullptr);
+  EXPECT_EQ(byDefault.constants, contents.constants);
 }
 
 TEST(ModuleFormatTest, AcceptsHandBuiltEnvelope) {

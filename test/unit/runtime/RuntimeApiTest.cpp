@@ -345,6 +345,29 @@ TEST(RuntimeApiTest, CodeReadsTheModulesConstants) {
             std::vector<int64_t>{0});
 }
 
+// Loaded from a file, the module reads its constants where they lie in the
+// file's bytes, which it keeps; the values and their alignment are the
+// same as from memory.
+TEST(RuntimeApiTest, CodeReadsTheConstantsOfAFile) {
+  TemporaryDirectory directory;
+  std::string path = directory.file("constants.kmod");
+  writeFile(path, writeModule(constantsModuleContents({4, 0.25f, -1, 8})));
+  kiln_module_t *raw = nullptr;
+  Outcome outcome = take(kiln_module_load_file(path.c_str(), &raw));
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  ModulePtr module(raw);
+  TensorPtr x = makeTensor(KILN_DTYPE_F32, {4}, std::vector<float>{1, 2, 3, 4});
+  kiln_tensor_t *inputs[] = {x.get()};
+  kiln_tensor_t *outputs[2] = {};
+  outcome = take(kiln_function_call(lookup(module.get(), "scale"), inputs, 1,
+                                    outputs, 2));
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  TensorPtr y(outputs[0]), misalignment(outputs[1]);
+  EXPECT_EQ(tensorValues<float>(y.get()), (std::vector<float>{4, 0.5f, -3, 32}));
+  EXPECT_EQ(tensorValues<int64_t>(misalignment.get()),
+            std::vector<int64_t>{0});
+}
+
 // The code says how many bytes of constants it reads; a module that holds
 // another number of bytes, or constants that no code reads, is refused
 // before anything runs.
