@@ -172,7 +172,7 @@ func.func @transposed_a(%a: memref<32x64xf32>, %b: memref<32x48xf32>, %c: memref
 }
 // B transposed and A not: the matmul primitive, with flags 2 (B
 // transposed) + 4 (accumulate: no zero fill before), batch 1 and batch
-// strides 0, through a slot of its own.
+// strides 0, through a slot of its own, and a null bias.
 // CHECK-LABEL: func.func @transposed_b(
 // CHECK-DAG:     %[[SLOT:.*]] = memref.get_global @kiln_dnnl_matmul_slot : memref<1xi64>
 // CHECK-DAG:     %[[FLAGS:.*]] = arith.constant 6 : i64
@@ -181,7 +181,8 @@ func.func @transposed_a(%a: memref<32x64xf32>, %b: memref<32x48xf32>, %c: memref
 // CHECK-DAG:     %[[NN:.*]] = arith.constant 48 : i64
 // CHECK-DAG:     %[[K:.*]] = arith.constant 32 : i64
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
-// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[FLAGS]], %[[ONE]], %[[M]], %[[NN]], %[[K]], %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}}, %[[ZERO]]) : (!llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64) -> ()
+// CHECK-DAG:     %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[FLAGS]], %[[ONE]], %[[M]], %[[NN]], %[[K]], %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}}, %[[ZERO]], %[[NULL]]) : (!llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr) -> ()
 // CHECK-NOT:     dnnl_sgemm
 func.func @transposed_b(%a: memref<64x32xf32>, %b: memref<48x32xf32>, %c: memref<64x48xf32>) {
   linalg.matmul_transpose_b ins(%a, %b : memref<64x32xf32>, memref<48x32xf32>) outs(%c : memref<64x48xf32>)
@@ -352,5 +353,63 @@ func.func @large_constant_b(%x: memref<128x768xf32>, %y: memref<128x256xf32>, %x
   linalg.matmul ins(%x, %p : memref<128x768xf32>, memref<768x256xf32>) outs(%y : memref<128x256xf32>)
   linalg.matmul ins(%x64, %p : memref<64x768xf32>, memref<768x256xf32>) outs(%y64 : memref<64x256xf32>)
   linalg.matmul ins(%x, %w : memref<128x768xf32>, memref<768x256xf32>) outs(%y : memref<128x256xf32>)
+  return
+}
+
+// -----
+
+// A bias row added to the product in place right after it (a dense
+// layer's bias): the primitive adds it (flags 16 | 32 = 48, the zero fill
+// gone: no accumulation), and the separate pass goes, also past the
+// deallocation of the product's A freed after its last use. A bias of another
+// shape, or one added into another buffer, stays a pass of its own after
+// the call.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @bias_after(
+// CHECK-SAME:    %[[BIAS:[^:]*]]: memref<256xf32>
+// CHECK:         %[[F48:.*]] = arith.constant 48 : i64
+// CHECK:         %{{.*}}, %[[BOFF:.*]], %{{.*}}, %{{.*}} = memref.extract_strided_metadata %[[BIAS]]
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[F48]], {{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr) -> ()
+// CHECK-NEXT:    memref.dealloc
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[F16:.*]] = arith.constant 16 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[F16]],
+// CHECK:         linalg.generic
+// CHECK:         %[[F16B:.*]] = arith.constant 16 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[F16B]],
+// CHECK:         linalg.generic
+memref.global "private" constant @dense : memref<768x256xf32> = dense<0.5>
+func.func @bias_after(%x: memref<128x768xf32>, %y: memref<128x256xf32>, %bias: memref<256xf32>, %rows: memref<128xf32>, %z: memref<128x256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @dense : memref<768x256xf32>
+  %t = memref.alloc() : memref<128x768xf32>
+  memref.copy %x, %t : memref<128x768xf32> to memref<128x768xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<128x256xf32>)
+  linalg.matmul ins(%t, %w : memref<128x768xf32>, memref<768x256xf32>) outs(%y : memref<128x256xf32>)
+  memref.dealloc %t : memref<128x768xf32>
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %bias : memref<128x256xf32>, memref<256xf32>) outs(%y : memref<128x256xf32>) {
+  ^bb0(%p: f32, %b: f32, %o: f32):
+    %s = arith.addf %b, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%y : memref<128x256xf32>)
+  linalg.matmul ins(%x, %w : memref<128x768xf32>, memref<768x256xf32>) outs(%y : memref<128x256xf32>)
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %rows : memref<128x256xf32>, memref<128xf32>) outs(%y : memref<128x256xf32>) {
+  ^bb0(%p: f32, %b: f32, %o: f32):
+    %s = arith.addf %p, %b : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%y : memref<128x256xf32>)
+  linalg.matmul ins(%x, %w : memref<128x768xf32>, memref<768x256xf32>) outs(%y : memref<128x256xf32>)
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %bias : memref<128x256xf32>, memref<256xf32>) outs(%z : memref<128x256xf32>) {
+  ^bb0(%p: f32, %b: f32, %o: f32):
+    %s = arith.addf %p, %b : f32
+    linalg.yield %s : f32
+  }
   return
 }

@@ -56,7 +56,8 @@ typedef struct CachedMatmul {
   MatmulKey key;
   /* Null where the site runs the GEMM instead (see above). */
   dnnl_primitive_t primitive;
-  dnnl_memory_desc_t a, b, c;
+  /* bias: a 1 x N (1 x 1 x N for a batch) row, with KILN_DNNL_MATMUL_BIAS. */
+  dnnl_memory_desc_t a, b, c, bias;
   /* A constant B in the primitive's layout (`packed`), reordered once;
    * null where B is read as the caller passes it. */
   void *packedB;
@@ -156,11 +157,26 @@ static CachedMatmul *create(const MatmulKey *key, const void *b) {
       dnnl_memory_desc_init_by_tag(&entry->packed, entry->b.ndims,
                                    entry->b.dims, type, dnnl_format_tag_any))
     return entry;
+  int bias = (key->flags & KILN_DNNL_MATMUL_BIAS) != 0;
+  if (bias) {
+    dnnl_dims_t dims, strides;
+    int rank = entry->c.ndims;
+    for (int i = 0; i < rank; ++i) {
+      dims[i] = 1;
+      strides[i] = key->n;
+    }
+    dims[rank - 1] = key->n;
+    strides[rank - 1] = 1;
+    if (dnnl_memory_desc_init_by_strides(&entry->bias, rank, dims, dnnl_f32,
+                                         strides))
+      return entry;
+  }
   dnnl_matmul_desc_t matmul;
-  if (dnnl_matmul_desc_init(&matmul, &entry->a, &entry->packed, NULL,
-                            &entry->c))
+  if (dnnl_matmul_desc_init(&matmul, &entry->a, &entry->packed,
+                            bias ? &entry->bias : NULL, &entry->c))
     return entry;
-  /* C += A B: a sum post-op adds what C holds. */
+  /* C += A B: a sum post-op adds what C holds (to the product plus the
+   * bias, where there is one). */
   dnnl_primitive_attr_t attr = NULL;
   dnnl_status_t status;
   if (key->flags & KILN_DNNL_MATMUL_ACCUMULATE) {
@@ -212,35 +228,52 @@ static CachedMatmul *cached(void **slot, const MatmulKey *key,
 }
 
 static void runPrimitive(const CachedMatmul *entry, const void *a,
-                         const void *b, float *c) {
+                         const void *b, float *c, const float *bias) {
   dnnl_engine_t cpu = kiln_dnnl_engine();
-  dnnl_memory_t memory[3];
+  int count = (entry->key.flags & KILN_DNNL_MATMUL_BIAS) ? 4 : 3;
+  dnnl_memory_t memory[4];
   dnnl_status_t status;
   if ((status = dnnl_memory_create(&memory[0], &entry->a, cpu,
                                    kiln_dnnl_handle(a))) ||
       (status = dnnl_memory_create(
            &memory[1], &entry->packed, cpu,
            entry->packedB ? entry->packedB : kiln_dnnl_handle(b))) ||
-      (status = dnnl_memory_create(&memory[2], &entry->c, cpu, c)))
+      (status = dnnl_memory_create(&memory[2], &entry->c, cpu, c)) ||
+      (count == 4 && (status = dnnl_memory_create(&memory[3], &entry->bias,
+                                                  cpu,
+                                                  kiln_dnnl_handle(bias)))))
     fail("dnnl_memory_create", status);
   dnnl_stream_t stream;
   if ((status = dnnl_stream_create(&stream, cpu, dnnl_stream_default_flags)))
     fail("dnnl_stream_create", status);
-  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, memory[0]},
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, memory[0]},
                              {DNNL_ARG_WEIGHTS, memory[1]},
-                             {DNNL_ARG_DST, memory[2]}};
-  if ((status = dnnl_primitive_execute(entry->primitive, stream, 3, args)))
+                             {DNNL_ARG_DST, memory[2]},
+                             {DNNL_ARG_BIAS, count == 4 ? memory[3] : NULL}};
+  if ((status =
+           dnnl_primitive_execute(entry->primitive, stream, count, args)))
     fail("dnnl_primitive_execute", status);
   if ((status = dnnl_stream_wait(stream)))
     fail("dnnl_stream_wait", status);
   dnnl_stream_destroy(stream);
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < count; ++i)
     dnnl_memory_destroy(memory[i]);
 }
 
-/* The same product through oneDNN's GEMMs, one call per product. */
+/* Adds the bias row to every row of each product of the batch. */
+static void addBias(const MatmulKey *key, float *c, const float *bias) {
+  for (int64_t p = 0; p < key->batch; ++p)
+    for (int64_t i = 0; i < key->m; ++i) {
+      float *row = c + p * key->strideC + i * key->ldc;
+      for (int64_t j = 0; j < key->n; ++j)
+        row[j] += bias[j];
+    }
+}
+
+/* The same product through oneDNN's GEMMs, one call per product, then the
+ * bias. */
 static void runGemm(const MatmulKey *key, const void *a, const void *b,
-                    float *c) {
+                    float *c, const float *bias) {
   char ta = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_A) ? 'T' : 'N';
   char tb = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_B) ? 'T' : 'N';
   int accumulate = (key->flags & KILN_DNNL_MATMUL_ACCUMULATE) != 0;
@@ -254,6 +287,8 @@ static void runGemm(const MatmulKey *key, const void *a, const void *b,
         for (int64_t i = 0; i < key->m; ++i)
           memset(c + p * key->strideC + i * key->ldc, 0,
                  key->n * sizeof(float));
+    if (key->flags & KILN_DNNL_MATMUL_BIAS)
+      addBias(key, c, bias);
     return;
   }
   for (int64_t p = 0; p < key->batch; ++p) {
@@ -273,18 +308,21 @@ static void runGemm(const MatmulKey *key, const void *a, const void *b,
     if (status)
       fail(bf16 ? "dnnl_gemm_bf16bf16f32" : "dnnl_sgemm", status);
   }
+  if (key->flags & KILN_DNNL_MATMUL_BIAS)
+    addBias(key, c, bias);
 }
 
 KILN_HIDDEN void kiln_dnnl_matmul(void **slot, int64_t flags, int64_t batch,
                                   int64_t m, int64_t n, int64_t k,
                                   const void *a, int64_t lda, int64_t strideA,
                                   const void *b, int64_t ldb, int64_t strideB,
-                                  float *c, int64_t ldc, int64_t strideC) {
+                                  float *c, int64_t ldc, int64_t strideC,
+                                  const float *bias) {
   const MatmulKey key = {flags, batch, m,   n,       k,   lda,
                          strideA, ldb, strideB, ldc, strideC};
   const CachedMatmul *entry = cached(slot, &key, b);
   if (entry->primitive && memcmp(&entry->key, &key, sizeof(key)) == 0)
-    runPrimitive(entry, a, b, c);
+    runPrimitive(entry, a, b, c, bias);
   else
-    runGemm(&key, a, b, c);
+    runGemm(&key, a, b, c, bias);
 }

@@ -4,10 +4,13 @@
  * products that oneDNN's matmul primitive runs faster than its GEMMs by
  *
  *   kiln_dnnl_matmul(slot, flags, batch, M, N, K,
- *                    A, lda, strideA, B, ldb, strideB, C, ldc, strideC)
+ *                    A, lda, strideA, B, ldb, strideB, C, ldc, strideC,
+ *                    bias)
  *
- * (DnnlMatmul.c): C[b] (+)= A[b] B[b] for b < batch, row-major like
- * sgemm, every size and stride counted in elements. `slot` is the call
+ * (DnnlMatmul.c): C[b] (+)= A[b] B[b] (+ bias) for b < batch, row-major
+ * like sgemm, every size and stride counted in elements; `bias` is N
+ * contiguous f32 values added to every row of C with
+ * KILN_DNNL_MATMUL_BIAS, and null without. `slot` is the call
  * site's cache slot (a pointer-sized module global, null at load); lda,
  * ldb and ldc are the leading dimensions and stride* the distances between
  * the products of a batch. This header is the contract between the two
@@ -26,11 +29,16 @@ enum KilnDnnlMatmulFlags {
   /* B holds the same values on every call of the site (a constant of the
    * module): the primitive keeps it packed in its own layout, reordered
    * once on the site's first call. */
-  KILN_DNNL_MATMUL_CONSTANT_B = 16
+  KILN_DNNL_MATMUL_CONSTANT_B = 16,
+  /* The call's last operand is a row of N f32 values that the primitive
+   * adds to every row of the product as it writes it (a dense layer's
+   * bias, in cache instead of a pass of its own). */
+  KILN_DNNL_MATMUL_BIAS = 32
 };
 
 /* The operands of the call, in order: slot, flags, batch, M, N, K, then
- * (pointer, leading dimension, batch stride) for A, B and C. */
+ * (pointer, leading dimension, batch stride) for A, B and C, then the
+ * bias. */
 enum KilnDnnlMatmulOperands {
   KILN_DNNL_MATMUL_FLAGS_OPERAND = 1,
   KILN_DNNL_MATMUL_BATCH_OPERAND = 2,

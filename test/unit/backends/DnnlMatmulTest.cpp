@@ -21,7 +21,8 @@ extern "C" void kiln_dnnl_matmul(void **slot, int64_t flags, int64_t batch,
                                  int64_t m, int64_t n, int64_t k,
                                  const void *a, int64_t lda, int64_t strideA,
                                  const void *b, int64_t ldb, int64_t strideB,
-                                 float *c, int64_t ldc, int64_t strideC);
+                                 float *c, int64_t ldc, int64_t strideC,
+                                 const float *bias);
 
 namespace {
 
@@ -65,10 +66,12 @@ struct Matrices {
 };
 
 /// One product of the flags' form: A stored as [m, k] (or its transpose
-/// [k, m]), B as [k, n] (or [n, k]), C [m, n].
+/// [k, m]), B as [k, n] (or [n, k]), C [m, n], and a bias row of n values
+/// where the flags have one.
 struct Product {
   int64_t flags, batch, m, n, k;
   Matrices a, b, c;
+  std::vector<float> bias;
 
   Product(int64_t flags, int64_t batch, int64_t m, int64_t n, int64_t k,
           int64_t pad = 0, int64_t batchPad = 0)
@@ -80,6 +83,9 @@ struct Product {
     b.fillIntegers(2);
     if (flags & KILN_DNNL_MATMUL_ACCUMULATE)
       c.fillIntegers(3);
+    if (flags & KILN_DNNL_MATMUL_BIAS)
+      for (int64_t j = 0; j < n; ++j)
+        bias.push_back(static_cast<float>((j * 7) % 11) - 5);
   }
 
   bool transposeA() const { return flags & KILN_DNNL_MATMUL_TRANSPOSE_A; }
@@ -95,6 +101,8 @@ struct Product {
           for (int64_t l = 0; l < k; ++l)
             sum += double(transposeA() ? a.at(p, l, i) : a.at(p, i, l)) *
                    double(transposeB() ? b.at(p, j, l) : b.at(p, l, j));
+          if (flags & KILN_DNNL_MATMUL_BIAS)
+            sum += bias[j];
           result.at(p, i, j) = static_cast<float>(sum);
         }
     return result.data;
@@ -112,7 +120,8 @@ struct Product {
     int64_t strides[3] = {batch > 1 ? a.stride : 0, batch > 1 ? b.stride : 0,
                           batch > 1 ? c.stride : 0};
     kiln_dnnl_matmul(slot, flags, batch, m, n, k, pa, a.ld, strides[0], pb,
-                     b.ld, strides[1], c.data.data(), c.ld, strides[2]);
+                     b.ld, strides[1], c.data.data(), c.ld, strides[2],
+                     bias.empty() ? nullptr : bias.data());
   }
 };
 
@@ -132,7 +141,7 @@ void expectProduct(int64_t flags, int64_t batch, int64_t m, int64_t n,
 }
 
 TEST(DnnlMatmul, EveryFlagCombination) {
-  for (int64_t flags = 0; flags < 32; ++flags)
+  for (int64_t flags = 0; flags < 64; ++flags)
     expectProduct(flags, 1, 37, 29, 53, /*pad=*/0, /*batchPad=*/0);
 }
 
@@ -179,27 +188,38 @@ TEST(DnnlMatmul, PaddedRowsAndBatches) {
                         int64_t(KILN_DNNL_MATMUL_TRANSPOSE_B |
                                 KILN_DNNL_MATMUL_ACCUMULATE),
                         int64_t(KILN_DNNL_MATMUL_BFLOAT16 |
-                                KILN_DNNL_MATMUL_TRANSPOSE_A)})
+                                KILN_DNNL_MATMUL_TRANSPOSE_A),
+                        int64_t(KILN_DNNL_MATMUL_BIAS |
+                                KILN_DNNL_MATMUL_ACCUMULATE),
+                        int64_t(KILN_DNNL_MATMUL_BIAS |
+                                KILN_DNNL_MATMUL_CONSTANT_B)})
     expectProduct(flags, 3, 41, 24, 37, /*pad=*/5, /*batchPad=*/7);
 }
 
 /// A site whose first call fixed its primitive, reached with other views:
 /// those calls run the GEMM, and the first views still run right after.
 TEST(DnnlMatmul, SiteReachedWithOtherStrides) {
-  int64_t flags = KILN_DNNL_MATMUL_TRANSPOSE_B;
-  void *slot = nullptr;
-  for (int64_t pad : {0, 3, 0, 11}) {
-    Product product(flags, 1, 33, 20, 45, pad);
-    std::vector<float> want = product.expected();
-    product.call(&slot);
-    EXPECT_EQ(product.c.data, want) << "pad " << pad;
+  for (int64_t flags : {int64_t(KILN_DNNL_MATMUL_TRANSPOSE_B),
+                        int64_t(KILN_DNNL_MATMUL_TRANSPOSE_B |
+                                KILN_DNNL_MATMUL_BIAS)}) {
+    void *slot = nullptr;
+    for (int64_t pad : {0, 3, 0, 11}) {
+      Product product(flags, 1, 33, 20, 45, pad);
+      std::vector<float> want = product.expected();
+      product.call(&slot);
+      EXPECT_EQ(product.c.data, want) << "flags " << flags << ", pad " << pad;
+    }
   }
 }
 
-/// K = 0: C = A B is all zeros, C += A B leaves C as it was.
+/// K = 0: C = A B is all zeros, C += A B leaves C as it was (plus the
+/// bias where there is one).
 TEST(DnnlMatmul, EmptySum) {
   for (int64_t flags : {int64_t(KILN_DNNL_MATMUL_TRANSPOSE_B),
                         int64_t(KILN_DNNL_MATMUL_TRANSPOSE_B |
+                                KILN_DNNL_MATMUL_ACCUMULATE),
+                        int64_t(KILN_DNNL_MATMUL_BIAS),
+                        int64_t(KILN_DNNL_MATMUL_BIAS |
                                 KILN_DNNL_MATMUL_ACCUMULATE)}) {
     Product product(flags, 1, 8, 6, 0);
     std::fill(product.c.data.begin(), product.c.data.end(), 5.0f);
