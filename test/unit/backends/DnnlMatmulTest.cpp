@@ -145,42 +145,40 @@ TEST(DnnlMatmul, EveryFlagCombination) {
     expectProduct(flags, 1, 37, 29, 53, /*pad=*/0, /*batchPad=*/0);
 }
 
-/// A constant B (a recurrence's weights) is packed on the site's first
-/// call and read packed by the later ones, whose A changes every call (one
-/// row, as in an RNN step, where the compiler passes the flag).
+/// Calls one site `steps` times with the same constant B and a new A each
+/// time: B is packed on the first call and read packed by the later ones.
+void expectConstantBAcrossCalls(int64_t flags, int64_t m, int64_t n,
+                                int64_t k, unsigned steps) {
+  Product product(flags, 1, m, n, k);
+  void *slot = nullptr;
+  for (unsigned step = 0; step < steps; ++step) {
+    product.a.fillIntegers(10 + step);
+    std::vector<float> want = product.expected();
+    product.call(&slot);
+    EXPECT_EQ(product.c.data, want) << "flags " << flags << ", step " << step;
+  }
+}
+
+/// One row, as in an RNN step, where the compiler passes the flag for a
+/// recurrence's weights.
 TEST(DnnlMatmul, ConstantBAcrossCalls) {
   for (int64_t flags :
        {int64_t(KILN_DNNL_MATMUL_CONSTANT_B),
         int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_TRANSPOSE_B),
         int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_ACCUMULATE),
-        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_BFLOAT16)}) {
-    Product product(flags, 1, 1, 96, 64);
-    void *slot = nullptr;
-    for (unsigned step = 0; step < 4; ++step) {
-      product.a.fillIntegers(10 + step);
-      std::vector<float> want = product.expected();
-      product.call(&slot);
-      EXPECT_EQ(product.c.data, want) << "flags " << flags << ", step " << step;
-    }
-  }
+        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_BFLOAT16)})
+    expectConstantBAcrossCalls(flags, 1, 96, 64, 4);
 }
 
-/// The same with many rows (a transformer's projection of a sequence,
-/// where the compiler passes the flag for products of 2^24 multiply-adds
-/// and more): the packed B serves every row block.
+/// Many rows (a transformer's projection of a sequence, where the compiler
+/// passes the flag for products of 2^24 multiply-adds and more): the packed
+/// B serves every row block.
 TEST(DnnlMatmul, ConstantBManyRows) {
   for (int64_t flags :
        {int64_t(KILN_DNNL_MATMUL_CONSTANT_B),
-        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_ACCUMULATE)}) {
-    Product product(flags, 1, 128, 80, 96);
-    void *slot = nullptr;
-    for (unsigned step = 0; step < 3; ++step) {
-      product.a.fillIntegers(20 + step);
-      std::vector<float> want = product.expected();
-      product.call(&slot);
-      EXPECT_EQ(product.c.data, want) << "flags " << flags << ", step " << step;
-    }
-  }
+        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_ACCUMULATE),
+        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_BIAS)})
+    expectConstantBAcrossCalls(flags, 128, 80, 96, 3);
 }
 
 TEST(DnnlMatmul, PaddedRowsAndBatches) {
