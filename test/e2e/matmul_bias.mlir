@@ -1,51 +1,54 @@
-// Dense layers whose product runs through oneDNN's matmul primitive (B
-// read transposed, as in x * W^T) with a bias row added after it: the CPU
-// backend passes the bias to the primitive, which adds it as it writes
-// the product (kiln-cpu-matmul-to-dnnl, KILN_DNNL_MATMUL_BIAS); followed
-// by an activation, and in a batch of products. Each x is scaled by 1/32
-// (exactly), so that the products' rounding stays within the harness's
-// absolute tolerance where product and bias nearly cancel.
+// Dense layers, a product followed by a bias added along its columns: on
+// CUDA the addition becomes the product's cuBLASLt bias epilogue
+// (kiln-cuda-library-matmul); on the CPU it stays an elementwise loop.
+// Checked against the evaluator on both, with the forms that must not
+// become an epilogue: a ReLU after the bias, a bias along the rows, and a
+// product whose plain result is used besides.
 //
-// RUN: kiln-opt %s | kiln-opt -o /dev/null
-// RUN: kiln-compile %s -o %t.kmod
-// RUN: kiln-run %t.kmod --list | FileCheck %s
-// RUN: kiln-compile %s --emit=mlir | FileCheck %s --check-prefix=CALLS
+// REQUIRES: cuda-backend
+// RUN: kiln-compile %s --target=cuda --emit=llvm -o - | FileCheck %s
 
-// Flags 2 (B transposed) | 32 (bias): 34.
-// CALLS: llvm.mlir.constant(34 : i64)
-// CALLS: llvm.call @kiln_dnnl_matmul
+// The dense layer and the one with a transposed weight (flag 2) pass their
+// bias to the product (flag 16, the bias pointer last); the others do not,
+// in the functions' order.
+// CHECK: call void @kiln_cuda_matmul(i64 16, {{.*}}, ptr %{{[0-9]+}})
+// CHECK: call void @kiln_cuda_matmul(i64 18, {{.*}}, ptr %{{[0-9]+}})
+// CHECK-COUNT-3: call void @kiln_cuda_matmul(i64 0, {{.*}}, ptr null)
+// CHECK-NOT: call void @kiln_cuda_matmul(
 
-// CHECK: dense(arg0: f32[40,96], arg1: f32[72,96], arg2: f32[72]) -> (out0: f32[40,72])
-func.func @dense(%x: tensor<40x96xf32>, %w: tensor<72x96xf32>, %b: tensor<72xf32>) -> tensor<40x72xf32> {
-  %k = kiln.constant dense<0.03125> : tensor<40x96xf32>
-  %xs = kiln.mul %x, %k : tensor<40x96xf32>
-  %wt = kiln.transpose %w, permutation = [1, 0] : tensor<72x96xf32>
-  %p = kiln.matmul %xs, %wt : tensor<40x96xf32>, tensor<96x72xf32>
-  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<72xf32>) -> tensor<40x72xf32>
-  %y = kiln.add %p, %bb : tensor<40x72xf32>
-  return %y : tensor<40x72xf32>
+func.func @dense(%x: tensor<33x40xf32>, %w: tensor<40x24xf32>, %b: tensor<24xf32>) -> tensor<33x24xf32> {
+  %y = kiln.matmul %x, %w : tensor<33x40xf32>, tensor<40x24xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<24xf32>) -> tensor<33x24xf32>
+  %z = kiln.add %y, %bb : tensor<33x24xf32>
+  return %z : tensor<33x24xf32>
 }
 
-// CHECK: dense_relu(arg0: f32[40,96], arg1: f32[72,96], arg2: f32[72]) -> (out0: f32[40,72])
-func.func @dense_relu(%x: tensor<40x96xf32>, %w: tensor<72x96xf32>, %b: tensor<72xf32>) -> tensor<40x72xf32> {
-  %k = kiln.constant dense<0.03125> : tensor<40x96xf32>
-  %xs = kiln.mul %x, %k : tensor<40x96xf32>
-  %wt = kiln.transpose %w, permutation = [1, 0] : tensor<72x96xf32>
-  %p = kiln.matmul %xs, %wt : tensor<40x96xf32>, tensor<96x72xf32>
-  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<72xf32>) -> tensor<40x72xf32>
-  %y = kiln.add %bb, %p : tensor<40x72xf32>
-  %zero = kiln.constant dense<0.0> : tensor<40x72xf32>
-  %r = kiln.max %y, %zero : tensor<40x72xf32>
-  return %r : tensor<40x72xf32>
+func.func @dense_transposed(%x: tensor<16x40xf32>, %w: tensor<24x40xf32>, %b: tensor<24xf32>) -> tensor<16x24xf32> {
+  %wt = kiln.transpose %w, permutation = [1, 0] : tensor<24x40xf32>
+  %y = kiln.matmul %x, %wt : tensor<16x40xf32>, tensor<40x24xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<24xf32>) -> tensor<16x24xf32>
+  %z = kiln.add %bb, %y : tensor<16x24xf32>
+  return %z : tensor<16x24xf32>
 }
 
-// CHECK: batched_dense(arg0: f32[3,24,64], arg1: f32[3,56,64], arg2: f32[56]) -> (out0: f32[3,24,56])
-func.func @batched_dense(%x: tensor<3x24x64xf32>, %w: tensor<3x56x64xf32>, %b: tensor<56xf32>) -> tensor<3x24x56xf32> {
-  %k = kiln.constant dense<0.03125> : tensor<3x24x64xf32>
-  %xs = kiln.mul %x, %k : tensor<3x24x64xf32>
-  %wt = kiln.transpose %w, permutation = [0, 2, 1] : tensor<3x56x64xf32>
-  %p = kiln.matmul %xs, %wt : tensor<3x24x64xf32>, tensor<3x64x56xf32>
-  %bb = kiln.broadcast_in_dim %b, dims = [2] : (tensor<56xf32>) -> tensor<3x24x56xf32>
-  %y = kiln.add %p, %bb : tensor<3x24x56xf32>
-  return %y : tensor<3x24x56xf32>
+func.func @dense_relu(%x: tensor<16x40xf32>, %w: tensor<40x24xf32>, %b: tensor<24xf32>) -> tensor<16x24xf32> {
+  %y = kiln.matmul %x, %w : tensor<16x40xf32>, tensor<40x24xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<24xf32>) -> tensor<16x24xf32>
+  %z = kiln.add %y, %bb : tensor<16x24xf32>
+  %r = kiln.relu %z : tensor<16x24xf32>
+  return %r : tensor<16x24xf32>
+}
+
+func.func @row_bias(%x: tensor<16x40xf32>, %w: tensor<40x16xf32>, %b: tensor<16xf32>) -> tensor<16x16xf32> {
+  %y = kiln.matmul %x, %w : tensor<16x40xf32>, tensor<40x16xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [0] : (tensor<16xf32>) -> tensor<16x16xf32>
+  %z = kiln.add %y, %bb : tensor<16x16xf32>
+  return %z : tensor<16x16xf32>
+}
+
+func.func @both(%x: tensor<16x40xf32>, %w: tensor<40x24xf32>, %b: tensor<24xf32>) -> (tensor<16x24xf32>, tensor<16x24xf32>) {
+  %y = kiln.matmul %x, %w : tensor<16x40xf32>, tensor<40x24xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<24xf32>) -> tensor<16x24xf32>
+  %z = kiln.add %y, %bb : tensor<16x24xf32>
+  return %y, %z : tensor<16x24xf32>, tensor<16x24xf32>
 }
