@@ -96,6 +96,15 @@ inline bool mayAccess(Operation *op, Value root) {
                    MemoryEffects::Free>(op, root);
 }
 
+/// Whether an op strictly between `from` and `to` (in one block) may touch
+/// the memory of `root`.
+inline bool touchedBetween(Operation *from, Operation *to, Value root) {
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+    if (mayAccess(op, root))
+      return true;
+  return false;
+}
+
 } // namespace mlir::kiln
 
 #endif // KILN_BACKENDS_COMMON_BUFFERACCESS_H

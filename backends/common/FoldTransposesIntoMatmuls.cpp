@@ -22,8 +22,9 @@
 //      bufferization also copies into an out-param whose result is written
 //      later; or the buffer is an allocation that only the copy and the
 //      product use, such as one made before a loop whose body transposes a
-//      loop-invariant weight into it), and no op between the copy and the product (nor the product
-//      itself, through its init) may write the memory the copy read.
+//      loop-invariant weight into it), and no op between the copy and the
+//      product (nor the product itself, through its init) may write the
+//      memory the copy read.
 //   3. Rewrite the product as a linalg.generic that reads the copy's source
 //      directly, the operand's indexing map composed with the copy's
 //      permutation; erase the copy, and its buffer (and deallocation) if

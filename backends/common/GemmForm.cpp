@@ -4,6 +4,7 @@
 
 #include "common/BufferAccess.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/Matchers.h"
 
@@ -123,4 +124,66 @@ linalg::FillOp kiln::zeroFillBefore(Operation *op, Value init) {
       return nullptr;
   }
   return nullptr;
+}
+
+std::optional<kiln::BiasAddition>
+kiln::biasAdditionAfter(linalg::LinalgOp product, const GemmForm &form,
+                        linalg::FillOp zeroFill) {
+  if (!zeroFill || !form.cType.isF32())
+    return std::nullopt;
+  unsigned rank = form.batched ? 3 : 2;
+  Value c = product.getDpsInitOperand(0)->get();
+  auto cType = cast<MemRefType>(c.getType());
+  SmallVector<int64_t> shape{form.m, form.n};
+  if (form.batched)
+    shape.insert(shape.begin(), form.batch);
+  if (cType.getShape() != ArrayRef<int64_t>(shape))
+    return std::nullopt;
+  Value cRoot = rootOf(c);
+  Operation *next = product->getNextNode();
+  while (next && !mayAccess(next, cRoot))
+    next = next->getNextNode();
+  auto addition = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!addition || !addition.hasPureBufferSemantics() ||
+      addition.getNumDpsInputs() != 2 || addition.getNumDpsInits() != 1 ||
+      addition.getDpsInitOperand(0)->get() != c ||
+      addition.getNumLoops() != rank ||
+      addition.getNumParallelLoops() != rank)
+    return std::nullopt;
+  // C is either input, the bias the other.
+  unsigned cInput = addition.getDpsInputOperand(0)->get() == c ? 0 : 1;
+  if (addition.getDpsInputOperand(cInput)->get() != c)
+    return std::nullopt;
+  MLIRContext *context = product->getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, context);
+  AffineMap column =
+      AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, context));
+  SmallVector<AffineMap> maps = addition.getIndexingMapsArray();
+  if (maps[cInput] != identity || maps[1 - cInput] != column ||
+      maps[2] != identity)
+    return std::nullopt;
+  Value bias = addition.getDpsInputOperand(1 - cInput)->get();
+  auto biasType = cast<MemRefType>(bias.getType());
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  if (biasType.getRank() != 1 || biasType.getShape()[0] != form.n ||
+      !biasType.getElementType().isF32() ||
+      failed(getStridesAndOffset(biasType, strides, offset)) ||
+      strides[0] != 1)
+    return std::nullopt;
+  // The body is `yield addf(c, bias)` (either order) and nothing else.
+  auto add = yieldedFirstOp<arith::AddFOp>(addition);
+  Block &body = addition.getRegion().front();
+  if (!add || add->getNextNode() != body.getTerminator())
+    return std::nullopt;
+  Value in = body.getArgument(0), b = body.getArgument(1);
+  if (!((add.getLhs() == in && add.getRhs() == b) ||
+        (add.getLhs() == b && add.getRhs() == in)))
+    return std::nullopt;
+  // The library reads the bias while it writes C: it may be no view of C,
+  // and nothing in between may write it.
+  Value biasRoot = rootOf(bias);
+  if (mayAlias(biasRoot, cRoot) || touchedBetween(product, addition, biasRoot))
+    return std::nullopt;
+  return BiasAddition{addition, bias};
 }

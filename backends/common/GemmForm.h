@@ -42,6 +42,38 @@ std::optional<GemmForm> gemmFormOf(linalg::LinalgOp op);
 /// call that overwrites C makes it unnecessary.
 linalg::FillOp zeroFillBefore(Operation *op, Value init);
 
+/// The op of type OpTy that `generic`'s body computes first and yields as
+/// its only value, if it does (the epilogue bodies a library call can
+/// take over: a truncation, a bias addition).
+template <typename OpTy> OpTy yieldedFirstOp(linalg::GenericOp generic) {
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto op = yield.getValues().size() == 1
+                ? yield.getValues()[0].getDefiningOp<OpTy>()
+                : nullptr;
+  return op && &body.front() == op.getOperation() ? op : nullptr;
+}
+
+/// A bias row added to a product's result in place (what a dense layer
+/// lowers to), which a GEMM library can add as it writes C: cuBLASLt's
+/// bias epilogue, oneDNN's matmul bias.
+struct BiasAddition {
+  linalg::GenericOp addition;
+  Value bias;
+};
+
+/// The bias addition after `product`, of GEMM form `form`: the first op
+/// after it to touch C's memory is an elementwise linalg.generic over C's
+/// [batch x] m x n that reads C and an n-element contiguous f32 bias
+/// indexed by C's last dim, writes C itself, and yields `c + bias`. The
+/// bias may be no view of C, and no op between the two may touch it. Only
+/// for an f32 C that the product overwrites (`zeroFill`, which the call
+/// drops), so that the library computes the same f32 addition of the same
+/// f32 product.
+std::optional<BiasAddition> biasAdditionAfter(linalg::LinalgOp product,
+                                              const GemmForm &form,
+                                              linalg::FillOp zeroFill);
+
 } // namespace mlir::kiln
 
 #endif // KILN_BACKENDS_COMMON_GEMMFORM_H

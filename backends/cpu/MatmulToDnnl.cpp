@@ -34,9 +34,11 @@
 // When the last op before the product to touch C is a linalg.fill of C with
 // zero (what the lowering writes), the fill is dropped and the call
 // overwrites C (sgemm's beta 0; no accumulation for the primitive). When
-// the op after a primitive's product adds a bias row to C in place (a
-// dense layer's bias, C[i, j] += bias[j]), the primitive adds it as it
-// writes C (KILN_DNNL_MATMUL_BIAS) and that pass goes. Leading dimensions and batch
+// the next op to touch an overwritten f32 C of a primitive's product adds
+// a bias row to it in place (a dense layer's bias, C[i, j] + bias[j]:
+// common/GemmForm.h's biasAdditionAfter, which the CUDA backend's cuBLASLt
+// epilogue shares), the primitive adds it as it writes C
+// (KILN_DNNL_MATMUL_BIAS) and that pass goes. Leading dimensions and batch
 // strides come from the memrefs' strides, so views of larger buffers work
 // without a copy. Products smaller than `min-macs` multiply-adds stay
 // loops: the library call costs more than they do.
@@ -141,62 +143,6 @@ static std::optional<kiln::GemmForm> dnnlFormOf(linalg::LinalgOp op) {
   return form;
 }
 
-/// The op after `op` (past deallocations of other buffers, such as the
-/// product's operands freed after their last use) that adds a bias row
-/// to the product in place.
-static linalg::GenericOp epilogueAfter(linalg::LinalgOp op) {
-  Operation *next = op->getNextNode();
-  while (auto dealloc = dyn_cast_or_null<memref::DeallocOp>(next))
-    next = dealloc->getNextNode();
-  return dyn_cast_or_null<linalg::GenericOp>(next);
-}
-
-/// The bias of epilogueAfter(op) when it adds a bias row to the product in
-/// place (C[.., i, j] += bias[j]: a linalg.generic reading C through the
-/// identity and a contiguous f32 vector of N through the last dim, writing
-/// C), which the primitive adds itself while it writes C
-/// (KILN_DNNL_MATMUL_BIAS); a null value otherwise. The deallocations
-/// skipped free neither C nor the bias, which the epilogue still reads.
-static Value biasAddedAfter(linalg::LinalgOp op, const kiln::GemmForm &form,
-                            Value c) {
-  linalg::GenericOp epilogue = epilogueAfter(op);
-  if (!epilogue || !form.cType.isF32() || form.abType.isBF16() ||
-      !epilogue.hasPureBufferSemantics() || epilogue.getNumDpsInputs() != 2 ||
-      epilogue.getNumDpsInits() != 1 ||
-      epilogue.getDpsInitOperand(0)->get() != c ||
-      epilogue.getNumLoops() != epilogue.getNumParallelLoops())
-    return {};
-  unsigned rank = epilogue.getNumLoops();
-  if (!epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
-           .isIdentity() ||
-      epilogue.payloadUsesValueFromOperand(epilogue.getDpsInitOperand(0)))
-    return {};
-  Block *body = epilogue.getBlock();
-  auto add = dyn_cast<arith::AddFOp>(body->front());
-  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
-  if (body->getOperations().size() != 2 || !add || !yield ||
-      yield.getOperand(0) != add.getResult())
-    return {};
-  for (unsigned i = 0; i < 2; ++i) {
-    OpOperand *product = epilogue.getDpsInputOperand(i);
-    OpOperand *bias = epilogue.getDpsInputOperand(1 - i);
-    auto biasType = dyn_cast<MemRefType>(bias->get().getType());
-    AffineMap lastDim = AffineMap::get(
-        rank, 0, getAffineDimExpr(rank - 1, op.getContext()));
-    if (product->get() != c ||
-        !epilogue.getMatchingIndexingMap(product).isIdentity() ||
-        epilogue.getMatchingIndexingMap(bias) != lastDim || !biasType ||
-        biasType.getRank() != 1 || !biasType.getElementType().isF32() ||
-        biasType.getDimSize(0) != form.n || !biasType.getLayout().isIdentity())
-      continue;
-    Value productArg = body->getArgument(i), biasArg = body->getArgument(1 - i);
-    if ((add.getLhs() == productArg && add.getRhs() == biasArg) ||
-        (add.getLhs() == biasArg && add.getRhs() == productArg))
-      return bias->get();
-  }
-  return {};
-}
-
 namespace {
 struct KilnCpuMatmulToDnnlPass
     : kiln::impl::KilnCpuMatmulToDnnlBase<KilnCpuMatmulToDnnlPass> {
@@ -204,21 +150,28 @@ struct KilnCpuMatmulToDnnlPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Each product with the zero fill it makes unnecessary, found before
-    // any product becomes a call (a call may touch any memory).
+    // Each product with the zero fill it makes unnecessary and the bias
+    // addition the primitive can take over, found before any product
+    // becomes a call (a call may touch any memory).
     struct Product {
       linalg::LinalgOp op;
       kiln::GemmForm form;
       linalg::FillOp zeroFill;
+      std::optional<kiln::BiasAddition> bias;
     };
     SmallVector<Product> products;
     module.walk([&](linalg::LinalgOp op) {
       std::optional<kiln::GemmForm> form = dnnlFormOf(op);
-      if (form && form->batch * form->m * form->n * form->k >=
-                      static_cast<int64_t>(minMacs))
-        products.push_back(
-            {op, *form,
-             kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get())});
+      if (!form || form->batch * form->m * form->n * form->k <
+                       static_cast<int64_t>(minMacs))
+        return;
+      linalg::FillOp zeroFill =
+          kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get());
+      products.push_back(
+          {op, *form, zeroFill,
+           form->abType.isBF16()
+               ? std::nullopt
+               : kiln::biasAdditionAfter(op, *form, zeroFill)});
     });
     if (products.empty())
       return;
@@ -246,6 +199,7 @@ struct KilnCpuMatmulToDnnlPass
       linalg::LinalgOp op = product.op;
       const kiln::GemmForm form = product.form;
       linalg::FillOp zeroFill = product.zeroFill;
+      std::optional<kiln::BiasAddition> bias = product.bias;
       bool bf16 = form.abType.isBF16();
       bool constantB =
           isConstantBuffer(op.getDpsInputOperand(1)->get(), symbols);
@@ -286,9 +240,8 @@ struct KilnCpuMatmulToDnnlPass
               builder, loc, symbols, "kiln_dnnl_matmul_slot", {0},
               /*constant=*/false, builder.getI64IntegerAttr(8));
         }
-        // A bias added to C right after the product: the primitive adds
-        // it as it writes C, and the separate pass goes.
-        Value bias = biasAddedAfter(op, form, c);
+        // A bias added to C after the product: the primitive adds it as it
+        // writes C, and the separate pass goes.
         int64_t flags = (form.transposeA ? KILN_DNNL_MATMUL_TRANSPOSE_A : 0) |
                         (form.transposeB ? KILN_DNNL_MATMUL_TRANSPOSE_B : 0) |
                         (zeroFill ? 0 : KILN_DNNL_MATMUL_ACCUMULATE) |
@@ -309,17 +262,18 @@ struct KilnCpuMatmulToDnnlPass
           operands.push_back(form.batched ? toI64(views[i].strides[0])
                                           : unbatched);
         }
-        if (bias) {
-          Operation *epilogue = epilogueAfter(op);
-          operands.push_back(builder.create<LLVM::IntToPtrOp>(
-              loc, pointer,
-              mlir::kiln::bufferAddressOf(builder, loc, bias, 4).address));
-          builder.create<func::CallOp>(loc, routine, operands);
-          epilogue->erase();
-        } else {
-          operands.push_back(builder.create<LLVM::ZeroOp>(loc, pointer));
-          builder.create<func::CallOp>(loc, routine, operands);
-        }
+        operands.push_back(
+            bias ? builder
+                       .create<LLVM::IntToPtrOp>(
+                           loc, pointer,
+                           mlir::kiln::bufferAddressOf(builder, loc,
+                                                       bias->bias, 4)
+                               .address)
+                       .getResult()
+                 : builder.create<LLVM::ZeroOp>(loc, pointer).getResult());
+        builder.create<func::CallOp>(loc, routine, operands);
+        if (bias)
+          bias->addition->erase();
         op->erase();
         continue;
       }

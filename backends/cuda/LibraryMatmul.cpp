@@ -88,26 +88,6 @@ static int64_t dtypeCode(Type type) {
   return static_cast<int64_t>(*::kiln::classifyElementType(type));
 }
 
-/// The op of type OpTy that `generic`'s body starts with and yields as its
-/// one value, or null.
-template <typename OpTy> static OpTy yieldedFirstOp(linalg::GenericOp generic) {
-  Block &body = generic.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto op = yield.getValues().size() == 1
-                ? yield.getValues()[0].getDefiningOp<OpTy>()
-                : nullptr;
-  return op && &body.front() == op.getOperation() ? op : nullptr;
-}
-
-/// Whether an op strictly between `from` and `to` (in one block) may touch
-/// the memory of `root`.
-static bool touchedBetween(Operation *from, Operation *to, Value root) {
-  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
-    if (mlir::kiln::mayAccess(op, root))
-      return true;
-  return false;
-}
-
 /// A truncation that a product of f16 or bf16 A and B into f32 C can do
 /// itself: the only reader of C, an elementwise linalg.generic later in the
 /// block that rounds all of C to A's type into `target`. The library
@@ -159,7 +139,7 @@ narrowingOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
                     [](AffineMap map) { return map.isIdentity(); }))
     return std::nullopt;
   // The body is `yield truncf(in)` to A's type.
-  auto truncf = yieldedFirstOp<arith::TruncFOp>(truncation);
+  auto truncf = mlir::kiln::yieldedFirstOp<arith::TruncFOp>(truncation);
   if (!truncf || truncf.getIn() != truncation.getRegion().getArgument(0) ||
       truncf.getType() != form.abType)
     return std::nullopt;
@@ -168,81 +148,11 @@ narrowingOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
   if (targetType.getShape() != cast<MemRefType>(c.getType()).getShape() ||
       !targetType.getLayout().isIdentity())
     return std::nullopt;
-  if (touchedBetween(product, truncation,
+  if (mlir::kiln::touchedBetween(product, truncation,
                      mlir::kiln::rootOf(narrowing.target)))
     return std::nullopt;
   narrowing.dead.push_back(zeroFill);
   return narrowing;
-}
-
-/// A bias addition that a product can do as cuBLASLt's epilogue: the first
-/// op after the product to touch C's memory is an elementwise
-/// linalg.generic over C's m x n that reads C and an n-element bias
-/// indexed by C's column, writes C itself, and yields `c + bias`. No op
-/// between the two may touch the bias. Only f32 C, unbatched, overwritten
-/// (after a zero fill).
-struct BiasEpilogue {
-  linalg::GenericOp addition;
-  Value bias;
-};
-
-static std::optional<BiasEpilogue>
-biasEpilogueOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
-               linalg::FillOp zeroFill) {
-  if (!zeroFill || form.batched || !form.cType.isF32())
-    return std::nullopt;
-  Value c = product.getDpsInitOperand(0)->get();
-  auto cType = cast<MemRefType>(c.getType());
-  if (cType.getRank() != 2 || cType.getShape()[0] != form.m ||
-      cType.getShape()[1] != form.n)
-    return std::nullopt;
-  Value cRoot = mlir::kiln::rootOf(c);
-  Operation *next = product->getNextNode();
-  while (next && !mlir::kiln::mayAccess(next, cRoot))
-    next = next->getNextNode();
-  auto addition = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!addition || !addition.hasPureBufferSemantics() ||
-      addition.getNumDpsInputs() != 2 || addition.getNumDpsInits() != 1 ||
-      addition.getDpsInitOperand(0)->get() != c ||
-      addition.getNumLoops() != 2 ||
-      addition.getNumParallelLoops() != 2)
-    return std::nullopt;
-  // C is either input, the bias the other.
-  unsigned cInput = addition.getDpsInputOperand(0)->get() == c ? 0 : 1;
-  if (addition.getDpsInputOperand(cInput)->get() != c)
-    return std::nullopt;
-  MLIRContext *context = product->getContext();
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(2, context);
-  AffineMap column = AffineMap::get(2, 0, getAffineDimExpr(1, context));
-  SmallVector<AffineMap> maps = addition.getIndexingMapsArray();
-  if (maps[cInput] != identity || maps[1 - cInput] != column ||
-      maps[2] != identity)
-    return std::nullopt;
-  Value bias = addition.getDpsInputOperand(1 - cInput)->get();
-  auto biasType = cast<MemRefType>(bias.getType());
-  int64_t offset;
-  SmallVector<int64_t> strides;
-  if (biasType.getRank() != 1 || biasType.getShape()[0] != form.n ||
-      !biasType.getElementType().isF32() ||
-      failed(getStridesAndOffset(biasType, strides, offset)) ||
-      strides[0] != 1)
-    return std::nullopt;
-  // The body is `yield addf(c, bias)` (either order) and nothing else.
-  auto add = yieldedFirstOp<arith::AddFOp>(addition);
-  Block &body = addition.getRegion().front();
-  if (!add || add->getNextNode() != body.getTerminator())
-    return std::nullopt;
-  Value in = body.getArgument(0), b = body.getArgument(1);
-  if (!((add.getLhs() == in && add.getRhs() == b) ||
-        (add.getLhs() == b && add.getRhs() == in)))
-    return std::nullopt;
-  // The epilogue reads the bias while the product writes C: it may be no
-  // view of C, and nothing in between may write it.
-  Value biasRoot = mlir::kiln::rootOf(bias);
-  if (mlir::kiln::mayAlias(biasRoot, cRoot) ||
-      touchedBetween(product, addition, biasRoot))
-    return std::nullopt;
-  return BiasEpilogue{addition, bias};
 }
 
 namespace {
@@ -259,7 +169,7 @@ struct KilnCudaLibraryMatmulPass
       mlir::kiln::GemmForm form;
       linalg::FillOp zeroFill;
       std::optional<Narrowing> narrowing;
-      std::optional<BiasEpilogue> bias;
+      std::optional<mlir::kiln::BiasAddition> bias;
     };
     SmallVector<Product> products;
     module.walk([&](linalg::LinalgOp op) {
@@ -274,8 +184,10 @@ struct KilnCudaLibraryMatmulPass
       std::optional<Narrowing> narrowing = narrowingOf(op, *form, zeroFill);
       products.push_back(
           {op, *form, zeroFill, narrowing,
-           narrowing ? std::optional<BiasEpilogue>()
-                     : biasEpilogueOf(op, *form, zeroFill)});
+           narrowing ? std::optional<mlir::kiln::BiasAddition>()
+                     : form->batched
+                         ? std::optional<mlir::kiln::BiasAddition>()
+                         : mlir::kiln::biasAdditionAfter(op, *form, zeroFill)});
     });
     if (products.empty())
       return;
