@@ -89,6 +89,32 @@ static ReassociationIndices collapsibleRun(linalg::LinalgOp op) {
   return {};
 }
 
+/// Makes the operands of `op` that collapse the same buffer the same way
+/// one memref.collapse_shape (upstream makes one per operand), erasing the
+/// others: the buffer is then one pointer to LLVM, which can see that an
+/// elementwise loop writing it in place reads each element before it
+/// writes it, instead of checking at run time whether two pointers overlap.
+static void shareCollapses(linalg::LinalgOp op, RewriterBase &rewriter) {
+  SmallVector<memref::CollapseShapeOp> kept;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto collapse = operand.get().getDefiningOp<memref::CollapseShapeOp>();
+    if (!collapse)
+      continue;
+    auto same = llvm::find_if(kept, [&](memref::CollapseShapeOp other) {
+      return other.getSrc() == collapse.getSrc() &&
+             other.getType() == collapse.getType() &&
+             other.getReassociation() == collapse.getReassociation();
+    });
+    if (same == kept.end()) {
+      kept.push_back(collapse);
+      continue;
+    }
+    rewriter.modifyOpInPlace(op, [&] { operand.set(same->getResult()); });
+    if (collapse->use_empty())
+      rewriter.eraseOp(collapse);
+  }
+}
+
 namespace {
 struct KilnCpuCollapseContiguousLoopsPass
     : kiln::impl::KilnCpuCollapseContiguousLoopsBase<
@@ -118,6 +144,7 @@ struct KilnCpuCollapseContiguousLoopsPass
         continue;
       // On buffers the op has no results to replace.
       rewriter.eraseOp(op);
+      shareCollapses(collapsed->collapsedOp, rewriter);
     }
   }
 };

@@ -43,7 +43,14 @@
 //          decides this; it walks every other group as a single node, since
 //          each will become one op.
 //     Merging whole groups handles diamonds (x -> a, x -> b, a + b) and
-//     chains alike.
+//     chains alike. One consumer stays out of its producer's group: a
+//     widening kiln.cast of a value that an op outside every group reads
+//     too (the u8 activation of a quantized network, read by the next
+//     convolution and dequantized for the residual addition), when the
+//     cast's own readers can all be grouped. The narrow value is written
+//     either way; fused into the producer, the cast would write the wide
+//     value as a second result (4 bytes an element more, read again
+//     later), while its readers' region reads the narrow one instead.
 //
 //  4. Multi-output (sibling) fusion. For every value read by several groups,
 //     merge them when `canMerge` allows it, neither holds a matmul, and both
@@ -88,6 +95,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Iterators.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -192,6 +200,7 @@ private:
   }
 
   bool canMerge(unsigned a, unsigned b) const;
+  bool widensForReaders(Operation *op) const;
   bool epilogueFits(Operation *matmul, unsigned a, unsigned b) const;
   bool createsCycle(unsigned a, unsigned b) const;
   void merge(unsigned into, unsigned from);
@@ -280,6 +289,25 @@ bool BlockFuser::createsCycle(unsigned a, unsigned b) const {
     }
   }
   return false;
+}
+
+/// Whether `op` is a widening kiln.cast left to its readers' group rather
+/// than fused into its producer's (the exception in step 3).
+bool BlockFuser::widensForReaders(Operation *op) const {
+  auto cast = dyn_cast<CastOp>(op);
+  if (!cast || cast->use_empty())
+    return false;
+  Type from = getElementTypeOrSelf(cast.getOperand().getType());
+  Type to = getElementTypeOrSelf(cast.getType());
+  if (!from.isIntOrFloat() || !to.isIntOrFloat() ||
+      to.getIntOrFloatBitWidth() <= from.getIntOrFloatBitWidth())
+    return false;
+  auto grouped = [&](Operation *user) {
+    Operation *user0 = local(user);
+    return user0 && groupOf(user0).has_value();
+  };
+  return !llvm::all_of(cast.getOperand().getUsers(), grouped) &&
+         llvm::all_of(cast->getUsers(), grouped);
 }
 
 bool BlockFuser::canMerge(unsigned a, unsigned b) const {
@@ -478,7 +506,8 @@ LogicalResult BlockFuser::run(FusionStats &stats) {
         continue;
       std::optional<unsigned> from = groupOf(producer);
       std::optional<unsigned> into = groupOf(&op);
-      if (from && into && *from != *into && canMerge(*from, *into))
+      if (from && into && *from != *into && !widensForReaders(&op) &&
+          canMerge(*from, *into))
         merge(*into, *from);
     }
   }

@@ -126,3 +126,29 @@ func.func @strided_scalar(%x: memref<3x4xf64>, %o: memref<3x3xf64>) {
   }
   return
 }
+
+// -----
+
+// A quantized residual addition written in place, into the buffer it also
+// reads: that buffer is collapsed once, so the loop reads and writes
+// through one view (two views are two pointers to LLVM, whose vectorizer
+// then checks at run time whether they overlap, and they always do).
+// CHECK-LABEL: func.func @in_place(
+// CHECK-SAME:      %[[X:.+]]: memref<1x56x56x256xf32>, %[[O:.+]]: memref<1x56x56x256xf32>)
+// CHECK-DAG:     %[[XC:.+]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1, 2, 3]]
+// CHECK-DAG:     %[[OC:.+]] = memref.collapse_shape %[[O]] {{\[\[}}0, 1, 2, 3]]
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         linalg.generic {{.*}} ins(%[[XC]], %[[OC]] : memref<802816xf32>, memref<802816xf32>) outs(%[[OC]] : memref<802816xf32>)
+func.func @in_place(%x: memref<1x56x56x256xf32>, %o: memref<1x56x56x256xf32>) {
+  %s = arith.constant 0.0143 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %o : memref<1x56x56x256xf32>, memref<1x56x56x256xf32>) outs(%o : memref<1x56x56x256xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %q = arith.divf %a, %s : f32
+    %r = math.roundeven %q : f32
+    %t = arith.addf %r, %b : f32
+    linalg.yield %t : f32
+  }
+  return
+}

@@ -582,3 +582,56 @@ func.func @dead_reduction_is_not_fused(%a: tensor<5x3xf64>, %b: tensor<3xf64>) -
   %5 = kiln.add %4, %a : tensor<5x3xf64>
   return %5 : tensor<5x3xf64>
 }
+
+// -----
+
+// A quantized residual block: the block's u8 output %q is read by the next
+// convolution (a call, which no group joins) and dequantized for the next
+// residual addition. The dequantizing cast joins its readers' region, which
+// reads the u8 value; fused into the quantizing region, it would make that
+// region write the f32 value as a second result.
+// CHECK-LABEL: func.func @dequantize_in_reader(
+// CHECK:         %[[Q:.+]] = kiln.fused elementwise ({{.+}}) : (tensor<8x16xf32>) -> tensor<8x16xui8> {
+// CHECK:           kiln.round
+// CHECK:           kiln.yield %{{.+}} : tensor<8x16xui8>
+// CHECK:         %[[C:.+]] = call @conv(%[[Q]])
+// CHECK:         %[[R:.+]] = kiln.fused elementwise (%[[Q]], %[[C]]) : (tensor<8x16xui8>, tensor<8x16xf32>) -> tensor<8x16xf32> {
+// CHECK:           kiln.cast %{{.+}} : tensor<8x16xui8> to tensor<8x16xf32>
+// CHECK:           kiln.sub
+// CHECK:           kiln.mul
+// CHECK:           kiln.add
+// CHECK:         return %[[R]]
+func.func private @conv(tensor<8x16xui8>) -> tensor<8x16xf32>
+func.func @dequantize_in_reader(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %scale = kiln.constant dense<0.5> : tensor<8x16xf32>
+  %zero = kiln.constant dense<3.0> : tensor<8x16xf32>
+  %d = kiln.div %x, %scale : tensor<8x16xf32>
+  %r = kiln.round %d : tensor<8x16xf32>
+  %z = kiln.add %r, %zero : tensor<8x16xf32>
+  %q = kiln.cast %z : tensor<8x16xf32> to tensor<8x16xui8>
+  %c = call @conv(%q) : (tensor<8x16xui8>) -> tensor<8x16xf32>
+  %w = kiln.cast %q : tensor<8x16xui8> to tensor<8x16xf32>
+  %s = kiln.sub %w, %zero : tensor<8x16xf32>
+  %m = kiln.mul %s, %scale : tensor<8x16xf32>
+  %sum = kiln.add %m, %c : tensor<8x16xf32>
+  return %sum : tensor<8x16xf32>
+}
+
+// -----
+
+// The same cast read by the function's return alone has no region to
+// join: it stays with its producer, which writes both values.
+// CHECK-LABEL: func.func @dequantize_returned(
+// CHECK:         %[[F:.+]]:2 = kiln.fused elementwise ({{.+}}) : (tensor<8x16xf32>) -> (tensor<8x16xui8>, tensor<8x16xf32>) {
+// CHECK:         %[[C:.+]] = call @conv(%[[F]]#0)
+// CHECK:         return %[[F]]#1, %[[C]]
+func.func private @conv(tensor<8x16xui8>) -> tensor<8x16xf32>
+func.func @dequantize_returned(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %scale = kiln.constant dense<0.5> : tensor<8x16xf32>
+  %d = kiln.div %x, %scale : tensor<8x16xf32>
+  %r = kiln.round %d : tensor<8x16xf32>
+  %q = kiln.cast %r : tensor<8x16xf32> to tensor<8x16xui8>
+  %c = call @conv(%q) : (tensor<8x16xui8>) -> tensor<8x16xf32>
+  %w = kiln.cast %q : tensor<8x16xui8> to tensor<8x16xf32>
+  return %w, %c : tensor<8x16xf32>, tensor<8x16xf32>
+}
