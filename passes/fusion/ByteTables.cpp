@@ -15,13 +15,17 @@
 //
 // where every op between x and y is elementwise (the Elementwise trait,
 // kiln.cast, kiln.select), x is the only operand that is not a splat
-// constant (an 8-bit value is taken as a leaf, not looked through), x is
-// ui8 or i8, and f is worth a lookup: it holds a division, a rounding or a
+// constant, x is ui8 or i8, and f is worth a lookup: it holds a division, a rounding or a
 // transcendental function, or at least kMinOps ops. y is replaced where it
 // is needed as it is: returned, or read by an op that is no function of
 // the same x. The table holds what the folders compute (C's math library
 // in f32, as the reference evaluator), which the compiled ops approximate
 // within their tolerance.
+//
+// An 8-bit value that is itself a function of x is looked through, not
+// taken as a second source: a QDQ SiLU multiplies the dequantized x by the
+// dequantized, requantized sigmoid of x, and the whole of it is one table
+// of x (two lookups and a pass of f32 arithmetic otherwise).
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,15 +89,17 @@ struct ByteTablesPass
   };
   llvm::DenseMap<Value, Function> functions;
 
-  /// `value` as a leaf of a function: itself where it is 8-bit, the
-  /// function that computes it otherwise.
+  /// `value` as a leaf of a function: the function that computes it where
+  /// there is one (also for an 8-bit value), otherwise itself where it is
+  /// 8-bit.
   Function leaf(Value value) {
     if (isSplatConstant(value))
       return {};
+    if (auto it = functions.find(value); it != functions.end())
+      return it->second;
     if (byteType(value))
       return {value, 0, false};
-    auto it = functions.find(value);
-    return it == functions.end() ? Function{} : it->second;
+    return {};
   }
 
   /// The function `op`'s result is of, if it is one of one 8-bit value.

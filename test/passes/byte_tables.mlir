@@ -71,13 +71,16 @@ func.func @shared(%x: tensor<4x8xui8>) -> (tensor<4x8xf32>, tensor<4xf32>) {
 // -----
 
 // An 8-bit function of an 8-bit value (a QuantizeLinear of a dequantized
-// sigmoid) is itself the source of the function after it, which reads its
-// lookup.
+// sigmoid) is looked through by the function after it: that one is a
+// table of x too, composed of both (entry 0: x = 0, the sigmoid 0.5
+// quantized to 128 and read back as 0.5, exp(0.5) = 1.64872122),
+// and both lookups read x.
 // CHECK-LABEL: func.func @chained(
 // CHECK:         %[[I:.*]] = kiln.cast %arg0 : tensor<8xui8> to tensor<8xi32>
 // CHECK:         %[[A:.*]] = kiln.gather %{{.*}}, %[[I]] : tensor<256xui8>, tensor<8xi32>
-// CHECK:         %[[J:.*]] = kiln.cast %[[A]] : tensor<8xui8> to tensor<8xi32>
-// CHECK:         %[[B:.*]] = kiln.gather %{{.*}}, %[[J]] : tensor<256xf32>, tensor<8xi32>
+// CHECK:         %[[J:.*]] = kiln.cast %arg0 : tensor<8xui8> to tensor<8xi32>
+// CHECK:         %[[T:.*]] = kiln.constant dense<[1.64872122,
+// CHECK:         %[[B:.*]] = kiln.gather %[[T]], %[[J]] : tensor<256xf32>, tensor<8xi32>
 // CHECK:         return %[[A]], %[[B]]
 func.func @chained(%x: tensor<8xui8>) -> (tensor<8xui8>, tensor<8xf32>) {
   %s = kiln.constant dense<0.1> : tensor<8xf32>
@@ -92,6 +95,40 @@ func.func @chained(%x: tensor<8xui8>) -> (tensor<8xui8>, tensor<8xf32>) {
   %ym = kiln.mul %yf, %q : tensor<8xf32>
   %e = kiln.exp %ym : tensor<8xf32>
   return %y, %e : tensor<8xui8>, tensor<8xf32>
+}
+
+// -----
+
+// The SiLU of a QDQ model: the dequantized x times its dequantized,
+// requantized sigmoid, quantized again, is one table of x (the sigmoid's
+// 8-bit value is looked through, not taken as a second source).
+// CHECK-LABEL: func.func @quantized_silu(
+// CHECK:         %[[I:.*]] = kiln.cast %arg0 : tensor<1x4x4x8xui8> to tensor<1x4x4x8xi32>
+// CHECK:         %[[Y:.*]] = kiln.gather %{{.*}}, %[[I]] : tensor<256xui8>, tensor<1x4x4x8xi32>
+// CHECK-NOT:     kiln.gather
+// CHECK-NOT:     kiln.sigmoid
+// CHECK:         return %[[Y]]
+func.func @quantized_silu(%x: tensor<1x4x4x8xui8>) -> tensor<1x4x4x8xui8> {
+  %xz = kiln.constant dense<130.0> : tensor<1x4x4x8xf32>
+  %xs = kiln.constant dense<0.00104296394> : tensor<1x4x4x8xf32>
+  %ss = kiln.constant dense<0.00390625> : tensor<1x4x4x8xf32>
+  %ys = kiln.constant dense<5.2005396E-4> : tensor<1x4x4x8xf32>
+  %yz = kiln.constant dense<122.0> : tensor<1x4x4x8xf32>
+  %f = kiln.cast %x : tensor<1x4x4x8xui8> to tensor<1x4x4x8xf32>
+  %c = kiln.sub %f, %xz : tensor<1x4x4x8xf32>
+  %d = kiln.mul %c, %xs : tensor<1x4x4x8xf32>
+  %g = kiln.sigmoid %d : tensor<1x4x4x8xf32>
+  %gv = kiln.div %g, %ss : tensor<1x4x4x8xf32>
+  %gr = kiln.round %gv : tensor<1x4x4x8xf32>
+  %gq = kiln.cast %gr : tensor<1x4x4x8xf32> to tensor<1x4x4x8xui8>
+  %gf = kiln.cast %gq : tensor<1x4x4x8xui8> to tensor<1x4x4x8xf32>
+  %gd = kiln.mul %gf, %ss : tensor<1x4x4x8xf32>
+  %m = kiln.mul %d, %gd : tensor<1x4x4x8xf32>
+  %mv = kiln.div %m, %ys : tensor<1x4x4x8xf32>
+  %mr = kiln.round %mv : tensor<1x4x4x8xf32>
+  %ma = kiln.add %mr, %yz : tensor<1x4x4x8xf32>
+  %y = kiln.cast %ma : tensor<1x4x4x8xf32> to tensor<1x4x4x8xui8>
+  return %y : tensor<1x4x4x8xui8>
 }
 
 // -----
