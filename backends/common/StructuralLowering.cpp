@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 
 #include <limits>
 
@@ -330,6 +331,28 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// The 8-bit tensor whose values, widened by a kiln.cast and shifted by a
+/// splat constant `offset` (0 where there is none), are `indices`, or null:
+/// kiln-byte-tables indexes its 256-entry tables so. The gather reads those
+/// bytes and widens them itself, instead of a loop writing the 32-bit
+/// indices (4 bytes an element) for it to read back.
+static Value byteIndexSource(Value indices, int64_t &offset) {
+  offset = 0;
+  if (auto add = indices.getDefiningOp<AddOp>()) {
+    DenseIntElementsAttr shift;
+    if (!matchPattern(add.getRhs(), m_Constant(&shift)) || !shift.isSplat())
+      return nullptr;
+    offset = shift.getSplatValue<APInt>().getSExtValue();
+    indices = add.getLhs();
+  }
+  auto cast = indices.getDefiningOp<CastOp>();
+  if (!cast)
+    return nullptr;
+  auto element = dyn_cast<IntegerType>(
+      cast.getOperand().getType().getElementType());
+  return element && element.getWidth() == 8 ? cast.getOperand() : nullptr;
+}
+
 struct GatherPattern : OpRewritePattern<GatherOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherOp op,
@@ -338,6 +361,11 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
     RankedTensorType type = op.getType();
     Value table = op.getTable();
     Value indices = op.getIndices();
+    int64_t offset = 0;
+    if (Value bytes = byteIndexSource(indices, offset))
+      indices = bytes;
+    else
+      offset = 0;
     RankedTensorType tableType = op.getTable().getType();
     int64_t indexRank = op.getIndices().getType().getRank();
     int64_t rank = type.getRank();
@@ -351,7 +379,18 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
     Value gathered = buildParallelGeneric(
         rewriter, loc, type, indices, indexMap,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value row = b.create<arith::IndexCastOp>(l, b.getIndexType(), args[0]);
+          Value index = args[0];
+          if (auto byte = dyn_cast<IntegerType>(index.getType());
+              byte && byte.getWidth() == 8)
+            index = byte.isUnsigned()
+                        ? b.create<arith::ExtUIOp>(l, b.getI32Type(), index)
+                              .getResult()
+                        : b.create<arith::ExtSIOp>(l, b.getI32Type(), index)
+                              .getResult();
+          Value row = b.create<arith::IndexCastOp>(l, b.getIndexType(), index);
+          if (offset != 0)
+            row = b.create<arith::AddIOp>(
+                l, row, b.create<arith::ConstantIndexOp>(l, offset));
           Value lo = b.create<arith::ConstantIndexOp>(l, 0);
           Value hi = b.create<arith::ConstantIndexOp>(
               l, tableType.getDimSize(0) - 1);

@@ -471,6 +471,38 @@ func.func @gather(%t: tensor<5x3xf32>, %i: tensor<2x4xi32>) -> tensor<2x4x3xf32>
 
 // -----
 
+// A lookup in a 256-entry table at a widened byte (kiln-byte-tables' form;
+// an i8 byte is shifted by 128): the generic reads the bytes and widens
+// them itself (zero-extending a ui8 byte, sign-extending an i8 one), so no
+// loop writes the 32-bit indices for it (the casts' own generics are left
+// without readers, to the canonicalizer).
+// CHECK-LABEL: func.func @byte_lookups
+// CHECK-SAME: (%[[T:.+]]: tensor<256xi8>, %[[X:.+]]: tensor<4x8xi8>, %[[Y:.+]]: tensor<4x8xi8>)
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<4x8xi8>) outs(%{{.+}} : tensor<4x8xi8>)
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: i8, %{{.+}}: i8):
+// CHECK-NEXT: %[[W:.+]] = arith.extui %[[IN]] : i8 to i32
+// CHECK-NEXT: arith.index_cast %[[W]] : i32 to index
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK: tensor.extract %[[T]]
+// CHECK: linalg.generic {{.*}} ins(%[[Y]] : tensor<4x8xi8>) outs(%{{.+}} : tensor<4x8xi8>)
+// CHECK-NEXT: ^bb0(%[[IN2:.+]]: i8, %{{.+}}: i8):
+// CHECK-NEXT: %[[W2:.+]] = arith.extsi %[[IN2]] : i8 to i32
+// CHECK-NEXT: %[[ROW2:.+]] = arith.index_cast %[[W2]] : i32 to index
+// CHECK-NEXT: %[[C128:.+]] = arith.constant 128 : index
+// CHECK-NEXT: arith.addi %[[ROW2]], %[[C128]] : index
+// CHECK: tensor.extract %[[T]]
+func.func @byte_lookups(%t: tensor<256xui8>, %x: tensor<4x8xui8>, %y: tensor<4x8xi8>) -> (tensor<4x8xui8>, tensor<4x8xui8>) {
+  %i = kiln.cast %x : tensor<4x8xui8> to tensor<4x8xi32>
+  %a = kiln.gather %t, %i : tensor<256xui8>, tensor<4x8xi32>
+  %j = kiln.cast %y : tensor<4x8xi8> to tensor<4x8xi32>
+  %c = kiln.constant dense<128> : tensor<4x8xi32>
+  %k = kiln.add %j, %c : tensor<4x8xi32>
+  %b = kiln.gather %t, %k : tensor<256xui8>, tensor<4x8xi32>
+  return %a, %b : tensor<4x8xui8>, tensor<4x8xui8>
+}
+
+// -----
+
 // The cond regions are inlined into scf.if with the inputs substituted.
 // CHECK-LABEL: func.func @cond
 // CHECK-SAME: (%[[P:.+]]: tensor<i1>, %[[X:.+]]: tensor<4xf32>, %[[Y:.+]]: tensor<4xf32>)

@@ -126,3 +126,24 @@ func.func @conv_silu(%x: tensor<1x16x16x16xui8>) -> (tensor<1x8x16x16xui8>, tens
   %c = kiln.conv %mm, %v, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
   return %mq, %c : tensor<1x8x16x16xui8>, tensor<1x8x16x16xf32>
 }
+
+// Functions of 8-bit values as lookups (kiln-byte-tables): a QDQ sigmoid
+// of an int8 tensor, looked up at the byte plus 128 (an index computed by
+// a fused region), and an exponential of a uint8 tensor, whose lookup
+// reads the bytes and zero-extends them itself (values of 248 and more
+// here: a sign extension would read entry 0).
+func.func @byte_lookups(%x: tensor<2x3x8xi8>, %u: tensor<2x3x8xui8>) -> (tensor<2x3x8xui8>, tensor<2x3x8xf32>) {
+  %s = kiln.constant dense<0.1> : tensor<2x3x8xf32>
+  %q = kiln.constant dense<0.00390625> : tensor<2x3x8xf32>
+  %f = kiln.cast %x : tensor<2x3x8xi8> to tensor<2x3x8xf32>
+  %d = kiln.mul %f, %s : tensor<2x3x8xf32>
+  %g = kiln.sigmoid %d : tensor<2x3x8xf32>
+  %v = kiln.div %g, %q : tensor<2x3x8xf32>
+  %r = kiln.round %v : tensor<2x3x8xf32>
+  %y = kiln.cast %r : tensor<2x3x8xf32> to tensor<2x3x8xui8>
+  %uf = kiln.cast %u : tensor<2x3x8xui8> to tensor<2x3x8xf32>
+  %ud = kiln.mul %uf, %s : tensor<2x3x8xf32>
+  %e = kiln.exp %ud : tensor<2x3x8xf32>
+  %ev = kiln.div %e, %q : tensor<2x3x8xf32>
+  return %y, %ev : tensor<2x3x8xui8>, tensor<2x3x8xf32>
+}
