@@ -183,6 +183,9 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // (CollapseContiguousLoops.cpp): a short innermost row is vectorized
   // badly.
   pm.addNestedPass<func::FuncOp>(createKilnCpuCollapseContiguousLoops());
+  // 256-entry byte tables looked up 64 bytes at a time (ByteLookups.cpp).
+  if (cpuHasByteShuffles(options))
+    pm.addNestedPass<func::FuncOp>(createKilnCpuByteLookups());
   if (parallel) {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
     KilnCpuParallelLoopsOptions loops;

@@ -99,15 +99,27 @@ bool hasAvx512(const llvm::TargetMachine &machine) {
 
 } // namespace
 
-bool kiln::cpuHasBf16DotProducts(const kiln::CpuOptions &options) {
+/// Whether the x86 CPU that `options` compiles for has one of `features`
+/// (LLVM's names, "+avx512bf16").
+static bool cpuHasAnyOf(const kiln::CpuOptions &options,
+                        ArrayRef<llvm::StringRef> features) {
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(options, error);
   if (!machine || !machine->getTargetTriple().isX86())
     return false;
   const llvm::MCSubtargetInfo *subtarget = machine->getMCSubtargetInfo();
-  return subtarget && (subtarget->checkFeatures("+avx512bf16") ||
-                       subtarget->checkFeatures("+amx-bf16"));
+  return subtarget && llvm::any_of(features, [&](llvm::StringRef feature) {
+           return subtarget->checkFeatures(feature);
+         });
+}
+
+bool kiln::cpuHasBf16DotProducts(const kiln::CpuOptions &options) {
+  return cpuHasAnyOf(options, {"+avx512bf16", "+amx-bf16"});
+}
+
+bool kiln::cpuHasByteShuffles(const kiln::CpuOptions &options) {
+  return cpuHasAnyOf(options, {"+avx512vbmi"});
 }
 
 namespace {

@@ -147,3 +147,21 @@ func.func @byte_lookups(%x: tensor<2x3x8xi8>, %u: tensor<2x3x8xui8>) -> (tensor<
   %ev = kiln.div %e, %q : tensor<2x3x8xf32>
   return %y, %ev : tensor<2x3x8xui8>, tensor<2x3x8xf32>
 }
+
+// A uint8 function into uint8 of 150 elements: on a CPU with AVX512-VBMI
+// two blocks of 64 bytes are looked up by byte permutations
+// (kiln-cpu-byte-lookups) and the last 22 by the loop; bytes of 248 and
+// more take the table's upper half.
+func.func @byte_shuffles(%u: tensor<3x50xui8>) -> tensor<3x50xui8> {
+  %z = kiln.constant dense<128.0> : tensor<3x50xf32>
+  %s = kiln.constant dense<0.05> : tensor<3x50xf32>
+  %q = kiln.constant dense<0.00390625> : tensor<3x50xf32>
+  %f = kiln.cast %u : tensor<3x50xui8> to tensor<3x50xf32>
+  %c = kiln.sub %f, %z : tensor<3x50xf32>
+  %d = kiln.mul %c, %s : tensor<3x50xf32>
+  %g = kiln.sigmoid %d : tensor<3x50xf32>
+  %v = kiln.div %g, %q : tensor<3x50xf32>
+  %r = kiln.round %v : tensor<3x50xf32>
+  %y = kiln.cast %r : tensor<3x50xf32> to tensor<3x50xui8>
+  return %y : tensor<3x50xui8>
+}

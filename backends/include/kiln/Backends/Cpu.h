@@ -79,9 +79,14 @@ bool cpuHasDnnl();
 /// oneDNN emulates bf16 products and convolutions, slower than f32.
 bool cpuHasBf16DotProducts(const CpuOptions &options);
 
+/// Whether the CPU that `options` compiles for has AVX512-VBMI's byte
+/// permutations (vpermi2b), which kiln-cpu-byte-lookups uses.
+bool cpuHasByteShuffles(const CpuOptions &options);
+
 /// Adds the passes that take a module of kiln functions to the LLVM dialect,
 /// each public function gaining a `kiln_entry_<name>(void **args)` wrapper.
-/// Of `options`, all but `optLevel` and `cpu` (LLVM's) matter here.
+/// Of `options`, all but `optLevel` matter here; `cpu` only for whether
+/// kiln-cpu-byte-lookups may use AVX512-VBMI (cpuHasByteShuffles).
 void buildCpuLoweringPipeline(OpPassManager &pm,
                               const CpuOptions &options = CpuOptions());
 
