@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 # The float16 references come from XLA's AVX2 code on every x86-64 host:
-# on a CPU with AVX512-FP16, XLA rounds some float16 steps of
-# truncated_normal differently (292 of 1500 values of
-# test_half_truncated_normal_matches_jax moved by up to 0.027 on such a
-# host, the same kiln and JAX), so the reference would depend on the host.
+# on a CPU with AVX512-FP16, XLA's own float16 truncated_normal differs
+# (292 of 1500 values of test_half_truncated_normal_matches_jax moved by up
+# to 0.027, with the same kiln and JAX; also with --xla_cpu_max_isa=AVX512),
+# so the reference would depend on the host.
 # Set before anything imports JAX; this file runs in a process of its own.
 if platform.machine() in ("x86_64", "AMD64"):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
