@@ -477,12 +477,9 @@ static Value roundToOddF32(OpBuilder &b, Location loc, Value value) {
   return b.create<arith::BitcastOp>(loc, f32, result);
 }
 
-/// Converts one scalar between any two element types.
-/// The sign of ui8 ... ui64 picks the unsigned conversions: zero extension,
-/// uitofp, and saturation at [0, 2^w - 1]; a conversion between two integers
-/// of one width is a reinterpretation (arith.bitcast, an identity once the
-/// sign is erased).
-static Value castScalar(OpBuilder &b, Location loc, Value value, Type to) {
+} // namespace
+
+Value kiln::castScalar(OpBuilder &b, Location loc, Value value, Type to) {
   Type from = value.getType();
   if (from == to)
     return value;
@@ -566,6 +563,8 @@ static Value castScalar(OpBuilder &b, Location loc, Value value, Type to) {
   }
   return b.create<arith::TruncIOp>(loc, to, value);
 }
+
+namespace {
 
 static Value bitcastScalar(OpBuilder &b, Location loc, Value value,
                            Type to) {

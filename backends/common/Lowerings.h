@@ -66,6 +66,13 @@ Value buildElementwise(
 /// A scalar constant of `type` (float or integer) with value `value`.
 Value scalarConstant(OpBuilder &builder, Location loc, Type type, double value);
 
+/// kiln.cast of one scalar, between any two element types.
+/// The sign of ui8 ... ui64 picks the unsigned conversions: zero extension,
+/// uitofp, and saturation at [0, 2^w - 1]; a conversion between two integers
+/// of one width is a reinterpretation (arith.bitcast, an identity once the
+/// sign is erased).
+Value castScalar(OpBuilder &b, Location loc, Value value, Type to);
+
 /// The smallest value of the integer type `type`: 0 for ui8 ... ui64, the
 /// most negative value for the signless (signed) integers.
 APInt lowestIntValue(IntegerType type);

@@ -18,6 +18,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -331,26 +332,33 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
   }
 };
 
-/// The 8-bit tensor whose values, widened by a kiln.cast and shifted by a
-/// splat constant `offset` (0 where there is none), are `indices`, or null:
-/// kiln-byte-tables indexes its 256-entry tables so. The gather reads those
-/// bytes and widens them itself, instead of a loop writing the 32-bit
-/// indices (4 bytes an element) for it to read back.
-static Value byteIndexSource(Value indices, int64_t &offset) {
-  offset = 0;
+/// kiln-byte-tables' index into a 256-entry table: an 8-bit tensor widened
+/// by `cast`, plus the splat constant `offset` where there is one (128 for
+/// i8 bytes). The gather reads the bytes and widens each itself (the cast's
+/// own conversion), instead of a loop writing the 32-bit indices (4 bytes
+/// an element) for it to read back.
+struct ByteIndex {
+  CastOp cast;
+  int64_t offset = 0;
+};
+
+static std::optional<ByteIndex> byteIndexOf(Value indices) {
+  ByteIndex index;
   if (auto add = indices.getDefiningOp<AddOp>()) {
     DenseIntElementsAttr shift;
     if (!matchPattern(add.getRhs(), m_Constant(&shift)) || !shift.isSplat())
-      return nullptr;
-    offset = shift.getSplatValue<APInt>().getSExtValue();
+      return std::nullopt;
+    index.offset = shift.getSplatValue<APInt>().getSExtValue();
     indices = add.getLhs();
   }
-  auto cast = indices.getDefiningOp<CastOp>();
-  if (!cast)
-    return nullptr;
+  index.cast = indices.getDefiningOp<CastOp>();
+  if (!index.cast)
+    return std::nullopt;
   auto element = dyn_cast<IntegerType>(
-      cast.getOperand().getType().getElementType());
-  return element && element.getWidth() == 8 ? cast.getOperand() : nullptr;
+      index.cast.getOperand().getType().getElementType());
+  if (!element || element.getWidth() != 8)
+    return std::nullopt;
+  return index;
 }
 
 struct GatherPattern : OpRewritePattern<GatherOp> {
@@ -361,11 +369,9 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
     RankedTensorType type = op.getType();
     Value table = op.getTable();
     Value indices = op.getIndices();
-    int64_t offset = 0;
-    if (Value bytes = byteIndexSource(indices, offset))
-      indices = bytes;
-    else
-      offset = 0;
+    std::optional<ByteIndex> byteIndex = byteIndexOf(indices);
+    if (byteIndex)
+      indices = byteIndex->cast.getOperand();
     RankedTensorType tableType = op.getTable().getType();
     int64_t indexRank = op.getIndices().getType().getRank();
     int64_t rank = type.getRank();
@@ -380,17 +386,13 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
         rewriter, loc, type, indices, indexMap,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           Value index = args[0];
-          if (auto byte = dyn_cast<IntegerType>(index.getType());
-              byte && byte.getWidth() == 8)
-            index = byte.isUnsigned()
-                        ? b.create<arith::ExtUIOp>(l, b.getI32Type(), index)
-                              .getResult()
-                        : b.create<arith::ExtSIOp>(l, b.getI32Type(), index)
-                              .getResult();
+          if (byteIndex)
+            index = castScalar(b, l, index,
+                               byteIndex->cast.getType().getElementType());
           Value row = b.create<arith::IndexCastOp>(l, b.getIndexType(), index);
-          if (offset != 0)
+          if (byteIndex && byteIndex->offset != 0)
             row = b.create<arith::AddIOp>(
-                l, row, b.create<arith::ConstantIndexOp>(l, offset));
+                l, row, b.create<arith::ConstantIndexOp>(l, byteIndex->offset));
           Value lo = b.create<arith::ConstantIndexOp>(l, 0);
           Value hi = b.create<arith::ConstantIndexOp>(
               l, tableType.getDimSize(0) - 1);
