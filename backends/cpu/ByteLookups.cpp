@@ -27,6 +27,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -46,8 +47,8 @@ constexpr int64_t kBlock = 64;
 /// The table `op` looks its input up in, if `op` is such a lookup: a
 /// one-dim elementwise linalg.generic from an 8-bit buffer into an 8-bit
 /// buffer, both of unit stride, whose body zero-extends the byte, makes it
-/// an index (clamped to [0, 255] or not, which changes nothing for a byte),
-/// loads that entry of a memref<256xi8> and yields it.
+/// an index (clamped to [0, 255] or wider, or not, which changes nothing for
+/// a byte), loads that entry of a memref<256xi8> and yields it.
 Value lookupTable(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op.getNumLoops() != 1 ||
@@ -74,12 +75,24 @@ Value lookupTable(linalg::GenericOp op) {
   if (tableType.getShape() != ArrayRef<int64_t>{256} ||
       !tableType.getLayout().isIdentity() || table.getParentBlock() == &body)
     return nullptr;
-  // Back from the index to the byte: clamps, the index cast, the widening.
+  // Back from the index to the byte: clamps that change no byte (to at
+  // most 0 below and at least 255 above), the index cast, the widening.
+  auto boundIs = [](Value bound, auto holds) {
+    APInt value;
+    return matchPattern(bound, m_ConstantInt(&value)) &&
+           holds(value.getSExtValue());
+  };
   Value index = load.getIndices()[0];
-  if (auto min = index.getDefiningOp<arith::MinSIOp>())
+  if (auto min = index.getDefiningOp<arith::MinSIOp>()) {
+    if (!boundIs(min.getRhs(), [](int64_t hi) { return hi >= 255; }))
+      return nullptr;
     index = min.getLhs();
-  if (auto max = index.getDefiningOp<arith::MaxSIOp>())
+  }
+  if (auto max = index.getDefiningOp<arith::MaxSIOp>()) {
+    if (!boundIs(max.getRhs(), [](int64_t lo) { return lo <= 0; }))
+      return nullptr;
     index = max.getLhs();
+  }
   auto toIndex = index.getDefiningOp<arith::IndexCastOp>();
   auto widen =
       toIndex ? toIndex.getIn().getDefiningOp<arith::ExtUIOp>() : nullptr;

@@ -69,12 +69,15 @@ func.func @whole_blocks(%t: memref<256xi8>, %x: memref<128xi8>, %y: memref<128xi
 
 // What stays: a sign-extended byte (an int8 source: its entries are not
 // in the bytes' unsigned order), a table of 128 entries, fewer bytes than
-// a block, and a body that does more than look up.
+// a block, a body that does more than look up, and a clamp to [0, 127],
+// which moves the bytes above 127.
 // CHECK-LABEL: func.func @stays(
 // CHECK-NOT:     llvm.call_intrinsic
-// CHECK-COUNT-4: linalg.generic
+// CHECK-COUNT-5: linalg.generic
 // CHECK-NOT:     llvm.call_intrinsic
 func.func @stays(%t: memref<256xi8>, %s: memref<128xi8>, %x: memref<150xi8>, %y: memref<150xi8>, %a: memref<40xi8>, %b: memref<40xi8>) {
+  %c0 = arith.constant 0 : index
+  %c127 = arith.constant 127 : index
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : memref<150xi8>) outs(%y : memref<150xi8>) {
   ^bb0(%in: i8, %out: i8):
@@ -107,6 +110,16 @@ func.func @stays(%t: memref<256xi8>, %s: memref<128xi8>, %x: memref<150xi8>, %y:
     %v = memref.load %t[%i] : memref<256xi8>
     %d = arith.addi %v, %in : i8
     linalg.yield %d : i8
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : memref<150xi8>) outs(%y : memref<150xi8>) {
+  ^bb0(%in: i8, %out: i8):
+    %w = arith.extui %in : i8 to i32
+    %i = arith.index_cast %w : i32 to index
+    %lo = arith.maxsi %i, %c0 : index
+    %hi = arith.minsi %lo, %c127 : index
+    %v = memref.load %t[%hi] : memref<256xi8>
+    linalg.yield %v : i8
   }
   return
 }
