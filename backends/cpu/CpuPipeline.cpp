@@ -183,6 +183,9 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // (CollapseContiguousLoops.cpp): a short innermost row is vectorized
   // badly.
   pm.addNestedPass<func::FuncOp>(createKilnCpuCollapseContiguousLoops());
+  // Copies as memcpy of contiguous rows in one loop per row length
+  // (RowCopies.cpp): no overlap check, no loop nest per copy for LLVM.
+  pm.addPass(createKilnCpuRowCopies());
   // 256-entry byte tables looked up 64 bytes at a time (ByteLookups.cpp).
   if (cpuHasByteShuffles(options))
     pm.addNestedPass<func::FuncOp>(createKilnCpuByteLookups());

@@ -188,3 +188,21 @@ func.func @reshaped_arena_product(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>,
   %y = kiln.tanh %q : tensor<4x16x16xf32>
   return %y : tensor<4x16x16xf32>
 }
+
+// Concatenations whose copies are rows (kiln-cpu-row-copies): rows of 24
+// floats into rows of 131 (one call for all 600), rows of 64 floats (256
+// bytes, three blocks of rows, the last one short), rows of 3 floats (12
+// bytes: those stay a loop), a slice whose leading dims are not dense over
+// one another (a loop over its first dim around the calls), and two 1-D
+// parts of 40000 and 40003 floats (contiguous: chunks, then the rest).
+// CHECK: concat_rows(arg0: f32[2,300,24], arg1: f32[2,300,40], arg2: f32[2,300,64], arg3: f32[2,300,3], arg4: f32[2,5,4,8], arg5: f32[2,3,4,16], arg6: f32[40000], arg7: f32[40003]) -> (out0: f32[2,300,131], out1: f32[2,3,4,24], out2: f32[80003])
+func.func @concat_rows(%a: tensor<2x300x24xf32>, %b: tensor<2x300x40xf32>, %c: tensor<2x300x64xf32>,
+                       %d: tensor<2x300x3xf32>, %x: tensor<2x5x4x8xf32>, %y: tensor<2x3x4x16xf32>,
+                       %u: tensor<40000xf32>, %v: tensor<40003xf32>)
+    -> (tensor<2x300x131xf32>, tensor<2x3x4x24xf32>, tensor<80003xf32>) {
+  %r = kiln.concat %a, %b, %c, %d dim = 2 : tensor<2x300x24xf32>, tensor<2x300x40xf32>, tensor<2x300x64xf32>, tensor<2x300x3xf32>
+  %xs = kiln.slice %x, start = [0, 1, 0, 0], limit = [2, 4, 4, 8], stride = [1, 1, 1, 1] : tensor<2x5x4x8xf32>
+  %s = kiln.concat %xs, %y dim = 3 : tensor<2x3x4x8xf32>, tensor<2x3x4x16xf32>
+  %l = kiln.concat %u, %v dim = 0 : tensor<40000xf32>, tensor<40003xf32>
+  return %r, %s, %l : tensor<2x300x131xf32>, tensor<2x3x4x24xf32>, tensor<80003xf32>
+}

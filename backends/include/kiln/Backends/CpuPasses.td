@@ -437,6 +437,46 @@ def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp">
   let dependentDialects = ["mlir::scf::SCFDialect"];
 }
 
+def KilnCpuRowCopies : Pass<"kiln-cpu-row-copies", "mlir::ModuleOp"> {
+  let summary = "Copy strided buffers one memcpy per contiguous row";
+  let description = [{
+    Runs on bufferized linalg after `kiln-cpu-collapse-contiguous-loops`,
+    before `convert-linalg-to-parallel-loops`. A `linalg.copy` between
+    statically shaped buffers of one element type of whole bytes, both of
+    unit stride in their last dim, with rows of at least 16 bytes, stops
+    being a loop nest of its own:
+
+    - a copy whose leading dims are all of size 1 (contiguous as a whole)
+      is one `memref.copy` (which the LLVM lowering makes an `llvm.memcpy`
+      of a constant size), or, from 128 KiB, an `scf.parallel` over chunks
+      of 64 KiB and one copy of the rest;
+    - any other copy calls `kiln_copy_rows_<L>x<type>(source, target)`, a
+      private function of the module made on first use for each row length
+      L and element type (`no_inline`), whose `scf.for` over the rows of
+      its `memref<?xLxT, strided<[?, 1], offset: ?>>` arguments copies each
+      row with a `memref.copy`. The leading dims that are dense over one
+      another on both sides are collapsed into the rows; blocks of about
+      64 KiB of rows are an `scf.parallel` over calls, and the dims before
+      those, if any, an `scf.parallel` around.
+
+    The loops carry `kiln.body_work` (the elements of one iteration) for
+    `kiln-cpu-parallel-loops`.
+
+    A copy loop reads and writes through two pointers that LLVM cannot
+    prove apart: it vectorizes it behind a run-time overlap check and keeps
+    the scalar loop, unrolled when the row is short, as the fallback, about
+    230 lines of LLVM IR per copy, and each loop in a function makes the
+    passes over it slower (LLVM's loop rotation took 2.2 s on DenseNet-121's
+    entry function alone). A memcpy never overlaps, and one loop serves
+    every copy of a row length. The 652 concatenation copies of
+    DenseNet-121 made most of its compile time so.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCpuByteLookups : Pass<"kiln-cpu-byte-lookups", "mlir::func::FuncOp"> {
   let summary = "Look up 256-entry byte tables 64 bytes at a time (AVX512-VBMI)";
   let description = [{
