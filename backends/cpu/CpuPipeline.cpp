@@ -179,6 +179,9 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   KilnCpuParallelReductionsOptions reductions;
   reductions.minIterations = options.parallelMinIterations;
   pm.addNestedPass<func::FuncOp>(createKilnCpuParallelReductions(reductions));
+  // Products no library took: rows of B and C innermost, vectorized
+  // (ProductLoopOrder.cpp).
+  pm.addNestedPass<func::FuncOp>(createKilnCpuProductLoopOrder());
   // Elementwise loops and copies over their contiguous dims as one loop
   // (CollapseContiguousLoops.cpp): a short innermost row is vectorized
   // badly.

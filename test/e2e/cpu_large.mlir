@@ -206,3 +206,21 @@ func.func @concat_rows(%a: tensor<2x300x24xf32>, %b: tensor<2x300x40xf32>, %c: t
   %l = kiln.concat %u, %v dim = 0 : tensor<40000xf32>, tensor<40003xf32>
   return %r, %s, %l : tensor<2x300x131xf32>, tensor<2x3x4x24xf32>, tensor<80003xf32>
 }
+
+// Products no library call takes, as loops over rows of B and C
+// (kiln-cpu-product-loop-order): i32 with odd sizes (vector remainders) and
+// enough multiply-adds for the parallel loop, a batched f64 product, one
+// reading A transposed, and one reading B transposed (left in its order).
+// CHECK: products_as_loops(arg0: i32[67,300], arg1: i32[300,131], arg2: f64[3,37,40], arg3: f64[3,40,19], arg4: i64[40,23], arg5: i64[40,29], arg6: i64[29,40]) -> (out0: i32[67,131], out1: f64[3,37,19], out2: i64[23,29], out3: i64[23,29])
+func.func @products_as_loops(%a: tensor<67x300xi32>, %b: tensor<300x131xi32>,
+                             %x: tensor<3x37x40xf64>, %y: tensor<3x40x19xf64>,
+                             %p: tensor<40x23xi64>, %q: tensor<40x29xi64>, %r: tensor<29x40xi64>)
+    -> (tensor<67x131xi32>, tensor<3x37x19xf64>, tensor<23x29xi64>, tensor<23x29xi64>) {
+  %ab = kiln.matmul %a, %b : tensor<67x300xi32>, tensor<300x131xi32>
+  %xy = kiln.matmul %x, %y : tensor<3x37x40xf64>, tensor<3x40x19xf64>
+  %pt = kiln.transpose %p, permutation = [1, 0] : tensor<40x23xi64>
+  %pq = kiln.matmul %pt, %q : tensor<23x40xi64>, tensor<40x29xi64>
+  %rt = kiln.transpose %r, permutation = [1, 0] : tensor<29x40xi64>
+  %pr = kiln.matmul %pt, %rt : tensor<23x40xi64>, tensor<40x29xi64>
+  return %ab, %xy, %pq, %pr : tensor<67x131xi32>, tensor<3x37x19xf64>, tensor<23x29xi64>, tensor<23x29xi64>
+}

@@ -437,6 +437,26 @@ def KilnCpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "mlir::func::FuncOp">
   let dependentDialects = ["mlir::scf::SCFDialect"];
 }
 
+def KilnCpuProductLoopOrder
+    : Pass<"kiln-cpu-product-loop-order", "mlir::func::FuncOp"> {
+  let summary = "Products left as loops walk rows of B and C innermost";
+  let description = [{
+    Runs on bufferized linalg after `kiln-cpu-matmul-to-dnnl` and
+    `kiln-cpu-parallel-reductions`, before `convert-linalg-to-parallel-loops`.
+    A contraction still there (an integer or f64 product, an f32 one below
+    oneDNN's threshold: `linalg.matmul`, `batch_matmul`, `matmul_transpose_a`
+    or such a generic) whose loops are [b,] m, n, k, whose output has unit
+    stride along n and whose inputs have n, where they use it, as their last
+    index of unit stride, becomes a `linalg.generic` with the loops
+    [b,] m, k, n: the innermost loop adds A[m, k] * B[k, n] along the rows
+    B[k, :] and C[m, :], which LLVM vectorizes, instead of summing C[m, n]
+    down a column of B. Each output element is still summed over k in
+    increasing order: the results do not change. Products that read B as
+    [n, k] are left alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def KilnCpuRowCopies : Pass<"kiln-cpu-row-copies", "mlir::ModuleOp"> {
   let summary = "Copy strided buffers one memcpy per contiguous row";
   let description = [{
