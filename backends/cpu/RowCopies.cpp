@@ -105,10 +105,9 @@ Value rowOf(OpBuilder &b, Location loc, Value buffer, ValueRange at,
 /// of unit stride, any row stride and offset.
 MemRefType rowsType(int64_t length, Type element) {
   MLIRContext *context = element.getContext();
-  return MemRefType::get(
-      {ShapedType::kDynamic, length}, element,
-      StridedLayoutAttr::get(context, ShapedType::kDynamic,
-                             {ShapedType::kDynamic, 1}));
+  return MemRefType::get({ShapedType::kDynamic, length}, element,
+                         StridedLayoutAttr::get(context, ShapedType::kDynamic,
+                                                {ShapedType::kDynamic, 1}));
 }
 
 /// The module's function that copies rows of `length` elements of type
@@ -163,6 +162,24 @@ int64_t firstRowDim(MemRefType type) {
   return first;
 }
 
+/// An scf.parallel over `count` steps of `step`, marked with `work` for
+/// kiln-cpu-parallel-loops; `body` builds an iteration from its start and
+/// the step.
+void parallelSteps(
+    OpBuilder &b, Location loc, int64_t count, int64_t step, int64_t work,
+    function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value steps = b.create<arith::ConstantIndexOp>(loc, count);
+  Value stride = b.create<arith::ConstantIndexOp>(loc, step);
+  auto loop = b.create<scf::ParallelOp>(
+      loc, ValueRange{zero}, ValueRange{steps}, ValueRange{one},
+      [&](OpBuilder &nb, Location l, ValueRange ivs) {
+        body(nb, l, nb.create<arith::MulIOp>(l, ivs[0], stride), stride);
+      });
+  loop->setAttr(kBodyWorkAttr, b.getI64IntegerAttr(work));
+}
+
 /// Whether `type` is one contiguous run: its dims of size other than 1
 /// are row-major dense, the last of them of unit stride.
 bool isContiguous(MemRefType type) {
@@ -198,8 +215,8 @@ Value flatRange(OpBuilder &b, Location loc, Value buffer, OpFoldResult start,
     auto keptType =
         cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
             kept, type, zeros, sizes, ones));
-    buffer = b.create<memref::SubViewOp>(loc, keptType, buffer, zeros, sizes,
-                                         ones);
+    buffer =
+        b.create<memref::SubViewOp>(loc, keptType, buffer, zeros, sizes, ones);
   }
   if (kept.size() > 1) {
     SmallVector<ReassociationIndices> all(1);
@@ -219,21 +236,13 @@ void copyContiguous(linalg::CopyOp op, RewriterBase &rewriter) {
   int64_t length = type.getNumElements();
   int64_t chunk = kChunkBytes / (type.getElementTypeBitWidth() / 8);
   int64_t chunks = length >= 2 * chunk ? length / chunk : 0;
-  if (chunks > 0) {
-    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
-    Value count = rewriter.create<arith::ConstantIndexOp>(loc, chunks);
-    Value step = rewriter.create<arith::ConstantIndexOp>(loc, chunk);
-    auto loop = rewriter.create<scf::ParallelOp>(
-        loc, ValueRange{zero}, ValueRange{count}, ValueRange{one},
-        [&](OpBuilder &b, Location l, ValueRange ivs) {
-          Value start = b.create<arith::MulIOp>(l, ivs[0], step);
-          Value from = flatRange(b, l, source, start, chunk);
-          Value to = flatRange(b, l, target, start, chunk);
-          b.create<memref::CopyOp>(l, from, to);
-        });
-    loop->setAttr(kBodyWorkAttr, rewriter.getI64IntegerAttr(chunk));
-  }
+  if (chunks > 0)
+    parallelSteps(rewriter, loc, chunks, chunk, /*work=*/chunk,
+                  [&](OpBuilder &b, Location l, Value start, Value) {
+                    Value from = flatRange(b, l, source, start, chunk);
+                    Value to = flatRange(b, l, target, start, chunk);
+                    b.create<memref::CopyOp>(l, from, to);
+                  });
   if (int64_t rest = length - chunks * chunk; rest > 0) {
     OpFoldResult start = rewriter.getIndexAttr(chunks * chunk);
     Value from = flatRange(rewriter, loc, source, start, rest);
@@ -308,20 +317,13 @@ void copyRows(linalg::CopyOp op, int64_t length, func::FuncOp copyFunction,
       call(b, l, b.getIndexAttr(0), b.getIndexAttr(rows));
       return;
     }
-    Value zero = b.create<arith::ConstantIndexOp>(l, 0);
-    Value one = b.create<arith::ConstantIndexOp>(l, 1);
-    Value count = b.create<arith::ConstantIndexOp>(l, blocks);
-    Value step = b.create<arith::ConstantIndexOp>(l, blockRows);
     Value all = b.create<arith::ConstantIndexOp>(l, rows);
-    auto loop = b.create<scf::ParallelOp>(
-        l, ValueRange{zero}, ValueRange{count}, ValueRange{one},
-        [&](OpBuilder &pb, Location pl, ValueRange ivs) {
-          Value start = pb.create<arith::MulIOp>(pl, ivs[0], step);
-          Value left = pb.create<arith::SubIOp>(pl, all, start);
-          Value size = pb.create<arith::MinSIOp>(pl, left, step);
-          call(pb, pl, start, size);
-        });
-    loop->setAttr(kBodyWorkAttr, b.getI64IntegerAttr(blockRows * length));
+    parallelSteps(b, l, blocks, blockRows, /*work=*/blockRows * length,
+                  [&](OpBuilder &pb, Location pl, Value start, Value step) {
+                    Value left = pb.create<arith::SubIOp>(pl, all, start);
+                    Value size = pb.create<arith::MinSIOp>(pl, left, step);
+                    call(pb, pl, start, size);
+                  });
   };
 
   rewriter.setInsertionPoint(op);
