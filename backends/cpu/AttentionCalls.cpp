@@ -60,8 +60,6 @@ using namespace mlir;
 static constexpr llvm::StringLiteral kAttentionAttr = "kiln.cpu_attention";
 static constexpr llvm::StringLiteral kBackwardAttr =
     "kiln.cpu_attention_backward";
-/// See ParallelLoops.cpp.
-static constexpr llvm::StringLiteral kBodyWorkAttr = "kiln.body_work";
 static constexpr llvm::StringLiteral kForwardFunction =
     "kiln_attention_f32_forward";
 static constexpr llvm::StringLiteral kBackwardFunction =
@@ -288,7 +286,8 @@ struct KilnCpuAttentionCallsPass
         steps.push_back(one);
       }
       auto loop = builder.create<scf::ParallelOp>(loc, lower, upper, steps);
-      loop->setAttr(kBodyWorkAttr, builder.getI64IntegerAttr(std::max<int64_t>(work, 1)));
+      loop->setAttr(kiln::kBodyWorkAttrName,
+                    builder.getI64IntegerAttr(std::max<int64_t>(work, 1)));
       {
         OpBuilder::InsertionGuard guard(builder);
         builder.setInsertionPoint(loop.getBody()->getTerminator());

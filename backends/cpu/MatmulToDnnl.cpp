@@ -79,10 +79,6 @@ using namespace mlir;
 static constexpr int64_t kMinParallelBatch = 4;
 static constexpr int64_t kMaxParallelBatchMacs = int64_t(1) << 22;
 
-/// Tells kiln-cpu-parallel-loops how many innermost iterations one
-/// iteration of the loop is worth (its body is a library call).
-static constexpr llvm::StringLiteral kBodyWorkAttr = "kiln.body_work";
-
 /// The two routines a product can call (DnnlCalls.h): oneDNN's sgemm, and
 /// kiln_dnnl_matmul, which runs oneDNN's matmul primitive (f32, or bf16 A
 /// and B accumulating in f32: AMX or AVX-512 BF16 where the host has them)
@@ -325,7 +321,8 @@ struct KilnCpuMatmulToDnnlPass
         auto loop = builder.create<scf::ParallelOp>(loc, ValueRange{zero},
                                                     ValueRange{count},
                                                     ValueRange{step});
-        loop->setAttr(kBodyWorkAttr, builder.getI64IntegerAttr(macs));
+        loop->setAttr(kiln::kBodyWorkAttrName,
+                      builder.getI64IntegerAttr(macs));
         OpBuilder::InsertionGuard guard(builder);
         builder.setInsertionPoint(loop.getBody()->getTerminator());
         emitCall(builder, loop.getInductionVars()[0]);

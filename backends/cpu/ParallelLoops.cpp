@@ -104,7 +104,8 @@ static int64_t operationWork(Operation *op) {
                          inner);
   if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
     // A loop whose body is a library call says what an iteration is worth.
-    if (auto work = loop->getAttrOfType<IntegerAttr>("kiln.body_work"))
+    if (auto work =
+            loop->getAttrOfType<IntegerAttr>(kiln::kBodyWorkAttrName))
       inner = std::max<int64_t>(inner, work.getInt());
     int64_t trips = 1;
     for (auto [lower, upper, step] :
@@ -168,7 +169,7 @@ static bool isElementwiseBody(scf::ParallelOp loop) {
 static void splitLastDim(scf::ParallelOp loop) {
   unsigned dims = loop.getNumLoops();
   if (dims < 2 || loop.getNumReductions() != 0 ||
-      loop->hasAttr("kiln.body_work") || !isElementwiseBody(loop))
+      loop->hasAttr(kiln::kBodyWorkAttrName) || !isElementwiseBody(loop))
     return;
   int64_t outer = 1;
   for (unsigned d = 0; d + 1 < dims; ++d)

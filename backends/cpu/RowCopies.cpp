@@ -51,10 +51,6 @@ constexpr int64_t kMinRowBytes = 16;
 /// of this size, copied in parallel; a smaller one is one memcpy.
 constexpr int64_t kChunkBytes = 64 * 1024;
 
-/// What kiln-cpu-parallel-loops reads as the work of one iteration of a
-/// loop whose body is a call or a copy (ParallelLoops.cpp).
-constexpr llvm::StringLiteral kBodyWorkAttr = "kiln.body_work";
-
 /// The length of `op`'s rows, if `op` copies rows: a linalg.copy between
 /// statically shaped buffers of one whole-byte element type, both of unit
 /// stride in their last dim.
@@ -177,7 +173,7 @@ void parallelSteps(
       [&](OpBuilder &nb, Location l, ValueRange ivs) {
         body(nb, l, nb.create<arith::MulIOp>(l, ivs[0], stride), stride);
       });
-  loop->setAttr(kBodyWorkAttr, b.getI64IntegerAttr(work));
+  loop->setAttr(kiln::kBodyWorkAttrName, b.getI64IntegerAttr(work));
 }
 
 /// Whether `type` is one contiguous run: its dims of size other than 1
@@ -340,7 +336,8 @@ void copyRows(linalg::CopyOp op, int64_t length, func::FuncOp copyFunction,
         [&](OpBuilder &b, Location l, ValueRange ivs) {
           copyBlocks(b, l, ivs);
         });
-    loop->setAttr(kBodyWorkAttr, rewriter.getI64IntegerAttr(rows * length));
+    loop->setAttr(kiln::kBodyWorkAttrName,
+                  rewriter.getI64IntegerAttr(rows * length));
   }
   rewriter.eraseOp(op);
 }

@@ -32,6 +32,12 @@ class FusedKernelOp;
 /// exchange's start until its wait, which names them again.
 constexpr const char kCommFunctionAttrName[] = "kiln.comm_function";
 
+/// The attribute on an scf.parallel whose body is a library call or a copy
+/// (kiln-cpu-matmul-to-dnnl, kiln-cpu-attention-calls, kiln-cpu-row-copies):
+/// the innermost iterations one of its iterations stands for, which
+/// kiln-cpu-parallel-loops counts to decide whether the loop runs on threads.
+constexpr const char kBodyWorkAttrName[] = "kiln.body_work";
+
 /// Attaches the BufferizableOpInterface models through which one-shot
 /// bufferization turns the flat collectives into calls of the runtime's
 /// communicator (CollectiveCalls.cpp). Every context that runs a backend's
