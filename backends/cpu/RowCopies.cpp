@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
@@ -174,24 +175,6 @@ void parallelSteps(
         body(nb, l, nb.create<arith::MulIOp>(l, ivs[0], stride), stride);
       });
   loop->setAttr(kiln::kBodyWorkAttrName, b.getI64IntegerAttr(work));
-}
-
-/// Whether `type` is one contiguous run: its dims of size other than 1
-/// are row-major dense, the last of them of unit stride.
-bool isContiguous(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(getStridesAndOffset(type, strides, offset)))
-    return false;
-  int64_t expected = 1;
-  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-    if (type.getDimSize(d) == 1)
-      continue;
-    if (strides[d] != expected)
-      return false;
-    expected *= type.getDimSize(d);
-  }
-  return true;
 }
 
 /// The elements [start, start + size) of the contiguous `buffer` as a
@@ -356,8 +339,10 @@ struct KilnCpuRowCopiesPass
     for (auto [op, length] : copies) {
       auto type = cast<MemRefType>(op.getInputs()[0].getType());
       rewriter.setInsertionPoint(op);
-      if (isContiguous(type) &&
-          isContiguous(cast<MemRefType>(op.getOutputs()[0].getType()))) {
+      // Contiguous as memref.copy's lowering sees it (a memcpy then).
+      if (memref::isStaticShapeAndContiguousRowMajor(type) &&
+          memref::isStaticShapeAndContiguousRowMajor(
+              cast<MemRefType>(op.getOutputs()[0].getType()))) {
         copyContiguous(op, rewriter);
         continue;
       }

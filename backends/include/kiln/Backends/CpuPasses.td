@@ -466,10 +466,11 @@ def KilnCpuRowCopies : Pass<"kiln-cpu-row-copies", "mlir::ModuleOp"> {
     unit stride in their last dim, with rows of at least 16 bytes, stops
     being a loop nest of its own:
 
-    - a copy whose leading dims are all of size 1 (contiguous as a whole)
-      is one `memref.copy` (which the LLVM lowering makes an `llvm.memcpy`
-      of a constant size), or, from 128 KiB, an `scf.parallel` over chunks
-      of 64 KiB and one copy of the rest;
+    - a copy between two buffers that are each one contiguous run
+      (`memref::isStaticShapeAndContiguousRowMajor`, the test by which the
+      LLVM lowering makes a `memref.copy` an `llvm.memcpy`) is one
+      `memref.copy` of one-dim views, or, from 128 KiB, an `scf.parallel`
+      over chunks of 64 KiB and one copy of the rest;
     - any other copy calls `kiln_copy_rows_<L>x<type>(source, target)`, a
       private function of the module made on first use for each row length
       L and element type (`no_inline`), whose `scf.for` over the rows of
