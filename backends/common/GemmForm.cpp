@@ -48,6 +48,21 @@ static bool yieldsDims(AffineMap map, ArrayRef<unsigned> dims) {
   return true;
 }
 
+/// Whether the body of the contraction `op` widens its input `i` unsigned
+/// (true) or signed (false) before it multiplies, or nullopt where the
+/// input's only use is no such widening.
+static std::optional<bool> widensUnsigned(linalg::LinalgOp op, unsigned i) {
+  BlockArgument arg = op.getBlock()->getArgument(i);
+  if (!arg.hasOneUse())
+    return std::nullopt;
+  Operation *user = *arg.getUsers().begin();
+  if (isa<arith::ExtUIOp>(user))
+    return true;
+  if (isa<arith::ExtSIOp>(user))
+    return false;
+  return std::nullopt;
+}
+
 std::optional<kiln::GemmForm> kiln::gemmFormOf(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
@@ -98,6 +113,15 @@ std::optional<kiln::GemmForm> kiln::gemmFormOf(linalg::LinalgOp op) {
   form.abType = elementOf(0);
   form.cType = elementOf(2);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (isa<IntegerType>(form.abType) && isa<IntegerType>(form.cType) &&
+      form.abType.getIntOrFloatBitWidth() <
+          form.cType.getIntOrFloatBitWidth()) {
+    std::optional<bool> a = widensUnsigned(op, 0), b = widensUnsigned(op, 1);
+    if (!a || !b)
+      return std::nullopt;
+    form.unsignedA = *a;
+    form.unsignedB = *b;
+  }
   form.batched = !prefix.empty();
   if (form.batched)
     form.batch = ranges[prefix[0]];
@@ -113,10 +137,13 @@ linalg::FillOp kiln::zeroFillBefore(Operation *op, Value init) {
     auto fill = dyn_cast<linalg::FillOp>(prev);
     if (fill && fill.hasPureBufferSemantics() &&
         fill.getDpsInitOperand(0)->get() == init) {
-      FloatAttr value;
+      Attribute value;
       if (!matchPattern(fill.getDpsInputOperand(0)->get(), m_Constant(&value)))
         return nullptr;
-      return value.getValue().isPosZero() ? fill : nullptr;
+      if (auto integer = dyn_cast<IntegerAttr>(value))
+        return integer.getValue().isZero() ? fill : nullptr;
+      auto real = dyn_cast<FloatAttr>(value);
+      return real && real.getValue().isPosZero() ? fill : nullptr;
     }
     // Dropping the fill is safe only if nothing between it and the product
     // reads or writes what the product writes.

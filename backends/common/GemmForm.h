@@ -32,14 +32,18 @@ struct GemmForm {
   unsigned leadingDims[3] = {0, 0, 0};
   /// The element type of A and B (they agree), and that of C.
   Type abType, cType;
+  /// For integers widened to a wider C (8-bit operands into i32), whether
+  /// the body widens A and B unsigned (arith.extui) rather than signed:
+  /// signless memrefs keep the signedness only there.
+  bool unsignedA = false, unsignedB = false;
 };
 
 /// The GEMM form of `op`, or nullopt when it is not one (see the header).
 std::optional<GemmForm> gemmFormOf(linalg::LinalgOp op);
 
-/// The linalg.fill of `init` with +0.0 that is the last op of `op`'s block
-/// before `op` to touch the memory of `init`, if there is one: a library
-/// call that overwrites C makes it unnecessary.
+/// The linalg.fill of `init` with +0.0 (or integer 0) that is the last op of
+/// `op`'s block before `op` to touch the memory of `init`, if there is one: a
+/// library call that overwrites C makes it unnecessary.
 linalg::FillOp zeroFillBefore(Operation *op, Value init);
 
 /// The op of type OpTy that `generic`'s body computes first and yields as

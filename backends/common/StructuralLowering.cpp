@@ -292,6 +292,56 @@ struct ReducePattern : OpRewritePattern<Op> {
 
 struct MatmulPattern : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
+
+  /// The i32 product of 8-bit operands: a generic whose body widens each by
+  /// its own signedness (linalg.matmul's casts read one signedness for
+  /// both), the form kiln-cpu-matmul-to-dnnl hands to oneDNN's int8 kernels.
+  static Value widenedBytesProduct(PatternRewriter &rewriter, Location loc,
+                                   ArrayRef<Value> inputs, Value init) {
+    auto initType = cast<RankedTensorType>(init.getType());
+    unsigned rank = initType.getRank();
+    MLIRContext *context = rewriter.getContext();
+    // Loops [b,] m, n, k.
+    SmallVector<AffineExpr> dims;
+    for (unsigned i = 0; i <= rank; ++i)
+      dims.push_back(getAffineDimExpr(i, context));
+    AffineExpr m = dims[rank - 2], n = dims[rank - 1], k = dims[rank];
+    SmallVector<AffineExpr> a, b, c;
+    if (rank == 3) {
+      a.push_back(dims[0]);
+      b.push_back(dims[0]);
+      c.push_back(dims[0]);
+    }
+    a.append({m, k});
+    b.append({k, n});
+    c.append({m, n});
+    SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, a, context),
+                                AffineMap::get(rank + 1, 0, b, context),
+                                AffineMap::get(rank + 1, 0, c, context)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Type i32 = rewriter.getI32Type();
+    return rewriter
+        .create<linalg::GenericOp>(
+            loc, TypeRange{initType}, inputs, ValueRange{init}, maps, iterators,
+            [&](OpBuilder &builder, Location l, ValueRange args) {
+              SmallVector<Value> wide;
+              for (Value arg : args.take_front(2))
+                wide.push_back(arg.getType().isUnsignedInteger()
+                                   ? builder.create<arith::ExtUIOp>(l, i32, arg)
+                                         .getResult()
+                                   : builder.create<arith::ExtSIOp>(l, i32, arg)
+                                         .getResult());
+              Value product =
+                  builder.create<arith::MulIOp>(l, wide[0], wide[1]);
+              builder.create<linalg::YieldOp>(
+                  l, ValueRange{
+                         builder.create<arith::AddIOp>(l, args[2], product)});
+            })
+        .getResult(0);
+  }
+
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -310,16 +360,20 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
     Value init = rewriter.create<linalg::FillOp>(loc, zero, empty).getResult(0);
     SmallVector<Value> inputs{op.getLhs(), op.getRhs()};
     Value sum;
-    if (type.getRank() == 2)
+    if (operandElement.getIntOrFloatBitWidth() == 8 &&
+        type.getElementType().isInteger(32)) {
+      sum = widenedBytesProduct(rewriter, loc, inputs, init);
+    } else if (type.getRank() == 2) {
       sum = rewriter
                 .create<linalg::MatmulOp>(loc, TypeRange{sumType}, inputs,
                                           ValueRange{init})
                 .getResult(0);
-    else
+    } else {
       sum = rewriter
                 .create<linalg::BatchMatmulOp>(loc, TypeRange{sumType}, inputs,
                                                ValueRange{init})
                 .getResult(0);
+    }
     if (sumType != type)
       sum = buildElementwise(
           rewriter, loc, type, sum,

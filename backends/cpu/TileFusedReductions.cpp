@@ -80,11 +80,13 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 /// Whether `op` is a reduction this pass computes per row: a generic with a
-/// reduction loop. Contractions (linalg.matmul of a matmul epilogue region)
-/// are not: they stay whole, for oneDNN.
+/// reduction loop. Contractions (the linalg.matmul of a matmul epilogue
+/// region, or the generic of a product of widened bytes) are not: they stay
+/// whole, for oneDNN.
 static bool hasReduction(linalg::LinalgOp op) {
   return isa<linalg::GenericOp>(op.getOperation()) &&
-         op.getNumReductionLoops() > 0;
+         op.getNumReductionLoops() > 0 &&
+         !linalg::isaContractionOpInterface(op);
 }
 
 /// Whether one of a kernel's ops has a loop of no iterations (a
@@ -109,9 +111,12 @@ static bool reducesInnermost(linalg::LinalgOp op) {
   return !iterators.empty() && linalg::isReductionIterator(iterators.back());
 }
 
-/// Whether the tile loop may compute `op` per tile: generics and fills.
+/// Whether the tile loop may compute `op` per tile: generics other than
+/// contractions, and fills.
 static bool isFusible(Operation *op) {
-  return isa<linalg::GenericOp, linalg::FillOp>(op);
+  if (auto generic = dyn_cast<linalg::GenericOp>(op))
+    return !linalg::isaContractionOpInterface(generic);
+  return isa<linalg::FillOp>(op);
 }
 
 /// Whether `value` is computed, within `kernel`, from the result of a

@@ -249,6 +249,10 @@ HostTensor evaluateMatmul(MatmulOp op, const HostTensor &lhs,
   if (bf16)
     kind = ElementKind::F32;
   bool isFloat = lhs.isFloat();
+  // 8-bit operands widened to an i32 result (each read by its own
+  // signedness) multiply and sum in i32.
+  if (!isFloat)
+    kind = result.kind();
   size_t rank = lhs.shape.size();
   int64_t batch = rank == 3 ? lhs.shape[0] : 1;
   int64_t m = lhs.shape[rank - 2], k = lhs.shape[rank - 1],

@@ -187,7 +187,10 @@ std::optional<SmallVector<int64_t>> matmulShape(ArrayRef<int64_t> lhs,
   return shape;
 }
 
-Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+             Type resultElementType) {
+  TypeAttr resultElement =
+      resultElementType ? TypeAttr::get(resultElementType) : TypeAttr();
   SmallVector<int64_t> resultShape = *matmulShape(shapeOf(lhs), shapeOf(rhs));
   SmallVector<int64_t> a(shapeOf(lhs)), c(shapeOf(rhs));
   if (a.size() == 1) {
@@ -204,7 +207,7 @@ Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   int64_t batchCount = numElementsOf(batch);
   Value product;
   if (batch.empty()) {
-    product = b.create<MatmulOp>(loc, lhs, rhs);
+    product = b.create<MatmulOp>(loc, lhs, rhs, resultElement);
   } else if (numElementsOf(ArrayRef<int64_t>(c).drop_back(2)) == 1) {
     // [..., m, k] x [k, n]: fold the lhs batch into the rows, one GEMM.
     SmallVector<int64_t> full(batch);
@@ -212,7 +215,7 @@ Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
     lhs = broadcastTo(b, loc, lhs, full);
     Value rows = reshape(b, loc, lhs, {batchCount * m, k});
     Value rhs2 = reshape(b, loc, rhs, {k, n});
-    product = b.create<MatmulOp>(loc, rows, rhs2);
+    product = b.create<MatmulOp>(loc, rows, rhs2, resultElement);
   } else {
     SmallVector<int64_t> fullA(batch), fullC(batch);
     fullA.append({m, k});
@@ -221,7 +224,7 @@ Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
                        {batchCount, m, k});
     Value c3 = reshape(b, loc, broadcastTo(b, loc, rhs, fullC),
                        {batchCount, k, n});
-    product = b.create<MatmulOp>(loc, a3, c3);
+    product = b.create<MatmulOp>(loc, a3, c3, resultElement);
   }
   return reshape(b, loc, product, resultShape);
 }

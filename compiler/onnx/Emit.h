@@ -100,8 +100,9 @@ mlir::Value select(mlir::OpBuilder &b, mlir::Location loc, mlir::Value pred,
 
 /// numpy.matmul: 1-d operands are promoted and the added dim removed,
 /// batch dims broadcast. The caller has checked that the shapes agree.
+/// `resultElementType`, where given, is kiln.matmul's result_element_type.
 mlir::Value matmul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs,
-                   mlir::Value rhs);
+                   mlir::Value rhs, mlir::Type resultElementType = {});
 /// The shape numpy.matmul gives, or nullopt where the operands disagree.
 std::optional<llvm::SmallVector<int64_t>>
 matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);

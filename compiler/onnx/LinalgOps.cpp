@@ -36,21 +36,25 @@ LogicalResult matmulOp(NodeContext &ctx) {
   return ctx.setResults(matmul(ctx.b, ctx.loc, a, c));
 }
 
-/// An 8-bit operand of MatMulInteger or QLinearMatMul minus its zero point,
-/// as i32 (exact). The zero point is a scalar, or 1-d with one entry per
-/// row of A (`perRow`) or per column of B.
-FailureOr<Value> shiftedInt32(NodeContext &ctx, Value v, unsigned zeroPoint,
-                              bool perRow) {
+/// The zero point input `zeroPoint` of the 8-bit matrix `v` of
+/// MatMulInteger or QLinearMatMul as i32, shaped to broadcast against the
+/// product: [] for a scalar, [M, 1] for one per row of A (`perRow`), [N]
+/// for one per column of B. Null where there is none or it is a constant
+/// zero (symmetrically quantized weights).
+FailureOr<Value> zeroPointInt32(NodeContext &ctx, Value v, unsigned zeroPoint,
+                                bool perRow) {
   Type elementType = elementTypeOf(v);
   if (!isa<IntegerType>(elementType) ||
       elementType.getIntOrFloatBitWidth() != 8)
     return ctx.fail("the matrices must be int8 or uint8");
-  Value wide = cast(ctx.b, ctx.loc, v, ctx.b.getI32Type());
   if (!ctx.hasInput(zeroPoint))
-    return wide;
+    return Value();
   Value zp = ctx.input(zeroPoint);
   if (elementTypeOf(zp) != elementType)
     return ctx.fail("a zero point must have its matrix's element type");
+  auto constant = zp.getDefiningOp<ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
   if (numElementsOf(shapeOf(zp)) == 1 && rankOf(zp) <= 1) {
     zp = reshape(ctx.b, ctx.loc, zp, {});
   } else if (rankOf(zp) == 1 && rankOf(v) >= 2 &&
@@ -61,26 +65,103 @@ FailureOr<Value> shiftedInt32(NodeContext &ctx, Value v, unsigned zeroPoint,
     return ctx.fail("a zero point must be a scalar or have one entry per " +
                     Twine(perRow ? "row of A" : "column of B"));
   }
-  return binary<SubOp>(ctx.b, ctx.loc, wide,
-                       cast(ctx.b, ctx.loc, zp, ctx.b.getI32Type()));
+  if (dense && llvm::all_of(dense.getValues<APInt>(),
+                            [](const APInt &value) { return value.isZero(); }))
+    return Value();
+  return cast(ctx.b, ctx.loc, zp, ctx.b.getI32Type());
 }
 
-/// MatMulInteger: (A - a_zero_point) x (B - b_zero_point) in i32, which
-/// holds every product of two 9-bit differences and sums them exactly
-/// until the i32 range is left (ONNX leaves overflow unspecified; kiln
-/// wraps).
+/// The sums of the 8-bit matrix `v` along its dim `axis` as i32, that dim
+/// kept with size 1; computed here for a constant `v` (weights), where
+/// they cost nothing at run time.
+Value sumsInt32(OpBuilder &b, Location loc, Value v, int64_t axis) {
+  Type i32 = b.getI32Type();
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (!dense)
+    return reduce(b, loc, Reduction::Sum, cast(b, loc, v, i32), {axis},
+                  /*keepDims=*/true);
+  ArrayRef<int64_t> shape = shapeOf(v);
+  int64_t size = shape[axis];
+  int64_t inner = numElementsOf(shape.drop_front(axis + 1));
+  SmallVector<uint32_t> sums(numElementsOf(shape) / std::max<int64_t>(size, 1),
+                             0);
+  bool isUnsigned = elementTypeOf(v).isUnsignedInteger();
+  int64_t index = 0;
+  for (const APInt &value : dense.getValues<APInt>()) {
+    int64_t outer = index / (size * inner), column = index % inner;
+    sums[outer * inner + column] += static_cast<uint32_t>(
+        isUnsigned ? value.getZExtValue() : value.getSExtValue());
+    ++index;
+  }
+  SmallVector<int64_t> sumShape(shape);
+  sumShape[axis] = 1;
+  SmallVector<int64_t> values;
+  for (uint32_t sum : sums)
+    values.push_back(static_cast<int32_t>(sum));
+  return constantInts(b, loc, i32, sumShape, values);
+}
+
+/// (A - a_zero_point) x (B - b_zero_point) in i32, which holds every
+/// product of two 9-bit differences and sums them exactly until the i32
+/// range is left (ONNX leaves overflow unspecified; kiln wraps). Computed
+/// as int8 GEMM libraries do: the product of the 8-bit matrices widened to
+/// i32 (kiln.matmul's `-> i32`), minus a * colsum(B) and b * rowsum(A),
+/// plus K * a * b: the same sum, term by term, in the same wrapping i32.
+FailureOr<Value> integerProduct(NodeContext &ctx, unsigned aIndex,
+                                unsigned aZeroPoint, unsigned bIndex,
+                                unsigned bZeroPoint) {
+  Value a = ctx.input(aIndex), c = ctx.input(bIndex);
+  if (!matmulShape(shapeOf(a), shapeOf(c)))
+    return ctx.fail("the operand shapes do not agree for a matrix product");
+  FailureOr<Value> aZero = zeroPointInt32(ctx, a, aZeroPoint, /*perRow=*/true);
+  if (failed(aZero))
+    return failure();
+  FailureOr<Value> bZero = zeroPointInt32(ctx, c, bZeroPoint, /*perRow=*/false);
+  if (failed(bZero))
+    return failure();
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Type i32 = b.getI32Type();
+  if (rankOf(a) < 2 || rankOf(c) < 2) {
+    // A vector operand (numpy's promotion drops a dim of the product):
+    // shifted first, exactly, then multiplied in i32.
+    auto shifted = [&](Value v, Value zero) {
+      Value wide = cast(b, loc, v, i32);
+      return zero ? binary<SubOp>(b, loc, wide, zero) : wide;
+    };
+    Value lhs = shifted(a, *aZero);
+    Value rhs = shifted(c, *bZero);
+    return matmul(b, loc, lhs, rhs);
+  }
+  Value product = matmul(b, loc, a, c, i32);
+  if (*aZero) {
+    Value columnSums = sumsInt32(b, loc, c, rankOf(c) - 2);
+    product = binary<SubOp>(b, loc, product,
+                            binary<MulOp>(b, loc, *aZero, columnSums));
+  }
+  if (*bZero) {
+    Value rowSums = sumsInt32(b, loc, a, rankOf(a) - 1);
+    product =
+        binary<SubOp>(b, loc, product, binary<MulOp>(b, loc, *bZero, rowSums));
+  }
+  if (*aZero && *bZero) {
+    Value k = scalar(b, loc, i32, static_cast<double>(shapeOf(a).back()));
+    Value both = binary<MulOp>(b, loc, *aZero, *bZero);
+    product = binary<AddOp>(b, loc, product, binary<MulOp>(b, loc, both, k));
+  }
+  return product;
+}
+
+/// MatMulInteger: (A - a_zero_point) x (B - b_zero_point) in i32.
 LogicalResult matMulIntegerOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  if (!matmulShape(shapeOf(ctx.input(0)), shapeOf(ctx.input(1))))
-    return ctx.fail("the operand shapes do not agree for a matrix product");
-  FailureOr<Value> a = shiftedInt32(ctx, ctx.input(0), 2, /*perRow=*/true);
-  if (failed(a))
+  FailureOr<Value> product = integerProduct(ctx, 0, 2, 1, 3);
+  if (failed(product))
     return failure();
-  FailureOr<Value> c = shiftedInt32(ctx, ctx.input(1), 3, /*perRow=*/false);
-  if (failed(c))
-    return failure();
-  return ctx.setResults(matmul(ctx.b, ctx.loc, *a, *c));
+  return ctx.setResults(*product);
 }
 
 /// A scale input of a QLinear op: a float scalar (one element), f32 or,
@@ -102,13 +183,8 @@ FailureOr<Value> scalarScale(NodeContext &ctx, unsigned i) {
 LogicalResult qLinearMatMulOp(NodeContext &ctx) {
   if (failed(ctx.requireInputs(8)))
     return failure();
-  if (!matmulShape(shapeOf(ctx.input(0)), shapeOf(ctx.input(3))))
-    return ctx.fail("the operand shapes do not agree for a matrix product");
-  FailureOr<Value> a = shiftedInt32(ctx, ctx.input(0), 2, /*perRow=*/true);
-  if (failed(a))
-    return failure();
-  FailureOr<Value> c = shiftedInt32(ctx, ctx.input(3), 5, /*perRow=*/false);
-  if (failed(c))
+  FailureOr<Value> product = integerProduct(ctx, 0, 2, 3, 5);
+  if (failed(product))
     return failure();
   FailureOr<Value> aScale = scalarScale(ctx, 1), bScale = scalarScale(ctx, 4),
                    yScale = scalarScale(ctx, 6);
@@ -126,7 +202,6 @@ LogicalResult qLinearMatMulOp(NodeContext &ctx) {
     return ctx.fail("y_zero_point must be an int8 or uint8 scalar");
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
-  Value product = matmul(b, loc, *a, *c);
   // The multiplier is computed in the scales' type, as ONNX's reference
   // does, then applied in f32.
   Value multiplier = cast(
@@ -134,7 +209,7 @@ LogicalResult qLinearMatMulOp(NodeContext &ctx) {
       b.create<DivOp>(loc, b.create<MulOp>(loc, *aScale, *bScale), *yScale),
       b.getF32Type());
   Value scaled =
-      binary<MulOp>(b, loc, cast(b, loc, product, b.getF32Type()), multiplier);
+      binary<MulOp>(b, loc, cast(b, loc, *product, b.getF32Type()), multiplier);
   Value rounded = b.create<RoundOp>(loc, scaled);
   Value shifted = binary<AddOp>(
       b, loc, rounded,

@@ -440,7 +440,11 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          SmallVectorImpl<Type> &inferred) {
   RankedTensorType lhs = tensorOf(adaptor.getLhs());
   RankedTensorType rhs = tensorOf(adaptor.getRhs());
-  if (lhs.getElementType() != rhs.getElementType())
+  auto isByte = [](Type type) {
+    return isa<IntegerType>(type) && type.getIntOrFloatBitWidth() == 8;
+  };
+  bool bytes = isByte(lhs.getElementType()) && isByte(rhs.getElementType());
+  if (lhs.getElementType() != rhs.getElementType() && !bytes)
     return emitOptionalError(location, "'kiln.matmul' op ", "lhs element type ",
                              lhs.getElementType(), " differs from rhs's ",
                              rhs.getElementType());
@@ -468,13 +472,22 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   shape.push_back(lhs.getDimSize(r - 2));
   shape.push_back(rhs.getDimSize(r - 1));
   Type element = lhs.getElementType();
-  if (TypeAttr resultElement = adaptor.getResultElementTypeAttr()) {
-    if (!resultElement.getValue().isF32() ||
-        !(element.isF16() || element.isBF16()))
+  TypeAttr resultElement = adaptor.getResultElementTypeAttr();
+  if (lhs.getElementType() != rhs.getElementType() && !resultElement)
+    return emitOptionalError(location, "'kiln.matmul' op ",
+                             "8-bit integer operands of two types (",
+                             lhs.getElementType(), ", ", rhs.getElementType(),
+                             ") need result_element_type = i32");
+  if (resultElement) {
+    bool widensHalf = resultElement.getValue().isF32() &&
+                      (element.isF16() || element.isBF16());
+    bool widensBytes = resultElement.getValue().isSignlessInteger(32) && bytes;
+    if (!widensHalf && !widensBytes)
       return emitOptionalError(
           location, "'kiln.matmul' op ", "result_element_type ",
           resultElement.getValue(), " is not supported for ", element,
-          " operands: it may only widen f16 or bf16 operands' product to f32");
+          " operands: it may only widen f16 or bf16 operands' product to "
+          "f32, or 8-bit integers' to i32");
     element = resultElement.getValue();
   }
   inferred.push_back(RankedTensorType::get(shape, element));

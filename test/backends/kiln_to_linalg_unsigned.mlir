@@ -135,3 +135,34 @@ func.func @loop_ui16(%a: tensor<4xui16>) -> tensor<4xui16> {
   }
   return %r : tensor<4xui16>
 }
+
+// -----
+
+// 8-bit operands widened into i32: a generic that widens each operand by
+// its own signedness (extui for ui8, extsi for i8), batched or not.
+// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[BA:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[BB:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[BC:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @matmul_widened_bytes
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xi8>, %[[Y:.+]]: tensor<3x4xi8>, %[[U:.+]]: tensor<5x2x3xi8>, %[[V:.+]]: tensor<5x3x4xi8>)
+// CHECK: %[[Z:.+]] = arith.constant 0 : i32
+// CHECK: %[[F:.+]] = linalg.fill ins(%[[Z]] : i32) outs(%{{.+}} : tensor<2x4xi32>)
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[Y]] : tensor<2x3xi8>, tensor<3x4xi8>) outs(%[[F]] : tensor<2x4xi32>)
+// CHECK-NEXT: ^bb0(%[[P:.+]]: i8, %[[Q:.+]]: i8, %[[ACC:.+]]: i32):
+// CHECK-NEXT: %[[PW:.+]] = arith.extui %[[P]] : i8 to i32
+// CHECK-NEXT: %[[QW:.+]] = arith.extsi %[[Q]] : i8 to i32
+// CHECK-NEXT: %[[M:.+]] = arith.muli %[[PW]], %[[QW]] : i32
+// CHECK-NEXT: %[[S:.+]] = arith.addi %[[ACC]], %[[M]] : i32
+// CHECK-NEXT: linalg.yield %[[S]] : i32
+// CHECK: linalg.generic {indexing_maps = [#[[BA]], #[[BB]], #[[BC]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[U]], %[[V]] : tensor<5x2x3xi8>, tensor<5x3x4xi8>)
+// CHECK: arith.extsi %{{.+}} : i8 to i32
+// CHECK-NEXT: arith.extui %{{.+}} : i8 to i32
+// CHECK-NOT: ui8
+func.func @matmul_widened_bytes(%a: tensor<2x3xui8>, %b: tensor<3x4xi8>, %c: tensor<5x2x3xi8>, %d: tensor<5x3x4xui8>) -> (tensor<2x4xi32>, tensor<5x2x4xi32>) {
+  %0 = kiln.matmul %a, %b : tensor<2x3xui8>, tensor<3x4xi8> -> i32
+  %1 = kiln.matmul %c, %d : tensor<5x2x3xi8>, tensor<5x3x4xui8> -> i32
+  return %0, %1 : tensor<2x4xi32>, tensor<5x2x4xi32>
+}

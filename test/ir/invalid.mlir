@@ -524,7 +524,7 @@ func.func @matmul_dtype(%a: tensor<2x3xf32>, %b: tensor<3x5xf16>) {
 // -----
 
 func.func @matmul_widen_f32(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) {
-  // expected-error @+1 {{result_element_type 'f32' is not supported for 'f32' operands: it may only widen f16 or bf16 operands' product to f32}}
+  // expected-error @+1 {{result_element_type 'f32' is not supported for 'f32' operands: it may only widen f16 or bf16 operands' product to f32, or 8-bit integers' to i32}}
   %0 = kiln.matmul %a, %b : tensor<2x3xf32>, tensor<3x5xf32> -> f32
   return
 }
@@ -534,6 +534,38 @@ func.func @matmul_widen_f32(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) {
 func.func @matmul_widen_to_f64(%a: tensor<2x3xbf16>, %b: tensor<3x5xbf16>) {
   // expected-error @+1 {{result_element_type 'f64' is not supported for 'bf16' operands}}
   %0 = kiln.matmul %a, %b : tensor<2x3xbf16>, tensor<3x5xbf16> -> f64
+  return
+}
+
+// -----
+
+func.func @matmul_bytes_of_two_types(%a: tensor<2x3xui8>, %b: tensor<3x5xi8>) {
+  // expected-error @+1 {{8-bit integer operands of two types ('ui8', 'i8') need result_element_type = i32}}
+  %0 = kiln.matmul %a, %b : tensor<2x3xui8>, tensor<3x5xi8>
+  return
+}
+
+// -----
+
+func.func @matmul_bytes_to_i64(%a: tensor<2x3xui8>, %b: tensor<3x5xi8>) {
+  // expected-error @+1 {{result_element_type 'i64' is not supported for 'ui8' operands}}
+  %0 = kiln.matmul %a, %b : tensor<2x3xui8>, tensor<3x5xi8> -> i64
+  return
+}
+
+// -----
+
+func.func @matmul_i16_to_i32(%a: tensor<2x3xi16>, %b: tensor<3x5xi16>) {
+  // expected-error @+1 {{result_element_type 'i32' is not supported for 'i16' operands}}
+  %0 = kiln.matmul %a, %b : tensor<2x3xi16>, tensor<3x5xi16> -> i32
+  return
+}
+
+// -----
+
+func.func @matmul_byte_and_i32(%a: tensor<2x3xi8>, %b: tensor<3x5xi32>) {
+  // expected-error @+1 {{lhs element type 'i8' differs from rhs's 'i32'}}
+  %0 = kiln.matmul %a, %b : tensor<2x3xi8>, tensor<3x5xi32> -> i32
   return
 }
 

@@ -310,6 +310,21 @@ func.func @matmul_widened(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>, %c: tensor
 
 // -----
 
+// CHECK-LABEL: func.func @matmul_widened_bytes
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : tensor<2x3xui8>, tensor<3x4xi8> -> i32
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : tensor<5x2x3xi8>, tensor<5x3x4xi8> -> i32
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : tensor<2x3xui8>, tensor<3x4xui8>{{$}}
+// GENERIC-LABEL: sym_name = "matmul_widened_bytes"
+// GENERIC: "kiln.matmul"(%{{.+}}, %{{.+}}) <{result_element_type = i32}> : (tensor<2x3xui8>, tensor<3x4xi8>) -> tensor<2x4xi32>
+func.func @matmul_widened_bytes(%a: tensor<2x3xui8>, %b: tensor<3x4xi8>, %c: tensor<5x2x3xi8>, %d: tensor<5x3x4xi8>, %e: tensor<3x4xui8>) -> (tensor<2x4xi32>, tensor<5x2x4xi32>, tensor<2x4xui8>) {
+  %0 = kiln.matmul %a, %b : tensor<2x3xui8>, tensor<3x4xi8> -> i32
+  %1 = kiln.matmul %c, %d : tensor<5x2x3xi8>, tensor<5x3x4xi8> -> i32
+  %2 = kiln.matmul %a, %e : tensor<2x3xui8>, tensor<3x4xui8>
+  return %0, %1, %2 : tensor<2x4xi32>, tensor<5x2x4xi32>, tensor<2x4xui8>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gather
 // CHECK-SAME: (%[[T:.+]]: tensor<10x4xf16>, %[[I:.+]]: tensor<2x3xi32>, %[[J:.+]]: tensor<i64>)
 // CHECK: kiln.gather %[[T]], %[[I]] : tensor<10x4xf16>, tensor<2x3xi32>

@@ -33,7 +33,11 @@ enum KilnDnnlMatmulFlags {
   /* The call's last operand is a row of N f32 values that the primitive
    * adds to every row of the product as it writes it (a dense layer's
    * bias, in cache instead of a pass of its own). */
-  KILN_DNNL_MATMUL_BIAS = 32
+  KILN_DNNL_MATMUL_BIAS = 32,
+  /* int8 B, int8 or uint8 A (KILN_DNNL_MATMUL_UNSIGNED_A), int32 C: each
+   * widened to int32 by its signedness, the sums wrapping around. */
+  KILN_DNNL_MATMUL_INT8 = 64,
+  KILN_DNNL_MATMUL_UNSIGNED_A = 128
 };
 
 /* The operands of the call, in order: slot, flags, batch, M, N, K, then

@@ -996,9 +996,10 @@ def Kiln_MatmulOp : Kiln_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let description = [{
     result[b, m, n] = sum over k of lhs[b, m, k] * rhs[b, k, n]. Both
     operands have rank 2, or both rank 3 with equal batch sizes, and one
-    element type, which the result keeps. Integers wrap around; f32 and f64
-    accumulate in the element type in an order that is not fixed (a GEMM
-    library may block the sum), so results may differ by rounding.
+    element type (8-bit integers aside, below), which the result keeps
+    unless `result_element_type` says otherwise. Integers wrap around; f32
+    and f64 accumulate in the element type in an order that is not fixed
+    (a GEMM library may block the sum), so results may differ by rounding.
 
     f16 and bf16 operands are multiplied exactly and accumulated in f32,
     as GEMM libraries and tensor cores do; the f32 sum is rounded once to
@@ -1007,9 +1008,17 @@ def Kiln_MatmulOp : Kiln_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
     (half-precision operands, an f32 result to add, normalize and
     differentiate in f32).
 
+    With `result_element_type = i32`, 8-bit integer operands (i8 or ui8,
+    which may differ: a quantized activation times quantized weights) are
+    each widened to i32 by their own signedness and the products summed in
+    i32, wrapping around (no 8-bit product overflows; sums of more than
+    about 2^16 of them may): the product that int8 GEMM libraries compute.
+    Operands of two 8-bit types need it.
+
     ```mlir
     %y = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
     %z = kiln.matmul %a, %b : tensor<8x16xbf16>, tensor<16x4xbf16> -> f32
+    %q = kiln.matmul %u, %s : tensor<8x16xui8>, tensor<16x4xi8> -> i32
     ```
   }];
   let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs,
