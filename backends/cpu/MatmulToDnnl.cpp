@@ -37,9 +37,7 @@
 // VNNI: a dynamically quantized BERT-base's 128x768 by 768x3072 in 0.43 ms
 // on one thread of a Xeon with AMX, against 54 ms in kiln's own loops).
 // Where the CPU has no VNNI, kiln_dnnl_matmul computes them in plain loops
-// instead (oneDNN's older int8 kernels saturate). uint8 B stays loops, and
-// so does a product that adds to what C holds (no zero fill before it):
-// oneDNN's sum post-op would add in f32.
+// instead (oneDNN's older int8 kernels saturate). uint8 B stays loops.
 //
 // When the last op before the product to touch C is a linalg.fill of C with
 // zero (what the lowering writes), the fill is dropped and the call
@@ -183,10 +181,6 @@ struct KilnCpuMatmulToDnnlPass
         return;
       linalg::FillOp zeroFill =
           kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get());
-      // An int8 product that adds to C would run in kiln_dnnl_matmul's
-      // plain loops (see DnnlMatmul.c); kiln's own are vectorized.
-      if (isInt8(*form) && !zeroFill)
-        return;
       products.push_back(
           {op, *form, zeroFill,
            form->abType.isBF16()

@@ -278,23 +278,20 @@ func.func @bf16(%a: memref<64x32xbf16>, %b: memref<32x48xbf16>, %c: memref<64x48
 
 // -----
 
-// 8-bit operands widened into i32 after a zero fill of C: the primitive's
-// int8 kernels (flag 64), uint8 A where the body widens A with extui (flag
-// 128), signed otherwise, whatever the transposes; the fill is dropped. The
-// named i8 matmul widens both signed. One that adds to C (no fill: oneDNN
-// would add in f32), uint8 B (oneDNN's int8 kernels take none) and an i32
-// product of i32 operands stay.
+// 8-bit operands widened into i32: the primitive's int8 kernels (flag 64),
+// uint8 A where the body widens A with extui (flag 128), signed otherwise,
+// whatever the transposes; a zero fill of C is dropped as for floats, and
+// without one the call adds to C (flag 4). The named i8 matmul widens both
+// signed. uint8 B (oneDNN's int8 kernels take none) and an i32 product of
+// i32 operands stay.
 // CHECK-LABEL: func.func @int8(
 // CHECK-NOT:     linalg.fill
 // CHECK:         %[[UNSIGNED:.*]] = arith.constant 192 : i64
 // CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[UNSIGNED]],
-// CHECK:         %[[TRANSPOSED:.*]] = arith.constant 66 : i64
-// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[TRANSPOSED]],
+// CHECK:         %[[ACCUMULATE:.*]] = arith.constant 70 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[ACCUMULATE]],
 // CHECK:         %[[NAMED:.*]] = arith.constant 64 : i64
 // CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[NAMED]],
-// CHECK:         linalg.generic
-// CHECK:           arith.extsi
-// CHECK:           arith.extsi
 // CHECK:         linalg.generic
 // CHECK:           arith.extui
 // CHECK:           arith.extui
@@ -317,7 +314,6 @@ func.func @int8(%a: memref<64x32xi8>, %b: memref<32x48xi8>, %bt: memref<48x32xi8
     %s = arith.addi %acc, %p : i32
     linalg.yield %s : i32
   }
-  linalg.fill ins(%zero : i32) outs(%c : memref<64x48xi32>)
   linalg.generic {indexing_maps = [#a, #bt, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %bt : memref<64x32xi8>, memref<48x32xi8>) outs(%c : memref<64x48xi32>) {
   ^bb0(%x: i8, %y: i8, %acc: i32):
@@ -329,16 +325,6 @@ func.func @int8(%a: memref<64x32xi8>, %b: memref<32x48xi8>, %bt: memref<48x32xi8
   }
   linalg.fill ins(%zero : i32) outs(%c : memref<64x48xi32>)
   linalg.matmul ins(%a, %b : memref<64x32xi8>, memref<32x48xi8>) outs(%c : memref<64x48xi32>)
-  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<64x32xi8>, memref<32x48xi8>) outs(%c : memref<64x48xi32>) {
-  ^bb0(%x: i8, %y: i8, %acc: i32):
-    %xw = arith.extsi %x : i8 to i32
-    %yw = arith.extsi %y : i8 to i32
-    %p = arith.muli %xw, %yw : i32
-    %s = arith.addi %acc, %p : i32
-    linalg.yield %s : i32
-  }
-  linalg.fill ins(%zero : i32) outs(%c : memref<64x48xi32>)
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<64x32xi8>, memref<32x48xi8>) outs(%c : memref<64x48xi32>) {
   ^bb0(%x: i8, %y: i8, %acc: i32):

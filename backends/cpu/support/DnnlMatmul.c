@@ -146,10 +146,8 @@ static CachedMatmul *create(const MatmulKey *key, const void *b) {
       (key->batch > 1 &&
        (key->strideA <= 0 || key->strideB <= 0 || key->strideC <= 0)))
     return entry;
-  /* int8 C += A B: oneDNN's sum post-op adds the old C in f32 and
-   * saturates, which is not int32's wrapping sum; the loops do it. */
   int int8 = (key->flags & KILN_DNNL_MATMUL_INT8) != 0;
-  if (int8 && (!hasExactInt8() || (key->flags & KILN_DNNL_MATMUL_ACCUMULATE)))
+  if (int8 && !hasExactInt8())
     return entry;
   dnnl_data_type_t type =
       (key->flags & KILN_DNNL_MATMUL_BFLOAT16) ? dnnl_bf16 : dnnl_f32;
@@ -203,7 +201,9 @@ static CachedMatmul *create(const MatmulKey *key, const void *b) {
    * bias, where there is one). */
   dnnl_primitive_attr_t attr = NULL;
   dnnl_status_t status;
-  if (key->flags & KILN_DNNL_MATMUL_ACCUMULATE) {
+  /* Not for int8: the sum post-op adds the old C in f32 and saturates,
+   * which is not int32's wrapping sum (runPrimitive adds it instead). */
+  if ((key->flags & KILN_DNNL_MATMUL_ACCUMULATE) && !int8) {
     dnnl_post_ops_t ops;
     if ((status = dnnl_post_ops_create(&ops)) ||
         (status = dnnl_post_ops_append_sum(ops, 1.0f)) ||
@@ -251,8 +251,32 @@ static CachedMatmul *cached(void **slot, const MatmulKey *key,
   return entry;
 }
 
+/* C += product, both laid out as `key` says C is, in wrapping int32. */
+static void addInt32(const MatmulKey *key, int32_t *c, const int32_t *product) {
+  for (int64_t p = 0; p < key->batch; ++p)
+    for (int64_t i = 0; i < key->m; ++i) {
+      int64_t row = p * key->strideC + i * key->ldc;
+      uint32_t *to = (uint32_t *)c + row;
+      const uint32_t *from = (const uint32_t *)product + row;
+      for (int64_t j = 0; j < key->n; ++j)
+        to[j] += from[j];
+    }
+}
+
 static void runPrimitive(const CachedMatmul *entry, const void *a,
                          const void *b, void *c, const float *bias) {
+  /* int8 C += A B: the product into a buffer of C's layout, then added. */
+  if ((entry->key.flags & KILN_DNNL_MATMUL_INT8) &&
+      (entry->key.flags & KILN_DNNL_MATMUL_ACCUMULATE)) {
+    void *product = kiln_dnnl_allocate(
+        "matmul", dnnl_memory_desc_get_size(&entry->c));
+    CachedMatmul overwrite = *entry;
+    overwrite.key.flags &= ~(int64_t)KILN_DNNL_MATMUL_ACCUMULATE;
+    runPrimitive(&overwrite, a, b, product, bias);
+    addInt32(&entry->key, c, product);
+    free(product);
+    return;
+  }
   dnnl_engine_t cpu = kiln_dnnl_engine();
   int count = (entry->key.flags & KILN_DNNL_MATMUL_BIAS) ? 4 : 3;
   dnnl_memory_t memory[4];
