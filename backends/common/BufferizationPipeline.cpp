@@ -58,7 +58,8 @@ static LogicalResult copyWithLinalg(OpBuilder &builder, Location loc,
 }
 
 void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
-                                     bool rowLoops, bool collectives) {
+                                     bool rowLoops, bool collectives,
+                                     bool recomputeTranscendentals) {
   // Embedding gradients added into their tables row by row, not as tables
   // of zeros (SparseUpdates.cpp).
   pm.addNestedPass<func::FuncOp>(createSparseUpdates());
@@ -84,8 +85,11 @@ void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
   lowering.rowLoops = rowLoops;
   lowering.collectives = collectives;
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg(lowering));
-  if (fuse)
-    pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups());
+  if (fuse) {
+    FuseLinalgGroupsOptions groups;
+    groups.recomputeTranscendentals = recomputeTranscendentals;
+    pm.addNestedPass<func::FuncOp>(createFuseLinalgGroups(groups));
+  }
 }
 
 void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm) {

@@ -18,7 +18,10 @@
 //     recomputes it in every consumer, which trades cheap arithmetic for a
 //     round trip through memory; CSE later merges the copies within one
 //     body), and nothing is fused across kernels. An elementwise kernel
-//     thus becomes one linalg.generic: one loop nest.
+//     thus becomes one linalg.generic: one loop nest. Without the option
+//     recompute-transcendentals (the CPU), a producer that evaluates erf,
+//     exp, tanh and the like and that several reductions read is not
+//     recomputed: it is computed once into a tensor of the kernel.
 //
 // Why a region op and not a mark on each op: the grouping decides speed,
 // not results, so losing it would go unnoticed. A location (debug info) or
@@ -64,6 +67,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
@@ -83,6 +87,61 @@ using namespace mlir::kiln;
 /// `a = a * a + a`; such a fusion is refused once the two bodies together
 /// exceed this many ops (a tanh-approximated GELU needs about 20).
 static constexpr size_t kMaxRecomputingBodyOps = 256;
+
+/// Whether `op`'s body evaluates a transcendental function (erf, exp, log,
+/// tanh, ...: tens of instructions each once approximated), which the
+/// pass's recompute-transcendentals option may keep from being recomputed
+/// for each of several readers.
+static bool hasTranscendental(Operation *op) {
+  WalkResult found = op->walk([](Operation *inner) {
+    return isa<math::ErfOp, math::ExpOp, math::Exp2Op,
+               math::ExpM1Op, math::LogOp, math::Log1pOp, math::Log2Op,
+               math::Log10Op, math::TanhOp, math::PowFOp, math::SinOp,
+               math::CosOp, math::TanOp, math::AtanOp, math::Atan2Op,
+               math::AsinOp, math::AcosOp, math::SinhOp, math::CoshOp,
+               math::AsinhOp, math::AcoshOp, math::AtanhOp>(inner)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+/// The reductions that read `value`, directly or through elementwise ops.
+static unsigned reductionsReading(Value value,
+                                  llvm::SmallPtrSetImpl<Operation *> &seen) {
+  unsigned count = 0;
+  for (Operation *user : value.getUsers()) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+    if (!linalgOp || !seen.insert(user).second)
+      continue;
+    if (linalgOp.getNumReductionLoops() > 0) {
+      ++count;
+      continue;
+    }
+    for (Value result : user->getResults())
+      count += reductionsReading(result, seen);
+  }
+  return count;
+}
+
+/// Whether `producer` is computed once rather than recomputed in its
+/// readers without recompute-transcendentals: it evaluates a
+/// transcendental function and several reductions read it (each
+/// recomputing it in a pass over the whole input: a dynamic
+/// quantization's min and max). A single reduction and elementwise
+/// readers (softmax's sum and normalization) recompute it: in a row
+/// kernel the second computation is of a row still in cache, while a
+/// written row would be read through the reshape of the sum's split
+/// reduction, which the row loop cannot take in.
+static bool computedOnce(Operation *producer) {
+  if (!hasTranscendental(producer))
+    return false;
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  unsigned reductions = 0;
+  for (Value result : producer->getResults())
+    reductions += reductionsReading(result, seen);
+  return reductions >= 2;
+}
 
 static size_t bodySize(Operation *op) {
   size_t size = 0;
@@ -117,6 +176,8 @@ struct FusedPattern : OpRewritePattern<FusedOp> {
 /// Step 2.
 struct FuseLinalgGroupsPass
     : kiln::impl::FuseLinalgGroupsBase<FuseLinalgGroupsPass> {
+  using FuseLinalgGroupsBase::FuseLinalgGroupsBase;
+
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     WalkResult kinds = getOperation().walk([](FusedKernelOp kernel) {
@@ -125,14 +186,17 @@ struct FuseLinalgGroupsPass
     });
     if (kinds.wasInterrupted())
       return signalPassFailure();
-    linalg::ControlFusionFn sameKernel = [](OpOperand *fusedOperand) {
+    bool recompute = recomputeTranscendentals;
+    linalg::ControlFusionFn sameKernel = [recompute](OpOperand *fusedOperand) {
       Operation *producer = fusedOperand->get().getDefiningOp();
       Operation *consumer = fusedOperand->getOwner();
       FusedKernelOp kernel = kernelOf(consumer);
       if (!producer || !kernel || kernelOf(producer) != kernel)
         return false;
       return fusedOperand->get().hasOneUse() ||
-             bodySize(producer) + bodySize(consumer) <= kMaxRecomputingBodyOps;
+             ((recompute || !computedOnce(producer)) &&
+              bodySize(producer) + bodySize(consumer) <=
+                  kMaxRecomputingBodyOps);
     };
     // A reshape is not propagated through a contraction: that would turn
     // a linalg.matmul into a generic with unit dims (an epilogue that

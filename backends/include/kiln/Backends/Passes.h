@@ -56,8 +56,11 @@ void populateKilnToLinalgPatterns(RewritePatternSet &patterns,
 /// With `collectives`, collectives are rewritten into the communicator's
 /// flat forms after fusion and left to bufferization, which turns them
 /// into calls of the runtime's communicator (CollectiveCalls.cpp).
+/// `recomputeTranscendentals` is kiln-fuse-linalg-groups' option of that
+/// name.
 void buildLinalgPipeline(OpPassManager &pm, bool fuse, bool rowLoops = false,
-                         bool collectives = false);
+                         bool collectives = false,
+                         bool recomputeTranscendentals = true);
 
 /// Linalg on tensors to linalg on buffers with results as out-params, the
 /// steps the CPU and CUDA pipelines share next (BufferizationPipeline.cpp);

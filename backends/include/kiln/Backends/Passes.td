@@ -217,7 +217,21 @@ def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
     `kiln-fuse` decided. A kernel whose body no longer holds what its kind
     promises (a reduction kernel without a reduction, ...) is an error.
     Without kernels (fusion turned off) the pass changes nothing.
+
+    A producer read by several ops is recomputed in each (up to 256 body
+    ops for the two together), except, without `recompute-transcendentals`,
+    one that evaluates a transcendental function (erf, exp, log, tanh,
+    ...) and that two or more reductions read, directly or through
+    elementwise ops (a dynamic quantization's min and max of a GELU): it is
+    computed once into a tensor of the kernel that its readers read. The
+    CPU pipeline turns it off.
   }];
+  let options = [
+    Option<"recomputeTranscendentals", "recompute-transcendentals", "bool",
+           "true",
+           "Recompute a producer with several readers in each of them also "
+           "where it evaluates erf, exp, log, tanh and the like">
+  ];
   let dependentDialects = [
     "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
     "mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"
