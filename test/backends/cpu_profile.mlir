@@ -82,6 +82,14 @@ module {
     %bf16flags = arith.constant 12 : i64
     %three = arith.constant 3 : i64
     func.call @kiln_dnnl_matmul(%p, %bf16flags, %three, %m, %n, %k, %p, %k, %k, %p, %n, %n, %p, %n, %n) : (!llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64) -> () loc("matmul"("model.mlir":9:8))
+    // An int8 product of uint8 A (flags 64 and 128).
+    // CHECK: call @kiln_profile_begin(%{{.*}})
+    // CHECK-NEXT: call @kiln_dnnl_matmul
+    // CHECK-NEXT: arith.constant
+    // CHECK-NEXT: call @kiln_profile_end(%{{.*}})
+    %int8flags = arith.constant 208 : i64
+    %one64 = arith.constant 1 : i64
+    func.call @kiln_dnnl_matmul(%p, %int8flags, %one64, %m, %n, %k, %p, %k, %k, %p, %n, %n, %p, %n, %n) : (!llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64) -> () loc("matmul"("model.mlir":13:8))
     // The epilogue of a product oneDNN computes carries the product's
     // location too, but is named after its own ops.
     // CHECK: call @kiln_profile_begin(%{{.*}})
@@ -106,8 +114,8 @@ module {
   // CHECK-LABEL: func.func private @helper
   // CHECK-NOT: kiln_profile
   // CHECK: return
-  // CHECK: llvm.mlir.global external constant @kiln_profile_region_count(7 : i32)
-  // CHECK: llvm.mlir.global external constant @kiln_profile_region_names("dnnl_sgemm 2x3x4 @ model.mlir:3\00fused: add+relu 4x8 @ model.mlir:4\00dnnl_sgemm 2x3x4 (batch 5) @ model.mlir:6\00for @ model.mlir:7\00tanh 4x8 @ model.mlir:8\00dnnl_matmul 2x3x4 bf16 (batch 3) @ model.mlir:9\00add 4x8 @ model.mlir:12\00")
+  // CHECK: llvm.mlir.global external constant @kiln_profile_region_count(8 : i32)
+  // CHECK: llvm.mlir.global external constant @kiln_profile_region_names("dnnl_sgemm 2x3x4 @ model.mlir:3\00fused: add+relu 4x8 @ model.mlir:4\00dnnl_sgemm 2x3x4 (batch 5) @ model.mlir:6\00for @ model.mlir:7\00tanh 4x8 @ model.mlir:8\00dnnl_matmul 2x3x4 bf16 (batch 3) @ model.mlir:9\00dnnl_matmul 2x3x4 u8s8 @ model.mlir:13\00add 4x8 @ model.mlir:12\00")
   // CHECK: llvm.mlir.global external @kiln_profile_region_base(0 : i32)
   // CHECK: llvm.mlir.global external @kiln_profile_fn_begin() {{.*}} : !llvm.ptr
   // CHECK: llvm.mlir.zero

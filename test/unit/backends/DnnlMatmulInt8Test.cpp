@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DnnlMatmulAbi.h"
+#include "DnnlMatmulCall.h"
 
 #include <dnnl.h>
 #include <gtest/gtest.h>
@@ -19,13 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-extern "C" void kiln_dnnl_matmul(void **slot, int64_t flags, int64_t batch,
-                                 int64_t m, int64_t n, int64_t k,
-                                 const void *a, int64_t lda, int64_t strideA,
-                                 const void *b, int64_t ldb, int64_t strideB,
-                                 void *c, int64_t ldc, int64_t strideC,
-                                 const float *bias);
 
 namespace {
 

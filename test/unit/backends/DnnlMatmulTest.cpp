@@ -9,20 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DnnlMatmulAbi.h"
+#include "DnnlMatmulCall.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
-
-extern "C" void kiln_dnnl_matmul(void **slot, int64_t flags, int64_t batch,
-                                 int64_t m, int64_t n, int64_t k,
-                                 const void *a, int64_t lda, int64_t strideA,
-                                 const void *b, int64_t ldb, int64_t strideB,
-                                 void *c, int64_t ldc, int64_t strideC,
-                                 const float *bias);
 
 namespace {
 
