@@ -32,12 +32,14 @@
 //     thread runs whole products), an scf.for otherwise.
 //
 // Products of 8-bit integers into i32 (kiln.matmul's widened bytes: int8
-// or uint8 A, each widened by the signedness its body's extsi/extui says,
-// and int8 B) always go to the primitive, oneDNN's int8 kernels (AMX or
-// VNNI: a dynamically quantized BERT-base's 128x768 by 768x3072 in 0.43 ms
-// on one thread of a Xeon with AMX, against 54 ms in kiln's own loops).
-// Where the CPU has no VNNI, kiln_dnnl_matmul computes them in plain loops
-// instead (oneDNN's older int8 kernels saturate). uint8 B stays loops.
+// or uint8 A and B, each widened by the signedness its body's extsi/extui
+// says) always go to the primitive, oneDNN's int8 kernels (AMX or VNNI: a
+// dynamically quantized BERT-base's 128x768 by 768x3072 in 0.43 ms on one
+// thread of a Xeon with AMX, against 54 ms in kiln's own loops); uint8 B,
+// which the kernels do not take, runs as int8 B - 128 with 128 times A's
+// row sums added (DnnlMatmul.c). Where the CPU has no VNNI,
+// kiln_dnnl_matmul computes them in plain loops instead (oneDNN's older
+// int8 kernels saturate).
 //
 // When the last op before the product to touch C is a linalg.fill of C with
 // zero (what the lowering writes), the fill is dropped and the call
@@ -144,14 +146,13 @@ static bool prefersPrimitive(const kiln::GemmForm &form, bool constantB) {
 }
 
 /// The oneDNN form of `op`: an f32 product, one of bf16 A and B into f32
-/// C, or one of int8 or uint8 A and int8 B into i32 C (oneDNN's int8
-/// kernels take no uint8 weights).
+/// C, or one of int8 or uint8 A and B into i32 C.
 static std::optional<kiln::GemmForm> dnnlFormOf(linalg::LinalgOp op) {
   std::optional<kiln::GemmForm> form = kiln::gemmFormOf(op);
   if (!form)
     return std::nullopt;
   if (isInt8(*form))
-    return form->unsignedB ? std::nullopt : form;
+    return form;
   if (!form->cType.isF32() || !(form->abType.isF32() || form->abType.isBF16()))
     return std::nullopt;
   return form;
@@ -264,6 +265,7 @@ struct KilnCpuMatmulToDnnlPass
                         (bf16 ? KILN_DNNL_MATMUL_BFLOAT16 : 0) |
                         (int8 ? KILN_DNNL_MATMUL_INT8 : 0) |
                         (form.unsignedA ? KILN_DNNL_MATMUL_UNSIGNED_A : 0) |
+                        (form.unsignedB ? KILN_DNNL_MATMUL_UNSIGNED_B : 0) |
                         (constantB ? KILN_DNNL_MATMUL_CONSTANT_B : 0) |
                         (bias ? KILN_DNNL_MATMUL_BIAS : 0);
         if (zeroFill)

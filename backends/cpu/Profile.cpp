@@ -160,7 +160,8 @@ static std::string joinDims(ArrayRef<int64_t> dims) {
 
 /// "dnnl_sgemm MxNxK" from the call's constant sizes, its operands 2 to 4;
 /// for kiln_dnnl_matmul "dnnl_matmul MxNxK",
-/// then " bf16", " u8s8" or " s8s8" (int8 products: A's type, then B's) and
+/// then " bf16", " u8s8", " s8s8", " u8u8" or " s8u8" (int8 products: A's
+/// type, then B's) and
 /// " (batch B)" where they apply (DnnlMatmulAbi.h).
 static std::string gemmName(func::CallOp call) {
   auto constant = [&](unsigned i) -> std::optional<int64_t> {
@@ -186,8 +187,10 @@ static std::string gemmName(func::CallOp call) {
   std::optional<int64_t> batch = constant(KILN_DNNL_MATMUL_BATCH_OPERAND);
   if (flags && (*flags & KILN_DNNL_MATMUL_BFLOAT16))
     name += " bf16";
-  if (flags && (*flags & KILN_DNNL_MATMUL_INT8))
-    name += (*flags & KILN_DNNL_MATMUL_UNSIGNED_A) ? " u8s8" : " s8s8";
+  if (flags && (*flags & KILN_DNNL_MATMUL_INT8)) {
+    name += (*flags & KILN_DNNL_MATMUL_UNSIGNED_A) ? " u8" : " s8";
+    name += (*flags & KILN_DNNL_MATMUL_UNSIGNED_B) ? "u8" : "s8";
+  }
   if (batch && *batch > 1)
     name += " (batch " + std::to_string(*batch) + ")";
   return name;

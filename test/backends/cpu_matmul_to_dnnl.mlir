@@ -279,11 +279,10 @@ func.func @bf16(%a: memref<64x32xbf16>, %b: memref<32x48xbf16>, %c: memref<64x48
 // -----
 
 // 8-bit operands widened into i32: the primitive's int8 kernels (flag 64),
-// uint8 A where the body widens A with extui (flag 128), signed otherwise,
-// whatever the transposes; a zero fill of C is dropped as for floats, and
-// without one the call adds to C (flag 4). The named i8 matmul widens both
-// signed. uint8 B (oneDNN's int8 kernels take none) and an i32 product of
-// i32 operands stay.
+// uint8 A or B where the body widens it with extui (flags 128 and 256),
+// signed otherwise, whatever the transposes; a zero fill of C is dropped as
+// for floats, and without one the call adds to C (flag 4). The named i8
+// matmul widens both signed. An i32 product of i32 operands stays.
 // CHECK-LABEL: func.func @int8(
 // CHECK-NOT:     linalg.fill
 // CHECK:         %[[UNSIGNED:.*]] = arith.constant 192 : i64
@@ -292,9 +291,9 @@ func.func @bf16(%a: memref<64x32xbf16>, %b: memref<32x48xbf16>, %c: memref<64x48
 // CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[ACCUMULATE]],
 // CHECK:         %[[NAMED:.*]] = arith.constant 64 : i64
 // CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[NAMED]],
-// CHECK:         linalg.generic
-// CHECK:           arith.extui
-// CHECK:           arith.extui
+// CHECK:         %[[BOTH:.*]] = arith.constant 452 : i64
+// CHECK:         call @kiln_dnnl_matmul(%{{.*}}, %[[BOTH]],
+// CHECK-NOT:     linalg.generic
 // CHECK:         linalg.matmul ins(%{{.*}} : memref<64x32xi32>, memref<32x48xi32>)
 // CHECK-NOT:     kiln_dnnl_matmul
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>

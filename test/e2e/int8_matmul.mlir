@@ -1,8 +1,9 @@
 // Products of 8-bit integers widened into i32 (`-> i32`,
 // result_element_type): int8 or uint8 operands, each widened by its own
-// signedness. On the CPU, those with int8 B of at least 16384
-// multiply-adds call oneDNN's int8 kernels through kiln_dnnl_matmul (its
-// own loops where the CPU has no VNNI); uint8 B and small ones are loops.
+// signedness. On the CPU, those of at least 16384 multiply-adds call
+// oneDNN's int8 kernels through kiln_dnnl_matmul (uint8 B as int8 B - 128
+// with A's row sums added back; its own loops where the CPU has no VNNI);
+// small ones are loops.
 // @dequantized is what the ONNX importer makes of a dynamically quantized
 // MatMulInteger: the product minus the activation's zero point times the
 // constant weights' column sums, scaled to f32.
@@ -25,7 +26,7 @@ func.func @batched_transposed(%a: tensor<3x32x64xi8>, %bt: tensor<3x40x64xi8>) -
   return %c : tensor<3x32x40xi32>
 }
 
-// uint8 B: loops, large and small.
+// uint8 B: the library for the large product, loops for the small one.
 // CHECK: unsigned_both(arg0: ui8[64,96], arg1: ui8[96,48], arg2: i8[5,7], arg3: ui8[7,3]) -> (out0: i32[64,48], out1: i32[5,3])
 func.func @unsigned_both(%a: tensor<64x96xui8>, %b: tensor<96x48xui8>, %x: tensor<5x7xi8>, %y: tensor<7x3xui8>) -> (tensor<64x48xi32>, tensor<5x3xi32>) {
   %c = kiln.matmul %a, %b : tensor<64x96xui8>, tensor<96x48xui8> -> i32

@@ -122,14 +122,30 @@ static dnnl_status_t describe(dnnl_memory_desc_t *md, int64_t batch,
 
 /* The entry for `key`: a primitive, or none where oneDNN has only its
  * reference implementation or none at all. */
+/* The bytes of `b` (laid out as `md`) with the top bit flipped, in a new
+ * buffer: uint8 B as the int8 B - 128, which oneDNN's int8 kernels take
+ * (the caller adds 128 times A's row sums back). */
+static void *flippedBytes(const dnnl_memory_desc_t *md, const void *b) {
+  size_t size = dnnl_memory_desc_get_size(md);
+  uint8_t *flipped = kiln_dnnl_allocate("matmul", size);
+  const uint8_t *from = b;
+  for (size_t i = 0; i < size; ++i)
+    flipped[i] = from[i] ^ 0x80;
+  return flipped;
+}
+
 /* Reorders `b` (laid out as entry->b) into entry->packed, once. */
 static void packB(CachedMatmul *entry, const void *b) {
   entry->packedB = kiln_dnnl_allocate(
       "matmul", dnnl_memory_desc_get_size(&entry->packed));
   dnnl_primitive_t reorder =
       kiln_dnnl_reorder_primitive("matmul", &entry->b, &entry->packed);
-  kiln_dnnl_reorder_now("matmul", reorder, &entry->b, b, &entry->packed,
-                        entry->packedB);
+  void *flipped = (entry->key.flags & KILN_DNNL_MATMUL_UNSIGNED_B)
+                      ? flippedBytes(&entry->b, b)
+                      : NULL;
+  kiln_dnnl_reorder_now("matmul", reorder, &entry->b, flipped ? flipped : b,
+                        &entry->packed, entry->packedB);
+  free(flipped);
   dnnl_primitive_destroy(reorder);
 }
 
@@ -251,6 +267,27 @@ static CachedMatmul *cached(void **slot, const MatmulKey *key,
   return entry;
 }
 
+/* C += 128 * (the sum of row i of A) in every C[i, j]: what a product of
+ * uint8 B run as int8 B - 128 lacks. */
+static void addUnsignedBShare(const MatmulKey *key, const void *a,
+                              int32_t *c) {
+  int transposeA = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_A) != 0;
+  int unsignedA = (key->flags & KILN_DNNL_MATMUL_UNSIGNED_A) != 0;
+  for (int64_t p = 0; p < key->batch; ++p) {
+    const uint8_t *pa = (const uint8_t *)a + p * key->strideA;
+    for (int64_t i = 0; i < key->m; ++i) {
+      uint32_t sum = 0;
+      for (int64_t q = 0; q < key->k; ++q) {
+        uint8_t byte = pa[transposeA ? q * key->lda + i : i * key->lda + q];
+        sum += unsignedA ? (uint32_t)byte : (uint32_t)(int8_t)byte;
+      }
+      uint32_t *row = (uint32_t *)(c + p * key->strideC + i * key->ldc);
+      for (int64_t j = 0; j < key->n; ++j)
+        row[j] += 128u * sum;
+    }
+  }
+}
+
 /* C += product, both laid out as `key` says C is, in wrapping int32. */
 static void addInt32(const MatmulKey *key, int32_t *c, const int32_t *product) {
   for (int64_t p = 0; p < key->batch; ++p)
@@ -265,6 +302,18 @@ static void addInt32(const MatmulKey *key, int32_t *c, const int32_t *product) {
 
 static void runPrimitive(const CachedMatmul *entry, const void *a,
                          const void *b, void *c, const float *bias) {
+  /* uint8 B: the product with B - 128 (flipped bytes; packed ones were
+   * flipped when packed), plus 128 times A's row sums. */
+  if ((entry->key.flags & KILN_DNNL_MATMUL_UNSIGNED_B) &&
+      !(entry->key.flags & KILN_DNNL_MATMUL_ACCUMULATE)) {
+    void *flipped = entry->packedB ? NULL : flippedBytes(&entry->b, b);
+    CachedMatmul asSigned = *entry;
+    asSigned.key.flags &= ~(int64_t)KILN_DNNL_MATMUL_UNSIGNED_B;
+    runPrimitive(&asSigned, a, flipped ? flipped : b, c, bias);
+    free(flipped);
+    addUnsignedBShare(&entry->key, a, c);
+    return;
+  }
   /* int8 C += A B: the product into a buffer of C's layout, then added. */
   if ((entry->key.flags & KILN_DNNL_MATMUL_INT8) &&
       (entry->key.flags & KILN_DNNL_MATMUL_ACCUMULATE)) {
@@ -329,10 +378,12 @@ static void runInt8Loops(const MatmulKey *key, const void *a, const void *b,
   int transposeA = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_A) != 0;
   int transposeB = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_B) != 0;
   int unsignedA = (key->flags & KILN_DNNL_MATMUL_UNSIGNED_A) != 0;
+  /* uint8 B as int8 B - 128 plus 128 times the bytes of A, below. */
+  uint32_t shiftB = (key->flags & KILN_DNNL_MATMUL_UNSIGNED_B) ? 128u : 0u;
   int accumulate = (key->flags & KILN_DNNL_MATMUL_ACCUMULATE) != 0;
   for (int64_t p = 0; p < key->batch; ++p) {
     const uint8_t *pa = (const uint8_t *)a + p * key->strideA;
-    const int8_t *pb = (const int8_t *)b + p * key->strideB;
+    const uint8_t *pb = (const uint8_t *)b + p * key->strideB;
     for (int64_t i = 0; i < key->m; ++i) {
       uint32_t *row = (uint32_t *)(c + p * key->strideC + i * key->ldc);
       if (!accumulate)
@@ -340,12 +391,15 @@ static void runInt8Loops(const MatmulKey *key, const void *a, const void *b,
       for (int64_t q = 0; q < key->k; ++q) {
         uint8_t byte = pa[transposeA ? q * key->lda + i : i * key->lda + q];
         uint32_t x = unsignedA ? (uint32_t)byte : (uint32_t)(int8_t)byte;
+        uint32_t shift = x * shiftB;
         if (transposeB)
           for (int64_t j = 0; j < key->n; ++j)
-            row[j] += x * (uint32_t)pb[j * key->ldb + q];
+            row[j] += x * (uint32_t)(int8_t)(pb[j * key->ldb + q] ^ shiftB) +
+                      shift;
         else
           for (int64_t j = 0; j < key->n; ++j)
-            row[j] += x * (uint32_t)pb[q * key->ldb + j];
+            row[j] += x * (uint32_t)(int8_t)(pb[q * key->ldb + j] ^ shiftB) +
+                      shift;
       }
     }
   }

@@ -34,10 +34,11 @@ enum KilnDnnlMatmulFlags {
    * adds to every row of the product as it writes it (a dense layer's
    * bias, in cache instead of a pass of its own). */
   KILN_DNNL_MATMUL_BIAS = 32,
-  /* int8 B, int8 or uint8 A (KILN_DNNL_MATMUL_UNSIGNED_A), int32 C: each
-   * widened to int32 by its signedness, the sums wrapping around. */
+  /* int8 or uint8 A and B (KILN_DNNL_MATMUL_UNSIGNED_A, _B), int32 C:
+   * each widened to int32 by its signedness, the sums wrapping around. */
   KILN_DNNL_MATMUL_INT8 = 64,
-  KILN_DNNL_MATMUL_UNSIGNED_A = 128
+  KILN_DNNL_MATMUL_UNSIGNED_A = 128,
+  KILN_DNNL_MATMUL_UNSIGNED_B = 256
 };
 
 /* The operands of the call, in order: slot, flags, batch, M, N, K, then

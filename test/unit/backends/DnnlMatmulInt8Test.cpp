@@ -1,9 +1,10 @@
 //===- DnnlMatmulInt8Test.cpp - kiln_dnnl_matmul's int8 products ----------===//
 //
 // backends/cpu/support/DnnlMatmul.c called as kiln-cpu-matmul-to-dnnl
-// calls it for a product of 8-bit integers into i32: int8 or uint8 A, int8
-// B, every byte value (255 * 127 pairs are what a saturating 16-bit
-// intermediate gets wrong), against sums written out here. ctest runs these
+// calls it for a product of 8-bit integers into i32: int8 or uint8 A and B
+// (uint8 B runs as int8 B - 128 plus 128 times A's row sums), every byte
+// value (255 * 127 pairs are what a saturating 16-bit intermediate gets
+// wrong), against sums written out here. ctest runs these
 // tests twice: as the host's oneDNN runs them (AMX or VNNI where the CPU has
 // them: oneDNN's primitive), and with ONEDNN_MAX_CPU_ISA=AVX2, where
 // kiln_dnnl_matmul must compute them in its own loops.
@@ -79,7 +80,9 @@ struct Product {
                                                  : int64_t(int8_t(byte));
   }
   int64_t valueB(int64_t p, int64_t l, int64_t j) {
-    return int8_t(transposeB() ? b.at(p, j, l) : b.at(p, l, j));
+    uint8_t byte = transposeB() ? b.at(p, j, l) : b.at(p, l, j);
+    return (flags & KILN_DNNL_MATMUL_UNSIGNED_B) ? int64_t(byte)
+                                                 : int64_t(int8_t(byte));
   }
 
   /// C as the call must leave it (the padding between rows untouched).
@@ -122,10 +125,10 @@ void expectProduct(int64_t flags, int64_t batch, int64_t m, int64_t n,
 TEST(DnnlMatmulInt8, EveryFlagCombination) {
   int64_t flags[] = {KILN_DNNL_MATMUL_TRANSPOSE_A, KILN_DNNL_MATMUL_TRANSPOSE_B,
                      KILN_DNNL_MATMUL_ACCUMULATE, KILN_DNNL_MATMUL_CONSTANT_B,
-                     KILN_DNNL_MATMUL_UNSIGNED_A};
-  for (int mask = 0; mask < 32; ++mask) {
+                     KILN_DNNL_MATMUL_UNSIGNED_A, KILN_DNNL_MATMUL_UNSIGNED_B};
+  for (int mask = 0; mask < 64; ++mask) {
     int64_t combined = 0;
-    for (int bit = 0; bit < 5; ++bit)
+    for (int bit = 0; bit < 6; ++bit)
       if (mask & (1 << bit))
         combined |= flags[bit];
     expectProduct(combined, 1, 37, 29, 131);
@@ -133,24 +136,31 @@ TEST(DnnlMatmulInt8, EveryFlagCombination) {
 }
 
 /// A dynamically quantized transformer's projection: uint8 activations,
-/// int8 weights packed once, K a few hundred.
+/// int8 (or uint8) weights packed once, K a few hundred.
 TEST(DnnlMatmulInt8, ProjectionShape) {
   expectProduct(KILN_DNNL_MATMUL_UNSIGNED_A | KILN_DNNL_MATMUL_CONSTANT_B, 1,
                 64, 96, 768);
+  expectProduct(KILN_DNNL_MATMUL_UNSIGNED_A | KILN_DNNL_MATMUL_UNSIGNED_B |
+                    KILN_DNNL_MATMUL_CONSTANT_B,
+                1, 64, 96, 768);
 }
 
 TEST(DnnlMatmulInt8, PaddedRowsAndBatches) {
   for (int64_t flags :
        {int64_t(KILN_DNNL_MATMUL_UNSIGNED_A),
         int64_t(KILN_DNNL_MATMUL_TRANSPOSE_B | KILN_DNNL_MATMUL_ACCUMULATE),
-        int64_t(KILN_DNNL_MATMUL_TRANSPOSE_A | KILN_DNNL_MATMUL_UNSIGNED_A)})
+        int64_t(KILN_DNNL_MATMUL_TRANSPOSE_A | KILN_DNNL_MATMUL_UNSIGNED_A),
+        int64_t(KILN_DNNL_MATMUL_UNSIGNED_B | KILN_DNNL_MATMUL_ACCUMULATE),
+        int64_t(KILN_DNNL_MATMUL_UNSIGNED_B | KILN_DNNL_MATMUL_TRANSPOSE_B |
+                KILN_DNNL_MATMUL_CONSTANT_B)})
     expectProduct(flags, 3, 19, 24, 45, /*pad=*/5);
 }
 
 /// K = 0: C = A B is all zeros, C += A B leaves C as it was.
 TEST(DnnlMatmulInt8, EmptySum) {
   for (int64_t flags :
-       {int64_t(KILN_DNNL_MATMUL_UNSIGNED_A), int64_t(KILN_DNNL_MATMUL_ACCUMULATE)})
+       {int64_t(KILN_DNNL_MATMUL_UNSIGNED_A), int64_t(KILN_DNNL_MATMUL_ACCUMULATE),
+        int64_t(KILN_DNNL_MATMUL_UNSIGNED_B | KILN_DNNL_MATMUL_ACCUMULATE)})
     expectProduct(flags, 1, 8, 6, 0);
 }
 
