@@ -315,9 +315,8 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
     a.append({m, k});
     b.append({k, n});
     c.append({m, n});
-    SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, a, context),
-                                AffineMap::get(rank + 1, 0, b, context),
-                                AffineMap::get(rank + 1, 0, c, context)};
+    SmallVector<AffineMap> maps =
+        AffineMap::inferFromExprList({a, b, c}, context);
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);

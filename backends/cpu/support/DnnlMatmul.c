@@ -267,6 +267,12 @@ static CachedMatmul *cached(void **slot, const MatmulKey *key,
   return entry;
 }
 
+/* An int8 (or, with `isUnsigned`, uint8) byte widened to 32 bits, in
+ * uint32 where sums wrap with defined behaviour. */
+static inline uint32_t widenByte(uint8_t byte, int isUnsigned) {
+  return isUnsigned ? (uint32_t)byte : (uint32_t)(int8_t)byte;
+}
+
 /* C += 128 * (the sum of row i of A) in every C[i, j]: what a product of
  * uint8 B run as int8 B - 128 lacks. */
 static void addUnsignedBShare(const MatmulKey *key, const void *a,
@@ -279,7 +285,7 @@ static void addUnsignedBShare(const MatmulKey *key, const void *a,
       uint32_t sum = 0;
       for (int64_t q = 0; q < key->k; ++q) {
         uint8_t byte = pa[transposeA ? q * key->lda + i : i * key->lda + q];
-        sum += unsignedA ? (uint32_t)byte : (uint32_t)(int8_t)byte;
+        sum += widenByte(byte, unsignedA);
       }
       uint32_t *row = (uint32_t *)(c + p * key->strideC + i * key->ldc);
       for (int64_t j = 0; j < key->n; ++j)
@@ -372,14 +378,15 @@ static void addBias(const MatmulKey *key, float *c, const float *bias) {
  * inner loop widens 16 (AVX-512) or 8 (AVX2) bytes at a time in the clone
  * for the running CPU: a dynamically quantized BERT-base took 4.1 s a
  * call with the baseline SSE2 loop alone. */
+#if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
 static void runInt8Loops(const MatmulKey *key, const void *a, const void *b,
                          int32_t *c) {
   int transposeA = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_A) != 0;
   int transposeB = (key->flags & KILN_DNNL_MATMUL_TRANSPOSE_B) != 0;
   int unsignedA = (key->flags & KILN_DNNL_MATMUL_UNSIGNED_A) != 0;
-  /* uint8 B as int8 B - 128 plus 128 times the bytes of A, below. */
-  uint32_t shiftB = (key->flags & KILN_DNNL_MATMUL_UNSIGNED_B) ? 128u : 0u;
+  int unsignedB = (key->flags & KILN_DNNL_MATMUL_UNSIGNED_B) != 0;
   int accumulate = (key->flags & KILN_DNNL_MATMUL_ACCUMULATE) != 0;
   for (int64_t p = 0; p < key->batch; ++p) {
     const uint8_t *pa = (const uint8_t *)a + p * key->strideA;
@@ -390,16 +397,13 @@ static void runInt8Loops(const MatmulKey *key, const void *a, const void *b,
         memset(row, 0, key->n * sizeof(uint32_t));
       for (int64_t q = 0; q < key->k; ++q) {
         uint8_t byte = pa[transposeA ? q * key->lda + i : i * key->lda + q];
-        uint32_t x = unsignedA ? (uint32_t)byte : (uint32_t)(int8_t)byte;
-        uint32_t shift = x * shiftB;
+        uint32_t x = widenByte(byte, unsignedA);
         if (transposeB)
           for (int64_t j = 0; j < key->n; ++j)
-            row[j] += x * (uint32_t)(int8_t)(pb[j * key->ldb + q] ^ shiftB) +
-                      shift;
+            row[j] += x * widenByte(pb[j * key->ldb + q], unsignedB);
         else
           for (int64_t j = 0; j < key->n; ++j)
-            row[j] += x * (uint32_t)(int8_t)(pb[q * key->ldb + j] ^ shiftB) +
-                      shift;
+            row[j] += x * widenByte(pb[q * key->ldb + j], unsignedB);
       }
     }
   }
