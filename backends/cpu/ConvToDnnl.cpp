@@ -133,6 +133,34 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
   return descriptor;
 }
 
+/// Whether oneDNN's Winograd kernels beat its direct ones on the f32
+/// convolution of `descriptor`, the per-call relayouts into and out of
+/// their nChw16c layout included: a 3x3 window at stride 1 without
+/// dilation or groups, at least 16 input and 64 output channels and 392
+/// output positions (two 14x14 maps). Their transformed weights are 16/9
+/// of the direct ones' bytes, read from memory on each call in a model,
+/// so the output positions must be enough to amortize them. Measured in
+/// ResNet-50 (`kiln-compile --profile`, one thread, oneDNN 2.6, AVX-512):
+/// at batch 1, 56x56 and 28x28 maps 15-17% faster, 14x14 (196 positions)
+/// no faster; at batch 8, 1.35-1.85x faster down to 7x7 maps. With 32
+/// output channels (DenseNet's) slower.
+static bool winogradPays(ArrayRef<int64_t> d) {
+  if (d[0] != 2 || d[1] != 1 ||
+      (d[5] & (KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_INT8)))
+    return false;
+  // After the header, per spatial dim: input sizes, kernel sizes, output
+  // sizes, strides, low and high paddings, dilations.
+  auto dims = [&](int64_t group) {
+    return d.slice(KILN_DNNL_CONV_HEADER_SIZE + 2 * group, 2);
+  };
+  auto all = [](ArrayRef<int64_t> values, int64_t v) {
+    return llvm::all_of(values, [&](int64_t x) { return x == v; });
+  };
+  ArrayRef<int64_t> output = dims(2);
+  return all(dims(1), 3) && all(dims(3), 1) && all(dims(6), 1) && d[3] >= 16 &&
+         d[4] >= 64 && d[2] * output[0] * output[1] >= 392;
+}
+
 /// The ops after a convolution that oneDNN applies as it writes the
 /// result, in order: a per-channel bias, an addend, a ReLU, a clip or a
 /// SiLU. Each must be the only user of the value before it (a SiLU's two
@@ -612,6 +640,12 @@ struct KilnCpuOutlineDnnlConvsPass
                          << layouts << "'";
       return signalPassFailure();
     }
+    if (winograd != "query" && winograd != "always" && winograd != "never") {
+      module.emitError() << "kiln-cpu-outline-dnnl-convs: winograd must be "
+                            "'query', 'always' or 'never', not '"
+                         << winograd << "'";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<mlir::kiln::ConvOp, SmallVector<int64_t>>> convs;
     module.walk([&](mlir::kiln::ConvOp op) {
       // An outlined function's own conv stays where it is.
@@ -747,7 +781,21 @@ struct KilnCpuOutlineDnnlConvsPass
       // where src is what an earlier such call wrote, that call passes on
       // a bound of it, and so does this one where its result is another
       // outlined convolution's input.
-      bool guarded = !quantized && (flags & KILN_DNNL_CONV_ACTIVATIONS);
+      // oneDNN's Winograd kernels where they pay and, asked ("query"),
+      // oneDNN has one for this CPU and this epilogue (a clip's bounds
+      // follow the descriptor's other entries).
+      if (!quantized && winograd != "never" && winogradPays(descriptor)) {
+        SmallVector<int64_t> asked(descriptor);
+        if (flags & KILN_DNNL_CONV_CLIP)
+          for (float bound : {epilogue.clipLow, epilogue.clipHigh})
+            asked.push_back(llvm::bit_cast<uint32_t>(bound));
+        if (winograd == "always" || hasWinogradKernel(asked))
+          flags |= KILN_DNNL_CONV_WINOGRAD | KILN_DNNL_CONV_BLOCKED;
+      }
+      // The guarded flags (DnnlConv.c) read their operands' magnitudes.
+      bool guarded =
+          !quantized &&
+          (flags & (KILN_DNNL_CONV_ACTIVATIONS | KILN_DNNL_CONV_WINOGRAD));
       Value srcBound = guarded ? boundWritten(op.getInput()) : Value();
       if (srcBound) {
         operands.push_back(srcBound);

@@ -109,6 +109,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     convs.layouts = options.dnnlConvLayouts == "query" && options.cpu != "host"
                         ? "plain"
                         : options.dnnlConvLayouts;
+    convs.winograd = options.convAlgorithm == "winograd" ? "always"
+                     : options.convAlgorithm == "auto" && options.cpu == "host"
+                         ? "query"
+                         : "never";
     pm.addPass(createKilnCpuOutlineDnnlConvs(convs));
     // The relayouts into and out of channels-last, moved to where the
     // layout changes (PropagateLayouts.cpp).

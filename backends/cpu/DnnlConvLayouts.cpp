@@ -19,19 +19,26 @@
 
 using namespace mlir::kiln::dnnl;
 
-std::optional<ChannelsLast>
-mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
-                                        int32_t srcZeroPoint,
-                                        int32_t dstZeroPoint) {
 #ifdef KILN_HAVE_DNNL
-  // One engine for the compiler's lifetime: it holds no more than the
-  // CPU's description.
+/// One engine for the compiler's lifetime: it holds no more than the CPU's
+/// description. Null where oneDNN has none.
+static dnnl_engine_t compileEngine() {
   static dnnl_engine_t engine = [] {
     dnnl_engine_t created = nullptr;
     if (dnnl_engine_create(&created, dnnl_cpu, 0) != dnnl_success)
       return static_cast<dnnl_engine_t>(nullptr);
     return created;
   }();
+  return engine;
+}
+#endif
+
+std::optional<ChannelsLast>
+mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
+                                        int32_t srcZeroPoint,
+                                        int32_t dstZeroPoint) {
+#ifdef KILN_HAVE_DNNL
+  dnnl_engine_t engine = compileEngine();
   if (!engine)
     return std::nullopt;
   const int64_t *desc = descriptor.data();
@@ -68,6 +75,30 @@ mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
   (void)srcZeroPoint;
   (void)dstZeroPoint;
   return std::nullopt;
+#endif
+}
+
+bool mlir::kiln::dnnl::hasWinogradKernel(llvm::ArrayRef<int64_t> descriptor) {
+#ifdef KILN_HAVE_DNNL
+  dnnl_engine_t engine = compileEngine();
+  const int64_t *desc = descriptor.data();
+  int64_t flags = desc[5] | KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_WINOGRAD;
+  dnnl_memory_desc_t user[3], any[3], bias;
+  dnnl_primitive_desc_t pd;
+  if (!engine || (flags & (KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_INT8)) ||
+      kiln_dnnl_conv_describe(desc, flags, dnnl_f32, user, &bias) !=
+          dnnl_success ||
+      kiln_dnnl_conv_layouts(flags, user, any) != dnnl_success ||
+      kiln_dnnl_conv_primitive_desc(desc, flags, any, &bias,
+                                    /*binaryAddend=*/nullptr,
+                                    /*quant=*/nullptr, engine,
+                                    &pd) != dnnl_success)
+    return false;
+  dnnl_primitive_desc_destroy(pd);
+  return true;
+#else
+  (void)descriptor;
+  return false;
 #endif
 }
 

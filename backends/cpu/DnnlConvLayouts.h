@@ -47,6 +47,11 @@ std::optional<ChannelsLast>
 preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
                       int32_t srcZeroPoint = 0, int32_t dstZeroPoint = 0);
 
+/// Whether oneDNN on the CPU this runs on has a Winograd kernel for the f32
+/// convolution of `descriptor` (DnnlConvAbi.h) with its epilogue flags, in
+/// layouts of its choice; false without oneDNN.
+bool hasWinogradKernel(llvm::ArrayRef<int64_t> descriptor);
+
 /// Whether oneDNN's int8 products on the CPU this runs on use VNNI's dot
 /// products (false without oneDNN): without them a quantized convolution's
 /// call widens its operands to f32 (DnnlConv.c), slower than the f32

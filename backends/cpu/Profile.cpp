@@ -240,6 +240,8 @@ static std::string convName(func::CallOp call) {
   int64_t flags = d[5];
   if (flags & KILN_DNNL_CONV_BFLOAT16)
     name += " bf16";
+  if (flags & KILN_DNNL_CONV_WINOGRAD)
+    name += " winograd";
   if (flags & KILN_DNNL_CONV_INT8)
     name += flags & KILN_DNNL_CONV_SIGNED_SRC ? " s8" : " u8";
   if (flags & KILN_DNNL_CONV_BIAS)

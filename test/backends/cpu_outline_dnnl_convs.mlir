@@ -11,6 +11,9 @@
 // RUN: kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=layouts=channels-last \
 // RUN:   | FileCheck %s --check-prefix=LAST
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-outline-dnnl-convs="layouts=channels-last winograd=always" \
+// RUN:   | FileCheck %s --check-prefix=WINO
 
 // 16 * 5 * 7 outputs of 4 * 3 * 3 = 36 multiply-adds: 20160. The
 // descriptor: k = 2, groups 1, N 1, C 4, O 16, flags 0 (35 output
@@ -493,6 +496,58 @@ func.func @not_quantized(%x: tensor<1x2x16x16xui8>, %f: tensor<1x2x16x16xf32>) -
   %u = kiln.conv %g, %v, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x2x16x16xf32>, tensor<2x2x1x1xf32>
   %t = kiln.conv %f, %v, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x2x16x16xf32>, tensor<2x2x1x1xf32>
   return %y, %u, %t : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>
+}
+
+// -----
+
+// oneDNN's Winograd algorithm (flag 65536, with 16: its own layouts) for a
+// 3x3 window at stride 1 with at least 16 input channels, 64 output
+// channels and 392 output positions (two 14x14), where `winograd` allows it;
+// its call reads magnitudes like an activation's: %a's bound goes to %g.
+// The others keep direct sums: two 13x14 positions, stride 2, 32 output
+// channels, a 5x5 window, two groups (flags 16 | 128 | 256 = 400). %a:
+// 400 | 4 (ReLU) | 16384 (bound) = 16788, with 65536 82324; %g: 400 |
+// 65536 | 32768 (takes the bound) = 98704.
+// WINO-LABEL: func.func @winograd(
+// WINO:         %[[A:[0-9]+]]:2 = call @[[FA:kiln_dnnl_conv[_0-9]*]](
+// WINO:         call @[[FB:kiln_dnnl_conv[_0-9]*]](
+// WINO:         call @[[FC:kiln_dnnl_conv[_0-9]*]](
+// WINO:         call @[[FD:kiln_dnnl_conv[_0-9]*]](
+// WINO:         call @[[FE:kiln_dnnl_conv[_0-9]*]](
+// WINO:         call @[[FF:kiln_dnnl_conv[_0-9]*]](
+// WINO:         call @[[FG:kiln_dnnl_conv[_0-9]*]](%{{.*}}, %arg7, %[[A]]#1)
+// WINO-DAG:   func.func private @[[FA]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 82324, 14, 14, 3, 3, 14, 14,
+// WINO-DAG:   func.func private @[[FB]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 400, 13, 14, 3, 3, 13, 14,
+// WINO-DAG:   func.func private @[[FC]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 400, 28, 28, 3, 3, 14, 14, 2, 2,
+// WINO-DAG:   func.func private @[[FD]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 32, 400, 14, 14, 3, 3,
+// WINO-DAG:   func.func private @[[FE]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 400, 14, 14, 5, 5,
+// WINO-DAG:   func.func private @[[FF]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 2, 2, 16, 64, 400, 14, 14, 3, 3,
+// WINO-DAG:   func.func private @[[FG]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 64, 64, 98704, 14, 14, 3, 3,
+// LAST-LABEL: func.func @winograd(
+// LAST:         call @[[FA:kiln_dnnl_conv[_0-9]*]](
+// LAST-DAG:   func.func private @[[FA]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 16788, 14, 14, 3, 3, 14, 14,
+func.func @winograd(%x: tensor<2x16x14x14xf32>, %w: tensor<64x16x3x3xf32>, %x13: tensor<2x16x13x14xf32>, %x28: tensor<2x16x28x28xf32>, %w32: tensor<32x16x3x3xf32>, %w5: tensor<64x16x5x5xf32>, %wg: tensor<64x8x3x3xf32>, %v: tensor<64x64x3x3xf32>) -> (tensor<2x64x14x14xf32>, tensor<2x64x13x14xf32>, tensor<2x64x14x14xf32>, tensor<2x32x14x14xf32>, tensor<2x64x14x14xf32>, tensor<2x64x14x14xf32>) {
+  %a = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x16x14x14xf32>, tensor<64x16x3x3xf32>
+  %ar = kiln.relu %a : tensor<2x64x14x14xf32>
+  %b = kiln.conv %x13, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x16x13x14xf32>, tensor<64x16x3x3xf32>
+  %c = kiln.conv %x28, %w, strides = [2, 2], padding_low = [1, 1], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x16x28x28xf32>, tensor<64x16x3x3xf32>
+  %d = kiln.conv %x, %w32, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x16x14x14xf32>, tensor<32x16x3x3xf32>
+  %e = kiln.conv %x, %w5, strides = [1, 1], padding_low = [2, 2], padding_high = [2, 2], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x16x14x14xf32>, tensor<64x16x5x5xf32>
+  %f = kiln.conv %x, %wg, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 2 : tensor<2x16x14x14xf32>, tensor<64x8x3x3xf32>
+  %g = kiln.conv %ar, %v, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x64x14x14xf32>, tensor<64x64x3x3xf32>
+  return %g, %b, %c, %d, %e, %f : tensor<2x64x14x14xf32>, tensor<2x64x13x14xf32>, tensor<2x64x14x14xf32>, tensor<2x32x14x14xf32>, tensor<2x64x14x14xf32>, tensor<2x64x14x14xf32>
+}
+
+// -----
+
+// An unknown winograd option is an error.
+// RUN: not kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-outline-dnnl-convs=winograd=sometimes 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADW
+// BADW: winograd must be 'query', 'always' or 'never', not 'sometimes'
+func.func @bad_winograd(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  return %y : tensor<1x8x16x16xf32>
 }
 
 // -----

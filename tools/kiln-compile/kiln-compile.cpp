@@ -116,6 +116,14 @@ cl::opt<std::string> convLayouts(
              "on this CPU wants it; the default), 'channels-last' or 'plain'"),
     cl::init("query"), cl::value_desc("query|channels-last|plain"),
     cl::cat(compileCategory));
+cl::opt<std::string> convAlgorithm(
+    "conv-algorithm",
+    cl::desc("The algorithm of oneDNN's f32 3x3 convolutions: 'auto' "
+             "(Winograd where it is faster and oneDNN has a kernel for it on "
+             "this CPU; the default), 'winograd' (wherever the shape "
+             "allows) or 'direct' (direct sums only)"),
+    cl::init("auto"), cl::value_desc("auto|winograd|direct"),
+    cl::cat(compileCategory));
 cl::opt<bool> noCublas(
     "no-cublas",
     cl::desc("Generate kernels for float matrix products instead of calling "
@@ -249,6 +257,10 @@ int checkOptions() {
       convLayouts != "plain")
     return usageError("unknown --conv-layouts '" + convLayouts +
                       "' (expected query, channels-last or plain)");
+  if (convAlgorithm != "auto" && convAlgorithm != "winograd" &&
+      convAlgorithm != "direct")
+    return usageError("unknown --conv-algorithm '" + convAlgorithm +
+                      "' (expected auto, winograd or direct)");
   if (!autocast.empty() && autocast != "bf16" && autocast != "f16")
     return usageError("unknown --autocast dtype '" + autocast +
                       "' (supported: bf16, f16)");
@@ -274,6 +286,7 @@ kiln::CompileOptions compileOptions() {
   options.cpu.fuse = !noFusion;
   options.cpu.dnnl = !noDnnl;
   options.cpu.dnnlConvLayouts = convLayouts;
+  options.cpu.convAlgorithm = convAlgorithm;
   options.cpu.parallel = !noParallel;
   options.cpu.memoryReport = memoryReport;
   options.cpu.profile = profile;

@@ -66,6 +66,16 @@
  * the activation itself), and src is read only where that bound is too
  * large.
  *
+ * A convolution with KILN_DNNL_CONV_WINOGRAD (3x3, stride 1, chosen by
+ * the compiler where it pays) runs oneDNN's Winograd kernels, which
+ * compute the sums from transformed tiles of src and weights in about
+ * half the multiplies, with rounding errors of the order of the direct
+ * sums'. The transforms combine inputs that a direct sum keeps apart (an
+ * infinity in one becomes a NaN in outputs whose windows do not hold it),
+ * so the call takes the same guard as an activation, with the bound
+ * widened by the transforms' growth: where an operand is not finite or a
+ * transformed value could overflow, the direct primitive runs instead.
+ *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
  * The engine is the module's one (DnnlSupport.c).
@@ -117,6 +127,21 @@ typedef struct CachedConv {
    * null until a call needs it. */
   void *exact;
 } CachedConv;
+
+/* The flags whose primitive gives kiln's values only on finite operands
+ * whose sums cannot overflow (activationIsExact). */
+#define KILN_DNNL_CONV_GUARDED                                                 \
+  (KILN_DNNL_CONV_ACTIVATIONS | KILN_DNNL_CONV_WINOGRAD)
+
+/* How much larger than a direct sum's bound a value inside oneDNN's
+ * Winograd kernels can be. The direct bound is |src| |weights| C K^2;
+ * with the textbook transforms of F(4x4, 3x3) (interpolation points 0,
+ * +-1, +-2) the input transform multiplies magnitudes by up to 10 per
+ * dim, the weights' by up to 1 and the output's by up to 19, a factor
+ * 100 * 361 / 9 < 4100 over the direct bound; an implementation may
+ * scale the weights' transform up and the output's down by the
+ * denominators (up to 24 per dim). 2^24 covers both with room. */
+#define KILN_DNNL_CONV_WINOGRAD_GROWTH 16777216.0
 
 /* Every primitive this module published, destroyed when the module is
  * unloaded (before the engine: DnnlSupport.c). */
@@ -309,6 +334,16 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
   status = kiln_dnnl_conv_primitive_desc(desc, flags, layouts, &entry->bias,
                                          /*binaryAddend=*/NULL, quant,
                                          kiln_dnnl_engine(), &pd);
+  /* Where oneDNN has no Winograd kernel for this CPU and these operands
+   * (a module compiled on another CPU, or one that asked without
+   * querying), the direct sums. */
+  if (status != dnnl_success && (flags & KILN_DNNL_CONV_WINOGRAD)) {
+    flags &= ~(int64_t)KILN_DNNL_CONV_WINOGRAD;
+    entry->flags = flags;
+    status = kiln_dnnl_conv_primitive_desc(desc, flags, layouts, &entry->bias,
+                                           /*binaryAddend=*/NULL, quant,
+                                           kiln_dnnl_engine(), &pd);
+  }
   /* An addend in its own buffer is read by a binary post-op where oneDNN
    * runs one as well: the sum post-op needs it copied into dst first, a
    * pass over dst's bytes (on ResNet-50 about 4% of the time). */
@@ -352,7 +387,7 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
     }
   }
   if ((flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) &&
-      (flags & KILN_DNNL_CONV_ACTIVATIONS) && weights && type == dnnl_f32) {
+      (flags & KILN_DNNL_CONV_GUARDED) && weights && type == dnnl_f32) {
     entry->weightMagnitude = largestMagnitudeOf(&entry->plain[1], weights);
     entry->knownWeightMagnitude = 1;
   }
@@ -512,9 +547,10 @@ static void run(CachedConv *entry, const void *src, const void *weights,
     __atomic_store_n(&entry->busy, 0, __ATOMIC_RELEASE);
 }
 
-/* Whether the fused activation of `entry` gives kiln's values on these
- * operands: all finite, and no sum that can overflow (see the top). If so,
- * `*sums` is a bound on the magnitude of every sum (before the
+/* Whether the fused activation of `entry` (or its Winograd kernel) gives
+ * kiln's values on these operands: all finite, and no sum that can
+ * overflow (see the top; for Winograd, no transformed value either). If
+ * so, `*sums` is a bound on the magnitude of every sum (before the
  * activation). |src| is taken from `srcBound` (an earlier call's bound on
  * it: +inf where it had none) where that suffices, else read from src. */
 static int activationIsExact(const CachedConv *entry, const int64_t *desc,
@@ -538,6 +574,8 @@ static int activationIsExact(const CachedConv *entry, const int64_t *desc,
   for (int64_t d = 0; d < desc[0]; ++d)
     terms *= (double)desc[KILN_DNNL_CONV_HEADER_SIZE + desc[0] + d];
   double scale = (double)magnitudeValue(w) * terms;
+  if (entry->flags & KILN_DNNL_CONV_WINOGRAD)
+    scale *= KILN_DNNL_CONV_WINOGRAD_GROWTH;
   double rest = (double)magnitudeValue(b) + magnitudeValue(a);
   /* An earlier call's bound, where it is finite and small enough. */
   double s = srcBound && *srcBound <= FLT_MAX ? *srcBound : INFINITY;
@@ -607,21 +645,22 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
   CachedConv *entry =
       cached(slot, desc, desc[5], weights, addend == dst, /*quant=*/NULL);
   int64_t flags = entry->flags;
-  int64_t activations = flags & KILN_DNNL_CONV_ACTIVATIONS;
+  int64_t guarded = flags & KILN_DNNL_CONV_GUARDED;
   if (!(flags & KILN_DNNL_CONV_SRC_BOUND))
     srcBound = NULL;
   if (!(flags & KILN_DNNL_CONV_DST_BOUND))
     dstBound = NULL;
   double sums;
   float bound = INFINITY;
-  if (!activations) {
+  if (!guarded) {
     run(entry, src, weights, bias, addend, dst);
   } else if (activationIsExact(entry, desc, src, weights, bias, addend,
                                srcBound, &sums)) {
     run(entry, src, weights, bias, addend, dst);
     bound = activatedBound(flags, desc, sums);
   } else {
-    CachedConv *exact = cached(&entry->exact, desc, flags & ~activations,
+    /* Direct sums, with the activation applied here. */
+    CachedConv *exact = cached(&entry->exact, desc, flags & ~guarded,
                                weights, addend == dst, /*quant=*/NULL);
     run(exact, src, weights, bias, addend, dst);
     activate(flags, desc, dst,

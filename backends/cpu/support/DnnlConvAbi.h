@@ -62,7 +62,16 @@ enum KilnDnnlConvFlags {
    * infinity can be in dst); and one on |src|, written so by an earlier
    * call, is read instead of src's values where it suffices. */
   KILN_DNNL_CONV_DST_BOUND = 16384,
-  KILN_DNNL_CONV_SRC_BOUND = 32768
+  KILN_DNNL_CONV_SRC_BOUND = 32768,
+  /* f32 only, with KILN_DNNL_CONV_BLOCKED: oneDNN's Winograd algorithm
+   * (its F(2x2, 3x3) and F(4x4, 3x3) kernels, in its nChw16c layout)
+   * instead of direct sums. Its transforms add and subtract inputs that a
+   * direct sum keeps apart, so an infinity, a NaN or an overflow in them
+   * reaches results that the direct sum would leave finite: the call
+   * runs it only where every operand is finite and no transformed value
+   * can overflow, and the direct primitive otherwise (also where oneDNN
+   * has no Winograd kernel for the CPU it runs on). */
+  KILN_DNNL_CONV_WINOGRAD = 65536
 };
 
 /* The number of entries of a descriptor of spatial rank `k` with `flags`:

@@ -142,7 +142,9 @@ dnnl_status_t kiln_dnnl_conv_primitive_desc(
   dnnl_status_t status;
   dnnl_convolution_desc_t convolution;
   if ((status = dnnl_dilated_convolution_forward_desc_init(
-           &convolution, dnnl_forward_inference, dnnl_convolution_direct,
+           &convolution, dnnl_forward_inference,
+           (flags & KILN_DNNL_CONV_WINOGRAD) ? dnnl_convolution_winograd
+                                             : dnnl_convolution_direct,
            &layouts[0], &layouts[1],
            (flags & KILN_DNNL_CONV_BIAS) ? bias : NULL, &layouts[2], strides,
            dilates, padLow, padHigh)))

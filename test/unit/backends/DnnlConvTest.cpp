@@ -8,11 +8,13 @@
 // (a binary post-op) or in dst's (in place: the sum post-op), and a call
 // site whose later call has them the other way from its first. And
 // kiln_dnnl_conv_int8 on 8-bit integers with zero points, groups and
-// per-channel scales.
+// per-channel scales. And oneDNN's Winograd kernels: as close to the exact
+// sums as direct ones, and direct sums where an operand is not finite.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DnnlConvAbi.h"
+#include "DnnlConvDesc.h"
 
 #include <gtest/gtest.h>
 
@@ -305,6 +307,147 @@ TEST(DnnlConv, ActivationsKeepNaNsAndInfinities) {
     for (int64_t K : {3, 1})
       for (bool channelsLast : {false, true})
         checkActivation(flags, K, channelsLast);
+}
+
+/// A Winograd site (KILN_DNNL_CONV_WINOGRAD): N 1, C 16, 16x16, O 64, a 3x3
+/// kernel at stride 1, padding 1, channels-last, with a bias and `flags`.
+namespace winograd {
+constexpr int64_t N = 1, C = 16, H = 16, O = 64;
+
+std::vector<int64_t> descriptor(int64_t flags) {
+  flags |= KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_BLOCKED |
+           KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_CHANNELS_LAST_DST;
+  return {2, 1, N, C, O, flags, H, H, 3, 3, H, H, 1, 1, 1, 1, 1, 1, 1, 1};
+}
+
+/// Values in [-1, 1) with no short binary form, so that sums taken in
+/// different orders round differently.
+std::vector<float> uniform(size_t count, unsigned seed) {
+  std::vector<float> values(count);
+  for (float &v : values) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;
+  }
+  return values;
+}
+
+/// Whether oneDNN has a Winograd kernel for `desc` on the CPU running the
+/// test (an AVX-512 one); elsewhere the call runs direct sums.
+bool hasKernel(const std::vector<int64_t> &desc) {
+  dnnl_engine_t engine;
+  if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+    return false;
+  dnnl_memory_desc_t user[3], any[3], bias;
+  dnnl_primitive_desc_t pd = nullptr;
+  bool has =
+      kiln_dnnl_conv_describe(desc.data(), desc[5], dnnl_f32, user, &bias) ==
+          dnnl_success &&
+      kiln_dnnl_conv_layouts(desc[5], user, any) == dnnl_success &&
+      kiln_dnnl_conv_primitive_desc(desc.data(), desc[5], any, &bias, nullptr,
+                                    nullptr, engine, &pd) == dnnl_success;
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  dnnl_engine_destroy(engine);
+  return has;
+}
+
+struct Site {
+  std::vector<float> src = uniform(N * H * H * C, 5);
+  std::vector<float> weights = uniform(O * C * 9, 6);
+  std::vector<float> bias = uniform(O, 7);
+
+  /// dst [1, H, H, O] of the site with `flags`, called twice on one slot
+  /// (the second call is the one returned).
+  std::vector<float> run(int64_t flags) const {
+    std::vector<int64_t> desc = descriptor(flags);
+    std::vector<float> dst(N * H * H * O, -1.0f);
+    void *slot = nullptr;
+    for (int call = 0; call < 2; ++call)
+      kiln_dnnl_conv_f32(&slot, desc.data(), src.data(), weights.data(),
+                         bias.data(), nullptr, dst.data(), nullptr, nullptr);
+    return dst;
+  }
+
+  /// The convolution plus bias in double, ReLU'd where `relu`.
+  std::vector<double> reference(bool relu) const {
+    std::vector<double> out(N * H * H * O);
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t x = 0; x < H; ++x)
+        for (int64_t o = 0; o < O; ++o) {
+          double sum = bias[o];
+          for (int64_t i = 0; i < 3; ++i)
+            for (int64_t j = 0; j < 3; ++j) {
+              int64_t sy = y + i - 1, sx = x + j - 1;
+              if (sy < 0 || sy >= H || sx < 0 || sx >= H)
+                continue;
+              for (int64_t c = 0; c < C; ++c)
+                sum += double(src[(sy * H + sx) * C + c]) *
+                       weights[((o * C + c) * 3 + i) * 3 + j];
+            }
+          out[(y * H + x) * O + o] = relu && !(sum > 0) ? 0 : sum;
+        }
+    return out;
+  }
+};
+} // namespace winograd
+
+/// Winograd's sums are as close to the exact ones as direct sums are (a
+/// few units in the last place of the largest term), but not the same
+/// bits: where oneDNN has a kernel, some result must differ from the
+/// direct call's, or the algorithm did not change.
+TEST(DnnlConv, WinogradSums) {
+  for (int64_t relu : {int64_t(0), int64_t(KILN_DNNL_CONV_RELU)}) {
+    SCOPED_TRACE(relu ? "with a ReLU" : "no activation");
+    winograd::Site site;
+    std::vector<float> wino = site.run(relu | KILN_DNNL_CONV_WINOGRAD);
+    std::vector<float> direct = site.run(relu);
+    std::vector<double> exact = site.reference(relu != 0);
+    int64_t differing = 0;
+    for (size_t i = 0; i < exact.size(); ++i) {
+      EXPECT_NEAR(wino[i], exact[i], 2e-5) << "at " << i;
+      EXPECT_NEAR(direct[i], exact[i], 2e-5) << "at " << i;
+      differing += wino[i] != direct[i];
+    }
+    if (winograd::hasKernel(
+            winograd::descriptor(relu | KILN_DNNL_CONV_WINOGRAD)))
+      EXPECT_GT(differing, 0) << "the Winograd call gave the direct bits";
+    else
+      EXPECT_EQ(differing, 0) << "no Winograd kernel here: direct sums";
+  }
+}
+
+/// An infinity or a NaN in src, a huge value whose transform could
+/// overflow, or a non-finite weight: the call gives the direct sums' bits
+/// (and kiln's ReLU), not what the transforms would make of them (an
+/// infinity turns into NaNs in outputs whose windows do not hold it).
+TEST(DnnlConv, WinogradFallsBackOnNonFiniteOperands) {
+  struct Case {
+    const char *name;
+    int64_t at;
+    float value;
+    bool inWeights;
+  };
+  for (Case c : {Case{"+inf in src", 17 * 16 + 3, INFINITY, false},
+                 Case{"NaN in src", 40 * 16, NAN, false},
+                 Case{"1e30 in src", 100 * 16 + 5, 1e30f, false},
+                 Case{"-inf in the weights", 9 * 16 + 4, -INFINITY, true}})
+    for (int64_t relu : {int64_t(0), int64_t(KILN_DNNL_CONV_RELU)}) {
+      SCOPED_TRACE(std::string(c.name) + (relu ? ", ReLU" : ""));
+      winograd::Site site;
+      (c.inWeights ? site.weights : site.src)[c.at] = c.value;
+      std::vector<float> wino = site.run(relu | KILN_DNNL_CONV_WINOGRAD);
+      std::vector<float> direct = site.run(relu);
+      int64_t nonFinite = 0;
+      for (size_t i = 0; i < wino.size(); ++i) {
+        nonFinite += !std::isfinite(direct[i]);
+        if (std::isnan(direct[i]))
+          EXPECT_TRUE(std::isnan(wino[i])) << "at " << i << ": " << wino[i];
+        else
+          EXPECT_EQ(wino[i], direct[i]) << "at " << i;
+      }
+      if (!relu && c.value != 1e30f)
+        EXPECT_GT(nonFinite, 0) << "the case has no non-finite result";
+    }
 }
 
 /// What a quantized site's result is requantized to (KILN_DNNL_CONV_INT8_DST

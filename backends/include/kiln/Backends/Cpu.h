@@ -48,6 +48,13 @@ struct CpuOptions {
   /// where oneDNN's implementation on the compiling CPU wants it; for
   /// another `cpu` than "host", "plain"), "channels-last" or "plain".
   std::string dnnlConvLayouts = "query";
+  /// The algorithm of oneDNN's f32 3x3 convolutions (kiln-compile
+  /// --conv-algorithm; kiln-cpu-outline-dnnl-convs's `winograd`): "auto"
+  /// (Winograd where it pays and oneDNN has a kernel for it on the
+  /// compiling CPU; for another `cpu` than "host", direct), "winograd"
+  /// (wherever the shape allows, without asking; direct where oneDNN has
+  /// no kernel at run time) or "direct".
+  std::string convAlgorithm = "auto";
   /// Run the outermost parallel loop of each loop nest that does at least
   /// `parallelMinIterations` innermost iterations on OpenMP threads
   /// (kiln-cpu-parallel-loops, convert-scf-to-openmp; LLVM's libomp, so

@@ -200,7 +200,8 @@ def KilnCpuOutlineDnnlConvs
     (1 bias, 2 addend, 4 relu, 8 the weight is a `kiln.constant`, 16 run in
     layouts of oneDNN's choice, 32 bf16 operands and result, 64 silu, 128
     the input channels-last, 256 the result and addend channels-last, 8192
-    clip, 16384 returns the bound, 32768 takes one), then per spatial dim
+    clip, 16384 returns the bound, 32768 takes one, 65536 oneDNN's
+    Winograd algorithm), then per spatial dim
     the input, kernel and output sizes, strides, paddings and rhs
     dilations, then for a clip its two bounds as f32 bits). An input or result laid out channels-last (the
     `layouts` option: by default where oneDNN's fastest implementation on
@@ -221,6 +222,18 @@ def KilnCpuOutlineDnnlConvs
     times each channel's scale (s times the weights' scale). With the
     `query` layouts this happens only where the compiling CPU has VNNI's
     int8 dot products; the other layouts (tests) outline it regardless.
+
+    An f32 3x3 convolution at stride 1 without dilation or groups, with at
+    least 16 input channels, 64 output channels and 392 output positions
+    (where oneDNN's Winograd kernels beat its direct ones, their relayouts
+    into nChw16c included) runs in oneDNN's Winograd algorithm (flags 65536
+    and 16) as the `winograd` option says: where oneDNN has a Winograd
+    kernel for it and its epilogue on the compiling CPU (`query`), wherever
+    the shape allows (`always`; the call falls back to direct sums where
+    oneDNN has none) or never. Such a call reads its operands' magnitudes
+    like an activation's and takes and returns bounds the same way: the
+    Winograd kernel runs only on finite operands whose transforms cannot
+    overflow.
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
@@ -229,7 +242,11 @@ def KilnCpuOutlineDnnlConvs
            "The memory order of an f32 convolution's input and result: "
            "'query' (channels last where oneDNN's implementation for it on "
            "this CPU reads or writes them so, asked at compile time), "
-           "'channels-last' (always) or 'plain' (never)">
+           "'channels-last' (always) or 'plain' (never)">,
+    Option<"winograd", "winograd", "std::string", /*default=*/"\"never\"",
+           "oneDNN's Winograd algorithm for the 3x3 convolutions where it "
+           "pays: 'query' (where oneDNN has a kernel for it on this CPU, "
+           "asked at compile time), 'always' or 'never'">
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
