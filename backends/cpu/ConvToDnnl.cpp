@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Dequantized.h"
 #include "DnnlCalls.h"
 #include "DnnlConvLayouts.h"
 
@@ -74,6 +75,11 @@ using namespace mlir;
 /// The function attribute holding the oneDNN descriptor.
 static constexpr llvm::StringLiteral kDnnlConvAttr = "kiln.dnnl_conv";
 using namespace mlir::kiln::dnnl;
+using mlir::kiln::Dequantized;
+using mlir::kiln::dequantized;
+using mlir::kiln::exactInt8Scale;
+using mlir::kiln::isValueOf;
+using mlir::kiln::splatF32;
 
 /// The descriptor that DnnlConv.c reads, if oneDNN's forward convolution
 /// takes `op` and it does at least `minMacs` multiply-adds.
@@ -220,16 +226,6 @@ static Value channelBias(Value value, int64_t channels) {
   return broadcast.getOperand();
 }
 
-/// The value of every element of `value` where it is a splat f32 constant
-/// (the canonical form of a scalar broadcast to a shape).
-static std::optional<float> splatF32(Value value) {
-  DenseElementsAttr attr;
-  if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat() ||
-      !attr.getElementType().isF32())
-    return std::nullopt;
-  return attr.getSplatValue<float>();
-}
-
 /// The bound of `op`, a kiln.max or kiln.min (`BoundOp`) of `value` and a
 /// splat constant other than NaN (with a NaN bound every result is NaN,
 /// which oneDNN's clip would not give), if it is `value`'s only user.
@@ -356,115 +352,38 @@ struct QuantizedConv {
   SmallVector<float> scales;
 };
 
-/// Whether `value` is a value of the 8-bit integer type `type`.
-static bool isValueOf(float value, IntegerType type) {
-  float low = type.isUnsigned() ? 0 : -128;
-  return value == std::rint(value) && value >= low && value <= low + 255;
-}
-
-/// `input` as (cast(x) - zero point) * scale, x 8-bit integers and the zero
-/// point and scale splat constants (ONNX's DequantizeLinear per tensor):
-/// fills `q`'s source and zero point and returns the scale.
-static std::optional<float> dequantized(Value input, QuantizedConv &q) {
-  auto mul = input.getDefiningOp<mlir::kiln::MulOp>();
-  if (!mul)
-    return std::nullopt;
-  for (auto [x, s] : {std::pair(mul.getLhs(), mul.getRhs()),
-                      std::pair(mul.getRhs(), mul.getLhs())}) {
-    std::optional<float> scale = splatF32(s);
-    if (!scale || !(*scale > 0) || !std::isnormal(*scale))
-      continue;
-    float zeroPoint = 0;
-    if (auto sub = x.getDefiningOp<mlir::kiln::SubOp>()) {
-      std::optional<float> z = splatF32(sub.getRhs());
-      if (!z)
-        continue;
-      zeroPoint = *z;
-      x = sub.getLhs();
-    }
-    auto cast = x.getDefiningOp<mlir::kiln::CastOp>();
-    if (!cast)
-      continue;
-    auto integer = dyn_cast<IntegerType>(
-        cast.getOperand().getType().getElementType());
-    if (!integer || integer.getWidth() != 8)
-      continue;
-    if (!isValueOf(zeroPoint, integer))
-      continue;
-    q.source = cast.getOperand();
-    q.zeroPoint = static_cast<int32_t>(zeroPoint);
-    return scale;
-  }
-  return std::nullopt;
-}
-
-/// A scale s such that every value v of `values` is an int8 q times s in
-/// f32 arithmetic, exactly (|q| <= 127), writing the qs to `q`; nullopt
-/// where there is none. The value of largest magnitude m is k * s for some
-/// k in 1..127, so s is among the f32 values next to m / k.
-static std::optional<float> exactScale(ArrayRef<float> values, int8_t *q) {
-  float largest = 0;
-  for (float v : values) {
-    if (!std::isfinite(v))
-      return std::nullopt;
-    largest = std::max(largest, std::fabs(v));
-  }
-  if (largest == 0) {
-    std::fill(q, q + values.size(), 0);
-    return 1.0f;
-  }
-  for (int k = 127; k >= 1; --k) {
-    float guess = static_cast<float>(double(largest) / k);
-    for (float s : {guess, std::nextafter(guess, 0.0f),
-                    std::nextafter(guess, INFINITY)}) {
-      if (!std::isnormal(s) || static_cast<float>(double(k) * s) != largest)
-        continue;
-      bool exact = true;
-      for (size_t i = 0; i < values.size() && exact; ++i) {
-        double n = std::rint(double(values[i]) / s);
-        // The product of two f32 values is exact in f64: rounding it to
-        // f32 is the f32 product.
-        exact = std::fabs(n) <= 127 &&
-                static_cast<float>(n * double(s)) == values[i];
-        q[i] = static_cast<int8_t>(n);
-      }
-      if (exact)
-        return s;
-    }
-  }
-  return std::nullopt;
-}
-
 /// `op` as a quantized convolution, where its input is dequantized 8-bit
 /// integers and its weights constants exactly int8 values times one scale
 /// (per tensor) or a scale per output channel (per axis 0).
 static std::optional<QuantizedConv> quantizedConv(mlir::kiln::ConvOp op) {
   if (!op.getType().getElementType().isF32())
     return std::nullopt;
-  QuantizedConv q;
-  std::optional<float> inputScale = dequantized(op.getInput(), q);
+  std::optional<Dequantized> input = dequantized(op.getInput());
   DenseElementsAttr weights;
-  if (!inputScale || !matchPattern(op.getWeight(), m_Constant(&weights)))
+  if (!input || !matchPattern(op.getWeight(), m_Constant(&weights)))
     return std::nullopt;
+  QuantizedConv q;
+  q.source = input->source;
+  q.zeroPoint = input->zeroPoint;
   SmallVector<float> values(weights.getValues<float>());
   int64_t channels = op.getWeight().getType().getDimSize(0);
   int64_t perChannel = values.size() / channels;
   q.weights.resize(values.size());
   SmallVector<float> weightScales;
-  if (std::optional<float> s = exactScale(values, q.weights.data())) {
+  if (std::optional<float> s = exactInt8Scale(values, q.weights.data())) {
     weightScales.assign(channels, *s);
   } else {
     for (int64_t o = 0; o < channels; ++o) {
-      std::optional<float> s = exactScale(
-          ArrayRef(values).slice(o * perChannel, perChannel),
-          q.weights.data() + o * perChannel);
+      std::optional<float> s =
+          exactInt8Scale(ArrayRef(values).slice(o * perChannel, perChannel),
+                         q.weights.data() + o * perChannel);
       if (!s)
         return std::nullopt;
       weightScales.push_back(*s);
     }
   }
   for (float s : weightScales)
-    q.scales.push_back(*inputScale * s);
+    q.scales.push_back(input->scale * s);
   return q;
 }
 

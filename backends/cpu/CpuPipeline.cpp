@@ -7,7 +7,8 @@
 //      kiln.attention (kiln-fuse-attention); f32 attentions move into
 //      functions of their own (kiln-cpu-outline-attention), as do
 //      f32 convolutions for oneDNN (kiln-cpu-outline-dnnl-convs, where
-//      kiln was built with oneDNN); the other attentions become their
+//      kiln was built with oneDNN, after QDQ products become 8-bit ones:
+//      kiln-cpu-quantized-matmuls); the other attentions become their
 //      composition (kiln-decompose-attention);
 //      with CpuOptions::fuse (the default), kiln-fuse groups kiln ops into
 //      kiln.fused regions;
@@ -34,13 +35,15 @@
 //      primitive through kiln_dnnl_matmul), calls of the outlined
 //      convolutions -> oneDNN convolution primitives (where kiln was built
 //      with oneDNN), calls of the outlined attentions -> loops over the
-//      FlashAttention kernels (kiln-cpu-attention-calls); with CpuOptions::profile, each loop nest, oneDNN call
-//      and source loop bracketed by calls that time it (kiln-cpu-profile);
+//      FlashAttention kernels (kiln-cpu-attention-calls); with
+//      CpuOptions::profile, each loop nest, oneDNN call and source loop
+//      bracketed by calls that time it (kiln-cpu-profile);
 //   6. large reductions with few outputs split into per-chunk partials
 //      (kiln-cpu-parallel-reductions), linalg -> loops, the outermost
-//      parallel loop of each large loop nest an OpenMP parallel loop (where kiln was built with libomp); f32 transcendentals -> polynomials that LLVM's loop
-//      vectorizer vectorizes; multi-dimensional constant globals made
-//      one-dimensional (kiln-flatten-globals); then everything -> the LLVM
+//      parallel loop of each large loop nest an OpenMP parallel loop (where
+//      kiln was built with libomp); f32 transcendentals -> polynomials that
+//      LLVM's loop vectorizer vectorizes; multi-dimensional constant globals
+//      made one-dimensional (kiln-flatten-globals); then everything -> the LLVM
 //      dialect, buffers allocated through the runtime's slots
 //      (kiln-cpu-memory-hooks, kiln/MemoryAbi.h); loads and stores of i1
 //      as bytes, which LLVM's loop vectorizer widens
@@ -102,6 +105,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // kiln-cpu-attention-calls (AttentionCalls.cpp).
   pm.addPass(createKilnCpuOutlineAttention());
   if (dnnl) {
+    // QDQ products on the 8-bit integers (QuantizedMatmuls.cpp), where the
+    // compiling CPU, the target, has int8 dot products.
+    if (options.cpu == "host")
+      pm.addNestedPass<func::FuncOp>(createKilnCpuQuantizedMatmuls());
     KilnCpuOutlineDnnlConvsOptions convs;
     convs.minMacs = options.dnnlMinMacs;
     // oneDNN answers for the CPU it runs on: for another target the

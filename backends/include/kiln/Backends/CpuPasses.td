@@ -251,6 +251,33 @@ def KilnCpuOutlineDnnlConvs
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def KilnCpuQuantizedMatmuls
+    : Pass<"kiln-cpu-quantized-matmuls", "mlir::func::FuncOp"> {
+  let summary = "Products of dequantized 8-bit activations and int8 weights "
+                "on the integers";
+  let description = [{
+    Runs on kiln IR, before fusion. An f32 `kiln.matmul` (rank 2, or 3 with
+    batched weights) whose lhs is a dequantized 8-bit tensor, `(cast(x) -
+    z) * s` with splat z and s (or a `kiln.reshape` of one), and whose rhs
+    is an f32 constant of values that are each exactly an int8 times one
+    scale (per tensor, else one per column), with at most 66,311 terms per
+    sum (so that no i32 sum can wrap), becomes the 8-bit product of x and
+    the int8 weights in i32 (`kiln.matmul ... -> i32`), minus z times the
+    weights' column sums (a constant) where z is not 0, cast to f32 and
+    multiplied by each column's scale (s times the weights'): ONNX's QDQ
+    MatMul and Gemm on oneDNN's int8 kernels. The integer sum is exact; the
+    result differs from the f32 product by that product's rounding. With
+    `query-cpu` (the default) only where the compiling CPU has VNNI's int8
+    dot products (oneDNN asked at compile time), which the int8 product
+    needs to be faster than the f32 one.
+  }];
+  let options = [
+    Option<"queryCpu", "query-cpu", "bool", /*default=*/"true",
+           "Rewrite only where the compiling CPU has VNNI's int8 dot "
+           "products">
+  ];
+}
+
 def KilnCpuPropagateLayouts
     : Pass<"kiln-cpu-propagate-layouts", "mlir::ModuleOp"> {
   let summary = "Move the channels-last relayouts of convolutions to where "
