@@ -31,9 +31,10 @@ small decoder, sequence 128, the last 28 positions padded) are there to be
 named too. Exit status 1 when a model fails to compile or run, or an output
 differs.
 
---int8 also quantizes each vision model with ONNX Runtime's static
-quantizer (QDQ form, its default: uint8 activations, int8 weights per
-tensor, calibrated on four random images) and times kiln and ONNX Runtime
+--int8 also quantizes each vision model, BERT and GPT-2 with ONNX Runtime's
+static quantizer (QDQ form, its default: uint8 activations, int8 weights
+per tensor, calibrated on four random images or token sequences) and
+times kiln and ONNX Runtime
 on that same quantized file in the same rounds; kiln's int8 outputs are
 compared with ONNX Runtime's int8 ones (reported, not checked: the two
 round their requantizations differently).
@@ -173,7 +174,8 @@ for _name in VISION:
 def quantize(model, inputs, path):
     """`model` quantized by ONNX Runtime's static quantizer into `path`
     (QDQ, uint8 activations, int8 weights), calibrated on four random
-    inputs shaped like `inputs`."""
+    inputs shaped like `inputs` (integer inputs, token ids and masks, as
+    shuffled copies of theirs)."""
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                           QuantType, quantize_static)
     from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -182,6 +184,8 @@ def quantize(model, inputs, path):
         def __init__(self):
             rng = np.random.default_rng(1)
             self.batches = [{k: rng.standard_normal(v.shape).astype(v.dtype)
+                             if v.dtype.kind == "f" else
+                             rng.permutation(v.reshape(-1)).reshape(v.shape)
                              for k, v in inputs.items()} for _ in range(4)]
 
         def get_next(self):
@@ -332,7 +336,7 @@ def main():
                     continue
                 bf16_error = largest_difference(session, wants, bf16_out)
             int8 = None
-            if args.int8 and name in VISION:
+            if args.int8 and (name in VISION or name in ("bert", "gpt2")):
                 int8_model = work / f"{tag}_int8.onnx"
                 quantize(model, inputs, int8_model)
                 int8 = work / f"{tag}_int8.kmod"

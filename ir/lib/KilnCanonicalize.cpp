@@ -12,6 +12,10 @@
 // leaves the same IR as a program written with broadcast_in_dim directly:
 // the fusion pass then sees the epilogue on the reduction's own shape.
 //
+// A gather of an elementwise op's result picks rows of the op's operand
+// instead, and the op runs on the rows picked: a dequantized embedding
+// table is read as bytes, and only the looked-up rows are dequantized.
+//
 // A loop's carried value that the body yields unchanged and that starts as
 // a constant is that constant in every iteration: its uses in the regions
 // (isolated from above) read a copy of the constant made there, and the
@@ -100,6 +104,53 @@ struct SinkUnitReshape : OpRewritePattern<ReshapeOp> {
   }
 };
 
+/// gather(op(x, splats...), indices) -> op(gather(x, indices), splats...)
+/// for an elementwise op (or a cast) whose operands other than x are splat
+/// constants (rebuilt in the gathered shape), where the gathered rows are
+/// no more than the table's: the op then runs on the rows picked, not on
+/// the whole table. A quantized embedding table (ONNX's DequantizeLinear
+/// of a uint8 initializer before a Gather) is read as bytes and only its
+/// picked rows are dequantized.
+struct GatherBeforeElementwise : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GatherOp gather,
+                                PatternRewriter &rewriter) const override {
+    Operation *op = gather.getTable().getDefiningOp();
+    auto resultType = cast<RankedTensorType>(gather.getType());
+    auto tableType = cast<RankedTensorType>(gather.getTable().getType());
+    if (!op || !(op->hasTrait<OpTrait::Elementwise>() || isa<CastOp>(op)) ||
+        op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+        resultType.getNumElements() > tableType.getNumElements())
+      return failure();
+    // The one operand that is not a splat constant, and the splats.
+    Value source;
+    SmallVector<std::pair<unsigned, DenseElementsAttr>> splats;
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      DenseElementsAttr splat;
+      if (matchPattern(operand, m_Constant(&splat)) && splat.isSplat()) {
+        splats.emplace_back(i, splat);
+        continue;
+      }
+      if (source)
+        return failure();
+      source = operand;
+    }
+    if (!source)
+      return failure();
+    Location loc = gather.getLoc();
+    Value rows = rewriter.create<GatherOp>(loc, source, gather.getIndices());
+    SmallVector<Value> operands(op->getNumOperands(), rows);
+    for (auto [i, splat] : splats)
+      operands[i] = rewriter.create<ConstantOp>(
+          loc, splat.resizeSplat(resultType.clone(splat.getElementType())));
+    OperationState state(op->getLoc(), op->getName(), operands, resultType,
+                         op->getAttrs());
+    rewriter.replaceOp(gather, rewriter.create(state)->getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 namespace {
@@ -167,4 +218,9 @@ void WhileOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {
   patterns.add<SinkUnitReshape>(context);
+}
+
+void GatherOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<GatherBeforeElementwise>(context);
 }

@@ -1360,3 +1360,42 @@ func.func @constant_carried_while(%x: tensor<f32>) -> tensor<f32> {
   }
   return %r#0 : tensor<f32>
 }
+
+// -----
+
+// A gather of a dequantized table picks the table's bytes, and only the
+// picked rows are dequantized (the splats rebuilt in the gathered shape).
+// CHECK-LABEL: func.func @gather_dequantized(
+// CHECK-DAG:     %[[Z:.*]] = kiln.constant dense<3.000000e+00> : tensor<4x8xf32>
+// CHECK-DAG:     %[[H:.*]] = kiln.constant dense<5.000000e-01> : tensor<4x8xf32>
+// CHECK:         %[[G:.*]] = kiln.gather %arg0, %arg1 : tensor<100x8xui8>, tensor<4xi64>
+// CHECK:         %[[C:.*]] = kiln.cast %[[G]] : tensor<4x8xui8> to tensor<4x8xf32>
+// CHECK:         %[[S:.*]] = kiln.sub %[[C]], %[[Z]] : tensor<4x8xf32>
+// CHECK:         %[[M:.*]] = kiln.mul %[[S]], %[[H]] : tensor<4x8xf32>
+// CHECK:         return %[[M]]
+func.func @gather_dequantized(%t: tensor<100x8xui8>, %i: tensor<4xi64>) -> tensor<4x8xf32> {
+  %z = kiln.constant dense<3.0> : tensor<100x8xf32>
+  %s = kiln.constant dense<0.5> : tensor<100x8xf32>
+  %c = kiln.cast %t : tensor<100x8xui8> to tensor<100x8xf32>
+  %d = kiln.sub %c, %z : tensor<100x8xf32>
+  %m = kiln.mul %d, %s : tensor<100x8xf32>
+  %g = kiln.gather %m, %i : tensor<100x8xf32>, tensor<4xi64>
+  return %g : tensor<4x8xf32>
+}
+
+// -----
+
+// Stay: more rows gathered than the table has (the op would run on more
+// values), and an op with two operands that are not splats.
+// CHECK-LABEL: func.func @gather_stays(
+// CHECK:         %[[E:.*]] = kiln.exp %arg0 : tensor<2x8xf32>
+// CHECK:         kiln.gather %[[E]], %arg1 : tensor<2x8xf32>, tensor<4xi64>
+// CHECK:         %[[V:.*]] = kiln.add %arg2, %arg2 : tensor<100x8xf32>
+// CHECK:         kiln.gather %[[V]], %arg3 : tensor<100x8xf32>, tensor<4xi64>
+func.func @gather_stays(%t: tensor<2x8xf32>, %i: tensor<4xi64>, %u: tensor<100x8xf32>, %j: tensor<4xi64>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = kiln.exp %t : tensor<2x8xf32>
+  %g = kiln.gather %e, %i : tensor<2x8xf32>, tensor<4xi64>
+  %v = kiln.add %u, %u : tensor<100x8xf32>
+  %h = kiln.gather %v, %j : tensor<100x8xf32>, tensor<4xi64>
+  return %g, %h : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -1120,6 +1120,7 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $table `,` $indices attr-dict `:` type($table) `,` type($indices)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_ScatterAddOp : Kiln_Op<"scatter_add", [Pure, InferTypeOpAdaptor]> {
