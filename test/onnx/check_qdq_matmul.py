@@ -34,12 +34,7 @@ INT8_FLAG = 64  # KILN_DNNL_MATMUL_INT8 (backends/cpu/support/DnnlMatmulAbi.h)
 
 def activations(dtype, shape):
     """Random bytes of `dtype`, a quarter of them its extremes."""
-    info = np.iinfo(dtype)
-    x = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
-    flat = x.reshape(-1)
-    picks = rng.choice(flat.size, flat.size // 4, replace=False)
-    flat[picks] = rng.choice([info.min, info.max], picks.size)
-    return x
+    return model_files.extreme_bytes(rng, dtype, shape)
 
 
 def weights(shape, column_axis):

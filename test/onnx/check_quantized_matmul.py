@@ -31,12 +31,7 @@ ELEM = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UIN
 
 def bytes_of(dtype, shape):
     """Random bytes of `dtype`, a quarter of them its extremes."""
-    info = np.iinfo(dtype)
-    x = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
-    flat = x.reshape(-1)
-    picks = rng.choice(flat.size, flat.size // 4, replace=False)
-    flat[picks] = rng.choice([info.min, info.max], picks.size)
-    return x
+    return model_files.extreme_bytes(rng, dtype, shape)
 
 
 def run(name, op, operands, constant, want, opset=10):

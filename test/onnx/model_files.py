@@ -58,3 +58,16 @@ def run_kiln(bin_dir, model, inputs, work):
     if done.returncode:
         return None, "kiln-run: " + (done.stderr.strip().splitlines() or ["?"])[-1]
     return out, None
+
+
+def extreme_bytes(rng, dtype, shape):
+    """Random integers of the 8-bit `dtype` from `rng`, a quarter of them
+    its extremes."""
+    import numpy as np
+
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    flat = x.reshape(-1)
+    picks = rng.choice(flat.size, flat.size // 4, replace=False)
+    flat[picks] = rng.choice([info.min, info.max], picks.size)
+    return x
