@@ -696,10 +696,6 @@ struct KilnCpuOutlineDnnlConvsPass
         flags |= KILN_DNNL_CONV_CLIP;
       if (epilogue.swish)
         flags |= KILN_DNNL_CONV_SWISH;
-      // An activation's call reads its operands' magnitudes (DnnlConv.c):
-      // where src is what an earlier such call wrote, that call passes on
-      // a bound of it, and so does this one where its result is another
-      // outlined convolution's input.
       // oneDNN's Winograd kernels where they pay and, asked ("query"),
       // oneDNN has one for this CPU and this epilogue (a clip's bounds
       // follow the descriptor's other entries).
@@ -711,7 +707,10 @@ struct KilnCpuOutlineDnnlConvsPass
         if (winograd == "always" || hasWinogradKernel(asked))
           flags |= KILN_DNNL_CONV_WINOGRAD | KILN_DNNL_CONV_BLOCKED;
       }
-      // The guarded flags (DnnlConv.c) read their operands' magnitudes.
+      // An activation's or a Winograd kernel's call reads its operands'
+      // magnitudes (DnnlConv.c): where src is what an earlier such call
+      // wrote, that call passes on a bound of it, and so does this one
+      // where its result is another outlined convolution's input.
       bool guarded =
           !quantized &&
           (flags & (KILN_DNNL_CONV_ACTIVATIONS | KILN_DNNL_CONV_WINOGRAD));

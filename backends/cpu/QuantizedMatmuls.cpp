@@ -45,25 +45,14 @@ namespace {
 constexpr int64_t kMaxTerms = (int64_t(1) << 31) / (255 * 127);
 
 /// `value` dequantized, or a kiln.reshape of a dequantized value (the
-/// importer flattens a batched MatMul's rows): the 8-bit source reshaped
-/// alike.
-std::optional<Dequantized> dequantizedRows(Value value,
-                                           RewriterBase &rewriter) {
+/// importer flattens a batched MatMul's rows; then `reshape` is set and
+/// the 8-bit source still has to be reshaped alike). Only matches: the
+/// weights are checked before anything is created.
+std::optional<Dequantized> dequantizedRows(Value value, ReshapeOp &reshape) {
   if (std::optional<Dequantized> d = dequantized(value))
     return d;
-  auto reshape = value.getDefiningOp<ReshapeOp>();
-  if (!reshape)
-    return std::nullopt;
-  std::optional<Dequantized> d = dequantized(reshape.getOperand());
-  if (!d)
-    return std::nullopt;
-  auto type = cast<RankedTensorType>(reshape.getType());
-  rewriter.setInsertionPoint(reshape);
-  d->source = rewriter.create<ReshapeOp>(
-      reshape.getLoc(),
-      type.clone(cast<RankedTensorType>(d->source.getType()).getElementType()),
-      d->source);
-  return d;
+  reshape = value.getDefiningOp<ReshapeOp>();
+  return reshape ? dequantized(reshape.getOperand()) : std::nullopt;
 }
 
 /// Rewrites `op` where it is such a product (see the top).
@@ -79,6 +68,12 @@ LogicalResult rewriteQuantized(MatmulOp op, RewriterBase &rewriter) {
   int64_t k = rhsType.getDimSize(rank - 2), n = rhsType.getDimSize(rank - 1);
   if (k > kMaxTerms || rhsType.getNumElements() == 0)
     return failure(); // an i32 sum could wrap
+  // The cheap test first: most f32 products (every one of an f32 model)
+  // fail it, before their weights are copied and scanned.
+  ReshapeOp rows;
+  std::optional<Dequantized> lhs = dequantizedRows(op.getLhs(), rows);
+  if (!lhs)
+    return failure();
   // The weights as int8 times one scale, else one per column n (all
   // batches' and rows' entries of the column).
   SmallVector<float> values(weights.getValues<float>());
@@ -102,12 +97,16 @@ LogicalResult rewriteQuantized(MatmulOp op, RewriterBase &rewriter) {
       scales.push_back(*s);
     }
   }
-  // Matched last: it may create the 8-bit rows.
-  std::optional<Dequantized> lhs = dequantizedRows(op.getLhs(), rewriter);
-  if (!lhs)
-    return failure();
 
   Location loc = op.getLoc();
+  if (rows) {
+    rewriter.setInsertionPoint(rows);
+    lhs->source = rewriter.create<ReshapeOp>(
+        rows.getLoc(),
+        rows.getType().clone(
+            cast<RankedTensorType>(lhs->source.getType()).getElementType()),
+        lhs->source);
+  }
   rewriter.setInsertionPoint(op);
   Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
   auto int8Type = rhsType.clone(rewriter.getI8Type());
