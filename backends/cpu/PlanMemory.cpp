@@ -11,8 +11,9 @@
 // too), and
 // each allocation becomes a memref.view into the arena. The arena is one
 // allocation of the block, which the deallocation pipeline frees like any
-// other. Buffers that escape the block (yielded, returned, passed to a call
-// or any op this pass does not know to only use them) keep their own
+// other. Buffers that escape the block (yielded, returned, passed to a
+// function the module only declares or to one that returns a buffer, or to
+// any op this pass does not know to only use them) keep their own
 // allocation.
 //
 // With `report`, each function gets a remark with the bytes of its
@@ -58,14 +59,25 @@ struct Buffer {
 
 /// Whether `user` only reads or writes through a use of the buffer, without
 /// keeping or passing it anywhere: memory accesses, linalg ops on buffers,
-/// copies, the communicator's calls. View-like ops are followed separately.
+/// copies, the communicator's calls, calls of the module's own functions.
+/// View-like ops are followed separately.
 static bool isPlainAccess(Operation *user) {
-  // The communicator's calls (CollectiveCalls.cpp) use a buffer from the
-  // start of an exchange to its wait, which names the buffer again.
   if (auto call = dyn_cast<func::CallOp>(user)) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         call, call.getCalleeAttr());
-    return callee && callee->hasAttr(kCommFunctionAttrName);
+    if (!callee)
+      return false;
+    // The communicator's calls (CollectiveCalls.cpp) use a buffer from the
+    // start of an exchange to its wait, which names the buffer again.
+    if (callee->hasAttr(kCommFunctionAttrName))
+      return true;
+    // A function of the module (the convolutions and attentions outlined
+    // for oneDNN and kiln's kernels, a called subgraph) uses its arguments
+    // during the call: it cannot keep a buffer it does not return. Without
+    // this, every activation a CNN passes to a convolution was an
+    // allocation of its own on every call.
+    return !callee.isDeclaration() &&
+           llvm::none_of(call.getResultTypes(), llvm::IsaPred<BaseMemRefType>);
   }
   return isa<memref::LoadOp, memref::StoreOp, memref::CopyOp,
              memref::ExtractStridedMetadataOp,

@@ -85,3 +85,50 @@ func.func @exchange(%x: memref<1024xf32>, %y: memref<1024xf32>) {
 func.func private @kiln_comm_start(memref<1024xf32>, memref<1024xf32>) -> i64 attributes {kiln.comm_function = "start"}
 // expected-remark @below {{memory plan for @kiln_comm_wait: intermediates 0 bytes in total, 0 bytes after planning}}
 func.func private @kiln_comm_wait(i64, memref<1024xf32>, memref<1024xf32>) attributes {kiln.comm_function = "wait"}
+
+// -----
+
+// A function of the module uses its arguments during the call only: %a,
+// read by @conv, dies there and %c reuses its bytes (the outlined
+// convolutions of a CNN are such calls). A buffer passed to a function the
+// module only declares, or to one that returns a buffer, escapes.
+// CHECK-LABEL: func.func @calls(
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xi8>
+// CHECK:         %[[A:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<8192xi8> to memref<1024xf32>
+// CHECK:         %[[B:.*]] = memref.view %[[ARENA]][%c4096{{.*}}][] : memref<8192xi8> to memref<1024xf32>
+// CHECK:         call @conv(%[[A]], %[[B]])
+// CHECK:         %[[C:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<8192xi8> to memref<1024xf32>
+// CHECK:         call @conv(%[[B]], %[[C]])
+// CHECK:         %[[D:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+// CHECK:         call @external(%[[D]])
+// CHECK:         %[[E:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+// CHECK:         call @identity(%[[E]])
+// expected-remark @below {{memory plan for @calls: intermediates 20480 bytes in total, 16384 bytes after planning}}
+func.func @calls(%x: memref<1024xf32>, %y: memref<1024xf32>) {
+  %a = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  memref.copy %x, %a : memref<1024xf32> to memref<1024xf32>
+  %b = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  call @conv(%a, %b) : (memref<1024xf32>, memref<1024xf32>) -> ()
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  call @conv(%b, %c) : (memref<1024xf32>, memref<1024xf32>) -> ()
+  memref.copy %c, %y : memref<1024xf32> to memref<1024xf32>
+  %d = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  memref.copy %x, %d : memref<1024xf32> to memref<1024xf32>
+  call @external(%d) : (memref<1024xf32>) -> ()
+  %e = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+  memref.copy %x, %e : memref<1024xf32> to memref<1024xf32>
+  %f = call @identity(%e) : (memref<1024xf32>) -> memref<1024xf32>
+  memref.copy %f, %y : memref<1024xf32> to memref<1024xf32>
+  return
+}
+// expected-remark @below {{memory plan for @conv: intermediates 0 bytes in total, 0 bytes after planning}}
+func.func private @conv(%src: memref<1024xf32>, %dst: memref<1024xf32>) {
+  memref.copy %src, %dst : memref<1024xf32> to memref<1024xf32>
+  return
+}
+// expected-remark @below {{memory plan for @external: intermediates 0 bytes in total, 0 bytes after planning}}
+func.func private @external(memref<1024xf32>)
+// expected-remark @below {{memory plan for @identity: intermediates 0 bytes in total, 0 bytes after planning}}
+func.func private @identity(%x: memref<1024xf32>) -> memref<1024xf32> {
+  return %x : memref<1024xf32>
+}
