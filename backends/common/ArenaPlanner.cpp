@@ -7,14 +7,20 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <numeric>
 
 using namespace mlir;
+using mlir::kiln::ArenaSlot;
 
-int64_t kiln::planArena(llvm::MutableArrayRef<ArenaSlot> slots,
-                        int64_t alignment) {
+/// Places the slots in `order`, each at the lowest aligned offset that
+/// overlaps no slot placed before it whose interval meets its own; returns
+/// the arena's size.
+static int64_t placeInOrder(llvm::MutableArrayRef<ArenaSlot> slots,
+                            llvm::ArrayRef<unsigned> order, int64_t alignment) {
   int64_t arenaBytes = 0;
   llvm::SmallVector<ArenaSlot *> placed;
-  for (ArenaSlot &slot : slots) {
+  for (unsigned index : order) {
+    ArenaSlot &slot = slots[index];
     // Every slot placed so far whose interval meets this one's, by offset.
     llvm::SmallVector<ArenaSlot *> conflicts;
     for (ArenaSlot *other : placed)
@@ -35,6 +41,32 @@ int64_t kiln::planArena(llvm::MutableArrayRef<ArenaSlot> slots,
     placed.push_back(&slot);
   }
   return arenaBytes;
+}
+
+int64_t kiln::planArena(llvm::MutableArrayRef<ArenaSlot> slots,
+                        int64_t alignment) {
+  llvm::SmallVector<unsigned> inOrder(slots.size());
+  std::iota(inOrder.begin(), inOrder.end(), 0u);
+  // Largest first: the big buffers of a network's early layers take the
+  // low offsets and the many small ones of its later layers fill the gaps
+  // between them. In allocation order a small buffer placed early can
+  // split the space a large one needs later.
+  llvm::SmallVector<unsigned> bySize = inOrder;
+  std::stable_sort(bySize.begin(), bySize.end(), [&](unsigned a, unsigned b) {
+    if (slots[a].bytes != slots[b].bytes)
+      return slots[a].bytes > slots[b].bytes;
+    return slots[a].start < slots[b].start;
+  });
+  int64_t sizedBytes = placeInOrder(slots, bySize, alignment);
+  llvm::SmallVector<int64_t> sizedOffsets;
+  for (const ArenaSlot &slot : slots)
+    sizedOffsets.push_back(slot.offset);
+  int64_t orderedBytes = placeInOrder(slots, inOrder, alignment);
+  if (orderedBytes <= sizedBytes)
+    return orderedBytes;
+  for (auto [slot, offset] : llvm::zip(slots, sizedOffsets))
+    slot.offset = offset;
+  return sizedBytes;
 }
 
 std::optional<int64_t> kiln::staticBufferBytes(MemRefType type) {

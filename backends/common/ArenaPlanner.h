@@ -28,9 +28,12 @@ struct ArenaSlot {
   int64_t offset = 0;
 };
 
-/// Places `slots` first fit, in the order given (allocation order), each at
-/// the lowest `alignment`-aligned offset that overlaps no slot whose
-/// interval intersects its own. Returns the arena's size in bytes.
+/// Places each of `slots` at an `alignment`-aligned offset where it
+/// overlaps no slot whose interval intersects its own, and returns the
+/// arena's size in bytes: the smaller of two first-fit placements (each
+/// slot at the lowest offset free of the slots placed before it), one in
+/// the order given (allocation order), one largest slot first. A tie keeps
+/// the order given.
 int64_t planArena(llvm::MutableArrayRef<ArenaSlot> slots, int64_t alignment);
 
 /// The size in bytes of a statically shaped, identity-layout memref without

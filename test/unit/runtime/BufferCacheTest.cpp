@@ -40,8 +40,8 @@ void oneCall(size_t count, size_t bytes) {
 // every call faulted each page in again (eight 192 KiB buffers, 384 faults
 // a call).
 TEST(BufferCacheTest, RepeatedCallsTakeNoPageFaults) {
-  for (size_t bytes : {size_t(64) << 10, size_t(192) << 10,
-                       size_t(900) << 10, size_t(3) << 20}) {
+  for (size_t bytes : {size_t(64) << 10, size_t(192) << 10, size_t(900) << 10,
+                       size_t(3) << 20}) {
     oneCall(8, bytes);
     long before = minorFaults();
     for (int call = 0; call < 20; ++call)
