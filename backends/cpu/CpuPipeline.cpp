@@ -27,8 +27,10 @@
 //      allocation first, then hoisted to the caller, so outputs are written
 //      in place), then the native entry wrappers (kiln-entry-points);
 //   4. copies of zero-filled buffers become fills; products of transposed
-//      copies read the copies' sources in place (the copies dropped); the
-//      intermediates of each block planned into one arena, buffers with
+//      copies read the copies' sources in place (the copies dropped); runs
+//      of independent kernels that pay for it grouped into sections that
+//      run side by side, one thread each (kiln-cpu-concurrent-branches);
+//      the intermediates of each block planned into one arena, buffers with
 //      disjoint lifetimes sharing bytes; ownership-based deallocation,
 //      each buffer freed after its last use (kiln-free-after-last-use);
 //   5. f32 and bf16 matmuls -> oneDNN calls (sgemm, or its matmul
@@ -37,7 +39,10 @@
 //      with oneDNN), calls of the outlined attentions -> loops over the
 //      FlashAttention kernels (kiln-cpu-attention-calls); with
 //      CpuOptions::profile, each loop nest, oneDNN call and source loop
-//      bracketed by calls that time it (kiln-cpu-profile);
+//      bracketed by calls that time it (kiln-cpu-profile); the sections
+//      of concurrent kernels as OpenMP sections, side by side where the
+//      call has the threads they were planned for
+//      (kiln-cpu-concurrent-sections);
 //   6. large reductions with few outputs split into per-chunk partials
 //      (kiln-cpu-parallel-reductions), linalg -> loops, the outermost
 //      parallel loop of each large loop nest an OpenMP parallel loop (where
@@ -167,6 +172,14 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // and aliasing is still a question of distinct allocations.
   pm.addNestedPass<func::FuncOp>(createKilnForwardFills());
   pm.addNestedPass<func::FuncOp>(createKilnFoldTransposesIntoMatmuls());
+  bool parallel = options.parallel && cpuHasOpenMP();
+  // Independent kernels side by side (ConcurrentBranches.cpp): decided
+  // before planning, so that the branches' buffers never share bytes.
+  if (parallel && options.concurrentThreads >= 2) {
+    KilnCpuConcurrentBranchesOptions branches;
+    branches.threads = options.concurrentThreads;
+    pm.addNestedPass<func::FuncOp>(createKilnCpuConcurrentBranches(branches));
+  }
   if (options.planMemory) {
     KilnCpuPlanMemoryOptions plan;
     plan.report = options.memoryReport;
@@ -189,7 +202,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // exist (Profile.cpp).
   if (options.profile)
     pm.addPass(createKilnCpuProfile());
-  bool parallel = options.parallel && cpuHasOpenMP();
+  // The branches as OpenMP sections (ConcurrentSections.cpp), before the
+  // parallel loops inside them are decided.
+  if (parallel && options.concurrentThreads >= 2)
+    pm.addPass(createKilnCpuConcurrentSections());
   // Large reductions with few outputs: per-chunk partials in an
   // scf.parallel (threads where OpenMP is on, vectorized chunks either way).
   KilnCpuParallelReductionsOptions reductions;

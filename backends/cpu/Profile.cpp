@@ -11,15 +11,18 @@
 //      kiln-cpu-profile-names marked `kiln.profiled`). Classify each op of a
 //      block:
 //      - a call of oneDNN (dnnl_sgemm, kiln_dnnl_matmul,
-//        kiln_dnnl_conv_f32/_bf16/_int8; DnnlCalls.h), or the loop over a batch of
-//        GEMM calls that kiln-cpu-matmul-to-dnnl makes, or the loop over
-//        the attention kernels' calls (kiln-cpu-attention-calls): a library
-//        region;
+//        kiln_dnnl_conv_f32/_bf16/_int8; DnnlCalls.h), or the loop over a batch
+//        of GEMM calls that kiln-cpu-matmul-to-dnnl makes, or the loop over the
+//        attention kernels' calls (kiln-cpu-attention-calls): a library region;
 //      - an scf.while, the scf.for of a kiln.for and an scf.if holding
 //        regions: a control-flow region, whose blocks are walked in turn;
 //      - a linalg op with loops, an scf.parallel or scf.forall, any other
 //        scf.for: a loop nest (nothing inside it is walked: its iterations
 //        may run on other threads);
+//      - the scf.parallel of branches that run side by side
+//        (kiln-cpu-concurrent-branches): not a region; the kernels in its
+//        cases are classified in turn, and run on the threads of the
+//        sections (each event on its thread in the trace);
 //      - anything else (allocations, address arithmetic): not a region.
 //   2. Name each region for a user (the kiln ops from the NameLocs of
 //      kiln-cpu-profile-names, the iteration space, the source line) and
@@ -432,6 +435,16 @@ private:
 
 void KilnCpuProfilePass::instrumentBlock(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
+    // Branches that run side by side (kiln-cpu-concurrent-branches): each
+    // kernel is timed in its section, on the thread that runs it.
+    if (op.hasAttr(kiln::kConcurrentAttrName)) {
+      if (auto sections =
+              dyn_cast<scf::IndexSwitchOp>(op.getRegion(0).front().front()))
+        for (Region &region : sections->getRegions())
+          for (Block &inner : region)
+            instrumentBlock(inner);
+      continue;
+    }
     ProfileKind kind = kindOf(&op);
     if (kind == ProfileKind::None)
       continue;

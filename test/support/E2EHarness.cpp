@@ -10,7 +10,10 @@
 //  4. for every public function and every seed: draw random inputs,
 //     evaluate the function and its fused copy (which must agree exactly),
 //     call every build and compare each output with the evaluator's within
-//     the target's tolerance, widened by the function's kiln.e2e_atol.
+//     the target's tolerance, widened by the function's kiln.e2e_atol; on
+//     the CPU, once for each OpenMP thread count the function's
+//     kiln.e2e_threads lists (kernels that run side by side at one count
+//     run one after the other at another).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +36,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <dlfcn.h>
 #include <filesystem>
 #include <memory>
 
@@ -81,6 +85,28 @@ struct Build {
   std::string name;
   std::unique_ptr<NativeModule> module;
 };
+
+/// libomp's thread count setter and getter, from the copy the compiled
+/// modules loaded; null where no module loaded libomp.
+struct OpenMPThreads {
+  void (*set)(int) = nullptr;
+  int (*get)() = nullptr;
+};
+
+OpenMPThreads loadedOpenMP() {
+  OpenMPThreads omp;
+  for (const char *name : {"libomp.so.5", "libomp.so"})
+    if (void *library = dlopen(name, RTLD_LAZY | RTLD_NOLOAD)) {
+      omp.set = reinterpret_cast<void (*)(int)>(
+          dlsym(library, "omp_set_num_threads"));
+      omp.get =
+          reinterpret_cast<int (*)()>(dlsym(library, "omp_get_max_threads"));
+      dlclose(library);
+      if (omp.set && omp.get)
+        return omp;
+    }
+  return {};
+}
 
 } // namespace
 
@@ -153,6 +179,21 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
     // f32 sum in another order can round to the other neighbour.
     if (auto rtol = func->getAttrOfType<mlir::FloatAttr>("kiln.e2e_half_rtol"))
       tolerance.halfRtol = rtol.getValueAsDouble();
+    // The OpenMP thread counts to call the CPU builds at
+    // (`kiln.e2e_threads = array<i64: 1, 2, 3>`); 0 leaves OpenMP's own.
+    std::vector<int64_t> threadCounts = {0};
+    if (auto counts =
+            func->getAttrOfType<mlir::DenseI64ArrayAttr>("kiln.e2e_threads");
+        counts && target == E2ETarget::Cpu)
+      threadCounts.assign(counts.asArrayRef().begin(),
+                          counts.asArrayRef().end());
+    OpenMPThreads omp;
+    if (threadCounts != std::vector<int64_t>{0}) {
+      omp = loadedOpenMP();
+      ASSERT_TRUE(omp.set) << "@" << name
+                           << " sets OpenMP's thread count, but no "
+                              "compiled module loaded libomp";
+    }
     auto fusedFunc = fused->lookupSymbol<mlir::func::FuncOp>(name);
     ASSERT_TRUE(fusedFunc) << "kiln-fuse lost @" << name;
     for (unsigned seed = 0; seed < kSeeds; ++seed) {
@@ -175,23 +216,30 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
       // On the GPU each build runs twice: from and to host tensors, and
       // with its inputs and outputs in device memory.
       for (const Build &build : builds)
-        for (bool onDevice : {false, true}) {
-          if (onDevice && target != E2ETarget::Cuda)
-            continue;
-          std::string label =
-              build.name + (onDevice ? " (device tensors)" : "");
-          std::vector<HostTensor> outputs;
-          std::string error;
-          ASSERT_TRUE(build.module->call(name, func, inputs, outputs, error,
-                                         nullptr, onDevice))
-              << label << ": " << error;
-          for (size_t r = 0; r < expected->size(); ++r) {
-            std::string mismatch =
-                compareTensors((*expected)[r], outputs[r], label, &tolerance);
-            EXPECT_TRUE(mismatch.empty())
-                << "output #" << r << ": " << mismatch;
+        for (int64_t threads : threadCounts)
+          for (bool onDevice : {false, true}) {
+            if (onDevice && target != E2ETarget::Cuda)
+              continue;
+            std::string label =
+                build.name + (onDevice ? " (device tensors)" : "") +
+                (threads ? " on " + std::to_string(threads) + " threads" : "");
+            int previous = threads ? omp.get() : 0;
+            if (threads)
+              omp.set(static_cast<int>(threads));
+            std::vector<HostTensor> outputs;
+            std::string error;
+            bool called = build.module->call(name, func, inputs, outputs, error,
+                                             nullptr, onDevice);
+            if (threads)
+              omp.set(previous);
+            ASSERT_TRUE(called) << label << ": " << error;
+            for (size_t r = 0; r < expected->size(); ++r) {
+              std::string mismatch =
+                  compareTensors((*expected)[r], outputs[r], label, &tolerance);
+              EXPECT_TRUE(mismatch.empty())
+                  << "output #" << r << ": " << mismatch;
+            }
           }
-        }
     }
   }
   ::testing::Test::RecordProperty("functions",

@@ -3,9 +3,11 @@
 // kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod|kfb|ptx]
 //              model.onnx               [--input-shape NAME=1x3x224x224]...
 //                                        [-O0..3] [--no-fusion]
-//                                        [--target=cpu|cuda] [--cuda-arch=sm_XX]
+//                                        [--target=cpu|cuda]
+//                                        [--cuda-arch=sm_XX]
 //                                        [--no-dnnl] [--conv-layouts=...]
 //                                        [--no-parallel]
+//                                        [--concurrent-threads=N]
 //                                        [--memory-report] [--profile]
 //                                        [--autocast=bf16|f16]
 //
@@ -150,6 +152,15 @@ cl::opt<bool> noParallel(
     cl::init(false),
     cl::cat(compileCategory));
 
+cl::opt<int> concurrentThreads(
+    "concurrent-threads",
+    cl::desc("Run independent kernels (an Inception block's branches) side "
+             "by side, one thread each, where the estimate says it pays and "
+             "a call has this many threads (OMP_NUM_THREADS); with any "
+             "other thread count they run one after the other. 0 or 1: "
+             "never (default 2)"),
+    cl::init(2), cl::value_desc("N"), cl::cat(compileCategory));
+
 cl::opt<std::string> autocast(
     "autocast",
     cl::desc("Mixed precision: run f32 matrix products and convolutions "
@@ -270,6 +281,9 @@ int checkOptions() {
   if (profile && target == "cuda")
     return usageError("--profile is not supported for --target=cuda (only "
                       "the CPU target can be profiled)");
+  if (concurrentThreads < 0 || concurrentThreads > 1024)
+    return usageError("--concurrent-threads=" + Twine(int(concurrentThreads)) +
+                      " is not a thread count (0-1024)");
   if (optLevel > 3)
     return usageError("-O" + Twine(optLevel) + " is not a level (0-3)");
   if (outputPath().empty())
@@ -288,6 +302,7 @@ kiln::CompileOptions compileOptions() {
   options.cpu.dnnlConvLayouts = convLayouts;
   options.cpu.convAlgorithm = convAlgorithm;
   options.cpu.parallel = !noParallel;
+  options.cpu.concurrentThreads = concurrentThreads;
   options.cpu.memoryReport = memoryReport;
   options.cpu.profile = profile;
   options.cuda.arch = cudaArch;

@@ -62,6 +62,12 @@ struct CpuOptions {
   /// libomp (see cpuHasOpenMP()); otherwise all loops are sequential.
   bool parallel = true;
   int64_t parallelMinIterations = 65536;
+  /// With `parallel`: run independent kernels side by side, one thread
+  /// each, where a call has `concurrentThreads` threads and the cost
+  /// estimate says it pays (kiln-cpu-concurrent-branches,
+  /// kiln-cpu-concurrent-sections; kiln-compile --concurrent-threads).
+  /// Below 2, never.
+  int64_t concurrentThreads = 2;
   /// Plan the intermediate buffers of each block into one arena, sharing
   /// bytes between buffers whose lifetimes do not overlap
   /// (kiln-cpu-plan-memory); `memoryReport` adds a remark per function with

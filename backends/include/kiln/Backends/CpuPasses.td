@@ -626,6 +626,54 @@ def KilnCpuParallelReductions
                            "mlir::scf::SCFDialect"];
 }
 
+def KilnCpuConcurrentBranches
+    : Pass<"kiln-cpu-concurrent-branches", "mlir::func::FuncOp"> {
+  let summary = "Run independent kernels side by side, one thread each";
+  let description = [{
+    On buffers, before memory planning. Splits the body of each function
+    (not the functions outlined for oneDNN or the attention kernels) at
+    ops whose memory accesses are not known (calls of declared functions,
+    ops with results that read memory) into segments of kernels: linalg
+    ops, copies, calls of the module's functions, loops without results.
+    Two kernels depend on each other where they access one buffer (views
+    followed to their allocation; the function's arguments are one
+    buffer) and one of them writes it. Each kernel's time is estimated from
+    its iteration space, alone on `threads` threads and on one; dynamic
+    programming over runs of up to 48 kernels picks the runs whose
+    independent groups, packed onto `threads` sections, take less time side
+    by side than one after the other. Each such run becomes an
+    `scf.parallel` from 0 to the number of sections, tagged
+    `kiln.concurrent = threads`, over an `scf.index_switch` with the
+    kernels of each section, in their order, in its case; the run's
+    allocations, views and constants move before it.
+    `kiln-cpu-concurrent-sections` lowers it. `threads` below 2 leaves the
+    function alone.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"2",
+           "The thread count the schedule is for">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnCpuConcurrentSections
+    : Pass<"kiln-cpu-concurrent-sections", "mlir::ModuleOp"> {
+  let summary = "Concurrent branches as OpenMP sections";
+  let description = [{
+    Each `scf.parallel {kiln.concurrent = T}` over an `scf.index_switch`
+    (kiln-cpu-concurrent-branches) becomes an `omp.parallel` with
+    `num_threads(T)` and `if(omp_get_max_threads() == T)` holding
+    `omp.sections` with one `omp.section` per case. With T threads the
+    sections run side by side; otherwise the region is inactive and its one
+    thread runs them in order, each kernel's parallel loops on all threads.
+    Runs before `kiln-cpu-parallel-loops` and `convert-scf-to-openmp`.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::omp::OpenMPDialect"];
+}
+
 def KilnCpuPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Let intermediate buffers with disjoint lifetimes share memory";
   let description = [{

@@ -38,6 +38,12 @@ constexpr const char kCommFunctionAttrName[] = "kiln.comm_function";
 /// kiln-cpu-parallel-loops counts to decide whether the loop runs on threads.
 constexpr const char kBodyWorkAttrName[] = "kiln.body_work";
 
+/// The attribute on the scf.parallel over an scf.index_switch by which
+/// kiln-cpu-concurrent-branches runs independent kernels side by side: the
+/// thread count the schedule is for, at which kiln-cpu-concurrent-sections
+/// runs each case on a thread of its own.
+constexpr const char kConcurrentAttrName[] = "kiln.concurrent";
+
 /// Attaches the BufferizableOpInterface models through which one-shot
 /// bufferization turns the flat collectives into calls of the runtime's
 /// communicator (CollectiveCalls.cpp). Every context that runs a backend's
