@@ -52,6 +52,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopTrips.h"
+#include "common/BufferAccess.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -59,7 +62,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -138,24 +140,19 @@ struct Summary {
 
 /// Follows `value` through views to what it is a view of.
 static Target targetOf(Value value) {
-  while (true) {
-    if (auto argument = dyn_cast<BlockArgument>(value)) {
-      Block *block = argument.getOwner();
-      if (block->isEntryBlock() && isa<func::FuncOp>(block->getParentOp()))
-        return {Target::Argument, argument.getArgNumber(), nullptr};
-      return {};
-    }
-    Operation *def = value.getDefiningOp();
-    if (isa<memref::AllocOp, memref::AllocaOp>(def))
-      return {Target::Buffer, 0, def, def};
-    if (auto global = dyn_cast<memref::GetGlobalOp>(def))
-      return {Target::Global, 0, global.getNameAttr().getAsOpaquePointer()};
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      value = view.getViewSource();
-      continue;
-    }
+  Value root = kiln::rootOf(value);
+  if (auto argument = dyn_cast<BlockArgument>(root)) {
+    Block *block = argument.getOwner();
+    if (block->isEntryBlock() && isa<func::FuncOp>(block->getParentOp()))
+      return {Target::Argument, argument.getArgNumber(), nullptr};
     return {};
   }
+  Operation *def = root.getDefiningOp();
+  if (isa<memref::AllocOp, memref::AllocaOp>(def))
+    return {Target::Buffer, 0, def, def};
+  if (auto global = dyn_cast<memref::GetGlobalOp>(def))
+    return {Target::Global, 0, global.getNameAttr().getAsOpaquePointer()};
+  return {};
 }
 
 static std::optional<Summary>
@@ -254,16 +251,6 @@ summarize(func::FuncOp callee,
   return answer;
 }
 
-/// The static trip count of a loop dim, or 1 where it is not static.
-static double tripCount(Value lower, Value upper, Value step) {
-  std::optional<int64_t> lo = getConstantIntValue(lower);
-  std::optional<int64_t> hi = getConstantIntValue(upper);
-  std::optional<int64_t> st = getConstantIntValue(step);
-  if (!lo || !hi || !st || *st <= 0)
-    return 1;
-  return *hi > *lo ? double((*hi - *lo + *st - 1) / *st) : 0.0;
-}
-
 /// Iterations of `op`'s loops (static sizes; a dynamic one counts 1024),
 /// times the constant trip counts of the scf.for loops in its body (a
 /// pooling window).
@@ -272,8 +259,9 @@ static double iterations(linalg::LinalgOp op) {
   for (int64_t range : op.getStaticLoopRanges())
     count *= ShapedType::isDynamic(range) ? 1024.0 : double(range);
   op->walk([&](scf::ForOp loop) {
-    count *= std::max(1.0, tripCount(loop.getLowerBound(), loop.getUpperBound(),
-                                     loop.getStep()));
+    count *= double(std::max<int64_t>(
+        1, kiln::staticTripCount(loop.getLowerBound(), loop.getUpperBound(),
+                                 loop.getStep())));
   });
   return count;
 }
@@ -315,12 +303,13 @@ static double estimateMicros(Operation *op,
       for (Operation &inner : block)
         body += estimateMicros(&inner, callees, depth);
   if (auto loop = dyn_cast<scf::ForOp>(op))
-    return body * tripCount(loop.getLowerBound(), loop.getUpperBound(),
-                            loop.getStep());
+    return body *
+           double(kiln::staticTripCount(loop.getLowerBound(),
+                                        loop.getUpperBound(), loop.getStep()));
   if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
     for (auto [lower, upper, step] :
          llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
-      body *= tripCount(lower, upper, step);
+      body *= double(kiln::staticTripCount(lower, upper, step));
     return body;
   }
   return body;

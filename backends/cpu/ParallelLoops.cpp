@@ -34,6 +34,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopTrips.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -53,37 +55,6 @@ namespace kiln {
 
 using namespace mlir;
 
-/// `c` where `upper` is min(lower + c, x) for a constant c (a chunk of a
-/// split loop, as kiln-cpu-parallel-reductions makes them).
-static std::optional<int64_t> chunkLength(Value lower, Value upper) {
-  auto min = upper.getDefiningOp<arith::MinSIOp>();
-  if (!min)
-    return std::nullopt;
-  for (Value operand : min->getOperands())
-    if (auto add = operand.getDefiningOp<arith::AddIOp>())
-      for (auto [a, b] : {std::pair(add.getLhs(), add.getRhs()),
-                          std::pair(add.getRhs(), add.getLhs())})
-        if (a == lower)
-          if (std::optional<int64_t> c = getConstantIntValue(b))
-            return *c;
-  return std::nullopt;
-}
-
-/// The static trip count of a loop dim (at most that of a chunk of a split
-/// loop), or 1 when it is not static.
-static int64_t tripCount(Value lower, Value upper, Value step) {
-  std::optional<int64_t> st = getConstantIntValue(step);
-  if (!st || *st <= 0)
-    return 1;
-  std::optional<int64_t> lo = getConstantIntValue(lower);
-  std::optional<int64_t> hi = getConstantIntValue(upper);
-  if (lo && hi)
-    return std::max<int64_t>(0, (*hi - *lo + *st - 1) / *st);
-  if (std::optional<int64_t> length = chunkLength(lower, upper))
-    return std::max<int64_t>(0, (*length + *st - 1) / *st);
-  return 1;
-}
-
 /// Innermost iterations of the loops in `region` (saturating), at least 1.
 static int64_t regionWork(Region &region);
 
@@ -99,8 +70,9 @@ static int64_t operationWork(Operation *op) {
   for (Region &region : op->getRegions())
     inner = std::max(inner, regionWork(region));
   if (auto loop = dyn_cast<scf::ForOp>(op))
-    return saturatingMul(tripCount(loop.getLowerBound(), loop.getUpperBound(),
-                                   loop.getStep()),
+    return saturatingMul(kiln::staticTripCount(loop.getLowerBound(),
+                                               loop.getUpperBound(),
+                                               loop.getStep()),
                          inner);
   if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
     // A loop whose body is a library call says what an iteration is worth.
@@ -110,7 +82,7 @@ static int64_t operationWork(Operation *op) {
     int64_t trips = 1;
     for (auto [lower, upper, step] :
          llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
-      trips = saturatingMul(trips, tripCount(lower, upper, step));
+      trips = saturatingMul(trips, kiln::staticTripCount(lower, upper, step));
     return saturatingMul(trips, inner);
   }
   return inner;
@@ -173,9 +145,9 @@ static void splitLastDim(scf::ParallelOp loop) {
     return;
   int64_t outer = 1;
   for (unsigned d = 0; d + 1 < dims; ++d)
-    outer = saturatingMul(outer, tripCount(loop.getLowerBound()[d],
-                                           loop.getUpperBound()[d],
-                                           loop.getStep()[d]));
+    outer = saturatingMul(outer, kiln::staticTripCount(loop.getLowerBound()[d],
+                                                       loop.getUpperBound()[d],
+                                                       loop.getStep()[d]));
   Value lower = loop.getLowerBound().back();
   Value upper = loop.getUpperBound().back();
   Value step = loop.getStep().back();
