@@ -2,8 +2,10 @@
 // kiln.profiled) with timing calls and names it after the kiln ops in its
 // locations: a oneDNN call, the loop over a batch of them, a fused loop
 // nest, a loop over tiles, the loop of a kiln.for, whose body is
-// instrumented in turn, and a batched bf16 product of oneDNN's matmul primitive. Allocations are not regions; functions the
-// lowering added (not marked) are left alone. The names go into an
+// instrumented in turn, a batched bf16 product of oneDNN's matmul
+// primitive, and the kernels in the sections of a kiln.concurrent loop.
+// Allocations are not regions; functions the lowering added (not marked)
+// are left alone. The names go into an
 // exported table; the marks call through the runtime's slots.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-profile --verify-diagnostics | FileCheck %s
 
@@ -259,6 +261,48 @@ func.func @attention(%p: !llvm.ptr) attributes {kiln.profiled} {
     func.call @kiln_attention_f32_forward(%d, %p, %p, %p, %p, %p, %p, %b64, %t64) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
     scf.reduce
   } loc("attention"("net.mlir":3:8))
+  return
+}
+
+// -----
+
+// Kernels side by side (kiln-cpu-concurrent-branches): the loop over the
+// sections is no region of its own; the kernels in each section are, each
+// timed on the thread that runs its section.
+// CHECK-LABEL: func.func @sections
+// CHECK-NOT:     kiln_profile_begin
+// CHECK:         scf.parallel
+// CHECK:           case 0 {
+// CHECK-NEXT:        %[[R0:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:        call @kiln_profile_begin(%[[R0]])
+// CHECK-NEXT:        linalg.fill {{.*}} outs(%arg0
+// CHECK-NEXT:        %[[E0:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:        call @kiln_profile_end(%[[E0]])
+// CHECK:           case 1 {
+// CHECK-NEXT:        %[[R1:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:        call @kiln_profile_begin(%[[R1]])
+// CHECK-NEXT:        linalg.fill {{.*}} outs(%arg1
+// CHECK:         } {kiln.concurrent = 2 : i64}
+// CHECK-NEXT:    return
+func.func @sections(%a: memref<64x64xf32>, %b: memref<64x64xf32>) attributes {kiln.profiled} {
+  %one = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    scf.index_switch %i
+    case 0 {
+      linalg.fill ins(%one : f32) outs(%a : memref<64x64xf32>)
+      scf.yield
+    }
+    case 1 {
+      linalg.fill ins(%one : f32) outs(%b : memref<64x64xf32>)
+      scf.yield
+    }
+    default {
+    }
+    scf.reduce
+  } {kiln.concurrent = 2 : i64}
   return
 }
 
