@@ -20,8 +20,9 @@
 //     body), and nothing is fused across kernels. An elementwise kernel
 //     thus becomes one linalg.generic: one loop nest. Without the option
 //     recompute-transcendentals (the CPU), a producer that evaluates erf,
-//     exp, tanh and the like and that several reductions read is not
-//     recomputed: it is computed once into a tensor of the kernel.
+//     exp, tanh and the like and that several reductions read, or that
+//     its reader reads through a broadcast (each element once per copy),
+//     is not recomputed: it is computed once into a tensor of the kernel.
 //
 // Why a region op and not a mark on each op: the grouping decides speed,
 // not results, so losing it would go unnoticed. A location (debug info) or
@@ -143,6 +144,25 @@ static bool computedOnce(Operation *producer) {
   return reductions >= 2;
 }
 
+/// Whether fusing the producer of `fusedOperand` into its consumer would
+/// evaluate each producer element several times: the consumer reads it
+/// through a broadcast and runs more iterations than there are elements (a
+/// squeeze-excitation gate's sigmoid, 672 values, evaluated for each of the
+/// 14x14x672 products it scales).
+static bool readsThroughBroadcast(OpOperand *fusedOperand) {
+  auto consumer = dyn_cast<linalg::LinalgOp>(fusedOperand->getOwner());
+  auto type = dyn_cast<RankedTensorType>(fusedOperand->get().getType());
+  if (!consumer || !type)
+    return false;
+  SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
+  if (!type.hasStaticShape() || llvm::any_of(ranges, ShapedType::isDynamic))
+    return !consumer.getMatchingIndexingMap(fusedOperand).isPermutation();
+  int64_t iterations = 1;
+  for (int64_t range : ranges)
+    iterations *= range;
+  return iterations > type.getNumElements();
+}
+
 static size_t bodySize(Operation *op) {
   size_t size = 0;
   for (Region &region : op->getRegions())
@@ -192,6 +212,9 @@ struct FuseLinalgGroupsPass
       Operation *consumer = fusedOperand->getOwner();
       FusedKernelOp kernel = kernelOf(consumer);
       if (!producer || !kernel || kernelOf(producer) != kernel)
+        return false;
+      if (!recompute && hasTranscendental(producer) &&
+          readsThroughBroadcast(fusedOperand))
         return false;
       return fusedOperand->get().hasOneUse() ||
              ((recompute || !computedOnce(producer)) &&

@@ -77,3 +77,42 @@ func.func @arithmetic(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %max = kiln.reduce_max %sq, dims = [1] : tensor<4x8xf32>
   return %sum, %max : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A squeeze-excitation gate: the sigmoid of 16 values scales a 4x6x16
+// activation through a broadcast. Fused into the product it would evaluate
+// exp once per activation; it is computed once, into a tensor of 16 that
+// the product reads. With the option it is one generic.
+// CHECK-LABEL: func.func @gate
+// CHECK: %[[GATE:.+]] = linalg.generic {{.*}}iterator_types = ["parallel"]{{.*}} ins(%{{.*}} : tensor<16xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]{{.*}} ins(%{{.*}}, %[[GATE]] : tensor<4x6x16xf32>, tensor<16xf32>)
+// CHECK-NOT: math.exp
+// CHECK: return
+// RECOMPUTE-LABEL: func.func @gate
+// RECOMPUTE: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
+// RECOMPUTE: math.exp
+// RECOMPUTE-NOT: linalg.generic
+// RECOMPUTE: return
+func.func @gate(%g: tensor<16xf32>, %x: tensor<4x6x16xf32>) -> tensor<4x6x16xf32> {
+  %s = kiln.sigmoid %g : tensor<16xf32>
+  %sb = kiln.broadcast_in_dim %s, dims = [2] : (tensor<16xf32>) -> tensor<4x6x16xf32>
+  %y = kiln.mul %x, %sb : tensor<4x6x16xf32>
+  return %y : tensor<4x6x16xf32>
+}
+
+// -----
+
+// The same sigmoid read element for element (as many iterations as
+// elements) is fused: one generic, one exp per element either way.
+// CHECK-LABEL: func.func @same_shape
+// CHECK: linalg.generic
+// CHECK: math.exp
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @same_shape(%g: tensor<6x16xf32>, %x: tensor<6x16xf32>) -> tensor<6x16xf32> {
+  %s = kiln.sigmoid %g : tensor<6x16xf32>
+  %y = kiln.mul %x, %s : tensor<6x16xf32>
+  return %y : tensor<6x16xf32>
+}

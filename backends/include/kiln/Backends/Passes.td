@@ -222,9 +222,11 @@ def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
     ops for the two together), except, without `recompute-transcendentals`,
     one that evaluates a transcendental function (erf, exp, log, tanh,
     ...) and that two or more reductions read, directly or through
-    elementwise ops (a dynamic quantization's min and max of a GELU): it is
-    computed once into a tensor of the kernel that its readers read. The
-    CPU pipeline turns it off.
+    elementwise ops (a dynamic quantization's min and max of a GELU), or
+    that its reader reads through a broadcast (a squeeze-excitation gate's
+    sigmoid of 672 values scaling 14x14x672 activations, which fused would
+    be evaluated once per activation): it is computed once into a tensor of
+    the kernel that its readers read. The CPU pipeline turns it off.
   }];
   let options = [
     Option<"recomputeTranscendentals", "recompute-transcendentals", "bool",
