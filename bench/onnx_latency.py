@@ -3,22 +3,29 @@
 Exports each model with random weights (nothing is downloaded), compiles it
 with kiln-compile (wall time reported), checks every output against ONNX
 Runtime on the same inputs (1e-4 of the largest reference value), then
-times both at every thread count and batch size:
+times them at every thread count and batch size:
 
 - kiln: `kiln-run --repeat N`, its printed median (each call allocates its
   outputs), with OMP_NUM_THREADS set;
 - ONNX Runtime: `InferenceSession.run` with `intra_op_num_threads` set,
   `inter_op_num_threads` 1, sequential execution, all graph optimizations
-  (its default), median of N calls after a warm-up.
+  (its default), median of N calls after a warm-up;
+- PyTorch (`--torch`, `--torch-compile`): the module the file was exported
+  from (same seed, same weights), under `torch.inference_mode` with
+  `torch.set_num_threads`, eager or through `torch.compile` (inductor; the
+  first call, which compiles, is not timed), median of N calls, each in a
+  process of its own; its outputs' difference from ONNX Runtime's is
+  reported.
 
-Both run under `taskset` on as many CPUs as threads. The two systems take
+All run under `taskset` on as many CPUs as threads. The systems take
 turns for `--rounds` rounds and each reports the median of its rounds'
 medians, since the host may be shared. Needs the benchmark virtualenv
 (bench/setup-anchors.sh) with torchvision and transformers:
 
     /work/bench-venv/bin/python bench/onnx_latency.py --build-dir build \\
         [--models resnet50,bert,lstm] [--batches 1,8] [--threads 1,2] \\
-        [--rounds 3] [--work DIR] [--markdown FILE] [--bf16] [--int8]
+        [--rounds 3] [--work DIR] [--markdown FILE] [--bf16] [--int8] \\
+        [--torch] [--torch-compile]
 
 Models: ResNet-50 (torchvision, 224x224; also named: mobilenet_v2,
 mobilenet_v3_small, efficientnet_b0, densenet121 and inception_v3 (299x299),
@@ -40,6 +47,7 @@ compared with ONNX Runtime's int8 ones (reported, not checked: the two
 round their requantizations differently).
 """
 import argparse
+import collections
 import os
 import re
 import subprocess
@@ -51,8 +59,14 @@ import numpy as np
 
 SEQ = 128
 
+# A model as PyTorch runs it: the module, the arguments its ONNX export is
+# traced with, the names of its inputs and outputs in order, and the inputs
+# (numpy) that every system is timed on.
+Built = collections.namedtuple(
+    "Built", "module trace_args input_names output_names inputs")
 
-def export_vision(name, path, batch):
+
+def build_vision(name, batch):
     """A torchvision classifier with random weights, on images of the size
     it was made for (299 for Inception-v3, 224 for the others)."""
     import torch
@@ -62,17 +76,16 @@ def export_vision(name, path, batch):
     model = getattr(torchvision.models, name)(weights=None, **extra).eval()
     size = 299 if name == "inception_v3" else 224
     x = torch.randn(batch, 3, size, size)
-    torch.onnx.export(model, (x,), str(path), input_names=["input"],
-                      output_names=["logits"], opset_version=17, dynamo=False)
     rng = np.random.default_rng(0)
-    return {"input": rng.standard_normal((batch, 3, size, size)).astype(np.float32)}
+    return Built(model, (x,), ["input"], ["logits"],
+                 {"input": rng.standard_normal((batch, 3, size, size)).astype(np.float32)})
 
 
 VISION = ["resnet50", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0",
           "densenet121", "inception_v3"]
 
 
-def export_bert(path, batch):
+def build_bert(batch):
     import torch
     import transformers
     torch.manual_seed(0)
@@ -94,42 +107,29 @@ def export_bert(path, batch):
 
     ids = torch.zeros(batch, SEQ, dtype=torch.int64)
     mask = torch.ones(batch, SEQ, dtype=torch.int64)
-    torch.onnx.export(Outputs(bert), (ids, mask), str(path),
-                      input_names=["input_ids", "attention_mask"],
-                      output_names=["last_hidden_state", "pooler_output"],
-                      opset_version=17, dynamo=False)
     rng = np.random.default_rng(0)
-    mask = np.ones((batch, SEQ), np.int64)
-    mask[:, 100:] = 0
-    return {"input_ids": rng.integers(0, config.vocab_size, (batch, SEQ)).astype(np.int64),
-            "attention_mask": mask}
+    padded = np.ones((batch, SEQ), np.int64)
+    padded[:, 100:] = 0
+    return Built(Outputs(bert), (ids, mask), ["input_ids", "attention_mask"],
+                 ["last_hidden_state", "pooler_output"],
+                 {"input_ids": rng.integers(0, config.vocab_size,
+                                            (batch, SEQ)).astype(np.int64),
+                  "attention_mask": padded})
 
 
-def export_lstm(path, batch):
+def build_recurrent(kind, batch):
+    """A 2-layer torch.nn.LSTM or GRU (input 256, hidden 512), seq-first."""
     import torch
     torch.manual_seed(0)
-    model = torch.nn.LSTM(input_size=256, hidden_size=512, num_layers=2).eval()
+    model = getattr(torch.nn, kind)(input_size=256, hidden_size=512, num_layers=2).eval()
     x = torch.randn(SEQ, batch, 256)
-    torch.onnx.export(model, (x,), str(path), input_names=["input"],
-                      output_names=["output", "h_n", "c_n"], opset_version=17,
-                      dynamo=False)
     rng = np.random.default_rng(0)
-    return {"input": rng.standard_normal((SEQ, batch, 256)).astype(np.float32)}
+    outputs = ["output", "h_n", "c_n"] if kind == "LSTM" else ["output", "h_n"]
+    return Built(model, (x,), ["input"], outputs,
+                 {"input": rng.standard_normal((SEQ, batch, 256)).astype(np.float32)})
 
 
-def export_gru(path, batch):
-    import torch
-    torch.manual_seed(0)
-    model = torch.nn.GRU(input_size=256, hidden_size=512, num_layers=2).eval()
-    x = torch.randn(SEQ, batch, 256)
-    torch.onnx.export(model, (x,), str(path), input_names=["input"],
-                      output_names=["output", "h_n"], opset_version=17,
-                      dynamo=False)
-    rng = np.random.default_rng(0)
-    return {"input": rng.standard_normal((SEQ, batch, 256)).astype(np.float32)}
-
-
-def export_gpt2(path, batch):
+def build_gpt2(batch):
     """A GPT-2-style decoder (transformers GPT2Model: 12 layers, hidden 768,
     12 heads, causal attention, a padding mask), eager attention so that the
     TorchScript exporter takes it."""
@@ -154,21 +154,32 @@ def export_gpt2(path, batch):
 
     ids = torch.zeros(batch, SEQ, dtype=torch.int64)
     mask = torch.ones(batch, SEQ, dtype=torch.int64)
-    torch.onnx.export(Hidden(gpt2), (ids, mask), str(path),
-                      input_names=["input_ids", "attention_mask"],
-                      output_names=["last_hidden_state"], opset_version=17,
-                      dynamo=False)
     rng = np.random.default_rng(0)
-    mask = np.ones((batch, SEQ), np.int64)
-    mask[:, 100:] = 0
-    return {"input_ids": rng.integers(0, config.vocab_size, (batch, SEQ)).astype(np.int64),
-            "attention_mask": mask}
+    padded = np.ones((batch, SEQ), np.int64)
+    padded[:, 100:] = 0
+    return Built(Hidden(gpt2), (ids, mask), ["input_ids", "attention_mask"],
+                 ["last_hidden_state"],
+                 {"input_ids": rng.integers(0, config.vocab_size,
+                                            (batch, SEQ)).astype(np.int64),
+                  "attention_mask": padded})
 
 
-EXPORTS = {"bert": export_bert, "lstm": export_lstm, "gru": export_gru,
-           "gpt2": export_gpt2}
+BUILDERS = {"bert": build_bert, "gpt2": build_gpt2,
+            "lstm": lambda batch: build_recurrent("LSTM", batch),
+            "gru": lambda batch: build_recurrent("GRU", batch)}
 for _name in VISION:
-    EXPORTS[_name] = lambda path, batch, name=_name: export_vision(name, path, batch)
+    BUILDERS[_name] = lambda batch, name=_name: build_vision(name, batch)
+
+
+def export(name, path, batch):
+    """Exports model `name` at `batch` to `path` (TorchScript exporter,
+    opset 17) and returns the inputs to run it on."""
+    import torch
+    built = BUILDERS[name](batch)
+    torch.onnx.export(built.module, built.trace_args, str(path),
+                      input_names=built.input_names, output_names=built.output_names,
+                      opset_version=17, dynamo=False)
+    return built.inputs
 
 
 def quantize(model, inputs, path):
@@ -270,6 +281,70 @@ def time_ort(model, inputs_npz, threads, repeat):
     return float(out.stdout.strip().splitlines()[-1])
 
 
+TORCH_TIMER = r"""
+import sys, time, numpy as np, torch
+sys.path.insert(0, sys.argv[1])
+import onnx_latency as bench
+name, batch, threads, repeat = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+inputs, mode, saved = dict(np.load(sys.argv[6])), sys.argv[7], sys.argv[8]
+torch.set_num_threads(threads)
+built = bench.BUILDERS[name](batch)
+module = torch.compile(built.module) if mode == "compile" else built.module
+args = [torch.from_numpy(inputs[k]) for k in built.input_names]
+with torch.inference_mode():
+    result = module(*args)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        module(*args)
+        times.append(time.perf_counter() - start)
+np.savez(saved, *[t.numpy() for t in bench.flatten(result)])
+print(float(np.median(times)))
+"""
+
+
+def torch_version():
+    import torch
+    return torch.__version__
+
+
+TORCH_TITLES = {"eager": "PyTorch", "compile": "torch.compile"}
+
+
+def flatten(result):
+    """A module's outputs (tensors, nested tuples and lists of them) in order,
+    as the ONNX export lists them."""
+    if isinstance(result, (tuple, list)):
+        return [t for r in result for t in flatten(r)]
+    return [result]
+
+
+def time_torch(name, batch, inputs_npz, threads, repeat, mode, saved):
+    """PyTorch in its own process, pinned like kiln-run: the module
+    `BUILDERS[name]` makes (the same weights as the exported file) under
+    torch.inference_mode, eager or through torch.compile (`mode`), after
+    one call (which compiles). Saves the outputs to `saved`."""
+    args = cpus(threads) + [sys.executable, "-c", TORCH_TIMER,
+                            str(Path(__file__).resolve().parent), name, str(batch),
+                            str(threads), str(repeat), str(inputs_npz), mode, str(saved)]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run(args, capture_output=True, text=True, env=env)
+    if out.returncode:
+        raise RuntimeError(f"PyTorch ({mode}) failed:\n{out.stderr[-2000:]}")
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def saved_difference(wants, saved):
+    """The largest |got - want| over the arrays in the .npz `saved`,
+    relative to the largest |want| of each."""
+    error = 0.0
+    with np.load(saved) as got:
+        for i, want in enumerate(wants):
+            scale = max(float(np.max(np.abs(want))), 1e-30)
+            error = max(error, float(np.max(np.abs(got[f"arr_{i}"] - want))) / scale)
+    return error
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet50,bert,lstm")
@@ -290,19 +365,27 @@ def main():
                              "and time it in the same rounds (its outputs' "
                              "difference from ONNX Runtime's f32 ones is "
                              "reported, not checked)")
+    parser.add_argument("--torch", action="store_true",
+                        help="also time each model in PyTorch (eager, "
+                             "torch.inference_mode) in the same rounds")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also time each model through torch.compile "
+                             "(inductor; its compilation is not timed)")
     args = parser.parse_args()
     import onnxruntime as ort
     bin_dir = Path(args.build_dir).resolve() / "bin"
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     thread_counts = [int(t) for t in args.threads.split(",")]
+    torch_modes = (["eager"] if args.torch else []) + (
+        ["compile"] if args.torch_compile else [])
     rows = []
     failures = 0
     for name in args.models.split(","):
         for batch in [int(b) for b in args.batches.split(",")]:
             tag = f"{name}_b{batch}"
             model = work / f"{tag}.onnx"
-            inputs = EXPORTS[name](model, batch)
+            inputs = export(name, model, batch)
             input_paths = []
             for key, value in inputs.items():
                 input_paths.append(work / f"{tag}_{key}.npy")
@@ -358,9 +441,14 @@ def main():
                     repeat = max(3, min(50, int(3.0 / max(first, 1e-4))))
                 kiln_times, ort_times, bf16_times = [], [], []
                 int8_times, ort_int8_times = [], []
+                torch_times = {mode: [] for mode in torch_modes}
                 for _ in range(args.rounds):
                     kiln_times.append(time_kiln(bin_dir, kmod, input_paths, threads, repeat))
                     ort_times.append(time_ort(model, inputs_npz, threads, repeat))
+                    for mode in torch_modes:
+                        torch_times[mode].append(time_torch(
+                            name, batch, inputs_npz, threads, repeat, mode,
+                            work / f"{tag}_{mode}.npz"))
                     if bf16:
                         bf16_times.append(time_kiln(bin_dir, bf16, input_paths, threads, repeat))
                     if int8:
@@ -370,14 +458,20 @@ def main():
                 b = (float(np.median(bf16_times)), bf16_error) if bf16 else None
                 q = (float(np.median(int8_times)), float(np.median(ort_int8_times)),
                      int8_error) if int8 else None
-                rows.append((name, batch, threads, k, o, compile_seconds, error, b, q))
+                t = {mode: (float(np.median(times)),
+                            saved_difference(wants, work / f"{tag}_{mode}.npz"))
+                     for mode, times in torch_times.items()}
+                rows.append((name, batch, threads, k, o, compile_seconds, error, b, q, t))
                 print(f"{tag} threads {threads}: kiln {k * 1e3:.2f} ms, "
                       f"onnxruntime {o * 1e3:.2f} ms, kiln/ort {k / o:.2f} "
                       f"(compile {compile_seconds:.1f} s, max rel. diff {error:.1e})"
                       + (f"; bf16 {b[0] * 1e3:.2f} ms, f32/bf16 {k / b[0]:.2f}, "
                          f"rel. diff {b[1]:.1e}" if b else "")
                       + (f"; int8 {q[0] * 1e3:.2f} ms, onnxruntime int8 {q[1] * 1e3:.2f} ms, "
-                         f"kiln/ort {q[0] / q[1]:.2f}, rel. diff {q[2]:.1e}" if q else ""),
+                         f"kiln/ort {q[0] / q[1]:.2f}, rel. diff {q[2]:.1e}" if q else "")
+                      + "".join(f"; PyTorch {mode} {v[0] * 1e3:.2f} ms, kiln/PyTorch "
+                                f"{k / v[0]:.2f}, rel. diff {v[1]:.1e}"
+                                for mode, v in t.items()),
                       flush=True)
     table = ["| model | batch | threads | kiln (ms) | ONNX Runtime (ms) | kiln / ORT "
              "| kiln compile (s) | max rel. diff |"
@@ -387,17 +481,24 @@ def main():
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
              + (" ---: | ---: | ---: |" if args.bf16 else "")
              + (" ---: | ---: | ---: | ---: |" if args.int8 else "")]
-    for name, batch, threads, k, o, c, e, b, q in rows:
+    for mode in torch_modes:
+        title = TORCH_TITLES[mode]
+        table[0] += f" {title} (ms) | kiln / {title} | {title} rel. diff |"
+        table[1] += " ---: | ---: | ---: |"
+    for name, batch, threads, k, o, c, e, b, q, t in rows:
         table.append(f"| {name} | {batch} | {threads} | {k * 1e3:.2f} | {o * 1e3:.2f} "
                      f"| {k / o:.2f} | {c:.1f} | {e:.1e} |"
                      + (f" {b[0] * 1e3:.2f} | {k / b[0]:.2f} | {b[1]:.1e} |" if b else
                         " | | |" if args.bf16 else "")
                      + (f" {q[0] * 1e3:.2f} | {q[1] * 1e3:.2f} | {q[0] / q[1]:.2f} | {q[2]:.1e} |"
-                        if q else " | | | |" if args.int8 else ""))
+                        if q else " | | | |" if args.int8 else "")
+                     + "".join(f" {v[0] * 1e3:.2f} | {k / v[0]:.2f} | {v[1]:.1e} |"
+                               for v in t.values()))
     print("\n".join(table))
     if args.markdown:
         Path(args.markdown).write_text(
-            f"ONNX models, kiln against ONNX Runtime {ort.__version__} "
+            f"ONNX models, kiln against ONNX Runtime {ort.__version__}"
+            + (f" and PyTorch {torch_version()}" if torch_modes else "") + " "
             f"(`{' '.join(sys.argv)}`; median of {args.rounds} rounds)\n\n"
             + "\n".join(table) + "\n")
     return 1 if failures else 0
