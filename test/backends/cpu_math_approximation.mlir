@@ -123,3 +123,79 @@ func.func @small_powers(%x: f32, %y: f64, %v: vector<4xf32>, %e: f32) -> (f32, f
   %p = math.powf %x, %e : f32
   return %sq, %cu, %vc, %h, %p : f32, f64, vector<4xf32>, f32, f32
 }
+
+// -----
+
+// An f32 sigmoid as kiln lowers it (either order of the addition) becomes
+// its own polynomial: the input clamped to [-88, 87.33] by selects that
+// keep NaN, one fma with the rounding constant 1.5 * 2^23 + 127
+// (12583039), k by subtracting it again, r = x + k ln 2 in two fmas,
+// eight coefficients, the power of two from the bits shifted by 23, and a
+// division whose reciprocal may be estimated. No exp and no second
+// division remain.
+// CHECK-LABEL: func.func @sigmoid(
+// CHECK-SAME:    %[[X:.*]]: vector<16xf32>
+// CHECK-NOT:     math.exp
+// CHECK:         %[[LO:.*]] = arith.cmpf uge, %[[X]], %{{.*}} : vector<16xf32>
+// CHECK:         %[[X1:.*]] = arith.select %[[LO]], %[[X]], %{{.*}}
+// CHECK:         %[[HI:.*]] = arith.cmpf ule, %[[X1]], %{{.*}} : vector<16xf32>
+// CHECK:         %[[XC:.*]] = arith.select %[[HI]], %[[X1]], %{{.*}}
+// CHECK:         %[[V:.*]] = math.fma %[[XC]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:         %[[K:.*]] = arith.subf %[[V]], %{{.*}}
+// CHECK:         %[[R0:.*]] = math.fma %[[K]], %{{.*}}, %[[XC]]
+// CHECK:         %[[R:.*]] = math.fma %[[K]], %{{.*}}, %[[R0]]
+// CHECK-COUNT-7: math.fma %{{.*}}, %[[R]], %{{.*}}
+// CHECK:         %[[BITS:.*]] = arith.bitcast %[[V]] : vector<16xf32> to vector<16xi32>
+// CHECK:         %[[SHIFTED:.*]] = arith.shli %[[BITS]], %{{.*}} : vector<16xi32>
+// CHECK:         %[[SCALE:.*]] = arith.bitcast %[[SHIFTED]] : vector<16xi32> to vector<16xf32>
+// CHECK:         %[[E:.*]] = arith.mulf %{{.*}}, %[[SCALE]]
+// CHECK:         %[[D:.*]] = arith.addf %[[E]], %{{.*}}
+// CHECK:         arith.divf %{{.*}}, %[[D]] fastmath<ninf,arcp,contract> : vector<16xf32>
+// CHECK-NOT:     arith.divf
+// CHECK-NOT:     math.exp
+// CHECK:         return
+// CHECK-LABEL: func.func @sigmoid_scalar(
+// CHECK-NOT:     math.exp
+// CHECK:         fastmath<ninf,arcp,contract> : f32
+func.func @sigmoid(%x: vector<16xf32>) -> vector<16xf32> {
+  %one = arith.constant dense<1.0> : vector<16xf32>
+  %n = arith.negf %x : vector<16xf32>
+  %e = math.exp %n : vector<16xf32>
+  %d = arith.addf %e, %one : vector<16xf32>
+  %s = arith.divf %one, %d : vector<16xf32>
+  return %s : vector<16xf32>
+}
+func.func @sigmoid_scalar(%x: f32) -> f32 {
+  %one = arith.constant 1.0 : f32
+  %n = arith.negf %x : f32
+  %e = math.exp %n : f32
+  %d = arith.addf %one, %e : f32
+  %s = arith.divf %one, %d : f32
+  return %s : f32
+}
+
+// -----
+
+// Not a sigmoid: the exp has another user (it stays, and upstream's
+// polynomial replaces it), a numerator other than 1, or f64.
+// CHECK-LABEL: func.func @not_sigmoids(
+// CHECK-NOT:     fastmath<ninf,arcp,contract>
+// CHECK:         return
+func.func @not_sigmoids(%x: f32, %y: f64) -> (f32, f32, f32, f64) {
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %n = arith.negf %x : f32
+  %e = math.exp %n : f32
+  %d = arith.addf %e, %one : f32
+  %s = arith.divf %one, %d : f32
+  %n2 = arith.negf %x : f32
+  %e2 = math.exp %n2 : f32
+  %d2 = arith.addf %e2, %one : f32
+  %s2 = arith.divf %two, %d2 : f32
+  %one64 = arith.constant 1.0 : f64
+  %n3 = arith.negf %y : f64
+  %e3 = math.exp %n3 : f64
+  %d3 = arith.addf %e3, %one64 : f64
+  %s3 = arith.divf %one64, %d3 : f64
+  return %s, %e, %s2, %s3 : f32, f32, f32, f64
+}
