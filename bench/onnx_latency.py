@@ -15,7 +15,8 @@ times them at every thread count and batch size:
   `torch.set_num_threads`, eager or through `torch.compile` (inductor; the
   first call, which compiles, is not timed), median of N calls, each in a
   process of its own; its outputs' difference from ONNX Runtime's is
-  reported.
+  reported, and a model PyTorch fails to run or compile is marked
+  "failed" in its columns (not counted as kiln's failure).
 
 All run under `taskset` on as many CPUs as threads. The systems take
 turns for `--rounds` rounds and each reports the median of its rounds'
@@ -446,9 +447,17 @@ def main():
                     kiln_times.append(time_kiln(bin_dir, kmod, input_paths, threads, repeat))
                     ort_times.append(time_ort(model, inputs_npz, threads, repeat))
                     for mode in torch_modes:
-                        torch_times[mode].append(time_torch(
-                            name, batch, inputs_npz, threads, repeat, mode,
-                            work / f"{tag}_{mode}.npz"))
+                        if torch_times[mode] is None:
+                            continue
+                        try:
+                            torch_times[mode].append(time_torch(
+                                name, batch, inputs_npz, threads, repeat, mode,
+                                work / f"{tag}_{mode}.npz"))
+                        except RuntimeError as failure:
+                            # Reported, not counted: the goal compares
+                            # with torch.compile where it compiles.
+                            print(f"{tag} threads {threads}: {failure}")
+                            torch_times[mode] = None
                     if bf16:
                         bf16_times.append(time_kiln(bin_dir, bf16, input_paths, threads, repeat))
                     if int8:
@@ -460,7 +469,7 @@ def main():
                      int8_error) if int8 else None
                 t = {mode: (float(np.median(times)),
                             saved_difference(wants, work / f"{tag}_{mode}.npz"))
-                     for mode, times in torch_times.items()}
+                     if times else None for mode, times in torch_times.items()}
                 rows.append((name, batch, threads, k, o, compile_seconds, error, b, q, t))
                 print(f"{tag} threads {threads}: kiln {k * 1e3:.2f} ms, "
                       f"onnxruntime {o * 1e3:.2f} ms, kiln/ort {k / o:.2f} "
@@ -470,8 +479,8 @@ def main():
                       + (f"; int8 {q[0] * 1e3:.2f} ms, onnxruntime int8 {q[1] * 1e3:.2f} ms, "
                          f"kiln/ort {q[0] / q[1]:.2f}, rel. diff {q[2]:.1e}" if q else "")
                       + "".join(f"; PyTorch {mode} {v[0] * 1e3:.2f} ms, kiln/PyTorch "
-                                f"{k / v[0]:.2f}, rel. diff {v[1]:.1e}"
-                                for mode, v in t.items()),
+                                f"{k / v[0]:.2f}, rel. diff {v[1]:.1e}" if v else
+                                f"; PyTorch {mode} failed" for mode, v in t.items()),
                       flush=True)
     table = ["| model | batch | threads | kiln (ms) | ONNX Runtime (ms) | kiln / ORT "
              "| kiln compile (s) | max rel. diff |"
@@ -493,7 +502,7 @@ def main():
                      + (f" {q[0] * 1e3:.2f} | {q[1] * 1e3:.2f} | {q[0] / q[1]:.2f} | {q[2]:.1e} |"
                         if q else " | | | |" if args.int8 else "")
                      + "".join(f" {v[0] * 1e3:.2f} | {k / v[0]:.2f} | {v[1]:.1e} |"
-                               for v in t.values()))
+                               if v else " failed | | |" for v in t.values()))
     print("\n".join(table))
     if args.markdown:
         Path(args.markdown).write_text(
