@@ -241,23 +241,20 @@ struct SmallIntegerPower : OpRewritePattern<math::PowFOp> {
 struct KilnCpuMathApproximationPass
     : kiln::impl::KilnCpuMathApproximationBase<KilnCpuMathApproximationPass> {
   void runOnOperation() override {
+    // Sigmoids first, as wholes: their exp is rewritten with them.
+    SmallVector<std::pair<arith::DivFOp, arith::NegFOp>> sigmoids;
+    getOperation()->walk([&](arith::DivFOp division) {
+      if (arith::NegFOp negation = matchSigmoid(division))
+        sigmoids.emplace_back(division, negation);
+    });
+    for (auto [division, negation] : sigmoids)
+      expandSigmoid(division, negation);
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       if (isa<math::MathDialect>(op->getDialect()) &&
           !isa<math::SinOp, math::CosOp, math::AsinOp, math::AcosOp>(op))
         ops.push_back(op);
     });
-    // Sigmoids first: their exp is rewritten with them, and is dropped
-    // from the list.
-    SmallVector<std::pair<arith::DivFOp, arith::NegFOp>> sigmoids;
-    getOperation()->walk([&](arith::DivFOp division) {
-      if (arith::NegFOp negation = matchSigmoid(division))
-        sigmoids.emplace_back(division, negation);
-    });
-    for (auto [division, negation] : sigmoids) {
-      llvm::erase(ops, negation->use_begin()->getOwner());
-      expandSigmoid(division, negation);
-    }
     for (Operation *&op : ops)
       if (auto log = dyn_cast<math::LogOp>(op))
         if (getElementTypeOrSelf(log.getType()).isF32())
