@@ -226,15 +226,21 @@ def compile_and_run(bin_dir, model, kmod, out_dir, input_paths, flags=()):
             seconds)
 
 
-def largest_difference(session, wants, out_dir):
-    """The largest |kiln - want| over the outputs kiln-run saved in
-    `out_dir`, relative to the largest |want| of each."""
+def relative_difference(gots, wants):
+    """The largest |got - want| over pairs of arrays, relative to the
+    largest |want| of each pair."""
     error = 0.0
-    for output, want in zip(session.get_outputs(), wants):
-        got = np.load(out_dir / f"{output.name}.npy")
+    for got, want in zip(gots, wants):
         scale = max(float(np.max(np.abs(want))), 1e-30)
         error = max(error, float(np.max(np.abs(got - want))) / scale)
     return error
+
+
+def largest_difference(session, wants, out_dir):
+    """relative_difference of the outputs kiln-run saved in `out_dir`."""
+    return relative_difference(
+        (np.load(out_dir / f"{output.name}.npy") for output in session.get_outputs()),
+        wants)
 
 
 def cpus(threads):
@@ -273,13 +279,24 @@ print(float(np.median(times)))
 """
 
 
+def run_timer(threads, code, *args):
+    """Python `code` with `args` in its own process, pinned like kiln-run;
+    the finished process."""
+    command = cpus(threads) + [sys.executable, "-c", code] + [str(a) for a in args]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    return subprocess.run(command, capture_output=True, text=True, env=env)
+
+
+def printed_seconds(process):
+    """The median a timer printed last."""
+    return float(process.stdout.strip().splitlines()[-1])
+
+
 def time_ort(model, inputs_npz, threads, repeat):
     """ORT in its own process, pinned like kiln-run."""
-    args = cpus(threads) + [sys.executable, "-c", ORT_TIMER, str(model),
-                            str(threads), str(repeat), str(inputs_npz)]
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    out = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+    out = run_timer(threads, ORT_TIMER, model, threads, repeat, inputs_npz)
+    out.check_returncode()
+    return printed_seconds(out)
 
 
 TORCH_TIMER = r"""
@@ -325,25 +342,17 @@ def time_torch(name, batch, inputs_npz, threads, repeat, mode, saved):
     `BUILDERS[name]` makes (the same weights as the exported file) under
     torch.inference_mode, eager or through torch.compile (`mode`), after
     one call (which compiles). Saves the outputs to `saved`."""
-    args = cpus(threads) + [sys.executable, "-c", TORCH_TIMER,
-                            str(Path(__file__).resolve().parent), name, str(batch),
-                            str(threads), str(repeat), str(inputs_npz), mode, str(saved)]
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    out = subprocess.run(args, capture_output=True, text=True, env=env)
+    out = run_timer(threads, TORCH_TIMER, Path(__file__).resolve().parent, name,
+                    batch, threads, repeat, inputs_npz, mode, saved)
     if out.returncode:
         raise RuntimeError(f"PyTorch ({mode}) failed:\n{out.stderr[-2000:]}")
-    return float(out.stdout.strip().splitlines()[-1])
+    return printed_seconds(out)
 
 
 def saved_difference(wants, saved):
-    """The largest |got - want| over the arrays in the .npz `saved`,
-    relative to the largest |want| of each."""
-    error = 0.0
+    """relative_difference of the arrays in the .npz `saved`, in order."""
     with np.load(saved) as got:
-        for i, want in enumerate(wants):
-            scale = max(float(np.max(np.abs(want))), 1e-30)
-            error = max(error, float(np.max(np.abs(got[f"arr_{i}"] - want))) / scale)
-    return error
+        return relative_difference((got[f"arr_{i}"] for i in range(len(wants))), wants)
 
 
 def main():
