@@ -29,9 +29,21 @@
 //
 // Convolutions oneDNN's forward primitive does not take (lhs_dilation > 1,
 // more than 3 spatial dims, empty dims, f64, f16) and small ones stay the
-// generic lowering (backends/common/ConvLowering.cpp). A bf16 convolution
-// (kiln-autocast makes them) takes no epilogue: its result is rounded to
-// bf16 before the ops after it, which oneDNN's post-ops would skip.
+// generic lowering (backends/common/ConvLowering.cpp).
+//
+// A bf16 convolution (kiln-autocast makes them: the sums rounded to bf16,
+// widened to f32 for the ops after it) takes the same epilogue but a SiLU,
+// run by oneDNN on the f32 sums, so the result is rounded once, after it:
+// to bf16 where the program narrows it again for the next convolution
+// (then the call replaces the narrowing cast) or where its readers take
+// the rounded value (then a cast widens the call's result for them), to
+// nothing where an addend joins it (the call writes f32, as the residual
+// additions of MobileNet and EfficientNet keep their sums). Either is at
+// least as close to the exact value as the program's rounding of the sums
+// before the bias, and it is where PyTorch's autocast rounds (its
+// convolutions take their bias). oneDNN's SiLU on AMX's bf16 kernels ran
+// 5x slower than the convolution without it (1x1, 16 -> 96 channels on
+// 112x112: 1.27 against 0.26 ms), so a SiLU stays kiln's loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -172,6 +184,15 @@ static bool winogradPays(ArrayRef<int64_t> d) {
 /// SiLU. Each must be the only user of the value before it (a SiLU's two
 /// ops the only two).
 struct Epilogue {
+  /// A bf16 convolution's: the cast of its result to f32 that the ops
+  /// read, and the cast of their result back to bf16 (or none).
+  mlir::kiln::CastOp widen, narrow;
+  /// bf16 only: the call writes f32 (with an addend), or its bf16 result
+  /// is widened after it for readers of the f32 value (`rewiden`).
+  bool f32Dst = false;
+  bool rewiden = false;
+  /// The value the first op reads: the result, or its widening cast.
+  Value sums;
   mlir::kiln::AddOp biasAdd;
   Value bias; // the broadcast's operand: dims all 1 but the channel dim
   /// Or the value of a splat constant of the result's shape that the add
@@ -273,19 +294,16 @@ static void findClip(Value value, mlir::kiln::ReluOp relu,
     epilogue.last = epilogue.clip.back();
 }
 
-/// The epilogue of `op`: a bias always (on either path it costs oneDNN
-/// less than a separate pass), an addend and a ReLU, clip or SiLU only for a
-/// convolution in blocked layouts (`blocked`), whose direct kernels apply
-/// them as they store; the GEMM-based path runs them as extra passes of
-/// its own, slower than the generated code's (its sum post-op several
-/// times the convolution's cost on ResNet-50's 1x1 convolutions).
-static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
-  Epilogue epilogue;
-  epilogue.last = op;
-  if (!op.getType().getElementType().isF32())
-    return epilogue;
-  Value current = op.getResult();
-  int64_t channels = op.getType().getDimSize(1);
+/// The ops of `epilogue` that read `current`, the sums of a convolution
+/// with `channels` output channels: a bias always (on either path it costs
+/// oneDNN less than a separate pass), an addend and a ReLU, clip or (where
+/// `swish`) SiLU only for a convolution in blocked layouts (`blocked`),
+/// whose direct kernels apply them as they store; the GEMM-based path runs
+/// them as extra passes of its own, slower than the generated code's (its
+/// sum post-op several times the convolution's cost on ResNet-50's 1x1
+/// convolutions).
+static void findEpilogueOps(Value current, int64_t channels, bool blocked,
+                            bool swish, Epilogue &epilogue) {
   auto add = dyn_cast_or_null<mlir::kiln::AddOp>(soleUser(current));
   if (add && add.getLhs() != add.getRhs()) {
     Value other = otherOperand(add, current);
@@ -302,7 +320,7 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
     }
   }
   if (!blocked)
-    return epilogue;
+    return;
   if (add && add.getLhs() != add.getRhs()) {
     epilogue.addendAdd = add;
     epilogue.addend = otherOperand(add, current);
@@ -312,16 +330,16 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
   auto relu = dyn_cast_or_null<mlir::kiln::ReluOp>(soleUser(current));
   findClip(current, relu, epilogue);
   if (!epilogue.clip.empty())
-    return epilogue;
+    return;
   if (relu) {
     epilogue.relu = relu;
     epilogue.last = relu;
-    return epilogue;
+    return;
   }
   // A SiLU (EfficientNet's, MobileNetV3's activation): the value's two
   // users are sigmoid(value) and value * sigmoid(value).
-  if (std::distance(current.use_begin(), current.use_end()) != 2)
-    return epilogue;
+  if (!swish || std::distance(current.use_begin(), current.use_end()) != 2)
+    return;
   mlir::kiln::SigmoidOp sigmoid;
   mlir::kiln::MulOp mul;
   for (Operation *user : current.getUsers()) {
@@ -332,10 +350,44 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
   }
   if (!sigmoid || !mul || soleUser(sigmoid.getResult()) != mul ||
       otherOperand(mul, current) != sigmoid.getResult())
-    return epilogue;
+    return;
   epilogue.swishSigmoid = sigmoid;
   epilogue.swish = mul;
   epilogue.last = mul;
+}
+
+/// The epilogue of `op`, an f32 or bf16 convolution (see the top).
+static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
+  Epilogue epilogue;
+  epilogue.last = op;
+  Type element = op.getType().getElementType();
+  epilogue.sums = op.getResult();
+  if (element.isBF16()) {
+    auto widen = dyn_cast_or_null<mlir::kiln::CastOp>(soleUser(op.getResult()));
+    if (!widen || !widen.getType().getElementType().isF32())
+      return epilogue;
+    epilogue.widen = widen;
+    epilogue.sums = widen.getResult();
+  } else if (!element.isF32()) {
+    return epilogue;
+  }
+  findEpilogueOps(epilogue.sums, op.getType().getDimSize(1), blocked,
+                  /*swish=*/element.isF32(), epilogue);
+  if (!epilogue.widen)
+    return epilogue;
+  if (epilogue.last == op) {
+    epilogue.widen = nullptr; // nothing to apply
+    epilogue.sums = op.getResult();
+  } else if (epilogue.addend) {
+    epilogue.f32Dst = true;
+  } else if (auto narrow = dyn_cast_or_null<mlir::kiln::CastOp>(
+                 soleUser(epilogue.last->getResult(0)));
+             narrow && narrow.getType().getElementType() == element) {
+    epilogue.narrow = narrow;
+    epilogue.last = narrow;
+  } else {
+    epilogue.rewiden = true;
+  }
   return epilogue;
 }
 
@@ -643,7 +695,7 @@ struct KilnCpuOutlineDnnlConvsPass
         // the result's shape added on each call.
         builder.setInsertionPoint(epilogue.biasAdd);
         auto type = RankedTensorType::get({op.getType().getDimSize(1)},
-                                          op.getType().getElementType());
+                                          builder.getF32Type());
         epilogue.bias = builder.create<mlir::kiln::ConstantOp>(
             loc, type, DenseElementsAttr::get(type, *epilogue.uniformBias));
       }
@@ -696,6 +748,8 @@ struct KilnCpuOutlineDnnlConvsPass
         flags |= KILN_DNNL_CONV_CLIP;
       if (epilogue.swish)
         flags |= KILN_DNNL_CONV_SWISH;
+      if (epilogue.f32Dst)
+        flags |= KILN_DNNL_CONV_F32_DST;
       // oneDNN's Winograd kernels where they pay and, asked ("query"),
       // oneDNN has one for this CPU and this epilogue (a clip's bounds
       // follow the descriptor's other entries).
@@ -747,6 +801,9 @@ struct KilnCpuOutlineDnnlConvsPass
                    : value);
       auto resultType =
           cast<RankedTensorType>(epilogue.last->getResultTypes()[0]);
+      auto logicalType = resultType;
+      if (epilogue.rewiden)
+        resultType = resultType.clone(op.getType().getElementType());
       if (last.result)
         resultType = resultType.clone(
             applyPermutation(resultType.getShape(), toLast));
@@ -784,9 +841,11 @@ struct KilnCpuOutlineDnnlConvsPass
                                     body->getArguments(), requantization)
                     : builder.clone(*op, mapping)->getResult(0);
       mapping.map(op.getResult(), result);
+      if (epilogue.widen)
+        result = builder.clone(*epilogue.widen, mapping)->getResult(0);
       if (epilogue.biasAdd) {
         Operation *broadcast =
-            otherOperand(epilogue.biasAdd, op.getResult()).getDefiningOp();
+            otherOperand(epilogue.biasAdd, epilogue.sums).getDefiningOp();
         builder.clone(*broadcast, mapping);
         result = builder.clone(*epilogue.biasAdd, mapping)->getResult(0);
       }
@@ -805,6 +864,11 @@ struct KilnCpuOutlineDnnlConvsPass
         builder.clone(*epilogue.swishSigmoid, mapping);
         result = builder.clone(*epilogue.swish, mapping)->getResult(0);
       }
+      if (epilogue.narrow)
+        result = builder.clone(*epilogue.narrow, mapping)->getResult(0);
+      if (epilogue.rewiden)
+        result = builder.create<mlir::kiln::CastOp>(
+            loc, logicalType.clone(op.getType().getElementType()), result);
       if (last.result)
         result = builder.create<mlir::kiln::TransposeOp>(loc, result, toLast);
       SmallVector<Value> results{result};
@@ -823,10 +887,14 @@ struct KilnCpuOutlineDnnlConvsPass
               .getResult(0);
       if (last.result)
         called = builder.create<mlir::kiln::TransposeOp>(loc, called, fromLast);
+      if (epilogue.rewiden)
+        called = builder.create<mlir::kiln::CastOp>(loc, logicalType, called);
       epilogue.last->getResult(0).replaceAllUsesWith(called);
       SmallVector<Operation *> moved{epilogue.last};
       if (quantized && !requantization.ops.empty())
         moved.assign(requantization.ops.rbegin(), requantization.ops.rend());
+      if (epilogue.relu && epilogue.relu != epilogue.last)
+        moved.push_back(epilogue.relu);
       if (epilogue.swishSigmoid)
         moved.push_back(epilogue.swishSigmoid);
       for (Operation *bound : llvm::reverse(epilogue.clip))
@@ -836,6 +904,8 @@ struct KilnCpuOutlineDnnlConvsPass
         moved.push_back(epilogue.addendAdd);
       if (epilogue.biasAdd && epilogue.biasAdd != epilogue.last)
         moved.push_back(epilogue.biasAdd);
+      if (epilogue.widen)
+        moved.push_back(epilogue.widen);
       if (op != epilogue.last)
         moved.push_back(op);
       for (Operation *dead : moved)
@@ -858,8 +928,8 @@ struct KilnCpuConvToDnnlPass
     // Each entry is declared where a call needs it (declareLibraryFunction
     // returns an existing declaration).
     auto entry = [&](StringRef name) {
-      // kiln_dnnl_conv_f32 takes the bounds after dst.
-      unsigned arity = name == kConvFunction ? 9 : 7;
+      // kiln_dnnl_conv_f32 and _bf16 take the bounds after dst.
+      unsigned arity = name == kConvInt8Function ? 7 : 9;
       return mlir::kiln::declareLibraryFunction(
           module, name,
           builder.getFunctionType(SmallVector<Type>(arity, pointer), {}));
@@ -958,8 +1028,9 @@ struct KilnCpuConvToDnnlPass
                                   bias,
                                   addend,
                                   pointerTo(results[0])};
-      // kiln_dnnl_conv_f32 also takes the bounds (null where absent).
-      if (!quantized && !(flags & KILN_DNNL_CONV_BFLOAT16)) {
+      // kiln_dnnl_conv_f32 and _bf16 also take the bounds (null where
+      // absent).
+      if (!quantized) {
         operands.push_back(optional(KILN_DNNL_CONV_SRC_BOUND, next));
         operands.push_back(dstBound ? pointerTo(results[1]) : nullPointer());
       }

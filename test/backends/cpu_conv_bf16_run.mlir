@@ -9,9 +9,9 @@
 //
 // REQUIRES: dnnl, avx512f
 // RUN: kiln-compile %s -o %t.kmod
-// RUN: env ONEDNN_VERBOSE=1 kiln-run %t.kmod --input 1 | FileCheck %s --check-prefix=NATIVE
-// RUN: env ONEDNN_VERBOSE=1 ONEDNN_MAX_CPU_ISA=AVX2 kiln-run %t.kmod --input 1 | FileCheck %s --check-prefix=WIDENED
-// RUN: env ONEDNN_MAX_CPU_ISA=AVX2 kiln-run %t.kmod --input 0.5 | FileCheck %s --check-prefix=HALF
+// RUN: env ONEDNN_VERBOSE=1 kiln-run %t.kmod --function taps --input 1 | FileCheck %s --check-prefix=NATIVE
+// RUN: env ONEDNN_VERBOSE=1 ONEDNN_MAX_CPU_ISA=AVX2 kiln-run %t.kmod --function taps --input 1 | FileCheck %s --check-prefix=WIDENED
+// RUN: env ONEDNN_MAX_CPU_ISA=AVX2 kiln-run %t.kmod --function taps --input 0.5 | FileCheck %s --check-prefix=HALF
 //
 // NATIVE: exec,cpu,convolution,{{.*}}src_bf16{{.*}}wei_bf16{{.*}}dst_bf16
 // NATIVE-NOT: src_f32
@@ -24,7 +24,7 @@
 //
 // The profiler names the call after its descriptor.
 // RUN: kiln-compile --profile %s -o %t.profile.kmod
-// RUN: kiln-run %t.profile.kmod --input 1 --profile-summary 2>&1 | FileCheck %s --check-prefix=PROFILE
+// RUN: kiln-run %t.profile.kmod --function taps --input 1 --profile-summary 2>&1 | FileCheck %s --check-prefix=PROFILE
 // PROFILE: dnnl_conv 1x8x12x12 -> 1x16x12x12 k3x3 bf16 @ {{.*}}cpu_conv_bf16_run.mlir:35
 //
 // HALF: out0: f32[] = 36992
@@ -38,4 +38,34 @@ func.func @taps(%s: tensor<bf16>) -> (tensor<f32>, tensor<4xbf16>) {
   %d = kiln.slice %y, start = [0, 0, 0, 0], limit = [1, 1, 2, 2], stride = [1, 1, 1, 1] : tensor<1x16x12x12xbf16>
   %c = kiln.reshape %d : (tensor<1x1x2x2xbf16>) -> tensor<4xbf16>
   return %sum, %c : tensor<f32>, tensor<4xbf16>
+}
+
+// What kiln-autocast makes of a convolution with a bias and a ReLU: the
+// call applies both to the f32 sums and rounds once (s * taps + 0.5, exact
+// in bf16). A NaN input stays NaN through the ReLU (the call's guard runs
+// the convolution without oneDNN's ReLU, which would give 0, and applies
+// kiln's), an infinity stays infinite, a negative input gives 0.
+// RUN: kiln-run %t.kmod --function autocast_relu --input 1 | FileCheck %s --check-prefix=RELU1
+// RUN: kiln-run %t.kmod --function autocast_relu --input -1 | FileCheck %s --check-prefix=RELUNEG
+// RUN: kiln-run %t.kmod --function autocast_relu --input nan | FileCheck %s --check-prefix=RELUNAN
+// RUN: kiln-run %t.kmod --function autocast_relu --input inf | FileCheck %s --check-prefix=RELUINF
+// RELU1: out0: bf16[4] = [32.5, 48.5, 48.5, 72.5]
+// RELUNEG: out0: bf16[4] = [0, 0, 0, 0]
+// RELUNAN: out0: bf16[4] = [nan, nan, nan, nan]
+// RELUINF: out0: bf16[4] = [inf, inf, inf, inf]
+func.func @autocast_relu(%s: tensor<f32>) -> tensor<4xbf16> {
+  %x = kiln.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<1x8x12x12xf32>
+  %w = kiln.constant dense<1.0> : tensor<16x8x3x3xf32>
+  %bias = kiln.constant dense<0.5> : tensor<16xf32>
+  %xh = kiln.cast %x : tensor<1x8x12x12xf32> to tensor<1x8x12x12xbf16>
+  %wh = kiln.cast %w : tensor<16x8x3x3xf32> to tensor<16x8x3x3xbf16>
+  %yh = kiln.conv %xh, %wh, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x12x12xbf16>, tensor<16x8x3x3xbf16>
+  %y = kiln.cast %yh : tensor<1x16x12x12xbf16> to tensor<1x16x12x12xf32>
+  %bb = kiln.broadcast_in_dim %bias, dims = [1] : (tensor<16xf32>) -> tensor<1x16x12x12xf32>
+  %b = kiln.add %y, %bb : tensor<1x16x12x12xf32>
+  %r = kiln.relu %b : tensor<1x16x12x12xf32>
+  %rh = kiln.cast %r : tensor<1x16x12x12xf32> to tensor<1x16x12x12xbf16>
+  %d = kiln.slice %rh, start = [0, 0, 0, 0], limit = [1, 1, 2, 2], stride = [1, 1, 1, 1] : tensor<1x16x12x12xbf16>
+  %c = kiln.reshape %d : (tensor<1x1x2x2xbf16>) -> tensor<4xbf16>
+  return %c : tensor<4xbf16>
 }

@@ -193,15 +193,16 @@ func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>
 
 // -----
 
-// A bf16 convolution (flag 32) calls kiln_dnnl_conv_bf16; its buffers'
+// A bf16 convolution (flag 32) calls kiln_dnnl_conv_bf16, which takes the
+// bounds after dst like kiln_dnnl_conv_f32 (null here); its buffers'
 // offsets count 2-byte elements. Only the entry a module calls is declared.
-// CHECK:       func.func private @kiln_dnnl_conv_bf16(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CHECK:       func.func private @kiln_dnnl_conv_bf16(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 // CHECK-NOT:   @kiln_dnnl_conv_f32
 // CHECK-LABEL: func.func @half(
 // CHECK:         %{{.*}}, %[[OFFSET:.*]], %{{.*}}:3, %{{.*}}:3 = memref.extract_strided_metadata %arg0
 // CHECK:         %[[TWO:.*]] = arith.constant 2 : index
 // CHECK:         arith.muli %[[OFFSET]], %[[TWO]] : index
-// CHECK:         call @kiln_dnnl_conv_bf16(
+// CHECK:         call @kiln_dnnl_conv_bf16(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL:.*]], %[[NULL]], %{{.*}}, %[[NULL]], %[[NULL]])
 // CHECK-DAG:   memref.global "private" constant @{{.*}} : memref<13xi64> = dense<[1, 1, 2, 8, 8, 32, 100, 3, 98, 1, 0, 0, 1]>
 func.func @half(%x: memref<2x8x100xbf16, strided<[800, 100, 1], offset: 4>>, %w: memref<8x8x3xbf16>, %y: memref<2x8x98xbf16>) {
   call @kiln_dnnl_conv(%x, %w, %y) : (memref<2x8x100xbf16, strided<[800, 100, 1], offset: 4>>, memref<8x8x3xbf16>, memref<2x8x98xbf16>) -> ()

@@ -244,9 +244,10 @@ func.func @chain(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1
 
 // -----
 
-// bf16 convolutions are outlined too, with flag 32 and no epilogue: the
-// result is rounded to bf16 before the bias, the addition or the ReLU sees
-// it (flags 48: bf16, blocked; the 1x1 one plain: 32). f16 stays loops.
+// bf16 convolutions are outlined too, with flag 32; where the ops after one
+// are bf16 ops (no kiln.cast widens its result), it takes no epilogue: the
+// program rounds the bias, the addition and the ReLU to bf16 too (flags
+// 48: bf16, blocked; the 1x1 one plain: 32). f16 stays loops.
 // CHECK-LABEL: func.func @bf16(
 // CHECK:         %[[Y:.*]] = call @[[F0:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1) : (tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>) -> tensor<1x8x16x16xbf16>
 // CHECK:         %[[S:.*]] = kiln.add %[[Y]], %{{.*}} : tensor<1x8x16x16xbf16>
@@ -271,6 +272,115 @@ func.func @bf16(%x: tensor<1x8x16x16xbf16>, %w: tensor<8x8x3x3xbf16>, %b: tensor
   %z = kiln.conv %x, %w1, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<32x8x1x1xbf16>
   %f = kiln.conv %h, %g, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf16>, tensor<8x8x3x3xf16>
   return %r, %z, %f : tensor<1x8x16x16xbf16>, tensor<1x32x16x16xbf16>, tensor<1x8x16x16xf16>
+}
+
+// -----
+
+// What kiln-autocast makes: each bf16 convolution's result widened to f32
+// for its bias and clip, narrowed again for the next convolution. The
+// call takes the bias and the clip and returns bf16 in place of the
+// narrowing cast: flags 1 bias, 16 blocked, 32 bf16, 8192 clip and 16384
+// (its result is the next one's input: 24625), then the clip's bounds.
+// The next one's ReLU takes that bound (32768 | 32 | 16 | 4 = 32820).
+// CHECK-LABEL: func.func @autocast_clip(
+// CHECK:         %[[XH:.*]] = kiln.cast %arg0 : tensor<1x8x16x16xf32> to tensor<1x8x16x16xbf16>
+// CHECK:         %[[WH:.*]] = kiln.cast %arg1
+// CHECK:         %[[VH:.*]] = kiln.cast %arg3
+// CHECK:         %[[Y:.*]]:2 = call @[[F0:kiln_dnnl_conv[_0-9]*]](%[[XH]], %[[WH]], %arg2) : (tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>, tensor<8xf32>) -> (tensor<1x8x16x16xbf16>, tensor<f32>)
+// CHECK-NEXT:    %[[Z:.*]] = call @[[F1:kiln_dnnl_conv[_0-9]*]](%[[Y]]#0, %[[VH]], %[[Y]]#1) : (tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>, tensor<f32>) -> tensor<1x8x16x16xbf16>
+// CHECK-NEXT:    return %[[Z]]
+// CHECK:       func.func private @[[F0]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 24625, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1086324736>}
+// CHECK:         %[[C:.*]] = kiln.conv
+// CHECK-NEXT:    %[[W:.*]] = kiln.cast %[[C]] : tensor<1x8x16x16xbf16> to tensor<1x8x16x16xf32>
+// CHECK:         %[[S:.*]] = kiln.add %[[W]],
+// CHECK:         %[[M:.*]] = kiln.max %[[S]],
+// CHECK:         %[[N:.*]] = kiln.min %[[M]],
+// CHECK-NEXT:    %[[R:.*]] = kiln.cast %[[N]] : tensor<1x8x16x16xf32> to tensor<1x8x16x16xbf16>
+// CHECK:         return %[[R]], %{{.*}} : tensor<1x8x16x16xbf16>, tensor<f32>
+// CHECK:       func.func private @[[F1]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 32820, 16, 16,
+// CHECK:         kiln.relu
+// CHECK-NEXT:    kiln.cast {{.*}} to tensor<1x8x16x16xbf16>
+func.func @autocast_clip(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>, %v: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xbf16> {
+  %lo = kiln.constant dense<0.0> : tensor<1x8x16x16xf32>
+  %hi = kiln.constant dense<6.0> : tensor<1x8x16x16xf32>
+  %xh = kiln.cast %x : tensor<1x8x16x16xf32> to tensor<1x8x16x16xbf16>
+  %wh = kiln.cast %w : tensor<8x8x3x3xf32> to tensor<8x8x3x3xbf16>
+  %vh = kiln.cast %v : tensor<8x8x3x3xf32> to tensor<8x8x3x3xbf16>
+  %yh = kiln.conv %xh, %wh, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>
+  %y = kiln.cast %yh : tensor<1x8x16x16xbf16> to tensor<1x8x16x16xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<1x8x16x16xf32>
+  %s = kiln.add %y, %bb : tensor<1x8x16x16xf32>
+  %m = kiln.max %s, %lo : tensor<1x8x16x16xf32>
+  %c = kiln.min %m, %hi : tensor<1x8x16x16xf32>
+  %ch = kiln.cast %c : tensor<1x8x16x16xf32> to tensor<1x8x16x16xbf16>
+  %zh = kiln.conv %ch, %vh, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>
+  %z = kiln.cast %zh : tensor<1x8x16x16xbf16> to tensor<1x8x16x16xf32>
+  %r = kiln.relu %z : tensor<1x8x16x16xf32>
+  %rh = kiln.cast %r : tensor<1x8x16x16xf32> to tensor<1x8x16x16xbf16>
+  return %rh : tensor<1x8x16x16xbf16>
+}
+
+// -----
+
+// A residual addition keeps its f32 sum: the call takes the bias and the
+// f32 addend and returns f32 (131072 | 32 | 16 | 2 | 1 = 131123).
+// CHECK-LABEL: func.func @autocast_residual(
+// CHECK:         %[[T:.*]] = call @[[F:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1, %arg2, %arg3) : (tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>, tensor<8xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+// CHECK-NEXT:    return %[[T]]
+// CHECK:       func.func private @[[F]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 131123, 16, 16,
+
+func.func @autocast_residual(%xh: tensor<1x8x16x16xbf16>, %wh: tensor<8x8x3x3xbf16>, %b: tensor<8xf32>, %res: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
+  %yh = kiln.conv %xh, %wh, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>
+  %y = kiln.cast %yh : tensor<1x8x16x16xbf16> to tensor<1x8x16x16xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<1x8x16x16xf32>
+  %s = kiln.add %y, %bb : tensor<1x8x16x16xf32>
+  %t = kiln.add %s, %res : tensor<1x8x16x16xf32>
+  return %t : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// No SiLU on a bf16 convolution: the call takes the bias (49, a splat
+// constant as the [O] vector) and returns bf16, widened again for the
+// SiLU. The 1x1 convolution runs on plain layouts, so its call takes the
+// bias only (33) and its ReLU reads the widened result. With nothing to
+// take (an exp), the convolution's own result is widened (48).
+// CHECK-LABEL: func.func @autocast_silu(
+// CHECK:         %[[B:.*]] = kiln.constant dense<5.000000e-01> : tensor<8xf32>
+// CHECK:         %[[Y:.*]] = call @[[F0:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1, %[[B]]) : (tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>, tensor<8xf32>) -> tensor<1x8x16x16xbf16>
+// CHECK-NEXT:    %[[W:.*]] = kiln.cast %[[Y]] : tensor<1x8x16x16xbf16> to tensor<1x8x16x16xf32>
+// CHECK-NEXT:    %[[G:.*]] = kiln.sigmoid %[[W]]
+// CHECK-NEXT:    kiln.mul %[[W]], %[[G]]
+// CHECK:         %[[Z:.*]] = call @[[F1:kiln_dnnl_conv[_0-9]*]](%arg0, %arg2, %{{.*}}) : (tensor<1x8x16x16xbf16>, tensor<32x8x1x1xbf16>, tensor<32xf32>) -> tensor<1x32x16x16xbf16>
+// CHECK-NEXT:    %[[ZW:.*]] = kiln.cast %[[Z]] : tensor<1x32x16x16xbf16> to tensor<1x32x16x16xf32>
+// CHECK-NEXT:    kiln.relu %[[ZW]]
+// CHECK-NEXT:    %[[U:.*]] = call @[[F2:kiln_dnnl_conv[_0-9]*]](%arg0, %arg1) : (tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>) -> tensor<1x8x16x16xbf16>
+// CHECK-NEXT:    %[[UW:.*]] = kiln.cast %[[U]]
+// CHECK-NEXT:    kiln.exp %[[UW]]
+// CHECK:       func.func private @[[F0]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 49, 16, 16,
+// CHECK:         kiln.add
+// CHECK-NEXT:    kiln.cast {{.*}} to tensor<1x8x16x16xbf16>
+// CHECK:       func.func private @[[F1]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 32, 33, 16, 16,
+// CHECK:       func.func private @[[F2]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 48, 16, 16,
+// CHECK-NOT:     kiln.cast
+// CHECK:         return
+
+func.func @autocast_silu(%xh: tensor<1x8x16x16xbf16>, %wh: tensor<8x8x3x3xbf16>, %w1: tensor<32x8x1x1xbf16>) -> (tensor<1x8x16x16xf32>, tensor<1x32x16x16xf32>, tensor<1x8x16x16xf32>) {
+  %bias = kiln.constant dense<0.5> : tensor<1x8x16x16xf32>
+  %bias1 = kiln.constant dense<0.25> : tensor<1x32x16x16xf32>
+  %yh = kiln.conv %xh, %wh, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>
+  %y = kiln.cast %yh : tensor<1x8x16x16xbf16> to tensor<1x8x16x16xf32>
+  %s = kiln.add %y, %bias : tensor<1x8x16x16xf32>
+  %g = kiln.sigmoid %s : tensor<1x8x16x16xf32>
+  %silu = kiln.mul %s, %g : tensor<1x8x16x16xf32>
+  %zh = kiln.conv %xh, %w1, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<32x8x1x1xbf16>
+  %z = kiln.cast %zh : tensor<1x32x16x16xbf16> to tensor<1x32x16x16xf32>
+  %zs = kiln.add %z, %bias1 : tensor<1x32x16x16xf32>
+  %zr = kiln.relu %zs : tensor<1x32x16x16xf32>
+  %uh = kiln.conv %xh, %wh, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xbf16>, tensor<8x8x3x3xbf16>
+  %u = kiln.cast %uh : tensor<1x8x16x16xbf16> to tensor<1x8x16x16xf32>
+  %e = kiln.exp %u : tensor<1x8x16x16xf32>
+  return %silu, %zr, %e : tensor<1x8x16x16xf32>, tensor<1x32x16x16xf32>, tensor<1x8x16x16xf32>
 }
 
 // -----

@@ -43,10 +43,12 @@ func.func @conv_half_loops(%x: tensor<2x4x9x9xbf16>, %w: tensor<8x4x3x3xbf16>, %
 }
 
 // What kiln-autocast makes of conv + bias + ReLU: the f32 input and weight
-// cast to bf16, the convolution in bf16 (oneDNN, no epilogue), widened to
-// f32 for the bias and the ReLU. The f32 results allow one bf16 step of
-// the convolution's values below 256 (the sums of 72 products of values in
-// [-2, 2] have a standard deviation of about 11).
+// cast to bf16, the convolution in bf16, widened to f32 for the bias and
+// the ReLU. On the CPU oneDNN's call applies the bias and the ReLU to the
+// f32 sums and rounds once (the evaluator rounds the sums, then adds). The
+// f32 results allow one bf16 step of the convolution's values below 256
+// (the sums of 72 products of values in [-2, 2] have a standard deviation
+// of about 11).
 // CHECK: autocast_block(arg0: f32[1,8,12,12], arg1: f32[16,8,3,3], arg2: f32[16]) -> (out0: f32[1,16,12,12])
 func.func @autocast_block(%x: tensor<1x8x12x12xf32>, %w: tensor<16x8x3x3xf32>, %bias: tensor<16xf32>) -> tensor<1x16x12x12xf32>
     attributes {kiln.e2e_atol = 1.0 : f64} {

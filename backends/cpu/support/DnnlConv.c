@@ -1,16 +1,19 @@
-/*===- DnnlConv.c - kiln.conv through oneDNN's convolution primitive -------===*\
+/*===- DnnlConv.c - kiln.conv through oneDNN's convolution primitive
+-------===*\
  *
  * Linked (as a static, position-independent archive) into the modules whose
  * code calls kiln_dnnl_conv_f32 or kiln_dnnl_conv_bf16, which
  * kiln-cpu-conv-to-dnnl emits for f32 and bf16 kiln.conv ops. Plain C on
  * oneDNN's C API: no compiler code, no LLVM.
  *
- * A bf16 convolution has bf16 src, weights and dst and accumulates in f32
- * (oneDNN's bf16 kernels, AVX-512 BF16's vdpbf16ps where the CPU has it).
- * Where oneDNN has no bf16 convolution for the CPU it runs on (one without
- * AVX-512, or ONEDNN_MAX_CPU_ISA set below it), the call widens src and
- * weights to f32, runs the f32 primitive and rounds dst to bf16 (to
- * nearest even): the same sums, slower.
+ * A bf16 convolution has bf16 src and weights and accumulates in f32
+ * (oneDNN's bf16 kernels: AMX tiles or AVX-512 BF16's vdpbf16ps where the
+ * CPU has them); its epilogue runs on the f32 sums, and dst is bf16 (the
+ * result rounded once) or, with KILN_DNNL_CONV_F32_DST, f32 like the
+ * addend. Where oneDNN has no bf16 convolution for the CPU it runs on (one
+ * without AVX-512, or ONEDNN_MAX_CPU_ISA set below it), the call widens
+ * src and weights to f32, runs the f32 primitive and rounds a bf16 dst
+ * (to nearest even): the same sums, slower.
  *
  * Creating a primitive (choosing an implementation, generating its JIT
  * kernel) costs far more than small convolutions do, so each call site
@@ -33,7 +36,8 @@
  * descriptor is translated by DnnlConvDesc.c. A convolution with
  * the descriptor's `blocked` flag (the compiler's choice: ConvToDnnl.cpp)
  * runs in layouts of oneDNN's choice, with src and weights reordered into
- * them and dst back on each call; the others run on the plain layouts. Weights the descriptor marks constant (a
+ * them and dst back on each call; the others run on the plain layouts. Weights
+the descriptor marks constant (a
  * kiln.constant: a model's trained weights) are reordered once, when the
  * primitive is created, and kept in the cache entry.
  *
@@ -236,10 +240,78 @@ static uint32_t largestMagnitude(const float *x, size_t n) {
   return largestMagnitudePortable(x, n);
 }
 
-/* largestMagnitude of the f32 buffer `x` that `md` describes. */
-static uint32_t largestMagnitudeOf(const dnnl_memory_desc_t *md,
-                                   const float *x) {
-  return largestMagnitude(x, dnnl_memory_desc_get_size(md) / sizeof(float));
+/* largestMagnitude of n bf16 values: a bf16 value's bits are the high half
+ * of its f32 value's, so the largest magnitude among them, as f32 bits, is
+ * their largest 15-bit magnitude shifted up by 16. */
+static uint32_t largestMagnitudeBf16Portable(const uint16_t *x, size_t n) {
+  uint16_t lanes[16] = {0};
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; ++l) {
+      uint16_t bits = x[i + l] & 0x7fffu;
+      lanes[l] = bits > lanes[l] ? bits : lanes[l];
+    }
+  for (; i < n; ++i) {
+    uint16_t bits = x[i] & 0x7fffu;
+    lanes[0] = bits > lanes[0] ? bits : lanes[0];
+  }
+  uint16_t largest = 0;
+  for (int l = 0; l < 16; ++l)
+    largest = lanes[l] > largest ? lanes[l] : largest;
+  return (uint32_t)largest << 16;
+}
+
+#ifdef __x86_64__
+__attribute__((target("avx512f,avx512bw"))) static uint32_t
+largestMagnitudeBf16Avx512(const uint16_t *x, size_t n) {
+  const __m512i magnitude = _mm512_set1_epi16(0x7fff);
+  __m512i m0 = _mm512_setzero_si512(), m1 = m0;
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    m0 = _mm512_max_epu16(
+        m0, _mm512_and_si512(_mm512_loadu_si512(x + i), magnitude));
+    m1 = _mm512_max_epu16(
+        m1, _mm512_and_si512(_mm512_loadu_si512(x + i + 32), magnitude));
+  }
+  for (; i < n; i += 32) {
+    __mmask32 lanes =
+        n - i >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << (n - i)) - 1);
+    m0 = _mm512_max_epu16(
+        m0,
+        _mm512_and_si512(_mm512_maskz_loadu_epi16(lanes, x + i), magnitude));
+  }
+  m0 = _mm512_max_epu16(m0, m1);
+  /* The 32 16-bit lanes, widened to 32 bits, reduced. */
+  __m512i low = _mm512_and_si512(m0, _mm512_set1_epi32(0xffff));
+  __m512i high = _mm512_srli_epi32(m0, 16);
+  return (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(low, high)) << 16;
+}
+#endif
+
+static uint32_t largestMagnitudeBf16(const uint16_t *x, size_t n) {
+#ifdef __x86_64__
+  if (__builtin_cpu_supports("avx512bw"))
+    return largestMagnitudeBf16Avx512(x, n);
+#endif
+  return largestMagnitudeBf16Portable(x, n);
+}
+
+/* The number of elements of `md` (a plain layout's: its dims' product). */
+static size_t elementsOf(const dnnl_memory_desc_t *md) {
+  size_t n = 1;
+  for (int i = 0; i < md->ndims; ++i)
+    n *= (size_t)md->dims[i];
+  return n;
+}
+
+/* largestMagnitude of the buffer `x` of `type` (f32 or bf16) whose dims
+ * `md` describes, whatever type `md` names (a widened entry's are f32). */
+static uint32_t largestMagnitudeOf(dnnl_data_type_t type,
+                                   const dnnl_memory_desc_t *md,
+                                   const void *x) {
+  size_t n = elementsOf(md);
+  return type == dnnl_bf16 ? largestMagnitudeBf16(x, n)
+                           : largestMagnitude(x, n);
 }
 
 static float magnitudeValue(uint32_t bits) {
@@ -387,8 +459,10 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
     }
   }
   if ((flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) &&
-      (flags & KILN_DNNL_CONV_GUARDED) && weights && type == dnnl_f32) {
-    entry->weightMagnitude = largestMagnitudeOf(&entry->plain[1], weights);
+      (flags & KILN_DNNL_CONV_GUARDED) && weights &&
+      (type == dnnl_f32 || type == dnnl_bf16)) {
+    entry->weightMagnitude =
+        largestMagnitudeOf(type, &entry->plain[1], weights);
     entry->knownWeightMagnitude = 1;
   }
   status = dnnl_primitive_create(&entry->primitive, pd);
@@ -552,20 +626,27 @@ static void run(CachedConv *entry, const void *src, const void *weights,
  * overflow (see the top; for Winograd, no transformed value either). If
  * so, `*sums` is a bound on the magnitude of every sum (before the
  * activation). |src| is taken from `srcBound` (an earlier call's bound on
- * it: +inf where it had none) where that suffices, else read from src. */
+ * it: +inf where it had none) where that suffices, else read from src.
+ * src and the weights are of `type` (f32 or bf16: the call's, whatever
+ * the entry runs on), the bias f32, the addend f32 or, with a bf16 dst,
+ * bf16. */
 static int activationIsExact(const CachedConv *entry, const int64_t *desc,
-                             const float *src, const float *weights,
-                             const float *bias, const float *addend,
-                             const float *srcBound, double *sums) {
+                             dnnl_data_type_t type, const void *src,
+                             const void *weights, const float *bias,
+                             const void *addend, const float *srcBound,
+                             double *sums) {
   const uint32_t infinite = 0x7f800000u;
+  dnnl_data_type_t addendType =
+      type == dnnl_bf16 && !(entry->flags & KILN_DNNL_CONV_F32_DST) ? dnnl_bf16
+                                                                    : dnnl_f32;
   uint32_t w = entry->knownWeightMagnitude
                    ? entry->weightMagnitude
-                   : largestMagnitudeOf(&entry->plain[1], weights);
+                   : largestMagnitudeOf(type, &entry->plain[1], weights);
   uint32_t b = (entry->flags & KILN_DNNL_CONV_BIAS)
-                   ? largestMagnitudeOf(&entry->bias, bias)
+                   ? largestMagnitudeOf(dnnl_f32, &entry->bias, bias)
                    : 0;
   uint32_t a = (entry->flags & KILN_DNNL_CONV_ADDEND)
-                   ? largestMagnitudeOf(&entry->plain[2], addend)
+                   ? largestMagnitudeOf(addendType, &entry->plain[2], addend)
                    : 0;
   if (w >= infinite || b >= infinite || a >= infinite)
     return 0;
@@ -580,7 +661,7 @@ static int activationIsExact(const CachedConv *entry, const int64_t *desc,
   /* An earlier call's bound, where it is finite and small enough. */
   double s = srcBound && *srcBound <= FLT_MAX ? *srcBound : INFINITY;
   if (!(s * scale + rest <= FLT_MAX / 2)) {
-    uint32_t bits = largestMagnitudeOf(&entry->plain[0], src);
+    uint32_t bits = largestMagnitudeOf(type, &entry->plain[0], src);
     if (bits >= infinite)
       return 0;
     s = magnitudeValue(bits);
@@ -592,7 +673,8 @@ static int activationIsExact(const CachedConv *entry, const int64_t *desc,
 }
 
 /* A bound on the magnitude of the activation of `flags` of values whose
- * magnitudes are at most `sums`, rounded up to a float. */
+ * magnitudes are at most `sums`, rounded up to a float; with a bf16 dst,
+ * of those values rounded to bf16 (up to 2^-8 of them larger). */
 static float activatedBound(int64_t flags, const int64_t *desc, double sums) {
   double bound = sums;
   if (flags & KILN_DNNL_CONV_CLIP) {
@@ -604,33 +686,61 @@ static float activatedBound(int64_t flags, const int64_t *desc, double sums) {
     double high = fmax(bounds[0], fmin(bounds[1], sums));
     bound = fmax(fabs(low), fabs(high));
   }
+  if ((flags & KILN_DNNL_CONV_BFLOAT16) && !(flags & KILN_DNNL_CONV_F32_DST))
+    bound *= 1 + 1.0 / 256;
   float rounded = (float)bound;
   return (double)rounded < bound ? nextafterf(rounded, INFINITY) : rounded;
 }
 
+/* bf16 -> f32, exactly. */
+static float widen(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float value;
+  memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+
+/* f32 -> bf16, rounding to nearest even; a NaN stays a (quiet) NaN. */
+static uint16_t narrow(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((bits >> 16) | 0x40);
+  return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+}
+
 /* kiln.relu, kiln.max and kiln.min (NaN-propagating; +0.0 above -0.0) or
- * x * sigmoid(x), as `flags` says, over dst's `count` values. */
-static void activate(int64_t flags, const int64_t *desc, float *dst,
-                     size_t count) {
-  if (flags & KILN_DNNL_CONV_RELU) {
-    for (size_t i = 0; i < count; ++i)
-      if (!(dst[i] > 0) && dst[i] == dst[i])
-        dst[i] = 0;
-  } else if (flags & KILN_DNNL_CONV_CLIP) {
-    float bounds[2];
+ * x * sigmoid(x), as `flags` says, of `v`; `bounds` are a clip's. */
+static float activated(int64_t flags, const float bounds[2], float v) {
+  if (flags & KILN_DNNL_CONV_RELU)
+    return !(v > 0) && v == v ? 0 : v;
+  if (flags & KILN_DNNL_CONV_CLIP) {
+    if (v < bounds[0] || (v == bounds[0] && signbit(v)))
+      v = bounds[0];
+    if (v > bounds[1] || (v == bounds[1] && !signbit(v)))
+      v = bounds[1];
+    return v;
+  }
+  if (flags & KILN_DNNL_CONV_SWISH)
+    return v * (1.0f / (1.0f + expf(-v)));
+  return v;
+}
+
+/* The activation of `flags` applied to dst's `count` values in place, f32
+ * or bf16 (`type`; each bf16 value widened, activated and rounded back). */
+static void activate(int64_t flags, const int64_t *desc, dnnl_data_type_t type,
+                     void *dst, size_t count) {
+  float bounds[2] = {0, 0};
+  if (flags & KILN_DNNL_CONV_CLIP)
     kiln_dnnl_conv_clip_bounds(desc, bounds);
-    float lo = bounds[0], hi = bounds[1];
-    for (size_t i = 0; i < count; ++i) {
-      float v = dst[i];
-      if (v < lo || (v == lo && signbit(v)))
-        v = lo;
-      if (v > hi || (v == hi && !signbit(v)))
-        v = hi;
-      dst[i] = v;
-    }
-  } else if (flags & KILN_DNNL_CONV_SWISH) {
+  if (type == dnnl_bf16) {
+    uint16_t *values = dst;
     for (size_t i = 0; i < count; ++i)
-      dst[i] = dst[i] * (1.0f / (1.0f + expf(-dst[i])));
+      values[i] = narrow(activated(flags, bounds, widen(values[i])));
+  } else {
+    float *values = dst;
+    for (size_t i = 0; i < count; ++i)
+      values[i] = activated(flags, bounds, values[i]);
   }
 }
 
@@ -654,8 +764,8 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
   float bound = INFINITY;
   if (!guarded) {
     run(entry, src, weights, bias, addend, dst);
-  } else if (activationIsExact(entry, desc, src, weights, bias, addend,
-                               srcBound, &sums)) {
+  } else if (activationIsExact(entry, desc, dnnl_f32, src, weights, bias,
+                               addend, srcBound, &sums)) {
     run(entry, src, weights, bias, addend, dst);
     bound = activatedBound(flags, desc, sums);
   } else {
@@ -663,7 +773,7 @@ KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
     CachedConv *exact = cached(&entry->exact, desc, flags & ~guarded,
                                weights, addend == dst, /*quant=*/NULL);
     run(exact, src, weights, bias, addend, dst);
-    activate(flags, desc, dst,
+    activate(flags, desc, dnnl_f32, dst,
              dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float));
   }
   if (dstBound)
@@ -739,23 +849,6 @@ KILN_HIDDEN void kiln_dnnl_conv_int8(void **slot, const int64_t *desc,
     free(sums);
 }
 
-/* bf16 -> f32, exactly. */
-static float widen(uint16_t bits) {
-  uint32_t wide = (uint32_t)bits << 16;
-  float value;
-  memcpy(&value, &wide, sizeof(value));
-  return value;
-}
-
-/* f32 -> bf16, rounding to nearest even; a NaN stays a (quiet) NaN. */
-static uint16_t narrow(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t)((bits >> 16) | 0x40);
-  return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
-}
-
 /* A widened f32 copy of the `bytes` bytes of f32 data that `md` describes,
  * read from the bf16 values at `from`. */
 static float *widenedCopy(const dnnl_memory_desc_t *md, const uint16_t *from) {
@@ -766,30 +859,72 @@ static float *widenedCopy(const dnnl_memory_desc_t *md, const uint16_t *from) {
   return copy;
 }
 
-/* bf16 src, weights and dst, accumulating in f32. A bf16 convolution has
- * no bias or addend (kiln-cpu-outline-dnnl-convs gives it no epilogue),
- * but they are passed on like the f32 entry's. */
-KILN_HIDDEN void kiln_dnnl_conv_bf16(void **slot, const int64_t *desc,
-                                     const uint16_t *src,
-                                     const uint16_t *weights,
-                                     const float *bias, const uint16_t *addend,
-                                     uint16_t *dst) {
-  CachedConv *entry = cached(slot, desc, desc[5], weights,
-                             addend && addend == dst, /*quant=*/NULL);
+/* `entry` run on bf16 src and weights and a dst of the call's type (f32
+ * with KILN_DNNL_CONV_F32_DST, else bf16; the addend is dst's): on
+ * oneDNN's bf16 kernels, or where it has none for this CPU (`widened`) on
+ * its f32 ones over widened copies, dst rounded to bf16 afterwards. */
+static void runBf16(CachedConv *entry, int64_t flags, const uint16_t *src,
+                    const uint16_t *weights, const float *bias,
+                    const void *addend, void *dst) {
   if (!entry->widened) {
     run(entry, src, weights, bias, addend, dst);
     return;
   }
+  int f32Dst = (flags & KILN_DNNL_CONV_F32_DST) != 0;
   float *wideSrc = widenedCopy(&entry->plain[0], src);
   float *wideWeights = widenedCopy(&entry->plain[1], weights);
-  float *wideAddend = addend ? widenedCopy(&entry->plain[2], addend) : NULL;
+  float *wideAddend =
+      addend && !f32Dst ? widenedCopy(&entry->plain[2], addend) : NULL;
   size_t count = dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float);
-  float *wideDst = allocateStaged(count * sizeof(float));
-  run(entry, wideSrc, wideWeights, bias, wideAddend, wideDst);
-  for (size_t i = 0; i < count; ++i)
-    dst[i] = narrow(wideDst[i]);
+  float *wideDst = f32Dst ? dst : allocateStaged(count * sizeof(float));
+  run(entry, wideSrc, wideWeights, bias, wideAddend ? wideAddend : addend,
+      wideDst);
+  if (!f32Dst)
+    for (size_t i = 0; i < count; ++i)
+      ((uint16_t *)dst)[i] = narrow(wideDst[i]);
   free(wideSrc);
   free(wideWeights);
   free(wideAddend);
-  free(wideDst);
+  if (!f32Dst)
+    free(wideDst);
+}
+
+/* bf16 src and weights, accumulating in f32; the epilogue (bias, addend,
+ * ReLU or clip) on the f32 sums, and dst f32 or the result rounded once to
+ * bf16 (KILN_DNNL_CONV_F32_DST). The activations take the guard of
+ * kiln_dnnl_conv_f32 (the magnitudes of the bf16 operands, the bounds);
+ * where it fails, the site's primitive without the activation runs and the
+ * activation is applied here, to dst's values. */
+KILN_HIDDEN void kiln_dnnl_conv_bf16(void **slot, const int64_t *desc,
+                                     const uint16_t *src,
+                                     const uint16_t *weights, const float *bias,
+                                     const void *addend, void *dst,
+                                     const float *srcBound, float *dstBound) {
+  CachedConv *entry = cached(slot, desc, desc[5], weights,
+                             addend && addend == dst, /*quant=*/NULL);
+  int64_t flags = entry->flags;
+  int64_t guarded = flags & KILN_DNNL_CONV_GUARDED;
+  if (!(flags & KILN_DNNL_CONV_SRC_BOUND))
+    srcBound = NULL;
+  if (!(flags & KILN_DNNL_CONV_DST_BOUND))
+    dstBound = NULL;
+  double sums;
+  float bound = INFINITY;
+  if (!guarded) {
+    runBf16(entry, flags, src, weights, bias, addend, dst);
+  } else if (activationIsExact(entry, desc, dnnl_bf16, src, weights, bias,
+                               addend, srcBound, &sums)) {
+    runBf16(entry, flags, src, weights, bias, addend, dst);
+    bound = activatedBound(flags, desc, sums);
+  } else {
+    CachedConv *exact = cached(&entry->exact, desc, flags & ~guarded, weights,
+                               addend && addend == dst,
+                               /*quant=*/NULL);
+    runBf16(exact, flags, src, weights, bias, addend, dst);
+    activate(flags, desc,
+             (flags & KILN_DNNL_CONV_F32_DST) ? dnnl_f32 : dnnl_bf16, dst,
+             elementsOf(&entry->plain[2]));
+  }
+  if (dstBound)
+    *dstBound = bound;
 }

@@ -34,6 +34,7 @@ enum KilnDnnlConvFlags {
   KILN_DNNL_CONV_CONSTANT_WEIGHT = 8, /* the weights never change */
   KILN_DNNL_CONV_BLOCKED = 16,        /* layouts of oneDNN's choice */
   KILN_DNNL_CONV_BFLOAT16 = 32,       /* bf16 src, weights and dst */
+                                      /* (dst f32: KILN_DNNL_CONV_F32_DST) */
   KILN_DNNL_CONV_SWISH = 64,          /* then x * sigmoid(x) (not with
                                          KILN_DNNL_CONV_RELU) */
   /* The channel dim last in memory: src [N, D..., C] (row-major in that
@@ -53,11 +54,11 @@ enum KilnDnnlConvFlags {
   KILN_DNNL_CONV_SIGNED_SRC = 1024,
   KILN_DNNL_CONV_INT8_DST = 2048,
   KILN_DNNL_CONV_SIGNED_DST = 4096,
-  /* f32 only, after the bias and the addend, instead of a ReLU or a SiLU:
+  /* After the bias and the addend, instead of a ReLU or a SiLU:
    * min(max(x, lo), hi) (a ReLU6: lo 0, hi 6), each bound possibly
    * infinite; NaN stays NaN, as kiln.max and kiln.min keep it. */
   KILN_DNNL_CONV_CLIP = 8192,
-  /* kiln_dnnl_conv_f32 only, with an activation: a bound on |dst| (an f32
+  /* Not quantized, with an activation: a bound on |dst| (an f32
    * scalar) is written, +inf where the call knows none (a NaN or an
    * infinity can be in dst); and one on |src|, written so by an earlier
    * call, is read instead of src's values where it suffices. */
@@ -71,7 +72,11 @@ enum KilnDnnlConvFlags {
    * runs it only where every operand is finite and no transformed value
    * can overflow, and the direct primitive otherwise (also where oneDNN
    * has no Winograd kernel for the CPU it runs on). */
-  KILN_DNNL_CONV_WINOGRAD = 65536
+  KILN_DNNL_CONV_WINOGRAD = 65536,
+  /* With KILN_DNNL_CONV_BFLOAT16: dst and the addend are f32, the sums and
+   * their epilogue written unrounded (else dst is bf16: the epilogue's
+   * result rounded once). */
+  KILN_DNNL_CONV_F32_DST = 131072
 };
 
 /* The number of entries of a descriptor of spatial rank `k` with `flags`:

@@ -87,6 +87,8 @@ dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
     weightDims[weightRank++] = s.kernel[d];
   }
   dnnl_data_type_t srcType = type, weightType = type, dstType = type;
+  if ((flags & KILN_DNNL_CONV_BFLOAT16) && (flags & KILN_DNNL_CONV_F32_DST))
+    dstType = dnnl_f32;
   if (flags & KILN_DNNL_CONV_INT8) {
     srcType = (flags & KILN_DNNL_CONV_SIGNED_SRC) ? dnnl_s8 : dnnl_u8;
     weightType = dnnl_s8;

@@ -9,7 +9,8 @@
 // site whose later call has them the other way from its first. And
 // kiln_dnnl_conv_int8 on 8-bit integers with zero points, groups and
 // per-channel scales. And oneDNN's Winograd kernels: as close to the exact
-// sums as direct ones, and direct sums where an operand is not finite.
+// sums as direct ones, and direct sums where an operand is not finite. And
+// kiln_dnnl_conv_bf16 with its epilogue, rounded once (or f32 dst).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,11 @@ extern "C" void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
                                    const float *bias, const float *addend,
                                    float *dst, const float *srcBound,
                                    float *dstBound);
+extern "C" void kiln_dnnl_conv_bf16(void **slot, const int64_t *desc,
+                                    const uint16_t *src,
+                                    const uint16_t *weights, const float *bias,
+                                    const void *addend, void *dst,
+                                    const float *srcBound, float *dstBound);
 
 namespace {
 
@@ -307,6 +313,124 @@ TEST(DnnlConv, ActivationsKeepNaNsAndInfinities) {
     for (int64_t K : {3, 1})
       for (bool channelsLast : {false, true})
         checkActivation(flags, K, channelsLast);
+}
+
+/// f32 -> bf16, to nearest even (a NaN stays a NaN), and back.
+uint16_t toBf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if (std::isnan(value))
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+}
+
+float fromBf16(uint16_t half) {
+  uint32_t bits = uint32_t(half) << 16;
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+std::vector<uint16_t> toBf16(const std::vector<float> &values) {
+  std::vector<uint16_t> halves;
+  for (float v : values)
+    halves.push_back(toBf16(v));
+  return halves;
+}
+
+/// A bf16 site (kiln_dnnl_conv_bf16) of a KxK convolution with a bias and
+/// `flags` (an addend, a ReLU or a clip; KILN_DNNL_CONV_F32_DST), called
+/// twice: on finite operands, then with a NaN, an infinity and a -infinity
+/// in src. src and the weights are small integers (exact in bf16), so the
+/// f32 sums are exact in any order and the call must give their epilogue
+/// rounded once: f32 dst the same bits, bf16 dst the nearest bf16 of the
+/// f32 value (sums above 256 round), NaNs kept by the ReLU and the clip.
+void checkBf16(int64_t flags, int64_t K, bool channelsLast) {
+  SCOPED_TRACE(std::to_string(K) + "x" + std::to_string(K) + " flags " +
+               std::to_string(flags) + (channelsLast ? ", channels last" : ""));
+  bool f32Dst = flags & KILN_DNNL_CONV_F32_DST;
+  bool activation = flags & KILN_DNNL_CONV_ACTIVATIONS;
+  float lo = 0.0f, hi = 6.0f;
+  std::vector<int64_t> desc = descriptor(
+      flags | KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_BIAS |
+          KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_CONSTANT_WEIGHT |
+          (activation ? KILN_DNNL_CONV_SRC_BOUND | KILN_DNNL_CONV_DST_BOUND
+                      : 0) |
+          (channelsLast ? KILN_DNNL_CONV_CHANNELS_LAST_SRC |
+                              KILN_DNNL_CONV_CHANNELS_LAST_DST
+                        : 0),
+      K);
+  if (flags & KILN_DNNL_CONV_CLIP)
+    for (float bound : {lo, hi}) {
+      uint32_t bits;
+      std::memcpy(&bits, &bound, sizeof(bits));
+      desc.push_back(bits);
+    }
+  void *slot = nullptr;
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "finite" : "NaN and infinities in src");
+    Operands ops(K);
+    // Multiples of 7 up to 21 (5 bits, exact in bf16): sums of 72 products
+    // spread over hundreds, many above 256, where bf16 rounds.
+    for (float &v : ops.src)
+      v *= 7;
+    if (round == 1) {
+      ops.src[at(false, C, 0, 1, 3, 4)] = NAN;
+      ops.src[at(false, C, 1, 2, 7, 7)] = INFINITY;
+      ops.src[at(false, C, 1, 5, 7, 8)] = -INFINITY;
+    }
+    if (channelsLast)
+      ops.toChannelsLast();
+    std::vector<float> expected =
+        ops.sums(channelsLast, (flags & KILN_DNNL_CONV_ADDEND) != 0);
+    activate(expected, flags, lo, hi);
+    std::vector<uint16_t> src = toBf16(ops.src), weights = toBf16(ops.weights);
+    std::vector<float> dst32(expected.size(), -1.0f);
+    std::vector<uint16_t> dst16(expected.size(), 0xffff);
+    float srcBound = INFINITY, dstBound = -1.0f;
+    kiln_dnnl_conv_bf16(
+        &slot, desc.data(), src.data(), weights.data(), ops.bias.data(),
+        (flags & KILN_DNNL_CONV_ADDEND) ? ops.addend.data() : nullptr,
+        f32Dst ? static_cast<void *>(dst32.data())
+               : static_cast<void *>(dst16.data()),
+        &srcBound, &dstBound);
+    int64_t nonFinite = 0, rounded = 0;
+    float largest = 0;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      float want = f32Dst ? expected[i] : fromBf16(toBf16(expected[i]));
+      float got = f32Dst ? dst32[i] : fromBf16(dst16[i]);
+      nonFinite += !std::isfinite(want);
+      rounded += want != expected[i] && std::isfinite(want);
+      largest = std::max(largest, std::abs(got));
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(got)) << "at " << i << ": " << got;
+      else
+        EXPECT_EQ(got, want) << "at " << i << " (exact " << expected[i] << ")";
+    }
+    if (round == 1)
+      EXPECT_GT(nonFinite, 0) << "the case has no NaN or infinity to check";
+    if (!activation)
+      continue;
+    if (round == 1) {
+      EXPECT_EQ(dstBound, INFINITY) << "a bound where dst may hold a NaN";
+    } else {
+      EXPECT_GE(dstBound, largest);
+      EXPECT_LT(dstBound, 1e6f);
+    }
+    if (!f32Dst && !(flags & KILN_DNNL_CONV_CLIP) && round == 0 && K == 3)
+      EXPECT_GT(rounded, 0) << "no sum large enough to round to bf16";
+  }
+}
+
+TEST(DnnlConv, Bf16Epilogues) {
+  for (int64_t flags :
+       {int64_t(0), int64_t(KILN_DNNL_CONV_RELU), int64_t(KILN_DNNL_CONV_CLIP),
+        int64_t(KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_F32_DST),
+        int64_t(KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU |
+                KILN_DNNL_CONV_F32_DST)})
+    for (int64_t K : {3, 1})
+      for (bool channelsLast : {false, true})
+        checkBf16(flags, K, channelsLast);
 }
 
 /// A Winograd site (KILN_DNNL_CONV_WINOGRAD): N 1, C 16, 16x16, O 64, a 3x3

@@ -194,8 +194,12 @@ def KilnCpuOutlineDnnlConvs
     a `kiln.relu` then `kiln.min`, either alone, or min then max with the
     lower bound below the upper; ONNX's Clip, a ReLU6) or a SiLU
     (`kiln.mul` of the value and its `kiln.sigmoid`, the value's only two
-    users); a bf16 convolution takes none, since its result is rounded to
-    bf16 before the ops after it see it. A function with an activation whose
+    users). A bf16 convolution whose result is widened by a `kiln.cast` to
+    f32 takes the same ops but a SiLU, on the widened value: its function
+    computes them in f32 and returns the result rounded once, replacing the
+    `kiln.cast` back to bf16 that follows them; with no such cast it is
+    widened again after the call, and with an addend the function returns
+    f32 (flag 131072). A function with an activation whose
     result is another such convolution's input also returns a `tensor<f32>`
     bound on the result's magnitude (+inf in its body; the library call
     computes one), which that convolution's function takes after its other
@@ -205,7 +209,8 @@ def KilnCpuOutlineDnnlConvs
     layouts of oneDNN's choice, 32 bf16 operands and result, 64 silu, 128
     the input channels-last, 256 the result and addend channels-last, 8192
     clip, 16384 returns the bound, 32768 takes one, 65536 oneDNN's
-    Winograd algorithm), then per spatial dim
+    Winograd algorithm, 131072 an f32 result of bf16 operands), then per
+    spatial dim
     the input, kernel and output sizes, strides, paddings and rhs
     dilations, then for a clip its two bounds as f32 bits). An input or result laid out channels-last (the
     `layouts` option: by default where oneDNN's fastest implementation on
@@ -383,11 +388,12 @@ def KilnCpuConvToDnnl : Pass<"kiln-cpu-conv-to-dnnl", "mlir::ModuleOp"> {
     becomes
 
       kiln_dnnl_conv_f32(slot, descriptor, input, weight, bias, addend,
-                         result)
+                         result, input bound, result bound)
 
-    (`kiln_dnnl_conv_bf16` where the descriptor's flags say bf16)
-    with pointers to the buffers' first elements (null for an absent bias
-    or addend), to a constant global
+    (`kiln_dnnl_conv_bf16` where the descriptor's flags say bf16;
+    `kiln_dnnl_conv_int8`, without the bounds, for a quantized one)
+    with pointers to the buffers' first elements (null for an absent bias,
+    addend or bound), to a constant global
     holding the descriptor and to a zero-initialized pointer-sized global,
     one per call site, where the support library
     (backends/cpu/support/DnnlConv.c) caches the primitive it creates on the
