@@ -744,42 +744,6 @@ static void activate(int64_t flags, const int64_t *desc, dnnl_data_type_t type,
   }
 }
 
-/* `srcBound`, with KILN_DNNL_CONV_SRC_BOUND: an earlier call's bound on
- * |src|; `dstBound`, with KILN_DNNL_CONV_DST_BOUND: where this call writes
- * its bound on |dst| (DnnlConvAbi.h). Null where the flags say none. */
-KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
-                                    const float *src, const float *weights,
-                                    const float *bias, const float *addend,
-                                    float *dst, const float *srcBound,
-                                    float *dstBound) {
-  CachedConv *entry =
-      cached(slot, desc, desc[5], weights, addend == dst, /*quant=*/NULL);
-  int64_t flags = entry->flags;
-  int64_t guarded = flags & KILN_DNNL_CONV_GUARDED;
-  if (!(flags & KILN_DNNL_CONV_SRC_BOUND))
-    srcBound = NULL;
-  if (!(flags & KILN_DNNL_CONV_DST_BOUND))
-    dstBound = NULL;
-  double sums;
-  float bound = INFINITY;
-  if (!guarded) {
-    run(entry, src, weights, bias, addend, dst);
-  } else if (activationIsExact(entry, desc, dnnl_f32, src, weights, bias,
-                               addend, srcBound, &sums)) {
-    run(entry, src, weights, bias, addend, dst);
-    bound = activatedBound(flags, desc, sums);
-  } else {
-    /* Direct sums, with the activation applied here. */
-    CachedConv *exact = cached(&entry->exact, desc, flags & ~guarded,
-                               weights, addend == dst, /*quant=*/NULL);
-    run(exact, src, weights, bias, addend, dst);
-    activate(flags, desc, dnnl_f32, dst,
-             dnnl_memory_desc_get_size(&entry->plain[2]) / sizeof(float));
-  }
-  if (dstBound)
-    *dstBound = bound;
-}
-
 /* uint8 (or int8) src minus its zero point, convolved with int8 weights in
  * int32, plus the bias, times each output channel's scale, a ReLU where
  * the flags say, into f32 dst or requantized into 8-bit dst (the dst zero
@@ -889,6 +853,59 @@ static void runBf16(CachedConv *entry, int64_t flags, const uint16_t *src,
     free(wideDst);
 }
 
+/* A call of kiln_dnnl_conv_f32 or kiln_dnnl_conv_bf16 (src and weights of
+ * `type`): the site's primitive where its activation (or Winograd kernel)
+ * is exact on these operands, else the site's primitive without it and
+ * kiln's activation applied here to dst's values. */
+static void convolve(void **slot, const int64_t *desc, dnnl_data_type_t type,
+                     const void *src, const void *weights, const float *bias,
+                     const void *addend, void *dst, const float *srcBound,
+                     float *dstBound) {
+  int addendInDst = addend && addend == dst;
+  CachedConv *entry =
+      cached(slot, desc, desc[5], weights, addendInDst, /*quant=*/NULL);
+  int64_t flags = entry->flags;
+  int64_t guarded = flags & KILN_DNNL_CONV_GUARDED;
+  if (!(flags & KILN_DNNL_CONV_SRC_BOUND))
+    srcBound = NULL;
+  if (!(flags & KILN_DNNL_CONV_DST_BOUND))
+    dstBound = NULL;
+  double sums;
+  float bound = INFINITY;
+  if (guarded && !activationIsExact(entry, desc, type, src, weights, bias,
+                                    addend, srcBound, &sums)) {
+    entry = cached(&entry->exact, desc, flags & ~guarded, weights, addendInDst,
+                   /*quant=*/NULL);
+  } else if (guarded) {
+    bound = activatedBound(flags, desc, sums);
+    guarded = 0;
+  }
+  if (type == dnnl_bf16)
+    runBf16(entry, flags, src, weights, bias, addend, dst);
+  else
+    run(entry, src, weights, bias, addend, dst);
+  /* The direct sums: the activation applied here. */
+  if (guarded)
+    activate(flags, desc,
+             type == dnnl_bf16 && !(flags & KILN_DNNL_CONV_F32_DST) ? dnnl_bf16
+                                                                    : dnnl_f32,
+             dst, elementsOf(&entry->plain[2]));
+  if (dstBound)
+    *dstBound = bound;
+}
+
+/* `srcBound`, with KILN_DNNL_CONV_SRC_BOUND: an earlier call's bound on
+ * |src|; `dstBound`, with KILN_DNNL_CONV_DST_BOUND: where this call writes
+ * its bound on |dst| (DnnlConvAbi.h). Null where the flags say none. */
+KILN_HIDDEN void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
+                                    const float *src, const float *weights,
+                                    const float *bias, const float *addend,
+                                    float *dst, const float *srcBound,
+                                    float *dstBound) {
+  convolve(slot, desc, dnnl_f32, src, weights, bias, addend, dst, srcBound,
+           dstBound);
+}
+
 /* bf16 src and weights, accumulating in f32; the epilogue (bias, addend,
  * ReLU or clip) on the f32 sums, and dst f32 or the result rounded once to
  * bf16 (KILN_DNNL_CONV_F32_DST). The activations take the guard of
@@ -900,31 +917,6 @@ KILN_HIDDEN void kiln_dnnl_conv_bf16(void **slot, const int64_t *desc,
                                      const uint16_t *weights, const float *bias,
                                      const void *addend, void *dst,
                                      const float *srcBound, float *dstBound) {
-  CachedConv *entry = cached(slot, desc, desc[5], weights,
-                             addend && addend == dst, /*quant=*/NULL);
-  int64_t flags = entry->flags;
-  int64_t guarded = flags & KILN_DNNL_CONV_GUARDED;
-  if (!(flags & KILN_DNNL_CONV_SRC_BOUND))
-    srcBound = NULL;
-  if (!(flags & KILN_DNNL_CONV_DST_BOUND))
-    dstBound = NULL;
-  double sums;
-  float bound = INFINITY;
-  if (!guarded) {
-    runBf16(entry, flags, src, weights, bias, addend, dst);
-  } else if (activationIsExact(entry, desc, dnnl_bf16, src, weights, bias,
-                               addend, srcBound, &sums)) {
-    runBf16(entry, flags, src, weights, bias, addend, dst);
-    bound = activatedBound(flags, desc, sums);
-  } else {
-    CachedConv *exact = cached(&entry->exact, desc, flags & ~guarded, weights,
-                               addend && addend == dst,
-                               /*quant=*/NULL);
-    runBf16(exact, flags, src, weights, bias, addend, dst);
-    activate(flags, desc,
-             (flags & KILN_DNNL_CONV_F32_DST) ? dnnl_f32 : dnnl_bf16, dst,
-             elementsOf(&entry->plain[2]));
-  }
-  if (dstBound)
-    *dstBound = bound;
+  convolve(slot, desc, dnnl_bf16, src, weights, bias, addend, dst, srcBound,
+           dstBound);
 }

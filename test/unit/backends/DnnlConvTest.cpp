@@ -181,6 +181,15 @@ TEST(DnnlConv, ChannelsLastAddend) {
              /*last=*/true);
 }
 
+/// A clip's bounds [lo, hi] appended to `desc` as f32 bits.
+void appendClipBounds(std::vector<int64_t> &desc, float lo, float hi) {
+  for (float bound : {lo, hi}) {
+    uint32_t bits;
+    std::memcpy(&bits, &bound, sizeof(bits));
+    desc.push_back(bits);
+  }
+}
+
 /// kiln's activation of `flags` applied to `values` in place.
 void activate(std::vector<float> &values, int64_t flags, float lo, float hi) {
   for (float &v : values) {
@@ -216,11 +225,7 @@ void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
                         : 0),
       K);
   if (flags & KILN_DNNL_CONV_CLIP)
-    for (float bound : {lo, hi}) {
-      uint32_t bits;
-      std::memcpy(&bits, &bound, sizeof(bits));
-      desc.push_back(bits);
-    }
+    appendClipBounds(desc, lo, hi);
   std::vector<int64_t> bare = descriptor(
       desc[5] & ~(KILN_DNNL_CONV_ACTIVATIONS | KILN_DNNL_CONV_SRC_BOUND |
                    KILN_DNNL_CONV_DST_BOUND),
@@ -361,11 +366,7 @@ void checkBf16(int64_t flags, int64_t K, bool channelsLast) {
                         : 0),
       K);
   if (flags & KILN_DNNL_CONV_CLIP)
-    for (float bound : {lo, hi}) {
-      uint32_t bits;
-      std::memcpy(&bits, &bound, sizeof(bits));
-      desc.push_back(bits);
-    }
+    appendClipBounds(desc, lo, hi);
   void *slot = nullptr;
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round == 0 ? "finite" : "NaN and infinities in src");
