@@ -158,6 +158,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // (FoldSumsIntoMatmuls.cpp): sgemm's beta = 1 instead of a zero fill and
   // a separate sum; a loop-carried gradient is updated in place.
   pm.addNestedPass<func::FuncOp>(createKilnFoldSumsIntoMatmuls());
+  // A DenseNet block's concatenations, each of all the block's earlier
+  // outputs, as views of one buffer that each output is copied into once
+  // (SharedConcatBuffers.cpp), not copied anew for every concatenation.
+  pm.addNestedPass<func::FuncOp>(createKilnSharedConcatBuffers());
   // 2-3 (BufferizationPipeline.cpp).
   buildBufferizationPipeline(pm);
   // The row loops of kiln-cpu-tile-fused-reductions, as parallel loops.

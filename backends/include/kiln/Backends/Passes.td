@@ -186,6 +186,27 @@ def KilnCopySlicedCallOperands
                            "mlir::tensor::TensorDialect"];
 }
 
+def KilnSharedConcatBuffers
+    : Pass<"kiln-shared-concat-buffers", "mlir::func::FuncOp"> {
+  let summary = "Concatenations of common prefixes as views of one chain";
+  let description = [{
+    Runs on tensors, before one-shot bufferization. A concatenation as
+    kiln-to-linalg lowers it is a `tensor.empty` (static shape) and one
+    `tensor.insert_slice` per input, whole, at consecutive offsets from 0
+    along one dim. Where concatenations of one block along the same dim
+    have inputs that are each a prefix of the longest one's (a DenseNet
+    block: concat(x0, f1), concat(x0, f1, f2), ...), they become one chain
+    of insertions into a tensor of the longest one's shape, each input
+    inserted once, right after its definition (or the insertion before it);
+    the longest is the chain's last value, each other an
+    `tensor.extract_slice` of its first dims' extent from the chain once
+    its last input is in. Bufferized, the insertions are in place where the
+    concatenations' readers come before the next insertion: every input is
+    copied once instead of once per concatenation.
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def KilnFlattenGlobals : Pass<"kiln-flatten-globals", "mlir::ModuleOp"> {
   let summary = "Store constant globals as flat byte arrays";
   let description = [{
