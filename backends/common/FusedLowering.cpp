@@ -22,7 +22,9 @@
 //     recompute-transcendentals (the CPU), a producer that evaluates erf,
 //     exp, tanh and the like and that several reductions read, or that
 //     its reader reads through a broadcast (each element once per copy),
-//     is not recomputed: it is computed once into a tensor of the kernel.
+//     is not recomputed: it is computed once into a tensor of the kernel;
+//     nor is a value the kernel returns, computed with such a function,
+//     recomputed in a reduction that reads it.
 //
 // Why a region op and not a mark on each op: the grouping decides speed,
 // not results, so losing it would go unnoticed. A location (debug info) or
@@ -144,6 +146,36 @@ static bool computedOnce(Operation *producer) {
   return reductions >= 2;
 }
 
+/// Whether `op`, an op of a kernel's body, or one of the body's ops whose
+/// results it reads (directly or not), evaluates a transcendental function.
+static bool computesTranscendental(Operation *op,
+                                   llvm::SmallPtrSetImpl<Operation *> &seen) {
+  if (!seen.insert(op).second)
+    return false;
+  if (hasTranscendental(op))
+    return true;
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    Operation *definition = operand.getDefiningOp();
+    return definition && definition->getParentOp() == op->getParentOp() &&
+           computesTranscendental(definition, seen);
+  });
+}
+
+/// Whether a reduction should read `producer`'s values from memory rather
+/// than recompute them: its kernel returns them, so they are written
+/// anyway, and computing them evaluates a transcendental function (a
+/// squeeze-excitation block's SiLU, whose spatial mean makes the gate and
+/// whose values the gate then scales; fused, the mean evaluated the SiLU a
+/// second time).
+static bool readFromMemoryByReductions(Operation *producer) {
+  bool returned = llvm::any_of(producer->getUsers(), [](Operation *user) {
+    return isa<mlir::kiln::YieldOp>(user) &&
+           isa<FusedKernelOp>(user->getParentOp());
+  });
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  return returned && computesTranscendental(producer, seen);
+}
+
 /// Whether fusing the producer of `fusedOperand` into its consumer would
 /// evaluate each producer element several times: the consumer reads it
 /// through a broadcast and runs more iterations than there are elements (a
@@ -215,6 +247,11 @@ struct FuseLinalgGroupsPass
         return false;
       if (!recompute && hasTranscendental(producer) &&
           readsThroughBroadcast(fusedOperand))
+        return false;
+      auto linalgConsumer = dyn_cast<linalg::LinalgOp>(consumer);
+      if (!recompute && linalgConsumer &&
+          linalgConsumer.getNumReductionLoops() > 0 &&
+          readFromMemoryByReductions(producer))
         return false;
       return fusedOperand->get().hasOneUse() ||
              ((recompute || !computedOnce(producer)) &&

@@ -2,8 +2,9 @@
 // pipeline's setting): a producer that evaluates erf or exp and that
 // several reductions read (directly or through elementwise ops) is computed
 // once, into a tensor its readers read; with the option (the default) it is
-// recomputed in each reader. One reduction and elementwise readers
-// (softmax), or plain arithmetic, recompute it either way.
+// recomputed in each reader. So is one that the region returns and a
+// reduction reads (it is written anyway). One reduction and elementwise
+// readers (softmax), or plain arithmetic, recompute it either way.
 // RUN: kiln-opt %s --split-input-file --kiln-fuse --kiln-to-linalg \
 // RUN:   --kiln-fuse-linalg-groups=recompute-transcendentals=false \
 // RUN:   --kiln-inline-fused-kernels --canonicalize --cse | FileCheck %s
@@ -115,4 +116,26 @@ func.func @same_shape(%g: tensor<6x16xf32>, %x: tensor<6x16xf32>) -> tensor<6x16
   %s = kiln.sigmoid %g : tensor<6x16xf32>
   %y = kiln.mul %x, %s : tensor<6x16xf32>
   return %y : tensor<6x16xf32>
+}
+
+// -----
+
+// A squeeze-excitation block's SiLU: the region returns it (the gate will
+// scale it) and its spatial mean reads it. The mean reads the returned
+// values instead of evaluating the SiLU a second time; recomputed with
+// the option.
+// CHECK-LABEL: func.func @silu_mean
+// CHECK: %[[SILU:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK: math.exp
+// CHECK-NOT: math.exp
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]{{.*}} ins(%[[SILU]] :
+// CHECK: return %[[SILU]],
+// RECOMPUTE-LABEL: func.func @silu_mean
+// RECOMPUTE-COUNT-2: math.exp
+// RECOMPUTE-NOT: math.exp
+func.func @silu_mean(%x: tensor<4x6x8xf32>) -> (tensor<4x6x8xf32>, tensor<4x8xf32>) {
+  %s = kiln.sigmoid %x : tensor<4x6x8xf32>
+  %y = kiln.mul %x, %s : tensor<4x6x8xf32>
+  %m = kiln.reduce_mean %y, dims = [1] : tensor<4x6x8xf32>
+  return %y, %m : tensor<4x6x8xf32>, tensor<4x8xf32>
 }

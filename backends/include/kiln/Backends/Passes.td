@@ -247,7 +247,11 @@ def FuseLinalgGroups : Pass<"kiln-fuse-linalg-groups", "mlir::func::FuncOp"> {
     that its reader reads through a broadcast (a squeeze-excitation gate's
     sigmoid of 672 values scaling 14x14x672 activations, which fused would
     be evaluated once per activation): it is computed once into a tensor of
-    the kernel that its readers read. The CPU pipeline turns it off.
+    the kernel that its readers read. Without the option, too, a value the
+    kernel returns whose computation evaluates such a function is not
+    recomputed in a reduction that reads it (a squeeze-excitation block's
+    SiLU and its mean): the reduction reads the returned values. The CPU
+    pipeline turns it off.
   }];
   let options = [
     Option<"recomputeTranscendentals", "recompute-transcendentals", "bool",
