@@ -181,13 +181,24 @@ TEST(DnnlConv, ChannelsLastAddend) {
              /*last=*/true);
 }
 
-/// A clip's bounds [lo, hi] appended to `desc` as f32 bits.
-void appendClipBounds(std::vector<int64_t> &desc, float lo, float hi) {
-  for (float bound : {lo, hi}) {
-    uint32_t bits;
-    std::memcpy(&bits, &bound, sizeof(bits));
-    desc.push_back(bits);
-  }
+/// The descriptor of a KxK site with `flags`, a bias, in blocked layouts
+/// (channels-last where `channelsLast`) and, with a clip, its bounds [lo,
+/// hi] as f32 bits.
+std::vector<int64_t> blockedDescriptor(int64_t flags, int64_t K,
+                                       bool channelsLast, float lo, float hi) {
+  std::vector<int64_t> desc =
+      descriptor(flags | KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_BLOCKED |
+                     (channelsLast ? KILN_DNNL_CONV_CHANNELS_LAST_SRC |
+                                         KILN_DNNL_CONV_CHANNELS_LAST_DST
+                                   : 0),
+                 K);
+  if (flags & KILN_DNNL_CONV_CLIP)
+    for (float bound : {lo, hi}) {
+      uint32_t bits;
+      std::memcpy(&bits, &bound, sizeof(bits));
+      desc.push_back(bits);
+    }
+  return desc;
 }
 
 /// kiln's activation of `flags` applied to `values` in place.
@@ -217,15 +228,9 @@ void checkActivation(int64_t flags, int64_t K, bool channelsLast) {
                std::to_string(flags) +
                (channelsLast ? ", channels last" : ""));
   float lo = 0.0f, hi = 6.0f;
-  std::vector<int64_t> desc = descriptor(
-      flags | KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_BLOCKED |
-          KILN_DNNL_CONV_SRC_BOUND | KILN_DNNL_CONV_DST_BOUND |
-          (channelsLast ? KILN_DNNL_CONV_CHANNELS_LAST_SRC |
-                              KILN_DNNL_CONV_CHANNELS_LAST_DST
-                        : 0),
-      K);
-  if (flags & KILN_DNNL_CONV_CLIP)
-    appendClipBounds(desc, lo, hi);
+  std::vector<int64_t> desc = blockedDescriptor(
+      flags | KILN_DNNL_CONV_SRC_BOUND | KILN_DNNL_CONV_DST_BOUND, K,
+      channelsLast, lo, hi);
   std::vector<int64_t> bare = descriptor(
       desc[5] & ~(KILN_DNNL_CONV_ACTIVATIONS | KILN_DNNL_CONV_SRC_BOUND |
                    KILN_DNNL_CONV_DST_BOUND),
@@ -356,17 +361,11 @@ void checkBf16(int64_t flags, int64_t K, bool channelsLast) {
   bool f32Dst = flags & KILN_DNNL_CONV_F32_DST;
   bool activation = flags & KILN_DNNL_CONV_ACTIVATIONS;
   float lo = 0.0f, hi = 6.0f;
-  std::vector<int64_t> desc = descriptor(
-      flags | KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_BIAS |
-          KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_CONSTANT_WEIGHT |
+  std::vector<int64_t> desc = blockedDescriptor(
+      flags | KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_CONSTANT_WEIGHT |
           (activation ? KILN_DNNL_CONV_SRC_BOUND | KILN_DNNL_CONV_DST_BOUND
-                      : 0) |
-          (channelsLast ? KILN_DNNL_CONV_CHANNELS_LAST_SRC |
-                              KILN_DNNL_CONV_CHANNELS_LAST_DST
-                        : 0),
-      K);
-  if (flags & KILN_DNNL_CONV_CLIP)
-    appendClipBounds(desc, lo, hi);
+                      : 0),
+      K, channelsLast, lo, hi);
   void *slot = nullptr;
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round == 0 ? "finite" : "NaN and infinities in src");
