@@ -99,9 +99,9 @@ static std::optional<Concat> matchConcat(tensor::InsertSliceOp op) {
   return concat;
 }
 
-/// Whether `a`'s sources are the first of `b`'s, along the same dim.
+/// Whether `a`'s sources are the first of `b`'s (both along the same dim).
 static bool isPrefixOf(const Concat &a, const Concat &b) {
-  return a.dim == b.dim && a.sources.size() <= b.sources.size() &&
+  return a.sources.size() <= b.sources.size() &&
          std::equal(a.sources.begin(), a.sources.end(), b.sources.begin());
 }
 
@@ -123,28 +123,25 @@ static void share(ArrayRef<Concat> family, const Concat &longest) {
   OpBuilder builder(longest.last());
   Location loc = longest.last().getLoc();
   // The chain's value after each insertion, placed after the source's
-  // definition and the insertion before it.
+  // definition and the insertion before it (the first after the empty
+  // tensor, created right before it).
   SmallVector<Value> chain;
   Operation *cursor = nullptr;
-  auto insertAfter = [&](Operation *position) {
-    if (position)
-      builder.setInsertionPointAfter(position);
-    else
-      builder.setInsertionPointToStart(block);
-  };
-  for (auto [index, source] : llvm::enumerate(longest.sources)) {
+  for (auto [source, placed] :
+       llvm::zip_equal(longest.sources, longest.inserts)) {
+    tensor::InsertSliceOp original = placed; // a handle, not const
     Operation *definition = source.getDefiningOp();
     if (definition && definition->getBlock() != block)
       definition = nullptr; // defined in a block that encloses this one
     cursor = later(cursor, definition);
-    insertAfter(cursor);
-    if (index == 0) {
-      cursor = builder.create<tensor::EmptyOp>(loc, type.getShape(),
-                                               type.getElementType());
+    if (cursor)
       builder.setInsertionPointAfter(cursor);
-    }
-    tensor::InsertSliceOp original = longest.inserts[index];
-    Value dest = index == 0 ? cursor->getResult(0) : chain.back();
+    else
+      builder.setInsertionPointToStart(block);
+    Value dest = chain.empty()
+                     ? builder.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                       type.getElementType())
+                     : chain.back();
     auto insert = builder.create<tensor::InsertSliceOp>(
         original.getLoc(), source, dest, original.getMixedOffsets(),
         original.getMixedSizes(), original.getMixedStrides());
@@ -201,13 +198,11 @@ struct KilnSharedConcatBuffersPass
           longest = &concat;
       SmallVector<Concat> family;
       for (const Concat &concat : concats)
-        if (isPrefixOf(concat, *longest) &&
-            concat.type().getElementType() == longest->type().getElementType())
+        if (isPrefixOf(concat, *longest))
           family.push_back(concat);
       if (family.size() < 2)
         continue;
-      Concat copy = *longest;
-      share(family, copy);
+      share(family, *longest);
     }
   }
 };

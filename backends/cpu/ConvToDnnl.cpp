@@ -191,8 +191,6 @@ struct Epilogue {
   /// is widened after it for readers of the f32 value (`rewiden`).
   bool f32Dst = false;
   bool rewiden = false;
-  /// The value the first op reads: the result, or its widening cast.
-  Value sums;
   mlir::kiln::AddOp biasAdd;
   Value bias; // the broadcast's operand: dims all 1 but the channel dim
   /// Or the value of a splat constant of the result's shape that the add
@@ -361,23 +359,22 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
   Epilogue epilogue;
   epilogue.last = op;
   Type element = op.getType().getElementType();
-  epilogue.sums = op.getResult();
+  Value sums = op.getResult();
   if (element.isBF16()) {
-    auto widen = dyn_cast_or_null<mlir::kiln::CastOp>(soleUser(op.getResult()));
+    auto widen = dyn_cast_or_null<mlir::kiln::CastOp>(soleUser(sums));
     if (!widen || !widen.getType().getElementType().isF32())
       return epilogue;
     epilogue.widen = widen;
-    epilogue.sums = widen.getResult();
+    sums = widen.getResult();
   } else if (!element.isF32()) {
     return epilogue;
   }
-  findEpilogueOps(epilogue.sums, op.getType().getDimSize(1), blocked,
+  findEpilogueOps(sums, op.getType().getDimSize(1), blocked,
                   /*swish=*/element.isF32(), epilogue);
   if (!epilogue.widen)
     return epilogue;
   if (epilogue.last == op) {
     epilogue.widen = nullptr; // nothing to apply
-    epilogue.sums = op.getResult();
   } else if (epilogue.addend) {
     epilogue.f32Dst = true;
   } else if (auto narrow = dyn_cast_or_null<mlir::kiln::CastOp>(
@@ -799,11 +796,14 @@ struct KilnCpuOutlineDnnlConvsPass
             isLast ? builder.create<mlir::kiln::TransposeOp>(loc, value, toLast)
                          .getResult()
                    : value);
-      auto resultType =
+      // The value the program reads after the chain, and the call's (in
+      // the logical order): the bf16 result a cast widens, with rewiden.
+      auto logicalType =
           cast<RankedTensorType>(epilogue.last->getResultTypes()[0]);
-      auto logicalType = resultType;
-      if (epilogue.rewiden)
-        resultType = resultType.clone(op.getType().getElementType());
+      RankedTensorType callType =
+          epilogue.rewiden ? logicalType.clone(op.getType().getElementType())
+                           : logicalType;
+      RankedTensorType resultType = callType;
       if (last.result)
         resultType = resultType.clone(
             applyPermutation(resultType.getShape(), toLast));
@@ -844,8 +844,10 @@ struct KilnCpuOutlineDnnlConvsPass
       if (epilogue.widen)
         result = builder.clone(*epilogue.widen, mapping)->getResult(0);
       if (epilogue.biasAdd) {
+        Value sums =
+            epilogue.widen ? epilogue.widen.getResult() : op.getResult();
         Operation *broadcast =
-            otherOperand(epilogue.biasAdd, epilogue.sums).getDefiningOp();
+            otherOperand(epilogue.biasAdd, sums).getDefiningOp();
         builder.clone(*broadcast, mapping);
         result = builder.clone(*epilogue.biasAdd, mapping)->getResult(0);
       }
@@ -867,8 +869,7 @@ struct KilnCpuOutlineDnnlConvsPass
       if (epilogue.narrow)
         result = builder.clone(*epilogue.narrow, mapping)->getResult(0);
       if (epilogue.rewiden)
-        result = builder.create<mlir::kiln::CastOp>(
-            loc, logicalType.clone(op.getType().getElementType()), result);
+        result = builder.create<mlir::kiln::CastOp>(loc, callType, result);
       if (last.result)
         result = builder.create<mlir::kiln::TransposeOp>(loc, result, toLast);
       SmallVector<Value> results{result};

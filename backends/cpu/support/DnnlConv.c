@@ -1,5 +1,4 @@
-/*===- DnnlConv.c - kiln.conv through oneDNN's convolution primitive
--------===*\
+/*===- DnnlConv.c - kiln.conv through oneDNN's convolution primitive -------===*\
  *
  * Linked (as a static, position-independent archive) into the modules whose
  * code calls kiln_dnnl_conv_f32 or kiln_dnnl_conv_bf16, which
@@ -36,9 +35,9 @@
  * descriptor is translated by DnnlConvDesc.c. A convolution with
  * the descriptor's `blocked` flag (the compiler's choice: ConvToDnnl.cpp)
  * runs in layouts of oneDNN's choice, with src and weights reordered into
- * them and dst back on each call; the others run on the plain layouts. Weights
-the descriptor marks constant (a
- * kiln.constant: a model's trained weights) are reordered once, when the
+ * them and dst back on each call; the others run on the plain layouts.
+ * Weights the descriptor marks constant (a kiln.constant: a model's
+ * trained weights) are reordered once, when the
  * primitive is created, and kept in the cache entry.
  *
  * The descriptor's flags add an epilogue that oneDNN applies as it writes
@@ -294,6 +293,12 @@ static uint32_t largestMagnitudeBf16(const uint16_t *x, size_t n) {
     return largestMagnitudeBf16Avx512(x, n);
 #endif
   return largestMagnitudeBf16Portable(x, n);
+}
+
+/* Whether a call with `flags` writes bf16 dst (and reads a bf16 addend):
+ * a bf16 convolution without KILN_DNNL_CONV_F32_DST. */
+static int bf16Dst(int64_t flags) {
+  return (flags & KILN_DNNL_CONV_BFLOAT16) && !(flags & KILN_DNNL_CONV_F32_DST);
 }
 
 /* The number of elements of `md` (a plain layout's: its dims' product). */
@@ -636,9 +641,7 @@ static int activationIsExact(const CachedConv *entry, const int64_t *desc,
                              const void *addend, const float *srcBound,
                              double *sums) {
   const uint32_t infinite = 0x7f800000u;
-  dnnl_data_type_t addendType =
-      type == dnnl_bf16 && !(entry->flags & KILN_DNNL_CONV_F32_DST) ? dnnl_bf16
-                                                                    : dnnl_f32;
+  dnnl_data_type_t addendType = bf16Dst(entry->flags) ? dnnl_bf16 : dnnl_f32;
   uint32_t w = entry->knownWeightMagnitude
                    ? entry->weightMagnitude
                    : largestMagnitudeOf(type, &entry->plain[1], weights);
@@ -686,7 +689,7 @@ static float activatedBound(int64_t flags, const int64_t *desc, double sums) {
     double high = fmax(bounds[0], fmin(bounds[1], sums));
     bound = fmax(fabs(low), fabs(high));
   }
-  if ((flags & KILN_DNNL_CONV_BFLOAT16) && !(flags & KILN_DNNL_CONV_F32_DST))
+  if (bf16Dst(flags))
     bound *= 1 + 1.0 / 256;
   float rounded = (float)bound;
   return (double)rounded < bound ? nextafterf(rounded, INFINITY) : rounded;
@@ -834,7 +837,7 @@ static void runBf16(CachedConv *entry, int64_t flags, const uint16_t *src,
     run(entry, src, weights, bias, addend, dst);
     return;
   }
-  int f32Dst = (flags & KILN_DNNL_CONV_F32_DST) != 0;
+  int f32Dst = !bf16Dst(flags);
   float *wideSrc = widenedCopy(&entry->plain[0], src);
   float *wideWeights = widenedCopy(&entry->plain[1], weights);
   float *wideAddend =
@@ -886,10 +889,8 @@ static void convolve(void **slot, const int64_t *desc, dnnl_data_type_t type,
     run(entry, src, weights, bias, addend, dst);
   /* The direct sums: the activation applied here. */
   if (guarded)
-    activate(flags, desc,
-             type == dnnl_bf16 && !(flags & KILN_DNNL_CONV_F32_DST) ? dnnl_bf16
-                                                                    : dnnl_f32,
-             dst, elementsOf(&entry->plain[2]));
+    activate(flags, desc, bf16Dst(flags) ? dnnl_bf16 : dnnl_f32, dst,
+             elementsOf(&entry->plain[2]));
   if (dstBound)
     *dstBound = bound;
 }
