@@ -405,11 +405,21 @@ struct KilnCpuConcurrentBranchesPass
   using KilnCpuConcurrentBranchesBase::KilnCpuConcurrentBranchesBase;
 
   void runOnOperation() override {
-    func::FuncOp function = getOperation();
-    if (threads < 2 || function.isDeclaration() ||
+    if (threads < 2)
+      return;
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      runOnFunction(function);
+  }
+
+private:
+  void runOnFunction(func::FuncOp function) {
+    if (function.isDeclaration() ||
         llvm::any_of(kOutlinedKernelAttrs,
                      [&](StringRef name) { return function->hasAttr(name); }))
       return;
+    // What is known of the callees is of their bodies as they are now.
+    summaries.clear();
+    calleeMicros.clear();
     SmallVector<Kernel> segment;
     for (Operation &op :
          llvm::make_early_inc_range(function.getBody().front())) {
@@ -426,7 +436,6 @@ struct KilnCpuConcurrentBranchesPass
     schedule(segment);
   }
 
-private:
   /// `op` as a kernel: no results, accesses all known.
   std::optional<Kernel> kernelOf(Operation *op) {
     if (op->getNumResults() != 0 || op->hasTrait<OpTrait::IsTerminator>())

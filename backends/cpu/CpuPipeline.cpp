@@ -182,7 +182,7 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   if (parallel && options.concurrentThreads >= 2) {
     KilnCpuConcurrentBranchesOptions branches;
     branches.threads = options.concurrentThreads;
-    pm.addNestedPass<func::FuncOp>(createKilnCpuConcurrentBranches(branches));
+    pm.addPass(createKilnCpuConcurrentBranches(branches));
   }
   if (options.planMemory) {
     KilnCpuPlanMemoryOptions plan;

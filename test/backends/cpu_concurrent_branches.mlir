@@ -1,10 +1,10 @@
 // kiln-cpu-concurrent-branches groups runs of independent kernels into
 // sections that run side by side, where its estimate says that pays.
 // RUN: kiln-opt %s --split-input-file \
-// RUN:   --pass-pipeline='builtin.module(func.func(kiln-cpu-concurrent-branches))' \
+// RUN:   --pass-pipeline='builtin.module(kiln-cpu-concurrent-branches)' \
 // RUN:   | FileCheck %s
 // RUN: kiln-opt %s --split-input-file \
-// RUN:   --pass-pipeline='builtin.module(func.func(kiln-cpu-concurrent-branches{threads=1}))' \
+// RUN:   --pass-pipeline='builtin.module(kiln-cpu-concurrent-branches{threads=1})' \
 // RUN:   | FileCheck %s --check-prefix=ONE
 
 // Two products of one input into buffers of their own (1 million

@@ -637,10 +637,12 @@ def KilnCpuParallelReductions
 }
 
 def KilnCpuConcurrentBranches
-    : Pass<"kiln-cpu-concurrent-branches", "mlir::func::FuncOp"> {
+    : Pass<"kiln-cpu-concurrent-branches", "mlir::ModuleOp"> {
   let summary = "Run independent kernels side by side, one thread each";
   let description = [{
-    On buffers, before memory planning. Splits the body of each function
+    On buffers, before memory planning; on the module, one function after
+    the other, because a call's accesses are read from its callee's body,
+    which the pass may be rewriting. Splits the body of each function
     (not the functions outlined for oneDNN or the attention kernels) at
     ops whose memory accesses are not known (calls of declared functions,
     ops with results that read memory) into segments of kernels: linalg
