@@ -101,6 +101,9 @@ LogicalResult roiAlignOp(NodeContext &ctx) {
   int64_t n = xShape[0], c = xShape[1], h = xShape[2], w = xShape[3];
   if (h < 1 || w < 1 || c < 1)
     return ctx.fail("X has an empty dim");
+  if (n < 1 && r > 0)
+    return ctx.fail("X holds no images (N = 0) for its " + Twine(r) +
+                    " regions to read");
   if (r == 0)
     return ctx.setResults(splat(
         ctx.b, ctx.loc,

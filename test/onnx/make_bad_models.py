@@ -71,6 +71,15 @@ save("roi_align_adaptive",
       helper.make_tensor_value_info("idx", TensorProto.INT64, [3])],
      [helper.make_tensor_value_info("y", F, [3, 2, 1, 1])], opset=16)
 
+# Regions of images that X does not have (N = 0).
+save("roi_align_no_images",
+     [helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], name="pool",
+                       sampling_ratio=2, output_height=5, output_width=5)],
+     [helper.make_tensor_value_info("x", F, [0, 1, 10, 10]),
+      helper.make_tensor_value_info("rois", F, [3, 4]),
+      helper.make_tensor_value_info("idx", TensorProto.INT64, [3])],
+     [helper.make_tensor_value_info("y", F, [3, 1, 5, 5])], opset=16)
+
 # BitCast between types of different widths.
 save("bitcast_widths",
      [helper.make_node("BitCast", ["x"], ["y"], name="bits", to=TensorProto.INT64)],
