@@ -16,6 +16,11 @@
 // become one-dimensional globals of their own element type, read through
 // memref.expand_shape.
 //
+// On the CPU the large constants never reach LLVM (kiln-cpu-pool-constants
+// moves them to the module's constant pool), so min-pooled-bytes leaves
+// them alone: flattening one would copy its bytes for nothing, and a
+// transformer's are hundreds of megabytes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
@@ -41,6 +46,8 @@ static constexpr int64_t kByteGlobalAlignment = 64;
 namespace {
 struct KilnFlattenGlobalsPass
     : kiln::impl::KilnFlattenGlobalsBase<KilnFlattenGlobalsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // The new type of each global that changes, by name.
@@ -57,6 +64,9 @@ struct KilnFlattenGlobalsPass
                                              : 0;
       bool bytes = !value.isSplat() && bits >= 8 && bits % 8 == 0;
       if (!bytes && type.getRank() < 2)
+        continue;
+      if (bytes && global.getConstant() && minPooledBytes > 0 &&
+          type.getNumElements() * (bits / 8) >= minPooledBytes)
         continue;
       MemRefType flatType;
       if (bytes) {

@@ -240,8 +240,11 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKilnCpuSinCos());
   pm.addNestedPass<func::FuncOp>(createKilnCpuExpandBFloat16());
   pm.addPass(createBufferizationToMemRefPass());
-  // Weights as flat arrays: one raw LLVM constant each (FlattenGlobals.cpp).
-  pm.addPass(createKilnFlattenGlobals());
+  // Weights as flat arrays: one raw LLVM constant each (FlattenGlobals.cpp);
+  // those kiln-cpu-pool-constants takes out of the code stay as they are.
+  KilnFlattenGlobalsOptions flatten;
+  flatten.minPooledBytes = KilnCpuPoolConstantsOptions().minBytes;
+  pm.addPass(createKilnFlattenGlobals(flatten));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   if (parallel) {

@@ -160,9 +160,14 @@ struct KilnCpuPoolConstantsPass
 };
 } // namespace
 
-bool kiln::extractConstantPool(
-    ModuleOp module, llvm::function_ref<uint8_t *(uint64_t)> allocate,
-    std::string &error) {
+void kiln::ConstantPool::write(uint8_t *pool) const {
+  for (auto [offset, bytes] : pieces)
+    std::memcpy(pool + offset, bytes.data(), bytes.size());
+}
+
+bool kiln::extractConstantPool(ModuleOp module, ConstantPool &pool,
+                               std::string &error) {
+  pool = ConstantPool();
   auto sizeGlobal = module.lookupSymbol<LLVM::GlobalOp>(KILN_CONSTANTS_SIZE);
   if (!sizeGlobal)
     return true;
@@ -177,7 +182,8 @@ bool kiln::extractConstantPool(
   module.walk([&](LLVM::AddressOfOp address) {
     used.insert(address.getGlobalNameAttr().getAttr());
   });
-  uint8_t *pool = allocate(size);
+  ConstantPool taken;
+  taken.size = size;
   SmallVector<LLVM::GlobalOp> pooled;
   for (auto global : module.getOps<LLVM::GlobalOp>()) {
     auto offset = global->getAttrOfType<IntegerAttr>(kPoolOffsetAttrName);
@@ -197,11 +203,11 @@ bool kiln::extractConstantPool(
               " is still used by the code";
       return false;
     }
-    ArrayRef<char> bytes = value.getRawData();
-    std::memcpy(pool + at, bytes.data(), bytes.size());
+    taken.pieces.push_back({at, value.getRawData()});
     pooled.push_back(global);
   }
   for (LLVM::GlobalOp global : pooled)
     global.erase();
+  pool = std::move(taken);
   return true;
 }

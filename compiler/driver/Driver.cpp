@@ -18,32 +18,33 @@
 #include "kiln/IR/TiedResults.h"
 #include "kiln/Passes/Passes.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
-#include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
-#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
-#include "mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h"
-#include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
-#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
-#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
-#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
-#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
-#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
-#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Dialect/Index/IR/IndexDialect.h"
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -188,6 +189,7 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
   mlir::PassManager pm(module.getContext());
   if (options.configurePassManager)
     options.configurePassManager(pm);
+  pm.enableVerifier(options.verifyEachPass);
   TimingScope lowering = phase(options, "lowering");
   if (options.timing)
     pm.enableTiming(lowering);
@@ -220,7 +222,12 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
   } else {
     mlir::kiln::buildCpuLoweringPipeline(pm, options.cpu);
   }
-  return pm.run(module);
+  if (mlir::failed(pm.run(module)))
+    return mlir::failure();
+  if (!options.verifyEachPass && mlir::failed(mlir::verify(module)))
+    return module.emitError("the lowering produced invalid IR; compile with "
+                            "--verify-each to find the pass that did");
+  return mlir::success();
 }
 
 std::unique_ptr<llvm::Module>
@@ -311,13 +318,8 @@ bool kiln::compileModule(ModuleOp module, const CompileOptions &options,
   // The constant pool's bytes go into the module, not through LLVM
   // (kiln-cpu-pool-constants); --emit=llvm and obj show the code alone.
   TimingScope pooling = phase(options, "constant pool");
-  if (!mlir::kiln::extractConstantPool(
-          module,
-          [&](uint64_t size) {
-            contents.constants.resize(size);
-            return contents.constants.data();
-          },
-          error))
+  mlir::kiln::ConstantPool pool;
+  if (!mlir::kiln::extractConstantPool(module, pool, error))
     return false;
   pooling.stop();
 
@@ -351,7 +353,8 @@ bool kiln::compileModule(ModuleOp module, const CompileOptions &options,
   TimingScope pack = phase(options, "packing the module");
   if (!format::validateModule(contents, error))
     return false;
-  output = format::writeModule(contents);
+  output = format::writeModule(contents, pool.size,
+                               [&](uint8_t *place) { pool.write(place); });
   return true;
 }
 

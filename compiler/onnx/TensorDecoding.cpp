@@ -49,15 +49,6 @@ std::string supportedDataTypeNames() {
   return names;
 }
 
-/// The little-endian bytes of a raw_data field as `count` values of T.
-template <typename T>
-std::vector<T> readRaw(const std::string &raw, int64_t count) {
-  std::vector<T> values(count);
-  if (count)
-    std::memcpy(values.data(), raw.data(), count * sizeof(T));
-  return values;
-}
-
 } // namespace
 
 FailureOr<Type> Importer::convertElementType(int32_t dataType,
@@ -185,46 +176,36 @@ Importer::convertTensor(const onnx::TensorProto &tensor,
     return success();
   };
   const std::string &bytes = tensor.raw_data();
+  // Raw little-endian bytes of whole-byte elements are the attribute's own
+  // storage: copied once, straight from the message (a transformer's
+  // weights are hundreds of megabytes).
+  if (raw && !element->isInteger(1))
+    return DenseElementsAttr::getFromRawBuffer(
+        type, llvm::ArrayRef<char>(bytes.data(), bytes.size()));
   switch (dataType) {
   case onnx::TensorProto::FLOAT: {
-    std::vector<float> values;
-    if (raw)
-      values = readRaw<float>(bytes, count);
-    else if (succeeded(fieldSize(tensor.float_data_size())))
-      values.assign(tensor.float_data().begin(), tensor.float_data().end());
-    else
+    if (failed(fieldSize(tensor.float_data_size())))
       return failure();
-    return DenseElementsAttr::get(type, llvm::ArrayRef<float>(values));
+    return DenseElementsAttr::get(
+        type, llvm::ArrayRef<float>(tensor.float_data().data(), count));
   }
   case onnx::TensorProto::DOUBLE: {
-    std::vector<double> values;
-    if (raw)
-      values = readRaw<double>(bytes, count);
-    else if (succeeded(fieldSize(tensor.double_data_size())))
-      values.assign(tensor.double_data().begin(), tensor.double_data().end());
-    else
+    if (failed(fieldSize(tensor.double_data_size())))
       return failure();
-    return DenseElementsAttr::get(type, llvm::ArrayRef<double>(values));
+    return DenseElementsAttr::get(
+        type, llvm::ArrayRef<double>(tensor.double_data().data(), count));
   }
   case onnx::TensorProto::INT32: {
-    std::vector<int32_t> values;
-    if (raw)
-      values = readRaw<int32_t>(bytes, count);
-    else if (succeeded(fieldSize(tensor.int32_data_size())))
-      values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
-    else
+    if (failed(fieldSize(tensor.int32_data_size())))
       return failure();
-    return DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(values));
+    return DenseElementsAttr::get(
+        type, llvm::ArrayRef<int32_t>(tensor.int32_data().data(), count));
   }
   case onnx::TensorProto::INT64: {
-    std::vector<int64_t> values;
-    if (raw)
-      values = readRaw<int64_t>(bytes, count);
-    else if (succeeded(fieldSize(tensor.int64_data_size())))
-      values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
-    else
+    if (failed(fieldSize(tensor.int64_data_size())))
       return failure();
-    return DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(values));
+    return DenseElementsAttr::get(
+        type, llvm::ArrayRef<int64_t>(tensor.int64_data().data(), count));
   }
   case onnx::TensorProto::BOOL: {
     SmallVector<bool> values;
@@ -245,17 +226,11 @@ Importer::convertTensor(const onnx::TensorProto &tensor,
   case onnx::TensorProto::UINT16:
   case onnx::TensorProto::UINT32:
   case onnx::TensorProto::UINT64: {
-    // Raw little-endian bytes, or one value per field: the 8- and 16-bit
-    // types in int32_data, uint32 and uint64 in uint64_data (onnx.proto).
+    // One value per field: the 8- and 16-bit types in int32_data, uint32
+    // and uint64 in uint64_data (onnx.proto).
     unsigned width = element->getIntOrFloatBitWidth();
     SmallVector<APInt> values;
-    if (raw) {
-      for (int64_t n = 0; n < count; ++n) {
-        uint64_t v = 0;
-        std::memcpy(&v, bytes.data() + n * elementBytes, elementBytes);
-        values.push_back(APInt(width, v));
-      }
-    } else if (width <= 16) {
+    if (width <= 16) {
       if (failed(fieldSize(tensor.int32_data_size())))
         return failure();
       for (int32_t v : tensor.int32_data())
@@ -269,20 +244,14 @@ Importer::convertTensor(const onnx::TensorProto &tensor,
     return DenseElementsAttr::get(type, values);
   }
   default: {
-    // float16 and bfloat16: 16-bit patterns, raw or one per int32 field.
-    std::vector<uint16_t> bits;
-    if (raw)
-      bits = readRaw<uint16_t>(bytes, count);
-    else if (succeeded(fieldSize(tensor.int32_data_size())))
-      for (int32_t v : tensor.int32_data())
-        bits.push_back(static_cast<uint16_t>(v));
-    else
+    // float16 and bfloat16: 16-bit patterns, one per int32 field.
+    if (failed(fieldSize(tensor.int32_data_size())))
       return failure();
     const llvm::fltSemantics &semantics =
         llvm::cast<FloatType>(*element).getFloatSemantics();
     SmallVector<APFloat> values;
-    for (uint16_t b : bits)
-      values.emplace_back(semantics, APInt(16, b));
+    for (int32_t v : tensor.int32_data())
+      values.emplace_back(semantics, APInt(16, static_cast<uint16_t>(v)));
     return DenseElementsAttr::get(type, values);
   }
   }

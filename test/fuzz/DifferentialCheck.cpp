@@ -44,6 +44,8 @@ using namespace kiln::test;
 std::vector<CheckConfig> kiln::test::checkConfigurations() {
   std::vector<CheckConfig> configs;
   CompileOptions base;
+  // A pass that breaks the IR is named, not found by a later one.
+  base.verifyEachPass = true;
   configs.push_back({"O2", base});
   CompileOptions noFusion = base;
   noFusion.cpu.fuse = false;
@@ -72,6 +74,7 @@ std::vector<CheckConfig> kiln::test::cudaCheckConfigurations() {
   std::vector<CheckConfig> configs;
   for (bool fuse : {true, false}) {
     CompileOptions options;
+    options.verifyEachPass = true;
     options.target = Target::Cuda;
     options.cuda.fuse = fuse;
     // libdevice's f64 math and the GPU's order of summation differ from

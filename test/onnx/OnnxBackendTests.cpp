@@ -280,6 +280,7 @@ std::string runTest(const std::string &dir, std::string &note) {
         func.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name").str());
   std::vector<uint8_t> kmod;
   kiln::CompileOptions compileOptions;
+  compileOptions.verifyEachPass = true;
   if (!kiln::compileToKmod(*module, compileOptions, kmod, error))
     return "compile: " + error + (diagnostics.empty() ? "" : ": " + diagnostics);
   kiln_module_t *loaded = nullptr;

@@ -61,12 +61,14 @@ TargetTraits traitsOf(E2ETarget target) {
   case E2ETarget::Cpu:
     return {"native code", kCpuTolerance, [](bool fuse) {
               CompileOptions options;
+              options.verifyEachPass = true;
               options.cpu.fuse = fuse;
               return options;
             }};
   case E2ETarget::Cuda:
     return {"the GPU", kCudaTolerance, [](bool fuse) {
               CompileOptions options;
+              options.verifyEachPass = true;
               options.target = Target::Cuda;
               options.cuda.fuse = fuse;
               return options;

@@ -185,6 +185,13 @@ cl::opt<bool> profile(
     cl::init(false),
     cl::cat(compileCategory));
 
+cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass of the lowering, naming the pass "
+             "that made it invalid (by default only the lowering's result is "
+             "verified)"),
+    cl::init(false), cl::cat(compileCategory));
+
 cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("For an ONNX model: the shape of a graph input, e.g. "
@@ -312,6 +319,7 @@ kiln::CompileOptions compileOptions() {
   options.cuda.libraryConv = !noCudnn;
   options.cuda.tf32 = cudaTf32;
   options.autocast = autocast;
+  options.verifyEachPass = verifyEach;
   options.configurePassManager = [](mlir::PassManager &pm) {
     (void)mlir::applyPassManagerCLOptions(pm);
   };

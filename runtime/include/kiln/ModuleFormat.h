@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <new>
 #include <string>
 #include <vector>
@@ -160,6 +161,15 @@ bool validateModule(const ModuleContents &contents, std::string &error);
 /// deterministic: equal contents give identical bytes. No validation is
 /// performed, so that tests can produce invalid modules on purpose.
 std::vector<uint8_t> writeModule(const ModuleContents &contents);
+
+/// Serializes \p contents as writeModule does, except that the constants
+/// (`contents.constants` is ignored) are \p constantsSize bytes that
+/// \p writeConstants writes, once, straight into their zeroed place in the
+/// result: a compiler hands over a transformer's weights without copying
+/// them into a buffer of their own first.
+std::vector<uint8_t>
+writeModule(const ModuleContents &contents, size_t constantsSize,
+            const std::function<void(uint8_t *)> &writeConstants);
 
 /// Parses the module in [data, data + size). Every structural and semantic
 /// property is verified before anything is copied, so on failure \p out is

@@ -245,6 +245,46 @@ TEST(ModuleFormatTest, ConstantsRoundTripAligned) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(read.constants.data()) % 64, 0u);
 }
 
+// Constants written by the caller into their place give the same bytes as
+// constants handed over in the contents, whose own field is then ignored;
+// the place is zeroed, so a writer may leave gaps. Sizes that are not a
+// multiple of the alignment leave padding after the constants.
+TEST(ModuleFormatTest, ConstantsWrittenInPlace) {
+  for (size_t size : {1u, 63u, 64u, 1000u, 4097u}) {
+    ModuleContents contents = addModuleContents();
+    for (size_t i = 0; i < size; ++i)
+      contents.constants.push_back(
+          i % 7 == 3 ? 0 : static_cast<uint8_t>(i * 37 + 11));
+    std::vector<uint8_t> expected = writeModule(contents);
+
+    ModuleContents withoutConstants = addModuleContents();
+    withoutConstants.constants.assign(5, 0xAB); // ignored
+    size_t calls = 0;
+    std::vector<uint8_t> bytes =
+        writeModule(withoutConstants, size, [&](uint8_t *place) {
+          ++calls;
+          for (size_t i = 0; i < size; ++i) {
+            EXPECT_EQ(place[i], 0) << "byte " << i << " of " << size;
+            if (i % 7 != 3)
+              place[i] = contents.constants[i];
+          }
+        });
+    EXPECT_EQ(calls, 1u);
+    EXPECT_EQ(bytes, expected) << size << " bytes of constants";
+    ModuleContents read;
+    std::string error;
+    ASSERT_TRUE(readModule(bytes.data(), bytes.size(), read, error)) << error;
+    EXPECT_EQ(read.constants, contents.constants);
+  }
+
+  // No constants: the callback is never called and no constants are
+  // written.
+  ModuleContents contents = addModuleContents();
+  std::vector<uint8_t> bytes = writeModule(
+      contents, 0, [](uint8_t *) { ADD_FAILURE() << "called for nothing"; });
+  EXPECT_EQ(bytes, writeModule(contents));
+}
+
 // Asked to leave the constants in the buffer, the reader points at them
 // there when the buffer is aligned as the writer assumes; from a buffer
 // one byte off (or with the default placement) it copies them.

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -119,14 +120,24 @@ constexpr const char kProfiledFunctionAttrName[] = "kiln.profiled";
 /// global its offset in the module's constant pool.
 constexpr const char kPoolOffsetAttrName[] = "kiln.pool_offset";
 
-/// Copies the bytes of the globals kiln-cpu-pool-constants pooled into the
-/// pool, whose storage `allocate` returns (zeroed, as many bytes as it is
-/// asked for, aligned to KILN_CONSTANTS_ALIGNMENT), and erases them; the
-/// module is then ready for translation. Does nothing (and never calls
-/// `allocate`) for a module without a pool. Returns false with `error` set
+/// The constant pool taken out of a module: its size in bytes and, for each
+/// global kiln-cpu-pool-constants pooled, its offset and bytes. The bytes
+/// are a dense attribute's storage, which the MLIRContext owns: they stay
+/// valid after the globals are erased, for as long as the context lives.
+struct ConstantPool {
+  uint64_t size = 0;
+  llvm::SmallVector<std::pair<uint64_t, llvm::ArrayRef<char>>> pieces;
+
+  /// Writes the pooled bytes into `pool`, `size` zeroed bytes (the gaps
+  /// that alignment leaves stay zero).
+  void write(uint8_t *pool) const;
+};
+
+/// Takes the globals kiln-cpu-pool-constants pooled out of the module into
+/// `pool` and erases them; the module is then ready for translation. Leaves
+/// `pool` empty for a module without a pool. Returns false with `error` set
 /// for a pool that the pass did not make.
-bool extractConstantPool(ModuleOp module,
-                         llvm::function_ref<uint8_t *(uint64_t)> allocate,
+bool extractConstantPool(ModuleOp module, ConstantPool &pool,
                          std::string &error);
 
 /// Translates an LLVM-dialect module to LLVM IR for the target and runs

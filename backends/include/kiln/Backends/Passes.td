@@ -220,7 +220,18 @@ def KilnFlattenGlobals : Pass<"kiln-flatten-globals", "mlir::ModuleOp"> {
     `memref.view` of that byte global with the original type. Splats and
     i1 constants of rank two or more become one-dimensional globals of
     their element type, read through `memref.expand_shape`.
+
+    With `min-pooled-bytes` set (the CPU pipeline sets it to
+    `kiln-cpu-pool-constants`' `min-bytes`), constant globals of whole-byte
+    elements that have at least that many bytes are left as they are:
+    that pass takes them out of the code before translation, so their shape
+    never reaches LLVM, and flattening them would only copy their bytes.
   }];
+  let options = [
+    Option<"minPooledBytes", "min-pooled-bytes", "int64_t", /*default=*/"0",
+           "Leave constant non-splat globals of whole-byte elements with at "
+           "least this many bytes alone (0: flatten every global)">
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect"];
 }

@@ -69,6 +69,12 @@ struct CompileOptions {
   /// Called on the pass manager before it runs, e.g. to apply the
   /// --mlir-print-ir-* command-line options.
   std::function<void(mlir::PassManager &)> configurePassManager;
+  /// Verifies the IR after every pass of the lowering, so that a pass that
+  /// breaks it is named (kiln-compile --verify-each; the tests and fuzzers
+  /// set it). Off by default, where the lowering's result is verified once:
+  /// verifying a transformer after each of the lowering's passes took
+  /// longer than all of its bufferization.
+  bool verifyEachPass = false;
   /// Where compileModule reports the time of its phases (the lowering's
   /// passes, LLVM translation and optimization, code generation, linking,
   /// packing), e.g. kiln-compile --mlir-timing; NULL (the default) times
