@@ -12,7 +12,7 @@
 //      oneDNN takes moves into its own private function, marked with the
 //      oneDNN descriptor, together with the epilogue oneDNN applies while
 //      it writes the result (a per-channel bias, a residual addition, a
-//      ReLU, a clip or a SiLU: each a separate pass over memory otherwise;
+//      ReLU or a clip: each a separate pass over memory otherwise;
 //      an activation's function also returns a bound on the result's
 //      magnitude where the result is another outlined convolution's input,
 //      which that one's call takes, see DnnlConv.c); the
@@ -31,9 +31,15 @@
 // more than 3 spatial dims, empty dims, f64, f16) and small ones stay the
 // generic lowering (backends/common/ConvLowering.cpp).
 //
+// A SiLU stays kiln's loop: oneDNN's swish post-op cost 0.55 ns per value
+// on f32 kernels, more than kiln's loop, and made AMX's bf16 kernels 5x
+// slower (1x1,
+// 16 -> 96 channels on 112x112: 1.27 against 0.26 ms). EfficientNet-B0 in
+// f32 ran 8-10% faster without it.
+//
 // A bf16 convolution (kiln-autocast makes them: the sums rounded to bf16,
-// widened to f32 for the ops after it) takes the same epilogue but a SiLU,
-// run by oneDNN on the f32 sums, so the result is rounded once, after it:
+// widened to f32 for the ops after it) takes the same epilogue, run by
+// oneDNN on the f32 sums, so the result is rounded once, after it:
 // to bf16 where the program narrows it again for the next convolution
 // (then the call replaces the narrowing cast) or where its readers take
 // the rounded value (then a cast widens the call's result for them), to
@@ -41,9 +47,7 @@
 // additions of MobileNet and EfficientNet keep their sums). Either is at
 // least as close to the exact value as the program's rounding of the sums
 // before the bias, and it is where PyTorch's autocast rounds (its
-// convolutions take their bias). oneDNN's SiLU on AMX's bf16 kernels ran
-// 5x slower than the convolution without it (1x1, 16 -> 96 channels on
-// 112x112: 1.27 against 0.26 ms), so a SiLU stays kiln's loop.
+// convolutions take their bias).
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,9 +184,8 @@ static bool winogradPays(ArrayRef<int64_t> d) {
 }
 
 /// The ops after a convolution that oneDNN applies as it writes the
-/// result, in order: a per-channel bias, an addend, a ReLU, a clip or a
-/// SiLU. Each must be the only user of the value before it (a SiLU's two
-/// ops the only two).
+/// result, in order: a per-channel bias, an addend, a ReLU or a clip. Each
+/// must be the only user of the value before it.
 struct Epilogue {
   /// A bf16 convolution's: the cast of its result to f32 that the ops
   /// read, and the cast of their result back to bf16 (or none).
@@ -206,9 +209,6 @@ struct Epilogue {
   SmallVector<Operation *> clip;
   float clipLow = -std::numeric_limits<float>::infinity();
   float clipHigh = std::numeric_limits<float>::infinity();
-  /// Or a SiLU: x * sigmoid(x), its two ops.
-  mlir::kiln::SigmoidOp swishSigmoid;
-  mlir::kiln::MulOp swish;
   /// The last op of the chain (the convolution where there is none).
   Operation *last;
 };
@@ -294,14 +294,14 @@ static void findClip(Value value, mlir::kiln::ReluOp relu,
 
 /// The ops of `epilogue` that read `current`, the sums of a convolution
 /// with `channels` output channels: a bias always (on either path it costs
-/// oneDNN less than a separate pass), an addend and a ReLU, clip or (where
-/// `swish`) SiLU only for a convolution in blocked layouts (`blocked`),
+/// oneDNN less than a separate pass), an addend and a ReLU or clip only for
+/// a convolution in blocked layouts (`blocked`),
 /// whose direct kernels apply them as they store; the GEMM-based path runs
 /// them as extra passes of its own, slower than the generated code's (its
 /// sum post-op several times the convolution's cost on ResNet-50's 1x1
 /// convolutions).
 static void findEpilogueOps(Value current, int64_t channels, bool blocked,
-                            bool swish, Epilogue &epilogue) {
+                            Epilogue &epilogue) {
   auto add = dyn_cast_or_null<mlir::kiln::AddOp>(soleUser(current));
   if (add && add.getLhs() != add.getRhs()) {
     Value other = otherOperand(add, current);
@@ -332,26 +332,7 @@ static void findEpilogueOps(Value current, int64_t channels, bool blocked,
   if (relu) {
     epilogue.relu = relu;
     epilogue.last = relu;
-    return;
   }
-  // A SiLU (EfficientNet's, MobileNetV3's activation): the value's two
-  // users are sigmoid(value) and value * sigmoid(value).
-  if (!swish || std::distance(current.use_begin(), current.use_end()) != 2)
-    return;
-  mlir::kiln::SigmoidOp sigmoid;
-  mlir::kiln::MulOp mul;
-  for (Operation *user : current.getUsers()) {
-    if (auto s = dyn_cast<mlir::kiln::SigmoidOp>(user))
-      sigmoid = s;
-    else if (auto m = dyn_cast<mlir::kiln::MulOp>(user))
-      mul = m;
-  }
-  if (!sigmoid || !mul || soleUser(sigmoid.getResult()) != mul ||
-      otherOperand(mul, current) != sigmoid.getResult())
-    return;
-  epilogue.swishSigmoid = sigmoid;
-  epilogue.swish = mul;
-  epilogue.last = mul;
 }
 
 /// The epilogue of `op`, an f32 or bf16 convolution (see the top).
@@ -369,8 +350,7 @@ static Epilogue findEpilogue(mlir::kiln::ConvOp op, bool blocked) {
   } else if (!element.isF32()) {
     return epilogue;
   }
-  findEpilogueOps(sums, op.getType().getDimSize(1), blocked,
-                  /*swish=*/element.isF32(), epilogue);
+  findEpilogueOps(sums, op.getType().getDimSize(1), blocked, epilogue);
   if (!epilogue.widen)
     return epilogue;
   if (epilogue.last == op) {
@@ -743,8 +723,6 @@ struct KilnCpuOutlineDnnlConvsPass
         flags |= KILN_DNNL_CONV_RELU;
       if (!epilogue.clip.empty())
         flags |= KILN_DNNL_CONV_CLIP;
-      if (epilogue.swish)
-        flags |= KILN_DNNL_CONV_SWISH;
       if (epilogue.f32Dst)
         flags |= KILN_DNNL_CONV_F32_DST;
       // oneDNN's Winograd kernels where they pay and, asked ("query"),
@@ -862,10 +840,6 @@ struct KilnCpuOutlineDnnlConvsPass
             builder.clone(*constant, mapping);
         result = builder.clone(*bound, mapping)->getResult(0);
       }
-      if (epilogue.swish) {
-        builder.clone(*epilogue.swishSigmoid, mapping);
-        result = builder.clone(*epilogue.swish, mapping)->getResult(0);
-      }
       if (epilogue.narrow)
         result = builder.clone(*epilogue.narrow, mapping)->getResult(0);
       if (epilogue.rewiden)
@@ -896,8 +870,6 @@ struct KilnCpuOutlineDnnlConvsPass
         moved.assign(requantization.ops.rbegin(), requantization.ops.rend());
       if (epilogue.relu && epilogue.relu != epilogue.last)
         moved.push_back(epilogue.relu);
-      if (epilogue.swishSigmoid)
-        moved.push_back(epilogue.swishSigmoid);
       for (Operation *bound : llvm::reverse(epilogue.clip))
         if (bound != epilogue.last)
           moved.push_back(bound);
