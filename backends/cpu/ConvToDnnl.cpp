@@ -33,9 +33,8 @@
 //
 // A SiLU stays kiln's loop: oneDNN's swish post-op cost 0.55 ns per value
 // on f32 kernels, more than kiln's loop, and made AMX's bf16 kernels 5x
-// slower (1x1,
-// 16 -> 96 channels on 112x112: 1.27 against 0.26 ms). EfficientNet-B0 in
-// f32 ran 8-10% faster without it.
+// slower (1x1, 16 -> 96 channels on 112x112: 1.27 against 0.26 ms).
+// EfficientNet-B0 in f32 ran 8-13% faster without it.
 //
 // A bf16 convolution (kiln-autocast makes them: the sums rounded to bf16,
 // widened to f32 for the ops after it) takes the same epilogue, run by

@@ -15,7 +15,6 @@
 #include "llvm/ADT/APFloat.h"
 
 #include <algorithm>
-#include <cstring>
 
 using namespace mlir;
 using ::kiln::onnx_import::Importer;
