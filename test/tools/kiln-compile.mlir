@@ -15,6 +15,7 @@
 // HELP: --no-cudnn
 // HELP: --profile
 // HELP: --target-cpu=<string>
+// HELP: --verify-each
 // HELP-NOT: aarch64
 // HELP-NOT: --x86-
 // RUN: kiln-compile %t/ramp.mlir --emit=mlir --mlir-print-debuginfo \
@@ -58,6 +59,11 @@
 // KMOD: target: cpu-x86_64
 // KMOD-NEXT: ramp(arg0: f32[], arg1: f32[]) -> (out0: f32[3], out1: i64[])
 // KMOD-NOT: negate
+//
+// --verify-each verifies the IR after every pass of the lowering (by
+// default only its result is): the module is the same.
+// RUN: kiln-compile %t/ramp.mlir --verify-each -o %t/verified.kmod
+// RUN: cmp %t/ramp.kmod %t/verified.kmod
 //
 // --mlir-timing: the time of each phase, the lowering's passes among them,
 // on stderr; the module is written all the same.
