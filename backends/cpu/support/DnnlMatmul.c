@@ -21,7 +21,8 @@
  *     reference one (slow loops), the site caches that and runs the GEMM
  *     that the product would otherwise have called, dnnl_sgemm or
  *     dnnl_gemm_bf16bf16f32, one per product of the batch (int8 products:
- *     plain loops, below);
+ *     plain loops, below; bf16 products on a CPU without AVX-512, where
+ *     oneDNN has no bf16 GEMM: dnnl_sgemm on widened copies);
  *   - a call whose sizes or strides differ from the cached primitive's
  *     (the same code reached with other views) runs that GEMM too.
  * Both compute the same sums as the primitive, in a possibly different
@@ -409,6 +410,47 @@ static void runInt8Loops(const MatmulKey *key, const void *a, const void *b,
   }
 }
 
+/* bf16 -> f32, exactly. */
+static float widenBf16(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float value;
+  memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+
+/* A dense f32 copy of the rows x cols bf16 matrix at `x` (rows `ld`
+ * elements apart); null where it cannot be allocated. */
+static float *widenedMatrix(const uint16_t *x, int64_t ld, int64_t rows,
+                            int64_t cols) {
+  float *copy = malloc((size_t)rows * (size_t)cols * sizeof(float));
+  if (copy)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        copy[i * cols + j] = widenBf16(x[i * ld + j]);
+  return copy;
+}
+
+/* dnnl_gemm_bf16bf16f32's product through dnnl_sgemm on f32 copies of A
+ * and B, for the CPUs where oneDNN has no bf16 GEMM (2.6: below AVX-512,
+ * where it reports dnnl_unimplemented). The product of two bf16 values is
+ * exact in f32, so the sums are the same, in a possibly different order. */
+static dnnl_status_t gemmBf16Widened(char ta, char tb, int64_t m, int64_t n,
+                                     int64_t k, const uint16_t *a, int64_t lda,
+                                     const uint16_t *b, int64_t ldb, float beta,
+                                     float *c, int64_t ldc) {
+  /* A is stored m x k ('N') or k x m ('T'), B k x n or n x k. */
+  int64_t aRows = ta == 'N' ? m : k, aCols = ta == 'N' ? k : m;
+  int64_t bRows = tb == 'N' ? k : n, bCols = tb == 'N' ? n : k;
+  float *wa = widenedMatrix(a, lda, aRows, aCols);
+  float *wb = widenedMatrix(b, ldb, bRows, bCols);
+  dnnl_status_t status = wa && wb ? dnnl_sgemm(ta, tb, m, n, k, 1.0f, wa, aCols,
+                                               wb, bCols, beta, c, ldc)
+                                  : dnnl_out_of_memory;
+  free(wa);
+  free(wb);
+  return status;
+}
+
 /* The same product through oneDNN's GEMMs, one call per product, then the
  * bias. */
 static void runGemm(const MatmulKey *key, const void *a, const void *b,
@@ -439,13 +481,17 @@ static void runGemm(const MatmulKey *key, const void *a, const void *b,
   for (int64_t p = 0; p < key->batch; ++p) {
     dnnl_status_t status;
     float *product = c + p * key->strideC;
-    if (bf16)
-      status = dnnl_gemm_bf16bf16f32(
-          ta, tb, key->m, key->n, key->k, 1.0f,
-          (const uint16_t *)a + p * key->strideA, key->lda,
-          (const uint16_t *)b + p * key->strideB, key->ldb,
-          accumulate ? 1.0f : 0.0f, product, key->ldc);
-    else
+    if (bf16) {
+      const uint16_t *pa = (const uint16_t *)a + p * key->strideA;
+      const uint16_t *pb = (const uint16_t *)b + p * key->strideB;
+      float beta = accumulate ? 1.0f : 0.0f;
+      status = dnnl_gemm_bf16bf16f32(ta, tb, key->m, key->n, key->k, 1.0f, pa,
+                                     key->lda, pb, key->ldb, beta, product,
+                                     key->ldc);
+      if (status == dnnl_unimplemented)
+        status = gemmBf16Widened(ta, tb, key->m, key->n, key->k, pa, key->lda,
+                                 pb, key->ldb, beta, product, key->ldc);
+    } else
       status = dnnl_sgemm(ta, tb, key->m, key->n, key->k, 1.0f,
                           (const float *)a + p * key->strideA, key->lda,
                           (const float *)b + p * key->strideB, key->ldb,
