@@ -58,14 +58,17 @@
  * AVX-512 instance scales by 2^n with vscalefps.
  *
  * The kernels are written once with GCC's generic vector types (16 floats)
- * and compiled twice: for AVX-512 (selected at run time when the CPU has
- * it; 6 x 64 tiles) and for the target's baseline ISA, which any x86-64
- * (SSE2) and any other architecture can run (smaller tiles; on x86-64
- * about a tenth of the AVX-512 speed, as compilers split the 64-byte
- * vectors into SSE2 registers with some overhead: that instance is there
- * for correctness on any CPU). Defining KILN_ATTENTION_PORTABLE_ONLY leaves
- * the AVX-512 instance out (the unit tests build it so, to test the
- * baseline one on machines that have AVX-512).
+ * and compiled three times, the instance chosen at run time: for AVX-512
+ * (6 x 64 tiles); for AVX2 with FMA (6 x 16 tiles), where a 16-float
+ * vector is two registers and GCC, which keeps such vectors in memory and
+ * compares them a lane at a time, gets the micro-kernel's tile and the
+ * exps written on 8-float halves; and for the target's baseline ISA, which
+ * any x86-64 (SSE2) and any other architecture can run (smaller tiles;
+ * on x86-64 about a tenth of the AVX-512 speed: that instance is there for
+ * correctness on any CPU). Defining KILN_ATTENTION_PORTABLE_ONLY leaves
+ * the AVX-512 and AVX2 instances out, KILN_ATTENTION_NO_AVX512 the
+ * AVX-512 one (the unit tests build both, to test the other instances on
+ * machines that have AVX-512).
  *
  * A fully masked row (all scores -inf, including Nk = 0) gets NaN in out and
  * lse, as softmax's 0 / 0; in the backward its NaN lse makes its P NaN, and
@@ -80,6 +83,7 @@
 
 #include "AttentionAbi.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -98,13 +102,17 @@
 #define KILN_HIDDEN __attribute__((visibility("hidden")))
 #define KILN_INLINE static inline __attribute__((always_inline))
 
-/* The AVX-512 instance (x86-64 only; KILN_ATTENTION_PORTABLE_ONLY leaves
- * it out, as the unit tests' second copy does). */
+/* The AVX-512 and AVX2 instances (x86-64 only; see above for the macros
+ * that leave them out). */
 #if defined(__x86_64__) && !defined(KILN_ATTENTION_PORTABLE_ONLY)
+#define KILN_ATTENTION_AVX2 1
+#define KILN_AVX2_TARGET __attribute__((target("avx2,fma")))
+#include <immintrin.h>
+#ifndef KILN_ATTENTION_NO_AVX512
 #define KILN_ATTENTION_AVX512 1
 #define KILN_AVX512_TARGET                                                     \
   __attribute__((target("avx512f,avx512dq,avx512vl,fma")))
-#include <immintrin.h>
+#endif
 #endif
 
 /* Keys per block: kForwardKeys the forward's online-softmax step,
@@ -170,11 +178,13 @@ KILN_INLINE v16f vselect(v16i mask, v16f a, v16f b) {
   return (v16f)(((v16i)a & mask) | ((v16i)b & ~mask));
 }
 
-/* Lanes [0, n) of the vector, n in any range. */
+/* Lanes [0, n) of the vector, n in any range: the sign of iota - n spread
+ * over the lane, not iota < n, which GCC compares a lane at a time where
+ * the ISA has no 16-lane vectors (AVX2). */
 KILN_INLINE v16i vfirst(int64_t n) {
   const v16i iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   int32_t c = (int32_t)(n < 0 ? 0 : n > kLanes ? kLanes : n);
-  return iota < c;
+  return (iota - c) >> 31;
 }
 
 KILN_INLINE v16f vmax(v16f a, v16f b) { return vselect(a > b, a, b); }
@@ -241,10 +251,87 @@ KILN_INLINE v16f vexp2(v16f x) {
   return vselect(x < vsplat(-126.0f), vsplat(0.0f), y);
 }
 
-/* The softmax bodies take their exp as a parameter: the AVX-512 instance
- * passes the functions below, the baseline vexp and vexp2. The pointer is
- * a constant once the body is inlined, and the call is inlined too. */
+/* The softmax bodies take their exp (and the forward its max) as a
+ * parameter: the AVX-512 and AVX2 instances pass the functions below, the
+ * baseline vexp, vexp2 and vmax. The pointer is a constant once the body
+ * is inlined, and the call is inlined too. */
 typedef v16f (*VectorFn)(v16f);
+typedef v16f (*VectorFn2)(v16f, v16f);
+
+#ifdef KILN_ATTENTION_AVX2
+/* The same functions for AVX2, on the two 8-float halves of x. GCC lowers
+ * the generic forms' comparisons of 16-float vectors, which have no AVX2
+ * register, a lane at a time. n = round(t) by vroundps, 2^n put into the
+ * exponent field as above; the same polynomials, so the same results to
+ * an ulp. */
+KILN_AVX2_TARGET KILN_INLINE __m256 vexp2Half(__m256 x) {
+  __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 f = _mm256_sub_ps(x, n);
+  __m256 p = _mm256_set1_ps(1.535336188319500E-4f);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.339887440266574E-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.618437357674640E-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550332471162809E-2f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402264791363012E-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931472028550421E-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  /* 0 below -126 (-inf included); false for NaN, which runs through. */
+  __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(-126.0f), _CMP_LT_OQ);
+  return _mm256_andnot_ps(low, y);
+}
+
+KILN_AVX2_TARGET KILN_INLINE __m256 vexpHalf(__m256 x) {
+  /* min(88, x) returns x where x is NaN. */
+  __m256 xc = _mm256_min_ps(_mm256_set1_ps(88.0f), x);
+  __m256 n =
+      _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500E-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+  p = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r),
+                    _mm256_set1_ps(1.0f));
+  __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654475f), _CMP_LT_OQ);
+  return _mm256_andnot_ps(low, y);
+}
+
+KILN_AVX2_TARGET KILN_INLINE v16f vexp2Avx2(v16f x) {
+  float h[kLanes];
+  memcpy(h, &x, sizeof h);
+  _mm256_storeu_ps(h, vexp2Half(_mm256_loadu_ps(h)));
+  _mm256_storeu_ps(h + 8, vexp2Half(_mm256_loadu_ps(h + 8)));
+  return vload(h);
+}
+
+/* vmax: maxps is a > b ? a : b too, NaN lanes included. */
+KILN_AVX2_TARGET KILN_INLINE v16f vmaxAvx2(v16f a, v16f b) {
+  float ha[kLanes], hb[kLanes];
+  memcpy(ha, &a, sizeof ha);
+  memcpy(hb, &b, sizeof hb);
+  _mm256_storeu_ps(ha, _mm256_max_ps(_mm256_loadu_ps(ha), _mm256_loadu_ps(hb)));
+  _mm256_storeu_ps(
+      ha + 8, _mm256_max_ps(_mm256_loadu_ps(ha + 8), _mm256_loadu_ps(hb + 8)));
+  return vload(ha);
+}
+
+KILN_AVX2_TARGET KILN_INLINE v16f vexpAvx2(v16f x) {
+  float h[kLanes];
+  memcpy(h, &x, sizeof h);
+  _mm256_storeu_ps(h, vexpHalf(_mm256_loadu_ps(h)));
+  _mm256_storeu_ps(h + 8, vexpHalf(_mm256_loadu_ps(h + 8)));
+  return vload(h);
+}
+#endif
 
 #ifdef KILN_ATTENTION_AVX512
 /* The same functions with AVX-512's exponent instructions: n = round(t) by
@@ -329,39 +416,96 @@ KILN_INLINE void microTile(const int mr, const int nv, int64_t k,
     }
 }
 
+/* A tile's function: microTile, or an instance's own where the generic
+ * vectors do not fit its registers. Like VectorFn, a constant once the
+ * callers are inlined. */
+typedef void (*TileFn)(const int mr, const int nv, int64_t k, const float *a,
+                       int64_t rs, int64_t ks, const float *b, int64_t ldb,
+                       float *c, int64_t ldc, int accumulate, const float *cs,
+                       float *cm);
+
+#ifdef KILN_ATTENTION_AVX2
+/* microTile for AVX2, nv <= 2 (mr * nv <= 6 keeps the accumulators in
+ * registers). GCC keeps a 16-float generic vector, which no AVX2 register
+ * holds, in memory: with microTile each multiply-add would load and store
+ * its accumulator (the AVX2 instance ran slower than the baseline). The
+ * same operations on 8-float halves, so the same results. */
+KILN_AVX2_TARGET KILN_INLINE void
+microTileAvx2(const int mr, const int nv, int64_t k, const float *a, int64_t rs,
+              int64_t ks, const float *b, int64_t ldb, float *c, int64_t ldc,
+              int accumulate, const float *cs, float *cm) {
+  const int nh = 2 * nv;
+  __m256 acc[6][4];
+  for (int i = 0; i < mr; ++i)
+    for (int h = 0; h < nh; ++h)
+      acc[i][h] = accumulate ? _mm256_loadu_ps(c + i * ldc + h * 8)
+                             : _mm256_setzero_ps();
+  if (cs)
+    for (int h = 0; h < nh; ++h) {
+      __m256 scale = _mm256_loadu_ps(cs + h * 8);
+      for (int i = 0; i < mr; ++i)
+        acc[i][h] = _mm256_mul_ps(acc[i][h], scale);
+    }
+  for (int64_t p = 0; p < k; ++p) {
+    const float *bp = b + p * ldb;
+    const float *ap = a + p * ks;
+    __m256 bv[4];
+    for (int h = 0; h < nh; ++h)
+      bv[h] = _mm256_loadu_ps(bp + h * 8);
+    for (int i = 0; i < mr; ++i) {
+      __m256 av = _mm256_broadcast_ss(ap + i * rs);
+      for (int h = 0; h < nh; ++h)
+        acc[i][h] = _mm256_fmadd_ps(av, bv[h], acc[i][h]);
+    }
+  }
+  for (int i = 0; i < mr; ++i)
+    for (int h = 0; h < nh; ++h)
+      _mm256_storeu_ps(c + i * ldc + h * 8, acc[i][h]);
+  if (cm)
+    for (int h = 0; h < nh; ++h) {
+      /* maxps returns its second operand where either is NaN: a NaN
+       * score is passed over, as by vmax. */
+      __m256 mx = _mm256_loadu_ps(cm + h * 8);
+      for (int i = 0; i < mr; ++i)
+        mx = _mm256_max_ps(acc[i][h], mx);
+      _mm256_storeu_ps(cm + h * 8, mx);
+    }
+}
+#endif
+
 /* All m rows against one panel of nv vectors (B's panel is reused from L1
  * by every row tile), in tiles of up to mr rows. */
-KILN_INLINE void gemmPanel(const int mr, const int nv, int64_t m, int64_t k,
-                           const float *a, int64_t rs, int64_t ks,
+KILN_INLINE void gemmPanel(TileFn tile, const int mr, const int nv, int64_t m,
+                           int64_t k, const float *a, int64_t rs, int64_t ks,
                            const float *b, int64_t ldb, float *c, int64_t ldc,
                            int accumulate, const float *cs, float *cm) {
   int64_t i = 0;
   for (; i + mr <= m; i += mr)
-    microTile(mr, nv, k, a + i * rs, rs, ks, b, ldb, c + i * ldc, ldc,
-              accumulate, cs, cm);
+    tile(mr, nv, k, a + i * rs, rs, ks, b, ldb, c + i * ldc, ldc, accumulate,
+         cs, cm);
   const float *ai = a + i * rs;
   float *ci = c + i * ldc;
   /* m - i < mr: the tiles from mr rows up are not even instantiated. */
   switch (m - i) {
   case 5:
     if (mr > 5)
-      microTile(5, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
+      tile(5, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   case 4:
     if (mr > 4)
-      microTile(4, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
+      tile(4, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   case 3:
     if (mr > 3)
-      microTile(3, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
+      tile(3, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   case 2:
     if (mr > 2)
-      microTile(2, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
+      tile(2, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   case 1:
     if (mr > 1)
-      microTile(1, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
+      tile(1, nv, k, ai, rs, ks, b, ldb, ci, ldc, accumulate, cs, cm);
     break;
   default:
     break;
@@ -370,10 +514,11 @@ KILN_INLINE void gemmPanel(const int mr, const int nv, int64_t m, int64_t k,
 
 /* Tiles of up to mr rows by nv vectors (mr <= 6, nv <= 4): as many
  * accumulators as the ISA has vector registers to spare. */
-KILN_INLINE void gemmBody(const int mr, const int nv, int64_t m, int64_t n,
-                          int64_t k, const float *a, int64_t rs, int64_t ks,
-                          const float *b, int64_t ldb, float *c, int64_t ldc,
-                          int accumulate, const float *cs, float *cm) {
+KILN_INLINE void gemmBody(TileFn tile, const int mr, const int nv, int64_t m,
+                          int64_t n, int64_t k, const float *a, int64_t rs,
+                          int64_t ks, const float *b, int64_t ldb, float *c,
+                          int64_t ldc, int accumulate, const float *cs,
+                          float *cm) {
   for (int64_t j = 0; j < n; j += nv * kLanes) {
     const float *bj = b + j;
     float *cj = c + j;
@@ -383,23 +528,23 @@ KILN_INLINE void gemmBody(const int mr, const int nv, int64_t m, int64_t n,
     /* As above, only the panels of at most nv vectors are instantiated. */
     switch (left < nv ? left : nv) {
     case 1:
-      gemmPanel(mr, 1, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate, csj,
-                  cmj);
+      gemmPanel(tile, mr, 1, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate, csj,
+                cmj);
       break;
     case 2:
       if (nv >= 2)
-        gemmPanel(mr, 2, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate, csj,
-                  cmj);
+        gemmPanel(tile, mr, 2, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate,
+                  csj, cmj);
       break;
     case 3:
       if (nv >= 3)
-        gemmPanel(mr, 3, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate, csj,
-                  cmj);
+        gemmPanel(tile, mr, 3, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate,
+                  csj, cmj);
       break;
     default:
       if (nv >= 4)
-        gemmPanel(mr, 4, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate, csj,
-                  cmj);
+        gemmPanel(tile, mr, 4, m, k, a, rs, ks, bj, ldb, cj, ldc, accumulate,
+                  csj, cmj);
       break;
     }
   }
@@ -450,8 +595,9 @@ KILN_INLINE void scoreRow(float *s, int64_t np, int64_t valid, float scale,
 KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
                                     int64_t nc, float *st, int64_t ldst,
                                     MaskRows mask, int causal,
-                                    const float *blockMax, float *m,
-                                    float *l, float *alpha, VectorFn exp2Fn) {
+                                    const float *blockMax, float *m, float *l,
+                                    float *alpha, VectorFn exp2Fn,
+                                    VectorFn2 maxFn) {
   const v16f ninf = vsplat(-INFINITY);
   for (int64_t g = 0; g < ldst; g += kLanes) {
     const int64_t lanes = min64(kLanes, rows - g);
@@ -461,7 +607,7 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
      * products are the scores already (q was scaled when it was packed). */
     const int64_t diagonal = row0 + g - j0;
     if (!mg && (!causal || diagonal >= nc - 1)) {
-      mNew = vmax(vload(blockMax + g), mNew);
+      mNew = maxFn(vload(blockMax + g), mNew);
     } else {
       for (int64_t j = 0; j < nc; ++j) {
         float *sj = st + j * ldst + g;
@@ -481,13 +627,14 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
         if (causal && j > diagonal)
           x = vselect(vfirst(j - diagonal), ninf, x);
         vstore(sj, x);
-        mNew = vmax(x, mNew);
+        mNew = maxFn(x, mNew);
       }
     }
-    /* Rows without a finite score yet subtract 0 instead of -inf (their
-     * exps are 0 either way); a NaN score was passed over by vmax, and
-     * makes its exp, hence l and the row's results, NaN. */
-    v16f mSub = vselect(mNew == ninf, vsplat(0.0f), mNew);
+    /* Rows without a finite score yet subtract the lowest float instead of
+     * -inf (their exps are 0 either way; a max, not a comparison with
+     * -inf, which GCC makes lane by lane for AVX2); a NaN score was passed
+     * over by vmax, and makes its exp, hence l and the row's results, NaN. */
+    v16f mSub = maxFn(mNew, vsplat(-FLT_MAX));
     v16f scale = exp2Fn(mOld - mSub);
     v16f sum = vsplat(0.0f);
     for (int64_t j = 0; j < nc; ++j) {
@@ -596,7 +743,7 @@ KILN_INLINE void transposeBody(const float *x, int64_t ldx, int64_t rows,
 }
 
 /*===----------------------------------------------------------------------===*
- * The two instances of each kernel, and the choice between them.
+ * The instances of each kernel, and the choice between them.
  *===----------------------------------------------------------------------===*/
 
 #define KILN_GEMM_PARAMS                                                       \
@@ -630,11 +777,11 @@ enum { kBaselineRows = 2 };
 enum { kBaselineRows = 5 };
 #endif
 static void gemmBaseline KILN_GEMM_PARAMS {
-  gemmBody(kBaselineRows, 1, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate,
-           cs, cm);
+  gemmBody(microTile, kBaselineRows, 1, m, n, k, a, rs, ks, b, ldb, c, ldc,
+           accumulate, cs, cm);
 }
 static void forwardSoftmaxBaseline KILN_FWD_PARAMS {
-  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2);
+  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2, vmax);
 }
 static void backwardSoftmaxBaseline KILN_BWD_PARAMS {
   backwardSoftmaxBody(KILN_BWD_ARGS, vexp);
@@ -643,13 +790,32 @@ static void transposeBaseline KILN_TRANSPOSE_PARAMS {
   transposeBody KILN_TRANSPOSE_ARGS;
 }
 
+#ifdef KILN_ATTENTION_AVX2
+/* 6 x 16 floats: 12 of AVX2's 16 registers accumulate (a 16-float vector
+ * is two of them), two hold B's row and one the broadcast of A. */
+KILN_AVX2_TARGET static void gemmAvx2 KILN_GEMM_PARAMS {
+  gemmBody(microTileAvx2, 6, 1, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate,
+           cs, cm);
+}
+KILN_AVX2_TARGET static void forwardSoftmaxAvx2 KILN_FWD_PARAMS {
+  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2Avx2, vmaxAvx2);
+}
+KILN_AVX2_TARGET static void backwardSoftmaxAvx2 KILN_BWD_PARAMS {
+  backwardSoftmaxBody(KILN_BWD_ARGS, vexpAvx2);
+}
+KILN_AVX2_TARGET static void transposeAvx2 KILN_TRANSPOSE_PARAMS {
+  transposeBody KILN_TRANSPOSE_ARGS;
+}
+#endif
+
 #ifdef KILN_ATTENTION_AVX512
 /* 6 x 64 floats: 24 of AVX-512's 32 registers accumulate. */
 KILN_AVX512_TARGET static void gemmAvx512 KILN_GEMM_PARAMS {
-  gemmBody(6, 4, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate, cs, cm);
+  gemmBody(microTile, 6, 4, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate, cs,
+           cm);
 }
 KILN_AVX512_TARGET static void forwardSoftmaxAvx512 KILN_FWD_PARAMS {
-  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2Avx512);
+  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2Avx512, vmax);
 }
 KILN_AVX512_TARGET static void backwardSoftmaxAvx512 KILN_BWD_PARAMS {
   backwardSoftmaxBody(KILN_BWD_ARGS, vexpAvx512);
@@ -674,6 +840,11 @@ static Kernels selectKernels(void) {
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
     return (Kernels){gemmAvx512, forwardSoftmaxAvx512, backwardSoftmaxAvx512,
                      transposeAvx512};
+#endif
+#ifdef KILN_ATTENTION_AVX2
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return (Kernels){gemmAvx2, forwardSoftmaxAvx2, backwardSoftmaxAvx2,
+                     transposeAvx2};
 #endif
 
   return (Kernels){gemmBaseline, forwardSoftmaxBaseline,

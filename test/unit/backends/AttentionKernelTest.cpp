@@ -5,8 +5,9 @@
 // evaluation of the same definitions: the scores in full, their softmax,
 // and the analytical gradients, whose formulas are checked in turn against
 // finite differences of the reference forward. Every case runs through the
-// kernels as built for kiln (AVX-512 where the CPU has it) and through a
-// second copy built with KILN_ATTENTION_PORTABLE_ONLY (the baseline-ISA
+// kernels as built for kiln (AVX-512 or AVX2 where the CPU has it), through
+// a copy built with KILN_ATTENTION_NO_AVX512 (AVX2 where the CPU has it) and
+// through one built with KILN_ATTENTION_PORTABLE_ONLY (the baseline-ISA
 // kernels every CPU can run). The shapes are ones the kernels' blocking
 // does not divide: odd head dims, Nq != Nk, query tiles of 1 and 7 rows,
 // broadcast masks with -inf entries, and score magnitudes that make the
@@ -30,7 +31,8 @@
 extern "C" {
 #include "AttentionAbi.h"
 
-// The copy built with KILN_ATTENTION_PORTABLE_ONLY (see CMakeLists.txt).
+// The copies built with KILN_ATTENTION_PORTABLE_ONLY and
+// KILN_ATTENTION_NO_AVX512 (see CMakeLists.txt).
 void kiln_attention_portable_f32_forward(const int64_t *, const float *,
                                          const float *, const float *,
                                          const float *, float *, float *,
@@ -40,6 +42,15 @@ void kiln_attention_portable_f32_backward(const int64_t *, const float *,
                                           const float *, const float *,
                                           const float *, const float *,
                                           float *, float *, float *, int64_t);
+void kiln_attention_avx2_f32_forward(const int64_t *, const float *,
+                                     const float *, const float *,
+                                     const float *, float *, float *, int64_t,
+                                     int64_t);
+void kiln_attention_avx2_f32_backward(const int64_t *, const float *,
+                                      const float *, const float *,
+                                      const float *, const float *,
+                                      const float *, const float *, float *,
+                                      float *, float *, int64_t);
 }
 
 namespace {
@@ -59,6 +70,8 @@ const Kernels kBuilt = {"built", kiln_attention_f32_forward,
                         kiln_attention_f32_backward};
 const Kernels kPortable = {"portable", kiln_attention_portable_f32_forward,
                            kiln_attention_portable_f32_backward};
+const Kernels kAvx2 = {"avx2", kiln_attention_avx2_f32_forward,
+                       kiln_attention_avx2_f32_backward};
 
 // One attention problem with its inputs.
 struct Problem {
@@ -304,12 +317,12 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
   ::testing::Test::RecordProperty(what + ".worst_relative_error", text);
 }
 
-// Runs both kernels of both builds on p and compares them with the
+// Runs both kernels of every build on p and compares them with the
 // reference; the tolerance grows with the magnitude of the scores, whose
 // rounding errors exp turns into relative errors of P.
 void check(Problem p, bool gradients = true, double tol = 1e-5) {
   Results want = reference(p, gradients);
-  for (const Kernels *kern : {&kBuilt, &kPortable}) {
+  for (const Kernels *kern : {&kBuilt, &kAvx2, &kPortable}) {
     SCOPED_TRACE(kern->name);
     Outputs got = runForward(*kern, p);
     expectClose(got.out, want.out, tol, "out");
@@ -490,7 +503,7 @@ TEST(AttentionKernel, NaNScoresPropagate) {
   p.k[150 * 64 + 5] = NAN;
   Problem rowNaN = clean;
   rowNaN.q[70 * 64 + 5] = NAN;
-  for (const Kernels *kern : {&kBuilt, &kPortable}) {
+  for (const Kernels *kern : {&kBuilt, &kAvx2, &kPortable}) {
     SCOPED_TRACE(kern->name);
     Outputs want = runForward(*kern, clean);
     Outputs got = runForward(*kern, p);
@@ -525,7 +538,7 @@ TEST(AttentionKernel, NaNScoresPropagate) {
 TEST(AttentionKernel, NoKeys) {
   Problem p = shape({2}, 6, 0, 5, 4, 4, false);
   fill(p, 16);
-  for (const Kernels *kern : {&kBuilt, &kPortable}) {
+  for (const Kernels *kern : {&kBuilt, &kAvx2, &kPortable}) {
     Outputs got = runForward(*kern, p);
     for (float x : got.out)
       EXPECT_TRUE(std::isnan(x));
