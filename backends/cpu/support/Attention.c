@@ -251,12 +251,55 @@ KILN_INLINE v16f vexp2(v16f x) {
   return vselect(x < vsplat(-126.0f), vsplat(0.0f), y);
 }
 
-/* The softmax bodies take their exp (and the forward its max) as a
- * parameter: the AVX-512 and AVX2 instances pass the functions below, the
- * baseline vexp, vexp2 and vmax. The pointer is a constant once the body
- * is inlined, and the call is inlined too. */
+/* The softmax bodies take their exps, the forward its max, and their
+ * loops over a block's scores (dsRow, exp2Sum) as parameters: the
+ * AVX-512 and AVX2 instances pass the functions below, the baseline the
+ * generic ones. The pointer is a constant once the body is inlined, and
+ * the call is inlined too. */
 typedef v16f (*VectorFn)(v16f);
 typedef v16f (*VectorFn2)(v16f, v16f);
+
+/* One row of the backward: p = exp(s * scale - lse) into s[0, n) and
+ * p * (dp - delta) into dp[0, n), n a multiple of 16. An instance's own
+ * for AVX2, as below. */
+typedef void (*DsRowFn)(float *s, float *dp, int64_t n, float scale, float lse,
+                        float delta);
+
+KILN_INLINE void dsRowWith(VectorFn expFn, float *s, float *dp, int64_t n,
+                           float scale, float lse, float delta) {
+  const v16f vs = vsplat(scale), vl = vsplat(lse), vd = vsplat(delta);
+  for (int64_t c = 0; c < n; c += kLanes) {
+    v16f p = expFn(vload(s + c) * vs - vl);
+    vstore(s + c, p);
+    vstore(dp + c, p * (vload(dp + c) - vd));
+  }
+}
+
+KILN_INLINE void dsRow(float *s, float *dp, int64_t n, float scale, float lse,
+                       float delta) {
+  dsRowWith(vexp, s, dp, n, scale, lse, delta);
+}
+
+/* The forward's P: s[j * ld] = 2^(s[j * ld] - sub) for j < n, returning
+ * the sum of the n vectors (in the order of j). An instance's own where
+ * the generic vectors live in memory (AVX2), so that the sums stay in
+ * registers. */
+typedef v16f (*ExpSumFn)(float *s, int64_t ld, int64_t n, v16f sub);
+
+KILN_INLINE v16f exp2SumWith(VectorFn exp2Fn, float *s, int64_t ld, int64_t n,
+                             v16f sub) {
+  v16f sum = vsplat(0.0f);
+  for (int64_t j = 0; j < n; ++j) {
+    v16f p = exp2Fn(vload(s + j * ld) - sub);
+    sum += p;
+    vstore(s + j * ld, p);
+  }
+  return sum;
+}
+
+KILN_INLINE v16f exp2Sum(float *s, int64_t ld, int64_t n, v16f sub) {
+  return exp2SumWith(vexp2, s, ld, n, sub);
+}
 
 #ifdef KILN_ATTENTION_AVX2
 /* The same functions for AVX2, on the two 8-float halves of x. GCC lowers
@@ -313,6 +356,38 @@ KILN_AVX2_TARGET KILN_INLINE v16f vexp2Avx2(v16f x) {
   return vload(h);
 }
 
+KILN_AVX2_TARGET KILN_INLINE v16f exp2SumAvx2(float *s, int64_t ld, int64_t n,
+                                              v16f sub) {
+  float h[kLanes];
+  memcpy(h, &sub, sizeof h);
+  __m256 sub0 = _mm256_loadu_ps(h), sub1 = _mm256_loadu_ps(h + 8);
+  __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();
+  for (int64_t j = 0; j < n; ++j) {
+    float *sj = s + j * ld;
+    __m256 p0 = vexp2Half(_mm256_sub_ps(_mm256_loadu_ps(sj), sub0));
+    __m256 p1 = vexp2Half(_mm256_sub_ps(_mm256_loadu_ps(sj + 8), sub1));
+    sum0 = _mm256_add_ps(sum0, p0);
+    sum1 = _mm256_add_ps(sum1, p1);
+    _mm256_storeu_ps(sj, p0);
+    _mm256_storeu_ps(sj + 8, p1);
+  }
+  _mm256_storeu_ps(h, sum0);
+  _mm256_storeu_ps(h + 8, sum1);
+  return vload(h);
+}
+
+KILN_AVX2_TARGET KILN_INLINE void
+dsRowAvx2(float *s, float *dp, int64_t n, float scale, float lse, float delta) {
+  const __m256 vs = _mm256_set1_ps(scale), vl = _mm256_set1_ps(lse);
+  const __m256 vd = _mm256_set1_ps(delta);
+  for (int64_t c = 0; c < n; c += 8) {
+    __m256 p = vexpHalf(_mm256_fmsub_ps(_mm256_loadu_ps(s + c), vs, vl));
+    _mm256_storeu_ps(s + c, p);
+    _mm256_storeu_ps(
+        dp + c, _mm256_mul_ps(p, _mm256_sub_ps(_mm256_loadu_ps(dp + c), vd)));
+  }
+}
+
 /* vmax: maxps is a > b ? a : b too, NaN lanes included. */
 KILN_AVX2_TARGET KILN_INLINE v16f vmaxAvx2(v16f a, v16f b) {
   float ha[kLanes], hb[kLanes];
@@ -322,14 +397,6 @@ KILN_AVX2_TARGET KILN_INLINE v16f vmaxAvx2(v16f a, v16f b) {
   _mm256_storeu_ps(
       ha + 8, _mm256_max_ps(_mm256_loadu_ps(ha + 8), _mm256_loadu_ps(hb + 8)));
   return vload(ha);
-}
-
-KILN_AVX2_TARGET KILN_INLINE v16f vexpAvx2(v16f x) {
-  float h[kLanes];
-  memcpy(h, &x, sizeof h);
-  _mm256_storeu_ps(h, vexpHalf(_mm256_loadu_ps(h)));
-  _mm256_storeu_ps(h + 8, vexpHalf(_mm256_loadu_ps(h + 8)));
-  return vload(h);
 }
 #endif
 
@@ -597,7 +664,7 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
                                     MaskRows mask, int causal,
                                     const float *blockMax, float *m, float *l,
                                     float *alpha, VectorFn exp2Fn,
-                                    VectorFn2 maxFn) {
+                                    VectorFn2 maxFn, ExpSumFn expSumFn) {
   const v16f ninf = vsplat(-INFINITY);
   for (int64_t g = 0; g < ldst; g += kLanes) {
     const int64_t lanes = min64(kLanes, rows - g);
@@ -636,13 +703,7 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
      * over by vmax, and makes its exp, hence l and the row's results, NaN. */
     v16f mSub = maxFn(mNew, vsplat(-FLT_MAX));
     v16f scale = exp2Fn(mOld - mSub);
-    v16f sum = vsplat(0.0f);
-    for (int64_t j = 0; j < nc; ++j) {
-      float *sj = st + j * ldst + g;
-      v16f p = exp2Fn(vload(sj) - mSub);
-      sum += p;
-      vstore(sj, p);
-    }
+    v16f sum = expSumFn(st + g, ldst, nc, mSub);
     vstore(l + g, vload(l + g) * scale + sum);
     vstore(m + g, mNew);
     vstore(alpha + g, scale);
@@ -657,30 +718,21 @@ KILN_INLINE void backwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
                                      float *dp, int64_t lds, float scale,
                                      MaskRows mask, int causal,
                                      const float *lse, const float *delta,
-                                     VectorFn expFn) {
+                                     DsRowFn dsRowFn) {
   for (int64_t r = 0; r < rows; ++r) {
     float *sr = s + r * lds, *dpr = dp + r * lds;
     int64_t valid = nc;
     if (causal)
       valid = min64(nc, row0 + r - j0 + 1);
     const float *mrow = mask.base ? mask.base + r * mask.rowStride : NULL;
-    v16f vl = vsplat(lse[r]), vd = vsplat(delta[r]);
     if (!mrow && valid == np) {
       /* Every product is a score once scaled: one pass. */
-      const v16f vs = vsplat(scale);
-      for (int64_t c = 0; c < np; c += kLanes) {
-        v16f p = expFn(vload(sr + c) * vs - vl);
-        vstore(sr + c, p);
-        vstore(dpr + c, p * (vload(dpr + c) - vd));
-      }
+      dsRowFn(sr, dpr, np, scale, lse[r], delta[r]);
       continue;
     }
+    /* x * 1 - lse rounds once, as x - lse does. */
     scoreRow(sr, np, valid, scale, mrow, mask.colStride);
-    for (int64_t c = 0; c < np; c += kLanes) {
-      v16f p = expFn(vload(sr + c) - vl);
-      vstore(sr + c, p);
-      vstore(dpr + c, p * (vload(dpr + c) - vd));
-    }
+    dsRowFn(sr, dpr, np, 1.0f, lse[r], delta[r]);
   }
 }
 
@@ -781,10 +833,10 @@ static void gemmBaseline KILN_GEMM_PARAMS {
            accumulate, cs, cm);
 }
 static void forwardSoftmaxBaseline KILN_FWD_PARAMS {
-  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2, vmax);
+  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2, vmax, exp2Sum);
 }
 static void backwardSoftmaxBaseline KILN_BWD_PARAMS {
-  backwardSoftmaxBody(KILN_BWD_ARGS, vexp);
+  backwardSoftmaxBody(KILN_BWD_ARGS, dsRow);
 }
 static void transposeBaseline KILN_TRANSPOSE_PARAMS {
   transposeBody KILN_TRANSPOSE_ARGS;
@@ -798,10 +850,10 @@ KILN_AVX2_TARGET static void gemmAvx2 KILN_GEMM_PARAMS {
            cs, cm);
 }
 KILN_AVX2_TARGET static void forwardSoftmaxAvx2 KILN_FWD_PARAMS {
-  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2Avx2, vmaxAvx2);
+  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2Avx2, vmaxAvx2, exp2SumAvx2);
 }
 KILN_AVX2_TARGET static void backwardSoftmaxAvx2 KILN_BWD_PARAMS {
-  backwardSoftmaxBody(KILN_BWD_ARGS, vexpAvx2);
+  backwardSoftmaxBody(KILN_BWD_ARGS, dsRowAvx2);
 }
 KILN_AVX2_TARGET static void transposeAvx2 KILN_TRANSPOSE_PARAMS {
   transposeBody KILN_TRANSPOSE_ARGS;
@@ -809,16 +861,27 @@ KILN_AVX2_TARGET static void transposeAvx2 KILN_TRANSPOSE_PARAMS {
 #endif
 
 #ifdef KILN_ATTENTION_AVX512
+KILN_AVX512_TARGET KILN_INLINE void dsRowAvx512(float *s, float *dp, int64_t n,
+                                                float scale, float lse,
+                                                float delta) {
+  dsRowWith(vexpAvx512, s, dp, n, scale, lse, delta);
+}
+
+KILN_AVX512_TARGET KILN_INLINE v16f exp2SumAvx512(float *s, int64_t ld,
+                                                  int64_t n, v16f sub) {
+  return exp2SumWith(vexp2Avx512, s, ld, n, sub);
+}
+
 /* 6 x 64 floats: 24 of AVX-512's 32 registers accumulate. */
 KILN_AVX512_TARGET static void gemmAvx512 KILN_GEMM_PARAMS {
   gemmBody(microTile, 6, 4, m, n, k, a, rs, ks, b, ldb, c, ldc, accumulate, cs,
            cm);
 }
 KILN_AVX512_TARGET static void forwardSoftmaxAvx512 KILN_FWD_PARAMS {
-  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2Avx512, vmax);
+  forwardSoftmaxBody(KILN_FWD_ARGS, vexp2Avx512, vmax, exp2SumAvx512);
 }
 KILN_AVX512_TARGET static void backwardSoftmaxAvx512 KILN_BWD_PARAMS {
-  backwardSoftmaxBody(KILN_BWD_ARGS, vexpAvx512);
+  backwardSoftmaxBody(KILN_BWD_ARGS, dsRowAvx512);
 }
 KILN_AVX512_TARGET static void transposeAvx512 KILN_TRANSPOSE_PARAMS {
   transposeBody KILN_TRANSPOSE_ARGS;
