@@ -307,6 +307,17 @@ KILN_INLINE v16f exp2Sum(float *s, int64_t ld, int64_t n, v16f sub) {
  * register, a lane at a time. n = round(t) by vroundps, 2^n put into the
  * exponent field as above; the same polynomials, so the same results to
  * an ulp. */
+
+/* p * 2^n (n integral and in the exponent's range), and 0 where x < low
+ * (false for NaN, which runs through). */
+KILN_AVX2_TARGET KILN_INLINE __m256 vscaleHalf(__m256 p, __m256 n, __m256 x,
+                                               float low) {
+  __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(low), _CMP_LT_OQ), y);
+}
+
 KILN_AVX2_TARGET KILN_INLINE __m256 vexp2Half(__m256 x) {
   __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 f = _mm256_sub_ps(x, n);
@@ -317,12 +328,8 @@ KILN_AVX2_TARGET KILN_INLINE __m256 vexp2Half(__m256 x) {
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402264791363012E-1f));
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931472028550421E-1f));
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
-  __m256i e = _mm256_slli_epi32(
-      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-  /* 0 below -126 (-inf included); false for NaN, which runs through. */
-  __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(-126.0f), _CMP_LT_OQ);
-  return _mm256_andnot_ps(low, y);
+  /* 0 below -126, -inf included. */
+  return vscaleHalf(p, n, x, -126.0f);
 }
 
 KILN_AVX2_TARGET KILN_INLINE __m256 vexpHalf(__m256 x) {
@@ -341,11 +348,7 @@ KILN_AVX2_TARGET KILN_INLINE __m256 vexpHalf(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
   p = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r),
                     _mm256_set1_ps(1.0f));
-  __m256i e = _mm256_slli_epi32(
-      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-  __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654475f), _CMP_LT_OQ);
-  return _mm256_andnot_ps(low, y);
+  return vscaleHalf(p, n, x, -87.33654475f);
 }
 
 KILN_AVX2_TARGET KILN_INLINE v16f vexp2Avx2(v16f x) {
