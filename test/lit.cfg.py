@@ -78,12 +78,18 @@ except OSError:
     pass
 
 # The compiling host has AVX-512F: tests of the 512-bit code generated for
-# the host CPU are unsupported elsewhere.
+# the host CPU are unsupported elsewhere. And VNNI's (or AMX's) int8 dot
+# products, without which kiln runs quantized convolutions as f32 when it
+# asks oneDNN about the host (`int8-dot-products`).
 try:
     with open("/proc/cpuinfo") as cpuinfo:
         for line in cpuinfo:
-            if line.startswith("flags") and "avx512f" in line.split():
-                config.available_features.add("avx512f")
+            if line.startswith("flags"):
+                flags = set(line.split())
+                if "avx512f" in flags:
+                    config.available_features.add("avx512f")
+                if flags & {"avx512_vnni", "avx_vnni", "amx_int8"}:
+                    config.available_features.add("int8-dot-products")
                 break
 except OSError:
     pass

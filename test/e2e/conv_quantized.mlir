@@ -6,13 +6,21 @@
 // values (also channels-last and plain); both sum the same integers, the
 // evaluator in f32, hence the tolerance.
 //
-// RUN: kiln-compile %s --emit=mlir -o - | FileCheck %s
+// RUN: kiln-compile %s --emit=mlir --conv-layouts=channels-last -o - | FileCheck %s
+// RUN: %if int8-dot-products %{ kiln-compile %s --emit=mlir -o - | FileCheck %s %} \
+// RUN:   %else %{ kiln-compile %s --emit=mlir -o - | FileCheck %s --check-prefix=WIDENED %}
 // Six of the seven convolutions call the int8 entry; the one whose
-// weights are no int8 values times a scale stays f32.
+// weights are no int8 values times a scale stays f32. With the layouts
+// asked of oneDNN (the default) only where the host has VNNI's (or AMX's)
+// int8 dot products: elsewhere oneDNN's int8 kernels saturate, and all
+// seven stay f32.
 // CHECK-COUNT-3: llvm.call @kiln_dnnl_conv_int8(
 // CHECK:         llvm.call @kiln_dnnl_conv_f32(
 // CHECK-COUNT-3: llvm.call @kiln_dnnl_conv_int8(
 // CHECK-NOT:     llvm.call @kiln_dnnl_conv_
+// WIDENED-NOT:   llvm.call @kiln_dnnl_conv_int8(
+// WIDENED-COUNT-7: llvm.call @kiln_dnnl_conv_f32(
+// WIDENED-NOT:   llvm.call @kiln_dnnl_conv_
 
 // f32 input quantized in the program (QuantizeLinear: divide, round to
 // even, add the zero point, saturate), dequantized and convolved with
