@@ -199,8 +199,9 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
       mlir::emitWarning(module.getLoc())
           << "--autocast=bf16: the target CPU ('" << options.cpu.cpu
           << "') has no bf16 dot-product instructions (AVX512-BF16 or "
-             "AMX-BF16); oneDNN emulates them, and bf16 products and "
-             "convolutions run slower than f32 there";
+             "AMX-BF16); oneDNN emulates them (below AVX-512 they run as "
+             "f32 on widened copies), and bf16 products and convolutions "
+             "run slower than f32 there";
     mlir::kiln::AutocastOptions autocast;
     autocast.dtype = options.autocast;
     pm.addPass(mlir::kiln::createAutocast(autocast));

@@ -142,7 +142,7 @@
 // them, slower than f32) warns and compiles; one with AVX512-BF16 or AMX
 // does not warn.
 // RUN: kiln-compile %t/ramp.mlir --autocast=bf16 --target-cpu=skylake-avx512 --emit=mlir -o %t/slow.mlir 2>&1 | FileCheck %s --check-prefix=BF16-SLOW
-// BF16-SLOW: warning: --autocast=bf16: the target CPU ('skylake-avx512') has no bf16 dot-product instructions (AVX512-BF16 or AMX-BF16); oneDNN emulates them, and bf16 products and convolutions run slower than f32 there
+// BF16-SLOW: warning: --autocast=bf16: the target CPU ('skylake-avx512') has no bf16 dot-product instructions (AVX512-BF16 or AMX-BF16); oneDNN emulates them (below AVX-512 they run as f32 on widened copies), and bf16 products and convolutions run slower than f32 there
 // RUN: kiln-compile %t/ramp.mlir --autocast=bf16 --target-cpu=sapphirerapids --emit=mlir -o %t/fast.mlir 2>&1 | count 0
 // RUN: kiln-compile %t/ramp.mlir --autocast=bf16 --target-cpu=cooperlake --emit=mlir -o %t/fast.mlir 2>&1 | count 0
 // RUN: not kiln-compile %t/ramp.mlir --conv-layouts=sideways 2>&1 | FileCheck %s --check-prefix=LAYOUTS
