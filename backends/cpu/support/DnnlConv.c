@@ -721,14 +721,6 @@ static float activatedBound(int64_t flags, const int64_t *desc, double sums) {
   return (double)rounded < bound ? nextafterf(rounded, INFINITY) : rounded;
 }
 
-/* bf16 -> f32, exactly. */
-static float widen(uint16_t bits) {
-  uint32_t wide = (uint32_t)bits << 16;
-  float value;
-  memcpy(&value, &wide, sizeof(value));
-  return value;
-}
-
 /* f32 -> bf16, rounding to nearest even; a NaN stays a (quiet) NaN. */
 static uint16_t narrow(float value) {
   uint32_t bits;
@@ -765,7 +757,8 @@ static void activate(int64_t flags, const int64_t *desc, dnnl_data_type_t type,
   if (type == dnnl_bf16) {
     uint16_t *values = dst;
     for (size_t i = 0; i < count; ++i)
-      values[i] = narrow(activated(flags, bounds, widen(values[i])));
+      values[i] =
+          narrow(activated(flags, bounds, kiln_dnnl_widen_bf16(values[i])));
   } else {
     float *values = dst;
     for (size_t i = 0; i < count; ++i)
@@ -848,7 +841,7 @@ static float *widenedCopy(const dnnl_memory_desc_t *md, const uint16_t *from) {
   size_t count = dnnl_memory_desc_get_size(md) / sizeof(float);
   float *copy = allocateStaged(count * sizeof(float));
   for (size_t i = 0; i < count; ++i)
-    copy[i] = widen(from[i]);
+    copy[i] = kiln_dnnl_widen_bf16(from[i]);
   return copy;
 }
 

@@ -410,14 +410,6 @@ static void runInt8Loops(const MatmulKey *key, const void *a, const void *b,
   }
 }
 
-/* bf16 -> f32, exactly. */
-static float widenBf16(uint16_t bits) {
-  uint32_t wide = (uint32_t)bits << 16;
-  float value;
-  memcpy(&value, &wide, sizeof(value));
-  return value;
-}
-
 /* A dense f32 copy of the rows x cols bf16 matrix at `x` (rows `ld`
  * elements apart); null where it cannot be allocated. */
 static float *widenedMatrix(const uint16_t *x, int64_t ld, int64_t rows,
@@ -426,7 +418,7 @@ static float *widenedMatrix(const uint16_t *x, int64_t ld, int64_t rows,
   if (copy)
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j)
-        copy[i * cols + j] = widenBf16(x[i * ld + j]);
+        copy[i * cols + j] = kiln_dnnl_widen_bf16(x[i * ld + j]);
   return copy;
 }
 

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define KILN_HIDDEN __attribute__((visibility("hidden")))
 
@@ -22,6 +23,16 @@
  * primitive only reads. */
 static inline void *kiln_dnnl_handle(const void *data) {
   return (void *)(uintptr_t)data;
+}
+
+/* bf16 -> f32, exactly: a bf16 value's bits are the high half of its f32
+ * value's. Both files widen bf16 operands where oneDNN has no bf16 kernel
+ * for this CPU. */
+static inline float kiln_dnnl_widen_bf16(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float value;
+  memcpy(&value, &wide, sizeof(value));
+  return value;
 }
 
 /* A cache entry's link in its file's list of published entries, which the
