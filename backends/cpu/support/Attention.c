@@ -351,19 +351,33 @@ KILN_AVX2_TARGET KILN_INLINE __m256 vexpHalf(__m256 x) {
   return vscaleHalf(p, n, x, -87.33654475f);
 }
 
-KILN_AVX2_TARGET KILN_INLINE v16f vexp2Avx2(v16f x) {
+/* A 16-float vector's two 8-float halves, and the vector they make. */
+typedef struct Halves {
+  __m256 lo, hi;
+} Halves;
+
+KILN_AVX2_TARGET KILN_INLINE Halves vsplitAvx2(v16f x) {
   float h[kLanes];
   memcpy(h, &x, sizeof h);
-  _mm256_storeu_ps(h, vexp2Half(_mm256_loadu_ps(h)));
-  _mm256_storeu_ps(h + 8, vexp2Half(_mm256_loadu_ps(h + 8)));
+  return (Halves){_mm256_loadu_ps(h), _mm256_loadu_ps(h + 8)};
+}
+
+KILN_AVX2_TARGET KILN_INLINE v16f vjoinAvx2(__m256 lo, __m256 hi) {
+  float h[kLanes];
+  _mm256_storeu_ps(h, lo);
+  _mm256_storeu_ps(h + 8, hi);
   return vload(h);
+}
+
+KILN_AVX2_TARGET KILN_INLINE v16f vexp2Avx2(v16f x) {
+  Halves h = vsplitAvx2(x);
+  return vjoinAvx2(vexp2Half(h.lo), vexp2Half(h.hi));
 }
 
 KILN_AVX2_TARGET KILN_INLINE v16f exp2SumAvx2(float *s, int64_t ld, int64_t n,
                                               v16f sub) {
-  float h[kLanes];
-  memcpy(h, &sub, sizeof h);
-  __m256 sub0 = _mm256_loadu_ps(h), sub1 = _mm256_loadu_ps(h + 8);
+  Halves h = vsplitAvx2(sub);
+  __m256 sub0 = h.lo, sub1 = h.hi;
   __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();
   for (int64_t j = 0; j < n; ++j) {
     float *sj = s + j * ld;
@@ -374,9 +388,7 @@ KILN_AVX2_TARGET KILN_INLINE v16f exp2SumAvx2(float *s, int64_t ld, int64_t n,
     _mm256_storeu_ps(sj, p0);
     _mm256_storeu_ps(sj + 8, p1);
   }
-  _mm256_storeu_ps(h, sum0);
-  _mm256_storeu_ps(h + 8, sum1);
-  return vload(h);
+  return vjoinAvx2(sum0, sum1);
 }
 
 KILN_AVX2_TARGET KILN_INLINE void
@@ -393,13 +405,8 @@ dsRowAvx2(float *s, float *dp, int64_t n, float scale, float lse, float delta) {
 
 /* vmax: maxps is a > b ? a : b too, NaN lanes included. */
 KILN_AVX2_TARGET KILN_INLINE v16f vmaxAvx2(v16f a, v16f b) {
-  float ha[kLanes], hb[kLanes];
-  memcpy(ha, &a, sizeof ha);
-  memcpy(hb, &b, sizeof hb);
-  _mm256_storeu_ps(ha, _mm256_max_ps(_mm256_loadu_ps(ha), _mm256_loadu_ps(hb)));
-  _mm256_storeu_ps(
-      ha + 8, _mm256_max_ps(_mm256_loadu_ps(ha + 8), _mm256_loadu_ps(hb + 8)));
-  return vload(ha);
+  Halves ha = vsplitAvx2(a), hb = vsplitAvx2(b);
+  return vjoinAvx2(_mm256_max_ps(ha.lo, hb.lo), _mm256_max_ps(ha.hi, hb.hi));
 }
 #endif
 
