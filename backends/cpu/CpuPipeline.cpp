@@ -198,6 +198,10 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   if (dnnl) {
     KilnCpuMatmulToDnnlOptions matmuls;
     matmuls.minMacs = options.dnnlMinMacs;
+    // oneDNN answers for the CPU it runs on (as for the convolutions).
+    matmuls.packed = options.packedMatmuls == "query" && options.cpu != "host"
+                         ? "never"
+                         : options.packedMatmuls;
     pm.addPass(createKilnCpuMatmulToDnnl(matmuls));
     pm.addPass(createKilnCpuConvToDnnl());
   }

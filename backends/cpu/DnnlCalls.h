@@ -25,6 +25,11 @@ inline constexpr llvm::StringLiteral kSgemmFunction = "dnnl_sgemm";
 /// A product through oneDNN's matmul primitive, cached per call site
 /// (backends/cpu/support/DnnlMatmul.c; its operands: DnnlMatmulAbi.h).
 inline constexpr llvm::StringLiteral kMatmulFunction = "kiln_dnnl_matmul";
+/// Not oneDNN's, but in the place of its products: kiln's product of few
+/// rows by a constant B that kiln-cpu-matmul-to-dnnl packed into the module
+/// (backends/cpu/support/PackedMatmul.c; its operands: PackedMatmulAbi.h).
+inline constexpr llvm::StringLiteral kPackedMatmulFunction =
+    "kiln_packed_matmul_f32";
 /// The convolution entries of backends/cpu/support/DnnlConv.c: f32, and
 /// bf16 (input, weight and result bf16, accumulated in f32), which the
 /// descriptor's KILN_DNNL_CONV_BFLOAT16 flag selects.

@@ -14,6 +14,7 @@
 
 #include <dnnl.h>
 
+#include <cstring>
 #include <vector>
 #endif
 
@@ -106,6 +107,44 @@ bool mlir::kiln::dnnl::hasInt8DotProducts() {
 #ifdef KILN_HAVE_DNNL
   return kiln_dnnl_int8_dot_products() != 0;
 #else
+  return false;
+#endif
+}
+
+bool mlir::kiln::dnnl::matmulPacksConstantB(int64_t m, int64_t n, int64_t k,
+                                            bool transposeB) {
+#ifdef KILN_HAVE_DNNL
+  dnnl_engine_t engine = compileEngine();
+  if (!engine || m <= 0 || n <= 0 || k <= 0)
+    return false;
+  dnnl_dims_t dimsA = {m, k}, dimsB = {k, n}, dimsC = {m, n};
+  dnnl_memory_desc_t a, b, plainB, c;
+  if (dnnl_memory_desc_init_by_tag(&a, 2, dimsA, dnnl_f32, dnnl_ab) ||
+      dnnl_memory_desc_init_by_tag(&b, 2, dimsB, dnnl_f32,
+                                   dnnl_format_tag_any) ||
+      dnnl_memory_desc_init_by_tag(&plainB, 2, dimsB, dnnl_f32,
+                                   transposeB ? dnnl_ba : dnnl_ab) ||
+      dnnl_memory_desc_init_by_tag(&c, 2, dimsC, dnnl_f32, dnnl_ab))
+    return false;
+  dnnl_matmul_desc_t desc;
+  dnnl_primitive_desc_t pd;
+  if (dnnl_matmul_desc_init(&desc, &a, &b, nullptr, &c) ||
+      dnnl_primitive_desc_create(&pd, &desc, nullptr, engine, nullptr))
+    return false;
+  const char *implementation = nullptr;
+  bool packs =
+      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+                                &implementation) == dnnl_success &&
+      implementation && std::strncmp(implementation, "ref", 3) != 0 &&
+      !dnnl_memory_desc_equal(
+          dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &plainB);
+  dnnl_primitive_desc_destroy(pd);
+  return packs;
+#else
+  (void)m;
+  (void)n;
+  (void)k;
+  (void)transposeB;
   return false;
 #endif
 }

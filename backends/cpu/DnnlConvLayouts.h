@@ -1,5 +1,6 @@
 //===- DnnlConvLayouts.h - The layouts oneDNN wants for a convolution -----===//
 //
+// (And, at the end, whether its matmul primitive packs a constant B.)
 // kiln-cpu-outline-dnnl-convs chooses the memory order of each outlined
 // convolution's input and result from what oneDNN's fastest implementation
 // for it on this CPU reads and writes: asked at compile time, as the
@@ -57,6 +58,15 @@ bool hasWinogradKernel(llvm::ArrayRef<int64_t> descriptor);
 /// call widens its operands to f32 (DnnlConv.c), slower than the f32
 /// convolution it replaces.
 bool hasInt8DotProducts();
+
+/// Whether oneDNN's f32 matmul primitive on the CPU this runs on, asked
+/// for the M x K by K x N product (B stored N x K with `transposeB`) with
+/// B in a layout of its choice, keeps a constant B packed in a layout of
+/// its own (its brgemm kernels, from AVX-512 up); false where it keeps B
+/// plain (its GEMM-based kernels below, which pack B on every call), has
+/// only its reference kernel or none, or kiln was built without oneDNN.
+/// kiln-cpu-matmul-to-dnnl packs such a B itself for products of few rows.
+bool matmulPacksConstantB(int64_t m, int64_t n, int64_t k, bool transposeB);
 
 } // namespace mlir::kiln::dnnl
 

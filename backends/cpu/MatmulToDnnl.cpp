@@ -55,10 +55,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DnnlCalls.h"
+#include "DnnlConvLayouts.h"
 #include "common/BufferAddress.h"
 #include "common/GemmForm.h"
-#include "DnnlCalls.h"
 #include "common/LibraryCalls.h"
+#include "support/PackedMatmulAbi.h"
 
 #include "kiln/Backends/Passes.h"
 
@@ -70,8 +72,11 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <map>
 
 namespace mlir {
 namespace kiln {
@@ -96,6 +101,8 @@ static constexpr int64_t kMaxParallelBatchMacs = int64_t(1) << 22;
 static constexpr llvm::StringLiteral kSgemm = mlir::kiln::dnnl::kSgemmFunction;
 static constexpr llvm::StringLiteral kMatmul =
     mlir::kiln::dnnl::kMatmulFunction;
+static constexpr llvm::StringLiteral kPackedMatmul =
+    mlir::kiln::dnnl::kPackedMatmulFunction;
 
 /// Products of at most this many rows whose B is a constant run through
 /// the primitive with B packed once: they read all of B per row, and an
@@ -114,6 +121,21 @@ static constexpr int64_t kMaxPackedRows = 1;
 /// reaches about 110 GFLOP/s on them. The LSTM at batch 8 (8.4 million)
 /// stays below.
 static constexpr int64_t kMinPackedMacs = int64_t(1) << 24;
+
+/// Products of at most this many rows by a constant B run kiln's own
+/// kernel (kiln_packed_matmul_f32, PackedMatmul.c) over a copy of B that
+/// this pass packs into the module, where oneDNN's matmul primitive on the
+/// compiling CPU would keep that B plain (`packed` = query: below AVX-512,
+/// where oneDNN 2.6's GEMM also packs all of B on every call). An LSTM
+/// step at batch 8 (8x512 by 512x2048) on one core of an AMD EPYC with
+/// AVX2: 1090 us through sgemm, 238-268 us packed (about its FMA peak).
+static constexpr int64_t kMaxPackedKernelRows = 16;
+
+/// The packed kernel's calls each take at least this many multiply-adds'
+/// worth of panels, so that a product splits over the threads in chunks
+/// that outweigh a call (an LSTM step at batch 8: 64 chunks of 32
+/// columns).
+static constexpr int64_t kMinPackedChunkMacs = int64_t(1) << 17;
 
 /// Whether `form` multiplies 8-bit integers into i32.
 static bool isInt8(const kiln::GemmForm &form) {
@@ -134,6 +156,91 @@ static bool isConstantBuffer(Value b, SymbolTable &symbols) {
     b = view.getViewSource();
   }
   return false;
+}
+
+/// B's values packed for kiln_packed_matmul_f32 (PackedMatmulAbi.h), where
+/// `b` is a view with static strides and offset of a constant global whose
+/// f32 values the module holds (a dense attribute); nullopt otherwise. The
+/// key names the global and the view, so that products of the same view
+/// share one packed copy.
+struct PackedB {
+  memref::GlobalOp source;
+  std::string key;
+  /// The packed values; empty where they are all `splat` (a splat B whose
+  /// columns fill whole panels).
+  SmallVector<float> values;
+  float splat = 0.0f;
+};
+static std::optional<PackedB>
+packedValuesOf(Value b, const kiln::GemmForm &form, SymbolTable &symbols) {
+  auto type = dyn_cast<MemRefType>(b.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (form.batched || !type || type.getRank() != 2 ||
+      !type.getElementType().isF32() ||
+      failed(getStridesAndOffset(type, strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  // B is stored [k, n], or [n, k] when read transposed.
+  int64_t rowsOfB = form.transposeB ? form.n : form.k;
+  int64_t colsOfB = form.transposeB ? form.k : form.n;
+  if (type.getDimSize(0) != rowsOfB || type.getDimSize(1) != colsOfB)
+    return std::nullopt;
+  Value root = b;
+  while (auto view = root.getDefiningOp<ViewLikeOpInterface>()) {
+    if (view->getNumOperands() != 1)
+      return std::nullopt;
+    root = view.getViewSource();
+  }
+  auto get = root.getDefiningOp<memref::GetGlobalOp>();
+  auto global = get ? symbols.lookup<memref::GlobalOp>(get.getName()) : nullptr;
+  auto initial =
+      global && global.getConstant()
+          ? dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr())
+          : nullptr;
+  if (!initial || !initial.getElementType().isF32() ||
+      !global.getType().getLayout().isIdentity())
+    return std::nullopt;
+  int64_t size = initial.getNumElements();
+  // The raw bytes of a dense f32 attribute are its values, in order (a
+  // splat holds one).
+  ArrayRef<char> raw = initial.getRawData();
+  auto valueAt = [&](int64_t index) {
+    float value;
+    std::memcpy(&value, raw.data() + (initial.isSplat() ? 0 : index * 4),
+                sizeof(float));
+    return value;
+  };
+  int64_t last =
+      offset + (rowsOfB - 1) * strides[0] + (colsOfB - 1) * strides[1];
+  if (offset < 0 || strides[0] < 0 || strides[1] < 0 || last >= size ||
+      (!initial.isSplat() && static_cast<int64_t>(raw.size()) != size * 4))
+    return std::nullopt;
+  constexpr int64_t panel = KILN_PACKED_MATMUL_PANEL;
+  int64_t panels = (form.n + panel - 1) / panel;
+  PackedB packed;
+  packed.source = global;
+  packed.key =
+      (global.getSymName() + ":" + Twine(offset) + ":" + Twine(strides[0]) +
+       ":" + Twine(strides[1]) + ":" + Twine(form.k) + ":" + Twine(form.n) +
+       ":" + Twine(form.transposeB))
+          .str();
+  if (initial.isSplat() && form.n % panel == 0) {
+    packed.splat = valueAt(0);
+    return packed;
+  }
+  packed.values.assign(panels * form.k * panel, 0.0f);
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t q = 0; q < form.k; ++q)
+      for (int64_t c = 0; c < panel && p * panel + c < form.n; ++c) {
+        int64_t j = p * panel + c;
+        int64_t index =
+            offset + (form.transposeB ? j * strides[0] + q * strides[1]
+                                      : q * strides[0] + j * strides[1]);
+        packed.values[(p * form.k + q) * panel + c] = valueAt(index);
+      }
+  return packed;
 }
 
 /// Whether `form` runs through oneDNN's matmul primitive rather than a GEMM
@@ -163,17 +270,22 @@ struct KilnCpuMatmulToDnnlPass
     : kiln::impl::KilnCpuMatmulToDnnlBase<KilnCpuMatmulToDnnlPass> {
   using KilnCpuMatmulToDnnlBase::KilnCpuMatmulToDnnlBase;
 
+  /// A product with the zero fill before it and the bias addition after it
+  /// that the call takes over, where there are.
+  struct Product {
+    linalg::LinalgOp op;
+    kiln::GemmForm form;
+    linalg::FillOp zeroFill;
+    std::optional<kiln::BiasAddition> bias;
+  };
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    packedGlobals.clear();
+    packedSources.clear();
     // Each product with the zero fill it makes unnecessary and the bias
     // addition the primitive can take over, found before any product
     // becomes a call (a call may touch any memory).
-    struct Product {
-      linalg::LinalgOp op;
-      kiln::GemmForm form;
-      linalg::FillOp zeroFill;
-      std::optional<kiln::BiasAddition> bias;
-    };
     SmallVector<Product> products;
     module.walk([&](linalg::LinalgOp op) {
       std::optional<kiln::GemmForm> form = dnnlFormOf(op);
@@ -219,6 +331,18 @@ struct KilnCpuMatmulToDnnlPass
       bool bf16 = form.abType.isBF16();
       bool constantB =
           isConstantBuffer(op.getDpsInputOperand(1)->get(), symbols);
+      if (constantB && !int8 && !bf16 && form.m <= kMaxPackedKernelRows &&
+          packed != "never" &&
+          (packed == "always" ||
+           !kiln::dnnl::matmulPacksConstantB(form.m, form.n, form.k,
+                                             form.transposeB))) {
+        if (std::optional<PackedB> values = packedValuesOf(
+                op.getDpsInputOperand(1)->get(), form, symbols)) {
+          if (failed(callPackedKernel(product, *values, symbols)))
+            return signalPassFailure();
+          continue;
+        }
+      }
       bool primitive = prefersPrimitive(form, constantB);
       func::FuncOp routine = mlir::kiln::declareLibraryFunction(
           module, primitive ? kMatmul : kSgemm,
@@ -363,6 +487,163 @@ struct KilnCpuMatmulToDnnlPass
       }
       op->erase();
     }
+    // The constants that only the packed kernel's products read go: the
+    // module holds their packed copies instead.
+    for (auto &[key, packedGlobal] : packedGlobals) {
+      memref::GlobalOp source = packedSources[key];
+      if (!source || !symbols.lookup(source.getSymName()))
+        continue;
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(source, module);
+      if (!uses)
+        continue;
+      SmallVector<Operation *> dead;
+      bool used = false;
+      for (const SymbolTable::SymbolUse &use : *uses) {
+        Operation *user = use.getUser();
+        if (isa<memref::GetGlobalOp>(user) && user->use_empty())
+          dead.push_back(user);
+        else
+          used = true;
+      }
+      for (Operation *user : dead)
+        user->erase();
+      if (!used)
+        symbols.erase(source);
+    }
+  }
+
+  /// The packed copies of constant Bs made so far (by PackedB's key), and
+  /// the constants they copy.
+  std::map<std::string, memref::GlobalOp> packedGlobals;
+  std::map<std::string, memref::GlobalOp> packedSources;
+
+  /// Replaces the product by calls of kiln_packed_matmul_f32 over the
+  /// packed copy of its B: one call where the product is small, otherwise
+  /// one per chunk of columns, in an scf.parallel over the chunks.
+  LogicalResult callPackedKernel(const Product &product, PackedB &values,
+                                 SymbolTable &symbols) {
+    linalg::LinalgOp op = product.op;
+    const kiln::GemmForm &form = product.form;
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    OpBuilder builder(context);
+    Location loc = op.getLoc();
+    Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
+    Type pointer = LLVM::LLVMPointerType::get(context);
+    constexpr int64_t panel = KILN_PACKED_MATMUL_PANEL;
+    int64_t panels = (form.n + panel - 1) / panel;
+
+    memref::GlobalOp &packedGlobal = packedGlobals[values.key];
+    if (!packedGlobal) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPoint(values.source);
+      auto type = MemRefType::get({panels, form.k, panel}, f32);
+      auto tensorType = RankedTensorType::get(type.getShape(), f32);
+      DenseElementsAttr initial =
+          values.values.empty()
+              ? DenseElementsAttr::get(tensorType, values.splat)
+              : DenseElementsAttr::getFromRawBuffer(
+                    tensorType,
+                    ArrayRef<char>(
+                        reinterpret_cast<const char *>(values.values.data()),
+                        values.values.size() * sizeof(float)));
+      packedGlobal = builder.create<memref::GlobalOp>(
+          loc, (values.source.getSymName() + "_packed").str(),
+          builder.getStringAttr("private"), type, initial,
+          /*constant=*/true, builder.getI64IntegerAttr(64));
+      symbols.insert(packedGlobal);
+      packedSources[values.key] = values.source;
+    }
+
+    auto functionType = builder.getFunctionType(
+        {i64, i64, i64, i64, pointer, i64, pointer, pointer, i64, pointer}, {});
+    func::FuncOp routine =
+        mlir::kiln::declareLibraryFunction(module, kPackedMatmul, functionType);
+    if (!routine)
+      return failure();
+
+    builder.setInsertionPoint(op);
+    auto constI64 = [&](int64_t value) -> Value {
+      return builder.create<arith::ConstantIntOp>(loc, value, 64);
+    };
+    auto toI64 = [&](Value index) -> Value {
+      return builder.create<arith::IndexCastOp>(loc, i64, index);
+    };
+    Value a = op.getDpsInputOperand(0)->get();
+    Value c = op.getDpsInitOperand(0)->get();
+    mlir::kiln::BufferAddress viewA =
+        mlir::kiln::bufferAddressOf(builder, loc, a, 4);
+    mlir::kiln::BufferAddress viewC =
+        mlir::kiln::bufferAddressOf(builder, loc, c, 4);
+    Value packedB = builder.create<memref::GetGlobalOp>(
+        loc, packedGlobal.getType(), packedGlobal.getSymName());
+    Value addressB =
+        mlir::kiln::bufferAddressOf(builder, loc, packedB, 4).address;
+    Value addressBias =
+        product.bias
+            ? mlir::kiln::bufferAddressOf(builder, loc, product.bias->bias, 4)
+                  .address
+            : Value();
+    Value lda = toI64(viewA.strides[form.leadingDims[0]]);
+    Value ldc = toI64(viewC.strides[form.leadingDims[2]]);
+    int64_t flags = (form.transposeA ? KILN_PACKED_MATMUL_TRANSPOSE_A : 0) |
+                    (product.zeroFill ? 0 : KILN_PACKED_MATMUL_ACCUMULATE) |
+                    (product.bias ? KILN_PACKED_MATMUL_BIAS : 0);
+    if (product.zeroFill)
+      product.zeroFill->erase();
+
+    int64_t panelMacs = form.m * form.k * panel;
+    int64_t chunkPanels = std::clamp<int64_t>(
+        (kMinPackedChunkMacs + panelMacs - 1) / panelMacs, 1, panels);
+    int64_t chunkColumns = chunkPanels * panel;
+    int64_t chunks = (panels + chunkPanels - 1) / chunkPanels;
+    // The call on columns [column, column + width) (see
+    // PackedMatmulAbi.h); the whole product without a chunk index.
+    auto emitCall = [&](OpBuilder &b, Value chunk) {
+      Value column = constI64(0), width = constI64(form.n);
+      if (chunk) {
+        column =
+            b.create<arith::MulIOp>(loc, toI64(chunk), constI64(chunkColumns));
+        width = b.create<arith::MinSIOp>(
+            loc, constI64(chunkColumns),
+            b.create<arith::SubIOp>(loc, constI64(form.n), column));
+      }
+      auto shifted = [&](Value address, Value elements) -> Value {
+        Value bytes = b.create<arith::MulIOp>(loc, elements, constI64(4));
+        return b.create<LLVM::IntToPtrOp>(
+            loc, pointer, b.create<arith::AddIOp>(loc, address, bytes));
+      };
+      Value panelOffset =
+          b.create<arith::MulIOp>(loc, column, constI64(form.k));
+      Value bias = addressBias
+                       ? shifted(addressBias, column)
+                       : b.create<LLVM::ZeroOp>(loc, pointer).getResult();
+      b.create<func::CallOp>(
+          loc, routine,
+          ValueRange{constI64(flags), constI64(form.m), width, constI64(form.k),
+                     b.create<LLVM::IntToPtrOp>(loc, pointer, viewA.address),
+                     lda, shifted(addressB, panelOffset),
+                     shifted(viewC.address, column), ldc, bias});
+    };
+    if (chunks == 1) {
+      emitCall(builder, Value());
+    } else {
+      Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
+      Value step = builder.create<arith::ConstantIndexOp>(loc, 1);
+      Value count = builder.create<arith::ConstantIndexOp>(loc, chunks);
+      auto loop = builder.create<scf::ParallelOp>(
+          loc, ValueRange{zero}, ValueRange{count}, ValueRange{step});
+      loop->setAttr(kiln::kBodyWorkAttrName,
+                    builder.getI64IntegerAttr(form.m * chunkColumns * form.k));
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPoint(loop.getBody()->getTerminator());
+      emitCall(builder, loop.getInductionVars()[0]);
+    }
+    if (product.bias)
+      product.bias->addition->erase();
+    op->erase();
+    return success();
   }
 };
 } // namespace

@@ -11,7 +11,8 @@
 //      kiln-cpu-profile-names marked `kiln.profiled`). Classify each op of a
 //      block:
 //      - a call of oneDNN (dnnl_sgemm, kiln_dnnl_matmul,
-//        kiln_dnnl_conv_f32/_bf16/_int8; DnnlCalls.h), or the loop over a batch
+//        kiln_dnnl_conv_f32/_bf16/_int8; DnnlCalls.h) or of kiln's packed
+//        product (kiln_packed_matmul_f32), or the loop over a batch
 //        of GEMM calls that kiln-cpu-matmul-to-dnnl makes, or the loop over the
 //        attention kernels' calls (kiln-cpu-attention-calls): a library region;
 //      - an scf.while, the scf.for of a kiln.for and an scf.if holding
@@ -72,10 +73,12 @@ namespace {
 enum class ProfileKind { None, Library, ControlFlow, LoopNest };
 } // namespace
 
-/// A call of a GEMM of oneDNN or of its matmul primitive.
+/// A call of a GEMM of oneDNN, of its matmul primitive or of kiln's packed
+/// product.
 static bool isGemm(func::CallOp call) {
   return call.getCallee() == kSgemmFunction ||
-         call.getCallee() == kMatmulFunction;
+         call.getCallee() == kMatmulFunction ||
+         call.getCallee() == kPackedMatmulFunction;
 }
 
 /// A call of the attention kernels (kiln-cpu-attention-calls).
@@ -161,7 +164,9 @@ static std::string joinDims(ArrayRef<int64_t> dims) {
   return llvm::join(parts, "x");
 }
 
-/// "dnnl_sgemm MxNxK" from the call's constant sizes, its operands 2 to 4;
+/// "dnnl_sgemm MxNxK" from the call's constant sizes, its operands 2 to 4
+/// ("?" for a size that is not a constant: the packed product's columns in
+/// a loop over chunks of them); "kiln_packed_matmul MxNxK";
 /// for kiln_dnnl_matmul "dnnl_matmul MxNxK",
 /// then " bf16", " u8s8", " s8s8", " u8u8" or " s8u8" (int8 products: A's
 /// type, then B's) and
@@ -175,15 +180,18 @@ static std::string gemmName(func::CallOp call) {
     return std::nullopt;
   };
   bool matmul = call.getCallee() == kMatmulFunction;
-  unsigned first = matmul ? KILN_DNNL_MATMUL_M_OPERAND : 2;
+  bool packed = call.getCallee() == kPackedMatmulFunction;
+  unsigned first = matmul ? KILN_DNNL_MATMUL_M_OPERAND : packed ? 1 : 2;
   SmallVector<std::string> sizes;
   for (unsigned i = first; i < first + 3; ++i) {
     std::optional<int64_t> size = constant(i);
     sizes.push_back(size ? std::to_string(*size) : "?");
   }
-  std::string name =
-      (matmul ? StringRef("dnnl_matmul") : call.getCallee()).str() + " " +
-      llvm::join(sizes, "x");
+  std::string name = (matmul   ? StringRef("dnnl_matmul")
+                      : packed ? StringRef("kiln_packed_matmul")
+                               : call.getCallee())
+                         .str() +
+                     " " + llvm::join(sizes, "x");
   if (!matmul)
     return name;
   std::optional<int64_t> flags = constant(KILN_DNNL_MATMUL_FLAGS_OPERAND);

@@ -8,7 +8,9 @@
 // kiln_dnnl_support archive and libdnnl for `kiln_dnnl_*` (convolutions,
 // see ConvToDnnl.cpp, and the products MatmulToDnnl.cpp gives oneDNN's
 // matmul primitive), kiln's kiln_attention archive for `kiln_attention_*`
-// (attention, see AttentionCalls.cpp) and LLVM's libomp
+// (attention, see AttentionCalls.cpp), its kiln_packed_matmul archive for
+// `kiln_packed_matmul_*` (the products of few rows by a packed constant,
+// see MatmulToDnnl.cpp) and LLVM's libomp
 // for `__kmpc_*` (parallel loops), the latter with an rpath since it lives
 // in LLVM's library directory.
 //
@@ -110,7 +112,8 @@ std::string findSupportArchive(llvm::StringRef file, std::string &searched) {
 /// archives is not found.
 std::optional<std::vector<std::string>>
 librariesFor(llvm::ArrayRef<char> object, std::string &error) {
-  bool dnnl = false, dnnlSupport = false, attention = false, openmp = false;
+  bool dnnl = false, dnnlSupport = false, attention = false,
+       packedMatmul = false, openmp = false;
   auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
       llvm::StringRef(object.data(), object.size()), "kiln"));
   if (!file) {
@@ -132,6 +135,7 @@ librariesFor(llvm::ArrayRef<char> object, std::string &error) {
     dnnl |= name->starts_with("dnnl_");
     dnnlSupport |= name->starts_with("kiln_dnnl_");
     attention |= name->starts_with("kiln_attention_");
+    packedMatmul |= name->starts_with("kiln_packed_matmul_");
     openmp |= name->starts_with("__kmpc_") || name->starts_with("omp_");
   }
   std::vector<std::string> libraries;
@@ -149,6 +153,10 @@ librariesFor(llvm::ArrayRef<char> object, std::string &error) {
   };
 #ifdef KILN_ATTENTION_LIBRARY
   if (attention && !archive(KILN_ATTENTION_LIBRARY))
+    return std::nullopt;
+#endif
+#ifdef KILN_PACKED_MATMUL_LIBRARY
+  if (packedMatmul && !archive(KILN_PACKED_MATMUL_LIBRARY))
     return std::nullopt;
 #endif
 #ifdef KILN_DNNL_SUPPORT_LIBRARY

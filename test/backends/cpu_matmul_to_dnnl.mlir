@@ -2,10 +2,19 @@
 // calls (row-major, beta 1, transposed operands in place), and those that
 // read B transposed and A not, and every bf16 one, into kiln_dnnl_matmul
 // calls (oneDNN's matmul primitive, cached in a slot per call site); small,
-// f64 and column-strided ones stay.
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-matmul-to-dnnl | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-matmul-to-dnnl=min-macs=1 \
+// f64 and column-strided ones stay. The products of few rows by a constant
+// B that kiln's packed kernel takes where oneDNN on the compiling CPU would
+// read B unpacked (`packed=query`, the default) are checked with
+// `packed=always` (PACKED, the last cases); the other runs say `never`, so
+// that what they check does not depend on the CPU.
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-matmul-to-dnnl=packed=never \
+// RUN:   | FileCheck %s
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-matmul-to-dnnl="min-macs=1 packed=never" \
 // RUN:   | FileCheck %s --check-prefix=ALL
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-matmul-to-dnnl="min-macs=1 packed=always" --cse \
+// RUN:   | FileCheck %s --check-prefix=PACKED
 
 // CHECK:       func.func private @dnnl_sgemm(i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> i32
 // CHECK-LABEL: func.func @matmul(
@@ -468,6 +477,122 @@ func.func @bias_after(%x: memref<128x768xf32>, %y: memref<128x256xf32>, %bias: m
   linalg.matmul ins(%x, %w : memref<128x768xf32>, memref<768x256xf32>) outs(%y : memref<128x256xf32>)
   linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
       ins(%y, %bias : memref<128x256xf32>, memref<256xf32>) outs(%z : memref<128x256xf32>) {
+  ^bb0(%p: f32, %b: f32, %o: f32):
+    %s = arith.addf %p, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// With packed=always, products of at most 16 rows by a constant B call
+// kiln's packed kernel over a copy of B packed into the module (panels of
+// 16 columns, K rows each, zeros past N: the 3x20 B below is 2 panels).
+// The second product of the same B shares the copy; B itself goes, since
+// nothing else reads it. 16 rows is the most the kernel takes: 17 rows stay
+// an sgemm call (their constant stays), and so does the product by a
+// mutable global. Flags 0 (C overwritten: the fill goes) and 2
+// (accumulate).
+// PACKED:       memref.global "private" constant @small_packed : memref<2x3x16xf32> = dense<
+// PACKED-SAME:    {{\[\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, {{.*}}, 1.500000e+01], [2.000000e+01, {{.*}}, 3.500000e+01], [4.000000e+01, {{.*}}, 5.500000e+01]]
+// PACKED-SAME:    {{\[\[}}1.600000e+01, 1.700000e+01, 1.800000e+01, 1.900000e+01, 0.000000e+00, {{.*}}], [3.600000e+01, 3.700000e+01, 3.800000e+01, 3.900000e+01, 0.000000e+00, {{.*}}], [5.600000e+01, 5.700000e+01, 5.800000e+01, 5.900000e+01, 0.000000e+00, {{.*}}]]]> {alignment = 64 : i64}
+// PACKED-NOT:   @small :
+// PACKED:       memref.global "private" constant @tall : memref<3x20xf32>
+// PACKED-NOT:   @tall_packed
+// PACKED-LABEL: func.func @packed_b(
+// PACKED-NOT:     linalg.fill
+// PACKED:         memref.get_global @small_packed : memref<2x3x16xf32>
+// PACKED-DAG:     %[[F0:.*]] = arith.constant 0 : i64
+// PACKED-DAG:     %[[F2:.*]] = arith.constant 2 : i64
+// PACKED-DAG:     %[[N:.*]] = arith.constant 20 : i64
+// PACKED-DAG:     %[[K:.*]] = arith.constant 3 : i64
+// PACKED:         call @kiln_packed_matmul_f32(%[[F0]], %[[F2]], %[[N]], %[[K]], {{.*}}) : (i64, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr) -> ()
+// PACKED-DAG:     %[[M16:.*]] = arith.constant 16 : i64
+// PACKED:         call @kiln_packed_matmul_f32(%[[F2]], %[[M16]], %[[N]], %[[K]],
+// PACKED:         call @dnnl_sgemm(
+// PACKED:         call @dnnl_sgemm(
+// PACKED-NOT:     linalg.matmul
+memref.global "private" constant @small : memref<3x20xf32> = dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0], [20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0], [40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0]]>
+memref.global "private" constant @tall : memref<3x20xf32> = dense<0.5>
+memref.global "private" @mutable : memref<3x20xf32> = dense<0.5>
+func.func @packed_b(%a2: memref<2x3xf32>, %c2: memref<2x20xf32>, %a16: memref<16x3xf32>, %c16: memref<16x20xf32>, %a17: memref<17x3xf32>, %c17: memref<17x20xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %b = memref.get_global @small : memref<3x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c2 : memref<2x20xf32>)
+  linalg.matmul ins(%a2, %b : memref<2x3xf32>, memref<3x20xf32>) outs(%c2 : memref<2x20xf32>)
+  linalg.matmul ins(%a16, %b : memref<16x3xf32>, memref<3x20xf32>) outs(%c16 : memref<16x20xf32>)
+  %t = memref.get_global @tall : memref<3x20xf32>
+  linalg.matmul ins(%a17, %t : memref<17x3xf32>, memref<3x20xf32>) outs(%c17 : memref<17x20xf32>)
+  %m = memref.get_global @mutable : memref<3x20xf32>
+  linalg.matmul ins(%a2, %m : memref<2x3xf32>, memref<3x20xf32>) outs(%c2 : memref<2x20xf32>)
+  return
+}
+
+// -----
+
+// B read transposed through a static view of a constant (B[q][j] =
+// W[j][q], W 5x4, of which the view takes all): the packed copy holds B's
+// columns, W's rows. W stays: the other product (17 rows) reads it as it
+// is. A read
+// transposed too (flags 1 | 2: 3).
+// PACKED:       memref.global "private" constant @w_packed : memref<1x4x16xf32> = dense<
+// PACKED-SAME:    {{\[\[\[}}0.000000e+00, 4.000000e+00, 8.000000e+00, 1.200000e+01, 1.600000e+01, 0.000000e+00, {{.*}}], [1.000000e+00, 5.000000e+00, 9.000000e+00, 1.300000e+01, 1.700000e+01, 0.000000e+00, {{.*}}], [2.000000e+00, {{.*}}], [3.000000e+00, 7.000000e+00, 1.100000e+01, 1.500000e+01, 1.900000e+01, 0.000000e+00, {{.*}}]]]>
+// PACKED:       memref.global "private" constant @w : memref<5x4xf32>
+// PACKED-LABEL: func.func @transposed(
+// PACKED:         %[[F3:.*]] = arith.constant 3 : i64
+// PACKED:         call @kiln_packed_matmul_f32(%[[F3]],
+// PACKED:         call @dnnl_sgemm(
+memref.global "private" constant @w : memref<5x4xf32> = dense<[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0]]>
+#ta = affine_map<(m, n, k) -> (k, m)>
+#tb = affine_map<(m, n, k) -> (n, k)>
+#tc = affine_map<(m, n, k) -> (m, n)>
+func.func @transposed(%at: memref<4x2xf32>, %c: memref<2x5xf32>, %x: memref<17x5xf32>, %y: memref<17x4xf32>) {
+  %w = memref.get_global @w : memref<5x4xf32>
+  %v = memref.subview %w[0, 0] [5, 4] [1, 1] : memref<5x4xf32> to memref<5x4xf32, strided<[4, 1]>>
+  linalg.generic {indexing_maps = [#ta, #tb, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%at, %v : memref<4x2xf32>, memref<5x4xf32, strided<[4, 1]>>) outs(%c : memref<2x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %t : f32
+    linalg.yield %s : f32
+  }
+  linalg.matmul ins(%x, %w : memref<17x5xf32>, memref<5x4xf32>) outs(%y : memref<17x4xf32>)
+  return
+}
+
+// -----
+
+// A product of enough work (8x512 by 512x256, an LSTM step's shape) runs
+// in chunks of two panels (8 * 512 * 32 = 2^17 multiply-adds each), one
+// call per chunk in an scf.parallel that says what an iteration costs. A
+// splat B whose columns fill whole panels stays a splat. The bias added
+// in place after the product goes into the call (flags 4).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+// PACKED:       memref.global "private" constant @recurrent_packed : memref<16x512x16xf32> = dense<2.500000e-01> {alignment = 64 : i64}
+// PACKED-LABEL: func.func @chunks(
+// PACKED:         memref.get_global @recurrent_packed : memref<16x512x16xf32>
+// PACKED:         %[[EIGHT:.*]] = arith.constant 8 : index
+// PACKED:         scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[EIGHT]]) step (%{{.*}}) {
+// PACKED-DAG:       %[[F4:.*]] = arith.constant 4 : i64
+// PACKED-DAG:       %[[COLS:.*]] = arith.constant 32 : i64
+// PACKED-DAG:       %[[N:.*]] = arith.constant 256 : i64
+// PACKED-DAG:       %[[IDX:.*]] = arith.index_cast %[[I]] : index to i64
+// PACKED-DAG:       %[[COL:.*]] = arith.muli %[[IDX]], %[[COLS]] : i64
+// PACKED-DAG:       %[[LEFT:.*]] = arith.subi %[[N]], %[[COL]] : i64
+// PACKED-DAG:       %[[WIDTH:.*]] = arith.minsi %[[COLS]], %[[LEFT]] : i64
+// PACKED:           call @kiln_packed_matmul_f32(%[[F4]], %{{.*}}, %[[WIDTH]],
+// PACKED:         } {kiln.body_work = 131072 : i64}
+// PACKED-NOT:     linalg.generic
+memref.global "private" constant @recurrent : memref<512x256xf32> = dense<0.25>
+func.func @chunks(%h: memref<8x512xf32>, %g: memref<8x256xf32>, %bias: memref<256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @recurrent : memref<512x256xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<8x256xf32>)
+  linalg.matmul ins(%h, %w : memref<8x512xf32>, memref<512x256xf32>) outs(%g : memref<8x256xf32>)
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g, %bias : memref<8x256xf32>, memref<256xf32>) outs(%g : memref<8x256xf32>) {
   ^bb0(%p: f32, %b: f32, %o: f32):
     %s = arith.addf %p, %b : f32
     linalg.yield %s : f32

@@ -6,7 +6,9 @@
 //     kiln-fuse on a copy of it;
 //  3. compile it for the target (the fusion_* programs also with fusion
 //     off; on the CPU the conv* programs also with oneDNN's convolutions
-//     channels-last and plain) and load it with the runtime;
+//     channels-last and plain, and the matmul_packed* programs also with
+//     every product of a constant B on kiln's packed kernel) and load it
+//     with the runtime;
 //  4. for every public function and every seed: draw random inputs,
 //     evaluate the function and its fused copy (which must agree exactly),
 //     call every build and compare each output with the evaluator's within
@@ -163,6 +165,17 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
                             " convolutions)",
                         std::make_unique<NativeModule>(*module, options)});
     }
+  // The matmul_packed* programs on the CPU also with every product of a
+  // constant B that kiln's packed kernel takes given to it, whatever oneDNN
+  // does on the CPU running the test, however small (no lower bound on a
+  // library product's multiply-adds: the programs' weights stay small).
+  if (target == E2ETarget::Cpu && isProgramOf(path, "matmul_packed")) {
+    CompileOptions options = traits.options(true);
+    options.cpu.packedMatmuls = "always";
+    options.cpu.dnnlMinMacs = 1;
+    builds.push_back({std::string(traits.name) + " (packed products)",
+                      std::make_unique<NativeModule>(*module, options)});
+  }
   for (const Build &build : builds)
     ASSERT_TRUE(build.module->ok())
         << build.name << ": " << build.module->error();

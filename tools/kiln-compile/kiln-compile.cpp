@@ -6,6 +6,7 @@
 //                                        [--target=cpu|cuda]
 //                                        [--cuda-arch=sm_XX]
 //                                        [--no-dnnl] [--conv-layouts=...]
+//                                        [--packed-matmuls=...]
 //                                        [--no-parallel]
 //                                        [--concurrent-threads=N]
 //                                        [--memory-report] [--profile]
@@ -125,6 +126,14 @@ cl::opt<std::string> convAlgorithm(
              "this CPU; the default), 'winograd' (wherever the shape "
              "allows) or 'direct' (direct sums only)"),
     cl::init("auto"), cl::value_desc("auto|winograd|direct"),
+    cl::cat(compileCategory));
+cl::opt<std::string> packedMatmuls(
+    "packed-matmuls",
+    cl::desc("Which f32 products of at most 16 rows by a constant matrix "
+             "run kiln's own kernel over a copy of the matrix packed into "
+             "the module: 'query' (where oneDNN on this CPU would read it "
+             "unpacked; the default), 'always' or 'never'"),
+    cl::init("query"), cl::value_desc("query|always|never"),
     cl::cat(compileCategory));
 cl::opt<bool> noCublas(
     "no-cublas",
@@ -279,6 +288,10 @@ int checkOptions() {
       convAlgorithm != "direct")
     return usageError("unknown --conv-algorithm '" + convAlgorithm +
                       "' (expected auto, winograd or direct)");
+  if (packedMatmuls != "query" && packedMatmuls != "always" &&
+      packedMatmuls != "never")
+    return usageError("unknown --packed-matmuls '" + packedMatmuls +
+                      "' (expected query, always or never)");
   if (!autocast.empty() && autocast != "bf16" && autocast != "f16")
     return usageError("unknown --autocast dtype '" + autocast +
                       "' (supported: bf16, f16)");
@@ -308,6 +321,7 @@ kiln::CompileOptions compileOptions() {
   options.cpu.dnnl = !noDnnl;
   options.cpu.dnnlConvLayouts = convLayouts;
   options.cpu.convAlgorithm = convAlgorithm;
+  options.cpu.packedMatmuls = packedMatmuls;
   options.cpu.parallel = !noParallel;
   options.cpu.concurrentThreads = concurrentThreads;
   options.cpu.memoryReport = memoryReport;

@@ -56,6 +56,13 @@ struct CpuOptions {
   /// (wherever the shape allows, without asking; direct where oneDNN has
   /// no kernel at run time) or "direct".
   std::string convAlgorithm = "auto";
+  /// Which f32 products of at most 16 rows by a constant B run kiln's own
+  /// kernel over a copy of B packed into the module
+  /// (kiln-cpu-matmul-to-dnnl's `packed`; kiln-compile --packed-matmuls):
+  /// "query" (where oneDNN's matmul primitive on the compiling CPU would
+  /// keep B plain; for another `cpu` than "host", never), "always" or
+  /// "never".
+  std::string packedMatmuls = "query";
   /// Run the outermost parallel loop of each loop nest that does at least
   /// `parallelMinIterations` innermost iterations on OpenMP threads
   /// (kiln-cpu-parallel-loops, convert-scf-to-openmp; LLVM's libomp, so

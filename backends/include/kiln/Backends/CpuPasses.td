@@ -157,6 +157,16 @@ def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
       `dnnl_sgemm(ta, tb, M, N, K, 1, A, lda, B, ldb, 1, C, ldc)` ('T' for a
       transposed operand; one call per batch, in an `scf.for`, or spread
       over the threads in an `scf.parallel` for many small products).
+    - f32 products of at most 16 rows whose B is a constant global of the
+      module (or a static view of one: a recurrence's weights at a small
+      batch) call `kiln_packed_matmul_f32`
+      (backends/cpu/support/PackedMatmul.c) over a copy of B that this pass
+      packs into a new constant global, `<name>_packed`, of type
+      memref<panels x K x 16 x f32> (backends/cpu/support/PackedMatmulAbi.h;
+      the original goes where nothing else reads it): where oneDNN's
+      matmul primitive on the compiling CPU would keep B plain (the
+      `packed` option's default, `query`), or always, or never. A product
+      of enough work is split into chunks of columns in an `scf.parallel`.
     Leading dimensions and batch strides are taken from the strides. C
     accumulates, as linalg accumulates into its init, unless the op right
     before is a `linalg.fill` of the init with zero: that fill is dropped
@@ -165,7 +175,11 @@ def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
-           "Products with fewer multiply-adds than this stay loops">
+           "Products with fewer multiply-adds than this stay loops">,
+    Option<"packed", "packed", "std::string", /*default=*/"\"query\"",
+           "Which f32 products of at most 16 rows by a constant B call "
+           "kiln's packed kernel: query (where oneDNN's primitive on this "
+           "CPU would keep B plain), always or never">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
