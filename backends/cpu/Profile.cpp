@@ -165,8 +165,8 @@ static std::string joinDims(ArrayRef<int64_t> dims) {
 }
 
 /// "dnnl_sgemm MxNxK" from the call's constant sizes, its operands 2 to 4
-/// ("?" for a size that is not a constant: the packed product's columns in
-/// a loop over chunks of them); "kiln_packed_matmul MxNxK";
+/// ("?" for a size that is not a constant); "kiln_packed_matmul MxNxK", N
+/// the whole product's where the call takes a chunk of its columns;
 /// for kiln_dnnl_matmul "dnnl_matmul MxNxK",
 /// then " bf16", " u8s8", " s8s8", " u8u8" or " s8u8" (int8 products: A's
 /// type, then B's) and
@@ -185,6 +185,14 @@ static std::string gemmName(func::CallOp call) {
   SmallVector<std::string> sizes;
   for (unsigned i = first; i < first + 3; ++i) {
     std::optional<int64_t> size = constant(i);
+    // A chunk of the packed product's columns: min(chunk, N - column).
+    if (!size && packed && i == first + 1)
+      if (auto min = call.getOperand(i).getDefiningOp<arith::MinSIOp>())
+        if (auto rest = min.getRhs().getDefiningOp<arith::SubIOp>()) {
+          APInt value;
+          if (matchPattern(rest.getLhs(), m_ConstantInt(&value)))
+            size = value.getSExtValue();
+        }
     sizes.push_back(size ? std::to_string(*size) : "?");
   }
   std::string name = (matmul   ? StringRef("dnnl_matmul")
@@ -404,9 +412,15 @@ static std::string regionName(Operation *op, ProfileKind kind) {
       return attentionName(call) + where;
     std::string name = isGemm(call) ? gemmName(call) : convName(call);
     if (call != op) {
+      // A loop over a batch of products, or over chunks of the columns of
+      // one packed product.
       std::optional<int64_t> trips = tripCount(op);
-      name += trips ? " (batch " + std::to_string(*trips) + ")"
-                    : std::string(" (batch)");
+      if (call.getCallee() == kPackedMatmulFunction)
+        name += trips ? " (" + std::to_string(*trips) + " chunks)"
+                      : std::string(" (chunks)");
+      else
+        name += trips ? " (batch " + std::to_string(*trips) + ")"
+                      : std::string(" (batch)");
     }
     return name + where;
   }

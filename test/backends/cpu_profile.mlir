@@ -3,7 +3,8 @@
 // locations: a oneDNN call, the loop over a batch of them, a fused loop
 // nest, a loop over tiles, the loop of a kiln.for, whose body is
 // instrumented in turn, a batched bf16 product of oneDNN's matmul
-// primitive, and the kernels in the sections of a kiln.concurrent loop.
+// primitive, the chunks of kiln's packed product, and the kernels in the
+// sections of a kiln.concurrent loop.
 // Allocations are not regions; functions the lowering added (not marked)
 // are left alone. The names go into an
 // exported table; the marks call through the runtime's slots.
@@ -261,6 +262,37 @@ func.func @attention(%p: !llvm.ptr) attributes {kiln.profiled} {
     func.call @kiln_attention_f32_forward(%d, %p, %p, %p, %p, %p, %p, %b64, %t64) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
     scf.reduce
   } loc("attention"("net.mlir":3:8))
+  return
+}
+
+// -----
+
+// The loop over the chunks of columns of one packed product
+// (kiln-cpu-matmul-to-dnnl's kiln_packed_matmul_f32 calls) is one library
+// region, named after the whole product: 8 rows, 256 columns (the N in
+// min(32, 256 - column)), K 512, in 8 chunks.
+// CHECK-LABEL: func.func @packed_chunks
+// CHECK: call @kiln_profile_begin
+// CHECK-NEXT: scf.parallel
+// CHECK: kiln_profile_region_names("kiln_packed_matmul 8x256x512 (8 chunks) @ net.mlir:5\00")
+func.func private @kiln_packed_matmul_f32(i64, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr)
+func.func @packed_chunks(%p: !llvm.ptr) attributes {kiln.profiled} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %flags = arith.constant 0 : i64
+  %m = arith.constant 8 : i64
+  %n = arith.constant 256 : i64
+  %k = arith.constant 512 : i64
+  %chunk = arith.constant 32 : i64
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %i64 = arith.index_cast %i : index to i64
+    %column = arith.muli %i64, %chunk : i64
+    %rest = arith.subi %n, %column : i64
+    %width = arith.minsi %chunk, %rest : i64
+    func.call @kiln_packed_matmul_f32(%flags, %m, %width, %k, %p, %k, %p, %p, %n, %p) : (i64, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr) -> ()
+    scf.reduce
+  } loc("matmul"("net.mlir":5:8))
   return
 }
 
