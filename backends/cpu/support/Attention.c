@@ -82,6 +82,7 @@
 \*===----------------------------------------------------------------------===*/
 
 #include "AttentionAbi.h"
+#include "KernelMacros.h"
 
 #include <float.h>
 #include <math.h>
@@ -89,18 +90,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The vectors passed between the helpers below, which are always inlined,
- * never cross a call: the ABI changes -Wpsabi reports do not apply (GCC's
- * note needs -Wno-psabi on the command line, see backends/CMakeLists.txt). */
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wpsabi"
-#elif defined(__GNUC__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
-#define KILN_HIDDEN __attribute__((visibility("hidden")))
-#define KILN_INLINE static inline __attribute__((always_inline))
 
 /* The AVX-512 and AVX2 instances (x86-64 only; see above for the macros
  * that leave them out). */

@@ -30,19 +30,11 @@
  *
 \*===----------------------------------------------------------------------===*/
 
+#include "KernelMacros.h"
 #include "PackedMatmulAbi.h"
 
 #include <stdint.h>
 #include <string.h>
-
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wpsabi"
-#elif defined(__GNUC__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
-#define KILN_HIDDEN __attribute__((visibility("hidden")))
-#define KILN_INLINE static inline __attribute__((always_inline))
 
 #if defined(__x86_64__) && !defined(KILN_PACKED_MATMUL_PORTABLE_ONLY)
 #define KILN_PACKED_MATMUL_AVX2 1
