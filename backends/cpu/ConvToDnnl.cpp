@@ -563,27 +563,40 @@ struct KilnCpuOutlineDnnlConvsPass
   using KilnCpuOutlineDnnlConvsBase::KilnCpuOutlineDnnlConvsBase;
 
   /// Which activations of the f32 or bf16 convolution of `descriptor` are
-  /// laid out
-  /// channels-last, as the `layouts` option says: where oneDNN's
-  /// implementation wants them so ("query"; AMX's bf16 kernels do too),
-  /// always ("channels-last", which tests use to be independent of the
-  /// CPU), or never ("plain").
+  /// laid out channels-last, as the `layouts` option says: where oneDNN's
+  /// implementation wants them so ("query"; AMX's bf16 kernels do too), or
+  /// where it wants neither but has a kernel for them as they are (then
+  /// `direct`: below AVX-512); always ("channels-last", and
+  /// "channels-last-direct" with `direct`, which tests use to be
+  /// independent of the CPU), or never ("plain").
   ChannelsLast channelsLast(ArrayRef<int64_t> descriptor,
                             int32_t srcZeroPoint, int32_t dstZeroPoint) {
     if (layouts == "plain")
       return {};
     if (layouts == "channels-last")
       return {true, true};
-    return preferredChannelsLast(descriptor, srcZeroPoint, dstZeroPoint)
-        .value_or(ChannelsLast{});
+    if (layouts == "channels-last-direct")
+      return {true, true, true};
+    ChannelsLast chosen =
+        preferredChannelsLast(descriptor, srcZeroPoint, dstZeroPoint)
+            .value_or(ChannelsLast{});
+    // Where oneDNN's fastest kernel wants neither activation channels-last
+    // (its blocked layouts, which every call would reorder into and out
+    // of), one that reads and writes them channels-last as they are.
+    if (!chosen.input && !chosen.result &&
+        !(descriptor[5] & KILN_DNNL_CONV_INT8) &&
+        hasDirectChannelsLastKernel(descriptor))
+      return {true, true, true};
+    return chosen;
   }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (layouts != "query" && layouts != "channels-last" &&
-        layouts != "plain") {
+        layouts != "channels-last-direct" && layouts != "plain") {
       module.emitError() << "kiln-cpu-outline-dnnl-convs: layouts must be "
-                            "'query', 'channels-last' or 'plain', not '"
+                            "'query', 'channels-last', "
+                            "'channels-last-direct' or 'plain', not '"
                          << layouts << "'";
       return signalPassFailure();
     }
@@ -658,14 +671,21 @@ struct KilnCpuOutlineDnnlConvsPass
       ChannelsLast last = channelsLast(
           descriptor, quantized ? quantized->zeroPoint : 0,
           requantization.zeroPoint);
-      if (last.input)
-        flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_BLOCKED;
-      if (last.result)
-        flags |= KILN_DNNL_CONV_CHANNELS_LAST_DST | KILN_DNNL_CONV_BLOCKED;
+      if (last.direct && !quantized) {
+        flags &= ~int64_t(KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_WINOGRAD);
+        flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC |
+                 KILN_DNNL_CONV_CHANNELS_LAST_DST | KILN_DNNL_CONV_ANY_WEIGHTS;
+      } else {
+        if (last.input)
+          flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_BLOCKED;
+        if (last.result)
+          flags |= KILN_DNNL_CONV_CHANNELS_LAST_DST | KILN_DNNL_CONV_BLOCKED;
+      }
       Epilogue epilogue;
       epilogue.last = quantized ? requantization.last : op;
       if (!quantized)
-        epilogue = findEpilogue(op, flags & KILN_DNNL_CONV_BLOCKED);
+        epilogue = findEpilogue(
+            op, flags & (KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_ANY_WEIGHTS));
       if (epilogue.uniformBias) {
         // The uniform bias as the [O] vector oneDNN takes, not a tensor of
         // the result's shape added on each call.

@@ -103,6 +103,48 @@ bool mlir::kiln::dnnl::hasWinogradKernel(llvm::ArrayRef<int64_t> descriptor) {
 #endif
 }
 
+bool mlir::kiln::dnnl::hasDirectChannelsLastKernel(
+    llvm::ArrayRef<int64_t> descriptor) {
+#ifdef KILN_HAVE_DNNL
+  dnnl_engine_t engine = compileEngine();
+  if (!engine)
+    return false;
+  const int64_t *desc = descriptor.data();
+  int64_t flags =
+      (desc[5] & ~int64_t(KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_WINOGRAD)) |
+      KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_CHANNELS_LAST_DST |
+      KILN_DNNL_CONV_ANY_WEIGHTS;
+  if (flags & KILN_DNNL_CONV_INT8)
+    return false;
+  dnnl_data_type_t type =
+      (flags & KILN_DNNL_CONV_BFLOAT16) ? dnnl_bf16 : dnnl_f32;
+  dnnl_memory_desc_t user[3], layouts[3], bias;
+  dnnl_primitive_desc_t pd;
+  if (kiln_dnnl_conv_describe(desc, flags, type, user, &bias) != dnnl_success ||
+      kiln_dnnl_conv_layouts(flags, user, layouts) != dnnl_success ||
+      kiln_dnnl_conv_primitive_desc(desc, flags, layouts, &bias,
+                                    /*binaryAddend=*/nullptr,
+                                    /*quant=*/nullptr, engine,
+                                    &pd) != dnnl_success)
+    return false;
+  const char *implementation = nullptr;
+  bool direct =
+      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+                                &implementation) == dnnl_success &&
+      implementation && std::strncmp(implementation, "ref", 3) != 0 &&
+      !std::strstr(implementation, "gemm") &&
+      dnnl_memory_desc_equal(
+          dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &user[0]) &&
+      dnnl_memory_desc_equal(
+          dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), &user[2]);
+  dnnl_primitive_desc_destroy(pd);
+  return direct;
+#else
+  (void)descriptor;
+  return false;
+#endif
+}
+
 bool mlir::kiln::dnnl::hasInt8DotProducts() {
 #ifdef KILN_HAVE_DNNL
   return kiln_dnnl_int8_dot_products() != 0;

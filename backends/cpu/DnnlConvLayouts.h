@@ -24,6 +24,10 @@ namespace mlir::kiln::dnnl {
 struct ChannelsLast {
   bool input = false;
   bool result = false;
+  /// Both channels-last, read and written so by oneDNN's kernel with only
+  /// the weights in a layout of its choice (KILN_DNNL_CONV_ANY_WEIGHTS):
+  /// no reorder of the activations on any call.
+  bool direct = false;
 };
 
 /// The permutation (kiln.transpose's: result dim i is operand dim
@@ -47,6 +51,16 @@ inline llvm::SmallVector<int64_t> toChannelsLast(int64_t rank) {
 std::optional<ChannelsLast>
 preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
                       int32_t srcZeroPoint = 0, int32_t dstZeroPoint = 0);
+
+/// Whether oneDNN on the CPU this runs on has a kernel of its own (not
+/// its GEMM-based or reference ones) for the f32 or bf16 convolution of
+/// `descriptor` on channels-last src and dst as they are, the weights in a
+/// layout of its choice: below AVX-512, where its fastest implementation
+/// wants the activations in nChw8c and every call would reorder them,
+/// its AVX2 kernels read and write NHWC directly (MobileNetV2 at batch 8,
+/// one thread of an AMD EPYC: 205-237 -> 121-137 ms). False without
+/// oneDNN.
+bool hasDirectChannelsLastKernel(llvm::ArrayRef<int64_t> descriptor);
 
 /// Whether oneDNN on the CPU this runs on has a Winograd kernel for the f32
 /// convolution of `descriptor` (DnnlConvAbi.h) with its epilogue flags, in

@@ -1,7 +1,8 @@
 // kiln-cpu-outline-dnnl-convs moves each f32 or bf16 kiln.conv that oneDNN's
 // forward primitive takes into a private function carrying the descriptor;
 // f64, f16, input-dilated, empty and small convolutions stay.
-// The layouts are pinned (plain; channels-last for the LAST prefix), so that
+// The layouts are pinned (plain; channels-last for the LAST prefix, and as
+// they are, only the weights in oneDNN's layout, for DIRECT), so that
 // what oneDNN prefers on the CPU that runs the test does not matter.
 // RUN: kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=layouts=plain | FileCheck %s
@@ -14,6 +15,9 @@
 // RUN: kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs="layouts=channels-last winograd=always" \
 // RUN:   | FileCheck %s --check-prefix=WINO
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-outline-dnnl-convs=layouts=channels-last-direct \
+// RUN:   | FileCheck %s --check-prefix=DIRECT
 
 // 16 * 5 * 7 outputs of 4 * 3 * 3 = 36 multiply-adds: 20160. The
 // descriptor: k = 2, groups 1, N 1, C 4, O 16, flags 0 (35 output
@@ -28,6 +32,15 @@
 // CHECK-SAME:    attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 16, 0, 10, 10, 3, 3, 5, 7, 2, 1, 0, 1, 1, 0, 1, 2>}
 // CHECK:         %[[C:.*]] = kiln.conv %[[A]], %[[B]], strides = [2, 1], padding_low = [0, 1], padding_high = [1, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 2], groups = 1
 // CHECK:         return %[[C]]
+// Channels-last as they are (DIRECT): flags 128 | 256 | 262144 (only the
+// weights in oneDNN's layout, no BLOCKED), and the ReLU goes into the call
+// (flag 4) as it does for blocked layouts: 262532.
+// DIRECT-LABEL: func.func @conv(
+// DIRECT:         kiln.transpose %{{.*}}, permutation = [0, 2, 3, 1] : tensor<1x4x10x10xf32>
+// DIRECT:         call @[[F:kiln_dnnl_conv[_0-9]*]]({{.*}}) : (tensor<1x10x10x4xf32>, tensor<16x4x3x3xf32>) -> tensor<1x5x7x16xf32>
+// DIRECT-NOT:     kiln.relu
+// DIRECT:       func.func private @[[F]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 16, 262532, 10, 10, 3, 3, 5, 7, 2, 1, 0, 1, 1, 0, 1, 2>}
+// DIRECT:         kiln.relu
 func.func @conv(%x: tensor<1x4x10x10xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1x16x5x7xf32> {
   %y = kiln.conv %x, %w, strides = [2, 1], padding_low = [0, 1], padding_high = [1, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 2], groups = 1 : tensor<1x4x10x10xf32>, tensor<16x4x3x3xf32>
   %r = kiln.relu %y : tensor<1x16x5x7xf32>
@@ -50,6 +63,9 @@ func.func @conv(%x: tensor<1x4x10x10xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1
 // LAST:         call @[[F0:kiln_dnnl_conv[_0-9]*]]({{.*}}) : (tensor<2x100x8xf32>, tensor<8x8x3xf32>) -> tensor<2x98x8xf32>
 // LAST:         kiln.transpose %{{.*}}, permutation = [0, 2, 1] : tensor<2x98x8xf32>
 // LAST-DAG:   func.func private @[[F0]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 400, 100, 3, 98, 1, 0, 0, 1>}
+// DIRECT-LABEL: func.func @two(
+// DIRECT-DAG:   func.func private @{{.*}}({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 262528, 100, 3, 98, 1, 0, 0, 1>}
+// DIRECT-DAG:   func.func private @{{.*}}({{.*}} attributes {kiln.dnnl_conv = array<i64: 1, 4, 2, 8, 16, 262528, 100, 3, 98, 1, 0, 0, 1>}
 func.func @two(%p: tensor<i1>, %x: tensor<2x8x100xf32>, %w: tensor<8x8x3xf32>, %d: tensor<16x2x3xf32>) -> (tensor<2x8x98xf32>, tensor<2x16x98xf32>) {
   %y = kiln.conv %x, %w, strides = [1], padding_low = [0], padding_high = [0], lhs_dilation = [1], rhs_dilation = [1], groups = 1 : tensor<2x8x100xf32>, tensor<8x8x3xf32>
   %z = kiln.cond %p, (%x, %d) : tensor<i1>, (tensor<2x8x100xf32>, tensor<16x2x3xf32>) -> (tensor<2x16x98xf32>) {
@@ -668,7 +684,7 @@ func.func @bad_winograd(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> t
 // RUN: not kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=layouts=sideways 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
-// BAD: layouts must be 'query', 'channels-last' or 'plain', not 'sideways'
+// BAD: layouts must be 'query', 'channels-last', 'channels-last-direct' or 'plain', not 'sideways'
 func.func @bad(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
   return %y : tensor<1x8x16x16xf32>

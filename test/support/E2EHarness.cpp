@@ -6,9 +6,9 @@
 //     kiln-fuse on a copy of it;
 //  3. compile it for the target (the fusion_* programs also with fusion
 //     off; on the CPU the conv* programs also with oneDNN's convolutions
-//     channels-last and plain, and the matmul_packed* programs also with
-//     every product of a constant B on kiln's packed kernel) and load it
-//     with the runtime;
+//     channels-last (reordered inside the call, and direct) and plain, and the
+//     matmul_packed* programs also with every product of a constant B on kiln's
+//     packed kernel) and load it with the runtime;
 //  4. for every public function and every seed: draw random inputs,
 //     evaluate the function and its fused copy (which must agree exactly),
 //     call every build and compare each output with the evaluator's within
@@ -158,7 +158,8 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
   // The conv* programs on the CPU also in both layouts of oneDNN's
   // convolutions, whichever the CPU running the test prefers.
   if (target == E2ETarget::Cpu && isProgramOf(path, "conv"))
-    for (const char *layouts : {"channels-last", "plain"}) {
+    for (const char *layouts :
+         {"channels-last", "channels-last-direct", "plain"}) {
       CompileOptions options = traits.options(true);
       options.cpu.dnnlConvLayouts = layouts;
       builds.push_back({std::string(traits.name) + " (" + layouts +

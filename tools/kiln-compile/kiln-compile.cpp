@@ -116,8 +116,13 @@ cl::opt<std::string> convLayouts(
     "conv-layouts",
     cl::desc("The memory order of the activations of oneDNN convolutions: "
              "'query' (channels-last where oneDNN's fastest implementation "
-             "on this CPU wants it; the default), 'channels-last' or 'plain'"),
-    cl::init("query"), cl::value_desc("query|channels-last|plain"),
+             "on this CPU wants it, or where it has a kernel that reads and "
+             "writes them so as they are; the default), 'channels-last' "
+             "(reordered into oneDNN's layouts inside each call), "
+             "'channels-last-direct' (read and written as they are, only "
+             "the weights in oneDNN's layout) or 'plain'"),
+    cl::init("query"),
+    cl::value_desc("query|channels-last|channels-last-direct|plain"),
     cl::cat(compileCategory));
 cl::opt<std::string> convAlgorithm(
     "conv-algorithm",
@@ -281,9 +286,10 @@ int checkOptions() {
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
   if (convLayouts != "query" && convLayouts != "channels-last" &&
-      convLayouts != "plain")
+      convLayouts != "channels-last-direct" && convLayouts != "plain")
     return usageError("unknown --conv-layouts '" + convLayouts +
-                      "' (expected query, channels-last or plain)");
+                      "' (expected query, channels-last, "
+                      "channels-last-direct or plain)");
   if (convAlgorithm != "auto" && convAlgorithm != "winograd" &&
       convAlgorithm != "direct")
     return usageError("unknown --conv-algorithm '" + convAlgorithm +

@@ -427,7 +427,10 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
   if ((status = kiln_dnnl_conv_describe(desc, flags, type, entry->plain,
                                         &entry->bias)))
     fail("describing the operands", status);
-  int window = (flags & KILN_DNNL_CONV_BLOCKED) != 0;
+  /* Layouts of oneDNN's choice for some operands: reordered where they
+   * differ from the call's. */
+  int window =
+      (flags & (KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_ANY_WEIGHTS)) != 0;
   for (int i = 0; i < 3; ++i)
     entry->inner[i] = entry->plain[i];
   dnnl_memory_desc_t layouts[3];

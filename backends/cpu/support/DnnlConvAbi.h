@@ -76,7 +76,13 @@ enum KilnDnnlConvFlags {
   /* With KILN_DNNL_CONV_BFLOAT16: dst and the addend are f32, the sums and
    * their epilogue written unrounded (else dst is bf16: the epilogue's
    * result rounded once). */
-  KILN_DNNL_CONV_F32_DST = 131072
+  KILN_DNNL_CONV_F32_DST = 131072,
+  /* The weights in a layout of oneDNN's choice (reordered once where they
+   * are constant), src and dst as the call passes them (with
+   * KILN_DNNL_CONV_CHANNELS_LAST_*: oneDNN's kernels that read and write
+   * channels-last activations directly, with no reorder on any call).
+   * KILN_DNNL_CONV_BLOCKED asks for all three. */
+  KILN_DNNL_CONV_ANY_WEIGHTS = 262144
 };
 
 /* The number of entries of a descriptor of spatial rank `k` with `flags`:

@@ -117,7 +117,8 @@ dnnl_status_t kiln_dnnl_conv_layouts(int64_t flags,
                                      dnnl_memory_desc_t layouts[3]) {
   for (int i = 0; i < 3; ++i) {
     layouts[i] = user[i];
-    if (flags & KILN_DNNL_CONV_BLOCKED) {
+    if ((flags & KILN_DNNL_CONV_BLOCKED) ||
+        (i == 1 && (flags & KILN_DNNL_CONV_ANY_WEIGHTS))) {
       dnnl_status_t status = dnnl_memory_desc_init_by_tag(
           &layouts[i], user[i].ndims, user[i].dims, user[i].data_type,
           dnnl_format_tag_any);

@@ -46,8 +46,9 @@ struct CpuOptions {
   int64_t dnnlMinMacs = 16384;
   /// The memory order of oneDNN convolutions' inputs and results
   /// (kiln-cpu-outline-dnnl-convs's `layouts`): "query" (channels-last
-  /// where oneDNN's implementation on the compiling CPU wants it; for
-  /// another `cpu` than "host", "plain"), "channels-last" or "plain".
+  /// where oneDNN's implementation on the compiling CPU wants it, or has a
+  /// kernel that reads and writes it as it is; for another `cpu` than
+  /// "host", "plain"), "channels-last", "channels-last-direct" or "plain".
   std::string dnnlConvLayouts = "query";
   /// The algorithm of oneDNN's f32 3x3 convolutions (kiln-compile
   /// --conv-algorithm; kiln-cpu-outline-dnnl-convs's `winograd`): "auto"

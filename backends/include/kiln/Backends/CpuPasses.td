@@ -264,8 +264,12 @@ def KilnCpuOutlineDnnlConvs
     Option<"layouts", "layouts", "std::string", /*default=*/"\"query\"",
            "The memory order of an f32 convolution's input and result: "
            "'query' (channels last where oneDNN's implementation for it on "
-           "this CPU reads or writes them so, asked at compile time), "
-           "'channels-last' (always) or 'plain' (never)">,
+           "this CPU reads or writes them so, asked at compile time, or "
+           "where its fastest wants neither but one of its kernels reads "
+           "and writes them channels-last as they are), 'channels-last' "
+           "(always, in the layouts of oneDNN's choice inside the call), "
+           "'channels-last-direct' (always, as they are, only the weights "
+           "in a layout of oneDNN's choice) or 'plain' (never)">,
     Option<"winograd", "winograd", "std::string", /*default=*/"\"never\"",
            "oneDNN's Winograd algorithm for the 3x3 convolutions where it "
            "pays: 'query' (where oneDNN has a kernel for it on this CPU, "
