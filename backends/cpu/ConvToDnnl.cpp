@@ -584,7 +584,6 @@ struct KilnCpuOutlineDnnlConvsPass
     // (its blocked layouts, which every call would reorder into and out
     // of), one that reads and writes them channels-last as they are.
     if (!chosen.input && !chosen.result &&
-        !(descriptor[5] & KILN_DNNL_CONV_INT8) &&
         hasDirectChannelsLastKernel(descriptor))
       return {true, true, true};
     return chosen;
@@ -672,7 +671,7 @@ struct KilnCpuOutlineDnnlConvsPass
           descriptor, quantized ? quantized->zeroPoint : 0,
           requantization.zeroPoint);
       if (last.direct && !quantized) {
-        flags &= ~int64_t(KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_WINOGRAD);
+        flags &= ~int64_t(KILN_DNNL_CONV_BLOCKED);
         flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC |
                  KILN_DNNL_CONV_CHANNELS_LAST_DST | KILN_DNNL_CONV_ANY_WEIGHTS;
       } else {

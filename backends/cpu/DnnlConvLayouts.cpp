@@ -12,9 +12,10 @@
 #include "support/DnnlConvAbi.h"
 #include "support/DnnlConvDesc.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <dnnl.h>
 
-#include <cstring>
 #include <vector>
 #endif
 
@@ -31,6 +32,17 @@ static dnnl_engine_t compileEngine() {
     return created;
   }();
   return engine;
+}
+
+/// The name of the implementation oneDNN chose for `pd` ("jit_dw:avx2",
+/// "gemm:jit", "ref:any"), or an empty one.
+static llvm::StringRef implementationOf(const_dnnl_primitive_desc_t pd) {
+  const char *name = nullptr;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) !=
+          dnnl_success ||
+      !name)
+    return {};
+  return name;
 }
 #endif
 
@@ -127,12 +139,10 @@ bool mlir::kiln::dnnl::hasDirectChannelsLastKernel(
                                     /*quant=*/nullptr, engine,
                                     &pd) != dnnl_success)
     return false;
-  const char *implementation = nullptr;
+  llvm::StringRef implementation = implementationOf(pd);
   bool direct =
-      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
-                                &implementation) == dnnl_success &&
-      implementation && std::strncmp(implementation, "ref", 3) != 0 &&
-      !std::strstr(implementation, "gemm") &&
+      !implementation.empty() && !implementation.starts_with("ref") &&
+      !implementation.contains("gemm") &&
       dnnl_memory_desc_equal(
           dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &user[0]) &&
       dnnl_memory_desc_equal(
@@ -173,11 +183,9 @@ bool mlir::kiln::dnnl::matmulPacksConstantB(int64_t m, int64_t n, int64_t k,
   if (dnnl_matmul_desc_init(&desc, &a, &b, nullptr, &c) ||
       dnnl_primitive_desc_create(&pd, &desc, nullptr, engine, nullptr))
     return false;
-  const char *implementation = nullptr;
+  llvm::StringRef implementation = implementationOf(pd);
   bool packs =
-      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
-                                &implementation) == dnnl_success &&
-      implementation && std::strncmp(implementation, "ref", 3) != 0 &&
+      !implementation.empty() && !implementation.starts_with("ref") &&
       !dnnl_memory_desc_equal(
           dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &plainB);
   dnnl_primitive_desc_destroy(pd);

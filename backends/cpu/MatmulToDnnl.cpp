@@ -76,6 +76,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include "llvm/ADT/SetVector.h"
+
 #include <map>
 
 namespace mlir {
@@ -142,20 +144,26 @@ static bool isInt8(const kiln::GemmForm &form) {
   return form.abType.isInteger(8) && form.cType.isInteger(32);
 }
 
-/// Whether `b` holds the same values on every call: a constant global, or
-/// a view of one whose offsets and sizes are static.
-static bool isConstantBuffer(Value b, SymbolTable &symbols) {
+/// The constant global whose values `b` holds on every call: `b` is the
+/// global, or a view of it whose offsets and sizes are static; null
+/// otherwise.
+static memref::GlobalOp constantGlobalOf(Value b, SymbolTable &symbols) {
   while (Operation *def = b.getDefiningOp()) {
     if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
       auto global = symbols.lookup<memref::GlobalOp>(get.getName());
-      return global && global.getConstant();
+      return global && global.getConstant() ? global : nullptr;
     }
     auto view = dyn_cast<ViewLikeOpInterface>(def);
     if (!view || def->getNumOperands() != 1)
-      return false;
+      return nullptr;
     b = view.getViewSource();
   }
-  return false;
+  return nullptr;
+}
+
+/// Whether `b` holds the same values on every call (see constantGlobalOf).
+static bool isConstantBuffer(Value b, SymbolTable &symbols) {
+  return static_cast<bool>(constantGlobalOf(b, symbols));
 }
 
 /// B's values packed for kiln_packed_matmul_f32 (PackedMatmulAbi.h), where
@@ -187,18 +195,10 @@ packedValuesOf(Value b, const kiln::GemmForm &form, SymbolTable &symbols) {
   int64_t colsOfB = form.transposeB ? form.k : form.n;
   if (type.getDimSize(0) != rowsOfB || type.getDimSize(1) != colsOfB)
     return std::nullopt;
-  Value root = b;
-  while (auto view = root.getDefiningOp<ViewLikeOpInterface>()) {
-    if (view->getNumOperands() != 1)
-      return std::nullopt;
-    root = view.getViewSource();
-  }
-  auto get = root.getDefiningOp<memref::GetGlobalOp>();
-  auto global = get ? symbols.lookup<memref::GlobalOp>(get.getName()) : nullptr;
+  memref::GlobalOp global = constantGlobalOf(b, symbols);
   auto initial =
-      global && global.getConstant()
-          ? dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr())
-          : nullptr;
+      global ? dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr())
+             : nullptr;
   if (!initial || !initial.getElementType().isF32() ||
       !global.getType().getLayout().isIdentity())
     return std::nullopt;
@@ -489,10 +489,7 @@ struct KilnCpuMatmulToDnnlPass
     }
     // The constants that only the packed kernel's products read go: the
     // module holds their packed copies instead.
-    for (auto &[key, packedGlobal] : packedGlobals) {
-      memref::GlobalOp source = packedSources[key];
-      if (!source || !symbols.lookup(source.getSymName()))
-        continue;
+    for (memref::GlobalOp source : packedSources) {
       std::optional<SymbolTable::UseRange> uses =
           SymbolTable::getSymbolUses(source, module);
       if (!uses)
@@ -514,9 +511,9 @@ struct KilnCpuMatmulToDnnlPass
   }
 
   /// The packed copies of constant Bs made so far (by PackedB's key), and
-  /// the constants they copy.
+  /// the constants they copy (one for all the views of a constant).
   std::map<std::string, memref::GlobalOp> packedGlobals;
-  std::map<std::string, memref::GlobalOp> packedSources;
+  llvm::SetVector<memref::GlobalOp> packedSources;
 
   /// Replaces the product by calls of kiln_packed_matmul_f32 over the
   /// packed copy of its B: one call where the product is small, otherwise
@@ -553,7 +550,7 @@ struct KilnCpuMatmulToDnnlPass
           builder.getStringAttr("private"), type, initial,
           /*constant=*/true, builder.getI64IntegerAttr(64));
       symbols.insert(packedGlobal);
-      packedSources[values.key] = values.source;
+      packedSources.insert(values.source);
     }
 
     auto functionType = builder.getFunctionType(
