@@ -281,6 +281,12 @@ struct KilnCpuMatmulToDnnlPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (packed != "query" && packed != "always" && packed != "never") {
+      module.emitError() << "kiln-cpu-matmul-to-dnnl: packed must be "
+                            "'query', 'always' or 'never', not '"
+                         << packed << "'";
+      return signalPassFailure();
+    }
     packedGlobals.clear();
     packedSources.clear();
     // Each product with the zero fill it makes unnecessary and the bias

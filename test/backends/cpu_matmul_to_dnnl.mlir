@@ -599,3 +599,15 @@ func.func @chunks(%h: memref<8x512xf32>, %g: memref<8x256xf32>, %bias: memref<25
   }
   return
 }
+
+// -----
+
+// An unknown packed option is an error.
+// RUN: not kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-matmul-to-dnnl=packed=sometimes 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD
+// BAD: packed must be 'query', 'always' or 'never', not 'sometimes'
+func.func @bad_packed(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x48xf32>) outs(%c : memref<64x48xf32>)
+  return
+}
