@@ -47,17 +47,24 @@ func.func @inception(%x: tensor<1x32x17x17xf32>, %w1: tensor<16x32x1x1xf32>, %w2
   return %y : tensor<1x64x17x17xf32>
 }
 
-// The products sum 128 terms of magnitude 15 into values of about 200,
-// in another order than the evaluator: hence the absolute tolerance.
+// The projections have magnitudes of about 15 and their products q k of
+// about 2500, where a sum in another order than the evaluator's moves by
+// 1e-3: scaled by 1/2500 before the tanh, so that a score near 0 (where
+// tanh is steepest) does not carry that into the result (unscaled, two
+// f32 orders differed by up to 0.045 in numpy, and a GPU's by 0.06); the
+// absolute tolerance covers the sums of 64 values of 15 (5e-4 between two
+// orders, scaled).
 // CHECK: projections(arg0: f32[64,128], arg1: f32[128,128], arg2: f32[128,128], arg3: f32[128,128], arg4: f32[128,128]) -> (out0: f32[64,128])
-func.func @projections(%x: tensor<64x128xf32>, %wq: tensor<128x128xf32>, %wk: tensor<128x128xf32>, %wv: tensor<128x128xf32>, %wg: tensor<128x128xf32>) -> tensor<64x128xf32> attributes {kiln.e2e_atol = 5.0e-2 : f64, kiln.e2e_threads = array<i64: 1, 2, 3>} {
+func.func @projections(%x: tensor<64x128xf32>, %wq: tensor<128x128xf32>, %wk: tensor<128x128xf32>, %wv: tensor<128x128xf32>, %wg: tensor<128x128xf32>) -> tensor<64x128xf32> attributes {kiln.e2e_atol = 5.0e-3 : f64, kiln.e2e_threads = array<i64: 1, 2, 3>} {
   %q = kiln.matmul %x, %wq : tensor<64x128xf32>, tensor<128x128xf32>
   %k = kiln.matmul %x, %wk : tensor<64x128xf32>, tensor<128x128xf32>
   %v = kiln.matmul %x, %wv : tensor<64x128xf32>, tensor<128x128xf32>
   %g = kiln.matmul %x, %wg : tensor<64x128xf32>, tensor<128x128xf32>
   %kt = kiln.transpose %k, permutation = [1, 0] : tensor<64x128xf32>
   %s = kiln.matmul %q, %kt : tensor<64x128xf32>, tensor<128x64xf32>
-  %st = kiln.tanh %s : tensor<64x64xf32>
+  %c = kiln.constant dense<4.0e-4> : tensor<64x64xf32>
+  %sc = kiln.mul %s, %c : tensor<64x64xf32>
+  %st = kiln.tanh %sc : tensor<64x64xf32>
   %o = kiln.matmul %st, %v : tensor<64x64xf32>, tensor<64x128xf32>
   %gs = kiln.sigmoid %g : tensor<64x128xf32>
   %y = kiln.mul %o, %gs : tensor<64x128xf32>
