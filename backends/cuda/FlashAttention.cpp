@@ -9,7 +9,12 @@
 // memory, and keeps per row an online softmax (running maximum m, running
 // sum l, output accumulator acc, rescaled by exp(m - m') when the maximum
 // grows), so the scores never leave the block that computes them. A
-// causal attention's blocks stop at their last row's diagonal.
+// causal attention's blocks stop at their last row's diagonal. Where the
+// head dims allow (fitsTheTiledKernel: those of BERT and GPT-2), the
+// forward is instead register-tiled (KernelBuilder::buildTiled): each
+// thread computes a 4 x 4 tile of scores and of outputs from vectors of
+// four floats in shared memory, eight times fewer shared-memory reads per
+// multiply-add than the lanes' kernel, whose every product reads a word.
 //
 // As on the CPU (AttentionCalls.cpp), the op is taken aside while it is a
 // kiln op and the kernel is built once buffers exist:
@@ -42,6 +47,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -95,6 +101,25 @@ static int64_t lanesPerRow(int64_t headDim, int64_t valueDim) {
 static bool fitsTheKernel(int64_t headDim, int64_t valueDim) {
   int64_t lanes = lanesPerRow(headDim, valueDim);
   return std::max(headDim, valueDim) / lanes <= kMaxDimsPerLane;
+}
+
+/// The register-tiled forward kernel (KernelBuilder::buildTiled): a block
+/// of kTiledSide x kTiledSide threads owns kTiledRows query rows and walks
+/// the keys in tiles of kTiledKeys; each thread computes a 4 x 4 tile of
+/// scores (rows ty + 16 i, keys 4 tx + j) and of the output (rows ty + 16 i,
+/// dims 4 tx + j), reading workgroup memory four floats at a time.
+static constexpr int64_t kTiledSide = 16;
+static constexpr int64_t kTiledRows = 4 * kTiledSide;
+static constexpr int64_t kTiledKeys = 4 * kTiledSide;
+
+/// Whether the register-tiled kernel takes these head dims: query dims a
+/// multiple of 4 up to kTiledKeys (its key tile, transposed, shares the
+/// scores' kTiledRows x kTiledKeys buffer) and value dims four per thread
+/// of a row. Its three 16 KiB buffers fill the 48 KiB a block may have
+/// statically.
+static bool fitsTheTiledKernel(int64_t headDim, int64_t valueDim) {
+  return headDim > 0 && headDim % 4 == 0 && headDim <= kTiledKeys &&
+         valueDim == 4 * kTiledSide;
 }
 
 /// {scale, causal} of an attention or its gradient.
@@ -185,6 +210,11 @@ public:
 
   /// The forward kernel, for a call of a `kiln.cuda_attention` function.
   LogicalResult build(DictionaryAttr info);
+  /// The register-tiled forward kernel, where fitsTheTiledKernel.
+  void buildTiled(Value query, Value key, Value value, Value mask, Value out,
+                  Value lse, double scale, bool causal, int64_t batch,
+                  ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
+                  int64_t headDim);
   /// The gradient's two kernels, for a call of a
   /// `kiln.cuda_attention_grad` function.
   LogicalResult buildGrad(DictionaryAttr info);
@@ -281,17 +311,8 @@ private:
   };
   Rows launchRows(int64_t own, int64_t rows, int64_t lanes, int64_t batch,
                   ArrayRef<int64_t> leading, ArrayRef<MemRefType> workgroup) {
-    b.setInsertionPoint(call);
-    one = index(1);
-    auto launch = b.create<gpu::LaunchOp>(
-        loc, index((own + rows - 1) / rows), index(batch), one,
-        index(rows * lanes), one, one,
-        /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
-        /*asyncDependencies=*/ValueRange(),
-        /*workgroupAttributions=*/
-        SmallVector<Type>(workgroup.begin(), workgroup.end()));
-    b.setInsertionPointToStart(&launch.getBody().front());
-    zero = index(0);
+    gpu::LaunchOp launch =
+        launchBlocks((own + rows - 1) / rows, rows * lanes, batch, workgroup);
     Rows r;
     r.launch = launch;
     r.thread = launch.getThreadIds().x;
@@ -302,6 +323,29 @@ private:
     r.row = add(r.blockStart, r.local);
     r.valid = less(r.row, index(own));
     r.readRow = b.create<arith::MinSIOp>(loc, r.row, index(own - 1));
+    setLeadingIndices(launch, leading);
+    return r;
+  }
+  /// One launch before the call: blocks x batch blocks of `threads`
+  /// threads with workgroup buffers of `workgroup` types, the builder left
+  /// at the start of its body. Sets `zero` and `one`.
+  gpu::LaunchOp launchBlocks(int64_t blocks, int64_t threads, int64_t batch,
+                             ArrayRef<MemRefType> workgroup) {
+    b.setInsertionPoint(call);
+    one = index(1);
+    auto launch = b.create<gpu::LaunchOp>(
+        loc, index(blocks), index(batch), one, index(threads), one, one,
+        /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
+        /*asyncDependencies=*/ValueRange(),
+        /*workgroupAttributions=*/
+        SmallVector<Type>(workgroup.begin(), workgroup.end()));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    zero = index(0);
+    return launch;
+  }
+  /// The indices along the leading dims of the batch entry `launch`'s
+  /// grid y names (last dim fastest), for `at`.
+  void setLeadingIndices(gpu::LaunchOp launch, ArrayRef<int64_t> leading) {
     Value entry = launch.getBlockIds().y;
     leadingIndices.assign(leading.size(), Value());
     for (int64_t d = leading.size() - 1; d >= 0; --d) {
@@ -309,13 +353,13 @@ private:
       leadingIndices[d] = b.create<arith::RemUIOp>(loc, entry, size);
       entry = b.create<arith::DivUIOp>(loc, entry, size);
     }
-    return r;
   }
-  /// An f32 buffer in workgroup memory.
-  MemRefType workgroupType(ArrayRef<int64_t> shape) {
-    return MemRefType::get(shape, b.getF32Type(), AffineMap(),
-                           gpu::AddressSpaceAttr::get(
-                               call.getContext(), gpu::AddressSpace::Workgroup));
+  /// A buffer of f32 (or `element`) in workgroup memory.
+  MemRefType workgroupType(ArrayRef<int64_t> shape, Type element = {}) {
+    return MemRefType::get(
+        shape, element ? element : b.getF32Type(), AffineMap(),
+        gpu::AddressSpaceAttr::get(call.getContext(),
+                                   gpu::AddressSpace::Workgroup));
   }
   /// The dims lane `lane` of `lanes` owns among `count` x lanes: lane,
   /// lane + lanes, ...
@@ -362,6 +406,40 @@ private:
                                    gpu::ShuffleMode::XOR)
               .getShuffleResult());
     return value;
+  }
+  /// Every lane of a row gets the maximum of the row's lanes' `value`.
+  Value maxOverLanes(Value value, int64_t lanes) {
+    for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
+      value = b.create<arith::MaximumFOp>(
+          loc, value,
+          b.create<gpu::ShuffleOp>(loc, value, int32_t(offset), int32_t(32),
+                                   gpu::ShuffleMode::XOR)
+              .getShuffleResult());
+    return value;
+  }
+  /// Element `i` of a vector of four floats.
+  Value element(Value vector, int64_t i) {
+    return b.create<LLVM::ExtractElementOp>(
+        loc, vector, b.create<arith::ConstantIntOp>(loc, i, 32));
+  }
+  /// The vector of four floats `values`.
+  Value quad(ArrayRef<Value> values) {
+    Value vector =
+        b.create<LLVM::UndefOp>(loc, VectorType::get({4}, b.getF32Type()));
+    for (auto [i, x] : llvm::enumerate(values))
+      vector = b.create<LLVM::InsertElementOp>(
+          loc, vector, x, b.create<arith::ConstantIntOp>(loc, i, 32));
+    return vector;
+  }
+  /// source[leading..., min(row, rows - 1), column] (0 along the dims
+  /// `source` broadcasts), or 0 where row >= rows: a read that stays in
+  /// bounds without a branch.
+  Value loadOrZero(Value source, Value row, int64_t rows, Value column) {
+    Value x = b.create<memref::LoadOp>(
+        loc, source,
+        at(source,
+           {b.create<arith::MinSIOp>(loc, row, index(rows - 1)), column}));
+    return b.create<arith::SelectOp>(loc, less(row, index(rows)), x, f32(0.0));
   }
   /// Copies rows first, first + 1, ... of this block's batch entry of
   /// `source` ([L..., rows, width] or [L..., rows]) into `target` ([tile,
@@ -460,6 +538,12 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
     batch *= d;
   if (batch == 0 || queries == 0) {
     // Nothing to compute: the results are empty.
+    call.erase();
+    return success();
+  }
+  if (fitsTheTiledKernel(headDim, valueDim)) {
+    buildTiled(query, key, value, mask, out, lse, scale, causal, batch, leading,
+               queries, keys, headDim);
     call.erase();
     return success();
   }
@@ -615,6 +699,274 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
   b.create<gpu::TerminatorOp>(loc);
   call.erase();
   return success();
+}
+
+/// The forward kernel with register tiles, for head dims that
+/// fitsTheTiledKernel. A block of 16 x 16 threads (tx = thread mod 16, ty
+/// = thread / 16) owns kTiledRows query rows of one batch entry and stages
+/// them, scaled, once. Per tile of kTiledKeys keys it stages the keys
+/// transposed (kt[d][keys 4c..4c+3] as one vector) and the values; each
+/// thread sums its 4 x 4 scores s[i][j] = q[ty + 16 i] . k[4 tx + j] from
+/// four-float reads (four query dims of a row, four keys of a dim), masks
+/// them, and folds them into its rows' running maximum and sum: the 16
+/// threads of a row are one half of a warp, combined by shuffles. The
+/// weights p replace the transposed keys in workgroup memory, and each
+/// thread adds p v into its 4 x 4 accumulators (rows ty + 16 i, value dims
+/// 4 tx + j), four keys' weights and four dims of a value row per read.
+/// A causal grid starts with the blocks of the last rows, the longest.
+/// Per multiply-add it reads an eighth of a float from workgroup memory,
+/// where the lanes' kernel (build) reads one.
+void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
+                               Value out, Value lse, double scale, bool causal,
+                               int64_t batch, ArrayRef<int64_t> leading,
+                               int64_t queries, int64_t keys, int64_t headDim) {
+  constexpr int64_t side = kTiledSide, quadsPerRow = kTiledKeys / 4;
+  int64_t quads = headDim / 4;
+  Type vector = VectorType::get({4}, b.getF32Type());
+  int64_t blocks = llvm::divideCeil(queries, kTiledRows);
+  gpu::LaunchOp launch =
+      launchBlocks(blocks, side * side, batch,
+                   {workgroupType({kTiledRows, quads}, vector),
+                    workgroupType({kTiledRows, quadsPerRow}, vector),
+                    workgroupType({kTiledKeys, side}, vector)});
+  setLeadingIndices(launch, leading);
+  Value queryTile = launch.getWorkgroupAttributions()[0];
+  // kt[d][c] while the scores are computed, then p[row][c].
+  Value sharedTile = launch.getWorkgroupAttributions()[1];
+  Value valueTile = launch.getWorkgroupAttributions()[2];
+  Value thread = launch.getThreadIds().x;
+  Value sideV = index(side), threadsV = index(side * side);
+  Value tx = b.create<arith::RemUIOp>(loc, thread, sideV);
+  Value ty = b.create<arith::DivUIOp>(loc, thread, sideV);
+  // A causal block's work grows with its rows: the blocks of the last
+  // rows start first, so that the short ones fill the end of the grid.
+  Value blockIndex = launch.getBlockIds().x;
+  if (causal)
+    blockIndex = b.create<arith::SubIOp>(loc, index(blocks - 1), blockIndex);
+  Value blockStart = mul(blockIndex, index(kTiledRows));
+  // kt[d][c] is stored at column c xor (d mod 16): the 16 columns of a row
+  // are the 16 threads of a row of the block, and the threads that stage
+  // consecutive dims of a key then write different banks.
+  auto swizzled = [&](Value d, Value c) {
+    return b.create<arith::XOrIOp>(
+        loc, c, b.create<arith::AndIOp>(loc, d, index(quadsPerRow - 1)));
+  };
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  Value zeroF = f32(0.0), oneF = f32(1.0);
+  auto times = [&](Value x, int64_t factor) { return mul(x, index(factor)); };
+  // This thread's rows in the block and overall, and the first of its
+  // four keys or value dims.
+  SmallVector<Value> localRow, rowOf;
+  for (int64_t i = 0; i < 4; ++i) {
+    localRow.push_back(add(ty, index(side * i)));
+    rowOf.push_back(add(blockStart, localRow.back()));
+  }
+  Value firstColumn = times(tx, 4);
+
+  // The block's query rows times the scale (zeros past the last row).
+  Value scaleF = f32(scale);
+  loop(thread, index(kTiledRows * quads), threadsV, {},
+       [&](Value e, ValueRange) {
+         Value r = b.create<arith::DivUIOp>(loc, e, index(quads));
+         Value d4 = b.create<arith::RemUIOp>(loc, e, index(quads));
+         SmallVector<Value> xs;
+         for (int64_t k = 0; k < 4; ++k)
+           xs.push_back(b.create<arith::MulFOp>(
+               loc,
+               loadOrZero(query, add(blockStart, r), queries,
+                          add(times(d4, 4), index(k))),
+               scaleF));
+         b.create<memref::StoreOp>(loc, quad(xs), queryTile, ValueRange{r, d4});
+         return SmallVector<Value>{};
+       });
+
+  Value tiles =
+      keyTiles(blockStart, kTiledRows, queries, keys, kTiledKeys, causal);
+  // Carried: the rows' running maxima, their sums, the accumulators
+  // (row-major, 4 x 4).
+  SmallVector<Value> inits(4, negInf);
+  inits.append(4, zeroF);
+  inits.append(16, zeroF);
+  auto tileLoop = loop(
+      zero, tiles, one, inits,
+      [&](Value tile, ValueRange carried) -> SmallVector<Value> {
+        ValueRange runningMax = carried.take_front(4);
+        ValueRange runningSum = carried.slice(4, 4);
+        ValueRange accumulators = carried.drop_front(8);
+        Value firstKey = times(tile, kTiledKeys);
+        // kt[d][c] = keys 4c..4c+3 at dim d; consecutive threads read
+        // consecutive dims of a key (and write swizzled columns).
+        loop(thread, index(headDim * quadsPerRow), threadsV, {},
+             [&](Value e, ValueRange) {
+               Value d = b.create<arith::RemUIOp>(loc, e, index(headDim));
+               Value c = b.create<arith::DivUIOp>(loc, e, index(headDim));
+               SmallVector<Value> xs;
+               for (int64_t k = 0; k < 4; ++k)
+                 xs.push_back(loadOrZero(
+                     key, add(firstKey, add(times(c, 4), index(k))), keys, d));
+               b.create<memref::StoreOp>(loc, quad(xs), sharedTile,
+                                         ValueRange{d, swizzled(d, c)});
+               return SmallVector<Value>{};
+             });
+        loop(thread, index(kTiledKeys * side), threadsV, {},
+             [&](Value e, ValueRange) {
+               Value c = b.create<arith::DivUIOp>(loc, e, sideV);
+               Value d4 = b.create<arith::RemUIOp>(loc, e, sideV);
+               SmallVector<Value> xs;
+               for (int64_t k = 0; k < 4; ++k)
+                 xs.push_back(loadOrZero(value, add(firstKey, c), keys,
+                                         add(times(d4, 4), index(k))));
+               b.create<memref::StoreOp>(loc, quad(xs), valueTile,
+                                         ValueRange{c, d4});
+               return SmallVector<Value>{};
+             });
+        b.create<gpu::BarrierOp>(loc);
+
+        // The 4 x 4 scores, four query dims per step.
+        auto scoring =
+            loop(zero, index(quads), one, SmallVector<Value>(16, zeroF),
+                 [&](Value d4, ValueRange sums) -> SmallVector<Value> {
+                   SmallVector<Value> q;
+                   for (int64_t i = 0; i < 4; ++i)
+                     q.push_back(b.create<memref::LoadOp>(
+                         loc, queryTile, ValueRange{localRow[i], d4}));
+                   SmallVector<Value> next(sums);
+                   for (int64_t dd = 0; dd < 4; ++dd) {
+                     Value d = add(times(d4, 4), index(dd));
+                     Value k = b.create<memref::LoadOp>(
+                         loc, sharedTile, ValueRange{d, swizzled(d, tx)});
+                     SmallVector<Value> kj;
+                     for (int64_t j = 0; j < 4; ++j)
+                       kj.push_back(element(k, j));
+                     for (int64_t i = 0; i < 4; ++i) {
+                       Value qi = element(q[i], dd);
+                       for (int64_t j = 0; j < 4; ++j)
+                         next[4 * i + j] = b.create<math::FmaOp>(
+                             loc, qi, kj[j], next[4 * i + j]);
+                     }
+                   }
+                   return next;
+                 });
+        // Every thread is done with kt before p replaces it.
+        b.create<gpu::BarrierOp>(loc);
+
+        SmallVector<Value> next(8), scaled(16);
+        for (int64_t i = 0; i < 4; ++i) {
+          Value row = rowOf[i];
+          SmallVector<Value> s(4);
+          Value tileMax = negInf;
+          for (int64_t j = 0; j < 4; ++j) {
+            Value k = add(firstKey, add(firstColumn, index(j)));
+            Value x = scoring.getResult(4 * i + j);
+            if (mask)
+              x = b.create<arith::AddFOp>(
+                  loc, x,
+                  b.create<memref::LoadOp>(
+                      loc, mask,
+                      at(mask,
+                         {b.create<arith::MinSIOp>(loc, row,
+                                                   index(queries - 1)),
+                          b.create<arith::MinSIOp>(loc, k, index(keys - 1))})));
+            Value seen = less(k, index(keys));
+            if (causal)
+              seen = b.create<arith::AndIOp>(
+                  loc, seen,
+                  b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, k,
+                                          row));
+            s[j] = b.create<arith::SelectOp>(loc, seen, x, negInf);
+            tileMax = b.create<arith::MaximumFOp>(loc, tileMax, s[j]);
+          }
+          Value newMax = b.create<arith::MaximumFOp>(
+              loc, runningMax[i], maxOverLanes(tileMax, side));
+          // Nothing seen yet: no rescaling, and every weight is 0 (exp of
+          // -inf minus -inf would be NaN).
+          Value nothing = b.create<arith::CmpFOp>(
+              loc, arith::CmpFPredicate::OEQ, newMax, negInf);
+          Value correction = b.create<arith::SelectOp>(
+              loc, nothing, oneF,
+              b.create<math::ExpOp>(
+                  loc, b.create<arith::SubFOp>(loc, runningMax[i], newMax)));
+          SmallVector<Value> p(4);
+          Value rowSum = zeroF;
+          for (int64_t j = 0; j < 4; ++j) {
+            p[j] = b.create<arith::SelectOp>(
+                loc, nothing, zeroF,
+                b.create<math::ExpOp>(
+                    loc, b.create<arith::SubFOp>(loc, s[j], newMax)));
+            rowSum = b.create<arith::AddFOp>(loc, rowSum, p[j]);
+          }
+          next[i] = newMax;
+          next[4 + i] = b.create<arith::AddFOp>(
+              loc, b.create<arith::MulFOp>(loc, runningSum[i], correction),
+              sumOverLanes(rowSum, side));
+          for (int64_t j = 0; j < 4; ++j)
+            scaled[4 * i + j] = b.create<arith::MulFOp>(
+                loc, accumulators[4 * i + j], correction);
+          b.create<memref::StoreOp>(loc, quad(p), sharedTile,
+                                    ValueRange{localRow[i], tx});
+        }
+        b.create<gpu::BarrierOp>(loc);
+
+        // acc += p v, four keys per step.
+        auto weighting =
+            loop(zero, index(quadsPerRow), one, scaled,
+                 [&](Value c4, ValueRange sums) -> SmallVector<Value> {
+                   SmallVector<Value> p;
+                   for (int64_t i = 0; i < 4; ++i)
+                     p.push_back(b.create<memref::LoadOp>(
+                         loc, sharedTile, ValueRange{localRow[i], c4}));
+                   SmallVector<Value> acc(sums);
+                   for (int64_t cc = 0; cc < 4; ++cc) {
+                     Value v = b.create<memref::LoadOp>(
+                         loc, valueTile,
+                         ValueRange{add(times(c4, 4), index(cc)), tx});
+                     SmallVector<Value> vj;
+                     for (int64_t j = 0; j < 4; ++j)
+                       vj.push_back(element(v, j));
+                     for (int64_t i = 0; i < 4; ++i) {
+                       Value pi = element(p[i], cc);
+                       for (int64_t j = 0; j < 4; ++j)
+                         acc[4 * i + j] = b.create<math::FmaOp>(loc, pi, vj[j],
+                                                                acc[4 * i + j]);
+                     }
+                   }
+                   return acc;
+                 });
+        // Every thread is done with p and the values before the next tile
+        // is staged.
+        b.create<gpu::BarrierOp>(loc);
+        llvm::append_range(next, weighting.getResults());
+        return next;
+      });
+
+  // out = acc / l and lse = m + log(l); NaN for a row that saw no finite
+  // score (all masked, or no keys), as the softmax's 0 / 0.
+  Value nan = f32(std::numeric_limits<double>::quiet_NaN());
+  for (int64_t i = 0; i < 4; ++i) {
+    Value row = rowOf[i];
+    when(less(row, index(queries)), [&] {
+      Value finalMax = tileLoop.getResult(i);
+      Value finalSum = tileLoop.getResult(4 + i);
+      Value none = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
+                                           finalMax, negInf);
+      for (int64_t j = 0; j < 4; ++j) {
+        Value o = b.create<arith::SelectOp>(
+            loc, none, nan,
+            b.create<arith::DivFOp>(loc, tileLoop.getResult(8 + 4 * i + j),
+                                    finalSum));
+        b.create<memref::StoreOp>(loc, o, out,
+                                  at(out, {row, add(firstColumn, index(j))}));
+      }
+      when(equal(tx, zero), [&] {
+        Value logSum = b.create<arith::AddFOp>(
+            loc, finalMax, b.create<math::LogOp>(loc, finalSum));
+        b.create<memref::StoreOp>(
+            loc, b.create<arith::SelectOp>(loc, none, nan, logSum), lse,
+            at(lse, {row}));
+      });
+    });
+  }
+  b.create<gpu::TerminatorOp>(loc);
 }
 
 /// The gradient, from the saved lse and delta = rowsum(dO * O) (with

@@ -116,6 +116,117 @@ func.func private @kiln_cuda_attention(%q: memref<2x3x40x16xf32>, %k: memref<2x3
 
 // -----
 
+// Query dims 32 and value dims 64 take the register-tiled kernel whatever
+// the options: 16 x 16 threads, 64 query rows per block (grid x =
+// ceil(70 / 64) = 2, y = the batch of 2), key tiles of 64 (ceil(100 / 64)
+// = 2, or up to the block's diagonal when causal), workgroup buffers of
+// four-float vectors: the scaled query rows (64 x 32 / 4), the keys
+// transposed then the weights (64 x 64 / 4), the values (64 x 64 / 4).
+// The query rows are staged once, scaled, four dims per vector (64 x 8
+// of them); each tile stages kt[d][c] = keys 4c..4c+3 at dim d (32 x 16)
+// and the values (64 x 16), sums the 4 x 4 scores over 8 steps of four
+// dims, masks them (a key past the 100th or, causal, past the row), folds
+// them into the rows' maxima and sums over the row's 16 threads (shuffles
+// xor 8, 4, 2, 1), stores the weights over kt and adds p v over 16 steps of
+// four keys; four barriers a tile.
+// CHECK-LABEL: func.func @tiled(
+// CHECK-SAME:    %[[Q:[^:]*]]: memref<2x70x32xf32>, %[[K:[^:]*]]: memref<2x100x32xf32>, %[[V:[^:]*]]: memref<2x100x64xf32>, %[[M:[^:]*]]: memref<1x70x100xf32>, %[[O:[^:]*]]: memref<2x70x64xf32>, %[[L:[^:]*]]: memref<2x70xf32>)
+// CHECK-NOT:     call
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
+// CHECK-SAME:    workgroup(%[[QT:.*]] : memref<64x8xvector<4xf32>, #gpu.address_space<workgroup>>, %[[ST:.*]] : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
+// CHECK:           %[[ENTRY:.*]] = arith.remui %[[BY]], %c2
+// CHECK:           %[[TX:.*]] = arith.remui %[[T]], %c16
+// CHECK:           %[[TY:.*]] = arith.divui %[[T]], %c16
+// A causal grid starts with its last block (70 rows: blocks 1, then 0).
+// CHECK:           %[[BLOCK:.*]] = arith.subi %c1{{[_0-9]*}}, %[[BX]]
+// CHECK:           %[[START:.*]] = arith.muli %[[BLOCK]], %c64
+// CHECK:           %[[R0:.*]] = arith.addi %[[TY]], %c0
+// CHECK:           %[[ROW0:.*]] = arith.addi %[[START]], %[[R0]]
+// CHECK:           %[[FIRST:.*]] = arith.muli %[[TX]], %c4
+// CHECK:           scf.for %{{.*}} = %[[T]] to %c512 step %c256
+// CHECK:             memref.load %[[Q]][%[[ENTRY]], %{{.*}}, %{{.*}}]
+// CHECK:             arith.mulf
+// CHECK:             llvm.insertelement
+// CHECK:             memref.store %{{.*}}, %[[QT]]
+// The causal block's tiles: up to its last row's diagonal.
+// CHECK:           %[[END:.*]] = arith.addi %[[START]], %c64
+// CHECK:           %[[ROWS:.*]] = arith.minsi %[[END]], %c70
+// CHECK:           %[[SEEN:.*]] = arith.minsi %[[ROWS]], %c100
+// CHECK:           %[[UP:.*]] = arith.addi %[[SEEN]], %c63
+// CHECK:           %[[TILES:.*]] = arith.divui %[[UP]], %c64
+// Carried: four maxima, four sums, 16 accumulators.
+// CHECK:           %[[LOOP:.*]]:24 = scf.for %{{.*}} = %c0 to %[[TILES]] step %c1
+// kt[d][c] at column c xor (d mod 16), consecutive threads on
+// consecutive dims d.
+// CHECK:             scf.for %[[E:.*]] = %[[T]] to %c512{{[_0-9]*}} step %c256
+// CHECK:               %[[D:.*]] = arith.remui %[[E]], %c32
+// CHECK:               %[[C:.*]] = arith.divui %[[E]], %c32
+// CHECK:               memref.load %[[K]][%[[ENTRY]], %{{.*}}, %[[D]]]
+// CHECK:               %[[LOW:.*]] = arith.andi %[[D]], %c15
+// CHECK:               %[[COL:.*]] = arith.xori %[[C]], %[[LOW]]
+// CHECK:               memref.store %{{.*}}, %[[ST]][%[[D]], %[[COL]]]
+// CHECK:             scf.for %{{.*}} = %[[T]] to %c1024 step %c256
+// CHECK:               memref.load %[[V]][%[[ENTRY]], %{{.*}}, %{{.*}}]
+// CHECK:               memref.store %{{.*}}, %[[VT]]
+// CHECK:             gpu.barrier
+// CHECK:             %[[S:.*]]:16 = scf.for %[[D4:.*]] = %c0{{[_0-9]*}} to %c8{{[_0-9]*}} step
+// CHECK:               %[[QV:.*]] = memref.load %[[QT]][%{{.*}}, %[[D4]]]
+// CHECK:               %[[D4X4:.*]] = arith.muli %[[D4]], %c4
+// CHECK:               %[[DIM:.*]] = arith.addi %[[D4X4]], %c0
+// CHECK:               %[[DLOW:.*]] = arith.andi %[[DIM]], %c15
+// CHECK:               %[[KCOL:.*]] = arith.xori %[[TX]], %[[DLOW]]
+// CHECK:               %[[KV:.*]] = memref.load %[[ST]][%[[DIM]], %[[KCOL]]]
+// CHECK:               %[[K0:.*]] = llvm.extractelement %[[KV]]
+// CHECK:               %[[Q0:.*]] = llvm.extractelement %[[QV]]
+// CHECK:               math.fma %[[Q0]], %[[K0]]
+// CHECK:             gpu.barrier
+// CHECK:             %[[C0:.*]] = arith.addi %[[FIRST]], %c0
+// CHECK:             %[[KEY:.*]] = arith.addi %{{.*}}, %[[C0]]
+// CHECK:             memref.load %[[M]][%c0{{[_0-9]*}}, %{{.*}}, %{{.*}}]
+// CHECK:             %[[IN:.*]] = arith.cmpi slt, %[[KEY]], %c100
+// CHECK:             %[[BELOW:.*]] = arith.cmpi sle, %[[KEY]], %[[ROW0]]
+// CHECK:             arith.andi %[[IN]], %[[BELOW]]
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
+// CHECK:             arith.maximumf
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+// CHECK:             math.exp
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c8_i32{{[_0-9]*}}, %c32_i32
+// CHECK:             arith.addf
+// CHECK:             memref.store %{{.*}}, %[[ST]][%[[R0]], %[[TX]]]
+// CHECK:             gpu.barrier
+// CHECK:             scf.for %[[C4:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
+// CHECK:               %[[PV:.*]] = memref.load %[[ST]][%{{.*}}, %[[C4]]]
+// CHECK:               %[[VV:.*]] = memref.load %[[VT]][%{{.*}}, %[[TX]]]
+// CHECK:               %[[V0:.*]] = llvm.extractelement %[[VV]]
+// CHECK:               %[[P0:.*]] = llvm.extractelement %[[PV]]
+// CHECK:               math.fma %[[P0]], %[[V0]]
+// CHECK:             gpu.barrier
+// Rows past the end write nothing; the row's first thread writes the
+// log-sum-exp.
+// CHECK:           %[[VALID:.*]] = arith.cmpi slt, %[[ROW0]], %c70
+// CHECK:           scf.if %[[VALID]] {
+// CHECK:             arith.divf %[[LOOP]]#8, %[[LOOP]]#4
+// CHECK:             memref.store %{{.*}}, %[[O]][%[[ENTRY]], %[[ROW0]], %{{.*}}]
+// CHECK:             %[[LEAD:.*]] = arith.cmpi eq, %[[TX]], %c0
+// CHECK:             scf.if %[[LEAD]] {
+// CHECK:               math.log %[[LOOP]]#4
+// CHECK:               memref.store %{{.*}}, %[[L]][%[[ENTRY]], %[[ROW0]]]
+// CHECK:           gpu.terminator
+// CHECK-NOT:   func.func private @kiln_cuda_attention
+// DEFAULT-LABEL: func.func @tiled(
+// DEFAULT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+func.func @tiled(%q: memref<2x70x32xf32>, %k: memref<2x100x32xf32>, %v: memref<2x100x64xf32>, %m: memref<1x70x100xf32>, %o: memref<2x70x64xf32>, %l: memref<2x70xf32>) {
+  call @kiln_cuda_attention(%q, %k, %v, %m, %o, %l) : (memref<2x70x32xf32>, memref<2x100x32xf32>, memref<2x100x64xf32>, memref<1x70x100xf32>, memref<2x70x64xf32>, memref<2x70xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<2x70x32xf32>, %k: memref<2x100x32xf32>, %v: memref<2x100x64xf32>, %m: memref<1x70x100xf32>, %o: memref<2x70x64xf32>, %l: memref<2x70xf32>) attributes {kiln.cuda_attention = {causal = true, scale = 2.500000e-01 : f64}} {
+  return
+}
+
+// -----
+
 // Rank 2, no mask, not causal: a fixed number of tiles (ceil(7 / 3)), no
 // leading indices; head dims 8 and 4 take one lane per row (no shuffle),
 // and the block keeps its 4 rows. Head dims of 2048 take 32 lanes of 64

@@ -20,7 +20,7 @@ func.func @heads(%q: tensor<2x2x70x16xf32>, %k: tensor<2x2x45x16xf32>, %v: tenso
   return %o, %lse : tensor<2x2x70x8xf32>, tensor<2x2x70xf32>
 }
 
-// Head dim 64 (eight CUDA threads per query row, kiln-cuda-flash-attention),
+// Head dim 64 (kiln-cuda-flash-attention's register-tiled kernel),
 // causal, with query and key counts that leave partial tiles and blocks,
 // and a masked variant of the scores per query and key.
 // CHECK: heads_64_causal(arg0: f32[1,2,75,64], arg1: f32[1,2,150,64], arg2: f32[1,2,150,64], arg3: f32[1,1,75,150]) -> (out0: f32[1,2,75,64], out1: f32[1,2,75], out2: f32[1,2,75,64])
@@ -28,6 +28,18 @@ func.func @heads_64_causal(%q: tensor<1x2x75x64xf32>, %k: tensor<1x2x150x64xf32>
   %o, %lse = kiln.attention %q, %k, %v {causal, scale = 0.125 : f64} : tensor<1x2x75x64xf32>, tensor<1x2x150x64xf32>, tensor<1x2x150x64xf32>
   %om, %lsem = kiln.attention %q, %k, %v mask %m {scale = 0.125 : f64} : tensor<1x2x75x64xf32>, tensor<1x2x150x64xf32>, tensor<1x2x150x64xf32>, tensor<1x1x75x150xf32>
   return %o, %lse, %om : tensor<1x2x75x64xf32>, tensor<1x2x75xf32>, tensor<1x2x75x64xf32>
+}
+
+// Query dims 32 and value dims 64 (the register-tiled CUDA kernel: blocks
+// of 64 query rows, key tiles of 64): 130 queries leave a partial third
+// block and 70 keys a partial second tile; causal with more queries than
+// keys (the rows from 70 on see every key), with a key mask broadcast over
+// the batch and the queries, and the same attention unmasked.
+// CHECK: tiled_wide_values(arg0: f32[3,130,32], arg1: f32[3,70,32], arg2: f32[3,70,64], arg3: f32[1,1,70]) -> (out0: f32[3,130,64], out1: f32[3,130], out2: f32[3,130,64], out3: f32[3,130])
+func.func @tiled_wide_values(%q: tensor<3x130x32xf32>, %k: tensor<3x70x32xf32>, %v: tensor<3x70x64xf32>, %m: tensor<1x1x70xf32>) -> (tensor<3x130x64xf32>, tensor<3x130xf32>, tensor<3x130x64xf32>, tensor<3x130xf32>) {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.17 : f64} : tensor<3x130x32xf32>, tensor<3x70x32xf32>, tensor<3x70x64xf32>, tensor<1x1x70xf32>
+  %o2, %lse2 = kiln.attention %q, %k, %v {scale = 0.17 : f64} : tensor<3x130x32xf32>, tensor<3x70x32xf32>, tensor<3x70x64xf32>
+  return %o, %lse, %o2, %lse2 : tensor<3x130x64xf32>, tensor<3x130xf32>, tensor<3x130x64xf32>, tensor<3x130xf32>
 }
 
 // Causal with more keys than queries, and an additive key mask.

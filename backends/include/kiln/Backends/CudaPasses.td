@@ -78,6 +78,18 @@ def KilnCudaFlashAttention
     (so that every thread takes part in the shuffles and barriers) and
     write nothing.
 
+    Where D is a multiple of 4 up to 64 and Dv = 64 (the head dims of BERT,
+    GPT-2 and most models), the launch is instead the register-tiled
+    kernel, whatever the options: blocks of 16 x 16 threads owning 64 query
+    rows, which walk the keys in tiles of 64; each thread computes a 4 x 4
+    tile of scores (rows ty + 16 i, keys 4 tx + j) and of the output (rows
+    ty + 16 i, dims 4 tx + j) from vectors of four floats read from
+    workgroup memory (the scaled query rows, the key tile transposed with
+    its columns swizzled by the dim, the value tile, and the tile's weights
+    p in place of the keys), the 16 threads of a row combining their
+    maxima and sums with shuffles. A causal grid starts with the blocks of
+    the last rows, which have the most keys to walk.
+
     A call of a function marked `kiln.cuda_attention_grad` (query, key,
     value, the result's cotangent dO, lse, rowsum(dO * O) [L..., Nq], the
     mask if any, then the dq, dk and dv buffers) becomes two launches of
@@ -99,6 +111,7 @@ def KilnCudaFlashAttention
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",
+                           "mlir::LLVM::LLVMDialect",
                            "mlir::math::MathDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect"];
