@@ -81,6 +81,25 @@ inline func::FuncOp outlineWithPlaceholderBody(Operation *op, StringRef name,
   return outlineWithPlaceholderBody(op, op->getOperands(), name, symbols);
 }
 
+/// Whether `function` is a placeholder of outlineWithPlaceholderBody: its
+/// body says nothing of what the kernel that replaces its calls will do.
+/// Such a kernel reads the arguments marked read-only and writes the
+/// others (the results, out-params once bufferized).
+inline bool isOutlinedPlaceholder(func::FuncOp function) {
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    if (function.getArgAttr(i, "bufferization.access"))
+      return true;
+  return false;
+}
+
+/// Whether argument `index` of a placeholder is only read.
+inline bool isReadOnlyPlaceholderArgument(func::FuncOp function,
+                                          unsigned index) {
+  auto access =
+      function.getArgAttrOfType<StringAttr>(index, "bufferization.access");
+  return access && access.getValue() == "read";
+}
+
 /// Erases the outlined functions in `callees` that nothing in `module`
 /// calls any more, once their calls have been replaced. The module's
 /// symbol uses are gathered in one walk: asking per callee walks the whole

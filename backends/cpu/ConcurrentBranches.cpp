@@ -54,6 +54,7 @@
 
 #include "LoopTrips.h"
 #include "common/BufferAccess.h"
+#include "common/OutlinedOps.h"
 
 #include "kiln/Backends/Passes.h"
 
@@ -215,6 +216,15 @@ summarize(func::FuncOp callee,
           unsigned depth) {
   if (callee.isDeclaration() || depth > 4)
     return std::nullopt;
+  // A kernel replaces the calls of a placeholder later (an attention):
+  // its accesses are those its arguments are marked with, not its body's.
+  if (mlir::kiln::isOutlinedPlaceholder(callee)) {
+    Summary summary;
+    for (unsigned i = 0; i < callee.getNumArguments(); ++i)
+      summary.arguments.push_back(
+          {i, !mlir::kiln::isReadOnlyPlaceholderArgument(callee, i)});
+    return summary;
+  }
   auto cached = cache.find(callee);
   if (cached != cache.end())
     return cached->second;

@@ -190,3 +190,47 @@ func.func @three_branches(%x: memref<64x128xf32>, %out: memref<64x128xf32>) {
   return
 }
 memref.global "private" constant @w : memref<128x128xf32> = dense<1.0>
+
+// -----
+
+// A placeholder of an outlined op (an attention, replaced by a kernel
+// later) does nothing in its body: its accesses are its arguments' marks,
+// reads where marked read-only and writes elsewhere (its out-params). Each
+// copy reads what one call writes, so it goes in that call's section,
+// after it. (Taken for calls that access nothing, the calls would join
+// the less loaded section and the larger copy run beside its call.)
+// CHECK-LABEL: func.func @placeholder_writes(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<64x896xf32>, %[[Y:[^:]*]]: memref<64x512xf32>)
+// CHECK:         %[[B1:.*]] = memref.alloc() : memref<64x896xf32>
+// CHECK:         %[[B2:.*]] = memref.alloc() : memref<64x512xf32>
+// CHECK:         %[[C1:.*]] = memref.alloc() : memref<64x896xf32>
+// CHECK:         %[[C2:.*]] = memref.alloc() : memref<64x512xf32>
+// CHECK:         scf.index_switch
+// CHECK-NEXT:      case 0 {
+// CHECK-NEXT:        func.call @kernel(%[[X]], %[[B1]])
+// CHECK-NEXT:        linalg.copy ins(%[[B1]] : memref<64x896xf32>) outs(%[[C1]] : memref<64x896xf32>)
+// CHECK-NEXT:        scf.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      case 1 {
+// CHECK-NEXT:        func.call @kernel_0(%[[Y]], %[[B2]])
+// CHECK-NEXT:        linalg.copy ins(%[[B2]] : memref<64x512xf32>) outs(%[[C2]] : memref<64x512xf32>)
+// CHECK-NEXT:        scf.yield
+// CHECK-NEXT:      }
+// CHECK:         } {kiln.concurrent = 2 : i64}
+func.func @placeholder_writes(%x: memref<64x896xf32>, %y: memref<64x512xf32>) {
+  %b1 = memref.alloc() : memref<64x896xf32>
+  call @kernel(%x, %b1) : (memref<64x896xf32>, memref<64x896xf32>) -> ()
+  %b2 = memref.alloc() : memref<64x512xf32>
+  call @kernel_0(%y, %b2) : (memref<64x512xf32>, memref<64x512xf32>) -> ()
+  %c1 = memref.alloc() : memref<64x896xf32>
+  linalg.copy ins(%b1 : memref<64x896xf32>) outs(%c1 : memref<64x896xf32>)
+  %c2 = memref.alloc() : memref<64x512xf32>
+  linalg.copy ins(%b2 : memref<64x512xf32>) outs(%c2 : memref<64x512xf32>)
+  return
+}
+func.func private @kernel(%a: memref<64x896xf32> {bufferization.access = "read"}, %out: memref<64x896xf32>) {
+  return
+}
+func.func private @kernel_0(%a: memref<64x512xf32> {bufferization.access = "read"}, %out: memref<64x512xf32>) {
+  return
+}
