@@ -14,7 +14,9 @@
 // forward is instead register-tiled (KernelBuilder::buildTiled): each
 // thread computes a 4 x 4 tile of scores and of outputs from vectors of
 // four floats in shared memory, eight times fewer shared-memory reads per
-// multiply-add than the lanes' kernel, whose every product reads a word.
+// multiply-add than the lanes' kernel, whose every product reads a word;
+// and so is the gradient where both head dims are 64
+// (fitsTheTiledGradient, KernelBuilder::buildTiledGrad).
 //
 // As on the CPU (AttentionCalls.cpp), the op is taken aside while it is a
 // kiln op and the kernel is built once buffers exist:
@@ -118,8 +120,15 @@ static constexpr int64_t kTiledKeys = 4 * kTiledSide;
 /// of a row. Its three 16 KiB buffers fill the 48 KiB a block may have
 /// statically.
 static bool fitsTheTiledKernel(int64_t headDim, int64_t valueDim) {
-  return headDim > 0 && headDim % 4 == 0 && headDim <= kTiledKeys &&
+  return headDim > 0 && headDim % 4 == 0 && headDim <= kTiledRows &&
          valueDim == 4 * kTiledSide;
+}
+
+/// Whether the register-tiled gradient (KernelBuilder::buildTiledGrad)
+/// takes these head dims: both 64, so that every product's columns are
+/// four per thread of a row.
+static bool fitsTheTiledGradient(int64_t headDim, int64_t valueDim) {
+  return headDim == 4 * kTiledSide && valueDim == 4 * kTiledSide;
 }
 
 /// {scale, causal} of an attention or its gradient.
@@ -215,6 +224,13 @@ public:
                   Value lse, double scale, bool causal, int64_t batch,
                   ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
                   int64_t headDim);
+  /// The register-tiled gradient's kernels, where fitsTheTiledGradient:
+  /// `operands` are query, key, value, dO, lse and rowsum(dO * O), `grads`
+  /// the dq, dk and dv buffers. Erases the call.
+  void buildTiledGrad(ArrayRef<Value> operands, Value mask,
+                      ArrayRef<Value> grads, double scale, bool causal,
+                      int64_t batch, ArrayRef<int64_t> leading, int64_t queries,
+                      int64_t keys);
   /// The gradient's two kernels, for a call of a
   /// `kiln.cuda_attention_grad` function.
   LogicalResult buildGrad(DictionaryAttr info);
@@ -440,6 +456,172 @@ private:
         at(source,
            {b.create<arith::MinSIOp>(loc, row, index(rows - 1)), column}));
     return b.create<arith::SelectOp>(loc, less(row, index(rows)), x, f32(0.0));
+  }
+  /// s plus the mask at (query, key) if there is one, and whether the
+  /// query sees the key: `inRange` and, when causal, key <= query.
+  std::pair<Value, Value> maskAndSee(Value s, Value mask, Value query,
+                                     int64_t queries, Value key, int64_t keys,
+                                     Value inRange, bool causal) {
+    if (mask) {
+      Value readQuery =
+          b.create<arith::MinSIOp>(loc, query, index(queries - 1));
+      Value readKey = b.create<arith::MinSIOp>(loc, key, index(keys - 1));
+      s = b.create<arith::AddFOp>(
+          loc, s,
+          b.create<memref::LoadOp>(loc, mask, at(mask, {readQuery, readKey})));
+    }
+    Value seen = inRange;
+    if (causal)
+      seen = b.create<arith::AndIOp>(
+          loc, seen,
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, key, query));
+    return {s, seen};
+  }
+  /// The threads of a register-tiled launch: kTiledSide x kTiledSide of
+  /// them (tx = thread mod 16, ty = thread / 16) own kTiledRows rows of a
+  /// batch entry; thread (tx, ty) owns rows ty + 16 i (i < 4) and columns
+  /// 4 tx + j (j < 4) of what the block walks.
+  struct Tile {
+    gpu::LaunchOp launch;
+    Value thread, tx, ty, blockStart, firstColumn;
+    /// The thread's rows in the block, and overall.
+    SmallVector<Value> localRow, row;
+  };
+  /// A register-tiled launch over `own` rows with workgroup buffers of
+  /// kTiledRows x `quads` vectors of four floats; `lastFirst` numbers the
+  /// blocks from the last rows (a causal grid's longest blocks first).
+  Tile launchTiled(int64_t own, int64_t batch, ArrayRef<int64_t> leading,
+                   ArrayRef<int64_t> quads, bool lastFirst) {
+    Type vector = VectorType::get({4}, b.getF32Type());
+    SmallVector<MemRefType> buffers;
+    for (int64_t q : quads)
+      buffers.push_back(workgroupType({kTiledRows, q}, vector));
+    int64_t blocks = llvm::divideCeil(own, kTiledRows);
+    Tile t;
+    t.launch = launchBlocks(blocks, kTiledSide * kTiledSide, batch, buffers);
+    setLeadingIndices(t.launch, leading);
+    t.thread = t.launch.getThreadIds().x;
+    Value side = index(kTiledSide);
+    t.tx = b.create<arith::RemUIOp>(loc, t.thread, side);
+    t.ty = b.create<arith::DivUIOp>(loc, t.thread, side);
+    Value blockIndex = t.launch.getBlockIds().x;
+    if (lastFirst)
+      blockIndex = b.create<arith::SubIOp>(loc, index(blocks - 1), blockIndex);
+    t.blockStart = mul(blockIndex, index(kTiledRows));
+    for (int64_t i = 0; i < 4; ++i) {
+      t.localRow.push_back(add(t.ty, index(kTiledSide * i)));
+      t.row.push_back(add(t.blockStart, t.localRow.back()));
+    }
+    t.firstColumn = mul(t.tx, index(4));
+    return t;
+  }
+  /// A transposed tile's column c of row d is stored at c xor (d mod 16):
+  /// the 16 columns of a row are read by the 16 threads of a row of the
+  /// block, and the threads that stage consecutive dims of a row then
+  /// write different banks.
+  Value swizzled(Value d, Value c) {
+    return b.create<arith::XOrIOp>(
+        loc, c, b.create<arith::AndIOp>(loc, d, index(kTiledSide - 1)));
+  }
+  /// tile[r][c] = dims 4c..4c+3 of row first + r of this block's batch
+  /// entry of `source` (times `factor`), zeros from row `limit` on;
+  /// consecutive threads take consecutive vectors of a row.
+  void stageRows(const Tile &t, Value source, Value first, int64_t limit,
+                 Value tile, double factor) {
+    int64_t quads = cast<MemRefType>(tile.getType()).getDimSize(1);
+    Value factorF = factor != 1.0 ? f32(factor) : Value();
+    loop(t.thread, index(kTiledRows * quads), index(kTiledSide * kTiledSide),
+         {}, [&](Value e, ValueRange) {
+           Value r = b.create<arith::DivUIOp>(loc, e, index(quads));
+           Value c = b.create<arith::RemUIOp>(loc, e, index(quads));
+           SmallVector<Value> xs;
+           for (int64_t k = 0; k < 4; ++k) {
+             Value x = loadOrZero(source, add(first, r), limit,
+                                  add(mul(c, index(4)), index(k)));
+             xs.push_back(factorF ? b.create<arith::MulFOp>(loc, x, factorF)
+                                  : x);
+           }
+           b.create<memref::StoreOp>(loc, quad(xs), tile, ValueRange{r, c});
+           return SmallVector<Value>{};
+         });
+  }
+  /// tile[d][swizzled(d, c)] = dim d of rows first + 4c .. first + 4c + 3
+  /// of `source` (zeros from row `limit` on), for d < depth; consecutive
+  /// threads read consecutive dims of a row.
+  void stageTransposed(const Tile &t, Value source, Value first, int64_t limit,
+                       Value tile, int64_t depth) {
+    loop(t.thread, index(depth * kTiledSide), index(kTiledSide * kTiledSide),
+         {}, [&](Value e, ValueRange) {
+           Value d = b.create<arith::RemUIOp>(loc, e, index(depth));
+           Value c = b.create<arith::DivUIOp>(loc, e, index(depth));
+           SmallVector<Value> xs;
+           for (int64_t k = 0; k < 4; ++k)
+             xs.push_back(
+                 loadOrZero(source, add(first, add(mul(c, index(4)), index(k))),
+                            limit, d));
+           b.create<memref::StoreOp>(loc, quad(xs), tile,
+                                     ValueRange{d, swizzled(d, c)});
+           return SmallVector<Value>{};
+         });
+  }
+  /// init[4 i + j] + the sum over k < 4 quads of left[row i][k] times
+  /// right[k][column j]: the thread's 4 x 4 tile of a product, `left`
+  /// holding its rows (kTiledRows x quads vectors along k), `right` its
+  /// columns (k x 16 vectors of four columns, `swizzledRight` as
+  /// stageTransposed stores them); four multiply-adds per read of each.
+  SmallVector<Value> tileProduct(const Tile &t, Value left, Value right,
+                                 int64_t quads, bool swizzledRight,
+                                 ValueRange init) {
+    auto product =
+        loop(zero, index(quads), one, init,
+             [&](Value k4, ValueRange sums) -> SmallVector<Value> {
+               SmallVector<Value> rows;
+               for (int64_t i = 0; i < 4; ++i)
+                 rows.push_back(b.create<memref::LoadOp>(
+                     loc, left, ValueRange{t.localRow[i], k4}));
+               SmallVector<Value> next(sums);
+               for (int64_t kk = 0; kk < 4; ++kk) {
+                 Value k = add(mul(k4, index(4)), index(kk));
+                 Value columns = b.create<memref::LoadOp>(
+                     loc, right,
+                     ValueRange{k, swizzledRight ? swizzled(k, t.tx) : t.tx});
+                 SmallVector<Value> column;
+                 for (int64_t j = 0; j < 4; ++j)
+                   column.push_back(element(columns, j));
+                 for (int64_t i = 0; i < 4; ++i) {
+                   Value x = element(rows[i], kk);
+                   for (int64_t j = 0; j < 4; ++j)
+                     next[4 * i + j] = b.create<math::FmaOp>(loc, x, column[j],
+                                                             next[4 * i + j]);
+                 }
+               }
+               return next;
+             });
+    return SmallVector<Value>(product.getResults());
+  }
+  /// tile[row i][tx] = values 4 i .. 4 i + 3: the thread's 4 x 4 tile in
+  /// rows of vectors.
+  void storeQuads(const Tile &t, Value tile, ArrayRef<Value> values) {
+    for (int64_t i = 0; i < 4; ++i)
+      b.create<memref::StoreOp>(loc, quad(values.slice(4 * i, 4)), tile,
+                                ValueRange{t.localRow[i], t.tx});
+  }
+  /// The thread's 4 x 4 tile times `factor` into its rows (below `limit`)
+  /// and columns of this block's batch entry of `buffer`.
+  void storeRows(const Tile &t, Value buffer, ArrayRef<Value> values,
+                 double factor, int64_t limit) {
+    Value factorF = factor != 1.0 ? f32(factor) : Value();
+    for (int64_t i = 0; i < 4; ++i)
+      when(less(t.row[i], index(limit)), [&] {
+        for (int64_t j = 0; j < 4; ++j) {
+          Value x = values[4 * i + j];
+          if (factorF)
+            x = b.create<arith::MulFOp>(loc, x, factorF);
+          b.create<memref::StoreOp>(
+              loc, x, buffer,
+              at(buffer, {t.row[i], add(t.firstColumn, index(j))}));
+        }
+      });
   }
   /// Copies rows first, first + 1, ... of this block's batch entry of
   /// `source` ([L..., rows, width] or [L..., rows]) into `target` ([tile,
@@ -702,182 +884,70 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
 }
 
 /// The forward kernel with register tiles, for head dims that
-/// fitsTheTiledKernel. A block of 16 x 16 threads (tx = thread mod 16, ty
-/// = thread / 16) owns kTiledRows query rows of one batch entry and stages
-/// them, scaled, once. Per tile of kTiledKeys keys it stages the keys
-/// transposed (kt[d][keys 4c..4c+3] as one vector) and the values; each
-/// thread sums its 4 x 4 scores s[i][j] = q[ty + 16 i] . k[4 tx + j] from
-/// four-float reads (four query dims of a row, four keys of a dim), masks
-/// them, and folds them into its rows' running maximum and sum: the 16
-/// threads of a row are one half of a warp, combined by shuffles. The
-/// weights p replace the transposed keys in workgroup memory, and each
-/// thread adds p v into its 4 x 4 accumulators (rows ty + 16 i, value dims
-/// 4 tx + j), four keys' weights and four dims of a value row per read.
-/// A causal grid starts with the blocks of the last rows, the longest.
-/// Per multiply-add it reads an eighth of a float from workgroup memory,
-/// where the lanes' kernel (build) reads one.
+/// fitsTheTiledKernel. The block's query rows are staged once, scaled.
+/// Per tile of kTiledKeys keys it stages the keys transposed (kt[d][keys
+/// 4c..4c+3] as one vector) and the values; each thread sums its 4 x 4
+/// scores s[i][j] = q[ty + 16 i] . k[4 tx + j] from four-float reads (four
+/// query dims of a row, four keys of a dim), masks them, and folds them
+/// into its rows' running maximum and sum: the 16 threads of a row are one
+/// half of a warp, combined by shuffles. The weights p replace the
+/// transposed keys in workgroup memory, and each thread adds p v into its
+/// 4 x 4 accumulators (rows ty + 16 i, value dims 4 tx + j), four keys'
+/// weights and four dims of a value row per read. A causal grid starts
+/// with the blocks of the last rows, the longest. Per multiply-add it
+/// reads an eighth of a float from workgroup memory, where the lanes'
+/// kernel (build) reads one.
 void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
                                Value out, Value lse, double scale, bool causal,
                                int64_t batch, ArrayRef<int64_t> leading,
                                int64_t queries, int64_t keys, int64_t headDim) {
-  constexpr int64_t side = kTiledSide, quadsPerRow = kTiledKeys / 4;
-  int64_t quads = headDim / 4;
-  Type vector = VectorType::get({4}, b.getF32Type());
-  int64_t blocks = llvm::divideCeil(queries, kTiledRows);
-  gpu::LaunchOp launch =
-      launchBlocks(blocks, side * side, batch,
-                   {workgroupType({kTiledRows, quads}, vector),
-                    workgroupType({kTiledRows, quadsPerRow}, vector),
-                    workgroupType({kTiledKeys, side}, vector)});
-  setLeadingIndices(launch, leading);
-  Value queryTile = launch.getWorkgroupAttributions()[0];
+  Tile t = launchTiled(queries, batch, leading,
+                       {headDim / 4, kTiledSide, kTiledSide}, causal);
+  Value queryTile = t.launch.getWorkgroupAttributions()[0];
   // kt[d][c] while the scores are computed, then p[row][c].
-  Value sharedTile = launch.getWorkgroupAttributions()[1];
-  Value valueTile = launch.getWorkgroupAttributions()[2];
-  Value thread = launch.getThreadIds().x;
-  Value sideV = index(side), threadsV = index(side * side);
-  Value tx = b.create<arith::RemUIOp>(loc, thread, sideV);
-  Value ty = b.create<arith::DivUIOp>(loc, thread, sideV);
-  // A causal block's work grows with its rows: the blocks of the last
-  // rows start first, so that the short ones fill the end of the grid.
-  Value blockIndex = launch.getBlockIds().x;
-  if (causal)
-    blockIndex = b.create<arith::SubIOp>(loc, index(blocks - 1), blockIndex);
-  Value blockStart = mul(blockIndex, index(kTiledRows));
-  // kt[d][c] is stored at column c xor (d mod 16): the 16 columns of a row
-  // are the 16 threads of a row of the block, and the threads that stage
-  // consecutive dims of a key then write different banks.
-  auto swizzled = [&](Value d, Value c) {
-    return b.create<arith::XOrIOp>(
-        loc, c, b.create<arith::AndIOp>(loc, d, index(quadsPerRow - 1)));
-  };
+  Value sharedTile = t.launch.getWorkgroupAttributions()[1];
+  Value valueTile = t.launch.getWorkgroupAttributions()[2];
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value zeroF = f32(0.0), oneF = f32(1.0);
-  auto times = [&](Value x, int64_t factor) { return mul(x, index(factor)); };
-  // This thread's rows in the block and overall, and the first of its
-  // four keys or value dims.
-  SmallVector<Value> localRow, rowOf;
-  for (int64_t i = 0; i < 4; ++i) {
-    localRow.push_back(add(ty, index(side * i)));
-    rowOf.push_back(add(blockStart, localRow.back()));
-  }
-  Value firstColumn = times(tx, 4);
+  SmallVector<Value> zeros(16, zeroF);
 
-  // The block's query rows times the scale (zeros past the last row).
-  Value scaleF = f32(scale);
-  loop(thread, index(kTiledRows * quads), threadsV, {},
-       [&](Value e, ValueRange) {
-         Value r = b.create<arith::DivUIOp>(loc, e, index(quads));
-         Value d4 = b.create<arith::RemUIOp>(loc, e, index(quads));
-         SmallVector<Value> xs;
-         for (int64_t k = 0; k < 4; ++k)
-           xs.push_back(b.create<arith::MulFOp>(
-               loc,
-               loadOrZero(query, add(blockStart, r), queries,
-                          add(times(d4, 4), index(k))),
-               scaleF));
-         b.create<memref::StoreOp>(loc, quad(xs), queryTile, ValueRange{r, d4});
-         return SmallVector<Value>{};
-       });
-
+  stageRows(t, query, t.blockStart, queries, queryTile, scale);
   Value tiles =
-      keyTiles(blockStart, kTiledRows, queries, keys, kTiledKeys, causal);
+      keyTiles(t.blockStart, kTiledRows, queries, keys, kTiledKeys, causal);
   // Carried: the rows' running maxima, their sums, the accumulators
   // (row-major, 4 x 4).
   SmallVector<Value> inits(4, negInf);
   inits.append(4, zeroF);
-  inits.append(16, zeroF);
+  inits.append(zeros);
   auto tileLoop = loop(
       zero, tiles, one, inits,
       [&](Value tile, ValueRange carried) -> SmallVector<Value> {
         ValueRange runningMax = carried.take_front(4);
         ValueRange runningSum = carried.slice(4, 4);
         ValueRange accumulators = carried.drop_front(8);
-        Value firstKey = times(tile, kTiledKeys);
-        // kt[d][c] = keys 4c..4c+3 at dim d; consecutive threads read
-        // consecutive dims of a key (and write swizzled columns).
-        loop(thread, index(headDim * quadsPerRow), threadsV, {},
-             [&](Value e, ValueRange) {
-               Value d = b.create<arith::RemUIOp>(loc, e, index(headDim));
-               Value c = b.create<arith::DivUIOp>(loc, e, index(headDim));
-               SmallVector<Value> xs;
-               for (int64_t k = 0; k < 4; ++k)
-                 xs.push_back(loadOrZero(
-                     key, add(firstKey, add(times(c, 4), index(k))), keys, d));
-               b.create<memref::StoreOp>(loc, quad(xs), sharedTile,
-                                         ValueRange{d, swizzled(d, c)});
-               return SmallVector<Value>{};
-             });
-        loop(thread, index(kTiledKeys * side), threadsV, {},
-             [&](Value e, ValueRange) {
-               Value c = b.create<arith::DivUIOp>(loc, e, sideV);
-               Value d4 = b.create<arith::RemUIOp>(loc, e, sideV);
-               SmallVector<Value> xs;
-               for (int64_t k = 0; k < 4; ++k)
-                 xs.push_back(loadOrZero(value, add(firstKey, c), keys,
-                                         add(times(d4, 4), index(k))));
-               b.create<memref::StoreOp>(loc, quad(xs), valueTile,
-                                         ValueRange{c, d4});
-               return SmallVector<Value>{};
-             });
+        Value firstKey = mul(tile, index(kTiledKeys));
+        stageTransposed(t, key, firstKey, keys, sharedTile, headDim);
+        stageRows(t, value, firstKey, keys, valueTile, 1.0);
         b.create<gpu::BarrierOp>(loc);
-
-        // The 4 x 4 scores, four query dims per step.
-        auto scoring =
-            loop(zero, index(quads), one, SmallVector<Value>(16, zeroF),
-                 [&](Value d4, ValueRange sums) -> SmallVector<Value> {
-                   SmallVector<Value> q;
-                   for (int64_t i = 0; i < 4; ++i)
-                     q.push_back(b.create<memref::LoadOp>(
-                         loc, queryTile, ValueRange{localRow[i], d4}));
-                   SmallVector<Value> next(sums);
-                   for (int64_t dd = 0; dd < 4; ++dd) {
-                     Value d = add(times(d4, 4), index(dd));
-                     Value k = b.create<memref::LoadOp>(
-                         loc, sharedTile, ValueRange{d, swizzled(d, tx)});
-                     SmallVector<Value> kj;
-                     for (int64_t j = 0; j < 4; ++j)
-                       kj.push_back(element(k, j));
-                     for (int64_t i = 0; i < 4; ++i) {
-                       Value qi = element(q[i], dd);
-                       for (int64_t j = 0; j < 4; ++j)
-                         next[4 * i + j] = b.create<math::FmaOp>(
-                             loc, qi, kj[j], next[4 * i + j]);
-                     }
-                   }
-                   return next;
-                 });
+        SmallVector<Value> scores =
+            tileProduct(t, queryTile, sharedTile, headDim / 4, true, zeros);
         // Every thread is done with kt before p replaces it.
         b.create<gpu::BarrierOp>(loc);
 
-        SmallVector<Value> next(8), scaled(16);
+        SmallVector<Value> next(8), scaled(16), weights(16);
         for (int64_t i = 0; i < 4; ++i) {
-          Value row = rowOf[i];
+          Value row = t.row[i];
           SmallVector<Value> s(4);
           Value tileMax = negInf;
           for (int64_t j = 0; j < 4; ++j) {
-            Value k = add(firstKey, add(firstColumn, index(j)));
-            Value x = scoring.getResult(4 * i + j);
-            if (mask)
-              x = b.create<arith::AddFOp>(
-                  loc, x,
-                  b.create<memref::LoadOp>(
-                      loc, mask,
-                      at(mask,
-                         {b.create<arith::MinSIOp>(loc, row,
-                                                   index(queries - 1)),
-                          b.create<arith::MinSIOp>(loc, k, index(keys - 1))})));
-            Value seen = less(k, index(keys));
-            if (causal)
-              seen = b.create<arith::AndIOp>(
-                  loc, seen,
-                  b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, k,
-                                          row));
+            Value k = add(firstKey, add(t.firstColumn, index(j)));
+            auto [x, seen] = maskAndSee(scores[4 * i + j], mask, row, queries,
+                                        k, keys, less(k, index(keys)), causal);
             s[j] = b.create<arith::SelectOp>(loc, seen, x, negInf);
             tileMax = b.create<arith::MaximumFOp>(loc, tileMax, s[j]);
           }
           Value newMax = b.create<arith::MaximumFOp>(
-              loc, runningMax[i], maxOverLanes(tileMax, side));
+              loc, runningMax[i], maxOverLanes(tileMax, kTiledSide));
           // Nothing seen yet: no rescaling, and every weight is 0 (exp of
           // -inf minus -inf would be NaN).
           Value nothing = b.create<arith::CmpFOp>(
@@ -886,56 +956,31 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
               loc, nothing, oneF,
               b.create<math::ExpOp>(
                   loc, b.create<arith::SubFOp>(loc, runningMax[i], newMax)));
-          SmallVector<Value> p(4);
           Value rowSum = zeroF;
           for (int64_t j = 0; j < 4; ++j) {
-            p[j] = b.create<arith::SelectOp>(
+            Value p = b.create<arith::SelectOp>(
                 loc, nothing, zeroF,
                 b.create<math::ExpOp>(
                     loc, b.create<arith::SubFOp>(loc, s[j], newMax)));
-            rowSum = b.create<arith::AddFOp>(loc, rowSum, p[j]);
+            weights[4 * i + j] = p;
+            rowSum = b.create<arith::AddFOp>(loc, rowSum, p);
           }
           next[i] = newMax;
           next[4 + i] = b.create<arith::AddFOp>(
               loc, b.create<arith::MulFOp>(loc, runningSum[i], correction),
-              sumOverLanes(rowSum, side));
+              sumOverLanes(rowSum, kTiledSide));
           for (int64_t j = 0; j < 4; ++j)
             scaled[4 * i + j] = b.create<arith::MulFOp>(
                 loc, accumulators[4 * i + j], correction);
-          b.create<memref::StoreOp>(loc, quad(p), sharedTile,
-                                    ValueRange{localRow[i], tx});
         }
+        storeQuads(t, sharedTile, weights);
         b.create<gpu::BarrierOp>(loc);
-
         // acc += p v, four keys per step.
-        auto weighting =
-            loop(zero, index(quadsPerRow), one, scaled,
-                 [&](Value c4, ValueRange sums) -> SmallVector<Value> {
-                   SmallVector<Value> p;
-                   for (int64_t i = 0; i < 4; ++i)
-                     p.push_back(b.create<memref::LoadOp>(
-                         loc, sharedTile, ValueRange{localRow[i], c4}));
-                   SmallVector<Value> acc(sums);
-                   for (int64_t cc = 0; cc < 4; ++cc) {
-                     Value v = b.create<memref::LoadOp>(
-                         loc, valueTile,
-                         ValueRange{add(times(c4, 4), index(cc)), tx});
-                     SmallVector<Value> vj;
-                     for (int64_t j = 0; j < 4; ++j)
-                       vj.push_back(element(v, j));
-                     for (int64_t i = 0; i < 4; ++i) {
-                       Value pi = element(p[i], cc);
-                       for (int64_t j = 0; j < 4; ++j)
-                         acc[4 * i + j] = b.create<math::FmaOp>(loc, pi, vj[j],
-                                                                acc[4 * i + j]);
-                     }
-                   }
-                   return acc;
-                 });
+        llvm::append_range(next, tileProduct(t, sharedTile, valueTile,
+                                             kTiledKeys / 4, false, scaled));
         // Every thread is done with p and the values before the next tile
         // is staged.
         b.create<gpu::BarrierOp>(loc);
-        llvm::append_range(next, weighting.getResults());
         return next;
       });
 
@@ -943,7 +988,7 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
   // score (all masked, or no keys), as the softmax's 0 / 0.
   Value nan = f32(std::numeric_limits<double>::quiet_NaN());
   for (int64_t i = 0; i < 4; ++i) {
-    Value row = rowOf[i];
+    Value row = t.row[i];
     when(less(row, index(queries)), [&] {
       Value finalMax = tileLoop.getResult(i);
       Value finalSum = tileLoop.getResult(4 + i);
@@ -955,9 +1000,9 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
             b.create<arith::DivFOp>(loc, tileLoop.getResult(8 + 4 * i + j),
                                     finalSum));
         b.create<memref::StoreOp>(loc, o, out,
-                                  at(out, {row, add(firstColumn, index(j))}));
+                                  at(out, {row, add(t.firstColumn, index(j))}));
       }
-      when(equal(tx, zero), [&] {
+      when(equal(t.tx, zero), [&] {
         Value logSum = b.create<arith::AddFOp>(
             loc, finalMax, b.create<math::LogOp>(loc, finalSum));
         b.create<memref::StoreOp>(
@@ -967,6 +1012,165 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
     });
   }
   b.create<gpu::TerminatorOp>(loc);
+}
+
+/// The gradient with register tiles, for head dims that
+/// fitsTheTiledGradient: two kernels of buildTiled's geometry that
+/// recompute p = exp(s - lse) per tile, each thread on a 4 x 4 tile of
+/// (query, key) pairs, with three 16 KiB buffers.
+///   dq: blocks own 64 query rows (staged once, scaled) and walk the key
+///     tiles: s from the keys transposed, dp = dO . v from the block's dO
+///     rows and the values transposed, ds = p (dp - delta) written over the
+///     keys, then dq += ds k from the key rows.
+///   dk, dv: blocks own 64 key rows (staged once, scaled) and walk the
+///     query tiles (causal: from the tile of the block's first key): s from
+///     the queries transposed, dp from the block's value rows and dO
+///     transposed; p then ds written, dv += p dO and dk += ds q from the
+///     dO and query rows.
+/// dq and dk are scaled once at the end.
+void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
+                                   ArrayRef<Value> grads, double scale,
+                                   bool causal, int64_t batch,
+                                   ArrayRef<int64_t> leading, int64_t queries,
+                                   int64_t keys) {
+  Value query = operands[0], key = operands[1], value = operands[2],
+        resultGrad = operands[3], lse = operands[4], delta = operands[5];
+  constexpr int64_t dims = 4 * kTiledSide, quads = kTiledSide;
+  SmallVector<int64_t> buffers(3, quads);
+  /// exp(s - lse) where seen, else 0, and p (dp - delta).
+  auto weights = [&](Value s, Value seen, Value logSum, Value dp,
+                     Value rowDelta) {
+    Value p = b.create<arith::SelectOp>(
+        loc, seen,
+        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, logSum)),
+        f32(0.0));
+    Value ds = b.create<arith::MulFOp>(
+        loc, p, b.create<arith::SubFOp>(loc, dp, rowDelta));
+    return std::make_pair(p, ds);
+  };
+  auto rowValue = [&](Value buffer, Value row, int64_t rows) {
+    return b.create<memref::LoadOp>(
+        loc, buffer,
+        at(buffer, {b.create<arith::MinSIOp>(loc, row, index(rows - 1))}));
+  };
+
+  if (batch != 0 && queries != 0) {
+    Tile t = launchTiled(queries, batch, leading, buffers, causal);
+    Value queryTile = t.launch.getWorkgroupAttributions()[0];
+    Value rowsTile = t.launch.getWorkgroupAttributions()[1];
+    Value sharedTile = t.launch.getWorkgroupAttributions()[2];
+    SmallVector<Value> zeros(16, f32(0.0));
+    stageRows(t, query, t.blockStart, queries, queryTile, scale);
+    SmallVector<Value> rowLse, rowDelta;
+    for (Value row : t.row) {
+      rowLse.push_back(rowValue(lse, row, queries));
+      rowDelta.push_back(rowValue(delta, row, queries));
+    }
+    Value tiles =
+        keyTiles(t.blockStart, kTiledRows, queries, keys, kTiledKeys, causal);
+    auto tileLoop =
+        loop(zero, tiles, one, zeros,
+             [&](Value tile, ValueRange acc) -> SmallVector<Value> {
+               Value firstKey = mul(tile, index(kTiledKeys));
+               stageTransposed(t, key, firstKey, keys, sharedTile, dims);
+               b.create<gpu::BarrierOp>(loc);
+               SmallVector<Value> s =
+                   tileProduct(t, queryTile, sharedTile, quads, true, zeros);
+               b.create<gpu::BarrierOp>(loc);
+               stageRows(t, resultGrad, t.blockStart, queries, rowsTile, 1.0);
+               stageTransposed(t, value, firstKey, keys, sharedTile, dims);
+               b.create<gpu::BarrierOp>(loc);
+               SmallVector<Value> dp =
+                   tileProduct(t, rowsTile, sharedTile, quads, true, zeros);
+               b.create<gpu::BarrierOp>(loc);
+               SmallVector<Value> ds(16);
+               for (int64_t i = 0; i < 4; ++i)
+                 for (int64_t j = 0; j < 4; ++j) {
+                   Value k = add(firstKey, add(t.firstColumn, index(j)));
+                   auto [x, seen] =
+                       maskAndSee(s[4 * i + j], mask, t.row[i], queries, k,
+                                  keys, less(k, index(keys)), causal);
+                   ds[4 * i + j] =
+                       weights(x, seen, rowLse[i], dp[4 * i + j], rowDelta[i])
+                           .second;
+                 }
+               storeQuads(t, sharedTile, ds);
+               stageRows(t, key, firstKey, keys, rowsTile, 1.0);
+               b.create<gpu::BarrierOp>(loc);
+               SmallVector<Value> next = tileProduct(
+                   t, sharedTile, rowsTile, kTiledKeys / 4, false, acc);
+               b.create<gpu::BarrierOp>(loc);
+               return next;
+             });
+    storeRows(t, grads[0], SmallVector<Value>(tileLoop.getResults()), scale,
+              queries);
+    b.create<gpu::TerminatorOp>(loc);
+  }
+  if (batch != 0 && keys != 0) {
+    Tile t = launchTiled(keys, batch, leading, buffers, false);
+    Value keyTile = t.launch.getWorkgroupAttributions()[0];
+    Value rowsTile = t.launch.getWorkgroupAttributions()[1];
+    Value sharedTile = t.launch.getWorkgroupAttributions()[2];
+    SmallVector<Value> zeros(16, f32(0.0));
+    stageRows(t, key, t.blockStart, keys, keyTile, scale);
+    // Earlier queries see none of the block's keys when causal.
+    Value firstTile =
+        causal ? b.create<arith::DivUIOp>(loc, t.blockStart, index(kTiledRows))
+               : zero;
+    SmallVector<Value> inits(zeros);
+    inits.append(zeros);
+    auto tileLoop = loop(
+        firstTile, index(llvm::divideCeil(queries, kTiledRows)), one, inits,
+        [&](Value tile, ValueRange acc) -> SmallVector<Value> {
+          Value firstQuery = mul(tile, index(kTiledRows));
+          stageTransposed(t, query, firstQuery, queries, sharedTile, dims);
+          b.create<gpu::BarrierOp>(loc);
+          SmallVector<Value> s =
+              tileProduct(t, keyTile, sharedTile, quads, true, zeros);
+          b.create<gpu::BarrierOp>(loc);
+          stageRows(t, value, t.blockStart, keys, rowsTile, 1.0);
+          stageTransposed(t, resultGrad, firstQuery, queries, sharedTile, dims);
+          b.create<gpu::BarrierOp>(loc);
+          SmallVector<Value> dp =
+              tileProduct(t, rowsTile, sharedTile, quads, true, zeros);
+          b.create<gpu::BarrierOp>(loc);
+          SmallVector<Value> p(16), ds(16);
+          for (int64_t j = 0; j < 4; ++j) {
+            Value qi = add(firstQuery, add(t.firstColumn, index(j)));
+            Value logSum = rowValue(lse, qi, queries);
+            Value queryDelta = rowValue(delta, qi, queries);
+            for (int64_t i = 0; i < 4; ++i) {
+              auto [x, seen] =
+                  maskAndSee(s[4 * i + j], mask, qi, queries, t.row[i], keys,
+                             less(qi, index(queries)), causal);
+              std::tie(p[4 * i + j], ds[4 * i + j]) =
+                  weights(x, seen, logSum, dp[4 * i + j], queryDelta);
+            }
+          }
+          storeQuads(t, sharedTile, p);
+          stageRows(t, resultGrad, firstQuery, queries, rowsTile, 1.0);
+          b.create<gpu::BarrierOp>(loc);
+          SmallVector<Value> valueGrad =
+              tileProduct(t, sharedTile, rowsTile, kTiledRows / 4, false,
+                          acc.drop_front(16));
+          b.create<gpu::BarrierOp>(loc);
+          storeQuads(t, sharedTile, ds);
+          stageRows(t, query, firstQuery, queries, rowsTile, 1.0);
+          b.create<gpu::BarrierOp>(loc);
+          SmallVector<Value> next =
+              tileProduct(t, sharedTile, rowsTile, kTiledRows / 4, false,
+                          acc.take_front(16));
+          b.create<gpu::BarrierOp>(loc);
+          llvm::append_range(next, valueGrad);
+          return next;
+        });
+    SmallVector<Value> results(tileLoop.getResults());
+    storeRows(t, grads[1], ArrayRef<Value>(results).take_front(16), scale,
+              keys);
+    storeRows(t, grads[2], ArrayRef<Value>(results).drop_front(16), 1.0, keys);
+    b.create<gpu::TerminatorOp>(loc);
+  }
+  call.erase();
 }
 
 /// The gradient, from the saved lse and delta = rowsum(dO * O) (with
@@ -1021,6 +1225,12 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   int64_t batch = 1;
   for (int64_t d : leading)
     batch *= d;
+  if (fitsTheTiledGradient(headDim, valueDim)) {
+    buildTiledGrad({query, key, value, resultGrad, lse, delta}, mask,
+                   {queryGrad, keyGrad, valueGrad}, scale, causal, batch,
+                   leading, queries, keys);
+    return success();
+  }
   int64_t lanes = lanesPerRow(headDim, valueDim);
   int64_t queryDims = headDim / lanes, valueDims = valueDim / lanes;
   int64_t rows = blockRows(lanes);
@@ -1055,21 +1265,8 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   /// indices clamped into range), and whether the pair is seen: `inRange`
   /// and, when causal, key <= query.
   auto maskAndSee = [&](Value s, Value query, Value key, Value inRange) {
-    if (mask) {
-      Value readQuery =
-          b.create<arith::MinSIOp>(loc, query, index(queries - 1));
-      Value readKey = b.create<arith::MinSIOp>(loc, key, index(keys - 1));
-      s = b.create<arith::AddFOp>(
-          loc, s,
-          b.create<memref::LoadOp>(loc, mask,
-                                   at(mask, {readQuery, readKey})));
-    }
-    Value seen = inRange;
-    if (causal)
-      seen = b.create<arith::AndIOp>(
-          loc, seen,
-          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, key, query));
-    return std::make_pair(s, seen);
+    return this->maskAndSee(s, mask, query, queries, key, keys, inRange,
+                            causal);
   };
   /// The loop over tiles [from, count) carrying `inits`: stages each tile
   /// (`stageTile` with the tile's first row), waits for the block, runs

@@ -10,10 +10,11 @@
 // CHECK: device memory plan for @kiln_impl_att_grad: 6 intermediates of 8454144 bytes in total
 // CHECK: device memory plan for @kiln_impl_att: 1 intermediates of 2097152 bytes in total
 // CHECK: device memory plan for @kiln_impl_written_out: 1 intermediates of 2097152 bytes in total
-// The forward kernels (head dims 64: the register-tiled kernel)
-// synchronize four times per key tile (tiles staged, keys read, weights
-// written, tile used), the gradient's two kernels twice per tile, and the
-// block reduction of rowsum(dO * O) three times.
+// Head dims 64 take the register-tiled kernels: the forward synchronizes
+// four times per key tile (tiles staged, keys read, weights written, tile
+// used), the gradient's dq kernel six times and its dk and dv kernel eight
+// (one buffer holds in turn the transposed tile, then the weights or their
+// gradients), and the block reduction of rowsum(dO * O) three times.
 // RUN: kiln-compile %s --target=cuda --emit=ptx -o %t.sm80.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel(
@@ -21,9 +22,9 @@
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel_1(
 // PTX-COUNT-3: bar.sync
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel_2(
-// PTX-COUNT-2: bar.sync
+// PTX-COUNT-6: bar.sync
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel_3(
-// PTX-COUNT-2: bar.sync
+// PTX-COUNT-8: bar.sync
 // PTX-LABEL: .entry kiln_impl_att_kernel(
 // PTX-COUNT-4: bar.sync
 // PTX-LABEL: .entry kiln_impl_written_out_kernel(

@@ -182,8 +182,8 @@ func.func private @kiln_cuda_attention(%q: memref<2x3x40x16xf32>, %k: memref<2x3
 // CHECK:             gpu.barrier
 // CHECK:             %[[C0:.*]] = arith.addi %[[FIRST]], %c0
 // CHECK:             %[[KEY:.*]] = arith.addi %{{.*}}, %[[C0]]
-// CHECK:             memref.load %[[M]][%c0{{[_0-9]*}}, %{{.*}}, %{{.*}}]
 // CHECK:             %[[IN:.*]] = arith.cmpi slt, %[[KEY]], %c100
+// CHECK:             memref.load %[[M]][%c0{{[_0-9]*}}, %{{.*}}, %{{.*}}]
 // CHECK:             %[[BELOW:.*]] = arith.cmpi sle, %[[KEY]], %[[ROW0]]
 // CHECK:             arith.andi %[[IN]], %[[BELOW]]
 // CHECK:             gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
@@ -350,6 +350,49 @@ func.func @grad(%q: memref<2x3x40x16xf32>, %k: memref<2x3x7x16xf32>, %v: memref<
   return
 }
 func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memref<2x3x7x16xf32>, %v: memref<2x3x7x8xf32>, %do: memref<2x3x40x8xf32>, %l: memref<2x3x40xf32>, %dl: memref<2x3x40xf32>, %m: memref<1x3x40x1xf32>, %dq: memref<2x3x40x16xf32>, %dk: memref<2x3x7x16xf32>, %dv: memref<2x3x7x8xf32>) attributes {kiln.cuda_attention_grad = {causal = true, scale = 5.000000e-01 : f64}} {
+  return
+}
+
+// -----
+
+// The gradient with head dims 64: two register-tiled kernels of 16 x 16
+// threads and three buffers of 64 x 16 vectors. dq: blocks of 64 query
+// rows (grid x = 2, the last rows first as causal), the rows staged once
+// and scaled, lse and rowsum(dO * O) read per row, key tiles up to the
+// block's diagonal; six barriers a tile. dk and dv: blocks of 64 keys
+// (grid x = 2), the keys staged once and scaled, query tiles from the one
+// holding the block's first key (2 tiles in all); eight barriers a tile.
+// CHECK-LABEL: func.func @tiled_grad(
+// CHECK-SAME:    %[[Q:[^:]*]]: memref<2x70x64xf32>, %[[K:[^:]*]]: memref<2x100x64xf32>, %[[V:[^:]*]]: memref<2x100x64xf32>, %[[DO:[^:]*]]: memref<2x70x64xf32>, %[[L:[^:]*]]: memref<2x70xf32>, %[[DL:[^:]*]]: memref<2x70xf32>, %[[M:[^:]*]]: memref<1x70x100xf32>, %[[DQ:[^:]*]]: memref<2x70x64xf32>, %[[DK:[^:]*]]: memref<2x100x64xf32>, %[[DV:[^:]*]]: memref<2x100x64xf32>)
+// CHECK-NOT:     call
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+// CHECK-SAME:    workgroup(%{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
+// CHECK:           arith.subi %c1{{[_0-9]*}}, %[[BX]]
+// CHECK:           memref.load %[[Q]]
+// CHECK:           arith.mulf
+// CHECK:           memref.load %[[L]]
+// CHECK:           memref.load %[[DL]]
+// CHECK:           scf.for
+// CHECK-COUNT-6:     gpu.barrier
+// CHECK-NOT:         gpu.barrier
+// CHECK:           memref.store %{{.*}}, %[[DQ]]
+// CHECK:           gpu.terminator
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+// CHECK:           memref.load %[[K]]
+// CHECK:           arith.mulf
+// CHECK:           %[[FIRST:.*]] = arith.divui %{{.*}}, %c64
+// CHECK:           scf.for %{{.*}} = %[[FIRST]] to %c2{{[_0-9]*}} step
+// CHECK-COUNT-8:     gpu.barrier
+// CHECK-NOT:         gpu.barrier
+// CHECK:           memref.store %{{.*}}, %[[DK]]
+// CHECK:           memref.store %{{.*}}, %[[DV]]
+// CHECK:           gpu.terminator
+// CHECK-NOT:   func.func private @kiln_cuda_attention_grad
+func.func @tiled_grad(%q: memref<2x70x64xf32>, %k: memref<2x100x64xf32>, %v: memref<2x100x64xf32>, %do: memref<2x70x64xf32>, %l: memref<2x70xf32>, %dl: memref<2x70xf32>, %m: memref<1x70x100xf32>, %dq: memref<2x70x64xf32>, %dk: memref<2x100x64xf32>, %dv: memref<2x100x64xf32>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %dl, %m, %dq, %dk, %dv) : (memref<2x70x64xf32>, memref<2x100x64xf32>, memref<2x100x64xf32>, memref<2x70x64xf32>, memref<2x70xf32>, memref<2x70xf32>, memref<1x70x100xf32>, memref<2x70x64xf32>, memref<2x100x64xf32>, memref<2x100x64xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<2x70x64xf32>, %k: memref<2x100x64xf32>, %v: memref<2x100x64xf32>, %do: memref<2x70x64xf32>, %l: memref<2x70xf32>, %dl: memref<2x70xf32>, %m: memref<1x70x100xf32>, %dq: memref<2x70x64xf32>, %dk: memref<2x100x64xf32>, %dv: memref<2x100x64xf32>) attributes {kiln.cuda_attention_grad = {causal = true, scale = 1.250000e-01 : f64}} {
   return
 }
 

@@ -42,6 +42,19 @@ func.func @tiled_wide_values(%q: tensor<3x130x32xf32>, %k: tensor<3x70x32xf32>, 
   return %o, %lse, %o2, %lse2 : tensor<3x130x64xf32>, tensor<3x130xf32>, tensor<3x130x64xf32>, tensor<3x130xf32>
 }
 
+// Gradients with head dims 64 (the register-tiled CUDA gradient: dq over
+// blocks of 64 query rows, dk and dv over blocks of 64 keys): 70 queries
+// and 100 keys leave partial blocks and tiles both ways; causal with a
+// mask per query and key, and plain.
+// CHECK: gradients_64(arg0: f32[2,70,64], arg1: f32[2,100,64], arg2: f32[2,100,64], arg3: f32[2,70,64], arg4: f32[1,70,100]) -> (out0: f32[2,70,64], out1: f32[2,100,64], out2: f32[2,100,64], out3: f32[2,70,64], out4: f32[2,100,64], out5: f32[2,100,64])
+func.func @gradients_64(%q: tensor<2x70x64xf32>, %k: tensor<2x100x64xf32>, %v: tensor<2x100x64xf32>, %do: tensor<2x70x64xf32>, %m: tensor<1x70x100xf32>) -> (tensor<2x70x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>, tensor<2x70x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>) attributes {kiln.e2e_atol = 1.0e-5 : f64} {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.125 : f64} : tensor<2x70x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>, tensor<1x70x100xf32>
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do mask %m {causal, scale = 0.125 : f64} : tensor<2x70x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>, tensor<2x70x64xf32>, tensor<2x70xf32>, tensor<1x70x100xf32>
+  %o2, %lse2 = kiln.attention %q, %k, %v {scale = 0.125 : f64} : tensor<2x70x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>
+  %dq2, %dk2, %dv2 = kiln.attention_grad %q, %k, %v, %o2, %lse2, %do {scale = 0.125 : f64} : tensor<2x70x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>, tensor<2x70x64xf32>, tensor<2x70xf32>
+  return %dq, %dk, %dv, %dq2, %dk2, %dv2 : tensor<2x70x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>, tensor<2x70x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>
+}
+
 // Causal with more keys than queries, and an additive key mask.
 // CHECK: causal_masked(arg0: f32[2,3,33,24], arg1: f32[2,3,80,24], arg2: f32[2,3,80,5], arg3: f32[2,1,1,80]) -> (out0: f32[2,3,33,5], out1: f32[2,3,33])
 func.func @causal_masked(%q: tensor<2x3x33x24xf32>, %k: tensor<2x3x80x24xf32>, %v: tensor<2x3x80x5xf32>, %m: tensor<2x1x1x80xf32>) -> (tensor<2x3x33x5xf32>, tensor<2x3x33xf32>) {

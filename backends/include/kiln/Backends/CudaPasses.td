@@ -99,8 +99,13 @@ def KilnCudaFlashAttention
     ds = p (dO . v - rowsum); the other owns key rows and walks the query
     tiles (causal: from the tile of its first key), staging query, dO,
     lse and row-sum tiles, summing ds q into dk and p dO into dv. dq and dk
-    are scaled once at the end. The functions are erased. No Nq x Nk
-    buffer exists.
+    are scaled once at the end. Where D = Dv = 64, the two launches are
+    register-tiled as the forward's: blocks of 16 x 16 threads own 64 query
+    rows (dq) or 64 key rows (dk, dv), stage them once (scaled), and walk
+    the other side in tiles of 64, each thread on a 4 x 4 tile of (query,
+    key) pairs; one buffer holds in turn a tile transposed and the tile's
+    p or ds, another the rows the next product reads. The functions are
+    erased. No Nq x Nk buffer exists.
   }];
   let options = [
     Option<"rowsPerBlock", "rows-per-block", "int64_t", "32",
