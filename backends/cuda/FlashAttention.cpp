@@ -1048,6 +1048,29 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
         loc, p, b.create<arith::SubFOp>(loc, dp, rowDelta));
     return std::make_pair(p, ds);
   };
+  /// The two products both kernels begin a tile with, from `tiles` (the
+  /// block's own rows, staged; then two buffers to stage into) and
+  /// `sources` (the other side's rows for s, the block's own rows and the
+  /// other side's rows for dp): s = own . other^T over the other side's
+  /// tile from `first` (below `otherLimit`), and dp = the block's rows of
+  /// sources[1] (below `ownLimit`) . sources[2]^T over the same tile.
+  auto scoresAndGrads =
+      [&](const Tile &t, ArrayRef<Value> tiles, ArrayRef<Value> sources,
+          Value first, int64_t otherLimit, int64_t ownLimit, ValueRange zeros) {
+        Value ownTile = tiles[0], rowsTile = tiles[1], sharedTile = tiles[2];
+        stageTransposed(t, sources[0], first, otherLimit, sharedTile, dims);
+        b.create<gpu::BarrierOp>(loc);
+        SmallVector<Value> s =
+            tileProduct(t, ownTile, sharedTile, quads, true, zeros);
+        b.create<gpu::BarrierOp>(loc);
+        stageRows(t, sources[1], t.blockStart, ownLimit, rowsTile, 1.0);
+        stageTransposed(t, sources[2], first, otherLimit, sharedTile, dims);
+        b.create<gpu::BarrierOp>(loc);
+        SmallVector<Value> dp =
+            tileProduct(t, rowsTile, sharedTile, quads, true, zeros);
+        b.create<gpu::BarrierOp>(loc);
+        return std::make_pair(s, dp);
+      };
   auto rowValue = [&](Value buffer, Value row, int64_t rows) {
     return b.create<memref::LoadOp>(
         loc, buffer,
@@ -1072,17 +1095,9 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
         loop(zero, tiles, one, zeros,
              [&](Value tile, ValueRange acc) -> SmallVector<Value> {
                Value firstKey = mul(tile, index(kTiledKeys));
-               stageTransposed(t, key, firstKey, keys, sharedTile, dims);
-               b.create<gpu::BarrierOp>(loc);
-               SmallVector<Value> s =
-                   tileProduct(t, queryTile, sharedTile, quads, true, zeros);
-               b.create<gpu::BarrierOp>(loc);
-               stageRows(t, resultGrad, t.blockStart, queries, rowsTile, 1.0);
-               stageTransposed(t, value, firstKey, keys, sharedTile, dims);
-               b.create<gpu::BarrierOp>(loc);
-               SmallVector<Value> dp =
-                   tileProduct(t, rowsTile, sharedTile, quads, true, zeros);
-               b.create<gpu::BarrierOp>(loc);
+               auto [s, dp] = scoresAndGrads(
+                   t, {queryTile, rowsTile, sharedTile},
+                   {key, resultGrad, value}, firstKey, keys, queries, zeros);
                SmallVector<Value> ds(16);
                for (int64_t i = 0; i < 4; ++i)
                  for (int64_t j = 0; j < 4; ++j) {
@@ -1123,17 +1138,9 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
         firstTile, index(llvm::divideCeil(queries, kTiledRows)), one, inits,
         [&](Value tile, ValueRange acc) -> SmallVector<Value> {
           Value firstQuery = mul(tile, index(kTiledRows));
-          stageTransposed(t, query, firstQuery, queries, sharedTile, dims);
-          b.create<gpu::BarrierOp>(loc);
-          SmallVector<Value> s =
-              tileProduct(t, keyTile, sharedTile, quads, true, zeros);
-          b.create<gpu::BarrierOp>(loc);
-          stageRows(t, value, t.blockStart, keys, rowsTile, 1.0);
-          stageTransposed(t, resultGrad, firstQuery, queries, sharedTile, dims);
-          b.create<gpu::BarrierOp>(loc);
-          SmallVector<Value> dp =
-              tileProduct(t, rowsTile, sharedTile, quads, true, zeros);
-          b.create<gpu::BarrierOp>(loc);
+          auto [s, dp] = scoresAndGrads(t, {keyTile, rowsTile, sharedTile},
+                                        {query, value, resultGrad}, firstQuery,
+                                        queries, keys, zeros);
           SmallVector<Value> p(16), ds(16);
           for (int64_t j = 0; j < 4; ++j) {
             Value qi = add(firstQuery, add(t.firstColumn, index(j)));
