@@ -412,26 +412,25 @@ private:
     return b.create<arith::DivUIOp>(loc, add(seen, index(tile - 1)),
                                     index(tile));
   }
-  /// Every lane of a row gets the sum of the row's lanes' `value`: a
-  /// butterfly of shuffles, whose adds see the same operands in every lane.
-  Value sumOverLanes(Value value, int64_t lanes) {
+  /// Every lane of a row gets `Combine` over the row's lanes' `value`: a
+  /// butterfly of shuffles, whose combinations see the same operands in
+  /// every lane.
+  template <typename Combine> Value overLanes(Value value, int64_t lanes) {
     for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
-      value = b.create<arith::AddFOp>(
+      value = b.create<Combine>(
           loc, value,
           b.create<gpu::ShuffleOp>(loc, value, int32_t(offset), int32_t(32),
                                    gpu::ShuffleMode::XOR)
               .getShuffleResult());
     return value;
   }
-  /// Every lane of a row gets the maximum of the row's lanes' `value`.
+  /// The sum of the row's lanes' `value`, in every lane of the row.
+  Value sumOverLanes(Value value, int64_t lanes) {
+    return overLanes<arith::AddFOp>(value, lanes);
+  }
+  /// The maximum of the row's lanes' `value`, in every lane of the row.
   Value maxOverLanes(Value value, int64_t lanes) {
-    for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
-      value = b.create<arith::MaximumFOp>(
-          loc, value,
-          b.create<gpu::ShuffleOp>(loc, value, int32_t(offset), int32_t(32),
-                                   gpu::ShuffleMode::XOR)
-              .getShuffleResult());
-    return value;
+    return overLanes<arith::MaximumFOp>(value, lanes);
   }
   /// Element `i` of a vector of four floats.
   Value element(Value vector, int64_t i) {
