@@ -412,6 +412,28 @@ private:
     return b.create<arith::DivUIOp>(loc, add(seen, index(tile - 1)),
                                     index(tile));
   }
+  /// The gradient's p = exp(s - lse) where the key is seen (0 elsewhere)
+  /// and ds = p (dp - rowsum(dO * O)) of one (query, key) pair.
+  std::pair<Value, Value> gradientWeights(Value s, Value seen, Value logSum,
+                                          Value dp, Value rowDelta) {
+    Value p = b.create<arith::SelectOp>(
+        loc, seen,
+        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, logSum)),
+        f32(0.0));
+    Value ds = b.create<arith::MulFOp>(
+        loc, p, b.create<arith::SubFOp>(loc, dp, rowDelta));
+    return {p, ds};
+  }
+  /// lse[row] = max + log(sum), or `nan` where the row saw no finite
+  /// score (`none`), as the softmax's 0 / 0.
+  void storeLogSumExp(Value lse, Value row, Value max, Value sum, Value none,
+                      Value nan) {
+    Value logSum =
+        b.create<arith::AddFOp>(loc, max, b.create<math::LogOp>(loc, sum));
+    b.create<memref::StoreOp>(loc,
+                              b.create<arith::SelectOp>(loc, none, nan, logSum),
+                              lse, at(lse, {row}));
+  }
   /// Every lane of a row gets `Combine` over the row's lanes' `value`: a
   /// butterfly of shuffles, whose combinations see the same operands in
   /// every lane.
@@ -869,13 +891,8 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
           loc, none, nan, b.create<arith::DivFOp>(loc, a, finalSum));
       b.create<memref::StoreOp>(loc, o, out, at(out, {row, d}));
     }
-    when(equal(lane, zero), [&] {
-      Value logSum = b.create<arith::AddFOp>(
-          loc, finalMax, b.create<math::LogOp>(loc, finalSum));
-      b.create<memref::StoreOp>(
-          loc, b.create<arith::SelectOp>(loc, none, nan, logSum), lse,
-          at(lse, {row}));
-    });
+    when(equal(lane, zero),
+         [&] { storeLogSumExp(lse, row, finalMax, finalSum, none, nan); });
   });
   b.create<gpu::TerminatorOp>(loc);
   call.erase();
@@ -1001,13 +1018,8 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
         b.create<memref::StoreOp>(loc, o, out,
                                   at(out, {row, add(t.firstColumn, index(j))}));
       }
-      when(equal(t.tx, zero), [&] {
-        Value logSum = b.create<arith::AddFOp>(
-            loc, finalMax, b.create<math::LogOp>(loc, finalSum));
-        b.create<memref::StoreOp>(
-            loc, b.create<arith::SelectOp>(loc, none, nan, logSum), lse,
-            at(lse, {row}));
-      });
+      when(equal(t.tx, zero),
+           [&] { storeLogSumExp(lse, row, finalMax, finalSum, none, nan); });
     });
   }
   b.create<gpu::TerminatorOp>(loc);
@@ -1036,17 +1048,6 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
         resultGrad = operands[3], lse = operands[4], delta = operands[5];
   constexpr int64_t dims = 4 * kTiledSide, quads = kTiledSide;
   SmallVector<int64_t> buffers(3, quads);
-  /// exp(s - lse) where seen, else 0, and p (dp - delta).
-  auto weights = [&](Value s, Value seen, Value logSum, Value dp,
-                     Value rowDelta) {
-    Value p = b.create<arith::SelectOp>(
-        loc, seen,
-        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, logSum)),
-        f32(0.0));
-    Value ds = b.create<arith::MulFOp>(
-        loc, p, b.create<arith::SubFOp>(loc, dp, rowDelta));
-    return std::make_pair(p, ds);
-  };
   /// The two products both kernels begin a tile with, from `tiles` (the
   /// block's own rows, staged; then two buffers to stage into) and
   /// `sources` (the other side's rows for s, the block's own rows and the
@@ -1104,9 +1105,9 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
                    auto [x, seen] =
                        maskAndSee(s[4 * i + j], mask, t.row[i], queries, k,
                                   keys, less(k, index(keys)), causal);
-                   ds[4 * i + j] =
-                       weights(x, seen, rowLse[i], dp[4 * i + j], rowDelta[i])
-                           .second;
+                   ds[4 * i + j] = gradientWeights(x, seen, rowLse[i],
+                                                   dp[4 * i + j], rowDelta[i])
+                                       .second;
                  }
                storeQuads(t, sharedTile, ds);
                stageRows(t, key, firstKey, keys, rowsTile, 1.0);
@@ -1150,7 +1151,7 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
                   maskAndSee(s[4 * i + j], mask, qi, queries, t.row[i], keys,
                              less(qi, index(queries)), causal);
               std::tie(p[4 * i + j], ds[4 * i + j]) =
-                  weights(x, seen, logSum, dp[4 * i + j], queryDelta);
+                  gradientWeights(x, seen, logSum, dp[4 * i + j], queryDelta);
             }
           }
           storeQuads(t, sharedTile, p);
@@ -1297,17 +1298,6 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
               return SmallVector<Value>(rowLoop.getResults());
             });
       };
-  /// p and ds of one (query, key) pair.
-  auto weights = [&](Value s, Value seen, Value logSum, Value dp,
-                     Value rowDelta) {
-    Value p = b.create<arith::SelectOp>(
-        loc, seen,
-        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, logSum)),
-        f32(0.0));
-    Value ds = b.create<arith::MulFOp>(
-        loc, p, b.create<arith::SubFOp>(loc, dp, rowDelta));
-    return std::make_pair(p, ds);
-  };
   auto store = [&](Value buffer, Value row, ArrayRef<Value> share,
                    ArrayRef<Value> dims, double factor) {
     for (auto [x, d] : llvm::zip(share, dims)) {
@@ -1351,7 +1341,8 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
                        dot(scaledQuery, keyTile, j, qDims, keyRow), row, k,
                        less(k, index(keys)));
                    Value dp = dot(rowGrad, valueTile, j, vDims, unused);
-                   Value ds = weights(s, seen, logSum, dp, rowDelta).second;
+                   Value ds =
+                       gradientWeights(s, seen, logSum, dp, rowDelta).second;
                    SmallVector<Value> next;
                    for (auto [a, y] : llvm::zip(acc, keyRow))
                      next.push_back(b.create<math::FmaOp>(loc, ds, y, a));
@@ -1403,7 +1394,8 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
                        b.create<memref::LoadOp>(loc, lseTile, ValueRange{i});
                    Value rowDelta =
                        b.create<memref::LoadOp>(loc, deltaTile, ValueRange{i});
-                   auto [p, ds] = weights(s, seen, logSum, dp, rowDelta);
+                   auto [p, ds] =
+                       gradientWeights(s, seen, logSum, dp, rowDelta);
                    SmallVector<Value> next;
                    for (auto [a, x] :
                         llvm::zip(acc.take_front(queryDims), queryRow))
