@@ -115,10 +115,10 @@ static constexpr int64_t kTiledRows = 4 * kTiledSide;
 static constexpr int64_t kTiledKeys = 4 * kTiledSide;
 
 /// Whether the register-tiled kernel takes these head dims: query dims a
-/// multiple of 4 up to kTiledKeys (its key tile, transposed, shares the
-/// scores' kTiledRows x kTiledKeys buffer) and value dims four per thread
-/// of a row. Its three 16 KiB buffers fill the 48 KiB a block may have
-/// statically.
+/// multiple of 4 up to kTiledRows (its key tile, transposed, has a row per
+/// query dim in the buffer the weights' kTiledRows rows then take) and
+/// value dims four per thread of a row. Its three 16 KiB buffers fill the 48
+/// KiB a block may have statically.
 static bool fitsTheTiledKernel(int64_t headDim, int64_t valueDim) {
   return headDim > 0 && headDim % 4 == 0 && headDim <= kTiledRows &&
          valueDim == 4 * kTiledSide;
@@ -423,6 +423,31 @@ private:
     Value ds = b.create<arith::MulFOp>(
         loc, p, b.create<arith::SubFOp>(loc, dp, rowDelta));
     return {p, ds};
+  }
+  /// One step of a row's online softmax (both forward kernels): the new
+  /// running maximum, whether it is still -inf (nothing seen yet), and the
+  /// factor exp(m - m') that rescales the running sum and accumulators, 1
+  /// while nothing was seen (exp of -inf minus -inf would be NaN).
+  struct SoftmaxStep {
+    Value max, nothing, correction;
+  };
+  SoftmaxStep foldMax(Value runningMax, Value tileMax) {
+    SoftmaxStep step;
+    step.max = b.create<arith::MaximumFOp>(loc, runningMax, tileMax);
+    step.nothing =
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, step.max,
+                                f32(-std::numeric_limits<double>::infinity()));
+    step.correction = b.create<arith::SelectOp>(
+        loc, step.nothing, f32(1.0),
+        b.create<math::ExpOp>(
+            loc, b.create<arith::SubFOp>(loc, runningMax, step.max)));
+    return step;
+  }
+  /// A score's weight exp(s - m') after `step`, 0 while nothing was seen.
+  Value softmaxWeight(Value s, const SoftmaxStep &step) {
+    return b.create<arith::SelectOp>(
+        loc, step.nothing, f32(0.0),
+        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, step.max)));
   }
   /// lse[row] = max + log(sum), or `nan` where the row saw no finite
   /// score (`none`), as the softmax's 0 / 0.
@@ -770,7 +795,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
         readRow = r.readRow;
   Value lanesV = index(lanes);
   Value negInf = f32(-std::numeric_limits<double>::infinity());
-  Value zeroF = f32(0.0), oneF = f32(1.0);
+  Value zeroF = f32(0.0);
   Value keysV = index(keys), tileKeysV = index(tileKeys);
 
   // The dims this lane owns, and its share of the scaled query row; the
@@ -812,22 +837,11 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
                     loc, x,
                     b.create<memref::LoadOp>(loc, keyTile, ValueRange{j, d}),
                     s);
-              s = sumOverLanes(s, lanes);
-              if (mask) {
-                Value readKey =
-                    b.create<arith::MinSIOp>(loc, k, index(keys - 1));
-                s = b.create<arith::AddFOp>(
-                    loc, s,
-                    b.create<memref::LoadOp>(loc, mask,
-                                             at(mask, {readRow, readKey})));
-              }
-              Value seen = less(k, keysV);
-              if (causal)
-                seen = b.create<arith::AndIOp>(
-                    loc, seen,
-                    b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, k,
-                                            row));
-              s = b.create<arith::SelectOp>(loc, seen, s, negInf);
+              Value dot = sumOverLanes(s, lanes);
+              Value inRange = less(k, keysV);
+              auto [masked, seen] =
+                  maskAndSee(dot, mask, row, queries, k, keys, inRange, causal);
+              s = b.create<arith::SelectOp>(loc, seen, masked, negInf);
               when(equal(lane, b.create<arith::RemUIOp>(loc, j, lanesV)),
                    [&] {
                      b.create<memref::StoreOp>(loc, s, scoreTile,
@@ -837,29 +851,18 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
             });
         b.create<gpu::BarrierOp>(loc);
 
-        Value newMax = b.create<arith::MaximumFOp>(loc, runningMax,
-                                                   scoring.getResult(0));
-        // Nothing seen yet: no rescaling, and every weight is 0 (exp of
-        // -inf minus -inf would be NaN).
-        Value nothing = b.create<arith::CmpFOp>(
-            loc, arith::CmpFPredicate::OEQ, newMax, negInf);
-        Value correction = b.create<arith::SelectOp>(
-            loc, nothing, oneF,
-            b.create<math::ExpOp>(
-                loc, b.create<arith::SubFOp>(loc, runningMax, newMax)));
+        SoftmaxStep step = foldMax(runningMax, scoring.getResult(0));
         SmallVector<Value> weightInits{
-            b.create<arith::MulFOp>(loc, runningSum, correction)};
+            b.create<arith::MulFOp>(loc, runningSum, step.correction)};
         for (Value a : accumulators)
-          weightInits.push_back(b.create<arith::MulFOp>(loc, a, correction));
+          weightInits.push_back(
+              b.create<arith::MulFOp>(loc, a, step.correction));
         auto weighting = loop(
             zero, tileKeysV, one, weightInits,
             [&](Value j, ValueRange sums) -> SmallVector<Value> {
               Value s = b.create<memref::LoadOp>(loc, scoreTile,
                                                  ValueRange{local, j});
-              Value p = b.create<arith::SelectOp>(
-                  loc, nothing, zeroF,
-                  b.create<math::ExpOp>(
-                      loc, b.create<arith::SubFOp>(loc, s, newMax)));
+              Value p = softmaxWeight(s, step);
               SmallVector<Value> next{
                   b.create<arith::AddFOp>(loc, sums[0], p)};
               for (auto [a, d] :
@@ -873,7 +876,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
             });
         // Every thread is done with the tile before the next is staged.
         b.create<gpu::BarrierOp>(loc);
-        SmallVector<Value> next{newMax};
+        SmallVector<Value> next{step.max};
         llvm::append_range(next, weighting.getResults());
         return next;
       });
@@ -924,7 +927,7 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
   Value sharedTile = t.launch.getWorkgroupAttributions()[1];
   Value valueTile = t.launch.getWorkgroupAttributions()[2];
   Value negInf = f32(-std::numeric_limits<double>::infinity());
-  Value zeroF = f32(0.0), oneF = f32(1.0);
+  Value zeroF = f32(0.0);
   SmallVector<Value> zeros(16, zeroF);
 
   stageRows(t, query, t.blockStart, queries, queryTile, scale);
@@ -962,32 +965,21 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
             s[j] = b.create<arith::SelectOp>(loc, seen, x, negInf);
             tileMax = b.create<arith::MaximumFOp>(loc, tileMax, s[j]);
           }
-          Value newMax = b.create<arith::MaximumFOp>(
-              loc, runningMax[i], maxOverLanes(tileMax, kTiledSide));
-          // Nothing seen yet: no rescaling, and every weight is 0 (exp of
-          // -inf minus -inf would be NaN).
-          Value nothing = b.create<arith::CmpFOp>(
-              loc, arith::CmpFPredicate::OEQ, newMax, negInf);
-          Value correction = b.create<arith::SelectOp>(
-              loc, nothing, oneF,
-              b.create<math::ExpOp>(
-                  loc, b.create<arith::SubFOp>(loc, runningMax[i], newMax)));
+          SoftmaxStep step =
+              foldMax(runningMax[i], maxOverLanes(tileMax, kTiledSide));
           Value rowSum = zeroF;
           for (int64_t j = 0; j < 4; ++j) {
-            Value p = b.create<arith::SelectOp>(
-                loc, nothing, zeroF,
-                b.create<math::ExpOp>(
-                    loc, b.create<arith::SubFOp>(loc, s[j], newMax)));
+            Value p = softmaxWeight(s[j], step);
             weights[4 * i + j] = p;
             rowSum = b.create<arith::AddFOp>(loc, rowSum, p);
           }
-          next[i] = newMax;
+          next[i] = step.max;
           next[4 + i] = b.create<arith::AddFOp>(
-              loc, b.create<arith::MulFOp>(loc, runningSum[i], correction),
+              loc, b.create<arith::MulFOp>(loc, runningSum[i], step.correction),
               sumOverLanes(rowSum, kTiledSide));
           for (int64_t j = 0; j < 4; ++j)
             scaled[4 * i + j] = b.create<arith::MulFOp>(
-                loc, accumulators[4 * i + j], correction);
+                loc, accumulators[4 * i + j], step.correction);
         }
         storeQuads(t, sharedTile, weights);
         b.create<gpu::BarrierOp>(loc);

@@ -63,9 +63,10 @@
 // CHECK:               %[[OTHER:.*]], %{{.*}} = gpu.shuffle  xor %[[PART:[0-9]+]], %c1_i32, %c32_i32 : f32
 // CHECK:               %[[DOT:.*]] = arith.addf %[[PART]], %[[OTHER]]
 // CHECK-NOT:           gpu.shuffle
-// CHECK:               %[[MV:.*]] = memref.load %[[M]][%c0{{[_0-9]*}}, %[[HEAD]], %[[READ]], %c0{{[_0-9]*}}]
-// CHECK:               %[[MASKED:.*]] = arith.addf %[[DOT]], %[[MV]]
 // CHECK:               %[[IN:.*]] = arith.cmpi slt, %[[KEY]], %c7
+// CHECK:               %[[MROW:.*]] = arith.minsi %[[ROW]], %c39
+// CHECK:               %[[MV:.*]] = memref.load %[[M]][%c0{{[_0-9]*}}, %[[HEAD]], %[[MROW]], %c0{{[_0-9]*}}]
+// CHECK:               %[[MASKED:.*]] = arith.addf %[[DOT]], %[[MV]]
 // CHECK:               %[[BELOW:.*]] = arith.cmpi sle, %[[KEY]], %[[ROW]]
 // CHECK:               %[[OK:.*]] = arith.andi %[[IN]], %[[BELOW]]
 // CHECK:               %[[SCORE:.*]] = arith.select %[[OK]], %[[MASKED]], %cst
