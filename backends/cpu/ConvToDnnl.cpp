@@ -50,6 +50,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ActivationLayouts.h"
 #include "Dequantized.h"
 #include "DnnlCalls.h"
 #include "DnnlConvLayouts.h"
@@ -562,40 +563,73 @@ struct KilnCpuOutlineDnnlConvsPass
           KilnCpuOutlineDnnlConvsPass> {
   using KilnCpuOutlineDnnlConvsBase::KilnCpuOutlineDnnlConvsBase;
 
-  /// Which activations of the f32 or bf16 convolution of `descriptor` are
-  /// laid out channels-last, as the `layouts` option says: where oneDNN's
-  /// implementation wants them so ("query"; AMX's bf16 kernels do too), or
-  /// where it wants neither but has a kernel for them as they are (then
-  /// `direct`: below AVX-512); always ("channels-last", and
-  /// "channels-last-direct" with `direct`, which tests use to be
+  /// How the activations of the f32 or bf16 convolution of `descriptor`
+  /// are laid out, as the `layouts` option says: where oneDNN's
+  /// implementation wants them ("query"): channels-last (AMX's bf16
+  /// kernels), or an f32 one's in its blocked layout where one of its
+  /// kernels reads and writes them so as they are (from one convolution to
+  /// the next: AVX2's and AVX-512's jit kernels want nChw8c and nChw16c), or
+  /// channels-last as they are where it wants neither (`direct`); always
+  /// channels-last ("channels-last", and "channels-last-direct" with
+  /// `direct`), blocked by 8 or 16 channels as they are where the channel
+  /// counts allow ("blocked-8", "blocked-16"; tests use these to be
   /// independent of the CPU), or never ("plain").
-  ChannelsLast channelsLast(ArrayRef<int64_t> descriptor,
-                            int32_t srcZeroPoint, int32_t dstZeroPoint) {
+  ConvLayouts layoutsFor(ArrayRef<int64_t> descriptor, int32_t srcZeroPoint,
+                         int32_t dstZeroPoint) {
     if (layouts == "plain")
       return {};
     if (layouts == "channels-last")
       return {true, true};
     if (layouts == "channels-last-direct")
-      return {true, true, true};
-    ChannelsLast chosen =
-        preferredChannelsLast(descriptor, srcZeroPoint, dstZeroPoint)
-            .value_or(ChannelsLast{});
+      return {true, true, 0, 0, true};
+    int64_t channels = descriptor[3], outputs = descriptor[4];
+    bool f32 =
+        !(descriptor[5] & (KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_INT8));
+    if (layouts == "blocked-8" || layouts == "blocked-16") {
+      int64_t block = layouts == "blocked-8" ? 8 : 16;
+      ConvLayouts blocked;
+      blocked.inputBlock = channels % block ? 0 : block;
+      blocked.resultBlock = outputs % block ? 0 : block;
+      blocked.direct = true;
+      if (!f32 || (!blocked.inputBlock && !blocked.resultBlock))
+        return {};
+      return blocked;
+    }
+    ConvLayouts chosen =
+        preferredLayouts(descriptor, srcZeroPoint, dstZeroPoint)
+            .value_or(ConvLayouts{});
+    // A blocked result (and input, or a plain one: a first convolution on
+    // three channels) as oneDNN's kernel wants them, kept so from one
+    // call to the next.
+    int64_t block = chosen.resultBlock;
+    if (f32 && block &&
+        (chosen.inputBlock == block ||
+         (!chosen.inputBlock && !chosen.inputLast && channels % block))) {
+      int64_t flags = KILN_DNNL_CONV_BLOCKED_DST |
+                      (chosen.inputBlock ? KILN_DNNL_CONV_BLOCKED_SRC : 0) |
+                      (block == 16 ? KILN_DNNL_CONV_BLOCK_16 : 0);
+      if (hasDirectKernel(descriptor, flags))
+        return {false, false, chosen.inputBlock, block, true};
+    }
     // Where oneDNN's fastest kernel wants neither activation channels-last
     // (its blocked layouts, which every call would reorder into and out
     // of), one that reads and writes them channels-last as they are.
-    if (!chosen.input && !chosen.result &&
-        hasDirectChannelsLastKernel(descriptor))
-      return {true, true, true};
-    return chosen;
+    if (!chosen.inputLast && !chosen.resultLast &&
+        hasDirectKernel(descriptor, KILN_DNNL_CONV_CHANNELS_LAST_SRC |
+                                        KILN_DNNL_CONV_CHANNELS_LAST_DST))
+      return {true, true, 0, 0, true};
+    return {chosen.inputLast, chosen.resultLast};
   }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (layouts != "query" && layouts != "channels-last" &&
-        layouts != "channels-last-direct" && layouts != "plain") {
+        layouts != "channels-last-direct" && layouts != "blocked-8" &&
+        layouts != "blocked-16" && layouts != "plain") {
       module.emitError() << "kiln-cpu-outline-dnnl-convs: layouts must be "
                             "'query', 'channels-last', "
-                            "'channels-last-direct' or 'plain', not '"
+                            "'channels-last-direct', 'blocked-8', "
+                            "'blocked-16' or 'plain', not '"
                          << layouts << "'";
       return signalPassFailure();
     }
@@ -622,8 +656,8 @@ struct KilnCpuOutlineDnnlConvsPass
     // The bound on |value| that the call computing it writes, where value
     // is (the relayout of) an outlined convolution's result that has one.
     auto boundWritten = [&](Value value) -> Value {
-      if (auto transpose = value.getDefiningOp<mlir::kiln::TransposeOp>())
-        value = transpose.getOperand();
+      if (auto relaid = ActivationLayout::relaidFrom(value))
+        value = relaid->second;
       auto call = value.getDefiningOp<func::CallOp>();
       if (!call || call.getNumResults() != 2 || call.getResult(0) != value)
         return nullptr;
@@ -667,19 +701,41 @@ struct KilnCpuOutlineDnnlConvsPass
             flags |= KILN_DNNL_CONV_SIGNED_DST;
         }
       }
-      ChannelsLast last = channelsLast(
-          descriptor, quantized ? quantized->zeroPoint : 0,
-          requantization.zeroPoint);
-      if (last.direct && !quantized) {
+      ConvLayouts laid =
+          layoutsFor(descriptor, quantized ? quantized->zeroPoint : 0,
+                     requantization.zeroPoint);
+      if (quantized)
+        laid.inputBlock = laid.resultBlock = 0;
+      if (laid.direct && !quantized) {
         flags &= ~int64_t(KILN_DNNL_CONV_BLOCKED);
-        flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC |
-                 KILN_DNNL_CONV_CHANNELS_LAST_DST | KILN_DNNL_CONV_ANY_WEIGHTS;
+        flags |= KILN_DNNL_CONV_ANY_WEIGHTS;
+        if (laid.inputLast)
+          flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC;
+        if (laid.resultLast)
+          flags |= KILN_DNNL_CONV_CHANNELS_LAST_DST;
+        if (laid.inputBlock)
+          flags |= KILN_DNNL_CONV_BLOCKED_SRC;
+        if (laid.resultBlock)
+          flags |= KILN_DNNL_CONV_BLOCKED_DST;
+        if (std::max(laid.inputBlock, laid.resultBlock) == 16)
+          flags |= KILN_DNNL_CONV_BLOCK_16;
       } else {
-        if (last.input)
+        if (laid.inputLast)
           flags |= KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_BLOCKED;
-        if (last.result)
+        if (laid.resultLast)
           flags |= KILN_DNNL_CONV_CHANNELS_LAST_DST | KILN_DNNL_CONV_BLOCKED;
       }
+      // The layout of the input and of the result (and addend), where not
+      // plain.
+      auto layoutOf = [](bool last, int64_t block) {
+        return last || block
+                   ? std::optional<ActivationLayout>(ActivationLayout{block})
+                   : std::nullopt;
+      };
+      std::optional<ActivationLayout> inputLayout =
+          layoutOf(laid.inputLast, laid.inputBlock);
+      std::optional<ActivationLayout> resultLayout =
+          layoutOf(laid.resultLast, laid.resultBlock);
       Epilogue epilogue;
       epilogue.last = quantized ? requantization.last : op;
       if (!quantized)
@@ -772,26 +828,23 @@ struct KilnCpuOutlineDnnlConvsPass
             return conv && conv.getInput() == value && outlined.contains(conv);
           }))
         flags |= KILN_DNNL_CONV_DST_BOUND;
-      // The activations laid out channels-last are transposed into that
-      // order at the call site and out of it after the call: relayouts
-      // that kiln-cpu-propagate-layouts moves to where the layout really
-      // changes. Every operand dominates the last op of the chain, where
-      // the call goes.
-      SmallVector<int64_t> toLast = toChannelsLast(op.getType().getRank());
-      SmallVector<int64_t> fromLast = invertPermutationVector(toLast);
-      // Which operands are laid out channels-last: the input and the
-      // addend (of the result's layout).
-      SmallVector<bool> lastOperand(operands.size(), false);
-      lastOperand[0] = last.input;
+      // The activations laid out channels-last or blocked are relaid out
+      // into that layout at the call site and out of it after the call
+      // (ActivationLayout): relayouts that kiln-cpu-propagate-layouts moves
+      // to where the layout really changes. Every operand dominates the
+      // last op of the chain, where the call goes.
+      // Each operand's layout: the input's, and the addend's (the
+      // result's).
+      SmallVector<std::optional<ActivationLayout>> operandLayouts(
+          operands.size());
+      operandLayouts[0] = inputLayout;
       if (addendIndex)
-        lastOperand[*addendIndex] = last.result;
+        operandLayouts[*addendIndex] = resultLayout;
       builder.setInsertionPoint(epilogue.last);
       SmallVector<Value> callOperands;
-      for (auto [value, isLast] : llvm::zip(operands, lastOperand))
-        callOperands.push_back(
-            isLast ? builder.create<mlir::kiln::TransposeOp>(loc, value, toLast)
-                         .getResult()
-                   : value);
+      for (auto [value, layout] : llvm::zip(operands, operandLayouts))
+        callOperands.push_back(layout ? layout->into(builder, loc, value)
+                                      : value);
       // The value the program reads after the chain, and the call's (in
       // the logical order): the bf16 result a cast widens, with rewiden.
       auto logicalType =
@@ -799,10 +852,8 @@ struct KilnCpuOutlineDnnlConvsPass
       RankedTensorType callType =
           epilogue.rewiden ? logicalType.clone(op.getType().getElementType())
                            : logicalType;
-      RankedTensorType resultType = callType;
-      if (last.result)
-        resultType = resultType.clone(
-            applyPermutation(resultType.getShape(), toLast));
+      RankedTensorType resultType =
+          resultLayout ? resultLayout->laidOut(callType) : callType;
       SmallVector<Type> resultTypes{resultType};
       auto boundType = RankedTensorType::get({}, builder.getF32Type());
       if (flags & KILN_DNNL_CONV_DST_BOUND)
@@ -823,14 +874,12 @@ struct KilnCpuOutlineDnnlConvsPass
       builder.setInsertionPointToStart(body);
       // The body computes what the moved ops did, from the arguments.
       IRMapping mapping;
-      for (auto [value, argument, isLast] :
-           llvm::zip(operands, body->getArguments(), lastOperand))
-        mapping.map(value,
-                    isLast ? builder
-                                 .create<mlir::kiln::TransposeOp>(
-                                     loc, argument, fromLast)
-                                 .getResult()
-                           : Value(argument));
+      for (auto [value, argument, layout] :
+           llvm::zip(operands, body->getArguments(), operandLayouts))
+        mapping.map(value, layout ? layout->outOf(
+                                        builder, loc, argument,
+                                        cast<RankedTensorType>(value.getType()))
+                                  : Value(argument));
       Value result =
           quantized ? quantizedBody(builder, op, loc,
                                     mapping.lookup(quantized->source),
@@ -862,8 +911,8 @@ struct KilnCpuOutlineDnnlConvsPass
         result = builder.clone(*epilogue.narrow, mapping)->getResult(0);
       if (epilogue.rewiden)
         result = builder.create<mlir::kiln::CastOp>(loc, callType, result);
-      if (last.result)
-        result = builder.create<mlir::kiln::TransposeOp>(loc, result, toLast);
+      if (resultLayout)
+        result = resultLayout->into(builder, loc, result);
       SmallVector<Value> results{result};
       // The bound as this body knows it: none (+inf); the library call
       // computes a finite one where it can.
@@ -878,8 +927,8 @@ struct KilnCpuOutlineDnnlConvsPass
       Value called =
           builder.create<func::CallOp>(loc, function, callOperands)
               .getResult(0);
-      if (last.result)
-        called = builder.create<mlir::kiln::TransposeOp>(loc, called, fromLast);
+      if (resultLayout)
+        called = resultLayout->outOf(builder, loc, called, callType);
       if (epilogue.rewiden)
         called = builder.create<mlir::kiln::CastOp>(loc, logicalType, called);
       epilogue.last->getResult(0).replaceAllUsesWith(called);

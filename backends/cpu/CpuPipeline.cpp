@@ -232,6 +232,12 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // 256-entry byte tables looked up 64 bytes at a time (ByteLookups.cpp).
   if (cpuHasByteShuffles(options))
     pm.addNestedPass<func::FuncOp>(createKilnCpuByteLookups());
+  // Short innermost loops (the lanes of oneDNN's blocked layouts) as
+  // vector loads, arithmetic and stores (VectorizeLanes.cpp): LLVM leaves
+  // them scalar.
+  KilnCpuVectorizeLanesOptions lanes;
+  lanes.parallel = parallel;
+  pm.addNestedPass<func::FuncOp>(createKilnCpuVectorizeLanes(lanes));
   if (parallel) {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
     KilnCpuParallelLoopsOptions loops;

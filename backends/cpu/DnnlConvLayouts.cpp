@@ -46,10 +46,9 @@ static llvm::StringRef implementationOf(const_dnnl_primitive_desc_t pd) {
 }
 #endif
 
-std::optional<ChannelsLast>
-mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
-                                        int32_t srcZeroPoint,
-                                        int32_t dstZeroPoint) {
+std::optional<ConvLayouts>
+mlir::kiln::dnnl::preferredLayouts(llvm::ArrayRef<int64_t> descriptor,
+                                   int32_t srcZeroPoint, int32_t dstZeroPoint) {
 #ifdef KILN_HAVE_DNNL
   dnnl_engine_t engine = compileEngine();
   if (!engine)
@@ -76,11 +75,31 @@ mlir::kiln::dnnl::preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
                                     /*binaryAddend=*/nullptr, &quant, engine,
                                     &pd) != dnnl_success)
     return std::nullopt;
-  ChannelsLast chosen;
-  chosen.input = dnnl_memory_desc_equal(
-      dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &last[0]);
-  chosen.result = dnnl_memory_desc_equal(
-      dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), &last[2]);
+  const dnnl_memory_desc_t *src =
+      dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+  const dnnl_memory_desc_t *dst =
+      dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+  ConvLayouts chosen;
+  chosen.inputLast = dnnl_memory_desc_equal(src, &last[0]);
+  chosen.resultLast = dnnl_memory_desc_equal(dst, &last[2]);
+  // Which blocked layout, if one: each described as the call would (a
+  // channel count that is no multiple of the block describes none).
+  for (int64_t block : {8, 16}) {
+    int64_t blocked = KILN_DNNL_CONV_BLOCKED_SRC | KILN_DNNL_CONV_BLOCKED_DST |
+                      (block == 16 ? KILN_DNNL_CONV_BLOCK_16 : 0);
+    dnnl_memory_desc_t user[3], unusedBias;
+    for (int side : {0, 2}) {
+      int64_t sideFlags = flags & ~int64_t(KILN_DNNL_CONV_BLOCKED_SRC |
+                                           KILN_DNNL_CONV_BLOCKED_DST);
+      sideFlags |= blocked & ~int64_t(side == 0 ? KILN_DNNL_CONV_BLOCKED_DST
+                                                : KILN_DNNL_CONV_BLOCKED_SRC);
+      if (kiln_dnnl_conv_describe(desc, sideFlags, type, user, &unusedBias) !=
+              dnnl_success ||
+          !dnnl_memory_desc_equal(side == 0 ? src : dst, &user[side]))
+        continue;
+      (side == 0 ? chosen.inputBlock : chosen.resultBlock) = block;
+    }
+  }
   dnnl_primitive_desc_destroy(pd);
   return chosen;
 #else
@@ -115,8 +134,8 @@ bool mlir::kiln::dnnl::hasWinogradKernel(llvm::ArrayRef<int64_t> descriptor) {
 #endif
 }
 
-bool mlir::kiln::dnnl::hasDirectChannelsLastKernel(
-    llvm::ArrayRef<int64_t> descriptor) {
+bool mlir::kiln::dnnl::hasDirectKernel(llvm::ArrayRef<int64_t> descriptor,
+                                       int64_t layoutFlags) {
 #ifdef KILN_HAVE_DNNL
   dnnl_engine_t engine = compileEngine();
   if (!engine)
@@ -124,8 +143,7 @@ bool mlir::kiln::dnnl::hasDirectChannelsLastKernel(
   const int64_t *desc = descriptor.data();
   int64_t flags =
       (desc[5] & ~int64_t(KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_WINOGRAD)) |
-      KILN_DNNL_CONV_CHANNELS_LAST_SRC | KILN_DNNL_CONV_CHANNELS_LAST_DST |
-      KILN_DNNL_CONV_ANY_WEIGHTS;
+      layoutFlags | KILN_DNNL_CONV_ANY_WEIGHTS;
   if (flags & KILN_DNNL_CONV_INT8)
     return false;
   dnnl_data_type_t type =
@@ -151,6 +169,7 @@ bool mlir::kiln::dnnl::hasDirectChannelsLastKernel(
   return direct;
 #else
   (void)descriptor;
+  (void)layoutFlags;
   return false;
 #endif
 }

@@ -19,14 +19,18 @@
 
 namespace mlir::kiln::dnnl {
 
-/// Which of a convolution's activations oneDNN wants with the channel dim
-/// last in memory (NWC, NHWC, NDHWC).
-struct ChannelsLast {
-  bool input = false;
-  bool result = false;
-  /// Both channels-last, read and written so by oneDNN's kernel with only
-  /// the weights in a layout of its choice (KILN_DNNL_CONV_ANY_WEIGHTS):
-  /// no reorder of the activations on any call.
+/// How a convolution's activations are laid out in memory: with the
+/// channel dim last (NWC, NHWC, NDHWC), or in oneDNN's blocked layouts
+/// ([N, C / b, D..., b]: nCw8c, nChw8c, nChw16c, ...), else plain.
+struct ConvLayouts {
+  bool inputLast = false;
+  bool resultLast = false;
+  /// The block of a blocked input or result (8 or 16), 0 where not.
+  int64_t inputBlock = 0;
+  int64_t resultBlock = 0;
+  /// Read and written so by oneDNN's kernel as they are, only the weights
+  /// in a layout of its choice (KILN_DNNL_CONV_ANY_WEIGHTS): no reorder of
+  /// the activations on any call.
   bool direct = false;
 };
 
@@ -43,24 +47,27 @@ inline llvm::SmallVector<int64_t> toChannelsLast(int64_t rank) {
 
 /// What oneDNN's f32 (or, with the descriptor's bf16 or int8 flag, bf16 or
 /// quantized, the latter with zero points `srcZeroPoint` and
-/// `dstZeroPoint`) forward
-/// convolution of `descriptor` (DnnlConvAbi.h),
+/// `dstZeroPoint`) forward convolution of `descriptor` (DnnlConvAbi.h),
 /// created with layouts of its choice, picks for src and dst on the CPU
-/// this runs on; nullopt where kiln was built without oneDNN or oneDNN
-/// has no implementation. The descriptor's epilogue flags are included.
-std::optional<ChannelsLast>
-preferredChannelsLast(llvm::ArrayRef<int64_t> descriptor,
-                      int32_t srcZeroPoint = 0, int32_t dstZeroPoint = 0);
+/// this runs on: channels-last, blocked by 8 or 16 channels, or neither
+/// (`direct` is false); nullopt where kiln was built without oneDNN or
+/// oneDNN has no implementation. The descriptor's epilogue flags are
+/// included.
+std::optional<ConvLayouts> preferredLayouts(llvm::ArrayRef<int64_t> descriptor,
+                                            int32_t srcZeroPoint = 0,
+                                            int32_t dstZeroPoint = 0);
 
 /// Whether oneDNN on the CPU this runs on has a kernel of its own (not
 /// its GEMM-based or reference ones) for the f32 or bf16 convolution of
-/// `descriptor` on channels-last src and dst as they are, the weights in a
-/// layout of its choice: below AVX-512, where its fastest implementation
-/// wants the activations in nChw8c and every call would reorder them,
-/// its AVX2 kernels read and write NHWC directly (MobileNetV2 at batch 8,
-/// one thread of an AMD EPYC: 205-237 -> 121-137 ms). False without
-/// oneDNN.
-bool hasDirectChannelsLastKernel(llvm::ArrayRef<int64_t> descriptor);
+/// `descriptor` on src and dst as they are in the layouts that
+/// `layoutFlags` gives (KILN_DNNL_CONV_CHANNELS_LAST_* or
+/// KILN_DNNL_CONV_BLOCKED_* with the block's flag), the weights in a layout
+/// of its choice. Below AVX-512, where its fastest implementation wants the
+/// activations in nChw8c, its AVX2 kernels read and write NHWC directly
+/// too (MobileNetV2 at batch 8, one thread of an AMD EPYC: 205-237 ->
+/// 121-137 ms), and nChw8c as it is from one convolution to the next.
+/// False without oneDNN.
+bool hasDirectKernel(llvm::ArrayRef<int64_t> descriptor, int64_t layoutFlags);
 
 /// Whether oneDNN on the CPU this runs on has a Winograd kernel for the f32
 /// convolution of `descriptor` (DnnlConvAbi.h) with its epilogue flags, in

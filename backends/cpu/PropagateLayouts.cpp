@@ -1,26 +1,28 @@
-//===- PropagateLayouts.cpp - Channels-last relayouts where layouts change ===//
+//===- PropagateLayouts.cpp - Activation relayouts where layouts change ---===//
 //
 // kiln-cpu-outline-dnnl-convs lays a convolution's input and result out
-// channels-last where oneDNN's kernels want them so, and says so in the IR:
-// a kiln.transpose into channels-last before the call and one out of it
-// after. Left there, every convolution would pay two copies of its
-// activations. This pass moves each transpose out of channels-last down
-// through the ops that compute the same values in either layout (the
-// elementwise ops, pooling, padding, slicing, reductions, concatenation);
-// where it meets the next convolution's transpose into channels-last the
-// two compose to the identity and fold away (TransposeOp::fold), so a
-// chain of convolutions with the ops between them runs channels-last from
-// the first relayout to the last, as ONNX Runtime's NCHWc transformer and
-// XLA's layout assignment arrange it. The layouts stay visible in the IR:
-// the remaining transposes are the relayouts that run.
+// channels-last, or in oneDNN's blocked layout, where oneDNN's kernels want
+// them so, and says so in the IR: a relayout into that layout before the
+// call and one out of it after (ActivationLayout: a kiln.transpose, or for
+// blocked a kiln.reshape and a kiln.transpose). Left there, every
+// convolution would pay two copies of its activations. This pass moves each
+// relayout out of a layout down through the ops that compute the same
+// values in either layout (the elementwise ops, pooling, padding, slicing,
+// reductions, concatenation); where it meets the next convolution's
+// relayout into the same layout the two compose to the identity and fold
+// away (TransposeOp::fold, ReshapeOp::fold), so a chain of convolutions
+// with the ops between them runs in oneDNN's layout from the first relayout
+// to the last, as ONNX Runtime's NCHWc transformer and XLA's layout
+// assignment arrange it. The layouts stay visible in the IR: the remaining
+// relayouts are the ones that run.
 //
-// A transpose only moves down, past one op per rewrite, so the greedy
-// driver terminates; where the moved transpose has other users it stays
+// A relayout only moves down, past one op per rewrite, so the greedy
+// driver terminates; where the moved relayout has other users it stays
 // for them too (it is a copy like the one moved, not an extra one).
 //
 //===----------------------------------------------------------------------===//
 
-#include "DnnlConvLayouts.h"
+#include "ActivationLayouts.h"
 
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnOps.h"
@@ -39,42 +41,46 @@ namespace kiln {
 
 using namespace mlir;
 using namespace mlir::kiln;
+using mlir::kiln::dnnl::ActivationLayout;
 
-/// Whether `perm` takes a channels-last tensor [N, D..., C] back to
-/// [N, C, D...] (the inverse of dnnl::toChannelsLast), rank >= 3.
-static bool isOutOfChannelsLast(ArrayRef<int64_t> perm) {
-  return perm.size() >= 3 &&
-         perm == ArrayRef<int64_t>(invertPermutationVector(
-                     dnnl::toChannelsLast(perm.size())));
+namespace {
+
+/// A value relaid out of a layout: the layout and the value in it.
+using Relaid = std::pair<ActivationLayout, Value>;
+
+std::optional<Relaid> relaidFrom(Value value) {
+  return ActivationLayout::relaidFrom(value);
 }
 
-/// The transpose out of channels-last that defines `value`, if any.
-static TransposeOp outOfChannelsLast(Value value) {
-  auto transpose = value.getDefiningOp<TransposeOp>();
-  return transpose && isOutOfChannelsLast(transpose.getPermutation())
-             ? transpose
-             : TransposeOp();
-}
-
-/// `type` with its dims permuted by `perm` (dim i is type's dim perm[i]).
-static RankedTensorType permuted(Type type, ArrayRef<int64_t> perm) {
-  auto ranked = cast<RankedTensorType>(type);
-  return ranked.clone(applyPermutation(ranked.getShape(), perm));
-}
-
-/// `broadcast` transposed by `inverse` (the inverse of `perm`), as a
-/// broadcast of its operand into the transposed shape: operand dim j, at
-/// result dim dims[j], lands at perm[dims[j]]; the operand is transposed
-/// itself where those are not increasing (a [1, C, 1, 1] bias: a copy of C
-/// values).
-static Value relaidBroadcast(PatternRewriter &rewriter, Location loc,
-                             BroadcastInDimOp broadcast,
-                             ArrayRef<int64_t> perm,
-                             ArrayRef<int64_t> inverse) {
+/// `broadcast` (into a logical [N, C, D...]) as a broadcast into the
+/// same values laid out: operand dim j, at result dim dims[j], lands at
+/// the laid-out dims of that dim (a blocked channel dim of C values split
+/// into blocks and lanes first, one of 1 value broadcast over both); the
+/// operand is transposed itself where those are not increasing (a [1, C,
+/// 1, 1] bias: a copy of C values).
+Value relaidBroadcast(PatternRewriter &rewriter, Location loc,
+                      BroadcastInDimOp broadcast,
+                      const ActivationLayout &layout) {
   Value operand = broadcast.getOperand();
-  SmallVector<int64_t> dims;
-  for (int64_t d : broadcast.getDims())
-    dims.push_back(perm[d]);
+  auto operandType = cast<RankedTensorType>(operand.getType());
+  int64_t rank = broadcast.getType().getRank();
+  SmallVector<int64_t> shape, dims;
+  for (auto [j, d] : llvm::enumerate(broadcast.getDims())) {
+    SmallVector<int64_t, 2> to = layout.dimsOf(d, rank);
+    int64_t size = operandType.getDimSize(j);
+    if (to.size() == 1 || size == 1) {
+      shape.push_back(size);
+      dims.push_back(to[0]);
+      continue;
+    }
+    shape.push_back(size / layout.block);
+    dims.push_back(to[0]);
+    shape.push_back(layout.block);
+    dims.push_back(to[1]);
+  }
+  if (shape != operandType.getShape())
+    operand =
+        rewriter.create<ReshapeOp>(loc, operandType.clone(shape), operand);
   SmallVector<int64_t> order(dims.size());
   for (size_t j = 0; j < order.size(); ++j)
     order[j] = j;
@@ -84,14 +90,12 @@ static Value relaidBroadcast(PatternRewriter &rewriter, Location loc,
     dims = applyPermutation(dims, order);
   }
   return rewriter.create<BroadcastInDimOp>(
-      loc, permuted(broadcast.getType(), inverse), operand,
+      loc, layout.laidOut(broadcast.getType()), operand,
       rewriter.getDenseI64ArrayAttr(dims));
 }
 
-namespace {
-
-/// op(T(x), ...) -> T(op(x, ...)) for an elementwise op whose other
-/// operands are the same transpose, constants or broadcasts.
+/// op(R(x), ...) -> R(op(x, ...)) for an elementwise op whose other
+/// operands are relaid out of the same layout, constants or broadcasts.
 struct SinkThroughElementwise : RewritePattern {
   SinkThroughElementwise(MLIRContext *context)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
@@ -107,111 +111,151 @@ struct SinkThroughElementwise : RewritePattern {
     auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     if (!resultType)
       return failure();
-    TransposeOp first;
+    std::optional<Relaid> first;
     for (Value operand : op->getOperands())
-      if ((first = outOfChannelsLast(operand)))
+      if ((first = relaidFrom(operand)))
         break;
     if (!first)
       return failure();
-    ArrayRef<int64_t> perm = first.getPermutation();
+    const ActivationLayout &layout = first->first;
     // Every operand has the result's shape and is free to relay out.
+    SmallVector<std::optional<Relaid>> relaid;
     for (Value operand : op->getOperands()) {
       auto type = dyn_cast<RankedTensorType>(operand.getType());
       if (!type || type.getShape() != resultType.getShape())
         return failure();
-      auto transpose = operand.getDefiningOp<TransposeOp>();
-      if (transpose && transpose.getPermutation() == perm)
+      relaid.push_back(relaidFrom(operand));
+      if (relaid.back() && relaid.back()->first == layout)
         continue;
       if (!matchPattern(operand, m_Constant()) &&
           !operand.getDefiningOp<BroadcastInDimOp>())
         return failure();
+      relaid.back() = std::nullopt;
     }
     Location loc = op->getLoc();
-    SmallVector<int64_t> inverse = invertPermutationVector(perm);
     SmallVector<Value> operands;
-    for (Value operand : op->getOperands()) {
-      auto transpose = operand.getDefiningOp<TransposeOp>();
-      if (transpose && transpose.getPermutation() == perm)
-        operands.push_back(transpose.getOperand());
+    for (auto [operand, from] : llvm::zip(op->getOperands(), relaid)) {
+      if (from)
+        operands.push_back(from->second);
       else if (auto broadcast = operand.getDefiningOp<BroadcastInDimOp>())
-        operands.push_back(
-            relaidBroadcast(rewriter, loc, broadcast, perm, inverse));
-      else // a constant: the transpose folds
-        operands.push_back(rewriter.create<TransposeOp>(loc, operand, inverse));
+        operands.push_back(relaidBroadcast(rewriter, loc, broadcast, layout));
+      else // a constant: the relayout folds
+        operands.push_back(layout.into(rewriter, loc, operand));
     }
     OperationState state(loc, op->getName(), operands,
-                         TypeRange{permuted(resultType, inverse)},
-                         op->getAttrs());
+                         TypeRange{layout.laidOut(resultType)}, op->getAttrs());
     Operation *moved = rewriter.create(state);
-    rewriter.replaceOpWithNewOp<TransposeOp>(op, moved->getResult(0), perm);
+    rewriter.replaceOp(
+        op, layout.outOf(rewriter, loc, moved->getResult(0), resultType));
     return success();
   }
 };
 
-/// op(T(x), rest...) -> T(op(x, rest...)) for an op whose operand 0 is
-/// the tensor it works on and whose per-dim attributes `names` (one entry
-/// per dim) are permuted with it: pooling, padding, slicing.
+/// A per-dim attribute of pooling, padding or slicing, and its value on a
+/// dim the op leaves as it is (-1: the dim's size, a slice's limit).
+struct PerDimAttribute {
+  StringRef name;
+  int64_t neutral;
+};
+
+/// op(R(x), rest...) -> R(op(x, rest...)) for an op whose operand 0 is
+/// the tensor it works on and whose per-dim attributes (one entry per dim)
+/// are relaid out with it: pooling, padding, slicing. A blocked channel dim
+/// must be left as it is.
 template <typename OpTy>
 struct SinkThroughPerDimOp : OpRewritePattern<OpTy> {
-  SinkThroughPerDimOp(MLIRContext *context, ArrayRef<StringRef> names)
-      : OpRewritePattern<OpTy>(context), names(names) {}
+  SinkThroughPerDimOp(MLIRContext *context,
+                      ArrayRef<PerDimAttribute> attributes)
+      : OpRewritePattern<OpTy>(context), perDim(attributes) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    TransposeOp transpose = outOfChannelsLast(op->getOperand(0));
-    if (!transpose)
+    std::optional<Relaid> relaid = relaidFrom(op->getOperand(0));
+    if (!relaid)
       return failure();
-    ArrayRef<int64_t> perm = transpose.getPermutation();
-    SmallVector<int64_t> inverse = invertPermutationVector(perm);
+    const ActivationLayout &layout = relaid->first;
+    auto logical = cast<RankedTensorType>(op->getOperand(0).getType());
+    int64_t rank = logical.getRank();
+    auto laidType = cast<RankedTensorType>(relaid->second.getType());
     NamedAttrList attributes(op->getAttrs());
-    for (StringRef name : names) {
-      auto values = dyn_cast_or_null<DenseI64ArrayAttr>(attributes.get(name));
-      if (!values || values.size() != static_cast<int64_t>(perm.size()))
+    for (const PerDimAttribute &attribute : perDim) {
+      auto values =
+          dyn_cast_or_null<DenseI64ArrayAttr>(attributes.get(attribute.name));
+      if (!values || values.size() != rank)
         return failure();
-      attributes.set(name, rewriter.getDenseI64ArrayAttr(
-                               applyPermutation(values.asArrayRef(), inverse)));
+      SmallVector<int64_t> laid(laidType.getRank(), 0);
+      for (int64_t d = 0; d < rank; ++d) {
+        SmallVector<int64_t, 2> to = layout.dimsOf(d, rank);
+        if (to.size() == 1) {
+          laid[to[0]] = values[d];
+          continue;
+        }
+        int64_t neutral =
+            attribute.neutral < 0 ? logical.getDimSize(d) : attribute.neutral;
+        if (values[d] != neutral)
+          return failure();
+        for (int64_t t : to)
+          laid[t] = attribute.neutral < 0 ? laidType.getDimSize(t) : neutral;
+      }
+      attributes.set(attribute.name, rewriter.getDenseI64ArrayAttr(laid));
     }
     SmallVector<Value> operands(op->getOperands());
-    operands[0] = transpose.getOperand();
+    operands[0] = relaid->second;
     OperationState state(op.getLoc(), op->getName(), operands,
-                         TypeRange{permuted(op.getType(), inverse)},
-                         attributes);
+                         TypeRange{layout.laidOut(op.getType())}, attributes);
     Operation *moved = rewriter.create(state);
-    rewriter.replaceOpWithNewOp<TransposeOp>(op, moved->getResult(0), perm);
+    rewriter.replaceOp(op, layout.outOf(rewriter, op.getLoc(),
+                                        moved->getResult(0), op.getType()));
     return success();
   }
 
-  SmallVector<StringRef> names;
+  SmallVector<PerDimAttribute> perDim;
 };
 
-/// reduce(T(x), dims) -> T'(reduce(x, perm[dims])): the kept dims come
-/// out in x's order, T' puts them back in T's (nothing where the order
-/// agrees, as for a pool over all spatial dims).
+/// reduce(R(x), dims) -> R'(reduce(x, dims laid out)): the kept dims come
+/// out in x's order. Channels-last, a transpose puts them back in the
+/// logical order (nothing where the order agrees, as for a pool over all
+/// spatial dims); blocked, where the batch and channel dims are kept, the
+/// result is the blocked layout of the logical one, relaid out of it.
 template <typename OpTy>
 struct SinkThroughReduction : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    TransposeOp transpose = outOfChannelsLast(op.getOperand());
-    if (!transpose)
+    std::optional<Relaid> relaid = relaidFrom(op.getOperand());
+    if (!relaid)
       return failure();
-    ArrayRef<int64_t> perm = transpose.getPermutation();
+    const ActivationLayout &layout = relaid->first;
+    int64_t rank = cast<RankedTensorType>(op.getOperand().getType()).getRank();
     ArrayRef<int64_t> dims = op.getDims();
     SmallVector<int64_t> reduced, kept;
-    for (int64_t d : dims)
-      reduced.push_back(perm[d]);
+    for (int64_t d : dims) {
+      SmallVector<int64_t, 2> to = layout.dimsOf(d, rank);
+      if (to.size() != 1)
+        return failure();
+      reduced.push_back(to[0]);
+    }
     llvm::sort(reduced);
-    for (int64_t d = 0, e = perm.size(); d < e; ++d)
+    if (layout.block) {
+      if (llvm::is_contained(dims, 0) || llvm::is_contained(dims, 1))
+        return failure();
+      Value moved = rewriter.create<OpTy>(
+          op.getLoc(), relaid->second, rewriter.getDenseI64ArrayAttr(reduced));
+      rewriter.replaceOp(
+          op, layout.outOf(rewriter, op.getLoc(), moved, op.getType()));
+      return success();
+    }
+    for (int64_t d = 0; d < rank; ++d)
       if (!llvm::is_contained(dims, d))
-        kept.push_back(perm[d]);
+        kept.push_back(layout.dimsOf(d, rank)[0]);
     // kept[r]: the x dim at result dim r; the new result has them sorted.
     SmallVector<int64_t> sorted(kept);
     llvm::sort(sorted);
     SmallVector<int64_t> order;
     for (int64_t d : kept)
       order.push_back(llvm::find(sorted, d) - sorted.begin());
-    Value moved = rewriter.create<OpTy>(op.getLoc(), transpose.getOperand(),
+    Value moved = rewriter.create<OpTy>(op.getLoc(), relaid->second,
                                         rewriter.getDenseI64ArrayAttr(reduced));
     if (!isIdentityPermutation(order))
       moved = rewriter.create<TransposeOp>(op.getLoc(), moved, order);
@@ -220,26 +264,29 @@ struct SinkThroughReduction : OpRewritePattern<OpTy> {
   }
 };
 
-/// concat(T(a), T(b), ...) along d -> T(concat(a, b, ...) along perm[d]).
+/// concat(R(a), R(b), ...) along d -> R(concat(a, b, ...) along d laid
+/// out): a channel concatenation of blocked tensors joins their blocks.
 struct SinkThroughConcat : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
-    TransposeOp first = outOfChannelsLast(op.getInputs().front());
+    std::optional<Relaid> first = relaidFrom(op.getInputs().front());
     if (!first)
       return failure();
-    ArrayRef<int64_t> perm = first.getPermutation();
+    const ActivationLayout &layout = first->first;
     SmallVector<Value> inputs;
     for (Value input : op.getInputs()) {
-      auto transpose = input.getDefiningOp<TransposeOp>();
-      if (!transpose || transpose.getPermutation() != perm)
+      std::optional<Relaid> relaid = relaidFrom(input);
+      if (!relaid || !(relaid->first == layout))
         return failure();
-      inputs.push_back(transpose.getOperand());
+      inputs.push_back(relaid->second);
     }
+    int64_t rank = op.getType().getRank();
     Value moved = rewriter.create<ConcatOp>(
-        op.getLoc(), inputs, perm[op.getDimension()]);
-    rewriter.replaceOpWithNewOp<TransposeOp>(op, moved, perm);
+        op.getLoc(), inputs, layout.dimsOf(op.getDimension(), rank)[0]);
+    rewriter.replaceOp(
+        op, layout.outOf(rewriter, op.getLoc(), moved, op.getType()));
     return success();
   }
 };
@@ -255,12 +302,17 @@ struct KilnCpuPropagateLayoutsPass
                  SinkThroughReduction<ReduceMaxOp>,
                  SinkThroughReduction<ReduceMeanOp>>(context);
     patterns.add<SinkThroughPerDimOp<ReduceWindowOp>>(
-        context, ArrayRef<StringRef>{"window", "strides", "padding_low",
-                                     "padding_high", "dilations"});
+        context, ArrayRef<PerDimAttribute>{{"window", 1},
+                                           {"strides", 1},
+                                           {"padding_low", 0},
+                                           {"padding_high", 0},
+                                           {"dilations", 1}});
     patterns.add<SinkThroughPerDimOp<PadOp>>(
-        context, ArrayRef<StringRef>{"low", "high", "interior"});
+        context,
+        ArrayRef<PerDimAttribute>{{"low", 0}, {"high", 0}, {"interior", 0}});
     patterns.add<SinkThroughPerDimOp<SliceOp>>(
-        context, ArrayRef<StringRef>{"start", "limit", "stride"});
+        context,
+        ArrayRef<PerDimAttribute>{{"start", 0}, {"limit", -1}, {"stride", 1}});
     // Each rewrite moves a transpose down past one op, so the driver ends;
     // where it stops early (its iteration limit) every relayout is still
     // in a correct place.

@@ -2,7 +2,8 @@
 // forward primitive takes into a private function carrying the descriptor;
 // f64, f16, input-dilated, empty and small convolutions stay.
 // The layouts are pinned (plain; channels-last for the LAST prefix, and as
-// they are, only the weights in oneDNN's layout, for DIRECT), so that
+// they are, only the weights in oneDNN's layout, for DIRECT; blocked by 8
+// channels as they are for BLOCKED), so that
 // what oneDNN prefers on the CPU that runs the test does not matter.
 // RUN: kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=layouts=plain | FileCheck %s
@@ -18,6 +19,9 @@
 // RUN: kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=layouts=channels-last-direct \
 // RUN:   | FileCheck %s --check-prefix=DIRECT
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-outline-dnnl-convs=layouts=blocked-8 \
+// RUN:   | FileCheck %s --check-prefix=BLOCKED
 
 // 16 * 5 * 7 outputs of 4 * 3 * 3 = 36 multiply-adds: 20160. The
 // descriptor: k = 2, groups 1, N 1, C 4, O 16, flags 0 (35 output
@@ -41,6 +45,21 @@
 // DIRECT-NOT:     kiln.relu
 // DIRECT:       func.func private @[[F]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 16, 262532, 10, 10, 3, 3, 5, 7, 2, 1, 0, 1, 1, 0, 1, 2>}
 // DIRECT:         kiln.relu
+// Blocked by 8 (BLOCKED): 4 input channels stay plain, the 16 outputs are
+// [N, 2, E..., 8] (flags 1048576 | 262144, the ReLU 4: 1310724), relaid
+// out by a transpose and a reshape after the call, into that layout by a
+// reshape and a transpose in the body.
+// BLOCKED-LABEL: func.func @conv(
+// BLOCKED-SAME:    %[[X:.*]]: tensor<1x4x10x10xf32>, %[[W:.*]]: tensor<16x4x3x3xf32>
+// BLOCKED:         %[[Y:.*]] = call @[[F:kiln_dnnl_conv[_0-9]*]](%[[X]], %[[W]]) : (tensor<1x4x10x10xf32>, tensor<16x4x3x3xf32>) -> tensor<1x2x5x7x8xf32>
+// BLOCKED:         %[[T:.*]] = kiln.transpose %[[Y]], permutation = [0, 1, 4, 2, 3] : tensor<1x2x5x7x8xf32>
+// BLOCKED:         %[[L:.*]] = kiln.reshape %[[T]] : (tensor<1x2x8x5x7xf32>) -> tensor<1x16x5x7xf32>
+// BLOCKED:         return %[[L]]
+// BLOCKED:       func.func private @[[F]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 4, 16, 1310724, 10, 10, 3, 3, 5, 7, 2, 1, 0, 1, 1, 0, 1, 2>}
+// BLOCKED:         %[[R:.*]] = kiln.relu
+// BLOCKED:         %[[B:.*]] = kiln.reshape %[[R]] : (tensor<1x16x5x7xf32>) -> tensor<1x2x8x5x7xf32>
+// BLOCKED:         %[[O:.*]] = kiln.transpose %[[B]], permutation = [0, 1, 3, 4, 2] : tensor<1x2x8x5x7xf32>
+// BLOCKED:         return %[[O]]
 func.func @conv(%x: tensor<1x4x10x10xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1x16x5x7xf32> {
   %y = kiln.conv %x, %w, strides = [2, 1], padding_low = [0, 1], padding_high = [1, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 2], groups = 1 : tensor<1x4x10x10xf32>, tensor<16x4x3x3xf32>
   %r = kiln.relu %y : tensor<1x16x5x7xf32>
@@ -142,6 +161,22 @@ func.func @stays(%a: tensor<1x8x40xf64>, %b: tensor<8x8x5xf64>, %c: tensor<1x8x4
 // LAST:         %[[U:.*]] = kiln.relu
 // LAST:         %[[O:.*]] = kiln.transpose %[[U]], permutation = [0, 2, 3, 1]
 // LAST:         return %[[O]]
+// Blocked by 8 (BLOCKED): the input and the addend are relaid into
+// [1, 1, 16, 16, 8] (a reshape splitting the channels, a transpose moving
+// the lanes last), the call returns that layout (flags 15 | 262144 |
+// 524288 | 1048576), relaid out after it.
+// BLOCKED-LABEL: func.func @epilogue(
+// BLOCKED-SAME:    %[[X:.*]]: tensor<1x8x16x16xf32>, %[[B:.*]]: tensor<1x8x1x1xf32>, %[[R:.*]]: tensor<1x8x16x16xf32>
+// BLOCKED:         %[[XS:.*]] = kiln.reshape %[[X]] : (tensor<1x8x16x16xf32>) -> tensor<1x1x8x16x16xf32>
+// BLOCKED:         %[[XB:.*]] = kiln.transpose %[[XS]], permutation = [0, 1, 3, 4, 2] : tensor<1x1x8x16x16xf32>
+// BLOCKED:         %[[RS:.*]] = kiln.reshape %[[R]] : (tensor<1x8x16x16xf32>) -> tensor<1x1x8x16x16xf32>
+// BLOCKED:         %[[RB:.*]] = kiln.transpose %[[RS]], permutation = [0, 1, 3, 4, 2] : tensor<1x1x8x16x16xf32>
+// BLOCKED:         %[[Y:.*]] = call @[[F:kiln_dnnl_conv[_0-9]*]](%[[XB]], %{{.*}}, %[[B]], %[[RB]]) : (tensor<1x1x16x16x8xf32>, tensor<8x8x3x3xf32>, tensor<1x8x1x1xf32>, tensor<1x1x16x16x8xf32>) -> tensor<1x1x16x16x8xf32>
+// BLOCKED:         %[[T:.*]] = kiln.transpose %[[Y]], permutation = [0, 1, 4, 2, 3] : tensor<1x1x16x16x8xf32>
+// BLOCKED:         %[[L:.*]] = kiln.reshape %[[T]] : (tensor<1x1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+// BLOCKED:         return %[[L]]
+// BLOCKED:       func.func private @[[F]]({{.*}}) -> tensor<1x1x16x16x8xf32>
+// BLOCKED-SAME:    kiln.dnnl_conv = array<i64: 2, 1, 1, 8, 8, 1835023, 16, 16,
 func.func @epilogue(%x: tensor<1x8x16x16xf32>, %b: tensor<1x8x1x1xf32>, %r: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
   %w = kiln.constant dense<0.5> : tensor<8x8x3x3xf32>
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
@@ -684,7 +719,7 @@ func.func @bad_winograd(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> t
 // RUN: not kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=layouts=sideways 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
-// BAD: layouts must be 'query', 'channels-last', 'channels-last-direct' or 'plain', not 'sideways'
+// BAD: layouts must be 'query', 'channels-last', 'channels-last-direct', 'blocked-8', 'blocked-16' or 'plain', not 'sideways'
 func.func @bad(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
   return %y : tensor<1x8x16x16xf32>

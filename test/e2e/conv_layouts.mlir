@@ -1,11 +1,13 @@
-// Convolutions laid out channels-last (kiln-cpu-outline-dnnl-convs) with
-// the ops between them that kiln-cpu-propagate-layouts runs in that layout:
+// Convolutions laid out channels-last or blocked (kiln-cpu-outline-dnnl-convs)
+// with the ops between them that kiln-cpu-propagate-layouts runs in that
+// layout:
 // bias additions, ReLU, clip and SiLU epilogues (also on NaNs and
 // infinities), max and sum pooling, padding,
 // strided slices, channel concatenation, reductions over some and all
 // spatial dims, residual additions, values with several users, and 1-d
-// and 3-d convolutions. The harness compiles the conv* programs with the
-// layouts oneDNN wants on the CPU, and also channels-last and plain
+// and 3-d convolutions, a depthwise one and a first one on 3 channels. The
+// harness compiles the conv* programs with the layouts oneDNN wants on the
+// CPU, and also channels-last, blocked by 8 and by 16 channels and plain
 // whatever the CPU, and compares each with the reference evaluator.
 //
 // RUN: kiln-opt %s | kiln-opt -o /dev/null
@@ -95,4 +97,35 @@ func.func @activations_nan(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %
   %d = kiln.conv %ch, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
   %dr = kiln.relu %d : tensor<1x8x16x16xf32>
   return %yr, %ch, %dr : tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>
+}
+
+// A mobile network's stem and inverted residual block: a strided 3x3
+// convolution of 3 channels (no multiple of a block: a plain input, a
+// blocked result where blocked) with a ReLU6, a 1x1 expansion to 64
+// channels with a bias and a ReLU6, a depthwise 3x3 (64 groups) with a
+// ReLU6, a 1x1 projection back to 16 with a bias, added to the block's
+// input, and a global mean.
+// CHECK: mobile(arg0: f32[2,3,16,16], arg1: f32[16,3,3,3], arg2: f32[64,16,1,1], arg3: f32[64], arg4: f32[64,1,3,3], arg5: f32[16,64,1,1], arg6: f32[16]) -> (out0: f32[2,16], out1: f32[2,16,8,8])
+func.func @mobile(%x: tensor<2x3x16x16xf32>, %ws: tensor<16x3x3x3xf32>, %we: tensor<64x16x1x1xf32>, %be: tensor<64xf32>, %wd: tensor<64x1x3x3xf32>, %wp: tensor<16x64x1x1xf32>, %bp: tensor<16xf32>) -> (tensor<2x16xf32>, tensor<2x16x8x8xf32>) attributes {kiln.e2e_atol = 1.0e-3 : f64} {
+  %zero16 = kiln.constant dense<0.0> : tensor<2x16x8x8xf32>
+  %six16 = kiln.constant dense<6.0> : tensor<2x16x8x8xf32>
+  %zero64 = kiln.constant dense<0.0> : tensor<2x64x8x8xf32>
+  %six64 = kiln.constant dense<6.0> : tensor<2x64x8x8xf32>
+  %s = kiln.conv %x, %ws, strides = [2, 2], padding_low = [1, 1], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x3x16x16xf32>, tensor<16x3x3x3xf32>
+  %sl = kiln.max %s, %zero16 : tensor<2x16x8x8xf32>
+  %sh = kiln.min %sl, %six16 : tensor<2x16x8x8xf32>
+  %e = kiln.conv %sh, %we, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x16x8x8xf32>, tensor<64x16x1x1xf32>
+  %eb = kiln.broadcast_in_dim %be, dims = [1] : (tensor<64xf32>) -> tensor<2x64x8x8xf32>
+  %ea = kiln.add %e, %eb : tensor<2x64x8x8xf32>
+  %el = kiln.max %ea, %zero64 : tensor<2x64x8x8xf32>
+  %eh = kiln.min %el, %six64 : tensor<2x64x8x8xf32>
+  %d = kiln.conv %eh, %wd, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 64 : tensor<2x64x8x8xf32>, tensor<64x1x3x3xf32>
+  %dl = kiln.max %d, %zero64 : tensor<2x64x8x8xf32>
+  %dh = kiln.min %dl, %six64 : tensor<2x64x8x8xf32>
+  %p = kiln.conv %dh, %wp, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x64x8x8xf32>, tensor<16x64x1x1xf32>
+  %pb = kiln.broadcast_in_dim %bp, dims = [1] : (tensor<16xf32>) -> tensor<2x16x8x8xf32>
+  %pa = kiln.add %p, %pb : tensor<2x16x8x8xf32>
+  %r = kiln.add %pa, %sh : tensor<2x16x8x8xf32>
+  %m = kiln.reduce_mean %r, dims = [2, 3] : tensor<2x16x8x8xf32>
+  return %m, %r : tensor<2x16xf32>, tensor<2x16x8x8xf32>
 }

@@ -155,11 +155,11 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
     builds.push_back(
         {std::string(traits.name) + " without fusion",
          std::make_unique<NativeModule>(*module, traits.options(false))});
-  // The conv* programs on the CPU also in both layouts of oneDNN's
+  // The conv* programs on the CPU also in every layout of oneDNN's
   // convolutions, whichever the CPU running the test prefers.
   if (target == E2ETarget::Cpu && isProgramOf(path, "conv"))
-    for (const char *layouts :
-         {"channels-last", "channels-last-direct", "plain"}) {
+    for (const char *layouts : {"channels-last", "channels-last-direct",
+                                "blocked-8", "blocked-16", "plain"}) {
       CompileOptions options = traits.options(true);
       options.cpu.dnnlConvLayouts = layouts;
       builds.push_back({std::string(traits.name) + " (" + layouts +

@@ -146,7 +146,7 @@
 // RUN: kiln-compile %t/ramp.mlir --autocast=bf16 --target-cpu=sapphirerapids --emit=mlir -o %t/fast.mlir 2>&1 | count 0
 // RUN: kiln-compile %t/ramp.mlir --autocast=bf16 --target-cpu=cooperlake --emit=mlir -o %t/fast.mlir 2>&1 | count 0
 // RUN: not kiln-compile %t/ramp.mlir --conv-layouts=sideways 2>&1 | FileCheck %s --check-prefix=LAYOUTS
-// LAYOUTS: kiln-compile: error: unknown --conv-layouts 'sideways' (expected query, channels-last, channels-last-direct or plain)
+// LAYOUTS: kiln-compile: error: unknown --conv-layouts 'sideways' (expected query, channels-last, channels-last-direct, blocked-8, blocked-16 or plain)
 // RUN: not kiln-compile %t/ramp.mlir --packed-matmuls=sometimes 2>&1 | FileCheck %s --check-prefix=PACKED
 // PACKED: kiln-compile: error: unknown --packed-matmuls 'sometimes' (expected query, always or never)
 // RUN: not kiln-compile %t/ramp.mlir --concurrent-threads=-1 2>&1 | FileCheck %s --check-prefix=CONCURRENT

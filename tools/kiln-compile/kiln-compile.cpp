@@ -115,14 +115,19 @@ cl::opt<bool> noDnnl(
 cl::opt<std::string> convLayouts(
     "conv-layouts",
     cl::desc("The memory order of the activations of oneDNN convolutions: "
-             "'query' (channels-last where oneDNN's fastest implementation "
-             "on this CPU wants it, or where it has a kernel that reads and "
-             "writes them so as they are; the default), 'channels-last' "
+             "'query' (what oneDNN's fastest implementation on this CPU "
+             "wants: channels-last, or its blocked layout kept from one "
+             "convolution to the next where one of its kernels reads and "
+             "writes it as it is, or else channels-last where one reads "
+             "and writes that as it is; the default), 'channels-last' "
              "(reordered into oneDNN's layouts inside each call), "
              "'channels-last-direct' (read and written as they are, only "
-             "the weights in oneDNN's layout) or 'plain'"),
+             "the weights in oneDNN's layout), 'blocked-8' or 'blocked-16' "
+             "(oneDNN's nChw8c or nChw16c, as they are, where the channels "
+             "are a multiple of the block) or 'plain'"),
     cl::init("query"),
-    cl::value_desc("query|channels-last|channels-last-direct|plain"),
+    cl::value_desc(
+        "query|channels-last|channels-last-direct|blocked-8|blocked-16|plain"),
     cl::cat(compileCategory));
 cl::opt<std::string> convAlgorithm(
     "conv-algorithm",
@@ -286,10 +291,11 @@ int checkOptions() {
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
   if (convLayouts != "query" && convLayouts != "channels-last" &&
-      convLayouts != "channels-last-direct" && convLayouts != "plain")
+      convLayouts != "channels-last-direct" && convLayouts != "blocked-8" &&
+      convLayouts != "blocked-16" && convLayouts != "plain")
     return usageError("unknown --conv-layouts '" + convLayouts +
                       "' (expected query, channels-last, "
-                      "channels-last-direct or plain)");
+                      "channels-last-direct, blocked-8, blocked-16 or plain)");
   if (convAlgorithm != "auto" && convAlgorithm != "winograd" &&
       convAlgorithm != "direct")
     return usageError("unknown --conv-algorithm '" + convAlgorithm +

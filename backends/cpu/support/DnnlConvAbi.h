@@ -13,7 +13,7 @@
  * sizes, the kernel sizes, the output sizes, the strides, the low
  * paddings, the high paddings and the (rhs) dilations. The sizes are in
  * the logical order [N, C, D...] whatever the order in memory (the
- * channels-last flags).
+ * channels-last and blocked flags).
 \*===----------------------------------------------------------------------===*/
 
 #ifndef KILN_BACKENDS_CPU_SUPPORT_DNNLCONVABI_H
@@ -82,7 +82,18 @@ enum KilnDnnlConvFlags {
    * KILN_DNNL_CONV_CHANNELS_LAST_*: oneDNN's kernels that read and write
    * channels-last activations directly, with no reorder on any call).
    * KILN_DNNL_CONV_BLOCKED asks for all three. */
-  KILN_DNNL_CONV_ANY_WEIGHTS = 262144
+  KILN_DNNL_CONV_ANY_WEIGHTS = 262144,
+  /* oneDNN's blocked layouts as the call passes them: src [N, C / b, D...,
+   * b] (nChw8c and the like: channel c of a position at block c / b, lane
+   * c % b), dst and the addend [N, O / b, E..., b], with b 8, or 16 with
+   * KILN_DNNL_CONV_BLOCK_16; C (O) a multiple of b. Not with
+   * KILN_DNNL_CONV_CHANNELS_LAST_* for the same operand. With
+   * KILN_DNNL_CONV_ANY_WEIGHTS, the activations of a chain of
+   * convolutions stay in the layout that oneDNN's kernels read and write,
+   * with no reorder on any call. */
+  KILN_DNNL_CONV_BLOCKED_SRC = 524288,
+  KILN_DNNL_CONV_BLOCKED_DST = 1048576,
+  KILN_DNNL_CONV_BLOCK_16 = 2097152
 };
 
 /* The number of entries of a descriptor of spatial rank `k` with `flags`:

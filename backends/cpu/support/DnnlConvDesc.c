@@ -30,15 +30,23 @@ static Spatial spatialOf(const int64_t *desc) {
 }
 
 /* `md` over dims[0..ndims) (logical order [N, C, spatial...]) of `type`,
- * row-major, or with dim 1 innermost where `channelsLast`. */
+ * row-major, with dim 1 innermost where `channelsLast`, or in oneDNN's
+ * layout blocked by `block` channels (8 or 16; 0: not blocked). */
 static dnnl_status_t describeActivation(dnnl_memory_desc_t *md, int ndims,
                                         const dnnl_dims_t dims,
-                                        dnnl_data_type_t type,
-                                        int channelsLast) {
+                                        dnnl_data_type_t type, int channelsLast,
+                                        int block) {
   static const dnnl_format_tag_t plain[] = {dnnl_abc, dnnl_abcd, dnnl_abcde};
   static const dnnl_format_tag_t last[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
-  return dnnl_memory_desc_init_by_tag(
-      md, ndims, dims, type, (channelsLast ? last : plain)[ndims - 3]);
+  static const dnnl_format_tag_t by8[] = {dnnl_nCw8c, dnnl_nChw8c,
+                                          dnnl_nCdhw8c};
+  static const dnnl_format_tag_t by16[] = {dnnl_nCw16c, dnnl_nChw16c,
+                                           dnnl_nCdhw16c};
+  const dnnl_format_tag_t *tags = block == 16    ? by16
+                                  : block        ? by8
+                                  : channelsLast ? last
+                                                 : plain;
+  return dnnl_memory_desc_init_by_tag(md, ndims, dims, type, tags[ndims - 3]);
 }
 
 /* Row-major strides of dims[0..ndims). */
@@ -96,16 +104,22 @@ dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
               : (flags & KILN_DNNL_CONV_SIGNED_DST) ? dnnl_s8
                                                      : dnnl_u8;
   }
+  int block = (flags & KILN_DNNL_CONV_BLOCK_16) ? 16 : 8;
+  if (((flags & KILN_DNNL_CONV_BLOCKED_SRC) && c % block) ||
+      ((flags & KILN_DNNL_CONV_BLOCKED_DST) && o % block))
+    return dnnl_invalid_arguments;
   dnnl_status_t status;
   dnnl_dims_t biasDims = {o};
-  if ((status = dnnl_memory_desc_init_by_tag(bias, 1, biasDims, dnnl_f32,
-                                             dnnl_a)) ||
+  if ((status =
+           dnnl_memory_desc_init_by_tag(bias, 1, biasDims, dnnl_f32, dnnl_a)) ||
       (status = describeActivation(
            &user[0], s.k + 2, srcDims, srcType,
-           (flags & KILN_DNNL_CONV_CHANNELS_LAST_SRC) != 0)) ||
+           (flags & KILN_DNNL_CONV_CHANNELS_LAST_SRC) != 0,
+           (flags & KILN_DNNL_CONV_BLOCKED_SRC) ? block : 0)) ||
       (status = describeActivation(
            &user[2], s.k + 2, dstDims, dstType,
-           (flags & KILN_DNNL_CONV_CHANNELS_LAST_DST) != 0)))
+           (flags & KILN_DNNL_CONV_CHANNELS_LAST_DST) != 0,
+           (flags & KILN_DNNL_CONV_BLOCKED_DST) ? block : 0)))
     return status;
   rowMajor(weightRank, weightDims, strides);
   return dnnl_memory_desc_init_by_strides(&user[1], weightRank, weightDims,

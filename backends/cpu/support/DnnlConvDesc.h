@@ -37,11 +37,13 @@ int kiln_dnnl_int8_dot_products(void);
 
 /* The operands of the convolution `desc` as its caller lays them out, on
  * elements of `type` (for KILN_DNNL_CONV_INT8: uint8 or int8 src, int8
- * weights and f32, uint8 or int8 dst, whatever `type` says): user[0] src [N, C, D...], user[1] weights [O, C/G,
- * K...] (described as [G, O/G, C/G, K...] when G > 1: the same bytes),
- * user[2] dst [N, O, E...], each row-major, but src and dst with the
- * channel dim last in memory where `flags` has the channels-last flags;
- * and `bias`, an f32 vector [O]. */
+ * weights and f32, uint8 or int8 dst, whatever `type` says): user[0] src [N, C,
+ * D...], user[1] weights [O, C/G, K...] (described as [G, O/G, C/G, K...] when
+ * G > 1: the same bytes), user[2] dst [N, O, E...], each row-major, but src and
+ * dst with the channel dim last in memory where `flags` has the channels-last
+ * flags, or blocked with its blocked flags; and `bias`, an f32 vector [O]. A
+ * blocked src or dst whose channels are not a multiple of the block is
+ * dnnl_invalid_arguments. */
 dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
                                       dnnl_data_type_t type,
                                       dnnl_memory_desc_t user[3],

@@ -4,7 +4,8 @@
 // kiln-cpu-conv-to-dnnl emits calls it: 2-d convolutions of
 // integer-valued tensors (exact in f32, so every path gives the same bits)
 // with a bias, an addend and a ReLU, against sums written out here; in the
-// plain and the channels-last layouts; with the addend in its own buffer
+// plain, the channels-last and oneDNN's blocked layouts (nChw8c and
+// nChw16c as the call passes them); with the addend in its own buffer
 // (a binary post-op) or in dst's (in place: the sum post-op), and a call
 // site whose later call has them the other way from its first. And
 // kiln_dnnl_conv_int8 on 8-bit integers with zero points, groups and
@@ -62,11 +63,16 @@ std::vector<int64_t> descriptor(int64_t flags, int64_t K) {
           1, 1};
 }
 
-/// Index of [n, c, y, x] in the plain or the channels-last order.
-size_t at(bool last, int64_t channels, int64_t n, int64_t c, int64_t y,
+/// Index of [n, c, y, x] in the plain (`layout` 0 or false), the
+/// channels-last (1 or true) or the order blocked by `layout` channels
+/// ([N, C / b, H, W, b]).
+size_t at(int64_t layout, int64_t channels, int64_t n, int64_t c, int64_t y,
           int64_t x) {
-  return last ? ((n * H + y) * H + x) * channels + c
-              : ((n * channels + c) * H + y) * H + x;
+  if (layout > 1)
+    return (((n * (channels / layout) + c / layout) * H + y) * H + x) * layout +
+           c % layout;
+  return layout ? ((n * H + y) * H + x) * channels + c
+                : ((n * channels + c) * H + y) * H + x;
 }
 
 struct Operands {
@@ -79,8 +85,11 @@ struct Operands {
 
   /// conv(src, weights) + bias (+ addend where `withAddend`), summed in
   /// float in one order, with src and addend (and the result) in the plain
-  /// or the channels-last order.
-  std::vector<float> sums(bool last, bool withAddend) const {
+  /// or the channels-last order (`last`, an `at` layout; the addend and
+  /// the result in `dstLayout` where it is given).
+  std::vector<float> sums(int64_t last, bool withAddend,
+                          int64_t dstLayout = -1) const {
+    int64_t dstLast = dstLayout < 0 ? last : dstLayout;
     std::vector<float> out(N * O * H * H);
     for (int64_t n = 0; n < N; ++n)
       for (int64_t o = 0; o < O; ++o)
@@ -88,7 +97,7 @@ struct Operands {
           for (int64_t x = 0; x < H; ++x) {
             float sum = bias[o];
             if (withAddend)
-              sum += addend[at(last, O, n, o, y, x)];
+              sum += addend[at(dstLast, O, n, o, y, x)];
             for (int64_t c = 0; c < C; ++c)
               for (int64_t i = 0; i < K; ++i)
                 for (int64_t j = 0; j < K; ++j) {
@@ -98,35 +107,40 @@ struct Operands {
                   sum += src[at(last, C, n, c, sy, sx)] *
                          weights[((o * C + c) * K + i) * K + j];
                 }
-            out[at(last, O, n, o, y, x)] = sum;
+            out[at(dstLast, O, n, o, y, x)] = sum;
           }
     return out;
   }
 
-  /// relu(conv(src, weights) + bias + addend), in the plain or the
-  /// channels-last order.
-  std::vector<float> expected(bool last) const {
-    std::vector<float> out = sums(last, /*withAddend=*/true);
+  /// relu(conv(src, weights) + bias + addend), src in the `at` layout
+  /// `last`, the addend and the result in `dstLayout` (-1: the same).
+  std::vector<float> expected(int64_t last, int64_t dstLayout = -1) const {
+    std::vector<float> out = sums(last, /*withAddend=*/true, dstLayout);
     for (float &v : out)
       v = v > 0 ? v : 0;
     return out;
   }
 
-  /// Transposes src and addend into the channels-last order.
-  void toChannelsLast() {
-    auto transpose = [](const std::vector<float> &plain, int64_t channels) {
-      std::vector<float> last(plain.size());
+  /// Relays src and the addend out into the `at` layouts `srcLayout` and
+  /// `dstLayout`.
+  void relayout(int64_t srcLayout, int64_t dstLayout) {
+    auto relaid = [](const std::vector<float> &plain, int64_t channels,
+                     int64_t layout) {
+      std::vector<float> laid(plain.size());
       for (int64_t n = 0; n < N; ++n)
         for (int64_t c = 0; c < channels; ++c)
           for (int64_t y = 0; y < H; ++y)
             for (int64_t x = 0; x < H; ++x)
-              last[at(true, channels, n, c, y, x)] =
+              laid[at(layout, channels, n, c, y, x)] =
                   plain[at(false, channels, n, c, y, x)];
-      return last;
+      return laid;
     };
-    src = transpose(src, C);
-    addend = transpose(addend, O);
+    src = relaid(src, C, srcLayout);
+    addend = relaid(addend, O, dstLayout);
   }
+
+  /// Transposes src and addend into the channels-last order.
+  void toChannelsLast() { relayout(1, 1); }
 };
 
 constexpr int64_t kEpilogue =
@@ -135,13 +149,13 @@ constexpr int64_t kEpilogue =
 /// Calls one site (`slot`) of a KxK convolution twice: first with the
 /// addend in its own buffer or in dst's (`firstInPlace`), then the other
 /// way; both must give the expected values.
-void checkSite(int64_t flags, bool last, bool firstInPlace, int64_t K) {
+void checkSite(int64_t flags, int64_t last, bool firstInPlace, int64_t K,
+               int64_t dstLayout = -1) {
   SCOPED_TRACE(std::to_string(K) + "x" + std::to_string(K) +
                (firstInPlace ? ", first call in place" : ", first call apart"));
   Operands ops(K);
-  if (last)
-    ops.toChannelsLast();
-  std::vector<float> expected = ops.expected(last);
+  ops.relayout(last, dstLayout < 0 ? last : dstLayout);
+  std::vector<float> expected = ops.expected(last, dstLayout);
   std::vector<int64_t> desc = descriptor(flags, K);
   void *slot = nullptr;
   for (bool inPlace : {firstInPlace, !firstInPlace}) {
@@ -162,10 +176,10 @@ void checkSite(int64_t flags, bool last, bool firstInPlace, int64_t K) {
 /// Every order of the addend's buffers, for 3x3 and 1x1 kernels (oneDNN
 /// reads a separate addend with a binary post-op where its kernel for the
 /// layouts takes one, as its 1x1 kernels do).
-void checkSites(int64_t flags, bool last) {
+void checkSites(int64_t flags, int64_t last, int64_t dstLayout = -1) {
   for (int64_t K : {3, 1})
     for (bool firstInPlace : {false, true})
-      checkSite(flags, last, firstInPlace, K);
+      checkSite(flags, last, firstInPlace, K, dstLayout);
 }
 
 TEST(DnnlConv, PlainLayoutsAddend) { checkSites(kEpilogue, /*last=*/false); }
@@ -179,6 +193,37 @@ TEST(DnnlConv, ChannelsLastAddend) {
                  KILN_DNNL_CONV_CHANNELS_LAST_SRC |
                  KILN_DNNL_CONV_CHANNELS_LAST_DST,
              /*last=*/true);
+}
+
+/// src, dst and the addend in nChw8c as the call passes them, only the
+/// weights in oneDNN's layout (a chain of convolutions kept blocked).
+TEST(DnnlConv, BlockedBy8AsTheyAre) {
+  checkSites(kEpilogue | KILN_DNNL_CONV_ANY_WEIGHTS |
+                 KILN_DNNL_CONV_BLOCKED_SRC | KILN_DNNL_CONV_BLOCKED_DST,
+             /*last=*/8);
+}
+
+/// A plain src (8 channels, fewer than a block of 16: a first
+/// convolution's) and dst and the addend in nChw16c.
+TEST(DnnlConv, PlainIntoBlockedBy16) {
+  checkSites(kEpilogue | KILN_DNNL_CONV_ANY_WEIGHTS |
+                 KILN_DNNL_CONV_BLOCKED_DST | KILN_DNNL_CONV_BLOCK_16,
+             /*last=*/0, /*dstLayout=*/16);
+}
+
+/// A blocked operand whose channels are no multiple of the block has no
+/// description (C is 8).
+TEST(DnnlConv, BlockedNeedsWholeBlocks) {
+  std::vector<int64_t> desc =
+      descriptor(KILN_DNNL_CONV_BLOCKED_SRC | KILN_DNNL_CONV_BLOCK_16, 3);
+  dnnl_memory_desc_t user[3], bias;
+  EXPECT_EQ(
+      kiln_dnnl_conv_describe(desc.data(), desc[5], dnnl_f32, user, &bias),
+      dnnl_invalid_arguments);
+  desc = descriptor(KILN_DNNL_CONV_BLOCKED_SRC | KILN_DNNL_CONV_BLOCKED_DST, 3);
+  EXPECT_EQ(
+      kiln_dnnl_conv_describe(desc.data(), desc[5], dnnl_f32, user, &bias),
+      dnnl_success);
 }
 
 /// The descriptor of a KxK site with `flags`, a bias, in blocked layouts

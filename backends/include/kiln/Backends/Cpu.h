@@ -45,10 +45,12 @@ struct CpuOptions {
   bool dnnl = true;
   int64_t dnnlMinMacs = 16384;
   /// The memory order of oneDNN convolutions' inputs and results
-  /// (kiln-cpu-outline-dnnl-convs's `layouts`): "query" (channels-last
-  /// where oneDNN's implementation on the compiling CPU wants it, or has a
-  /// kernel that reads and writes it as it is; for another `cpu` than
-  /// "host", "plain"), "channels-last", "channels-last-direct" or "plain".
+  /// (kiln-cpu-outline-dnnl-convs's `layouts`): "query" (channels-last or
+  /// oneDNN's blocked layout where its implementation on the compiling CPU
+  /// wants it and reads and writes it as it is, else channels-last where
+  /// it has a kernel that does that; for another `cpu` than "host",
+  /// "plain"), "channels-last", "channels-last-direct", "blocked-8",
+  /// "blocked-16" or "plain".
   std::string dnnlConvLayouts = "query";
   /// The algorithm of oneDNN's f32 3x3 convolutions (kiln-compile
   /// --conv-algorithm; kiln-cpu-outline-dnnl-convs's `winograd`): "auto"

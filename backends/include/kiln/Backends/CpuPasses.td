@@ -223,17 +223,26 @@ def KilnCpuOutlineDnnlConvs
     layouts of oneDNN's choice, 32 bf16 operands and result, 64 silu, 128
     the input channels-last, 256 the result and addend channels-last, 8192
     clip, 16384 returns the bound, 32768 takes one, 65536 oneDNN's
-    Winograd algorithm, 131072 an f32 result of bf16 operands), then per
-    spatial dim
+    Winograd algorithm, 131072 an f32 result of bf16 operands, 262144 only
+    the weights in a layout of oneDNN's choice, 524288 the input blocked,
+    1048576 the result and addend blocked, 2097152 blocks of 16 channels,
+    not 8), then per spatial dim
     the input, kernel and output sizes, strides, paddings and rhs
-    dilations, then for a clip its two bounds as f32 bits). An input or result laid out channels-last (the
-    `layouts` option: by default where oneDNN's fastest implementation on
-    the compiling CPU wants it, which the pass asks oneDNN) is a function
-    argument or result in that order ([N, D..., C]), transposed into it
-    before the call and out of it after; `kiln-cpu-propagate-layouts` then
-    moves those relayouts to where the layout really changes. Its body is the ops themselves: it bufferizes like any
-    function, and `kiln-cpu-conv-to-dnnl` replaces its calls after
-    bufferization by calls into oneDNN.
+    dilations, then for a clip its two bounds as f32 bits). An input or
+    result laid out channels-last (the `layouts` option: by default where
+    oneDNN's fastest implementation on the compiling CPU wants it, which
+    the pass asks oneDNN) is a function argument or result in that order
+    ([N, D..., C]), transposed into it before the call and out of it
+    after. One laid out in oneDNN's blocked layout ([N, C/b, D..., b], b 8
+    or 16: by default an f32 convolution's where its fastest implementation
+    wants it and one of oneDNN's own kernels reads and writes it as it is,
+    the weights in a layout of its choice; a first convolution's input of
+    fewer channels than a block stays plain) is reshaped into [N, C/b, b,
+    D...] and transposed into it before the call, and relaid out of it
+    after. `kiln-cpu-propagate-layouts` then moves those relayouts to where
+    the layout really changes. Its body is the ops themselves: it
+    bufferizes like any function, and `kiln-cpu-conv-to-dnnl` replaces its
+    calls after bufferization by calls into oneDNN.
 
     A quantized f32 convolution, whose input is `(kiln.cast(x) - z) * s`
     (or `kiln.cast(x) * s`) with x ui8 or i8 and z, s splat constants (z a
@@ -264,12 +273,16 @@ def KilnCpuOutlineDnnlConvs
     Option<"layouts", "layouts", "std::string", /*default=*/"\"query\"",
            "The memory order of an f32 convolution's input and result: "
            "'query' (channels last where oneDNN's implementation for it on "
-           "this CPU reads or writes them so, asked at compile time, or "
-           "where its fastest wants neither but one of its kernels reads "
-           "and writes them channels-last as they are), 'channels-last' "
+           "this CPU reads or writes them so, asked at compile time; "
+           "blocked where it wants its blocked layout and one of its "
+           "kernels reads and writes that as it is; or where its fastest "
+           "wants neither but one of its kernels reads and writes them "
+           "channels-last as they are), 'channels-last' "
            "(always, in the layouts of oneDNN's choice inside the call), "
            "'channels-last-direct' (always, as they are, only the weights "
-           "in a layout of oneDNN's choice) or 'plain' (never)">,
+           "in a layout of oneDNN's choice), 'blocked-8' or 'blocked-16' "
+           "(oneDNN's blocked layout as it is, where the channels are a "
+           "multiple of the block; f32 only) or 'plain' (never)">,
     Option<"winograd", "winograd", "std::string", /*default=*/"\"never\"",
            "oneDNN's Winograd algorithm for the 3x3 convolutions where it "
            "pays: 'query' (where oneDNN has a kernel for it on this CPU, "
@@ -307,16 +320,19 @@ def KilnCpuQuantizedMatmuls
 
 def KilnCpuPropagateLayouts
     : Pass<"kiln-cpu-propagate-layouts", "mlir::ModuleOp"> {
-  let summary = "Move the channels-last relayouts of convolutions to where "
+  let summary = "Move the relayouts of convolutions' activations to where "
                 "the layout changes";
   let description = [{
     Runs on kiln IR after `kiln-cpu-outline-dnnl-convs`, which wraps each
     convolution laid out channels-last in a `kiln.transpose` into that
     order before it and one out of it (permutation [0, r-1, 1, ..., r-2])
-    after. This pass moves each transpose out of channels-last down through
-    the ops that compute the same thing in either layout, so that it meets
-    the next convolution's transpose into channels-last and both fold away;
-    the values in between stay channels-last. It moves through:
+    after, and one laid out blocked ([N, C/b, D..., b]) in a `kiln.reshape`
+    into [N, C/b, b, D...] and a transpose moving the lanes last before it,
+    and a transpose ([0, 1, r, 2, ..., r-1]) and a reshape back after it.
+    This pass moves each relayout out of a layout down through the ops that
+    compute the same thing in either layout, so that it meets the next
+    convolution's relayout into the same layout and both fold away; the
+    values in between stay in that layout. It moves through:
 
     - an op with the `Elementwise` trait, a `kiln.cast` or a `kiln.select`,
       whose operands all have the
@@ -331,9 +347,14 @@ def KilnCpuPropagateLayouts
     - `kiln.concat` of such transposes (a DenseNet's or Inception's
       channel concatenation).
 
-    A transpose out of channels-last stays where its value is used in any
-    other way (a reshape, a product, a function result); transposes with
-    other permutations are left alone.
+    Blocked, a broadcast's [C] operand is split into [C/b, b]; pooling,
+    padding and slicing move only where they leave the channel dim as it
+    is, reductions only over spatial dims (a global pool leaves [N, C/b,
+    b], reshaped to [N, C]).
+
+    A relayout stays where its value is used in any other way (a reshape,
+    a product, a function result); transposes with other permutations are
+    left alone.
   }];
 }
 
@@ -591,6 +612,38 @@ def KilnCpuByteLookups : Pass<"kiln-cpu-byte-lookups", "mlir::func::FuncOp"> {
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def KilnCpuVectorizeLanes
+    : Pass<"kiln-cpu-vectorize-lanes", "mlir::func::FuncOp"> {
+  let summary = "Vectorize short innermost loops (blocked layouts' lanes)";
+  let description = [{
+    Runs on bufferized linalg, after `kiln-cpu-collapse-contiguous-loops`
+    and before `convert-linalg-to-parallel-loops`. A `linalg.generic` with
+    static loop ranges whose innermost loop is parallel with 4 to 16
+    iterations, whose operands' indexing maps are projected permutations
+    that send that loop to the operand's last dim, of unit stride, or (an
+    input only) not use it, and whose body `linalg::vectorize` takes, is
+    tiled by one along every other loop (`scf.parallel` over the parallel
+    ones with `parallel`, `scf.for` otherwise and over reductions) and the
+    tile vectorized: each operand read as one vector of the lanes, or one
+    value broadcast, the body on vectors, the result stored as one vector.
+    The transfers are lowered to `vector.load` and `vector.store`.
+
+    LLVM vectorizes neither such a loop (too few iterations for its loop
+    vectorizer with the run-time overlap check it would need) nor its
+    unrolled copies (the SLP vectorizer cannot move loads above stores it
+    cannot prove apart): the elementwise ops and spatial reductions on
+    oneDNN's blocked layouts, [N, C/8, H, W, 8], ran as scalar code.
+  }];
+  let options = [
+    Option<"parallel", "parallel", "bool", /*default=*/"true",
+           "Tile the parallel loops as scf.parallel (else scf.for)">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::vector::VectorDialect"];
