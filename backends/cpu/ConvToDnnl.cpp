@@ -612,8 +612,10 @@ struct KilnCpuOutlineDnnlConvsPass
         return {false, false, chosen.inputBlock, block, true};
     }
     // Where oneDNN's fastest kernel wants neither activation channels-last
-    // (its blocked layouts, which every call would reorder into and out
-    // of), one that reads and writes them channels-last as they are.
+    // and its blocked layout cannot be kept (a bf16 convolution's, or
+    // channels that are no multiple of the block: every call would reorder
+    // into and out of it), one that reads and writes them channels-last as
+    // they are.
     if (!chosen.inputLast && !chosen.resultLast &&
         hasDirectKernel(descriptor, KILN_DNNL_CONV_CHANNELS_LAST_SRC |
                                         KILN_DNNL_CONV_CHANNELS_LAST_DST))

@@ -4,9 +4,10 @@
 // calls (oneDNN's matmul primitive, cached in a slot per call site); small,
 // f64 and column-strided ones stay. The products of few rows by a constant
 // B that kiln's packed kernel takes where oneDNN on the compiling CPU would
-// read B unpacked (`packed=query`, the default) are checked with
-// `packed=always` (PACKED, the last cases); the other runs say `never`, so
-// that what they check does not depend on the CPU.
+// read B unpacked (`packed=query`, the default), and the transposed copies
+// of the other constant Bs there, are checked with `packed=always` (PACKED,
+// the last cases); the other runs say `never`, so that what they check does
+// not depend on the CPU.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-matmul-to-dnnl=packed=never \
 // RUN:   | FileCheck %s
 // RUN: kiln-opt %s --split-input-file \
@@ -490,15 +491,18 @@ func.func @bias_after(%x: memref<128x768xf32>, %y: memref<128x256xf32>, %bias: m
 // kiln's packed kernel over a copy of B packed into the module (panels of
 // 16 columns, K rows each, zeros past N: the 3x20 B below is 2 panels).
 // The second product of the same B shares the copy; B itself goes, since
-// nothing else reads it. 16 rows is the most the kernel takes: 17 rows stay
-// an sgemm call (their constant stays), and so does the product by a
-// mutable global. Flags 0 (C overwritten: the fill goes) and 2
-// (accumulate).
+// nothing else reads it. 16 rows is the most the kernel takes: 17 rows go
+// to the primitive over a copy of their constant B transposed, [n, k]
+// (flags 4 | 2: read transposed, accumulate; not 16, a constant B that
+// the primitive would reorder back), and the constant goes; the product
+// by a mutable global stays an sgemm call. The kernel's flags 0 (C
+// overwritten: the fill goes) and 2 (accumulate).
 // PACKED:       memref.global "private" constant @small_packed : memref<2x3x16xf32> = dense<
 // PACKED-SAME:    {{\[\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, {{.*}}, 1.500000e+01], [2.000000e+01, {{.*}}, 3.500000e+01], [4.000000e+01, {{.*}}, 5.500000e+01]]
 // PACKED-SAME:    {{\[\[}}1.600000e+01, 1.700000e+01, 1.800000e+01, 1.900000e+01, 0.000000e+00, {{.*}}], [3.600000e+01, 3.700000e+01, 3.800000e+01, 3.900000e+01, 0.000000e+00, {{.*}}], [5.600000e+01, 5.700000e+01, 5.800000e+01, 5.900000e+01, 0.000000e+00, {{.*}}]]]> {alignment = 64 : i64}
 // PACKED-NOT:   @small :
-// PACKED:       memref.global "private" constant @tall : memref<3x20xf32>
+// PACKED:       memref.global "private" constant @tall_transposed : memref<20x3xf32> = dense<5.000000e-01> {alignment = 64 : i64}
+// PACKED-NOT:   @tall :
 // PACKED-NOT:   @tall_packed
 // PACKED-LABEL: func.func @packed_b(
 // PACKED-NOT:     linalg.fill
@@ -510,7 +514,11 @@ func.func @bias_after(%x: memref<128x768xf32>, %y: memref<128x256xf32>, %bias: m
 // PACKED:         call @kiln_packed_matmul_f32(%[[F0]], %[[F2]], %[[N]], %[[K]], {{.*}}) : (i64, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr) -> ()
 // PACKED-DAG:     %[[M16:.*]] = arith.constant 16 : i64
 // PACKED:         call @kiln_packed_matmul_f32(%[[F2]], %[[M16]], %[[N]], %[[K]],
-// PACKED:         call @dnnl_sgemm(
+// PACKED:         memref.get_global @tall_transposed : memref<20x3xf32>
+// PACKED-DAG:     %[[F6:.*]] = arith.constant 6 : i64
+// PACKED-DAG:     %[[M17:.*]] = arith.constant 17 : i64
+// PACKED:         call @kiln_dnnl_matmul(%{{.*}}, %[[F6]], %{{.*}}, %[[M17]], %[[N]], %[[K]],
+// PACKED:         memref.get_global @mutable
 // PACKED:         call @dnnl_sgemm(
 // PACKED-NOT:     linalg.matmul
 memref.global "private" constant @small : memref<3x20xf32> = dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0], [20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0], [40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0]]>
@@ -533,16 +541,19 @@ func.func @packed_b(%a2: memref<2x3xf32>, %c2: memref<2x20xf32>, %a16: memref<16
 
 // B read transposed through a static view of a constant (B[q][j] =
 // W[j][q], W 5x4, of which the view takes all): the packed copy holds B's
-// columns, W's rows. W stays: the other product (17 rows) reads it as it
-// is. A read
-// transposed too (flags 1 | 2: 3).
+// columns, W's rows. The other product (17 rows) reads a copy of W
+// transposed, and W goes with the view. A read transposed too (flags 1 |
+// 2: 3).
 // PACKED:       memref.global "private" constant @w_packed : memref<1x4x16xf32> = dense<
 // PACKED-SAME:    {{\[\[\[}}0.000000e+00, 4.000000e+00, 8.000000e+00, 1.200000e+01, 1.600000e+01, 0.000000e+00, {{.*}}], [1.000000e+00, 5.000000e+00, 9.000000e+00, 1.300000e+01, 1.700000e+01, 0.000000e+00, {{.*}}], [2.000000e+00, {{.*}}], [3.000000e+00, 7.000000e+00, 1.100000e+01, 1.500000e+01, 1.900000e+01, 0.000000e+00, {{.*}}]]]>
-// PACKED:       memref.global "private" constant @w : memref<5x4xf32>
+// PACKED:       memref.global "private" constant @w_transposed : memref<4x5xf32> = dense<{{\[\[}}0.000000e+00, 4.000000e+00, 8.000000e+00, 1.200000e+01, 1.600000e+01], [1.000000e+00, 5.000000e+00, {{.*}}]]>
+// PACKED-NOT:   @w :
 // PACKED-LABEL: func.func @transposed(
+// PACKED-NOT:     memref.subview
 // PACKED:         %[[F3:.*]] = arith.constant 3 : i64
 // PACKED:         call @kiln_packed_matmul_f32(%[[F3]],
-// PACKED:         call @dnnl_sgemm(
+// PACKED:         memref.get_global @w_transposed
+// PACKED:         call @kiln_dnnl_matmul(
 memref.global "private" constant @w : memref<5x4xf32> = dense<[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0]]>
 #ta = affine_map<(m, n, k) -> (k, m)>
 #tb = affine_map<(m, n, k) -> (n, k)>

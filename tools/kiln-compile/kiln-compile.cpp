@@ -141,7 +141,8 @@ cl::opt<std::string> packedMatmuls(
     "packed-matmuls",
     cl::desc("Which f32 products of at most 16 rows by a constant matrix "
              "run kiln's own kernel over a copy of the matrix packed into "
-             "the module: 'query' (where oneDNN on this CPU would read it "
+             "the module (and those of more rows read a copy stored "
+             "transposed): 'query' (where oneDNN on this CPU would read it "
              "unpacked; the default), 'always' or 'never'"),
     cl::init("query"), cl::value_desc("query|always|never"),
     cl::cat(compileCategory));

@@ -60,7 +60,8 @@ struct CpuOptions {
   /// no kernel at run time) or "direct".
   std::string convAlgorithm = "auto";
   /// Which f32 products of at most 16 rows by a constant B run kiln's own
-  /// kernel over a copy of B packed into the module
+  /// kernel over a copy of B packed into the module, and those of more rows
+  /// read a copy of B stored transposed
   /// (kiln-cpu-matmul-to-dnnl's `packed`; kiln-compile --packed-matmuls):
   /// "query" (where oneDNN's matmul primitive on the compiling CPU would
   /// keep B plain; for another `cpu` than "host", never), "always" or

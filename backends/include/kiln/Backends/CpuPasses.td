@@ -167,6 +167,13 @@ def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
       matmul primitive on the compiling CPU would keep B plain (the
       `packed` option's default, `query`), or always, or never. A product
       of enough work is split into chunks of columns in an `scf.parallel`.
+    - the other f32 products by such a constant B, read as stored ([k,
+      n], not batched), read a copy of it that this pass stores transposed
+      in a new constant global, `<name>_transposed` ([n, k]), as the same
+      `packed` option says: oneDNN 2.6's AVX2 GEMM, which packs B on every
+      call, packs that form much faster. They call `kiln_dnnl_matmul` with
+      B read transposed and not marked constant (the primitive takes it as
+      it is).
     Leading dimensions and batch strides are taken from the strides. C
     accumulates, as linalg accumulates into its init, unless the op right
     before is a `linalg.fill` of the init with zero: that fill is dropped
@@ -178,8 +185,9 @@ def KilnCpuMatmulToDnnl : Pass<"kiln-cpu-matmul-to-dnnl", "mlir::ModuleOp"> {
            "Products with fewer multiply-adds than this stay loops">,
     Option<"packed", "packed", "std::string", /*default=*/"\"query\"",
            "Which f32 products of at most 16 rows by a constant B call "
-           "kiln's packed kernel: query (where oneDNN's primitive on this "
-           "CPU would keep B plain), always or never">
+           "kiln's packed kernel, and which of more rows read B stored "
+           "transposed: query (where oneDNN's primitive on this CPU would "
+           "keep B plain), always or never">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
