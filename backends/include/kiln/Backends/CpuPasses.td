@@ -634,7 +634,14 @@ def KilnCpuVectorizeLanes
     static loop ranges whose innermost loop is parallel with 4 to 16
     iterations, whose operands' indexing maps are projected permutations
     that send that loop to the operand's last dim, of unit stride, or (an
-    input only) not use it, and whose body `linalg::vectorize` takes, is
+    input only) not use it, on f32, f64 or whole-byte integers, and whose
+    body `linalg::vectorize` takes with math ops that stay vector code (LLVM
+    intrinsics such as sqrt and fma, and for f32 the polynomials of
+    `kiln-cpu-math-approximation`; not a libm call such as an f64 erf or
+    tanh, which upstream unrolls into vector ops after the vector dialect
+    has been lowered), and no logistic function's division (which
+    `kiln-cpu-math-approximation` lets LLVM estimate, a few ulps off, on
+    vectors: a short loop keeps the exact division), is
     tiled by one along every other loop (`scf.parallel` over the parallel
     ones with `parallel`, `scf.for` otherwise and over reductions) and the
     tile vectorized: each operand read as one vector of the lanes, or one
