@@ -356,15 +356,17 @@ struct KilnCpuMatmulToDnnlPass
       std::optional<kiln::BiasAddition> bias = product.bias;
       bool int8 = isInt8(form);
       bool bf16 = form.abType.isBF16();
-      bool constantB =
-          isConstantBuffer(op.getDpsInputOperand(1)->get(), symbols);
-      if (constantB && !int8 && !bf16 && form.m <= kMaxPackedKernelRows &&
-          packed != "never" &&
-          (packed == "always" ||
-           !kiln::dnnl::matmulPacksConstantB(form.m, form.n, form.k,
-                                             form.transposeB))) {
-        if (std::optional<PackedB> values = packedValuesOf(
-                op.getDpsInputOperand(1)->get(), form, symbols)) {
+      Value bOperand = op.getDpsInputOperand(1)->get();
+      bool constantB = isConstantBuffer(bOperand, symbols);
+      // Whether kiln lays out this constant B itself (oneDNN's primitive on
+      // this CPU would keep it plain, as `packed` says): asked once.
+      bool ownLayout =
+          constantB && !int8 && !bf16 && packed != "never" &&
+          (packed == "always" || !kiln::dnnl::matmulPacksConstantB(
+                                     form.m, form.n, form.k, form.transposeB));
+      if (ownLayout && form.m <= kMaxPackedKernelRows) {
+        if (std::optional<PackedB> values =
+                packedValuesOf(bOperand, form, symbols)) {
           if (failed(callPackedKernel(product, *values, symbols)))
             return signalPassFailure();
           continue;
@@ -378,15 +380,10 @@ struct KilnCpuMatmulToDnnlPass
       // an AMD EPYC, 256x1024 by 1024x4096 36 against 59 ms, larger ones
       // the same within the noise. The primitive takes the copy as it is
       // (not as a constant B, which it would reorder back into [k, n]).
-      Value bOperand = op.getDpsInputOperand(1)->get();
       bool transposedCopy = false;
-      if (constantB && !int8 && !bf16 && !form.transposeB && !form.batched &&
-          packed != "never" &&
-          (packed == "always" ||
-           !kiln::dnnl::matmulPacksConstantB(form.m, form.n, form.k,
-                                             form.transposeB))) {
-        if (std::optional<PackedB> values = packedValuesOf(
-                op.getDpsInputOperand(1)->get(), form, symbols, /*panel=*/1)) {
+      if (ownLayout && !form.transposeB && !form.batched) {
+        if (std::optional<PackedB> values =
+                packedValuesOf(bOperand, form, symbols, /*panel=*/1)) {
           memref::GlobalOp global =
               constantCopy(*values, {form.n, form.k}, "_transposed", symbols);
           builder.setInsertionPoint(op);

@@ -48,10 +48,6 @@ namespace {
 /// A value relaid out of a layout: the layout and the value in it.
 using Relaid = std::pair<ActivationLayout, Value>;
 
-std::optional<Relaid> relaidFrom(Value value) {
-  return ActivationLayout::relaidFrom(value);
-}
-
 /// `broadcast` (into a logical [N, C, D...]) as a broadcast into the
 /// same values laid out: operand dim j, at result dim dims[j], lands at
 /// the laid-out dims of that dim (a blocked channel dim of C values split
@@ -113,7 +109,7 @@ struct SinkThroughElementwise : RewritePattern {
       return failure();
     std::optional<Relaid> first;
     for (Value operand : op->getOperands())
-      if ((first = relaidFrom(operand)))
+      if ((first = ActivationLayout::relaidFrom(operand)))
         break;
     if (!first)
       return failure();
@@ -124,7 +120,7 @@ struct SinkThroughElementwise : RewritePattern {
       auto type = dyn_cast<RankedTensorType>(operand.getType());
       if (!type || type.getShape() != resultType.getShape())
         return failure();
-      relaid.push_back(relaidFrom(operand));
+      relaid.push_back(ActivationLayout::relaidFrom(operand));
       if (relaid.back() && relaid.back()->first == layout)
         continue;
       if (!matchPattern(operand, m_Constant()) &&
@@ -170,7 +166,8 @@ struct SinkThroughPerDimOp : OpRewritePattern<OpTy> {
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<Relaid> relaid = relaidFrom(op->getOperand(0));
+    std::optional<Relaid> relaid =
+        ActivationLayout::relaidFrom(op->getOperand(0));
     if (!relaid)
       return failure();
     const ActivationLayout &layout = relaid->first;
@@ -223,7 +220,8 @@ struct SinkThroughReduction : OpRewritePattern<OpTy> {
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<Relaid> relaid = relaidFrom(op.getOperand());
+    std::optional<Relaid> relaid =
+        ActivationLayout::relaidFrom(op.getOperand());
     if (!relaid)
       return failure();
     const ActivationLayout &layout = relaid->first;
@@ -271,13 +269,14 @@ struct SinkThroughConcat : OpRewritePattern<ConcatOp> {
 
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<Relaid> first = relaidFrom(op.getInputs().front());
+    std::optional<Relaid> first =
+        ActivationLayout::relaidFrom(op.getInputs().front());
     if (!first)
       return failure();
     const ActivationLayout &layout = first->first;
     SmallVector<Value> inputs;
     for (Value input : op.getInputs()) {
-      std::optional<Relaid> relaid = relaidFrom(input);
+      std::optional<Relaid> relaid = ActivationLayout::relaidFrom(input);
       if (!relaid || !(relaid->first == layout))
         return failure();
       inputs.push_back(relaid->second);
