@@ -34,6 +34,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Sigmoid.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -54,6 +56,27 @@ namespace kiln {
 } // namespace mlir
 
 using namespace mlir;
+
+arith::NegFOp mlir::kiln::matchSigmoid(arith::DivFOp division) {
+  if (!getElementTypeOrSelf(division.getType()).isF32() ||
+      !matchPattern(division.getLhs(), m_OneFloat()))
+    return nullptr;
+  auto sum = division.getRhs().getDefiningOp<arith::AddFOp>();
+  if (!sum || !sum->hasOneUse())
+    return nullptr;
+  Value other = sum.getRhs();
+  auto exp = sum.getLhs().getDefiningOp<math::ExpOp>();
+  if (!exp) {
+    exp = sum.getRhs().getDefiningOp<math::ExpOp>();
+    other = sum.getLhs();
+  }
+  if (!exp || !exp->hasOneUse() || !matchPattern(other, m_OneFloat()))
+    return nullptr;
+  auto negation = exp.getOperand().getDefiningOp<arith::NegFOp>();
+  if (!negation || !negation->hasOneUse())
+    return nullptr;
+  return negation;
+}
 
 namespace {
 /// A constant of `type` (a scalar type, or a shaped type of it) holding
@@ -96,31 +119,6 @@ math::LogOp scaleSubnormalLogInput(math::LogOp log) {
   log.replaceAllUsesWith(result);
   log.erase();
   return scaledLog;
-}
-
-/// The f32 logistic function as kiln's lowering writes it,
-/// 1 / (1 + exp(-x)) (either order of the addition): the negation, if
-/// `division` is the root of one whose intermediate values have no other
-/// users.
-arith::NegFOp matchSigmoid(arith::DivFOp division) {
-  if (!getElementTypeOrSelf(division.getType()).isF32() ||
-      !matchPattern(division.getLhs(), m_OneFloat()))
-    return nullptr;
-  auto sum = division.getRhs().getDefiningOp<arith::AddFOp>();
-  if (!sum || !sum->hasOneUse())
-    return nullptr;
-  Value other = sum.getRhs();
-  auto exp = sum.getLhs().getDefiningOp<math::ExpOp>();
-  if (!exp) {
-    exp = sum.getRhs().getDefiningOp<math::ExpOp>();
-    other = sum.getLhs();
-  }
-  if (!exp || !exp->hasOneUse() || !matchPattern(other, m_OneFloat()))
-    return nullptr;
-  auto negation = exp.getOperand().getDefiningOp<arith::NegFOp>();
-  if (!negation || !negation->hasOneUse())
-    return nullptr;
-  return negation;
 }
 
 /// Rewrites a matched f32 sigmoid (see matchSigmoid) as one reduction and
@@ -244,7 +242,7 @@ struct KilnCpuMathApproximationPass
     // Sigmoids first, as wholes: their exp is rewritten with them.
     SmallVector<std::pair<arith::DivFOp, arith::NegFOp>> sigmoids;
     getOperation()->walk([&](arith::DivFOp division) {
-      if (arith::NegFOp negation = matchSigmoid(division))
+      if (arith::NegFOp negation = kiln::matchSigmoid(division))
         sigmoids.emplace_back(division, negation);
     });
     for (auto [division, negation] : sigmoids)
