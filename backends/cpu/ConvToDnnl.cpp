@@ -155,6 +155,30 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
   return descriptor;
 }
 
+/// Whether the convolution of descriptor `d` is one a Winograd algorithm
+/// computes: f32, two spatial dims, no groups, a 3x3 window at stride 1
+/// without dilation.
+static bool isWinogradShape(ArrayRef<int64_t> d) {
+  if (d[0] != 2 || d[1] != 1 ||
+      (d[5] & (KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_INT8)))
+    return false;
+  // After the header, per spatial dim: input sizes, kernel sizes, output
+  // sizes, strides, low and high paddings, dilations.
+  auto dims = [&](int64_t group) {
+    return d.slice(KILN_DNNL_CONV_HEADER_SIZE + 2 * group, 2);
+  };
+  auto all = [](ArrayRef<int64_t> values, int64_t v) {
+    return llvm::all_of(values, [&](int64_t x) { return x == v; });
+  };
+  return all(dims(1), 3) && all(dims(3), 1) && all(dims(6), 1);
+}
+
+/// The output positions of all images of the 2-d convolution `d`.
+static int64_t outputPositions(ArrayRef<int64_t> d) {
+  return d[2] * d[KILN_DNNL_CONV_HEADER_SIZE + 4] *
+         d[KILN_DNNL_CONV_HEADER_SIZE + 5];
+}
+
 /// Whether oneDNN's Winograd kernels beat its direct ones on the f32
 /// convolution of `descriptor`, the per-call relayouts into and out of
 /// their nChw16c layout included: a 3x3 window at stride 1 without
@@ -167,20 +191,29 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
 /// no faster; at batch 8, 1.35-1.85x faster down to 7x7 maps. With 32
 /// output channels (DenseNet's) slower.
 static bool winogradPays(ArrayRef<int64_t> d) {
-  if (d[0] != 2 || d[1] != 1 ||
-      (d[5] & (KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_INT8)))
+  return isWinogradShape(d) && d[3] >= 16 && d[4] >= 64 &&
+         outputPositions(d) >= 392;
+}
+
+/// Whether kiln's own F(4x4, 3x3) Winograd convolution (WinogradConv.c)
+/// beats oneDNN's direct kernels on the f32 convolution of `descriptor`,
+/// where oneDNN has no Winograd kernel (below AVX-512). Its 36 products
+/// [tiles, C] x [C, K] read all the transformed weights (4x the direct
+/// ones' bytes) however few the tiles, and its transforms cost per tile
+/// in proportion to C + K where the products do to C K: so at least 8
+/// tiles of 4x4 outputs, and C K / (C + K) at least 24. Measured on an
+/// AVX2 EPYC, one thread, oneDNN 2.6's direct kernels on nChw8c against
+/// it, ms: C = K = 64 on 56x56 2.8 / 1.5, 128 on 28x28 3.0 / 1.3, 256 on
+/// 14x14 (16 tiles) 2.7 / 1.8, 512 on 7x7 (4 tiles) 3.8 / 6.0 and at
+/// batch 2 (8 tiles) 6.9 / 5.3; 448 -> 384 on 8x8 (4 tiles) 2.4 / 4.0;
+/// 128 -> 32 on 28x28 0.75 / 0.48 and on 14x14 0.19 / 0.19; 32 -> 64 on
+/// 147x147 (C K / (C + K) = 21) 9.9 / 12.8; 16 -> 16 on 32x32 0.07 / 0.09.
+static bool ownWinogradPays(ArrayRef<int64_t> d) {
+  if (!isWinogradShape(d))
     return false;
-  // After the header, per spatial dim: input sizes, kernel sizes, output
-  // sizes, strides, low and high paddings, dilations.
-  auto dims = [&](int64_t group) {
-    return d.slice(KILN_DNNL_CONV_HEADER_SIZE + 2 * group, 2);
-  };
-  auto all = [](ArrayRef<int64_t> values, int64_t v) {
-    return llvm::all_of(values, [&](int64_t x) { return x == v; });
-  };
-  ArrayRef<int64_t> output = dims(2);
-  return all(dims(1), 3) && all(dims(3), 1) && all(dims(6), 1) && d[3] >= 16 &&
-         d[4] >= 64 && d[2] * output[0] * output[1] >= 392;
+  int64_t tiles = d[2] * ((d[KILN_DNNL_CONV_HEADER_SIZE + 4] + 3) / 4) *
+                  ((d[KILN_DNNL_CONV_HEADER_SIZE + 5] + 3) / 4);
+  return tiles >= 8 && d[3] * d[4] >= 24 * (d[3] + d[4]);
 }
 
 /// The ops after a convolution that oneDNN applies as it writes the
@@ -635,9 +668,10 @@ struct KilnCpuOutlineDnnlConvsPass
                          << layouts << "'";
       return signalPassFailure();
     }
-    if (winograd != "query" && winograd != "always" && winograd != "never") {
+    if (winograd != "query" && winograd != "always" && winograd != "own" &&
+        winograd != "never") {
       module.emitError() << "kiln-cpu-outline-dnnl-convs: winograd must be "
-                            "'query', 'always' or 'never', not '"
+                            "'query', 'always', 'own' or 'never', not '"
                          << winograd << "'";
       return signalPassFailure();
     }
@@ -804,21 +838,31 @@ struct KilnCpuOutlineDnnlConvsPass
       // oneDNN's Winograd kernels where they pay and, asked ("query"),
       // oneDNN has one for this CPU and this epilogue (a clip's bounds
       // follow the descriptor's other entries).
-      if (!quantized && winograd != "never" && winogradPays(descriptor)) {
+      bool oneDnnHasOne = false;
+      if (!quantized && (winograd == "query" || winograd == "always") &&
+          winogradPays(descriptor)) {
         SmallVector<int64_t> asked(descriptor);
         if (flags & KILN_DNNL_CONV_CLIP)
           for (float bound : {epilogue.clipLow, epilogue.clipHigh})
             asked.push_back(llvm::bit_cast<uint32_t>(bound));
-        if (winograd == "always" || hasWinogradKernel(asked))
+        oneDnnHasOne = hasWinogradKernel(asked);
+        if (winograd == "always" || oneDnnHasOne)
           flags |= KILN_DNNL_CONV_WINOGRAD | KILN_DNNL_CONV_BLOCKED;
       }
+      // Where oneDNN has none (below AVX-512), kiln's own, on the layouts
+      // chosen above: where it pays (`query`) or wherever the shape
+      // allows (`own`).
+      if (!quantized && ((winograd == "query" && !oneDnnHasOne &&
+                          ownWinogradPays(descriptor)) ||
+                         (winograd == "own" && isWinogradShape(descriptor))))
+        flags |= KILN_DNNL_CONV_OWN_WINOGRAD;
       // An activation's or a Winograd kernel's call reads its operands'
       // magnitudes (DnnlConv.c): where src is what an earlier such call
       // wrote, that call passes on a bound of it, and so does this one
       // where its result is another outlined convolution's input.
-      bool guarded =
-          !quantized &&
-          (flags & (KILN_DNNL_CONV_ACTIVATIONS | KILN_DNNL_CONV_WINOGRAD));
+      bool guarded = !quantized && (flags & (KILN_DNNL_CONV_ACTIVATIONS |
+                                             KILN_DNNL_CONV_WINOGRAD |
+                                             KILN_DNNL_CONV_OWN_WINOGRAD));
       Value srcBound = guarded ? boundWritten(op.getInput()) : Value();
       if (srcBound) {
         operands.push_back(srcBound);

@@ -121,7 +121,8 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     convs.layouts = options.dnnlConvLayouts == "query" && options.cpu != "host"
                         ? "plain"
                         : options.dnnlConvLayouts;
-    convs.winograd = options.convAlgorithm == "winograd" ? "always"
+    convs.winograd = options.convAlgorithm == "winograd"       ? "always"
+                     : options.convAlgorithm == "own-winograd" ? "own"
                      : options.convAlgorithm == "auto" && options.cpu == "host"
                          ? "query"
                          : "never";

@@ -261,6 +261,8 @@ static std::string convName(func::CallOp call) {
     name += " bf16";
   if (flags & KILN_DNNL_CONV_WINOGRAD)
     name += " winograd";
+  if (flags & KILN_DNNL_CONV_OWN_WINOGRAD)
+    name += " winograd-f4x4";
   if (flags & KILN_DNNL_CONV_INT8)
     name += flags & KILN_DNNL_CONV_SIGNED_SRC ? " s8" : " u8";
   if (flags & KILN_DNNL_CONV_BIAS)

@@ -11,7 +11,8 @@
 // (attention, see AttentionCalls.cpp), its kiln_packed_matmul archive for
 // `kiln_packed_matmul_*` (the products of few rows by a packed constant,
 // see MatmulToDnnl.cpp) and LLVM's libomp
-// for `__kmpc_*` (parallel loops), the latter with an rpath since it lives
+// for `__kmpc_*` (parallel loops) and for kiln_dnnl_support (its Winograd
+// convolution's parallel loops), the latter with an rpath since it lives
 // in LLVM's library directory.
 //
 // kiln's archives live in lib/kiln/ beside the program or library that
@@ -167,6 +168,10 @@ librariesFor(llvm::ArrayRef<char> object, std::string &error) {
   // libomp before libdnnl: oneDNN's OpenMP calls (libgomp's entry points,
   // which libomp implements) then bind to the modules' runtime rather than
   // to a second pool of libgomp threads (backends/CMakeLists.txt).
+#ifdef KILN_OMP_LIBRARY_DIR
+  // kiln_dnnl_support's Winograd convolution has parallel loops too.
+  openmp |= dnnlSupport;
+#endif
   if (openmp) {
 #ifdef KILN_OMP_LIBRARY_DIR
     libraries.push_back("-L" KILN_OMP_LIBRARY_DIR);

@@ -17,6 +17,9 @@
 // RUN:   --kiln-cpu-outline-dnnl-convs="layouts=channels-last winograd=always" \
 // RUN:   | FileCheck %s --check-prefix=WINO
 // RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-outline-dnnl-convs="layouts=blocked-8 winograd=own" \
+// RUN:   | FileCheck %s --check-prefix=OWN
+// RUN: kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=layouts=channels-last-direct \
 // RUN:   | FileCheck %s --check-prefix=DIRECT
 // RUN: kiln-opt %s --split-input-file \
@@ -686,6 +689,27 @@ func.func @not_quantized(%x: tensor<1x2x16x16xui8>, %f: tensor<1x2x16x16xf32>) -
 // WINO-DAG:   func.func private @[[FE]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 400, 14, 14, 5, 5,
 // WINO-DAG:   func.func private @[[FF]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 2, 2, 16, 64, 400, 14, 14, 3, 3,
 // WINO-DAG:   func.func private @[[FG]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 64, 64, 98704, 14, 14, 3, 3,
+// kiln's own Winograd algorithm (flag 4194304, prefix OWN) wherever the shape
+// allows, on the layouts chosen (blocked by 8 as they are: 524288 |
+// 1048576 | 262144 = 1835008): %a with its ReLU and its bound (| 4 |
+// 16384 = 6045700), the 13x14 maps and the 32 output channels (6029312),
+// %g taking %a's bound (| 32768 = 6062080); stride 2, the 5x5 window and
+// the groups stay direct.
+// OWN-LABEL: func.func @winograd(
+// OWN:         %[[A:[0-9]+]]:2 = call @[[FA:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FB:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FC:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FD:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FE:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FF:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FG:kiln_dnnl_conv[_0-9]*]](%{{.*}}, %arg7, %[[A]]#1)
+// OWN-DAG:   func.func private @[[FA]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 6045700, 14, 14, 3, 3, 14, 14,
+// OWN-DAG:   func.func private @[[FB]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 6029312, 13, 14, 3, 3, 13, 14,
+// OWN-DAG:   func.func private @[[FC]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 1835008, 28, 28, 3, 3, 14, 14, 2, 2,
+// OWN-DAG:   func.func private @[[FD]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 32, 6029312, 14, 14, 3, 3,
+// OWN-DAG:   func.func private @[[FE]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 1835008, 14, 14, 5, 5,
+// OWN-DAG:   func.func private @[[FF]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 2, 2, 16, 64, 1835008, 14, 14, 3, 3,
+// OWN-DAG:   func.func private @[[FG]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 64, 64, 6062080, 14, 14, 3, 3,
 // LAST-LABEL: func.func @winograd(
 // LAST:         call @[[FA:kiln_dnnl_conv[_0-9]*]](
 // LAST-DAG:   func.func private @[[FA]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 16, 64, 16788, 14, 14, 3, 3, 14, 14,
@@ -707,7 +731,7 @@ func.func @winograd(%x: tensor<2x16x14x14xf32>, %w: tensor<64x16x3x3xf32>, %x13:
 // RUN: not kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=winograd=sometimes 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADW
-// BADW: winograd must be 'query', 'always' or 'never', not 'sometimes'
+// BADW: winograd must be 'query', 'always', 'own' or 'never', not 'sometimes'
 func.func @bad_winograd(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
   %y = kiln.conv %x, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
   return %y : tensor<1x8x16x16xf32>

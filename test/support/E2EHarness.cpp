@@ -6,9 +6,10 @@
 //     kiln-fuse on a copy of it;
 //  3. compile it for the target (the fusion_* programs also with fusion
 //     off; on the CPU the conv* programs also with oneDNN's convolutions
-//     channels-last (reordered inside the call, and direct) and plain, and the
-//     matmul_packed* programs also with every product of a constant B on kiln's
-//     packed kernel) and load it with the runtime;
+//     channels-last (reordered inside the call, and direct), blocked and
+//     plain, the conv_winograd* programs also through kiln's own Winograd
+//     convolution, and the matmul_packed* programs also with every product of a
+//     constant B on kiln's packed kernel) and load it with the runtime;
 //  4. for every public function and every seed: draw random inputs,
 //     evaluate the function and its fused copy (which must agree exactly),
 //     call every build and compare each output with the evaluator's within
@@ -165,6 +166,19 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
       builds.push_back({std::string(traits.name) + " (" + layouts +
                             " convolutions)",
                         std::make_unique<NativeModule>(*module, options)});
+    }
+  // The conv_winograd* programs on the CPU also through kiln's own
+  // Winograd convolution wherever the shape allows, whatever the CPU, on
+  // each layout it reads and writes.
+  if (target == E2ETarget::Cpu && isProgramOf(path, "conv_winograd"))
+    for (const char *layouts :
+         {"blocked-8", "blocked-16", "channels-last-direct", "plain"}) {
+      CompileOptions options = traits.options(true);
+      options.cpu.dnnlConvLayouts = layouts;
+      options.cpu.convAlgorithm = "own-winograd";
+      builds.push_back(
+          {std::string(traits.name) + " (kiln's Winograd, " + layouts + ")",
+           std::make_unique<NativeModule>(*module, options)});
     }
   // The matmul_packed* programs on the CPU also with every product of a
   // constant B that kiln's packed kernel takes given to it, whatever oneDNN

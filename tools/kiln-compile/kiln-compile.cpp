@@ -131,11 +131,13 @@ cl::opt<std::string> convLayouts(
     cl::cat(compileCategory));
 cl::opt<std::string> convAlgorithm(
     "conv-algorithm",
-    cl::desc("The algorithm of oneDNN's f32 3x3 convolutions: 'auto' "
-             "(Winograd where it is faster and oneDNN has a kernel for it on "
-             "this CPU; the default), 'winograd' (wherever the shape "
-             "allows) or 'direct' (direct sums only)"),
-    cl::init("auto"), cl::value_desc("auto|winograd|direct"),
+    cl::desc("The algorithm of the f32 3x3 convolutions: 'auto' "
+             "(Winograd where it is faster: oneDNN's where it has a kernel "
+             "for it on this CPU, else kiln's own; the default), 'winograd' "
+             "(oneDNN's, wherever the shape allows), 'own-winograd' "
+             "(kiln's own, wherever the shape allows) or 'direct' (direct "
+             "sums only)"),
+    cl::init("auto"), cl::value_desc("auto|winograd|own-winograd|direct"),
     cl::cat(compileCategory));
 cl::opt<std::string> packedMatmuls(
     "packed-matmuls",
@@ -298,9 +300,9 @@ int checkOptions() {
                       "' (expected query, channels-last, "
                       "channels-last-direct, blocked-8, blocked-16 or plain)");
   if (convAlgorithm != "auto" && convAlgorithm != "winograd" &&
-      convAlgorithm != "direct")
+      convAlgorithm != "own-winograd" && convAlgorithm != "direct")
     return usageError("unknown --conv-algorithm '" + convAlgorithm +
-                      "' (expected auto, winograd or direct)");
+                      "' (expected auto, winograd, own-winograd or direct)");
   if (packedMatmuls != "query" && packedMatmuls != "always" &&
       packedMatmuls != "never")
     return usageError("unknown --packed-matmuls '" + packedMatmuls +

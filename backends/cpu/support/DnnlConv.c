@@ -78,6 +78,10 @@
  * so the call takes the same guard as an activation, with the bound
  * widened by the transforms' growth: where an operand is not finite or a
  * transformed value could overflow, the direct primitive runs instead.
+ * Where oneDNN has no Winograd kernel for the CPU (below AVX-512), the
+ * compiler may ask for kiln's own (KILN_DNNL_CONV_OWN_WINOGRAD,
+ * WinogradConv.c) on the layouts the direct kernels take, under the same
+ * guard.
  *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
@@ -88,6 +92,7 @@
 #include "DnnlConvAbi.h"
 #include "DnnlConvDesc.h"
 #include "DnnlSupport.h"
+#include "WinogradConv.h"
 
 #include <dnnl.h>
 
@@ -129,12 +134,16 @@ typedef struct CachedConv {
   /* The site's primitive without its activation (kiln_dnnl_conv_f32),
    * null until a call needs it. */
   void *exact;
+  /* With KILN_DNNL_CONV_OWN_WINOGRAD: the site runs here instead of in
+   * `primitive` (null then). */
+  KilnWinogradConv *winograd;
 } CachedConv;
 
 /* The flags whose primitive gives kiln's values only on finite operands
  * whose sums cannot overflow (activationIsExact). */
 #define KILN_DNNL_CONV_GUARDED                                                 \
-  (KILN_DNNL_CONV_ACTIVATIONS | KILN_DNNL_CONV_WINOGRAD)
+  (KILN_DNNL_CONV_ACTIVATIONS | KILN_DNNL_CONV_WINOGRAD |                      \
+   KILN_DNNL_CONV_OWN_WINOGRAD)
 
 /* How much larger than a direct sum's bound a value inside oneDNN's
  * Winograd kernels can be. The direct bound is |src| |weights| C K^2;
@@ -151,7 +160,9 @@ typedef struct CachedConv {
 static KilnDnnlEntry *published;
 
 static void destroyEntry(CachedConv *entry) {
-  dnnl_primitive_destroy(entry->primitive);
+  if (entry->primitive)
+    dnnl_primitive_destroy(entry->primitive);
+  kiln_winograd_conv_destroy(entry->winograd);
   if (entry->addendReorder)
     dnnl_primitive_destroy(entry->addendReorder);
   for (int i = 0; i < 3; ++i) {
@@ -427,6 +438,23 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
   if ((status = kiln_dnnl_conv_describe(desc, flags, type, entry->plain,
                                         &entry->bias)))
     fail("describing the operands", status);
+  /* kiln's own Winograd algorithm (WinogradConv.c), with no primitive;
+   * for a descriptor it does not compute, the direct sums. */
+  int constant = (flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) && weights;
+  if (flags & KILN_DNNL_CONV_OWN_WINOGRAD) {
+    if (type == dnnl_f32 && kiln_winograd_conv_applies(desc)) {
+      entry->winograd = kiln_winograd_conv_create(
+          desc, flags, constant ? weights : NULL, KILN_WINOGRAD_BLOCK_BYTES);
+      if (constant) {
+        entry->weightMagnitude =
+            largestMagnitudeOf(type, &entry->plain[1], weights);
+        entry->knownWeightMagnitude = 1;
+      }
+      return entry;
+    }
+    flags &= ~(int64_t)KILN_DNNL_CONV_OWN_WINOGRAD;
+    entry->flags = flags;
+  }
   /* Layouts of oneDNN's choice for some operands: reordered where they
    * differ from the call's. */
   int window =
@@ -551,6 +579,10 @@ static CachedConv *cached(void **slot, const int64_t *desc, int64_t flags,
 /* Runs `entry` on buffers of the types it was created for. */
 static void run(CachedConv *entry, const void *src, const void *weights,
                 const float *bias, const void *addend, void *dst) {
+  if (entry->winograd) {
+    kiln_winograd_conv_run(entry->winograd, src, weights, bias, addend, dst);
+    return;
+  }
   dnnl_engine_t cpu = kiln_dnnl_engine();
   /* The buffers a call reorders into: the constant weights are not. */
   int reordered[3] = {entry->reorders[0] != NULL,
@@ -687,7 +719,7 @@ static int activationIsExact(const CachedConv *entry, const int64_t *desc,
   for (int64_t d = 0; d < desc[0]; ++d)
     terms *= (double)desc[KILN_DNNL_CONV_HEADER_SIZE + desc[0] + d];
   double scale = (double)magnitudeValue(w) * terms;
-  if (entry->flags & KILN_DNNL_CONV_WINOGRAD)
+  if (entry->flags & (KILN_DNNL_CONV_WINOGRAD | KILN_DNNL_CONV_OWN_WINOGRAD))
     scale *= KILN_DNNL_CONV_WINOGRAD_GROWTH;
   double rest = (double)magnitudeValue(b) + magnitudeValue(a);
   /* An earlier call's bound, where it is finite and small enough. */
@@ -733,23 +765,6 @@ static uint16_t narrow(float value) {
   return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
 }
 
-/* kiln.relu, kiln.max and kiln.min (NaN-propagating; +0.0 above -0.0) or
- * x * sigmoid(x), as `flags` says, of `v`; `bounds` are a clip's. */
-static float activated(int64_t flags, const float bounds[2], float v) {
-  if (flags & KILN_DNNL_CONV_RELU)
-    return !(v > 0) && v == v ? 0 : v;
-  if (flags & KILN_DNNL_CONV_CLIP) {
-    if (v < bounds[0] || (v == bounds[0] && signbit(v)))
-      v = bounds[0];
-    if (v > bounds[1] || (v == bounds[1] && !signbit(v)))
-      v = bounds[1];
-    return v;
-  }
-  if (flags & KILN_DNNL_CONV_SWISH)
-    return v * (1.0f / (1.0f + expf(-v)));
-  return v;
-}
-
 /* The activation of `flags` applied to dst's `count` values in place, f32
  * or bf16 (`type`; each bf16 value widened, activated and rounded back). */
 static void activate(int64_t flags, const int64_t *desc, dnnl_data_type_t type,
@@ -760,12 +775,12 @@ static void activate(int64_t flags, const int64_t *desc, dnnl_data_type_t type,
   if (type == dnnl_bf16) {
     uint16_t *values = dst;
     for (size_t i = 0; i < count; ++i)
-      values[i] =
-          narrow(activated(flags, bounds, kiln_dnnl_widen_bf16(values[i])));
+      values[i] = narrow(kiln_dnnl_conv_activated(
+          flags, bounds, kiln_dnnl_widen_bf16(values[i])));
   } else {
     float *values = dst;
     for (size_t i = 0; i < count; ++i)
-      values[i] = activated(flags, bounds, values[i]);
+      values[i] = kiln_dnnl_conv_activated(flags, bounds, values[i]);
   }
 }
 

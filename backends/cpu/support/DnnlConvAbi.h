@@ -93,7 +93,15 @@ enum KilnDnnlConvFlags {
    * with no reorder on any call. */
   KILN_DNNL_CONV_BLOCKED_SRC = 524288,
   KILN_DNNL_CONV_BLOCKED_DST = 1048576,
-  KILN_DNNL_CONV_BLOCK_16 = 2097152
+  KILN_DNNL_CONV_BLOCK_16 = 2097152,
+  /* f32 only, for a 3x3 convolution at stride 1 (WinogradConv.h): kiln's
+   * own F(4x4, 3x3) Winograd algorithm, for CPUs where oneDNN has no
+   * Winograd kernel, on src and dst in the layouts the call passes (with
+   * KILN_DNNL_CONV_ANY_WEIGHTS and the layouts' flags, as the direct
+   * kernels take them). It takes the guard of KILN_DNNL_CONV_WINOGRAD:
+   * the direct primitive runs where an operand is not finite or a
+   * transformed value could overflow. */
+  KILN_DNNL_CONV_OWN_WINOGRAD = 4194304
 };
 
 /* The number of entries of a descriptor of spatial rank `k` with `flags`:

@@ -12,8 +12,11 @@
 #ifndef KILN_BACKENDS_CPU_SUPPORT_DNNLCONVDESC_H
 #define KILN_BACKENDS_CPU_SUPPORT_DNNLCONVDESC_H
 
+#include "DnnlConvAbi.h"
+
 #include <dnnl.h>
 
+#include <math.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -52,6 +55,24 @@ dnnl_status_t kiln_dnnl_conv_describe(const int64_t *desc, int64_t flags,
 /* The bounds of the clip that a descriptor with KILN_DNNL_CONV_CLIP ends
  * with: bounds[0] the lower, bounds[1] the upper. */
 void kiln_dnnl_conv_clip_bounds(const int64_t *desc, float bounds[2]);
+
+/* kiln.relu, kiln.max and kiln.min (NaN-propagating; +0.0 above -0.0) or
+ * x * sigmoid(x), as `flags` says, of `v`; `bounds` are a clip's. */
+static inline float kiln_dnnl_conv_activated(int64_t flags,
+                                             const float bounds[2], float v) {
+  if (flags & KILN_DNNL_CONV_RELU)
+    return !(v > 0) && v == v ? 0 : v;
+  if (flags & KILN_DNNL_CONV_CLIP) {
+    if (v < bounds[0] || (v == bounds[0] && signbit(v)))
+      v = bounds[0];
+    if (v > bounds[1] || (v == bounds[1] && !signbit(v)))
+      v = bounds[1];
+    return v;
+  }
+  if (flags & KILN_DNNL_CONV_SWISH)
+    return v * (1.0f / (1.0f + expf(-v)));
+  return v;
+}
 
 /* `layouts` (src, weights, dst) as `user` has them or, where `flags` has
  * KILN_DNNL_CONV_BLOCKED, in the format `any` (oneDNN's choice). */

@@ -54,10 +54,11 @@ struct CpuOptions {
   std::string dnnlConvLayouts = "query";
   /// The algorithm of oneDNN's f32 3x3 convolutions (kiln-compile
   /// --conv-algorithm; kiln-cpu-outline-dnnl-convs's `winograd`): "auto"
-  /// (Winograd where it pays and oneDNN has a kernel for it on the
-  /// compiling CPU; for another `cpu` than "host", direct), "winograd"
-  /// (wherever the shape allows, without asking; direct where oneDNN has
-  /// no kernel at run time) or "direct".
+  /// (Winograd where it pays: oneDNN's where it has a kernel for it on the
+  /// compiling CPU, else kiln's own; for another `cpu` than "host",
+  /// direct), "winograd" (oneDNN's wherever the shape allows, without
+  /// asking; direct where oneDNN has no kernel at run time),
+  /// "own-winograd" (kiln's own wherever the shape allows) or "direct".
   std::string convAlgorithm = "auto";
   /// Which f32 products of at most 16 rows by a constant B run kiln's own
   /// kernel over a copy of B packed into the module, and those of more rows

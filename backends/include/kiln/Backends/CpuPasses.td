@@ -270,10 +270,15 @@ def KilnCpuOutlineDnnlConvs
     and 16) as the `winograd` option says: where oneDNN has a Winograd
     kernel for it and its epilogue on the compiling CPU (`query`), wherever
     the shape allows (`always`; the call falls back to direct sums where
-    oneDNN has none) or never. Such a call reads its operands' magnitudes
-    like an activation's and takes and returns bounds the same way: the
-    Winograd kernel runs only on finite operands whose transforms cannot
-    overflow.
+    oneDNN has none) or never. Where oneDNN has no Winograd kernel (below
+    AVX-512), a 3x3 convolution at stride 1 without dilation or groups runs
+    kiln's own F(4x4, 3x3) Winograd algorithm instead (flag 4194304;
+    WinogradConv.c) on the activations' layouts chosen above: with `query`
+    where it pays (at least 8 tiles of 4x4 outputs, and C K / (C + K) at
+    least 24 for C input and K output channels), with `own` wherever the
+    shape allows. Such a call reads its operands' magnitudes like an
+    activation's and takes and returns bounds the same way: the Winograd
+    transforms run only on finite operands that they cannot overflow.
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"16384",
@@ -292,9 +297,11 @@ def KilnCpuOutlineDnnlConvs
            "(oneDNN's blocked layout as it is, where the channels are a "
            "multiple of the block; f32 only) or 'plain' (never)">,
     Option<"winograd", "winograd", "std::string", /*default=*/"\"never\"",
-           "oneDNN's Winograd algorithm for the 3x3 convolutions where it "
-           "pays: 'query' (where oneDNN has a kernel for it on this CPU, "
-           "asked at compile time), 'always' or 'never'">
+           "The Winograd algorithm for the 3x3 convolutions where it "
+           "pays: 'query' (oneDNN's where it has a kernel for it on this "
+           "CPU, asked at compile time, else kiln's own), 'always' "
+           "(oneDNN's), 'own' (kiln's own wherever the shape allows) or "
+           "'never'">
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }

@@ -1,0 +1,593 @@
+/*===- WinogradConv.c - kiln's own F(4x4, 3x3) Winograd convolution -------===*\
+ *
+ * Part of the kiln_dnnl_support archive: kiln_dnnl_conv_f32 (DnnlConv.c)
+ * runs a call site with KILN_DNNL_CONV_OWN_WINOGRAD here. oneDNN has
+ * Winograd kernels only for AVX-512; below it (AVX2 and FMA) a 3x3
+ * convolution's direct kernels run at the FMA units' peak, and the only
+ * way to finish sooner is to multiply less. F(4x4, 3x3) computes each 4x4
+ * block of outputs from a 6x6 tile of inputs in 36 products per input and
+ * output channel where the direct sums take 144 (Lavin and Gray, "Fast
+ * Algorithms for Convolutional Neural Networks", 2016):
+ *
+ *   Y = A^T [(G g G^T) . (B^T d B)] A
+ *
+ * with d a 6x6 input tile, g the 3x3 window and `.` the elementwise
+ * product. The interpolation points are 0, 1, -1, 1/2, -2 and infinity
+ * (the matrices below, derived by Toom-Cook's construction): against the
+ * textbook's 0, +-1, +-2 they halve the mean rounding error and divide the
+ * largest by three (C 64, normal operands, relative to the largest
+ * output: 1.3e-6 and 2.2e-6 against 2.7e-6 and 6.1e-6), as Barabasz et
+ * al. found ("Error analysis and improving the accuracy of Winograd
+ * convolution for deep neural networks", 2020). Summed
+ * over the input channels, the elementwise products become 36 matrix
+ * products, one per tile position (a, b):
+ *
+ *   M[a][t][k] = sum_c V[a][t][c] U[a][c][k]
+ *
+ * over the tiles t (of all images) and the channels: V = B^T d B of each
+ * tile and channel, U = G g G^T of each window (computed once, in double,
+ * where the weights are constant). The 36 products are one batched oneDNN
+ * matmul primitive (the transformed weights in its packed layout where
+ * they are constant); the transforms are loops here, vectorized over 8
+ * channels at a time, contiguous in the channels-last and blocked layouts
+ * that the call passes (plain NCHW works too, a lane at a time), and the
+ * output transform applies the epilogue (bias, addend, activation) on its
+ * way to dst. Where there are enough tiles, each OpenMP thread takes
+ * blocks of them through all three phases (their planes stay in cache);
+ * else each phase splits all tiles over the threads (oneDNN the product's
+ * 36 planes).
+ *
+ * The transforms add and subtract inputs that the direct sums keep apart:
+ * DnnlConv.c runs this only on finite operands whose transformed values
+ * cannot overflow (its guard, with KILN_DNNL_CONV_WINOGRAD_GROWTH), and
+ * the direct primitive otherwise (the transforms widen magnitudes by at
+ * most 7 per dim on the input, 28/15 on the weights and 11.2 on the
+ * output: a factor under 2400 over the direct sums' bound, which the
+ * guard's 2^24 covers). Rounding: the results differ from the exact sums
+ * by a few units of 1e-6 relative to the largest output.
+ *
+\*===----------------------------------------------------------------------===*/
+
+#include "WinogradConv.h"
+
+#include "DnnlConvAbi.h"
+#include "DnnlConvDesc.h"
+#include "DnnlSupport.h"
+
+#include <dnnl.h>
+#include <omp.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Channels per step of the transforms: one AVX2 vector. */
+enum { kLanes = 8 };
+
+/* Where channel c of position (n, h, w) of an activation is:
+ * n * image + (c / block) * blockStride + (c % block) * lane + h * row +
+ * w * column. Plain: one block of all channels a map apart; channels-last:
+ * one block of adjacent channels; blocked: blocks of 8 or 16. */
+typedef struct Layout {
+  int64_t block, blockStride, lane, row, column, image;
+} Layout;
+
+struct KilnWinogradConv {
+  const int64_t *desc;
+  int64_t flags;
+  int64_t n, c, k, h, w, oh, ow, top, left, tilesH, tilesW, tiles;
+  Layout src, dst;
+  dnnl_primitive_t product;
+  /* V [36, T, C], U [36, C, K] (plain; `packed` the primitive's layout,
+   * filled once for constant weights), M [36, T, K]. */
+  dnnl_memory_desc_t vMd, uMd, packedMd, mMd;
+  float *u, *packed;
+  /* Tiles per product: all of them, or a block's. */
+  int64_t rows;
+  /* V's and M's planes (of `rows` rows) for each of `workers` threads,
+   * for one call at a time (`busy`); a call that finds them taken, or
+   * runs on more threads, allocates its own. */
+  float *scratch;
+  int workers, busy;
+};
+
+/* The bytes of one thread's V and M planes. */
+static size_t scratchBytes(const KilnWinogradConv *conv) {
+  return (size_t)(36 * conv->rows * (conv->c + conv->k)) * sizeof(float);
+}
+
+static Layout layoutOf(int64_t flags, int channelsLast, int blocked,
+                       int64_t channels, int64_t height, int64_t width) {
+  int64_t block = (flags & KILN_DNNL_CONV_BLOCK_16) ? 16 : 8;
+  int64_t map = height * width;
+  Layout layout = {channels, 0, map, width, 1, channels * map};
+  if (channelsLast)
+    layout =
+        (Layout){channels, 0, 1, width * channels, channels, channels * map};
+  else if (blocked)
+    layout =
+        (Layout){block, map * block, 1, width * block, block, channels * map};
+  return layout;
+}
+
+int kiln_winograd_conv_applies(const int64_t *desc) {
+  const int64_t *d = desc + KILN_DNNL_CONV_HEADER_SIZE;
+  int64_t flags = desc[5];
+  if (desc[0] != 2 || desc[1] != 1 ||
+      (flags & (KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_INT8)))
+    return 0;
+  /* Per dim: input sizes, kernel sizes, output sizes, strides, low and
+   * high paddings, dilations (1: none). */
+  for (int i = 0; i < 2; ++i)
+    if (d[2 + i] != 3 || d[6 + i] != 1 || d[12 + i] != 1 || d[8 + i] < 0 ||
+        d[10 + i] < 0 || d[4 + i] != d[i] + d[8 + i] + d[10 + i] - 2 ||
+        d[4 + i] <= 0)
+      return 0;
+  int64_t block = (flags & KILN_DNNL_CONV_BLOCK_16) ? 16 : 8;
+  if (((flags & KILN_DNNL_CONV_BLOCKED_SRC) && desc[3] % block) ||
+      ((flags & KILN_DNNL_CONV_BLOCKED_DST) && desc[4] % block))
+    return 0;
+  return 1;
+}
+
+/* One dim of B^T d B: r = B^T x over six values `s` apart. */
+#define KILN_WINOGRAD_INPUT(r, x, s)                                           \
+  do {                                                                         \
+    float x0 = (x)[0], x1 = (x)[(s)], x2 = (x)[2 * (s)], x3 = (x)[3 * (s)],    \
+          x4 = (x)[4 * (s)], x5 = (x)[5 * (s)];                                \
+    (r)[0] = x0 + 1.5f * (x3 - x1) - 2 * x2 + x4;                              \
+    (r)[(s)] = 0.5f * x2 - x1 + 2.5f * x3 + x4;                                \
+    (r)[2 * (s)] = x1 - 2.5f * x2 + 0.5f * x3 + x4;                            \
+    (r)[3 * (s)] = 2 * (x3 - x1) - x2 + x4;                                    \
+    (r)[4 * (s)] = 0.5f * (x1 - x3) - x2 + x4;                                 \
+    (r)[5 * (s)] = x1 + 1.5f * (x4 - x2) - 2 * x3 + x5;                        \
+  } while (0)
+
+/* One dim of A^T m A: r[0..4) = A^T x over six values `s` apart. */
+#define KILN_WINOGRAD_OUTPUT(r, x, s)                                          \
+  do {                                                                         \
+    float x0 = (x)[0], x1 = (x)[(s)], x2 = (x)[2 * (s)], x3 = (x)[3 * (s)],    \
+          x4 = (x)[4 * (s)], x5 = (x)[5 * (s)];                                \
+    float p12 = x1 + x2, m12 = x1 - x2;                                        \
+    (r)[0] = x0 + p12 + x3 + x4;                                               \
+    (r)[(s)] = m12 + 0.5f * x3 - 2 * x4;                                       \
+    (r)[2 * (s)] = p12 + 0.25f * x3 + 4 * x4;                                  \
+    (r)[3 * (s)] = m12 + 0.125f * x3 - 8 * x4 + x5;                            \
+  } while (0)
+
+/* V[., t, c0 .. c0 + lanes) of tile t (image n, tile row ty, column tx):
+ * the input tile read with zeros outside the image, transformed. With
+ * `lane` 1 (channels-last, blocked) the lanes are adjacent in src and the
+ * loops over them vectorize. */
+static inline __attribute__((always_inline)) void
+inputTile(const KilnWinogradConv *conv, const float *src, int64_t n, int64_t ty,
+          int64_t tx, int64_t c0, int lanes, int64_t lane, float *v,
+          int64_t rows, int64_t t) {
+  float d[6][6][kLanes], e[6][6][kLanes];
+  const Layout *s = &conv->src;
+  const float *base = src + n * s->image + (c0 / s->block) * s->blockStride +
+                      (c0 % s->block) * s->lane;
+  for (int i = 0; i < 6; ++i) {
+    int64_t y = ty * 4 + i - conv->top;
+    for (int j = 0; j < 6; ++j) {
+      int64_t x = tx * 4 + j - conv->left;
+      if (y < 0 || y >= conv->h || x < 0 || x >= conv->w) {
+        for (int l = 0; l < kLanes; ++l)
+          d[i][j][l] = 0;
+        continue;
+      }
+      const float *p = base + y * s->row + x * s->column;
+      for (int l = 0; l < kLanes; ++l)
+        d[i][j][l] = l < lanes ? p[l * lane] : 0;
+    }
+  }
+  for (int i = 0; i < 6; ++i)
+    for (int l = 0; l < kLanes; ++l)
+      KILN_WINOGRAD_INPUT(&e[i][0][l], &d[i][0][l], kLanes);
+  for (int j = 0; j < 6; ++j)
+    for (int l = 0; l < kLanes; ++l)
+      KILN_WINOGRAD_INPUT(&d[0][j][l], &e[0][j][l], 6 * kLanes);
+  int64_t plane = rows * conv->c;
+  float *to = v + t * conv->c + c0;
+  for (int a = 0; a < 36; ++a)
+    for (int l = 0; l < lanes; ++l)
+      to[a * plane + l] = d[a / 6][a % 6][l];
+}
+
+/* The activation of `flags` (clip bounds in `bounds`), as
+ * kiln_dnnl_conv_activated applies it, on kLanes values. */
+static inline __attribute__((always_inline)) void
+activateLanes(int64_t flags, const float bounds[2], float *x) {
+  if (flags & KILN_DNNL_CONV_RELU) {
+    for (int l = 0; l < kLanes; ++l)
+      x[l] = x[l] > 0 ? x[l] : 0;
+  } else if (flags & KILN_DNNL_CONV_CLIP) {
+    for (int l = 0; l < kLanes; ++l)
+      x[l] = kiln_dnnl_conv_activated(flags, bounds, x[l]);
+  } else if (flags & KILN_DNNL_CONV_SWISH) {
+    for (int l = 0; l < kLanes; ++l)
+      x[l] = kiln_dnnl_conv_activated(flags, bounds, x[l]);
+  }
+}
+
+/* dst[n, k0 .. k0 + lanes) of the 4x4 outputs of tile t: M transformed,
+ * then the epilogue. */
+static inline __attribute__((always_inline)) void
+outputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
+           const float *addend, float *dst, int64_t n, int64_t ty, int64_t tx,
+           int64_t k0, int lanes, int64_t lane, int64_t rows, int64_t t) {
+  float x[6][6][kLanes], r[4][6][kLanes], y[4][4][kLanes];
+  int64_t plane = rows * conv->k;
+  const float *from = m + t * conv->k + k0;
+  for (int a = 0; a < 36; ++a)
+    for (int l = 0; l < kLanes; ++l)
+      x[a / 6][a % 6][l] = l < lanes ? from[a * plane + l] : 0;
+  for (int j = 0; j < 6; ++j)
+    for (int l = 0; l < kLanes; ++l)
+      KILN_WINOGRAD_OUTPUT(&r[0][j][l], &x[0][j][l], 6 * kLanes);
+  for (int i = 0; i < 4; ++i)
+    for (int l = 0; l < kLanes; ++l)
+      KILN_WINOGRAD_OUTPUT(&y[i][0][l], &r[i][0][l], kLanes);
+  int64_t flags = conv->flags;
+  float bounds[2] = {0, 0};
+  if (flags & KILN_DNNL_CONV_CLIP)
+    kiln_dnnl_conv_clip_bounds(conv->desc, bounds);
+  float b[kLanes];
+  for (int l = 0; l < kLanes; ++l)
+    b[l] = (flags & KILN_DNNL_CONV_BIAS) && l < lanes ? bias[k0 + l] : 0;
+  const Layout *s = &conv->dst;
+  int64_t offset = n * s->image + (k0 / s->block) * s->blockStride +
+                   (k0 % s->block) * s->lane;
+  for (int i = 0; i < 4; ++i) {
+    int64_t oy = ty * 4 + i;
+    if (oy >= conv->oh)
+      break;
+    for (int j = 0; j < 4; ++j) {
+      int64_t ox = tx * 4 + j;
+      if (ox >= conv->ow)
+        break;
+      int64_t at = offset + oy * s->row + ox * s->column;
+      float value[kLanes];
+      for (int l = 0; l < kLanes; ++l)
+        value[l] = y[i][j][l] + b[l];
+      if (flags & KILN_DNNL_CONV_ADDEND)
+        for (int l = 0; l < kLanes; ++l)
+          value[l] += l < lanes ? addend[at + l * lane] : 0;
+      activateLanes(flags, bounds, value);
+      for (int l = 0; l < lanes; ++l)
+        dst[at + l * lane] = value[l];
+    }
+  }
+}
+
+/* The input transform of tiles first .. first + count (numbered over all
+ * images, row by row) into rows 0 .. count of V's planes of `rows` rows. */
+static inline __attribute__((always_inline)) void
+inputTiles(const KilnWinogradConv *conv, const float *src, float *v,
+           int64_t first, int64_t count, int64_t rows) {
+  int64_t perImage = conv->tilesH * conv->tilesW;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t g = first + i, n = g / perImage, ty = g % perImage / conv->tilesW,
+            tx = g % conv->tilesW;
+    for (int64_t c0 = 0; c0 < conv->c; c0 += kLanes) {
+      int lanes = conv->c - c0 < kLanes ? (int)(conv->c - c0) : kLanes;
+      if (conv->src.lane == 1 && lanes == kLanes)
+        inputTile(conv, src, n, ty, tx, c0, kLanes, 1, v, rows, i);
+      else
+        inputTile(conv, src, n, ty, tx, c0, lanes, conv->src.lane, v, rows, i);
+    }
+  }
+}
+
+/* The output transform of tiles first .. first + count from rows 0 ..
+ * count of M's planes of `rows` rows. */
+static inline __attribute__((always_inline)) void
+outputTiles(const KilnWinogradConv *conv, const float *m, const float *bias,
+            const float *addend, float *dst, int64_t first, int64_t count,
+            int64_t rows) {
+  int64_t perImage = conv->tilesH * conv->tilesW;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t g = first + i, n = g / perImage, ty = g % perImage / conv->tilesW,
+            tx = g % conv->tilesW;
+    for (int64_t k0 = 0; k0 < conv->k; k0 += kLanes) {
+      int lanes = conv->k - k0 < kLanes ? (int)(conv->k - k0) : kLanes;
+      if (conv->dst.lane == 1 && lanes == kLanes)
+        outputTile(conv, m, bias, addend, dst, n, ty, tx, k0, kLanes, 1, rows,
+                   i);
+      else
+        outputTile(conv, m, bias, addend, dst, n, ty, tx, k0, lanes,
+                   conv->dst.lane, rows, i);
+    }
+  }
+}
+
+/* The transforms, once for the target's baseline ISA and, on x86-64, once
+ * for AVX2 with FMA (a vector of 8 lanes per instruction where the
+ * baseline's SSE2 takes two), chosen at run time: of some tiles, and of
+ * all of them split over the OpenMP threads. */
+#define KILN_WINOGRAD_PHASES(suffix, attributes)                               \
+  attributes static void inputTiles##suffix(                                   \
+      const KilnWinogradConv *conv, const float *src, float *v, int64_t first, \
+      int64_t count, int64_t rows) {                                           \
+    inputTiles(conv, src, v, first, count, rows);                              \
+  }                                                                            \
+  attributes static void outputTiles##suffix(                                  \
+      const KilnWinogradConv *conv, const float *m, const float *bias,         \
+      const float *addend, float *dst, int64_t first, int64_t count,           \
+      int64_t rows) {                                                          \
+    outputTiles(conv, m, bias, addend, dst, first, count, rows);               \
+  }                                                                            \
+  attributes static void inputTransform##suffix(const KilnWinogradConv *conv,  \
+                                                const float *src, float *v) {  \
+    _Pragma("omp parallel for schedule(static)") for (int64_t t = 0;           \
+                                                      t < conv->tiles; ++t)    \
+        inputTiles(conv, src, v + t * conv->c, t, 1, conv->tiles);             \
+  }                                                                            \
+  attributes static void outputTransform##suffix(                              \
+      const KilnWinogradConv *conv, const float *m, const float *bias,         \
+      const float *addend, float *dst) {                                       \
+    _Pragma("omp parallel for schedule(static)") for (int64_t t = 0;           \
+                                                      t < conv->tiles; ++t)    \
+        outputTiles(conv, m + t * conv->k, bias, addend, dst, t, 1,            \
+                    conv->tiles);                                              \
+  }
+
+KILN_WINOGRAD_PHASES(Portable, )
+#if defined(__x86_64__)
+KILN_WINOGRAD_PHASES(Avx2, __attribute__((target("avx2,fma"))))
+#endif
+
+static int hasAvx2(void) {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return 0;
+#endif
+}
+
+typedef struct Phases {
+  void (*inputTiles)(const KilnWinogradConv *, const float *, float *, int64_t,
+                     int64_t, int64_t);
+  void (*outputTiles)(const KilnWinogradConv *, const float *, const float *,
+                      const float *, float *, int64_t, int64_t, int64_t);
+  void (*inputTransform)(const KilnWinogradConv *, const float *, float *);
+  void (*outputTransform)(const KilnWinogradConv *, const float *,
+                          const float *, const float *, float *);
+} Phases;
+
+static Phases phases(void) {
+#if defined(__x86_64__)
+  if (hasAvx2())
+    return (Phases){inputTilesAvx2, outputTilesAvx2, inputTransformAvx2,
+                    outputTransformAvx2};
+#endif
+  return (Phases){inputTilesPortable, outputTilesPortable,
+                  inputTransformPortable, outputTransformPortable};
+}
+
+/* U[a][c][k] = (G g G^T)[a] of the window of output channel k and input
+ * channel c (weights [K, C, 3, 3]), in double. */
+static void weightTransform(const KilnWinogradConv *conv, const float *weights,
+                            float *u) {
+  static const double g[6][3] = {{1, 0, 0},
+                                 {1.0 / 3, 1.0 / 3, 1.0 / 3},
+                                 {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                                 {-16.0 / 15, -8.0 / 15, -4.0 / 15},
+                                 {1.0 / 15, -2.0 / 15, 4.0 / 15},
+                                 {0, 0, 1}};
+  int64_t plane = conv->c * conv->k;
+  for (int64_t k = 0; k < conv->k; ++k)
+    for (int64_t c = 0; c < conv->c; ++c) {
+      const float *w = weights + (k * conv->c + c) * 9;
+      double gw[6][3];
+      for (int a = 0; a < 6; ++a)
+        for (int j = 0; j < 3; ++j)
+          gw[a][j] = g[a][0] * w[j] + g[a][1] * w[3 + j] + g[a][2] * w[6 + j];
+      for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b)
+          u[(a * 6 + b) * plane + c * conv->k + k] =
+              (float)(gw[a][0] * g[b][0] + gw[a][1] * g[b][1] +
+                      gw[a][2] * g[b][2]);
+    }
+}
+
+static void fail(const char *what, dnnl_status_t status) {
+  kiln_dnnl_fail("Winograd convolution", what, status);
+}
+
+static void *allocate(size_t bytes) {
+  return kiln_dnnl_allocate("Winograd convolution", bytes);
+}
+
+/* A [36, rows, columns] row-major f32 memory descriptor. */
+static dnnl_memory_desc_t planes(int64_t rows, int64_t columns) {
+  dnnl_memory_desc_t md;
+  dnnl_dims_t dims = {36, rows, columns};
+  dnnl_status_t status =
+      dnnl_memory_desc_init_by_tag(&md, 3, dims, dnnl_f32, dnnl_abc);
+  if (status)
+    fail("describing the transformed operands", status);
+  return md;
+}
+
+/* V's and M's planes for `workers` threads: V then M for each, zeroed (a
+ * last block of fewer tiles multiplies rows it does not read back). */
+static float *allocateScratch(const KilnWinogradConv *conv, int workers) {
+  size_t bytes = scratchBytes(conv) * (size_t)workers;
+  float *scratch = allocate(bytes);
+  memset(scratch, 0, bytes);
+  return scratch;
+}
+
+/* KILN_WINOGRAD_BLOCK_BYTES: the bytes of V's and M's planes that one
+ * thread's block of tiles may take. Blocks bound the scratch a site keeps (a
+ * batch of 8 56x56 maps of 64 channels would take 29 MB) and keep the planes in
+ * the last-level cache; smaller ones, for a core's L2, were no faster (each
+ * product then has too few rows for oneDNN's kernels: an AVX2 EPYC, one thread,
+ * 1x64x56x56 1.2 ms whole, 1.7 ms in blocks of 64 tiles; 8x64x56x56 17.0 ms
+ * whole, 15.5 in blocks of 128 to 256). */
+enum { kMinBlock = 16 };
+
+KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
+                                            const float *constantWeights,
+                                            size_t blockBytes) {
+  const int64_t *d = desc + KILN_DNNL_CONV_HEADER_SIZE;
+  KilnWinogradConv *conv = allocate(sizeof(KilnWinogradConv));
+  memset(conv, 0, sizeof(KilnWinogradConv));
+  /* The descriptor is a constant of the module, which outlives the site. */
+  conv->desc = desc;
+  conv->flags = flags;
+  conv->n = desc[2];
+  conv->c = desc[3];
+  conv->k = desc[4];
+  conv->h = d[0];
+  conv->w = d[1];
+  conv->oh = d[4];
+  conv->ow = d[5];
+  conv->top = d[8];
+  conv->left = d[9];
+  conv->tilesH = (conv->oh + 3) / 4;
+  conv->tilesW = (conv->ow + 3) / 4;
+  conv->tiles = conv->n * conv->tilesH * conv->tilesW;
+  conv->src = layoutOf(flags, (flags & KILN_DNNL_CONV_CHANNELS_LAST_SRC) != 0,
+                       (flags & KILN_DNNL_CONV_BLOCKED_SRC) != 0, conv->c,
+                       conv->h, conv->w);
+  conv->dst = layoutOf(flags, (flags & KILN_DNNL_CONV_CHANNELS_LAST_DST) != 0,
+                       (flags & KILN_DNNL_CONV_BLOCKED_DST) != 0, conv->k,
+                       conv->oh, conv->ow);
+  /* Blocks of tiles, each transformed, multiplied and transformed back by
+   * one thread while its planes stay in cache, where there are enough of
+   * them for every thread; else all tiles at once, each phase split over
+   * the threads (the product over its 36 planes). */
+  conv->workers = omp_get_max_threads();
+  int64_t block = (int64_t)(blockBytes / (36 * (conv->c + conv->k) * 4));
+  block = block < kMinBlock ? kMinBlock : block;
+  int64_t blocks = (conv->tiles + block - 1) / block;
+  conv->rows = blocks >= 2 * conv->workers ? block : conv->tiles;
+  conv->vMd = planes(conv->rows, conv->c);
+  conv->uMd = planes(conv->c, conv->k);
+  conv->mMd = planes(conv->rows, conv->k);
+  conv->packedMd = conv->uMd;
+  dnnl_status_t status;
+  if (constantWeights) {
+    dnnl_dims_t dims = {36, conv->c, conv->k};
+    if ((status = dnnl_memory_desc_init_by_tag(&conv->packedMd, 3, dims,
+                                               dnnl_f32, dnnl_format_tag_any)))
+      fail("describing the packed weights", status);
+  }
+  dnnl_matmul_desc_t matmul;
+  dnnl_primitive_desc_t pd;
+  if ((status = dnnl_matmul_desc_init(&matmul, &conv->vMd, &conv->packedMd,
+                                      NULL, &conv->mMd)) ||
+      (status = dnnl_primitive_desc_create(&pd, &matmul, NULL,
+                                           kiln_dnnl_engine(), NULL)))
+    fail("creating the batched product", status);
+  conv->packedMd = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  if ((status = dnnl_primitive_create(&conv->product, pd)))
+    fail("dnnl_primitive_create", status);
+  dnnl_primitive_desc_destroy(pd);
+  if (constantWeights) {
+    conv->u = allocate(dnnl_memory_desc_get_size(&conv->uMd));
+    weightTransform(conv, constantWeights, conv->u);
+    if (dnnl_memory_desc_equal(&conv->packedMd, &conv->uMd)) {
+      conv->packed = conv->u;
+      conv->u = NULL;
+    } else {
+      conv->packed = allocate(dnnl_memory_desc_get_size(&conv->packedMd));
+      dnnl_primitive_t reorder = kiln_dnnl_reorder_primitive(
+          "Winograd convolution", &conv->uMd, &conv->packedMd);
+      kiln_dnnl_reorder_now("Winograd convolution", reorder, &conv->uMd,
+                            conv->u, &conv->packedMd, conv->packed);
+      dnnl_primitive_destroy(reorder);
+      free(conv->u);
+      conv->u = NULL;
+    }
+  }
+  conv->scratch = allocateScratch(conv, conv->workers);
+  return conv;
+}
+
+/* M = V U on the planes at `v` and `m` (on the caller's thread only, where
+ * it runs inside a parallel region). */
+static void multiply(const KilnWinogradConv *conv, float *v, float *u,
+                     float *m) {
+  dnnl_engine_t cpu = kiln_dnnl_engine();
+  dnnl_memory_t memories[3];
+  const dnnl_memory_desc_t *mds[3] = {&conv->vMd, &conv->packedMd, &conv->mMd};
+  void *buffers[3] = {v, u, m};
+  dnnl_status_t status;
+  for (int i = 0; i < 3; ++i)
+    if ((status = dnnl_memory_create(&memories[i], mds[i], cpu, buffers[i])))
+      fail("dnnl_memory_create", status);
+  dnnl_stream_t stream;
+  if ((status = dnnl_stream_create(&stream, cpu, dnnl_stream_default_flags)))
+    fail("dnnl_stream_create", status);
+  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, memories[0]},
+                             {DNNL_ARG_WEIGHTS, memories[1]},
+                             {DNNL_ARG_DST, memories[2]}};
+  if ((status = dnnl_primitive_execute(conv->product, stream, 3, args)) ||
+      (status = dnnl_stream_wait(stream)))
+    fail("the batched product", status);
+  dnnl_stream_destroy(stream);
+  for (int i = 0; i < 3; ++i)
+    dnnl_memory_destroy(memories[i]);
+}
+
+void kiln_winograd_conv_run(KilnWinogradConv *conv, const float *src,
+                            const float *weights, const float *bias,
+                            const float *addend, float *dst) {
+  Phases phase = phases();
+  int threads = omp_get_max_threads();
+  int workers = conv->rows < conv->tiles ? threads : 1;
+  /* The site's scratch, or this call's where another call holds it or it
+   * has too few threads' planes. */
+  int own = workers > conv->workers ||
+            __atomic_exchange_n(&conv->busy, 1, __ATOMIC_ACQUIRE);
+  float *scratch = own ? allocateScratch(conv, workers) : conv->scratch;
+  /* Weights that change: transformed on each call, into a buffer of the
+   * call's (two calls at once must not share one). */
+  float *u = conv->packed;
+  if (!u) {
+    u = allocate(dnnl_memory_desc_get_size(&conv->uMd));
+    weightTransform(conv, weights, u);
+  }
+  size_t perWorker = scratchBytes(conv) / sizeof(float);
+  size_t vFloats = dnnl_memory_desc_get_size(&conv->vMd) / sizeof(float);
+  if (conv->rows == conv->tiles) {
+    phase.inputTransform(conv, src, scratch);
+    multiply(conv, scratch, u, scratch + vFloats);
+    phase.outputTransform(conv, scratch + vFloats, bias, addend, dst);
+  } else {
+    int64_t blocks = (conv->tiles + conv->rows - 1) / conv->rows;
+#pragma omp parallel num_threads(workers)
+    {
+      float *v = scratch + perWorker * (size_t)omp_get_thread_num();
+      float *m = v + vFloats;
+#pragma omp for schedule(static)
+      for (int64_t b = 0; b < blocks; ++b) {
+        int64_t first = b * conv->rows;
+        int64_t count =
+            conv->tiles - first < conv->rows ? conv->tiles - first : conv->rows;
+        phase.inputTiles(conv, src, v, first, count, conv->rows);
+        multiply(conv, v, u, m);
+        phase.outputTiles(conv, m, bias, addend, dst, first, count, conv->rows);
+      }
+    }
+  }
+  if (u != conv->packed)
+    free(u);
+  if (own)
+    free(scratch);
+  else
+    __atomic_store_n(&conv->busy, 0, __ATOMIC_RELEASE);
+}
+
+void kiln_winograd_conv_destroy(KilnWinogradConv *conv) {
+  if (!conv)
+    return;
+  dnnl_primitive_destroy(conv->product);
+  free(conv->u);
+  free(conv->packed);
+  free(conv->scratch);
+  free(conv);
+}

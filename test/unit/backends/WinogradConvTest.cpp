@@ -1,0 +1,294 @@
+//===- WinogradConvTest.cpp - kiln's own Winograd convolution -------------===//
+//
+// kiln_dnnl_conv_f32 with KILN_DNNL_CONV_OWN_WINOGRAD (WinogradConv.c),
+// called as the code that kiln-cpu-conv-to-dnnl emits calls it: against
+// sums in double, in every activation layout the call takes (plain,
+// channels-last, blocked by 8 and 16), on map sizes that are and are not
+// multiples of the 4x4 output tiles, with no, symmetric and lopsided
+// padding, channel counts that are not multiples of the transforms' 8
+// lanes, each epilogue (bias, addend apart and in place, ReLU, a clip),
+// weights constant and not; tiles in blocks, one thread's at a time, and
+// all at once; and its fallback to direct sums on operands that are not
+// finite.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WinogradConv.h"
+#include "DnnlConvAbi.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" void kiln_dnnl_conv_f32(void **slot, const int64_t *desc,
+                                   const float *src, const float *weights,
+                                   const float *bias, const float *addend,
+                                   float *dst, const float *srcBound,
+                                   float *dstBound);
+
+namespace {
+
+/// The activations' layouts: an `at` of the plain, channels-last or
+/// blocked order.
+enum Layout : int64_t { Plain = 0, ChannelsLast = 1, Block8 = 8, Block16 = 16 };
+
+struct Shape {
+  int64_t n, c, o, h, w, top, bottom, left, right;
+  int64_t oh() const { return h + top + bottom - 2; }
+  int64_t ow() const { return w + left + right - 2; }
+};
+
+/// Index of [n, c, y, x] of a [N, channels, height, width] tensor in
+/// `layout`.
+size_t at(Layout layout, int64_t channels, int64_t height, int64_t width,
+          int64_t n, int64_t c, int64_t y, int64_t x) {
+  if (layout == ChannelsLast)
+    return ((n * height + y) * width + x) * channels + c;
+  if (layout == Plain)
+    return ((n * channels + c) * height + y) * width + x;
+  int64_t b = layout;
+  return (((n * (channels / b) + c / b) * height + y) * width + x) * b + c % b;
+}
+
+/// Values in [-1, 1) with no short binary form.
+std::vector<float> uniform(size_t count, unsigned seed) {
+  std::vector<float> values(count);
+  for (float &v : values) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;
+  }
+  return values;
+}
+
+int64_t layoutFlags(Layout layout, bool dst) {
+  switch (layout) {
+  case Plain:
+    return 0;
+  case ChannelsLast:
+    return dst ? KILN_DNNL_CONV_CHANNELS_LAST_DST
+               : KILN_DNNL_CONV_CHANNELS_LAST_SRC;
+  case Block16:
+    return KILN_DNNL_CONV_BLOCK_16 |
+           (dst ? KILN_DNNL_CONV_BLOCKED_DST : KILN_DNNL_CONV_BLOCKED_SRC);
+  default:
+    return dst ? KILN_DNNL_CONV_BLOCKED_DST : KILN_DNNL_CONV_BLOCKED_SRC;
+  }
+}
+
+struct Site {
+  Shape s;
+  Layout layout;
+  int64_t flags;
+  float clip[2] = {-0.5f, 0.75f};
+  std::vector<float> src = uniform(s.n * s.c * s.h * s.w, 11);
+  std::vector<float> weights = uniform(s.o * s.c * 9, 12);
+  std::vector<float> bias = uniform(s.o, 13);
+  std::vector<float> addend = uniform(s.n * s.o * s.oh() * s.ow(), 14);
+
+  Site(Shape s, Layout layout, int64_t flags)
+      : s(s), layout(layout), flags(flags) {}
+
+  std::vector<int64_t> descriptor(int64_t extra) const {
+    int64_t f = flags | extra | KILN_DNNL_CONV_ANY_WEIGHTS |
+                layoutFlags(layout, false) | layoutFlags(layout, true);
+    std::vector<int64_t> d = {2,     1,      s.n,      s.c,     s.o,    f, s.h,
+                              s.w,   3,      3,        s.oh(),  s.ow(), 1, 1,
+                              s.top, s.left, s.bottom, s.right, 1,      1};
+    if (f & KILN_DNNL_CONV_CLIP)
+      for (float bound : clip) {
+        uint32_t bits;
+        std::memcpy(&bits, &bound, sizeof(bits));
+        d.push_back(bits);
+      }
+    return d;
+  }
+
+  /// dst of the site with `extra` flags, called twice on one slot (the
+  /// second call's result); the addend in dst's buffer where `inPlace`.
+  std::vector<float> run(int64_t extra, bool inPlace = false) const {
+    std::vector<int64_t> desc = descriptor(extra);
+    std::vector<float> dst(s.n * s.o * s.oh() * s.ow(), -7.0f);
+    void *slot = nullptr;
+    for (int call = 0; call < 2; ++call) {
+      const float *add = nullptr;
+      if (desc[5] & KILN_DNNL_CONV_ADDEND) {
+        if (inPlace)
+          dst = addend;
+        add = inPlace ? dst.data() : addend.data();
+      }
+      kiln_dnnl_conv_f32(&slot, desc.data(), src.data(), weights.data(),
+                         bias.data(), add, dst.data(), nullptr, nullptr);
+    }
+    return dst;
+  }
+
+  /// The epilogue of `flags` on the sums in double, in dst's layout.
+  std::vector<double> reference() const {
+    std::vector<double> out(s.n * s.o * s.oh() * s.ow());
+    for (int64_t n = 0; n < s.n; ++n)
+      for (int64_t o = 0; o < s.o; ++o)
+        for (int64_t y = 0; y < s.oh(); ++y)
+          for (int64_t x = 0; x < s.ow(); ++x) {
+            size_t to = at(layout, s.o, s.oh(), s.ow(), n, o, y, x);
+            double sum = (flags & KILN_DNNL_CONV_BIAS) ? bias[o] : 0;
+            if (flags & KILN_DNNL_CONV_ADDEND)
+              sum += addend[to];
+            for (int64_t i = 0; i < 3; ++i)
+              for (int64_t j = 0; j < 3; ++j) {
+                int64_t sy = y + i - s.top, sx = x + j - s.left;
+                if (sy < 0 || sy >= s.h || sx < 0 || sx >= s.w)
+                  continue;
+                for (int64_t c = 0; c < s.c; ++c)
+                  sum += double(src[at(layout, s.c, s.h, s.w, n, c, sy, sx)]) *
+                         weights[((o * s.c + c) * 3 + i) * 3 + j];
+              }
+            if (flags & KILN_DNNL_CONV_RELU)
+              sum = sum > 0 ? sum : 0;
+            if (flags & KILN_DNNL_CONV_CLIP)
+              sum = std::fmin(std::fmax(sum, clip[0]), clip[1]);
+            out[to] = sum;
+          }
+    return out;
+  }
+};
+
+std::string name(Layout layout) {
+  switch (layout) {
+  case Plain:
+    return "plain";
+  case ChannelsLast:
+    return "channels-last";
+  default:
+    return "blocked by " + std::to_string(int64_t(layout));
+  }
+}
+
+/// How far from the sums in double a result may be: 4e-7 of the sum of the
+/// products' magnitudes (values up to 1, 9 C products), a few units in the
+/// last place of the largest term after the transforms' factors.
+double tolerance(const Shape &s) { return 4e-7 * 9 * double(s.c); }
+
+/// Every layout, shape and epilogue: near the sums in double, and not the
+/// direct call's bits everywhere (or the algorithm did not change).
+TEST(WinogradConv, MatchesSums) {
+  const Shape shapes[] = {
+      {2, 16, 16, 13, 11, 1, 1, 1, 1}, // tiles cut by the map's edge
+      {1, 16, 32, 8, 8, 0, 0, 0, 0},   // unpadded, 6x6 out
+      {1, 32, 16, 9, 14, 2, 0, 0, 2},  // lopsided padding
+      {3, 16, 16, 4, 4, 1, 1, 1, 1}};  // one tile per image
+  const int64_t epilogues[] = {
+      0, KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_RELU,
+      KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU,
+      KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_CLIP,
+      KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_CONSTANT_WEIGHT};
+  for (Layout layout : {Plain, ChannelsLast, Block8, Block16})
+    for (const Shape &shape : shapes)
+      for (int64_t epilogue : epilogues)
+        for (bool inPlace : {false, true}) {
+          if (inPlace && !(epilogue & KILN_DNNL_CONV_ADDEND))
+            continue;
+          SCOPED_TRACE(
+              name(layout) + ", " + std::to_string(shape.h) + "x" +
+              std::to_string(shape.w) + " C " + std::to_string(shape.c) +
+              " O " + std::to_string(shape.o) + ", flags " +
+              std::to_string(epilogue) + (inPlace ? ", addend in place" : ""));
+          Site site(shape, layout, epilogue);
+          std::vector<float> wino =
+              site.run(KILN_DNNL_CONV_OWN_WINOGRAD, inPlace);
+          std::vector<float> direct = site.run(0, inPlace);
+          std::vector<double> exact = site.reference();
+          int64_t differing = 0;
+          for (size_t i = 0; i < exact.size(); ++i) {
+            ASSERT_NEAR(wino[i], exact[i], tolerance(shape)) << "at " << i;
+            ASSERT_NEAR(direct[i], exact[i], tolerance(shape)) << "at " << i;
+            differing += wino[i] != direct[i];
+          }
+          EXPECT_GT(differing, 0) << "the Winograd call gave the direct bits";
+        }
+}
+
+/// Channels that fill no whole 8 lanes (plain and channels-last): the
+/// transforms' last step takes the rest.
+TEST(WinogradConv, ChannelsNotMultipleOfLanes) {
+  for (Layout layout : {Plain, ChannelsLast}) {
+    SCOPED_TRACE(name(layout));
+    Shape shape{2, 12, 20, 10, 7, 1, 1, 1, 1};
+    Site site(shape, layout, KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_ADDEND);
+    std::vector<float> wino = site.run(KILN_DNNL_CONV_OWN_WINOGRAD);
+    std::vector<double> exact = site.reference();
+    for (size_t i = 0; i < exact.size(); ++i)
+      ASSERT_NEAR(wino[i], exact[i], tolerance(shape)) << "at " << i;
+  }
+}
+
+/// Tiles in blocks of 16 (blocks small enough for every thread to take
+/// some), the last one short, on one thread and on two, through
+/// kiln_winograd_conv_create and kiln_winograd_conv_run: the same sums as
+/// all tiles at once.
+TEST(WinogradConv, BlocksOfTiles) {
+  Shape shape{5, 16, 24, 13, 11, 1, 1, 1, 1}; // 5 x 12 tiles
+  for (Layout layout : {Block8, ChannelsLast})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(name(layout) + ", " + std::to_string(threads) + " threads");
+      Site site(shape, layout,
+                KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_ADDEND |
+                    KILN_DNNL_CONV_RELU | KILN_DNNL_CONV_CONSTANT_WEIGHT);
+      std::vector<int64_t> desc = site.descriptor(KILN_DNNL_CONV_OWN_WINOGRAD);
+      ASSERT_TRUE(kiln_winograd_conv_applies(desc.data()));
+      int before = omp_get_max_threads();
+      omp_set_num_threads(threads);
+      std::vector<double> exact = site.reference();
+      for (size_t blockBytes : {size_t(1), KILN_WINOGRAD_BLOCK_BYTES}) {
+        KilnWinogradConv *conv = kiln_winograd_conv_create(
+            desc.data(), desc[5], site.weights.data(), blockBytes);
+        std::vector<float> dst(exact.size(), -7.0f);
+        for (int call = 0; call < 2; ++call)
+          kiln_winograd_conv_run(conv, site.src.data(), nullptr,
+                                 site.bias.data(), site.addend.data(),
+                                 dst.data());
+        kiln_winograd_conv_destroy(conv);
+        for (size_t i = 0; i < exact.size(); ++i)
+          ASSERT_NEAR(dst[i], exact[i], tolerance(shape))
+              << "at " << i << " with blocks of " << blockBytes << " bytes";
+      }
+      omp_set_num_threads(before);
+    }
+}
+
+/// An infinity or a NaN in src, a value whose transform could overflow, or
+/// a non-finite weight: the direct sums' bits (and kiln's ReLU), not what
+/// the transforms would make of them.
+TEST(WinogradConv, DirectSumsOnNonFiniteOperands) {
+  struct Case {
+    const char *name;
+    size_t at;
+    float value;
+    bool inWeights;
+  };
+  for (Case c : {Case{"+inf in src", 37, INFINITY, false},
+                 Case{"NaN in src", 300, NAN, false},
+                 Case{"1e30 in src", 123, 1e30f, false},
+                 Case{"-inf in the weights", 40, -INFINITY, true}})
+    for (int64_t flags : {int64_t(KILN_DNNL_CONV_BIAS),
+                          int64_t(KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_RELU |
+                                  KILN_DNNL_CONV_CONSTANT_WEIGHT)}) {
+      SCOPED_TRACE(std::string(c.name) + ", flags " + std::to_string(flags));
+      Site site({1, 16, 16, 12, 12, 1, 1, 1, 1}, Block8, flags);
+      (c.inWeights ? site.weights : site.src)[c.at] = c.value;
+      std::vector<float> wino = site.run(KILN_DNNL_CONV_OWN_WINOGRAD);
+      std::vector<float> direct = site.run(0);
+      for (size_t i = 0; i < wino.size(); ++i) {
+        if (std::isnan(direct[i]))
+          EXPECT_TRUE(std::isnan(wino[i])) << "at " << i << ": " << wino[i];
+        else
+          EXPECT_EQ(wino[i], direct[i]) << "at " << i;
+      }
+    }
+}
+
+} // namespace
