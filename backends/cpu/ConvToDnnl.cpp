@@ -201,19 +201,23 @@ static bool winogradPays(ArrayRef<int64_t> d) {
 /// [tiles, C] x [C, K] read all the transformed weights (4x the direct
 /// ones' bytes) however few the tiles, and its transforms cost per tile
 /// in proportion to C + K where the products do to C K: so at least 8
-/// tiles of 4x4 outputs, and C K / (C + K) at least 24. Measured on an
+/// tiles of 4x4 outputs, and C K / (C + K) at least 32. Measured on an
 /// AVX2 EPYC, one thread, oneDNN 2.6's direct kernels on nChw8c against
-/// it, ms: C = K = 64 on 56x56 2.8 / 1.5, 128 on 28x28 3.0 / 1.3, 256 on
-/// 14x14 (16 tiles) 2.7 / 1.8, 512 on 7x7 (4 tiles) 3.8 / 6.0 and at
-/// batch 2 (8 tiles) 6.9 / 5.3; 448 -> 384 on 8x8 (4 tiles) 2.4 / 4.0;
-/// 128 -> 32 on 28x28 0.75 / 0.48 and on 14x14 0.19 / 0.19; 32 -> 64 on
-/// 147x147 (C K / (C + K) = 21) 9.9 / 12.8; 16 -> 16 on 32x32 0.07 / 0.09.
+/// it, one call at a time, ms: C = K = 64 on 56x56 2.8 / 1.5, 128 on 28x28
+/// 3.0 / 1.3, 256 on 14x14 (16 tiles) 2.7 / 1.8, 512 on 7x7 (4 tiles)
+/// 3.8 / 6.0 and at batch 2 (8 tiles) 6.9 / 5.3; 448 -> 384 on 8x8 (4
+/// tiles) 2.4 / 4.0; 32 -> 64 on 147x147 (C K / (C + K) = 21) 9.9 / 12.8;
+/// 16 -> 16 on 32x32 0.07 / 0.09. In DenseNet-121 (`--profile`, batch 1)
+/// its 128 -> 32 convolutions (25.6) gained on 28x28 maps (8.3 -> 7.0 ms
+/// for 12) and lost on 56x56 (16.0 -> 16.4-18.0 for 6) and 14x14 (4.4-4.9
+/// -> 6.4-6.8 for 24); ResNet-50's and Inception-v3's (32 and up) gained
+/// 1.4-2.1x.
 static bool ownWinogradPays(ArrayRef<int64_t> d) {
   if (!isWinogradShape(d))
     return false;
   int64_t tiles = d[2] * ((d[KILN_DNNL_CONV_HEADER_SIZE + 4] + 3) / 4) *
                   ((d[KILN_DNNL_CONV_HEADER_SIZE + 5] + 3) / 4);
-  return tiles >= 8 && d[3] * d[4] >= 24 * (d[3] + d[4]);
+  return tiles >= 8 && d[3] * d[4] >= 32 * (d[3] + d[4]);
 }
 
 /// The ops after a convolution that oneDNN applies as it writes the
@@ -838,21 +842,19 @@ struct KilnCpuOutlineDnnlConvsPass
       // oneDNN's Winograd kernels where they pay and, asked ("query"),
       // oneDNN has one for this CPU and this epilogue (a clip's bounds
       // follow the descriptor's other entries).
-      bool oneDnnHasOne = false;
-      if (!quantized && (winograd == "query" || winograd == "always") &&
+      if (!quantized && winograd != "never" && winograd != "own" &&
           winogradPays(descriptor)) {
         SmallVector<int64_t> asked(descriptor);
         if (flags & KILN_DNNL_CONV_CLIP)
           for (float bound : {epilogue.clipLow, epilogue.clipHigh})
             asked.push_back(llvm::bit_cast<uint32_t>(bound));
-        oneDnnHasOne = hasWinogradKernel(asked);
-        if (winograd == "always" || oneDnnHasOne)
+        if (winograd == "always" || hasWinogradKernel(asked))
           flags |= KILN_DNNL_CONV_WINOGRAD | KILN_DNNL_CONV_BLOCKED;
       }
-      // Where oneDNN has none (below AVX-512), kiln's own, on the layouts
-      // chosen above: where it pays (`query`) or wherever the shape
-      // allows (`own`).
-      if (!quantized && ((winograd == "query" && !oneDnnHasOne &&
+      // Where oneDNN has no Winograd kernels (below AVX-512), kiln's own,
+      // on the layouts chosen above: where it pays (`query`) or wherever
+      // the shape allows (`own`).
+      if (!quantized && ((winograd == "query" && !hasWinogradKernels() &&
                           ownWinogradPays(descriptor)) ||
                          (winograd == "own" && isWinogradShape(descriptor))))
         flags |= KILN_DNNL_CONV_OWN_WINOGRAD;

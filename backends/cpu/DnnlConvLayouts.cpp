@@ -134,6 +134,14 @@ bool mlir::kiln::dnnl::hasWinogradKernel(llvm::ArrayRef<int64_t> descriptor) {
 #endif
 }
 
+bool mlir::kiln::dnnl::hasWinogradKernels() {
+  // k, groups, N, C, O, flags; then per dim input sizes, kernel sizes,
+  // output sizes, strides, low and high paddings, dilations.
+  static const bool has = hasWinogradKernel(
+      {2, 1, 1, 64, 64, 0, 28, 28, 3, 3, 28, 28, 1, 1, 1, 1, 1, 1, 1, 1});
+  return has;
+}
+
 bool mlir::kiln::dnnl::hasDirectKernel(llvm::ArrayRef<int64_t> descriptor,
                                        int64_t layoutFlags) {
 #ifdef KILN_HAVE_DNNL

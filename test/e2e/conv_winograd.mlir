@@ -3,7 +3,7 @@
 // where the CPU has its kernels (AVX-512: at least 16 input channels, 64
 // output channels and 392 output positions), kiln's own F(4x4, 3x3)
 // elsewhere (at least 8 tiles of 4x4 outputs, C K / (C + K) at least
-// 24);
+// 32);
 // with a bias, a ReLU, a residual addition and a chain whose second call
 // takes the first's bound; map sizes that are no multiple of 4, lopsided
 // padding and channel counts that are no multiple of 8; and the same on
