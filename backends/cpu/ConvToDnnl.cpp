@@ -853,9 +853,16 @@ struct KilnCpuOutlineDnnlConvsPass
       }
       // Where oneDNN has no Winograd kernels (below AVX-512), kiln's own,
       // on the layouts chosen above: where it pays (`query`) or wherever
-      // the shape allows (`own`).
+      // the shape allows (`own`). Not for a convolution of dequantized
+      // integers that runs as f32 (a CPU without VNNI): its direct sums
+      // of products of integers times scales stay close to the int8
+      // kernels' exact ones, and the transforms' rounding moves more
+      // requantized values by a step that the next layers carry on (the
+      // QDQ ResNet-18 of test/onnx/quantized_models.py at seed 553316668:
+      // 4.6e-2 of ONNX Runtime's largest output with direct sums, 5.3e-2
+      // with kiln's Winograd).
       if (!quantized && ((winograd == "query" && !hasWinogradKernels() &&
-                          ownWinogradPays(descriptor)) ||
+                          ownWinogradPays(descriptor) && !quantizedConv(op)) ||
                          (winograd == "own" && isWinogradShape(descriptor))))
         flags |= KILN_DNNL_CONV_OWN_WINOGRAD;
       // An activation's or a Winograd kernel's call reads its operands'

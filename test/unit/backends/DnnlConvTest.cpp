@@ -17,6 +17,7 @@
 
 #include "DnnlConvAbi.h"
 #include "DnnlConvDesc.h"
+#include "UniformValues.h"
 
 #include <gtest/gtest.h>
 
@@ -495,16 +496,7 @@ std::vector<int64_t> descriptor(int64_t flags) {
   return {2, 1, N, C, O, flags, H, H, 3, 3, H, H, 1, 1, 1, 1, 1, 1, 1, 1};
 }
 
-/// Values in [-1, 1) with no short binary form, so that sums taken in
-/// different orders round differently.
-std::vector<float> uniform(size_t count, unsigned seed) {
-  std::vector<float> values(count);
-  for (float &v : values) {
-    seed = seed * 1664525u + 1013904223u;
-    v = static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;
-  }
-  return values;
-}
+using kiln::test::uniformValues;
 
 /// Whether oneDNN has a Winograd kernel for `desc` on the CPU running the
 /// test (an AVX-512 one); elsewhere the call runs direct sums.
@@ -527,9 +519,9 @@ bool hasKernel(const std::vector<int64_t> &desc) {
 }
 
 struct Site {
-  std::vector<float> src = uniform(N * H * H * C, 5);
-  std::vector<float> weights = uniform(O * C * 9, 6);
-  std::vector<float> bias = uniform(O, 7);
+  std::vector<float> src = uniformValues(N * H * H * C, 5);
+  std::vector<float> weights = uniformValues(O * C * 9, 6);
+  std::vector<float> bias = uniformValues(O, 7);
 
   /// dst [1, H, H, O] of the site with `flags`, called twice on one slot
   /// (the second call is the one returned).

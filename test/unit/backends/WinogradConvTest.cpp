@@ -15,6 +15,7 @@
 
 #include "WinogradConv.h"
 #include "DnnlConvAbi.h"
+#include "UniformValues.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -55,15 +56,7 @@ size_t at(Layout layout, int64_t channels, int64_t height, int64_t width,
   return (((n * (channels / b) + c / b) * height + y) * width + x) * b + c % b;
 }
 
-/// Values in [-1, 1) with no short binary form.
-std::vector<float> uniform(size_t count, unsigned seed) {
-  std::vector<float> values(count);
-  for (float &v : values) {
-    seed = seed * 1664525u + 1013904223u;
-    v = static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;
-  }
-  return values;
-}
+using kiln::test::uniformValues;
 
 int64_t layoutFlags(Layout layout, bool dst) {
   switch (layout) {
@@ -85,10 +78,10 @@ struct Site {
   Layout layout;
   int64_t flags;
   float clip[2] = {-0.5f, 0.75f};
-  std::vector<float> src = uniform(s.n * s.c * s.h * s.w, 11);
-  std::vector<float> weights = uniform(s.o * s.c * 9, 12);
-  std::vector<float> bias = uniform(s.o, 13);
-  std::vector<float> addend = uniform(s.n * s.o * s.oh() * s.ow(), 14);
+  std::vector<float> src = uniformValues(s.n * s.c * s.h * s.w, 11);
+  std::vector<float> weights = uniformValues(s.o * s.c * 9, 12);
+  std::vector<float> bias = uniformValues(s.o, 13);
+  std::vector<float> addend = uniformValues(s.n * s.o * s.oh() * s.ow(), 14);
 
   Site(Shape s, Layout layout, int64_t flags)
       : s(s), layout(layout), flags(flags) {}
