@@ -275,8 +275,9 @@ def KilnCpuOutlineDnnlConvs
     kiln's own F(4x4, 3x3) Winograd algorithm instead (flag 4194304;
     WinogradConv.c) on the activations' layouts chosen above: with `query`
     where it pays (at least 8 tiles of 4x4 outputs, and C K / (C + K) at
-    least 32 for C input and K output channels), with `own` wherever the
-    shape allows. Such a call reads its operands' magnitudes like an
+    least 32 for C input and K output channels; not for a convolution of
+    dequantized integers, whose direct sums stay close to the int8
+    kernels'), with `own` wherever the shape allows. Such a call reads its operands' magnitudes like an
     activation's and takes and returns bounds the same way: the Winograd
     transforms run only on finite operands that they cannot overflow.
   }];
