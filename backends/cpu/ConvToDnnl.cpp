@@ -54,6 +54,7 @@
 #include "Dequantized.h"
 #include "DnnlCalls.h"
 #include "DnnlConvLayouts.h"
+#include "support/WinogradConv.h"
 
 #include "common/BufferAccess.h"
 #include "common/BufferAddress.h"
@@ -155,24 +156,6 @@ static std::optional<SmallVector<int64_t>> dnnlDescriptor(mlir::kiln::ConvOp op,
   return descriptor;
 }
 
-/// Whether the convolution of descriptor `d` is one a Winograd algorithm
-/// computes: f32, two spatial dims, no groups, a 3x3 window at stride 1
-/// without dilation.
-static bool isWinogradShape(ArrayRef<int64_t> d) {
-  if (d[0] != 2 || d[1] != 1 ||
-      (d[5] & (KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_INT8)))
-    return false;
-  // After the header, per spatial dim: input sizes, kernel sizes, output
-  // sizes, strides, low and high paddings, dilations.
-  auto dims = [&](int64_t group) {
-    return d.slice(KILN_DNNL_CONV_HEADER_SIZE + 2 * group, 2);
-  };
-  auto all = [](ArrayRef<int64_t> values, int64_t v) {
-    return llvm::all_of(values, [&](int64_t x) { return x == v; });
-  };
-  return all(dims(1), 3) && all(dims(3), 1) && all(dims(6), 1);
-}
-
 /// The output positions of all images of the 2-d convolution `d`.
 static int64_t outputPositions(ArrayRef<int64_t> d) {
   return d[2] * d[KILN_DNNL_CONV_HEADER_SIZE + 4] *
@@ -191,7 +174,7 @@ static int64_t outputPositions(ArrayRef<int64_t> d) {
 /// no faster; at batch 8, 1.35-1.85x faster down to 7x7 maps. With 32
 /// output channels (DenseNet's) slower.
 static bool winogradPays(ArrayRef<int64_t> d) {
-  return isWinogradShape(d) && d[3] >= 16 && d[4] >= 64 &&
+  return kiln_winograd_conv_applies(d.data()) && d[3] >= 16 && d[4] >= 64 &&
          outputPositions(d) >= 392;
 }
 
@@ -213,7 +196,7 @@ static bool winogradPays(ArrayRef<int64_t> d) {
 /// -> 6.4-6.8 for 24); ResNet-50's and Inception-v3's (32 and up) gained
 /// 1.4-2.1x.
 static bool ownWinogradPays(ArrayRef<int64_t> d) {
-  if (!isWinogradShape(d))
+  if (!kiln_winograd_conv_applies(d.data()))
     return false;
   int64_t tiles = d[2] * ((d[KILN_DNNL_CONV_HEADER_SIZE + 4] + 3) / 4) *
                   ((d[KILN_DNNL_CONV_HEADER_SIZE + 5] + 3) / 4);
@@ -863,7 +846,8 @@ struct KilnCpuOutlineDnnlConvsPass
       // with kiln's Winograd).
       if (!quantized && ((winograd == "query" && !hasWinogradKernels() &&
                           ownWinogradPays(descriptor) && !quantizedConv(op)) ||
-                         (winograd == "own" && isWinogradShape(descriptor))))
+                         (winograd == "own" &&
+                          kiln_winograd_conv_applies(descriptor.data()))))
         flags |= KILN_DNNL_CONV_OWN_WINOGRAD;
       // An activation's or a Winograd kernel's call reads its operands'
       // magnitudes (DnnlConv.c): where src is what an earlier such call

@@ -149,6 +149,8 @@
 // LAYOUTS: kiln-compile: error: unknown --conv-layouts 'sideways' (expected query, channels-last, channels-last-direct, blocked-8, blocked-16 or plain)
 // RUN: not kiln-compile %t/ramp.mlir --packed-matmuls=sometimes 2>&1 | FileCheck %s --check-prefix=PACKED
 // PACKED: kiln-compile: error: unknown --packed-matmuls 'sometimes' (expected query, always or never)
+// RUN: not kiln-compile %t/ramp.mlir --conv-algorithm=fft 2>&1 | FileCheck %s --check-prefix=ALGORITHM
+// ALGORITHM: kiln-compile: error: unknown --conv-algorithm 'fft' (expected auto, winograd, own-winograd or direct)
 // RUN: not kiln-compile %t/ramp.mlir --concurrent-threads=-1 2>&1 | FileCheck %s --check-prefix=CONCURRENT
 // CONCURRENT: kiln-compile: error: --concurrent-threads=-1 is not a thread count (0-1024)
 // RUN: not kiln-compile 2>&1 | FileCheck %s --check-prefix=NOARGS

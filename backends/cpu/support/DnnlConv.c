@@ -421,6 +421,19 @@ static dnnl_primitive_desc_t binaryAddendDesc(const int64_t *desc,
   return pd;
 }
 
+/* Constant weights' largest magnitude, read once where a guarded call
+ * (activationIsExact) will need it. */
+static void readWeightMagnitude(CachedConv *entry, int64_t flags,
+                                const void *weights, dnnl_data_type_t type) {
+  if ((flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) &&
+      (flags & KILN_DNNL_CONV_GUARDED) && weights &&
+      (type == dnnl_f32 || type == dnnl_bf16)) {
+    entry->weightMagnitude =
+        largestMagnitudeOf(type, &entry->plain[1], weights);
+    entry->knownWeightMagnitude = 1;
+  }
+}
+
 /* The primitive for `desc` with `flags` (the descriptor's, or fewer) on
  * src, weights and dst of `type`; `weights` are the first call's weights,
  * kept (reordered) when the flags mark them constant. `addendInDst`: the
@@ -440,16 +453,12 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
     fail("describing the operands", status);
   /* kiln's own Winograd algorithm (WinogradConv.c), with no primitive;
    * for a descriptor it does not compute, the direct sums. */
-  int constant = (flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) && weights;
   if (flags & KILN_DNNL_CONV_OWN_WINOGRAD) {
     if (type == dnnl_f32 && kiln_winograd_conv_applies(desc)) {
+      int constant = (flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) && weights;
       entry->winograd = kiln_winograd_conv_create(
           desc, flags, constant ? weights : NULL, KILN_WINOGRAD_BLOCK_BYTES);
-      if (constant) {
-        entry->weightMagnitude =
-            largestMagnitudeOf(type, &entry->plain[1], weights);
-        entry->knownWeightMagnitude = 1;
-      }
+      readWeightMagnitude(entry, flags, weights, type);
       return entry;
     }
     flags &= ~(int64_t)KILN_DNNL_CONV_OWN_WINOGRAD;
@@ -520,13 +529,7 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
       entry->constantWeights = 1;
     }
   }
-  if ((flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) &&
-      (flags & KILN_DNNL_CONV_GUARDED) && weights &&
-      (type == dnnl_f32 || type == dnnl_bf16)) {
-    entry->weightMagnitude =
-        largestMagnitudeOf(type, &entry->plain[1], weights);
-    entry->knownWeightMagnitude = 1;
-  }
+  readWeightMagnitude(entry, flags, weights, type);
   status = dnnl_primitive_create(&entry->primitive, pd);
   dnnl_primitive_desc_destroy(pd);
   if (status)

@@ -73,8 +73,9 @@ typedef struct Layout {
 } Layout;
 
 struct KilnWinogradConv {
-  const int64_t *desc;
   int64_t flags;
+  /* The clip's bounds, with KILN_DNNL_CONV_CLIP. */
+  float bounds[2];
   int64_t n, c, k, h, w, oh, ow, top, left, tilesH, tilesW, tiles;
   Layout src, dst;
   dnnl_primitive_t product;
@@ -96,6 +97,12 @@ static size_t scratchBytes(const KilnWinogradConv *conv) {
   return (size_t)(36 * conv->rows * (conv->c + conv->k)) * sizeof(float);
 }
 
+/* Where channel c of image n's first position is in `layout`. */
+static inline int64_t channelAt(const Layout *layout, int64_t n, int64_t c) {
+  return n * layout->image + (c / layout->block) * layout->blockStride +
+         (c % layout->block) * layout->lane;
+}
+
 static Layout layoutOf(int64_t flags, int channelsLast, int blocked,
                        int64_t channels, int64_t height, int64_t width) {
   int64_t block = (flags & KILN_DNNL_CONV_BLOCK_16) ? 16 : 8;
@@ -108,26 +115,6 @@ static Layout layoutOf(int64_t flags, int channelsLast, int blocked,
     layout =
         (Layout){block, map * block, 1, width * block, block, channels * map};
   return layout;
-}
-
-int kiln_winograd_conv_applies(const int64_t *desc) {
-  const int64_t *d = desc + KILN_DNNL_CONV_HEADER_SIZE;
-  int64_t flags = desc[5];
-  if (desc[0] != 2 || desc[1] != 1 ||
-      (flags & (KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_INT8)))
-    return 0;
-  /* Per dim: input sizes, kernel sizes, output sizes, strides, low and
-   * high paddings, dilations (1: none). */
-  for (int i = 0; i < 2; ++i)
-    if (d[2 + i] != 3 || d[6 + i] != 1 || d[12 + i] != 1 || d[8 + i] < 0 ||
-        d[10 + i] < 0 || d[4 + i] != d[i] + d[8 + i] + d[10 + i] - 2 ||
-        d[4 + i] <= 0)
-      return 0;
-  int64_t block = (flags & KILN_DNNL_CONV_BLOCK_16) ? 16 : 8;
-  if (((flags & KILN_DNNL_CONV_BLOCKED_SRC) && desc[3] % block) ||
-      ((flags & KILN_DNNL_CONV_BLOCKED_DST) && desc[4] % block))
-    return 0;
-  return 1;
 }
 
 /* One dim of B^T d B: r = B^T x over six values `s` apart. */
@@ -165,8 +152,7 @@ inputTile(const KilnWinogradConv *conv, const float *src, int64_t n, int64_t ty,
           int64_t rows, int64_t t) {
   float d[6][6][kLanes], e[6][6][kLanes];
   const Layout *s = &conv->src;
-  const float *base = src + n * s->image + (c0 / s->block) * s->blockStride +
-                      (c0 % s->block) * s->lane;
+  const float *base = src + channelAt(s, n, c0);
   for (int i = 0; i < 6; ++i) {
     int64_t y = ty * 4 + i - conv->top;
     for (int j = 0; j < 6; ++j) {
@@ -201,10 +187,7 @@ activateLanes(int64_t flags, const float bounds[2], float *x) {
   if (flags & KILN_DNNL_CONV_RELU) {
     for (int l = 0; l < kLanes; ++l)
       x[l] = x[l] > 0 ? x[l] : 0;
-  } else if (flags & KILN_DNNL_CONV_CLIP) {
-    for (int l = 0; l < kLanes; ++l)
-      x[l] = kiln_dnnl_conv_activated(flags, bounds, x[l]);
-  } else if (flags & KILN_DNNL_CONV_SWISH) {
+  } else if (flags & (KILN_DNNL_CONV_CLIP | KILN_DNNL_CONV_SWISH)) {
     for (int l = 0; l < kLanes; ++l)
       x[l] = kiln_dnnl_conv_activated(flags, bounds, x[l]);
   }
@@ -229,15 +212,11 @@ outputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
     for (int l = 0; l < kLanes; ++l)
       KILN_WINOGRAD_OUTPUT(&y[i][0][l], &r[i][0][l], kLanes);
   int64_t flags = conv->flags;
-  float bounds[2] = {0, 0};
-  if (flags & KILN_DNNL_CONV_CLIP)
-    kiln_dnnl_conv_clip_bounds(conv->desc, bounds);
   float b[kLanes];
   for (int l = 0; l < kLanes; ++l)
     b[l] = (flags & KILN_DNNL_CONV_BIAS) && l < lanes ? bias[k0 + l] : 0;
   const Layout *s = &conv->dst;
-  int64_t offset = n * s->image + (k0 / s->block) * s->blockStride +
-                   (k0 % s->block) * s->lane;
+  int64_t offset = channelAt(s, n, k0);
   for (int i = 0; i < 4; ++i) {
     int64_t oy = ty * 4 + i;
     if (oy >= conv->oh)
@@ -253,7 +232,7 @@ outputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
       if (flags & KILN_DNNL_CONV_ADDEND)
         for (int l = 0; l < kLanes; ++l)
           value[l] += l < lanes ? addend[at + l * lane] : 0;
-      activateLanes(flags, bounds, value);
+      activateLanes(flags, conv->bounds, value);
       for (int l = 0; l < lanes; ++l)
         dst[at + l * lane] = value[l];
     }
@@ -434,9 +413,9 @@ KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
   const int64_t *d = desc + KILN_DNNL_CONV_HEADER_SIZE;
   KilnWinogradConv *conv = allocate(sizeof(KilnWinogradConv));
   memset(conv, 0, sizeof(KilnWinogradConv));
-  /* The descriptor is a constant of the module, which outlives the site. */
-  conv->desc = desc;
   conv->flags = flags;
+  if (flags & KILN_DNNL_CONV_CLIP)
+    kiln_dnnl_conv_clip_bounds(desc, conv->bounds);
   conv->n = desc[2];
   conv->c = desc[3];
   conv->k = desc[4];
