@@ -11,6 +11,12 @@
 // original index, so the network computes exactly the stable sort the op
 // defines. The cost is log2(P) (log2(P) + 1) / 2 stages of O(P B) work.
 //
+// The stages are one kiln.for whose body reads its stage's s and d from
+// two constant tables and derives the partners and directions from them,
+// so the program holds one stage whatever P is: unrolled, a sort of 100
+// values compiled to 35,000 lines of LLVM IR in 4.6 s, and one of 2,000
+// in 18 s.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Fusion/Passes.h"
@@ -70,10 +76,31 @@ public:
     indexType = RankedTensorType::get({padded, columns}, b.getI64Type());
     Value values = rows;
     Value indices = b.create<IotaOp>(loc, indexType, 0);
-    limit = constant(indexType, static_cast<double>(n));
+    SmallVector<int64_t> sizes, distances;
     for (int64_t size = 2; size <= padded; size *= 2)
-      for (int64_t distance = size / 2; distance >= 1; distance /= 2)
-        stage(size, distance, values, indices);
+      for (int64_t distance = size / 2; distance >= 1; distance /= 2) {
+        sizes.push_back(size);
+        distances.push_back(distance);
+      }
+    if (!sizes.empty()) {
+      auto loop = b.create<ForOp>(loc, ValueRange{values, indices},
+                                  static_cast<int64_t>(sizes.size()));
+      {
+        OpBuilder::InsertionGuard guard(b);
+        Type scalar = RankedTensorType::get({}, b.getI64Type());
+        Block *body = b.createBlock(&loop.getBodyRegion(), {},
+                                    {scalar, values.getType(), indexType},
+                                    {loc, loc, loc});
+        Value stageIndex = body->getArgument(0);
+        Value size = b.create<GatherOp>(loc, table(sizes), stageIndex);
+        Value distance = b.create<GatherOp>(loc, table(distances), stageIndex);
+        auto [nextValues, nextIndices] =
+            stage(size, distance, body->getArgument(1), body->getArgument(2));
+        b.create<YieldOp>(loc, ValueRange{nextValues, nextIndices});
+      }
+      values = loop.getResult(0);
+      indices = loop.getResult(1);
+    }
     // Back to the operand's layout, the padding dropped.
     auto unpad = [&](Value v, Type elementType) -> Value {
       if (padded > n)
@@ -101,15 +128,25 @@ private:
                                 DenseElementsAttr::get(type, attr));
   }
 
-  /// A constant of `values`, one per row, of integer type `rowElement`.
-  Value perRow(Type rowElement, ArrayRef<int64_t> values) {
-    auto rowType = RankedTensorType::get({padded}, rowElement);
-    SmallVector<APInt> bits;
-    unsigned width = rowElement.getIntOrFloatBitWidth();
-    for (int64_t v : values)
-      bits.push_back(APInt(width, static_cast<uint64_t>(v)));
-    return b.create<ConstantOp>(loc, rowType,
-                                DenseElementsAttr::get(rowType, bits));
+  /// A constant i64 vector of `values`.
+  Value table(ArrayRef<int64_t> values) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                      b.getI64Type());
+    return b.create<ConstantOp>(loc, type,
+                                DenseElementsAttr::get(type, values));
+  }
+
+  /// The rank-0 i64 `scalar` as a vector of one value per row.
+  Value perRow(Value scalar) {
+    return b.create<BroadcastInDimOp>(
+        loc, RankedTensorType::get({padded}, b.getI64Type()), scalar,
+        SmallVector<int64_t>{});
+  }
+
+  /// Whether bit `mask` of each row's number is clear.
+  Value bitClear(Value rowNumbers, Value mask, Value zero) {
+    return cmp(CompareDirection::eq, b.create<AndOp>(loc, rowNumbers, mask),
+               zero);
   }
 
   Value cmp(CompareDirection direction, Value x, Value y) {
@@ -152,16 +189,22 @@ private:
     return either(both(real, negate(yPad)), both(negate(xPad), yPad));
   }
 
-  /// One compare-exchange stage of the network.
-  void stage(int64_t size, int64_t distance, Value &values, Value &indices) {
-    SmallVector<int64_t> partner(padded), keepsFirst(padded);
-    for (int64_t i = 0; i < padded; ++i) {
-      partner[i] = i ^ distance;
-      bool lower = (i & distance) == 0;
-      bool ascendingBlock = (i & size) == 0;
-      keepsFirst[i] = lower == ascendingBlock;
-    }
-    Value at = perRow(b.getI64Type(), partner);
+  /// One compare-exchange stage of the network, for the rank-0 block
+  /// `size` and `distance`: the next values and indices.
+  std::pair<Value, Value> stage(Value size, Value distance, Value values,
+                                Value indices) {
+    Value rowNumbers = b.create<IotaOp>(
+        loc, RankedTensorType::get({padded}, b.getI64Type()), 0);
+    Value rowDistance = perRow(distance);
+    Value at = b.create<XorOp>(loc, rowNumbers, rowDistance);
+    // Row i keeps the first of its pair where it is the lower row of an
+    // ascending block or the upper row of a descending one.
+    Value zero = constant(RankedTensorType::get({padded}, b.getI64Type()), 0);
+    Value lower = bitClear(rowNumbers, rowDistance, zero);
+    Value ascending = bitClear(rowNumbers, perRow(size), zero);
+    Value keepsFirst = negate(b.create<XorOp>(loc, lower, ascending));
+    // The loop body is isolated from above: the padding limit is its own.
+    limit = constant(indexType, static_cast<double>(n));
     Side self = side(values, indices);
     Side other = side(b.create<GatherOp>(loc, values, at),
                       b.create<GatherOp>(loc, indices, at));
@@ -172,11 +215,11 @@ private:
     Value partnerFirst = before(other, self);
     Value first = b.create<BroadcastInDimOp>(
         loc, RankedTensorType::get({padded, columns}, b.getI1Type()),
-        perRow(b.getI1Type(), keepsFirst), SmallVector<int64_t>{0});
+        keepsFirst, SmallVector<int64_t>{0});
     Value take = b.create<SelectOp>(loc, first, partnerFirst,
                                     negate(partnerFirst));
-    values = b.create<SelectOp>(loc, take, other.values, values);
-    indices = b.create<SelectOp>(loc, take, other.indices, indices);
+    return {b.create<SelectOp>(loc, take, other.values, values),
+            b.create<SelectOp>(loc, take, other.indices, indices)};
   }
 
   OpBuilder &b;

@@ -151,11 +151,14 @@ def DecomposeSort : Pass<"kiln-decompose-sort"> {
     Replaces each kiln.sort by a bitonic sorting network over the sorted
     dim padded to a power of two P: log2(P) (log2(P) + 1) / 2 stages, each
     a compare-exchange of every element with its partner (a gather at
-    constant positions, compares and selects). The elements are ordered by
-    (padding last, value, original index), a total order, so the network's
-    result is the stable sort the op defines, NaN and ties included. No
-    control flow depends on the data, so every backend runs it as it runs
-    other kiln ops.
+    positions computed from the row number, compares and selects). The
+    stages are the iterations of one kiln.for, which reads each stage's
+    block size and partner distance from constant tables, so the program
+    (and its compile time) does not grow with P. The elements are ordered
+    by (padding last, value, original index), a total order, so the
+    network's result is the stable sort the op defines, NaN and ties
+    included. No control flow depends on the data, so every backend runs
+    it as it runs other kiln ops.
 
     ```
     kiln-opt --kiln-decompose-sort model.mlir
