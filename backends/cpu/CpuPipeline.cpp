@@ -266,7 +266,9 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // step (254) in 8.6 s instead of 28, DenseNet-121 (138) as soon; the
   // CNNs of fewer (ResNet-50 7, Inception-v3 81) keep their kernels
   // inline.
-  pm.addPass(createKilnCpuOutlineLoopNests());
+  KilnCpuOutlineLoopNestsOptions outline;
+  outline.minNests = options.outlineMinNests;
+  pm.addPass(createKilnCpuOutlineLoopNests(outline));
   if (parallel) {
     pm.addPass(createConvertSCFToOpenMPPass());
     // convert-scf-to-openmp wraps each loop body in memref.alloca_scope,

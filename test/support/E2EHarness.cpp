@@ -9,7 +9,9 @@
 //     channels-last (reordered inside the call, and direct), blocked and
 //     plain, the conv_winograd* programs also through kiln's own Winograd
 //     convolution, and the matmul_packed* programs also with every product of a
-//     constant B on kiln's packed kernel) and load it with the runtime;
+//     constant B on kiln's packed kernel; programs with loops, parallel
+//     loops and concurrent kernels also with each loop nest in a function
+//     of its own) and load it with the runtime;
 //  4. for every public function and every seed: draw random inputs,
 //     evaluate the function and its fused copy (which must agree exactly),
 //     call every build and compare each output with the evaluator's within
@@ -85,6 +87,12 @@ bool isProgramOf(const std::string &path, llvm::StringRef prefix) {
   return llvm::StringRef(std::filesystem::path(path).stem().string())
       .starts_with(prefix);
 }
+
+/// The programs also compiled with each loop nest in a function of its
+/// own (kiln-cpu-outline-loop-nests from one nest).
+constexpr llvm::StringRef kOutlinedPrograms[] = {
+    "concurrent_branches", "control_flow", "cpu_large",
+    "fusion_while",        "grad_loops",   "sort"};
 
 struct Build {
   std::string name;
@@ -189,6 +197,18 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
     options.cpu.packedMatmuls = "always";
     options.cpu.dnnlMinMacs = 1;
     builds.push_back({std::string(traits.name) + " (packed products)",
+                      std::make_unique<NativeModule>(*module, options)});
+  }
+  // Programs with loops, parallel loops and side-by-side kernels on the
+  // CPU also with every loop nest in a function of its own, as long
+  // programs are compiled.
+  if (target == E2ETarget::Cpu &&
+      llvm::any_of(kOutlinedPrograms, [&](llvm::StringRef prefix) {
+        return isProgramOf(path, prefix);
+      })) {
+    CompileOptions options = traits.options(true);
+    options.cpu.outlineMinNests = 1;
+    builds.push_back({std::string(traits.name) + " (loop nests outlined)",
                       std::make_unique<NativeModule>(*module, options)});
   }
   for (const Build &build : builds)

@@ -13,6 +13,7 @@
 // HELP: --input-shape=<NAME=DIMS>
 // HELP: --no-cublas
 // HELP: --no-cudnn
+// HELP: --outline-loop-nests=<N>
 // HELP: --profile
 // HELP: --target-cpu=<string>
 // HELP: --verify-each
@@ -119,6 +120,17 @@
 // VALUES: out0: f32[3] = [0.5, 2.5, 4.5]
 // VALUES-NEXT: out1: i64[] = 10
 //
+// --outline-loop-nests=1 moves every loop nest (here the kiln.for's loop)
+// into a function of its own, with the same results; by default (128
+// nests) ramp's stay inline.
+// RUN: kiln-compile %t/ramp.mlir --outline-loop-nests=1 -o %t/outlined.kmod
+// RUN: kiln-run %t/outlined.kmod --input 2 --input 0.5 | FileCheck %s --check-prefix=VALUES
+// RUN: kiln-compile %t/ramp.mlir --outline-loop-nests=1 --emit=mlir | FileCheck %s --check-prefix=OUTLINED
+// RUN: kiln-compile %t/ramp.mlir --emit=mlir | FileCheck %s --check-prefix=INLINE
+// OUTLINED: llvm.call @kiln_impl_ramp_nest(
+// OUTLINED: llvm.func {{.*}}@kiln_impl_ramp_nest(
+// INLINE-NOT: _nest
+//
 // -O0 skips LLVM's optimizations; -O3 runs them (attributes are inferred).
 // RUN: kiln-compile %t/ramp.mlir --emit=llvm -O0 | FileCheck %s --check-prefix=O0
 // RUN: kiln-compile %t/ramp.mlir --emit=llvm -O3 | FileCheck %s --check-prefix=O3
@@ -153,6 +165,8 @@
 // ALGORITHM: kiln-compile: error: unknown --conv-algorithm 'fft' (expected auto, winograd, own-winograd or direct)
 // RUN: not kiln-compile %t/ramp.mlir --concurrent-threads=-1 2>&1 | FileCheck %s --check-prefix=CONCURRENT
 // CONCURRENT: kiln-compile: error: --concurrent-threads=-1 is not a thread count (0-1024)
+// RUN: not kiln-compile %t/ramp.mlir --outline-loop-nests=0 2>&1 | FileCheck %s --check-prefix=OUTLINE-COUNT
+// OUTLINE-COUNT: kiln-compile: error: --outline-loop-nests=0 is not a count of loop nests (at least 1)
 // RUN: not kiln-compile 2>&1 | FileCheck %s --check-prefix=NOARGS
 // NOARGS: Not enough positional command line arguments specified!
 //

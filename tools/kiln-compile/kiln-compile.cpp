@@ -7,6 +7,7 @@
 //                                        [--cuda-arch=sm_XX]
 //                                        [--no-dnnl] [--conv-layouts=...]
 //                                        [--packed-matmuls=...]
+//                                        [--outline-loop-nests=N]
 //                                        [--no-parallel]
 //                                        [--concurrent-threads=N]
 //                                        [--memory-report] [--profile]
@@ -148,6 +149,12 @@ cl::opt<std::string> packedMatmuls(
              "unpacked; the default), 'always' or 'never'"),
     cl::init("query"), cl::value_desc("query|always|never"),
     cl::cat(compileCategory));
+cl::opt<int64_t> outlineLoopNests(
+    "outline-loop-nests",
+    cl::desc("Move each loop nest of a function with at least N of them "
+             "into a function of its own, which LLVM optimizes faster than "
+             "one long function (default 128)"),
+    cl::init(128), cl::value_desc("N"), cl::cat(compileCategory));
 cl::opt<bool> noCublas(
     "no-cublas",
     cl::desc("Generate kernels for float matrix products instead of calling "
@@ -319,6 +326,10 @@ int checkOptions() {
   if (concurrentThreads < 0 || concurrentThreads > 1024)
     return usageError("--concurrent-threads=" + Twine(int(concurrentThreads)) +
                       " is not a thread count (0-1024)");
+  if (outlineLoopNests < 1)
+    return usageError("--outline-loop-nests=" +
+                      Twine(static_cast<int64_t>(outlineLoopNests)) +
+                      " is not a count of loop nests (at least 1)");
   if (optLevel > 3)
     return usageError("-O" + Twine(optLevel) + " is not a level (0-3)");
   if (outputPath().empty())
@@ -337,6 +348,7 @@ kiln::CompileOptions compileOptions() {
   options.cpu.dnnlConvLayouts = convLayouts;
   options.cpu.convAlgorithm = convAlgorithm;
   options.cpu.packedMatmuls = packedMatmuls;
+  options.cpu.outlineMinNests = outlineLoopNests;
   options.cpu.parallel = !noParallel;
   options.cpu.concurrentThreads = concurrentThreads;
   options.cpu.memoryReport = memoryReport;

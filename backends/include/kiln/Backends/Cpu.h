@@ -68,6 +68,11 @@ struct CpuOptions {
   /// keep B plain; for another `cpu` than "host", never), "always" or
   /// "never".
   std::string packedMatmuls = "query";
+  /// Functions with at least this many outermost loop nests have each nest
+  /// moved into a function of its own (kiln-cpu-outline-loop-nests'
+  /// `min-nests`; kiln-compile --outline-loop-nests): LLVM's passes over
+  /// one function grow faster than its length.
+  int64_t outlineMinNests = 128;
   /// Run the outermost parallel loop of each loop nest that does at least
   /// `parallelMinIterations` innermost iterations on OpenMP threads
   /// (kiln-cpu-parallel-loops, convert-scf-to-openmp; LLVM's libomp, so
