@@ -21,8 +21,9 @@ extern "C" {
 typedef struct KilnWinogradConv KilnWinogradConv;
 
 /* Whether the convolution `desc` (DnnlConvAbi.h) is one this algorithm
- * computes (WinogradShape.c, which the compiler calls too): two spatial dims, one group, a 3x3 window at stride 1 without
- * dilation, f32, src and dst each plain, channels-last or blocked. */
+ * computes (WinogradShape.c, which the compiler calls too): two spatial
+ * dims, one group, a 3x3 window at stride 1 without dilation, f32, src and
+ * dst each plain, channels-last or blocked. */
 int kiln_winograd_conv_applies(const int64_t *desc);
 
 /* The bytes of transformed tiles (input and output) that one thread
