@@ -178,29 +178,39 @@ static bool winogradPays(ArrayRef<int64_t> d) {
          outputPositions(d) >= 392;
 }
 
-/// Whether kiln's own F(4x4, 3x3) Winograd convolution (WinogradConv.c)
-/// beats oneDNN's direct kernels on the f32 convolution of `descriptor`,
-/// where oneDNN has no Winograd kernel (below AVX-512). Its 36 products
-/// [tiles, C] x [C, K] read all the transformed weights (4x the direct
-/// ones' bytes) however few the tiles, and its transforms cost per tile
-/// in proportion to C + K where the products do to C K: so at least 8
-/// tiles of 4x4 outputs, and C K / (C + K) at least 32. Measured on an
-/// AVX2 EPYC, one thread, oneDNN 2.6's direct kernels on nChw8c against
-/// it, one call at a time, ms: C = K = 64 on 56x56 2.8 / 1.5, 128 on 28x28
-/// 3.0 / 1.3, 256 on 14x14 (16 tiles) 2.7 / 1.8, 512 on 7x7 (4 tiles)
-/// 3.8 / 6.0 and at batch 2 (8 tiles) 6.9 / 5.3; 448 -> 384 on 8x8 (4
-/// tiles) 2.4 / 4.0; 32 -> 64 on 147x147 (C K / (C + K) = 21) 9.9 / 12.8;
-/// 16 -> 16 on 32x32 0.07 / 0.09. In DenseNet-121 (`--profile`, batch 1)
-/// its 128 -> 32 convolutions (25.6) gained on 28x28 maps (8.3 -> 7.0 ms
-/// for 12) and lost on 56x56 (16.0 -> 16.4-18.0 for 6) and 14x14 (4.4-4.9
-/// -> 6.4-6.8 for 24); ResNet-50's and Inception-v3's (32 and up) gained
-/// 1.4-2.1x.
+/// Whether kiln's own Winograd convolution (WinogradConv.c) beats oneDNN's
+/// direct kernels on the f32 convolution of `descriptor`, where oneDNN has
+/// no Winograd kernel (below AVX-512). Its products [tiles, C] x [C, K],
+/// one per transformed position, read all the transformed weights however
+/// few the tiles, and its transforms cost per tile in proportion to C + K
+/// where the products do to C K: so C K / (C + K) at least 32 and, for
+/// F(4x4, 3x3) (4x the direct weights' bytes), at least 8 tiles of 4x4
+/// outputs. Measured on an AVX2 EPYC, one thread, oneDNN 2.6's direct
+/// kernels on nChw8c against it, one call at a time, ms: C = K = 64 on
+/// 56x56 2.8 / 1.5, 128 on 28x28 3.0 / 1.3, 256 on 14x14 (16 tiles) 2.7 /
+/// 1.8, 512 on 7x7 (4 tiles) 3.8 / 6.0 and at batch 2 (8 tiles) 6.9 / 5.3;
+/// 448 -> 384 on 8x8 (4 tiles) 2.4 / 4.0 (3.5 / 6.5 on another day); 32 ->
+/// 64 on 147x147 (C K / (C + K) = 21) 9.9 / 12.8; 16 -> 16 on 32x32 0.07 /
+/// 0.09. In DenseNet-121 (`--profile`, batch 1) its 128 -> 32 convolutions
+/// (25.6) gained on 28x28 maps (8.3 -> 7.0 ms for 12) and lost on 56x56
+/// (16.0 -> 16.4-18.0 for 6) and 14x14 (4.4-4.9 -> 6.4-6.8 for 24);
+/// ResNet-50's and Inception-v3's (32 and up) gained 1.4-2.1x. A window of
+/// one row or column (F(m, r): F(4, 7) reads 10/7 of the direct weights'
+/// bytes, F(4, 3) 2x) takes at least 32 tiles of m outputs. Alone, with its
+/// weights in cache, in microseconds: Inception's 160 -> 160 1x7 on 17x17
+/// (85 tiles) 1640 / 856, 7x1 1230 / 866, 192 -> 192 1x7 2127 / 966, at
+/// batch 8 14.9 / 10.4 ms; 384 -> 384 1x3 on 8x8 (16 tiles) 913 / 546, 3x1
+/// 986 / 440; 64 -> 64 1x7 on 17x17 271 / 230, 48 -> 64 (27.4) 207 / 192,
+/// 32 -> 32 (16) 72 / 97. In the model (`--profile`, batch 1), whose weights
+/// come from memory: the 17x17 ones 1.3-1.9x faster (192 -> 192 1x7 2652 /
+/// 1514), the 8x8 ones no faster (1x3 1326 / 1364, 3x1 1264 / 1088).
 static bool ownWinogradPays(ArrayRef<int64_t> d) {
-  if (!kiln_winograd_conv_applies(d.data()))
+  KilnWinogradTiling tiling;
+  if (!kiln_winograd_conv_tiling(d.data(), &tiling))
     return false;
-  int64_t tiles = d[2] * ((d[KILN_DNNL_CONV_HEADER_SIZE + 4] + 3) / 4) *
-                  ((d[KILN_DNNL_CONV_HEADER_SIZE + 5] + 3) / 4);
-  return tiles >= 8 && d[3] * d[4] >= 32 * (d[3] + d[4]);
+  int64_t tiles = d[2] * tiling.tilesH * tiling.tilesW;
+  return tiles >= (tiling.axis == KILN_WINOGRAD_SQUARE ? 8 : 32) &&
+         d[3] * d[4] >= 32 * (d[3] + d[4]);
 }
 
 /// The ops after a convolution that oneDNN applies as it writes the

@@ -36,6 +36,7 @@
 
 #include "DnnlCalls.h"
 #include "support/AttentionAbi.h"
+#include "support/WinogradConv.h"
 
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
@@ -261,8 +262,16 @@ static std::string convName(func::CallOp call) {
     name += " bf16";
   if (flags & KILN_DNNL_CONV_WINOGRAD)
     name += " winograd";
-  if (flags & KILN_DNNL_CONV_OWN_WINOGRAD)
-    name += " winograd-f4x4";
+  KilnWinogradTiling tiling;
+  if ((flags & KILN_DNNL_CONV_OWN_WINOGRAD) &&
+      kiln_winograd_conv_tiling(d.data(), &tiling)) {
+    if (tiling.axis == KILN_WINOGRAD_SQUARE)
+      name += " winograd-f4x4";
+    else
+      name += " winograd-f(" +
+              std::to_string(tiling.positions - tiling.window + 1) + "," +
+              std::to_string(tiling.window) + ")";
+  }
   if (flags & KILN_DNNL_CONV_INT8)
     name += flags & KILN_DNNL_CONV_SIGNED_SRC ? " s8" : " u8";
   if (flags & KILN_DNNL_CONV_BIAS)

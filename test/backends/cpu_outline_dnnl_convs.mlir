@@ -727,6 +727,32 @@ func.func @winograd(%x: tensor<2x16x14x14xf32>, %w: tensor<64x16x3x3xf32>, %x13:
 
 // -----
 
+// kiln's own Winograd algorithm for windows of one row or one column (F(m,
+// r) along the window's dim, 3 <= r <= 7): 1x7, 7x1 and 1x3 at stride 1
+// (6029312 = 1835008 | 4194304); a 1x9 window and a 1x7 one at stride 2
+// stay direct (1835008).
+// OWN-LABEL: func.func @winograd_lines(
+// OWN:         call @[[FA:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FB:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FC:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FD:kiln_dnnl_conv[_0-9]*]](
+// OWN:         call @[[FE:kiln_dnnl_conv[_0-9]*]](
+// OWN-DAG:   func.func private @[[FA]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 64, 64, 6029312, 17, 17, 1, 7, 17, 17, 1, 1, 0, 3, 0, 3, 1, 1>}
+// OWN-DAG:   func.func private @[[FB]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 64, 64, 6029312, 17, 17, 7, 1, 17, 17, 1, 1, 3, 0, 3, 0, 1, 1>}
+// OWN-DAG:   func.func private @[[FC]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 64, 64, 6029312, 17, 17, 1, 3, 17, 17,
+// OWN-DAG:   func.func private @[[FD]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 64, 64, 1835008, 17, 17, 1, 9, 17, 17,
+// OWN-DAG:   func.func private @[[FE]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 64, 64, 1835008, 17, 17, 1, 7, 17, 9, 1, 2,
+func.func @winograd_lines(%x: tensor<1x64x17x17xf32>, %w17: tensor<64x64x1x7xf32>, %w71: tensor<64x64x7x1xf32>, %w13: tensor<64x64x1x3xf32>, %w19: tensor<64x64x1x9xf32>) -> (tensor<1x64x17x17xf32>, tensor<1x64x17x17xf32>, tensor<1x64x17x17xf32>, tensor<1x64x17x17xf32>, tensor<1x64x17x9xf32>) {
+  %a = kiln.conv %x, %w17, strides = [1, 1], padding_low = [0, 3], padding_high = [0, 3], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x64x17x17xf32>, tensor<64x64x1x7xf32>
+  %b = kiln.conv %x, %w71, strides = [1, 1], padding_low = [3, 0], padding_high = [3, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x64x17x17xf32>, tensor<64x64x7x1xf32>
+  %c = kiln.conv %x, %w13, strides = [1, 1], padding_low = [0, 1], padding_high = [0, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x64x17x17xf32>, tensor<64x64x1x3xf32>
+  %d = kiln.conv %x, %w19, strides = [1, 1], padding_low = [0, 4], padding_high = [0, 4], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x64x17x17xf32>, tensor<64x64x1x9xf32>
+  %e = kiln.conv %x, %w17, strides = [1, 2], padding_low = [0, 3], padding_high = [0, 3], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x64x17x17xf32>, tensor<64x64x1x7xf32>
+  return %a, %b, %c, %d, %e : tensor<1x64x17x17xf32>, tensor<1x64x17x17xf32>, tensor<1x64x17x17xf32>, tensor<1x64x17x17xf32>, tensor<1x64x17x9xf32>
+}
+
+// -----
+
 // An unknown winograd option is an error.
 // RUN: not kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-outline-dnnl-convs=winograd=sometimes 2>&1 \

@@ -132,12 +132,12 @@ cl::opt<std::string> convLayouts(
     cl::cat(compileCategory));
 cl::opt<std::string> convAlgorithm(
     "conv-algorithm",
-    cl::desc("The algorithm of the f32 3x3 convolutions: 'auto' "
-             "(Winograd where it is faster: oneDNN's where it has a kernel "
-             "for it on this CPU, else kiln's own; the default), 'winograd' "
-             "(oneDNN's, wherever the shape allows), 'own-winograd' "
-             "(kiln's own, wherever the shape allows) or 'direct' (direct "
-             "sums only)"),
+    cl::desc("The algorithm of the f32 3x3, 1xN and Nx1 convolutions: "
+             "'auto' (Winograd where it is faster: oneDNN's where it has a "
+             "kernel for it on this CPU, else kiln's own; the default), "
+             "'winograd' (oneDNN's, 3x3 only, wherever the shape allows), "
+             "'own-winograd' (kiln's own, wherever the shape allows) or "
+             "'direct' (direct sums only)"),
     cl::init("auto"), cl::value_desc("auto|winograd|own-winograd|direct"),
     cl::cat(compileCategory));
 cl::opt<std::string> packedMatmuls(

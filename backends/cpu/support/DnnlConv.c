@@ -386,7 +386,12 @@ static int direct1x1(const char *name) {
  * brgconv), and its 3x3 replacement (jit) is slower than the sum
  * post-op's extra pass; on a 1x1 convolution (ResNet's residual additions)
  * jit_1x1 with the binary post-op beat brgconv_1x1 with the copy: 5.3
- * against 6.3 ms for 8x64x56x56 -> 256 channels on one thread. */
+ * against 6.3 ms for 8x64x56x56 -> 256 channels on one thread. Never for
+ * the gemm-based convolution (`gemm:jit`, where the direct kernels decline
+ * the shape, e.g. a 1x7 window with 4 or more columns of padding on the
+ * left): oneDNN 2.6's adds a binary post-op's addend at the wrong positions
+ * on channels-last maps (values near 2 off by 1.9), where its sum post-op
+ * is right. */
 static dnnl_primitive_desc_t binaryAddendDesc(const int64_t *desc,
                                               const CachedConv *entry,
                                               dnnl_primitive_desc_t withSum) {
@@ -412,7 +417,7 @@ static dnnl_primitive_desc_t binaryAddendDesc(const int64_t *desc,
           dnnl_success &&
       dnnl_primitive_desc_query(withSum, dnnl_query_impl_info_str, 0,
                                 &sumName) == dnnl_success &&
-      name && sumName &&
+      name && sumName && !strstr(name, "gemm") &&
       (!strcmp(name, sumName) || (direct1x1(name) && direct1x1(sumName)));
   if (!same) {
     dnnl_primitive_desc_destroy(pd);

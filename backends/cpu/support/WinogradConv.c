@@ -1,4 +1,4 @@
-/*===- WinogradConv.c - kiln's own F(4x4, 3x3) Winograd convolution -------===*\
+/*===- WinogradConv.c - kiln's own Winograd convolutions -----------------===*\
  *
  * Part of the kiln_dnnl_support archive: kiln_dnnl_conv_f32 (DnnlConv.c)
  * runs a call site with KILN_DNNL_CONV_OWN_WINOGRAD here. oneDNN has
@@ -46,6 +46,26 @@
  * guard's 2^24 covers). Rounding: the results differ from the exact sums
  * by a few units of 1e-6 relative to the largest output.
  *
+ * Windows of one row or one column (Inception's 1x7 and 7x1, 1x3 and 3x1)
+ * take the one-dimensional F(m, r): m adjacent outputs along the window's
+ * dim from m + r - 1 inputs in m + r - 1 products per channel pair, where
+ * the direct sums take m r (F(4, 7): 10 against 28):
+ *
+ *   y = A^T [(G g) . (B^T d)]
+ *
+ * with m chosen per map (WinogradShape.c). Its matrices are built here
+ * by the same construction, in double, for any m and r: the first
+ * m + r - 2 of the points 0, 1, -1, 1/2, -1/2, 2, -2, 1/4, 4 and infinity;
+ * V (n x n, n = m + r - 1) evaluates a polynomial of degree n - 1 at them,
+ * G and A^T the first r and m of its columns (A^T transposed), B^T is
+ * V^-T, each of its rows scaled to a largest entry of 1 and G's row
+ * multiplied by the same (the convolution's transpose: Winograd,
+ * "Arithmetic complexity of computations", 1980). The transforms are small
+ * dense products (n^2 per lane; on Inception's 160 -> 160 1x7 on 17x17,
+ * one thread, about a third of the call's 750 us, the products the rest).
+ * Their factors (the largest row sums of A^T, G and B^T multiplied) stay
+ * under 13,000 for every tiling allowed, inside the guard's 2^24.
+ *
 \*===----------------------------------------------------------------------===*/
 
 #include "WinogradConv.h"
@@ -57,6 +77,7 @@
 #include <dnnl.h>
 #include <omp.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +97,18 @@ struct KilnWinogradConv {
   int64_t flags;
   /* The clip's bounds, with KILN_DNNL_CONV_CLIP. */
   float bounds[2];
-  int64_t n, c, k, h, w, oh, ow, top, left, tilesH, tilesW, tiles;
+  int64_t n, c, k, h, w, oh, ow, top, left, tiles;
+  KilnWinogradTiling tiling;
+  /* A line's transforms (KILN_WINOGRAD_ROWS and _COLUMNS): B^T, A^T and G
+   * (in double, for the weights). */
+  float bt[KILN_WINOGRAD_MAX_LINE][KILN_WINOGRAD_MAX_LINE];
+  float at[KILN_WINOGRAD_MAX_OUTPUTS][KILN_WINOGRAD_MAX_LINE];
+  double g[KILN_WINOGRAD_MAX_LINE][KILN_WINOGRAD_MAX_WINDOW];
   Layout src, dst;
   dnnl_primitive_t product;
-  /* V [36, T, C], U [36, C, K] (plain; `packed` the primitive's layout,
-   * filled once for constant weights), M [36, T, K]. */
+  /* V [P, T, C], U [P, C, K] (plain; `packed` the primitive's layout,
+   * filled once for constant weights), M [P, T, K], with P the tiling's
+   * positions. */
   dnnl_memory_desc_t vMd, uMd, packedMd, mMd;
   float *u, *packed;
   /* Tiles per product: all of them, or a block's. */
@@ -94,7 +122,8 @@ struct KilnWinogradConv {
 
 /* The bytes of one thread's V and M planes. */
 static size_t scratchBytes(const KilnWinogradConv *conv) {
-  return (size_t)(36 * conv->rows * (conv->c + conv->k)) * sizeof(float);
+  return (size_t)(conv->tiling.positions * conv->rows * (conv->c + conv->k)) *
+         sizeof(float);
 }
 
 /* Where channel c of image n's first position is in `layout`. */
@@ -239,21 +268,154 @@ outputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
   }
 }
 
+/* A line tile's first output (its image's row and column) and the step
+ * along its line. */
+static inline __attribute__((always_inline)) void
+lineOrigin(const KilnWinogradConv *conv, int64_t ty, int64_t tx, int64_t *y,
+           int64_t *x, int64_t *dy, int64_t *dx) {
+  const KilnWinogradTiling *tiling = &conv->tiling;
+  *y = ty * tiling->tileH;
+  *x = tx * tiling->tileW;
+  *dy = tiling->axis == KILN_WINOGRAD_COLUMNS;
+  *dx = tiling->axis == KILN_WINOGRAD_ROWS;
+}
+
+/* kLanes floats as one vector (AVX2's in the AVX2 variants, two SSE ones
+ * in the portable ones): the line transforms' loops have lengths known
+ * only at run time, over which compilers vectorize arrays of lanes poorly
+ * (scalar shuffles: the transforms took 3x as long in a profile). */
+typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+
+/* v = the first `lanes` values `lane` apart from `p`, zeros after them. */
+static inline __attribute__((always_inline)) void
+loadLanes(Lanes *v, const float *p, int lanes, int64_t lane) {
+  if (lane == 1 && lanes == kLanes) {
+    memcpy(v, p, sizeof(*v));
+    return;
+  }
+  Lanes zero = {0};
+  *v = zero;
+  for (int l = 0; l < lanes; ++l)
+    (*v)[l] = p[l * lane];
+}
+
+/* V[., t, c0 .. c0 + lanes) of line tile t: its `positions` (m + r - 1,
+ * a constant where inlined) inputs (zeros outside the image) times B^T. */
+static inline __attribute__((always_inline)) void
+lineInputTile(const KilnWinogradConv *conv, const float *src, int64_t n,
+              int64_t ty, int64_t tx, int64_t c0, int lanes, int64_t lane,
+              float *v, int64_t rows, int64_t t, const int64_t positions) {
+  Lanes d[KILN_WINOGRAD_MAX_LINE];
+  int64_t y0, x0, dy, dx;
+  lineOrigin(conv, ty, tx, &y0, &x0, &dy, &dx);
+  const Layout *s = &conv->src;
+  const float *base = src + channelAt(s, n, c0);
+  for (int64_t j = 0; j < positions; ++j) {
+    int64_t y = y0 + j * dy - conv->top, x = x0 + j * dx - conv->left;
+    if (y < 0 || y >= conv->h || x < 0 || x >= conv->w) {
+      Lanes zero = {0};
+      d[j] = zero;
+    } else {
+      loadLanes(&d[j], base + y * s->row + x * s->column, lanes, lane);
+    }
+  }
+  int64_t plane = rows * conv->c;
+  float *to = v + t * conv->c + c0;
+  for (int64_t a = 0; a < positions; ++a) {
+    Lanes r = {0};
+    for (int64_t j = 0; j < positions; ++j)
+      r += conv->bt[a][j] * d[j];
+    if (lanes == kLanes)
+      memcpy(to + a * plane, &r, sizeof(r));
+    else
+      for (int l = 0; l < lanes; ++l)
+        to[a * plane + l] = r[l];
+  }
+}
+
+/* dst[n, k0 .. k0 + lanes) of the m outputs of line tile t: A^T M, then
+ * the epilogue (`positions` as for lineInputTile). */
+static inline __attribute__((always_inline)) void
+lineOutputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
+               const float *addend, float *dst, int64_t n, int64_t ty,
+               int64_t tx, int64_t k0, int lanes, int64_t lane, int64_t rows,
+               int64_t t, const int64_t positions) {
+  Lanes x[KILN_WINOGRAD_MAX_LINE];
+  int64_t y0, x0, dy, dx;
+  int64_t outputs = positions - conv->tiling.window + 1;
+  lineOrigin(conv, ty, tx, &y0, &x0, &dy, &dx);
+  int64_t plane = rows * conv->k;
+  const float *from = m + t * conv->k + k0;
+  for (int64_t a = 0; a < positions; ++a)
+    loadLanes(&x[a], from + a * plane, lanes, 1);
+  int64_t flags = conv->flags;
+  Lanes b = {0};
+  if (flags & KILN_DNNL_CONV_BIAS)
+    loadLanes(&b, bias + k0, lanes, 1);
+  const Layout *s = &conv->dst;
+  int64_t offset = channelAt(s, n, k0);
+  for (int64_t i = 0; i < outputs; ++i) {
+    int64_t oy = y0 + i * dy, ox = x0 + i * dx;
+    if (oy >= conv->oh || ox >= conv->ow)
+      break;
+    Lanes value = {0};
+    for (int64_t a = 0; a < positions; ++a)
+      value += conv->at[i][a] * x[a];
+    value += b;
+    int64_t at = offset + oy * s->row + ox * s->column;
+    if (flags & KILN_DNNL_CONV_ADDEND) {
+      Lanes added;
+      loadLanes(&added, addend + at, lanes, lane);
+      value += added;
+    }
+    float out[kLanes];
+    memcpy(out, &value, sizeof(out));
+    activateLanes(flags, conv->bounds, out);
+    if (lane == 1 && lanes == kLanes)
+      memcpy(dst + at, out, sizeof(out));
+    else
+      for (int l = 0; l < lanes; ++l)
+        dst[at + l * lane] = out[l];
+  }
+}
+
+/* The line lengths a tiling can have (m + r - 1 for 2 <= m <= 4 and
+ * 3 <= r <= 7), each a case of the tiles' loops with the length constant
+ * (the transforms' loops unrolled, the line in registers: Inception's
+ * 160 -> 160 1x7 on 17x17 in 750 us instead of 930). */
+#define KILN_WINOGRAD_LINES(X) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
+
 /* The input transform of tiles first .. first + count (numbered over all
  * images, row by row) into rows 0 .. count of V's planes of `rows` rows. */
 static inline __attribute__((always_inline)) void
 inputTiles(const KilnWinogradConv *conv, const float *src, float *v,
            int64_t first, int64_t count, int64_t rows) {
-  int64_t perImage = conv->tilesH * conv->tilesW;
+  const KilnWinogradTiling *tiling = &conv->tiling;
+  int64_t perImage = tiling->tilesH * tiling->tilesW;
   for (int64_t i = 0; i < count; ++i) {
-    int64_t g = first + i, n = g / perImage, ty = g % perImage / conv->tilesW,
-            tx = g % conv->tilesW;
+    int64_t g = first + i, n = g / perImage, ty = g % perImage / tiling->tilesW,
+            tx = g % tiling->tilesW;
     for (int64_t c0 = 0; c0 < conv->c; c0 += kLanes) {
       int lanes = conv->c - c0 < kLanes ? (int)(conv->c - c0) : kLanes;
-      if (conv->src.lane == 1 && lanes == kLanes)
+      if (tiling->axis != KILN_WINOGRAD_SQUARE) {
+        int full = conv->src.lane == 1 && lanes == kLanes;
+#define KILN_WINOGRAD_LINE_INPUT(P)                                            \
+  case P:                                                                      \
+    if (full)                                                                  \
+      lineInputTile(conv, src, n, ty, tx, c0, kLanes, 1, v, rows, i, P);       \
+    else                                                                       \
+      lineInputTile(conv, src, n, ty, tx, c0, lanes, conv->src.lane, v, rows,  \
+                    i, P);                                                     \
+    break;
+        switch (tiling->positions) {
+          KILN_WINOGRAD_LINES(KILN_WINOGRAD_LINE_INPUT)
+        }
+#undef KILN_WINOGRAD_LINE_INPUT
+      } else if (conv->src.lane == 1 && lanes == kLanes) {
         inputTile(conv, src, n, ty, tx, c0, kLanes, 1, v, rows, i);
-      else
+      } else {
         inputTile(conv, src, n, ty, tx, c0, lanes, conv->src.lane, v, rows, i);
+      }
     }
   }
 }
@@ -264,18 +426,35 @@ static inline __attribute__((always_inline)) void
 outputTiles(const KilnWinogradConv *conv, const float *m, const float *bias,
             const float *addend, float *dst, int64_t first, int64_t count,
             int64_t rows) {
-  int64_t perImage = conv->tilesH * conv->tilesW;
+  const KilnWinogradTiling *tiling = &conv->tiling;
+  int64_t perImage = tiling->tilesH * tiling->tilesW;
   for (int64_t i = 0; i < count; ++i) {
-    int64_t g = first + i, n = g / perImage, ty = g % perImage / conv->tilesW,
-            tx = g % conv->tilesW;
+    int64_t g = first + i, n = g / perImage, ty = g % perImage / tiling->tilesW,
+            tx = g % tiling->tilesW;
     for (int64_t k0 = 0; k0 < conv->k; k0 += kLanes) {
       int lanes = conv->k - k0 < kLanes ? (int)(conv->k - k0) : kLanes;
-      if (conv->dst.lane == 1 && lanes == kLanes)
+      if (tiling->axis != KILN_WINOGRAD_SQUARE) {
+        int full = conv->dst.lane == 1 && lanes == kLanes;
+#define KILN_WINOGRAD_LINE_OUTPUT(P)                                           \
+  case P:                                                                      \
+    if (full)                                                                  \
+      lineOutputTile(conv, m, bias, addend, dst, n, ty, tx, k0, kLanes, 1,     \
+                     rows, i, P);                                              \
+    else                                                                       \
+      lineOutputTile(conv, m, bias, addend, dst, n, ty, tx, k0, lanes,         \
+                     conv->dst.lane, rows, i, P);                              \
+    break;
+        switch (tiling->positions) {
+          KILN_WINOGRAD_LINES(KILN_WINOGRAD_LINE_OUTPUT)
+        }
+#undef KILN_WINOGRAD_LINE_OUTPUT
+      } else if (conv->dst.lane == 1 && lanes == kLanes) {
         outputTile(conv, m, bias, addend, dst, n, ty, tx, k0, kLanes, 1, rows,
                    i);
-      else
+      } else {
         outputTile(conv, m, bias, addend, dst, n, ty, tx, k0, lanes,
                    conv->dst.lane, rows, i);
+      }
     }
   }
 }
@@ -370,6 +549,86 @@ static void weightTransform(const KilnWinogradConv *conv, const float *weights,
     }
 }
 
+/* U[a][c][k] = (G g)[a] of the window of output channel k and input
+ * channel c (weights [K, C, r] in memory), in double. */
+static void lineWeightTransform(const KilnWinogradConv *conv,
+                                const float *weights, float *u) {
+  int64_t plane = conv->c * conv->k, r = conv->tiling.window;
+  for (int64_t k = 0; k < conv->k; ++k)
+    for (int64_t c = 0; c < conv->c; ++c) {
+      const float *w = weights + (k * conv->c + c) * r;
+      for (int64_t a = 0; a < conv->tiling.positions; ++a) {
+        double sum = 0;
+        for (int64_t j = 0; j < r; ++j)
+          sum += conv->g[a][j] * w[j];
+        u[a * plane + c * conv->k + k] = (float)sum;
+      }
+    }
+}
+
+static void transformWeights(const KilnWinogradConv *conv, const float *weights,
+                             float *u) {
+  if (conv->tiling.axis == KILN_WINOGRAD_SQUARE)
+    weightTransform(conv, weights, u);
+  else
+    lineWeightTransform(conv, weights, u);
+}
+
+/* B^T, A^T and G of F(m, r) on a line of n = m + r - 1 (the construction
+ * at the top). */
+static void lineTransforms(KilnWinogradConv *conv) {
+  static const double points[KILN_WINOGRAD_MAX_LINE - 1] = {
+      0, 1, -1, 0.5, -0.5, 2, -2, 0.25, 4};
+  enum { kMax = KILN_WINOGRAD_MAX_LINE };
+  int64_t n = conv->tiling.positions, r = conv->tiling.window, m = n - r + 1;
+  /* V's rows: the powers of each point, then infinity's (the leading
+   * coefficient); [V | I] reduced to [I | V^-1]. */
+  double v[kMax][2 * kMax];
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double power = 1;
+      for (int64_t e = 0; e < j; ++e)
+        power *= points[i];
+      v[i][j] = i + 1 < n ? power : j + 1 == n;
+      v[i][n + j] = i == j;
+    }
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t pivot = col;
+    for (int64_t i = col + 1; i < n; ++i)
+      if (fabs(v[i][col]) > fabs(v[pivot][col]))
+        pivot = i;
+    for (int64_t j = 0; j < 2 * n; ++j) {
+      double swap = v[col][j];
+      v[col][j] = v[pivot][j];
+      v[pivot][j] = swap;
+    }
+    double scale = 1 / v[col][col];
+    for (int64_t j = 0; j < 2 * n; ++j)
+      v[col][j] *= scale;
+    for (int64_t i = 0; i < n; ++i) {
+      double factor = v[i][col];
+      if (i == col || factor == 0)
+        continue;
+      for (int64_t j = 0; j < 2 * n; ++j)
+        v[i][j] -= factor * v[col][j];
+    }
+  }
+  for (int64_t a = 0; a < n; ++a) {
+    /* B^T's row a is V^-1's column a; scaled to a largest entry of 1. */
+    double largest = 0;
+    for (int64_t j = 0; j < n; ++j)
+      largest = fmax(largest, fabs(v[j][n + a]));
+    for (int64_t j = 0; j < n; ++j)
+      conv->bt[a][j] = (float)(v[j][n + a] / largest);
+    double power = 1;
+    for (int64_t j = 0; j < r; ++j, power *= a + 1 < n ? points[a] : 0)
+      conv->g[a][j] = (a + 1 < n ? power : j + 1 == r) * largest;
+    power = 1;
+    for (int64_t i = 0; i < m; ++i, power *= a + 1 < n ? points[a] : 0)
+      conv->at[i][a] = (float)(a + 1 < n ? power : i + 1 == m);
+  }
+}
+
 static void fail(const char *what, dnnl_status_t status) {
   kiln_dnnl_fail("Winograd convolution", what, status);
 }
@@ -378,10 +637,11 @@ static void *allocate(size_t bytes) {
   return kiln_dnnl_allocate("Winograd convolution", bytes);
 }
 
-/* A [36, rows, columns] row-major f32 memory descriptor. */
-static dnnl_memory_desc_t planes(int64_t rows, int64_t columns) {
+/* A [positions, rows, columns] row-major f32 memory descriptor. */
+static dnnl_memory_desc_t planes(int64_t positions, int64_t rows,
+                                 int64_t columns) {
   dnnl_memory_desc_t md;
-  dnnl_dims_t dims = {36, rows, columns};
+  dnnl_dims_t dims = {positions, rows, columns};
   dnnl_status_t status =
       dnnl_memory_desc_init_by_tag(&md, 3, dims, dnnl_f32, dnnl_abc);
   if (status)
@@ -425,9 +685,11 @@ KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
   conv->ow = d[5];
   conv->top = d[8];
   conv->left = d[9];
-  conv->tilesH = (conv->oh + 3) / 4;
-  conv->tilesW = (conv->ow + 3) / 4;
-  conv->tiles = conv->n * conv->tilesH * conv->tilesW;
+  kiln_winograd_conv_tiling(desc, &conv->tiling);
+  if (conv->tiling.axis != KILN_WINOGRAD_SQUARE)
+    lineTransforms(conv);
+  int64_t positions = conv->tiling.positions;
+  conv->tiles = conv->n * conv->tiling.tilesH * conv->tiling.tilesW;
   conv->src = layoutOf(flags, (flags & KILN_DNNL_CONV_CHANNELS_LAST_SRC) != 0,
                        (flags & KILN_DNNL_CONV_BLOCKED_SRC) != 0, conv->c,
                        conv->h, conv->w);
@@ -439,17 +701,18 @@ KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
    * them for every thread; else all tiles at once, each phase split over
    * the threads (the product over its 36 planes). */
   conv->workers = omp_get_max_threads();
-  int64_t block = (int64_t)(blockBytes / (36 * (conv->c + conv->k) * 4));
+  int64_t block =
+      (int64_t)(blockBytes / (size_t)(positions * (conv->c + conv->k) * 4));
   block = block < kMinBlock ? kMinBlock : block;
   int64_t blocks = (conv->tiles + block - 1) / block;
   conv->rows = blocks >= 2 * conv->workers ? block : conv->tiles;
-  conv->vMd = planes(conv->rows, conv->c);
-  conv->uMd = planes(conv->c, conv->k);
-  conv->mMd = planes(conv->rows, conv->k);
+  conv->vMd = planes(positions, conv->rows, conv->c);
+  conv->uMd = planes(positions, conv->c, conv->k);
+  conv->mMd = planes(positions, conv->rows, conv->k);
   conv->packedMd = conv->uMd;
   dnnl_status_t status;
   if (constantWeights) {
-    dnnl_dims_t dims = {36, conv->c, conv->k};
+    dnnl_dims_t dims = {positions, conv->c, conv->k};
     if ((status = dnnl_memory_desc_init_by_tag(&conv->packedMd, 3, dims,
                                                dnnl_f32, dnnl_format_tag_any)))
       fail("describing the packed weights", status);
@@ -467,7 +730,7 @@ KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
   dnnl_primitive_desc_destroy(pd);
   if (constantWeights) {
     conv->u = allocate(dnnl_memory_desc_get_size(&conv->uMd));
-    weightTransform(conv, constantWeights, conv->u);
+    transformWeights(conv, constantWeights, conv->u);
     if (dnnl_memory_desc_equal(&conv->packedMd, &conv->uMd)) {
       conv->packed = conv->u;
       conv->u = NULL;
@@ -528,7 +791,7 @@ void kiln_winograd_conv_run(KilnWinogradConv *conv, const float *src,
   float *u = conv->packed;
   if (!u) {
     u = allocate(dnnl_memory_desc_get_size(&conv->uMd));
-    weightTransform(conv, weights, u);
+    transformWeights(conv, weights, u);
   }
   size_t perWorker = scratchBytes(conv) / sizeof(float);
   size_t vFloats = dnnl_memory_desc_get_size(&conv->vMd) / sizeof(float);

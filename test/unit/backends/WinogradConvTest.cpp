@@ -9,7 +9,8 @@
 // lanes, each epilogue (bias, addend apart and in place, ReLU, a clip),
 // weights constant and not; tiles in blocks, one thread's at a time, and
 // all at once; and its fallback to direct sums on operands that are not
-// finite.
+// finite. Windows of one row or one column (1x7, 7x1, 1x3, 3x1, 1x5) in
+// the one-dimensional F(m, r), with the tiling WinogradShape.c chooses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,8 +41,15 @@ enum Layout : int64_t { Plain = 0, ChannelsLast = 1, Block8 = 8, Block16 = 16 };
 
 struct Shape {
   int64_t n, c, o, h, w, top, bottom, left, right;
-  int64_t oh() const { return h + top + bottom - 2; }
-  int64_t ow() const { return w + left + right - 2; }
+  /// The window.
+  int64_t kh = 3, kw = 3;
+  int64_t oh() const { return h + top + bottom - kh + 1; }
+  int64_t ow() const { return w + left + right - kw + 1; }
+  std::string str() const {
+    return std::to_string(h) + "x" + std::to_string(w) + " C " +
+           std::to_string(c) + " O " + std::to_string(o) + " window " +
+           std::to_string(kh) + "x" + std::to_string(kw);
+  }
 };
 
 /// Index of [n, c, y, x] of a [N, channels, height, width] tensor in
@@ -79,7 +87,7 @@ struct Site {
   int64_t flags;
   float clip[2] = {-0.5f, 0.75f};
   std::vector<float> src = uniformValues(s.n * s.c * s.h * s.w, 11);
-  std::vector<float> weights = uniformValues(s.o * s.c * 9, 12);
+  std::vector<float> weights = uniformValues(s.o * s.c * s.kh * s.kw, 12);
   std::vector<float> bias = uniformValues(s.o, 13);
   std::vector<float> addend = uniformValues(s.n * s.o * s.oh() * s.ow(), 14);
 
@@ -90,7 +98,7 @@ struct Site {
     int64_t f = flags | extra | KILN_DNNL_CONV_ANY_WEIGHTS |
                 layoutFlags(layout, false) | layoutFlags(layout, true);
     std::vector<int64_t> d = {2,     1,      s.n,      s.c,     s.o,    f, s.h,
-                              s.w,   3,      3,        s.oh(),  s.ow(), 1, 1,
+                              s.w,   s.kh,   s.kw,     s.oh(),  s.ow(), 1, 1,
                               s.top, s.left, s.bottom, s.right, 1,      1};
     if (f & KILN_DNNL_CONV_CLIP)
       for (float bound : clip) {
@@ -131,14 +139,14 @@ struct Site {
             double sum = (flags & KILN_DNNL_CONV_BIAS) ? bias[o] : 0;
             if (flags & KILN_DNNL_CONV_ADDEND)
               sum += addend[to];
-            for (int64_t i = 0; i < 3; ++i)
-              for (int64_t j = 0; j < 3; ++j) {
+            for (int64_t i = 0; i < s.kh; ++i)
+              for (int64_t j = 0; j < s.kw; ++j) {
                 int64_t sy = y + i - s.top, sx = x + j - s.left;
                 if (sy < 0 || sy >= s.h || sx < 0 || sx >= s.w)
                   continue;
                 for (int64_t c = 0; c < s.c; ++c)
                   sum += double(src[at(layout, s.c, s.h, s.w, n, c, sy, sx)]) *
-                         weights[((o * s.c + c) * 3 + i) * 3 + j];
+                         weights[((o * s.c + c) * s.kh + i) * s.kw + j];
               }
             if (flags & KILN_DNNL_CONV_RELU)
               sum = sum > 0 ? sum : 0;
@@ -162,18 +170,20 @@ std::string name(Layout layout) {
 }
 
 /// How far from the sums in double a result may be: 4e-7 of the sum of the
-/// products' magnitudes (values up to 1, 9 C products), a few units in the
-/// last place of the largest term after the transforms' factors.
-double tolerance(const Shape &s) { return 4e-7 * 9 * double(s.c); }
+/// products' magnitudes (values up to 1, kh kw C products), a few units in
+/// the last place of the largest term after the transforms' factors; four
+/// times that for a window of one row or column, whose F(4, 7) rounds up to
+/// four times as far as F(4x4, 3x3) (8.5e-6 and 2.2e-6 of the largest
+/// output at most, WinogradConv.h).
+double tolerance(const Shape &s) {
+  double line = s.kh == 1 || s.kw == 1 ? 4 : 1;
+  return 4e-7 * line * double(s.kh * s.kw * s.c);
+}
 
-/// Every layout, shape and epilogue: near the sums in double, and not the
-/// direct call's bits everywhere (or the algorithm did not change).
-TEST(WinogradConv, MatchesSums) {
-  const Shape shapes[] = {
-      {2, 16, 16, 13, 11, 1, 1, 1, 1}, // tiles cut by the map's edge
-      {1, 16, 32, 8, 8, 0, 0, 0, 0},   // unpadded, 6x6 out
-      {1, 32, 16, 9, 14, 2, 0, 0, 2},  // lopsided padding
-      {3, 16, 16, 4, 4, 1, 1, 1, 1}};  // one tile per image
+/// Every layout of `shapes`, with each epilogue: near the sums in double,
+/// and not the direct call's bits everywhere (or the algorithm did not
+/// change).
+void expectSums(const std::vector<Shape> &shapes) {
   const int64_t epilogues[] = {
       0, KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_RELU,
       KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_RELU,
@@ -185,11 +195,9 @@ TEST(WinogradConv, MatchesSums) {
         for (bool inPlace : {false, true}) {
           if (inPlace && !(epilogue & KILN_DNNL_CONV_ADDEND))
             continue;
-          SCOPED_TRACE(
-              name(layout) + ", " + std::to_string(shape.h) + "x" +
-              std::to_string(shape.w) + " C " + std::to_string(shape.c) +
-              " O " + std::to_string(shape.o) + ", flags " +
-              std::to_string(epilogue) + (inPlace ? ", addend in place" : ""));
+          SCOPED_TRACE(name(layout) + ", " + shape.str() + ", flags " +
+                       std::to_string(epilogue) +
+                       (inPlace ? ", addend in place" : ""));
           Site site(shape, layout, epilogue);
           std::vector<float> wino =
               site.run(KILN_DNNL_CONV_OWN_WINOGRAD, inPlace);
@@ -203,6 +211,82 @@ TEST(WinogradConv, MatchesSums) {
           }
           EXPECT_GT(differing, 0) << "the Winograd call gave the direct bits";
         }
+}
+
+/// F(4x4, 3x3).
+TEST(WinogradConv, MatchesSums) {
+  expectSums({{2, 16, 16, 13, 11, 1, 1, 1, 1}, // tiles cut by the map's edge
+              {1, 16, 32, 8, 8, 0, 0, 0, 0},   // unpadded, 6x6 out
+              {1, 32, 16, 9, 14, 2, 0, 0, 2},  // lopsided padding
+              {3, 16, 16, 4, 4, 1, 1, 1, 1}}); // one tile per image
+}
+
+/// F(m, r) along a row or a column: Inception's 1x7 and 7x1 on 17x17
+/// (F(4, 7), the last tile cut by the edge), 1x3 and 3x1 on 8x8 (F(4, 3),
+/// whole tiles), 1x5 unpadded on a 9-wide map (F(3, 5)), 7x1 on 5 rows
+/// (F(3, 7), with more padding than map) and lopsided padding (5 columns
+/// left, where oneDNN's direct call, which these compare too, runs its
+/// gemm-based convolution: with the addend read by a binary post-op it
+/// added it at the wrong positions on channels-last maps, 1.9 off).
+TEST(WinogradConv, LinesMatchSums) {
+  expectSums({{1, 16, 32, 17, 17, 0, 0, 3, 3, 1, 7},
+              {2, 16, 16, 17, 17, 3, 3, 0, 0, 7, 1},
+              {1, 32, 16, 8, 8, 0, 0, 1, 1, 1, 3},
+              {1, 16, 32, 8, 8, 1, 1, 0, 0, 3, 1},
+              {2, 16, 16, 6, 9, 0, 0, 0, 0, 1, 5},
+              {1, 16, 16, 5, 3, 3, 3, 0, 0, 7, 1},
+              {1, 16, 16, 7, 11, 0, 0, 5, 1, 1, 7}});
+}
+
+/// The tiling of each window: the outputs per tile that take the fewest
+/// products per line (F(4, 7) on 17, F(4, 3) on 8, F(3, 7) and F(3, 5) on
+/// 5), and no other windows.
+TEST(WinogradConv, Tiling) {
+  struct Case {
+    Shape shape;
+    int axis;
+    int64_t tileH, tileW, positions;
+  };
+  for (const Case &c :
+       {Case{{1, 16, 16, 17, 17, 0, 0, 3, 3, 1, 7},
+             KILN_WINOGRAD_ROWS,
+             1,
+             4,
+             10},
+        Case{{1, 16, 16, 17, 17, 3, 3, 0, 0, 7, 1},
+             KILN_WINOGRAD_COLUMNS,
+             4,
+             1,
+             10},
+        Case{{1, 16, 16, 8, 8, 0, 0, 1, 1, 1, 3}, KILN_WINOGRAD_ROWS, 1, 4, 6},
+        Case{{1, 16, 16, 5, 3, 3, 3, 0, 0, 7, 1},
+             KILN_WINOGRAD_COLUMNS,
+             3,
+             1,
+             9},
+        Case{{1, 16, 16, 6, 9, 0, 0, 0, 0, 1, 5}, KILN_WINOGRAD_ROWS, 1, 3, 7},
+        Case{{1, 16, 16, 9, 9, 1, 1, 1, 1}, KILN_WINOGRAD_SQUARE, 4, 4, 36}}) {
+    SCOPED_TRACE(c.shape.str());
+    Site site(c.shape, Block8, 0);
+    std::vector<int64_t> desc = site.descriptor(KILN_DNNL_CONV_OWN_WINOGRAD);
+    KilnWinogradTiling tiling;
+    ASSERT_TRUE(kiln_winograd_conv_tiling(desc.data(), &tiling));
+    EXPECT_EQ(tiling.axis, c.axis);
+    EXPECT_EQ(tiling.tileH, c.tileH);
+    EXPECT_EQ(tiling.tileW, c.tileW);
+    EXPECT_EQ(tiling.positions, c.positions);
+    EXPECT_EQ(tiling.tilesH, (c.shape.oh() + c.tileH - 1) / c.tileH);
+    EXPECT_EQ(tiling.tilesW, (c.shape.ow() + c.tileW - 1) / c.tileW);
+  }
+  for (Shape shape : {Shape{1, 16, 16, 9, 9, 2, 2, 2, 2, 5, 5},
+                      Shape{1, 16, 16, 9, 9, 0, 0, 4, 4, 1, 9},
+                      Shape{1, 16, 16, 9, 9, 0, 0, 0, 0, 1, 1},
+                      Shape{1, 16, 16, 9, 9, 1, 1, 0, 0, 3, 2}}) {
+    SCOPED_TRACE(shape.str());
+    Site site(shape, Block8, 0);
+    std::vector<int64_t> desc = site.descriptor(KILN_DNNL_CONV_OWN_WINOGRAD);
+    EXPECT_FALSE(kiln_winograd_conv_applies(desc.data()));
+  }
 }
 
 /// Channels that fill no whole 8 lanes (plain and channels-last): the
