@@ -85,6 +85,38 @@
 /* Channels per step of the transforms: one AVX2 vector. */
 enum { kLanes = 8 };
 
+/* kLanes floats as one vector (AVX2's in the AVX2 variants, two SSE ones
+ * in the portable ones): over arrays of lanes the compiler vectorized
+ * the line transforms poorly (scalar loads, stores and shuffles: 3x as
+ * long in a profile). */
+typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+/* Their bits, and the masks of lane-wise comparisons. */
+typedef int32_t LaneBits __attribute__((vector_size(kLanes * sizeof(int32_t))));
+
+/* v = the first `lanes` values `lane` apart from `p`, zeros after them. */
+static inline __attribute__((always_inline)) void
+loadLanes(Lanes *v, const float *p, int lanes, int64_t lane) {
+  if (lane == 1 && lanes == kLanes) {
+    memcpy(v, p, sizeof(*v));
+    return;
+  }
+  Lanes zero = {0};
+  *v = zero;
+  for (int l = 0; l < lanes; ++l)
+    (*v)[l] = p[l * lane];
+}
+
+/* The first `lanes` values of `v` to p .. p + lanes. */
+static inline __attribute__((always_inline)) void
+storeLanes(float *p, const Lanes *v, int lanes) {
+  if (lanes == kLanes) {
+    memcpy(p, v, sizeof(*v));
+    return;
+  }
+  for (int l = 0; l < lanes; ++l)
+    p[l] = (*v)[l];
+}
+
 /* Where channel c of position (n, h, w) of an activation is:
  * n * image + (c / block) * blockStride + (c % block) * lane + h * row +
  * w * column. Plain: one block of all channels a map apart; channels-last:
@@ -149,7 +181,7 @@ static Layout layoutOf(int64_t flags, int channelsLast, int blocked,
 /* One dim of B^T d B: r = B^T x over six values `s` apart. */
 #define KILN_WINOGRAD_INPUT(r, x, s)                                           \
   do {                                                                         \
-    float x0 = (x)[0], x1 = (x)[(s)], x2 = (x)[2 * (s)], x3 = (x)[3 * (s)],    \
+    Lanes x0 = (x)[0], x1 = (x)[(s)], x2 = (x)[2 * (s)], x3 = (x)[3 * (s)],    \
           x4 = (x)[4 * (s)], x5 = (x)[5 * (s)];                                \
     (r)[0] = x0 + 1.5f * (x3 - x1) - 2 * x2 + x4;                              \
     (r)[(s)] = 0.5f * x2 - x1 + 2.5f * x3 + x4;                                \
@@ -162,9 +194,9 @@ static Layout layoutOf(int64_t flags, int channelsLast, int blocked,
 /* One dim of A^T m A: r[0..4) = A^T x over six values `s` apart. */
 #define KILN_WINOGRAD_OUTPUT(r, x, s)                                          \
   do {                                                                         \
-    float x0 = (x)[0], x1 = (x)[(s)], x2 = (x)[2 * (s)], x3 = (x)[3 * (s)],    \
+    Lanes x0 = (x)[0], x1 = (x)[(s)], x2 = (x)[2 * (s)], x3 = (x)[3 * (s)],    \
           x4 = (x)[4 * (s)], x5 = (x)[5 * (s)];                                \
-    float p12 = x1 + x2, m12 = x1 - x2;                                        \
+    Lanes p12 = x1 + x2, m12 = x1 - x2;                                        \
     (r)[0] = x0 + p12 + x3 + x4;                                               \
     (r)[(s)] = m12 + 0.5f * x3 - 2 * x4;                                       \
     (r)[2 * (s)] = p12 + 0.25f * x3 + 4 * x4;                                  \
@@ -172,14 +204,12 @@ static Layout layoutOf(int64_t flags, int channelsLast, int blocked,
   } while (0)
 
 /* V[., t, c0 .. c0 + lanes) of tile t (image n, tile row ty, column tx):
- * the input tile read with zeros outside the image, transformed. With
- * `lane` 1 (channels-last, blocked) the lanes are adjacent in src and the
- * loops over them vectorize. */
+ * the input tile read with zeros outside the image, transformed. */
 static inline __attribute__((always_inline)) void
 inputTile(const KilnWinogradConv *conv, const float *src, int64_t n, int64_t ty,
           int64_t tx, int64_t c0, int lanes, int64_t lane, float *v,
-          int64_t rows, int64_t t) {
-  float d[6][6][kLanes], e[6][6][kLanes];
+          int64_t t) {
+  Lanes d[6][6], e[6][6];
   const Layout *s = &conv->src;
   const float *base = src + channelAt(s, n, c0);
   for (int i = 0; i < 6; ++i) {
@@ -187,39 +217,67 @@ inputTile(const KilnWinogradConv *conv, const float *src, int64_t n, int64_t ty,
     for (int j = 0; j < 6; ++j) {
       int64_t x = tx * 4 + j - conv->left;
       if (y < 0 || y >= conv->h || x < 0 || x >= conv->w) {
-        for (int l = 0; l < kLanes; ++l)
-          d[i][j][l] = 0;
-        continue;
+        Lanes zero = {0};
+        d[i][j] = zero;
+      } else {
+        loadLanes(&d[i][j], base + y * s->row + x * s->column, lanes, lane);
       }
-      const float *p = base + y * s->row + x * s->column;
-      for (int l = 0; l < kLanes; ++l)
-        d[i][j][l] = l < lanes ? p[l * lane] : 0;
     }
   }
   for (int i = 0; i < 6; ++i)
-    for (int l = 0; l < kLanes; ++l)
-      KILN_WINOGRAD_INPUT(&e[i][0][l], &d[i][0][l], kLanes);
+    KILN_WINOGRAD_INPUT(&e[i][0], &d[i][0], 1);
   for (int j = 0; j < 6; ++j)
-    for (int l = 0; l < kLanes; ++l)
-      KILN_WINOGRAD_INPUT(&d[0][j][l], &e[0][j][l], 6 * kLanes);
-  int64_t plane = rows * conv->c;
+    KILN_WINOGRAD_INPUT(&d[0][j], &e[0][j], 6);
+  int64_t plane = conv->rows * conv->c;
   float *to = v + t * conv->c + c0;
   for (int a = 0; a < 36; ++a)
-    for (int l = 0; l < lanes; ++l)
-      to[a * plane + l] = d[a / 6][a % 6][l];
+    storeLanes(to + a * plane, &d[a / 6][a % 6], lanes);
 }
 
 /* The activation of `flags` (clip bounds in `bounds`), as
- * kiln_dnnl_conv_activated applies it, on kLanes values. */
+ * kiln_dnnl_conv_activated applies it (NaN and signed zeros alike), on
+ * kLanes values in vector operations. A loop over the lanes that stored
+ * each one and loaded the vector back stalled on every store (the ReLU of
+ * a 32 -> 64 convolution on 147x147 took 45% of its output transform). */
 static inline __attribute__((always_inline)) void
-activateLanes(int64_t flags, const float bounds[2], float *x) {
+activateLanes(int64_t flags, const float bounds[2], Lanes *x) {
+  Lanes v = *x, zero = {0};
+  LaneBits bits = (LaneBits)v;
   if (flags & KILN_DNNL_CONV_RELU) {
+    *x = (Lanes)(bits & ((v > zero) | (v != v)));
+  } else if (flags & KILN_DNNL_CONV_CLIP) {
+    Lanes low = zero + bounds[0], high = zero + bounds[1];
+    LaneBits below = (v < low) | ((v == low) & (bits < 0));
+    bits = (bits & ~below) | ((LaneBits)low & below);
+    v = (Lanes)bits;
+    LaneBits above = (v > high) | ((v == high) & (bits >= 0));
+    *x = (Lanes)((bits & ~above) | ((LaneBits)high & above));
+  } else if (flags & KILN_DNNL_CONV_SWISH) {
+    float values[kLanes];
+    memcpy(values, x, sizeof(values));
     for (int l = 0; l < kLanes; ++l)
-      x[l] = x[l] > 0 ? x[l] : 0;
-  } else if (flags & (KILN_DNNL_CONV_CLIP | KILN_DNNL_CONV_SWISH)) {
-    for (int l = 0; l < kLanes; ++l)
-      x[l] = kiln_dnnl_conv_activated(flags, bounds, x[l]);
+      values[l] = kiln_dnnl_conv_activated(flags, bounds, values[l]);
+    memcpy(x, values, sizeof(values));
   }
+}
+
+/* dst[at + l * lane] for the first `lanes` l: `value` (the sum with its
+ * bias), plus the addend there, activated. */
+static inline __attribute__((always_inline)) void
+storeOutput(const KilnWinogradConv *conv, Lanes value, const float *addend,
+            float *dst, int64_t at, int lanes, int64_t lane) {
+  int64_t flags = conv->flags;
+  if (flags & KILN_DNNL_CONV_ADDEND) {
+    Lanes added;
+    loadLanes(&added, addend + at, lanes, lane);
+    value += added;
+  }
+  activateLanes(flags, conv->bounds, &value);
+  if (lane == 1 && lanes == kLanes)
+    memcpy(dst + at, &value, sizeof(value));
+  else
+    for (int l = 0; l < lanes; ++l)
+      dst[at + l * lane] = value[l];
 }
 
 /* dst[n, k0 .. k0 + lanes) of the 4x4 outputs of tile t: M transformed,
@@ -227,23 +285,20 @@ activateLanes(int64_t flags, const float bounds[2], float *x) {
 static inline __attribute__((always_inline)) void
 outputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
            const float *addend, float *dst, int64_t n, int64_t ty, int64_t tx,
-           int64_t k0, int lanes, int64_t lane, int64_t rows, int64_t t) {
-  float x[6][6][kLanes], r[4][6][kLanes], y[4][4][kLanes];
-  int64_t plane = rows * conv->k;
+           int64_t k0, int lanes, int64_t lane, int64_t t) {
+  Lanes x[6][6], r[4][6], y[4][4];
+  int64_t plane = conv->rows * conv->k;
   const float *from = m + t * conv->k + k0;
   for (int a = 0; a < 36; ++a)
-    for (int l = 0; l < kLanes; ++l)
-      x[a / 6][a % 6][l] = l < lanes ? from[a * plane + l] : 0;
+    loadLanes(&x[a / 6][a % 6], from + a * plane, lanes, 1);
   for (int j = 0; j < 6; ++j)
-    for (int l = 0; l < kLanes; ++l)
-      KILN_WINOGRAD_OUTPUT(&r[0][j][l], &x[0][j][l], 6 * kLanes);
+    KILN_WINOGRAD_OUTPUT(&r[0][j], &x[0][j], 6);
   for (int i = 0; i < 4; ++i)
-    for (int l = 0; l < kLanes; ++l)
-      KILN_WINOGRAD_OUTPUT(&y[i][0][l], &r[i][0][l], kLanes);
+    KILN_WINOGRAD_OUTPUT(&y[i][0], &r[i][0], 1);
   int64_t flags = conv->flags;
-  float b[kLanes];
-  for (int l = 0; l < kLanes; ++l)
-    b[l] = (flags & KILN_DNNL_CONV_BIAS) && l < lanes ? bias[k0 + l] : 0;
+  Lanes b = {0};
+  if (flags & KILN_DNNL_CONV_BIAS)
+    loadLanes(&b, bias + k0, lanes, 1);
   const Layout *s = &conv->dst;
   int64_t offset = channelAt(s, n, k0);
   for (int i = 0; i < 4; ++i) {
@@ -255,15 +310,7 @@ outputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
       if (ox >= conv->ow)
         break;
       int64_t at = offset + oy * s->row + ox * s->column;
-      float value[kLanes];
-      for (int l = 0; l < kLanes; ++l)
-        value[l] = y[i][j][l] + b[l];
-      if (flags & KILN_DNNL_CONV_ADDEND)
-        for (int l = 0; l < kLanes; ++l)
-          value[l] += l < lanes ? addend[at + l * lane] : 0;
-      activateLanes(flags, conv->bounds, value);
-      for (int l = 0; l < lanes; ++l)
-        dst[at + l * lane] = value[l];
+      storeOutput(conv, y[i][j] + b, addend, dst, at, lanes, lane);
     }
   }
 }
@@ -280,31 +327,12 @@ lineOrigin(const KilnWinogradConv *conv, int64_t ty, int64_t tx, int64_t *y,
   *dx = tiling->axis == KILN_WINOGRAD_ROWS;
 }
 
-/* kLanes floats as one vector (AVX2's in the AVX2 variants, two SSE ones
- * in the portable ones): the line transforms' loops have lengths known
- * only at run time, over which compilers vectorize arrays of lanes poorly
- * (scalar shuffles: the transforms took 3x as long in a profile). */
-typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
-
-/* v = the first `lanes` values `lane` apart from `p`, zeros after them. */
-static inline __attribute__((always_inline)) void
-loadLanes(Lanes *v, const float *p, int lanes, int64_t lane) {
-  if (lane == 1 && lanes == kLanes) {
-    memcpy(v, p, sizeof(*v));
-    return;
-  }
-  Lanes zero = {0};
-  *v = zero;
-  for (int l = 0; l < lanes; ++l)
-    (*v)[l] = p[l * lane];
-}
-
 /* V[., t, c0 .. c0 + lanes) of line tile t: its `positions` (m + r - 1,
  * a constant where inlined) inputs (zeros outside the image) times B^T. */
 static inline __attribute__((always_inline)) void
 lineInputTile(const KilnWinogradConv *conv, const float *src, int64_t n,
               int64_t ty, int64_t tx, int64_t c0, int lanes, int64_t lane,
-              float *v, int64_t rows, int64_t t, const int64_t positions) {
+              float *v, int64_t t, const int64_t positions) {
   Lanes d[KILN_WINOGRAD_MAX_LINE];
   int64_t y0, x0, dy, dx;
   lineOrigin(conv, ty, tx, &y0, &x0, &dy, &dx);
@@ -319,17 +347,13 @@ lineInputTile(const KilnWinogradConv *conv, const float *src, int64_t n,
       loadLanes(&d[j], base + y * s->row + x * s->column, lanes, lane);
     }
   }
-  int64_t plane = rows * conv->c;
+  int64_t plane = conv->rows * conv->c;
   float *to = v + t * conv->c + c0;
   for (int64_t a = 0; a < positions; ++a) {
     Lanes r = {0};
     for (int64_t j = 0; j < positions; ++j)
       r += conv->bt[a][j] * d[j];
-    if (lanes == kLanes)
-      memcpy(to + a * plane, &r, sizeof(r));
-    else
-      for (int l = 0; l < lanes; ++l)
-        to[a * plane + l] = r[l];
+    storeLanes(to + a * plane, &r, lanes);
   }
 }
 
@@ -338,13 +362,13 @@ lineInputTile(const KilnWinogradConv *conv, const float *src, int64_t n,
 static inline __attribute__((always_inline)) void
 lineOutputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
                const float *addend, float *dst, int64_t n, int64_t ty,
-               int64_t tx, int64_t k0, int lanes, int64_t lane, int64_t rows,
-               int64_t t, const int64_t positions) {
+               int64_t tx, int64_t k0, int lanes, int64_t lane, int64_t t,
+               const int64_t positions) {
   Lanes x[KILN_WINOGRAD_MAX_LINE];
   int64_t y0, x0, dy, dx;
   int64_t outputs = positions - conv->tiling.window + 1;
   lineOrigin(conv, ty, tx, &y0, &x0, &dy, &dx);
-  int64_t plane = rows * conv->k;
+  int64_t plane = conv->rows * conv->k;
   const float *from = m + t * conv->k + k0;
   for (int64_t a = 0; a < positions; ++a)
     loadLanes(&x[a], from + a * plane, lanes, 1);
@@ -361,21 +385,8 @@ lineOutputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
     Lanes value = {0};
     for (int64_t a = 0; a < positions; ++a)
       value += conv->at[i][a] * x[a];
-    value += b;
     int64_t at = offset + oy * s->row + ox * s->column;
-    if (flags & KILN_DNNL_CONV_ADDEND) {
-      Lanes added;
-      loadLanes(&added, addend + at, lanes, lane);
-      value += added;
-    }
-    float out[kLanes];
-    memcpy(out, &value, sizeof(out));
-    activateLanes(flags, conv->bounds, out);
-    if (lane == 1 && lanes == kLanes)
-      memcpy(dst + at, out, sizeof(out));
-    else
-      for (int l = 0; l < lanes; ++l)
-        dst[at + l * lane] = out[l];
+    storeOutput(conv, value + b, addend, dst, at, lanes, lane);
   }
 }
 
@@ -386,10 +397,10 @@ lineOutputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
 #define KILN_WINOGRAD_LINES(X) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
 
 /* The input transform of tiles first .. first + count (numbered over all
- * images, row by row) into rows 0 .. count of V's planes of `rows` rows. */
+ * images, row by row) into rows 0 .. count of V. */
 static inline __attribute__((always_inline)) void
 inputTiles(const KilnWinogradConv *conv, const float *src, float *v,
-           int64_t first, int64_t count, int64_t rows) {
+           int64_t first, int64_t count) {
   const KilnWinogradTiling *tiling = &conv->tiling;
   int64_t perImage = tiling->tilesH * tiling->tilesW;
   for (int64_t i = 0; i < count; ++i) {
@@ -402,30 +413,28 @@ inputTiles(const KilnWinogradConv *conv, const float *src, float *v,
 #define KILN_WINOGRAD_LINE_INPUT(P)                                            \
   case P:                                                                      \
     if (full)                                                                  \
-      lineInputTile(conv, src, n, ty, tx, c0, kLanes, 1, v, rows, i, P);       \
+      lineInputTile(conv, src, n, ty, tx, c0, kLanes, 1, v, i, P);             \
     else                                                                       \
-      lineInputTile(conv, src, n, ty, tx, c0, lanes, conv->src.lane, v, rows,  \
-                    i, P);                                                     \
+      lineInputTile(conv, src, n, ty, tx, c0, lanes, conv->src.lane, v, i, P); \
     break;
         switch (tiling->positions) {
           KILN_WINOGRAD_LINES(KILN_WINOGRAD_LINE_INPUT)
         }
 #undef KILN_WINOGRAD_LINE_INPUT
       } else if (conv->src.lane == 1 && lanes == kLanes) {
-        inputTile(conv, src, n, ty, tx, c0, kLanes, 1, v, rows, i);
+        inputTile(conv, src, n, ty, tx, c0, kLanes, 1, v, i);
       } else {
-        inputTile(conv, src, n, ty, tx, c0, lanes, conv->src.lane, v, rows, i);
+        inputTile(conv, src, n, ty, tx, c0, lanes, conv->src.lane, v, i);
       }
     }
   }
 }
 
 /* The output transform of tiles first .. first + count from rows 0 ..
- * count of M's planes of `rows` rows. */
+ * count of M. */
 static inline __attribute__((always_inline)) void
 outputTiles(const KilnWinogradConv *conv, const float *m, const float *bias,
-            const float *addend, float *dst, int64_t first, int64_t count,
-            int64_t rows) {
+            const float *addend, float *dst, int64_t first, int64_t count) {
   const KilnWinogradTiling *tiling = &conv->tiling;
   int64_t perImage = tiling->tilesH * tiling->tilesW;
   for (int64_t i = 0; i < count; ++i) {
@@ -438,22 +447,21 @@ outputTiles(const KilnWinogradConv *conv, const float *m, const float *bias,
 #define KILN_WINOGRAD_LINE_OUTPUT(P)                                           \
   case P:                                                                      \
     if (full)                                                                  \
-      lineOutputTile(conv, m, bias, addend, dst, n, ty, tx, k0, kLanes, 1,     \
-                     rows, i, P);                                              \
+      lineOutputTile(conv, m, bias, addend, dst, n, ty, tx, k0, kLanes, 1, i,  \
+                     P);                                                       \
     else                                                                       \
       lineOutputTile(conv, m, bias, addend, dst, n, ty, tx, k0, lanes,         \
-                     conv->dst.lane, rows, i, P);                              \
+                     conv->dst.lane, i, P);                                    \
     break;
         switch (tiling->positions) {
           KILN_WINOGRAD_LINES(KILN_WINOGRAD_LINE_OUTPUT)
         }
 #undef KILN_WINOGRAD_LINE_OUTPUT
       } else if (conv->dst.lane == 1 && lanes == kLanes) {
-        outputTile(conv, m, bias, addend, dst, n, ty, tx, k0, kLanes, 1, rows,
-                   i);
+        outputTile(conv, m, bias, addend, dst, n, ty, tx, k0, kLanes, 1, i);
       } else {
         outputTile(conv, m, bias, addend, dst, n, ty, tx, k0, lanes,
-                   conv->dst.lane, rows, i);
+                   conv->dst.lane, i);
       }
     }
   }
@@ -464,30 +472,30 @@ outputTiles(const KilnWinogradConv *conv, const float *m, const float *bias,
  * baseline's SSE2 takes two), chosen at run time: of some tiles, and of
  * all of them split over the OpenMP threads. */
 #define KILN_WINOGRAD_PHASES(suffix, attributes)                               \
-  attributes static void inputTiles##suffix(                                   \
-      const KilnWinogradConv *conv, const float *src, float *v, int64_t first, \
-      int64_t count, int64_t rows) {                                           \
-    inputTiles(conv, src, v, first, count, rows);                              \
+  attributes static void inputTiles##suffix(const KilnWinogradConv *conv,      \
+                                            const float *src, float *v,        \
+                                            int64_t first, int64_t count) {    \
+    inputTiles(conv, src, v, first, count);                                    \
   }                                                                            \
   attributes static void outputTiles##suffix(                                  \
       const KilnWinogradConv *conv, const float *m, const float *bias,         \
-      const float *addend, float *dst, int64_t first, int64_t count,           \
-      int64_t rows) {                                                          \
-    outputTiles(conv, m, bias, addend, dst, first, count, rows);               \
+      const float *addend, float *dst, int64_t first, int64_t count) {         \
+    outputTiles(conv, m, bias, addend, dst, first, count);                     \
   }                                                                            \
   attributes static void inputTransform##suffix(const KilnWinogradConv *conv,  \
                                                 const float *src, float *v) {  \
+    int64_t tile = conv->c;                                                    \
     _Pragma("omp parallel for schedule(static)") for (int64_t t = 0;           \
                                                       t < conv->tiles; ++t)    \
-        inputTiles(conv, src, v + t * conv->c, t, 1, conv->tiles);             \
+        inputTiles(conv, src, v + t * tile, t, 1);                             \
   }                                                                            \
   attributes static void outputTransform##suffix(                              \
       const KilnWinogradConv *conv, const float *m, const float *bias,         \
       const float *addend, float *dst) {                                       \
+    int64_t tile = conv->k;                                                    \
     _Pragma("omp parallel for schedule(static)") for (int64_t t = 0;           \
                                                       t < conv->tiles; ++t)    \
-        outputTiles(conv, m + t * conv->k, bias, addend, dst, t, 1,            \
-                    conv->tiles);                                              \
+        outputTiles(conv, m + t * tile, bias, addend, dst, t, 1);              \
   }
 
 KILN_WINOGRAD_PHASES(Portable, )
@@ -505,9 +513,9 @@ static int hasAvx2(void) {
 
 typedef struct Phases {
   void (*inputTiles)(const KilnWinogradConv *, const float *, float *, int64_t,
-                     int64_t, int64_t);
+                     int64_t);
   void (*outputTiles)(const KilnWinogradConv *, const float *, const float *,
-                      const float *, float *, int64_t, int64_t, int64_t);
+                      const float *, float *, int64_t, int64_t);
   void (*inputTransform)(const KilnWinogradConv *, const float *, float *);
   void (*outputTransform)(const KilnWinogradConv *, const float *,
                           const float *, const float *, float *);
@@ -810,9 +818,9 @@ void kiln_winograd_conv_run(KilnWinogradConv *conv, const float *src,
         int64_t first = b * conv->rows;
         int64_t count =
             conv->tiles - first < conv->rows ? conv->tiles - first : conv->rows;
-        phase.inputTiles(conv, src, v, first, count, conv->rows);
+        phase.inputTiles(conv, src, v, first, count);
         multiply(conv, v, u, m);
-        phase.outputTiles(conv, m, bias, addend, dst, first, count, conv->rows);
+        phase.outputTiles(conv, m, bias, addend, dst, first, count);
       }
     }
   }
