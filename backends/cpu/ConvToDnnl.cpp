@@ -846,18 +846,25 @@ struct KilnCpuOutlineDnnlConvsPass
       }
       // Where oneDNN has no Winograd kernels (below AVX-512), kiln's own,
       // on the layouts chosen above: where it pays (`query`) or wherever
-      // the shape allows (`own`). Not for a convolution of dequantized
-      // integers that runs as f32 (a CPU without VNNI): its direct sums
-      // of products of integers times scales stay close to the int8
+      // the shape allows (`own`); for windows of one row or column, which
+      // oneDNN's Winograd kernels never take, on every CPU (with AVX-512
+      // the direct kernels and the products run twice as wide, the
+      // transforms not; not measured there). Not for a convolution of
+      // dequantized integers that runs as f32 (a CPU without VNNI): its direct
+      // sums of products of integers times scales stay close to the int8
       // kernels' exact ones, and the transforms' rounding moves more
       // requantized values by a step that the next layers carry on (the
       // QDQ ResNet-18 of test/onnx/quantized_models.py against the file
       // evaluated node by node, six seeds: the same on five, 2.4e-2 of
       // the largest output with kiln's Winograd against 0 on the sixth).
-      if (!quantized && ((winograd == "query" && !hasWinogradKernels() &&
-                          ownWinogradPays(descriptor) && !quantizedConv(op)) ||
-                         (winograd == "own" &&
-                          kiln_winograd_conv_applies(descriptor.data()))))
+      KilnWinogradTiling tiling;
+      bool line = kiln_winograd_conv_tiling(descriptor.data(), &tiling) &&
+                  tiling.axis != KILN_WINOGRAD_SQUARE;
+      if (!quantized &&
+          ((winograd == "query" && (line || !hasWinogradKernels()) &&
+            ownWinogradPays(descriptor) && !quantizedConv(op)) ||
+           (winograd == "own" &&
+            kiln_winograd_conv_applies(descriptor.data()))))
         flags |= KILN_DNNL_CONV_OWN_WINOGRAD;
       // An activation's or a Winograd kernel's call reads its operands'
       // magnitudes (DnnlConv.c): where src is what an earlier such call
