@@ -261,6 +261,16 @@ activateLanes(int64_t flags, const float bounds[2], Lanes *x) {
   }
 }
 
+/* b = the bias of output channels k0 .. k0 + lanes, zeros without one. */
+static inline __attribute__((always_inline)) void
+biasLanes(const KilnWinogradConv *conv, const float *bias, int64_t k0,
+          int lanes, Lanes *b) {
+  Lanes zero = {0};
+  *b = zero;
+  if (conv->flags & KILN_DNNL_CONV_BIAS)
+    loadLanes(b, bias + k0, lanes, 1);
+}
+
 /* dst[at + l * lane] for the first `lanes` l: `value` (the sum with its
  * bias), plus the addend there, activated. */
 static inline __attribute__((always_inline)) void
@@ -295,10 +305,8 @@ outputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
     KILN_WINOGRAD_OUTPUT(&r[0][j], &x[0][j], 6);
   for (int i = 0; i < 4; ++i)
     KILN_WINOGRAD_OUTPUT(&y[i][0], &r[i][0], 1);
-  int64_t flags = conv->flags;
-  Lanes b = {0};
-  if (flags & KILN_DNNL_CONV_BIAS)
-    loadLanes(&b, bias + k0, lanes, 1);
+  Lanes b;
+  biasLanes(conv, bias, k0, lanes, &b);
   const Layout *s = &conv->dst;
   int64_t offset = channelAt(s, n, k0);
   for (int i = 0; i < 4; ++i) {
@@ -372,10 +380,8 @@ lineOutputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
   const float *from = m + t * conv->k + k0;
   for (int64_t a = 0; a < positions; ++a)
     loadLanes(&x[a], from + a * plane, lanes, 1);
-  int64_t flags = conv->flags;
-  Lanes b = {0};
-  if (flags & KILN_DNNL_CONV_BIAS)
-    loadLanes(&b, bias + k0, lanes, 1);
+  Lanes b;
+  biasLanes(conv, bias, k0, lanes, &b);
   const Layout *s = &conv->dst;
   int64_t offset = channelAt(s, n, k0);
   for (int64_t i = 0; i < outputs; ++i) {

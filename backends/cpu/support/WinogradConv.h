@@ -2,9 +2,10 @@
  *
  * The Winograd algorithms for the f32 convolutions at stride 1 that
  * kiln_dnnl_conv_f32 runs with KILN_DNNL_CONV_OWN_WINOGRAD (DnnlConvAbi.h):
- * F(4x4, 3x3) for 3x3 windows and F(m, r) along one dim for 1 x r and r x 1
- * windows, on CPUs where oneDNN has no Winograd kernel of its own (below
- * AVX-512), on src and dst in the layouts the call passes them.
+ * F(4x4, 3x3) for 3x3 windows, on CPUs where oneDNN has no Winograd kernel
+ * of its own (below AVX-512), and F(m, r) along one dim for 1 x r and r x 1
+ * windows, which oneDNN's never take; on src and dst in the layouts the
+ * call passes them.
  * WinogradConv.c says how.
  *
 \*===----------------------------------------------------------------------===*/
