@@ -271,11 +271,12 @@ biasLanes(const KilnWinogradConv *conv, const float *bias, int64_t k0,
     loadLanes(b, bias + k0, lanes, 1);
 }
 
-/* dst[at + l * lane] for the first `lanes` l: `value` (the sum with its
+/* dst[at + l * lane] for the first `lanes` l: `sum` (with the output's
  * bias), plus the addend there, activated. */
 static inline __attribute__((always_inline)) void
-storeOutput(const KilnWinogradConv *conv, Lanes value, const float *addend,
+storeOutput(const KilnWinogradConv *conv, const Lanes *sum, const float *addend,
             float *dst, int64_t at, int lanes, int64_t lane) {
+  Lanes value = *sum;
   int64_t flags = conv->flags;
   if (flags & KILN_DNNL_CONV_ADDEND) {
     Lanes added;
@@ -318,7 +319,8 @@ outputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
       if (ox >= conv->ow)
         break;
       int64_t at = offset + oy * s->row + ox * s->column;
-      storeOutput(conv, y[i][j] + b, addend, dst, at, lanes, lane);
+      Lanes sum = y[i][j] + b;
+      storeOutput(conv, &sum, addend, dst, at, lanes, lane);
     }
   }
 }
@@ -392,7 +394,8 @@ lineOutputTile(const KilnWinogradConv *conv, const float *m, const float *bias,
     for (int64_t a = 0; a < positions; ++a)
       value += conv->at[i][a] * x[a];
     int64_t at = offset + oy * s->row + ox * s->column;
-    storeOutput(conv, value + b, addend, dst, at, lanes, lane);
+    value += b;
+    storeOutput(conv, &value, addend, dst, at, lanes, lane);
   }
 }
 
