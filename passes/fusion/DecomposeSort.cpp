@@ -175,9 +175,10 @@ private:
     return x.nan ? either(less, both(negate(x.nan), y.nan)) : less;
   }
 
-  /// x before y in the sort's total order. Two padding rows are in no
-  /// order; they are dropped at the end.
-  Value before(const Side &x, const Side &y) {
+  /// x before y in the sort's total order, original indices at or above
+  /// `limit` being padding. Two padding rows are in no order; they are
+  /// dropped at the end.
+  Value before(const Side &x, const Side &y, Value limit) {
     Value xPad = cmp(CompareDirection::ge, x.indices, limit);
     Value yPad = cmp(CompareDirection::ge, y.indices, limit);
     Value ahead = op.getDescending() ? valueLess(y, x) : valueLess(x, y);
@@ -204,7 +205,7 @@ private:
     Value ascending = bitClear(rowNumbers, perRow(size), zero);
     Value keepsFirst = negate(b.create<XorOp>(loc, lower, ascending));
     // The loop body is isolated from above: the padding limit is its own.
-    limit = constant(indexType, static_cast<double>(n));
+    Value limit = constant(indexType, static_cast<double>(n));
     Side self = side(values, indices);
     Side other = side(b.create<GatherOp>(loc, values, at),
                       b.create<GatherOp>(loc, indices, at));
@@ -212,7 +213,7 @@ private:
     // of the pair where i keeps the earlier, last where it keeps the later.
     // The order is total on distinct indices, so "the partner is not
     // first" is "the partner is last".
-    Value partnerFirst = before(other, self);
+    Value partnerFirst = before(other, self, limit);
     Value first = b.create<BroadcastInDimOp>(
         loc, RankedTensorType::get({padded, columns}, b.getI1Type()),
         keepsFirst, SmallVector<int64_t>{0});
@@ -228,8 +229,6 @@ private:
   int64_t n = 0, columns = 0, padded = 1;
   Type element;
   RankedTensorType indexType;
-  /// Original indices at or above it are padding.
-  Value limit;
 };
 
 struct DecomposeSortPass
