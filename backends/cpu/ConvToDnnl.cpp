@@ -178,9 +178,10 @@ static bool winogradPays(ArrayRef<int64_t> d) {
          outputPositions(d) >= 392;
 }
 
-/// Whether kiln's own Winograd convolution (WinogradConv.c) beats oneDNN's
-/// direct kernels on the f32 convolution of `descriptor`, where oneDNN has
-/// no Winograd kernel (below AVX-512). Its products [tiles, C] x [C, K],
+/// Whether kiln's own Winograd convolution (WinogradConv.c), in `tiling`,
+/// beats oneDNN's direct kernels on the f32 convolution of `descriptor`
+/// (measured below AVX-512, where oneDNN has no Winograd kernel). Its
+/// products [tiles, C] x [C, K],
 /// one per transformed position, read all the transformed weights however
 /// few the tiles, and its transforms cost per tile in proportion to C + K
 /// where the products do to C K: so C K / (C + K) at least 32 and, for
@@ -204,10 +205,8 @@ static bool winogradPays(ArrayRef<int64_t> d) {
 /// 32 -> 32 (16) 72 / 97. In the model (`--profile`, batch 1), whose weights
 /// come from memory: the 17x17 ones 1.3-1.9x faster (192 -> 192 1x7 2652 /
 /// 1514), the 8x8 ones no faster (1x3 1326 / 1364, 3x1 1264 / 1088).
-static bool ownWinogradPays(ArrayRef<int64_t> d) {
-  KilnWinogradTiling tiling;
-  if (!kiln_winograd_conv_tiling(d.data(), &tiling))
-    return false;
+static bool ownWinogradPays(ArrayRef<int64_t> d,
+                            const KilnWinogradTiling &tiling) {
   int64_t tiles = d[2] * tiling.tilesH * tiling.tilesW;
   return tiles >= (tiling.axis == KILN_WINOGRAD_SQUARE ? 8 : 32) &&
          d[3] * d[4] >= 32 * (d[3] + d[4]);
@@ -850,21 +849,19 @@ struct KilnCpuOutlineDnnlConvsPass
       // oneDNN's Winograd kernels never take, on every CPU (with AVX-512
       // the direct kernels and the products run twice as wide, the
       // transforms not; not measured there). Not for a convolution of
-      // dequantized integers that runs as f32 (a CPU without VNNI): its direct
-      // sums of products of integers times scales stay close to the int8
-      // kernels' exact ones, and the transforms' rounding moves more
+      // dequantized integers that runs as f32 (a CPU without VNNI): its
+      // direct sums of products of integers times scales stay close to the
+      // int8 kernels' exact ones, and the transforms' rounding moves more
       // requantized values by a step that the next layers carry on (the
       // QDQ ResNet-18 of test/onnx/quantized_models.py against the file
       // evaluated node by node, six seeds: the same on five, 2.4e-2 of
       // the largest output with kiln's Winograd against 0 on the sixth).
       KilnWinogradTiling tiling;
-      bool line = kiln_winograd_conv_tiling(descriptor.data(), &tiling) &&
-                  tiling.axis != KILN_WINOGRAD_SQUARE;
-      if (!quantized &&
-          ((winograd == "query" && (line || !hasWinogradKernels()) &&
-            ownWinogradPays(descriptor) && !quantizedConv(op)) ||
-           (winograd == "own" &&
-            kiln_winograd_conv_applies(descriptor.data()))))
+      if (!quantized && kiln_winograd_conv_tiling(descriptor.data(), &tiling) &&
+          (winograd == "own" ||
+           (winograd == "query" &&
+            (tiling.axis != KILN_WINOGRAD_SQUARE || !hasWinogradKernels()) &&
+            ownWinogradPays(descriptor, tiling) && !quantizedConv(op))))
         flags |= KILN_DNNL_CONV_OWN_WINOGRAD;
       // An activation's or a Winograd kernel's call reads its operands'
       // magnitudes (DnnlConv.c): where src is what an earlier such call

@@ -178,6 +178,20 @@ static Layout layoutOf(int64_t flags, int channelsLast, int blocked,
   return layout;
 }
 
+/* v = the lanes at row y, column x of the image whose first channel's
+ * first position is `base` (as loadLanes takes them), zeros outside it:
+ * the zero padding of an input tile. */
+static inline __attribute__((always_inline)) void
+sourceLanes(const KilnWinogradConv *conv, const float *base, int64_t y,
+            int64_t x, int lanes, int64_t lane, Lanes *v) {
+  if (y < 0 || y >= conv->h || x < 0 || x >= conv->w) {
+    Lanes zero = {0};
+    *v = zero;
+  } else {
+    loadLanes(v, base + y * conv->src.row + x * conv->src.column, lanes, lane);
+  }
+}
+
 /* One dim of B^T d B: r = B^T x over six values `s` apart. */
 #define KILN_WINOGRAD_INPUT(r, x, s)                                           \
   do {                                                                         \
@@ -216,12 +230,7 @@ inputTile(const KilnWinogradConv *conv, const float *src, int64_t n, int64_t ty,
     int64_t y = ty * 4 + i - conv->top;
     for (int j = 0; j < 6; ++j) {
       int64_t x = tx * 4 + j - conv->left;
-      if (y < 0 || y >= conv->h || x < 0 || x >= conv->w) {
-        Lanes zero = {0};
-        d[i][j] = zero;
-      } else {
-        loadLanes(&d[i][j], base + y * s->row + x * s->column, lanes, lane);
-      }
+      sourceLanes(conv, base, y, x, lanes, lane, &d[i][j]);
     }
   }
   for (int i = 0; i < 6; ++i)
@@ -350,12 +359,7 @@ lineInputTile(const KilnWinogradConv *conv, const float *src, int64_t n,
   const float *base = src + channelAt(s, n, c0);
   for (int64_t j = 0; j < positions; ++j) {
     int64_t y = y0 + j * dy - conv->top, x = x0 + j * dx - conv->left;
-    if (y < 0 || y >= conv->h || x < 0 || x >= conv->w) {
-      Lanes zero = {0};
-      d[j] = zero;
-    } else {
-      loadLanes(&d[j], base + y * s->row + x * s->column, lanes, lane);
-    }
+    sourceLanes(conv, base, y, x, lanes, lane, &d[j]);
   }
   int64_t plane = conv->rows * conv->c;
   float *to = v + t * conv->c + c0;
@@ -493,18 +497,16 @@ outputTiles(const KilnWinogradConv *conv, const float *m, const float *bias,
   }                                                                            \
   attributes static void inputTransform##suffix(const KilnWinogradConv *conv,  \
                                                 const float *src, float *v) {  \
-    int64_t tile = conv->c;                                                    \
     _Pragma("omp parallel for schedule(static)") for (int64_t t = 0;           \
                                                       t < conv->tiles; ++t)    \
-        inputTiles(conv, src, v + t * tile, t, 1);                             \
+        inputTiles(conv, src, v + t * conv->c, t, 1);                          \
   }                                                                            \
   attributes static void outputTransform##suffix(                              \
       const KilnWinogradConv *conv, const float *m, const float *bias,         \
       const float *addend, float *dst) {                                       \
-    int64_t tile = conv->k;                                                    \
     _Pragma("omp parallel for schedule(static)") for (int64_t t = 0;           \
                                                       t < conv->tiles; ++t)    \
-        outputTiles(conv, m + t * tile, bias, addend, dst, t, 1);              \
+        outputTiles(conv, m + t * conv->k, bias, addend, dst, t, 1);           \
   }
 
 KILN_WINOGRAD_PHASES(Portable, )
@@ -716,7 +718,7 @@ KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
   /* Blocks of tiles, each transformed, multiplied and transformed back by
    * one thread while its planes stay in cache, where there are enough of
    * them for every thread; else all tiles at once, each phase split over
-   * the threads (the product over its 36 planes). */
+   * the threads (the product over its planes). */
   conv->workers = omp_get_max_threads();
   int64_t block =
       (int64_t)(blockBytes / (size_t)(positions * (conv->c + conv->k) * 4));
