@@ -26,17 +26,19 @@ medians, since the host may be shared. Needs the benchmark virtualenv
     /work/bench-venv/bin/python bench/onnx_latency.py --build-dir build \\
         [--models resnet50,bert,lstm] [--batches 1,8] [--threads 1,2] \\
         [--rounds 3] [--work DIR] [--markdown FILE] [--bf16] [--int8] \\
-        [--torch] [--torch-compile]
+        [--torch] [--torch-compile] [--exporter dynamo|torchscript]
 
 Models: ResNet-50 (torchvision, 224x224; also named: mobilenet_v2,
 mobilenet_v3_small, efficientnet_b0, densenet121 and inception_v3 (299x299),
 torchvision with random weights), a BERT-base-sized encoder
 (transformers BertModel: 12 layers, hidden 768, 12 heads, FFN 3072, sequence
 128, the last 28 positions masked) and a 2-layer LSTM (input 256, hidden
-512, sequence 128, seq-first), exported with opset 17; `gru` (the same
-shape as the LSTM) and `gpt2` (a GPT-2
-small decoder, sequence 128, the last 28 positions padded) are there to be
-named too. Exit status 1 when a model fails to compile or run, or an output
+512, sequence 128, seq-first); `gru` (the same shape as the LSTM) and `gpt2`
+(a GPT-2 small decoder, sequence 128, the last 28 positions padded) are
+there to be named too. The files are written as current PyTorch writes them
+by default, `torch.onnx.export(..., dynamo=True)` at the exporter's default
+opset (IR 10); `--exporter torchscript` writes them with the TorchScript
+exporter at opset 17 instead, as the tables before 2026-12 were made. Exit status 1 when a model fails to compile or run, or an output
 differs.
 
 --int8 also quantizes each vision model, BERT and GPT-2 with ONNX Runtime's
@@ -172,14 +174,23 @@ for _name in VISION:
     BUILDERS[_name] = lambda batch, name=_name: build_vision(name, batch)
 
 
-def export(name, path, batch):
-    """Exports model `name` at `batch` to `path` (TorchScript exporter,
-    opset 17) and returns the inputs to run it on."""
+EXPORTERS = ("dynamo", "torchscript")
+
+
+def export(name, path, batch, exporter):
+    """Exports model `name` at `batch` to `path` and returns the inputs to run
+    it on: with `torch.onnx.export(..., dynamo=True)` and its default opset
+    (what current PyTorch writes when nothing is asked), or with the
+    TorchScript exporter at opset 17 (`exporter` "torchscript", the files of
+    the earlier tables)."""
     import torch
     built = BUILDERS[name](batch)
-    torch.onnx.export(built.module, built.trace_args, str(path),
-                      input_names=built.input_names, output_names=built.output_names,
-                      opset_version=17, dynamo=False)
+    options = ({"dynamo": True, "external_data": False, "verbose": False}
+               if exporter == "dynamo" else {"dynamo": False, "opset_version": 17})
+    with torch.no_grad():
+        torch.onnx.export(built.module, built.trace_args, str(path),
+                          input_names=built.input_names,
+                          output_names=built.output_names, **options)
     return built.inputs
 
 
@@ -366,6 +377,10 @@ def main():
     parser.add_argument("--build-dir", default="build")
     parser.add_argument("--work", default="/tmp/kiln-onnx-latency")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--exporter", choices=EXPORTERS, default="dynamo",
+                        help="how the files are written: torch.onnx.export's "
+                             "default (dynamo, its default opset) or the "
+                             "TorchScript exporter at opset 17")
     parser.add_argument("--int8", action="store_true",
                         help="also time each vision model quantized by ONNX "
                              "Runtime's static quantizer (QDQ), kiln against "
@@ -382,6 +397,7 @@ def main():
                         help="also time each model through torch.compile "
                              "(inductor; its compilation is not timed)")
     args = parser.parse_args()
+    import onnx
     import onnxruntime as ort
     bin_dir = Path(args.build_dir).resolve() / "bin"
     work = Path(args.work)
@@ -391,11 +407,14 @@ def main():
         ["compile"] if args.torch_compile else [])
     rows = []
     failures = 0
+    opsets = set()
     for name in args.models.split(","):
         for batch in [int(b) for b in args.batches.split(",")]:
             tag = f"{name}_b{batch}"
             model = work / f"{tag}.onnx"
-            inputs = export(name, model, batch)
+            inputs = export(name, model, batch, args.exporter)
+            opsets.update(str(o.version) for o in onnx.load(str(model)).opset_import
+                          if o.domain in ("", "ai.onnx"))
             input_paths = []
             for key, value in inputs.items():
                 input_paths.append(work / f"{tag}_{key}.npy")
@@ -517,7 +536,8 @@ def main():
         Path(args.markdown).write_text(
             f"ONNX models, kiln against ONNX Runtime {ort.__version__}"
             + (f" and PyTorch {torch_version()}" if torch_modes else "") + " "
-            f"(`{' '.join(sys.argv)}`; median of {args.rounds} rounds)\n\n"
+            f"(`{' '.join(sys.argv)}`; files by the {args.exporter} exporter, "
+            f"opset {', '.join(sorted(opsets))}; median of {args.rounds} rounds)\n\n"
             + "\n".join(table) + "\n")
     return 1 if failures else 0
 

@@ -11,15 +11,24 @@
 //   e  = exp(x - broadcast(reduce_max(x, last)))  its maximum subtracted
 //   x  = s [+ mask]                               an optional additive mask
 //   s  = qk [* c | / c]                           an optional splat scale
-//   qk = matmul(q, transpose(k))                  rank 2 or 3
+//   qk = matmul(q [* c], transpose(k) [* c])      rank 2 or 3
 //   out = matmul(p, v)
 //
 // where every intermediate has no other user (a softmax that is also
-// returned stays as it is). A mask that is a broadcast is used
-// unbroadcast (reshaped to the scores' rank, kiln.attention broadcasts
-// size-1 dims itself); a constant mask that is exactly 0 on and
-// below the diagonal and -inf above becomes the `causal` flag, whose fully
-// masked key tiles the fused kernel skips.
+// returned stays as it is). It also takes attention the way PyTorch's ONNX
+// exporters write it: heads at rank 4 (or more) as batched products of
+// rank 3 between reshapes that merge the leading dims and split them
+// again, k^T a transpose of [B, Nk, H, D] straight to [B, H, D, Nk] (the
+// key gets the transpose to [B, H, Nk, D] instead), and
+// `where(isnan(p), 0, p)` after the softmax where the mask is finite (no
+// mask, or one like `where(keep, 0, -FLT_MAX)`): the guard then acts only
+// on rows with non-finite scores, which only non-finite queries or keys
+// make, and there kiln.attention gives NaN as PyTorch's attention does.
+//
+// A mask that is a broadcast is used unbroadcast (reshaped to the scores'
+// rank, kiln.attention broadcasts size-1 dims itself); a constant mask
+// that is exactly 0 on and below the diagonal and -inf above becomes the
+// `causal` flag, whose fully masked key tiles the fused kernel skips.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +56,13 @@ namespace {
 /// What one match found.
 struct Match {
   MatmulOp output;
+  /// The value the attention's result replaces: the product's, or that of
+  /// the reshape splitting its leading dims back into heads.
+  Value result;
   Value query, key, value, mask;
+  /// Where the key must be transposed to [L..., Nk, D] first (the
+  /// exporters' transpose of [B, Nk, H, D] straight to [B, H, D, Nk]).
+  SmallVector<int64_t> keyPermutation;
   /// A mask broadcast to the scores' shape, whose source is used instead.
   BroadcastInDimOp broadcastMask;
   double scale = 1.0;
@@ -116,14 +131,220 @@ bool isCausalMask(Value mask) {
   return true;
 }
 
+/// Whether `transpose` swaps the last two dims and keeps the others.
+bool swapsLastTwo(TransposeOp transpose) {
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  int64_t rank = permutation.size();
+  for (int64_t d = 0; d < rank; ++d)
+    if (permutation[d] != (d < rank - 2 ? d : 2 * rank - 3 - d))
+      return false;
+  return true;
+}
+
+/// The leading dims that a reshape of a rank-3 value splits its first dim
+/// into, the last two kept: [B, a, b] -> [L..., a, b] with prod(L) = B and
+/// at least two of them (the batched product of heads written at rank 4 as
+/// exporters do it). Empty when `reshape` is not such a split.
+SmallVector<int64_t> splitLeadingDims(ReshapeOp reshape) {
+  auto from = cast<RankedTensorType>(reshape.getOperand().getType());
+  auto to = cast<RankedTensorType>(reshape.getType());
+  if (from.getRank() != 3 || to.getRank() < 4 ||
+      from.getShape().take_back(2) != to.getShape().take_back(2))
+    return {};
+  ArrayRef<int64_t> lead = to.getShape().drop_back(2);
+  int64_t count = 1;
+  for (int64_t d : lead)
+    count *= d;
+  if (count != from.getDimSize(0))
+    return {};
+  return SmallVector<int64_t>(lead);
+}
+
+/// `value` before a reshape that merged its leading dims `lead` into one
+/// ([L..., a, b] -> [prod(L), a, b]), or null.
+Value mergedFrom(Value value, ArrayRef<int64_t> lead, Match &match) {
+  auto reshape = value.getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return nullptr;
+  auto from = cast<RankedTensorType>(reshape.getOperand().getType());
+  auto to = cast<RankedTensorType>(value.getType());
+  if (from.getRank() != static_cast<int64_t>(lead.size()) + 2 ||
+      from.getShape().drop_back(2) != lead ||
+      from.getShape().take_back(2) != to.getShape().take_back(2))
+    return nullptr;
+  if (value.hasOneUse())
+    match.dead.push_back(reshape);
+  return reshape.getOperand();
+}
+
+/// `value` with a multiplication by a splat constant looked through (the
+/// constant folded into `scale`), where the product has no other user.
+Value unscaled(Value value, double &scale, Match &match) {
+  auto mul = value.getDefiningOp<MulOp>();
+  if (!mul || !value.hasOneUse())
+    return value;
+  if (std::optional<double> c = splatValue(mul.getRhs())) {
+    scale *= *c;
+    match.dead.push_back(mul);
+    return mul.getLhs();
+  }
+  if (std::optional<double> c = splatValue(mul.getLhs())) {
+    scale *= *c;
+    match.dead.push_back(mul);
+    return mul.getRhs();
+  }
+  return value;
+}
+
+/// Whether every element of `value` is finite, as far as its definition
+/// shows: finite constants, and broadcasts, reshapes and selects of them
+/// (the additive mask `where(mask, 0, -FLT_MAX)` that exporters write).
+bool provablyFinite(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<BroadcastInDimOp, ReshapeOp>(def))
+    return provablyFinite(def->getOperand(0));
+  if (auto select = dyn_cast<SelectOp>(def))
+    return provablyFinite(select.getOnTrue()) &&
+           provablyFinite(select.getOnFalse());
+  DenseElementsAttr dense;
+  if (!matchPattern(value, m_Constant(&dense)) ||
+      !isa<FloatType>(dense.getElementType()))
+    return false;
+  if (dense.isSplat())
+    return dense.getSplatValue<APFloat>().isFinite();
+  return llvm::all_of(dense.getValues<APFloat>(),
+                      [](const APFloat &x) { return x.isFinite(); });
+}
+
+/// Whether `select` is `p != p ? 0 : p`, softmax's NaN replaced by zero.
+bool isNanToZero(SelectOp select, Value p) {
+  auto nan = select.getPred().getDefiningOp<CompareOp>();
+  std::optional<double> zero = splatValue(select.getOnTrue());
+  return nan && nan.getDirection() == CompareDirection::ne &&
+         nan.getLhs() == p && nan.getRhs() == p && zero && *zero == 0.0 &&
+         select.getOnFalse() == p && nan->hasOneUse();
+}
+
+/// The product of the scores: `s` is matmul(q, transpose(k)), possibly
+/// scaled by splat constants before (q * c, transpose(k) * c) or after
+/// (* c, / c), and at rank 4 or more possibly written as a batched product
+/// of rank 3 between reshapes that merge and split the leading dims.
+/// Fills in the query, the key (its source and the permutation that
+/// brings it to [L..., Nk, D]) and the scale.
+bool matchScores(Value s, Match &match) {
+  // A split of the leading dims after the product.
+  SmallVector<int64_t> lead;
+  if (auto split = s.getDefiningOp<ReshapeOp>()) {
+    lead = splitLeadingDims(split);
+    // (The caller checked the uses of s.)
+    if (lead.empty() || !split.getOperand().hasOneUse())
+      return false;
+    match.dead.push_back(split);
+    s = split.getOperand();
+  }
+  Value qk = s;
+  if (auto div = s.getDefiningOp<DivOp>()) {
+    std::optional<double> c = splatValue(div.getRhs());
+    if (!c || *c == 0.0 || !div.getLhs().hasOneUse())
+      return false;
+    match.scale = 1.0 / *c;
+    qk = div.getLhs();
+    match.dead.push_back(div);
+  } else {
+    qk = unscaled(s, match.scale, match);
+    if (qk != s && !qk.hasOneUse())
+      return false;
+  }
+  auto product = qk.getDefiningOp<MatmulOp>();
+  if (!product || product.getResultElementTypeAttr())
+    return false;
+  match.dead.push_back(product);
+  // q, scaled or not, before and after a merge of the leading dims.
+  Value query = unscaled(product.getLhs(), match.scale, match);
+  if (!lead.empty() && !(query = mergedFrom(query, lead, match)))
+    return false;
+  match.query = unscaled(query, match.scale, match);
+  // k^T, scaled or not: at rank 3 the transpose of a merge of [L..., Nk,
+  // D] (the key as it is), or a merge of k^T at rank 4 and more.
+  Value keyT = unscaled(product.getRhs(), match.scale, match);
+  auto transpose = keyT.getDefiningOp<TransposeOp>();
+  if (!lead.empty() && transpose && swapsLastTwo(transpose)) {
+    if (keyT.hasOneUse())
+      match.dead.push_back(transpose);
+    Value key = unscaled(transpose.getOperand(), match.scale, match);
+    if (!(key = mergedFrom(key, lead, match)))
+      return false;
+    match.key = unscaled(key, match.scale, match);
+    return true;
+  }
+  if (!lead.empty()) {
+    if (!(keyT = mergedFrom(keyT, lead, match)))
+      return false;
+    keyT = unscaled(keyT, match.scale, match);
+    transpose = keyT.getDefiningOp<TransposeOp>();
+  }
+  if (!transpose)
+    return false;
+  // The key as [L..., Nk, D]: the transpose's source, transposed by the
+  // permutation with its last two entries swapped (none if that is the
+  // identity, the plain k^T).
+  SmallVector<int64_t> permutation(transpose.getPermutation());
+  std::swap(permutation[permutation.size() - 1],
+            permutation[permutation.size() - 2]);
+  match.key = transpose.getOperand();
+  if (!llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size())))
+    match.keyPermutation = permutation;
+  if (keyT.hasOneUse())
+    match.dead.push_back(transpose);
+  return true;
+}
+
 /// Matches the chain that ends in `output`.
 std::optional<Match> matchAttention(MatmulOp output) {
   Match match;
   match.output = output;
+  match.result = output.getResult();
   if (output.getResultElementTypeAttr())
     return std::nullopt;
-  auto p = soleDef<DivOp>(output.getLhs());
-  if (!p)
+  match.dead.push_back(output);
+  // Heads at rank 4 or more as a batched product of rank 3: the product's
+  // operands merge the leading dims that its one reader splits again.
+  Value probabilities = output.getLhs();
+  match.value = output.getRhs();
+  if (output->hasOneUse())
+    if (auto split = dyn_cast<ReshapeOp>(*output->user_begin())) {
+      SmallVector<int64_t> lead = splitLeadingDims(split);
+      Value p, v;
+      if (!lead.empty() && probabilities.hasOneUse() &&
+          (p = mergedFrom(probabilities, lead, match)) &&
+          (v = mergedFrom(match.value, lead, match))) {
+        match.result = split.getResult();
+        match.dead.push_back(split);
+        probabilities = p;
+        match.value = v;
+      }
+    }
+  // An exporter's `where(isnan(p), 0, p)` after the softmax (PyTorch
+  // writes it for masks that could cover a whole row).
+  SelectOp nanToZero;
+  if (auto select = soleDef<SelectOp>(probabilities)) {
+    Value p = select.getOnFalse();
+    if (!isNanToZero(select, p))
+      return std::nullopt;
+    nanToZero = select;
+    match.dead.push_back(select);
+    match.dead.push_back(select.getPred().getDefiningOp());
+    probabilities = p;
+  }
+  // p feeds the product, or the guard's comparison and selection.
+  auto p = probabilities.getDefiningOp<DivOp>();
+  if (!p || (!nanToZero && !p->hasOneUse()) ||
+      !llvm::all_of(p->getUsers(), [&](Operation *user) {
+        return !nanToZero || user == nanToZero.getOperation() ||
+               user == nanToZero.getPred().getDefiningOp();
+      }))
     return std::nullopt;
   Value e = p.getLhs();
   auto sumBroadcast = soleDef<BroadcastInDimOp>(p.getRhs());
@@ -154,12 +375,14 @@ std::optional<Match> matchAttention(MatmulOp output) {
         return user == shifted.getOperation() || user == max.getOperation();
       }))
     return std::nullopt;
-  match.dead = {output, p, sumBroadcast, sum, exp, shifted, maxBroadcast, max};
+  match.dead.append({p, sumBroadcast, sum, exp, shifted, maxBroadcast, max});
 
   // x = s + mask, either operand order; the product side is the one that
-  // leads to a matmul through an optional scaling.
+  // leads to a matmul through optional reshapes and scalings.
   Value s = x;
   auto productOf = [](Value v) -> bool {
+    if (auto reshape = v.getDefiningOp<ReshapeOp>())
+      v = reshape.getOperand();
     if (auto mul = v.getDefiningOp<MulOp>())
       v = splatValue(mul.getRhs()) ? mul.getLhs() : mul.getRhs();
     else if (auto div = v.getDefiningOp<DivOp>())
@@ -179,52 +402,19 @@ std::optional<Match> matchAttention(MatmulOp output) {
     }
     match.dead.push_back(add);
   }
-  Value qk = s;
-  if (auto mul = s.getDefiningOp<MulOp>()) {
-    std::optional<double> c = splatValue(mul.getRhs());
-    Value other = mul.getLhs();
-    if (!c) {
-      c = splatValue(mul.getLhs());
-      other = mul.getRhs();
-    }
-    if (!c || !other.hasOneUse())
-      return std::nullopt;
-    match.scale = *c;
-    qk = other;
-    match.dead.push_back(mul);
-  } else if (auto div = s.getDefiningOp<DivOp>()) {
-    std::optional<double> c = splatValue(div.getRhs());
-    if (!c || *c == 0.0 || !div.getLhs().hasOneUse())
-      return std::nullopt;
-    match.scale = 1.0 / *c;
-    qk = div.getLhs();
-    match.dead.push_back(div);
-  }
   // (Each value stepped over had its uses checked on the way.)
-  auto product = qk.getDefiningOp<MatmulOp>();
-  if (!product || product.getResultElementTypeAttr())
+  if (!matchScores(s, match))
     return std::nullopt;
-  auto transpose = product.getRhs().getDefiningOp<TransposeOp>();
-  if (!transpose)
-    return std::nullopt;
-  ArrayRef<int64_t> permutation = transpose.getPermutation();
-  int64_t rank = permutation.size();
-  bool swapsLastTwo = true;
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t expected = d < rank - 2 ? d : (d == rank - 2 ? rank - 1 : rank - 2);
-    swapsLastTwo &= permutation[d] == expected;
-  }
-  if (!swapsLastTwo)
-    return std::nullopt;
-  match.query = product.getLhs();
-  match.key = transpose.getOperand();
-  match.value = output.getRhs();
-  match.dead.push_back(product);
-  if (transpose->hasOneUse())
-    match.dead.push_back(transpose);
 
-  Type element = cast<RankedTensorType>(match.query.getType()).getElementType();
-  if (!isa<FloatType>(element))
+  auto queryType = cast<RankedTensorType>(match.query.getType());
+  if (!isa<FloatType>(queryType.getElementType()))
+    return std::nullopt;
+  // The NaN guard changes only rows whose scores are not all finite (a
+  // row masked out entirely by -inf, where kiln.attention gives NaN). With
+  // no mask or a finite one, such rows come only from non-finite queries
+  // or keys, for which the fused op gives NaN as PyTorch's own attention
+  // does; with a mask that may hold -inf the composition stays.
+  if (nanToZero && match.mask && !provablyFinite(match.mask))
     return std::nullopt;
   if (match.mask) {
     if (isCausalMask(match.mask)) {
@@ -239,9 +429,29 @@ std::optional<Match> matchAttention(MatmulOp output) {
     }
     if (match.mask &&
         cast<RankedTensorType>(match.mask.getType()).getElementType() !=
-            element)
+            queryType.getElementType())
       return std::nullopt;
   }
+  // The operands as kiln.attention takes them: [L..., Nq, D], [L..., Nk,
+  // D] and [L..., Nk, Dv] with one element type, the result [L..., Nq, Dv].
+  auto keySource = cast<RankedTensorType>(match.key.getType());
+  SmallVector<int64_t> keyShape(keySource.getShape());
+  if (!match.keyPermutation.empty())
+    for (auto [i, d] : llvm::enumerate(match.keyPermutation))
+      keyShape[i] = keySource.getDimSize(d);
+  auto valueType = cast<RankedTensorType>(match.value.getType());
+  auto resultType = cast<RankedTensorType>(match.result.getType());
+  int64_t rank = queryType.getRank();
+  if (static_cast<int64_t>(keyShape.size()) != rank ||
+      valueType.getRank() != rank || resultType.getRank() != rank ||
+      keySource.getElementType() != queryType.getElementType() ||
+      valueType.getElementType() != queryType.getElementType() ||
+      ArrayRef<int64_t>(keyShape).drop_back(2) !=
+          queryType.getShape().drop_back(2) ||
+      valueType.getShape().drop_back(2) != queryType.getShape().drop_back(2) ||
+      keyShape[rank - 1] != queryType.getDimSize(rank - 1) ||
+      keyShape[rank - 2] != valueType.getDimSize(rank - 2))
+    return std::nullopt;
   return match;
 }
 
@@ -272,22 +482,34 @@ struct FuseAttentionPass
         if (broadcast->hasOneUse())
           match->dead.push_back(broadcast);
       }
+      Value key = match->key;
+      if (!match->keyPermutation.empty())
+        key = builder.create<TransposeOp>(
+            output.getLoc(), key,
+            builder.getDenseI64ArrayAttr(match->keyPermutation));
       auto attention = builder.create<AttentionOp>(
-          output.getLoc(), match->query, match->key, match->value,
-          match->mask, builder.getF64FloatAttr(match->scale),
+          output.getLoc(), match->query, key, match->value, match->mask,
+          builder.getF64FloatAttr(match->scale),
           match->causal ? builder.getUnitAttr() : UnitAttr());
-      output.getResult().replaceAllUsesWith(attention.getResult());
+      match->result.replaceAllUsesWith(attention.getResult());
       // The replaced ops, then the constants (scale, causal mask) only
       // they used.
+      // Readers go before what they read, in whatever order the match
+      // listed them.
       SetVector<Operation *> constants;
-      for (Operation *op : match->dead) {
-        if (!op->use_empty())
-          continue;
-        for (Value operand : op->getOperands())
-          if (auto constant = operand.getDefiningOp<ConstantOp>())
-            constants.insert(constant);
-        erased.insert(op);
-        op->erase();
+      SetVector<Operation *> dead(match->dead.begin(), match->dead.end());
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (Operation *op : dead) {
+          if (erased.contains(op) || !op->use_empty())
+            continue;
+          for (Value operand : op->getOperands())
+            if (auto constant = operand.getDefiningOp<ConstantOp>())
+              constants.insert(constant);
+          erased.insert(op);
+          op->erase();
+          progress = true;
+        }
       }
       for (Operation *constant : constants)
         if (constant->use_empty())

@@ -9,7 +9,8 @@
 // output_N.pb) is imported, compiled for the CPU, loaded with the runtime,
 // called on each data set, and its outputs compared with the expected ones
 // as ONNX's backend runner compares them (|actual - expected| <= 1e-7 +
-// 1e-3 * |expected|, NaN equal to NaN; integers and bools exactly).
+// 1e-3 * |expected|, 2^-6 for bf16, NaN equal to NaN; integers and bools
+// exactly).
 //
 // Each test runs in its own process (a crash or a hang fails that test
 // alone), up to --jobs at a time. The expected-failures file lists, one per
@@ -144,9 +145,26 @@ std::string compareOutput(kiln_tensor_t *actual, mlir::DenseElementsAttr expecte
   const uint8_t *have = static_cast<const uint8_t *>(kiln_tensor_data(actual));
   mlir::Type element = type.getElementType();
   int64_t n = type.getNumElements();
+  // f16 and bf16 widened to double and compared like the others, as
+  // ONNX's runner compares them (bf16 within two of its ulps, 2^-6).
+  double rtol = element.isBF16() ? 0x1p-6 : 1e-3;
+  auto widen = [&](const uint8_t *bytes) {
+    uint16_t raw;
+    std::memcpy(&raw, bytes, 2);
+    llvm::APFloat x(element.isBF16() ? llvm::APFloat::BFloat()
+                                     : llvm::APFloat::IEEEhalf(),
+                    llvm::APInt(16, raw));
+    bool losesInfo;
+    x.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    return x.convertToDouble();
+  };
   for (int64_t i = 0; i < n; ++i) {
     double a, e;
-    if (element.isF32()) {
+    if (element.isF16() || element.isBF16()) {
+      a = widen(have + 2 * i);
+      e = widen(want.data() + 2 * i);
+    } else if (element.isF32()) {
       float x, y;
       std::memcpy(&x, have + 4 * i, 4);
       std::memcpy(&y, want.data() + 4 * i, 4);
@@ -161,7 +179,7 @@ std::string compareOutput(kiln_tensor_t *actual, mlir::DenseElementsAttr expecte
       continue;
     }
     bool close = (std::isnan(a) && std::isnan(e)) || a == e ||
-                 std::fabs(a - e) <= 1e-7 + 1e-3 * std::fabs(e);
+                 std::fabs(a - e) <= 1e-7 + rtol * std::fabs(e);
     if (!close)
       return "output '" + name + "' differs at element " + std::to_string(i) +
              ": " + std::to_string(a) + " instead of " + std::to_string(e);

@@ -146,3 +146,223 @@ func.func @untransposed(%q: tensor<3x3xf32>, %k: tensor<3x3xf32>, %v: tensor<3x4
   %o = kiln.matmul %p, %v : tensor<3x3xf32>, tensor<3x4xf32>
   return %o : tensor<3x4xf32>
 }
+
+// -----
+
+// Heads at rank 4 as PyTorch's exporter writes them: a batched product of
+// rank 3 between reshapes, the scale split between q and k^T, k^T a
+// transpose of [B, Nk, H, D] straight to [B, H, D, Nk], the mask a select
+// between finite constants, and where(isnan(p), 0, p) after the softmax:
+// one kiln.attention on rank-4 operands, the key transposed to [B, H, Nk, D].
+// CHECK-LABEL: func.func @exported_heads
+// CHECK-DAG:     %[[Q:.*]] = kiln.transpose %arg0, permutation = [0, 2, 1, 3]
+// CHECK-DAG:     %[[V:.*]] = kiln.transpose %arg2, permutation = [0, 2, 1, 3]
+// CHECK-DAG:     %[[SEL:.*]] = kiln.select %arg3
+// CHECK:         %[[M:.*]] = kiln.reshape %[[SEL]] : (tensor<2x1x1x5xf32>) -> tensor<2x1x1x5xf32>
+// CHECK-NEXT:    %[[K:.*]] = kiln.transpose %arg1, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+// CHECK-NEXT:    %[[O:.*]], %{{.*}} = kiln.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] {scale = 1.250000e-01 : f64} : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x1x1x5xf32>
+// CHECK-NEXT:    return %[[O]]
+func.func @exported_heads(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>, %v: tensor<2x5x3x4xf32>, %keep: tensor<2x1x1x5xi1>) -> tensor<2x3x5x4xf32> {
+  %qh = kiln.transpose %q, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %vh = kiln.transpose %v, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %kt = kiln.transpose %k, permutation = [0, 2, 3, 1] : tensor<2x5x3x4xf32>
+  %cq = kiln.constant dense<0.5> : tensor<2x3x5x4xf32>
+  %ck = kiln.constant dense<0.25> : tensor<2x3x4x5xf32>
+  %qs = kiln.mul %qh, %cq : tensor<2x3x5x4xf32>
+  %ks = kiln.mul %kt, %ck : tensor<2x3x4x5xf32>
+  %q3 = kiln.reshape %qs : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %k3 = kiln.reshape %ks : (tensor<2x3x4x5xf32>) -> tensor<6x4x5xf32>
+  %qk = kiln.matmul %q3, %k3 : tensor<6x5x4xf32>, tensor<6x4x5xf32>
+  %s = kiln.reshape %qk : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %zero = kiln.constant dense<0.0> : tensor<2x1x1x5xf32>
+  %low = kiln.constant dense<-3.40282347E+38> : tensor<2x1x1x5xf32>
+  %mask = kiln.select %keep, %zero, %low : tensor<2x1x1x5xi1>, tensor<2x1x1x5xf32>
+  %mb = kiln.broadcast_in_dim %mask, dims = [0, 1, 2, 3] : (tensor<2x1x1x5xf32>) -> tensor<2x3x5x5xf32>
+  %x = kiln.add %s, %mb : tensor<2x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<2x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x5x5xf32>
+  %nan = kiln.compare ne, %p, %p : tensor<2x3x5x5xf32>
+  %fill = kiln.constant dense<0.0> : tensor<2x3x5x5xf32>
+  %g = kiln.select %nan, %fill, %p : tensor<2x3x5x5xi1>, tensor<2x3x5x5xf32>
+  %p3 = kiln.reshape %g : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>
+  %v3 = kiln.reshape %vh : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x5x5xf32>, tensor<6x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
+}
+// -----
+
+// The same with a mask that may hold -inf (an argument): the NaN guard
+// turns a row masked out entirely into zeros, where kiln.attention gives
+// NaN, so the composition stays.
+// CHECK-LABEL: func.func @exported_infinite_mask
+// CHECK-NOT:     kiln.attention
+// CHECK:         kiln.compare ne
+func.func @exported_infinite_mask(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>, %v: tensor<2x5x3x4xf32>, %mask: tensor<2x1x1x5xf32>) -> tensor<2x3x5x4xf32> {
+  %qh = kiln.transpose %q, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %vh = kiln.transpose %v, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %kt = kiln.transpose %k, permutation = [0, 2, 3, 1] : tensor<2x5x3x4xf32>
+  %cq = kiln.constant dense<0.5> : tensor<2x3x5x4xf32>
+  %ck = kiln.constant dense<0.25> : tensor<2x3x4x5xf32>
+  %qs = kiln.mul %qh, %cq : tensor<2x3x5x4xf32>
+  %ks = kiln.mul %kt, %ck : tensor<2x3x4x5xf32>
+  %q3 = kiln.reshape %qs : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %k3 = kiln.reshape %ks : (tensor<2x3x4x5xf32>) -> tensor<6x4x5xf32>
+  %qk = kiln.matmul %q3, %k3 : tensor<6x5x4xf32>, tensor<6x4x5xf32>
+  %s = kiln.reshape %qk : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %mb = kiln.broadcast_in_dim %mask, dims = [0, 1, 2, 3] : (tensor<2x1x1x5xf32>) -> tensor<2x3x5x5xf32>
+  %x = kiln.add %s, %mb : tensor<2x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<2x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x5x5xf32>
+  %nan = kiln.compare ne, %p, %p : tensor<2x3x5x5xf32>
+  %fill = kiln.constant dense<0.0> : tensor<2x3x5x5xf32>
+  %g = kiln.select %nan, %fill, %p : tensor<2x3x5x5xi1>, tensor<2x3x5x5xf32>
+  %p3 = kiln.reshape %g : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>
+  %v3 = kiln.reshape %vh : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x5x5xf32>, tensor<6x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
+}
+// -----
+
+// A select after the softmax that is not the NaN guard (NaN to 1): no
+// attention.
+// CHECK-LABEL: func.func @exported_nan_to_one
+// CHECK-NOT:     kiln.attention
+func.func @exported_nan_to_one(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>, %v: tensor<2x5x3x4xf32>, %keep: tensor<2x1x1x5xi1>) -> tensor<2x3x5x4xf32> {
+  %qh = kiln.transpose %q, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %vh = kiln.transpose %v, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %kt = kiln.transpose %k, permutation = [0, 2, 3, 1] : tensor<2x5x3x4xf32>
+  %cq = kiln.constant dense<0.5> : tensor<2x3x5x4xf32>
+  %ck = kiln.constant dense<0.25> : tensor<2x3x4x5xf32>
+  %qs = kiln.mul %qh, %cq : tensor<2x3x5x4xf32>
+  %ks = kiln.mul %kt, %ck : tensor<2x3x4x5xf32>
+  %q3 = kiln.reshape %qs : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %k3 = kiln.reshape %ks : (tensor<2x3x4x5xf32>) -> tensor<6x4x5xf32>
+  %qk = kiln.matmul %q3, %k3 : tensor<6x5x4xf32>, tensor<6x4x5xf32>
+  %s = kiln.reshape %qk : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %zero = kiln.constant dense<0.0> : tensor<2x1x1x5xf32>
+  %low = kiln.constant dense<-3.40282347E+38> : tensor<2x1x1x5xf32>
+  %mask = kiln.select %keep, %zero, %low : tensor<2x1x1x5xi1>, tensor<2x1x1x5xf32>
+  %mb = kiln.broadcast_in_dim %mask, dims = [0, 1, 2, 3] : (tensor<2x1x1x5xf32>) -> tensor<2x3x5x5xf32>
+  %x = kiln.add %s, %mb : tensor<2x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<2x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x5x5xf32>
+  %nan = kiln.compare ne, %p, %p : tensor<2x3x5x5xf32>
+  %fill = kiln.constant dense<1.0> : tensor<2x3x5x5xf32>
+  %g = kiln.select %nan, %fill, %p : tensor<2x3x5x5xi1>, tensor<2x3x5x5xf32>
+  %p3 = kiln.reshape %g : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>
+  %v3 = kiln.reshape %vh : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x5x5xf32>, tensor<6x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
+}
+// -----
+
+// The scale after a batched product of rank 3 and before the split into
+// heads (GPT-2's eager attention as exported), an additive mask of rank 4
+// broadcast over the heads, no NaN guard.
+// CHECK-LABEL: func.func @exported_scaled_after
+// CHECK-NEXT:    %[[M:.*]] = kiln.reshape %arg3 : (tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32>
+// CHECK-NEXT:    %[[O:.*]], %{{.*}} = kiln.attention %arg0, %arg1, %arg2 mask %[[M]] {scale = 1.250000e-01 : f64} : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<1x1x5x5xf32>
+// CHECK-NEXT:    return %[[O]]
+func.func @exported_scaled_after(%q: tensor<2x3x5x4xf32>, %k: tensor<2x3x5x4xf32>, %v: tensor<2x3x5x4xf32>, %mask: tensor<1x1x5x5xf32>) -> tensor<2x3x5x4xf32> {
+  %kt = kiln.transpose %k, permutation = [0, 1, 3, 2] : tensor<2x3x5x4xf32>
+  %q3 = kiln.reshape %q : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %k3 = kiln.reshape %kt : (tensor<2x3x4x5xf32>) -> tensor<6x4x5xf32>
+  %qk = kiln.matmul %q3, %k3 : tensor<6x5x4xf32>, tensor<6x4x5xf32>
+  %c = kiln.constant dense<0.125> : tensor<6x5x5xf32>
+  %qkc = kiln.mul %qk, %c : tensor<6x5x5xf32>
+  %s = kiln.reshape %qkc : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %mb = kiln.broadcast_in_dim %mask, dims = [0, 1, 2, 3] : (tensor<1x1x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %x = kiln.add %s, %mb : tensor<2x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<2x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x5x5xf32>
+  %p3 = kiln.reshape %p : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>
+  %v3 = kiln.reshape %v : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x5x5xf32>, tensor<6x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
+}
+
+// -----
+
+// Heads split from a batched product whose leading dim the reshapes split
+// differently on the two sides (2x3 for the scores, 3x2 for the output):
+// no attention.
+// CHECK-LABEL: func.func @exported_heads_disagree
+// CHECK-NOT:     kiln.attention
+func.func @exported_heads_disagree(%q: tensor<2x3x5x4xf32>, %k: tensor<2x3x5x4xf32>, %v: tensor<3x2x5x4xf32>) -> tensor<3x2x5x4xf32> {
+  %kt = kiln.transpose %k, permutation = [0, 1, 3, 2] : tensor<2x3x5x4xf32>
+  %q3 = kiln.reshape %q : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %k3 = kiln.reshape %kt : (tensor<2x3x4x5xf32>) -> tensor<6x4x5xf32>
+  %qk = kiln.matmul %q3, %k3 : tensor<6x5x4xf32>, tensor<6x4x5xf32>
+  %x = kiln.reshape %qk : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<2x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x5x5xf32>
+  %p3 = kiln.reshape %p : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>
+  %v3 = kiln.reshape %v : (tensor<3x2x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x5x5xf32>, tensor<6x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<3x2x5x4xf32>
+  return %o : tensor<3x2x5x4xf32>
+}
+
+// -----
+
+// BERT as exported and canonicalized: k^T at rank 3, the transpose (and
+// its scale) of a merge of the key's heads [B, H, Nk, D], which is then
+// the key as it is.
+// CHECK-LABEL: func.func @exported_key_merged
+// CHECK:         %[[K:.*]] = kiln.transpose %arg1, permutation = [0, 2, 1, 3]
+// CHECK:         %{{.*}}, %{{.*}} = kiln.attention %{{.*}}, %[[K]], %arg2 {scale = 1.250000e-01 : f64} : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>
+// CHECK-NOT:     kiln.matmul
+func.func @exported_key_merged(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>, %v: tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32> {
+  %qh = kiln.transpose %q, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %kh = kiln.transpose %k, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %k3 = kiln.reshape %kh : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %kt = kiln.transpose %k3, permutation = [0, 2, 1] : tensor<6x5x4xf32>
+  %cq = kiln.constant dense<0.5> : tensor<2x3x5x4xf32>
+  %ck = kiln.constant dense<0.25> : tensor<6x4x5xf32>
+  %qs = kiln.mul %qh, %cq : tensor<2x3x5x4xf32>
+  %ks = kiln.mul %kt, %ck : tensor<6x4x5xf32>
+  %q3 = kiln.reshape %qs : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %qk = kiln.matmul %q3, %ks : tensor<6x5x4xf32>, tensor<6x4x5xf32>
+  %x = kiln.reshape %qk : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<2x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x5x5xf32>
+  %p3 = kiln.reshape %p : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>
+  %v3 = kiln.reshape %v : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x5x5xf32>, tensor<6x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
+}

@@ -167,6 +167,27 @@ KILN_INLINE v16f vselect(v16i mask, v16f a, v16f b) {
   return (v16f)(((v16i)a & mask) | ((v16i)b & ~mask));
 }
 
+/* A mask entry as the forward's scores take it: finite entries beyond
+ * +-kMaskLimit (just under FLT_MAX ln 2) clamped to it, infinities and NaN
+ * as they are. Those scores are in base 2, the mask times log2(e), where
+ * the lowest float that PyTorch and transformers put on masked keys would
+ * overflow to -inf, and a row masked by it entirely would give NaN instead
+ * of the softmax of equal scores. Such a row's lse is then about -2.35e38
+ * rather than -FLT_MAX; any other row's softmax and lse are unchanged (its
+ * masked keys' weights are 0 either way). The backward reads the mask as
+ * it is: a row masked entirely by a finite mask gets no gradient (the
+ * difference of two scores near FLT_MAX, at f32's 2e31 apart, says
+ * nothing about its P). */
+#define kMaskLimit 2.35e38f
+
+KILN_INLINE float clampedMask(float x) {
+  if (x < -kMaskLimit && x >= -FLT_MAX)
+    return -kMaskLimit;
+  if (x > kMaskLimit && x <= FLT_MAX)
+    return kMaskLimit;
+  return x;
+}
+
 /* Lanes [0, n) of the vector, n in any range: the sign of iota - n spread
  * over the lane, not iota < n, which GCC compares a lane at a time where
  * the ISA has no 16-lane vectors (AVX2). */
@@ -681,11 +702,11 @@ KILN_INLINE void forwardSoftmaxBody(int64_t rows, int64_t row0, int64_t j0,
         if (mg) {
           const float *mj = mg + j * mask.colStride;
           if (mask.rowStride == 0) {
-            x += vsplat(*mj) * vsplat(kLog2e);
+            x += vsplat(clampedMask(*mj)) * vsplat(kLog2e);
           } else {
             float add[kLanes];
             for (int r = 0; r < kLanes; ++r)
-              add[r] = r < lanes ? mj[r * mask.rowStride] : 0.0f;
+              add[r] = r < lanes ? clampedMask(mj[r * mask.rowStride]) : 0.0f;
             x += vload(add) * vsplat(kLog2e);
           }
         }

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -473,6 +474,57 @@ TEST(AttentionKernel, FullyMaskedRowIsNaN) {
   EXPECT_TRUE(std::isnan(got.lse[2 * 20 + 5]));
   EXPECT_TRUE(std::isnan(got.out[(2 * 20 + 5) * 9]));
   EXPECT_FALSE(std::isnan(got.lse[2 * 20 + 4]));
+}
+
+// The part [begin, end) of a vector, for comparing some rows only.
+template <typename T>
+std::vector<T> part(const std::vector<T> &x, size_t begin, size_t end) {
+  return std::vector<T>(x.begin() + begin, x.begin() + end);
+}
+
+TEST(AttentionKernel, LowestFloatMask) {
+  // The key-padding mask that PyTorch's exporter and transformers write: 0
+  // on kept keys and the lowest float, not -inf, on the others. Entry 0
+  // keeps 60 of 150 keys; entry 1 masks them all, and its rows are the
+  // softmax of equal scores, the mean of v (in the kernel's base-2 scores
+  // the mask times log2(e) would overflow to -inf and make them NaN).
+  Problem p = shape({2, 3}, 45, 150, 17, 20, 7, false);
+  p.maskDims = {2, 1, 1, 150};
+  fill(p, 16);
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t j = 0; j < 150; ++j)
+      p.mask[b * 150 + j] = b == 0 && j % 5 < 2 ? 0.0f : -FLT_MAX;
+  Results want = reference(p, /*gradients=*/true);
+  const size_t rows = 3 * 45; // entry 0's rows: 3 heads of 45 queries
+  for (const Kernels *kern : {&kBuilt, &kAvx2, &kPortable}) {
+    SCOPED_TRACE(kern->name);
+    Outputs got = runForward(*kern, p);
+    expectClose(got.out, want.out, 1e-5, "out");
+    expectClose(part(got.lse, 0, rows), part(want.lse, 0, rows), 1e-5, "lse");
+    // A row masked entirely: the clamped mask's lse (Attention.c).
+    for (size_t r = rows; r < 2 * rows; ++r)
+      EXPECT_TRUE(std::isfinite(got.lse[r]) && got.lse[r] < -2e38f)
+          << "lse[" << r << "] = " << got.lse[r];
+    // Gradients where some key is kept (a row masked entirely gets none).
+    runBackward(*kern, p, got);
+    expectClose(part(got.dq, 0, rows * 17), part(want.dq, 0, rows * 17), 1e-5,
+                "dq");
+    expectClose(part(got.dk, 0, 3 * 150 * 17), part(want.dk, 0, 3 * 150 * 17),
+                1e-5, "dk");
+    expectClose(part(got.dv, 0, 3 * 150 * 20), part(want.dv, 0, 3 * 150 * 20),
+                1e-5, "dv");
+  }
+  // A mask per query and key with one row of entry (1, 1) all lowest
+  // floats, the others in [-1, 1]: the per-row mask reads.
+  p.maskDims = {2, 3, 45, 150};
+  fill(p, 17);
+  for (int64_t j = 0; j < 150; ++j)
+    p.mask[((1 * 3 + 1) * 45 + 7) * 150 + j] = -FLT_MAX;
+  want = reference(p, /*gradients=*/false);
+  for (const Kernels *kern : {&kBuilt, &kAvx2, &kPortable}) {
+    SCOPED_TRACE(kern->name);
+    expectClose(runForward(*kern, p).out, want.out, 1e-5, "out");
+  }
 }
 
 TEST(AttentionKernel, LargeScoresRescale) {

@@ -47,12 +47,17 @@ def FuseAttention : Pass<"kiln-fuse-attention"> {
   let summary = "Replace softmax(q k^T * scale + mask) v by kiln.attention";
   let description = [{
     Finds attention written as ops: `kiln.matmul` of q by a
-    `kiln.transpose` of k (rank 2, or 3 with the batch dim first), an
-    optional multiplication (or division) by a splat constant, an optional
-    additive mask, a softmax over the last dim in its stable form
-    (maximum subtracted, exp, sum, divide) and a `kiln.matmul` by v, each
-    intermediate used only by the next step, and replaces it by one
-    `kiln.attention`. A mask that is a `kiln.broadcast_in_dim` is taken
+    `kiln.transpose` of k (rank 2, or 3 with the batch dim first; or rank
+    4 and more as a product of rank 3 between reshapes that merge the
+    leading dims and split them again, as ONNX exporters write heads),
+    optional multiplications (or a division) by splat constants of q,
+    k^T or the scores, an optional additive mask, a softmax over the last
+    dim in its stable form (maximum subtracted, exp, sum, divide),
+    optionally `where(isnan(p), 0, p)` where the mask is finite, and a
+    `kiln.matmul` by v, each intermediate used only by the next step, and
+    replaces it by one `kiln.attention`. A transpose of k that also moves
+    the heads (`[B, Nk, H, D]` to `[B, H, D, Nk]`) becomes a transpose of
+    the key to `[B, H, Nk, D]`. A mask that is a `kiln.broadcast_in_dim` is taken
     unbroadcast (its source reshaped to the scores' rank); a constant mask that is 0 on and below the
     diagonal and -inf above it becomes `causal`.
 
