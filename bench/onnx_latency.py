@@ -185,6 +185,9 @@ def export(name, path, batch, exporter):
     the earlier tables)."""
     import torch
     built = BUILDERS[name](batch)
+    # The wrappers around transformers' models are modules of their own,
+    # in training mode until told otherwise.
+    built.module.eval()
     options = ({"dynamo": True, "external_data": False, "verbose": False}
                if exporter == "dynamo" else {"dynamo": False, "opset_version": 17})
     with torch.no_grad():

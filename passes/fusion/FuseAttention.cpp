@@ -20,10 +20,12 @@
 // rank 3 between reshapes that merge the leading dims and split them
 // again, k^T a transpose of [B, Nk, H, D] straight to [B, H, D, Nk] (the
 // key gets the transpose to [B, H, Nk, D] instead), and
-// `where(isnan(p), 0, p)` after the softmax where the mask is finite (no
-// mask, or one like `where(keep, 0, -FLT_MAX)`): the guard then acts only
-// on rows with non-finite scores, which only non-finite queries or keys
-// make, and there kiln.attention gives NaN as PyTorch's attention does.
+// `where(isnan(p), 0, p)` after the softmax. With a finite mask (none, or
+// one like `where(keep, 0, -FLT_MAX)`) that guard acts only on rows with
+// non-finite scores, which only non-finite queries or keys make, and there
+// kiln.attention gives NaN as PyTorch's attention does; with a mask that
+// may hold -inf (the TorchScript exporter's), the rows that it masks out
+// entirely are zeroed after the op, as the guard zeroes them.
 //
 // A mask that is a broadcast is used unbroadcast (reshaped to the scores'
 // rank, kiln.attention broadcasts size-1 dims itself); a constant mask
@@ -40,6 +42,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir {
 namespace kiln {
@@ -67,6 +70,9 @@ struct Match {
   BroadcastInDimOp broadcastMask;
   double scale = 1.0;
   bool causal = false;
+  /// The rows whose mask alone makes the softmax NaN, which an exporter's
+  /// NaN guard turns into zeros, are zeroed in the result.
+  bool zeroMaskedRows = false;
   /// The ops replaced, to erase after the new op takes their place.
   SmallVector<Operation *> dead;
 };
@@ -266,39 +272,51 @@ bool matchScores(Value s, Match &match) {
   if (!lead.empty() && !(query = mergedFrom(query, lead, match)))
     return false;
   match.query = unscaled(query, match.scale, match);
-  // k^T, scaled or not: at rank 3 the transpose of a merge of [L..., Nk,
-  // D] (the key as it is), or a merge of k^T at rank 4 and more.
-  Value keyT = unscaled(product.getRhs(), match.scale, match);
-  auto transpose = keyT.getDefiningOp<TransposeOp>();
-  if (!lead.empty() && transpose && swapsLastTwo(transpose)) {
-    if (keyT.hasOneUse())
-      match.dead.push_back(transpose);
-    Value key = unscaled(transpose.getOperand(), match.scale, match);
-    if (!(key = mergedFrom(key, lead, match)))
-      return false;
-    match.key = unscaled(key, match.scale, match);
-    return true;
-  }
-  if (!lead.empty()) {
-    if (!(keyT = mergedFrom(keyT, lead, match)))
-      return false;
+  // k^T back to the key, through scalings and the reshapes between rank 3
+  // and the heads' rank (each step takes one op off, in whichever order
+  // the exporter and the canonicalizer left them): at rank 3 the transpose
+  // of a merge of the key's heads [L..., Nk, D], which is the key as it
+  // is; at the heads' rank a transpose of the key in any layout.
+  Value keyT = product.getRhs();
+  for (int step = 0; step < 8; ++step) {
     keyT = unscaled(keyT, match.scale, match);
-    transpose = keyT.getDefiningOp<TransposeOp>();
+    int64_t rank = cast<RankedTensorType>(keyT.getType()).getRank();
+    if (auto transpose = keyT.getDefiningOp<TransposeOp>()) {
+      if (keyT.hasOneUse())
+        match.dead.push_back(transpose);
+      if (!lead.empty() && rank == 3) {
+        Value key = unscaled(transpose.getOperand(), match.scale, match);
+        if (!swapsLastTwo(transpose) || !(key = mergedFrom(key, lead, match)))
+          return false;
+        match.key = unscaled(key, match.scale, match);
+        return true;
+      }
+      // The key as [L..., Nk, D]: the transpose's source, transposed by
+      // the permutation with its last two entries swapped (none if that
+      // is the identity, the plain k^T).
+      SmallVector<int64_t> permutation(transpose.getPermutation());
+      std::swap(permutation[rank - 1], permutation[rank - 2]);
+      match.key = transpose.getOperand();
+      if (!llvm::equal(permutation, llvm::seq<int64_t>(0, rank)))
+        match.keyPermutation = permutation;
+      return true;
+    }
+    auto reshape = keyT.getDefiningOp<ReshapeOp>();
+    if (!reshape || lead.empty())
+      return false;
+    if (rank == 3) {
+      if (!(keyT = mergedFrom(keyT, lead, match)))
+        return false;
+    } else {
+      // At the heads' rank, a split of a rank-3 value into the same heads.
+      if (!llvm::equal(splitLeadingDims(reshape), lead))
+        return false;
+      if (keyT.hasOneUse())
+        match.dead.push_back(reshape);
+      keyT = reshape.getOperand();
+    }
   }
-  if (!transpose)
-    return false;
-  // The key as [L..., Nk, D]: the transpose's source, transposed by the
-  // permutation with its last two entries swapped (none if that is the
-  // identity, the plain k^T).
-  SmallVector<int64_t> permutation(transpose.getPermutation());
-  std::swap(permutation[permutation.size() - 1],
-            permutation[permutation.size() - 2]);
-  match.key = transpose.getOperand();
-  if (!llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size())))
-    match.keyPermutation = permutation;
-  if (keyT.hasOneUse())
-    match.dead.push_back(transpose);
-  return true;
+  return false;
 }
 
 /// Matches the chain that ends in `output`.
@@ -409,13 +427,13 @@ std::optional<Match> matchAttention(MatmulOp output) {
   auto queryType = cast<RankedTensorType>(match.query.getType());
   if (!isa<FloatType>(queryType.getElementType()))
     return std::nullopt;
-  // The NaN guard changes only rows whose scores are not all finite (a
-  // row masked out entirely by -inf, where kiln.attention gives NaN). With
+  // The NaN guard changes only rows whose scores are not all finite. With
   // no mask or a finite one, such rows come only from non-finite queries
   // or keys, for which the fused op gives NaN as PyTorch's own attention
-  // does; with a mask that may hold -inf the composition stays.
-  if (nanToZero && match.mask && !provablyFinite(match.mask))
-    return std::nullopt;
+  // does. A mask that may hold -inf (or +inf, NaN) makes them by itself:
+  // those rows of the result are zeroed after the op, as the guard zeroes
+  // them before the product by v.
+  match.zeroMaskedRows = nanToZero && match.mask && !provablyFinite(match.mask);
   if (match.mask) {
     if (isCausalMask(match.mask)) {
       match.causal = true;
@@ -455,6 +473,46 @@ std::optional<Match> matchAttention(MatmulOp output) {
   return match;
 }
 
+/// `x` as a tensor of `type`: a scalar constant broadcast.
+Value splat(OpBuilder &b, Location loc, RankedTensorType type, double x) {
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  Value scalar = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(scalarType,
+                                  FloatAttr::get(type.getElementType(), x)));
+  return b.create<BroadcastInDimOp>(loc, type, scalar, ArrayRef<int64_t>{});
+}
+
+/// Whether the mask alone makes a row's softmax NaN: all of its entries
+/// -inf, or one +inf or NaN. From the mask [..., Nq or 1, Nk], in the shape
+/// of the result [L..., Nq, Dv].
+Value rowsMaskedOut(OpBuilder &b, Location loc, Value mask,
+                    RankedTensorType result) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  int64_t rank = type.getRank();
+  double inf = std::numeric_limits<double>::infinity();
+  // Each entry's kind, 0 for -inf, 1 if finite, 2 for +inf and NaN: a
+  // row's largest is 1 unless the row is one of those.
+  Value kind = b.create<SelectOp>(
+      loc,
+      b.create<CompareOp>(loc, CompareDirection::eq, mask,
+                          splat(b, loc, type, -inf)),
+      splat(b, loc, type, 0.0),
+      b.create<SelectOp>(loc,
+                         b.create<CompareOp>(loc, CompareDirection::lt, mask,
+                                             splat(b, loc, type, inf)),
+                         splat(b, loc, type, 1.0), splat(b, loc, type, 2.0)));
+  Value largest = b.create<ReduceMaxOp>(loc, kind, ArrayRef<int64_t>{rank - 1});
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = 1;
+  auto rowType = type.clone(shape);
+  Value row = b.create<ReshapeOp>(loc, rowType, largest);
+  Value masked = b.create<CompareOp>(loc, CompareDirection::ne, row,
+                                     splat(b, loc, rowType, 1.0));
+  return b.create<BroadcastInDimOp>(
+      loc, result.clone(b.getI1Type()), masked,
+      llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+}
+
 struct FuseAttentionPass
     : mlir::kiln::impl::FuseAttentionBase<FuseAttentionPass> {
   void runOnOperation() override {
@@ -491,7 +549,15 @@ struct FuseAttentionPass
           output.getLoc(), match->query, key, match->value, match->mask,
           builder.getF64FloatAttr(match->scale),
           match->causal ? builder.getUnitAttr() : UnitAttr());
-      match->result.replaceAllUsesWith(attention.getResult());
+      Value result = attention.getResult();
+      if (match->zeroMaskedRows) {
+        auto type = cast<RankedTensorType>(result.getType());
+        result = builder.create<SelectOp>(
+            output.getLoc(),
+            rowsMaskedOut(builder, output.getLoc(), match->mask, type),
+            splat(builder, output.getLoc(), type, 0.0), result);
+      }
+      match->result.replaceAllUsesWith(result);
       // The replaced ops, then the constants (scale, causal mask) only
       // they used.
       // Readers go before what they read, in whatever order the match

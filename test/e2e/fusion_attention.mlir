@@ -202,6 +202,50 @@ func.func @exported_heads(%q: tensor<2x70x3x16xf32>, %k: tensor<2x45x3x16xf32>, 
   return %o : tensor<2x3x70x8xf32>
 }
 
+// The same with the TorchScript exporter's mask, `where(keep, 0, -inf)`:
+// batch entry 1's rows, masked out entirely, are NaN in kiln.attention and
+// zeros after the guard; the fused program zeroes them after the op.
+// FUSED-LABEL: func.func @exported_infinite_mask(
+// FUSED:         kiln.attention
+// FUSED:         kiln.select
+// FUSED-NOT:     kiln.exp
+// CHECK: exported_infinite_mask(arg0: f32[2,70,3,16], arg1: f32[2,45,3,16], arg2: f32[2,45,3,8], arg3: i1[2,1,1,45]) -> (out0: f32[2,3,70,8])
+func.func @exported_infinite_mask(%q: tensor<2x70x3x16xf32>, %k: tensor<2x45x3x16xf32>, %v: tensor<2x45x3x8xf32>, %keep: tensor<2x1x1x45xi1>) -> tensor<2x3x70x8xf32> {
+  %qh = kiln.transpose %q, permutation = [0, 2, 1, 3] : tensor<2x70x3x16xf32>
+  %vh = kiln.transpose %v, permutation = [0, 2, 1, 3] : tensor<2x45x3x8xf32>
+  %kt = kiln.transpose %k, permutation = [0, 2, 3, 1] : tensor<2x45x3x16xf32>
+  %cq = kiln.constant dense<0.5> : tensor<2x3x70x16xf32>
+  %ck = kiln.constant dense<0.5> : tensor<2x3x16x45xf32>
+  %qs = kiln.mul %qh, %cq : tensor<2x3x70x16xf32>
+  %ks = kiln.mul %kt, %ck : tensor<2x3x16x45xf32>
+  %q3 = kiln.reshape %qs : (tensor<2x3x70x16xf32>) -> tensor<6x70x16xf32>
+  %k3 = kiln.reshape %ks : (tensor<2x3x16x45xf32>) -> tensor<6x16x45xf32>
+  %qk = kiln.matmul %q3, %k3 : tensor<6x70x16xf32>, tensor<6x16x45xf32>
+  %s = kiln.reshape %qk : (tensor<6x70x45xf32>) -> tensor<2x3x70x45xf32>
+  %zero = kiln.constant dense<0.0> : tensor<2x1x1x45xf32>
+  %low = kiln.constant dense<0xFF800000> : tensor<2x1x1x45xf32>
+  %entry0 = kiln.constant dense<[[[[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]]], [[[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]]]]> : tensor<2x1x1x45xi1>
+  %kept = kiln.and %keep, %entry0 : tensor<2x1x1x45xi1>
+  %mask = kiln.select %kept, %zero, %low : tensor<2x1x1x45xi1>, tensor<2x1x1x45xf32>
+  %mb = kiln.broadcast_in_dim %mask, dims = [0, 1, 2, 3] : (tensor<2x1x1x45xf32>) -> tensor<2x3x70x45xf32>
+  %x = kiln.add %s, %mb : tensor<2x3x70x45xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x70x45xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x70xf32>) -> tensor<2x3x70x45xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x70x45xf32>
+  %e = kiln.exp %sh : tensor<2x3x70x45xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x70x45xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x70xf32>) -> tensor<2x3x70x45xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x70x45xf32>
+  %nan = kiln.compare ne, %p, %p : tensor<2x3x70x45xf32>
+  %fill = kiln.constant dense<0.0> : tensor<2x3x70x45xf32>
+  %g = kiln.select %nan, %fill, %p : tensor<2x3x70x45xi1>, tensor<2x3x70x45xf32>
+  %p3 = kiln.reshape %g : (tensor<2x3x70x45xf32>) -> tensor<6x70x45xf32>
+  %v3 = kiln.reshape %vh : (tensor<2x3x45x8xf32>) -> tensor<6x45x8xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x70x45xf32>, tensor<6x45x8xf32>
+  %o = kiln.reshape %o3 : (tensor<6x70x8xf32>) -> tensor<2x3x70x8xf32>
+  return %o : tensor<2x3x70x8xf32>
+}
+
 // GPT-2's eager attention as exported: the scale after the product of rank
 // 3, a mask of rank 4 broadcast over batch and heads.
 // FUSED-LABEL: func.func @exported_scaled_after(

@@ -197,12 +197,22 @@ func.func @exported_heads(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>, %v: 
 }
 // -----
 
-// The same with a mask that may hold -inf (an argument): the NaN guard
-// turns a row masked out entirely into zeros, where kiln.attention gives
-// NaN, so the composition stays.
+// The same with a mask that may hold -inf (an argument): the rows that it
+// masks out entirely (or where it holds +inf or NaN), NaN in kiln.attention
+// and zeros after the guard, are zeroed after the op.
 // CHECK-LABEL: func.func @exported_infinite_mask
-// CHECK-NOT:     kiln.attention
-// CHECK:         kiln.compare ne
+// CHECK:         %[[M:.*]] = kiln.reshape %arg3 : (tensor<2x1x1x5xf32>) -> tensor<2x1x1x5xf32>
+// CHECK:         %[[O:.*]], %{{.*}} = kiln.attention %{{.*}}, %{{.*}}, %{{.*}} mask %[[M]] {scale = 1.250000e-01 : f64}
+// CHECK-DAG:     %[[FINITE:.*]] = kiln.compare lt, %[[M]], %{{.*}} : tensor<2x1x1x5xf32>
+// CHECK-DAG:     %[[KIND1:.*]] = kiln.select %[[FINITE]]
+// CHECK-DAG:     %[[NEG:.*]] = kiln.compare eq, %[[M]], %{{.*}} : tensor<2x1x1x5xf32>
+// CHECK:         %[[KIND:.*]] = kiln.select %[[NEG]], %{{.*}}, %[[KIND1]]
+// CHECK:         %[[LARGEST:.*]] = kiln.reduce_max %[[KIND]], dims = [3] : tensor<2x1x1x5xf32>
+// CHECK:         %[[ROW:.*]] = kiln.reshape %[[LARGEST]] : (tensor<2x1x1xf32>) -> tensor<2x1x1x1xf32>
+// CHECK:         %[[EMPTY:.*]] = kiln.compare ne, %[[ROW]], %{{.*}} : tensor<2x1x1x1xf32>
+// CHECK:         %[[ROWS:.*]] = kiln.broadcast_in_dim %[[EMPTY]], dims = [0, 1, 2, 3] : (tensor<2x1x1x1xi1>) -> tensor<2x3x5x4xi1>
+// CHECK:         %[[Z:.*]] = kiln.select %[[ROWS]], %{{.*}}, %[[O]] : tensor<2x3x5x4xi1>, tensor<2x3x5x4xf32>
+// CHECK-NEXT:    return %[[Z]]
 func.func @exported_infinite_mask(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>, %v: tensor<2x5x3x4xf32>, %mask: tensor<2x1x1x5xf32>) -> tensor<2x3x5x4xf32> {
   %qh = kiln.transpose %q, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
   %vh = kiln.transpose %v, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
@@ -352,6 +362,43 @@ func.func @exported_key_merged(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>,
   %ks = kiln.mul %kt, %ck : tensor<6x4x5xf32>
   %q3 = kiln.reshape %qs : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
   %qk = kiln.matmul %q3, %ks : tensor<6x5x4xf32>, tensor<6x4x5xf32>
+  %x = kiln.reshape %qk : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<2x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x5x5xf32>
+  %p3 = kiln.reshape %p : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>
+  %v3 = kiln.reshape %v : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x5x5xf32>, tensor<6x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
+}
+
+// -----
+
+// The same with k^T split back into heads between its transpose at rank 3
+// and its scale (how the canonicalizer leaves it where D = Nk and one
+// constant serves both scales): the reshapes are walked through.
+// CHECK-LABEL: func.func @exported_key_split
+// CHECK:         %[[K:.*]] = kiln.transpose %arg1, permutation = [0, 2, 1, 3]
+// CHECK:         %{{.*}}, %{{.*}} = kiln.attention %{{.*}}, %[[K]], %arg2 {scale = 1.250000e-01 : f64} : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>
+// CHECK-NOT:     kiln.matmul
+func.func @exported_key_split(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>, %v: tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32> {
+  %qh = kiln.transpose %q, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %kh = kiln.transpose %k, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32>
+  %k3 = kiln.reshape %kh : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %kt = kiln.transpose %k3, permutation = [0, 2, 1] : tensor<6x5x4xf32>
+  %kt4 = kiln.reshape %kt : (tensor<6x4x5xf32>) -> tensor<2x3x4x5xf32>
+  %cq = kiln.constant dense<0.5> : tensor<2x3x5x4xf32>
+  %ck = kiln.constant dense<0.25> : tensor<2x3x4x5xf32>
+  %qs = kiln.mul %qh, %cq : tensor<2x3x5x4xf32>
+  %ks = kiln.mul %kt4, %ck : tensor<2x3x4x5xf32>
+  %q3 = kiln.reshape %qs : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %ks3 = kiln.reshape %ks : (tensor<2x3x4x5xf32>) -> tensor<6x4x5xf32>
+  %qk = kiln.matmul %q3, %ks3 : tensor<6x5x4xf32>, tensor<6x4x5xf32>
   %x = kiln.reshape %qk : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
   %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
   %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
