@@ -145,17 +145,30 @@ struct KilnWinogradConv {
   float *u, *packed;
   /* Tiles per product: all of them, or a block's. */
   int64_t rows;
-  /* V's and M's planes (of `rows` rows) for each of `workers` threads,
-   * for one call at a time (`busy`); a call that finds them taken, or
-   * runs on more threads, allocates its own. */
+  /* The product's scratchpad, which the caller provides (a multiple of
+   * 64 bytes; 0 when it needs none): the threads of a call run the
+   * product on their blocks at once, and oneDNN's library-managed
+   * scratchpad is one buffer for them all (its AVX-512 matmul then mixes
+   * their blocks' partial sums: WinogradConv.BlocksOfTiles). */
+  dnnl_memory_desc_t scratchpadMd;
+  size_t scratchpadBytes;
+  /* V's and M's planes (of `rows` rows) and the product's scratchpad for
+   * each of `workers` threads, for one call at a time (`busy`); a call
+   * that finds them taken, or runs on more threads, allocates its own. */
   float *scratch;
   int workers, busy;
 };
 
-/* The bytes of one thread's V and M planes. */
+/* The bytes of one thread's V and M planes, then its scratchpad. */
+static size_t planeBytes(const KilnWinogradConv *conv) {
+  size_t bytes =
+      (size_t)(conv->tiling.positions * conv->rows * (conv->c + conv->k)) *
+      sizeof(float);
+  return (bytes + 63) & ~(size_t)63;
+}
+
 static size_t scratchBytes(const KilnWinogradConv *conv) {
-  return (size_t)(conv->tiling.positions * conv->rows * (conv->c + conv->k)) *
-         sizeof(float);
+  return planeBytes(conv) + conv->scratchpadBytes;
 }
 
 /* Where channel c of image n's first position is in `layout`. */
@@ -738,12 +751,21 @@ KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
   }
   dnnl_matmul_desc_t matmul;
   dnnl_primitive_desc_t pd;
-  if ((status = dnnl_matmul_desc_init(&matmul, &conv->vMd, &conv->packedMd,
+  dnnl_primitive_attr_t attr;
+  if ((status = dnnl_primitive_attr_create(&attr)) ||
+      (status = dnnl_primitive_attr_set_scratchpad_mode(
+           attr, dnnl_scratchpad_mode_user)) ||
+      (status = dnnl_matmul_desc_init(&matmul, &conv->vMd, &conv->packedMd,
                                       NULL, &conv->mMd)) ||
-      (status = dnnl_primitive_desc_create(&pd, &matmul, NULL,
+      (status = dnnl_primitive_desc_create(&pd, &matmul, attr,
                                            kiln_dnnl_engine(), NULL)))
     fail("creating the batched product", status);
+  dnnl_primitive_attr_destroy(attr);
   conv->packedMd = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  conv->scratchpadMd =
+      *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  conv->scratchpadBytes =
+      (dnnl_memory_desc_get_size(&conv->scratchpadMd) + 63) & ~(size_t)63;
   if ((status = dnnl_primitive_create(&conv->product, pd)))
     fail("dnnl_primitive_create", status);
   dnnl_primitive_desc_destroy(pd);
@@ -768,29 +790,32 @@ KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
   return conv;
 }
 
-/* M = V U on the planes at `v` and `m` (on the caller's thread only, where
- * it runs inside a parallel region). */
-static void multiply(const KilnWinogradConv *conv, float *v, float *u,
-                     float *m) {
+/* M = V U on the planes at `v` and `m`, with the scratchpad at `pad` (on
+ * the caller's thread only, where it runs inside a parallel region). */
+static void multiply(const KilnWinogradConv *conv, float *v, float *u, float *m,
+                     float *pad) {
   dnnl_engine_t cpu = kiln_dnnl_engine();
-  dnnl_memory_t memories[3];
-  const dnnl_memory_desc_t *mds[3] = {&conv->vMd, &conv->packedMd, &conv->mMd};
-  void *buffers[3] = {v, u, m};
+  dnnl_memory_t memories[4];
+  const dnnl_memory_desc_t *mds[4] = {&conv->vMd, &conv->packedMd, &conv->mMd,
+                                      &conv->scratchpadMd};
+  void *buffers[4] = {v, u, m, pad};
+  int count = conv->scratchpadBytes ? 4 : 3;
   dnnl_status_t status;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < count; ++i)
     if ((status = dnnl_memory_create(&memories[i], mds[i], cpu, buffers[i])))
       fail("dnnl_memory_create", status);
   dnnl_stream_t stream;
   if ((status = dnnl_stream_create(&stream, cpu, dnnl_stream_default_flags)))
     fail("dnnl_stream_create", status);
-  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, memories[0]},
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, memories[0]},
                              {DNNL_ARG_WEIGHTS, memories[1]},
-                             {DNNL_ARG_DST, memories[2]}};
-  if ((status = dnnl_primitive_execute(conv->product, stream, 3, args)) ||
+                             {DNNL_ARG_DST, memories[2]},
+                             {DNNL_ARG_SCRATCHPAD, memories[3]}};
+  if ((status = dnnl_primitive_execute(conv->product, stream, count, args)) ||
       (status = dnnl_stream_wait(stream)))
     fail("the batched product", status);
   dnnl_stream_destroy(stream);
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < count; ++i)
     dnnl_memory_destroy(memories[i]);
 }
 
@@ -814,9 +839,10 @@ void kiln_winograd_conv_run(KilnWinogradConv *conv, const float *src,
   }
   size_t perWorker = scratchBytes(conv) / sizeof(float);
   size_t vFloats = dnnl_memory_desc_get_size(&conv->vMd) / sizeof(float);
+  size_t padAt = planeBytes(conv) / sizeof(float);
   if (conv->rows == conv->tiles) {
     phase.inputTransform(conv, src, scratch);
-    multiply(conv, scratch, u, scratch + vFloats);
+    multiply(conv, scratch, u, scratch + vFloats, scratch + padAt);
     phase.outputTransform(conv, scratch + vFloats, bias, addend, dst);
   } else {
     int64_t blocks = (conv->tiles + conv->rows - 1) / conv->rows;
@@ -830,7 +856,7 @@ void kiln_winograd_conv_run(KilnWinogradConv *conv, const float *src,
         int64_t count =
             conv->tiles - first < conv->rows ? conv->tiles - first : conv->rows;
         phase.inputTiles(conv, src, v, first, count);
-        multiply(conv, v, u, m);
+        multiply(conv, v, u, m, v + padAt);
         phase.outputTiles(conv, m, bias, addend, dst, first, count);
       }
     }
