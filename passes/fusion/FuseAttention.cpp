@@ -25,7 +25,10 @@
 // non-finite scores, which only non-finite queries or keys make, and there
 // kiln.attention gives NaN as PyTorch's attention does; with a mask that
 // may hold -inf (the TorchScript exporter's), the rows that it masks out
-// entirely are zeroed after the op, as the guard zeroes them.
+// entirely are zeroed after the op, as the guard zeroes them. Likewise a
+// select that zeroes whole rows of p by a flag that does not vary along
+// the keys (ONNX's Attention-23 body for an attn_mask) zeroes those rows
+// of the result after the op.
 //
 // A mask that is a broadcast is used unbroadcast (reshaped to the scores'
 // rank, kiln.attention broadcasts size-1 dims itself); a constant mask
@@ -73,6 +76,9 @@ struct Match {
   /// The rows whose mask alone makes the softmax NaN, which an exporter's
   /// NaN guard turns into zeros, are zeroed in the result.
   bool zeroMaskedRows = false;
+  /// A flag per row (broadcast over the keys) whose rows of p were zeroed:
+  /// the same rows of the result are.
+  BroadcastInDimOp zeroRows;
   /// The ops replaced, to erase after the new op takes their place.
   SmallVector<Operation *> dead;
 };
@@ -224,6 +230,22 @@ bool provablyFinite(Value value) {
                       [](const APFloat &x) { return x.isFinite(); });
 }
 
+/// `select`'s predicate where `select` is `flag ? 0 : p` with the flag a
+/// broadcast that is the same along the last dim (keys): it zeroes whole
+/// rows of p.
+BroadcastInDimOp perRowFlag(SelectOp select) {
+  auto flag = select.getPred().getDefiningOp<BroadcastInDimOp>();
+  std::optional<double> zero = splatValue(select.getOnTrue());
+  if (!flag || !zero || *zero != 0.0)
+    return nullptr;
+  auto source = cast<RankedTensorType>(flag.getOperand().getType());
+  int64_t last = cast<RankedTensorType>(flag.getType()).getRank() - 1;
+  for (auto [i, d] : llvm::enumerate(flag.getDims()))
+    if (d == last && source.getDimSize(i) != 1)
+      return nullptr;
+  return flag;
+}
+
 /// Whether `select` is `p != p ? 0 : p`, softmax's NaN replaced by zero.
 bool isNanToZero(SelectOp select, Value p) {
   auto nan = select.getPred().getDefiningOp<CompareOp>();
@@ -346,14 +368,25 @@ std::optional<Match> matchAttention(MatmulOp output) {
     }
   // An exporter's `where(isnan(p), 0, p)` after the softmax (PyTorch
   // writes it for masks that could cover a whole row).
+  // Or whole rows of p zeroed by a flag that does not vary along the keys
+  // (ONNX's Attention-23 zeroes the rows its mask leaves empty so): the
+  // same rows of the result are zeroed after the op.
   SelectOp nanToZero;
   if (auto select = soleDef<SelectOp>(probabilities)) {
     Value p = select.getOnFalse();
-    if (!isNanToZero(select, p))
+    if (isNanToZero(select, p)) {
+      nanToZero = select;
+      match.dead.push_back(select);
+      match.dead.push_back(select.getPred().getDefiningOp());
+    } else if (BroadcastInDimOp rows = perRowFlag(select)) {
+      if (!p.hasOneUse())
+        return std::nullopt;
+      match.zeroRows = rows;
+      match.dead.push_back(select);
+      match.dead.push_back(rows);
+    } else {
       return std::nullopt;
-    nanToZero = select;
-    match.dead.push_back(select);
-    match.dead.push_back(select.getPred().getDefiningOp());
+    }
     probabilities = p;
   }
   // p feeds the product, or the guard's comparison and selection.
@@ -556,6 +589,15 @@ struct FuseAttentionPass
             output.getLoc(),
             rowsMaskedOut(builder, output.getLoc(), match->mask, type),
             splat(builder, output.getLoc(), type, 0.0), result);
+      }
+      if (BroadcastInDimOp rows = match->zeroRows) {
+        auto type = cast<RankedTensorType>(result.getType());
+        Value flag = builder.create<BroadcastInDimOp>(
+            rows.getLoc(), type.clone(builder.getI1Type()), rows.getOperand(),
+            rows.getDims());
+        result = builder.create<SelectOp>(
+            output.getLoc(), flag, splat(builder, output.getLoc(), type, 0.0),
+            result);
       }
       match->result.replaceAllUsesWith(result);
       // The replaced ops, then the constants (scale, causal mask) only

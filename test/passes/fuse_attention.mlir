@@ -413,3 +413,76 @@ func.func @exported_key_split(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>, 
   %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
   return %o : tensor<2x3x5x4xf32>
 }
+
+// -----
+
+// ONNX's Attention-23 expanded with an attn_mask: the rows of p whose
+// mask entries are all -inf zeroed by a flag broadcast over the keys; the
+// same rows of the result are zeroed after the op.
+// CHECK-LABEL: func.func @onnx_rows_zeroed
+// CHECK:         %[[EMPTY:.*]] = kiln.compare eq
+// CHECK:         %[[M:.*]] = kiln.reshape %arg3 : (tensor<4x6xf32>) -> tensor<1x1x4x6xf32>
+// CHECK:         %[[O:.*]], %{{.*}} = kiln.attention %arg0, %arg1, %arg2 mask %[[M]] {scale = 0.35355{{.*}} : f64}
+// CHECK:         %[[ROWS:.*]] = kiln.broadcast_in_dim %[[EMPTY]], dims = [2] : (tensor<4xi1>) -> tensor<2x3x4x8xi1>
+// CHECK:         %[[Z:.*]] = kiln.select %[[ROWS]], %{{.*}}, %[[O]] : tensor<2x3x4x8xi1>, tensor<2x3x4x8xf32>
+// CHECK-NEXT:    return %[[Z]]
+func.func @onnx_rows_zeroed(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x6x8xf32>, %v: tensor<2x3x6x8xf32>, %mask: tensor<4x6xf32>) -> tensor<2x3x4x8xf32> {
+  %ninf = kiln.constant dense<0xFF800000> : tensor<4xf32>
+  %zero = kiln.constant dense<0.0> : tensor<2x3x4x6xf32>
+  %ck = kiln.constant dense<0.594603539> : tensor<2x3x8x6xf32>
+  %cq = kiln.constant dense<0.594603539> : tensor<2x3x4x8xf32>
+  %kt = kiln.transpose %k, permutation = [0, 1, 3, 2] : tensor<2x3x6x8xf32>
+  %qs = kiln.mul %q, %cq : tensor<2x3x4x8xf32>
+  %ks = kiln.mul %kt, %ck : tensor<2x3x8x6xf32>
+  %q3 = kiln.reshape %qs : (tensor<2x3x4x8xf32>) -> tensor<6x4x8xf32>
+  %k3 = kiln.reshape %ks : (tensor<2x3x8x6xf32>) -> tensor<6x8x6xf32>
+  %qk = kiln.matmul %q3, %k3 : tensor<6x4x8xf32>, tensor<6x8x6xf32>
+  %s = kiln.reshape %qk : (tensor<6x4x6xf32>) -> tensor<2x3x4x6xf32>
+  %mb = kiln.broadcast_in_dim %mask, dims = [2, 3] : (tensor<4x6xf32>) -> tensor<2x3x4x6xf32>
+  %x = kiln.add %s, %mb : tensor<2x3x4x6xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x4x6xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x4xf32>) -> tensor<2x3x4x6xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x4x6xf32>
+  %e = kiln.exp %sh : tensor<2x3x4x6xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x4x6xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x4xf32>) -> tensor<2x3x4x6xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x4x6xf32>
+  %rowmax = kiln.reduce_max %mask, dims = [1] : tensor<4x6xf32>
+  %empty = kiln.compare eq, %rowmax, %ninf : tensor<4xf32>
+  %rows = kiln.broadcast_in_dim %empty, dims = [2] : (tensor<4xi1>) -> tensor<2x3x4x6xi1>
+  %g = kiln.select %rows, %zero, %p : tensor<2x3x4x6xi1>, tensor<2x3x4x6xf32>
+  %p3 = kiln.reshape %g : (tensor<2x3x4x6xf32>) -> tensor<6x4x6xf32>
+  %v3 = kiln.reshape %v : (tensor<2x3x6x8xf32>) -> tensor<6x6x8xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x4x6xf32>, tensor<6x6x8xf32>
+  %o = kiln.reshape %o3 : (tensor<6x4x8xf32>) -> tensor<2x3x4x8xf32>
+  return %o : tensor<2x3x4x8xf32>
+}
+
+// -----
+
+// A select after the softmax whose flag varies along the keys zeroes
+// single probabilities, not rows: no attention.
+// CHECK-LABEL: func.func @zeroes_entries
+// CHECK-NOT:     kiln.attention
+func.func @zeroes_entries(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x6x8xf32>, %v: tensor<2x3x6x8xf32>, %drop: tensor<4x6xi1>) -> tensor<2x3x4x8xf32> {
+  %zero = kiln.constant dense<0.0> : tensor<2x3x4x6xf32>
+  %kt = kiln.transpose %k, permutation = [0, 1, 3, 2] : tensor<2x3x6x8xf32>
+  %q3 = kiln.reshape %q : (tensor<2x3x4x8xf32>) -> tensor<6x4x8xf32>
+  %k3 = kiln.reshape %kt : (tensor<2x3x8x6xf32>) -> tensor<6x8x6xf32>
+  %qk = kiln.matmul %q3, %k3 : tensor<6x4x8xf32>, tensor<6x8x6xf32>
+  %x = kiln.reshape %qk : (tensor<6x4x6xf32>) -> tensor<2x3x4x6xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x4x6xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x4xf32>) -> tensor<2x3x4x6xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x4x6xf32>
+  %e = kiln.exp %sh : tensor<2x3x4x6xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x4x6xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x4xf32>) -> tensor<2x3x4x6xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x4x6xf32>
+  %entries = kiln.broadcast_in_dim %drop, dims = [2, 3] : (tensor<4x6xi1>) -> tensor<2x3x4x6xi1>
+  %g = kiln.select %entries, %zero, %p : tensor<2x3x4x6xi1>, tensor<2x3x4x6xf32>
+  %p3 = kiln.reshape %g : (tensor<2x3x4x6xf32>) -> tensor<6x4x6xf32>
+  %v3 = kiln.reshape %v : (tensor<2x3x6x8xf32>) -> tensor<6x6x8xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x4x6xf32>, tensor<6x6x8xf32>
+  %o = kiln.reshape %o3 : (tensor<6x4x8xf32>) -> tensor<2x3x4x8xf32>
+  return %o : tensor<2x3x4x8xf32>
+}

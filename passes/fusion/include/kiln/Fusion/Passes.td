@@ -54,7 +54,9 @@ def FuseAttention : Pass<"kiln-fuse-attention"> {
     k^T or the scores, an optional additive mask, a softmax over the last
     dim in its stable form (maximum subtracted, exp, sum, divide),
     optionally `where(isnan(p), 0, p)` (with a mask that may hold -inf,
-    the rows it masks out entirely are zeroed after the op), and a
+    the rows it masks out entirely are zeroed after the op) or a select
+    zeroing whole rows of p (the same rows of the result are zeroed after
+    the op), and a
     `kiln.matmul` by v, each intermediate used only by the next step, and
     replaces it by one `kiln.attention`. A transpose of k that also moves
     the heads (`[B, Nk, H, D]` to `[B, H, D, Nk]`) becomes a transpose of
