@@ -127,6 +127,13 @@ typedef struct CachedConv {
    * that finds them taken allocates its own. */
   void *staged[3];
   int busy;
+  /* The primitive's scratchpad (oneDNN's own is not safe for calls on
+   * several threads at once), one call at a time (`padBusy`) as the
+   * staged buffers; `scratchpadBytes` 0 where it needs none. */
+  dnnl_memory_desc_t scratchpad;
+  size_t scratchpadBytes;
+  void *pad;
+  int padBusy;
   /* The constant weights' largest magnitude (largestMagnitude), read when
    * the primitive is created; 0 where the weights are not constant. */
   uint32_t weightMagnitude;
@@ -170,6 +177,7 @@ static void destroyEntry(CachedConv *entry) {
       dnnl_primitive_destroy(entry->reorders[i]);
     free(entry->staged[i]);
   }
+  free(entry->pad);
   free(entry);
 }
 
@@ -535,6 +543,11 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
     }
   }
   readWeightMagnitude(entry, flags, weights, type);
+  entry->scratchpad =
+      *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  entry->scratchpadBytes = dnnl_memory_desc_get_size(&entry->scratchpad);
+  if (entry->scratchpadBytes)
+    entry->pad = allocateStaged(entry->scratchpadBytes);
   status = dnnl_primitive_create(&entry->primitive, pd);
   dnnl_primitive_desc_destroy(pd);
   if (status)
@@ -662,7 +675,7 @@ static void run(CachedConv *entry, const void *src, const void *weights,
       (status = dnnl_memory_create(&biasMemory, &entry->bias, cpu,
                                    kiln_dnnl_handle(bias))))
     fail("dnnl_memory_create", status);
-  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, innerMemory[0]},
+  dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, innerMemory[0]},
                              {DNNL_ARG_WEIGHTS, innerMemory[1]},
                              {DNNL_ARG_DST, innerMemory[2]}};
   int count = 3;
@@ -671,6 +684,16 @@ static void run(CachedConv *entry, const void *src, const void *weights,
   if (addendMemory)
     args[count++] = (dnnl_exec_arg_t){
         DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, addendMemory};
+  /* The site's scratchpad, or this call's where another call holds it. */
+  int ownPad = entry->scratchpadBytes &&
+               __atomic_exchange_n(&entry->padBusy, 1, __ATOMIC_ACQUIRE);
+  void *pad = ownPad ? allocateStaged(entry->scratchpadBytes) : entry->pad;
+  dnnl_memory_t padMemory = NULL;
+  if (entry->scratchpadBytes) {
+    if ((status = dnnl_memory_create(&padMemory, &entry->scratchpad, cpu, pad)))
+      fail("dnnl_memory_create", status);
+    args[count++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, padMemory};
+  }
   execute(entry->primitive, stream, count, args);
   if (entry->reorders[2]) {
     dnnl_exec_arg_t back[2] = {{DNNL_ARG_FROM, innerMemory[2]},
@@ -680,6 +703,12 @@ static void run(CachedConv *entry, const void *src, const void *weights,
   if ((status = dnnl_stream_wait(stream)))
     fail("dnnl_stream_wait", status);
   dnnl_stream_destroy(stream);
+  if (padMemory)
+    dnnl_memory_destroy(padMemory);
+  if (ownPad)
+    free(pad);
+  else if (entry->scratchpadBytes)
+    __atomic_store_n(&entry->padBusy, 0, __ATOMIC_RELEASE);
   if (biasMemory)
     dnnl_memory_destroy(biasMemory);
   if (addendMemory)

@@ -232,8 +232,16 @@ dnnl_status_t kiln_dnnl_conv_primitive_desc(
     }
     dnnl_post_ops_destroy(ops);
   }
+  /* The caller provides the scratchpad (DnnlConv.c): calls of a module
+   * on several threads at once each run on their own. */
+  if ((!attr && (status = dnnl_primitive_attr_create(&attr))) ||
+      (status = dnnl_primitive_attr_set_scratchpad_mode(
+           attr, dnnl_scratchpad_mode_user))) {
+    if (attr)
+      dnnl_primitive_attr_destroy(attr);
+    return status;
+  }
   status = dnnl_primitive_desc_create(pd, &convolution, attr, engine, NULL);
-  if (attr)
-    dnnl_primitive_attr_destroy(attr);
+  dnnl_primitive_attr_destroy(attr);
   return status;
 }
