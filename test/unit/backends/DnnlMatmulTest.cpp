@@ -13,8 +13,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -136,6 +139,35 @@ void expectProduct(int64_t flags, int64_t batch, int64_t m, int64_t n,
 TEST(DnnlMatmul, EveryFlagCombination) {
   for (int64_t flags = 0; flags < 64; ++flags)
     expectProduct(flags, 1, 37, 29, 53, /*pad=*/0, /*batchPad=*/0);
+}
+
+/// One site called from two threads at once, each with its own C (the
+/// site's primitive running concurrently, as DnnlConv.ConcurrentCalls):
+/// products with and without a constant B, a bias, accumulation, and
+/// bf16 operands; every call must give the expected values.
+TEST(DnnlMatmul, ConcurrentCalls) {
+  for (int64_t flags :
+       {int64_t(0), int64_t(KILN_DNNL_MATMUL_CONSTANT_B),
+        int64_t(KILN_DNNL_MATMUL_BIAS | KILN_DNNL_MATMUL_ACCUMULATE),
+        int64_t(KILN_DNNL_MATMUL_CONSTANT_B | KILN_DNNL_MATMUL_BFLOAT16)}) {
+    SCOPED_TRACE("flags " + std::to_string(flags));
+    std::vector<float> want = Product(flags, 2, 64, 48, 80, 0, 0).expected();
+    void *slot = nullptr;
+    std::atomic<int> wrong{0};
+    auto calls = [&] {
+      for (int i = 0; i < 40; ++i) {
+        Product product(flags, 2, 64, 48, 80, 0, 0);
+        product.call(&slot);
+        if (product.c.data != want)
+          ++wrong;
+      }
+    };
+    calls(); // the first call makes the site
+    std::thread a(calls), b(calls);
+    a.join();
+    b.join();
+    EXPECT_EQ(wrong.load(), 0);
+  }
 }
 
 /// Calls one site `steps` times with the same constant B and a new A each
