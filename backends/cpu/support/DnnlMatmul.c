@@ -76,6 +76,13 @@ typedef struct CachedMatmul {
    * null where B is read as the caller passes it. */
   void *packedB;
   dnnl_memory_desc_t packed;
+  /* The primitive's scratchpad (oneDNN's own is not safe for calls on
+   * several threads at once), one call at a time (`padBusy`); a call that
+   * finds it taken allocates its own. `scratchpadBytes` 0: none needed. */
+  dnnl_memory_desc_t scratchpad;
+  size_t scratchpadBytes;
+  void *pad;
+  int padBusy;
 } CachedMatmul;
 
 /* Every entry this module published, destroyed when it is unloaded
@@ -86,6 +93,7 @@ static void destroyEntry(CachedMatmul *entry) {
   if (entry->primitive)
     dnnl_primitive_destroy(entry->primitive);
   free(entry->packedB);
+  free(entry->pad);
   free(entry);
 }
 
@@ -220,11 +228,14 @@ static CachedMatmul *create(const MatmulKey *key, const void *b) {
   dnnl_status_t status;
   /* Not for int8: the sum post-op adds the old C in f32 and saturates,
    * which is not int32's wrapping sum (runPrimitive adds it instead). */
+  if ((status = dnnl_primitive_attr_create(&attr)) ||
+      (status = dnnl_primitive_attr_set_scratchpad_mode(
+           attr, dnnl_scratchpad_mode_user)))
+    fail("describing the product", status);
   if ((key->flags & KILN_DNNL_MATMUL_ACCUMULATE) && !int8) {
     dnnl_post_ops_t ops;
     if ((status = dnnl_post_ops_create(&ops)) ||
         (status = dnnl_post_ops_append_sum(ops, 1.0f)) ||
-        (status = dnnl_primitive_attr_create(&attr)) ||
         (status = dnnl_primitive_attr_set_post_ops(attr, ops)))
       fail("describing the accumulation", status);
     dnnl_post_ops_destroy(ops);
@@ -232,8 +243,7 @@ static CachedMatmul *create(const MatmulKey *key, const void *b) {
   dnnl_primitive_desc_t pd;
   status = dnnl_primitive_desc_create(&pd, &matmul, attr, kiln_dnnl_engine(),
                                       NULL);
-  if (attr)
-    dnnl_primitive_attr_destroy(attr);
+  dnnl_primitive_attr_destroy(attr);
   if (status)
     return entry;
   const char *implementation = NULL;
@@ -242,6 +252,13 @@ static CachedMatmul *create(const MatmulKey *key, const void *b) {
       implementation && strncmp(implementation, "ref", 3) != 0 &&
       (status = dnnl_primitive_create(&entry->primitive, pd)))
     fail("dnnl_primitive_create", status);
+  if (entry->primitive) {
+    entry->scratchpad =
+        *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    entry->scratchpadBytes = dnnl_memory_desc_get_size(&entry->scratchpad);
+    if (entry->scratchpadBytes)
+      entry->pad = kiln_dnnl_allocate("matmul", entry->scratchpadBytes);
+  }
   if (entry->primitive && constantB) {
     entry->packed =
         *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -350,18 +367,36 @@ static void runPrimitive(const CachedMatmul *entry, const void *a,
   dnnl_stream_t stream;
   if ((status = dnnl_stream_create(&stream, cpu, dnnl_stream_default_flags)))
     fail("dnnl_stream_create", status);
-  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, memory[0]},
+  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, memory[0]},
                              {DNNL_ARG_WEIGHTS, memory[1]},
                              {DNNL_ARG_DST, memory[2]},
                              {DNNL_ARG_BIAS, count == 4 ? memory[3] : NULL}};
+  int argCount = count;
+  /* The site's scratchpad, or this call's where another call holds it. */
+  int ownPad = entry->scratchpadBytes &&
+               __atomic_exchange_n(&entry->padBusy, 1, __ATOMIC_ACQUIRE);
+  void *pad = ownPad ? kiln_dnnl_allocate("matmul", entry->scratchpadBytes)
+                     : entry->pad;
+  dnnl_memory_t padMemory = NULL;
+  if (entry->scratchpadBytes) {
+    if ((status = dnnl_memory_create(&padMemory, &entry->scratchpad, cpu, pad)))
+      fail("dnnl_memory_create", status);
+    args[argCount++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, padMemory};
+  }
   if ((status =
-           dnnl_primitive_execute(entry->primitive, stream, count, args)))
+           dnnl_primitive_execute(entry->primitive, stream, argCount, args)))
     fail("dnnl_primitive_execute", status);
   if ((status = dnnl_stream_wait(stream)))
     fail("dnnl_stream_wait", status);
   dnnl_stream_destroy(stream);
   for (int i = 0; i < count; ++i)
     dnnl_memory_destroy(memory[i]);
+  if (padMemory)
+    dnnl_memory_destroy(padMemory);
+  if (ownPad)
+    free(pad);
+  else if (entry->scratchpadBytes)
+    __atomic_store_n(&entry->padBusy, 0, __ATOMIC_RELEASE);
 }
 
 /* Adds the bias row to every row of each product of the batch. */

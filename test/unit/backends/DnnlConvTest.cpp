@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConcurrentCalls.h"
 #include "DnnlConvAbi.h"
 #include "DnnlConvDesc.h"
 #include "UniformValues.h"
@@ -22,12 +23,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 extern "C" void kiln_dnnl_conv_int8(void **slot, const int64_t *desc,
@@ -218,23 +217,15 @@ TEST(DnnlConv, ConcurrentCalls) {
                            : kEpilogue;
       std::vector<int64_t> desc = descriptor(flags, K);
       void *slot = nullptr;
-      std::atomic<int> wrong{0};
-      auto calls = [&] {
-        std::vector<float> dst(expected.size());
-        for (int i = 0; i < 40; ++i) {
-          std::fill(dst.begin(), dst.end(), -1e30f);
-          kiln_dnnl_conv_f32(&slot, desc.data(), ops.src.data(),
-                             ops.weights.data(), ops.bias.data(),
-                             ops.addend.data(), dst.data(), nullptr, nullptr);
-          if (dst != expected)
-            ++wrong;
-        }
-      };
-      calls(); // the first call makes the site
-      std::thread a(calls), b(calls);
-      a.join();
-      b.join();
-      EXPECT_EQ(wrong.load(), 0);
+      EXPECT_EQ(wrongConcurrentCalls([&] {
+                  std::vector<float> dst(expected.size(), -1e30f);
+                  kiln_dnnl_conv_f32(&slot, desc.data(), ops.src.data(),
+                                     ops.weights.data(), ops.bias.data(),
+                                     ops.addend.data(), dst.data(), nullptr,
+                                     nullptr);
+                  return dst == expected;
+                }),
+                0);
     }
 }
 
