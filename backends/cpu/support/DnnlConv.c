@@ -127,13 +127,8 @@ typedef struct CachedConv {
    * that finds them taken allocates its own. */
   void *staged[3];
   int busy;
-  /* The primitive's scratchpad (oneDNN's own is not safe for calls on
-   * several threads at once), one call at a time (`padBusy`) as the
-   * staged buffers; `scratchpadBytes` 0 where it needs none. */
-  dnnl_memory_desc_t scratchpad;
-  size_t scratchpadBytes;
-  void *pad;
-  int padBusy;
+  /* The primitive's scratchpad (DnnlSupport.h). */
+  KilnDnnlScratchpad scratchpad;
   /* The constant weights' largest magnitude (largestMagnitude), read when
    * the primitive is created; 0 where the weights are not constant. */
   uint32_t weightMagnitude;
@@ -177,7 +172,7 @@ static void destroyEntry(CachedConv *entry) {
       dnnl_primitive_destroy(entry->reorders[i]);
     free(entry->staged[i]);
   }
-  free(entry->pad);
+  free(entry->scratchpad.buffer);
   free(entry);
 }
 
@@ -543,11 +538,7 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
     }
   }
   readWeightMagnitude(entry, flags, weights, type);
-  entry->scratchpad =
-      *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  entry->scratchpadBytes = dnnl_memory_desc_get_size(&entry->scratchpad);
-  if (entry->scratchpadBytes)
-    entry->pad = allocateStaged(entry->scratchpadBytes);
+  kiln_dnnl_scratchpad_init(&entry->scratchpad, "convolution", pd);
   status = dnnl_primitive_create(&entry->primitive, pd);
   dnnl_primitive_desc_destroy(pd);
   if (status)
@@ -684,16 +675,11 @@ static void run(CachedConv *entry, const void *src, const void *weights,
   if (addendMemory)
     args[count++] = (dnnl_exec_arg_t){
         DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, addendMemory};
-  /* The site's scratchpad, or this call's where another call holds it. */
-  int ownPad = entry->scratchpadBytes &&
-               __atomic_exchange_n(&entry->padBusy, 1, __ATOMIC_ACQUIRE);
-  void *pad = ownPad ? allocateStaged(entry->scratchpadBytes) : entry->pad;
-  dnnl_memory_t padMemory = NULL;
-  if (entry->scratchpadBytes) {
-    if ((status = dnnl_memory_create(&padMemory, &entry->scratchpad, cpu, pad)))
-      fail("dnnl_memory_create", status);
+  void *ownPad;
+  dnnl_memory_t padMemory =
+      kiln_dnnl_scratchpad_take(&entry->scratchpad, "convolution", &ownPad);
+  if (padMemory)
     args[count++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, padMemory};
-  }
   execute(entry->primitive, stream, count, args);
   if (entry->reorders[2]) {
     dnnl_exec_arg_t back[2] = {{DNNL_ARG_FROM, innerMemory[2]},
@@ -703,12 +689,7 @@ static void run(CachedConv *entry, const void *src, const void *weights,
   if ((status = dnnl_stream_wait(stream)))
     fail("dnnl_stream_wait", status);
   dnnl_stream_destroy(stream);
-  if (padMemory)
-    dnnl_memory_destroy(padMemory);
-  if (ownPad)
-    free(pad);
-  else if (entry->scratchpadBytes)
-    __atomic_store_n(&entry->padBusy, 0, __ATOMIC_RELEASE);
+  kiln_dnnl_scratchpad_give(&entry->scratchpad, padMemory, ownPad);
   if (biasMemory)
     dnnl_memory_destroy(biasMemory);
   if (addendMemory)

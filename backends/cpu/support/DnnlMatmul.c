@@ -76,13 +76,8 @@ typedef struct CachedMatmul {
    * null where B is read as the caller passes it. */
   void *packedB;
   dnnl_memory_desc_t packed;
-  /* The primitive's scratchpad (oneDNN's own is not safe for calls on
-   * several threads at once), one call at a time (`padBusy`); a call that
-   * finds it taken allocates its own. `scratchpadBytes` 0: none needed. */
-  dnnl_memory_desc_t scratchpad;
-  size_t scratchpadBytes;
-  void *pad;
-  int padBusy;
+  /* The primitive's scratchpad (DnnlSupport.h). */
+  KilnDnnlScratchpad scratchpad;
 } CachedMatmul;
 
 /* Every entry this module published, destroyed when it is unloaded
@@ -93,7 +88,7 @@ static void destroyEntry(CachedMatmul *entry) {
   if (entry->primitive)
     dnnl_primitive_destroy(entry->primitive);
   free(entry->packedB);
-  free(entry->pad);
+  free(entry->scratchpad.buffer);
   free(entry);
 }
 
@@ -252,13 +247,8 @@ static CachedMatmul *create(const MatmulKey *key, const void *b) {
       implementation && strncmp(implementation, "ref", 3) != 0 &&
       (status = dnnl_primitive_create(&entry->primitive, pd)))
     fail("dnnl_primitive_create", status);
-  if (entry->primitive) {
-    entry->scratchpad =
-        *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    entry->scratchpadBytes = dnnl_memory_desc_get_size(&entry->scratchpad);
-    if (entry->scratchpadBytes)
-      entry->pad = kiln_dnnl_allocate("matmul", entry->scratchpadBytes);
-  }
+  if (entry->primitive)
+    kiln_dnnl_scratchpad_init(&entry->scratchpad, "matmul", pd);
   if (entry->primitive && constantB) {
     entry->packed =
         *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -324,7 +314,10 @@ static void addInt32(const MatmulKey *key, int32_t *c, const int32_t *product) {
     }
 }
 
-static void runPrimitive(const CachedMatmul *entry, const void *a,
+/* Runs the primitive of `entry` (or of a copy with fewer flags) on the
+ * scratchpad of the call site's entry. */
+static void runPrimitive(const CachedMatmul *entry,
+                         KilnDnnlScratchpad *scratchpad, const void *a,
                          const void *b, void *c, const float *bias) {
   /* uint8 B: the product with B - 128 (flipped bytes; packed ones were
    * flipped when packed), plus 128 times A's row sums. */
@@ -333,7 +326,7 @@ static void runPrimitive(const CachedMatmul *entry, const void *a,
     void *flipped = entry->packedB ? NULL : flippedBytes(&entry->b, b);
     CachedMatmul asSigned = *entry;
     asSigned.key.flags &= ~(int64_t)KILN_DNNL_MATMUL_UNSIGNED_B;
-    runPrimitive(&asSigned, a, flipped ? flipped : b, c, bias);
+    runPrimitive(&asSigned, scratchpad, a, flipped ? flipped : b, c, bias);
     free(flipped);
     addUnsignedBShare(&entry->key, a, c);
     return;
@@ -345,7 +338,7 @@ static void runPrimitive(const CachedMatmul *entry, const void *a,
         "matmul", dnnl_memory_desc_get_size(&entry->c));
     CachedMatmul overwrite = *entry;
     overwrite.key.flags &= ~(int64_t)KILN_DNNL_MATMUL_ACCUMULATE;
-    runPrimitive(&overwrite, a, b, product, bias);
+    runPrimitive(&overwrite, scratchpad, a, b, product, bias);
     addInt32(&entry->key, c, product);
     free(product);
     return;
@@ -372,17 +365,11 @@ static void runPrimitive(const CachedMatmul *entry, const void *a,
                              {DNNL_ARG_DST, memory[2]},
                              {DNNL_ARG_BIAS, count == 4 ? memory[3] : NULL}};
   int argCount = count;
-  /* The site's scratchpad, or this call's where another call holds it. */
-  int ownPad = entry->scratchpadBytes &&
-               __atomic_exchange_n(&entry->padBusy, 1, __ATOMIC_ACQUIRE);
-  void *pad = ownPad ? kiln_dnnl_allocate("matmul", entry->scratchpadBytes)
-                     : entry->pad;
-  dnnl_memory_t padMemory = NULL;
-  if (entry->scratchpadBytes) {
-    if ((status = dnnl_memory_create(&padMemory, &entry->scratchpad, cpu, pad)))
-      fail("dnnl_memory_create", status);
+  void *ownPad;
+  dnnl_memory_t padMemory =
+      kiln_dnnl_scratchpad_take(scratchpad, "matmul", &ownPad);
+  if (padMemory)
     args[argCount++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, padMemory};
-  }
   if ((status =
            dnnl_primitive_execute(entry->primitive, stream, argCount, args)))
     fail("dnnl_primitive_execute", status);
@@ -391,12 +378,7 @@ static void runPrimitive(const CachedMatmul *entry, const void *a,
   dnnl_stream_destroy(stream);
   for (int i = 0; i < count; ++i)
     dnnl_memory_destroy(memory[i]);
-  if (padMemory)
-    dnnl_memory_destroy(padMemory);
-  if (ownPad)
-    free(pad);
-  else if (entry->scratchpadBytes)
-    __atomic_store_n(&entry->padBusy, 0, __ATOMIC_RELEASE);
+  kiln_dnnl_scratchpad_give(scratchpad, padMemory, ownPad);
 }
 
 /* Adds the bias row to every row of each product of the batch. */
@@ -538,9 +520,9 @@ KILN_HIDDEN void kiln_dnnl_matmul(void **slot, int64_t flags, int64_t batch,
                                   const float *bias) {
   const MatmulKey key = {flags, batch, m,   n,       k,   lda,
                          strideA, ldb, strideB, ldc, strideC};
-  const CachedMatmul *entry = cached(slot, &key, b);
+  CachedMatmul *entry = cached(slot, &key, b);
   if (entry->primitive && memcmp(&entry->key, &key, sizeof(key)) == 0)
-    runPrimitive(entry, a, b, c, bias);
+    runPrimitive(entry, &entry->scratchpad, a, b, c, bias);
   else
     runGemm(&key, a, b, c, bias);
 }

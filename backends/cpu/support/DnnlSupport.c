@@ -68,6 +68,41 @@ void *kiln_dnnl_allocate(const char *component, size_t bytes) {
   return buffer;
 }
 
+void kiln_dnnl_scratchpad_init(KilnDnnlScratchpad *pad, const char *component,
+                               const_dnnl_primitive_desc_t pd) {
+  pad->md = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  pad->bytes = dnnl_memory_desc_get_size(&pad->md);
+  pad->buffer = pad->bytes ? kiln_dnnl_allocate(component, pad->bytes) : NULL;
+  pad->busy = 0;
+}
+
+dnnl_memory_t kiln_dnnl_scratchpad_take(KilnDnnlScratchpad *pad,
+                                        const char *component, void **own) {
+  *own = NULL;
+  if (!pad->bytes)
+    return NULL;
+  void *buffer = pad->buffer;
+  if (__atomic_exchange_n(&pad->busy, 1, __ATOMIC_ACQUIRE))
+    buffer = *own = kiln_dnnl_allocate(component, pad->bytes);
+  dnnl_memory_t memory;
+  dnnl_status_t status =
+      dnnl_memory_create(&memory, &pad->md, kiln_dnnl_engine(), buffer);
+  if (status)
+    kiln_dnnl_fail(component, "dnnl_memory_create", status);
+  return memory;
+}
+
+void kiln_dnnl_scratchpad_give(KilnDnnlScratchpad *pad, dnnl_memory_t memory,
+                               void *own) {
+  if (!memory)
+    return;
+  dnnl_memory_destroy(memory);
+  if (own)
+    free(own);
+  else
+    __atomic_store_n(&pad->busy, 0, __ATOMIC_RELEASE);
+}
+
 dnnl_primitive_t kiln_dnnl_reorder_primitive(const char *component,
                                              const dnnl_memory_desc_t *from,
                                              const dnnl_memory_desc_t *to) {

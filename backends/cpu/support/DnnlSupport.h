@@ -65,6 +65,32 @@ kiln_dnnl_fail(const char *component, const char *what, dnnl_status_t status);
  * prints "kiln: oneDNN <component>: out of memory" and aborts. */
 KILN_HIDDEN void *kiln_dnnl_allocate(const char *component, size_t bytes);
 
+/* A primitive's scratchpad kept by its call site (primitives are made with
+ * dnnl_scratchpad_mode_user: oneDNN's own scratchpad is not safe for calls
+ * on several threads at once), used by one call at a time (`busy`); a call
+ * that finds it taken allocates its own. `bytes` 0: none needed. */
+typedef struct KilnDnnlScratchpad {
+  dnnl_memory_desc_t md;
+  size_t bytes;
+  void *buffer;
+  int busy;
+} KilnDnnlScratchpad;
+
+/* The scratchpad that `pd` asks for, allocated for `component`. */
+KILN_HIDDEN void kiln_dnnl_scratchpad_init(KilnDnnlScratchpad *pad,
+                                           const char *component,
+                                           const_dnnl_primitive_desc_t pd);
+
+/* A memory object on the site's scratchpad, or on a buffer of this call's
+ * (`*own`) where another call holds it; null where none is needed. */
+KILN_HIDDEN dnnl_memory_t kiln_dnnl_scratchpad_take(KilnDnnlScratchpad *pad,
+                                                    const char *component,
+                                                    void **own);
+
+/* Ends the call's use of what kiln_dnnl_scratchpad_take gave it. */
+KILN_HIDDEN void kiln_dnnl_scratchpad_give(KilnDnnlScratchpad *pad,
+                                           dnnl_memory_t memory, void *own);
+
 /* A reorder primitive on the module's engine from layout `from` to `to`
  * (failures reported for `component`, as kiln_dnnl_fail does). */
 KILN_HIDDEN dnnl_primitive_t
