@@ -1,7 +1,8 @@
 //===- CudaPipeline.cpp - kiln to host code and PTX -----------------------===//
 //
 // The pipeline, in order:
-//   0-3. as on the CPU (BufferizationPipeline.cpp): kiln-fuse, kiln -> linalg on
+//   0-3. as on the CPU (BufferizationPipeline.cpp): kiln-fuse, kiln -> linalg
+//   on
 //      tensors with the linalg ops of each fused kernel fused, the kernels
 //      inlined (kiln-inline-fused-kernels), canonicalize and CSE, one-shot
 //      bufferization, results to
@@ -37,7 +38,9 @@
 //      conversions.
 // Control flow (kiln.cond/while/for) stays in the host code; a loop
 // predicate computed by a kernel is copied to the host once per iteration,
-// after which the host waits for the stream.
+// after which the host waits for the stream, except for the while loops
+// kiln-cuda-graph-loops hands to the runtime as CUDA graphs (they run on
+// the device, the host loop staying for a runtime that cannot).
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,6 +167,10 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   arena.report = options.memoryReport;
   pm.addNestedPass<func::FuncOp>(createKilnCudaPlanArena(arena));
   pm.addPass(createKilnCudaDeviceAllocations());
+  // Loops whose test and body only queue device work run as CUDA graphs
+  // where the runtime can (conditional nodes), host loops elsewhere.
+  if (options.graphLoops)
+    pm.addPass(createKilnCudaGraphLoops());
 
   // 5: kernels to PTX.
   // Constants (loop bounds, the extents that grid-stride loops and block
@@ -255,6 +262,11 @@ struct CudaLoweringPipelineOptions
                     llvm::cl::desc("Let f32 products and convolutions round "
                                    "their inputs to TF32 on tensor cores"),
                     llvm::cl::init(false)};
+  Option<bool> graphLoops{
+      *this, "graph-loops",
+      llvm::cl::desc("Run while loops whose test and body only queue device "
+                     "work as CUDA graphs where the runtime can"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
@@ -281,6 +293,7 @@ void kiln::registerCudaPipelines() {
         options.libraryMatmul = pipeline.libraryMatmul;
         options.libraryConv = pipeline.libraryConv;
         options.tf32 = pipeline.tf32;
+        options.graphLoops = pipeline.graphLoops;
         buildCudaLoweringPipeline(pm, options);
       });
 }

@@ -25,11 +25,24 @@
 /// The mgpu and library functions kiln's runtime implements; it must stay
 /// in step with gpuRuntimeFunctions() in runtime/lib/cuda/GpuRuntimeShim.cpp.
 static const char *const kImplementedByRuntime[] = {
-    "mgpuModuleLoad",      "mgpuModuleLoadJIT",     "mgpuModuleUnload",
-    "mgpuModuleGetFunction", "mgpuLaunchKernel",    "mgpuStreamCreate",
-    "mgpuStreamDestroy",   "mgpuStreamSynchronize", "mgpuMemAlloc",
-    "mgpuMemFree",         "mgpuMemcpy",            "mgpuMemset32",
-    KILN_CUDA_MATMUL_FUNCTION, KILN_CUDA_CONV_FUNCTION};
+    "mgpuModuleLoad",
+    "mgpuModuleLoadJIT",
+    "mgpuModuleUnload",
+    "mgpuModuleGetFunction",
+    "mgpuLaunchKernel",
+    "mgpuStreamCreate",
+    "mgpuStreamDestroy",
+    "mgpuStreamSynchronize",
+    "mgpuMemAlloc",
+    "mgpuMemFree",
+    "mgpuMemcpy",
+    "mgpuMemset32",
+    KILN_CUDA_MATMUL_FUNCTION,
+    KILN_CUDA_CONV_FUNCTION,
+    KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+    KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
+    KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
+    KILN_CUDA_GRAPH_WHILE_END_FUNCTION};
 
 /// Replaces the embedded PTX constant by loads from the exported image
 /// slot, so that the shared object does not carry a second copy of it.

@@ -310,8 +310,10 @@ OPTIONS:
                     them: calls, kernel launches, stream waits,
                     device-to-host copies made by the compiled code (loop
                     predicates) and their bytes, driver allocations, memory
-                    held and the largest device buffer (a function's
-                    arena). With several ranks, each rank's own (see
+                    held, the largest device buffer (a function's arena)
+                    and the while loops run on the device as CUDA graphs
+                    (KILN_CUDA_GRAPHS=0 runs them as host loops). With
+                    several ranks, each rank's own (see
                     --all-ranks-write).
   --comm MODE       How the ranks of a run reach each other, for modules
                     that use collectives (kiln.all_reduce, ...):

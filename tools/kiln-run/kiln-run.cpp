@@ -314,7 +314,7 @@ int printCudaStats(const kiln_module_t *module) {
   std::printf("cuda: %llu calls, %llu kernel launches, %llu stream waits, "
               "%llu device-to-host copies (%llu bytes), %llu driver "
               "allocations, %llu bytes held, largest device buffer %llu "
-              "bytes\n",
+              "bytes, %llu loops as graphs\n",
               (unsigned long long)stats.calls,
               (unsigned long long)stats.kernel_launches,
               (unsigned long long)stats.stream_syncs,
@@ -322,7 +322,8 @@ int printCudaStats(const kiln_module_t *module) {
               (unsigned long long)stats.device_to_host_bytes,
               (unsigned long long)stats.driver_allocations,
               (unsigned long long)stats.held_bytes,
-              (unsigned long long)stats.largest_device_allocation);
+              (unsigned long long)stats.largest_device_allocation,
+              (unsigned long long)stats.graph_loops);
   return 0;
 }
 

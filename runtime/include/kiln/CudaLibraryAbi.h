@@ -99,4 +99,27 @@ enum {
 typedef void (*kiln_cuda_conv_fn)(const int64_t *descriptor, const void *x,
                                   const void *w, void *y);
 
+/* A kiln.while loop run on the device as one CUDA graph
+ * (kiln-cuda-graph-loops). The host code asks KILN_CUDA_GRAPH_LOOPS_FUNCTION
+ * whether the device can (nonzero) and otherwise runs the loop itself. If it
+ * can, it calls KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION, runs the loop's test
+ * once (its device work is captured, not run), calls
+ * KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION with the loop state and the device
+ * address of the test's result (a byte, nonzero to go on), runs the body
+ * once, likewise captured, and calls KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
+ * which queues the whole loop on the stream. Between the first and the
+ * last call the host code must not wait for the stream nor read device
+ * memory, and every buffer the captured work uses stays where it is for
+ * the whole loop. */
+#define KILN_CUDA_GRAPH_LOOPS_FUNCTION "kiln_cuda_graph_loops"
+#define KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION "kiln_cuda_graph_while_begin"
+#define KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION "kiln_cuda_graph_while_test"
+#define KILN_CUDA_GRAPH_WHILE_END_FUNCTION "kiln_cuda_graph_while_end"
+
+typedef int32_t (*kiln_cuda_graph_loops_fn)(void);
+typedef void *(*kiln_cuda_graph_while_begin_fn)(void);
+typedef void (*kiln_cuda_graph_while_test_fn)(void *loop,
+                                              const void *predicate);
+typedef void (*kiln_cuda_graph_while_end_fn)(void *loop);
+
 #endif /* KILN_CUDALIBRARYABI_H */

@@ -252,6 +252,9 @@ typedef struct kiln_cuda_stats_t {
   uint64_t held_bytes;
   /* The largest device-memory (non-managed) buffer: a function's arena. */
   uint64_t largest_device_allocation;
+  /* kiln.while loops run on the device as one CUDA graph each, with no
+   * wait for the host per iteration (KILN_CUDA_GRAPHS=0 turns them off). */
+  uint64_t graph_loops;
 } kiln_cuda_stats_t;
 
 /* Fills `stats` for a CUDA module; KILN_STATUS_INVALID_ARGUMENT for a

@@ -411,6 +411,7 @@ kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
   stats->driver_allocations = counters.driverAllocations;
   stats->held_bytes = counters.heldBytes;
   stats->largest_device_allocation = counters.largestDeviceAllocation;
+  stats->graph_loops = counters.graphLoops;
   return nullptr;
 }
 

@@ -77,6 +77,8 @@ struct CudaStats {
   uint64_t driverAllocations = 0;
   uint64_t heldBytes = 0;
   uint64_t largestDeviceAllocation = 0;
+  /// Loops run on the device as graphs.
+  uint64_t graphLoops = 0;
 };
 
 /// The device a process opens among \p count: KILN_CUDA_DEVICE when set (a
@@ -160,6 +162,21 @@ public:
   /// descriptor's header.
   void conv(const int64_t *descriptor, const void *x, const void *w, void *y);
 
+  // Loops the host code runs on the device as a CUDA graph with
+  // conditional nodes (CudaGraphLoops.cpp; kiln/CudaLibraryAbi.h's
+  // KILN_CUDA_GRAPH_* functions).
+  /// Whether this device can: the driver has conditional nodes and the JIT
+  /// linker, the device runtime library (libcudadevrt.a) is found, and
+  /// KILN_CUDA_GRAPHS is not 0. Decided once per device.
+  bool graphLoopsAvailable();
+  /// Starts a loop's graph and captures the stream's work into its body.
+  void *beginGraphWhile();
+  /// Ends the capture of the loop's test, whose result is the byte at
+  /// `predicate` (device memory), and captures the rest of its body.
+  void testGraphWhile(void *loop, const void *predicate);
+  /// Ends the capture and queues the loop's graph on the stream.
+  void endGraphWhile(void *loop);
+
   /// Records the first failure of the current call.
   void fail(const std::string &message);
 
@@ -223,6 +240,10 @@ private:
                const char *what);
   /// Gives `library`'s handle and workspace back.
   template <typename Table> void close(Library<Table> &library);
+  /// graphLoopsAvailable's answer once decided (0 unknown, 1 yes, 2 no)
+  /// and the kernel that sets a loop's conditions.
+  int graphLoopSupport = 0;
+  CUfunction setConditions = nullptr;
   /// Updated under callMutex.
   CudaStats counters;
   /// The first failure of the current call; empty while it goes well.

@@ -2,8 +2,10 @@
 
 #include "CudaDriver.h"
 
+#include <cstdint>
 #include <dlfcn.h>
 #include <mutex>
+#include <type_traits>
 
 namespace kiln {
 namespace runtime {
@@ -40,7 +42,58 @@ struct DriverFunctions {
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  // Optional: graphs with conditional nodes and the JIT linker. NULL where
+  // the driver lacks one; the graph path is then not taken.
+  CUresult (*cuGraphCreate)(CUgraph *, unsigned);
+  CUresult (*cuGraphDestroy)(CUgraph);
+  CUresult (*cuGraphConditionalHandleCreate)(CUgraphConditionalHandle *,
+                                             CUgraph, CUcontext, unsigned,
+                                             unsigned);
+  CUresult (*cuGraphAddNode_v2)(CUgraphNode *, CUgraph, const CUgraphNode *,
+                                const void *, size_t, void *);
+  CUresult (*cuStreamBeginCaptureToGraph)(CUstream, CUgraph,
+                                          const CUgraphNode *, const void *,
+                                          size_t, int);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuStreamGetCaptureInfo_v3)(CUstream, int *, unsigned long long *,
+                                        CUgraph *, const CUgraphNode **,
+                                        const void **, size_t *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph,
+                                          unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuLinkCreate_v2)(unsigned, int *, void **, CUlinkState *);
+  CUresult (*cuLinkAddData_v2)(CUlinkState, int, void *, size_t, const char *,
+                               unsigned, int *, void **);
+  CUresult (*cuLinkAddFile_v2)(CUlinkState, int, const char *, unsigned, int *,
+                               void **);
+  CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *);
+  CUresult (*cuLinkDestroy)(CUlinkState);
 };
+
+/// cuda.h's CUDA_CONDITIONAL_NODE_PARAMS.
+struct ConditionalNodeParams {
+  CUgraphConditionalHandle handle;
+  int type;
+  unsigned size;
+  CUgraph *bodies;
+  CUcontext context;
+};
+
+/// cuda.h's CUgraphNodeParams: a type, then a union of 29 long longs.
+struct GraphNodeParams {
+  int type;
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    ConditionalNodeParams conditional;
+  };
+  long long reserved2;
+};
+static_assert(sizeof(GraphNodeParams) == 256,
+              "CUgraphNodeParams is 256 bytes in cuda.h");
+/// CU_GRAPH_NODE_TYPE_CONDITIONAL.
+constexpr int kConditionalNodeType = 13;
 
 class DlopenCudaDriver final : public CudaDriver {
 public:
@@ -139,6 +192,113 @@ public:
     return description;
   }
 
+  CUresult graphCreate(CUgraph *graph, unsigned flags) override {
+    return f.cuGraphCreate ? f.cuGraphCreate(graph, flags)
+                           : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult graphDestroy(CUgraph graph) override {
+    return f.cuGraphDestroy ? f.cuGraphDestroy(graph)
+                            : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult graphConditionalHandleCreate(CUgraphConditionalHandle *handle,
+                                        CUgraph graph, CUcontext context,
+                                        unsigned defaultValue,
+                                        unsigned flags) override {
+    return f.cuGraphConditionalHandleCreate
+               ? f.cuGraphConditionalHandleCreate(handle, graph, context,
+                                                  defaultValue, flags)
+               : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult graphAddConditionalNode(CUgraphNode *node, CUgraph graph,
+                                   const CUgraphNode *dependencies,
+                                   size_t count,
+                                   CUgraphConditionalHandle handle, int type,
+                                   CUcontext context, CUgraph *body) override {
+    if (!f.cuGraphAddNode_v2)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    GraphNodeParams params{};
+    params.type = kConditionalNodeType;
+    params.conditional.handle = handle;
+    params.conditional.type = type;
+    params.conditional.size = 1;
+    params.conditional.context = context;
+    CUresult result =
+        f.cuGraphAddNode_v2(node, graph, dependencies, nullptr, count, &params);
+    if (result == CUDA_SUCCESS)
+      *body = params.conditional.bodies[0];
+    return result;
+  }
+  CUresult streamBeginCaptureToGraph(CUstream stream, CUgraph graph,
+                                     int mode) override {
+    return f.cuStreamBeginCaptureToGraph
+               ? f.cuStreamBeginCaptureToGraph(stream, graph, nullptr, nullptr,
+                                               0, mode)
+               : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult streamEndCapture(CUstream stream, CUgraph *graph) override {
+    return f.cuStreamEndCapture ? f.cuStreamEndCapture(stream, graph)
+                                : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult streamCaptureDependencies(CUstream stream,
+                                     std::vector<CUgraphNode> &nodes) override {
+    if (!f.cuStreamGetCaptureInfo_v3)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    int status = 0;
+    const CUgraphNode *dependencies = nullptr;
+    const void *edges = nullptr;
+    size_t count = 0;
+    CUresult result = f.cuStreamGetCaptureInfo_v3(
+        stream, &status, nullptr, nullptr, &dependencies, &edges, &count);
+    if (result == CUDA_SUCCESS)
+      nodes.assign(dependencies, dependencies + count);
+    return result;
+  }
+  CUresult graphInstantiate(CUgraphExec *exec, CUgraph graph) override {
+    return f.cuGraphInstantiateWithFlags
+               ? f.cuGraphInstantiateWithFlags(exec, graph, 0)
+               : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult graphLaunch(CUgraphExec exec, CUstream stream) override {
+    return f.cuGraphLaunch ? f.cuGraphLaunch(exec, stream)
+                           : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult graphExecDestroy(CUgraphExec exec) override {
+    return f.cuGraphExecDestroy ? f.cuGraphExecDestroy(exec)
+                                : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult linkWithLibrary(const std::string &ptx, const std::string &library,
+                           std::string &image, std::string &log) override {
+    if (!f.cuLinkCreate_v2 || !f.cuLinkAddData_v2 || !f.cuLinkAddFile_v2 ||
+        !f.cuLinkComplete || !f.cuLinkDestroy)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    char errorLog[4096] = {0};
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {errorLog,
+                      reinterpret_cast<void *>(uintptr_t(sizeof(errorLog)))};
+    CUlinkState state = nullptr;
+    CUresult result = f.cuLinkCreate_v2(2, options, values, &state);
+    if (result != CUDA_SUCCESS)
+      return result;
+    std::string text = ptx;
+    result = f.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, text.data(),
+                                text.size() + 1, "kiln_graph_loops", 0, nullptr,
+                                nullptr);
+    if (result == CUDA_SUCCESS)
+      result = f.cuLinkAddFile_v2(state, CU_JIT_INPUT_LIBRARY, library.c_str(),
+                                  0, nullptr, nullptr);
+    void *cubin = nullptr;
+    size_t bytes = 0;
+    if (result == CUDA_SUCCESS)
+      result = f.cuLinkComplete(state, &cubin, &bytes);
+    if (result == CUDA_SUCCESS)
+      image.assign(static_cast<const char *>(cubin), bytes);
+    errorLog[sizeof(errorLog) - 1] = '\0';
+    log = errorLog;
+    f.cuLinkDestroy(state);
+    return result;
+  }
+
 private:
   void *handle;
   DriverFunctions f;
@@ -204,6 +364,25 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const std::string &library,
     dlclose(handle);
     return nullptr;
   }
+  auto optional = [&](const char *name, auto &function) {
+    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+        dlsym(handle, name));
+  };
+  optional("cuGraphCreate", f.cuGraphCreate);
+  optional("cuGraphDestroy", f.cuGraphDestroy);
+  optional("cuGraphConditionalHandleCreate", f.cuGraphConditionalHandleCreate);
+  optional("cuGraphAddNode_v2", f.cuGraphAddNode_v2);
+  optional("cuStreamBeginCaptureToGraph", f.cuStreamBeginCaptureToGraph);
+  optional("cuStreamEndCapture", f.cuStreamEndCapture);
+  optional("cuStreamGetCaptureInfo_v3", f.cuStreamGetCaptureInfo_v3);
+  optional("cuGraphInstantiateWithFlags", f.cuGraphInstantiateWithFlags);
+  optional("cuGraphLaunch", f.cuGraphLaunch);
+  optional("cuGraphExecDestroy", f.cuGraphExecDestroy);
+  optional("cuLinkCreate_v2", f.cuLinkCreate_v2);
+  optional("cuLinkAddData_v2", f.cuLinkAddData_v2);
+  optional("cuLinkAddFile_v2", f.cuLinkAddFile_v2);
+  optional("cuLinkComplete", f.cuLinkComplete);
+  optional("cuLinkDestroy", f.cuLinkDestroy);
   return std::make_unique<DlopenCudaDriver>(handle, f);
 }
 

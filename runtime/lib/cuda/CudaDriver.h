@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kiln {
 namespace runtime {
@@ -28,6 +29,11 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphNode = struct CUgraphNode_st *;
+using CUgraphExec = struct CUgraphExec_st *;
+using CUlinkState = struct CUlinkState_st *;
+using CUgraphConditionalHandle = unsigned long long;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 /// What cuInit returns on a machine with a driver but no CUDA device.
@@ -40,6 +46,18 @@ constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
 /// CU_MEM_ATTACH_GLOBAL, for cuMemAllocManaged.
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
+/// What the graph entry points return where the driver has none.
+constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
+/// CUjitInputType values for the linker.
+constexpr int CU_JIT_INPUT_PTX = 1;
+constexpr int CU_JIT_INPUT_LIBRARY = 4;
+/// CUgraphConditionalNodeType and the handle flag that resets a handle to
+/// its default value at each launch of its graph.
+constexpr int CU_GRAPH_COND_TYPE_IF = 0;
+constexpr int CU_GRAPH_COND_TYPE_WHILE = 1;
+constexpr unsigned CU_GRAPH_COND_ASSIGN_DEFAULT = 1;
+/// CUstreamCaptureMode: the capturing thread may still allocate memory.
+constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
 
 /// The driver entry points the runtime uses, named after them.
 class CudaDriver {
@@ -87,6 +105,53 @@ public:
   virtual CUresult streamDestroy(CUstream stream) = 0;
   /// The driver's name for `result` (cuGetErrorName/cuGetErrorString).
   virtual std::string describe(CUresult result) = 0;
+
+  // CUDA graphs with conditional nodes (CUDA 12.4 and later) and the JIT
+  // linker, for loops run on the device (CudaGraphLoops.cpp). A driver
+  // without them answers CUDA_ERROR_NOT_SUPPORTED, as these defaults do.
+  virtual CUresult graphCreate(CUgraph *, unsigned) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  virtual CUresult graphDestroy(CUgraph) { return CUDA_ERROR_NOT_SUPPORTED; }
+  virtual CUresult graphConditionalHandleCreate(CUgraphConditionalHandle *,
+                                                CUgraph, CUcontext, unsigned,
+                                                unsigned) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  /// cuGraphAddNode with a conditional node of `type` on `handle` after
+  /// `dependencies`; sets `body` to the node's (first) body graph.
+  virtual CUresult graphAddConditionalNode(CUgraphNode *, CUgraph,
+                                           const CUgraphNode *, size_t,
+                                           CUgraphConditionalHandle, int,
+                                           CUcontext, CUgraph *) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  virtual CUresult streamBeginCaptureToGraph(CUstream, CUgraph, int) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  virtual CUresult streamEndCapture(CUstream, CUgraph *) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  /// The nodes the next captured work on `stream` will depend on.
+  virtual CUresult streamCaptureDependencies(CUstream,
+                                             std::vector<CUgraphNode> &) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  virtual CUresult graphInstantiate(CUgraphExec *, CUgraph) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  virtual CUresult graphLaunch(CUgraphExec, CUstream) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  virtual CUresult graphExecDestroy(CUgraphExec) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  /// Links `ptx` with the device library archive at `library` into an
+  /// image that moduleLoadDataEx takes; `log` receives the linker's errors.
+  virtual CUresult linkWithLibrary(const std::string &, const std::string &,
+                                   std::string &, std::string &) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
 };
 
 /// Loads the driver library `library` (normally "libcuda.so.1") and

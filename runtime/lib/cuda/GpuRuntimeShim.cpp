@@ -76,6 +76,23 @@ void kilnCudaConv(const int64_t *descriptor, const void *x, const void *w,
 static_assert(std::is_same_v<decltype(&kilnCudaConv), kiln_cuda_conv_fn>,
               "kiln_cuda_conv's signature is kiln/CudaLibraryAbi.h's");
 
+int32_t kilnCudaGraphLoops() { return device().graphLoopsAvailable(); }
+void *kilnCudaGraphWhileBegin() { return device().beginGraphWhile(); }
+void kilnCudaGraphWhileTest(void *loop, const void *predicate) {
+  device().testGraphWhile(loop, predicate);
+}
+void kilnCudaGraphWhileEnd(void *loop) { device().endGraphWhile(loop); }
+static_assert(
+    std::is_same_v<decltype(&kilnCudaGraphLoops), kiln_cuda_graph_loops_fn> &&
+        std::is_same_v<decltype(&kilnCudaGraphWhileBegin),
+                       kiln_cuda_graph_while_begin_fn> &&
+        std::is_same_v<decltype(&kilnCudaGraphWhileTest),
+                       kiln_cuda_graph_while_test_fn> &&
+        std::is_same_v<decltype(&kilnCudaGraphWhileEnd),
+                       kiln_cuda_graph_while_end_fn>,
+    "the graph loop functions' signatures are "
+    "kiln/CudaLibraryAbi.h's");
+
 template <typename F> void *address(F *function) {
   return reinterpret_cast<void *>(function);
 }
@@ -98,6 +115,10 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {"mgpuMemset32", address(mgpuMemset32)},
       {KILN_CUDA_MATMUL_FUNCTION, address(kilnCudaMatmul)},
       {KILN_CUDA_CONV_FUNCTION, address(kilnCudaConv)},
+      {KILN_CUDA_GRAPH_LOOPS_FUNCTION, address(kilnCudaGraphLoops)},
+      {KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION, address(kilnCudaGraphWhileBegin)},
+      {KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION, address(kilnCudaGraphWhileTest)},
+      {KILN_CUDA_GRAPH_WHILE_END_FUNCTION, address(kilnCudaGraphWhileEnd)},
   };
   return functions;
 }

@@ -315,6 +315,41 @@ def KilnCudaDeviceAllocations
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def KilnCudaGraphLoops
+    : Pass<"kiln-cuda-graph-loops", "mlir::ModuleOp"> {
+  let summary = "Run device-only while loops as CUDA graphs with conditional nodes";
+  let description = [{
+    Runs on the host code after `kiln-cuda-device-allocations`. An
+    `scf.while` whose test and body only queue device work (launches,
+    stream-ordered device copies, device allocations and frees, cuBLASLt
+    products) and whose test ends by copying a predicate a kernel computed
+    back to the host becomes
+      scf.if (kiln_cuda_graph_loops()) {
+        fixed buffers for the loop-carried and forwarded values
+        kiln_cuda_graph_while_begin(); test; kiln_cuda_graph_while_test(p);
+        body; kiln_cuda_graph_while_end()
+      } else { the loop as it was }
+    The runtime captures the test and the body once into a graph whose
+    WHILE node runs them on the device until the predicate is false, with
+    no host wait per iteration (runtime/lib/cuda/CudaGraphLoops.cpp). A
+    captured kernel's arguments are fixed, so the loop-carried values live
+    in buffers allocated before the loop: the test reads them, copies what
+    it forwards into the forwarded values' buffers, and the body copies the
+    values it yields back into the loop-carried ones. Frees of those
+    buffers inside the loop, and the ownership flags that guard them, are
+    dropped; buffers the loop allocates are freed after their copies.
+    Loops with host reads or writes other than the predicate, waits,
+    convolutions, collectives, nested loops or dynamically shaped
+    loop-carried values stay host loops.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCudaScalarKernels
     : Pass<"kiln-cuda-scalar-kernels", "mlir::func::FuncOp"> {
   let summary = "Run rank-0 linalg ops and host stores in one-thread kernels";

@@ -1,0 +1,441 @@
+//===- GraphLoops.cpp - Device-only while loops as CUDA graphs ------------===//
+//
+// A kiln.while whose test and body only queue device work still waits for
+// the host once per iteration: the test's predicate is copied back, the
+// host waits for the stream, reads it and queues the next iteration. The
+// runtime can instead capture the test and the body once into a CUDA graph
+// whose conditional WHILE node repeats them on the device
+// (runtime/lib/cuda/CudaGraphLoops.cpp); this pass rewrites such loops to
+// do so where the runtime can, keeping the host loop for where it cannot.
+//
+// Captured work keeps the addresses it was captured with, so the values a
+// loop carries must stay in the same buffers from one iteration to the
+// next. Ownership-based deallocation instead lets each iteration yield
+// fresh buffers and free the previous ones. The graph form therefore gives
+// every loop-carried value a "home" allocated before the loop (initialized
+// with a copy of the loop's input) and every value the test forwards a
+// home too; the test reads the loop-carried homes and copies what it
+// forwards into the forwarded homes, the body reads those and copies what
+// it yields back into the loop-carried homes. Frees of the homes inside
+// the loop are dropped, the ownership flags the loop carries are false
+// inside it (the homes belong to the code around the loop), and buffers
+// the test or the body allocates and hands on are freed after their copy.
+// The forwarded homes are the loop's results, as fresh as the buffers the
+// test forwarded before (which the code after the loop frees).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "common/BufferAddress.h"
+#include "common/LibraryCalls.h"
+
+#include "kiln/CudaLibraryAbi.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDAGRAPHLOOPS
+#include "kiln/Backends/CudaPasses.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+/// The buffer `value` is a view of, through view-like ops and the base
+/// buffers of expand-strided-metadata.
+static Value rootOf(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def))
+      value = metadata.getSource();
+    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      value = view.getViewSource();
+    else
+      break;
+  }
+  return value;
+}
+
+namespace {
+
+/// The test's read of its predicate: the copy of a device byte into a host
+/// slot, the wait for it and the load (kiln-cuda-predicate-copies and
+/// kiln-cuda-async-launches).
+struct PredicateRead {
+  gpu::MemcpyOp copy;
+  gpu::WaitOp wait;
+  memref::LoadOp load;
+  Value devicePredicate;
+};
+
+/// Why a loop stays a host loop, or nothing.
+class Eligibility {
+public:
+  explicit Eligibility(scf::WhileOp loop) : loop(loop) {}
+
+  /// Checks the loop; on success `read` is its predicate read.
+  bool check(PredicateRead &read) {
+    for (Type type : loop.getResultTypes())
+      if (!isFixedBuffer(type))
+        return false;
+    for (Value init : loop.getInits())
+      if (!isFixedBuffer(init.getType()) && !init.getType().isInteger(1))
+        return false;
+    for (BlockArgument arg : loop.getAfterArguments())
+      if (!isFixedBuffer(arg.getType()))
+        return false;
+    // Ownership flags only guard frees.
+    for (BlockArgument arg : loop.getBeforeArguments()) {
+      if (!arg.getType().isInteger(1))
+        continue;
+      for (Operation *user : arg.getUsers()) {
+        auto guard = dyn_cast<scf::IfOp>(user);
+        if (!guard || guard.getNumResults() || !guard.getElseRegion().empty())
+          return false;
+        for (Operation &op : guard.getThenRegion().front())
+          if (!isa<gpu::DeallocOp, gpu::WaitOp, scf::YieldOp>(op))
+            return false;
+      }
+    }
+    if (!findPredicateRead(read))
+      return false;
+    WalkResult result = loop->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op == loop)
+        return WalkResult::advance();
+      if (isa<gpu::LaunchOp>(op))
+        return cast<gpu::LaunchOp>(op).getAsyncToken()
+                   ? WalkResult::skip()
+                   : WalkResult::interrupt();
+      if (op == read.copy || op == read.wait || op == read.load)
+        return WalkResult::advance();
+      return allowed(op) ? WalkResult::advance() : WalkResult::interrupt();
+    });
+    return !result.wasInterrupted();
+  }
+
+private:
+  static bool isFixedBuffer(Type type) {
+    auto memref = dyn_cast<MemRefType>(type);
+    return memref && memref.hasStaticShape() &&
+           memref.getLayout().isIdentity() && !memref.getMemorySpace();
+  }
+
+  /// Whether `value` is host memory: a stack slot, a global, or managed
+  /// memory the host code touches.
+  static bool isHostMemory(Value value) {
+    Value root = rootOf(value);
+    if (root.getDefiningOp<memref::AllocaOp>() ||
+        root.getDefiningOp<memref::GetGlobalOp>() ||
+        root.getDefiningOp<memref::AllocOp>())
+      return true;
+    if (auto alloc = root.getDefiningOp<gpu::AllocOp>())
+      return alloc.getHostShared();
+    return false;
+  }
+
+  bool findPredicateRead(PredicateRead &read) {
+    auto condition = cast<scf::ConditionOp>(loop.getBefore().front().back());
+    read.load = condition.getCondition().getDefiningOp<memref::LoadOp>();
+    if (!read.load || !read.load.getResult().hasOneUse() ||
+        read.load->getBlock() != &loop.getBefore().front())
+      return false;
+    Value slot = read.load.getMemRef();
+    if (!slot.getDefiningOp<memref::AllocaOp>())
+      return false;
+    read.wait = dyn_cast_or_null<gpu::WaitOp>(read.load->getPrevNode());
+    if (!read.wait || read.wait.getAsyncToken() ||
+        read.wait.getAsyncDependencies().size() != 1)
+      return false;
+    read.copy = read.wait.getAsyncDependencies()[0].getDefiningOp<gpu::MemcpyOp>();
+    if (!read.copy || read.copy.getDst() != slot ||
+        read.copy->getBlock() != read.load->getBlock() ||
+        !read.copy.getAsyncToken().hasOneUse())
+      return false;
+    // The slot is written by this copy and read by this load only.
+    for (Operation *user : slot.getUsers())
+      if (user != read.copy && user != read.load)
+        return false;
+    read.devicePredicate = read.copy.getSrc();
+    return !isHostMemory(read.devicePredicate);
+  }
+
+  /// Whether `op` (outside kernels) only queues device work or computes
+  /// host values that do not read memory.
+  bool allowed(Operation *op) {
+    if (auto wait = dyn_cast<gpu::WaitOp>(op))
+      return static_cast<bool>(wait.getAsyncToken());
+    if (auto alloc = dyn_cast<gpu::AllocOp>(op))
+      return !alloc.getHostShared() && alloc.getAsyncToken();
+    if (auto dealloc = dyn_cast<gpu::DeallocOp>(op))
+      return static_cast<bool>(dealloc.getAsyncToken());
+    if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
+      return copy.getAsyncToken() && !isHostMemory(copy.getSrc()) &&
+             !isHostMemory(copy.getDst());
+    if (auto call = dyn_cast<func::CallOp>(op))
+      return call.getCallee() == KILN_CUDA_MATMUL_FUNCTION;
+    if (auto guard = dyn_cast<scf::IfOp>(op)) {
+      auto flag = dyn_cast<BlockArgument>(guard.getCondition());
+      return flag && flag.getOwner() == &loop.getBefore().front();
+    }
+    if (isa<scf::YieldOp, scf::ConditionOp, memref::ExtractStridedMetadataOp,
+            memref::ExtractAlignedPointerAsIndexOp, LLVM::IntToPtrOp>(op) ||
+        isa<ViewLikeOpInterface>(op))
+      return true;
+    // Pure host arithmetic.
+    return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+  }
+
+  scf::WhileOp loop;
+};
+
+/// Builds the graph form of one loop.
+class GraphLoopBuilder {
+public:
+  GraphLoopBuilder(scf::WhileOp loop, const PredicateRead &read,
+                   func::FuncOp loopsAvailable, func::FuncOp begin,
+                   func::FuncOp test, func::FuncOp end)
+      : loop(loop), read(read), loopsAvailable(loopsAvailable), begin(begin),
+        test(test), end(end) {}
+
+  void build() {
+    Location loc = loop.getLoc();
+    OpBuilder builder(loop);
+    Value available =
+        builder.create<func::CallOp>(loc, loopsAvailable, ValueRange())
+            .getResult(0);
+    Value zero = builder.create<arith::ConstantIntOp>(loc, 0, 32);
+    Value onDevice = builder.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::ne, available, zero);
+    auto choice = builder.create<scf::IfOp>(loc, loop.getResultTypes(),
+                                            onDevice, /*withElse=*/true);
+    // Without results, the branches come with terminators; each gets its
+    // own yield below.
+    for (Region &region : choice->getRegions())
+      if (!region.front().empty())
+        region.front().back().erase();
+    // The host loop, as it was, in the else branch.
+    Block &hostBlock = choice.getElseRegion().front();
+    loop.getResults().replaceAllUsesWith(choice.getResults());
+    loop->moveBefore(&hostBlock, hostBlock.end());
+    OpBuilder::atBlockEnd(&hostBlock)
+        .create<scf::YieldOp>(loc, loop.getResults());
+
+    Block &graphBlock = choice.getThenRegion().front();
+    builder.setInsertionPointToEnd(&graphBlock);
+    SmallVector<Value> forwardedHomes = buildGraph(builder);
+    builder.create<scf::YieldOp>(loc, forwardedHomes);
+  }
+
+private:
+  Value token(OpBuilder &builder) {
+    return builder
+        .create<gpu::WaitOp>(loop.getLoc(),
+                             builder.getType<gpu::AsyncTokenType>(),
+                             ValueRange())
+        .getAsyncToken();
+  }
+  Value allocate(OpBuilder &builder, Type type) {
+    auto alloc = builder.create<gpu::AllocOp>(
+        loop.getLoc(), type, builder.getType<gpu::AsyncTokenType>(),
+        ValueRange{token(builder)}, ValueRange(), ValueRange(),
+        /*hostShared=*/false);
+    return alloc.getMemref();
+  }
+  void copy(OpBuilder &builder, Value destination, Value source) {
+    builder.create<gpu::MemcpyOp>(loop.getLoc(),
+                                  builder.getType<gpu::AsyncTokenType>(),
+                                  ValueRange{token(builder)}, destination,
+                                  source);
+  }
+  void free(OpBuilder &builder, Value buffer) {
+    builder.create<gpu::DeallocOp>(loop.getLoc(),
+                                   builder.getType<gpu::AsyncTokenType>(),
+                                   ValueRange{token(builder)}, buffer);
+  }
+
+  /// Copies `values` into `homes`, then frees the buffers among them that
+  /// `region` allocated (each once).
+  void handOver(OpBuilder &builder, Region &region, ValueRange values,
+                ArrayRef<Value> homes, IRMapping &mapping) {
+    llvm::SetVector<Value> fresh;
+    for (auto [value, home] : llvm::zip(values, homes)) {
+      copy(builder, home, mapping.lookupOrDefault(value));
+      Value root = rootOf(value);
+      auto alloc = root.getDefiningOp<gpu::AllocOp>();
+      if (alloc && region.isAncestor(alloc->getParentRegion()))
+        fresh.insert(mapping.lookupOrDefault(root));
+    }
+    for (Value buffer : fresh)
+      free(builder, buffer);
+  }
+
+  /// Clones the ops of `block` but its terminator, dropping frees of the
+  /// buffers in `homes` (the dropped free's token stands for the stream).
+  void cloneBody(OpBuilder &builder, Block &block, IRMapping &mapping,
+                 const llvm::SmallPtrSetImpl<Value> &homes) {
+    for (Operation &op : block.without_terminator()) {
+      if (&op == read.copy.getOperation() || &op == read.wait.getOperation() ||
+          &op == read.load.getOperation())
+        continue;
+      if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
+        if (homes.contains(mapping.lookupOrDefault(rootOf(dealloc.getMemref())))) {
+          mapping.map(dealloc.getAsyncToken(), token(builder));
+          continue;
+        }
+      }
+      builder.clone(op, mapping);
+    }
+  }
+
+  SmallVector<Value> buildGraph(OpBuilder &builder) {
+    Location loc = loop.getLoc();
+    Block &before = loop.getBefore().front();
+    Block &after = loop.getAfter().front();
+    Value noOwnership = builder.create<arith::ConstantIntOp>(loc, 0, 1);
+
+    // Homes of the loop-carried values, initialized from the inputs.
+    IRMapping testMapping;
+    llvm::SmallPtrSet<Value, 8> homes;
+    for (auto [arg, init] :
+         llvm::zip(before.getArguments(), loop.getInits())) {
+      if (!isa<MemRefType>(arg.getType())) {
+        testMapping.map(arg, noOwnership);
+        continue;
+      }
+      Value home = allocate(builder, arg.getType());
+      copy(builder, home, init);
+      testMapping.map(arg, home);
+      homes.insert(home);
+    }
+    // The inputs the loop owns are freed as its first test would have.
+    IRMapping initMapping;
+    initMapping.map(before.getArguments(), loop.getInits());
+    for (Operation &op : before.without_terminator()) {
+      auto guard = dyn_cast<scf::IfOp>(op);
+      if (!guard || !isa<BlockArgument>(guard.getCondition()))
+        continue;
+      guard.walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          cloneDefinitions(builder, operand, before, initMapping);
+      });
+      builder.clone(op, initMapping);
+    }
+    SmallVector<Value> forwardedHomes;
+    for (BlockArgument arg : after.getArguments()) {
+      forwardedHomes.push_back(allocate(builder, arg.getType()));
+      homes.insert(forwardedHomes.back());
+    }
+
+    Value state =
+        builder.create<func::CallOp>(loc, begin, ValueRange()).getResult(0);
+    // The test, reading the loop-carried homes.
+    cloneBody(builder, before, testMapping, homes);
+    auto condition = cast<scf::ConditionOp>(before.getTerminator());
+    handOver(builder, loop.getBefore(), condition.getArgs(), forwardedHomes,
+             testMapping);
+    Value predicate = testMapping.lookupOrDefault(read.devicePredicate);
+    kiln::BufferAddress address = kiln::bufferAddressOf(builder, loc, predicate, 1);
+    Value pointer = builder.create<LLVM::IntToPtrOp>(
+        loc, LLVM::LLVMPointerType::get(builder.getContext()),
+        address.address);
+    builder.create<func::CallOp>(loc, test, ValueRange{state, pointer});
+
+    // The body, reading the forwarded homes.
+    IRMapping bodyMapping;
+    bodyMapping.map(after.getArguments(), forwardedHomes);
+    cloneBody(builder, after, bodyMapping, homes);
+    auto yield = cast<scf::YieldOp>(after.getTerminator());
+    SmallVector<Value> yielded, carriedHomes;
+    for (auto [value, arg] :
+         llvm::zip(yield.getOperands(), before.getArguments()))
+      if (isa<MemRefType>(arg.getType())) {
+        yielded.push_back(value);
+        carriedHomes.push_back(testMapping.lookup(arg));
+      }
+    handOver(builder, loop.getAfter(), yielded, carriedHomes, bodyMapping);
+    builder.create<func::CallOp>(loc, end, ValueRange{state});
+
+    for (Value home : carriedHomes)
+      free(builder, home);
+    return forwardedHomes;
+  }
+
+  /// Clones the ops of `block` that `value` is computed from (views and
+  /// metadata of its arguments), so that `value` has a mapping.
+  void cloneDefinitions(OpBuilder &builder, Value value, Block &block,
+                        IRMapping &mapping) {
+    if (mapping.contains(value))
+      return;
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != &block)
+      return;
+    // Device work a guard waits for is ordered on the stream anyway.
+    if (isa<gpu::AsyncTokenType>(value.getType())) {
+      mapping.map(value, token(builder));
+      return;
+    }
+    for (Value operand : def->getOperands())
+      cloneDefinitions(builder, operand, block, mapping);
+    builder.clone(*def, mapping);
+  }
+
+  scf::WhileOp loop;
+  PredicateRead read;
+  func::FuncOp loopsAvailable, begin, test, end;
+};
+
+struct KilnCudaGraphLoopsPass
+    : kiln::impl::KilnCudaGraphLoopsBase<KilnCudaGraphLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<scf::WhileOp, PredicateRead>> loops;
+    module.walk([&](scf::WhileOp loop) {
+      if (loop->getParentOfType<gpu::LaunchOp>() ||
+          loop->getParentOfType<LoopLikeOpInterface>())
+        return;
+      // Loops inside loops stay on the host with them.
+      bool nested = false;
+      loop->walk([&](Operation *op) {
+        if (op != loop.getOperation() && isa<LoopLikeOpInterface>(op) &&
+            !op->getParentOfType<gpu::LaunchOp>())
+          nested = true;
+      });
+      PredicateRead read;
+      if (!nested && Eligibility(loop).check(read))
+        loops.push_back({loop, read});
+    });
+    if (loops.empty())
+      return;
+    MLIRContext *context = &getContext();
+    Type pointer = LLVM::LLVMPointerType::get(context);
+    Type i32 = IntegerType::get(context, 32);
+    func::FuncOp available = kiln::declareLibraryFunction(
+        module, KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+        FunctionType::get(context, {}, {i32}));
+    func::FuncOp begin = kiln::declareLibraryFunction(
+        module, KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
+        FunctionType::get(context, {}, {pointer}));
+    func::FuncOp test = kiln::declareLibraryFunction(
+        module, KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
+        FunctionType::get(context, {pointer, pointer}, {}));
+    func::FuncOp end = kiln::declareLibraryFunction(
+        module, KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
+        FunctionType::get(context, {pointer}, {}));
+    if (!available || !begin || !test || !end)
+      return signalPassFailure();
+    for (auto &[loop, read] : loops)
+      GraphLoopBuilder(loop, read, available, begin, test, end).build();
+  }
+};
+} // namespace

@@ -1,0 +1,214 @@
+//===- CudaGraphLoops.cpp - kiln.while loops as CUDA graphs ---------------===//
+//
+// The host code of a loop that kiln-cuda-graph-loops rewrote runs its test
+// and its body once, between beginGraphWhile, testGraphWhile and
+// endGraphWhile, while the stream is captured: its launches, copies and
+// library calls become nodes of a graph instead of running. The graph is
+//
+//   while (loop) {             // conditional WHILE node, loop = 1 at launch
+//     test                     // the loop's condition region
+//     set-conditions(loop, body, *predicate)
+//     if (body) { body }       // conditional IF node: the loop's body
+//   }
+//
+// launched once on the stream, so that the loop runs on the device with no
+// wait for the host per iteration. A kernel sets a conditional node's value
+// only through the device runtime's cudaGraphSetConditional, which lives in
+// the toolkit's libcudadevrt.a: the small set-conditions kernel below is
+// linked with it by the driver's JIT linker when a device first needs it,
+// and a device that cannot (no conditional nodes in the driver, no
+// libcudadevrt.a, KILN_CUDA_GRAPHS=0) runs the loops in host code, which
+// the compiled code also holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDevice.h"
+
+#include <cstdlib>
+#include <fstream>
+
+namespace kiln {
+namespace runtime {
+namespace cuda {
+namespace {
+
+/// Sets the loop's and the body's conditions to whether the byte at
+/// `predicate` is nonzero. One thread.
+const char kSetConditionsPtx[] = R"ptx(
+.version 8.4
+.target sm_75
+.address_size 64
+
+.extern .func cudaGraphSetConditional(.param .b64 handle, .param .b32 value);
+
+.visible .entry kiln_graph_set_conditions(.param .u64 loop_handle,
+                                          .param .u64 body_handle,
+                                          .param .u64 predicate)
+{
+  .reg .pred %p;
+  .reg .b16 %h;
+  .reg .b32 %v;
+  .reg .b64 %d<4>;
+  ld.param.u64 %d1, [loop_handle];
+  ld.param.u64 %d2, [body_handle];
+  ld.param.u64 %d3, [predicate];
+  cvta.to.global.u64 %d3, %d3;
+  ld.global.u8 %h, [%d3];
+  setp.ne.s16 %p, %h, 0;
+  selp.u32 %v, 1, 0, %p;
+  {
+    .param .b64 handle;
+    .param .b32 value;
+    st.param.b64 [handle], %d1;
+    st.param.b32 [value], %v;
+    call.uni cudaGraphSetConditional, (handle, value);
+  }
+  {
+    .param .b64 handle;
+    .param .b32 value;
+    st.param.b64 [handle], %d2;
+    st.param.b32 [value], %v;
+    call.uni cudaGraphSetConditional, (handle, value);
+  }
+  ret;
+}
+)ptx";
+
+/// The device runtime library: KILN_CUDA_DEVRT, else the toolkit's.
+std::string deviceRuntimeLibrary() {
+  std::vector<std::string> candidates;
+  if (const char *path = std::getenv("KILN_CUDA_DEVRT"); path && *path)
+    return path;
+#ifdef KILN_CUDA_DEVRT_LIBRARY
+  candidates.push_back(KILN_CUDA_DEVRT_LIBRARY);
+#endif
+  candidates.push_back("/usr/local/cuda/lib64/libcudadevrt.a");
+  candidates.push_back("/usr/lib/x86_64-linux-gnu/libcudadevrt.a");
+  for (const std::string &candidate : candidates)
+    if (std::ifstream(candidate).good())
+      return candidate;
+  return "";
+}
+
+/// A loop's graph while it is captured.
+struct GraphWhile {
+  CUgraph graph = nullptr;
+  /// The WHILE node's body (test, then the IF node) and the IF node's.
+  CUgraph iteration = nullptr;
+  CUgraph body = nullptr;
+  CUgraphConditionalHandle loopCondition = 0;
+  CUgraphConditionalHandle bodyCondition = 0;
+  /// Whether the stream is being captured.
+  bool capturing = false;
+};
+
+} // namespace
+
+bool CudaDevice::graphLoopsAvailable() {
+  if (!failure.empty())
+    return false;
+  if (graphLoopSupport)
+    return graphLoopSupport == 1;
+  graphLoopSupport = 2;
+  if (const char *flag = std::getenv("KILN_CUDA_GRAPHS");
+      flag && std::string(flag) == "0")
+    return false;
+  std::string library = deviceRuntimeLibrary();
+  if (library.empty())
+    return false;
+  std::string image, log;
+  if (driver->linkWithLibrary(kSetConditionsPtx, library, image, log) !=
+      CUDA_SUCCESS)
+    return false;
+  CUmodule module = nullptr;
+  if (driver->moduleLoadDataEx(&module, image.data(), 0, nullptr, nullptr) !=
+      CUDA_SUCCESS)
+    return false;
+  // Unloaded with the device's other modules.
+  modules.emplace(kSetConditionsPtx, module);
+  if (driver->moduleGetFunction(&setConditions, module,
+                                "kiln_graph_set_conditions") != CUDA_SUCCESS)
+    return false;
+  graphLoopSupport = 1;
+  return true;
+}
+
+void *CudaDevice::beginGraphWhile() {
+  auto *loop = new GraphWhile;
+  if (!failure.empty())
+    return loop;
+  CUgraphNode node = nullptr;
+  if (check(driver->graphCreate(&loop->graph, 0), "cuGraphCreate") &&
+      check(driver->graphConditionalHandleCreate(
+                &loop->loopCondition, loop->graph, context, 1,
+                CU_GRAPH_COND_ASSIGN_DEFAULT),
+            "cuGraphConditionalHandleCreate") &&
+      check(driver->graphAddConditionalNode(
+                &node, loop->graph, nullptr, 0, loop->loopCondition,
+                CU_GRAPH_COND_TYPE_WHILE, context, &loop->iteration),
+            "cuGraphAddNode (a while node)") &&
+      check(driver->graphConditionalHandleCreate(
+                &loop->bodyCondition, loop->iteration, context, 0, 0),
+            "cuGraphConditionalHandleCreate") &&
+      check(driver->streamBeginCaptureToGraph(streamHandle, loop->iteration,
+                                              CU_STREAM_CAPTURE_MODE_RELAXED),
+            "cuStreamBeginCaptureToGraph (a loop's test)"))
+    loop->capturing = true;
+  return loop;
+}
+
+void CudaDevice::testGraphWhile(void *opaque, const void *predicate) {
+  auto *loop = static_cast<GraphWhile *>(opaque);
+  if (!failure.empty() || !loop->capturing)
+    return;
+  void *params[] = {&loop->loopCondition, &loop->bodyCondition, &predicate};
+  std::vector<CUgraphNode> dependencies;
+  check(driver->launchKernel(setConditions, 1, 1, 1, 1, 1, 1, 0, streamHandle,
+                             params, nullptr),
+        "cuLaunchKernel (a loop's conditions)") &&
+      check(driver->streamCaptureDependencies(streamHandle, dependencies),
+            "cuStreamGetCaptureInfo");
+  CUgraph captured = nullptr;
+  loop->capturing = false;
+  if (!check(driver->streamEndCapture(streamHandle, &captured),
+             "cuStreamEndCapture (a loop's test)") ||
+      !failure.empty())
+    return;
+  CUgraphNode node = nullptr;
+  if (check(driver->graphAddConditionalNode(
+                &node, loop->iteration, dependencies.data(),
+                dependencies.size(), loop->bodyCondition,
+                CU_GRAPH_COND_TYPE_IF, context, &loop->body),
+            "cuGraphAddNode (an if node)") &&
+      check(driver->streamBeginCaptureToGraph(streamHandle, loop->body,
+                                              CU_STREAM_CAPTURE_MODE_RELAXED),
+            "cuStreamBeginCaptureToGraph (a loop's body)"))
+    loop->capturing = true;
+}
+
+void CudaDevice::endGraphWhile(void *opaque) {
+  auto *loop = static_cast<GraphWhile *>(opaque);
+  // The capture ends even after a failure, so that the stream takes work
+  // again.
+  if (loop->capturing) {
+    CUgraph captured = nullptr;
+    check(driver->streamEndCapture(streamHandle, &captured),
+          "cuStreamEndCapture (a loop's body)");
+  }
+  CUgraphExec exec = nullptr;
+  if (failure.empty() &&
+      check(driver->graphInstantiate(&exec, loop->graph),
+            "cuGraphInstantiate (a loop)") &&
+      check(driver->graphLaunch(exec, streamHandle), "cuGraphLaunch (a loop)"))
+    ++counters.graphLoops;
+  // Both are freed once the launched graph has run.
+  if (exec)
+    driver->graphExecDestroy(exec);
+  if (loop->graph)
+    driver->graphDestroy(loop->graph);
+  delete loop;
+}
+
+} // namespace cuda
+} // namespace runtime
+} // namespace kiln

@@ -1,0 +1,209 @@
+// REQUIRES: cuda-backend
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-graph-loops | FileCheck %s
+
+// A loop as kiln-cuda-device-allocations leaves a kiln.while: the test
+// copies the carried value forward and computes the predicate in a
+// kernel, which the host reads back; the body yields a fresh buffer and
+// frees its argument. It becomes a graph where the runtime can: homes for
+// the carried and the forwarded value, the test reading the carried home
+// and handing its fresh copy over to the forwarded home, the predicate's
+// device address to the runtime, the body reading the forwarded home and
+// handing its result back to the carried home; no frees of homes and no
+// host read inside. The host loop stays in the other branch.
+// CHECK:       func.func private @kiln_cuda_graph_while_end(!llvm.ptr)
+// CHECK:       func.func private @kiln_cuda_graph_while_test(!llvm.ptr, !llvm.ptr)
+// CHECK:       func.func private @kiln_cuda_graph_while_begin() -> !llvm.ptr
+// CHECK:       func.func private @kiln_cuda_graph_loops() -> i32
+// CHECK-LABEL: func.func @fixed_point
+// CHECK:       %[[OK:.+]] = call @kiln_cuda_graph_loops() : () -> i32
+// CHECK:       %[[ON:.+]] = arith.cmpi ne, %[[OK]]
+// CHECK:       %[[R:.+]] = scf.if %[[ON]] -> (memref<256xf32>) {
+// CHECK:         %[[HOME:.+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<256xf32>
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %[[INIT:.+]] : memref<256xf32>, memref<256xf32>
+// CHECK:         %[[FWD:.+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<256xf32>
+// CHECK:         %[[LOOP:.+]] = func.call @kiln_cuda_graph_while_begin() : () -> !llvm.ptr
+// CHECK-NOT:     memref.load
+// CHECK:         %[[COPY:.+]], %{{.+}} = gpu.alloc async
+// CHECK:         gpu.launch async
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[FWD]], %[[COPY]]
+// CHECK:         gpu.dealloc async [%{{.+}}] %[[COPY]]
+// CHECK:         %[[PTR:.+]] = llvm.inttoptr
+// CHECK:         func.call @kiln_cuda_graph_while_test(%[[LOOP]], %[[PTR]])
+// CHECK:         %[[NEXT:.+]], %{{.+}} = gpu.alloc async
+// CHECK:         gpu.launch async
+// CHECK-NOT:     gpu.dealloc async [%{{.+}}] %[[FWD]]
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %[[NEXT]]
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.dealloc async [%{{.+}}] %[[NEXT]]
+// CHECK-NEXT:    func.call @kiln_cuda_graph_while_end(%[[LOOP]])
+// CHECK:         gpu.dealloc async [%{{.+}}] %[[HOME]]
+// CHECK-NEXT:    scf.yield %[[FWD]] : memref<256xf32>
+// CHECK-NEXT:  } else {
+// CHECK:         %[[HOST:.+]] = scf.while
+// CHECK:           memref.load
+// CHECK:         scf.yield %[[HOST]] : memref<256xf32>
+// CHECK:       }
+// CHECK:       gpu.dealloc async [%{{.+}}] %[[R]]
+func.func @fixed_point(%x0: memref<256xf32>, %out: memref<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c0 = arith.constant 0 : index
+  %false = arith.constant false
+  %true = arith.constant true
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %arena, %ta = gpu.alloc async [%t0] () : memref<64xi8>
+  %r = scf.while (%x = %x0, %owned = %false) : (memref<256xf32>, i1) -> memref<256xf32> {
+    %p = memref.view %arena[%c0][] : memref<64xi8> to memref<i1>
+    %t1 = gpu.wait async
+    %copy, %t2 = gpu.alloc async [%t1] () : memref<256xf32>
+    %t3 = gpu.launch async [%t2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<256xf32>
+      memref.store %v, %copy[%tx] : memref<256xf32>
+      %zero = arith.constant 0.0 : f32
+      %gt = arith.cmpf ogt, %v, %zero : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t4 = gpu.memcpy async [%t3] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t4]
+    %more = memref.load %slot[] : memref<i1>
+    %base, %offset, %size, %stride = memref.extract_strided_metadata %x : memref<256xf32> -> memref<f32>, index, index, index
+    scf.if %owned {
+      %t5 = gpu.wait async
+      %t6 = gpu.dealloc async [%t5] %base : memref<f32>
+    }
+    scf.condition(%more) %copy : memref<256xf32>
+  } do {
+  ^bb0(%y: memref<256xf32>):
+    %t1 = gpu.wait async
+    %next, %t2 = gpu.alloc async [%t1] () : memref<256xf32>
+    %t3 = gpu.launch async [%t2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+      %v = memref.load %y[%tx] : memref<256xf32>
+      %half = arith.constant 0.5 : f32
+      %w = arith.mulf %v, %half : f32
+      memref.store %w, %next[%tx] : memref<256xf32>
+      gpu.terminator
+    }
+    %t4 = gpu.wait async
+    %t5 = gpu.dealloc async [%t4] %y : memref<256xf32>
+    scf.yield %next, %true : memref<256xf32>, i1
+  }
+  %t7 = gpu.wait async
+  %t8 = gpu.memcpy async [%t7] %out, %r : memref<256xf32>, memref<256xf32>
+  %t9 = gpu.dealloc async [%t8] %r : memref<256xf32>
+  %t10 = gpu.dealloc async [%t9] %arena : memref<64xi8>
+  return
+}
+
+// -----
+
+// The body reads a value on the host (a managed buffer): the loop stays a
+// host loop.
+// CHECK-LABEL: func.func @host_read_in_body
+// CHECK-NOT:   kiln_cuda_graph
+// CHECK:       scf.while
+func.func @host_read_in_body(%x0: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %m, %tm = gpu.alloc async [%t0] host_shared () : memref<4xf32>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%c0] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %gt = arith.cmpf ogt, %v, %zero : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t3]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %x : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %v = memref.load %m[%c0] : memref<4xf32>
+    memref.store %v, %m[%c1] : memref<4xf32>
+    scf.yield %y : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A convolution in the body (cuDNN tunes its plans by timing them, which a
+// capture cannot): the loop stays a host loop.
+// CHECK-LABEL: func.func @convolution_in_body
+// CHECK-NOT:   kiln_cuda_graph
+// CHECK:       scf.while
+func.func private @kiln_cuda_conv(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+func.func @convolution_in_body(%x0: memref<4xf32>, %d: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%c0] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %gt = arith.cmpf ogt, %v, %zero : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t3]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %x : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    func.call @kiln_cuda_conv(%d, %d, %d, %d) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    scf.yield %y : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A loop inside a loop: both stay host loops.
+// CHECK-LABEL: func.func @nested
+// CHECK-NOT:   kiln_cuda_graph
+// CHECK:       scf.for
+// CHECK:         scf.while
+func.func @nested(%x0: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+      %t1 = gpu.wait async
+      %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+        %v = memref.load %x[%c0] : memref<4xf32>
+        %zero = arith.constant 0.0 : f32
+        %gt = arith.cmpf ogt, %v, %zero : f32
+        memref.store %gt, %p[] : memref<i1>
+        gpu.terminator
+      }
+      %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+      gpu.wait [%t3]
+      %more = memref.load %slot[] : memref<i1>
+      scf.condition(%more) %x : memref<4xf32>
+    } do {
+    ^bb0(%y: memref<4xf32>):
+      scf.yield %y : memref<4xf32>
+    }
+  }
+  return
+}
