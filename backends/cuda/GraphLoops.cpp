@@ -264,16 +264,22 @@ private:
                                    ValueRange{token(builder)}, buffer);
   }
 
-  /// Copies `values` into `homes`, then frees the buffers among them that
-  /// `region` allocated (each once).
+  /// Copies `values` into `targets` (where a value is not already its
+  /// target), then frees the buffers among them that `region` allocated
+  /// (each once; never a home).
   void handOver(OpBuilder &builder, Region &region, ValueRange values,
-                ArrayRef<Value> homes, IRMapping &mapping) {
+                ArrayRef<Value> targets, IRMapping &mapping,
+                const llvm::SmallPtrSetImpl<Value> &homes) {
     llvm::SetVector<Value> fresh;
-    for (auto [value, home] : llvm::zip(values, homes)) {
-      copy(builder, home, mapping.lookupOrDefault(value));
+    for (auto [value, target] : llvm::zip(values, targets)) {
+      Value source = mapping.lookupOrDefault(value);
+      if (source == target)
+        continue;
+      copy(builder, target, source);
       Value root = rootOf(value);
       auto alloc = root.getDefiningOp<gpu::AllocOp>();
-      if (alloc && region.isAncestor(alloc->getParentRegion()))
+      if (alloc && region.isAncestor(alloc->getParentRegion()) &&
+          !homes.contains(mapping.lookupOrDefault(root)))
         fresh.insert(mapping.lookupOrDefault(root));
     }
     for (Value buffer : fresh)
@@ -281,13 +287,20 @@ private:
   }
 
   /// Clones the ops of `block` but its terminator, dropping frees of the
-  /// buffers in `homes` (the dropped free's token stands for the stream).
+  /// buffers in `homes` and allocations `mapping` already maps to a home
+  /// (a dropped op's token stands for the stream).
   void cloneBody(OpBuilder &builder, Block &block, IRMapping &mapping,
                  const llvm::SmallPtrSetImpl<Value> &homes) {
     for (Operation &op : block.without_terminator()) {
       if (&op == read.copy.getOperation() || &op == read.wait.getOperation() ||
           &op == read.load.getOperation())
         continue;
+      if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+        if (mapping.contains(alloc.getMemref())) {
+          mapping.map(alloc.getAsyncToken(), token(builder));
+          continue;
+        }
+      }
       if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
         if (homes.contains(mapping.lookupOrDefault(rootOf(dealloc.getMemref())))) {
           mapping.map(dealloc.getAsyncToken(), token(builder));
@@ -331,19 +344,32 @@ private:
       });
       builder.clone(op, initMapping);
     }
+    // Where the test forwards buffers it allocated itself (the clones that
+    // ownership-based deallocation makes), the body reads those: captured
+    // once, they stay where they are. Otherwise the forwarded values get
+    // homes too, and the test copies them there.
+    auto condition = cast<scf::ConditionOp>(before.getTerminator());
+    bool forwardsOwnBuffers = forwardsFreshBuffers(condition);
     SmallVector<Value> forwardedHomes;
-    for (BlockArgument arg : after.getArguments()) {
-      forwardedHomes.push_back(allocate(builder, arg.getType()));
-      homes.insert(forwardedHomes.back());
-    }
+    if (!forwardsOwnBuffers)
+      for (BlockArgument arg : after.getArguments()) {
+        forwardedHomes.push_back(allocate(builder, arg.getType()));
+        homes.insert(forwardedHomes.back());
+      }
 
     Value state =
         builder.create<func::CallOp>(loc, begin, ValueRange()).getResult(0);
     // The test, reading the loop-carried homes.
     cloneBody(builder, before, testMapping, homes);
-    auto condition = cast<scf::ConditionOp>(before.getTerminator());
-    handOver(builder, loop.getBefore(), condition.getArgs(), forwardedHomes,
-             testMapping);
+    if (forwardsOwnBuffers) {
+      for (Value value : condition.getArgs()) {
+        forwardedHomes.push_back(testMapping.lookup(value));
+        homes.insert(forwardedHomes.back());
+      }
+    } else {
+      handOver(builder, loop.getBefore(), condition.getArgs(), forwardedHomes,
+               testMapping, homes);
+    }
     Value predicate = testMapping.lookupOrDefault(read.devicePredicate);
     kiln::BufferAddress address = kiln::bufferAddressOf(builder, loc, predicate, 1);
     Value pointer = builder.create<LLVM::IntToPtrOp>(
@@ -351,10 +377,12 @@ private:
         address.address);
     builder.create<func::CallOp>(loc, test, ValueRange{state, pointer});
 
-    // The body, reading the forwarded homes.
+    // The body, reading the forwarded values. A buffer it allocates and
+    // yields is its loop-carried home itself: the body cannot read that
+    // home (it sees the forwarded values, never the carried ones), so it
+    // may write it in place of a fresh buffer and a copy.
     IRMapping bodyMapping;
     bodyMapping.map(after.getArguments(), forwardedHomes);
-    cloneBody(builder, after, bodyMapping, homes);
     auto yield = cast<scf::YieldOp>(after.getTerminator());
     SmallVector<Value> yielded, carriedHomes;
     for (auto [value, arg] :
@@ -362,13 +390,33 @@ private:
       if (isa<MemRefType>(arg.getType())) {
         yielded.push_back(value);
         carriedHomes.push_back(testMapping.lookup(arg));
+        auto alloc = value.getDefiningOp<gpu::AllocOp>();
+        if (alloc && alloc->getBlock() == &after &&
+            alloc.getDynamicSizes().empty() &&
+            value.getType() == carriedHomes.back().getType() &&
+            !bodyMapping.contains(value))
+          bodyMapping.map(value, carriedHomes.back());
       }
-    handOver(builder, loop.getAfter(), yielded, carriedHomes, bodyMapping);
+    cloneBody(builder, after, bodyMapping, homes);
+    handOver(builder, loop.getAfter(), yielded, carriedHomes, bodyMapping,
+             homes);
     builder.create<func::CallOp>(loc, end, ValueRange{state});
 
     for (Value home : carriedHomes)
       free(builder, home);
     return forwardedHomes;
+  }
+
+  /// Whether the test forwards only buffers it allocated, each once.
+  static bool forwardsFreshBuffers(scf::ConditionOp condition) {
+    llvm::SmallPtrSet<Value, 4> seen;
+    for (Value value : condition.getArgs()) {
+      auto alloc = value.getDefiningOp<gpu::AllocOp>();
+      if (!alloc || alloc->getBlock() != condition->getBlock() ||
+          !seen.insert(value).second)
+        return false;
+    }
+    return true;
   }
 
   /// Clones the ops of `block` that `value` is computed from (views and

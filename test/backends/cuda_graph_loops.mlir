@@ -2,14 +2,15 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-graph-loops | FileCheck %s
 
 // A loop as kiln-cuda-device-allocations leaves a kiln.while: the test
-// copies the carried value forward and computes the predicate in a
-// kernel, which the host reads back; the body yields a fresh buffer and
-// frees its argument. It becomes a graph where the runtime can: homes for
-// the carried and the forwarded value, the test reading the carried home
-// and handing its fresh copy over to the forwarded home, the predicate's
-// device address to the runtime, the body reading the forwarded home and
-// handing its result back to the carried home; no frees of homes and no
-// host read inside. The host loop stays in the other branch.
+// copies the carried value forward into a buffer of its own and computes
+// the predicate in a kernel, which the host reads back; the body yields a
+// fresh buffer and frees its argument. It becomes a graph where the
+// runtime can: a home for the carried value (a copy of the input), the
+// test reading it and forwarding its own buffer, which the body reads (no
+// free of it inside) and which is the loop's result; the predicate's
+// device address goes to the runtime instead of a host read; the body
+// writes its result into the carried home instead of a fresh buffer. The
+// host loop stays in the other branch.
 // CHECK:       func.func private @kiln_cuda_graph_while_end(!llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_while_test(!llvm.ptr, !llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_while_begin() -> !llvm.ptr
@@ -20,24 +21,25 @@
 // CHECK:       %[[R:.+]] = scf.if %[[ON]] -> (memref<256xf32>) {
 // CHECK:         %[[HOME:.+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<256xf32>
 // CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %[[INIT:.+]] : memref<256xf32>, memref<256xf32>
-// CHECK:         %[[FWD:.+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<256xf32>
 // CHECK:         %[[LOOP:.+]] = func.call @kiln_cuda_graph_while_begin() : () -> !llvm.ptr
 // CHECK-NOT:     memref.load
 // CHECK:         %[[COPY:.+]], %{{.+}} = gpu.alloc async
 // CHECK:         gpu.launch async
-// CHECK:         gpu.memcpy async [%{{.+}}] %[[FWD]], %[[COPY]]
-// CHECK:         gpu.dealloc async [%{{.+}}] %[[COPY]]
+// CHECK:           memref.load %[[HOME]]
+// CHECK:           memref.store %{{.+}}, %[[COPY]]
+// CHECK-NOT:     gpu.memcpy
+// CHECK-NOT:     gpu.dealloc async [%{{.+}}] %[[COPY]]
 // CHECK:         %[[PTR:.+]] = llvm.inttoptr
 // CHECK:         func.call @kiln_cuda_graph_while_test(%[[LOOP]], %[[PTR]])
-// CHECK:         %[[NEXT:.+]], %{{.+}} = gpu.alloc async
+// CHECK-NOT:     gpu.alloc
 // CHECK:         gpu.launch async
-// CHECK-NOT:     gpu.dealloc async [%{{.+}}] %[[FWD]]
-// CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %[[NEXT]]
-// CHECK-NEXT:    gpu.wait async
-// CHECK-NEXT:    gpu.dealloc async [%{{.+}}] %[[NEXT]]
-// CHECK-NEXT:    func.call @kiln_cuda_graph_while_end(%[[LOOP]])
+// CHECK:           memref.load %[[COPY]]
+// CHECK:           memref.store %{{.+}}, %[[HOME]]
+// CHECK-NOT:     gpu.dealloc
+// CHECK-NOT:     gpu.memcpy
+// CHECK:         func.call @kiln_cuda_graph_while_end(%[[LOOP]])
 // CHECK:         gpu.dealloc async [%{{.+}}] %[[HOME]]
-// CHECK-NEXT:    scf.yield %[[FWD]] : memref<256xf32>
+// CHECK-NEXT:    scf.yield %[[COPY]] : memref<256xf32>
 // CHECK-NEXT:  } else {
 // CHECK:         %[[HOST:.+]] = scf.while
 // CHECK:           memref.load
@@ -95,6 +97,64 @@ func.func @fixed_point(%x0: memref<256xf32>, %out: memref<256xf32>) {
   %t8 = gpu.memcpy async [%t7] %out, %r : memref<256xf32>, memref<256xf32>
   %t9 = gpu.dealloc async [%t8] %r : memref<256xf32>
   %t10 = gpu.dealloc async [%t9] %arena : memref<64xi8>
+  return
+}
+
+// -----
+
+// The test forwards the carried value itself, not a buffer of its own: the
+// forwarded value gets a home too, which the test fills with a copy and
+// the body reads; the body's result, written into the carried home, does
+// not overwrite what the body reads.
+// CHECK-LABEL: func.func @forwards_argument
+// CHECK:       scf.if
+// CHECK:         %[[HOME:.+]], %{{.+}} = gpu.alloc async
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %{{.+}}
+// CHECK:         %[[FWD:.+]], %{{.+}} = gpu.alloc async
+// CHECK:         %[[LOOP:.+]] = func.call @kiln_cuda_graph_while_begin()
+// CHECK:         gpu.launch async
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[FWD]], %[[HOME]]
+// CHECK:         func.call @kiln_cuda_graph_while_test(%[[LOOP]]
+// CHECK:         gpu.launch async
+// CHECK:           memref.load %[[FWD]]
+// CHECK:           memref.store %{{.+}}, %[[HOME]]
+// CHECK:         func.call @kiln_cuda_graph_while_end(%[[LOOP]])
+// CHECK:         gpu.dealloc async [%{{.+}}] %[[HOME]]
+// CHECK-NEXT:    scf.yield %[[FWD]] : memref<4xf32>
+func.func @forwards_argument(%x0: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%c0] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %gt = arith.cmpf ogt, %v, %zero : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t3]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %x : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %t1 = gpu.wait async
+    %next, %t2 = gpu.alloc async [%t1] () : memref<4xf32>
+    %t3 = gpu.launch async [%t2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %y[%tx] : memref<4xf32>
+      %one = arith.constant 1.0 : f32
+      %w = arith.subf %v, %one : f32
+      memref.store %w, %next[%tx] : memref<4xf32>
+      gpu.terminator
+    }
+    scf.yield %next : memref<4xf32>
+  }
   return
 }
 
