@@ -12,6 +12,7 @@
 // HELP: --emit=<value>
 // HELP: --input-shape=<NAME=DIMS>
 // HELP: --no-cublas
+// HELP: --no-cuda-graphs
 // HELP: --no-cudnn
 // HELP: --outline-loop-nests=<N>
 // HELP: --profile

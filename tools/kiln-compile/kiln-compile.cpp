@@ -167,6 +167,12 @@ cl::opt<bool> noCudnn(
              "cuDNN through the runtime (--target=cuda)"),
     cl::init(false),
     cl::cat(compileCategory));
+cl::opt<bool> noCudaGraphs(
+    "no-cuda-graphs",
+    cl::desc("Keep every kiln.while a loop of the host code instead of "
+             "handing the device-only ones to the runtime as CUDA graphs "
+             "(--target=cuda)"),
+    cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> cudaTf32(
     "cuda-tf32",
     cl::desc("Let cuBLASLt and cuDNN round the inputs of f32 matrix "
@@ -293,10 +299,11 @@ int checkOptions() {
     return usageError("unsupported CUDA architecture '" + cudaArch +
                       "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, "
                       "sm_90)");
-  if ((noCublas || noCudnn || cudaTf32) && target != "cuda")
-    return usageError(std::string(noCublas  ? "--no-cublas"
-                                  : noCudnn ? "--no-cudnn"
-                                            : "--cuda-tf32") +
+  if ((noCublas || noCudnn || noCudaGraphs || cudaTf32) && target != "cuda")
+    return usageError(std::string(noCublas       ? "--no-cublas"
+                                  : noCudnn      ? "--no-cudnn"
+                                  : noCudaGraphs ? "--no-cuda-graphs"
+                                                 : "--cuda-tf32") +
                       " needs --target=cuda");
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
@@ -358,6 +365,7 @@ kiln::CompileOptions compileOptions() {
   options.cuda.memoryReport = memoryReport;
   options.cuda.libraryMatmul = !noCublas;
   options.cuda.libraryConv = !noCudnn;
+  options.cuda.graphLoops = !noCudaGraphs;
   options.cuda.tf32 = cudaTf32;
   options.autocast = autocast;
   options.verifyEachPass = verifyEach;
