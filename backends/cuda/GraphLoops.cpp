@@ -27,6 +27,7 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "common/BufferAccess.h"
 #include "common/BufferAddress.h"
 #include "common/LibraryCalls.h"
 
@@ -53,17 +54,13 @@ namespace kiln {
 
 using namespace mlir;
 
-/// The buffer `value` is a view of, through view-like ops and the base
-/// buffers of expand-strided-metadata.
+/// The buffer `value` is a view of: BufferAccess.h's rootOf, also through
+/// the base buffers of expand-strided-metadata (not view-like ops).
 static Value rootOf(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def))
-      value = metadata.getSource();
-    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      value = view.getViewSource();
-    else
-      break;
-  }
+  value = kiln::rootOf(value);
+  while (auto metadata =
+             value.getDefiningOp<memref::ExtractStridedMetadataOp>())
+    value = kiln::rootOf(metadata.getSource());
   return value;
 }
 
@@ -79,7 +76,7 @@ struct PredicateRead {
   Value devicePredicate;
 };
 
-/// Why a loop stays a host loop, or nothing.
+/// Whether a loop can run as a graph.
 class Eligibility {
 public:
   explicit Eligibility(scf::WhileOp loop) : loop(loop) {}
