@@ -4,7 +4,10 @@
 // run everywhere: the system loader's "no CUDA driver" error, and the whole
 // call path (slot binding, device copies, PTX loading with its JIT log,
 // launches, buffer cleanup) against a fake driver that simulates a device
-// in host memory and runs the fixture's two kernels on the CPU.
+// in host memory and runs the fixture's kernels on the CPU, and loops run
+// as CUDA graphs: the fake captures the stream's work into graphs, runs
+// their conditional WHILE and IF nodes, and refuses synchronous work while
+// a capture is under way, as a driver does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +40,16 @@ namespace {
 
 constexpr CUresult kInvalidPtx = 218;
 constexpr CUresult kLaunchFailed = 719;
+constexpr CUresult kInvalidValue = 1;
+/// What a driver answers to synchronous work on a stream being captured.
+constexpr CUresult kCaptureUnsupported = 900;
+
+/// A CUDA graph as the fake driver keeps it: its nodes in order (stream
+/// capture makes a chain), each run on the host when the graph runs.
+struct FakeGraph {
+  std::vector<std::function<void()>> nodes;
+  bool destroyed = false;
+};
 
 /// What the fake driver saw, and how it should misbehave.
 struct FakeState {
@@ -46,9 +59,19 @@ struct FakeState {
   CUresult retainResult = CUDA_SUCCESS;
   std::string rejectPtxWithLog;
   bool failLaunch = false;
+  /// The launch with this number (from 1, counted over the fake's life)
+  /// fails; 0 for none.
+  int failLaunchNumber = 0;
+  /// Whether the fake offers graphs with conditional nodes and the JIT
+  /// linker (a CUDA 12.4+ driver), or answers "not supported" as the
+  /// interface's defaults do.
+  bool graphs = false;
+  /// The JIT linker fails (as it does without a usable libcudadevrt.a).
+  bool failLink = false;
   /// cuMemAlloc (device memory) of this many bytes fails; 0 for none.
   size_t failDeviceAllocationOf = 0;
   int moduleLoads = 0, functionLookups = 0, launches = 0, htod = 0, dtoh = 0;
+  int launchAttempts = 0;
   int managedAllocations = 0, deviceAllocations = 0, syncs = 0;
   int asyncCopies = 0;
   bool sawErrorLogOption = false;
@@ -67,6 +90,41 @@ struct FakeState {
     for (auto &work : queue)
       work();
     queue.clear();
+  }
+
+  /// Graphs: every one made (kept until the test ends, so that a launched
+  /// graph outlives its destruction as the driver's do), the graph being
+  /// captured into, the conditional handles' values, and what happened.
+  std::vector<std::unique_ptr<FakeGraph>> graphStore;
+  FakeGraph *capturing = nullptr;
+  struct Condition {
+    unsigned value = 0, initial = 0;
+    bool resetAtLaunch = false;
+  };
+  std::vector<Condition> conditions;
+  int graphsCreated = 0, graphsDestroyed = 0, instantiated = 0,
+      execsDestroyed = 0, graphLaunches = 0, captures = 0;
+  /// Conditional nodes added, as "while" or "if".
+  std::vector<std::string> conditionalNodes;
+  /// Synchronous work asked for while a capture was under way (which a
+  /// driver refuses, and which would break the capture).
+  int syncsDuringCapture = 0;
+  std::string linkedLibrary;
+
+  /// Queues `work` on the stream, or adds it to the graph being captured.
+  void enqueue(std::function<void()> work) {
+    if (capturing)
+      capturing->nodes.push_back(std::move(work));
+    else
+      queue.push_back(std::move(work));
+  }
+  /// Whether synchronous work may run now; counts the attempts made while
+  /// the stream is captured.
+  bool mayRunSynchronously() {
+    if (!capturing)
+      return true;
+    ++syncsDuringCapture;
+    return false;
   }
 };
 
@@ -116,7 +174,8 @@ public:
   CUresult moduleGetFunction(CUfunction *function, CUmodule,
                              const char *name) override {
     ++s.functionLookups;
-    static const char *const kernels[] = {"scale2", "copy", "less100"};
+    static const char *const kernels[] = {"scale2", "copy", "less100",
+                                          "kiln_graph_set_conditions"};
     for (const char *kernel : kernels)
       if (!std::strcmp(kernel, name)) {
         *function = reinterpret_cast<CUfunction>(const_cast<char *>(kernel));
@@ -127,17 +186,29 @@ public:
   CUresult launchKernel(CUfunction function, unsigned, unsigned, unsigned,
                         unsigned, unsigned, unsigned, unsigned,
                         CUstream stream, void **params, void **) override {
-    if (s.failLaunch)
+    if (s.failLaunch || ++s.launchAttempts == s.failLaunchNumber)
       return kLaunchFailed;
     ++s.launches;
     s.queuedOn.insert(stream);
     std::string name = reinterpret_cast<const char *>(function);
     s.launched.push_back(name);
+    if (name == "kiln_graph_set_conditions") {
+      // Sets the loop's and the body's conditions from the predicate byte,
+      // as cudaGraphSetConditional does on the device.
+      auto loop = *static_cast<CUgraphConditionalHandle *>(params[0]);
+      auto body = *static_cast<CUgraphConditionalHandle *>(params[1]);
+      auto predicate = *static_cast<const uint8_t **>(params[2]);
+      s.enqueue([this, loop, body, predicate] {
+        s.conditions.at(loop).value = *predicate != 0;
+        s.conditions.at(body).value = *predicate != 0;
+      });
+      return CUDA_SUCCESS;
+    }
     // The parameters are read at launch time, the kernel runs later.
     const float *in = *static_cast<float **>(params[0]);
     void *out = *static_cast<void **>(params[1]);
     int64_t n = *static_cast<int64_t *>(params[2]);
-    s.queue.push_back([name, in, out, n] {
+    s.enqueue([name, in, out, n] {
       if (name == "less100") {
         *static_cast<uint8_t *>(out) = in[0] < 100;
         return;
@@ -164,6 +235,8 @@ public:
     return CUDA_SUCCESS;
   }
   CUresult memFree(CUdeviceptr pointer) override {
+    if (!s.mayRunSynchronously())
+      return kCaptureUnsupported;
     s.drain();
     if (!s.live.erase(pointer))
       return 1;
@@ -173,18 +246,24 @@ public:
   }
   CUresult memcpyHtoD(CUdeviceptr to, const void *from,
                       size_t bytes) override {
+    if (!s.mayRunSynchronously())
+      return kCaptureUnsupported;
     s.drain();
     ++s.htod;
     std::memcpy(reinterpret_cast<void *>(to), from, bytes);
     return CUDA_SUCCESS;
   }
   CUresult memcpyDtoH(void *to, CUdeviceptr from, size_t bytes) override {
+    if (!s.mayRunSynchronously())
+      return kCaptureUnsupported;
     s.drain();
     ++s.dtoh;
     std::memcpy(to, reinterpret_cast<void *>(from), bytes);
     return CUDA_SUCCESS;
   }
   CUresult memcpy(CUdeviceptr to, CUdeviceptr from, size_t bytes) override {
+    if (!s.mayRunSynchronously())
+      return kCaptureUnsupported;
     s.drain();
     std::memcpy(reinterpret_cast<void *>(to),
                 reinterpret_cast<void *>(from), bytes);
@@ -194,13 +273,15 @@ public:
                        CUstream stream) override {
     ++s.asyncCopies;
     s.queuedOn.insert(stream);
-    s.queue.push_back([to, from, bytes] {
+    s.enqueue([to, from, bytes] {
       std::memcpy(reinterpret_cast<void *>(to),
                   reinterpret_cast<void *>(from), bytes);
     });
     return CUDA_SUCCESS;
   }
   CUresult memsetD32(CUdeviceptr to, unsigned value, size_t count) override {
+    if (!s.mayRunSynchronously())
+      return kCaptureUnsupported;
     s.drain();
     auto *words = reinterpret_cast<uint32_t *>(to);
     for (size_t i = 0; i < count; ++i)
@@ -213,6 +294,8 @@ public:
     return CUDA_SUCCESS;
   }
   CUresult streamSynchronize(CUstream) override {
+    if (!s.mayRunSynchronously())
+      return kCaptureUnsupported;
     ++s.syncs;
     s.drain();
     return CUDA_SUCCESS;
@@ -222,7 +305,140 @@ public:
     return "fake CUDA error " + std::to_string(result);
   }
 
+  // Graphs, when the fake offers them: capture appends the stream's work
+  // to a graph, a conditional node runs its body graph while (or if) its
+  // handle is set, and a launched graph runs when the stream does.
+  CUresult graphCreate(CUgraph *graph, unsigned) override {
+    if (!s.graphs)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    ++s.graphsCreated;
+    s.graphStore.push_back(std::make_unique<FakeGraph>());
+    *graph = reinterpret_cast<CUgraph>(s.graphStore.back().get());
+    return CUDA_SUCCESS;
+  }
+  CUresult graphDestroy(CUgraph graph) override {
+    FakeGraph *g = reinterpret_cast<FakeGraph *>(graph);
+    if (!s.graphs || g->destroyed)
+      return kInvalidValue;
+    g->destroyed = true;
+    ++s.graphsDestroyed;
+    return CUDA_SUCCESS;
+  }
+  CUresult graphConditionalHandleCreate(CUgraphConditionalHandle *handle,
+                                        CUgraph, CUcontext, unsigned initial,
+                                        unsigned flags) override {
+    if (!s.graphs)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    *handle = s.conditions.size();
+    s.conditions.push_back(
+        {initial, initial, (flags & CU_GRAPH_COND_ASSIGN_DEFAULT) != 0});
+    return CUDA_SUCCESS;
+  }
+  CUresult graphAddConditionalNode(CUgraphNode *node, CUgraph graph,
+                                   const CUgraphNode *dependencies,
+                                   size_t count,
+                                   CUgraphConditionalHandle handle, int type,
+                                   CUcontext, CUgraph *body) override {
+    if (!s.graphs)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    FakeGraph *g = reinterpret_cast<FakeGraph *>(graph);
+    // Captured work forms a chain: the new node must follow its last node.
+    if (!g->nodes.empty() &&
+        (count != 1 || dependencies[0] != nodeId(g->nodes.size() - 1)))
+      return kInvalidValue;
+    if (handle >= s.conditions.size() ||
+        (type != CU_GRAPH_COND_TYPE_IF && type != CU_GRAPH_COND_TYPE_WHILE))
+      return kInvalidValue;
+    s.graphStore.push_back(std::make_unique<FakeGraph>());
+    FakeGraph *inner = s.graphStore.back().get();
+    *body = reinterpret_cast<CUgraph>(inner);
+    bool loops = type == CU_GRAPH_COND_TYPE_WHILE;
+    s.conditionalNodes.push_back(loops ? "while" : "if");
+    g->nodes.push_back([this, inner, handle, loops] {
+      while (s.conditions.at(handle).value) {
+        run(*inner);
+        if (!loops)
+          break;
+      }
+    });
+    *node = nodeId(g->nodes.size() - 1);
+    return CUDA_SUCCESS;
+  }
+  CUresult streamBeginCaptureToGraph(CUstream stream, CUgraph graph,
+                                     int mode) override {
+    if (!s.graphs)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    if (s.capturing || stream != s.stream ||
+        mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+      return kInvalidValue;
+    ++s.captures;
+    s.capturing = reinterpret_cast<FakeGraph *>(graph);
+    return CUDA_SUCCESS;
+  }
+  CUresult streamEndCapture(CUstream, CUgraph *graph) override {
+    if (!s.capturing)
+      return kInvalidValue;
+    *graph = reinterpret_cast<CUgraph>(s.capturing);
+    s.capturing = nullptr;
+    return CUDA_SUCCESS;
+  }
+  CUresult
+  streamCaptureDependencies(CUstream,
+                            std::vector<CUgraphNode> &dependencies) override {
+    if (!s.capturing)
+      return kInvalidValue;
+    dependencies.clear();
+    if (!s.capturing->nodes.empty())
+      dependencies.push_back(nodeId(s.capturing->nodes.size() - 1));
+    return CUDA_SUCCESS;
+  }
+  CUresult graphInstantiate(CUgraphExec *exec, CUgraph graph) override {
+    if (!s.graphs || s.capturing)
+      return kInvalidValue;
+    ++s.instantiated;
+    *exec = reinterpret_cast<CUgraphExec>(graph);
+    return CUDA_SUCCESS;
+  }
+  CUresult graphLaunch(CUgraphExec exec, CUstream stream) override {
+    if (!s.graphs || s.capturing)
+      return kInvalidValue;
+    ++s.graphLaunches;
+    s.queuedOn.insert(stream);
+    FakeGraph *g = reinterpret_cast<FakeGraph *>(exec);
+    s.queue.push_back([this, g] {
+      for (FakeState::Condition &condition : s.conditions)
+        if (condition.resetAtLaunch)
+          condition.value = condition.initial;
+      run(*g);
+    });
+    return CUDA_SUCCESS;
+  }
+  CUresult graphExecDestroy(CUgraphExec) override {
+    ++s.execsDestroyed;
+    return CUDA_SUCCESS;
+  }
+  CUresult linkWithLibrary(const std::string &ptx, const std::string &library,
+                           std::string &image, std::string &) override {
+    if (!s.graphs)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    if (s.failLink)
+      return kInvalidPtx;
+    if (ptx.find("cudaGraphSetConditional") == std::string::npos ||
+        ptx.find(".entry kiln_graph_set_conditions") == std::string::npos)
+      return kInvalidPtx;
+    s.linkedLibrary = library;
+    image = "// kernels: kiln_graph_set_conditions\n";
+    return CUDA_SUCCESS;
+  }
+
 private:
+  static CUgraphNode nodeId(size_t index) {
+    return reinterpret_cast<CUgraphNode>(index + 1);
+  }
+  void run(const FakeGraph &graph) {
+    for (const auto &node : graph.nodes)
+      node();
+  }
   FakeState &s;
 };
 
@@ -344,7 +560,7 @@ const kiln_blas_plugin_t fakeBlasTable = {
       fakeBlas->workspaces.insert(workspace);
       fakeBlas->device->queuedOn.insert(static_cast<CUstream>(stream));
       kiln_matmul_problem_t p = *problem;
-      fakeBlas->device->queue.push_back([p] {
+      fakeBlas->device->enqueue([p] {
         const float *a = static_cast<const float *>(p.a);
         const float *b = static_cast<const float *>(p.b);
         float *c = static_cast<float *>(p.c);
@@ -399,7 +615,7 @@ const kiln_dnn_plugin_t fakeDnnTable = {
       fakeDnn->workspaces.insert(workspace);
       fakeDnn->device->queuedOn.insert(static_cast<CUstream>(stream));
       std::vector<int64_t> v(d, d + 21);
-      fakeDnn->device->queue.push_back([v, x, w, y] {
+      fakeDnn->device->enqueue([v, x, w, y] {
         int64_t groups = v[1], n = v[4], c = v[5], o = v[6];
         int64_t cg = c / groups, og = o / groups;
         const int64_t *in = &v[7], *k = &v[9], *e = &v[11], *s = &v[13],
@@ -902,6 +1118,122 @@ std::vector<float> valuesOnHost(const kiln_tensor_t *tensor) {
   EXPECT_TRUE(copied.ok()) << copied.message;
   TensorPtr owned(host);
   return host ? hostValues(host) : std::vector<float>();
+}
+
+/// The device runtime library the fake driver is told about.
+constexpr char kFakeDeviceRuntime[] = "/opt/fake-cuda/lib64/libcudadevrt.a";
+
+TEST_F(FakeCudaTest, DeviceOnlyLoopRunsAsOneGraphWithConditionalNodes) {
+  state.graphs = true;
+  ScopedVariable library("KILN_CUDA_DEVRT", kFakeDeviceRuntime);
+  ScopedVariable graphs("KILN_CUDA_GRAPHS", nullptr);
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (int round = 1; round <= 2; ++round) {
+    TensorPtr y;
+    kiln::test::Outcome call = callScale2(module.get(), y, "double_until");
+    ASSERT_TRUE(call.ok()) << call.message;
+    // Seven doublings, as the host loop makes them, without a predicate
+    // copied back or a wait per iteration: one wait, for the results.
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
+    EXPECT_EQ(state.asyncCopies, 0);
+    EXPECT_EQ(state.syncs, round);
+    EXPECT_EQ(state.syncsDuringCapture, 0);
+    // The test and the body are queued once: copy in, less100, the
+    // conditions kernel, scale2, copy.
+    EXPECT_EQ(state.launches, 5 * round);
+    EXPECT_EQ(state.captures, 2 * round);
+    EXPECT_EQ(state.capturing, nullptr);
+    EXPECT_EQ(state.graphLaunches, round);
+    EXPECT_EQ(state.instantiated, round);
+    EXPECT_EQ(state.graphsDestroyed, state.graphsCreated);
+    EXPECT_EQ(state.graphsCreated, round);
+    EXPECT_EQ(state.execsDestroyed, round);
+
+    kiln_cuda_stats_t stats;
+    ASSERT_TRUE(take(kiln_module_cuda_stats(module.get(), &stats)).ok());
+    EXPECT_EQ(stats.graph_loops, uint64_t(round));
+    EXPECT_EQ(stats.device_to_host_copies, 0u);
+    EXPECT_EQ(stats.stream_syncs, uint64_t(round));
+  }
+  std::vector<std::string> call = {
+      "copy", "less100", "kiln_graph_set_conditions", "scale2", "copy"};
+  std::vector<std::string> twice = call;
+  twice.insert(twice.end(), call.begin(), call.end());
+  EXPECT_EQ(state.launched, twice);
+  EXPECT_EQ(state.conditionalNodes,
+            (std::vector<std::string>{"while", "if", "while", "if"}));
+  // The conditions kernel was linked once, with the library named.
+  EXPECT_EQ(state.linkedLibrary, kFakeDeviceRuntime);
+  EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
+}
+
+TEST_F(FakeCudaTest, GraphLoopWhoseTestFailsFirstSkipsItsBody) {
+  state.graphs = true;
+  ScopedVariable library("KILN_CUDA_DEVRT", kFakeDeviceRuntime);
+  ScopedVariable graphs("KILN_CUDA_GRAPHS", nullptr);
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  const kiln_function_t *function = nullptr;
+  take(kiln_module_function_lookup(module.get(), "double_until", &function));
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {150, 1, 2, 3});
+  kiln_tensor_t *input = x.get();
+  kiln_tensor_t *output = nullptr;
+  kiln::test::Outcome call =
+      take(kiln_function_call(function, &input, 1, &output, 1));
+  TensorPtr y(output);
+  ASSERT_TRUE(call.ok()) << call.message;
+  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{150, 1, 2, 3}));
+  EXPECT_EQ(state.graphLaunches, 1);
+}
+
+TEST_F(FakeCudaTest, GraphLoopsOffOrUnlinkableRunTheHostLoop) {
+  state.graphs = true;
+  ScopedVariable library("KILN_CUDA_DEVRT", kFakeDeviceRuntime);
+  for (bool off : {true, false}) {
+    ScopedVariable graphs("KILN_CUDA_GRAPHS", off ? "0" : nullptr);
+    state.failLink = !off;
+    // A module per setting: each decides once per device.
+    ModulePtr module = loadCudaModule();
+    ASSERT_TRUE(module);
+    int copiesBefore = state.asyncCopies;
+    TensorPtr y;
+    kiln::test::Outcome call = callScale2(module.get(), y, "double_until");
+    ASSERT_TRUE(call.ok()) << call.message;
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
+    // The predicate came back to the host once per iteration.
+    EXPECT_EQ(state.asyncCopies - copiesBefore, 8) << "off: " << off;
+    EXPECT_EQ(state.graphsCreated, 0);
+    EXPECT_EQ(state.captures, 0);
+  }
+}
+
+TEST_F(FakeCudaTest, FailureDuringGraphCaptureFailsTheCallAndEndsTheCapture) {
+  state.graphs = true;
+  ScopedVariable library("KILN_CUDA_DEVRT", kFakeDeviceRuntime);
+  ScopedVariable graphs("KILN_CUDA_GRAPHS", nullptr);
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // Launches: copy in, less100, the conditions, then scale2 in the body.
+  state.failLaunchNumber = 4;
+  TensorPtr y;
+  kiln::test::Outcome failed = callScale2(module.get(), y, "double_until");
+  EXPECT_EQ(failed.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(failed.message.find("fake CUDA error 719"), std::string::npos)
+      << failed.message;
+  EXPECT_FALSE(y);
+  EXPECT_EQ(state.capturing, nullptr);
+  EXPECT_EQ(state.captures, 2);
+  EXPECT_EQ(state.graphLaunches, 0);
+  EXPECT_EQ(state.graphsDestroyed, state.graphsCreated);
+
+  // The stream takes work again: the next call runs its loop as a graph.
+  kiln::test::Outcome call = callScale2(module.get(), y, "double_until");
+  ASSERT_TRUE(call.ok()) << call.message;
+  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
+  EXPECT_EQ(state.graphLaunches, 1);
+  EXPECT_EQ(state.syncsDuringCapture, 0);
 }
 
 TEST_F(FakeCudaTest, DeviceTensorsStayOnTheDeviceAcrossCalls) {
