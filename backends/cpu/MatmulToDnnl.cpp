@@ -57,7 +57,9 @@
 // plain (below AVX-512), the products of at most 16 rows by it call kiln's
 // own packed kernel (callPackedKernel), and those of more rows read a copy
 // of B that the pass stores transposed, which oneDNN's GEMM packs faster
-// (the measurements are where the copy is made).
+// (the measurements are where the copy is made). Products of one row by
+// a constant B, which stream B from memory, call the packed kernel on
+// every CPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,6 +140,19 @@ static constexpr int64_t kMinPackedMacs = int64_t(1) << 24;
 /// step at batch 8 (8x512 by 512x2048) on one core of an AMD EPYC with
 /// AVX2: 1090 us through sgemm, 238-268 us packed (about its FMA peak).
 static constexpr int64_t kMaxPackedKernelRows = 16;
+
+/// Products of at most this many rows by a constant B run kiln's packed
+/// kernel also where oneDNN's primitive would pack B itself (AVX-512 and
+/// up; `packed` = query): one row reads all of B per call for one
+/// multiply-add per element, so the product runs at the speed B streams
+/// from L3, which the kernel's prefetching raises. An LSTM step at batch 1
+/// (1x512 by 512x2048, 4 MB of B) on a Zen 5 core with AVX-512, in the
+/// whole model: the primitive 39.7 us on one thread and 22.9 on two, the
+/// kernel about 33 and 18 (the LSTM 12.5 -> 10.7-11.0 ms, 6.8-7.0 ->
+/// 6.0-6.1 ms; the GRU 9.3 -> 8.0-8.1, 5.1-5.2 -> 4.4-4.5). At 8 rows the
+/// primitive's AVX-512 kernels are 1.3-1.6x faster than the kernel's AVX2
+/// tiles (the LSTM at batch 8 35 against 53 ms on one thread).
+static constexpr int64_t kMaxStreamedRows = 1;
 
 /// The packed kernel's calls each take at least this many multiply-adds'
 /// worth of panels, so that a product splits over the threads in chunks
@@ -378,7 +393,9 @@ struct KilnCpuMatmulToDnnlPass
           constantB && !int8 && !bf16 && packed != "never" &&
           (packed == "always" || !kiln::dnnl::matmulPacksConstantB(
                                      form.m, form.n, form.k, form.transposeB));
-      if (ownLayout && form.m <= kMaxPackedKernelRows) {
+      bool streamsB = constantB && !int8 && !bf16 && packed == "query" &&
+                      form.m <= kMaxStreamedRows;
+      if ((ownLayout || streamsB) && form.m <= kMaxPackedKernelRows) {
         if (std::optional<PackedB> values =
                 packedValuesOf(bOperand, form, symbols)) {
           if (failed(callPackedKernel(product, *values, symbols)))

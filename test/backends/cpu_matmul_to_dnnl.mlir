@@ -613,6 +613,33 @@ func.func @chunks(%h: memref<8x512xf32>, %g: memref<8x256xf32>, %bias: memref<25
 
 // -----
 
+// With `packed=query` (the default) a product of one row by a constant B
+// takes the packed kernel on every CPU, also where oneDNN's primitive
+// would pack B itself: it streams B once per call. (Products of more rows
+// are left to the query, which depends on the CPU.)
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cpu-matmul-to-dnnl="min-macs=1" --cse \
+// RUN:   | FileCheck %s --check-prefix=QUERY
+// QUERY:       memref.global "private" constant @gates_packed : memref<2x64x16xf32>
+// QUERY-LABEL: func.func @one_row(
+// QUERY:         memref.get_global @gates_packed : memref<2x64x16xf32>
+// QUERY-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// QUERY-DAG:     %[[N:.*]] = arith.constant 32 : i64
+// QUERY-DAG:     %[[K:.*]] = arith.constant 64 : i64
+// QUERY:         call @kiln_packed_matmul_f32(%{{.*}}, %[[ONE]], %[[N]], %[[K]],
+// QUERY-NOT:     linalg.matmul
+// QUERY:         return
+memref.global "private" constant @gates : memref<64x32xf32> = dense<0.125>
+func.func @one_row(%h: memref<1x64xf32>, %g: memref<1x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @gates : memref<64x32xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<1x32xf32>)
+  linalg.matmul ins(%h, %w : memref<1x64xf32>, memref<64x32xf32>) outs(%g : memref<1x32xf32>)
+  return
+}
+
+// -----
+
 // An unknown packed option is an error.
 // RUN: not kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-matmul-to-dnnl=packed=sometimes 2>&1 \

@@ -146,7 +146,8 @@ cl::opt<std::string> packedMatmuls(
              "run kiln's own kernel over a copy of the matrix packed into "
              "the module (and those of more rows read a copy stored "
              "transposed): 'query' (where oneDNN on this CPU would read it "
-             "unpacked; the default), 'always' or 'never'"),
+             "unpacked, and products of one row; the default), 'always' or "
+             "'never'"),
     cl::init("query"), cl::value_desc("query|always|never"),
     cl::cat(compileCategory));
 cl::opt<int64_t> outlineLoopNests(

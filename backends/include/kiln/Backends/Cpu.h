@@ -65,8 +65,8 @@ struct CpuOptions {
   /// read a copy of B stored transposed
   /// (kiln-cpu-matmul-to-dnnl's `packed`; kiln-compile --packed-matmuls):
   /// "query" (where oneDNN's matmul primitive on the compiling CPU would
-  /// keep B plain; for another `cpu` than "host", never), "always" or
-  /// "never".
+  /// keep B plain, and products of one row; for another `cpu` than "host",
+  /// never), "always" or "never".
   std::string packedMatmuls = "query";
   /// Functions with at least this many outermost loop nests have each nest
   /// moved into a function of its own (kiln-cpu-outline-loop-nests'
