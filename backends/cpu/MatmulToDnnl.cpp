@@ -57,9 +57,9 @@
 // plain (below AVX-512), the products of at most 16 rows by it call kiln's
 // own packed kernel (callPackedKernel), and those of more rows read a copy
 // of B that the pass stores transposed, which oneDNN's GEMM packs faster
-// (the measurements are where the copy is made). Products of one row by
-// a constant B, which stream B from memory, call the packed kernel on
-// every CPU.
+// (the measurements are where the copy is made). From AVX-512 up, the
+// products of at most 16 rows by a constant B call the packed kernel too
+// (its AVX-512 tiles and its prefetching of B beat the primitive there).
 //
 //===----------------------------------------------------------------------===//
 
@@ -134,25 +134,20 @@ static constexpr int64_t kMinPackedMacs = int64_t(1) << 24;
 
 /// Products of at most this many rows by a constant B run kiln's own
 /// kernel (kiln_packed_matmul_f32, PackedMatmul.c) over a copy of B that
-/// this pass packs into the module, where oneDNN's matmul primitive on the
-/// compiling CPU would keep that B plain (`packed` = query: below AVX-512,
-/// where oneDNN 2.6's GEMM also packs all of B on every call). An LSTM
-/// step at batch 8 (8x512 by 512x2048) on one core of an AMD EPYC with
-/// AVX2: 1090 us through sgemm, 238-268 us packed (about its FMA peak).
+/// this pass packs into the module, on every CPU unless `packed` = never.
+/// Below AVX-512 oneDNN's matmul primitive keeps that B plain and its GEMM
+/// packs all of B on every call: an LSTM step at batch 8 (8x512 by
+/// 512x2048) on one core of an AMD EPYC with AVX2 took 1090 us through
+/// sgemm, 238-268 us packed (about its FMA peak). With AVX-512, where the
+/// primitive packs B itself, the kernel's AVX-512 tiles (about 245 GFLOP/s
+/// at 8 rows on a Zen 5 core, sgemm 218 in the model) and its prefetching
+/// of B (which one row reads once per call from L3) make it faster still,
+/// in the whole model on that Zen 5 host (kiln-run, ms, alternating):
+/// LSTM at batch 1 12.5 -> 10.7-11.4 on one thread and 6.8-7.0 -> 6.0-6.4
+/// on two, the GRU 9.3 -> 8.0-8.4 and 5.1-5.2 -> 4.4-4.7; at batch 8 the
+/// LSTM 35.2-35.8 -> 35.0-36.0 and 20.2-22.1 -> 19.5-19.7, the GRU
+/// 24.5-25.4 -> 25.6-26.4 (3% slower) and 15.4-15.9 -> 13.9.
 static constexpr int64_t kMaxPackedKernelRows = 16;
-
-/// Products of at most this many rows by a constant B run kiln's packed
-/// kernel also where oneDNN's primitive would pack B itself (AVX-512 and
-/// up; `packed` = query): one row reads all of B per call for one
-/// multiply-add per element, so the product runs at the speed B streams
-/// from L3, which the kernel's prefetching raises. An LSTM step at batch 1
-/// (1x512 by 512x2048, 4 MB of B) on a Zen 5 core with AVX-512, in the
-/// whole model: the primitive 39.7 us on one thread and 22.9 on two, the
-/// kernel about 33 and 18 (the LSTM 12.5 -> 10.7-11.0 ms, 6.8-7.0 ->
-/// 6.0-6.1 ms; the GRU 9.3 -> 8.0-8.1, 5.1-5.2 -> 4.4-4.5). At 8 rows the
-/// primitive's AVX-512 kernels are 1.3-1.6x faster than the kernel's AVX2
-/// tiles (the LSTM at batch 8 35 against 53 ms on one thread).
-static constexpr int64_t kMaxStreamedRows = 1;
 
 /// The packed kernel's calls each take at least this many multiply-adds'
 /// worth of panels, so that a product splits over the threads in chunks
@@ -393,9 +388,8 @@ struct KilnCpuMatmulToDnnlPass
           constantB && !int8 && !bf16 && packed != "never" &&
           (packed == "always" || !kiln::dnnl::matmulPacksConstantB(
                                      form.m, form.n, form.k, form.transposeB));
-      bool streamsB = constantB && !int8 && !bf16 && packed == "query" &&
-                      form.m <= kMaxStreamedRows;
-      if ((ownLayout || streamsB) && form.m <= kMaxPackedKernelRows) {
+      if (constantB && !int8 && !bf16 && packed != "never" &&
+          form.m <= kMaxPackedKernelRows) {
         if (std::optional<PackedB> values =
                 packedValuesOf(bOperand, form, symbols)) {
           if (failed(callPackedKernel(product, *values, symbols)))

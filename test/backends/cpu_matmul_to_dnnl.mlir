@@ -3,11 +3,12 @@
 // read B transposed and A not, and every bf16 one, into kiln_dnnl_matmul
 // calls (oneDNN's matmul primitive, cached in a slot per call site); small,
 // f64 and column-strided ones stay. The products of few rows by a constant
-// B that kiln's packed kernel takes where oneDNN on the compiling CPU would
-// read B unpacked (`packed=query`, the default), and the transposed copies
-// of the other constant Bs there, are checked with `packed=always` (PACKED,
-// the last cases); the other runs say `never`, so that what they check does
-// not depend on the CPU.
+// B that kiln's packed kernel takes (`packed=query`, the default: at most
+// 16 rows on every CPU), and the transposed copies of the other constant
+// Bs where oneDNN on the compiling CPU would read B unpacked, are checked
+// with `packed=always` (PACKED, the last cases) and `query` (QUERY); the
+// other runs say `never`, so that what they check does not depend on the
+// CPU.
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-matmul-to-dnnl=packed=never \
 // RUN:   | FileCheck %s
 // RUN: kiln-opt %s --split-input-file \
@@ -613,28 +614,30 @@ func.func @chunks(%h: memref<8x512xf32>, %g: memref<8x256xf32>, %bias: memref<25
 
 // -----
 
-// With `packed=query` (the default) a product of one row by a constant B
-// takes the packed kernel on every CPU, also where oneDNN's primitive
-// would pack B itself: it streams B once per call. (Products of more rows
-// are left to the query, which depends on the CPU.)
+// With `packed=query` (the default) the products of at most 16 rows by a
+// constant B take the packed kernel on every CPU, also where oneDNN's
+// primitive would pack B itself (AVX-512): here one of 1 row and one of 8.
 // RUN: kiln-opt %s --split-input-file \
 // RUN:   --kiln-cpu-matmul-to-dnnl="min-macs=1" --cse \
 // RUN:   | FileCheck %s --check-prefix=QUERY
 // QUERY:       memref.global "private" constant @gates_packed : memref<2x64x16xf32>
-// QUERY-LABEL: func.func @one_row(
-// QUERY:         memref.get_global @gates_packed : memref<2x64x16xf32>
+// QUERY-LABEL: func.func @few_rows(
 // QUERY-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
 // QUERY-DAG:     %[[N:.*]] = arith.constant 32 : i64
 // QUERY-DAG:     %[[K:.*]] = arith.constant 64 : i64
 // QUERY:         call @kiln_packed_matmul_f32(%{{.*}}, %[[ONE]], %[[N]], %[[K]],
+// QUERY:         %[[EIGHT:.*]] = arith.constant 8 : i64
+// QUERY:         call @kiln_packed_matmul_f32(%{{.*}}, %[[EIGHT]], %[[N]], %[[K]],
 // QUERY-NOT:     linalg.matmul
 // QUERY:         return
 memref.global "private" constant @gates : memref<64x32xf32> = dense<0.125>
-func.func @one_row(%h: memref<1x64xf32>, %g: memref<1x32xf32>) {
+func.func @few_rows(%h: memref<1x64xf32>, %g: memref<1x32xf32>, %h8: memref<8x64xf32>, %g8: memref<8x32xf32>) {
   %zero = arith.constant 0.0 : f32
   %w = memref.get_global @gates : memref<64x32xf32>
   linalg.fill ins(%zero : f32) outs(%g : memref<1x32xf32>)
   linalg.matmul ins(%h, %w : memref<1x64xf32>, memref<64x32xf32>) outs(%g : memref<1x32xf32>)
+  linalg.fill ins(%zero : f32) outs(%g8 : memref<8x32xf32>)
+  linalg.matmul ins(%h8, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%g8 : memref<8x32xf32>)
   return
 }
 

@@ -1,8 +1,8 @@
 // Products of a few rows by constant weights (an LSTM or GRU step at a
 // small batch), which kiln-cpu-matmul-to-dnnl gives to kiln's own kernel
-// over weights it packs at compile time where oneDNN would read them
-// unpacked (`--packed-matmuls=query`, the default), and of more rows, which
-// read a copy of the weights transposed there. The harness compiles
+// over weights it packs at compile time (`--packed-matmuls=query`, the
+// default), and of more rows, which read a copy of the weights transposed
+// where oneDNN would read them unpacked. The harness compiles
 // the matmul_packed* programs a second time with `always` and no lower
 // bound on a library product's size, so that the kernel runs on every CPU.
 // The weights are no splats (no two rows or columns alike: a packing

@@ -145,9 +145,9 @@ cl::opt<std::string> packedMatmuls(
     cl::desc("Which f32 products of at most 16 rows by a constant matrix "
              "run kiln's own kernel over a copy of the matrix packed into "
              "the module (and those of more rows read a copy stored "
-             "transposed): 'query' (where oneDNN on this CPU would read it "
-             "unpacked, and products of one row; the default), 'always' or "
-             "'never'"),
+             "transposed): 'query' (all those products, and the copies where "
+             "oneDNN on this CPU would read the matrix unpacked; the "
+             "default), 'always' or 'never'"),
     cl::init("query"), cl::value_desc("query|always|never"),
     cl::cat(compileCategory));
 cl::opt<int64_t> outlineLoopNests(

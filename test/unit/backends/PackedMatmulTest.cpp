@@ -4,9 +4,11 @@
 // double-precision product, on a B packed here by the layout that
 // PackedMatmulAbi.h defines (the compiler's packing is checked by
 // test/backends/cpu_matmul_to_dnnl.mlir and the e2e programs). Every
-// case runs through the kernel as built for kiln (AVX2 where the CPU has
-// it) and through a copy built with KILN_PACKED_MATMUL_PORTABLE_ONLY (the
-// baseline-ISA kernel). Shapes cover every tile height (1 to 16 rows,
+// case runs through the kernel as built for kiln (AVX-512, else AVX2,
+// where the CPU has it), through a copy built with
+// KILN_PACKED_MATMUL_NO_AVX512 (AVX2 where the CPU has it) and through
+// one built with KILN_PACKED_MATMUL_PORTABLE_ONLY (the baseline-ISA
+// kernel). Shapes cover every tile height (1 to 16 rows,
 // split into tiles of up to 6 or 2), partial last panels, K = 0 and K not
 // a multiple of the split sums' four ways, padded leading dimensions, A
 // stored transposed, accumulation and the bias; calls on column chunks
@@ -34,6 +36,11 @@ void kiln_packed_matmul_portable_f32(int64_t flags, int64_t m, int64_t n,
                                      int64_t k, const float *a, int64_t lda,
                                      const float *packed, float *c, int64_t ldc,
                                      const float *bias);
+// The copy built with KILN_PACKED_MATMUL_NO_AVX512.
+void kiln_packed_matmul_no_avx512_f32(int64_t flags, int64_t m, int64_t n,
+                                      int64_t k, const float *a, int64_t lda,
+                                      const float *packed, float *c,
+                                      int64_t ldc, const float *bias);
 }
 
 namespace {
@@ -47,6 +54,7 @@ struct Instance {
   MatmulFn run;
 };
 const Instance kInstances[] = {{"linked", kiln_packed_matmul_f32},
+                               {"no-avx512", kiln_packed_matmul_no_avx512_f32},
                                {"portable", kiln_packed_matmul_portable_f32}};
 
 /// B (k x n, row-major) in the packed layout of PackedMatmulAbi.h.

@@ -64,9 +64,9 @@ struct CpuOptions {
   /// kernel over a copy of B packed into the module, and those of more rows
   /// read a copy of B stored transposed
   /// (kiln-cpu-matmul-to-dnnl's `packed`; kiln-compile --packed-matmuls):
-  /// "query" (where oneDNN's matmul primitive on the compiling CPU would
-  /// keep B plain, and products of one row; for another `cpu` than "host",
-  /// never), "always" or "never".
+  /// "query" (the products of few rows on every CPU, the transposed copies
+  /// where oneDNN's matmul primitive on the compiling CPU would keep B
+  /// plain; for another `cpu` than "host", never), "always" or "never".
   std::string packedMatmuls = "query";
   /// Functions with at least this many outermost loop nests have each nest
   /// moved into a function of its own (kiln-cpu-outline-loop-nests'
