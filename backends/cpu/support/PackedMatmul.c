@@ -261,33 +261,16 @@ KILN_INLINE void anyTile(int wide, int panels, int rows, int64_t k,
                          const float *a, int64_t rs, int64_t cs,
                          const float *panel, float *c, int64_t ldc,
                          int64_t cols, int accumulate, const float *bias) {
-  if (wide && panels == 2) {
-    switch (rows) {
-#define KILN_TILE_CASE(R, WAYS)                                                \
-  case R:                                                                      \
-    wideTile(R, WAYS, 2, k, a, rs, cs, panel, c, ldc, cols, accumulate, bias); \
-    return;
-      KILN_TILE_CASE(1, 4)
-      KILN_TILE_CASE(2, 4)
-      KILN_TILE_CASE(3, 2)
-      KILN_TILE_CASE(4, 2)
-      KILN_TILE_CASE(5, 1)
-      KILN_TILE_CASE(6, 1)
-      KILN_TILE_CASE(7, 1)
-      KILN_TILE_CASE(8, 1)
-      KILN_TILE_CASE(9, 1)
-      KILN_TILE_CASE(10, 1)
-      KILN_TILE_CASE(11, 1)
-      KILN_TILE_CASE(12, 1)
-#undef KILN_TILE_CASE
-    }
-    return;
-  }
   if (wide) {
     switch (rows) {
 #define KILN_TILE_CASE(R, WAYS)                                                \
   case R:                                                                      \
-    wideTile(R, WAYS, 1, k, a, rs, cs, panel, c, ldc, cols, accumulate, bias); \
+    if (panels == 2)                                                           \
+      wideTile(R, WAYS, 2, k, a, rs, cs, panel, c, ldc, cols, accumulate,      \
+               bias);                                                          \
+    else                                                                       \
+      wideTile(R, WAYS, 1, k, a, rs, cs, panel, c, ldc, cols, accumulate,      \
+               bias);                                                          \
     return;
       KILN_TILE_CASE(1, 4)
       KILN_TILE_CASE(2, 4)

@@ -1123,10 +1123,19 @@ std::vector<float> valuesOnHost(const kiln_tensor_t *tensor) {
 /// The device runtime library the fake driver is told about.
 constexpr char kFakeDeviceRuntime[] = "/opt/fake-cuda/lib64/libcudadevrt.a";
 
-TEST_F(FakeCudaTest, DeviceOnlyLoopRunsAsOneGraphWithConditionalNodes) {
-  state.graphs = true;
-  ScopedVariable library("KILN_CUDA_DEVRT", kFakeDeviceRuntime);
-  ScopedVariable graphs("KILN_CUDA_GRAPHS", nullptr);
+/// A fake driver that offers graphs with conditional nodes, the device
+/// runtime library named, KILN_CUDA_GRAPHS unset.
+class FakeCudaGraphTest : public FakeCudaTest {
+protected:
+  void SetUp() override {
+    FakeCudaTest::SetUp();
+    state.graphs = true;
+  }
+  ScopedVariable library{"KILN_CUDA_DEVRT", kFakeDeviceRuntime};
+  ScopedVariable graphs{"KILN_CUDA_GRAPHS", nullptr};
+};
+
+TEST_F(FakeCudaGraphTest, DeviceOnlyLoopRunsAsOneGraphWithConditionalNodes) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
   for (int round = 1; round <= 2; ++round) {
@@ -1168,10 +1177,7 @@ TEST_F(FakeCudaTest, DeviceOnlyLoopRunsAsOneGraphWithConditionalNodes) {
   EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
 }
 
-TEST_F(FakeCudaTest, GraphLoopWhoseTestFailsFirstSkipsItsBody) {
-  state.graphs = true;
-  ScopedVariable library("KILN_CUDA_DEVRT", kFakeDeviceRuntime);
-  ScopedVariable graphs("KILN_CUDA_GRAPHS", nullptr);
+TEST_F(FakeCudaGraphTest, GraphLoopWhoseTestFailsFirstSkipsItsBody) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
   const kiln_function_t *function = nullptr;
@@ -1188,11 +1194,9 @@ TEST_F(FakeCudaTest, GraphLoopWhoseTestFailsFirstSkipsItsBody) {
   EXPECT_EQ(state.graphLaunches, 1);
 }
 
-TEST_F(FakeCudaTest, GraphLoopsOffOrUnlinkableRunTheHostLoop) {
-  state.graphs = true;
-  ScopedVariable library("KILN_CUDA_DEVRT", kFakeDeviceRuntime);
+TEST_F(FakeCudaGraphTest, GraphLoopsOffOrUnlinkableRunTheHostLoop) {
   for (bool off : {true, false}) {
-    ScopedVariable graphs("KILN_CUDA_GRAPHS", off ? "0" : nullptr);
+    ScopedVariable flag("KILN_CUDA_GRAPHS", off ? "0" : nullptr);
     state.failLink = !off;
     // A module per setting: each decides once per device.
     ModulePtr module = loadCudaModule();
@@ -1209,10 +1213,8 @@ TEST_F(FakeCudaTest, GraphLoopsOffOrUnlinkableRunTheHostLoop) {
   }
 }
 
-TEST_F(FakeCudaTest, FailureDuringGraphCaptureFailsTheCallAndEndsTheCapture) {
-  state.graphs = true;
-  ScopedVariable library("KILN_CUDA_DEVRT", kFakeDeviceRuntime);
-  ScopedVariable graphs("KILN_CUDA_GRAPHS", nullptr);
+TEST_F(FakeCudaGraphTest,
+       FailureDuringGraphCaptureFailsTheCallAndEndsTheCapture) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
   // Launches: copy in, less100, the conditions, then scale2 in the body.
