@@ -69,6 +69,11 @@ struct Match {
   /// Where the key must be transposed to [L..., Nk, D] first (the
   /// exporters' transpose of [B, Nk, H, D] straight to [B, H, D, Nk]).
   SmallVector<int64_t> keyPermutation;
+  /// Where the key or the value, a rank-3 [prod(L), N, D], must be split
+  /// into the heads [L..., N, D] first: the merge of a key or value whose
+  /// heads were repeated for grouped-query attention ([B, Hkv, G, N, D],
+  /// an expand of [B, Hkv, 1, N, D], merged to [B * Hkv * G, N, D]).
+  SmallVector<int64_t> keyShape, valueShape;
   /// A mask broadcast to the scores' shape, whose source is used instead.
   BroadcastInDimOp broadcastMask;
   double scale = 1.0;
@@ -189,6 +194,26 @@ Value mergedFrom(Value value, ArrayRef<int64_t> lead, Match &match) {
   return reshape.getOperand();
 }
 
+/// `value` (rank 3, [prod(L), a, b]) as the heads [L..., a, b]: before the
+/// reshape that merged them, or, where that reshape merged other dims (a
+/// key or value whose heads were repeated for grouped-query attention),
+/// `value` itself with `shape` set to the heads' shape, for a reshape of
+/// its own. Null when the first dim is not prod(L).
+Value headsOf(Value value, ArrayRef<int64_t> lead, Match &match,
+              SmallVector<int64_t> &shape) {
+  if (Value merged = mergedFrom(value, lead, match))
+    return merged;
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t count = 1;
+  for (int64_t d : lead)
+    count *= d;
+  if (type.getRank() != 3 || type.getDimSize(0) != count)
+    return nullptr;
+  shape.assign(lead.begin(), lead.end());
+  shape.append({type.getDimSize(1), type.getDimSize(2)});
+  return value;
+}
+
 /// `value` with a multiplication by a splat constant looked through (the
 /// constant folded into `scale`), where the product has no other user.
 Value unscaled(Value value, double &scale, Match &match) {
@@ -300,17 +325,26 @@ bool matchScores(Value s, Match &match) {
   // of a merge of the key's heads [L..., Nk, D], which is the key as it
   // is; at the heads' rank a transpose of the key in any layout.
   Value keyT = product.getRhs();
+  // The heads' leading dims: those split after the product, or a product
+  // at the heads' rank's own.
+  SmallVector<int64_t> heads(lead);
+  auto productType = cast<RankedTensorType>(product.getType());
+  if (heads.empty() && productType.getRank() >= 4)
+    heads.assign(productType.getShape().drop_back(2).begin(),
+                 productType.getShape().drop_back(2).end());
   for (int step = 0; step < 8; ++step) {
     keyT = unscaled(keyT, match.scale, match);
     int64_t rank = cast<RankedTensorType>(keyT.getType()).getRank();
     if (auto transpose = keyT.getDefiningOp<TransposeOp>()) {
       if (keyT.hasOneUse())
         match.dead.push_back(transpose);
-      if (!lead.empty() && rank == 3) {
+      if (!heads.empty() && rank == 3) {
         Value key = unscaled(transpose.getOperand(), match.scale, match);
-        if (!swapsLastTwo(transpose) || !(key = mergedFrom(key, lead, match)))
+        if (!swapsLastTwo(transpose) ||
+            !(key = headsOf(key, heads, match, match.keyShape)))
           return false;
-        match.key = unscaled(key, match.scale, match);
+        match.key =
+            match.keyShape.empty() ? unscaled(key, match.scale, match) : key;
         return true;
       }
       // The key as [L..., Nk, D]: the transpose's source, transposed by
@@ -324,14 +358,14 @@ bool matchScores(Value s, Match &match) {
       return true;
     }
     auto reshape = keyT.getDefiningOp<ReshapeOp>();
-    if (!reshape || lead.empty())
+    if (!reshape || heads.empty())
       return false;
     if (rank == 3) {
-      if (!(keyT = mergedFrom(keyT, lead, match)))
+      if (!(keyT = mergedFrom(keyT, heads, match)))
         return false;
     } else {
       // At the heads' rank, a split of a rank-3 value into the same heads.
-      if (!llvm::equal(splitLeadingDims(reshape), lead))
+      if (!llvm::equal(splitLeadingDims(reshape), heads))
         return false;
       if (keyT.hasOneUse())
         match.dead.push_back(reshape);
@@ -359,7 +393,7 @@ std::optional<Match> matchAttention(MatmulOp output) {
       Value p, v;
       if (!lead.empty() && probabilities.hasOneUse() &&
           (p = mergedFrom(probabilities, lead, match)) &&
-          (v = mergedFrom(match.value, lead, match))) {
+          (v = headsOf(match.value, lead, match, match.valueShape))) {
         match.result = split.getResult();
         match.dead.push_back(split);
         probabilities = p;
@@ -486,11 +520,15 @@ std::optional<Match> matchAttention(MatmulOp output) {
   // The operands as kiln.attention takes them: [L..., Nq, D], [L..., Nk,
   // D] and [L..., Nk, Dv] with one element type, the result [L..., Nq, Dv].
   auto keySource = cast<RankedTensorType>(match.key.getType());
+  if (!match.keyShape.empty())
+    keySource = keySource.clone(match.keyShape);
   SmallVector<int64_t> keyShape(keySource.getShape());
   if (!match.keyPermutation.empty())
     for (auto [i, d] : llvm::enumerate(match.keyPermutation))
       keyShape[i] = keySource.getDimSize(d);
   auto valueType = cast<RankedTensorType>(match.value.getType());
+  if (!match.valueShape.empty())
+    valueType = valueType.clone(match.valueShape);
   auto resultType = cast<RankedTensorType>(match.result.getType());
   int64_t rank = queryType.getRank();
   if (static_cast<int64_t>(keyShape.size()) != rank ||
@@ -573,13 +611,22 @@ struct FuseAttentionPass
         if (broadcast->hasOneUse())
           match->dead.push_back(broadcast);
       }
-      Value key = match->key;
+      Value key = match->key, value = match->value;
+      if (!match->keyShape.empty())
+        key = builder.create<ReshapeOp>(
+            output.getLoc(),
+            cast<RankedTensorType>(key.getType()).clone(match->keyShape), key);
+      if (!match->valueShape.empty())
+        value = builder.create<ReshapeOp>(
+            output.getLoc(),
+            cast<RankedTensorType>(value.getType()).clone(match->valueShape),
+            value);
       if (!match->keyPermutation.empty())
         key = builder.create<TransposeOp>(
             output.getLoc(), key,
             builder.getDenseI64ArrayAttr(match->keyPermutation));
       auto attention = builder.create<AttentionOp>(
-          output.getLoc(), match->query, key, match->value, match->mask,
+          output.getLoc(), match->query, key, value, match->mask,
           builder.getF64FloatAttr(match->scale),
           match->causal ? builder.getUnitAttr() : UnitAttr());
       Value result = attention.getResult();

@@ -379,6 +379,45 @@ func.func @exported_key_merged(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>,
 
 // -----
 
+// Grouped-query attention as exported from transformers' Llama: the key's
+// and the value's 2 heads repeated twice each (a broadcast to [B, Hkv, G,
+// N, D]) and merged to [B * H, N, D], which the op takes split into the
+// query's 4 heads (head h reads kv head h / G, as repeat_kv writes them).
+// CHECK-LABEL: func.func @grouped_query
+// CHECK:         %[[KB:.*]] = kiln.broadcast_in_dim %arg1, dims = [0, 1, 3, 4]
+// CHECK:         %[[VB:.*]] = kiln.broadcast_in_dim %arg2, dims = [0, 1, 3, 4]
+// CHECK:         %[[K3:.*]] = kiln.reshape %[[KB]] : (tensor<1x2x2x5x4xf32>) -> tensor<4x5x4xf32>
+// CHECK:         %[[V3:.*]] = kiln.reshape %[[VB]] : (tensor<1x2x2x5x4xf32>) -> tensor<4x5x4xf32>
+// CHECK-DAG:     %[[K:.*]] = kiln.reshape %[[K3]] : (tensor<4x5x4xf32>) -> tensor<1x4x5x4xf32>
+// CHECK-DAG:     %[[V:.*]] = kiln.reshape %[[V3]] : (tensor<4x5x4xf32>) -> tensor<1x4x5x4xf32>
+// CHECK:         %{{.*}}, %{{.*}} = kiln.attention %arg0, %[[K]], %[[V]] {scale = 5.000000e-01 : f64} : tensor<1x4x5x4xf32>, tensor<1x4x5x4xf32>, tensor<1x4x5x4xf32>
+// CHECK-NOT:     kiln.matmul
+func.func @grouped_query(%q: tensor<1x4x5x4xf32>, %k: tensor<1x2x5x4xf32>, %v: tensor<1x2x5x4xf32>) -> tensor<1x4x5x4xf32> {
+  %kb = kiln.broadcast_in_dim %k, dims = [0, 1, 3, 4] : (tensor<1x2x5x4xf32>) -> tensor<1x2x2x5x4xf32>
+  %vb = kiln.broadcast_in_dim %v, dims = [0, 1, 3, 4] : (tensor<1x2x5x4xf32>) -> tensor<1x2x2x5x4xf32>
+  %k3 = kiln.reshape %kb : (tensor<1x2x2x5x4xf32>) -> tensor<4x5x4xf32>
+  %kt = kiln.transpose %k3, permutation = [0, 2, 1] : tensor<4x5x4xf32>
+  %ck = kiln.constant dense<0.5> : tensor<4x4x5xf32>
+  %ks = kiln.mul %kt, %ck : tensor<4x4x5xf32>
+  %q3 = kiln.reshape %q : (tensor<1x4x5x4xf32>) -> tensor<4x5x4xf32>
+  %qk = kiln.matmul %q3, %ks : tensor<4x5x4xf32>, tensor<4x4x5xf32>
+  %x = kiln.reshape %qk : (tensor<4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<1x4x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<1x4x5xf32>) -> tensor<1x4x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<1x4x5x5xf32>
+  %e = kiln.exp %sh : tensor<1x4x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<1x4x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<1x4x5xf32>) -> tensor<1x4x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<1x4x5x5xf32>
+  %p3 = kiln.reshape %p : (tensor<1x4x5x5xf32>) -> tensor<4x5x5xf32>
+  %v3 = kiln.reshape %vb : (tensor<1x2x2x5x4xf32>) -> tensor<4x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<4x5x5xf32>, tensor<4x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<4x5x4xf32>) -> tensor<1x4x5x4xf32>
+  return %o : tensor<1x4x5x4xf32>
+}
+
+// -----
+
 // The same with k^T split back into heads between its transpose at rank 3
 // and its scale (how the canonicalizer leaves it where D = Nk and one
 // constant serves both scales): the reshapes are walked through.
