@@ -19,8 +19,10 @@
 // exporters write it: heads at rank 4 (or more) as batched products of
 // rank 3 between reshapes that merge the leading dims and split them
 // again, k^T a transpose of [B, Nk, H, D] straight to [B, H, D, Nk] (the
-// key gets the transpose to [B, H, Nk, D] instead), and
-// `where(isnan(p), 0, p)` after the softmax. With a finite mask (none, or
+// key gets the transpose to [B, H, Nk, D] instead), keys and values whose
+// heads were repeated for grouped-query attention (merged from [B, Hkv,
+// G, N, D] to [B * H, N, D]: split into the query's heads by a reshape),
+// and `where(isnan(p), 0, p)` after the softmax. With a finite mask (none, or
 // one like `where(keep, 0, -FLT_MAX)`) that guard acts only on rows with
 // non-finite scores, which only non-finite queries or keys make, and there
 // kiln.attention gives NaN as PyTorch's attention does; with a mask that
