@@ -131,8 +131,24 @@ std::optional<double> splatValue(Value value) {
 }
 
 /// Whether `mask` is a constant that is 0 for j <= i and -inf for j > i
-/// in each [Nq, Nk] matrix (broadcast or not over the leading dims).
+/// in each [Nq, Nk] matrix (broadcast or not over the leading dims), or
+/// the lowest finite value for j > i, as transformers and the dynamo
+/// exporter write causal masks: every row keeps its diagonal, so exp of
+/// a masked score is 0 either way (unless the score itself is +inf or
+/// NaN, which the causal flag's skipped entries then no longer spread).
 bool isCausalMask(Value mask) {
+  // A broadcast over the leading dims of such a constant is one too.
+  if (auto broadcast = mask.getDefiningOp<BroadcastInDimOp>()) {
+    auto source = cast<RankedTensorType>(broadcast.getOperand().getType());
+    auto result = cast<RankedTensorType>(broadcast.getType());
+    ArrayRef<int64_t> dims = broadcast.getDims();
+    int64_t rank = result.getRank();
+    if (source.getRank() < 2 || dims[dims.size() - 1] != rank - 1 ||
+        dims[dims.size() - 2] != rank - 2 ||
+        source.getShape().take_back(2) != result.getShape().take_back(2))
+      return false;
+    mask = broadcast.getOperand();
+  }
   DenseElementsAttr dense;
   if (!matchPattern(mask, m_Constant(&dense)) ||
       !isa<FloatType>(dense.getElementType()) || dense.isSplat())
@@ -144,7 +160,11 @@ bool isCausalMask(Value mask) {
   for (APFloat x : dense.getValues<APFloat>()) {
     int64_t i = (index / columns) % rows, j = index % columns;
     ++index;
-    if (j > i ? !(x.isInfinity() && x.isNegative()) : !x.isZero())
+    bool masked =
+        x.isNegative() &&
+        (x.isInfinity() ||
+         x == APFloat::getLargest(x.getSemantics(), /*Negative=*/true));
+    if (j > i ? !masked : !x.isZero())
       return false;
   }
   return true;

@@ -71,6 +71,75 @@ func.func @causal_constant(%q: tensor<3x4xf32>, %k: tensor<3x4xf32>, %v: tensor<
 
 // -----
 
+// The same with the lowest float above the diagonal (transformers' and the
+// dynamo exporter's causal mask) is causal too.
+// CHECK-LABEL: func.func @causal_lowest_float
+// CHECK-NEXT:    %{{.*}}, %{{.*}} = kiln.attention %arg0, %arg1, %arg2 {causal, scale = 1.000000e+00 : f64}
+// CHECK-NOT:     kiln.constant
+func.func @causal_lowest_float(%q: tensor<3x4xf32>, %k: tensor<3x4xf32>, %v: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %kt = kiln.transpose %k, permutation = [1, 0] : tensor<3x4xf32>
+  %qk = kiln.matmul %q, %kt : tensor<3x4xf32>, tensor<4x3xf32>
+  %mask = kiln.constant dense<[[0.0, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0xFF7FFFFF], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %x = kiln.add %mask, %qk : tensor<3x3xf32>
+  %m = kiln.reduce_max %x, dims = [1] : tensor<3x3xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0] : (tensor<3xf32>) -> tensor<3x3xf32>
+  %sh = kiln.sub %x, %bm : tensor<3x3xf32>
+  %e = kiln.exp %sh : tensor<3x3xf32>
+  %z = kiln.reduce_sum %e, dims = [1] : tensor<3x3xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0] : (tensor<3xf32>) -> tensor<3x3xf32>
+  %p = kiln.div %e, %bz : tensor<3x3xf32>
+  %o = kiln.matmul %p, %v : tensor<3x3xf32>, tensor<3x4xf32>
+  return %o : tensor<3x4xf32>
+}
+
+// -----
+
+// Such a constant broadcast over the heads (as exported models add it to
+// the scores of every head) is causal too; the broadcast is left unused.
+// CHECK-LABEL: func.func @causal_broadcast
+// CHECK:         %{{.*}}, %{{.*}} = kiln.attention %arg0, %arg1, %arg2 {causal, scale = 1.000000e+00 : f64}
+// CHECK-NOT:     mask
+func.func @causal_broadcast(%q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>, %v: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %kt = kiln.transpose %k, permutation = [0, 2, 1] : tensor<2x3x4xf32>
+  %qk = kiln.matmul %q, %kt : tensor<2x3x4xf32>, tensor<2x4x3xf32>
+  %mask = kiln.constant dense<[[[0.0, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0xFF7FFFFF], [0.0, 0.0, 0.0]]]> : tensor<1x3x3xf32>
+  %bmask = kiln.broadcast_in_dim %mask, dims = [0, 1, 2] : (tensor<1x3x3xf32>) -> tensor<2x3x3xf32>
+  %x = kiln.add %qk, %bmask : tensor<2x3x3xf32>
+  %m = kiln.reduce_max %x, dims = [2] : tensor<2x3x3xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3x3xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x3xf32>
+  %e = kiln.exp %sh : tensor<2x3x3xf32>
+  %z = kiln.reduce_sum %e, dims = [2] : tensor<2x3x3xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3x3xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x3xf32>
+  %o = kiln.matmul %p, %v : tensor<2x3x3xf32>, tensor<2x3x4xf32>
+  return %o : tensor<2x3x4xf32>
+}
+
+// -----
+
+// A large finite value that is not the lowest float (-1e9) is a mask.
+// CHECK-LABEL: func.func @not_causal_large_negative
+// CHECK:         %[[MASK:.*]] = kiln.constant
+// CHECK:         kiln.attention %arg0, %arg1, %arg2 mask %[[MASK]] {scale = 1.000000e+00 : f64}
+func.func @not_causal_large_negative(%q: tensor<3x4xf32>, %k: tensor<3x4xf32>, %v: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %kt = kiln.transpose %k, permutation = [1, 0] : tensor<3x4xf32>
+  %qk = kiln.matmul %q, %kt : tensor<3x4xf32>, tensor<4x3xf32>
+  %mask = kiln.constant dense<[[0.0, -1.0e9, -1.0e9], [0.0, 0.0, -1.0e9], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %x = kiln.add %mask, %qk : tensor<3x3xf32>
+  %m = kiln.reduce_max %x, dims = [1] : tensor<3x3xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0] : (tensor<3xf32>) -> tensor<3x3xf32>
+  %sh = kiln.sub %x, %bm : tensor<3x3xf32>
+  %e = kiln.exp %sh : tensor<3x3xf32>
+  %z = kiln.reduce_sum %e, dims = [1] : tensor<3x3xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0] : (tensor<3xf32>) -> tensor<3x3xf32>
+  %p = kiln.div %e, %bz : tensor<3x3xf32>
+  %o = kiln.matmul %p, %v : tensor<3x3xf32>, tensor<3x4xf32>
+  return %o : tensor<3x4xf32>
+}
+
+// -----
+
 // Not causal: the diagonal is masked too. The mask stays a mask.
 // CHECK-LABEL: func.func @strict_mask
 // CHECK:         kiln.attention %arg0, %arg1, %arg2 mask %{{.*}} {scale = 1.000000e+00 : f64}
