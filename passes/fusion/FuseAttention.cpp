@@ -34,8 +34,10 @@
 //
 // A mask that is a broadcast is used unbroadcast (reshaped to the scores'
 // rank, kiln.attention broadcasts size-1 dims itself); a constant mask
-// that is exactly 0 on and below the diagonal and -inf above becomes the
-// `causal` flag, whose fully masked key tiles the fused kernel skips.
+// that is exactly 0 on and below the diagonal and -inf (or the lowest
+// float, as transformers writes it) above, broadcast over the heads or
+// not, becomes the `causal` flag, whose fully masked key tiles the fused
+// kernel skips.
 //
 //===----------------------------------------------------------------------===//
 
