@@ -34,8 +34,9 @@ torchvision with random weights), a BERT-base-sized encoder
 (transformers BertModel: 12 layers, hidden 768, 12 heads, FFN 3072, sequence
 128, the last 28 positions masked) and a 2-layer LSTM (input 256, hidden
 512, sequence 128, seq-first); `gru` (the same shape as the LSTM) and `gpt2`
-(a GPT-2 small decoder, sequence 128, the last 28 positions padded) are
-there to be named too. The files are written as current PyTorch writes them
+(a GPT-2 small decoder, sequence 128, the last 28 positions padded) and
+`llama` (a Llama-style decoder: 6 layers, hidden 768, 12 query heads on 4
+key/value heads, causal over 512 tokens) are there to be named too. The files are written as current PyTorch writes them
 by default, `torch.onnx.export(..., dynamo=True)` at the exporter's default
 opset (IR 10); `--exporter torchscript` writes them with the TorchScript
 exporter at opset 17 instead, as the tables before 2026-12 were made. Exit status 1 when a model fails to compile or run, or an output
@@ -167,7 +168,41 @@ def build_gpt2(batch):
                   "attention_mask": padded})
 
 
-BUILDERS = {"bert": build_bert, "gpt2": build_gpt2,
+LLAMA_SEQ = 512
+
+
+def build_llama(batch):
+    """A Llama-style decoder (transformers LlamaModel: 6 layers, hidden
+    768, 12 query heads sharing 4 key/value heads, FFN 2048 with SiLU
+    gates, rotary positions, RMS norms), causal attention over 512 tokens,
+    no padding."""
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        hidden_size=768, intermediate_size=2048, num_hidden_layers=6,
+        num_attention_heads=12, num_key_value_heads=4, vocab_size=32000,
+        max_position_embeddings=LLAMA_SEQ, use_cache=False)
+    llama = transformers.LlamaModel(config).eval()
+
+    class Hidden(torch.nn.Module):
+        """The last hidden state, for the exporter."""
+
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids):
+            return self.model(input_ids=ids, use_cache=False).last_hidden_state
+
+    ids = torch.zeros(batch, LLAMA_SEQ, dtype=torch.int64)
+    rng = np.random.default_rng(0)
+    return Built(Hidden(llama), (ids,), ["input_ids"], ["last_hidden_state"],
+                 {"input_ids": rng.integers(0, config.vocab_size,
+                                            (batch, LLAMA_SEQ)).astype(np.int64)})
+
+
+BUILDERS = {"bert": build_bert, "gpt2": build_gpt2, "llama": build_llama,
             "lstm": lambda batch: build_recurrent("LSTM", batch),
             "gru": lambda batch: build_recurrent("GRU", batch)}
 for _name in VISION:
