@@ -114,8 +114,10 @@ static constexpr llvm::StringLiteral kMatmul =
 static constexpr llvm::StringLiteral kPackedMatmul =
     mlir::kiln::dnnl::kPackedMatmulFunction;
 
-/// Products of at most this many rows whose B is a constant run through
-/// the primitive with B packed once: they read all of B per row, and an
+/// Products of at most this many rows whose B is a constant, where kiln's
+/// packed kernel does not take them (`packed` = never, or a B it cannot
+/// pack), run through the primitive with B packed once: they read all of
+/// B per row, and an
 /// LSTM step (1x512 by 512x2048) took 37 us that way on two threads, 83 us
 /// through sgemm (144 and 151 us on one). At 8 rows (the LSTM at batch 8)
 /// the primitive's per-call cost made one thread 7% slower for a 3% gain
@@ -382,14 +384,9 @@ struct KilnCpuMatmulToDnnlPass
       bool bf16 = form.abType.isBF16();
       Value bOperand = op.getDpsInputOperand(1)->get();
       bool constantB = isConstantBuffer(bOperand, symbols);
-      // Whether kiln lays out this constant B itself (oneDNN's primitive on
-      // this CPU would keep it plain, as `packed` says): asked once.
-      bool ownLayout =
-          constantB && !int8 && !bf16 && packed != "never" &&
-          (packed == "always" || !kiln::dnnl::matmulPacksConstantB(
-                                     form.m, form.n, form.k, form.transposeB));
-      if (constantB && !int8 && !bf16 && packed != "never" &&
-          form.m <= kMaxPackedKernelRows) {
+      // Whether kiln may lay out this constant f32 B itself.
+      bool ownable = constantB && !int8 && !bf16 && packed != "never";
+      if (ownable && form.m <= kMaxPackedKernelRows) {
         if (std::optional<PackedB> values =
                 packedValuesOf(bOperand, form, symbols)) {
           if (failed(callPackedKernel(product, *values, symbols)))
@@ -397,6 +394,13 @@ struct KilnCpuMatmulToDnnlPass
           continue;
         }
       }
+      // Whether it does for the copy below (oneDNN's primitive on this CPU
+      // would keep B plain, as `packed` says): asked once, and only for the
+      // products the kernel did not take.
+      bool ownLayout =
+          ownable &&
+          (packed == "always" || !kiln::dnnl::matmulPacksConstantB(
+                                     form.m, form.n, form.k, form.transposeB));
       // A constant B that the GEMM would read as stored, [k, n], and pack
       // on every call (oneDNN's primitive on this CPU keeps it plain): the
       // module holds it transposed, [n, k], read with 'T'. oneDNN 2.6's

@@ -1,5 +1,4 @@
-/*===- PackedMatmul.c - Products of few rows by a packed constant B
---------===*\
+/*===- PackedMatmul.c - Products of few rows by a packed constant B -------===*\
  *
  * Linked (in the static, position-independent kiln_packed_matmul archive)
  * into the modules whose code calls kiln_packed_matmul_f32, which
@@ -15,11 +14,12 @@
  *
  * The kernel is written once with GCC's generic vectors and compiled three
  * times, the instance chosen at run time: for AVX-512 (tiles of up to 12
- * rows of one 16-float vector, at most 16 of the 32 registers
- * accumulating), for AVX2 with FMA (tiles of up to 6 rows x 16 columns:
- * 12 of the 16 registers accumulate, two hold a row of the panel and one
- * the broadcast of A) and for the target's baseline ISA (tiles of up to 2
- * rows, which SSE2's 16 registers hold), for correctness on any CPU.
+ * rows by two panels, one 16-float vector each, at most 24 of the 32
+ * registers accumulating), for AVX2 with FMA (tiles of up to 6 rows x 16
+ * columns: 12 of the 16 registers accumulate, two hold a row of the panel
+ * and one the broadcast of A) and for the target's baseline ISA (tiles of
+ * up to 2 rows, which SSE2's 16 registers hold), for correctness on any
+ * CPU.
  * Defining KILN_PACKED_MATMUL_PORTABLE_ONLY leaves both wide instances
  * out, KILN_PACKED_MATMUL_NO_AVX512 the AVX-512 one (the unit tests build
  * all three).
@@ -51,8 +51,8 @@
 
 enum { kPanel = KILN_PACKED_MATMUL_PANEL, kMaxTileRows = 6 };
 
-/* The AVX-512 instance's tiles: up to 12 rows of one 16-float vector each
- * (a panel's width), at most 16 of the 32 registers accumulating. */
+/* The AVX-512 instance's tiles: up to 12 rows of one or two panels, each
+ * panel's row one 16-float vector (wideTile). */
 enum { kMaxWideTileRows = 12 };
 
 /* How many rows of the panel ahead of the one being read are prefetched.
@@ -319,7 +319,8 @@ KILN_INLINE void matmulBody(int wide, int maxRows, int64_t flags, int64_t m,
   int64_t tiles = (m + maxRows - 1) / maxRows;
   for (int64_t j = 0; j < n;) {
     const float *panel = packed + j * k;
-    /* The wide tiles take two panels at a time where two are left. */
+    /* The wide tiles take two panels at a time where two are left, but for
+     * one row (one stream of B at a time reads it faster). */
     int panels = wide && m > 1 && n - j > kPanel ? 2 : 1;
     int64_t cols = n - j < panels * kPanel ? n - j : panels * kPanel;
     const float *panelBias = bias ? bias + j : NULL;
