@@ -4,21 +4,26 @@
 Two steps, so that the GPU machine needs neither the compiler nor LLVM:
 
     python3 bench/graph_loops_cuda.py prepare DIR [--build-dir build]
+            [--programs all] [--baseline-compile OTHER/kiln-compile]
         (on any machine with kiln built) compiles every public function of
-        the end-to-end programs that hold a kiln.while (test/e2e) and the
-        data-dependent while of bench/workloads.py for --target=cuda
-        (sm_90 PTX, host code for x86-64-v3) and for the CPU, draws inputs
-        as the end-to-end harness does (floats in [-2, 2], integers in
-        [-8, 8], fair booleans), and keeps the CPU module's outputs as the
-        expected ones; copies kiln-run and the CUDA plug-ins into DIR.
+        the end-to-end programs that hold a kiln.while (test/e2e; with
+        --programs all, of every end-to-end program the CUDA backend
+        compiles) and the data-dependent while of bench/workloads.py for
+        --target=cuda (sm_90 PTX, host code for x86-64-v3) and for the CPU,
+        draws inputs as the end-to-end harness does (floats in [-2, 2],
+        integers in [-8, 8], fair booleans), and keeps the CPU module's
+        outputs as the expected ones; copies kiln-run and the CUDA plug-ins
+        into DIR. --baseline-compile also compiles the workload with another
+        kiln-compile (another revision's), timed beside this one's.
 
     python3 bench/graph_loops_cuda.py check DIR [--repeat 200]
         (on the GPU machine, numpy only) runs each CUDA module with its
-        loops as graphs (the default) and as host loops (KILN_CUDA_GRAPHS=0),
-        compares both with the expected outputs, reports how many loops ran
-        as graphs and the stream waits of each call, then times the
-        workload both ways with kiln-run --device-resident. Exit status 1 if
-        any output is off.
+        loops as graphs (the default) and, where the program has a loop, as
+        host loops (KILN_CUDA_GRAPHS=0), compares both with the expected
+        outputs, reports how many loops ran as graphs and the stream waits
+        of each call, after timing the workload both ways (and the baseline's
+        as a graph) with kiln-run --device-resident. Exit status 1 if any
+        output is off.
 """
 
 import argparse
@@ -45,7 +50,8 @@ def signatures(text):
         inputs = []
         for tensor in re.findall(r"tensor<([^>]*)>", match.group(2)):
             parts = tensor.split("x")
-            inputs.append(([int(d) for d in parts[:-1]], parts[-1]))
+            dims = [int(d) if d.isdigit() else None for d in parts[:-1]]
+            inputs.append((dims, parts[-1]))
         found.append((match.group(1), inputs))
     return found
 
@@ -74,10 +80,20 @@ def prepare(args):
 
     out = os.path.abspath(args.dir)
     os.makedirs(out, exist_ok=True)
+    scratch = os.path.join(out, "cpu")
+    os.makedirs(scratch, exist_ok=True)
     compile_ = os.path.join(args.build_dir, "bin", "kiln-compile")
     kiln_run = os.path.join(args.build_dir, "bin", "kiln-run")
+    programs = PROGRAMS
+    if args.programs == "all":
+        e2e = os.path.join(ROOT, "test", "e2e")
+        with open(os.path.join(e2e, "cuda_exclusions.txt")) as f:
+            excluded = {line.strip() for line in f
+                        if line.strip() and not line.startswith("#")}
+        programs = sorted(p for p in os.listdir(e2e) if p.endswith(".mlir")
+                          and p[:-5] not in excluded and p not in excluded)
     sources = [(p[:-5], open(os.path.join(ROOT, "test", "e2e", p)).read())
-               for p in PROGRAMS]
+               for p in programs]
     solver = W.WhileSolver(False)
     sources.append(("while_solver", solver.mlir()))
     cases = []
@@ -87,12 +103,19 @@ def prepare(args):
         with open(source, "w") as f:
             f.write(text)
         cuda = os.path.join(out, program + ".cuda.kmod")
-        cpu = os.path.join(out, program + ".cpu.kmod")
+        # The CPU modules only make the expected outputs: kept out of DIR.
+        cpu = os.path.join(scratch, program + ".cpu.kmod")
         run([compile_, source, "--target=cuda", "--cuda-arch=sm_90",
              "--target-cpu=x86-64-v3", "-o", cuda])
         run([compile_, source, "-o", cpu])
+        loops = "kiln.while" in text
         for function, inputs in signatures(text):
             case = f"{program}.{function}"
+            # numpy has no bf16, and a dynamic extent has no size to draw.
+            if any(dtype not in DTYPES or None in dims
+                   for dims, dtype in inputs):
+                print(f"{case}: left out (bf16 or dynamic input)")
+                continue
             folder = os.path.join(out, case)
             os.makedirs(folder, exist_ok=True)
             files = []
@@ -116,7 +139,13 @@ def prepare(args):
                 shutil.rmtree(folder)
                 continue
             cases.append({"case": case, "module": os.path.basename(cuda),
-                          "function": function, "inputs": files})
+                          "function": function, "inputs": files,
+                          "loops": loops})
+    if args.baseline_compile:
+        run([args.baseline_compile, os.path.join(out, "while_solver.mlir"),
+             "--target=cuda", "--cuda-arch=sm_90", "--target-cpu=x86-64-v3",
+             "-o", os.path.join(out, "while_solver.baseline.cuda.kmod")])
+    shutil.rmtree(scratch)
     # The layout of an install: bin/kiln-run finds ../lib/kiln/ plug-ins.
     os.makedirs(os.path.join(out, "bin"), exist_ok=True)
     shutil.copy(kiln_run, os.path.join(out, "bin", "kiln-run"))
@@ -128,6 +157,7 @@ def prepare(args):
             shutil.copy(path, plugins)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump({"cases": cases, "workload": "while_solver.fixed_point",
+                   "baseline": bool(args.baseline_compile),
                    "title": solver.desc, "step": solver.step,
                    "tolerance": solver.tol_residual,
                    "max_iters": solver.max_iters}, f, indent=1)
@@ -224,13 +254,39 @@ def check(args):
     import numpy as np
     folder = os.path.abspath(args.dir)
     meta = json.load(open(os.path.join(folder, "cases.json")))
+    workload = next((c for c in meta["cases"]
+                     if c["case"] == meta["workload"]), None)
+    if workload:
+        print(f"\nwhile workload: {meta['title']}, kiln-run --repeat "
+              f"{args.repeat} --device-resident, median ms per call")
+        baseline = dict(workload,
+                        module="while_solver.baseline.cuda.kmod")
+        variants = [(False, workload, "host loop"), (True, workload, "graph")]
+        if meta.get("baseline"):
+            variants.append((True, baseline, "graph, baseline compiler"))
+        for round_ in range(args.rounds):
+            for graphs, case, label in variants:
+                result, _ = call(folder, case, graphs,
+                                 ["--repeat", str(args.repeat),
+                                  "--device-resident"])
+                match = re.search(r"median ([\d.]+) us \(min ([\d.]+) us",
+                                  result.stdout)
+                if match:
+                    print(f"round {round_}: {label}: "
+                          f"{float(match.group(1)) / 1000:.3f} ms "
+                          f"(min {float(match.group(2)) / 1000:.3f})")
+                else:
+                    print(f"round {round_}: {label}: failed",
+                          result.stderr[-300:])
+        jax_time(np, folder, workload, meta, args)
+
     failures = 0
     print("| case | graphs: error, waits, loops as graphs "
           "| host loops: error, waits |")
     print("|---|---|---|")
     for case in meta["cases"]:
         row = []
-        for graphs in (True, False):
+        for graphs in (True, False) if case.get("loops", True) else (True,):
             result, outputs = call(folder, case, graphs)
             if result.returncode != 0:
                 row.append("failed: " + (result.stderr.strip().splitlines()
@@ -245,28 +301,8 @@ def check(args):
             row.append(f"{'ok' if ok else 'OFF'} {error:.1e}, {waits}"
                        + (f", {loops}" if graphs else "")
                        if error is not None else "OFF (missing output)")
-        print(f"| {case['case']} | {row[0]} | {row[1]} |")
-    workload = next((c for c in meta["cases"]
-                     if c["case"] == meta["workload"]), None)
-    if workload:
-        print(f"\nwhile workload: {meta['title']}, kiln-run --repeat "
-              f"{args.repeat} --device-resident, median ms per call")
-        for round_ in range(args.rounds):
-            for graphs in (False, True):
-                result, _ = call(folder, workload, graphs,
-                                 ["--repeat", str(args.repeat),
-                                  "--device-resident"])
-                match = re.search(r"median ([\d.]+) us \(min ([\d.]+) us",
-                                  result.stdout)
-                label = "graph" if graphs else "host loop"
-                if match:
-                    print(f"round {round_}: {label}: "
-                          f"{float(match.group(1)) / 1000:.3f} ms "
-                          f"(min {float(match.group(2)) / 1000:.3f})")
-                else:
-                    print(f"round {round_}: {label}: failed",
-                          result.stderr[-300:])
-        jax_time(np, folder, workload, meta, args)
+        print(f"| {case['case']} | {row[0]} | "
+              f"{row[1] if len(row) > 1 else '(no loop)'} |")
     print(f"\n{failures} failing")
     return 1 if failures else 0
 
@@ -277,6 +313,8 @@ def main():
     p = sub.add_parser("prepare")
     p.add_argument("dir")
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    p.add_argument("--programs", choices=("while", "all"), default="while")
+    p.add_argument("--baseline-compile")
     c = sub.add_parser("check")
     c.add_argument("dir")
     c.add_argument("--repeat", type=int, default=100)

@@ -24,6 +24,16 @@ inline Value rootOf(Value memref) {
   return memref;
 }
 
+/// The buffer a memref is a view of, also through the base buffers of
+/// expand-strided-metadata (which are not view-like ops).
+inline Value rootThroughMetadata(Value memref) {
+  memref = rootOf(memref);
+  while (auto metadata =
+             memref.getDefiningOp<memref::ExtractStridedMetadataOp>())
+    memref = rootOf(metadata.getSource());
+  return memref;
+}
+
 /// Whether `value` exists before `op` runs: it is a block argument of a
 /// block that `op` is nested in, or the result of an op before `op` (or
 /// before the op that `op` is nested in) in the same block.

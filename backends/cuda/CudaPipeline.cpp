@@ -160,6 +160,10 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createKilnCudaMapParallelLoops(mapping));
   pm.addNestedPass<func::FuncOp>(createKilnCudaPredicateCopies());
   pm.addPass(createKilnCanonicalizeBuffers());
+  // One-block kernels in a row (a loop's test: its reduction, comparison
+  // and forwarded copies) become one launch: fewer launches per call, and
+  // fewer nodes per iteration of a loop run as a CUDA graph.
+  pm.addNestedPass<func::FuncOp>(createKilnCudaMergeLaunches());
   // No canonicalization after this point: it would fold a wait on a fresh
   // `gpu.wait async`, which in kiln's runtime waits for the module's stream.
   pm.addNestedPass<func::FuncOp>(createKilnCudaAsyncLaunches());

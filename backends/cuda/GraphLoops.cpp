@@ -54,16 +54,6 @@ namespace kiln {
 
 using namespace mlir;
 
-/// The buffer `value` is a view of: BufferAccess.h's rootOf, also through
-/// the base buffers of expand-strided-metadata (not view-like ops).
-static Value rootOf(Value value) {
-  value = kiln::rootOf(value);
-  while (auto metadata =
-             value.getDefiningOp<memref::ExtractStridedMetadataOp>())
-    value = kiln::rootOf(metadata.getSource());
-  return value;
-}
-
 namespace {
 
 /// The test's read of its predicate: the copy of a device byte into a host
@@ -131,7 +121,7 @@ private:
   /// Whether `value` is host memory: a stack slot, a global, or managed
   /// memory the host code touches.
   static bool isHostMemory(Value value) {
-    Value root = rootOf(value);
+    Value root = kiln::rootThroughMetadata(value);
     if (root.getDefiningOp<memref::AllocaOp>() ||
         root.getDefiningOp<memref::GetGlobalOp>() ||
         root.getDefiningOp<memref::AllocOp>())
@@ -273,7 +263,7 @@ private:
       if (source == target)
         continue;
       copy(builder, target, source);
-      Value root = rootOf(value);
+      Value root = kiln::rootThroughMetadata(value);
       auto alloc = root.getDefiningOp<gpu::AllocOp>();
       if (alloc && region.isAncestor(alloc->getParentRegion()) &&
           !homes.contains(mapping.lookupOrDefault(root)))
@@ -299,7 +289,8 @@ private:
         }
       }
       if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
-        if (homes.contains(mapping.lookupOrDefault(rootOf(dealloc.getMemref())))) {
+        if (homes.contains(mapping.lookupOrDefault(
+                kiln::rootThroughMetadata(dealloc.getMemref())))) {
           mapping.map(dealloc.getAsyncToken(), token(builder));
           continue;
         }

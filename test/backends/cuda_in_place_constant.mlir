@@ -6,16 +6,20 @@
 // canonicalizations are kiln-canonicalize-buffers
 // (backends/common/BufferizationPipeline.cpp), which makes the kernel a
 // fill: a second launch, whose kernel stores the constant (moved into it
-// before outlining, so it is an immediate in the PTX).
+// before outlining, so it is an immediate in the PTX). Both launches are of
+// one block, so kiln-cuda-merge-launches runs the fill after the argmin in
+// one kernel, behind a barrier.
 // REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=mlir | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --emit=ptx | FileCheck %s --check-prefix=PTX
 
 // CHECK-LABEL: llvm.func internal @kiln_impl_argmin_constant_body(
 // CHECK:         gpu.launch_func {{.*}}@kiln_kernels::@kiln_impl_argmin_constant_body_kernel blocks
-// CHECK:         gpu.launch_func {{.*}}@kiln_kernels::@kiln_impl_argmin_constant_body_kernel_0 blocks
+// CHECK-NOT:     gpu.launch_func
 // CHECK:       llvm.func @kiln_entry_argmin_constant_body(
-// PTX-LABEL:   .entry kiln_impl_argmin_constant_body_kernel_0(
+// PTX-LABEL:   .entry kiln_impl_argmin_constant_body_kernel(
+// PTX:           selp.b64
+// PTX:           bar.sync 0;
 // PTX:           mov.u64 %[[ONE:rd[0-9]+]], 1;
 // PTX:           st.global.u32 [%rd{{[0-9]+}}], %[[ONE]];
 // PTX:           ret;

@@ -385,6 +385,40 @@ def KilnCudaPredicateCopies
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def KilnCudaMergeLaunches
+    : Pass<"kiln-cuda-merge-launches", "mlir::func::FuncOp"> {
+  let summary = "Run one-block kernels that follow each other as one kernel";
+  let description = [{
+    Runs on the host code after the kernels are formed (synchronous
+    `gpu.launch` ops) and before `kiln-cuda-async-launches`. Each launch of
+    one block is a separate kernel, and on a GPU a launch costs more than
+    the small work such kernels do (a scalar's update, the test of a loop,
+    a block reduction and the comparison that reads it), most of all in a
+    loop's CUDA graph, where every kernel is a node per iteration.
+
+    Launches of one block (constant grid of 1 x 1 x 1, constant block
+    sizes of x threads) in the same block of the host code are merged
+    into one launch that runs their bodies in order, separated by
+    `gpu.barrier` (which orders global memory within the block). The
+    merged block has as many threads as the largest; a body launched with
+    fewer threads runs under `thread_id.x < its size`, with its own block
+    size for its loops' strides. A body that synchronizes (barriers, block
+    reductions, any other `gpu` op) or reads its block size from an op
+    joins only launches of its own size.
+
+    Between two launches merged, the host code may compute values (which
+    must not depend on memory) and allocate buffers for the second launch
+    (such ops move before the first), and may read and write memory the
+    second launch does not use (a predicate's copy to the host, a load
+    from it, a free of another buffer), which the second launch then runs
+    before. Anything else between them (other device work, a call, an op
+    with regions or of unknown effects) keeps them apart. Launches with workgroup or private attributions,
+    dynamic shared memory, clusters or async tokens are left as they are.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect"];
+}
+
 def KilnCudaAsyncLaunches
     : Pass<"kiln-cuda-async-launches", "mlir::func::FuncOp"> {
   let summary = "Launch kernels and copy buffers asynchronously on the stream";
