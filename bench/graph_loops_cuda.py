@@ -4,7 +4,7 @@
 Two steps, so that the GPU machine needs neither the compiler nor LLVM:
 
     python3 bench/graph_loops_cuda.py prepare DIR [--build-dir build]
-            [--programs all] [--baseline-compile OTHER/kiln-compile]
+            [--programs all] [--baseline NAME=BUILD ...]
         (on any machine with kiln built) compiles every public function of
         the end-to-end programs that hold a kiln.while (test/e2e; with
         --programs all, of every end-to-end program the CUDA backend
@@ -13,16 +13,18 @@ Two steps, so that the GPU machine needs neither the compiler nor LLVM:
         draws inputs as the end-to-end harness does (floats in [-2, 2],
         integers in [-8, 8], fair booleans), and keeps the CPU module's
         outputs as the expected ones; copies kiln-run and the CUDA plug-ins
-        into DIR. --baseline-compile also compiles the workload with another
-        kiln-compile (another revision's), timed beside this one's.
+        into DIR. --baseline NAME=BUILD also compiles the workload with
+        BUILD/bin/kiln-compile (another revision's build directory) and
+        copies its BUILD/bin/kiln-run (the runtime of that revision, which
+        its module calls), timed beside this one's.
 
     python3 bench/graph_loops_cuda.py check DIR [--repeat 200]
         (on the GPU machine, numpy only) runs each CUDA module with its
         loops as graphs (the default) and, where the program has a loop, as
         host loops (KILN_CUDA_GRAPHS=0), compares both with the expected
         outputs, reports how many loops ran as graphs and the stream waits
-        of each call, after timing the workload both ways (and the baseline's
-        as a graph) with kiln-run --device-resident. Exit status 1 if any
+        of each call, after timing the workload both ways (and each
+        baseline's both ways) with kiln-run --device-resident. Exit status 1 if any
         output is off.
 """
 
@@ -141,10 +143,17 @@ def prepare(args):
             cases.append({"case": case, "module": os.path.basename(cuda),
                           "function": function, "inputs": files,
                           "loops": loops})
-    if args.baseline_compile:
-        run([args.baseline_compile, os.path.join(out, "while_solver.mlir"),
-             "--target=cuda", "--cuda-arch=sm_90", "--target-cpu=x86-64-v3",
-             "-o", os.path.join(out, "while_solver.baseline.cuda.kmod")])
+    baselines = []
+    for spec in args.baseline:
+        name, build = spec.split("=", 1)
+        run([os.path.join(build, "bin", "kiln-compile"),
+             os.path.join(out, "while_solver.mlir"), "--target=cuda",
+             "--cuda-arch=sm_90", "--target-cpu=x86-64-v3",
+             "-o", os.path.join(out, f"while_solver.{name}.cuda.kmod")])
+        os.makedirs(os.path.join(out, name, "bin"), exist_ok=True)
+        shutil.copy(os.path.join(build, "bin", "kiln-run"),
+                    os.path.join(out, name, "bin", "kiln-run"))
+        baselines.append(name)
     shutil.rmtree(scratch)
     # The layout of an install: bin/kiln-run finds ../lib/kiln/ plug-ins.
     os.makedirs(os.path.join(out, "bin"), exist_ok=True)
@@ -157,18 +166,18 @@ def prepare(args):
             shutil.copy(path, plugins)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump({"cases": cases, "workload": "while_solver.fixed_point",
-                   "baseline": bool(args.baseline_compile),
+                   "baselines": baselines,
                    "title": solver.desc, "step": solver.step,
                    "tolerance": solver.tol_residual,
                    "max_iters": solver.max_iters}, f, indent=1)
     print(f"{len(cases)} cases in {out}")
 
 
-def call(folder, case, graphs, extra=()):
+def call(folder, case, graphs, extra=(), runner="."):
     env = dict(os.environ, KILN_CUDA_GRAPHS="1" if graphs else "0")
     outputs = os.path.join(folder, case["case"],
                            "graphs" if graphs else "host")
-    command = [os.path.join(folder, "bin", "kiln-run"),
+    command = [os.path.join(folder, runner, "bin", "kiln-run"),
                os.path.join(folder, case["module"]), "--device", "cuda",
                "--function", case["function"], "--output-dir", outputs,
                "--stats", *extra]
@@ -259,16 +268,17 @@ def check(args):
     if workload:
         print(f"\nwhile workload: {meta['title']}, kiln-run --repeat "
               f"{args.repeat} --device-resident, median ms per call")
-        baseline = dict(workload,
-                        module="while_solver.baseline.cuda.kmod")
-        variants = [(False, workload, "host loop"), (True, workload, "graph")]
-        if meta.get("baseline"):
-            variants.append((True, baseline, "graph, baseline compiler"))
+        variants = [(False, workload, ".", "host loop"),
+                    (True, workload, ".", "graph")]
+        for name in meta.get("baselines", []):
+            baseline = dict(workload, module=f"while_solver.{name}.cuda.kmod")
+            variants += [(False, baseline, name, f"host loop, {name}"),
+                         (True, baseline, name, f"graph, {name}")]
         for round_ in range(args.rounds):
-            for graphs, case, label in variants:
+            for graphs, case, runner, label in variants:
                 result, _ = call(folder, case, graphs,
                                  ["--repeat", str(args.repeat),
-                                  "--device-resident"])
+                                  "--device-resident"], runner)
                 match = re.search(r"median ([\d.]+) us \(min ([\d.]+) us",
                                   result.stdout)
                 if match:
@@ -314,7 +324,8 @@ def main():
     p.add_argument("dir")
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--programs", choices=("while", "all"), default="while")
-    p.add_argument("--baseline-compile")
+    p.add_argument("--baseline", action="append", default=[],
+                   metavar="NAME=BUILD")
     c = sub.add_parser("check")
     c.add_argument("dir")
     c.add_argument("--repeat", type=int, default=100)

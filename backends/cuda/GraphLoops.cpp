@@ -3,10 +3,12 @@
 // A kiln.while whose test and body only queue device work still waits for
 // the host once per iteration: the test's predicate is copied back, the
 // host waits for the stream, reads it and queues the next iteration. The
-// runtime can instead capture the test and the body once into a CUDA graph
-// whose conditional WHILE node repeats them on the device
-// (runtime/lib/cuda/CudaGraphLoops.cpp); this pass rewrites such loops to
-// do so where the runtime can, keeping the host loop for where it cannot.
+// runtime can instead capture the test, the body and the test again once
+// into a CUDA graph: the first test, then a conditional WHILE node that
+// repeats the body and the test on the device while the last test held
+// (runtime/lib/cuda/CudaGraphLoops.cpp), so that no iteration holds a
+// conditional node of its own. This pass rewrites such loops to do so
+// where the runtime can, keeping the host loop for where it cannot.
 //
 // Captured work keeps the addresses it was captured with, so the values a
 // loop carries must stay in the same buffers from one iteration to the
@@ -14,10 +16,10 @@
 // fresh buffers and free the previous ones. The graph form therefore gives
 // every loop-carried value a "home" allocated before the loop (initialized
 // with a copy of the loop's input) and every value the test forwards a
-// home too; the test reads the loop-carried homes and copies what it
-// forwards into the forwarded homes, the body reads those and copies what
-// it yields back into the loop-carried homes. Frees of the homes inside
-// the loop are dropped, the ownership flags the loop carries are false
+// home too; both copies of the test read the loop-carried homes and copy
+// what they forward into the forwarded homes, the body reads those and
+// copies what it yields back into the loop-carried homes. Frees of the homes
+// inside the loop are dropped, the ownership flags the loop carries are false
 // inside it (the homes belong to the code around the loop), and buffers
 // the test or the body allocates and hands on are freed after their copy.
 // The forwarded homes are the loop's results, as fresh as the buffers the
@@ -347,23 +349,21 @@ private:
 
     Value state =
         builder.create<func::CallOp>(loc, begin, ValueRange()).getResult(0);
-    // The test, reading the loop-carried homes.
-    cloneBody(builder, before, testMapping, homes);
+    // The test, reading the loop-carried homes, before the loop's node.
+    IRMapping firstTestMapping = testMapping;
+    cloneBody(builder, before, firstTestMapping, homes);
     if (forwardsOwnBuffers) {
       for (Value value : condition.getArgs()) {
-        forwardedHomes.push_back(testMapping.lookup(value));
+        forwardedHomes.push_back(firstTestMapping.lookup(value));
         homes.insert(forwardedHomes.back());
       }
     } else {
       handOver(builder, loop.getBefore(), condition.getArgs(), forwardedHomes,
-               testMapping, homes);
+               firstTestMapping, homes);
     }
-    Value predicate = testMapping.lookupOrDefault(read.devicePredicate);
-    kiln::BufferAddress address = kiln::bufferAddressOf(builder, loc, predicate, 1);
-    Value pointer = builder.create<LLVM::IntToPtrOp>(
-        loc, LLVM::LLVMPointerType::get(builder.getContext()),
-        address.address);
-    builder.create<func::CallOp>(loc, test, ValueRange{state, pointer});
+    builder.create<func::CallOp>(
+        loc, test,
+        ValueRange{state, predicateAddress(builder, firstTestMapping)});
 
     // The body, reading the forwarded values. A buffer it allocates and
     // yields is its loop-carried home itself: the body cannot read that
@@ -388,11 +388,37 @@ private:
     cloneBody(builder, after, bodyMapping, homes);
     handOver(builder, loop.getAfter(), yielded, carriedHomes, bodyMapping,
              homes);
-    builder.create<func::CallOp>(loc, end, ValueRange{state});
+
+    // The test again, at the end of each iteration: the loop's node is a
+    // do-while of the body and the test, so that an iteration holds no
+    // conditional node of its own. It hands on its values where the first
+    // test did: the buffers the first test allocated to forward are this
+    // one's too.
+    IRMapping secondTestMapping = testMapping;
+    if (forwardsOwnBuffers)
+      for (auto [value, home] : llvm::zip(condition.getArgs(), forwardedHomes))
+        secondTestMapping.map(value, home);
+    cloneBody(builder, before, secondTestMapping, homes);
+    if (!forwardsOwnBuffers)
+      handOver(builder, loop.getBefore(), condition.getArgs(), forwardedHomes,
+               secondTestMapping, homes);
+    builder.create<func::CallOp>(
+        loc, end,
+        ValueRange{state, predicateAddress(builder, secondTestMapping)});
 
     for (Value home : carriedHomes)
       free(builder, home);
     return forwardedHomes;
+  }
+
+  /// The address of the test's predicate byte in the clone `mapping` made.
+  Value predicateAddress(OpBuilder &builder, IRMapping &mapping) {
+    Location loc = loop.getLoc();
+    Value predicate = mapping.lookupOrDefault(read.devicePredicate);
+    kiln::BufferAddress address =
+        kiln::bufferAddressOf(builder, loc, predicate, 1);
+    return builder.create<LLVM::IntToPtrOp>(
+        loc, LLVM::LLVMPointerType::get(builder.getContext()), address.address);
   }
 
   /// Whether the test forwards only buffers it allocated, each once.
@@ -467,7 +493,7 @@ struct KilnCudaGraphLoopsPass
         FunctionType::get(context, {pointer, pointer}, {}));
     func::FuncOp end = kiln::declareLibraryFunction(
         module, KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
-        FunctionType::get(context, {pointer}, {}));
+        FunctionType::get(context, {pointer, pointer}, {}));
     if (!available || !begin || !test || !end)
       return signalPassFailure();
     for (auto &[loop, read] : loops)

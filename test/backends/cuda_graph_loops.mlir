@@ -9,9 +9,11 @@
 // test reading it and forwarding its own buffer, which the body reads (no
 // free of it inside) and which is the loop's result; the predicate's
 // device address goes to the runtime instead of a host read; the body
-// writes its result into the carried home instead of a fresh buffer. The
-// host loop stays in the other branch.
-// CHECK:       func.func private @kiln_cuda_graph_while_end(!llvm.ptr)
+// writes its result into the carried home instead of a fresh buffer; the
+// test runs again after the body (the graph's do-while), reading the same
+// home and forwarding into the same buffer, and its predicate's address
+// goes to the runtime's end call. The host loop stays in the other branch.
+// CHECK:       func.func private @kiln_cuda_graph_while_end(!llvm.ptr, !llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_while_test(!llvm.ptr, !llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_while_begin() -> !llvm.ptr
 // CHECK:       func.func private @kiln_cuda_graph_loops() -> i32
@@ -35,9 +37,18 @@
 // CHECK:         gpu.launch async
 // CHECK:           memref.load %[[COPY]]
 // CHECK:           memref.store %{{.+}}, %[[HOME]]
-// CHECK-NOT:     gpu.dealloc
+// CHECK-NOT:     gpu.dealloc async [%{{.+}}] %[[COPY]]
+// CHECK-NOT:     gpu.dealloc async [%{{.+}}] %[[HOME]]
 // CHECK-NOT:     gpu.memcpy
-// CHECK:         func.call @kiln_cuda_graph_while_end(%[[LOOP]])
+// CHECK-NOT:     gpu.alloc
+// CHECK:         gpu.launch async
+// CHECK:           memref.load %[[HOME]]
+// CHECK:           memref.store %{{.+}}, %[[COPY]]
+// CHECK-NOT:     gpu.dealloc async [%{{.+}}] %[[COPY]]
+// CHECK-NOT:     gpu.dealloc async [%{{.+}}] %[[HOME]]
+// CHECK-NOT:     gpu.memcpy
+// CHECK:         %[[PTR2:.+]] = llvm.inttoptr
+// CHECK:         func.call @kiln_cuda_graph_while_end(%[[LOOP]], %[[PTR2]])
 // CHECK:         gpu.dealloc async [%{{.+}}] %[[HOME]]
 // CHECK-NEXT:    scf.yield %[[COPY]] : memref<256xf32>
 // CHECK-NEXT:  } else {
@@ -118,7 +129,10 @@ func.func @fixed_point(%x0: memref<256xf32>, %out: memref<256xf32>) {
 // CHECK:         gpu.launch async
 // CHECK:           memref.load %[[FWD]]
 // CHECK:           memref.store %{{.+}}, %[[HOME]]
-// CHECK:         func.call @kiln_cuda_graph_while_end(%[[LOOP]])
+// CHECK:         gpu.launch async
+// CHECK:           memref.load %[[HOME]]
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[FWD]], %[[HOME]]
+// CHECK:         func.call @kiln_cuda_graph_while_end(%[[LOOP]], %{{.+}})
 // CHECK:         gpu.dealloc async [%{{.+}}] %[[HOME]]
 // CHECK-NEXT:    scf.yield %[[FWD]] : memref<4xf32>
 func.func @forwards_argument(%x0: memref<4xf32>) {

@@ -37,7 +37,7 @@
 // GRAPH-NOT:     @mgpuStreamSynchronize
 // GRAPH:         call void @kiln_cuda_graph_while_test(ptr %[[LOOP]], ptr
 // GRAPH-NOT:     @mgpuStreamSynchronize
-// GRAPH:         call void @kiln_cuda_graph_while_end(ptr %[[LOOP]])
+// GRAPH:         call void @kiln_cuda_graph_while_end(ptr %[[LOOP]], ptr
 // GRAPH:         call void @mgpuStreamSynchronize(
 // LIST: count(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // REPORT-NOT: remark: device memory plan for @kiln_entry_count

@@ -106,11 +106,14 @@ typedef void (*kiln_cuda_conv_fn)(const int64_t *descriptor, const void *x,
  * once (its device work is captured, not run), calls
  * KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION with the loop state and the device
  * address of the test's result (a byte, nonzero to go on), runs the body
- * once, likewise captured, and calls KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
- * which queues the whole loop on the stream. Between the first and the
- * last call the host code must not wait for the stream nor read device
- * memory, and every buffer the captured work uses stays where it is for
- * the whole loop. */
+ * and then the test again once, likewise captured, and calls
+ * KILN_CUDA_GRAPH_WHILE_END_FUNCTION with the address of the second test's
+ * result, which queues the whole loop on the stream: the first test, then
+ * the body and the second test while the last test's result is nonzero.
+ * Both tests hand on their values in the same buffers. Between the first
+ * and the last call the host code must not wait for the stream nor read
+ * device memory, and every buffer the captured work uses stays where it is
+ * for the whole loop. */
 #define KILN_CUDA_GRAPH_LOOPS_FUNCTION "kiln_cuda_graph_loops"
 #define KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION "kiln_cuda_graph_while_begin"
 #define KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION "kiln_cuda_graph_while_test"
@@ -120,6 +123,7 @@ typedef int32_t (*kiln_cuda_graph_loops_fn)(void);
 typedef void *(*kiln_cuda_graph_while_begin_fn)(void);
 typedef void (*kiln_cuda_graph_while_test_fn)(void *loop,
                                               const void *predicate);
-typedef void (*kiln_cuda_graph_while_end_fn)(void *loop);
+typedef void (*kiln_cuda_graph_while_end_fn)(void *loop,
+                                             const void *predicate);
 
 #endif /* KILN_CUDALIBRARYABI_H */

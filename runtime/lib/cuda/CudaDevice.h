@@ -169,13 +169,16 @@ public:
   /// linker, the device runtime library (libcudadevrt.a) is found, and
   /// KILN_CUDA_GRAPHS is not 0. Decided once per device.
   bool graphLoopsAvailable();
-  /// Starts a loop's graph and captures the stream's work into its body.
+  /// Starts a loop's graph and captures the stream's work (the loop's
+  /// first test) into it.
   void *beginGraphWhile();
-  /// Ends the capture of the loop's test, whose result is the byte at
-  /// `predicate` (device memory), and captures the rest of its body.
+  /// Ends the capture of the loop's first test, whose result is the byte at
+  /// `predicate` (device memory), and captures the loop's iteration (the
+  /// body, then the test again) into the body of a WHILE node after it.
   void testGraphWhile(void *loop, const void *predicate);
-  /// Ends the capture and queues the loop's graph on the stream.
-  void endGraphWhile(void *loop);
+  /// Ends the capture of the iteration, whose test's result is the byte at
+  /// `predicate`, and queues the loop's graph on the stream.
+  void endGraphWhile(void *loop, const void *predicate);
 
   /// Records the first failure of the current call.
   void fail(const std::string &message);
@@ -241,9 +244,14 @@ private:
   /// Gives `library`'s handle and workspace back.
   template <typename Table> void close(Library<Table> &library);
   /// graphLoopsAvailable's answer once decided (0 unknown, 1 yes, 2 no)
-  /// and the kernel that sets a loop's conditions.
+  /// and the kernel that sets a loop's condition.
   int graphLoopSupport = 0;
-  CUfunction setConditions = nullptr;
+  CUfunction setCondition = nullptr;
+  /// Captures the kernel that sets a graph loop's condition from the byte
+  /// at `predicate` and ends the capture; `last` is what the kernel's node
+  /// is. Whether all went well.
+  bool setGraphWhileCondition(void *loop, const void *predicate,
+                              std::vector<CUgraphNode> &last);
   /// Updated under callMutex.
   CudaStats counters;
   /// The first failure of the current call; empty while it goes well.

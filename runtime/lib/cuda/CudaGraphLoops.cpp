@@ -1,24 +1,28 @@
 //===- CudaGraphLoops.cpp - kiln.while loops as CUDA graphs ---------------===//
 //
-// The host code of a loop that kiln-cuda-graph-loops rewrote runs its test
-// and its body once, between beginGraphWhile, testGraphWhile and
-// endGraphWhile, while the stream is captured: its launches, copies and
+// The host code of a loop that kiln-cuda-graph-loops rewrote runs its test,
+// its body and its test again once, between beginGraphWhile, testGraphWhile
+// and endGraphWhile, while the stream is captured: its launches, copies and
 // library calls become nodes of a graph instead of running. The graph is
 //
-//   while (loop) {             // conditional WHILE node, loop = 1 at launch
-//     test                     // the loop's condition region
-//     set-conditions(loop, body, *predicate)
-//     if (body) { body }       // conditional IF node: the loop's body
+//   test                       // the loop's condition region
+//   set-condition(loop, *predicate)
+//   while (loop) {             // conditional WHILE node
+//     body                     // the loop's body
+//     test                     // the condition region again
+//     set-condition(loop, *predicate)
 //   }
 //
 // launched once on the stream, so that the loop runs on the device with no
-// wait for the host per iteration. A kernel sets a conditional node's value
-// only through the device runtime's cudaGraphSetConditional, which lives in
-// the toolkit's libcudadevrt.a: the small set-conditions kernel below is
-// linked with it by the driver's JIT linker when a device first needs it,
-// and a device that cannot (no conditional nodes in the driver, no
-// libcudadevrt.a, KILN_CUDA_GRAPHS=0) runs the loops in host code, which
-// the compiled code also holds.
+// wait for the host per iteration; each iteration is the body's and the
+// test's kernels and one small kernel, with no conditional node inside
+// (the test's second copy is what a do-while of the rotated loop needs). A
+// kernel sets a conditional node's value only through the device runtime's
+// cudaGraphSetConditional, which lives in the toolkit's libcudadevrt.a: the
+// small set-condition kernel below is linked with it by the driver's JIT
+// linker when a device first needs it, and a device that cannot (no
+// conditional nodes in the driver, no libcudadevrt.a, KILN_CUDA_GRAPHS=0)
+// runs the loops in host code, which the compiled code also holds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,41 +36,32 @@ namespace runtime {
 namespace cuda {
 namespace {
 
-/// Sets the loop's and the body's conditions to whether the byte at
-/// `predicate` is nonzero. One thread.
-const char kSetConditionsPtx[] = R"ptx(
+/// Sets the loop's condition to whether the byte at `predicate` is nonzero.
+/// One thread.
+const char kSetConditionPtx[] = R"ptx(
 .version 8.4
 .target sm_75
 .address_size 64
 
 .extern .func cudaGraphSetConditional(.param .b64 handle, .param .b32 value);
 
-.visible .entry kiln_graph_set_conditions(.param .u64 loop_handle,
-                                          .param .u64 body_handle,
-                                          .param .u64 predicate)
+.visible .entry kiln_graph_set_condition(.param .u64 loop_handle,
+                                         .param .u64 predicate)
 {
   .reg .pred %p;
   .reg .b16 %h;
   .reg .b32 %v;
-  .reg .b64 %d<4>;
+  .reg .b64 %d<3>;
   ld.param.u64 %d1, [loop_handle];
-  ld.param.u64 %d2, [body_handle];
-  ld.param.u64 %d3, [predicate];
-  cvta.to.global.u64 %d3, %d3;
-  ld.global.u8 %h, [%d3];
+  ld.param.u64 %d2, [predicate];
+  cvta.to.global.u64 %d2, %d2;
+  ld.global.u8 %h, [%d2];
   setp.ne.s16 %p, %h, 0;
   selp.u32 %v, 1, 0, %p;
   {
     .param .b64 handle;
     .param .b32 value;
     st.param.b64 [handle], %d1;
-    st.param.b32 [value], %v;
-    call.uni cudaGraphSetConditional, (handle, value);
-  }
-  {
-    .param .b64 handle;
-    .param .b32 value;
-    st.param.b64 [handle], %d2;
     st.param.b32 [value], %v;
     call.uni cudaGraphSetConditional, (handle, value);
   }
@@ -93,11 +88,9 @@ std::string deviceRuntimeLibrary() {
 /// A loop's graph while it is captured.
 struct GraphWhile {
   CUgraph graph = nullptr;
-  /// The WHILE node's body (test, then the IF node) and the IF node's.
+  /// The WHILE node's body: the loop's body and its test again.
   CUgraph iteration = nullptr;
-  CUgraph body = nullptr;
-  CUgraphConditionalHandle loopCondition = 0;
-  CUgraphConditionalHandle bodyCondition = 0;
+  CUgraphConditionalHandle condition = 0;
   /// Whether the stream is being captured.
   bool capturing = false;
 };
@@ -117,7 +110,7 @@ bool CudaDevice::graphLoopsAvailable() {
   if (library.empty())
     return false;
   std::string image, log;
-  if (driver->linkWithLibrary(kSetConditionsPtx, library, image, log) !=
+  if (driver->linkWithLibrary(kSetConditionPtx, library, image, log) !=
       CUDA_SUCCESS)
     return false;
   CUmodule module = nullptr;
@@ -125,9 +118,9 @@ bool CudaDevice::graphLoopsAvailable() {
       CUDA_SUCCESS)
     return false;
   // Unloaded with the device's other modules.
-  modules.emplace(kSetConditionsPtx, module);
-  if (driver->moduleGetFunction(&setConditions, module,
-                                "kiln_graph_set_conditions") != CUDA_SUCCESS)
+  modules.emplace(kSetConditionPtx, module);
+  if (driver->moduleGetFunction(&setCondition, module,
+                                "kiln_graph_set_condition") != CUDA_SUCCESS)
     return false;
   graphLoopSupport = 1;
   return true;
@@ -137,66 +130,71 @@ void *CudaDevice::beginGraphWhile() {
   auto *loop = new GraphWhile;
   if (!failure.empty())
     return loop;
-  CUgraphNode node = nullptr;
+  // The condition is 0 at each launch until the first test sets it.
   if (check(driver->graphCreate(&loop->graph, 0), "cuGraphCreate") &&
-      check(driver->graphConditionalHandleCreate(
-                &loop->loopCondition, loop->graph, context, 1,
-                CU_GRAPH_COND_ASSIGN_DEFAULT),
+      check(driver->graphConditionalHandleCreate(&loop->condition, loop->graph,
+                                                 context, 0,
+                                                 CU_GRAPH_COND_ASSIGN_DEFAULT),
             "cuGraphConditionalHandleCreate") &&
-      check(driver->graphAddConditionalNode(
-                &node, loop->graph, nullptr, 0, loop->loopCondition,
-                CU_GRAPH_COND_TYPE_WHILE, context, &loop->iteration),
-            "cuGraphAddNode (a while node)") &&
-      check(driver->graphConditionalHandleCreate(
-                &loop->bodyCondition, loop->iteration, context, 0, 0),
-            "cuGraphConditionalHandleCreate") &&
-      check(driver->streamBeginCaptureToGraph(streamHandle, loop->iteration,
+      check(driver->streamBeginCaptureToGraph(streamHandle, loop->graph,
                                               CU_STREAM_CAPTURE_MODE_RELAXED),
-            "cuStreamBeginCaptureToGraph (a loop's test)"))
+            "cuStreamBeginCaptureToGraph (a loop's first test)"))
     loop->capturing = true;
   return loop;
+}
+
+/// Queues the kernel that sets `loop`'s condition from the byte at
+/// `predicate`, and ends the capture; whether both went well.
+bool CudaDevice::setGraphWhileCondition(void *opaque, const void *predicate,
+                                        std::vector<CUgraphNode> &last) {
+  auto *loop = static_cast<GraphWhile *>(opaque);
+  void *params[] = {&loop->condition, &predicate};
+  bool queued = check(driver->launchKernel(setCondition, 1, 1, 1, 1, 1, 1, 0,
+                                           streamHandle, params, nullptr),
+                      "cuLaunchKernel (a loop's condition)") &&
+                check(driver->streamCaptureDependencies(streamHandle, last),
+                      "cuStreamGetCaptureInfo");
+  // The capture ends even after a failure, so that the stream takes work
+  // again.
+  CUgraph captured = nullptr;
+  loop->capturing = false;
+  return check(driver->streamEndCapture(streamHandle, &captured),
+               "cuStreamEndCapture (a loop's test)") &&
+         queued && failure.empty();
 }
 
 void CudaDevice::testGraphWhile(void *opaque, const void *predicate) {
   auto *loop = static_cast<GraphWhile *>(opaque);
   if (!failure.empty() || !loop->capturing)
     return;
-  void *params[] = {&loop->loopCondition, &loop->bodyCondition, &predicate};
-  std::vector<CUgraphNode> dependencies;
-  check(driver->launchKernel(setConditions, 1, 1, 1, 1, 1, 1, 0, streamHandle,
-                             params, nullptr),
-        "cuLaunchKernel (a loop's conditions)") &&
-      check(driver->streamCaptureDependencies(streamHandle, dependencies),
-            "cuStreamGetCaptureInfo");
-  CUgraph captured = nullptr;
-  loop->capturing = false;
-  if (!check(driver->streamEndCapture(streamHandle, &captured),
-             "cuStreamEndCapture (a loop's test)") ||
-      !failure.empty())
+  std::vector<CUgraphNode> last;
+  if (!setGraphWhileCondition(loop, predicate, last))
     return;
   CUgraphNode node = nullptr;
   if (check(driver->graphAddConditionalNode(
-                &node, loop->iteration, dependencies.data(),
-                dependencies.size(), loop->bodyCondition,
-                CU_GRAPH_COND_TYPE_IF, context, &loop->body),
-            "cuGraphAddNode (an if node)") &&
-      check(driver->streamBeginCaptureToGraph(streamHandle, loop->body,
+                &node, loop->graph, last.data(), last.size(), loop->condition,
+                CU_GRAPH_COND_TYPE_WHILE, context, &loop->iteration),
+            "cuGraphAddNode (a while node)") &&
+      check(driver->streamBeginCaptureToGraph(streamHandle, loop->iteration,
                                               CU_STREAM_CAPTURE_MODE_RELAXED),
-            "cuStreamBeginCaptureToGraph (a loop's body)"))
+            "cuStreamBeginCaptureToGraph (a loop's iteration)"))
     loop->capturing = true;
 }
 
-void CudaDevice::endGraphWhile(void *opaque) {
+void CudaDevice::endGraphWhile(void *opaque, const void *predicate) {
   auto *loop = static_cast<GraphWhile *>(opaque);
-  // The capture ends even after a failure, so that the stream takes work
-  // again.
+  std::vector<CUgraphNode> last;
+  bool captured = loop->capturing && failure.empty() &&
+                  setGraphWhileCondition(loop, predicate, last);
   if (loop->capturing) {
-    CUgraph captured = nullptr;
-    check(driver->streamEndCapture(streamHandle, &captured),
-          "cuStreamEndCapture (a loop's body)");
+    // After a failure before the condition's kernel.
+    CUgraph graph = nullptr;
+    loop->capturing = false;
+    check(driver->streamEndCapture(streamHandle, &graph),
+          "cuStreamEndCapture (a loop's iteration)");
   }
   CUgraphExec exec = nullptr;
-  if (failure.empty() &&
+  if (captured &&
       check(driver->graphInstantiate(&exec, loop->graph),
             "cuGraphInstantiate (a loop)") &&
       check(driver->graphLaunch(exec, streamHandle), "cuGraphLaunch (a loop)"))

@@ -81,7 +81,9 @@ void *kilnCudaGraphWhileBegin() { return device().beginGraphWhile(); }
 void kilnCudaGraphWhileTest(void *loop, const void *predicate) {
   device().testGraphWhile(loop, predicate);
 }
-void kilnCudaGraphWhileEnd(void *loop) { device().endGraphWhile(loop); }
+void kilnCudaGraphWhileEnd(void *loop, const void *predicate) {
+  device().endGraphWhile(loop, predicate);
+}
 static_assert(
     std::is_same_v<decltype(&kilnCudaGraphLoops), kiln_cuda_graph_loops_fn> &&
         std::is_same_v<decltype(&kilnCudaGraphWhileBegin),

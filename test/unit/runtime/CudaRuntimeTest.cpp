@@ -175,7 +175,7 @@ public:
                              const char *name) override {
     ++s.functionLookups;
     static const char *const kernels[] = {"scale2", "copy", "less100",
-                                          "kiln_graph_set_conditions"};
+                                          "kiln_graph_set_condition"};
     for (const char *kernel : kernels)
       if (!std::strcmp(kernel, name)) {
         *function = reinterpret_cast<CUfunction>(const_cast<char *>(kernel));
@@ -192,15 +192,13 @@ public:
     s.queuedOn.insert(stream);
     std::string name = reinterpret_cast<const char *>(function);
     s.launched.push_back(name);
-    if (name == "kiln_graph_set_conditions") {
-      // Sets the loop's and the body's conditions from the predicate byte,
-      // as cudaGraphSetConditional does on the device.
+    if (name == "kiln_graph_set_condition") {
+      // Sets the loop's condition from the predicate byte, as
+      // cudaGraphSetConditional does on the device.
       auto loop = *static_cast<CUgraphConditionalHandle *>(params[0]);
-      auto body = *static_cast<CUgraphConditionalHandle *>(params[1]);
-      auto predicate = *static_cast<const uint8_t **>(params[2]);
-      s.enqueue([this, loop, body, predicate] {
+      auto predicate = *static_cast<const uint8_t **>(params[1]);
+      s.enqueue([this, loop, predicate] {
         s.conditions.at(loop).value = *predicate != 0;
-        s.conditions.at(body).value = *predicate != 0;
       });
       return CUDA_SUCCESS;
     }
@@ -424,10 +422,10 @@ public:
     if (s.failLink)
       return kInvalidPtx;
     if (ptx.find("cudaGraphSetConditional") == std::string::npos ||
-        ptx.find(".entry kiln_graph_set_conditions") == std::string::npos)
+        ptx.find(".entry kiln_graph_set_condition(") == std::string::npos)
       return kInvalidPtx;
     s.linkedLibrary = library;
-    image = "// kernels: kiln_graph_set_conditions\n";
+    image = "// kernels: kiln_graph_set_condition\n";
     return CUDA_SUCCESS;
   }
 
@@ -1148,9 +1146,10 @@ TEST_F(FakeCudaGraphTest, DeviceOnlyLoopRunsAsOneGraphWithConditionalNodes) {
     EXPECT_EQ(state.asyncCopies, 0);
     EXPECT_EQ(state.syncs, round);
     EXPECT_EQ(state.syncsDuringCapture, 0);
-    // The test and the body are queued once: copy in, less100, the
-    // conditions kernel, scale2, copy.
-    EXPECT_EQ(state.launches, 5 * round);
+    // The test, the body and the test again are queued once: copy in,
+    // less100, the condition's kernel, then scale2, copy, less100 and the
+    // condition's kernel in the WHILE node.
+    EXPECT_EQ(state.launches, 7 * round);
     EXPECT_EQ(state.captures, 2 * round);
     EXPECT_EQ(state.capturing, nullptr);
     EXPECT_EQ(state.graphLaunches, round);
@@ -1166,13 +1165,16 @@ TEST_F(FakeCudaGraphTest, DeviceOnlyLoopRunsAsOneGraphWithConditionalNodes) {
     EXPECT_EQ(stats.stream_syncs, uint64_t(round));
   }
   std::vector<std::string> call = {
-      "copy", "less100", "kiln_graph_set_conditions", "scale2", "copy"};
+      "copy", "less100", "kiln_graph_set_condition", "scale2",
+      "copy", "less100", "kiln_graph_set_condition"};
   std::vector<std::string> twice = call;
   twice.insert(twice.end(), call.begin(), call.end());
   EXPECT_EQ(state.launched, twice);
+  // One WHILE node a call, no IF node: the body runs inside the loop's
+  // node after the first test.
   EXPECT_EQ(state.conditionalNodes,
-            (std::vector<std::string>{"while", "if", "while", "if"}));
-  // The conditions kernel was linked once, with the library named.
+            (std::vector<std::string>{"while", "while"}));
+  // The condition's kernel was linked once, with the library named.
   EXPECT_EQ(state.linkedLibrary, kFakeDeviceRuntime);
   EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
 }
@@ -1217,7 +1219,7 @@ TEST_F(FakeCudaGraphTest,
        FailureDuringGraphCaptureFailsTheCallAndEndsTheCapture) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
-  // Launches: copy in, less100, the conditions, then scale2 in the body.
+  // Launches: copy in, less100, the condition, then scale2 in the body.
   state.failLaunchNumber = 4;
   TensorPtr y;
   kiln::test::Outcome failed = callScale2(module.get(), y, "double_until");
