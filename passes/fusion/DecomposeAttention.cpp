@@ -14,6 +14,8 @@
 #include "kiln/Fusion/Passes.h"
 #include "kiln/IR/KilnOps.h"
 
+#include "SplatConstant.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -183,15 +185,9 @@ private:
     return b.create<TransposeOp>(loc, tensor, ArrayRef<int64_t>{0, 2, 1});
   }
 
-  /// `x` in the shape of `like`: a scalar constant broadcast, so that no
-  /// constant of the scores' size is ever stored.
+  /// `x` in the shape of `like`.
   Value splat(Value like, double x) {
-    auto type = cast<RankedTensorType>(like.getType());
-    auto scalarType = RankedTensorType::get({}, type.getElementType());
-    Value scalar = b.create<ConstantOp>(
-        loc, DenseElementsAttr::get(
-                 scalarType, FloatAttr::get(type.getElementType(), x)));
-    return b.create<BroadcastInDimOp>(loc, type, scalar, ArrayRef<int64_t>{});
+    return splatConstant(b, loc, cast<RankedTensorType>(like.getType()), x);
   }
 
   OpBuilder &b;

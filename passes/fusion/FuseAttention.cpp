@@ -44,6 +44,8 @@
 #include "kiln/Fusion/Passes.h"
 #include "kiln/IR/KilnOps.h"
 
+#include "SplatConstant.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
@@ -568,15 +570,6 @@ std::optional<Match> matchAttention(MatmulOp output) {
   return match;
 }
 
-/// `x` as a tensor of `type`: a scalar constant broadcast.
-Value splat(OpBuilder &b, Location loc, RankedTensorType type, double x) {
-  auto scalarType = RankedTensorType::get({}, type.getElementType());
-  Value scalar = b.create<ConstantOp>(
-      loc, DenseElementsAttr::get(scalarType,
-                                  FloatAttr::get(type.getElementType(), x)));
-  return b.create<BroadcastInDimOp>(loc, type, scalar, ArrayRef<int64_t>{});
-}
-
 /// Whether the mask alone makes a row's softmax NaN: all of its entries
 /// -inf, or one +inf or NaN. From the mask [..., Nq or 1, Nk], in the shape
 /// of the result [L..., Nq, Dv].
@@ -590,19 +583,20 @@ Value rowsMaskedOut(OpBuilder &b, Location loc, Value mask,
   Value kind = b.create<SelectOp>(
       loc,
       b.create<CompareOp>(loc, CompareDirection::eq, mask,
-                          splat(b, loc, type, -inf)),
-      splat(b, loc, type, 0.0),
+                          splatConstant(b, loc, type, -inf)),
+      splatConstant(b, loc, type, 0.0),
       b.create<SelectOp>(loc,
                          b.create<CompareOp>(loc, CompareDirection::lt, mask,
-                                             splat(b, loc, type, inf)),
-                         splat(b, loc, type, 1.0), splat(b, loc, type, 2.0)));
+                                             splatConstant(b, loc, type, inf)),
+                         splatConstant(b, loc, type, 1.0),
+                         splatConstant(b, loc, type, 2.0)));
   Value largest = b.create<ReduceMaxOp>(loc, kind, ArrayRef<int64_t>{rank - 1});
   SmallVector<int64_t> shape(type.getShape());
   shape.back() = 1;
   auto rowType = type.clone(shape);
   Value row = b.create<ReshapeOp>(loc, rowType, largest);
   Value masked = b.create<CompareOp>(loc, CompareDirection::ne, row,
-                                     splat(b, loc, rowType, 1.0));
+                                     splatConstant(b, loc, rowType, 1.0));
   return b.create<BroadcastInDimOp>(
       loc, result.clone(b.getI1Type()), masked,
       llvm::to_vector(llvm::seq<int64_t>(0, rank)));
@@ -659,7 +653,7 @@ struct FuseAttentionPass
         result = builder.create<SelectOp>(
             output.getLoc(),
             rowsMaskedOut(builder, output.getLoc(), match->mask, type),
-            splat(builder, output.getLoc(), type, 0.0), result);
+            splatConstant(builder, output.getLoc(), type, 0.0), result);
       }
       if (BroadcastInDimOp rows = match->zeroRows) {
         auto type = cast<RankedTensorType>(result.getType());
@@ -667,8 +661,8 @@ struct FuseAttentionPass
             rows.getLoc(), type.clone(builder.getI1Type()), rows.getOperand(),
             rows.getDims());
         result = builder.create<SelectOp>(
-            output.getLoc(), flag, splat(builder, output.getLoc(), type, 0.0),
-            result);
+            output.getLoc(), flag,
+            splatConstant(builder, output.getLoc(), type, 0.0), result);
       }
       match->result.replaceAllUsesWith(result);
       // The replaced ops, then the constants (scale, causal mask) only
