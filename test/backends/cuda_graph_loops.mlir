@@ -13,7 +13,7 @@
 // test runs again after the body (the graph's do-while), reading the same
 // home and forwarding into the same buffer, and its predicate's address
 // goes to the runtime's end call. The host loop stays in the other branch.
-// CHECK:       func.func private @kiln_cuda_graph_while_end(!llvm.ptr, !llvm.ptr)
+// CHECK:       func.func private @kiln_cuda_graph_while_end_iteration(!llvm.ptr, !llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_while_test(!llvm.ptr, !llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_while_begin() -> !llvm.ptr
 // CHECK:       func.func private @kiln_cuda_graph_loops() -> i32
@@ -48,7 +48,7 @@
 // CHECK-NOT:     gpu.dealloc async [%{{.+}}] %[[HOME]]
 // CHECK-NOT:     gpu.memcpy
 // CHECK:         %[[PTR2:.+]] = llvm.inttoptr
-// CHECK:         func.call @kiln_cuda_graph_while_end(%[[LOOP]], %[[PTR2]])
+// CHECK:         func.call @kiln_cuda_graph_while_end_iteration(%[[LOOP]], %[[PTR2]])
 // CHECK:         gpu.dealloc async [%{{.+}}] %[[HOME]]
 // CHECK-NEXT:    scf.yield %[[COPY]] : memref<256xf32>
 // CHECK-NEXT:  } else {
@@ -132,7 +132,7 @@ func.func @fixed_point(%x0: memref<256xf32>, %out: memref<256xf32>) {
 // CHECK:         gpu.launch async
 // CHECK:           memref.load %[[HOME]]
 // CHECK:         gpu.memcpy async [%{{.+}}] %[[FWD]], %[[HOME]]
-// CHECK:         func.call @kiln_cuda_graph_while_end(%[[LOOP]], %{{.+}})
+// CHECK:         func.call @kiln_cuda_graph_while_end_iteration(%[[LOOP]], %{{.+}})
 // CHECK:         gpu.dealloc async [%{{.+}}] %[[HOME]]
 // CHECK-NEXT:    scf.yield %[[FWD]] : memref<4xf32>
 func.func @forwards_argument(%x0: memref<4xf32>) {

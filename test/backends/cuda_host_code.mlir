@@ -30,14 +30,14 @@
 // GRAPH-DAG: @kiln_gpu_fn_kiln_cuda_graph_loops = global ptr null
 // GRAPH-DAG: @kiln_gpu_fn_kiln_cuda_graph_while_begin = global ptr null
 // GRAPH-DAG: @kiln_gpu_fn_kiln_cuda_graph_while_test = global ptr null
-// GRAPH-DAG: @kiln_gpu_fn_kiln_cuda_graph_while_end = global ptr null
+// GRAPH-DAG: @kiln_gpu_fn_kiln_cuda_graph_while_end_iteration = global ptr null
 // GRAPH-LABEL: define internal {{.*}}@kiln_impl_count(
 // GRAPH:         call i32 @kiln_cuda_graph_loops()
 // GRAPH:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
 // GRAPH-NOT:     @mgpuStreamSynchronize
 // GRAPH:         call void @kiln_cuda_graph_while_test(ptr %[[LOOP]], ptr
 // GRAPH-NOT:     @mgpuStreamSynchronize
-// GRAPH:         call void @kiln_cuda_graph_while_end(ptr %[[LOOP]], ptr
+// GRAPH:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]], ptr
 // GRAPH:         call void @mgpuStreamSynchronize(
 // LIST: count(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // REPORT-NOT: remark: device memory plan for @kiln_entry_count

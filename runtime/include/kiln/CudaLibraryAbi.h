@@ -117,7 +117,12 @@ typedef void (*kiln_cuda_conv_fn)(const int64_t *descriptor, const void *x,
 #define KILN_CUDA_GRAPH_LOOPS_FUNCTION "kiln_cuda_graph_loops"
 #define KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION "kiln_cuda_graph_while_begin"
 #define KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION "kiln_cuda_graph_while_test"
-#define KILN_CUDA_GRAPH_WHILE_END_FUNCTION "kiln_cuda_graph_while_end"
+#define KILN_CUDA_GRAPH_WHILE_END_FUNCTION "kiln_cuda_graph_while_end_iteration"
+/* Modules compiled before the test ran twice ended the loop with
+ * kiln_cuda_graph_while_end(loop) after capturing the body alone; the
+ * runtime answers that name with a function that fails the call (the
+ * module must be compiled again) instead of running half a loop. */
+#define KILN_CUDA_GRAPH_WHILE_RETIRED_END_FUNCTION "kiln_cuda_graph_while_end"
 
 typedef int32_t (*kiln_cuda_graph_loops_fn)(void);
 typedef void *(*kiln_cuda_graph_while_begin_fn)(void);
@@ -125,5 +130,6 @@ typedef void (*kiln_cuda_graph_while_test_fn)(void *loop,
                                               const void *predicate);
 typedef void (*kiln_cuda_graph_while_end_fn)(void *loop,
                                              const void *predicate);
+typedef void (*kiln_cuda_graph_while_retired_end_fn)(void *loop);
 
 #endif /* KILN_CUDALIBRARYABI_H */

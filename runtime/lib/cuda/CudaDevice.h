@@ -179,6 +179,10 @@ public:
   /// Ends the capture of the iteration, whose test's result is the byte at
   /// `predicate`, and queues the loop's graph on the stream.
   void endGraphWhile(void *loop, const void *predicate);
+  /// The end of a loop as modules compiled before the test ran twice
+  /// capture it (the body alone after the test): fails the call, ends the
+  /// capture and frees the loop, queueing nothing.
+  void refuseRetiredGraphWhile(void *loop);
 
   /// Records the first failure of the current call.
   void fail(const std::string &message);

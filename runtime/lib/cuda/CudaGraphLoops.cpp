@@ -28,6 +28,8 @@
 
 #include "CudaDevice.h"
 
+#include "kiln/CudaLibraryAbi.h"
+
 #include <cstdlib>
 #include <fstream>
 
@@ -202,6 +204,23 @@ void CudaDevice::endGraphWhile(void *opaque, const void *predicate) {
   // Both are freed once the launched graph has run.
   if (exec)
     driver->graphExecDestroy(exec);
+  if (loop->graph)
+    driver->graphDestroy(loop->graph);
+  delete loop;
+}
+
+void CudaDevice::refuseRetiredGraphWhile(void *opaque) {
+  auto *loop = static_cast<GraphWhile *>(opaque);
+  fail("the module runs a loop as a CUDA graph the way kiln's modules did "
+       "before the loop's test ran twice "
+       "(" KILN_CUDA_GRAPH_WHILE_RETIRED_END_FUNCTION
+       "), which this runtime no longer runs: compile the module again");
+  if (loop->capturing) {
+    CUgraph graph = nullptr;
+    loop->capturing = false;
+    check(driver->streamEndCapture(streamHandle, &graph),
+          "cuStreamEndCapture (a loop's iteration)");
+  }
   if (loop->graph)
     driver->graphDestroy(loop->graph);
   delete loop;

@@ -84,6 +84,9 @@ void kilnCudaGraphWhileTest(void *loop, const void *predicate) {
 void kilnCudaGraphWhileEnd(void *loop, const void *predicate) {
   device().endGraphWhile(loop, predicate);
 }
+void kilnCudaGraphWhileRetiredEnd(void *loop) {
+  device().refuseRetiredGraphWhile(loop);
+}
 static_assert(
     std::is_same_v<decltype(&kilnCudaGraphLoops), kiln_cuda_graph_loops_fn> &&
         std::is_same_v<decltype(&kilnCudaGraphWhileBegin),
@@ -91,7 +94,9 @@ static_assert(
         std::is_same_v<decltype(&kilnCudaGraphWhileTest),
                        kiln_cuda_graph_while_test_fn> &&
         std::is_same_v<decltype(&kilnCudaGraphWhileEnd),
-                       kiln_cuda_graph_while_end_fn>,
+                       kiln_cuda_graph_while_end_fn> &&
+        std::is_same_v<decltype(&kilnCudaGraphWhileRetiredEnd),
+                       kiln_cuda_graph_while_retired_end_fn>,
     "the graph loop functions' signatures are "
     "kiln/CudaLibraryAbi.h's");
 
@@ -121,6 +126,8 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION, address(kilnCudaGraphWhileBegin)},
       {KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION, address(kilnCudaGraphWhileTest)},
       {KILN_CUDA_GRAPH_WHILE_END_FUNCTION, address(kilnCudaGraphWhileEnd)},
+      {KILN_CUDA_GRAPH_WHILE_RETIRED_END_FUNCTION,
+       address(kilnCudaGraphWhileRetiredEnd)},
   };
   return functions;
 }

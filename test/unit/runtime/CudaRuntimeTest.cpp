@@ -453,6 +453,10 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntil.name = "double_until";
   doubleUntil.entrySymbol = "kiln_entry_double_until";
   contents.functions.push_back(doubleUntil);
+  kiln::format::FunctionSignature doubleUntilRetired = scale2;
+  doubleUntilRetired.name = "double_until_retired";
+  doubleUntilRetired.entrySymbol = "kiln_entry_double_until_retired";
+  contents.functions.push_back(doubleUntilRetired);
   kiln::format::FunctionSignature dense;
   dense.name = "dense";
   dense.entrySymbol = "kiln_entry_dense";
@@ -1238,6 +1242,28 @@ TEST_F(FakeCudaGraphTest,
   EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
   EXPECT_EQ(state.graphLaunches, 1);
   EXPECT_EQ(state.syncsDuringCapture, 0);
+}
+
+TEST_F(FakeCudaGraphTest, LoopOfAModuleBeforeTheDoWhileGraphsFailsTheCall) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr y;
+  kiln::test::Outcome refused =
+      callScale2(module.get(), y, "double_until_retired");
+  EXPECT_EQ(refused.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(refused.message.find("compile the module again"), std::string::npos)
+      << refused.message;
+  EXPECT_FALSE(y);
+  // Nothing was launched as a graph, and the capture was ended.
+  EXPECT_EQ(state.capturing, nullptr);
+  EXPECT_EQ(state.graphLaunches, 0);
+  EXPECT_EQ(state.graphsDestroyed, state.graphsCreated);
+
+  // The stream takes work again: a loop of this revision's form runs.
+  kiln::test::Outcome call = callScale2(module.get(), y, "double_until");
+  ASSERT_TRUE(call.ok()) << call.message;
+  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
+  EXPECT_EQ(state.graphLaunches, 1);
 }
 
 TEST_F(FakeCudaTest, DeviceTensorsStayOnTheDeviceAcrossCalls) {
