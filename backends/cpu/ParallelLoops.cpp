@@ -7,6 +7,10 @@
 // and a small loop nest would pay the fork/join (microseconds) for
 // nanoseconds of work. This pass decides before that conversion:
 //
+//  - a library call's loop that says its iteration's work
+//    (`kiln.body_work`) first loses its dims of one iteration here, with
+//    the attribute kept (the canonicalization below would drop those dims
+//    and the attribute with them);
 //  - perfectly nested scf.parallel loops (the inner loop is all of the
 //    outer body, its bounds independent of the outer loop) are first merged
 //    into one multi-dim scf.parallel (upstream's scf.parallel
@@ -97,6 +101,52 @@ static int64_t regionWork(Region &region) {
                                            int64_t(1) << 40,
                                            work + operationWork(&op)));
   return work;
+}
+
+/// Whether a loop dim runs exactly once (constant bounds and step).
+static bool runsOnce(Value lower, Value upper, Value step) {
+  std::optional<int64_t> lo = getConstantIntValue(lower);
+  std::optional<int64_t> hi = getConstantIntValue(upper);
+  std::optional<int64_t> st = getConstantIntValue(step);
+  return lo && hi && st && *st > 0 && *hi > *lo && *hi - *lo <= *st;
+}
+
+/// Drops the dims of `loop` (a reduction-free scf.parallel with
+/// `kiln.body_work`) that run once, their induction variables replaced by
+/// their lower bounds. The scf.parallel canonicalization does the same but
+/// rebuilds the loop without its attributes: an attention's loop over
+/// (batch entry, query tile) with a single tile then weighed its batch
+/// entries as single iterations and ran them on one thread.
+static void dropSingleTripDims(scf::ParallelOp loop) {
+  SmallVector<Value> lowers, uppers, steps;
+  SmallVector<unsigned> kept;
+  for (auto [d, lower, upper, step] : llvm::enumerate(
+           loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    if (runsOnce(lower, upper, step))
+      continue;
+    kept.push_back(d);
+    lowers.push_back(lower);
+    uppers.push_back(upper);
+    steps.push_back(step);
+  }
+  // All dims once: the canonicalization inlines the body, which is right
+  // for a single iteration.
+  if (kept.empty() || kept.size() == loop.getNumLoops())
+    return;
+  OpBuilder builder(loop);
+  auto rebuilt =
+      builder.create<scf::ParallelOp>(loop.getLoc(), lowers, uppers, steps);
+  IRMapping mapping;
+  for (auto [d, iv] : llvm::enumerate(loop.getInductionVars()))
+    mapping.map(iv, loop.getLowerBound()[d]);
+  for (auto [index, d] : llvm::enumerate(kept))
+    mapping.map(loop.getInductionVars()[d], rebuilt.getInductionVars()[index]);
+  builder.setInsertionPoint(rebuilt.getBody()->getTerminator());
+  for (Operation &op : loop.getBody()->without_terminator())
+    builder.clone(op, mapping);
+  for (NamedAttribute attribute : loop->getDiscardableAttrs())
+    rebuilt->setAttr(attribute.getName(), attribute.getValue());
+  loop.erase();
 }
 
 /// Replaces a reduction-free scf.parallel by a nest of scf.for loops.
@@ -202,6 +252,14 @@ struct KilnCpuParallelLoopsPass
   using KilnCpuParallelLoopsBase::KilnCpuParallelLoopsBase;
 
   void runOnOperation() override {
+    SmallVector<scf::ParallelOp> weighed;
+    getOperation()->walk([&](scf::ParallelOp loop) {
+      if (loop->hasAttr(kiln::kBodyWorkAttrName) &&
+          loop.getNumReductions() == 0)
+        weighed.push_back(loop);
+    });
+    for (scf::ParallelOp loop : weighed)
+      dropSingleTripDims(loop);
     RewritePatternSet merge(&getContext());
     scf::ParallelOp::getCanonicalizationPatterns(merge, &getContext());
     (void)applyPatternsAndFoldGreedily(getOperation(), std::move(merge));

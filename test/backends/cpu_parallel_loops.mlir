@@ -179,6 +179,41 @@ func.func @body_work() {
 
 // -----
 
+// An attention's loop over (batch entry, query tile) with one tile: the
+// tile's dim goes and the attribute stays, so that its 12 batch entries
+// of 2097152 stay parallel (the canonicalization alone dropped both, and
+// the loop ran on one thread). A dim of one iteration with a dynamic
+// bound or a dim of several stays.
+func.func private @tile(i64, i64)
+// CHECK-LABEL: func.func @single_tile(
+// CHECK-SAME:    %[[N:.+]]: index
+// CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C12:.+]] = arith.constant 12 : index
+// CHECK:         scf.parallel (%[[B:.+]]) = (%[[C0]]) to (%[[C12]])
+// CHECK:           %[[BI:.+]] = arith.index_cast %[[B]] : index to i64
+// CHECK:           call @tile(%[[BI]], %c0_i64)
+// CHECK:         } {kiln.body_work = 2097152 : i64}
+// CHECK:         scf.parallel (%{{.+}}, %{{.+}}) = (%[[C0]], %[[C0]]) to (%[[C12]], %[[N]])
+// CHECK:         } {kiln.body_work = 2097152 : i64}
+func.func @single_tile(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c12 = arith.constant 12 : index
+  scf.parallel (%b, %t) = (%c0, %c0) to (%c12, %c1) step (%c1, %c1) {
+    %bi = arith.index_cast %b : index to i64
+    %ti = arith.index_cast %t : index to i64
+    func.call @tile(%bi, %ti) : (i64, i64) -> ()
+  } {kiln.body_work = 2097152 : i64}
+  scf.parallel (%b, %t) = (%c0, %c0) to (%c12, %n) step (%c1, %c1) {
+    %bi = arith.index_cast %b : index to i64
+    %ti = arith.index_cast %t : index to i64
+    func.call @tile(%bi, %ti) : (i64, i64) -> ()
+  } {kiln.body_work = 2097152 : i64}
+  return
+}
+
+// -----
+
 // A big elementwise kernel of rank 4 (4 x 256 x 56 x 56): the first three
 // dims (57344 iterations) stay the parallel loop, the last one becomes an
 // scf.for inside it, uncut.
