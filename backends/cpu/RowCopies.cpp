@@ -264,10 +264,20 @@ void copyRows(linalg::CopyOp op, int64_t length, func::FuncOp copyFunction,
       sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
     }
     SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    // The dims from `first` on, with their own strides: a rank-reducing
+    // subview left to infer its type dropped whichever dims of size 1 it
+    // chose, also one among the dims of rows while an outer dim of size 1
+    // stayed, and the dims of rows it kept could then not be collapsed.
+    auto full = cast<MemRefType>(
+        memref::SubViewOp::inferResultType(type, offsets, sizes, strides));
+    SmallVector<int64_t> fullStrides;
+    int64_t fullOffset;
+    (void)getStridesAndOffset(full, fullStrides, fullOffset);
     SmallVector<int64_t> kept(type.getShape().drop_front(first));
-    auto keptType =
-        cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-            kept, type, offsets, sizes, strides));
+    auto keptType = MemRefType::get(
+        kept, type.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), fullOffset,
+                               ArrayRef(fullStrides).drop_front(first)));
     Value view = b.create<memref::SubViewOp>(l, keptType, buffer, offsets,
                                              sizes, strides);
     if (kept.size() > 2) {

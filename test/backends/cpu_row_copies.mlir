@@ -138,3 +138,20 @@ func.func @stays(%a: memref<100x3xf32>, %b: memref<100x3xf32, strided<[8, 1]>>,
   %r = linalg.copy ins(%t : tensor<4x64xf32>) outs(%u : tensor<4x64xf32>) -> tensor<4x64xf32>
   return %r : tensor<4x64xf32>
 }
+
+// -----
+
+// The source's rows are dims 2 and 3 (sizes 1 and 2, strides 12 and 6,
+// dense over one another); dims 0 and 1 (sizes 1 and 2) are the loop
+// around. The rows' view keeps dims 2 to 4 with their own strides and
+// collapses dims 2 and 3: a rank-reducing subview left to infer its type
+// dropped dim 2 and kept dim 1 (stride 24), and the collapse crashed.
+// CHECK-LABEL: func.func @unit_dims_in_rows
+// CHECK:         scf.parallel
+// CHECK:           %[[ROWS:.+]] = memref.subview %{{.+}}[%{{.+}}, %{{.+}}, 0, 0, 0] [1, 1, 1, 2, 4] [1, 1, 1, 1, 1] : memref<1x2x1x2x4xf64, strided<[48, 24, 12, 6, 1], offset: 12>> to memref<1x2x4xf64, strided<[12, 6, 1], offset: ?>>
+// CHECK:           memref.collapse_shape %[[ROWS]] {{\[}}[0, 1], [2]] : memref<1x2x4xf64, strided<[12, 6, 1], offset: ?>> into memref<2x4xf64, strided<[6, 1], offset: ?>>
+// CHECK:           call @kiln_copy_rows_4xf64
+func.func @unit_dims_in_rows(%a: memref<1x2x1x2x4xf64, strided<[48, 24, 12, 6, 1], offset: 12>>, %b: memref<1x2x1x2x4xf64>) {
+  linalg.copy ins(%a : memref<1x2x1x2x4xf64, strided<[48, 24, 12, 6, 1], offset: 12>>) outs(%b : memref<1x2x1x2x4xf64>)
+  return
+}

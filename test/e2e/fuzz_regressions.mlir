@@ -260,3 +260,32 @@ func.func @predicate_in_an_output(%a: tensor<1xf32>, %b: tensor<1xf32>) -> (tens
   %r = kiln.select %s, %a, %b : tensor<i1>, tensor<1xf32>
   return %p, %r : tensor<1xi1>, tensor<1xf32>
 }
+
+// A fresh seed, 730630937 with --grad (reduced to one 3-d convolution of
+// f64 whose input and output have dims of size 1; this is its gradient as
+// kiln-grad derives it): kiln-compile crashed (segfault) in
+// kiln-cpu-row-copies. A copy's source had leading dims of size 1 outside
+// its dense rows and one inside them; the rank-reducing subview that takes
+// the rows inferred which dims of size 1 to drop, kept the wrong one, and
+// the collapse of the rows it kept was invalid (RowCopies.cpp now gives the
+// subview its type; test/backends/cpu_row_copies.mlir @unit_dims_in_rows).
+// CHECK: conv3d_grad_unit_dims(arg0: f64[1,2,1,2,4], arg1: f64[2,2,1,2,2], arg2: f64[1,2,1,2,3]) -> (out0: f64[1,2,1,2,3], out1: f64[1,2,1,2,4], out2: f64[2,2,1,2,2])
+func.func @conv3d_grad_unit_dims(%arg0: tensor<1x2x1x2x4xf64>, %arg1: tensor<2x2x1x2x2xf64>, %arg2: tensor<1x2x1x2x3xf64>) -> (tensor<1x2x1x2x3xf64>, tensor<1x2x1x2x4xf64>, tensor<2x2x1x2x2xf64>) {
+  %0 = kiln.conv %arg0, %arg1, strides = [3, 2, 2], padding_low = [1, 2, 0], padding_high = [0, 1, 2], lhs_dilation = [1, 1, 1], rhs_dilation = [1, 2, 1], groups = 1 : tensor<1x2x1x2x4xf64>, tensor<2x2x1x2x2xf64>
+  %1 = kiln.reshape %arg1 : (tensor<2x2x1x2x2xf64>) -> tensor<1x2x2x1x2x2xf64>
+  %2 = kiln.transpose %1, permutation = [0, 2, 1, 3, 4, 5] : tensor<1x2x2x1x2x2xf64>
+  %3 = kiln.reshape %2 : (tensor<1x2x2x1x2x2xf64>) -> tensor<2x2x1x2x2xf64>
+  %4 = kiln.reverse %3, dims = [2, 3, 4] : tensor<2x2x1x2x2xf64>
+  %5 = kiln.conv %arg2, %4, strides = [1, 1, 1], padding_low = [0, 0, 1], padding_high = [1, 1, 1], lhs_dilation = [3, 2, 2], rhs_dilation = [1, 2, 1], groups = 1 : tensor<1x2x1x2x3xf64>, tensor<2x2x1x2x2xf64>
+  %6 = kiln.slice %5, start = [0, 0, 1, 0, 0], limit = [1, 2, 2, 2, 4], stride = [1, 1, 1, 1, 1] : tensor<1x2x2x2x6xf64>
+  %7 = kiln.reshape %arg0 : (tensor<1x2x1x2x4xf64>) -> tensor<1x1x2x1x2x4xf64>
+  %8 = kiln.transpose %7, permutation = [2, 1, 0, 3, 4, 5] : tensor<1x1x2x1x2x4xf64>
+  %9 = kiln.reshape %8 : (tensor<2x1x1x1x2x4xf64>) -> tensor<2x1x1x2x4xf64>
+  %10 = kiln.reshape %arg2 : (tensor<1x2x1x2x3xf64>) -> tensor<1x1x2x1x2x3xf64>
+  %11 = kiln.transpose %10, permutation = [1, 2, 0, 3, 4, 5] : tensor<1x1x2x1x2x3xf64>
+  %12 = kiln.reshape %11 : (tensor<1x2x1x1x2x3xf64>) -> tensor<2x1x1x2x3xf64>
+  %13 = kiln.conv %9, %12, strides = [1, 2, 1], padding_low = [1, 2, 0], padding_high = [0, 1, 2], lhs_dilation = [1, 1, 1], rhs_dilation = [3, 2, 2], groups = 1 : tensor<2x1x1x2x4xf64>, tensor<2x1x1x2x3xf64>
+  %14 = kiln.slice %13, start = [0, 0, 0, 0, 0], limit = [2, 2, 1, 2, 2], stride = [1, 1, 1, 1, 1] : tensor<2x2x2x2x2xf64>
+  %15 = kiln.transpose %14, permutation = [1, 0, 2, 3, 4] : tensor<2x2x1x2x2xf64>
+  return %0, %6, %15 : tensor<1x2x1x2x3xf64>, tensor<1x2x1x2x4xf64>, tensor<2x2x1x2x2xf64>
+}
