@@ -103,6 +103,19 @@ static int64_t regionWork(Region &region) {
   return work;
 }
 
+/// Clones `loop`'s body into `into` (before its terminator) with the
+/// induction variables `mapping` gives, moves `loop`'s attributes to
+/// `replacement` and erases `loop`.
+static void replaceLoop(scf::ParallelOp loop, Block *into,
+                        Operation *replacement, IRMapping &mapping) {
+  OpBuilder builder = OpBuilder::atBlockTerminator(into);
+  for (Operation &op : loop.getBody()->without_terminator())
+    builder.clone(op, mapping);
+  for (NamedAttribute attribute : loop->getDiscardableAttrs())
+    replacement->setAttr(attribute.getName(), attribute.getValue());
+  loop.erase();
+}
+
 /// Whether a loop dim runs exactly once (constant bounds and step).
 static bool runsOnce(Value lower, Value upper, Value step) {
   std::optional<int64_t> lo = getConstantIntValue(lower);
@@ -141,12 +154,7 @@ static void dropSingleTripDims(scf::ParallelOp loop) {
     mapping.map(iv, loop.getLowerBound()[d]);
   for (auto [index, d] : llvm::enumerate(kept))
     mapping.map(loop.getInductionVars()[d], rebuilt.getInductionVars()[index]);
-  builder.setInsertionPoint(rebuilt.getBody()->getTerminator());
-  for (Operation &op : loop.getBody()->without_terminator())
-    builder.clone(op, mapping);
-  for (NamedAttribute attribute : loop->getDiscardableAttrs())
-    rebuilt->setAttr(attribute.getName(), attribute.getValue());
-  loop.erase();
+  replaceLoop(loop, rebuilt.getBody(), rebuilt, mapping);
 }
 
 /// Replaces a reduction-free scf.parallel by a nest of scf.for loops.
@@ -238,12 +246,7 @@ static void splitLastDim(scf::ParallelOp loop) {
   for (unsigned d = 0; d + 1 < dims; ++d)
     mapping.map(loop.getInductionVars()[d], parallel.getInductionVars()[d]);
   mapping.map(loop.getInductionVars().back(), inner.getInductionVar());
-  builder.setInsertionPoint(inner.getBody()->getTerminator());
-  for (Operation &op : loop.getBody()->without_terminator())
-    builder.clone(op, mapping);
-  for (NamedAttribute attribute : loop->getDiscardableAttrs())
-    parallel->setAttr(attribute.getName(), attribute.getValue());
-  loop.erase();
+  replaceLoop(loop, inner.getBody(), parallel, mapping);
 }
 
 namespace {

@@ -1135,6 +1135,20 @@ protected:
   }
   ScopedVariable library{"KILN_CUDA_DEVRT", kFakeDeviceRuntime};
   ScopedVariable graphs{"KILN_CUDA_GRAPHS", nullptr};
+
+  /// After a call that failed during a loop's capture: the capture was
+  /// ended and nothing was launched as a graph, and the stream takes work
+  /// again, so that the next call runs its loop as a graph.
+  void expectCaptureEndedAndNextLoopRuns(kiln_module_t *module) {
+    EXPECT_EQ(state.capturing, nullptr);
+    EXPECT_EQ(state.graphLaunches, 0);
+    EXPECT_EQ(state.graphsDestroyed, state.graphsCreated);
+    TensorPtr y;
+    kiln::test::Outcome call = callScale2(module, y, "double_until");
+    ASSERT_TRUE(call.ok()) << call.message;
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
+    EXPECT_EQ(state.graphLaunches, 1);
+  }
 };
 
 TEST_F(FakeCudaGraphTest, DeviceOnlyLoopRunsAsOneGraphWithConditionalNodes) {
@@ -1231,16 +1245,8 @@ TEST_F(FakeCudaGraphTest,
   EXPECT_NE(failed.message.find("fake CUDA error 719"), std::string::npos)
       << failed.message;
   EXPECT_FALSE(y);
-  EXPECT_EQ(state.capturing, nullptr);
   EXPECT_EQ(state.captures, 2);
-  EXPECT_EQ(state.graphLaunches, 0);
-  EXPECT_EQ(state.graphsDestroyed, state.graphsCreated);
-
-  // The stream takes work again: the next call runs its loop as a graph.
-  kiln::test::Outcome call = callScale2(module.get(), y, "double_until");
-  ASSERT_TRUE(call.ok()) << call.message;
-  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
-  EXPECT_EQ(state.graphLaunches, 1);
+  expectCaptureEndedAndNextLoopRuns(module.get());
   EXPECT_EQ(state.syncsDuringCapture, 0);
 }
 
@@ -1254,16 +1260,7 @@ TEST_F(FakeCudaGraphTest, LoopOfAModuleBeforeTheDoWhileGraphsFailsTheCall) {
   EXPECT_NE(refused.message.find("compile the module again"), std::string::npos)
       << refused.message;
   EXPECT_FALSE(y);
-  // Nothing was launched as a graph, and the capture was ended.
-  EXPECT_EQ(state.capturing, nullptr);
-  EXPECT_EQ(state.graphLaunches, 0);
-  EXPECT_EQ(state.graphsDestroyed, state.graphsCreated);
-
-  // The stream takes work again: a loop of this revision's form runs.
-  kiln::test::Outcome call = callScale2(module.get(), y, "double_until");
-  ASSERT_TRUE(call.ok()) << call.message;
-  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
-  EXPECT_EQ(state.graphLaunches, 1);
+  expectCaptureEndedAndNextLoopRuns(module.get());
 }
 
 TEST_F(FakeCudaTest, DeviceTensorsStayOnTheDeviceAcrossCalls) {
