@@ -24,8 +24,8 @@ Two steps, so that the GPU machine needs neither the compiler nor LLVM:
         host loops (KILN_CUDA_GRAPHS=0), compares both with the expected
         outputs, reports how many loops ran as graphs and the stream waits
         of each call, after timing the workload both ways (and each
-        baseline's both ways) with kiln-run --device-resident. Exit status 1 if any
-        output is off.
+        baseline's both ways) with kiln-run --device-resident. Exit status
+        1 if any output is off.
 """
 
 import argparse

@@ -36,11 +36,12 @@ torchvision with random weights), a BERT-base-sized encoder
 512, sequence 128, seq-first); `gru` (the same shape as the LSTM) and `gpt2`
 (a GPT-2 small decoder, sequence 128, the last 28 positions padded) and
 `llama` (a Llama-style decoder: 6 layers, hidden 768, 12 query heads on 4
-key/value heads, causal over 512 tokens) are there to be named too. The files are written as current PyTorch writes them
-by default, `torch.onnx.export(..., dynamo=True)` at the exporter's default
-opset (IR 10); `--exporter torchscript` writes them with the TorchScript
-exporter at opset 17 instead, as the tables before 2026-12 were made. Exit status 1 when a model fails to compile or run, or an output
-differs.
+key/value heads, causal over 512 tokens) are there to be named too. The
+files are written as current PyTorch writes them by default,
+`torch.onnx.export(..., dynamo=True)` at the exporter's default opset (IR
+10); `--exporter torchscript` writes them with the TorchScript exporter at
+opset 17 instead, as the tables before 2026-12 were made. Exit status 1
+when a model fails to compile or run, or an output differs.
 
 --int8 also quantizes each vision model, BERT and GPT-2 with ONNX Runtime's
 static quantizer (QDQ form, its default: uint8 activations, int8 weights

@@ -33,16 +33,25 @@ inline std::optional<int64_t> chunkLength(Value lower, Value upper) {
   return std::nullopt;
 }
 
+/// The trip count of a loop dim whose bounds and step are constants.
+inline std::optional<int64_t> constantTripCount(Value lower, Value upper,
+                                                Value step) {
+  std::optional<int64_t> st = getConstantIntValue(step);
+  std::optional<int64_t> lo = getConstantIntValue(lower);
+  std::optional<int64_t> hi = getConstantIntValue(upper);
+  if (!st || *st <= 0 || !lo || !hi)
+    return std::nullopt;
+  return std::max<int64_t>(0, (*hi - *lo + *st - 1) / *st);
+}
+
 /// The static trip count of a loop dim (at most that of a chunk of a split
 /// loop), or 1 when it is not static.
 inline int64_t staticTripCount(Value lower, Value upper, Value step) {
+  if (std::optional<int64_t> trips = constantTripCount(lower, upper, step))
+    return *trips;
   std::optional<int64_t> st = getConstantIntValue(step);
   if (!st || *st <= 0)
     return 1;
-  std::optional<int64_t> lo = getConstantIntValue(lower);
-  std::optional<int64_t> hi = getConstantIntValue(upper);
-  if (lo && hi)
-    return std::max<int64_t>(0, (*hi - *lo + *st - 1) / *st);
   if (std::optional<int64_t> length = chunkLength(lower, upper))
     return std::max<int64_t>(0, (*length + *st - 1) / *st);
   return 1;

@@ -116,14 +116,6 @@ static void replaceLoop(scf::ParallelOp loop, Block *into,
   loop.erase();
 }
 
-/// Whether a loop dim runs exactly once (constant bounds and step).
-static bool runsOnce(Value lower, Value upper, Value step) {
-  std::optional<int64_t> lo = getConstantIntValue(lower);
-  std::optional<int64_t> hi = getConstantIntValue(upper);
-  std::optional<int64_t> st = getConstantIntValue(step);
-  return lo && hi && st && *st > 0 && *hi > *lo && *hi - *lo <= *st;
-}
-
 /// Drops the dims of `loop` (a reduction-free scf.parallel with
 /// `kiln.body_work`) that run once, their induction variables replaced by
 /// their lower bounds. The scf.parallel canonicalization does the same but
@@ -135,7 +127,7 @@ static void dropSingleTripDims(scf::ParallelOp loop) {
   SmallVector<unsigned> kept;
   for (auto [d, lower, upper, step] : llvm::enumerate(
            loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    if (runsOnce(lower, upper, step))
+    if (kiln::constantTripCount(lower, upper, step) == 1)
       continue;
     kept.push_back(d);
     lowers.push_back(lower);

@@ -350,20 +350,10 @@ private:
     Value state =
         builder.create<func::CallOp>(loc, begin, ValueRange()).getResult(0);
     // The test, reading the loop-carried homes, before the loop's node.
-    IRMapping firstTestMapping = testMapping;
-    cloneBody(builder, before, firstTestMapping, homes);
-    if (forwardsOwnBuffers) {
-      for (Value value : condition.getArgs()) {
-        forwardedHomes.push_back(firstTestMapping.lookup(value));
-        homes.insert(forwardedHomes.back());
-      }
-    } else {
-      handOver(builder, loop.getBefore(), condition.getArgs(), forwardedHomes,
-               firstTestMapping, homes);
-    }
     builder.create<func::CallOp>(
         loc, test,
-        ValueRange{state, predicateAddress(builder, firstTestMapping)});
+        ValueRange{state, cloneTest(builder, testMapping, forwardsOwnBuffers,
+                                    forwardedHomes, homes)});
 
     // The body, reading the forwarded values. A buffer it allocates and
     // yields is its loop-carried home itself: the body cannot read that
@@ -391,28 +381,43 @@ private:
 
     // The test again, at the end of each iteration: the loop's node is a
     // do-while of the body and the test, so that an iteration holds no
-    // conditional node of its own. It hands on its values where the first
-    // test did: the buffers the first test allocated to forward are this
-    // one's too.
-    IRMapping secondTestMapping = testMapping;
-    if (forwardsOwnBuffers)
-      for (auto [value, home] : llvm::zip(condition.getArgs(), forwardedHomes))
-        secondTestMapping.map(value, home);
-    cloneBody(builder, before, secondTestMapping, homes);
-    if (!forwardsOwnBuffers)
-      handOver(builder, loop.getBefore(), condition.getArgs(), forwardedHomes,
-               secondTestMapping, homes);
+    // conditional node of its own.
     builder.create<func::CallOp>(
         loc, end,
-        ValueRange{state, predicateAddress(builder, secondTestMapping)});
+        ValueRange{state, cloneTest(builder, testMapping, forwardsOwnBuffers,
+                                    forwardedHomes, homes)});
 
     for (Value home : carriedHomes)
       free(builder, home);
     return forwardedHomes;
   }
 
-  /// The address of the test's predicate byte in the clone `mapping` made.
-  Value predicateAddress(OpBuilder &builder, IRMapping &mapping) {
+  /// Clones the test with its arguments mapped as `argumentMapping` says
+  /// (the loop-carried homes) and hands what it forwards on to the
+  /// forwarded homes; returns the address of its predicate byte. Where the
+  /// test forwards buffers it allocated itself, the first clone's buffers
+  /// are the forwarded homes (added to `forwardedHomes` and `homes`) and a
+  /// later clone writes them instead of allocating its own.
+  Value cloneTest(OpBuilder &builder, const IRMapping &argumentMapping,
+                  bool forwardsOwnBuffers, SmallVector<Value> &forwardedHomes,
+                  llvm::SmallPtrSetImpl<Value> &homes) {
+    Block &before = loop.getBefore().front();
+    auto condition = cast<scf::ConditionOp>(before.getTerminator());
+    IRMapping mapping = argumentMapping;
+    bool first = forwardsOwnBuffers && forwardedHomes.empty();
+    if (forwardsOwnBuffers && !first)
+      for (auto [value, home] : llvm::zip(condition.getArgs(), forwardedHomes))
+        mapping.map(value, home);
+    cloneBody(builder, before, mapping, homes);
+    if (first) {
+      for (Value value : condition.getArgs()) {
+        forwardedHomes.push_back(mapping.lookup(value));
+        homes.insert(forwardedHomes.back());
+      }
+    } else if (!forwardsOwnBuffers) {
+      handOver(builder, loop.getBefore(), condition.getArgs(), forwardedHomes,
+               mapping, homes);
+    }
     Location loc = loop.getLoc();
     Value predicate = mapping.lookupOrDefault(read.devicePredicate);
     kiln::BufferAddress address =

@@ -75,8 +75,9 @@ struct Accesses {
 
 /// What `launch` may read and write: its ops' effects on the buffers it
 /// uses, or, where an op's effects are unknown (a barrier), every buffer
-/// it uses, as written.
-static Accesses accessesOf(gpu::LaunchOp launch) {
+/// it uses (`used`: the values its body uses from outside), as written.
+static Accesses accessesOf(gpu::LaunchOp launch,
+                           const llvm::SetVector<Value> &used) {
   Accesses accesses;
   std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
       getEffectsRecursively(launch);
@@ -97,8 +98,6 @@ static Accesses accessesOf(gpu::LaunchOp launch) {
     }
   if (known)
     return accesses;
-  llvm::SetVector<Value> used;
-  getUsedValuesDefinedAbove(launch.getBody(), launch.getBody(), used);
   accesses = Accesses();
   for (Value value : used)
     if (isa<MemRefType>(value.getType()))
@@ -189,10 +188,9 @@ public:
   /// Adds `next` if it can join; false if not (the run is left as it was).
   bool tryAdd(Part next) {
     int64_t merged = std::max(size, next.size);
-    if (next.synchronizes &&
-        (next.size != merged || (syncSize && *syncSize != next.size)))
-      return false;
-    if (syncSize && *syncSize != merged)
+    // Every part that synchronizes runs with the merged block's threads.
+    if ((next.synchronizes && next.size != merged) ||
+        (syncSize && *syncSize != merged))
       return false;
     llvm::SetVector<Operation *> moved;
     if (!canMoveUp(next.launch, moved))
@@ -284,7 +282,7 @@ private:
       moved.insert(definition);
       llvm::append_range(pending, definition->getOperands());
     }
-    Accesses accesses = accessesOf(next);
+    Accesses accesses = accessesOf(next, used);
     for (Operation *op = first->getNextNode(); op != next;
          op = op->getNextNode()) {
       if (moved.contains(op) || hoisted.contains(op) ||

@@ -209,21 +209,13 @@ void CudaDevice::endGraphWhile(void *opaque, const void *predicate) {
   delete loop;
 }
 
-void CudaDevice::refuseRetiredGraphWhile(void *opaque) {
-  auto *loop = static_cast<GraphWhile *>(opaque);
+void CudaDevice::refuseRetiredGraphWhile(void *loop) {
   fail("the module runs a loop as a CUDA graph the way kiln's modules did "
        "before the loop's test ran twice "
        "(" KILN_CUDA_GRAPH_WHILE_RETIRED_END_FUNCTION
        "), which this runtime no longer runs: compile the module again");
-  if (loop->capturing) {
-    CUgraph graph = nullptr;
-    loop->capturing = false;
-    check(driver->streamEndCapture(streamHandle, &graph),
-          "cuStreamEndCapture (a loop's iteration)");
-  }
-  if (loop->graph)
-    driver->graphDestroy(loop->graph);
-  delete loop;
+  // After the failure, the end only ends the capture and frees the loop.
+  endGraphWhile(loop, nullptr);
 }
 
 } // namespace cuda
