@@ -27,9 +27,9 @@ namespace mlir::kiln {
 /// copy (linalg.copy, one each, before anything but deallocations of
 /// other buffers) into a buffer
 /// defined before the call, with no other use than the call, the copy and
-/// deallocations, and that target aliasing no input, is replaced by the
-/// target; `dead` receives the copy, deallocations and allocation that
-/// then go. Other result operands stay.
+/// deallocations, neither it nor that target an input of the call, is
+/// replaced by the target; `dead` receives the copy, deallocations and
+/// allocation that then go. Other result operands stay.
 inline SmallVector<Value> forwardedResults(func::CallOp call,
                                            ArrayRef<unsigned> results,
                                            SmallVectorImpl<Operation *> &dead) {
@@ -65,10 +65,13 @@ inline SmallVector<Value> forwardedResults(func::CallOp call,
       else if (user != call && user != copy)
         otherUse = true;
     }
+    // Neither the target nor the allocation may be an input too: a call
+    // that adds into its result in place reads it (the convolution's
+    // addend of kiln-cpu-conv-addend-in-place).
     bool aliasesInput = false;
     for (auto [i, operand] : llvm::enumerate(call.getOperands()))
       if (!llvm::is_contained(results, i) &&
-          mayAlias(rootOf(operand), rootOf(target)))
+          (mayAlias(rootOf(operand), rootOf(target)) || operand == source))
         aliasesInput = true;
     if (otherUse || aliasesInput)
       break;

@@ -90,7 +90,8 @@ namespace kiln {
 using namespace mlir;
 
 /// The function attribute holding the oneDNN descriptor.
-static constexpr llvm::StringLiteral kDnnlConvAttr = "kiln.dnnl_conv";
+static constexpr llvm::StringLiteral kDnnlConvAttr =
+    mlir::kiln::dnnl::kConvDescriptorAttr;
 using namespace mlir::kiln::dnnl;
 using mlir::kiln::Dequantized;
 using mlir::kiln::dequantized;

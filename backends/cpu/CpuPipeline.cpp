@@ -179,6 +179,11 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
   // and aliasing is still a question of distinct allocations.
   pm.addNestedPass<func::FuncOp>(createKilnForwardFills());
   pm.addNestedPass<func::FuncOp>(createKilnFoldTransposesIntoMatmuls());
+  // A convolution's result over its addend where the addend dies there
+  // (ConvAddendInPlace.cpp): oneDNN's sum post-op adds it in place. Before
+  // the concurrent branches, which then see the call write that buffer.
+  if (dnnl)
+    pm.addNestedPass<func::FuncOp>(createKilnCpuConvAddendInPlace());
   bool parallel = options.parallel && cpuHasOpenMP();
   // Independent kernels side by side (ConcurrentBranches.cpp): decided
   // before planning, so that the branches' buffers never share bytes.

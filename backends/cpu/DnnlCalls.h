@@ -37,6 +37,11 @@ inline constexpr llvm::StringLiteral kConvFunction = "kiln_dnnl_conv_f32";
 inline constexpr llvm::StringLiteral kConvBf16Function = "kiln_dnnl_conv_bf16";
 inline constexpr llvm::StringLiteral kConvInt8Function = "kiln_dnnl_conv_int8";
 
+/// The attribute of the functions kiln-cpu-outline-dnnl-convs makes (a
+/// convolution and its epilogue), holding the descriptor DnnlConvAbi.h
+/// defines; kiln-cpu-conv-to-dnnl turns their calls into library calls.
+inline constexpr llvm::StringLiteral kConvDescriptorAttr = "kiln.dnnl_conv";
+
 } // namespace mlir::kiln::dnnl
 
 #endif // KILN_BACKENDS_CPU_DNNLCALLS_H

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlainAccess.h"
 #include "common/ArenaPlanner.h"
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Passes.h"
@@ -56,35 +57,6 @@ struct Buffer {
   ArenaSlot slot; // positions in the block, inclusive
 };
 } // namespace
-
-/// Whether `user` only reads or writes through a use of the buffer, without
-/// keeping or passing it anywhere: memory accesses, linalg ops on buffers,
-/// copies, the communicator's calls, calls of the module's own functions.
-/// View-like ops are followed separately.
-static bool isPlainAccess(Operation *user) {
-  if (auto call = dyn_cast<func::CallOp>(user)) {
-    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-        call, call.getCalleeAttr());
-    if (!callee)
-      return false;
-    // The communicator's calls (CollectiveCalls.cpp) use a buffer from the
-    // start of an exchange to its wait, which names the buffer again.
-    if (callee->hasAttr(kCommFunctionAttrName))
-      return true;
-    // A function of the module (the convolutions and attentions outlined
-    // for oneDNN and kiln's kernels, a called subgraph) uses its arguments
-    // during the call: it cannot keep a buffer it does not return. Without
-    // this, every activation a CNN passes to a convolution was an
-    // allocation of its own on every call.
-    return !callee.isDeclaration() &&
-           llvm::none_of(call.getResultTypes(), llvm::IsaPred<BaseMemRefType>);
-  }
-  return isa<memref::LoadOp, memref::StoreOp, memref::CopyOp,
-             memref::ExtractStridedMetadataOp,
-             memref::ExtractAlignedPointerAsIndexOp, memref::DimOp>(user) ||
-         (isa<linalg::LinalgOp>(user) &&
-          cast<linalg::LinalgOp>(user).hasPureBufferSemantics());
-}
 
 /// Position in `block` of the last op that uses `value` or a view of it;
 /// nullopt when a use lets the buffer escape.

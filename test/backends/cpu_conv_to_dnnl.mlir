@@ -103,6 +103,30 @@ func.func private @other(memref<2x8x98xf32>, memref<2x8x98xf32>)
 
 // -----
 
+// A result written over its addend (kiln-cpu-conv-addend-in-place) is not
+// forwarded into the out-param it is copied to: the call reads the addend
+// from that allocation.
+// CHECK-LABEL: func.func @in_place(
+// CHECK:         %[[A:.*]] = memref.alloc()
+// CHECK:         memref.extract_strided_metadata %[[A]]
+// CHECK:         memref.extract_strided_metadata %[[A]]
+// CHECK:         call @kiln_dnnl_conv_f32(
+// CHECK:         linalg.copy ins(%[[A]]
+func.func @in_place(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %out: memref<2x8x98xf32>) {
+  %a = memref.alloc() : memref<2x8x98xf32>
+  call @init(%a) : (memref<2x8x98xf32>) -> ()
+  call @kiln_dnnl_conv(%x, %w, %a, %a) : (memref<2x8x100xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>, memref<2x8x98xf32>) -> ()
+  linalg.copy ins(%a : memref<2x8x98xf32>) outs(%out : memref<2x8x98xf32>)
+  memref.dealloc %a : memref<2x8x98xf32>
+  return
+}
+func.func private @kiln_dnnl_conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %a: memref<2x8x98xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 2, 100, 3, 98, 1, 0, 0, 1>} {
+  return
+}
+func.func private @init(memref<2x8x98xf32>)
+
+// -----
+
 // With a bias (flag 1) and an addend (2), their addresses come between the
 // weight's and the result's.
 // CHECK-LABEL: func.func @epilogue(

@@ -128,3 +128,30 @@ func.func @conv_uniform_bias(%x: tensor<1x16x7x7xf32>, %w: tensor<16x1x5x5xf32>,
   %zb = kiln.add %d, %z : tensor<1x8x16x16xf32>
   return %yb, %zb : tensor<1x16x7x7xf32>, tensor<1x8x16x16xf32>
 }
+
+// Two bottleneck blocks: the first block's addend (its input, a
+// convolution's activated result) dies at the last convolution, which
+// writes its result over it (kiln-cpu-conv-addend-in-place) and adds it
+// with oneDNN's sum post-op; the second block's addend is returned as well,
+// so that convolution writes a buffer of its own. Five convolutions deep
+// on inputs in [-2, 2], the intermediates reach the hundreds, and the sums'
+// order moves outputs by up to about 3e-3.
+// CHECK: conv_residual_blocks(arg0: f32[1,16,16,16], arg1: f32[16,16,1,1], arg2: f32[8,16,1,1], arg3: f32[8,8,3,3], arg4: f32[16,8,1,1]) -> (out0: f32[1,16,16,16], out1: f32[1,16,16,16])
+func.func @conv_residual_blocks(%x: tensor<1x16x16x16xf32>, %w0: tensor<16x16x1x1xf32>, %w1: tensor<8x16x1x1xf32>, %w2: tensor<8x8x3x3xf32>, %w3: tensor<16x8x1x1xf32>) -> (tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>)
+    attributes {kiln.e2e_atol = 1.0e-2 : f64} {
+  %a0 = kiln.conv %x, %w0, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x16x16x16xf32>, tensor<16x16x1x1xf32>
+  %a = kiln.relu %a0 : tensor<1x16x16x16xf32>
+  %b0 = kiln.conv %a, %w1, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x16x16x16xf32>, tensor<8x16x1x1xf32>
+  %b = kiln.relu %b0 : tensor<1x8x16x16xf32>
+  %c0 = kiln.conv %b, %w2, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>
+  %c = kiln.relu %c0 : tensor<1x8x16x16xf32>
+  %d = kiln.conv %c, %w3, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<16x8x1x1xf32>
+  %e = kiln.add %d, %a : tensor<1x16x16x16xf32>
+  %f = kiln.relu %e : tensor<1x16x16x16xf32>
+  %g0 = kiln.conv %f, %w1, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x16x16x16xf32>, tensor<8x16x1x1xf32>
+  %g = kiln.relu %g0 : tensor<1x8x16x16xf32>
+  %h = kiln.conv %g, %w3, strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x8x16x16xf32>, tensor<16x8x1x1xf32>
+  %i = kiln.add %f, %h : tensor<1x16x16x16xf32>
+  %j = kiln.relu %i : tensor<1x16x16x16xf32>
+  return %j, %f : tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>
+}

@@ -809,6 +809,23 @@ def KilnCpuConcurrentSections
                            "mlir::omp::OpenMPDialect"];
 }
 
+def KilnCpuConvAddendInPlace
+    : Pass<"kiln-cpu-conv-addend-in-place", "mlir::func::FuncOp"> {
+  let summary = "Write a oneDNN convolution's result over its dying addend";
+  let description = [{
+    Runs on memrefs, after bufferization and before kiln-cpu-plan-memory.
+    A call of a function that kiln-cpu-outline-dnnl-convs marked
+    `kiln.dnnl_conv` with an addend (a residual addition in its epilogue)
+    whose addend and result buffers are allocations of one type in the
+    call's block, where nothing uses the addend after the call (nor
+    passes it on before it) and nothing uses the result before it, gets
+    the addend's buffer as its result buffer too. oneDNN then adds the
+    addend with its `sum` post-op where it lies, with no copy and no
+    second buffer (see DnnlConv.c); one buffer fewer takes arena space.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def KilnCpuPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Let intermediate buffers with disjoint lifetimes share memory";
   let description = [{
