@@ -13,8 +13,10 @@
 // elementwise linalg.generic that yields the sum (arith.addf) of its two
 // inputs, both read with identity maps, where one input is the result of a
 // linalg.matmul or batch_matmul (its init a zero linalg.fill, the sum its
-// only use, its result of the sum's type) and the other a tensor X, the sum
-// becomes that product with X as its init. Bufferization then writes the
+// only use, its result of the sum's type), or that result expanded by a
+// tensor.expand_shape that only the sum reads, and the other a tensor X,
+// the sum becomes that product with X (collapsed back to the product's
+// shape) as its init. Bufferization then writes the
 // product into X's buffer where X is not read again (a loop-carried
 // accumulator is updated in place), or into a copy of X.
 //
@@ -29,6 +31,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -67,25 +70,42 @@ static bool isSumOfInputs(linalg::GenericOp op) {
          (add.getLhs() == rhs && add.getRhs() == lhs);
 }
 
-/// The product whose result `value` is, when the sum can accumulate into
-/// it: a linalg.matmul or batch_matmul whose init is a fill with zero and
-/// whose result only the sum reads.
-static linalg::LinalgOp foldableProduct(Value value, Type sumType) {
+/// A product the sum can accumulate into: a linalg.matmul or batch_matmul
+/// whose init is a fill with zero and whose result only the sum reads,
+/// directly or through a tensor.expand_shape that only the sum reads (a
+/// recurrence's step product [B, 4H] added to its slice [1, B, 4H] of
+/// the input projections of all steps).
+struct FoldableProduct {
+  linalg::LinalgOp product;
+  tensor::ExpandShapeOp expand; // null where the sum reads the product
+};
+
+static std::optional<FoldableProduct> foldableProduct(Value value,
+                                                      Type sumType) {
+  if (value.getType() != sumType)
+    return std::nullopt;
+  auto expand = value.getDefiningOp<tensor::ExpandShapeOp>();
+  if (expand) {
+    if (!expand->hasOneUse())
+      return std::nullopt;
+    value = expand.getSrc();
+  }
   Operation *def = value.getDefiningOp();
   if (!def || !isa<linalg::MatmulOp, linalg::BatchMatmulOp>(def) ||
-      !def->hasOneUse() || value.getType() != sumType)
-    return nullptr;
+      !def->hasOneUse())
+    return std::nullopt;
   auto product = cast<linalg::LinalgOp>(def);
   auto fill =
       product.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
   if (!fill || !matchPattern(fill.getDpsInputOperand(0)->get(),
                              m_AnyZeroFloat()))
-    return nullptr;
-  return product;
+    return std::nullopt;
+  return FoldableProduct{product, expand};
 }
 
 namespace {
-/// X + A * B (or A * B + X) as the product A * B accumulated into X.
+/// X + A * B (or A * B + X) as the product A * B accumulated into X; X +
+/// expand(A * B) as expand(A * B accumulated into collapse(X)).
 struct SumIntoProduct : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp sum,
@@ -94,21 +114,36 @@ struct SumIntoProduct : OpRewritePattern<linalg::GenericOp> {
       return failure();
     Type type = sum->getResult(0).getType();
     for (unsigned i = 0; i < 2; ++i) {
-      linalg::LinalgOp product =
+      std::optional<FoldableProduct> found =
           foldableProduct(sum.getDpsInputOperand(i)->get(), type);
-      if (!product)
+      if (!found)
         continue;
+      linalg::LinalgOp product = found->product;
+      Location loc = product.getLoc();
       Value addend = sum.getDpsInputOperand(1 - i)->get();
+      Type productType = product->getResult(0).getType();
+      if (found->expand)
+        addend = rewriter.create<tensor::CollapseShapeOp>(
+            loc, productType, addend, found->expand.getReassociationIndices());
       SmallVector<Value> inputs{product.getDpsInputOperand(0)->get(),
                                 product.getDpsInputOperand(1)->get()};
       Operation *accumulated;
       if (isa<linalg::MatmulOp>(*product))
         accumulated = rewriter.create<linalg::MatmulOp>(
-            product.getLoc(), TypeRange{type}, inputs, ValueRange{addend});
+            loc, TypeRange{productType}, inputs, ValueRange{addend});
       else
         accumulated = rewriter.create<linalg::BatchMatmulOp>(
-            product.getLoc(), TypeRange{type}, inputs, ValueRange{addend});
-      rewriter.replaceOp(sum, accumulated->getResults());
+            loc, TypeRange{productType}, inputs, ValueRange{addend});
+      Value result = accumulated->getResult(0);
+      if (tensor::ExpandShapeOp expand = found->expand) {
+        result = rewriter.create<tensor::ExpandShapeOp>(
+            expand.getLoc(), type, result, expand.getReassociation(),
+            expand.getOutputShape(), expand.getStaticOutputShapeAttr());
+        rewriter.replaceOp(sum, result);
+        rewriter.eraseOp(expand);
+      } else {
+        rewriter.replaceOp(sum, result);
+      }
       rewriter.eraseOp(product);
       return success();
     }

@@ -102,6 +102,64 @@ func.func @loop_carried(%xt: tensor<16x8xf32>, %dy: tensor<8x4xf32>, %init: tens
 
 // -----
 
+// A recurrence's step: the product [B, 4H] expanded to [1, B, 4H] and added
+// to that step's slice of the input projections. The product accumulates
+// into the slice collapsed to [B, 4H], and its result is expanded as the
+// sum's was.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @expanded(
+// CHECK-SAME:    %[[H:.+]]: tensor<8x16xf32>, %[[R:.+]]: tensor<16x64xf32>, %[[XS:.+]]: tensor<4x8x64xf32>, %[[T:.+]]: index
+// CHECK:         %[[S:.+]] = tensor.extract_slice %[[XS]][%[[T]], 0, 0] [1, 8, 64] [1, 1, 1]
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[C:.+]] = tensor.collapse_shape %[[S]] {{\[}}[0, 1], [2]] : tensor<1x8x64xf32> into tensor<8x64xf32>
+// CHECK:         %[[P:.+]] = linalg.matmul ins(%[[H]], %[[R]] : tensor<8x16xf32>, tensor<16x64xf32>) outs(%[[C]] : tensor<8x64xf32>)
+// CHECK:         %[[E:.+]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [1, 8, 64] : tensor<8x64xf32> into tensor<1x8x64xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[E]]
+func.func @expanded(%h: tensor<8x16xf32>, %r: tensor<16x64xf32>, %xs: tensor<4x8x64xf32>, %t: index) -> tensor<1x8x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %x = tensor.extract_slice %xs[%t, 0, 0] [1, 8, 64] [1, 1, 1] : tensor<4x8x64xf32> to tensor<1x8x64xf32>
+  %e = tensor.empty() : tensor<8x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %p = linalg.matmul ins(%h, %r : tensor<8x16xf32>, tensor<16x64xf32>) outs(%f : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %pe = tensor.expand_shape %p [[0, 1], [2]] output_shape [1, 8, 64] : tensor<8x64xf32> into tensor<1x8x64xf32>
+  %e3 = tensor.empty() : tensor<1x8x64xf32>
+  %s = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %pe : tensor<1x8x64xf32>, tensor<1x8x64xf32>) outs(%e3 : tensor<1x8x64xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %r2 = arith.addf %u, %v : f32
+    linalg.yield %r2 : f32
+  } -> tensor<1x8x64xf32>
+  return %s : tensor<1x8x64xf32>
+}
+
+// -----
+
+// An expanded product read by something else too stays apart.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @expanded_twice(
+// CHECK:         %[[ZERO:.+]] = linalg.fill
+// CHECK-NEXT:    linalg.matmul {{.*}} outs(%[[ZERO]] : tensor<8x64xf32>)
+// CHECK-NEXT:    tensor.expand_shape
+// CHECK:         linalg.generic
+func.func @expanded_twice(%h: tensor<8x16xf32>, %r: tensor<16x64xf32>, %x: tensor<1x8x64xf32>) -> (tensor<1x8x64xf32>, tensor<1x8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %p = linalg.matmul ins(%h, %r : tensor<8x16xf32>, tensor<16x64xf32>) outs(%f : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %pe = tensor.expand_shape %p [[0, 1], [2]] output_shape [1, 8, 64] : tensor<8x64xf32> into tensor<1x8x64xf32>
+  %e3 = tensor.empty() : tensor<1x8x64xf32>
+  %s = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %pe : tensor<1x8x64xf32>, tensor<1x8x64xf32>) outs(%e3 : tensor<1x8x64xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %r2 = arith.addf %u, %v : f32
+    linalg.yield %r2 : f32
+  } -> tensor<1x8x64xf32>
+  return %s, %pe : tensor<1x8x64xf32>, tensor<1x8x64xf32>
+}
+
+// -----
+
 // Left alone: the product is read twice, its init is not zero, the sum
 // broadcasts a bias, the body is not a sum of the inputs.
 #id = affine_map<(d0, d1) -> (d0, d1)>

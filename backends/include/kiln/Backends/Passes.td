@@ -331,9 +331,10 @@ def KilnFoldSumsIntoMatmuls
     Runs on tensors, right before bufferization. An elementwise
     `linalg.generic` that yields the `arith.addf` of its two inputs (both
     read with identity maps), one of them the only use of a `linalg.matmul`
-    or `batch_matmul` whose init is a zero `linalg.fill`, becomes that
-    product with the other input as its init (linalg's products compute
-    C += A * B). Bufferization then accumulates in place where the addend is
+    or `batch_matmul` whose init is a zero `linalg.fill` (or the only use of
+    a `tensor.expand_shape` of one), becomes that product with the other
+    input as its init (collapsed to the product's shape; linalg's products
+    compute C += A * B). Bufferization then accumulates in place where the addend is
     not read again (a gradient summed over a loop's steps), and the GEMM
     library call accumulates with beta = 1 instead of a zero fill, a product
     and a separate sum. Floating-point sums are reassociated (a library adds
