@@ -23,9 +23,9 @@
 //   - every other use of the addend (through views) lies before the call
 //     and only reads or writes it there (PlainAccess.h): nothing keeps
 //     it, and the call is its last reader;
-//   - the addend is no other operand of the call (the convolution's input
-//     read while the result is written), and nothing uses the result
-//     buffer before the call.
+//   - the addend, or a view of it, is no other operand of the call (the
+//     convolution's input read while the result is written), and nothing
+//     uses the result buffer before the call.
 // A call in a loop body whose addend comes from outside the body keeps its
 // buffers (a later iteration would read the overwritten addend).
 //
@@ -50,16 +50,22 @@ namespace kiln {
 
 using namespace mlir;
 
-/// Whether every use of `buffer` and of views of it, but `call`, is an
-/// access (isPlainAccess) inside an op of `call`'s block before `call`.
+/// Whether every use of `buffer` and of views of it, but `call`'s use of
+/// `buffer` itself, is an access (isPlainAccess) inside an op of `call`'s
+/// block before `call`.
 static bool lastUsedBy(Value buffer, func::CallOp call) {
   Block *block = call->getBlock();
   SmallVector<Value> worklist{buffer};
   while (!worklist.empty()) {
     Value current = worklist.pop_back_val();
     for (Operation *user : current.getUsers()) {
-      if (user == call)
+      // The call's addend operand; a view of the addend as another of its
+      // operands (its input) would be read while the result is written.
+      if (user == call) {
+        if (current != buffer)
+          return false;
         continue;
+      }
       Operation *ancestor = block->findAncestorOpInBlock(*user);
       if (!ancestor || !ancestor->isBeforeInBlock(call))
         return false;

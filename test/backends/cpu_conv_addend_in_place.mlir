@@ -55,7 +55,8 @@ func.func private @conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %b: memr
 // -----
 
 // Where the addend lives on, the two buffers stay apart: read after the
-// call, a function argument, the call's input too, inside a loop body
+// call, a function argument, the call's input too (or a view of it is),
+// inside a loop body
 // that runs the call again, of another type, passed to a function the
 // module only declares, or the result buffer used before the call; and a
 // quantized call (flag 512), whose scales take the addend's place.
@@ -69,6 +70,10 @@ func.func private @conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %b: memr
 // CHECK:         %[[A2:.*]] = memref.alloc()
 // CHECK:         %[[Y2:.*]] = memref.alloc()
 // CHECK:         call @same(%[[A2]], %{{.*}}, %[[A2]], %[[Y2]])
+// CHECK:         %[[A9:.*]] = memref.alloc()
+// CHECK:         %[[V9:.*]] = memref.expand_shape %[[A9]]
+// CHECK:         %[[Y9:.*]] = memref.alloc()
+// CHECK:         call @viewed(%[[V9]], %{{.*}}, %[[A9]], %[[Y9]])
 // CHECK:         %[[A3:.*]] = memref.alloc()
 // CHECK:         scf.for
 // CHECK:           %[[Y3:.*]] = memref.alloc()
@@ -111,6 +116,13 @@ func.func @kept(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %arg: memref<2x8
   %y2 = memref.alloc() : memref<2x8x98xf32>
   call @same(%a2, %w, %a2, %y2) : (memref<2x8x98xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>, memref<2x8x98xf32>) -> ()
   memref.copy %y2, %out : memref<2x8x98xf32> to memref<2x8x98xf32>
+  // A view of it the call's input.
+  %a9 = memref.alloc() : memref<2x8x98xf32>
+  linalg.fill ins(%zero : f32) outs(%a9 : memref<2x8x98xf32>)
+  %v9 = memref.expand_shape %a9 [[0], [1], [2, 3]] output_shape [2, 8, 98, 1] : memref<2x8x98xf32> into memref<2x8x98x1xf32>
+  %y9 = memref.alloc() : memref<2x8x98xf32>
+  call @viewed(%v9, %w, %a9, %y9) : (memref<2x8x98x1xf32>, memref<8x8x3xf32>, memref<2x8x98xf32>, memref<2x8x98xf32>) -> ()
+  memref.copy %y9, %out : memref<2x8x98xf32> to memref<2x8x98xf32>
   // In a loop body, the addend from before the loop.
   %a3 = memref.alloc() : memref<2x8x98xf32>
   linalg.fill ins(%zero : f32) outs(%a3 : memref<2x8x98xf32>)
@@ -155,6 +167,9 @@ func.func private @conv(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %a: memr
   return
 }
 func.func private @same(%x: memref<2x8x98xf32>, %w: memref<8x8x3xf32>, %a: memref<2x8x98xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 2, 98, 3, 98, 1, 1, 1, 1>} {
+  return
+}
+func.func private @viewed(%x: memref<2x8x98x1xf32>, %w: memref<8x8x3xf32>, %a: memref<2x8x98xf32>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 2, 98, 3, 98, 1, 1, 1, 1>} {
   return
 }
 func.func private @strided(%x: memref<2x8x100xf32>, %w: memref<8x8x3xf32>, %a: memref<2x8x98xf32, strided<[784, 98, 1], offset: 0>>, %y: memref<2x8x98xf32>) attributes {kiln.dnnl_conv = array<i64: 1, 1, 2, 8, 8, 2, 100, 3, 98, 1, 0, 0, 1>} {
