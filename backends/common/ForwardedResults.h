@@ -71,7 +71,8 @@ inline SmallVector<Value> forwardedResults(func::CallOp call,
     bool aliasesInput = false;
     for (auto [i, operand] : llvm::enumerate(call.getOperands()))
       if (!llvm::is_contained(results, i) &&
-          (mayAlias(rootOf(operand), rootOf(target)) || operand == source))
+          (mayAlias(rootOf(operand), rootOf(target)) ||
+           mayAlias(rootOf(operand), source)))
         aliasesInput = true;
     if (otherUse || aliasesInput)
       break;
