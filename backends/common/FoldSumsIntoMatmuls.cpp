@@ -135,15 +135,14 @@ struct SumIntoProduct : OpRewritePattern<linalg::GenericOp> {
         accumulated = rewriter.create<linalg::BatchMatmulOp>(
             loc, TypeRange{productType}, inputs, ValueRange{addend});
       Value result = accumulated->getResult(0);
-      if (tensor::ExpandShapeOp expand = found->expand) {
+      tensor::ExpandShapeOp expand = found->expand;
+      if (expand)
         result = rewriter.create<tensor::ExpandShapeOp>(
             expand.getLoc(), type, result, expand.getReassociation(),
             expand.getOutputShape(), expand.getStaticOutputShapeAttr());
-        rewriter.replaceOp(sum, result);
+      rewriter.replaceOp(sum, result);
+      if (expand)
         rewriter.eraseOp(expand);
-      } else {
-        rewriter.replaceOp(sum, result);
-      }
       rewriter.eraseOp(product);
       return success();
     }

@@ -39,7 +39,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
 namespace kiln {
@@ -55,32 +54,14 @@ using namespace mlir;
 /// block before `call`.
 static bool lastUsedBy(Value buffer, func::CallOp call) {
   Block *block = call->getBlock();
-  SmallVector<Value> worklist{buffer};
-  while (!worklist.empty()) {
-    Value current = worklist.pop_back_val();
-    for (Operation *user : current.getUsers()) {
-      // The call's addend operand; a view of the addend as another of its
-      // operands (its input) would be read while the result is written.
-      if (user == call) {
-        if (current != buffer)
-          return false;
-        continue;
-      }
-      Operation *ancestor = block->findAncestorOpInBlock(*user);
-      if (!ancestor || !ancestor->isBeforeInBlock(call))
-        return false;
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
-        if (view.getViewSource() != current)
-          return false;
-        worklist.push_back(user->getResult(0));
-      } else if (isa<memref::CastOp>(user)) {
-        worklist.push_back(user->getResult(0));
-      } else if (!kiln::isPlainAccess(user)) {
-        return false;
-      }
-    }
-  }
-  return true;
+  return kiln::walkBufferUses(buffer, [&](Operation *user, Value used) {
+    // The call's addend operand; a view of the addend as another of its
+    // operands (its input) would be read while the result is written.
+    if (user == call)
+      return used == buffer;
+    Operation *ancestor = block->findAncestorOpInBlock(*user);
+    return ancestor && ancestor->isBeforeInBlock(call);
+  });
 }
 
 /// Whether nothing uses `buffer` before `call` (in `call`'s block).

@@ -89,9 +89,6 @@ namespace kiln {
 
 using namespace mlir;
 
-/// The function attribute holding the oneDNN descriptor.
-static constexpr llvm::StringLiteral kDnnlConvAttr =
-    mlir::kiln::dnnl::kConvDescriptorAttr;
 using namespace mlir::kiln::dnnl;
 using mlir::kiln::Dequantized;
 using mlir::kiln::dequantized;
@@ -676,7 +673,7 @@ struct KilnCpuOutlineDnnlConvsPass
     module.walk([&](mlir::kiln::ConvOp op) {
       // An outlined function's own conv stays where it is.
       auto parent = op->getParentOfType<func::FuncOp>();
-      if (parent && parent->hasAttr(kDnnlConvAttr))
+      if (parent && parent->hasAttr(kConvDescriptorAttr))
         return;
       if (auto descriptor = dnnlDescriptor(op, minMacs))
         convs.emplace_back(op, std::move(*descriptor));
@@ -696,7 +693,7 @@ struct KilnCpuOutlineDnnlConvsPass
         return nullptr;
       auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
       auto descriptor =
-          callee ? callee->getAttrOfType<DenseI64ArrayAttr>(kDnnlConvAttr)
+          callee ? callee->getAttrOfType<DenseI64ArrayAttr>(kConvDescriptorAttr)
                  : nullptr;
       if (!descriptor || descriptor.size() <= 5 ||
           !(descriptor[5] & KILN_DNNL_CONV_DST_BOUND))
@@ -921,7 +918,7 @@ struct KilnCpuOutlineDnnlConvsPass
       auto function =
           builder.create<func::FuncOp>(loc, "kiln_dnnl_conv", type);
       function.setPrivate();
-      function->setAttr(kDnnlConvAttr,
+      function->setAttr(kConvDescriptorAttr,
                         builder.getDenseI64ArrayAttr(descriptor));
       symbols.insert(function); // makes the name unique
       Block *body = function.addEntryBlock();
@@ -1012,7 +1009,8 @@ struct KilnCpuConvToDnnlPass
     : mlir::kiln::impl::KilnCpuConvToDnnlBase<KilnCpuConvToDnnlPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto calls = mlir::kiln::callsOfMarkedFunctions(module, kDnnlConvAttr);
+    auto calls =
+        mlir::kiln::callsOfMarkedFunctions(module, kConvDescriptorAttr);
     if (calls.empty())
       return;
 
@@ -1034,7 +1032,8 @@ struct KilnCpuConvToDnnlPass
     // One descriptor per function, one cache slot per call site.
     llvm::DenseMap<Operation *, memref::GlobalOp> descriptors;
     for (auto [call, callee] : calls) {
-      auto descriptor = callee->getAttrOfType<DenseI64ArrayAttr>(kDnnlConvAttr);
+      auto descriptor =
+          callee->getAttrOfType<DenseI64ArrayAttr>(kConvDescriptorAttr);
       // The header (k, groups, N, C, O, flags), then 7 entries per dim,
       // then a clip's two bounds.
       bool wellFormed = descriptor.size() > KILN_DNNL_CONV_HEADER_SIZE &&
@@ -1043,7 +1042,7 @@ struct KilnCpuConvToDnnlPass
                             kiln_dnnl_conv_descriptor_size(descriptor[0],
                                                            descriptor[5]);
       if (!wellFormed) {
-        callee.emitError() << "'" << kDnnlConvAttr
+        callee.emitError() << "'" << kConvDescriptorAttr
                            << "' must hold k (1 to 3), groups, N, C, O, "
                               "flags, 7 entries per spatial dim and, with a "
                               "clip, its two bounds";

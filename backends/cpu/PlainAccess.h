@@ -3,7 +3,8 @@
 // The CPU passes that reason about a buffer's lifetime on memrefs
 // (kiln-cpu-plan-memory, kiln-cpu-conv-addend-in-place) ask which of its
 // users only read or write it while they run, so that its last such user
-// ends its life, and which could keep it or pass it on.
+// ends its life, and which could keep it or pass it on; and they walk its
+// uses through the views of it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir::kiln {
 
@@ -46,6 +49,34 @@ inline bool isPlainAccess(Operation *user) {
              memref::ExtractAlignedPointerAsIndexOp, memref::DimOp>(user) ||
          (isa<linalg::LinalgOp>(user) &&
           cast<linalg::LinalgOp>(user).hasPureBufferSemantics());
+}
+
+/// Calls `visit(user, used)` for every user of `buffer` and of the views
+/// and casts of it (`used`: the value the user takes, `buffer` or a view),
+/// and follows the views. False as soon as `visit` answers false or a user
+/// lets the buffer escape: a view-like op that takes it as other than its
+/// source, or an op that is no plain access.
+inline bool
+walkBufferUses(Value buffer,
+               llvm::function_ref<bool(Operation *user, Value used)> visit) {
+  SmallVector<Value> worklist{buffer};
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    for (Operation *user : current.getUsers()) {
+      if (!visit(user, current))
+        return false;
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (view.getViewSource() != current)
+          return false;
+        worklist.push_back(user->getResult(0));
+      } else if (isa<memref::CastOp>(user)) {
+        worklist.push_back(user->getResult(0));
+      } else if (!isPlainAccess(user)) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 } // namespace mlir::kiln

@@ -35,7 +35,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace mlir {
@@ -64,25 +63,15 @@ static std::optional<unsigned>
 lastUse(Value value, Block &block,
         const llvm::DenseMap<Operation *, unsigned> &positions) {
   unsigned last = 0;
-  SmallVector<Value> worklist{value};
-  while (!worklist.empty()) {
-    Value current = worklist.pop_back_val();
-    for (Operation *user : current.getUsers()) {
-      Operation *ancestor = block.findAncestorOpInBlock(*user);
-      if (!ancestor)
-        return std::nullopt;
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
-        if (view.getViewSource() != current)
-          return std::nullopt;
-        worklist.push_back(user->getResult(0));
-      } else if (isa<memref::CastOp>(user)) {
-        worklist.push_back(user->getResult(0));
-      } else if (!isPlainAccess(user)) {
-        return std::nullopt;
-      }
-      last = std::max(last, positions.lookup(ancestor));
-    }
-  }
+  bool planned = walkBufferUses(value, [&](Operation *user, Value) {
+    Operation *ancestor = block.findAncestorOpInBlock(*user);
+    if (!ancestor)
+      return false;
+    last = std::max(last, positions.lookup(ancestor));
+    return true;
+  });
+  if (!planned)
+    return std::nullopt;
   return last;
 }
 
