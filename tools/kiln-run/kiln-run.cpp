@@ -314,7 +314,8 @@ int printCudaStats(const kiln_module_t *module) {
   std::printf("cuda: %llu calls, %llu kernel launches, %llu stream waits, "
               "%llu device-to-host copies (%llu bytes), %llu driver "
               "allocations, %llu bytes held, largest device buffer %llu "
-              "bytes, %llu loops as graphs\n",
+              "bytes, %llu loops as graphs, %llu calls as graphs (%llu "
+              "captured), %llu constants on the device (%llu bytes)\n",
               (unsigned long long)stats.calls,
               (unsigned long long)stats.kernel_launches,
               (unsigned long long)stats.stream_syncs,
@@ -323,7 +324,11 @@ int printCudaStats(const kiln_module_t *module) {
               (unsigned long long)stats.driver_allocations,
               (unsigned long long)stats.held_bytes,
               (unsigned long long)stats.largest_device_allocation,
-              (unsigned long long)stats.graph_loops);
+              (unsigned long long)stats.graph_loops,
+              (unsigned long long)stats.graph_calls,
+              (unsigned long long)stats.graph_captures,
+              (unsigned long long)stats.constant_uploads,
+              (unsigned long long)stats.constant_bytes);
   return 0;
 }
 

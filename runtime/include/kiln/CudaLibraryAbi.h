@@ -132,4 +132,35 @@ typedef void (*kiln_cuda_graph_while_end_fn)(void *loop,
                                              const void *predicate);
 typedef void (*kiln_cuda_graph_while_retired_end_fn)(void *loop);
 
+/* A constant of the module (read-only host memory: a model's weights, a
+ * table) copied into device memory at `destination`, stream-ordered like
+ * a device copy (kiln-cuda-resident-constants). The runtime uploads each
+ * constant to the device once, at the first call that copies it, keyed by
+ * its host address, and keeps it there while the module is loaded; every
+ * call then copies it on the device instead of from host memory. */
+#define KILN_CUDA_COPY_CONSTANT_FUNCTION "kiln_cuda_copy_constant"
+
+typedef void (*kiln_cuda_copy_constant_fn)(void *destination,
+                                           const void *constant,
+                                           int64_t bytes);
+
+/* A whole call run as one CUDA graph (kiln-cuda-graph-calls). The entry of
+ * a function whose host code only queues device work (launches, device
+ * copies, constants' copies, device allocations and frees, products and
+ * convolutions; no wait for the stream, no host access to device memory,
+ * no loop run as a graph) starts with
+ *   if (KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION() != 0) return;
+ * and ends with KILN_CUDA_GRAPH_CALL_END_FUNCTION(). Begin answers nonzero
+ * when the runtime has queued a graph it captured from an earlier call of
+ * the function with the same argument buffers: that call's work, which
+ * the host code then does not queue again. Otherwise the host code runs,
+ * and the runtime may be capturing its work into a graph meanwhile, which
+ * end then queues. The host code must queue the same work for the same
+ * argument buffers every time. */
+#define KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION "kiln_cuda_graph_call_begin"
+#define KILN_CUDA_GRAPH_CALL_END_FUNCTION "kiln_cuda_graph_call_end"
+
+typedef int32_t (*kiln_cuda_graph_call_begin_fn)(void);
+typedef void (*kiln_cuda_graph_call_end_fn)(void);
+
 #endif /* KILN_CUDALIBRARYABI_H */

@@ -255,6 +255,18 @@ typedef struct kiln_cuda_stats_t {
   /* kiln.while loops run on the device as one CUDA graph each, with no
    * wait for the host per iteration (KILN_CUDA_GRAPHS=0 turns them off). */
   uint64_t graph_loops;
+  /* Calls run as one CUDA graph launch (kiln-cuda-graph-calls): the calls
+   * whose work was captured into a graph, and the later calls with the
+   * same argument buffers that launched it again without queueing their
+   * kernels one by one. */
+  uint64_t graph_calls;
+  /* Of those, the calls captured (a function's second call, or a call
+   * whose argument buffers no graph of the function was captured with). */
+  uint64_t graph_captures;
+  /* The module's constants uploaded to the device (once each, where a
+   * call first copies them) and their bytes, part of held_bytes. */
+  uint64_t constant_uploads;
+  uint64_t constant_bytes;
 } kiln_cuda_stats_t;
 
 /* Fills `stats` for a CUDA module; KILN_STATUS_INVALID_ARGUMENT for a

@@ -412,6 +412,10 @@ kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
   stats->held_bytes = counters.heldBytes;
   stats->largest_device_allocation = counters.largestDeviceAllocation;
   stats->graph_loops = counters.graphLoops;
+  stats->graph_calls = counters.graphCalls;
+  stats->graph_captures = counters.graphCaptures;
+  stats->constant_uploads = counters.constantUploads;
+  stats->constant_bytes = counters.constantBytes;
   return nullptr;
 }
 

@@ -175,8 +175,13 @@ CudaDevice::~CudaDevice() {
       driver->streamSynchronize(streamHandle);
     close(blas);
     close(dnn);
+    for (auto &[entry, call] : graphCalls)
+      for (GraphCall::Graph &graph : call->graphs)
+        driver->graphExecDestroy(graph.exec);
     for (auto &[pointer, allocation] : allocations)
       driver->memFree(pointer);
+    for (auto &[constant, copy] : constants)
+      driver->memFree(copy);
     for (auto &[image, module] : modules)
       driver->moduleUnload(module);
     if (streamHandle)
@@ -248,8 +253,12 @@ void CudaDevice::runCall(void (*entry)(void **),
                        ? output.data
                        : allocate(output.bytes ? output.bytes : 1, false));
 
+  callEntry = entry;
+  callArgs = &args;
   if (failure.empty())
-    entry(args.data());
+    runEntry(entry, args);
+  callEntry = nullptr;
+  callArgs = nullptr;
   synchronize();
   for (size_t i = 0; i < outputs.size() && failure.empty(); ++i)
     if (outputs[i].bytes && !outputs[i].onDevice)
@@ -259,10 +268,16 @@ void CudaDevice::runCall(void (*entry)(void **),
             "cuMemcpyDtoH of an output");
 
   // The arguments and whatever the host code left allocated go back to the
-  // pool (after a failure the stream may still hold work using them).
+  // pool (after a failure the stream may still hold work using them), but
+  // for the buffers that graphs of calls hold.
   if (!failure.empty())
     driver->streamSynchronize(streamHandle);
-  for (CUdeviceptr buffer : liveBuffers)
+  std::vector<std::pair<uint64_t, CUdeviceptr>> left;
+  for (auto [buffer, order] : liveBuffers)
+    if (!heldByGraphs.count(buffer))
+      left.push_back({order, buffer});
+  std::sort(left.begin(), left.end());
+  for (auto [order, buffer] : left)
     returnToPool(buffer);
   liveBuffers.clear();
 }
@@ -410,12 +425,20 @@ void *CudaDevice::allocate(uint64_t bytes, bool hostShared) {
   // Sizes are kept in 256-byte steps; a pooled buffer serves a request of
   // at least half its size.
   size_t size = (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256;
+  // A capture takes the buffers its function's graphs hold first, and
+  // holds whatever else it allocates.
+  if (capturingCall) {
+    if (void *held = allocateForCapture(size, hostShared))
+      return held;
+  }
   std::multimap<size_t, CUdeviceptr> &free = pool[hostShared];
   auto pooled = free.lower_bound(size);
   if (pooled != free.end() && pooled->first / 2 <= size) {
     CUdeviceptr pointer = pooled->second;
     free.erase(pooled);
-    liveBuffers.insert(pointer);
+    liveBuffers[pointer] = ++handedOut;
+    if (capturingCall)
+      holdForCapture(pointer);
     return toHost(pointer);
   }
   CUdeviceptr pointer = 0;
@@ -432,7 +455,9 @@ void *CudaDevice::allocate(uint64_t bytes, bool hostShared) {
     counters.largestDeviceAllocation =
         std::max<uint64_t>(counters.largestDeviceAllocation, size);
   allocations[pointer] = {size, hostShared};
-  liveBuffers.insert(pointer);
+  liveBuffers[pointer] = ++handedOut;
+  if (capturingCall)
+    holdForCapture(pointer);
   return toHost(pointer);
 }
 
@@ -445,6 +470,13 @@ void CudaDevice::release(void *pointer) {
     return;
   }
   liveBuffers.erase(live);
+  // A buffer graphs of calls hold is not the pool's; in their capture it
+  // may be handed out again.
+  if (heldByGraphs.count(toDevice(pointer))) {
+    if (capturingCall)
+      capturingCall->spare.push_back(toDevice(pointer));
+    return;
+  }
   returnToPool(toDevice(pointer));
 }
 
@@ -472,6 +504,37 @@ void CudaDevice::copy(void *destination, const void *source, size_t bytes) {
   check(driver->memcpyAsync(toDevice(destination), toDevice(source), bytes,
                             streamHandle),
         "cuMemcpyAsync");
+}
+
+void CudaDevice::copyConstant(void *destination, const void *constant,
+                              int64_t bytes) {
+  if (!failure.empty() || bytes <= 0)
+    return;
+  auto [known, first] = constants.try_emplace({constant, bytes}, 0);
+  if (first) {
+    CUdeviceptr copy = 0;
+    if (!check(
+            driver->memAlloc(&copy, size_t(bytes)),
+            ("cuMemAlloc of a constant of " + std::to_string(bytes) + " bytes")
+                .c_str())) {
+      constants.erase(known);
+      return;
+    }
+    if (!check(driver->memcpyHtoD(copy, constant, size_t(bytes)),
+               "cuMemcpyHtoD of a constant")) {
+      driver->memFree(copy);
+      constants.erase(known);
+      return;
+    }
+    known->second = copy;
+    ++counters.driverAllocations;
+    ++counters.constantUploads;
+    counters.constantBytes += uint64_t(bytes);
+    counters.heldBytes += uint64_t(bytes);
+  }
+  check(driver->memcpyAsync(toDevice(destination), known->second, size_t(bytes),
+                            streamHandle),
+        "cuMemcpyAsync of a constant");
 }
 
 CudaStats CudaDevice::stats() {

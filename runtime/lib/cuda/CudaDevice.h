@@ -1,4 +1,5 @@
-//===- CudaDevice.h - One module's CUDA device, stream and kernels -*- C++ -*-===//
+//===- CudaDevice.h - One module's CUDA device, stream and kernels -*- C++
+//-*-===//
 //
 // A CUDA module's host code (a shared object) launches its kernels through
 // the upstream GPU runtime ABI (mgpuModuleLoadJIT, mgpuLaunchKernel,
@@ -30,6 +31,10 @@
 //     cuBLASLt), loaded on the first product, with one handle and one
 //     workspace per device; convolutions likewise by the convolutions
 //     plug-in (DnnPlugin.h, over cuDNN), loaded on the first convolution;
+//   - a module's constants are uploaded to device memory once, at the
+//     first call that copies them, and copied on the device afterwards;
+//   - the calls of a function whose host code only queues device work run
+//     as one CUDA graph launch from the second call on (CudaGraphCalls.cpp);
 //   - counters (CudaStats) record launches, waits, copies to the host and
 //     driver allocations, for kiln_module_cuda_stats.
 // The mgpu ABI returns no errors, so the first failure of a call is
@@ -79,6 +84,12 @@ struct CudaStats {
   uint64_t largestDeviceAllocation = 0;
   /// Loops run on the device as graphs.
   uint64_t graphLoops = 0;
+  /// Calls run as one graph launch, and those of them captured.
+  uint64_t graphCalls = 0;
+  uint64_t graphCaptures = 0;
+  /// Constants uploaded to the device, and their bytes.
+  uint64_t constantUploads = 0;
+  uint64_t constantBytes = 0;
 };
 
 /// The device a process opens among \p count: KILN_CUDA_DEVICE when set (a
@@ -184,6 +195,22 @@ public:
   /// capture and frees the loop, queueing nothing.
   void refuseRetiredGraphWhile(void *loop);
 
+  /// Queues a copy of the module's constant at `constant` (host memory,
+  /// `bytes` long) into the device buffer `destination`, after uploading
+  /// it to the device if this is its first use.
+  void copyConstant(void *destination, const void *constant, int64_t bytes);
+
+  // Whole calls run as one CUDA graph (CudaGraphCalls.cpp;
+  // kiln/CudaLibraryAbi.h's KILN_CUDA_GRAPH_CALL_* functions).
+  /// At the start of the call's host code: queues the graph captured from
+  /// an earlier call of the function with the same arguments and answers
+  /// true (the host code then returns), or answers false, having started
+  /// to capture the stream when the call is to be captured.
+  bool beginGraphCall();
+  /// At the end of the call's host code: ends a capture that
+  /// beginGraphCall started, and queues the graph it made.
+  void endGraphCall();
+
   /// Records the first failure of the current call.
   void fail(const std::string &message);
 
@@ -198,6 +225,9 @@ private:
   /// The body of call(), inside withDevice.
   void runCall(void (*entry)(void **), const std::vector<CallBuffer> &inputs,
                const std::vector<CallBuffer> &outputs);
+  /// Runs the host code `entry` on `args`; runs it once more without a
+  /// capture when its capture into a graph failed (CudaGraphCalls.cpp).
+  void runEntry(void (*entry)(void **), std::vector<void *> &args);
   /// Records `what` with the driver's description of `result` when it is
   /// not success; returns whether it was.
   bool check(CUresult result, const char *what);
@@ -220,7 +250,12 @@ private:
   };
   std::map<CUdeviceptr, Allocation> allocations;
   /// Buffers handed out during the current call and not yet released.
-  std::set<CUdeviceptr> liveBuffers;
+  /// By address, with the order they were handed out in: they go back to
+  /// the pool in that order, so that the next call with the same
+  /// allocations is handed the same buffers (and launches the graphs of
+  /// calls captured with them).
+  std::map<CUdeviceptr, uint64_t> liveBuffers;
+  uint64_t handedOut = 0;
   /// Released buffers by size, separately for managed and device memory.
   std::multimap<size_t, CUdeviceptr> pool[2];
   /// Puts a buffer the driver gave this device into the pool of its kind.
@@ -256,6 +291,48 @@ private:
   /// is. Whether all went well.
   bool setGraphWhileCondition(void *loop, const void *predicate,
                               std::vector<CUgraphNode> &last);
+  /// Whole calls as graphs: whether this device can (0 unknown, 1 yes,
+  /// 2 no), each function's graphs by its entry, the function whose call
+  /// is running and its arguments, the graphs of the function whose call
+  /// is being captured, and whether the call's capture failed so that it
+  /// must run again without one.
+  int graphCallSupport = 0;
+  struct GraphCall {
+    /// A graph captured from a call with `args`, last launched at the
+    /// function's call number `lastUse`.
+    struct Graph {
+      std::vector<void *> args;
+      CUgraphExec exec = nullptr;
+      uint64_t lastUse = 0;
+    };
+    std::vector<Graph> graphs;
+    /// The device buffers its captured work uses (its intermediates), held
+    /// for its graphs, and during a capture those not handed out again yet.
+    std::vector<CUdeviceptr> buffers, spare;
+    uint64_t calls = 0;
+    /// Captures in a row, without a graph launched again in between.
+    int capturesInARow = 0;
+    bool retired = false;
+  };
+  std::map<void (*)(void **), std::unique_ptr<GraphCall>> graphCalls;
+  void (*callEntry)(void **) = nullptr;
+  const std::vector<void *> *callArgs = nullptr;
+  GraphCall *capturingCall = nullptr;
+  bool rerunWithoutCapture = false;
+  bool graphCallsAvailable();
+  /// Stops capturing `call`'s calls: its graphs are destroyed and the
+  /// buffers they held go back to the pool.
+  void retireGraphCall(GraphCall &call);
+  /// During a capture, a buffer of at least `size` bytes among those the
+  /// captured function's graphs hold and the capture has not been handed
+  /// yet; NULL if none.
+  void *allocateForCapture(size_t size, bool hostShared);
+  /// Makes a buffer the capture allocated one the function's graphs hold.
+  void holdForCapture(CUdeviceptr pointer);
+  /// The buffers graphs of calls hold (out of the pool).
+  std::set<CUdeviceptr> heldByGraphs;
+  /// The module's constants on the device, by host address and size.
+  std::map<std::pair<const void *, int64_t>, CUdeviceptr> constants;
   /// Updated under callMutex.
   CudaStats counters;
   /// The first failure of the current call; empty while it goes well.

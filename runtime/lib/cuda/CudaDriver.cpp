@@ -62,6 +62,7 @@ struct DriverFunctions {
                                           unsigned long long);
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphExecUpdate_v2)(CUgraphExec, CUgraph, void *);
   CUresult (*cuLinkCreate_v2)(unsigned, int *, void **, CUlinkState *);
   CUresult (*cuLinkAddData_v2)(CUlinkState, int, void *, size_t, const char *,
                                unsigned, int *, void **);
@@ -262,6 +263,17 @@ public:
     return f.cuGraphLaunch ? f.cuGraphLaunch(exec, stream)
                            : CUDA_ERROR_NOT_SUPPORTED;
   }
+  CUresult graphExecUpdate(CUgraphExec exec, CUgraph graph) override {
+    if (!f.cuGraphExecUpdate_v2)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    // cuda.h's CUgraphExecUpdateResultInfo: the result, then the nodes
+    // an error concerns.
+    struct {
+      int result;
+      CUgraphNode errorNode, errorFromNode;
+    } info{};
+    return f.cuGraphExecUpdate_v2(exec, graph, &info);
+  }
   CUresult graphExecDestroy(CUgraphExec exec) override {
     return f.cuGraphExecDestroy ? f.cuGraphExecDestroy(exec)
                                 : CUDA_ERROR_NOT_SUPPORTED;
@@ -378,6 +390,7 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const std::string &library,
   optional("cuGraphInstantiateWithFlags", f.cuGraphInstantiateWithFlags);
   optional("cuGraphLaunch", f.cuGraphLaunch);
   optional("cuGraphExecDestroy", f.cuGraphExecDestroy);
+  optional("cuGraphExecUpdate_v2", f.cuGraphExecUpdate_v2);
   optional("cuLinkCreate_v2", f.cuLinkCreate_v2);
   optional("cuLinkAddData_v2", f.cuLinkAddData_v2);
   optional("cuLinkAddFile_v2", f.cuLinkAddFile_v2);

@@ -107,8 +107,9 @@ public:
   virtual std::string describe(CUresult result) = 0;
 
   // CUDA graphs with conditional nodes (CUDA 12.4 and later) and the JIT
-  // linker, for loops run on the device (CudaGraphLoops.cpp). A driver
-  // without them answers CUDA_ERROR_NOT_SUPPORTED, as these defaults do.
+  // linker, for loops run on the device (CudaGraphLoops.cpp), and graphs
+  // of whole calls (CudaGraphCalls.cpp). A driver without them answers
+  // CUDA_ERROR_NOT_SUPPORTED, as these defaults do.
   virtual CUresult graphCreate(CUgraph *, unsigned) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
@@ -144,6 +145,12 @@ public:
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   virtual CUresult graphExecDestroy(CUgraphExec) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  /// cuGraphExecUpdate: gives `exec` the parameters of `graph`, captured
+  /// from the same work with other buffers; fails where the two differ
+  /// in more than their nodes' parameters.
+  virtual CUresult graphExecUpdate(CUgraphExec, CUgraph) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   /// Links `ptx` with the device library archive at `library` into an

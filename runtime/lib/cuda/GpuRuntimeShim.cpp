@@ -100,6 +100,21 @@ static_assert(
     "the graph loop functions' signatures are "
     "kiln/CudaLibraryAbi.h's");
 
+void kilnCudaCopyConstant(void *destination, const void *constant,
+                          int64_t bytes) {
+  device().copyConstant(destination, constant, bytes);
+}
+int32_t kilnCudaGraphCallBegin() { return device().beginGraphCall(); }
+void kilnCudaGraphCallEnd() { device().endGraphCall(); }
+static_assert(std::is_same_v<decltype(&kilnCudaCopyConstant),
+                             kiln_cuda_copy_constant_fn> &&
+                  std::is_same_v<decltype(&kilnCudaGraphCallBegin),
+                                 kiln_cuda_graph_call_begin_fn> &&
+                  std::is_same_v<decltype(&kilnCudaGraphCallEnd),
+                                 kiln_cuda_graph_call_end_fn>,
+              "the constants' and graph call functions' signatures are "
+              "kiln/CudaLibraryAbi.h's");
+
 template <typename F> void *address(F *function) {
   return reinterpret_cast<void *>(function);
 }
@@ -128,6 +143,9 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {KILN_CUDA_GRAPH_WHILE_END_FUNCTION, address(kilnCudaGraphWhileEnd)},
       {KILN_CUDA_GRAPH_WHILE_RETIRED_END_FUNCTION,
        address(kilnCudaGraphWhileRetiredEnd)},
+      {KILN_CUDA_COPY_CONSTANT_FUNCTION, address(kilnCudaCopyConstant)},
+      {KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION, address(kilnCudaGraphCallBegin)},
+      {KILN_CUDA_GRAPH_CALL_END_FUNCTION, address(kilnCudaGraphCallEnd)},
   };
   return functions;
 }

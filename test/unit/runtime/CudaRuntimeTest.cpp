@@ -103,7 +103,7 @@ struct FakeState {
   };
   std::vector<Condition> conditions;
   int graphsCreated = 0, graphsDestroyed = 0, instantiated = 0,
-      execsDestroyed = 0, graphLaunches = 0, captures = 0;
+      execsDestroyed = 0, graphLaunches = 0, captures = 0, execUpdates = 0;
   /// Conditional nodes added, as "while" or "if".
   std::vector<std::string> conditionalNodes;
   /// Synchronous work asked for while a capture was under way (which a
@@ -415,6 +415,18 @@ public:
     ++s.execsDestroyed;
     return CUDA_SUCCESS;
   }
+  CUresult graphExecUpdate(CUgraphExec exec, CUgraph graph) override {
+    if (!s.graphs || s.capturing)
+      return kInvalidValue;
+    FakeGraph *target = reinterpret_cast<FakeGraph *>(exec);
+    FakeGraph *source = reinterpret_cast<FakeGraph *>(graph);
+    // The driver updates only a graph of the same shape.
+    if (target->nodes.size() != source->nodes.size())
+      return kInvalidValue;
+    ++s.execUpdates;
+    target->nodes = source->nodes;
+    return CUDA_SUCCESS;
+  }
   CUresult linkWithLibrary(const std::string &ptx, const std::string &library,
                            std::string &image, std::string &) override {
     if (!s.graphs)
@@ -457,6 +469,13 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntilRetired.name = "double_until_retired";
   doubleUntilRetired.entrySymbol = "kiln_entry_double_until_retired";
   contents.functions.push_back(doubleUntilRetired);
+  for (const char *name :
+       {"scale2_graph", "twice_table", "double_until_graph"}) {
+    kiln::format::FunctionSignature bracketed = scale2;
+    bracketed.name = name;
+    bracketed.entrySymbol = std::string("kiln_entry_") + name;
+    contents.functions.push_back(bracketed);
+  }
   kiln::format::FunctionSignature dense;
   dense.name = "dense";
   dense.entrySymbol = "kiln_entry_dense";
@@ -1261,6 +1280,247 @@ TEST_F(FakeCudaGraphTest, LoopOfAModuleBeforeTheDoWhileGraphsFailsTheCall) {
       << refused.message;
   EXPECT_FALSE(y);
   expectCaptureEndedAndNextLoopRuns(module.get());
+}
+
+/// Calls `name` on `input` (a host or device tensor) with outputs on the
+/// host, or on the device with `onDevice`; expects success.
+TensorPtr callOn(kiln_module_t *module, const char *name, kiln_tensor_t *input,
+                 bool onDevice = false) {
+  const kiln_function_t *function = nullptr;
+  take(kiln_module_function_lookup(module, name, &function));
+  kiln_tensor_t *output = nullptr;
+  kiln::test::Outcome call = take(
+      onDevice ? kiln_function_call_on_device(function, &input, 1, &output, 1)
+               : kiln_function_call(function, &input, 1, &output, 1));
+  EXPECT_TRUE(call.ok()) << call.message;
+  return TensorPtr(output);
+}
+
+kiln_cuda_stats_t cudaStats(kiln_module_t *module) {
+  kiln_cuda_stats_t stats{};
+  EXPECT_TRUE(take(kiln_module_cuda_stats(module, &stats)).ok());
+  return stats;
+}
+
+TEST_F(FakeCudaGraphTest, ACallRunsAsOneGraphLaunchFromItsSecondCall) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (int round = 1; round <= 6; ++round) {
+    int launches = state.launches, captures = state.captures,
+        graphLaunches = state.graphLaunches;
+    float first = float(round);
+    TensorPtr x = kiln::test::makeTensor<float>(
+        KILN_DTYPE_F32, {4}, {first, first + 1, first + 2, first + 3});
+    TensorPtr y = callOn(module.get(), "scale2_graph", x.get());
+    ASSERT_TRUE(y);
+    // The graph reads each call's input, written into the same buffer.
+    EXPECT_EQ(hostValues(y.get()),
+              (std::vector<float>{2 * first, 2 * first + 2, 2 * first + 4,
+                                  2 * first + 6}));
+    // The first call runs its kernels. The second is captured (its two
+    // kernels become the graph's) and launched as a graph; the pool hands
+    // the host input's and output's copies the same buffers every call,
+    // so later calls launch that graph again: no kernel launch, no
+    // capture.
+    EXPECT_EQ(state.launches - launches, round <= 2 ? 2 : 0)
+        << "call " << round;
+    EXPECT_EQ(state.captures - captures, round == 2 ? 1 : 0)
+        << "call " << round;
+    EXPECT_EQ(state.graphLaunches - graphLaunches, round >= 2 ? 1 : 0)
+        << "call " << round;
+    EXPECT_EQ(state.syncsDuringCapture, 0);
+    EXPECT_EQ(state.capturing, nullptr);
+  }
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.kernel_launches, 4u);
+  EXPECT_EQ(stats.graph_calls, 5u);
+  EXPECT_EQ(stats.graph_captures, 1u);
+  EXPECT_EQ(state.instantiated, 1);
+  // Input, output and the arena, from the driver once.
+  EXPECT_EQ(state.deviceAllocations, 3);
+  EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
+  // Released with the module.
+  module.reset();
+  EXPECT_EQ(state.execsDestroyed, state.instantiated);
+  EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+TEST_F(FakeCudaGraphTest, GraphsOfCallsOffRunEveryCallsKernels) {
+  ScopedVariable off("KILN_CUDA_GRAPHS", "0");
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (int round = 1; round <= 3; ++round) {
+    TensorPtr x =
+        kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+    TensorPtr y = callOn(module.get(), "scale2_graph", x.get());
+    ASSERT_TRUE(y);
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{2, 4, 6, 8}));
+  }
+  EXPECT_EQ(state.launches, 6);
+  EXPECT_EQ(state.captures, 0);
+  EXPECT_EQ(cudaStats(module.get()).graph_calls, 0u);
+}
+
+TEST_F(FakeCudaGraphTest, ConstantsAreUploadedOnceAndCopiedOnTheDevice) {
+  for (bool graphs : {true, false}) {
+    ScopedVariable off("KILN_CUDA_GRAPHS", graphs ? nullptr : "0");
+    ModulePtr module = loadCudaModule();
+    ASSERT_TRUE(module);
+    int htod = state.htod, copies = state.asyncCopies;
+    for (int round = 1; round <= 3; ++round) {
+      TensorPtr x =
+          kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {0, 0, 0, 0});
+      TensorPtr y = callOn(module.get(), "twice_table", x.get());
+      ASSERT_TRUE(y);
+      EXPECT_EQ(hostValues(y.get()), (std::vector<float>{20, 40, 60, 80}));
+    }
+    // Three inputs and the table once from the host; the table's device
+    // copy queued by the calls that ran their host code.
+    EXPECT_EQ(state.htod - htod, 4) << "graphs: " << graphs;
+    EXPECT_EQ(state.asyncCopies - copies, graphs ? 2 : 3);
+    kiln_cuda_stats_t stats = cudaStats(module.get());
+    EXPECT_EQ(stats.constant_uploads, 1u);
+    EXPECT_EQ(stats.constant_bytes, 16u);
+    EXPECT_EQ(stats.graph_calls, graphs ? 2u : 0u);
+    module.reset();
+    EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+  }
+}
+
+TEST_F(FakeCudaGraphTest, ChainedDeviceCallsReplayTheirGraphs) {
+  // A loop of steps, each output the next step's input and each input
+  // released after its step, as a training loop's parameters: the buffers
+  // alternate between two sets, and a graph is captured for each.
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+  kiln_tensor_t *raw = nullptr;
+  ASSERT_TRUE(take(kiln_tensor_to_device(module.get(), x.get(), &raw)).ok());
+  TensorPtr current(raw);
+  for (int step = 1; step <= 8; ++step) {
+    TensorPtr next = callOn(module.get(), "scale2_graph", current.get(), true);
+    ASSERT_TRUE(next);
+    current = std::move(next);
+  }
+  EXPECT_EQ(valuesOnHost(current.get()),
+            (std::vector<float>{256, 512, 768, 1024}));
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_captures, 2u);
+  EXPECT_EQ(stats.graph_calls, 7u);
+  EXPECT_EQ(state.launches, 2 + 2 * 2);
+}
+
+TEST_F(FakeCudaGraphTest, CallsWithOtherBuffersAreCapturedAgain) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  std::vector<TensorPtr> inputs;
+  for (int i = 0; i < 5; ++i) {
+    float v = float(10 * i);
+    TensorPtr x =
+        kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {v, v, v, v});
+    kiln_tensor_t *raw = nullptr;
+    ASSERT_TRUE(take(kiln_tensor_to_device(module.get(), x.get(), &raw)).ok());
+    inputs.emplace_back(raw);
+  }
+  // Device inputs, host outputs (their device buffers come from the pool
+  // and go back after each call, so only the input differs).
+  auto call = [&](int i) {
+    TensorPtr y = callOn(module.get(), "scale2_graph", inputs[i].get());
+    ASSERT_TRUE(y);
+    float v = float(20 * i);
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{v, v, v, v}))
+        << "input " << i;
+  };
+  for (int i : {0, 0, 0, 1, 1, 2, 3, 3})
+    call(i);
+  // Call 1 plain, then captures of 0, 1, 2 and 3: four graphs.
+  EXPECT_EQ(cudaStats(module.get()).graph_captures, 4u);
+  EXPECT_EQ(state.instantiated, 4);
+  // A fifth input: the least recently launched graph (input 0's) is
+  // updated in place, and then input 0 takes input 1's.
+  for (int i : {4, 4, 0, 0, 3})
+    call(i);
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_captures, 6u);
+  EXPECT_EQ(stats.graph_calls, 12u);
+  EXPECT_EQ(state.instantiated, 4);
+  EXPECT_EQ(state.execUpdates, 2);
+}
+
+TEST_F(FakeCudaGraphTest, ACallWhoseBuffersChangeEveryTimeStopsBeingCaptured) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+  kiln_tensor_t *raw = nullptr;
+  ASSERT_TRUE(take(kiln_tensor_to_device(module.get(), x.get(), &raw)).ok());
+  TensorPtr input(raw);
+  // Every output kept: each call writes a new buffer.
+  std::vector<TensorPtr> outputs;
+  for (int i = 0; i < 7; ++i) {
+    outputs.push_back(callOn(module.get(), "scale2_graph", input.get(), true));
+    ASSERT_TRUE(outputs.back());
+  }
+  for (TensorPtr &y : outputs)
+    EXPECT_EQ(valuesOnHost(y.get()), (std::vector<float>{2, 4, 6, 8}));
+  // Calls 2 to 4 captured, none launched again; then plain calls.
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_captures, 3u);
+  EXPECT_EQ(stats.graph_calls, 3u);
+  EXPECT_EQ(state.captures, 3);
+  EXPECT_EQ(state.launches, 7 * 2);
+  EXPECT_EQ(state.execsDestroyed, state.instantiated);
+}
+
+TEST_F(FakeCudaGraphTest, ACallWhoseCaptureFailsRunsAgainWithoutOne) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (bool graphLoops : {true, false}) {
+    state.failLink = !graphLoops;
+    module.reset();
+    module = loadCudaModule();
+    ASSERT_TRUE(module);
+    for (int round = 1; round <= 3; ++round) {
+      TensorPtr y;
+      kiln::test::Outcome call =
+          callScale2(module.get(), y, "double_until_graph");
+      ASSERT_TRUE(call.ok()) << call.message;
+      EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
+      EXPECT_EQ(state.capturing, nullptr);
+    }
+    // The second call's capture met the loop's own graph (or its host
+    // waits), so it ran again without one, and the third was not captured.
+    kiln_cuda_stats_t stats = cudaStats(module.get());
+    EXPECT_EQ(stats.graph_calls, 0u);
+    EXPECT_EQ(stats.graph_loops, graphLoops ? 3u : 0u);
+  }
+}
+
+TEST_F(FakeCudaGraphTest, BuffersAGraphHoldsAreNotHandedOut) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+  for (int i = 0; i < 2; ++i)
+    ASSERT_TRUE(callOn(module.get(), "scale2_graph", x.get()));
+  // Device tensors made now take buffers from the pool: none of them is
+  // the arena the graph writes.
+  TensorPtr nines =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {9, 9, 9, 9});
+  std::vector<TensorPtr> held;
+  for (int i = 0; i < 3; ++i) {
+    kiln_tensor_t *raw = nullptr;
+    ASSERT_TRUE(
+        take(kiln_tensor_to_device(module.get(), nines.get(), &raw)).ok());
+    held.emplace_back(raw);
+  }
+  TensorPtr y = callOn(module.get(), "scale2_graph", x.get());
+  ASSERT_TRUE(y);
+  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(cudaStats(module.get()).graph_calls, 2u);
+  for (TensorPtr &tensor : held)
+    EXPECT_EQ(valuesOnHost(tensor.get()), (std::vector<float>{9, 9, 9, 9}));
 }
 
 TEST_F(FakeCudaTest, DeviceTensorsStayOnTheDeviceAcrossCalls) {
