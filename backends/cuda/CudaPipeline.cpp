@@ -171,10 +171,16 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   arena.report = options.memoryReport;
   pm.addNestedPass<func::FuncOp>(createKilnCudaPlanArena(arena));
   pm.addPass(createKilnCudaDeviceAllocations());
+  // Constants go to the device once per module; each call copies them
+  // there on the device.
+  pm.addPass(createKilnCudaResidentConstants());
   // Loops whose test and body only queue device work run as CUDA graphs
-  // where the runtime can (conditional nodes), host loops elsewhere.
-  if (options.graphLoops)
+  // where the runtime can (conditional nodes), host loops elsewhere; calls
+  // that only queue device work are captured whole and launched again.
+  if (options.graphs) {
     pm.addPass(createKilnCudaGraphLoops());
+    pm.addPass(createKilnCudaGraphCalls());
+  }
 
   // 5: kernels to PTX.
   // Constants (loop bounds, the extents that grid-stride loops and block
@@ -266,10 +272,11 @@ struct CudaLoweringPipelineOptions
                     llvm::cl::desc("Let f32 products and convolutions round "
                                    "their inputs to TF32 on tensor cores"),
                     llvm::cl::init(false)};
-  Option<bool> graphLoops{
-      *this, "graph-loops",
-      llvm::cl::desc("Run while loops whose test and body only queue device "
-                     "work as CUDA graphs where the runtime can"),
+  Option<bool> graphs{
+      *this, "graphs",
+      llvm::cl::desc("Run while loops whose test and body, and calls whose "
+                     "host code, only queue device work as CUDA graphs "
+                     "where the runtime can"),
       llvm::cl::init(true)};
 };
 } // namespace
@@ -297,7 +304,7 @@ void kiln::registerCudaPipelines() {
         options.libraryMatmul = pipeline.libraryMatmul;
         options.libraryConv = pipeline.libraryConv;
         options.tf32 = pipeline.tf32;
-        options.graphLoops = pipeline.graphLoops;
+        options.graphs = pipeline.graphs;
         buildCudaLoweringPipeline(pm, options);
       });
 }

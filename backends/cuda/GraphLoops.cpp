@@ -29,6 +29,8 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "DeviceWork.h"
+
 #include "common/BufferAccess.h"
 #include "common/BufferAddress.h"
 #include "common/LibraryCalls.h"
@@ -120,19 +122,6 @@ private:
            memref.getLayout().isIdentity() && !memref.getMemorySpace();
   }
 
-  /// Whether `value` is host memory: a stack slot, a global, or managed
-  /// memory the host code touches.
-  static bool isHostMemory(Value value) {
-    Value root = kiln::rootThroughMetadata(value);
-    if (root.getDefiningOp<memref::AllocaOp>() ||
-        root.getDefiningOp<memref::GetGlobalOp>() ||
-        root.getDefiningOp<memref::AllocOp>())
-      return true;
-    if (auto alloc = root.getDefiningOp<gpu::AllocOp>())
-      return alloc.getHostShared();
-    return false;
-  }
-
   bool findPredicateRead(PredicateRead &read) {
     auto condition = cast<scf::ConditionOp>(loop.getBefore().front().back());
     read.load = condition.getCondition().getDefiningOp<memref::LoadOp>();
@@ -156,33 +145,22 @@ private:
       if (user != read.copy && user != read.load)
         return false;
     read.devicePredicate = read.copy.getSrc();
-    return !isHostMemory(read.devicePredicate);
+    return !kiln::isHostMemory(read.devicePredicate);
   }
 
   /// Whether `op` (outside kernels) only queues device work or computes
-  /// host values that do not read memory.
+  /// host values that do not read memory. Of the runtime's library calls,
+  /// products only: a convolution's first call tunes cuDNN's engines and a
+  /// constant's first copy uploads it, neither of which a capture takes,
+  /// and a loop is captured at its first run.
   bool allowed(Operation *op) {
-    if (auto wait = dyn_cast<gpu::WaitOp>(op))
-      return static_cast<bool>(wait.getAsyncToken());
-    if (auto alloc = dyn_cast<gpu::AllocOp>(op))
-      return !alloc.getHostShared() && alloc.getAsyncToken();
-    if (auto dealloc = dyn_cast<gpu::DeallocOp>(op))
-      return static_cast<bool>(dealloc.getAsyncToken());
-    if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
-      return copy.getAsyncToken() && !isHostMemory(copy.getSrc()) &&
-             !isHostMemory(copy.getDst());
-    if (auto call = dyn_cast<func::CallOp>(op))
-      return call.getCallee() == KILN_CUDA_MATMUL_FUNCTION;
     if (auto guard = dyn_cast<scf::IfOp>(op)) {
       auto flag = dyn_cast<BlockArgument>(guard.getCondition());
       return flag && flag.getOwner() == &loop.getBefore().front();
     }
-    if (isa<scf::YieldOp, scf::ConditionOp, memref::ExtractStridedMetadataOp,
-            memref::ExtractAlignedPointerAsIndexOp, LLVM::IntToPtrOp>(op) ||
-        isa<ViewLikeOpInterface>(op))
+    if (isa<scf::YieldOp, scf::ConditionOp>(op))
       return true;
-    // Pure host arithmetic.
-    return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+    return kiln::queuesDeviceWorkOnly(op, {KILN_CUDA_MATMUL_FUNCTION});
   }
 
   scf::WhileOp loop;

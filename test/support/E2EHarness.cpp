@@ -263,31 +263,50 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
         EXPECT_TRUE(mismatch.empty()) << "output #" << r << ": " << mismatch;
       }
 
-      // On the GPU each build runs twice: from and to host tensors, and
-      // with its inputs and outputs in device memory.
+      // On the GPU each build runs from and to host tensors, and with its
+      // inputs and outputs in device memory; from host tensors three times
+      // in a row, the later two on other inputs, so that a function the
+      // runtime runs as a CUDA graph is also checked when captured (the
+      // second call) and launched again (the third, with the same buffers
+      // from the pool, holding new values).
       for (const Build &build : builds)
         for (int64_t threads : threadCounts)
           for (bool onDevice : {false, true}) {
             if (onDevice && target != E2ETarget::Cuda)
               continue;
-            std::string label =
-                build.name + (onDevice ? " (device tensors)" : "") +
-                (threads ? " on " + std::to_string(threads) + " threads" : "");
-            int previous = threads ? omp.get() : 0;
-            if (threads)
-              omp.set(static_cast<int>(threads));
-            std::vector<HostTensor> outputs;
-            std::string error;
-            bool called = build.module->call(name, func, inputs, outputs, error,
-                                             nullptr, onDevice);
-            if (threads)
-              omp.set(previous);
-            ASSERT_TRUE(called) << label << ": " << error;
-            for (size_t r = 0; r < expected->size(); ++r) {
-              std::string mismatch =
-                  compareTensors((*expected)[r], outputs[r], label, &tolerance);
-              EXPECT_TRUE(mismatch.empty())
-                  << "output #" << r << ": " << mismatch;
+            int calls = target == E2ETarget::Cuda && !onDevice ? 3 : 1;
+            for (int call = 1; call <= calls; ++call) {
+              std::string label =
+                  build.name + (onDevice ? " (device tensors)" : "") +
+                  (threads ? " on " + std::to_string(threads) + " threads"
+                           : "") +
+                  (calls > 1 ? ", call " + std::to_string(call) : "");
+              int previous = threads ? omp.get() : 0;
+              if (threads)
+                omp.set(static_cast<int>(threads));
+              std::vector<HostTensor> callInputs = inputs;
+              std::vector<HostTensor> callExpected = *expected;
+              if (call > 1) {
+                callInputs = randomE2EInputs(func.getFunctionType(),
+                                             seed + (call - 1) * kSeeds);
+                auto values = evaluate(func, callInputs);
+                ASSERT_TRUE(static_cast<bool>(values))
+                    << llvm::toString(values.takeError());
+                callExpected = std::move(*values);
+              }
+              std::vector<HostTensor> outputs;
+              std::string error;
+              bool called = build.module->call(name, func, callInputs, outputs,
+                                               error, nullptr, onDevice);
+              if (threads)
+                omp.set(previous);
+              ASSERT_TRUE(called) << label << ": " << error;
+              for (size_t r = 0; r < callExpected.size(); ++r) {
+                std::string mismatch = compareTensors(
+                    callExpected[r], outputs[r], label, &tolerance);
+                EXPECT_TRUE(mismatch.empty())
+                    << "output #" << r << ": " << mismatch;
+              }
             }
           }
     }

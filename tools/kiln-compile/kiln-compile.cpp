@@ -170,8 +170,9 @@ cl::opt<bool> noCudnn(
     cl::cat(compileCategory));
 cl::opt<bool> noCudaGraphs(
     "no-cuda-graphs",
-    cl::desc("Keep every kiln.while a loop of the host code instead of "
-             "handing the device-only ones to the runtime as CUDA graphs "
+    cl::desc("Keep every kiln.while a loop of the host code and every "
+             "call a sequence of launches, instead of handing the "
+             "device-only ones to the runtime as CUDA graphs "
              "(--target=cuda)"),
     cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> cudaTf32(
@@ -366,7 +367,7 @@ kiln::CompileOptions compileOptions() {
   options.cuda.memoryReport = memoryReport;
   options.cuda.libraryMatmul = !noCublas;
   options.cuda.libraryConv = !noCudnn;
-  options.cuda.graphLoops = !noCudaGraphs;
+  options.cuda.graphs = !noCudaGraphs;
   options.cuda.tf32 = cudaTf32;
   options.autocast = autocast;
   options.verifyEachPass = verifyEach;

@@ -442,9 +442,18 @@ void *CudaDevice::allocate(uint64_t bytes, bool hostShared) {
     return toHost(pointer);
   }
   CUdeviceptr pointer = 0;
-  CUresult result = hostShared ? driver->memAllocManaged(&pointer, size,
-                                                        CU_MEM_ATTACH_GLOBAL)
-                               : driver->memAlloc(&pointer, size);
+  auto fromDriver = [&] {
+    return hostShared
+               ? driver->memAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL)
+               : driver->memAlloc(&pointer, size);
+  };
+  CUresult result = fromDriver();
+  // Before a call fails for want of memory, what the pool and the graphs
+  // of calls keep goes back to the driver (not in a capture, which the
+  // wait for the device would break: the call then runs again without
+  // one, CudaGraphCalls.cpp).
+  if (result != CUDA_SUCCESS && !capturingCall && releaseCachedMemory())
+    result = fromDriver();
   if (!check(result, ((hostShared ? "cuMemAllocManaged of " : "cuMemAlloc of ") +
                       std::to_string(bytes) + " bytes")
                          .c_str()))
@@ -459,6 +468,25 @@ void *CudaDevice::allocate(uint64_t bytes, bool hostShared) {
   if (capturingCall)
     holdForCapture(pointer);
   return toHost(pointer);
+}
+
+bool CudaDevice::releaseCachedMemory() {
+  for (auto &[entry, call] : graphCalls)
+    if (!call->buffers.empty())
+      retireGraphCall(*call);
+  if (pool[0].empty() && pool[1].empty())
+    return false;
+  // Pooled buffers may still be in use by queued work.
+  driver->streamSynchronize(streamHandle);
+  for (std::multimap<size_t, CUdeviceptr> &free : pool) {
+    for (auto [size, pointer] : free) {
+      driver->memFree(pointer);
+      counters.heldBytes -= allocations[pointer].bytes;
+      allocations.erase(pointer);
+    }
+    free.clear();
+  }
+  return true;
 }
 
 void CudaDevice::release(void *pointer) {

@@ -17,7 +17,8 @@
 //     CUDA managed memory (what the host code may read). Freed buffers go
 //     to a pool and are handed out again for requests of a similar size,
 //     so an arena is allocated from the driver once per module, not once
-//     per call; everything is freed with the device. Reusing bytes is safe
+//     per call; everything is freed with the device, or when the driver
+//     runs out of memory for a call. Reusing bytes is safe
 //     without waiting because all device work runs in order on the stream
 //     and the host waits before touching memory;
 //   - host inputs and outputs are copied to and from device buffers once
@@ -260,6 +261,9 @@ private:
   std::multimap<size_t, CUdeviceptr> pool[2];
   /// Puts a buffer the driver gave this device into the pool of its kind.
   void returnToPool(CUdeviceptr pointer);
+  /// Stops the graphs of calls holding buffers and gives the pool's
+  /// buffers back to the driver; whether it freed any.
+  bool releaseCachedMemory();
   /// Whether `pointer` lies in a buffer of this device.
   bool isDevicePointer(const void *pointer) const;
   /// A library plug-in, its handle and its workspace, made on the first

@@ -70,6 +70,10 @@ struct FakeState {
   bool failLink = false;
   /// cuMemAlloc (device memory) of this many bytes fails; 0 for none.
   size_t failDeviceAllocationOf = 0;
+  /// The device memory cuMemAlloc gives out at most (0: no limit), and
+  /// what it has given out.
+  size_t deviceMemoryLimit = 0, deviceBytes = 0;
+  std::map<CUdeviceptr, size_t> deviceSizes;
   int moduleLoads = 0, functionLookups = 0, launches = 0, htod = 0, dtoh = 0;
   int launchAttempts = 0;
   int managedAllocations = 0, deviceAllocations = 0, syncs = 0;
@@ -224,10 +228,13 @@ public:
     return CUDA_SUCCESS;
   }
   CUresult memAlloc(CUdeviceptr *pointer, size_t bytes) override {
-    if (s.failDeviceAllocationOf && bytes == s.failDeviceAllocationOf)
+    if ((s.failDeviceAllocationOf && bytes == s.failDeviceAllocationOf) ||
+        (s.deviceMemoryLimit && s.deviceBytes + bytes > s.deviceMemoryLimit))
       return 2; // CUDA_ERROR_OUT_OF_MEMORY
     ++s.deviceAllocations;
     *pointer = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes));
+    s.deviceBytes += bytes;
+    s.deviceSizes[*pointer] = bytes;
     s.live.insert(*pointer);
     s.deviceOnly.insert(*pointer);
     return CUDA_SUCCESS;
@@ -239,6 +246,8 @@ public:
     if (!s.live.erase(pointer))
       return 1;
     s.deviceOnly.erase(pointer);
+    s.deviceBytes -= s.deviceSizes[pointer];
+    s.deviceSizes.erase(pointer);
     std::free(reinterpret_cast<void *>(pointer));
     return CUDA_SUCCESS;
   }
@@ -1521,6 +1530,46 @@ TEST_F(FakeCudaGraphTest, BuffersAGraphHoldsAreNotHandedOut) {
   EXPECT_EQ(cudaStats(module.get()).graph_calls, 2u);
   for (TensorPtr &tensor : held)
     EXPECT_EQ(valuesOnHost(tensor.get()), (std::vector<float>{9, 9, 9, 9}));
+}
+
+TEST_F(FakeCudaGraphTest, MemoryGraphsHoldGoesBackBeforeACallRunsOutOfIt) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+  // Input, output and arena: 256 bytes each; the graph holds the arena.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(callOn(module.get(), "scale2_graph", x.get()));
+  EXPECT_EQ(cudaStats(module.get()).graph_calls, 2u);
+  // Room for those three and the table's 16 bytes: twice_table's arena
+  // fits only in the bytes the graph holds.
+  state.deviceMemoryLimit = 3 * 256 + 16;
+  TensorPtr y = callOn(module.get(), "twice_table", x.get());
+  ASSERT_TRUE(y);
+  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{20, 40, 60, 80}));
+  // scale2_graph's graph is gone; its calls run their kernels again.
+  int launches = state.launches;
+  TensorPtr z = callOn(module.get(), "scale2_graph", x.get());
+  ASSERT_TRUE(z);
+  EXPECT_EQ(hostValues(z.get()), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(state.launches - launches, 2);
+  EXPECT_EQ(cudaStats(module.get()).graph_calls, 2u);
+  EXPECT_EQ(state.execsDestroyed, state.instantiated);
+  // Once nothing is pooled or held any more, a request the driver cannot
+  // serve fails with its error.
+  state.deviceMemoryLimit = state.deviceBytes;
+  std::vector<TensorPtr> tensors;
+  kiln::test::Outcome refused;
+  for (int i = 0; i < 8 && refused.ok(); ++i) {
+    kiln_tensor_t *raw = nullptr;
+    refused = take(kiln_tensor_to_device(module.get(), x.get(), &raw));
+    tensors.emplace_back(raw);
+  }
+  EXPECT_EQ(refused.code, KILN_STATUS_DEVICE_ERROR);
+  EXPECT_NE(refused.message.find("cuMemAlloc of 16 bytes failed"),
+            std::string::npos)
+      << refused.message;
+  EXPECT_EQ(state.deviceBytes, state.deviceMemoryLimit);
 }
 
 TEST_F(FakeCudaTest, DeviceTensorsStayOnTheDeviceAcrossCalls) {

@@ -53,9 +53,10 @@ struct CudaOptions {
   /// Let f32 products and convolutions round their inputs to TF32 on
   /// tensor cores.
   bool tf32 = false;
-  /// Hand device-only while loops to the runtime as CUDA graphs
-  /// (kiln-cuda-graph-loops); otherwise every loop is a host loop.
-  bool graphLoops = true;
+  /// Hand device-only while loops (kiln-cuda-graph-loops) and calls
+  /// (kiln-cuda-graph-calls) to the runtime as CUDA graphs; otherwise every
+  /// loop is a host loop and every call queues its work itself.
+  bool graphs = true;
 };
 
 /// Whether this kiln has the CUDA backend (the library KilnBackendsCuda,

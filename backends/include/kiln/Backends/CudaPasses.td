@@ -350,6 +350,51 @@ def KilnCudaGraphLoops
                            "mlir::scf::SCFDialect"];
 }
 
+def KilnCudaResidentConstants
+    : Pass<"kiln-cuda-resident-constants", "mlir::ModuleOp"> {
+  let summary = "Copy constants to the device once per module, not per call";
+  let description = [{
+    Runs on the host code after `kiln-cuda-device-allocations`. A
+    stream-ordered `gpu.memcpy` from a constant `memref.global` (a model's
+    weights, as `kiln-cuda-globals-to-buffers` copies them into device
+    buffers) into a device buffer becomes a call of the runtime's
+    `kiln_cuda_copy_constant(destination, constant, bytes)`
+    (kiln/CudaLibraryAbi.h): the runtime uploads the constant to the device
+    at its first use and copies it on the device afterwards, instead of
+    from pageable host memory on every call.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def KilnCudaGraphCalls : Pass<"kiln-cuda-graph-calls", "mlir::ModuleOp"> {
+  let summary = "Run whole calls as CUDA graphs where the host code only "
+                "queues device work";
+  let description = [{
+    Runs on the host code after `kiln-cuda-graph-loops`. The body of each
+    `kiln_entry_<name>` wrapper whose host code (with that of the functions
+    it calls) only queues device work - asynchronous launches, stream-
+    ordered waits, device allocations, frees and copies, products,
+    convolutions and constants' copies through the runtime, host control
+    flow with constant loop bounds - becomes
+      if (kiln_cuda_graph_call_begin() == 0) {
+        the body; kiln_cuda_graph_call_end()
+      }
+    The runtime captures a call's work into a CUDA graph and launches it
+    again on later calls with the same argument buffers, with begin
+    answering nonzero (runtime/lib/cuda/CudaGraphCalls.cpp). Functions that
+    wait for the stream, read or write host memory, run a loop as a graph
+    of its own, or whose capture would hold more than 100000 nodes stay as
+    they are.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCudaScalarKernels
     : Pass<"kiln-cuda-scalar-kernels", "mlir::func::FuncOp"> {
   let summary = "Run rank-0 linalg ops and host stores in one-thread kernels";

@@ -1,0 +1,68 @@
+//===- DeviceWork.h - Host code that only queues device work ----*- C++ -*-===//
+//
+// The runtime can capture host code into a CUDA graph (a loop's test and
+// body, kiln-cuda-graph-loops; a whole call, kiln-cuda-graph-calls) only
+// where the code queues work on the stream and nothing else: a capture
+// records the work instead of running it, so the host must not wait for
+// the stream nor touch device results meanwhile, and the captured work
+// must not read host memory that changes between launches.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_CUDA_DEVICEWORK_H
+#define KILN_BACKENDS_CUDA_DEVICEWORK_H
+
+#include "common/BufferAccess.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace mlir::kiln {
+
+/// Whether `value` is host memory: a stack slot, a global, host heap
+/// memory, or managed memory (which the host code touches).
+inline bool isHostMemory(Value value) {
+  Value root = rootThroughMetadata(value);
+  if (root.getDefiningOp<memref::AllocaOp>() ||
+      root.getDefiningOp<memref::GetGlobalOp>() ||
+      root.getDefiningOp<memref::AllocOp>())
+    return true;
+  if (auto alloc = root.getDefiningOp<gpu::AllocOp>())
+    return alloc.getHostShared();
+  return false;
+}
+
+/// Whether `op`, in host code outside kernels and without regions, only
+/// queues work on the stream or computes host values without touching
+/// memory: a stream-ordered wait, device allocation or free, or copy
+/// between device buffers, a call of one of `libraryFunctions` (the
+/// runtime's library calls the caller allows), views and metadata, pure
+/// arithmetic.
+inline bool queuesDeviceWorkOnly(Operation *op,
+                                 ArrayRef<StringRef> libraryFunctions) {
+  if (auto wait = dyn_cast<gpu::WaitOp>(op))
+    return static_cast<bool>(wait.getAsyncToken());
+  if (auto alloc = dyn_cast<gpu::AllocOp>(op))
+    return !alloc.getHostShared() && alloc.getAsyncToken();
+  if (auto dealloc = dyn_cast<gpu::DeallocOp>(op))
+    return static_cast<bool>(dealloc.getAsyncToken());
+  if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
+    return copy.getAsyncToken() && !isHostMemory(copy.getSrc()) &&
+           !isHostMemory(copy.getDst());
+  if (auto call = dyn_cast<func::CallOp>(op))
+    return llvm::is_contained(libraryFunctions, call.getCallee());
+  if (isa<memref::ExtractStridedMetadataOp,
+          memref::ExtractAlignedPointerAsIndexOp, LLVM::IntToPtrOp>(op) ||
+      isa<ViewLikeOpInterface>(op))
+    return true;
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+}
+
+} // namespace mlir::kiln
+
+#endif // KILN_BACKENDS_CUDA_DEVICEWORK_H

@@ -1,0 +1,220 @@
+//===- GraphCalls.cpp - Whole calls as CUDA graphs ------------------------===//
+//
+// The host code of a call queues its kernels, copies and library calls on
+// the stream one by one: a driver call each, a few microseconds of host
+// time, on every call. Where a function's host code does nothing but
+// queue device work, the runtime can capture one call's work into a CUDA
+// graph and launch that graph on later calls with the same argument
+// buffers (runtime/lib/cuda/CudaGraphCalls.cpp). This pass marks such
+// functions by bracketing their entries:
+//
+//   kiln_entry_f(args):
+//     if (kiln_cuda_graph_call_begin() == 0) {
+//       the entry as it was
+//       kiln_cuda_graph_call_end()
+//     }
+//
+// A function qualifies when its host code (and that of the functions it
+// calls) only queues device work: asynchronous launches, stream-ordered
+// waits, device allocations, frees and copies, products, convolutions and
+// constants' copies through the runtime, and host control flow whose
+// bounds and conditions come from no memory. Loops run as graphs of their
+// own, waits for the stream, copies from or to host memory and host
+// reads or writes of buffers leave the function as it is. A capture
+// unrolls the host code's loops, so a function whose captured work would
+// exceed kMaxGraphNodes nodes (or whose loop bounds are not constants)
+// stays as it is too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "DeviceWork.h"
+
+#include "common/LibraryCalls.h"
+
+#include "kiln/CudaLibraryAbi.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+
+#include <optional>
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDAGRAPHCALLS
+#include "kiln/Backends/CudaPasses.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// The most nodes (launches, copies, library calls) a call's graph may
+/// hold: capturing and instantiating a graph takes time per node, once.
+constexpr int64_t kMaxGraphNodes = 100000;
+
+/// The runtime's library calls a captured call may make.
+const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
+                                   KILN_CUDA_CONV_FUNCTION,
+                                   KILN_CUDA_COPY_CONSTANT_FUNCTION};
+
+/// Which functions only queue device work, and how many graph nodes a call
+/// of each makes.
+class CallAnalysis {
+public:
+  explicit CallAnalysis(ModuleOp module) : symbols(module) {}
+
+  /// The nodes a call of the entry `entry` makes, if its host code only
+  /// queues device work and they are at most kMaxGraphNodes. The entry
+  /// itself unpacks the runtime's argument array and calls the function.
+  std::optional<int64_t> entryNodes(func::FuncOp entry) {
+    if (!entry.getBody().hasOneBlock())
+      return std::nullopt;
+    int64_t nodes = 0;
+    for (Operation &op : entry.front()) {
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        std::optional<int64_t> callee = calleeNodes(call);
+        if (!callee)
+          return std::nullopt;
+        nodes += *callee;
+        continue;
+      }
+      // Unpacking the argument array reads host memory that holds the
+      // arguments' addresses, which the runtime's graphs are keyed by.
+      if (isa<func::ReturnOp, UnrealizedConversionCastOp, LLVM::LoadOp>(op) ||
+          (op.getNumRegions() == 0 && isMemoryEffectFree(&op)))
+        continue;
+      return std::nullopt;
+    }
+    if (nodes > kMaxGraphNodes)
+      return std::nullopt;
+    return nodes;
+  }
+
+private:
+  std::optional<int64_t> calleeNodes(func::CallOp call) {
+    if (llvm::is_contained(kLibraryCalls, call.getCallee()))
+      return 1;
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    if (!callee || callee.isExternal())
+      return std::nullopt;
+    auto [known, first] = functions.try_emplace(callee, std::nullopt);
+    // A function being analyzed calls itself: not a static graph.
+    if (!first)
+      return known->second;
+    std::optional<int64_t> nodes = regionNodes(callee.getBody());
+    functions[callee] = nodes;
+    return nodes;
+  }
+
+  std::optional<int64_t> regionNodes(Region &region) {
+    int64_t nodes = 0;
+    for (Block &block : region)
+      for (Operation &op : block) {
+        std::optional<int64_t> inner = opNodes(op);
+        if (!inner)
+          return std::nullopt;
+        nodes += *inner;
+        if (nodes > kMaxGraphNodes)
+          return std::nullopt;
+      }
+    return nodes;
+  }
+
+  std::optional<int64_t> opNodes(Operation &op) {
+    if (auto launch = dyn_cast<gpu::LaunchOp>(op))
+      return launch.getAsyncToken() ? std::optional<int64_t>(1) : std::nullopt;
+    if (auto call = dyn_cast<func::CallOp>(op))
+      return calleeNodes(call);
+    if (isa<gpu::MemcpyOp>(op))
+      return kiln::queuesDeviceWorkOnly(&op, kLibraryCalls)
+                 ? std::optional<int64_t>(1)
+                 : std::nullopt;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      APInt lower, upper, step;
+      if (!matchPattern(loop.getLowerBound(), m_ConstantInt(&lower)) ||
+          !matchPattern(loop.getUpperBound(), m_ConstantInt(&upper)) ||
+          !matchPattern(loop.getStep(), m_ConstantInt(&step)) ||
+          step.getSExtValue() <= 0)
+        return std::nullopt;
+      int64_t trips =
+          upper.getSExtValue() <= lower.getSExtValue()
+              ? 0
+              : llvm::divideCeil(upper.getSExtValue() - lower.getSExtValue(),
+                                 step.getSExtValue());
+      std::optional<int64_t> body = regionNodes(loop.getRegion());
+      if (!body || (*body && trips > kMaxGraphNodes / *body))
+        return std::nullopt;
+      return trips * *body;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      std::optional<int64_t> then = regionNodes(branch.getThenRegion());
+      std::optional<int64_t> otherwise = regionNodes(branch.getElseRegion());
+      if (!then || !otherwise)
+        return std::nullopt;
+      return std::max(*then, *otherwise);
+    }
+    if (isa<scf::YieldOp, func::ReturnOp>(op))
+      return 0;
+    return kiln::queuesDeviceWorkOnly(&op, kLibraryCalls)
+               ? std::optional<int64_t>(0)
+               : std::nullopt;
+  }
+
+  SymbolTable symbols;
+  llvm::DenseMap<func::FuncOp, std::optional<int64_t>> functions;
+};
+
+/// Puts the body of `entry` (one block) under the runtime's begin call.
+void bracket(func::FuncOp entry, func::FuncOp begin, func::FuncOp end) {
+  Block &body = entry.front();
+  Operation *terminator = body.getTerminator();
+  Location loc = entry.getLoc();
+  OpBuilder builder(&body, body.begin());
+  Value launched =
+      builder.create<func::CallOp>(loc, begin, ValueRange()).getResult(0);
+  Value zero = builder.create<arith::ConstantIntOp>(loc, 0, 32);
+  Value run = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                            launched, zero);
+  auto guard = builder.create<scf::IfOp>(loc, run, /*withElseRegion=*/false);
+  Block &then = guard.getThenRegion().front();
+  while (guard->getNextNode() != terminator)
+    guard->getNextNode()->moveBefore(then.getTerminator());
+  OpBuilder::atBlockTerminator(&then).create<func::CallOp>(loc, end,
+                                                           ValueRange());
+}
+
+struct KilnCudaGraphCallsPass
+    : kiln::impl::KilnCudaGraphCallsBase<KilnCudaGraphCallsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    CallAnalysis analysis(module);
+    SmallVector<func::FuncOp> entries;
+    for (func::FuncOp function : module.getOps<func::FuncOp>())
+      if (function.getName().starts_with(kiln::kEntryPrefix) &&
+          !function.isExternal() && function.getNumResults() == 0 &&
+          analysis.entryNodes(function))
+        entries.push_back(function);
+    if (entries.empty())
+      return;
+    MLIRContext *context = &getContext();
+    func::FuncOp begin = kiln::declareLibraryFunction(
+        module, KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION,
+        FunctionType::get(context, {}, {IntegerType::get(context, 32)}));
+    func::FuncOp end =
+        kiln::declareLibraryFunction(module, KILN_CUDA_GRAPH_CALL_END_FUNCTION,
+                                     FunctionType::get(context, {}, {}));
+    if (!begin || !end)
+      return signalPassFailure();
+    for (func::FuncOp entry : entries)
+      bracket(entry, begin, end);
+  }
+};
+} // namespace

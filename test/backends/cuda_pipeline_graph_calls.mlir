@@ -1,0 +1,61 @@
+// The CUDA pipeline hands a function whose host code only queues device
+// work to the runtime as a CUDA graph (kiln-cuda-graph-calls): its entry
+// asks kiln_cuda_graph_call_begin first and returns when the runtime
+// launched a graph of an earlier call, and otherwise queues the call's
+// work (its constant copied through the runtime, kiln-cuda-resident-
+// constants, the product, the kernel) and calls kiln_cuda_graph_call_end.
+// A function with a kiln.while (which waits for its predicate where the
+// loop is not a graph) keeps its entry as it is. --no-cuda-graphs turns
+// graphs off; constants are still copied through the runtime.
+// REQUIRES: cuda-backend
+// RUN: kiln-compile %s --target=cuda --emit=llvm | FileCheck %s
+// RUN: kiln-compile %s --target=cuda --no-cuda-graphs --emit=llvm | FileCheck %s --check-prefix=OFF
+// RUN: kiln-compile %s --target=cuda -o %t.kmod
+// RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST
+
+// CHECK-DAG:   @kiln_gpu_fn_kiln_cuda_graph_call_begin = global ptr null
+// CHECK-DAG:   @kiln_gpu_fn_kiln_cuda_graph_call_end = global ptr null
+// CHECK-DAG:   @kiln_gpu_fn_kiln_cuda_copy_constant = global ptr null
+// CHECK-LABEL: define void @kiln_entry_dense(
+// CHECK:         %[[B:.+]] = tail call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         icmp eq i32 %[[B]], 0
+// CHECK:         call void @kiln_cuda_copy_constant(ptr %{{.+}}, ptr nonnull @{{.+}}, i64 128)
+// CHECK:         call void @kiln_cuda_matmul(
+// CHECK:         call void @mgpuLaunchKernel(
+// CHECK-NOT:     @mgpuStreamSynchronize
+// CHECK:         call void @kiln_cuda_graph_call_end()
+// CHECK-LABEL: define void @kiln_entry_countdown(
+// CHECK-NOT:     kiln_cuda_graph_call
+// CHECK:         ret void
+
+// OFF-NOT:     kiln_cuda_graph_call
+// OFF:         call void @kiln_cuda_copy_constant(
+// OFF-NOT:     kiln_cuda_graph_call
+
+// LIST: dense(arg0: f32[8,16], arg1: f32[16,4]) -> (out0: f32[8,4])
+// LIST: countdown(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
+func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
+  %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
+  %bb = kiln.broadcast_in_dim %bias, dims = [1] : (tensor<4xf32>) -> tensor<8x4xf32>
+  %y = kiln.add %m, %bb : tensor<8x4xf32>
+  %r = kiln.relu %y : tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+func.func @countdown(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  %r:2 = kiln.while (%x, %n) : (tensor<4xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %zero : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %half = kiln.constant dense<0.5> : tensor<4xf32>
+    %w = kiln.mul %v, %half : tensor<4xf32>
+    %one = kiln.constant dense<1> : tensor<i32>
+    %j = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %w, %j : tensor<4xf32>, tensor<i32>
+  }
+  return %r#0 : tensor<4xf32>
+}
