@@ -176,9 +176,11 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKilnCudaResidentConstants());
   // Loops whose test and body only queue device work run as CUDA graphs
   // where the runtime can (conditional nodes), host loops elsewhere; calls
-  // that only queue device work are captured whole and launched again.
+  // that only queue device work are captured whole and launched again,
+  // their conds as conditional nodes too.
   if (options.graphs) {
     pm.addPass(createKilnCudaGraphLoops());
+    pm.addPass(createKilnCudaGraphConds());
     pm.addPass(createKilnCudaGraphCalls());
   }
 

@@ -22,6 +22,8 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <optional>
+
 namespace mlir::kiln {
 
 /// Whether `value` is host memory: a stack slot, a global, host heap
@@ -61,6 +63,48 @@ inline bool queuesDeviceWorkOnly(Operation *op,
       isa<ViewLikeOpInterface>(op))
     return true;
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+}
+
+/// A predicate read on the host (the condition of a kiln.while's test or of
+/// a kiln.cond): the copy of a device byte into a host stack slot, the
+/// wait for it and the load (kiln-cuda-predicate-copies and
+/// kiln-cuda-async-launches).
+struct PredicateRead {
+  gpu::MemcpyOp copy;
+  gpu::WaitOp wait;
+  memref::LoadOp load;
+  Value devicePredicate;
+};
+
+/// The predicate read `condition` is the result of, if it is one: its only
+/// use, a load of a stack slot that only the copy writes and only the load
+/// reads, right after the wait for the copy (whose token nothing else
+/// uses), in the copy's block; the copied byte is device memory.
+inline std::optional<PredicateRead> predicateReadOf(Value condition) {
+  PredicateRead read;
+  read.load = condition.getDefiningOp<memref::LoadOp>();
+  if (!read.load || !read.load.getResult().hasOneUse())
+    return std::nullopt;
+  Value slot = read.load.getMemRef();
+  if (!slot.getDefiningOp<memref::AllocaOp>())
+    return std::nullopt;
+  read.wait = dyn_cast_or_null<gpu::WaitOp>(read.load->getPrevNode());
+  if (!read.wait || read.wait.getAsyncToken() ||
+      read.wait.getAsyncDependencies().size() != 1)
+    return std::nullopt;
+  read.copy =
+      read.wait.getAsyncDependencies()[0].getDefiningOp<gpu::MemcpyOp>();
+  if (!read.copy || read.copy.getDst() != slot ||
+      read.copy->getBlock() != read.load->getBlock() ||
+      !read.copy.getAsyncToken().hasOneUse())
+    return std::nullopt;
+  for (Operation *user : slot.getUsers())
+    if (user != read.copy && user != read.load)
+      return std::nullopt;
+  read.devicePredicate = read.copy.getSrc();
+  if (isHostMemory(read.devicePredicate))
+    return std::nullopt;
+  return read;
 }
 
 } // namespace mlir::kiln

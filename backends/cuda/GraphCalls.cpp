@@ -17,13 +17,17 @@
 // A function qualifies when its host code (and that of the functions it
 // calls) only queues device work: asynchronous launches, stream-ordered
 // waits, device allocations, frees and copies, products, convolutions and
-// constants' copies through the runtime, and host control flow whose
-// bounds and conditions come from no memory. Loops run as graphs of their
-// own, waits for the stream, copies from or to host memory and host
-// reads or writes of buffers leave the function as it is. A capture
-// unrolls the host code's loops, so a function whose captured work would
-// exceed kMaxGraphNodes nodes (or whose loop bounds are not constants)
-// stays as it is too.
+// constants' copies through the runtime, host control flow whose bounds
+// and conditions come from no memory, and kiln.while loops and kiln.conds
+// in kiln-cuda-graph-loops' and kiln-cuda-graph-conds' graph forms, whose
+// conditional nodes the runtime puts into the call's graph (the host
+// forms they also hold are what runs where the runtime has no graphs, and
+// no call is captured there).
+// Waits for the stream, copies from or to host memory and host reads or
+// writes of buffers leave the function as it is. A capture unrolls the
+// host code's other loops, so a function whose captured work would exceed
+// kMaxGraphNodes nodes (or whose loop bounds are not constants) stays as
+// it is too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,10 +64,33 @@ namespace {
 /// hold: capturing and instantiating a graph takes time per node, once.
 constexpr int64_t kMaxGraphNodes = 100000;
 
-/// The runtime's library calls a captured call may make.
+/// The runtime's library calls a captured call may make: products,
+/// convolutions, constants' copies, and the calls of loops and conds in
+/// their graph forms (whose nodes go into the call's graph).
 const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_CONV_FUNCTION,
-                                   KILN_CUDA_COPY_CONSTANT_FUNCTION};
+                                   KILN_CUDA_COPY_CONSTANT_FUNCTION,
+                                   KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
+                                   KILN_CUDA_GRAPH_CONDS_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_END_FUNCTION};
+
+/// Whether `branch` is kiln-cuda-graph-loops' or kiln-cuda-graph-conds'
+/// choice between a loop's or a cond's graph form (its then region) and
+/// its host form: its condition asks the runtime whether it takes graphs.
+bool choosesGraphForm(scf::IfOp branch) {
+  auto compare = branch.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!compare || compare.getPredicate() != arith::CmpIPredicate::ne ||
+      !matchPattern(compare.getRhs(), m_Zero()))
+    return false;
+  auto query = compare.getLhs().getDefiningOp<func::CallOp>();
+  return query && (query.getCallee() == KILN_CUDA_GRAPH_LOOPS_FUNCTION ||
+                   query.getCallee() == KILN_CUDA_GRAPH_CONDS_FUNCTION);
+}
 
 /// Which functions only queue device work, and how many graph nodes a call
 /// of each makes.
@@ -155,13 +182,21 @@ private:
       return trips * *body;
     }
     if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      // A call is captured where the runtime runs graphs, and there its
+      // loops and conds take their graph forms (where it cannot, the host
+      // forms' waits break the capture and the call runs again without
+      // one).
+      if (choosesGraphForm(branch))
+        return regionNodes(branch.getThenRegion());
       std::optional<int64_t> then = regionNodes(branch.getThenRegion());
       std::optional<int64_t> otherwise = regionNodes(branch.getElseRegion());
       if (!then || !otherwise)
         return std::nullopt;
       return std::max(*then, *otherwise);
     }
-    if (isa<scf::YieldOp, func::ReturnOp>(op))
+    // A stack slot (a predicate's, read only in a host form that a capture
+    // does not take) is no device work; its uses are checked themselves.
+    if (isa<scf::YieldOp, func::ReturnOp, memref::AllocaOp>(op))
       return 0;
     return kiln::queuesDeviceWorkOnly(&op, kLibraryCalls)
                ? std::optional<int64_t>(0)

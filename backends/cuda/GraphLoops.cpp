@@ -60,15 +60,7 @@ using namespace mlir;
 
 namespace {
 
-/// The test's read of its predicate: the copy of a device byte into a host
-/// slot, the wait for it and the load (kiln-cuda-predicate-copies and
-/// kiln-cuda-async-launches).
-struct PredicateRead {
-  gpu::MemcpyOp copy;
-  gpu::WaitOp wait;
-  memref::LoadOp load;
-  Value devicePredicate;
-};
+using kiln::PredicateRead;
 
 /// Whether a loop can run as a graph.
 class Eligibility {
@@ -124,28 +116,12 @@ private:
 
   bool findPredicateRead(PredicateRead &read) {
     auto condition = cast<scf::ConditionOp>(loop.getBefore().front().back());
-    read.load = condition.getCondition().getDefiningOp<memref::LoadOp>();
-    if (!read.load || !read.load.getResult().hasOneUse() ||
-        read.load->getBlock() != &loop.getBefore().front())
+    std::optional<PredicateRead> found =
+        kiln::predicateReadOf(condition.getCondition());
+    if (!found || found->load->getBlock() != &loop.getBefore().front())
       return false;
-    Value slot = read.load.getMemRef();
-    if (!slot.getDefiningOp<memref::AllocaOp>())
-      return false;
-    read.wait = dyn_cast_or_null<gpu::WaitOp>(read.load->getPrevNode());
-    if (!read.wait || read.wait.getAsyncToken() ||
-        read.wait.getAsyncDependencies().size() != 1)
-      return false;
-    read.copy = read.wait.getAsyncDependencies()[0].getDefiningOp<gpu::MemcpyOp>();
-    if (!read.copy || read.copy.getDst() != slot ||
-        read.copy->getBlock() != read.load->getBlock() ||
-        !read.copy.getAsyncToken().hasOneUse())
-      return false;
-    // The slot is written by this copy and read by this load only.
-    for (Operation *user : slot.getUsers())
-      if (user != read.copy && user != read.load)
-        return false;
-    read.devicePredicate = read.copy.getSrc();
-    return !kiln::isHostMemory(read.devicePredicate);
+    read = *found;
+    return true;
   }
 
   /// Whether `op` (outside kernels) only queues device work or computes

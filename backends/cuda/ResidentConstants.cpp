@@ -56,7 +56,7 @@ memref::GlobalOp copiedConstant(gpu::MemcpyOp copy, SymbolTable &symbols) {
   for (Value buffer : {copy.getSrc(), copy.getDst()}) {
     auto type = cast<MemRefType>(buffer.getType());
     if (!memref::isStaticShapeAndContiguousRowMajor(type) ||
-        type.getMemorySpace())
+        type.getMemorySpace() || !type.getElementType().isIntOrFloat())
       return nullptr;
   }
   // The destination must be device memory (a device allocation, or an

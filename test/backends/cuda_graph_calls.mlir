@@ -91,9 +91,8 @@ func.func @kiln_entry_step(%args: !llvm.ptr) {
 // Each of these functions does something a capture cannot take, so its
 // entry stays as it was: a wait for the stream, a predicate read on the
 // host, a copy from host memory, a host-shared (managed) buffer, a launch
-// the host waits for, a loop run as a graph of its own, a loop whose
-// bounds are not constants, a call of a function without a body, and a
-// function that calls itself.
+// the host waits for, a loop whose bounds are not constants, a call of a
+// function without a body, and a function that calls itself.
 // CHECK-NOT:   kiln_cuda_graph_call
 // CHECK:       func.func @kiln_entry_recursive(
 // CHECK-NOT:   kiln_cuda_graph_call
@@ -159,17 +158,6 @@ func.func @kiln_entry_blocking_launch(%args: !llvm.ptr) {
   %1 = llvm.load %args : !llvm.ptr -> !llvm.ptr
   %x = builtin.unrealized_conversion_cast %1 : !llvm.ptr to memref<4xf32>
   call @kiln_impl_blocking_launch(%x) : (memref<4xf32>) -> ()
-  return
-}
-func.func private @kiln_cuda_graph_while_begin() -> !llvm.ptr
-func.func @kiln_impl_graph_loop(%x: memref<4xf32>) {
-  %loop = call @kiln_cuda_graph_while_begin() : () -> !llvm.ptr
-  return
-}
-func.func @kiln_entry_graph_loop(%args: !llvm.ptr) {
-  %1 = llvm.load %args : !llvm.ptr -> !llvm.ptr
-  %x = builtin.unrealized_conversion_cast %1 : !llvm.ptr to memref<4xf32>
-  call @kiln_impl_graph_loop(%x) : (memref<4xf32>) -> ()
   return
 }
 func.func @kiln_impl_dynamic_trips(%x: memref<4xf32>, %n: index) {
@@ -248,5 +236,64 @@ func.func @kiln_entry_large(%args: !llvm.ptr) {
   %1 = llvm.load %args : !llvm.ptr -> !llvm.ptr
   %x = builtin.unrealized_conversion_cast %1 : !llvm.ptr to memref<4xf32>
   call @kiln_impl_large(%x) : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// Loops and conds in their graph forms (kiln-cuda-graph-loops,
+// kiln-cuda-graph-conds): the runtime takes the graph form while it
+// captures a call, so the host form's predicate read does not keep the
+// call from being captured.
+// CHECK-LABEL: func.func @kiln_entry_graph_forms(
+// CHECK:       kiln_cuda_graph_call_begin
+// CHECK:       kiln_cuda_graph_call_end
+func.func private @kiln_cuda_graph_loops() -> i32
+func.func private @kiln_cuda_graph_while_begin() -> !llvm.ptr
+func.func private @kiln_cuda_graph_while_test(!llvm.ptr, !llvm.ptr)
+func.func private @kiln_cuda_graph_while_end_iteration(!llvm.ptr, !llvm.ptr)
+func.func private @kiln_cuda_graph_conds() -> i32
+func.func private @kiln_cuda_graph_if_begin(!llvm.ptr) -> !llvm.ptr
+func.func private @kiln_cuda_graph_if_else(!llvm.ptr)
+func.func private @kiln_cuda_graph_if_end(!llvm.ptr)
+func.func @kiln_impl_graph_forms(%x: memref<4xf32>, %p: memref<i1>) {
+  %c0_i32 = arith.constant 0 : i32
+  %null = llvm.mlir.zero : !llvm.ptr
+  %slot = memref.alloca() : memref<i1>
+  %loops = call @kiln_cuda_graph_loops() : () -> i32
+  %graph_loop = arith.cmpi ne, %loops, %c0_i32 : i32
+  scf.if %graph_loop {
+    %loop = func.call @kiln_cuda_graph_while_begin() : () -> !llvm.ptr
+    %t0 = gpu.wait async
+    %t1 = gpu.memcpy async [%t0] %x, %x : memref<4xf32>, memref<4xf32>
+    func.call @kiln_cuda_graph_while_test(%loop, %null) : (!llvm.ptr, !llvm.ptr) -> ()
+    func.call @kiln_cuda_graph_while_end_iteration(%loop, %null) : (!llvm.ptr, !llvm.ptr) -> ()
+  } else {
+    %t0 = gpu.wait async
+    %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t1]
+    %more = memref.load %slot[] : memref<i1>
+  }
+  %conds = call @kiln_cuda_graph_conds() : () -> i32
+  %graph_cond = arith.cmpi ne, %conds, %c0_i32 : i32
+  scf.if %graph_cond {
+    %b = func.call @kiln_cuda_graph_if_begin(%null) : (!llvm.ptr) -> !llvm.ptr
+    func.call @kiln_cuda_graph_if_else(%b) : (!llvm.ptr) -> ()
+    func.call @kiln_cuda_graph_if_end(%b) : (!llvm.ptr) -> ()
+  } else {
+    %t0 = gpu.wait async
+    %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t1]
+    %more = memref.load %slot[] : memref<i1>
+  }
+  return
+}
+func.func @kiln_entry_graph_forms(%args: !llvm.ptr) {
+  %1 = llvm.load %args : !llvm.ptr -> !llvm.ptr
+  %x = builtin.unrealized_conversion_cast %1 : !llvm.ptr to memref<4xf32>
+  %2 = llvm.getelementptr %args[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+  %3 = llvm.load %2 : !llvm.ptr -> !llvm.ptr
+  %p = builtin.unrealized_conversion_cast %3 : !llvm.ptr to memref<i1>
+  call @kiln_impl_graph_forms(%x, %p) : (memref<4xf32>, memref<i1>) -> ()
   return
 }

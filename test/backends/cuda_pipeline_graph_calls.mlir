@@ -4,9 +4,11 @@
 // launched a graph of an earlier call, and otherwise queues the call's
 // work (its constant copied through the runtime, kiln-cuda-resident-
 // constants, the product, the kernel) and calls kiln_cuda_graph_call_end.
-// A function with a kiln.while (which waits for its predicate where the
-// loop is not a graph) keeps its entry as it is. --no-cuda-graphs turns
-// graphs off; constants are still copied through the runtime.
+// A function with a kiln.while is captured whole too, its loop in the
+// graph form (kiln-cuda-graph-loops) whose WHILE node the runtime puts
+// into the call's graph. A function that reads a dynamic index on the
+// host keeps its entry as it is. --no-cuda-graphs turns graphs off;
+// constants are still copied through the runtime.
 // REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=llvm | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --no-cuda-graphs --emit=llvm | FileCheck %s --check-prefix=OFF
@@ -25,6 +27,9 @@
 // CHECK-NOT:     @mgpuStreamSynchronize
 // CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-LABEL: define void @kiln_entry_countdown(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
+// CHECK-LABEL: define void @kiln_entry_rows(
 // CHECK-NOT:     kiln_cuda_graph_call
 // CHECK:         ret void
 
@@ -34,6 +39,7 @@
 
 // LIST: dense(arg0: f32[8,16], arg1: f32[16,4]) -> (out0: f32[8,4])
 // LIST: countdown(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
+// LIST: rows(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -58,4 +64,9 @@ func.func @countdown(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
     kiln.yield %w, %j : tensor<4xf32>, tensor<i32>
   }
   return %r#0 : tensor<4xf32>
+}
+
+func.func @rows(%b: tensor<8x4xf32>, %i: tensor<i64>) -> tensor<3x4xf32> {
+  %s = kiln.dynamic_slice %b[%i], size = 3 : tensor<8x4xf32>
+  return %s : tensor<3x4xf32>
 }

@@ -80,7 +80,8 @@ std::vector<CheckConfig> kiln::test::cudaCheckConfigurations() {
     // libdevice's f64 math and the GPU's order of summation differ from
     // the host's in the last bits of the backward sums too.
     configs.push_back({fuse ? "cuda" : "cuda-no-fusion", options,
-                       kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9}});
+                       kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9},
+                       /*calls=*/3});
   }
   return configs;
 }
@@ -227,25 +228,35 @@ int DifferentialCheck::check(const std::string &text, uint64_t inputSeed) {
                             message);
       continue;
     }
-    std::vector<HostTensor> outputs;
-    std::string error;
-    if (!native.call("main", func, inputs, outputs, error)) {
-      outcome |= report(config.name, CompileFailure, "call failure: " + error);
-      continue;
-    }
-    if (perturb)
-      for (HostTensor &t : outputs) {
-        if (t.isFloat() && !t.f.empty())
-          t.f[0] += 1e-4 * std::fabs(t.f[0]) + 1e-5;
-        else if (!t.i.empty())
-          t.i[0] ^= 1;
+    for (int call = 1; call <= config.calls; ++call) {
+      std::string which =
+          config.calls > 1 ? " (call " + std::to_string(call) + ")" : "";
+      std::vector<HostTensor> outputs;
+      std::string error;
+      if (!native.call("main", func, inputs, outputs, error)) {
+        outcome |= report(config.name, CompileFailure,
+                          "call failure" + which + ": " + error);
+        break;
       }
-    for (size_t r = 0; r < expected->size(); ++r) {
-      std::string m = compareTensors((*expected)[r], outputs[r], config.name,
-                                     &config.tolerance);
-      if (!m.empty())
-        outcome |= report(config.name, Mismatch,
-                          "output #" + std::to_string(r) + ": " + m);
+      if (perturb)
+        for (HostTensor &t : outputs) {
+          if (t.isFloat() && !t.f.empty())
+            t.f[0] += 1e-4 * std::fabs(t.f[0]) + 1e-5;
+          else if (!t.i.empty())
+            t.i[0] ^= 1;
+        }
+      bool matches = true;
+      for (size_t r = 0; r < expected->size(); ++r) {
+        std::string m = compareTensors((*expected)[r], outputs[r], config.name,
+                                       &config.tolerance);
+        if (!m.empty()) {
+          matches = false;
+          outcome |= report(config.name, Mismatch,
+                            "output #" + std::to_string(r) + which + ": " + m);
+        }
+      }
+      if (!matches)
+        break;
     }
   }
   if (gradients && (runs("grad") || runs("grad-O2")))

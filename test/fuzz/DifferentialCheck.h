@@ -40,6 +40,11 @@ struct CheckConfig {
   /// For the compiled gradient ("grad-O2" with the first configuration):
   /// backward sums add many terms in an order of the backend's choosing.
   Tolerance gradTolerance = {1e-5, 1e-6, 1e-9};
+  /// How many times the program is called, each call's outputs checked:
+  /// on the GPU three, so that the runtime's CUDA graph of the call is
+  /// checked when captured (the second call) and launched again (the
+  /// third).
+  int calls = 1;
 };
 
 /// The six CPU configurations of README.md, "O2" first.

@@ -132,6 +132,28 @@ typedef void (*kiln_cuda_graph_while_end_fn)(void *loop,
                                              const void *predicate);
 typedef void (*kiln_cuda_graph_while_retired_end_fn)(void *loop);
 
+/* A kiln.cond in a call being captured into a CUDA graph
+ * (kiln-cuda-graph-conds; the call as below). The host code asks
+ * KILN_CUDA_GRAPH_CONDS_FUNCTION whether the runtime is capturing the call
+ * and has conditional nodes (nonzero), and otherwise reads the predicate
+ * and branches itself. If it is, it calls KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION
+ * with the device address of the predicate (a byte, nonzero for the first
+ * branch), queues the first branch (captured into the body of an IF node
+ * on the predicate), calls KILN_CUDA_GRAPH_IF_ELSE_FUNCTION, queues the
+ * second branch (captured into an IF node on its negation) and calls
+ * KILN_CUDA_GRAPH_IF_END_FUNCTION; both branches write their results into
+ * the same buffers, and the call's graph decides on the device which one
+ * runs at each launch. */
+#define KILN_CUDA_GRAPH_CONDS_FUNCTION "kiln_cuda_graph_conds"
+#define KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION "kiln_cuda_graph_if_begin"
+#define KILN_CUDA_GRAPH_IF_ELSE_FUNCTION "kiln_cuda_graph_if_else"
+#define KILN_CUDA_GRAPH_IF_END_FUNCTION "kiln_cuda_graph_if_end"
+
+typedef int32_t (*kiln_cuda_graph_conds_fn)(void);
+typedef void *(*kiln_cuda_graph_if_begin_fn)(const void *predicate);
+typedef void (*kiln_cuda_graph_if_else_fn)(void *branch);
+typedef void (*kiln_cuda_graph_if_end_fn)(void *branch);
+
 /* A constant of the module (read-only host memory: a model's weights, a
  * table) copied into device memory at `destination`, stream-ordered like
  * a device copy (kiln-cuda-resident-constants). The runtime uploads each
@@ -146,17 +168,19 @@ typedef void (*kiln_cuda_copy_constant_fn)(void *destination,
 
 /* A whole call run as one CUDA graph (kiln-cuda-graph-calls). The entry of
  * a function whose host code only queues device work (launches, device
- * copies, constants' copies, device allocations and frees, products and
- * convolutions; no wait for the stream, no host access to device memory,
- * no loop run as a graph) starts with
+ * copies, constants' copies, device allocations and frees, products,
+ * convolutions, loops run as graphs; no wait for the stream, no host
+ * access to device memory) starts with
  *   if (KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION() != 0) return;
  * and ends with KILN_CUDA_GRAPH_CALL_END_FUNCTION(). Begin answers nonzero
  * when the runtime has queued a graph it captured from an earlier call of
  * the function with the same argument buffers: that call's work, which
  * the host code then does not queue again. Otherwise the host code runs,
  * and the runtime may be capturing its work into a graph meanwhile, which
- * end then queues. The host code must queue the same work for the same
- * argument buffers every time. */
+ * end then queues; a loop run as a graph (KILN_CUDA_GRAPH_WHILE_*) in a
+ * call being captured becomes a conditional node of the call's graph. The
+ * host code must queue the same work for the same argument buffers every
+ * time. */
 #define KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION "kiln_cuda_graph_call_begin"
 #define KILN_CUDA_GRAPH_CALL_END_FUNCTION "kiln_cuda_graph_call_end"
 

@@ -253,7 +253,8 @@ typedef struct kiln_cuda_stats_t {
   /* The largest device-memory (non-managed) buffer: a function's arena. */
   uint64_t largest_device_allocation;
   /* kiln.while loops run on the device as one CUDA graph each, with no
-   * wait for the host per iteration (KILN_CUDA_GRAPHS=0 turns them off). */
+   * wait for the host per iteration (KILN_CUDA_GRAPHS=0 turns them off);
+   * a loop in a call run as a graph counts when the call is captured. */
   uint64_t graph_loops;
   /* Calls run as one CUDA graph launch (kiln-cuda-graph-calls): the calls
    * whose work was captured into a graph, and the later calls with the

@@ -101,6 +101,10 @@ struct CudaStats {
 /// each, else 0.
 kiln_status_t chooseDeviceOrdinal(int count, int &ordinal);
 
+/// The PTX of the kernels that set conditional nodes' conditions
+/// (CudaGraphLoops.cpp), which the runtime links with the device runtime.
+const char *graphConditionKernels();
+
 /// The driver's device count (0 when cuInit finds no device), or
 /// KILN_STATUS_DEVICE_UNAVAILABLE without a driver.
 kiln_status_t countDevices(int &count);
@@ -182,7 +186,8 @@ public:
   /// KILN_CUDA_GRAPHS is not 0. Decided once per device.
   bool graphLoopsAvailable();
   /// Starts a loop's graph and captures the stream's work (the loop's
-  /// first test) into it.
+  /// first test) into it; in a call being captured, the loop's nodes go
+  /// into the call's graph instead, and end queues nothing.
   void *beginGraphWhile();
   /// Ends the capture of the loop's first test, whose result is the byte at
   /// `predicate` (device memory), and captures the loop's iteration (the
@@ -191,6 +196,19 @@ public:
   /// Ends the capture of the iteration, whose test's result is the byte at
   /// `predicate`, and queues the loop's graph on the stream.
   void endGraphWhile(void *loop, const void *predicate);
+  // kiln.cond branches in a call being captured, as IF nodes of the call's
+  // graph (CudaGraphBranches.cpp; KILN_CUDA_GRAPH_IF_* functions).
+  /// Whether a call is being captured and conditional nodes are there.
+  bool graphBranchesAvailable();
+  /// Adds the kernel that sets the branch's conditions from the byte at
+  /// `predicate` and captures the first branch into an IF node's body.
+  void *beginGraphIf(const void *predicate);
+  /// Captures the second branch into the body of an IF node on the
+  /// predicate's negation.
+  void elseGraphIf(void *branch);
+  /// Ends the second branch; the call's capture goes on after it.
+  void endGraphIf(void *branch);
+
   /// The end of a loop as modules compiled before the test ran twice
   /// capture it (the body alone after the test): fails the call, ends the
   /// capture and frees the loop, queueing nothing.
@@ -289,7 +307,10 @@ private:
   /// graphLoopsAvailable's answer once decided (0 unknown, 1 yes, 2 no)
   /// and the kernel that sets a loop's condition.
   int graphLoopSupport = 0;
-  CUfunction setCondition = nullptr;
+  CUfunction setCondition = nullptr, setBranch = nullptr;
+  /// Captures a branch's IF node (`side` 0 for the first, 1 for the
+  /// second) after what the stream captured so far; whether it went well.
+  bool captureGraphIfSide(void *branch, int side);
   /// Captures the kernel that sets a graph loop's condition from the byte
   /// at `predicate` and ends the capture; `last` is what the kernel's node
   /// is. Whether all went well.
@@ -322,6 +343,9 @@ private:
   void (*callEntry)(void **) = nullptr;
   const std::vector<void *> *callArgs = nullptr;
   GraphCall *capturingCall = nullptr;
+  /// The graph the stream captures the call into (a loop's nodes go into
+  /// it too, CudaGraphLoops.cpp).
+  CUgraph callGraph = nullptr;
   bool rerunWithoutCapture = false;
   bool graphCallsAvailable();
   /// Stops capturing `call`'s calls: its graphs are destroyed and the

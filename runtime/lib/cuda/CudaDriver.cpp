@@ -229,11 +229,15 @@ public:
       *body = params.conditional.bodies[0];
     return result;
   }
-  CUresult streamBeginCaptureToGraph(CUstream stream, CUgraph graph,
-                                     int mode) override {
+  CUresult
+  streamBeginCaptureToGraph(CUstream stream, CUgraph graph,
+                            const std::vector<CUgraphNode> &dependencies,
+                            int mode) override {
     return f.cuStreamBeginCaptureToGraph
-               ? f.cuStreamBeginCaptureToGraph(stream, graph, nullptr, nullptr,
-                                               0, mode)
+               ? f.cuStreamBeginCaptureToGraph(
+                     stream, graph,
+                     dependencies.empty() ? nullptr : dependencies.data(),
+                     nullptr, dependencies.size(), mode)
                : CUDA_ERROR_NOT_SUPPORTED;
   }
   CUresult streamEndCapture(CUstream stream, CUgraph *graph) override {

@@ -127,7 +127,12 @@ public:
                                            CUcontext, CUgraph *) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  virtual CUresult streamBeginCaptureToGraph(CUstream, CUgraph, int) {
+  /// cuStreamBeginCaptureToGraph: the stream's work goes into `graph`, the
+  /// first of it after `dependencies` (nodes of `graph`; none: after
+  /// nothing, or where the graph is empty).
+  virtual CUresult
+  streamBeginCaptureToGraph(CUstream, CUgraph,
+                            const std::vector<CUgraphNode> &dependencies, int) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   virtual CUresult streamEndCapture(CUstream, CUgraph *) {

@@ -93,7 +93,7 @@ bool CudaDevice::beginGraphCall() {
   CUgraph graph = nullptr;
   if (driver->graphCreate(&graph, 0) != CUDA_SUCCESS)
     return false;
-  if (driver->streamBeginCaptureToGraph(streamHandle, graph,
+  if (driver->streamBeginCaptureToGraph(streamHandle, graph, {},
                                         CU_STREAM_CAPTURE_MODE_RELAXED) !=
       CUDA_SUCCESS) {
     driver->graphDestroy(graph);
@@ -101,6 +101,7 @@ bool CudaDevice::beginGraphCall() {
     return false;
   }
   capturingCall = &call;
+  callGraph = graph;
   call.spare = call.buffers;
   return false;
 }
@@ -111,8 +112,14 @@ void CudaDevice::endGraphCall() {
     return;
   capturingCall = nullptr;
   call->spare.clear();
-  CUgraph graph = nullptr;
-  bool ended = driver->streamEndCapture(streamHandle, &graph) == CUDA_SUCCESS;
+  CUgraph graph = callGraph;
+  callGraph = nullptr;
+  // After a failure inside a loop the stream may be capturing the loop's
+  // body, a graph the call's graph owns.
+  CUgraph captured = nullptr;
+  bool ended =
+      driver->streamEndCapture(streamHandle, &captured) == CUDA_SUCCESS &&
+      captured == graph;
   // Instantiated where a graph of the function is free, else the least
   // recently launched one updated in place, or replaced where the driver
   // cannot update it.

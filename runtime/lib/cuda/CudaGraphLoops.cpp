@@ -38,8 +38,10 @@ namespace runtime {
 namespace cuda {
 namespace {
 
-/// Sets the loop's condition to whether the byte at `predicate` is nonzero.
-/// One thread.
+/// kiln_graph_set_condition sets a loop's condition to whether the byte at
+/// `predicate` is nonzero; kiln_graph_set_branch sets a branch's two
+/// conditions to whether it is nonzero and whether it is zero
+/// (CudaGraphBranches.cpp). One thread each.
 const char kSetConditionPtx[] = R"ptx(
 .version 8.4
 .target sm_75
@@ -65,6 +67,39 @@ const char kSetConditionPtx[] = R"ptx(
     .param .b32 value;
     st.param.b64 [handle], %d1;
     st.param.b32 [value], %v;
+    call.uni cudaGraphSetConditional, (handle, value);
+  }
+  ret;
+}
+
+.visible .entry kiln_graph_set_branch(.param .u64 then_handle,
+                                      .param .u64 else_handle,
+                                      .param .u64 predicate)
+{
+  .reg .pred %p;
+  .reg .b16 %h;
+  .reg .b32 %v<3>;
+  .reg .b64 %d<4>;
+  ld.param.u64 %d1, [then_handle];
+  ld.param.u64 %d2, [else_handle];
+  ld.param.u64 %d3, [predicate];
+  cvta.to.global.u64 %d3, %d3;
+  ld.global.u8 %h, [%d3];
+  setp.ne.s16 %p, %h, 0;
+  selp.u32 %v1, 1, 0, %p;
+  selp.u32 %v2, 0, 1, %p;
+  {
+    .param .b64 handle;
+    .param .b32 value;
+    st.param.b64 [handle], %d1;
+    st.param.b32 [value], %v1;
+    call.uni cudaGraphSetConditional, (handle, value);
+  }
+  {
+    .param .b64 handle;
+    .param .b32 value;
+    st.param.b64 [handle], %d2;
+    st.param.b32 [value], %v2;
     call.uni cudaGraphSetConditional, (handle, value);
   }
   ret;
@@ -95,9 +130,16 @@ struct GraphWhile {
   CUgraphConditionalHandle condition = 0;
   /// Whether the stream is being captured.
   bool capturing = false;
+  /// Whether `graph` is the graph of a call being captured
+  /// (CudaGraphCalls.cpp), which the capture goes on into after the loop's
+  /// node, `node`.
+  bool inCall = false;
+  CUgraphNode node = nullptr;
 };
 
 } // namespace
+
+const char *graphConditionKernels() { return kSetConditionPtx; }
 
 bool CudaDevice::graphLoopsAvailable() {
   if (!failure.empty())
@@ -122,7 +164,9 @@ bool CudaDevice::graphLoopsAvailable() {
   // Unloaded with the device's other modules.
   modules.emplace(kSetConditionPtx, module);
   if (driver->moduleGetFunction(&setCondition, module,
-                                "kiln_graph_set_condition") != CUDA_SUCCESS)
+                                "kiln_graph_set_condition") != CUDA_SUCCESS ||
+      driver->moduleGetFunction(&setBranch, module, "kiln_graph_set_branch") !=
+          CUDA_SUCCESS)
     return false;
   graphLoopSupport = 1;
   return true;
@@ -132,13 +176,25 @@ void *CudaDevice::beginGraphWhile() {
   auto *loop = new GraphWhile;
   if (!failure.empty())
     return loop;
+  if (capturingCall) {
+    // The stream is capturing the call into its graph already: the test
+    // goes on into it, then the loop's node.
+    loop->graph = callGraph;
+    loop->inCall = true;
+    if (check(driver->graphConditionalHandleCreate(
+                  &loop->condition, loop->graph, context, 0,
+                  CU_GRAPH_COND_ASSIGN_DEFAULT),
+              "cuGraphConditionalHandleCreate (a loop in a call)"))
+      loop->capturing = true;
+    return loop;
+  }
   // The condition is 0 at each launch until the first test sets it.
   if (check(driver->graphCreate(&loop->graph, 0), "cuGraphCreate") &&
       check(driver->graphConditionalHandleCreate(&loop->condition, loop->graph,
                                                  context, 0,
                                                  CU_GRAPH_COND_ASSIGN_DEFAULT),
             "cuGraphConditionalHandleCreate") &&
-      check(driver->streamBeginCaptureToGraph(streamHandle, loop->graph,
+      check(driver->streamBeginCaptureToGraph(streamHandle, loop->graph, {},
                                               CU_STREAM_CAPTURE_MODE_RELAXED),
             "cuStreamBeginCaptureToGraph (a loop's first test)"))
     loop->capturing = true;
@@ -172,12 +228,12 @@ void CudaDevice::testGraphWhile(void *opaque, const void *predicate) {
   std::vector<CUgraphNode> last;
   if (!setGraphWhileCondition(loop, predicate, last))
     return;
-  CUgraphNode node = nullptr;
+  CUgraphNode &node = loop->node;
   if (check(driver->graphAddConditionalNode(
                 &node, loop->graph, last.data(), last.size(), loop->condition,
                 CU_GRAPH_COND_TYPE_WHILE, context, &loop->iteration),
             "cuGraphAddNode (a while node)") &&
-      check(driver->streamBeginCaptureToGraph(streamHandle, loop->iteration,
+      check(driver->streamBeginCaptureToGraph(streamHandle, loop->iteration, {},
                                               CU_STREAM_CAPTURE_MODE_RELAXED),
             "cuStreamBeginCaptureToGraph (a loop's iteration)"))
     loop->capturing = true;
@@ -194,6 +250,18 @@ void CudaDevice::endGraphWhile(void *opaque, const void *predicate) {
     loop->capturing = false;
     check(driver->streamEndCapture(streamHandle, &graph),
           "cuStreamEndCapture (a loop's iteration)");
+  }
+  if (loop->inCall) {
+    // The call's capture goes on after the loop's node; the call's graph
+    // is launched at the call's end.
+    if (captured &&
+        check(driver->streamBeginCaptureToGraph(streamHandle, loop->graph,
+                                                {loop->node},
+                                                CU_STREAM_CAPTURE_MODE_RELAXED),
+              "cuStreamBeginCaptureToGraph (after a loop in a call)"))
+      ++counters.graphLoops;
+    delete loop;
+    return;
   }
   CUgraphExec exec = nullptr;
   if (captured &&

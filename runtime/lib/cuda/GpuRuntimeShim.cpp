@@ -100,6 +100,22 @@ static_assert(
     "the graph loop functions' signatures are "
     "kiln/CudaLibraryAbi.h's");
 
+int32_t kilnCudaGraphConds() { return device().graphBranchesAvailable(); }
+void *kilnCudaGraphIfBegin(const void *predicate) {
+  return device().beginGraphIf(predicate);
+}
+void kilnCudaGraphIfElse(void *branch) { device().elseGraphIf(branch); }
+void kilnCudaGraphIfEnd(void *branch) { device().endGraphIf(branch); }
+static_assert(
+    std::is_same_v<decltype(&kilnCudaGraphConds), kiln_cuda_graph_conds_fn> &&
+        std::is_same_v<decltype(&kilnCudaGraphIfBegin),
+                       kiln_cuda_graph_if_begin_fn> &&
+        std::is_same_v<decltype(&kilnCudaGraphIfElse),
+                       kiln_cuda_graph_if_else_fn> &&
+        std::is_same_v<decltype(&kilnCudaGraphIfEnd),
+                       kiln_cuda_graph_if_end_fn>,
+    "the graph branch functions' signatures are kiln/CudaLibraryAbi.h's");
+
 void kilnCudaCopyConstant(void *destination, const void *constant,
                           int64_t bytes) {
   device().copyConstant(destination, constant, bytes);
@@ -143,6 +159,10 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {KILN_CUDA_GRAPH_WHILE_END_FUNCTION, address(kilnCudaGraphWhileEnd)},
       {KILN_CUDA_GRAPH_WHILE_RETIRED_END_FUNCTION,
        address(kilnCudaGraphWhileRetiredEnd)},
+      {KILN_CUDA_GRAPH_CONDS_FUNCTION, address(kilnCudaGraphConds)},
+      {KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION, address(kilnCudaGraphIfBegin)},
+      {KILN_CUDA_GRAPH_IF_ELSE_FUNCTION, address(kilnCudaGraphIfElse)},
+      {KILN_CUDA_GRAPH_IF_END_FUNCTION, address(kilnCudaGraphIfEnd)},
       {KILN_CUDA_COPY_CONSTANT_FUNCTION, address(kilnCudaCopyConstant)},
       {KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION, address(kilnCudaGraphCallBegin)},
       {KILN_CUDA_GRAPH_CALL_END_FUNCTION, address(kilnCudaGraphCallEnd)},

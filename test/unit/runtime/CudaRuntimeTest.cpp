@@ -179,7 +179,8 @@ public:
                              const char *name) override {
     ++s.functionLookups;
     static const char *const kernels[] = {"scale2", "copy", "less100",
-                                          "kiln_graph_set_condition"};
+                                          "kiln_graph_set_condition",
+                                          "kiln_graph_set_branch"};
     for (const char *kernel : kernels)
       if (!std::strcmp(kernel, name)) {
         *function = reinterpret_cast<CUfunction>(const_cast<char *>(kernel));
@@ -203,6 +204,16 @@ public:
       auto predicate = *static_cast<const uint8_t **>(params[1]);
       s.enqueue([this, loop, predicate] {
         s.conditions.at(loop).value = *predicate != 0;
+      });
+      return CUDA_SUCCESS;
+    }
+    if (name == "kiln_graph_set_branch") {
+      auto first = *static_cast<CUgraphConditionalHandle *>(params[0]);
+      auto second = *static_cast<CUgraphConditionalHandle *>(params[1]);
+      auto predicate = *static_cast<const uint8_t **>(params[2]);
+      s.enqueue([this, first, second, predicate] {
+        s.conditions.at(first).value = *predicate != 0;
+        s.conditions.at(second).value = *predicate == 0;
       });
       return CUDA_SUCCESS;
     }
@@ -371,12 +382,20 @@ public:
     *node = nodeId(g->nodes.size() - 1);
     return CUDA_SUCCESS;
   }
-  CUresult streamBeginCaptureToGraph(CUstream stream, CUgraph graph,
-                                     int mode) override {
+  CUresult
+  streamBeginCaptureToGraph(CUstream stream, CUgraph graph,
+                            const std::vector<CUgraphNode> &dependencies,
+                            int mode) override {
     if (!s.graphs)
       return CUDA_ERROR_NOT_SUPPORTED;
     if (s.capturing || stream != s.stream ||
         mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+      return kInvalidValue;
+    // The fake's graphs are chains: captured work follows the last node.
+    FakeGraph *g = reinterpret_cast<FakeGraph *>(graph);
+    if (!dependencies.empty() &&
+        (dependencies.size() != 1 || g->nodes.empty() ||
+         dependencies[0] != nodeId(g->nodes.size() - 1)))
       return kInvalidValue;
     ++s.captures;
     s.capturing = reinterpret_cast<FakeGraph *>(graph);
@@ -443,10 +462,11 @@ public:
     if (s.failLink)
       return kInvalidPtx;
     if (ptx.find("cudaGraphSetConditional") == std::string::npos ||
-        ptx.find(".entry kiln_graph_set_condition(") == std::string::npos)
+        ptx.find(".entry kiln_graph_set_condition(") == std::string::npos ||
+        ptx.find(".entry kiln_graph_set_branch(") == std::string::npos)
       return kInvalidPtx;
     s.linkedLibrary = library;
-    image = "// kernels: kiln_graph_set_condition\n";
+    image = "// kernels: kiln_graph_set_condition, kiln_graph_set_branch\n";
     return CUDA_SUCCESS;
   }
 
@@ -479,7 +499,7 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntilRetired.entrySymbol = "kiln_entry_double_until_retired";
   contents.functions.push_back(doubleUntilRetired);
   for (const char *name :
-       {"scale2_graph", "twice_table", "double_until_graph"}) {
+       {"scale2_graph", "twice_table", "double_until_graph", "pick_graph"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -1482,28 +1502,122 @@ TEST_F(FakeCudaGraphTest, ACallWhoseBuffersChangeEveryTimeStopsBeingCaptured) {
   EXPECT_EQ(state.execsDestroyed, state.instantiated);
 }
 
-TEST_F(FakeCudaGraphTest, ACallWhoseCaptureFailsRunsAgainWithoutOne) {
+TEST_F(FakeCudaGraphTest, ALoopInACallIsAConditionalNodeOfTheCallsGraph) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
-  for (bool graphLoops : {true, false}) {
-    state.failLink = !graphLoops;
-    module.reset();
-    module = loadCudaModule();
-    ASSERT_TRUE(module);
-    for (int round = 1; round <= 3; ++round) {
-      TensorPtr y;
-      kiln::test::Outcome call =
-          callScale2(module.get(), y, "double_until_graph");
-      ASSERT_TRUE(call.ok()) << call.message;
-      EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
-      EXPECT_EQ(state.capturing, nullptr);
-    }
-    // The second call's capture met the loop's own graph (or its host
-    // waits), so it ran again without one, and the third was not captured.
-    kiln_cuda_stats_t stats = cudaStats(module.get());
-    EXPECT_EQ(stats.graph_calls, 0u);
-    EXPECT_EQ(stats.graph_loops, graphLoops ? 3u : 0u);
+  // Inputs whose loops run 7, 5, 1 and 0 times: the trip count of the
+  // call's graph is decided on the device at every launch.
+  struct Round {
+    std::vector<float> x, y;
+  };
+  std::vector<Round> rounds = {{{1, 2, 3, 4}, {128, 256, 384, 512}},
+                               {{4, 5, 6, 7}, {128, 160, 192, 224}},
+                               {{50, 1, 1, 1}, {100, 2, 2, 2}},
+                               {{150, 1, 2, 3}, {150, 1, 2, 3}}};
+  for (size_t round = 0; round < rounds.size(); ++round) {
+    int launches = state.launches, instantiated = state.instantiated;
+    TensorPtr x =
+        kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, rounds[round].x);
+    TensorPtr y = callOn(module.get(), "double_until_graph", x.get());
+    ASSERT_TRUE(y);
+    EXPECT_EQ(hostValues(y.get()), rounds[round].y) << "call " << round + 1;
+    EXPECT_EQ(state.capturing, nullptr);
+    EXPECT_EQ(state.syncsDuringCapture, 0);
+    // The first call runs its loop as a graph of its own, the second is
+    // captured with the loop's node in it, later ones launch that graph.
+    EXPECT_EQ(state.instantiated - instantiated, round < 2 ? 1 : 0)
+        << "call " << round + 1;
+    EXPECT_EQ(state.launches - launches, round < 2 ? 7 : 0)
+        << "call " << round + 1;
   }
+  EXPECT_EQ(state.conditionalNodes,
+            (std::vector<std::string>{"while", "while"}));
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_calls, 3u);
+  EXPECT_EQ(stats.graph_captures, 1u);
+  EXPECT_EQ(stats.graph_loops, 2u);
+  EXPECT_EQ(stats.device_to_host_copies, 0u);
+}
+
+TEST_F(FakeCudaGraphTest, ACondInACallIsAPairOfIfNodesOfTheCallsGraph) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // The branch taken changes from call to call, the captured graph's too.
+  struct Round {
+    std::vector<float> x, y;
+  };
+  std::vector<Round> rounds = {{{1, 2, 3, 4}, {2, 4, 6, 8}},
+                               {{150, 1, 2, 3}, {150, 1, 2, 3}},
+                               {{5, 6, 7, 8}, {10, 12, 14, 16}},
+                               {{100, 2, 3, 4}, {100, 2, 3, 4}},
+                               {{-1, 0, 1, 2}, {-2, 0, 2, 4}}};
+  for (size_t round = 0; round < rounds.size(); ++round) {
+    int launches = state.launches;
+    TensorPtr x =
+        kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, rounds[round].x);
+    TensorPtr y = callOn(module.get(), "pick_graph", x.get());
+    ASSERT_TRUE(y);
+    EXPECT_EQ(hostValues(y.get()), rounds[round].y) << "call " << round + 1;
+    EXPECT_EQ(state.capturing, nullptr);
+    EXPECT_EQ(state.syncsDuringCapture, 0);
+    // The first call branches on the host (the predicate's kernel and one
+    // branch); the second queues the predicate's kernel, the branches'
+    // conditions and both branches into its graph; later calls launch it.
+    EXPECT_EQ(state.launches - launches, round == 0   ? 2
+                                         : round == 1 ? 4
+                                                      : 0)
+        << "call " << round + 1;
+  }
+  EXPECT_EQ(state.conditionalNodes, (std::vector<std::string>{"if", "if"}));
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_calls, 4u);
+  EXPECT_EQ(stats.graph_captures, 1u);
+  // Only the first call read its predicate on the host.
+  EXPECT_EQ(stats.device_to_host_copies, 1u);
+}
+
+TEST(CudaGraphKernelsTest, TheConditionKernelsAssembleWithPtxas) {
+  if (!*KILN_TEST_PTXAS)
+    GTEST_SKIP() << "no ptxas here";
+  std::string base = ::testing::TempDir() + "kiln_graph_conditions";
+  {
+    std::FILE *file = std::fopen((base + ".ptx").c_str(), "w");
+    ASSERT_TRUE(file);
+    std::fputs(graphConditionKernels(), file);
+    std::fclose(file);
+  }
+  // Relocatable: cudaGraphSetConditional comes from libcudadevrt.a.
+  for (const char *arch : {"sm_75", "sm_90"}) {
+    std::string command = std::string(KILN_TEST_PTXAS) + " -c -arch=" + arch +
+                          " " + base + ".ptx -o " + base + ".o";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  }
+}
+
+TEST_F(FakeCudaGraphTest, ACallWhoseCaptureFailsRunsAgainWithoutOne) {
+  // Without loops as graphs (the condition's kernel cannot be linked), the
+  // loop reads its predicate on the host: the second call's capture meets
+  // that wait, so the call runs again without a capture, and later calls
+  // are not captured.
+  state.failLink = true;
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (int round = 1; round <= 3; ++round) {
+    TensorPtr y;
+    kiln::test::Outcome call =
+        callScale2(module.get(), y, "double_until_graph");
+    ASSERT_TRUE(call.ok()) << call.message;
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}));
+    EXPECT_EQ(state.capturing, nullptr);
+  }
+  EXPECT_EQ(state.captures, 1);
+  EXPECT_GT(state.syncsDuringCapture, 0);
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_calls, 0u);
+  EXPECT_EQ(stats.graph_loops, 0u);
+  // Eight predicates a call, read on the host, and the one the failed
+  // capture queued before its wait.
+  EXPECT_EQ(stats.device_to_host_copies, 3 * 8u + 1);
 }
 
 TEST_F(FakeCudaGraphTest, BuffersAGraphHoldsAreNotHandedOut) {

@@ -370,6 +370,34 @@ def KilnCudaResidentConstants
                            "mlir::memref::MemRefDialect"];
 }
 
+def KilnCudaGraphConds : Pass<"kiln-cuda-graph-conds", "mlir::ModuleOp"> {
+  let summary = "Give device-only conds a graph form for calls run as CUDA "
+                "graphs";
+  let description = [{
+    Runs on the host code after `kiln-cuda-graph-loops`. An `scf.if` on a
+    predicate read on the host (a copy of the device byte, a wait, a load)
+    whose branches only queue device work and yield buffers they allocate
+    becomes
+      scf.if (kiln_cuda_graph_conds()) {
+        fixed buffers for the results
+        b = kiln_cuda_graph_if_begin(&predicate); first branch;
+        kiln_cuda_graph_if_else(b); second branch; kiln_cuda_graph_if_end(b)
+      } else { the read and the cond as they were }
+    The runtime answers nonzero while it captures a call into a CUDA graph
+    (`kiln-cuda-graph-calls`): both branches are then captured, each into
+    the body of an IF node, one on the predicate and one on its negation,
+    and the device picks the branch at every launch
+    (runtime/lib/cuda/CudaGraphBranches.cpp). Each branch writes its
+    results into the fixed buffers instead of buffers of its own.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCudaGraphCalls : Pass<"kiln-cuda-graph-calls", "mlir::ModuleOp"> {
   let summary = "Run whole calls as CUDA graphs where the host code only "
                 "queues device work";
@@ -379,16 +407,19 @@ def KilnCudaGraphCalls : Pass<"kiln-cuda-graph-calls", "mlir::ModuleOp"> {
     it calls) only queues device work - asynchronous launches, stream-
     ordered waits, device allocations, frees and copies, products,
     convolutions and constants' copies through the runtime, host control
-    flow with constant loop bounds - becomes
+    flow with constant loop bounds, loops and conds in
+    `kiln-cuda-graph-loops`' and `kiln-cuda-graph-conds`' graph forms -
+    becomes
       if (kiln_cuda_graph_call_begin() == 0) {
         the body; kiln_cuda_graph_call_end()
       }
     The runtime captures a call's work into a CUDA graph and launches it
     again on later calls with the same argument buffers, with begin
-    answering nonzero (runtime/lib/cuda/CudaGraphCalls.cpp). Functions that
-    wait for the stream, read or write host memory, run a loop as a graph
-    of its own, or whose capture would hold more than 100000 nodes stay as
-    they are.
+    answering nonzero (runtime/lib/cuda/CudaGraphCalls.cpp); loops' and
+    conds' conditional nodes go into the call's graph. Functions that wait
+    for the stream or read or write host memory (a host loop or branch
+    reading its predicate included), or whose capture would hold more than
+    100000 nodes, stay as they are.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",

@@ -1,0 +1,267 @@
+//===- GraphConds.cpp - kiln.cond as IF nodes of a call's graph -----------===//
+//
+// A kiln.cond reads its predicate on the host (a copy of the device byte,
+// a wait for the stream, a load) and queues one branch. That wait keeps a
+// call with a cond from being captured into a CUDA graph
+// (kiln-cuda-graph-calls). Where both branches only queue device work and
+// yield buffers they allocate, this pass gives the cond a second form, for
+// the runtime to take while it captures a call:
+//
+//   if (kiln_cuda_graph_conds()) {
+//     homes for the results (fresh buffers)
+//     b = kiln_cuda_graph_if_begin(&predicate)   // IF node on the byte
+//     the first branch, writing its results into the homes
+//     kiln_cuda_graph_if_else(b)                 // IF node on its negation
+//     the second branch, writing its results into the homes
+//     kiln_cuda_graph_if_end(b)
+//     yield the homes
+//   } else {
+//     the predicate's read and the cond as they were
+//   }
+//
+// Both branches' host code runs during the capture; each queues its work
+// into the body of its IF node (runtime/lib/cuda/CudaGraphBranches.cpp),
+// and the device decides at every launch of the call's graph which one
+// runs. A buffer a branch allocates and yields is its home itself, as the
+// results of the host form are fresh buffers that the code after the cond
+// frees. Outside a capture the runtime answers 0 and the host form runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "DeviceWork.h"
+
+#include "common/BufferAddress.h"
+#include "common/LibraryCalls.h"
+
+#include "kiln/CudaLibraryAbi.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDAGRAPHCONDS
+#include "kiln/Backends/CudaPasses.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// The runtime's library calls a branch may make: in a call's capture,
+/// the call's first run has tuned its convolutions and uploaded its
+/// constants already.
+const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
+                                   KILN_CUDA_CONV_FUNCTION,
+                                   KILN_CUDA_COPY_CONSTANT_FUNCTION};
+
+/// The allocation in `block` that `value` is, through a cast, if it is a
+/// fresh device buffer of static shape and identity layout.
+gpu::AllocOp freshBuffer(Value value, Block &block) {
+  if (auto cast = value.getDefiningOp<memref::CastOp>())
+    value = cast.getSource();
+  auto alloc = value.getDefiningOp<gpu::AllocOp>();
+  if (!alloc || alloc->getBlock() != &block || alloc.getHostShared() ||
+      !alloc.getAsyncToken() || !alloc.getDynamicSizes().empty() ||
+      !alloc.getSymbolOperands().empty())
+    return nullptr;
+  auto type = cast<MemRefType>(alloc.getType());
+  return type.getLayout().isIdentity() && !type.getMemorySpace() ? alloc
+                                                                 : nullptr;
+}
+
+/// Whether `branch`'s region `region` only queues device work, frees only
+/// buffers it allocates, and yields a fresh buffer of its own for each
+/// result (each once).
+bool branchQualifies(scf::IfOp branch, Region &region) {
+  if (!region.hasOneBlock())
+    return false;
+  Block &block = region.front();
+  auto yield = cast<scf::YieldOp>(block.getTerminator());
+  llvm::SmallPtrSet<Operation *, 4> yielded;
+  for (auto [value, result] :
+       llvm::zip(yield.getOperands(), branch.getResults())) {
+    gpu::AllocOp alloc = freshBuffer(value, block);
+    if (!alloc || !yielded.insert(alloc).second ||
+        cast<MemRefType>(alloc.getType()).getShape() !=
+            cast<MemRefType>(result.getType()).getShape())
+      return false;
+  }
+  WalkResult walk = region.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto launch = dyn_cast<gpu::LaunchOp>(op))
+      return launch.getAsyncToken() ? WalkResult::skip()
+                                    : WalkResult::interrupt();
+    if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
+      auto alloc = kiln::rootThroughMetadata(dealloc.getMemref())
+                       .getDefiningOp<gpu::AllocOp>();
+      if (!dealloc.getAsyncToken() || !alloc ||
+          !region.isAncestor(alloc->getParentRegion()))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    }
+    if (isa<scf::YieldOp, scf::ForOp, scf::IfOp>(op))
+      return WalkResult::advance();
+    return kiln::queuesDeviceWorkOnly(op, kLibraryCalls)
+               ? WalkResult::advance()
+               : WalkResult::interrupt();
+  });
+  return !walk.wasInterrupted();
+}
+
+/// Whether `branch` can take the graph form: a predicate read on the host
+/// chooses between two regions that qualify, with buffer results only.
+bool qualifies(scf::IfOp branch, kiln::PredicateRead &read) {
+  if (branch->getParentOfType<gpu::LaunchOp>() ||
+      branch.getElseRegion().empty())
+    return false;
+  for (Type type : branch.getResultTypes()) {
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref || !memref.hasStaticShape() || memref.getMemorySpace())
+      return false;
+  }
+  std::optional<kiln::PredicateRead> found =
+      kiln::predicateReadOf(branch.getCondition());
+  if (!found || found->load->getBlock() != branch->getBlock())
+    return false;
+  read = *found;
+  return branchQualifies(branch, branch.getThenRegion()) &&
+         branchQualifies(branch, branch.getElseRegion());
+}
+
+class GraphCondBuilder {
+public:
+  GraphCondBuilder(scf::IfOp branch, const kiln::PredicateRead &read,
+                   func::FuncOp available, func::FuncOp begin,
+                   func::FuncOp otherwise, func::FuncOp end)
+      : branch(branch), read(read), available(available), begin(begin),
+        otherwise(otherwise), end(end) {}
+
+  void build() {
+    Location loc = branch.getLoc();
+    OpBuilder builder(branch);
+    Value answer =
+        builder.create<func::CallOp>(loc, available, ValueRange()).getResult(0);
+    Value zero = builder.create<arith::ConstantIntOp>(loc, 0, 32);
+    Value inGraph = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
+                                                  answer, zero);
+    auto choice = builder.create<scf::IfOp>(loc, branch.getResultTypes(),
+                                            inGraph, /*withElseRegion=*/true);
+    for (Region &region : choice->getRegions())
+      if (!region.front().empty())
+        region.front().back().erase();
+
+    // The host form: the predicate's read, then the cond.
+    branch.getResults().replaceAllUsesWith(choice.getResults());
+    Block &hostBlock = choice.getElseRegion().front();
+    for (Operation *op : {read.copy.getOperation(), read.wait.getOperation(),
+                          read.load.getOperation(), branch.getOperation()})
+      op->moveBefore(&hostBlock, hostBlock.end());
+    OpBuilder::atBlockEnd(&hostBlock)
+        .create<scf::YieldOp>(loc, branch.getResults());
+
+    // The graph form.
+    builder.setInsertionPointToEnd(&choice.getThenRegion().front());
+    SmallVector<Value> homes;
+    for (Type type : branch.getResultTypes()) {
+      auto memref = cast<MemRefType>(type);
+      auto home = builder.create<gpu::AllocOp>(
+          loc, MemRefType::get(memref.getShape(), memref.getElementType()),
+          builder.getType<gpu::AsyncTokenType>(), ValueRange{token(builder)},
+          ValueRange(), ValueRange(), /*hostShared=*/false);
+      homes.push_back(home.getMemref());
+    }
+    kiln::BufferAddress address =
+        kiln::bufferAddressOf(builder, loc, read.devicePredicate, 1);
+    Value predicate = builder.create<LLVM::IntToPtrOp>(
+        loc, LLVM::LLVMPointerType::get(builder.getContext()), address.address);
+    Value state =
+        builder.create<func::CallOp>(loc, begin, predicate).getResult(0);
+    cloneBranch(builder, branch.getThenRegion().front(), homes);
+    builder.create<func::CallOp>(loc, otherwise, state);
+    cloneBranch(builder, branch.getElseRegion().front(), homes);
+    builder.create<func::CallOp>(loc, end, state);
+    SmallVector<Value> results;
+    for (auto [home, type] : llvm::zip(homes, branch.getResultTypes()))
+      results.push_back(
+          home.getType() == type
+              ? home
+              : builder.create<memref::CastOp>(loc, type, home).getResult());
+    builder.create<scf::YieldOp>(loc, results);
+  }
+
+private:
+  Value token(OpBuilder &builder) {
+    return builder
+        .create<gpu::WaitOp>(branch.getLoc(),
+                             builder.getType<gpu::AsyncTokenType>(),
+                             ValueRange())
+        .getAsyncToken();
+  }
+
+  /// Clones `block` but its terminator, each buffer it yields being the
+  /// corresponding home instead of an allocation of its own.
+  void cloneBranch(OpBuilder &builder, Block &block, ArrayRef<Value> homes) {
+    IRMapping mapping;
+    auto yield = cast<scf::YieldOp>(block.getTerminator());
+    for (auto [value, home] : llvm::zip(yield.getOperands(), homes)) {
+      gpu::AllocOp alloc = freshBuffer(value, block);
+      mapping.map(alloc.getMemref(), home);
+    }
+    for (Operation &op : block.without_terminator()) {
+      if (auto alloc = dyn_cast<gpu::AllocOp>(op);
+          alloc && mapping.contains(alloc.getMemref())) {
+        // The allocation's token stands for the stream.
+        mapping.map(alloc.getAsyncToken(), token(builder));
+        continue;
+      }
+      builder.clone(op, mapping);
+    }
+  }
+
+  scf::IfOp branch;
+  kiln::PredicateRead read;
+  func::FuncOp available, begin, otherwise, end;
+};
+
+struct KilnCudaGraphCondsPass
+    : kiln::impl::KilnCudaGraphCondsBase<KilnCudaGraphCondsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<scf::IfOp, kiln::PredicateRead>> conds;
+    module.walk([&](scf::IfOp branch) {
+      kiln::PredicateRead read;
+      if (qualifies(branch, read))
+        conds.push_back({branch, read});
+    });
+    if (conds.empty())
+      return;
+    MLIRContext *context = &getContext();
+    Type pointer = LLVM::LLVMPointerType::get(context);
+    func::FuncOp available = kiln::declareLibraryFunction(
+        module, KILN_CUDA_GRAPH_CONDS_FUNCTION,
+        FunctionType::get(context, {}, {IntegerType::get(context, 32)}));
+    func::FuncOp begin = kiln::declareLibraryFunction(
+        module, KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
+        FunctionType::get(context, {pointer}, {pointer}));
+    func::FuncOp otherwise =
+        kiln::declareLibraryFunction(module, KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
+                                     FunctionType::get(context, {pointer}, {}));
+    func::FuncOp end =
+        kiln::declareLibraryFunction(module, KILN_CUDA_GRAPH_IF_END_FUNCTION,
+                                     FunctionType::get(context, {pointer}, {}));
+    if (!available || !begin || !otherwise || !end)
+      return signalPassFailure();
+    for (auto &[branch, read] : conds)
+      GraphCondBuilder(branch, read, available, begin, otherwise, end).build();
+  }
+};
+} // namespace
