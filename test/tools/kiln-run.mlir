@@ -65,8 +65,8 @@
 // NPY: y: f32[4] = [0, 3, -3, -7]
 // NPY-NEXT: total: f64[] = -7
 //
-// --repeat N prints the outputs of the first call, then the timing of N
-// more calls.
+// --repeat N prints the outputs of the last of N more calls, then their
+// timing.
 // RUN: kiln-run %t/prog.kmod --function affine --input 2 --input %t/x.npy --repeat 3 \
 // RUN:   | FileCheck %s --check-prefix=REPEAT
 // REPEAT: y: f32[4] = [2, -1, 5, 9]

@@ -288,13 +288,14 @@ OPTIONS:
   --repeat N        After the first call, call the function N more times and
                     print "time per call: median X us (min Y us, N runs)". The
                     time of a call includes allocating its outputs. The outputs
-                    shown are those of the first call.
+                    shown are those of the last call (on a GPU, a call the
+                    runtime may run as a CUDA graph captured earlier).
   --device-resident With --repeat, for a CUDA module: copy the inputs to the
                     device once, before the timed calls, and leave each timed
                     call's outputs in device memory, so that the time per
                     call is the function's work on the device without the
-                    copies in and out (the shown outputs are still those of
-                    the first call, which copies as usual).
+                    copies in and out (the last call's outputs are copied to
+                    the host to be shown, after the timing).
   --device DEVICE   cpu or cuda: require the module to be compiled for that
                     device (kiln-compile --target) and, for cuda, a working
                     CUDA driver and device before anything runs. Without it
