@@ -32,7 +32,7 @@ the result).
 Every kiln-run and every PyTorch measurement is a fresh process, pinned
 with taskset to the first --threads CPUs (OMP_NUM_THREADS for kiln,
 torch.set_num_threads for PyTorch); its peak RSS is the high-water mark the
-kernel reports for that process (/usr/bin/time's %M, else wait4's rusage). The first call's outputs are
+kernel reports for that process (/usr/bin/time's %M, else wait4's rusage). The outputs are
 checked (against a float64 numpy reference up to N = --ref-max, beyond it
 against PyTorch's, else kiln unfused); then the median of repeated calls
 after that first one. kiln-run's time per call includes allocating its

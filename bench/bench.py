@@ -358,9 +358,9 @@ def main():
                                if plan[0] == wl.function]
                 out_dir = os.path.join(work, f"{wl.name}.out{'' if fusion else '.nf'}"
                                        f"{'.' + autocast if autocast else ''}")
-                # The first call's outputs are checked; its 3 timed repeats
-                # are used only if they agree, and only if a longer run would
-                # not fit the time budget.
+                # The outputs (kiln-run shows the last of its repeats') are
+                # checked; the 3 timed repeats are used only if they agree,
+                # and only if a longer run would not fit the time budget.
                 outs, (seconds, fastest) = kiln.run(module, wl, paths, out_dir, 3)
                 err, ok = check(wl, outs, expected_bf16 if autocast else expected, ins)
                 if not ok:
