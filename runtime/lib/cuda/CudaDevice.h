@@ -105,6 +105,9 @@ kiln_status_t chooseDeviceOrdinal(int count, int &ordinal);
 /// (CudaGraphLoops.cpp), which the runtime links with the device runtime.
 const char *graphConditionKernels();
 
+/// Whether KILN_CUDA_GRAPHS=0 turns CUDA graphs off (loops and calls).
+bool graphsTurnedOff();
+
 /// The driver's device count (0 when cuInit finds no device), or
 /// KILN_STATUS_DEVICE_UNAVAILABLE without a driver.
 kiln_status_t countDevices(int &count);

@@ -35,7 +35,6 @@
 #include "CudaDevice.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace kiln {
 namespace runtime {
@@ -55,8 +54,7 @@ bool CudaDevice::graphCallsAvailable() {
   if (graphCallSupport)
     return graphCallSupport == 1;
   graphCallSupport = 2;
-  if (const char *flag = std::getenv("KILN_CUDA_GRAPHS");
-      flag && std::string(flag) == "0")
+  if (graphsTurnedOff())
     return false;
   CUgraph probe = nullptr;
   if (driver->graphCreate(&probe, 0) != CUDA_SUCCESS)

@@ -141,14 +141,18 @@ struct GraphWhile {
 
 const char *graphConditionKernels() { return kSetConditionPtx; }
 
+bool graphsTurnedOff() {
+  const char *flag = std::getenv("KILN_CUDA_GRAPHS");
+  return flag && std::string(flag) == "0";
+}
+
 bool CudaDevice::graphLoopsAvailable() {
   if (!failure.empty())
     return false;
   if (graphLoopSupport)
     return graphLoopSupport == 1;
   graphLoopSupport = 2;
-  if (const char *flag = std::getenv("KILN_CUDA_GRAPHS");
-      flag && std::string(flag) == "0")
+  if (graphsTurnedOff())
     return false;
   std::string library = deviceRuntimeLibrary();
   if (library.empty())

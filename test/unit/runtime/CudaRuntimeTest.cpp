@@ -1311,6 +1311,15 @@ TEST_F(FakeCudaGraphTest, LoopOfAModuleBeforeTheDoWhileGraphsFailsTheCall) {
   expectCaptureEndedAndNextLoopRuns(module.get());
 }
 
+/// A device tensor of the f32 `values` for `module`, expecting success.
+TensorPtr deviceTensor(kiln_module_t *module, std::vector<float> values) {
+  TensorPtr host = kiln::test::makeTensor<float>(
+      KILN_DTYPE_F32, {int64_t(values.size())}, std::move(values));
+  kiln_tensor_t *raw = nullptr;
+  EXPECT_TRUE(take(kiln_tensor_to_device(module, host.get(), &raw)).ok());
+  return TensorPtr(raw);
+}
+
 /// Calls `name` on `input` (a host or device tensor) with outputs on the
 /// host, or on the device with `onDevice`; expects success.
 TensorPtr callOn(kiln_module_t *module, const char *name, kiln_tensor_t *input,
@@ -1422,11 +1431,8 @@ TEST_F(FakeCudaGraphTest, ChainedDeviceCallsReplayTheirGraphs) {
   // alternate between two sets, and a graph is captured for each.
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
-  TensorPtr x =
-      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
-  kiln_tensor_t *raw = nullptr;
-  ASSERT_TRUE(take(kiln_tensor_to_device(module.get(), x.get(), &raw)).ok());
-  TensorPtr current(raw);
+  TensorPtr current = deviceTensor(module.get(), {1, 2, 3, 4});
+  ASSERT_TRUE(current);
   for (int step = 1; step <= 8; ++step) {
     TensorPtr next = callOn(module.get(), "scale2_graph", current.get(), true);
     ASSERT_TRUE(next);
@@ -1446,11 +1452,8 @@ TEST_F(FakeCudaGraphTest, CallsWithOtherBuffersAreCapturedAgain) {
   std::vector<TensorPtr> inputs;
   for (int i = 0; i < 5; ++i) {
     float v = float(10 * i);
-    TensorPtr x =
-        kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {v, v, v, v});
-    kiln_tensor_t *raw = nullptr;
-    ASSERT_TRUE(take(kiln_tensor_to_device(module.get(), x.get(), &raw)).ok());
-    inputs.emplace_back(raw);
+    inputs.push_back(deviceTensor(module.get(), {v, v, v, v}));
+    ASSERT_TRUE(inputs.back());
   }
   // Device inputs, host outputs (their device buffers come from the pool
   // and go back after each call, so only the input differs).
@@ -1480,11 +1483,8 @@ TEST_F(FakeCudaGraphTest, CallsWithOtherBuffersAreCapturedAgain) {
 TEST_F(FakeCudaGraphTest, ACallWhoseBuffersChangeEveryTimeStopsBeingCaptured) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
-  TensorPtr x =
-      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
-  kiln_tensor_t *raw = nullptr;
-  ASSERT_TRUE(take(kiln_tensor_to_device(module.get(), x.get(), &raw)).ok());
-  TensorPtr input(raw);
+  TensorPtr input = deviceTensor(module.get(), {1, 2, 3, 4});
+  ASSERT_TRUE(input);
   // Every output kept: each call writes a new buffer.
   std::vector<TensorPtr> outputs;
   for (int i = 0; i < 7; ++i) {
