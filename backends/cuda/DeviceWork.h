@@ -65,6 +65,16 @@ inline bool queuesDeviceWorkOnly(Operation *op,
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
 }
 
+/// A fresh `gpu.wait async`: in kiln's runtime, whose work all runs in
+/// order on the module's one stream, a token that stands for the stream
+/// (what a dropped or replaced op's token becomes).
+inline Value streamToken(OpBuilder &builder, Location loc) {
+  return builder
+      .create<gpu::WaitOp>(loc, builder.getType<gpu::AsyncTokenType>(),
+                           ValueRange())
+      .getAsyncToken();
+}
+
 /// A predicate read on the host (the condition of a kiln.while's test or of
 /// a kiln.cond): the copy of a device byte into a host stack slot, the
 /// wait for it and the load (kiln-cuda-predicate-copies and

@@ -200,11 +200,7 @@ public:
 
 private:
   Value token(OpBuilder &builder) {
-    return builder
-        .create<gpu::WaitOp>(branch.getLoc(),
-                             builder.getType<gpu::AsyncTokenType>(),
-                             ValueRange())
-        .getAsyncToken();
+    return kiln::streamToken(builder, branch.getLoc());
   }
 
   /// Clones `block` but its terminator, each buffer it yields being the

@@ -182,11 +182,7 @@ public:
 
 private:
   Value token(OpBuilder &builder) {
-    return builder
-        .create<gpu::WaitOp>(loop.getLoc(),
-                             builder.getType<gpu::AsyncTokenType>(),
-                             ValueRange())
-        .getAsyncToken();
+    return kiln::streamToken(builder, loop.getLoc());
   }
   Value allocate(OpBuilder &builder, Type type) {
     auto alloc = builder.create<gpu::AllocOp>(

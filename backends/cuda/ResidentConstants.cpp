@@ -15,6 +15,8 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "DeviceWork.h"
+
 #include "common/BufferAccess.h"
 #include "common/BufferAddress.h"
 #include "common/LibraryCalls.h"
@@ -110,12 +112,7 @@ struct KilnCudaResidentConstantsPass
                                    ValueRange{destination, source, bytes});
       // The call is ordered on the module's stream like the copy was; a
       // fresh token stands for the stream.
-      Value token =
-          builder
-              .create<gpu::WaitOp>(loc, builder.getType<gpu::AsyncTokenType>(),
-                                   ValueRange())
-              .getAsyncToken();
-      copy.getAsyncToken().replaceAllUsesWith(token);
+      copy.getAsyncToken().replaceAllUsesWith(kiln::streamToken(builder, loc));
       copy.erase();
     }
   }
