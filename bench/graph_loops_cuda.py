@@ -4,10 +4,12 @@
 Two steps, so that the GPU machine needs neither the compiler nor LLVM:
 
     python3 bench/graph_loops_cuda.py prepare DIR [--build-dir build]
-            [--programs all] [--baseline NAME=BUILD ...]
+            [--programs all] [--fuzz-seeds A:B] [--baseline NAME=BUILD ...]
         (on any machine with kiln built) compiles every public function of
         the end-to-end programs that hold a kiln.while (test/e2e; with
         --programs all, of every end-to-end program the CUDA backend
+        compiles; with --fuzz-seeds A:B, also the random programs of
+        `kiln-program-fuzz --print SEED` for SEED in [A, B) that it
         compiles) and the data-dependent while of bench/workloads.py for
         --target=cuda (sm_90 PTX, host code for x86-64-v3) and for the CPU,
         draws inputs as the end-to-end harness does (floats in [-2, 2],
@@ -100,6 +102,14 @@ def prepare(args):
                           and p[:-5] not in excluded and p not in excluded)
     sources = [(p[:-5], open(os.path.join(ROOT, "test", "e2e", p)).read())
                for p in programs]
+    # Random programs of kiln-program-fuzz's generator (each a @main).
+    if args.fuzz_seeds:
+        first, last = (int(v) for v in args.fuzz_seeds.split(":"))
+        fuzz = os.path.join(args.build_dir, "test", "fuzz",
+                            "kiln-program-fuzz")
+        for seed in range(first, last):
+            sources.append((f"fuzz_{seed}",
+                            run([fuzz, "--print", str(seed)]).stdout))
     solver = W.WhileSolver(False)
     sources.append(("while_solver", solver.mlir()))
     cases = []
@@ -111,8 +121,15 @@ def prepare(args):
         cuda = os.path.join(out, program + ".cuda.kmod")
         # The CPU modules only make the expected outputs: kept out of DIR.
         cpu = os.path.join(scratch, program + ".cpu.kmod")
-        run([compile_, source, "--target=cuda", "--cuda-arch=sm_90",
-             "--target-cpu=x86-64-v3", "-o", cuda])
+        compiled = run([compile_, source, "--target=cuda", "--cuda-arch=sm_90",
+                        "--target-cpu=x86-64-v3", "-o", cuda], check=False)
+        if compiled.returncode != 0:
+            # A random program may use what the CUDA backend refuses.
+            if not program.startswith("fuzz_"):
+                raise RuntimeError(compiled.stderr)
+            print(f"{program}: left out (--target=cuda refuses it):",
+                  compiled.stderr.strip().splitlines()[-1:])
+            continue
         run([compile_, source, "-o", cpu])
         loops = "kiln.while" in text
         for function, inputs in signatures(text):
@@ -340,6 +357,9 @@ def main():
     p.add_argument("dir")
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--programs", choices=("while", "all"), default="while")
+    p.add_argument("--fuzz-seeds", metavar="A:B",
+                   help="also the random programs of kiln-program-fuzz "
+                        "--print SEED for SEED in [A, B)")
     p.add_argument("--baseline", action="append", default=[],
                    metavar="NAME=BUILD")
     c = sub.add_parser("check")
