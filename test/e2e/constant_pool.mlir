@@ -12,6 +12,18 @@
 // CHECK-DAG: llvm.mlir.global external @kiln_constants()
 // RUN: kiln-compile %s -o %t.kmod
 // RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST
+// The CUDA backend pools them the same way: the host code passes their
+// place in the pool to the runtime, which uploads them to the device once
+// (kiln-cuda-resident-constants), and the module loads with its pool.
+// RUN: %if cuda-backend %{ kiln-compile %s --target=cuda --emit=mlir | FileCheck %s --check-prefix=CUDA %}
+// RUN: %if cuda-backend %{ kiln-compile %s --target=cuda -o %t.cuda.kmod %}
+// RUN: %if cuda-backend %{ kiln-run %t.cuda.kmod --list | FileCheck %s --check-prefix=LIST %}
+// CUDA-DAG: @__constant_1024xf32({{.*}}kiln.pool_offset = 0 : i64}
+// CUDA-DAG: @__constant_32x48xf32({{.*}}kiln.pool_offset = 4096 : i64}
+// CUDA-DAG: llvm.mlir.global external constant @kiln_constants_size(10240 : i64)
+// CUDA-DAG: llvm.mlir.global external @kiln_constants()
+// CUDA-DAG: %[[SLOT:.+]] = llvm.mlir.addressof @kiln_constants : !llvm.ptr
+// CUDA-DAG: llvm.call @kiln_cuda_copy_constant(%{{.+}}, %{{.+}}, %{{.+}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
 // LIST: project(x: f32[4,32]) -> (y: f32[4,48])
 
 func.func @project(%x: tensor<4x32xf32> {kiln.name = "x"})
