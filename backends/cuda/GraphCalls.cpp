@@ -23,8 +23,11 @@
 // conditional nodes the runtime puts into the call's graph (the host
 // forms they also hold are what runs where the runtime has no graphs, and
 // no call is captured there).
-// Waits for the stream, copies from or to host memory and host reads or
-// writes of buffers leave the function as it is. A capture unrolls the
+// Host work on host memory of the host code's own (heap buffers and stack
+// slots no device work touches, as ownership-based deallocation's run-time
+// alias check uses) queues nothing and is allowed too. Waits for the
+// stream, copies from or to host memory and host reads or writes of any
+// other buffer leave the function as it is. A capture unrolls the
 // host code's other loops, so a function whose captured work would exceed
 // kMaxGraphNodes nodes (or whose loop bounds are not constants) stays as
 // it is too.
@@ -126,19 +129,64 @@ public:
   }
 
 private:
+  /// What a function's analysis found: the nodes a call makes, and whether
+  /// its host code reads or writes memory its arguments point to (which
+  /// its callers must then pass host memory of their own).
+  struct FunctionInfo {
+    std::optional<int64_t> nodes;
+    bool touchesArguments = false;
+  };
+
+  /// Whether `value` is host memory the host code allocated itself (a
+  /// heap buffer or a stack slot), through views and casts: memory no
+  /// device work reads or writes (a copy from or to it is refused), such
+  /// as the buffers of the deallocation's run-time alias check
+  /// (bufferization's dealloc_helper).
+  static bool ownHostMemory(Value value) {
+    Value root = kiln::rootThroughMetadata(value);
+    return root.getDefiningOp<memref::AllocOp>() ||
+           root.getDefiningOp<memref::AllocaOp>();
+  }
+
   std::optional<int64_t> calleeNodes(func::CallOp call) {
     if (llvm::is_contained(kLibraryCalls, call.getCallee()))
       return 1;
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     if (!callee || callee.isExternal())
       return std::nullopt;
-    auto [known, first] = functions.try_emplace(callee, std::nullopt);
-    // A function being analyzed calls itself: not a static graph.
-    if (!first)
-      return known->second;
-    std::optional<int64_t> nodes = regionNodes(callee.getBody());
-    functions[callee] = nodes;
-    return nodes;
+    // A function being analyzed calls itself: not a static graph (its
+    // entry's nodes are unknown until its analysis ends).
+    auto [known, first] = functions.try_emplace(callee, FunctionInfo());
+    if (first) {
+      func::FuncOp caller = analyzing;
+      bool callerTouches = touchesArguments;
+      analyzing = callee;
+      touchesArguments = false;
+      std::optional<int64_t> nodes = regionNodes(callee.getBody());
+      functions[callee] = {nodes, touchesArguments};
+      analyzing = caller;
+      touchesArguments = callerTouches;
+    }
+    const FunctionInfo &info = functions[callee];
+    if (info.touchesArguments)
+      for (Value operand : call.getOperands())
+        if (isa<MemRefType>(operand.getType()) && !ownHostMemory(operand))
+          return std::nullopt;
+    return info.nodes;
+  }
+
+  /// Whether the host code may read or write `memref` (of a load or a
+  /// store): host memory of its own, or an argument of the function being
+  /// analyzed (which its callers must pass host memory of their own).
+  bool hostAccessible(Value memref) {
+    if (ownHostMemory(memref))
+      return true;
+    auto argument = dyn_cast<BlockArgument>(kiln::rootThroughMetadata(memref));
+    if (!argument || !analyzing ||
+        argument.getOwner()->getParentOp() != analyzing.getOperation())
+      return false;
+    touchesArguments = true;
+    return true;
   }
 
   std::optional<int64_t> regionNodes(Region &region) {
@@ -164,13 +212,26 @@ private:
       return kiln::queuesDeviceWorkOnly(&op, kLibraryCalls)
                  ? std::optional<int64_t>(1)
                  : std::nullopt;
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      return hostAccessible(load.getMemRef()) ? std::optional<int64_t>(0)
+                                              : std::nullopt;
+    if (auto store = dyn_cast<memref::StoreOp>(op))
+      return hostAccessible(store.getMemRef()) ? std::optional<int64_t>(0)
+                                               : std::nullopt;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+      return ownHostMemory(dealloc.getMemref()) ? std::optional<int64_t>(0)
+                                                : std::nullopt;
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
       APInt lower, upper, step;
       if (!matchPattern(loop.getLowerBound(), m_ConstantInt(&lower)) ||
           !matchPattern(loop.getUpperBound(), m_ConstantInt(&upper)) ||
           !matchPattern(loop.getStep(), m_ConstantInt(&step)) ||
-          step.getSExtValue() <= 0)
-        return std::nullopt;
+          step.getSExtValue() <= 0) {
+        // A loop of host work only (the alias check's) may run any number
+        // of times: it queues nothing.
+        std::optional<int64_t> body = regionNodes(loop.getRegion());
+        return body && *body == 0 ? body : std::nullopt;
+      }
       int64_t trips =
           upper.getSExtValue() <= lower.getSExtValue()
               ? 0
@@ -194,9 +255,11 @@ private:
         return std::nullopt;
       return std::max(*then, *otherwise);
     }
-    // A stack slot (a predicate's, read only in a host form that a capture
-    // does not take) is no device work; its uses are checked themselves.
-    if (isa<scf::YieldOp, func::ReturnOp, memref::AllocaOp>(op))
+    // Host memory of the host code's own (a predicate's stack slot, the
+    // alias check's buffers) is no device work; its uses are checked
+    // themselves.
+    if (isa<scf::YieldOp, func::ReturnOp, memref::AllocaOp, memref::AllocOp>(
+            op))
       return 0;
     return kiln::queuesDeviceWorkOnly(&op, kLibraryCalls)
                ? std::optional<int64_t>(0)
@@ -204,7 +267,11 @@ private:
   }
 
   SymbolTable symbols;
-  llvm::DenseMap<func::FuncOp, std::optional<int64_t>> functions;
+  llvm::DenseMap<func::FuncOp, FunctionInfo> functions;
+  /// The function whose body is being analyzed, and whether it touches
+  /// memory its arguments point to so far.
+  func::FuncOp analyzing;
+  bool touchesArguments = false;
 };
 
 /// Puts the body of `entry` (one block) under the runtime's begin call.

@@ -297,3 +297,68 @@ func.func @kiln_entry_graph_forms(%args: !llvm.ptr) {
   call @kiln_impl_graph_forms(%x, %p) : (memref<4xf32>, memref<i1>) -> ()
   return
 }
+
+// -----
+
+// The run-time alias check of ownership-based deallocation
+// (bufferization's dealloc_helper) is host work on host buffers of the
+// host code's own: it queues nothing, so the call is captured, its loops
+// of any trip count included. The same helper handed a device buffer (an
+// argument) would read device memory on the host: that call is not.
+// CHECK-LABEL: func.func @kiln_entry_alias_check(
+// CHECK:       kiln_cuda_graph_call_begin
+// CHECK-LABEL: func.func @kiln_entry_device_to_helper(
+// CHECK-NOT:   kiln_cuda_graph_call_begin
+// CHECK:       return
+func.func private @dealloc_helper(%ptrs: memref<?xindex>, %flags: memref<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %ptrs, %c0 : memref<?xindex>
+  scf.for %i = %c0 to %n step %c1 {
+    %p = memref.load %ptrs[%i] : memref<?xindex>
+    %zero = arith.cmpi eq, %p, %c0 : index
+    memref.store %zero, %flags[%i] : memref<?xi1>
+  }
+  return
+}
+func.func @kiln_impl_alias_check(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %t0 = gpu.wait async
+  %a, %ta = gpu.alloc async [%t0] () : memref<4xf32>
+  %t1 = gpu.memcpy async [%ta] %a, %x : memref<4xf32>, memref<4xf32>
+  %ptrs = memref.alloc() : memref<1xindex>
+  %flags = memref.alloc() : memref<1xi1>
+  %p = memref.extract_aligned_pointer_as_index %a : memref<4xf32> -> index
+  memref.store %p, %ptrs[%c0] : memref<1xindex>
+  %ptrsd = memref.cast %ptrs : memref<1xindex> to memref<?xindex>
+  %flagsd = memref.cast %flags : memref<1xi1> to memref<?xi1>
+  call @dealloc_helper(%ptrsd, %flagsd) : (memref<?xindex>, memref<?xi1>) -> ()
+  %free = memref.load %flags[%c0] : memref<1xi1>
+  scf.if %free {
+    %t2 = gpu.wait async
+    %t3 = gpu.dealloc async [%t2] %a : memref<4xf32>
+  }
+  memref.dealloc %ptrs : memref<1xindex>
+  memref.dealloc %flags : memref<1xi1>
+  return
+}
+func.func @kiln_entry_alias_check(%args: !llvm.ptr) {
+  %1 = llvm.load %args : !llvm.ptr -> !llvm.ptr
+  %x = builtin.unrealized_conversion_cast %1 : !llvm.ptr to memref<4xf32>
+  call @kiln_impl_alias_check(%x) : (memref<4xf32>) -> ()
+  return
+}
+func.func @kiln_impl_device_to_helper(%ptrs: memref<1xindex>) {
+  %flags = memref.alloc() : memref<1xi1>
+  %ptrsd = memref.cast %ptrs : memref<1xindex> to memref<?xindex>
+  %flagsd = memref.cast %flags : memref<1xi1> to memref<?xi1>
+  call @dealloc_helper(%ptrsd, %flagsd) : (memref<?xindex>, memref<?xi1>) -> ()
+  memref.dealloc %flags : memref<1xi1>
+  return
+}
+func.func @kiln_entry_device_to_helper(%args: !llvm.ptr) {
+  %1 = llvm.load %args : !llvm.ptr -> !llvm.ptr
+  %ptrs = builtin.unrealized_conversion_cast %1 : !llvm.ptr to memref<1xindex>
+  call @kiln_impl_device_to_helper(%ptrs) : (memref<1xindex>) -> ()
+  return
+}

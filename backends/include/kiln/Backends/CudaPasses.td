@@ -408,7 +408,8 @@ def KilnCudaGraphCalls : Pass<"kiln-cuda-graph-calls", "mlir::ModuleOp"> {
     ordered waits, device allocations, frees and copies, products,
     convolutions and constants' copies through the runtime, host control
     flow with constant loop bounds, loops and conds in
-    `kiln-cuda-graph-loops`' and `kiln-cuda-graph-conds`' graph forms -
+    `kiln-cuda-graph-loops`' and `kiln-cuda-graph-conds`' graph forms, host
+    work on host buffers of its own (the deallocation's alias check) -
     becomes
       if (kiln_cuda_graph_call_begin() == 0) {
         the body; kiln_cuda_graph_call_end()
