@@ -169,16 +169,17 @@ typedef void (*kiln_cuda_copy_constant_fn)(void *destination,
 /* A whole call run as one CUDA graph (kiln-cuda-graph-calls). The entry of
  * a function whose host code only queues device work (launches, device
  * copies, constants' copies, device allocations and frees, products,
- * convolutions, loops run as graphs; no wait for the stream, no host
- * access to device memory) starts with
+ * convolutions, loops and conds in their graph forms; no wait for the
+ * stream, no host access to device memory) starts with
  *   if (KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION() != 0) return;
  * and ends with KILN_CUDA_GRAPH_CALL_END_FUNCTION(). Begin answers nonzero
  * when the runtime has queued a graph it captured from an earlier call of
  * the function with the same argument buffers: that call's work, which
  * the host code then does not queue again. Otherwise the host code runs,
  * and the runtime may be capturing its work into a graph meanwhile, which
- * end then queues; a loop run as a graph (KILN_CUDA_GRAPH_WHILE_*) in a
- * call being captured becomes a conditional node of the call's graph. The
+ * end then queues; a loop run as a graph (KILN_CUDA_GRAPH_WHILE_*) or a
+ * cond in its graph form (KILN_CUDA_GRAPH_IF_*) in a call being captured
+ * becomes conditional nodes of the call's graph. The
  * host code must queue the same work for the same argument buffers every
  * time. */
 #define KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION "kiln_cuda_graph_call_begin"
