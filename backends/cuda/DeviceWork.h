@@ -14,10 +14,13 @@
 
 #include "common/BufferAccess.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
@@ -73,6 +76,37 @@ inline Value streamToken(OpBuilder &builder, Location loc) {
       .create<gpu::WaitOp>(loc, builder.getType<gpu::AsyncTokenType>(),
                            ValueRange())
       .getAsyncToken();
+}
+
+/// The choice kiln-cuda-graph-loops and kiln-cuda-graph-conds put where a
+/// loop or a cond was: `scf.if (query() != 0)` with `results`, the graph
+/// form to go into its then block and the host form into its else block,
+/// both left empty (without terminators) for the caller to fill.
+inline scf::IfOp createGraphFormChoice(OpBuilder &builder, Location loc,
+                                       func::FuncOp query, TypeRange results) {
+  Value answer =
+      builder.create<func::CallOp>(loc, query, ValueRange()).getResult(0);
+  Value zero = builder.create<arith::ConstantIntOp>(loc, 0, 32);
+  Value inGraph = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
+                                                answer, zero);
+  auto choice =
+      builder.create<scf::IfOp>(loc, results, inGraph, /*withElse=*/true);
+  // Without results, the blocks come with terminators.
+  for (Region &region : choice->getRegions())
+    if (!region.front().empty())
+      region.front().back().erase();
+  return choice;
+}
+
+/// Whether `branch` is a choice createGraphFormChoice made with a query
+/// among `queries` (whose then region is the graph form).
+inline bool isGraphFormChoice(scf::IfOp branch, ArrayRef<StringRef> queries) {
+  auto compare = branch.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!compare || compare.getPredicate() != arith::CmpIPredicate::ne ||
+      !matchPattern(compare.getRhs(), m_Zero()))
+    return false;
+  auto query = compare.getLhs().getDefiningOp<func::CallOp>();
+  return query && llvm::is_contained(queries, query.getCallee());
 }
 
 /// A predicate read on the host (the condition of a kiln.while's test or of

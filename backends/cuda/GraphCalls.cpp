@@ -82,18 +82,10 @@ const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_END_FUNCTION};
 
-/// Whether `branch` is kiln-cuda-graph-loops' or kiln-cuda-graph-conds'
-/// choice between a loop's or a cond's graph form (its then region) and
-/// its host form: its condition asks the runtime whether it takes graphs.
-bool choosesGraphForm(scf::IfOp branch) {
-  auto compare = branch.getCondition().getDefiningOp<arith::CmpIOp>();
-  if (!compare || compare.getPredicate() != arith::CmpIPredicate::ne ||
-      !matchPattern(compare.getRhs(), m_Zero()))
-    return false;
-  auto query = compare.getLhs().getDefiningOp<func::CallOp>();
-  return query && (query.getCallee() == KILN_CUDA_GRAPH_LOOPS_FUNCTION ||
-                   query.getCallee() == KILN_CUDA_GRAPH_CONDS_FUNCTION);
-}
+/// The queries of kiln-cuda-graph-loops' and kiln-cuda-graph-conds'
+/// choices between a loop's or a cond's graph form and its host form.
+const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+                                       KILN_CUDA_GRAPH_CONDS_FUNCTION};
 
 /// Which functions only queue device work, and how many graph nodes a call
 /// of each makes.
@@ -247,7 +239,7 @@ private:
       // loops and conds take their graph forms (where it cannot, the host
       // forms' waits break the capture and the call runs again without
       // one).
-      if (choosesGraphForm(branch))
+      if (kiln::isGraphFormChoice(branch, kGraphFormQueries))
         return regionNodes(branch.getThenRegion());
       std::optional<int64_t> then = regionNodes(branch.getThenRegion());
       std::optional<int64_t> otherwise = regionNodes(branch.getElseRegion());

@@ -148,16 +148,8 @@ public:
   void build() {
     Location loc = branch.getLoc();
     OpBuilder builder(branch);
-    Value answer =
-        builder.create<func::CallOp>(loc, available, ValueRange()).getResult(0);
-    Value zero = builder.create<arith::ConstantIntOp>(loc, 0, 32);
-    Value inGraph = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
-                                                  answer, zero);
-    auto choice = builder.create<scf::IfOp>(loc, branch.getResultTypes(),
-                                            inGraph, /*withElseRegion=*/true);
-    for (Region &region : choice->getRegions())
-      if (!region.front().empty())
-        region.front().back().erase();
+    scf::IfOp choice = kiln::createGraphFormChoice(builder, loc, available,
+                                                   branch.getResultTypes());
 
     // The host form: the predicate's read, then the cond.
     branch.getResults().replaceAllUsesWith(choice.getResults());

@@ -154,19 +154,9 @@ public:
   void build() {
     Location loc = loop.getLoc();
     OpBuilder builder(loop);
-    Value available =
-        builder.create<func::CallOp>(loc, loopsAvailable, ValueRange())
-            .getResult(0);
-    Value zero = builder.create<arith::ConstantIntOp>(loc, 0, 32);
-    Value onDevice = builder.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::ne, available, zero);
-    auto choice = builder.create<scf::IfOp>(loc, loop.getResultTypes(),
-                                            onDevice, /*withElse=*/true);
-    // Without results, the branches come with terminators; each gets its
-    // own yield below.
-    for (Region &region : choice->getRegions())
-      if (!region.front().empty())
-        region.front().back().erase();
+    // Each block of the choice gets its own yield below.
+    scf::IfOp choice = kiln::createGraphFormChoice(builder, loc, loopsAvailable,
+                                                   loop.getResultTypes());
     // The host loop, as it was, in the else branch.
     Block &hostBlock = choice.getElseRegion().front();
     loop.getResults().replaceAllUsesWith(choice.getResults());
