@@ -442,18 +442,7 @@ void *CudaDevice::allocate(uint64_t bytes, bool hostShared) {
     return toHost(pointer);
   }
   CUdeviceptr pointer = 0;
-  auto fromDriver = [&] {
-    return hostShared
-               ? driver->memAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL)
-               : driver->memAlloc(&pointer, size);
-  };
-  CUresult result = fromDriver();
-  // Before a call fails for want of memory, what the pool and the graphs
-  // of calls keep goes back to the driver (not in a capture, which the
-  // wait for the device would break: the call then runs again without
-  // one, CudaGraphCalls.cpp).
-  if (result != CUDA_SUCCESS && !capturingCall && releaseCachedMemory())
-    result = fromDriver();
+  CUresult result = allocateFromDriver(pointer, size, hostShared);
   if (!check(result, ((hostShared ? "cuMemAllocManaged of " : "cuMemAlloc of ") +
                       std::to_string(bytes) + " bytes")
                          .c_str()))
@@ -468,6 +457,23 @@ void *CudaDevice::allocate(uint64_t bytes, bool hostShared) {
   if (capturingCall)
     holdForCapture(pointer);
   return toHost(pointer);
+}
+
+CUresult CudaDevice::allocateFromDriver(CUdeviceptr &pointer, size_t bytes,
+                                        bool hostShared) {
+  auto fromDriver = [&] {
+    return hostShared
+               ? driver->memAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL)
+               : driver->memAlloc(&pointer, bytes);
+  };
+  CUresult result = fromDriver();
+  // Before a call fails for want of memory, what the pool and the graphs
+  // of calls keep goes back to the driver (not in a capture, which the
+  // wait for the device would break: the call then runs again without
+  // one, CudaGraphCalls.cpp).
+  if (result != CUDA_SUCCESS && !capturingCall && releaseCachedMemory())
+    result = fromDriver();
+  return result;
 }
 
 bool CudaDevice::releaseCachedMemory() {
@@ -542,7 +548,7 @@ void CudaDevice::copyConstant(void *destination, const void *constant,
   if (first) {
     CUdeviceptr copy = 0;
     if (!check(
-            driver->memAlloc(&copy, size_t(bytes)),
+            allocateFromDriver(copy, size_t(bytes), /*hostShared=*/false),
             ("cuMemAlloc of a constant of " + std::to_string(bytes) + " bytes")
                 .c_str())) {
       constants.erase(known);

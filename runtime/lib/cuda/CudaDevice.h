@@ -285,6 +285,11 @@ private:
   /// Stops the graphs of calls holding buffers and gives the pool's
   /// buffers back to the driver; whether it freed any.
   bool releaseCachedMemory();
+  /// `bytes` of device (or, `hostShared`, managed) memory from the driver,
+  /// tried again after releaseCachedMemory where the driver has none left
+  /// (outside a capture).
+  CUresult allocateFromDriver(CUdeviceptr &pointer, size_t bytes,
+                              bool hostShared);
   /// Whether `pointer` lies in a buffer of this device.
   bool isDevicePointer(const void *pointer) const;
   /// A library plug-in, its handle and its workspace, made on the first

@@ -1686,6 +1686,24 @@ TEST_F(FakeCudaGraphTest, MemoryGraphsHoldGoesBackBeforeACallRunsOutOfIt) {
   EXPECT_EQ(state.deviceBytes, state.deviceMemoryLimit);
 }
 
+TEST_F(FakeCudaGraphTest, AConstantsUploadGetsTheMemoryGraphsHoldToo) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+  // Input, output and arena of 256 bytes each; the graph holds the arena.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(callOn(module.get(), "scale2_graph", x.get()));
+  // Room for twice_table's input, output and arena, but its table's 16
+  // bytes fit only in the bytes the graph holds.
+  state.deviceMemoryLimit = 4 * 256;
+  TensorPtr y = callOn(module.get(), "twice_table", x.get());
+  ASSERT_TRUE(y);
+  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{20, 40, 60, 80}));
+  EXPECT_EQ(cudaStats(module.get()).constant_uploads, 1u);
+  EXPECT_EQ(state.execsDestroyed, state.instantiated);
+}
+
 TEST_F(FakeCudaTest, DeviceTensorsStayOnTheDeviceAcrossCalls) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
