@@ -1334,6 +1334,24 @@ TensorPtr callOn(kiln_module_t *module, const char *name, kiln_tensor_t *input,
   return TensorPtr(output);
 }
 
+/// One call of a graph test: its input and the output it must give.
+struct Round {
+  std::vector<float> x, y;
+};
+
+/// Calls `name` on round `index` of `rounds` from a host tensor and checks
+/// its output, and that no capture is left open or saw synchronous work.
+void expectRound(FakeState &state, kiln_module_t *module, const char *name,
+                 const std::vector<Round> &rounds, size_t index) {
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, rounds[index].x);
+  TensorPtr y = callOn(module, name, x.get());
+  ASSERT_TRUE(y);
+  EXPECT_EQ(hostValues(y.get()), rounds[index].y) << "call " << index + 1;
+  EXPECT_EQ(state.capturing, nullptr);
+  EXPECT_EQ(state.syncsDuringCapture, 0);
+}
+
 kiln_cuda_stats_t cudaStats(kiln_module_t *module) {
   kiln_cuda_stats_t stats{};
   EXPECT_TRUE(take(kiln_module_cuda_stats(module, &stats)).ok());
@@ -1507,22 +1525,13 @@ TEST_F(FakeCudaGraphTest, ALoopInACallIsAConditionalNodeOfTheCallsGraph) {
   ASSERT_TRUE(module);
   // Inputs whose loops run 7, 5, 1 and 0 times: the trip count of the
   // call's graph is decided on the device at every launch.
-  struct Round {
-    std::vector<float> x, y;
-  };
   std::vector<Round> rounds = {{{1, 2, 3, 4}, {128, 256, 384, 512}},
                                {{4, 5, 6, 7}, {128, 160, 192, 224}},
                                {{50, 1, 1, 1}, {100, 2, 2, 2}},
                                {{150, 1, 2, 3}, {150, 1, 2, 3}}};
   for (size_t round = 0; round < rounds.size(); ++round) {
     int launches = state.launches, instantiated = state.instantiated;
-    TensorPtr x =
-        kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, rounds[round].x);
-    TensorPtr y = callOn(module.get(), "double_until_graph", x.get());
-    ASSERT_TRUE(y);
-    EXPECT_EQ(hostValues(y.get()), rounds[round].y) << "call " << round + 1;
-    EXPECT_EQ(state.capturing, nullptr);
-    EXPECT_EQ(state.syncsDuringCapture, 0);
+    expectRound(state, module.get(), "double_until_graph", rounds, round);
     // The first call runs its loop as a graph of its own, the second is
     // captured with the loop's node in it, later ones launch that graph.
     EXPECT_EQ(state.instantiated - instantiated, round < 2 ? 1 : 0)
@@ -1543,9 +1552,6 @@ TEST_F(FakeCudaGraphTest, ACondInACallIsAPairOfIfNodesOfTheCallsGraph) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
   // The branch taken changes from call to call, the captured graph's too.
-  struct Round {
-    std::vector<float> x, y;
-  };
   std::vector<Round> rounds = {{{1, 2, 3, 4}, {2, 4, 6, 8}},
                                {{150, 1, 2, 3}, {150, 1, 2, 3}},
                                {{5, 6, 7, 8}, {10, 12, 14, 16}},
@@ -1553,13 +1559,7 @@ TEST_F(FakeCudaGraphTest, ACondInACallIsAPairOfIfNodesOfTheCallsGraph) {
                                {{-1, 0, 1, 2}, {-2, 0, 2, 4}}};
   for (size_t round = 0; round < rounds.size(); ++round) {
     int launches = state.launches;
-    TensorPtr x =
-        kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, rounds[round].x);
-    TensorPtr y = callOn(module.get(), "pick_graph", x.get());
-    ASSERT_TRUE(y);
-    EXPECT_EQ(hostValues(y.get()), rounds[round].y) << "call " << round + 1;
-    EXPECT_EQ(state.capturing, nullptr);
-    EXPECT_EQ(state.syncsDuringCapture, 0);
+    expectRound(state, module.get(), "pick_graph", rounds, round);
     // The first call branches on the host (the predicate's kernel and one
     // branch); the second queues the predicate's kernel, the branches'
     // conditions and both branches into its graph; later calls launch it.
