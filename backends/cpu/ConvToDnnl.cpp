@@ -160,49 +160,56 @@ static int64_t outputPositions(ArrayRef<int64_t> d) {
          d[KILN_DNNL_CONV_HEADER_SIZE + 5];
 }
 
-/// Whether oneDNN's Winograd kernels beat its direct ones on the f32
-/// convolution of `descriptor`, the per-call relayouts into and out of
-/// their nChw16c layout included: a 3x3 window at stride 1 without
-/// dilation or groups, at least 16 input and 64 output channels and 392
-/// output positions (two 14x14 maps). Their transformed weights are 16/9
-/// of the direct ones' bytes, read from memory on each call in a model,
-/// so the output positions must be enough to amortize them. Measured in
-/// ResNet-50 (`kiln-compile --profile`, one thread, oneDNN 2.6, AVX-512):
-/// at batch 1, 56x56 and 28x28 maps 15-17% faster, 14x14 (196 positions)
-/// no faster; at batch 8, 1.35-1.85x faster down to 7x7 maps. With 32
-/// output channels (DenseNet's) slower.
+/// Where oneDNN's Winograd kernels run when asked for (`always`,
+/// `kiln-compile --conv-algorithm=winograd`): a 3x3 window at stride 1
+/// without dilation or groups, at least 16 input and 64 output channels and
+/// 392 output positions (two 14x14 maps). Their transformed weights are
+/// 16/9 of the direct ones' bytes, read from memory on each call in a
+/// model, so the output positions must be enough to amortize them. In
+/// ResNet-50 (`kiln-compile --profile`, one thread, oneDNN 2.6, AVX-512) they
+/// were 15-17% faster than the direct kernels on 56x56 and 28x28 maps at
+/// batch 1 and 1.35-1.85x at batch 8; kiln's own (`ownWinogradPays`) runs
+/// the same convolutions as fast or faster.
 static bool winogradPays(ArrayRef<int64_t> d) {
   return kiln_winograd_conv_applies(d.data()) && d[3] >= 16 && d[4] >= 64 &&
          outputPositions(d) >= 392;
 }
 
 /// Whether kiln's own Winograd convolution (WinogradConv.c), in `tiling`,
-/// beats oneDNN's direct kernels on the f32 convolution of `descriptor`
-/// (measured below AVX-512, where oneDNN has no Winograd kernel). Its
-/// products [tiles, C] x [C, K],
-/// one per transformed position, read all the transformed weights however
-/// few the tiles, and its transforms cost per tile in proportion to C + K
-/// where the products do to C K: so C K / (C + K) at least 32 and, for
-/// F(4x4, 3x3) (4x the direct weights' bytes), at least 8 tiles of 4x4
-/// outputs. Measured on an AVX2 EPYC, one thread, oneDNN 2.6's direct
-/// kernels on nChw8c against it, one call at a time, ms: C = K = 64 on
-/// 56x56 2.8 / 1.5, 128 on 28x28 3.0 / 1.3, 256 on 14x14 (16 tiles) 2.7 /
-/// 1.8, 512 on 7x7 (4 tiles) 3.8 / 6.0 and at batch 2 (8 tiles) 6.9 / 5.3;
-/// 448 -> 384 on 8x8 (4 tiles) 2.4 / 4.0 (3.5 / 6.5 on another day); 32 ->
-/// 64 on 147x147 (C K / (C + K) = 21) 9.9 / 12.8; 16 -> 16 on 32x32 0.07 /
-/// 0.09. In DenseNet-121 (`--profile`, batch 1) its 128 -> 32 convolutions
-/// (25.6) gained on 28x28 maps (8.3 -> 7.0 ms for 12) and lost on 56x56
-/// (16.0 -> 16.4-18.0 for 6) and 14x14 (4.4-4.9 -> 6.4-6.8 for 24);
-/// ResNet-50's and Inception-v3's (32 and up) gained 1.4-2.1x. A window of
-/// one row or column (F(m, r): F(4, 7) reads 10/7 of the direct weights'
-/// bytes, F(4, 3) 2x) takes at least 32 tiles of m outputs. Alone, with its
-/// weights in cache, in microseconds: Inception's 160 -> 160 1x7 on 17x17
-/// (85 tiles) 1640 / 856, 7x1 1230 / 866, 192 -> 192 1x7 2127 / 966, at
-/// batch 8 14.9 / 10.4 ms; 384 -> 384 1x3 on 8x8 (16 tiles) 913 / 546, 3x1
-/// 986 / 440; 64 -> 64 1x7 on 17x17 271 / 230, 48 -> 64 (27.4) 207 / 192,
-/// 32 -> 32 (16) 72 / 97. In the model (`--profile`, batch 1), whose weights
-/// come from memory: the 17x17 ones 1.3-1.9x faster (192 -> 192 1x7 2652 /
-/// 1514), the 8x8 ones no faster (1x3 1326 / 1364, 3x1 1264 / 1088).
+/// beats oneDNN's direct kernels, and its Winograd kernels where the CPU
+/// has them, on the f32 convolution of `descriptor`. Its products [tiles,
+/// C] x [C, K], one per transformed position, read all the transformed weights
+/// however few the tiles, and its transforms cost per tile in proportion to C +
+/// K where the products do to C K: so C K / (C + K) at least 32 and, for F(4x4,
+/// 3x3) (4x the direct weights' bytes), at least 8 tiles of 4x4 outputs.
+/// Measured on an AVX2 EPYC, one thread, oneDNN 2.6's direct kernels on nChw8c
+/// against it, one call at a time, ms: C = K = 64 on 56x56 2.8 / 1.5, 128 on
+/// 28x28 3.0 / 1.3, 256 on 14x14 (16 tiles) 2.7 / 1.8, 512 on 7x7 (4 tiles) 3.8
+/// / 6.0 and at batch 2 (8 tiles) 6.9 / 5.3; 448 -> 384 on 8x8 (4 tiles) 2.4
+/// / 4.0 (3.5 / 6.5 on another day); 32 -> 64 on 147x147 (C K / (C + K) =
+/// 21) 9.9 / 12.8; 16 -> 16 on 32x32 0.07 / 0.09. In DenseNet-121 (`--profile`,
+/// batch 1) its 128 -> 32 convolutions (25.6) gained on 28x28 maps (8.3 -> 7.0
+/// ms for 12) and lost on 56x56 (16.0 -> 16.4-18.0 for 6) and 14x14 (4.4-4.9
+/// -> 6.4-6.8 for 24); ResNet-50's and Inception-v3's (32 and up)
+/// gained 1.4-2.1x. A window of one row or column (F(m, r): F(4, 7) reads 10/7
+/// of the direct weights' bytes, F(4, 3) 2x) takes at least 32 tiles of m
+/// outputs. Alone, with its weights in cache, in microseconds: Inception's 160
+/// -> 160 1x7 on 17x17 (85 tiles) 1640 / 856, 7x1 1230 / 866, 192 -> 192 1x7
+/// 2127 / 966, at batch 8 14.9 / 10.4 ms; 384 -> 384 1x3 on 8x8 (16 tiles) 913
+/// / 546, 3x1 986 / 440; 64 -> 64 1x7 on 17x17 271 / 230, 48 -> 64 (27.4) 207 /
+/// 192, 32 -> 32 (16) 72 / 97. In the model (`--profile`, batch 1), whose
+/// weights come from memory: the 17x17 ones 1.3-1.9x faster (192 -> 192 1x7
+/// 2652 / 1514), the 8x8 ones no faster (1x3 1326 / 1364, 3x1 1264 / 1088).
+/// With AVX-512 (a Zen 5 EPYC, `--profile`, one thread, ms per call of all
+/// convolutions of a shape; oneDNN's Winograd kernels / direct / kiln's):
+/// ResNet-50 at batch 1, 64 on 56x56 1.76 / - / 1.74, 128 on 28x28 1.74 / -
+/// / 1.42, 256 on 14x14 (16 tiles) - / 4.08 / 3.37, 512 on 7x7 (4 tiles) -
+/// / 2.18 / 6.26; at batch 8 12.7 / - / 13.0, 12.0 / - / 9.0, 22.0 / 31.7 /
+/// 19.2, 15.2 / 13.2 / 11.4; Inception-v3 at batch 1, 80 -> 192 on 71x71
+/// 2.99 / 5.01 / 2.30, 96 -> 96 on 35x35 1.75 / 2.17 / 1.33, 64 -> 96 1.38 /
+/// 1.94 / 1.26, 32 -> 64 on 147x147 (21) 4.13 / 2.91 / 2.27; DenseNet-121's
+/// 128 -> 32 (25.6, left direct) on 14x14 maps - / 1.30 / 2.21, on 28x28 -
+/// / 2.45 / 2.17.
 static bool ownWinogradPays(ArrayRef<int64_t> d,
                             const KilnWinogradTiling &tiling) {
   int64_t tiles = d[2] * tiling.tilesH * tiling.tilesW;
@@ -829,37 +836,25 @@ struct KilnCpuOutlineDnnlConvsPass
         flags |= KILN_DNNL_CONV_CLIP;
       if (epilogue.f32Dst)
         flags |= KILN_DNNL_CONV_F32_DST;
-      // oneDNN's Winograd kernels where they pay and, asked ("query"),
-      // oneDNN has one for this CPU and this epilogue (a clip's bounds
-      // follow the descriptor's other entries).
-      if (!quantized && winograd != "never" && winograd != "own" &&
-          winogradPays(descriptor)) {
-        SmallVector<int64_t> asked(descriptor);
-        if (flags & KILN_DNNL_CONV_CLIP)
-          for (float bound : {epilogue.clipLow, epilogue.clipHigh})
-            asked.push_back(llvm::bit_cast<uint32_t>(bound));
-        if (winograd == "always" || hasWinogradKernel(asked))
-          flags |= KILN_DNNL_CONV_WINOGRAD | KILN_DNNL_CONV_BLOCKED;
-      }
-      // Where oneDNN has no Winograd kernels (below AVX-512), kiln's own,
-      // on the layouts chosen above: where it pays (`query`) or wherever
-      // the shape allows (`own`); for windows of one row or column, which
-      // oneDNN's Winograd kernels never take, on every CPU (with AVX-512
-      // the direct kernels and the products run twice as wide, the
-      // transforms not; not measured there). Not for a convolution of
-      // dequantized integers that runs as f32 (a CPU without VNNI): its
-      // direct sums of products of integers times scales stay close to the
-      // int8 kernels' exact ones, and the transforms' rounding moves more
-      // requantized values by a step that the next layers carry on (the
-      // QDQ ResNet-18 of test/onnx/quantized_models.py against the file
-      // evaluated node by node, six seeds: the same on five, 2.4e-2 of
+      // oneDNN's Winograd kernels only where asked (`always`, where the
+      // shape allows): kiln's own below runs the same convolutions sooner
+      // (`ownWinogradPays`).
+      if (!quantized && winograd == "always" && winogradPays(descriptor))
+        flags |= KILN_DNNL_CONV_WINOGRAD | KILN_DNNL_CONV_BLOCKED;
+      // kiln's own Winograd convolution, on the layouts chosen above, where
+      // it pays (`query`) or wherever the shape allows (`own`). Not for a
+      // convolution of dequantized integers that runs as f32 (a CPU without
+      // VNNI): its direct sums of products of integers times scales stay
+      // close to the int8 kernels' exact ones, and the transforms' rounding
+      // moves more requantized values by a step that the next layers carry
+      // on (the QDQ ResNet-18 of test/onnx/quantized_models.py against the
+      // file evaluated node by node, six seeds: the same on five, 2.4e-2 of
       // the largest output with kiln's Winograd against 0 on the sixth).
       KilnWinogradTiling tiling;
       if (!quantized && kiln_winograd_conv_tiling(descriptor.data(), &tiling) &&
           (winograd == "own" ||
-           (winograd == "query" &&
-            (tiling.axis != KILN_WINOGRAD_SQUARE || !hasWinogradKernels()) &&
-            ownWinogradPays(descriptor, tiling) && !quantizedConv(op))))
+           (winograd == "query" && ownWinogradPays(descriptor, tiling) &&
+            !quantizedConv(op))))
         flags |= KILN_DNNL_CONV_OWN_WINOGRAD;
       // An activation's or a Winograd kernel's call reads its operands'
       // magnitudes (DnnlConv.c): where src is what an earlier such call

@@ -110,38 +110,6 @@ mlir::kiln::dnnl::preferredLayouts(llvm::ArrayRef<int64_t> descriptor,
 #endif
 }
 
-bool mlir::kiln::dnnl::hasWinogradKernel(llvm::ArrayRef<int64_t> descriptor) {
-#ifdef KILN_HAVE_DNNL
-  dnnl_engine_t engine = compileEngine();
-  const int64_t *desc = descriptor.data();
-  int64_t flags = desc[5] | KILN_DNNL_CONV_BLOCKED | KILN_DNNL_CONV_WINOGRAD;
-  dnnl_memory_desc_t user[3], any[3], bias;
-  dnnl_primitive_desc_t pd;
-  if (!engine || (flags & (KILN_DNNL_CONV_BFLOAT16 | KILN_DNNL_CONV_INT8)) ||
-      kiln_dnnl_conv_describe(desc, flags, dnnl_f32, user, &bias) !=
-          dnnl_success ||
-      kiln_dnnl_conv_layouts(flags, user, any) != dnnl_success ||
-      kiln_dnnl_conv_primitive_desc(desc, flags, any, &bias,
-                                    /*binaryAddend=*/nullptr,
-                                    /*quant=*/nullptr, engine,
-                                    &pd) != dnnl_success)
-    return false;
-  dnnl_primitive_desc_destroy(pd);
-  return true;
-#else
-  (void)descriptor;
-  return false;
-#endif
-}
-
-bool mlir::kiln::dnnl::hasWinogradKernels() {
-  // k, groups, N, C, O, flags; then per dim input sizes, kernel sizes,
-  // output sizes, strides, low and high paddings, dilations.
-  static const bool has = hasWinogradKernel(
-      {2, 1, 1, 64, 64, 0, 28, 28, 3, 3, 28, 28, 1, 1, 1, 1, 1, 1, 1, 1});
-  return has;
-}
-
 bool mlir::kiln::dnnl::hasDirectKernel(llvm::ArrayRef<int64_t> descriptor,
                                        int64_t layoutFlags) {
 #ifdef KILN_HAVE_DNNL

@@ -69,18 +69,6 @@ std::optional<ConvLayouts> preferredLayouts(llvm::ArrayRef<int64_t> descriptor,
 /// False without oneDNN.
 bool hasDirectKernel(llvm::ArrayRef<int64_t> descriptor, int64_t layoutFlags);
 
-/// Whether oneDNN on the CPU this runs on has a Winograd kernel for the f32
-/// convolution of `descriptor` (DnnlConvAbi.h) with its epilogue flags, in
-/// layouts of its choice; false without oneDNN.
-bool hasWinogradKernel(llvm::ArrayRef<int64_t> descriptor);
-
-/// Whether oneDNN on the CPU this runs on has Winograd kernels at all
-/// (asked for a 3x3 convolution of 64 channels on a 28x28 map, where its
-/// AVX-512 kernels run): where it has, its direct kernels are what kiln's
-/// own Winograd convolution was not measured against, and kiln leaves
-/// those convolutions to oneDNN. False without oneDNN.
-bool hasWinogradKernels();
-
 /// Whether oneDNN's int8 products on the CPU this runs on use VNNI's dot
 /// products (false without oneDNN): without them a quantized convolution's
 /// call widens its operands to f32 (DnnlConv.c), slower than the f32

@@ -1,9 +1,9 @@
 // 3x3 convolutions that run in a Winograd algorithm (kiln-cpu-outline-dnnl-
-// convs with `winograd=query`, the default of kiln-compile): oneDNN's
-// where the CPU has its kernels (AVX-512: at least 16 input channels, 64
-// output channels and 392 output positions), kiln's own F(4x4, 3x3)
-// elsewhere (at least 8 tiles of 4x4 outputs, C K / (C + K) at least
-// 32);
+// convs with `winograd=query`, the default of kiln-compile): kiln's own
+// F(4x4, 3x3) where it pays (at least 8 tiles of 4x4 outputs, C K / (C +
+// K) at least 32), and oneDNN's Winograd kernels where asked (at least 16
+// input channels, 64 output channels and 392 output positions, on
+// AVX-512);
 // with a bias, a ReLU, a residual addition and a chain whose second call
 // takes the first's bound; map sizes that are no multiple of 4, lopsided
 // padding and channel counts that are no multiple of 8; and the same on
@@ -12,8 +12,8 @@
 // not hold it). The harness compiles the conv* programs with the layouts
 // oneDNN wants, channels-last, blocked and plain, and these also through
 // kiln's own Winograd convolution wherever the shape allows (blocked by 8
-// and 16, channels-last and plain), and compares each with the reference
-// evaluator.
+// and 16, channels-last and plain) and through oneDNN's Winograd kernels,
+// and compares each with the reference evaluator.
 //
 // RUN: kiln-opt %s | kiln-opt -o /dev/null
 // RUN: kiln-compile %s --conv-algorithm=winograd -o %t.kmod

@@ -8,10 +8,10 @@
 //     off; on the CPU the conv* programs also with oneDNN's convolutions
 //     channels-last (reordered inside the call, and direct), blocked and
 //     plain, the conv_winograd* programs also through kiln's own Winograd
-//     convolution, and the matmul_packed* programs also with every product of a
-//     constant B on kiln's packed kernel; programs with loops, parallel
-//     loops and concurrent kernels also with each loop nest in a function
-//     of its own) and load it with the runtime;
+//     convolution and oneDNN's, and the matmul_packed* programs also with every
+//     product of a constant B on kiln's packed kernel; programs with loops,
+//     parallel loops and concurrent kernels also with each loop nest in a
+//     function of its own) and load it with the runtime;
 //  4. for every public function and every seed: draw random inputs,
 //     evaluate the function and its fused copy (which must agree exactly),
 //     call every build and compare each output with the evaluator's within
@@ -177,8 +177,9 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
     }
   // The conv_winograd* programs on the CPU also through kiln's own
   // Winograd convolution wherever the shape allows, whatever the CPU, on
-  // each layout it reads and writes.
-  if (target == E2ETarget::Cpu && isProgramOf(path, "conv_winograd"))
+  // each layout it reads and writes, and through oneDNN's Winograd kernels
+  // (which the default never picks; direct sums where the CPU has none).
+  if (target == E2ETarget::Cpu && isProgramOf(path, "conv_winograd")) {
     for (const char *layouts :
          {"blocked-8", "blocked-16", "channels-last-direct", "plain"}) {
       CompileOptions options = traits.options(true);
@@ -188,6 +189,11 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
           {std::string(traits.name) + " (kiln's Winograd, " + layouts + ")",
            std::make_unique<NativeModule>(*module, options)});
     }
+    CompileOptions options = traits.options(true);
+    options.cpu.convAlgorithm = "winograd";
+    builds.push_back({std::string(traits.name) + " (oneDNN's Winograd)",
+                      std::make_unique<NativeModule>(*module, options)});
+  }
   // The matmul_packed* programs on the CPU also with every product of a
   // constant B that kiln's packed kernel takes given to it, whatever oneDNN
   // does on the CPU running the test, however small (no lower bound on a

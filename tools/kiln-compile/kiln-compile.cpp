@@ -133,9 +133,9 @@ cl::opt<std::string> convLayouts(
 cl::opt<std::string> convAlgorithm(
     "conv-algorithm",
     cl::desc("The algorithm of the f32 3x3, 1xN and Nx1 convolutions: "
-             "'auto' (Winograd where it is faster: oneDNN's where it has a "
-             "kernel for it on this CPU, else kiln's own; the default), "
-             "'winograd' (oneDNN's, 3x3 only, wherever the shape allows), "
+             "'auto' (kiln's own Winograd where it is faster than direct "
+             "sums; the default), 'winograd' (oneDNN's Winograd kernels, 3x3 "
+             "only, where the shape allows and the CPU has them), "
              "'own-winograd' (kiln's own, wherever the shape allows) or "
              "'direct' (direct sums only)"),
     cl::init("auto"), cl::value_desc("auto|winograd|own-winograd|direct"),

@@ -1,4 +1,5 @@
-/*===- DnnlConv.c - kiln.conv through oneDNN's convolution primitive -------===*\
+/*===- DnnlConv.c - kiln.conv through oneDNN's convolution primitive
+-------===*\
  *
  * Linked (as a static, position-independent archive) into the modules whose
  * code calls kiln_dnnl_conv_f32 or kiln_dnnl_conv_bf16, which
@@ -69,8 +70,9 @@
  * the activation itself), and src is read only where that bound is too
  * large.
  *
- * A convolution with KILN_DNNL_CONV_WINOGRAD (3x3, stride 1, chosen by
- * the compiler where it pays) runs oneDNN's Winograd kernels, which
+ * A convolution with KILN_DNNL_CONV_WINOGRAD (3x3, stride 1, where
+ * `kiln-compile --conv-algorithm=winograd` asks) runs oneDNN's Winograd
+ * kernels (AVX-512 only; the direct ones elsewhere), which
  * compute the sums from transformed tiles of src and weights in about
  * half the multiplies, with rounding errors of the order of the direct
  * sums'. The transforms combine inputs that a direct sum keeps apart (an
@@ -78,10 +80,9 @@
  * so the call takes the same guard as an activation, with the bound
  * widened by the transforms' growth: where an operand is not finite or a
  * transformed value could overflow, the direct primitive runs instead.
- * Where oneDNN has no Winograd kernel for the CPU (below AVX-512), the
- * compiler may ask for kiln's own (KILN_DNNL_CONV_OWN_WINOGRAD,
- * WinogradConv.c) on the layouts the direct kernels take, under the same
- * guard.
+ * The compiler's default is kiln's own Winograd convolution
+ * (KILN_DNNL_CONV_OWN_WINOGRAD, WinogradConv.c, on every CPU, where it
+ * pays) on the layouts the direct kernels take, under the same guard.
  *
  * The symbols are hidden: every module gets its own copy, and a module
  * unloaded while another still runs must not take the other's code along.
@@ -468,7 +469,7 @@ static CachedConv *create(const int64_t *desc, int64_t flags,
     if (type == dnnl_f32 && kiln_winograd_conv_applies(desc)) {
       int constant = (flags & KILN_DNNL_CONV_CONSTANT_WEIGHT) && weights;
       entry->winograd = kiln_winograd_conv_create(
-          desc, flags, constant ? weights : NULL, KILN_WINOGRAD_BLOCK_BYTES);
+          desc, flags, constant ? weights : NULL, kiln_winograd_block_bytes());
       readWeightMagnitude(entry, flags, weights, type);
       return entry;
     }

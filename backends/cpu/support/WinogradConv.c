@@ -81,6 +81,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Channels per step of the transforms: one AVX2 vector. */
 enum { kLanes = 8 };
@@ -690,13 +691,28 @@ static float *allocateScratch(const KilnWinogradConv *conv, int workers) {
   return scratch;
 }
 
-/* KILN_WINOGRAD_BLOCK_BYTES: the bytes of V's and M's planes that one
- * thread's block of tiles may take. Blocks bound the scratch a site keeps (a
- * batch of 8 56x56 maps of 64 channels would take 29 MB) and keep the planes in
- * the last-level cache; smaller ones, for a core's L2, were no faster (each
- * product then has too few rows for oneDNN's kernels: an AVX2 EPYC, one thread,
- * 1x64x56x56 1.2 ms whole, 1.7 ms in blocks of 64 tiles; 8x64x56x56 17.0 ms
- * whole, 15.5 in blocks of 128 to 256). */
+/* The bytes of V's and M's planes that one thread's block of tiles may
+ * take: a core's L2, where they stay from the input transform through the
+ * product to the output transform. Blocks also bound the scratch a site
+ * keeps (a batch of 8 56x56 maps of 64 channels would take 29 MB). Measured
+ * in ResNet-50 at batch 8 (`kiln-compile --profile`, one thread, a Zen 5
+ * EPYC with 1 MB of L2 a core), ms per call for its 3x3 convolutions with
+ * blocks of 0.3, 0.6, 1, 2 and 4 MB: 64 channels on 56x56 17.2, 16.8, 14.8,
+ * 15.2, 15.7; 128 on 28x28 11.8, 11.8, 10.1, 10.3, 11.0; the whole model's
+ * 3x3 ones 83.6, 82.9, 78.1, 79.5, 79.6. Between 256 KB and 4 MB; 1 MB
+ * where the CPU does not say. */
+size_t kiln_winograd_block_bytes(void) {
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l2 <= 0)
+    return (size_t)1 << 20;
+  if (l2 < (256L << 10))
+    return (size_t)256 << 10;
+  return l2 > (4L << 20) ? (size_t)4 << 20 : (size_t)l2;
+}
+
+/* The fewest tiles in a block: fewer make each product too thin for
+ * oneDNN's kernels (an AVX2 EPYC, one thread, 1x64x56x56 1.2 ms whole, 1.7
+ * ms in blocks of 64 tiles). */
 enum { kMinBlock = 16 };
 
 KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
@@ -733,11 +749,24 @@ KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
    * them for every thread; else all tiles at once, each phase split over
    * the threads (the product over its planes). */
   conv->workers = omp_get_max_threads();
+  /* Blocks of equal size: a short last one (7 of Inception-v3's 85 tiles
+   * of 1x7 windows on 17x17 maps in blocks of 78) makes a thin product
+   * that costs nearly as much as a full one (its 160 -> 160 ones 1.88 ms
+   * per call in blocks of 78 and 7, 1.23 in two of 43). Each block reads
+   * all the transformed weights: where those outweigh the planes of all
+   * tiles, all at once (ResNet-50's 512 -> 512 on 7x7 maps at batch 8: 32
+   * tiles, 38 MB of weights and 4.7 MB of planes; 10.4 ms in blocks of 27
+   * and 5, 5.7 at once). */
   int64_t block =
       (int64_t)(blockBytes / (size_t)(positions * (conv->c + conv->k) * 4));
   block = block < kMinBlock ? kMinBlock : block;
   int64_t blocks = (conv->tiles + block - 1) / block;
-  conv->rows = blocks >= 2 * conv->workers ? block : conv->tiles;
+  size_t weightBytes = (size_t)(positions * conv->c * conv->k) * 4;
+  size_t planeBytesOfAll =
+      (size_t)(conv->tiles * positions * (conv->c + conv->k)) * 4;
+  conv->rows = blocks >= 2 * conv->workers && weightBytes < planeBytesOfAll
+                   ? (conv->tiles + blocks - 1) / blocks
+                   : conv->tiles;
   conv->vMd = planes(positions, conv->rows, conv->c);
   conv->uMd = planes(positions, conv->c, conv->k);
   conv->mMd = planes(positions, conv->rows, conv->k);

@@ -60,13 +60,14 @@ int kiln_winograd_conv_tiling(const int64_t *desc, KilnWinogradTiling *tiling);
 int kiln_winograd_conv_applies(const int64_t *desc);
 
 /* The bytes of transformed tiles (input and output) that one thread
- * handles at a time (WinogradConv.c says why). */
-#define KILN_WINOGRAD_BLOCK_BYTES ((size_t)4 << 20)
+ * handles at a time: a core's L2 cache on the running CPU (WinogradConv.c
+ * says why). */
+size_t kiln_winograd_block_bytes(void);
 
 /* The state of a call site of `desc` (which applies) with `flags` (the
  * descriptor's, whose layouts and epilogue it takes): its batched product
  * and, where the weights are constant (`constantWeights` not null), their
- * transform, computed here once. `blockBytes`: KILN_WINOGRAD_BLOCK_BYTES
+ * transform, computed here once. `blockBytes`: kiln_winograd_block_bytes()
  * (the tests take smaller blocks). */
 KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
                                             const float *constantWeights,

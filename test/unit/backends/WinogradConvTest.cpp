@@ -303,12 +303,12 @@ TEST(WinogradConv, ChannelsNotMultipleOfLanes) {
   }
 }
 
-/// Tiles in blocks of 16 (blocks small enough for every thread to take
-/// some), the last one short, on one thread and on two, through
-/// kiln_winograd_conv_create and kiln_winograd_conv_run: the same sums as
-/// all tiles at once.
+/// Tiles in blocks (blocks of at least 16 tiles, small enough for every
+/// thread to take some: 72 tiles in 5 blocks of 15, the last one short), on
+/// one thread and on two, through kiln_winograd_conv_create and
+/// kiln_winograd_conv_run: the same sums as all tiles at once.
 TEST(WinogradConv, BlocksOfTiles) {
-  Shape shape{5, 16, 24, 13, 11, 1, 1, 1, 1}; // 5 x 12 tiles
+  Shape shape{6, 16, 24, 13, 11, 1, 1, 1, 1}; // 6 x 12 tiles
   for (Layout layout : {Block8, ChannelsLast})
     for (int threads : {1, 2}) {
       SCOPED_TRACE(name(layout) + ", " + std::to_string(threads) + " threads");
@@ -320,7 +320,7 @@ TEST(WinogradConv, BlocksOfTiles) {
       int before = omp_get_max_threads();
       omp_set_num_threads(threads);
       std::vector<double> exact = site.reference();
-      for (size_t blockBytes : {size_t(1), KILN_WINOGRAD_BLOCK_BYTES}) {
+      for (size_t blockBytes : {size_t(1), kiln_winograd_block_bytes()}) {
         KilnWinogradConv *conv = kiln_winograd_conv_create(
             desc.data(), desc[5], site.weights.data(), blockBytes);
         std::vector<float> dst(exact.size(), -7.0f);
