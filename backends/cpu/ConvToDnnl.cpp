@@ -180,8 +180,9 @@ static bool winogradPays(ArrayRef<int64_t> d) {
 /// has them, on the f32 convolution of `descriptor`. Its products [tiles,
 /// C] x [C, K], one per transformed position, read all the transformed weights
 /// however few the tiles, and its transforms cost per tile in proportion to C +
-/// K where the products do to C K: so C K / (C + K) at least 32 and, for F(4x4,
-/// 3x3) (4x the direct weights' bytes), at least 8 tiles of 4x4 outputs.
+/// K where the products do to C K: so C K / (C + K) at least 32 (for F(4x4,
+/// 3x3), see below) and, for F(4x4, 3x3) (4x the direct weights' bytes), at
+/// least 8 tiles of 4x4 outputs.
 /// Measured on an AVX2 EPYC, one thread, oneDNN 2.6's direct kernels on nChw8c
 /// against it, one call at a time, ms: C = K = 64 on 56x56 2.8 / 1.5, 128 on
 /// 28x28 3.0 / 1.3, 256 on 14x14 (16 tiles) 2.7 / 1.8, 512 on 7x7 (4 tiles) 3.8
@@ -210,11 +211,29 @@ static bool winogradPays(ArrayRef<int64_t> d) {
 /// 1.94 / 1.26, 32 -> 64 on 147x147 (21) 4.13 / 2.91 / 2.27; DenseNet-121's
 /// 128 -> 32 (25.6, left direct) on 14x14 maps - / 1.30 / 2.21, on 28x28 -
 /// / 2.45 / 2.17.
+///
+/// For F(4x4, 3x3) the channel bound depends on how much of its tiles the
+/// map fills (`covered`: 1 on 28x28 and 56x56 maps, (14 / 16)^2 = 0.77 on
+/// 14x14 and 7x7 ones, whose last tiles compute two or three outputs of
+/// four along each dim): the products save 4 `covered` - 1 of the direct
+/// multiplies per output, the transforms cost in proportion to C + K, so C
+/// K / (C + K) at least 57 / (4 `covered` - 1): 19 on whole tiles, 28 at
+/// 0.77. The 57 is fitted to the AVX-512 measurements above and, at batch
+/// 8, DenseNet-121's 128 -> 32 (25.6; direct / kiln's, ms per call for all
+/// of a shape): 56x56 45.4 / 32.6, 28x28 19.8 / 14.0, 14x14 9.7 / 10.2, 7x7
+/// 1.6 / 3.0; it takes Inception-v3's 32 -> 64 on 147x147 (21.3, covered
+/// 0.99) and DenseNet-121's on 28x28 and 56x56 maps, and leaves its 14x14
+/// and 7x7 ones and Inception's 32 -> 32 (16) direct.
 static bool ownWinogradPays(ArrayRef<int64_t> d,
                             const KilnWinogradTiling &tiling) {
   int64_t tiles = d[2] * tiling.tilesH * tiling.tilesW;
-  return tiles >= (tiling.axis == KILN_WINOGRAD_SQUARE ? 8 : 32) &&
-         d[3] * d[4] >= 32 * (d[3] + d[4]);
+  int64_t c = d[3], k = d[4];
+  if (tiling.axis != KILN_WINOGRAD_SQUARE)
+    return tiles >= 32 && c * k >= 32 * (c + k);
+  double covered =
+      double(outputPositions(d)) /
+      double(tiling.tilesH * tiling.tileH * tiling.tilesW * tiling.tileW);
+  return tiles >= 8 && double(c * k) * (4 * covered - 1) >= 57.0 * (c + k);
 }
 
 /// The ops after a convolution that oneDNN applies as it writes the

@@ -752,19 +752,26 @@ KilnWinogradConv *kiln_winograd_conv_create(const int64_t *desc, int64_t flags,
   /* Blocks of equal size: a short last one (7 of Inception-v3's 85 tiles
    * of 1x7 windows on 17x17 maps in blocks of 78) makes a thin product
    * that costs nearly as much as a full one (its 160 -> 160 ones 1.88 ms
-   * per call in blocks of 78 and 7, 1.23 in two of 43). Each block reads
-   * all the transformed weights: where those outweigh the planes of all
-   * tiles, all at once (ResNet-50's 512 -> 512 on 7x7 maps at batch 8: 32
-   * tiles, 38 MB of weights and 4.7 MB of planes; 10.4 ms in blocks of 27
-   * and 5, 5.7 at once). */
+   * per call in blocks of 78 and 7, 1.23 in two of 43). As many for each
+   * thread: DenseNet-121's 128 -> 32 on a 56x56 map in 5 blocks took 3.09
+   * ms a call on two threads, 1.54x its time on one. Each block reads all
+   * the transformed weights: where those outweigh the planes of all tiles,
+   * all at once (ResNet-50's 512 -> 512 on 7x7 maps at batch 8: 32 tiles,
+   * 38 MB of weights and 4.7 MB of planes; 10.4 ms in blocks of 27 and 5,
+   * 5.7 at once). */
   int64_t block =
       (int64_t)(blockBytes / (size_t)(positions * (conv->c + conv->k) * 4));
   block = block < kMinBlock ? kMinBlock : block;
+  int64_t workers = conv->workers;
   int64_t blocks = (conv->tiles + block - 1) / block;
+  blocks = (blocks + workers - 1) / workers * workers;
+  while (blocks > workers && conv->tiles < blocks * kMinBlock)
+    blocks -= workers;
   size_t weightBytes = (size_t)(positions * conv->c * conv->k) * 4;
   size_t planeBytesOfAll =
       (size_t)(conv->tiles * positions * (conv->c + conv->k)) * 4;
-  conv->rows = blocks >= 2 * conv->workers && weightBytes < planeBytesOfAll
+  conv->rows = blocks >= 2 && conv->tiles >= blocks * kMinBlock &&
+                       weightBytes < planeBytesOfAll
                    ? (conv->tiles + blocks - 1) / blocks
                    : conv->tiles;
   conv->vMd = planes(positions, conv->rows, conv->c);

@@ -303,12 +303,12 @@ TEST(WinogradConv, ChannelsNotMultipleOfLanes) {
   }
 }
 
-/// Tiles in blocks (blocks of at least 16 tiles, small enough for every
-/// thread to take some: 72 tiles in 5 blocks of 15, the last one short), on
-/// one thread and on two, through kiln_winograd_conv_create and
-/// kiln_winograd_conv_run: the same sums as all tiles at once.
+/// Tiles in blocks of at least 16 tiles, as many for each thread (84 tiles
+/// in 5 blocks of 17, the last one short, on one thread; in 4 of 21 on
+/// two), through kiln_winograd_conv_create and kiln_winograd_conv_run: the
+/// same sums as all tiles at once.
 TEST(WinogradConv, BlocksOfTiles) {
-  Shape shape{6, 16, 24, 13, 11, 1, 1, 1, 1}; // 6 x 12 tiles
+  Shape shape{7, 16, 24, 13, 11, 1, 1, 1, 1}; // 7 x 12 tiles
   for (Layout layout : {Block8, ChannelsLast})
     for (int threads : {1, 2}) {
       SCOPED_TRACE(name(layout) + ", " + std::to_string(threads) + " threads");
