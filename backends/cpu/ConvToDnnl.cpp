@@ -212,26 +212,31 @@ static bool winogradPays(ArrayRef<int64_t> d) {
 /// 128 -> 32 (25.6, left direct) on 14x14 maps - / 1.30 / 2.21, on 28x28 -
 /// / 2.45 / 2.17.
 ///
-/// For F(4x4, 3x3) the channel bound depends on how much of its tiles the
-/// map fills (`covered`: 1 on 28x28 and 56x56 maps, (14 / 16)^2 = 0.77 on
-/// 14x14 and 7x7 ones, whose last tiles compute two or three outputs of
-/// four along each dim): the products save 4 `covered` - 1 of the direct
-/// multiplies per output, the transforms cost in proportion to C + K, so C
-/// K / (C + K) at least 57 / (4 `covered` - 1): 19 on whole tiles, 28 at
-/// 0.77. The 57 is fitted to the AVX-512 measurements above and, at batch
-/// 8, DenseNet-121's 128 -> 32 (25.6; direct / kiln's, ms per call for all
-/// of a shape): 56x56 45.4 / 32.6, 28x28 19.8 / 14.0, 14x14 9.7 / 10.2, 7x7
-/// 1.6 / 3.0; it takes Inception-v3's 32 -> 64 on 147x147 (21.3, covered
-/// 0.99) and DenseNet-121's on 28x28 and 56x56 maps, and leaves its 14x14
-/// and 7x7 ones and Inception's 32 -> 32 (16) direct.
+/// For F(4x4, 3x3) the channel bound also depends on how much of its tiles
+/// the map fills (`covered`: 1 on 28x28 and 56x56 maps, (14 / 16)^2 = 0.77
+/// on 14x14 and 7x7 ones, whose last tiles compute two or three outputs of
+/// four along each dim, 0.39 on 5x5 ones): the products save 4 `covered` -
+/// 1 of the direct multiplies per output and the transforms cost in
+/// proportion to C + K, so C K / (C + K) at least 57 / (4 `covered` - 1)
+/// too (19 on whole tiles, 28 at 0.77, 102 at 0.39; the 57 fitted to the
+/// measurements above). Below 32 it paid on one thread and not on two:
+/// DenseNet-121's 128 -> 32 (25.6) at batch 8 on one thread, direct /
+/// kiln's, ms per call for all of a shape, 56x56 45.4 / 32.6, 28x28 19.8 /
+/// 14.0, 14x14 9.7 / 10.2, 7x7 1.6 / 3.0 (the model 7% faster), but on two
+/// threads of the same host the model at batch 1 and 8 5-6% slower (its
+/// 28x28 ones at batch 1 1.37 / 1.98 ms), so 32 stays the floor.
 static bool ownWinogradPays(ArrayRef<int64_t> d,
                             const KilnWinogradTiling &tiling) {
   int64_t tiles = d[2] * tiling.tilesH * tiling.tilesW;
   int64_t c = d[3], k = d[4];
+  if (c * k < 32 * (c + k))
+    return false;
   if (tiling.axis != KILN_WINOGRAD_SQUARE)
-    return tiles >= 32 && c * k >= 32 * (c + k);
+    return tiles >= 32;
+  // Of one image's tiles (outputPositions counts all images').
   double covered =
-      double(outputPositions(d)) /
+      double(d[KILN_DNNL_CONV_HEADER_SIZE + 4] *
+             d[KILN_DNNL_CONV_HEADER_SIZE + 5]) /
       double(tiling.tilesH * tiling.tileH * tiling.tilesW * tiling.tileW);
   return tiles >= 8 && double(c * k) * (4 * covered - 1) >= 57.0 * (c + k);
 }

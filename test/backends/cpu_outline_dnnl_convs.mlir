@@ -758,12 +758,12 @@ func.func @winograd_lines(%x: tensor<1x64x17x17xf32>, %w17: tensor<64x64x1x7xf32
 
 // Where kiln's own F(4x4, 3x3) pays (`winograd=query`, the same on every
 // CPU; flag 4194304 on blocked-8's 1835008 = 6029312): at least 8 tiles of
-// 4x4 outputs and C K / (C + K) at least 57 / (4 covered - 1), covered
-// being the share of the tiles' outputs inside the map. 128 -> 32 (25.6)
-// on a 28x28 map (49 whole tiles: at least 19) runs it, on a 14x14 one
-// (16 tiles covered 0.77: at least 27.7) not; 32 -> 64 (21.3) on 40x40
-// runs it, 32 -> 32 (16) not; 64 -> 64 (32) on one 7x7 map (4 tiles) not,
-// on two (8 tiles, covered 0.77) it does.
+// 4x4 outputs, C K / (C + K) at least 32 and at least 57 / (4 covered -
+// 1), covered being the share of the tiles' outputs inside the map.
+// 128 -> 64 (42.7) on a 28x28 map runs it, 128 -> 32 (25.6) not; 64 -> 64
+// (32) on two 5x5 maps (8 tiles covered 0.39: at least 102) not, on one
+// 7x7 map (4 tiles) not, on two (8 tiles covered 0.77: at least 27.7) it
+// does; 256 -> 256 on a 14x14 map (16 tiles) does.
 // QUERY-LABEL: func.func @winograd_pays(
 // QUERY:         call @[[FA:kiln_dnnl_conv[_0-9]*]](
 // QUERY:         call @[[FB:kiln_dnnl_conv[_0-9]*]](
@@ -771,20 +771,20 @@ func.func @winograd_lines(%x: tensor<1x64x17x17xf32>, %w17: tensor<64x64x1x7xf32
 // QUERY:         call @[[FD:kiln_dnnl_conv[_0-9]*]](
 // QUERY:         call @[[FE:kiln_dnnl_conv[_0-9]*]](
 // QUERY:         call @[[FF:kiln_dnnl_conv[_0-9]*]](
-// QUERY-DAG:   func.func private @[[FA]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 128, 32, 6029312, 28, 28,
-// QUERY-DAG:   func.func private @[[FB]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 128, 32, 1835008, 14, 14,
-// QUERY-DAG:   func.func private @[[FC]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 32, 64, 6029312, 40, 40,
-// QUERY-DAG:   func.func private @[[FD]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 32, 32, 1835008, 40, 40,
-// QUERY-DAG:   func.func private @[[FE]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 64, 64, 1835008, 7, 7,
-// QUERY-DAG:   func.func private @[[FF]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 64, 64, 6029312, 7, 7,
-func.func @winograd_pays(%x28: tensor<1x128x28x28xf32>, %x14: tensor<1x128x14x14xf32>, %w: tensor<32x128x3x3xf32>, %x40: tensor<1x32x40x40xf32>, %w64: tensor<64x32x3x3xf32>, %w32: tensor<32x32x3x3xf32>, %x7: tensor<1x64x7x7xf32>, %y7: tensor<2x64x7x7xf32>, %v: tensor<64x64x3x3xf32>) -> (tensor<1x32x28x28xf32>, tensor<1x32x14x14xf32>, tensor<1x64x40x40xf32>, tensor<1x32x40x40xf32>, tensor<1x64x7x7xf32>, tensor<2x64x7x7xf32>) {
-  %a = kiln.conv %x28, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x128x28x28xf32>, tensor<32x128x3x3xf32>
-  %b = kiln.conv %x14, %w, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x128x14x14xf32>, tensor<32x128x3x3xf32>
-  %c = kiln.conv %x40, %w64, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x32x40x40xf32>, tensor<64x32x3x3xf32>
-  %d = kiln.conv %x40, %w32, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x32x40x40xf32>, tensor<32x32x3x3xf32>
+// QUERY-DAG:   func.func private @[[FA]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 128, 64, 6029312, 28, 28,
+// QUERY-DAG:   func.func private @[[FB]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 128, 32, 1835008, 28, 28,
+// QUERY-DAG:   func.func private @[[FC]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 64, 64, 1835008, 5, 5,
+// QUERY-DAG:   func.func private @[[FD]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 64, 64, 1835008, 7, 7,
+// QUERY-DAG:   func.func private @[[FE]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 2, 64, 64, 6029312, 7, 7,
+// QUERY-DAG:   func.func private @[[FF]]({{.*}} attributes {kiln.dnnl_conv = array<i64: 2, 1, 1, 256, 256, 6029312, 14, 14,
+func.func @winograd_pays(%x28: tensor<1x128x28x28xf32>, %w64: tensor<64x128x3x3xf32>, %w32: tensor<32x128x3x3xf32>, %x5: tensor<2x64x5x5xf32>, %x7: tensor<1x64x7x7xf32>, %y7: tensor<2x64x7x7xf32>, %v: tensor<64x64x3x3xf32>, %x14: tensor<1x256x14x14xf32>, %u: tensor<256x256x3x3xf32>) -> (tensor<1x64x28x28xf32>, tensor<1x32x28x28xf32>, tensor<2x64x5x5xf32>, tensor<1x64x7x7xf32>, tensor<2x64x7x7xf32>, tensor<1x256x14x14xf32>) {
+  %a = kiln.conv %x28, %w64, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x128x28x28xf32>, tensor<64x128x3x3xf32>
+  %b = kiln.conv %x28, %w32, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x128x28x28xf32>, tensor<32x128x3x3xf32>
+  %c = kiln.conv %x5, %v, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x64x5x5xf32>, tensor<64x64x3x3xf32>
   %e = kiln.conv %x7, %v, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x64x7x7xf32>, tensor<64x64x3x3xf32>
   %f = kiln.conv %y7, %v, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<2x64x7x7xf32>, tensor<64x64x3x3xf32>
-  return %a, %b, %c, %d, %e, %f : tensor<1x32x28x28xf32>, tensor<1x32x14x14xf32>, tensor<1x64x40x40xf32>, tensor<1x32x40x40xf32>, tensor<1x64x7x7xf32>, tensor<2x64x7x7xf32>
+  %g = kiln.conv %x14, %u, strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], groups = 1 : tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>
+  return %a, %b, %c, %e, %f, %g : tensor<1x64x28x28xf32>, tensor<1x32x28x28xf32>, tensor<2x64x5x5xf32>, tensor<1x64x7x7xf32>, tensor<2x64x7x7xf32>, tensor<1x256x14x14xf32>
 }
 
 // -----
