@@ -180,9 +180,9 @@ static bool winogradPays(ArrayRef<int64_t> d) {
 /// has them, on the f32 convolution of `descriptor`. Its products [tiles,
 /// C] x [C, K], one per transformed position, read all the transformed weights
 /// however few the tiles, and its transforms cost per tile in proportion to C +
-/// K where the products do to C K: so C K / (C + K) at least 32 (for F(4x4,
-/// 3x3), see below) and, for F(4x4, 3x3) (4x the direct weights' bytes), at
-/// least 8 tiles of 4x4 outputs.
+/// K where the products do to C K: so C K / (C + K) at least 32 (F(4x4,
+/// 3x3) more on maps it fills in part, below) and, for F(4x4, 3x3) (4x the
+/// direct weights' bytes), at least 8 tiles of 4x4 outputs.
 /// Measured on an AVX2 EPYC, one thread, oneDNN 2.6's direct kernels on nChw8c
 /// against it, one call at a time, ms: C = K = 64 on 56x56 2.8 / 1.5, 128 on
 /// 28x28 3.0 / 1.3, 256 on 14x14 (16 tiles) 2.7 / 1.8, 512 on 7x7 (4 tiles) 3.8

@@ -1,5 +1,4 @@
-/*===- DnnlConv.c - kiln.conv through oneDNN's convolution primitive
--------===*\
+/*===- DnnlConv.c - kiln.conv through oneDNN's convolution primitive ----===*\
  *
  * Linked (as a static, position-independent archive) into the modules whose
  * code calls kiln_dnnl_conv_f32 or kiln_dnnl_conv_bf16, which
