@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -335,6 +336,80 @@ TEST(WinogradConv, BlocksOfTiles) {
       }
       omp_set_num_threads(before);
     }
+}
+
+/// Shapes, layouts, epilogues, block sizes and thread counts drawn at
+/// random (fixed seeds): F(4x4, 3x3) and F(m, r) through
+/// kiln_winograd_conv_create and kiln_winograd_conv_run, with blocks of one
+/// tile's bytes up to a core's L2 (equal blocks, a multiple of the threads,
+/// or all tiles at once where the weights outweigh the planes), near the
+/// sums in double.
+TEST(WinogradConv, RandomShapesInBlocks) {
+  std::mt19937 random(20261201);
+  auto draw = [&](int64_t low, int64_t high) {
+    return std::uniform_int_distribution<int64_t>(low, high)(random);
+  };
+  int before = omp_get_max_threads();
+  int cases = 0;
+  for (int i = 0; i < 24; ++i) {
+    Layout layout =
+        std::vector<Layout>{Plain, ChannelsLast, Block8, Block16}[draw(0, 3)];
+    int64_t unit = layout == Block16 ? 16 : 8;
+    Shape shape{draw(1, 4),
+                unit * draw(1, 4),
+                unit * draw(1, 4),
+                draw(3, 22),
+                draw(3, 22),
+                0,
+                0,
+                0,
+                0};
+    int64_t window = draw(0, 2);
+    if (window) {
+      (window == 1 ? shape.kw : shape.kh) = draw(3, 7);
+      (window == 1 ? shape.kh : shape.kw) = 1;
+    }
+    shape.top = draw(0, shape.kh - 1);
+    shape.bottom = draw(0, shape.kh - 1);
+    shape.left = draw(0, shape.kw - 1);
+    shape.right = draw(0, shape.kw - 1);
+    if (shape.oh() < 1 || shape.ow() < 1)
+      continue;
+    int64_t flags = std::vector<int64_t>{
+        0, KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_RELU,
+        KILN_DNNL_CONV_BIAS | KILN_DNNL_CONV_ADDEND,
+        KILN_DNNL_CONV_ADDEND | KILN_DNNL_CONV_CLIP}[draw(0, 3)];
+    bool constant = draw(0, 1);
+    if (constant)
+      flags |= KILN_DNNL_CONV_CONSTANT_WEIGHT;
+    Site site(shape, layout, flags);
+    std::vector<int64_t> desc = site.descriptor(KILN_DNNL_CONV_OWN_WINOGRAD);
+    ASSERT_TRUE(kiln_winograd_conv_applies(desc.data())) << shape.str();
+    std::vector<double> exact = site.reference();
+    ++cases;
+    for (int threads : {1, 2})
+      for (size_t blockBytes : {size_t(1), size_t(20000), size_t(200000),
+                                kiln_winograd_block_bytes()}) {
+        SCOPED_TRACE(name(layout) + ", N " + std::to_string(shape.n) + ", " +
+                     shape.str() + ", flags " + std::to_string(flags) + ", " +
+                     std::to_string(threads) + " threads, blocks of " +
+                     std::to_string(blockBytes) + " bytes");
+        omp_set_num_threads(threads);
+        KilnWinogradConv *conv = kiln_winograd_conv_create(
+            desc.data(), desc[5], constant ? site.weights.data() : nullptr,
+            blockBytes);
+        std::vector<float> dst(exact.size(), -7.0f);
+        for (int call = 0; call < 2; ++call)
+          kiln_winograd_conv_run(conv, site.src.data(), site.weights.data(),
+                                 site.bias.data(), site.addend.data(),
+                                 dst.data());
+        kiln_winograd_conv_destroy(conv);
+        for (size_t j = 0; j < exact.size(); ++j)
+          ASSERT_NEAR(dst[j], exact[j], tolerance(shape)) << "at " << j;
+      }
+  }
+  omp_set_num_threads(before);
+  EXPECT_GE(cases, 16) << "too few shapes drawn had outputs";
 }
 
 /// An infinity or a NaN in src, a value whose transform could overflow, or
