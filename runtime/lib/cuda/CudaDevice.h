@@ -316,6 +316,15 @@ private:
   /// and the kernel that sets a loop's condition.
   int graphLoopSupport = 0;
   CUfunction setCondition = nullptr, setBranch = nullptr;
+  /// Adds a conditional node of `type` on `condition` to `graph` after the
+  /// nodes `after` (as `node`, its body graph as `body`) and captures the
+  /// stream into that body from here on; `what` names the node and the
+  /// body in errors ("an if node", "a branch"). Whether both went well.
+  bool captureIntoConditionalNode(CUgraph graph,
+                                  const std::vector<CUgraphNode> &after,
+                                  CUgraphConditionalHandle condition, int type,
+                                  CUgraphNode &node, CUgraph &body,
+                                  const char *nodeWhat, const char *bodyWhat);
   /// Captures a branch's IF node (`side` 0 for the first, 1 for the
   /// second) after what the stream captured so far; whether it went well.
   bool captureGraphIfSide(void *branch, int side);

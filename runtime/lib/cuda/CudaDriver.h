@@ -132,7 +132,8 @@ public:
   /// nothing, or where the graph is empty).
   virtual CUresult
   streamBeginCaptureToGraph(CUstream, CUgraph,
-                            const std::vector<CUgraphNode> &dependencies, int) {
+                            const std::vector<CUgraphNode> & /*dependencies*/,
+                            int) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   virtual CUresult streamEndCapture(CUstream, CUgraph *) {

@@ -59,15 +59,9 @@ bool CudaDevice::captureGraphIfSide(void *opaque, int side) {
   // follows the first's node (at most one of them runs).
   if (side == 1)
     last.assign(1, branch->node);
-  branch->capturing =
-      check(driver->graphAddConditionalNode(
-                &branch->node, branch->graph, last.data(), last.size(),
-                branch->conditions[side], CU_GRAPH_COND_TYPE_IF, context,
-                &branch->body),
-            "cuGraphAddNode (an if node)") &&
-      check(driver->streamBeginCaptureToGraph(streamHandle, branch->body, {},
-                                              CU_STREAM_CAPTURE_MODE_RELAXED),
-            "cuStreamBeginCaptureToGraph (a branch)");
+  branch->capturing = captureIntoConditionalNode(
+      branch->graph, last, branch->conditions[side], CU_GRAPH_COND_TYPE_IF,
+      branch->node, branch->body, "an if node", "a branch");
   return branch->capturing;
 }
 

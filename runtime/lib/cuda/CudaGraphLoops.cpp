@@ -232,15 +232,24 @@ void CudaDevice::testGraphWhile(void *opaque, const void *predicate) {
   std::vector<CUgraphNode> last;
   if (!setGraphWhileCondition(loop, predicate, last))
     return;
-  CUgraphNode &node = loop->node;
-  if (check(driver->graphAddConditionalNode(
-                &node, loop->graph, last.data(), last.size(), loop->condition,
-                CU_GRAPH_COND_TYPE_WHILE, context, &loop->iteration),
-            "cuGraphAddNode (a while node)") &&
-      check(driver->streamBeginCaptureToGraph(streamHandle, loop->iteration, {},
-                                              CU_STREAM_CAPTURE_MODE_RELAXED),
-            "cuStreamBeginCaptureToGraph (a loop's iteration)"))
+  if (captureIntoConditionalNode(
+          loop->graph, last, loop->condition, CU_GRAPH_COND_TYPE_WHILE,
+          loop->node, loop->iteration, "a while node", "a loop's iteration"))
     loop->capturing = true;
+}
+
+bool CudaDevice::captureIntoConditionalNode(
+    CUgraph graph, const std::vector<CUgraphNode> &after,
+    CUgraphConditionalHandle condition, int type, CUgraphNode &node,
+    CUgraph &body, const char *nodeWhat, const char *bodyWhat) {
+  return check(driver->graphAddConditionalNode(&node, graph, after.data(),
+                                               after.size(), condition, type,
+                                               context, &body),
+               (std::string("cuGraphAddNode (") + nodeWhat + ")").c_str()) &&
+         check(driver->streamBeginCaptureToGraph(
+                   streamHandle, body, {}, CU_STREAM_CAPTURE_MODE_RELAXED),
+               (std::string("cuStreamBeginCaptureToGraph (") + bodyWhat + ")")
+                   .c_str());
 }
 
 void CudaDevice::endGraphWhile(void *opaque, const void *predicate) {
