@@ -41,6 +41,17 @@ inline func::FuncOp declareLibraryFunction(ModuleOp module, StringRef name,
   return function;
 }
 
+/// Marks the pointer parameters `indices` of the library function
+/// `function` `llvm.readonly`: the library only reads the memory they
+/// point to (kiln-cuda-resident-constants then lets it read a constant in
+/// place).
+inline void markReadOnlyParameters(func::FuncOp function,
+                                   ArrayRef<unsigned> indices) {
+  for (unsigned index : indices)
+    function.setArgAttr(index, LLVM::LLVMDialect::getReadonlyAttrName(),
+                        UnitAttr::get(function.getContext()));
+}
+
 /// A private i64 global named after `name` (made unique in `symbols`)
 /// holding `values`, at the builder's insertion point.
 inline memref::GlobalOp createI64Global(OpBuilder &builder, Location loc,

@@ -24,8 +24,11 @@
 //      the host reads are copied back explicitly
 //      (kiln-cuda-predicate-copies); launches and copies are queued on the
 //      stream, waited for only before the host reads memory
-//      (kiln-cuda-async-launches); intermediates only device work touches
-//      share one device arena per call (kiln-cuda-plan-arena); the other
+//      (kiln-cuda-async-launches); constants only device work reads are
+//      read in place from the device copy the runtime uploads once
+//      (kiln-cuda-resident-constants); intermediates only device work
+//      touches share one device arena per call (kiln-cuda-plan-arena); the
+//      other
 //      host buffers become device memory, or CUDA managed memory where the
 //      host code touches their elements (kiln-cuda-device-allocations);
 //   5. gpu-kernel-outlining, all kernels in one gpu.module, nvvm-attach-target
@@ -167,13 +170,14 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   // No canonicalization after this point: it would fold a wait on a fresh
   // `gpu.wait async`, which in kiln's runtime waits for the module's stream.
   pm.addNestedPass<func::FuncOp>(createKilnCudaAsyncLaunches());
+  // Constants go to the device once per module, where kernels and library
+  // calls read them in place (before the arena is planned, which then
+  // holds no copy of them).
+  pm.addPass(createKilnCudaResidentConstants());
   KilnCudaPlanArenaOptions arena;
   arena.report = options.memoryReport;
   pm.addNestedPass<func::FuncOp>(createKilnCudaPlanArena(arena));
   pm.addPass(createKilnCudaDeviceAllocations());
-  // Constants go to the device once per module; each call copies them
-  // there on the device.
-  pm.addPass(createKilnCudaResidentConstants());
   // Loops whose test and body only queue device work run as CUDA graphs
   // where the runtime can (conditional nodes), host loops elsewhere; calls
   // that only queue device work are captured whole and launched again,
@@ -227,7 +231,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   // A model's weights leave the host code for the module's constant pool,
   // as on the CPU (PoolConstants.cpp): kept in the code, ResNet-50's took
   // more than half of its 40 s of compile time in LLVM. The runtime
-  // uploads each to the device from there (kiln_cuda_copy_constant).
+  // uploads each to the device from there (kiln-cuda-resident-constants).
   pm.addPass(createKilnCpuPoolConstants());
 }
 

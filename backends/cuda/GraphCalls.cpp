@@ -70,17 +70,13 @@ constexpr int64_t kMaxGraphNodes = 100000;
 /// The runtime's library calls a captured call may make: products,
 /// convolutions, constants' copies, and the calls of loops and conds in
 /// their graph forms (whose nodes go into the call's graph).
-const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
-                                   KILN_CUDA_CONV_FUNCTION,
-                                   KILN_CUDA_COPY_CONSTANT_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
-                                   KILN_CUDA_GRAPH_CONDS_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_END_FUNCTION};
+const StringRef kLibraryCalls[] = {
+    KILN_CUDA_MATMUL_FUNCTION,           KILN_CUDA_CONV_FUNCTION,
+    KILN_CUDA_COPY_CONSTANT_FUNCTION,    KILN_CUDA_RESIDENT_CONSTANT_FUNCTION,
+    KILN_CUDA_GRAPH_LOOPS_FUNCTION,      KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
+    KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION, KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
+    KILN_CUDA_GRAPH_CONDS_FUNCTION,      KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
+    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,    KILN_CUDA_GRAPH_IF_END_FUNCTION};
 
 /// The queries of kiln-cuda-graph-loops' and kiln-cuda-graph-conds'
 /// choices between a loop's or a cond's graph form and its host form.

@@ -378,6 +378,8 @@ struct KilnCudaLibraryConvPass
         builder.getFunctionType({pointer, pointer, pointer, pointer}, {}));
     if (!routine)
       return signalPassFailure();
+    // The descriptor, x and w are only read (y is written), in every mode.
+    mlir::kiln::markReadOnlyParameters(routine, {0, 1, 2});
 
     SymbolTable symbols(module);
     SetVector<Operation *> callees;

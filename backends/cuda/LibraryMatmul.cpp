@@ -206,6 +206,8 @@ struct KilnCudaLibraryMatmulPass
         module, KILN_CUDA_MATMUL_FUNCTION, type);
     if (!routine)
       return signalPassFailure();
+    // A, B and the bias are only read.
+    mlir::kiln::markReadOnlyParameters(routine, {7, 10, 16});
 
     for (auto &[op, form, zeroFill, narrowing, bias] : products) {
       Location loc = op.getLoc();

@@ -3,7 +3,9 @@
 // the stream without waiting; the loop predicate is copied to a host stack
 // slot once per iteration, after which, and only there, the host waits.
 // The intermediates live in a device arena allocated once per call (the
-// predicate and the constant copied in share its bytes). GPU runtime
+// predicate's byte; the counter's initial constant is read in place from
+// the device copy the runtime keeps, kiln-cuda-resident-constants). GPU
+// runtime
 // calls, and the PTX, go through slots the runtime fills; the PTX is
 // stored once in the .kmod.
 // REQUIRES: cuda-backend
@@ -43,7 +45,7 @@
 // REPORT-NOT: remark: device memory plan for @kiln_entry_count
 // The loop's carried 4xf32 starts as a copy of %x (16 of the 60 bytes): the
 // caller's input is read only (kiln-read-only-arguments).
-// REPORT: remark: device memory plan for @kiln_impl_count: 2 intermediates of 5 bytes in total in an arena of 4 bytes; 60 bytes in their own allocations
+// REPORT: remark: device memory plan for @kiln_impl_count: 1 intermediates of 1 bytes in total in an arena of 1 bytes; 60 bytes in their own allocations
 // REPORT-NOT: remark: device memory plan for @kiln_entry_count
 
 // CHECK-DAG: @kiln_gpu_kernel_image = global ptr null
@@ -55,7 +57,8 @@
 
 // CHECK-LABEL: define internal {{.*}}@kiln_impl_count(
 // The arena: device memory (the last argument, host-shared, is 0).
-// CHECK:         %[[ARENA:.+]] = tail call ptr @mgpuMemAlloc(i64 4, ptr %{{.+}}, i8 0)
+// CHECK:         %[[ARENA:.+]] = tail call ptr @mgpuMemAlloc(i64 1, ptr %{{.+}}, i8 0)
+// CHECK:         call ptr @kiln_cuda_resident_constant(ptr nonnull @{{.+}}, i64 4)
 // CHECK:         %[[SLOT:.+]] = alloca i1
 // CHECK:         br label %[[HEAD:[0-9]+]]
 // CHECK:       [[HEAD]]:

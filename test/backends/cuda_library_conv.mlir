@@ -3,7 +3,9 @@
 
 // A call of a marked function becomes a call of the runtime's
 // kiln_cuda_conv with the descriptor (one constant global per function)
-// and the buffers' addresses; the function goes.
+// and the buffers' addresses; the function goes. The descriptor, x and w
+// are only read (`llvm.readonly`, kiln-cuda-resident-constants), y is not.
+// CHECK: func.func private @kiln_cuda_conv(!llvm.ptr {llvm.readonly}, !llvm.ptr {llvm.readonly}, !llvm.ptr {llvm.readonly}, !llvm.ptr)
 // CHECK-LABEL: memref.global "private" constant @kiln_cuda_conv_descriptor : memref<21xi64> = dense<[2, 1, 0, 0, 1, 4, 8, 6, 6, 3, 3, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1]> {alignment = 8 : i64}
 // CHECK-NOT: func.func private @kiln_cuda_conv_f
 // CHECK-LABEL: func.func @twice

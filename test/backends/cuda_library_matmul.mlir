@@ -6,8 +6,9 @@
 // flags have no ACCUMULATE (4). The operands are (flags, ab_dtype, c_dtype,
 // batch, m, n, k) then pointer, leading dimension and batch stride of A, B
 // and C, then the bias (null without); f32 is dtype 0. Without a batch the
-// strides are 0.
-// CHECK-LABEL: func.func private @kiln_cuda_matmul(i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr)
+// strides are 0. A, B and the bias are only read (`llvm.readonly`, which
+// lets kiln-cuda-resident-constants pass a constant in place), C is not.
+// CHECK-LABEL: func.func private @kiln_cuda_matmul(i64, i64, i64, i64, i64, i64, i64, !llvm.ptr {llvm.readonly}, i64, i64, !llvm.ptr {llvm.readonly}, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr {llvm.readonly})
 // CHECK-LABEL: func.func @overwrite
 // CHECK-NOT:     linalg.fill
 // CHECK:         %{{.+}}, %{{.+}}, %{{.+}}:2, %[[SA:.+]]:2 = memref.extract_strided_metadata %arg0

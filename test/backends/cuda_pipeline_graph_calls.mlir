@@ -2,13 +2,14 @@
 // work to the runtime as a CUDA graph (kiln-cuda-graph-calls): its entry
 // asks kiln_cuda_graph_call_begin first and returns when the runtime
 // launched a graph of an earlier call, and otherwise queues the call's
-// work (its constant copied through the runtime, kiln-cuda-resident-
-// constants, the product, the kernel) and calls kiln_cuda_graph_call_end.
+// work (its constant read in place where the runtime keeps it on the
+// device, kiln-cuda-resident-constants, the product, the kernel) and calls
+// kiln_cuda_graph_call_end.
 // A function with a kiln.while is captured whole too, its loop in the
 // graph form (kiln-cuda-graph-loops) whose WHILE node the runtime puts
 // into the call's graph. A function that reads a dynamic index on the
 // host keeps its entry as it is. --no-cuda-graphs turns graphs off;
-// constants are still copied through the runtime.
+// constants are still read where the runtime keeps them.
 // REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=llvm | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --no-cuda-graphs --emit=llvm | FileCheck %s --check-prefix=OFF
@@ -17,11 +18,11 @@
 
 // CHECK-DAG:   @kiln_gpu_fn_kiln_cuda_graph_call_begin = global ptr null
 // CHECK-DAG:   @kiln_gpu_fn_kiln_cuda_graph_call_end = global ptr null
-// CHECK-DAG:   @kiln_gpu_fn_kiln_cuda_copy_constant = global ptr null
+// CHECK-DAG:   @kiln_gpu_fn_kiln_cuda_resident_constant = global ptr null
 // CHECK-LABEL: define void @kiln_entry_dense(
 // CHECK:         %[[B:.+]] = tail call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         icmp eq i32 %[[B]], 0
-// CHECK:         call void @kiln_cuda_copy_constant(ptr %{{.+}}, ptr nonnull @{{.+}}, i64 128)
+// CHECK:         call ptr @kiln_cuda_resident_constant(ptr nonnull @{{.+}}, i64 128)
 // CHECK:         call void @kiln_cuda_matmul(
 // CHECK:         call void @mgpuLaunchKernel(
 // CHECK-NOT:     @mgpuStreamSynchronize
@@ -34,7 +35,7 @@
 // CHECK:         ret void
 
 // OFF-NOT:     kiln_cuda_graph_call
-// OFF:         call void @kiln_cuda_copy_constant(
+// OFF:         call ptr @kiln_cuda_resident_constant(
 // OFF-NOT:     kiln_cuda_graph_call
 
 // LIST: dense(arg0: f32[8,16], arg1: f32[16,4]) -> (out0: f32[8,4])

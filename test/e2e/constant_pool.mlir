@@ -14,7 +14,8 @@
 // RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST
 // The CUDA backend pools them the same way: the host code passes their
 // place in the pool to the runtime, which uploads them to the device once
-// (kiln-cuda-resident-constants), and the module loads with its pool.
+// and answers where kernels read them (kiln-cuda-resident-constants), and
+// the module loads with its pool.
 // RUN: %if cuda-backend %{ kiln-compile %s --target=cuda --emit=mlir | FileCheck %s --check-prefix=CUDA %}
 // RUN: %if cuda-backend %{ kiln-compile %s --target=cuda -o %t.cuda.kmod %}
 // RUN: %if cuda-backend %{ kiln-run %t.cuda.kmod --list | FileCheck %s --check-prefix=LIST %}
@@ -23,7 +24,7 @@
 // CUDA-DAG: llvm.mlir.global external constant @kiln_constants_size(10240 : i64)
 // CUDA-DAG: llvm.mlir.global external @kiln_constants()
 // CUDA-DAG: %[[SLOT:.+]] = llvm.mlir.addressof @kiln_constants : !llvm.ptr
-// CUDA-DAG: llvm.call @kiln_cuda_copy_constant(%{{.+}}, %{{.+}}, %{{.+}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CUDA-DAG: llvm.call @kiln_cuda_resident_constant(%{{.+}}, %{{.+}}) : (!llvm.ptr, i64) -> !llvm.ptr
 // LIST: project(x: f32[4,32]) -> (y: f32[4,48])
 
 func.func @project(%x: tensor<4x32xf32> {kiln.name = "x"})

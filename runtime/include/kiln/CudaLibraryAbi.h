@@ -166,6 +166,19 @@ typedef void (*kiln_cuda_copy_constant_fn)(void *destination,
                                            const void *constant,
                                            int64_t bytes);
 
+/* The device address of a constant of the module (read-only host memory)
+ * that kernels and library calls read in place, without a copy per call
+ * (kiln-cuda-resident-constants). The runtime uploads the constant once,
+ * at the first call that asks for it, keyed by its host address and size
+ * as for KILN_CUDA_COPY_CONSTANT_FUNCTION, and keeps it there while the
+ * module is loaded, so the address stays the same from call to call (and
+ * a call run as a CUDA graph may hold it). Nothing may write there. Null
+ * after a failure of the call, whose later device work is then skipped. */
+#define KILN_CUDA_RESIDENT_CONSTANT_FUNCTION "kiln_cuda_resident_constant"
+
+typedef void *(*kiln_cuda_resident_constant_fn)(const void *constant,
+                                                int64_t bytes);
+
 /* A whole call run as one CUDA graph (kiln-cuda-graph-calls). The entry of
  * a function whose host code only queues device work (launches, device
  * copies, constants' copies, device allocations and frees, products,

@@ -540,35 +540,50 @@ void CudaDevice::copy(void *destination, const void *source, size_t bytes) {
         "cuMemcpyAsync");
 }
 
+CUdeviceptr CudaDevice::uploadConstant(const void *constant, int64_t bytes) {
+  auto [known, first] = constants.try_emplace({constant, bytes}, 0);
+  if (!first)
+    return known->second;
+  CUdeviceptr copy = 0;
+  if (!check(allocateFromDriver(copy, size_t(bytes), /*hostShared=*/false),
+             ("cuMemAlloc of a constant of " + std::to_string(bytes) + " bytes")
+                 .c_str())) {
+    constants.erase(known);
+    return 0;
+  }
+  if (!check(driver->memcpyHtoD(copy, constant, size_t(bytes)),
+             "cuMemcpyHtoD of a constant")) {
+    driver->memFree(copy);
+    constants.erase(known);
+    return 0;
+  }
+  known->second = copy;
+  ++counters.driverAllocations;
+  ++counters.constantUploads;
+  counters.constantBytes += uint64_t(bytes);
+  counters.heldBytes += uint64_t(bytes);
+  return copy;
+}
+
 void CudaDevice::copyConstant(void *destination, const void *constant,
                               int64_t bytes) {
   if (!failure.empty() || bytes <= 0)
     return;
-  auto [known, first] = constants.try_emplace({constant, bytes}, 0);
-  if (first) {
-    CUdeviceptr copy = 0;
-    if (!check(
-            allocateFromDriver(copy, size_t(bytes), /*hostShared=*/false),
-            ("cuMemAlloc of a constant of " + std::to_string(bytes) + " bytes")
-                .c_str())) {
-      constants.erase(known);
-      return;
-    }
-    if (!check(driver->memcpyHtoD(copy, constant, size_t(bytes)),
-               "cuMemcpyHtoD of a constant")) {
-      driver->memFree(copy);
-      constants.erase(known);
-      return;
-    }
-    known->second = copy;
-    ++counters.driverAllocations;
-    ++counters.constantUploads;
-    counters.constantBytes += uint64_t(bytes);
-    counters.heldBytes += uint64_t(bytes);
+  CUdeviceptr copy = uploadConstant(constant, bytes);
+  if (copy)
+    check(driver->memcpyAsync(toDevice(destination), copy, size_t(bytes),
+                              streamHandle),
+          "cuMemcpyAsync of a constant");
+}
+
+void *CudaDevice::residentConstant(const void *constant, int64_t bytes) {
+  if (!failure.empty())
+    return nullptr;
+  if (bytes <= 0) {
+    fail("a resident constant of " + std::to_string(bytes) + " bytes");
+    return nullptr;
   }
-  check(driver->memcpyAsync(toDevice(destination), known->second, size_t(bytes),
-                            streamHandle),
-        "cuMemcpyAsync of a constant");
+  return reinterpret_cast<void *>(uploadConstant(constant, bytes));
 }
 
 CudaStats CudaDevice::stats() {

@@ -33,7 +33,8 @@
 //     workspace per device; convolutions likewise by the convolutions
 //     plug-in (DnnPlugin.h, over cuDNN), loaded on the first convolution;
 //   - a module's constants are uploaded to device memory once, at the
-//     first call that copies them, and copied on the device afterwards;
+//     first call that uses them; kernels read them there in place, or a
+//     call copies them on the device (into a result);
 //   - the calls of a function whose host code only queues device work run
 //     as one CUDA graph launch from the second call on (CudaGraphCalls.cpp);
 //   - counters (CudaStats) record launches, waits, copies to the host and
@@ -221,6 +222,11 @@ public:
   /// `bytes` long) into the device buffer `destination`, after uploading
   /// it to the device if this is its first use.
   void copyConstant(void *destination, const void *constant, int64_t bytes);
+  /// The device address of the module's constant at `constant` (host
+  /// memory, `bytes` long), uploaded to the device if this is its first
+  /// use, for kernels and library calls to read in place; null after a
+  /// failure of the call.
+  void *residentConstant(const void *constant, int64_t bytes);
 
   // Whole calls run as one CUDA graph (CudaGraphCalls.cpp;
   // kiln/CudaLibraryAbi.h's KILN_CUDA_GRAPH_CALL_* functions).
@@ -378,6 +384,9 @@ private:
   std::set<CUdeviceptr> heldByGraphs;
   /// The module's constants on the device, by host address and size.
   std::map<std::pair<const void *, int64_t>, CUdeviceptr> constants;
+  /// The device copy of a constant (uploadConstant's), uploaded at its
+  /// first use; 0, with the call failed, when that fails.
+  CUdeviceptr uploadConstant(const void *constant, int64_t bytes);
   /// Updated under callMutex.
   CudaStats counters;
   /// The first failure of the current call; empty while it goes well.

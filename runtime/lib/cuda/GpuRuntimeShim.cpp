@@ -120,10 +120,15 @@ void kilnCudaCopyConstant(void *destination, const void *constant,
                           int64_t bytes) {
   device().copyConstant(destination, constant, bytes);
 }
+void *kilnCudaResidentConstant(const void *constant, int64_t bytes) {
+  return device().residentConstant(constant, bytes);
+}
 int32_t kilnCudaGraphCallBegin() { return device().beginGraphCall(); }
 void kilnCudaGraphCallEnd() { device().endGraphCall(); }
 static_assert(std::is_same_v<decltype(&kilnCudaCopyConstant),
                              kiln_cuda_copy_constant_fn> &&
+                  std::is_same_v<decltype(&kilnCudaResidentConstant),
+                                 kiln_cuda_resident_constant_fn> &&
                   std::is_same_v<decltype(&kilnCudaGraphCallBegin),
                                  kiln_cuda_graph_call_begin_fn> &&
                   std::is_same_v<decltype(&kilnCudaGraphCallEnd),
@@ -164,6 +169,7 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {KILN_CUDA_GRAPH_IF_ELSE_FUNCTION, address(kilnCudaGraphIfElse)},
       {KILN_CUDA_GRAPH_IF_END_FUNCTION, address(kilnCudaGraphIfEnd)},
       {KILN_CUDA_COPY_CONSTANT_FUNCTION, address(kilnCudaCopyConstant)},
+      {KILN_CUDA_RESIDENT_CONSTANT_FUNCTION, address(kilnCudaResidentConstant)},
       {KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION, address(kilnCudaGraphCallBegin)},
       {KILN_CUDA_GRAPH_CALL_END_FUNCTION, address(kilnCudaGraphCallEnd)},
   };

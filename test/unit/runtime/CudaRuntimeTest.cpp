@@ -498,8 +498,8 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntilRetired.name = "double_until_retired";
   doubleUntilRetired.entrySymbol = "kiln_entry_double_until_retired";
   contents.functions.push_back(doubleUntilRetired);
-  for (const char *name :
-       {"scale2_graph", "twice_table", "double_until_graph", "pick_graph"}) {
+  for (const char *name : {"scale2_graph", "twice_table", "twice_resident",
+                           "double_until_graph", "pick_graph"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -1441,6 +1441,61 @@ TEST_F(FakeCudaGraphTest, ConstantsAreUploadedOnceAndCopiedOnTheDevice) {
     module.reset();
     EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
   }
+}
+
+TEST_F(FakeCudaGraphTest, ResidentConstantsAreUploadedOnceAndReadInPlace) {
+  for (bool graphs : {true, false}) {
+    ScopedVariable off("KILN_CUDA_GRAPHS", graphs ? nullptr : "0");
+    ModulePtr module = loadCudaModule();
+    ASSERT_TRUE(module);
+    int htod = state.htod, copies = state.asyncCopies;
+    int allocations = state.deviceAllocations;
+    for (int round = 1; round <= 3; ++round) {
+      TensorPtr x =
+          kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {0, 0, 0, 0});
+      TensorPtr y = callOn(module.get(), "twice_resident", x.get());
+      ASSERT_TRUE(y);
+      EXPECT_EQ(hostValues(y.get()), (std::vector<float>{10, 12, 14, 16}));
+    }
+    // Three inputs and the constant once from the host; no copy of it on
+    // the device, and one device allocation for it (the calls' inputs and
+    // outputs come from the pool after the first call).
+    EXPECT_EQ(state.htod - htod, 4) << "graphs: " << graphs;
+    EXPECT_EQ(state.asyncCopies - copies, 0);
+    EXPECT_EQ(state.deviceAllocations - allocations, 3);
+    kiln_cuda_stats_t stats = cudaStats(module.get());
+    EXPECT_EQ(stats.constant_uploads, 1u);
+    EXPECT_EQ(stats.constant_bytes, 16u);
+    EXPECT_EQ(stats.graph_calls, graphs ? 2u : 0u);
+    module.reset();
+    EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+  }
+}
+
+TEST_F(FakeCudaGraphTest, AResidentConstantsFailedUploadFailsTheCall) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+  // The constant's 16 bytes are refused; the call fails with the driver's
+  // error and launches nothing with the null address.
+  state.failDeviceAllocationOf = 16;
+  int launches = state.launchAttempts;
+  const kiln_function_t *function = nullptr;
+  ASSERT_TRUE(take(kiln_module_function_lookup(module.get(), "twice_resident",
+                                               &function))
+                  .ok());
+  kiln_tensor_t *input = x.get(), *output = nullptr;
+  expectDeviceError(take(kiln_function_call(function, &input, 1, &output, 1)),
+                    "cuMemAlloc of a constant of 16 bytes");
+  TensorPtr none(output);
+  EXPECT_EQ(state.launchAttempts, launches);
+  // The next call uploads it.
+  state.failDeviceAllocationOf = 0;
+  TensorPtr y = callOn(module.get(), "twice_resident", x.get());
+  ASSERT_TRUE(y);
+  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{10, 12, 14, 16}));
+  EXPECT_EQ(cudaStats(module.get()).constant_uploads, 1u);
 }
 
 TEST_F(FakeCudaGraphTest, ChainedDeviceCallsReplayTheirGraphs) {

@@ -352,16 +352,26 @@ def KilnCudaGraphLoops
 
 def KilnCudaResidentConstants
     : Pass<"kiln-cuda-resident-constants", "mlir::ModuleOp"> {
-  let summary = "Copy constants to the device once per module, not per call";
+  let summary = "Keep constants on the device, uploaded once per module";
   let description = [{
-    Runs on the host code after `kiln-cuda-device-allocations`. A
-    stream-ordered `gpu.memcpy` from a constant `memref.global` (a model's
-    weights, as `kiln-cuda-globals-to-buffers` copies them into device
-    buffers) into a device buffer becomes a call of the runtime's
-    `kiln_cuda_copy_constant(destination, constant, bytes)`
-    (kiln/CudaLibraryAbi.h): the runtime uploads the constant to the device
-    at its first use and copies it on the device afterwards, instead of
-    from pageable host memory on every call.
+    Runs on the host code after `kiln-cuda-async-launches`, before
+    `kiln-cuda-plan-arena`. A stream-ordered `gpu.memcpy` from a constant
+    `memref.global` (a model's weights, as `kiln-cuda-globals-to-buffers`
+    copies them into buffers) is handed to the runtime
+    (kiln/CudaLibraryAbi.h), which uploads the constant to the device at
+    its first use and keeps it there while the module is loaded:
+      - where the buffer is only read after the copy, by kernels' loads,
+        device copies and parameters of library calls marked
+        `llvm.readonly`, and is otherwise only freed, the buffer, its copy
+        and its frees go; the function asks
+        `kiln_cuda_resident_constant(constant, bytes)` for the device
+        address at its start, once per constant, and reads the constant
+        there in place;
+      - where it is an argument, or a buffer the host code does not touch
+        but that is written too, the copy becomes
+        `kiln_cuda_copy_constant(destination, constant, bytes)`, a copy on
+        the device from the uploaded one;
+      - a copy into memory the host code touches stays.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
