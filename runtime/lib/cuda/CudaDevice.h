@@ -190,8 +190,9 @@ public:
   /// KILN_CUDA_GRAPHS is not 0. Decided once per device.
   bool graphLoopsAvailable();
   /// Starts a loop's graph and captures the stream's work (the loop's
-  /// first test) into it; in a call being captured, the loop's nodes go
-  /// into the call's graph instead, and end queues nothing.
+  /// first test) into it; where the stream is captured already (a call,
+  /// or a loop's iteration or a branch inside one), the loop's nodes go
+  /// into the graph captured into instead, and end queues nothing.
   void *beginGraphWhile();
   /// Ends the capture of the loop's first test, whose result is the byte at
   /// `predicate` (device memory), and captures the loop's iteration (the
@@ -200,9 +201,10 @@ public:
   /// Ends the capture of the iteration, whose test's result is the byte at
   /// `predicate`, and queues the loop's graph on the stream.
   void endGraphWhile(void *loop, const void *predicate);
-  // kiln.cond branches in a call being captured, as IF nodes of the call's
-  // graph (CudaGraphBranches.cpp; KILN_CUDA_GRAPH_IF_* functions).
-  /// Whether a call is being captured and conditional nodes are there.
+  // kiln.cond branches in a capture (a call's, or a loop's), as IF nodes
+  // of the graph captured into (CudaGraphBranches.cpp;
+  // KILN_CUDA_GRAPH_IF_* functions).
+  /// Whether the stream is being captured and conditional nodes are there.
   bool graphBranchesAvailable();
   /// Adds the kernel that sets the branch's conditions from the byte at
   /// `predicate` and captures the first branch into an IF node's body.
@@ -210,7 +212,7 @@ public:
   /// Captures the second branch into the body of an IF node on the
   /// predicate's negation.
   void elseGraphIf(void *branch);
-  /// Ends the second branch; the call's capture goes on after it.
+  /// Ends the second branch; the enclosing capture goes on after it.
   void endGraphIf(void *branch);
 
   /// The end of a loop as modules compiled before the test ran twice
@@ -369,6 +371,13 @@ private:
   /// The graph the stream captures the call into (a loop's nodes go into
   /// it too, CudaGraphLoops.cpp).
   CUgraph callGraph = nullptr;
+  /// While the stream is captured (a call, or a loop run as a graph of its
+  /// own), the graph that holds the whole capture, on which nested loops
+  /// and branches create their conditional handles, and the graph the
+  /// stream captures into now: that graph, or the body of a conditional
+  /// node inside it (a loop's iteration, a branch), at any depth.
+  CUgraph captureRoot = nullptr;
+  CUgraph captureTarget = nullptr;
   bool rerunWithoutCapture = false;
   bool graphCallsAvailable();
   /// Stops capturing `call`'s calls: its graphs are destroyed and the

@@ -1,19 +1,20 @@
-//===- CudaGraphBranches.cpp - kiln.cond as IF nodes of a call's graph ----===//
+//===- CudaGraphBranches.cpp - kiln.cond as IF nodes of a captured graph --===//
 //
 // A kiln.cond reads its predicate on the host: the host waits for the
-// stream, copies the byte back and queues one branch. In a call being
-// captured into a CUDA graph (CudaGraphCalls.cpp) that wait would break
-// the capture, so the host code of a cond that kiln-cuda-graph-conds
-// rewrote asks whether the runtime is capturing (graphBranchesAvailable)
-// and if so queues both branches between beginGraphIf, elseGraphIf and
-// endGraphIf. They become
+// stream, copies the byte back and queues one branch. In a call or a loop
+// being captured into a CUDA graph (CudaGraphCalls.cpp, CudaGraphLoops.cpp)
+// that wait would break the capture, so the host code of a cond that
+// kiln-cuda-graph-conds rewrote asks whether the runtime is capturing
+// (graphBranchesAvailable) and if so queues both branches between beginGraphIf,
+// elseGraphIf and endGraphIf. They become
 //
 //   set-branch(then, else, *predicate)   // a one-thread kernel
 //   if (then) { first branch }           // conditional IF nodes
 //   if (else) { second branch }
 //
-// in the call's graph, whose capture then goes on after them: at every
-// launch of the graph the device decides which branch runs. The
+// in the graph being captured (a call's, or a loop's iteration or another
+// branch's body inside it, at any depth), whose capture then goes on after
+// them: at every launch the device decides which branch runs. The
 // set-branch kernel is linked with the device runtime with the loops'
 // set-condition kernel (CudaGraphLoops.cpp).
 //
@@ -26,7 +27,7 @@ namespace runtime {
 namespace cuda {
 namespace {
 
-/// A branch while it is captured into the call's graph.
+/// A branch while it is captured.
 struct GraphIf {
   CUgraph graph = nullptr;
   CUgraphConditionalHandle conditions[2] = {0, 0};
@@ -40,7 +41,7 @@ struct GraphIf {
 } // namespace
 
 bool CudaDevice::graphBranchesAvailable() {
-  return failure.empty() && capturingCall && graphLoopsAvailable();
+  return failure.empty() && captureTarget && graphLoopsAvailable();
 }
 
 /// Ends the capture of what precedes `side`'s IF node (the call's work
@@ -62,6 +63,8 @@ bool CudaDevice::captureGraphIfSide(void *opaque, int side) {
   branch->capturing = captureIntoConditionalNode(
       branch->graph, last, branch->conditions[side], CU_GRAPH_COND_TYPE_IF,
       branch->node, branch->body, "an if node", "a branch");
+  if (branch->capturing)
+    captureTarget = branch->body;
   return branch->capturing;
 }
 
@@ -69,14 +72,17 @@ void *CudaDevice::beginGraphIf(const void *predicate) {
   auto *branch = new GraphIf;
   if (!failure.empty())
     return branch;
-  if (!capturingCall) {
-    fail("a kiln.cond was queued as a graph branch outside a call's capture");
+  if (!captureTarget) {
+    fail("a kiln.cond was queued as a graph branch outside a capture");
     return branch;
   }
-  branch->graph = callGraph;
+  // The branch's nodes go where the stream captures now (a call's graph,
+  // or a loop's iteration or a branch inside it); their handles belong to
+  // the graph of the whole capture.
+  branch->graph = captureTarget;
   for (CUgraphConditionalHandle &condition : branch->conditions)
     if (!check(driver->graphConditionalHandleCreate(
-                   &condition, branch->graph, context, 0,
+                   &condition, captureRoot, context, 0,
                    CU_GRAPH_COND_ASSIGN_DEFAULT),
                "cuGraphConditionalHandleCreate (a branch)"))
       return branch;
@@ -97,9 +103,10 @@ void CudaDevice::elseGraphIf(void *opaque) {
 void CudaDevice::endGraphIf(void *opaque) {
   auto *branch = static_cast<GraphIf *>(opaque);
   if (branch->capturing) {
-    // The second branch's body ends; the call's capture goes on after its
-    // node. After a failure the capture stays ended, which fails the
-    // call's capture (it then runs again without one).
+    // The second branch's body ends; the enclosing capture goes on after
+    // its node. After a failure the capture stays ended, which fails the
+    // enclosing capture (a call then runs again without one).
+    captureTarget = branch->graph;
     CUgraph ended = nullptr;
     bool captured = check(driver->streamEndCapture(streamHandle, &ended),
                           "cuStreamEndCapture (a branch)") &&

@@ -100,6 +100,7 @@ bool CudaDevice::beginGraphCall() {
   }
   capturingCall = &call;
   callGraph = graph;
+  captureRoot = captureTarget = graph;
   call.spare = call.buffers;
   return false;
 }
@@ -112,6 +113,7 @@ void CudaDevice::endGraphCall() {
   call->spare.clear();
   CUgraph graph = callGraph;
   callGraph = nullptr;
+  captureRoot = captureTarget = nullptr;
   // After a failure inside a loop the stream may be capturing the loop's
   // body, a graph the call's graph owns.
   CUgraph captured = nullptr;

@@ -124,16 +124,19 @@ std::string deviceRuntimeLibrary() {
 
 /// A loop's graph while it is captured.
 struct GraphWhile {
+  /// The graph the loop's first test and node go into.
   CUgraph graph = nullptr;
   /// The WHILE node's body: the loop's body and its test again.
   CUgraph iteration = nullptr;
   CUgraphConditionalHandle condition = 0;
   /// Whether the stream is being captured.
   bool capturing = false;
-  /// Whether `graph` is the graph of a call being captured
-  /// (CudaGraphCalls.cpp), which the capture goes on into after the loop's
-  /// node, `node`.
-  bool inCall = false;
+  /// Whether the loop is nested in a capture already (a call's,
+  /// CudaGraphCalls.cpp, or a loop's iteration or a branch inside one),
+  /// whose graph, `graph`, the capture goes on into after the loop's
+  /// node, `node`; otherwise `graph` is the loop's own, launched at its
+  /// end.
+  bool nested = false;
   CUgraphNode node = nullptr;
 };
 
@@ -180,15 +183,17 @@ void *CudaDevice::beginGraphWhile() {
   auto *loop = new GraphWhile;
   if (!failure.empty())
     return loop;
-  if (capturingCall) {
-    // The stream is capturing the call into its graph already: the test
-    // goes on into it, then the loop's node.
-    loop->graph = callGraph;
-    loop->inCall = true;
+  if (captureTarget) {
+    // The stream is capturing already (a call, or the iteration of a loop
+    // or a branch inside one): the test goes on into that graph, then the
+    // loop's node. The handle belongs to the graph of the whole capture,
+    // which holds the node at some depth.
+    loop->graph = captureTarget;
+    loop->nested = true;
     if (check(driver->graphConditionalHandleCreate(
-                  &loop->condition, loop->graph, context, 0,
+                  &loop->condition, captureRoot, context, 0,
                   CU_GRAPH_COND_ASSIGN_DEFAULT),
-              "cuGraphConditionalHandleCreate (a loop in a call)"))
+              "cuGraphConditionalHandleCreate (a nested loop)"))
       loop->capturing = true;
     return loop;
   }
@@ -200,8 +205,10 @@ void *CudaDevice::beginGraphWhile() {
             "cuGraphConditionalHandleCreate") &&
       check(driver->streamBeginCaptureToGraph(streamHandle, loop->graph, {},
                                               CU_STREAM_CAPTURE_MODE_RELAXED),
-            "cuStreamBeginCaptureToGraph (a loop's first test)"))
+            "cuStreamBeginCaptureToGraph (a loop's first test)")) {
     loop->capturing = true;
+    captureRoot = captureTarget = loop->graph;
+  }
   return loop;
 }
 
@@ -234,8 +241,10 @@ void CudaDevice::testGraphWhile(void *opaque, const void *predicate) {
     return;
   if (captureIntoConditionalNode(
           loop->graph, last, loop->condition, CU_GRAPH_COND_TYPE_WHILE,
-          loop->node, loop->iteration, "a while node", "a loop's iteration"))
+          loop->node, loop->iteration, "a while node", "a loop's iteration")) {
     loop->capturing = true;
+    captureTarget = loop->iteration;
+  }
 }
 
 bool CudaDevice::captureIntoConditionalNode(
@@ -264,18 +273,20 @@ void CudaDevice::endGraphWhile(void *opaque, const void *predicate) {
     check(driver->streamEndCapture(streamHandle, &graph),
           "cuStreamEndCapture (a loop's iteration)");
   }
-  if (loop->inCall) {
-    // The call's capture goes on after the loop's node; the call's graph
-    // is launched at the call's end.
-    if (captured &&
-        check(driver->streamBeginCaptureToGraph(streamHandle, loop->graph,
-                                                {loop->node},
-                                                CU_STREAM_CAPTURE_MODE_RELAXED),
-              "cuStreamBeginCaptureToGraph (after a loop in a call)"))
+  if (loop->nested) {
+    // The enclosing capture goes on after the loop's node; the graph of
+    // the whole capture is launched at its end. After a failure the
+    // capture stays ended, which fails the enclosing capture.
+    captureTarget = loop->graph;
+    if (captured && check(driver->streamBeginCaptureToGraph(
+                              streamHandle, loop->graph, {loop->node},
+                              CU_STREAM_CAPTURE_MODE_RELAXED),
+                          "cuStreamBeginCaptureToGraph (after a nested loop)"))
       ++counters.graphLoops;
     delete loop;
     return;
   }
+  captureRoot = captureTarget = nullptr;
   CUgraphExec exec = nullptr;
   if (captured &&
       check(driver->graphInstantiate(&exec, loop->graph),

@@ -49,6 +49,8 @@ constexpr CUresult kCaptureUnsupported = 900;
 struct FakeGraph {
   std::vector<std::function<void()>> nodes;
   bool destroyed = false;
+  /// For a conditional node's body, the graph that holds the node.
+  FakeGraph *parent = nullptr;
 };
 
 /// What the fake driver saw, and how it should misbehave.
@@ -104,6 +106,9 @@ struct FakeState {
   struct Condition {
     unsigned value = 0, initial = 0;
     bool resetAtLaunch = false;
+    /// The graph the handle was created on: its node must be in that
+    /// graph or in a conditional body inside it, at any depth.
+    const FakeGraph *graph = nullptr;
   };
   std::vector<Condition> conditions;
   int graphsCreated = 0, graphsDestroyed = 0, instantiated = 0,
@@ -178,7 +183,11 @@ public:
   CUresult moduleGetFunction(CUfunction *function, CUmodule,
                              const char *name) override {
     ++s.functionLookups;
-    static const char *const kernels[] = {"scale2", "copy", "less100",
+    static const char *const kernels[] = {"scale2",
+                                          "add1",
+                                          "copy",
+                                          "less100",
+                                          "less10",
                                           "kiln_graph_set_condition",
                                           "kiln_graph_set_branch"};
     for (const char *kernel : kernels)
@@ -222,12 +231,14 @@ public:
     void *out = *static_cast<void **>(params[1]);
     int64_t n = *static_cast<int64_t *>(params[2]);
     s.enqueue([name, in, out, n] {
-      if (name == "less100") {
-        *static_cast<uint8_t *>(out) = in[0] < 100;
+      if (name == "less100" || name == "less10") {
+        *static_cast<uint8_t *>(out) = in[0] < (name == "less10" ? 10 : 100);
         return;
       }
       for (int64_t i = 0; i < n; ++i)
-        static_cast<float *>(out)[i] = name == "scale2" ? 2 * in[i] : in[i];
+        static_cast<float *>(out)[i] = name == "scale2" ? 2 * in[i]
+                                       : name == "add1" ? in[i] + 1
+                                                        : in[i];
     });
     return CUDA_SUCCESS;
   }
@@ -343,13 +354,15 @@ public:
     return CUDA_SUCCESS;
   }
   CUresult graphConditionalHandleCreate(CUgraphConditionalHandle *handle,
-                                        CUgraph, CUcontext, unsigned initial,
+                                        CUgraph graph, CUcontext,
+                                        unsigned initial,
                                         unsigned flags) override {
     if (!s.graphs)
       return CUDA_ERROR_NOT_SUPPORTED;
     *handle = s.conditions.size();
-    s.conditions.push_back(
-        {initial, initial, (flags & CU_GRAPH_COND_ASSIGN_DEFAULT) != 0});
+    s.conditions.push_back({initial, initial,
+                            (flags & CU_GRAPH_COND_ASSIGN_DEFAULT) != 0,
+                            reinterpret_cast<FakeGraph *>(graph)});
     return CUDA_SUCCESS;
   }
   CUresult graphAddConditionalNode(CUgraphNode *node, CUgraph graph,
@@ -367,8 +380,15 @@ public:
     if (handle >= s.conditions.size() ||
         (type != CU_GRAPH_COND_TYPE_IF && type != CU_GRAPH_COND_TYPE_WHILE))
       return kInvalidValue;
+    // The handle's graph holds the node, at some depth.
+    const FakeGraph *holder = g;
+    while (holder && holder != s.conditions[handle].graph)
+      holder = holder->parent;
+    if (!holder)
+      return kInvalidValue;
     s.graphStore.push_back(std::make_unique<FakeGraph>());
     FakeGraph *inner = s.graphStore.back().get();
+    inner->parent = g;
     *body = reinterpret_cast<CUgraph>(inner);
     bool loops = type == CU_GRAPH_COND_TYPE_WHILE;
     s.conditionalNodes.push_back(loops ? "while" : "if");
@@ -499,7 +519,8 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntilRetired.entrySymbol = "kiln_entry_double_until_retired";
   contents.functions.push_back(doubleUntilRetired);
   for (const char *name : {"scale2_graph", "twice_table", "twice_resident",
-                           "double_until_graph", "pick_graph"}) {
+                           "double_until_graph", "pick_graph", "step_until",
+                           "step_until_graph", "double_if_small_graph"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -1629,6 +1650,105 @@ TEST_F(FakeCudaGraphTest, ACondInACallIsAPairOfIfNodesOfTheCallsGraph) {
   EXPECT_EQ(stats.graph_captures, 1u);
   // Only the first call read its predicate on the host.
   EXPECT_EQ(stats.device_to_host_copies, 1u);
+}
+
+TEST_F(FakeCudaGraphTest, ACondInALoopIsAPairOfIfNodesOfTheLoopsIteration) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // Inputs that take the first branch 9 times and then the second 4 times,
+  // the first once and the second 4 times, the second once, and neither:
+  // every iteration decides its branch on the device.
+  std::vector<Round> rounds = {{{1, 2, 3, 4}, {160, 176, 192, 208}},
+                               {{9.5, 0, 0, 0}, {168, 16, 16, 16}},
+                               {{50, 1, 1, 1}, {100, 2, 2, 2}},
+                               {{150, 1, 2, 3}, {150, 1, 2, 3}}};
+  for (size_t round = 0; round < rounds.size(); ++round) {
+    std::vector<std::string> nodes = state.conditionalNodes;
+    expectRound(state, module.get(), "step_until", rounds, round);
+    // Each call captures its loop's graph: the WHILE node, and in its
+    // iteration the cond's two IF nodes.
+    nodes.insert(nodes.end(), {"while", "if", "if"});
+    EXPECT_EQ(state.conditionalNodes, nodes) << "call " << round + 1;
+  }
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_loops, 4u);
+  // No predicate, the loop's or the cond's, is read on the host.
+  EXPECT_EQ(stats.device_to_host_copies, 0u);
+  EXPECT_EQ(state.execsDestroyed, state.instantiated);
+}
+
+TEST_F(FakeCudaGraphTest, ACallWithACondInALoopIsCapturedWhole) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  std::vector<Round> rounds = {{{1, 2, 3, 4}, {160, 176, 192, 208}},
+                               {{50, 1, 1, 1}, {100, 2, 2, 2}},
+                               {{9.5, 0, 0, 0}, {168, 16, 16, 16}},
+                               {{150, 1, 2, 3}, {150, 1, 2, 3}},
+                               {{7, 1, 2, 3}, {160, 64, 80, 96}}};
+  for (size_t round = 0; round < rounds.size(); ++round) {
+    int launches = state.launches, instantiated = state.instantiated;
+    expectRound(state, module.get(), "step_until_graph", rounds, round);
+    // The first call runs its loop as a graph of its own, the second is
+    // captured with the loop's node in it; later calls launch that graph.
+    EXPECT_EQ(state.instantiated - instantiated, round < 2 ? 1 : 0)
+        << "call " << round + 1;
+    if (round >= 2)
+      EXPECT_EQ(state.launches - launches, 0) << "call " << round + 1;
+  }
+  EXPECT_EQ(
+      state.conditionalNodes,
+      (std::vector<std::string>{"while", "if", "if", "while", "if", "if"}));
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_calls, 4u);
+  EXPECT_EQ(stats.graph_captures, 1u);
+  EXPECT_EQ(stats.graph_loops, 2u);
+  EXPECT_EQ(stats.device_to_host_copies, 0u);
+}
+
+TEST_F(FakeCudaGraphTest, ALoopInACondIsAWhileNodeInsideTheBranchsIfNode) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // The branch with the loop (7 or 1 iterations) or the empty one.
+  std::vector<Round> rounds = {{{1, 2, 3, 4}, {128, 256, 384, 512}},
+                               {{150, 1, 2, 3}, {150, 1, 2, 3}},
+                               {{4, 5, 6, 7}, {128, 160, 192, 224}},
+                               {{50, 1, 1, 1}, {100, 2, 2, 2}},
+                               {{100, 2, 3, 4}, {100, 2, 3, 4}}};
+  for (size_t round = 0; round < rounds.size(); ++round) {
+    int launches = state.launches;
+    expectRound(state, module.get(), "double_if_small_graph", rounds, round);
+    if (round >= 2)
+      EXPECT_EQ(state.launches - launches, 0) << "call " << round + 1;
+  }
+  // The first call reads its branch's predicate on the host and runs the
+  // loop as a graph of its own; the second, captured, puts the loop's
+  // WHILE node into the first IF node's body.
+  EXPECT_EQ(state.conditionalNodes,
+            (std::vector<std::string>{"while", "if", "while", "if"}));
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_calls, 4u);
+  EXPECT_EQ(stats.graph_captures, 1u);
+  EXPECT_EQ(stats.graph_loops, 2u);
+  EXPECT_EQ(stats.device_to_host_copies, 1u);
+}
+
+TEST_F(FakeCudaGraphTest, NestedLoopsAndCondsRunOnTheHostWithGraphsOff) {
+  ScopedVariable off("KILN_CUDA_GRAPHS", "0");
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  std::vector<Round> steps = {{{1, 2, 3, 4}, {160, 176, 192, 208}},
+                              {{9.5, 0, 0, 0}, {168, 16, 16, 16}}};
+  std::vector<Round> doublings = {{{1, 2, 3, 4}, {128, 256, 384, 512}},
+                                  {{150, 1, 2, 3}, {150, 1, 2, 3}}};
+  for (size_t round = 0; round < 2; ++round) {
+    for (const char *name : {"step_until", "step_until_graph"}) {
+      SCOPED_TRACE(name);
+      expectRound(state, module.get(), name, steps, round);
+    }
+    expectRound(state, module.get(), "double_if_small_graph", doublings, round);
+  }
+  EXPECT_TRUE(state.conditionalNodes.empty());
+  EXPECT_EQ(cudaStats(module.get()).graph_calls, 0u);
 }
 
 TEST(CudaGraphKernelsTest, TheConditionKernelsAssembleWithPtxas) {
