@@ -109,6 +109,23 @@ inline bool isGraphFormChoice(scf::IfOp branch, ArrayRef<StringRef> queries) {
   return query && llvm::is_contained(queries, query.getCallee());
 }
 
+/// Whether `value` is a result of a choice between a loop's or a cond's
+/// graph form and its host form (isGraphFormChoice with `queries`) that
+/// the graph form allocates itself: the then block yields there a device
+/// allocation of its own. Where the runtime captures, the graph form runs,
+/// so that the result is a fresh buffer, which the code that receives it
+/// frees as it would the host form's.
+inline bool isFreshGraphFormResult(Value value, ArrayRef<StringRef> queries) {
+  auto result = dyn_cast<OpResult>(value);
+  auto choice = result ? dyn_cast<scf::IfOp>(result.getOwner()) : nullptr;
+  if (!choice || !isGraphFormChoice(choice, queries))
+    return false;
+  Value yielded = rootThroughMetadata(
+      choice.thenYield().getOperand(result.getResultNumber()));
+  auto alloc = yielded.getDefiningOp<gpu::AllocOp>();
+  return alloc && choice.getThenRegion().isAncestor(alloc->getParentRegion());
+}
+
 /// A predicate read on the host (the condition of a kiln.while's test or of
 /// a kiln.cond): the copy of a device byte into a host stack slot, the
 /// wait for it and the load (kiln-cuda-predicate-copies and

@@ -25,6 +25,14 @@
 // The forwarded homes are the loop's results, as fresh as the buffers the
 // test forwarded before (which the code after the loop frees).
 //
+// A loop inside such a loop that can run as a graph itself gets its graph
+// form first, and the outer loop's graph form holds it: where the runtime
+// captures the outer iteration, the inner loop's test and WHILE node go
+// into it (CudaGraphLoops.cpp). What the inner graph form returns is fresh
+// (its forwarded homes), so an outer loop that hands it on frees it after
+// the copy, as it frees the buffers it allocates itself. A loop around a
+// loop that cannot stays a host loop, and so does the inner one.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
@@ -62,13 +70,25 @@ namespace {
 
 using kiln::PredicateRead;
 
+/// The queries of the loops' graph forms, whose results a loop around
+/// them frees as fresh buffers.
+const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION};
+
+/// A loop to give a graph form, with its predicate read.
+struct GraphLoop {
+  scf::WhileOp loop;
+  PredicateRead read;
+};
+
 /// Whether a loop can run as a graph.
 class Eligibility {
 public:
   explicit Eligibility(scf::WhileOp loop) : loop(loop) {}
 
-  /// Checks the loop; on success `read` is its predicate read.
-  bool check(PredicateRead &read) {
+  /// Checks the loop; on success `read` is its predicate read and `nested`
+  /// has the loops inside it appended, innermost first, each of which can
+  /// run as a graph too (its node then goes into this loop's iteration).
+  bool check(PredicateRead &read, SmallVectorImpl<GraphLoop> &nested) {
     for (Type type : loop.getResultTypes())
       if (!isFixedBuffer(type))
         return false;
@@ -93,6 +113,7 @@ public:
     }
     if (!findPredicateRead(read))
       return false;
+    SmallVector<GraphLoop> inner;
     WalkResult result = loop->walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (op == loop)
         return WalkResult::advance();
@@ -100,11 +121,25 @@ public:
         return cast<gpu::LaunchOp>(op).getAsyncToken()
                    ? WalkResult::skip()
                    : WalkResult::interrupt();
+      // A loop inside: captured with this one's iteration, where its graph
+      // form becomes a node of the iteration; so it must have one.
+      if (auto innerLoop = dyn_cast<scf::WhileOp>(op)) {
+        PredicateRead innerRead;
+        if (!Eligibility(innerLoop).check(innerRead, inner))
+          return WalkResult::interrupt();
+        inner.push_back({innerLoop, innerRead});
+        return WalkResult::skip();
+      }
+      if (isa<LoopLikeOpInterface>(op))
+        return WalkResult::interrupt();
       if (op == read.copy || op == read.wait || op == read.load)
         return WalkResult::advance();
       return allowed(op) ? WalkResult::advance() : WalkResult::interrupt();
     });
-    return !result.wasInterrupted();
+    if (result.wasInterrupted())
+      return false;
+    nested.append(inner.begin(), inner.end());
+    return true;
   }
 
 private:
@@ -206,8 +241,12 @@ private:
         continue;
       copy(builder, target, source);
       Value root = kiln::rootThroughMetadata(value);
-      auto alloc = root.getDefiningOp<gpu::AllocOp>();
-      if (alloc && region.isAncestor(alloc->getParentRegion()) &&
+      Operation *def = root.getDefiningOp();
+      // A buffer the region allocated, or that a loop nested in it returns
+      // from its graph form (captured with this loop, that form runs).
+      bool allocated = isa_and_nonnull<gpu::AllocOp>(def) ||
+                       kiln::isFreshGraphFormResult(root, kGraphFormQueries);
+      if (allocated && region.isAncestor(def->getParentRegion()) &&
           !homes.contains(mapping.lookupOrDefault(root)))
         fresh.insert(mapping.lookupOrDefault(root));
     }
@@ -406,20 +445,15 @@ struct KilnCudaGraphLoopsPass
     : kiln::impl::KilnCudaGraphLoopsBase<KilnCudaGraphLoopsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<scf::WhileOp, PredicateRead>> loops;
+    // Outermost loops; the loops inside one get graph forms with it, first
+    // (its iteration holds their nodes), or stay on the host with it.
+    SmallVector<GraphLoop> loops;
     module.walk([&](scf::WhileOp loop) {
       if (loop->getParentOfType<gpu::LaunchOp>() ||
           loop->getParentOfType<LoopLikeOpInterface>())
         return;
-      // Loops inside loops stay on the host with them.
-      bool nested = false;
-      loop->walk([&](Operation *op) {
-        if (op != loop.getOperation() && isa<LoopLikeOpInterface>(op) &&
-            !op->getParentOfType<gpu::LaunchOp>())
-          nested = true;
-      });
       PredicateRead read;
-      if (!nested && Eligibility(loop).check(read))
+      if (Eligibility(loop).check(read, loops))
         loops.push_back({loop, read});
     });
     if (loops.empty())
@@ -441,8 +475,10 @@ struct KilnCudaGraphLoopsPass
         FunctionType::get(context, {pointer, pointer}, {}));
     if (!available || !begin || !test || !end)
       return signalPassFailure();
-    for (auto &[loop, read] : loops)
-      GraphLoopBuilder(loop, read, available, begin, test, end).build();
+    for (GraphLoop &graphLoop : loops)
+      GraphLoopBuilder(graphLoop.loop, graphLoop.read, available, begin, test,
+                       end)
+          .build();
   }
 };
 } // namespace

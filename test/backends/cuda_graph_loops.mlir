@@ -281,3 +281,102 @@ func.func @nested(%x0: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop inside a loop, both of whose tests and bodies only queue device
+// work: the inner loop gets its graph form first and the outer's graph
+// form holds it (the runtime puts the inner WHILE node into the outer's
+// iteration). The outer body yields the inner loop's result, a buffer the
+// inner graph form allocates: the outer copies it into its carried home
+// and frees it.
+// CHECK-LABEL: func.func @while_in_while
+// CHECK:       call @kiln_cuda_graph_loops()
+// CHECK:       scf.if
+// CHECK:         %[[OUTER:.+]] = func.call @kiln_cuda_graph_while_begin()
+// CHECK:         func.call @kiln_cuda_graph_while_test(%[[OUTER]], %{{.+}})
+// CHECK:         call @kiln_cuda_graph_loops()
+// CHECK:         %[[S:.+]] = scf.if
+// CHECK:           %[[INNER:.+]] = func.call @kiln_cuda_graph_while_begin()
+// CHECK:           func.call @kiln_cuda_graph_while_test(%[[INNER]], %{{.+}})
+// CHECK:           func.call @kiln_cuda_graph_while_end_iteration(%[[INNER]], %{{.+}})
+// CHECK:         } else {
+// CHECK:           scf.while
+// CHECK:         }
+// CHECK:         gpu.memcpy async [%{{.+}}] %{{.+}}, %[[S]]
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.dealloc async [%{{.+}}] %[[S]]
+// CHECK:         func.call @kiln_cuda_graph_while_end_iteration(%[[OUTER]], %{{.+}})
+// CHECK:       } else {
+// CHECK:         scf.while
+// CHECK:           scf.if
+// CHECK:             func.call @kiln_cuda_graph_while_begin()
+// CHECK:           } else {
+// CHECK:             scf.while
+func.func @while_in_while(%x0: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %slot = memref.alloca() : memref<i1>
+  %inner_slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %q, %tq = gpu.alloc async [%tp] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %copy, %t2 = gpu.alloc async [%t1] () : memref<4xf32>
+    %t3 = gpu.launch async [%t2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<4xf32>
+      memref.store %v, %copy[%tx] : memref<4xf32>
+      %ten = arith.constant 10.0 : f32
+      %gt = arith.cmpf ogt, %v, %ten : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t4 = gpu.memcpy async [%t3] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t4]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %copy : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %s = scf.while (%z = %y) : (memref<4xf32>) -> memref<4xf32> {
+      %u1 = gpu.wait async
+      %zc, %u2 = gpu.alloc async [%u1] () : memref<4xf32>
+      %u3 = gpu.launch async [%u2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %z[%tx] : memref<4xf32>
+        memref.store %v, %zc[%tx] : memref<4xf32>
+        %one = arith.constant 1.0 : f32
+        %gt = arith.cmpf ogt, %v, %one : f32
+        memref.store %gt, %q[] : memref<i1>
+        gpu.terminator
+      }
+      %u4 = gpu.memcpy async [%u3] %inner_slot, %q : memref<i1>, memref<i1>
+      gpu.wait [%u4]
+      %again = memref.load %inner_slot[] : memref<i1>
+      scf.condition(%again) %zc : memref<4xf32>
+    } do {
+    ^bb0(%w: memref<4xf32>):
+      %v1 = gpu.wait async
+      %half, %v2 = gpu.alloc async [%v1] () : memref<4xf32>
+      %v3 = gpu.launch async [%v2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %w[%tx] : memref<4xf32>
+        %h = arith.constant 0.5 : f32
+        %m = arith.mulf %v, %h : f32
+        memref.store %m, %half[%tx] : memref<4xf32>
+        gpu.terminator
+      }
+      %v4 = gpu.wait async
+      %v5 = gpu.dealloc async [%v4] %w : memref<4xf32>
+      scf.yield %half : memref<4xf32>
+    }
+    %d1 = gpu.wait async
+    %d2 = gpu.dealloc async [%d1] %y : memref<4xf32>
+    scf.yield %s : memref<4xf32>
+  }
+  %e1 = gpu.wait async
+  %e2 = gpu.dealloc async [%e1] %r : memref<4xf32>
+  return
+}

@@ -30,6 +30,21 @@
 // CHECK-LABEL: define void @kiln_entry_countdown(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A loop inside a loop: the inner loop's graph form inside the outer's,
+// both inside the call's capture (the inner host loop, laid out after the
+// inner graph form, waits; it runs only where the runtime has no graphs).
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_nested(
+// CHECK:         %[[OUTER:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_test(ptr %[[OUTER]],
+// CHECK-NOT:     @mgpuStreamSynchronize
+// CHECK:         %[[INNER:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_test(ptr %[[INNER]],
+// CHECK-NOT:     @mgpuStreamSynchronize
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[INNER]],
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[OUTER]],
+// CHECK-LABEL: define void @kiln_entry_nested(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-LABEL: define void @kiln_entry_rows(
 // CHECK-NOT:     kiln_cuda_graph_call
 // CHECK:         ret void
@@ -40,6 +55,7 @@
 
 // LIST: dense(arg0: f32[8,16], arg1: f32[16,4]) -> (out0: f32[8,4])
 // LIST: countdown(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
+// LIST: nested(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: rows(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
@@ -63,6 +79,34 @@ func.func @countdown(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
     %one = kiln.constant dense<1> : tensor<i32>
     %j = kiln.sub %i, %one : tensor<i32>
     kiln.yield %w, %j : tensor<4xf32>, tensor<i32>
+  }
+  return %r#0 : tensor<4xf32>
+}
+
+func.func @nested(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  %r:2 = kiln.while (%x, %n) : (tensor<4xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %zero : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %s:2 = kiln.while (%v, %i) : (tensor<4xf32>, tensor<i32>) cond {
+    ^bb0(%u: tensor<4xf32>, %k: tensor<i32>):
+      %zero = kiln.constant dense<0> : tensor<i32>
+      %more = kiln.compare gt, %k, %zero : tensor<i32>
+      kiln.yield %more : tensor<i1>
+    } do {
+    ^bb0(%u: tensor<4xf32>, %k: tensor<i32>):
+      %half = kiln.constant dense<0.5> : tensor<4xf32>
+      %w = kiln.mul %u, %half : tensor<4xf32>
+      %one = kiln.constant dense<1> : tensor<i32>
+      %k1 = kiln.sub %k, %one : tensor<i32>
+      kiln.yield %w, %k1 : tensor<4xf32>, tensor<i32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %j = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %s#0, %j : tensor<4xf32>, tensor<i32>
   }
   return %r#0 : tensor<4xf32>
 }

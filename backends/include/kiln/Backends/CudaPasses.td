@@ -338,9 +338,14 @@ def KilnCudaGraphLoops
     values it yields back into the loop-carried ones. Frees of those
     buffers inside the loop, and the ownership flags that guard them, are
     dropped; buffers the loop allocates are freed after their copies.
-    Loops with host reads or writes other than the predicate, waits,
-    convolutions, collectives, nested loops or dynamically shaped
-    loop-carried values stay host loops.
+    A `scf.while` inside such a loop that can run as a graph gets its graph
+    form first, inside the outer one's iteration (the runtime puts its
+    WHILE node there); the buffers its graph form returns are freed after
+    their copies too. Loops with host reads or writes other than the
+    predicate, waits, convolutions, collectives, other loops inside them
+    (`scf.for`, a `scf.while` that cannot run as a graph), or dynamically
+    shaped loop-carried values stay host loops, and so do the loops inside
+    them.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
