@@ -183,8 +183,10 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   // that only queue device work are captured whole and launched again,
   // their conds as conditional nodes too.
   if (options.graphs) {
-    pm.addPass(createKilnCudaGraphLoops());
+    // Conds first, so that a loop whose body holds a cond in its graph
+    // form can run as a graph with it.
     pm.addPass(createKilnCudaGraphConds());
+    pm.addPass(createKilnCudaGraphLoops());
     pm.addPass(createKilnCudaGraphCalls());
   }
 

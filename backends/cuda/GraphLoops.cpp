@@ -31,7 +31,12 @@
 // into it (CudaGraphLoops.cpp). What the inner graph form returns is fresh
 // (its forwarded homes), so an outer loop that hands it on frees it after
 // the copy, as it frees the buffers it allocates itself. A loop around a
-// loop that cannot stays a host loop, and so does the inner one.
+// loop that cannot stays a host loop, and so does the inner one. A cond
+// in its graph form (kiln-cuda-graph-conds runs first) is captured with
+// the iteration too, as IF nodes in it; bufferization gives its results,
+// and so a loop-carried value the body yields, a layout of dynamic
+// strides, which the graph form takes where every buffer the value takes
+// is dense (its home is a dense buffer).
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,9 +75,19 @@ namespace {
 
 using kiln::PredicateRead;
 
-/// The queries of the loops' graph forms, whose results a loop around
-/// them frees as fresh buffers.
-const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION};
+/// The queries of the loops' and conds' graph forms, whose results a loop
+/// around them frees as fresh buffers.
+const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+                                       KILN_CUDA_GRAPH_CONDS_FUNCTION};
+const StringRef kCondGraphForm[] = {KILN_CUDA_GRAPH_CONDS_FUNCTION};
+
+/// The runtime's calls a loop's test and body may make: products, and the
+/// calls of a cond's graph form. Not a convolution's first call, which
+/// tunes cuDNN's engines, and a loop is captured at its first run.
+const StringRef kLibraryCalls[] = {
+    KILN_CUDA_MATMUL_FUNCTION, KILN_CUDA_GRAPH_CONDS_FUNCTION,
+    KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION, KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
+    KILN_CUDA_GRAPH_IF_END_FUNCTION};
 
 /// A loop to give a graph form, with its predicate read.
 struct GraphLoop {
@@ -92,8 +107,15 @@ public:
     for (Type type : loop.getResultTypes())
       if (!isFixedBuffer(type))
         return false;
-    for (Value init : loop.getInits())
-      if (!isFixedBuffer(init.getType()) && !init.getType().isInteger(1))
+    // A loop-carried value may have a layout of dynamic strides (what
+    // bufferization gives the results of a cond that the body yields)
+    // where every buffer it takes is dense: its home is a dense buffer.
+    auto yield = cast<scf::YieldOp>(loop.getAfter().front().getTerminator());
+    for (auto [init, yielded] : llvm::zip(loop.getInits(), yield.getOperands()))
+      if (!init.getType().isInteger(1) &&
+          !(isFixedBuffer(init.getType()) ||
+            (isStaticBuffer(init.getType()) && isDenseInGraph(init) &&
+             isDenseInGraph(yielded))))
         return false;
     for (BlockArgument arg : loop.getAfterArguments())
       if (!isFixedBuffer(arg.getType()))
@@ -132,6 +154,22 @@ public:
       }
       if (isa<LoopLikeOpInterface>(op))
         return WalkResult::interrupt();
+      // A cond in its graph form (kiln-cuda-graph-conds): captured with
+      // the loop's iteration, that form runs, as IF nodes of the
+      // iteration; its host form, which reads the predicate, does not.
+      if (auto choice = dyn_cast<scf::IfOp>(op);
+          choice && kiln::isGraphFormChoice(choice, kCondGraphForm)) {
+        WalkResult then = choice.getThenRegion().walk<WalkOrder::PreOrder>(
+            [&](Operation *inner) {
+              if (auto launch = dyn_cast<gpu::LaunchOp>(inner))
+                return launch.getAsyncToken() ? WalkResult::skip()
+                                              : WalkResult::interrupt();
+              return allowed(inner) ? WalkResult::advance()
+                                    : WalkResult::interrupt();
+            });
+        return then.wasInterrupted() ? WalkResult::interrupt()
+                                     : WalkResult::skip();
+      }
       if (op == read.copy || op == read.wait || op == read.load)
         return WalkResult::advance();
       return allowed(op) ? WalkResult::advance() : WalkResult::interrupt();
@@ -144,9 +182,26 @@ public:
 
 private:
   static bool isFixedBuffer(Type type) {
+    return isStaticBuffer(type) &&
+           cast<MemRefType>(type).getLayout().isIdentity();
+  }
+  static bool isStaticBuffer(Type type) {
     auto memref = dyn_cast<MemRefType>(type);
-    return memref && memref.hasStaticShape() &&
-           memref.getLayout().isIdentity() && !memref.getMemorySpace();
+    return memref && memref.hasStaticShape() && !memref.getMemorySpace();
+  }
+  /// Whether `value` is, where the loop runs as a graph, a dense buffer:
+  /// one of identity layout through casts, or a cond's result whose graph
+  /// form yields one (the graph form is what a capture runs).
+  static bool isDenseInGraph(Value value) {
+    while (auto cast = value.getDefiningOp<memref::CastOp>())
+      value = cast.getSource();
+    if (isFixedBuffer(value.getType()))
+      return true;
+    auto result = dyn_cast<OpResult>(value);
+    auto choice = result ? dyn_cast<scf::IfOp>(result.getOwner()) : nullptr;
+    return choice && kiln::isGraphFormChoice(choice, kCondGraphForm) &&
+           isDenseInGraph(
+               choice.thenYield().getOperand(result.getResultNumber()));
   }
 
   bool findPredicateRead(PredicateRead &read) {
@@ -160,10 +215,7 @@ private:
   }
 
   /// Whether `op` (outside kernels) only queues device work or computes
-  /// host values that do not read memory. Of the runtime's library calls,
-  /// products only: a convolution's first call tunes cuDNN's engines and a
-  /// constant's first copy uploads it, neither of which a capture takes,
-  /// and a loop is captured at its first run.
+  /// host values that do not read memory (kLibraryCalls).
   bool allowed(Operation *op) {
     if (auto guard = dyn_cast<scf::IfOp>(op)) {
       auto flag = dyn_cast<BlockArgument>(guard.getCondition());
@@ -171,7 +223,7 @@ private:
     }
     if (isa<scf::YieldOp, scf::ConditionOp>(op))
       return true;
-    return kiln::queuesDeviceWorkOnly(op, {KILN_CUDA_MATMUL_FUNCTION});
+    return kiln::queuesDeviceWorkOnly(op, kLibraryCalls);
   }
 
   scf::WhileOp loop;
@@ -209,18 +261,44 @@ private:
   Value token(OpBuilder &builder) {
     return kiln::streamToken(builder, loop.getLoc());
   }
+  /// A dense buffer of `type`'s shape and element type.
   Value allocate(OpBuilder &builder, Type type) {
+    auto memref = cast<MemRefType>(type);
     auto alloc = builder.create<gpu::AllocOp>(
-        loop.getLoc(), type, builder.getType<gpu::AsyncTokenType>(),
-        ValueRange{token(builder)}, ValueRange(), ValueRange(),
-        /*hostShared=*/false);
+        loop.getLoc(),
+        MemRefType::get(memref.getShape(), memref.getElementType()),
+        builder.getType<gpu::AsyncTokenType>(), ValueRange{token(builder)},
+        ValueRange(), ValueRange(), /*hostShared=*/false);
     return alloc.getMemref();
   }
+  /// `buffer` as a memref of `type` (a cast where the layouts differ).
+  Value as(OpBuilder &builder, Value buffer, Type type) {
+    if (buffer.getType() == type)
+      return buffer;
+    return builder.create<memref::CastOp>(loop.getLoc(), type, buffer);
+  }
+  /// `buffer`, a dense buffer (Eligibility::isDenseInGraph), as one of
+  /// identity layout: the identity-layout buffer it is a cast of, or (a
+  /// cond's result, whose graph form yields a fresh buffer) a view of it
+  /// at offset 0. Not a memref.cast, which a copy would fold back.
+  Value dense(OpBuilder &builder, Value buffer) {
+    Value source = buffer;
+    while (auto cast = source.getDefiningOp<memref::CastOp>())
+      source = cast.getSource();
+    auto type = cast<MemRefType>(source.getType());
+    if (type.getLayout().isIdentity())
+      return source;
+    auto identity = MemRefType::get(type.getShape(), type.getElementType());
+    SmallVector<int64_t> strides = getStridesAndOffset(identity).first;
+    return builder.create<memref::ReinterpretCastOp>(loop.getLoc(), identity,
+                                                     source, /*offset=*/0,
+                                                     type.getShape(), strides);
+  }
   void copy(OpBuilder &builder, Value destination, Value source) {
-    builder.create<gpu::MemcpyOp>(loop.getLoc(),
-                                  builder.getType<gpu::AsyncTokenType>(),
-                                  ValueRange{token(builder)}, destination,
-                                  source);
+    builder.create<gpu::MemcpyOp>(
+        loop.getLoc(), builder.getType<gpu::AsyncTokenType>(),
+        ValueRange{token(builder)}, dense(builder, destination),
+        dense(builder, source));
   }
   void free(OpBuilder &builder, Value buffer) {
     builder.create<gpu::DeallocOp>(loop.getLoc(),
@@ -297,7 +375,7 @@ private:
       }
       Value home = allocate(builder, arg.getType());
       copy(builder, home, init);
-      testMapping.map(arg, home);
+      testMapping.map(arg, as(builder, home, arg.getType()));
       homes.insert(home);
     }
     // The inputs the loop owns are freed as its first test would have.
@@ -346,7 +424,7 @@ private:
          llvm::zip(yield.getOperands(), before.getArguments()))
       if (isa<MemRefType>(arg.getType())) {
         yielded.push_back(value);
-        carriedHomes.push_back(testMapping.lookup(arg));
+        carriedHomes.push_back(dense(builder, testMapping.lookup(arg)));
         auto alloc = value.getDefiningOp<gpu::AllocOp>();
         if (alloc && alloc->getBlock() == &after &&
             alloc.getDynamicSizes().empty() &&

@@ -380,3 +380,140 @@ func.func @while_in_while(%x0: memref<4xf32>) {
   %e2 = gpu.dealloc async [%e1] %r : memref<4xf32>
   return
 }
+
+// -----
+
+// A loop whose body holds a cond in its graph form (kiln-cuda-graph-conds):
+// the loop runs as a graph with the cond's graph form in its iteration
+// (its host form, which reads the predicate, runs only where the runtime
+// has no graphs). The cond's result, which the body yields, has a layout
+// of dynamic strides, and so has the loop-carried value; every buffer it
+// takes is dense (a cast of a dense input, the cond's fresh home), so its
+// home is a dense buffer: the input is copied in from its dense source,
+// and the cond's result, viewed at offset 0 with identity layout (no
+// memref.cast, which the copy would fold), is copied in and freed.
+// CHECK-LABEL: func.func @cond_in_while
+// CHECK:       call @kiln_cuda_graph_loops()
+// CHECK:       scf.if
+// CHECK:         %[[HOME:.+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<4xf32>
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %arg0 : memref<4xf32>, memref<4xf32>
+// CHECK:         %[[LOOP:.+]] = func.call @kiln_cuda_graph_while_begin()
+// CHECK:         func.call @kiln_cuda_graph_while_test(%[[LOOP]], %{{.+}})
+// CHECK:         call @kiln_cuda_graph_conds()
+// CHECK:         %[[R:.+]] = scf.if
+// CHECK:           func.call @kiln_cuda_graph_if_begin
+// CHECK:         } else {
+// CHECK:           memref.load
+// CHECK:         }
+// CHECK:         %[[DENSE:.+]] = memref.reinterpret_cast %[[R]] to offset: [0], sizes: [4], strides: [1] : memref<4xf32, strided<[?], offset: ?>> to memref<4xf32>
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %[[DENSE]] : memref<4xf32>, memref<4xf32>
+// CHECK:         gpu.dealloc async [%{{.+}}] %[[R]]
+// CHECK:         func.call @kiln_cuda_graph_while_end_iteration(%[[LOOP]], %{{.+}})
+// CHECK:         gpu.dealloc async [%{{.+}}] %[[HOME]]
+// CHECK:       } else {
+// CHECK:         scf.while
+func.func private @kiln_cuda_graph_conds() -> i32
+func.func private @kiln_cuda_graph_if_begin(!llvm.ptr) -> !llvm.ptr
+func.func private @kiln_cuda_graph_if_else(!llvm.ptr)
+func.func private @kiln_cuda_graph_if_end(!llvm.ptr)
+func.func @cond_in_while(%x0: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c0_i32 = arith.constant 0 : i32
+  %slot = memref.alloca() : memref<i1>
+  %branch_slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %q, %tq = gpu.alloc async [%tp] () : memref<i1>
+  %init = memref.cast %x0 : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+  %r = scf.while (%x = %init) : (memref<4xf32, strided<[?], offset: ?>>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %copy, %t2 = gpu.alloc async [%t1] () : memref<4xf32>
+    %t3 = gpu.launch async [%t2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<4xf32, strided<[?], offset: ?>>
+      memref.store %v, %copy[%tx] : memref<4xf32>
+      %ten = arith.constant 10.0 : f32
+      %lt = arith.cmpf olt, %v, %ten : f32
+      memref.store %lt, %p[] : memref<i1>
+      memref.store %lt, %q[] : memref<i1>
+      gpu.terminator
+    }
+    %t4 = gpu.memcpy async [%t3] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t4]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %copy : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %answer = func.call @kiln_cuda_graph_conds() : () -> i32
+    %on = arith.cmpi ne, %answer, %c0_i32 : i32
+    %s = scf.if %on -> (memref<4xf32, strided<[?], offset: ?>>) {
+      %h1 = gpu.wait async
+      %home, %h2 = gpu.alloc async [%h1] () : memref<4xf32>
+      %qi = memref.extract_aligned_pointer_as_index %q : memref<i1> -> index
+      %ql = arith.index_cast %qi : index to i64
+      %qp = llvm.inttoptr %ql : i64 to !llvm.ptr
+      %b = func.call @kiln_cuda_graph_if_begin(%qp) : (!llvm.ptr) -> !llvm.ptr
+      %h3 = gpu.wait async
+      %h4 = gpu.launch async [%h3] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %y[%tx] : memref<4xf32>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %home[%tx] : memref<4xf32>
+        gpu.terminator
+      }
+      func.call @kiln_cuda_graph_if_else(%b) : (!llvm.ptr) -> ()
+      %h5 = gpu.wait async
+      %h6 = gpu.launch async [%h5] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %y[%tx] : memref<4xf32>
+        %one = arith.constant 1.0 : f32
+        %w = arith.addf %v, %one : f32
+        memref.store %w, %home[%tx] : memref<4xf32>
+        gpu.terminator
+      }
+      func.call @kiln_cuda_graph_if_end(%b) : (!llvm.ptr) -> ()
+      %cast = memref.cast %home : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+      scf.yield %cast : memref<4xf32, strided<[?], offset: ?>>
+    } else {
+      %e1 = gpu.wait async
+      %e2 = gpu.memcpy async [%e1] %branch_slot, %q : memref<i1>, memref<i1>
+      gpu.wait [%e2]
+      %which = memref.load %branch_slot[] : memref<i1>
+      %picked = scf.if %which -> (memref<4xf32, strided<[?], offset: ?>>) {
+        %f1 = gpu.wait async
+        %two, %f2 = gpu.alloc async [%f1] () : memref<4xf32>
+        %f3 = gpu.launch async [%f2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+          %v = memref.load %y[%tx] : memref<4xf32>
+          %w = arith.addf %v, %v : f32
+          memref.store %w, %two[%tx] : memref<4xf32>
+          gpu.terminator
+        }
+        %cast = memref.cast %two : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+        scf.yield %cast : memref<4xf32, strided<[?], offset: ?>>
+      } else {
+        %f1 = gpu.wait async
+        %inc, %f2 = gpu.alloc async [%f1] () : memref<4xf32>
+        %f3 = gpu.launch async [%f2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+          %v = memref.load %y[%tx] : memref<4xf32>
+          %one = arith.constant 1.0 : f32
+          %w = arith.addf %v, %one : f32
+          memref.store %w, %inc[%tx] : memref<4xf32>
+          gpu.terminator
+        }
+        %cast = memref.cast %inc : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+        scf.yield %cast : memref<4xf32, strided<[?], offset: ?>>
+      }
+      scf.yield %picked : memref<4xf32, strided<[?], offset: ?>>
+    }
+    %d1 = gpu.wait async
+    %d2 = gpu.dealloc async [%d1] %y : memref<4xf32>
+    scf.yield %s : memref<4xf32, strided<[?], offset: ?>>
+  }
+  %e1 = gpu.wait async
+  %e2 = gpu.dealloc async [%e1] %r : memref<4xf32>
+  return
+}

@@ -45,6 +45,20 @@
 // CHECK-LABEL: define void @kiln_entry_nested(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A cond inside a loop: its graph form (kiln-cuda-graph-conds runs first)
+// inside the loop's, the cond's IF nodes in the loop's iteration.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_branchy(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_test(ptr %[[LOOP]],
+// CHECK-NOT:     @mgpuStreamSynchronize
+// CHECK:         call i32 @kiln_cuda_graph_conds()
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_else(ptr %[[IF]])
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK-LABEL: define void @kiln_entry_branchy(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-LABEL: define void @kiln_entry_rows(
 // CHECK-NOT:     kiln_cuda_graph_call
 // CHECK:         ret void
@@ -56,6 +70,7 @@
 // LIST: dense(arg0: f32[8,16], arg1: f32[16,4]) -> (out0: f32[8,4])
 // LIST: countdown(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: nested(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
+// LIST: branchy(arg0: f32[3], arg1: i32[]) -> (out0: f32[3])
 // LIST: rows(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
@@ -109,6 +124,36 @@ func.func @nested(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
     kiln.yield %s#0, %j : tensor<4xf32>, tensor<i32>
   }
   return %r#0 : tensor<4xf32>
+}
+
+func.func @branchy(%x: tensor<3xf32>, %n: tensor<i32>) -> tensor<3xf32> {
+  %r:2 = kiln.while (%x, %n) : (tensor<3xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<3xf32>, %i: tensor<i32>):
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %zero : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<3xf32>, %i: tensor<i32>):
+    %two = kiln.constant dense<2> : tensor<i32>
+    %h = kiln.div %i, %two : tensor<i32>
+    %h2 = kiln.mul %h, %two : tensor<i32>
+    %even = kiln.compare eq, %h2, %i : tensor<i32>
+    %w = kiln.cond %even, (%v) : tensor<i1>, (tensor<3xf32>) -> (tensor<3xf32>) {
+    ^bb0(%a: tensor<3xf32>):
+      %half = kiln.constant dense<0.5> : tensor<3xf32>
+      %b = kiln.mul %a, %half : tensor<3xf32>
+      kiln.yield %b : tensor<3xf32>
+    } else {
+    ^bb0(%a: tensor<3xf32>):
+      %one = kiln.constant dense<1.0> : tensor<3xf32>
+      %b = kiln.add %a, %one : tensor<3xf32>
+      kiln.yield %b : tensor<3xf32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %j = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %w, %j : tensor<3xf32>, tensor<i32>
+  }
+  return %r#0 : tensor<3xf32>
 }
 
 func.func @rows(%b: tensor<8x4xf32>, %i: tensor<i64>) -> tensor<3x4xf32> {

@@ -341,7 +341,12 @@ def KilnCudaGraphLoops
     A `scf.while` inside such a loop that can run as a graph gets its graph
     form first, inside the outer one's iteration (the runtime puts its
     WHILE node there); the buffers its graph form returns are freed after
-    their copies too. Loops with host reads or writes other than the
+    their copies too. So does a cond in its graph form
+    (`kiln-cuda-graph-conds`, which runs first) inside the loop: captured
+    with the iteration, its IF nodes go into it; a loop-carried value that
+    bufferization gave a layout of dynamic strides (a cond's result) gets a
+    dense home where every buffer it takes is dense. Loops with host reads
+    or writes other than the
     predicate, waits, convolutions, collectives, other loops inside them
     (`scf.for`, a `scf.while` that cannot run as a graph), or dynamically
     shaped loop-carried values stay host loops, and so do the loops inside
@@ -389,7 +394,9 @@ def KilnCudaGraphConds : Pass<"kiln-cuda-graph-conds", "mlir::ModuleOp"> {
   let summary = "Give device-only conds a graph form for calls run as CUDA "
                 "graphs";
   let description = [{
-    Runs on the host code after `kiln-cuda-graph-loops`. An `scf.if` on a
+    Runs on the host code after `kiln-cuda-device-allocations`, before
+    `kiln-cuda-graph-loops` (a loop whose body holds a cond in this form
+    can run as a graph with it). An `scf.if` on a
     predicate read on the host (a copy of the device byte, a wait, a load)
     whose branches only queue device work and yield buffers they allocate
     becomes
@@ -398,8 +405,9 @@ def KilnCudaGraphConds : Pass<"kiln-cuda-graph-conds", "mlir::ModuleOp"> {
         b = kiln_cuda_graph_if_begin(&predicate); first branch;
         kiln_cuda_graph_if_else(b); second branch; kiln_cuda_graph_if_end(b)
       } else { the read and the cond as they were }
-    The runtime answers nonzero while it captures a call into a CUDA graph
-    (`kiln-cuda-graph-calls`): both branches are then captured, each into
+    The runtime answers nonzero while it captures a call or a loop into a
+    CUDA graph (`kiln-cuda-graph-calls`, `kiln-cuda-graph-loops`), at any
+    depth: both branches are then captured, each into
     the body of an IF node, one on the predicate and one on its negation,
     and the device picks the branch at every launch
     (runtime/lib/cuda/CudaGraphBranches.cpp). Each branch writes its
