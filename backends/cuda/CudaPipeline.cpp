@@ -184,9 +184,11 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   // their conds as conditional nodes too.
   if (options.graphs) {
     // Conds first, so that a loop whose body holds a cond in its graph
-    // form can run as a graph with it.
+    // form can run as a graph with it; then again, for conds whose
+    // branches hold loops (or conds) in their graph forms.
     pm.addPass(createKilnCudaGraphConds());
     pm.addPass(createKilnCudaGraphLoops());
+    pm.addPass(createKilnCudaGraphConds());
     pm.addPass(createKilnCudaGraphCalls());
   }
 

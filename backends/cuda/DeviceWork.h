@@ -126,6 +126,24 @@ inline bool isFreshGraphFormResult(Value value, ArrayRef<StringRef> queries) {
   return alloc && choice.getThenRegion().isAncestor(alloc->getParentRegion());
 }
 
+/// `buffer`, a dense buffer at offset 0 (an allocation, or a cast of one,
+/// or a fresh graph-form result, isFreshGraphFormResult) of a static
+/// shape, as a memref of identity layout: the identity-layout buffer it is
+/// a cast of, else a view of it at offset 0. Not a memref.cast, which a
+/// copy would fold back (and gpu.memcpy lowers identity layouts only).
+inline Value denseView(OpBuilder &builder, Location loc, Value buffer) {
+  Value source = buffer;
+  while (auto cast = source.getDefiningOp<memref::CastOp>())
+    source = cast.getSource();
+  auto type = cast<MemRefType>(source.getType());
+  if (type.getLayout().isIdentity())
+    return source;
+  auto identity = MemRefType::get(type.getShape(), type.getElementType());
+  SmallVector<int64_t> strides = getStridesAndOffset(identity).first;
+  return builder.create<memref::ReinterpretCastOp>(
+      loc, identity, source, /*offset=*/0, type.getShape(), strides);
+}
+
 /// A predicate read on the host (the condition of a kiln.while's test or of
 /// a kiln.cond): the copy of a device byte into a host stack slot, the
 /// wait for it and the load (kiln-cuda-predicate-copies and

@@ -26,6 +26,15 @@
 // results of the host form are fresh buffers that the code after the cond
 // frees. Outside a capture the runtime answers 0 and the host form runs.
 //
+// The pass runs before kiln-cuda-graph-loops, whose loops then take conds
+// in this form into their graphs (a capture of the loop's iteration runs
+// the graph form), and again after it: a branch may hold loops (and conds)
+// in their graph forms too, whose nodes the runtime puts inside the
+// branch's IF node; their host forms, which wait for the stream, are left
+// out of the check, and a graph-form result the branch yields (a fresh
+// buffer where the runtime captures) is copied into the home and freed.
+// The host form of a cond that has a graph form already is left alone.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
@@ -58,10 +67,31 @@ namespace {
 
 /// The runtime's library calls a branch may make: in a call's capture,
 /// the call's first run has tuned its convolutions and uploaded its
-/// constants already.
+/// constants already; and the calls of a loop's or a cond's graph form.
 const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_CONV_FUNCTION,
-                                   KILN_CUDA_COPY_CONSTANT_FUNCTION};
+                                   KILN_CUDA_COPY_CONSTANT_FUNCTION,
+                                   KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
+                                   KILN_CUDA_GRAPH_CONDS_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_END_FUNCTION};
+
+/// The queries of the graph forms a branch may hold: a loop's
+/// (kiln-cuda-graph-loops), and a cond's from this pass's first run.
+const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+                                       KILN_CUDA_GRAPH_CONDS_FUNCTION};
+
+/// Whether `op` is the host form of a cond or a loop that has a graph form
+/// already (in the else block of the choice between them).
+bool isHostForm(Operation *op) {
+  auto choice = dyn_cast_or_null<scf::IfOp>(op->getParentOp());
+  return choice && kiln::isGraphFormChoice(choice, kGraphFormQueries) &&
+         op->getParentRegion() == &choice.getElseRegion();
+}
 
 /// The allocation in `block` that `value` is, through a cast, if it is a
 /// fresh device buffer of static shape and identity layout.
@@ -78,32 +108,43 @@ gpu::AllocOp freshBuffer(Value value, Block &block) {
                                                                  : nullptr;
 }
 
-/// Whether `branch`'s region `region` only queues device work, frees only
-/// buffers it allocates, and yields a fresh buffer of its own for each
-/// result (each once).
-bool branchQualifies(scf::IfOp branch, Region &region) {
-  if (!region.hasOneBlock())
-    return false;
-  Block &block = region.front();
-  auto yield = cast<scf::YieldOp>(block.getTerminator());
-  llvm::SmallPtrSet<Operation *, 4> yielded;
-  for (auto [value, result] :
-       llvm::zip(yield.getOperands(), branch.getResults())) {
-    gpu::AllocOp alloc = freshBuffer(value, block);
-    if (!alloc || !yielded.insert(alloc).second ||
-        cast<MemRefType>(alloc.getType()).getShape() !=
-            cast<MemRefType>(result.getType()).getShape())
-      return false;
-  }
-  WalkResult walk = region.walk<WalkOrder::PreOrder>([&](Operation *op) {
+/// The graph-form result (kiln::isFreshGraphFormResult, through a cast)
+/// of a loop or a cond in `block` that `value` is, if it is one: a fresh
+/// buffer where the runtime captures.
+Value freshGraphFormResult(Value value, Block &block) {
+  if (auto cast = value.getDefiningOp<memref::CastOp>())
+    value = cast.getSource();
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != &block ||
+      !kiln::isFreshGraphFormResult(value, kGraphFormQueries))
+    return nullptr;
+  auto type = cast<MemRefType>(value.getType());
+  return type.hasStaticShape() && !type.getMemorySpace() ? value : nullptr;
+}
+
+/// Whether the ops of `walked` (the branch region `region`, or the graph
+/// form of a loop or a cond inside it) are ones a qualifying branch may
+/// hold: device work only, and frees only of buffers `region` allocates.
+bool onlyDeviceWork(Region &walked, Region &region) {
+  WalkResult walk = walked.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (auto launch = dyn_cast<gpu::LaunchOp>(op))
       return launch.getAsyncToken() ? WalkResult::skip()
                                     : WalkResult::interrupt();
+    // A loop's or a cond's graph form: its host form, which waits for the
+    // stream, does not run where the branch is captured.
+    if (auto choice = dyn_cast<scf::IfOp>(op);
+        choice && kiln::isGraphFormChoice(choice, kGraphFormQueries))
+      return onlyDeviceWork(choice.getThenRegion(), region)
+                 ? WalkResult::skip()
+                 : WalkResult::interrupt();
     if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
-      auto alloc = kiln::rootThroughMetadata(dealloc.getMemref())
-                       .getDefiningOp<gpu::AllocOp>();
-      if (!dealloc.getAsyncToken() || !alloc ||
-          !region.isAncestor(alloc->getParentRegion()))
+      // A buffer the branch allocates, or a graph-form result inside it.
+      Value root = kiln::rootThroughMetadata(dealloc.getMemref());
+      Operation *def = root.getDefiningOp();
+      if (!dealloc.getAsyncToken() || !def ||
+          !(isa<gpu::AllocOp>(def) ||
+            kiln::isFreshGraphFormResult(root, kGraphFormQueries)) ||
+          !region.isAncestor(def->getParentRegion()))
         return WalkResult::interrupt();
       return WalkResult::advance();
     }
@@ -116,11 +157,37 @@ bool branchQualifies(scf::IfOp branch, Region &region) {
   return !walk.wasInterrupted();
 }
 
+/// Whether `branch`'s region `region` only queues device work, frees only
+/// buffers it allocates, and yields a fresh buffer of its own for each
+/// result (each once): one it allocates, or the graph-form result of a
+/// loop or cond inside it (where the runtime captures the branch, that
+/// graph form runs too, its nodes inside the branch's IF node).
+bool branchQualifies(scf::IfOp branch, Region &region) {
+  if (!region.hasOneBlock())
+    return false;
+  Block &block = region.front();
+  auto yield = cast<scf::YieldOp>(block.getTerminator());
+  llvm::SmallPtrSet<Value, 4> yielded;
+  for (auto [value, result] :
+       llvm::zip(yield.getOperands(), branch.getResults())) {
+    Value fresh;
+    if (gpu::AllocOp alloc = freshBuffer(value, block))
+      fresh = alloc.getMemref();
+    else
+      fresh = freshGraphFormResult(value, block);
+    if (!fresh || !yielded.insert(fresh).second ||
+        cast<MemRefType>(fresh.getType()).getShape() !=
+            cast<MemRefType>(result.getType()).getShape())
+      return false;
+  }
+  return onlyDeviceWork(region, region);
+}
+
 /// Whether `branch` can take the graph form: a predicate read on the host
 /// chooses between two regions that qualify, with buffer results only.
 bool qualifies(scf::IfOp branch, kiln::PredicateRead &read) {
   if (branch->getParentOfType<gpu::LaunchOp>() ||
-      branch.getElseRegion().empty())
+      branch.getElseRegion().empty() || isHostForm(branch))
     return false;
   for (Type type : branch.getResultTypes()) {
     auto memref = dyn_cast<MemRefType>(type);
@@ -196,12 +263,19 @@ private:
 
   /// Clones `block` but its terminator, each buffer it yields being the
   /// corresponding home instead of an allocation of its own.
+  /// Clones `block` but its terminator, each buffer it allocates and
+  /// yields being the corresponding home instead of an allocation of its
+  /// own; a loop's or a cond's graph-form result that it yields is copied
+  /// into the home and freed.
   void cloneBranch(OpBuilder &builder, Block &block, ArrayRef<Value> homes) {
     IRMapping mapping;
     auto yield = cast<scf::YieldOp>(block.getTerminator());
+    SmallVector<std::pair<Value, Value>> copied;
     for (auto [value, home] : llvm::zip(yield.getOperands(), homes)) {
-      gpu::AllocOp alloc = freshBuffer(value, block);
-      mapping.map(alloc.getMemref(), home);
+      if (gpu::AllocOp alloc = freshBuffer(value, block))
+        mapping.map(alloc.getMemref(), home);
+      else
+        copied.push_back({freshGraphFormResult(value, block), home});
     }
     for (Operation &op : block.without_terminator()) {
       if (auto alloc = dyn_cast<gpu::AllocOp>(op);
@@ -211,6 +285,16 @@ private:
         continue;
       }
       builder.clone(op, mapping);
+    }
+    Location loc = branch.getLoc();
+    auto tokenType = builder.getType<gpu::AsyncTokenType>();
+    for (auto [result, home] : copied) {
+      Value buffer = mapping.lookup(result);
+      builder.create<gpu::MemcpyOp>(loc, tokenType, ValueRange{token(builder)},
+                                    home,
+                                    kiln::denseView(builder, loc, buffer));
+      builder.create<gpu::DeallocOp>(loc, tokenType, ValueRange{token(builder)},
+                                     buffer);
     }
   }
 

@@ -278,21 +278,9 @@ private:
     return builder.create<memref::CastOp>(loop.getLoc(), type, buffer);
   }
   /// `buffer`, a dense buffer (Eligibility::isDenseInGraph), as one of
-  /// identity layout: the identity-layout buffer it is a cast of, or (a
-  /// cond's result, whose graph form yields a fresh buffer) a view of it
-  /// at offset 0. Not a memref.cast, which a copy would fold back.
+  /// identity layout.
   Value dense(OpBuilder &builder, Value buffer) {
-    Value source = buffer;
-    while (auto cast = source.getDefiningOp<memref::CastOp>())
-      source = cast.getSource();
-    auto type = cast<MemRefType>(source.getType());
-    if (type.getLayout().isIdentity())
-      return source;
-    auto identity = MemRefType::get(type.getShape(), type.getElementType());
-    SmallVector<int64_t> strides = getStridesAndOffset(identity).first;
-    return builder.create<memref::ReinterpretCastOp>(loop.getLoc(), identity,
-                                                     source, /*offset=*/0,
-                                                     type.getShape(), strides);
+    return kiln::denseView(builder, loop.getLoc(), buffer);
   }
   void copy(OpBuilder &builder, Value destination, Value source) {
     builder.create<gpu::MemcpyOp>(

@@ -1,5 +1,6 @@
 // REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-graph-conds | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-graph-conds --kiln-cuda-graph-conds | FileCheck %s --check-prefix=TWICE
 
 // A cond as kiln-cuda-device-allocations leaves a kiln.cond: a kernel
 // computes the predicate, the host copies it back, waits and branches;
@@ -9,7 +10,11 @@
 // to the runtime's begin call, both branches writing into the home (not a
 // buffer of their own), between the runtime's else and end calls. The
 // predicate's read and the cond as they were are the other form, which
-// runs otherwise.
+// runs otherwise. Run again, the pass leaves the host form alone.
+// TWICE-LABEL: func.func @choose
+// TWICE-COUNT-1: call @kiln_cuda_graph_conds()
+// TWICE-NOT:   call @kiln_cuda_graph_conds()
+// TWICE:       return
 // CHECK:       func.func private @kiln_cuda_graph_if_end(!llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_if_else(!llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_if_begin(!llvm.ptr) -> !llvm.ptr
@@ -217,4 +222,149 @@ func.func @qualifies(%x: memref<4xf32>, %p: memref<i1>) -> memref<4xf32> {
     scf.yield %a : memref<4xf32>
   }
   return %r : memref<4xf32>
+}
+
+// -----
+
+// A cond whose first branch holds a loop in its graph form (as
+// kiln-cuda-graph-loops leaves it) and yields the loop's result: where the
+// runtime captures the branch, the loop's graph form runs (its host form,
+// which waits for the stream, does not), its WHILE node inside the
+// branch's IF node. The loop's result is a fresh buffer there, which the
+// branch copies into the cond's home and frees. A second run of the pass
+// leaves the host form of the cond alone.
+// CHECK-LABEL: func.func @loop_in_branch
+// CHECK:       %[[Q:.+]] = call @kiln_cuda_graph_conds() : () -> i32
+// CHECK:       scf.if %{{.+}} -> (memref<4xf32>) {
+// CHECK:         %[[HOME:.+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<4xf32>
+// CHECK:         %[[B:.+]] = func.call @kiln_cuda_graph_if_begin(
+// CHECK:         func.call @kiln_cuda_graph_loops()
+// CHECK:         %[[L:.+]] = scf.if
+// CHECK:           func.call @kiln_cuda_graph_while_begin()
+// CHECK:         } else {
+// CHECK:           scf.while
+// CHECK:         }
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %[[L]] : memref<4xf32>, memref<4xf32>
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.dealloc async [%{{.+}}] %[[L]]
+// CHECK:         func.call @kiln_cuda_graph_if_else(%[[B]])
+// CHECK:         func.call @kiln_cuda_graph_if_end(%[[B]])
+// CHECK:         scf.yield %[[HOME]]
+// CHECK:       } else {
+// CHECK:         memref.load
+// CHECK-NOT:     kiln_cuda_graph_conds
+// CHECK:         scf.if
+// CHECK:       }
+// TWICE-LABEL: func.func @loop_in_branch
+// TWICE-COUNT-1: call @kiln_cuda_graph_conds()
+// TWICE-NOT:   call @kiln_cuda_graph_conds()
+// TWICE:       return
+func.func private @kiln_cuda_graph_loops() -> i32
+func.func private @kiln_cuda_graph_while_begin() -> !llvm.ptr
+func.func private @kiln_cuda_graph_while_test(!llvm.ptr, !llvm.ptr)
+func.func private @kiln_cuda_graph_while_end_iteration(!llvm.ptr, !llvm.ptr)
+func.func @loop_in_branch(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c0_i32 = arith.constant 0 : i32
+  %slot = memref.alloca() : memref<i1>
+  %loop_slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %q, %tq = gpu.alloc async [%tp] () : memref<i1>
+  %t1 = gpu.launch async [%tq] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+      threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%c0] : memref<4xf32>
+    %zero = arith.constant 0.0 : f32
+    %gt = arith.cmpf ogt, %v, %zero : f32
+    memref.store %gt, %p[] : memref<i1>
+    gpu.terminator
+  }
+  %t2 = gpu.memcpy async [%t1] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t2]
+  %more = memref.load %slot[] : memref<i1>
+  %r = scf.if %more -> (memref<4xf32>) {
+    %answer = func.call @kiln_cuda_graph_loops() : () -> i32
+    %on = arith.cmpi ne, %answer, %c0_i32 : i32
+    %l = scf.if %on -> (memref<4xf32>) {
+      %w = gpu.wait async
+      %home, %th = gpu.alloc async [%w] () : memref<4xf32>
+      %state = func.call @kiln_cuda_graph_while_begin() : () -> !llvm.ptr
+      %w1 = gpu.wait async
+      %l1 = gpu.launch async [%w1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %x[%tx] : memref<4xf32>
+        memref.store %v, %home[%tx] : memref<4xf32>
+        %ten = arith.constant 10.0 : f32
+        %lt = arith.cmpf olt, %v, %ten : f32
+        memref.store %lt, %q[] : memref<i1>
+        gpu.terminator
+      }
+      %qi = memref.extract_aligned_pointer_as_index %q : memref<i1> -> index
+      %ql = arith.index_cast %qi : index to i64
+      %qp = llvm.inttoptr %ql : i64 to !llvm.ptr
+      func.call @kiln_cuda_graph_while_test(%state, %qp) : (!llvm.ptr, !llvm.ptr) -> ()
+      %w2 = gpu.wait async
+      %l2 = gpu.launch async [%w2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %home[%tx] : memref<4xf32>
+        %s = arith.addf %v, %v : f32
+        memref.store %s, %home[%tx] : memref<4xf32>
+        %ten = arith.constant 10.0 : f32
+        %lt = arith.cmpf olt, %s, %ten : f32
+        memref.store %lt, %q[] : memref<i1>
+        gpu.terminator
+      }
+      func.call @kiln_cuda_graph_while_end_iteration(%state, %qp) : (!llvm.ptr, !llvm.ptr) -> ()
+      scf.yield %home : memref<4xf32>
+    } else {
+      %w = gpu.wait async
+      %first, %tf = gpu.alloc async [%w] () : memref<4xf32>
+      %cp = gpu.memcpy async [%tf] %first, %x : memref<4xf32>, memref<4xf32>
+      %h = scf.while (%c = %first) : (memref<4xf32>) -> memref<4xf32> {
+        %w3 = gpu.wait async
+        %l3 = gpu.launch async [%w3] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+          %v = memref.load %c[%c0] : memref<4xf32>
+          %ten = arith.constant 10.0 : f32
+          %lt = arith.cmpf olt, %v, %ten : f32
+          memref.store %lt, %q[] : memref<i1>
+          gpu.terminator
+        }
+        %m = gpu.memcpy async [%l3] %loop_slot, %q : memref<i1>, memref<i1>
+        gpu.wait [%m]
+        %go = memref.load %loop_slot[] : memref<i1>
+        scf.condition(%go) %c : memref<4xf32>
+      } do {
+      ^bb0(%d: memref<4xf32>):
+        %w4 = gpu.wait async
+        %l4 = gpu.launch async [%w4] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+          %v = memref.load %d[%tx] : memref<4xf32>
+          %s = arith.addf %v, %v : f32
+          memref.store %s, %d[%tx] : memref<4xf32>
+          gpu.terminator
+        }
+        scf.yield %d : memref<4xf32>
+      }
+      scf.yield %h : memref<4xf32>
+    }
+    scf.yield %l : memref<4xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %l = gpu.launch async [%ta] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<4xf32>
+      %n = arith.negf %v : f32
+      memref.store %n, %a[%tx] : memref<4xf32>
+      gpu.terminator
+    }
+    scf.yield %a : memref<4xf32>
+  }
+  %t3 = gpu.wait async
+  %t4 = gpu.memcpy async [%t3] %y, %r : memref<4xf32>, memref<4xf32>
+  %t5 = gpu.dealloc async [%t4] %r : memref<4xf32>
+  return
 }

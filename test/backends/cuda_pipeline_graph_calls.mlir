@@ -59,6 +59,18 @@
 // CHECK-LABEL: define void @kiln_entry_branchy(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A loop inside a cond's branch: the loop's graph form inside the
+// branch's IF node (kiln-cuda-graph-conds runs again after the loops).
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_grow(
+// CHECK:         call i32 @kiln_cuda_graph_conds()
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK:         call void @kiln_cuda_graph_if_else(ptr %[[IF]])
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK-LABEL: define void @kiln_entry_grow(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-LABEL: define void @kiln_entry_rows(
 // CHECK-NOT:     kiln_cuda_graph_call
 // CHECK:         ret void
@@ -71,6 +83,7 @@
 // LIST: countdown(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: nested(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: branchy(arg0: f32[3], arg1: i32[]) -> (out0: f32[3])
+// LIST: grow(arg0: f32[4], arg1: i32[], arg2: f32[]) -> (out0: f32[4])
 // LIST: rows(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
@@ -154,6 +167,32 @@ func.func @branchy(%x: tensor<3xf32>, %n: tensor<i32>) -> tensor<3xf32> {
     kiln.yield %w, %j : tensor<3xf32>, tensor<i32>
   }
   return %r#0 : tensor<3xf32>
+}
+
+func.func @grow(%x: tensor<4xf32>, %n: tensor<i32>, %t: tensor<f32>) -> tensor<4xf32> {
+  %zero = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.compare gt, %t, %zero : tensor<f32>
+  %r = kiln.cond %p, (%x, %n) : tensor<i1>, (tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>, %k: tensor<i32>):
+    %w:2 = kiln.while (%a, %k) : (tensor<4xf32>, tensor<i32>) cond {
+    ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+      %none = kiln.constant dense<0> : tensor<i32>
+      %more = kiln.compare gt, %i, %none : tensor<i32>
+      kiln.yield %more : tensor<i1>
+    } do {
+    ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+      %v2 = kiln.add %v, %v : tensor<4xf32>
+      %one = kiln.constant dense<1> : tensor<i32>
+      %j = kiln.sub %i, %one : tensor<i32>
+      kiln.yield %v2, %j : tensor<4xf32>, tensor<i32>
+    }
+    kiln.yield %w#0 : tensor<4xf32>
+  } else {
+  ^bb0(%a: tensor<4xf32>, %k: tensor<i32>):
+    %b = kiln.neg %a : tensor<4xf32>
+    kiln.yield %b : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
 }
 
 func.func @rows(%b: tensor<8x4xf32>, %i: tensor<i64>) -> tensor<3x4xf32> {

@@ -411,7 +411,13 @@ def KilnCudaGraphConds : Pass<"kiln-cuda-graph-conds", "mlir::ModuleOp"> {
     the body of an IF node, one on the predicate and one on its negation,
     and the device picks the branch at every launch
     (runtime/lib/cuda/CudaGraphBranches.cpp). Each branch writes its
-    results into the fixed buffers instead of buffers of its own.
+    results into the fixed buffers instead of buffers of its own. The
+    pipeline runs the pass again after `kiln-cuda-graph-loops`: a branch
+    may hold loops and conds in their graph forms (their host forms are
+    left out of the check), whose nodes go inside the branch's IF node; a
+    result of such a form that the branch yields is copied into the fixed
+    buffer and freed. The host form of a cond with a graph form is left
+    alone.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
