@@ -4,12 +4,14 @@
 Two steps, so that the GPU machine needs neither the compiler nor LLVM:
 
     python3 bench/graph_loops_cuda.py prepare DIR [--build-dir build]
-            [--programs all] [--fuzz-seeds A:B] [--baseline NAME=BUILD ...]
+            [--programs all] [--fuzz-seeds A:B,S,...]
+            [--baseline NAME=BUILD ...]
         (on any machine with kiln built) compiles every public function of
         the end-to-end programs that hold a kiln.while (test/e2e; with
         --programs all, of every end-to-end program the CUDA backend
         compiles; with --fuzz-seeds A:B, also the random programs of
-        `kiln-program-fuzz --print SEED` for SEED in [A, B) that it
+        `kiln-program-fuzz --print SEED` for SEED in [A, B), and for each
+        further seed S in the comma-separated list, that it
         compiles) and the data-dependent while of bench/workloads.py for
         --target=cuda (sm_90 PTX, host code for x86-64-v3) and for the CPU,
         draws inputs as the end-to-end harness does (floats in [-2, 2],
@@ -104,10 +106,16 @@ def prepare(args):
                for p in programs]
     # Random programs of kiln-program-fuzz's generator (each a @main).
     if args.fuzz_seeds:
-        first, last = (int(v) for v in args.fuzz_seeds.split(":"))
+        seeds = []
+        for item in args.fuzz_seeds.split(","):
+            if ":" in item:
+                first, last = (int(v) for v in item.split(":"))
+                seeds.extend(range(first, last))
+            else:
+                seeds.append(int(item))
         fuzz = os.path.join(args.build_dir, "test", "fuzz",
                             "kiln-program-fuzz")
-        for seed in range(first, last):
+        for seed in dict.fromkeys(seeds):
             sources.append((f"fuzz_{seed}",
                             run([fuzz, "--print", str(seed)]).stdout))
     solver = W.WhileSolver(False)
@@ -357,9 +365,9 @@ def main():
     p.add_argument("dir")
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--programs", choices=("while", "all"), default="while")
-    p.add_argument("--fuzz-seeds", metavar="A:B",
+    p.add_argument("--fuzz-seeds", metavar="A:B,S,...",
                    help="also the random programs of kiln-program-fuzz "
-                        "--print SEED for SEED in [A, B)")
+                        "--print SEED for SEED in [A, B) and each S")
     p.add_argument("--baseline", action="append", default=[],
                    metavar="NAME=BUILD")
     c = sub.add_parser("check")
