@@ -1373,6 +1373,27 @@ void expectRound(FakeState &state, kiln_module_t *module, const char *name,
   EXPECT_EQ(state.syncsDuringCapture, 0);
 }
 
+/// Calls `name` on each of `rounds` (expectRound), a function with a loop
+/// that runs as a graph of its own at the first call, is captured with
+/// the call at the second and launched with it from the third: one graph
+/// instantiated at each of the first two calls, no kernel launched after.
+/// `launches`, where not negative, is what each of the first two
+/// launches.
+void expectLoopCapturedWithTheCall(FakeState &state, kiln_module_t *module,
+                                   const char *name,
+                                   const std::vector<Round> &rounds,
+                                   int launches = -1) {
+  for (size_t round = 0; round < rounds.size(); ++round) {
+    int launched = state.launches, instantiated = state.instantiated;
+    expectRound(state, module, name, rounds, round);
+    EXPECT_EQ(state.instantiated - instantiated, round < 2 ? 1 : 0)
+        << "call " << round + 1;
+    if (round >= 2 || launches >= 0)
+      EXPECT_EQ(state.launches - launched, round < 2 ? launches : 0)
+          << "call " << round + 1;
+  }
+}
+
 kiln_cuda_stats_t cudaStats(kiln_module_t *module) {
   kiln_cuda_stats_t stats{};
   EXPECT_TRUE(take(kiln_module_cuda_stats(module, &stats)).ok());
@@ -1605,16 +1626,10 @@ TEST_F(FakeCudaGraphTest, ALoopInACallIsAConditionalNodeOfTheCallsGraph) {
                                {{4, 5, 6, 7}, {128, 160, 192, 224}},
                                {{50, 1, 1, 1}, {100, 2, 2, 2}},
                                {{150, 1, 2, 3}, {150, 1, 2, 3}}};
-  for (size_t round = 0; round < rounds.size(); ++round) {
-    int launches = state.launches, instantiated = state.instantiated;
-    expectRound(state, module.get(), "double_until_graph", rounds, round);
-    // The first call runs its loop as a graph of its own, the second is
-    // captured with the loop's node in it, later ones launch that graph.
-    EXPECT_EQ(state.instantiated - instantiated, round < 2 ? 1 : 0)
-        << "call " << round + 1;
-    EXPECT_EQ(state.launches - launches, round < 2 ? 7 : 0)
-        << "call " << round + 1;
-  }
+  // The first call runs its loop as a graph of its own, the second is
+  // captured with the loop's node in it, later ones launch that graph.
+  expectLoopCapturedWithTheCall(state, module.get(), "double_until_graph",
+                                rounds, 7);
   EXPECT_EQ(state.conditionalNodes,
             (std::vector<std::string>{"while", "while"}));
   kiln_cuda_stats_t stats = cudaStats(module.get());
@@ -1685,16 +1700,8 @@ TEST_F(FakeCudaGraphTest, ACallWithACondInALoopIsCapturedWhole) {
                                {{9.5, 0, 0, 0}, {168, 16, 16, 16}},
                                {{150, 1, 2, 3}, {150, 1, 2, 3}},
                                {{7, 1, 2, 3}, {160, 64, 80, 96}}};
-  for (size_t round = 0; round < rounds.size(); ++round) {
-    int launches = state.launches, instantiated = state.instantiated;
-    expectRound(state, module.get(), "step_until_graph", rounds, round);
-    // The first call runs its loop as a graph of its own, the second is
-    // captured with the loop's node in it; later calls launch that graph.
-    EXPECT_EQ(state.instantiated - instantiated, round < 2 ? 1 : 0)
-        << "call " << round + 1;
-    if (round >= 2)
-      EXPECT_EQ(state.launches - launches, 0) << "call " << round + 1;
-  }
+  expectLoopCapturedWithTheCall(state, module.get(), "step_until_graph",
+                                rounds);
   EXPECT_EQ(
       state.conditionalNodes,
       (std::vector<std::string>{"while", "if", "if", "while", "if", "if"}));
