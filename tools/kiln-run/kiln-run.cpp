@@ -315,7 +315,8 @@ int printCudaStats(const kiln_module_t *module) {
               "%llu device-to-host copies (%llu bytes), %llu driver "
               "allocations, %llu bytes held, largest device buffer %llu "
               "bytes, %llu loops as graphs, %llu calls as graphs (%llu "
-              "captured), %llu constants on the device (%llu bytes)\n",
+              "captured, holding %llu bytes), %llu constants on the "
+              "device (%llu bytes)\n",
               (unsigned long long)stats.calls,
               (unsigned long long)stats.kernel_launches,
               (unsigned long long)stats.stream_syncs,
@@ -327,6 +328,7 @@ int printCudaStats(const kiln_module_t *module) {
               (unsigned long long)stats.graph_loops,
               (unsigned long long)stats.graph_calls,
               (unsigned long long)stats.graph_captures,
+              (unsigned long long)stats.graph_bytes,
               (unsigned long long)stats.constant_uploads,
               (unsigned long long)stats.constant_bytes);
   return 0;

@@ -265,9 +265,14 @@ typedef struct kiln_cuda_stats_t {
    * whose argument buffers no graph of the function was captured with). */
   uint64_t graph_captures;
   /* The module's constants uploaded to the device (once each, where a
-   * call first copies them) and their bytes, part of held_bytes. */
+   * call first uses them) and their bytes, part of held_bytes. */
   uint64_t constant_uploads;
   uint64_t constant_bytes;
+  /* Bytes of the buffers the graphs of calls hold now (their
+   * intermediates), part of held_bytes. The graphs of all functions share
+   * them: graphs run one after the other on the module's stream, so this
+   * is about the largest function's intermediates, not the sum. */
+  uint64_t graph_bytes;
 } kiln_cuda_stats_t;
 
 /* Fills `stats` for a CUDA module; KILN_STATUS_INVALID_ARGUMENT for a

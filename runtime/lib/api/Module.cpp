@@ -416,6 +416,7 @@ kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
   stats->graph_captures = counters.graphCaptures;
   stats->constant_uploads = counters.constantUploads;
   stats->constant_bytes = counters.constantBytes;
+  stats->graph_bytes = counters.graphBytes;
   return nullptr;
 }
 

@@ -425,8 +425,8 @@ void *CudaDevice::allocate(uint64_t bytes, bool hostShared) {
   // Sizes are kept in 256-byte steps; a pooled buffer serves a request of
   // at least half its size.
   size_t size = (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256;
-  // A capture takes the buffers its function's graphs hold first, and
-  // holds whatever else it allocates.
+  // A capture takes the buffers graphs hold first (its function's, then
+  // other functions'), and holds whatever else it allocates.
   if (capturingCall) {
     if (void *held = allocateForCapture(size, hostShared))
       return held;
@@ -588,7 +588,11 @@ void *CudaDevice::residentConstant(const void *constant, int64_t bytes) {
 
 CudaStats CudaDevice::stats() {
   std::lock_guard<std::mutex> lock(callMutex);
-  return counters;
+  CudaStats current = counters;
+  current.graphBytes = 0;
+  for (const auto &[pointer, holders] : heldByGraphs)
+    current.graphBytes += allocations[pointer].bytes;
+  return current;
 }
 
 void CudaDevice::fill32(void *destination, unsigned value, size_t count) {

@@ -92,6 +92,8 @@ struct CudaStats {
   /// Constants uploaded to the device, and their bytes.
   uint64_t constantUploads = 0;
   uint64_t constantBytes = 0;
+  /// Bytes of the buffers graphs of calls hold (filled in by stats()).
+  uint64_t graphBytes = 0;
 };
 
 /// The device a process opens among \p count: KILN_CUDA_DEVICE when set (a
@@ -390,7 +392,11 @@ private:
   /// Makes a buffer the capture allocated one the function's graphs hold.
   void holdForCapture(CUdeviceptr pointer);
   /// The buffers graphs of calls hold (out of the pool).
-  std::set<CUdeviceptr> heldByGraphs;
+  /// The buffers graphs of calls hold, with the number of functions whose
+  /// graphs hold each: graphs of different functions share buffers (they
+  /// run one after the other on the stream), and a buffer goes back to the
+  /// pool when no function's graphs hold it any more.
+  std::map<CUdeviceptr, int> heldByGraphs;
   /// The module's constants on the device, by host address and size.
   std::map<std::pair<const void *, int64_t>, CUdeviceptr> constants;
   /// The device copy of a constant (uploadConstant's), uploaded at its

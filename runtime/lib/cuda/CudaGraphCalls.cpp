@@ -101,7 +101,15 @@ bool CudaDevice::beginGraphCall() {
   capturingCall = &call;
   callGraph = graph;
   captureRoot = captureTarget = graph;
+  // The capture hands out the buffers the function's graphs hold first,
+  // then those other functions' graphs hold: graphs run one after the
+  // other on the stream, so their intermediates may share bytes, and the
+  // graphs of a module hold about its largest function's, not the sum.
   call.spare = call.buffers;
+  std::set<CUdeviceptr> own(call.buffers.begin(), call.buffers.end());
+  for (const auto &[pointer, holders] : heldByGraphs)
+    if (!own.count(pointer) && !liveBuffers.count(pointer))
+      call.spare.push_back(pointer);
   return false;
 }
 
@@ -172,9 +180,13 @@ void CudaDevice::retireGraphCall(GraphCall &call) {
     if (graph.exec)
       driver->graphExecDestroy(graph.exec);
   call.graphs.clear();
-  // Buffers the current call still holds go back with its others.
+  // Buffers no other function's graphs hold go back to the pool (those the
+  // current call still uses, at its end).
   for (CUdeviceptr buffer : call.buffers) {
-    heldByGraphs.erase(buffer);
+    auto held = heldByGraphs.find(buffer);
+    if (held == heldByGraphs.end() || --held->second > 0)
+      continue;
+    heldByGraphs.erase(held);
     if (!liveBuffers.count(buffer))
       returnToPool(buffer);
   }
@@ -192,6 +204,10 @@ void *CudaDevice::allocateForCapture(size_t size, bool hostShared) {
     CUdeviceptr pointer = *it;
     spare.erase(it);
     liveBuffers[pointer] = ++handedOut;
+    // Another function's: this one's graphs hold it too from now on.
+    std::vector<CUdeviceptr> &own = capturingCall->buffers;
+    if (std::find(own.begin(), own.end(), pointer) == own.end())
+      holdForCapture(pointer);
     return toHost(pointer);
   }
   return nullptr;
@@ -199,7 +215,7 @@ void *CudaDevice::allocateForCapture(size_t size, bool hostShared) {
 
 void CudaDevice::holdForCapture(CUdeviceptr pointer) {
   capturingCall->buffers.push_back(pointer);
-  heldByGraphs.insert(pointer);
+  ++heldByGraphs[pointer];
 }
 
 void CudaDevice::runEntry(void (*entry)(void **), std::vector<void *> &args) {

@@ -1540,6 +1540,42 @@ TEST_F(FakeCudaGraphTest, AResidentConstantsFailedUploadFailsTheCall) {
   EXPECT_EQ(cudaStats(module.get()).constant_uploads, 1u);
 }
 
+TEST_F(FakeCudaGraphTest, GraphsOfDifferentFunctionsShareTheirBuffers) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // Two functions, each with an intermediate of its own, called in turn:
+  // each is captured at its second call, the second one taking the buffer
+  // the first one's graph holds, and both graphs launched again after.
+  for (int round = 1; round <= 4; ++round) {
+    TensorPtr x =
+        kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+    TensorPtr y = callOn(module.get(), "scale2_graph", x.get());
+    ASSERT_TRUE(y);
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{2, 4, 6, 8}));
+    TensorPtr z = callOn(module.get(), "twice_table", x.get());
+    ASSERT_TRUE(z);
+    EXPECT_EQ(hostValues(z.get()), (std::vector<float>{20, 40, 60, 80}));
+  }
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_captures, 2u);
+  EXPECT_EQ(stats.graph_calls, 6u);
+  // One 256-byte buffer for both graphs' intermediates, not one each.
+  EXPECT_EQ(stats.graph_bytes, 256u);
+  // A request the driver can serve only with the bytes graphs and the
+  // pool hold: the graphs are dropped, the shared buffer goes back to the
+  // pool once, and the pool to the driver.
+  state.deviceMemoryLimit = state.deviceBytes + 4096 * sizeof(float) - 256;
+  kiln_tensor_t *raw = nullptr;
+  TensorPtr big = kiln::test::makeTensor<float>(
+      KILN_DTYPE_F32, {4096}, std::vector<float>(4096, 1.0f));
+  EXPECT_TRUE(take(kiln_tensor_to_device(module.get(), big.get(), &raw)).ok());
+  TensorPtr onDevice(raw);
+  EXPECT_EQ(cudaStats(module.get()).graph_bytes, 0u);
+  onDevice.reset();
+  module.reset();
+  EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
 TEST_F(FakeCudaGraphTest, ChainedDeviceCallsReplayTheirGraphs) {
   // A loop of steps, each output the next step's input and each input
   // released after its step, as a training loop's parameters: the buffers
