@@ -14,6 +14,8 @@
 
 #include "common/BufferAccess.h"
 
+#include "kiln/CudaLibraryAbi.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -97,6 +99,12 @@ inline scf::IfOp createGraphFormChoice(OpBuilder &builder, Location loc,
       region.front().back().erase();
   return choice;
 }
+
+/// The queries of the choices kiln-cuda-graph-loops and
+/// kiln-cuda-graph-conds make between a loop's or a cond's graph form and
+/// its host form (createGraphFormChoice).
+inline const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+                                              KILN_CUDA_GRAPH_CONDS_FUNCTION};
 
 /// Whether `branch` is a choice createGraphFormChoice made with a query
 /// among `queries` (whose then region is the graph form).

@@ -78,11 +78,6 @@ const StringRef kLibraryCalls[] = {
     KILN_CUDA_GRAPH_CONDS_FUNCTION,      KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
     KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,    KILN_CUDA_GRAPH_IF_END_FUNCTION};
 
-/// The queries of kiln-cuda-graph-loops' and kiln-cuda-graph-conds'
-/// choices between a loop's or a cond's graph form and its host form.
-const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION,
-                                       KILN_CUDA_GRAPH_CONDS_FUNCTION};
-
 /// Which functions only queue device work, and how many graph nodes a call
 /// of each makes.
 class CallAnalysis {
@@ -235,7 +230,7 @@ private:
       // loops and conds take their graph forms (where it cannot, the host
       // forms' waits break the capture and the call runs again without
       // one).
-      if (kiln::isGraphFormChoice(branch, kGraphFormQueries))
+      if (kiln::isGraphFormChoice(branch, kiln::kGraphFormQueries))
         return regionNodes(branch.getThenRegion());
       std::optional<int64_t> then = regionNodes(branch.getThenRegion());
       std::optional<int64_t> otherwise = regionNodes(branch.getElseRegion());

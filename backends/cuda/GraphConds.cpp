@@ -80,16 +80,11 @@ const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_END_FUNCTION};
 
-/// The queries of the graph forms a branch may hold: a loop's
-/// (kiln-cuda-graph-loops), and a cond's from this pass's first run.
-const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION,
-                                       KILN_CUDA_GRAPH_CONDS_FUNCTION};
-
 /// Whether `op` is the host form of a cond or a loop that has a graph form
 /// already (in the else block of the choice between them).
 bool isHostForm(Operation *op) {
   auto choice = dyn_cast_or_null<scf::IfOp>(op->getParentOp());
-  return choice && kiln::isGraphFormChoice(choice, kGraphFormQueries) &&
+  return choice && kiln::isGraphFormChoice(choice, kiln::kGraphFormQueries) &&
          op->getParentRegion() == &choice.getElseRegion();
 }
 
@@ -116,7 +111,7 @@ Value freshGraphFormResult(Value value, Block &block) {
     value = cast.getSource();
   Operation *def = value.getDefiningOp();
   if (!def || def->getBlock() != &block ||
-      !kiln::isFreshGraphFormResult(value, kGraphFormQueries))
+      !kiln::isFreshGraphFormResult(value, kiln::kGraphFormQueries))
     return nullptr;
   auto type = cast<MemRefType>(value.getType());
   return type.hasStaticShape() && !type.getMemorySpace() ? value : nullptr;
@@ -133,7 +128,7 @@ bool onlyDeviceWork(Region &walked, Region &region) {
     // A loop's or a cond's graph form: its host form, which waits for the
     // stream, does not run where the branch is captured.
     if (auto choice = dyn_cast<scf::IfOp>(op);
-        choice && kiln::isGraphFormChoice(choice, kGraphFormQueries))
+        choice && kiln::isGraphFormChoice(choice, kiln::kGraphFormQueries))
       return onlyDeviceWork(choice.getThenRegion(), region)
                  ? WalkResult::skip()
                  : WalkResult::interrupt();
@@ -143,7 +138,7 @@ bool onlyDeviceWork(Region &walked, Region &region) {
       Operation *def = root.getDefiningOp();
       if (!dealloc.getAsyncToken() || !def ||
           !(isa<gpu::AllocOp>(def) ||
-            kiln::isFreshGraphFormResult(root, kGraphFormQueries)) ||
+            kiln::isFreshGraphFormResult(root, kiln::kGraphFormQueries)) ||
           !region.isAncestor(def->getParentRegion()))
         return WalkResult::interrupt();
       return WalkResult::advance();

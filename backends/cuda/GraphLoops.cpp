@@ -75,10 +75,7 @@ namespace {
 
 using kiln::PredicateRead;
 
-/// The queries of the loops' and conds' graph forms, whose results a loop
-/// around them frees as fresh buffers.
-const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION,
-                                       KILN_CUDA_GRAPH_CONDS_FUNCTION};
+/// The query of a cond's graph form, which a loop's iteration may hold.
 const StringRef kCondGraphForm[] = {KILN_CUDA_GRAPH_CONDS_FUNCTION};
 
 /// The runtime's calls a loop's test and body may make: products, and the
@@ -310,8 +307,9 @@ private:
       Operation *def = root.getDefiningOp();
       // A buffer the region allocated, or that a loop nested in it returns
       // from its graph form (captured with this loop, that form runs).
-      bool allocated = isa_and_nonnull<gpu::AllocOp>(def) ||
-                       kiln::isFreshGraphFormResult(root, kGraphFormQueries);
+      bool allocated =
+          isa_and_nonnull<gpu::AllocOp>(def) ||
+          kiln::isFreshGraphFormResult(root, kiln::kGraphFormQueries);
       if (allocated && region.isAncestor(def->getParentRegion()) &&
           !homes.contains(mapping.lookupOrDefault(root)))
         fresh.insert(mapping.lookupOrDefault(root));

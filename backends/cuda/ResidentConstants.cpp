@@ -149,10 +149,6 @@ bool onlyReadOnDevice(memref::AllocOp alloc, gpu::MemcpyOp copy,
         worklist.push_back(metadata.getBaseBuffer());
         continue;
       }
-      if (isa<memref::CastOp>(user)) {
-        worklist.push_back(user->getResult(0));
-        continue;
-      }
       if (isa<memref::DimOp>(user))
         continue;
       if (user->getParentOfType<gpu::LaunchOp>()) {
