@@ -370,14 +370,12 @@ private:
   void (*callEntry)(void **) = nullptr;
   const std::vector<void *> *callArgs = nullptr;
   GraphCall *capturingCall = nullptr;
-  /// The graph the stream captures the call into (a loop's nodes go into
-  /// it too, CudaGraphLoops.cpp).
-  CUgraph callGraph = nullptr;
-  /// While the stream is captured (a call, or a loop run as a graph of its
-  /// own), the graph that holds the whole capture, on which nested loops
-  /// and branches create their conditional handles, and the graph the
-  /// stream captures into now: that graph, or the body of a conditional
-  /// node inside it (a loop's iteration, a branch), at any depth.
+  /// While the stream is captured (a call, whose graph it is then, or a
+  /// loop run as a graph of its own), the graph that holds the whole
+  /// capture, on which nested loops and branches create their conditional
+  /// handles, and the graph the stream captures into now: that graph, or
+  /// the body of a conditional node inside it (a loop's iteration, a
+  /// branch), at any depth.
   CUgraph captureRoot = nullptr;
   CUgraph captureTarget = nullptr;
   bool rerunWithoutCapture = false;

@@ -99,7 +99,6 @@ bool CudaDevice::beginGraphCall() {
     return false;
   }
   capturingCall = &call;
-  callGraph = graph;
   captureRoot = captureTarget = graph;
   // The capture hands out the buffers the function's graphs hold first,
   // then those other functions' graphs hold: graphs run one after the
@@ -119,8 +118,7 @@ void CudaDevice::endGraphCall() {
     return;
   capturingCall = nullptr;
   call->spare.clear();
-  CUgraph graph = callGraph;
-  callGraph = nullptr;
+  CUgraph graph = captureRoot;
   captureRoot = captureTarget = nullptr;
   // After a failure inside a loop the stream may be capturing the loop's
   // body, a graph the call's graph owns.
