@@ -1,11 +1,11 @@
 //===- Jit.cpp - Compiling traced functions inside a host program ---------===//
 //
 // compile(): clone the traced module, run the same driver as kiln-compile
-// (kiln -> LLVM -> object -> shared object -> .kmod) and load the bytes
-// with the runtime; with JitOptions::batchArgs, kiln-data-parallel rewrites
-// the function for the communicator's ranks first. JitFunction: key the
-// cache on the inputs' dtypes and shapes, trace (batches at their whole
-// size) and compile on a miss.
+// (kiln -> LLVM -> object -> shared object -> .kmod, for the CPU or CUDA)
+// and load the bytes with the runtime; with JitOptions::batchArgs,
+// kiln-data-parallel rewrites the function for the communicator's ranks first.
+// JitFunction: key the cache on the inputs' dtypes and shapes, trace (batches
+// at their whole size) and compile on a miss.
 //
 //===----------------------------------------------------------------------===//
 
@@ -207,20 +207,77 @@ std::string kiln::spmdText(const TracedFunction &traced,
   return text;
 }
 
-CompiledFunction kiln::compile(const TracedFunction &traced,
-                               const JitOptions &options) {
-  auto start = std::chrono::steady_clock::now();
-  std::vector<int> unused;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      prepareProgram(traced, options, unused);
+/// The architecture kiln compiles for when JitOptions::cudaArch is empty:
+/// the newest it supports whose PTX the device calls run on can run (PTX
+/// of an older architecture is compiled for the device by its driver), or
+/// the backend's default where there is no device to ask.
+static std::string deviceCudaArch(const std::string &name) {
+  int major = 0, minor = 0;
+  if (kiln_status_t status = kiln_cuda_compute_capability(&major, &minor)) {
+    kiln_status_free(status);
+    return mlir::kiln::CudaOptions().arch;
+  }
+  std::string best, ptxFeature;
+  for (int capability : {70, 75, 80, 86, 89, 90})
+    if (capability <= major * 10 + minor)
+      best = "sm_" + std::to_string(capability);
+  if (best.empty() || !mlir::kiln::isSupportedCudaArch(best, ptxFeature))
+    throw JitError("'" + name + "': the CUDA device has compute capability " +
+                   std::to_string(major) + "." + std::to_string(minor) +
+                   "; kiln's CUDA code needs 7.0 (sm_70) or newer");
+  return best;
+}
+
+/// The compile options of `options`, checked.
+static CompileOptions compileOptionsFor(const std::string &name,
+                                        const JitOptions &options) {
   if (!options.autocast.empty() && options.autocast != "bf16" &&
       options.autocast != "f16")
-    throw JitError("'" + traced.name() + "': unknown autocast dtype '" +
+    throw JitError("'" + name + "': unknown autocast dtype '" +
                    options.autocast + "' (supported: bf16, f16)");
   CompileOptions compileOptions;
   compileOptions.cpu.optLevel = options.optLevel;
   compileOptions.cpu.profile = options.profile;
   compileOptions.autocast = options.autocast;
+  if (options.device == "cpu")
+    return compileOptions;
+  if (options.device != "cuda")
+    throw JitError("'" + name + "': unknown device '" + options.device +
+                   "' (supported: cpu, cuda)");
+  if (options.profile)
+    throw JitError("'" + name +
+                   "': profiling (JitOptions::profile) times the CPU's "
+                   "code; it is not supported on CUDA");
+  compileOptions.target = Target::Cuda;
+  compileOptions.cuda.arch =
+      options.cudaArch.empty() ? deviceCudaArch(name) : options.cudaArch;
+  std::string ptxFeature;
+  if (!mlir::kiln::isSupportedCudaArch(compileOptions.cuda.arch, ptxFeature))
+    throw JitError("'" + name + "': unsupported CUDA architecture '" +
+                   compileOptions.cuda.arch +
+                   "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90)");
+  return compileOptions;
+}
+
+CompiledFunction kiln::compile(const TracedFunction &traced,
+                               const JitOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  CompileOptions compileOptions = compileOptionsFor(traced.name(), options);
+  bool onCuda = compileOptions.target == Target::Cuda;
+  std::vector<int> unused;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (onCuda && !options.donateArgs.empty()) {
+    // The CUDA code gives every result a buffer of its own: no donation is
+    // used.
+    JitOptions undonated = options;
+    undonated.donateArgs.clear();
+    module = prepareProgram(traced, undonated, unused);
+    unused = options.donateArgs;
+    llvm::sort(unused);
+    unused.erase(std::unique(unused.begin(), unused.end()), unused.end());
+  } else {
+    module = prepareProgram(traced, options, unused);
+  }
   CompiledFunction compiled;
   compiled.name_ = traced.name();
   compiled.comm_ = options.comm;
@@ -235,9 +292,10 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
     module->print(os);
     os.flush();
     key = jit_cache::moduleCacheKey(
-        program, "O" + std::to_string(options.optLevel) + " profile=" +
-                     std::to_string(options.profile) + " autocast=" +
-                     options.autocast);
+        program, "O" + std::to_string(options.optLevel) +
+                     " profile=" + std::to_string(options.profile) +
+                     " autocast=" + options.autocast +
+                     (onCuda ? " cuda=" + compileOptions.cuda.arch : ""));
     if (jit_cache::loadCachedModule(cacheDir, key, compiled.kmod_)) {
       // A file that does not load (truncated, another format) is
       // compiled again and replaced.

@@ -595,8 +595,11 @@ void kiln::python::bindJit(py::module_ &m) {
          std::vector<std::vector<std::string>> argumentShardings,
          std::vector<std::vector<std::string>> resultShardings,
          std::string bucketAxis, bool spmdTextOnly, bool profile,
-         std::vector<int> donate) -> py::object {
+         std::vector<int> donate, std::string device,
+         std::string cudaArch) -> py::object {
         JitOptions options;
+        options.device = std::move(device);
+        options.cudaArch = std::move(cudaArch);
         options.donateArgs = std::move(donate);
         options.optLevel = optLevel;
         options.profile = profile;
@@ -627,10 +630,9 @@ void kiln::python::bindJit(py::module_ &m) {
                          "mpi())");
         return py::cast(compiled);
       },
-      py::arg("traced"), py::arg("opt_level") = 2,
-      py::arg("comm") = nullptr, py::arg("batch_args") = std::vector<int>(),
-      py::arg("bucket_mb") = 25.0, py::arg("overlap") = true,
-      py::arg("zero_stage") = 0,
+      py::arg("traced"), py::arg("opt_level") = 2, py::arg("comm") = nullptr,
+      py::arg("batch_args") = std::vector<int>(), py::arg("bucket_mb") = 25.0,
+      py::arg("overlap") = true, py::arg("zero_stage") = 0,
       py::arg("sharded_args") =
           std::vector<std::pair<int, std::vector<int64_t>>>(),
       py::arg("sharded_results") = std::vector<int>(),
@@ -641,8 +643,13 @@ void kiln::python::bindJit(py::module_ &m) {
       py::arg("result_shardings") = std::vector<std::vector<std::string>>(),
       py::arg("bucket_axis") = std::string(), py::arg("spmd_text") = false,
       py::arg("profile") = false, py::arg("donate") = std::vector<int>(),
-      "Compiles a traced function; donate lists the inputs whose buffers "
-      "the outputs may be written into (JitOptions::donateArgs); with comm and batch_args (positions of "
+      py::arg("device") = std::string("cpu"),
+      py::arg("cuda_arch") = std::string(),
+      "Compiles a traced function for device (\"cpu\" or \"cuda\", "
+      "cuda_arch: \"sm_XX\" or \"\" for the device's); donate lists the inputs "
+      "whose buffers "
+      "the outputs may be written into (JitOptions::donateArgs); with comm and "
+      "batch_args (positions of "
       "the traced inputs), rewritten for data parallelism over comm's "
       "ranks, and with zero_stage for ZeRO: sharded_args are (position, "
       "whole shape) of the inputs passed as blocks, sharded_results the "

@@ -1,7 +1,8 @@
 //===- Jit.h - Compiling traced functions inside a host program -*- C++ -*-===//
 //
-// kiln::jit compiles traced functions for the host CPU from inside the
-// program that traced them and returns callables on host arrays:
+// kiln::jit compiles traced functions for the host CPU (or a CUDA GPU,
+// JitOptions::device) from inside the program that traced them and returns
+// callables on host arrays:
 //
 //   auto step = kiln::jit("step", [](kiln::Tensor x, kiln::Tensor y) {...});
 //   std::vector<kiln::Array> out = step({a, b});   // traces + compiles once
@@ -92,6 +93,20 @@ struct JitOptions {
   /// LLVM optimization level, 0 to 3.
   unsigned optLevel = 2;
 
+  /// Where the compiled function runs: "cpu" (the host CPU) or "cuda" (a
+  /// CUDA GPU: host code that launches kernels and calls cuBLASLt and
+  /// cuDNN, as kiln-compile --target=cuda). A CUDA function called on host
+  /// Arrays copies them to the device and its results back; the runtime's
+  /// device tensors (kiln_function_call_on_device) avoid the copies.
+  std::string device = "cpu";
+  /// For "cuda": the GPU architecture, "sm_XX" (kiln-compile --cuda-arch).
+  /// Empty: the newest kiln supports that the device calls run on can run
+  /// (kiln_cuda_compute_capability; an H100 gets sm_90, a 12.0 device
+  /// sm_90 too, its driver compiling the PTX on), and sm_80 on a machine
+  /// without a device, where the module can be compiled and saved but not
+  /// called.
+  std::string cudaArch;
+
   /// The arguments whose buffers the caller gives up, as JAX's
   /// donate_argnums: each is tied to the first result of its dtype and
   /// shape (on this rank, after any rewrite for ranks) that no earlier one
@@ -99,7 +114,8 @@ struct JitOptions {
   /// buffer (updating it in place where it can) instead of a new array.
   /// The call returns the argument's Array as that result; the argument
   /// holds the result afterwards. CompiledFunction::unusedDonations lists
-  /// the ones no result matched. Honoured on the CPU.
+  /// the ones no result matched. Honoured on the CPU; on CUDA every result
+  /// gets a buffer of its own and every donated argument is listed unused.
   std::vector<int> donateArgs;
 
   /// Mixed precision (kiln-autocast): "bf16" or "f16" runs the f32 matrix
@@ -232,7 +248,8 @@ private:
   std::vector<std::string> warnings_;
 };
 
-/// Compiles a traced function for the host CPU in this process.
+/// Compiles a traced function in this process, for the host CPU or a CUDA
+/// GPU (JitOptions::device).
 CompiledFunction compile(const TracedFunction &traced,
                          const JitOptions &options = {});
 

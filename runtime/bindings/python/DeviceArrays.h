@@ -27,7 +27,9 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln {
 namespace python {
@@ -149,6 +151,35 @@ TensorPtr dlpackInput(py::handle object, const kiln_module_t *module,
     check(kiln_tensor_wrap(dtype, t.ndim, t.shape, data, &tensor));
   }
   return TensorPtr(tensor);
+}
+
+/// What a call sees of another library's array: its kiln dtype and shape.
+struct DLPackSignature {
+  const char *dtype;
+  std::vector<int64_t> shape;
+};
+
+/// The signature of a DLPack-exporting `object`, read from a capsule it
+/// exports and leaves unconsumed (its producer frees it); none for a DLPack
+/// dtype no kiln dtype holds.
+inline std::optional<DLPackSignature> dlpackSignature(py::handle object) {
+  py::object capsule = object.attr("__dlpack__")();
+  auto *managed = static_cast<DLManagedTensor *>(
+      PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (!managed)
+    throw py::error_already_set();
+  const DLTensor &t = managed->dl_tensor;
+  for (unsigned code = 0; code < kNumElementTypes; ++code) {
+    auto dtype = static_cast<kiln_dtype_t>(code);
+    // A one-byte unsigned integer is ui8 here; holdsDType also lets it
+    // stand for a bool, which only the signature it is called with decides.
+    DLDataType want = dlpackType(dtype);
+    if (t.dtype.lanes == 1 && t.dtype.bits == want.bits &&
+        t.dtype.code == want.code)
+      return DLPackSignature{kiln_dtype_name(dtype),
+                             std::vector<int64_t>(t.shape, t.shape + t.ndim)};
+  }
+  return std::nullopt;
 }
 
 /// A DLPack capsule over a device array, keeping it alive until the

@@ -316,6 +316,37 @@ PYBIND11_MODULE(_runtime, m) {
           "The function called `name`.");
 
   m.def(
+      "cuda_compute_capability",
+      [] {
+        int major = 0, minor = 0;
+        check(kiln_cuda_compute_capability(&major, &minor));
+        return py::make_tuple(major, minor);
+      },
+      "(major, minor) of the CUDA device calls of CUDA modules run on "
+      "(KILN_CUDA_DEVICE, else the first), without opening it; RuntimeError "
+      "without a driver or a device.");
+  m.def(
+      "array_signature",
+      [](py::handle object) -> py::object {
+        if (py::isinstance<DeviceArray>(object)) {
+          kiln_tensor_t *tensor =
+              object.cast<const DeviceArray &>().tensor.get();
+          return py::make_tuple(kiln_dtype_name(kiln_tensor_dtype(tensor)),
+                                shapeOf(tensor));
+        }
+        if (py::isinstance<py::array>(object) ||
+            !py::hasattr(object, "__dlpack__"))
+          return py::none();
+        std::optional<DLPackSignature> signature = dlpackSignature(object);
+        if (!signature)
+          return py::none();
+        return py::make_tuple(signature->dtype, py::cast(signature->shape));
+      },
+      py::arg("array"),
+      "(kiln dtype name, shape) of a DeviceArray or another library's "
+      "array (anything with __dlpack__), as a call would take it; None for "
+      "numpy arrays and other objects, and for a DLPack dtype kiln lacks.");
+  m.def(
       "memory_stats",
       [] {
         kiln_memory_stats_t stats;

@@ -229,6 +229,14 @@ kiln_status_t kiln_device_check(kiln_device_t device);
  * modules with collectives needs as many devices as ranks per machine. */
 kiln_status_t kiln_device_count(kiln_device_t device, int64_t *count);
 
+/* The compute capability of the CUDA device this process's CUDA modules
+ * run on (the one a call opens: KILN_CUDA_DEVICE, else the process's rank
+ * on its machine, else the first), as (9, 0) for an H100, to compile for
+ * it (kiln-compile --cuda-arch=sm_90). The device is not opened.
+ * KILN_STATUS_DEVICE_UNAVAILABLE without a driver or a device, as
+ * kiln_device_check. */
+kiln_status_t kiln_cuda_compute_capability(int *major, int *minor);
+
 /* The device the module's functions run on. */
 kiln_device_t kiln_module_device(const kiln_module_t *module);
 

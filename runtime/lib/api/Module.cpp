@@ -391,6 +391,18 @@ kiln_status_t kiln_device_count(kiln_device_t device, int64_t *count) {
   }
 }
 
+kiln_status_t kiln_cuda_compute_capability(int *major, int *minor) {
+  if (!major || !minor)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_cuda_compute_capability: major and minor must "
+                      "not be NULL");
+  try {
+    return kiln::runtime::cuda::computeCapability(*major, *minor);
+  } catch (const std::bad_alloc &) {
+    return kiln::runtime::outOfMemoryStatus();
+  }
+}
+
 kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
                                      kiln_cuda_stats_t *stats) {
   if (!module || !stats)

@@ -115,6 +115,31 @@ kiln_status_t countDevices(int &count) {
   return startDriver(driver, count, noDevice);
 }
 
+kiln_status_t computeCapability(int &major, int &minor) {
+  std::unique_ptr<CudaDriver> driver;
+  std::string noDevice;
+  int count = 0, ordinal = 0;
+  if (kiln_status_t status = startDriver(driver, count, noDevice))
+    return status;
+  if (count <= 0)
+    return makeStatus(KILN_STATUS_DEVICE_UNAVAILABLE, noDevice);
+  if (kiln_status_t status = chooseDeviceOrdinal(count, ordinal))
+    return status;
+  CUdevice device = 0;
+  if (CUresult result = driver->deviceGet(&device, ordinal))
+    return makeStatus(KILN_STATUS_DEVICE_ERROR,
+                      "CUDA: cuDeviceGet(" + std::to_string(ordinal) +
+                          ") failed: " + driver->describe(result));
+  for (auto [attribute, value] :
+       {std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major},
+        std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor}})
+    if (CUresult result = driver->deviceGetAttribute(value, attribute, device))
+      return makeStatus(KILN_STATUS_DEVICE_ERROR,
+                        "CUDA: cuDeviceGetAttribute failed: " +
+                            driver->describe(result));
+  return nullptr;
+}
+
 kiln_status_t CudaDevice::open() {
   std::lock_guard<std::mutex> lock(callMutex);
   return openLocked();

@@ -115,6 +115,10 @@ bool graphsTurnedOff();
 /// KILN_STATUS_DEVICE_UNAVAILABLE without a driver.
 kiln_status_t countDevices(int &count);
 
+/// The compute capability of the device chooseDeviceOrdinal picks, without
+/// opening it; KILN_STATUS_DEVICE_UNAVAILABLE without a driver or device.
+kiln_status_t computeCapability(int &major, int &minor);
+
 class CudaDevice {
 public:
   /// A device that opens itself on first use, so that a CUDA module can be

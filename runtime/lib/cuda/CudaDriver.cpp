@@ -18,6 +18,7 @@ struct DriverFunctions {
   CUresult (*cuInit)(unsigned);
   CUresult (*cuDeviceGetCount)(int *);
   CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
   CUresult (*cuCtxPushCurrent)(CUcontext);
@@ -108,6 +109,10 @@ public:
   }
   CUresult deviceGet(CUdevice *device, int ordinal) override {
     return f.cuDeviceGet(device, ordinal);
+  }
+  CUresult deviceGetAttribute(int *value, int attribute,
+                              CUdevice device) override {
+    return f.cuDeviceGetAttribute(value, attribute, device);
   }
   CUresult devicePrimaryCtxRetain(CUcontext *context,
                                   CUdevice device) override {
@@ -344,38 +349,34 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const std::string &library,
     return nullptr;
   }
   DriverFunctions f{};
-  bool ok = resolve(handle, "cuInit", f.cuInit, error) &&
-            resolve(handle, "cuDeviceGetCount", f.cuDeviceGetCount, error) &&
-            resolve(handle, "cuDeviceGet", f.cuDeviceGet, error) &&
-            resolve(handle, "cuDevicePrimaryCtxRetain",
-                    f.cuDevicePrimaryCtxRetain, error) &&
-            resolve(handle, "cuDevicePrimaryCtxRelease_v2",
-                    f.cuDevicePrimaryCtxRelease, error) &&
-            resolve(handle, "cuCtxPushCurrent_v2", f.cuCtxPushCurrent,
-                    error) &&
-            resolve(handle, "cuCtxPopCurrent_v2", f.cuCtxPopCurrent, error) &&
-            resolve(handle, "cuModuleLoadDataEx", f.cuModuleLoadDataEx,
-                    error) &&
-            resolve(handle, "cuModuleUnload", f.cuModuleUnload, error) &&
-            resolve(handle, "cuModuleGetFunction", f.cuModuleGetFunction,
-                    error) &&
-            resolve(handle, "cuLaunchKernel", f.cuLaunchKernel, error) &&
-            resolve(handle, "cuMemAllocManaged", f.cuMemAllocManaged,
-                    error) &&
-            resolve(handle, "cuMemAlloc_v2", f.cuMemAlloc, error) &&
-            resolve(handle, "cuMemFree_v2", f.cuMemFree, error) &&
-            resolve(handle, "cuMemcpyHtoD_v2", f.cuMemcpyHtoD, error) &&
-            resolve(handle, "cuMemcpyDtoH_v2", f.cuMemcpyDtoH, error) &&
-            resolve(handle, "cuMemcpy", f.cuMemcpy, error) &&
-            resolve(handle, "cuMemcpyAsync", f.cuMemcpyAsync, error) &&
-            resolve(handle, "cuMemsetD32_v2", f.cuMemsetD32, error) &&
-            resolve(handle, "cuStreamCreate", f.cuStreamCreate, error) &&
-            resolve(handle, "cuStreamSynchronize", f.cuStreamSynchronize,
-                    error) &&
-            resolve(handle, "cuStreamDestroy_v2", f.cuStreamDestroy,
-                    error) &&
-            resolve(handle, "cuGetErrorName", f.cuGetErrorName, error) &&
-            resolve(handle, "cuGetErrorString", f.cuGetErrorString, error);
+  bool ok =
+      resolve(handle, "cuInit", f.cuInit, error) &&
+      resolve(handle, "cuDeviceGetCount", f.cuDeviceGetCount, error) &&
+      resolve(handle, "cuDeviceGet", f.cuDeviceGet, error) &&
+      resolve(handle, "cuDeviceGetAttribute", f.cuDeviceGetAttribute, error) &&
+      resolve(handle, "cuDevicePrimaryCtxRetain", f.cuDevicePrimaryCtxRetain,
+              error) &&
+      resolve(handle, "cuDevicePrimaryCtxRelease_v2",
+              f.cuDevicePrimaryCtxRelease, error) &&
+      resolve(handle, "cuCtxPushCurrent_v2", f.cuCtxPushCurrent, error) &&
+      resolve(handle, "cuCtxPopCurrent_v2", f.cuCtxPopCurrent, error) &&
+      resolve(handle, "cuModuleLoadDataEx", f.cuModuleLoadDataEx, error) &&
+      resolve(handle, "cuModuleUnload", f.cuModuleUnload, error) &&
+      resolve(handle, "cuModuleGetFunction", f.cuModuleGetFunction, error) &&
+      resolve(handle, "cuLaunchKernel", f.cuLaunchKernel, error) &&
+      resolve(handle, "cuMemAllocManaged", f.cuMemAllocManaged, error) &&
+      resolve(handle, "cuMemAlloc_v2", f.cuMemAlloc, error) &&
+      resolve(handle, "cuMemFree_v2", f.cuMemFree, error) &&
+      resolve(handle, "cuMemcpyHtoD_v2", f.cuMemcpyHtoD, error) &&
+      resolve(handle, "cuMemcpyDtoH_v2", f.cuMemcpyDtoH, error) &&
+      resolve(handle, "cuMemcpy", f.cuMemcpy, error) &&
+      resolve(handle, "cuMemcpyAsync", f.cuMemcpyAsync, error) &&
+      resolve(handle, "cuMemsetD32_v2", f.cuMemsetD32, error) &&
+      resolve(handle, "cuStreamCreate", f.cuStreamCreate, error) &&
+      resolve(handle, "cuStreamSynchronize", f.cuStreamSynchronize, error) &&
+      resolve(handle, "cuStreamDestroy_v2", f.cuStreamDestroy, error) &&
+      resolve(handle, "cuGetErrorName", f.cuGetErrorName, error) &&
+      resolve(handle, "cuGetErrorString", f.cuGetErrorString, error);
   if (!ok) {
     dlclose(handle);
     return nullptr;

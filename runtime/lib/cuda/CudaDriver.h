@@ -58,6 +58,9 @@ constexpr int CU_GRAPH_COND_TYPE_WHILE = 1;
 constexpr unsigned CU_GRAPH_COND_ASSIGN_DEFAULT = 1;
 /// CUstreamCaptureMode: the capturing thread may still allocate memory.
 constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
+/// CUdevice_attribute values of the compute capability.
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 
 /// The driver entry points the runtime uses, named after them.
 class CudaDriver {
@@ -66,6 +69,8 @@ public:
   virtual CUresult init(unsigned flags) = 0;
   virtual CUresult deviceGetCount(int *count) = 0;
   virtual CUresult deviceGet(CUdevice *device, int ordinal) = 0;
+  virtual CUresult deviceGetAttribute(int *value, int attribute,
+                                      CUdevice device) = 0;
   virtual CUresult devicePrimaryCtxRetain(CUcontext *context,
                                           CUdevice device) = 0;
   virtual CUresult devicePrimaryCtxRelease(CUdevice device) = 0;

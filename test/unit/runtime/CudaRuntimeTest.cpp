@@ -56,6 +56,9 @@ struct FakeGraph {
 /// What the fake driver saw, and how it should misbehave.
 struct FakeState {
   int devices = 1;
+  /// The compute capability of every device; the ordinal each query asked.
+  int major = 9, minor = 0;
+  std::vector<int> queriedOrdinals;
   /// What cuInit and cuDevicePrimaryCtxRetain return.
   CUresult initResult = CUDA_SUCCESS;
   CUresult retainResult = CUDA_SUCCESS;
@@ -145,9 +148,22 @@ public:
     *count = s.devices;
     return CUDA_SUCCESS;
   }
-  CUresult deviceGet(CUdevice *device, int) override {
-    *device = 0;
+  CUresult deviceGet(CUdevice *device, int ordinal) override {
+    *device = ordinal;
     return CUDA_SUCCESS;
+  }
+  CUresult deviceGetAttribute(int *value, int attribute,
+                              CUdevice device) override {
+    if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) {
+      s.queriedOrdinals.push_back(device);
+      *value = s.major;
+      return CUDA_SUCCESS;
+    }
+    if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) {
+      *value = s.minor;
+      return CUDA_SUCCESS;
+    }
+    return 1; // CUDA_ERROR_INVALID_VALUE
   }
   CUresult devicePrimaryCtxRetain(CUcontext *context, CUdevice) override {
     if (s.retainResult != CUDA_SUCCESS)
@@ -2217,6 +2233,42 @@ TEST_F(FakeCudaTest, LaunchFailureIsAnErrorAndLaterWorkIsSkipped) {
 TEST_F(FakeCudaTest, NoDeviceIsUnavailable) {
   state.devices = 0;
   expectCudaCheck(KILN_STATUS_DEVICE_UNAVAILABLE, "no CUDA device");
+}
+
+TEST_F(FakeCudaTest, ComputeCapabilityIsTheChosenDevices) {
+  state.devices = 2;
+  state.major = 8;
+  state.minor = 6;
+  ScopedVariable device("KILN_CUDA_DEVICE", "1");
+  int major = 0, minor = 0;
+  kiln::test::Outcome asked =
+      take(kiln_cuda_compute_capability(&major, &minor));
+  ASSERT_TRUE(asked.ok()) << asked.message;
+  EXPECT_EQ(major, 8);
+  EXPECT_EQ(minor, 6);
+  EXPECT_EQ(state.queriedOrdinals, std::vector<int>{1});
+  // Asking opens nothing: no context, no stream, no module.
+  EXPECT_EQ(state.moduleLoads, 0);
+  EXPECT_TRUE(state.live.empty());
+}
+
+TEST_F(FakeCudaTest, ComputeCapabilityWithoutADeviceIsUnavailable) {
+  int major = -1, minor = -1;
+  state.devices = 0;
+  kiln::test::Outcome none = take(kiln_cuda_compute_capability(&major, &minor));
+  EXPECT_EQ(none.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(none.message.find("no CUDA device"), std::string::npos)
+      << none.message;
+  state.devices = 2;
+  ScopedVariable device("KILN_CUDA_DEVICE", "2");
+  kiln::test::Outcome absent =
+      take(kiln_cuda_compute_capability(&major, &minor));
+  EXPECT_EQ(absent.code, KILN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(absent.message.find("KILN_CUDA_DEVICE is '2'"), std::string::npos)
+      << absent.message;
+  EXPECT_EQ(take(kiln_cuda_compute_capability(nullptr, &minor)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(major, -1);
 }
 
 // Only "no driver" and "no device" are unavailable; a device that is there

@@ -21,15 +21,25 @@ import warnings
 
 import numpy as np
 
-from . import _core, _kiln, _tree
+from . import _core, _device, _kiln, _tree
 from ._core import Tensor, fail
 from .distributed import P, Sharded
 
 _MISS = object()
 
 
-def _leaf_spec(leaf, where):
-    """(dtype code, shape) of a jit argument leaf."""
+def _leaf_spec(leaf, where, device="cpu"):
+    """(dtype code, shape) of a jit argument leaf for a function that runs
+    on `device`."""
+    if device == "cuda":
+        signature = _device.gpu_leaf_signature(leaf, where)
+        if signature is not None:
+            return _core.dtype_code(signature[0]), signature[1]
+    elif not isinstance(leaf, np.ndarray) and hasattr(leaf, "__dlpack__"):
+        fail(f"kiln.jit: {where} is a {type(leaf).__name__}, an array of "
+             f"another library or on a GPU; a function jitted for the CPU "
+             f"takes numpy arrays (np.asarray(...)), one jitted with "
+             f"device='cuda' takes this one", TypeError)
     # numpy scalars first: np.float64 subclasses float but is strongly typed.
     if isinstance(leaf, (np.ndarray, np.generic)):
         dtype = leaf.dtype
@@ -68,11 +78,14 @@ def _symbol(name):
 
 class _Entry:
     __slots__ = ("compiled", "out_def", "trace_seconds", "dispatched", "comm",
-                 "blocks")
+                 "blocks", "cuda")
 
     def __init__(self, compiled, out_def, trace_seconds, comm=None,
-                 blocks=None):
+                 blocks=None, cuda=False):
         self.compiled, self.out_def = compiled, out_def
+        # A CUDA function's calls go through kiln_runtime, which keeps its
+        # results on the device.
+        self.cuda = _device.CudaFunction(compiled) if cuda else None
         # The communicator the compiled code calls through, kept alive as
         # long as the code can be called.
         self.comm = comm
@@ -87,6 +100,8 @@ class _Entry:
         """The outputs, structured, of the compiled code on `leaves`; with
         ZeRO, Sharded leaves go in as their blocks and the sharded results
         come out as Sharded."""
+        if self.cuda is not None:
+            return self.out_def.unflatten(self.cuda.call(leaves))
         if self.blocks is None:
             return self.out_def.unflatten(self.compiled.call(leaves))
         outputs = list(self.compiled.call(
@@ -150,9 +165,9 @@ class Compiled:
                  f"{self._in_def!r}, not {treedef!r}", TypeError)
         result = self._entry.call(leaves)
         if (not kwargs and not len(self._dispatch)
-                and self._entry.blocks is None):
+                and self._entry.blocks is None and self._entry.cuda is None):
             # Later calls with arguments like these take the fast path (which
-            # does not know ZeRO's blocks).
+            # does not know ZeRO's blocks, nor calls that stay on a GPU).
             self._dispatch.add(treedef.children[0], leaves,
                                self._entry.compiled, self._entry.out_def)
         return result
@@ -208,7 +223,19 @@ class jit:
     array. The returned array views the donated one's memory, and the
     donated array holds the new value after the call; do not read it as the
     old value. A leaf no output matches is left alone (with a warning).
-    Honoured on the CPU.
+    Honoured on the CPU; on a GPU every output gets its own buffer (with a
+    warning).
+
+    device="cuda" compiles for the CUDA GPU (cuda_arch, "sm_XX": that
+    architecture; by default the device's, sm_80 on a machine without
+    one, where .compile(...).save(path) still works). Its calls take numpy
+    arrays and numbers (copied to the device), kiln_runtime.DeviceArrays
+    and other libraries' GPU arrays (anything with __dlpack__: PyTorch,
+    JAX, CuPy), read in place, and return kiln_runtime.DeviceArrays, which
+    stay on the device for the next call; np.asarray() copies one to the
+    host, torch.from_dlpack() and jax.dlpack.from_dlpack() take it without
+    a copy. Such a function runs in one process (no comm=) and is not
+    profiled.
 
     profile=True compiles the function with its regions timed (each fused
     loop nest, oneDNN call and loop, as kiln-compile --profile does); they
@@ -244,10 +271,20 @@ class jit:
                  comm=None, batch_argnums=(), bucket_mb=25.0, overlap=True,
                  zero=0, shard_outnums=(), autocast=None, mesh=None,
                  in_shardings=(), out_shardings=None, bucket_axis=None,
-                 profile=False, donate_argnums=()):
+                 profile=False, donate_argnums=(), device=None,
+                 cuda_arch=None):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
                             f"{type(fun).__name__}")
+        self._device = _device.check_device(device, cuda_arch)
+        self._cuda_arch = cuda_arch or ""
+        if self._device == "cuda" and comm is not None:
+            fail("kiln.jit: a function jitted with device='cuda' runs in one "
+                 "process; comm= (ranks over MPI or Gloo) needs "
+                 "device='cpu'", TypeError)
+        if self._device == "cuda" and profile:
+            fail("kiln.jit: profile=True times the CPU's code; it is not "
+                 "supported with device='cuda'", TypeError)
         self._fun = fun
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
@@ -378,7 +415,7 @@ class jit:
             fail("kiln.jit: static arguments must be hashable", TypeError)
         specs = tuple(_block_spec(leaf, self._comm, f"argument leaf {i}")
                       if isinstance(leaf, Sharded)
-                      else _leaf_spec(leaf, f"argument leaf {i}")
+                      else _leaf_spec(leaf, f"argument leaf {i}", self._device)
                       for i, leaf in enumerate(leaves))
         return in_def, statics, specs
 
@@ -387,10 +424,16 @@ class jit:
         if any(isinstance(leaf, Tensor) for leaf in leaves):
             # Inside another trace: inline, as nested jit does in JAX.
             return self._fun(*args, **kwargs)
-        entry = self._entry(self._key(statics, leaves, in_def))
-        # The fast path does not know ZeRO's blocks.
+        key = self._key(statics, leaves, in_def)
+        if self._device == "cuda":
+            # Said before tracing and compiling for a device that is not
+            # there.
+            _device.require_cuda(self._name)
+        entry = self._entry(key)
+        # The fast path does not know ZeRO's blocks, nor calls that stay on a
+        # GPU.
         if (not kwargs and not self._static and not entry.dispatched
-                and entry.blocks is None):
+                and entry.blocks is None and entry.cuda is None):
             entry.dispatched = self._dispatch.add(
                 in_def.children[0], leaves, entry.compiled, entry.out_def)
         return entry.call(leaves)
@@ -584,7 +627,9 @@ class jit:
             if self._comm is None:
                 compiled = _kiln.compile(traced, self._opt_level,
                                          autocast=self._autocast,
-                                         profile=self._profile, donate=donate)
+                                         profile=self._profile, donate=donate,
+                                         device=self._device,
+                                         cuda_arch=self._cuda_arch)
             else:
                 compiled = _kiln.compile(
                     traced, self._opt_level, donate=donate,
@@ -592,14 +637,21 @@ class jit:
             for message in compiled.warnings:
                 warnings.warn(f"kiln.jit: '{self._name}': {message}",
                               RuntimeWarning, stacklevel=3)
-            if compiled.unused_donations:
+            if compiled.unused_donations and self._device == "cuda":
+                warnings.warn(
+                    f"kiln.jit: '{self._name}': donated argument leaves "
+                    f"{list(compiled.unused_donations)} are left as they "
+                    f"are: on a GPU every output gets its own buffer",
+                    stacklevel=3)
+            elif compiled.unused_donations:
                 warnings.warn(
                     f"kiln.jit: '{self._name}': donated argument leaves "
                     f"{list(compiled.unused_donations)} match no output of "
                     f"their dtype and shape, and are left as they are",
                     stacklevel=3)
             entry = self._cache[key] = _Entry(compiled, out_def, seconds,
-                                              self._comm, blocks)
+                                              self._comm, blocks,
+                                              cuda=self._device == "cuda")
             self.last_trace_seconds = seconds
             self.last_compile_seconds = compiled.compile_seconds
         return entry

@@ -22,8 +22,8 @@ anything with `__dlpack__`) in place.
 records into numpy arrays.
 """
 
-from ._runtime import (DeviceArray, Function, Module, memory_stats,
-                       reset_memory_peak)
+from ._runtime import (DeviceArray, Function, Module, cuda_compute_capability,
+                       memory_stats, reset_memory_peak)
 from . import data, profiler
 
 
@@ -38,5 +38,5 @@ def load_bytes(data, device=None):
     return Module.from_bytes(bytes(data), device)
 
 
-__all__ = ["DeviceArray", "Function", "Module", "load", "load_bytes", "memory_stats",
-           "reset_memory_peak", "data", "profiler"]
+__all__ = ["DeviceArray", "Function", "Module", "cuda_compute_capability", "load",
+           "load_bytes", "memory_stats", "reset_memory_peak", "data", "profiler"]

@@ -1,0 +1,96 @@
+"""Where a jitted function runs: kiln.jit(f, device="cuda").
+
+A CUDA function is compiled by the same C++ JIT (JitOptions::device) and
+called through kiln_runtime, which owns the device: its results are
+kiln_runtime.DeviceArrays that stay in the GPU's memory, and its arguments
+may be numpy arrays and numbers (copied to the device by the call),
+DeviceArrays (of any kiln module or jitted function on that device) and
+other libraries' arrays with __dlpack__ (PyTorch, JAX, CuPy: read in
+place). The signature of a GPU array is read from it, without copying it.
+"""
+
+import re
+
+import kiln_runtime
+import numpy as np
+
+from ._core import BFLOAT16, fail
+
+DEVICES = ("cpu", "cuda")
+
+
+def check_device(device, cuda_arch):
+    """The device name kiln.jit was given, checked ("cpu" for None)."""
+    device = "cpu" if device is None else device
+    if device not in DEVICES:
+        fail(f"kiln.jit: device is 'cpu' or 'cuda', not {device!r}",
+             ValueError)
+    if cuda_arch is not None:
+        if device != "cuda":
+            fail("kiln.jit: cuda_arch chooses the GPU architecture of "
+                 "device='cuda'", TypeError)
+        if not isinstance(cuda_arch, str) or not re.fullmatch(r"sm_\d+",
+                                                              cuda_arch):
+            fail(f"kiln.jit: cuda_arch is an architecture such as 'sm_90', "
+                 f"not {cuda_arch!r}", ValueError)
+    return device
+
+
+def _numpy_dtype(name, where):
+    """The numpy dtype of the kiln dtype `name` ("f32", "bf16", "ui8")."""
+    if name == "bf16":
+        if BFLOAT16 is None:
+            fail(f"kiln.jit: {where} is bfloat16, which needs the ml_dtypes "
+                 f"package to be traced", TypeError)
+        return BFLOAT16
+    if name == "i1":
+        return np.dtype(np.bool_)
+    match = re.fullmatch(r"(ui|i|f)(\d+)", name)
+    kind = {"ui": "uint", "i": "int", "f": "float"}[match.group(1)]
+    return np.dtype(f"{kind}{match.group(2)}")
+
+
+def gpu_leaf_signature(leaf, where):
+    """(numpy dtype, shape) of a DeviceArray or another library's array
+    (anything with __dlpack__), or None for any other leaf."""
+    if isinstance(leaf, np.ndarray) or not hasattr(leaf, "__dlpack__"):
+        return None
+    signature = kiln_runtime._runtime.array_signature(leaf)
+    if signature is None:
+        fail(f"kiln.jit: {where} has a DLPack dtype kiln has no dtype for",
+             TypeError)
+    name, shape = signature
+    return _numpy_dtype(name, where), tuple(int(d) for d in shape)
+
+
+_capability = None
+
+
+def require_cuda(name):
+    """Raises unless this machine has a CUDA device calls can run on."""
+    global _capability
+    if _capability is not None:
+        return
+    try:
+        _capability = kiln_runtime.cuda_compute_capability()
+    except RuntimeError as error:
+        fail(f"kiln.jit: '{name}' runs on a CUDA GPU (device='cuda'), and "
+             f"this machine has none: {error}. Compiling and saving "
+             f"(.compile(...).save(path)) work without one", RuntimeError)
+
+
+class CudaFunction:
+    """A compiled CUDA function loaded by kiln_runtime, whose calls leave
+    their outputs on the device."""
+
+    __slots__ = ("function", "output_count")
+
+    def __init__(self, compiled):
+        module = kiln_runtime.load_bytes(compiled.module_bytes())
+        self.function = module[compiled.name]
+        self.output_count = len(self.function.outputs)
+
+    def call(self, leaves):
+        """The outputs, as a tuple of DeviceArrays."""
+        outputs = self.function.call_on_device(*leaves)
+        return (outputs,) if self.output_count == 1 else outputs

@@ -1,0 +1,209 @@
+"""kiln.jit(f, device="cuda"): compiled for the GPU, called through
+kiln_runtime, with results that stay on the device.
+
+Without a GPU: the module's target and architecture, saving it, the
+signatures read from other libraries' arrays (host DLPack arrays here),
+the option errors, and the error of a call. With one (skipped without,
+failing instead under KILN_REQUIRE_CUDA=1): results against numpy and
+the CPU's jit, chains of calls on DeviceArrays, a training loop, and
+PyTorch's GPU tensors in and out."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.numpy as knp
+import kiln_runtime
+
+
+def layer(x, w):
+    y = knp.tanh(x @ w)
+    return y, knp.sum(y * y)
+
+
+def layer_reference(x, w):
+    y = np.tanh(x.astype(np.float64) @ w.astype(np.float64))
+    return y, np.sum(y * y)
+
+
+class Exported:
+    """Another library's array as the DLPack protocol shows it (numpy's,
+    on host memory)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def device_capability():
+    try:
+        return kiln_runtime.cuda_compute_capability()
+    except RuntimeError:
+        return None
+
+
+@pytest.fixture
+def gpu():
+    """Skips without a CUDA device (fails under KILN_REQUIRE_CUDA=1)."""
+    try:
+        kiln_runtime.cuda_compute_capability()
+    except RuntimeError as exc:
+        if os.environ.get("KILN_REQUIRE_CUDA") == "1":
+            raise
+        pytest.skip(f"no CUDA device: {exc}")
+
+
+def test_compiles_and_saves_a_cuda_module_without_a_device(tmp_path, rng):
+    x = rng.standard_normal((5, 7)).astype(np.float32)
+    w = rng.standard_normal((7, 3)).astype(np.float32)
+    f = kiln.jit(layer, device="cuda", cuda_arch="sm_90")
+    compiled = f.compile(x, w)
+    compiled.save(tmp_path / "layer.kmod")
+    module = kiln_runtime.load(tmp_path / "layer.kmod")
+    assert module.device == "cuda"
+    assert module.target == "cuda-sm_90"
+    assert [shape for _, _, shape in module["layer"].inputs] == [(5, 7), (7, 3)]
+    assert [shape for _, _, shape in module["layer"].outputs] == [(5, 3), ()]
+    assert f.cache_size == 1
+
+
+def test_the_default_architecture_is_the_devices(tmp_path, rng):
+    x = rng.standard_normal((2, 2)).astype(np.float32)
+    kiln.jit(layer, device="cuda").compile(x, x).save(tmp_path / "f.kmod")
+    target = kiln_runtime.load(tmp_path / "f.kmod").target
+    capability = device_capability()
+    if capability is None:
+        assert target == "cuda-sm_80"
+        return
+    number = capability[0] * 10 + capability[1]
+    newest = max(a for a in (70, 75, 80, 86, 89, 90) if a <= number)
+    assert target == f"cuda-sm_{newest}"
+
+
+def test_signatures_come_from_dlpack_arrays(rng):
+    x = rng.standard_normal((5, 7))
+    w = rng.integers(-3, 3, (7,), dtype=np.int32)
+    f = kiln.jit(lambda x, w: x * w, device="cuda", cuda_arch="sm_80")
+    text = f.lower(Exported(x), Exported(w)).as_text()
+    assert "tensor<5x7xf64>" in text and "tensor<7xi32>" in text
+    # The same signature from numpy arrays: one compilation for both.
+    f.compile(x, w)
+    f.compile(Exported(x), Exported(w))
+    assert f.cache_size == 1
+
+
+def test_a_cpu_function_refuses_dlpack_arrays_by_name(rng):
+    x = rng.standard_normal((3,)).astype(np.float32)
+    with pytest.raises(TypeError, match=r"argument leaf 0 is a Exported, an "
+                       r"array of another library or on a GPU; .*"
+                       r"device='cuda' takes this one"):
+        kiln.jit(lambda x: x + 1)(Exported(x))
+
+
+def test_options_cuda_does_not_take_are_refused():
+    with pytest.raises(ValueError, match="device is 'cpu' or 'cuda', not 'tpu'"):
+        kiln.jit(layer, device="tpu")
+    with pytest.raises(TypeError, match="cuda_arch chooses the GPU"):
+        kiln.jit(layer, cuda_arch="sm_90")
+    with pytest.raises(ValueError, match="an architecture such as 'sm_90'"):
+        kiln.jit(layer, device="cuda", cuda_arch="90")
+    with pytest.raises(TypeError, match="runs in one process"):
+        kiln.jit(layer, device="cuda",
+                 comm=kiln.distributed.single())
+    with pytest.raises(TypeError, match="not supported with device='cuda'"):
+        kiln.jit(layer, device="cuda", profile=True)
+    x = np.ones((2, 2), np.float32)
+    with pytest.raises(kiln.JitError,
+                       match="unsupported CUDA architecture 'sm_60'"):
+        kiln.jit(layer, device="cuda", cuda_arch="sm_60").compile(x, x)
+
+
+def test_donations_on_a_gpu_are_left_with_a_warning():
+    x = np.ones((4,), np.float32)
+    f = kiln.jit(lambda a, b: (a * 2, b + a), device="cuda",
+                 cuda_arch="sm_80", donate_argnums=(0,))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f.compile(x, x)
+    assert any("on a GPU every output gets its own buffer" in str(w.message)
+               for w in caught), [str(w.message) for w in caught]
+
+
+def test_a_call_without_a_device_says_so_before_compiling():
+    if device_capability() is not None:
+        pytest.skip("this machine has a CUDA device")
+    f = kiln.jit(layer, device="cuda")
+    x = np.ones((2, 2), np.float32)
+    with pytest.raises(RuntimeError, match=r"'layer' runs on a CUDA GPU "
+                       r"\(device='cuda'\), and this machine has none: no "
+                       r"CUDA driver found"):
+        f(x, x)
+    assert f.cache_size == 0
+
+
+def test_results_stay_on_the_device_and_match_numpy(gpu, tmp_path, rng):
+    x = rng.standard_normal((33, 65)).astype(np.float32)
+    w = rng.standard_normal((65, 17)).astype(np.float32)
+    f = kiln.jit(layer, device="cuda")
+    y, s = f(x, w)
+    assert isinstance(y, kiln_runtime.DeviceArray)
+    assert isinstance(s, kiln_runtime.DeviceArray)
+    assert y.shape == (33, 17) and y.dtype == np.float32
+    want_y, want_s = layer_reference(x, w)
+    np.testing.assert_allclose(np.asarray(y), want_y, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(s), want_s, rtol=1e-5)
+    # A DeviceArray and a host DLPack array are the same signature.
+    f.compile(x, w).save(tmp_path / "layer.kmod")
+    dx = kiln_runtime.load(tmp_path / "layer.kmod").to_device(x)
+    y2, _ = f(dx, Exported(w))
+    np.testing.assert_array_equal(np.asarray(y2), np.asarray(y))
+    assert f.cache_size == 1
+    # A result is the next function's argument, where it lies.
+    twice = kiln.jit(lambda a: a * 2, device="cuda")
+    np.testing.assert_array_equal(np.asarray(twice(y)), 2 * np.asarray(y))
+
+
+def test_a_training_loop_keeps_its_parameters_on_the_device(gpu, rng):
+    def loss(w, x, t):
+        return knp.mean((knp.tanh(x @ w) - t) ** 2)
+
+    def step(w, x, t):
+        value, g = kiln.value_and_grad(loss)(w, x, t)
+        return w - 0.1 * g, value
+
+    x = rng.standard_normal((64, 16)).astype(np.float32)
+    t = rng.standard_normal((64, 4)).astype(np.float32)
+    w0 = (0.1 * rng.standard_normal((16, 4))).astype(np.float32)
+    on_gpu, on_cpu = kiln.jit(step, device="cuda"), kiln.jit(step)
+    w_gpu, w_cpu = w0, w0
+    for _ in range(20):
+        w_gpu, l_gpu = on_gpu(w_gpu, x, t)
+        w_cpu, l_cpu = on_cpu(w_cpu, x, t)
+    assert isinstance(w_gpu, kiln_runtime.DeviceArray)
+    np.testing.assert_allclose(np.asarray(w_gpu), w_cpu, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(l_gpu), l_cpu, rtol=1e-4)
+    # numpy parameters first, DeviceArrays after: one signature.
+    assert on_gpu.cache_size == 1
+
+
+def test_torch_tensors_go_in_and_out_without_copies(gpu, rng):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    x = torch.randn(9, 12, device="cuda")
+    w = torch.randn(12, 5, device="cuda")
+    y, s = kiln.jit(layer, device="cuda")(x, w)
+    ty = torch.from_dlpack(y)
+    assert ty.device.type == "cuda"
+    assert ty.data_ptr() == y.__cuda_array_interface__["data"][0]
+    torch.testing.assert_close(ty, torch.tanh(x @ w), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(torch.from_dlpack(s), (ty * ty).sum(),
+                               rtol=1e-5, atol=1e-5)
