@@ -309,7 +309,8 @@ int emitOutputs(const kiln_function_t *function, const TensorList &outputs,
 /// Prints what the module's CUDA device did over all calls (--stats).
 int printCudaStats(const kiln_module_t *module) {
   kiln_cuda_stats_t stats;
-  if (kiln_status_t status = kiln_module_cuda_stats(module, &stats))
+  if (kiln_status_t status =
+          kiln_module_cuda_stats(module, &stats, sizeof(stats)))
     return fail(status);
   std::printf("cuda: %llu calls, %llu kernel launches, %llu stream waits, "
               "%llu device-to-host copies (%llu bytes), %llu driver "

@@ -283,10 +283,16 @@ typedef struct kiln_cuda_stats_t {
   uint64_t graph_bytes;
 } kiln_cuda_stats_t;
 
-/* Fills `stats` for a CUDA module; KILN_STATUS_INVALID_ARGUMENT for a
- * module compiled for another device. */
+/* Fills the first `stats_size` bytes of `stats` for a CUDA module; pass
+ * sizeof(kiln_cuda_stats_t). The struct grows by fields appended at its
+ * end, so a caller compiled against an older runtime.h gets the fields it
+ * knows, and one compiled against a newer one gets zeros in the fields
+ * this runtime lacks. KILN_STATUS_INVALID_ARGUMENT for a module compiled
+ * for another device, or a size that is 0 or not a whole number of
+ * fields. */
 kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
-                                     kiln_cuda_stats_t *stats);
+                                     kiln_cuda_stats_t *stats,
+                                     size_t stats_size);
 
 /* Load as kiln_module_load_memory / kiln_module_load_file do, but fail with
  * KILN_STATUS_DEVICE_UNAVAILABLE unless the module was compiled for

@@ -18,6 +18,7 @@
 #include "kiln/CollectiveAbi.h"
 #include "kiln/ConstantsAbi.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -404,31 +405,44 @@ kiln_status_t kiln_cuda_compute_capability(int *major, int *minor) {
 }
 
 kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
-                                     kiln_cuda_stats_t *stats) {
+                                     kiln_cuda_stats_t *stats,
+                                     size_t statsSize) {
   if (!module || !stats)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_module_cuda_stats: module and stats must not "
                       "be NULL");
+  if (statsSize == 0 || statsSize % sizeof(uint64_t) != 0)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_module_cuda_stats: stats_size is " +
+                          std::to_string(statsSize) +
+                          ", not a whole number of 8-byte fields; pass "
+                          "sizeof(kiln_cuda_stats_t)");
   if (!module->cuda)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_module_cuda_stats: the module was compiled for " +
                           std::string(kiln_device_name(module->device)) +
                           ", not for cuda");
   kiln::runtime::cuda::CudaStats counters = module->cuda->stats();
-  stats->calls = counters.calls;
-  stats->kernel_launches = counters.kernelLaunches;
-  stats->stream_syncs = counters.streamSyncs;
-  stats->device_to_host_copies = counters.deviceToHostCopies;
-  stats->device_to_host_bytes = counters.deviceToHostBytes;
-  stats->driver_allocations = counters.driverAllocations;
-  stats->held_bytes = counters.heldBytes;
-  stats->largest_device_allocation = counters.largestDeviceAllocation;
-  stats->graph_loops = counters.graphLoops;
-  stats->graph_calls = counters.graphCalls;
-  stats->graph_captures = counters.graphCaptures;
-  stats->constant_uploads = counters.constantUploads;
-  stats->constant_bytes = counters.constantBytes;
-  stats->graph_bytes = counters.graphBytes;
+  // Filled whole here, then copied as far as the caller's struct reaches.
+  kiln_cuda_stats_t all{};
+  all.calls = counters.calls;
+  all.kernel_launches = counters.kernelLaunches;
+  all.stream_syncs = counters.streamSyncs;
+  all.device_to_host_copies = counters.deviceToHostCopies;
+  all.device_to_host_bytes = counters.deviceToHostBytes;
+  all.driver_allocations = counters.driverAllocations;
+  all.held_bytes = counters.heldBytes;
+  all.largest_device_allocation = counters.largestDeviceAllocation;
+  all.graph_loops = counters.graphLoops;
+  all.graph_calls = counters.graphCalls;
+  all.graph_captures = counters.graphCaptures;
+  all.constant_uploads = counters.constantUploads;
+  all.constant_bytes = counters.constantBytes;
+  all.graph_bytes = counters.graphBytes;
+  std::memcpy(stats, &all, std::min(statsSize, sizeof(all)));
+  if (statsSize > sizeof(all))
+    std::memset(reinterpret_cast<char *>(stats) + sizeof(all), 0,
+                statsSize - sizeof(all));
   return nullptr;
 }
 

@@ -30,7 +30,7 @@ int kilnCudaCApiCheck(void) {
     result = 5;
   kiln_status_free(status);
   kiln_cuda_stats_t stats;
-  status = kiln_module_cuda_stats(NULL, &stats);
+  status = kiln_module_cuda_stats(NULL, &stats, sizeof(stats));
   if (kiln_status_code(status) != KILN_STATUS_INVALID_ARGUMENT)
     result = 6;
   kiln_status_free(status);

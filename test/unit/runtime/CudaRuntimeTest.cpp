@@ -1177,7 +1177,8 @@ TEST_F(FakeCudaTest, LoopPredicateIsCopiedBackOncePerIteration) {
     EXPECT_EQ(state.launches, 23 * round);
 
     kiln_cuda_stats_t stats;
-    ASSERT_TRUE(take(kiln_module_cuda_stats(module.get(), &stats)).ok());
+    ASSERT_TRUE(
+        take(kiln_module_cuda_stats(module.get(), &stats, sizeof(stats))).ok());
     EXPECT_EQ(stats.calls, uint64_t(round));
     EXPECT_EQ(stats.device_to_host_copies, uint64_t(8 * round));
     EXPECT_EQ(stats.device_to_host_bytes, uint64_t(8 * round));
@@ -1262,7 +1263,8 @@ TEST_F(FakeCudaGraphTest, DeviceOnlyLoopRunsAsOneGraphWithConditionalNodes) {
     EXPECT_EQ(state.execsDestroyed, round);
 
     kiln_cuda_stats_t stats;
-    ASSERT_TRUE(take(kiln_module_cuda_stats(module.get(), &stats)).ok());
+    ASSERT_TRUE(
+        take(kiln_module_cuda_stats(module.get(), &stats, sizeof(stats))).ok());
     EXPECT_EQ(stats.graph_loops, uint64_t(round));
     EXPECT_EQ(stats.device_to_host_copies, 0u);
     EXPECT_EQ(stats.stream_syncs, uint64_t(round));
@@ -1412,7 +1414,7 @@ void expectLoopCapturedWithTheCall(FakeState &state, kiln_module_t *module,
 
 kiln_cuda_stats_t cudaStats(kiln_module_t *module) {
   kiln_cuda_stats_t stats{};
-  EXPECT_TRUE(take(kiln_module_cuda_stats(module, &stats)).ok());
+  EXPECT_TRUE(take(kiln_module_cuda_stats(module, &stats, sizeof(stats))).ok());
   return stats;
 }
 
@@ -2175,12 +2177,54 @@ TEST_F(FakeCudaTest, StatsOfACpuModuleAreRefused) {
   ModulePtr module(raw);
   kiln_cuda_stats_t stats;
   kiln::test::Outcome outcome =
-      take(kiln_module_cuda_stats(module.get(), &stats));
+      take(kiln_module_cuda_stats(module.get(), &stats, sizeof(stats)));
   EXPECT_EQ(outcome.code, KILN_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(outcome.message.find("not for cuda"), std::string::npos)
       << outcome.message;
-  EXPECT_EQ(take(kiln_module_cuda_stats(nullptr, &stats)).code,
+  EXPECT_EQ(take(kiln_module_cuda_stats(nullptr, &stats, sizeof(stats))).code,
             KILN_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(FakeCudaTest, StatsFillOnlyTheFieldsTheCallerKnows) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr y;
+  ASSERT_TRUE(callScale2(module.get(), y).ok());
+  // A caller compiled when the struct had three fields, with its next
+  // variable right after them.
+  struct {
+    uint64_t calls, kernelLaunches, streamSyncs;
+    uint64_t next;
+  } older = {0, 0, 0, 0xfeed};
+  ASSERT_TRUE(
+      take(kiln_module_cuda_stats(module.get(),
+                                  reinterpret_cast<kiln_cuda_stats_t *>(&older),
+                                  3 * sizeof(uint64_t)))
+          .ok());
+  EXPECT_EQ(older.calls, 1u);
+  EXPECT_EQ(older.kernelLaunches, uint64_t(state.launches));
+  EXPECT_EQ(older.next, 0xfeedu) << "written past the caller's struct";
+  // A caller compiled against a struct with two more fields: zeros there.
+  struct {
+    kiln_cuda_stats_t known;
+    uint64_t newer[2];
+  } newer;
+  std::memset(&newer, 0xff, sizeof(newer));
+  ASSERT_TRUE(
+      take(kiln_module_cuda_stats(module.get(), &newer.known, sizeof(newer)))
+          .ok());
+  EXPECT_EQ(newer.known.calls, 1u);
+  EXPECT_EQ(newer.newer[0], 0u);
+  EXPECT_EQ(newer.newer[1], 0u);
+  kiln_cuda_stats_t stats;
+  for (size_t size : {size_t(0), size_t(12)}) {
+    kiln::test::Outcome odd =
+        take(kiln_module_cuda_stats(module.get(), &stats, size));
+    EXPECT_EQ(odd.code, KILN_STATUS_INVALID_ARGUMENT) << size;
+    EXPECT_NE(odd.message.find("pass sizeof(kiln_cuda_stats_t)"),
+              std::string::npos)
+        << odd.message;
+  }
 }
 
 TEST_F(FakeCudaTest, HostCodeTakingItsPtxFromAnEmptyDeviceCodeIsRejected) {
