@@ -131,6 +131,11 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   }
   pm.addPass(createKilnEntryPoints());
   pm.addNestedPass<func::FuncOp>(createKilnCudaGlobalsToBuffers());
+  // Every cond result a buffer of its own, so that the code after a cond
+  // does not read its predicate to free it and the cond can become a
+  // graph's conditional node (kiln-cuda-graph-conds).
+  if (options.graphs)
+    pm.addNestedPass<func::FuncOp>(createKilnCudaFreshCondResults());
 
   // Deallocations stay at the end of their blocks here: the device
   // buffers' frees become stream-ordered later (kiln-cuda-device-

@@ -71,6 +71,18 @@
 // CHECK-LABEL: define void @kiln_entry_grow(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A cond whose second branch yields its input unchanged: that branch
+// copies it into a buffer of its own (kiln-cuda-fresh-cond-results), so
+// freeing the result does not read the predicate on the host, and the
+// cond is an IF node of the call's graph.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_keep(
+// CHECK:         call i32 @kiln_cuda_graph_conds()
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_else(ptr %[[IF]])
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK-LABEL: define void @kiln_entry_keep(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-LABEL: define void @kiln_entry_rows(
 // CHECK-NOT:     kiln_cuda_graph_call
 // CHECK:         ret void
@@ -84,6 +96,7 @@
 // LIST: nested(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: branchy(arg0: f32[3], arg1: i32[]) -> (out0: f32[3])
 // LIST: grow(arg0: f32[4], arg1: i32[], arg2: f32[]) -> (out0: f32[4])
+// LIST: keep(arg0: f32[4], arg1: f32[]) -> (out0: f32[4])
 // LIST: rows(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
@@ -191,6 +204,20 @@ func.func @grow(%x: tensor<4xf32>, %n: tensor<i32>, %t: tensor<f32>) -> tensor<4
   ^bb0(%a: tensor<4xf32>, %k: tensor<i32>):
     %b = kiln.neg %a : tensor<4xf32>
     kiln.yield %b : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+func.func @keep(%x: tensor<4xf32>, %t: tensor<f32>) -> tensor<4xf32> {
+  %zero = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.compare gt, %t, %zero : tensor<f32>
+  %r = kiln.cond %p, (%x) : tensor<i1>, (tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %b = kiln.add %a, %a : tensor<4xf32>
+    kiln.yield %b : tensor<4xf32>
+  } else {
+  ^bb0(%a: tensor<4xf32>):
+    kiln.yield %a : tensor<4xf32>
   }
   return %r : tensor<4xf32>
 }

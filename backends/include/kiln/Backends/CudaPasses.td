@@ -24,6 +24,29 @@ def KilnCudaGlobalsToBuffers
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def KilnCudaFreshCondResults
+    : Pass<"kiln-cuda-fresh-cond-results", "mlir::func::FuncOp"> {
+  let summary = "Give each kiln.cond result a buffer of its own in both "
+                "branches";
+  let description = [{
+    Runs after bufferization, before deallocation is planned. A
+    `kiln.cond` (an `scf.if` on a loaded `i1`) whose branch yields a buffer
+    defined outside it (an argument, a constant's buffer, a value computed
+    before the cond) returns a buffer of its own in one branch and that
+    buffer in the other. The deallocation pipeline then frees the result
+    only when the predicate, read on the host, chose the first branch; so
+    the cond's predicate is needed after it, and `kiln-cuda-graph-conds`
+    cannot make it a conditional node of a CUDA graph, whose branches the
+    device chooses. Each such buffer is copied (`linalg.copy`) into a new
+    allocation at the end of its branch, which yields that instead: every
+    result is then fresh and owned, whichever branch runs. A yielded buffer
+    that the branch computes (allocated in it, or a loop's result in it) is
+    left as it is, as are results of dynamic shape.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def KilnCudaOutlineAttention
     : Pass<"kiln-cuda-outline-attention", "mlir::ModuleOp"> {
   let summary = "Move each f32 kiln.attention into a function for the "
