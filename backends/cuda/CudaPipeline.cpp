@@ -8,7 +8,9 @@
 //      bufferization, results to
 //      out-params, the `kiln_entry_<name>` wrappers (kiln-entry-points);
 //      then constants are copied out of read-only globals
-//      (kiln-cuda-globals-to-buffers) and ownership-based deallocation runs;
+//      (kiln-cuda-globals-to-buffers), a cond's branch that yields a buffer
+//      from outside it yields a copy (kiln-cuda-fresh-cond-results, with
+//      graphs) and ownership-based deallocation runs;
 //   4. float matrix products -> cuBLASLt calls through the runtime
 //      (kiln-cuda-library-matmul; kiln-forward-fills and
 //      kiln-fold-transposes-into-matmuls ran after bufferization, so that
@@ -19,11 +21,12 @@
 //      element with gpu.all_reduce (kiln-cuda-block-reductions); every other
 //      linalg op -> one scf.parallel (an integer matmul's k loop inside),
 //      and each outermost scf.parallel -> a grid-stride gpu.launch
-//      (kiln-cuda-map-parallel-loops); rank-0 linalg ops and host stores
-//      become one-thread kernels (kiln-cuda-scalar-kernels), rank-0 values
-//      the host reads are copied back explicitly
-//      (kiln-cuda-predicate-copies); launches and copies are queued on the
-//      stream, waited for only before the host reads memory
+//      (kiln-cuda-map-parallel-loops), dynamic slices' indices read in
+//      the kernels that use them first (kiln-cuda-device-index-reads); rank-0
+//      linalg ops and host stores become one-thread kernels
+//      (kiln-cuda-scalar-kernels), rank-0 values the host reads are copied back
+//      explicitly (kiln-cuda-predicate-copies); launches and copies are queued
+//      on the stream, waited for only before the host reads memory
 //      (kiln-cuda-async-launches); constants only device work reads are
 //      read in place from the device copy the runtime uploads once
 //      (kiln-cuda-resident-constants); intermediates only device work
@@ -163,6 +166,9 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // Dynamic slices' row indices read by their kernels, not copied back to
+  // the host (which would wait for the stream and keep graphs out).
+  pm.addNestedPass<func::FuncOp>(createKilnCudaDeviceIndexReads());
   KilnCudaMapParallelLoopsOptions mapping;
   mapping.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createKilnCudaMapParallelLoops(mapping));

@@ -7,8 +7,10 @@
 // kiln_cuda_graph_call_end.
 // A function with a kiln.while is captured whole too, its loop in the
 // graph form (kiln-cuda-graph-loops) whose WHILE node the runtime puts
-// into the call's graph. A function that reads a dynamic index on the
-// host keeps its entry as it is. --no-cuda-graphs turns graphs off;
+// into the call's graph. A dynamic slice's index is read by the kernel
+// that copies the rows (kiln-cuda-device-index-reads), so its function is
+// captured too; one whose rows a product reads in place needs the index
+// on the host, and its function keeps its entry as it is. --no-cuda-graphs turns graphs off;
 // constants are still read where the runtime keeps them.
 // REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=llvm | FileCheck %s
@@ -84,6 +86,9 @@
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-LABEL: define void @kiln_entry_rows(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
+// CHECK-LABEL: define void @kiln_entry_product_rows(
 // CHECK-NOT:     kiln_cuda_graph_call
 // CHECK:         ret void
 
@@ -98,6 +103,7 @@
 // LIST: grow(arg0: f32[4], arg1: i32[], arg2: f32[]) -> (out0: f32[4])
 // LIST: keep(arg0: f32[4], arg1: f32[]) -> (out0: f32[4])
 // LIST: rows(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
+// LIST: product_rows(arg0: f32[8,4], arg1: i64[], arg2: f32[4,16]) -> (out0: f32[3,16])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -225,4 +231,10 @@ func.func @keep(%x: tensor<4xf32>, %t: tensor<f32>) -> tensor<4xf32> {
 func.func @rows(%b: tensor<8x4xf32>, %i: tensor<i64>) -> tensor<3x4xf32> {
   %s = kiln.dynamic_slice %b[%i], size = 3 : tensor<8x4xf32>
   return %s : tensor<3x4xf32>
+}
+
+func.func @product_rows(%b: tensor<8x4xf32>, %i: tensor<i64>, %w: tensor<4x16xf32>) -> tensor<3x16xf32> {
+  %s = kiln.dynamic_slice %b[%i], size = 3 : tensor<8x4xf32>
+  %m = kiln.matmul %s, %w : tensor<3x4xf32>, tensor<4x16xf32>
+  return %m : tensor<3x16xf32>
 }

@@ -499,6 +499,29 @@ def KilnCudaScalarKernels
                            "mlir::gpu::GPUDialect"];
 }
 
+def KilnCudaDeviceIndexReads
+    : Pass<"kiln-cuda-device-index-reads", "mlir::func::FuncOp"> {
+  let summary = "Read dynamic offsets in the kernels that use them, not on "
+                "the host";
+  let description = [{
+    Runs on loops before `kiln-cuda-map-parallel-loops`. A load of a rank-0
+    integer buffer in the host code (the row index of a
+    `kiln.dynamic_slice` or `kiln.dynamic_update_slice`) whose value, and
+    everything computed from it (scalar arithmetic, views such as the
+    slice's `memref.reinterpret_cast`), is used only inside loops that
+    become kernels (`scf.parallel`, `gpu.launch`) is cloned, with that
+    arithmetic, into each of those loops, and the host's copy erased: the
+    kernels read the index themselves, and the host no longer copies it
+    back and waits for the stream (`kiln-cuda-predicate-copies`), which
+    lets the call and the loops around it run as CUDA graphs. The clones
+    read the buffer later than the host did, so the pass applies only
+    where, between the load and the end of the last of those kernels,
+    nothing but loads and views uses the buffer, and the host never writes
+    it.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def KilnCudaPredicateCopies
     : Pass<"kiln-cuda-predicate-copies", "mlir::func::FuncOp"> {
   let summary = "Read rank-0 device values through explicit copies";

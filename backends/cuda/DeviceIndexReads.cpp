@@ -1,0 +1,205 @@
+//===- DeviceIndexReads.cpp - Dynamic offsets read where kernels use them -===//
+//
+// A kiln.dynamic_slice or kiln.dynamic_update_slice reads its row index, a
+// rank-0 buffer the device holds, on the host: the load clamps it, scales
+// it by the row size and offsets a view (memref.reinterpret_cast) that the
+// slice's kernel reads or writes. On a GPU that read is a copy back and a
+// wait for the stream; it also keeps the call (kiln-cuda-graph-calls) and
+// any loop around it (kiln-cuda-graph-loops) from running as a CUDA graph.
+//
+// Where everything computed from such a load (scalar arithmetic, views) is
+// used only inside loops that become kernels (scf.parallel, gpu.launch),
+// the load and its arithmetic are cloned into each of those loops instead:
+// every thread reads the index (the same word, from the cache), and the
+// host reads nothing. A clone reads the buffer later than the host load
+// did, so this is done only where nothing between the load and the last
+// kernel using it touches the index's buffer otherwise than by reading it,
+// and the host never writes it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDADEVICEINDEXREADS
+#include "kiln/Backends/CudaPasses.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+bool isKernelLoop(Operation *op) {
+  return isa<scf::ParallelOp, gpu::LaunchOp>(op);
+}
+
+/// The outermost loop that becomes a kernel around `op`, if any.
+Operation *outermostKernelLoop(Operation *op) {
+  Operation *found = nullptr;
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (isKernelLoop(parent))
+      found = parent;
+  return found;
+}
+
+/// The buffer `value` views (through views and strided metadata).
+Value rootBuffer(Value value) {
+  while (true) {
+    if (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+      value = view.getViewSource();
+    else if (auto metadata =
+                 value.getDefiningOp<memref::ExtractStridedMetadataOp>())
+      value = metadata.getSource();
+    else
+      return value;
+  }
+}
+
+/// A host load of an index and what is computed from it, up to the kernel
+/// loops that use it.
+struct IndexRead {
+  memref::LoadOp load;
+  /// The load and the ops computed from it, in program order.
+  SmallVector<Operation *> computed;
+  /// The kernel loops that use them.
+  llvm::SetVector<Operation *> kernels;
+};
+
+/// Collects what `load` feeds: true if it is only memory-effect-free ops
+/// without regions (scalar arithmetic, views) that end in kernel loops.
+bool collect(IndexRead &read,
+             const llvm::DenseMap<Operation *, unsigned> &order) {
+  llvm::SetVector<Operation *> computed;
+  computed.insert(read.load);
+  SmallVector<Value> worklist{read.load.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (Operation *kernel = outermostKernelLoop(user)) {
+        read.kernels.insert(kernel);
+        continue;
+      }
+      if (user->getNumRegions() != 0 || !isMemoryEffectFree(user))
+        return false;
+      if (computed.insert(user))
+        llvm::append_range(worklist, user->getResults());
+    }
+  }
+  read.computed.assign(computed.begin(), computed.end());
+  llvm::sort(read.computed, [&](Operation *a, Operation *b) {
+    return order.lookup(a) < order.lookup(b);
+  });
+  return !read.kernels.empty();
+}
+
+/// Whether the index's buffer holds the value the host load read until the
+/// kernels using it run. The clones read it when the kernels run, on the
+/// stream, so it must not be written between the load and the end of the
+/// last of those kernels (whose order the stream keeps), nor by the host
+/// anywhere (a host write may come before queued kernels run): apart from
+/// views, loads and frees (which the stream orders too), nothing may use
+/// the buffer in that span, nor on the host at all.
+bool bufferStable(IndexRead &read, func::FuncOp func,
+                  const llvm::DenseMap<Operation *, unsigned> &order) {
+  Value buffer = rootBuffer(read.load.getMemRef());
+  unsigned from = order.lookup(read.load), to = 0;
+  for (Operation *kernel : read.kernels) {
+    unsigned last = order.lookup(kernel);
+    kernel->walk(
+        [&](Operation *op) { last = std::max(last, order.lookup(op)); });
+    to = std::max(to, last);
+  }
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (isa<memref::LoadOp>(op) || isMemoryEffectFree(op))
+      return WalkResult::advance();
+    unsigned at = order.lookup(op);
+    bool inSpan = at > from && at <= to;
+    bool onHost = !outermostKernelLoop(op) && !isa<memref::DeallocOp>(op);
+    if (!inSpan && !onHost)
+      return WalkResult::advance();
+    for (Value operand : op->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) &&
+          rootBuffer(operand) == buffer)
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
+/// Clones into each of `read`'s kernel loops what it uses of what `read`
+/// computes (each op is placed before the loop, so what it uses is defined
+/// there too), and erases the host ops.
+void moveIntoKernels(IndexRead &read) {
+  llvm::DenseSet<Operation *> computed(read.computed.begin(),
+                                       read.computed.end());
+  for (Operation *kernel : read.kernels) {
+    // What the loop uses, and what that is computed from.
+    llvm::DenseSet<Operation *> needed;
+    SmallVector<Operation *> worklist;
+    kernel->walk([&](Operation *op) {
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && computed.contains(def) && needed.insert(def).second)
+          worklist.push_back(def);
+    });
+    while (!worklist.empty())
+      for (Value operand : worklist.pop_back_val()->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && computed.contains(def) && needed.insert(def).second)
+          worklist.push_back(def);
+    OpBuilder builder =
+        OpBuilder::atBlockBegin(&kernel->getRegion(0).front());
+    IRMapping mapping;
+    for (Operation *op : read.computed) {
+      if (!needed.contains(op))
+        continue;
+      Operation *clone = builder.clone(*op, mapping);
+      for (auto [result, cloned] :
+           llvm::zip(op->getResults(), clone->getResults()))
+        result.replaceUsesWithIf(cloned, [&](OpOperand &use) {
+          return kernel->isProperAncestor(use.getOwner());
+        });
+    }
+  }
+  for (Operation *op : llvm::reverse(read.computed))
+    op->erase();
+}
+
+struct KilnCudaDeviceIndexReadsPass
+    : kiln::impl::KilnCudaDeviceIndexReadsBase<KilnCudaDeviceIndexReadsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<memref::LoadOp> loads;
+    func.walk([&](memref::LoadOp load) {
+      if (load.getMemRefType().getRank() == 0 &&
+          load.getType().isIntOrIndex() &&
+          !load.getType().isInteger(1) && !outermostKernelLoop(load))
+        loads.push_back(load);
+    });
+    for (memref::LoadOp load : loads) {
+      // Program order (pre-order), renumbered as ops move.
+      llvm::DenseMap<Operation *, unsigned> order;
+      func.walk<WalkOrder::PreOrder>(
+          [&](Operation *op) { order[op] = order.size(); });
+      IndexRead read{load, {}, {}};
+      if (!collect(read, order) || !bufferStable(read, func, order))
+        continue;
+      moveIntoKernels(read);
+    }
+  }
+};
+} // namespace
