@@ -88,6 +88,14 @@
 // CHECK-LABEL: define void @kiln_entry_rows(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A loop that reads and updates row i of a table each iteration (a cache
+// filled step by step): its kernels read i, so the loop runs as a graph.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_fill(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK-LABEL: define void @kiln_entry_fill(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-LABEL: define void @kiln_entry_product_rows(
 // CHECK-NOT:     kiln_cuda_graph_call
 // CHECK:         ret void
@@ -103,6 +111,7 @@
 // LIST: grow(arg0: f32[4], arg1: i32[], arg2: f32[]) -> (out0: f32[4])
 // LIST: keep(arg0: f32[4], arg1: f32[]) -> (out0: f32[4])
 // LIST: rows(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
+// LIST: fill(arg0: f32[64,8], arg1: f32[1,8], arg2: i64[]) -> (out0: f32[64,8])
 // LIST: product_rows(arg0: f32[8,4], arg1: i64[], arg2: f32[4,16]) -> (out0: f32[3,16])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
@@ -231,6 +240,24 @@ func.func @keep(%x: tensor<4xf32>, %t: tensor<f32>) -> tensor<4xf32> {
 func.func @rows(%b: tensor<8x4xf32>, %i: tensor<i64>) -> tensor<3x4xf32> {
   %s = kiln.dynamic_slice %b[%i], size = 3 : tensor<8x4xf32>
   return %s : tensor<3x4xf32>
+}
+
+func.func @fill(%cache: tensor<64x8xf32>, %row: tensor<1x8xf32>, %n: tensor<i64>) -> tensor<64x8xf32> {
+  %zero = kiln.constant dense<0> : tensor<i64>
+  %w:4 = kiln.while (%cache, %zero, %n, %row) : (tensor<64x8xf32>, tensor<i64>, tensor<i64>, tensor<1x8xf32>) cond {
+  ^bb0(%c: tensor<64x8xf32>, %i: tensor<i64>, %m: tensor<i64>, %r: tensor<1x8xf32>):
+    %go = kiln.compare lt, %i, %m : tensor<i64>
+    kiln.yield %go : tensor<i1>
+  } do {
+  ^bb0(%c: tensor<64x8xf32>, %i: tensor<i64>, %m: tensor<i64>, %r: tensor<1x8xf32>):
+    %prev = kiln.dynamic_slice %c[%i], size = 1 : tensor<64x8xf32>
+    %next = kiln.add %prev, %r : tensor<1x8xf32>
+    %u = kiln.dynamic_update_slice %c[%i], %next : tensor<64x8xf32>, tensor<1x8xf32>
+    %one = kiln.constant dense<1> : tensor<i64>
+    %j = kiln.add %i, %one : tensor<i64>
+    kiln.yield %u, %j, %m, %r : tensor<64x8xf32>, tensor<i64>, tensor<i64>, tensor<1x8xf32>
+  }
+  return %w#0 : tensor<64x8xf32>
 }
 
 func.func @product_rows(%b: tensor<8x4xf32>, %i: tensor<i64>, %w: tensor<4x16xf32>) -> tensor<3x16xf32> {

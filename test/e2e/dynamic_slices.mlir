@@ -52,3 +52,26 @@ func.func @reverse_rows(%x: tensor<6x3xf32>) -> tensor<6x3xf32> {
   %o = kiln.add %r#0, %one : tensor<6x3xf32>
   return %o : tensor<6x3xf32>
 }
+
+// A kiln.while that reads and updates row i of a table each iteration, i
+// counting up to n (at most 8 here): on a GPU its kernels read i
+// themselves, and the loop runs as a CUDA graph.
+// CHECK: accumulate_rows(arg0: f32[16,4], arg1: f32[1,4], arg2: i64[]) -> (out0: f32[16,4])
+func.func @accumulate_rows(%table: tensor<16x4xf32>, %row: tensor<1x4xf32>, %n: tensor<i64>) -> tensor<16x4xf32> {
+  %zero = kiln.constant dense<0> : tensor<i64>
+  %w:4 = kiln.while (%table, %zero, %n, %row) : (tensor<16x4xf32>, tensor<i64>, tensor<i64>, tensor<1x4xf32>) cond {
+  ^bb0(%t: tensor<16x4xf32>, %i: tensor<i64>, %m: tensor<i64>, %r: tensor<1x4xf32>):
+    %go = kiln.compare lt, %i, %m : tensor<i64>
+    kiln.yield %go : tensor<i1>
+  } do {
+  ^bb0(%t: tensor<16x4xf32>, %i: tensor<i64>, %m: tensor<i64>, %r: tensor<1x4xf32>):
+    %prev = kiln.dynamic_slice %t[%i], size = 1 : tensor<16x4xf32>
+    %scaled = kiln.mul %prev, %r : tensor<1x4xf32>
+    %next = kiln.add %scaled, %r : tensor<1x4xf32>
+    %u = kiln.dynamic_update_slice %t[%i], %next : tensor<16x4xf32>, tensor<1x4xf32>
+    %one = kiln.constant dense<1> : tensor<i64>
+    %j = kiln.add %i, %one : tensor<i64>
+    kiln.yield %u, %j, %m, %r : tensor<16x4xf32>, tensor<i64>, tensor<i64>, tensor<1x4xf32>
+  }
+  return %w#0 : tensor<16x4xf32>
+}
