@@ -194,12 +194,9 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   // that only queue device work are captured whole and launched again,
   // their conds as conditional nodes too.
   if (options.graphs) {
-    // Conds first, so that a loop whose body holds a cond in its graph
-    // form can run as a graph with it; then again, for conds whose
-    // branches hold loops (or conds) in their graph forms.
-    pm.addPass(createKilnCudaGraphConds());
-    pm.addPass(createKilnCudaGraphLoops());
-    pm.addPass(createKilnCudaGraphConds());
+    // Conds and loops in turn, each taking the other's graph forms, as
+    // deep as they nest.
+    pm.addPass(createKilnCudaGraphForms());
     pm.addPass(createKilnCudaGraphCalls());
   }
 

@@ -117,6 +117,14 @@ inline bool isGraphFormChoice(scf::IfOp branch, ArrayRef<StringRef> queries) {
   return query && llvm::is_contained(queries, query.getCallee());
 }
 
+/// Whether `op` is the host form of a cond or a loop that has a graph form
+/// already (in the else block of the choice between them).
+inline bool isHostForm(Operation *op) {
+  auto choice = dyn_cast_or_null<scf::IfOp>(op->getParentOp());
+  return choice && isGraphFormChoice(choice, kGraphFormQueries) &&
+         op->getParentRegion() == &choice.getElseRegion();
+}
+
 /// Whether `value` is a result of a choice between a loop's or a cond's
 /// graph form and its host form (isGraphFormChoice with `queries`) that
 /// the graph form allocates itself: the then block yields there a device

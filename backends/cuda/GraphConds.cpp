@@ -80,14 +80,6 @@ const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_END_FUNCTION};
 
-/// Whether `op` is the host form of a cond or a loop that has a graph form
-/// already (in the else block of the choice between them).
-bool isHostForm(Operation *op) {
-  auto choice = dyn_cast_or_null<scf::IfOp>(op->getParentOp());
-  return choice && kiln::isGraphFormChoice(choice, kiln::kGraphFormQueries) &&
-         op->getParentRegion() == &choice.getElseRegion();
-}
-
 /// The allocation in `block` that `value` is, through a cast, if it is a
 /// fresh device buffer of static shape and identity layout.
 gpu::AllocOp freshBuffer(Value value, Block &block) {
@@ -182,7 +174,7 @@ bool branchQualifies(scf::IfOp branch, Region &region) {
 /// chooses between two regions that qualify, with buffer results only.
 bool qualifies(scf::IfOp branch, kiln::PredicateRead &read) {
   if (branch->getParentOfType<gpu::LaunchOp>() ||
-      branch.getElseRegion().empty() || isHostForm(branch))
+      branch.getElseRegion().empty() || kiln::isHostForm(branch))
     return false;
   for (Type type : branch.getResultTypes()) {
     auto memref = dyn_cast<MemRefType>(type);

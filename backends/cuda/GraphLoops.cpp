@@ -155,18 +155,9 @@ public:
       // the loop's iteration, that form runs, as IF nodes of the
       // iteration; its host form, which reads the predicate, does not.
       if (auto choice = dyn_cast<scf::IfOp>(op);
-          choice && kiln::isGraphFormChoice(choice, kCondGraphForm)) {
-        WalkResult then = choice.getThenRegion().walk<WalkOrder::PreOrder>(
-            [&](Operation *inner) {
-              if (auto launch = dyn_cast<gpu::LaunchOp>(inner))
-                return launch.getAsyncToken() ? WalkResult::skip()
-                                              : WalkResult::interrupt();
-              return allowed(inner) ? WalkResult::advance()
-                                    : WalkResult::interrupt();
-            });
-        return then.wasInterrupted() ? WalkResult::interrupt()
-                                     : WalkResult::skip();
-      }
+          choice && kiln::isGraphFormChoice(choice, kCondGraphForm))
+        return condFormQueuesDeviceWork(choice) ? WalkResult::skip()
+                                                : WalkResult::interrupt();
       if (op == read.copy || op == read.wait || op == read.load)
         return WalkResult::advance();
       return allowed(op) ? WalkResult::advance() : WalkResult::interrupt();
@@ -213,6 +204,25 @@ private:
 
   /// Whether `op` (outside kernels) only queues device work or computes
   /// host values that do not read memory (kLibraryCalls).
+  /// Whether the graph form of a cond (the then region of `choice`) only
+  /// queues device work; a cond inside it counts by its graph form too (an
+  /// elif's cond in the else branch of another), not by its host form.
+  bool condFormQueuesDeviceWork(scf::IfOp choice) {
+    WalkResult then =
+        choice.getThenRegion().walk<WalkOrder::PreOrder>([&](Operation *inner) {
+          if (auto launch = dyn_cast<gpu::LaunchOp>(inner))
+            return launch.getAsyncToken() ? WalkResult::skip()
+                                          : WalkResult::interrupt();
+          if (auto nested = dyn_cast<scf::IfOp>(inner);
+              nested && kiln::isGraphFormChoice(nested, kCondGraphForm))
+            return condFormQueuesDeviceWork(nested) ? WalkResult::skip()
+                                                    : WalkResult::interrupt();
+          return allowed(inner) ? WalkResult::advance()
+                                : WalkResult::interrupt();
+        });
+    return !then.wasInterrupted();
+  }
+
   bool allowed(Operation *op) {
     if (auto guard = dyn_cast<scf::IfOp>(op)) {
       auto flag = dyn_cast<BlockArgument>(guard.getCondition());
@@ -513,8 +523,10 @@ struct KilnCudaGraphLoopsPass
     // (its iteration holds their nodes), or stay on the host with it.
     SmallVector<GraphLoop> loops;
     module.walk([&](scf::WhileOp loop) {
+      // A loop with a graph form already is the host form of a choice.
       if (loop->getParentOfType<gpu::LaunchOp>() ||
-          loop->getParentOfType<LoopLikeOpInterface>())
+          loop->getParentOfType<LoopLikeOpInterface>() ||
+          kiln::isHostForm(loop))
         return;
       PredicateRead read;
       if (Eligibility(loop).check(read, loops))

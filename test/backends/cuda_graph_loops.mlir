@@ -1,5 +1,6 @@
 // REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-graph-loops | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-graph-loops --kiln-cuda-graph-loops | FileCheck %s --check-prefix=TWICE
 
 // A loop as kiln-cuda-device-allocations leaves a kiln.while: the test
 // copies the carried value forward into a buffer of its own and computes
@@ -13,6 +14,12 @@
 // test runs again after the body (the graph's do-while), reading the same
 // home and forwarding into the same buffer, and its predicate's address
 // goes to the runtime's end call. The host loop stays in the other branch.
+// Run again, the pass leaves the host loop alone (kiln-cuda-graph-forms
+// runs it until nothing changes).
+// TWICE-LABEL: func.func @fixed_point
+// TWICE-COUNT-1: call @kiln_cuda_graph_loops()
+// TWICE-NOT:   call @kiln_cuda_graph_loops()
+// TWICE:       return
 // CHECK:       func.func private @kiln_cuda_graph_while_end_iteration(!llvm.ptr, !llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_while_test(!llvm.ptr, !llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_while_begin() -> !llvm.ptr

@@ -96,6 +96,20 @@
 // CHECK-LABEL: define void @kiln_entry_fill(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// An if / elif / else chain in a loop: the elif's cond gets its graph form,
+// then the outer cond's (which holds it), then the loop's (which holds
+// that), kiln-cuda-graph-forms running the passes until nothing changes.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_elif(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_else(ptr %[[IF]])
+// CHECK:         %[[ELIF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[ELIF]])
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK-LABEL: define void @kiln_entry_elif(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-LABEL: define void @kiln_entry_product_rows(
 // CHECK-NOT:     kiln_cuda_graph_call
 // CHECK:         ret void
@@ -112,6 +126,7 @@
 // LIST: keep(arg0: f32[4], arg1: f32[]) -> (out0: f32[4])
 // LIST: rows(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
 // LIST: fill(arg0: f32[64,8], arg1: f32[1,8], arg2: i64[]) -> (out0: f32[64,8])
+// LIST: elif(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: product_rows(arg0: f32[8,4], arg1: i64[], arg2: f32[4,16]) -> (out0: f32[3,16])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
@@ -258,6 +273,43 @@ func.func @fill(%cache: tensor<64x8xf32>, %row: tensor<1x8xf32>, %n: tensor<i64>
     kiln.yield %u, %j, %m, %r : tensor<64x8xf32>, tensor<i64>, tensor<i64>, tensor<1x8xf32>
   }
   return %w#0 : tensor<64x8xf32>
+}
+
+func.func @elif(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  %w:2 = kiln.while (%x, %n) : (tensor<4xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %none = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %none : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %five = kiln.constant dense<5> : tensor<i32>
+    %big = kiln.compare gt, %i, %five : tensor<i32>
+    %b = kiln.cond %big, (%v, %i) : tensor<i1>, (tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>) {
+    ^bb0(%u: tensor<4xf32>, %j: tensor<i32>):
+      %half = kiln.constant dense<0.5> : tensor<4xf32>
+      %h = kiln.mul %u, %half : tensor<4xf32>
+      kiln.yield %h : tensor<4xf32>
+    } else {
+    ^bb0(%u: tensor<4xf32>, %j: tensor<i32>):
+      %two = kiln.constant dense<2> : tensor<i32>
+      %mid = kiln.compare gt, %j, %two : tensor<i32>
+      %c = kiln.cond %mid, (%u) : tensor<i1>, (tensor<4xf32>) -> (tensor<4xf32>) {
+      ^bb0(%z: tensor<4xf32>):
+        %e = kiln.exp %z : tensor<4xf32>
+        kiln.yield %e : tensor<4xf32>
+      } else {
+      ^bb0(%z: tensor<4xf32>):
+        %ng = kiln.neg %z : tensor<4xf32>
+        kiln.yield %ng : tensor<4xf32>
+      }
+      kiln.yield %c : tensor<4xf32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i2 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %b, %i2 : tensor<4xf32>, tensor<i32>
+  }
+  return %w#0 : tensor<4xf32>
 }
 
 func.func @product_rows(%b: tensor<8x4xf32>, %i: tensor<i64>, %w: tensor<4x16xf32>) -> tensor<3x16xf32> {

@@ -482,3 +482,44 @@ func.func @rnn_sequence(%seq: tensor<17x3xf32>, %h0: tensor<1x5xf32>, %wx: tenso
   }
   return %r#0, %r#1 : tensor<1x5xf32>, tensor<17x5xf32>
 }
+
+// An if / elif / else chain (a cond in a branch of another) inside a
+// while loop, the branches taken on the counter: on a GPU the loop runs
+// as a CUDA graph with both conds as IF nodes in its iteration.
+// CHECK: elif_in_while(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
+func.func @elif_in_while(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  %w:2 = kiln.while (%x, %n) : (tensor<4xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %none = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %none : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %five = kiln.constant dense<5> : tensor<i32>
+    %big = kiln.compare gt, %i, %five : tensor<i32>
+    %b = kiln.cond %big, (%v, %i) : tensor<i1>, (tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>) {
+    ^bb0(%u: tensor<4xf32>, %j: tensor<i32>):
+      %half = kiln.constant dense<0.5> : tensor<4xf32>
+      %h = kiln.mul %u, %half : tensor<4xf32>
+      kiln.yield %h : tensor<4xf32>
+    } else {
+    ^bb0(%u: tensor<4xf32>, %j: tensor<i32>):
+      %two = kiln.constant dense<2> : tensor<i32>
+      %mid = kiln.compare gt, %j, %two : tensor<i32>
+      %c = kiln.cond %mid, (%u) : tensor<i1>, (tensor<4xf32>) -> (tensor<4xf32>) {
+      ^bb0(%z: tensor<4xf32>):
+        %e = kiln.exp %z : tensor<4xf32>
+        kiln.yield %e : tensor<4xf32>
+      } else {
+      ^bb0(%z: tensor<4xf32>):
+        %ng = kiln.neg %z : tensor<4xf32>
+        kiln.yield %ng : tensor<4xf32>
+      }
+      kiln.yield %c : tensor<4xf32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i2 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %b, %i2 : tensor<4xf32>, tensor<i32>
+  }
+  return %w#0 : tensor<4xf32>
+}

@@ -383,6 +383,25 @@ def KilnCudaGraphLoops
                            "mlir::scf::SCFDialect"];
 }
 
+def KilnCudaGraphForms : Pass<"kiln-cuda-graph-forms", "mlir::ModuleOp"> {
+  let summary = "Give conds and loops their graph forms, nested to any depth";
+  let description = [{
+    Runs `kiln-cuda-graph-conds` and `kiln-cuda-graph-loops` in turn until
+    a round adds no graph form (a call of `kiln_cuda_graph_conds` or
+    `kiln_cuda_graph_loops`). Each takes the other's graph forms inside
+    the regions it checks: conds first, so that a loop whose body holds a
+    cond in its graph form can run as a graph with it, then loops, so
+    that a branch can hold them, and so on outwards, however deep the
+    nesting of loops and conds is.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCudaResidentConstants
     : Pass<"kiln-cuda-resident-constants", "mlir::ModuleOp"> {
   let summary = "Keep constants on the device, uploaded once per module";
