@@ -365,8 +365,11 @@ def KilnCudaGraphLoops
     form first, inside the outer one's iteration (the runtime puts its
     WHILE node there); the buffers its graph form returns are freed after
     their copies too. So does a cond in its graph form
-    (`kiln-cuda-graph-conds`, which runs first) inside the loop: captured
-    with the iteration, its IF nodes go into it; a loop-carried value that
+    (`kiln-cuda-graph-conds`, which runs first in each round of
+    `kiln-cuda-graph-forms`) inside the loop, conds in its own graph form
+    included: captured with the iteration, its IF nodes go into it. The
+    host form of a loop with a graph form is left alone. A loop-carried
+    value that
     bufferization gave a layout of dynamic strides (a cond's result) gets a
     dense home where every buffer it takes is dense. Loops with host reads
     or writes other than the
@@ -437,8 +440,9 @@ def KilnCudaGraphConds : Pass<"kiln-cuda-graph-conds", "mlir::ModuleOp"> {
                 "graphs";
   let description = [{
     Runs on the host code after `kiln-cuda-device-allocations`, before
-    `kiln-cuda-graph-loops` (a loop whose body holds a cond in this form
-    can run as a graph with it). An `scf.if` on a
+    `kiln-cuda-graph-loops` in each round of `kiln-cuda-graph-forms` (a
+    loop whose body holds a cond in this form can run as a graph with
+    it). An `scf.if` on a
     predicate read on the host (a copy of the device byte, a wait, a load)
     whose branches only queue device work and yield buffers they allocate
     becomes
@@ -454,12 +458,12 @@ def KilnCudaGraphConds : Pass<"kiln-cuda-graph-conds", "mlir::ModuleOp"> {
     and the device picks the branch at every launch
     (runtime/lib/cuda/CudaGraphBranches.cpp). Each branch writes its
     results into the fixed buffers instead of buffers of its own. The
-    pipeline runs the pass again after `kiln-cuda-graph-loops`: a branch
-    may hold loops and conds in their graph forms (their host forms are
-    left out of the check), whose nodes go inside the branch's IF node; a
-    result of such a form that the branch yields is copied into the fixed
-    buffer and freed. The host form of a cond with a graph form is left
-    alone.
+    pipeline runs the pass in turn with `kiln-cuda-graph-loops`
+    (`kiln-cuda-graph-forms`): a branch may hold loops and conds in their
+    graph forms (their host forms are left out of the check), whose nodes
+    go inside the branch's IF node; a result of such a form that the
+    branch yields is copied into the fixed buffer and freed. The host form
+    of a cond with a graph form is left alone.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
