@@ -29,3 +29,17 @@ def finite_difference(f, args, argnum=0, eps=1e-6):
         minus[argnum][index] -= eps
         grad[index] = (float(f(*plus)) - float(f(*minus))) / (2 * eps)
     return grad
+
+
+class Exported:
+    """Another library's array as the DLPack protocol shows it: only
+    __dlpack__ and __dlpack_device__ (numpy's, here, on host memory)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import kiln_runtime
+from conftest import Exported
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -58,20 +59,6 @@ def cuda_module(tmp_path_factory):
         if os.environ.get("KILN_REQUIRE_CUDA") == "1":
             raise
         pytest.skip(f"no CUDA device: {exc}")
-
-
-class Exported:
-    """Another library's array as the DLPack protocol shows it: only
-    __dlpack__ and __dlpack_device__ (numpy's, here, on host memory)."""
-
-    def __init__(self, array):
-        self.array = array
-
-    def __dlpack__(self, stream=None):
-        return self.array.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
 
 
 def step_reference(w, x):

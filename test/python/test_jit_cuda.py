@@ -17,6 +17,7 @@ import pytest
 import kiln
 import kiln.numpy as knp
 import kiln_runtime
+from conftest import Exported
 
 
 def layer(x, w):
@@ -27,20 +28,6 @@ def layer(x, w):
 def layer_reference(x, w):
     y = np.tanh(x.astype(np.float64) @ w.astype(np.float64))
     return y, np.sum(y * y)
-
-
-class Exported:
-    """Another library's array as the DLPack protocol shows it (numpy's,
-    on host memory)."""
-
-    def __init__(self, array):
-        self.array = array
-
-    def __dlpack__(self, stream=None):
-        return self.array.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
 
 
 def device_capability():
