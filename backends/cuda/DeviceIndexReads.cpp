@@ -20,6 +20,8 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "common/BufferAccess.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -27,9 +29,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir {
@@ -54,19 +54,6 @@ Operation *outermostKernelLoop(Operation *op) {
     if (isKernelLoop(parent))
       found = parent;
   return found;
-}
-
-/// The buffer `value` views (through views and strided metadata).
-Value rootBuffer(Value value) {
-  while (true) {
-    if (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-      value = view.getViewSource();
-    else if (auto metadata =
-                 value.getDefiningOp<memref::ExtractStridedMetadataOp>())
-      value = metadata.getSource();
-    else
-      return value;
-  }
 }
 
 /// A host load of an index and what is computed from it, up to the kernel
@@ -115,7 +102,7 @@ bool collect(IndexRead &read,
 /// the buffer in that span, nor on the host at all.
 bool bufferStable(IndexRead &read, func::FuncOp func,
                   const llvm::DenseMap<Operation *, unsigned> &order) {
-  Value buffer = rootBuffer(read.load.getMemRef());
+  Value buffer = kiln::rootThroughMetadata(read.load.getMemRef());
   unsigned from = order.lookup(read.load), to = 0;
   for (Operation *kernel : read.kernels) {
     unsigned last = order.lookup(kernel);
@@ -133,7 +120,7 @@ bool bufferStable(IndexRead &read, func::FuncOp func,
       return WalkResult::advance();
     for (Value operand : op->getOperands())
       if (isa<BaseMemRefType>(operand.getType()) &&
-          rootBuffer(operand) == buffer)
+          kiln::rootThroughMetadata(operand) == buffer)
         return WalkResult::interrupt();
     return WalkResult::advance();
   });

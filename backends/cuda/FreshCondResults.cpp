@@ -15,12 +15,13 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "common/BufferAccess.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
 namespace kiln {
@@ -43,9 +44,7 @@ bool isCond(scf::IfOp branch) {
 
 /// Whether `value`, seen through views, is a buffer `region` computes.
 bool computedIn(Value value, Region &region) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return region.isAncestor(value.getParentRegion());
+  return region.isAncestor(kiln::rootOf(value).getParentRegion());
 }
 
 /// Makes every buffer `region`'s yield passes on from outside the region a

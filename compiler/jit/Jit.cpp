@@ -217,15 +217,15 @@ static std::string deviceCudaArch(const std::string &name) {
     kiln_status_free(status);
     return mlir::kiln::CudaOptions().arch;
   }
-  std::string best, ptxFeature;
-  for (int capability : {70, 75, 80, 86, 89, 90})
-    if (capability <= major * 10 + minor)
-      best = "sm_" + std::to_string(capability);
-  if (best.empty() || !mlir::kiln::isSupportedCudaArch(best, ptxFeature))
-    throw JitError("'" + name + "': the CUDA device has compute capability " +
-                   std::to_string(major) + "." + std::to_string(minor) +
-                   "; kiln's CUDA code needs 7.0 (sm_70) or newer");
-  return best;
+  // Down from the device's own, the first the backend supports.
+  std::string ptxFeature;
+  for (int capability = major * 10 + minor; capability >= 10; --capability)
+    if (std::string arch = "sm_" + std::to_string(capability);
+        mlir::kiln::isSupportedCudaArch(arch, ptxFeature))
+      return arch;
+  throw JitError("'" + name + "': the CUDA device has compute capability " +
+                 std::to_string(major) + "." + std::to_string(minor) +
+                 "; kiln's CUDA code needs 7.0 (sm_70) or newer");
 }
 
 /// The compile options of `options`, checked.

@@ -155,7 +155,7 @@ TensorPtr dlpackInput(py::handle object, const kiln_module_t *module,
 
 /// What a call sees of another library's array: its kiln dtype and shape.
 struct DLPackSignature {
-  const char *dtype;
+  kiln_dtype_t dtype;
   std::vector<int64_t> shape;
 };
 
@@ -176,7 +176,7 @@ inline std::optional<DLPackSignature> dlpackSignature(py::handle object) {
     DLDataType want = dlpackType(dtype);
     if (t.dtype.lanes == 1 && t.dtype.bits == want.bits &&
         t.dtype.code == want.code)
-      return DLPackSignature{kiln_dtype_name(dtype),
+      return DLPackSignature{dtype,
                              std::vector<int64_t>(t.shape, t.shape + t.ndim)};
   }
   return std::nullopt;

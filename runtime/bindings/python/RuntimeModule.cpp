@@ -45,18 +45,20 @@ kiln_device_t parseDevice(const std::string &name) {
                         "' (expected 'cpu' or 'cuda')");
 }
 
+/// A kiln dtype as Python sees it: numpy's dtype, or the kiln name where
+/// numpy has none (bf16 without ml_dtypes).
+py::object pythonDType(kiln_dtype_t dtype) {
+  if (DTypeTable::get().hasNumpyType(dtype))
+    return DTypeTable::get().numpy(dtype);
+  return py::str(kiln_dtype_name(dtype));
+}
+
 /// (name, dtype, shape) of one input or output signature.
 py::tuple describeSignature(const kiln_tensor_signature_t *signature) {
   py::tuple shape(signature->rank);
   for (size_t i = 0; i < signature->rank; ++i)
     shape[i] = signature->shape[i];
-  py::object dtype;
-  try {
-    dtype = DTypeTable::get().numpy(signature->dtype);
-  } catch (const py::type_error &) {
-    dtype = py::str(kiln_dtype_name(signature->dtype));
-  }
-  return py::make_tuple(signature->name, dtype, shape);
+  return py::make_tuple(signature->name, pythonDType(signature->dtype), shape);
 }
 
 py::object packResults(const py::list &results) {
@@ -142,12 +144,9 @@ PYBIND11_MODULE(_runtime, m) {
       .def_property_readonly(
           "shape", [](const DeviceArray &a) { return shapeOf(a.tensor.get()); })
       .def_property_readonly("dtype",
-                             [](const DeviceArray &a) -> py::object {
-                               kiln_dtype_t dtype =
-                                   kiln_tensor_dtype(a.tensor.get());
-                               if (DTypeTable::get().hasNumpyType(dtype))
-                                 return DTypeTable::get().numpy(dtype);
-                               return py::str(kiln_dtype_name(dtype));
+                             [](const DeviceArray &a) {
+                               return pythonDType(
+                                   kiln_tensor_dtype(a.tensor.get()));
                              })
       .def_property_readonly("device",
                              [](const DeviceArray &a) {
@@ -186,8 +185,8 @@ PYBIND11_MODULE(_runtime, m) {
             return exportDLPack(a);
           },
           py::kw_only(), py::arg("stream") = py::none(),
-          py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
-          py::arg("copy") = py::none())
+          py::arg("max_version") = py::none(),
+          py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def_property_readonly(
           "__cuda_array_interface__",
           [](const DeviceArray &a) {
@@ -331,7 +330,7 @@ PYBIND11_MODULE(_runtime, m) {
         if (py::isinstance<DeviceArray>(object)) {
           kiln_tensor_t *tensor =
               object.cast<const DeviceArray &>().tensor.get();
-          return py::make_tuple(kiln_dtype_name(kiln_tensor_dtype(tensor)),
+          return py::make_tuple(pythonDType(kiln_tensor_dtype(tensor)),
                                 shapeOf(tensor));
         }
         if (py::isinstance<py::array>(object) ||
@@ -340,12 +339,15 @@ PYBIND11_MODULE(_runtime, m) {
         std::optional<DLPackSignature> signature = dlpackSignature(object);
         if (!signature)
           return py::none();
-        return py::make_tuple(signature->dtype, py::cast(signature->shape));
+        return py::make_tuple(pythonDType(signature->dtype),
+                              py::cast(signature->shape));
       },
       py::arg("array"),
-      "(kiln dtype name, shape) of a DeviceArray or another library's "
-      "array (anything with __dlpack__), as a call would take it; None for "
-      "numpy arrays and other objects, and for a DLPack dtype kiln lacks.");
+      "(dtype, shape) of a DeviceArray or another library's array "
+      "(anything with __dlpack__), as a call would take it: the dtype is "
+      "numpy's (the kiln name where numpy has none, bf16 without "
+      "ml_dtypes); None for numpy arrays and other objects, and for a "
+      "DLPack dtype kiln lacks.");
   m.def(
       "memory_stats",
       [] {

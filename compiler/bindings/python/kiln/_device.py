@@ -14,7 +14,7 @@ import re
 import kiln_runtime
 import numpy as np
 
-from ._core import BFLOAT16, fail
+from ._core import fail
 
 DEVICES = ("cpu", "cuda")
 
@@ -36,20 +36,6 @@ def check_device(device, cuda_arch):
     return device
 
 
-def _numpy_dtype(name, where):
-    """The numpy dtype of the kiln dtype `name` ("f32", "bf16", "ui8")."""
-    if name == "bf16":
-        if BFLOAT16 is None:
-            fail(f"kiln.jit: {where} is bfloat16, which needs the ml_dtypes "
-                 f"package to be traced", TypeError)
-        return BFLOAT16
-    if name == "i1":
-        return np.dtype(np.bool_)
-    match = re.fullmatch(r"(ui|i|f)(\d+)", name)
-    kind = {"ui": "uint", "i": "int", "f": "float"}[match.group(1)]
-    return np.dtype(f"{kind}{match.group(2)}")
-
-
 def gpu_leaf_signature(leaf, where):
     """(numpy dtype, shape) of a DeviceArray or another library's array
     (anything with __dlpack__), or None for any other leaf."""
@@ -59,8 +45,12 @@ def gpu_leaf_signature(leaf, where):
     if signature is None:
         fail(f"kiln.jit: {where} has a DLPack dtype kiln has no dtype for",
              TypeError)
-    name, shape = signature
-    return _numpy_dtype(name, where), tuple(int(d) for d in shape)
+    dtype, shape = signature
+    if isinstance(dtype, str):
+        fail(f"kiln.jit: {where} has dtype {dtype}, which numpy (and so the "
+             f"tracer) has no type for here; bf16 needs the ml_dtypes "
+             f"package", TypeError)
+    return dtype, tuple(int(d) for d in shape)
 
 
 _capability = None
