@@ -66,8 +66,10 @@ endfunction()
 # --- Wheels (pyproject.toml, runtime/pyproject.toml) ------------------------
 # scikit-build-core builds the target kiln-wheel or kiln-runtime-wheel and
 # installs the component of the same name into the wheel's root:
-#   kiln-runtime-wheel   kiln_runtime/ (its Python files, _runtime.so, and the
-#                        runtime's plug-ins in kiln_runtime/_libs/)
+#   kiln-runtime-wheel   kiln_runtime/ (its Python files, _runtime.so, and
+#                        in kiln_runtime/_libs/ the runtime library both
+#                        extensions link, libkiln_runtime.so, with the
+#                        runtime's plug-ins)
 #   kiln-wheel           kiln/ (its Python files, _kiln.so, and the
 #                        compiler's support archives in kiln/_libs/), and
 #                        kiln_runtime/ as above: the compiler's package

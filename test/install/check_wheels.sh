@@ -6,7 +6,8 @@
 # the build tree:
 #   - kiln: `import kiln` jits a function whose code calls every support
 #     archive the compiler links into modules (a oneDNN convolution, a
-#     product, attention), checked against numpy, and saves it;
+#     product, attention), checked against numpy, and saves it; kiln and
+#     kiln_runtime share the one runtime library the wheel ships;
 #   - kiln-runtime: `import kiln_runtime` loads that module and computes the
 #     same; the wheel holds no LLVM or MLIR and no compiler package.
 # Nothing may come from the source or build tree: the virtualenvs live in a
@@ -40,7 +41,7 @@ make_env() {
 make_env "$outside/kiln-env" "$kiln_wheel"
 cd "$outside"
 cat >"$outside/compile_and_run.py" <<'PY'
-import sys
+import os, sys
 import numpy as np
 import kiln
 import kiln.numpy as knp
@@ -49,6 +50,14 @@ import kiln_runtime
 for module in (kiln, kiln_runtime):
     if "/site-packages/" not in module.__file__:
         sys.exit(f"{module.__name__} imported from {module.__file__}")
+# Both packages' extensions run on the wheel's one runtime library.
+with open("/proc/self/maps") as maps:
+    runtimes = {os.path.realpath(line.split()[-1]) for line in maps
+                if line.rstrip().endswith("/libkiln_runtime.so")}
+shipped = os.path.realpath(os.path.join(
+    os.path.dirname(kiln_runtime.__file__), "_libs", "libkiln_runtime.so"))
+if runtimes != {shipped}:
+    sys.exit(f"kiln and kiln_runtime map {sorted(runtimes)}, not {shipped}")
 
 def model(x, w, q):
     y = kiln.nn.conv(x, w, padding="SAME")          # oneDNN convolution

@@ -1,5 +1,6 @@
 """kiln.jit(..., profile=True) and kiln.profiler; kiln_runtime.profiler for
-modules loaded by the runtime alone."""
+modules loaded by the runtime alone (test_one_runtime.py: the two are
+one)."""
 
 import json
 
@@ -80,8 +81,6 @@ def test_runtime_profiler_sees_the_modules_it_loads(tmp_path, inputs):
         module["layer"](x, w)
     names = {r["name"]: r["count"] for r in kiln_runtime.profiler.regions()}
     assert names.get("call @layer") == 2, names
-    # kiln.jit's runtime is another copy, with its own profiler.
-    assert kiln.profiler.regions() == []
 
 
 def test_write_trace_errors_name_the_file(tmp_path):

@@ -18,7 +18,6 @@
 
 #include "Bindings.h"
 #include "NumpyTensors.h"
-#include "ProfileBindings.h"
 
 #include "kiln/Jit.h"
 
@@ -724,5 +723,4 @@ PYBIND11_MODULE(_kiln, m) {
   bindJit(m);
   bindOptim(m);
   bindRandom(m);
-  kiln::python::bindProfiler(m);
 }

@@ -1,11 +1,9 @@
 //===- ProfileBindings.h - The runtime's profiler for Python ----*- C++ -*-===//
 //
-// The profiler of the C API (kiln_profile_*) as functions of a Python
-// extension module. Each extension (kiln_runtime._runtime, kiln._kiln)
-// links its own copy of the static runtime, and a module records its
-// regions in the copy that loaded it, so each extension binds its own:
-// kiln_runtime.profiler profiles the modules kiln_runtime loads, and
-// kiln.profiler those kiln.jit compiles.
+// The profiler of the C API (kiln_profile_*) as functions of
+// kiln_runtime._runtime. The process has one runtime (libkiln_runtime.so,
+// which kiln._kiln links too), so kiln_runtime.profiler, which kiln.profiler
+// is, sees the modules kiln_runtime loads and those kiln.jit compiles.
 //
 //===----------------------------------------------------------------------===//
 

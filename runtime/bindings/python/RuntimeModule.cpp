@@ -359,12 +359,11 @@ PYBIND11_MODULE(_runtime, m) {
         result["allocations"] = stats.allocations;
         return result;
       },
-      "The buffers the code of CPU modules loaded through kiln_runtime "
-      "allocates: {'held_bytes': held now, 'peak_bytes': the most held at "
-      "once since reset_memory_peak(), 'allocations': made since then}. "
-      "Inputs and outputs are not counted, nor are kiln.jit's CPU "
-      "functions, which run in the kiln package's own copy of the "
-      "runtime.");
+      "The buffers the code of CPU modules allocates, those loaded "
+      "through kiln_runtime and kiln.jit's functions alike: "
+      "{'held_bytes': held now, 'peak_bytes': the most held at once since "
+      "reset_memory_peak(), 'allocations': made since then}. Inputs and "
+      "outputs are not counted.");
   m.def("reset_memory_peak", [] { kiln_memory_reset_peak(); },
         "Starts a new peak at the bytes held now, and a new count of "
         "allocations.");

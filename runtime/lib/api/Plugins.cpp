@@ -16,7 +16,8 @@ namespace runtime {
 namespace {
 
 /// The file of the program or shared library this code is linked into:
-/// the runtime is a static library, so that is whoever linked it.
+/// a program or library that linked the static runtime, or the Python
+/// packages' shared runtime, kiln_runtime/_libs/libkiln_runtime.so.
 std::string runtimeObjectPath() {
   Dl_info info;
   struct link_map *map = nullptr;
@@ -135,11 +136,9 @@ std::vector<std::string> pluginCandidates(const char *file) {
     std::string dir = object.substr(0, slash);
     // An install: bin/../lib/kiln/ or lib/../lib/kiln/.
     candidates.push_back(dir + "/../lib/kiln/" + file);
-    // A Python package (a wheel): the extension in kiln_runtime/ has its
-    // plug-ins in kiln_runtime/_libs/; the compiler's package kiln/ holds
-    // a runtime of its own and uses the same plug-ins.
-    candidates.push_back(dir + "/_libs/" + file);
-    candidates.push_back(dir + "/../kiln_runtime/_libs/" + file);
+    // The Python packages (a wheel): their runtime,
+    // kiln_runtime/_libs/libkiln_runtime.so, has its plug-ins beside it.
+    candidates.push_back(dir + "/" + file);
   }
 #if defined(KILN_PLUGIN_BUILD_DIR) && defined(KILN_BUILD_ROOT)
   // Programs of the build tree outside its bin/ (tests, examples) find the

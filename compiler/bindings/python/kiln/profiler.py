@@ -7,16 +7,13 @@ kiln.jit(..., profile=True).
             params = step(params, x, y)
     print(kiln.profiler.summary())
 
-The same functions as kiln_runtime.profiler (enable, disable, enabled,
-clear, regions, summary, write_trace, profile), for the runtime that runs
-kiln.jit's modules.
+kiln.jit's functions run in kiln_runtime's runtime, so this is
+kiln_runtime.profiler (enable, disable, enabled, clear, regions, summary,
+write_trace, profile), which also sees the modules kiln_runtime loads.
 """
 
-from kiln_runtime.profiler import Profiler, _bind
+from kiln_runtime.profiler import (enable, disable, enabled, clear, regions,
+                                   summary, write_trace, profile)
 
-from . import _kiln
-
-globals().update(_bind(_kiln))
-
-__all__ = ["Profiler", "enable", "disable", "enabled", "clear", "regions",
-           "summary", "write_trace", "profile"]
+__all__ = ["enable", "disable", "enabled", "clear", "regions", "summary",
+           "write_trace", "profile"]
