@@ -89,10 +89,25 @@ def test_signatures_come_from_dlpack_arrays(rng):
 
 def test_a_cpu_function_refuses_dlpack_arrays_by_name(rng):
     x = rng.standard_normal((3,)).astype(np.float32)
-    with pytest.raises(TypeError, match=r"argument leaf 0 is a Exported, an "
-                       r"array of another library or on a GPU; .*"
+    with pytest.raises(TypeError, match=r"argument leaf 0 is a "
+                       r"conftest\.Exported, an array of another library or "
+                       r"on a GPU; .*"
                        r"device='cuda' takes this one"):
         kiln.jit(lambda x: x + 1)(Exported(x))
+
+
+def test_a_torch_tensor_is_refused_as_a_torch_tensor():
+    """Not as a "Tensor", which would read as kiln.Tensor."""
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match=r"argument leaf 0 is a torch\.Tensor, "
+                       r"an array of another library"):
+        kiln.jit(lambda x: x + 1)(torch.ones(3))
+
+
+def test_a_builtin_is_refused_by_its_plain_name():
+    with pytest.raises(TypeError, match=r"argument leaf 0 is a str, not an "
+                       r"array or a number"):
+        kiln.jit(lambda x: x + 1)("x")
 
 
 def test_options_cuda_does_not_take_are_refused():

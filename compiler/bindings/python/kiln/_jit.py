@@ -28,6 +28,15 @@ from .distributed import P, Sharded
 _MISS = object()
 
 
+def _type_name(value):
+    """The type of `value` as its module spells it (torch.Tensor, not
+    Tensor, which would read as kiln.Tensor); builtins by their names."""
+    kind = type(value)
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
 def _leaf_spec(leaf, where, device="cpu"):
     """(dtype code, shape) of a jit argument leaf for a function that runs
     on `device`."""
@@ -36,7 +45,7 @@ def _leaf_spec(leaf, where, device="cpu"):
         if signature is not None:
             return _core.dtype_code(signature[0]), signature[1]
     elif not isinstance(leaf, np.ndarray) and hasattr(leaf, "__dlpack__"):
-        fail(f"kiln.jit: {where} is a {type(leaf).__name__}, an array of "
+        fail(f"kiln.jit: {where} is a {_type_name(leaf)}, an array of "
              f"another library or on a GPU; a function jitted for the CPU "
              f"takes numpy arrays (np.asarray(...)), one jitted with "
              f"device='cuda' takes this one", TypeError)
@@ -56,7 +65,7 @@ def _leaf_spec(leaf, where, device="cpu"):
         return _core.dtype_code(_core.int_dtype(leaf)), ()
     if isinstance(leaf, float):
         return _core.dtype_code(np.float32), ()
-    fail(f"kiln.jit: {where} is a {type(leaf).__name__}, not an array or a "
+    fail(f"kiln.jit: {where} is a {_type_name(leaf)}, not an array or a "
          "number; pass it with static_argnums if it configures the "
          "function", TypeError)
 
