@@ -208,24 +208,15 @@ std::string kiln::spmdText(const TracedFunction &traced,
 }
 
 /// The architecture kiln compiles for when JitOptions::cudaArch is empty:
-/// the newest it supports whose PTX the device calls run on can run (PTX
-/// of an older architecture is compiled for the device by its driver), or
-/// the backend's default where there is no device to ask.
-static std::string deviceCudaArch(const std::string &name) {
-  int major = 0, minor = 0;
-  if (kiln_status_t status = kiln_cuda_compute_capability(&major, &minor)) {
-    kiln_status_free(status);
+/// the device's (kiln::deviceCudaArch), or the backend's default where
+/// there is no device to ask.
+static std::string jitCudaArch(const std::string &name) {
+  DeviceCudaArch found = deviceCudaArch();
+  if (!found.arch.empty())
+    return found.arch;
+  if (!found.deviceFound)
     return mlir::kiln::CudaOptions().arch;
-  }
-  // Down from the device's own, the first the backend supports.
-  std::string ptxFeature;
-  for (int capability = major * 10 + minor; capability >= 10; --capability)
-    if (std::string arch = "sm_" + std::to_string(capability);
-        mlir::kiln::isSupportedCudaArch(arch, ptxFeature))
-      return arch;
-  throw JitError("'" + name + "': the CUDA device has compute capability " +
-                 std::to_string(major) + "." + std::to_string(minor) +
-                 "; kiln's CUDA code needs 7.0 (sm_70) or newer");
+  throw JitError("'" + name + "': " + found.error);
 }
 
 /// The compile options of `options`, checked.
@@ -250,7 +241,7 @@ static CompileOptions compileOptionsFor(const std::string &name,
                    "code; it is not supported on CUDA");
   compileOptions.target = Target::Cuda;
   compileOptions.cuda.arch =
-      options.cudaArch.empty() ? deviceCudaArch(name) : options.cudaArch;
+      options.cudaArch.empty() ? jitCudaArch(name) : options.cudaArch;
   std::string ptxFeature;
   if (!mlir::kiln::isSupportedCudaArch(compileOptions.cuda.arch, ptxFeature))
     throw JitError("'" + name + "': unsupported CUDA architecture '" +

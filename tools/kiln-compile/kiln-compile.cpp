@@ -4,7 +4,7 @@
 //              model.onnx               [--input-shape NAME=1x3x224x224]...
 //                                        [-O0..3] [--no-fusion]
 //                                        [--target=cpu|cuda]
-//                                        [--cuda-arch=sm_XX]
+//                                        [--cuda-arch=sm_XX|native]
 //                                        [--no-dnnl] [--conv-layouts=...]
 //                                        [--packed-matmuls=...]
 //                                        [--outline-loop-nests=N]
@@ -89,9 +89,9 @@ cl::opt<std::string>
 cl::opt<std::string>
     cudaArch("cuda-arch",
              cl::desc("GPU architecture for --target=cuda: sm_70, sm_75, "
-                      "sm_80 (default), sm_86, sm_89 or sm_90"),
-             cl::init("sm_80"),
-    cl::cat(compileCategory));
+                      "sm_80 (default), sm_86, sm_89 or sm_90, or 'native', "
+                      "the newest of these this machine's GPU runs"),
+             cl::init("sm_80"), cl::cat(compileCategory));
 cl::opt<std::string> targetCpu("target-cpu",
                                cl::desc("CPU to generate code for: 'host' (this machine, the "
                                         "default) or an LLVM CPU name such as "
@@ -295,6 +295,15 @@ int checkOptions() {
   if (target == "cuda" && !mlir::kiln::hasCudaBackend())
     return usageError(std::string("--target=cuda: ") +
                       mlir::kiln::kNoCudaBackendMessage);
+  if (target == "cuda" && cudaArch == "native") {
+    // The machine's own GPU, asked through the runtime; not a malformed
+    // command line where there is none.
+    kiln::DeviceCudaArch found = kiln::deviceCudaArch();
+    if (found.arch.empty())
+      return fail("--cuda-arch=native: " + found.error +
+                  "; name the architecture instead (--cuda-arch=sm_80, ...)");
+    cudaArch = found.arch;
+  }
   std::string ptxFeature;
   if (target == "cuda" &&
       !mlir::kiln::isSupportedCudaArch(cudaArch, ptxFeature))

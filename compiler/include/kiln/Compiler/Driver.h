@@ -127,6 +127,21 @@ std::unique_ptr<llvm::Module> translateHostCode(mlir::ModuleOp module,
                                                 const CompileOptions &options,
                                                 std::string &error);
 
+/// The architecture to compile for the CUDA device that calls of CUDA
+/// modules run on in this process (the runtime's choice: KILN_CUDA_DEVICE,
+/// else the rank on the machine, else device 0): the newest that the
+/// backend supports and the device runs, for PTX of an older architecture
+/// is compiled for the device by its driver. kiln-compile
+/// --cuda-arch=native and kiln::jit's default use it.
+struct DeviceCudaArch {
+  /// "sm_XX", or empty with `error` saying why.
+  std::string arch;
+  std::string error;
+  /// Whether there was a device to ask (a driver that found one).
+  bool deviceFound = false;
+};
+DeviceCudaArch deviceCudaArch();
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_DRIVER_H
