@@ -127,6 +127,13 @@ void mlir::kiln::buildDeallocationPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createKilnCanonicalizeBuffers());
   pm.addNestedPass<func::FuncOp>(
       bufferization::createBufferDeallocationSimplificationPass());
+  // The simplification decides ownerships that loops carry (false where a
+  // region yields a buffer it does not own); canonicalizing then folds an
+  // scf.while's ownership argument that is false on entry and on every
+  // iteration, and with it the deallocation it guards, before that
+  // deallocation is lowered to a call of the generic helper that no later
+  // folding can take out (and that keeps the loop off a CUDA graph).
+  pm.addNestedPass<func::FuncOp>(createKilnCanonicalizeBuffers());
   if (freeAfterLastUse)
     pm.addNestedPass<func::FuncOp>(createKilnFreeAfterLastUse());
   pm.addPass(bufferization::createLowerDeallocationsPass());

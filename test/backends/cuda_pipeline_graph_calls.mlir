@@ -113,6 +113,19 @@
 // CHECK-LABEL: define void @kiln_entry_product_rows(
 // CHECK-NOT:     kiln_cuda_graph_call
 // CHECK:         ret void
+// A loop whose carried buffers are copies that each iteration frees: the
+// ownership the loop carries for them is false on entry and after every
+// iteration, which canonicalizing after the deallocation simplification
+// folds, so no generic deallocation helper call is left in the loop's
+// test to keep it (and the call) off a graph.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_zero_trip(
+// CHECK-NOT:     @dealloc_helper
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK-NOT:     @dealloc_helper
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK-LABEL: define void @kiln_entry_zero_trip(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -128,6 +141,7 @@
 // LIST: fill(arg0: f32[64,8], arg1: f32[1,8], arg2: i64[]) -> (out0: f32[64,8])
 // LIST: elif(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: product_rows(arg0: f32[8,4], arg1: i64[], arg2: f32[4,16]) -> (out0: f32[3,16])
+// LIST: zero_trip(arg0: f32[1000], arg1: f32[1000], arg2: i32[], arg3: i64[3]) -> (out0: f32[1000], out1: i64[3], out2: i32[], out3: i64[3])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -316,4 +330,34 @@ func.func @product_rows(%b: tensor<8x4xf32>, %i: tensor<i64>, %w: tensor<4x16xf3
   %s = kiln.dynamic_slice %b[%i], size = 3 : tensor<8x4xf32>
   %m = kiln.matmul %s, %w : tensor<3x4xf32>, tensor<4x16xf32>
   return %m : tensor<3x16xf32>
+}
+
+func.func @zero_trip(%x: tensor<1000xf32>, %y: tensor<1000xf32>, %n: tensor<i32>, %k: tensor<3xi64>) -> (tensor<1000xf32>, tensor<3xi64>, tensor<i32>, tensor<3xi64>) {
+  %f:2 = kiln.for 0 iterations (%x, %k) : (tensor<1000xf32>, tensor<3xi64>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<1000xf32>, %w: tensor<3xi64>):
+    %nv = kiln.neg %v : tensor<1000xf32>
+    %iw = kiln.broadcast_in_dim %i, dims = [] : (tensor<i64>) -> tensor<3xi64>
+    %w1 = kiln.add %w, %iw : tensor<3xi64>
+    kiln.yield %nv, %w1 : tensor<1000xf32>, tensor<3xi64>
+  }
+  %xy = kiln.add %f#0, %y : tensor<1000xf32>
+  %kk = kiln.mul %f#1, %k : tensor<3xi64>
+  %an = kiln.abs %n : tensor<i32>
+  %w:2 = kiln.while (%an, %k) : (tensor<i32>, tensor<3xi64>) cond {
+  ^bb0(%c: tensor<i32>, %v: tensor<3xi64>):
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %go = kiln.compare lt, %c, %zero : tensor<i32>
+    kiln.yield %go : tensor<i1>
+  } do {
+  ^bb0(%c: tensor<i32>, %v: tensor<3xi64>):
+    %one = kiln.constant dense<1> : tensor<i32>
+    %c1 = kiln.add %c, %one : tensor<i32>
+    %nv = kiln.neg %v : tensor<3xi64>
+    kiln.yield %c1, %nv : tensor<i32>, tensor<3xi64>
+  }
+  %seven = kiln.constant dense<7> : tensor<i32>
+  %c7 = kiln.add %w#0, %seven : tensor<i32>
+  %one64 = kiln.constant dense<1> : tensor<3xi64>
+  %v1 = kiln.add %w#1, %one64 : tensor<3xi64>
+  return %xy, %kk, %c7, %v1 : tensor<1000xf32>, tensor<3xi64>, tensor<i32>, tensor<3xi64>
 }
