@@ -7,8 +7,13 @@
 // wait for the stream; it also keeps the call (kiln-cuda-graph-calls) and
 // any loop around it (kiln-cuda-graph-loops) from running as a CUDA graph.
 //
-// Where everything computed from such a load (scalar arithmetic, views) is
-// used only inside loops that become kernels (scf.parallel, gpu.launch),
+// A kiln.select with a rank-0 predicate picks one of two whole buffers the
+// same way: the host loads the predicate (a copy back and a wait) and
+// selects a buffer (arith.select of memrefs) that kernels then read.
+//
+// Where everything computed from such a load (scalar arithmetic, views, a
+// selected buffer) is used only inside loops that become kernels
+// (scf.parallel, gpu.launch),
 // the load and its arithmetic are cloned into each of those loops instead:
 // every thread reads the index (the same word, from the cache), and the
 // host reads nothing. A clone reads the buffer later than the host load
@@ -56,8 +61,8 @@ Operation *outermostKernelLoop(Operation *op) {
   return found;
 }
 
-/// A host load of an index and what is computed from it, up to the kernel
-/// loops that use it.
+/// A host load of an index or a predicate and what is computed from it, up
+/// to the kernel loops that use it.
 struct IndexRead {
   memref::LoadOp load;
   /// The load and the ops computed from it, in program order.
@@ -173,8 +178,7 @@ struct KilnCudaDeviceIndexReadsPass
     SmallVector<memref::LoadOp> loads;
     func.walk([&](memref::LoadOp load) {
       if (load.getMemRefType().getRank() == 0 &&
-          load.getType().isIntOrIndex() &&
-          !load.getType().isInteger(1) && !outermostKernelLoop(load))
+          load.getType().isIntOrIndex() && !outermostKernelLoop(load))
         loads.push_back(load);
     });
     for (memref::LoadOp load : loads) {

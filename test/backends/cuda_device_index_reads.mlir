@@ -105,7 +105,7 @@ func.func @in_a_loop(%x: memref<6x3xf32>, %acc: memref<6x3xf32>) {
 // Left on the host: an index the host also uses (a loop bound), an index
 // whose buffer a kernel writes between the load and the kernel that uses
 // it, an index whose buffer the host writes (after the kernel, which may
-// not have run yet), and a predicate (i1).
+// not have run yet), and a predicate (i1) that the host branches on.
 // CHECK-LABEL: func.func @left_alone
 // CHECK:       %[[A:.+]] = memref.load %{{.+}}[] : memref<i64>
 // CHECK:       scf.for %{{.+}} = %{{.+}} to %{{.+}}
@@ -113,6 +113,7 @@ func.func @in_a_loop(%x: memref<6x3xf32>, %acc: memref<6x3xf32>) {
 // CHECK:       gpu.launch
 // CHECK:       %[[C:.+]] = memref.load %[[H:.+]][] : memref<i64>
 // CHECK:       %[[P:.+]] = memref.load %{{.+}}[] : memref<i1>
+// CHECK-NEXT:  scf.if %[[P]]
 // CHECK-NOT:   memref.load %{{.+}}[] : memref<i{{(1|32|64)}}>
 // CHECK:       return
 func.func @left_alone(%x: memref<8xf32>, %i: memref<i64>, %w: memref<i32>, %h: memref<i64>, %p: memref<i1>, %y: memref<8xf32>) {
@@ -152,12 +153,50 @@ func.func @left_alone(%x: memref<8xf32>, %i: memref<i64>, %w: memref<i32>, %h: m
   }
   memref.store %nine, %h[] : memref<i64>
   %pv = memref.load %p[] : memref<i1>
-  %pi = arith.extui %pv : i1 to i64
-  %pn = arith.index_cast %pi : i64 to index
-  %pw = memref.reinterpret_cast %x to offset: [%pn], sizes: [2], strides: [1] : memref<8xf32> to memref<2xf32, strided<[1], offset: ?>>
-  scf.parallel (%r) = (%c0) to (%c2) step (%c1) {
-    %v = memref.load %pw[%r] : memref<2xf32, strided<[1], offset: ?>>
+  scf.if %pv {
+    scf.parallel (%r) = (%c0) to (%c2) step (%c1) {
+      %v = memref.load %x[%r] : memref<8xf32>
+      memref.store %v, %y[%r] : memref<8xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// A select of a whole buffer by a rank-0 predicate (kiln.select with a
+// tensor<i1> predicate, which picks one operand's buffer): the kernels
+// that read the pick load the predicate and select themselves, and the
+// host reads nothing.
+// CHECK-LABEL: func.func @pick
+// CHECK-SAME:  (%[[P:.+]]: memref<i1>, %[[A:.+]]: memref<8xf32>, %[[B:.+]]: memref<8xf32>, %[[Y:.+]]: memref<8xf32>)
+// CHECK-NOT:   memref.load %[[P]]
+// CHECK:       scf.parallel
+// CHECK-NEXT:    %[[L:.+]] = memref.load %[[P]][] : memref<i1>
+// CHECK-NEXT:    %[[S:.+]] = arith.select %[[L]], %[[A]], %[[B]] : memref<8xf32>
+// CHECK-NEXT:    memref.load %[[S]]
+// CHECK:       scf.parallel
+// CHECK-NEXT:    %[[L2:.+]] = memref.load %[[P]][] : memref<i1>
+// CHECK-NEXT:    %[[S2:.+]] = arith.select %[[L2]], %[[A]], %[[B]] : memref<8xf32>
+// CHECK-NEXT:    memref.load %[[S2]]
+// CHECK:       return
+func.func @pick(%p: memref<i1>, %a: memref<8xf32>, %b: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %two = arith.constant 2.0 : f32
+  %pv = memref.load %p[] : memref<i1>
+  %s = arith.select %pv, %a, %b : memref<8xf32>
+  scf.parallel (%r) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %s[%r] : memref<8xf32>
     memref.store %v, %y[%r] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%r) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %s[%r] : memref<8xf32>
+    %d = arith.mulf %v, %two : f32
+    memref.store %d, %y[%r] : memref<8xf32>
     scf.reduce
   }
   return

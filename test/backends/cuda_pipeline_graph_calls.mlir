@@ -126,6 +126,15 @@
 // CHECK-LABEL: define void @kiln_entry_zero_trip(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A step kept only where the gradient is finite (a select of whole
+// tensors by a rank-0 predicate): the kernel that writes the result reads
+// the predicate and picks, so the host waits for nothing and the call is
+// captured.
+// CHECK-LABEL: define void @kiln_entry_finite_step(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK-NOT:     @mgpuStreamSynchronize
+// CHECK-NOT:     @mgpuMemcpy
+// CHECK:         call void @kiln_cuda_graph_call_end()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -142,6 +151,7 @@
 // LIST: elif(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: product_rows(arg0: f32[8,4], arg1: i64[], arg2: f32[4,16]) -> (out0: f32[3,16])
 // LIST: zero_trip(arg0: f32[1000], arg1: f32[1000], arg2: i32[], arg3: i64[3]) -> (out0: f32[1000], out1: i64[3], out2: i32[], out3: i64[3])
+// LIST: finite_step(arg0: f32[64], arg1: f32[64]) -> (out0: f32[64])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -360,4 +370,14 @@ func.func @zero_trip(%x: tensor<1000xf32>, %y: tensor<1000xf32>, %n: tensor<i32>
   %one64 = kiln.constant dense<1> : tensor<3xi64>
   %v1 = kiln.add %w#1, %one64 : tensor<3xi64>
   return %xy, %kk, %c7, %v1 : tensor<1000xf32>, tensor<3xi64>, tensor<i32>, tensor<3xi64>
+}
+
+func.func @finite_step(%w: tensor<64xf32>, %g: tensor<64xf32>) -> tensor<64xf32> {
+  %s = kiln.reduce_sum %g, dims = [0] : tensor<64xf32>
+  %finite = kiln.compare eq, %s, %s : tensor<f32>
+  %lr = kiln.constant dense<0.1> : tensor<64xf32>
+  %step = kiln.mul %g, %lr : tensor<64xf32>
+  %next = kiln.sub %w, %step : tensor<64xf32>
+  %r = kiln.select %finite, %next, %w : tensor<i1>, tensor<64xf32>
+  return %r : tensor<64xf32>
 }

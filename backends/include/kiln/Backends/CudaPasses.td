@@ -529,9 +529,11 @@ def KilnCudaDeviceIndexReads
   let description = [{
     Runs on loops before `kiln-cuda-map-parallel-loops`. A load of a rank-0
     integer buffer in the host code (the row index of a
-    `kiln.dynamic_slice` or `kiln.dynamic_update_slice`) whose value, and
+    `kiln.dynamic_slice` or `kiln.dynamic_update_slice`, or the rank-0
+    predicate of a `kiln.select` that picks a whole buffer) whose value, and
     everything computed from it (scalar arithmetic, views such as the
-    slice's `memref.reinterpret_cast`), is used only inside loops that
+    slice's `memref.reinterpret_cast`, the select's `arith.select` of two
+    buffers), is used only inside loops that
     become kernels (`scf.parallel`, `gpu.launch`) is cloned, with that
     arithmetic, into each of those loops, and the host's copy erased: the
     kernels read the index themselves, and the host no longer copies it
