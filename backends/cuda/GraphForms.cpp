@@ -3,8 +3,9 @@
 // kiln-cuda-graph-conds and kiln-cuda-graph-loops each give a cond or a
 // loop a graph form when what it holds can be captured, graph forms of the
 // other pass included. A loop inside a cond inside a loop needs the loop
-// pass, then the cond pass, then the loop pass again: the two run in turn
-// until a round adds no graph form.
+// pass (for the inner loop, which gets a form of its own), then the cond
+// pass, then the loop pass again (for the outer loop): the two run in
+// turn until a round adds no graph form.
 //
 //===----------------------------------------------------------------------===//
 

@@ -31,7 +31,12 @@
 // into it (CudaGraphLoops.cpp). What the inner graph form returns is fresh
 // (its forwarded homes), so an outer loop that hands it on frees it after
 // the copy, as it frees the buffers it allocates itself. A loop around a
-// loop that cannot stays a host loop, and so does the inner one. A cond
+// loop that cannot stays a host loop, and so does the inner one. A loop
+// inside a cond inside a loop gets a graph form of its own, as a loop
+// outside any loop does: the cond can then take its graph form
+// (kiln-cuda-graph-conds, which puts the inner WHILE node into its IF
+// node), and the outer loop its own around that (kiln-cuda-graph-forms
+// runs the passes in turn). A cond
 // in its graph form (kiln-cuda-graph-conds runs first) is captured with
 // the iteration too, as IF nodes in it; bufferization gives its results,
 // and so a loop-carried value the body yields, a layout of dynamic
@@ -78,13 +83,19 @@ using kiln::PredicateRead;
 /// The query of a cond's graph form, which a loop's iteration may hold.
 const StringRef kCondGraphForm[] = {KILN_CUDA_GRAPH_CONDS_FUNCTION};
 
-/// The runtime's calls a loop's test and body may make: products, and the
-/// calls of a cond's graph form. Not a convolution's first call, which
-/// tunes cuDNN's engines, and a loop is captured at its first run.
-const StringRef kLibraryCalls[] = {
-    KILN_CUDA_MATMUL_FUNCTION, KILN_CUDA_GRAPH_CONDS_FUNCTION,
-    KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION, KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
-    KILN_CUDA_GRAPH_IF_END_FUNCTION};
+/// The runtime's calls a loop's test and body may make: products, the
+/// calls of a cond's graph form, and those of the graph form of a loop
+/// inside such a cond. Not a convolution's first call, which tunes cuDNN's
+/// engines, and a loop is captured at its first run.
+const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
+                                   KILN_CUDA_GRAPH_CONDS_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_END_FUNCTION,
+                                   KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION};
 
 /// A loop to give a graph form, with its predicate read.
 struct GraphLoop {
@@ -205,8 +216,9 @@ private:
   /// Whether `op` (outside kernels) only queues device work or computes
   /// host values that do not read memory (kLibraryCalls).
   /// Whether the graph form of a cond (the then region of `choice`) only
-  /// queues device work; a cond inside it counts by its graph form too (an
-  /// elif's cond in the else branch of another), not by its host form.
+  /// queues device work; a cond or a loop inside it counts by its graph
+  /// form too (an elif's cond in the else branch of another, a loop in a
+  /// branch), not by its host form.
   bool condFormQueuesDeviceWork(scf::IfOp choice) {
     WalkResult then =
         choice.getThenRegion().walk<WalkOrder::PreOrder>([&](Operation *inner) {
@@ -214,7 +226,8 @@ private:
             return launch.getAsyncToken() ? WalkResult::skip()
                                           : WalkResult::interrupt();
           if (auto nested = dyn_cast<scf::IfOp>(inner);
-              nested && kiln::isGraphFormChoice(nested, kCondGraphForm))
+              nested &&
+              kiln::isGraphFormChoice(nested, kiln::kGraphFormQueries))
             return condFormQueuesDeviceWork(nested) ? WalkResult::skip()
                                                     : WalkResult::interrupt();
           return allowed(inner) ? WalkResult::advance()
@@ -235,6 +248,19 @@ private:
 
   scf::WhileOp loop;
 };
+
+/// Whether `loop` has no loop around it, or a cond (not an ownership
+/// flag's guard, which holds no loop) between it and the nearest one.
+bool isRoot(scf::WhileOp loop) {
+  for (Operation *parent = loop->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (isa<scf::IfOp>(parent))
+      return true;
+    if (isa<LoopLikeOpInterface>(parent))
+      return false;
+  }
+  return true;
+}
 
 /// Builds the graph form of one loop.
 class GraphLoopBuilder {
@@ -329,13 +355,20 @@ private:
   }
 
   /// Clones the ops of `block` but its terminator, dropping frees of the
-  /// buffers in `homes` and allocations `mapping` already maps to a home
-  /// (a dropped op's token stands for the stream).
+  /// buffers in `homes`, allocations `mapping` already maps to a home (a
+  /// dropped op's token stands for the stream), and the guards of frees on
+  /// the loop's ownership flags, which are false inside the graph form (an
+  /// scf.if on a constant false that a loop around this one would otherwise
+  /// have to accept as host control flow).
   void cloneBody(OpBuilder &builder, Block &block, IRMapping &mapping,
                  const llvm::SmallPtrSetImpl<Value> &homes) {
     for (Operation &op : block.without_terminator()) {
       if (&op == read.copy.getOperation() || &op == read.wait.getOperation() ||
           &op == read.load.getOperation())
+        continue;
+      if (auto guard = dyn_cast<scf::IfOp>(op);
+          guard && guard.getNumResults() == 0 &&
+          matchPattern(mapping.lookupOrDefault(guard.getCondition()), m_Zero()))
         continue;
       if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
         if (mapping.contains(alloc.getMemref())) {
@@ -379,7 +412,8 @@ private:
     initMapping.map(before.getArguments(), loop.getInits());
     for (Operation &op : before.without_terminator()) {
       auto guard = dyn_cast<scf::IfOp>(op);
-      if (!guard || !isa<BlockArgument>(guard.getCondition()))
+      if (!guard || !isa<BlockArgument>(guard.getCondition()) ||
+          matchPattern(initMapping.lookup(guard.getCondition()), m_Zero()))
         continue;
       guard.walk([&](Operation *inner) {
         for (Value operand : inner->getOperands())
@@ -519,13 +553,15 @@ struct KilnCudaGraphLoopsPass
     : kiln::impl::KilnCudaGraphLoopsBase<KilnCudaGraphLoopsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Outermost loops; the loops inside one get graph forms with it, first
-    // (its iteration holds their nodes), or stay on the host with it.
+    // Outermost loops, and loops whose nearest loop around them is outside
+    // a cond around them; the loops inside one get graph forms with it,
+    // first (its iteration holds their nodes), or stay on the host with it.
+    // A loop in a cond in a loop gets its own: kiln-cuda-graph-conds can
+    // then give the cond its form, which the outer loop's form needs.
     SmallVector<GraphLoop> loops;
     module.walk([&](scf::WhileOp loop) {
       // A loop with a graph form already is the host form of a choice.
-      if (loop->getParentOfType<gpu::LaunchOp>() ||
-          loop->getParentOfType<LoopLikeOpInterface>() ||
+      if (loop->getParentOfType<gpu::LaunchOp>() || !isRoot(loop) ||
           kiln::isHostForm(loop))
         return;
       PredicateRead read;

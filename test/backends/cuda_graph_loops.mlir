@@ -390,6 +390,125 @@ func.func @while_in_while(%x0: memref<4xf32>) {
 
 // -----
 
+// A loop inside a cond (still read on the host) inside a loop: the outer
+// loop cannot run as a graph while the cond cannot, so the inner loop gets
+// a graph form of its own, which lets kiln-cuda-graph-conds give the cond
+// one, and then this pass the outer loop (kiln-cuda-graph-forms runs them
+// in turn). Run twice, the pass adds nothing more.
+// CHECK-LABEL: func.func @while_in_cond_in_while
+// CHECK-NOT:   kiln_cuda_graph
+// CHECK:       scf.while
+// CHECK:       } do {
+// CHECK:         %[[BIG:.+]] = memref.load %{{.+}}[] : memref<i1>
+// CHECK-NEXT:    scf.if %[[BIG]]
+// CHECK:           call @kiln_cuda_graph_loops()
+// CHECK:           scf.if
+// CHECK:             %[[INNER:.+]] = func.call @kiln_cuda_graph_while_begin()
+// CHECK:             func.call @kiln_cuda_graph_while_end_iteration(%[[INNER]], %{{.+}})
+// CHECK:           } else {
+// CHECK:             scf.while
+// TWICE-LABEL: func.func @while_in_cond_in_while
+// TWICE-COUNT-1: call @kiln_cuda_graph_loops()
+// TWICE-NOT:   call @kiln_cuda_graph_loops()
+// TWICE:       return
+func.func @while_in_cond_in_while(%x0: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %slot = memref.alloca() : memref<i1>
+  %odd_slot = memref.alloca() : memref<i1>
+  %inner_slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %o, %to = gpu.alloc async [%tp] () : memref<i1>
+  %q, %tq = gpu.alloc async [%to] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %copy, %t2 = gpu.alloc async [%t1] () : memref<4xf32>
+    %t3 = gpu.launch async [%t2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<4xf32>
+      memref.store %v, %copy[%tx] : memref<4xf32>
+      %ten = arith.constant 10.0 : f32
+      %gt = arith.cmpf ogt, %v, %ten : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t4 = gpu.memcpy async [%t3] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t4]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %copy : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %o1 = gpu.wait async
+    %o2 = gpu.launch async [%o1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %y[%c0] : memref<4xf32>
+      %hundred = arith.constant 100.0 : f32
+      %gt = arith.cmpf ogt, %v, %hundred : f32
+      memref.store %gt, %o[] : memref<i1>
+      gpu.terminator
+    }
+    %o3 = gpu.memcpy async [%o2] %odd_slot, %o : memref<i1>, memref<i1>
+    gpu.wait [%o3]
+    %big = memref.load %odd_slot[] : memref<i1>
+    %b = scf.if %big -> (memref<4xf32>) {
+      %s = scf.while (%z = %y) : (memref<4xf32>) -> memref<4xf32> {
+        %u1 = gpu.wait async
+        %zc, %u2 = gpu.alloc async [%u1] () : memref<4xf32>
+        %u3 = gpu.launch async [%u2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+          %v = memref.load %z[%tx] : memref<4xf32>
+          memref.store %v, %zc[%tx] : memref<4xf32>
+          %one = arith.constant 1.0 : f32
+          %gt = arith.cmpf ogt, %v, %one : f32
+          memref.store %gt, %q[] : memref<i1>
+          gpu.terminator
+        }
+        %u4 = gpu.memcpy async [%u3] %inner_slot, %q : memref<i1>, memref<i1>
+        gpu.wait [%u4]
+        %again = memref.load %inner_slot[] : memref<i1>
+        scf.condition(%again) %zc : memref<4xf32>
+      } do {
+      ^bb0(%w: memref<4xf32>):
+        %v1 = gpu.wait async
+        %half, %v2 = gpu.alloc async [%v1] () : memref<4xf32>
+        %v3 = gpu.launch async [%v2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+          %v = memref.load %w[%tx] : memref<4xf32>
+          %h = arith.constant 0.5 : f32
+          %m = arith.mulf %v, %h : f32
+          memref.store %m, %half[%tx] : memref<4xf32>
+          gpu.terminator
+        }
+        %v4 = gpu.wait async
+        %v5 = gpu.dealloc async [%v4] %w : memref<4xf32>
+        scf.yield %half : memref<4xf32>
+      }
+      scf.yield %s : memref<4xf32>
+    } else {
+      %w1 = gpu.wait async
+      %twice, %w2 = gpu.alloc async [%w1] () : memref<4xf32>
+      %w3 = gpu.launch async [%w2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %y[%tx] : memref<4xf32>
+        %m = arith.addf %v, %v : f32
+        memref.store %m, %twice[%tx] : memref<4xf32>
+        gpu.terminator
+      }
+      %w4 = gpu.wait async
+      %w5 = gpu.dealloc async [%w4] %y : memref<4xf32>
+      scf.yield %twice : memref<4xf32>
+    }
+    scf.yield %b : memref<4xf32>
+  }
+  %e1 = gpu.wait async
+  %e2 = gpu.dealloc async [%e1] %r : memref<4xf32>
+  return
+}
+
+// -----
+
 // A loop whose body holds a cond in its graph form (kiln-cuda-graph-conds):
 // the loop runs as a graph with the cond's graph form in its iteration
 // (its host form, which reads the predicate, runs only where the runtime

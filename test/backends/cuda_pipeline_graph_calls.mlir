@@ -135,6 +135,22 @@
 // CHECK-NOT:     @mgpuStreamSynchronize
 // CHECK-NOT:     @mgpuMemcpy
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A loop inside a cond inside a loop: the inner loop gets a graph form of
+// its own, the cond then one that holds it (its WHILE node inside the
+// IF node), and the outer loop one that holds the cond; the call is
+// captured whole.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_loop_cond_loop(
+// CHECK:         %[[OUTER:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_test(ptr %[[OUTER]],
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         %[[INNER:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[INNER]],
+// CHECK:         call void @kiln_cuda_graph_if_else(ptr %[[IF]])
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[OUTER]],
+// CHECK-LABEL: define void @kiln_entry_loop_cond_loop(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -152,6 +168,7 @@
 // LIST: product_rows(arg0: f32[8,4], arg1: i64[], arg2: f32[4,16]) -> (out0: f32[3,16])
 // LIST: zero_trip(arg0: f32[1000], arg1: f32[1000], arg2: i32[], arg3: i64[3]) -> (out0: f32[1000], out1: i64[3], out2: i32[], out3: i64[3])
 // LIST: finite_step(arg0: f32[64], arg1: f32[64]) -> (out0: f32[64])
+// LIST: loop_cond_loop(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -380,4 +397,44 @@ func.func @finite_step(%w: tensor<64xf32>, %g: tensor<64xf32>) -> tensor<64xf32>
   %next = kiln.sub %w, %step : tensor<64xf32>
   %r = kiln.select %finite, %next, %w : tensor<i1>, tensor<64xf32>
   return %r : tensor<64xf32>
+}
+
+func.func @loop_cond_loop(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  %w:2 = kiln.while (%x, %n) : (tensor<4xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %go = kiln.compare gt, %i, %zero : tensor<i32>
+    kiln.yield %go : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %two = kiln.constant dense<2> : tensor<i32>
+    %r = kiln.rem %i, %two : tensor<i32>
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %even = kiln.compare eq, %r, %zero : tensor<i32>
+    %b = kiln.cond %even, (%v, %i) : tensor<i1>, (tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>) {
+    ^bb0(%u: tensor<4xf32>, %k: tensor<i32>):
+      %inner:2 = kiln.while (%u, %k) : (tensor<4xf32>, tensor<i32>) cond {
+      ^bb0(%a: tensor<4xf32>, %j: tensor<i32>):
+        %z = kiln.constant dense<0> : tensor<i32>
+        %more = kiln.compare gt, %j, %z : tensor<i32>
+        kiln.yield %more : tensor<i1>
+      } do {
+      ^bb0(%a: tensor<4xf32>, %j: tensor<i32>):
+        %half = kiln.constant dense<0.5> : tensor<4xf32>
+        %h = kiln.mul %a, %half : tensor<4xf32>
+        %one = kiln.constant dense<1> : tensor<i32>
+        %j1 = kiln.sub %j, %one : tensor<i32>
+        kiln.yield %h, %j1 : tensor<4xf32>, tensor<i32>
+      }
+      kiln.yield %inner#0 : tensor<4xf32>
+    } else {
+    ^bb0(%u: tensor<4xf32>, %k: tensor<i32>):
+      %e = kiln.exp %u : tensor<4xf32>
+      kiln.yield %e : tensor<4xf32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i1 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %b, %i1 : tensor<4xf32>, tensor<i32>
+  }
+  return %w#0 : tensor<4xf32>
 }

@@ -523,3 +523,49 @@ func.func @elif_in_while(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
   }
   return %w#0 : tensor<4xf32>
 }
+
+// A loop inside a cond inside a loop: on odd counts the branch halves the
+// value as many times as the count, on even ones it negates it. On a GPU
+// the inner loop gets its graph form, then the cond (holding the inner
+// loop's WHILE node in an IF node), then the outer loop, and the call is
+// one CUDA graph.
+// CHECK: while_cond_while(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
+func.func @while_cond_while(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  %w:2 = kiln.while (%x, %n) : (tensor<4xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %none = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %none : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<4xf32>, %i: tensor<i32>):
+    %two = kiln.constant dense<2> : tensor<i32>
+    %r = kiln.rem %i, %two : tensor<i32>
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %odd = kiln.compare ne, %r, %zero : tensor<i32>
+    %b = kiln.cond %odd, (%v, %i) : tensor<i1>, (tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>) {
+    ^bb0(%u: tensor<4xf32>, %k: tensor<i32>):
+      %inner:2 = kiln.while (%u, %k) : (tensor<4xf32>, tensor<i32>) cond {
+      ^bb0(%a: tensor<4xf32>, %j: tensor<i32>):
+        %z = kiln.constant dense<0> : tensor<i32>
+        %again = kiln.compare gt, %j, %z : tensor<i32>
+        kiln.yield %again : tensor<i1>
+      } do {
+      ^bb0(%a: tensor<4xf32>, %j: tensor<i32>):
+        %half = kiln.constant dense<0.5> : tensor<4xf32>
+        %h = kiln.mul %a, %half : tensor<4xf32>
+        %one = kiln.constant dense<1> : tensor<i32>
+        %j1 = kiln.sub %j, %one : tensor<i32>
+        kiln.yield %h, %j1 : tensor<4xf32>, tensor<i32>
+      }
+      kiln.yield %inner#0 : tensor<4xf32>
+    } else {
+    ^bb0(%u: tensor<4xf32>, %k: tensor<i32>):
+      %ng = kiln.neg %u : tensor<4xf32>
+      kiln.yield %ng : tensor<4xf32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i1 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %b, %i1 : tensor<4xf32>, tensor<i32>
+  }
+  return %w#0 : tensor<4xf32>
+}

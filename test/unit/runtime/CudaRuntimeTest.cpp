@@ -534,9 +534,10 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntilRetired.name = "double_until_retired";
   doubleUntilRetired.entrySymbol = "kiln_entry_double_until_retired";
   contents.functions.push_back(doubleUntilRetired);
-  for (const char *name : {"scale2_graph", "twice_table", "twice_resident",
-                           "double_until_graph", "pick_graph", "step_until",
-                           "step_until_graph", "double_if_small_graph"}) {
+  for (const char *name :
+       {"scale2_graph", "twice_table", "twice_resident", "double_until_graph",
+        "pick_graph", "step_until", "step_until_graph", "double_if_small_graph",
+        "loop_if_loop_graph"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -1793,6 +1794,31 @@ TEST_F(FakeCudaGraphTest, ALoopInACondIsAWhileNodeInsideTheBranchsIfNode) {
   EXPECT_EQ(stats.device_to_host_copies, 1u);
 }
 
+TEST_F(FakeCudaGraphTest, ALoopInACondInALoopNestsWhileIfWhileNodes) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // Rounds that take the inner loop (9 and 13 increments) in the first
+  // outer iteration only, never (the first element is past 10), or skip
+  // the outer loop: every decision is the device's.
+  std::vector<Round> rounds = {{{1, 2, 3, 4}, {160, 176, 192, 208}},
+                               {{50, 1, 1, 1}, {100, 2, 2, 2}},
+                               {{-3, 0, 0, 0}, {160, 208, 208, 208}},
+                               {{150, 1, 2, 3}, {150, 1, 2, 3}},
+                               {{9.5, 0, 0, 0}, {168, 16, 16, 16}}};
+  expectLoopCapturedWithTheCall(state, module.get(), "loop_if_loop_graph",
+                                rounds);
+  // The first call runs the outer loop as a graph of its own, the second
+  // is captured: each holds the outer WHILE node, the cond's IF nodes in
+  // its iteration, and the inner WHILE node in the first IF node's body.
+  EXPECT_EQ(state.conditionalNodes,
+            (std::vector<std::string>{"while", "if", "while", "if", "while",
+                                      "if", "while", "if"}));
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_calls, 4u);
+  EXPECT_EQ(stats.graph_captures, 1u);
+  EXPECT_EQ(stats.device_to_host_copies, 0u);
+}
+
 TEST_F(FakeCudaGraphTest, NestedLoopsAndCondsRunOnTheHostWithGraphsOff) {
   ScopedVariable off("KILN_CUDA_GRAPHS", "0");
   ModulePtr module = loadCudaModule();
@@ -1807,6 +1833,7 @@ TEST_F(FakeCudaGraphTest, NestedLoopsAndCondsRunOnTheHostWithGraphsOff) {
       expectRound(state, module.get(), name, steps, round);
     }
     expectRound(state, module.get(), "double_if_small_graph", doublings, round);
+    expectRound(state, module.get(), "loop_if_loop_graph", steps, round);
   }
   EXPECT_TRUE(state.conditionalNodes.empty());
   EXPECT_EQ(cudaStats(module.get()).graph_calls, 0u);

@@ -367,16 +367,19 @@ def KilnCudaGraphLoops
     their copies too. So does a cond in its graph form
     (`kiln-cuda-graph-conds`, which runs first in each round of
     `kiln-cuda-graph-forms`) inside the loop, conds in its own graph form
-    included: captured with the iteration, its IF nodes go into it. The
-    host form of a loop with a graph form is left alone. A loop-carried
-    value that
-    bufferization gave a layout of dynamic strides (a cond's result) gets a
-    dense home where every buffer it takes is dense. Loops with host reads
-    or writes other than the
-    predicate, waits, convolutions, collectives, other loops inside them
-    (`scf.for`, a `scf.while` that cannot run as a graph), or dynamically
-    shaped loop-carried values stay host loops, and so do the loops inside
-    them.
+    included: captured with the iteration, its IF nodes go into it, and
+    the WHILE nodes of loops in its branches. A `scf.while` inside a cond
+    inside a loop gets a graph form of its own (it is the outermost loop
+    of its branch), so that the cond, and then the loop around it, can take
+    theirs in later rounds. The host form of a loop with a graph form is
+    left alone, and the graph form drops the guards of frees on ownership
+    flags that are false in it. A loop-carried value that bufferization
+    gave a layout of dynamic strides (a cond's result) gets a dense home
+    where every buffer it takes is dense. Loops with host reads or writes
+    other than the predicate, waits, convolutions, collectives, other loops
+    inside them (`scf.for`, a `scf.while` that cannot run as a graph), or
+    dynamically shaped loop-carried values stay host loops, and so do the
+    loops directly inside them.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
