@@ -36,7 +36,16 @@
 // outside any loop does: the cond can then take its graph form
 // (kiln-cuda-graph-conds, which puts the inner WHILE node into its IF
 // node), and the outer loop its own around that (kiln-cuda-graph-forms
-// runs the passes in turn). A cond
+// runs the passes in turn). A counted loop of constant bounds (a kiln.for)
+// in the test or the body is captured with the iteration, which runs its
+// trips: each trip's work becomes nodes of the iteration. Ownership-based
+// deallocation guards its frees with flags it carries and checks after
+// it, at run time, whether its result is the buffer it started from; both
+// conditions come from no memory, so the capture decides them once for
+// every replay. In the graph form those frees leave the homes alone, and
+// the counted loop's result (a buffer of its last trip) is freed after its
+// copy into a home. A free of a buffer from before the loop would run on
+// every replay: such a loop stays a host loop. A cond
 // in its graph form (kiln-cuda-graph-conds runs first) is captured with
 // the iteration too, as IF nodes in it; bufferization gives its results,
 // and so a loop-carried value the body yields, a layout of dynamic
@@ -96,6 +105,30 @@ const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_END_FUNCTION};
+
+/// The most trips of a counted loop (a kiln.for) inside a loop's
+/// iteration, which the capture unrolls: each trip's work becomes nodes of
+/// the iteration's graph, captured and instantiated once.
+constexpr int64_t kMaxTrips = 1024;
+
+/// The trips of a counted loop whose bounds are constants, if at most
+/// kMaxTrips.
+std::optional<int64_t> tripCount(scf::ForOp counted) {
+  APInt lower, upper, step;
+  if (!matchPattern(counted.getLowerBound(), m_ConstantInt(&lower)) ||
+      !matchPattern(counted.getUpperBound(), m_ConstantInt(&upper)) ||
+      !matchPattern(counted.getStep(), m_ConstantInt(&step)) ||
+      step.getSExtValue() <= 0)
+    return std::nullopt;
+  int64_t trips =
+      upper.getSExtValue() <= lower.getSExtValue()
+          ? 0
+          : llvm::divideCeil(upper.getSExtValue() - lower.getSExtValue(),
+                             step.getSExtValue());
+  if (trips > kMaxTrips)
+    return std::nullopt;
+  return trips;
+}
 
 /// A loop to give a graph form, with its predicate read.
 struct GraphLoop {
@@ -160,6 +193,11 @@ public:
         inner.push_back({innerLoop, innerRead});
         return WalkResult::skip();
       }
+      // A loop of a constant number of trips (a kiln.for): the capture of
+      // the iteration runs it, queueing its body's work once per trip.
+      if (auto counted = dyn_cast<scf::ForOp>(op))
+        return tripCount(counted) ? WalkResult::advance()
+                                  : WalkResult::interrupt();
       if (isa<LoopLikeOpInterface>(op))
         return WalkResult::interrupt();
       // A cond in its graph form (kiln-cuda-graph-conds): captured with
@@ -239,11 +277,76 @@ private:
   bool allowed(Operation *op) {
     if (auto guard = dyn_cast<scf::IfOp>(op)) {
       auto flag = dyn_cast<BlockArgument>(guard.getCondition());
-      return flag && flag.getOwner() == &loop.getBefore().front();
+      if (flag && flag.getOwner() == &loop.getBefore().front())
+        return true;
+      // A guard of frees inside a counted loop or after one (ownership
+      // flags, the run-time alias check of a counted loop's result): its
+      // condition comes from no memory, so the capture decides it as every
+      // replay of the iteration would.
+      return isFreeGuard(guard) && hostDecided(guard.getCondition());
     }
+    if (auto dealloc = dyn_cast<gpu::DeallocOp>(op))
+      return dealloc.getAsyncToken() && heldByLoop(dealloc.getMemref());
     if (isa<scf::YieldOp, scf::ConditionOp>(op))
       return true;
     return kiln::queuesDeviceWorkOnly(op, kLibraryCalls);
+  }
+
+  /// An scf.if without results or else region that only frees buffers.
+  static bool isFreeGuard(scf::IfOp guard) {
+    if (guard.getNumResults() || !guard.getElseRegion().empty())
+      return false;
+    for (Operation &inner : guard.getThenRegion().front())
+      if (!isa<gpu::DeallocOp, gpu::WaitOp, scf::YieldOp>(inner))
+        return false;
+    return true;
+  }
+
+  /// Whether the host computes `value` inside the loop from no memory:
+  /// constants, buffers' addresses and metadata, pure arithmetic, and the
+  /// ownership flags a counted loop carries, of the same kind.
+  bool hostDecided(Value value, unsigned depth = 0) {
+    if (depth > 32)
+      return false;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto counted = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!counted || !loop->isProperAncestor(counted) ||
+          arg == counted.getInductionVar())
+        return false;
+      OpOperand *init = counted.getTiedLoopInit(arg);
+      Value yielded = counted.getTiedLoopYieldedValue(arg)->get();
+      return hostDecided(init->get(), depth + 1) &&
+             hostDecided(yielded, depth + 1);
+    }
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return false;
+    if (!loop->isProperAncestor(def))
+      return matchPattern(value, m_Constant());
+    if (auto counted = dyn_cast<scf::ForOp>(def))
+      return hostDecided(
+          counted.getRegionIterArgs()[cast<OpResult>(value).getResultNumber()],
+          depth + 1);
+    if (def->getNumRegions() || !isMemoryEffectFree(def))
+      return false;
+    if (isa<memref::ExtractAlignedPointerAsIndexOp,
+            memref::ExtractStridedMetadataOp>(def))
+      return true;
+    return llvm::all_of(def->getOperands(), [&](Value operand) {
+      return hostDecided(operand, depth + 1);
+    });
+  }
+
+  /// Whether `buffer` is one the loop holds: allocated inside it, or a
+  /// block argument of a region inside it (a loop-carried or forwarded
+  /// value, a counted loop's), or a counted loop's result; never a buffer
+  /// from before the loop, which a replayed iteration would free again.
+  bool heldByLoop(Value buffer) {
+    Value root = kiln::rootThroughMetadata(buffer);
+    if (auto arg = dyn_cast<BlockArgument>(root))
+      return loop->isAncestor(arg.getOwner()->getParentOp());
+    Operation *def = root.getDefiningOp();
+    return def && loop->isProperAncestor(def);
   }
 
   scf::WhileOp loop;
@@ -327,6 +430,25 @@ private:
                                    ValueRange{token(builder)}, buffer);
   }
 
+  /// Whether `value` is the result of a counted loop of at least one trip
+  /// whose body yields for it a buffer it allocated (through casts): a
+  /// buffer of the last trip's, which the loop's code around frees.
+  static bool isFreshCountedResult(Value value) {
+    auto result = dyn_cast<OpResult>(value);
+    auto counted = result ? dyn_cast<scf::ForOp>(result.getOwner()) : nullptr;
+    if (!counted)
+      return false;
+    std::optional<int64_t> trips = tripCount(counted);
+    if (!trips || *trips < 1)
+      return false;
+    Value yielded = counted.getBody()->getTerminator()->getOperand(
+        result.getResultNumber());
+    while (auto cast = yielded.getDefiningOp<memref::CastOp>())
+      yielded = cast.getSource();
+    auto alloc = yielded.getDefiningOp<gpu::AllocOp>();
+    return alloc && alloc->getBlock() == counted.getBody();
+  }
+
   /// Copies `values` into `targets` (where a value is not already its
   /// target), then frees the buffers among them that `region` allocated
   /// (each once; never a home).
@@ -345,7 +467,8 @@ private:
       // from its graph form (captured with this loop, that form runs).
       bool allocated =
           isa_and_nonnull<gpu::AllocOp>(def) ||
-          kiln::isFreshGraphFormResult(root, kiln::kGraphFormQueries);
+          kiln::isFreshGraphFormResult(root, kiln::kGraphFormQueries) ||
+          isFreshCountedResult(root);
       if (allocated && region.isAncestor(def->getParentRegion()) &&
           !homes.contains(mapping.lookupOrDefault(root)))
         fresh.insert(mapping.lookupOrDefault(root));
@@ -370,6 +493,31 @@ private:
           guard && guard.getNumResults() == 0 &&
           matchPattern(mapping.lookupOrDefault(guard.getCondition()), m_Zero()))
         continue;
+      // A guard of frees (after a counted loop, its result's alias check):
+      // the homes among them stay, the graph form frees them after it.
+      if (auto guard = dyn_cast<scf::IfOp>(op);
+          guard && guard.getNumResults() == 0 &&
+          guard.getElseRegion().empty() && freesAHome(guard, mapping, homes)) {
+        auto clone = cast<scf::IfOp>(builder.clone(op, mapping));
+        SmallVector<gpu::DeallocOp> homeFrees;
+        clone.getThenRegion().walk([&](gpu::DeallocOp dealloc) {
+          if (homes.contains(kiln::rootThroughMetadata(dealloc.getMemref())))
+            homeFrees.push_back(dealloc);
+        });
+        for (gpu::DeallocOp dealloc : homeFrees) {
+          if (!dealloc.getAsyncToken().use_empty()) {
+            OpBuilder at(dealloc);
+            dealloc.getAsyncToken().replaceAllUsesWith(
+                kiln::streamToken(at, dealloc.getLoc()));
+          }
+          dealloc.erase();
+        }
+        if (llvm::all_of(clone.getThenRegion().front(), [](Operation &inner) {
+              return isa<gpu::WaitOp, scf::YieldOp>(inner);
+            }))
+          clone.erase();
+        continue;
+      }
       if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
         if (mapping.contains(alloc.getMemref())) {
           mapping.map(alloc.getAsyncToken(), token(builder));
@@ -523,6 +671,18 @@ private:
         return false;
     }
     return true;
+  }
+
+  /// Whether `guard` frees a buffer that `mapping` maps into `homes`.
+  static bool freesAHome(scf::IfOp guard, const IRMapping &mapping,
+                         const llvm::SmallPtrSetImpl<Value> &homes) {
+    WalkResult found = guard.getThenRegion().walk([&](gpu::DeallocOp dealloc) {
+      Value root = kiln::rootThroughMetadata(dealloc.getMemref());
+      return homes.contains(mapping.lookupOrDefault(root))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    return found.wasInterrupted();
   }
 
   /// Clones the ops of `block` that `value` is computed from (views and

@@ -218,6 +218,176 @@ func.func @host_read_in_body(%x0: memref<4xf32>) {
 
 // -----
 
+// A counted loop (a kiln.for of three trips) in the body, as ownership-based
+// deallocation leaves it: a fresh buffer per trip, the previous one freed
+// under the ownership flag it carries, then the run-time alias check that
+// frees the forwarded value where the result is another buffer. The
+// capture of the iteration runs the counted loop (each trip's kernel a node
+// of the iteration); the alias check's free of the forwarded value, a home
+// in the graph form, is dropped; the counted loop's result, a buffer of its
+// last trip, is copied into the carried home and freed.
+// CHECK-LABEL: func.func @counted_in_body
+// CHECK:       call @kiln_cuda_graph_loops()
+// CHECK:       scf.if
+// CHECK:         %[[HOME:.+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<4xf32>
+// CHECK:         func.call @kiln_cuda_graph_while_test
+// CHECK:         %[[TRIPS:.+]]:2 = scf.for
+// CHECK:           scf.if %{{.+}} {
+// CHECK:             gpu.dealloc
+// CHECK:           }
+// CHECK:         }
+// CHECK-NOT:     scf.if
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %[[TRIPS]]#0
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.dealloc async [%{{.+}}] %[[TRIPS]]#0
+// CHECK:         func.call @kiln_cuda_graph_while_end_iteration
+// CHECK:       } else {
+// CHECK:         scf.while
+func.func @counted_in_body(%x0: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %false = arith.constant false
+  %true = arith.constant true
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %copy, %t2 = gpu.alloc async [%t1] () : memref<4xf32>
+    %t3 = gpu.launch async [%t2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<4xf32>
+      memref.store %v, %copy[%tx] : memref<4xf32>
+      %ten = arith.constant 10.0 : f32
+      %gt = arith.cmpf ogt, %v, %ten : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t4 = gpu.memcpy async [%t3] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t4]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %copy : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %f:2 = scf.for %k = %c0 to %c3 step %c1 iter_args(%u = %y, %owned = %false) -> (memref<4xf32>, i1) {
+      %v1 = gpu.wait async
+      %half, %v2 = gpu.alloc async [%v1] () : memref<4xf32>
+      %v3 = gpu.launch async [%v2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %u[%tx] : memref<4xf32>
+        %h = arith.constant 0.5 : f32
+        %m = arith.mulf %v, %h : f32
+        memref.store %m, %half[%tx] : memref<4xf32>
+        gpu.terminator
+      }
+      %base, %offset, %size, %stride = memref.extract_strided_metadata %u : memref<4xf32> -> memref<f32>, index, index, index
+      scf.if %owned {
+        %w1 = gpu.wait async
+        %w2 = gpu.dealloc async [%w1] %base : memref<f32>
+      }
+      scf.yield %half, %true : memref<4xf32>, i1
+    }
+    %ybase, %yoffset, %ysize, %ystride = memref.extract_strided_metadata %y : memref<4xf32> -> memref<f32>, index, index, index
+    %yp = memref.extract_aligned_pointer_as_index %y : memref<4xf32> -> index
+    %fp = memref.extract_aligned_pointer_as_index %f#0 : memref<4xf32> -> index
+    %other = arith.cmpi ne, %yp, %fp : index
+    scf.if %other {
+      %d1 = gpu.wait async
+      %d2 = gpu.dealloc async [%d1] %ybase : memref<f32>
+    }
+    scf.yield %f#0 : memref<4xf32>
+  }
+  %e1 = gpu.wait async
+  %e2 = gpu.dealloc async [%e1] %r : memref<4xf32>
+  return
+}
+
+// -----
+
+// A counted loop whose trips the host knows only at run time, and a body
+// that frees a buffer from before the loop (a replayed iteration would free
+// it again): both loops stay host loops.
+// CHECK-LABEL: func.func @uncounted_in_body
+// CHECK-NOT:   kiln_cuda_graph
+// CHECK:       return
+// CHECK-LABEL: func.func @frees_outside_buffer
+// CHECK-NOT:   kiln_cuda_graph
+// CHECK:       return
+func.func @uncounted_in_body(%x0: memref<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%c0] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %gt = arith.cmpf ogt, %v, %zero : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t3]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %x : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    scf.for %k = %c0 to %n step %c1 {
+      %v1 = gpu.wait async
+      %v2 = gpu.launch async [%v1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+        %v = memref.load %y[%c0] : memref<4xf32>
+        %h = arith.constant 0.5 : f32
+        %m = arith.mulf %v, %h : f32
+        memref.store %m, %y[%c0] : memref<4xf32>
+        gpu.terminator
+      }
+    }
+    scf.yield %y : memref<4xf32>
+  }
+  return
+}
+func.func @frees_outside_buffer(%x0: memref<4xf32>, %before: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%c0] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %gt = arith.cmpf ogt, %v, %zero : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t3]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %x : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %yp = memref.extract_aligned_pointer_as_index %y : memref<4xf32> -> index
+    %bp = memref.extract_aligned_pointer_as_index %before : memref<4xf32> -> index
+    %other = arith.cmpi ne, %yp, %bp : index
+    scf.if %other {
+      %d1 = gpu.wait async
+      %d2 = gpu.dealloc async [%d1] %before : memref<4xf32>
+    }
+    scf.yield %y : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
 // A convolution in the body (cuDNN tunes its plans by timing them, which a
 // capture cannot): the loop stays a host loop.
 // CHECK-LABEL: func.func @convolution_in_body

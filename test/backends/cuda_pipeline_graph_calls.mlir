@@ -151,6 +151,18 @@
 // CHECK-LABEL: define void @kiln_entry_loop_cond_loop(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A loop whose body holds a kiln.for of three trips: the for loop stays a
+// host loop in the iteration's code, and the capture of the iteration runs
+// it, so each trip's kernel is a node of the iteration; no wait for the
+// stream in between, and the call is captured whole.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_while_with_for(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_test(ptr %[[LOOP]],
+// CHECK-NOT:     @mgpuStreamSynchronize
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK-LABEL: define void @kiln_entry_while_with_for(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -169,6 +181,7 @@
 // LIST: zero_trip(arg0: f32[1000], arg1: f32[1000], arg2: i32[], arg3: i64[3]) -> (out0: f32[1000], out1: i64[3], out2: i32[], out3: i64[3])
 // LIST: finite_step(arg0: f32[64], arg1: f32[64]) -> (out0: f32[64])
 // LIST: loop_cond_loop(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
+// LIST: while_with_for(arg0: f32[64], arg1: i32[]) -> (out0: f32[64], out1: i32[])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -437,4 +450,29 @@ func.func @loop_cond_loop(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
     kiln.yield %b, %i1 : tensor<4xf32>, tensor<i32>
   }
   return %w#0 : tensor<4xf32>
+}
+
+func.func @while_with_for(%x: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32>, tensor<i32>) {
+  %w:2 = kiln.while (%x, %n) : (tensor<64xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %none = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %none : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %f = kiln.for 3 iterations (%v) : (tensor<64xf32>) {
+    ^bb0(%k: tensor<i64>, %u: tensor<64xf32>):
+      %t = kiln.tanh %u : tensor<64xf32>
+      %scale = kiln.constant dense<0.9> : tensor<64xf32>
+      %s = kiln.mul %t, %scale : tensor<64xf32>
+      %kf = kiln.cast %k : tensor<i64> to tensor<f32>
+      %kb = kiln.broadcast_in_dim %kf, dims = [] : (tensor<f32>) -> tensor<64xf32>
+      %r = kiln.add %s, %kb : tensor<64xf32>
+      kiln.yield %r : tensor<64xf32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i1 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %f, %i1 : tensor<64xf32>, tensor<i32>
+  }
+  return %w#0, %w#1 : tensor<64xf32>, tensor<i32>
 }

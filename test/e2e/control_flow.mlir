@@ -569,3 +569,33 @@ func.func @while_cond_while(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32>
   }
   return %w#0 : tensor<4xf32>
 }
+
+// A kiln.for inside a kiln.while (a fixed number of steps per round, for
+// as many rounds as the count says): on a GPU the loop runs as a CUDA graph
+// whose iteration holds the for loop's three trips, which the capture
+// unrolls, and the call is one graph.
+// CHECK: while_with_for(arg0: f32[64], arg1: i32[]) -> (out0: f32[64], out1: i32[])
+func.func @while_with_for(%x: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32>, tensor<i32>) {
+  %w:2 = kiln.while (%x, %n) : (tensor<64xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %none = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %none : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %f = kiln.for 3 iterations (%v) : (tensor<64xf32>) {
+    ^bb0(%k: tensor<i64>, %u: tensor<64xf32>):
+      %t = kiln.tanh %u : tensor<64xf32>
+      %scale = kiln.constant dense<0.9> : tensor<64xf32>
+      %s = kiln.mul %t, %scale : tensor<64xf32>
+      %kf = kiln.cast %k : tensor<i64> to tensor<f32>
+      %kb = kiln.broadcast_in_dim %kf, dims = [] : (tensor<f32>) -> tensor<64xf32>
+      %r = kiln.add %s, %kb : tensor<64xf32>
+      kiln.yield %r : tensor<64xf32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i1 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %f, %i1 : tensor<64xf32>, tensor<i32>
+  }
+  return %w#0, %w#1 : tensor<64xf32>, tensor<i32>
+}

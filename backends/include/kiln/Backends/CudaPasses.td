@@ -375,11 +375,18 @@ def KilnCudaGraphLoops
     left alone, and the graph form drops the guards of frees on ownership
     flags that are false in it. A loop-carried value that bufferization
     gave a layout of dynamic strides (a cond's result) gets a dense home
-    where every buffer it takes is dense. Loops with host reads or writes
-    other than the predicate, waits, convolutions, collectives, other loops
-    inside them (`scf.for`, a `scf.while` that cannot run as a graph), or
-    dynamically shaped loop-carried values stay host loops, and so do the
-    loops directly inside them.
+    where every buffer it takes is dense. A `scf.for` of constant bounds (a
+    `kiln.for`, up to 1024 trips) in the test or the body is captured with
+    the iteration, which runs its trips (each trip's work a node of the
+    iteration), and so are the guards of frees whose conditions the host
+    computes from no memory (its ownership flags, the run-time alias check
+    of its result); the graph form keeps the homes out of those frees and
+    frees the counted loop's last buffer after its copy. Loops with host
+    reads or writes other than the predicate, waits, convolutions,
+    collectives, frees of buffers from before the loop, other loops inside
+    them (a `scf.for` of run-time bounds, a `scf.while` that cannot run as
+    a graph), or dynamically shaped loop-carried values stay host loops,
+    and so do the loops directly inside them.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
