@@ -142,6 +142,49 @@ inline bool isFreshGraphFormResult(Value value, ArrayRef<StringRef> queries) {
   return alloc && choice.getThenRegion().isAncestor(alloc->getParentRegion());
 }
 
+/// The most trips of a counted loop (a kiln.for) in host code that a
+/// capture runs (a loop's iteration, a cond's branch): each trip's work
+/// becomes nodes of the graph, captured and instantiated once.
+constexpr int64_t kMaxCapturedTrips = 1024;
+
+/// The trips of a counted loop whose bounds are constants, if at most
+/// kMaxCapturedTrips.
+inline std::optional<int64_t> tripCount(scf::ForOp counted) {
+  APInt lower, upper, step;
+  if (!matchPattern(counted.getLowerBound(), m_ConstantInt(&lower)) ||
+      !matchPattern(counted.getUpperBound(), m_ConstantInt(&upper)) ||
+      !matchPattern(counted.getStep(), m_ConstantInt(&step)) ||
+      step.getSExtValue() <= 0)
+    return std::nullopt;
+  int64_t trips =
+      upper.getSExtValue() <= lower.getSExtValue()
+          ? 0
+          : llvm::divideCeil(upper.getSExtValue() - lower.getSExtValue(),
+                             step.getSExtValue());
+  if (trips > kMaxCapturedTrips)
+    return std::nullopt;
+  return trips;
+}
+
+/// Whether `value` is the result of a counted loop of at least one trip
+/// whose body yields for it a buffer it allocated (through casts): a
+/// buffer of the last trip's, which the code around the loop frees.
+inline bool isFreshCountedResult(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  auto counted = result ? dyn_cast<scf::ForOp>(result.getOwner()) : nullptr;
+  if (!counted)
+    return false;
+  std::optional<int64_t> trips = tripCount(counted);
+  if (!trips || *trips < 1)
+    return false;
+  Value yielded =
+      counted.getBody()->getTerminator()->getOperand(result.getResultNumber());
+  while (auto cast = yielded.getDefiningOp<memref::CastOp>())
+    yielded = cast.getSource();
+  auto alloc = yielded.getDefiningOp<gpu::AllocOp>();
+  return alloc && alloc->getBlock() == counted.getBody();
+}
+
 /// `buffer`, a dense buffer at offset 0 (an allocation, or a cast of one,
 /// or a fresh graph-form result, isFreshGraphFormResult) of a static
 /// shape, as a memref of identity layout: the identity-layout buffer it is

@@ -33,6 +33,12 @@
 // branch's IF node; their host forms, which wait for the stream, are left
 // out of the check, and a graph-form result the branch yields (a fresh
 // buffer where the runtime captures) is copied into the home and freed.
+// So is the result of a counted loop (a kiln.for) the branch runs, a
+// buffer of its last trip: the capture runs the trips, and ownership-based
+// deallocation's frees inside and after the loop are decided on the host
+// from no memory. Such a result comes with an ownership flag, an i1 result
+// of the cond that only decides frees after it; in the graph form it is
+// true, as the homes are fresh buffers the code after the cond owns.
 // The host form of a cond that has a graph form already is left alone.
 //
 //===----------------------------------------------------------------------===//
@@ -109,6 +115,50 @@ Value freshGraphFormResult(Value value, Block &block) {
   return type.hasStaticShape() && !type.getMemorySpace() ? value : nullptr;
 }
 
+/// Whether `flag`, an i1, only decides frees: each use is the condition of
+/// an scf.if that only frees buffers, an operand of i1 arithmetic whose
+/// result only decides frees, or what a while loop's body yields for a
+/// loop-carried flag that only decides frees (the ownership flags
+/// ownership-based deallocation gives a cond's buffer results).
+bool onlyDecidesFrees(Value flag, unsigned depth = 0) {
+  if (depth > 8)
+    return false;
+  for (OpOperand &use : flag.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto guard = dyn_cast<scf::IfOp>(user)) {
+      if (guard.getNumResults() || !guard.getElseRegion().empty())
+        return false;
+      for (Operation &op : guard.getThenRegion().front())
+        if (!isa<gpu::DeallocOp, gpu::WaitOp, scf::YieldOp>(op))
+          return false;
+      continue;
+    }
+    if (isa<arith::OrIOp, arith::AndIOp>(user) &&
+        onlyDecidesFrees(user->getResult(0), depth + 1))
+      continue;
+    if (auto loop = dyn_cast<scf::WhileOp>(user->getParentOp());
+        loop && isa<scf::YieldOp>(user) &&
+        onlyDecidesFrees(loop.getBeforeArguments()[use.getOperandNumber()],
+                         depth + 1))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+/// A counted loop's result in `block` that `value` is, through casts, if
+/// it is a fresh buffer of its last trip (kiln::isFreshCountedResult) of
+/// static shape.
+Value freshCountedResult(Value value, Block &block) {
+  while (auto cast = value.getDefiningOp<memref::CastOp>())
+    value = cast.getSource();
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != &block || !kiln::isFreshCountedResult(value))
+    return nullptr;
+  auto type = cast<MemRefType>(value.getType());
+  return type.hasStaticShape() && !type.getMemorySpace() ? value : nullptr;
+}
+
 /// Whether the ops of `walked` (the branch region `region`, or the graph
 /// form of a loop or a cond inside it) are ones a qualifying branch may
 /// hold: device work only, and frees only of buffers `region` allocates.
@@ -125,8 +175,15 @@ bool onlyDeviceWork(Region &walked, Region &region) {
                  ? WalkResult::skip()
                  : WalkResult::interrupt();
     if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
-      // A buffer the branch allocates, or a graph-form result inside it.
+      // A buffer the branch allocates, or a graph-form result inside it,
+      // or one a counted loop inside it carries (its ownership flags
+      // guard the free).
       Value root = kiln::rootThroughMetadata(dealloc.getMemref());
+      if (auto carried = dyn_cast<BlockArgument>(root);
+          carried && dealloc.getAsyncToken() &&
+          isa<scf::ForOp>(carried.getOwner()->getParentOp()) &&
+          region.isAncestor(carried.getParentRegion()))
+        return WalkResult::advance();
       Operation *def = root.getDefiningOp();
       if (!dealloc.getAsyncToken() || !def ||
           !(isa<gpu::AllocOp>(def) ||
@@ -157,11 +214,14 @@ bool branchQualifies(scf::IfOp branch, Region &region) {
   llvm::SmallPtrSet<Value, 4> yielded;
   for (auto [value, result] :
        llvm::zip(yield.getOperands(), branch.getResults())) {
+    // An ownership flag: the graph form's results are fresh homes.
+    if (result.getType().isInteger(1))
+      continue;
     Value fresh;
     if (gpu::AllocOp alloc = freshBuffer(value, block))
       fresh = alloc.getMemref();
-    else
-      fresh = freshGraphFormResult(value, block);
+    else if (!(fresh = freshGraphFormResult(value, block)))
+      fresh = freshCountedResult(value, block);
     if (!fresh || !yielded.insert(fresh).second ||
         cast<MemRefType>(fresh.getType()).getShape() !=
             cast<MemRefType>(result.getType()).getShape())
@@ -176,7 +236,10 @@ bool qualifies(scf::IfOp branch, kiln::PredicateRead &read) {
   if (branch->getParentOfType<gpu::LaunchOp>() ||
       branch.getElseRegion().empty() || kiln::isHostForm(branch))
     return false;
-  for (Type type : branch.getResultTypes()) {
+  for (Value result : branch.getResults()) {
+    Type type = result.getType();
+    if (type.isInteger(1) && onlyDecidesFrees(result))
+      continue;
     auto memref = dyn_cast<MemRefType>(type);
     if (!memref || !memref.hasStaticShape() || memref.getMemorySpace())
       return false;
@@ -215,8 +278,14 @@ public:
 
     // The graph form.
     builder.setInsertionPointToEnd(&choice.getThenRegion().front());
+    // A home per buffer result; an ownership flag is true, as the homes
+    // are fresh buffers the code after the cond owns.
     SmallVector<Value> homes;
     for (Type type : branch.getResultTypes()) {
+      if (type.isInteger(1)) {
+        homes.push_back(builder.create<arith::ConstantIntOp>(loc, 1, 1));
+        continue;
+      }
       auto memref = cast<MemRefType>(type);
       auto home = builder.create<gpu::AllocOp>(
           loc, MemRefType::get(memref.getShape(), memref.getElementType()),
@@ -259,10 +328,14 @@ private:
     auto yield = cast<scf::YieldOp>(block.getTerminator());
     SmallVector<std::pair<Value, Value>> copied;
     for (auto [value, home] : llvm::zip(yield.getOperands(), homes)) {
+      if (home.getType().isInteger(1))
+        continue;
       if (gpu::AllocOp alloc = freshBuffer(value, block))
         mapping.map(alloc.getMemref(), home);
+      else if (Value result = freshGraphFormResult(value, block))
+        copied.push_back({result, home});
       else
-        copied.push_back({freshGraphFormResult(value, block), home});
+        copied.push_back({freshCountedResult(value, block), home});
     }
     for (Operation &op : block.without_terminator()) {
       if (auto alloc = dyn_cast<gpu::AllocOp>(op);

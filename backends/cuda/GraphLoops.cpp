@@ -106,30 +106,6 @@ const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_END_FUNCTION};
 
-/// The most trips of a counted loop (a kiln.for) inside a loop's
-/// iteration, which the capture unrolls: each trip's work becomes nodes of
-/// the iteration's graph, captured and instantiated once.
-constexpr int64_t kMaxTrips = 1024;
-
-/// The trips of a counted loop whose bounds are constants, if at most
-/// kMaxTrips.
-std::optional<int64_t> tripCount(scf::ForOp counted) {
-  APInt lower, upper, step;
-  if (!matchPattern(counted.getLowerBound(), m_ConstantInt(&lower)) ||
-      !matchPattern(counted.getUpperBound(), m_ConstantInt(&upper)) ||
-      !matchPattern(counted.getStep(), m_ConstantInt(&step)) ||
-      step.getSExtValue() <= 0)
-    return std::nullopt;
-  int64_t trips =
-      upper.getSExtValue() <= lower.getSExtValue()
-          ? 0
-          : llvm::divideCeil(upper.getSExtValue() - lower.getSExtValue(),
-                             step.getSExtValue());
-  if (trips > kMaxTrips)
-    return std::nullopt;
-  return trips;
-}
-
 /// A loop to give a graph form, with its predicate read.
 struct GraphLoop {
   scf::WhileOp loop;
@@ -196,8 +172,8 @@ public:
       // A loop of a constant number of trips (a kiln.for): the capture of
       // the iteration runs it, queueing its body's work once per trip.
       if (auto counted = dyn_cast<scf::ForOp>(op))
-        return tripCount(counted) ? WalkResult::advance()
-                                  : WalkResult::interrupt();
+        return kiln::tripCount(counted) ? WalkResult::advance()
+                                        : WalkResult::interrupt();
       if (isa<LoopLikeOpInterface>(op))
         return WalkResult::interrupt();
       // A cond in its graph form (kiln-cuda-graph-conds): captured with
@@ -268,6 +244,9 @@ private:
               kiln::isGraphFormChoice(nested, kiln::kGraphFormQueries))
             return condFormQueuesDeviceWork(nested) ? WalkResult::skip()
                                                     : WalkResult::interrupt();
+          if (auto counted = dyn_cast<scf::ForOp>(inner))
+            return kiln::tripCount(counted) ? WalkResult::advance()
+                                            : WalkResult::interrupt();
           return allowed(inner) ? WalkResult::advance()
                                 : WalkResult::interrupt();
         });
@@ -430,25 +409,6 @@ private:
                                    ValueRange{token(builder)}, buffer);
   }
 
-  /// Whether `value` is the result of a counted loop of at least one trip
-  /// whose body yields for it a buffer it allocated (through casts): a
-  /// buffer of the last trip's, which the loop's code around frees.
-  static bool isFreshCountedResult(Value value) {
-    auto result = dyn_cast<OpResult>(value);
-    auto counted = result ? dyn_cast<scf::ForOp>(result.getOwner()) : nullptr;
-    if (!counted)
-      return false;
-    std::optional<int64_t> trips = tripCount(counted);
-    if (!trips || *trips < 1)
-      return false;
-    Value yielded = counted.getBody()->getTerminator()->getOperand(
-        result.getResultNumber());
-    while (auto cast = yielded.getDefiningOp<memref::CastOp>())
-      yielded = cast.getSource();
-    auto alloc = yielded.getDefiningOp<gpu::AllocOp>();
-    return alloc && alloc->getBlock() == counted.getBody();
-  }
-
   /// Copies `values` into `targets` (where a value is not already its
   /// target), then frees the buffers among them that `region` allocated
   /// (each once; never a home).
@@ -468,7 +428,7 @@ private:
       bool allocated =
           isa_and_nonnull<gpu::AllocOp>(def) ||
           kiln::isFreshGraphFormResult(root, kiln::kGraphFormQueries) ||
-          isFreshCountedResult(root);
+          kiln::isFreshCountedResult(root);
       if (allocated && region.isAncestor(def->getParentRegion()) &&
           !homes.contains(mapping.lookupOrDefault(root)))
         fresh.insert(mapping.lookupOrDefault(root));

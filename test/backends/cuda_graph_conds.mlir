@@ -368,3 +368,85 @@ func.func @loop_in_branch(%x: memref<4xf32>, %y: memref<4xf32>) {
   %t5 = gpu.dealloc async [%t4] %r : memref<4xf32>
   return
 }
+
+// -----
+
+// A cond whose first branch runs a counted loop (a kiln.for of two trips,
+// a fresh buffer per trip) and yields its result, as ownership-based
+// deallocation leaves it: the branch frees its copy of the input where the
+// result is another buffer, and the cond has an ownership flag result,
+// which only decides frees after it. Where the runtime captures the
+// branch, it runs the counted loop's trips; its result is copied into the
+// cond's home and freed, and the graph form's flag is true (its results
+// are fresh homes).
+// CHECK-LABEL: func.func @counted_in_branch
+// CHECK:       %[[Q:.+]] = call @kiln_cuda_graph_conds() : () -> i32
+// CHECK:       %[[R:.+]]:2 = scf.if %{{.+}} -> (memref<4xf32>, i1) {
+// CHECK:         %[[HOME:.+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<4xf32>
+// CHECK-NEXT:    %[[TRUE:.+]] = arith.constant true
+// CHECK:         %[[B:.+]] = func.call @kiln_cuda_graph_if_begin(
+// CHECK:         %[[TRIPS:.+]]:2 = scf.for
+// CHECK:         gpu.memcpy async [%{{.+}}] %[[HOME]], %[[TRIPS]]#0
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.dealloc async [%{{.+}}] %[[TRIPS]]#0
+// CHECK:         func.call @kiln_cuda_graph_if_else(%[[B]])
+// CHECK:         func.call @kiln_cuda_graph_if_end(%[[B]])
+// CHECK:         scf.yield %[[HOME]], %[[TRUE]] : memref<4xf32>, i1
+// CHECK:       } else {
+// CHECK:       scf.if %[[R]]#1 {
+// CHECK:         gpu.dealloc async [%{{.+}}] %[[R]]#0
+func.func @counted_in_branch(%x: memref<4xf32>, %p: memref<i1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %false = arith.constant false
+  %true = arith.constant true
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r:2 = scf.if %more -> (memref<4xf32>, i1) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %tc = gpu.memcpy async [%ta] %a, %x : memref<4xf32>, memref<4xf32>
+    %f:2 = scf.for %k = %c0 to %c2 step %c1 iter_args(%u = %a, %owned = %false) -> (memref<4xf32>, i1) {
+      %v1 = gpu.wait async
+      %half, %v2 = gpu.alloc async [%v1] () : memref<4xf32>
+      %v3 = gpu.launch async [%v2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %u[%tx] : memref<4xf32>
+        %h = arith.constant 0.5 : f32
+        %m = arith.mulf %v, %h : f32
+        memref.store %m, %half[%tx] : memref<4xf32>
+        gpu.terminator
+      }
+      %base, %offset, %size, %stride = memref.extract_strided_metadata %u : memref<4xf32> -> memref<f32>, index, index, index
+      scf.if %owned {
+        %d1 = gpu.wait async
+        %d2 = gpu.dealloc async [%d1] %base : memref<f32>
+      }
+      scf.yield %half, %true : memref<4xf32>, i1
+    }
+    %ap = memref.extract_aligned_pointer_as_index %a : memref<4xf32> -> index
+    %fp = memref.extract_aligned_pointer_as_index %f#0 : memref<4xf32> -> index
+    %other = arith.cmpi ne, %ap, %fp : index
+    scf.if %other {
+      %d1 = gpu.wait async
+      %d2 = gpu.dealloc async [%d1] %a : memref<4xf32>
+    }
+    %same = arith.cmpi eq, %ap, %fp : index
+    %own = arith.ori %same, %f#1 : i1
+    scf.yield %f#0, %own : memref<4xf32>, i1
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    scf.yield %a, %true : memref<4xf32>, i1
+  }
+  scf.if %r#1 {
+    %e1 = gpu.wait async
+    %e2 = gpu.dealloc async [%e1] %r#0 : memref<4xf32>
+  }
+  return
+}

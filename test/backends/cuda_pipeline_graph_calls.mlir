@@ -163,6 +163,18 @@
 // CHECK-LABEL: define void @kiln_entry_while_with_for(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A kiln.for inside a cond inside a loop: the cond's branch yields the for
+// loop's last buffer and an ownership flag, which the cond's graph form
+// takes (its result a fresh home, the flag true); the loop's graph holds
+// the cond's IF nodes, and the call is captured whole.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_while_cond_for(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK-LABEL: define void @kiln_entry_while_cond_for(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -182,6 +194,7 @@
 // LIST: finite_step(arg0: f32[64], arg1: f32[64]) -> (out0: f32[64])
 // LIST: loop_cond_loop(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: while_with_for(arg0: f32[64], arg1: i32[]) -> (out0: f32[64], out1: i32[])
+// LIST: while_cond_for(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -475,4 +488,37 @@ func.func @while_with_for(%x: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32
     kiln.yield %f, %i1 : tensor<64xf32>, tensor<i32>
   }
   return %w#0, %w#1 : tensor<64xf32>, tensor<i32>
+}
+
+func.func @while_cond_for(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32> {
+  %w:2 = kiln.while (%x, %n) : (tensor<64xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %none = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %none : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %two = kiln.constant dense<2> : tensor<i32>
+    %r = kiln.rem %i, %two : tensor<i32>
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %even = kiln.compare eq, %r, %zero : tensor<i32>
+    %b = kiln.cond %even, (%v) : tensor<i1>, (tensor<64xf32>) -> (tensor<64xf32>) {
+    ^bb0(%u: tensor<64xf32>):
+      %f = kiln.for 2 iterations (%u) : (tensor<64xf32>) {
+      ^bb0(%k: tensor<i64>, %a: tensor<64xf32>):
+        %half = kiln.constant dense<0.5> : tensor<64xf32>
+        %h = kiln.mul %a, %half : tensor<64xf32>
+        kiln.yield %h : tensor<64xf32>
+      }
+      kiln.yield %f : tensor<64xf32>
+    } else {
+    ^bb0(%u: tensor<64xf32>):
+      %ng = kiln.neg %u : tensor<64xf32>
+      kiln.yield %ng : tensor<64xf32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i1 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %b, %i1 : tensor<64xf32>, tensor<i32>
+  }
+  return %w#0 : tensor<64xf32>
 }

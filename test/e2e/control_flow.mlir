@@ -599,3 +599,41 @@ func.func @while_with_for(%x: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32
   }
   return %w#0, %w#1 : tensor<64xf32>, tensor<i32>
 }
+
+// A kiln.for inside a kiln.cond inside a kiln.while: on even counts the
+// branch halves the value twice, on odd ones it negates it. On a GPU the
+// cond's graph form runs the for loop's trips in its IF node, inside the
+// loop's graph, and the call is one graph.
+// CHECK: while_cond_for(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
+func.func @while_cond_for(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32> {
+  %w:2 = kiln.while (%x, %n) : (tensor<64xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %none = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %none : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %two = kiln.constant dense<2> : tensor<i32>
+    %r = kiln.rem %i, %two : tensor<i32>
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %even = kiln.compare eq, %r, %zero : tensor<i32>
+    %b = kiln.cond %even, (%v) : tensor<i1>, (tensor<64xf32>) -> (tensor<64xf32>) {
+    ^bb0(%u: tensor<64xf32>):
+      %f = kiln.for 2 iterations (%u) : (tensor<64xf32>) {
+      ^bb0(%k: tensor<i64>, %a: tensor<64xf32>):
+        %half = kiln.constant dense<0.5> : tensor<64xf32>
+        %h = kiln.mul %a, %half : tensor<64xf32>
+        kiln.yield %h : tensor<64xf32>
+      }
+      kiln.yield %f : tensor<64xf32>
+    } else {
+    ^bb0(%u: tensor<64xf32>):
+      %ng = kiln.neg %u : tensor<64xf32>
+      kiln.yield %ng : tensor<64xf32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i1 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %b, %i1 : tensor<64xf32>, tensor<i32>
+  }
+  return %w#0 : tensor<64xf32>
+}

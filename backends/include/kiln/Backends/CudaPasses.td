@@ -472,8 +472,12 @@ def KilnCudaGraphConds : Pass<"kiln-cuda-graph-conds", "mlir::ModuleOp"> {
     (`kiln-cuda-graph-forms`): a branch may hold loops and conds in their
     graph forms (their host forms are left out of the check), whose nodes
     go inside the branch's IF node; a result of such a form that the
-    branch yields is copied into the fixed buffer and freed. The host form
-    of a cond with a graph form is left alone.
+    branch yields is copied into the fixed buffer and freed, and so is the
+    last buffer of a `scf.for` of constant bounds (a `kiln.for`) that the
+    branch runs and yields. An i1 result that only decides frees after the
+    cond (the ownership flag of such a result) is true in the graph form,
+    whose results are fresh buffers. The host form of a cond with a graph
+    form is left alone.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
