@@ -157,13 +157,17 @@ private:
 
 struct KilnCudaAsyncLaunchesPass
     : kiln::impl::KilnCudaAsyncLaunchesBase<KilnCudaAsyncLaunchesPass> {
+  /// A module pass, one function after another: whether a buffer is host
+  /// memory (HostBuffers.h) is read in the functions it is passed to,
+  /// which a pass running on those functions in parallel would rewrite.
   void runOnOperation() override {
-    func::FuncOp function = getOperation();
-    if (function.isDeclaration())
-      return;
-    BlockChain chain(&getContext());
-    for (Block &block : function.getBody())
-      chain.run(block, /*pending=*/true);
+    for (func::FuncOp function : getOperation().getOps<func::FuncOp>()) {
+      if (function.isDeclaration())
+        continue;
+      BlockChain chain(&getContext());
+      for (Block &block : function.getBody())
+        chain.run(block, /*pending=*/true);
+    }
   }
 };
 } // namespace

@@ -162,7 +162,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   KilnCudaBlockReductionsOptions reductions;
   reductions.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createKilnCudaBlockReductions(reductions));
-  pm.addNestedPass<func::FuncOp>(createKilnCudaScalarKernels());
+  pm.addPass(createKilnCudaScalarKernels());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -172,7 +172,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   KilnCudaMapParallelLoopsOptions mapping;
   mapping.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createKilnCudaMapParallelLoops(mapping));
-  pm.addNestedPass<func::FuncOp>(createKilnCudaPredicateCopies());
+  pm.addPass(createKilnCudaPredicateCopies());
   pm.addPass(createKilnCanonicalizeBuffers());
   // One-block kernels in a row (a loop's test: its reduction, comparison
   // and forwarded copies) become one launch: fewer launches per call, and
@@ -180,7 +180,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createKilnCudaMergeLaunches());
   // No canonicalization after this point: it would fold a wait on a fresh
   // `gpu.wait async`, which in kiln's runtime waits for the module's stream.
-  pm.addNestedPass<func::FuncOp>(createKilnCudaAsyncLaunches());
+  pm.addPass(createKilnCudaAsyncLaunches());
   // Constants go to the device once per module, where kernels and library
   // calls read them in place (before the arena is planned, which then
   // holds no copy of them).

@@ -57,11 +57,18 @@ static Value sourceOf(Value value) {
 namespace {
 struct KilnCudaPredicateCopiesPass
     : kiln::impl::KilnCudaPredicateCopiesBase<KilnCudaPredicateCopiesPass> {
+  /// A module pass, one function after another: whether a buffer is host
+  /// memory (HostBuffers.h) is read in the functions it is passed to,
+  /// which a pass running on those functions in parallel would rewrite.
   void runOnOperation() override {
-    if (getOperation().isDeclaration())
-      return;
+    for (func::FuncOp function : getOperation().getOps<func::FuncOp>())
+      if (!function.isDeclaration())
+        runOnFunction(function);
+  }
+
+  void runOnFunction(func::FuncOp function) {
     SmallVector<memref::LoadOp> loads;
-    getOperation().walk([&](memref::LoadOp load) {
+    function.walk([&](memref::LoadOp load) {
       MemRefType type = load.getMemRefType();
       Value buffer = sourceOf(load.getMemRef());
       if (type.getRank() == 0 && type.getLayout().isIdentity() &&
@@ -70,7 +77,7 @@ struct KilnCudaPredicateCopiesPass
           !load->getParentOfType<gpu::LaunchOp>())
         loads.push_back(load);
     });
-    Block &entry = getOperation().getBody().front();
+    Block &entry = function.getBody().front();
     for (memref::LoadOp load : loads) {
       Location loc = load.getLoc();
       MemRefType type = load.getMemRefType();

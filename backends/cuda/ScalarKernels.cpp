@@ -50,12 +50,16 @@ static bool isHostScalarWork(Operation *op) {
 namespace {
 struct KilnCudaScalarKernelsPass
     : kiln::impl::KilnCudaScalarKernelsBase<KilnCudaScalarKernelsPass> {
+  /// A module pass, one function after another: whether a buffer is host
+  /// memory (HostBuffers.h) is read in the functions it is passed to,
+  /// which a pass running on those functions in parallel would rewrite.
   void runOnOperation() override {
     SmallVector<Operation *> work;
-    getOperation().walk([&](Operation *op) {
-      if (isHostScalarWork(op))
-        work.push_back(op);
-    });
+    for (func::FuncOp function : getOperation().getOps<func::FuncOp>())
+      function.walk([&](Operation *op) {
+        if (isHostScalarWork(op))
+          work.push_back(op);
+      });
     for (Operation *op : work) {
       OpBuilder builder(op);
       Location loc = op->getLoc();

@@ -517,7 +517,7 @@ def KilnCudaGraphCalls : Pass<"kiln-cuda-graph-calls", "mlir::ModuleOp"> {
 }
 
 def KilnCudaScalarKernels
-    : Pass<"kiln-cuda-scalar-kernels", "mlir::func::FuncOp"> {
+    : Pass<"kiln-cuda-scalar-kernels", "mlir::ModuleOp"> {
   let summary = "Run rank-0 linalg ops and host stores in one-thread kernels";
   let description = [{
     Runs on bufferized linalg, after the matmul and reduction mappings and
@@ -562,7 +562,7 @@ def KilnCudaDeviceIndexReads
 }
 
 def KilnCudaPredicateCopies
-    : Pass<"kiln-cuda-predicate-copies", "mlir::func::FuncOp"> {
+    : Pass<"kiln-cuda-predicate-copies", "mlir::ModuleOp"> {
   let summary = "Read rank-0 device values through explicit copies";
   let description = [{
     Runs after the kernels are formed. Every `memref.load` in the host code
@@ -611,7 +611,7 @@ def KilnCudaMergeLaunches
 }
 
 def KilnCudaAsyncLaunches
-    : Pass<"kiln-cuda-async-launches", "mlir::func::FuncOp"> {
+    : Pass<"kiln-cuda-async-launches", "mlir::ModuleOp"> {
   let summary = "Launch kernels and copy buffers asynchronously on the stream";
   let description = [{
     The kiln runtime runs a module's device work in order on one stream;
