@@ -142,6 +142,17 @@ inline bool isFreshGraphFormResult(Value value, ArrayRef<StringRef> queries) {
   return alloc && choice.getThenRegion().isAncestor(alloc->getParentRegion());
 }
 
+/// Whether `guard` is an scf.if without results or else region that only
+/// frees buffers (how ownership-based deallocation guards a free).
+inline bool isFreeGuard(scf::IfOp guard) {
+  if (guard.getNumResults() || !guard.getElseRegion().empty())
+    return false;
+  for (Operation &inner : guard.getThenRegion().front())
+    if (!isa<gpu::DeallocOp, gpu::WaitOp, scf::YieldOp>(inner))
+      return false;
+  return true;
+}
+
 /// The most trips of a counted loop (a kiln.for) in host code that a
 /// capture runs (a loop's iteration, a cond's branch): each trip's work
 /// becomes nodes of the graph, captured and instantiated once.

@@ -126,11 +126,8 @@ bool onlyDecidesFrees(Value flag, unsigned depth = 0) {
   for (OpOperand &use : flag.getUses()) {
     Operation *user = use.getOwner();
     if (auto guard = dyn_cast<scf::IfOp>(user)) {
-      if (guard.getNumResults() || !guard.getElseRegion().empty())
+      if (!kiln::isFreeGuard(guard))
         return false;
-      for (Operation &op : guard.getThenRegion().front())
-        if (!isa<gpu::DeallocOp, gpu::WaitOp, scf::YieldOp>(op))
-          return false;
       continue;
     }
     if (isa<arith::OrIOp, arith::AndIOp>(user) &&
@@ -157,6 +154,15 @@ Value freshCountedResult(Value value, Block &block) {
     return nullptr;
   auto type = cast<MemRefType>(value.getType());
   return type.hasStaticShape() && !type.getMemorySpace() ? value : nullptr;
+}
+
+/// A fresh buffer in `block` that a branch yielding `value` copies into its
+/// home and frees: a loop's or a cond's graph-form result, or a counted
+/// loop's last buffer.
+Value copiedResult(Value value, Block &block) {
+  if (Value result = freshGraphFormResult(value, block))
+    return result;
+  return freshCountedResult(value, block);
 }
 
 /// Whether the ops of `walked` (the branch region `region`, or the graph
@@ -220,8 +226,8 @@ bool branchQualifies(scf::IfOp branch, Region &region) {
     Value fresh;
     if (gpu::AllocOp alloc = freshBuffer(value, block))
       fresh = alloc.getMemref();
-    else if (!(fresh = freshGraphFormResult(value, block)))
-      fresh = freshCountedResult(value, block);
+    else
+      fresh = copiedResult(value, block);
     if (!fresh || !yielded.insert(fresh).second ||
         cast<MemRefType>(fresh.getType()).getShape() !=
             cast<MemRefType>(result.getType()).getShape())
@@ -332,10 +338,8 @@ private:
         continue;
       if (gpu::AllocOp alloc = freshBuffer(value, block))
         mapping.map(alloc.getMemref(), home);
-      else if (Value result = freshGraphFormResult(value, block))
-        copied.push_back({result, home});
       else
-        copied.push_back({freshCountedResult(value, block), home});
+        copied.push_back({copiedResult(value, block), home});
     }
     for (Operation &op : block.without_terminator()) {
       if (auto alloc = dyn_cast<gpu::AllocOp>(op);

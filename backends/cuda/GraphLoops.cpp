@@ -143,11 +143,8 @@ public:
         continue;
       for (Operation *user : arg.getUsers()) {
         auto guard = dyn_cast<scf::IfOp>(user);
-        if (!guard || guard.getNumResults() || !guard.getElseRegion().empty())
+        if (!guard || !kiln::isFreeGuard(guard))
           return false;
-        for (Operation &op : guard.getThenRegion().front())
-          if (!isa<gpu::DeallocOp, gpu::WaitOp, scf::YieldOp>(op))
-            return false;
       }
     }
     if (!findPredicateRead(read))
@@ -262,23 +259,13 @@ private:
       // flags, the run-time alias check of a counted loop's result): its
       // condition comes from no memory, so the capture decides it as every
       // replay of the iteration would.
-      return isFreeGuard(guard) && hostDecided(guard.getCondition());
+      return kiln::isFreeGuard(guard) && hostDecided(guard.getCondition());
     }
     if (auto dealloc = dyn_cast<gpu::DeallocOp>(op))
       return dealloc.getAsyncToken() && heldByLoop(dealloc.getMemref());
     if (isa<scf::YieldOp, scf::ConditionOp>(op))
       return true;
     return kiln::queuesDeviceWorkOnly(op, kLibraryCalls);
-  }
-
-  /// An scf.if without results or else region that only frees buffers.
-  static bool isFreeGuard(scf::IfOp guard) {
-    if (guard.getNumResults() || !guard.getElseRegion().empty())
-      return false;
-    for (Operation &inner : guard.getThenRegion().front())
-      if (!isa<gpu::DeallocOp, gpu::WaitOp, scf::YieldOp>(inner))
-        return false;
-    return true;
   }
 
   /// Whether the host computes `value` inside the loop from no memory:
