@@ -158,21 +158,25 @@ inline bool isFreeGuard(scf::IfOp guard) {
 /// becomes nodes of the graph, captured and instantiated once.
 constexpr int64_t kMaxCapturedTrips = 1024;
 
-/// The trips of a counted loop whose bounds are constants, if at most
-/// kMaxCapturedTrips.
-inline std::optional<int64_t> tripCount(scf::ForOp counted) {
+/// The trips of a counted loop whose bounds are constants (and whose step
+/// is positive), if they are.
+inline std::optional<int64_t> constantTripCount(scf::ForOp counted) {
   APInt lower, upper, step;
   if (!matchPattern(counted.getLowerBound(), m_ConstantInt(&lower)) ||
       !matchPattern(counted.getUpperBound(), m_ConstantInt(&upper)) ||
       !matchPattern(counted.getStep(), m_ConstantInt(&step)) ||
       step.getSExtValue() <= 0)
     return std::nullopt;
-  int64_t trips =
-      upper.getSExtValue() <= lower.getSExtValue()
-          ? 0
-          : llvm::divideCeil(upper.getSExtValue() - lower.getSExtValue(),
-                             step.getSExtValue());
-  if (trips > kMaxCapturedTrips)
+  return upper.getSExtValue() <= lower.getSExtValue()
+             ? 0
+             : llvm::divideCeil(upper.getSExtValue() - lower.getSExtValue(),
+                                step.getSExtValue());
+}
+
+/// constantTripCount, if at most kMaxCapturedTrips.
+inline std::optional<int64_t> tripCount(scf::ForOp counted) {
+  std::optional<int64_t> trips = constantTripCount(counted);
+  if (!trips || *trips > kMaxCapturedTrips)
     return std::nullopt;
   return trips;
 }

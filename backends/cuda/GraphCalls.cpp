@@ -205,25 +205,15 @@ private:
       return ownHostMemory(dealloc.getMemref()) ? std::optional<int64_t>(0)
                                                 : std::nullopt;
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      APInt lower, upper, step;
-      if (!matchPattern(loop.getLowerBound(), m_ConstantInt(&lower)) ||
-          !matchPattern(loop.getUpperBound(), m_ConstantInt(&upper)) ||
-          !matchPattern(loop.getStep(), m_ConstantInt(&step)) ||
-          step.getSExtValue() <= 0) {
-        // A loop of host work only (the alias check's) may run any number
-        // of times: it queues nothing.
-        std::optional<int64_t> body = regionNodes(loop.getRegion());
-        return body && *body == 0 ? body : std::nullopt;
-      }
-      int64_t trips =
-          upper.getSExtValue() <= lower.getSExtValue()
-              ? 0
-              : llvm::divideCeil(upper.getSExtValue() - lower.getSExtValue(),
-                                 step.getSExtValue());
+      std::optional<int64_t> trips = kiln::constantTripCount(loop);
       std::optional<int64_t> body = regionNodes(loop.getRegion());
-      if (!body || (*body && trips > kMaxGraphNodes / *body))
+      // A loop of host work only (the alias check's) may run any number
+      // of times: it queues nothing.
+      if (!trips)
+        return body && *body == 0 ? body : std::nullopt;
+      if (!body || (*body && *trips > kMaxGraphNodes / *body))
         return std::nullopt;
-      return trips * *body;
+      return *trips * *body;
     }
     if (auto branch = dyn_cast<scf::IfOp>(op)) {
       // A call is captured where the runtime runs graphs, and there its
