@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import kiln
 import kiln.numpy as knp
@@ -72,3 +73,33 @@ def test_both_extensions_load_one_runtime_library():
     assert len(paths) == 1, out
     assert os.path.dirname(paths[0]) == os.path.join(
         os.path.dirname(kiln_runtime.__file__), "_libs")
+
+
+def test_cuda_functions_call_the_module_the_compile_loaded(monkeypatch):
+    """kiln.jit's CUDA functions are called through kiln_runtime, on the
+    module the compile loaded: a second load would compile its code for
+    the device and copy its constants there again. Shown on a CPU module,
+    which takes the same path; the shared module outlives the jit function
+    that loaded it."""
+    import gc
+    from kiln import _device
+
+    def second_load(*args, **kwargs):
+        raise AssertionError("the module was loaded a second time")
+
+    monkeypatch.setattr(kiln_runtime, "load_bytes", second_load)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((16, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 4)).astype(np.float32)
+    jitted = kiln.jit(layer, name="shared")
+    shared = _device.CudaFunction(jitted.compile(x, w)._entry.compiled)
+    del jitted
+    gc.collect()
+    np.testing.assert_allclose(shared.function(x, w), np.tanh(x @ w),
+                               rtol=1e-5, atol=1e-6)
+    assert shared.output_count == 1
+
+
+def test_share_refuses_other_capsules():
+    with pytest.raises(TypeError, match="capsule of a loaded module"):
+        kiln_runtime.Module._share(np.ones(3).__dlpack__())

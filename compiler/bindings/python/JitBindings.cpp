@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bindings.h"
+#include "ModuleCapsule.h"
 #include "NumpyTensors.h"
 
 #include "kiln/Jit.h"
@@ -446,6 +447,10 @@ void kiln::python::bindJit(py::module_ &m) {
              return py::bytes(reinterpret_cast<const char *>(bytes.data()),
                               bytes.size());
            })
+      .def(
+          "_module_capsule",
+          [](const CompiledFunction &f) { return moduleCapsule(f.module()); },
+          "The loaded module, for kiln_runtime.Module._share.")
       .def(
           "call",
           [](const CompiledFunction &f, py::handle args) {

@@ -9,6 +9,7 @@
 
 #include "DataBindings.h"
 #include "DeviceArrays.h"
+#include "ModuleCapsule.h"
 #include "NumpyTensors.h"
 #include "ProfileBindings.h"
 
@@ -250,6 +251,21 @@ PYBIND11_MODULE(_runtime, m) {
           },
           py::arg("data"), py::arg("device") = py::none(),
           "Loads a module from its bytes.")
+      .def_static(
+          "_share",
+          [](py::capsule loaded) {
+            // kiln.jit's compiled functions hand over the module they
+            // loaded (ModuleCapsule.h): the same runtime holds it (one
+            // library for both extensions), so no second load copies its
+            // code and its constants onto the device again.
+            if (loaded.name() == nullptr ||
+                std::string_view(loaded.name()) != kModuleCapsuleName)
+              throw py::type_error(
+                  "Module._share takes the capsule of a loaded module");
+            return Module{*loaded.get_pointer<ModuleCapsule>()};
+          },
+          py::arg("loaded"),
+          "The module a kiln.jit function loaded, shared: no second load.")
       .def_property_readonly("target",
                              [](const Module &m) {
                                return std::string(

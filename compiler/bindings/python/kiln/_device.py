@@ -76,7 +76,8 @@ class CudaFunction:
     __slots__ = ("function", "output_count")
 
     def __init__(self, compiled):
-        module = kiln_runtime.load_bytes(compiled.module_bytes())
+        # The module the compile loaded, shared (not loaded again).
+        module = kiln_runtime.Module._share(compiled._module_capsule())
         self.function = module[compiled.name]
         self.output_count = len(self.function.outputs)
 
