@@ -134,6 +134,8 @@ void mlir::kiln::buildDeallocationPipeline(OpPassManager &pm,
   // deallocation is lowered to a call of the generic helper that no later
   // folding can take out (and that keeps the loop off a CUDA graph).
   pm.addNestedPass<func::FuncOp>(createKilnCanonicalizeBuffers());
+  // What a kiln.for ends with is freed apart from what it started from.
+  pm.addNestedPass<func::FuncOp>(createKilnSplitCountedDeallocs());
   if (freeAfterLastUse)
     pm.addNestedPass<func::FuncOp>(createKilnFreeAfterLastUse());
   pm.addPass(bufferization::createLowerDeallocationsPass());

@@ -182,7 +182,8 @@ inline std::optional<int64_t> tripCount(scf::ForOp counted) {
 }
 
 /// Whether `value` is the result of a counted loop of at least one trip
-/// whose body yields for it a buffer it allocated (through casts): a
+/// whose body yields for it a buffer it allocated (through casts), or the
+/// fresh graph-form result of a loop or cond in it (what a capture runs): a
 /// buffer of the last trip's, which the code around the loop frees.
 inline bool isFreshCountedResult(Value value) {
   auto result = dyn_cast<OpResult>(value);
@@ -196,8 +197,10 @@ inline bool isFreshCountedResult(Value value) {
       counted.getBody()->getTerminator()->getOperand(result.getResultNumber());
   while (auto cast = yielded.getDefiningOp<memref::CastOp>())
     yielded = cast.getSource();
-  auto alloc = yielded.getDefiningOp<gpu::AllocOp>();
-  return alloc && alloc->getBlock() == counted.getBody();
+  Operation *def = yielded.getDefiningOp();
+  return def && def->getBlock() == counted.getBody() &&
+         (isa<gpu::AllocOp>(def) ||
+          isFreshGraphFormResult(yielded, kGraphFormQueries));
 }
 
 /// `buffer`, a dense buffer at offset 0 (an allocation, or a cast of one,

@@ -34,7 +34,8 @@
 // out of the check, and a graph-form result the branch yields (a fresh
 // buffer where the runtime captures) is copied into the home and freed.
 // So is the result of a counted loop (a kiln.for) the branch runs, a
-// buffer of its last trip: the capture runs the trips, and ownership-based
+// buffer of its last trip (one it allocates, or the graph-form result of a
+// loop or cond in it): the capture runs the trips, and ownership-based
 // deallocation's frees inside and after the loop are decided on the host
 // from no memory. Such a result comes with an ownership flag, an i1 result
 // of the cond that only decides frees after it; in the graph form it is

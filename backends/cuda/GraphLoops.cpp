@@ -36,7 +36,10 @@
 // outside any loop does: the cond can then take its graph form
 // (kiln-cuda-graph-conds, which puts the inner WHILE node into its IF
 // node), and the outer loop its own around that (kiln-cuda-graph-forms
-// runs the passes in turn). A counted loop of constant bounds (a kiln.for)
+// runs the passes in turn). A loop inside a counted loop (a kiln.for) with
+// no loop around that is a root too: the capture of the call runs the
+// counted loop's trips, each adding the loop's test and WHILE node to the
+// call's graph. A counted loop of constant bounds (a kiln.for)
 // in the test or the body is captured with the iteration, which runs its
 // trips: each trip's work becomes nodes of the iteration. Ownership-based
 // deallocation guards its frees with flags it carries and checks after
@@ -48,9 +51,10 @@
 // every replay: such a loop stays a host loop. A cond
 // in its graph form (kiln-cuda-graph-conds runs first) is captured with
 // the iteration too, as IF nodes in it; bufferization gives its results,
-// and so a loop-carried value the body yields, a layout of dynamic
-// strides, which the graph form takes where every buffer the value takes
-// is dense (its home is a dense buffer).
+// and so a loop-carried value the body yields (also through a counted loop
+// that carries it), a layout of dynamic strides, which the graph form
+// takes where every buffer the value takes is dense (its home is a dense
+// buffer).
 //
 //===----------------------------------------------------------------------===//
 
@@ -200,18 +204,25 @@ private:
     return memref && memref.hasStaticShape() && !memref.getMemorySpace();
   }
   /// Whether `value` is, where the loop runs as a graph, a dense buffer:
-  /// one of identity layout through casts, or a cond's result whose graph
-  /// form yields one (the graph form is what a capture runs).
-  static bool isDenseInGraph(Value value) {
+  /// one of identity layout through casts, a cond's result whose graph
+  /// form yields one (the graph form is what a capture runs), or a counted
+  /// loop's result whose first buffer and body's yield both are (a cond
+  /// inside a kiln.for gives it the cond's layout).
+  static bool isDenseInGraph(Value value, unsigned depth = 0) {
     while (auto cast = value.getDefiningOp<memref::CastOp>())
       value = cast.getSource();
     if (isFixedBuffer(value.getType()))
       return true;
     auto result = dyn_cast<OpResult>(value);
-    auto choice = result ? dyn_cast<scf::IfOp>(result.getOwner()) : nullptr;
+    if (!result || depth > 16)
+      return false;
+    unsigned index = result.getResultNumber();
+    if (auto counted = dyn_cast<scf::ForOp>(result.getOwner()))
+      return isDenseInGraph(counted.getInitArgs()[index], depth + 1) &&
+             isDenseInGraph(counted.getYieldedValues()[index], depth + 1);
+    auto choice = dyn_cast<scf::IfOp>(result.getOwner());
     return choice && kiln::isGraphFormChoice(choice, kCondGraphForm) &&
-           isDenseInGraph(
-               choice.thenYield().getOperand(result.getResultNumber()));
+           isDenseInGraph(choice.thenYield().getOperand(index), depth + 1);
   }
 
   bool findPredicateRead(PredicateRead &read) {
@@ -320,11 +331,18 @@ private:
 
 /// Whether `loop` has no loop around it, or a cond (not an ownership
 /// flag's guard, which holds no loop) between it and the nearest one.
+/// Counted loops (kiln.for) between do not count: a capture runs their
+/// trips, so where the nearest while loop around takes its graph form,
+/// this one's nodes go into that loop's iteration once per trip, and where
+/// there is none, into the call's graph.
 bool isRoot(scf::WhileOp loop) {
   for (Operation *parent = loop->getParentOp(); parent;
        parent = parent->getParentOp()) {
     if (isa<scf::IfOp>(parent))
       return true;
+    if (auto counted = dyn_cast<scf::ForOp>(parent);
+        counted && kiln::tripCount(counted))
+      continue;
     if (isa<LoopLikeOpInterface>(parent))
       return false;
   }
@@ -660,11 +678,12 @@ struct KilnCudaGraphLoopsPass
     : kiln::impl::KilnCudaGraphLoopsBase<KilnCudaGraphLoopsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Outermost loops, and loops whose nearest loop around them is outside
-    // a cond around them; the loops inside one get graph forms with it,
-    // first (its iteration holds their nodes), or stay on the host with it.
-    // A loop in a cond in a loop gets its own: kiln-cuda-graph-conds can
-    // then give the cond its form, which the outer loop's form needs.
+    // Outermost loops (counted loops aside), and loops whose nearest loop
+    // around them is outside a cond around them; the loops inside one get graph
+    // forms with it, first (its iteration holds their nodes), or stay on the
+    // host with it. A loop in a cond in a loop gets its own:
+    // kiln-cuda-graph-conds can then give the cond its form, which the outer
+    // loop's form needs.
     SmallVector<GraphLoop> loops;
     module.walk([&](scf::WhileOp loop) {
       // A loop with a graph form already is the host form of a choice.

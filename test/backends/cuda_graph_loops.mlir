@@ -388,6 +388,86 @@ func.func @frees_outside_buffer(%x0: memref<4xf32>, %before: memref<4xf32>) {
 
 // -----
 
+// A loop inside a counted loop (a kiln.for) with no loop around that: it
+// takes its graph form, as a loop outside any loop does (the capture of
+// the call runs the counted loop's trips). Inside a loop of trips the host
+// knows only at run time it stays a host loop, as inside any host loop.
+// CHECK-LABEL: func.func @while_in_counted
+// CHECK:       scf.for
+// CHECK:         call @kiln_cuda_graph_loops()
+// CHECK:         func.call @kiln_cuda_graph_while_begin
+// CHECK-LABEL: func.func @while_in_uncounted
+// CHECK-NOT:   kiln_cuda_graph
+// CHECK:       return
+func.func @while_in_counted(%x0: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  scf.for %k = %c0 to %c3 step %c1 {
+    %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+      %t1 = gpu.wait async
+      %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+        %v = memref.load %x[%c0] : memref<4xf32>
+        %ten = arith.constant 10.0 : f32
+        %gt = arith.cmpf ogt, %v, %ten : f32
+        memref.store %gt, %p[] : memref<i1>
+        gpu.terminator
+      }
+      %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+      gpu.wait [%t3]
+      %more = memref.load %slot[] : memref<i1>
+      scf.condition(%more) %x : memref<4xf32>
+    } do {
+    ^bb0(%y: memref<4xf32>):
+      %v1 = gpu.wait async
+      %v2 = gpu.launch async [%v1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+        %v = memref.load %y[%c0] : memref<4xf32>
+        %h = arith.constant 0.5 : f32
+        %m = arith.mulf %v, %h : f32
+        memref.store %m, %y[%c0] : memref<4xf32>
+        gpu.terminator
+      }
+      scf.yield %y : memref<4xf32>
+    }
+  }
+  return
+}
+func.func @while_in_uncounted(%x0: memref<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  scf.for %k = %c0 to %n step %c1 {
+    %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+      %t1 = gpu.wait async
+      %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+        %v = memref.load %x[%c0] : memref<4xf32>
+        %ten = arith.constant 10.0 : f32
+        %gt = arith.cmpf ogt, %v, %ten : f32
+        memref.store %gt, %p[] : memref<i1>
+        gpu.terminator
+      }
+      %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+      gpu.wait [%t3]
+      %more = memref.load %slot[] : memref<i1>
+      scf.condition(%more) %x : memref<4xf32>
+    } do {
+    ^bb0(%y: memref<4xf32>):
+      scf.yield %y : memref<4xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // A convolution in the body (cuDNN tunes its plans by timing them, which a
 // capture cannot): the loop stays a host loop.
 // CHECK-LABEL: func.func @convolution_in_body

@@ -176,6 +176,43 @@
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
 
+// A kiln.while inside a kiln.for: the while loop has no while loop around
+// it, so it takes its graph form, and the capture of the call runs the for
+// loop's trips, each adding a WHILE node to the call's graph.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_for_with_while(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK-LABEL: define void @kiln_entry_for_with_while(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
+// A kiln.cond inside a kiln.for inside a kiln.while: the for loop carries
+// the cond's result (a layout of dynamic strides, dense in the cond's graph
+// form) and a counter; what it started from and what it ended with are
+// freed apart (kiln-split-counted-deallocs), with no call of the generic
+// deallocation helper, so the loop takes its graph form, holding the IF
+// nodes of the for loop's trips.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_while_for_cond(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK-LABEL: define void @kiln_entry_while_for_cond(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
+// A kiln.while inside a kiln.for inside a kiln.cond: the branch yields the
+// for loop's result, the while loop's graph-form result of its last trip,
+// which the cond's graph form copies into its home; the IF node holds the
+// trips' WHILE nodes.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_cond_for_while(
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK-LABEL: define void @kiln_entry_cond_for_while(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
+// CHECK-NOT:     @dealloc_helper
+
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
 // OFF-NOT:     kiln_cuda_graph_call
@@ -195,6 +232,9 @@
 // LIST: loop_cond_loop(arg0: f32[4], arg1: i32[]) -> (out0: f32[4])
 // LIST: while_with_for(arg0: f32[64], arg1: i32[]) -> (out0: f32[64], out1: i32[])
 // LIST: while_cond_for(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
+// LIST: for_with_while(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
+// LIST: while_for_cond(arg0: f32[64], arg1: i32[]) -> (out0: f32[64], out1: i32[])
+// LIST: cond_for_while(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -521,4 +561,95 @@ func.func @while_cond_for(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32>
     kiln.yield %b, %i1 : tensor<64xf32>, tensor<i32>
   }
   return %w#0 : tensor<64xf32>
+}
+
+func.func @for_with_while(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32> {
+  %f:2 = kiln.for 3 iterations (%x, %n) : (tensor<64xf32>, tensor<i32>) {
+  ^bb0(%k: tensor<i64>, %u: tensor<64xf32>, %m: tensor<i32>):
+    %kf = kiln.cast %k : tensor<i64> to tensor<f32>
+    %kb = kiln.broadcast_in_dim %kf, dims = [] : (tensor<f32>) -> tensor<64xf32>
+    %w:3 = kiln.while (%u, %m, %kb) : (tensor<64xf32>, tensor<i32>, tensor<64xf32>) cond {
+    ^bb0(%v: tensor<64xf32>, %i: tensor<i32>, %c: tensor<64xf32>):
+      %none = kiln.constant dense<0> : tensor<i32>
+      %more = kiln.compare gt, %i, %none : tensor<i32>
+      kiln.yield %more : tensor<i1>
+    } do {
+    ^bb0(%v: tensor<64xf32>, %i: tensor<i32>, %c: tensor<64xf32>):
+      %half = kiln.constant dense<0.5> : tensor<64xf32>
+      %h = kiln.mul %v, %half : tensor<64xf32>
+      %a = kiln.add %h, %c : tensor<64xf32>
+      %one = kiln.constant dense<1> : tensor<i32>
+      %i1 = kiln.sub %i, %one : tensor<i32>
+      kiln.yield %a, %i1, %c : tensor<64xf32>, tensor<i32>, tensor<64xf32>
+    }
+    kiln.yield %w#0, %m : tensor<64xf32>, tensor<i32>
+  }
+  return %f#0 : tensor<64xf32>
+}
+
+func.func @while_for_cond(%x: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32>, tensor<i32>) {
+  %w:2 = kiln.while (%x, %n) : (tensor<64xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %none = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %none : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %f:2 = kiln.for 4 iterations (%v, %i) : (tensor<64xf32>, tensor<i32>) {
+    ^bb0(%k: tensor<i64>, %u: tensor<64xf32>, %j: tensor<i32>):
+      %two = kiln.constant dense<2> : tensor<i32>
+      %r = kiln.rem %j, %two : tensor<i32>
+      %zero = kiln.constant dense<0> : tensor<i32>
+      %even = kiln.compare eq, %r, %zero : tensor<i32>
+      %b = kiln.cond %even, (%u) : tensor<i1>, (tensor<64xf32>) -> (tensor<64xf32>) {
+      ^bb0(%a: tensor<64xf32>):
+        %half = kiln.constant dense<0.5> : tensor<64xf32>
+        %h = kiln.mul %a, %half : tensor<64xf32>
+        kiln.yield %h : tensor<64xf32>
+      } else {
+      ^bb0(%a: tensor<64xf32>):
+        %ng = kiln.neg %a : tensor<64xf32>
+        kiln.yield %ng : tensor<64xf32>
+      }
+      %one = kiln.constant dense<1> : tensor<i32>
+      %j1 = kiln.add %j, %one : tensor<i32>
+      kiln.yield %b, %j1 : tensor<64xf32>, tensor<i32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i1 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %f#0, %i1 : tensor<64xf32>, tensor<i32>
+  }
+  return %w#0, %w#1 : tensor<64xf32>, tensor<i32>
+}
+
+func.func @cond_for_while(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32> {
+  %two = kiln.constant dense<2> : tensor<i32>
+  %r = kiln.rem %n, %two : tensor<i32>
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %even = kiln.compare eq, %r, %zero : tensor<i32>
+  %b = kiln.cond %even, (%x, %n) : tensor<i1>, (tensor<64xf32>, tensor<i32>) -> (tensor<64xf32>) {
+  ^bb0(%u: tensor<64xf32>, %m: tensor<i32>):
+    %f:2 = kiln.for 2 iterations (%u, %m) : (tensor<64xf32>, tensor<i32>) {
+    ^bb0(%k: tensor<i64>, %a: tensor<64xf32>, %c: tensor<i32>):
+      %w:2 = kiln.while (%a, %c) : (tensor<64xf32>, tensor<i32>) cond {
+      ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+        %none = kiln.constant dense<0> : tensor<i32>
+        %more = kiln.compare gt, %i, %none : tensor<i32>
+        kiln.yield %more : tensor<i1>
+      } do {
+      ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+        %t = kiln.tanh %v : tensor<64xf32>
+        %one = kiln.constant dense<1> : tensor<i32>
+        %i1 = kiln.sub %i, %one : tensor<i32>
+        kiln.yield %t, %i1 : tensor<64xf32>, tensor<i32>
+      }
+      kiln.yield %w#0, %c : tensor<64xf32>, tensor<i32>
+    }
+    kiln.yield %f#0 : tensor<64xf32>
+  } else {
+  ^bb0(%u: tensor<64xf32>, %m: tensor<i32>):
+    %ng = kiln.neg %u : tensor<64xf32>
+    kiln.yield %ng : tensor<64xf32>
+  }
+  return %b : tensor<64xf32>
 }

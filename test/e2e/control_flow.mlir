@@ -637,3 +637,110 @@ func.func @while_cond_for(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32>
   }
   return %w#0 : tensor<64xf32>
 }
+
+// A kiln.while inside a kiln.for (a fixed number of rounds, each a
+// data-dependent loop): every round halves the value and adds the round's
+// index as many times as the count says. On a GPU the inner loop runs as a
+// WHILE node, and the capture of the call runs the for loop's trips, so the
+// call is one graph holding three WHILE nodes.
+// CHECK: for_with_while(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
+func.func @for_with_while(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32> {
+  %f:2 = kiln.for 3 iterations (%x, %n) : (tensor<64xf32>, tensor<i32>) {
+  ^bb0(%k: tensor<i64>, %u: tensor<64xf32>, %m: tensor<i32>):
+    %kf = kiln.cast %k : tensor<i64> to tensor<f32>
+    %kb = kiln.broadcast_in_dim %kf, dims = [] : (tensor<f32>) -> tensor<64xf32>
+    %w:3 = kiln.while (%u, %m, %kb) : (tensor<64xf32>, tensor<i32>, tensor<64xf32>) cond {
+    ^bb0(%v: tensor<64xf32>, %i: tensor<i32>, %c: tensor<64xf32>):
+      %none = kiln.constant dense<0> : tensor<i32>
+      %more = kiln.compare gt, %i, %none : tensor<i32>
+      kiln.yield %more : tensor<i1>
+    } do {
+    ^bb0(%v: tensor<64xf32>, %i: tensor<i32>, %c: tensor<64xf32>):
+      %half = kiln.constant dense<0.5> : tensor<64xf32>
+      %h = kiln.mul %v, %half : tensor<64xf32>
+      %a = kiln.add %h, %c : tensor<64xf32>
+      %one = kiln.constant dense<1> : tensor<i32>
+      %i1 = kiln.sub %i, %one : tensor<i32>
+      kiln.yield %a, %i1, %c : tensor<64xf32>, tensor<i32>, tensor<64xf32>
+    }
+    kiln.yield %w#0, %m : tensor<64xf32>, tensor<i32>
+  }
+  return %f#0 : tensor<64xf32>
+}
+
+// A kiln.cond inside a kiln.for inside a kiln.while: each round runs four
+// steps, halving the value on steps of even count and negating it on odd
+// ones. On a GPU the loop's graph holds the for loop's four trips, each an
+// IF node, and the call is one graph.
+// CHECK: while_for_cond(arg0: f32[64], arg1: i32[]) -> (out0: f32[64], out1: i32[])
+func.func @while_for_cond(%x: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32>, tensor<i32>) {
+  %w:2 = kiln.while (%x, %n) : (tensor<64xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %none = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %none : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+    %f:2 = kiln.for 4 iterations (%v, %i) : (tensor<64xf32>, tensor<i32>) {
+    ^bb0(%k: tensor<i64>, %u: tensor<64xf32>, %j: tensor<i32>):
+      %two = kiln.constant dense<2> : tensor<i32>
+      %r = kiln.rem %j, %two : tensor<i32>
+      %zero = kiln.constant dense<0> : tensor<i32>
+      %even = kiln.compare eq, %r, %zero : tensor<i32>
+      %b = kiln.cond %even, (%u) : tensor<i1>, (tensor<64xf32>) -> (tensor<64xf32>) {
+      ^bb0(%a: tensor<64xf32>):
+        %half = kiln.constant dense<0.5> : tensor<64xf32>
+        %h = kiln.mul %a, %half : tensor<64xf32>
+        kiln.yield %h : tensor<64xf32>
+      } else {
+      ^bb0(%a: tensor<64xf32>):
+        %ng = kiln.neg %a : tensor<64xf32>
+        kiln.yield %ng : tensor<64xf32>
+      }
+      %one = kiln.constant dense<1> : tensor<i32>
+      %j1 = kiln.add %j, %one : tensor<i32>
+      kiln.yield %b, %j1 : tensor<64xf32>, tensor<i32>
+    }
+    %one = kiln.constant dense<1> : tensor<i32>
+    %i1 = kiln.sub %i, %one : tensor<i32>
+    kiln.yield %f#0, %i1 : tensor<64xf32>, tensor<i32>
+  }
+  return %w#0, %w#1 : tensor<64xf32>, tensor<i32>
+}
+
+// A kiln.while inside a kiln.for inside a kiln.cond: on even counts the
+// branch runs two rounds of a data-dependent loop, on odd ones it negates
+// the value. On a GPU the cond's IF node holds the for loop's two trips,
+// each a WHILE node, and the call is one graph.
+// CHECK: cond_for_while(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
+func.func @cond_for_while(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32> {
+  %two = kiln.constant dense<2> : tensor<i32>
+  %r = kiln.rem %n, %two : tensor<i32>
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %even = kiln.compare eq, %r, %zero : tensor<i32>
+  %b = kiln.cond %even, (%x, %n) : tensor<i1>, (tensor<64xf32>, tensor<i32>) -> (tensor<64xf32>) {
+  ^bb0(%u: tensor<64xf32>, %m: tensor<i32>):
+    %f:2 = kiln.for 2 iterations (%u, %m) : (tensor<64xf32>, tensor<i32>) {
+    ^bb0(%k: tensor<i64>, %a: tensor<64xf32>, %c: tensor<i32>):
+      %w:2 = kiln.while (%a, %c) : (tensor<64xf32>, tensor<i32>) cond {
+      ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+        %none = kiln.constant dense<0> : tensor<i32>
+        %more = kiln.compare gt, %i, %none : tensor<i32>
+        kiln.yield %more : tensor<i1>
+      } do {
+      ^bb0(%v: tensor<64xf32>, %i: tensor<i32>):
+        %t = kiln.tanh %v : tensor<64xf32>
+        %one = kiln.constant dense<1> : tensor<i32>
+        %i1 = kiln.sub %i, %one : tensor<i32>
+        kiln.yield %t, %i1 : tensor<64xf32>, tensor<i32>
+      }
+      kiln.yield %w#0, %c : tensor<64xf32>, tensor<i32>
+    }
+    kiln.yield %f#0 : tensor<64xf32>
+  } else {
+  ^bb0(%u: tensor<64xf32>, %m: tensor<i32>):
+    %ng = kiln.neg %u : tensor<64xf32>
+    kiln.yield %ng : tensor<64xf32>
+  }
+  return %b : tensor<64xf32>
+}

@@ -363,6 +363,26 @@ def KilnFoldTransposesIntoMatmuls
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def KilnSplitCountedDeallocs
+    : Pass<"kiln-split-counted-deallocs", "mlir::func::FuncOp"> {
+  let summary = "Free a kiln.for's fresh result in a dealloc of its own";
+  let description = [{
+    Runs between upstream's deallocation simplification and the lowering
+    of `bufferization.dealloc`. A `scf.for` of a constant number of trips,
+    at least one, whose body yields a buffer it allocates for a result,
+    ends with a buffer of its last trip, which is none of the buffers that
+    existed before the loop; upstream's simplification cannot tell (with
+    no trip a loop's result is its init). Each such result is split off a
+    dealloc whose other memrefs all existed before the loop (through views
+    and base buffers) into a dealloc of its own with the same retained
+    values, and the two deallocs' results are or'ed. Each then lowers to a
+    guarded free instead of a call of the generic helper, which compares
+    pointers at run time through host buffers (and keeps a CUDA loop or
+    cond around the kiln.for off a graph).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KilnFreeAfterLastUse
     : Pass<"kiln-free-after-last-use", "mlir::func::FuncOp"> {
   let summary = "Free each buffer right after its last use instead of at the "
