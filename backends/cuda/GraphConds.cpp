@@ -182,9 +182,10 @@ bool onlyDeviceWork(Region &walked, Region &region) {
                  ? WalkResult::skip()
                  : WalkResult::interrupt();
     if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
-      // A buffer the branch allocates, or a graph-form result inside it,
-      // or one a counted loop inside it carries (its ownership flags
-      // guard the free).
+      // A buffer the branch allocates, a graph-form result inside it or a
+      // counted loop's fresh result (a buffer of its last trip), or one a
+      // counted loop inside it carries (its ownership flags guard the
+      // free).
       Value root = kiln::rootThroughMetadata(dealloc.getMemref());
       if (auto carried = dyn_cast<BlockArgument>(root);
           carried && dealloc.getAsyncToken() &&
@@ -194,7 +195,8 @@ bool onlyDeviceWork(Region &walked, Region &region) {
       Operation *def = root.getDefiningOp();
       if (!dealloc.getAsyncToken() || !def ||
           !(isa<gpu::AllocOp>(def) ||
-            kiln::isFreshGraphFormResult(root, kiln::kGraphFormQueries)) ||
+            kiln::isFreshGraphFormResult(root, kiln::kGraphFormQueries) ||
+            kiln::isFreshCountedResult(root)) ||
           !region.isAncestor(def->getParentRegion()))
         return WalkResult::interrupt();
       return WalkResult::advance();

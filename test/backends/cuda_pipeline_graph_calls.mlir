@@ -211,6 +211,15 @@
 // CHECK-LABEL: define void @kiln_entry_cond_for_while(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A kiln.for carrying two buffers inside a cond whose branch yields one:
+// the branch frees the other, a buffer of the for loop's last trip, which
+// the cond's graph form takes as a buffer of its own.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_cond_for_pair(
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK-LABEL: define void @kiln_entry_cond_for_pair(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-NOT:     @dealloc_helper
 
 // OFF-NOT:     kiln_cuda_graph_call
@@ -235,6 +244,7 @@
 // LIST: for_with_while(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
 // LIST: while_for_cond(arg0: f32[64], arg1: i32[]) -> (out0: f32[64], out1: i32[])
 // LIST: cond_for_while(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
+// LIST: cond_for_pair(arg0: f32[8], arg1: i32[]) -> (out0: f32[8])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -652,4 +662,28 @@ func.func @cond_for_while(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32>
     kiln.yield %ng : tensor<64xf32>
   }
   return %b : tensor<64xf32>
+}
+
+func.func @cond_for_pair(%x: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
+  %two = kiln.constant dense<2> : tensor<i32>
+  %r = kiln.rem %n, %two : tensor<i32>
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %even = kiln.compare eq, %r, %zero : tensor<i32>
+  %b = kiln.cond %even, (%x) : tensor<i1>, (tensor<8xf32>) -> (tensor<8xf32>) {
+  ^bb0(%u: tensor<8xf32>):
+    %f:2 = kiln.for 2 iterations (%u, %u) : (tensor<8xf32>, tensor<8xf32>) {
+    ^bb0(%k: tensor<i64>, %a: tensor<8xf32>, %c: tensor<8xf32>):
+      %half = kiln.constant dense<0.5> : tensor<8xf32>
+      %h = kiln.mul %a, %half : tensor<8xf32>
+      %s = kiln.add %h, %c : tensor<8xf32>
+      %t = kiln.tanh %c : tensor<8xf32>
+      kiln.yield %s, %t : tensor<8xf32>, tensor<8xf32>
+    }
+    kiln.yield %f#0 : tensor<8xf32>
+  } else {
+  ^bb0(%u: tensor<8xf32>):
+    %ng = kiln.neg %u : tensor<8xf32>
+    kiln.yield %ng : tensor<8xf32>
+  }
+  return %b : tensor<8xf32>
 }

@@ -744,3 +744,31 @@ func.func @cond_for_while(%x: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32>
   }
   return %b : tensor<64xf32>
 }
+
+// A kiln.for carrying two values inside a kiln.cond whose branch yields
+// one of them: on a GPU the branch frees the other (a buffer of the for
+// loop's last trip) in its IF node, and the call is one graph.
+// CHECK: cond_for_pair(arg0: f32[8], arg1: i32[]) -> (out0: f32[8])
+func.func @cond_for_pair(%x: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
+  %two = kiln.constant dense<2> : tensor<i32>
+  %r = kiln.rem %n, %two : tensor<i32>
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %even = kiln.compare eq, %r, %zero : tensor<i32>
+  %b = kiln.cond %even, (%x) : tensor<i1>, (tensor<8xf32>) -> (tensor<8xf32>) {
+  ^bb0(%u: tensor<8xf32>):
+    %f:2 = kiln.for 2 iterations (%u, %u) : (tensor<8xf32>, tensor<8xf32>) {
+    ^bb0(%k: tensor<i64>, %a: tensor<8xf32>, %c: tensor<8xf32>):
+      %half = kiln.constant dense<0.5> : tensor<8xf32>
+      %h = kiln.mul %a, %half : tensor<8xf32>
+      %s = kiln.add %h, %c : tensor<8xf32>
+      %t = kiln.tanh %c : tensor<8xf32>
+      kiln.yield %s, %t : tensor<8xf32>, tensor<8xf32>
+    }
+    kiln.yield %f#0 : tensor<8xf32>
+  } else {
+  ^bb0(%u: tensor<8xf32>):
+    %ng = kiln.neg %u : tensor<8xf32>
+    kiln.yield %ng : tensor<8xf32>
+  }
+  return %b : tensor<8xf32>
+}

@@ -537,7 +537,7 @@ kiln::format::ModuleContents cudaModuleContents() {
   for (const char *name :
        {"scale2_graph", "twice_table", "twice_resident", "double_until_graph",
         "pick_graph", "step_until", "step_until_graph", "double_if_small_graph",
-        "loop_if_loop_graph"}) {
+        "loop_if_loop_graph", "for_while_graph"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -1819,6 +1819,36 @@ TEST_F(FakeCudaGraphTest, ALoopInACondInALoopNestsWhileIfWhileNodes) {
   EXPECT_EQ(stats.device_to_host_copies, 0u);
 }
 
+TEST_F(FakeCudaGraphTest, ALoopInACountedLoopIsOneWhileNodePerTrip) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // Rounds whose loop runs 9 times in the first trip and never after, never
+  // (the first element is past 10), 13 times, and once: every trip's count
+  // is the device's decision at every launch.
+  std::vector<Round> rounds = {{{1, 2, 3, 4}, {80, 88, 96, 104}},
+                               {{50, 1, 1, 1}, {400, 8, 8, 8}},
+                               {{-3, 0, 0, 0}, {80, 104, 104, 104}},
+                               {{9.5, 0, 0, 0}, {84, 8, 8, 8}}};
+  // The first call runs each trip's loop as a graph of its own, the second
+  // is captured with the three trips' WHILE nodes in it, later ones launch
+  // that graph.
+  for (size_t round = 0; round < rounds.size(); ++round) {
+    int launched = state.launches, instantiated = state.instantiated;
+    expectRound(state, module.get(), "for_while_graph", rounds, round);
+    EXPECT_EQ(state.instantiated - instantiated, round == 0   ? 3
+                                                 : round == 1 ? 1
+                                                              : 0)
+        << "call " << round + 1;
+    if (round >= 2)
+      EXPECT_EQ(state.launches, launched) << "call " << round + 1;
+  }
+  EXPECT_EQ(state.conditionalNodes, std::vector<std::string>(6, "while"));
+  kiln_cuda_stats_t stats = cudaStats(module.get());
+  EXPECT_EQ(stats.graph_calls, 3u);
+  EXPECT_EQ(stats.graph_captures, 1u);
+  EXPECT_EQ(stats.device_to_host_copies, 0u);
+}
+
 TEST_F(FakeCudaGraphTest, NestedLoopsAndCondsRunOnTheHostWithGraphsOff) {
   ScopedVariable off("KILN_CUDA_GRAPHS", "0");
   ModulePtr module = loadCudaModule();
@@ -1834,6 +1864,10 @@ TEST_F(FakeCudaGraphTest, NestedLoopsAndCondsRunOnTheHostWithGraphsOff) {
     }
     expectRound(state, module.get(), "double_if_small_graph", doublings, round);
     expectRound(state, module.get(), "loop_if_loop_graph", steps, round);
+    expectRound(state, module.get(), "for_while_graph",
+                std::vector<Round>{{{1, 2, 3, 4}, {80, 88, 96, 104}},
+                                   {{9.5, 0, 0, 0}, {84, 8, 8, 8}}},
+                round);
   }
   EXPECT_TRUE(state.conditionalNodes.empty());
   EXPECT_EQ(cudaStats(module.get()).graph_calls, 0u);
