@@ -134,8 +134,13 @@ void mlir::kiln::buildDeallocationPipeline(OpPassManager &pm,
   // deallocation is lowered to a call of the generic helper that no later
   // folding can take out (and that keeps the loop off a CUDA graph).
   pm.addNestedPass<func::FuncOp>(createKilnCanonicalizeBuffers());
-  // What a kiln.for ends with is freed apart from what it started from.
+  // What a kiln.for ends with is freed apart from what it started from;
+  // the simplification then splits what is left where it can tell the
+  // buffers apart (two allocations a kiln.for started from, say), which
+  // it could not while the loop's results were in the same dealloc.
   pm.addNestedPass<func::FuncOp>(createKilnSplitCountedDeallocs());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferDeallocationSimplificationPass());
   if (freeAfterLastUse)
     pm.addNestedPass<func::FuncOp>(createKilnFreeAfterLastUse());
   pm.addPass(bufferization::createLowerDeallocationsPass());

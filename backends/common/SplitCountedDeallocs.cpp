@@ -1,23 +1,24 @@
 //===- SplitCountedDeallocs.cpp - Frees of a kiln.for's result alone ------===//
 //
-// After a counted loop (a kiln.for) that carries several buffers, the block
-// around it frees what the loop started from and what it ended with. Upstream's
-// deallocation simplification cannot tell that those never alias: with no
-// trip, a loop's result is its init. So the block's bufferization.dealloc
-// names both, and its lowering calls the generic helper, which compares
-// every pointer with every other at run time through buffers of its own.
-// Besides the work, that call keeps a CUDA loop or cond around the kiln.for
-// off a graph (it reads host memory).
+// After a counted loop (a kiln.for) that carries several buffers, the
+// block around it frees what the loop started from and what it ended
+// with. Upstream's deallocation simplification cannot tell that those
+// never alias: with no trip, a loop's result is its init. So the block's
+// bufferization.dealloc names both, and its lowering calls the generic
+// helper, which compares every pointer with every other at run time
+// through buffers of its own. Besides the work, that call keeps a CUDA
+// loop or cond around the kiln.for off a graph (it reads host memory).
 //
 // A loop of a constant number of trips, at least one, whose body yields an
 // allocation of its own for a result, ends with a buffer the last trip
-// allocated: it is none of the buffers that existed before the loop. This
-// pass splits each such result off a dealloc whose other memrefs all
-// existed before the loop (through views and base buffers) into a dealloc
-// of its own, with the same retained values, or'ing the two deallocs'
-// results: as the bufferization.dealloc documentation describes, splitting
-// is sound where no memref of one part aliases one of the other. Each part
-// then lowers to a guarded free of its own.
+// allocated: it is none of the buffers that existed before the loop, nor a
+// result the body yields from another of its allocations. This pass splits
+// each such result off a dealloc whose other memrefs are all such buffers
+// (through views and base buffers) into a dealloc of its own, with the
+// same retained values, or'ing the two deallocs' results: as the
+// bufferization.dealloc documentation describes, splitting is sound where
+// no memref of one part aliases one of the other. Each part then lowers to
+// a guarded free of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,9 +44,9 @@ namespace kiln {
 using namespace mlir;
 using bufferization::DeallocOp;
 
-/// The counted loop whose result `root` is, if it runs at least one trip
-/// and its body yields for that result a buffer the body allocates.
-static scf::ForOp freshCountedLoop(Value root) {
+/// The allocation in the body of a counted loop of at least one trip that
+/// the loop's result `root` is (what the body yields for it), if it is one.
+static memref::AllocOp freshCountedAllocation(Value root) {
   auto result = dyn_cast<OpResult>(root);
   auto counted = result ? dyn_cast<scf::ForOp>(result.getOwner()) : nullptr;
   if (!counted)
@@ -57,8 +58,20 @@ static scf::ForOp freshCountedLoop(Value root) {
   Value yielded =
       kiln::rootOf(counted.getYieldedValues()[result.getResultNumber()]);
   auto allocation = yielded.getDefiningOp<memref::AllocOp>();
-  return allocation && allocation->getBlock() == counted.getBody() ? counted
+  return allocation && allocation->getBlock() == counted.getBody() ? allocation
                                                                    : nullptr;
+}
+
+/// Whether `other` (a root) is none of the buffers the counted loop's
+/// result from `allocation` may be: one that existed before the loop, or
+/// another result of the loop from another of its body's allocations.
+static bool apart(Value other, memref::AllocOp allocation) {
+  Operation *counted = allocation->getParentOp();
+  if (kiln::definedBefore(other, counted))
+    return true;
+  memref::AllocOp otherAllocation = freshCountedAllocation(other);
+  return otherAllocation && otherAllocation->getParentOp() == counted &&
+         otherAllocation != allocation;
 }
 
 namespace {
@@ -72,16 +85,16 @@ struct SplitCountedResult : OpRewritePattern<DeallocOp> {
     if (memrefs.size() < 2)
       return failure();
     for (size_t index = 0; index < memrefs.size(); ++index) {
-      scf::ForOp counted =
-          freshCountedLoop(kiln::rootThroughMetadata(memrefs[index]));
-      if (!counted)
+      memref::AllocOp allocation =
+          freshCountedAllocation(kiln::rootThroughMetadata(memrefs[index]));
+      if (!allocation)
         continue;
-      bool othersBefore = true;
+      bool othersApart = true;
       for (size_t other = 0; other < memrefs.size(); ++other)
-        othersBefore &= other == index ||
-                        kiln::definedBefore(
-                            kiln::rootThroughMetadata(memrefs[other]), counted);
-      if (!othersBefore)
+        othersApart &=
+            other == index ||
+            apart(kiln::rootThroughMetadata(memrefs[other]), allocation);
+      if (!othersApart)
         continue;
       split(dealloc, index, rewriter);
       return success();

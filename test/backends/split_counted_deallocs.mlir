@@ -1,8 +1,8 @@
 // kiln-split-counted-deallocs: the last buffer of a kiln.for (a scf.for of
 // constant trips, at least one, whose body yields an allocation of its own)
 // is freed in a dealloc of its own, apart from buffers that existed before
-// the loop, so that neither needs the generic helper's run-time aliasing
-// check.
+// the loop and from its other results of other allocations, so that none
+// needs the generic helper's run-time aliasing check.
 // RUN: kiln-opt %s --split-input-file --kiln-split-counted-deallocs | FileCheck %s
 
 // What the loop started from and what it ended with, through its base
@@ -125,5 +125,49 @@ func.func @after_the_loop(%x: memref<i32>) {
   }
   %later = memref.alloc() : memref<4xi32>
   bufferization.dealloc (%r#0, %later : memref<i32>, memref<4xi32>) if (%r#1, %true)
+  return
+}
+
+// -----
+
+// Two results from two of the body's allocations: each is freed alone,
+// and what the loop started from together. The same allocation yielded
+// for both results keeps them in one dealloc.
+// CHECK-LABEL: func.func @two_results(
+// CHECK:         %[[LOOP:.+]]:4 = scf.for
+// CHECK:         bufferization.dealloc (%{{.+}}, %{{.+}} : memref<i32>, memref<4xf32>) if
+// CHECK-NEXT:    bufferization.dealloc (%[[LOOP]]#1 : memref<4xf32>) if (%[[LOOP]]#3)
+// CHECK-NEXT:    bufferization.dealloc (%[[LOOP]]#0 : memref<i32>) if (%[[LOOP]]#2)
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func @one_allocation_twice(
+// CHECK:         bufferization.dealloc (%{{.+}}, %{{.+}}, %{{.+}} : memref<i32>, memref<i32>, memref<i32>)
+func.func @two_results(%x: memref<i32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %true = arith.constant true
+  %false = arith.constant false
+  %init = memref.alloc() : memref<i32>
+  %other = memref.alloc() : memref<4xf32>
+  %r:4 = scf.for %i = %c0 to %c5 step %c1 iter_args(%a = %init, %b = %other, %oa = %false, %ob = %false) -> (memref<i32>, memref<4xf32>, i1, i1) {
+    %na = memref.alloc() : memref<i32>
+    %nb = memref.alloc() : memref<4xf32>
+    scf.yield %na, %nb, %true, %true : memref<i32>, memref<4xf32>, i1, i1
+  }
+  bufferization.dealloc (%init, %other, %r#0, %r#1 : memref<i32>, memref<4xf32>, memref<i32>, memref<4xf32>) if (%true, %true, %r#2, %r#3)
+  return
+}
+func.func @one_allocation_twice(%x: memref<i32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %true = arith.constant true
+  %false = arith.constant false
+  %init = memref.alloc() : memref<i32>
+  %r:3 = scf.for %i = %c0 to %c5 step %c1 iter_args(%a = %init, %b = %init, %o = %false) -> (memref<i32>, memref<i32>, i1) {
+    %n = memref.alloc() : memref<i32>
+    scf.yield %n, %n, %true : memref<i32>, memref<i32>, i1
+  }
+  bufferization.dealloc (%init, %r#0, %r#1 : memref<i32>, memref<i32>, memref<i32>) if (%true, %r#2, %r#2)
   return
 }

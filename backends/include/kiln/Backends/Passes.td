@@ -371,10 +371,11 @@ def KilnSplitCountedDeallocs
     of `bufferization.dealloc`. A `scf.for` of a constant number of trips,
     at least one, whose body yields a buffer it allocates for a result,
     ends with a buffer of its last trip, which is none of the buffers that
-    existed before the loop; upstream's simplification cannot tell (with
-    no trip a loop's result is its init). Each such result is split off a
-    dealloc whose other memrefs all existed before the loop (through views
-    and base buffers) into a dealloc of its own with the same retained
+    existed before the loop, nor a result the body yields from another of
+    its allocations; upstream's simplification cannot tell (with no trip a
+    loop's result is its init). Each such result is split off a dealloc
+    whose other memrefs are all such buffers (through views and base
+    buffers) into a dealloc of its own with the same retained
     values, and the two deallocs' results are or'ed. Each then lowers to a
     guarded free instead of a call of the generic helper, which compares
     pointers at run time through host buffers (and keeps a CUDA loop or
