@@ -16,10 +16,12 @@
 // (scf.parallel, gpu.launch),
 // the load and its arithmetic are cloned into each of those loops instead:
 // every thread reads the index (the same word, from the cache), and the
-// host reads nothing. A clone reads the buffer later than the host load
-// did, so this is done only where nothing between the load and the last
-// kernel using it touches the index's buffer otherwise than by reading it,
-// and the host never writes it.
+// host reads nothing. A predicate that also decides a kiln.cond keeps its
+// host load for the cond alone, which can then take its graph form
+// (kiln-cuda-graph-conds needs a predicate read of its own). A clone reads the
+// buffer later than the host load did, so this is done only where nothing
+// between the load and the last kernel using it touches the index's buffer
+// otherwise than by reading it, and the host never writes it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,10 +71,16 @@ struct IndexRead {
   SmallVector<Operation *> computed;
   /// The kernel loops that use them.
   llvm::SetVector<Operation *> kernels;
+  /// Whether a cond on the host decides on the load itself, which then
+  /// stays.
+  bool keepsLoad = false;
 };
 
 /// Collects what `load` feeds: true if it is only memory-effect-free ops
-/// without regions (scalar arithmetic, views) that end in kernel loops.
+/// without regions (scalar arithmetic, views) that end in kernel loops,
+/// and conds the loaded predicate itself decides (a kiln.select and a
+/// kiln.cond on the same predicate): those keep the host load, and the
+/// rest moves into the kernels, so that the load is the cond's alone.
 bool collect(IndexRead &read,
              const llvm::DenseMap<Operation *, unsigned> &order) {
   llvm::SetVector<Operation *> computed;
@@ -83,6 +91,11 @@ bool collect(IndexRead &read,
     for (Operation *user : value.getUsers()) {
       if (Operation *kernel = outermostKernelLoop(user)) {
         read.kernels.insert(kernel);
+        continue;
+      }
+      if (auto cond = dyn_cast<scf::IfOp>(user);
+          cond && value == read.load.getResult()) {
+        read.keepsLoad = true;
         continue;
       }
       if (user->getNumRegions() != 0 || !isMemoryEffectFree(user))
@@ -168,7 +181,8 @@ void moveIntoKernels(IndexRead &read) {
     }
   }
   for (Operation *op : llvm::reverse(read.computed))
-    op->erase();
+    if (!(read.keepsLoad && op == read.load))
+      op->erase();
 }
 
 struct KilnCudaDeviceIndexReadsPass
@@ -186,7 +200,7 @@ struct KilnCudaDeviceIndexReadsPass
       llvm::DenseMap<Operation *, unsigned> order;
       func.walk<WalkOrder::PreOrder>(
           [&](Operation *op) { order[op] = order.size(); });
-      IndexRead read{load, {}, {}};
+      IndexRead read{load, {}, {}, false};
       if (!collect(read, order) || !bufferStable(read, func, order))
         continue;
       moveIntoKernels(read);

@@ -201,3 +201,41 @@ func.func @pick(%p: memref<i1>, %a: memref<8xf32>, %b: memref<8xf32>, %y: memref
   }
   return
 }
+
+// -----
+
+// The same predicate picks a buffer and decides a cond (a kiln.select and
+// a kiln.cond on one tensor<i1>): the kernel that reads the pick loads the
+// predicate and selects itself, and the host load stays, the cond's alone
+// (kiln-cuda-graph-conds needs a read of its own).
+// CHECK-LABEL: func.func @pick_and_cond
+// CHECK-SAME:  (%[[P:.+]]: memref<i1>, %[[A:.+]]: memref<8xf32>, %[[B:.+]]: memref<8xf32>, %[[Y:.+]]: memref<8xf32>)
+// CHECK:       %[[HOST:.+]] = memref.load %[[P]][] : memref<i1>
+// CHECK-NOT:   arith.select %[[HOST]]
+// CHECK:       scf.parallel
+// CHECK-NEXT:    %[[L:.+]] = memref.load %[[P]][] : memref<i1>
+// CHECK-NEXT:    %[[S:.+]] = arith.select %[[L]], %[[A]], %[[B]] : memref<8xf32>
+// CHECK-NEXT:    memref.load %[[S]]
+// CHECK:       scf.if %[[HOST]]
+func.func @pick_and_cond(%p: memref<i1>, %a: memref<8xf32>, %b: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %two = arith.constant 2.0 : f32
+  %pv = memref.load %p[] : memref<i1>
+  %s = arith.select %pv, %a, %b : memref<8xf32>
+  scf.parallel (%r) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %s[%r] : memref<8xf32>
+    memref.store %v, %y[%r] : memref<8xf32>
+    scf.reduce
+  }
+  scf.if %pv {
+    scf.parallel (%r) = (%c0) to (%c8) step (%c1) {
+      %v = memref.load %y[%r] : memref<8xf32>
+      %d = arith.mulf %v, %two : f32
+      memref.store %d, %y[%r] : memref<8xf32>
+      scf.reduce
+    }
+  }
+  return
+}

@@ -220,6 +220,15 @@
 // CHECK-LABEL: define void @kiln_entry_cond_for_pair(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A select and a cond on one predicate: the select's kernel reads the
+// predicate, the cond has the host's read to itself and takes its graph
+// form, and the call is captured whole.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_select_and_cond(
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK-LABEL: define void @kiln_entry_select_and_cond(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-NOT:     @dealloc_helper
 
 // OFF-NOT:     kiln_cuda_graph_call
@@ -245,6 +254,7 @@
 // LIST: while_for_cond(arg0: f32[64], arg1: i32[]) -> (out0: f32[64], out1: i32[])
 // LIST: cond_for_while(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
 // LIST: cond_for_pair(arg0: f32[8], arg1: i32[]) -> (out0: f32[8])
+// LIST: select_and_cond(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -686,4 +696,21 @@ func.func @cond_for_pair(%x: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
     kiln.yield %ng : tensor<8xf32>
   }
   return %b : tensor<8xf32>
+}
+
+func.func @select_and_cond(%x: tensor<64xf32>, %y: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %picked = kiln.select %p, %x, %y : tensor<i1>, tensor<64xf32>
+  %e = kiln.tanh %picked : tensor<64xf32>
+  %b = kiln.cond %p, (%x) : tensor<i1>, (tensor<64xf32>) -> (tensor<64xf32>) {
+  ^bb0(%u: tensor<64xf32>):
+    %h = kiln.tanh %u : tensor<64xf32>
+    kiln.yield %h : tensor<64xf32>
+  } else {
+  ^bb0(%u: tensor<64xf32>):
+    %ng = kiln.neg %u : tensor<64xf32>
+    kiln.yield %ng : tensor<64xf32>
+  }
+  return %e, %b : tensor<64xf32>, tensor<64xf32>
 }

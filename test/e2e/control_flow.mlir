@@ -772,3 +772,24 @@ func.func @cond_for_pair(%x: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
   }
   return %b : tensor<8xf32>
 }
+
+// A kiln.select and a kiln.cond on the same predicate: on a GPU the
+// select's kernel reads the predicate itself, the cond has the host's read
+// to itself and takes its graph form, and the call is one graph.
+// CHECK: select_and_cond(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
+func.func @select_and_cond(%x: tensor<64xf32>, %y: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %picked = kiln.select %p, %x, %y : tensor<i1>, tensor<64xf32>
+  %e = kiln.tanh %picked : tensor<64xf32>
+  %b = kiln.cond %p, (%x) : tensor<i1>, (tensor<64xf32>) -> (tensor<64xf32>) {
+  ^bb0(%u: tensor<64xf32>):
+    %h = kiln.tanh %u : tensor<64xf32>
+    kiln.yield %h : tensor<64xf32>
+  } else {
+  ^bb0(%u: tensor<64xf32>):
+    %ng = kiln.neg %u : tensor<64xf32>
+    kiln.yield %ng : tensor<64xf32>
+  }
+  return %e, %b : tensor<64xf32>, tensor<64xf32>
+}
