@@ -71,9 +71,6 @@ struct IndexRead {
   SmallVector<Operation *> computed;
   /// The kernel loops that use them.
   llvm::SetVector<Operation *> kernels;
-  /// Whether a cond on the host decides on the load itself, which then
-  /// stays.
-  bool keepsLoad = false;
 };
 
 /// Collects what `load` feeds: true if it is only memory-effect-free ops
@@ -93,11 +90,8 @@ bool collect(IndexRead &read,
         read.kernels.insert(kernel);
         continue;
       }
-      if (auto cond = dyn_cast<scf::IfOp>(user);
-          cond && value == read.load.getResult()) {
-        read.keepsLoad = true;
+      if (isa<scf::IfOp>(user) && value == read.load.getResult())
         continue;
-      }
       if (user->getNumRegions() != 0 || !isMemoryEffectFree(user))
         return false;
       if (computed.insert(user))
@@ -180,8 +174,9 @@ void moveIntoKernels(IndexRead &read) {
         });
     }
   }
+  // The load stays where conds still decide on it.
   for (Operation *op : llvm::reverse(read.computed))
-    if (!(read.keepsLoad && op == read.load))
+    if (op != read.load || op->use_empty())
       op->erase();
 }
 
@@ -200,7 +195,7 @@ struct KilnCudaDeviceIndexReadsPass
       llvm::DenseMap<Operation *, unsigned> order;
       func.walk<WalkOrder::PreOrder>(
           [&](Operation *op) { order[op] = order.size(); });
-      IndexRead read{load, {}, {}, false};
+      IndexRead read{load, {}, {}};
       if (!collect(read, order) || !bufferStable(read, func, order))
         continue;
       moveIntoKernels(read);

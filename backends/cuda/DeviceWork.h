@@ -22,6 +22,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -158,19 +159,14 @@ inline bool isFreeGuard(scf::IfOp guard) {
 /// becomes nodes of the graph, captured and instantiated once.
 constexpr int64_t kMaxCapturedTrips = 1024;
 
-/// The trips of a counted loop whose bounds are constants (and whose step
-/// is positive), if they are.
+/// The trips of a counted loop whose bounds and step are constants, if
+/// they are (none where the upper bound is below the lower).
 inline std::optional<int64_t> constantTripCount(scf::ForOp counted) {
-  APInt lower, upper, step;
-  if (!matchPattern(counted.getLowerBound(), m_ConstantInt(&lower)) ||
-      !matchPattern(counted.getUpperBound(), m_ConstantInt(&upper)) ||
-      !matchPattern(counted.getStep(), m_ConstantInt(&step)) ||
-      step.getSExtValue() <= 0)
+  std::optional<int64_t> trips = mlir::constantTripCount(
+      counted.getLowerBound(), counted.getUpperBound(), counted.getStep());
+  if (!trips)
     return std::nullopt;
-  return upper.getSExtValue() <= lower.getSExtValue()
-             ? 0
-             : llvm::divideCeil(upper.getSExtValue() - lower.getSExtValue(),
-                                step.getSExtValue());
+  return std::max<int64_t>(*trips, 0);
 }
 
 /// constantTripCount, if at most kMaxCapturedTrips.
