@@ -19,9 +19,11 @@
 // host reads nothing. A predicate that also decides a kiln.cond keeps its
 // host load for the cond alone, which can then take its graph form
 // (kiln-cuda-graph-conds needs a predicate read of its own). A clone reads the
-// buffer later than the host load did, so this is done only where nothing
-// between the load and the last kernel using it touches the index's buffer
-// otherwise than by reading it, and the host never writes it.
+// buffer later than the host load did, so this is done only where the host
+// never writes it. Where kernels write it between the load and the last
+// kernel using the value (bufferization reuses a predicate's byte for the
+// next predicate), a one-thread kernel in the load's place first copies the
+// value into a fresh buffer on the device, and the clones read that.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +31,7 @@
 
 #include "common/BufferAccess.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -109,11 +112,25 @@ bool collect(IndexRead &read,
 /// kernels using it run. The clones read it when the kernels run, on the
 /// stream, so it must not be written between the load and the end of the
 /// last of those kernels (whose order the stream keeps), nor by the host
-/// anywhere (a host write may come before queued kernels run): apart from
-/// views, loads and frees (which the stream orders too), nothing may use
-/// the buffer in that span, nor on the host at all.
-bool bufferStable(IndexRead &read, func::FuncOp func,
-                  const llvm::DenseMap<Operation *, unsigned> &order) {
+/// anywhere (a host write may come before queued kernels run).
+enum class Stability {
+  /// Nothing but reads touches the buffer from the load to the kernels.
+  Stable,
+  /// Kernels write it (or a free frees it) before the last of the kernels
+  /// runs, as where bufferization reuses a predicate's byte for the next
+  /// predicate: a copy made on the device where the load is holds the
+  /// value (readFromCopy).
+  Copy,
+  /// The host touches it.
+  Unstable
+};
+
+/// Apart from views, loads and frees, nothing may use the buffer on the
+/// host at all (Unstable); kernels and frees may use it outside the span
+/// from the load to the last kernel (Stable), or in it, where a copy
+/// holds the value (Copy).
+Stability stabilityOf(IndexRead &read, func::FuncOp func,
+                      const llvm::DenseMap<Operation *, unsigned> &order) {
   Value buffer = kiln::rootThroughMetadata(read.load.getMemRef());
   unsigned from = order.lookup(read.load), to = 0;
   for (Operation *kernel : read.kernels) {
@@ -122,21 +139,59 @@ bool bufferStable(IndexRead &read, func::FuncOp func,
         [&](Operation *op) { last = std::max(last, order.lookup(op)); });
     to = std::max(to, last);
   }
+  bool inSpan = false;
   WalkResult walk = func.walk([&](Operation *op) {
     if (isa<memref::LoadOp>(op) || isMemoryEffectFree(op))
       return WalkResult::advance();
-    unsigned at = order.lookup(op);
-    bool inSpan = at > from && at <= to;
-    bool onHost = !outermostKernelLoop(op) && !isa<memref::DeallocOp>(op);
-    if (!inSpan && !onHost)
+    if (!llvm::any_of(op->getOperands(), [&](Value operand) {
+          return isa<BaseMemRefType>(operand.getType()) &&
+                 kiln::rootThroughMetadata(operand) == buffer;
+        }))
       return WalkResult::advance();
-    for (Value operand : op->getOperands())
-      if (isa<BaseMemRefType>(operand.getType()) &&
-          kiln::rootThroughMetadata(operand) == buffer)
-        return WalkResult::interrupt();
+    if (!outermostKernelLoop(op) && !isa<memref::DeallocOp>(op))
+      return WalkResult::interrupt();
+    unsigned at = order.lookup(op);
+    inSpan |= at > from && at <= to;
     return WalkResult::advance();
   });
-  return !walk.wasInterrupted();
+  if (walk.wasInterrupted())
+    return Stability::Unstable;
+  return inSpan ? Stability::Copy : Stability::Stable;
+}
+
+/// Copies the index's value, where the load reads it, into a fresh buffer
+/// on the device: a one-thread kernel queued in the load's place, which
+/// the stream runs after the writes the load waited for and before the
+/// writes after it. A host load of the copy then feeds what the load fed
+/// but the conds it decides (which keep it), and the copy is freed after
+/// the last kernel that reads it. Returns that load.
+memref::LoadOp readFromCopy(IndexRead &read) {
+  memref::LoadOp load = read.load;
+  Location loc = load.getLoc();
+  OpBuilder builder(load);
+  Value copy =
+      builder.create<memref::AllocOp>(loc, MemRefType::get({}, load.getType()));
+  Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
+  auto launch =
+      builder.create<gpu::LaunchOp>(loc, one, one, one, one, one, one);
+  OpBuilder inside = OpBuilder::atBlockBegin(&launch.getBody().front());
+  Value value = inside.create<memref::LoadOp>(loc, load.getMemRef());
+  inside.create<memref::StoreOp>(loc, value, copy);
+  inside.create<gpu::TerminatorOp>(loc);
+  auto copied = builder.create<memref::LoadOp>(loc, copy);
+  load.getResult().replaceUsesWithIf(
+      copied, [](OpOperand &use) { return !isa<scf::IfOp>(use.getOwner()); });
+  if (load->use_empty())
+    load->erase();
+  Block *block = copied->getBlock();
+  Operation *last = copied;
+  for (Operation *kernel : read.kernels)
+    if (Operation *ancestor = block->findAncestorOpInBlock(*kernel);
+        ancestor && last->isBeforeInBlock(ancestor))
+      last = ancestor;
+  builder.setInsertionPointAfter(last);
+  builder.create<memref::DeallocOp>(loc, copy);
+  return copied;
 }
 
 /// Clones into each of `read`'s kernel loops what it uses of what `read`
@@ -196,8 +251,21 @@ struct KilnCudaDeviceIndexReadsPass
       func.walk<WalkOrder::PreOrder>(
           [&](Operation *op) { order[op] = order.size(); });
       IndexRead read{load, {}, {}};
-      if (!collect(read, order) || !bufferStable(read, func, order))
+      if (!collect(read, order))
         continue;
+      Stability stability = stabilityOf(read, func, order);
+      if (stability == Stability::Unstable)
+        continue;
+      if (stability == Stability::Copy) {
+        memref::LoadOp copied = readFromCopy(read);
+        order.clear();
+        func.walk<WalkOrder::PreOrder>(
+            [&](Operation *op) { order[op] = order.size(); });
+        read = IndexRead{copied, {}, {}};
+        // The copy feeds the same ops and kernels.
+        if (!collect(read, order))
+          continue;
+      }
       moveIntoKernels(read);
     }
   }

@@ -103,24 +103,20 @@ func.func @in_a_loop(%x: memref<6x3xf32>, %acc: memref<6x3xf32>) {
 // -----
 
 // Left on the host: an index the host also uses (a loop bound), an index
-// whose buffer a kernel writes between the load and the kernel that uses
-// it, an index whose buffer the host writes (after the kernel, which may
-// not have run yet), and a predicate (i1) that the host branches on.
+// whose buffer the host writes (after the kernel, which may not have run
+// yet), and a predicate (i1) that the host branches on.
 // CHECK-LABEL: func.func @left_alone
 // CHECK:       %[[A:.+]] = memref.load %{{.+}}[] : memref<i64>
 // CHECK:       scf.for %{{.+}} = %{{.+}} to %{{.+}}
-// CHECK:       %[[B:.+]] = memref.load %[[W:.+]][] : memref<i32>
-// CHECK:       gpu.launch
 // CHECK:       %[[C:.+]] = memref.load %[[H:.+]][] : memref<i64>
 // CHECK:       %[[P:.+]] = memref.load %{{.+}}[] : memref<i1>
 // CHECK-NEXT:  scf.if %[[P]]
 // CHECK-NOT:   memref.load %{{.+}}[] : memref<i{{(1|32|64)}}>
 // CHECK:       return
-func.func @left_alone(%x: memref<8xf32>, %i: memref<i64>, %w: memref<i32>, %h: memref<i64>, %p: memref<i1>, %y: memref<8xf32>) {
+func.func @left_alone(%x: memref<8xf32>, %i: memref<i64>, %h: memref<i64>, %p: memref<i1>, %y: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %seven = arith.constant 7 : i32
   %nine = arith.constant 9 : i64
   %a = memref.load %i[] : memref<i64>
   %an = arith.index_cast %a : i64 to index
@@ -130,18 +126,6 @@ func.func @left_alone(%x: memref<8xf32>, %i: memref<i64>, %w: memref<i32>, %h: m
       memref.store %v, %y[%r] : memref<8xf32>
       scf.reduce
     }
-  }
-  %b = memref.load %w[] : memref<i32>
-  %bn = arith.index_cast %b : i32 to index
-  gpu.launch blocks(%q, %s, %t) in (%d = %c1, %e = %c1, %f = %c1) threads(%g, %u, %l) in (%m = %c1, %n = %c1, %o = %c1) {
-    memref.store %seven, %w[] : memref<i32>
-    gpu.terminator
-  }
-  %bv = memref.reinterpret_cast %x to offset: [%bn], sizes: [2], strides: [1] : memref<8xf32> to memref<2xf32, strided<[1], offset: ?>>
-  scf.parallel (%r) = (%c0) to (%c2) step (%c1) {
-    %v = memref.load %bv[%r] : memref<2xf32, strided<[1], offset: ?>>
-    memref.store %v, %y[%r] : memref<8xf32>
-    scf.reduce
   }
   %c = memref.load %h[] : memref<i64>
   %cn = arith.index_cast %c : i64 to index
@@ -156,6 +140,104 @@ func.func @left_alone(%x: memref<8xf32>, %i: memref<i64>, %w: memref<i32>, %h: m
   scf.if %pv {
     scf.parallel (%r) = (%c0) to (%c2) step (%c1) {
       %v = memref.load %x[%r] : memref<8xf32>
+      memref.store %v, %y[%r] : memref<8xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// A kernel writes the index's buffer between the load and the kernel that
+// uses the index: a one-thread kernel in the load's place copies the index
+// into a buffer of its own, which the kernel reads, and which is freed
+// after it.
+// CHECK-LABEL: func.func @copied
+// CHECK-SAME:  (%[[X:.+]]: memref<8xf32>, %[[W:.+]]: memref<i32>, %[[Y:.+]]: memref<8xf32>)
+// CHECK:       %[[COPY:.+]] = memref.alloc() : memref<i32>
+// CHECK:       gpu.launch
+// CHECK-NEXT:    %[[V:.+]] = memref.load %[[W]][] : memref<i32>
+// CHECK-NEXT:    memref.store %[[V]], %[[COPY]][] : memref<i32>
+// CHECK-NEXT:    gpu.terminator
+// CHECK:       gpu.launch
+// CHECK-NEXT:    memref.store %{{.+}}, %[[W]][] : memref<i32>
+// CHECK:       scf.parallel
+// CHECK-NEXT:    %[[B:.+]] = memref.load %[[COPY]][] : memref<i32>
+// CHECK-NEXT:    %[[BN:.+]] = arith.index_cast %[[B]]
+// CHECK-NEXT:    memref.reinterpret_cast %[[X]] to offset: [%[[BN]]]
+// CHECK:       memref.dealloc %[[COPY]]
+// CHECK-NEXT:  return
+func.func @copied(%x: memref<8xf32>, %w: memref<i32>, %y: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %seven = arith.constant 7 : i32
+  %b = memref.load %w[] : memref<i32>
+  %bn = arith.index_cast %b : i32 to index
+  gpu.launch blocks(%q, %s, %t) in (%d = %c1, %e = %c1, %f = %c1) threads(%g, %u, %l) in (%m = %c1, %n = %c1, %o = %c1) {
+    memref.store %seven, %w[] : memref<i32>
+    gpu.terminator
+  }
+  %bv = memref.reinterpret_cast %x to offset: [%bn], sizes: [2], strides: [1] : memref<8xf32> to memref<2xf32, strided<[1], offset: ?>>
+  scf.parallel (%r) = (%c0) to (%c2) step (%c1) {
+    %v = memref.load %bv[%r] : memref<2xf32, strided<[1], offset: ?>>
+    memref.store %v, %y[%r] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A predicate picks a buffer and decides a cond, and a kernel then writes
+// the next predicate into its byte before the pick is read (bufferization
+// reuses the byte): the pick is read through a copy made on the device,
+// the cond keeps its host load of the byte, and the copy is freed after
+// the last kernel that reads it, inside the loop around the load.
+// CHECK-LABEL: func.func @pick_reused_byte
+// CHECK-SAME:  (%[[P:.+]]: memref<i1>, %[[A:.+]]: memref<8xf32>, %[[B:.+]]: memref<8xf32>, %[[Y:.+]]: memref<8xf32>)
+// CHECK:       scf.for
+// CHECK-NEXT:    %[[COPY:.+]] = memref.alloc() : memref<i1>
+// CHECK:         gpu.launch
+// CHECK-NEXT:      %[[V:.+]] = memref.load %[[P]][] : memref<i1>
+// CHECK-NEXT:      memref.store %[[V]], %[[COPY]][] : memref<i1>
+// CHECK:         %[[HOST:.+]] = memref.load %[[P]][] : memref<i1>
+// CHECK-NEXT:    scf.if %[[HOST]]
+// CHECK:         gpu.launch
+// CHECK-NEXT:      memref.store %{{.+}}, %[[P]][] : memref<i1>
+// CHECK:         scf.parallel
+// CHECK-NEXT:      %[[L:.+]] = memref.load %[[COPY]][] : memref<i1>
+// CHECK-NEXT:      %[[S:.+]] = arith.select %[[L]], %[[A]], %[[B]] : memref<8xf32>
+// CHECK-NEXT:      memref.load %[[S]]
+// CHECK:         memref.dealloc %[[COPY]]
+// CHECK-NEXT:  }
+// CHECK-NOT:   memref.load %[[P]]
+// CHECK:       return
+func.func @pick_reused_byte(%p: memref<i1>, %a: memref<8xf32>, %b: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %two = arith.constant 2.0 : f32
+  %false = arith.constant false
+  scf.for %k = %c0 to %c3 step %c1 {
+    %pv = memref.load %p[] : memref<i1>
+    %s = arith.select %pv, %a, %b : memref<8xf32>
+    scf.if %pv {
+      scf.parallel (%r) = (%c0) to (%c8) step (%c1) {
+        %v = memref.load %y[%r] : memref<8xf32>
+        %d = arith.mulf %v, %two : f32
+        memref.store %d, %y[%r] : memref<8xf32>
+        scf.reduce
+      }
+    }
+    gpu.launch blocks(%q, %t, %u) in (%d = %c1, %e = %c1, %f = %c1) threads(%g, %h, %l) in (%m = %c1, %n = %c1, %o = %c1) {
+      memref.store %false, %p[] : memref<i1>
+      gpu.terminator
+    }
+    scf.parallel (%r) = (%c0) to (%c8) step (%c1) {
+      %v = memref.load %s[%r] : memref<8xf32>
       memref.store %v, %y[%r] : memref<8xf32>
       scf.reduce
     }

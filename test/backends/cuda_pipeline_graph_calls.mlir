@@ -230,6 +230,15 @@
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
 // CHECK-NOT:     @dealloc_helper
+// A select on one predicate and a cond on another written into the same
+// byte before the pick is read again: the pick's kernels read a copy of
+// the first predicate made on the device, and the call is captured whole.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_select_reused_byte(
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK-LABEL: define void @kiln_entry_select_reused_byte(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -255,6 +264,7 @@
 // LIST: cond_for_while(arg0: f32[64], arg1: i32[]) -> (out0: f32[64])
 // LIST: cond_for_pair(arg0: f32[8], arg1: i32[]) -> (out0: f32[8])
 // LIST: select_and_cond(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
+// LIST: select_reused_byte(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -713,4 +723,24 @@ func.func @select_and_cond(%x: tensor<64xf32>, %y: tensor<64xf32>, %n: tensor<i3
     kiln.yield %ng : tensor<64xf32>
   }
   return %e, %b : tensor<64xf32>, tensor<64xf32>
+}
+
+func.func @select_reused_byte(%x: tensor<64xf32>, %y: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %picked = kiln.select %p, %x, %y : tensor<i1>, tensor<64xf32>
+  %t = kiln.tanh %picked : tensor<64xf32>
+  %three = kiln.constant dense<3> : tensor<i32>
+  %q = kiln.compare gt, %n, %three : tensor<i32>
+  %b = kiln.cond %q, (%t) : tensor<i1>, (tensor<64xf32>) -> (tensor<64xf32>) {
+  ^bb0(%u: tensor<64xf32>):
+    %h = kiln.exp %u : tensor<64xf32>
+    kiln.yield %h : tensor<64xf32>
+  } else {
+  ^bb0(%u: tensor<64xf32>):
+    %ng = kiln.neg %u : tensor<64xf32>
+    kiln.yield %ng : tensor<64xf32>
+  }
+  %s = kiln.add %picked, %b : tensor<64xf32>
+  return %s, %b : tensor<64xf32>, tensor<64xf32>
 }

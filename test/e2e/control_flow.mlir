@@ -793,3 +793,27 @@ func.func @select_and_cond(%x: tensor<64xf32>, %y: tensor<64xf32>, %n: tensor<i3
   }
   return %e, %b : tensor<64xf32>, tensor<64xf32>
 }
+
+// A select on one predicate and a cond on another, whose byte is the
+// first's (bufferization reuses it), written before the pick is read
+// again: on a GPU the pick is read through a copy of the first predicate.
+// CHECK: select_reused_byte(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
+func.func @select_reused_byte(%x: tensor<64xf32>, %y: tensor<64xf32>, %n: tensor<i32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %picked = kiln.select %p, %x, %y : tensor<i1>, tensor<64xf32>
+  %t = kiln.tanh %picked : tensor<64xf32>
+  %three = kiln.constant dense<3> : tensor<i32>
+  %q = kiln.compare gt, %n, %three : tensor<i32>
+  %b = kiln.cond %q, (%t) : tensor<i1>, (tensor<64xf32>) -> (tensor<64xf32>) {
+  ^bb0(%u: tensor<64xf32>):
+    %h = kiln.exp %u : tensor<64xf32>
+    kiln.yield %h : tensor<64xf32>
+  } else {
+  ^bb0(%u: tensor<64xf32>):
+    %ng = kiln.neg %u : tensor<64xf32>
+    kiln.yield %ng : tensor<64xf32>
+  }
+  %s = kiln.add %picked, %b : tensor<64xf32>
+  return %s, %b : tensor<64xf32>, tensor<64xf32>
+}
