@@ -14,6 +14,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::kiln {
 
@@ -112,6 +113,27 @@ inline bool touchedBetween(Operation *from, Operation *to, Value root) {
   for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
     if (mayAccess(op, root))
       return true;
+  return false;
+}
+
+/// Whether the address of `memref` depends on a value the host code loads
+/// from memory: the offset of a view (a dynamic slice's row index) or the
+/// pick of a select of buffers (a kiln.select's predicate). Region results
+/// and block arguments (a cond's result, a loop's carried buffer) are
+/// where the host's control flow put them, and end the search.
+inline bool addressReadsMemory(Value memref) {
+  SmallVector<Value> worklist{memref};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!worklist.empty()) {
+    Operation *definition = worklist.pop_back_val().getDefiningOp();
+    if (!definition || !seen.insert(definition).second)
+      continue;
+    if (isa<memref::LoadOp>(definition))
+      return true;
+    if (definition->getNumRegions() != 0 || !isMemoryEffectFree(definition))
+      continue;
+    llvm::append_range(worklist, definition->getOperands());
+  }
   return false;
 }
 

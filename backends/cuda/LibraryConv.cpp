@@ -48,6 +48,7 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "common/BufferAccess.h"
 #include "common/BufferAddress.h"
 #include "common/ForwardedResults.h"
 #include "common/LibraryCalls.h"
@@ -420,7 +421,9 @@ struct KilnCudaLibraryConvPass
       // The result written where the function returns it rather than
       // into a buffer copied there (ForwardedResults.h); then dense buffers
       // for cuDNN: strided views are copied into (inputs) or out of (the
-      // result) a fresh buffer around the call.
+      // result) a fresh buffer around the call, as are views whose
+      // addresses the host would read device memory for (a dynamic
+      // slice's row index): the copy's kernel reads it instead.
       SmallVector<Operation *> dead;
       Value result = mlir::kiln::forwardedResults(call, {2}, dead)[0];
       builder.setInsertionPoint(call);
@@ -428,7 +431,8 @@ struct KilnCudaLibraryConvPass
       for (unsigned i = 0; i < 3; ++i) {
         Value operand = i == 2 ? result : call.getOperand(i);
         auto type = cast<MemRefType>(operand.getType());
-        if (memref::isStaticShapeAndContiguousRowMajor(type)) {
+        if (memref::isStaticShapeAndContiguousRowMajor(type) &&
+            !mlir::kiln::addressReadsMemory(operand)) {
           buffers.push_back(operand);
           continue;
         }

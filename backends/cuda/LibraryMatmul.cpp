@@ -39,6 +39,15 @@
 // result. ReLU is not taken as an epilogue: kiln's ReLU propagates NaN,
 // which cuBLASLt's does not promise.
 //
+// The library takes its operands' addresses from the host. Where an
+// input's address depends on a value the host code loads from device
+// memory (a dynamic slice's row index, a kiln.select's pick, read in
+// place), the host would read it back and wait for the stream first, which
+// also keeps the call from being captured as a CUDA graph. Such an input is
+// copied into a fresh buffer by a kernel first (a linalg.copy, which reads
+// the index or the predicate itself: kiln-cuda-device-index-reads), and
+// the product reads the copy.
+//
 // The call is device work in stream order: no wait before it
 // (kiln-cuda-async-launches), and the buffers it reads and writes may live
 // in the device arena (kiln-cuda-plan-arena keeps them alive up to the
@@ -155,6 +164,21 @@ narrowingOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
   return narrowing;
 }
 
+/// Copies the input `operand` of `op` into a fresh buffer of its shape
+/// before `op`, frees the copy after `op`, and makes `op` read it.
+static void readThroughCopy(linalg::LinalgOp op, OpOperand &operand) {
+  auto type = cast<MemRefType>(operand.get().getType());
+  Location loc = op.getLoc();
+  OpBuilder builder(op);
+  Value copy = builder.create<memref::AllocOp>(
+      loc, MemRefType::get(type.getShape(), type.getElementType()),
+      builder.getI64IntegerAttr(64));
+  builder.create<linalg::CopyOp>(loc, operand.get(), copy);
+  operand.set(copy);
+  builder.setInsertionPointAfter(op);
+  builder.create<memref::DeallocOp>(loc, copy);
+}
+
 namespace {
 struct KilnCudaLibraryMatmulPass
     : mlir::kiln::impl::KilnCudaLibraryMatmulBase<KilnCudaLibraryMatmulPass> {
@@ -178,6 +202,16 @@ struct KilnCudaLibraryMatmulPass
       std::optional<mlir::kiln::GemmForm> form = mlir::kiln::gemmFormOf(op);
       if (!form || !libraryRuns(form->abType, form->cType) ||
           form->batch == 0 || form->m == 0 || form->n == 0 || form->k == 0)
+        return;
+      // Inputs whose addresses the host would read memory for are read
+      // through copies, whose identity layouts the library runs too.
+      bool copied = false;
+      for (OpOperand *input : op.getDpsInputOperands())
+        if (mlir::kiln::addressReadsMemory(input->get())) {
+          readThroughCopy(op, *input);
+          copied = true;
+        }
+      if (copied && !(form = mlir::kiln::gemmFormOf(op)))
         return;
       linalg::FillOp zeroFill =
           mlir::kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get());

@@ -63,6 +63,32 @@ func.func @views(%x: memref<1x4x6x6xf32, strided<[288, 72, 6, 1]>>, %w: memref<8
 
 // -----
 
+// Dense views at an index in device memory (a dynamic slice of a batch,
+// a dynamic update of one): cuDNN takes addresses from the host, which
+// would read the index for them, so the input is copied in and the result
+// copied out by kernels that read the index themselves.
+// CHECK-LABEL: func.func @at_an_index
+// CHECK: %[[XD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x4x6x6xf32>
+// CHECK: linalg.copy ins(%{{.*}} : memref<1x4x6x6xf32, strided<[144, 36, 6, 1], offset: ?>>) outs(%[[XD]]
+// CHECK: %[[YD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x4x4xf32>
+// CHECK: call @kiln_cuda_conv(
+// CHECK-NEXT: linalg.copy ins(%[[YD]] : memref<1x8x4x4xf32>) outs(%{{.*}} : memref<1x8x4x4xf32, strided<[128, 16, 4, 1], offset: ?>>)
+func.func private @kiln_cuda_conv_f(memref<1x4x6x6xf32, strided<[144, 36, 6, 1], offset: ?>>, memref<8x4x3x3xf32>, memref<1x8x4x4xf32, strided<[128, 16, 4, 1], offset: ?>>) attributes {kiln.cuda_conv = array<i64: 2, 1, 0, 0, 1, 4, 8, 6, 6, 3, 3, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1>}
+func.func @at_an_index(%xs: memref<5x4x6x6xf32>, %i: memref<i64>, %w: memref<8x4x3x3xf32>, %ys: memref<5x8x4x4xf32>) {
+  %c144 = arith.constant 144 : index
+  %c128 = arith.constant 128 : index
+  %l = memref.load %i[] : memref<i64>
+  %n = arith.index_cast %l : i64 to index
+  %xo = arith.muli %n, %c144 : index
+  %yo = arith.muli %n, %c128 : index
+  %x = memref.reinterpret_cast %xs to offset: [%xo], sizes: [1, 4, 6, 6], strides: [144, 36, 6, 1] : memref<5x4x6x6xf32> to memref<1x4x6x6xf32, strided<[144, 36, 6, 1], offset: ?>>
+  %y = memref.reinterpret_cast %ys to offset: [%yo], sizes: [1, 8, 4, 4], strides: [128, 16, 4, 1] : memref<5x8x4x4xf32> to memref<1x8x4x4xf32, strided<[128, 16, 4, 1], offset: ?>>
+  call @kiln_cuda_conv_f(%x, %w, %y) : (memref<1x4x6x6xf32, strided<[144, 36, 6, 1], offset: ?>>, memref<8x4x3x3xf32>, memref<1x8x4x4xf32, strided<[128, 16, 4, 1], offset: ?>>) -> ()
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'kiln.cuda_conv' must hold k (1 to 3), groups, dtype, flags, N, C, O and 7 entries per spatial dim}}
 func.func private @kiln_cuda_conv_f(memref<1x4x6x6xf32>, memref<8x4x3x3xf32>, memref<1x8x4x4xf32>) attributes {kiln.cuda_conv = array<i64: 2, 1, 0, 0, 1, 4, 8, 6, 6>}
 func.func @short(%x: memref<1x4x6x6xf32>, %w: memref<8x4x3x3xf32>, %y: memref<1x8x4x4xf32>) {

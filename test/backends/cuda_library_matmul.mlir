@@ -304,3 +304,75 @@ func.func @bias_in_c(%a: memref<6x4xf32>, %b: memref<4x6xf32>, %c: memref<6x6xf3
   }
   return
 }
+
+// -----
+
+// A's rows are a dynamic slice at an index in device memory (a view offset
+// by a value the host loads): the library would need the host to read the
+// index, so a copy of the rows into a fresh buffer comes first (a
+// linalg.copy, whose kernel reads the index itself), the product reads
+// the copy at its own address, and the copy is freed after the call. B,
+// a plain buffer, is read in place.
+// CHECK-LABEL: func.func @rows_at_an_index
+// CHECK-SAME:  (%[[B:.+]]: memref<8x4xf32>, %{{.+}}: memref<i64>, %[[W:.+]]: memref<4x16xf32>, %{{.+}}: memref<3x16xf32>)
+// CHECK:         %[[VIEW:.+]] = memref.reinterpret_cast %[[B]]
+// CHECK:         %[[COPY:.+]] = memref.alloc() {alignment = 64 : i64} : memref<3x4xf32>
+// CHECK-NEXT:    linalg.copy ins(%[[VIEW]] : memref<3x4xf32, strided<[4, 1], offset: ?>>) outs(%[[COPY]] : memref<3x4xf32>)
+// CHECK-NOT:     linalg.copy
+// CHECK:         memref.extract_strided_metadata %[[COPY]]
+// CHECK:         memref.extract_strided_metadata %[[W]]
+// CHECK:         call @kiln_cuda_matmul(%c0_i64
+// CHECK-NEXT:    memref.dealloc %[[COPY]] : memref<3x4xf32>
+func.func @rows_at_an_index(%b: memref<8x4xf32>, %i: memref<i64>, %w: memref<4x16xf32>, %c: memref<3x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %l = memref.load %i[] : memref<i64>
+  %x = arith.index_cast %l : i64 to index
+  %lo = arith.maxsi %x, %c0 : index
+  %row = arith.minsi %lo, %c5 : index
+  %offset = arith.muli %row, %c4 : index
+  %rows = memref.reinterpret_cast %b to offset: [%offset], sizes: [3, 4], strides: [4, 1] : memref<8x4xf32> to memref<3x4xf32, strided<[4, 1], offset: ?>>
+  linalg.fill ins(%zero : f32) outs(%c : memref<3x16xf32>)
+  linalg.matmul ins(%rows, %w : memref<3x4xf32, strided<[4, 1], offset: ?>>, memref<4x16xf32>) outs(%c : memref<3x16xf32>)
+  return
+}
+
+// -----
+
+// B picked by a predicate in device memory (a kiln.select of whole
+// tensors): read through a copy too.
+// CHECK-LABEL: func.func @picked
+// CHECK:         %[[PICK:.+]] = arith.select
+// CHECK:         %[[COPY:.+]] = memref.alloc() {alignment = 64 : i64} : memref<3x2xf32>
+// CHECK-NEXT:    linalg.copy ins(%[[PICK]] : memref<3x2xf32>) outs(%[[COPY]] : memref<3x2xf32>)
+// CHECK:         call @kiln_cuda_matmul(%c4_i64
+// CHECK-NEXT:    memref.dealloc %[[COPY]] : memref<3x2xf32>
+func.func @picked(%p: memref<i1>, %a: memref<4x3xf32>, %b1: memref<3x2xf32>, %b2: memref<3x2xf32>, %c: memref<4x2xf32>) {
+  %pv = memref.load %p[] : memref<i1>
+  %b = arith.select %pv, %b1, %b2 : memref<3x2xf32>
+  linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x2xf32>) outs(%c : memref<4x2xf32>)
+  return
+}
+
+// -----
+
+// Rows at an offset the host computes without reading memory (a loop's
+// counter) are read in place: no copy.
+// CHECK-LABEL: func.func @rows_at_a_counter
+// CHECK-NOT:     linalg.copy
+// CHECK:         call @kiln_cuda_matmul(
+// CHECK-NOT:     memref.dealloc
+func.func @rows_at_a_counter(%b: memref<8x4xf32>, %w: memref<4x16xf32>, %c: memref<3x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  scf.for %k = %c0 to %c6 step %c1 {
+    %offset = arith.muli %k, %c4 : index
+    %rows = memref.reinterpret_cast %b to offset: [%offset], sizes: [3, 4], strides: [4, 1] : memref<8x4xf32> to memref<3x4xf32, strided<[4, 1], offset: ?>>
+    linalg.matmul ins(%rows, %w : memref<3x4xf32, strided<[4, 1], offset: ?>>, memref<4x16xf32>) outs(%c : memref<3x16xf32>)
+  }
+  return
+}

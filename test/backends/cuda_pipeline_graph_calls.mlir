@@ -9,9 +9,9 @@
 // graph form (kiln-cuda-graph-loops) whose WHILE node the runtime puts
 // into the call's graph. A dynamic slice's index is read by the kernel
 // that copies the rows (kiln-cuda-device-index-reads), so its function is
-// captured too; one whose rows a product reads in place needs the index
-// on the host, and its function keeps its entry as it is. --no-cuda-graphs turns graphs off;
-// constants are still read where the runtime keeps them.
+// captured too, also where a product reads the rows: a kernel copies them
+// for the library first (kiln-cuda-library-matmul). --no-cuda-graphs turns
+// graphs off; constants are still read where the runtime keeps them.
 // REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --emit=llvm | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --no-cuda-graphs --emit=llvm | FileCheck %s --check-prefix=OFF
@@ -110,9 +110,16 @@
 // CHECK-LABEL: define void @kiln_entry_elif(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// The rows a product reads at an index of device memory: a kernel copies
+// them (reading the index itself), the library reads the copy, and the
+// call is captured whole.
 // CHECK-LABEL: define void @kiln_entry_product_rows(
-// CHECK-NOT:     kiln_cuda_graph_call
-// CHECK:         ret void
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK-NOT:     mgpuStreamSynchronize
+// CHECK:         call void @mgpuLaunchKernel(
+// CHECK-NOT:     mgpuStreamSynchronize
+// CHECK:         call void @kiln_cuda_matmul(
+// CHECK:         call void @kiln_cuda_graph_call_end()
 // A loop whose carried buffers are copies that each iteration frees: the
 // ownership the loop carries for them is false on entry and after every
 // iteration, which canonicalizing after the deallocation simplification
@@ -239,6 +246,15 @@
 // CHECK-LABEL: define void @kiln_entry_select_reused_byte(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A recurrent step over a sequence in a kiln.while whose counter is
+// carried: each iteration's product reads the step's rows at the counter,
+// which a kernel copies, so the loop takes its graph form.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_rnn_while(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK:         call void @kiln_cuda_graph_while_end_iteration(ptr %[[LOOP]],
+// CHECK-LABEL: define void @kiln_entry_rnn_while(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -265,6 +281,7 @@
 // LIST: cond_for_pair(arg0: f32[8], arg1: i32[]) -> (out0: f32[8])
 // LIST: select_and_cond(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
 // LIST: select_reused_byte(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
+// LIST: rnn_while(arg0: f32[8,4,16], arg1: f32[16,16], arg2: f32[4,16], arg3: i64[]) -> (out0: f32[4,16])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -743,4 +760,25 @@ func.func @select_reused_byte(%x: tensor<64xf32>, %y: tensor<64xf32>, %n: tensor
   }
   %s = kiln.add %picked, %b : tensor<64xf32>
   return %s, %b : tensor<64xf32>, tensor<64xf32>
+}
+
+func.func @rnn_while(%xs: tensor<8x4x16xf32>, %w: tensor<16x16xf32>, %h0: tensor<4x16xf32>, %n: tensor<i64>) -> tensor<4x16xf32> {
+  %zero = kiln.constant dense<0> : tensor<i64>
+  %r:5 = kiln.while (%h0, %xs, %w, %zero, %n) : (tensor<4x16xf32>, tensor<8x4x16xf32>, tensor<16x16xf32>, tensor<i64>, tensor<i64>) cond {
+  ^bb0(%h: tensor<4x16xf32>, %xv: tensor<8x4x16xf32>, %wv: tensor<16x16xf32>, %i: tensor<i64>, %nv: tensor<i64>):
+    %more = kiln.compare lt, %i, %nv : tensor<i64>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%h: tensor<4x16xf32>, %xv: tensor<8x4x16xf32>, %wv: tensor<16x16xf32>, %i: tensor<i64>, %nv: tensor<i64>):
+    %x = kiln.dynamic_slice %xv[%i], size = 1 : tensor<8x4x16xf32>
+    %x2 = kiln.reshape %x : (tensor<1x4x16xf32>) -> tensor<4x16xf32>
+    %m = kiln.matmul %x2, %wv : tensor<4x16xf32>, tensor<16x16xf32>
+    %m2 = kiln.matmul %h, %wv : tensor<4x16xf32>, tensor<16x16xf32>
+    %s = kiln.add %m, %m2 : tensor<4x16xf32>
+    %t = kiln.tanh %s : tensor<4x16xf32>
+    %one = kiln.constant dense<1> : tensor<i64>
+    %i2 = kiln.add %i, %one : tensor<i64>
+    kiln.yield %t, %xv, %wv, %i2, %nv : tensor<4x16xf32>, tensor<8x4x16xf32>, tensor<16x16xf32>, tensor<i64>, tensor<i64>
+  }
+  return %r#0 : tensor<4x16xf32>
 }

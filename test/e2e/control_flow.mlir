@@ -817,3 +817,28 @@ func.func @select_reused_byte(%x: tensor<64xf32>, %y: tensor<64xf32>, %n: tensor
   %s = kiln.add %picked, %b : tensor<64xf32>
   return %s, %b : tensor<64xf32>, tensor<64xf32>
 }
+
+// A recurrent step over a sequence in a kiln.while whose counter is
+// carried (n is at most 8 here): each iteration's product reads the step's
+// rows at the counter, a dynamic slice of device memory on a GPU.
+// CHECK: rnn_while(arg0: f32[8,4,16], arg1: f32[16,16], arg2: f32[4,16], arg3: i64[]) -> (out0: f32[4,16])
+func.func @rnn_while(%xs: tensor<8x4x16xf32>, %w: tensor<16x16xf32>, %h0: tensor<4x16xf32>, %n: tensor<i64>) -> tensor<4x16xf32> {
+  %zero = kiln.constant dense<0> : tensor<i64>
+  %r:5 = kiln.while (%h0, %xs, %w, %zero, %n) : (tensor<4x16xf32>, tensor<8x4x16xf32>, tensor<16x16xf32>, tensor<i64>, tensor<i64>) cond {
+  ^bb0(%h: tensor<4x16xf32>, %xv: tensor<8x4x16xf32>, %wv: tensor<16x16xf32>, %i: tensor<i64>, %nv: tensor<i64>):
+    %more = kiln.compare lt, %i, %nv : tensor<i64>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%h: tensor<4x16xf32>, %xv: tensor<8x4x16xf32>, %wv: tensor<16x16xf32>, %i: tensor<i64>, %nv: tensor<i64>):
+    %x = kiln.dynamic_slice %xv[%i], size = 1 : tensor<8x4x16xf32>
+    %x2 = kiln.reshape %x : (tensor<1x4x16xf32>) -> tensor<4x16xf32>
+    %m = kiln.matmul %x2, %wv : tensor<4x16xf32>, tensor<16x16xf32>
+    %m2 = kiln.matmul %h, %wv : tensor<4x16xf32>, tensor<16x16xf32>
+    %s = kiln.add %m, %m2 : tensor<4x16xf32>
+    %t = kiln.tanh %s : tensor<4x16xf32>
+    %one = kiln.constant dense<1> : tensor<i64>
+    %i2 = kiln.add %i, %one : tensor<i64>
+    kiln.yield %t, %xv, %wv, %i2, %nv : tensor<4x16xf32>, tensor<8x4x16xf32>, tensor<16x16xf32>, tensor<i64>, tensor<i64>
+  }
+  return %r#0 : tensor<4x16xf32>
+}
