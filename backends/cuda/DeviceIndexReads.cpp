@@ -95,7 +95,10 @@ bool collect(IndexRead &read,
       }
       if (isa<scf::IfOp>(user) && value == read.load.getResult())
         continue;
-      if (user->getNumRegions() != 0 || !isMemoryEffectFree(user))
+      // A terminator (a branch or a loop yielding a pick) hands the value
+      // on to host code: it cannot move into a kernel.
+      if (user->getNumRegions() != 0 || !isMemoryEffectFree(user) ||
+          user->hasTrait<OpTrait::IsTerminator>())
         return false;
       if (computed.insert(user))
         llvm::append_range(worklist, user->getResults());

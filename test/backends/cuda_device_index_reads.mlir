@@ -321,3 +321,38 @@ func.func @pick_and_cond(%p: memref<i1>, %a: memref<8xf32>, %b: memref<8xf32>, %
   }
   return
 }
+
+// -----
+
+// A pick a branch yields is the host code's too (the cond's result): the
+// host load stays, and the branch keeps its terminator.
+// CHECK-LABEL: func.func @pick_yielded
+// CHECK:       scf.if
+// CHECK-NEXT:    %[[PV:.+]] = memref.load %{{.+}}[] : memref<i1>
+// CHECK-NEXT:    %[[S:.+]] = arith.select %[[PV]]
+// CHECK:         scf.parallel
+// CHECK-NOT:       memref.load %{{.+}}[] : memref<i1>
+// CHECK:         scf.yield %[[S]] : memref<8xf32>
+func.func @pick_yielded(%p: memref<i1>, %q: i1, %a: memref<8xf32>, %b: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r = scf.if %q -> (memref<8xf32>) {
+    %pv = memref.load %p[] : memref<i1>
+    %s = arith.select %pv, %a, %b : memref<8xf32>
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      %v = memref.load %s[%i] : memref<8xf32>
+      memref.store %v, %y[%i] : memref<8xf32>
+      scf.reduce
+    }
+    scf.yield %s : memref<8xf32>
+  } else {
+    scf.yield %a : memref<8xf32>
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %r[%i] : memref<8xf32>
+    memref.store %v, %y[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}
