@@ -190,8 +190,10 @@ def KilnCudaLibraryConv : Pass<"kiln-cuda-library-conv", "mlir::ModuleOp"> {
     and the descriptor as a constant global `kiln_cuda_conv_descriptor`;
     a result buffer that is only copied into a buffer defined before the
     call (the function's out-param) and freed is replaced by that buffer;
-    an operand that is not dense in row-major order is copied into (or,
-    for the result, out of) a fresh dense buffer around the call. The
+    an operand that is not dense in row-major order, or whose address
+    depends on a value the host loads from memory (a dynamic slice's row
+    index), is copied into (or, for the result, out of) a fresh dense
+    buffer around the call, by a kernel that reads that value itself. The
     marked functions, then uncalled, are erased. A malformed descriptor or
     call is an error.
   }];
@@ -214,7 +216,11 @@ def KilnCudaLibraryMatmul
     of `kiln_cuda_matmul` (kiln/CudaLibraryAbi.h), which the runtime runs as
     one cuBLASLt product on the module's stream. When the last op before the
     product to touch C is a zero fill of C, the fill is dropped and the
-    product overwrites C; otherwise it accumulates into C.
+    product overwrites C; otherwise it accumulates into C. An input whose
+    address depends on a value the host loads from memory (a dynamic
+    slice's row index, a kiln.select's pick) is copied into a fresh buffer
+    first (a linalg.copy, whose kernel reads that value), and the product
+    reads the copy.
   }];
   let options = [
     Option<"tf32", "tf32", "bool", "false",
@@ -222,6 +228,7 @@ def KilnCudaLibraryMatmul
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
+                           "mlir::linalg::LinalgDialect",
                            "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect"];
 }
@@ -554,11 +561,16 @@ def KilnCudaDeviceIndexReads
     back and waits for the stream (`kiln-cuda-predicate-copies`), which
     lets the call and the loops around it run as CUDA graphs. The clones
     read the buffer later than the host did, so the pass applies only
-    where, between the load and the end of the last of those kernels,
-    nothing but loads and views uses the buffer, and the host never writes
-    it.
+    where the host never writes the buffer; where kernels write it (or
+    frees free it) between the load and the end of the last of those
+    kernels, a one-thread kernel in the load's place first copies the
+    value into a fresh buffer, which the clones read and which is freed
+    after the last of them. A value that a terminator yields keeps its
+    host read.
   }];
-  let dependentDialects = ["mlir::memref::MemRefDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def KilnCudaPredicateCopies
