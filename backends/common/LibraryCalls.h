@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -81,6 +82,28 @@ inline Value globalPointer(OpBuilder &builder, Location loc,
       builder.create<arith::IndexCastOp>(loc, builder.getI64Type(), index);
   return builder.create<LLVM::IntToPtrOp>(
       loc, LLVM::LLVMPointerType::get(builder.getContext()), address);
+}
+
+/// A fresh dense buffer (identity layout, 64-byte aligned) standing in
+/// for `operand` around `op`: filled by a copy before `op` where `op` reads
+/// it, copied back into `operand` after `op` where `op` writes it
+/// (`written`), and freed after `op`. For a library that takes dense
+/// buffers only, or a view whose address the host would read memory for
+/// (the copy's kernel reads that instead).
+inline Value denseCopyAround(Operation *op, Value operand, bool written) {
+  auto type = cast<MemRefType>(operand.getType());
+  Location loc = op->getLoc();
+  OpBuilder before(op);
+  Value copy = before.create<memref::AllocOp>(
+      loc, MemRefType::get(type.getShape(), type.getElementType()),
+      before.getI64IntegerAttr(64));
+  OpBuilder after(op->getNextNode());
+  if (written)
+    after.create<linalg::CopyOp>(loc, copy, operand);
+  else
+    before.create<linalg::CopyOp>(loc, operand, copy);
+  after.create<memref::DeallocOp>(loc, copy);
+  return copy;
 }
 
 } // namespace mlir::kiln

@@ -29,6 +29,7 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "DeviceWork.h"
 #include "common/BufferAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -174,13 +175,10 @@ memref::LoadOp readFromCopy(IndexRead &read) {
   OpBuilder builder(load);
   Value copy =
       builder.create<memref::AllocOp>(loc, MemRefType::get({}, load.getType()));
-  Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
-  auto launch =
-      builder.create<gpu::LaunchOp>(loc, one, one, one, one, one, one);
-  OpBuilder inside = OpBuilder::atBlockBegin(&launch.getBody().front());
+  gpu::LaunchOp launch = kiln::createOneThreadLaunch(builder, loc);
+  OpBuilder inside(launch.getBody().front().getTerminator());
   Value value = inside.create<memref::LoadOp>(loc, load.getMemRef());
   inside.create<memref::StoreOp>(loc, value, copy);
-  inside.create<gpu::TerminatorOp>(loc);
   auto copied = builder.create<memref::LoadOp>(loc, copy);
   load.getResult().replaceUsesWithIf(
       copied, [](OpOperand &use) { return !isa<scf::IfOp>(use.getOwner()); });

@@ -81,6 +81,19 @@ inline Value streamToken(OpBuilder &builder, Location loc) {
       .getAsyncToken();
 }
 
+/// A `gpu.launch` of one block of one thread, at `builder`'s insertion
+/// point, with an empty body but its terminator: scalar work on device
+/// buffers (kiln-cuda-scalar-kernels, a copy of an index by
+/// kiln-cuda-device-index-reads) goes before that terminator.
+inline gpu::LaunchOp createOneThreadLaunch(OpBuilder &builder, Location loc) {
+  Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
+  auto launch =
+      builder.create<gpu::LaunchOp>(loc, one, one, one, one, one, one);
+  OpBuilder::atBlockBegin(&launch.getBody().front())
+      .create<gpu::TerminatorOp>(loc);
+  return launch;
+}
+
 /// The choice kiln-cuda-graph-loops and kiln-cuda-graph-conds put where a
 /// loop or a cond was: `scf.if (query() != 0)` with `results`, the graph
 /// form to go into its then block and the host form into its else block,

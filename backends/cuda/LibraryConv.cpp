@@ -436,16 +436,8 @@ struct KilnCudaLibraryConvPass
           buffers.push_back(operand);
           continue;
         }
-        auto dense = MemRefType::get(type.getShape(), type.getElementType());
-        Value copy = builder.create<memref::AllocOp>(
-            loc, dense, builder.getI64IntegerAttr(64));
-        OpBuilder after(call->getNextNode());
-        if (i < 2)
-          builder.create<linalg::CopyOp>(loc, operand, copy);
-        else
-          after.create<linalg::CopyOp>(loc, copy, operand);
-        after.create<memref::DeallocOp>(loc, copy);
-        buffers.push_back(copy);
+        buffers.push_back(
+            mlir::kiln::denseCopyAround(call, operand, /*written=*/i == 2));
       }
       SmallVector<Value> operands{
           mlir::kiln::globalPointer(builder, loc, global)};

@@ -164,21 +164,6 @@ narrowingOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
   return narrowing;
 }
 
-/// Copies the input `operand` of `op` into a fresh buffer of its shape
-/// before `op`, frees the copy after `op`, and makes `op` read it.
-static void readThroughCopy(linalg::LinalgOp op, OpOperand &operand) {
-  auto type = cast<MemRefType>(operand.get().getType());
-  Location loc = op.getLoc();
-  OpBuilder builder(op);
-  Value copy = builder.create<memref::AllocOp>(
-      loc, MemRefType::get(type.getShape(), type.getElementType()),
-      builder.getI64IntegerAttr(64));
-  builder.create<linalg::CopyOp>(loc, operand.get(), copy);
-  operand.set(copy);
-  builder.setInsertionPointAfter(op);
-  builder.create<memref::DeallocOp>(loc, copy);
-}
-
 namespace {
 struct KilnCudaLibraryMatmulPass
     : mlir::kiln::impl::KilnCudaLibraryMatmulBase<KilnCudaLibraryMatmulPass> {
@@ -208,7 +193,8 @@ struct KilnCudaLibraryMatmulPass
       bool copied = false;
       for (OpOperand *input : op.getDpsInputOperands())
         if (mlir::kiln::addressReadsMemory(input->get())) {
-          readThroughCopy(op, *input);
+          input->set(mlir::kiln::denseCopyAround(op, input->get(),
+                                                 /*written=*/false));
           copied = true;
         }
       if (copied && !(form = mlir::kiln::gemmFormOf(op)))

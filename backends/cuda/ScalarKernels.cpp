@@ -15,6 +15,7 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "DeviceWork.h"
 #include "HostBuffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -62,14 +63,8 @@ struct KilnCudaScalarKernelsPass
       });
     for (Operation *op : work) {
       OpBuilder builder(op);
-      Location loc = op->getLoc();
-      Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
-      auto launch =
-          builder.create<gpu::LaunchOp>(loc, one, one, one, one, one, one);
-      Block &body = launch.getBody().front();
-      builder.setInsertionPointToStart(&body);
-      builder.create<gpu::TerminatorOp>(loc);
-      op->moveBefore(body.getTerminator());
+      gpu::LaunchOp launch = kiln::createOneThreadLaunch(builder, op->getLoc());
+      op->moveBefore(launch.getBody().front().getTerminator());
     }
   }
 };
