@@ -22,9 +22,10 @@
 // Both branches' host code runs during the capture; each queues its work
 // into the body of its IF node (runtime/lib/cuda/CudaGraphBranches.cpp),
 // and the device decides at every launch of the call's graph which one
-// runs. A buffer a branch allocates and yields is its home itself, as the
-// results of the host form are fresh buffers that the code after the cond
-// frees. Outside a capture the runtime answers 0 and the host form runs.
+// runs. A buffer a branch allocates and yields (or yields a reshape of)
+// is its home itself, as the results of the host form are fresh buffers
+// that the code after the cond frees. Outside a capture the runtime answers 0
+// and the host form runs.
 //
 // The pass runs before kiln-cuda-graph-loops, whose loops then take conds
 // in this form into their graphs (a capture of the loop's iteration runs
@@ -57,6 +58,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -87,11 +89,26 @@ const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_END_FUNCTION};
 
-/// The allocation in `block` that `value` is, through a cast, if it is a
+/// The allocation in `block` that `value` is, through a cast and a
+/// reshape (a dense view at offset 0 of all its elements), if it is a
 /// fresh device buffer of static shape and identity layout.
 gpu::AllocOp freshBuffer(Value value, Block &block) {
   if (auto cast = value.getDefiningOp<memref::CastOp>())
     value = cast.getSource();
+  Operation *reshape = value.getDefiningOp();
+  if (isa_and_nonnull<memref::ReinterpretCastOp, memref::CollapseShapeOp,
+                      memref::ExpandShapeOp>(reshape)) {
+    auto type = cast<MemRefType>(value.getType());
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    if (!memref::isStaticShapeAndContiguousRowMajor(type) ||
+        failed(getStridesAndOffset(type, strides, offset)) || offset != 0)
+      return nullptr;
+    value = reshape->getOperand(0);
+    if (cast<MemRefType>(value.getType()).getNumElements() !=
+        type.getNumElements())
+      return nullptr;
+  }
   auto alloc = value.getDefiningOp<gpu::AllocOp>();
   if (!alloc || alloc->getBlock() != &block || alloc.getHostShared() ||
       !alloc.getAsyncToken() || !alloc.getDynamicSizes().empty() ||
@@ -226,14 +243,15 @@ bool branchQualifies(scf::IfOp branch, Region &region) {
     // An ownership flag: the graph form's results are fresh homes.
     if (result.getType().isInteger(1))
       continue;
+    // A fresh buffer yielded through a reshape has the result's elements.
     Value fresh;
     if (gpu::AllocOp alloc = freshBuffer(value, block))
       fresh = alloc.getMemref();
-    else
-      fresh = copiedResult(value, block);
-    if (!fresh || !yielded.insert(fresh).second ||
-        cast<MemRefType>(fresh.getType()).getShape() !=
-            cast<MemRefType>(result.getType()).getShape())
+    else if ((fresh = copiedResult(value, block)) &&
+             cast<MemRefType>(fresh.getType()).getShape() !=
+                 cast<MemRefType>(result.getType()).getShape())
+      return false;
+    if (!fresh || !yielded.insert(fresh).second)
       return false;
   }
   return onlyDeviceWork(region, region);
@@ -326,8 +344,17 @@ private:
     return kiln::streamToken(builder, branch.getLoc());
   }
 
-  /// Clones `block` but its terminator, each buffer it yields being the
-  /// corresponding home instead of an allocation of its own.
+  /// `home` as a buffer of `type`, a shape of the same elements (where the
+  /// branch yields a reshape of the buffer it allocates): a dense view of
+  /// it at offset 0.
+  Value reshaped(OpBuilder &builder, Value home, MemRefType type) {
+    if (home.getType() == type)
+      return home;
+    SmallVector<int64_t> strides = getStridesAndOffset(type).first;
+    return builder.create<memref::ReinterpretCastOp>(
+        branch.getLoc(), type, home, /*offset=*/0, type.getShape(), strides);
+  }
+
   /// Clones `block` but its terminator, each buffer it allocates and
   /// yields being the corresponding home instead of an allocation of its
   /// own; a loop's or a cond's graph-form result that it yields is copied
@@ -340,7 +367,8 @@ private:
       if (home.getType().isInteger(1))
         continue;
       if (gpu::AllocOp alloc = freshBuffer(value, block))
-        mapping.map(alloc.getMemref(), home);
+        mapping.map(alloc.getMemref(),
+                    reshaped(builder, home, alloc.getType()));
       else
         copied.push_back({copiedResult(value, block), home});
     }

@@ -226,6 +226,72 @@ func.func @qualifies(%x: memref<4xf32>, %p: memref<i1>) -> memref<4xf32> {
 
 // -----
 
+// A branch that yields a reshape of the buffer it allocates (a kiln.reshape
+// of its result, bufferized): the branch writes the home through a view of
+// the buffer's shape; the other branch's buffer is the home itself.
+// CHECK-LABEL: func.func @reshaped
+// CHECK:       scf.if
+// CHECK:         %[[HOME:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<6xf32>
+// CHECK:         call @kiln_cuda_graph_if_begin
+// CHECK-NOT:     gpu.alloc
+// CHECK:         %[[VIEW:.*]] = memref.reinterpret_cast %[[HOME]] to offset: [0], sizes: [2, 3], strides: [3, 1] : memref<6xf32> to memref<2x3xf32>
+// CHECK:         gpu.memcpy async [%{{.*}}] %[[VIEW]], %{{.*}} : memref<2x3xf32>, memref<2x3xf32>
+// CHECK:         call @kiln_cuda_graph_if_else
+// CHECK-NOT:     gpu.alloc
+// CHECK:         gpu.memcpy async [%{{.*}}] %[[HOME]], %{{.*}} : memref<6xf32>, memref<6xf32>
+// CHECK:         call @kiln_cuda_graph_if_end
+// CHECK:         scf.yield %[[HOME]]
+func.func @reshaped(%x: memref<2x3xf32>, %y: memref<6xf32>, %p: memref<i1>) -> memref<6xf32> {
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r = scf.if %more -> (memref<6xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<2x3xf32>
+    %tc = gpu.memcpy async [%ta] %a, %x : memref<2x3xf32>, memref<2x3xf32>
+    %flat = memref.reinterpret_cast %a to offset: [0], sizes: [6], strides: [1] : memref<2x3xf32> to memref<6xf32>
+    scf.yield %flat : memref<6xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<6xf32>
+    %tc = gpu.memcpy async [%ta] %a, %y : memref<6xf32>, memref<6xf32>
+    scf.yield %a : memref<6xf32>
+  }
+  return %r : memref<6xf32>
+}
+
+// -----
+
+// A branch that yields a view of part of the buffer it allocates keeps the
+// host form: the home would hold fewer elements than the branch writes.
+// CHECK-NOT:   kiln_cuda_graph_conds
+// CHECK:       func.func @part_of_buffer(
+// CHECK-NOT:   kiln_cuda_graph_conds
+// CHECK:       // -----
+func.func @part_of_buffer(%x: memref<2x4xf32>, %p: memref<i1>) -> memref<6xf32> {
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r = scf.if %more -> (memref<6xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<2x4xf32>
+    %tc = gpu.memcpy async [%ta] %a, %x : memref<2x4xf32>, memref<2x4xf32>
+    %part = memref.reinterpret_cast %a to offset: [0], sizes: [6], strides: [1] : memref<2x4xf32> to memref<6xf32>
+    scf.yield %part : memref<6xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<6xf32>
+    scf.yield %a : memref<6xf32>
+  }
+  return %r : memref<6xf32>
+}
+
+// -----
+
 // A cond whose first branch holds a loop in its graph form (as
 // kiln-cuda-graph-loops leaves it) and yields the loop's result: where the
 // runtime captures the branch, the loop's graph form runs (its host form,

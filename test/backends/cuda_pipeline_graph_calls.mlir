@@ -255,6 +255,14 @@
 // CHECK-LABEL: define void @kiln_entry_rnn_while(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A cond whose branch yields a reshape of the buffer it computes: the
+// branch writes its home through a view of the buffer's shape.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_cond_reshape(
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK-LABEL: define void @kiln_entry_cond_reshape(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -282,6 +290,7 @@
 // LIST: select_and_cond(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
 // LIST: select_reused_byte(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
 // LIST: rnn_while(arg0: f32[8,4,16], arg1: f32[16,16], arg2: f32[4,16], arg3: i64[]) -> (out0: f32[4,16])
+// LIST: cond_reshape(arg0: f32[4,16], arg1: f32[64], arg2: i32[]) -> (out0: f32[64])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -781,4 +790,20 @@ func.func @rnn_while(%xs: tensor<8x4x16xf32>, %w: tensor<16x16xf32>, %h0: tensor
     kiln.yield %t, %xv, %wv, %i2, %nv : tensor<4x16xf32>, tensor<8x4x16xf32>, tensor<16x16xf32>, tensor<i64>, tensor<i64>
   }
   return %r#0 : tensor<4x16xf32>
+}
+
+func.func @cond_reshape(%x: tensor<4x16xf32>, %y: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32> {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %r = kiln.cond %p, (%x, %y) : tensor<i1>, (tensor<4x16xf32>, tensor<64xf32>) -> (tensor<64xf32>) {
+  ^bb0(%a: tensor<4x16xf32>, %b: tensor<64xf32>):
+    %e = kiln.exp %a : tensor<4x16xf32>
+    %f = kiln.reshape %e : (tensor<4x16xf32>) -> tensor<64xf32>
+    kiln.yield %f : tensor<64xf32>
+  } else {
+  ^bb0(%a: tensor<4x16xf32>, %b: tensor<64xf32>):
+    %t = kiln.tanh %b : tensor<64xf32>
+    kiln.yield %t : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
 }

@@ -842,3 +842,21 @@ func.func @rnn_while(%xs: tensor<8x4x16xf32>, %w: tensor<16x16xf32>, %h0: tensor
   }
   return %r#0 : tensor<4x16xf32>
 }
+
+// A cond whose first branch yields a reshape of a result it computes.
+// CHECK: cond_reshape(arg0: f32[4,16], arg1: f32[64], arg2: i32[]) -> (out0: f32[64])
+func.func @cond_reshape(%x: tensor<4x16xf32>, %y: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32> {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %r = kiln.cond %p, (%x, %y) : tensor<i1>, (tensor<4x16xf32>, tensor<64xf32>) -> (tensor<64xf32>) {
+  ^bb0(%a: tensor<4x16xf32>, %b: tensor<64xf32>):
+    %e = kiln.exp %a : tensor<4x16xf32>
+    %f = kiln.reshape %e : (tensor<4x16xf32>) -> tensor<64xf32>
+    kiln.yield %f : tensor<64xf32>
+  } else {
+  ^bb0(%a: tensor<4x16xf32>, %b: tensor<64xf32>):
+    %t = kiln.tanh %b : tensor<64xf32>
+    kiln.yield %t : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
