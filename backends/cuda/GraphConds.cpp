@@ -39,8 +39,11 @@
 // loop or cond in it): the capture runs the trips, and ownership-based
 // deallocation's frees inside and after the loop are decided on the host
 // from no memory. Such a result comes with an ownership flag, an i1 result
-// of the cond that only decides frees after it; in the graph form it is
-// true, as the homes are fresh buffers the code after the cond owns.
+// of the cond that only decides frees after it (directly, or through
+// bufferization's run-time alias check where results may alias); in the
+// graph form it is true, as the homes are fresh buffers the code after the
+// cond owns. A buffer a branch yields for several results is copied into
+// each home after the first.
 // The host form of a cond that has a graph form already is left alone.
 //
 //===----------------------------------------------------------------------===//
@@ -133,11 +136,41 @@ Value freshGraphFormResult(Value value, Block &block) {
   return type.hasStaticShape() && !type.getMemorySpace() ? value : nullptr;
 }
 
+/// Whether `conditions` is the host buffer of conditions that
+/// bufferization's run-time alias check (its `dealloc_helper`, where
+/// buffers to free may alias) decides frees by: a heap buffer, through
+/// casts, that the host only stores into, frees, and passes to the helper
+/// as its conditions.
+bool isAliasCheckConditions(Value conditions) {
+  if (!conditions.getDefiningOp<memref::AllocOp>())
+    return false;
+  SmallVector<Value> views{conditions};
+  while (!views.empty())
+    for (OpOperand &use : views.pop_back_val().getUses()) {
+      Operation *user = use.getOwner();
+      if (auto cast = dyn_cast<memref::CastOp>(user)) {
+        views.push_back(cast.getResult());
+        continue;
+      }
+      auto call = dyn_cast<func::CallOp>(user);
+      if (call && call.getCallee() == "dealloc_helper" &&
+          use.getOperandNumber() == 2)
+        continue;
+      if (auto store = dyn_cast<memref::StoreOp>(user);
+          store && store.getMemRef() == use.get())
+        continue;
+      if (!isa<memref::DeallocOp>(user))
+        return false;
+    }
+  return true;
+}
+
 /// Whether `flag`, an i1, only decides frees: each use is the condition of
 /// an scf.if that only frees buffers, an operand of i1 arithmetic whose
-/// result only decides frees, or what a while loop's body yields for a
+/// result only decides frees, what a while loop's body yields for a
 /// loop-carried flag that only decides frees (the ownership flags
-/// ownership-based deallocation gives a cond's buffer results).
+/// ownership-based deallocation gives a cond's buffer results), or a
+/// condition of the run-time alias check (isAliasCheckConditions).
 bool onlyDecidesFrees(Value flag, unsigned depth = 0) {
   if (depth > 8)
     return false;
@@ -155,6 +188,10 @@ bool onlyDecidesFrees(Value flag, unsigned depth = 0) {
         loop && isa<scf::YieldOp>(user) &&
         onlyDecidesFrees(loop.getBeforeArguments()[use.getOperandNumber()],
                          depth + 1))
+      continue;
+    if (auto store = dyn_cast<memref::StoreOp>(user);
+        store && store.getValueToStore() == flag &&
+        isAliasCheckConditions(store.getMemRef()))
       continue;
     return false;
   }
@@ -229,15 +266,16 @@ bool onlyDeviceWork(Region &walked, Region &region) {
 
 /// Whether `branch`'s region `region` only queues device work, frees only
 /// buffers it allocates, and yields a fresh buffer of its own for each
-/// result (each once): one it allocates, or the graph-form result of a
-/// loop or cond inside it (where the runtime captures the branch, that
-/// graph form runs too, its nodes inside the branch's IF node).
+/// result: one it allocates, or the graph-form result of a loop or cond
+/// inside it (where the runtime captures the branch, that graph form runs
+/// too, its nodes inside the branch's IF node). A buffer yielded for
+/// several results of one shape is copied into the homes after the first.
 bool branchQualifies(scf::IfOp branch, Region &region) {
   if (!region.hasOneBlock())
     return false;
   Block &block = region.front();
   auto yield = cast<scf::YieldOp>(block.getTerminator());
-  llvm::SmallPtrSet<Value, 4> yielded;
+  llvm::DenseMap<Value, ArrayRef<int64_t>> yielded;
   for (auto [value, result] :
        llvm::zip(yield.getOperands(), branch.getResults())) {
     // An ownership flag: the graph form's results are fresh homes.
@@ -251,7 +289,11 @@ bool branchQualifies(scf::IfOp branch, Region &region) {
              cast<MemRefType>(fresh.getType()).getShape() !=
                  cast<MemRefType>(result.getType()).getShape())
       return false;
-    if (!fresh || !yielded.insert(fresh).second)
+    if (!fresh)
+      return false;
+    ArrayRef<int64_t> shape = cast<MemRefType>(result.getType()).getShape();
+    if (auto [first, inserted] = yielded.try_emplace(fresh, shape);
+        !inserted && first->second != shape)
       return false;
   }
   return onlyDeviceWork(region, region);
@@ -358,19 +400,28 @@ private:
   /// Clones `block` but its terminator, each buffer it allocates and
   /// yields being the corresponding home instead of an allocation of its
   /// own; a loop's or a cond's graph-form result that it yields is copied
-  /// into the home and freed.
+  /// into the home and freed, and a buffer it yields again is copied from
+  /// its first home.
   void cloneBranch(OpBuilder &builder, Block &block, ArrayRef<Value> homes) {
     IRMapping mapping;
     auto yield = cast<scf::YieldOp>(block.getTerminator());
     SmallVector<std::pair<Value, Value>> copied;
+    // The first home of each buffer yielded, and the homes that take a
+    // copy of another (of a buffer yielded again).
+    llvm::DenseMap<Value, Value> firstHome;
+    SmallVector<std::pair<Value, Value>> repeated;
     for (auto [value, home] : llvm::zip(yield.getOperands(), homes)) {
       if (home.getType().isInteger(1))
         continue;
-      if (gpu::AllocOp alloc = freshBuffer(value, block))
-        mapping.map(alloc.getMemref(),
-                    reshaped(builder, home, alloc.getType()));
+      gpu::AllocOp alloc = freshBuffer(value, block);
+      Value fresh = alloc ? alloc.getMemref() : copiedResult(value, block);
+      if (auto [first, inserted] = firstHome.try_emplace(fresh, home);
+          !inserted)
+        repeated.push_back({first->second, home});
+      else if (alloc)
+        mapping.map(fresh, reshaped(builder, home, alloc.getType()));
       else
-        copied.push_back({copiedResult(value, block), home});
+        copied.push_back({fresh, home});
     }
     for (Operation &op : block.without_terminator()) {
       if (auto alloc = dyn_cast<gpu::AllocOp>(op);
@@ -391,6 +442,9 @@ private:
       builder.create<gpu::DeallocOp>(loc, tokenType, ValueRange{token(builder)},
                                      buffer);
     }
+    for (auto [first, home] : repeated)
+      builder.create<gpu::MemcpyOp>(loc, tokenType, ValueRange{token(builder)},
+                                    home, first);
   }
 
   scf::IfOp branch;

@@ -264,6 +264,229 @@ func.func @reshaped(%x: memref<2x3xf32>, %y: memref<6xf32>, %p: memref<i1>) -> m
 
 // -----
 
+// A branch that yields one buffer for two results: the second home takes a
+// copy of the first after the branch.
+// CHECK-LABEL: func.func @yielded_twice
+// CHECK:         %[[H0:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<4xf32>
+// CHECK:         %[[H1:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<4xf32>
+// CHECK:         call @kiln_cuda_graph_if_begin
+// CHECK:         gpu.memcpy async [%{{.*}}] %[[H0]], %{{.*}} : memref<4xf32>, memref<4xf32>
+// CHECK-NEXT:    gpu.wait async
+// CHECK-NEXT:    gpu.memcpy async [%{{.*}}] %[[H1]], %[[H0]] : memref<4xf32>, memref<4xf32>
+// CHECK-NEXT:    call @kiln_cuda_graph_if_else
+// CHECK:         call @kiln_cuda_graph_if_end
+// CHECK:         scf.yield %[[H0]], %[[H1]]
+func.func @yielded_twice(%x: memref<4xf32>, %p: memref<i1>) -> (memref<4xf32>, memref<4xf32>) {
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r:2 = scf.if %more -> (memref<4xf32>, memref<4xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %tc = gpu.memcpy async [%ta] %a, %x : memref<4xf32>, memref<4xf32>
+    scf.yield %a, %a : memref<4xf32>, memref<4xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %w2 = gpu.wait async
+    %b, %tb = gpu.alloc async [%w2] () : memref<4xf32>
+    scf.yield %a, %b : memref<4xf32>, memref<4xf32>
+  }
+  return %r#0, %r#1 : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+// A branch that yields one buffer through two values (the buffer and a
+// cast of it) takes the graph form too; a branch that yields one buffer
+// in two shapes (through a reshape) keeps the host form, its homes being
+// of different shapes.
+// CHECK-LABEL: func.func @yielded_as_two_values
+// CHECK:         call @kiln_cuda_graph_if_begin
+// CHECK:         gpu.memcpy async [%{{.*}}] %{{.*}}, %{{.*}} : memref<4xf32>, memref<4xf32>
+// CHECK-NEXT:    call @kiln_cuda_graph_if_else
+// CHECK:       func.func @yielded_in_two_shapes(
+// CHECK-NOT:   kiln_cuda_graph_if_begin
+// CHECK:       // -----
+func.func @yielded_as_two_values(%p: memref<i1>) -> (memref<4xf32>, memref<4xf32, strided<[?], offset: ?>>) {
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r:2 = scf.if %more -> (memref<4xf32>, memref<4xf32, strided<[?], offset: ?>>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %c = memref.cast %a : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+    scf.yield %a, %c : memref<4xf32>, memref<4xf32, strided<[?], offset: ?>>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %w2 = gpu.wait async
+    %b, %tb = gpu.alloc async [%w2] () : memref<4xf32>
+    %c = memref.cast %b : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+    scf.yield %a, %c : memref<4xf32>, memref<4xf32, strided<[?], offset: ?>>
+  }
+  return %r#0, %r#1 : memref<4xf32>, memref<4xf32, strided<[?], offset: ?>>
+}
+func.func @yielded_in_two_shapes(%p: memref<i1>) -> (memref<2x2xf32>, memref<4xf32>) {
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r:2 = scf.if %more -> (memref<2x2xf32>, memref<4xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<2x2xf32>
+    %flat = memref.reinterpret_cast %a to offset: [0], sizes: [4], strides: [1] : memref<2x2xf32> to memref<4xf32>
+    scf.yield %a, %flat : memref<2x2xf32>, memref<4xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<2x2xf32>
+    %w2 = gpu.wait async
+    %b, %tb = gpu.alloc async [%w2] () : memref<4xf32>
+    scf.yield %a, %b : memref<2x2xf32>, memref<4xf32>
+  }
+  return %r#0, %r#1 : memref<2x2xf32>, memref<4xf32>
+}
+
+// -----
+
+// A branch that yields one buffer for two results, whose ownership flags
+// go to bufferization's run-time alias check (dealloc_helper): the flags
+// only decide frees, so the cond takes the graph form (where its results
+// are two fresh homes, both owned). The same cond whose flags the host
+// also reads otherwise keeps its host form.
+// CHECK-LABEL: func.func @alias_check_flags
+// CHECK:         %[[CHOICE:.*]]:4 = scf.if
+// CHECK:           call @kiln_cuda_graph_if_begin
+// CHECK:           call @kiln_cuda_graph_if_end
+// CHECK:           scf.yield %{{.*}}, %{{.*}}, %true{{.*}}, %true{{.*}} :
+// CHECK:         memref.store %[[CHOICE]]#2, %{{.*}}[%{{.*}}] : memref<2xi1>
+// CHECK:       func.func @flags_read(
+// CHECK-NOT:   kiln_cuda_graph_if_begin
+// CHECK:       // -----
+func.func private @dealloc_helper(memref<?xindex>, memref<?xindex>, memref<?xi1>, memref<?xi1>, memref<?xi1>)
+func.func @alias_check_flags(%x: memref<4xf32>, %p: memref<i1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r:4 = scf.if %more -> (memref<4xf32>, memref<4xf32>, i1, i1) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %w2 = gpu.wait async
+    %b, %tb = gpu.alloc async [%w2] () : memref<4xf32>
+    %true = arith.constant true
+    scf.yield %a, %b, %true, %true : memref<4xf32>, memref<4xf32>, i1, i1
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %tc = gpu.memcpy async [%ta] %a, %x : memref<4xf32>, memref<4xf32>
+    %true = arith.constant true
+    scf.yield %a, %a, %true, %true : memref<4xf32>, memref<4xf32>, i1, i1
+  }
+  %pointers = memref.alloc() : memref<2xindex>
+  %conditions = memref.alloc() : memref<2xi1>
+  %retained = memref.alloc() : memref<0xindex>
+  %i0 = memref.extract_aligned_pointer_as_index %r#0 : memref<4xf32> -> index
+  memref.store %i0, %pointers[%c0] : memref<2xindex>
+  %i1 = memref.extract_aligned_pointer_as_index %r#1 : memref<4xf32> -> index
+  memref.store %i1, %pointers[%c1] : memref<2xindex>
+  memref.store %r#2, %conditions[%c0] : memref<2xi1>
+  memref.store %r#3, %conditions[%c1] : memref<2xi1>
+  %pc = memref.cast %pointers : memref<2xindex> to memref<?xindex>
+  %cc = memref.cast %conditions : memref<2xi1> to memref<?xi1>
+  %rc = memref.cast %retained : memref<0xindex> to memref<?xindex>
+  %frees = memref.alloc() : memref<2xi1>
+  %owned = memref.alloc() : memref<0xi1>
+  %fc = memref.cast %frees : memref<2xi1> to memref<?xi1>
+  %oc = memref.cast %owned : memref<0xi1> to memref<?xi1>
+  call @dealloc_helper(%pc, %rc, %cc, %fc, %oc) : (memref<?xindex>, memref<?xindex>, memref<?xi1>, memref<?xi1>, memref<?xi1>) -> ()
+  %f0 = memref.load %frees[%c0] : memref<2xi1>
+  scf.if %f0 {
+    %w = gpu.wait async
+    %td = gpu.dealloc async [%w] %r#0 : memref<4xf32>
+  }
+  %f1 = memref.load %frees[%c1] : memref<2xi1>
+  scf.if %f1 {
+    %w = gpu.wait async
+    %td = gpu.dealloc async [%w] %r#1 : memref<4xf32>
+  }
+  memref.dealloc %pointers : memref<2xindex>
+  memref.dealloc %retained : memref<0xindex>
+  memref.dealloc %conditions : memref<2xi1>
+  memref.dealloc %frees : memref<2xi1>
+  memref.dealloc %owned : memref<0xi1>
+  return
+}
+func.func @flags_read(%x: memref<4xf32>, %p: memref<i1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r:4 = scf.if %more -> (memref<4xf32>, memref<4xf32>, i1, i1) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %w2 = gpu.wait async
+    %b, %tb = gpu.alloc async [%w2] () : memref<4xf32>
+    %true = arith.constant true
+    scf.yield %a, %b, %true, %true : memref<4xf32>, memref<4xf32>, i1, i1
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %tc = gpu.memcpy async [%ta] %a, %x : memref<4xf32>, memref<4xf32>
+    %true = arith.constant true
+    scf.yield %a, %a, %true, %true : memref<4xf32>, memref<4xf32>, i1, i1
+  }
+  %pointers = memref.alloc() : memref<2xindex>
+  %conditions = memref.alloc() : memref<2xi1>
+  %retained = memref.alloc() : memref<0xindex>
+  %i0 = memref.extract_aligned_pointer_as_index %r#0 : memref<4xf32> -> index
+  memref.store %i0, %pointers[%c0] : memref<2xindex>
+  %i1 = memref.extract_aligned_pointer_as_index %r#1 : memref<4xf32> -> index
+  memref.store %i1, %pointers[%c1] : memref<2xindex>
+  memref.store %r#2, %conditions[%c0] : memref<2xi1>
+  memref.store %r#3, %conditions[%c1] : memref<2xi1>
+  %seen = memref.load %conditions[%c0] : memref<2xi1>
+  %sink = memref.alloca() : memref<i1>
+  memref.store %seen, %sink[] : memref<i1>
+  %pc = memref.cast %pointers : memref<2xindex> to memref<?xindex>
+  %cc = memref.cast %conditions : memref<2xi1> to memref<?xi1>
+  %rc = memref.cast %retained : memref<0xindex> to memref<?xindex>
+  %frees = memref.alloc() : memref<2xi1>
+  %owned = memref.alloc() : memref<0xi1>
+  %fc = memref.cast %frees : memref<2xi1> to memref<?xi1>
+  %oc = memref.cast %owned : memref<0xi1> to memref<?xi1>
+  call @dealloc_helper(%pc, %rc, %cc, %fc, %oc) : (memref<?xindex>, memref<?xindex>, memref<?xi1>, memref<?xi1>, memref<?xi1>) -> ()
+  %f0 = memref.load %frees[%c0] : memref<2xi1>
+  scf.if %f0 {
+    %w = gpu.wait async
+    %td = gpu.dealloc async [%w] %r#0 : memref<4xf32>
+  }
+  %f1 = memref.load %frees[%c1] : memref<2xi1>
+  scf.if %f1 {
+    %w = gpu.wait async
+    %td = gpu.dealloc async [%w] %r#1 : memref<4xf32>
+  }
+  memref.dealloc %pointers : memref<2xindex>
+  memref.dealloc %retained : memref<0xindex>
+  memref.dealloc %conditions : memref<2xi1>
+  memref.dealloc %frees : memref<2xi1>
+  memref.dealloc %owned : memref<0xi1>
+  return
+}
+
+// -----
+
 // A branch that yields a view of part of the buffer it allocates keeps the
 // host form: the home would hold fewer elements than the branch writes.
 // CHECK-NOT:   kiln_cuda_graph_conds

@@ -263,6 +263,15 @@
 // CHECK-LABEL: define void @kiln_entry_cond_reshape(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// A cond whose branch yields one buffer for both results (whose frees
+// bufferization decides by a run-time alias check): the second result's
+// home takes a copy.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_cond_same_twice(
+// CHECK:         %[[IF:.+]] = call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call void @kiln_cuda_graph_if_end(ptr %[[IF]])
+// CHECK-LABEL: define void @kiln_entry_cond_same_twice(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK:         call void @kiln_cuda_graph_call_end()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -291,6 +300,7 @@
 // LIST: select_reused_byte(arg0: f32[64], arg1: f32[64], arg2: i32[]) -> (out0: f32[64], out1: f32[64])
 // LIST: rnn_while(arg0: f32[8,4,16], arg1: f32[16,16], arg2: f32[4,16], arg3: i64[]) -> (out0: f32[4,16])
 // LIST: cond_reshape(arg0: f32[4,16], arg1: f32[64], arg2: i32[]) -> (out0: f32[64])
+// LIST: cond_same_twice(arg0: f32[16], arg1: i32[]) -> (out0: f32[16], out1: f32[16])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -806,4 +816,21 @@ func.func @cond_reshape(%x: tensor<4x16xf32>, %y: tensor<64xf32>, %n: tensor<i32
     kiln.yield %t : tensor<64xf32>
   }
   return %r : tensor<64xf32>
+}
+
+func.func @cond_same_twice(%x: tensor<16xf32>, %n: tensor<i32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %r:2 = kiln.cond %p, (%x) : tensor<i1>, (tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<16xf32>):
+    %e = kiln.exp %a : tensor<16xf32>
+    kiln.yield %e, %e : tensor<16xf32>, tensor<16xf32>
+  } else {
+  ^bb0(%a: tensor<16xf32>):
+    %t = kiln.tanh %a : tensor<16xf32>
+    %u = kiln.neg %a : tensor<16xf32>
+    kiln.yield %t, %u : tensor<16xf32>, tensor<16xf32>
+  }
+  %s = kiln.add %r#0, %r#1 : tensor<16xf32>
+  return %s, %r#1 : tensor<16xf32>, tensor<16xf32>
 }

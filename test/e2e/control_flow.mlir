@@ -860,3 +860,22 @@ func.func @cond_reshape(%x: tensor<4x16xf32>, %y: tensor<64xf32>, %n: tensor<i32
   }
   return %r : tensor<64xf32>
 }
+
+// A cond whose first branch yields one result for both of its results.
+// CHECK: cond_same_twice(arg0: f32[16], arg1: i32[]) -> (out0: f32[16], out1: f32[16])
+func.func @cond_same_twice(%x: tensor<16xf32>, %n: tensor<i32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %r:2 = kiln.cond %p, (%x) : tensor<i1>, (tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<16xf32>):
+    %e = kiln.exp %a : tensor<16xf32>
+    kiln.yield %e, %e : tensor<16xf32>, tensor<16xf32>
+  } else {
+  ^bb0(%a: tensor<16xf32>):
+    %t = kiln.tanh %a : tensor<16xf32>
+    %u = kiln.neg %a : tensor<16xf32>
+    kiln.yield %t, %u : tensor<16xf32>, tensor<16xf32>
+  }
+  %s = kiln.add %r#0, %r#1 : tensor<16xf32>
+  return %s, %r#1 : tensor<16xf32>, tensor<16xf32>
+}
