@@ -5,9 +5,9 @@
 //
 // buildLinalgPipeline:
 //   0. kiln-sparse-updates (an embedding's gradient scaled and added into
-//      its table row by row); with `fuse`, the canonicalizer (kiln's folds and canonical forms,
-//      e.g. keepdims reshapes absorbed into broadcasts), then kiln-fuse
-//      groups kiln ops into kiln.fused regions;
+//      its table row by row); with `fuse`, the canonicalizer (kiln's folds and
+//      canonical forms, e.g. keepdims reshapes absorbed into broadcasts), then
+//      kiln-fuse groups kiln ops into kiln.fused regions;
 //   1. with `collectives`, the collectives in the communicator's
 //      flat forms and kiln.rank a call (kiln-decompose-collectives,
 //      kiln-collective-calls); the remaining collectives bufferize into
@@ -24,8 +24,9 @@
 //   2. one-shot bufferization of the whole module, the public functions'
 //      arguments read only (kiln-read-only-arguments), identity layouts at
 //      function boundaries (call operands that are slices copied first,
-//      kiln-copy-sliced-call-operands), copies as linalg.copy (so they
-//      become loops or kernels and never call a runtime helper);
+//      kiln-copy-sliced-call-operands, on CUDA also loops' inits),
+//      copies as linalg.copy (so they become loops or kernels and never
+//      call a runtime helper);
 //   3. results become out-params: each returned buffer is made a distinct
 //      allocation first (kiln-fresh-results), then hoisted to the caller,
 //      so outputs are written in place; a result tied to a donated
@@ -92,8 +93,11 @@ void mlir::kiln::buildLinalgPipeline(OpPassManager &pm, bool fuse,
   }
 }
 
-void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(createKilnCopySlicedCallOperands());
+void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm,
+                                            bool copySlicedLoopInits) {
+  KilnCopySlicedCallOperandsOptions sliced;
+  sliced.loopInits = copySlicedLoopInits;
+  pm.addNestedPass<func::FuncOp>(createKilnCopySlicedCallOperands(sliced));
   // The caller's buffers are read only (kiln-read-only-arguments).
   pm.addPass(createKilnReadOnlyArguments());
   bufferization::OneShotBufferizationOptions bufferization;

@@ -16,7 +16,12 @@
 // branch, its result passed to a call, read from offset 0), a select
 // choosing one (seed 5291: a kiln.select with a scalar predicate between a
 // strided slice and an argument, which bufferizes to an arith.select of
-// the two buffers).
+// the two buffers). On CUDA the inits of loops that are slices, or picks
+// between two tensors on a scalar predicate, are copied too (the pass's
+// loop-inits option): a while loop run as a CUDA graph keeps what it
+// carries in dense buffers of its own, and the copy's kernel reads a
+// dynamic slice's index or a pick's predicate where the host would have
+// to (the kernels of a loop cannot read it through what the loop carries).
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,8 +104,11 @@ static SmallVector<Value> bufferSources(Value value) {
 /// buffer may then be a view with an offset or strides. Conservative: a
 /// copy where bufferization would have copied anyway costs one more copy,
 /// a missed view an invalid cast (or, with a dynamic offset, a cast that
-/// drops the offset: the callee reads the wrong elements).
-static bool isSliceView(Value value) {
+/// drops the offset: the callee reads the wrong elements). With `picks`,
+/// a choice between two tensors on a scalar predicate counts too (an
+/// arith.select of their buffers, which the host picks by reading the
+/// predicate).
+static bool isSliceView(Value value, bool picks = false) {
   SmallVector<Value> pending = {value};
   llvm::SmallPtrSet<void *, 16> seen;
   while (!pending.empty() && seen.size() < 256) {
@@ -115,28 +123,43 @@ static bool isSliceView(Value value) {
       pending.push_back(slice.getSource());
       continue;
     }
+    if (auto select = next.getDefiningOp<arith::SelectOp>();
+        picks && select && select.getCondition().getType().isInteger(1))
+      return true;
     llvm::append_range(pending, bufferSources(next));
   }
   return false;
+}
+
+/// Makes each operand of `op` that is a slice of static shape (or a pick,
+/// with `picks`, isSliceView) a copy (`linalg.copy` into a `tensor.empty`
+/// before `op`), which bufferizes to a buffer of its own.
+static void copySlicedOperands(Operation *op, bool picks) {
+  OpBuilder builder(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type || !type.hasStaticShape() || !isSliceView(operand.get(), picks))
+      continue;
+    Value empty = builder.create<tensor::EmptyOp>(op->getLoc(), type.getShape(),
+                                                  type.getElementType());
+    auto copy =
+        builder.create<linalg::CopyOp>(op->getLoc(), operand.get(), empty);
+    operand.set(copy.getResult(0));
+  }
 }
 
 namespace {
 struct KilnCopySlicedCallOperandsPass
     : kiln::impl::KilnCopySlicedCallOperandsBase<
           KilnCopySlicedCallOperandsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
-    getOperation().walk([](func::CallOp call) {
-      OpBuilder builder(call);
-      for (OpOperand &operand : call->getOpOperands()) {
-        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-        if (!type || !type.hasStaticShape() || !isSliceView(operand.get()))
-          continue;
-        Value empty = builder.create<tensor::EmptyOp>(
-            call.getLoc(), type.getShape(), type.getElementType());
-        auto copy = builder.create<linalg::CopyOp>(call.getLoc(),
-                                                   operand.get(), empty);
-        operand.set(copy.getResult(0));
-      }
+    getOperation().walk([&](Operation *op) {
+      if (isa<func::CallOp>(op))
+        copySlicedOperands(op, /*picks=*/false);
+      else if (loopInits && isa<scf::WhileOp, scf::ForOp>(op))
+        copySlicedOperands(op, /*picks=*/true);
     });
   }
 };

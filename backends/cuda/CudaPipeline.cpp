@@ -123,7 +123,10 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createInlineFusedKernels());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  buildBufferizationPipeline(pm);
+  // A loop's init that is a slice or a pick is copied into a buffer of its
+  // own: a loop run as a CUDA graph carries dense buffers, and the copy's
+  // kernel reads an index or a predicate the host would read.
+  buildBufferizationPipeline(pm, /*copySlicedLoopInits=*/true);
   if (options.libraryMatmul) {
     // Copies of the one zero-filled buffer into each accumulator become
     // fills, and transposes read by products are read in place (before

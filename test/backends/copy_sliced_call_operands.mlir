@@ -6,7 +6,10 @@
 // last case runs the whole CPU pipeline on a oneDNN convolution of a
 // channel slice (before the copy, bufferization emitted an invalid
 // memref.cast to the callee's identity layout).
+// With loop-inits (the CUDA pipeline's), a loop's init that is a slice or
+// a pick is copied too (the last case).
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-copy-sliced-call-operands))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-copy-sliced-call-operands{loop-inits=true}))' | FileCheck %s --check-prefix=LOOPS
 
 func.func private @callee(tensor<2x8xf32>) -> tensor<2x8xf32>
 
@@ -196,4 +199,53 @@ func.func @select_of_a_slice(%x: tensor<1x8x16x16xf64>, %y: tensor<1x5x4x16xf64>
   %w = arith.select %p, %y, %y : tensor<1x5x4x16xf64>
   %b = call @callee(%w) : (tensor<1x5x4x16xf64>) -> tensor<1x5x4x16xf64>
   return %a, %b : tensor<1x5x4x16xf64>, tensor<1x5x4x16xf64>
+}
+
+// -----
+
+// Loop inits: a while loop's strided slice, a counted loop's slice at a
+// dynamic offset and a while loop's pick between two tensors on a scalar
+// predicate are copied with loop-inits only; an init that is a whole
+// tensor is not.
+// CHECK-LABEL: func.func @loop_inits(
+// CHECK-NOT:     linalg.copy
+// CHECK:         return
+// LOOPS-LABEL: func.func @loop_inits(
+// LOOPS-SAME:    %[[X:[^:]*]]: tensor<4x8xf32>, %[[Y:[^:]*]]: tensor<4x4xf32>, %[[I:[^:]*]]: index, %[[P:[^:]*]]: i1
+// LOOPS:         %[[S:.*]] = tensor.extract_slice %[[X]][0, 1] [4, 4] [1, 2]
+// LOOPS:         %[[SC:.*]] = linalg.copy ins(%[[S]] : tensor<4x4xf32>)
+// LOOPS-NEXT:    %[[W:.*]]:2 = scf.while (%{{.*}} = %[[SC]], %{{.*}} = %[[Y]])
+// LOOPS:         %[[D:.*]] = tensor.extract_slice %[[X]][0, %[[I]]] [4, 4] [1, 1]
+// LOOPS:         %[[DC:.*]] = linalg.copy ins(%[[D]] : tensor<4x4xf32>)
+// LOOPS-NEXT:    scf.for {{.*}} iter_args(%{{.*}} = %[[DC]])
+// LOOPS:         %[[PICK:.*]] = arith.select %[[P]], %[[Y]], %[[W]]#1 : tensor<4x4xf32>
+// LOOPS:         %[[PC:.*]] = linalg.copy ins(%[[PICK]] : tensor<4x4xf32>)
+// LOOPS-NEXT:    scf.while (%{{.*}} = %[[PC]])
+// LOOPS-NOT:     linalg.copy
+// LOOPS:         return
+func.func @loop_inits(%x: tensor<4x8xf32>, %y: tensor<4x4xf32>, %i: index, %p: i1, %n: index) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %s = tensor.extract_slice %x[0, 1] [4, 4] [1, 2] : tensor<4x8xf32> to tensor<4x4xf32>
+  %w:2 = scf.while (%a = %s, %b = %y) : (tensor<4x4xf32>, tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+    scf.condition(%p) %a, %b : tensor<4x4xf32>, tensor<4x4xf32>
+  } do {
+  ^bb0(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>):
+    %c = arith.addf %a, %b : tensor<4x4xf32>
+    scf.yield %c, %b : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+  %d = tensor.extract_slice %x[0, %i] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = scf.for %k = %c0 to %n step %c1 iter_args(%a = %d) -> (tensor<4x4xf32>) {
+    %c = arith.addf %a, %a : tensor<4x4xf32>
+    scf.yield %c : tensor<4x4xf32>
+  }
+  %pick = arith.select %p, %y, %w#1 : tensor<4x4xf32>
+  %v = scf.while (%a = %pick) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+    scf.condition(%p) %a : tensor<4x4xf32>
+  } do {
+  ^bb0(%a: tensor<4x4xf32>):
+    %c = arith.addf %a, %a : tensor<4x4xf32>
+    scf.yield %c : tensor<4x4xf32>
+  }
+  return %w#0, %f, %v : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }

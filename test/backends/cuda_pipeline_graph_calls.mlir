@@ -272,6 +272,20 @@
 // CHECK-LABEL: define void @kiln_entry_cond_same_twice(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
 // CHECK:         call void @kiln_cuda_graph_call_end()
+// Loops whose inits are a strided slice, a dynamic slice (in a counted
+// loop) and a pick: each init is copied into a buffer of its own first
+// (kiln-copy-sliced-call-operands' loop-inits), whose kernel reads the
+// index or the predicate.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_while_from_slice(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK-LABEL: define void @kiln_entry_while_from_slice(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK-LABEL: define void @kiln_entry_for_from_dynamic_slice(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_while_from_pick(
+// CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
+// CHECK-LABEL: define void @kiln_entry_while_from_pick(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -301,6 +315,9 @@
 // LIST: rnn_while(arg0: f32[8,4,16], arg1: f32[16,16], arg2: f32[4,16], arg3: i64[]) -> (out0: f32[4,16])
 // LIST: cond_reshape(arg0: f32[4,16], arg1: f32[64], arg2: i32[]) -> (out0: f32[64])
 // LIST: cond_same_twice(arg0: f32[16], arg1: i32[]) -> (out0: f32[16], out1: f32[16])
+// LIST: while_from_slice(arg0: f32[4,16], arg1: i32[]) -> (out0: f32[4,8])
+// LIST: for_from_dynamic_slice(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
+// LIST: while_from_pick(arg0: f32[16], arg1: f32[16], arg2: i32[]) -> (out0: f32[16])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -833,4 +850,54 @@ func.func @cond_same_twice(%x: tensor<16xf32>, %n: tensor<i32>) -> (tensor<16xf3
   }
   %s = kiln.add %r#0, %r#1 : tensor<16xf32>
   return %s, %r#1 : tensor<16xf32>, tensor<16xf32>
+}
+
+func.func @while_from_slice(%x: tensor<4x16xf32>, %n: tensor<i32>) -> tensor<4x8xf32> {
+  %s = kiln.slice %x, start = [0, 1], limit = [4, 16], stride = [1, 2] : tensor<4x16xf32>
+  %r:2 = kiln.while (%s, %n) : (tensor<4x8xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<4x8xf32>, %i: tensor<i32>):
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %zero : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<4x8xf32>, %i: tensor<i32>):
+    %half = kiln.constant dense<0.5> : tensor<4x8xf32>
+    %one = kiln.constant dense<1.0> : tensor<4x8xf32>
+    %h = kiln.mul %v, %half : tensor<4x8xf32>
+    %w = kiln.add %h, %one : tensor<4x8xf32>
+    %step = kiln.constant dense<1> : tensor<i32>
+    %j = kiln.sub %i, %step : tensor<i32>
+    kiln.yield %w, %j : tensor<4x8xf32>, tensor<i32>
+  }
+  return %r#0 : tensor<4x8xf32>
+}
+
+func.func @for_from_dynamic_slice(%xs: tensor<8x4xf32>, %k: tensor<i64>) -> tensor<3x4xf32> {
+  %d = kiln.dynamic_slice %xs[%k], size = 3 : tensor<8x4xf32>
+  %r = kiln.for 3 iterations (%d) : (tensor<3x4xf32>) {
+  ^bb0(%t: tensor<i64>, %v: tensor<3x4xf32>):
+    %h = kiln.tanh %v : tensor<3x4xf32>
+    kiln.yield %h : tensor<3x4xf32>
+  }
+  return %r : tensor<3x4xf32>
+}
+
+func.func @while_from_pick(%x: tensor<16xf32>, %y: tensor<16xf32>, %n: tensor<i32>) -> tensor<16xf32> {
+  %two = kiln.constant dense<2> : tensor<i32>
+  %p = kiln.compare gt, %n, %two : tensor<i32>
+  %pick = kiln.select %p, %x, %y : tensor<i1>, tensor<16xf32>
+  %r:2 = kiln.while (%pick, %n) : (tensor<16xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<16xf32>, %i: tensor<i32>):
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %zero : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<16xf32>, %i: tensor<i32>):
+    %half = kiln.constant dense<0.5> : tensor<16xf32>
+    %h = kiln.mul %v, %half : tensor<16xf32>
+    %step = kiln.constant dense<1> : tensor<i32>
+    %j = kiln.sub %i, %step : tensor<i32>
+    kiln.yield %h, %j : tensor<16xf32>, tensor<i32>
+  }
+  return %r#0 : tensor<16xf32>
 }

@@ -879,3 +879,59 @@ func.func @cond_same_twice(%x: tensor<16xf32>, %n: tensor<i32>) -> (tensor<16xf3
   %s = kiln.add %r#0, %r#1 : tensor<16xf32>
   return %s, %r#1 : tensor<16xf32>, tensor<16xf32>
 }
+
+// A kiln.while whose init is a strided slice.
+// CHECK: while_from_slice(arg0: f32[4,16], arg1: i32[]) -> (out0: f32[4,8])
+func.func @while_from_slice(%x: tensor<4x16xf32>, %n: tensor<i32>) -> tensor<4x8xf32> {
+  %s = kiln.slice %x, start = [0, 1], limit = [4, 16], stride = [1, 2] : tensor<4x16xf32>
+  %r:2 = kiln.while (%s, %n) : (tensor<4x8xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<4x8xf32>, %i: tensor<i32>):
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %zero : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<4x8xf32>, %i: tensor<i32>):
+    %half = kiln.constant dense<0.5> : tensor<4x8xf32>
+    %one = kiln.constant dense<1.0> : tensor<4x8xf32>
+    %h = kiln.mul %v, %half : tensor<4x8xf32>
+    %w = kiln.add %h, %one : tensor<4x8xf32>
+    %step = kiln.constant dense<1> : tensor<i32>
+    %j = kiln.sub %i, %step : tensor<i32>
+    kiln.yield %w, %j : tensor<4x8xf32>, tensor<i32>
+  }
+  return %r#0 : tensor<4x8xf32>
+}
+
+// A kiln.for whose init is a dynamic slice.
+// CHECK: for_from_dynamic_slice(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
+func.func @for_from_dynamic_slice(%xs: tensor<8x4xf32>, %k: tensor<i64>) -> tensor<3x4xf32> {
+  %d = kiln.dynamic_slice %xs[%k], size = 3 : tensor<8x4xf32>
+  %r = kiln.for 3 iterations (%d) : (tensor<3x4xf32>) {
+  ^bb0(%t: tensor<i64>, %v: tensor<3x4xf32>):
+    %h = kiln.tanh %v : tensor<3x4xf32>
+    kiln.yield %h : tensor<3x4xf32>
+  }
+  return %r : tensor<3x4xf32>
+}
+
+// A kiln.while whose init is a select on a scalar predicate.
+// CHECK: while_from_pick(arg0: f32[16], arg1: f32[16], arg2: i32[]) -> (out0: f32[16])
+func.func @while_from_pick(%x: tensor<16xf32>, %y: tensor<16xf32>, %n: tensor<i32>) -> tensor<16xf32> {
+  %two = kiln.constant dense<2> : tensor<i32>
+  %p = kiln.compare gt, %n, %two : tensor<i32>
+  %pick = kiln.select %p, %x, %y : tensor<i1>, tensor<16xf32>
+  %r:2 = kiln.while (%pick, %n) : (tensor<16xf32>, tensor<i32>) cond {
+  ^bb0(%v: tensor<16xf32>, %i: tensor<i32>):
+    %zero = kiln.constant dense<0> : tensor<i32>
+    %more = kiln.compare gt, %i, %zero : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%v: tensor<16xf32>, %i: tensor<i32>):
+    %half = kiln.constant dense<0.5> : tensor<16xf32>
+    %h = kiln.mul %v, %half : tensor<16xf32>
+    %step = kiln.constant dense<1> : tensor<i32>
+    %j = kiln.sub %i, %step : tensor<i32>
+    kiln.yield %h, %j : tensor<16xf32>, tensor<i32>
+  }
+  return %r#0 : tensor<16xf32>
+}

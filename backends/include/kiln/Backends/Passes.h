@@ -70,8 +70,10 @@ void buildLinalgPipeline(OpPassManager &pm, bool fuse, bool rowLoops = false,
 
 /// Linalg on tensors to linalg on buffers with results as out-params, the
 /// steps the CPU and CUDA pipelines share next (BufferizationPipeline.cpp);
-/// the kiln.fused_kernels must be inlined by then.
-void buildBufferizationPipeline(OpPassManager &pm);
+/// the kiln.fused_kernels must be inlined by then. `copySlicedLoopInits`
+/// is kiln-copy-sliced-call-operands' loop-inits option.
+void buildBufferizationPipeline(OpPassManager &pm,
+                                bool copySlicedLoopInits = false);
 
 /// Upstream's buffer deallocation pipeline (ownership-based deallocation,
 /// its simplification, the lowering of bufferization.dealloc); with

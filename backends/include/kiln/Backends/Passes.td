@@ -181,7 +181,20 @@ def KilnCopySlicedCallOperands
     `memref.cast` can turn into the callee's identity-layout argument. Such
     an operand is copied (`linalg.copy` into a `tensor.empty`) so that
     bufferization gives the call a buffer of its own.
+
+    With `loop-inits`, the inits of `scf.while` and `scf.for` loops
+    (`kiln.while`, `kiln.for`) that are such slices, or picks between two
+    tensors on a scalar predicate (an `arith.select` of tensors), are
+    copied too, so that a loop carries buffers of its own, of identity
+    layout, from its first iteration: the CUDA backend keeps a while loop's
+    carried values in dense buffers where it runs the loop as a CUDA graph
+    (kiln-cuda-graph-loops), and the copy's kernel reads a dynamic slice's
+    index or the pick's predicate where the host would have to.
   }];
+  let options = [
+    Option<"loopInits", "loop-inits", "bool", "false",
+           "Also copy the inits of loops that are slices or picks">
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];
 }
