@@ -25,6 +25,13 @@
 // next predicate), a one-thread kernel in the load's place first copies the
 // value into a fresh buffer on the device, and the clones read that.
 //
+// A cond's predicate the host would load at such an index (a kiln.cond on
+// a predicate a gradient's backward loop reads back from the forward
+// loop's stack) is loaded by a one-thread kernel into a buffer of its own
+// first, which the host then reads as any cond's predicate
+// (kiln-cuda-predicate-copies): the index is the kernel's to read, and
+// the cond can take its graph form.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
@@ -236,10 +243,48 @@ void moveIntoKernels(IndexRead &read) {
       op->erase();
 }
 
+/// Whether `load` is a host load of a cond's predicate at an index the host
+/// reads from memory (a kiln.cond on a predicate a gradient's backward loop
+/// reads back from the stack of the forward loop's predicates).
+bool isPredicateAtIndex(memref::LoadOp load) {
+  return load.getType().isInteger(1) && !outermostKernelLoop(load) &&
+         !load->use_empty() &&
+         llvm::all_of(load->getUsers(),
+                      [](Operation *user) { return isa<scf::IfOp>(user); }) &&
+         kiln::addressReadsMemory(load.getMemRef());
+}
+
+/// Loads `load`'s predicate in a one-thread kernel into a buffer of its
+/// own, which the host reads instead (kiln-cuda-predicate-copies makes
+/// that a copy back, a predicate read kiln-cuda-graph-conds takes) and
+/// frees right after: the kernel, not the host, then reads the index.
+void loadInKernel(memref::LoadOp load) {
+  Location loc = load.getLoc();
+  OpBuilder builder(load);
+  Value own =
+      builder.create<memref::AllocOp>(loc, MemRefType::get({}, load.getType()));
+  gpu::LaunchOp launch = kiln::createOneThreadLaunch(builder, loc);
+  OpBuilder inside(launch.getBody().front().getTerminator());
+  Value value =
+      inside.create<memref::LoadOp>(loc, load.getMemRef(), load.getIndices());
+  inside.create<memref::StoreOp>(loc, value, own);
+  Value read = builder.create<memref::LoadOp>(loc, own);
+  builder.create<memref::DeallocOp>(loc, own);
+  load.getResult().replaceAllUsesWith(read);
+  load.erase();
+}
+
 struct KilnCudaDeviceIndexReadsPass
     : kiln::impl::KilnCudaDeviceIndexReadsBase<KilnCudaDeviceIndexReadsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    SmallVector<memref::LoadOp> predicates;
+    func.walk([&](memref::LoadOp load) {
+      if (isPredicateAtIndex(load))
+        predicates.push_back(load);
+    });
+    for (memref::LoadOp load : predicates)
+      loadInKernel(load);
     SmallVector<memref::LoadOp> loads;
     func.walk([&](memref::LoadOp load) {
       if (load.getMemRefType().getRank() == 0 &&

@@ -242,13 +242,15 @@ struct PredicateRead {
 };
 
 /// The predicate read `condition` is the result of, if it is one: its only
-/// use, a load of a stack slot that only the copy writes and only the load
-/// reads, right after the wait for the copy (whose token nothing else
-/// uses), in the copy's block; the copied byte is device memory.
-inline std::optional<PredicateRead> predicateReadOf(Value condition) {
+/// use (one of its uses, with `severalUses`), a load of a stack slot that
+/// only the copy writes and only the load reads, right after the wait for
+/// the copy (whose token nothing else uses), in the copy's block; the
+/// copied byte is device memory.
+inline std::optional<PredicateRead> predicateReadOf(Value condition,
+                                                    bool severalUses = false) {
   PredicateRead read;
   read.load = condition.getDefiningOp<memref::LoadOp>();
-  if (!read.load || !read.load.getResult().hasOneUse())
+  if (!read.load || !(severalUses || read.load.getResult().hasOneUse()))
     return std::nullopt;
   Value slot = read.load.getMemRef();
   if (!slot.getDefiningOp<memref::AllocaOp>())

@@ -299,9 +299,9 @@ bool branchQualifies(scf::IfOp branch, Region &region) {
   return onlyDeviceWork(region, region);
 }
 
-/// Whether `branch` can take the graph form: a predicate read on the host
-/// chooses between two regions that qualify, with buffer results only.
-bool qualifies(scf::IfOp branch, kiln::PredicateRead &read) {
+/// Whether `branch`, its predicate aside, can take the graph form: two
+/// regions that qualify, with buffer results only (and ownership flags).
+bool formQualifies(scf::IfOp branch) {
   if (branch->getParentOfType<gpu::LaunchOp>() ||
       branch.getElseRegion().empty() || kiln::isHostForm(branch))
     return false;
@@ -313,13 +313,72 @@ bool qualifies(scf::IfOp branch, kiln::PredicateRead &read) {
     if (!memref || !memref.hasStaticShape() || memref.getMemorySpace())
       return false;
   }
+  return branchQualifies(branch, branch.getThenRegion()) &&
+         branchQualifies(branch, branch.getElseRegion());
+}
+
+/// Whether `branch` can take the graph form: a predicate read on the host,
+/// in its block, chooses between two regions that qualify.
+bool qualifies(scf::IfOp branch, kiln::PredicateRead &read) {
+  if (!formQualifies(branch))
+    return false;
   std::optional<kiln::PredicateRead> found =
       kiln::predicateReadOf(branch.getCondition());
   if (!found || found->load->getBlock() != branch->getBlock())
     return false;
   read = *found;
-  return branchQualifies(branch, branch.getThenRegion()) &&
-         branchQualifies(branch, branch.getElseRegion());
+  return true;
+}
+
+/// Gives each cond after the first that decides on `read`'s predicate a
+/// read of its own, where they all are conds of its block that can take
+/// the graph form (a cond's gradient decides on the cond's predicate
+/// again). A device copy of the predicate's byte, queued where the host
+/// copies it (so it holds the value the host reads, whatever reuses the
+/// byte later), is what the later conds read; it is freed after the last.
+/// Returns whether it did.
+bool splitSharedRead(kiln::PredicateRead read) {
+  Value predicate = read.load.getResult();
+  if (predicate.hasOneUse())
+    return false;
+  SmallVector<scf::IfOp> conds;
+  for (Operation *user : predicate.getUsers()) {
+    auto branch = dyn_cast<scf::IfOp>(user);
+    if (!branch || branch->getBlock() != read.load->getBlock() ||
+        !formQualifies(branch))
+      return false;
+    conds.push_back(branch);
+  }
+  llvm::sort(conds,
+             [](scf::IfOp a, scf::IfOp b) { return a->isBeforeInBlock(b); });
+  Location loc = read.load.getLoc();
+  auto tokenType = OpBuilder(read.copy).getType<gpu::AsyncTokenType>();
+  OpBuilder builder(read.copy);
+  auto byte = builder.create<gpu::AllocOp>(
+      loc, cast<MemRefType>(read.devicePredicate.getType()), tokenType,
+      ValueRange{kiln::streamToken(builder, loc)}, ValueRange(), ValueRange(),
+      /*hostShared=*/false);
+  builder.create<gpu::MemcpyOp>(loc, tokenType,
+                                ValueRange{byte.getAsyncToken()},
+                                byte.getMemref(), read.devicePredicate);
+  auto function = read.load->getParentOfType<func::FuncOp>();
+  OpBuilder atEntry = OpBuilder::atBlockBegin(&function.getBody().front());
+  for (scf::IfOp branch : ArrayRef(conds).drop_front()) {
+    builder.setInsertionPoint(branch);
+    Value slot = atEntry.create<memref::AllocaOp>(
+        loc, cast<MemRefType>(read.load.getMemRef().getType()));
+    auto copy = builder.create<gpu::MemcpyOp>(
+        loc, tokenType, ValueRange{kiln::streamToken(builder, loc)}, slot,
+        byte.getMemref());
+    builder.create<gpu::WaitOp>(loc, Type(), copy.getAsyncToken());
+    branch.getConditionMutable().assign(
+        builder.create<memref::LoadOp>(loc, slot));
+  }
+  builder.setInsertionPointAfter(conds.back());
+  builder.create<gpu::DeallocOp>(loc, tokenType,
+                                 ValueRange{kiln::streamToken(builder, loc)},
+                                 byte.getMemref());
+  return true;
 }
 
 class GraphCondBuilder {
@@ -456,6 +515,16 @@ struct KilnCudaGraphCondsPass
     : kiln::impl::KilnCudaGraphCondsBase<KilnCudaGraphCondsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Conds that share a predicate read get one each first.
+    SmallVector<kiln::PredicateRead> shared;
+    module.walk([&](memref::LoadOp load) {
+      if (std::optional<kiln::PredicateRead> read =
+              kiln::predicateReadOf(load.getResult(), /*severalUses=*/true);
+          read && !load.getResult().hasOneUse())
+        shared.push_back(*read);
+    });
+    for (kiln::PredicateRead &read : shared)
+      splitSharedRead(read);
     SmallVector<std::pair<scf::IfOp, kiln::PredicateRead>> conds;
     module.walk([&](scf::IfOp branch) {
       kiln::PredicateRead read;

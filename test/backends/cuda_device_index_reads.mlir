@@ -356,3 +356,55 @@ func.func @pick_yielded(%p: memref<i1>, %q: i1, %a: memref<8xf32>, %b: memref<8x
   }
   return
 }
+
+// -----
+
+// A cond's predicate at an index (a gradient's backward loop reading the
+// forward loop's stacked predicates): a one-thread kernel loads it into a
+// buffer of its own, which the host reads for the cond and frees, and the
+// kernel reads the index itself. A predicate at an index that host code
+// other than a cond uses stays a host load.
+// CHECK-LABEL: func.func @predicate_at_index
+// CHECK-SAME:  (%[[FLAGS:.+]]: memref<4xi1>, %[[I:.+]]: memref<i64>, %[[Y:.+]]: memref<8xf32>)
+// CHECK-NOT:   memref.load %[[I]]
+// CHECK:       %[[OWN:.+]] = memref.alloc() : memref<i1>
+// CHECK-NEXT:  %{{.+}} = arith.constant 1 : index
+// CHECK-NEXT:  gpu.launch
+// CHECK-NEXT:    %[[L:.+]] = memref.load %[[I]][] : memref<i64>
+// CHECK-NEXT:    %[[X:.+]] = arith.index_cast %[[L]] : i64 to index
+// CHECK-NEXT:    %[[V:.+]] = memref.reinterpret_cast %[[FLAGS]] to offset: [%[[X]]]
+// CHECK-NEXT:    %[[P:.+]] = memref.load %[[V]][]
+// CHECK-NEXT:    memref.store %[[P]], %[[OWN]][] : memref<i1>
+// CHECK-NEXT:    gpu.terminator
+// CHECK:       %[[READ:.+]] = memref.load %[[OWN]][] : memref<i1>
+// CHECK-NEXT:  memref.dealloc %[[OWN]] : memref<i1>
+// CHECK-NEXT:  scf.if %[[READ]]
+// CHECK-LABEL: func.func @predicate_at_index_on_host
+// CHECK:       %[[L:.+]] = memref.load %{{.+}}[] : memref<i64>
+// CHECK:       memref.load %{{.+}}[] : memref<i1, strided<[], offset: ?>>
+// CHECK-NOT:   gpu.launch
+func.func @predicate_at_index(%flags: memref<4xi1>, %i: memref<i64>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %l = memref.load %i[] : memref<i64>
+  %x = arith.index_cast %l : i64 to index
+  %v = memref.reinterpret_cast %flags to offset: [%x], sizes: [], strides: [] : memref<4xi1> to memref<i1, strided<[], offset: ?>>
+  %p = memref.load %v[] : memref<i1, strided<[], offset: ?>>
+  scf.if %p {
+    scf.parallel (%r) = (%c0) to (%c8) step (%c1) {
+      memref.store %zero, %y[%r] : memref<8xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+func.func @predicate_at_index_on_host(%flags: memref<4xi1>, %i: memref<i64>, %y: memref<8xf32>) -> i1 {
+  %l = memref.load %i[] : memref<i64>
+  %x = arith.index_cast %l : i64 to index
+  %v = memref.reinterpret_cast %flags to offset: [%x], sizes: [], strides: [] : memref<4xi1> to memref<i1, strided<[], offset: ?>>
+  %p = memref.load %v[] : memref<i1, strided<[], offset: ?>>
+  %q = arith.xori %p, %p : i1
+  return %q : i1
+}

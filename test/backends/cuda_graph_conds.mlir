@@ -487,6 +487,93 @@ func.func @flags_read(%x: memref<4xf32>, %p: memref<i1>) {
 
 // -----
 
+// Two conds on one predicate read (a cond and its gradient's cond): the
+// second reads a device copy of the byte, queued where the host copies
+// it, and both take the graph form. Where one of them cannot, both keep
+// their host forms and the one read.
+// CHECK-LABEL: func.func @shared_read(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<4xf32>, %[[P:[^:]*]]: memref<i1>
+// CHECK:         %[[SLOT2:.*]] = memref.alloca() : memref<i1>
+// CHECK:         %[[BYTE:.*]], %[[TB:.*]] = gpu.alloc async [%{{.*}}] () : memref<i1>
+// CHECK:         gpu.memcpy async [%[[TB]]] %[[BYTE]], %[[P]] : memref<i1>, memref<i1>
+// CHECK:         scf.if
+// CHECK:           call @kiln_cuda_graph_if_begin
+// CHECK:         } else {
+// CHECK:           gpu.memcpy async [%{{.*}}] %{{.*}}, %[[P]]
+// CHECK:         scf.if
+// CHECK:           memref.extract_strided_metadata %[[BYTE]]
+// CHECK:           call @kiln_cuda_graph_if_begin
+// CHECK:         } else {
+// CHECK:           %[[T:.*]] = gpu.memcpy async [%{{.*}}] %[[SLOT2]], %[[BYTE]]
+// CHECK-NEXT:      gpu.wait [%[[T]]]
+// CHECK-NEXT:      %[[MORE2:.*]] = memref.load %[[SLOT2]][]
+// CHECK-NEXT:      scf.if %[[MORE2]]
+// CHECK:         gpu.dealloc async [%{{.*}}] %[[BYTE]] : memref<i1>
+// CHECK-NEXT:    return
+// CHECK:       func.func @shared_read_host(
+// CHECK-NOT:     kiln_cuda_graph_if_begin
+// CHECK:       // -----
+func.func @shared_read(%x: memref<4xf32>, %p: memref<i1>) -> (memref<4xf32>, memref<4xf32>) {
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r = scf.if %more -> (memref<4xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %tc = gpu.memcpy async [%ta] %a, %x : memref<4xf32>, memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  }
+  %g = scf.if %more -> (memref<4xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %tc = gpu.memcpy async [%ta] %a, %r : memref<4xf32>, memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  }
+  return %r, %g : memref<4xf32>, memref<4xf32>
+}
+func.func @shared_read_host(%x: memref<4xf32>, %p: memref<i1>) -> (memref<4xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r = scf.if %more -> (memref<4xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %tc = gpu.memcpy async [%ta] %a, %x : memref<4xf32>, memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  }
+  %g = scf.if %more -> (memref<4xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %tc = gpu.memcpy async [%ta] %a, %r : memref<4xf32>, memref<4xf32>
+    %v = memref.load %x[%c0] : memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  }
+  return %r, %g : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
 // A branch that yields a view of part of the buffer it allocates keeps the
 // host form: the home would hold fewer elements than the branch writes.
 // CHECK-NOT:   kiln_cuda_graph_conds

@@ -286,6 +286,20 @@
 // CHECK:         %[[LOOP:.+]] = call ptr @kiln_cuda_graph_while_begin()
 // CHECK-LABEL: define void @kiln_entry_while_from_pick(
 // CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// Two conds on one predicate read (a cond and its gradient's cond): the
+// second reads a device copy of the byte; and a cond per trip of a
+// kiln.for on a predicate at the trip's index (a gradient's backward loop
+// over stacked predicates), which a one-thread kernel loads: both
+// captured whole.
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_cond_twice(
+// CHECK:         call ptr @kiln_cuda_graph_if_begin(
+// CHECK:         call ptr @kiln_cuda_graph_if_begin(
+// CHECK-LABEL: define void @kiln_entry_cond_twice(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
+// CHECK-LABEL: define internal {{.*}}@kiln_impl_cond_on_stacked(
+// CHECK:         call ptr @kiln_cuda_graph_if_begin(
+// CHECK-LABEL: define void @kiln_entry_cond_on_stacked(
+// CHECK:         call i32 @kiln_cuda_graph_call_begin()
 
 // OFF-NOT:     kiln_cuda_graph_call
 // OFF:         call ptr @kiln_cuda_resident_constant(
@@ -318,6 +332,8 @@
 // LIST: while_from_slice(arg0: f32[4,16], arg1: i32[]) -> (out0: f32[4,8])
 // LIST: for_from_dynamic_slice(arg0: f32[8,4], arg1: i64[]) -> (out0: f32[3,4])
 // LIST: while_from_pick(arg0: f32[16], arg1: f32[16], arg2: i32[]) -> (out0: f32[16])
+// LIST: cond_twice(arg0: f32[16], arg1: i32[]) -> (out0: f32[16])
+// LIST: cond_on_stacked(arg0: i1[4], arg1: f32[16]) -> (out0: f32[16])
 func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
   %bias = kiln.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
   %m = kiln.matmul %x, %w : tensor<8x16xf32>, tensor<16x4xf32>
@@ -898,6 +914,53 @@ func.func @while_from_pick(%x: tensor<16xf32>, %y: tensor<16xf32>, %n: tensor<i3
     %step = kiln.constant dense<1> : tensor<i32>
     %j = kiln.sub %i, %step : tensor<i32>
     kiln.yield %h, %j : tensor<16xf32>, tensor<i32>
+  }
+  return %r#0 : tensor<16xf32>
+}
+
+func.func @cond_twice(%x: tensor<16xf32>, %n: tensor<i32>) -> tensor<16xf32> {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %a = kiln.cond %p, (%x) : tensor<i1>, (tensor<16xf32>) -> (tensor<16xf32>) {
+  ^bb0(%u: tensor<16xf32>):
+    %e = kiln.exp %u : tensor<16xf32>
+    kiln.yield %e : tensor<16xf32>
+  } else {
+  ^bb0(%u: tensor<16xf32>):
+    %ng = kiln.neg %u : tensor<16xf32>
+    kiln.yield %ng : tensor<16xf32>
+  }
+  %s = kiln.sin %a : tensor<16xf32>
+  %b = kiln.cond %p, (%s) : tensor<i1>, (tensor<16xf32>) -> (tensor<16xf32>) {
+  ^bb0(%u: tensor<16xf32>):
+    %t = kiln.tanh %u : tensor<16xf32>
+    kiln.yield %t : tensor<16xf32>
+  } else {
+  ^bb0(%u: tensor<16xf32>):
+    %two = kiln.constant dense<2.0> : tensor<16xf32>
+    %m = kiln.mul %u, %two : tensor<16xf32>
+    kiln.yield %m : tensor<16xf32>
+  }
+  return %b : tensor<16xf32>
+}
+
+func.func @cond_on_stacked(%flags: tensor<4xi1>, %x: tensor<16xf32>) -> tensor<16xf32> {
+  %r:2 = kiln.for 4 iterations (%x, %flags) : (tensor<16xf32>, tensor<4xi1>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<16xf32>, %fs: tensor<4xi1>):
+    %three = kiln.constant dense<3> : tensor<i64>
+    %j = kiln.sub %three, %i : tensor<i64>
+    %f = kiln.dynamic_slice %fs[%j], size = 1 : tensor<4xi1>
+    %p = kiln.reshape %f : (tensor<1xi1>) -> tensor<i1>
+    %w = kiln.cond %p, (%v) : tensor<i1>, (tensor<16xf32>) -> (tensor<16xf32>) {
+    ^bb0(%u: tensor<16xf32>):
+      %t = kiln.tanh %u : tensor<16xf32>
+      kiln.yield %t : tensor<16xf32>
+    } else {
+    ^bb0(%u: tensor<16xf32>):
+      %s = kiln.sin %u : tensor<16xf32>
+      kiln.yield %s : tensor<16xf32>
+    }
+    kiln.yield %w, %fs : tensor<16xf32>, tensor<4xi1>
   }
   return %r#0 : tensor<16xf32>
 }

@@ -935,3 +935,55 @@ func.func @while_from_pick(%x: tensor<16xf32>, %y: tensor<16xf32>, %n: tensor<i3
   }
   return %r#0 : tensor<16xf32>
 }
+
+// Two conds on one predicate (as a cond and its gradient's cond).
+// CHECK: cond_twice(arg0: f32[16], arg1: i32[]) -> (out0: f32[16])
+func.func @cond_twice(%x: tensor<16xf32>, %n: tensor<i32>) -> tensor<16xf32> {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %p = kiln.compare gt, %n, %zero : tensor<i32>
+  %a = kiln.cond %p, (%x) : tensor<i1>, (tensor<16xf32>) -> (tensor<16xf32>) {
+  ^bb0(%u: tensor<16xf32>):
+    %e = kiln.exp %u : tensor<16xf32>
+    kiln.yield %e : tensor<16xf32>
+  } else {
+  ^bb0(%u: tensor<16xf32>):
+    %ng = kiln.neg %u : tensor<16xf32>
+    kiln.yield %ng : tensor<16xf32>
+  }
+  %s = kiln.sin %a : tensor<16xf32>
+  %b = kiln.cond %p, (%s) : tensor<i1>, (tensor<16xf32>) -> (tensor<16xf32>) {
+  ^bb0(%u: tensor<16xf32>):
+    %t = kiln.tanh %u : tensor<16xf32>
+    kiln.yield %t : tensor<16xf32>
+  } else {
+  ^bb0(%u: tensor<16xf32>):
+    %two = kiln.constant dense<2.0> : tensor<16xf32>
+    %m = kiln.mul %u, %two : tensor<16xf32>
+    kiln.yield %m : tensor<16xf32>
+  }
+  return %b : tensor<16xf32>
+}
+
+// A cond per step on predicates read back from a tensor in reverse (as a
+// gradient's backward loop reads the forward loop's predicates).
+// CHECK: cond_on_stacked(arg0: i1[4], arg1: f32[16]) -> (out0: f32[16])
+func.func @cond_on_stacked(%flags: tensor<4xi1>, %x: tensor<16xf32>) -> tensor<16xf32> {
+  %r:2 = kiln.for 4 iterations (%x, %flags) : (tensor<16xf32>, tensor<4xi1>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<16xf32>, %fs: tensor<4xi1>):
+    %three = kiln.constant dense<3> : tensor<i64>
+    %j = kiln.sub %three, %i : tensor<i64>
+    %f = kiln.dynamic_slice %fs[%j], size = 1 : tensor<4xi1>
+    %p = kiln.reshape %f : (tensor<1xi1>) -> tensor<i1>
+    %w = kiln.cond %p, (%v) : tensor<i1>, (tensor<16xf32>) -> (tensor<16xf32>) {
+    ^bb0(%u: tensor<16xf32>):
+      %t = kiln.tanh %u : tensor<16xf32>
+      kiln.yield %t : tensor<16xf32>
+    } else {
+    ^bb0(%u: tensor<16xf32>):
+      %s = kiln.sin %u : tensor<16xf32>
+      kiln.yield %s : tensor<16xf32>
+    }
+    kiln.yield %w, %fs : tensor<16xf32>, tensor<4xi1>
+  }
+  return %r#0 : tensor<16xf32>
+}
