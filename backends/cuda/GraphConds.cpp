@@ -43,7 +43,10 @@
 // bufferization's run-time alias check where results may alias); in the
 // graph form it is true, as the homes are fresh buffers the code after the
 // cond owns. A buffer a branch yields for several results is copied into
-// each home after the first.
+// each home after the first. Conds that decide on one predicate read (a
+// cond and its gradient's cond) get a read each first, where they all
+// qualify: the later ones read a device copy of the byte, queued where the
+// host copied it.
 // The host form of a cond that has a graph form already is left alone.
 //
 //===----------------------------------------------------------------------===//

@@ -483,8 +483,14 @@ def KilnCudaGraphConds : Pass<"kiln-cuda-graph-conds", "mlir::ModuleOp"> {
     last buffer of a `scf.for` of constant bounds (a `kiln.for`) that the
     branch runs and yields. An i1 result that only decides frees after the
     cond (the ownership flag of such a result) is true in the graph form,
-    whose results are fresh buffers. The host form of a cond with a graph
-    form is left alone.
+    whose results are fresh buffers (also where it goes to the run-time
+    alias check, `dealloc_helper`). A branch may yield a reshape of a
+    buffer it allocates, and one buffer for several results (copied into
+    each further fixed buffer). Conds that share one predicate read (a cond
+    and its gradient's cond) get a read each first, where they all
+    qualify: the later ones read a device copy of the byte queued where
+    the host copied it. The host form of a cond with a graph form is left
+    alone.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
@@ -566,7 +572,11 @@ def KilnCudaDeviceIndexReads
     kernels, a one-thread kernel in the load's place first copies the
     value into a fresh buffer, which the clones read and which is freed
     after the last of them. A value that a terminator yields keeps its
-    host read.
+    host read. A cond's i1 predicate that the host would load at such an
+    index (a gradient's backward loop reading the forward loop's stacked
+    predicates) is first loaded by a one-thread kernel into a buffer of its
+    own, which the host reads instead (and frees): the index is then the
+    kernel's to read.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",
