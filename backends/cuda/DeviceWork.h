@@ -71,6 +71,33 @@ inline bool queuesDeviceWorkOnly(Operation *op,
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
 }
 
+/// Whether `op` is part of bufferization's run-time alias check on host
+/// buffers that `region` allocates (`memref.alloc`: the addresses and
+/// conditions that its `dealloc_helper` reads and the frees it writes):
+/// such a buffer's allocation, free, stores and loads, and the helper's
+/// call on such buffers. Its decisions come from buffer addresses, which a
+/// captured graph keeps, so a capture decides them as every replay would.
+inline bool isAliasCheckWork(Operation *op, Region &region) {
+  auto ownHostBuffer = [&](Value value) {
+    auto alloc = rootThroughMetadata(value).getDefiningOp<memref::AllocOp>();
+    return alloc && region.isAncestor(alloc->getParentRegion());
+  };
+  if (auto alloc = dyn_cast<memref::AllocOp>(op))
+    return region.isAncestor(alloc->getParentRegion());
+  if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+    return ownHostBuffer(dealloc.getMemref());
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return ownHostBuffer(store.getMemRef());
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return ownHostBuffer(load.getMemRef());
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee() == "dealloc_helper" &&
+         llvm::all_of(call.getOperands(), [&](Value operand) {
+           return !isa<BaseMemRefType>(operand.getType()) ||
+                  ownHostBuffer(operand);
+         });
+}
+
 /// A fresh `gpu.wait async`: in kiln's runtime, whose work all runs in
 /// order on the module's one stream, a token that stands for the stream
 /// (what a dropped or replaced op's token becomes).

@@ -258,6 +258,10 @@ bool onlyDeviceWork(Region &walked, Region &region) {
         return WalkResult::interrupt();
       return WalkResult::advance();
     }
+    // The run-time alias check of buffers the branch frees, on host
+    // buffers of its own: decided at the capture from buffer addresses.
+    if (kiln::isAliasCheckWork(op, region))
+      return WalkResult::advance();
     if (isa<scf::YieldOp, scf::ForOp, scf::IfOp>(op))
       return WalkResult::advance();
     return kiln::queuesDeviceWorkOnly(op, kLibraryCalls)

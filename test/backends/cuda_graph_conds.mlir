@@ -574,6 +574,113 @@ func.func @shared_read_host(%x: memref<4xf32>, %p: memref<i1>) -> (memref<4xf32>
 
 // -----
 
+// A branch that frees a buffer of its own through bufferization's run-time
+// alias check (dealloc_helper on host buffers the branch allocates) takes
+// the graph form: the capture decides the check from buffer addresses,
+// which the graph keeps. A check on a host buffer from outside the branch
+// keeps the host form.
+// CHECK-LABEL: func.func @alias_check_in_branch(
+// CHECK:         call @kiln_cuda_graph_if_begin
+// CHECK:         call @dealloc_helper
+// CHECK:         call @kiln_cuda_graph_if_else
+// CHECK:       func.func @alias_check_outside(
+// CHECK-NOT:     kiln_cuda_graph_if_begin
+// CHECK:       // -----
+func.func private @dealloc_helper(memref<?xindex>, memref<?xindex>, memref<?xi1>, memref<?xi1>, memref<?xi1>)
+func.func @alias_check_in_branch(%x: memref<4xf32>, %p: memref<i1>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %true = arith.constant true
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r = scf.if %more -> (memref<4xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %w2 = gpu.wait async
+    %b, %tb = gpu.alloc async [%w2] () : memref<4xf32>
+    %tc = gpu.memcpy async [%tb] %a, %x : memref<4xf32>, memref<4xf32>
+    %ptrs = memref.alloc() : memref<1xindex>
+    %conds = memref.alloc() : memref<1xi1>
+    %none = memref.alloc() : memref<0xindex>
+    %frees = memref.alloc() : memref<1xi1>
+    %owned = memref.alloc() : memref<0xi1>
+    %ib = memref.extract_aligned_pointer_as_index %b : memref<4xf32> -> index
+    memref.store %ib, %ptrs[%c0] : memref<1xindex>
+    memref.store %true, %conds[%c0] : memref<1xi1>
+    %pc = memref.cast %ptrs : memref<1xindex> to memref<?xindex>
+    %nc = memref.cast %none : memref<0xindex> to memref<?xindex>
+    %cc = memref.cast %conds : memref<1xi1> to memref<?xi1>
+    %fc = memref.cast %frees : memref<1xi1> to memref<?xi1>
+    %oc = memref.cast %owned : memref<0xi1> to memref<?xi1>
+    func.call @dealloc_helper(%pc, %nc, %cc, %fc, %oc) : (memref<?xindex>, memref<?xindex>, memref<?xi1>, memref<?xi1>, memref<?xi1>) -> ()
+    %f0 = memref.load %frees[%c0] : memref<1xi1>
+    scf.if %f0 {
+      %wd = gpu.wait async
+      %td = gpu.dealloc async [%wd] %b : memref<4xf32>
+    }
+    memref.dealloc %ptrs : memref<1xindex>
+    memref.dealloc %conds : memref<1xi1>
+    memref.dealloc %none : memref<0xindex>
+    memref.dealloc %frees : memref<1xi1>
+    memref.dealloc %owned : memref<0xi1>
+    scf.yield %a : memref<4xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  }
+  return %r : memref<4xf32>
+}
+func.func @alias_check_outside(%x: memref<4xf32>, %p: memref<i1>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %true = arith.constant true
+  %conds = memref.alloc() : memref<1xi1>
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %slot, %p : memref<i1>, memref<i1>
+  gpu.wait [%t1]
+  %more = memref.load %slot[] : memref<i1>
+  %r = scf.if %more -> (memref<4xf32>) {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    %w2 = gpu.wait async
+    %b, %tb = gpu.alloc async [%w2] () : memref<4xf32>
+    %tc = gpu.memcpy async [%tb] %a, %x : memref<4xf32>, memref<4xf32>
+    %ptrs = memref.alloc() : memref<1xindex>
+    %none = memref.alloc() : memref<0xindex>
+    %frees = memref.alloc() : memref<1xi1>
+    %owned = memref.alloc() : memref<0xi1>
+    %ib = memref.extract_aligned_pointer_as_index %b : memref<4xf32> -> index
+    memref.store %ib, %ptrs[%c0] : memref<1xindex>
+    memref.store %true, %conds[%c0] : memref<1xi1>
+    %pc = memref.cast %ptrs : memref<1xindex> to memref<?xindex>
+    %nc = memref.cast %none : memref<0xindex> to memref<?xindex>
+    %cc = memref.cast %conds : memref<1xi1> to memref<?xi1>
+    %fc = memref.cast %frees : memref<1xi1> to memref<?xi1>
+    %oc = memref.cast %owned : memref<0xi1> to memref<?xi1>
+    func.call @dealloc_helper(%pc, %nc, %cc, %fc, %oc) : (memref<?xindex>, memref<?xindex>, memref<?xi1>, memref<?xi1>, memref<?xi1>) -> ()
+    %f0 = memref.load %frees[%c0] : memref<1xi1>
+    scf.if %f0 {
+      %wd = gpu.wait async
+      %td = gpu.dealloc async [%wd] %b : memref<4xf32>
+    }
+    memref.dealloc %ptrs : memref<1xindex>
+    memref.dealloc %none : memref<0xindex>
+    memref.dealloc %frees : memref<1xi1>
+    memref.dealloc %owned : memref<0xi1>
+    scf.yield %a : memref<4xf32>
+  } else {
+    %w = gpu.wait async
+    %a, %ta = gpu.alloc async [%w] () : memref<4xf32>
+    scf.yield %a : memref<4xf32>
+  }
+  return %r : memref<4xf32>
+}
+
+// -----
+
 // A branch that yields a view of part of the buffer it allocates keeps the
 // host form: the home would hold fewer elements than the branch writes.
 // CHECK-NOT:   kiln_cuda_graph_conds

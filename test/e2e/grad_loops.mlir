@@ -3,12 +3,15 @@
 // random inputs. The forward functions are followed by what
 //
 //   kiln-opt --kiln-grad="function=rnn_loss value-and-grad=true" \
-//            --kiln-grad="function=decay_sum" --kiln-grad="function=alternating"
+//            --kiln-grad="function=decay_sum" --kiln-grad="function=alternating" \
+//            --kiln-grad="function=cond_with_loop"
 //
 // derives from them: a recurrent cell over a sequence (weights carried
 // unchanged, inputs read with dynamic_slice), a loop with two changing
-// carried values that uses its index as data, and a loop whose body holds
-// a cond on the parity of the index. Each forward loop stores what changes
+// carried values that uses its index as data, a loop whose body holds
+// a cond on the parity of the index, and a cond whose branch holds a loop
+// (its gradient's branch frees the loop's buffers through bufferization's
+// run-time alias check). Each forward loop stores what changes
 // per iteration with dynamic_update_slice; each backward loop runs in
 // reverse and reads it back with dynamic_slice. Finite-difference checks
 // of the same constructions are in test/unit/autodiff.
@@ -20,6 +23,7 @@
 // CHECK: rnn_loss_value_and_grad(arg0: f32[8], arg1: f32[8,8], arg2: f32[6,8]) -> (out0: f32[], out1: f32[8], out2: f32[8,8], out3: f32[6,8])
 // CHECK: decay_sum_grad(arg0: f64[4], arg1: f64[4], arg2: f64[], arg3: f64[4]) -> (out0: f64[], out1: f64[4], out2: f64[4], out3: f64[4])
 // CHECK: alternating_grad(arg0: f32[16], arg1: f32[16], arg2: f32[16]) -> (out0: f32[16], out1: f32[16], out2: f32[16])
+// CHECK: cond_with_loop_grad(arg0: f32[], arg1: f32[]) -> (out0: f32[], out1: f32[])
 
 func.func @rnn_loss(%arg0: tensor<8xf32>, %arg1: tensor<8x8xf32>, %arg2: tensor<6x8xf32>) -> tensor<f32> {
   %0 = kiln.constant dense<1.250000e-01> : tensor<8x8xf32>
@@ -252,4 +256,98 @@ func.func @alternating_grad(%arg0: tensor<16xf32>, %arg1: tensor<16xf32>, %arg2:
     kiln.yield %14#0, %15, %arg6, %arg7, %arg8, %arg9 : tensor<16xf32>, tensor<16xf32>, tensor<7xi1>, tensor<16xf32>, tensor<7x16xf32>, tensor<7x16xf32>
   }
   return %3#0, %5#0, %5#1 : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+func.func @cond_with_loop(%arg0: tensor<f32>) -> tensor<f32> {
+  %0 = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %1 = kiln.compare le, %arg0, %0 : tensor<f32>
+  %2 = kiln.cond %1, (%arg0) : tensor<i1>, (tensor<f32>) -> tensor<f32> {
+  ^bb0(%arg1: tensor<f32>):
+    %3 = kiln.abs %arg1 : tensor<f32>
+    %4:2 = kiln.for 2 iterations(%3, %3) : (tensor<f32>, tensor<f32>) {
+    ^bb0(%arg2: tensor<i64>, %arg3: tensor<f32>, %arg4: tensor<f32>):
+      %5 = kiln.constant dense<5.000000e-01> : tensor<f32>
+      %6 = kiln.mul %arg3, %5 : tensor<f32>
+      %7 = kiln.tanh %arg3 : tensor<f32>
+      %8 = kiln.add %6, %7 : tensor<f32>
+      %9 = kiln.mul %arg4, %5 : tensor<f32>
+      %10 = kiln.sin %6 : tensor<f32>
+      %11 = kiln.add %9, %10 : tensor<f32>
+      kiln.yield %8, %11 : tensor<f32>, tensor<f32>
+    }
+    kiln.yield %4#1 : tensor<f32>
+  } else {
+  ^bb0(%arg1: tensor<f32>):
+    kiln.yield %arg1 : tensor<f32>
+  }
+  return %2 : tensor<f32>
+}
+
+func.func @cond_with_loop_grad(%arg0: tensor<f32>, %arg1: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %0 = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %1 = kiln.compare le, %arg0, %0 : tensor<f32>
+  %2:3 = kiln.cond %1, (%arg0) : tensor<i1>, (tensor<f32>) -> (tensor<f32>, tensor<2xf32>, tensor<2xf32>) {
+  ^bb0(%arg2: tensor<f32>):
+    %4 = kiln.abs %arg2 : tensor<f32>
+    %5 = kiln.constant dense<0.000000e+00> : tensor<2xf32>
+    %6 = kiln.constant dense<0.000000e+00> : tensor<2xf32>
+    %7:4 = kiln.for 2 iterations(%4, %4, %5, %6) : (tensor<f32>, tensor<f32>, tensor<2xf32>, tensor<2xf32>) {
+    ^bb0(%arg3: tensor<i64>, %arg4: tensor<f32>, %arg5: tensor<f32>, %arg6: tensor<2xf32>, %arg7: tensor<2xf32>):
+      %8 = kiln.constant dense<5.000000e-01> : tensor<f32>
+      %9 = kiln.mul %arg4, %8 : tensor<f32>
+      %10 = kiln.tanh %arg4 : tensor<f32>
+      %11 = kiln.add %9, %10 : tensor<f32>
+      %12 = kiln.mul %arg5, %8 : tensor<f32>
+      %13 = kiln.sin %9 : tensor<f32>
+      %14 = kiln.add %12, %13 : tensor<f32>
+      %15 = kiln.reshape %9 : (tensor<f32>) -> tensor<1xf32>
+      %16 = kiln.dynamic_update_slice %arg6[%arg3], %15 : tensor<2xf32>, tensor<1xf32>
+      %17 = kiln.reshape %10 : (tensor<f32>) -> tensor<1xf32>
+      %18 = kiln.dynamic_update_slice %arg7[%arg3], %17 : tensor<2xf32>, tensor<1xf32>
+      kiln.yield %11, %14, %16, %18 : tensor<f32>, tensor<f32>, tensor<2xf32>, tensor<2xf32>
+    }
+    kiln.yield %7#1, %7#2, %7#3 : tensor<f32>, tensor<2xf32>, tensor<2xf32>
+  } else {
+  ^bb0(%arg2: tensor<f32>):
+    %4 = kiln.constant dense<0.000000e+00> : tensor<2xf32>
+    %5 = kiln.constant dense<0.000000e+00> : tensor<2xf32>
+    kiln.yield %arg2, %4, %5 : tensor<f32>, tensor<2xf32>, tensor<2xf32>
+  }
+  %3 = kiln.cond %1, (%arg1, %2#1, %2#2, %arg0) : tensor<i1>, (tensor<f32>, tensor<2xf32>, tensor<2xf32>, tensor<f32>) -> tensor<f32> {
+  ^bb0(%arg2: tensor<f32>, %arg3: tensor<2xf32>, %arg4: tensor<2xf32>, %arg5: tensor<f32>):
+    %4 = kiln.constant dense<0.000000e+00> : tensor<f32>
+    %5:4 = kiln.for 2 iterations(%4, %arg2, %arg3, %arg4) : (tensor<f32>, tensor<f32>, tensor<2xf32>, tensor<2xf32>) {
+    ^bb0(%arg6: tensor<i64>, %arg7: tensor<f32>, %arg8: tensor<f32>, %arg9: tensor<2xf32>, %arg10: tensor<2xf32>):
+      %13 = kiln.constant dense<1> : tensor<i64>
+      %14 = kiln.sub %13, %arg6 : tensor<i64>
+      %15 = kiln.dynamic_slice %arg9[%14], size = 1 : tensor<2xf32>
+      %16 = kiln.reshape %15 : (tensor<1xf32>) -> tensor<f32>
+      %17 = kiln.constant dense<5.000000e-01> : tensor<f32>
+      %18 = kiln.dynamic_slice %arg10[%14], size = 1 : tensor<2xf32>
+      %19 = kiln.reshape %18 : (tensor<1xf32>) -> tensor<f32>
+      %20 = kiln.cos %16 : tensor<f32>
+      %21 = kiln.mul %arg8, %20 : tensor<f32>
+      %22 = kiln.mul %arg8, %17 : tensor<f32>
+      %23 = kiln.add %21, %arg7 : tensor<f32>
+      %24 = kiln.mul %19, %19 : tensor<f32>
+      %25 = kiln.constant dense<1.000000e+00> : tensor<f32>
+      %26 = kiln.sub %25, %24 : tensor<f32>
+      %27 = kiln.mul %arg7, %26 : tensor<f32>
+      %28 = kiln.mul %23, %17 : tensor<f32>
+      %29 = kiln.add %27, %28 : tensor<f32>
+      kiln.yield %29, %22, %arg9, %arg10 : tensor<f32>, tensor<f32>, tensor<2xf32>, tensor<2xf32>
+    }
+    %6 = kiln.add %5#0, %5#1 : tensor<f32>
+    %7 = kiln.constant dense<0.000000e+00> : tensor<f32>
+    %8 = kiln.compare gt, %arg5, %7 : tensor<f32>
+    %9 = kiln.compare lt, %arg5, %7 : tensor<f32>
+    %10 = kiln.neg %6 : tensor<f32>
+    %11 = kiln.select %9, %10, %7 : tensor<i1>, tensor<f32>
+    %12 = kiln.select %8, %6, %11 : tensor<i1>, tensor<f32>
+    kiln.yield %12 : tensor<f32>
+  } else {
+  ^bb0(%arg2: tensor<f32>, %arg3: tensor<2xf32>, %arg4: tensor<2xf32>, %arg5: tensor<f32>):
+    kiln.yield %arg2 : tensor<f32>
+  }
+  return %2#0, %3 : tensor<f32>, tensor<f32>
 }
