@@ -42,8 +42,11 @@
 // of the cond that only decides frees after it (directly, or through
 // bufferization's run-time alias check where results may alias); in the
 // graph form it is true, as the homes are fresh buffers the code after the
-// cond owns. A buffer a branch yields for several results is copied into
-// each home after the first. Conds that decide on one predicate read (a
+// cond owns. A branch may run that alias check itself, on host buffers of
+// its own (the gradient of a cond holding a kiln.for): the capture
+// decides it from buffer addresses, which the graph keeps. A buffer a
+// branch yields for several results is copied into each home after the
+// first. Conds that decide on one predicate read (a
 // cond and its gradient's cond) get a read each first, where they all
 // qualify: the later ones read a device copy of the byte, queued where the
 // host copied it.

@@ -484,7 +484,9 @@ def KilnCudaGraphConds : Pass<"kiln-cuda-graph-conds", "mlir::ModuleOp"> {
     branch runs and yields. An i1 result that only decides frees after the
     cond (the ownership flag of such a result) is true in the graph form,
     whose results are fresh buffers (also where it goes to the run-time
-    alias check, `dealloc_helper`). A branch may yield a reshape of a
+    alias check, `dealloc_helper`, which a branch may also run on host
+    buffers of its own: the capture decides it from buffer addresses,
+    which the graph keeps). A branch may yield a reshape of a
     buffer it allocates, and one buffer for several results (copied into
     each further fixed buffer). Conds that share one predicate read (a cond
     and its gradient's cond) get a read each first, where they all
