@@ -240,10 +240,22 @@ private:
   /// Whether the graph form of a cond (the then region of `choice`) only
   /// queues device work; a cond or a loop inside it counts by its graph
   /// form too (an elif's cond in the else branch of another, a loop in a
-  /// branch), not by its host form.
+  /// branch), not by its host form. A branch's run-time alias check on
+  /// host buffers of its own, and the frees it decides, are decided by the
+  /// capture of the iteration from buffer addresses, which the graph keeps.
   bool condFormQueuesDeviceWork(scf::IfOp choice) {
+    Region &form = choice.getThenRegion();
     WalkResult then =
-        choice.getThenRegion().walk<WalkOrder::PreOrder>([&](Operation *inner) {
+        form.walk<WalkOrder::PreOrder>([&](Operation *inner) {
+          if (kiln::isAliasCheckWork(inner, form))
+            return WalkResult::advance();
+          if (auto guard = dyn_cast<scf::IfOp>(inner);
+              guard && kiln::isFreeGuard(guard)) {
+            Operation *decision = guard.getCondition().getDefiningOp();
+            if (isa_and_nonnull<memref::LoadOp>(decision) &&
+                kiln::isAliasCheckWork(decision, form))
+              return WalkResult::advance();
+          }
           if (auto launch = dyn_cast<gpu::LaunchOp>(inner))
             return launch.getAsyncToken() ? WalkResult::skip()
                                           : WalkResult::interrupt();

@@ -893,3 +893,150 @@ func.func @cond_in_while(%x0: memref<4xf32>) {
   %e2 = gpu.dealloc async [%e1] %r : memref<4xf32>
   return
 }
+
+
+// -----
+
+// The same loop, the cond's graph form freeing a buffer of its own through
+// bufferization's run-time alias check on host buffers it allocates (the
+// gradient of a cond holding a kiln.for): the capture of the iteration
+// decides the check, so the loop still takes its graph form.
+// CHECK-LABEL: func.func @alias_check_in_cond_in_while
+// CHECK:       call @kiln_cuda_graph_loops()
+// CHECK:         func.call @kiln_cuda_graph_while_begin()
+// CHECK:           func.call @kiln_cuda_graph_if_begin
+// CHECK:           func.call @dealloc_helper
+// CHECK:         func.call @kiln_cuda_graph_while_end_iteration
+func.func private @kiln_cuda_graph_conds() -> i32
+func.func private @kiln_cuda_graph_if_begin(!llvm.ptr) -> !llvm.ptr
+func.func private @kiln_cuda_graph_if_else(!llvm.ptr)
+func.func private @kiln_cuda_graph_if_end(!llvm.ptr)
+func.func private @dealloc_helper(memref<?xindex>, memref<?xindex>, memref<?xi1>, memref<?xi1>, memref<?xi1>)
+func.func @alias_check_in_cond_in_while(%x0: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c0_i32 = arith.constant 0 : i32
+  %slot = memref.alloca() : memref<i1>
+  %branch_slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %q, %tq = gpu.alloc async [%tp] () : memref<i1>
+  %init = memref.cast %x0 : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+  %r = scf.while (%x = %init) : (memref<4xf32, strided<[?], offset: ?>>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %copy, %t2 = gpu.alloc async [%t1] () : memref<4xf32>
+    %t3 = gpu.launch async [%t2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<4xf32, strided<[?], offset: ?>>
+      memref.store %v, %copy[%tx] : memref<4xf32>
+      %ten = arith.constant 10.0 : f32
+      %lt = arith.cmpf olt, %v, %ten : f32
+      memref.store %lt, %p[] : memref<i1>
+      memref.store %lt, %q[] : memref<i1>
+      gpu.terminator
+    }
+    %t4 = gpu.memcpy async [%t3] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t4]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %copy : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %answer = func.call @kiln_cuda_graph_conds() : () -> i32
+    %on = arith.cmpi ne, %answer, %c0_i32 : i32
+    %s = scf.if %on -> (memref<4xf32, strided<[?], offset: ?>>) {
+      %h1 = gpu.wait async
+      %home, %h2 = gpu.alloc async [%h1] () : memref<4xf32>
+      %qi = memref.extract_aligned_pointer_as_index %q : memref<i1> -> index
+      %ql = arith.index_cast %qi : index to i64
+      %qp = llvm.inttoptr %ql : i64 to !llvm.ptr
+      %b = func.call @kiln_cuda_graph_if_begin(%qp) : (!llvm.ptr) -> !llvm.ptr
+      %h3 = gpu.wait async
+      %h4 = gpu.launch async [%h3] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %y[%tx] : memref<4xf32>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %home[%tx] : memref<4xf32>
+        gpu.terminator
+      }
+      %ptrs = memref.alloc() : memref<1xindex>
+      %conds = memref.alloc() : memref<1xi1>
+      %none = memref.alloc() : memref<0xindex>
+      %frees = memref.alloc() : memref<1xi1>
+      %owned = memref.alloc() : memref<0xi1>
+      %k1 = gpu.wait async
+      %tmp, %k2 = gpu.alloc async [%k1] () : memref<4xf32>
+      %it = memref.extract_aligned_pointer_as_index %tmp : memref<4xf32> -> index
+      memref.store %it, %ptrs[%c0] : memref<1xindex>
+      %true = arith.constant true
+      memref.store %true, %conds[%c0] : memref<1xi1>
+      %pc = memref.cast %ptrs : memref<1xindex> to memref<?xindex>
+      %nc = memref.cast %none : memref<0xindex> to memref<?xindex>
+      %cc = memref.cast %conds : memref<1xi1> to memref<?xi1>
+      %fc = memref.cast %frees : memref<1xi1> to memref<?xi1>
+      %oc = memref.cast %owned : memref<0xi1> to memref<?xi1>
+      func.call @dealloc_helper(%pc, %nc, %cc, %fc, %oc) : (memref<?xindex>, memref<?xindex>, memref<?xi1>, memref<?xi1>, memref<?xi1>) -> ()
+      %f0 = memref.load %frees[%c0] : memref<1xi1>
+      scf.if %f0 {
+        %k3 = gpu.wait async
+        %k4 = gpu.dealloc async [%k3] %tmp : memref<4xf32>
+      }
+      memref.dealloc %ptrs : memref<1xindex>
+      memref.dealloc %conds : memref<1xi1>
+      memref.dealloc %none : memref<0xindex>
+      memref.dealloc %frees : memref<1xi1>
+      memref.dealloc %owned : memref<0xi1>
+      func.call @kiln_cuda_graph_if_else(%b) : (!llvm.ptr) -> ()
+      %h5 = gpu.wait async
+      %h6 = gpu.launch async [%h5] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+        %v = memref.load %y[%tx] : memref<4xf32>
+        %one = arith.constant 1.0 : f32
+        %w = arith.addf %v, %one : f32
+        memref.store %w, %home[%tx] : memref<4xf32>
+        gpu.terminator
+      }
+      func.call @kiln_cuda_graph_if_end(%b) : (!llvm.ptr) -> ()
+      %cast = memref.cast %home : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+      scf.yield %cast : memref<4xf32, strided<[?], offset: ?>>
+    } else {
+      %e1 = gpu.wait async
+      %e2 = gpu.memcpy async [%e1] %branch_slot, %q : memref<i1>, memref<i1>
+      gpu.wait [%e2]
+      %which = memref.load %branch_slot[] : memref<i1>
+      %picked = scf.if %which -> (memref<4xf32, strided<[?], offset: ?>>) {
+        %f1 = gpu.wait async
+        %two, %f2 = gpu.alloc async [%f1] () : memref<4xf32>
+        %f3 = gpu.launch async [%f2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+          %v = memref.load %y[%tx] : memref<4xf32>
+          %w = arith.addf %v, %v : f32
+          memref.store %w, %two[%tx] : memref<4xf32>
+          gpu.terminator
+        }
+        %cast = memref.cast %two : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+        scf.yield %cast : memref<4xf32, strided<[?], offset: ?>>
+      } else {
+        %f1 = gpu.wait async
+        %inc, %f2 = gpu.alloc async [%f1] () : memref<4xf32>
+        %f3 = gpu.launch async [%f2] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+          %v = memref.load %y[%tx] : memref<4xf32>
+          %one = arith.constant 1.0 : f32
+          %w = arith.addf %v, %one : f32
+          memref.store %w, %inc[%tx] : memref<4xf32>
+          gpu.terminator
+        }
+        %cast = memref.cast %inc : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+        scf.yield %cast : memref<4xf32, strided<[?], offset: ?>>
+      }
+      scf.yield %picked : memref<4xf32, strided<[?], offset: ?>>
+    }
+    %d1 = gpu.wait async
+    %d2 = gpu.dealloc async [%d1] %y : memref<4xf32>
+    scf.yield %s : memref<4xf32, strided<[?], offset: ?>>
+  }
+  %e1 = gpu.wait async
+  %e2 = gpu.dealloc async [%e1] %r : memref<4xf32>
+  return
+}
