@@ -170,6 +170,21 @@ Stability stabilityOf(IndexRead &read, func::FuncOp func,
   return inSpan ? Stability::Copy : Stability::Stable;
 }
 
+/// A fresh rank-0 buffer, and a one-thread kernel at `builder`'s insertion
+/// point that stores into it what `load` reads: the copy of the value on
+/// the device, in the stream's order.
+Value copyInKernel(OpBuilder &builder, memref::LoadOp load) {
+  Location loc = load.getLoc();
+  Value copy =
+      builder.create<memref::AllocOp>(loc, MemRefType::get({}, load.getType()));
+  gpu::LaunchOp launch = kiln::createOneThreadLaunch(builder, loc);
+  OpBuilder inside(launch.getBody().front().getTerminator());
+  Value value =
+      inside.create<memref::LoadOp>(loc, load.getMemRef(), load.getIndices());
+  inside.create<memref::StoreOp>(loc, value, copy);
+  return copy;
+}
+
 /// Copies the index's value, where the load reads it, into a fresh buffer
 /// on the device: a one-thread kernel queued in the load's place, which
 /// the stream runs after the writes the load waited for and before the
@@ -180,12 +195,7 @@ memref::LoadOp readFromCopy(IndexRead &read) {
   memref::LoadOp load = read.load;
   Location loc = load.getLoc();
   OpBuilder builder(load);
-  Value copy =
-      builder.create<memref::AllocOp>(loc, MemRefType::get({}, load.getType()));
-  gpu::LaunchOp launch = kiln::createOneThreadLaunch(builder, loc);
-  OpBuilder inside(launch.getBody().front().getTerminator());
-  Value value = inside.create<memref::LoadOp>(loc, load.getMemRef());
-  inside.create<memref::StoreOp>(loc, value, copy);
+  Value copy = copyInKernel(builder, load);
   auto copied = builder.create<memref::LoadOp>(loc, copy);
   load.getResult().replaceUsesWithIf(
       copied, [](OpOperand &use) { return !isa<scf::IfOp>(use.getOwner()); });
@@ -261,13 +271,7 @@ bool isPredicateAtIndex(memref::LoadOp load) {
 void loadInKernel(memref::LoadOp load) {
   Location loc = load.getLoc();
   OpBuilder builder(load);
-  Value own =
-      builder.create<memref::AllocOp>(loc, MemRefType::get({}, load.getType()));
-  gpu::LaunchOp launch = kiln::createOneThreadLaunch(builder, loc);
-  OpBuilder inside(launch.getBody().front().getTerminator());
-  Value value =
-      inside.create<memref::LoadOp>(loc, load.getMemRef(), load.getIndices());
-  inside.create<memref::StoreOp>(loc, value, own);
+  Value own = copyInKernel(builder, load);
   Value read = builder.create<memref::LoadOp>(loc, own);
   builder.create<memref::DeallocOp>(loc, own);
   load.getResult().replaceAllUsesWith(read);

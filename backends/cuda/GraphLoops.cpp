@@ -54,7 +54,10 @@
 // and so a loop-carried value the body yields (also through a counted loop
 // that carries it), a layout of dynamic strides, which the graph form
 // takes where every buffer the value takes is dense (its home is a dense
-// buffer).
+// buffer). Such a cond's graph form may run bufferization's run-time alias
+// check on host buffers of its own (the gradient of a cond holding a
+// kiln.for): the capture of the iteration decides it from buffer
+// addresses, which the graph keeps.
 //
 //===----------------------------------------------------------------------===//
 

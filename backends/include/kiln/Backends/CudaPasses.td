@@ -387,7 +387,8 @@ def KilnCudaGraphLoops
     the iteration, which runs its trips (each trip's work a node of the
     iteration), and so are the guards of frees whose conditions the host
     computes from no memory (its ownership flags, the run-time alias check
-    of its result); the graph form keeps the homes out of those frees and
+    of its result, also one a cond's graph form runs on host buffers of
+    its own); the graph form keeps the homes out of those frees and
     frees the counted loop's last buffer after its copy. Loops with host
     reads or writes other than the predicate, waits, convolutions,
     collectives, frees of buffers from before the loop, other loops inside
