@@ -108,7 +108,7 @@ static SmallVector<Value> bufferSources(Value value) {
 /// a choice between two tensors on a scalar predicate counts too (an
 /// arith.select of their buffers, which the host picks by reading the
 /// predicate).
-static bool isSliceView(Value value, bool picks = false) {
+static bool isSliceView(Value value, bool picks) {
   SmallVector<Value> pending = {value};
   llvm::SmallPtrSet<void *, 16> seen;
   while (!pending.empty() && seen.size() < 256) {

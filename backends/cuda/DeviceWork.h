@@ -71,6 +71,10 @@ inline bool queuesDeviceWorkOnly(Operation *op,
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
 }
 
+/// The function bufferization's lowering of deallocations calls for its
+/// run-time alias check, where buffers to free may alias.
+constexpr StringLiteral kDeallocHelper = "dealloc_helper";
+
 /// Whether `op` is part of bufferization's run-time alias check on host
 /// buffers that `region` allocates (`memref.alloc`: the addresses and
 /// conditions that its `dealloc_helper` reads and the frees it writes):
@@ -91,7 +95,7 @@ inline bool isAliasCheckWork(Operation *op, Region &region) {
   if (auto load = dyn_cast<memref::LoadOp>(op))
     return ownHostBuffer(load.getMemRef());
   auto call = dyn_cast<func::CallOp>(op);
-  return call && call.getCallee() == "dealloc_helper" &&
+  return call && call.getCallee() == kDeallocHelper &&
          llvm::all_of(call.getOperands(), [&](Value operand) {
            return !isa<BaseMemRefType>(operand.getType()) ||
                   ownHostBuffer(operand);

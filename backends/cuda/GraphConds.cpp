@@ -159,7 +159,7 @@ bool isAliasCheckConditions(Value conditions) {
         continue;
       }
       auto call = dyn_cast<func::CallOp>(user);
-      if (call && call.getCallee() == "dealloc_helper" &&
+      if (call && call.getCallee() == kiln::kDeallocHelper &&
           use.getOperandNumber() == 2)
         continue;
       if (auto store = dyn_cast<memref::StoreOp>(user);
@@ -291,17 +291,15 @@ bool branchQualifies(scf::IfOp branch, Region &region) {
     // An ownership flag: the graph form's results are fresh homes.
     if (result.getType().isInteger(1))
       continue;
-    // A fresh buffer yielded through a reshape has the result's elements.
-    Value fresh;
-    if (gpu::AllocOp alloc = freshBuffer(value, block))
-      fresh = alloc.getMemref();
-    else if ((fresh = copiedResult(value, block)) &&
-             cast<MemRefType>(fresh.getType()).getShape() !=
-                 cast<MemRefType>(result.getType()).getShape())
-      return false;
+    gpu::AllocOp alloc = freshBuffer(value, block);
+    Value fresh = alloc ? alloc.getMemref() : copiedResult(value, block);
     if (!fresh)
       return false;
+    // A buffer the branch allocates may be yielded through a reshape (of
+    // the result's elements); one it copies has the result's shape.
     ArrayRef<int64_t> shape = cast<MemRefType>(result.getType()).getShape();
+    if (!alloc && cast<MemRefType>(fresh.getType()).getShape() != shape)
+      return false;
     if (auto [first, inserted] = yielded.try_emplace(fresh, shape);
         !inserted && first->second != shape)
       return false;
@@ -346,24 +344,20 @@ bool qualifies(scf::IfOp branch, kiln::PredicateRead &read) {
 /// again). A device copy of the predicate's byte, queued where the host
 /// copies it (so it holds the value the host reads, whatever reuses the
 /// byte later), is what the later conds read; it is freed after the last.
-/// Returns whether it did.
-bool splitSharedRead(kiln::PredicateRead read) {
-  Value predicate = read.load.getResult();
-  if (predicate.hasOneUse())
-    return false;
+void splitSharedRead(kiln::PredicateRead read) {
   SmallVector<scf::IfOp> conds;
-  for (Operation *user : predicate.getUsers()) {
+  for (Operation *user : read.load->getUsers()) {
     auto branch = dyn_cast<scf::IfOp>(user);
     if (!branch || branch->getBlock() != read.load->getBlock() ||
         !formQualifies(branch))
-      return false;
+      return;
     conds.push_back(branch);
   }
   llvm::sort(conds,
              [](scf::IfOp a, scf::IfOp b) { return a->isBeforeInBlock(b); });
   Location loc = read.load.getLoc();
-  auto tokenType = OpBuilder(read.copy).getType<gpu::AsyncTokenType>();
   OpBuilder builder(read.copy);
+  auto tokenType = builder.getType<gpu::AsyncTokenType>();
   auto byte = builder.create<gpu::AllocOp>(
       loc, cast<MemRefType>(read.devicePredicate.getType()), tokenType,
       ValueRange{kiln::streamToken(builder, loc)}, ValueRange(), ValueRange(),
@@ -388,7 +382,6 @@ bool splitSharedRead(kiln::PredicateRead read) {
   builder.create<gpu::DeallocOp>(loc, tokenType,
                                  ValueRange{kiln::streamToken(builder, loc)},
                                  byte.getMemref());
-  return true;
 }
 
 class GraphCondBuilder {
