@@ -79,6 +79,26 @@ def replay(sizes):
     return w, v
 
 
+def wait_for_step(run, progress, step, timeout=180):
+    """Waits until the run `run` started with --progress PROGRESS has
+    committed step STEP: a launcher started after it meets a run under
+    way, however slowly the host started the first one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if run.poll() is not None:
+            pytest.fail("the run ended before step %d:\n%s"
+                        % (step, run.communicate()[0]))
+        try:
+            if int(progress.read_text()) >= step:
+                return
+        except (FileNotFoundError, ValueError):
+            pass
+        time.sleep(0.05)
+    run.kill()
+    pytest.fail("the run did not reach step %d within %d s:\n%s"
+                % (step, timeout, run.communicate()[0]))
+
+
 def check_result(out, steps, expect_sizes):
     """The run took every step once, in order, and its parameters are the
     replay's; its sizes are those expected (a list, or a predicate)."""
@@ -186,10 +206,11 @@ def test_a_worker_started_again_rejoins(tmp_path):
 
 def test_a_worker_joins_from_another_launcher(tmp_path):
     store = f"file:{tmp_path}/store"
-    steps = 30
+    steps = 40
+    progress = tmp_path / "progress"
     first = launch("2:3", tmp_path, "--steps", steps, "--sleep", 0.1,
-                   local=2, store=store, wait=False)
-    time.sleep(1.5)
+                   "--progress", progress, local=2, store=store, wait=False)
+    wait_for_step(first, progress, 2)
     second = launch("2:3", tmp_path, "--steps", steps, "--sleep", 0.1,
                     local=1, store=store, wait=False)
     out1, _ = first.communicate(timeout=240)
@@ -216,10 +237,12 @@ def test_zero_state_is_resharded_for_the_survivors(tmp_path, zero):
 
 def test_zero3_state_is_resharded_for_a_joining_worker(tmp_path):
     store = f"file:{tmp_path}/store"
-    steps = 30
+    steps = 40
     args = ("--steps", steps, "--sleep", 0.1, "--zero", 3)
-    first = launch("2:3", tmp_path, *args, local=2, store=store, wait=False)
-    time.sleep(1.5)
+    progress = tmp_path / "progress"
+    first = launch("2:3", tmp_path, *args, "--progress", progress, local=2,
+                   store=store, wait=False)
+    wait_for_step(first, progress, 2)
     second = launch("2:3", tmp_path, *args, local=1, store=store, wait=False)
     out1, _ = first.communicate(timeout=240)
     out2, _ = second.communicate(timeout=240)
@@ -285,10 +308,12 @@ def test_a_spare_that_gives_up_does_not_block_the_next_generation(tmp_path):
     survives a later kill must not fail with it: it goes on, alone."""
     store = f"file:{tmp_path}/store"
     env = {"KILN_ELASTIC_RENDEZVOUS_TIMEOUT": "1.5"}
+    progress = tmp_path / "progress"
     run = launch("1:2", tmp_path, "--steps", 40, "--sleep", 0.1, "--kill",
-                 "1:30:between", "--marker", tmp_path / "marker", local=2,
-                 store=store, env=env, wait=False)
-    time.sleep(1)
+                 "1:30:between", "--marker", tmp_path / "marker",
+                 "--progress", progress, local=2, store=store, env=env,
+                 wait=False)
+    wait_for_step(run, progress, 2)
     spare = launch("1:2", tmp_path, "--steps", 40, local=1, store=store,
                    env=env, timeout=60)
     assert spare.returncode != 0

@@ -5,7 +5,7 @@ workers of the current generation.
 
     kiln-launch --nproc MIN:MAX ... -- python3 elastic_worker.py OUT_DIR \
         [--steps S] [--commit-every C] [--sleep SECONDS]
-        [--kill RANK:STEP:WHERE] [--marker FILE]
+        [--kill RANK:STEP:WHERE] [--marker FILE] [--progress FILE]
 
 --kill (repeatable) makes the worker of rank RANK, when the state reaches
 step STEP,
@@ -20,7 +20,9 @@ disagree on a gather at that step, every time. Marker files (--marker FILE: FILE
 kiln.optim's momentum SGD under ZeRO stage S instead, its optimizer state
 (and at stage 3 its parameters) sharded over the workers. The worker that finishes with rank
 0 writes OUT_DIR/result.json: the parameters, the step, the rows consumed
-and the run size of every step of the final trajectory.
+and the run size of every step of the final trajectory. --progress FILE
+makes rank 0 write the state's step into FILE after every commit, for a
+test to start another launcher once the run is under way.
 """
 
 import argparse
@@ -63,6 +65,7 @@ def main():
     parser.add_argument("--marker", default="")
     parser.add_argument("--zero", type=int, default=0)
     parser.add_argument("--disagree", type=int, default=-1)
+    parser.add_argument("--progress", default="")
     args = parser.parse_args()
     victims = []
     for number, kill in enumerate(args.kill):
@@ -158,6 +161,12 @@ def main():
                     state.save()
                     die_now(marker)
                 state.commit()
+                if args.progress and comm.rank == 0:
+                    # Whole or not at all: the reader polls while it is
+                    # written.
+                    with open(args.progress + ".tmp", "w") as f:
+                        f.write(str(state.step))
+                    os.replace(args.progress + ".tmp", args.progress)
         if args.zero:
             # Whole again, on every member (collective).
             state.w = unshard(state.params, comm)["w"]
