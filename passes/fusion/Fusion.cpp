@@ -364,8 +364,10 @@ SmallVector<int64_t> BlockFuser::iterationShape(const Group &group) const {
 }
 
 void BlockFuser::fuseSiblings(Value value) {
+  // A gradient's run-time stack (a dynamic leading dimension) is read by
+  // stack ops only, which no group holds.
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || type.getNumElements() <= 1 ||
+  if (!type || !type.hasStaticShape() || type.getNumElements() <= 1 ||
       isSplatConstant(value.getDefiningOp()))
     return;
   // One reading op per group, in program order, so the result does not
