@@ -1,17 +1,21 @@
-// Gradients through kiln.for derived by the kiln-grad pass, checked like
-// every end-to-end program: native code against the reference evaluator on
-// random inputs. The forward functions are followed by what
+// Gradients through kiln.for and kiln.while derived by the kiln-grad pass,
+// checked like every end-to-end program: native code against the reference
+// evaluator on random inputs. The forward functions are followed by what
 //
 //   kiln-opt --kiln-grad="function=rnn_loss value-and-grad=true" \
 //            --kiln-grad="function=decay_sum" --kiln-grad="function=alternating" \
-//            --kiln-grad="function=cond_with_loop"
+//            --kiln-grad="function=cond_with_loop" --kiln-grad="function=shrink_while"
 //
 // derives from them: a recurrent cell over a sequence (weights carried
 // unchanged, inputs read with dynamic_slice), a loop with two changing
 // carried values that uses its index as data, a loop whose body holds
-// a cond on the parity of the index, and a cond whose branch holds a loop
+// a cond on the parity of the index, a cond whose branch holds a loop
 // (its gradient's branch frees the loop's buffers through bufferization's
-// run-time alias check). Each forward loop stores what changes
+// run-time alias check), and a kiln.while whose trip count depends on the
+// data (up to 12 trips, fewer as the values shrink): its gradient pushes
+// each trip's input onto a run-time stack, filled by an inner loop inside
+// a loop that doubles the stack's capacity, and reads it back in reverse.
+// Each forward kiln.for stores what changes
 // per iteration with dynamic_update_slice; each backward loop runs in
 // reverse and reads it back with dynamic_slice. Finite-difference checks
 // of the same constructions are in test/unit/autodiff.
@@ -24,6 +28,7 @@
 // CHECK: decay_sum_grad(arg0: f64[4], arg1: f64[4], arg2: f64[], arg3: f64[4]) -> (out0: f64[], out1: f64[4], out2: f64[4], out3: f64[4])
 // CHECK: alternating_grad(arg0: f32[16], arg1: f32[16], arg2: f32[16]) -> (out0: f32[16], out1: f32[16], out2: f32[16])
 // CHECK: cond_with_loop_grad(arg0: f32[], arg1: f32[]) -> (out0: f32[], out1: f32[])
+// CHECK: shrink_while_grad(arg0: f32[8], arg1: f32[]) -> (out0: f32[], out1: f32[8])
 
 func.func @rnn_loss(%arg0: tensor<8xf32>, %arg1: tensor<8x8xf32>, %arg2: tensor<6x8xf32>) -> tensor<f32> {
   %0 = kiln.constant dense<1.250000e-01> : tensor<8x8xf32>
@@ -350,4 +355,103 @@ func.func @cond_with_loop_grad(%arg0: tensor<f32>, %arg1: tensor<f32>) -> (tenso
     kiln.yield %arg2 : tensor<f32>
   }
   return %2#0, %3 : tensor<f32>, tensor<f32>
+}
+
+func.func @shrink_while(%arg0: tensor<8xf32>) -> tensor<f32> {
+  %0 = kiln.constant dense<0> : tensor<i64>
+  %1:2 = kiln.while(%0, %arg0) : (tensor<i64>, tensor<8xf32>) cond {
+  ^bb0(%arg1: tensor<i64>, %arg2: tensor<8xf32>):
+    %2 = kiln.constant dense<12> : tensor<i64>
+    %3 = kiln.compare lt, %arg1, %2 : tensor<i64>
+    %4 = kiln.abs %arg2 : tensor<8xf32>
+    %5 = kiln.reduce_max %4, dims = [0] : tensor<8xf32>
+    %6 = kiln.constant dense<5.000000e-02> : tensor<f32>
+    %7 = kiln.compare gt, %5, %6 : tensor<f32>
+    %8 = kiln.and %3, %7 : tensor<i1>
+    kiln.yield %8 : tensor<i1>
+  } do {
+  ^bb0(%arg1: tensor<i64>, %arg2: tensor<8xf32>):
+    %2 = kiln.sin %arg2 : tensor<8xf32>
+    %3 = kiln.constant dense<7.500000e-01> : tensor<8xf32>
+    %4 = kiln.mul %2, %3 : tensor<8xf32>
+    %5 = kiln.constant dense<1> : tensor<i64>
+    %6 = kiln.add %arg1, %5 : tensor<i64>
+    kiln.yield %6, %4 : tensor<i64>, tensor<8xf32>
+  }
+  %2 = kiln.mul %1#1, %1#1 : tensor<8xf32>
+  %3 = kiln.reduce_sum %2, dims = [0] : tensor<8xf32>
+  return %3 : tensor<f32>
+}
+
+func.func @shrink_while_grad(%arg0: tensor<8xf32>, %arg1: tensor<f32>) -> (tensor<f32>, tensor<8xf32>) {
+  %0 = kiln.constant dense<0> : tensor<i64>
+  %1 = kiln.constant dense<0> : tensor<i64>
+  %2 = kiln.stack_empty : tensor<?x8xf32>
+  %3:4 = kiln.while(%0, %arg0, %1, %2) : (tensor<i64>, tensor<8xf32>, tensor<i64>, tensor<?x8xf32>) cond {
+  ^bb0(%arg2: tensor<i64>, %arg3: tensor<8xf32>, %arg4: tensor<i64>, %arg5: tensor<?x8xf32>):
+    %11 = kiln.constant dense<12> : tensor<i64>
+    %12 = kiln.compare lt, %arg2, %11 : tensor<i64>
+    %13 = kiln.abs %arg3 : tensor<8xf32>
+    %14 = kiln.reduce_max %13, dims = [0] : tensor<8xf32>
+    %15 = kiln.constant dense<5.000000e-02> : tensor<f32>
+    %16 = kiln.compare gt, %14, %15 : tensor<f32>
+    %17 = kiln.and %12, %16 : tensor<i1>
+    kiln.yield %17 : tensor<i1>
+  } do {
+  ^bb0(%arg2: tensor<i64>, %arg3: tensor<8xf32>, %arg4: tensor<i64>, %arg5: tensor<?x8xf32>):
+    %11 = kiln.constant dense<4> : tensor<i64>
+    %12 = kiln.constant dense<2> : tensor<i64>
+    %13 = kiln.mul %arg4, %12 : tensor<i64>
+    %14 = kiln.max %13, %11 : tensor<i64>
+    %15 = kiln.stack_reserve %arg5, %14 : tensor<?x8xf32>
+    %16:5 = kiln.while(%arg2, %arg3, %arg4, %15, %14) : (tensor<i64>, tensor<8xf32>, tensor<i64>, tensor<?x8xf32>, tensor<i64>) cond {
+    ^bb0(%arg6: tensor<i64>, %arg7: tensor<8xf32>, %arg8: tensor<i64>, %arg9: tensor<?x8xf32>, %arg10: tensor<i64>):
+      %17 = kiln.constant dense<12> : tensor<i64>
+      %18 = kiln.compare lt, %arg6, %17 : tensor<i64>
+      %19 = kiln.abs %arg7 : tensor<8xf32>
+      %20 = kiln.reduce_max %19, dims = [0] : tensor<8xf32>
+      %21 = kiln.constant dense<5.000000e-02> : tensor<f32>
+      %22 = kiln.compare gt, %20, %21 : tensor<f32>
+      %23 = kiln.and %18, %22 : tensor<i1>
+      %24 = kiln.compare lt, %arg8, %arg10 : tensor<i64>
+      %25 = kiln.constant dense<false> : tensor<i1>
+      %26 = kiln.select %23, %24, %25 : tensor<i1>, tensor<i1>
+      kiln.yield %26 : tensor<i1>
+    } do {
+    ^bb0(%arg6: tensor<i64>, %arg7: tensor<8xf32>, %arg8: tensor<i64>, %arg9: tensor<?x8xf32>, %arg10: tensor<i64>):
+      %17 = kiln.sin %arg7 : tensor<8xf32>
+      %18 = kiln.constant dense<7.500000e-01> : tensor<8xf32>
+      %19 = kiln.mul %17, %18 : tensor<8xf32>
+      %20 = kiln.constant dense<1> : tensor<i64>
+      %21 = kiln.add %arg6, %20 : tensor<i64>
+      %22 = kiln.constant dense<1> : tensor<i64>
+      %23 = kiln.add %arg8, %22 : tensor<i64>
+      %24 = kiln.stack_push %arg9[%arg8], %arg7 : tensor<?x8xf32>, tensor<8xf32>
+      kiln.yield %21, %19, %23, %24, %arg10 : tensor<i64>, tensor<8xf32>, tensor<i64>, tensor<?x8xf32>, tensor<i64>
+    }
+    kiln.yield %16#0, %16#1, %16#2, %16#3 : tensor<i64>, tensor<8xf32>, tensor<i64>, tensor<?x8xf32>
+  }
+  %4 = kiln.mul %3#1, %3#1 : tensor<8xf32>
+  %5 = kiln.reduce_sum %4, dims = [0] : tensor<8xf32>
+  %6 = kiln.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<8xf32>
+  %7 = kiln.mul %6, %3#1 : tensor<8xf32>
+  %8 = kiln.mul %6, %3#1 : tensor<8xf32>
+  %9 = kiln.add %7, %8 : tensor<8xf32>
+  %10:3 = kiln.while(%3#2, %9, %3#3) : (tensor<i64>, tensor<8xf32>, tensor<?x8xf32>) cond {
+  ^bb0(%arg2: tensor<i64>, %arg3: tensor<8xf32>, %arg4: tensor<?x8xf32>):
+    %11 = kiln.constant dense<0> : tensor<i64>
+    %12 = kiln.compare gt, %arg2, %11 : tensor<i64>
+    kiln.yield %12 : tensor<i1>
+  } do {
+  ^bb0(%arg2: tensor<i64>, %arg3: tensor<8xf32>, %arg4: tensor<?x8xf32>):
+    %11 = kiln.constant dense<1> : tensor<i64>
+    %12 = kiln.sub %arg2, %11 : tensor<i64>
+    %13 = kiln.constant dense<7.500000e-01> : tensor<8xf32>
+    %14 = kiln.stack_read %arg4[%12] : tensor<?x8xf32> -> tensor<8xf32>
+    %15 = kiln.mul %arg3, %13 : tensor<8xf32>
+    %16 = kiln.cos %14 : tensor<8xf32>
+    %17 = kiln.mul %15, %16 : tensor<8xf32>
+    kiln.yield %12, %17, %arg4 : tensor<i64>, tensor<8xf32>, tensor<?x8xf32>
+  }
+  return %5, %10#1 : tensor<f32>, tensor<8xf32>
 }

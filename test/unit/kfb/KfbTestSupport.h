@@ -17,8 +17,13 @@ namespace kiln {
 namespace kfbtest {
 
 /// The kiln programs of the test suite: every test/e2e/*.mlir, every
-/// examples/models/*.mlir and test/kfb/roundtrip.mlir, sorted.
+/// examples/models/*.mlir and test/kfb/roundtrip.mlir, sorted; but those
+/// holding a gradient's stacks, which a model file never holds.
 std::vector<std::string> suitePrograms();
+
+/// The programs of test/e2e and examples/models that hold a gradient's
+/// stacks (kiln.stack_*), sorted.
+std::vector<std::string> suiteProgramsWithStacks();
 
 /// The contents of \p path; fails the test if it cannot be read.
 std::string readFile(const std::string &path);

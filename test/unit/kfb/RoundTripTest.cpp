@@ -56,6 +56,28 @@ std::string programName(const ::testing::TestParamInfo<std::string> &info) {
 INSTANTIATE_TEST_SUITE_P(Suite, SuiteRoundTripTest,
                          ::testing::ValuesIn(suitePrograms()), programName);
 
+class SuiteStacksTest : public KfbTest,
+                        public ::testing::WithParamInterface<std::string> {};
+
+/// A program of the suite holding a gradient's stacks (made by reverse-mode
+/// differentiation of a kiln.while, which runs after a model is loaded) is
+/// refused with the reason, not written.
+TEST_P(SuiteStacksTest, AreRefusedWithTheReason) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = parse(readFile(GetParam()));
+  ASSERT_TRUE(module);
+  std::vector<uint8_t> bytes;
+  std::string error;
+  EXPECT_FALSE(writeModelFile(*module, bytes, error));
+  EXPECT_NE(error.find("the operation cannot be stored (stacks are made by "
+                       "reverse-mode differentiation of kiln.while"),
+            std::string::npos)
+      << error;
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, SuiteStacksTest,
+                         ::testing::ValuesIn(suiteProgramsWithStacks()),
+                         programName);
+
 using ModelFileTest = KfbTest;
 
 TEST_F(ModelFileTest, ReadsIntoAContextWithoutTheDialects) {
