@@ -5,7 +5,10 @@
 // other pass included. A loop inside a cond inside a loop needs the loop
 // pass (for the inner loop, which gets a form of its own), then the cond
 // pass, then the loop pass again (for the outer loop): the two run in
-// turn until a round adds no graph form.
+// turn until a round adds no graph form. A loop that a loop around it kept
+// on the host then gets a form of its own (kiln-cuda-graph-loops with
+// inside-host-loops), once: no cond or loop around it can take a form
+// with it, since the host loop between stays.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,8 +65,14 @@ struct KilnCudaGraphFormsPass
       if (failed(runPipeline(round, module)))
         return signalPassFailure();
       unsigned now = countGraphForms(module);
-      if (now == forms)
+      if (now == forms) {
+        OpPassManager inner(ModuleOp::getOperationName());
+        inner.addPass(kiln::createKilnCudaGraphLoops(
+            kiln::KilnCudaGraphLoopsOptions{/*insideHostLoops=*/true}));
+        if (failed(runPipeline(inner, module)))
+          signalPassFailure();
         return;
+      }
       forms = now;
     }
     module.emitError("kiln-cuda-graph-forms: the graph forms of conds and "

@@ -31,7 +31,12 @@
 // into it (CudaGraphLoops.cpp). What the inner graph form returns is fresh
 // (its forwarded homes), so an outer loop that hands it on frees it after
 // the copy, as it frees the buffers it allocates itself. A loop around a
-// loop that cannot stays a host loop, and so does the inner one. A loop
+// loop that cannot stays a host loop, and so does the inner one, until
+// the rounds of kiln-cuda-graph-forms have settled: then the pass, with
+// `inside-host-loops`, gives each loop inside a host loop that can run as
+// a graph a form of its own, captured anew at each trip of the host loop
+// (the filling loop of a gradient's stack, inside the host loop that
+// grows the stack, waits once per growth instead of once per trip). A loop
 // inside a cond inside a loop gets a graph form of its own, as a loop
 // outside any loop does: the cond can then take its graph form
 // (kiln-cuda-graph-conds, which puts the inner WHILE node into its IF
@@ -689,8 +694,42 @@ private:
   func::FuncOp loopsAvailable, begin, test, end;
 };
 
+/// The loops inside host loops that can run as graphs, outermost first
+/// (with the loops inside each, innermost first): loops that are no roots,
+/// outside graph forms (and their host forms, whose loops the graph forms
+/// hold) and outside loops that can run as graphs themselves, whose forms
+/// would hold them. Where the rounds of kiln-cuda-graph-forms have
+/// settled, that is a loop whose nearest loop around kept its host form.
+/// Such a loop gets a form of its own, captured and launched anew at each
+/// trip of the host loop around it: one instantiation of its graph per
+/// trip instead of one wait per iteration.
+void collectInsideHostLoops(ModuleOp module,
+                            SmallVectorImpl<GraphLoop> &loops) {
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<gpu::LaunchOp>(op))
+      return WalkResult::skip();
+    if (auto choice = dyn_cast<scf::IfOp>(op);
+        choice && kiln::isGraphFormChoice(choice, kiln::kGraphFormQueries))
+      return WalkResult::skip();
+    auto loop = dyn_cast<scf::WhileOp>(op);
+    if (!loop)
+      return WalkResult::advance();
+    PredicateRead read;
+    SmallVector<GraphLoop> nested;
+    if (!Eligibility(loop).check(read, nested))
+      return WalkResult::advance();
+    if (!isRoot(loop)) {
+      loops.append(nested.begin(), nested.end());
+      loops.push_back({loop, read});
+    }
+    return WalkResult::skip();
+  });
+}
+
 struct KilnCudaGraphLoopsPass
     : kiln::impl::KilnCudaGraphLoopsBase<KilnCudaGraphLoopsPass> {
+  using KilnCudaGraphLoopsBase::KilnCudaGraphLoopsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Outermost loops (counted loops aside), and loops whose nearest loop
@@ -700,15 +739,18 @@ struct KilnCudaGraphLoopsPass
     // kiln-cuda-graph-conds can then give the cond its form, which the outer
     // loop's form needs.
     SmallVector<GraphLoop> loops;
-    module.walk([&](scf::WhileOp loop) {
-      // A loop with a graph form already is the host form of a choice.
-      if (loop->getParentOfType<gpu::LaunchOp>() || !isRoot(loop) ||
-          kiln::isHostForm(loop))
-        return;
-      PredicateRead read;
-      if (Eligibility(loop).check(read, loops))
-        loops.push_back({loop, read});
-    });
+    if (insideHostLoops)
+      collectInsideHostLoops(module, loops);
+    else
+      module.walk([&](scf::WhileOp loop) {
+        // A loop with a graph form already is the host form of a choice.
+        if (loop->getParentOfType<gpu::LaunchOp>() || !isRoot(loop) ||
+            kiln::isHostForm(loop))
+          return;
+        PredicateRead read;
+        if (Eligibility(loop).check(read, loops))
+          loops.push_back({loop, read});
+      });
     if (loops.empty())
       return;
     MLIRContext *context = &getContext();

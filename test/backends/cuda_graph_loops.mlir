@@ -1,6 +1,7 @@
 // REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-graph-loops | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-graph-loops --kiln-cuda-graph-loops | FileCheck %s --check-prefix=TWICE
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-graph-loops=inside-host-loops=true | FileCheck %s --check-prefix=INSIDE
 
 // A loop as kiln-cuda-device-allocations leaves a kiln.while: the test
 // copies the carried value forward into a buffer of its own and computes
@@ -24,6 +25,11 @@
 // CHECK:       func.func private @kiln_cuda_graph_while_test(!llvm.ptr, !llvm.ptr)
 // CHECK:       func.func private @kiln_cuda_graph_while_begin() -> !llvm.ptr
 // CHECK:       func.func private @kiln_cuda_graph_loops() -> i32
+// With inside-host-loops, a root loop is left to the pass without it.
+// INSIDE-LABEL: func.func @fixed_point
+// INSIDE-NOT: kiln_cuda_graph
+// INSIDE:     scf.while
+// INSIDE:     return
 // CHECK-LABEL: func.func @fixed_point
 // CHECK:       %[[OK:.+]] = call @kiln_cuda_graph_loops() : () -> i32
 // CHECK:       %[[ON:.+]] = arith.cmpi ne, %[[OK]]
@@ -399,6 +405,18 @@ func.func @frees_outside_buffer(%x0: memref<4xf32>, %before: memref<4xf32>) {
 // CHECK-LABEL: func.func @while_in_uncounted
 // CHECK-NOT:   kiln_cuda_graph
 // CHECK:       return
+// With inside-host-loops, the loop in the counted loop (a root) is left
+// alone and the loop in the host loop of run-time trips gets its form.
+// INSIDE-LABEL: func.func @while_in_counted
+// INSIDE-NOT: kiln_cuda_graph
+// INSIDE:     func.func @while_in_uncounted
+// INSIDE:     scf.for
+// INSIDE:       call @kiln_cuda_graph_loops()
+// INSIDE:       scf.if
+// INSIDE:         func.call @kiln_cuda_graph_while_begin()
+// INSIDE:       } else {
+// INSIDE:         scf.while
+// INSIDE:     return
 func.func @while_in_counted(%x0: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -547,6 +565,11 @@ func.func @nested(%x0: memref<4xf32>) {
 // iteration). The outer body yields the inner loop's result, a buffer the
 // inner graph form allocates: the outer copies it into its carried home
 // and frees it.
+// With inside-host-loops, neither loop is taken: the outer one is a root
+// that can run as a graph, whose form holds the inner one.
+// INSIDE-LABEL: func.func @while_in_while
+// INSIDE-NOT: kiln_cuda_graph
+// INSIDE:     return
 // CHECK-LABEL: func.func @while_in_while
 // CHECK:       call @kiln_cuda_graph_loops()
 // CHECK:       scf.if
@@ -1038,5 +1061,87 @@ func.func @alias_check_in_cond_in_while(%x0: memref<4xf32>) {
   }
   %e1 = gpu.wait async
   %e2 = gpu.dealloc async [%e1] %r : memref<4xf32>
+  return
+}
+
+// -----
+
+// A loop inside a loop that reads a value on the host in its body (a
+// reverse-mode gradient's stack growth reads the stack's new capacity):
+// the outer loop stays a host loop, and so does the inner one without
+// inside-host-loops. With it, the inner loop gets a graph form of its own,
+// inside the host loop's body, which the runtime captures at each trip.
+// CHECK-LABEL: func.func @while_in_host_while
+// CHECK-NOT:   kiln_cuda_graph
+// CHECK:       return
+// INSIDE-LABEL: func.func @while_in_host_while
+// INSIDE:     scf.while
+// INSIDE:       memref.load %{{.+}}[] : memref<index>
+// INSIDE:       %[[ON:.+]] = arith.cmpi ne
+// INSIDE:       scf.if %[[ON]] -> (memref<4xf32>) {
+// INSIDE:         %[[LOOP:.+]] = func.call @kiln_cuda_graph_while_begin()
+// INSIDE:         func.call @kiln_cuda_graph_while_test(%[[LOOP]], %{{.+}})
+// INSIDE:         func.call @kiln_cuda_graph_while_end_iteration(%[[LOOP]], %{{.+}})
+// INSIDE:       } else {
+// INSIDE:         scf.while
+// INSIDE:       }
+// INSIDE:       scf.yield
+// INSIDE:     return
+func.func @while_in_host_while(%x0: memref<4xf32>, %sizes: memref<index>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %inner_slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %q, %tq = gpu.alloc async [%tp] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%c0] : memref<4xf32>
+      %ten = arith.constant 10.0 : f32
+      %gt = arith.cmpf ogt, %v, %ten : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t3]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %x : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    // What the host reads: the outer loop cannot be captured.
+    %n = memref.load %sizes[] : memref<index>
+    memref.store %n, %sizes[] : memref<index>
+    %s = scf.while (%z = %y) : (memref<4xf32>) -> memref<4xf32> {
+      %u1 = gpu.wait async
+      %u2 = gpu.launch async [%u1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+        %v = memref.load %z[%c0] : memref<4xf32>
+        %one = arith.constant 1.0 : f32
+        %gt = arith.cmpf ogt, %v, %one : f32
+        memref.store %gt, %q[] : memref<i1>
+        gpu.terminator
+      }
+      %u3 = gpu.memcpy async [%u2] %inner_slot, %q : memref<i1>, memref<i1>
+      gpu.wait [%u3]
+      %again = memref.load %inner_slot[] : memref<i1>
+      scf.condition(%again) %z : memref<4xf32>
+    } do {
+    ^bb0(%w: memref<4xf32>):
+      %v1 = gpu.wait async
+      %v2 = gpu.launch async [%v1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+        %v = memref.load %w[%c0] : memref<4xf32>
+        %h = arith.constant 0.5 : f32
+        %m = arith.mulf %v, %h : f32
+        memref.store %m, %w[%c0] : memref<4xf32>
+        gpu.terminator
+      }
+      scf.yield %w : memref<4xf32>
+    }
+    scf.yield %s : memref<4xf32>
+  }
   return
 }

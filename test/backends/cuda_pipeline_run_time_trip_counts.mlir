@@ -9,6 +9,7 @@
 // (kiln-program-fuzz --cuda --grad: 19 of 140 programs).
 // REQUIRES: cuda-backend
 // RUN: kiln-opt %s --kiln-grad=function=main | kiln-compile - --target=cuda --emit=llvm | FileCheck %s
+// RUN: kiln-opt %s --kiln-grad=function=main | kiln-compile - --target=cuda --emit=llvm | FileCheck %s --check-prefix=GRAPHS
 // RUN: kiln-opt %s --kiln-grad=function=main | kiln-compile - --target=cuda -o %t.kmod
 // RUN: kiln-run %t.kmod --list | FileCheck %s --check-prefix=LIST
 
@@ -16,6 +17,13 @@
 // CHECK-LABEL: define internal {{.*}}@kiln_impl_main_grad(
 // CHECK:         sdiv i64
 // CHECK:         call void @mgpuLaunchKernel(
+// The gradient's loops: the backward loop, and the loop that fills the
+// stack, inside the host loop that grows the stack (which reads its new
+// capacity), each run as a CUDA graph where the runtime captures.
+// GRAPHS-LABEL: define internal {{.*}}@kiln_impl_main_grad(
+// GRAPHS-COUNT-2: call ptr @kiln_cuda_graph_while_begin()
+// GRAPHS-NOT:   @kiln_cuda_graph_while_begin
+// GRAPHS:       define void @kiln_entry_main_grad(
 // LIST: main_grad(arg0: f32[4], arg1: i64[], arg2: f32[4]) -> (out0: f32[4], out1: f32[4])
 func.func @main(%x: tensor<4xf32>, %n: tensor<i64>) -> tensor<4xf32> {
   %zero = kiln.constant dense<0> : tensor<i64>

@@ -394,8 +394,20 @@ def KilnCudaGraphLoops
     collectives, frees of buffers from before the loop, other loops inside
     them (a `scf.for` of run-time bounds, a `scf.while` that cannot run as
     a graph), or dynamically shaped loop-carried values stay host loops,
-    and so do the loops directly inside them.
+    and so do the loops directly inside them, unless `inside-host-loops`
+    is set: then only loops inside those host loops are taken, each that
+    can run as a graph getting a form of its own (what
+    `kiln-cuda-graph-forms` runs once its rounds have settled). The
+    runtime captures such a loop again at each trip of the host loop
+    around it; the filling loop of a reverse-mode gradient's stack, inside
+    the loop that grows the stack, so waits for the host once per growth
+    (log2 of the trips) instead of once per trip.
   }];
+  let options = [
+    Option<"insideHostLoops", "inside-host-loops", "bool", "false",
+           "Take only the loops inside host loops (outside any graph form), "
+           "as loops of their own">
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
                            "mlir::gpu::GPUDialect",
@@ -413,7 +425,9 @@ def KilnCudaGraphForms : Pass<"kiln-cuda-graph-forms", "mlir::ModuleOp"> {
     the regions it checks: conds first, so that a loop whose body holds a
     cond in its graph form can run as a graph with it, then loops, so
     that a branch can hold them, and so on outwards, however deep the
-    nesting of loops and conds is.
+    nesting of loops and conds is. Then `kiln-cuda-graph-loops` with
+    `inside-host-loops` gives forms of their own to the loops that a loop
+    around them kept on the host.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
