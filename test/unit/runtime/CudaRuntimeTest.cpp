@@ -534,6 +534,10 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntilRetired.name = "double_until_retired";
   doubleUntilRetired.entrySymbol = "kiln_entry_double_until_retired";
   contents.functions.push_back(doubleUntilRetired);
+  kiln::format::FunctionSignature doubleUntilRounds = scale2;
+  doubleUntilRounds.name = "double_until_rounds";
+  doubleUntilRounds.entrySymbol = "kiln_entry_double_until_rounds";
+  contents.functions.push_back(doubleUntilRounds);
   for (const char *name :
        {"scale2_graph", "twice_table", "twice_resident", "double_until_graph",
         "pick_graph", "step_until", "step_until_graph", "double_if_small_graph",
@@ -1283,6 +1287,48 @@ TEST_F(FakeCudaGraphTest, DeviceOnlyLoopRunsAsOneGraphWithConditionalNodes) {
   // The condition's kernel was linked once, with the library named.
   EXPECT_EQ(state.linkedLibrary, kFakeDeviceRuntime);
   EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
+}
+
+TEST_F(FakeCudaGraphTest, ALoopInAHostLoopIsCapturedAnewAtEachTrip) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr y;
+  kiln::test::Outcome call =
+      callScale2(module.get(), y, "double_until_rounds");
+  ASSERT_TRUE(call.ok()) << call.message;
+  // Nine trips of the host loop (w[0] = 1 to 9); the last doubles
+  // {9, 10, 11, 12} four times.
+  EXPECT_EQ(hostValues(y.get()), (std::vector<float>{144, 160, 176, 192}));
+  // The host loop's predicate came back ten times, the inner loop's never:
+  // each trip captured the inner loop into a graph of its own, launched it
+  // and let it go.
+  EXPECT_EQ(state.asyncCopies, 10);
+  EXPECT_EQ(state.syncsDuringCapture, 0);
+  EXPECT_EQ(state.capturing, nullptr);
+  EXPECT_EQ(state.graphsCreated, 9);
+  EXPECT_EQ(state.instantiated, 9);
+  EXPECT_EQ(state.graphLaunches, 9);
+  EXPECT_EQ(state.graphsDestroyed, state.graphsCreated);
+  EXPECT_EQ(state.execsDestroyed, 9);
+  EXPECT_EQ(state.conditionalNodes, std::vector<std::string>(9, "while"));
+  kiln_cuda_stats_t stats;
+  ASSERT_TRUE(
+      take(kiln_module_cuda_stats(module.get(), &stats, sizeof(stats))).ok());
+  EXPECT_EQ(stats.graph_loops, 9u);
+
+  // The host form computes the same, with the inner loop's predicate back
+  // on the host at every test: 46 doublings over the nine trips, and one
+  // test more per trip than doublings.
+  ScopedVariable off("KILN_CUDA_GRAPHS", "0");
+  ModulePtr hostLoops = loadCudaModule();
+  ASSERT_TRUE(hostLoops);
+  int copiesBefore = state.asyncCopies;
+  TensorPtr z;
+  call = callScale2(hostLoops.get(), z, "double_until_rounds");
+  ASSERT_TRUE(call.ok()) << call.message;
+  EXPECT_EQ(hostValues(z.get()), hostValues(y.get()));
+  EXPECT_EQ(state.asyncCopies - copiesBefore, 10 + 46 + 9);
+  EXPECT_EQ(state.graphsCreated, 9);
 }
 
 TEST_F(FakeCudaGraphTest, GraphLoopWhoseTestFailsFirstSkipsItsBody) {
