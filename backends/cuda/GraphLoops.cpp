@@ -694,12 +694,13 @@ private:
   func::FuncOp loopsAvailable, begin, test, end;
 };
 
-/// The loops inside host loops that can run as graphs, outermost first
-/// (with the loops inside each, innermost first): loops that are no roots,
-/// outside graph forms (and their host forms, whose loops the graph forms
-/// hold) and outside loops that can run as graphs themselves, whose forms
-/// would hold them. Where the rounds of kiln-cuda-graph-forms have
-/// settled, that is a loop whose nearest loop around kept its host form.
+/// The loops inside host loops that can run as graphs, each after the
+/// loops inside it that its form holds (innermost first): loops that are
+/// no roots, outside graph forms (and their host forms, whose loops the
+/// graph forms hold) and outside loops that can run as graphs themselves,
+/// whose forms would hold them. Where the rounds of kiln-cuda-graph-forms
+/// have settled, that is a loop whose nearest loop around kept its host
+/// form.
 /// Such a loop gets a form of its own, captured and launched anew at each
 /// trip of the host loop around it: one instantiation of its graph per
 /// trip instead of one wait per iteration.
