@@ -189,7 +189,7 @@ def test_a_killed_worker_on_redis(tmp_path, redis_store):
 
 
 def test_a_worker_started_again_rejoins(tmp_path):
-    steps = 24
+    steps = 40
     r = launch("2:3", tmp_path, "--steps", steps, "--sleep", 0.1,
                "--commit-every", 2, "--kill", "1:4:between", "--marker",
                tmp_path / "marker", restarts=1)
