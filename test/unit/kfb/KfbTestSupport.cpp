@@ -29,10 +29,7 @@ mlir::DialectRegistry kilnRegistry() {
 /// (kiln.stack_*), which only reverse-mode differentiation of a kiln.while
 /// makes, after a model has been loaded: the format refuses them.
 bool holdsStacks(const std::filesystem::path &path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str().find("kiln.stack_") != std::string::npos;
+  return readFile(path.string()).find("kiln.stack_") != std::string::npos;
 }
 
 /// The .mlir programs in `directory`: those with stacks or those without.
