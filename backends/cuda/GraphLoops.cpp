@@ -700,9 +700,8 @@ private:
 /// graph forms hold) and outside loops that can run as graphs themselves,
 /// whose forms would hold them. Where the rounds of kiln-cuda-graph-forms
 /// have settled, that is a loop whose nearest loop around kept its host
-/// form.
-/// Such a loop gets a form of its own, captured and launched anew at each
-/// trip of the host loop around it: one instantiation of its graph per
+/// form. Such a loop gets a form of its own, captured and launched anew at
+/// each trip of the host loop around it: one instantiation of its graph per
 /// trip instead of one wait per iteration.
 void collectInsideHostLoops(ModuleOp module,
                             SmallVectorImpl<GraphLoop> &loops) {

@@ -4,8 +4,8 @@
 # written as .kfb files at the time of the run, so that programs added later
 # join the corpus; but for programs holding a gradient's stacks
 # (kiln.stack_*), which the format refuses by design (the kfb round-trip
-# test checks the refusal). The corpus starts empty every time and the fuzzer's seed
-# is fixed, so a run explores the same inputs each time.
+# test checks the refusal). The corpus starts empty every time and the
+# fuzzer's seed is fixed, so a run explores the same inputs each time.
 #
 #   cmake -DFUZZER=... -DTRANSLATE=... -DSOURCE_DIR=... -DWORK_DIR=...
 #         -DRUNS=... -DMAX_SECONDS=... -P RunFuzzer.cmake
