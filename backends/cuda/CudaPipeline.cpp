@@ -42,6 +42,10 @@
 //   6. the host code (control flow, scalar reads, launches) -> the LLVM
 //      dialect with arith-expand-ops, gpu-to-llvm and the CPU's
 //      conversions.
+// With `onCpu` (--target=cuda-on-cpu), 0-4 run without library calls up to
+// the merged launches; then every launch runs its body on the host, once
+// per GPU thread (kiln-cuda-launches-on-cpu), and the CPU's conversions
+// lower the whole program for the host.
 // Control flow (kiln.cond/while/for) stays in the host code; a loop
 // predicate computed by a kernel is copied to the host once per iteration,
 // after which the host waits for the stream, except for the while loops
@@ -99,8 +103,37 @@ void kiln::registerCudaDialects(DialectRegistry &registry) {
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
 }
 
+/// The end of the pipeline with `onCpu`: the kernels' bodies on the host,
+/// and the program lowered as the CPU backend lowers its loops.
+static void buildKernelsOnCpuLowering(OpPassManager &pm) {
+  pm.addPass(mlir::kiln::createKilnCudaLaunchesOnCpu());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(arith::createArithExpandOpsPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  // Buffers through the runtime's counting allocator, as on the CPU.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(mlir::kiln::createKilnCpuMemoryHooks());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(mlir::kiln::createKilnCpuPoolConstants());
+}
+
 void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
-                                     const CudaOptions &options) {
+                                     const CudaOptions &given) {
+  CudaOptions options = given;
+  if (options.onCpu) {
+    options.libraryMatmul = false;
+    options.libraryConv = false;
+    options.graphs = false;
+    options.tf32 = false;
+  }
   // Attention written as ops becomes kiln.attention first, as on the CPU;
   // f32 attentions wait in functions of their own for
   // kiln-cuda-flash-attention (FlashAttention.cpp).
@@ -181,6 +214,8 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   // and forwarded copies) become one launch: fewer launches per call, and
   // fewer nodes per iteration of a loop run as a CUDA graph.
   pm.addNestedPass<func::FuncOp>(createKilnCudaMergeLaunches());
+  if (options.onCpu)
+    return buildKernelsOnCpuLowering(pm);
   // No canonicalization after this point: it would fold a wait on a fresh
   // `gpu.wait async`, which in kiln's runtime waits for the module's stream.
   pm.addPass(createKilnCudaAsyncLaunches());
@@ -304,6 +339,12 @@ struct CudaLoweringPipelineOptions
                      "host code, only queue device work as CUDA graphs "
                      "where the runtime can"),
       llvm::cl::init(true)};
+  Option<bool> onCpu{
+      *this, "on-cpu",
+      llvm::cl::desc("Run the kernels' bodies on the host, once per GPU "
+                     "thread, and lower the whole program for the host "
+                     "(kiln-cuda-launches-on-cpu)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -331,6 +372,7 @@ void kiln::registerCudaPipelines() {
         options.libraryConv = pipeline.libraryConv;
         options.tf32 = pipeline.tf32;
         options.graphs = pipeline.graphs;
+        options.onCpu = pipeline.onCpu;
         buildCudaLoweringPipeline(pm, options);
       });
 }

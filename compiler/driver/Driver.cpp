@@ -206,7 +206,7 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
     autocast.dtype = options.autocast;
     pm.addPass(mlir::kiln::createAutocast(autocast));
   }
-  if (options.target == Target::Cuda) {
+  if (options.target == Target::Cuda || options.target == Target::CudaOnCpu) {
     if (!mlir::kiln::hasCudaBackend())
       return module.emitError(mlir::kiln::kNoCudaBackendMessage)
              << "; compile for the CPU (--target=cpu)";
@@ -219,7 +219,9 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
       return module.emitError("unsupported CUDA architecture '")
              << options.cuda.arch
              << "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90)";
-    mlir::kiln::buildCudaLoweringPipeline(pm, options.cuda);
+    mlir::kiln::CudaOptions cuda = options.cuda;
+    cuda.onCpu = options.target == Target::CudaOnCpu;
+    mlir::kiln::buildCudaLoweringPipeline(pm, cuda);
   } else {
     mlir::kiln::buildCpuLoweringPipeline(pm, options.cpu);
   }
@@ -281,7 +283,7 @@ bool kiln::compileModule(ModuleOp module, const CompileOptions &options,
   // Only the CPU backend writes results into donated arguments
   // (kiln/IR/TiedResults.h); elsewhere every result gets a buffer of its
   // own and the arguments are left alone.
-  if (options.target == Target::Cuda)
+  if (options.target != Target::Cpu)
     module.walk([](func::FuncOp func) {
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
         func.removeArgAttr(i, mlir::kiln::kTiedResultAttrName);

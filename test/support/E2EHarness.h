@@ -19,8 +19,9 @@
 
 namespace kiln::test {
 
-/// Where the compiled programs run.
-enum class E2ETarget { Cpu, Cuda };
+/// Where the compiled programs run: the CPU, a CUDA device, or the CUDA
+/// target's program with its kernels run on the host (--target=cuda-on-cpu).
+enum class E2ETarget { Cpu, Cuda, CudaOnCpu };
 
 /// A test body: checks the program in file `path` on `target`. For CUDA it
 /// first checks the device (CudaAvailability.h) and skips or fails the test

@@ -142,7 +142,7 @@
 //
 // Bad options.
 // RUN: not kiln-compile %t/ramp.mlir --target=tpu 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: kiln-compile: error: unknown target 'tpu' (supported: cpu, cuda)
+// TARGET: kiln-compile: error: unknown target 'tpu' (supported: cpu, cuda, cuda-on-cpu)
 // RUN: not kiln-compile %t/ramp.mlir --emit=exe 2>&1 | FileCheck %s --check-prefix=EMIT
 // EMIT: for the --emit option: Cannot find option named 'exe'!
 // RUN: not kiln-compile %t/ramp.mlir -O4 2>&1 | FileCheck %s --check-prefix=OPT

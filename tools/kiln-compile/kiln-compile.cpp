@@ -3,7 +3,7 @@
 // kiln-compile model.mlir -o model.kmod [--emit=mlir|llvm|obj|kmod|kfb|ptx]
 //              model.onnx               [--input-shape NAME=1x3x224x224]...
 //                                        [-O0..3] [--no-fusion]
-//                                        [--target=cpu|cuda]
+//                                        [--target=cpu|cuda|cuda-on-cpu]
 //                                        [--cuda-arch=sm_XX|native]
 //                                        [--no-dnnl] [--conv-layouts=...]
 //                                        [--packed-matmuls=...]
@@ -82,10 +82,13 @@ cl::opt<EmitKind> emit(
     cl::cat(compileCategory));
 cl::opt<std::string>
     target("target",
-           cl::desc("Target: 'cpu' (the host CPU, default) or 'cuda' (host "
-                    "code for the host CPU that launches PTX kernels)"),
-           cl::init("cpu"),
-    cl::cat(compileCategory));
+           cl::desc("Target: 'cpu' (the host CPU, default), 'cuda' (host "
+                    "code for the host CPU that launches PTX kernels) or "
+                    "'cuda-on-cpu' (the CUDA target's program with its "
+                    "kernels' bodies run on the host, once per GPU thread: "
+                    "a module for the CPU that checks the generated "
+                    "kernels without a GPU; no library calls or graphs)"),
+           cl::init("cpu"), cl::cat(compileCategory));
 cl::opt<std::string>
     cudaArch("cuda-arch",
              cl::desc("GPU architecture for --target=cuda: sm_70, sm_75, "
@@ -290,10 +293,11 @@ std::string outputPath() {
 /// The checks of option values that the parser cannot make; returns the
 /// exit status for a bad one, 0 if all are good.
 int checkOptions() {
-  if (target != "cpu" && target != "cuda")
-    return usageError("unknown target '" + target + "' (supported: cpu, cuda)");
-  if (target == "cuda" && !mlir::kiln::hasCudaBackend())
-    return usageError(std::string("--target=cuda: ") +
+  if (target != "cpu" && target != "cuda" && target != "cuda-on-cpu")
+    return usageError("unknown target '" + target +
+                      "' (supported: cpu, cuda, cuda-on-cpu)");
+  if (target != "cpu" && !mlir::kiln::hasCudaBackend())
+    return usageError("--target=" + target + ": " +
                       mlir::kiln::kNoCudaBackendMessage);
   if (target == "cuda" && cudaArch == "native") {
     // The machine's own GPU, asked through the runtime; not a malformed
@@ -338,9 +342,9 @@ int checkOptions() {
   if (!autocast.empty() && emit == EmitKind::Kfb)
     return usageError("--autocast applies to compiled code; --emit=kfb "
                       "stores the program as it is");
-  if (profile && target == "cuda")
-    return usageError("--profile is not supported for --target=cuda (only "
-                      "the CPU target can be profiled)");
+  if (profile && target != "cpu")
+    return usageError("--profile is not supported for --target=" + target +
+                      " (only the CPU target can be profiled)");
   if (concurrentThreads < 0 || concurrentThreads > 1024)
     return usageError("--concurrent-threads=" + Twine(int(concurrentThreads)) +
                       " is not a thread count (0-1024)");
@@ -358,7 +362,9 @@ int checkOptions() {
 
 kiln::CompileOptions compileOptions() {
   kiln::CompileOptions options;
-  options.target = target == "cuda" ? kiln::Target::Cuda : kiln::Target::Cpu;
+  options.target = target == "cuda"          ? kiln::Target::Cuda
+                   : target == "cuda-on-cpu" ? kiln::Target::CudaOnCpu
+                                             : kiln::Target::Cpu;
   options.cpu.optLevel = optLevel;
   options.cpu.cpu = targetCpu;
   options.cpu.fuse = !noFusion;

@@ -57,6 +57,12 @@ struct CudaOptions {
   /// (kiln-cuda-graph-calls) to the runtime as CUDA graphs; otherwise every
   /// loop is a host loop and every call queues its work itself.
   bool graphs = true;
+  /// Run the kernels on the host instead (kiln-cuda-launches-on-cpu): the
+  /// program lowers for the CPU, every kernel's body runs once per GPU
+  /// thread, products and convolutions are kiln's own kernels and no loop
+  /// is a graph, whatever the options above say. For checking the
+  /// generated kernels without a GPU.
+  bool onCpu = false;
 };
 
 /// Whether this kiln has the CUDA backend (the library KilnBackendsCuda,

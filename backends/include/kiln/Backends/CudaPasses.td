@@ -649,6 +649,34 @@ def KilnCudaMergeLaunches
                            "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect"];
 }
 
+def KilnCudaLaunchesOnCpu
+    : Pass<"kiln-cuda-launches-on-cpu", "mlir::ModuleOp"> {
+  let summary = "Run the kernels' bodies on the host, once per GPU thread";
+  let description = [{
+    Runs where `kiln-cuda-async-launches` would (kernels formed as
+    synchronous `gpu.launch` ops on host buffers) and replaces the rest of
+    the CUDA pipeline with the CPU's lowering (`kiln-compile
+    --target=cuda-on-cpu`), so that the CUDA backend's kernels are checked
+    without a GPU. Each launch becomes a loop over its blocks, one after
+    the other. A block's body is cut into phases at the ops that
+    synchronize its threads (`gpu.barrier`, `gpu.shuffle`,
+    `gpu.all_reduce`, loops holding one), each phase a loop over the
+    threads: a value a later phase reads waits in a buffer of a slot per
+    thread; a shuffle reads its partner's slot (warps of 32 threads in
+    linear id order); a block reduction combines the slots in thread order;
+    a loop holding a synchronization runs on the host around its body's
+    phases, its carried values in slots. Such an op anywhere but in loops
+    whose bounds are the same for all threads of a block (not computed
+    from the thread id or a shuffle's result) is an error, as are private
+    attributions in a launch that synchronizes. Workgroup attributions
+    become buffers of the launch, and the workgroup and private address
+    spaces leave all types.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCudaAsyncLaunches
     : Pass<"kiln-cuda-async-launches", "mlir::ModuleOp"> {
   let summary = "Launch kernels and copy buffers asynchronously on the stream";

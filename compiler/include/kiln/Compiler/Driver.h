@@ -31,6 +31,11 @@ enum class Target {
   Cpu,
   /// Host code that launches PTX kernels on a CUDA device (`cuda`).
   Cuda,
+  /// The CUDA backend's program with its kernels' bodies run on the host,
+  /// once per GPU thread, as a module for the CPU (`cuda-on-cpu`): checks
+  /// the generated kernels where there is no GPU. No library calls, no
+  /// CUDA graphs.
+  CudaOnCpu,
 };
 
 /// What compileModule produces, in the order of the sequence (kiln-compile

@@ -1,0 +1,809 @@
+//===- LaunchesOnCpu.cpp - The CUDA backend's kernels on the CPU ----------===//
+//
+// The kernels the CUDA backend generates (flash attention, tiled products,
+// block reductions, grid-stride loops) are hand-built IR whose correctness
+// can only be checked by running them. Without a GPU they run here: after
+// the kernels are formed (synchronous gpu.launch ops on host buffers), each
+// launch becomes host code that runs its body for every GPU thread, so that
+// the whole program compiles for the CPU and can be checked against the
+// reference evaluator (kiln-compile --target=cuda-on-cpu, the
+// cuda-on-cpu.* end-to-end tests).
+//
+// Blocks run one after the other. A block's body is cut into phases at the
+// ops that synchronize its threads (gpu.barrier, gpu.shuffle,
+// gpu.all_reduce, and loops that hold one), and each phase is a loop over
+// the block's threads, so that every thread finishes a phase before any
+// starts the next, as a barrier promises:
+//
+//  - a value a later phase reads waits in a buffer of a slot per thread,
+//    stored where it is computed (a view of a buffer, which no buffer
+//    holds, is computed again where it is read);
+//  - a shuffle stores each thread's value in its slot, and the next phase
+//    reads the partner's slot, as NVVM's shfl.sync does (the warps are the
+//    threads 32 at a time in linear id order, a thread whose partner lies
+//    outside its segment gets its own value). A shuffle synchronizes its
+//    warp only, so between two block synchronizations that hold one the
+//    warps run one after the other, each through all the phases there:
+//    a block barrier missing from a kernel is no more hidden by a shuffle
+//    here than on a GPU;
+//  - a block reduction combines the slots on the host, in thread order,
+//    into one value for every thread;
+//  - a loop that holds a synchronization runs on the host, its body's
+//    phases inside it; what the threads carry from trip to trip waits in
+//    slots.
+//
+// Every thread must reach each synchronization, so that a phase is the
+// same code for all: only loops whose bounds are the same for every thread
+// of a block may hold one (a bound computed from the thread id or a
+// shuffle's result is divergent), anything else is an error where a GPU
+// would hang or answer garbage.
+//
+// Workgroup memory is one buffer per attribution for the whole launch,
+// reused block after block (CUDA leaves it uninitialized per block too),
+// and the workgroup address space leaves every type. Nothing else of the
+// host code changes: the result is the program the CUDA target runs, its
+// kernels' bodies inline, for the CPU lowering to finish.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <deque>
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDALAUNCHESONCPU
+#include "kiln/Backends/CudaPasses.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+/// Threads per warp, for shuffles.
+static constexpr int64_t kWarpSize = 32;
+
+/// Whether `op` synchronizes the threads of a block.
+static bool synchronizes(Operation *op) {
+  return isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::AllReduceOp>(op);
+}
+
+namespace {
+/// The values of a launch's body that may differ between the threads of a
+/// block: computed from a thread id, a private buffer or a shuffle's
+/// result, through any op, loop-carried value or branch result. A block
+/// reduction's result is the same for every thread. Memory is not
+/// followed: a value a thread loads from where another stored is as
+/// uniform as the indices it is loaded at.
+class Divergence {
+public:
+  explicit Divergence(gpu::LaunchOp launch) {
+    gpu::KernelDim3 ids = launch.getThreadIds();
+    for (Value id : {ids.x, ids.y, ids.z})
+      divergent.insert(id);
+    for (BlockArgument buffer : launch.getPrivateAttributions())
+      divergent.insert(buffer);
+    // To a fixed point: loop-carried values may turn divergent late.
+    do
+      changed = false;
+    while (visit(launch.getBody()), changed);
+  }
+
+  bool contains(Value value) const { return divergent.contains(value); }
+
+private:
+  DenseSet<Value> divergent;
+  bool changed = false;
+
+  void mark(Value value) { changed |= divergent.insert(value).second; }
+  void markIf(bool condition, Value value) {
+    if (condition)
+      mark(value);
+  }
+  bool any(ValueRange values) const {
+    return llvm::any_of(values, [&](Value v) { return contains(v); });
+  }
+
+  void visit(Region &region) {
+    for (Block &block : region)
+      for (Operation &op : block)
+        visit(&op);
+  }
+
+  void visit(Operation *op) {
+    if (isa<gpu::AllReduceOp>(op))
+      return;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      markIf(contains(loop.getLowerBound()) || contains(loop.getStep()),
+             loop.getInductionVar());
+      auto yielded = loop.getYieldedValues();
+      for (auto [i, carried] : llvm::enumerate(loop.getRegionIterArgs()))
+        markIf(contains(loop.getInitArgs()[i]) || contains(yielded[i]),
+               carried);
+      visit(loop.getRegion());
+      bool bounds = contains(loop.getLowerBound()) ||
+                    contains(loop.getUpperBound()) || contains(loop.getStep());
+      for (auto [i, result] : llvm::enumerate(loop.getResults()))
+        markIf(bounds || contains(loop.getRegionIterArgs()[i]), result);
+      return;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      visit(branch.getThenRegion());
+      visit(branch.getElseRegion());
+      bool condition = contains(branch.getCondition());
+      for (auto [i, result] : llvm::enumerate(branch.getResults())) {
+        bool yielded = contains(branch.thenYield().getOperand(i)) ||
+                       contains(branch.elseYield().getOperand(i));
+        markIf(condition || yielded, result);
+      }
+      return;
+    }
+    // Any other op: its results (and its regions' arguments) are divergent
+    // where an operand or anything computed inside it is.
+    bool inputs = any(op->getOperands());
+    for (Region &region : op->getRegions()) {
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          markIf(inputs, argument);
+      visit(region);
+    }
+    bool inside = false;
+    op->walk([&](Operation *nested) {
+      if (nested != op)
+        inside |= any(nested->getResults()) || any(nested->getOperands());
+    });
+    for (Value result : op->getResults())
+      markIf(inputs || inside, result);
+  }
+};
+} // namespace
+
+/// Whether a value of `type` can wait in a buffer for a later phase.
+static bool storable(Type type) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    type = vector.getElementType();
+  return type.isIntOrIndexOrFloat();
+}
+
+/// Whether `op` asks for a thread, block or grid coordinate.
+static bool isIdOp(Operation *op) {
+  return isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(
+      op);
+}
+
+/// One coordinate of `dims`.
+static Value pick(gpu::KernelDim3 dims, gpu::Dimension dimension) {
+  return dimension == gpu::Dimension::x   ? dims.x
+         : dimension == gpu::Dimension::y ? dims.y
+                                          : dims.z;
+}
+
+namespace {
+/// A phase of a block: a loop over its threads that runs a run of the
+/// body's ops between two synchronizations.
+struct Phase {
+  scf::ForOp loop;
+  /// The linear thread id, and the three coordinates.
+  Value thread;
+  gpu::KernelDim3 ids;
+  /// The body's values to their copies in this phase.
+  IRMapping map;
+};
+
+/// Rewrites one launch into host code.
+class LaunchOnCpu {
+public:
+  explicit LaunchOnCpu(gpu::LaunchOp launch)
+      : launch(launch), loc(launch.getLoc()), builder(launch), outside(launch) {
+  }
+
+  LogicalResult run();
+
+private:
+  gpu::LaunchOp launch;
+  Location loc;
+  /// Where the host code of the blocks goes.
+  OpBuilder builder;
+  /// Before the launch: constants and the launch's buffers.
+  OpBuilder outside;
+  Value zero, one, threads;
+  gpu::KernelDim3 grid, block;
+  /// The ops that synchronize the block (barriers, block reductions) or
+  /// hold one that does, and those that synchronize a warp (shuffles) or
+  /// hold one.
+  DenseSet<Operation *> blockSync, warpSync;
+  /// The threads a phase runs: the block's, or one warp's where the
+  /// block's threads run warp after warp.
+  Value low, high;
+  bool warpAfterWarp = false;
+  std::deque<Phase> phases;
+  /// The phase ops go to, or null after a synchronization.
+  Phase *open = nullptr;
+  /// Where each value of the body was computed: its phase and the copy of
+  /// its op.
+  DenseMap<Value, std::pair<Phase *, Operation *>> computed;
+  /// Values kept per thread in a buffer of a slot per thread: those read
+  /// in a later phase, loop-carried values and shuffles' results.
+  DenseMap<Value, Value> kept;
+  /// Values that are the same for every thread, as host values, innermost
+  /// scope last (a loop's body is a scope).
+  SmallVector<DenseMap<Value, Value>> uniform;
+  /// The buffers a shuffle or block reduction exchanges values through.
+  llvm::MapVector<Type, Value> exchange;
+  SmallVector<Value> buffers;
+
+  LogicalResult check();
+  Value index(OpBuilder &b, int64_t value) {
+    return b.create<arith::ConstantIndexOp>(loc, value);
+  }
+  /// A fresh buffer of a slot per thread.
+  Value slots(Type type) {
+    Value buffer = outside.create<memref::AllocOp>(
+        loc, MemRefType::get({ShapedType::kDynamic}, type), threads);
+    buffers.push_back(buffer);
+    return buffer;
+  }
+  Phase &openPhase();
+  OpBuilder phaseBuilder(Phase &phase) {
+    return OpBuilder::atBlockTerminator(phase.loop.getBody());
+  }
+  Value lookupUniform(Value value) const {
+    for (const DenseMap<Value, Value> &scope : llvm::reverse(uniform))
+      if (Value found = scope.lookup(value))
+        return found;
+    return {};
+  }
+  bool inBody(Value value) {
+    return launch.getBody().isAncestor(value.getParentRegion());
+  }
+  Value keep(Value value);
+  FailureOr<Value> threadValue(Value value, Phase &phase, OpBuilder &b);
+  FailureOr<Value> uniformValue(Value value);
+  /// Runs the ops from `begin` to `end` in phases: at the block's level,
+  /// or with `warps` inside a loop over the warps.
+  LogicalResult split(Block::iterator begin, Block::iterator end, bool warps);
+  LogicalResult runSynchronization(Operation *op);
+  LogicalResult runWarpAfterWarp(ArrayRef<Operation *> ops);
+  LogicalResult runInPhase(Operation *op);
+  LogicalResult runShuffle(gpu::ShuffleOp shuffle);
+  LogicalResult runReduction(gpu::AllReduceOp reduce);
+  LogicalResult runLoop(scf::ForOp loop);
+};
+} // namespace
+
+LogicalResult LaunchOnCpu::check() {
+  if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+      launch.getDynamicSharedMemorySize() || launch.hasClusterSize())
+    return launch.emitError(
+        "only a synchronous launch without dynamic shared memory or "
+        "clusters can run on the CPU");
+  if (!launch.getBody().hasOneBlock())
+    return launch.emitError("a launch body of more than one block cannot "
+                            "run on the CPU");
+  WalkResult walk = launch.getBody().walk([&](Operation *op) {
+    if (auto reduce = dyn_cast<gpu::AllReduceOp>(op);
+        reduce && !reduce.getOp()) {
+      op->emitError("a block reduction with a region of its own cannot run "
+                    "on the CPU");
+      return WalkResult::interrupt();
+    }
+    if (synchronizes(op)) {
+      DenseSet<Operation *> &set =
+          isa<gpu::ShuffleOp>(op) ? warpSync : blockSync;
+      for (Operation *parent = op; parent != launch;
+           parent = parent->getParentOp())
+        set.insert(parent);
+      return WalkResult::skip();
+    }
+    if (isIdOp(op) || isa<gpu::TerminatorOp>(op) ||
+        !isa<gpu::GPUDialect>(op->getDialect()))
+      return WalkResult::advance();
+    op->emitError("'") << op->getName() << "' cannot run on the CPU";
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (blockSync.empty() && warpSync.empty())
+    return success();
+  if (!launch.getPrivateAttributions().empty())
+    return launch.emitError("a launch with private attributions and "
+                            "synchronizing ops cannot run on the CPU");
+  // Every thread must reach each synchronization: only loops whose bounds
+  // are the same for all threads may hold one.
+  Divergence divergence(launch);
+  walk = launch.getBody().walk([&](Operation *op) {
+    if (!synchronizes(op))
+      return WalkResult::advance();
+    for (Operation *parent = op->getParentOp(); parent != launch;
+         parent = parent->getParentOp()) {
+      auto loop = dyn_cast<scf::ForOp>(parent);
+      if (loop && !divergence.contains(loop.getLowerBound()) &&
+          !divergence.contains(loop.getUpperBound()) &&
+          !divergence.contains(loop.getStep()))
+        continue;
+      InFlightDiagnostic error =
+          op->emitError("'")
+          << op->getName() << "' cannot run on the CPU inside this '"
+          << parent->getName()
+          << "': only loops of the same bounds for every thread of a block "
+             "may hold an op that synchronizes them";
+      error.attachNote(parent->getLoc()) << "the enclosing op";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::skip();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+Phase &LaunchOnCpu::openPhase() {
+  if (open)
+    return *open;
+  auto loop = builder.create<scf::ForOp>(loc, low, high, one);
+  Phase &phase = phases.emplace_back();
+  phase.loop = loop;
+  phase.thread = loop.getInductionVar();
+  OpBuilder b = phaseBuilder(phase);
+  Value x = b.create<arith::RemUIOp>(loc, phase.thread, block.x);
+  Value rest = b.create<arith::DivUIOp>(loc, phase.thread, block.x);
+  Value y = b.create<arith::RemUIOp>(loc, rest, block.y);
+  Value z = b.create<arith::DivUIOp>(loc, rest, block.y);
+  phase.ids = {x, y, z};
+  gpu::KernelDim3 ids = launch.getThreadIds();
+  phase.map.map(ids.x, x);
+  phase.map.map(ids.y, y);
+  phase.map.map(ids.z, z);
+  open = &phase;
+  return phase;
+}
+
+/// Keeps `value`, computed in an earlier phase, in a slot per thread: its
+/// phase stores it where it is computed.
+Value LaunchOnCpu::keep(Value value) {
+  if (Value buffer = kept.lookup(value))
+    return buffer;
+  auto [phase, op] = computed.lookup(value);
+  Value buffer = slots(value.getType());
+  OpBuilder after(op->getContext());
+  after.setInsertionPointAfter(op);
+  after.create<memref::StoreOp>(loc, phase->map.lookup(value), buffer,
+                                phase->thread);
+  kept[value] = buffer;
+  return buffer;
+}
+
+FailureOr<Value> LaunchOnCpu::threadValue(Value value, Phase &phase,
+                                          OpBuilder &b) {
+  if (Value mapped = phase.map.lookupOrNull(value))
+    return mapped;
+  if (!inBody(value))
+    return value;
+  if (Value host = lookupUniform(value))
+    return host;
+  Value buffer = kept.lookup(value);
+  if (!buffer && computed.count(value) && storable(value.getType()))
+    buffer = keep(value);
+  if (buffer) {
+    Value loaded = b.create<memref::LoadOp>(loc, buffer, phase.thread);
+    phase.map.map(value, loaded);
+    return loaded;
+  }
+  // What a buffer cannot hold (a view of a buffer) is computed again.
+  Operation *op = value.getDefiningOp();
+  if (!op || !computed.count(value) || !isPure(op) || op->getNumRegions()) {
+    (op ? op : launch.getOperation())->emitError("a value of type ")
+        << value.getType()
+        << " cannot be carried across a synchronization on the CPU";
+    return failure();
+  }
+  for (Value operand : op->getOperands()) {
+    FailureOr<Value> mapped = threadValue(operand, phase, b);
+    if (failed(mapped))
+      return failure();
+    phase.map.map(operand, *mapped);
+  }
+  b.clone(*op, phase.map);
+  return phase.map.lookup(value);
+}
+
+FailureOr<Value> LaunchOnCpu::uniformValue(Value value) {
+  if (!inBody(value))
+    return value;
+  if (Value host = lookupUniform(value))
+    return host;
+  Operation *op = value.getDefiningOp();
+  if (op && isPure(op) && !op->getNumRegions() && !isIdOp(op)) {
+    IRMapping map;
+    for (Value operand : op->getOperands()) {
+      FailureOr<Value> host = uniformValue(operand);
+      if (failed(host))
+        return failure();
+      map.map(operand, *host);
+    }
+    Value host = builder.clone(*op, map)->getResult(
+        cast<OpResult>(value).getResultNumber());
+    uniform.back()[value] = host;
+    return host;
+  }
+  // Computed by the threads, the same for all: thread 0's.
+  Value buffer = kept.lookup(value);
+  if (!buffer && computed.count(value) && storable(value.getType()))
+    buffer = keep(value);
+  if (!buffer)
+    return launch.emitError("a loop bound cannot be computed on the host");
+  return builder.create<memref::LoadOp>(loc, buffer, zero).getResult();
+}
+
+LogicalResult LaunchOnCpu::runInPhase(Operation *op) {
+  Phase &phase = openPhase();
+  OpBuilder b = phaseBuilder(phase);
+  // A coordinate asked of an op.
+  auto coordinate = [&](Operation *id) -> Value {
+    return TypeSwitch<Operation *, Value>(id)
+        .Case([&](gpu::ThreadIdOp id) {
+          return pick(phase.ids, id.getDimension());
+        })
+        .Case([&](gpu::BlockIdOp id) {
+          return lookupUniform(pick(launch.getBlockIds(), id.getDimension()));
+        })
+        .Case(
+            [&](gpu::BlockDimOp id) { return pick(block, id.getDimension()); })
+        .Case([&](gpu::GridDimOp id) { return pick(grid, id.getDimension()); });
+  };
+  if (isIdOp(op)) {
+    phase.map.map(op->getResult(0), coordinate(op));
+    return success();
+  }
+  SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
+  for (Region &region : op->getRegions())
+    getUsedValuesDefinedAbove(region, used);
+  for (Value value : used) {
+    FailureOr<Value> mapped = threadValue(value, phase, b);
+    if (failed(mapped))
+      return failure();
+    phase.map.map(value, *mapped);
+  }
+  Operation *copy = b.clone(*op, phase.map);
+  for (Value result : op->getResults())
+    computed[result] = {&phase, copy};
+  SmallVector<Operation *> ids;
+  copy->walk([&](Operation *nested) {
+    if (isIdOp(nested))
+      ids.push_back(nested);
+  });
+  for (Operation *id : ids) {
+    id->getResult(0).replaceAllUsesWith(coordinate(id));
+    id->erase();
+  }
+  return success();
+}
+
+LogicalResult LaunchOnCpu::runShuffle(gpu::ShuffleOp shuffle) {
+  // Each thread puts its value in its slot; in the next phase, each reads
+  // its partner's, as NVVM's shfl.sync does, its own where the partner
+  // lies outside its segment of the warp.
+  Type type = shuffle.getValue().getType();
+  Value &slotsOfType = exchange[type];
+  if (!slotsOfType)
+    slotsOfType = slots(type);
+  Phase &put = openPhase();
+  OpBuilder b = phaseBuilder(put);
+  FailureOr<Value> value = threadValue(shuffle.getValue(), put, b);
+  if (failed(value))
+    return failure();
+  b.create<memref::StoreOp>(loc, *value, slotsOfType, put.thread);
+  open = nullptr;
+
+  Phase &get = openPhase();
+  b = phaseBuilder(get);
+  FailureOr<Value> offset32 = threadValue(shuffle.getOffset(), get, b);
+  FailureOr<Value> width32 = threadValue(shuffle.getWidth(), get, b);
+  if (failed(offset32) || failed(width32))
+    return failure();
+  Value offset =
+      b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), *offset32);
+  Value width = b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), *width32);
+  Value lane = b.create<arith::RemUIOp>(loc, get.thread, index(b, kWarpSize));
+  Value inSegment = b.create<arith::RemUIOp>(loc, lane, width);
+  Value segment = b.create<arith::SubIOp>(loc, get.thread, inSegment);
+  using Pred = arith::CmpIPredicate;
+  Value source, valid;
+  switch (shuffle.getMode()) {
+  case gpu::ShuffleMode::XOR:
+    source = b.create<arith::XOrIOp>(loc, inSegment, offset);
+    break;
+  case gpu::ShuffleMode::DOWN:
+    source = b.create<arith::AddIOp>(loc, inSegment, offset);
+    break;
+  case gpu::ShuffleMode::UP:
+    source = b.create<arith::SubIOp>(loc, inSegment, offset);
+    valid = b.create<arith::CmpIOp>(loc, Pred::uge, inSegment, offset);
+    break;
+  case gpu::ShuffleMode::IDX:
+    source = offset;
+    break;
+  }
+  if (!valid)
+    valid = b.create<arith::CmpIOp>(loc, Pred::ult, source, width);
+  Value partner = b.create<arith::AddIOp>(loc, segment, source);
+  valid = b.create<arith::AndIOp>(
+      loc, valid, b.create<arith::CmpIOp>(loc, Pred::ult, partner, threads));
+  partner = b.create<arith::SelectOp>(loc, valid, partner, get.thread);
+  Value read = b.create<memref::LoadOp>(loc, slotsOfType, partner);
+  // The results stay in this phase's values, and in slots for later
+  // phases (the next shuffle may overwrite the exchange's).
+  Value results = slots(type), valids = slots(b.getI1Type());
+  b.create<memref::StoreOp>(loc, read, results, get.thread);
+  b.create<memref::StoreOp>(loc, valid, valids, get.thread);
+  get.map.map(shuffle.getShuffleResult(), read);
+  get.map.map(shuffle.getValid(), valid);
+  kept[shuffle.getShuffleResult()] = results;
+  kept[shuffle.getValid()] = valids;
+  return success();
+}
+
+LogicalResult LaunchOnCpu::runReduction(gpu::AllReduceOp reduce) {
+  // Each thread puts its value in its slot; the host combines them in
+  // thread order into one value for all.
+  Type type = reduce.getValue().getType();
+  Value &slotsOfType = exchange[type];
+  if (!slotsOfType)
+    slotsOfType = slots(type);
+  Phase &put = openPhase();
+  OpBuilder b = phaseBuilder(put);
+  FailureOr<Value> value = threadValue(reduce.getValue(), put, b);
+  if (failed(value))
+    return failure();
+  b.create<memref::StoreOp>(loc, *value, slotsOfType, put.thread);
+  open = nullptr;
+
+  vector::CombiningKind kind = gpu::convertReductionKind(*reduce.getOp());
+  Value first = builder.create<memref::LoadOp>(loc, slotsOfType, zero);
+  auto loop = builder.create<scf::ForOp>(loc, one, threads, one, first);
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(loop.getBody());
+    Value next = builder.create<memref::LoadOp>(loc, slotsOfType,
+                                                loop.getInductionVar());
+    builder.create<scf::YieldOp>(
+        loc, vector::makeArithReduction(builder, loc, kind,
+                                        loop.getRegionIterArgs()[0], next));
+  }
+  uniform.back()[reduce.getResult()] = loop.getResult(0);
+  return success();
+}
+
+LogicalResult LaunchOnCpu::runLoop(scf::ForOp loop) {
+  // The same trips for every thread: a host loop whose body's phases run
+  // the threads; what the threads carry from trip to trip waits in slots.
+  FailureOr<Value> lower = uniformValue(loop.getLowerBound());
+  FailureOr<Value> upper = uniformValue(loop.getUpperBound());
+  FailureOr<Value> step = uniformValue(loop.getStep());
+  if (failed(lower) || failed(upper) || failed(step))
+    return failure();
+  SmallVector<Value> carried;
+  for (Value init : loop.getInitArgs()) {
+    if (!storable(init.getType()))
+      return loop.emitError("a loop that synchronizes threads cannot carry a "
+                            "value of type ")
+             << init.getType() << " on the CPU";
+    carried.push_back(slots(init.getType()));
+  }
+  if (!carried.empty()) {
+    Phase &phase = openPhase();
+    OpBuilder b = phaseBuilder(phase);
+    for (auto [init, buffer] : llvm::zip(loop.getInitArgs(), carried)) {
+      FailureOr<Value> value = threadValue(init, phase, b);
+      if (failed(value))
+        return failure();
+      b.create<memref::StoreOp>(loc, *value, buffer, phase.thread);
+    }
+  }
+  open = nullptr;
+  auto host = builder.create<scf::ForOp>(loc, *lower, *upper, *step);
+  for (auto [argument, buffer] : llvm::zip(loop.getRegionIterArgs(), carried))
+    kept[argument] = buffer;
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(host.getBody()->getTerminator());
+    uniform.push_back({{loop.getInductionVar(), host.getInductionVar()}});
+    Block *body = loop.getBody();
+    if (failed(split(body->begin(), body->getTerminator()->getIterator(),
+                     /*warps=*/warpAfterWarp)))
+      return failure();
+    open = nullptr;
+    if (!carried.empty()) {
+      // Each thread's next values, all read before any is written.
+      Phase &phase = openPhase();
+      OpBuilder b = phaseBuilder(phase);
+      SmallVector<Value> next;
+      for (Value yielded : loop.getYieldedValues()) {
+        FailureOr<Value> value = threadValue(yielded, phase, b);
+        if (failed(value))
+          return failure();
+        next.push_back(*value);
+      }
+      for (auto [value, buffer] : llvm::zip(next, carried))
+        b.create<memref::StoreOp>(loc, value, buffer, phase.thread);
+      open = nullptr;
+    }
+    uniform.pop_back();
+  }
+  for (auto [result, buffer] : llvm::zip(loop.getResults(), carried))
+    kept[result] = buffer;
+  return success();
+}
+
+LogicalResult LaunchOnCpu::runSynchronization(Operation *op) {
+  // A synchronization ends the phase: the threads all reach it before any
+  // goes on.
+  open = nullptr;
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](gpu::BarrierOp) { return success(); })
+      .Case([&](gpu::ShuffleOp shuffle) { return runShuffle(shuffle); })
+      .Case([&](gpu::AllReduceOp reduce) { return runReduction(reduce); })
+      .Case([&](scf::ForOp loop) { return runLoop(loop); })
+      .Default([&](Operation *other) {
+        return other->emitError("cannot run on the CPU");
+      });
+}
+
+LogicalResult LaunchOnCpu::runWarpAfterWarp(ArrayRef<Operation *> ops) {
+  // A shuffle synchronizes a warp only: each warp runs all of `ops` before
+  // the next starts, so that what a block barrier should order and a
+  // shuffle does not is not ordered here either.
+  open = nullptr;
+  Value warps = builder.create<arith::CeilDivUIOp>(loc, threads,
+                                                   index(builder, kWarpSize));
+  auto loop = builder.create<scf::ForOp>(loc, zero, warps, one);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(loop.getBody()->getTerminator());
+  Value first = builder.create<arith::MulIOp>(loc, loop.getInductionVar(),
+                                              index(builder, kWarpSize));
+  Value end = builder.create<arith::MinUIOp>(
+      loc, builder.create<arith::AddIOp>(loc, first, index(builder, kWarpSize)),
+      threads);
+  std::tie(low, high) = std::make_pair(first, end);
+  warpAfterWarp = true;
+  uniform.emplace_back();
+  for (Operation *op : ops)
+    if (failed(warpSync.contains(op) ? runSynchronization(op) : runInPhase(op)))
+      return failure();
+  open = nullptr;
+  uniform.pop_back();
+  warpAfterWarp = false;
+  std::tie(low, high) = std::make_pair(zero, threads);
+  return success();
+}
+
+LogicalResult LaunchOnCpu::split(Block::iterator begin, Block::iterator end,
+                                 bool warps) {
+  if (warps) {
+    for (Operation &op : llvm::make_range(begin, end))
+      if (failed(warpSync.contains(&op) ? runSynchronization(&op)
+                                        : runInPhase(&op)))
+        return failure();
+    return success();
+  }
+  // Between two block synchronizations, the ops run in phases of all the
+  // block's threads, or warp after warp where they shuffle.
+  SmallVector<Operation *> between;
+  auto runBetween = [&]() -> LogicalResult {
+    bool shuffles = llvm::any_of(
+        between, [&](Operation *op) { return warpSync.contains(op); });
+    LogicalResult done = success();
+    if (shuffles)
+      done = runWarpAfterWarp(between);
+    else
+      for (Operation *op : between)
+        if (failed(done = runInPhase(op)))
+          break;
+    between.clear();
+    return done;
+  };
+  for (Operation &op : llvm::make_range(begin, end)) {
+    if (!blockSync.contains(&op)) {
+      between.push_back(&op);
+      continue;
+    }
+    if (failed(runBetween()) || failed(runSynchronization(&op)))
+      return failure();
+  }
+  return runBetween();
+}
+
+LogicalResult LaunchOnCpu::run() {
+  if (failed(check()))
+    return failure();
+  grid = launch.getGridSizeOperandValues();
+  block = launch.getBlockSizeOperandValues();
+  zero = index(outside, 0);
+  one = index(outside, 1);
+  threads = outside.create<arith::MulIOp>(
+      loc, block.x, outside.create<arith::MulIOp>(loc, block.y, block.z));
+
+  // Blocks one after the other; the launch's buffers are made before.
+  SmallVector<Value> blockIds;
+  for (Value extent : {grid.z, grid.y, grid.x}) {
+    auto loop = builder.create<scf::ForOp>(loc, zero, extent, one);
+    if (blockIds.empty())
+      outside.setInsertionPoint(loop);
+    builder.setInsertionPoint(loop.getBody()->getTerminator());
+    blockIds.push_back(loop.getInductionVar());
+  }
+  DenseMap<Value, Value> &host = uniform.emplace_back();
+  gpu::KernelDim3 ids = launch.getBlockIds();
+  host[ids.x] = blockIds[2];
+  host[ids.y] = blockIds[1];
+  host[ids.z] = blockIds[0];
+  gpu::KernelDim3 gridArgs = launch.getGridSize(),
+                  blockArgs = launch.getBlockSize();
+  host[gridArgs.x] = grid.x;
+  host[gridArgs.y] = grid.y;
+  host[gridArgs.z] = grid.z;
+  host[blockArgs.x] = block.x;
+  host[blockArgs.y] = block.y;
+  host[blockArgs.z] = block.z;
+  // Workgroup memory for the whole launch, block after block; private
+  // memory likewise where the threads run one after the other (check()
+  // refuses it where they synchronize).
+  for (BlockArgument attribution : launch.getWorkgroupAttributions()) {
+    host[attribution] = outside.create<memref::AllocOp>(
+        loc, cast<MemRefType>(attribution.getType()));
+    buffers.push_back(host[attribution]);
+  }
+  for (BlockArgument attribution : launch.getPrivateAttributions()) {
+    host[attribution] = outside.create<memref::AllocOp>(
+        loc, cast<MemRefType>(attribution.getType()));
+    buffers.push_back(host[attribution]);
+  }
+
+  low = zero;
+  high = threads;
+  Block &body = launch.getBody().front();
+  if (failed(split(body.begin(), body.getTerminator()->getIterator(),
+                   /*warps=*/false)))
+    return failure();
+  builder.setInsertionPointAfter(launch);
+  for (Value buffer : buffers)
+    builder.create<memref::DeallocOp>(loc, buffer);
+  launch->erase();
+  return success();
+}
+
+namespace {
+struct KilnCudaLaunchesOnCpuPass
+    : mlir::kiln::impl::KilnCudaLaunchesOnCpuBase<KilnCudaLaunchesOnCpuPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::LaunchOp> launches;
+    module.walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
+    for (gpu::LaunchOp launch : launches)
+      if (failed(LaunchOnCpu(launch).run()))
+        return signalPassFailure();
+    // Workgroup buffers are host memory now.
+    AttrTypeReplacer replacer;
+    replacer.addReplacement([](MemRefType type) -> std::optional<Type> {
+      if (!isa_and_nonnull<gpu::AddressSpaceAttr>(type.getMemorySpace()))
+        return std::nullopt;
+      return MemRefType::get(type.getShape(), type.getElementType(),
+                             type.getLayout());
+    });
+    replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
+                                          /*replaceLocs=*/false,
+                                          /*replaceTypes=*/true);
+  }
+};
+} // namespace

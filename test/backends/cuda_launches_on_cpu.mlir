@@ -1,0 +1,242 @@
+// REQUIRES: cuda-backend
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics --kiln-cuda-launches-on-cpu | FileCheck %s
+
+// A grid-stride kernel that never synchronizes: the blocks in a loop nest
+// (z, y, x), inside it one loop over the block's threads whose id is
+// delinearized; the body runs once per thread.
+// CHECK-LABEL: func.func @map
+// CHECK-SAME:    (%[[X:.+]]: memref<100xf32>, %[[Y:.+]]: memref<100xf32>)
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
+// CHECK:         %[[THREADS:.+]] = arith.muli %[[C32]], %{{.+}} : index
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for %[[BX:.+]] = %{{.+}} to %[[C4]]
+// CHECK:               scf.for %[[T:.+]] = %{{.+}} to %[[THREADS]]
+// CHECK:                 %[[TX:.+]] = arith.remui %[[T]], %[[C32]] : index
+// CHECK:                 %[[BASE:.+]] = arith.muli %[[BX]], %[[C32]] : index
+// CHECK:                 %[[I:.+]] = arith.addi %[[BASE]], %[[TX]] : index
+// CHECK:                 %[[V:.+]] = memref.load %[[X]][%[[I]]]
+// CHECK:                 memref.store %[[V]], %[[Y]][%[[I]]]
+// CHECK-NOT:     gpu.
+// CHECK:         return
+func.func @map(%x: memref<100xf32>, %y: memref<100xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %bx, %sx : index
+    %j = arith.addi %i, %tx : index
+    %v = memref.load %x[%j] : memref<100xf32>
+    memref.store %v, %y[%j] : memref<100xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A barrier between writing workgroup memory and reading another thread's
+// word: two loops over the threads, the workgroup buffer a host buffer of
+// the launch (no address space), and the index the first phase computed
+// kept in a slot per thread for the second.
+// CHECK-LABEL: func.func @barrier
+// CHECK-SAME:    (%[[X:.+]]: memref<64xf32>, %[[Y:.+]]: memref<64xf32>)
+// CHECK:         %[[YZ:.+]] = arith.muli
+// CHECK-NEXT:    %[[THREADS:.+]] = arith.muli %{{.+}}, %[[YZ]] : index
+// CHECK:         %[[TILE:.+]] = memref.alloc() : memref<32xf32>
+// CHECK:         %[[KEPT:.+]] = memref.alloc(%[[THREADS]]) : memref<?xindex>
+// CHECK:         scf.for %[[BX:.+]] =
+// CHECK:           scf.for %[[T:.+]] = %{{.+}} to %[[THREADS]]
+// CHECK:             %[[TX:.+]] = arith.remui %[[T]]
+// CHECK:             %[[I:.+]] = arith.addi %{{.+}}, %[[TX]] : index
+// CHECK:             memref.store %[[I]], %[[KEPT]][%[[T]]] : memref<?xindex>
+// CHECK:             %[[V:.+]] = memref.load %[[X]][%[[I]]]
+// CHECK:             memref.store %[[V]], %[[TILE]][%[[TX]]] : memref<32xf32>
+// CHECK:           }
+// CHECK:           scf.for %[[T2:.+]] = %{{.+}} to %[[THREADS]]
+// CHECK:             %[[TX2:.+]] = arith.remui %[[T2]]
+// CHECK:             %[[R:.+]] = arith.subi %{{.+}}, %[[TX2]] : index
+// CHECK:             %[[W:.+]] = memref.load %[[TILE]][%[[R]]] : memref<32xf32>
+// CHECK:             %[[I2:.+]] = memref.load %[[KEPT]][%[[T2]]] : memref<?xindex>
+// CHECK:             memref.store %[[W]], %[[Y]][%[[I2]]]
+// CHECK:         memref.dealloc %[[TILE]]
+// CHECK:         memref.dealloc %[[KEPT]]
+// CHECK-NOT:     workgroup
+func.func @barrier(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %c31 = arith.constant 31 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) workgroup(%tile : memref<32xf32, #gpu.address_space<workgroup>>) {
+    %i = arith.muli %bx, %sx : index
+    %j = arith.addi %i, %tx : index
+    %v = memref.load %x[%j] : memref<64xf32>
+    memref.store %v, %tile[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %r = arith.subi %c31, %tx : index
+    %w = memref.load %tile[%r] : memref<32xf32, #gpu.address_space<workgroup>>
+    memref.store %w, %y[%j] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A loop of the same trips for every thread that shuffles: a shuffle
+// synchronizes a warp only, so up to the block reduction the warps run one
+// after the other (ceil(64 / 32) of them), each through all the phases:
+// the carried sum waits in a slot per thread (stored before the loop, read
+// in the loop, written at the end of each trip), and in the host loop the
+// shuffle stores each value in the exchange, then reads the partner's
+// slot (lane xor 1 within the warp, its own where that falls outside). The
+// block reduction combines the slots of all threads in order on the host,
+// and its one value reaches the threads' phase as it is.
+// CHECK-LABEL: func.func @shuffle_and_reduce
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK:         %[[YZ:.+]] = arith.muli
+// CHECK-NEXT:    %[[THREADS:.+]] = arith.muli %{{.+}}, %[[YZ]] : index
+// CHECK:         %[[CARRIED:.+]] = memref.alloc(%[[THREADS]]) : memref<?xf32>
+// CHECK:         %[[VALUES:.+]] = memref.alloc(%[[THREADS]]) : memref<?xf32>
+// CHECK:         %[[EXCHANGE:.+]] = memref.alloc(%[[THREADS]]) : memref<?xf32>
+// CHECK:           %[[WARPS:.+]] = arith.ceildivui %[[THREADS]], %{{.+}} : index
+// CHECK:           scf.for %[[W:.+]] = %{{.+}} to %[[WARPS]]
+// CHECK:             %[[LOW:.+]] = arith.muli %[[W]], %{{.+}} : index
+// CHECK:             %[[END:.+]] = arith.addi %[[LOW]], %{{.+}} : index
+// CHECK:             %[[HIGH:.+]] = arith.minui %[[END]], %[[THREADS]] : index
+// CHECK:             scf.for %[[T:.+]] = %[[LOW]] to %[[HIGH]]
+// CHECK:               %[[V:.+]] = memref.load
+// CHECK:               memref.store %[[V]], %[[VALUES]][%[[T]]]
+// CHECK:             scf.for %[[T:.+]] = %[[LOW]] to %[[HIGH]]
+// CHECK:               %[[V:.+]] = memref.load %[[VALUES]][%[[T]]]
+// CHECK:               memref.store %[[V]], %[[CARRIED]][%[[T]]]
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %[[C4]]
+// CHECK:               scf.for %[[T:.+]] = %[[LOW]] to %[[HIGH]]
+// CHECK:                 %[[ACC:.+]] = memref.load %[[CARRIED]][%[[T]]]
+// CHECK:                 memref.store %[[ACC]], %[[EXCHANGE]][%[[T]]]
+// CHECK:               scf.for %[[T:.+]] = %[[LOW]] to %[[HIGH]]
+// CHECK:                 %[[WARP:.+]] = arith.constant 32 : index
+// CHECK-NEXT:            %[[LANE:.+]] = arith.remui %[[T]], %[[WARP]] : index
+// CHECK:                 %[[IN:.+]] = arith.remui %[[LANE]], %{{.+}} : index
+// CHECK:                 %[[SEGMENT:.+]] = arith.subi %[[T]], %[[IN]] : index
+// CHECK:                 %[[SOURCE:.+]] = arith.xori %[[IN]], %{{.+}} : index
+// CHECK:                 %[[PARTNER:.+]] = arith.addi %[[SEGMENT]], %[[SOURCE]] : index
+// CHECK:                 %[[OK:.+]] = arith.andi
+// CHECK:                 %[[FROM:.+]] = arith.select %[[OK]], %[[PARTNER]], %[[T]] : index
+// CHECK:                 %[[SH:.+]] = memref.load %[[EXCHANGE]][%[[FROM]]]
+// CHECK:                 %[[ACC2:.+]] = memref.load %[[CARRIED]][%[[T]]]
+// CHECK:                 %[[SUM:.+]] = arith.addf %[[ACC2]], %[[SH]] : f32
+// CHECK:               scf.for %[[T:.+]] = %[[LOW]] to %[[HIGH]]
+// CHECK:                 memref.store %{{.+}}, %[[CARRIED]][%[[T]]]
+// CHECK:             scf.for %[[T:.+]] = %[[LOW]] to %[[HIGH]]
+// CHECK:               %[[FINAL:.+]] = memref.load %[[CARRIED]][%[[T]]]
+// CHECK:               memref.store %[[FINAL]]
+// CHECK:           scf.for %[[T:.+]] = %{{.+}} to %[[THREADS]]
+// CHECK:             memref.store %{{.+}}, %[[EXCHANGE]][%[[T]]]
+// CHECK:           %[[FIRST:.+]] = memref.load %[[EXCHANGE]][%{{.+}}]
+// CHECK:           %[[TOTAL:.+]] = scf.for %[[I:.+]] = %{{.+}} to %[[THREADS]] step %{{.+}} iter_args(%[[ACC3:.+]] = %[[FIRST]]) -> (f32)
+// CHECK:             %[[NEXT:.+]] = memref.load %[[EXCHANGE]][%[[I]]]
+// CHECK:             %[[ADDED:.+]] = arith.addf %[[ACC3]], %[[NEXT]] : f32
+// CHECK:             scf.yield %[[ADDED]]
+// CHECK:           scf.for %[[T:.+]] = %{{.+}} to %[[THREADS]]
+// CHECK:             scf.if
+// CHECK:               memref.store %[[TOTAL]]
+func.func @shuffle_and_reduce(%x: memref<64xf32>, %y: memref<2xf32>, %z: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1 : i32
+  %w = arith.constant 32 : i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<64xf32>
+    %s = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %v) -> (f32) {
+      %sh, %ok = gpu.shuffle xor %acc, %one, %w : f32
+      %n = arith.addf %acc, %sh : f32
+      scf.yield %n : f32
+    }
+    memref.store %s, %z[%tx] : memref<64xf32>
+    %t = gpu.all_reduce add %v uniform {} : (f32) -> f32
+    %first = arith.cmpi eq, %tx, %c0 : index
+    scf.if %first {
+      memref.store %t, %y[%c0] : memref<2xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A barrier that only some threads reach: refused, where a GPU would hang.
+func.func @barrier_in_branch(%x: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c16 = arith.constant 16 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %low = arith.cmpi ult, %tx, %c16 : index
+    // expected-note @below {{the enclosing op}}
+    scf.if %low {
+      // expected-error @below {{'gpu.barrier' cannot run on the CPU inside this 'scf.if': only loops of the same bounds for every thread of a block may hold an op that synchronizes them}}
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A loop whose trips depend on the thread id, through a shuffle's result.
+func.func @divergent_trips(%x: memref<64xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %one = arith.constant 1 : i32
+  %w = arith.constant 32 : i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %i = arith.index_cast %tx : index to i32
+    %sh, %ok = gpu.shuffle down %i, %one, %w : i32
+    %n = arith.index_cast %sh : i32 to index
+    // expected-note @below {{the enclosing op}}
+    scf.for %k = %c0 to %n step %c1 {
+      // expected-error @below {{'gpu.barrier' cannot run on the CPU inside this 'scf.for'}}
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A uniform loop whose carried value cannot wait in a buffer.
+func.func @carried_view(%x: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    // expected-error @below {{a loop that synchronizes threads cannot carry a value of type 'memref<64xf32>' on the CPU}}
+    %m = scf.for %k = %c0 to %c2 step %c1 iter_args(%b = %x) -> (memref<64xf32>) {
+      gpu.barrier
+      scf.yield %b : memref<64xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @async(%x: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %t = gpu.wait async
+  // expected-error @below {{only a synchronous launch without dynamic shared memory or clusters can run on the CPU}}
+  %d = gpu.launch async [%t] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  gpu.wait [%d]
+  return
+}
