@@ -95,6 +95,26 @@ bool kiln::cpuHasOpenMP() {
 #endif
 }
 
+void kiln::addCpuLlvmConversions(OpPassManager &pm, bool openmp) {
+  // The vector forms of kiln-cpu-sin-cos.
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  // Buffers allocated and freed through the runtime's counting allocator
+  // (kiln-cpu-memory-hooks defines the generic functions).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createKilnCpuMemoryHooks());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  if (openmp)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const CpuOptions &options) {
   bool dnnl = options.dnnl && cpuHasDnnl();
@@ -282,23 +302,7 @@ void kiln::buildCpuLoweringPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
   }
   pm.addPass(createConvertSCFToCFPass());
-  // The vector forms of kiln-cpu-sin-cos.
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  // Buffers allocated and freed through the runtime's counting allocator
-  // (kiln-cpu-memory-hooks defines the generic functions).
-  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
-  memrefToLLVM.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  pm.addPass(createKilnCpuMemoryHooks());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  if (parallel)
-    pm.addPass(createConvertOpenMPToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  addCpuLlvmConversions(pm, parallel);
   // Boolean buffers as bytes, for the loop vectorizer (ByteBooleans.cpp).
   pm.addPass(createKilnCpuByteBooleans());
   // bf16 copies as i16 copies: no f32 round trip, no __truncsfbf2

@@ -54,6 +54,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Cuda.h"
 #include "kiln/Backends/Passes.h"
 #include "kiln/Fusion/Passes.h"
@@ -108,20 +109,9 @@ void kiln::registerCudaDialects(DialectRegistry &registry) {
 static void buildKernelsOnCpuLowering(OpPassManager &pm) {
   pm.addPass(mlir::kiln::createKilnCudaLaunchesOnCpu());
   pm.addPass(createConvertSCFToCFPass());
+  // The grid sizes' ceildivsi, as in 6 below.
   pm.addPass(arith::createArithExpandOpsPass());
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  // Buffers through the runtime's counting allocator, as on the CPU.
-  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
-  memrefToLLVM.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  pm.addPass(mlir::kiln::createKilnCpuMemoryHooks());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  mlir::kiln::addCpuLlvmConversions(pm, /*openmp=*/false);
   pm.addPass(mlir::kiln::createKilnCpuPoolConstants());
 }
 

@@ -278,6 +278,7 @@ private:
   LogicalResult runSynchronization(Operation *op);
   LogicalResult runWarpAfterWarp(ArrayRef<Operation *> ops);
   LogicalResult runInPhase(Operation *op);
+  FailureOr<Value> exchangeOf(Value value);
   LogicalResult runShuffle(gpu::ShuffleOp shuffle);
   LogicalResult runReduction(gpu::AllReduceOp reduce);
   LogicalResult runLoop(scf::ForOp loop);
@@ -490,24 +491,32 @@ LogicalResult LaunchOnCpu::runInPhase(Operation *op) {
   return success();
 }
 
+/// A phase in which each thread puts `value` in its slot of the exchange
+/// buffer of its type, which it returns.
+FailureOr<Value> LaunchOnCpu::exchangeOf(Value value) {
+  Value &buffer = exchange[value.getType()];
+  if (!buffer)
+    buffer = slots(value.getType());
+  Phase &put = openPhase();
+  OpBuilder b = phaseBuilder(put);
+  FailureOr<Value> mine = threadValue(value, put, b);
+  if (failed(mine))
+    return failure();
+  b.create<memref::StoreOp>(loc, *mine, buffer, put.thread);
+  open = nullptr;
+  return buffer;
+}
+
 LogicalResult LaunchOnCpu::runShuffle(gpu::ShuffleOp shuffle) {
   // Each thread puts its value in its slot; in the next phase, each reads
   // its partner's, as NVVM's shfl.sync does, its own where the partner
   // lies outside its segment of the warp.
-  Type type = shuffle.getValue().getType();
-  Value &slotsOfType = exchange[type];
-  if (!slotsOfType)
-    slotsOfType = slots(type);
-  Phase &put = openPhase();
-  OpBuilder b = phaseBuilder(put);
-  FailureOr<Value> value = threadValue(shuffle.getValue(), put, b);
-  if (failed(value))
+  FailureOr<Value> slotsOfType = exchangeOf(shuffle.getValue());
+  if (failed(slotsOfType))
     return failure();
-  b.create<memref::StoreOp>(loc, *value, slotsOfType, put.thread);
-  open = nullptr;
-
+  Type type = shuffle.getValue().getType();
   Phase &get = openPhase();
-  b = phaseBuilder(get);
+  OpBuilder b = phaseBuilder(get);
   FailureOr<Value> offset32 = threadValue(shuffle.getOffset(), get, b);
   FailureOr<Value> width32 = threadValue(shuffle.getWidth(), get, b);
   if (failed(offset32) || failed(width32))
@@ -541,7 +550,7 @@ LogicalResult LaunchOnCpu::runShuffle(gpu::ShuffleOp shuffle) {
   valid = b.create<arith::AndIOp>(
       loc, valid, b.create<arith::CmpIOp>(loc, Pred::ult, partner, threads));
   partner = b.create<arith::SelectOp>(loc, valid, partner, get.thread);
-  Value read = b.create<memref::LoadOp>(loc, slotsOfType, partner);
+  Value read = b.create<memref::LoadOp>(loc, *slotsOfType, partner);
   // The results stay in this phase's values, and in slots for later
   // phases (the next shuffle may overwrite the exchange's).
   Value results = slots(type), valids = slots(b.getI1Type());
@@ -557,25 +566,16 @@ LogicalResult LaunchOnCpu::runShuffle(gpu::ShuffleOp shuffle) {
 LogicalResult LaunchOnCpu::runReduction(gpu::AllReduceOp reduce) {
   // Each thread puts its value in its slot; the host combines them in
   // thread order into one value for all.
-  Type type = reduce.getValue().getType();
-  Value &slotsOfType = exchange[type];
-  if (!slotsOfType)
-    slotsOfType = slots(type);
-  Phase &put = openPhase();
-  OpBuilder b = phaseBuilder(put);
-  FailureOr<Value> value = threadValue(reduce.getValue(), put, b);
-  if (failed(value))
+  FailureOr<Value> slotsOfType = exchangeOf(reduce.getValue());
+  if (failed(slotsOfType))
     return failure();
-  b.create<memref::StoreOp>(loc, *value, slotsOfType, put.thread);
-  open = nullptr;
-
   vector::CombiningKind kind = gpu::convertReductionKind(*reduce.getOp());
-  Value first = builder.create<memref::LoadOp>(loc, slotsOfType, zero);
+  Value first = builder.create<memref::LoadOp>(loc, *slotsOfType, zero);
   auto loop = builder.create<scf::ForOp>(loc, one, threads, one, first);
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(loop.getBody());
-    Value next = builder.create<memref::LoadOp>(loc, slotsOfType,
+    Value next = builder.create<memref::LoadOp>(loc, *slotsOfType,
                                                 loop.getInductionVar());
     builder.create<scf::YieldOp>(
         loc, vector::makeArithReduction(builder, loc, kind,

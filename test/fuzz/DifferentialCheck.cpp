@@ -8,7 +8,7 @@
 //     exactly the same values on the evaluator ("kiln-fuse");
 //  3. native code under each configuration agrees with the evaluator within
 //     the configuration's tolerance (the e2e tolerances, kCpuTolerance or
-//     with --cuda kCudaTolerance);
+//     with --cuda and --cuda-on-cpu kCudaTolerance);
 //  4. with `gradients` (checkGradient): the program in float64, kiln-grad's
 //     @main_grad on the evaluator against central differences of @main
 //     ("grad"), and @main_grad compiled at -O2 against the evaluator
@@ -82,6 +82,21 @@ std::vector<CheckConfig> kiln::test::cudaCheckConfigurations() {
     configs.push_back({fuse ? "cuda" : "cuda-no-fusion", options,
                        kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9},
                        /*calls=*/3});
+  }
+  return configs;
+}
+
+std::vector<CheckConfig> kiln::test::cudaOnCpuCheckConfigurations() {
+  std::vector<CheckConfig> configs;
+  for (bool fuse : {true, false}) {
+    CompileOptions options;
+    options.verifyEachPass = true;
+    options.target = Target::CudaOnCpu;
+    options.cuda.fuse = fuse;
+    // The kernels sum in the GPU's order, with the host's math.
+    configs.push_back({fuse ? "cuda-on-cpu" : "cuda-on-cpu-no-fusion", options,
+                       kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9},
+                       /*calls=*/1});
   }
   return configs;
 }

@@ -54,6 +54,11 @@ std::vector<CheckConfig> checkConfigurations();
 /// the GPU's tolerance (kiln-program-fuzz --cuda).
 std::vector<CheckConfig> cudaCheckConfigurations();
 
+/// The CUDA backend's kernels on the host (--target=cuda-on-cpu), fused
+/// and not, with the CUDA tolerances: the generated kernels checked where
+/// there is no GPU.
+std::vector<CheckConfig> cudaOnCpuCheckConfigurations();
+
 /// One disagreement: `where` names the check ("O2", "kfb", "kiln-fuse",
 /// "grad", "grad-O2", ...), `outcome` its kind.
 struct Finding {

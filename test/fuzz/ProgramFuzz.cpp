@@ -237,7 +237,8 @@ void usage() {
       "usage: kiln-program-fuzz --seeds A:B [--keep DIR] [--reduce DIR]\n"
       "                         [--grad] [--verbose] [--timeout SECONDS]\n"
       "                         [--perturb] [--large-percent P] [--max-ops N]\n"
-      "                         [--reduce-tries N] [--progress N] [--cuda]\n"
+      "                         [--reduce-tries N] [--progress N]\n"
+      "                         [--cuda | --cuda-on-cpu]\n"
       "       kiln-program-fuzz --print SEED\n"
       "       kiln-program-fuzz --file PROGRAM.mlir [--seeds A:B]\n"
       "                         [--reduce DIR] [--grad]\n"
@@ -260,7 +261,9 @@ void usage() {
       "--cuda compares the CUDA backend's results instead (fused and not,\n"
       "on this machine's GPU, with the GPU's tolerance); without a CUDA\n"
       "driver or device it exits with status 77 (a failure under\n"
-      "KILN_REQUIRE_CUDA=1).\n"
+      "KILN_REQUIRE_CUDA=1). --cuda-on-cpu compares the CUDA backend's\n"
+      "kernels run on the host (--target=cuda-on-cpu, fused and not, with\n"
+      "the GPU's tolerance), on any machine.\n"
       "Exit status 1 on any mismatch, compile failure or generator error.\n");
 }
 
@@ -331,7 +334,7 @@ int main(int argc, char **argv) {
   std::vector<uint64_t> printSeeds;
   std::string file, filePath, keepDir, reduceDir;
   unsigned reduceTries = 400, progress = 0;
-  bool cuda = false;
+  bool cuda = false, cudaOnCpu = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     bool hasValue = i + 1 < argc;
@@ -379,6 +382,8 @@ int main(int argc, char **argv) {
       }
     } else if (arg == "--cuda") {
       cuda = true;
+    } else if (arg == "--cuda-on-cpu") {
+      cudaOnCpu = true;
     } else if (arg == "--grad") {
       driver.checker.gradients = true;
     } else if (arg == "--perturb") {
@@ -400,11 +405,17 @@ int main(int argc, char **argv) {
   }
   if (!file.empty() && !haveSeeds)
     end = 1;
+  if (cuda && cudaOnCpu) {
+    usage();
+    return 2;
+  }
   if (cuda) {
     if (int status = checkCudaInChild(); status >= 0)
       return status;
     driver.checker.configs = cudaCheckConfigurations();
   }
+  if (cudaOnCpu)
+    driver.checker.configs = cudaOnCpuCheckConfigurations();
   // The directories failing programs go to, made now rather than found
   // missing after a long run.
   for (const std::string &dir : {keepDir, reduceDir})

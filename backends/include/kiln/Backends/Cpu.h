@@ -121,6 +121,14 @@ bool cpuHasByteShuffles(const CpuOptions &options);
 void buildCpuLoweringPipeline(OpPassManager &pm,
                               const CpuOptions &options = CpuOptions());
 
+/// Adds the conversions that end the CPU lowering, from loops, vectors and
+/// buffers (the SCF already converted to control flow) to the LLVM
+/// dialect: math through LLVM intrinsics and libm, buffers through the
+/// runtime's counting allocator (kiln-cpu-memory-hooks), and with
+/// `openmp` the OpenMP dialect's parallel regions. The CUDA backend ends
+/// with them too where it runs its kernels on the host.
+void addCpuLlvmConversions(OpPassManager &pm, bool openmp);
+
 /// Registers the CPU backend's passes (CpuPasses.td) and
 /// `--kiln-cpu-lowering` (the pipeline above) for kiln-opt;
 /// `--kiln-cpu-lowering=fuse=false` turns fusion off.
