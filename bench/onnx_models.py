@@ -10,6 +10,10 @@ relative to the largest output. Needs the benchmark virtualenv
     /work/bench-venv/bin/python -m pip install torchvision
     /work/bench-venv/bin/python bench/onnx_models.py --build-dir build [--work DIR] [MODEL...]
 
+`--target cuda-on-cpu` compiles for the CUDA backend with its kernels run
+on the host (kiln-compile --target=cuda-on-cpu): the kernels it generates
+for each model, checked against ONNX Runtime without a GPU.
+
 Models default to resnet50, mobilenet_v2, squeezenet1_0, densenet121,
 inception_v3, shufflenet_v2_x1_0 and vgg11. Exit status 1 when a model
 fails to compile or run, or differs by more than 1e-4 (relative).
@@ -43,6 +47,8 @@ def main():
     parser.add_argument("models", nargs="*", default=MODELS)
     parser.add_argument("--build-dir", default="build")
     parser.add_argument("--work", default="/tmp/kiln-onnx-models")
+    parser.add_argument("--target", default="cpu", choices=["cpu", "cuda-on-cpu"],
+                        help="kiln-compile's --target")
     args = parser.parse_args()
     import onnxruntime as ort
     bin_dir = Path(args.build_dir).resolve() / "bin"
@@ -55,7 +61,8 @@ def main():
         x = np.random.default_rng(0).standard_normal((1, 3, size, size)).astype(np.float32)
         np.save(work / f"{name}_x.npy", x)
         start = time.time()
-        compiled = subprocess.run([bin_dir / "kiln-compile", model, "-o", work / f"{name}.kmod"],
+        compiled = subprocess.run([bin_dir / "kiln-compile", model, f"--target={args.target}",
+                                   "-o", work / f"{name}.kmod"],
                                   capture_output=True, text=True)
         seconds = time.time() - start
         if compiled.returncode:
