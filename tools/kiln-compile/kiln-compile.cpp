@@ -299,6 +299,9 @@ int checkOptions() {
   if (target != "cpu" && !mlir::kiln::hasCudaBackend())
     return usageError("--target=" + target + ": " +
                       mlir::kiln::kNoCudaBackendMessage);
+  if (target == "cuda-on-cpu" && cudaArch == "native")
+    return usageError("--cuda-arch=native needs --target=cuda (with "
+                      "--target=cuda-on-cpu no GPU runs the kernels)");
   if (target == "cuda" && cudaArch == "native") {
     // The machine's own GPU, asked through the runtime; not a malformed
     // command line where there is none.
