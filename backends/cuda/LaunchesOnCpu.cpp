@@ -370,12 +370,16 @@ Phase &LaunchOnCpu::openPhase() {
   return phase;
 }
 
-/// Keeps `value`, computed in an earlier phase, in a slot per thread: its
-/// phase stores it where it is computed.
+/// The buffer that keeps `value` in a slot per thread. A value computed in
+/// an earlier phase that a buffer can hold gets one the first time: its
+/// phase stores it where it is computed. Null for any other value.
 Value LaunchOnCpu::keep(Value value) {
   if (Value buffer = kept.lookup(value))
     return buffer;
-  auto [phase, op] = computed.lookup(value);
+  auto found = computed.find(value);
+  if (found == computed.end() || !storable(value.getType()))
+    return {};
+  auto [phase, op] = found->second;
   Value buffer = slots(value.getType());
   OpBuilder after(op->getContext());
   after.setInsertionPointAfter(op);
@@ -393,10 +397,7 @@ FailureOr<Value> LaunchOnCpu::threadValue(Value value, Phase &phase,
     return value;
   if (Value host = lookupUniform(value))
     return host;
-  Value buffer = kept.lookup(value);
-  if (!buffer && computed.count(value) && storable(value.getType()))
-    buffer = keep(value);
-  if (buffer) {
+  if (Value buffer = keep(value)) {
     Value loaded = b.create<memref::LoadOp>(loc, buffer, phase.thread);
     phase.map.map(value, loaded);
     return loaded;
@@ -439,9 +440,7 @@ FailureOr<Value> LaunchOnCpu::uniformValue(Value value) {
     return host;
   }
   // Computed by the threads, the same for all: thread 0's.
-  Value buffer = kept.lookup(value);
-  if (!buffer && computed.count(value) && storable(value.getType()))
-    buffer = keep(value);
+  Value buffer = keep(value);
   if (!buffer)
     return launch.emitError("a loop bound cannot be computed on the host");
   return builder.create<memref::LoadOp>(loc, buffer, zero).getResult();
@@ -665,17 +664,14 @@ LogicalResult LaunchOnCpu::runWarpAfterWarp(ArrayRef<Operation *> ops) {
   // the next starts, so that what a block barrier should order and a
   // shuffle does not is not ordered here either.
   open = nullptr;
-  Value warps = builder.create<arith::CeilDivUIOp>(loc, threads,
-                                                   index(builder, kWarpSize));
+  Value warpSize = index(builder, kWarpSize);
+  Value warps = builder.create<arith::CeilDivUIOp>(loc, threads, warpSize);
   auto loop = builder.create<scf::ForOp>(loc, zero, warps, one);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(loop.getBody()->getTerminator());
-  Value first = builder.create<arith::MulIOp>(loc, loop.getInductionVar(),
-                                              index(builder, kWarpSize));
-  Value end = builder.create<arith::MinUIOp>(
-      loc, builder.create<arith::AddIOp>(loc, first, index(builder, kWarpSize)),
-      threads);
-  std::tie(low, high) = std::make_pair(first, end);
+  low = builder.create<arith::MulIOp>(loc, loop.getInductionVar(), warpSize);
+  high = builder.create<arith::MinUIOp>(
+      loc, builder.create<arith::AddIOp>(loc, low, warpSize), threads);
   warpAfterWarp = true;
   uniform.emplace_back();
   for (Operation *op : ops)
@@ -684,7 +680,8 @@ LogicalResult LaunchOnCpu::runWarpAfterWarp(ArrayRef<Operation *> ops) {
   open = nullptr;
   uniform.pop_back();
   warpAfterWarp = false;
-  std::tie(low, high) = std::make_pair(zero, threads);
+  low = zero;
+  high = threads;
   return success();
 }
 

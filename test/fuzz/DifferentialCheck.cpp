@@ -70,35 +70,31 @@ std::vector<CheckConfig> kiln::test::checkConfigurations() {
   return configs;
 }
 
-std::vector<CheckConfig> kiln::test::cudaCheckConfigurations() {
+/// A CUDA target's configurations, fused (`name`) and not
+/// (`name`-no-fusion), with the GPU's tolerances: libdevice's f64 math and
+/// the GPU's order of summation differ from the host's in the last bits of
+/// the backward sums too (on the host, the kernels still sum in the GPU's
+/// order). Each program is called `calls` times.
+static std::vector<CheckConfig>
+cudaConfigurations(Target target, const std::string &name, int calls) {
   std::vector<CheckConfig> configs;
   for (bool fuse : {true, false}) {
     CompileOptions options;
     options.verifyEachPass = true;
-    options.target = Target::Cuda;
+    options.target = target;
     options.cuda.fuse = fuse;
-    // libdevice's f64 math and the GPU's order of summation differ from
-    // the host's in the last bits of the backward sums too.
-    configs.push_back({fuse ? "cuda" : "cuda-no-fusion", options,
-                       kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9},
-                       /*calls=*/3});
+    configs.push_back({fuse ? name : name + "-no-fusion", options,
+                       kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9}, calls});
   }
   return configs;
 }
 
+std::vector<CheckConfig> kiln::test::cudaCheckConfigurations() {
+  return cudaConfigurations(Target::Cuda, "cuda", /*calls=*/3);
+}
+
 std::vector<CheckConfig> kiln::test::cudaOnCpuCheckConfigurations() {
-  std::vector<CheckConfig> configs;
-  for (bool fuse : {true, false}) {
-    CompileOptions options;
-    options.verifyEachPass = true;
-    options.target = Target::CudaOnCpu;
-    options.cuda.fuse = fuse;
-    // The kernels sum in the GPU's order, with the host's math.
-    configs.push_back({fuse ? "cuda-on-cpu" : "cuda-on-cpu-no-fusion", options,
-                       kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9},
-                       /*calls=*/1});
-  }
-  return configs;
+  return cudaConfigurations(Target::CudaOnCpu, "cuda-on-cpu", /*calls=*/1);
 }
 
 namespace {
