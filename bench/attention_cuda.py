@@ -12,9 +12,11 @@ Shapes as bench/attention.py: batch 1, 8 heads, head dim 64, f32, scale
 (dq, dk, dv from a given cotangent) up to N = --backward-max. The modules
 are those of bench/attention.py, compiled here with `kiln-compile
 --target=cuda --cuda-arch=ARCH` (ARCH from the GPU, at most sm_90): the
-forward is one kernel, the backward a block reduction and two kernels
-(kiln-cuda-flash-attention); the unfused composition, up to N =
---unfused-max, keeps its N x N scores in device memory.
+forward is one kernel, the backward a block reduction and one kernel that
+adds dq with atomics (kiln-cuda-flash-attention); "deterministic" is the
+backward compiled with --cuda-deterministic, its two kernels summing in a
+fixed order; the unfused composition, up to N = --unfused-max, keeps its
+N x N scores in device memory.
 
 - kiln: one kiln-run process per measurement (`--device cuda --repeat R
   --stats --device-resident`). Its first call copies the inputs in and the
@@ -211,11 +213,13 @@ def main(argv=None):
                 row["torch"], row["torch_copies"], row["torch_mem"] = torch_times(
                     torch, arrays, causal, mode, args.repeat)
                 ins = paths[:4] if mode == "fwdbwd" else paths[:3]
-                for system in ("fused", "unfused"):
+                for system in ("fused", "deterministic", "unfused"):
                     if system == "unfused" and n > args.unfused_max:
                         continue
-                    text = (A.fused_function(n, causal, mode) if system == "fused"
-                            else A.unfused_function(n, causal, mode))
+                    if system == "deterministic" and mode != "fwdbwd":
+                        continue
+                    text = (A.unfused_function(n, causal, mode) if system == "unfused"
+                            else A.fused_function(n, causal, mode))
                     source = os.path.join(work, f"{system}.{n}.{fn}.mlir")
                     module = source[:-5] + ".kmod"
                     with open(source, "w") as f:
@@ -224,6 +228,8 @@ def main(argv=None):
                                    "--target=cuda", f"--cuda-arch={arch}", "-o", module]
                     if system == "unfused":
                         compile_cmd.append("--no-fusion")
+                    if system == "deterministic":
+                        compile_cmd.append("--cuda-deterministic")
                     c = subprocess.run(compile_cmd, capture_output=True, text=True)
                     if c.returncode != 0:
                         problems.append(f"{system} {fn} N={n}: kiln-compile failed: "
@@ -243,7 +249,8 @@ def main(argv=None):
                         problems.append(f"{system} {fn} N={n}: error {err:.2e} > {TOL}")
                     row[system], row[system + "_mem"], row[system + "_err"] = seconds, largest, err
                 rows.append(row)
-                print(f"N={n} {fn}: fused {fmt_ms(row.get('fused'))} ms, unfused "
+                print(f"N={n} {fn}: fused {fmt_ms(row.get('fused'))} ms, deterministic "
+                      f"{fmt_ms(row.get('deterministic'))} ms, unfused "
                       f"{fmt_ms(row.get('unfused'))} ms, torch {fmt_ms(row['torch'])} ms "
                       f"({fmt_ms(row['torch_copies'])} ms with copies)", flush=True)
 
@@ -261,23 +268,29 @@ def main(argv=None):
         "allocation beyond its inputs (MiB). Error: max |x - ref| / max |ref| "
         "against PyTorch in float64.",
         "",
-        "| N | causal | pass | kiln fused | kiln unfused | PyTorch on device | "
-        "PyTorch with copies | fused / PyTorch on device | unfused / fused | "
-        "memory fused | memory unfused | memory PyTorch | error fused |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| N | causal | pass | kiln fused | kiln deterministic | kiln unfused | "
+        "PyTorch on device | PyTorch with copies | fused / PyTorch on device | "
+        "deterministic / PyTorch on device | unfused / fused | memory fused | "
+        "memory unfused | memory PyTorch | error fused | error deterministic |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ratio = (f"{r['fused'] / r['torch']:.2f}" if r.get("fused") else "-")
         speedup = (f"{r['unfused'] / r['fused']:.2f}" if r.get("fused") and r.get("unfused")
                    else "-")
+        det_ratio = (f"{r['deterministic'] / r['torch']:.2f}" if r.get("deterministic")
+                     else "-")
         err = f"{r['fused_err']:.1e}" if r.get("fused_err") is not None else "-"
+        det_err = (f"{r['deterministic_err']:.1e}"
+                   if r.get("deterministic_err") is not None else "-")
         lines.append(
             f"| {r['n']} | {'yes' if r['causal'] else 'no'} | "
             f"{A.PASS_TITLE[r['mode']]} | {fmt_ms(r.get('fused'))} | "
+            f"{fmt_ms(r.get('deterministic'))} | "
             f"{fmt_ms(r.get('unfused'))} | {fmt_ms(r['torch'])} | "
-            f"{fmt_ms(r['torch_copies'])} | {ratio} | {speedup} | "
+            f"{fmt_ms(r['torch_copies'])} | {ratio} | {det_ratio} | {speedup} | "
             f"{fmt_mib(r.get('fused_mem'))} | {fmt_mib(r.get('unfused_mem'))} | "
-            f"{fmt_mib(r['torch_mem'])} | {err} |")
+            f"{fmt_mib(r['torch_mem'])} | {err} | {det_err} |")
     if problems:
         lines += ["", "Problems:", ""] + [f"- {p}" for p in problems]
     report = "\n".join(lines) + "\n"

@@ -176,7 +176,9 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createBufferizationToMemRefPass());
 
   // 4: kernels and device-visible buffers.
-  pm.addPass(createKilnCudaFlashAttention());
+  KilnCudaFlashAttentionOptions attention;
+  attention.gradientAtomics = !options.deterministic;
+  pm.addPass(createKilnCudaFlashAttention(attention));
   if (options.libraryConv)
     pm.addPass(createKilnCudaLibraryConv());
   if (options.libraryMatmul) {
@@ -329,6 +331,11 @@ struct CudaLoweringPipelineOptions
                      "host code, only queue device work as CUDA graphs "
                      "where the runtime can"),
       llvm::cl::init(true)};
+  Option<bool> deterministic{
+      *this, "deterministic",
+      llvm::cl::desc("Sum every result of kiln's own kernels in an order "
+                     "independent of the blocks' (no atomics)"),
+      llvm::cl::init(false)};
   Option<bool> onCpu{
       *this, "on-cpu",
       llvm::cl::desc("Run the kernels' bodies on the host, once per GPU "
@@ -362,6 +369,7 @@ void kiln::registerCudaPipelines() {
         options.libraryConv = pipeline.libraryConv;
         options.tf32 = pipeline.tf32;
         options.graphs = pipeline.graphs;
+        options.deterministic = pipeline.deterministic;
         options.onCpu = pipeline.onCpu;
         buildCudaLoweringPipeline(pm, options);
       });

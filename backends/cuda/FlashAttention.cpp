@@ -16,7 +16,8 @@
 // four floats in shared memory, eight times fewer shared-memory reads per
 // multiply-add than the lanes' kernel, whose every product reads a word;
 // and so is the gradient where both head dims are 64
-// (fitsTheTiledGradient, KernelBuilder::buildTiledGrad).
+// (fitsTheTiledGradient, KernelBuilder::buildTiledGrad), by default one
+// kernel over key rows that adds dq with atomics, as FlashAttention-2's.
 //
 // As on the CPU (AttentionCalls.cpp), the op is taken aside while it is a
 // kiln op and the kernel is built once buffers exist:
@@ -30,7 +31,9 @@
 //   2. kiln-cuda-flash-attention, on memrefs: each call of such a function
 //      becomes a gpu.launch of the kernel on the call's buffers (two for
 //      the gradient: dq over query rows, dk and dv over key rows, both
-//      recomputing the probabilities from the saved lse); the functions
+//      recomputing the probabilities from the saved lse; or, for the
+//      register-tiled gradient, a launch zeroing dq and one over key rows
+//      that adds into it); the functions
 //      are erased. What the launches read and write are the call's
 //      operands, so the later CUDA passes (stream ordering, the device
 //      arena, kernel outlining) treat them as any other launch.
@@ -213,9 +216,10 @@ struct KilnCudaOutlineAttentionPass
 /// Builds one kernel in place of one call.
 class KernelBuilder {
 public:
-  KernelBuilder(func::CallOp call, int64_t rowsPerBlock, int64_t keysPerTile)
+  KernelBuilder(func::CallOp call, int64_t rowsPerBlock, int64_t keysPerTile,
+                bool gradientAtomics)
       : call(call), loc(call.getLoc()), b(call), rowsPerBlock(rowsPerBlock),
-        keysPerTile(keysPerTile) {}
+        keysPerTile(keysPerTile), gradientAtomics(gradientAtomics) {}
 
   /// The forward kernel, for a call of a `kiln.cuda_attention` function.
   LogicalResult build(DictionaryAttr info);
@@ -610,40 +614,104 @@ private:
            return SmallVector<Value>{};
          });
   }
+  /// How tileProduct reads its operands.
+  enum class Layout {
+    /// left[row][k4] holds k = 4 k4 .. 4 k4 + 3 of a row; right[k][tx] the
+    /// thread's four columns of row k.
+    Plain,
+    /// As Plain, with right's columns as stageTransposed stores them.
+    SwizzledRight,
+    /// left as storeInterleaved stores it: left[row][k4 xor (row / 4 mod
+    /// 16)] holds k = k4, k4 + 16, k4 + 32, k4 + 48; right's rows plain.
+    Interleaved,
+  };
   /// init[4 i + j] + the sum over k < 4 quads of left[row i][k] times
   /// right[k][column j]: the thread's 4 x 4 tile of a product, `left`
   /// holding its rows (kTiledRows x quads vectors along k), `right` its
-  /// columns (k x 16 vectors of four columns, `swizzledRight` as
-  /// stageTransposed stores them); four multiply-adds per read of each.
+  /// columns (k x 16 vectors of four columns), read as `layout` says; four
+  /// multiply-adds per read of each.
   SmallVector<Value> tileProduct(const Tile &t, Value left, Value right,
-                                 int64_t quads, bool swizzledRight,
+                                 int64_t quads, Layout layout,
                                  ValueRange init) {
-    auto product =
-        loop(zero, index(quads), one, init,
-             [&](Value k4, ValueRange sums) -> SmallVector<Value> {
-               SmallVector<Value> rows;
-               for (int64_t i = 0; i < 4; ++i)
-                 rows.push_back(b.create<memref::LoadOp>(
-                     loc, left, ValueRange{t.localRow[i], k4}));
-               SmallVector<Value> next(sums);
-               for (int64_t kk = 0; kk < 4; ++kk) {
-                 Value k = add(mul(k4, index(4)), index(kk));
-                 Value columns = b.create<memref::LoadOp>(
-                     loc, right,
-                     ValueRange{k, swizzledRight ? swizzled(k, t.tx) : t.tx});
-                 SmallVector<Value> column;
-                 for (int64_t j = 0; j < 4; ++j)
-                   column.push_back(element(columns, j));
-                 for (int64_t i = 0; i < 4; ++i) {
-                   Value x = element(rows[i], kk);
-                   for (int64_t j = 0; j < 4; ++j)
-                     next[4 * i + j] = b.create<math::FmaOp>(loc, x, column[j],
-                                                             next[4 * i + j]);
-                 }
-               }
-               return next;
-             });
+    auto product = loop(zero, index(quads), one, init,
+                        [&](Value k4, ValueRange sums) -> SmallVector<Value> {
+                          SmallVector<Value> rows;
+                          for (int64_t i = 0; i < 4; ++i) {
+                            Value column = k4;
+                            if (layout == Layout::Interleaved)
+                              column = interleavedColumn(t.localRow[i], k4);
+                            rows.push_back(b.create<memref::LoadOp>(
+                                loc, left, ValueRange{t.localRow[i], column}));
+                          }
+                          SmallVector<Value> next(sums);
+                          for (int64_t kk = 0; kk < 4; ++kk) {
+                            Value k = layout == Layout::Interleaved
+                                          ? add(k4, index(kTiledSide * kk))
+                                          : add(mul(k4, index(4)), index(kk));
+                            Value columns = b.create<memref::LoadOp>(
+                                loc, right,
+                                ValueRange{k, layout == Layout::SwizzledRight
+                                                  ? swizzled(k, t.tx)
+                                                  : t.tx});
+                            SmallVector<Value> column;
+                            for (int64_t j = 0; j < 4; ++j)
+                              column.push_back(element(columns, j));
+                            for (int64_t i = 0; i < 4; ++i) {
+                              Value x = element(rows[i], kk);
+                              for (int64_t j = 0; j < 4; ++j)
+                                next[4 * i + j] = b.create<math::FmaOp>(
+                                    loc, x, column[j], next[4 * i + j]);
+                            }
+                          }
+                          return next;
+                        });
     return SmallVector<Value>(product.getResults());
+  }
+  /// Where Layout::Interleaved keeps vector k4 of row `row`: swizzled by
+  /// row / 4, so that the 16 threads of a row of the block, which store
+  /// rows 4 tx + j, write different banks.
+  Value interleavedColumn(Value row, Value k4) {
+    Value group = b.create<arith::AndIOp>(
+        loc, b.create<arith::DivUIOp>(loc, row, index(4)),
+        index(kTiledSide - 1));
+    return b.create<arith::XOrIOp>(loc, k4, group);
+  }
+  /// The thread's 4 x 4 tile transposed into `tile` as Layout::Interleaved
+  /// reads it: row 4 tx + j gets values j, 4 + j, 8 + j, 12 + j (the
+  /// thread's rows ty, ty + 16, ty + 32, ty + 48) as vector ty.
+  void storeInterleaved(const Tile &t, Value tile, ArrayRef<Value> values) {
+    for (int64_t j = 0; j < 4; ++j) {
+      Value row = add(t.firstColumn, index(j));
+      b.create<memref::StoreOp>(
+          loc, quad({values[j], values[4 + j], values[8 + j], values[12 + j]}),
+          tile, ValueRange{row, interleavedColumn(row, t.ty)});
+    }
+  }
+  /// `body(r, c)` for each element (r, c) of a kTiledRows x 4 kTiledSide
+  /// tile, the block's consecutive threads on consecutive columns of a
+  /// row (coalesced accesses to the rows of a buffer).
+  void forEachTileElement(const Tile &t,
+                          function_ref<void(Value, Value)> body) {
+    int64_t columns = 4 * kTiledSide;
+    loop(t.thread, index(kTiledRows * columns), index(kTiledSide * kTiledSide),
+         {}, [&](Value e, ValueRange) {
+           body(b.create<arith::DivUIOp>(loc, e, index(columns)),
+                b.create<arith::RemUIOp>(loc, e, index(columns)));
+           return SmallVector<Value>{};
+         });
+  }
+  /// Element c mod 4 of tile[r][c / 4], a tile of vectors of four floats
+  /// read one float at a time (selects: an extract at an index known only
+  /// at run time would go through local memory).
+  Value tileElement(Value tile, Value r, Value c) {
+    Value vector = b.create<memref::LoadOp>(
+        loc, tile, ValueRange{r, b.create<arith::DivUIOp>(loc, c, index(4))});
+    Value which = b.create<arith::RemUIOp>(loc, c, index(4));
+    Value x = element(vector, 3);
+    for (int64_t k = 2; k >= 0; --k)
+      x = b.create<arith::SelectOp>(loc, equal(which, index(k)),
+                                    element(vector, k), x);
+    return x;
   }
   /// tile[row i][tx] = values 4 i .. 4 i + 3: the thread's 4 x 4 tile in
   /// rows of vectors.
@@ -726,6 +794,9 @@ private:
   Location loc;
   OpBuilder b;
   int64_t rowsPerBlock, keysPerTile;
+  /// Whether the register-tiled gradient is one kernel that adds dq with
+  /// atomics rather than two that each recompute p.
+  bool gradientAtomics;
   Value zero, one;
   SmallVector<Value> leadingIndices;
 };
@@ -949,7 +1020,8 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
         stageRows(t, value, firstKey, keys, valueTile, 1.0);
         b.create<gpu::BarrierOp>(loc);
         SmallVector<Value> scores =
-            tileProduct(t, queryTile, sharedTile, headDim / 4, true, zeros);
+            tileProduct(t, queryTile, sharedTile, headDim / 4,
+                        Layout::SwizzledRight, zeros);
         // Every thread is done with kt before p replaces it.
         b.create<gpu::BarrierOp>(loc);
 
@@ -984,8 +1056,9 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
         storeQuads(t, sharedTile, weights);
         b.create<gpu::BarrierOp>(loc);
         // acc += p v, four keys per step.
-        llvm::append_range(next, tileProduct(t, sharedTile, valueTile,
-                                             kTiledKeys / 4, false, scaled));
+        llvm::append_range(next,
+                           tileProduct(t, sharedTile, valueTile, kTiledKeys / 4,
+                                       Layout::Plain, scaled));
         // Every thread is done with p and the values before the next tile
         // is staged.
         b.create<gpu::BarrierOp>(loc);
@@ -1018,19 +1091,25 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
 }
 
 /// The gradient with register tiles, for head dims that
-/// fitsTheTiledGradient: two kernels of buildTiled's geometry that
-/// recompute p = exp(s - lse) per tile, each thread on a 4 x 4 tile of
-/// (query, key) pairs, with three 16 KiB buffers.
-///   dq: blocks own 64 query rows (staged once, scaled) and walk the key
-///     tiles: s from the keys transposed, dp = dO . v from the block's dO
-///     rows and the values transposed, ds = p (dp - delta) written over the
-///     keys, then dq += ds k from the key rows.
+/// fitsTheTiledGradient: kernels of buildTiled's geometry that recompute
+/// p = exp(s - lse) per tile, each thread on a 4 x 4 tile of (query, key)
+/// pairs, with three 16 KiB buffers.
 ///   dk, dv: blocks own 64 key rows (staged once, scaled) and walk the
 ///     query tiles (causal: from the tile of the block's first key): s from
 ///     the queries transposed, dp from the block's value rows and dO
 ///     transposed; p then ds written, dv += p dO and dk += ds q from the
 ///     dO and query rows.
-/// dq and dk are scaled once at the end.
+///   dq, with gradientAtomics (FlashAttention-2's backward): the same
+///     kernel then writes ds transposed (storeInterleaved), multiplies it
+///     by its key rows and adds the tile into dq with atomics, after a
+///     launch that zeroes dq. Five products per tile where the two kernels
+///     below take seven; the sums' order follows the blocks'.
+///   dq, without: blocks own 64 query rows (staged once, scaled) and walk
+///     the key tiles: s from the keys transposed, dp = dO . v from the
+///     block's dO rows and the values transposed, ds = p (dp - delta)
+///     written over the keys, then dq += ds k from the key rows.
+/// dq and dk are scaled once at the end (dq's atomic shares by the scaled
+/// key rows).
 void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
                                    ArrayRef<Value> grads, double scale,
                                    bool causal, int64_t batch,
@@ -1052,14 +1131,14 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
         Value ownTile = tiles[0], rowsTile = tiles[1], sharedTile = tiles[2];
         stageTransposed(t, sources[0], first, otherLimit, sharedTile, dims);
         b.create<gpu::BarrierOp>(loc);
-        SmallVector<Value> s =
-            tileProduct(t, ownTile, sharedTile, quads, true, zeros);
+        SmallVector<Value> s = tileProduct(t, ownTile, sharedTile, quads,
+                                           Layout::SwizzledRight, zeros);
         b.create<gpu::BarrierOp>(loc);
         stageRows(t, sources[1], t.blockStart, ownLimit, rowsTile, 1.0);
         stageTransposed(t, sources[2], first, otherLimit, sharedTile, dims);
         b.create<gpu::BarrierOp>(loc);
-        SmallVector<Value> dp =
-            tileProduct(t, rowsTile, sharedTile, quads, true, zeros);
+        SmallVector<Value> dp = tileProduct(t, rowsTile, sharedTile, quads,
+                                            Layout::SwizzledRight, zeros);
         b.create<gpu::BarrierOp>(loc);
         return std::make_pair(s, dp);
       };
@@ -1069,7 +1148,19 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
         at(buffer, {b.create<arith::MinSIOp>(loc, row, index(rows - 1))}));
   };
 
-  if (batch != 0 && queries != 0) {
+  if (batch != 0 && queries != 0 && gradientAtomics) {
+    // dq starts at 0: the key kernel adds each tile's share into it.
+    Tile t = launchTiled(queries, batch, leading, {}, false);
+    forEachTileElement(t, [&](Value r, Value c) {
+      Value row = add(t.blockStart, r);
+      when(less(row, index(queries)), [&] {
+        b.create<memref::StoreOp>(loc, f32(0.0), grads[0],
+                                  at(grads[0], {row, c}));
+      });
+    });
+    b.create<gpu::TerminatorOp>(loc);
+  }
+  if (batch != 0 && queries != 0 && !gradientAtomics) {
     Tile t = launchTiled(queries, batch, leading, buffers, causal);
     Value queryTile = t.launch.getWorkgroupAttributions()[0];
     Value rowsTile = t.launch.getWorkgroupAttributions()[1];
@@ -1105,7 +1196,7 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
                stageRows(t, key, firstKey, keys, rowsTile, 1.0);
                b.create<gpu::BarrierOp>(loc);
                SmallVector<Value> next = tileProduct(
-                   t, sharedTile, rowsTile, kTiledKeys / 4, false, acc);
+                   t, sharedTile, rowsTile, kTiledKeys / 4, Layout::Plain, acc);
                b.create<gpu::BarrierOp>(loc);
                return next;
              });
@@ -1124,11 +1215,25 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
     Value firstTile =
         causal ? b.create<arith::DivUIOp>(loc, t.blockStart, index(kTiledRows))
                : zero;
+    Value lastTile = index(llvm::divideCeil(queries, kTiledRows));
+    // With atomics, the blocks of a batch entry start their walks at
+    // different query tiles (the block's index modulo the tiles it walks),
+    // so that they do not all add into the same rows of dq at once.
+    Value steps = b.create<arith::SubIOp>(loc, lastTile, firstTile);
+    Value rotation;
+    if (gradientAtomics)
+      rotation =
+          b.create<arith::RemUIOp>(loc, t.launch.getBlockIds().x,
+                                   b.create<arith::MaxSIOp>(loc, steps, one));
     SmallVector<Value> inits(zeros);
     inits.append(zeros);
     auto tileLoop = loop(
-        firstTile, index(llvm::divideCeil(queries, kTiledRows)), one, inits,
-        [&](Value tile, ValueRange acc) -> SmallVector<Value> {
+        zero, steps, one, inits,
+        [&](Value step, ValueRange acc) -> SmallVector<Value> {
+          Value tile =
+              add(firstTile, rotation ? b.create<arith::RemUIOp>(
+                                            loc, add(step, rotation), steps)
+                                      : step);
           Value firstQuery = mul(tile, index(kTiledRows));
           auto [s, dp] = scoresAndGrads(t, {keyTile, rowsTile, sharedTile},
                                         {query, value, resultGrad}, firstQuery,
@@ -1139,9 +1244,12 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
             Value logSum = rowValue(lse, qi, queries);
             Value queryDelta = rowValue(delta, qi, queries);
             for (int64_t i = 0; i < 4; ++i) {
-              auto [x, seen] =
-                  maskAndSee(s[4 * i + j], mask, qi, queries, t.row[i], keys,
-                             less(qi, index(queries)), causal);
+              // Keys past the end see nothing: their ds meets zero key
+              // rows in dq's product, where inf or NaN would survive.
+              Value inRange = b.create<arith::AndIOp>(
+                  loc, less(qi, index(queries)), less(t.row[i], index(keys)));
+              auto [x, seen] = maskAndSee(s[4 * i + j], mask, qi, queries,
+                                          t.row[i], keys, inRange, causal);
               std::tie(p[4 * i + j], ds[4 * i + j]) =
                   gradientWeights(x, seen, logSum, dp[4 * i + j], queryDelta);
             }
@@ -1150,17 +1258,41 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
           stageRows(t, resultGrad, firstQuery, queries, rowsTile, 1.0);
           b.create<gpu::BarrierOp>(loc);
           SmallVector<Value> valueGrad =
-              tileProduct(t, sharedTile, rowsTile, kTiledRows / 4, false,
-                          acc.drop_front(16));
+              tileProduct(t, sharedTile, rowsTile, kTiledRows / 4,
+                          Layout::Plain, acc.drop_front(16));
           b.create<gpu::BarrierOp>(loc);
           storeQuads(t, sharedTile, ds);
           stageRows(t, query, firstQuery, queries, rowsTile, 1.0);
           b.create<gpu::BarrierOp>(loc);
           SmallVector<Value> next =
-              tileProduct(t, sharedTile, rowsTile, kTiledRows / 4, false,
-                          acc.take_front(16));
+              tileProduct(t, sharedTile, rowsTile, kTiledRows / 4,
+                          Layout::Plain, acc.take_front(16));
           b.create<gpu::BarrierOp>(loc);
           llvm::append_range(next, valueGrad);
+          if (gradientAtomics) {
+            // dq += ds k over the block's keys: ds transposed (rows of
+            // queries) times the staged key rows, which carry the scale;
+            // the tile then goes through workgroup memory so that
+            // neighbouring threads add into neighbouring words of dq.
+            storeInterleaved(t, sharedTile, ds);
+            b.create<gpu::BarrierOp>(loc);
+            SmallVector<Value> queryGrad =
+                tileProduct(t, sharedTile, keyTile, kTiledKeys / 4,
+                            Layout::Interleaved, zeros);
+            storeQuads(t, rowsTile, queryGrad);
+            b.create<gpu::BarrierOp>(loc);
+            forEachTileElement(t, [&](Value r, Value c) {
+              Value row = add(firstQuery, r);
+              when(less(row, index(queries)), [&] {
+                b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::addf,
+                                              tileElement(rowsTile, r, c),
+                                              grads[0], at(grads[0], {row, c}));
+              });
+            });
+            // The next tile's first product stages into sharedTile, which
+            // the barrier above freed, and its second into rowsTile after
+            // another barrier, once every thread read this tile's dq.
+          }
           return next;
         });
     SmallVector<Value> results(tileLoop.getResults());
@@ -1425,7 +1557,7 @@ struct KilnCudaFlashAttentionPass
     SetVector<Operation *> callees;
     for (auto [call, callee] :
          mlir::kiln::callsOfMarkedFunctions(module, kAttentionAttr)) {
-      KernelBuilder kernel(call, rowsPerBlock, keysPerTile);
+      KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics);
       if (failed(kernel.build(
               callee->getAttrOfType<DictionaryAttr>(kAttentionAttr))))
         return signalPassFailure();
@@ -1433,7 +1565,7 @@ struct KilnCudaFlashAttentionPass
     }
     for (auto [call, callee] :
          mlir::kiln::callsOfMarkedFunctions(module, kAttentionGradAttr)) {
-      KernelBuilder kernel(call, rowsPerBlock, keysPerTile);
+      KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics);
       if (failed(kernel.buildGrad(
               callee->getAttrOfType<DictionaryAttr>(kAttentionGradAttr))))
         return signalPassFailure();

@@ -12,9 +12,13 @@
 // CHECK: device memory plan for @kiln_impl_written_out: 1 intermediates of 2097152 bytes in total
 // Head dims 64 take the register-tiled kernels: the forward synchronizes
 // four times per key tile (tiles staged, keys read, weights written, tile
-// used), the gradient's dq kernel six times and its dk and dv kernel eight
-// (one buffer holds in turn the transposed tile, then the weights or their
-// gradients), and the block reduction of rowsum(dO * O) three times.
+// used), the block reduction of rowsum(dO * O) three times, then a kernel
+// zeroes dq without synchronizing and the gradient's one kernel
+// synchronizes ten times per query tile (one buffer holds in turn the
+// transposed tile, then the weights, their gradients and those
+// transposed) and adds its share of dq with atomics. With
+// --cuda-deterministic, the gradient's dq kernel synchronizes six times
+// and its dk and dv kernel eight, and nothing is atomic.
 // RUN: kiln-compile %s --target=cuda --emit=ptx -o %t.sm80.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel(
@@ -22,20 +26,29 @@
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel_1(
 // PTX-COUNT-3: bar.sync
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel_2(
-// PTX-COUNT-6: bar.sync
+// PTX-NOT: bar.sync
+// PTX: st.global.{{[fu]}}32
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel_3(
-// PTX-COUNT-8: bar.sync
+// PTX-COUNT-10: bar.sync
+// PTX: atom.global.add.f32
 // PTX-LABEL: .entry kiln_impl_att_kernel(
 // PTX-COUNT-4: bar.sync
 // PTX-LABEL: .entry kiln_impl_written_out_kernel(
 // PTX-COUNT-4: bar.sync
 // PTX-NOT: bar.sync
+// RUN: kiln-compile %s --target=cuda --cuda-deterministic --emit=ptx -o %t.det.ptx
+// RUN: FileCheck %s --check-prefix=DET < %t.det.ptx
+// DET-LABEL: .entry kiln_impl_att_grad_kernel_2(
+// DET-COUNT-6: bar.sync
+// DET-LABEL: .entry kiln_impl_att_grad_kernel_3(
+// DET-COUNT-8: bar.sync
+// DET-NOT: atom.
 // RUN: %if ptxas %{ %ptxas -arch=sm_80 %t.sm80.ptx -o %t.sm80.cubin %}
 // RUN: %if ptxas %{ kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx -o %t.sm90.ptx %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.sm90.ptx -o %t.sm90.cubin %}
 
-// The gradient: rowsum(dO * O) as a block reduction, then two kernels
-// (dq over key tiles; dk and dv over query tiles). The plan holds the
+// The gradient: rowsum(dO * O) as a block reduction, then dq zeroed and
+// one kernel over query tiles for dk, dv and shares of dq. The plan holds the
 // forward's result and lse, the row sums and the product they reduce:
 // nothing of N x N size (the composition's plan held 182,517,760 bytes).
 func.func @att_grad(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>, %v: tensor<1x8x1024x64xf32>, %do: tensor<1x8x1024x64xf32>) -> (tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>) {

@@ -1,6 +1,7 @@
 // kiln-cuda-flash-attention replaces each call of a function marked
 // kiln.cuda_attention by a FlashAttention-style gpu.launch on the call's
-// buffers (and of one marked kiln.cuda_attention_grad by two): a few threads (lanes) per query row, each holding its share of
+// buffers (and of one marked kiln.cuda_attention_grad by two): a few
+// threads (lanes) per query row, each holding its share of
 // the row's head dims in registers, key and value tiles staged in
 // workgroup memory, an online softmax per row, no scores buffer.
 // REQUIRES: cuda-backend
@@ -8,6 +9,8 @@
 // RUN:   --kiln-cuda-flash-attention="rows-per-block=4 keys-per-tile=3" | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --kiln-cuda-flash-attention | FileCheck %s --check-prefix=DEFAULT
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-cuda-flash-attention=gradient-atomics=false | FileCheck %s --check-prefix=SPLIT
 // RUN: not kiln-opt %s --split-input-file --kiln-cuda-flash-attention=rows-per-block=0 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
 // OPTIONS: kiln-cuda-flash-attention: rows-per-block must be in 1..1024 and keys-per-tile at least 1
@@ -356,39 +359,80 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memre
 
 // -----
 
-// The gradient with head dims 64: two register-tiled kernels of 16 x 16
-// threads and three buffers of 64 x 16 vectors. dq: blocks of 64 query
-// rows (grid x = 2, the last rows first as causal), the rows staged once
-// and scaled, lse and rowsum(dO * O) read per row, key tiles up to the
-// block's diagonal; six barriers a tile. dk and dv: blocks of 64 keys
-// (grid x = 2), the keys staged once and scaled, query tiles from the one
-// holding the block's first key (2 tiles in all); eight barriers a tile.
+// The gradient with head dims 64, by default one register-tiled kernel
+// of 16 x 16 threads and three buffers of 64 x 16 vectors after a launch
+// that zeroes dq (grid x = 2 blocks of 64 query rows, 16 elements a
+// thread). The kernel's blocks own 64 keys (grid x = 2), staged once and
+// scaled, and walk the query tiles from the one holding the block's first
+// key (2 tiles in all), starting at the block's index modulo the tiles it
+// walks; ten barriers a tile, the last two around dq's share, which goes
+// into dq by atomics.
 // CHECK-LABEL: func.func @tiled_grad(
 // CHECK-SAME:    %[[Q:[^:]*]]: memref<2x70x64xf32>, %[[K:[^:]*]]: memref<2x100x64xf32>, %[[V:[^:]*]]: memref<2x100x64xf32>, %[[DO:[^:]*]]: memref<2x70x64xf32>, %[[L:[^:]*]]: memref<2x70xf32>, %[[DL:[^:]*]]: memref<2x70xf32>, %[[M:[^:]*]]: memref<1x70x100xf32>, %[[DQ:[^:]*]]: memref<2x70x64xf32>, %[[DK:[^:]*]]: memref<2x100x64xf32>, %[[DV:[^:]*]]: memref<2x100x64xf32>)
 // CHECK-NOT:     call
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) {
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c4096 step %c256
+// CHECK:             memref.store %{{.*}}, %[[DQ]]
+// CHECK:           gpu.terminator
 // CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
 // CHECK-SAME:    workgroup(%{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
-// CHECK:           arith.subi %c1{{[_0-9]*}}, %[[BX]]
-// CHECK:           memref.load %[[Q]]
-// CHECK:           arith.mulf
-// CHECK:           memref.load %[[L]]
-// CHECK:           memref.load %[[DL]]
-// CHECK:           scf.for
-// CHECK-COUNT-6:     gpu.barrier
-// CHECK-NOT:         gpu.barrier
-// CHECK:           memref.store %{{.*}}, %[[DQ]]
-// CHECK:           gpu.terminator
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
 // CHECK:           memref.load %[[K]]
 // CHECK:           arith.mulf
 // CHECK:           %[[FIRST:.*]] = arith.divui %{{.*}}, %c64
-// CHECK:           scf.for %{{.*}} = %[[FIRST]] to %c2{{[_0-9]*}} step
-// CHECK-COUNT-8:     gpu.barrier
+// CHECK:           %[[STEPS:.*]] = arith.subi %c2{{[_0-9]*}}, %[[FIRST]]
+// CHECK:           %[[WALKED:.*]] = arith.maxsi %[[STEPS]], %c1
+// CHECK:           %[[ROTATION:.*]] = arith.remui %[[BX]], %[[WALKED]]
+// CHECK:           scf.for %[[STEP:.*]] = %c0{{[_0-9]*}} to %[[STEPS]] step
+// CHECK:             %[[SHIFTED:.*]] = arith.addi %[[STEP]], %[[ROTATION]]
+// CHECK:             %[[TILE:.*]] = arith.remui %[[SHIFTED]], %[[STEPS]]
+// CHECK:             arith.addi %[[FIRST]], %[[TILE]]
+// CHECK-COUNT-10:    gpu.barrier
 // CHECK-NOT:         gpu.barrier
+// CHECK:             memref.atomic_rmw addf %{{.*}}, %[[DQ]]
+// CHECK-NOT:         gpu.barrier
+// CHECK-NOT:         %[[DQ]]
 // CHECK:           memref.store %{{.*}}, %[[DK]]
 // CHECK:           memref.store %{{.*}}, %[[DV]]
 // CHECK:           gpu.terminator
+// CHECK-NOT:     gpu.launch
 // CHECK-NOT:   func.func private @kiln_cuda_attention_grad
+
+// With gradient-atomics=false, two kernels. dq: blocks of 64 query rows
+// (grid x = 2, the last rows first as causal), the rows staged once and
+// scaled, lse and rowsum(dO * O) read per row, key tiles up to the
+// block's diagonal; six barriers a tile. dk and dv: blocks of 64 keys
+// (grid x = 2), the keys staged once and scaled, query tiles from the one
+// holding the block's first key (2 tiles in all), in order; eight
+// barriers a tile. No atomics.
+// SPLIT-LABEL: func.func @tiled_grad(
+// SPLIT-SAME:    %[[Q:[^:]*]]: memref<2x70x64xf32>, %[[K:[^:]*]]: memref<2x100x64xf32>, %[[V:[^:]*]]: memref<2x100x64xf32>, %[[DO:[^:]*]]: memref<2x70x64xf32>, %[[L:[^:]*]]: memref<2x70xf32>, %[[DL:[^:]*]]: memref<2x70xf32>, %[[M:[^:]*]]: memref<1x70x100xf32>, %[[DQ:[^:]*]]: memref<2x70x64xf32>, %[[DK:[^:]*]]: memref<2x100x64xf32>, %[[DV:[^:]*]]: memref<2x100x64xf32>)
+// SPLIT-NOT:     call
+// SPLIT:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+// SPLIT-SAME:    workgroup(%{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
+// SPLIT:           arith.subi %c1{{[_0-9]*}}, %[[BX]]
+// SPLIT:           memref.load %[[Q]]
+// SPLIT:           arith.mulf
+// SPLIT:           memref.load %[[L]]
+// SPLIT:           memref.load %[[DL]]
+// SPLIT:           scf.for
+// SPLIT-COUNT-6:     gpu.barrier
+// SPLIT-NOT:         gpu.barrier
+// SPLIT:           memref.store %{{.*}}, %[[DQ]]
+// SPLIT:           gpu.terminator
+// SPLIT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+// SPLIT:           memref.load %[[K]]
+// SPLIT:           arith.mulf
+// SPLIT:           %[[FIRST:.*]] = arith.divui %{{.*}}, %c64
+// SPLIT:           %[[STEPS:.*]] = arith.subi %c2{{[_0-9]*}}, %[[FIRST]]
+// SPLIT:           scf.for %[[STEP:.*]] = %c0{{[_0-9]*}} to %[[STEPS]] step
+// SPLIT-NEXT:        arith.addi %[[FIRST]], %[[STEP]]
+// SPLIT-COUNT-8:     gpu.barrier
+// SPLIT-NOT:         gpu.barrier
+// SPLIT:           memref.store %{{.*}}, %[[DK]]
+// SPLIT:           memref.store %{{.*}}, %[[DV]]
+// SPLIT:           gpu.terminator
+// SPLIT-NOT:     atomic_rmw
+// SPLIT-NOT:   func.func private @kiln_cuda_attention_grad
 func.func @tiled_grad(%q: memref<2x70x64xf32>, %k: memref<2x100x64xf32>, %v: memref<2x100x64xf32>, %do: memref<2x70x64xf32>, %l: memref<2x70xf32>, %dl: memref<2x70xf32>, %m: memref<1x70x100xf32>, %dq: memref<2x70x64xf32>, %dk: memref<2x100x64xf32>, %dv: memref<2x100x64xf32>) {
   call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %dl, %m, %dq, %dk, %dv) : (memref<2x70x64xf32>, memref<2x100x64xf32>, memref<2x100x64xf32>, memref<2x70x64xf32>, memref<2x70xf32>, memref<2x70xf32>, memref<1x70x100xf32>, memref<2x70x64xf32>, memref<2x100x64xf32>, memref<2x100x64xf32>) -> ()
   return

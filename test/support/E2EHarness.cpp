@@ -177,6 +177,14 @@ void kiln::test::checkE2EProgram(const std::string &path, E2ETarget target) {
     builds.push_back(
         {std::string(traits.name) + " without fusion",
          std::make_unique<NativeModule>(*module, traits.options(false))});
+  // The attention programs for CUDA also with --cuda-deterministic: the
+  // gradient's two kernels instead of the one that adds dq with atomics.
+  if (target != E2ETarget::Cpu && isProgramOf(path, "fusion_attention")) {
+    CompileOptions options = traits.options(true);
+    options.cuda.deterministic = true;
+    builds.push_back({std::string(traits.name) + " (deterministic)",
+                      std::make_unique<NativeModule>(*module, options)});
+  }
   // The conv* programs on the CPU also in every layout of oneDNN's
   // convolutions, whichever the CPU running the test prefers.
   if (target == E2ETarget::Cpu && isProgramOf(path, "conv"))

@@ -185,6 +185,13 @@ cl::opt<bool> cudaTf32(
              "(--target=cuda; they are exact f32 otherwise)"),
     cl::init(false),
     cl::cat(compileCategory));
+cl::opt<bool> cudaDeterministic(
+    "cuda-deterministic",
+    cl::desc("Sum every result of kiln's own CUDA kernels in the same order "
+             "on every run: the attention gradient then takes two kernels "
+             "instead of one that adds dq with atomics (--target=cuda or "
+             "cuda-on-cpu; cuBLASLt and cuDNN choose their own algorithms)"),
+    cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> noParallel(
     "no-parallel",
     cl::desc("Run every loop on the calling thread (no OpenMP parallel "
@@ -323,6 +330,9 @@ int checkOptions() {
                                   : noCudaGraphs ? "--no-cuda-graphs"
                                                  : "--cuda-tf32") +
                       " needs --target=cuda");
+  if (cudaDeterministic && target != "cuda" && target != "cuda-on-cpu")
+    return usageError("--cuda-deterministic needs --target=cuda or "
+                      "--target=cuda-on-cpu");
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
   if (convLayouts != "query" && convLayouts != "channels-last" &&
@@ -387,6 +397,7 @@ kiln::CompileOptions compileOptions() {
   options.cuda.libraryConv = !noCudnn;
   options.cuda.graphs = !noCudaGraphs;
   options.cuda.tf32 = cudaTf32;
+  options.cuda.deterministic = cudaDeterministic;
   options.autocast = autocast;
   options.verifyEachPass = verifyEach;
   options.configurePassManager = [](mlir::PassManager &pm) {

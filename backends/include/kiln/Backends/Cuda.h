@@ -57,6 +57,12 @@ struct CudaOptions {
   /// (kiln-cuda-graph-calls) to the runtime as CUDA graphs; otherwise every
   /// loop is a host loop and every call queues its work itself.
   bool graphs = true;
+  /// Sum every result of kiln's own kernels in an order that does not
+  /// depend on the order in which blocks run, so that runs agree bit for
+  /// bit: the attention gradient of head dims 64 is then two kernels that
+  /// each recompute the probabilities, instead of one that adds dq with
+  /// atomics (kiln-cuda-flash-attention{gradient-atomics}).
+  bool deterministic = false;
   /// Run the kernels on the host instead (kiln-cuda-launches-on-cpu): the
   /// program lowers for the CPU, every kernel's body runs once per GPU
   /// thread, products and convolutions are kiln's own kernels and no loop

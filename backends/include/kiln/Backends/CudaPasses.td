@@ -122,13 +122,20 @@ def KilnCudaFlashAttention
     ds = p (dO . v - rowsum); the other owns key rows and walks the query
     tiles (causal: from the tile of its first key), staging query, dO,
     lse and row-sum tiles, summing ds q into dk and p dO into dv. dq and dk
-    are scaled once at the end. Where D = Dv = 64, the two launches are
-    register-tiled as the forward's: blocks of 16 x 16 threads own 64 query
-    rows (dq) or 64 key rows (dk, dv), stage them once (scaled), and walk
-    the other side in tiles of 64, each thread on a 4 x 4 tile of (query,
-    key) pairs; one buffer holds in turn a tile transposed and the tile's
-    p or ds, another the rows the next product reads. The functions are
-    erased. No Nq x Nk buffer exists.
+    are scaled once at the end. Where D = Dv = 64, the launches are
+    register-tiled as the forward's: blocks of 16 x 16 threads own 64 key
+    rows, stage them once (scaled), and walk the query tiles of 64, each
+    thread on a 4 x 4 tile of (query, key) pairs; one buffer holds in turn
+    a tile transposed and the tile's p or ds, another the rows the next
+    product reads. With gradient-atomics (the default) that one launch
+    also computes each query tile's share of dq, ds transposed times the
+    block's key rows, and adds it into dq (zeroed by a launch before) with
+    atomics, neighbouring threads on neighbouring words; the blocks of a
+    batch entry start their walks at different tiles. Five products per
+    tile instead of seven, but the order of dq's sums is the order in
+    which blocks run. Without it, a second launch owns 64 query rows and
+    walks the key tiles for dq. The functions are erased. No Nq x Nk
+    buffer exists.
   }];
   let options = [
     Option<"rowsPerBlock", "rows-per-block", "int64_t", "32",
@@ -136,6 +143,10 @@ def KilnCudaFlashAttention
            "1024 threads)">,
     Option<"keysPerTile", "keys-per-tile", "int64_t", "64",
            "Keys per tile staged in workgroup memory">,
+    Option<"gradientAtomics", "gradient-atomics", "bool", "true",
+           "Compute the register-tiled gradient in one kernel that adds dq "
+           "with atomics (false: two kernels that recompute p, summing every "
+           "result in a fixed order)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",
