@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Random attentions and their gradients through kiln, against numpy in float64.
+
+    python3 test/fuzz/random_attention.py --build-dir build --seeds 0:40
+    python3 test/fuzz/random_attention.py --build-dir build --seeds 0:8 \\
+        --targets cpu,cuda-on-cpu,cuda-on-cpu-deterministic
+
+Each seed draws one kiln.attention and its kiln.attention_grad: head dims
+of 64 (those of the register-tiled CUDA kernels) or, one seed in four, 8,
+16 or 32 (the lanes' kernels); 0 to 2 leading dims; 1 to 199 queries and
+keys, so that tiles are partial and causal blocks walk few tiles; causal
+or not; an additive mask or not, broadcast along the leading dims or not,
+with -inf entries (never on key 0, which every row then sees, so that no
+row is left without a finite score); scores scaled by 0.5 to 4. The
+program returns o, lse, dq, dk and dv; each target compiles it with
+kiln-compile and runs it with kiln-run, and every result must be finite
+and within 1e-4 of numpy's: max |x - ref| over the largest sum of the
+absolute values of a result's terms (its rounding errors' scale, which
+stays that of the operands where the terms cancel).
+
+Targets: cpu, cuda-on-cpu (the CUDA backend's kernels run on the host:
+the gradient's one kernel that adds dq with atomics), and
+cuda-on-cpu-deterministic (--cuda-deterministic: the gradient's two
+kernels), cuda (on a GPU). A failing seed's program and inputs stay in
+--keep. Exit status 1 if any seed fails.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+TOLERANCE = 1e-4
+TARGET_FLAGS = {
+    "cpu": ["--target=cpu"],
+    "cuda": ["--target=cuda"],
+    "cuda-on-cpu": ["--target=cuda-on-cpu"],
+    "cuda-on-cpu-deterministic": ["--target=cuda-on-cpu", "--cuda-deterministic"],
+}
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--build-dir", required=True, help="kiln's build directory")
+    p.add_argument("--seeds", default="0:40", help="A:B, the seeds A to B - 1")
+    p.add_argument("--targets", default="cpu,cuda-on-cpu",
+                   help="comma-separated: " + ", ".join(TARGET_FLAGS))
+    p.add_argument("--keep", default=None,
+                   help="directory for the programs and inputs of failing seeds")
+    args = p.parse_args(argv)
+    first, _, last = args.seeds.partition(":")
+    args.seeds = range(int(first), int(last))
+    args.targets = args.targets.split(",")
+    for target in args.targets:
+        if target not in TARGET_FLAGS:
+            p.error(f"unknown target '{target}'")
+    return args
+
+
+def tensor(shape):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+def draw(seed):
+    """One attention: its program and inputs."""
+    rng = np.random.default_rng(seed)
+    lead = [int(d) for d in rng.integers(1, 4, size=rng.integers(0, 3))]
+    nq, nk = (int(n) for n in rng.integers(1, 200, size=2))
+    dim = 64 if rng.random() < 0.75 else int(rng.choice([8, 16, 32]))
+    causal = bool(rng.integers(0, 2))
+    masked = bool(rng.integers(0, 2))
+    scale = float(rng.uniform(0.05, 0.5))
+    magnitude = float(rng.choice([0.5, 1.5, 4.0]))
+    mask_shape = [1] * len(lead) + [nq, nk]
+    if lead and rng.integers(0, 2):
+        mask_shape[-3] = lead[-1]
+    q_t, k_t, lse_t = tensor(lead + [nq, dim]), tensor(lead + [nk, dim]), tensor(lead + [nq])
+    m_t = tensor(mask_shape)
+    attrs = ("{causal, " if causal else "{") + f"scale = {scale!r} : f64}}"
+    mask, mask_type = (" mask %m", f", {m_t}") if masked else ("", "")
+    args = f"%q: {q_t}, %k: {k_t}, %v: {k_t}, %do: {q_t}" + (f", %m: {m_t}" if masked else "")
+    results = f"{q_t}, {lse_t}, {q_t}, {k_t}, {k_t}"
+    program = (
+        f"func.func @main({args}) -> ({results}) {{\n"
+        f"  %o, %lse = kiln.attention %q, %k, %v{mask} {attrs} : "
+        f"{q_t}, {k_t}, {k_t}{mask_type}\n"
+        f"  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do{mask} "
+        f"{attrs} : {q_t}, {k_t}, {k_t}, {q_t}, {lse_t}{mask_type}\n"
+        f"  return %o, %lse, %dq, %dk, %dv : {results}\n}}\n")
+    inputs = [
+        (rng.standard_normal(lead + [nq, dim]) * magnitude).astype(np.float32),
+        (rng.standard_normal(lead + [nk, dim]) * magnitude).astype(np.float32),
+        rng.standard_normal(lead + [nk, dim]).astype(np.float32),
+        rng.standard_normal(lead + [nq, dim]).astype(np.float32),
+    ]
+    if masked:
+        m = rng.standard_normal(mask_shape).astype(np.float32)
+        m[rng.random(m.shape) < 0.15] = -np.inf
+        m[..., 0] = rng.standard_normal(m[..., 0].shape)
+        inputs.append(m)
+    summary = (f"lead {lead} Nq {nq} Nk {nk} dim {dim}{' causal' if causal else ''}"
+               f"{' mask ' + str(mask_shape) if masked else ''} x{magnitude}")
+    return program, inputs, scale, causal, summary
+
+
+def reference(inputs, scale, causal):
+    """o, lse, dq, dk, dv in float64, and for each the sums of the absolute
+    values of its terms: the scale its rounding errors have, which stays
+    that of the operands where the terms cancel (with one key, dq and dk
+    are 0 up to rounding)."""
+    q, k, v, do = (a.astype(np.float64) for a in inputs[:4])
+    s = scale * q @ np.swapaxes(k, -1, -2)
+    if len(inputs) > 4:
+        s = s + inputs[4].astype(np.float64)
+    if causal:
+        nq, nk = s.shape[-2:]
+        s = np.where(np.arange(nk)[None, :] <= np.arange(nq)[:, None], s, -np.inf)
+    top = s.max(-1, keepdims=True)
+    e = np.exp(s - top)
+    total = e.sum(-1, keepdims=True)
+    p = e / total
+    o = p @ v
+    lse = (top + np.log(total))[..., 0]
+    dp = do @ np.swapaxes(v, -1, -2)
+    delta = (do * o).sum(-1, keepdims=True)
+    ds = p * (dp - delta)
+    terms = p * (np.abs(do) @ np.swapaxes(np.abs(v), -1, -2)
+                 + (np.abs(do) * (p @ np.abs(v))).sum(-1, keepdims=True))
+    values = [o, lse, scale * ds @ k, scale * np.swapaxes(ds, -1, -2) @ q,
+              np.swapaxes(p, -1, -2) @ do]
+    sizes = [p @ np.abs(v), np.maximum(np.abs(lse), 1.0),
+             scale * terms @ np.abs(k), scale * np.swapaxes(terms, -1, -2) @ np.abs(q),
+             np.swapaxes(p, -1, -2) @ np.abs(do)]
+    return values, sizes
+
+
+def run(tools, target, source, inputs, work):
+    module = os.path.join(work, f"{target}.kmod")
+    out = os.path.join(work, f"out-{target}")
+    c = subprocess.run([os.path.join(tools, "kiln-compile"), source, "-o", module]
+                       + TARGET_FLAGS[target], capture_output=True, text=True)
+    if c.returncode != 0:
+        return None, "kiln-compile failed: " + c.stderr.strip()[-400:]
+    command = [os.path.join(tools, "kiln-run"), module, "--output-dir", out]
+    if target == "cuda":
+        command += ["--device", "cuda"]
+    for path in inputs:
+        command += ["--input", path]
+    r = subprocess.run(command, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, "kiln-run failed: " + r.stderr.strip()[-400:]
+    return [np.load(os.path.join(out, f"out{i}.npy")) for i in range(5)], None
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    tools = os.path.join(args.build_dir, "bin")
+    failures = 0
+    for seed in args.seeds:
+        program, inputs, scale, causal, summary = draw(seed)
+        refs, sizes = reference(inputs, scale, causal)
+        work = tempfile.mkdtemp(prefix=f"kiln-attention-{seed}-")
+        source = os.path.join(work, "attention.mlir")
+        with open(source, "w") as f:
+            f.write(program)
+        paths = []
+        for i, a in enumerate(inputs):
+            paths.append(os.path.join(work, f"in{i}.npy"))
+            np.save(paths[-1], a)
+        problems, errors = [], []
+        for target in args.targets:
+            got, problem = run(tools, target, source, paths, work)
+            if problem:
+                problems.append(f"{target}: {problem}")
+                continue
+            worst = 0.0
+            for name, x, ref, size in zip(("o", "lse", "dq", "dk", "dv"), got,
+                                          refs, sizes):
+                if x.shape != ref.shape or not np.isfinite(x).all():
+                    problems.append(f"{target}: {name} has shape {x.shape} "
+                                    f"(expected {ref.shape}) or a non-finite value")
+                    continue
+                err = float(np.abs(x - ref).max() / max(size.max(), 1e-30))
+                worst = max(worst, err)
+                if not err <= TOLERANCE:
+                    problems.append(f"{target}: {name} off by {err:.1e} (relative)")
+            errors.append(f"{target} {worst:.1e}")
+        print(f"seed {seed}: {summary}: {', '.join(errors)}"
+              f"{': FAILED' if problems else ''}", flush=True)
+        for problem in problems:
+            print(f"  {problem}", flush=True)
+        if problems:
+            failures += 1
+            if args.keep:
+                os.makedirs(args.keep, exist_ok=True)
+                shutil.copytree(work, os.path.join(args.keep, f"seed-{seed}"),
+                                dirs_exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{len(args.seeds)} seeds, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
