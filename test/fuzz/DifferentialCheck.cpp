@@ -11,8 +11,9 @@
 //     with --cuda and --cuda-on-cpu kCudaTolerance);
 //  4. with `gradients` (checkGradient): the program in float64, kiln-grad's
 //     @main_grad on the evaluator against central differences of @main
-//     ("grad"), and @main_grad compiled at -O2 against the evaluator
-//     ("grad-O2").
+//     ("grad"), and @main_grad compiled with the first configuration
+//     (-O2 on the CPU; with --cuda-on-cpu, host code at -O0) against the
+//     evaluator ("grad-O2").
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +84,11 @@ cudaConfigurations(Target target, const std::string &name, int calls) {
     options.verifyEachPass = true;
     options.target = target;
     options.cuda.fuse = fuse;
+    // On the host, the kernels' code unoptimized, as test/e2e compiles it:
+    // what is checked is the CUDA backend's kernels, and the CPU backend's
+    // optimizations have campaigns of their own.
+    if (target == Target::CudaOnCpu)
+      options.cpu.optLevel = 0;
     configs.push_back({fuse ? name : name + "-no-fusion", options,
                        kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9}, calls});
   }
