@@ -80,15 +80,10 @@ static std::vector<CheckConfig>
 cudaConfigurations(Target target, const std::string &name, int calls) {
   std::vector<CheckConfig> configs;
   for (bool fuse : {true, false}) {
-    CompileOptions options;
-    options.verifyEachPass = true;
-    options.target = target;
-    options.cuda.fuse = fuse;
-    // On the host, the kernels' code unoptimized, as test/e2e compiles it:
-    // what is checked is the CUDA backend's kernels, and the CPU backend's
-    // optimizations have campaigns of their own.
-    if (target == Target::CudaOnCpu)
-      options.cpu.optLevel = 0;
+    // On the host (Target::CudaOnCpu), unoptimized host code, as test/e2e
+    // compiles it; the CPU backend's optimizations have campaigns of their
+    // own.
+    CompileOptions options = testCompileOptions(target, fuse);
     configs.push_back({fuse ? name : name + "-no-fusion", options,
                        kCudaTolerance, Tolerance{1e-4, 1e-5, 1e-9}, calls});
   }

@@ -64,32 +64,15 @@ struct TargetTraits {
 TargetTraits traitsOf(E2ETarget target) {
   switch (target) {
   case E2ETarget::Cpu:
-    return {"native code", kCpuTolerance, [](bool fuse) {
-              CompileOptions options;
-              options.verifyEachPass = true;
-              options.cpu.fuse = fuse;
-              return options;
-            }};
+    return {"native code", kCpuTolerance,
+            [](bool fuse) { return testCompileOptions(Target::Cpu, fuse); }};
   case E2ETarget::Cuda:
-    return {"the GPU", kCudaTolerance, [](bool fuse) {
-              CompileOptions options;
-              options.verifyEachPass = true;
-              options.target = Target::Cuda;
-              options.cuda.fuse = fuse;
-              return options;
-            }};
+    return {"the GPU", kCudaTolerance,
+            [](bool fuse) { return testCompileOptions(Target::Cuda, fuse); }};
   case E2ETarget::CudaOnCpu:
     // The GPU's kernels, summing in the GPU's order with the host's math.
-    // Unoptimized host code: LLVM's optimizations took 30 of the 32 s the
-    // attention programs' unrolled kernels compiled in, and the programs'
-    // inputs are small.
     return {"the CUDA kernels on the host", kCudaTolerance, [](bool fuse) {
-              CompileOptions options;
-              options.verifyEachPass = true;
-              options.target = Target::CudaOnCpu;
-              options.cpu.optLevel = 0;
-              options.cuda.fuse = fuse;
-              return options;
+              return testCompileOptions(Target::CudaOnCpu, fuse);
             }};
   }
   llvm_unreachable("unknown e2e target");

@@ -11,6 +11,20 @@
 
 using namespace kiln;
 
+CompileOptions kiln::test::testCompileOptions(Target target, bool fuse) {
+  CompileOptions options;
+  options.verifyEachPass = true;
+  options.target = target;
+  if (target == Target::Cpu) {
+    options.cpu.fuse = fuse;
+    return options;
+  }
+  options.cuda.fuse = fuse;
+  if (target == Target::CudaOnCpu)
+    options.cpu.optLevel = 0;
+  return options;
+}
+
 namespace {
 /// ElementKind and kiln_dtype_t are both valued by the element type codes.
 kiln_dtype_t runtimeDType(const HostTensor &tensor) {
