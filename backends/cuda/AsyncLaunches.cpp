@@ -147,6 +147,8 @@ private:
         launch.getLoc(), grid.x, grid.y, grid.z, block.x, block.y, block.z,
         launch.getDynamicSharedMemorySize(), tokenType,
         ValueRange{dependency}, workgroup, privates);
+    // Hints for later passes (kiln.min_blocks_per_sm) stay with it.
+    async->setDiscardableAttrs(launch->getDiscardableAttrDictionary());
     async.getBody().takeBody(launch.getBody());
     launch.erase();
     return async.getAsyncToken();

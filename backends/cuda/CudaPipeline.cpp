@@ -27,14 +27,18 @@
 //      (kiln-cuda-scalar-kernels), rank-0 values the host reads are copied back
 //      explicitly (kiln-cuda-predicate-copies); launches and copies are queued
 //      on the stream, waited for only before the host reads memory
-//      (kiln-cuda-async-launches); constants only device work reads are
-//      read in place from the device copy the runtime uploads once
+//      (kiln-cuda-async-launches), after launches beyond a device's
+//      limits are refused (kiln-cuda-check-launches); constants only
+//      device work reads are read in place from the device copy the
+//      runtime uploads once
 //      (kiln-cuda-resident-constants); intermediates only device work
 //      touches share one device arena per call (kiln-cuda-plan-arena); the
 //      other
 //      host buffers become device memory, or CUDA managed memory where the
 //      host code touches their elements (kiln-cuda-device-allocations);
-//   5. gpu-kernel-outlining, all kernels in one gpu.module, nvvm-attach-target
+//   5. gpu-kernel-outlining (kiln-cuda-outline-kernels, which keeps the
+//      launches' occupancy hints), all kernels in one gpu.module,
+//      nvvm-attach-target
 //      for the chosen sm_XX, libdevice calls for the math ops that
 //      convert-gpu-to-nvvm skips (kiln-cuda-libdevice-calls), then
 //      convert-gpu-to-nvvm (math through libdevice),
@@ -206,6 +210,9 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   // and forwarded copies) become one launch: fewer launches per call, and
   // fewer nodes per iteration of a loop run as a CUDA graph.
   pm.addNestedPass<func::FuncOp>(createKilnCudaMergeLaunches());
+  // Both targets refuse the launches a device would (grid, block and
+  // workgroup memory limits), at compile time.
+  pm.addNestedPass<func::FuncOp>(createKilnCudaCheckLaunches());
   if (options.onCpu)
     return buildKernelsOnCpuLowering(pm);
   // No canonicalization after this point: it would fold a wait on a fresh
@@ -236,7 +243,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   // Left outside, each would become a kernel parameter, and every
   // division by it a run-time 64-bit division on the GPU.
   pm.addPass(createGpuLauchSinkIndexComputationsPass());
-  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createKilnCudaOutlineKernels());
   pm.addPass(createKilnCudaMergeGpuModules());
   pm.addPass(createConvertSCFToCFPass());
   GpuNVVMAttachTargetOptions target;

@@ -9,7 +9,8 @@
 // memory, and keeps per row an online softmax (running maximum m, running
 // sum l, output accumulator acc, rescaled by exp(m - m') when the maximum
 // grows), so the scores never leave the block that computes them. A
-// causal attention's blocks stop at their last row's diagonal. Where the
+// causal attention's blocks stop at their last row's diagonal, and its
+// longest blocks start first, across the heads (launchBlocks). Where the
 // head dims allow (fitsTheTiledKernel: those of BERT and GPT-2), the
 // forward is instead register-tiled (KernelBuilder::buildTiled): each
 // thread computes a 4 x 4 tile of scores and of outputs from vectors of
@@ -76,11 +77,18 @@ static constexpr llvm::StringLiteral kAttentionAttr = "kiln.cuda_attention";
 /// And the gradient's: kiln.cuda_attention_grad, the same dictionary.
 static constexpr llvm::StringLiteral kAttentionGradAttr =
     "kiln.cuda_attention_grad";
+/// The occupancy a launch asks of ptxas (kiln-cuda-outline-kernels).
+static constexpr llvm::StringLiteral kMinBlocksAttr = "kiln.min_blocks_per_sm";
 
 /// Workgroup memory for a key tile, its value tile and the block's scores
 /// of that tile, in floats (44 KiB, within the 48 KiB a block may have
 /// statically on every architecture).
 static constexpr int64_t kSharedFloats = 11264;
+
+/// The bytes of rows that the blocks running at one time may share from
+/// L2 when a causal grid interleaves batch entries (launchBlocks): a third
+/// of an H100's or H200's 50 MiB, and within an A100's 40 MiB.
+static constexpr int64_t kL2ShareBytes = 16 << 20;
 
 /// Head dims a lane aims at, and the most it may hold: each lane keeps its
 /// share of the scaled query row and of the output accumulator in
@@ -126,6 +134,14 @@ static bool fitsTheTiledKernel(int64_t headDim, int64_t valueDim) {
   return headDim > 0 && headDim % 4 == 0 && headDim <= kTiledRows &&
          valueDim == 4 * kTiledSide;
 }
+
+/// The blocks per multiprocessor the register-tiled gradient's kernels ask
+/// ptxas for (kiln.min_blocks_per_sm, kiln-cuda-outline-kernels): two
+/// blocks of 256 threads leave 128 registers a thread, which the kernels
+/// fit without spilling on sm_90 (32 accumulators and the products'
+/// operands), while left to itself ptxas may take a few more and run one
+/// block per SM, half the warps to hide latency with.
+static constexpr int64_t kTiledGradBlocksPerSM = 2;
 
 /// Whether the register-tiled gradient (KernelBuilder::buildTiledGrad)
 /// takes these head dims: both 64, so that every product's columns are
@@ -317,56 +333,103 @@ private:
     int64_t rows = std::max<int64_t>(1, std::min(rowsPerBlock, 1024 / lanes));
     return lanes > 1 ? int64_t(llvm::alignTo(rows, 32 / lanes)) : rows;
   }
-  /// One launch before the call: ceil(own / rows) x batch blocks of
-  /// rows x lanes threads with workgroup buffers of `workgroup` types,
-  /// the builder left at the start of its body, and there this thread's
-  /// lane, its row in the block and in `own` (queries or keys), whether
-  /// that row exists, and the row it reads (the last one for rows past the
-  /// end, so that every thread takes part in the shuffles and barriers;
-  /// they write nothing). Sets `zero`, `one` and the batch entry's leading
-  /// indices (last dim fastest).
-  struct Rows {
+  /// Which row blocks of a launch work longest. Causal attention's query
+  /// blocks see the keys up to their diagonal, so the last work longest;
+  /// its key blocks are seen by the queries from their diagonal on, so the
+  /// first do. Otherwise all blocks work alike.
+  enum class Longest { None, Last, First };
+  /// A launch, and where one of its blocks works: its row block within
+  /// its batch entry, and the entry.
+  struct Blocks {
     gpu::LaunchOp launch;
-    Value thread, lane, local, blockStart, row, valid, readRow;
+    Value rowBlock, entry;
   };
-  Rows launchRows(int64_t own, int64_t rows, int64_t lanes, int64_t batch,
-                  ArrayRef<int64_t> leading, ArrayRef<MemRefType> workgroup) {
-    gpu::LaunchOp launch =
-        launchBlocks((own + rows - 1) / rows, rows * lanes, batch, workgroup);
-    Rows r;
-    r.launch = launch;
-    r.thread = launch.getThreadIds().x;
-    Value lanesV = index(lanes);
-    r.lane = b.create<arith::RemUIOp>(loc, r.thread, lanesV);
-    r.local = b.create<arith::DivUIOp>(loc, r.thread, lanesV);
-    r.blockStart = mul(launch.getBlockIds().x, index(rows));
-    r.row = add(r.blockStart, r.local);
-    r.valid = less(r.row, index(own));
-    r.readRow = b.create<arith::MinSIOp>(loc, r.row, index(own - 1));
-    setLeadingIndices(launch, leading);
-    return r;
-  }
   /// One launch before the call: blocks x batch blocks of `threads`
   /// threads with workgroup buffers of `workgroup` types, the builder left
   /// at the start of its body. Sets `zero` and `one`.
-  gpu::LaunchOp launchBlocks(int64_t blocks, int64_t threads, int64_t batch,
-                             ArrayRef<MemRefType> workgroup) {
+  ///
+  /// Grid x numbers all the blocks: grid y and z hold at most 65535 blocks,
+  /// fewer than the batch entries of many sequences' heads. A GPU starts
+  /// the blocks about in that order, so it decides two things:
+  ///   - Longest::None: entry by entry, so that the blocks running at one
+  ///     time read the same entry's rows, from L2.
+  ///   - otherwise the longest blocks start first, across entries, so that
+  ///     none of them starts late and finishes after everything else.
+  ///     Entries are taken in groups whose rows (entryBytes each, the rows
+  ///     every block of an entry reads) fit in a share of L2 together
+  ///     (the largest such divisor of batch): within a group, block ranks
+  ///     by length, entries fastest.
+  Blocks launchBlocks(int64_t blocks, int64_t threads, int64_t batch,
+                      ArrayRef<MemRefType> workgroup, Longest order,
+                      int64_t entryBytes) {
     b.setInsertionPoint(call);
     one = index(1);
     auto launch = b.create<gpu::LaunchOp>(
-        loc, index(blocks), index(batch), one, index(threads), one, one,
+        loc, index(blocks * batch), one, one, index(threads), one, one,
         /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
         /*asyncDependencies=*/ValueRange(),
         /*workgroupAttributions=*/
         SmallVector<Type>(workgroup.begin(), workgroup.end()));
     b.setInsertionPointToStart(&launch.getBody().front());
     zero = index(0);
-    return launch;
+    Value id = launch.getBlockIds().x;
+    Blocks placed{launch, Value(), Value()};
+    if (order == Longest::None) {
+      placed.entry = b.create<arith::DivUIOp>(loc, id, index(blocks));
+      placed.rowBlock = b.create<arith::RemUIOp>(loc, id, index(blocks));
+      return placed;
+    }
+    int64_t group = 1;
+    int64_t fit = kL2ShareBytes / std::max<int64_t>(1, entryBytes);
+    for (int64_t g = 1; g <= std::min(batch, fit); ++g)
+      if (batch % g == 0)
+        group = g;
+    Value groupBlocks = index(group * blocks);
+    Value first =
+        mul(b.create<arith::DivUIOp>(loc, id, groupBlocks), index(group));
+    Value within = b.create<arith::RemUIOp>(loc, id, groupBlocks);
+    placed.entry =
+        add(first, b.create<arith::RemUIOp>(loc, within, index(group)));
+    Value rank = b.create<arith::DivUIOp>(loc, within, index(group));
+    placed.rowBlock =
+        order == Longest::First
+            ? rank
+            : b.create<arith::SubIOp>(loc, index(blocks - 1), rank);
+    return placed;
   }
-  /// The indices along the leading dims of the batch entry `launch`'s
-  /// grid y names (last dim fastest), for `at`.
-  void setLeadingIndices(gpu::LaunchOp launch, ArrayRef<int64_t> leading) {
-    Value entry = launch.getBlockIds().y;
+  /// One launch before the call: ceil(own / rows) x batch blocks of
+  /// rows x lanes threads with workgroup buffers of `workgroup` types in
+  /// `order` (entryBytes as for launchBlocks), the builder left at the
+  /// start of its body, and there this thread's lane, its row in the block
+  /// and in `own` (queries or keys), whether that row exists, and the row it
+  /// reads (the last one for rows past the end, so that every thread takes
+  /// part in the shuffles and barriers; they write nothing). Sets `zero`,
+  /// `one` and the batch entry's leading indices (last dim fastest).
+  struct Rows {
+    gpu::LaunchOp launch;
+    Value thread, lane, local, blockStart, row, valid, readRow;
+  };
+  Rows launchRows(int64_t own, int64_t rows, int64_t lanes, int64_t batch,
+                  ArrayRef<int64_t> leading, ArrayRef<MemRefType> workgroup,
+                  Longest order, int64_t entryBytes) {
+    Blocks blocks = launchBlocks((own + rows - 1) / rows, rows * lanes, batch,
+                                 workgroup, order, entryBytes);
+    Rows r;
+    r.launch = blocks.launch;
+    r.thread = blocks.launch.getThreadIds().x;
+    Value lanesV = index(lanes);
+    r.lane = b.create<arith::RemUIOp>(loc, r.thread, lanesV);
+    r.local = b.create<arith::DivUIOp>(loc, r.thread, lanesV);
+    r.blockStart = mul(blocks.rowBlock, index(rows));
+    r.row = add(r.blockStart, r.local);
+    r.valid = less(r.row, index(own));
+    r.readRow = b.create<arith::MinSIOp>(loc, r.row, index(own - 1));
+    setLeadingIndices(blocks.entry, leading);
+    return r;
+  }
+  /// The indices along the leading dims of batch entry `entry` (last dim
+  /// fastest), for `at`.
+  void setLeadingIndices(Value entry, ArrayRef<int64_t> leading) {
     leadingIndices.assign(leading.size(), Value());
     for (int64_t d = leading.size() - 1; d >= 0; --d) {
       Value size = index(leading[d]);
@@ -533,31 +596,31 @@ private:
   /// 4 tx + j (j < 4) of what the block walks.
   struct Tile {
     gpu::LaunchOp launch;
-    Value thread, tx, ty, blockStart, firstColumn;
+    Value thread, tx, ty, rowBlock, blockStart, firstColumn;
     /// The thread's rows in the block, and overall.
     SmallVector<Value> localRow, row;
   };
   /// A register-tiled launch over `own` rows with workgroup buffers of
-  /// kTiledRows x `quads` vectors of four floats; `lastFirst` numbers the
-  /// blocks from the last rows (a causal grid's longest blocks first).
+  /// kTiledRows x `quads` vectors of four floats, its blocks in `order`
+  /// (entryBytes as for launchBlocks).
   Tile launchTiled(int64_t own, int64_t batch, ArrayRef<int64_t> leading,
-                   ArrayRef<int64_t> quads, bool lastFirst) {
+                   ArrayRef<int64_t> quads, Longest order, int64_t entryBytes) {
     Type vector = VectorType::get({4}, b.getF32Type());
     SmallVector<MemRefType> buffers;
     for (int64_t q : quads)
       buffers.push_back(workgroupType({kTiledRows, q}, vector));
-    int64_t blocks = llvm::divideCeil(own, kTiledRows);
+    Blocks blocks =
+        launchBlocks(llvm::divideCeil(own, kTiledRows), kTiledSide * kTiledSide,
+                     batch, buffers, order, entryBytes);
     Tile t;
-    t.launch = launchBlocks(blocks, kTiledSide * kTiledSide, batch, buffers);
-    setLeadingIndices(t.launch, leading);
+    t.launch = blocks.launch;
+    t.rowBlock = blocks.rowBlock;
+    setLeadingIndices(blocks.entry, leading);
     t.thread = t.launch.getThreadIds().x;
     Value side = index(kTiledSide);
     t.tx = b.create<arith::RemUIOp>(loc, t.thread, side);
     t.ty = b.create<arith::DivUIOp>(loc, t.thread, side);
-    Value blockIndex = t.launch.getBlockIds().x;
-    if (lastFirst)
-      blockIndex = b.create<arith::SubIOp>(loc, index(blocks - 1), blockIndex);
-    t.blockStart = mul(blockIndex, index(kTiledRows));
+    t.blockStart = mul(t.rowBlock, index(kTiledRows));
     for (int64_t i = 0; i < 4; ++i) {
       t.localRow.push_back(add(t.ty, index(kTiledSide * i)));
       t.row.push_back(add(t.blockStart, t.localRow.back()));
@@ -855,10 +918,12 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
                   kSharedFloats /
                       std::max<int64_t>(1, headDim + valueDim + rows)));
 
-  Rows r = launchRows(queries, rows, lanes, batch, leading,
-                      {workgroupType({tileKeys, std::max<int64_t>(headDim, 1)}),
-                       workgroupType({tileKeys, std::max<int64_t>(valueDim, 1)}),
-                       workgroupType({rows, tileKeys})});
+  Rows r = launchRows(
+      queries, rows, lanes, batch, leading,
+      {workgroupType({tileKeys, std::max<int64_t>(headDim, 1)}),
+       workgroupType({tileKeys, std::max<int64_t>(valueDim, 1)}),
+       workgroupType({rows, tileKeys})},
+      causal ? Longest::Last : Longest::None, 4 * keys * (headDim + valueDim));
   Value keyTile = r.launch.getWorkgroupAttributions()[0];
   Value valueTile = r.launch.getWorkgroupAttributions()[1];
   Value scoreTile = r.launch.getWorkgroupAttributions()[2];
@@ -984,15 +1049,17 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
 /// transposed keys in workgroup memory, and each thread adds p v into its
 /// 4 x 4 accumulators (rows ty + 16 i, value dims 4 tx + j), four keys'
 /// weights and four dims of a value row per read. A causal grid starts
-/// with the blocks of the last rows, the longest. Per multiply-add it
-/// reads an eighth of a float from workgroup memory, where the lanes'
-/// kernel (build) reads one.
+/// with the blocks of the last rows, the longest, of all heads. Per
+/// multiply-add it reads an eighth of a float from workgroup memory, where
+/// the lanes' kernel (build) reads one.
 void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
                                Value out, Value lse, double scale, bool causal,
                                int64_t batch, ArrayRef<int64_t> leading,
                                int64_t queries, int64_t keys, int64_t headDim) {
   Tile t = launchTiled(queries, batch, leading,
-                       {headDim / 4, kTiledSide, kTiledSide}, causal);
+                       {headDim / 4, kTiledSide, kTiledSide},
+                       causal ? Longest::Last : Longest::None,
+                       4 * keys * (headDim + 4 * kTiledSide));
   Value queryTile = t.launch.getWorkgroupAttributions()[0];
   // kt[d][c] while the scores are computed, then p[row][c].
   Value sharedTile = t.launch.getWorkgroupAttributions()[1];
@@ -1150,7 +1217,7 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
 
   if (batch != 0 && queries != 0 && gradientAtomics) {
     // dq starts at 0: the key kernel adds each tile's share into it.
-    Tile t = launchTiled(queries, batch, leading, {}, false);
+    Tile t = launchTiled(queries, batch, leading, {}, Longest::None, 0);
     forEachTileElement(t, [&](Value r, Value c) {
       Value row = add(t.blockStart, r);
       when(less(row, index(queries)), [&] {
@@ -1161,7 +1228,11 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
     b.create<gpu::TerminatorOp>(loc);
   }
   if (batch != 0 && queries != 0 && !gradientAtomics) {
-    Tile t = launchTiled(queries, batch, leading, buffers, causal);
+    Tile t = launchTiled(queries, batch, leading, buffers,
+                         causal ? Longest::Last : Longest::None,
+                         4 * keys * 2 * dims);
+    t.launch->setAttr(kMinBlocksAttr,
+                      b.getI64IntegerAttr(kTiledGradBlocksPerSM));
     Value queryTile = t.launch.getWorkgroupAttributions()[0];
     Value rowsTile = t.launch.getWorkgroupAttributions()[1];
     Value sharedTile = t.launch.getWorkgroupAttributions()[2];
@@ -1205,7 +1276,12 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
     b.create<gpu::TerminatorOp>(loc);
   }
   if (batch != 0 && keys != 0) {
-    Tile t = launchTiled(keys, batch, leading, buffers, false);
+    // Blocks read the queries, dO and their row values, and add into dq.
+    Tile t = launchTiled(keys, batch, leading, buffers,
+                         causal ? Longest::First : Longest::None,
+                         4 * queries * ((gradientAtomics ? 3 : 2) * dims + 2));
+    t.launch->setAttr(kMinBlocksAttr,
+                      b.getI64IntegerAttr(kTiledGradBlocksPerSM));
     Value keyTile = t.launch.getWorkgroupAttributions()[0];
     Value rowsTile = t.launch.getWorkgroupAttributions()[1];
     Value sharedTile = t.launch.getWorkgroupAttributions()[2];
@@ -1222,9 +1298,8 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
     Value steps = b.create<arith::SubIOp>(loc, lastTile, firstTile);
     Value rotation;
     if (gradientAtomics)
-      rotation =
-          b.create<arith::RemUIOp>(loc, t.launch.getBlockIds().x,
-                                   b.create<arith::MaxSIOp>(loc, steps, one));
+      rotation = b.create<arith::RemUIOp>(
+          loc, t.rowBlock, b.create<arith::MaxSIOp>(loc, steps, one));
     SmallVector<Value> inits(zeros);
     inits.append(zeros);
     auto tileLoop = loop(
@@ -1374,10 +1449,13 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
     return workgroupType(shape);
   };
   /// One kernel: blocks of `rows` rows of `own` (queries or keys) per
-  /// batch entry, walking the tiles of the other side with `walk`.
-  auto kernel = [&](int64_t own, ArrayRef<MemRefType> tiles,
+  /// batch entry in `order`, walking the tiles of the other side (of
+  /// `otherBytes` per entry) with `walk`.
+  auto kernel = [&](int64_t own, Longest order, int64_t otherBytes,
+                    ArrayRef<MemRefType> tiles,
                     function_ref<void(Rows &)> walk) {
-    Rows r = launchRows(own, rows, lanes, batch, leading, tiles);
+    Rows r = launchRows(own, rows, lanes, batch, leading, tiles,
+                        causal ? order : Longest::None, otherBytes);
     walk(r);
     b.create<gpu::TerminatorOp>(loc);
   };
@@ -1433,9 +1511,10 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   if (batch != 0 && queries != 0) {
     // dq: query rows, key tiles (up to the block's last row's diagonal
     // when causal).
-    kernel(queries,
-           SmallVector<MemRefType>{workgroup({tile, std::max<int64_t>(headDim, 1)}),
-                     workgroup({tile, std::max<int64_t>(valueDim, 1)})},
+    kernel(queries, Longest::Last, 4 * keys * (headDim + valueDim),
+           SmallVector<MemRefType>{
+               workgroup({tile, std::max<int64_t>(headDim, 1)}),
+               workgroup({tile, std::max<int64_t>(valueDim, 1)})},
            [&](Rows &r) {
              Value row = r.row, readRow = r.readRow, thread = r.thread;
              Value keyTile = r.launch.getWorkgroupAttributions()[0];
@@ -1481,10 +1560,11 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   if (batch != 0 && keys != 0) {
     // dk and dv: key rows, query tiles (from the tile holding the block's
     // first key when causal: earlier queries see none of its keys).
-    kernel(keys,
-           SmallVector<MemRefType>{workgroup({tile, std::max<int64_t>(headDim, 1)}),
-                     workgroup({tile, std::max<int64_t>(valueDim, 1)}),
-                     workgroup({tile}), workgroup({tile})},
+    kernel(keys, Longest::First, 4 * queries * (headDim + valueDim + 2),
+           SmallVector<MemRefType>{
+               workgroup({tile, std::max<int64_t>(headDim, 1)}),
+               workgroup({tile, std::max<int64_t>(valueDim, 1)}),
+               workgroup({tile}), workgroup({tile})},
            [&](Rows &r) {
              Value row = r.row, readRow = r.readRow, thread = r.thread;
              Value queryTile = r.launch.getWorkgroupAttributions()[0];

@@ -87,10 +87,13 @@ struct KilnCudaTiledMatmulPass
         gpu::AddressSpaceAttr::get(builder.getContext(),
                                    gpu::AddressSpace::Workgroup));
     Value one = index(1);
+    // Grid x numbers the blocks, column tiles fastest: grid y and z hold
+    // at most 65535 blocks.
+    int64_t columnTiles = std::max<int64_t>(1, ceilDiv(n, tile));
+    int64_t rowTiles = std::max<int64_t>(1, ceilDiv(m, tile));
     auto launch = builder.create<gpu::LaunchOp>(
-        loc, index(std::max<int64_t>(1, ceilDiv(n, tile))),
-        index(std::max<int64_t>(1, ceilDiv(m, tile))),
-        index(std::max<int64_t>(1, batch)), index(tile), index(tile), one,
+        loc, index(columnTiles * rowTiles * std::max<int64_t>(1, batch)), one,
+        one, index(tile), index(tile), one,
         /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
         /*asyncDependencies=*/ValueRange(),
         /*workgroupAttributions=*/TypeRange{shared, shared});
@@ -100,15 +103,17 @@ struct KilnCudaTiledMatmulPass
     Value bTile = launch.getWorkgroupAttributions()[1];
     Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
     Value tileSize = index(tile);
+    Value id = launch.getBlockIds().x;
+    Value columnTile =
+        builder.create<arith::RemUIOp>(loc, id, index(columnTiles));
+    Value rest = builder.create<arith::DivUIOp>(loc, id, index(columnTiles));
+    Value rowTile = builder.create<arith::RemUIOp>(loc, rest, index(rowTiles));
+    Value batchIndex =
+        builder.create<arith::DivUIOp>(loc, rest, index(rowTiles));
     Value row = builder.create<arith::AddIOp>(
-        loc, builder.create<arith::MulIOp>(loc, launch.getBlockIds().y,
-                                           tileSize),
-        ty);
+        loc, builder.create<arith::MulIOp>(loc, rowTile, tileSize), ty);
     Value col = builder.create<arith::AddIOp>(
-        loc, builder.create<arith::MulIOp>(loc, launch.getBlockIds().x,
-                                           tileSize),
-        tx);
-    Value batchIndex = launch.getBlockIds().z;
+        loc, builder.create<arith::MulIOp>(loc, columnTile, tileSize), tx);
     Value zero = builder.create<arith::ConstantOp>(
         loc, builder.getFloatAttr(element, 0.0));
     auto less = [&](Value lhs, int64_t bound) -> Value {

@@ -18,7 +18,10 @@
 // transposed tile, then the weights, their gradients and those
 // transposed) and adds its share of dq with atomics. With
 // --cuda-deterministic, the gradient's dq kernel synchronizes six times
-// and its dk and dv kernel eight, and nothing is atomic.
+// and its dk and dv kernel eight, and nothing is atomic. The gradient's
+// register-tiled kernels ask ptxas for two blocks of 256 threads per SM
+// (.minnctapersm 2: at most 128 registers a thread); the forward asks for
+// nothing.
 // RUN: kiln-compile %s --target=cuda --emit=ptx -o %t.sm80.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel(
@@ -29,9 +32,12 @@
 // PTX-NOT: bar.sync
 // PTX: st.global.{{[fu]}}32
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel_3(
+// PTX: .maxntid 256, 1, 1
+// PTX-NEXT: .minnctapersm 2
 // PTX-COUNT-10: bar.sync
 // PTX: atom.global.add.f32
 // PTX-LABEL: .entry kiln_impl_att_kernel(
+// PTX-NOT: .minnctapersm
 // PTX-COUNT-4: bar.sync
 // PTX-LABEL: .entry kiln_impl_written_out_kernel(
 // PTX-COUNT-4: bar.sync
@@ -39,8 +45,10 @@
 // RUN: kiln-compile %s --target=cuda --cuda-deterministic --emit=ptx -o %t.det.ptx
 // RUN: FileCheck %s --check-prefix=DET < %t.det.ptx
 // DET-LABEL: .entry kiln_impl_att_grad_kernel_2(
+// DET: .minnctapersm 2
 // DET-COUNT-6: bar.sync
 // DET-LABEL: .entry kiln_impl_att_grad_kernel_3(
+// DET: .minnctapersm 2
 // DET-COUNT-8: bar.sync
 // DET-NOT: atom.
 // RUN: %if ptxas %{ %ptxas -arch=sm_80 %t.sm80.ptx -o %t.sm80.cubin %}

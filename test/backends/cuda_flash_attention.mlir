@@ -15,21 +15,31 @@
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
 // OPTIONS: kiln-cuda-flash-attention: rows-per-block must be in 1..1024 and keys-per-tile at least 1
 
-// Batch 2 x 3 heads (grid y = 6), head dims 16 and 8: two lanes per row,
+// Batch 2 x 3 heads (6 entries), head dims 16 and 8: two lanes per row,
 // lane g owning dims g, g + 2, ... Four rows per block would be 8
 // threads; a shuffle takes a whole warp, so a block is 16 rows of 2 lanes
-// (grid x = ceil(40 / 16) = 3). 7 keys in tiles of 3; a mask broadcast
-// over the batch and the keys, and a causal flag. The leading indices come
-// from grid y (head fastest); rows past the end read the last row (39).
+// (ceil(40 / 16) = 3 per entry, grid x = 18). 7 keys in tiles of 3; a
+// mask broadcast over the batch and the keys, and a causal flag. Causal,
+// the longest blocks (the last rows) start first across all six entries,
+// whose keys and values fit in L2 together: block b takes entry b mod 6
+// and row block 2 - b / 6. The leading indices come from the entry (head
+// fastest); rows past the end read the last row (39).
 // CHECK-LABEL: func.func @causal_masked(
 // CHECK-SAME:    %[[Q:[^:]*]]: memref<2x3x40x16xf32>, %[[K:[^:]*]]: memref<2x3x7x16xf32>, %[[V:[^:]*]]: memref<2x3x7x8xf32>, %[[M:[^:]*]]: memref<1x3x40x1xf32>, %[[O:[^:]*]]: memref<2x3x40x8xf32>, %[[L:[^:]*]]: memref<2x3x40xf32>)
 // CHECK-NOT:     call
-// CHECK:         gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %c3{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c18{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
 // CHECK-SAME:    workgroup(%[[KT:.*]] : memref<3x16xf32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>, %[[ST:.*]] : memref<16x3xf32, #gpu.address_space<workgroup>>)
 // CHECK-NOT:     private
+// CHECK:           %[[GROUP:.*]] = arith.divui %[[BX]], %c18
+// CHECK:           %[[FIRSTENTRY:.*]] = arith.muli %[[GROUP]], %c6
+// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c18
+// CHECK:           %[[INGROUP:.*]] = arith.remui %[[WITHIN]], %c6
+// CHECK:           %[[BY:.*]] = arith.addi %[[FIRSTENTRY]], %[[INGROUP]]
+// CHECK:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c6
+// CHECK:           %[[BLOCK:.*]] = arith.subi %c2{{[_0-9]*}}, %[[RANK]]
 // CHECK:           %[[LANE:.*]] = arith.remui %[[TX]], %c2
 // CHECK:           %[[LOCAL:.*]] = arith.divui %[[TX]], %c2
-// CHECK:           %[[START:.*]] = arith.muli %[[BX]], %c16
+// CHECK:           %[[START:.*]] = arith.muli %[[BLOCK]], %c16
 // CHECK:           %[[ROW:.*]] = arith.addi %[[START]], %[[LOCAL]]
 // CHECK:           %[[VALID:.*]] = arith.cmpi slt, %[[ROW]], %c40
 // CHECK:           %[[READ:.*]] = arith.minsi %[[ROW]], %c39
@@ -105,10 +115,10 @@
 // CHECK:               memref.store %{{.*}}, %[[L]][%[[ENTRY]], %[[HEAD]], %[[ROW]]]
 // CHECK:           gpu.terminator
 // CHECK-NOT:   func.func private @kiln_cuda_attention
-// The defaults: 32 rows per block of 2 lanes (grid x = 2), 64 keys per
-// tile (64 x (16 + 8 + 32) floats fit in 44 KiB).
+// The defaults: 32 rows per block of 2 lanes (grid x = 2 x 6 entries), 64
+// keys per tile (64 x (16 + 8 + 32) floats fit in 44 KiB).
 // DEFAULT-LABEL: func.func @causal_masked(
-// DEFAULT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c64{{[_0-9]*}},
+// DEFAULT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c12{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c64{{[_0-9]*}},
 // DEFAULT-SAME:    workgroup(%{{.*}} : memref<64x16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x8xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xf32, #gpu.address_space<workgroup>>)
 func.func @causal_masked(%q: memref<2x3x40x16xf32>, %k: memref<2x3x7x16xf32>, %v: memref<2x3x7x8xf32>, %m: memref<1x3x40x1xf32>, %o: memref<2x3x40x8xf32>, %l: memref<2x3x40xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %m, %o, %l) : (memref<2x3x40x16xf32>, memref<2x3x7x16xf32>, memref<2x3x7x8xf32>, memref<1x3x40x1xf32>, memref<2x3x40x8xf32>, memref<2x3x40xf32>) -> ()
@@ -121,8 +131,8 @@ func.func private @kiln_cuda_attention(%q: memref<2x3x40x16xf32>, %k: memref<2x3
 // -----
 
 // Query dims 32 and value dims 64 take the register-tiled kernel whatever
-// the options: 16 x 16 threads, 64 query rows per block (grid x =
-// ceil(70 / 64) = 2, y = the batch of 2), key tiles of 64 (ceil(100 / 64)
+// the options: 16 x 16 threads, 64 query rows per block (ceil(70 / 64) =
+// 2 per entry of the batch of 2, grid x = 4), key tiles of 64 (ceil(100 / 64)
 // = 2, or up to the block's diagonal when causal), workgroup buffers of
 // four-float vectors: the scaled query rows (64 x 32 / 4), the keys
 // transposed then the weights (64 x 64 / 4), the values (64 x 64 / 4).
@@ -136,13 +146,18 @@ func.func private @kiln_cuda_attention(%q: memref<2x3x40x16xf32>, %k: memref<2x3
 // CHECK-LABEL: func.func @tiled(
 // CHECK-SAME:    %[[Q:[^:]*]]: memref<2x70x32xf32>, %[[K:[^:]*]]: memref<2x100x32xf32>, %[[V:[^:]*]]: memref<2x100x64xf32>, %[[M:[^:]*]]: memref<1x70x100xf32>, %[[O:[^:]*]]: memref<2x70x64xf32>, %[[L:[^:]*]]: memref<2x70xf32>)
 // CHECK-NOT:     call
-// CHECK:         gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
 // CHECK-SAME:    workgroup(%[[QT:.*]] : memref<64x8xvector<4xf32>, #gpu.address_space<workgroup>>, %[[ST:.*]] : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
+// A causal grid starts with the last row block of both entries (70 rows:
+// blocks 1, then 0): block b takes entry b mod 2 and row block 1 - b / 2.
+// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c4
+// CHECK:           %[[INGROUP:.*]] = arith.remui %[[WITHIN]], %c2
+// CHECK:           %[[BY:.*]] = arith.addi %{{.*}}, %[[INGROUP]]
+// CHECK:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c2
+// CHECK:           %[[BLOCK:.*]] = arith.subi %c1{{[_0-9]*}}, %[[RANK]]
 // CHECK:           %[[ENTRY:.*]] = arith.remui %[[BY]], %c2
 // CHECK:           %[[TX:.*]] = arith.remui %[[T]], %c16
 // CHECK:           %[[TY:.*]] = arith.divui %[[T]], %c16
-// A causal grid starts with its last block (70 rows: blocks 1, then 0).
-// CHECK:           %[[BLOCK:.*]] = arith.subi %c1{{[_0-9]*}}, %[[BX]]
 // CHECK:           %[[START:.*]] = arith.muli %[[BLOCK]], %c64
 // CHECK:           %[[R0:.*]] = arith.addi %[[TY]], %c0
 // CHECK:           %[[ROW0:.*]] = arith.addi %[[START]], %[[R0]]
@@ -220,12 +235,52 @@ func.func private @kiln_cuda_attention(%q: memref<2x3x40x16xf32>, %k: memref<2x3
 // CHECK:           gpu.terminator
 // CHECK-NOT:   func.func private @kiln_cuda_attention
 // DEFAULT-LABEL: func.func @tiled(
-// DEFAULT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+// DEFAULT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
 func.func @tiled(%q: memref<2x70x32xf32>, %k: memref<2x100x32xf32>, %v: memref<2x100x64xf32>, %m: memref<1x70x100xf32>, %o: memref<2x70x64xf32>, %l: memref<2x70xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %m, %o, %l) : (memref<2x70x32xf32>, memref<2x100x32xf32>, memref<2x100x64xf32>, memref<1x70x100xf32>, memref<2x70x64xf32>, memref<2x70xf32>) -> ()
   return
 }
 func.func private @kiln_cuda_attention(%q: memref<2x70x32xf32>, %k: memref<2x100x32xf32>, %v: memref<2x100x64xf32>, %m: memref<1x70x100xf32>, %o: memref<2x70x64xf32>, %l: memref<2x70xf32>) attributes {kiln.cuda_attention = {causal = true, scale = 2.500000e-01 : f64}} {
+  return
+}
+
+// -----
+
+// The grid: x numbers every block of every batch entry (y and z hold at
+// most 65535 blocks, fewer than 70000 entries). Not causal, the blocks go
+// entry by entry (block b: entry b / 2, row block b mod 2), so that those
+// running together read one entry's keys from L2. Causal, with 6 entries
+// of 8192 keys and values of 64 dims (4 MiB each), the groups that fit in
+// 16 MiB of L2 are 3 entries (the largest divisor of 6 up to 4): block b
+// takes entry 3 (b / 6) + b mod 3 and row block 1 - (b mod 6) / 3.
+// CHECK-LABEL: func.func @grid(
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c140000{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
+// CHECK:           %[[ENTRY:.*]] = arith.divui %[[BX]], %c2
+// CHECK:           %[[BLOCK:.*]] = arith.remui %[[BX]], %c2
+// CHECK:           %[[E1:.*]] = arith.remui %[[ENTRY]], %c70000
+// CHECK:           arith.muli %[[BLOCK]], %c64
+// CHECK:           memref.load %{{.*}}[%[[E1]],
+// CHECK:         gpu.launch blocks(%[[BX2:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c12{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
+// CHECK:           %[[GROUP:.*]] = arith.divui %[[BX2]], %c6
+// CHECK:           %[[FIRST:.*]] = arith.muli %[[GROUP]], %c3
+// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX2]], %c6
+// CHECK:           %[[INGROUP:.*]] = arith.remui %[[WITHIN]], %c3
+// CHECK:           %[[ENTRY2:.*]] = arith.addi %[[FIRST]], %[[INGROUP]]
+// CHECK:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c3
+// CHECK:           %[[BLOCK2:.*]] = arith.subi %c1{{[_0-9]*}}, %[[RANK]]
+// CHECK:           %[[E2:.*]] = arith.remui %[[ENTRY2]], %c6
+// CHECK:           arith.muli %[[BLOCK2]], %c64
+// CHECK:           memref.load %{{.*}}[%[[E2]],
+func.func @grid(%q: memref<70000x128x64xf32>, %k: memref<70000x8x64xf32>, %v: memref<70000x8x64xf32>, %o: memref<70000x128x64xf32>, %l: memref<70000x128xf32>,
+                %q2: memref<6x128x64xf32>, %k2: memref<6x8192x64xf32>, %v2: memref<6x8192x64xf32>, %o2: memref<6x128x64xf32>, %l2: memref<6x128xf32>) {
+  call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<70000x128x64xf32>, memref<70000x8x64xf32>, memref<70000x8x64xf32>, memref<70000x128x64xf32>, memref<70000x128xf32>) -> ()
+  call @kiln_cuda_attention_0(%q2, %k2, %v2, %o2, %l2) : (memref<6x128x64xf32>, memref<6x8192x64xf32>, memref<6x8192x64xf32>, memref<6x128x64xf32>, memref<6x128xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<70000x128x64xf32>, %k: memref<70000x8x64xf32>, %v: memref<70000x8x64xf32>, %o: memref<70000x128x64xf32>, %l: memref<70000x128xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.250000e-01 : f64}} {
+  return
+}
+func.func private @kiln_cuda_attention_0(%q: memref<6x128x64xf32>, %k: memref<6x8192x64xf32>, %v: memref<6x8192x64xf32>, %o: memref<6x128x64xf32>, %l: memref<6x128xf32>) attributes {kiln.cuda_attention = {causal = true, scale = 1.250000e-01 : f64}} {
   return
 }
 
@@ -280,18 +335,22 @@ func.func private @kiln_cuda_attention(%q: memref<5x3000xf32>, %k: memref<7x3000
 
 // The gradient (kiln.cuda_attention_grad: q, k, v, dO, lse, rowsum(dO * O),
 // the mask, then dq, dk, dv): two launches on the same geometry. The first
-// owns query rows (grid x = ceil(40 / 16)) and walks the key tiles up to
-// the block's diagonal, accumulating ds k into dq; the second owns key rows
-// (grid x = ceil(7 / 16)), starts at the query tile of its first key, and
+// owns query rows (ceil(40 / 16) blocks per entry, the last first across
+// the 6 entries) and walks the key tiles up to the block's diagonal,
+// accumulating ds k into dq; the second owns key rows (ceil(7 / 16) blocks
+// per entry, the first first), starts at the query tile of its first key, and
 // stages query, dO, lse and row-sum tiles, accumulating ds q into dk and
 // p dO into dv. Each pair takes two lane sums (the score and dO . v), p is
 // exp(s - lse) where seen and 0 elsewhere, and dq and dk leave scaled.
 // CHECK-LABEL: func.func @grad(
 // CHECK-SAME:    %[[Q:[^:]*]]: memref<2x3x40x16xf32>, %[[K:[^:]*]]: memref<2x3x7x16xf32>, %[[V:[^:]*]]: memref<2x3x7x8xf32>, %[[DO:[^:]*]]: memref<2x3x40x8xf32>, %[[L:[^:]*]]: memref<2x3x40xf32>, %[[D:[^:]*]]: memref<2x3x40xf32>, %[[M:[^:]*]]: memref<1x3x40x1xf32>, %[[DQ:[^:]*]]: memref<2x3x40x16xf32>, %[[DK:[^:]*]]: memref<2x3x7x16xf32>, %[[DV:[^:]*]]: memref<2x3x7x8xf32>)
 // CHECK-NOT:     call
-// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c3{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}},
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c18{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}},
 // CHECK-SAME:    workgroup(%[[KT:.*]] : memref<3x16xf32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>)
-// CHECK:           %[[START:.*]] = arith.muli %[[BX]], %c16
+// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c18
+// CHECK:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c6
+// CHECK:           %[[BLOCK:.*]] = arith.subi %c2{{[_0-9]*}}, %[[RANK]]
+// CHECK:           %[[START:.*]] = arith.muli %[[BLOCK]], %c16
 // CHECK:           %[[ROW:.*]] = arith.addi %[[START]]
 // CHECK:           %[[READ:.*]] = arith.minsi %[[ROW]], %c39
 // CHECK:           memref.load %[[DO]][%{{.*}}, %{{.*}}, %[[READ]], %{{.*}}]
@@ -320,9 +379,11 @@ func.func private @kiln_cuda_attention(%q: memref<5x3000xf32>, %k: memref<7x3000
 // CHECK:             %[[SCALED:.*]] = arith.mulf %[[DQS]]#0, %cst
 // CHECK:             memref.store %[[SCALED]], %[[DQ]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}]
 // CHECK:           gpu.terminator
-// CHECK:         gpu.launch blocks(%[[BX2:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}},
+// CHECK:         gpu.launch blocks(%[[BX2:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}},
 // CHECK-SAME:    workgroup(%[[QT:.*]] : memref<3x16xf32, #gpu.address_space<workgroup>>, %[[GT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>, %[[LT:.*]] : memref<3xf32, #gpu.address_space<workgroup>>, %[[DT:.*]] : memref<3xf32, #gpu.address_space<workgroup>>)
-// CHECK:           %[[KSTART:.*]] = arith.muli %[[BX2]], %c16
+// CHECK:           %[[WITHIN2:.*]] = arith.remui %[[BX2]], %c6
+// CHECK:           %[[RANK2:.*]] = arith.divui %[[WITHIN2]], %c6
+// CHECK:           %[[KSTART:.*]] = arith.muli %[[RANK2]], %c16
 // CHECK:           %[[KEY:.*]] = arith.addi %[[KSTART]]
 // CHECK:           %[[KREAD:.*]] = arith.minsi %[[KEY]], %c6
 // CHECK:           memref.load %[[K]][%{{.*}}, %{{.*}}, %[[KREAD]], %{{.*}}]
@@ -361,27 +422,35 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memre
 
 // The gradient with head dims 64, by default one register-tiled kernel
 // of 16 x 16 threads and three buffers of 64 x 16 vectors after a launch
-// that zeroes dq (grid x = 2 blocks of 64 query rows, 16 elements a
-// thread). The kernel's blocks own 64 keys (grid x = 2), staged once and
-// scaled, and walk the query tiles from the one holding the block's first
-// key (2 tiles in all), starting at the block's index modulo the tiles it
-// walks; ten barriers a tile, the last two around dq's share, which goes
-// into dq by atomics.
+// that zeroes dq (2 blocks of 64 query rows per entry, grid x = 4, 16
+// elements a thread). The kernel's blocks own 64 keys (2 per entry, the
+// first, longest, first across both entries: block b takes entry b mod 2
+// and key block b / 2), staged once and scaled, and walk the query tiles
+// from the one holding the block's first key (2 tiles in all), starting
+// at the key block's index modulo the tiles it walks; ten barriers a tile,
+// the last two around dq's share, which goes into dq by atomics. The
+// kernel asks for two blocks per SM (at most 128 registers a thread); the
+// zeroing launch asks for nothing.
 // CHECK-LABEL: func.func @tiled_grad(
 // CHECK-SAME:    %[[Q:[^:]*]]: memref<2x70x64xf32>, %[[K:[^:]*]]: memref<2x100x64xf32>, %[[V:[^:]*]]: memref<2x100x64xf32>, %[[DO:[^:]*]]: memref<2x70x64xf32>, %[[L:[^:]*]]: memref<2x70xf32>, %[[DL:[^:]*]]: memref<2x70xf32>, %[[M:[^:]*]]: memref<1x70x100xf32>, %[[DQ:[^:]*]]: memref<2x70x64xf32>, %[[DK:[^:]*]]: memref<2x100x64xf32>, %[[DV:[^:]*]]: memref<2x100x64xf32>)
 // CHECK-NOT:     call
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) {
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) {
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %c4096 step %c256
 // CHECK:             memref.store %{{.*}}, %[[DQ]]
 // CHECK:           gpu.terminator
-// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+// CHECK-NEXT:    }{{$}}
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
 // CHECK-SAME:    workgroup(%{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
+// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c4
+// CHECK:           %[[INGROUP:.*]] = arith.remui %[[WITHIN]], %c2
+// CHECK:           %[[KEYBLOCK:.*]] = arith.divui %[[WITHIN]], %c2
+// CHECK-NOT:       arith.subi
 // CHECK:           memref.load %[[K]]
 // CHECK:           arith.mulf
 // CHECK:           %[[FIRST:.*]] = arith.divui %{{.*}}, %c64
 // CHECK:           %[[STEPS:.*]] = arith.subi %c2{{[_0-9]*}}, %[[FIRST]]
 // CHECK:           %[[WALKED:.*]] = arith.maxsi %[[STEPS]], %c1
-// CHECK:           %[[ROTATION:.*]] = arith.remui %[[BX]], %[[WALKED]]
+// CHECK:           %[[ROTATION:.*]] = arith.remui %[[KEYBLOCK]], %[[WALKED]]
 // CHECK:           scf.for %[[STEP:.*]] = %c0{{[_0-9]*}} to %[[STEPS]] step
 // CHECK:             %[[SHIFTED:.*]] = arith.addi %[[STEP]], %[[ROTATION]]
 // CHECK:             %[[TILE:.*]] = arith.remui %[[SHIFTED]], %[[STEPS]]
@@ -394,22 +463,25 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memre
 // CHECK:           memref.store %{{.*}}, %[[DK]]
 // CHECK:           memref.store %{{.*}}, %[[DV]]
 // CHECK:           gpu.terminator
+// CHECK-NEXT:    } {kiln.min_blocks_per_sm = 2 : i64}
 // CHECK-NOT:     gpu.launch
 // CHECK-NOT:   func.func private @kiln_cuda_attention_grad
 
 // With gradient-atomics=false, two kernels. dq: blocks of 64 query rows
-// (grid x = 2, the last rows first as causal), the rows staged once and
-// scaled, lse and rowsum(dO * O) read per row, key tiles up to the
-// block's diagonal; six barriers a tile. dk and dv: blocks of 64 keys
-// (grid x = 2), the keys staged once and scaled, query tiles from the one
+// (2 per entry, the last rows first across entries as causal), the rows
+// staged once and scaled, lse and rowsum(dO * O) read per row, key tiles
+// up to the block's diagonal; six barriers a tile. dk and dv: blocks of 64
+// keys (2 per entry), the keys staged once and scaled, query tiles from the one
 // holding the block's first key (2 tiles in all), in order; eight
-// barriers a tile. No atomics.
+// barriers a tile. No atomics. Both ask for two blocks per SM.
 // SPLIT-LABEL: func.func @tiled_grad(
 // SPLIT-SAME:    %[[Q:[^:]*]]: memref<2x70x64xf32>, %[[K:[^:]*]]: memref<2x100x64xf32>, %[[V:[^:]*]]: memref<2x100x64xf32>, %[[DO:[^:]*]]: memref<2x70x64xf32>, %[[L:[^:]*]]: memref<2x70xf32>, %[[DL:[^:]*]]: memref<2x70xf32>, %[[M:[^:]*]]: memref<1x70x100xf32>, %[[DQ:[^:]*]]: memref<2x70x64xf32>, %[[DK:[^:]*]]: memref<2x100x64xf32>, %[[DV:[^:]*]]: memref<2x100x64xf32>)
 // SPLIT-NOT:     call
-// SPLIT:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+// SPLIT:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
 // SPLIT-SAME:    workgroup(%{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
-// SPLIT:           arith.subi %c1{{[_0-9]*}}, %[[BX]]
+// SPLIT:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c4
+// SPLIT:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c2
+// SPLIT:           arith.subi %c1{{[_0-9]*}}, %[[RANK]]
 // SPLIT:           memref.load %[[Q]]
 // SPLIT:           arith.mulf
 // SPLIT:           memref.load %[[L]]
@@ -419,7 +491,8 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memre
 // SPLIT-NOT:         gpu.barrier
 // SPLIT:           memref.store %{{.*}}, %[[DQ]]
 // SPLIT:           gpu.terminator
-// SPLIT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+// SPLIT-NEXT:    } {kiln.min_blocks_per_sm = 2 : i64}
+// SPLIT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
 // SPLIT:           memref.load %[[K]]
 // SPLIT:           arith.mulf
 // SPLIT:           %[[FIRST:.*]] = arith.divui %{{.*}}, %c64
@@ -431,6 +504,7 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memre
 // SPLIT:           memref.store %{{.*}}, %[[DK]]
 // SPLIT:           memref.store %{{.*}}, %[[DV]]
 // SPLIT:           gpu.terminator
+// SPLIT-NEXT:    } {kiln.min_blocks_per_sm = 2 : i64}
 // SPLIT-NOT:     atomic_rmw
 // SPLIT-NOT:   func.func private @kiln_cuda_attention_grad
 func.func @tiled_grad(%q: memref<2x70x64xf32>, %k: memref<2x100x64xf32>, %v: memref<2x100x64xf32>, %do: memref<2x70x64xf32>, %l: memref<2x70xf32>, %dl: memref<2x70xf32>, %m: memref<1x70x100xf32>, %dq: memref<2x70x64xf32>, %dk: memref<2x100x64xf32>, %dv: memref<2x100x64xf32>) {

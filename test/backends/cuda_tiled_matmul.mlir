@@ -1,12 +1,20 @@
 // REQUIRES: cuda-backend
-// RUN: kiln-opt %s --split-input-file --kiln-cuda-tiled-matmul | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-tiled-matmul \
+// RUN:   --kiln-cuda-check-launches | FileCheck %s
 
-// A 40x24 = 40x30 * 30x24 matmul: 2x3 blocks of 16x16 threads, two tiles
-// of shared memory, ceil(30/16) = 2 steps along K with zero padding past
+// A 40x24 = 40x30 * 30x24 matmul: 2x3 blocks of 16x16 threads, numbered
+// along grid x (column tiles fastest), two tiles of shared memory, ceil(30/16) = 2 steps along K with zero padding past
 // the edges, barriers around the dot product, a guarded update of C.
 // CHECK-LABEL: func.func @mm
-// CHECK:         gpu.launch blocks(%[[BX:.+]], %[[BY:.+]], %{{.+}}) in (%{{.+}} = %c2{{[_0-9]*}}, %{{.+}} = %c3{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}) threads(%[[TX:.+]], %[[TY:.+]], %{{.+}}) in (%{{.+}} = %c16{{[_0-9]*}}, %{{.+}} = %c16{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}})
+// CHECK:         gpu.launch blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c6{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}) threads(%[[TX:.+]], %[[TY:.+]], %{{.+}}) in (%{{.+}} = %c16{{[_0-9]*}}, %{{.+}} = %c16{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}})
 // CHECK-SAME:    workgroup(%[[AS:.+]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[BS:.+]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[COLTILE:.+]] = arith.remui %[[B]], %c2
+// CHECK:           %[[REST:.+]] = arith.divui %[[B]], %c2
+// CHECK:           %[[ROWTILE:.+]] = arith.remui %[[REST]], %c3
+// CHECK:           %[[ROWSTART:.+]] = arith.muli %[[ROWTILE]], %c16
+// CHECK:           %[[ROW:.+]] = arith.addi %[[ROWSTART]], %[[TY]]
+// CHECK:           %[[COLSTART:.+]] = arith.muli %[[COLTILE]], %c16
+// CHECK:           %[[COL:.+]] = arith.addi %[[COLSTART]], %[[TX]]
 // CHECK:           %[[ACC:.+]] = scf.for %[[STEP:.+]] = %c0{{[_0-9]*}} to %c2{{[_0-9]*}} step
 // CHECK:             scf.if
 // CHECK:               memref.load %{{.+}} : memref<40x30xf32>
@@ -34,9 +42,23 @@ func.func @mm(%a: memref<40x30xf32>, %b: memref<30x24xf32>, %c: memref<40x24xf32
 
 // -----
 
-// Batched: grid z is the batch, and every access is indexed by it.
+// 1048577 rows are 65537 row tiles, more than grid y holds: the launch
+// numbers them along x, and a device can run it.
+// CHECK-LABEL: func.func @tall
+// CHECK:         gpu.launch blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c65537{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}})
+func.func @tall(%a: memref<1048577x1xf32>, %b: memref<1x16xf32>, %c: memref<1048577x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<1048577x1xf32>, memref<1x16xf32>) outs(%c : memref<1048577x16xf32>)
+  return
+}
+
+// -----
+
+// Batched: the batch is the slowest part of the block's number, and every
+// access is indexed by it.
 // CHECK-LABEL: func.func @bmm
-// CHECK:         gpu.launch blocks(%{{.+}}, %{{.+}}, %[[BZ:.+]]) in (%{{.+}} = %c1{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}, %{{.+}} = %c3{{[_0-9]*}})
+// CHECK:         gpu.launch blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c3{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}})
+// CHECK:           %[[REST:.+]] = arith.divui %[[B]], %c1
+// CHECK:           %[[BZ:.+]] = arith.divui %[[REST]], %c1
 // CHECK:           memref.load %{{.+}}[%[[BZ]], %{{.+}}, %{{.+}}] : memref<3x4x5xf32>
 // CHECK:           memref.load %{{.+}}[%[[BZ]], %{{.+}}, %{{.+}}] : memref<3x5x2xf32>
 // CHECK:           memref.store %{{.+}}, %{{.+}}[%[[BZ]], %{{.+}}, %{{.+}}] : memref<3x4x2xf32>

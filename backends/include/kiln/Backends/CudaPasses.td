@@ -80,8 +80,10 @@ def KilnCudaFlashAttention
     query [L..., Nq, D], key [L..., Nk, D], value [L..., Nk, Dv], the
     additive mask of the scores' rank if any (dims of 1 broadcast), then
     the result [L..., Nq, Dv] and log-sum-exp [L..., Nq] buffers; static
-    f32) becomes one `gpu.launch`: a grid of ceil(Nq / rows-per-block)
-    x (product of L) blocks, each of rows-per-block query rows with G
+    f32) becomes one `gpu.launch`: ceil(Nq / rows-per-block) blocks per
+    batch entry (the product of L entries), all numbered along grid x
+    (grid y and z hold at most 65535 blocks), entry by entry; each block
+    has rows-per-block query rows with G
     threads (lanes) per row: G a power of two up to 32 dividing D and Dv,
     doubled while a lane would hold more than 8 dims (8 for D = Dv = 64;
     rows-per-block x G at most 1024, and a multiple of 32 when G > 1, as a
@@ -110,8 +112,14 @@ def KilnCudaFlashAttention
     workgroup memory (the scaled query rows, the key tile transposed with
     its columns swizzled by the dim, the value tile, and the tile's weights
     p in place of the keys), the 16 threads of a row combining their
-    maxima and sums with shuffles. A causal grid starts with the blocks of
-    the last rows, which have the most keys to walk.
+    maxima and sums with shuffles.
+
+    A causal grid, in either kernel, starts with the blocks of the last
+    rows, which have the most keys to walk, across batch entries: the
+    entries go in groups whose keys and values fit in 16 MiB (a share of
+    L2 they then read together), and within a group the blocks of the
+    same rank in every entry follow each other, the longest first, so that
+    no long block starts late and ends after the rest.
 
     A call of a function marked `kiln.cuda_attention_grad` (query, key,
     value, the result's cotangent dO, lse, rowsum(dO * O) [L..., Nq], the
@@ -251,7 +259,9 @@ def KilnCudaTiledMatmul
     Runs on bufferized linalg, before the other CUDA mappings. Each f32 or
     f64 `linalg.matmul` (C[M,N] += A[M,K] B[K,N]) or `linalg.batch_matmul` with
     static shapes becomes one `gpu.launch` of tile x tile thread blocks, a
-    block per tile x tile piece of C (grid z = the batch):
+    block per tile x tile piece of C, all numbered along grid x (columns
+    fastest, then rows, then the batch: grid y and z hold at most 65535
+    blocks, fewer than a product of a million rows has tiles):
       1. for each tile-wide step along K, every thread loads one element of
          A's and one of B's tile into workgroup (shared) memory - zero past
          the edges - and the block synchronizes;
@@ -658,6 +668,42 @@ def KilnCudaMergeLaunches
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect"];
+}
+
+def KilnCudaCheckLaunches
+    : Pass<"kiln-cuda-check-launches", "mlir::func::FuncOp"> {
+  let summary = "Refuse launches that no CUDA device can run";
+  let description = [{
+    Runs on the host code once the kernels are formed, before they are
+    outlined (`--target=cuda`) or run on the host (`--target=cuda-on-cpu`),
+    so that both targets refuse the same programs. A CUDA launch fails at
+    run time when its grid has more than 2^31 - 1 blocks along x or 65535
+    along y or z, when its blocks have more than 1024 threads (1024 along x
+    or y, 64 along z), or when its blocks' static workgroup memory exceeds
+    48 KiB. Each `gpu.launch` whose sizes are constants is checked against
+    these limits, and one that exceeds them is an error at the launch's
+    location that names the limit: a program too large for the device
+    fails at compile time instead of at its first call.
+  }];
+}
+
+def KilnCudaOutlineKernels
+    : Pass<"kiln-cuda-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Outline the launches into kernels, keeping their occupancy";
+  let description = [{
+    Runs `gpu-kernel-outlining` and keeps what it drops: the blocks per
+    multiprocessor a launch asks for. A `gpu.launch` carrying
+    `kiln.min_blocks_per_sm = N` (kiln-cuda-flash-attention sets it on
+    kernels whose speed rests on that occupancy) yields a `gpu.func` with
+    `nvvm.minctasm = N`, which the PTX gives as `.minnctapersm N`: ptxas
+    then keeps the registers of a thread within what N blocks of the
+    launch's threads leave it, instead of choosing a count that would run
+    fewer blocks at a time. Outlining keeps the ops of a launch's body and
+    their attributes, and drops the launch's own; the hint crosses as an
+    attribute of the body's first op, taken off again afterwards.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::DLTIDialect",
+                           "mlir::cf::ControlFlowDialect"];
 }
 
 def KilnCudaLaunchesOnCpu

@@ -1,0 +1,120 @@
+//===- CheckLaunches.cpp - Refuse launches no CUDA device runs ------------===//
+//
+// The passes that form kernels choose their grids and blocks from the
+// program's shapes, and a CUDA device refuses a launch beyond its limits
+// (cudaErrorInvalidConfiguration) only when the launch is made: at the
+// first call of a compiled program, on a GPU. `--target=cuda-on-cpu` runs
+// the same launches on the host, where nothing limits them. This pass
+// checks every launch of constant sizes against the limits every CUDA
+// device since compute capability 3.0 has, on both targets, so that a
+// program no device can run is refused when it is compiled, with the
+// launch's location and the limit it exceeds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backends/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNCUDACHECKLAUNCHES
+#include "kiln/Backends/CudaPasses.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// CUDA's limits (the CUDA C++ Programming Guide's table of technical
+/// specifications per compute capability, the same from 3.0 to 12.x).
+constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxGridYZ = 65535;
+constexpr int64_t kMaxBlockXY = 1024;
+constexpr int64_t kMaxBlockZ = 64;
+constexpr int64_t kMaxThreads = 1024;
+/// Statically allocated shared memory per block; more needs dynamic
+/// shared memory and an opt-in attribute on the kernel.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+/// The bytes of a workgroup attribution, if its type has a static size.
+std::optional<int64_t> bytesOf(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !memref.hasStaticShape())
+    return std::nullopt;
+  Type element = memref.getElementType();
+  int64_t bits;
+  if (auto vector = dyn_cast<VectorType>(element))
+    bits = vector.getNumElements() *
+           vector.getElementType().getIntOrFloatBitWidth();
+  else if (element.isIntOrIndexOrFloat() && !element.isIndex())
+    bits = element.getIntOrFloatBitWidth();
+  else
+    return std::nullopt;
+  return memref.getNumElements() * llvm::divideCeil(bits, 8);
+}
+
+struct KilnCudaCheckLaunchesPass
+    : kiln::impl::KilnCudaCheckLaunchesBase<KilnCudaCheckLaunchesPass> {
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation()->walk(
+        [&](gpu::LaunchOp launch) { failed |= mlir::failed(check(launch)); });
+    if (failed)
+      signalPassFailure();
+  }
+
+  static LogicalResult check(gpu::LaunchOp launch) {
+    auto constant = [](Value value) -> std::optional<int64_t> {
+      APInt size;
+      if (matchPattern(value, m_ConstantInt(&size)))
+        return size.getSExtValue();
+      return std::nullopt;
+    };
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    struct Dim {
+      StringRef what;
+      Value size;
+      int64_t limit;
+    };
+    const Dim dims[] = {
+        {"grid x", grid.x, kMaxGridX},     {"grid y", grid.y, kMaxGridYZ},
+        {"grid z", grid.z, kMaxGridYZ},    {"block x", block.x, kMaxBlockXY},
+        {"block y", block.y, kMaxBlockXY}, {"block z", block.z, kMaxBlockZ}};
+    int64_t threads = 1;
+    bool threadsKnown = true;
+    for (const Dim &dim : dims) {
+      std::optional<int64_t> size = constant(dim.size);
+      if (!size) {
+        threadsKnown &= !dim.what.starts_with("block");
+        continue;
+      }
+      if (*size < 1 || *size > dim.limit)
+        return launch.emitError()
+               << "a " << dim.what << " of " << *size
+               << " exceeds what a CUDA device launches (1 to " << dim.limit
+               << ")";
+      if (dim.what.starts_with("block"))
+        threads *= *size;
+    }
+    if (threadsKnown && threads > kMaxThreads)
+      return launch.emitError()
+             << "blocks of " << threads << " threads exceed the " << kMaxThreads
+             << " a CUDA device runs";
+    int64_t shared = 0;
+    for (BlockArgument buffer : launch.getWorkgroupAttributions())
+      if (std::optional<int64_t> bytes = bytesOf(buffer.getType()))
+        shared += *bytes;
+    if (shared > kMaxStaticSharedBytes)
+      return launch.emitError() << "workgroup buffers of " << shared
+                                << " bytes exceed the " << kMaxStaticSharedBytes
+                                << " a CUDA block may allocate statically";
+    return success();
+  }
+};
+
+} // namespace
