@@ -30,18 +30,16 @@
 //      (kiln-cuda-async-launches), after launches beyond a device's
 //      limits are refused (kiln-cuda-check-launches); constants only
 //      device work reads are read in place from the device copy the
-//      runtime uploads once
-//      (kiln-cuda-resident-constants); intermediates only device work
-//      touches share one device arena per call (kiln-cuda-plan-arena); the
-//      other
-//      host buffers become device memory, or CUDA managed memory where the
-//      host code touches their elements (kiln-cuda-device-allocations);
+//      runtime uploads once (kiln-cuda-resident-constants); intermediates
+//      only device work touches share one device arena per call
+//      (kiln-cuda-plan-arena); the other host buffers become device
+//      memory, or CUDA managed memory where the host code touches their
+//      elements (kiln-cuda-device-allocations);
 //   5. gpu-kernel-outlining (kiln-cuda-outline-kernels, which keeps the
 //      launches' occupancy hints), all kernels in one gpu.module,
-//      nvvm-attach-target
-//      for the chosen sm_XX, libdevice calls for the math ops that
-//      convert-gpu-to-nvvm skips (kiln-cuda-libdevice-calls), then
-//      convert-gpu-to-nvvm (math through libdevice),
+//      nvvm-attach-target for the chosen sm_XX, libdevice calls for the
+//      math ops that convert-gpu-to-nvvm skips (kiln-cuda-libdevice-calls),
+//      then convert-gpu-to-nvvm (math through libdevice),
 //      gpu-module-to-binary format=isa: PTX, no ptxas needed;
 //   6. the host code (control flow, scalar reads, launches) -> the LLVM
 //      dialect with arith-expand-ops, gpu-to-llvm and the CPU's
