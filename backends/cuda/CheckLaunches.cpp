@@ -16,7 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/Matchers.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace mlir {
 namespace kiln {
@@ -68,43 +68,37 @@ struct KilnCudaCheckLaunchesPass
   }
 
   static LogicalResult check(gpu::LaunchOp launch) {
-    auto constant = [](Value value) -> std::optional<int64_t> {
-      APInt size;
-      if (matchPattern(value, m_ConstantInt(&size)))
-        return size.getSExtValue();
-      return std::nullopt;
-    };
     gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
     struct Dim {
       StringRef what;
       Value size;
       int64_t limit;
+      bool ofBlock;
     };
-    const Dim dims[] = {
-        {"grid x", grid.x, kMaxGridX},     {"grid y", grid.y, kMaxGridYZ},
-        {"grid z", grid.z, kMaxGridYZ},    {"block x", block.x, kMaxBlockXY},
-        {"block y", block.y, kMaxBlockXY}, {"block z", block.z, kMaxBlockZ}};
-    int64_t threads = 1;
-    bool threadsKnown = true;
+    const Dim dims[] = {{"grid x", grid.x, kMaxGridX, false},
+                        {"grid y", grid.y, kMaxGridYZ, false},
+                        {"grid z", grid.z, kMaxGridYZ, false},
+                        {"block x", block.x, kMaxBlockXY, true},
+                        {"block y", block.y, kMaxBlockXY, true},
+                        {"block z", block.z, kMaxBlockZ, true}};
+    /// The threads of a block, while its sizes are constants.
+    std::optional<int64_t> threads = 1;
     for (const Dim &dim : dims) {
-      std::optional<int64_t> size = constant(dim.size);
-      if (!size) {
-        threadsKnown &= !dim.what.starts_with("block");
-        continue;
-      }
-      if (*size < 1 || *size > dim.limit)
+      std::optional<int64_t> size = getConstantIntValue(dim.size);
+      if (size && (*size < 1 || *size > dim.limit))
         return launch.emitError()
                << "a " << dim.what << " of " << *size
                << " exceeds what a CUDA device launches (1 to " << dim.limit
                << ")";
-      if (dim.what.starts_with("block"))
-        threads *= *size;
+      if (dim.ofBlock)
+        threads =
+            size && threads ? std::optional(*threads * *size) : std::nullopt;
     }
-    if (threadsKnown && threads > kMaxThreads)
+    if (threads && *threads > kMaxThreads)
       return launch.emitError()
-             << "blocks of " << threads << " threads exceed the " << kMaxThreads
-             << " a CUDA device runs";
+             << "blocks of " << *threads << " threads exceed the "
+             << kMaxThreads << " a CUDA device runs";
     int64_t shared = 0;
     for (BlockArgument buffer : launch.getWorkgroupAttributions())
       if (std::optional<int64_t> bytes = bytesOf(buffer.getType()))

@@ -45,6 +45,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Delinearize.h"
+#include "LaunchHints.h"
+
 #include "common/OutlinedOps.h"
 
 #include "kiln/Backends/Passes.h"
@@ -77,8 +80,6 @@ static constexpr llvm::StringLiteral kAttentionAttr = "kiln.cuda_attention";
 /// And the gradient's: kiln.cuda_attention_grad, the same dictionary.
 static constexpr llvm::StringLiteral kAttentionGradAttr =
     "kiln.cuda_attention_grad";
-/// The occupancy a launch asks of ptxas (kiln-cuda-outline-kernels).
-static constexpr llvm::StringLiteral kMinBlocksAttr = "kiln.min_blocks_per_sm";
 
 /// Workgroup memory for a key tile, its value tile and the block's scores
 /// of that tile, in floats (44 KiB, within the 48 KiB a block may have
@@ -372,29 +373,26 @@ private:
         SmallVector<Type>(workgroup.begin(), workgroup.end()));
     b.setInsertionPointToStart(&launch.getBody().front());
     zero = index(0);
-    Value id = launch.getBlockIds().x;
-    Blocks placed{launch, Value(), Value()};
-    if (order == Longest::None) {
-      placed.entry = b.create<arith::DivUIOp>(loc, id, index(blocks));
-      placed.rowBlock = b.create<arith::RemUIOp>(loc, id, index(blocks));
-      return placed;
-    }
+    // Block x is (group, rank, entry in the group), entry by entry for
+    // Longest::None (groups of one).
     int64_t group = 1;
-    int64_t fit = kL2ShareBytes / std::max<int64_t>(1, entryBytes);
-    for (int64_t g = 1; g <= std::min(batch, fit); ++g)
-      if (batch % g == 0)
-        group = g;
-    Value groupBlocks = index(group * blocks);
-    Value first =
-        mul(b.create<arith::DivUIOp>(loc, id, groupBlocks), index(group));
-    Value within = b.create<arith::RemUIOp>(loc, id, groupBlocks);
-    placed.entry =
-        add(first, b.create<arith::RemUIOp>(loc, within, index(group)));
-    Value rank = b.create<arith::DivUIOp>(loc, within, index(group));
-    placed.rowBlock =
-        order == Longest::First
-            ? rank
-            : b.create<arith::SubIOp>(loc, index(blocks - 1), rank);
+    if (order != Longest::None) {
+      int64_t fit = kL2ShareBytes / std::max<int64_t>(1, entryBytes);
+      for (int64_t g = 1; g <= std::min(batch, fit); ++g)
+        if (batch % g == 0)
+          group = g;
+    }
+    SmallVector<Value> extents = {index(batch / group), index(blocks)};
+    if (group > 1)
+      extents.push_back(index(group));
+    SmallVector<Value> at =
+        kiln::delinearizeIndex(b, loc, launch.getBlockIds().x, extents);
+    Blocks placed{launch, at[1], at[0]};
+    if (group > 1)
+      placed.entry = add(mul(at[0], index(group)), at[2]);
+    if (order == Longest::Last)
+      placed.rowBlock =
+          b.create<arith::SubIOp>(loc, index(blocks - 1), placed.rowBlock);
     return placed;
   }
   /// One launch before the call: ceil(own / rows) x batch blocks of
@@ -430,12 +428,10 @@ private:
   /// The indices along the leading dims of batch entry `entry` (last dim
   /// fastest), for `at`.
   void setLeadingIndices(Value entry, ArrayRef<int64_t> leading) {
-    leadingIndices.assign(leading.size(), Value());
-    for (int64_t d = leading.size() - 1; d >= 0; --d) {
-      Value size = index(leading[d]);
-      leadingIndices[d] = b.create<arith::RemUIOp>(loc, entry, size);
-      entry = b.create<arith::DivUIOp>(loc, entry, size);
-    }
+    SmallVector<Value> extents;
+    for (int64_t size : leading)
+      extents.push_back(index(size));
+    leadingIndices = kiln::delinearizeIndex(b, loc, entry, extents);
   }
   /// A buffer of f32 (or `element`) in workgroup memory.
   MemRefType workgroupType(ArrayRef<int64_t> shape, Type element = {}) {
@@ -1231,7 +1227,7 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
     Tile t = launchTiled(queries, batch, leading, buffers,
                          causal ? Longest::Last : Longest::None,
                          4 * keys * 2 * dims);
-    t.launch->setAttr(kMinBlocksAttr,
+    t.launch->setAttr(kiln::kMinBlocksPerSmAttr,
                       b.getI64IntegerAttr(kTiledGradBlocksPerSM));
     Value queryTile = t.launch.getWorkgroupAttributions()[0];
     Value rowsTile = t.launch.getWorkgroupAttributions()[1];
@@ -1280,7 +1276,7 @@ void KernelBuilder::buildTiledGrad(ArrayRef<Value> operands, Value mask,
     Tile t = launchTiled(keys, batch, leading, buffers,
                          causal ? Longest::First : Longest::None,
                          4 * queries * ((gradientAtomics ? 3 : 2) * dims + 2));
-    t.launch->setAttr(kMinBlocksAttr,
+    t.launch->setAttr(kiln::kMinBlocksPerSmAttr,
                       b.getI64IntegerAttr(kTiledGradBlocksPerSM));
     Value keyTile = t.launch.getWorkgroupAttributions()[0];
     Value rowsTile = t.launch.getWorkgroupAttributions()[1];

@@ -18,6 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LaunchHints.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -37,26 +39,24 @@ using namespace mlir;
 
 namespace {
 
-/// The hint on a gpu.launch, and on an op of the body while it crosses.
-constexpr llvm::StringLiteral kMinBlocksAttr = "kiln.min_blocks_per_sm";
-
 struct KilnCudaOutlineKernelsPass
     : kiln::impl::KilnCudaOutlineKernelsBase<KilnCudaOutlineKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     WalkResult carried = module.walk([&](gpu::LaunchOp launch) {
-      Attribute hint = launch->removeAttr(kMinBlocksAttr);
+      Attribute hint = launch->removeAttr(kiln::kMinBlocksPerSmAttr);
       if (!hint)
         return WalkResult::advance();
       if (!isa<IntegerAttr>(hint)) {
-        launch.emitError() << "'" << kMinBlocksAttr << "' must be an integer";
+        launch.emitError() << "'" << kiln::kMinBlocksPerSmAttr
+                           << "' must be an integer";
         return WalkResult::interrupt();
       }
       // A body of its terminator alone (which outlining replaces) needs
       // no registers to bound.
       Operation &first = launch.getBody().front().front();
       if (!isa<gpu::TerminatorOp>(first))
-        first.setAttr(kMinBlocksAttr, hint);
+        first.setAttr(kiln::kMinBlocksPerSmAttr, hint);
       return WalkResult::advance();
     });
     if (carried.wasInterrupted())
@@ -70,9 +70,10 @@ struct KilnCudaOutlineKernelsPass
     module.walk([&](gpu::GPUFuncOp kernel) {
       int64_t blocks = 0;
       kernel.walk([&](Operation *op) {
-        if (auto hint = op->getAttrOfType<IntegerAttr>(kMinBlocksAttr)) {
+        if (auto hint =
+                op->getAttrOfType<IntegerAttr>(kiln::kMinBlocksPerSmAttr)) {
           blocks = std::max(blocks, hint.getInt());
-          op->removeAttr(kMinBlocksAttr);
+          op->removeAttr(kiln::kMinBlocksPerSmAttr);
         }
       });
       if (blocks > 0)

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Delinearize.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -103,13 +105,11 @@ struct KilnCudaTiledMatmulPass
     Value bTile = launch.getWorkgroupAttributions()[1];
     Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
     Value tileSize = index(tile);
-    Value id = launch.getBlockIds().x;
-    Value columnTile =
-        builder.create<arith::RemUIOp>(loc, id, index(columnTiles));
-    Value rest = builder.create<arith::DivUIOp>(loc, id, index(columnTiles));
-    Value rowTile = builder.create<arith::RemUIOp>(loc, rest, index(rowTiles));
-    Value batchIndex =
-        builder.create<arith::DivUIOp>(loc, rest, index(rowTiles));
+    SmallVector<Value> tileOf =
+        kiln::delinearizeIndex(builder, loc, launch.getBlockIds().x,
+                               {index(std::max<int64_t>(1, batch)),
+                                index(rowTiles), index(columnTiles)});
+    Value batchIndex = tileOf[0], rowTile = tileOf[1], columnTile = tileOf[2];
     Value row = builder.create<arith::AddIOp>(
         loc, builder.create<arith::MulIOp>(loc, rowTile, tileSize), ty);
     Value col = builder.create<arith::AddIOp>(

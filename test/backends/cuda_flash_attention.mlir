@@ -30,12 +30,18 @@
 // CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c18{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
 // CHECK-SAME:    workgroup(%[[KT:.*]] : memref<3x16xf32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>, %[[ST:.*]] : memref<16x3xf32, #gpu.address_space<workgroup>>)
 // CHECK-NOT:     private
-// CHECK:           %[[GROUP:.*]] = arith.divui %[[BX]], %c18
+// Block x is (group, rank, entry in the group), split with 32-bit
+// divisions (Delinearize.h).
+// CHECK:           %[[BX32:.*]] = arith.index_castui %[[BX]] : index to i32
+// CHECK:           %[[INGROUP32:.*]] = arith.remui %[[BX32]], %c6_i32
+// CHECK:           %[[INGROUP:.*]] = arith.index_castui %[[INGROUP32]] : i32 to index
+// CHECK:           %[[REST:.*]] = arith.divui %[[BX32]], %c6_i32
+// CHECK:           %[[RANK32:.*]] = arith.remui %[[REST]], %c3_i32{{[_0-9]*}}
+// CHECK:           %[[RANK:.*]] = arith.index_castui %[[RANK32]] : i32 to index
+// CHECK:           %[[GROUP32:.*]] = arith.divui %[[REST]], %c3_i32{{[_0-9]*}}
+// CHECK:           %[[GROUP:.*]] = arith.index_castui %[[GROUP32]] : i32 to index
 // CHECK:           %[[FIRSTENTRY:.*]] = arith.muli %[[GROUP]], %c6
-// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c18
-// CHECK:           %[[INGROUP:.*]] = arith.remui %[[WITHIN]], %c6
 // CHECK:           %[[BY:.*]] = arith.addi %[[FIRSTENTRY]], %[[INGROUP]]
-// CHECK:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c6
 // CHECK:           %[[BLOCK:.*]] = arith.subi %c2{{[_0-9]*}}, %[[RANK]]
 // CHECK:           %[[LANE:.*]] = arith.remui %[[TX]], %c2
 // CHECK:           %[[LOCAL:.*]] = arith.divui %[[TX]], %c2
@@ -43,9 +49,11 @@
 // CHECK:           %[[ROW:.*]] = arith.addi %[[START]], %[[LOCAL]]
 // CHECK:           %[[VALID:.*]] = arith.cmpi slt, %[[ROW]], %c40
 // CHECK:           %[[READ:.*]] = arith.minsi %[[ROW]], %c39
-// CHECK:           %[[HEAD:.*]] = arith.remui %[[BY]], %c3
-// CHECK:           %[[REST:.*]] = arith.divui %[[BY]], %c3
-// CHECK:           %[[ENTRY:.*]] = arith.remui %[[REST]], %c2
+// CHECK:           %[[BY32:.*]] = arith.index_castui %[[BY]] : index to i32
+// CHECK:           %[[HEAD32:.*]] = arith.remui %[[BY32]], %c3_i32{{[_0-9]*}}
+// CHECK:           %[[HEAD:.*]] = arith.index_castui %[[HEAD32]] : i32 to index
+// CHECK:           %[[ENTRY32:.*]] = arith.divui %[[BY32]], %c3_i32{{[_0-9]*}}
+// CHECK:           %[[ENTRY:.*]] = arith.index_castui %[[ENTRY32]] : i32 to index
 // CHECK:           %[[D0:.*]] = arith.addi %c0{{[_0-9]*}}, %[[LANE]]
 // CHECK:           %[[D1:.*]] = arith.addi %c2{{[_0-9]*}}, %[[LANE]]
 // CHECK:           %[[Q0:.*]] = memref.load %[[Q]][%[[ENTRY]], %[[HEAD]], %[[READ]], %[[D0]]]
@@ -150,12 +158,15 @@ func.func private @kiln_cuda_attention(%q: memref<2x3x40x16xf32>, %k: memref<2x3
 // CHECK-SAME:    workgroup(%[[QT:.*]] : memref<64x8xvector<4xf32>, #gpu.address_space<workgroup>>, %[[ST:.*]] : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
 // A causal grid starts with the last row block of both entries (70 rows:
 // blocks 1, then 0): block b takes entry b mod 2 and row block 1 - b / 2.
-// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c4
-// CHECK:           %[[INGROUP:.*]] = arith.remui %[[WITHIN]], %c2
-// CHECK:           %[[BY:.*]] = arith.addi %{{.*}}, %[[INGROUP]]
-// CHECK:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c2
+// One leading dim: the entry is its index.
+// CHECK:           %[[BX32:.*]] = arith.index_castui %[[BX]] : index to i32
+// CHECK:           %[[INGROUP32:.*]] = arith.remui %[[BX32]], %c2_i32
+// CHECK:           %[[INGROUP:.*]] = arith.index_castui %[[INGROUP32]] : i32 to index
+// CHECK:           %[[REST:.*]] = arith.divui %[[BX32]], %c2_i32
+// CHECK:           %[[RANK32:.*]] = arith.remui %[[REST]], %c2_i32{{[_0-9]*}}
+// CHECK:           %[[RANK:.*]] = arith.index_castui %[[RANK32]] : i32 to index
+// CHECK:           %[[ENTRY:.*]] = arith.addi %{{.*}}, %[[INGROUP]]
 // CHECK:           %[[BLOCK:.*]] = arith.subi %c1{{[_0-9]*}}, %[[RANK]]
-// CHECK:           %[[ENTRY:.*]] = arith.remui %[[BY]], %c2
 // CHECK:           %[[TX:.*]] = arith.remui %[[T]], %c16
 // CHECK:           %[[TY:.*]] = arith.divui %[[T]], %c16
 // CHECK:           %[[START:.*]] = arith.muli %[[BLOCK]], %c64
@@ -205,11 +216,11 @@ func.func private @kiln_cuda_attention(%q: memref<2x3x40x16xf32>, %k: memref<2x3
 // CHECK:             memref.load %[[M]][%c0{{[_0-9]*}}, %{{.*}}, %{{.*}}]
 // CHECK:             %[[BELOW:.*]] = arith.cmpi sle, %[[KEY]], %[[ROW0]]
 // CHECK:             arith.andi %[[IN]], %[[BELOW]]
-// CHECK:             gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c8_i32{{[_0-9]*}}, %c32_i32
 // CHECK:             arith.maximumf
-// CHECK:             gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32
-// CHECK:             gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
-// CHECK:             gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c4_i32{{[_0-9]*}}, %c32_i32
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c2_i32{{[_0-9]*}}, %c32_i32
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c1_i32{{[_0-9]*}}, %c32_i32
 // CHECK:             math.exp
 // CHECK:             gpu.shuffle  xor %{{.*}}, %c8_i32{{[_0-9]*}}, %c32_i32
 // CHECK:             arith.addf
@@ -255,22 +266,27 @@ func.func private @kiln_cuda_attention(%q: memref<2x70x32xf32>, %k: memref<2x100
 // takes entry 3 (b / 6) + b mod 3 and row block 1 - (b mod 6) / 3.
 // CHECK-LABEL: func.func @grid(
 // CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c140000{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
-// CHECK:           %[[ENTRY:.*]] = arith.divui %[[BX]], %c2
-// CHECK:           %[[BLOCK:.*]] = arith.remui %[[BX]], %c2
-// CHECK:           %[[E1:.*]] = arith.remui %[[ENTRY]], %c70000
+// CHECK:           %[[BX32:.*]] = arith.index_castui %[[BX]] : index to i32
+// CHECK:           %[[BLOCK32:.*]] = arith.remui %[[BX32]], %c2_i32
+// CHECK:           %[[BLOCK:.*]] = arith.index_castui %[[BLOCK32]] : i32 to index
+// CHECK:           %[[ENTRY32:.*]] = arith.divui %[[BX32]], %c2_i32
+// CHECK:           %[[ENTRY:.*]] = arith.index_castui %[[ENTRY32]] : i32 to index
 // CHECK:           arith.muli %[[BLOCK]], %c64
-// CHECK:           memref.load %{{.*}}[%[[E1]],
+// CHECK:           memref.load %{{.*}}[%[[ENTRY]],
 // CHECK:         gpu.launch blocks(%[[BX2:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c12{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
-// CHECK:           %[[GROUP:.*]] = arith.divui %[[BX2]], %c6
+// CHECK:           %[[BX2_32:.*]] = arith.index_castui %[[BX2]] : index to i32
+// CHECK:           %[[INGROUP32:.*]] = arith.remui %[[BX2_32]], %c3_i32
+// CHECK:           %[[INGROUP:.*]] = arith.index_castui %[[INGROUP32]] : i32 to index
+// CHECK:           %[[REST:.*]] = arith.divui %[[BX2_32]], %c3_i32
+// CHECK:           %[[RANK32:.*]] = arith.remui %[[REST]], %c2_i32
+// CHECK:           %[[RANK:.*]] = arith.index_castui %[[RANK32]] : i32 to index
+// CHECK:           %[[GROUP32:.*]] = arith.divui %[[REST]], %c2_i32
+// CHECK:           %[[GROUP:.*]] = arith.index_castui %[[GROUP32]] : i32 to index
 // CHECK:           %[[FIRST:.*]] = arith.muli %[[GROUP]], %c3
-// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX2]], %c6
-// CHECK:           %[[INGROUP:.*]] = arith.remui %[[WITHIN]], %c3
 // CHECK:           %[[ENTRY2:.*]] = arith.addi %[[FIRST]], %[[INGROUP]]
-// CHECK:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c3
 // CHECK:           %[[BLOCK2:.*]] = arith.subi %c1{{[_0-9]*}}, %[[RANK]]
-// CHECK:           %[[E2:.*]] = arith.remui %[[ENTRY2]], %c6
 // CHECK:           arith.muli %[[BLOCK2]], %c64
-// CHECK:           memref.load %{{.*}}[%[[E2]],
+// CHECK:           memref.load %{{.*}}[%[[ENTRY2]],
 func.func @grid(%q: memref<70000x128x64xf32>, %k: memref<70000x8x64xf32>, %v: memref<70000x8x64xf32>, %o: memref<70000x128x64xf32>, %l: memref<70000x128xf32>,
                 %q2: memref<6x128x64xf32>, %k2: memref<6x8192x64xf32>, %v2: memref<6x8192x64xf32>, %o2: memref<6x128x64xf32>, %l2: memref<6x128xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<70000x128x64xf32>, memref<70000x8x64xf32>, memref<70000x8x64xf32>, memref<70000x128x64xf32>, memref<70000x128xf32>) -> ()
@@ -347,8 +363,10 @@ func.func private @kiln_cuda_attention(%q: memref<5x3000xf32>, %k: memref<7x3000
 // CHECK-NOT:     call
 // CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c18{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}},
 // CHECK-SAME:    workgroup(%[[KT:.*]] : memref<3x16xf32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>)
-// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c18
-// CHECK:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c6
+// CHECK:           %[[BX32:.*]] = arith.index_castui %[[BX]] : index to i32
+// CHECK:           %[[REST:.*]] = arith.divui %[[BX32]], %c6_i32
+// CHECK:           %[[RANK32:.*]] = arith.remui %[[REST]], %c3_i32
+// CHECK:           %[[RANK:.*]] = arith.index_castui %[[RANK32]] : i32 to index
 // CHECK:           %[[BLOCK:.*]] = arith.subi %c2{{[_0-9]*}}, %[[RANK]]
 // CHECK:           %[[START:.*]] = arith.muli %[[BLOCK]], %c16
 // CHECK:           %[[ROW:.*]] = arith.addi %[[START]]
@@ -381,8 +399,10 @@ func.func private @kiln_cuda_attention(%q: memref<5x3000xf32>, %k: memref<7x3000
 // CHECK:           gpu.terminator
 // CHECK:         gpu.launch blocks(%[[BX2:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c6{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads(%{{.*}}) in (%{{.*}} = %c32{{[_0-9]*}},
 // CHECK-SAME:    workgroup(%[[QT:.*]] : memref<3x16xf32, #gpu.address_space<workgroup>>, %[[GT:.*]] : memref<3x8xf32, #gpu.address_space<workgroup>>, %[[LT:.*]] : memref<3xf32, #gpu.address_space<workgroup>>, %[[DT:.*]] : memref<3xf32, #gpu.address_space<workgroup>>)
-// CHECK:           %[[WITHIN2:.*]] = arith.remui %[[BX2]], %c6
-// CHECK:           %[[RANK2:.*]] = arith.divui %[[WITHIN2]], %c6
+// CHECK:           %[[BX2_32:.*]] = arith.index_castui %[[BX2]] : index to i32
+// CHECK:           %[[REST2:.*]] = arith.divui %[[BX2_32]], %c6_i32
+// CHECK:           %[[RANK2_32:.*]] = arith.remui %[[REST2]], %c1_i32
+// CHECK:           %[[RANK2:.*]] = arith.index_castui %[[RANK2_32]] : i32 to index
 // CHECK:           %[[KSTART:.*]] = arith.muli %[[RANK2]], %c16
 // CHECK:           %[[KEY:.*]] = arith.addi %[[KSTART]]
 // CHECK:           %[[KREAD:.*]] = arith.minsi %[[KEY]], %c6
@@ -441,9 +461,11 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memre
 // CHECK-NEXT:    }{{$}}
 // CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
 // CHECK-SAME:    workgroup(%{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
-// CHECK:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c4
-// CHECK:           %[[INGROUP:.*]] = arith.remui %[[WITHIN]], %c2
-// CHECK:           %[[KEYBLOCK:.*]] = arith.divui %[[WITHIN]], %c2
+// CHECK:           %[[BX32:.*]] = arith.index_castui %[[BX]] : index to i32
+// CHECK:           %[[INGROUP:.*]] = arith.remui %[[BX32]], %c2_i32
+// CHECK:           %[[REST:.*]] = arith.divui %[[BX32]], %c2_i32
+// CHECK:           %[[KEYBLOCK32:.*]] = arith.remui %[[REST]], %c2_i32{{[_0-9]*}}
+// CHECK:           %[[KEYBLOCK:.*]] = arith.index_castui %[[KEYBLOCK32]] : i32 to index
 // CHECK-NOT:       arith.subi
 // CHECK:           memref.load %[[K]]
 // CHECK:           arith.mulf
@@ -479,8 +501,10 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memre
 // SPLIT-NOT:     call
 // SPLIT:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
 // SPLIT-SAME:    workgroup(%{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xvector<4xf32>, #gpu.address_space<workgroup>>)
-// SPLIT:           %[[WITHIN:.*]] = arith.remui %[[BX]], %c4
-// SPLIT:           %[[RANK:.*]] = arith.divui %[[WITHIN]], %c2
+// SPLIT:           %[[BX32:.*]] = arith.index_castui %[[BX]] : index to i32
+// SPLIT:           %[[REST:.*]] = arith.divui %[[BX32]], %c2_i32
+// SPLIT:           %[[RANK32:.*]] = arith.remui %[[REST]], %c2_i32{{[_0-9]*}}
+// SPLIT:           %[[RANK:.*]] = arith.index_castui %[[RANK32]] : i32 to index
 // SPLIT:           arith.subi %c1{{[_0-9]*}}, %[[RANK]]
 // SPLIT:           memref.load %[[Q]]
 // SPLIT:           arith.mulf

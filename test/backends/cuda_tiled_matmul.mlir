@@ -8,9 +8,13 @@
 // CHECK-LABEL: func.func @mm
 // CHECK:         gpu.launch blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c6{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}) threads(%[[TX:.+]], %[[TY:.+]], %{{.+}}) in (%{{.+}} = %c16{{[_0-9]*}}, %{{.+}} = %c16{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}})
 // CHECK-SAME:    workgroup(%[[AS:.+]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[BS:.+]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
-// CHECK:           %[[COLTILE:.+]] = arith.remui %[[B]], %c2
-// CHECK:           %[[REST:.+]] = arith.divui %[[B]], %c2
-// CHECK:           %[[ROWTILE:.+]] = arith.remui %[[REST]], %c3
+// Block numbers are below 2^31: 32-bit divisions (Delinearize.h).
+// CHECK:           %[[B32:.+]] = arith.index_castui %[[B]] : index to i32
+// CHECK:           %[[COL32:.+]] = arith.remui %[[B32]], %c2_i32
+// CHECK:           %[[COLTILE:.+]] = arith.index_castui %[[COL32]] : i32 to index
+// CHECK:           %[[REST:.+]] = arith.divui %[[B32]], %c2_i32
+// CHECK:           %[[ROW32:.+]] = arith.remui %[[REST]], %c3_i32
+// CHECK:           %[[ROWTILE:.+]] = arith.index_castui %[[ROW32]] : i32 to index
 // CHECK:           %[[ROWSTART:.+]] = arith.muli %[[ROWTILE]], %c16
 // CHECK:           %[[ROW:.+]] = arith.addi %[[ROWSTART]], %[[TY]]
 // CHECK:           %[[COLSTART:.+]] = arith.muli %[[COLTILE]], %c16
@@ -57,8 +61,10 @@ func.func @tall(%a: memref<1048577x1xf32>, %b: memref<1x16xf32>, %c: memref<1048
 // access is indexed by it.
 // CHECK-LABEL: func.func @bmm
 // CHECK:         gpu.launch blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c3{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}}, %{{.+}} = %c1{{[_0-9]*}})
-// CHECK:           %[[REST:.+]] = arith.divui %[[B]], %c1
-// CHECK:           %[[BZ:.+]] = arith.divui %[[REST]], %c1
+// CHECK:           %[[B32:.+]] = arith.index_castui %[[B]] : index to i32
+// CHECK:           %[[REST:.+]] = arith.divui %[[B32]], %c1_i32
+// CHECK:           %[[BZ32:.+]] = arith.divui %[[REST]], %c1_i32{{[_0-9]*}}
+// CHECK:           %[[BZ:.+]] = arith.index_castui %[[BZ32]] : i32 to index
 // CHECK:           memref.load %{{.+}}[%[[BZ]], %{{.+}}, %{{.+}}] : memref<3x4x5xf32>
 // CHECK:           memref.load %{{.+}}[%[[BZ]], %{{.+}}, %{{.+}}] : memref<3x5x2xf32>
 // CHECK:           memref.store %{{.+}}, %{{.+}}[%[[BZ]], %{{.+}}, %{{.+}}] : memref<3x4x2xf32>
