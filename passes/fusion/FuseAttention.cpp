@@ -19,15 +19,18 @@
 // exporters write it: heads at rank 4 (or more) as batched products of
 // rank 3 between reshapes that merge the leading dims and split them
 // again, k^T a transpose of [B, Nk, H, D] straight to [B, H, D, Nk] (the
-// key gets the transpose to [B, H, Nk, D] instead), keys and values whose
-// heads were repeated for grouped-query attention (merged from [B, Hkv,
-// G, N, D] to [B * H, N, D]: split into the query's heads by a reshape),
-// and `where(isnan(p), 0, p)` after the softmax. With a finite mask (none, or
-// one like `where(keep, 0, -FLT_MAX)`) that guard acts only on rows with
-// non-finite scores, which only non-finite queries or keys make, and there
-// kiln.attention gives NaN as PyTorch's attention does; with a mask that
-// may hold -inf (the TorchScript exporter's), the rows that it masks out
-// entirely are zeroed after the op, as the guard zeroes them. Likewise a
+// key gets the transpose to [B, H, Nk, D] instead) or of [Nk, B * H, D]
+// to [B * H, D, Nk] (torch.nn.MultiheadAttention's), q, k and v merged
+// from other leading dims ([1, B, H, N, D] slices of a stacked q, k, v;
+// keys and values whose heads were repeated for grouped-query attention,
+// [B, Hkv, G, N, D]) or never split (all reshaped into the query's
+// heads), the mask added at rank 3 before the split into heads (an
+// all-zero one dropped), and `where(isnan(p), 0, p)` after the softmax. With a
+// finite mask (none, or one like `where(keep, 0, -FLT_MAX)`) that guard acts
+// only on rows with non-finite scores, which only non-finite queries or keys
+// make, and there kiln.attention gives NaN as PyTorch's attention does; with a
+// mask that may hold -inf (the TorchScript exporter's), the rows that it masks
+// out entirely are zeroed after the op, as the guard zeroes them. Likewise a
 // select that zeroes whole rows of p by a flag that does not vary along
 // the keys (ONNX's Attention-23 body for an attn_mask) zeroes those rows
 // of the result after the op.
@@ -72,14 +75,22 @@ struct Match {
   /// the reshape splitting its leading dims back into heads.
   Value result;
   Value query, key, value, mask;
-  /// Where the key must be transposed to [L..., Nk, D] first (the
-  /// exporters' transpose of [B, Nk, H, D] straight to [B, H, D, Nk]).
+  /// Where the key must be transposed first: to [L..., Nk, D] (the
+  /// exporters' transpose of [B, Nk, H, D] straight to [B, H, D, Nk]), or
+  /// at rank 3 to [prod(L), Nk, D] before `keyShape` splits it (the
+  /// transpose of [Nk, B * H, D] straight to [B * H, D, Nk] that
+  /// torch.nn.MultiheadAttention's export writes).
   SmallVector<int64_t> keyPermutation;
-  /// Where the key or the value, a rank-3 [prod(L), N, D], must be split
-  /// into the heads [L..., N, D] first: the merge of a key or value whose
-  /// heads were repeated for grouped-query attention ([B, Hkv, G, N, D],
-  /// an expand of [B, Hkv, 1, N, D], merged to [B * Hkv * G, N, D]).
-  SmallVector<int64_t> keyShape, valueShape;
+  /// Where the query, the key or the value must be reshaped into the
+  /// heads [L..., N, D] first: a rank-3 [prod(L), N, D] (the merge of a
+  /// key or value whose heads were repeated for grouped-query attention,
+  /// [B, Hkv, G, N, D] merged to [B * Hkv * G, N, D], or heads that were
+  /// never at rank 4), or heads with other leading dims of the same count
+  /// (the [1, B, H, N, D] slices of a stacked q, k, v).
+  SmallVector<int64_t> queryShape, keyShape, valueShape;
+  /// Where the mask was added to the scores at rank 3, before the split
+  /// into heads: the heads' shape [L..., Nq, Nk] it is reshaped to.
+  SmallVector<int64_t> maskShape;
   /// A mask broadcast to the scores' shape, whose source is used instead.
   BroadcastInDimOp broadcastMask;
   double scale = 1.0;
@@ -174,16 +185,6 @@ bool isCausalMask(Value mask) {
   return true;
 }
 
-/// Whether `transpose` swaps the last two dims and keeps the others.
-bool swapsLastTwo(TransposeOp transpose) {
-  ArrayRef<int64_t> permutation = transpose.getPermutation();
-  int64_t rank = permutation.size();
-  for (int64_t d = 0; d < rank; ++d)
-    if (permutation[d] != (d < rank - 2 ? d : 2 * rank - 3 - d))
-      return false;
-  return true;
-}
-
 /// The leading dims that a reshape of a rank-3 value splits its first dim
 /// into, the last two kept: [B, a, b] -> [L..., a, b] with prod(L) = B and
 /// at least two of them (the batched product of heads written at rank 4 as
@@ -220,10 +221,20 @@ Value mergedFrom(Value value, ArrayRef<int64_t> lead, Match &match) {
   return reshape.getOperand();
 }
 
+/// The product of the dims of `type` before its last two.
+int64_t leadingCount(RankedTensorType type) {
+  int64_t count = 1;
+  for (int64_t d : type.getShape().drop_back(2))
+    count *= d;
+  return count;
+}
+
 /// `value` (rank 3, [prod(L), a, b]) as the heads [L..., a, b]: before the
-/// reshape that merged them, or, where that reshape merged other dims (a
-/// key or value whose heads were repeated for grouped-query attention),
-/// `value` itself with `shape` set to the heads' shape, for a reshape of
+/// reshape that merged them. Where that reshape merged other leading dims
+/// of the same count (the [1, B, H, N, D] slice of a stacked q, k, v, or
+/// the [B, Hkv, G, N, D] of a key or value whose heads were repeated for
+/// grouped-query attention), its source, and where there is none, `value`
+/// itself; either with `shape` set to the heads' shape, for a reshape of
 /// its own. Null when the first dim is not prod(L).
 Value headsOf(Value value, ArrayRef<int64_t> lead, Match &match,
               SmallVector<int64_t> &shape) {
@@ -235,6 +246,16 @@ Value headsOf(Value value, ArrayRef<int64_t> lead, Match &match,
     count *= d;
   if (type.getRank() != 3 || type.getDimSize(0) != count)
     return nullptr;
+  if (auto merge = value.getDefiningOp<ReshapeOp>()) {
+    auto from = cast<RankedTensorType>(merge.getOperand().getType());
+    if (from.getRank() >= 3 &&
+        from.getShape().take_back(2) == type.getShape().take_back(2) &&
+        leadingCount(from) == count) {
+      if (value.hasOneUse())
+        match.dead.push_back(merge);
+      value = merge.getOperand();
+    }
+  }
   shape.assign(lead.begin(), lead.end());
   shape.append({type.getDimSize(1), type.getDimSize(2)});
   return value;
@@ -311,11 +332,13 @@ bool isNanToZero(SelectOp select, Value p) {
 /// (* c, / c), and at rank 4 or more possibly written as a batched product
 /// of rank 3 between reshapes that merge and split the leading dims.
 /// Fills in the query, the key (its source and the permutation that
-/// brings it to [L..., Nk, D]) and the scale.
-bool matchScores(Value s, Match &match) {
+/// brings it to [L..., Nk, D]) and the scale. `split` holds the leading
+/// dims where the caller took the split after the product already (with
+/// the mask added before it).
+bool matchScores(Value s, Match &match, ArrayRef<int64_t> split) {
   // A split of the leading dims after the product.
-  SmallVector<int64_t> lead;
-  if (auto split = s.getDefiningOp<ReshapeOp>()) {
+  SmallVector<int64_t> lead(split);
+  if (auto split = lead.empty() ? s.getDefiningOp<ReshapeOp>() : nullptr) {
     lead = splitLeadingDims(split);
     // (The caller checked the uses of s.)
     if (lead.empty() || !split.getOperand().hasOneUse())
@@ -342,7 +365,7 @@ bool matchScores(Value s, Match &match) {
   match.dead.push_back(product);
   // q, scaled or not, before and after a merge of the leading dims.
   Value query = unscaled(product.getLhs(), match.scale, match);
-  if (!lead.empty() && !(query = mergedFrom(query, lead, match)))
+  if (!lead.empty() && !(query = headsOf(query, lead, match, match.queryShape)))
     return false;
   match.query = unscaled(query, match.scale, match);
   // k^T back to the key, through scalings and the reshapes between rank 3
@@ -364,22 +387,34 @@ bool matchScores(Value s, Match &match) {
     if (auto transpose = keyT.getDefiningOp<TransposeOp>()) {
       if (keyT.hasOneUse())
         match.dead.push_back(transpose);
-      if (!heads.empty() && rank == 3) {
-        Value key = unscaled(transpose.getOperand(), match.scale, match);
-        if (!swapsLastTwo(transpose) ||
-            !(key = headsOf(key, heads, match, match.keyShape)))
-          return false;
-        match.key =
-            match.keyShape.empty() ? unscaled(key, match.scale, match) : key;
-        return true;
-      }
-      // The key as [L..., Nk, D]: the transpose's source, transposed by
-      // the permutation with its last two entries swapped (none if that
-      // is the identity, the plain k^T).
+      // The key: the transpose's source, transposed by the permutation
+      // with its last two entries swapped (none if that is the identity,
+      // the plain k^T).
       SmallVector<int64_t> permutation(transpose.getPermutation());
       std::swap(permutation[rank - 1], permutation[rank - 2]);
+      bool plain = llvm::equal(permutation, llvm::seq<int64_t>(0, rank));
+      if (!heads.empty() && rank == 3) {
+        Value key = unscaled(transpose.getOperand(), match.scale, match);
+        if (plain) {
+          // A merge of the key's heads [L..., Nk, D], or of their count.
+          if (!(key = headsOf(key, heads, match, match.keyShape)))
+            return false;
+          match.key = unscaled(key, match.scale, match);
+          return true;
+        }
+        // [prod(L), Nk, D] once transposed (its first dim is k^T's),
+        // split into the heads after.
+        auto type = cast<RankedTensorType>(key.getType());
+        match.key = key;
+        match.keyPermutation = permutation;
+        match.keyShape.assign(heads.begin(), heads.end());
+        match.keyShape.append(
+            {type.getDimSize(permutation[1]), type.getDimSize(permutation[2])});
+        return true;
+      }
+      // The key as [L..., Nk, D].
       match.key = transpose.getOperand();
-      if (!llvm::equal(permutation, llvm::seq<int64_t>(0, rank)))
+      if (!plain)
         match.keyPermutation = permutation;
       return true;
     }
@@ -489,8 +524,19 @@ std::optional<Match> matchAttention(MatmulOp output) {
   match.dead.append({p, sumBroadcast, sum, exp, shifted, maxBroadcast, max});
 
   // x = s + mask, either operand order; the product side is the one that
-  // leads to a matmul through optional reshapes and scalings.
+  // leads to a matmul through optional reshapes and scalings. The mask
+  // may have been added at rank 3, before the split into heads (as the
+  // canonicalizer leaves an exported BERT's): the split is taken here.
   Value s = x;
+  SmallVector<int64_t> lead;
+  if (auto split = x.getDefiningOp<ReshapeOp>()) {
+    Value sum = split.getOperand();
+    if (sum.getDefiningOp<AddOp>() && sum.hasOneUse() &&
+        !(lead = splitLeadingDims(split)).empty()) {
+      match.dead.push_back(split);
+      x = sum;
+    }
+  }
   auto productOf = [](Value v) -> bool {
     if (auto reshape = v.getDefiningOp<ReshapeOp>())
       v = reshape.getOperand();
@@ -512,12 +558,25 @@ std::optional<Match> matchAttention(MatmulOp output) {
       return std::nullopt;
     }
     match.dead.push_back(add);
+    // An all-zero mask (attention_mask=None, exported) adds nothing.
+    std::optional<double> c = splatValue(match.mask);
+    if (c && *c == 0.0) {
+      match.mask = nullptr;
+    } else if (!lead.empty()) {
+      auto type = cast<RankedTensorType>(match.mask.getType());
+      match.maskShape.assign(lead.begin(), lead.end());
+      match.maskShape.append({type.getDimSize(1), type.getDimSize(2)});
+    }
+  } else if (!lead.empty()) {
+    return std::nullopt;
   }
   // (Each value stepped over had its uses checked on the way.)
-  if (!matchScores(s, match))
+  if (!matchScores(s, match, lead))
     return std::nullopt;
 
   auto queryType = cast<RankedTensorType>(match.query.getType());
+  if (!match.queryShape.empty())
+    queryType = queryType.clone(match.queryShape);
   if (!isa<FloatType>(queryType.getElementType()))
     return std::nullopt;
   // The NaN guard changes only rows whose scores are not all finite. With
@@ -529,10 +588,14 @@ std::optional<Match> matchAttention(MatmulOp output) {
   match.zeroMaskedRows = nanToZero && match.mask && !provablyFinite(match.mask);
   if (match.mask) {
     if (isCausalMask(match.mask)) {
+      if (auto broadcast = match.mask.getDefiningOp<BroadcastInDimOp>())
+        match.dead.push_back(broadcast);
       match.causal = true;
       match.mask = nullptr;
     } else if (auto broadcast =
-                   match.mask.getDefiningOp<BroadcastInDimOp>()) {
+                   match.maskShape.empty()
+                       ? match.mask.getDefiningOp<BroadcastInDimOp>()
+                       : nullptr) {
       // kiln.attention broadcasts size-1 dims itself: the broadcast's
       // source, with size-1 dims where the broadcast added dims, saves
       // materializing the mask per head.
@@ -545,13 +608,14 @@ std::optional<Match> matchAttention(MatmulOp output) {
   }
   // The operands as kiln.attention takes them: [L..., Nq, D], [L..., Nk,
   // D] and [L..., Nk, Dv] with one element type, the result [L..., Nq, Dv].
+  // (The key is transposed first, then reshaped.)
   auto keySource = cast<RankedTensorType>(match.key.getType());
-  if (!match.keyShape.empty())
-    keySource = keySource.clone(match.keyShape);
   SmallVector<int64_t> keyShape(keySource.getShape());
   if (!match.keyPermutation.empty())
     for (auto [i, d] : llvm::enumerate(match.keyPermutation))
       keyShape[i] = keySource.getDimSize(d);
+  if (!match.keyShape.empty())
+    keyShape = match.keyShape;
   auto valueType = cast<RankedTensorType>(match.value.getType());
   if (!match.valueShape.empty())
     valueType = valueType.clone(match.valueShape);
@@ -618,6 +682,15 @@ struct FuseAttentionPass
       // The operands must be defined before the output product, which the
       // new op replaces in place.
       builder.setInsertionPoint(output);
+      auto reshaped = [&](Value value, ArrayRef<int64_t> shape) -> Value {
+        if (shape.empty())
+          return value;
+        return builder.create<ReshapeOp>(
+            output.getLoc(),
+            cast<RankedTensorType>(value.getType()).clone(shape), value);
+      };
+      if (match->mask)
+        match->mask = reshaped(match->mask, match->maskShape);
       if (BroadcastInDimOp broadcast = match->broadcastMask) {
         auto source = cast<RankedTensorType>(broadcast.getOperand().getType());
         auto result = cast<RankedTensorType>(broadcast.getType());
@@ -629,22 +702,16 @@ struct FuseAttentionPass
         if (broadcast->hasOneUse())
           match->dead.push_back(broadcast);
       }
-      Value key = match->key, value = match->value;
-      if (!match->keyShape.empty())
-        key = builder.create<ReshapeOp>(
-            output.getLoc(),
-            cast<RankedTensorType>(key.getType()).clone(match->keyShape), key);
-      if (!match->valueShape.empty())
-        value = builder.create<ReshapeOp>(
-            output.getLoc(),
-            cast<RankedTensorType>(value.getType()).clone(match->valueShape),
-            value);
+      Value key = match->key;
       if (!match->keyPermutation.empty())
         key = builder.create<TransposeOp>(
             output.getLoc(), key,
             builder.getDenseI64ArrayAttr(match->keyPermutation));
+      key = reshaped(key, match->keyShape);
+      Value query = reshaped(match->query, match->queryShape);
+      Value value = reshaped(match->value, match->valueShape);
       auto attention = builder.create<AttentionOp>(
-          output.getLoc(), match->query, key, value, match->mask,
+          output.getLoc(), query, key, value, match->mask,
           builder.getF64FloatAttr(match->scale),
           match->causal ? builder.getUnitAttr() : UnitAttr());
       Value result = attention.getResult();

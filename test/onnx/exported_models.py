@@ -11,6 +11,10 @@ one sequence and masks the other out entirely), compiles it with
 kiln-compile (no flags
 beyond the file), runs it with kiln-run and compares every output with ONNX
 Runtime's on the same inputs: |kiln - ort| <= 1e-4 * max |ort| + 1e-5.
+For the models with attention, every attention must also have become one
+fused kiln.attention (counted as calls of the CPU's attention kernel in
+`kiln-compile --emit=mlir`): the softmax left written out computes the same
+numbers, slower and with the scores in memory.
 Prints one line per model with its max error, or what failed.
 
     exported_models.py BIN_DIR WORK_DIR [--seed N] [--models a,b,...]
@@ -83,6 +87,52 @@ def padded_tokens(vocab, seq=32):
     return token_ids(vocab, n=2, seq=seq)[0], mask
 
 
+class StackedAttention(torch.nn.Module):
+    """Self-attention as timm's ViT blocks write it: one projection to a
+    stacked q, k, v, split into heads by reshape, permute and unbind."""
+
+    def __init__(self, dim=128, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.proj = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads) \
+            .permute(2, 0, 3, 1, 4).unbind(0)
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return self.proj(y.transpose(1, 2).reshape(b, n, c))
+
+
+class CausalSplitAttention(torch.nn.Module):
+    """Causal self-attention as nanoGPT writes it: q, k and v split off one
+    projection, each viewed as heads and transposed."""
+
+    def __init__(self, dim=128, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = torch.nn.Linear(dim, 3 * dim)
+        self.c_proj = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = (h.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+                   for h in self.c_attn(x).split(c, dim=2))
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v,
+                                                             is_causal=True)
+        return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class MultiheadSelfAttention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = torch.nn.MultiheadAttention(128, 4, batch_first=True)
+
+    def forward(self, x):
+        return self.attention(x, x, x, need_weights=False)[0]
+
+
 class DataDependentBranch(torch.nn.Module):
     """torch.cond on the data: a branch chosen by the input's sum."""
 
@@ -147,6 +197,12 @@ def make(name):
                                        max_position_embeddings=64,
                                        use_cache=False)
         return LastHidden(transformers.LlamaModel(cfg)), token_ids(cfg.vocab_size)
+    if name == "stacked_attention":
+        return StackedAttention(), (torch.randn(2, 50, 128),)
+    if name == "causal_attention":
+        return CausalSplitAttention(), (torch.randn(2, 50, 128),)
+    if name == "multihead_attention":
+        return MultiheadSelfAttention(), (torch.randn(3, 20, 128),)
     if name in ("lstm", "gru"):
         return Recurrent(name.upper()), (torch.randn(2, 7, 12),)
     if name == "cond":
@@ -156,7 +212,23 @@ def make(name):
 
 MODELS = ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "densenet121",
           "vit", "convnext_tiny", "bert", "bert_padded", "gpt2", "llama", "lstm", "gru",
-          "cond", "bert@23", "gpt2@23", "llama@23"]
+          "cond", "bert@23", "gpt2@23", "llama@23", "stacked_attention",
+          "causal_attention", "multihead_attention"]
+
+# How many attentions each model has (one per layer), every one of which
+# kiln-compile must fuse.
+ATTENTIONS = {"vit": 2, "bert": 2, "bert_padded": 2, "gpt2": 2, "llama": 2,
+              "bert@23": 2, "gpt2@23": 2, "llama@23": 2,
+              "stacked_attention": 1, "causal_attention": 1,
+              "multihead_attention": 1}
+
+
+def fused_attentions(bin_dir, path):
+    """How many fused attentions kiln-compile makes of the model at `path`:
+    its calls of the CPU's attention kernel."""
+    done = subprocess.run([bin_dir / "kiln-compile", path, "--emit=mlir", "-o", "-"],
+                          capture_output=True, text=True)
+    return done.stdout.count("llvm.call @kiln_attention_f32_forward(")
 
 
 def export(name, path, seed):
@@ -226,7 +298,13 @@ def main():
             # max() would pass over a NaN in the first place.
             worst = rel if np.isnan(rel) else max(worst, rel)
             ok &= error <= 1e-4 * scale + 1e-5
-        print(f"{header}: max |kiln - ort| / max |ort| = {worst:.2e} {'ok' if ok else 'DIFFERS'}")
+        fused = ""
+        if name in ATTENTIONS:
+            count = fused_attentions(args.bin_dir, path)
+            fused = f", {count} of {ATTENTIONS[name]} attentions fused"
+            ok &= count == ATTENTIONS[name]
+        print(f"{header}: max |kiln - ort| / max |ort| = {worst:.2e}{fused} "
+              f"{'ok' if ok else 'DIFFERS'}")
         failures += not ok
     print(f"{failures} of {len(args.models.split(','))} models failed")
     return 1 if failures else 0

@@ -450,15 +450,14 @@ func.func @exported_key_merged(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>,
 
 // Grouped-query attention as exported from transformers' Llama: the key's
 // and the value's 2 heads repeated twice each (a broadcast to [B, Hkv, G,
-// N, D]) and merged to [B * H, N, D], which the op takes split into the
-// query's 4 heads (head h reads kv head h / G, as repeat_kv writes them).
+// N, D]) and merged to [B * H, N, D], which the op takes reshaped
+// straight to the query's 4 heads (head h reads kv head h / G, as
+// repeat_kv writes them).
 // CHECK-LABEL: func.func @grouped_query
 // CHECK:         %[[KB:.*]] = kiln.broadcast_in_dim %arg1, dims = [0, 1, 3, 4]
 // CHECK:         %[[VB:.*]] = kiln.broadcast_in_dim %arg2, dims = [0, 1, 3, 4]
-// CHECK:         %[[K3:.*]] = kiln.reshape %[[KB]] : (tensor<1x2x2x5x4xf32>) -> tensor<4x5x4xf32>
-// CHECK:         %[[V3:.*]] = kiln.reshape %[[VB]] : (tensor<1x2x2x5x4xf32>) -> tensor<4x5x4xf32>
-// CHECK-DAG:     %[[K:.*]] = kiln.reshape %[[K3]] : (tensor<4x5x4xf32>) -> tensor<1x4x5x4xf32>
-// CHECK-DAG:     %[[V:.*]] = kiln.reshape %[[V3]] : (tensor<4x5x4xf32>) -> tensor<1x4x5x4xf32>
+// CHECK-DAG:     %[[K:.*]] = kiln.reshape %[[KB]] : (tensor<1x2x2x5x4xf32>) -> tensor<1x4x5x4xf32>
+// CHECK-DAG:     %[[V:.*]] = kiln.reshape %[[VB]] : (tensor<1x2x2x5x4xf32>) -> tensor<1x4x5x4xf32>
 // CHECK:         %{{.*}}, %{{.*}} = kiln.attention %arg0, %[[K]], %[[V]] {scale = 5.000000e-01 : f64} : tensor<1x4x5x4xf32>, tensor<1x4x5x4xf32>, tensor<1x4x5x4xf32>
 // CHECK-NOT:     kiln.matmul
 func.func @grouped_query(%q: tensor<1x4x5x4xf32>, %k: tensor<1x2x5x4xf32>, %v: tensor<1x2x5x4xf32>) -> tensor<1x4x5x4xf32> {
@@ -593,4 +592,160 @@ func.func @zeroes_entries(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x6x8xf32>, %v: 
   %o3 = kiln.matmul %p3, %v3 : tensor<6x4x6xf32>, tensor<6x6x8xf32>
   %o = kiln.reshape %o3 : (tensor<6x4x8xf32>) -> tensor<2x3x4x8xf32>
   return %o : tensor<2x3x4x8xf32>
+}
+
+// -----
+
+// BERT without an attention mask as exported and canonicalized: the mask,
+// all zeros, added at rank 3 before the split into heads. It adds nothing
+// and is dropped.
+// CHECK-LABEL: func.func @exported_zero_mask_before_split
+// CHECK:         %{{.*}}, %{{.*}} = kiln.attention %arg0, %arg1, %arg2 {scale = 2.500000e-01 : f64} : tensor<1x3x5x4xf32>, tensor<1x3x5x4xf32>, tensor<1x3x5x4xf32>
+// CHECK-NOT:     kiln.add
+// CHECK-NOT:     kiln.matmul
+func.func @exported_zero_mask_before_split(%q: tensor<1x3x5x4xf32>, %k: tensor<1x3x5x4xf32>, %v: tensor<1x3x5x4xf32>) -> tensor<1x3x5x4xf32> {
+  %k3 = kiln.reshape %k : (tensor<1x3x5x4xf32>) -> tensor<3x5x4xf32>
+  %kt = kiln.transpose %k3, permutation = [0, 2, 1] : tensor<3x5x4xf32>
+  %cq = kiln.constant dense<0.5> : tensor<1x3x5x4xf32>
+  %ck = kiln.constant dense<0.5> : tensor<3x4x5xf32>
+  %qs = kiln.mul %q, %cq : tensor<1x3x5x4xf32>
+  %ks = kiln.mul %kt, %ck : tensor<3x4x5xf32>
+  %q3 = kiln.reshape %qs : (tensor<1x3x5x4xf32>) -> tensor<3x5x4xf32>
+  %qk = kiln.matmul %q3, %ks : tensor<3x5x4xf32>, tensor<3x4x5xf32>
+  %zero = kiln.constant dense<0.0> : tensor<3x5x5xf32>
+  %s = kiln.add %qk, %zero : tensor<3x5x5xf32>
+  %x = kiln.reshape %s : (tensor<3x5x5xf32>) -> tensor<1x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<1x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<1x3x5xf32>) -> tensor<1x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<1x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<1x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<1x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<1x3x5xf32>) -> tensor<1x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<1x3x5x5xf32>
+  %nan = kiln.compare ne, %p, %p : tensor<1x3x5x5xf32>
+  %fill = kiln.constant dense<0.0> : tensor<1x3x5x5xf32>
+  %g = kiln.select %nan, %fill, %p : tensor<1x3x5x5xi1>, tensor<1x3x5x5xf32>
+  %p3 = kiln.reshape %g : (tensor<1x3x5x5xf32>) -> tensor<3x5x5xf32>
+  %v3 = kiln.reshape %v : (tensor<1x3x5x4xf32>) -> tensor<3x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<3x5x5xf32>, tensor<3x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<3x5x4xf32>) -> tensor<1x3x5x4xf32>
+  return %o : tensor<1x3x5x4xf32>
+}
+
+// -----
+
+// The same with a mask that is not zero, added at rank 3: it is split
+// into the heads' shape.
+// CHECK-LABEL: func.func @exported_mask_before_split
+// CHECK:         %[[M:.*]] = kiln.reshape %arg3 : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+// CHECK:         %{{.*}}, %{{.*}} = kiln.attention %arg0, %arg1, %arg2 mask %[[M]] {scale = 2.500000e-01 : f64} : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x5xf32>
+// CHECK-NOT:     kiln.matmul
+func.func @exported_mask_before_split(%q: tensor<2x3x5x4xf32>, %k: tensor<2x3x5x4xf32>, %v: tensor<2x3x5x4xf32>, %mask: tensor<6x5x5xf32>) -> tensor<2x3x5x4xf32> {
+  %k3 = kiln.reshape %k : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %kt = kiln.transpose %k3, permutation = [0, 2, 1] : tensor<6x5x4xf32>
+  %ck = kiln.constant dense<0.25> : tensor<6x4x5xf32>
+  %ks = kiln.mul %kt, %ck : tensor<6x4x5xf32>
+  %q3 = kiln.reshape %q : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %qk = kiln.matmul %q3, %ks : tensor<6x5x4xf32>, tensor<6x4x5xf32>
+  %s = kiln.add %mask, %qk : tensor<6x5x5xf32>
+  %x = kiln.reshape %s : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<2x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x5x5xf32>
+  %p3 = kiln.reshape %p : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>
+  %v3 = kiln.reshape %v : (tensor<2x3x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x5x5xf32>, tensor<6x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
+}
+
+// -----
+
+// timm's stacked q, k, v ([3, B, H, N, D], sliced and squeezed to [1, B,
+// H, N, D], as the exporter leaves it), the scale split between q at rank
+// 5 and k^T, and the causal mask as the exporter's constant of the lowest
+// float: the slices reshaped to the heads, the scales folded, `causal`.
+// CHECK-LABEL: func.func @stacked_heads
+// CHECK-DAG:     %[[Q5:.*]] = kiln.slice %arg0, start = [0, 0, 0, 0, 0]
+// CHECK-DAG:     %[[K5:.*]] = kiln.slice %arg0, start = [1, 0, 0, 0, 0]
+// CHECK-DAG:     %[[V5:.*]] = kiln.slice %arg0, start = [2, 0, 0, 0, 0]
+// CHECK-DAG:     %[[K:.*]] = kiln.reshape %[[K5]] : (tensor<1x2x3x3x4xf32>) -> tensor<2x3x3x4xf32>
+// CHECK-DAG:     %[[Q:.*]] = kiln.reshape %[[Q5]] : (tensor<1x2x3x3x4xf32>) -> tensor<2x3x3x4xf32>
+// CHECK-DAG:     %[[V:.*]] = kiln.reshape %[[V5]] : (tensor<1x2x3x3x4xf32>) -> tensor<2x3x3x4xf32>
+// CHECK:         %{{.*}}, %{{.*}} = kiln.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 2.500000e-01 : f64}
+// CHECK-NOT:     kiln.mul
+// CHECK-NOT:     kiln.broadcast_in_dim
+// CHECK-NOT:     kiln.matmul
+func.func @stacked_heads(%qkv: tensor<3x2x3x3x4xf32>) -> tensor<2x3x3x4xf32> {
+  %q5 = kiln.slice %qkv, start = [0, 0, 0, 0, 0], limit = [1, 2, 3, 3, 4], stride = [1, 1, 1, 1, 1] : tensor<3x2x3x3x4xf32>
+  %k5 = kiln.slice %qkv, start = [1, 0, 0, 0, 0], limit = [2, 2, 3, 3, 4], stride = [1, 1, 1, 1, 1] : tensor<3x2x3x3x4xf32>
+  %v5 = kiln.slice %qkv, start = [2, 0, 0, 0, 0], limit = [3, 2, 3, 3, 4], stride = [1, 1, 1, 1, 1] : tensor<3x2x3x3x4xf32>
+  %k3 = kiln.reshape %k5 : (tensor<1x2x3x3x4xf32>) -> tensor<6x3x4xf32>
+  %kt = kiln.transpose %k3, permutation = [0, 2, 1] : tensor<6x3x4xf32>
+  %kt4 = kiln.reshape %kt : (tensor<6x4x3xf32>) -> tensor<2x3x4x3xf32>
+  %cq = kiln.constant dense<0.5> : tensor<1x2x3x3x4xf32>
+  %ck = kiln.constant dense<0.5> : tensor<2x3x4x3xf32>
+  %qs = kiln.mul %q5, %cq : tensor<1x2x3x3x4xf32>
+  %ks = kiln.mul %kt4, %ck : tensor<2x3x4x3xf32>
+  %q3 = kiln.reshape %qs : (tensor<1x2x3x3x4xf32>) -> tensor<6x3x4xf32>
+  %ks3 = kiln.reshape %ks : (tensor<2x3x4x3xf32>) -> tensor<6x4x3xf32>
+  %qk = kiln.matmul %q3, %ks3 : tensor<6x3x4xf32>, tensor<6x4x3xf32>
+  %s = kiln.reshape %qk : (tensor<6x3x3xf32>) -> tensor<2x3x3x3xf32>
+  %causal = kiln.constant dense<[[0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %mb = kiln.broadcast_in_dim %causal, dims = [2, 3] : (tensor<3x3xf32>) -> tensor<2x3x3x3xf32>
+  %x = kiln.add %s, %mb : tensor<2x3x3x3xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x3x3xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x3xf32>) -> tensor<2x3x3x3xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x3x3xf32>
+  %e = kiln.exp %sh : tensor<2x3x3x3xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x3x3xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x3xf32>) -> tensor<2x3x3x3xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x3x3xf32>
+  %p3 = kiln.reshape %p : (tensor<2x3x3x3xf32>) -> tensor<6x3x3xf32>
+  %v3 = kiln.reshape %v5 : (tensor<1x2x3x3x4xf32>) -> tensor<6x3x4xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x3x3xf32>, tensor<6x3x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x3x4xf32>) -> tensor<2x3x3x4xf32>
+  return %o : tensor<2x3x3x4xf32>
+}
+
+// -----
+
+// torch.nn.MultiheadAttention as exported: q, k and v [N, B * H, D], k^T
+// their transpose straight to [B * H, D, Nk], the heads never at rank 4
+// before the split after the product: the key transposed to [B * H, Nk,
+// D] and all three split into [B, H, N, D].
+// CHECK-LABEL: func.func @multihead_key_transposed
+// CHECK-DAG:     %[[QH:.*]] = kiln.transpose %arg0, permutation = [1, 0, 2]
+// CHECK-DAG:     %[[VH:.*]] = kiln.transpose %arg2, permutation = [1, 0, 2]
+// CHECK-DAG:     %[[KH:.*]] = kiln.transpose %arg1, permutation = [1, 0, 2] : tensor<5x6x4xf32>
+// CHECK-DAG:     %[[K:.*]] = kiln.reshape %[[KH]] : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+// CHECK-DAG:     %[[Q:.*]] = kiln.reshape %[[QH]] : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+// CHECK-DAG:     %[[V:.*]] = kiln.reshape %[[VH]] : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+// CHECK:         %{{.*}}, %{{.*}} = kiln.attention %[[Q]], %[[K]], %[[V]] {scale = 2.500000e-01 : f64}
+// CHECK-NOT:     kiln.matmul
+func.func @multihead_key_transposed(%q: tensor<5x6x4xf32>, %k: tensor<5x6x4xf32>, %v: tensor<5x6x4xf32>) -> tensor<2x3x5x4xf32> {
+  %qh = kiln.transpose %q, permutation = [1, 0, 2] : tensor<5x6x4xf32>
+  %vh = kiln.transpose %v, permutation = [1, 0, 2] : tensor<5x6x4xf32>
+  %kt = kiln.transpose %k, permutation = [1, 2, 0] : tensor<5x6x4xf32>
+  %cq = kiln.constant dense<0.5> : tensor<6x5x4xf32>
+  %ck = kiln.constant dense<0.5> : tensor<6x4x5xf32>
+  %qs = kiln.mul %qh, %cq : tensor<6x5x4xf32>
+  %ks = kiln.mul %kt, %ck : tensor<6x4x5xf32>
+  %qk = kiln.matmul %qs, %ks : tensor<6x5x4xf32>, tensor<6x4x5xf32>
+  %x = kiln.reshape %qk : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x5x5xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x5x5xf32>
+  %e = kiln.exp %sh : tensor<2x3x5x5xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x5x5xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x5x5xf32>
+  %p3 = kiln.reshape %p : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>
+  %o3 = kiln.matmul %p3, %vh : tensor<6x5x5xf32>, tensor<6x5x4xf32>
+  %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
 }
