@@ -46,6 +46,7 @@
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
@@ -202,6 +203,17 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
              "AMX-BF16); oneDNN emulates them (below AVX-512 they run as "
              "f32 on widened copies), and bf16 products and convolutions "
              "run slower than f32 there";
+    // Attention written as ops is recognized before the products it is
+    // made of are cast: kiln.attention is not on autocast's list, so it
+    // stays one f32 op, which both targets run as their fused kernels
+    // (f32), where its cast products would be a composition whose scores
+    // go through memory.
+    bool cuda =
+        options.target == Target::Cuda || options.target == Target::CudaOnCpu;
+    if (cuda ? options.cuda.fuse : options.cpu.fuse) {
+      pm.addNestedPass<mlir::func::FuncOp>(mlir::createCanonicalizerPass());
+      pm.addPass(mlir::kiln::createFuseAttention());
+    }
     mlir::kiln::AutocastOptions autocast;
     autocast.dtype = options.autocast;
     pm.addPass(mlir::kiln::createAutocast(autocast));

@@ -262,10 +262,13 @@ Value headsOf(Value value, ArrayRef<int64_t> lead, Match &match,
 }
 
 /// `value` with a multiplication by a splat constant looked through (the
-/// constant folded into `scale`), where the product has no other user.
-Value unscaled(Value value, double &scale, Match &match) {
+/// constant folded into `scale`), where the product has no other user (or
+/// the caller checked its users: the scores, read by the softmax's maximum
+/// and subtraction where no mask is added).
+Value unscaled(Value value, double &scale, Match &match,
+               bool usersChecked = false) {
   auto mul = value.getDefiningOp<MulOp>();
-  if (!mul || !value.hasOneUse())
+  if (!mul || !(usersChecked || value.hasOneUse()))
     return value;
   if (std::optional<double> c = splatValue(mul.getRhs())) {
     scale *= *c;
@@ -336,29 +339,39 @@ bool isNanToZero(SelectOp select, Value p) {
 /// dims where the caller took the split after the product already (with
 /// the mask added before it).
 bool matchScores(Value s, Match &match, ArrayRef<int64_t> split) {
-  // A split of the leading dims after the product.
+  // A division or multiplication by a splat constant, where its operand
+  // has no other user (`s` itself: the caller checked its users).
+  auto descaled = [&](Value value) -> Value {
+    if (auto div = value.getDefiningOp<DivOp>()) {
+      std::optional<double> c = splatValue(div.getRhs());
+      if (!c || *c == 0.0 || !div.getLhs().hasOneUse())
+        return nullptr;
+      match.scale /= *c;
+      match.dead.push_back(div);
+      return div.getLhs();
+    }
+    Value inner = unscaled(value, match.scale, match, /*usersChecked=*/true);
+    if (inner != value && !inner.hasOneUse())
+      return nullptr;
+    return inner;
+  };
+  // The scale after a split of the leading dims after the product (at
+  // the heads' rank, as JAX code writes `q @ k^T * c`), or before it.
   SmallVector<int64_t> lead(split);
-  if (auto split = lead.empty() ? s.getDefiningOp<ReshapeOp>() : nullptr) {
-    lead = splitLeadingDims(split);
-    // (The caller checked the uses of s.)
-    if (lead.empty() || !split.getOperand().hasOneUse())
-      return false;
-    match.dead.push_back(split);
-    s = split.getOperand();
-  }
   Value qk = s;
-  if (auto div = s.getDefiningOp<DivOp>()) {
-    std::optional<double> c = splatValue(div.getRhs());
-    if (!c || *c == 0.0 || !div.getLhs().hasOneUse())
+  if (lead.empty()) {
+    if (!(qk = descaled(qk)))
       return false;
-    match.scale = 1.0 / *c;
-    qk = div.getLhs();
-    match.dead.push_back(div);
-  } else {
-    qk = unscaled(s, match.scale, match);
-    if (qk != s && !qk.hasOneUse())
-      return false;
+    if (auto split = qk.getDefiningOp<ReshapeOp>()) {
+      lead = splitLeadingDims(split);
+      if (lead.empty() || !split.getOperand().hasOneUse())
+        return false;
+      match.dead.push_back(split);
+      qk = split.getOperand();
+    }
   }
+  if (!(qk = descaled(qk)))
+    return false;
   auto product = qk.getDefiningOp<MatmulOp>();
   if (!product || product.getResultElementTypeAttr())
     return false;

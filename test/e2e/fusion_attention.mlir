@@ -275,3 +275,62 @@ func.func @exported_scaled_after(%q: tensor<2x3x70x16xf32>, %k: tensor<2x3x45x16
   %o = kiln.reshape %o3 : (tensor<6x70x8xf32>) -> tensor<2x3x70x8xf32>
   return %o : tensor<2x3x70x8xf32>
 }
+
+// kiln's tracer's `softmax(q @ k^T * c) @ v` at rank 4: the scale after
+// the split into heads, no mask.
+// FUSED-LABEL: func.func @traced_scaled_after_split(
+// FUSED:         kiln.attention %arg0, %arg1, %arg2 {scale = 1.250000e-01 : f64}
+// FUSED-NOT:     kiln.exp
+// CHECK: traced_scaled_after_split(arg0: f32[2,3,70,16], arg1: f32[2,3,45,16], arg2: f32[2,3,45,8]) -> (out0: f32[2,3,70,8])
+func.func @traced_scaled_after_split(%q: tensor<2x3x70x16xf32>, %k: tensor<2x3x45x16xf32>, %v: tensor<2x3x45x8xf32>) -> tensor<2x3x70x8xf32> {
+  %c = kiln.constant dense<1.250000e-01> : tensor<2x3x70x45xf32>
+  %kt = kiln.transpose %k, permutation = [0, 1, 3, 2] : tensor<2x3x45x16xf32>
+  %q3 = kiln.reshape %q : (tensor<2x3x70x16xf32>) -> tensor<6x70x16xf32>
+  %kt3 = kiln.reshape %kt : (tensor<2x3x16x45xf32>) -> tensor<6x16x45xf32>
+  %qk = kiln.matmul %q3, %kt3 : tensor<6x70x16xf32>, tensor<6x16x45xf32>
+  %s = kiln.reshape %qk : (tensor<6x70x45xf32>) -> tensor<2x3x70x45xf32>
+  %x = kiln.mul %s, %c : tensor<2x3x70x45xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x70x45xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x70xf32>) -> tensor<2x3x70x45xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x70x45xf32>
+  %e = kiln.exp %sh : tensor<2x3x70x45xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x70x45xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x70xf32>) -> tensor<2x3x70x45xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x70x45xf32>
+  %p3 = kiln.reshape %p : (tensor<2x3x70x45xf32>) -> tensor<6x70x45xf32>
+  %v3 = kiln.reshape %v : (tensor<2x3x45x8xf32>) -> tensor<6x45x8xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<6x70x45xf32>, tensor<6x45x8xf32>
+  %o = kiln.reshape %o3 : (tensor<6x70x8xf32>) -> tensor<2x3x70x8xf32>
+  return %o : tensor<2x3x70x8xf32>
+}
+
+// torch.nn.MultiheadAttention as exported: q, k and v [N, B * H, D], k^T
+// their transpose straight to [B * H, D, Nk], the mask added at rank 3
+// before the split into [B, H, Nq, Nk].
+// FUSED-LABEL: func.func @multihead_mask_before_split(
+// FUSED:         kiln.attention %{{.*}}, %{{.*}}, %{{.*}} mask
+// FUSED-NOT:     kiln.exp
+// CHECK: multihead_mask_before_split(arg0: f32[70,6,16], arg1: f32[45,6,16], arg2: f32[45,6,8], arg3: f32[6,70,45]) -> (out0: f32[2,3,70,8])
+func.func @multihead_mask_before_split(%q: tensor<70x6x16xf32>, %k: tensor<45x6x16xf32>, %v: tensor<45x6x8xf32>, %mask: tensor<6x70x45xf32>) -> tensor<2x3x70x8xf32> {
+  %qh = kiln.transpose %q, permutation = [1, 0, 2] : tensor<70x6x16xf32>
+  %vh = kiln.transpose %v, permutation = [1, 0, 2] : tensor<45x6x8xf32>
+  %kt = kiln.transpose %k, permutation = [1, 2, 0] : tensor<45x6x16xf32>
+  %c = kiln.constant dense<0.5> : tensor<6x70x16xf32>
+  %ck = kiln.constant dense<0.5> : tensor<6x16x45xf32>
+  %qs = kiln.mul %qh, %c : tensor<6x70x16xf32>
+  %ks = kiln.mul %kt, %ck : tensor<6x16x45xf32>
+  %qk = kiln.matmul %qs, %ks : tensor<6x70x16xf32>, tensor<6x16x45xf32>
+  %sm = kiln.add %qk, %mask : tensor<6x70x45xf32>
+  %x = kiln.reshape %sm : (tensor<6x70x45xf32>) -> tensor<2x3x70x45xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x3x70x45xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x70xf32>) -> tensor<2x3x70x45xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x3x70x45xf32>
+  %e = kiln.exp %sh : tensor<2x3x70x45xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x3x70x45xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x3x70xf32>) -> tensor<2x3x70x45xf32>
+  %p = kiln.div %e, %bz : tensor<2x3x70x45xf32>
+  %p3 = kiln.reshape %p : (tensor<2x3x70x45xf32>) -> tensor<6x70x45xf32>
+  %o3 = kiln.matmul %p3, %vh : tensor<6x70x45xf32>, tensor<6x45x8xf32>
+  %o = kiln.reshape %o3 : (tensor<6x70x8xf32>) -> tensor<2x3x70x8xf32>
+  return %o : tensor<2x3x70x8xf32>
+}

@@ -749,3 +749,77 @@ func.func @multihead_key_transposed(%q: tensor<5x6x4xf32>, %k: tensor<5x6x4xf32>
   %o = kiln.reshape %o3 : (tensor<6x5x4xf32>) -> tensor<2x3x5x4xf32>
   return %o : tensor<2x3x5x4xf32>
 }
+
+// -----
+
+// The scale multiplied into the scores after the product with no mask (as
+// JAX code writes `softmax(q @ k.T * scale) @ v`): the scores feed the
+// softmax's maximum and subtraction, the product only the scale.
+// CHECK-LABEL: func.func @scaled_after_unmasked
+// CHECK-NEXT:    %[[O:.*]], %{{.*}} = kiln.attention %arg0, %arg1, %arg2 {scale = 1.250000e-01 : f64} : tensor<8x16x64xf32>, tensor<8x32x64xf32>, tensor<8x32x48xf32>
+// CHECK-NEXT:    return %[[O]]
+func.func @scaled_after_unmasked(%q: tensor<8x16x64xf32>, %k: tensor<8x32x64xf32>, %v: tensor<8x32x48xf32>) -> tensor<8x16x48xf32> {
+  %kt = kiln.transpose %k, permutation = [0, 2, 1] : tensor<8x32x64xf32>
+  %qk = kiln.matmul %q, %kt : tensor<8x16x64xf32>, tensor<8x64x32xf32>
+  %c = kiln.constant dense<0.125> : tensor<8x16x32xf32>
+  %x = kiln.mul %qk, %c : tensor<8x16x32xf32>
+  %m = kiln.reduce_max %x, dims = [2] : tensor<8x16x32xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1] : (tensor<8x16xf32>) -> tensor<8x16x32xf32>
+  %sh = kiln.sub %x, %bm : tensor<8x16x32xf32>
+  %e = kiln.exp %sh : tensor<8x16x32xf32>
+  %z = kiln.reduce_sum %e, dims = [2] : tensor<8x16x32xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1] : (tensor<8x16xf32>) -> tensor<8x16x32xf32>
+  %p = kiln.div %e, %bz : tensor<8x16x32xf32>
+  %o = kiln.matmul %p, %v : tensor<8x16x32xf32>, tensor<8x32x48xf32>
+  return %o : tensor<8x16x48xf32>
+}
+
+// -----
+
+// The same product also read elsewhere: no attention.
+// CHECK-LABEL: func.func @scaled_product_read_twice
+// CHECK-NOT:     kiln.attention
+func.func @scaled_product_read_twice(%q: tensor<8x16x64xf32>, %k: tensor<8x32x64xf32>, %v: tensor<8x32x48xf32>) -> (tensor<8x16x48xf32>, tensor<8x16x32xf32>) {
+  %kt = kiln.transpose %k, permutation = [0, 2, 1] : tensor<8x32x64xf32>
+  %qk = kiln.matmul %q, %kt : tensor<8x16x64xf32>, tensor<8x64x32xf32>
+  %c = kiln.constant dense<0.125> : tensor<8x16x32xf32>
+  %x = kiln.mul %qk, %c : tensor<8x16x32xf32>
+  %m = kiln.reduce_max %x, dims = [2] : tensor<8x16x32xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1] : (tensor<8x16xf32>) -> tensor<8x16x32xf32>
+  %sh = kiln.sub %x, %bm : tensor<8x16x32xf32>
+  %e = kiln.exp %sh : tensor<8x16x32xf32>
+  %z = kiln.reduce_sum %e, dims = [2] : tensor<8x16x32xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1] : (tensor<8x16xf32>) -> tensor<8x16x32xf32>
+  %p = kiln.div %e, %bz : tensor<8x16x32xf32>
+  %o = kiln.matmul %p, %v : tensor<8x16x32xf32>, tensor<8x32x48xf32>
+  return %o, %qk : tensor<8x16x48xf32>, tensor<8x16x32xf32>
+}
+
+// -----
+
+// Heads at rank 4 as kiln's tracer writes `softmax(q @ k^T * c) @ v`: the
+// scale after the split of the batched product into heads.
+// CHECK-LABEL: func.func @scaled_after_split
+// CHECK-NEXT:    %[[O:.*]], %{{.*}} = kiln.attention %arg0, %arg1, %arg2 {scale = 1.250000e-01 : f64} : tensor<2x4x16x64xf32>, tensor<2x4x20x64xf32>, tensor<2x4x20x32xf32>
+// CHECK-NEXT:    return %[[O]]
+func.func @scaled_after_split(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x20x64xf32>, %v: tensor<2x4x20x32xf32>) -> tensor<2x4x16x32xf32> {
+  %c = kiln.constant dense<1.250000e-01> : tensor<2x4x16x20xf32>
+  %kt = kiln.transpose %k, permutation = [0, 1, 3, 2] : tensor<2x4x20x64xf32>
+  %q3 = kiln.reshape %q : (tensor<2x4x16x64xf32>) -> tensor<8x16x64xf32>
+  %kt3 = kiln.reshape %kt : (tensor<2x4x64x20xf32>) -> tensor<8x64x20xf32>
+  %qk = kiln.matmul %q3, %kt3 : tensor<8x16x64xf32>, tensor<8x64x20xf32>
+  %s = kiln.reshape %qk : (tensor<8x16x20xf32>) -> tensor<2x4x16x20xf32>
+  %x = kiln.mul %s, %c : tensor<2x4x16x20xf32>
+  %m = kiln.reduce_max %x, dims = [3] : tensor<2x4x16x20xf32>
+  %bm = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x4x16xf32>) -> tensor<2x4x16x20xf32>
+  %sh = kiln.sub %x, %bm : tensor<2x4x16x20xf32>
+  %e = kiln.exp %sh : tensor<2x4x16x20xf32>
+  %z = kiln.reduce_sum %e, dims = [3] : tensor<2x4x16x20xf32>
+  %bz = kiln.broadcast_in_dim %z, dims = [0, 1, 2] : (tensor<2x4x16xf32>) -> tensor<2x4x16x20xf32>
+  %p = kiln.div %e, %bz : tensor<2x4x16x20xf32>
+  %p3 = kiln.reshape %p : (tensor<2x4x16x20xf32>) -> tensor<8x16x20xf32>
+  %v3 = kiln.reshape %v : (tensor<2x4x20x32xf32>) -> tensor<8x20x32xf32>
+  %o3 = kiln.matmul %p3, %v3 : tensor<8x16x20xf32>, tensor<8x20x32xf32>
+  %o = kiln.reshape %o3 : (tensor<8x16x32xf32>) -> tensor<2x4x16x32xf32>
+  return %o : tensor<2x4x16x32xf32>
+}
