@@ -13,7 +13,9 @@
 //      marked with the kernel's descriptor (AttentionAbi.h); a call takes
 //      its place. Bufferization gives the call its operand and result
 //      buffers like any other; the function's body only allocates its
-//      results (the function is never called).
+//      results (the function is never called). An f16 or bf16 one is
+//      first rewritten as the f32 op between casts, its definition
+//      (WidenedAttention.h); f64 ones are left to the composition.
 //   2. kiln-cpu-attention-calls, on memrefs: each call of such a function
 //      becomes an scf.parallel over (batch entry, query tile) calling the
 //      forward kernel, or over batch entries calling the backward one; the
@@ -30,6 +32,7 @@
 #include "common/ForwardedResults.h"
 #include "common/LibraryCalls.h"
 #include "common/OutlinedOps.h"
+#include "common/WidenedAttention.h"
 #include "support/AttentionAbi.h"
 
 #include "kiln/Backends/Passes.h"
@@ -129,11 +132,14 @@ struct KilnCpuOutlineAttentionPass
     }
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (!isa<mlir::kiln::AttentionOp, mlir::kiln::AttentionGradOp>(op) ||
-          !allF32(op))
-        return;
-      ops.push_back(op);
+      if (isa<mlir::kiln::AttentionOp, mlir::kiln::AttentionGradOp>(op))
+        ops.push_back(op);
     });
+    // Half precision on the f32 kernels (WidenedAttention.h); f64 stays
+    // for the composition.
+    for (Operation *&op : ops)
+      op = mlir::kiln::widenedToF32(op);
+    llvm::erase_if(ops, [](Operation *op) { return !allF32(op); });
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
     for (Operation *op : ops) {

@@ -39,9 +39,11 @@
 //      operands, so the later CUDA passes (stream ordering, the device
 //      arena, kernel outlining) treat them as any other launch.
 //
-// Attention in other element types, and head dims that would leave a
-// thread more than kMaxDimsPerLane of them, are decomposed into their
-// composition (kiln-decompose-attention).
+// f16 and bf16 attention runs the f32 kernels on operands widened by
+// kiln.cast, its results rounded once, as the ops define it
+// (WidenedAttention.h). f64, and head dims that would leave a thread more
+// than kMaxDimsPerLane of them, are decomposed into their composition
+// (kiln-decompose-attention).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +51,7 @@
 #include "LaunchHints.h"
 
 #include "common/OutlinedOps.h"
+#include "common/WidenedAttention.h"
 
 #include "kiln/Backends/Passes.h"
 #include "kiln/IR/KilnOps.h"
@@ -187,10 +190,14 @@ struct KilnCudaOutlineAttentionPass
     ModuleOp module = getOperation();
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<mlir::kiln::AttentionOp, mlir::kiln::AttentionGradOp>(op) &&
-          takenByTheKernels(op))
+      if (isa<mlir::kiln::AttentionOp, mlir::kiln::AttentionGradOp>(op))
         ops.push_back(op);
     });
+    // Half precision on the f32 kernels (WidenedAttention.h); f64 and
+    // head dims too wide stay for the composition.
+    for (Operation *&op : ops)
+      op = mlir::kiln::widenedToF32(op);
+    llvm::erase_if(ops, [](Operation *op) { return !takenByTheKernels(op); });
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
     for (Operation *op : ops) {

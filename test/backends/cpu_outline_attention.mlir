@@ -39,13 +39,39 @@ func.func @backward(%q: tensor<5x4xf32>, %k: tensor<7x4xf32>, %v: tensor<7x2xf32
 
 // -----
 
-// f64 and bf16 attentions are left to the composition.
+// f64 attentions are left to the composition; a bf16 one is the f32 op
+// on operands widened by kiln.cast, its result rounded back, on the kernel
+// (its lse is f32 either way).
 // CHECK-LABEL: func.func @other_types(
-// CHECK:         kiln.attention %arg0
-// CHECK:         kiln.attention %arg3
-// CHECK-NOT:     call
+// CHECK:         %[[O:.*]], %{{.*}} = kiln.attention %arg0
+// CHECK-NEXT:    %[[A:.*]] = kiln.cast %arg3 : tensor<4x8xbf16> to tensor<4x8xf32>
+// CHECK-NEXT:    %[[C:.*]]:2 = call @[[F:.*]](%[[A]], %[[A]], %[[A]]) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>)
+// CHECK-NEXT:    %[[R:.*]] = kiln.cast %[[C]]#0 : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK-NEXT:    return %[[O]], %[[R]]
+// CHECK:       func.func private @[[F]]({{.*}}kiln.cpu_attention
 func.func @other_types(%q: tensor<4x8xf64>, %k: tensor<4x8xf64>, %v: tensor<4x8xf64>, %a: tensor<4x8xbf16>) -> (tensor<4x8xf64>, tensor<4x8xbf16>) {
   %o, %l = kiln.attention %q, %k, %v {scale = 1.0 : f64} : tensor<4x8xf64>, tensor<4x8xf64>, tensor<4x8xf64>
   %o2, %l2 = kiln.attention %a, %a, %a {scale = 1.0 : f64} : tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>
   return %o, %o2 : tensor<4x8xf64>, tensor<4x8xbf16>
+}
+
+// -----
+
+// The gradient in f16 with an f16 mask: every f16 operand widened (each
+// once), the f32 lse as it is, the three gradients rounded back to f16.
+// CHECK-LABEL: func.func @half_gradient(
+// CHECK-DAG:     %[[Q:.*]] = kiln.cast %arg0 : tensor<2x5x4xf16> to tensor<2x5x4xf32>
+// CHECK-DAG:     %[[K:.*]] = kiln.cast %arg1 : tensor<2x7x4xf16> to tensor<2x7x4xf32>
+// CHECK-DAG:     %[[V:.*]] = kiln.cast %arg2 : tensor<2x7x4xf16> to tensor<2x7x4xf32>
+// CHECK-DAG:     %[[O:.*]] = kiln.cast %arg3 : tensor<2x5x4xf16> to tensor<2x5x4xf32>
+// CHECK-DAG:     %[[D:.*]] = kiln.cast %arg5 : tensor<2x5x4xf16> to tensor<2x5x4xf32>
+// CHECK-DAG:     %[[M:.*]] = kiln.cast %arg6 : tensor<1x1x7xf16> to tensor<1x1x7xf32>
+// CHECK:         %[[G:.*]]:3 = call @{{.*}}(%[[Q]], %[[K]], %[[V]], %[[O]], %arg4, %[[D]], %[[M]])
+// CHECK-DAG:     kiln.cast %[[G]]#0 : tensor<2x5x4xf32> to tensor<2x5x4xf16>
+// CHECK-DAG:     kiln.cast %[[G]]#1 : tensor<2x7x4xf32> to tensor<2x7x4xf16>
+// CHECK-DAG:     kiln.cast %[[G]]#2 : tensor<2x7x4xf32> to tensor<2x7x4xf16>
+// CHECK-NOT:     kiln.attention_grad
+func.func @half_gradient(%q: tensor<2x5x4xf16>, %k: tensor<2x7x4xf16>, %v: tensor<2x7x4xf16>, %o: tensor<2x5x4xf16>, %lse: tensor<2x5xf32>, %do: tensor<2x5x4xf16>, %m: tensor<1x1x7xf16>) -> (tensor<2x5x4xf16>, tensor<2x7x4xf16>, tensor<2x7x4xf16>) {
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do mask %m {scale = 0.5 : f64} : tensor<2x5x4xf16>, tensor<2x7x4xf16>, tensor<2x7x4xf16>, tensor<2x5x4xf16>, tensor<2x5xf32>, tensor<1x1x7xf16>
+  return %dq, %dk, %dv : tensor<2x5x4xf16>, tensor<2x7x4xf16>, tensor<2x7x4xf16>
 }

@@ -1,8 +1,9 @@
 // kiln-cuda-outline-attention moves each f32 kiln.attention into a private
 // function marked with its scale and causal flag, read-only arguments and
 // a body that only allocates the results; f32 kiln.attention_grad the
-// same way, marked kiln.cuda_attention_grad. Other element types stay for
-// the composition, as do head dims too wide for the kernel.
+// same way, marked kiln.cuda_attention_grad. f16 and bf16 ones become the
+// f32 op on operands widened by kiln.cast, their results rounded back;
+// f64 stays for the composition, as do head dims too wide for the kernel.
 // REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-attention | FileCheck %s
 
@@ -61,4 +62,23 @@ func.func @too_wide(%q: tensor<4x3000xf32>, %k: tensor<6x3000xf32>, %v: tensor<6
   %o, %l = kiln.attention %q, %k, %v {scale = 1.0 : f64} : tensor<4x3000xf32>, tensor<6x3000xf32>, tensor<6x100xf32>
   %o2, %l2 = kiln.attention %q2, %v2, %v2 {scale = 1.0 : f64} : tensor<4x64xf32>, tensor<6x64xf32>, tensor<6x64xf32>
   return %o, %o2 : tensor<4x100xf32>, tensor<4x64xf32>
+}
+
+// -----
+
+// bf16 attention and its gradient on the f32 kernels: the operands
+// widened, the lse f32 as it is, the results rounded back to bf16.
+// CHECK-LABEL: func.func @half_precision(
+// CHECK:         %[[Q:.*]] = kiln.cast %arg0 : tensor<2x5x8xbf16> to tensor<2x5x8xf32>
+// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_attention[_0-9]*]](%[[Q]], %[[Q]], %[[Q]]) : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5xf32>)
+// CHECK:         %[[O:.*]] = kiln.cast %[[R]]#0 : tensor<2x5x8xf32> to tensor<2x5x8xbf16>
+// CHECK:         %[[G:.*]]:3 = call @{{kiln_cuda_attention_grad[_0-9]*}}(
+// CHECK-SAME:        %[[R]]#1
+// CHECK:         kiln.cast %[[G]]#0 : tensor<2x5x8xf32> to tensor<2x5x8xbf16>
+// CHECK-NOT:     kiln.attention
+// CHECK:       func.func private @[[F]]({{.*}}kiln.cuda_attention =
+func.func @half_precision(%q: tensor<2x5x8xbf16>, %do: tensor<2x5x8xbf16>) -> (tensor<2x5x8xbf16>, tensor<2x5x8xbf16>) {
+  %o, %lse = kiln.attention %q, %q, %q {scale = 0.5 : f64} : tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x8xbf16>
+  %dq, %dk, %dv = kiln.attention_grad %q, %q, %q, %o, %lse, %do {scale = 0.5 : f64} : tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5xf32>
+  return %o, %dq : tensor<2x5x8xbf16>, tensor<2x5x8xbf16>
 }

@@ -334,3 +334,16 @@ func.func @multihead_mask_before_split(%q: tensor<70x6x16xf32>, %k: tensor<45x6x
   %o = kiln.reshape %o3 : (tensor<6x70x8xf32>) -> tensor<2x3x70x8xf32>
   return %o : tensor<2x3x70x8xf32>
 }
+
+// f16 and bf16 attention run the f32 kernels on widened operands, their
+// results rounded once, as the ops define it: causal with a mask in f16,
+// and the bf16 gradient. The kernels add the gradient's f32 terms in
+// another order than the reference, and where they cancel (small entries
+// of dq) the two f32 sums can round to bf16 values two steps apart.
+// CHECK: half_precision(arg0: f16[2,70,16], arg1: f16[2,45,16], arg2: f16[2,45,8], arg3: f16[1,70,45], arg4: bf16[2,70,16], arg5: bf16[2,45,16], arg6: bf16[2,45,8], arg7: bf16[2,70,8]) -> (out0: f16[2,70,8], out1: f32[2,70], out2: bf16[2,70,16], out3: bf16[2,45,16], out4: bf16[2,45,8])
+func.func @half_precision(%q: tensor<2x70x16xf16>, %k: tensor<2x45x16xf16>, %v: tensor<2x45x8xf16>, %m: tensor<1x70x45xf16>, %bq: tensor<2x70x16xbf16>, %bk: tensor<2x45x16xbf16>, %bv: tensor<2x45x8xbf16>, %bdo: tensor<2x70x8xbf16>) -> (tensor<2x70x8xf16>, tensor<2x70xf32>, tensor<2x70x16xbf16>, tensor<2x45x16xbf16>, tensor<2x45x8xbf16>) attributes {kiln.e2e_half_rtol = 1.6e-2 : f64} {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.25 : f64} : tensor<2x70x16xf16>, tensor<2x45x16xf16>, tensor<2x45x8xf16>, tensor<1x70x45xf16>
+  %bo, %blse = kiln.attention %bq, %bk, %bv {scale = 0.25 : f64} : tensor<2x70x16xbf16>, tensor<2x45x16xbf16>, tensor<2x45x8xbf16>
+  %dq, %dk, %dv = kiln.attention_grad %bq, %bk, %bv, %bo, %blse, %bdo {scale = 0.25 : f64} : tensor<2x70x16xbf16>, tensor<2x45x16xbf16>, tensor<2x45x8xbf16>, tensor<2x70x8xbf16>, tensor<2x70xf32>
+  return %o, %lse, %dq, %dk, %dv : tensor<2x70x8xf16>, tensor<2x70xf32>, tensor<2x70x16xbf16>, tensor<2x45x16xbf16>, tensor<2x45x8xbf16>
+}

@@ -392,7 +392,9 @@ def KilnCpuOutlineAttention
     bufferize like any function's results: the function is never called,
     since `kiln-cpu-attention-calls` replaces its calls after
     bufferization (compiling the op itself there would build its N x N
-    composition only to erase it).
+    composition only to erase it). An f16 or bf16 op is first rewritten as
+    the f32 op on operands widened by `kiln.cast`, its results rounded
+    back, which is how the ops define half precision; f64 ones stay.
   }];
   let options = [
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"256",

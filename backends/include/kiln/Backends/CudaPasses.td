@@ -62,9 +62,11 @@ def KilnCudaOutlineAttention
     exist. An f32 `kiln.attention_grad` likewise becomes a call of
     `@kiln_cuda_attention_grad(q, k, v, dO, lse, rowsum(dO * O)[, mask]) ->
     (dq, dk, dv)` marked `kiln.cuda_attention_grad`, the row sums computed
-    before it as kiln ops. Other element types, dynamic shapes and head
-    dims that would leave one of the kernels' threads more than 64 of them
-    stay, for the composition.
+    before it as kiln ops. f16 and bf16 ops are first rewritten as the f32
+    op on operands widened by `kiln.cast`, their results rounded back,
+    which is how the ops define half precision. f64, dynamic shapes and
+    head dims that would leave one of the kernels' threads more than 64 of
+    them stay, for the composition.
   }];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::tensor::TensorDialect"];

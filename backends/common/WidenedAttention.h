@@ -1,0 +1,60 @@
+//===- WidenedAttention.h - Half-precision attention on f32 kernels -*- C++
+//-*-===//
+//
+// kiln.attention and kiln.attention_grad in f16 or bf16 are defined as
+// computed in f32 and rounded once (KilnAttentionOps.td). Both backends'
+// fused kernels are f32: such an op is rewritten as the f32 op on
+// operands widened by kiln.cast (exact) and its half-precision results
+// rounded back by kiln.cast, which is that definition, so the kernels take
+// it instead of the composition that materializes the Nq x Nk scores. The
+// lse is f32 for half precision already.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_COMMON_WIDENEDATTENTION_H
+#define KILN_BACKENDS_COMMON_WIDENEDATTENTION_H
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::kiln {
+
+/// `op` (a kiln.attention or kiln.attention_grad) as the f32 op between
+/// casts where its operands are f16 or bf16, which replaces it; `op`
+/// itself otherwise.
+inline Operation *widenedToF32(Operation *op) {
+  Type element =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return op;
+  OpBuilder builder(op);
+  Location loc = op->getLoc();
+  Type f32 = builder.getF32Type();
+  IRMapping widened;
+  for (Value operand : op->getOperands()) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (!type.getElementType().isF32() && !widened.contains(operand))
+      widened.map(operand,
+                  builder.create<CastOp>(loc, type.clone(f32), operand));
+  }
+  Operation *wide = builder.clone(*op, widened);
+  // Half-precision results are rounded back; the lse is f32 already.
+  for (auto [narrow, result] :
+       llvm::zip_equal(op->getResults(), wide->getResults())) {
+    auto type = cast<RankedTensorType>(narrow.getType());
+    Value replacement = result;
+    if (!type.getElementType().isF32()) {
+      result.setType(type.clone(f32));
+      replacement = builder.create<CastOp>(loc, type, result);
+    }
+    narrow.replaceAllUsesWith(replacement);
+  }
+  op->erase();
+  return wide;
+}
+
+} // namespace mlir::kiln
+
+#endif // KILN_BACKENDS_COMMON_WIDENEDATTENTION_H
