@@ -1,5 +1,4 @@
-//===- WidenedAttention.h - Half-precision attention on f32 kernels -*- C++
-//-*-===//
+//===- WidenedAttention.h - Half attention on f32 kernels -------*- C++ -*-===//
 //
 // kiln.attention and kiln.attention_grad in f16 or bf16 are defined as
 // computed in f32 and rounded once (KilnAttentionOps.td). Both backends'
