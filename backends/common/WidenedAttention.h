@@ -16,6 +16,7 @@
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::kiln {
@@ -52,6 +53,22 @@ inline Operation *widenedToF32(Operation *op) {
   }
   op->erase();
   return wide;
+}
+
+/// The kiln.attention and kiln.attention_grad ops of `module` that a
+/// backend's f32 kernels take (`taken`), half-precision ones widened to
+/// f32 first; the others stay for the composition.
+inline SmallVector<Operation *>
+attentionsForKernels(ModuleOp module, function_ref<bool(Operation *)> taken) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (isa<AttentionOp, AttentionGradOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *&op : ops)
+    op = widenedToF32(op);
+  llvm::erase_if(ops, [&](Operation *op) { return !taken(op); });
+  return ops;
 }
 
 } // namespace mlir::kiln

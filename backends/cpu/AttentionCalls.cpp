@@ -130,16 +130,10 @@ struct KilnCpuOutlineAttentionPass
           << static_cast<int64_t>(queryTile);
       return signalPassFailure();
     }
-    SmallVector<Operation *> ops;
-    module.walk([&](Operation *op) {
-      if (isa<mlir::kiln::AttentionOp, mlir::kiln::AttentionGradOp>(op))
-        ops.push_back(op);
-    });
     // Half precision on the f32 kernels (WidenedAttention.h); f64 stays
     // for the composition.
-    for (Operation *&op : ops)
-      op = mlir::kiln::widenedToF32(op);
-    llvm::erase_if(ops, [](Operation *op) { return !allF32(op); });
+    SmallVector<Operation *> ops =
+        mlir::kiln::attentionsForKernels(module, allF32);
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
     for (Operation *op : ops) {

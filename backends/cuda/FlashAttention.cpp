@@ -188,16 +188,10 @@ struct KilnCudaOutlineAttentionPass
           KilnCudaOutlineAttentionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> ops;
-    module.walk([&](Operation *op) {
-      if (isa<mlir::kiln::AttentionOp, mlir::kiln::AttentionGradOp>(op))
-        ops.push_back(op);
-    });
     // Half precision on the f32 kernels (WidenedAttention.h); f64 and
     // head dims too wide stay for the composition.
-    for (Operation *&op : ops)
-      op = mlir::kiln::widenedToF32(op);
-    llvm::erase_if(ops, [](Operation *op) { return !takenByTheKernels(op); });
+    SmallVector<Operation *> ops =
+        mlir::kiln::attentionsForKernels(module, takenByTheKernels);
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
     for (Operation *op : ops) {

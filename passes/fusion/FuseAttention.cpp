@@ -196,10 +196,7 @@ SmallVector<int64_t> splitLeadingDims(ReshapeOp reshape) {
       from.getShape().take_back(2) != to.getShape().take_back(2))
     return {};
   ArrayRef<int64_t> lead = to.getShape().drop_back(2);
-  int64_t count = 1;
-  for (int64_t d : lead)
-    count *= d;
-  if (count != from.getDimSize(0))
+  if (ShapedType::getNumElements(lead) != from.getDimSize(0))
     return {};
   return SmallVector<int64_t>(lead);
 }
@@ -221,12 +218,11 @@ Value mergedFrom(Value value, ArrayRef<int64_t> lead, Match &match) {
   return reshape.getOperand();
 }
 
-/// The product of the dims of `type` before its last two.
-int64_t leadingCount(RankedTensorType type) {
-  int64_t count = 1;
-  for (int64_t d : type.getShape().drop_back(2))
-    count *= d;
-  return count;
+/// The heads' shape [L..., a, b].
+SmallVector<int64_t> headsShape(ArrayRef<int64_t> lead, int64_t a, int64_t b) {
+  SmallVector<int64_t> shape(lead);
+  shape.append({a, b});
+  return shape;
 }
 
 /// `value` (rank 3, [prod(L), a, b]) as the heads [L..., a, b]: before the
@@ -241,23 +237,20 @@ Value headsOf(Value value, ArrayRef<int64_t> lead, Match &match,
   if (Value merged = mergedFrom(value, lead, match))
     return merged;
   auto type = cast<RankedTensorType>(value.getType());
-  int64_t count = 1;
-  for (int64_t d : lead)
-    count *= d;
+  int64_t count = ShapedType::getNumElements(lead);
   if (type.getRank() != 3 || type.getDimSize(0) != count)
     return nullptr;
   if (auto merge = value.getDefiningOp<ReshapeOp>()) {
     auto from = cast<RankedTensorType>(merge.getOperand().getType());
     if (from.getRank() >= 3 &&
         from.getShape().take_back(2) == type.getShape().take_back(2) &&
-        leadingCount(from) == count) {
+        ShapedType::getNumElements(from.getShape().drop_back(2)) == count) {
       if (value.hasOneUse())
         match.dead.push_back(merge);
       value = merge.getOperand();
     }
   }
-  shape.assign(lead.begin(), lead.end());
-  shape.append({type.getDimSize(1), type.getDimSize(2)});
+  shape = headsShape(lead, type.getDimSize(1), type.getDimSize(2));
   return value;
 }
 
@@ -420,9 +413,8 @@ bool matchScores(Value s, Match &match, ArrayRef<int64_t> split) {
         auto type = cast<RankedTensorType>(key.getType());
         match.key = key;
         match.keyPermutation = permutation;
-        match.keyShape.assign(heads.begin(), heads.end());
-        match.keyShape.append(
-            {type.getDimSize(permutation[1]), type.getDimSize(permutation[2])});
+        match.keyShape = headsShape(heads, type.getDimSize(permutation[1]),
+                                    type.getDimSize(permutation[2]));
         return true;
       }
       // The key as [L..., Nk, D].
@@ -577,8 +569,8 @@ std::optional<Match> matchAttention(MatmulOp output) {
       match.mask = nullptr;
     } else if (!lead.empty()) {
       auto type = cast<RankedTensorType>(match.mask.getType());
-      match.maskShape.assign(lead.begin(), lead.end());
-      match.maskShape.append({type.getDimSize(1), type.getDimSize(2)});
+      match.maskShape =
+          headsShape(lead, type.getDimSize(1), type.getDimSize(2));
     }
   } else if (!lead.empty()) {
     return std::nullopt;
