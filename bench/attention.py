@@ -225,9 +225,10 @@ def function_name(causal, mode):
     return f"attn_{mode}" + ("_causal" if causal else "")
 
 
-def fused_function(n, causal, mode):
-    """kiln.attention (and kiln.attention_grad for fwdbwd) on [1, 8, N, 64]."""
-    t4 = tensor_type((BATCH, HEADS, n, HEAD_DIM))
+def fused_function(n, causal, mode, dtype="f32"):
+    """kiln.attention (and kiln.attention_grad for fwdbwd) on [1, 8, N, 64]
+    of `dtype` (the lse f32)."""
+    t4 = tensor_type((BATCH, HEADS, n, HEAD_DIM), dtype)
     tl = tensor_type((BATCH, HEADS, n))
     attrs = ("{causal, " if causal else "{") + f"scale = {SCALE:.9e} : f64}}"
     name = function_name(causal, mode)

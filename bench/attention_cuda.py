@@ -6,6 +6,7 @@ call, device memory and the error of each result.
 
     python3 bench/attention_cuda.py                          # N = 1024, 4096, 16384
     python3 bench/attention_cuda.py --sizes 1024 --output FILE
+    python3 bench/attention_cuda.py --dtype bf16             # tensor cores
 
 Shapes as bench/attention.py: batch 1, 8 heads, head dim 64, f32, scale
 1/sqrt(64); non-causal and causal; the forward pass, and forward + backward
@@ -31,7 +32,13 @@ N x N scores in device memory.
   with a call from host arrays. Its memory column is the peak of
   torch.cuda.max_memory_allocated during one call beyond the inputs.
 - Every result is checked against PyTorch's in float64 on the GPU:
-  max |x - ref| / max |ref| <= 2e-3.
+  max |x - ref| / max |ref| <= 2e-3 (1e-2 in bf16).
+
+With --dtype bf16 the operands and results are bf16 (the lse f32): kiln's
+forward is its tensor-core kernel, its backward the f32 kernels on widened
+operands; PyTorch runs scaled_dot_product_attention on bf16 tensors (its
+FlashAttention kernels); the inputs are the f32 draws rounded to bf16, the
+reference float64 on those; no unfused composition.
 
 Needs a CUDA GPU with its driver, PyTorch built with CUDA in this
 interpreter, and kiln's tools in KILN_BUILD_DIR (default build/ beside
@@ -55,7 +62,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import attention as A  # noqa: E402  (the modules and shapes of the CPU bench)
 
-TOL = 2e-3
+TOL = {"f32": 2e-3, "bf16": 1e-2}
 ARCHES = (70, 75, 80, 86, 89, 90)  # kiln-compile --cuda-arch
 
 
@@ -70,10 +77,13 @@ def parse_args(argv=None):
     p.add_argument("--unfused-max", type=int, default=4096,
                    help="largest N with the unfused composition (default 4096)")
     p.add_argument("--repeat", type=int, default=20, help="timed calls after the first")
+    p.add_argument("--dtype", choices=("f32", "bf16"), default="f32",
+                   help="operand and result type (default f32)")
     p.add_argument("--build-dir", default=os.environ.get("KILN_BUILD_DIR",
                                                          os.path.join(ROOT, "build")))
     p.add_argument("--output", default=None,
-                   help="markdown report (default BUILD/bench-attention-cuda.md)")
+                   help="markdown report (default BUILD/bench-attention-cuda.md, "
+                   "-bf16.md for --dtype bf16)")
     args = p.parse_args(argv)
     try:
         args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -82,7 +92,8 @@ def parse_args(argv=None):
     if not args.sizes or min(args.sizes) < 1 or args.repeat < 1:
         p.error("--sizes and --repeat need positive integers")
     if args.output is None:
-        args.output = os.path.join(args.build_dir, "bench-attention-cuda.md")
+        suffix = "" if args.dtype == "f32" else "-" + args.dtype
+        args.output = os.path.join(args.build_dir, f"bench-attention-cuda{suffix}.md")
     return args
 
 
@@ -127,10 +138,11 @@ def run_kiln(tools, module, function, inputs, out_dir, repeat):
     return float(median.group(1)) * 1e-6, int(largest.group(1)) if largest else None, outputs
 
 
-def torch_times(torch, arrays, causal, mode, repeat):
-    """(seconds on device, seconds with copies, peak extra bytes)."""
+def torch_times(torch, arrays, causal, mode, repeat, dtype):
+    """(seconds on device, seconds with copies, peak extra bytes), on
+    tensors of torch dtype `dtype`."""
     F = torch.nn.functional
-    dev = [torch.from_numpy(a).cuda() for a in arrays]
+    dev = [torch.from_numpy(a).cuda().to(dtype) for a in arrays]
 
     def call(q, k, v, do=None):
         if mode == "fwd":
@@ -159,7 +171,7 @@ def torch_times(torch, arrays, causal, mode, repeat):
     with_copies = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        outs = call(*[torch.from_numpy(a).cuda() for a in arrays])
+        outs = call(*[torch.from_numpy(a).cuda().to(dtype) for a in arrays])
         [o.cpu() for o in outs]
         torch.cuda.synchronize()
         with_copies.append(time.perf_counter() - t0)
@@ -199,6 +211,8 @@ def main(argv=None):
     for n in args.sizes:
         shape = (A.BATCH, A.HEADS, n, A.HEAD_DIM)
         arrays = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
+        if args.dtype == "bf16":
+            arrays = [torch.from_numpy(a).bfloat16().float().numpy() for a in arrays]
         paths = []
         for name, a in zip("qkvd", arrays):
             paths.append(os.path.join(work, f"{name}{n}.npy"))
@@ -211,15 +225,17 @@ def main(argv=None):
                 ref = reference(torch, arrays, causal, mode)
                 row = {"n": n, "causal": causal, "mode": mode}
                 row["torch"], row["torch_copies"], row["torch_mem"] = torch_times(
-                    torch, arrays, causal, mode, args.repeat)
+                    torch, arrays, causal, mode, args.repeat,
+                    torch.bfloat16 if args.dtype == "bf16" else torch.float32)
                 ins = paths[:4] if mode == "fwdbwd" else paths[:3]
                 for system in ("fused", "deterministic", "unfused"):
-                    if system == "unfused" and n > args.unfused_max:
+                    if system == "unfused" and (n > args.unfused_max
+                                                or args.dtype != "f32"):
                         continue
                     if system == "deterministic" and mode != "fwdbwd":
                         continue
                     text = (A.unfused_function(n, causal, mode) if system == "unfused"
-                            else A.fused_function(n, causal, mode))
+                            else A.fused_function(n, causal, mode, args.dtype))
                     source = os.path.join(work, f"{system}.{n}.{fn}.mlir")
                     module = source[:-5] + ".kmod"
                     with open(source, "w") as f:
@@ -245,8 +261,9 @@ def main(argv=None):
                         continue
                     got = outputs[:1] if mode == "fwd" else outputs[:3]
                     err = A.rel_error(got, ref)
-                    if not err <= TOL:
-                        problems.append(f"{system} {fn} N={n}: error {err:.2e} > {TOL}")
+                    if not err <= TOL[args.dtype]:
+                        problems.append(f"{system} {fn} N={n}: error {err:.2e} > "
+                                        f"{TOL[args.dtype]}")
                     row[system], row[system + "_mem"], row[system + "_err"] = seconds, largest, err
                 rows.append(row)
                 print(f"N={n} {fn}: fused {fmt_ms(row.get('fused'))} ms, deterministic "
@@ -261,7 +278,7 @@ def main(argv=None):
         f"Made by `bench/attention_cuda.py` on {started:%Y-%m-%d %H:%M} UTC: "
         f"{props.name} ({props.multi_processor_count} SMs, "
         f"{props.total_memory / 2**30:.0f} GiB), PyTorch {torch.__version__}, "
-        f"modules for {arch}. Batch 1, 8 heads, head dim 64, f32. Times in ms per "
+        f"modules for {arch}. Batch 1, 8 heads, head dim 64, {args.dtype}. Times in ms per "
         "call on device-resident inputs and outputs (kiln-run "
         "--device-resident); PyTorch's also with the copies in and out "
         "(from and to host arrays), for comparison. Memory: kiln's largest device buffer, PyTorch's peak "

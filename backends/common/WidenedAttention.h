@@ -1,12 +1,14 @@
 //===- WidenedAttention.h - Half attention on f32 kernels -------*- C++ -*-===//
 //
 // kiln.attention and kiln.attention_grad in f16 or bf16 are defined as
-// computed in f32 and rounded once (KilnAttentionOps.td). Both backends'
-// fused kernels are f32: such an op is rewritten as the f32 op on
+// computed in f32 and rounded once (KilnAttentionOps.td). Most of the
+// backends' fused kernels take f32: such an op is rewritten as the f32 op on
 // operands widened by kiln.cast (exact) and its half-precision results
 // rounded back by kiln.cast, which is that definition, so the kernels take
 // it instead of the composition that materializes the Nq x Nk scores. The
-// lse is f32 for half precision already.
+// lse is f32 for half precision already. A backend with a kernel for half
+// precision itself (CUDA's forward on tensor cores) keeps those ops as
+// they are.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,17 +58,20 @@ inline Operation *widenedToF32(Operation *op) {
 }
 
 /// The kiln.attention and kiln.attention_grad ops of `module` that a
-/// backend's f32 kernels take (`taken`), half-precision ones widened to
-/// f32 first; the others stay for the composition.
+/// backend's kernels take (`taken`), half-precision ones widened to f32
+/// first unless a kernel takes them as they are (`takenAsTheyAre`); the
+/// others stay for the composition.
 inline SmallVector<Operation *>
-attentionsForKernels(ModuleOp module, function_ref<bool(Operation *)> taken) {
+attentionsForKernels(ModuleOp module, function_ref<bool(Operation *)> taken,
+                     function_ref<bool(Operation *)> takenAsTheyAre = {}) {
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
     if (isa<AttentionOp, AttentionGradOp>(op))
       ops.push_back(op);
   });
   for (Operation *&op : ops)
-    op = widenedToF32(op);
+    if (!takenAsTheyAre || !takenAsTheyAre(op))
+      op = widenedToF32(op);
   llvm::erase_if(ops, [&](Operation *op) { return !taken(op); });
   return ops;
 }

@@ -133,7 +133,14 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     pm.addPass(createFuseAttention());
   }
-  pm.addPass(createKilnCudaOutlineAttention());
+  // The tensor cores' m16n8k16 products came with sm_80.
+  KilnCudaOutlineAttentionOptions outline;
+  StringRef arch = options.arch;
+  unsigned sm = 0;
+  outline.tensorCores =
+      options.onCpu ||
+      (arch.consume_front("sm_") && !arch.getAsInteger(10, sm) && sm >= 80);
+  pm.addPass(createKilnCudaOutlineAttention(outline));
   // Float convolutions wait in functions of their own for cuDNN
   // (LibraryConv.cpp).
   if (options.libraryConv) {

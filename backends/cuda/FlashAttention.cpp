@@ -1,4 +1,4 @@
-//===- FlashAttention.cpp - f32 attention as a tiled GPU kernel -----------===//
+//===- FlashAttention.cpp - Attention as a tiled GPU kernel ---------------===//
 //
 // kiln.attention computed as its composition materializes the Nq x Nk
 // scores of every head in device memory and streams them through it
@@ -39,16 +39,19 @@
 //      operands, so the later CUDA passes (stream ordering, the device
 //      arena, kernel outlining) treat them as any other launch.
 //
-// f16 and bf16 attention runs the f32 kernels on operands widened by
-// kiln.cast, its results rounded once, as the ops define it
-// (WidenedAttention.h). f64, and head dims that would leave a thread more
-// than kMaxDimsPerLane of them, are decomposed into their composition
-// (kiln-decompose-attention).
+// An f16 or bf16 forward whose head dims fit (fitsTheMmaKernel) runs on
+// tensor cores (KernelBuilder::buildMma, FlashAttention-2's tiling on
+// PTX's mma.m16n8k16). Other f16 and bf16 attention, the gradient among
+// them, runs the f32 kernels on operands widened by kiln.cast, its results
+// rounded once, as the ops define it (WidenedAttention.h). f64, and head dims
+// that would leave a thread more than kMaxDimsPerLane of them, are decomposed
+// into their composition (kiln-decompose-attention).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Delinearize.h"
 #include "LaunchHints.h"
+#include "TensorCoreMma.h"
 
 #include "common/OutlinedOps.h"
 #include "common/WidenedAttention.h"
@@ -154,6 +157,21 @@ static bool fitsTheTiledGradient(int64_t headDim, int64_t valueDim) {
   return headDim == 4 * kTiledSide && valueDim == 4 * kTiledSide;
 }
 
+/// The tensor-core forward kernel (KernelBuilder::buildMma), for f16 and
+/// bf16 operands: each of a block's kMmaWarps warps owns 16 query rows,
+/// and the block walks the keys in tiles of kMmaKeys.
+static constexpr int64_t kMmaWarps = 4;
+static constexpr int64_t kMmaRows = 16 * kMmaWarps;
+static constexpr int64_t kMmaKeys = 64;
+
+/// Whether the tensor-core kernel takes these head dims: D in steps of the
+/// products' k (16), Dv in steps of their n (8), and the staged tiles,
+/// kMmaKeys x D and Dv x kMmaKeys halves, 16 KiB each at most.
+static bool fitsTheMmaKernel(int64_t headDim, int64_t valueDim) {
+  return headDim > 0 && headDim % 16 == 0 && headDim <= 128 && valueDim > 0 &&
+         valueDim % 8 == 0 && valueDim <= 128;
+}
+
 /// {scale, causal} of an attention or its gradient.
 static DictionaryAttr attentionInfo(Builder &builder, APFloat scale,
                                    bool causal) {
@@ -181,17 +199,44 @@ static bool takenByTheKernels(Operation *op) {
   return fitsTheKernel(lastDim(0), lastDim(2));
 }
 
+/// Whether the tensor-core kernel takes a forward attention as it is, in
+/// f16 or bf16: static shapes and head dims that fit.
+static bool takenOnTensorCores(Operation *op) {
+  auto forward = dyn_cast<mlir::kiln::AttentionOp>(op);
+  if (!forward)
+    return false;
+  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  Type element = typeOf(forward.getQuery()).getElementType();
+  auto isStatic = [](Type type) {
+    return cast<RankedTensorType>(type).hasStaticShape();
+  };
+  return (element.isBF16() || element.isF16()) &&
+         llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic) &&
+         fitsTheMmaKernel(typeOf(forward.getQuery()).getShape().back(),
+                          typeOf(forward.getValue()).getShape().back());
+}
+
 namespace {
 
 struct KilnCudaOutlineAttentionPass
     : mlir::kiln::impl::KilnCudaOutlineAttentionBase<
           KilnCudaOutlineAttentionPass> {
+  using KilnCudaOutlineAttentionBase::KilnCudaOutlineAttentionBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Half precision on the f32 kernels (WidenedAttention.h); f64 and
+    // A half-precision forward on tensor cores where it fits, the rest of
+    // half precision on the f32 kernels (WidenedAttention.h); f64 and
     // head dims too wide stay for the composition.
-    SmallVector<Operation *> ops =
-        mlir::kiln::attentionsForKernels(module, takenByTheKernels);
+    bool tensorCores = this->tensorCores;
+    auto asItIs = [&](Operation *op) {
+      return tensorCores && takenOnTensorCores(op);
+    };
+    SmallVector<Operation *> ops = mlir::kiln::attentionsForKernels(
+        module,
+        [&](Operation *op) { return asItIs(op) || takenByTheKernels(op); },
+        asItIs);
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
     for (Operation *op : ops) {
@@ -246,6 +291,12 @@ public:
                   Value lse, double scale, bool causal, int64_t batch,
                   ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
                   int64_t headDim);
+  /// The tensor-core forward kernel, for f16 and bf16 buffers where
+  /// fitsTheMmaKernel.
+  void buildMma(Value query, Value key, Value value, Value mask, Value out,
+                Value lse, double scale, bool causal, int64_t batch,
+                ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
+                int64_t headDim, int64_t valueDim);
   /// The register-tiled gradient's kernels, where fitsTheTiledGradient:
   /// `operands` are query, key, value, dO, lse and rowsum(dO * O), `grads`
   /// the dq, dk and dv buffers. Erases the call.
@@ -306,9 +357,13 @@ private:
       return call.emitError()
              << "'" << mark << "' must be {scale = f64, causal = bool}";
     unsigned count = call.getNumOperands();
-    auto staticF32 = [](Value value) {
+    // The forward's half-precision buffers are checked by build().
+    auto staticF32 = [&](Value value) {
       auto type = dyn_cast<MemRefType>(value.getType());
-      return type && type.hasStaticShape() && type.getElementType().isF32();
+      Type element = type ? type.getElementType() : Type();
+      return type && type.hasStaticShape() &&
+             (element.isF32() || (mark == kAttentionAttr &&
+                                  (element.isF16() || element.isBF16())));
     };
     if ((count != plain && count != plain + 1) || call.getNumResults() != 0 ||
         !llvm::all_of(call.getOperands(), staticF32))
@@ -576,9 +631,11 @@ private:
       Value readQuery =
           b.create<arith::MinSIOp>(loc, query, index(queries - 1));
       Value readKey = b.create<arith::MinSIOp>(loc, key, index(keys - 1));
-      s = b.create<arith::AddFOp>(
-          loc, s,
-          b.create<memref::LoadOp>(loc, mask, at(mask, {readQuery, readKey})));
+      Value entry =
+          b.create<memref::LoadOp>(loc, mask, at(mask, {readQuery, readKey}));
+      if (entry.getType() != s.getType())
+        entry = b.create<arith::ExtFOp>(loc, s.getType(), entry);
+      s = b.create<arith::AddFOp>(loc, s, entry);
     }
     Value seen = inRange;
     if (causal)
@@ -837,6 +894,44 @@ private:
            return SmallVector<Value>{};
          });
   }
+  /// The 32-bit word of two halves (f16 or bf16) an mma operand holds,
+  /// `low` in its low bits.
+  Value packHalves(Value low, Value high) {
+    auto bits = [&](Value x) -> Value {
+      return b.create<arith::ExtUIOp>(
+          loc, b.getI32Type(),
+          b.create<arith::BitcastOp>(loc, b.getI16Type(), x));
+    };
+    return b.create<arith::OrIOp>(
+        loc, bits(low),
+        b.create<arith::ShLIOp>(loc, bits(high),
+                                b.create<arith::ConstantIntOp>(loc, 16, 32)));
+  }
+  /// D = C + A B on tensor cores for one warp (TensorCoreMma.h): `left`
+  /// the four words of the lane's share of A, `right` the two of B, `acc`
+  /// its four accumulators; halves of type `element`.
+  SmallVector<Value> mma(Type element, ArrayRef<Value> left,
+                         ArrayRef<Value> right, ArrayRef<Value> acc) {
+    SmallVector<Value> operands;
+    for (Value word : llvm::concat<const Value>(left, right))
+      operands.push_back(
+          element.isBF16()
+              ? word
+              : b.create<LLVM::BitcastOp>(
+                    loc, VectorType::get({2}, b.getF16Type()), word));
+    llvm::append_range(operands, acc);
+    Type f32 = b.getF32Type();
+    auto product = b.create<LLVM::CallIntrinsicOp>(
+        loc,
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32}),
+        element.isBF16() ? mlir::kiln::kMmaBF16 : mlir::kiln::kMmaF16,
+        operands);
+    SmallVector<Value> d;
+    for (int64_t i = 0; i < 4; ++i)
+      d.push_back(b.create<LLVM::ExtractValueOp>(loc, product.getResults(),
+                                                 ArrayRef<int64_t>{i}));
+    return d;
+  }
   /// `buffer[leading..., rest...]`, the leading indices being those of
   /// this block's batch entry (0 along the dims `buffer` broadcasts).
   SmallVector<Value> at(Value buffer, ArrayRef<Value> rest) {
@@ -866,9 +961,9 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
   bool causal;
   Value mask;
   if (failed(readCall(info, kAttentionAttr, 5, 3,
-                      "expected a call on static f32 buffers: query, key, "
-                      "value, the mask if any, then the result and "
-                      "log-sum-exp buffers",
+                      "expected a call on static f32, f16 or bf16 buffers: "
+                      "query, key, value, the mask if any, then the result "
+                      "and log-sum-exp buffers",
                       scale, causal, mask)))
     return failure();
   unsigned count = call.getNumOperands();
@@ -890,13 +985,37 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
   int64_t queries = q[rank - 2], headDim = q[rank - 1];
   int64_t keys = shapeOf(key)[rank - 2];
   int64_t valueDim = shapeOf(value)[rank - 1];
-  if (failed(checkHeadDims(headDim, valueDim)))
+  auto elementOf = [](Value v) {
+    return cast<MemRefType>(v.getType()).getElementType();
+  };
+  Type element = elementOf(query);
+  bool half = !element.isF32();
+  if (half) {
+    if (elementOf(key) != element || elementOf(value) != element ||
+        elementOf(out) != element || !elementOf(lse).isF32())
+      return call.emitError()
+             << "expected query, key, value and result buffers of one "
+                "element type and an f32 log-sum-exp buffer";
+    if (!fitsTheMmaKernel(headDim, valueDim))
+      return call.emitError()
+             << "the tensor-core kernel takes a head dim that is a multiple "
+                "of 16 up to 128 and a value dim that is a multiple of 8 up "
+                "to 128, not "
+             << headDim << " and " << valueDim;
+  } else if (failed(checkHeadDims(headDim, valueDim))) {
     return failure();
+  }
   int64_t batch = 1;
   for (int64_t d : leading)
     batch *= d;
   if (batch == 0 || queries == 0) {
     // Nothing to compute: the results are empty.
+    call.erase();
+    return success();
+  }
+  if (half) {
+    buildMma(query, key, value, mask, out, lse, scale, causal, batch, leading,
+             queries, keys, headDim, valueDim);
     call.erase();
     return success();
   }
@@ -1149,6 +1268,251 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
       }
       when(equal(t.tx, zero),
            [&] { storeLogSumExp(lse, row, finalMax, finalSum, none, nan); });
+    });
+  }
+  b.create<gpu::TerminatorOp>(loc);
+}
+
+/// The forward kernel on tensor cores, for f16 and bf16 (FlashAttention-2's
+/// tiling, on PTX's mma.m16n8k16 with f32 accumulators, TensorCoreMma.h).
+/// A block has kMmaWarps warps, each owning 16 query rows; a lane holds
+/// rows g and g + 8 of its warp's (g = lane / 4, t = lane % 4). The
+/// warp's query rows stay in registers as A operands, read once. Per tile
+/// of kMmaKeys keys the block stages the keys as pairs of head dims
+/// ([key][D / 2] words) and the values transposed as pairs of keys
+/// ([Dv][kMmaKeys / 2] words), both swizzled so that the eight groups of
+/// a warp read different banks. Each warp then computes its 16 x
+/// kMmaKeys scores S = Q K^T, scaled and masked in f32, folds each row's
+/// maximum over the row's four lanes (two shuffles) into its online
+/// softmax, rounds the weights p to the operands' type and adds p V into
+/// its 16 x Dv accumulators: the S product's D fragments are the P
+/// product's A fragments, so p never leaves registers. A lane keeps its
+/// share of each row's sum and the row's four lanes add theirs at the end.
+/// The result is rounded once from out = acc / l; lse = m + log(l) in f32.
+void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
+                             Value out, Value lse, double scale, bool causal,
+                             int64_t batch, ArrayRef<int64_t> leading,
+                             int64_t queries, int64_t keys, int64_t headDim,
+                             int64_t valueDim) {
+  Type element = cast<MemRefType>(query.getType()).getElementType();
+  Type i32 = b.getI32Type();
+  int64_t keyWords = headDim / 2, tileWords = kMmaKeys / 2;
+  int64_t threads = 32 * kMmaWarps;
+  Blocks blocks = launchBlocks(
+      llvm::divideCeil(queries, kMmaRows), threads, batch,
+      {workgroupType({kMmaKeys, keyWords}, i32),
+       workgroupType({valueDim, tileWords}, i32)},
+      causal ? Longest::Last : Longest::None, 2 * keys * (headDim + valueDim));
+  setLeadingIndices(blocks.entry, leading);
+  Value keyTile = blocks.launch.getWorkgroupAttributions()[0];
+  Value valueTile = blocks.launch.getWorkgroupAttributions()[1];
+  Value thread = blocks.launch.getThreadIds().x;
+  Value lane = b.create<arith::RemUIOp>(loc, thread, index(32));
+  Value warp = b.create<arith::DivUIOp>(loc, thread, index(32));
+  Value g = b.create<arith::DivUIOp>(loc, lane, index(4));
+  Value t = b.create<arith::RemUIOp>(loc, lane, index(4));
+  Value blockStart = mul(blocks.rowBlock, index(kMmaRows));
+  // The lane's rows g and g + 8 of its warp's, and the rows it reads
+  // (the last one past the end: such rows compute and write nothing).
+  Value rows[2], readRows[2];
+  rows[0] = add(blockStart, add(mul(warp, index(16)), g));
+  rows[1] = add(rows[0], index(8));
+  for (int h = 0; h < 2; ++h)
+    readRows[h] = b.create<arith::MinSIOp>(loc, rows[h], index(queries - 1));
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  Value zeroF = f32(0.0);
+  Value zeroWord = b.create<arith::ConstantIntOp>(loc, 0, 32);
+  Value zeroHalf =
+      b.create<arith::ConstantOp>(loc, b.getFloatAttr(element, 0.0));
+  Value scaleF = f32(scale);
+  auto xorOf = [&](Value x, Value y) -> Value {
+    return b.create<arith::XOrIOp>(loc, x, y);
+  };
+  // Word c of staged key row r, and of transposed value row d: the eight
+  // rows a warp's groups read at once fall in different banks.
+  auto keyColumn = [&](Value r, Value c) -> Value {
+    if (keyWords % 32 != 0)
+      return c;
+    return xorOf(c, mul(b.create<arith::RemUIOp>(loc, r, index(8)), index(4)));
+  };
+  auto valueColumn = [&](Value d, Value c) -> Value {
+    return xorOf(c, mul(b.create<arith::RemUIOp>(loc, d, index(8)), index(4)));
+  };
+  auto load = [&](Value buffer, Value row, Value column) -> Value {
+    return b.create<memref::LoadOp>(loc, buffer, at(buffer, {row, column}));
+  };
+
+  // The warp's query rows as A operands, 16 head dims per product.
+  SmallVector<SmallVector<Value, 4>> queryWords;
+  for (int64_t kc = 0; kc < headDim / 16; ++kc) {
+    SmallVector<Value, 4> words;
+    for (int64_t w = 0; w < 4; ++w) {
+      Value column = add(mul(t, index(2)), index(16 * kc + 8 * (w / 2)));
+      Value row = readRows[w % 2];
+      words.push_back(packHalves(load(query, row, column),
+                                 load(query, row, add(column, one))));
+    }
+    queryWords.push_back(words);
+  }
+
+  Value tiles = keyTiles(blockStart, kMmaRows, queries, keys, kMmaKeys, causal);
+  int64_t valueGroups = valueDim / 8;
+  // Carried: the rows' running maxima, the lane's shares of their sums,
+  // its accumulators (valueGroups fragments of four).
+  SmallVector<Value> inits{negInf, negInf, zeroF, zeroF};
+  inits.append(4 * valueGroups, zeroF);
+  auto tileLoop = loop(
+      zero, tiles, one, inits,
+      [&](Value tile, ValueRange carried) -> SmallVector<Value> {
+        Value firstKey = mul(tile, index(kMmaKeys));
+        // Keys as pairs of dims, zeros past the last key.
+        loop(thread, index(kMmaKeys * keyWords), index(threads), {},
+             [&](Value e, ValueRange) {
+               Value r = b.create<arith::DivUIOp>(loc, e, index(keyWords));
+               Value c = b.create<arith::RemUIOp>(loc, e, index(keyWords));
+               Value k = add(firstKey, r);
+               Value readKey =
+                   b.create<arith::MinSIOp>(loc, k, index(keys - 1));
+               Value column = mul(c, index(2));
+               Value word = packHalves(load(key, readKey, column),
+                                       load(key, readKey, add(column, one)));
+               word = b.create<arith::SelectOp>(loc, less(k, index(keys)), word,
+                                                zeroWord);
+               b.create<memref::StoreOp>(loc, word, keyTile,
+                                         ValueRange{r, keyColumn(r, c)});
+               return SmallVector<Value>{};
+             });
+        // Values transposed as pairs of keys, consecutive threads on
+        // consecutive dims of a value row; zeros past the last key.
+        loop(thread, index(valueDim * tileWords), index(threads), {},
+             [&](Value e, ValueRange) {
+               Value d = b.create<arith::RemUIOp>(loc, e, index(valueDim));
+               Value c = b.create<arith::DivUIOp>(loc, e, index(valueDim));
+               Value first = add(firstKey, mul(c, index(2)));
+               SmallVector<Value, 2> halves;
+               for (int64_t j = 0; j < 2; ++j) {
+                 Value k = add(first, index(j));
+                 Value x =
+                     load(value,
+                          b.create<arith::MinSIOp>(loc, k, index(keys - 1)), d);
+                 halves.push_back(b.create<arith::SelectOp>(
+                     loc, less(k, index(keys)), x, zeroHalf));
+               }
+               b.create<memref::StoreOp>(loc, packHalves(halves[0], halves[1]),
+                                         valueTile,
+                                         ValueRange{d, valueColumn(d, c)});
+               return SmallVector<Value>{};
+             });
+        b.create<gpu::BarrierOp>(loc);
+
+        // S = Q K^T, eight keys per product: scores[4 n + i] is element i
+        // of the fragment of keys 8 n .. 8 n + 7 (rows g, g, g + 8, g + 8;
+        // keys 2t, 2t + 1, 2t, 2t + 1 of them).
+        SmallVector<Value> scores;
+        Value tileMax[2] = {negInf, negInf};
+        Value firstColumn = add(firstKey, mul(t, index(2)));
+        for (int64_t n = 0; n < kMmaKeys / 8; ++n) {
+          Value keyRow = add(g, index(8 * n));
+          SmallVector<Value> acc(4, zeroF);
+          for (int64_t kc = 0; kc < headDim / 16; ++kc) {
+            Value right[2];
+            for (int64_t w = 0; w < 2; ++w)
+              right[w] = b.create<memref::LoadOp>(
+                  loc, keyTile,
+                  ValueRange{keyRow,
+                             keyColumn(keyRow, add(t, index(8 * kc + 4 * w)))});
+            acc = mma(element, queryWords[kc], right, acc);
+          }
+          for (int64_t i = 0; i < 4; ++i) {
+            Value k = add(firstColumn, index(8 * n + i % 2));
+            auto [s, seen] = maskAndSee(
+                b.create<arith::MulFOp>(loc, acc[i], scaleF), mask, rows[i / 2],
+                queries, k, keys, less(k, index(keys)), causal);
+            scores.push_back(b.create<arith::SelectOp>(loc, seen, s, negInf));
+            tileMax[i / 2] =
+                b.create<arith::MaximumFOp>(loc, tileMax[i / 2], scores.back());
+          }
+        }
+
+        // The rows' online softmax: their maxima over the four lanes of a
+        // row, the weights, the lane's shares of the sums, the rescaled
+        // accumulators.
+        SoftmaxStep step[2];
+        SmallVector<Value> next;
+        for (int h = 0; h < 2; ++h) {
+          step[h] = foldMax(carried[h], maxOverLanes(tileMax[h], 4));
+          next.push_back(step[h].max);
+        }
+        SmallVector<Value> weights;
+        Value sums[2] = {
+            b.create<arith::MulFOp>(loc, carried[2], step[0].correction),
+            b.create<arith::MulFOp>(loc, carried[3], step[1].correction)};
+        for (auto [i, s] : llvm::enumerate(scores)) {
+          Value p = softmaxWeight(s, step[(i % 4) / 2]);
+          weights.push_back(p);
+          sums[(i % 4) / 2] =
+              b.create<arith::AddFOp>(loc, sums[(i % 4) / 2], p);
+        }
+        next.append({sums[0], sums[1]});
+        SmallVector<Value> acc;
+        for (auto [i, a] : llvm::enumerate(carried.drop_front(4)))
+          acc.push_back(
+              b.create<arith::MulFOp>(loc, a, step[(i % 4) / 2].correction));
+
+        // acc += P V, 16 keys per product: the score fragments of keys
+        // 16 kk .. 16 kk + 7 and 16 kk + 8 .. 16 kk + 15, rounded, are the
+        // A operand's words 0, 1 and 2, 3.
+        auto rounded = [&](int64_t i) -> Value {
+          return b.create<arith::TruncFOp>(loc, element, weights[i]);
+        };
+        for (int64_t kk = 0; kk < kMmaKeys / 16; ++kk) {
+          SmallVector<Value, 4> left;
+          for (int64_t w = 0; w < 4; ++w) {
+            int64_t i = 4 * (2 * kk + w / 2) + 2 * (w % 2);
+            left.push_back(packHalves(rounded(i), rounded(i + 1)));
+          }
+          for (int64_t n = 0; n < valueGroups; ++n) {
+            Value dim = add(g, index(8 * n));
+            Value right[2];
+            for (int64_t w = 0; w < 2; ++w)
+              right[w] = b.create<memref::LoadOp>(
+                  loc, valueTile,
+                  ValueRange{dim,
+                             valueColumn(dim, add(t, index(8 * kk + 4 * w)))});
+            SmallVector<Value> updated =
+                mma(element, left, right, ArrayRef<Value>(acc).slice(4 * n, 4));
+            std::copy(updated.begin(), updated.end(), acc.begin() + 4 * n);
+          }
+        }
+        llvm::append_range(next, acc);
+        // Every warp is done with the tiles before the next is staged.
+        b.create<gpu::BarrierOp>(loc);
+        return next;
+      });
+
+  // out = acc / l rounded, and lse = m + log(l); NaN for a row that saw no
+  // finite score (all masked, or no keys), as the softmax's 0 / 0.
+  Value nan = f32(std::numeric_limits<double>::quiet_NaN());
+  Value firstDim = mul(t, index(2));
+  for (int h = 0; h < 2; ++h) {
+    Value finalMax = tileLoop.getResult(h);
+    Value finalSum = sumOverLanes(tileLoop.getResult(2 + h), 4);
+    when(less(rows[h], index(queries)), [&] {
+      Value none = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
+                                           finalMax, negInf);
+      for (int64_t n = 0; n < valueGroups; ++n)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value o = b.create<arith::SelectOp>(
+              loc, none, nan,
+              b.create<arith::DivFOp>(
+                  loc, tileLoop.getResult(4 + 4 * n + 2 * h + j), finalSum));
+          b.create<memref::StoreOp>(
+              loc, b.create<arith::TruncFOp>(loc, element, o), out,
+              at(out, {rows[h], add(firstDim, index(8 * n + j))}));
+        }
+      when(equal(t, zero), [&] {
+        storeLogSumExp(lse, rows[h], finalMax, finalSum, none, nan);
+      });
     });
   }
   b.create<gpu::TerminatorOp>(loc);

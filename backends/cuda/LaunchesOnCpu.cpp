@@ -11,7 +11,8 @@
 //
 // Blocks run one after the other. A block's body is cut into phases at the
 // ops that synchronize its threads (gpu.barrier, gpu.shuffle,
-// gpu.all_reduce, and loops that hold one), and each phase is a loop over
+// gpu.all_reduce, a tensor-core product, and loops that hold one), and
+// each phase is a loop over
 // the block's threads, so that every thread finishes a phase before any
 // starts the next, as a barrier promises:
 //
@@ -26,6 +27,10 @@
 //    warps run one after the other, each through all the phases there:
 //    a block barrier missing from a kernel is no more hidden by a shuffle
 //    here than on a GPU;
+//  - a tensor-core product (TensorCoreMma.h) stores each thread's operands
+//    in slots, and in the next phase each thread computes its share of
+//    the warp's product from its warp's slots, as the fragments lay them
+//    out; a product synchronizes its warp only, as a shuffle;
 //  - a block reduction combines the slots on the host, in thread order,
 //    into one value for every thread;
 //  - a loop that holds a synchronization runs on the host, its body's
@@ -46,6 +51,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TensorCoreMma.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -54,6 +61,7 @@
 #include "mlir/Dialect/GPU/Transforms/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Builders.h"
@@ -76,9 +84,15 @@ using namespace mlir;
 /// Threads per warp, for shuffles.
 static constexpr int64_t kWarpSize = 32;
 
-/// Whether `op` synchronizes the threads of a block.
+/// Whether `op` synchronizes the threads of a block or a warp.
 static bool synchronizes(Operation *op) {
-  return isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::AllReduceOp>(op);
+  return isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::AllReduceOp>(op) ||
+         mlir::kiln::mmaOperandType(op);
+}
+
+/// Whether `op` synchronizes a warp only.
+static bool synchronizesWarp(Operation *op) {
+  return isa<gpu::ShuffleOp>(op) || mlir::kiln::mmaOperandType(op);
 }
 
 namespace {
@@ -243,6 +257,11 @@ private:
   SmallVector<DenseMap<Value, Value>> uniform;
   /// The buffers a shuffle or block reduction exchanges values through.
   llvm::MapVector<Type, Value> exchange;
+  /// Those an mma's operands wait in: the four words of A, the two of B,
+  /// the four accumulators.
+  SmallVector<Value> mmaOperands;
+  /// The ops runMma ran for an mma (the extractions of its results).
+  DenseSet<Operation *> absorbed;
   SmallVector<Value> buffers;
 
   LogicalResult check();
@@ -281,6 +300,7 @@ private:
   FailureOr<Value> exchangeOf(Value value);
   LogicalResult runShuffle(gpu::ShuffleOp shuffle);
   LogicalResult runReduction(gpu::AllReduceOp reduce);
+  LogicalResult runMma(LLVM::CallIntrinsicOp mma);
   LogicalResult runLoop(scf::ForOp loop);
 };
 } // namespace
@@ -302,8 +322,7 @@ LogicalResult LaunchOnCpu::check() {
       return WalkResult::interrupt();
     }
     if (synchronizes(op)) {
-      DenseSet<Operation *> &set =
-          isa<gpu::ShuffleOp>(op) ? warpSync : blockSync;
+      DenseSet<Operation *> &set = synchronizesWarp(op) ? warpSync : blockSync;
       for (Operation *parent = op; parent != launch;
            parent = parent->getParentOp())
         set.insert(parent);
@@ -447,6 +466,8 @@ FailureOr<Value> LaunchOnCpu::uniformValue(Value value) {
 }
 
 LogicalResult LaunchOnCpu::runInPhase(Operation *op) {
+  if (absorbed.contains(op))
+    return success();
   Phase &phase = openPhase();
   OpBuilder b = phaseBuilder(phase);
   // A coordinate asked of an op.
@@ -584,6 +605,125 @@ LogicalResult LaunchOnCpu::runReduction(gpu::AllReduceOp reduce) {
   return success();
 }
 
+LogicalResult LaunchOnCpu::runMma(LLVM::CallIntrinsicOp mma) {
+  // Each thread puts its operands in its slots; in the next phase, each
+  // computes its four results from its warp's slots as the fragments lay
+  // them out (TensorCoreMma.h): D(row, column) = C(row, column) + the sum
+  // over k < 16 of A(row, k) B(k, column), A(row, k) held by lane
+  // (row mod 8) * 4 + (k mod 8) / 2 in word (row >= 8) + 2 (k >= 8), half
+  // k mod 2, and B(k, column) by lane column * 4 + (k mod 8) / 2 in word
+  // (k >= 8). The products of halves are exact in f32.
+  Type half = mlir::kiln::mmaOperandType(mma);
+  std::optional<int64_t> x = getConstantIntValue(block.x),
+                         y = getConstantIntValue(block.y),
+                         z = getConstantIntValue(block.z);
+  if (!x || !y || !z || (*x * *y * *z) % kWarpSize != 0)
+    return mma.emitError("an mma runs on the CPU only in blocks of whole "
+                         "warps of constant size");
+  if (mma.getArgs().size() != 10)
+    return mma.emitError("expected the four words of A, the two of B and "
+                         "the four accumulators");
+  SmallVector<LLVM::ExtractValueOp> extracts;
+  for (Operation *user : mma->getUsers()) {
+    auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
+    if (!extract || extract.getPosition().size() != 1 ||
+        extract.getPosition()[0] >= 4)
+      return user->emitError("an mma's results run on the CPU only as "
+                             "llvm.extractvalue of one of its four floats");
+    extracts.push_back(extract);
+  }
+  OpBuilder b = phaseBuilder(openPhase());
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  if (mmaOperands.empty())
+    for (int64_t i = 0; i < 10; ++i)
+      mmaOperands.push_back(slots(i < 6 ? i32 : f32));
+  Phase &put = *open;
+  for (auto [operand, buffer] : llvm::zip(mma.getArgs(), mmaOperands)) {
+    FailureOr<Value> mine = threadValue(operand, put, b);
+    if (failed(mine))
+      return failure();
+    Value word = *mine;
+    if (isa<VectorType>(word.getType()))
+      word = b.create<LLVM::BitcastOp>(loc, i32, word);
+    b.create<memref::StoreOp>(loc, word, buffer, put.thread);
+  }
+  open = nullptr;
+
+  Phase &get = openPhase();
+  b = phaseBuilder(get);
+  Value lane = b.create<arith::RemUIOp>(loc, get.thread, index(b, kWarpSize));
+  Value warpStart = b.create<arith::SubIOp>(loc, get.thread, lane);
+  Value group = b.create<arith::DivUIOp>(loc, lane, index(b, 4));
+  Value column0 = b.create<arith::MulIOp>(
+      loc, b.create<arith::RemUIOp>(loc, lane, index(b, 4)), index(b, 2));
+  // The thread holding pair p of A's row or B's column `at` (mod 8).
+  auto holder = [&](Value at, Value p) -> Value {
+    return b.create<arith::AddIOp>(
+        loc, warpStart,
+        b.create<arith::AddIOp>(
+            loc, b.create<arith::MulIOp>(loc, at, index(b, 4)), p));
+  };
+  // Half `which` of a word, as f32.
+  auto halfOf = [&](Value word, int64_t which) -> Value {
+    Value bits = word;
+    if (which)
+      bits = b.create<arith::ShRUIOp>(
+          loc, word, b.create<arith::ConstantIntOp>(loc, 16, 32));
+    bits = b.create<arith::TruncIOp>(loc, b.getI16Type(), bits);
+    Value value = b.create<arith::BitcastOp>(loc, half, bits);
+    return b.create<arith::ExtFOp>(loc, f32, value);
+  };
+  SmallVector<Value> acc;
+  for (int64_t i = 0; i < 4; ++i)
+    acc.push_back(
+        b.create<memref::LoadOp>(loc, mmaOperands[6 + i], get.thread));
+  Value columns[2] = {column0,
+                      b.create<arith::AddIOp>(loc, column0, index(b, 1))};
+  for (int64_t kb = 0; kb < 2; ++kb) {
+    // k = 8 kb + 2 p + which, for the pairs p < 4 of the half of k.
+    auto pairs =
+        b.create<scf::ForOp>(loc, index(b, 0), index(b, 4), index(b, 1), acc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(pairs.getBody());
+    Value p = pairs.getInductionVar();
+    Value left = holder(group, p);
+    Value rowWords[2] = {
+        b.create<memref::LoadOp>(loc, mmaOperands[2 * kb], left),
+        b.create<memref::LoadOp>(loc, mmaOperands[2 * kb + 1], left)};
+    Value columnWords[2];
+    for (int64_t j = 0; j < 2; ++j)
+      columnWords[j] = b.create<memref::LoadOp>(loc, mmaOperands[4 + kb],
+                                                holder(columns[j], p));
+    SmallVector<Value> sums(pairs.getRegionIterArgs());
+    for (int64_t which = 0; which < 2; ++which) {
+      Value rows[2] = {halfOf(rowWords[0], which), halfOf(rowWords[1], which)};
+      Value columns[2] = {halfOf(columnWords[0], which),
+                          halfOf(columnWords[1], which)};
+      for (int64_t i = 0; i < 4; ++i)
+        sums[i] = b.create<arith::AddFOp>(
+            loc, sums[i],
+            b.create<arith::MulFOp>(loc, rows[i / 2], columns[i % 2]));
+    }
+    b.create<scf::YieldOp>(loc, sums);
+    b.setInsertionPointAfter(pairs);
+    acc.assign(pairs.getResults().begin(), pairs.getResults().end());
+  }
+  // The results stay in this phase's values, and in slots for later
+  // phases.
+  SmallVector<Value> results;
+  for (int64_t i = 0; i < 4; ++i) {
+    results.push_back(slots(f32));
+    b.create<memref::StoreOp>(loc, acc[i], results.back(), get.thread);
+  }
+  for (LLVM::ExtractValueOp extract : extracts) {
+    int64_t i = extract.getPosition()[0];
+    get.map.map(extract.getResult(), acc[i]);
+    kept[extract.getResult()] = results[i];
+    absorbed.insert(extract);
+  }
+  return success();
+}
+
 LogicalResult LaunchOnCpu::runLoop(scf::ForOp loop) {
   // The same trips for every thread: a host loop whose body's phases run
   // the threads; what the threads carry from trip to trip waits in slots.
@@ -653,6 +793,7 @@ LogicalResult LaunchOnCpu::runSynchronization(Operation *op) {
       .Case([&](gpu::BarrierOp) { return success(); })
       .Case([&](gpu::ShuffleOp shuffle) { return runShuffle(shuffle); })
       .Case([&](gpu::AllReduceOp reduce) { return runReduction(reduce); })
+      .Case([&](LLVM::CallIntrinsicOp mma) { return runMma(mma); })
       .Case([&](scf::ForOp loop) { return runLoop(loop); })
       .Default([&](Operation *other) {
         return other->emitError("cannot run on the CPU");

@@ -578,7 +578,7 @@ func.func private @kiln_cuda_attention(%q: memref<5x8xf32>, %k: memref<7x8xf32>,
 // -----
 
 func.func @bad_operands(%q: memref<5x8xf64>, %k: memref<7x8xf64>, %v: memref<7x4xf64>, %o: memref<5x4xf64>, %l: memref<5xf64>) {
-  // expected-error @+1 {{expected a call on static f32 buffers: query, key, value, the mask if any, then the result and log-sum-exp buffers}}
+  // expected-error @+1 {{expected a call on static f32, f16 or bf16 buffers: query, key, value, the mask if any, then the result and log-sum-exp buffers}}
   call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x8xf64>, memref<7x8xf64>, memref<7x4xf64>, memref<5x4xf64>, memref<5xf64>) -> ()
   return
 }
@@ -597,3 +597,100 @@ func.func private @kiln_cuda_attention(%q: memref<5x8xf32>, %k: memref<7x8xf32>,
   return
 }
 
+// -----
+
+// bf16 on tensor cores (whatever the options): blocks of four warps (128
+// threads) owning 64 query rows, ceil(70 / 64) = 2 per batch entry; the
+// key tile as pairs of head dims and the value tile transposed as pairs of
+// keys, 64 x 32 words each. Per tile of 64 keys: the staging, a barrier,
+// the scores in 8 x 4 products (64 keys in eights, 64 head dims in
+// sixteens), the bf16 mask widened and added, each row's maximum over its
+// four lanes (two shuffles for each of a lane's two rows), the weights
+// rounded to bf16, then 4 x 8 products for p v (64 keys in sixteens, 64
+// value dims in eights), and a barrier. The loop carries two maxima, two
+// sums and 32 accumulators; the results are rounded to bf16.
+// CHECK-LABEL: func.func @tensor_cores(
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) workgroup(%[[KT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>)
+// CHECK:         %{{.*}}:36 = scf.for
+// CHECK:           memref.store %{{.*}}, %[[KT]]
+// CHECK:           memref.store %{{.*}}, %[[VT]]
+// CHECK:           gpu.barrier
+// CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK:           arith.extf %{{.*}} : bf16 to f32
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK-COUNT-4:   gpu.shuffle  xor
+// CHECK-NOT:       gpu.shuffle
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           gpu.barrier
+// CHECK-NEXT:      scf.yield
+// CHECK:         memref.store %{{.*}}, %{{.*}} : memref<2x70x64xbf16>
+// CHECK:         memref.store %{{.*}}, %{{.*}} : memref<2x70xf32>
+// CHECK-NOT:     llvm.call_intrinsic
+// CHECK:         gpu.terminator
+func.func @tensor_cores(%q: memref<2x70x64xbf16>, %k: memref<2x45x64xbf16>, %v: memref<2x45x64xbf16>, %m: memref<1x70x45xbf16>, %o: memref<2x70x64xbf16>, %l: memref<2x70xf32>) {
+  call @kiln_cuda_attention(%q, %k, %v, %m, %o, %l) : (memref<2x70x64xbf16>, memref<2x45x64xbf16>, memref<2x45x64xbf16>, memref<1x70x45xbf16>, memref<2x70x64xbf16>, memref<2x70xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<2x70x64xbf16>, %k: memref<2x45x64xbf16>, %v: memref<2x45x64xbf16>, %m: memref<1x70x45xbf16>, %o: memref<2x70x64xbf16>, %l: memref<2x70xf32>) attributes {kiln.cuda_attention = {causal = true, scale = 1.250000e-01 : f64}} {
+  return
+}
+
+// -----
+
+// f16: the words go to the products as vector<2xf16>; head dims 16 and 8
+// make one product per eight keys for the scores and one per sixteen keys
+// for p v.
+// CHECK-LABEL: func.func @tensor_cores_f16(
+// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x32xi32, #gpu.address_space<workgroup>>)
+// CHECK:           gpu.barrier
+// CHECK:           llvm.bitcast %{{.*}} : i32 to vector<2xf16>
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK-COUNT-4:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           gpu.barrier
+
+func.func @tensor_cores_f16(%q: memref<5x16xf16>, %k: memref<7x16xf16>, %v: memref<7x8xf16>, %o: memref<5x8xf16>, %l: memref<5xf32>) {
+  call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x16xf16>, memref<7x16xf16>, memref<7x8xf16>, memref<5x8xf16>, memref<5xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<5x16xf16>, %k: memref<7x16xf16>, %v: memref<7x8xf16>, %o: memref<5x8xf16>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 2.500000e-01 : f64}} {
+  return
+}
+
+
+// -----
+
+func.func @tensor_cores_head_dims(%q: memref<5x8xbf16>, %k: memref<7x8xbf16>, %v: memref<7x4xbf16>, %o: memref<5x4xbf16>, %l: memref<5xf32>) {
+  // expected-error @+1 {{the tensor-core kernel takes a head dim that is a multiple of 16 up to 128 and a value dim that is a multiple of 8 up to 128, not 8 and 4}}
+  call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x8xbf16>, memref<7x8xbf16>, memref<7x4xbf16>, memref<5x4xbf16>, memref<5xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<5x8xbf16>, %k: memref<7x8xbf16>, %v: memref<7x4xbf16>, %o: memref<5x4xbf16>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.000000e+00 : f64}} {
+  return
+}
+
+// -----
+
+func.func @tensor_cores_mixed(%q: memref<5x16xbf16>, %k: memref<7x16xf16>, %v: memref<7x8xbf16>, %o: memref<5x8xbf16>, %l: memref<5xf32>) {
+  // expected-error @+1 {{expected query, key, value and result buffers of one element type and an f32 log-sum-exp buffer}}
+  call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x16xbf16>, memref<7x16xf16>, memref<7x8xbf16>, memref<5x8xbf16>, memref<5xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<5x16xbf16>, %k: memref<7x16xf16>, %v: memref<7x8xbf16>, %o: memref<5x8xbf16>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.000000e+00 : f64}} {
+  return
+}
+
+// -----
+
+func.func @half_gradient(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x8xbf16>, %do: memref<5x8xbf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x8xbf16>) {
+  // expected-error @+1 {{expected a call on static f32 buffers: query, key, value, the result's cotangent, lse, rowsum(cotangent * result), the mask if any, then the query, key and value gradient buffers}}
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x16xbf16>, memref<7x16xbf16>, memref<7x8xbf16>, memref<5x8xbf16>, memref<5xf32>, memref<5xf32>, memref<5x16xbf16>, memref<7x16xbf16>, memref<7x8xbf16>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x8xbf16>, %do: memref<5x8xbf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x8xbf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.000000e+00 : f64}} {
+  return
+}

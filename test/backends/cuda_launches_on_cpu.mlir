@@ -240,3 +240,107 @@ func.func @async(%x: memref<64xf32>) {
   gpu.wait [%d]
   return
 }
+
+// -----
+
+// A tensor-core product (TensorCoreMma.h) synchronizes its warp: the warps
+// run one after the other, each thread stores its ten operands (A's four
+// words, B's two, the four accumulators) in slots, and in the next phase
+// computes its four results from its warp's slots: A's words of row g =
+// lane / 4 (words 0 and 1, then 2 and 3) from lane 4 g + p, B's of columns
+// 2t and 2t + 1 (t = lane mod 4; word 0, then 1) from lanes 4 (2t) + p and
+// 4 (2t + 1) + p, for the four pairs p of each half of k; the halves
+// unpacked as bf16, the high one shifted down 16 bits. The results reach
+// the extractions' users in that phase.
+// CHECK-LABEL: func.func @mma
+// CHECK:         %[[A0:.+]] = memref.alloc(%[[THREADS:.+]]) : memref<?xi32>
+// CHECK-NEXT:    %[[A1:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
+// CHECK-NEXT:    %[[A2:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
+// CHECK-NEXT:    %[[A3:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
+// CHECK-NEXT:    %[[B0:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
+// CHECK-NEXT:    %[[B1:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
+// CHECK-COUNT-4: memref.alloc(%[[THREADS]]) : memref<?xf32>
+// CHECK:         scf.for %[[T:[^ ]+]] = %{{[0-9]+}} to
+// CHECK:         scf.for %[[T:[^ ]+]] = %{{[0-9]+}} to
+// CHECK:           memref.store %{{.+}}, %[[A0]][%[[T]]] : memref<?xi32>
+// CHECK:         scf.for %[[T2:[^ ]+]] = %{{[0-9]+}} to
+// CHECK:           %[[LANE:.+]] = arith.remui %[[T2]], %c32{{[_0-9]*}} : index
+// CHECK-NEXT:      %[[FIRST:.+]] = arith.subi %[[T2]], %[[LANE]] : index
+// CHECK:           %[[G:.+]] = arith.divui %[[LANE]], %{{.+}} : index
+// CHECK:           scf.for %[[P:.+]] = {{.+}} iter_args(
+// CHECK:             %[[ROW:.+]] = arith.muli %[[G]], %{{.+}} : index
+// CHECK-NEXT:        %[[AT:.+]] = arith.addi %[[ROW]], %[[P]] : index
+// CHECK-NEXT:        %[[HOLDER:.+]] = arith.addi %[[FIRST]], %[[AT]] : index
+// CHECK-NEXT:        memref.load %[[A0]][%[[HOLDER]]]
+// CHECK-NEXT:        memref.load %[[A1]][%[[HOLDER]]]
+// CHECK:             memref.load %[[B0]]
+// CHECK:             memref.load %[[B0]]
+// CHECK:             arith.trunci %{{.+}} : i32 to i16
+// CHECK-NEXT:        arith.bitcast %{{.+}} : i16 to bf16
+// CHECK:             arith.shrui
+// CHECK:           scf.for
+// CHECK:             memref.load %[[A2]]
+// CHECK-NEXT:        memref.load %[[A3]]
+// CHECK:             memref.load %[[B1]]
+// CHECK:           memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x4xf32>
+// CHECK-NOT:     llvm.
+func.func @mma(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %d: memref<64x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %a0 = memref.load %a[%tx, %c0] : memref<64x4xi32>
+    %a1 = memref.load %a[%tx, %c1] : memref<64x4xi32>
+    %a2 = memref.load %a[%tx, %c2] : memref<64x4xi32>
+    %a3 = memref.load %a[%tx, %c3] : memref<64x4xi32>
+    %b0 = memref.load %b[%tx, %c0] : memref<64x2xi32>
+    %b1 = memref.load %b[%tx, %c1] : memref<64x2xi32>
+    %zero = arith.constant 0.0 : f32
+    %r = llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"(%a0, %a1, %a2, %a3, %b0, %b1, %zero, %zero, %zero, %zero) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %d0 = llvm.extractvalue %r[0] : !llvm.struct<(f32, f32, f32, f32)>
+    %d1 = llvm.extractvalue %r[1] : !llvm.struct<(f32, f32, f32, f32)>
+    %d2 = llvm.extractvalue %r[2] : !llvm.struct<(f32, f32, f32, f32)>
+    %d3 = llvm.extractvalue %r[3] : !llvm.struct<(f32, f32, f32, f32)>
+    memref.store %d0, %d[%tx, %c0] : memref<64x4xf32>
+    memref.store %d1, %d[%tx, %c1] : memref<64x4xf32>
+    memref.store %d2, %d[%tx, %c2] : memref<64x4xf32>
+    memref.store %d3, %d[%tx, %c3] : memref<64x4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @mma_partial_warp(%a: i32, %d: memref<48xf32>) {
+  %c1 = arith.constant 1 : index
+  %c48 = arith.constant 48 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c48, %sy = %c1, %sz = %c1) {
+    %zero = arith.constant 0.0 : f32
+    // expected-error @below {{an mma runs on the CPU only in blocks of whole warps of constant size}}
+    %r = llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"(%a, %a, %a, %a, %a, %a, %zero, %zero, %zero, %zero) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %d0 = llvm.extractvalue %r[0] : !llvm.struct<(f32, f32, f32, f32)>
+    memref.store %d0, %d[%tx] : memref<48xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @mma_struct_used(%a: vector<2xf16>, %d: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %zero = arith.constant 0.0 : f32
+    %r = llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"(%a, %a, %a, %a, %a, %a, %zero, %zero, %zero, %zero) : (vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    // expected-error @below {{an mma's results run on the CPU only as llvm.extractvalue of one of its four floats}}
+    %s = llvm.insertvalue %zero, %r[1] : !llvm.struct<(f32, f32, f32, f32)>
+    %d0 = llvm.extractvalue %s[0] : !llvm.struct<(f32, f32, f32, f32)>
+    memref.store %d0, %d[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}

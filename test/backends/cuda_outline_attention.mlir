@@ -1,11 +1,15 @@
 // kiln-cuda-outline-attention moves each f32 kiln.attention into a private
 // function marked with its scale and causal flag, read-only arguments and
 // a body that only allocates the results; f32 kiln.attention_grad the
-// same way, marked kiln.cuda_attention_grad. f16 and bf16 ones become the
-// f32 op on operands widened by kiln.cast, their results rounded back;
-// f64 stays for the composition, as do head dims too wide for the kernel.
+// same way, marked kiln.cuda_attention_grad. An f16 or bf16 forward whose
+// head dims fit the tensor-core kernel is outlined as it is; other f16 and
+// bf16 ones become the f32 op on operands widened by kiln.cast, their
+// results rounded back; f64 stays for the composition, as do head dims
+// too wide for the kernel.
 // REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-attention | FileCheck %s
+// RUN: kiln-opt %s --split-input-file \
+// RUN:   --kiln-cuda-outline-attention=tensor-cores=false | FileCheck %s --check-prefix=WIDENED
 
 // CHECK-LABEL: func.func @forward(
 // CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_attention[_0-9]*]](%arg0, %arg1, %arg2, %arg3) : (tensor<2x3x5x8xf32>, tensor<2x3x7x8xf32>, tensor<2x3x7x4xf32>, tensor<1x3x5x1xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
@@ -66,8 +70,9 @@ func.func @too_wide(%q: tensor<4x3000xf32>, %k: tensor<6x3000xf32>, %v: tensor<6
 
 // -----
 
-// bf16 attention and its gradient on the f32 kernels: the operands
-// widened, the lse f32 as it is, the results rounded back to bf16.
+// bf16 attention and its gradient on the f32 kernels (a head dim of 8 is
+// not a multiple of the tensor-core products' 16): the operands widened,
+// the lse f32 as it is, the results rounded back to bf16.
 // CHECK-LABEL: func.func @half_precision(
 // CHECK:         %[[Q:.*]] = kiln.cast %arg0 : tensor<2x5x8xbf16> to tensor<2x5x8xf32>
 // CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_attention[_0-9]*]](%[[Q]], %[[Q]], %[[Q]]) : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5xf32>)
@@ -81,4 +86,34 @@ func.func @half_precision(%q: tensor<2x5x8xbf16>, %do: tensor<2x5x8xbf16>) -> (t
   %o, %lse = kiln.attention %q, %q, %q {scale = 0.5 : f64} : tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x8xbf16>
   %dq, %dk, %dv = kiln.attention_grad %q, %q, %q, %o, %lse, %do {scale = 0.5 : f64} : tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5xf32>
   return %o, %dq : tensor<2x5x8xbf16>, tensor<2x5x8xbf16>
+}
+
+// -----
+
+// Half-precision forwards whose head dims fit the tensor-core kernel (D a
+// multiple of 16 up to 128, Dv of 8 up to 128) are outlined as they are,
+// the mask too; the gradient is still widened to f32. D = 144 does not
+// fit: widened, for the f32 kernels. Without
+// tensor cores (before sm_80) every half-precision op is widened.
+// WIDENED-LABEL: func.func @tensor_cores(
+// WIDENED:         kiln.cast %arg0 : tensor<2x70x64xbf16> to tensor<2x70x64xf32>
+// WIDENED:         call @{{kiln_cuda_attention[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>,
+// WIDENED:         kiln.cast %arg4 : tensor<3x16xf16> to tensor<3x16xf32>
+// WIDENED-NOT:     call @{{kiln_cuda_attention[_0-9]*}}({{.*}}) : (tensor<{{[0-9x]*}}{{b?}}f16>
+// CHECK-LABEL: func.func @tensor_cores(
+// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_attention[_0-9]*]](%arg0, %arg1, %arg2, %arg3) : (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x24xbf16>, tensor<1x70x45xbf16>) -> (tensor<2x70x24xbf16>, tensor<2x70xf32>)
+// CHECK:         %[[H:.*]]:2 = call @[[F2:kiln_cuda_attention[_0-9]*]](%arg4, %arg4, %arg4) : (tensor<3x16xf16>, tensor<3x16xf16>, tensor<3x16xf16>) -> (tensor<3x16xf16>, tensor<3xf32>)
+// CHECK:         kiln.cast %arg5 : tensor<3x144xbf16> to tensor<3x144xf32>
+// CHECK:         call @{{kiln_cuda_attention[_0-9]*}}({{.*}}) : (tensor<3x144xf32>,
+// CHECK:         kiln.cast %arg0 : tensor<2x70x64xbf16> to tensor<2x70x64xf32>
+// CHECK:         call @{{kiln_cuda_attention_grad[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>,
+// CHECK:       func.func private @[[F]]({{.*}}tensor<1x70x45xbf16> {bufferization.access = "read"}) -> (tensor<2x70x24xbf16>, tensor<2x70xf32>)
+// CHECK-SAME:    attributes {kiln.cuda_attention = {causal = true, scale = 1.250000e-01 : f64}}
+// CHECK:       func.func private @[[F2]]({{.*}}) -> (tensor<3x16xf16>, tensor<3xf32>)
+func.func @tensor_cores(%q: tensor<2x70x64xbf16>, %k: tensor<2x45x64xbf16>, %v: tensor<2x45x24xbf16>, %m: tensor<1x70x45xbf16>, %h: tensor<3x16xf16>, %w: tensor<3x144xbf16>, %do: tensor<2x70x24xbf16>) -> (tensor<2x70x24xbf16>, tensor<3x16xf16>, tensor<3x144xbf16>, tensor<2x70x64xbf16>) {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.125 : f64} : tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x24xbf16>, tensor<1x70x45xbf16>
+  %ho, %hl = kiln.attention %h, %h, %h {scale = 1.0 : f64} : tensor<3x16xf16>, tensor<3x16xf16>, tensor<3x16xf16>
+  %wo, %wl = kiln.attention %w, %w, %w {scale = 1.0 : f64} : tensor<3x144xbf16>, tensor<3x144xbf16>, tensor<3x144xbf16>
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do mask %m {causal, scale = 0.125 : f64} : tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x24xbf16>, tensor<2x70x24xbf16>, tensor<2x70xf32>, tensor<1x70x45xbf16>
+  return %o, %ho, %wo, %dq : tensor<2x70x24xbf16>, tensor<3x16xf16>, tensor<3x144xbf16>, tensor<2x70x64xbf16>
 }

@@ -339,11 +339,31 @@ func.func @multihead_mask_before_split(%q: tensor<70x6x16xf32>, %k: tensor<45x6x
 // results rounded once, as the ops define it: causal with a mask in f16,
 // and the bf16 gradient. The kernels add the gradient's f32 terms in
 // another order than the reference, and where they cancel (small entries
-// of dq) the two f32 sums can round to bf16 values two steps apart.
+// of dq) the two f32 sums can round to bf16 values two steps apart. On
+// CUDA both forwards run the tensor-core kernel (@tensor_cores), whose
+// rounded weights move a result by up to 2^-11 of the largest |v| in f16,
+// 2^-9 in bf16 (values within 2 here), and the bf16 gradient follows its
+// result.
 // CHECK: half_precision(arg0: f16[2,70,16], arg1: f16[2,45,16], arg2: f16[2,45,8], arg3: f16[1,70,45], arg4: bf16[2,70,16], arg5: bf16[2,45,16], arg6: bf16[2,45,8], arg7: bf16[2,70,8]) -> (out0: f16[2,70,8], out1: f32[2,70], out2: bf16[2,70,16], out3: bf16[2,45,16], out4: bf16[2,45,8])
-func.func @half_precision(%q: tensor<2x70x16xf16>, %k: tensor<2x45x16xf16>, %v: tensor<2x45x8xf16>, %m: tensor<1x70x45xf16>, %bq: tensor<2x70x16xbf16>, %bk: tensor<2x45x16xbf16>, %bv: tensor<2x45x8xbf16>, %bdo: tensor<2x70x8xbf16>) -> (tensor<2x70x8xf16>, tensor<2x70xf32>, tensor<2x70x16xbf16>, tensor<2x45x16xbf16>, tensor<2x45x8xbf16>) attributes {kiln.e2e_half_rtol = 1.6e-2 : f64} {
+func.func @half_precision(%q: tensor<2x70x16xf16>, %k: tensor<2x45x16xf16>, %v: tensor<2x45x8xf16>, %m: tensor<1x70x45xf16>, %bq: tensor<2x70x16xbf16>, %bk: tensor<2x45x16xbf16>, %bv: tensor<2x45x8xbf16>, %bdo: tensor<2x70x8xbf16>) -> (tensor<2x70x8xf16>, tensor<2x70xf32>, tensor<2x70x16xbf16>, tensor<2x45x16xbf16>, tensor<2x45x8xbf16>) attributes {kiln.e2e_half_rtol = 1.6e-2 : f64, kiln.e2e_atol = 4.0e-3 : f64} {
   %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.25 : f64} : tensor<2x70x16xf16>, tensor<2x45x16xf16>, tensor<2x45x8xf16>, tensor<1x70x45xf16>
   %bo, %blse = kiln.attention %bq, %bk, %bv {scale = 0.25 : f64} : tensor<2x70x16xbf16>, tensor<2x45x16xbf16>, tensor<2x45x8xbf16>
   %dq, %dk, %dv = kiln.attention_grad %bq, %bk, %bv, %bo, %blse, %bdo {scale = 0.25 : f64} : tensor<2x70x16xbf16>, tensor<2x45x16xbf16>, tensor<2x45x8xbf16>, tensor<2x70x8xbf16>, tensor<2x70xf32>
   return %o, %lse, %dq, %dk, %dv : tensor<2x70x8xf16>, tensor<2x70xf32>, tensor<2x70x16xbf16>, tensor<2x45x16xbf16>, tensor<2x45x8xbf16>
+}
+
+// Half-precision forwards whose head dims fit run CUDA's tensor-core kernel
+// (the CPU's f32 kernel on widened operands): bf16 with head dims of 64
+// (its swizzled tiles), causal with a mask broadcast over the queries,
+// 130 queries over 150 keys (partial blocks and key tiles); f16 with
+// D = 32 and Dv = 24 (tiles without the swizzle), 20 queries over 200
+// keys. The kernel rounds the softmax weights p to the operands' type
+// before their product with the values, as FlashAttention does: a result
+// moves by up to one rounding of the largest |v| (2^-9 x 2 in bf16) from
+// the one computed in f32 and rounded once.
+// CHECK: tensor_cores(arg0: bf16[2,130,64], arg1: bf16[2,150,64], arg2: bf16[2,150,64], arg3: bf16[2,1,150], arg4: f16[3,20,32], arg5: f16[3,200,32], arg6: f16[3,200,24]) -> (out0: bf16[2,130,64], out1: f32[2,130], out2: f16[3,20,24], out3: f32[3,20])
+func.func @tensor_cores(%q: tensor<2x130x64xbf16>, %k: tensor<2x150x64xbf16>, %v: tensor<2x150x64xbf16>, %m: tensor<2x1x150xbf16>, %hq: tensor<3x20x32xf16>, %hk: tensor<3x200x32xf16>, %hv: tensor<3x200x24xf16>) -> (tensor<2x130x64xbf16>, tensor<2x130xf32>, tensor<3x20x24xf16>, tensor<3x20xf32>) attributes {kiln.e2e_half_rtol = 1.6e-2 : f64, kiln.e2e_atol = 4.0e-3 : f64} {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.125 : f64} : tensor<2x130x64xbf16>, tensor<2x150x64xbf16>, tensor<2x150x64xbf16>, tensor<2x1x150xbf16>
+  %ho, %hlse = kiln.attention %hq, %hk, %hv {scale = 0.1767766952966369 : f64} : tensor<3x20x32xf16>, tensor<3x200x32xf16>, tensor<3x200x24xf16>
+  return %o, %lse, %ho, %hlse : tensor<2x130x64xbf16>, tensor<2x130xf32>, tensor<3x20x24xf16>, tensor<3x20xf32>
 }

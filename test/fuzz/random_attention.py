@@ -4,6 +4,8 @@
     python3 test/fuzz/random_attention.py --build-dir build --seeds 0:40
     python3 test/fuzz/random_attention.py --build-dir build --seeds 0:8 \\
         --targets cpu,cuda-on-cpu,cuda-on-cpu-deterministic
+    python3 test/fuzz/random_attention.py --build-dir build --seeds 0:40 \\
+        --dtype bf16 --targets cpu,cuda-on-cpu
 
 Each seed draws one kiln.attention and its kiln.attention_grad: head dims
 of 64 (those of the register-tiled CUDA kernels) or, one seed in four, 8,
@@ -17,6 +19,14 @@ kiln-compile and runs it with kiln-run, and every result must be finite
 and within 1e-4 of numpy's: max |x - ref| over the largest sum of the
 absolute values of a result's terms (its rounding errors' scale, which
 stays that of the operands where the terms cancel).
+
+--dtype bf16 or f16 draws the operands and results in that type (the lse
+f32), the inputs rounded to it and numpy computing on the rounded values:
+on CUDA the forward is then the tensor-core kernel where the head dims
+fit (16, 32 and 64 here), which rounds the softmax weights to the type
+before their product with the values. The tolerance is then two roundings
+of the type (8e-3 in bf16, 2e-3 in f16): the result's own, and the
+weights' or the forward result's that the gradient reads.
 
 Targets: cpu, cuda-on-cpu (the CUDA backend's kernels run on the host:
 the gradient's one kernel that adds dq with atomics), and
@@ -34,7 +44,7 @@ import tempfile
 
 import numpy as np
 
-TOLERANCE = 1e-4
+TOLERANCE = {"f32": 1e-4, "bf16": 8e-3, "f16": 2e-3}
 TARGET_FLAGS = {
     "cpu": ["--target=cpu"],
     "cuda": ["--target=cuda"],
@@ -49,6 +59,8 @@ def parse_args(argv=None):
     p.add_argument("--seeds", default="0:40", help="A:B, the seeds A to B - 1")
     p.add_argument("--targets", default="cpu,cuda-on-cpu",
                    help="comma-separated: " + ", ".join(TARGET_FLAGS))
+    p.add_argument("--dtype", choices=sorted(TOLERANCE), default="f32",
+                   help="the operands' and results' type (default f32)")
     p.add_argument("--keep", default=None,
                    help="directory for the programs and inputs of failing seeds")
     args = p.parse_args(argv)
@@ -61,12 +73,25 @@ def parse_args(argv=None):
     return args
 
 
-def tensor(shape):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+def tensor(shape, dtype="f32"):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + f"{dtype}>"
 
 
-def draw(seed):
-    """One attention: its program and inputs."""
+def rounded(a, dtype):
+    """`a` (float32) rounded to `dtype` to nearest even, as float32 (bf16,
+    which kiln-run reads from float32 files) or float16."""
+    if dtype == "f16":
+        return a.astype(np.float16)
+    if dtype == "bf16":
+        bits = a.view(np.uint32).astype(np.uint64)
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+        finite = np.isfinite(a)
+        return np.where(finite, bits.astype(np.uint32).view(np.float32), a)
+    return a
+
+
+def draw(seed, dtype="f32"):
+    """One attention in `dtype`: its program and inputs."""
     rng = np.random.default_rng(seed)
     lead = [int(d) for d in rng.integers(1, 4, size=rng.integers(0, 3))]
     nq, nk = (int(n) for n in rng.integers(1, 200, size=2))
@@ -78,8 +103,8 @@ def draw(seed):
     mask_shape = [1] * len(lead) + [nq, nk]
     if lead and rng.integers(0, 2):
         mask_shape[-3] = lead[-1]
-    q_t, k_t, lse_t = tensor(lead + [nq, dim]), tensor(lead + [nk, dim]), tensor(lead + [nq])
-    m_t = tensor(mask_shape)
+    q_t, k_t = tensor(lead + [nq, dim], dtype), tensor(lead + [nk, dim], dtype)
+    lse_t, m_t = tensor(lead + [nq]), tensor(mask_shape, dtype)
     attrs = ("{causal, " if causal else "{") + f"scale = {scale!r} : f64}}"
     mask, mask_type = (" mask %m", f", {m_t}") if masked else ("", "")
     args = f"%q: {q_t}, %k: {k_t}, %v: {k_t}, %do: {q_t}" + (f", %m: {m_t}" if masked else "")
@@ -102,6 +127,7 @@ def draw(seed):
         m[rng.random(m.shape) < 0.15] = -np.inf
         m[..., 0] = rng.standard_normal(m[..., 0].shape)
         inputs.append(m)
+    inputs = [rounded(a, dtype) for a in inputs]
     summary = (f"lead {lead} Nq {nq} Nk {nk} dim {dim}{' causal' if causal else ''}"
                f"{' mask ' + str(mask_shape) if masked else ''} x{magnitude}")
     return program, inputs, scale, causal, summary
@@ -161,7 +187,7 @@ def main(argv=None):
     tools = os.path.join(args.build_dir, "bin")
     failures = 0
     for seed in args.seeds:
-        program, inputs, scale, causal, summary = draw(seed)
+        program, inputs, scale, causal, summary = draw(seed, args.dtype)
         refs, sizes = reference(inputs, scale, causal)
         work = tempfile.mkdtemp(prefix=f"kiln-attention-{seed}-")
         source = os.path.join(work, "attention.mlir")
@@ -184,9 +210,10 @@ def main(argv=None):
                     problems.append(f"{target}: {name} has shape {x.shape} "
                                     f"(expected {ref.shape}) or a non-finite value")
                     continue
-                err = float(np.abs(x - ref).max() / max(size.max(), 1e-30))
+                err = float(np.abs(x.astype(np.float64) - ref).max()
+                            / max(size.max(), 1e-30))
                 worst = max(worst, err)
-                if not err <= TOLERANCE:
+                if not err <= TOLERANCE[args.dtype]:
                     problems.append(f"{target}: {name} off by {err:.1e} (relative)")
             errors.append(f"{target} {worst:.1e}")
         print(f"seed {seed}: {summary}: {', '.join(errors)}"

@@ -49,7 +49,7 @@ def KilnCudaFreshCondResults
 
 def KilnCudaOutlineAttention
     : Pass<"kiln-cuda-outline-attention", "mlir::ModuleOp"> {
-  let summary = "Move each f32 kiln.attention into a function for the "
+  let summary = "Move each kiln.attention into a function for a "
                 "FlashAttention kernel";
   let description = [{
     Runs on kiln IR, before the lowering (and so before
@@ -62,12 +62,22 @@ def KilnCudaOutlineAttention
     exist. An f32 `kiln.attention_grad` likewise becomes a call of
     `@kiln_cuda_attention_grad(q, k, v, dO, lse, rowsum(dO * O)[, mask]) ->
     (dq, dk, dv)` marked `kiln.cuda_attention_grad`, the row sums computed
-    before it as kiln ops. f16 and bf16 ops are first rewritten as the f32
-    op on operands widened by `kiln.cast`, their results rounded back,
-    which is how the ops define half precision. f64, dynamic shapes and
+    before it as kiln ops. An f16 or bf16 `kiln.attention` of static
+    shapes with D a multiple of 16 up to 128 and Dv a multiple of 8 up to
+    128 is outlined as it is, for the tensor-core kernel; other f16 and
+    bf16 ops are first rewritten as the f32 op on operands widened by
+    `kiln.cast`, their results rounded back, which is how the ops define
+    half precision. f64, dynamic shapes and
     head dims that would leave one of the kernels' threads more than 64 of
-    them stay, for the composition.
+    them stay, for the composition. With tensor-cores=false (an
+    architecture before sm_80, which has no m16n8k16 products) half
+    precision is all widened.
   }];
+  let options = [
+    Option<"tensorCores", "tensor-cores", "bool", "true",
+           "Outline f16 and bf16 forwards that fit as they are, for the "
+           "tensor-core kernel (sm_80 and later)">,
+  ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::tensor::TensorDialect"];
 }
@@ -82,7 +92,7 @@ def KilnCudaFlashAttention
     query [L..., Nq, D], key [L..., Nk, D], value [L..., Nk, Dv], the
     additive mask of the scores' rank if any (dims of 1 broadcast), then
     the result [L..., Nq, Dv] and log-sum-exp [L..., Nq] buffers; static
-    f32) becomes one `gpu.launch`: ceil(Nq / rows-per-block) blocks per
+    f32, f16 and bf16 below) becomes one `gpu.launch`: ceil(Nq / rows-per-block) blocks per
     batch entry (the product of L entries), all numbered along grid x
     (grid y and z hold at most 65535 blocks), entry by entry; each block
     has rows-per-block query rows with G
@@ -116,7 +126,19 @@ def KilnCudaFlashAttention
     p in place of the keys), the 16 threads of a row combining their
     maxima and sums with shuffles.
 
-    A causal grid, in either kernel, starts with the blocks of the last
+    A call on f16 or bf16 buffers (the log-sum-exp f32) is the tensor-core
+    kernel: blocks of four warps owning 16 query rows each walk the keys
+    in tiles of 64, staged as words of two halves (the keys as pairs of
+    dims, the values transposed as pairs of keys, the columns swizzled
+    against bank conflicts). Each warp computes its scores with PTX's
+    `mma.m16n8k16` (`llvm.call_intrinsic`, f32 accumulators), scales and
+    masks them in f32, keeps each row's online softmax across the row's
+    four lanes, rounds the weights p to the operands' type and adds p v
+    with the same product, p staying in registers. The result is rounded
+    once from acc / l. Its head dims: D a multiple of 16 up to 128, Dv a
+    multiple of 8 up to 128.
+
+    A causal grid, in every kernel, starts with the blocks of the last
     rows, which have the most keys to walk, across batch entries: the
     entries go in groups whose keys and values fit in 16 MiB (a share of
     L2 they then read together), and within a group the blocks of the
@@ -719,10 +741,13 @@ def KilnCudaLaunchesOnCpu
     without a GPU. Each launch becomes a loop over its blocks, one after
     the other. A block's body is cut into phases at the ops that
     synchronize its threads (`gpu.barrier`, `gpu.shuffle`,
-    `gpu.all_reduce`, loops holding one), each phase a loop over the
-    threads: a value a later phase reads waits in a buffer of a slot per
-    thread; a shuffle reads its partner's slot (warps of 32 threads in
-    linear id order); a block reduction combines the slots in thread order;
+    `gpu.all_reduce`, the tensor-core products kiln's kernels call, loops
+    holding one), each phase a loop over the threads: a value a later
+    phase reads waits in a buffer of a slot per thread; a shuffle reads its
+    partner's slot (warps of 32 threads in linear id order); a product
+    `llvm.nvvm.mma.m16n8k16.row.col.{bf16,f32.f32}` stores each thread's
+    operands, and each thread then computes its share of its warp's
+    product from the slots as PTX lays out the fragments; a block reduction combines the slots in thread order;
     a loop holding a synchronization runs on the host around its body's
     phases, its carried values in slots. Such an op anywhere but in loops
     whose bounds are the same for all threads of a block (not computed

@@ -38,7 +38,10 @@ def Kiln_AttentionOp : Kiln_Op<"attention", [Pure, InferTypeOpAdaptor]> {
     A row whose scores are all -inf (or Nk = 0) gives NaN, as softmax's
     0 / 0. `result` is [L..., Nq, Dv] in the operands' element type; `lse`
     [L..., Nq] is f32 for f16, bf16 and f32 operands, f64 for f64 (half
-    precision is computed in f32 and rounded once). The value of `lse` is
+    precision is computed in f32 and rounded once; CUDA's tensor-core
+    kernel, as FlashAttention and cuDNN, also rounds the softmax weights to
+    the operands' type before their product with `value`, which moves a
+    result by up to one rounding of the largest |value|). The value of `lse` is
     what the backward pass needs; front ends use `result`.
 
     ```mlir
