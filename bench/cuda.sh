@@ -5,7 +5,7 @@
 #                 [--resnet-modules DIR] [--workload-sources DIR]
 #
 # Runs resnet_cuda.py, workloads_cuda.py, gemm_cuda.py and attention_cuda.py
-# one after the other with the same kiln build and the same python3 (which
+# (f32, then bf16) one after the other with the same kiln build and the same python3 (which
 # needs PyTorch with CUDA), and writes their reports under one heading that
 # names the GPU, the driver, the kiln revision and the date. --quick keeps
 # a run short (workloads without torch.compile and with a smaller time
@@ -48,9 +48,12 @@ workloads=(--build-dir "$BUILD" --output "$WORK/workloads.md")
 gemm=(--build-dir "$BUILD" --output "$WORK/gemm.md" --dtypes f32)
 gemm_bf16=(--build-dir "$BUILD" --output "$WORK/gemm_bf16.md" --dtypes bf16 --chain 101 --kernel-max 0)
 attention=(--build-dir "$BUILD" --output "$WORK/attention.md")
+# bf16 attention: kiln's forward on tensor cores against PyTorch's bf16 SDPA.
+attention_bf16=(--build-dir "$BUILD" --output "$WORK/attention_bf16.md" --dtype bf16)
 if [ "$QUICK" = 1 ]; then
   workloads+=(--no-compile-anchor --time-budget 0.3)
   attention+=(--sizes 1024,4096 --backward-max 4096 --unfused-max 1024 --repeat 10)
+  attention_bf16+=(--sizes 1024,4096 --backward-max 4096 --repeat 10)
 fi
 
 gpu="$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
@@ -68,7 +71,7 @@ write_report() {
       echo
       echo "Failed or absent in this run: ${failed[*]}."
     fi
-    for bench in resnet workloads gemm gemm_bf16 attention; do
+    for bench in resnet workloads gemm gemm_bf16 attention attention_bf16; do
       if [ -f "$WORK/$bench.md" ]; then
         echo
         sed 's/^#/##/' "$WORK/$bench.md"
@@ -76,7 +79,7 @@ write_report() {
     done
   } > "$OUTPUT"
 }
-for bench in resnet workloads gemm gemm_bf16 attention; do
+for bench in resnet workloads gemm gemm_bf16 attention attention_bf16; do
   declare -n args="$bench"
   script="${bench%_bf16}_cuda.py"
   echo "== bench/$script ${args[*]}" >&2

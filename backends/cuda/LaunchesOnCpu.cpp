@@ -12,9 +12,8 @@
 // Blocks run one after the other. A block's body is cut into phases at the
 // ops that synchronize its threads (gpu.barrier, gpu.shuffle,
 // gpu.all_reduce, a tensor-core product, and loops that hold one), and
-// each phase is a loop over
-// the block's threads, so that every thread finishes a phase before any
-// starts the next, as a barrier promises:
+// each phase is a loop over the block's threads, so that every thread
+// finishes a phase before any starts the next, as a barrier promises:
 //
 //  - a value a later phase reads waits in a buffer of a slot per thread,
 //    stored where it is computed (a view of a buffer, which no buffer
