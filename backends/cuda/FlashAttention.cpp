@@ -1338,6 +1338,17 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   auto valueColumn = [&](Value d, Value c) -> Value {
     return xorOf(c, mul(b.create<arith::RemUIOp>(loc, d, index(8)), index(4)));
   };
+  // A lane's two words of a B operand: words 8 chunk + t and
+  // 8 chunk + 4 + t of row `row` of a staged tile, at their columns.
+  auto rightWords = [&](Value tile, function_ref<Value(Value, Value)> column,
+                        Value row, int64_t chunk) {
+    SmallVector<Value, 2> words;
+    for (int64_t w = 0; w < 2; ++w)
+      words.push_back(b.create<memref::LoadOp>(
+          loc, tile,
+          ValueRange{row, column(row, add(t, index(8 * chunk + 4 * w)))}));
+    return words;
+  };
   auto load = [&](Value buffer, Value row, Value column) -> Value {
     return b.create<memref::LoadOp>(loc, buffer, at(buffer, {row, column}));
   };
@@ -1414,15 +1425,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         for (int64_t n = 0; n < kMmaKeys / 8; ++n) {
           Value keyRow = add(g, index(8 * n));
           SmallVector<Value> acc(4, zeroF);
-          for (int64_t kc = 0; kc < headDim / 16; ++kc) {
-            Value right[2];
-            for (int64_t w = 0; w < 2; ++w)
-              right[w] = b.create<memref::LoadOp>(
-                  loc, keyTile,
-                  ValueRange{keyRow,
-                             keyColumn(keyRow, add(t, index(8 * kc + 4 * w)))});
-            acc = mma(element, queryWords[kc], right, acc);
-          }
+          for (int64_t kc = 0; kc < headDim / 16; ++kc)
+            acc = mma(element, queryWords[kc],
+                      rightWords(keyTile, keyColumn, keyRow, kc), acc);
           for (int64_t i = 0; i < 4; ++i) {
             Value k = add(firstColumn, index(8 * n + i % 2));
             auto [s, seen] = maskAndSee(
@@ -1472,15 +1477,10 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
             left.push_back(packHalves(rounded(i), rounded(i + 1)));
           }
           for (int64_t n = 0; n < valueGroups; ++n) {
-            Value dim = add(g, index(8 * n));
-            Value right[2];
-            for (int64_t w = 0; w < 2; ++w)
-              right[w] = b.create<memref::LoadOp>(
-                  loc, valueTile,
-                  ValueRange{dim,
-                             valueColumn(dim, add(t, index(8 * kk + 4 * w)))});
-            SmallVector<Value> updated =
-                mma(element, left, right, ArrayRef<Value>(acc).slice(4 * n, 4));
+            SmallVector<Value> updated = mma(
+                element, left,
+                rightWords(valueTile, valueColumn, add(g, index(8 * n)), kk),
+                ArrayRef<Value>(acc).slice(4 * n, 4));
             std::copy(updated.begin(), updated.end(), acc.begin() + 4 * n);
           }
         }
