@@ -159,14 +159,22 @@ static bool fitsTheTiledGradient(int64_t headDim, int64_t valueDim) {
 
 /// The tensor-core forward kernel (KernelBuilder::buildMma), for f16 and
 /// bf16 operands: each of a block's kMmaWarps warps owns 16 query rows,
-/// and the block walks the keys in tiles of kMmaKeys.
+/// and the block walks the keys in tiles (mmaTileKeys).
 static constexpr int64_t kMmaWarps = 4;
 static constexpr int64_t kMmaRows = 16 * kMmaWarps;
-static constexpr int64_t kMmaKeys = 64;
+
+/// The keys of the tensor-core kernel's tiles: 64, or 32 for head dims
+/// over 64, whose query words and accumulators take twice the registers
+/// (a lane holds 16 + 16 of the tile's scores and weights for 64 keys):
+/// with tiles of 64, ptxas gives D = Dv = 128 568 bytes of spills on
+/// sm_90, and D = Dv = 96 245 registers.
+static int64_t mmaTileKeys(int64_t headDim, int64_t valueDim) {
+  return std::max(headDim, valueDim) > 64 ? 32 : 64;
+}
 
 /// Whether the tensor-core kernel takes these head dims: D in steps of the
 /// products' k (16), Dv in steps of their n (8), and the staged tiles,
-/// kMmaKeys x D and Dv x kMmaKeys halves, 16 KiB each at most.
+/// 64 x D and Dv x 64 halves, 16 KiB each at most.
 static bool fitsTheMmaKernel(int64_t headDim, int64_t valueDim) {
   return headDim > 0 && headDim % 16 == 0 && headDim <= 128 && valueDim > 0 &&
          valueDim % 8 == 0 && valueDim <= 128;
@@ -1278,11 +1286,11 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
 /// A block has kMmaWarps warps, each owning 16 query rows; a lane holds
 /// rows g and g + 8 of its warp's (g = lane / 4, t = lane % 4). The
 /// warp's query rows stay in registers as A operands, read once. Per tile
-/// of kMmaKeys keys the block stages the keys as pairs of head dims
+/// of mmaTileKeys keys the block stages the keys as pairs of head dims
 /// ([key][D / 2] words) and the values transposed as pairs of keys
-/// ([Dv][kMmaKeys / 2] words), both swizzled so that the eight groups of
+/// ([Dv][keys / 2] words), both swizzled so that the eight groups of
 /// a warp read different banks. Each warp then computes its 16 x
-/// kMmaKeys scores S = Q K^T, scaled and masked in f32, folds each row's
+/// keys scores S = Q K^T, scaled and masked in f32, folds each row's
 /// maximum over the row's four lanes (two shuffles) into its online
 /// softmax, rounds the weights p to the operands' type and adds p V into
 /// its 16 x Dv accumulators: the S product's D fragments are the P
@@ -1296,11 +1304,12 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                              int64_t valueDim) {
   Type element = cast<MemRefType>(query.getType()).getElementType();
   Type i32 = b.getI32Type();
-  int64_t keyWords = headDim / 2, tileWords = kMmaKeys / 2;
+  int64_t tileKeys = mmaTileKeys(headDim, valueDim);
+  int64_t keyWords = headDim / 2, tileWords = tileKeys / 2;
   int64_t threads = 32 * kMmaWarps;
   Blocks blocks = launchBlocks(
       llvm::divideCeil(queries, kMmaRows), threads, batch,
-      {workgroupType({kMmaKeys, keyWords}, i32),
+      {workgroupType({tileKeys, keyWords}, i32),
        workgroupType({valueDim, tileWords}, i32)},
       causal ? Longest::Last : Longest::None, 2 * keys * (headDim + valueDim));
   setLeadingIndices(blocks.entry, leading);
@@ -1328,15 +1337,27 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   auto xorOf = [&](Value x, Value y) -> Value {
     return b.create<arith::XOrIOp>(loc, x, y);
   };
-  // Word c of staged key row r, and of transposed value row d: the eight
-  // rows a warp's groups read at once fall in different banks.
-  auto keyColumn = [&](Value r, Value c) -> Value {
-    if (keyWords % 32 != 0)
-      return c;
-    return xorOf(c, mul(b.create<arith::RemUIOp>(loc, r, index(8)), index(4)));
+  // Word c of row r of a staged tile of `width` words a row, where the
+  // eight rows 8 n + g a warp's groups read at once fall in different
+  // banks: c's bits 2..4 xor r mod 8 where rows are a multiple of 32 words
+  // (each starts at bank 0), bits 2..3 xor (r / 2) mod 4 where they are an
+  // odd multiple of 16 (rows start at banks 0 and 16 in turn).
+  auto swizzledColumn = [&](int64_t width, Value r, Value c) -> Value {
+    if (width % 32 == 0)
+      return xorOf(c,
+                   mul(b.create<arith::RemUIOp>(loc, r, index(8)), index(4)));
+    if (width % 16 == 0)
+      return xorOf(
+          c, mul(b.create<arith::RemUIOp>(
+                     loc, b.create<arith::DivUIOp>(loc, r, index(2)), index(4)),
+                 index(4)));
+    return c;
   };
-  auto valueColumn = [&](Value d, Value c) -> Value {
-    return xorOf(c, mul(b.create<arith::RemUIOp>(loc, d, index(8)), index(4)));
+  auto keyColumn = [&](Value r, Value c) {
+    return swizzledColumn(keyWords, r, c);
+  };
+  auto valueColumn = [&](Value d, Value c) {
+    return swizzledColumn(tileWords, d, c);
   };
   // A lane's two words of a B operand: words 8 chunk + t and
   // 8 chunk + 4 + t of row `row` of a staged tile, at their columns.
@@ -1366,7 +1387,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     queryWords.push_back(words);
   }
 
-  Value tiles = keyTiles(blockStart, kMmaRows, queries, keys, kMmaKeys, causal);
+  Value tiles = keyTiles(blockStart, kMmaRows, queries, keys, tileKeys, causal);
   int64_t valueGroups = valueDim / 8;
   // Carried: the rows' running maxima, the lane's shares of their sums,
   // its accumulators (valueGroups fragments of four).
@@ -1375,9 +1396,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   auto tileLoop = loop(
       zero, tiles, one, inits,
       [&](Value tile, ValueRange carried) -> SmallVector<Value> {
-        Value firstKey = mul(tile, index(kMmaKeys));
+        Value firstKey = mul(tile, index(tileKeys));
         // Keys as pairs of dims, zeros past the last key.
-        loop(thread, index(kMmaKeys * keyWords), index(threads), {},
+        loop(thread, index(tileKeys * keyWords), index(threads), {},
              [&](Value e, ValueRange) {
                Value r = b.create<arith::DivUIOp>(loc, e, index(keyWords));
                Value c = b.create<arith::RemUIOp>(loc, e, index(keyWords));
@@ -1422,7 +1443,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         SmallVector<Value> scores;
         Value tileMax[2] = {negInf, negInf};
         Value firstColumn = add(firstKey, mul(t, index(2)));
-        for (int64_t n = 0; n < kMmaKeys / 8; ++n) {
+        for (int64_t n = 0; n < tileKeys / 8; ++n) {
           Value keyRow = add(g, index(8 * n));
           SmallVector<Value> acc(4, zeroF);
           for (int64_t kc = 0; kc < headDim / 16; ++kc)
@@ -1470,7 +1491,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         auto rounded = [&](int64_t i) -> Value {
           return b.create<arith::TruncFOp>(loc, element, weights[i]);
         };
-        for (int64_t kk = 0; kk < kMmaKeys / 16; ++kk) {
+        for (int64_t kk = 0; kk < tileKeys / 16; ++kk) {
           SmallVector<Value, 4> left;
           for (int64_t w = 0; w < 4; ++w) {
             int64_t i = 4 * (2 * kk + w / 2) + 2 * (w % 2);

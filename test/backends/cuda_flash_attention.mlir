@@ -664,6 +664,29 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xf16>, %k: memref<7x16xf16
 
 // -----
 
+// Head dims over 64 take tiles of 32 keys (the registers of a lane): rows
+// of 64 words for the keys, of 16 for the values transposed, whose
+// columns swizzle by (row / 2) mod 4; 4 x 8 products for the scores (32
+// keys in eights, 128 dims in sixteens) and 2 x 16 for p v.
+// CHECK-LABEL: func.func @tensor_cores_wide(
+// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x16xi32, #gpu.address_space<workgroup>>)
+// CHECK:           gpu.barrier
+// CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           gpu.shuffle
+// CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           gpu.barrier
+func.func @tensor_cores_wide(%q: memref<40x128xbf16>, %k: memref<75x128xbf16>, %v: memref<75x128xbf16>, %o: memref<40x128xbf16>, %l: memref<40xf32>) {
+  call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<40x128xbf16>, memref<75x128xbf16>, memref<75x128xbf16>, memref<40x128xbf16>, memref<40xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<40x128xbf16>, %k: memref<75x128xbf16>, %v: memref<75x128xbf16>, %o: memref<40x128xbf16>, %l: memref<40xf32>) attributes {kiln.cuda_attention = {causal = true, scale = 8.838834764831845e-02 : f64}} {
+  return
+}
+
+// -----
+
 func.func @tensor_cores_head_dims(%q: memref<5x8xbf16>, %k: memref<7x8xbf16>, %v: memref<7x4xbf16>, %o: memref<5x4xbf16>, %l: memref<5xf32>) {
   // expected-error @+1 {{the tensor-core kernel takes a head dim that is a multiple of 16 up to 128 and a value dim that is a multiple of 8 up to 128, not 8 and 4}}
   call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x8xbf16>, memref<7x8xbf16>, memref<7x4xbf16>, memref<5x4xbf16>, memref<5xf32>) -> ()

@@ -367,3 +367,14 @@ func.func @tensor_cores(%q: tensor<2x130x64xbf16>, %k: tensor<2x150x64xbf16>, %v
   %ho, %hlse = kiln.attention %hq, %hk, %hv {scale = 0.1767766952966369 : f64} : tensor<3x20x32xf16>, tensor<3x200x32xf16>, tensor<3x200x24xf16>
   return %o, %lse, %ho, %hlse : tensor<2x130x64xbf16>, tensor<2x130xf32>, tensor<3x20x24xf16>, tensor<3x20xf32>
 }
+
+// Head dims over 64 take key tiles of 32 in the tensor-core kernel (its
+// registers): bf16 with head dims of 128, causal, 40 queries over 75 keys;
+// f16 with D = 96 and Dv = 40 (rows of 48 and 16 words, the other
+// swizzle), 33 queries over 50 keys.
+// CHECK: tensor_cores_wide(arg0: bf16[1,40,128], arg1: bf16[1,75,128], arg2: bf16[1,75,128], arg3: f16[33,96], arg4: f16[50,96], arg5: f16[50,40]) -> (out0: bf16[1,40,128], out1: f32[1,40], out2: f16[33,40], out3: f32[33])
+func.func @tensor_cores_wide(%q: tensor<1x40x128xbf16>, %k: tensor<1x75x128xbf16>, %v: tensor<1x75x128xbf16>, %hq: tensor<33x96xf16>, %hk: tensor<50x96xf16>, %hv: tensor<50x40xf16>) -> (tensor<1x40x128xbf16>, tensor<1x40xf32>, tensor<33x40xf16>, tensor<33xf32>) attributes {kiln.e2e_half_rtol = 1.6e-2 : f64, kiln.e2e_atol = 4.0e-3 : f64} {
+  %o, %lse = kiln.attention %q, %k, %v {causal, scale = 0.08838834764831845 : f64} : tensor<1x40x128xbf16>, tensor<1x75x128xbf16>, tensor<1x75x128xbf16>
+  %ho, %hlse = kiln.attention %hq, %hk, %hv {scale = 0.10206207261596575 : f64} : tensor<33x96xf16>, tensor<50x96xf16>, tensor<50x40xf16>
+  return %o, %lse, %ho, %hlse : tensor<1x40x128xbf16>, tensor<1x40xf32>, tensor<33x40xf16>, tensor<33xf32>
+}

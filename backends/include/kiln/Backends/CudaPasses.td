@@ -128,7 +128,7 @@ def KilnCudaFlashAttention
 
     A call on f16 or bf16 buffers (the log-sum-exp f32) is the tensor-core
     kernel: blocks of four warps owning 16 query rows each walk the keys
-    in tiles of 64, staged as words of two halves (the keys as pairs of
+    in tiles of 64 (32 where a head dim is over 64), staged as words of two halves (the keys as pairs of
     dims, the values transposed as pairs of keys, the columns swizzled
     against bank conflicts). Each warp computes its scores with PTX's
     `mma.m16n8k16` (`llvm.call_intrinsic`, f32 accumulators), scales and
