@@ -366,7 +366,7 @@ private:
              << "'" << mark << "' must be {scale = f64, causal = bool}";
     unsigned count = call.getNumOperands();
     // The forward's half-precision buffers are checked by build().
-    auto staticF32 = [&](Value value) {
+    auto staticFloat = [&](Value value) {
       auto type = dyn_cast<MemRefType>(value.getType());
       Type element = type ? type.getElementType() : Type();
       return type && type.hasStaticShape() &&
@@ -374,7 +374,7 @@ private:
                                   (element.isF16() || element.isBF16())));
     };
     if ((count != plain && count != plain + 1) || call.getNumResults() != 0 ||
-        !llvm::all_of(call.getOperands(), staticF32))
+        !llvm::all_of(call.getOperands(), staticFloat))
       return call.emitError() << expected;
     scale = scaleAttr.getValueAsDouble();
     causal = causalAttr.getValue();
@@ -628,7 +628,10 @@ private:
         loc, source,
         at(source,
            {b.create<arith::MinSIOp>(loc, row, index(rows - 1)), column}));
-    return b.create<arith::SelectOp>(loc, less(row, index(rows)), x, f32(0.0));
+    Value zeroOfType =
+        b.create<arith::ConstantOp>(loc, b.getZeroAttr(x.getType()));
+    return b.create<arith::SelectOp>(loc, less(row, index(rows)), x,
+                                     zeroOfType);
   }
   /// s plus the mask at (query, key) if there is one, and whether the
   /// query sees the key: `inRange` and, when causal, key <= query.
@@ -1330,9 +1333,6 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     readRows[h] = b.create<arith::MinSIOp>(loc, rows[h], index(queries - 1));
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value zeroF = f32(0.0);
-  Value zeroWord = b.create<arith::ConstantIntOp>(loc, 0, 32);
-  Value zeroHalf =
-      b.create<arith::ConstantOp>(loc, b.getFloatAttr(element, 0.0));
   Value scaleF = f32(scale);
   auto xorOf = [&](Value x, Value y) -> Value {
     return b.create<arith::XOrIOp>(loc, x, y);
@@ -1403,13 +1403,10 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                Value r = b.create<arith::DivUIOp>(loc, e, index(keyWords));
                Value c = b.create<arith::RemUIOp>(loc, e, index(keyWords));
                Value k = add(firstKey, r);
-               Value readKey =
-                   b.create<arith::MinSIOp>(loc, k, index(keys - 1));
                Value column = mul(c, index(2));
-               Value word = packHalves(load(key, readKey, column),
-                                       load(key, readKey, add(column, one)));
-               word = b.create<arith::SelectOp>(loc, less(k, index(keys)), word,
-                                                zeroWord);
+               Value word =
+                   packHalves(loadOrZero(key, k, keys, column),
+                              loadOrZero(key, k, keys, add(column, one)));
                b.create<memref::StoreOp>(loc, word, keyTile,
                                          ValueRange{r, keyColumn(r, c)});
                return SmallVector<Value>{};
@@ -1421,17 +1418,10 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                Value d = b.create<arith::RemUIOp>(loc, e, index(valueDim));
                Value c = b.create<arith::DivUIOp>(loc, e, index(valueDim));
                Value first = add(firstKey, mul(c, index(2)));
-               SmallVector<Value, 2> halves;
-               for (int64_t j = 0; j < 2; ++j) {
-                 Value k = add(first, index(j));
-                 Value x =
-                     load(value,
-                          b.create<arith::MinSIOp>(loc, k, index(keys - 1)), d);
-                 halves.push_back(b.create<arith::SelectOp>(
-                     loc, less(k, index(keys)), x, zeroHalf));
-               }
-               b.create<memref::StoreOp>(loc, packHalves(halves[0], halves[1]),
-                                         valueTile,
+               Value word =
+                   packHalves(loadOrZero(value, first, keys, d),
+                              loadOrZero(value, add(first, one), keys, d));
+               b.create<memref::StoreOp>(loc, word, valueTile,
                                          ValueRange{d, valueColumn(d, c)});
                return SmallVector<Value>{};
              });
