@@ -1430,20 +1430,26 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         // S = Q K^T, eight keys per product: scores[4 n + i] is element i
         // of the fragment of keys 8 n .. 8 n + 7 (rows g, g, g + 8, g + 8;
         // keys 2t, 2t + 1, 2t, 2t + 1 of them).
+        // The products of a step of 16 dims are independent: a GPU
+        // overlaps them, and the CPU's emulation runs them in one phase.
+        SmallVector<Value> products(tileKeys / 2, zeroF);
+        for (int64_t kc = 0; kc < headDim / 16; ++kc)
+          for (int64_t n = 0; n < tileKeys / 8; ++n) {
+            SmallVector<Value> updated =
+                mma(element, queryWords[kc],
+                    rightWords(keyTile, keyColumn, add(g, index(8 * n)), kc),
+                    ArrayRef<Value>(products).slice(4 * n, 4));
+            std::copy(updated.begin(), updated.end(), products.begin() + 4 * n);
+          }
         SmallVector<Value> scores;
         Value tileMax[2] = {negInf, negInf};
         Value firstColumn = add(firstKey, mul(t, index(2)));
         for (int64_t n = 0; n < tileKeys / 8; ++n) {
-          Value keyRow = add(g, index(8 * n));
-          SmallVector<Value> acc(4, zeroF);
-          for (int64_t kc = 0; kc < headDim / 16; ++kc)
-            acc = mma(element, queryWords[kc],
-                      rightWords(keyTile, keyColumn, keyRow, kc), acc);
           for (int64_t i = 0; i < 4; ++i) {
             Value k = add(firstColumn, index(8 * n + i % 2));
             auto [s, seen] = maskAndSee(
-                b.create<arith::MulFOp>(loc, acc[i], scaleF), mask, rows[i / 2],
-                queries, k, keys, less(k, index(keys)), causal);
+                b.create<arith::MulFOp>(loc, products[4 * n + i], scaleF), mask,
+                rows[i / 2], queries, k, keys, less(k, index(keys)), causal);
             scores.push_back(b.create<arith::SelectOp>(loc, seen, s, negInf));
             tileMax[i / 2] =
                 b.create<arith::MaximumFOp>(loc, tileMax[i / 2], scores.back());

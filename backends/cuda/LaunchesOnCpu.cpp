@@ -29,7 +29,11 @@
 //  - a tensor-core product (TensorCoreMma.h) stores each thread's operands
 //    in slots, and in the next phase each thread computes its share of
 //    the warp's product from its warp's slots, as the fragments lay them
-//    out; a product synchronizes its warp only, as a shuffle;
+//    out; a product synchronizes its warp only, as a shuffle. Products
+//    wait until an op uses one's result (another product's operand among
+//    them) or the phase must end, and those waiting then run in one phase:
+//    the independent products of a kernel's unrolled tile (one per
+//    fragment of a row of tiles) cost one phase, not one each;
 //  - a block reduction combines the slots on the host, in thread order,
 //    into one value for every thread;
 //  - a loop that holds a synchronization runs on the host, its body's
@@ -256,9 +260,20 @@ private:
   SmallVector<DenseMap<Value, Value>> uniform;
   /// The buffers a shuffle or block reduction exchanges values through.
   llvm::MapVector<Type, Value> exchange;
-  /// Those an mma's operands wait in: the four words of A, the two of B,
-  /// the four accumulators.
-  SmallVector<Value> mmaOperands;
+  /// Those the operands of the i-th waiting mma wait in: the four words of
+  /// A, the two of B, the four accumulators. Two pools, used in turn: the
+  /// products of the next batch may store their operands in the phase in
+  /// which those of the last are read.
+  SmallVector<SmallVector<Value>> mmaOperands[2];
+  int mmaPool = 0;
+  /// The mmas whose operands are stored and whose products are not yet
+  /// computed, with the extractions of their results, and those results.
+  struct WaitingMma {
+    Type half;
+    SmallVector<LLVM::ExtractValueOp> extracts;
+  };
+  SmallVector<WaitingMma> waiting;
+  DenseSet<Value> waitingResults;
   /// The ops runMma ran for an mma (the extractions of its results).
   DenseSet<Operation *> absorbed;
   SmallVector<Value> buffers;
@@ -300,6 +315,8 @@ private:
   LogicalResult runShuffle(gpu::ShuffleOp shuffle);
   LogicalResult runReduction(gpu::AllReduceOp reduce);
   LogicalResult runMma(LLVM::CallIntrinsicOp mma);
+  void runWaitingMmas();
+  bool usesWaiting(Operation *op);
   LogicalResult runLoop(scf::ForOp loop);
 };
 } // namespace
@@ -467,6 +484,8 @@ FailureOr<Value> LaunchOnCpu::uniformValue(Value value) {
 LogicalResult LaunchOnCpu::runInPhase(Operation *op) {
   if (absorbed.contains(op))
     return success();
+  if (usesWaiting(op))
+    runWaitingMmas();
   Phase &phase = openPhase();
   OpBuilder b = phaseBuilder(phase);
   // A coordinate asked of an op.
@@ -605,14 +624,9 @@ LogicalResult LaunchOnCpu::runReduction(gpu::AllReduceOp reduce) {
 }
 
 LogicalResult LaunchOnCpu::runMma(LLVM::CallIntrinsicOp mma) {
-  // Each thread puts its operands in its slots; in the next phase, each
-  // computes its four results from its warp's slots as the fragments lay
-  // them out (TensorCoreMma.h): D(row, column) = C(row, column) + the sum
-  // over k < 16 of A(row, k) B(k, column), A(row, k) held by lane
-  // (row mod 8) * 4 + (k mod 8) / 2 in word (row >= 8) + 2 (k >= 8), half
-  // k mod 2, and B(k, column) by lane column * 4 + (k mod 8) / 2 in word
-  // (k >= 8). The products of halves are exact in f32.
-  Type half = mlir::kiln::mmaOperandType(mma);
+  // Each thread puts its operands in its slots of this mma; the product
+  // waits (runWaitingMmas) until its results are needed, or an operand is
+  // a waiting product's result.
   std::optional<int64_t> x = getConstantIntValue(block.x),
                          y = getConstantIntValue(block.y),
                          z = getConstantIntValue(block.z);
@@ -622,22 +636,28 @@ LogicalResult LaunchOnCpu::runMma(LLVM::CallIntrinsicOp mma) {
   if (mma.getArgs().size() != 10)
     return mma.emitError("expected the four words of A, the two of B and "
                          "the four accumulators");
-  SmallVector<LLVM::ExtractValueOp> extracts;
+  WaitingMma product{mlir::kiln::mmaOperandType(mma), {}};
   for (Operation *user : mma->getUsers()) {
     auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
     if (!extract || extract.getPosition().size() != 1 ||
         extract.getPosition()[0] >= 4)
       return user->emitError("an mma's results run on the CPU only as "
                              "llvm.extractvalue of one of its four floats");
-    extracts.push_back(extract);
+    product.extracts.push_back(extract);
   }
+  if (usesWaiting(mma))
+    runWaitingMmas();
   OpBuilder b = phaseBuilder(openPhase());
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
-  if (mmaOperands.empty())
+  auto &pool = mmaOperands[mmaPool];
+  if (pool.size() == waiting.size()) {
+    SmallVector<Value> &operands = pool.emplace_back();
     for (int64_t i = 0; i < 10; ++i)
-      mmaOperands.push_back(slots(i < 6 ? i32 : f32));
+      operands.push_back(slots(i < 6 ? i32 : f32));
+  }
   Phase &put = *open;
-  for (auto [operand, buffer] : llvm::zip(mma.getArgs(), mmaOperands)) {
+  for (auto [operand, buffer] :
+       llvm::zip(mma.getArgs(), pool[waiting.size()])) {
     FailureOr<Value> mine = threadValue(operand, put, b);
     if (failed(mine))
       return failure();
@@ -646,15 +666,45 @@ LogicalResult LaunchOnCpu::runMma(LLVM::CallIntrinsicOp mma) {
       word = b.create<LLVM::BitcastOp>(loc, i32, word);
     b.create<memref::StoreOp>(loc, word, buffer, put.thread);
   }
-  open = nullptr;
+  for (LLVM::ExtractValueOp extract : product.extracts) {
+    waitingResults.insert(extract.getResult());
+    absorbed.insert(extract);
+  }
+  waiting.push_back(std::move(product));
+  return success();
+}
 
+bool LaunchOnCpu::usesWaiting(Operation *op) {
+  if (waitingResults.empty())
+    return false;
+  SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
+  for (Region &region : op->getRegions())
+    getUsedValuesDefinedAbove(region, used);
+  return llvm::any_of(used,
+                      [&](Value v) { return waitingResults.contains(v); });
+}
+
+void LaunchOnCpu::runWaitingMmas() {
+  // In a phase after the operands were stored, each thread computes its
+  // four results of each waiting product from its warp's slots, as the
+  // fragments lay them out (TensorCoreMma.h): D(row, column) = C(row,
+  // column) + the sum over k < 16 of A(row, k) B(k, column), A(row, k)
+  // held by lane (row mod 8) * 4 + (k mod 8) / 2 in word (row >= 8) + 2
+  // (k >= 8), half k mod 2, and B(k, column) by lane column * 4 + (k mod
+  // 8) / 2 in word (k >= 8). The products of halves are exact in f32.
+  if (waiting.empty())
+    return;
+  open = nullptr;
   Phase &get = openPhase();
-  b = phaseBuilder(get);
+  OpBuilder b = phaseBuilder(get);
+  Type f32 = b.getF32Type();
   Value lane = b.create<arith::RemUIOp>(loc, get.thread, index(b, kWarpSize));
   Value warpStart = b.create<arith::SubIOp>(loc, get.thread, lane);
   Value group = b.create<arith::DivUIOp>(loc, lane, index(b, 4));
   Value column0 = b.create<arith::MulIOp>(
       loc, b.create<arith::RemUIOp>(loc, lane, index(b, 4)), index(b, 2));
+  Value columns[2] = {column0,
+                      b.create<arith::AddIOp>(loc, column0, index(b, 1))};
   // The thread holding pair p of A's row or B's column `at` (mod 8).
   auto holder = [&](Value at, Value p) -> Value {
     return b.create<arith::AddIOp>(
@@ -662,65 +712,67 @@ LogicalResult LaunchOnCpu::runMma(LLVM::CallIntrinsicOp mma) {
         b.create<arith::AddIOp>(
             loc, b.create<arith::MulIOp>(loc, at, index(b, 4)), p));
   };
-  // Half `which` of a word, as f32.
-  auto halfOf = [&](Value word, int64_t which) -> Value {
-    Value bits = word;
-    if (which)
-      bits = b.create<arith::ShRUIOp>(
-          loc, word, b.create<arith::ConstantIntOp>(loc, 16, 32));
-    bits = b.create<arith::TruncIOp>(loc, b.getI16Type(), bits);
-    Value value = b.create<arith::BitcastOp>(loc, half, bits);
-    return b.create<arith::ExtFOp>(loc, f32, value);
-  };
-  SmallVector<Value> acc;
-  for (int64_t i = 0; i < 4; ++i)
-    acc.push_back(
-        b.create<memref::LoadOp>(loc, mmaOperands[6 + i], get.thread));
-  Value columns[2] = {column0,
-                      b.create<arith::AddIOp>(loc, column0, index(b, 1))};
-  for (int64_t kb = 0; kb < 2; ++kb) {
-    // k = 8 kb + 2 p + which, for the pairs p < 4 of the half of k.
-    auto pairs =
-        b.create<scf::ForOp>(loc, index(b, 0), index(b, 4), index(b, 1), acc);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(pairs.getBody());
-    Value p = pairs.getInductionVar();
-    Value left = holder(group, p);
-    Value rowWords[2] = {
-        b.create<memref::LoadOp>(loc, mmaOperands[2 * kb], left),
-        b.create<memref::LoadOp>(loc, mmaOperands[2 * kb + 1], left)};
-    Value columnWords[2];
-    for (int64_t j = 0; j < 2; ++j)
-      columnWords[j] = b.create<memref::LoadOp>(loc, mmaOperands[4 + kb],
-                                                holder(columns[j], p));
-    SmallVector<Value> sums(pairs.getRegionIterArgs());
-    for (int64_t which = 0; which < 2; ++which) {
-      Value rows[2] = {halfOf(rowWords[0], which), halfOf(rowWords[1], which)};
-      Value columns[2] = {halfOf(columnWords[0], which),
-                          halfOf(columnWords[1], which)};
-      for (int64_t i = 0; i < 4; ++i)
-        sums[i] = b.create<arith::AddFOp>(
-            loc, sums[i],
-            b.create<arith::MulFOp>(loc, rows[i / 2], columns[i % 2]));
+  for (auto [product, operands] :
+       llvm::zip_first(waiting, mmaOperands[mmaPool])) {
+    // Half `which` of a word, as f32.
+    auto halfOf = [&, half = product.half](Value word, int64_t which) -> Value {
+      Value bits = word;
+      if (which)
+        bits = b.create<arith::ShRUIOp>(
+            loc, word, b.create<arith::ConstantIntOp>(loc, 16, 32));
+      bits = b.create<arith::TruncIOp>(loc, b.getI16Type(), bits);
+      Value value = b.create<arith::BitcastOp>(loc, half, bits);
+      return b.create<arith::ExtFOp>(loc, f32, value);
+    };
+    SmallVector<Value> acc;
+    for (int64_t i = 0; i < 4; ++i)
+      acc.push_back(b.create<memref::LoadOp>(loc, operands[6 + i], get.thread));
+    for (int64_t kb = 0; kb < 2; ++kb) {
+      // k = 8 kb + 2 p + which, for the pairs p < 4 of the half of k.
+      auto pairs =
+          b.create<scf::ForOp>(loc, index(b, 0), index(b, 4), index(b, 1), acc);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(pairs.getBody());
+      Value p = pairs.getInductionVar();
+      Value left = holder(group, p);
+      Value rowWords[2] = {
+          b.create<memref::LoadOp>(loc, operands[2 * kb], left),
+          b.create<memref::LoadOp>(loc, operands[2 * kb + 1], left)};
+      Value columnWords[2];
+      for (int64_t j = 0; j < 2; ++j)
+        columnWords[j] = b.create<memref::LoadOp>(loc, operands[4 + kb],
+                                                  holder(columns[j], p));
+      SmallVector<Value> sums(pairs.getRegionIterArgs());
+      for (int64_t which = 0; which < 2; ++which) {
+        Value rows[2] = {halfOf(rowWords[0], which),
+                         halfOf(rowWords[1], which)};
+        Value columns[2] = {halfOf(columnWords[0], which),
+                            halfOf(columnWords[1], which)};
+        for (int64_t i = 0; i < 4; ++i)
+          sums[i] = b.create<arith::AddFOp>(
+              loc, sums[i],
+              b.create<arith::MulFOp>(loc, rows[i / 2], columns[i % 2]));
+      }
+      b.create<scf::YieldOp>(loc, sums);
+      b.setInsertionPointAfter(pairs);
+      acc.assign(pairs.getResults().begin(), pairs.getResults().end());
     }
-    b.create<scf::YieldOp>(loc, sums);
-    b.setInsertionPointAfter(pairs);
-    acc.assign(pairs.getResults().begin(), pairs.getResults().end());
+    // The results stay in this phase's values, and in slots for later
+    // phases.
+    SmallVector<Value> results;
+    for (int64_t i = 0; i < 4; ++i) {
+      results.push_back(slots(f32));
+      b.create<memref::StoreOp>(loc, acc[i], results.back(), get.thread);
+    }
+    for (LLVM::ExtractValueOp extract : product.extracts) {
+      int64_t i = extract.getPosition()[0];
+      get.map.map(extract.getResult(), acc[i]);
+      kept[extract.getResult()] = results[i];
+    }
   }
-  // The results stay in this phase's values, and in slots for later
-  // phases.
-  SmallVector<Value> results;
-  for (int64_t i = 0; i < 4; ++i) {
-    results.push_back(slots(f32));
-    b.create<memref::StoreOp>(loc, acc[i], results.back(), get.thread);
-  }
-  for (LLVM::ExtractValueOp extract : extracts) {
-    int64_t i = extract.getPosition()[0];
-    get.map.map(extract.getResult(), acc[i]);
-    kept[extract.getResult()] = results[i];
-    absorbed.insert(extract);
-  }
-  return success();
+  waiting.clear();
+  waitingResults.clear();
+  mmaPool = 1 - mmaPool;
 }
 
 LogicalResult LaunchOnCpu::runLoop(scf::ForOp loop) {
@@ -785,14 +837,17 @@ LogicalResult LaunchOnCpu::runLoop(scf::ForOp loop) {
 }
 
 LogicalResult LaunchOnCpu::runSynchronization(Operation *op) {
-  // A synchronization ends the phase: the threads all reach it before any
-  // goes on.
+  // A product waits for its results to be needed (runMma).
+  if (mlir::kiln::mmaOperandType(op))
+    return runMma(cast<LLVM::CallIntrinsicOp>(op));
+  // Any other synchronization ends the phase: the threads all reach it
+  // before any goes on.
+  runWaitingMmas();
   open = nullptr;
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](gpu::BarrierOp) { return success(); })
       .Case([&](gpu::ShuffleOp shuffle) { return runShuffle(shuffle); })
       .Case([&](gpu::AllReduceOp reduce) { return runReduction(reduce); })
-      .Case([&](LLVM::CallIntrinsicOp mma) { return runMma(mma); })
       .Case([&](scf::ForOp loop) { return runLoop(loop); })
       .Default([&](Operation *other) {
         return other->emitError("cannot run on the CPU");
@@ -817,6 +872,7 @@ LogicalResult LaunchOnCpu::runWarpAfterWarp(ArrayRef<Operation *> ops) {
   for (Operation *op : ops)
     if (failed(warpSync.contains(op) ? runSynchronization(op) : runInPhase(op)))
       return failure();
+  runWaitingMmas();
   open = nullptr;
   uniform.pop_back();
   warpAfterWarp = false;
@@ -832,6 +888,7 @@ LogicalResult LaunchOnCpu::split(Block::iterator begin, Block::iterator end,
       if (failed(warpSync.contains(&op) ? runSynchronization(&op)
                                         : runInPhase(&op)))
         return failure();
+    runWaitingMmas();
     return success();
   }
   // Between two block synchronizations, the ops run in phases of all the

@@ -261,7 +261,6 @@ func.func @async(%x: memref<64xf32>) {
 // CHECK-NEXT:    %[[B1:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
 // CHECK-COUNT-4: memref.alloc(%[[THREADS]]) : memref<?xf32>
 // CHECK:         scf.for %[[T:[^ ]+]] = %{{[0-9]+}} to
-// CHECK:         scf.for %[[T:[^ ]+]] = %{{[0-9]+}} to
 // CHECK:           memref.store %{{.+}}, %[[A0]][%[[T]]] : memref<?xi32>
 // CHECK:         scf.for %[[T2:[^ ]+]] = %{{[0-9]+}} to
 // CHECK:           %[[LANE:.+]] = arith.remui %[[T2]], %c32{{[_0-9]*}} : index
@@ -307,6 +306,49 @@ func.func @mma(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %d: memref<64x4xf32>)
     memref.store %d1, %d[%tx, %c1] : memref<64x4xf32>
     memref.store %d2, %d[%tx, %c2] : memref<64x4xf32>
     memref.store %d3, %d[%tx, %c3] : memref<64x4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Products wait until a result is used: the two independent ones store
+// their operands in one phase and run in the next; the third, whose
+// accumulators are the first's results, stores its operands there and
+// runs in a third phase. The batches take turns between two pools of
+// operand slots, so that the third's operands do not overwrite the
+// first's in the phase that reads those.
+// CHECK-LABEL: func.func @mma_batches
+// CHECK:         scf.for %[[T:[^ ]+]] = %{{[0-9]+}} to
+// CHECK:           memref.load %arg0
+// CHECK-COUNT-21:  memref.store %{{.+}}[%[[T]]] : memref<?x
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for
+// CHECK-COUNT-4:   iter_args(
+// CHECK-COUNT-14:  memref.store %{{.+}}[%{{.+}}] : memref<?x
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for
+// CHECK-COUNT-2:   iter_args(
+// CHECK-NOT:       iter_args(
+// CHECK:           memref.store %{{.+}}, %arg1
+func.func @mma_batches(%a: memref<64x4xi32>, %d: memref<64x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %w = memref.load %a[%tx, %c0] : memref<64x4xi32>
+    %zero = arith.constant 0.0 : f32
+    %r = llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"(%w, %w, %w, %w, %w, %w, %zero, %zero, %zero, %zero) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %r0 = llvm.extractvalue %r[0] : !llvm.struct<(f32, f32, f32, f32)>
+    %s = llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"(%w, %w, %w, %w, %w, %w, %zero, %zero, %zero, %zero) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %s0 = llvm.extractvalue %s[0] : !llvm.struct<(f32, f32, f32, f32)>
+    %u = llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"(%w, %w, %w, %w, %w, %w, %r0, %r0, %r0, %r0) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %u0 = llvm.extractvalue %u[0] : !llvm.struct<(f32, f32, f32, f32)>
+    %sum = arith.addf %s0, %u0 : f32
+    memref.store %sum, %d[%tx, %c0] : memref<64x4xf32>
     gpu.terminator
   }
   return
